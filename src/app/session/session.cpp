@@ -1,0 +1,228 @@
+#include "session/session.h"
+
+#include "model/builtinmodels.h"
+#include "util/error.h"
+#include "views/specrunner.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+
+namespace atlas {
+
+Session::Session(QObject *parent)
+    : QObject(parent)
+{
+    m_worker.setMaxThreadCount(1); // jobs run in order, one at a time
+    connect(&m_watcher, &QFutureWatcher<void>::finished, this, &Session::finishJob);
+}
+
+Session::~Session()
+{
+    m_cancel = true;
+    m_watcher.waitForFinished();
+}
+
+void Session::runJob(Job job)
+{
+    if (m_busy)
+        return;
+    m_busy = true;
+    m_cancel = false;
+    m_error.clear();
+    m_commit = nullptr;
+    emit busyChanged(true);
+    m_watcher.setFuture(QtConcurrent::run(&m_worker, [this, job = std::move(job)] {
+        try {
+            m_commit = job();
+        } catch (const std::exception &e) { // atlas::Error, or std::bad_alloc on a request that cannot fit
+            m_error = QString::fromStdString(e.what());
+        }
+    }));
+}
+
+void Session::finishJob()
+{
+    m_busy = false;
+    if (m_commit)
+        m_commit();
+    m_commit = nullptr;
+    emit busyChanged(false);
+    if (!m_error.isEmpty())
+        emit errorOccurred(m_error);
+}
+
+Session::Commit Session::snapshot()
+{
+    auto trace = std::make_shared<const Trace>(m_engine->trace());
+    auto program = std::make_shared<const Program>(m_engine->program());
+    const int cursor = m_engine->cursor();
+    return [this, trace, program, cursor] {
+        m_trace = trace;
+        m_program = program;
+        m_cursor = cursor;
+        emit traceChanged();
+    };
+}
+
+void Session::openModel(const QString &nameOrDirectory)
+{
+    const std::string name = nameOrDirectory.toStdString();
+    const std::string text = m_spec.text;
+    runJob([this, name, text]() -> Commit {
+        auto model = loadModel(name);
+        std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
+        Input input;
+        input.tokens = tokenizer->canEncode() ? tokenizer->encode(text) : std::vector<int>{0};
+        return [this, model, tokenizer, input, name] {
+            m_model = model;
+            m_tokenizer = tokenizer;
+            m_spec.model = name;
+            m_spec.layer = std::min(m_spec.layer, model->config.layers - 1);
+            m_spec.head = std::min(m_spec.head, model->config.heads - 1);
+            emit modelChanged();
+            emit specChanged();
+            QMetaObject::invokeMethod(this, [this, input] { runInput(input); }, Qt::QueuedConnection);
+        };
+    });
+}
+
+void Session::runInput(Input input)
+{
+    if (!m_model)
+        return;
+    auto model = m_model;
+    const size_t budget = m_memoryBudget;
+    runJob([this, model, input, budget]() -> Commit {
+        auto engine = std::make_unique<Engine>(model, input, EngineOptions{true, budget});
+        engine->runToEnd([this](int done, int total) {
+            QMetaObject::invokeMethod(this, [this, done, total] { emit progressChanged(done, total); });
+            return !m_cancel.load();
+        });
+        m_engine = std::move(engine);
+        Commit publish = snapshot();
+        return [this, input, publish] {
+            m_input = input;
+            emit inputChanged();
+            publish();
+        };
+    });
+}
+
+void Session::setText(const QString &text)
+{
+    if (!m_tokenizer)
+        return;
+    try {
+        Input input;
+        input.tokens = m_tokenizer->encode(text.toStdString());
+        m_spec.text = text.toStdString();
+        m_spec.tokens.clear();
+        m_spec.padding.clear();
+        runInput(input);
+    } catch (const Error &e) {
+        emit errorOccurred(QString::fromStdString(e.what()));
+    }
+}
+
+void Session::setTokens(const std::vector<int> &tokens)
+{
+    m_spec.tokens = tokens;
+    m_spec.padding.clear();
+    runInput({tokens, {}});
+}
+
+void Session::togglePadding(int position)
+{
+    Input input = m_input;
+    auto it = std::find(input.padding.begin(), input.padding.end(), position);
+    it == input.padding.end() ? input.padding.push_back(position) : void(input.padding.erase(it));
+    std::sort(input.padding.begin(), input.padding.end());
+    m_spec.padding = input.padding;
+    runInput(input);
+}
+
+void Session::step()
+{
+    if (m_engine)
+        runJob([this] { m_engine->step(); return snapshot(); });
+}
+
+void Session::back()
+{
+    if (m_engine)
+        runJob([this] { m_engine->back(); return snapshot(); });
+}
+
+void Session::runTo(int cursor)
+{
+    if (m_engine)
+        runJob([this, cursor] { m_engine->runTo(cursor); return snapshot(); });
+}
+
+void Session::runToEnd()
+{
+    if (!m_engine)
+        return;
+    runJob([this] {
+        m_engine->runToEnd([this](int done, int total) {
+            QMetaObject::invokeMethod(this, [this, done, total] { emit progressChanged(done, total); });
+            return !m_cancel.load();
+        });
+        return snapshot();
+    });
+}
+
+void Session::rewind()
+{
+    runTo(0);
+}
+
+void Session::cancel()
+{
+    m_cancel = true;
+}
+
+void Session::generate(int count, SamplingOptions options)
+{
+    if (!m_model)
+        return;
+    auto model = m_model;
+    auto tokenizer = m_tokenizer;
+    const std::vector<int> prompt = m_input.tokens;
+    runJob([this, model, tokenizer, prompt, count, options]() -> Commit {
+        Generator generator(model, prompt, options);
+        QString steps;
+        for (int i = 0; i < count && !m_cancel; ++i) {
+            const int id = generator.generate();
+            steps += QString("+ %1 (#%2): KV cache %3 positions × %4 layers × K,V = %5 KiB\n")
+                         .arg(QString::fromStdString(tokenizer->piece(id))).arg(id).arg(generator.cachedPositions())
+                         .arg(model->config.layers).arg(double(generator.cacheBytes()) / 1024.0, 0, 'f', 1);
+            QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
+        }
+        const std::vector<int> tokens = generator.tokens();
+        return [this, tokens, steps] {
+            m_kvSummary = steps;
+            m_spec.tokens = tokens;
+            emit generationFinished(steps);
+            QMetaObject::invokeMethod(this, [this, tokens] { runInput({tokens, {}}); }, Qt::QueuedConnection);
+        };
+    });
+}
+
+void Session::setSpec(const ViewSpec &spec)
+{
+    if (spec == m_spec)
+        return;
+    m_spec = spec;
+    emit specChanged();
+}
+
+ViewInput Session::viewInput() const
+{
+    if (!m_model)
+        return {};
+    return makeViewInput(m_model, m_input, m_trace);
+}
+
+} // namespace atlas

@@ -1,0 +1,102 @@
+#pragma once
+
+#include "engine/engine.h"
+#include "engine/generator.h"
+#include "tokenize/tokenizer.h"
+#include "view/viewspec.h"
+#include "views/viewinput.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+namespace atlas {
+
+// The app's state: the model, the input, the engine stepping through it, and the view spec on screen.
+// Every computation (loading, stepping, running, generating) runs on one worker thread; the GUI thread only
+// receives snapshots of the trace (cheap: tensors share their data) and draws them.
+class Session : public QObject
+{
+    Q_OBJECT
+
+public:
+    explicit Session(QObject *parent = nullptr);
+    ~Session() override;
+
+    // Loads a built-in model by name or a model directory, then runs the current input on it.
+    void openModel(const QString &nameOrDirectory);
+    void setText(const QString &text);
+    void setTokens(const std::vector<int> &tokens);
+    void togglePadding(int position);
+    void setMemoryBudget(size_t bytes) { m_memoryBudget = bytes; }
+    size_t memoryBudget() const { return m_memoryBudget; }
+
+    void step();
+    void back();
+    void runTo(int cursor);
+    void runToEnd();
+    void rewind();
+    void cancel();
+    // Generates `count` tokens with a KV cache, appending them to the input.
+    void generate(int count, SamplingOptions options);
+
+    const ViewSpec &spec() const { return m_spec; }
+    void setSpec(const ViewSpec &spec);
+
+    bool busy() const { return m_busy; }
+    bool hasModel() const { return m_model != nullptr; }
+    const Model *model() const { return m_model.get(); }
+    const Tokenizer *tokenizer() const { return m_tokenizer.get(); }
+    const Input &input() const { return m_input; }
+    const Program *program() const { return m_program.get(); }
+    int cursor() const { return m_cursor; }
+    std::shared_ptr<const Trace> trace() const { return m_trace; }
+    ViewInput viewInput() const;
+    QString kvCacheSummary() const { return m_kvSummary; }
+
+signals:
+    void modelChanged();
+    void inputChanged();
+    void traceChanged(); // new snapshot: cursor, program or tensors changed
+    void specChanged();
+    void busyChanged(bool busy);
+    void progressChanged(int done, int total);
+    void errorOccurred(const QString &message);
+    void generationFinished(const QString &summary);
+
+private:
+    // A job runs on the worker and returns what to apply on the GUI thread afterwards. An atlas::Error
+    // inside it is reported through errorOccurred and the previous state is kept.
+    using Commit = std::function<void()>;
+    using Job = std::function<Commit()>;
+    void runJob(Job job);
+    void finishJob();
+    void runInput(Input input); // a new engine on `input`, run to the end
+    Commit snapshot();          // on the worker: what the GUI thread publishes after an engine change
+
+    std::shared_ptr<const Model> m_model;
+    std::shared_ptr<const Tokenizer> m_tokenizer;
+    Input m_input;
+    ViewSpec m_spec;
+    size_t m_memoryBudget = size_t(8) << 30;
+
+    std::unique_ptr<Engine> m_engine; // touched only by the worker while busy
+    std::shared_ptr<const Program> m_program;
+    std::shared_ptr<const Trace> m_trace;
+    int m_cursor = 0;
+    QString m_kvSummary;
+
+    QThreadPool m_worker;
+    QFutureWatcher<void> m_watcher;
+    Commit m_commit;
+    QString m_error;
+    std::atomic<bool> m_cancel{false};
+    bool m_busy = false;
+};
+
+} // namespace atlas

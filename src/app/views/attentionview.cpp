@@ -1,0 +1,63 @@
+#include "views/attentionview.h"
+
+#include "views/heatmapplot.h"
+
+#include "util/error.h"
+
+#include <QElapsedTimer>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+AttentionView::AttentionView(QWidget *parent)
+    : View(parent)
+    , m_plot(new HeatmapPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setValueLabel(tr("probability"));
+    m_plot->setHoverText([this](int row, int col) { return cellText(row, col); });
+}
+
+QString AttentionView::cellText(int row, int col) const
+{
+    QString problem;
+    const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
+    if (probs == nullptr || row < 0 || col < 0 || row >= probs->dim(1) || col >= probs->dim(2))
+        return {};
+    QString text = cellPrefix(m_input, row, col) + QLatin1Char(':');
+    const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
+    if (scores != nullptr && scores->shape() == probs->shape())
+        text += tr(" score %1,").arg(formatValue(scores->slice(m_spec.head)(row, col)));
+    return text + tr(" probability %1").arg(formatValue(probs->slice(m_spec.head)(row, col)));
+}
+
+void AttentionView::refresh()
+{
+    QElapsedTimer timer;
+    timer.start();
+    QString problem;
+    const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
+    try {
+        m_plot->setColormap(m_spec.colormap);
+    } catch (const Error &e) {
+        problem = QString::fromStdString(e.what());
+        probs = nullptr;
+    }
+    m_plot->setTheme(m_spec.theme);
+    m_plot->setLogScale(m_spec.scale == "log");
+    m_plot->setTitle(tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head));
+    if (probs == nullptr) {
+        m_plot->showMessage(problem.isEmpty() ? notComputedText(tr("softmax"), traceName(m_spec.layer, "attn.probs"))
+                                              : problem);
+    } else {
+        const int tokens = static_cast<int>(probs->dim(1));
+        const QStringList labels = tokenLabels(m_input, tokens);
+        m_plot->setLabels(labels, labels);
+        m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, tokens, m_input.trace);
+    }
+    m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
+}
+
+} // namespace atlas

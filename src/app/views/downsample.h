@@ -1,0 +1,29 @@
+#pragma once
+
+#include <vector>
+
+namespace atlas {
+
+// A matrix block-pooled for display: each pooled cell is the mean of a blockRows x blockCols block of the
+// original (the last row/column of blocks may be partial). Original cell (r, c) lies in pooled cell
+// (r / blockRows, c / blockCols).
+struct Pooled
+{
+    std::vector<float> values; // [rows, cols], row-major
+    int rows = 0;
+    int cols = 0;
+    int blockRows = 1;
+    int blockCols = 1;
+    bool hasFinite = false; // whether any pooled cell is finite (not −∞)
+    bool hasNegInf = false; // whether any pooled cell is −∞
+    float minFinite = 0.0f; // range of the finite pooled cells (0 when none)
+    float maxFinite = 0.0f;
+
+    float at(int row, int col) const { return values[static_cast<size_t>(row) * cols + col]; }
+};
+
+// Mean-pools `data` ([rows, cols], row-major) to at most maxRows x maxCols cells. −∞ cells are left out of
+// the mean; a block whose cells are all −∞ stays −∞. With rows <= maxRows and cols <= maxCols it is a copy.
+Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols);
+
+} // namespace atlas

@@ -1,0 +1,301 @@
+#include "views/headsgridview.h"
+
+#include "views/colormaps.h"
+#include "views/downsample.h"
+#include "views/heatmapplot.h"
+
+#include "util/error.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+constexpr int kThumbPixels = 96; // thumbnails are pooled to at most this many cells per side
+constexpr int kMargin = 10;
+constexpr int kMinCell = 14;
+constexpr int kMaxCell = 200;
+const QColor kSelected(0xff, 0x8c, 0x00);
+
+QFont sizedFont(const QFont &base, double points, bool bold = false)
+{
+    QFont f = base;
+    f.setPointSizeF(points);
+    f.setBold(bold);
+    return f;
+}
+
+// One head's [T, T] probabilities as an image, pooled to <= 96 px and scaled to its own maximum.
+QImage makeThumbnail(const float *data, int tokens, const ColorLut &lut, bool log)
+{
+    const Pooled p = downsample(data, tokens, tokens, kThumbPixels, kThumbPixels);
+    QImage image(p.cols, p.rows, QImage::Format_RGB32);
+    const float upper = p.maxFinite > 0.0f ? p.maxFinite : 1.0f;
+    const float floor = upper * 1e-4f;
+    const float logSpan = std::log(upper / floor);
+    for (int r = 0; r < p.rows; ++r) {
+        auto *line = reinterpret_cast<QRgb *>(image.scanLine(r));
+        for (int c = 0; c < p.cols; ++c) {
+            const float v = p.at(r, c);
+            if (std::isinf(v) && v < 0) {
+                line[c] = lut.masked();
+                continue;
+            }
+            const float t = log ? std::log(std::max(v, floor) / floor) / logSpan : v / upper;
+            line[c] = lut.map(t);
+        }
+    }
+    return image;
+}
+
+} // namespace
+
+HeadsGridView::HeadsGridView(QWidget *parent)
+    : View(parent)
+{
+    setMouseTracking(true);
+    setAutoFillBackground(false);
+}
+
+QSize HeadsGridView::sizeHint() const
+{
+    return {std::max(400, 90 + 100 * m_heads), std::max(300, 80 + 100 * m_layers)};
+}
+
+QSize HeadsGridView::minimumSizeHint() const
+{
+    return {200, 150};
+}
+
+void HeadsGridView::countLayersAndHeads()
+{
+    const Trace *trace = m_input.trace.get();
+    m_layers = m_input.layers;
+    if (m_layers <= 0) { // no model information: count the layers the trace has
+        m_layers = 0;
+        while (trace != nullptr && trace->contains(traceName(m_layers, "attn.probs")))
+            ++m_layers;
+    }
+    m_heads = m_input.heads;
+    if (m_heads <= 0 && trace != nullptr) {
+        const TraceEntry *first = trace->find(traceName(0, "attn.probs"));
+        m_heads = first != nullptr && first->tensor.rank() == 3 ? static_cast<int>(first->tensor.dim(0)) : 0;
+    }
+}
+
+void HeadsGridView::refresh()
+{
+    const size_t entries = m_input.trace ? m_input.trace->entries().size() : 0;
+    if (m_input.trace != m_cachedTrace || entries != m_cachedEntries || m_spec.colormap != m_cachedColormap
+        || m_spec.scale != m_cachedScale) {
+        m_cachedTrace = m_input.trace;
+        m_cachedEntries = entries;
+        m_cachedColormap = m_spec.colormap;
+        m_cachedScale = m_spec.scale;
+        rebuildThumbnails();
+    }
+    updateGeometry();
+    update();
+}
+
+void HeadsGridView::rebuildThumbnails()
+{
+    countLayersAndHeads();
+    m_thumbs.assign(static_cast<size_t>(std::max(0, m_layers * m_heads)), QImage());
+    m_message.clear();
+    std::unique_ptr<ColorLut> lut;
+    try {
+        lut = std::make_unique<ColorLut>(m_spec.colormap);
+    } catch (const Error &e) {
+        m_message = QString::fromStdString(e.what());
+        return;
+    }
+    // Collect the [H, T, T] slices first, then pool them in parallel (2048 tokens x 144 heads is real work).
+    std::vector<std::pair<size_t, const Tensor *>> jobs;
+    for (int l = 0; l < m_layers; ++l) {
+        QString problem;
+        for (int h = 0; h < m_heads; ++h)
+            if (const Tensor *t = findHeadTensor(m_input, l, "attn.probs", h, &problem))
+                jobs.emplace_back(static_cast<size_t>(l * m_heads + h), t);
+    }
+    if (jobs.empty()) {
+        m_message = notComputedText(tr("softmax"), traceName(0, "attn.probs"));
+        return;
+    }
+    const bool log = m_spec.scale == "log";
+    const int count = static_cast<int>(jobs.size());
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < count; ++i) {
+        const auto &[index, tensor] = jobs[static_cast<size_t>(i)];
+        const int head = static_cast<int>(index % static_cast<size_t>(m_heads));
+        m_thumbs[index] = makeThumbnail(tensor->slice(head).data(), static_cast<int>(tensor->dim(1)), *lut, log);
+    }
+}
+
+QImage HeadsGridView::thumbnail(int layer, int head) const
+{
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads)
+        return {};
+    return m_thumbs[static_cast<size_t>(layer * m_heads + head)];
+}
+
+HeadsGridView::Grid HeadsGridView::grid() const
+{
+    const QFontMetrics label(sizedFont(font(), 10));
+    const QFontMetrics title(sizedFont(font(), 12, true));
+    Grid g;
+    g.left = kMargin + label.horizontalAdvance(tr("Layer %1").arg(std::max(0, m_layers - 1))) + 10;
+    g.top = kMargin + title.height() + label.height() + 8 + label.height() + 4;
+    const int cols = std::max(1, m_heads);
+    const int rows = std::max(1, m_layers);
+    const int w = (width() - g.left - kMargin) / cols;
+    const int h = (height() - g.top - kMargin) / rows;
+    g.cell = std::clamp(std::min(w, h), kMinCell, kMaxCell);
+    g.thumb = g.cell - std::max(4, g.cell / 12);
+    return g;
+}
+
+QRect HeadsGridView::thumbnailRect(int layer, int head) const
+{
+    if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || !m_message.isEmpty())
+        return {};
+    const Grid g = grid();
+    return {g.left + head * g.cell, g.top + layer * g.cell, g.thumb, g.thumb};
+}
+
+HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
+{
+    for (int l = 0; l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h)
+            if (thumbnailRect(l, h).contains(pos))
+                return {l, h};
+    return {};
+}
+
+QColor HeadsGridView::textColor() const
+{
+    return m_spec.theme == "dark" ? QColor(0xe6, 0xe6, 0xe6) : QColor(0x20, 0x20, 0x20);
+}
+
+void HeadsGridView::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    const bool dark = m_spec.theme == "dark";
+    p.fillRect(rect(), dark ? QColor(0x1e, 0x1f, 0x22) : QColor(Qt::white));
+    p.setPen(textColor());
+    if (!m_message.isEmpty() || m_layers == 0 || m_heads == 0) {
+        p.setFont(sizedFont(font(), 13));
+        const QString text = m_message.isEmpty() ? notComputedText(tr("softmax"), traceName(0, "attn.probs")) : m_message;
+        p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, text);
+        return;
+    }
+    const Grid g = grid();
+    paintLabels(p, g);
+    paintThumbnails(p, g);
+}
+
+void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
+{
+    const QFont titleFont = sizedFont(font(), 12, true);
+    const QFont labelFont = sizedFont(font(), 10);
+    const QFontMetrics title(titleFont);
+    const QFontMetrics label(labelFont);
+    p.setFont(titleFont);
+    p.drawText(QPoint(kMargin, kMargin + title.ascent()), tr("Attention probabilities of every head"));
+    p.setFont(labelFont);
+    QColor dim = textColor();
+    dim.setAlphaF(0.7f);
+    p.setPen(dim);
+    p.drawText(QPoint(kMargin, kMargin + title.height() + label.ascent() + 2),
+               tr("each thumbnail scaled to its own maximum \u00B7 click one to open it"));
+    p.setPen(textColor());
+    const bool roomy = label.horizontalAdvance(tr("Head %1").arg(m_heads - 1)) + 4 <= g.cell;
+    const int headerY = g.top - 4 - label.descent();
+    for (int h = 0; h < m_heads; ++h) {
+        const QString text = roomy ? tr("Head %1").arg(h) : QString::number(h);
+        const int x = g.left + h * g.cell + (g.thumb - label.horizontalAdvance(text)) / 2;
+        p.drawText(QPoint(x, headerY), text);
+    }
+    for (int l = 0; l < m_layers; ++l) {
+        const QRect row(kMargin, g.top + l * g.cell, g.left - kMargin - 8, g.thumb);
+        p.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l));
+    }
+}
+
+void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
+{
+    const QColor frame = m_spec.theme == "dark" ? QColor(0x55, 0x55, 0x55) : QColor(0xc8, 0xc8, 0xc8);
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.setFont(sizedFont(font(), 9));
+    for (int l = 0; l < m_layers; ++l) {
+        for (int h = 0; h < m_heads; ++h) {
+            const QRect r(g.left + h * g.cell, g.top + l * g.cell, g.thumb, g.thumb);
+            const QImage &img = m_thumbs[static_cast<size_t>(l * m_heads + h)];
+            if (img.isNull()) {
+                p.setPen(QPen(frame, 1, Qt::DashLine));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(r.adjusted(0, 0, -1, -1));
+                p.setPen(textColor());
+                if (g.thumb >= 48)
+                    p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, tr("not computed yet"));
+                continue;
+            }
+            p.drawImage(r, img);
+        }
+    }
+    p.setBrush(Qt::NoBrush);
+    if (m_hover.layer >= 0) {
+        QColor hover = textColor();
+        hover.setAlphaF(0.75f);
+        p.setPen(QPen(hover, 2));
+        p.drawRect(QRect(g.left + m_hover.head * g.cell, g.top + m_hover.layer * g.cell, g.thumb, g.thumb).adjusted(-2, -2, 1, 1));
+    }
+    if (m_spec.layer >= 0 && m_spec.layer < m_layers && m_spec.head >= 0 && m_spec.head < m_heads) {
+        p.setPen(QPen(kSelected, 3));
+        p.drawRect(QRect(g.left + m_spec.head * g.cell, g.top + m_spec.layer * g.cell, g.thumb, g.thumb).adjusted(-2, -2, 1, 1));
+    }
+}
+
+void HeadsGridView::mouseMoveEvent(QMouseEvent *event)
+{
+    const Hit hit = hitTest(event->position().toPoint());
+    if (hit.layer != m_hover.layer || hit.head != m_hover.head) {
+        m_hover = hit;
+        update();
+    }
+    if (hit.layer >= 0)
+        QToolTip::showText(event->globalPosition().toPoint(),
+                           tr("Layer %1 \u00B7 Head %2: click to open its attention map").arg(hit.layer).arg(hit.head), this);
+    else
+        QToolTip::hideText();
+}
+
+void HeadsGridView::mousePressEvent(QMouseEvent *event)
+{
+    const Hit hit = hitTest(event->position().toPoint());
+    if (event->button() != Qt::LeftButton || hit.layer < 0) {
+        View::mousePressEvent(event);
+        return;
+    }
+    ViewSpec spec = m_spec;
+    spec.view = "attention";
+    spec.layer = hit.layer;
+    spec.head = hit.head;
+    emit specEdited(spec);
+}
+
+void HeadsGridView::leaveEvent(QEvent *event)
+{
+    m_hover = {};
+    QToolTip::hideText();
+    update();
+    View::leaveEvent(event);
+}
+
+} // namespace atlas

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "views/view.h"
+
+#include <QImage>
+
+#include <memory>
+#include <vector>
+
+namespace atlas {
+
+// Small multiples of every head's attention probabilities (`layer.{l}.attn.probs`): one row per layer, one
+// column per head, each thumbnail pooled to at most 96 px and scaled to its own maximum. The head of the
+// spec is outlined; clicking a thumbnail opens it in the attention view (emits specEdited).
+class HeadsGridView : public View
+{
+    Q_OBJECT
+
+public:
+    explicit HeadsGridView(QWidget *parent = nullptr);
+
+    int layerCount() const { return m_layers; }
+    int headCount() const { return m_heads; }
+    // Where thumbnail (layer, head) is drawn, in widget coordinates (empty when out of range).
+    QRect thumbnailRect(int layer, int head) const;
+    // The cached thumbnail (null when that layer's probabilities are not computed yet).
+    QImage thumbnail(int layer, int head) const;
+    // The centred message drawn instead of the grid ("Not computed yet: …"), empty when the grid is drawn.
+    QString message() const { return m_message; }
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void refresh() override;
+    void paintEvent(QPaintEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+
+private:
+    struct Grid
+    {
+        int left = 0;   // x of the first column
+        int top = 0;    // y of the first row
+        int cell = 0;   // pitch of rows and columns
+        int thumb = 0;  // side of a thumbnail
+    };
+    struct Hit
+    {
+        int layer = -1;
+        int head = -1;
+    };
+
+    void rebuildThumbnails();
+    void countLayersAndHeads();
+    Grid grid() const;
+    Hit hitTest(const QPoint &pos) const;
+    void paintLabels(QPainter &p, const Grid &g) const;
+    void paintThumbnails(QPainter &p, const Grid &g) const;
+    QColor textColor() const;
+
+    std::vector<QImage> m_thumbs; // [layer * heads + head]
+    int m_layers = 0;
+    int m_heads = 0;
+    QString m_message;
+    Hit m_hover;
+    // What the thumbnails were drawn from, to redraw them only when it changes.
+    std::shared_ptr<const Trace> m_cachedTrace;
+    std::string m_cachedColormap;
+    std::string m_cachedScale;
+    size_t m_cachedEntries = 0;
+};
+
+} // namespace atlas

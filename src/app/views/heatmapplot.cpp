@@ -1,0 +1,578 @@
+#include "views/heatmapplot.h"
+
+#include "views/colormaps.h"
+
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace atlas {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr int kMaxPooled = 1024;  // never hand QCustomPlot more than this many cells per side
+constexpr int kAllLabelsUpTo = 64; // every token is labelled up to this length (when there is room)
+constexpr int kLabelChars = 12;    // longer token labels are cut with an ellipsis
+
+struct Palette
+{
+    QColor background, text, axis;
+    QColor allowed, maskedFill, maskedHatch; // mask mode
+};
+
+Palette paletteFor(const std::string &theme)
+{
+    if (theme == "dark")
+        return {QColor(0x1e, 0x1f, 0x22), QColor(0xe6, 0xe6, 0xe6), QColor(0xa8, 0xa8, 0xa8),
+                QColor(0x4f, 0x6a, 0x8a), QColor(0x0c, 0x0c, 0x0c), QColor(0x70, 0x70, 0x70)};
+    return {Qt::white, QColor(0x20, 0x20, 0x20), QColor(0x50, 0x50, 0x50),
+            QColor(0xd6, 0xe4, 0xf5), QColor(0x30, 0x30, 0x30), QColor(0xa0, 0xa0, 0xa0)};
+}
+
+QFont plotFont(double points, bool bold = false)
+{
+    QFont f;
+    f.setPointSizeF(points);
+    f.setBold(bold);
+    return f;
+}
+
+QString shortLabel(const QString &label)
+{
+    return label.size() <= kLabelChars ? label : label.left(kLabelChars - 1) + QChar(0x2026);
+}
+
+// The smallest of 1, 2, 5, 10, 20, 50, … that leaves at most maxLabels labels on `count` positions.
+int labelStep(int count, int maxLabels)
+{
+    maxLabels = std::max(2, maxLabels);
+    for (int scale = 1;; scale *= 10)
+        for (int m : {1, 2, 5})
+            if ((count + m * scale - 1) / (m * scale) <= maxLabels)
+                return m * scale;
+}
+
+} // namespace
+
+// Hatches the −∞ cells of the plot's pooled matrix over the colour map (whose NaN colour already fills them),
+// as runs of rectangles per pooled row, so vector exports keep the hatching.
+class MaskedCellsLayer : public QCPLayerable
+{
+public:
+    explicit MaskedCellsLayer(HeatmapPlot *plot)
+        : QCPLayerable(plot, QStringLiteral("main"), plot->axisRect())
+        , m_plot(plot)
+    {
+    }
+
+    QColor hatch = Qt::darkGray;
+
+protected:
+    QRect clipRect() const override { return m_plot->axisRect()->rect(); }
+    void applyDefaultAntialiasingHint(QCPPainter *painter) const override
+    {
+        applyAntialiasingHint(painter, false, QCP::aeNone);
+    }
+    void draw(QCPPainter *painter) override;
+
+private:
+    HeatmapPlot *m_plot;
+};
+
+void MaskedCellsLayer::draw(QCPPainter *painter)
+{
+    const Pooled &p = m_plot->pooled();
+    if (!p.hasNegInf || m_plot->showingMessage())
+        return;
+    QCPAxis *x = m_plot->xAxis;
+    QCPAxis *y = m_plot->yAxis;
+    auto colEdge = [&](int pc) { return x->coordToPixel(std::min(pc * p.blockCols, m_plot->matrixCols()) - 0.5); };
+    auto rowEdge = [&](int pr) { return y->coordToPixel(std::min(pr * p.blockRows, m_plot->matrixRows()) - 0.5); };
+    QVector<QRectF> rects;
+    for (int r = 0; r < p.rows; ++r) {
+        for (int c = 0; c < p.cols;) {
+            if (p.at(r, c) != kNegInf) {
+                ++c;
+                continue;
+            }
+            const int c0 = c;
+            while (c < p.cols && p.at(r, c) == kNegInf)
+                ++c;
+            rects.append(QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c), rowEdge(r + 1))).normalized());
+        }
+    }
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(QBrush(hatch, Qt::BDiagPattern));
+    painter->drawRects(rects);
+}
+
+HeatmapPlot::HeatmapPlot(QWidget *parent)
+    : QCustomPlot(parent)
+{
+    setMouseTracking(true);
+    setInteractions({});
+    setNoAntialiasingOnDrag(true);
+    buildLayout();
+    applyGradient();
+    applyTheme();
+}
+
+HeatmapPlot::~HeatmapPlot() = default;
+
+void HeatmapPlot::buildLayout()
+{
+    plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(this, QString(), plotFont(12, true));
+    plotLayout()->addElement(0, 0, m_title);
+    m_scale = new QCPColorScale(this);
+    m_scale->setBarWidth(14);
+    plotLayout()->addElement(1, 1, m_scale);
+    plotLayout()->setColumnStretchFactor(1, 0.01);
+    auto *group = new QCPMarginGroup(this);
+    axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    m_scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    m_note = new QCPTextElement(this, QString(), plotFont(10));
+    m_note->setVisible(false);
+
+    m_map = new QCPColorMap(xAxis, yAxis);
+    m_map->setInterpolate(false);
+    m_map->setTightBoundary(false);
+    m_map->setColorScale(m_scale);
+    m_masked = new MaskedCellsLayer(this);
+
+    m_message = new QCPItemText(this);
+    m_message->setClipToAxisRect(false);
+    m_message->position->setType(QCPItemPosition::ptViewportRatio);
+    m_message->position->setCoords(0.5, 0.5);
+    m_message->setFont(plotFont(13));
+    m_message->setVisible(false);
+
+    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
+        axis->setTickLabelFont(plotFont(10));
+        axis->setLabelFont(plotFont(10));
+        axis->grid()->setVisible(false);
+        axis->setSubTicks(false);
+        axis->setTickLength(0, 4);
+    }
+    xAxis->setSubTicks(false);
+    yAxis->setRangeReversed(true); // row 0, the first query, on top
+    xAxis->setLabel(QStringLiteral("key"));
+    yAxis->setLabel(QStringLiteral("query"));
+}
+
+void HeatmapPlot::applyTheme()
+{
+    const Palette pal = paletteFor(m_theme);
+    setBackground(pal.background);
+    axisRect()->setBackground(pal.background);
+    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
+        axis->setBasePen(QPen(pal.axis));
+        axis->setTickPen(QPen(pal.axis));
+        axis->setSubTickPen(QPen(pal.axis));
+        axis->setTickLabelColor(pal.text);
+        axis->setLabelColor(pal.text);
+    }
+    m_title->setTextColor(pal.text);
+    m_note->setTextColor(pal.text);
+    m_message->setColor(pal.text);
+    m_masked->hatch = m_maskMode ? pal.maskedHatch : maskedColor(m_colormap).darker(170);
+}
+
+void HeatmapPlot::applyGradient()
+{
+    QCPColorGradient gradient = colormap(m_colormap);
+    if (m_maskMode) {
+        const Palette pal = paletteFor(m_theme);
+        gradient.setColorStops({{0.0, pal.allowed}, {1.0, pal.allowed}});
+        gradient.setNanColor(pal.maskedFill);
+    }
+    m_scale->setGradient(gradient);
+    m_map->setGradient(gradient);
+}
+
+void HeatmapPlot::setColormap(const std::string &name)
+{
+    if (name == m_colormap)
+        return;
+    colormap(name); // validates before anything changes
+    m_colormap = name;
+    applyGradient();
+    applyTheme();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setTheme(const std::string &theme)
+{
+    if (theme == m_theme)
+        return;
+    m_theme = theme;
+    applyTheme();
+    applyGradient();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setLogScale(bool log)
+{
+    if (log == m_log)
+        return;
+    m_log = log;
+    applyScaleType();
+    fillColorMap();
+}
+
+void HeatmapPlot::applyScaleType()
+{
+    const bool logAxis = m_log && !m_maskMode;
+    m_scale->setDataScaleType(logAxis ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    m_scale->axis()->setTicker(logAxis ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                                       : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    m_scale->axis()->setNumberFormat(logAxis ? QStringLiteral("eb") : QStringLiteral("gb"));
+}
+
+void HeatmapPlot::setMaskMode(bool on)
+{
+    if (on == m_maskMode)
+        return;
+    m_maskMode = on;
+    applyScaleType();
+    applyGradient();
+    applyTheme();
+    fillColorMap();
+    updateNote();
+    setContentVisible(!m_showingMessage);
+}
+
+void HeatmapPlot::setTitle(const QString &title)
+{
+    if (m_title->text() != title) {
+        m_title->setText(title);
+        replot(rpQueuedReplot);
+    }
+}
+
+void HeatmapPlot::setAxisTitles(const QString &xTitle, const QString &yTitle)
+{
+    xAxis->setLabel(xTitle);
+    yAxis->setLabel(yTitle);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setValueLabel(const QString &label)
+{
+    m_scale->setLabel(label);
+    replot(rpQueuedReplot);
+}
+
+QString HeatmapPlot::message() const
+{
+    return m_showingMessage ? m_message->text() : QString();
+}
+
+void HeatmapPlot::showMessage(const QString &text)
+{
+    m_message->setText(text);
+    m_showingMessage = true;
+    m_data = nullptr;
+    m_rows = m_cols = 0;
+    m_owner.reset();
+    m_pooled = Pooled();
+    m_map->data()->clear();
+    setContentVisible(false);
+    QToolTip::hideText();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setContentVisible(bool visible)
+{
+    axisRect()->setVisible(visible);
+    m_scale->setVisible(visible && !m_maskMode);
+    m_note->setVisible(visible && m_note->layout() != nullptr);
+    m_message->setVisible(!visible);
+}
+
+void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner)
+{
+    m_data = data;
+    m_rows = std::max(0, rows);
+    m_cols = std::max(0, cols);
+    m_owner = std::move(owner);
+    if (m_showingMessage) {
+        m_showingMessage = false;
+        setContentVisible(true);
+    }
+    xAxis->setRange(-0.5, m_cols - 0.5);
+    yAxis->setRange(-0.5, m_rows - 0.5);
+    repool();
+    updateTicks();
+}
+
+QSize HeatmapPlot::poolTarget() const
+{
+    return {std::clamp(width(), 16, kMaxPooled), std::clamp(height(), 16, kMaxPooled)};
+}
+
+void HeatmapPlot::repool()
+{
+    const QSize target = poolTarget();
+    m_pooled = downsample(m_data, m_rows, m_cols, target.height(), target.width());
+    fillColorMap();
+    updateNote();
+}
+
+QCPRange HeatmapPlot::dataRange(float minPositive) const
+{
+    if (m_maskMode)
+        return {-1.0, 1.0};
+    if (m_log) {
+        const double upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0;
+        const double lower = std::max<double>(minPositive, upper * 1e-6);
+        return {std::min(lower, upper * 0.5), upper};
+    }
+    double lower = m_pooled.minFinite;
+    double upper = m_pooled.maxFinite;
+    if (!(upper > lower)) {
+        lower -= 0.5;
+        upper += 0.5;
+    }
+    return {lower, upper};
+}
+
+void HeatmapPlot::fillColorMap()
+{
+    const Pooled &p = m_pooled;
+    QCPColorMapData *d = m_map->data();
+    if (d->keySize() != p.cols || d->valueSize() != p.rows)
+        d->setSize(p.cols, p.rows);
+    // Cell centres in original indices; a single pooled cell spans the whole axis.
+    const double keyLo = p.cols > 1 ? (p.blockCols - 1) / 2.0 : -0.5;
+    const double keyHi = p.cols > 1 ? (p.cols - 1) * p.blockCols + (p.blockCols - 1) / 2.0 : m_cols - 0.5;
+    const double valLo = p.rows > 1 ? (p.blockRows - 1) / 2.0 : -0.5;
+    const double valHi = p.rows > 1 ? (p.rows - 1) * p.blockRows + (p.blockRows - 1) / 2.0 : m_rows - 0.5;
+    d->setRange(QCPRange(keyLo, keyHi), QCPRange(valLo, valHi));
+
+    float minPositive = std::numeric_limits<float>::max();
+    for (float v : p.values)
+        if (v > 0.0f && v < minPositive)
+            minPositive = v;
+    const QCPRange range = dataRange(minPositive);
+    m_logFloor = static_cast<float>(range.lower);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int r = 0; r < p.rows; ++r) {
+        const float *row = p.values.data() + static_cast<size_t>(r) * p.cols;
+        for (int c = 0; c < p.cols; ++c) {
+            const float v = row[c];
+            double z = v;
+            if (v == kNegInf)
+                z = nan;
+            else if (m_maskMode)
+                z = 0.0;
+            else if (m_log)
+                z = std::max(v, m_logFloor);
+            d->setCell(c, r, z);
+        }
+    }
+    m_map->setDataRange(range);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setLabels(const QStringList &rowLabels, const QStringList &colLabels)
+{
+    if (rowLabels == m_rowLabels && colLabels == m_colLabels)
+        return;
+    m_rowLabels = rowLabels;
+    m_colLabels = colLabels;
+    m_tickKey.clear();
+    updateTicks();
+}
+
+void HeatmapPlot::updateTicks()
+{
+    // Room for labels, estimated from the widget size (the axis rect is only laid out at the next replot).
+    const int w = std::max(60, width() - 160);
+    const int h = std::max(60, height() - 140);
+    const QString key = QStringLiteral("%1x%2 %3x%4").arg(m_rows).arg(m_cols).arg(w / 40).arg(h / 40);
+    if (key == m_tickKey)
+        return;
+    m_tickKey = key;
+    updateAxisTicks(xAxis, m_colLabels, m_cols, w, true);
+    updateAxisTicks(yAxis, m_rowLabels, m_rows, h, false);
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal)
+{
+    const QFontMetrics fm(axis->tickLabelFont());
+    const int perLabel = fm.height() + 2;
+    int step = labelStep(count, std::max(2, pixels / perLabel));
+    if (count <= kAllLabelsUpTo && pixels / std::max(1, count) >= fm.height() - 2)
+        step = 1;
+    QVector<double> ticks;
+    QVector<QString> texts;
+    for (int i = 0; i < count; i += step) {
+        const QString token = shortLabel(labels.value(i, QStringLiteral("#%1").arg(i)));
+        ticks.append(i);
+        texts.append(step == 1 ? token : QStringLiteral("#%1 %2").arg(i).arg(token));
+    }
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    ticker->setTicks(ticks, texts);
+    axis->setTicker(ticker);
+    if (horizontal) {
+        int widest = 0;
+        for (const QString &t : texts)
+            widest = std::max(widest, fm.horizontalAdvance(t));
+        const bool crowded = widest + 6 > pixels / std::max<qsizetype>(1, texts.size());
+        axis->setTickLabelRotation(crowded ? 90 : 0);
+    }
+}
+
+void HeatmapPlot::updateNote()
+{
+    QString text;
+    if (m_maskMode)
+        text = QStringLiteral("\u25A1 0: the query may attend this key      \u25A8 \u2212\u221E: not allowed");
+    else if (m_pooled.hasNegInf)
+        text = QStringLiteral("\u25A8 \u2212\u221E (masked)");
+    m_note->setText(text);
+    const bool inLayout = m_note->layout() != nullptr;
+    if (!text.isEmpty() && !inLayout) {
+        plotLayout()->addElement(2, 0, m_note);
+    } else if (text.isEmpty() && inLayout) {
+        plotLayout()->take(m_note);
+        plotLayout()->simplify();
+    }
+    m_note->setVisible(!text.isEmpty() && !m_showingMessage);
+}
+
+double HeatmapPlot::displayedValue(int row, int col) const
+{
+    const Pooled &p = m_pooled;
+    if (row < 0 || col < 0 || row >= m_rows || col >= m_cols || p.values.empty())
+        return std::numeric_limits<double>::quiet_NaN();
+    return m_map->data()->cell(col / p.blockCols, row / p.blockRows);
+}
+
+HeatmapPlot::Cell HeatmapPlot::cellAt(const QPointF &pos) const
+{
+    if (m_showingMessage || m_rows == 0 || m_cols == 0 || !axisRect()->rect().contains(pos.toPoint()))
+        return {};
+    const int col = static_cast<int>(std::floor(xAxis->pixelToCoord(pos.x()) + 0.5));
+    const int row = static_cast<int>(std::floor(yAxis->pixelToCoord(pos.y()) + 0.5));
+    if (row < 0 || col < 0 || row >= m_rows || col >= m_cols)
+        return {};
+    return {row, col};
+}
+
+QPointF HeatmapPlot::cellCenter(int row, int col) const
+{
+    return {xAxis->coordToPixel(col), yAxis->coordToPixel(row)};
+}
+
+QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
+{
+    const Cell cell = cellAt(pos);
+    if (!cell.valid() || !m_hover)
+        return {};
+    QString text = m_hover(cell.row, cell.col);
+    if (!text.isEmpty() && (m_pooled.blockRows > 1 || m_pooled.blockCols > 1))
+        text += QStringLiteral("\n(drawn as the mean of a %1\u00D7%2 block)").arg(m_pooled.blockRows).arg(m_pooled.blockCols);
+    return text;
+}
+
+void HeatmapPlot::resizeEvent(QResizeEvent *event)
+{
+    QCustomPlot::resizeEvent(event);
+    if (m_data != nullptr && !m_showingMessage) {
+        const QSize target = poolTarget();
+        const int blockRows = m_rows <= target.height() ? 1 : (m_rows + target.height() - 1) / target.height();
+        const int blockCols = m_cols <= target.width() ? 1 : (m_cols + target.width() - 1) / target.width();
+        if (blockRows != m_pooled.blockRows || blockCols != m_pooled.blockCols)
+            repool();
+    }
+    m_tickKey.clear();
+    updateTicks();
+}
+
+void HeatmapPlot::mouseMoveEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseMoveEvent(event);
+    const QString text = hoverTextAt(event->position());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void HeatmapPlot::leaveEvent(QEvent *event)
+{
+    QToolTip::hideText();
+    QCustomPlot::leaveEvent(event);
+}
+
+std::string traceName(int layer, const char *suffix)
+{
+    return "layer." + std::to_string(layer) + "." + suffix;
+}
+
+const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem)
+{
+    problem->clear();
+    if (layer < 0 || (input.layers > 0 && layer >= input.layers)) {
+        *problem = QObject::tr("Layer %1 does not exist: the model has %2 layers").arg(layer).arg(input.layers);
+        return nullptr;
+    }
+    const std::string name = traceName(layer, suffix);
+    const TraceEntry *entry = input.trace ? input.trace->find(name) : nullptr;
+    if (entry == nullptr)
+        return nullptr;
+    const Tensor &t = entry->tensor;
+    if (t.rank() != 3 || t.dim(1) != t.dim(2) || t.dim(1) < 1) {
+        *problem = QObject::tr("%1 has shape %2, expected [H, T, T]")
+                       .arg(QString::fromStdString(name), QString::fromStdString(t.shapeString()));
+        return nullptr;
+    }
+    if (head < 0 || head >= t.dim(0)) {
+        *problem = QObject::tr("Head %1 does not exist: layer %2 has %3 heads").arg(head).arg(layer).arg(t.dim(0));
+        return nullptr;
+    }
+    return &t;
+}
+
+QString notComputedText(const QString &op, const std::string &name)
+{
+    return QObject::tr("Not computed yet: step to %1 (%2)").arg(op, QString::fromStdString(name));
+}
+
+QString tokenLabel(const ViewInput &input, int position)
+{
+    if (position >= 0 && position < input.tokens.size())
+        return input.tokens.at(position);
+    return QStringLiteral("#%1").arg(position);
+}
+
+QStringList tokenLabels(const ViewInput &input, int count)
+{
+    QStringList labels;
+    labels.reserve(count);
+    for (int i = 0; i < count; ++i)
+        labels.append(tokenLabel(input, i));
+    return labels;
+}
+
+QString cellPrefix(const ViewInput &input, int row, int col)
+{
+    // One multi-argument arg() so a token that contains "%2" is not substituted again.
+    return QObject::tr("query '%1' (#%2) \u2192 key '%3' (#%4)")
+        .arg(tokenLabel(input, row), QString::number(row), tokenLabel(input, col), QString::number(col));
+}
+
+QString formatValue(double value)
+{
+    if (std::isinf(value))
+        return value < 0 ? QStringLiteral("\u2212\u221E") : QStringLiteral("\u221E");
+    return QString::number(value, 'g', 4);
+}
+
+} // namespace atlas

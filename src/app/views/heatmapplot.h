@@ -1,0 +1,135 @@
+#pragma once
+
+#include "views/downsample.h"
+#include "views/viewinput.h"
+
+#include <qcustomplot.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace atlas {
+
+class MaskedCellsLayer;
+
+// A heat map of one matrix (rows = queries, top to bottom; columns = keys, left to right) with a colour bar,
+// token labels, a title and a hover tooltip. The matrix is pooled to about the widget's pixel size before
+// it is handed to QCustomPlot; axes stay in original indices, so hover and labels always name the original
+// cell. −∞ cells are drawn hatched in a colour the map does not use, with a note under the plot.
+class HeatmapPlot : public QCustomPlot
+{
+    Q_OBJECT
+
+public:
+    // Tooltip text of original cell (row, col); an empty string shows no tooltip.
+    using HoverText = std::function<QString(int row, int col)>;
+
+    struct Cell
+    {
+        int row = -1;
+        int col = -1;
+        bool valid() const { return row >= 0 && col >= 0; }
+    };
+
+    explicit HeatmapPlot(QWidget *parent = nullptr);
+    ~HeatmapPlot() override;
+
+    // data: [rows, cols] row-major; not copied. `owner` keeps it alive (and unchanged) while shown: the plot
+    // pools it again when it is resized.
+    void setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner = nullptr);
+    // Axis tick labels; rebuilt only when they (or the room for them) change.
+    void setLabels(const QStringList &rowLabels, const QStringList &colLabels);
+    void setTitle(const QString &title);
+    void setAxisTitles(const QString &xTitle, const QString &yTitle);
+    void setValueLabel(const QString &label); // colour bar label
+    void setColormap(const std::string &name); // throws atlas::Error for an unknown name
+    void setLogScale(bool log);
+    void setTheme(const std::string &theme); // light | dark
+    // Mask mode draws the mask itself: every finite cell in one "allowed" colour, −∞ cells dark and hatched.
+    void setMaskMode(bool on);
+    void setHoverText(HoverText hover) { m_hover = std::move(hover); }
+    // Replaces the heat map with a centred message (e.g. "Not computed yet: step to softmax").
+    void showMessage(const QString &text);
+
+    bool showingMessage() const { return m_showingMessage; }
+    QString message() const;
+    bool logScale() const { return m_log; }
+    bool maskMode() const { return m_maskMode; }
+    const std::string &theme() const { return m_theme; }
+    QCPColorMap *colorMap() const { return m_map; }
+    QCPColorScale *colorScale() const { return m_scale; }
+    const Pooled &pooled() const { return m_pooled; }
+    int matrixRows() const { return m_rows; }
+    int matrixCols() const { return m_cols; }
+
+    // The value drawn for original cell (row, col): the pooled block mean (NaN for −∞), clamped in log scale.
+    double displayedValue(int row, int col) const;
+    // Original cell under a widget position, or an invalid Cell outside the map.
+    Cell cellAt(const QPointF &pos) const;
+    // Widget position of the centre of original cell (row, col) (valid after a replot laid the plot out).
+    QPointF cellCenter(int row, int col) const;
+    QString hoverTextAt(const QPointF &pos) const;
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+
+private:
+    void buildLayout();
+    void applyTheme();
+    void applyGradient();
+    void applyScaleType();
+    void repool();
+    void fillColorMap();
+    QCPRange dataRange(float minPositive) const;
+    void updateTicks();
+    void updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal);
+    void updateNote();
+    void setContentVisible(bool visible);
+    QSize poolTarget() const;
+
+    QCPTextElement *m_title = nullptr;
+    QCPTextElement *m_note = nullptr;
+    QCPColorScale *m_scale = nullptr;
+    QCPColorMap *m_map = nullptr;
+    MaskedCellsLayer *m_masked = nullptr;
+    QCPItemText *m_message = nullptr;
+
+    const float *m_data = nullptr;
+    int m_rows = 0;
+    int m_cols = 0;
+    std::shared_ptr<const void> m_owner;
+    Pooled m_pooled;
+
+    QStringList m_rowLabels;
+    QStringList m_colLabels;
+    QString m_tickKey; // what the current tickers were built from
+    std::string m_colormap = "viridis";
+    std::string m_theme = "light";
+    bool m_log = false;
+    bool m_maskMode = false;
+    bool m_showingMessage = false;
+    float m_logFloor = 0.0f;
+    HoverText m_hover;
+};
+
+// Helpers shared by the views that draw per-head [H, T, T] tensors as heat maps.
+
+// "layer.{layer}.{suffix}", e.g. traceName(0, "attn.probs").
+std::string traceName(int layer, const char *suffix);
+// The [H, T, T] tensor layer.{layer}.{suffix} when it is in the trace and has head `head`; otherwise nullptr,
+// with *problem empty when the tensor is simply not computed yet, or saying what is wrong (bad layer/head).
+const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
+// "Not computed yet: step to <op> (<trace name>)".
+QString notComputedText(const QString &op, const std::string &name);
+// Token labels for positions 0..count-1 ("#i" where the input has none).
+QString tokenLabel(const ViewInput &input, int position);
+QStringList tokenLabels(const ViewInput &input, int count);
+// "query 'the' (#3) → key 'cat' (#1)"
+QString cellPrefix(const ViewInput &input, int row, int col);
+// A number for tooltips: 4 significant digits, "−∞" for minus infinity.
+QString formatValue(double value);
+
+} // namespace atlas

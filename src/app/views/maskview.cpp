@@ -1,0 +1,121 @@
+#include "views/maskview.h"
+
+#include "views/heatmapplot.h"
+
+#include "util/error.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+MaskView::MaskView(QWidget *parent)
+    : View(parent)
+    , m_scores(new HeatmapPlot(this))
+    , m_mask(new HeatmapPlot(this))
+    , m_probs(new HeatmapPlot(this))
+    , m_caption(new QLabel(this))
+{
+    auto *panels = new QHBoxLayout;
+    panels->setSpacing(4);
+    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
+        panels->addWidget(plot, 1);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->addLayout(panels, 1);
+    layout->addWidget(m_caption);
+
+    m_scores->setTitle(tr("Scores QK\u1D40/\u221Ad (before masking)"));
+    m_scores->setValueLabel(tr("score"));
+    m_mask->setTitle(tr("Mask (\u2212\u221E = not allowed)"));
+    m_mask->setMaskMode(true);
+    m_probs->setTitle(tr("Probabilities after softmax"));
+    m_probs->setValueLabel(tr("probability"));
+    m_scores->setHoverText([this](int r, int c) { return valueText("attn.scores", tr("score"), r, c); });
+    m_mask->setHoverText([this](int r, int c) { return maskText(r, c); });
+    m_probs->setHoverText([this](int r, int c) { return valueText("attn.probs", tr("probability"), r, c); });
+
+    QFont font = m_caption->font();
+    font.setPointSizeF(std::max(11.0, font.pointSizeF()));
+    m_caption->setFont(font);
+    m_caption->setAlignment(Qt::AlignCenter);
+    m_caption->setWordWrap(true);
+    m_caption->setText(tr("A = softmax(QK\u1D40/\u221Ad + M), row by row, where M\u1D62\u2C7C = 0 if query i may attend "
+                          "key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get probability 0."));
+    setAutoFillBackground(true);
+    applyTheme();
+}
+
+QString MaskView::valueText(const char *suffix, const QString &what, int row, int col) const
+{
+    QString problem;
+    const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
+    if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
+        return {};
+    return cellPrefix(m_input, row, col) + QStringLiteral(": %1 %2").arg(what, formatValue(t->slice(m_spec.head)(row, col)));
+}
+
+QString MaskView::maskText(int row, int col) const
+{
+    QString problem;
+    const Tensor *t = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &problem);
+    if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
+        return {};
+    const float v = t->slice(m_spec.head)(row, col);
+    if (!(std::isinf(v) && v < 0))
+        return cellPrefix(m_input, row, col) + tr(": allowed (M = 0, S\u2032 = %1)").arg(formatValue(v));
+    QString why;
+    if (std::find(m_input.padding.begin(), m_input.padding.end(), col) != m_input.padding.end())
+        why = tr(" (the key is padding)");
+    else if (m_input.causal && col > row)
+        why = tr(" (the key is a future token)");
+    return cellPrefix(m_input, row, col) + tr(": not allowed (M = \u2212\u221E)") + why;
+}
+
+void MaskView::showPanel(HeatmapPlot *plot, const char *suffix, const QString &op)
+{
+    QString problem;
+    const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
+    if (t == nullptr) {
+        plot->showMessage(problem.isEmpty() ? notComputedText(op, traceName(m_spec.layer, suffix)) : problem);
+        return;
+    }
+    const int tokens = static_cast<int>(t->dim(1));
+    const QStringList labels = tokenLabels(m_input, tokens);
+    plot->setLabels(labels, labels);
+    plot->setMatrix(t->slice(m_spec.head).data(), tokens, tokens, m_input.trace);
+}
+
+void MaskView::refresh()
+{
+    applyTheme();
+    for (HeatmapPlot *plot : {m_scores, m_probs}) {
+        try {
+            plot->setColormap(m_spec.colormap);
+        } catch (const Error &e) {
+            plot->showMessage(QString::fromStdString(e.what()));
+            return;
+        }
+        plot->setLogScale(m_spec.scale == "log" && plot == m_probs);
+    }
+    showPanel(m_scores, "attn.scores", tr("scores"));
+    showPanel(m_mask, "attn.masked", tr("mask"));
+    showPanel(m_probs, "attn.probs", tr("softmax"));
+}
+
+void MaskView::applyTheme()
+{
+    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
+        plot->setTheme(m_spec.theme);
+    const bool dark = m_spec.theme == "dark";
+    QPalette pal = palette();
+    pal.setColor(QPalette::Window, dark ? QColor(0x1e, 0x1f, 0x22) : QColor(Qt::white));
+    pal.setColor(QPalette::WindowText, dark ? QColor(0xe6, 0xe6, 0xe6) : QColor(0x20, 0x20, 0x20));
+    setPalette(pal);
+}
+
+} // namespace atlas

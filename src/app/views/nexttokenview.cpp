@@ -1,0 +1,179 @@
+#include "views/nexttokenview.h"
+
+#include "views/tensorview.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QStackedLayout>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace atlas {
+namespace {
+
+QString percent(double p)
+{
+    if (p >= 0.001)
+        return QString::number(100.0 * p, 'f', p >= 0.1 ? 1 : 2) + QLatin1Char('%');
+    return QString::number(p, 'g', 2);
+}
+
+} // namespace
+
+NextTokenView::NextTokenView(QWidget *parent)
+    : View(parent)
+    , m_stack(new QStackedLayout(this))
+    , m_message(new QLabel(this))
+    , m_plot(new QCustomPlot(this))
+{
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setMargin(20);
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_plot);
+
+    m_barsPlottable = new QCPBars(m_plot->yAxis, m_plot->xAxis); // horizontal: keys run down the y axis
+    m_barsPlottable->setWidth(0.7);
+    m_plot->yAxis->setRangeReversed(true); // bar 0, the most probable, on top
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->xAxis->setLabel(tr("probability"));
+    m_plot->plotLayout()->insertRow(0);
+    m_titleElement = new QCPTextElement(m_plot, QString(), QFont(font().family(), 12, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &NextTokenView::showToolTip);
+    showMessage(tr("Nothing to show yet: run the model"));
+}
+
+std::vector<std::pair<int, float>> NextTokenView::topK(const float *row, int size, int k)
+{
+    std::vector<int> ids(static_cast<size_t>(size));
+    std::iota(ids.begin(), ids.end(), 0);
+    k = std::clamp(k, 0, size);
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [row](int a, int b) {
+        return row[a] > row[b] || (row[a] == row[b] && a < b);
+    });
+    std::vector<std::pair<int, float>> out;
+    for (int i = 0; i < k; ++i)
+        out.emplace_back(ids[i], row[ids[i]]);
+    return out;
+}
+
+QString NextTokenView::message() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+void NextTokenView::showMessage(const QString &text)
+{
+    m_bars.clear();
+    m_title.clear();
+    m_position = -1;
+    QFont f = m_message->font();
+    f.setPointSizeF(std::max<qreal>(12, f.pointSizeF()));
+    m_message->setFont(f);
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void NextTokenView::refresh()
+{
+    applyTheme();
+    const TraceEntry *e = m_input.trace ? m_input.trace->find("next_probs") : nullptr;
+    if (!m_input.trace)
+        return showMessage(tr("Nothing to show yet: run the model"));
+    if (!e)
+        return showMessage(notComputedText("next_probs"));
+    const Tensor &probs = e->tensor;
+    if (probs.rank() != 2 || probs.dim(0) == 0 || probs.dim(1) == 0)
+        return showMessage(tr("next_probs has shape %1; expected [T, V] with T, V > 0")
+                               .arg(QString::fromStdString(probs.shapeString())));
+    const int tokens = static_cast<int>(probs.dim(0));
+    const int position = m_spec.position < 0 ? tokens - 1 : m_spec.position;
+    if (position >= tokens)
+        return showMessage(tr("Position %1 is outside the input (%2 tokens)").arg(position).arg(tokens));
+    m_position = position;
+    collectBars(probs);
+    drawChart();
+    m_stack->setCurrentWidget(m_plot);
+}
+
+void NextTokenView::collectBars(const Tensor &probs)
+{
+    const int vocab = static_cast<int>(probs.dim(1));
+    const float *row = probs.data() + int64_t(m_position) * vocab;
+    m_bars.clear();
+    for (const auto &[id, p] : topK(row, vocab, m_spec.topK)) {
+        const QString label = m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
+        m_bars.push_back({id, label, double(p)});
+    }
+    const QString token = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position)
+                                                            : QStringLiteral("#%1").arg(m_position);
+    m_title = tr("Next token after '%1' (position %2)").arg(token).arg(m_position);
+}
+
+void NextTokenView::drawChart()
+{
+    QVector<double> keys, values;
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    m_plot->clearItems();
+    const QColor text = m_spec.theme == "dark" ? QColor(0xe8e8e8) : QColor(0x1d1d1f);
+    double largest = 0.0;
+    for (size_t i = 0; i < m_bars.size(); ++i) {
+        const Bar &b = m_bars[i];
+        keys << double(i);
+        values << b.probability;
+        ticker->addTick(double(i), b.label);
+        largest = std::max(largest, b.probability);
+
+        auto *value = new QCPItemText(m_plot);
+        value->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        value->position->setCoords(b.probability, double(i)); // (x = probability, y = bar)
+        value->setPadding(QMargins(5, 0, 0, 0));
+        value->setText(percent(b.probability));
+        value->setFont(QFont(font().family(), 10));
+        value->setColor(text);
+        value->setClipToAxisRect(false);
+    }
+    m_barsPlottable->setData(keys, values, true);
+    m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setRange(-0.6, m_bars.size() - 0.4);
+    m_plot->xAxis->setRange(0.0, std::max(largest, 1e-6) * 1.2);
+    m_titleElement->setText(m_title);
+    m_plot->replot();
+}
+
+void NextTokenView::applyTheme()
+{
+    applyPlotTheme(m_plot, m_spec.theme);
+    const bool dark = m_spec.theme == "dark";
+    m_titleElement->setTextColor(dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
+    const QColor bar = dark ? QColor(0x4ea3ff) : QColor(0x1f77b4);
+    m_barsPlottable->setPen(Qt::NoPen);
+    m_barsPlottable->setBrush(bar);
+    QPalette pal = m_message->palette();
+    pal.setColor(QPalette::Window, dark ? QColor(0x1e1f22) : QColor(0xffffff));
+    pal.setColor(QPalette::WindowText, dark ? QColor(0x8a8d93) : QColor(0x5f6368));
+    m_message->setPalette(pal);
+    m_message->setAutoFillBackground(true);
+}
+
+void NextTokenView::showToolTip(QMouseEvent *event)
+{
+    const int i = int(std::lround(m_plot->yAxis->pixelToCoord(event->position().y())));
+    if (i < 0 || i >= int(m_bars.size()) || !m_plot->axisRect()->rect().contains(event->position().toPoint())) {
+        QToolTip::hideText();
+        return;
+    }
+    const Bar &b = m_bars[size_t(i)];
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       tr("%1\np = %2 (rank %3)").arg(b.label, QString::number(b.probability, 'g', 9)).arg(i + 1),
+                       m_plot);
+}
+
+} // namespace atlas

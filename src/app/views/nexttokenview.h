@@ -1,0 +1,61 @@
+#pragma once
+
+#include "views/view.h"
+
+#include <vector>
+
+class QCPBars;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QMouseEvent;
+class QStackedLayout;
+
+namespace atlas {
+
+// Horizontal bars of the spec.topK most probable next tokens at spec.position (-1 = the last token), read
+// from the trace's `next_probs` [T, V]; the most probable on top.
+class NextTokenView : public View
+{
+    Q_OBJECT
+
+public:
+    struct Bar
+    {
+        int id = 0;
+        QString label;      // input.vocabLabel(id), e.g. "' the' (#262)"
+        double probability = 0.0;
+    };
+
+    explicit NextTokenView(QWidget *parent = nullptr);
+
+    const std::vector<Bar> &bars() const { return m_bars; } // most probable first; empty with a message
+    QString title() const { return m_title; }
+    QString message() const; // the centred message shown instead of the chart, or empty
+    int position() const { return m_position; } // the row of next_probs shown, -1 with a message
+    QCustomPlot *plot() const { return m_plot; }
+
+    // The k largest entries of `row` as (id, probability), largest first; ties keep the lower id first.
+    static std::vector<std::pair<int, float>> topK(const float *row, int size, int k);
+
+protected:
+    void refresh() override;
+
+private:
+    void showMessage(const QString &text);
+    void collectBars(const Tensor &probs);
+    void drawChart();
+    void applyTheme();
+    void showToolTip(QMouseEvent *event);
+
+    QStackedLayout *m_stack = nullptr;
+    QLabel *m_message = nullptr;
+    QCustomPlot *m_plot = nullptr;
+    QCPBars *m_barsPlottable = nullptr;
+    QCPTextElement *m_titleElement = nullptr;
+    std::vector<Bar> m_bars;
+    QString m_title;
+    int m_position = -1;
+};
+
+} // namespace atlas

@@ -1,0 +1,372 @@
+#include "views/tokenlinesview.h"
+
+#include "views/tensorview.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+namespace {
+
+constexpr qreal kMargin = 12;
+constexpr qreal kAnchorGap = 6;  // between a label and the end of its lines
+constexpr int kMaxLabelChars = 16;
+
+QFont sizedFont(QFont f, qreal points, bool bold = false)
+{
+    f.setPointSizeF(std::max<qreal>(points, 10));
+    f.setBold(bold);
+    return f;
+}
+
+} // namespace
+
+TokenLinesView::TokenLinesView(QWidget *parent)
+    : View(parent)
+{
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+}
+
+QColor TokenLinesView::headColor(int head, int heads)
+{
+    // Tableau 10: distinct on white and on a dark background; more heads get evenly spaced hues.
+    static const QColor tab10[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                   0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+    if (heads <= 10)
+        return tab10[std::clamp(head, 0, 9)];
+    return QColor::fromHsvF(std::fmod(head / double(heads), 1.0), 0.7, 0.85);
+}
+
+const Tensor *TokenLinesView::probs() const
+{
+    if (!m_input.trace)
+        return nullptr;
+    const TraceEntry *e = m_input.trace->find("layer." + std::to_string(m_spec.layer) + ".attn.probs");
+    return e ? &e->tensor : nullptr;
+}
+
+int TokenLinesView::tokenCount() const
+{
+    const Tensor *a = probs();
+    return a && a->rank() == 3 ? static_cast<int>(a->dim(1)) : 0;
+}
+
+int TokenLinesView::selectedPosition() const
+{
+    const int t = tokenCount();
+    return m_spec.position < 0 || m_spec.position >= t ? t - 1 : m_spec.position;
+}
+
+std::vector<int> TokenLinesView::headsShown() const
+{
+    const Tensor *a = probs();
+    const int heads = a && a->rank() == 3 ? static_cast<int>(a->dim(0)) : 0;
+    std::vector<int> out;
+    if (m_spec.head < 0) {
+        for (int h = 0; h < heads; ++h)
+            out.push_back(h);
+    } else if (m_spec.head < heads) {
+        out.push_back(m_spec.head);
+    }
+    return out;
+}
+
+QString TokenLinesView::message() const
+{
+    const std::string name = "layer." + std::to_string(m_spec.layer) + ".attn.probs";
+    if (!m_input.trace)
+        return tr("Nothing to show yet: run the model");
+    const Tensor *a = probs();
+    if (!a)
+        return notComputedText(name);
+    if (a->rank() != 3 || a->dim(1) != a->dim(2))
+        return tr("%1 has shape %2; expected [H, T, T]")
+            .arg(QString::fromStdString(name), QString::fromStdString(a->shapeString()));
+    if (m_spec.head >= a->dim(0))
+        return tr("Layer %1 has %2 heads: there is no head %3").arg(m_spec.layer).arg(a->dim(0)).arg(m_spec.head);
+    if (a->dim(1) == 0)
+        return tr("The input has no tokens");
+    return {};
+}
+
+TokenLinesView::Palette TokenLinesView::palette() const
+{
+    if (m_spec.theme == "dark")
+        return {QColor(0x1e1f22), QColor(0xe8e8e8), QColor(0x8a8d93), QColor(0x4ea3ff)};
+    return {QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4)};
+}
+
+QString TokenLinesView::tokenLabel(int position) const
+{
+    QString s = position < m_input.tokens.size() ? m_input.tokens.at(position) : QStringLiteral("#%1").arg(position);
+    if (s.size() > kMaxLabelChars)
+        s = s.left(kMaxLabelChars - 1) + QChar(0x2026);
+    return s;
+}
+
+bool TokenLinesView::isPadding(int position) const
+{
+    return std::find(m_input.padding.begin(), m_input.padding.end(), position) != m_input.padding.end();
+}
+
+TokenLinesView::Geometry TokenLinesView::geometry() const
+{
+    Geometry g;
+    const QFontMetricsF label(sizedFont(font(), 11));
+    const QFontMetricsF title(sizedFont(font(), 12, true));
+    const QFontMetricsF small(sizedFont(font(), 10));
+    const int tokens = tokenCount();
+    const int heads = static_cast<int>(headsShown().size());
+
+    qreal y = kMargin + title.height() + 6;
+    g.legendTop = y;
+    if (m_spec.head < 0) {
+        const qreal chip = small.horizontalAdvance(QStringLiteral("h00")) + 26;
+        const int perRow = std::max(1, int((width() - 2 * kMargin) / chip));
+        y += ((heads + perRow - 1) / perRow) * (small.height() + 6) + 2;
+    }
+    y += small.height() + 6; // column headers
+    g.top = y;
+
+    const qreal minRow = label.height() + 2;
+    qreal available = height() - kMargin - y;
+    int fit = std::max(1, int(available / minRow));
+    if (tokens > std::min(kMaxWindow, fit)) {
+        available -= small.height() + 6; // the "showing a–b of T" note
+        fit = std::max(1, int(available / minRow));
+    }
+    g.count = std::min({tokens, kMaxWindow, fit});
+    const int centre = selectedPosition();
+    g.first = std::clamp(centre - g.count / 2, 0, std::max(0, tokens - g.count));
+    g.rowHeight = g.count > 0 ? std::min(available / g.count, label.height() * 1.9) : 0;
+
+    qreal labelWidth = label.horizontalAdvance(QStringLiteral("query"));
+    for (int t = g.first; t < g.first + g.count; ++t)
+        labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(t)) + 10);
+    const qreal gap = std::clamp(width() - 2 * kMargin - 2 * labelWidth, 80.0, 420.0);
+    const qreal x0 = std::max(kMargin, (width() - 2 * labelWidth - gap) / 2);
+    g.leftLabels = QRectF(x0, g.top, labelWidth, g.count * g.rowHeight);
+    g.rightLabels = QRectF(x0 + labelWidth + gap, g.top, labelWidth, g.count * g.rowHeight);
+    return g;
+}
+
+std::pair<int, int> TokenLinesView::window() const
+{
+    const Geometry g = geometry();
+    return {g.first, g.count};
+}
+
+QRectF TokenLinesView::rowRect(const Geometry &g, Side side, int position) const
+{
+    const QRectF &column = side == Side::Query ? g.leftLabels : g.rightLabels;
+    return QRectF(column.left(), g.top + (position - g.first) * g.rowHeight, column.width(), g.rowHeight);
+}
+
+std::vector<TokenLinesView::Segment> TokenLinesView::segments() const
+{
+    std::vector<Segment> out;
+    if (!message().isEmpty())
+        return out;
+    const Tensor &a = *probs();
+    const Geometry g = geometry();
+    const std::vector<int> heads = headsShown();
+    const int totalHeads = static_cast<int>(a.dim(0));
+    const qreal maxWidth = heads.size() == 1 ? 4.0 : 3.0;
+    const int last = g.first + g.count;
+    for (int h : heads) {
+        const ConstMatrixMap w = a.slice(h);
+        for (int q = g.first; q < last; ++q) {
+            if (m_hoverSide == Side::Query && q != m_hoverPos)
+                continue;
+            for (int k = g.first; k < last; ++k) {
+                const float weight = w(q, k);
+                if (!(weight >= kMinWeight) || (m_hoverSide == Side::Key && k != m_hoverPos))
+                    continue;
+                Segment s{q, k, h, weight, 0, 0.0, headColor(h, totalHeads), {}};
+                s.alpha = std::clamp(int(std::lround(255.0 * weight)), 1, 255);
+                s.width = 0.75 + (maxWidth - 0.75) * std::min(weight, 1.0f);
+                s.color.setAlpha(s.alpha);
+                s.line = QLineF(rowRect(g, Side::Query, q).right() + kAnchorGap, rowRect(g, Side::Query, q).center().y(),
+                                rowRect(g, Side::Key, k).left() - kAnchorGap, rowRect(g, Side::Key, k).center().y());
+                out.push_back(s);
+            }
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Segment &a, const Segment &b) { return a.weight < b.weight; });
+    return out;
+}
+
+// The mean weight (over the heads shown) between `position` on `side` and the hovered token on the other side.
+float TokenLinesView::partnerWeight(int position) const
+{
+    const Tensor *a = probs();
+    const std::vector<int> heads = headsShown();
+    if (!a || heads.empty() || m_hoverPos < 0)
+        return 0.0f;
+    float sum = 0.0f;
+    for (int h : heads) {
+        const ConstMatrixMap w = a->slice(h);
+        sum += m_hoverSide == Side::Query ? w(m_hoverPos, position) : w(position, m_hoverPos);
+    }
+    return sum / heads.size();
+}
+
+void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const
+{
+    const std::vector<int> heads = headsShown();
+    const QString which = m_spec.head < 0 ? tr("all %1 heads").arg(heads.size()) : tr("head %1").arg(m_spec.head);
+    p.setFont(sizedFont(font(), 12, true));
+    p.setPen(pal.text);
+    const QRectF titleRect(kMargin, kMargin, width() - 2 * kMargin, g.legendTop - kMargin);
+    p.drawText(titleRect, Qt::AlignLeft | Qt::AlignTop, tr("Attention lines · layer %1 · %2").arg(m_spec.layer).arg(which));
+    p.setFont(sizedFont(font(), 10));
+    p.setPen(pal.muted);
+    p.drawText(titleRect, Qt::AlignRight | Qt::AlignTop, tr("hover a token to isolate its lines"));
+
+    const QFontMetricsF small(p.font());
+    const qreal y = g.top - small.height() - 4;
+    p.drawText(QRectF(g.leftLabels.left() - 60, y, g.leftLabels.width() + 60, small.height()),
+               Qt::AlignRight | Qt::AlignVCenter, tr("query (attending)"));
+    p.drawText(QRectF(g.rightLabels.left(), y, g.rightLabels.width() + 60, small.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, tr("key (attended)"));
+
+    const int tokens = tokenCount();
+    if (g.count < tokens) {
+        const QRectF note(kMargin, height() - kMargin - small.height(), width() - 2 * kMargin, small.height());
+        p.drawText(note, Qt::AlignHCenter | Qt::AlignVCenter,
+                   tr("Showing tokens %1–%2 of %3 · click a token to move the window")
+                       .arg(g.first).arg(g.first + g.count - 1).arg(tokens));
+    }
+}
+
+void TokenLinesView::paintLegend(QPainter &p, const Geometry &g, const Palette &pal) const
+{
+    if (m_spec.head >= 0)
+        return;
+    p.setFont(sizedFont(font(), 10));
+    const QFontMetricsF small(p.font());
+    const qreal chip = small.horizontalAdvance(QStringLiteral("h00")) + 26;
+    const int perRow = std::max(1, int((width() - 2 * kMargin) / chip));
+    const std::vector<int> heads = headsShown();
+    for (size_t i = 0; i < heads.size(); ++i) {
+        const qreal x = kMargin + (i % perRow) * chip;
+        const qreal y = g.legendTop + (i / perRow) * (small.height() + 6);
+        const qreal box = small.height() * 0.7;
+        p.fillRect(QRectF(x, y + (small.height() - box) / 2, box, box), headColor(heads[i], int(heads.size())));
+        p.setPen(pal.text);
+        p.drawText(QRectF(x + box + 5, y, chip - box - 5, small.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   QStringLiteral("h%1").arg(heads[i]));
+    }
+}
+
+void TokenLinesView::paintLabels(QPainter &p, const Geometry &g, const Palette &pal) const
+{
+    const QFont normal = sizedFont(font(), 11);
+    QFont pad = normal;
+    pad.setItalic(true);
+    const QColor accent = m_spec.head >= 0 ? headColor(m_spec.head, int(probs()->dim(0))) : pal.highlight;
+    for (int t = g.first; t < g.first + g.count; ++t) {
+        for (Side side : {Side::Query, Side::Key}) {
+            const QRectF r = rowRect(g, side, t).adjusted(0, 1, 0, -1);
+            const bool hovered = m_hoverSide == side && m_hoverPos == t;
+            const float tint = m_hoverSide != Side::None && m_hoverSide != side ? partnerWeight(t) : 0.0f;
+            if (hovered || tint > 0.0f) {
+                QColor c = accent;
+                c.setAlpha(hovered ? 90 : int(170 * std::min(tint, 1.0f)));
+                p.setPen(hovered ? QPen(accent, 1.5) : Qt::NoPen);
+                p.setBrush(c);
+                p.drawRoundedRect(r, 4, 4);
+            }
+            p.setFont(isPadding(t) ? pad : normal);
+            p.setPen(isPadding(t) ? pal.muted : pal.text);
+            const Qt::Alignment align = (side == Side::Query ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter;
+            p.drawText(r.adjusted(5, 0, -5, 0), align, tokenLabel(t));
+        }
+    }
+}
+
+void TokenLinesView::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setRenderHint(QPainter::TextAntialiasing);
+    const Palette pal = palette();
+    p.fillRect(rect(), pal.background);
+
+    if (const QString text = message(); !text.isEmpty()) {
+        p.setFont(sizedFont(font(), 12));
+        p.setPen(pal.muted);
+        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, text);
+        return;
+    }
+    const Geometry g = geometry();
+    paintHeader(p, g, pal);
+    paintLegend(p, g, pal);
+    for (const Segment &s : segments()) {
+        p.setPen(QPen(s.color, s.width, Qt::SolidLine, Qt::RoundCap));
+        p.drawLine(s.line);
+    }
+    paintLabels(p, g, pal);
+}
+
+std::pair<TokenLinesView::Side, int> TokenLinesView::hitTest(const QPointF &point) const
+{
+    if (!message().isEmpty())
+        return {Side::None, -1};
+    const Geometry g = geometry();
+    if (g.rowHeight <= 0 || point.y() < g.top || point.x() < g.leftLabels.left() - 20
+        || point.x() > g.rightLabels.right() + 20)
+        return {Side::None, -1};
+    const int row = int((point.y() - g.top) / g.rowHeight);
+    if (row >= g.count)
+        return {Side::None, -1};
+    const qreal middle = (g.leftLabels.right() + g.rightLabels.left()) / 2;
+    return {point.x() < middle ? Side::Query : Side::Key, g.first + row};
+}
+
+void TokenLinesView::setHover(Side side, int position)
+{
+    if (side == Side::None || position < 0 || position >= tokenCount()) {
+        side = Side::None;
+        position = -1;
+    }
+    if (side == m_hoverSide && position == m_hoverPos)
+        return;
+    m_hoverSide = side;
+    m_hoverPos = position;
+    update();
+}
+
+void TokenLinesView::mouseMoveEvent(QMouseEvent *event)
+{
+    const auto [side, position] = hitTest(event->position());
+    setHover(side, position);
+}
+
+void TokenLinesView::mousePressEvent(QMouseEvent *event)
+{
+    const auto [side, position] = hitTest(event->position());
+    if (side == Side::None || event->button() != Qt::LeftButton || position == m_spec.position)
+        return;
+    m_spec.position = position;
+    update();
+    emit specEdited(m_spec);
+}
+
+void TokenLinesView::leaveEvent(QEvent *)
+{
+    setHover(Side::None, -1);
+}
+
+void TokenLinesView::refresh()
+{
+    if (m_hoverPos >= tokenCount())
+        setHover(Side::None, -1);
+    update();
+}
+
+} // namespace atlas

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "views/view.h"
+
+#include <QColor>
+#include <QLineF>
+#include <QRectF>
+
+#include <vector>
+
+namespace atlas {
+
+class Tensor;
+
+// BertViz-style head view: the tokens twice, queries ("attending") on the left and keys ("attended") on the
+// right, joined by one line per attention weight of `layer.{l}.attn.probs`, its opacity and width
+// proportional to the weight. One head (spec.head >= 0) in one colour, or every head of the layer
+// (spec.head == -1) in one colour each. Hovering a token keeps only its lines; clicking one selects it
+// (spec.position), which centres the 64-token window of long inputs.
+class TokenLinesView : public View
+{
+    Q_OBJECT
+
+public:
+    enum class Side { None, Query, Key };
+
+    struct Segment
+    {
+        int query = 0;
+        int key = 0;
+        int head = 0;
+        float weight = 0.0f;
+        int alpha = 0;      // 0..255, proportional to the weight
+        qreal width = 1.0;  // pen width in pixels
+        QColor color;       // the head's colour, alpha applied
+        QLineF line;        // from the query's anchor to the key's anchor
+    };
+
+    static constexpr float kMinWeight = 0.01f; // lighter lines are not drawn
+    static constexpr int kMaxWindow = 64;       // tokens drawn at once
+
+    explicit TokenLinesView(QWidget *parent = nullptr);
+
+    // The lines drawn at the current size and hover, lightest first (the paint order).
+    std::vector<Segment> segments() const;
+    // The centred message shown instead of the lines ("Not computed yet: …"), or empty when drawing lines.
+    QString message() const;
+    // First position and number of positions drawn (all of them unless the input is long).
+    std::pair<int, int> window() const;
+
+    void setHover(Side side, int position); // what hovering a token does; Side::None clears
+    Side hoverSide() const { return m_hoverSide; }
+    int hoverPosition() const { return m_hoverPos; }
+
+    static QColor headColor(int head, int heads);
+
+    QSize sizeHint() const override { return {720, 560}; }
+    QSize minimumSizeHint() const override { return {360, 240}; }
+
+protected:
+    void refresh() override;
+    void paintEvent(QPaintEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+
+private:
+    struct Geometry
+    {
+        int first = 0;        // first position drawn
+        int count = 0;        // positions drawn
+        qreal top = 0;        // y of the first row
+        qreal rowHeight = 0;
+        QRectF leftLabels;    // the query labels' column (text right-aligned)
+        QRectF rightLabels;   // the key labels' column (text left-aligned)
+        qreal legendTop = 0;
+    };
+
+    struct Palette
+    {
+        QColor background, text, muted, highlight;
+    };
+
+    const Tensor *probs() const;
+    int tokenCount() const;
+    int selectedPosition() const;
+    std::vector<int> headsShown() const;
+    Geometry geometry() const;
+    Palette palette() const;
+    QString tokenLabel(int position) const;
+    bool isPadding(int position) const;
+    QRectF rowRect(const Geometry &g, Side side, int position) const;
+    std::pair<Side, int> hitTest(const QPointF &point) const;
+    float partnerWeight(int key) const;
+
+    void paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const;
+    void paintLegend(QPainter &p, const Geometry &g, const Palette &pal) const;
+    void paintLabels(QPainter &p, const Geometry &g, const Palette &pal) const;
+
+    Side m_hoverSide = Side::None;
+    int m_hoverPos = -1;
+};
+
+} // namespace atlas

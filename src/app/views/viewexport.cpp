@@ -1,0 +1,147 @@
+#include "views/viewexport.h"
+
+#include "util/error.h"
+
+#include <qcustomplot.h>
+
+#include <QApplication>
+#include <QBuffer>
+#include <QFileInfo>
+#include <QLayout>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+namespace atlas {
+
+namespace {
+
+[[noreturn]] void fail(const QString &path, const QString &reason)
+{
+    throw Error((path + QStringLiteral(": ") + reason).toStdString());
+}
+
+// Paints `widget` (at `offset` in painter coordinates) and, recursively, its visible children.
+void paintVector(QCPPainter &painter, QWidget *widget, const QPoint &offset)
+{
+    if (auto *plot = qobject_cast<QCustomPlot *>(widget)) {
+        painter.save();
+        painter.translate(offset);
+        plot->toPainter(&painter, plot->width(), plot->height());
+        painter.restore();
+        return;
+    }
+    widget->render(&painter, offset, QRegion(), QWidget::DrawWindowBackground);
+    for (QObject *child : widget->children()) {
+        auto *w = qobject_cast<QWidget *>(child);
+        if (w != nullptr && !w->isWindow() && w->isVisibleTo(widget))
+            paintVector(painter, w, offset + w->pos());
+    }
+}
+
+void paintAll(QPaintDevice *device, QWidget *view, const QString &path)
+{
+    QCPPainter painter;
+    if (!painter.begin(device))
+        fail(path, QStringLiteral("cannot start painting"));
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    paintVector(painter, view, QPoint());
+    painter.end();
+}
+
+QByteArray renderPng(QWidget *view, const QString &path)
+{
+    // Rendered into an image of exactly the view's size (grab() would scale by the screen's pixel ratio).
+    QImage image(view->size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    view->render(&image);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, "PNG"))
+        fail(path, QStringLiteral("cannot encode the PNG image"));
+    return bytes;
+}
+
+void writeVector(QWidget *view, const QString &path, QSaveFile &file, bool pdf)
+{
+    const QSize size = view->size();
+    const int dpi = view->logicalDpiX() > 0 ? view->logicalDpiX() : 96;
+    if (pdf) {
+        QPdfWriter writer(&file);
+        writer.setResolution(dpi); // one device unit per widget pixel, so fonts keep their on-screen size
+        writer.setPageSize(QPageSize(QSizeF(size) * 72.0 / dpi, QPageSize::Point, QString(), QPageSize::ExactMatch));
+        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+        writer.setCreator(QStringLiteral("Transformer Atlas"));
+        paintAll(&writer, view, path);
+    } else {
+        QSvgGenerator generator;
+        generator.setOutputDevice(&file);
+        generator.setResolution(dpi);
+        generator.setSize(size);
+        generator.setViewBox(QRect(QPoint(), size));
+        generator.setTitle(QFileInfo(path).completeBaseName());
+        generator.setDescription(QStringLiteral("Transformer Atlas view"));
+        paintAll(&generator, view, path);
+    }
+}
+
+// Resizes the view (and lays out and replots everything in it) for the export; restores it when destroyed.
+class ExportSize
+{
+public:
+    ExportSize(QWidget *view, QSize size)
+        : m_view(view)
+        , m_old(view->size())
+    {
+        apply(size);
+    }
+    ~ExportSize() { apply(m_old); }
+
+private:
+    void apply(QSize size)
+    {
+        m_view->resize(size);
+        if (QLayout *layout = m_view->layout())
+            layout->activate();
+        QApplication::sendPostedEvents(); // deferred layouts and resize events of children
+        const QList<QCustomPlot *> plots = m_view->findChildren<QCustomPlot *>();
+        for (QCustomPlot *plot : plots)
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+        if (auto *plot = qobject_cast<QCustomPlot *>(m_view))
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+    }
+
+    QWidget *m_view;
+    QSize m_old;
+};
+
+} // namespace
+
+void exportView(QWidget *view, const QString &path, QSize size)
+{
+    const QString ext = QFileInfo(path).suffix().toLower();
+    if (ext != QLatin1String("png") && ext != QLatin1String("svg") && ext != QLatin1String("pdf"))
+        fail(path, QStringLiteral("unknown export format '.%1' (expected .png, .svg or .pdf)").arg(ext));
+    if (view == nullptr || size.width() <= 0 || size.height() <= 0)
+        fail(path, QStringLiteral("nothing to export (no view or an empty size)"));
+
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        fail(path, file.errorString());
+    {
+        ExportSize resized(view, size);
+        if (ext == QLatin1String("png")) {
+            const QByteArray bytes = renderPng(view, path);
+            if (file.write(bytes) != bytes.size())
+                fail(path, file.errorString());
+        } else {
+            writeVector(view, path, file, ext == QLatin1String("pdf"));
+        }
+    }
+    if (!file.commit())
+        fail(path, file.errorString());
+}
+
+} // namespace atlas

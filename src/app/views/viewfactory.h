@@ -1,0 +1,13 @@
+#pragma once
+
+#include "views/view.h"
+
+#include <memory>
+#include <string>
+
+namespace atlas {
+
+// The view widget for a ViewSpec's "view" kind (ViewSpec::viewKinds()); throws atlas::Error for another.
+std::unique_ptr<View> createView(const std::string &kind, QWidget *parent = nullptr);
+
+} // namespace atlas

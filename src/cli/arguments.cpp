@@ -1,0 +1,86 @@
+#include "arguments.h"
+
+#include "util/error.h"
+
+#include <charconv>
+
+namespace atlas {
+
+Arguments::Arguments(const std::vector<std::string> &args, const std::set<std::string> &options,
+                     const std::set<std::string> &flags)
+{
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string arg = args[i];
+        if (!arg.starts_with("--"))
+            throw Error("unexpected argument '" + arg + "' (options start with --)");
+        std::string name = arg.substr(2), value;
+        const auto eq = name.find('=');
+        const bool inlineValue = eq != std::string::npos;
+        if (inlineValue) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (flags.count(name) && !inlineValue) {
+            m_flags.insert(name);
+            continue;
+        }
+        if (!options.count(name))
+            throw Error("unknown option --" + name);
+        if (!inlineValue) {
+            if (i + 1 >= args.size())
+                throw Error("option --" + name + " needs a value");
+            value = args[++i];
+        }
+        m_values.emplace(name, value);
+    }
+}
+
+std::string Arguments::value(const std::string &name, const std::string &fallback) const
+{
+    auto range = m_values.equal_range(name);
+    return range.first == range.second ? fallback : std::prev(range.second)->second;
+}
+
+std::string Arguments::required(const std::string &name) const
+{
+    if (!has(name))
+        throw Error("missing required option --" + name);
+    return value(name);
+}
+
+std::vector<std::string> Arguments::values(const std::string &name) const
+{
+    std::vector<std::string> out;
+    for (auto [it, end] = m_values.equal_range(name); it != end; ++it)
+        out.push_back(it->second);
+    return out;
+}
+
+int Arguments::intValue(const std::string &name, int fallback) const
+{
+    if (!has(name))
+        return fallback;
+    const std::string v = value(name);
+    int out = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || ptr != v.data() + v.size())
+        throw Error("option --" + name + ": '" + v + "' is not an integer");
+    return out;
+}
+
+double Arguments::doubleValue(const std::string &name, double fallback) const
+{
+    if (!has(name))
+        return fallback;
+    const std::string v = value(name);
+    try {
+        size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used == v.size())
+            return d;
+    } catch (...) {
+    }
+    throw Error("option --" + name + ": '" + v + "' is not a number");
+}
+
+} // namespace atlas

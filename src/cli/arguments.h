@@ -1,0 +1,31 @@
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// "--name value" / "--name=value" / "--flag" options of one subcommand. Unknown options are errors.
+class Arguments
+{
+public:
+    // `options` take a value, `flags` do not; throws atlas::Error for anything else.
+    Arguments(const std::vector<std::string> &args, const std::set<std::string> &options,
+              const std::set<std::string> &flags = {});
+
+    bool has(const std::string &name) const { return m_values.count(name) != 0; }
+    bool flag(const std::string &name) const { return m_flags.count(name) != 0; }
+    std::string value(const std::string &name, const std::string &fallback = {}) const;
+    std::string required(const std::string &name) const;
+    std::vector<std::string> values(const std::string &name) const; // every occurrence, in order
+    int intValue(const std::string &name, int fallback) const;
+    double doubleValue(const std::string &name, double fallback) const;
+
+private:
+    std::multimap<std::string, std::string> m_values;
+    std::set<std::string> m_flags;
+};
+
+} // namespace atlas

@@ -1,0 +1,71 @@
+#include "arguments.h"
+#include "commands.h"
+#include "engine/engine.h"
+#include "model/builtinmodels.h"
+#include "modelinput.h"
+#include "util/error.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+namespace atlas {
+
+namespace {
+
+// GPT-2 small's shape (124M parameters) with random weights, for comparing speed with PyTorch.
+std::shared_ptr<const Model> gpt2SmallShaped()
+{
+    ModelConfig c;
+    c.layers = 12;
+    c.heads = 12;
+    c.dModel = 768;
+    c.dFF = 3072;
+    c.vocab = 50257;
+    c.context = 1024;
+    return std::make_shared<Model>(Model::random(c, 1234));
+}
+
+} // namespace
+
+// bench (--model NAME|DIR | --shape gpt2-small) --length N --repeat R [--no-trace] [--threads N]
+int benchCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, {"model", "shape", "length", "repeat", "threads", "memory-budget"}, {"no-trace"});
+    if (args.has("shape") && args.value("shape") != "gpt2-small")
+        throw Error("--shape: only 'gpt2-small' is known");
+    if (args.has("threads"))
+        Eigen::setNbThreads(args.intValue("threads", 2));
+    auto model = args.has("shape") ? gpt2SmallShaped() : loadModel(args.value("model", "tiny-bytes"));
+    const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
+    if (length < 1 || repeat < 1)
+        throw Error("--length and --repeat must be at least 1");
+    std::mt19937 rng(7);
+    Input input;
+    for (int i = 0; i < length; ++i)
+        input.tokens.push_back(static_cast<int>(rng() % static_cast<unsigned>(model->config.vocab)));
+    const EngineOptions options{!args.flag("no-trace"), memoryBudgetArgument(args)};
+    std::vector<double> ms;
+    size_t traceBytes = 0;
+    for (int r = 0; r <= repeat; ++r) { // run 0 warms up caches and is not counted
+        Engine engine(model, input, options);
+        const auto t0 = std::chrono::steady_clock::now();
+        engine.runToEnd();
+        const auto t1 = std::chrono::steady_clock::now();
+        traceBytes = engine.trace().bytes();
+        if (r > 0)
+            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median = ms[ms.size() / 2];
+    std::printf("model %s, %d tokens, %s, %d threads, %d runs\n", model->name.c_str(), length,
+                options.trace ? "traced" : "untraced", Eigen::nbThreads(), repeat);
+    std::printf("median %.2f ms  (min %.2f, max %.2f)  %.0f tokens/s  trace %.1f MiB\n", median, ms.front(), ms.back(),
+                length / (median / 1000.0), double(traceBytes) / (1 << 20));
+    return 0;
+}
+
+} // namespace atlas

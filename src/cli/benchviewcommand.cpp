@@ -1,0 +1,61 @@
+#include "arguments.h"
+#include "commands.h"
+#include "util/error.h"
+#include "views/specrunner.h"
+#include "views/view.h"
+#include "views/viewfactory.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+namespace atlas {
+
+// bench-view [--model M] [--length 2048] [--repeat 20] [--view attention]: times what a user waits for when
+// switching layer or head: setting the spec, the queued replot and the repaint of the window.
+int benchViewCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, {"model", "length", "repeat", "view", "size"});
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    int qtArgc = 1;
+    char name[] = "transformer-atlas";
+    char *qtArgv[] = {name, nullptr};
+    QApplication app(qtArgc, qtArgv);
+
+    ViewSpec spec;
+    spec.model = args.value("model", "tiny-bytes");
+    spec.view = args.value("view", "attention");
+    const int length = args.intValue("length", 2048), repeat = args.intValue("repeat", 20);
+    std::mt19937 rng(3);
+    for (int i = 0; i < length; ++i)
+        spec.tokens.push_back(static_cast<int>('a' + rng() % 26));
+    const SpecRun run = runSpec(spec);
+    std::unique_ptr<View> view = createView(spec.view);
+    view->resize(1200, 1000);
+    view->setInput(run.viewInput);
+    view->setSpec(spec);
+    view->show();
+    QApplication::processEvents();
+
+    std::vector<double> ms;
+    for (int r = 0; r < repeat; ++r) {
+        spec.layer = r % run.viewInput.layers;
+        spec.head = (r / run.viewInput.layers) % run.viewInput.heads;
+        QElapsedTimer timer;
+        timer.start();
+        view->setSpec(spec);
+        QApplication::processEvents();
+        view->repaint();
+        ms.push_back(double(timer.nsecsElapsed()) / 1e6);
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%s view, %d tokens, model %s: switching layer/head median %.1f ms (min %.1f, max %.1f) over %d switches\n",
+                spec.view.c_str(), length, run.model->name.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), repeat);
+    return 0;
+}
+
+} // namespace atlas

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+using CommandArgs = std::vector<std::string>;
+
+// Each subcommand returns the process exit code; failures throw atlas::Error (printed by runCommandLine).
+int dumpCommand(const CommandArgs &args);
+int benchCommand(const CommandArgs &args);
+int benchViewCommand(const CommandArgs &args);
+int modelsCommand(const CommandArgs &args);
+int newModelCommand(const CommandArgs &args);
+int generateCommand(const CommandArgs &args);
+int renderCommand(const CommandArgs &args);
+
+// Returns -1 when argv does not name a subcommand (then the app opens).
+int runCommandLine(int argc, char **argv);
+
+} // namespace atlas

@@ -1,0 +1,32 @@
+#include "arguments.h"
+#include "commands.h"
+#include "engine/generator.h"
+#include "modelinput.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace atlas {
+
+// generate --model NAME|DIR (--text "..." | --tokens ...) [--steps 20 --temperature 0 --top-k 0 --seed 0]
+// Prints each new token with the KV cache's size as it grows.
+int generateCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, {"model", "tokens", "text", "padding", "steps", "temperature", "top-k", "seed"});
+    ModelAndInput run = loadModelAndInput(args);
+    SamplingOptions options;
+    options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0));
+    options.topK = args.intValue("top-k", 0);
+    options.seed = static_cast<uint64_t>(args.intValue("seed", 0));
+    Generator generator(run.model, run.input.tokens, options);
+    const int steps = args.intValue("steps", 20);
+    for (int s = 0; s < steps; ++s) {
+        const int id = generator.generate();
+        std::printf("%4d  id %-6d %-10s KV cache: %d positions, %.1f KiB\n", s + 1, id, run.tokenizer->piece(id).c_str(),
+                    generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0);
+    }
+    std::cout << "\n" << run.tokenizer->decode(generator.tokens()) << "\n";
+    return 0;
+}
+
+} // namespace atlas

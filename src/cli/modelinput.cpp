@@ -1,0 +1,34 @@
+#include "modelinput.h"
+
+#include "arguments.h"
+#include "engine/inputbuilder.h"
+#include "model/builtinmodels.h"
+#include "util/error.h"
+
+
+namespace atlas {
+
+ModelAndInput loadModelAndInput(const Arguments &args)
+{
+    ModelAndInput r;
+    r.model = loadModel(args.value("model", "tiny-bytes"));
+    r.tokenizer = Tokenizer::forModel(*r.model);
+    if (args.has("tokens") == args.has("text"))
+        throw Error("give the input as exactly one of --tokens 464,3290,318 or --text \"...\"");
+    const std::vector<int> tokens = args.has("tokens") ? parseTokenList(args.value("tokens")) : std::vector<int>{};
+    if (args.has("tokens") && tokens.empty())
+        throw Error("--tokens: no token ids given");
+    const std::vector<int> padding = args.has("padding") ? parseTokenList(args.value("padding")) : std::vector<int>{};
+    r.input = makeInput(*r.tokenizer, args.value("text"), tokens, padding);
+    return r;
+}
+
+size_t memoryBudgetArgument(const Arguments &args)
+{
+    const double gib = args.doubleValue("memory-budget", 8.0);
+    if (gib <= 0)
+        throw Error("--memory-budget must be positive (GiB)");
+    return static_cast<size_t>(gib * double(size_t(1) << 30));
+}
+
+} // namespace atlas

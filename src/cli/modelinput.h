@@ -1,0 +1,25 @@
+#pragma once
+
+#include "engine/input.h"
+#include "model/model.h"
+#include "tokenize/tokenizer.h"
+
+#include <memory>
+
+namespace atlas {
+
+class Arguments;
+
+struct ModelAndInput
+{
+    std::shared_ptr<const Model> model;
+    std::unique_ptr<Tokenizer> tokenizer;
+    Input input;
+};
+
+// --model NAME|DIR, then --tokens 1,2,3 or --text "...", and --padding 5,6.
+ModelAndInput loadModelAndInput(const Arguments &args);
+// --memory-budget GIB (default 8).
+size_t memoryBudgetArgument(const Arguments &args);
+
+} // namespace atlas

@@ -1,0 +1,41 @@
+#include "arguments.h"
+#include "commands.h"
+#include "model/model.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace atlas {
+
+// new-model --out DIR [--layers 2 --heads 4 --d-model 64 --d-ff 256 --vocab 256 --context 1024 --seed 1
+//           --activation gelu_new|relu --layer-norm pre|post --positions learned|sinusoidal --bidirectional
+//           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
+int newModelCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv,
+                         {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation",
+                          "layer-norm", "positions", "tokenizer", "description"},
+                         {"bidirectional"});
+    nlohmann::json j = {
+        {"n_layer", args.intValue("layers", 2)}, {"n_head", args.intValue("heads", 4)},
+        {"n_embd", args.intValue("d-model", 64)}, {"vocab_size", args.intValue("vocab", 256)},
+        {"n_positions", args.intValue("context", 1024)},
+        {"activation_function", args.value("activation", "gelu_new")},
+        {"atlas_layer_norm", args.value("layer-norm", "pre")}, {"atlas_positions", args.value("positions", "learned")},
+        {"atlas_causal", !args.flag("bidirectional")}, {"atlas_tokenizer", args.value("tokenizer", "bytes")},
+        {"atlas_description", args.value("description", "")},
+    };
+    if (args.has("d-ff"))
+        j["n_inner"] = args.intValue("d-ff", 0);
+    const ModelConfig config = ModelConfig::fromJson(j.dump(), "new-model options");
+    const int seed = args.intValue("seed", 1);
+    Model model = Model::random(config, static_cast<uint64_t>(seed));
+    model.save(args.required("out"));
+    std::cout << "wrote a " << model.parameterCount() << "-parameter model (seed " << seed << ") to "
+              << args.value("out") << "\n";
+    return 0;
+}
+
+} // namespace atlas

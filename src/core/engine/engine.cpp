@@ -1,0 +1,106 @@
+#include "engine/engine.h"
+
+#include "util/error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace atlas {
+
+namespace {
+
+std::string gib(size_t bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(size_t(1) << 30));
+    return buf;
+}
+
+void validateInput(const ModelConfig &c, const Input &input)
+{
+    const int T = static_cast<int>(input.tokens.size());
+    if (T == 0)
+        throw Error("the input is empty: give at least one token");
+    if (T > c.context)
+        throw Error("the input has " + std::to_string(T) + " tokens, longer than the model's context of "
+                    + std::to_string(c.context) + " (n_positions)");
+    for (int t = 0; t < T; ++t)
+        if (input.tokens[t] < 0 || input.tokens[t] >= c.vocab)
+            throw Error("token id " + std::to_string(input.tokens[t]) + " at position " + std::to_string(t)
+                        + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+    for (int p : input.padding)
+        if (p < 0 || p >= T)
+            throw Error("padding position " + std::to_string(p) + " is outside the input (0.." + std::to_string(T - 1) + ")");
+}
+
+} // namespace
+
+Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions options)
+    : m_model(std::move(model))
+    , m_input(std::move(input))
+    , m_options(options)
+{
+    if (!m_model)
+        throw Error("no model");
+    validateInput(m_model->config, m_input);
+    m_program = Program::build(m_model->config, m_input);
+    if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
+        throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
+                    + gib(m_program.tracedBytes()) + ", over the trace memory budget of " + gib(m_options.memoryBudget)
+                    + ": use fewer tokens, raise the budget (--memory-budget GIB, or Settings in the app), or run untraced");
+}
+
+void Engine::step()
+{
+    if (atEnd())
+        return;
+    const Op &op = m_program.ops[static_cast<size_t>(m_cursor)];
+    std::vector<Tensor> outputs = op.run(*m_model, m_input, m_trace);
+    for (size_t i = 0; i < outputs.size(); ++i)
+        m_trace.put(op.outputs[i].name, op.outputs[i].formula, m_cursor, std::move(outputs[i]));
+    ++m_cursor;
+    if (!m_options.trace) {
+        // Free every tensor no later operation reads, except the final outputs.
+        std::set<std::string> needed = {"logits", "next_probs"};
+        for (size_t i = static_cast<size_t>(m_cursor); i < m_program.ops.size(); ++i)
+            needed.insert(m_program.ops[i].inputs.begin(), m_program.ops[i].inputs.end());
+        std::vector<std::string> unused;
+        for (const TraceEntry &e : m_trace.entries())
+            if (!needed.count(e.name))
+                unused.push_back(e.name);
+        for (const std::string &name : unused)
+            m_trace.drop(name);
+    }
+}
+
+void Engine::back()
+{
+    if (m_cursor == 0)
+        return;
+    if (!m_options.trace)
+        throw Error("stepping back needs a traced run");
+    --m_cursor;
+    m_trace.removeOutputsOf(m_cursor);
+}
+
+void Engine::runTo(int cursor)
+{
+    cursor = std::clamp(cursor, 0, opCount());
+    while (m_cursor < cursor)
+        step();
+    while (m_cursor > cursor)
+        back();
+}
+
+bool Engine::runToEnd(const std::function<bool(int, int)> &progress)
+{
+    while (!atEnd()) {
+        step();
+        if (progress && !progress(m_cursor, opCount()))
+            return atEnd();
+    }
+    return true;
+}
+
+} // namespace atlas

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "engine/input.h"
+#include "engine/program.h"
+#include "model/model.h"
+#include "trace/trace.h"
+
+#include <functional>
+#include <memory>
+
+namespace atlas {
+
+struct EngineOptions
+{
+    bool trace = true; // false: free each intermediate once no later operation reads it (no stepping back)
+    size_t memoryBudget = size_t(8) << 30; // bytes the trace may hold; a larger request is refused up front
+};
+
+// Runs a model's Program one operation at a time. The trace is the engine's state: step() runs the next
+// operation on tensors already in the trace, back() removes the last operation's outputs, so stepping
+// forward again recomputes exactly the same tensors.
+class Engine
+{
+public:
+    // Validates the input (token ids in the vocabulary, length within the context, padding positions) and
+    // the memory budget; throws atlas::Error with the reason.
+    Engine(std::shared_ptr<const Model> model, Input input, EngineOptions options = {});
+
+    const Model &model() const { return *m_model; }
+    std::shared_ptr<const Model> modelPtr() const { return m_model; }
+    const Input &input() const { return m_input; }
+    const Program &program() const { return m_program; }
+    int opCount() const { return static_cast<int>(m_program.ops.size()); }
+    int cursor() const { return m_cursor; } // operations run so far; the next one is program().ops[cursor()]
+    bool atEnd() const { return m_cursor == opCount(); }
+
+    void step();
+    void back();
+    void runTo(int cursor);
+    // Runs to the end; `progress(done, total)` may return false to cancel (the engine stops between ops).
+    bool runToEnd(const std::function<bool(int, int)> &progress = {});
+
+    const Trace &trace() const { return m_trace; }
+    Trace &trace() { return m_trace; }
+    size_t estimatedTraceBytes() const { return m_program.tracedBytes(); }
+
+private:
+    std::shared_ptr<const Model> m_model;
+    Input m_input;
+    EngineOptions m_options;
+    Program m_program;
+    Trace m_trace;
+    int m_cursor = 0;
+};
+
+} // namespace atlas

@@ -1,0 +1,129 @@
+#include "engine/generator.h"
+
+#include "ops/ops.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace atlas {
+
+Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options)
+    : m_model(std::move(model))
+    , m_options(options)
+    , m_rng(options.seed)
+{
+    const ModelConfig &c = m_model->config;
+    if (!c.causal)
+        throw Error("generation needs a causal model: a bidirectional model's earlier positions change with every new token");
+    if (prompt.empty())
+        throw Error("generation needs a prompt of at least one token");
+    m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(c.context, c.dModel));
+    m_values = m_keys;
+    for (int t : prompt)
+        feed(t);
+}
+
+void Generator::feed(int token)
+{
+    const ModelConfig &c = m_model->config;
+    if (m_cached >= c.context)
+        throw Error("the context of " + std::to_string(c.context) + " tokens is full");
+    if (token < 0 || token >= c.vocab)
+        throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+    const int64_t D = c.dModel, H = c.heads, d = c.headDim();
+    const int pos = m_cached;
+    Tensor x({1, D});
+    ops::embedding_forward(x, m_model->wte, {token});
+    if (c.positions == PositionKind::Learned) {
+        x.matrix() += m_model->wpe.matrix().row(pos);
+    } else {
+        Tensor p({pos + 1, D});
+        ops::positions_sinusoidal_forward(p);
+        x.matrix() += p.matrix().row(pos);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    for (int l = 0; l < c.layers; ++l) {
+        const BlockWeights &b = m_model->blocks[static_cast<size_t>(l)];
+        const bool pre = c.layerNorm == LayerNormPlacement::Pre;
+        Tensor h({1, D}), qkv({1, 3 * D}), ctx({1, D}), out({1, D});
+        pre ? ops::layernorm_forward(h, x, b.ln1Weight, b.ln1Bias, c.lnEpsilon) : void(h = x);
+        ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
+        m_keys[l].row(pos) = qkv.matrix().block(0, D, 1, D);
+        m_values[l].row(pos) = qkv.matrix().block(0, 2 * D, 1, D);
+        for (int64_t hd = 0; hd < H; ++hd) {
+            const auto q = qkv.matrix().block(0, hd * d, 1, d);
+            RowVector s = (q * m_keys[l].block(0, hd * d, pos + 1, d).transpose()) * scale;
+            s = (s.array() - s.maxCoeff()).exp().matrix();
+            s /= s.sum();
+            ctx.matrix().block(0, hd * d, 1, d) = s * m_values[l].block(0, hd * d, pos + 1, d);
+        }
+        ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
+        Tensor mid({1, D}), up({1, c.dFF}), act({1, c.dFF}), down({1, D});
+        mid.matrix() = x.matrix() + out.matrix();
+        if (!pre)
+            ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
+        pre ? ops::layernorm_forward(h, mid, b.ln2Weight, b.ln2Bias, c.lnEpsilon) : void(h = mid);
+        ops::linear_forward(up, h, b.fcWeight, b.fcBias);
+        c.activation == Activation::Relu ? ops::relu_forward(act, up)
+            : c.activation == Activation::GeluTanh ? ops::gelu_tanh_forward(act, up) : ops::gelu_erf_forward(act, up);
+        ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
+        x.matrix() = mid.matrix() + down.matrix();
+        if (!pre)
+            ops::layernorm_forward(x, Tensor(x), b.ln2Weight, b.ln2Bias, c.lnEpsilon);
+    }
+    Tensor lnf({1, D});
+    ops::layernorm_forward(lnf, x, m_model->lnfWeight, m_model->lnfBias, c.lnEpsilon);
+    m_logits = Tensor({c.vocab});
+    Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->wte.matrix().transpose();
+    m_tokens.push_back(token);
+    ++m_cached;
+}
+
+int Generator::generate()
+{
+    const int V = static_cast<int>(m_logits.numel());
+    std::vector<int> order(static_cast<size_t>(V));
+    std::iota(order.begin(), order.end(), 0);
+    const float *z = m_logits.data();
+    int next = 0;
+    if (m_options.temperature <= 0.0f) {
+        next = static_cast<int>(std::max_element(z, z + V) - z);
+    } else {
+        const int k = m_options.topK > 0 ? std::min(m_options.topK, V) : V;
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [z](int a, int b) { return z[a] > z[b]; });
+        std::vector<double> w(static_cast<size_t>(k));
+        for (int i = 0; i < k; ++i)
+            w[i] = std::exp(double(z[order[i]] - z[order[0]]) / m_options.temperature);
+        std::discrete_distribution<int> pick(w.begin(), w.end());
+        next = order[static_cast<size_t>(pick(m_rng))];
+    }
+    feed(next);
+    return next;
+}
+
+size_t Generator::cacheBytes() const
+{
+    return 2 * m_keys.size() * static_cast<size_t>(m_cached) * static_cast<size_t>(m_model->config.dModel) * sizeof(float);
+}
+
+Tensor Generator::cachedKeys(int layer) const
+{
+    const ModelConfig &c = m_model->config;
+    Tensor t({c.heads, m_cached, c.headDim()});
+    for (int h = 0; h < c.heads; ++h)
+        t.slice(h) = m_keys.at(static_cast<size_t>(layer)).block(0, h * c.headDim(), m_cached, c.headDim());
+    return t;
+}
+
+Tensor Generator::cachedValues(int layer) const
+{
+    const ModelConfig &c = m_model->config;
+    Tensor t({c.heads, m_cached, c.headDim()});
+    for (int h = 0; h < c.heads; ++h)
+        t.slice(h) = m_values.at(static_cast<size_t>(layer)).block(0, h * c.headDim(), m_cached, c.headDim());
+    return t;
+}
+
+} // namespace atlas

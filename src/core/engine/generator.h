@@ -1,0 +1,49 @@
+#pragma once
+
+#include "model/model.h"
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace atlas {
+
+struct SamplingOptions
+{
+    float temperature = 0.0f; // 0 = greedy (argmax)
+    int topK = 0;             // 0 = every token
+    uint64_t seed = 0;
+};
+
+// Autoregressive generation with a KV cache: each new token runs the model on that one position and
+// attends to the keys and values cached for all earlier positions. Causal models only.
+class Generator
+{
+public:
+    Generator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options = {});
+
+    // Samples the next token from the current logits, appends it and runs it through the model.
+    int generate();
+
+    const std::vector<int> &tokens() const { return m_tokens; }
+    const Tensor &lastLogits() const { return m_logits; } // [V]: logits for the next position
+    int cachedPositions() const { return m_cached; }       // rows in every layer's K and V cache
+    size_t cacheBytes() const;                              // 2 × layers × positions × D floats
+    // Layer `layer`'s cache as [H, positions, d] (a copy, for display).
+    Tensor cachedKeys(int layer) const;
+    Tensor cachedValues(int layer) const;
+
+private:
+    void feed(int token);
+
+    std::shared_ptr<const Model> m_model;
+    SamplingOptions m_options;
+    std::mt19937_64 m_rng;
+    std::vector<int> m_tokens;
+    std::vector<MatrixRM> m_keys, m_values; // per layer [context, D], rows [0, m_cached) filled
+    int m_cached = 0;
+    Tensor m_logits;
+};
+
+} // namespace atlas

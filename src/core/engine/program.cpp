@@ -1,0 +1,244 @@
+#include "engine/program.h"
+
+#include "ops/ops.h"
+
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+using Outputs = std::vector<Tensor>;
+
+// Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
+class ProgramBuilder
+{
+public:
+    ProgramBuilder(const ModelConfig &c, const Input &input)
+        : m_c(c)
+        , T(static_cast<int64_t>(input.tokens.size()))
+    {
+    }
+
+    void add(std::string name, std::string label, int layer, std::vector<std::string> inputs,
+             std::vector<OpOutput> outputs, decltype(Op::run) run)
+    {
+        m_program.ops.push_back({std::move(name), std::move(label), layer, std::move(inputs), std::move(outputs), std::move(run)});
+    }
+
+    // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`.
+    template <typename Fn>
+    void unary(const std::string &out, const std::string &label, int layer, const std::string &in, Shape shape,
+               const std::string &formula, Fn fn)
+    {
+        add(out, label, layer, {in}, {{out, shape, formula}},
+            [in, shape, fn](const Model &m, const Input &, const Trace &tr) {
+                Tensor o(shape);
+                fn(o, tr.tensor(in), m);
+                return Outputs{std::move(o)};
+            });
+    }
+
+    void embeddings();
+    void block(int i);
+    void attention(int i, const std::string &in);
+    void mlp(int i, const std::string &in);
+    void head();
+    Program take() { return std::move(m_program); }
+
+private:
+    void layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which);
+    void residual(const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula);
+
+    const ModelConfig &m_c;
+    const int64_t T;
+    Program m_program;
+};
+
+void ProgramBuilder::embeddings()
+{
+    const int64_t D = m_c.dModel;
+    add("embed", "embed", -1, {}, {{"embed", {T, D}, "E = W_te[ids]"}},
+        [D](const Model &m, const Input &in, const Trace &) {
+            Tensor o({static_cast<int64_t>(in.tokens.size()), D});
+            ops::embedding_forward(o, m.wte, in.tokens);
+            return Outputs{std::move(o)};
+        });
+    const bool learned = m_c.positions == PositionKind::Learned;
+    add("positions", "positions", -1, {},
+        {{"positions", {T, D}, learned ? "P = W_pe[0..T)" : "P(t,2i) = sin(t/10000^(2i/D)), P(t,2i+1) = cos(t/10000^(2i/D))"}},
+        [D, learned, T = T](const Model &m, const Input &, const Trace &) {
+            Tensor o({T, D});
+            learned ? ops::positions_learned_forward(o, m.wpe) : ops::positions_sinusoidal_forward(o);
+            return Outputs{std::move(o)};
+        });
+    residual("input", -1, "embed", "positions", "X₀ = E + P");
+    m_program.ops.back().label = "add positions";
+}
+
+void ProgramBuilder::layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which)
+{
+    const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : "γ_f";
+    const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : "β_f";
+    unary(out, label, layer, in, {T, m_c.dModel},
+          std::string("LN(x) = ") + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
+          [layer, which](Tensor &o, const Tensor &x, const Model &m) {
+              const Tensor &w = which == 0 ? m.lnfWeight : which == 1 ? m.blocks[layer].ln1Weight : m.blocks[layer].ln2Weight;
+              const Tensor &bb = which == 0 ? m.lnfBias : which == 1 ? m.blocks[layer].ln1Bias : m.blocks[layer].ln2Bias;
+              ops::layernorm_forward(o, x, w, bb, m.config.lnEpsilon);
+          });
+}
+
+void ProgramBuilder::residual(const std::string &out, int layer, const std::string &a, const std::string &b,
+                              const std::string &formula)
+{
+    add(out, "residual add", layer, {a, b}, {{out, {T, m_c.dModel}, formula}},
+        [a, b](const Model &, const Input &, const Trace &tr) {
+            Tensor o(tr.tensor(a).shape());
+            ops::add_forward(o, tr.tensor(a), tr.tensor(b));
+            return Outputs{std::move(o)};
+        });
+}
+
+void ProgramBuilder::attention(int i, const std::string &in)
+{
+    const std::string p = "layer." + std::to_string(i) + ".";
+    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
+    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
+          [i](Tensor &o, const Tensor &x, const Model &m) {
+              ops::linear_forward(o, x, m.blocks[i].attnWeight, m.blocks[i].attnBias);
+          });
+    add(p + "split", "split heads", i, {p + "attn.qkv"},
+        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"},
+         {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},
+         {p + "attn.v", {H, T, d}, "V_h = V[:, h·d : (h+1)·d]"}},
+        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
+            ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
+            return Outputs{std::move(q), std::move(k), std::move(v)};
+        });
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    add(p + "scores", "scores", i, {p + "attn.q", p + "attn.k"},
+        {{p + "attn.scores", {H, T, T}, "S = Q_h K_hᵀ / √d  (d = " + std::to_string(d) + ")"}},
+        [p, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
+            Tensor s({H, T, T});
+            ops::attention_scores_forward(s, tr.tensor(p + "attn.q"), tr.tensor(p + "attn.k"), scale);
+            return Outputs{std::move(s)};
+        });
+    const std::string rule = std::string(m_c.causal ? "key j ≤ query i" : "every key") + " and j not padding";
+    add(p + "mask", "mask", i, {p + "attn.scores"},
+        {{p + "attn.masked", {H, T, T}, "S′ᵢⱼ = Sᵢⱼ if " + rule + ", else −∞"}},
+        [p](const Model &m, const Input &in, const Trace &tr) {
+            const Tensor &s = tr.tensor(p + "attn.scores");
+            Tensor o(s.shape());
+            ops::attention_mask_forward(o, s, ops::attention_allowed(static_cast<int>(s.dim(1)), m.config.causal, in.padding));
+            return Outputs{std::move(o)};
+        });
+    unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
+          [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    add(p + "context", "weighted sum of V", i, {p + "attn.probs", p + "attn.v"},
+        {{p + "attn.context", {H, T, d}, "C_h = A_h V_h"}},
+        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            Tensor o({H, T, d});
+            ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
+            return Outputs{std::move(o)};
+        });
+    unary(p + "attn.merged", "merge heads", i, p + "attn.context", {T, D}, "C = [C_1 … C_H]",
+          [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
+    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
+          [i](Tensor &o, const Tensor &x, const Model &m) {
+              ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
+          });
+}
+
+void ProgramBuilder::mlp(int i, const std::string &in)
+{
+    const std::string p = "layer." + std::to_string(i) + ".";
+    const int64_t D = m_c.dModel, F = m_c.dFF;
+    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc",
+          [i](Tensor &o, const Tensor &x, const Model &m) { ops::linear_forward(o, x, m.blocks[i].fcWeight, m.blocks[i].fcBias); });
+    const Activation act = m_c.activation;
+    const std::string formula = act == Activation::Relu ? "ReLU(u) = max(0, u)"
+        : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
+                                      : "GELU(u) = ½u(1 + erf(u/√2))";
+    unary(p + "mlp.act", act == Activation::Relu ? "ReLU" : "GELU", i, p + "mlp.up", {T, F}, formula,
+          [act](Tensor &o, const Tensor &x, const Model &) {
+              act == Activation::Relu ? ops::relu_forward(o, x)
+                  : act == Activation::GeluTanh ? ops::gelu_tanh_forward(o, x) : ops::gelu_erf_forward(o, x);
+          });
+    unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D}, "M = act(U) W_proj + b_proj",
+          [i](Tensor &o, const Tensor &x, const Model &m) {
+              ops::linear_forward(o, x, m.blocks[i].fcProjWeight, m.blocks[i].fcProjBias);
+          });
+}
+
+void ProgramBuilder::block(int i)
+{
+    const std::string p = "layer." + std::to_string(i) + ".";
+    const std::string x = i == 0 ? "input" : "layer." + std::to_string(i - 1) + ".out";
+    if (m_c.layerNorm == LayerNormPlacement::Pre) {
+        layernorm(p + "ln_1", "ln_1", i, x, 1);
+        attention(i, p + "ln_1");
+        residual(p + "mid", i, x, p + "attn.out", "X′ = X + O");
+        layernorm(p + "ln_2", "ln_2", i, p + "mid", 2);
+        mlp(i, p + "ln_2");
+        residual(p + "out", i, p + "mid", p + "mlp.down", "X_next = X′ + M");
+    } else {
+        attention(i, x);
+        residual(p + "mid", i, x, p + "attn.out", "X + O");
+        layernorm(p + "ln_1", "ln_1", i, p + "mid", 1);
+        mlp(i, p + "ln_1");
+        residual(p + "resid", i, p + "ln_1", p + "mlp.down", "X′ + M  (X′ = LN₁(X + O))");
+        layernorm(p + "out", "ln_2", i, p + "resid", 2);
+    }
+}
+
+void ProgramBuilder::head()
+{
+    const std::string last = "layer." + std::to_string(m_c.layers - 1) + ".out";
+    layernorm("ln_f", "ln_f", -1, last, 0);
+    unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, "Z = LN_f(X) W_teᵀ  (tied to the token embedding)",
+          [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
+    unary("next_probs", "next-token softmax", -1, "logits", {T, m_c.vocab}, "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)",
+          [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+}
+
+} // namespace
+
+Program Program::build(const ModelConfig &config, const Input &input)
+{
+    ProgramBuilder b(config, input);
+    b.embeddings();
+    for (int i = 0; i < config.layers; ++i)
+        b.block(i);
+    b.head();
+    return b.take();
+}
+
+size_t Program::tracedBytes() const
+{
+    size_t total = 0;
+    for (const Op &op : ops)
+        for (const OpOutput &o : op.outputs)
+            total += static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float);
+    return total;
+}
+
+int Program::indexOf(const std::string &opName) const
+{
+    for (size_t i = 0; i < ops.size(); ++i)
+        if (ops[i].name == opName)
+            return static_cast<int>(i);
+    return -1;
+}
+
+int Program::producerOf(const std::string &tensorName) const
+{
+    for (size_t i = 0; i < ops.size(); ++i)
+        for (const OpOutput &o : ops[i].outputs)
+            if (o.name == tensorName)
+                return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace atlas

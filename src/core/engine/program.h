@@ -1,0 +1,43 @@
+#pragma once
+
+#include "engine/input.h"
+#include "model/model.h"
+#include "trace/trace.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+struct OpOutput
+{
+    std::string name;    // trace name, e.g. "layer.0.attn.scores"
+    Shape shape;         // known before the op runs, for the memory budget
+    std::string formula; // the formula shown with the tensor
+};
+
+// One named operation of the forward pass. `run` reads its inputs from the trace and returns its outputs
+// in the order of `outputs`.
+struct Op
+{
+    std::string name;  // unique: "layer.0.softmax"
+    std::string label; // short, for the operation list: "softmax"
+    int layer = -1;    // -1 outside the blocks
+    std::vector<std::string> inputs;
+    std::vector<OpOutput> outputs;
+    std::function<std::vector<Tensor>(const Model &, const Input &, const Trace &)> run;
+};
+
+// The forward pass of a model on an input as a list of operations (docs/trace-names.md lists them).
+struct Program
+{
+    std::vector<Op> ops;
+
+    static Program build(const ModelConfig &config, const Input &input);
+    size_t tracedBytes() const; // bytes of every output, i.e. of a full trace
+    int indexOf(const std::string &opName) const; // -1 when absent
+    int producerOf(const std::string &tensorName) const; // op index, -1 when absent
+};
+
+} // namespace atlas

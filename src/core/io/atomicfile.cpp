@@ -1,0 +1,167 @@
+#include "io/atomicfile.h"
+
+#include "util/error.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace atlas {
+
+namespace {
+
+[[noreturn]] void fail(const std::string &path, const std::string &what, int err)
+{
+    throw Error(path + ": " + what + ": " + std::strerror(err));
+}
+
+// The mode a plain open(O_CREAT, 0666) would give. umask() cannot be read without setting it, which races
+// with other threads, so it is taken from /proc (Linux >= 4.7) with the common default as fallback.
+mode_t defaultFileMode()
+{
+    mode_t mask = 022;
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("Umask:", 0) == 0) {
+            try {
+                mask = static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+            } catch (const std::exception &) {
+            }
+            break;
+        }
+    }
+    return 0666 & ~mask;
+}
+
+void writeAll(int fd, std::string_view bytes, const std::string &path)
+{
+    const char *p = bytes.data();
+    size_t left = bytes.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            fail(path, "cannot write temporary file", errno);
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+}
+
+// Makes the rename itself durable; a failure here is not reported because the new file is already in place.
+void syncDirectory(const std::string &dir)
+{
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+// A symbolic link is followed, as QSaveFile does, so that saving keeps the link and updates its target.
+std::string resolveLink(const std::string &path)
+{
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+        return path;
+    char *real = ::realpath(path.c_str(), nullptr);
+    if (!real)
+        return path;
+    std::string resolved(real);
+    std::free(real);
+    return resolved;
+}
+
+} // namespace
+
+void writeFileAtomically(const std::string &userPath, std::string_view bytes)
+{
+    if (userPath.empty())
+        throw Error("cannot write a file with an empty name");
+    const std::string path = resolveLink(userPath);
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (name.empty())
+        throw Error(path + ": not a file name");
+
+    struct stat target;
+    const bool exists = ::stat(path.c_str(), &target) == 0;
+    if (exists && S_ISDIR(target.st_mode))
+        throw Error(path + ": is a directory");
+
+    std::string tmpl = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + "." + name + ".tmp-XXXXXX";
+    std::vector<char> tmpName(tmpl.begin(), tmpl.end());
+    tmpName.push_back('\0');
+    const int fd = ::mkostemp(tmpName.data(), O_CLOEXEC);
+    if (fd < 0)
+        fail(path, "cannot create a temporary file in " + dir, errno);
+
+    int fdToClose = fd;
+    try {
+        // mkstemp creates 0600; keep the mode of the file being replaced, or what a new file would get.
+        if (::fchmod(fd, exists ? (target.st_mode & 07777) : defaultFileMode()) != 0)
+            fail(path, "cannot set permissions of temporary file", errno);
+        writeAll(fd, bytes, path);
+        if (::fsync(fd) != 0)
+            fail(path, "cannot flush temporary file", errno);
+        fdToClose = -1;
+        if (::close(fd) != 0)
+            fail(path, "cannot close temporary file", errno);
+        if (::rename(tmpName.data(), path.c_str()) != 0)
+            fail(path, "cannot replace file", errno);
+    } catch (...) {
+        if (fdToClose >= 0)
+            ::close(fdToClose);
+        ::unlink(tmpName.data());
+        throw;
+    }
+    syncDirectory(dir);
+}
+
+std::string readFile(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fail(path, "cannot open", errno);
+    std::string out;
+    try {
+        struct stat st;
+        if (::fstat(fd, &st) != 0)
+            fail(path, "cannot stat", errno);
+        if (S_ISDIR(st.st_mode))
+            throw Error(path + ": is a directory");
+        // Read straight into the result, sized from fstat but growing in case the file is not regular.
+        out.resize(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : size_t(1) << 16);
+        size_t used = 0;
+        for (;;) {
+            if (used == out.size())
+                out.resize(out.size() * 2);
+            const ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                fail(path, "cannot read", errno);
+            }
+            if (n == 0)
+                break;
+            used += static_cast<size_t>(n);
+        }
+        out.resize(used);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    ::close(fd);
+    return out;
+}
+
+} // namespace atlas

@@ -1,0 +1,15 @@
+#pragma once
+
+#include "tensor/tensor.h"
+
+#include <string>
+
+namespace atlas {
+
+// Writes a tensor as a NumPy .npy file (version 1.0, '<f4', C order), atomically.
+void writeNpy(const std::string &path, const Tensor &tensor);
+
+// Reads a '<f4' C-order .npy file (used by tests and tools); throws atlas::Error on anything else.
+Tensor readNpy(const std::string &path);
+
+} // namespace atlas

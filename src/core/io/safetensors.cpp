@@ -1,0 +1,328 @@
+#include "io/safetensors.h"
+
+#include "io/atomicfile.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace atlas {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100ull * 1024 * 1024;
+const char *const kMetadataKey = "__metadata__";
+
+// Element size in bytes of every dtype the format defines, or 0 for an unknown one.
+uint64_t dtypeSize(const std::string &dtype)
+{
+    static const std::map<std::string, uint64_t, std::less<>> sizes = {
+        {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2},
+        {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
+        {"I64", 8},  {"U64", 8}, {"F64", 8},
+    };
+    const auto it = sizes.find(dtype);
+    return it == sizes.end() ? 0 : it->second;
+}
+
+float halfToFloat(uint16_t h)
+{
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    const uint32_t exponent = (h >> 10) & 0x1Fu;
+    const uint32_t mantissa = h & 0x3FFu;
+    if (exponent == 0) {
+        // Zero or subnormal: mantissa * 2^-24 is exact in float32.
+        const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+        return sign ? -magnitude : magnitude;
+    }
+    if (exponent == 0x1F) // infinity, or NaN with its payload kept
+        return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+    return std::bit_cast<float>(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
+}
+
+float bf16ToFloat(uint16_t b)
+{
+    return std::bit_cast<float>(uint32_t(b) << 16);
+}
+
+std::string fieldError(const std::string &path, const std::string &name, const std::string &reason)
+{
+    return path + ": tensor '" + name + "': " + reason;
+}
+
+std::string headerError(const std::string &path, const std::string &reason)
+{
+    return path + ": header: " + reason;
+}
+
+// Parses the header, refusing duplicate top-level keys, which nlohmann would silently merge.
+nlohmann::json parseHeader(const std::string &path, const char *begin, const char *end)
+{
+    std::set<std::string> seen;
+    const nlohmann::json::parser_callback_t noDuplicates = [&](int depth, nlohmann::json::parse_event_t event,
+                                                                nlohmann::json &parsed) {
+        if (event == nlohmann::json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second)
+            throw Error(headerError(path, "duplicate entry '" + parsed.get<std::string>() + "'"));
+        return true;
+    };
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(begin, end, noDuplicates);
+    } catch (const nlohmann::json::exception &e) {
+        throw Error(headerError(path, std::string("not valid JSON (") + e.what() + ")"));
+    }
+    if (!header.is_object())
+        throw Error(headerError(path, "not a JSON object"));
+    return header;
+}
+
+std::map<std::string, std::string> parseMetadata(const std::string &path, const nlohmann::json &value)
+{
+    if (!value.is_object())
+        throw Error(headerError(path, "__metadata__ is not an object"));
+    std::map<std::string, std::string> metadata;
+    for (const auto &[key, v] : value.items()) {
+        if (!v.is_string())
+            throw Error(headerError(path, "__metadata__ value of '" + key + "' is not a string"));
+        metadata[key] = v.get<std::string>();
+    }
+    return metadata;
+}
+
+uint64_t checkedNumel(const Shape &shape, const std::string &error)
+{
+    uint64_t numel = 1;
+    for (int64_t d : shape) {
+        if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
+            throw Error(error);
+    }
+    return numel;
+}
+
+SafetensorsFile::Entry parseEntry(const std::string &path, const std::string &name, const nlohmann::json &value,
+                                  uint64_t dataSize)
+{
+    const auto fail = [&](const std::string &reason) { throw Error(fieldError(path, name, reason)); };
+    if (!value.is_object())
+        fail("entry is not an object");
+    SafetensorsFile::Entry entry;
+
+    const auto dtype = value.find("dtype");
+    if (dtype == value.end() || !dtype->is_string())
+        fail("missing or non-string dtype");
+    entry.dtype = dtype->get<std::string>();
+    const uint64_t elementSize = dtypeSize(entry.dtype);
+    if (elementSize == 0)
+        fail("unknown dtype '" + entry.dtype + "'");
+
+    const auto shape = value.find("shape");
+    if (shape == value.end() || !shape->is_array())
+        fail("missing or non-array shape");
+    for (const auto &d : *shape) {
+        if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+            fail("shape " + shape->dump() + " is not a list of non-negative integers");
+        entry.shape.push_back(d.get<int64_t>());
+    }
+
+    const auto offsets = value.find("data_offsets");
+    if (offsets == value.end() || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned()
+        || !(*offsets)[1].is_number_unsigned())
+        fail("data_offsets is not a pair of non-negative integers");
+    entry.begin = (*offsets)[0].get<uint64_t>();
+    entry.end = (*offsets)[1].get<uint64_t>();
+    const std::string range = "[" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "]";
+    if (entry.begin > entry.end)
+        fail("data_offsets " + range + " begin after they end");
+    if (entry.end > dataSize)
+        fail("data_offsets " + range + " exceed the data section of " + std::to_string(dataSize)
+             + " bytes (truncated file?)");
+
+    const std::string sizeError = "shape " + Tensor::shapeString(entry.shape) + " of " + entry.dtype + " needs ";
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(checkedNumel(entry.shape, fieldError(path, name, sizeError + "more than 2^64 bytes")),
+                               elementSize, &bytes))
+        fail(sizeError + "more than 2^64 bytes");
+    if (bytes != entry.end - entry.begin)
+        fail(sizeError + std::to_string(bytes) + " bytes but data_offsets " + range + " hold "
+             + std::to_string(entry.end - entry.begin));
+    return entry;
+}
+
+void checkNoOverlap(const std::string &path, const std::map<std::string, SafetensorsFile::Entry> &entries)
+{
+    std::vector<std::pair<const std::string *, const SafetensorsFile::Entry *>> sorted;
+    for (const auto &[name, entry] : entries)
+        sorted.emplace_back(&name, &entry);
+    std::sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) {
+        return std::tie(a.second->begin, a.second->end) < std::tie(b.second->begin, b.second->end);
+    });
+    for (size_t i = 1; i < sorted.size(); ++i) {
+        const auto &[prevName, prev] = sorted[i - 1];
+        const auto &[name, entry] = sorted[i];
+        if (entry->begin < prev->end)
+            throw Error(fieldError(path, *name, "data_offsets overlap those of tensor '" + *prevName + "'"));
+    }
+}
+
+// Maps the whole file read-only; refuses files too short to hold the header length.
+const unsigned char *mapFile(const std::string &path, size_t &size)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw Error(path + ": cannot open: " + std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw Error(path + ": cannot stat: " + std::strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error(path + ": not a regular file");
+    }
+    size = static_cast<size_t>(st.st_size);
+    if (size < 8) {
+        ::close(fd);
+        throw Error(headerError(path, "file is " + std::to_string(size)
+                                          + " bytes, shorter than the 8-byte header length"));
+    }
+    void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int mapErr = errno;
+    ::close(fd);
+    if (map == MAP_FAILED)
+        throw Error(path + ": cannot map file: " + std::strerror(mapErr));
+    return static_cast<const unsigned char *>(map);
+}
+
+} // namespace
+
+SafetensorsFile::SafetensorsFile(const std::string &path)
+    : m_path(path)
+{
+    m_map = mapFile(path, m_mapSize);
+    try {
+        const uint64_t fileSize = m_mapSize;
+        uint64_t headerSize = 0;
+        std::memcpy(&headerSize, m_map, 8);
+        if (headerSize > fileSize - 8)
+            throw Error(headerError(path, "length " + std::to_string(headerSize) + " exceeds the "
+                                              + std::to_string(fileSize - 8) + " bytes after it"));
+        if (headerSize > kMaxHeaderBytes)
+            throw Error(headerError(path, "length " + std::to_string(headerSize) + " exceeds the 100 MB limit"));
+        m_dataStart = m_map + 8 + headerSize;
+        m_dataSize = fileSize - 8 - headerSize;
+
+        const auto *text = reinterpret_cast<const char *>(m_map + 8);
+        const nlohmann::json header = parseHeader(path, text, text + headerSize);
+        for (const auto &[name, value] : header.items()) {
+            if (name == kMetadataKey)
+                m_metadata = parseMetadata(path, value);
+            else
+                m_entries.emplace(name, parseEntry(path, name, value, m_dataSize));
+        }
+        checkNoOverlap(path, m_entries);
+    } catch (...) {
+        ::munmap(const_cast<unsigned char *>(m_map), m_mapSize);
+        throw;
+    }
+}
+
+SafetensorsFile::~SafetensorsFile()
+{
+    if (m_map)
+        ::munmap(const_cast<unsigned char *>(m_map), m_mapSize);
+}
+
+Tensor SafetensorsFile::tensor(const std::string &name) const
+{
+    const auto it = m_entries.find(name);
+    if (it == m_entries.end())
+        throw Error(fieldError(m_path, name, "no such tensor in the file"));
+    const Entry &entry = it->second;
+    if (entry.dtype != "F32" && entry.dtype != "F16" && entry.dtype != "BF16")
+        throw Error(fieldError(m_path, name, "dtype " + entry.dtype + " is not supported (only F32, F16 and BF16)"));
+    if (Tensor::count(entry.shape) > int64_t(std::numeric_limits<size_t>::max() / sizeof(float)))
+        throw Error(fieldError(m_path, name, "too large to load"));
+
+    Tensor out(entry.shape);
+    const unsigned char *src = m_dataStart + entry.begin;
+    float *dst = out.data();
+    const size_t n = static_cast<size_t>(out.numel());
+    // The data may sit at any alignment in the mapping, so every element is read with memcpy.
+    if (entry.dtype == "F32") {
+        std::memcpy(dst, src, n * sizeof(float));
+    } else {
+        const bool half = entry.dtype == "F16";
+        for (size_t i = 0; i < n; ++i) {
+            uint16_t v;
+            std::memcpy(&v, src + 2 * i, 2);
+            dst[i] = half ? halfToFloat(v) : bf16ToFloat(v);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+nlohmann::json headerFor(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
+                         const std::map<std::string, std::string> &metadata, uint64_t &dataBytes)
+{
+    nlohmann::json header = nlohmann::json::object();
+    if (!metadata.empty())
+        header[kMetadataKey] = metadata;
+    dataBytes = 0;
+    for (const auto &[name, tensor] : tensors) {
+        if (name == kMetadataKey)
+            throw Error(fieldError(path, name, "the name is reserved for metadata"));
+        if (!tensor)
+            throw Error(fieldError(path, name, "null tensor"));
+        if (Tensor::count(tensor->shape()) != tensor->numel())
+            throw Error(fieldError(path, name, "shape " + tensor->shapeString() + " does not match its data"));
+        header[name] = {{"dtype", "F32"},
+                        {"shape", tensor->shape()},
+                        {"data_offsets", {dataBytes, dataBytes + tensor->bytes()}}};
+        dataBytes += tensor->bytes();
+    }
+    return header;
+}
+
+} // namespace
+
+void writeSafetensors(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
+                      const std::map<std::string, std::string> &metadata)
+{
+    uint64_t dataBytes = 0;
+    std::string headerText;
+    try {
+        headerText = headerFor(path, tensors, metadata, dataBytes).dump();
+    } catch (const nlohmann::json::exception &e) {
+        throw Error(headerError(path, std::string("cannot encode (") + e.what() + ")"));
+    }
+    // Padding the header to 8 bytes puts the data section, and so every F32 tensor, at an aligned offset.
+    headerText.append((8 - headerText.size() % 8) % 8, ' ');
+
+    std::string file;
+    file.reserve(8 + headerText.size() + dataBytes);
+    const uint64_t headerSize = headerText.size();
+    file.append(reinterpret_cast<const char *>(&headerSize), 8);
+    file += headerText;
+    for (const auto &[name, tensor] : tensors)
+        file.append(reinterpret_cast<const char *>(tensor->data()), tensor->bytes());
+    writeFileAtomically(path, file);
+}
+
+} // namespace atlas

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "tensor/tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace atlas {
+
+// Reads and writes the safetensors format (an 8-byte little-endian header length, a JSON header of
+// {name: {dtype, shape, data_offsets}}, then the raw data). Reads F32, F16 and BF16 (converted to float32),
+// writes F32. The file is memory-mapped; every size, offset, shape and dtype is validated before any read,
+// and an invalid file raises atlas::Error naming the file, the tensor and the reason.
+class SafetensorsFile
+{
+public:
+    struct Entry
+    {
+        std::string dtype; // "F32", "F16", "BF16" (others are listed but refused by tensor())
+        Shape shape;
+        uint64_t begin = 0; // byte offsets into the data section
+        uint64_t end = 0;
+    };
+
+    explicit SafetensorsFile(const std::string &path);
+    ~SafetensorsFile();
+    SafetensorsFile(const SafetensorsFile &) = delete;
+    SafetensorsFile &operator=(const SafetensorsFile &) = delete;
+
+    const std::string &path() const { return m_path; }
+    const std::map<std::string, Entry> &entries() const { return m_entries; }
+    const std::map<std::string, std::string> &metadata() const { return m_metadata; }
+    bool contains(const std::string &name) const { return m_entries.count(name) != 0; }
+
+    // The named tensor converted to float32; throws atlas::Error for an unknown name or unsupported dtype.
+    Tensor tensor(const std::string &name) const;
+
+private:
+    std::string m_path;
+    std::map<std::string, Entry> m_entries;
+    std::map<std::string, std::string> m_metadata;
+    const unsigned char *m_map = nullptr;
+    size_t m_mapSize = 0;
+    const unsigned char *m_dataStart = nullptr;
+    size_t m_dataSize = 0;
+};
+
+// Writes the tensors as F32 safetensors atomically: a temporary file beside `path`, then a rename, so a
+// failure never leaves a half-written file nor destroys the previous one.
+void writeSafetensors(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
+                      const std::map<std::string, std::string> &metadata = {});
+
+} // namespace atlas

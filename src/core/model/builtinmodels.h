@@ -1,0 +1,27 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+class Model;
+
+struct BuiltinModel
+{
+    std::string name;        // directory name under resources/models
+    std::string directory;
+    std::string description; // atlas_description from its config.json
+};
+
+// Where built-in models are looked for, first match wins: $ATLAS_MODELS_DIR, <exe dir>/models,
+// <exe dir>/../share/transformer-atlas/models, then the source tree's resources/models.
+std::vector<std::string> builtinModelSearchPath();
+std::vector<BuiltinModel> builtinModels();
+// A built-in model's name or a directory path -> the directory; throws atlas::Error listing the names.
+std::string resolveModel(const std::string &nameOrDirectory);
+// Resolves and loads; a built-in model keeps its built-in name.
+std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory);
+
+} // namespace atlas

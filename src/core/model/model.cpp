@@ -1,0 +1,165 @@
+#include "model/model.h"
+
+#include "io/atomicfile.h"
+#include "io/safetensors.h"
+#include "util/error.h"
+
+#include <filesystem>
+#include <random>
+
+namespace atlas {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ParamSlot
+{
+    std::string name;
+    Shape shape;
+};
+
+// Every parameter the config requires, with its name and expected shape.
+std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
+{
+    const int64_t D = c.dModel, F = c.dFF;
+    std::vector<ParamSlot> slots = {{"wte.weight", {c.vocab, D}}};
+    if (c.positions == PositionKind::Learned)
+        slots.push_back({"wpe.weight", {c.context, D}});
+    for (int i = 0; i < c.layers; ++i) {
+        const std::string p = "h." + std::to_string(i) + ".";
+        slots.insert(slots.end(), {
+            {p + "ln_1.weight", {D}}, {p + "ln_1.bias", {D}},
+            {p + "attn.c_attn.weight", {D, 3 * D}}, {p + "attn.c_attn.bias", {3 * D}},
+            {p + "attn.c_proj.weight", {D, D}}, {p + "attn.c_proj.bias", {D}},
+            {p + "ln_2.weight", {D}}, {p + "ln_2.bias", {D}},
+            {p + "mlp.c_fc.weight", {D, F}}, {p + "mlp.c_fc.bias", {F}},
+            {p + "mlp.c_proj.weight", {F, D}}, {p + "mlp.c_proj.bias", {D}},
+        });
+    }
+    slots.push_back({"ln_f.weight", {D}});
+    slots.push_back({"ln_f.bias", {D}});
+    return slots;
+}
+
+template <typename ModelT, typename Ptr>
+std::map<std::string, Ptr> parameterMap(ModelT &m)
+{
+    std::map<std::string, Ptr> out = {{"wte.weight", &m.wte}, {"ln_f.weight", &m.lnfWeight}, {"ln_f.bias", &m.lnfBias}};
+    if (m.config.positions == PositionKind::Learned)
+        out["wpe.weight"] = &m.wpe;
+    for (size_t i = 0; i < m.blocks.size(); ++i) {
+        auto &b = m.blocks[i];
+        const std::string p = "h." + std::to_string(i) + ".";
+        out[p + "ln_1.weight"] = &b.ln1Weight;
+        out[p + "ln_1.bias"] = &b.ln1Bias;
+        out[p + "attn.c_attn.weight"] = &b.attnWeight;
+        out[p + "attn.c_attn.bias"] = &b.attnBias;
+        out[p + "attn.c_proj.weight"] = &b.attnProjWeight;
+        out[p + "attn.c_proj.bias"] = &b.attnProjBias;
+        out[p + "ln_2.weight"] = &b.ln2Weight;
+        out[p + "ln_2.bias"] = &b.ln2Bias;
+        out[p + "mlp.c_fc.weight"] = &b.fcWeight;
+        out[p + "mlp.c_fc.bias"] = &b.fcBias;
+        out[p + "mlp.c_proj.weight"] = &b.fcProjWeight;
+        out[p + "mlp.c_proj.bias"] = &b.fcProjBias;
+    }
+    return out;
+}
+
+// Hugging Face files may prefix every key with "transformer." (GPT2LMHeadModel) or not (GPT2Model).
+std::string detectPrefix(const SafetensorsFile &file)
+{
+    if (file.contains("wte.weight"))
+        return "";
+    if (file.contains("transformer.wte.weight"))
+        return "transformer.";
+    throw Error(file.path() + ": no 'wte.weight' (nor 'transformer.wte.weight'): not a GPT-2 model file");
+}
+
+} // namespace
+
+Model Model::load(const std::string &directory)
+{
+    const fs::path dir(directory);
+    if (!fs::is_directory(dir))
+        throw Error(directory + ": not a model directory (expected config.json and model.safetensors in it)");
+    const std::string configPath = (dir / "config.json").string();
+    if (!fs::exists(configPath))
+        throw Error(configPath + ": missing (a model directory needs config.json and model.safetensors)");
+    Model m;
+    m.config = ModelConfig::fromJson(readFile(configPath), configPath);
+    m.directory = directory;
+    m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+    m.blocks.resize(static_cast<size_t>(m.config.layers));
+
+    const std::string weightsPath = (dir / "model.safetensors").string();
+    if (!fs::exists(weightsPath))
+        throw Error(weightsPath + ": missing (a model directory needs config.json and model.safetensors)");
+    const SafetensorsFile file(weightsPath);
+    const std::string prefix = detectPrefix(file);
+    auto params = m.parameters();
+    for (const ParamSlot &slot : expectedParameters(m.config)) {
+        const std::string key = prefix + slot.name;
+        if (!file.contains(key))
+            throw Error(weightsPath + ": tensor '" + key + "' is missing (required by config.json)");
+        Tensor t = file.tensor(key);
+        if (t.shape() != slot.shape)
+            throw Error(weightsPath + ": tensor '" + key + "' has shape " + t.shapeString() + ", config.json implies "
+                        + Tensor::shapeString(slot.shape));
+        *params.at(slot.name) = std::move(t);
+    }
+    return m;
+}
+
+void Model::save(const std::string &directory) const
+{
+    std::error_code ec;
+    fs::create_directories(directory, ec);
+    if (ec)
+        throw Error(directory + ": cannot create directory: " + ec.message());
+    writeSafetensors((fs::path(directory) / "model.safetensors").string(), parameters(),
+                     {{"format", "pt"}, {"producer", "transformer-atlas"}});
+    writeFileAtomically((fs::path(directory) / "config.json").string(), config.toJson());
+}
+
+Model Model::random(const ModelConfig &config, uint64_t seed)
+{
+    config.validate("model config");
+    Model m;
+    m.config = config;
+    m.name = "random";
+    m.blocks.resize(static_cast<size_t>(config.layers));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    for (const ParamSlot &slot : expectedParameters(config)) {
+        const bool isNorm = slot.name.find("ln_") != std::string::npos;
+        const bool isBias = slot.name.ends_with(".bias");
+        Tensor t(slot.shape, isNorm && !isBias ? 1.0f : 0.0f);
+        if (!isNorm && !isBias)
+            for (float &v : t.values())
+                v = normal(rng);
+        *m.parameters().at(slot.name) = std::move(t);
+    }
+    return m;
+}
+
+std::map<std::string, const Tensor *> Model::parameters() const
+{
+    return parameterMap<const Model, const Tensor *>(*this);
+}
+
+std::map<std::string, Tensor *> Model::parameters()
+{
+    return parameterMap<Model, Tensor *>(*this);
+}
+
+int64_t Model::parameterCount() const
+{
+    int64_t n = 0;
+    for (const auto &[name, t] : parameters())
+        n += t->numel();
+    return n;
+}
+
+} // namespace atlas

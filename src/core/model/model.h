@@ -1,0 +1,49 @@
+#pragma once
+
+#include "model/modelconfig.h"
+#include "tensor/tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// One block's parameters, in GPT-2's Conv1D layout: weights are [in, out], so y = x W + b.
+struct BlockWeights
+{
+    Tensor ln1Weight, ln1Bias;       // [D]
+    Tensor attnWeight, attnBias;     // [D, 3D], [3D]   (c_attn: Q | K | V)
+    Tensor attnProjWeight, attnProjBias; // [D, D], [D] (c_proj)
+    Tensor ln2Weight, ln2Bias;       // [D]
+    Tensor fcWeight, fcBias;         // [D, F], [F]     (mlp.c_fc)
+    Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj)
+};
+
+// A GPT-style model: config plus weights, loaded from or saved to a Hugging Face GPT-2 directory
+// (config.json + model.safetensors). The output projection is tied to wte.
+class Model
+{
+public:
+    ModelConfig config;
+    Tensor wte; // [V, D]
+    Tensor wpe; // [context, D] learned positions (empty for sinusoidal positions)
+    std::vector<BlockWeights> blocks;
+    Tensor lnfWeight, lnfBias; // [D]
+
+    std::string name;      // built-in name, or the directory's last component
+    std::string directory; // where it was loaded from (empty for a model made in memory)
+
+    static Model load(const std::string &directory);
+    void save(const std::string &directory) const; // config.json and model.safetensors, each atomically
+    // GPT-2's initialisation (normal, std 0.02; LayerNorm weight 1, bias 0) from a fixed seed.
+    static Model random(const ModelConfig &config, uint64_t seed);
+
+    // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight").
+    std::map<std::string, const Tensor *> parameters() const;
+    std::map<std::string, Tensor *> parameters();
+    int64_t parameterCount() const;
+};
+
+} // namespace atlas

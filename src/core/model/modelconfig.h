@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string>
+
+namespace atlas {
+
+enum class LayerNormPlacement { Pre, Post };
+enum class Activation { GeluTanh, GeluErf, Relu };
+enum class PositionKind { Learned, Sinusoidal };
+
+// The model's hyper-parameters, read from and written to a Hugging Face GPT-2 config.json. Keys that GPT-2
+// does not have are stored with an "atlas_" prefix, which Hugging Face loaders ignore.
+struct ModelConfig
+{
+    int layers = 2;         // n_layer
+    int heads = 4;          // n_head
+    int dModel = 64;        // n_embd
+    int dFF = 256;          // n_inner (null in config.json means 4 * n_embd)
+    int vocab = 256;        // vocab_size
+    int context = 1024;     // n_positions
+    float lnEpsilon = 1e-5f; // layer_norm_epsilon
+    Activation activation = Activation::GeluTanh; // activation_function: gelu_new | gelu | relu
+    LayerNormPlacement layerNorm = LayerNormPlacement::Pre; // atlas_layer_norm: pre | post
+    PositionKind positions = PositionKind::Learned;          // atlas_positions: learned | sinusoidal
+    bool causal = true;                                      // atlas_causal
+    std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
+    std::string description;        // atlas_description: shown in the model menu
+
+    int headDim() const { return dModel / heads; }
+    void validate(const std::string &source) const; // throws atlas::Error naming source and field
+
+    static ModelConfig fromJson(const std::string &json, const std::string &source);
+    std::string toJson() const;
+};
+
+} // namespace atlas

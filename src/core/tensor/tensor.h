@@ -1,0 +1,81 @@
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// Eigen is column-major by default; every matrix in the engine is row-major (C order, as PyTorch and .npy).
+using MatrixRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixMap = Eigen::Map<MatrixRM>;
+using ConstMatrixMap = Eigen::Map<const MatrixRM>;
+using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVectorMap = Eigen::Map<RowVector>;
+using ConstRowVectorMap = Eigen::Map<const RowVector>;
+
+using Shape = std::vector<int64_t>;
+
+// Tensor storage aligned to 64 bytes: Eigen's vectorised reductions peel off a different number of leading
+// elements depending on the address, so with unaligned storage the same data could sum in another order and
+// give other bits. With every buffer aligned the same way, a recomputed tensor is bit-identical.
+template <typename T>
+struct AlignedAllocator
+{
+    using value_type = T;
+    static constexpr std::align_val_t alignment{64};
+    AlignedAllocator() = default;
+    template <typename U>
+    AlignedAllocator(const AlignedAllocator<U> &) {}
+    T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), alignment)); }
+    void deallocate(T *p, size_t) { ::operator delete(p, alignment); }
+    template <typename U>
+    bool operator==(const AlignedAllocator<U> &) const { return true; }
+};
+using FloatBuffer = std::vector<float, AlignedAllocator<float>>;
+
+// A dense float32 tensor in C order. Rank 0 (a scalar) has an empty shape and one element.
+// Copies share their data until one of them is written through a non-const accessor (copy on write), so a
+// snapshot of a whole trace for the GUI thread costs pointers, not megabytes.
+class Tensor
+{
+public:
+    Tensor() = default;
+    explicit Tensor(Shape shape, float fill = 0.0f);
+
+    const Shape &shape() const { return m_shape; }
+    int rank() const { return static_cast<int>(m_shape.size()); }
+    int64_t dim(int i) const { return m_shape.at(static_cast<size_t>(i)); }
+    int64_t numel() const { return m_data ? static_cast<int64_t>(m_data->size()) : 0; }
+    size_t bytes() const { return static_cast<size_t>(numel()) * sizeof(float); }
+    bool empty() const { return numel() == 0; }
+
+    float *data() { return values().data(); }
+    const float *data() const { return m_data ? m_data->data() : nullptr; }
+    FloatBuffer &values();
+    const FloatBuffer &values() const;
+
+    // A rank-2 tensor as a matrix, or the last two dimensions of slice i of a rank-3 tensor.
+    MatrixMap matrix();
+    ConstMatrixMap matrix() const;
+    MatrixMap slice(int64_t i);
+    ConstMatrixMap slice(int64_t i) const;
+
+    // Reinterprets the same data with another shape of the same element count.
+    void reshape(Shape shape);
+
+    static int64_t count(const Shape &shape);
+    static std::string shapeString(const Shape &shape); // "[4, 12, 64]"
+    std::string shapeString() const { return shapeString(m_shape); }
+
+private:
+    void detach();
+
+    Shape m_shape;
+    std::shared_ptr<FloatBuffer> m_data;
+};
+
+} // namespace atlas

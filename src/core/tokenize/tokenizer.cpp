@@ -1,0 +1,97 @@
+#include "tokenize/tokenizer.h"
+
+#include "model/model.h"
+#include "util/error.h"
+
+#include <charconv>
+
+namespace atlas {
+
+namespace {
+
+// A model whose BPE vocabulary this build cannot read: ids only, shown as "#id".
+class IdTokenizer : public Tokenizer
+{
+public:
+    std::string kind() const override { return "ids"; }
+    bool canEncode() const override { return false; }
+    std::vector<int> encode(const std::string &) const override
+    {
+        throw Error("this model uses GPT-2's BPE tokenizer, which this version cannot read yet: "
+                    "give token ids instead (--tokens 464,3290,318)");
+    }
+    std::string decode(const std::vector<int> &ids) const override
+    {
+        std::string s;
+        for (int id : ids)
+            s += piece(id);
+        return s;
+    }
+    std::string piece(int id) const override { return "#" + std::to_string(id); }
+};
+
+} // namespace
+
+std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
+{
+    if (model.config.tokenizer == "bytes")
+        return std::make_unique<ByteTokenizer>();
+    return std::make_unique<IdTokenizer>();
+}
+
+std::vector<int> ByteTokenizer::encode(const std::string &text) const
+{
+    std::vector<int> ids;
+    ids.reserve(text.size());
+    for (unsigned char c : text)
+        ids.push_back(c);
+    return ids;
+}
+
+std::string ByteTokenizer::decode(const std::vector<int> &ids) const
+{
+    std::string s;
+    for (int id : ids)
+        if (id >= 0 && id < 256)
+            s += static_cast<char>(id);
+    return s;
+}
+
+std::string ByteTokenizer::piece(int id) const
+{
+    if (id == ' ')
+        return "␣";
+    if (id == '\n')
+        return "↵";
+    if (id == '\t')
+        return "⇥";
+    if (id > 32 && id < 127)
+        return std::string(1, static_cast<char>(id));
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<%02X>", id & 0xff);
+    return buf;
+}
+
+std::vector<int> parseTokenList(const std::string &text)
+{
+    std::vector<int> ids;
+    size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && (text[i] == ',' || text[i] == ' ' || text[i] == '\t' || text[i] == '\n'))
+            ++i;
+        if (i >= text.size())
+            break;
+        size_t j = i;
+        while (j < text.size() && text[j] != ',' && text[j] != ' ' && text[j] != '\t' && text[j] != '\n')
+            ++j;
+        int value = 0;
+        auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + j, value);
+        if (ec != std::errc() || ptr != text.data() + j || value < 0)
+            throw Error("token list: '" + text.substr(i, j - i) + "' is not a token id (expected non-negative integers)");
+        ids.push_back(value);
+        i = j;
+    }
+    return ids;
+}
+
+} // namespace atlas

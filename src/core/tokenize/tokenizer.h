@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+class Model;
+
+// Turns text into token ids and ids into readable pieces for the token chips.
+class Tokenizer
+{
+public:
+    virtual ~Tokenizer() = default;
+    virtual std::string kind() const = 0;
+    virtual bool canEncode() const { return true; }
+    // Throws atlas::Error when the text cannot be encoded (the message says why and what to do instead).
+    virtual std::vector<int> encode(const std::string &text) const = 0;
+    virtual std::string decode(const std::vector<int> &ids) const = 0;
+    // A short, visible rendering of one token: spaces as '␣', newlines as '↵', unprintable bytes as <0x..>.
+    virtual std::string piece(int id) const = 0;
+
+    // The tokenizer a model declares in its config (atlas_tokenizer).
+    static std::unique_ptr<Tokenizer> forModel(const Model &model);
+};
+
+// One token per byte: id = byte value (0..255). Used by the built-in models.
+class ByteTokenizer : public Tokenizer
+{
+public:
+    std::string kind() const override { return "bytes"; }
+    std::vector<int> encode(const std::string &text) const override;
+    std::string decode(const std::vector<int> &ids) const override;
+    std::string piece(int id) const override;
+};
+
+// Parses "464,3290,318" (commas or spaces) into ids; throws atlas::Error naming the bad item.
+std::vector<int> parseTokenList(const std::string &text);
+
+} // namespace atlas

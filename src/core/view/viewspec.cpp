@@ -1,0 +1,228 @@
+#include "view/viewspec.h"
+
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <map>
+#include <utility>
+
+namespace atlas {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::vector<std::string> kKeys = {"view",  "model", "text",     "tokens", "padding",  "layer", "head",
+                                        "tensor", "scale", "colormap", "top_k",  "position", "theme"};
+const std::vector<std::string> kScales = {"linear", "log"};
+const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
+const std::vector<std::string> kThemes = {"light", "dark"};
+
+size_t editDistance(const std::string &a, const std::string &b)
+{
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+            row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string joined(const std::vector<std::string> &words)
+{
+    std::string s;
+    for (const std::string &w : words)
+        s += (s.empty() ? "" : ", ") + w;
+    return s;
+}
+
+// "did you mean 'layer'?" when a candidate is close enough to be a plausible typo, else the full list.
+std::string suggestion(const std::string &word, const std::vector<std::string> &candidates)
+{
+    const std::string *best = nullptr;
+    size_t bestDistance = SIZE_MAX;
+    for (const std::string &c : candidates) {
+        const size_t d = editDistance(word, c);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = &c;
+        }
+    }
+    const size_t tolerance = std::max<size_t>(2, std::max(word.size(), best->size()) / 2);
+    if (bestDistance <= tolerance)
+        return "did you mean '" + *best + "'?";
+    return "expected one of: " + joined(candidates);
+}
+
+const char *typeName(const Json &value)
+{
+    if (value.is_number_integer())
+        return "an integer";
+    if (value.is_number())
+        return "a number";
+    if (value.is_string())
+        return "a string";
+    if (value.is_boolean())
+        return "a boolean";
+    if (value.is_null())
+        return "null";
+    if (value.is_array())
+        return "an array";
+    return "an object";
+}
+
+// Reads one member of the spec object; every failure names the source and the key.
+class Reader
+{
+public:
+    Reader(std::string source, std::string key)
+        : m_source(std::move(source))
+        , m_key(std::move(key))
+    {
+    }
+
+    [[noreturn]] void fail(const std::string &reason) const
+    {
+        throw Error(m_source + ": key '" + m_key + "': " + reason);
+    }
+
+    std::string string(const Json &value) const
+    {
+        if (!value.is_string())
+            fail(std::string("expected a string, got ") + typeName(value));
+        return value.get<std::string>();
+    }
+
+    std::string oneOf(const Json &value, const std::vector<std::string> &allowed) const
+    {
+        std::string s = string(value);
+        if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+            fail("unknown value '" + s + "' (" + suggestion(s, allowed) + ")");
+        return s;
+    }
+
+    int integer(const Json &value, int minimum, const std::string &rule) const
+    {
+        if (!value.is_number_integer())
+            fail(std::string("expected an integer, got ") + typeName(value));
+        if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(INT_MAX)
+                                       : value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX)
+            fail("integer " + value.dump() + " is out of range");
+        const int v = value.get<int>();
+        if (v < minimum)
+            fail("must be " + rule + ", got " + std::to_string(v));
+        return v;
+    }
+
+    std::vector<int> integers(const Json &value) const
+    {
+        if (!value.is_array())
+            fail(std::string("expected an array of integers, got ") + typeName(value));
+        std::vector<int> out;
+        for (size_t i = 0; i < value.size(); ++i) {
+            const Json &e = value[i];
+            if (!e.is_number_integer() || (!e.is_number_unsigned() && e.get<int64_t>() < 0)
+                || (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT_MAX)))
+                fail("element " + std::to_string(i) + " must be a non-negative integer, got " + e.dump());
+            out.push_back(e.get<int>());
+        }
+        return out;
+    }
+
+private:
+    std::string m_source;
+    std::string m_key;
+};
+
+using Setter = std::function<void(ViewSpec &, const Reader &, const Json &)>;
+
+const std::map<std::string, Setter> &setters()
+{
+    static const std::map<std::string, Setter> table = {
+        {"view", [](ViewSpec &s, const Reader &r, const Json &v) { s.view = r.oneOf(v, ViewSpec::viewKinds()); }},
+        {"model", [](ViewSpec &s, const Reader &r, const Json &v) { s.model = r.string(v); }},
+        {"text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); }},
+        {"tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); }},
+        {"padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); }},
+        {"layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); }},
+        {"head",
+         [](ViewSpec &s, const Reader &r, const Json &v) {
+             s.head = r.integer(v, -1, ">= 0, or -1 for every head");
+         }},
+        {"tensor", [](ViewSpec &s, const Reader &r, const Json &v) { s.tensor = r.string(v); }},
+        {"scale", [](ViewSpec &s, const Reader &r, const Json &v) { s.scale = r.oneOf(v, kScales); }},
+        {"colormap", [](ViewSpec &s, const Reader &r, const Json &v) { s.colormap = r.oneOf(v, kColormaps); }},
+        {"top_k", [](ViewSpec &s, const Reader &r, const Json &v) { s.topK = r.integer(v, 1, ">= 1"); }},
+        {"position",
+         [](ViewSpec &s, const Reader &r, const Json &v) {
+             s.position = r.integer(v, -1, ">= 0, or -1 for the last token");
+         }},
+        {"theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); }},
+    };
+    return table;
+}
+
+} // namespace
+
+std::vector<std::string> ViewSpec::viewKinds()
+{
+    return {"attention", "heads", "lines", "mask", "next-token", "tensor"};
+}
+
+ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
+{
+    Json root;
+    try {
+        root = Json::parse(json);
+    } catch (const Json::parse_error &e) {
+        std::string message = e.what();
+        // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.
+        if (const size_t end = message.find("] "); message.starts_with("[json.") && end != std::string::npos)
+            message.erase(0, end + 2);
+        throw Error(source + ": not valid JSON: " + message);
+    }
+    if (!root.is_object())
+        throw Error(source + ": expected a JSON object with view-spec keys, got " + typeName(root));
+
+    ViewSpec spec;
+    for (const auto &[key, value] : root.items()) {
+        const Reader reader(source, key);
+        const auto it = setters().find(key);
+        if (it == setters().end())
+            reader.fail("unknown key (" + suggestion(key, kKeys) + ")");
+        it->second(spec, reader, value);
+    }
+    return spec;
+}
+
+std::string ViewSpec::toJson() const
+{
+    nlohmann::ordered_json j;
+    j["view"] = view;
+    j["model"] = model;
+    j["text"] = text;
+    j["tokens"] = tokens;
+    j["padding"] = padding;
+    j["layer"] = layer;
+    j["head"] = head;
+    j["tensor"] = tensor;
+    j["scale"] = scale;
+    j["colormap"] = colormap;
+    j["top_k"] = topK;
+    j["position"] = position;
+    j["theme"] = theme;
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+} // namespace atlas

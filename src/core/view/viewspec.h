@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// What is on screen, as a small JSON object (docs/view-spec.md). The app copies it, `render` draws it
+// headless, and a lesson step is one. Unknown keys and wrong types are errors naming the source and key.
+struct ViewSpec
+{
+    std::string view = "attention"; // attention | heads | lines | mask | next-token | tensor
+    std::string model = "tiny-bytes"; // a built-in model name or a model directory
+    std::string text = "The cat sat on the mat.";
+    std::vector<int> tokens;  // explicit token ids; when not empty they replace `text`
+    std::vector<int> padding; // positions treated as padding: no query may attend to them
+    int layer = 0;
+    int head = 0;             // -1 means every head of the layer (lines view)
+    std::string tensor;       // trace name shown by the tensor view, e.g. "layer.0.attn.q"
+    std::string scale = "linear"; // linear | log  (colour scale of heat maps)
+    std::string colormap = "viridis"; // viridis | magma | cividis | greys
+    int topK = 20;            // bars in the next-token view
+    int position = -1;        // query position of the next-token view; -1 = the last token
+    std::string theme = "light"; // light | dark
+
+    static std::vector<std::string> viewKinds();
+    // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
+    static ViewSpec fromJson(const std::string &json, const std::string &source);
+    std::string toJson() const; // pretty-printed, every key present
+    bool operator==(const ViewSpec &) const = default;
+};
+
+} // namespace atlas

@@ -1,0 +1,39 @@
+#include "cli/commands.h"
+#include "mainwindow.h"
+#include "session/session.h"
+#include "theme.h"
+#include "util/error.h"
+
+#include <QApplication>
+#include <QSettings>
+
+// With a subcommand (dump, render, bench …) this is the command line; with none it opens the app.
+int main(int argc, char **argv)
+{
+    if (const int code = atlas::runCommandLine(argc, argv); code >= 0)
+        return code;
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("TransformerAtlas");
+    QApplication::setApplicationName("transformer-atlas");
+    QApplication::setApplicationDisplayName("Transformer Atlas");
+    QFont font = QApplication::font();
+    font.setPointSizeF(std::max(10.0, font.pointSizeF()));
+    QApplication::setFont(font);
+
+    atlas::Session session;
+    atlas::ViewSpec spec;
+    const QString saved = QSettings().value("session/spec").toString();
+    try {
+        if (!saved.isEmpty())
+            spec = atlas::ViewSpec::fromJson(saved.toStdString(), "saved session");
+    } catch (const atlas::Error &) {
+        // A spec saved by another version: start from the defaults.
+    }
+    atlas::applyTheme(spec.theme == "dark");
+    session.setSpec(spec);
+    atlas::MainWindow window(&session);
+    window.show();
+    session.openModel(QString::fromStdString(spec.model));
+    return app.exec();
+}

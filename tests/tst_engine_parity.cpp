@@ -1,0 +1,498 @@
+// Engine parity: every tensor the engine traces matches an independent PyTorch reference
+// (tests/tools/make_reference.py wrote the fixtures under tests/data), stepping is exact, and bad input
+// or bad model files raise atlas::Error with a useful message.
+
+#include "engine/engine.h"
+#include "io/npy.h"
+#include "model/model.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtEndian>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+
+using namespace atlas;
+
+namespace {
+
+QString dataPath(const QString &relative)
+{
+    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
+}
+
+QByteArray readFile(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+std::vector<int> intList(const QJsonValue &value)
+{
+    std::vector<int> out;
+    for (const QJsonValue &v : value.toArray())
+        out.push_back(v.toInt());
+    return out;
+}
+
+// The input the reference was computed on: gpt2_tiny*_ref/tokens.json or variant_ref/input.json.
+Input inputFor(const QString &model)
+{
+    if (model.startsWith(QLatin1String("variant"))) {
+        const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath("variant_ref/input.json"))).object();
+        return Input{intList(o.value("tokens")), intList(o.value("padding"))};
+    }
+    const QJsonDocument d = QJsonDocument::fromJson(readFile(dataPath("gpt2_tiny_ref/tokens.json")));
+    return Input{intList(d.array()), {}};
+}
+
+// The message of the atlas::Error that f throws; a null string when it throws nothing.
+QString errorFrom(const std::function<void()> &f)
+{
+    try {
+        f();
+    } catch (const Error &e) {
+        return QString::fromStdString(e.what());
+    } catch (const std::exception &e) {
+        return QStringLiteral("[not an atlas::Error] ") + QString::fromUtf8(e.what());
+    }
+    return {};
+}
+
+QString cellString(const Shape &shape, int64_t flat)
+{
+    QStringList parts;
+    for (auto it = shape.rbegin(); it != shape.rend(); ++it) {
+        parts.prepend(QString::number(flat % *it));
+        flat /= *it;
+    }
+    return "[" + parts.join(", ") + "]";
+}
+
+// Empty when `got` matches `want`: same shape, -inf at the same cells, and on finite cells
+// max |got - want| <= relTol * max |want|. Otherwise says what differs, and where.
+QString compare(const Tensor &got, const Tensor &want, double relTol)
+{
+    if (got.shape() != want.shape())
+        return QString("shape %1, expected %2")
+            .arg(QString::fromStdString(got.shapeString()), QString::fromStdString(want.shapeString()));
+    double maxRef = 0.0, maxDiff = 0.0;
+    int64_t worst = -1;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+        const float g = got.data()[i], w = want.data()[i];
+        if (std::isinf(w) || std::isinf(g) || std::isnan(g)) {
+            if (g != w)
+                return QString("cell %1 is %2, expected %3").arg(cellString(want.shape(), i)).arg(g).arg(w);
+            continue;
+        }
+        maxRef = std::max(maxRef, double(std::fabs(w)));
+        if (const double d = std::fabs(double(g) - double(w)); d > maxDiff) {
+            maxDiff = d;
+            worst = i;
+        }
+    }
+    if (maxDiff <= relTol * maxRef)
+        return {};
+    return QString("max |diff| %1 > %2 (= %3 * max |ref| %4), worst cell %5: got %6, expected %7")
+        .arg(maxDiff).arg(relTol * maxRef).arg(relTol).arg(maxRef)
+        .arg(cellString(want.shape(), worst)).arg(got.data()[worst]).arg(want.data()[worst]);
+}
+
+bool bitIdentical(const Trace &a, const Trace &b, QString *why)
+{
+    if (a.entries().size() != b.entries().size()) {
+        *why = QString("%1 entries vs %2").arg(a.entries().size()).arg(b.entries().size());
+        return false;
+    }
+    for (size_t i = 0; i < a.entries().size(); ++i) {
+        const TraceEntry &x = a.entries()[i], &y = b.entries()[i];
+        *why = QString::fromStdString(x.name + " / " + y.name);
+        if (x.name != y.name || x.tensor.shape() != y.tensor.shape())
+            return false;
+        if (std::memcmp(x.tensor.data(), y.tensor.data(), x.tensor.bytes()) != 0) {
+            *why += " differ in their bits";
+            return false;
+        }
+    }
+    return true;
+}
+
+// A safetensors file as raw pieces, to write broken copies without the engine's own writer.
+struct RawSafetensors
+{
+    QJsonObject metadata;
+    std::map<QString, std::pair<QJsonObject, QByteArray>> tensors; // name -> (header entry, bytes)
+};
+
+RawSafetensors readRawSafetensors(const QString &path)
+{
+    const QByteArray file = readFile(path);
+    const quint64 n = qFromLittleEndian<quint64>(file.constData());
+    const QJsonObject header = QJsonDocument::fromJson(file.mid(8, qsizetype(n))).object();
+    RawSafetensors raw;
+    for (auto it = header.begin(); it != header.end(); ++it) {
+        const QJsonObject entry = it.value().toObject();
+        if (it.key() == QLatin1String("__metadata__")) {
+            raw.metadata = entry;
+            continue;
+        }
+        const QJsonArray off = entry.value("data_offsets").toArray();
+        const qint64 begin = off.at(0).toInteger(), end = off.at(1).toInteger();
+        raw.tensors[it.key()] = {entry, file.mid(qsizetype(8 + n + begin), qsizetype(end - begin))};
+    }
+    return raw;
+}
+
+void writeRawSafetensors(const QString &path, const RawSafetensors &raw)
+{
+    QJsonObject header;
+    header.insert("__metadata__", raw.metadata);
+    QByteArray data;
+    for (const auto &[name, piece] : raw.tensors) {
+        QJsonObject entry = piece.first;
+        const qint64 begin = data.size(), end = begin + piece.second.size();
+        entry.insert("data_offsets", QJsonArray{begin, end});
+        header.insert(name, entry);
+        data += piece.second;
+    }
+    QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
+    json.append((8 - json.size() % 8) % 8, ' ');
+    QByteArray length(8, '\0');
+    qToLittleEndian<quint64>(quint64(json.size()), length.data());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(length + json + data);
+}
+
+bool allowed(const Input &input, bool causal, int query, int key)
+{
+    const bool isPadding = std::find(input.padding.begin(), input.padding.end(), key) != input.padding.end();
+    return (!causal || key <= query) && !isPadding;
+}
+
+} // namespace
+
+class TestEngineParity : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void fixturesArePresent();
+    void parity_data();
+    void parity();
+    void traceHasExactlyTheDocumentedNames_data();
+    void traceHasExactlyTheDocumentedNames();
+    void probsAreZeroWhereMaskedAndRowsSumToOne_data();
+    void probsAreZeroWhereMaskedAndRowsSumToOne();
+    void independentRunsAreBitIdentical();
+    void steppingBackAndForthIsExact_data();
+    void steppingBackAndForthIsExact();
+    void engineRejectsBadInput_data();
+    void engineRejectsBadInput();
+    void engineAcceptsAFullContext();
+    void loadReportsBrokenModels_data();
+    void loadReportsBrokenModels();
+
+private:
+    const Engine *finishedRun(const QString &model);
+    std::shared_ptr<const Model> loadModel(const QString &model);
+
+    std::map<QString, std::unique_ptr<Engine>> m_runs; // model directory -> engine run to the end
+    std::map<QString, QString> m_errors;                // model directory -> why it could not run
+};
+
+std::shared_ptr<const Model> TestEngineParity::loadModel(const QString &model)
+{
+    return std::make_shared<const Model>(Model::load(dataPath(model).toStdString()));
+}
+
+// The engine for `model` on its reference input, run to the end once and shared by the tests.
+const Engine *TestEngineParity::finishedRun(const QString &model)
+{
+    if (auto it = m_runs.find(model); it != m_runs.end())
+        return it->second.get();
+    if (m_errors.count(model))
+        return nullptr;
+    const QString error = errorFrom([&] {
+        auto engine = std::make_unique<Engine>(loadModel(model), inputFor(model));
+        if (!engine->runToEnd())
+            throw Error("runToEnd() returned false without a progress callback");
+        m_runs[model] = std::move(engine);
+    });
+    if (!error.isNull()) {
+        m_errors[model] = model + ": " + error;
+        return nullptr;
+    }
+    return m_runs[model].get();
+}
+
+void TestEngineParity::fixturesArePresent()
+{
+    for (const char *dir : {"gpt2_tiny_ref", "variant_ref", "gpt2_tiny_f16_ref"})
+        QVERIFY2(!QDir(dataPath(dir)).entryList({"*.npy"}).isEmpty(),
+                 qPrintable(QString("no .npy in %1: run tests/tools/make_reference.py").arg(dir)));
+    for (const char *dir : {"gpt2_tiny", "gpt2_tiny_prefixed", "gpt2_tiny_f16", "variant"})
+        QVERIFY(QFile::exists(dataPath(dir) + "/model.safetensors"));
+}
+
+void TestEngineParity::parity_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("ref");
+    QTest::addColumn<QString>("tensor");
+    auto addAll = [](const QString &model, const QString &ref, QStringList names) {
+        if (names.isEmpty())
+            for (const QString &file : QDir(dataPath(ref)).entryList({"*.npy"}, QDir::Files))
+                names << file.chopped(4);
+        for (const QString &name : names)
+            QTest::newRow(qPrintable(model + ":" + name)) << model << ref << name;
+    };
+    addAll("gpt2_tiny", "gpt2_tiny_ref", {});
+    addAll("variant", "variant_ref", {});
+    addAll("gpt2_tiny_prefixed", "gpt2_tiny_ref", {"logits", "next_probs"});
+    addAll("gpt2_tiny_f16", "gpt2_tiny_f16_ref", {});
+}
+
+void TestEngineParity::parity()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, ref);
+    QFETCH(QString, tensor);
+    const Engine *engine = finishedRun(model);
+    QVERIFY2(engine, qPrintable(m_errors[model]));
+    const TraceEntry *entry = engine->trace().find(tensor.toStdString());
+    QVERIFY2(entry, qPrintable(tensor + " is not in the trace"));
+    Tensor want;
+    const std::string npy = dataPath(ref + "/" + tensor + ".npy").toStdString();
+    const QString readError = errorFrom([&] { want = readNpy(npy); });
+    QVERIFY2(readError.isNull(), qPrintable(readError));
+    const QString why = compare(entry->tensor, want, 1e-4);
+    QVERIFY2(why.isEmpty(), qPrintable(model + " " + tensor + ": " + why));
+}
+
+void TestEngineParity::traceHasExactlyTheDocumentedNames_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("ref");
+    QTest::newRow("gpt2_tiny (pre-LN)") << "gpt2_tiny" << "gpt2_tiny_ref";
+    QTest::newRow("variant (post-LN: resid, no ln_2)") << "variant" << "variant_ref";
+}
+
+void TestEngineParity::traceHasExactlyTheDocumentedNames()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, ref);
+    const Engine *engine = finishedRun(model);
+    QVERIFY2(engine, qPrintable(m_errors[model]));
+    std::set<std::string> expected, traced;
+    for (const QString &file : QDir(dataPath(ref)).entryList({"*.npy"}, QDir::Files))
+        expected.insert(file.chopped(4).toStdString());
+    for (const TraceEntry &e : engine->trace().entries())
+        traced.insert(e.name);
+    QStringList extra, missing;
+    for (const std::string &n : traced)
+        if (!expected.count(n))
+            extra << QString::fromStdString(n);
+    for (const std::string &n : expected)
+        if (!traced.count(n))
+            missing << QString::fromStdString(n);
+    QVERIFY2(extra.isEmpty() && missing.isEmpty(),
+             qPrintable("not documented: " + extra.join(' ') + "; missing: " + missing.join(' ')));
+}
+
+void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::newRow("gpt2_tiny (causal)") << "gpt2_tiny";
+    QTest::newRow("variant (bidirectional, padding)") << "variant";
+}
+
+void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne()
+{
+    QFETCH(QString, model);
+    const Engine *engine = finishedRun(model);
+    QVERIFY2(engine, qPrintable(m_errors[model]));
+    const Input &input = engine->input();
+    const bool causal = engine->model().config.causal;
+    const int T = int(input.tokens.size());
+    for (int layer = 0; layer < engine->model().config.layers; ++layer) {
+        const std::string prefix = "layer." + std::to_string(layer) + ".attn.";
+        const QString qprefix = QString::fromStdString(prefix);
+        const Tensor &probs = engine->trace().tensor(prefix + "probs");
+        const Tensor &masked = engine->trace().tensor(prefix + "masked");
+        QCOMPARE(probs.shape(), masked.shape());
+        for (int64_t h = 0; h < probs.dim(0); ++h) {
+            for (int i = 0; i < T; ++i) {
+                double sum = 0.0;
+                bool any = false;
+                for (int j = 0; j < T; ++j) {
+                    const float p = probs.slice(h)(i, j), m = masked.slice(h)(i, j);
+                    const QString at = QString("%1probs[%2, %3, %4]").arg(qprefix).arg(h).arg(i).arg(j);
+                    if (allowed(input, causal, i, j)) {
+                        QVERIFY2(std::isfinite(m) && p >= 0.0f, qPrintable(at));
+                        any = true;
+                    } else {
+                        QVERIFY2(p == 0.0f, qPrintable(at + " is masked but not 0"));
+                        QVERIFY2(std::isinf(m) && m < 0, qPrintable(at + ": masked score is not -inf"));
+                    }
+                    sum += p;
+                }
+                const QString row = QString("%1probs row [%2, %3]").arg(qprefix).arg(h).arg(i);
+                QVERIFY2(std::fabs(sum - (any ? 1.0 : 0.0)) <= 1e-5,
+                         qPrintable(row + " sums to " + QString::number(sum, 'g', 9)));
+            }
+        }
+    }
+}
+
+// Stepping back and forth can only be exact if the same op on the same input always gives the same bits,
+// wherever the heap happens to place the tensors (vectorised reductions must not depend on alignment).
+void TestEngineParity::independentRunsAreBitIdentical()
+{
+    const Engine *first = finishedRun("gpt2_tiny");
+    QVERIFY2(first, qPrintable(m_errors["gpt2_tiny"]));
+    const QString error = errorFrom([&] {
+        std::vector<std::unique_ptr<Engine>> engines; // alive together, so their tensors sit elsewhere
+        std::vector<std::vector<float>> spacers;
+        for (int r = 0; r < 4; ++r) {
+            spacers.emplace_back(size_t(r + 1) * 3); // shifts later allocations by a few floats
+            engines.push_back(std::make_unique<Engine>(first->modelPtr(), inputFor("gpt2_tiny")));
+            QVERIFY(engines.back()->runToEnd());
+        }
+        for (size_t r = 0; r < engines.size(); ++r) {
+            QString why;
+            QVERIFY2(bitIdentical(engines[r]->trace(), first->trace(), &why),
+                     qPrintable(QString("run %1: ").arg(r + 2) + why));
+        }
+    });
+    QVERIFY2(error.isNull(), qPrintable(error));
+}
+
+void TestEngineParity::steppingBackAndForthIsExact_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<double>("runTo");  // fraction of the program
+    QTest::addColumn<double>("backTo"); // fraction of the program
+    QTest::newRow("gpt2_tiny 2/3 back to 1/3") << "gpt2_tiny" << 2.0 / 3 << 1.0 / 3;
+    QTest::newRow("gpt2_tiny end back to 0") << "gpt2_tiny" << 1.0 << 0.0;
+    QTest::newRow("gpt2_tiny 1/2 back one op") << "gpt2_tiny" << 0.5 << -1.0;
+    QTest::newRow("variant 3/4 back to 1/4") << "variant" << 0.75 << 0.25;
+}
+
+void TestEngineParity::steppingBackAndForthIsExact()
+{
+    QFETCH(QString, model);
+    QFETCH(double, runTo);
+    QFETCH(double, backTo);
+    const Engine *straight = finishedRun(model);
+    QVERIFY2(straight, qPrintable(m_errors[model]));
+    const QString error = errorFrom([&] {
+        Engine engine(straight->modelPtr(), inputFor(model));
+        const int n = engine.opCount();
+        const int k = int(runTo * n);
+        const int j = backTo < 0 ? k - 1 : int(backTo * n);
+        QVERIFY(n > 10 && j < k);
+        engine.runTo(k);
+        QCOMPARE(engine.cursor(), k);
+        while (engine.cursor() > j)
+            engine.back();
+        QCOMPARE(engine.cursor(), j);
+        size_t outputs = 0;
+        for (int op = 0; op < j; ++op)
+            outputs += engine.program().ops[size_t(op)].outputs.size();
+        QCOMPARE(engine.trace().entries().size(), outputs);
+        for (const TraceEntry &e : engine.trace().entries())
+            QVERIFY2(e.op < j, qPrintable(QString::fromStdString(e.name) + " survived back()"));
+        QVERIFY(engine.runToEnd());
+        QVERIFY(engine.atEnd());
+        QString why;
+        QVERIFY2(bitIdentical(engine.trace(), straight->trace(), &why), qPrintable(why));
+    });
+    QVERIFY2(error.isNull(), qPrintable(error));
+}
+
+void TestEngineParity::engineRejectsBadInput_data()
+{
+    QTest::addColumn<std::vector<int>>("tokens");
+    QTest::addColumn<std::vector<int>>("padding");
+    const std::vector<int> ok{3, 17, 42, 8, 0, 25, 49, 11};
+    QTest::newRow("token == vocab") << std::vector<int>{3, 17, 50, 8} << std::vector<int>{};
+    QTest::newRow("token > vocab") << std::vector<int>{3, 1000} << std::vector<int>{};
+    QTest::newRow("negative token") << std::vector<int>{3, -1} << std::vector<int>{};
+    QTest::newRow("n_positions + 1 tokens") << std::vector<int>(17, 1) << std::vector<int>{};
+    QTest::newRow("padding == tokens") << ok << std::vector<int>{8};
+    QTest::newRow("padding far out") << ok << std::vector<int>{2, 100};
+    QTest::newRow("negative padding") << ok << std::vector<int>{-1};
+}
+
+void TestEngineParity::engineRejectsBadInput()
+{
+    QFETCH(std::vector<int>, tokens);
+    QFETCH(std::vector<int>, padding);
+    std::shared_ptr<const Model> model;
+    const QString loadError = errorFrom([&] { model = loadModel("gpt2_tiny"); });
+    QVERIFY2(loadError.isNull(), qPrintable(loadError));
+    const QString error = errorFrom([&] { Engine engine(model, Input{tokens, padding}); });
+    QVERIFY2(!error.isNull(), "no atlas::Error thrown");
+    QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
+    qInfo("%s", qPrintable(error));
+}
+
+void TestEngineParity::engineAcceptsAFullContext()
+{
+    const QString error = errorFrom([&] {
+        Engine engine(loadModel("gpt2_tiny"), Input{std::vector<int>(16, 49), {0}});
+        QVERIFY(engine.runToEnd());
+        QCOMPARE(engine.trace().tensor("next_probs").shape(), (Shape{16, 50}));
+    });
+    QVERIFY2(error.isNull(), qPrintable(error));
+}
+
+void TestEngineParity::loadReportsBrokenModels_data()
+{
+    QTest::addColumn<QString>("broken"); // what to break
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("missing config.json") << "config" << QStringList{"config.json"};
+    QTest::newRow("missing tensor") << "missing" << QStringList{"model.safetensors", "h.1.ln_2.bias"};
+    QTest::newRow("wrong shape") << "shape" << QStringList{"model.safetensors", "h.0.mlp.c_fc.weight"};
+}
+
+void TestEngineParity::loadReportsBrokenModels()
+{
+    QFETCH(QString, broken);
+    QFETCH(QStringList, mentions);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path() + "/broken_model";
+    QVERIFY(QDir().mkpath(dir));
+    if (broken != "config")
+        QVERIFY(QFile::copy(dataPath("gpt2_tiny/config.json"), dir + "/config.json"));
+    RawSafetensors raw = readRawSafetensors(dataPath("gpt2_tiny/model.safetensors"));
+    QCOMPARE(raw.tensors.size(), size_t(28));
+    if (broken == "missing")
+        raw.tensors.erase("h.1.ln_2.bias");
+    if (broken == "shape") // [32, 128] -> [128, 32]: same byte count, so only the shape check can catch it
+        raw.tensors["h.0.mlp.c_fc.weight"].first.insert("shape", QJsonArray{128, 32});
+    writeRawSafetensors(dir + "/model.safetensors", raw);
+    const QString error = errorFrom([&] { Model::load(dir.toStdString()); });
+    QVERIFY2(!error.isNull(), "Model::load accepted a broken model");
+    QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
+    for (const QString &m : mentions)
+        QVERIFY2(error.contains(m), qPrintable("the message does not mention " + m + ": " + error));
+    qInfo("%s", qPrintable(error));
+}
+
+QTEST_GUILESS_MAIN(TestEngineParity)
+#include "tst_engine_parity.moc"

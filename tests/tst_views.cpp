@@ -1,0 +1,443 @@
+// Widget tests of the heat-map views: attention, mask, heads grid, colour maps, pooling and export.
+#include "trace/trace.h"
+#include "util/error.h"
+#include "views/attentionview.h"
+#include "views/colormaps.h"
+#include "views/downsample.h"
+#include "views/headsgridview.h"
+#include "views/heatmapplot.h"
+#include "views/maskview.h"
+#include "views/viewexport.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace atlas;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+const QStringList kTokens = {"The", "cat", "sat", "on", "the", "mat"};
+
+// A hand-made trace: scores S, masked S' (causal: −∞ above the diagonal) and row-softmax probabilities for
+// each layer, all [H, T, T]. Head h of layer l gets its own scores so heads are distinguishable.
+std::shared_ptr<Trace> makeTrace(int layers, int heads, int tokens, bool withProbs = true)
+{
+    auto trace = std::make_shared<Trace>();
+    for (int l = 0; l < layers; ++l) {
+        Tensor scores(Shape{heads, tokens, tokens});
+        Tensor masked(Shape{heads, tokens, tokens});
+        Tensor probs(Shape{heads, tokens, tokens});
+        for (int h = 0; h < heads; ++h) {
+            for (int i = 0; i < tokens; ++i) {
+                float sum = 0.0f;
+                for (int j = 0; j < tokens; ++j) {
+                    const float s = 2.0f * std::sin(0.7f * i + 1.3f * j + 0.9f * l + 0.5f * h);
+                    scores.slice(h)(i, j) = s;
+                    masked.slice(h)(i, j) = j <= i ? s : kNegInf;
+                    probs.slice(h)(i, j) = j <= i ? std::exp(s) : 0.0f;
+                    sum += probs.slice(h)(i, j);
+                }
+                for (int j = 0; j < tokens; ++j)
+                    probs.slice(h)(i, j) /= sum;
+            }
+        }
+        const std::string prefix = "layer." + std::to_string(l) + ".attn.";
+        trace->put(prefix + "scores", "S = QK^T / sqrt(d)", 3 * l, std::move(scores));
+        trace->put(prefix + "masked", "S' = S + M", 3 * l + 1, std::move(masked));
+        if (withProbs)
+            trace->put(prefix + "probs", "A = softmax(S')", 3 * l + 2, std::move(probs));
+    }
+    return trace;
+}
+
+ViewInput makeInput(std::shared_ptr<const Trace> trace, int layers, int heads, const QStringList &tokens)
+{
+    ViewInput input;
+    input.trace = std::move(trace);
+    input.tokens = tokens;
+    input.layers = layers;
+    input.heads = heads;
+    input.causal = true;
+    return input;
+}
+
+ViewSpec makeSpec(const std::string &view, int layer, int head)
+{
+    ViewSpec spec;
+    spec.view = view;
+    spec.layer = layer;
+    spec.head = head;
+    return spec;
+}
+
+float probAt(const Trace &trace, int layer, int head, int row, int col)
+{
+    return trace.tensor("layer." + std::to_string(layer) + ".attn.probs").slice(head)(row, col);
+}
+
+// Saves a picture of `w` when ATLAS_VIEW_SNAPSHOTS names a directory (for looking at what the views draw).
+void snapshot(QWidget *w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATLAS_VIEW_SNAPSHOTS");
+    if (!dir.isEmpty())
+        exportView(w, dir + QLatin1Char('/') + name + QStringLiteral(".png"), w->size());
+}
+
+int colorDistance(QRgb a, QRgb b)
+{
+    return std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) + std::abs(qBlue(a) - qBlue(b));
+}
+
+} // namespace
+
+class TestViews : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void downsampleMeans();
+    void downsampleKeepsSmallMatrices();
+    void colormapsHaveMatplotlibEnds();
+    void attentionCellsAreProbabilities();
+    void attentionYAxisReversedAndHover();
+    void attentionLogScale();
+    void maskViewMarksMinusInfinity();
+    void headsGridClickOpensHead();
+    void missingTensorsSayNotComputed();
+    void exportWritesPngSvgPdf();
+    void exportRejectsUnknownExtension();
+    void headSwitchAt2048Tokens();
+};
+
+void TestViews::downsampleMeans()
+{
+    // 4x4 -> 2x2 blocks of 2x2.
+    const float m[16] = {1, 2, 10, 20,  //
+                         3, 4, 30, 40,  //
+                         kNegInf, kNegInf, 5, kNegInf, //
+                         kNegInf, kNegInf, kNegInf, 7};
+    const Pooled p = downsample(m, 4, 4, 2, 2);
+    QCOMPARE(p.rows, 2);
+    QCOMPARE(p.cols, 2);
+    QCOMPARE(p.blockRows, 2);
+    QCOMPARE(p.blockCols, 2);
+    QCOMPARE(p.at(0, 0), 2.5f);
+    QCOMPARE(p.at(0, 1), 25.0f);
+    QVERIFY(std::isinf(p.at(1, 0)) && p.at(1, 0) < 0); // every cell −∞: stays −∞
+    QCOMPARE(p.at(1, 1), 6.0f);                         // −∞ cells are left out of the mean
+    QVERIFY(p.hasNegInf);
+    QCOMPARE(p.minFinite, 2.5f);
+    QCOMPARE(p.maxFinite, 25.0f);
+
+    // 5 columns into at most 2: blocks of 3, the last one partial (columns 3 and 4).
+    const float r[5] = {1, 2, 3, 10, 20};
+    const Pooled q = downsample(r, 1, 5, 1, 2);
+    QCOMPARE(q.cols, 2);
+    QCOMPARE(q.blockCols, 3);
+    QCOMPARE(q.at(0, 0), 2.0f);
+    QCOMPARE(q.at(0, 1), 15.0f);
+}
+
+void TestViews::downsampleKeepsSmallMatrices()
+{
+    std::vector<float> m(6 * 7);
+    for (size_t i = 0; i < m.size(); ++i)
+        m[i] = static_cast<float>(i) * 0.5f;
+    const Pooled p = downsample(m.data(), 6, 7, 64, 64);
+    QCOMPARE(p.rows, 6);
+    QCOMPARE(p.cols, 7);
+    QCOMPARE(p.blockRows, 1);
+    QVERIFY(p.values == m);
+    QVERIFY(!p.hasNegInf);
+}
+
+void TestViews::colormapsHaveMatplotlibEnds()
+{
+    QCPColorGradient viridis = colormap("viridis");
+    QCOMPARE(QColor(viridis.color(0.0, QCPRange(0, 1))), QColor(0x44, 0x01, 0x54));
+    QCOMPARE(QColor(viridis.color(1.0, QCPRange(0, 1))), QColor(0xfd, 0xe7, 0x25));
+    QCOMPARE(QColor(colormap("magma").color(1.0, QCPRange(0, 1))), QColor(0xfc, 0xfd, 0xbf));
+    QCOMPARE(QColor(colormap("cividis").color(0.0, QCPRange(0, 1))), QColor(0x00, 0x22, 0x4e));
+    QCOMPARE(QColor(colormap("greys").color(0.0, QCPRange(0, 1))), QColor(Qt::white));
+    // Viridis at 0.5 is matplotlib's #21918c (entry 128 of its table; within interpolation error).
+    QVERIFY(colorDistance(viridis.color(0.5, QCPRange(0, 1)), qRgb(0x21, 0x91, 0x8c)) <= 6);
+    QVERIFY_THROWS_EXCEPTION(Error, colormap("jet"));
+
+    const ColorLut lut("magma");
+    QCOMPARE(lut.map(0.0f), qRgb(0x00, 0x00, 0x04));
+    QCOMPARE(lut.map(2.0f), qRgb(0xfc, 0xfd, 0xbf)); // clamped
+    QCOMPARE(lut.map(std::nanf("")), lut.masked());
+}
+
+void TestViews::attentionCellsAreProbabilities()
+{
+    auto trace = makeTrace(2, 3, 6);
+    AttentionView view;
+    view.resize(700, 600);
+    view.setInput(makeInput(trace, 2, 3, kTokens));
+    view.setSpec(makeSpec("attention", 1, 2));
+    HeatmapPlot *plot = view.plot();
+    QVERIFY(!plot->showingMessage());
+    QCOMPARE(plot->colorMap()->data()->keySize(), 6);
+    QCOMPARE(plot->colorMap()->data()->valueSize(), 6);
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c)
+            QCOMPARE(plot->colorMap()->data()->cell(c, r), double(probAt(*trace, 1, 2, r, c)));
+    QCOMPARE(plot->displayedValue(4, 2), double(probAt(*trace, 1, 2, 4, 2)));
+
+    const double before = plot->colorMap()->data()->cell(1, 3);
+    view.setSpec(makeSpec("attention", 1, 0));
+    QVERIFY(plot->colorMap()->data()->cell(1, 3) != before);
+    for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < 6; ++c)
+            QCOMPARE(plot->colorMap()->data()->cell(c, r), double(probAt(*trace, 1, 0, r, c)));
+    QCOMPARE(plot->colorMap()->dataRange().upper, double(plot->pooled().maxFinite));
+    snapshot(&view, "attention");
+    ViewSpec dark = makeSpec("attention", 1, 0);
+    dark.theme = "dark";
+    dark.colormap = "magma";
+    view.setSpec(dark);
+    QCOMPARE(plot->background().color(), QColor(0x1e, 0x1f, 0x22));
+    snapshot(&view, "attention-dark");
+}
+
+void TestViews::attentionYAxisReversedAndHover()
+{
+    auto trace = makeTrace(2, 3, 6);
+    AttentionView view;
+    view.resize(700, 600);
+    view.setInput(makeInput(trace, 2, 3, kTokens));
+    view.setSpec(makeSpec("attention", 0, 1));
+    HeatmapPlot *plot = view.plot();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(plot->yAxis->rangeReversed());
+    QVERIFY(plot->cellCenter(0, 0).y() < plot->cellCenter(5, 0).y()); // the first query on top
+    QVERIFY(plot->cellCenter(0, 0).x() < plot->cellCenter(0, 5).x());
+    for (int r = 0; r < 6; ++r) {
+        for (int c = 0; c < 6; ++c) {
+            const HeatmapPlot::Cell cell = plot->cellAt(plot->cellCenter(r, c));
+            QCOMPARE(cell.row, r);
+            QCOMPARE(cell.col, c);
+        }
+    }
+    const QString text = plot->hoverTextAt(plot->cellCenter(3, 1));
+    QVERIFY2(text.contains(QStringLiteral("query 'on' (#3)")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("key 'cat' (#1)")), qPrintable(text));
+    const float prob = probAt(*trace, 0, 1, 3, 1);
+    const float score = trace->tensor("layer.0.attn.scores").slice(1)(3, 1);
+    QVERIFY2(text.contains(QStringLiteral("probability %1").arg(QString::number(prob, 'g', 4))), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("score %1").arg(QString::number(score, 'g', 4))), qPrintable(text));
+    QVERIFY(plot->hoverTextAt(QPointF(2, 2)).isEmpty()); // outside the map
+    // The x tick labels are the tokens.
+    auto ticker = plot->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    QCOMPARE(ticker->ticks().value(4), QStringLiteral("the"));
+}
+
+void TestViews::attentionLogScale()
+{
+    auto trace = makeTrace(1, 1, 6);
+    AttentionView view;
+    view.resize(600, 500);
+    view.setInput(makeInput(trace, 1, 1, kTokens));
+    ViewSpec spec = makeSpec("attention", 0, 0);
+    spec.scale = "log";
+    view.setSpec(spec);
+    HeatmapPlot *plot = view.plot();
+    QCOMPARE(plot->colorScale()->dataScaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(plot->colorMap()->dataRange().lower > 0.0);
+    // A masked probability of 0 is drawn at the floor, not as log(0).
+    QCOMPARE(plot->displayedValue(0, 5), plot->colorMap()->dataRange().lower);
+    QCOMPARE(plot->displayedValue(5, 0), double(probAt(*trace, 0, 0, 5, 0)));
+}
+
+void TestViews::maskViewMarksMinusInfinity()
+{
+    auto trace = makeTrace(2, 3, 6);
+    MaskView view;
+    view.resize(1500, 560);
+    view.setInput(makeInput(trace, 2, 3, kTokens));
+    view.setSpec(makeSpec("mask", 1, 1));
+    HeatmapPlot *mask = view.maskPlot();
+    QVERIFY(mask->maskMode());
+    QVERIFY(std::isnan(mask->displayedValue(1, 4))); // key after the query: −∞
+    QVERIFY(!std::isnan(mask->displayedValue(4, 1)));
+    QCOMPARE(view.scoresPlot()->displayedValue(1, 4), double(trace->tensor("layer.1.attn.scores").slice(1)(1, 4)));
+    QCOMPARE(view.probsPlot()->displayedValue(1, 4), 0.0);
+    QVERIFY(view.caption()->text().contains(QStringLiteral("softmax")));
+    QVERIFY(mask->hoverTextAt(QPointF()).isEmpty());
+
+    // Drawn: a masked cell and an allowed one differ clearly, and every masked cell looks alike.
+    mask->replot(QCustomPlot::rpImmediateRefresh);
+    const QImage image = mask->grab().toImage();
+    auto pixel = [&](int r, int c) { return image.pixel(mask->cellCenter(r, c).toPoint()); };
+    QVERIFY(colorDistance(pixel(1, 4), pixel(4, 1)) > 150);
+    QVERIFY(colorDistance(pixel(4, 1), pixel(5, 0)) < 10); // allowed cells share one colour
+    const QString text = mask->hoverTextAt(mask->cellCenter(1, 4));
+    QVERIFY2(text.contains(QStringLiteral("not allowed")) && text.contains(QStringLiteral("future")), qPrintable(text));
+    snapshot(&view, "mask");
+}
+
+void TestViews::headsGridClickOpensHead()
+{
+    auto trace = makeTrace(2, 3, 6);
+    HeadsGridView view;
+    view.resize(600, 420);
+    view.setInput(makeInput(trace, 2, 3, kTokens));
+    view.setSpec(makeSpec("heads", 0, 1));
+    QCOMPARE(view.layerCount(), 2);
+    QCOMPARE(view.headCount(), 3);
+    QVERIFY(view.message().isEmpty());
+    QVERIFY(!view.thumbnail(1, 2).isNull());
+    QCOMPARE(view.thumbnail(1, 2).size(), QSize(6, 6));
+    // Thumbnail pixels follow the probabilities: the diagonal start (0,0) = 1 is the brightest (viridis top).
+    QCOMPARE(view.thumbnail(1, 2).pixel(0, 0), ColorLut("viridis").map(1.0f));
+    QCOMPARE(view.thumbnail(1, 2).pixel(5, 0), ColorLut("viridis").map(0.0f)); // masked: probability 0
+
+    QSignalSpy spy(&view, &View::specEdited);
+    const QRect rect = view.thumbnailRect(1, 2);
+    QVERIFY(!rect.isEmpty());
+    QTest::mouseClick(&view, Qt::LeftButton, {}, rect.center());
+    QCOMPARE(spy.count(), 1);
+    const auto spec = spy.at(0).at(0).value<ViewSpec>();
+    QCOMPARE(spec.view, std::string("attention"));
+    QCOMPARE(spec.layer, 1);
+    QCOMPARE(spec.head, 2);
+    QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(2, 2)); // not on a thumbnail
+    QCOMPARE(spy.count(), 1);
+    snapshot(&view, "heads");
+}
+
+void TestViews::missingTensorsSayNotComputed()
+{
+    auto trace = makeTrace(2, 3, 6);
+    trace->drop("layer.1.attn.probs");
+    AttentionView attention;
+    attention.resize(600, 500);
+    attention.setInput(makeInput(trace, 2, 3, kTokens));
+    attention.setSpec(makeSpec("attention", 1, 0));
+    QVERIFY(attention.plot()->showingMessage());
+    QVERIFY2(attention.plot()->message().startsWith(QStringLiteral("Not computed yet: step to softmax")),
+             qPrintable(attention.plot()->message()));
+    QVERIFY(attention.plot()->hoverTextAt(QPointF(300, 250)).isEmpty());
+    snapshot(&attention, "attention-missing");
+    attention.setSpec(makeSpec("attention", 0, 0)); // and back once it is there
+    QVERIFY(!attention.plot()->showingMessage());
+
+    auto noProbs = makeTrace(1, 2, 6, false);
+    MaskView mask;
+    mask.resize(1200, 500);
+    mask.setInput(makeInput(noProbs, 1, 2, kTokens));
+    mask.setSpec(makeSpec("mask", 0, 0));
+    QVERIFY(!mask.scoresPlot()->showingMessage());
+    QVERIFY(!mask.maskPlot()->showingMessage());
+    QVERIFY(mask.probsPlot()->message().startsWith(QStringLiteral("Not computed yet: step to softmax")));
+    snapshot(&mask, "mask-partial");
+
+    HeadsGridView heads;
+    heads.resize(500, 400);
+    heads.setInput(makeInput(std::make_shared<Trace>(), 2, 3, kTokens));
+    heads.setSpec(makeSpec("heads", 0, 0));
+    QVERIFY(heads.message().startsWith(QStringLiteral("Not computed yet: step to softmax")));
+    QVERIFY(heads.thumbnailRect(0, 0).isEmpty());
+
+    AttentionView badHead;
+    badHead.setInput(makeInput(trace, 2, 3, kTokens));
+    badHead.setSpec(makeSpec("attention", 0, 7));
+    QVERIFY(badHead.plot()->message().contains(QStringLiteral("Head 7 does not exist")));
+}
+
+void TestViews::exportWritesPngSvgPdf()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    auto trace = makeTrace(2, 3, 6);
+    MaskView view;
+    view.resize(900, 400);
+    view.setInput(makeInput(trace, 2, 3, kTokens));
+    view.setSpec(makeSpec("mask", 0, 2));
+
+    const QString png = dir.filePath(QStringLiteral("mask.png"));
+    exportView(&view, png, QSize(1200, 480));
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(1200, 480));
+    QCOMPARE(view.size(), QSize(900, 400)); // restored
+
+    const QString svg = dir.filePath(QStringLiteral("mask.svg"));
+    exportView(&view, svg, QSize(1200, 480));
+    QFile svgFile(svg);
+    QVERIFY(svgFile.open(QIODevice::ReadOnly));
+    const QByteArray svgBytes = svgFile.readAll();
+    QVERIFY(svgBytes.contains("<svg"));
+    QVERIFY(svgBytes.contains("<text") || svgBytes.contains("<path"));
+    QVERIFY(svgBytes.contains("Probabilities after softmax")); // titles stay text
+
+    const QString pdf = dir.filePath(QStringLiteral("heads.pdf"));
+    HeadsGridView heads;
+    heads.setInput(makeInput(trace, 2, 3, kTokens));
+    heads.setSpec(makeSpec("heads", 0, 0));
+    exportView(&heads, pdf, QSize(640, 480));
+    QFile pdfFile(pdf);
+    QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+    QVERIFY(pdfFile.size() > 1000);
+    QVERIFY(pdfFile.read(4) == "%PDF");
+    QCOMPARE(dir.entryList(QDir::Files).size(), 3); // no temporary files left behind
+}
+
+void TestViews::exportRejectsUnknownExtension()
+{
+    QTemporaryDir dir;
+    AttentionView view;
+    const QString bmp = dir.filePath(QStringLiteral("view.bmp"));
+    QVERIFY_THROWS_EXCEPTION(Error, exportView(&view, bmp, QSize(200, 100)));
+    QVERIFY(!QFile::exists(bmp));
+    try {
+        exportView(&view, dir.filePath(QStringLiteral("no/such/dir/view.png")), QSize(200, 100));
+        QFAIL("a write into a missing directory did not throw");
+    } catch (const Error &e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("view.png: ")), e.what());
+    }
+}
+
+void TestViews::headSwitchAt2048Tokens()
+{
+    const int tokens = 2048;
+    auto trace = std::make_shared<Trace>();
+    Tensor probs(Shape{2, tokens, tokens});
+    for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < tokens; ++i)
+            for (int j = 0; j <= i; ++j)
+                probs.slice(h)(i, j) = 1.0f / static_cast<float>(i + 1) * (1.0f + 0.5f * std::sin(0.01f * j * (h + 1)));
+    trace->put("layer.0.attn.probs", "A", 0, std::move(probs));
+    AttentionView view;
+    view.resize(1000, 900);
+    view.setInput(makeInput(trace, 1, 2, {}));
+    view.setSpec(makeSpec("attention", 0, 0));
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+
+    QElapsedTimer timer;
+    timer.start();
+    view.setSpec(makeSpec("attention", 0, 1));
+    const qint64 refreshMicros = timer.nsecsElapsed() / 1000;
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const qint64 totalMicros = timer.nsecsElapsed() / 1000;
+    qInfo("head switch at %d tokens: refresh %lld us (view reports %d us), with replot %lld us; pooled %dx%d",
+          tokens, refreshMicros, view.lastRefreshMicros(), totalMicros, view.plot()->pooled().rows,
+          view.plot()->pooled().cols);
+    QVERIFY(view.plot()->pooled().rows <= 1024);
+    QVERIFY(view.plot()->pooled().blockRows >= 2);
+    snapshot(&view, "attention-2048");
+}
+
+QTEST_MAIN(TestViews)
+#include "tst_views.moc"

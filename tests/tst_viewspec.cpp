@@ -1,0 +1,172 @@
+#include "util/error.h"
+#include "view/viewspec.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <string>
+
+using atlas::ViewSpec;
+
+class TestViewSpec : public QObject
+{
+    Q_OBJECT
+
+private:
+    // The message of the atlas::Error thrown by parsing `json`, or "" when nothing was thrown.
+    static std::string errorOf(const std::string &json, const std::string &source = "lesson.json")
+    {
+        try {
+            ViewSpec::fromJson(json, source);
+        } catch (const atlas::Error &e) {
+            return e.what();
+        }
+        return {};
+    }
+
+    static bool contains(const std::string &haystack, const std::string &needle)
+    {
+        return haystack.find(needle) != std::string::npos;
+    }
+
+private slots:
+    void viewKinds()
+    {
+        const auto kinds = ViewSpec::viewKinds();
+        QCOMPARE(kinds.size(), size_t(6));
+        for (const char *k : {"attention", "heads", "lines", "mask", "next-token", "tensor"})
+            QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
+    }
+
+    void roundTrip()
+    {
+        ViewSpec s;
+        s.view = "lines";
+        s.model = "models/my-gpt";
+        s.text = "Héllo \"quoted\" world\n";
+        s.tokens = {3, 1, 4, 1, 5};
+        s.padding = {4};
+        s.layer = 2;
+        s.head = -1;
+        s.tensor = "layer.1.attn.q";
+        s.scale = "log";
+        s.colormap = "magma";
+        s.topK = 7;
+        s.position = 3;
+        s.theme = "dark";
+        QVERIFY(!(s == ViewSpec()));
+
+        const std::string json = s.toJson();
+        const ViewSpec back = ViewSpec::fromJson(json, "roundtrip");
+        QVERIFY(back == s);
+        QCOMPARE(back.text, s.text);
+        QCOMPARE(back.tokens, s.tokens);
+        QCOMPARE(back.topK, 7);
+    }
+
+    void toJsonIsPrettyWithEveryKey()
+    {
+        const std::string json = ViewSpec().toJson();
+        for (const char *key : {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale",
+                                "colormap", "top_k", "position", "theme"})
+            QVERIFY2(contains(json, std::string("\n  \"") + key + "\": "), key);
+        QVERIFY(json.starts_with("{\n  \"view\": \"attention\""));
+        QVERIFY(ViewSpec::fromJson(json, "defaults") == ViewSpec());
+    }
+
+    void defaultsForMissingKeys()
+    {
+        const ViewSpec d;
+        const ViewSpec s = ViewSpec::fromJson(R"({"view": "tensor", "layer": 1})", "x");
+        QCOMPARE(s.view, std::string("tensor"));
+        QCOMPARE(s.layer, 1);
+        QCOMPARE(s.head, d.head);
+        QCOMPARE(s.model, d.model);
+        QCOMPARE(s.text, d.text);
+        QCOMPARE(s.topK, d.topK);
+        QCOMPARE(s.position, d.position);
+        QCOMPARE(s.theme, d.theme);
+        QCOMPARE(s.colormap, d.colormap);
+        QVERIFY(ViewSpec::fromJson("{}", "empty") == d);
+    }
+
+    void boundaryValuesAccepted()
+    {
+        const ViewSpec s = ViewSpec::fromJson(R"({"head": -1, "layer": 0, "top_k": 1, "position": -1})", "x");
+        QCOMPARE(s.head, -1);
+        QCOMPARE(s.topK, 1);
+    }
+
+    void unknownKeySuggestsClosest()
+    {
+        const std::string m = errorOf(R"({"layr": 1})", "lessons/intro.json step 2");
+        QVERIFY2(m.starts_with("lessons/intro.json step 2: key 'layr': "), m.c_str());
+        QVERIFY2(contains(m, "did you mean 'layer'?"), m.c_str());
+
+        const std::string m2 = errorOf(R"({"topk": 3})");
+        QVERIFY2(contains(m2, "key 'topk'") && contains(m2, "did you mean 'top_k'?"), m2.c_str());
+    }
+
+    void wrongType_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("layer string") << R"({"layer": "2"})" << "layer";
+        QTest::newRow("head float") << R"({"head": 1.5})" << "head";
+        QTest::newRow("view number") << R"({"view": 3})" << "view";
+        QTest::newRow("tokens not array") << R"({"tokens": "1 2"})" << "tokens";
+        QTest::newRow("tokens element") << R"({"tokens": [1, "a"]})" << "tokens";
+        QTest::newRow("padding negative") << R"({"padding": [-1]})" << "padding";
+        QTest::newRow("text null") << R"({"text": null})" << "text";
+        QTest::newRow("top_k bool") << R"({"top_k": true})" << "top_k";
+        QTest::newRow("layer huge") << R"({"layer": 99999999999})" << "layer";
+    }
+
+    void wrongType()
+    {
+        QFETCH(QString, json);
+        QFETCH(QString, key);
+        const std::string m = errorOf(json.toStdString(), "clipboard");
+        QVERIFY2(m.starts_with("clipboard: key '" + key.toStdString() + "': "), m.c_str());
+    }
+
+    void badValues_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("view kind") << R"({"view": "atention"})" << "view" << "did you mean 'attention'?";
+        QTest::newRow("scale") << R"({"scale": "cubic"})" << "scale" << "unknown value 'cubic'";
+        QTest::newRow("colormap") << R"({"colormap": "jet"})" << "colormap" << "unknown value 'jet'";
+        QTest::newRow("theme") << R"({"theme": "blue"})" << "theme" << "unknown value 'blue'";
+        QTest::newRow("negative layer") << R"({"layer": -1})" << "layer" << ">= 0";
+        QTest::newRow("head -2") << R"({"head": -2})" << "head" << "got -2";
+        QTest::newRow("top_k 0") << R"({"top_k": 0})" << "top_k" << ">= 1";
+        QTest::newRow("position -2") << R"({"position": -2})" << "position" << "got -2";
+    }
+
+    void badValues()
+    {
+        QFETCH(QString, json);
+        QFETCH(QString, key);
+        QFETCH(QString, reason);
+        const std::string m = errorOf(json.toStdString(), "spec.json");
+        QVERIFY2(m.starts_with("spec.json: key '" + key.toStdString() + "': "), m.c_str());
+        QVERIFY2(contains(m, reason.toStdString()), m.c_str());
+    }
+
+    void badJson()
+    {
+        const std::string m = errorOf(R"({"layer": 1,})", "session.json");
+        QVERIFY2(m.starts_with("session.json: not valid JSON: "), m.c_str());
+        QVERIFY2(contains(m, "line 1"), m.c_str());
+        QVERIFY2(!contains(m, "[json.exception"), m.c_str());
+
+        QVERIFY(errorOf("", "empty.json").starts_with("empty.json: not valid JSON: "));
+        const std::string notObject = errorOf("[1, 2]", "arr.json");
+        QVERIFY2(notObject.starts_with("arr.json: ") && contains(notObject, "object"), notObject.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestViewSpec)
+#include "tst_viewspec.moc"
