@@ -25,7 +25,7 @@ constexpr int kV = 10;
 // Causal attention of one head: row i spreads over keys 0..i; query 4 puts 0.9 on key 1.
 Tensor makeProbs(int heads, int tokens, bool zero = false)
 {
-    Tensor a({heads, tokens, tokens});
+    Tensor a({ heads, tokens, tokens });
     for (int h = 0; h < heads; ++h) {
         MatrixMap m = a.slice(h);
         for (int i = 0; i < tokens && !zero; ++i) {
@@ -45,21 +45,21 @@ Tensor makeProbs(int heads, int tokens, bool zero = false)
 std::shared_ptr<Trace> makeTrace(bool zeroAttention = false, int tokens = kT)
 {
     auto trace = std::make_shared<Trace>();
-    Tensor q({2, tokens, 4});
+    Tensor q({ 2, tokens, 4 });
     for (int64_t i = 0; i < q.numel(); ++i)
         q.data()[i] = float(i) * 0.25f - 3.0f;
     trace->put("layer.0.attn.q", "Q_h = Q[:, h·d : (h+1)·d]", 3, q);
     trace->put("layer.0.attn.probs", "A = softmax(S')", 6, makeProbs(2, tokens, zeroAttention));
     trace->put("layer.1.attn.probs", "A = softmax(S')", 16, makeProbs(2, tokens, zeroAttention));
 
-    Tensor masked({2, tokens, tokens});
+    Tensor masked({ 2, tokens, tokens });
     for (int h = 0; h < 2; ++h)
         for (int i = 0; i < tokens; ++i)
             for (int j = 0; j < tokens; ++j)
                 masked.slice(h)(i, j) = j > i ? -std::numeric_limits<float>::infinity() : float(i - j) - 1.0f;
     trace->put("layer.0.attn.masked", "S' = S where allowed, else -inf", 5, masked);
 
-    Tensor next({tokens, kV});
+    Tensor next({ tokens, kV });
     for (int t = 0; t < tokens; ++t) {
         // Row t: id (t + k) % V gets weight proportional to (k + 1): a known, distinct order per row.
         float sum = 0;
@@ -76,7 +76,7 @@ ViewInput makeInput(std::shared_ptr<const Trace> trace, int tokens = kT)
 {
     ViewInput in;
     in.trace = std::move(trace);
-    const QStringList words = {"The", " cat", " sat", " on", " mat"};
+    const QStringList words = { "The", " cat", " sat", " on", " mat" };
     for (int t = 0; t < tokens; ++t)
         in.tokens << (t < words.size() ? words[t] : QStringLiteral("w%1").arg(t));
     in.vocabLabel = [](int id) { return QStringLiteral("'v%1' (#%1)").arg(id); };
@@ -120,7 +120,7 @@ private slots:
         // Row 2: id (2 + k) % 10 has weight k + 1, so the top three are ids 1, 0, 9 with 10, 9, 8 / 55.
         const auto &bars = view.bars();
         QCOMPARE(bars.size(), size_t(3));
-        const int ids[] = {1, 0, 9};
+        const int ids[] = { 1, 0, 9 };
         for (int i = 0; i < 3; ++i) {
             QCOMPARE(bars[size_t(i)].id, ids[i]);
             QCOMPARE(bars[size_t(i)].probability, double(float(10 - i) / 55.0f));
@@ -162,7 +162,7 @@ private slots:
         trace->drop("next_probs");
         view.setInput(makeInput(trace));
         QVERIFY2(view.message().startsWith(QStringLiteral("Not computed yet: step to next-token softmax")),
-                 qPrintable(view.message()));
+            qPrintable(view.message()));
         QVERIFY(view.bars().empty());
 
         ViewSpec s = spec("next-token");
@@ -174,7 +174,7 @@ private slots:
 
     void topKTiesKeepLowerId()
     {
-        const float row[] = {0.1f, 0.3f, 0.3f, 0.05f};
+        const float row[] = { 0.1f, 0.3f, 0.3f, 0.05f };
         const auto top = NextTokenView::topK(row, 4, 3);
         QCOMPARE(top.size(), size_t(3));
         QCOMPARE(top[0].first, 1);
@@ -186,6 +186,8 @@ private slots:
     {
         TensorView view;
         view.resize(700, 500);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
         ViewSpec s = spec("tensor");
         s.tensor = "layer.0.attn.q";
         view.setSpec(s);
@@ -194,7 +196,7 @@ private slots:
         QCOMPARE(view.formulaText(), QStringLiteral("Q_h = Q[:, h·d : (h+1)·d]"));
         QVERIFY2(view.headerText().contains(QStringLiteral("min −3")), qPrintable(view.headerText()));
         QVERIFY(view.message().isEmpty());
-        QVERIFY(!view.sliceBox()->isHidden());
+        QVERIFY(view.sliceBox()->isVisibleTo(&view));
         QCOMPARE(view.sliceBox()->maximum(), 1);
 
         // Cell (row 1, col 2) of head 0 is element 6; of head 1 element 26.
@@ -205,9 +207,11 @@ private slots:
         QCOMPARE(view.colorMap()->data()->cell(2, 1), 26 * 0.25 - 3.0);
         QCOMPARE(edited.count(), 1);
         QCOMPARE(edited.at(0).at(0).value<ViewSpec>().head, 1);
-        // Signed data: a colour range symmetric around 0.
+        // Signed data (head 1 alone is positive, the tensor is not): a colour range symmetric around 0 that
+        // spans the whole tensor, max 39 * 0.25 - 3.
         const QCPRange r = view.colorScale()->dataRange();
-        QCOMPARE(r.lower, -r.upper);
+        QCOMPARE(r.lower, -6.75);
+        QCOMPARE(r.upper, 6.75);
         maybeSave(view, "tensor-q");
 
         // Rows are tokens: the y axis is labelled with them.
@@ -237,20 +241,21 @@ private slots:
 
         s.tensor = "layer.1.attn.context";
         view.setSpec(s);
-        QCOMPARE(view.message(), QStringLiteral("Not computed yet: step to weighted sum in layer 1 (layer.1.attn.context)"));
+        QCOMPARE(
+            view.message(), QStringLiteral("Not computed yet: step to weighted sum in layer 1 (layer.1.attn.context)"));
         QVERIFY(view.shapeText().isEmpty());
     }
 
     void tensorViewPoolsBigMatrices()
     {
-        const float block[] = {1, 3, 5, 5, 2, 2, -std::numeric_limits<float>::infinity(), 7};
+        const float block[] = { 1, 3, 5, 5, 2, 2, -std::numeric_limits<float>::infinity(), 7 };
         const auto pooled = TensorView::meanPool(block, 2, 4, 1, 2);
         QCOMPARE(pooled.size(), size_t(2));
-        QCOMPARE(pooled[0], 2.0f);       // mean of 1, 3, 2, 2
-        QCOMPARE(pooled[1], 17.0f / 3);  // −∞ left out of the mean
+        QCOMPARE(pooled[0], 2.0f); // mean of 1, 3, 2, 2
+        QCOMPARE(pooled[1], 17.0f / 3); // −∞ left out of the mean
 
         auto trace = std::make_shared<Trace>();
-        trace->put("big", "", 0, Tensor({2500, 3}, 1.5f));
+        trace->put("big", "", 0, Tensor({ 2500, 3 }, 1.5f));
         TensorView view;
         ViewSpec s = spec("tensor");
         s.tensor = "big";
@@ -259,6 +264,35 @@ private slots:
         QVERIFY(view.colorMap()->data()->valueSize() <= TensorView::kMaxCells);
         QCOMPARE(view.colorMap()->data()->keySize(), 3);
         QCOMPARE(view.colorMap()->data()->cell(1, 10), 1.5);
+    }
+
+    void tensorViewVectorAndScalar()
+    {
+        auto trace = std::make_shared<Trace>();
+        Tensor v({ 3 });
+        v.values() = { 0.5f, -1.0f, 2.0f };
+        trace->put("vec", "v", 0, v);
+        Tensor scalar(Shape {});
+        scalar.data()[0] = 42.5f;
+        trace->put("loss", "L", 1, scalar);
+
+        TensorView view;
+        ViewSpec s = spec("tensor");
+        s.tensor = "vec";
+        view.setSpec(s);
+        view.setInput(makeInput(trace));
+        QCOMPARE(view.shapeText(), QStringLiteral("[3]"));
+        QVERIFY(!view.sliceBox()->isVisibleTo(&view));
+        auto *bars = qobject_cast<QCPBars *>(view.barPlot()->plottable(0));
+        QVERIFY(bars);
+        QCOMPARE(bars->data()->size(), 3);
+        QCOMPARE(bars->data()->at(1)->value, -1.0);
+        QCOMPARE(bars->data()->at(2)->value, 2.0);
+
+        s.tensor = "loss";
+        view.setSpec(s);
+        QCOMPARE(view.shapeText(), QStringLiteral("[]"));
+        QCOMPARE(view.message(), QStringLiteral("42.5"));
     }
 
     void linesSegmentsFollowWeights()
@@ -273,7 +307,7 @@ private slots:
         QVERIFY(!segments.empty());
         bool heavy = false;
         for (const auto &seg : segments) {
-            QVERIFY(seg.key <= seg.query);   // causal: no line to a later key
+            QVERIFY(seg.key <= seg.query); // causal: no line to a later key
             QVERIFY(seg.weight >= TokenLinesView::kMinWeight);
             QCOMPARE(seg.head, 0);
             QVERIFY(std::abs(seg.alpha - 255.0 * seg.weight) <= 1.0);
@@ -344,7 +378,7 @@ private slots:
         s.position = 80;
         view.setSpec(s);
         view.setInput(makeInput(makeTrace(false, tokens), tokens));
-        const auto [first, count] = view.window();
+        const auto [first, count] = view.tokenWindow();
         QCOMPARE(count, TokenLinesView::kMaxWindow);
         QVERIFY(first <= 80 && 80 < first + count);
         for (const auto &seg : view.segments())
@@ -362,7 +396,7 @@ private slots:
         trace->drop("layer.1.attn.probs");
         view.setInput(makeInput(trace));
         QVERIFY2(view.message().startsWith(QStringLiteral("Not computed yet: step to softmax in layer 1")),
-                 qPrintable(view.message()));
+            qPrintable(view.message()));
         QVERIFY(view.segments().empty());
     }
 

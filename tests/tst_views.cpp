@@ -92,6 +92,19 @@ void snapshot(QWidget *w, const QString &name)
         exportView(w, dir + QLatin1Char('/') + name + QStringLiteral(".png"), w->size());
 }
 
+// Whether anything is drawn in a horizontal band through the middle of `w` (the centred message).
+bool drawsInMiddle(QCustomPlot *plot)
+{
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    const QImage image = plot->grab().toImage();
+    const QRgb background = image.pixel(1, image.height() - 2);
+    int differing = 0;
+    for (int y = image.height() / 2 - 10; y < image.height() / 2 + 10; ++y)
+        for (int x = 0; x < image.width(); ++x)
+            differing += image.pixel(x, y) != background;
+    return differing > 50;
+}
+
 int colorDistance(QRgb a, QRgb b)
 {
     return std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) + std::abs(qBlue(a) - qBlue(b));
@@ -111,6 +124,7 @@ private slots:
     void attentionYAxisReversedAndHover();
     void attentionLogScale();
     void maskViewMarksMinusInfinity();
+    void heatmapDrawsMinusInfinityApart();
     void headsGridClickOpensHead();
     void missingTensorsSayNotComputed();
     void exportWritesPngSvgPdf();
@@ -206,7 +220,8 @@ void TestViews::attentionCellsAreProbabilities()
     dark.theme = "dark";
     dark.colormap = "magma";
     view.setSpec(dark);
-    QCOMPARE(plot->background().color(), QColor(0x1e, 0x1f, 0x22));
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    QCOMPARE(QColor(plot->grab().toImage().pixel(2, 2)), QColor(0x1e, 0x1f, 0x22));
     snapshot(&view, "attention-dark");
 }
 
@@ -287,6 +302,31 @@ void TestViews::maskViewMarksMinusInfinity()
     snapshot(&view, "mask");
 }
 
+void TestViews::heatmapDrawsMinusInfinityApart()
+{
+    auto trace = makeTrace(1, 1, 6);
+    const Tensor &masked = trace->tensor("layer.0.attn.masked");
+    for (const std::string &map : colormapNames()) {
+        HeatmapPlot plot;
+        plot.resize(600, 520);
+        plot.setColormap(map);
+        plot.setTitle(QStringLiteral("S\u2032 with the causal mask (%1)").arg(QString::fromStdString(map)));
+        plot.setLabels(kTokens, kTokens);
+        plot.setMatrix(masked.data(), 6, 6, trace);
+        QVERIFY(std::isnan(plot.displayedValue(0, 3)));
+        QCOMPARE(plot.displayedValue(3, 0), double(masked.slice(0)(3, 0)));
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        const QImage image = plot.grab().toImage();
+        // The −∞ cell is far from both ends of the colour map (and so from any value's colour).
+        const QRgb inf = image.pixel(plot.cellCenter(0, 5).toPoint());
+        const QCPColorGradient gradient = colormap(map);
+        for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
+            QVERIFY2(colorDistance(inf, QCPColorGradient(gradient).color(t, QCPRange(0, 1))) > 60, map.c_str());
+        if (map == "viridis")
+            snapshot(&plot, "heatmap-neginf");
+    }
+}
+
 void TestViews::headsGridClickOpensHead()
 {
     auto trace = makeTrace(2, 3, 6);
@@ -329,6 +369,7 @@ void TestViews::missingTensorsSayNotComputed()
     QVERIFY2(attention.plot()->message().startsWith(QStringLiteral("Not computed yet: step to softmax")),
              qPrintable(attention.plot()->message()));
     QVERIFY(attention.plot()->hoverTextAt(QPointF(300, 250)).isEmpty());
+    QVERIFY(drawsInMiddle(attention.plot())); // the message is drawn, not just set
     snapshot(&attention, "attention-missing");
     attention.setSpec(makeSpec("attention", 0, 0)); // and back once it is there
     QVERIFY(!attention.plot()->showingMessage());
@@ -391,7 +432,7 @@ void TestViews::exportWritesPngSvgPdf()
     QVERIFY(pdfFile.open(QIODevice::ReadOnly));
     QVERIFY(pdfFile.size() > 1000);
     QVERIFY(pdfFile.read(4) == "%PDF");
-    QCOMPARE(dir.entryList(QDir::Files).size(), 3); // no temporary files left behind
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 3); // no temporary files left behind
 }
 
 void TestViews::exportRejectsUnknownExtension()
@@ -421,7 +462,10 @@ void TestViews::headSwitchAt2048Tokens()
     trace->put("layer.0.attn.probs", "A", 0, std::move(probs));
     AttentionView view;
     view.resize(1000, 900);
-    view.setInput(makeInput(trace, 1, 2, {}));
+    QStringList labels;
+    for (int i = 0; i < tokens; ++i)
+        labels.append(QStringLiteral("tok%1").arg(i % 97));
+    view.setInput(makeInput(trace, 1, 2, labels));
     view.setSpec(makeSpec("attention", 0, 0));
     view.plot()->replot(QCustomPlot::rpImmediateRefresh);
 
@@ -437,6 +481,10 @@ void TestViews::headSwitchAt2048Tokens()
     QVERIFY(view.plot()->pooled().rows <= 1024);
     QVERIFY(view.plot()->pooled().blockRows >= 2);
     snapshot(&view, "attention-2048");
+    ViewSpec log = makeSpec("attention", 0, 1);
+    log.scale = "log";
+    view.setSpec(log);
+    snapshot(&view, "attention-2048-log");
 }
 
 QTEST_MAIN(TestViews)

@@ -34,7 +34,7 @@ private slots:
     {
         const auto kinds = ViewSpec::viewKinds();
         QCOMPARE(kinds.size(), size_t(6));
-        for (const char *k : {"attention", "heads", "lines", "mask", "next-token", "tensor"})
+        for (const char *k : { "attention", "heads", "lines", "mask", "next-token", "tensor" })
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 
@@ -44,8 +44,8 @@ private slots:
         s.view = "lines";
         s.model = "models/my-gpt";
         s.text = "Héllo \"quoted\" world\n";
-        s.tokens = {3, 1, 4, 1, 5};
-        s.padding = {4};
+        s.tokens = { 3, 1, 4, 1, 5 };
+        s.padding = { 4 };
         s.layer = 2;
         s.head = -1;
         s.tensor = "layer.1.attn.q";
@@ -67,8 +67,8 @@ private slots:
     void toJsonIsPrettyWithEveryKey()
     {
         const std::string json = ViewSpec().toJson();
-        for (const char *key : {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale",
-                                "colormap", "top_k", "position", "theme"})
+        for (const char *key : { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale",
+                 "colormap", "top_k", "position", "theme" })
             QVERIFY2(contains(json, std::string("\n  \"") + key + "\": "), key);
         QVERIFY(json.starts_with("{\n  \"view\": \"attention\""));
         QVERIFY(ViewSpec::fromJson(json, "defaults") == ViewSpec());
@@ -111,15 +111,24 @@ private slots:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("key");
-        QTest::newRow("layer string") << R"({"layer": "2"})" << "layer";
-        QTest::newRow("head float") << R"({"head": 1.5})" << "head";
-        QTest::newRow("view number") << R"({"view": 3})" << "view";
-        QTest::newRow("tokens not array") << R"({"tokens": "1 2"})" << "tokens";
-        QTest::newRow("tokens element") << R"({"tokens": [1, "a"]})" << "tokens";
-        QTest::newRow("padding negative") << R"({"padding": [-1]})" << "padding";
-        QTest::newRow("text null") << R"({"text": null})" << "text";
-        QTest::newRow("top_k bool") << R"({"top_k": true})" << "top_k";
-        QTest::newRow("layer huge") << R"({"layer": 99999999999})" << "layer";
+        QTest::newRow("layer string") << R"({"layer": "2"})"
+                                      << "layer";
+        QTest::newRow("head float") << R"({"head": 1.5})"
+                                    << "head";
+        QTest::newRow("view number") << R"({"view": 3})"
+                                     << "view";
+        QTest::newRow("tokens not array") << R"({"tokens": "1 2"})"
+                                          << "tokens";
+        QTest::newRow("tokens element") << R"({"tokens": [1, "a"]})"
+                                        << "tokens";
+        QTest::newRow("padding negative") << R"({"padding": [-1]})"
+                                          << "padding";
+        QTest::newRow("text null") << R"({"text": null})"
+                                   << "text";
+        QTest::newRow("top_k bool") << R"({"top_k": true})"
+                                    << "top_k";
+        QTest::newRow("layer huge") << R"({"layer": 99999999999})"
+                                    << "layer";
     }
 
     void wrongType()
@@ -135,14 +144,30 @@ private slots:
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("view kind") << R"({"view": "atention"})" << "view" << "did you mean 'attention'?";
-        QTest::newRow("scale") << R"({"scale": "cubic"})" << "scale" << "unknown value 'cubic'";
-        QTest::newRow("colormap") << R"({"colormap": "jet"})" << "colormap" << "unknown value 'jet'";
-        QTest::newRow("theme") << R"({"theme": "blue"})" << "theme" << "unknown value 'blue'";
-        QTest::newRow("negative layer") << R"({"layer": -1})" << "layer" << ">= 0";
-        QTest::newRow("head -2") << R"({"head": -2})" << "head" << "got -2";
-        QTest::newRow("top_k 0") << R"({"top_k": 0})" << "top_k" << ">= 1";
-        QTest::newRow("position -2") << R"({"position": -2})" << "position" << "got -2";
+        QTest::newRow("view kind") << R"({"view": "atention"})"
+                                   << "view"
+                                   << "did you mean 'attention'?";
+        QTest::newRow("scale") << R"({"scale": "cubic"})"
+                               << "scale"
+                               << "unknown value 'cubic'";
+        QTest::newRow("colormap") << R"({"colormap": "jet"})"
+                                  << "colormap"
+                                  << "unknown value 'jet'";
+        QTest::newRow("theme") << R"({"theme": "blue"})"
+                               << "theme"
+                               << "unknown value 'blue'";
+        QTest::newRow("negative layer") << R"({"layer": -1})"
+                                        << "layer"
+                                        << ">= 0";
+        QTest::newRow("head -2") << R"({"head": -2})"
+                                 << "head"
+                                 << "got -2";
+        QTest::newRow("top_k 0") << R"({"top_k": 0})"
+                                 << "top_k"
+                                 << ">= 1";
+        QTest::newRow("position -2") << R"({"position": -2})"
+                                     << "position"
+                                     << "got -2";
     }
 
     void badValues()

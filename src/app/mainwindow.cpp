@@ -27,6 +27,12 @@
 #include <QStyle>
 #include <QToolButton>
 
+// The .qrc lives in a static library: its registration must be pulled in explicitly (outside any namespace).
+static void initAtlasResources()
+{
+    Q_INIT_RESOURCE(resources);
+}
+
 namespace atlas {
 
 namespace {
@@ -42,6 +48,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     , m_ui(std::make_unique<Ui::MainWindow>())
     , m_session(session)
 {
+    initAtlasResources();
     m_ui->setupUi(this);
     setWindowIcon(QIcon(":/icons/transformer-atlas.svg"));
     for (const auto &[kind, title] : kViewTabs) {

@@ -37,6 +37,7 @@ void AttentionView::refresh()
 {
     QElapsedTimer timer;
     timer.start();
+    layOutHidden(this);
     QString problem;
     const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
     try {

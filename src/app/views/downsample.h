@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace atlas {
@@ -19,7 +20,7 @@ struct Pooled
     float minFinite = 0.0f; // range of the finite pooled cells (0 when none)
     float maxFinite = 0.0f;
 
-    float at(int row, int col) const { return values[static_cast<size_t>(row) * cols + col]; }
+    float at(int row, int col) const { return values[static_cast<std::size_t>(row) * cols + col]; }
 };
 
 // Mean-pools `data` ([rows, cols], row-major) to at most maxRows x maxCols cells. −∞ cells are left out of

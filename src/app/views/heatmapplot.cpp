@@ -148,6 +148,7 @@ void HeatmapPlot::buildLayout()
     m_message->position->setType(QCPItemPosition::ptViewportRatio);
     m_message->position->setCoords(0.5, 0.5);
     m_message->setFont(plotFont(13));
+    m_message->setTextAlignment(Qt::AlignCenter);
     m_message->setVisible(false);
 
     for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
@@ -186,7 +187,8 @@ void HeatmapPlot::applyGradient()
     QCPColorGradient gradient = colormap(m_colormap);
     if (m_maskMode) {
         const Palette pal = paletteFor(m_theme);
-        gradient.setColorStops({{0.0, pal.allowed}, {1.0, pal.allowed}});
+        // The lower half of the bar is −∞ (the NaN colour), the upper half 0 ("allowed").
+        gradient.setColorStops({{0.0, pal.maskedFill}, {0.499, pal.maskedFill}, {0.5, pal.allowed}, {1.0, pal.allowed}});
         gradient.setNanColor(pal.maskedFill);
     }
     m_scale->setGradient(gradient);
@@ -227,9 +229,18 @@ void HeatmapPlot::applyScaleType()
 {
     const bool logAxis = m_log && !m_maskMode;
     m_scale->setDataScaleType(logAxis ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    m_scale->axis()->setTicker(logAxis ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
-                                       : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    if (m_maskMode) {
+        QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+        ticker->addTick(-0.5, QStringLiteral("\u2212\u221E"));
+        ticker->addTick(0.5, QStringLiteral("0"));
+        m_scale->axis()->setTicker(ticker);
+    } else if (logAxis) {
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+    } else {
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
     m_scale->axis()->setNumberFormat(logAxis ? QStringLiteral("eb") : QStringLiteral("gb"));
+    m_scale->axis()->setNumberPrecision(logAxis ? 0 : 6); // "10⁻³" rather than "1.000000·10⁻³"
 }
 
 void HeatmapPlot::setMaskMode(bool on)
@@ -268,12 +279,28 @@ void HeatmapPlot::setValueLabel(const QString &label)
 
 QString HeatmapPlot::message() const
 {
-    return m_showingMessage ? m_message->text() : QString();
+    return m_showingMessage ? m_messageText : QString();
+}
+
+void HeatmapPlot::wrapMessage()
+{
+    // QCPItemText does not wrap: break the message into lines that fit the widget.
+    const QFontMetrics fm(m_message->font());
+    const int room = std::max(80, width() - 24);
+    QStringList lines;
+    for (const QString &word : m_messageText.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!lines.isEmpty() && fm.horizontalAdvance(lines.last() + QLatin1Char(' ') + word) <= room)
+            lines.last() += QLatin1Char(' ') + word;
+        else
+            lines.append(word);
+    }
+    m_message->setText(lines.join(QLatin1Char('\n')));
 }
 
 void HeatmapPlot::showMessage(const QString &text)
 {
-    m_message->setText(text);
+    m_messageText = text;
+    wrapMessage();
     m_showingMessage = true;
     m_data = nullptr;
     m_rows = m_cols = 0;
@@ -287,8 +314,12 @@ void HeatmapPlot::showMessage(const QString &text)
 
 void HeatmapPlot::setContentVisible(bool visible)
 {
-    axisRect()->setVisible(visible);
-    m_scale->setVisible(visible && !m_maskMode);
+    // Not axisRect()->setVisible(false): the message item counts the axis rect as its parent and would hide too.
+    xAxis->setVisible(visible);
+    yAxis->setVisible(visible);
+    m_map->setVisible(visible);
+    m_masked->setVisible(visible);
+    m_scale->setVisible(visible);
     m_note->setVisible(visible && m_note->layout() != nullptr);
     m_message->setVisible(!visible);
 }
@@ -303,6 +334,8 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
         m_showingMessage = false;
         setContentVisible(true);
     }
+    if (viewport() != rect()) // a hidden plot gets no resize event when its layout sizes it
+        setViewport(rect());
     xAxis->setRange(-0.5, m_cols - 0.5);
     yAxis->setRange(-0.5, m_rows - 0.5);
     repool();
@@ -368,7 +401,7 @@ void HeatmapPlot::fillColorMap()
             if (v == kNegInf)
                 z = nan;
             else if (m_maskMode)
-                z = 0.0;
+                z = 0.5; // "allowed": the upper half of the mask gradient
             else if (m_log)
                 z = std::max(v, m_logFloor);
             d->setCell(c, r, z);
@@ -384,6 +417,8 @@ void HeatmapPlot::setLabels(const QStringList &rowLabels, const QStringList &col
         return;
     m_rowLabels = rowLabels;
     m_colLabels = colLabels;
+    if (m_showingMessage)
+        wrapMessage();
     m_tickKey.clear();
     updateTicks();
 }
@@ -405,16 +440,19 @@ void HeatmapPlot::updateTicks()
 void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal)
 {
     const QFontMetrics fm(axis->tickLabelFont());
-    const int perLabel = fm.height() + 2;
-    int step = labelStep(count, std::max(2, pixels / perLabel));
+    int step = labelStep(count, std::max(2, pixels / (2 * fm.height()))); // a subset: a label every 2 lines
     if (count <= kAllLabelsUpTo && pixels / std::max(1, count) >= fm.height() - 2)
         step = 1;
     QVector<double> ticks;
     QVector<QString> texts;
     for (int i = 0; i < count; i += step) {
-        const QString token = shortLabel(labels.value(i, QStringLiteral("#%1").arg(i)));
+        const QString number = QStringLiteral("#%1").arg(i);
+        const QString token = i < labels.size() ? shortLabel(labels.at(i)) : QString();
         ticks.append(i);
-        texts.append(step == 1 ? token : QStringLiteral("#%1 %2").arg(i).arg(token));
+        if (token.isEmpty() || token == number)
+            texts.append(number);
+        else
+            texts.append(step == 1 ? token : number + QLatin1Char(' ') + token);
     }
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     ticker->setTicks(ticks, texts);
@@ -431,9 +469,7 @@ void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int 
 void HeatmapPlot::updateNote()
 {
     QString text;
-    if (m_maskMode)
-        text = QStringLiteral("\u25A1 0: the query may attend this key      \u25A8 \u2212\u221E: not allowed");
-    else if (m_pooled.hasNegInf)
+    if (m_pooled.hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
         text = QStringLiteral("\u25A8 \u2212\u221E (masked)");
     m_note->setText(text);
     const bool inLayout = m_note->layout() != nullptr;
@@ -491,6 +527,8 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
         if (blockRows != m_pooled.blockRows || blockCols != m_pooled.blockCols)
             repool();
     }
+    if (m_showingMessage)
+        wrapMessage();
     m_tickKey.clear();
     updateTicks();
 }
@@ -509,6 +547,14 @@ void HeatmapPlot::leaveEvent(QEvent *event)
 {
     QToolTip::hideText();
     QCustomPlot::leaveEvent(event);
+}
+
+void layOutHidden(QWidget *view)
+{
+    if (view->isVisible() || view->layout() == nullptr)
+        return;
+    view->layout()->invalidate();
+    view->layout()->activate();
 }
 
 std::string traceName(int layer, const char *suffix)

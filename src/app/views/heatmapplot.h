@@ -63,13 +63,18 @@ public:
     int matrixRows() const { return m_rows; }
     int matrixCols() const { return m_cols; }
 
-    // The value drawn for original cell (row, col): the pooled block mean (NaN for −∞), clamped in log scale.
+    // The value drawn for original cell (row, col): the pooled block mean (NaN for −∞), clamped in log scale;
+    // in mask mode 0.5 for every allowed cell.
     double displayedValue(int row, int col) const;
     // Original cell under a widget position, or an invalid Cell outside the map.
     Cell cellAt(const QPointF &pos) const;
     // Widget position of the centre of original cell (row, col) (valid after a replot laid the plot out).
     QPointF cellCenter(int row, int col) const;
     QString hoverTextAt(const QPointF &pos) const;
+
+    // Small, so three plots side by side fit a narrow window; QCustomPlot's own hint asks for every label.
+    QSize minimumSizeHint() const override { return {160, 140}; }
+    QSize sizeHint() const override { return {480, 420}; }
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
@@ -88,6 +93,7 @@ private:
     void updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal);
     void updateNote();
     void setContentVisible(bool visible);
+    void wrapMessage();
     QSize poolTarget() const;
 
     QCPTextElement *m_title = nullptr;
@@ -111,9 +117,14 @@ private:
     bool m_log = false;
     bool m_maskMode = false;
     bool m_showingMessage = false;
+    QString m_messageText;
     float m_logFloor = 0.0f;
     HoverText m_hover;
 };
+
+// Lays out the children of a hidden view at its current size (a hidden widget gets no resize event), so
+// plots pool to the size they will be drawn at.
+void layOutHidden(QWidget *view);
 
 // Helpers shared by the views that draw per-head [H, T, T] tensors as heat maps.
 

@@ -33,6 +33,7 @@ MaskView::MaskView(QWidget *parent)
     m_scores->setValueLabel(tr("score"));
     m_mask->setTitle(tr("Mask (\u2212\u221E = not allowed)"));
     m_mask->setMaskMode(true);
+    m_mask->setValueLabel(tr("mask M"));
     m_probs->setTitle(tr("Probabilities after softmax"));
     m_probs->setValueLabel(tr("probability"));
     m_scores->setHoverText([this](int r, int c) { return valueText("attn.scores", tr("score"), r, c); });
@@ -92,6 +93,7 @@ void MaskView::showPanel(HeatmapPlot *plot, const char *suffix, const QString &o
 
 void MaskView::refresh()
 {
+    layOutHidden(this);
     applyTheme();
     for (HeatmapPlot *plot : {m_scores, m_probs}) {
         try {

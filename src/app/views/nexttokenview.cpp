@@ -41,6 +41,8 @@ NextTokenView::NextTokenView(QWidget *parent)
     m_plot->yAxis->setRangeReversed(true); // bar 0, the most probable, on top
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     m_plot->yAxis->grid()->setVisible(false);
+    m_plot->yAxis->setTickLength(0, 0); // no tick marks beside the token labels
+    m_plot->yAxis->setSubTicks(false);
     m_plot->xAxis->setLabel(tr("probability"));
     m_plot->plotLayout()->insertRow(0);
     m_titleElement = new QCPTextElement(m_plot, QString(), QFont(font().family(), 12, QFont::Bold));
@@ -55,9 +57,8 @@ std::vector<std::pair<int, float>> NextTokenView::topK(const float *row, int siz
     std::vector<int> ids(static_cast<size_t>(size));
     std::iota(ids.begin(), ids.end(), 0);
     k = std::clamp(k, 0, size);
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [row](int a, int b) {
-        return row[a] > row[b] || (row[a] == row[b] && a < b);
-    });
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+        [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
     std::vector<std::pair<int, float>> out;
     for (int i = 0; i < k; ++i)
         out.emplace_back(ids[i], row[ids[i]]);
@@ -110,10 +111,10 @@ void NextTokenView::collectBars(const Tensor &probs)
     m_bars.clear();
     for (const auto &[id, p] : topK(row, vocab, m_spec.topK)) {
         const QString label = m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
-        m_bars.push_back({id, label, double(p)});
+        m_bars.push_back({ id, label, double(p) });
     }
-    const QString token = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position)
-                                                            : QStringLiteral("#%1").arg(m_position);
+    const QString token
+        = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position) : QStringLiteral("#%1").arg(m_position);
     m_title = tr("Next token after '%1' (position %2)").arg(token).arg(m_position);
 }
 
@@ -172,8 +173,7 @@ void NextTokenView::showToolTip(QMouseEvent *event)
     }
     const Bar &b = m_bars[size_t(i)];
     QToolTip::showText(event->globalPosition().toPoint(),
-                       tr("%1\np = %2 (rank %3)").arg(b.label, QString::number(b.probability, 'g', 9)).arg(i + 1),
-                       m_plot);
+        tr("%1\np = %2 (rank %3)").arg(b.label, QString::number(b.probability, 'g', 9)).arg(i + 1), m_plot);
 }
 
 } // namespace atlas

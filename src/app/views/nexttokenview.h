@@ -23,7 +23,7 @@ public:
     struct Bar
     {
         int id = 0;
-        QString label;      // input.vocabLabel(id), e.g. "' the' (#262)"
+        QString label; // input.vocabLabel(id), e.g. "' the' (#262)"
         double probability = 0.0;
     };
 

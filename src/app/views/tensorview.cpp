@@ -93,14 +93,30 @@ struct OpName
 
 // Operation labels of docs/trace-names.md, by the last part of a trace name.
 const OpName kOps[] = {
-    {"embed", "embed"},          {"positions", "positions"},      {"input", "add positions"},
-    {"ln_1", "ln_1"},            {"attn.qkv", "Q/K/V projection"}, {"attn.q", "split heads"},
-    {"attn.k", "split heads"},   {"attn.v", "split heads"},       {"attn.scores", "scores"},
-    {"attn.masked", "mask"},     {"attn.probs", "softmax"},       {"attn.context", "weighted sum"},
-    {"attn.merged", "merge heads"}, {"attn.out", "output projection"}, {"mid", "residual add"},
-    {"ln_2", "ln_2"},            {"mlp.up", "FFN up"},            {"mlp.act", "activation"},
-    {"mlp.down", "FFN down"},    {"resid", "residual add"},       {"out", "residual add"},
-    {"ln_f", "ln_f"},            {"logits", "logits"},            {"next_probs", "next-token softmax"},
+    { "embed", "embed" },
+    { "positions", "positions" },
+    { "input", "add positions" },
+    { "ln_1", "ln_1" },
+    { "attn.qkv", "Q/K/V projection" },
+    { "attn.q", "split heads" },
+    { "attn.k", "split heads" },
+    { "attn.v", "split heads" },
+    { "attn.scores", "scores" },
+    { "attn.masked", "mask" },
+    { "attn.probs", "softmax" },
+    { "attn.context", "weighted sum" },
+    { "attn.merged", "merge heads" },
+    { "attn.out", "output projection" },
+    { "mid", "residual add" },
+    { "ln_2", "ln_2" },
+    { "mlp.up", "FFN up" },
+    { "mlp.act", "activation" },
+    { "mlp.down", "FFN down" },
+    { "resid", "residual add" },
+    { "out", "residual add" },
+    { "ln_f", "ln_f" },
+    { "logits", "logits" },
+    { "next_probs", "next-token softmax" },
 };
 
 } // namespace
@@ -200,12 +216,20 @@ TensorView::TensorView(QWidget *parent)
     m_colorScale->setMarginGroup(QCP::msTop | QCP::msBottom, margins);
     m_heatPlot->yAxis->setRangeReversed(true); // row 0 (the first query) on top
     m_heatPlot->setMouseTracking(true);
+    m_heatPlot->installEventFilter(this); // token labels thin out or fill in with the plot's height
     connect(m_heatPlot, &QCustomPlot::mouseMove, this, &TensorView::showCellToolTip);
 
     m_bars = new QCPBars(m_barPlot->xAxis, m_barPlot->yAxis);
     m_bars->setWidth(0.8);
     m_bars->setPen(Qt::NoPen);
     refresh();
+}
+
+bool TensorView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_heatPlot && event->type() == QEvent::Resize && m_rows > 0)
+        labelAxes(m_rows, m_cols);
+    return View::eventFilter(watched, event);
 }
 
 const Tensor *TensorView::tensor() const
@@ -282,6 +306,9 @@ void TensorView::updateHeader(const Tensor &t, const std::string &formula)
     m_shapeText = QString::fromStdString(t.shapeString());
     m_formulaText = QString::fromStdString(formula);
     const Stats s = statsOf(t.data(), t.numel());
+    m_min = s.min;
+    m_max = s.max;
+    m_minPositive = s.minPositive;
     QString html = QStringLiteral("<b>%1</b>&nbsp;&nbsp;<span style='font-family:monospace'>%2</span>")
                        .arg(QString::fromStdString(m_spec.tensor).toHtmlEscaped(), m_shapeText);
     if (!m_formulaText.isEmpty())
@@ -354,10 +381,10 @@ void TensorView::drawMatrix(const float *data, int rows, int cols)
     const int outRows = pooledSize(rows);
     const int outCols = pooledSize(cols);
     std::vector<float> cells = meanPool(data, rows, cols, outRows, outCols);
-    const Stats s = statsOf(cells.data(), int64_t(cells.size()));
-    const bool signedData = s.min < 0;
-    const bool log = m_spec.scale == "log" && !signedData && s.max > 0;
-    const double lo = log ? std::max(s.minPositive, s.max * 1e-6) : s.min;
+    // The colours span the whole tensor, not the slice, so that heads can be compared by eye.
+    const bool signedData = m_min < 0;
+    const bool log = m_spec.scale == "log" && !signedData && m_max > 0;
+    const double lo = log ? std::max(m_minPositive, m_max * 1e-6) : m_min;
     for (float &v : cells) {
         if (v == -std::numeric_limits<float>::infinity() || std::isnan(v))
             v = kNaN; // the gradient's NaN colour marks masked cells
@@ -366,7 +393,7 @@ void TensorView::drawMatrix(const float *data, int rows, int cols)
     }
     m_colorScale->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     fillColorMap(cells, outRows, outCols, rows, cols);
-    setColorRange(float(lo), float(s.max), signedData);
+    setColorRange(float(lo), float(m_max), signedData);
     labelAxes(rows, cols);
     m_stack->setCurrentWidget(m_heatPlot);
     m_heatPlot->replot();
@@ -398,7 +425,7 @@ void TensorView::setColorRange(float lo, float hi, bool signedData)
     QCPColorGradient gradient;
     if (signedData) {
         gradient = divergingGradient();
-        const float m = std::max({std::abs(lo), std::abs(hi), 1e-12f});
+        const float m = std::max({ std::abs(lo), std::abs(hi), 1e-12f });
         lo = -m;
         hi = m;
     } else {
@@ -412,7 +439,8 @@ void TensorView::setColorRange(float lo, float hi, bool signedData)
     }
     m_colorScale->setGradient(gradient);
     m_colorScale->setDataRange(QCPRange(lo, hi));
-    m_colorScale->axis()->setLabel(signedData ? tr("value (0 = white)") : tr("value"));
+    const bool log = m_colorScale->dataScaleType() == QCPAxis::stLogarithmic;
+    m_colorScale->axis()->setLabel(signedData ? tr("value (0 = white)") : log ? tr("value (log scale)") : tr("value"));
 }
 
 void TensorView::labelAxes(int rows, int cols)
@@ -440,7 +468,12 @@ void TensorView::labelAxes(int rows, int cols)
     const bool tokenCols = attention && cols == m_input.tokens.size();
     m_heatPlot->xAxis->setTicker(tokenCols ? QSharedPointer<QCPAxisTicker>(tokenTicker(cols, 24))
                                            : QSharedPointer<QCPAxisTicker>(indexTicker()));
-    m_heatPlot->xAxis->setTickLabelRotation(tokenCols ? 60 : 0);
+    qreal widest = 0;
+    const QFontMetricsF metrics(m_heatPlot->xAxis->tickLabelFont());
+    for (int i = 0; tokenCols && i < cols; ++i)
+        widest = std::max(widest, metrics.horizontalAdvance(m_input.tokens.at(i)));
+    const qreal cellWidth = (m_heatPlot->width() - 160.0) / std::max(1, cols); // minus axis and colour bar
+    m_heatPlot->xAxis->setTickLabelRotation(widest > 0.9 * cellWidth ? 60 : 0);
     const bool vocab = name == "logits" || name == "next_probs";
     m_heatPlot->xAxis->setLabel(attention ? tr("key") : vocab ? tr("vocabulary id") : tr("dimension"));
 }
@@ -475,7 +508,10 @@ void TensorView::applyTheme()
     QPalette pal = palette();
     pal.setColor(QPalette::Window, dark ? QColor(0x1e1f22) : QColor(0xffffff));
     pal.setColor(QPalette::WindowText, dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
+    pal.setColor(QPalette::Base, dark ? QColor(0x2b2d31) : QColor(0xffffff));
     pal.setColor(QPalette::Text, pal.color(QPalette::WindowText));
+    pal.setColor(QPalette::Button, dark ? QColor(0x3a3d41) : QColor(0xf0f0f0));
+    pal.setColor(QPalette::ButtonText, pal.color(QPalette::WindowText));
     setPalette(pal);
     setAutoFillBackground(true);
     applyPlotTheme(m_heatPlot, m_spec.theme);

@@ -39,11 +39,11 @@ public:
 
     explicit TensorView(QWidget *parent = nullptr);
 
-    QString shapeText() const { return m_shapeText; }    // "[2, 5, 4]", empty when nothing is shown
+    QString shapeText() const { return m_shapeText; } // "[2, 5, 4]", empty when nothing is shown
     QString formulaText() const { return m_formulaText; }
-    QString headerText() const;                          // the whole header, as plain text
-    QString message() const;                             // the centred message (or scalar), else empty
-    int slice() const;                                   // the first index shown of a rank-3 tensor
+    QString headerText() const; // the whole header, as plain text
+    QString message() const; // the centred message (or scalar), else empty
+    int slice() const; // the first index shown of a rank-3 tensor
     void setSlice(int index);
     QSpinBox *sliceBox() const { return m_sliceBox; }
     QCustomPlot *heatPlot() const { return m_heatPlot; }
@@ -57,6 +57,7 @@ public:
 
 protected:
     void refresh() override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     const Tensor *tensor() const;
@@ -87,6 +88,9 @@ private:
     QString m_formulaText;
     int m_rows = 0; // of the matrix shown (before pooling), for the tooltip
     int m_cols = 0;
+    double m_min = 0; // of the finite values of the whole tensor
+    double m_max = 0;
+    double m_minPositive = 0;
 };
 
 } // namespace atlas

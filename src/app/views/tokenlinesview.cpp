@@ -12,7 +12,7 @@ namespace atlas {
 namespace {
 
 constexpr qreal kMargin = 12;
-constexpr qreal kAnchorGap = 6;  // between a label and the end of its lines
+constexpr qreal kAnchorGap = 6; // between a label and the end of its lines
 constexpr int kMaxLabelChars = 16;
 
 QFont sizedFont(QFont f, qreal points, bool bold = false)
@@ -34,11 +34,17 @@ TokenLinesView::TokenLinesView(QWidget *parent)
 QColor TokenLinesView::headColor(int head, int heads)
 {
     // Tableau 10: distinct on white and on a dark background; more heads get evenly spaced hues.
-    static const QColor tab10[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
-                                   0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+    static const QColor tab10[]
+        = { 0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf };
     if (heads <= 10)
         return tab10[std::clamp(head, 0, 9)];
     return QColor::fromHsvF(std::fmod(head / double(heads), 1.0), 0.7, 0.85);
+}
+
+QColor TokenLinesView::lineColor(int head, int heads) const
+{
+    const QColor c = headColor(head, heads);
+    return m_spec.theme == "dark" ? c.lighter(140) : c;
 }
 
 const Tensor *TokenLinesView::probs() const
@@ -93,11 +99,11 @@ QString TokenLinesView::message() const
     return {};
 }
 
-TokenLinesView::Palette TokenLinesView::palette() const
+TokenLinesView::Palette TokenLinesView::colors() const
 {
     if (m_spec.theme == "dark")
-        return {QColor(0x1e1f22), QColor(0xe8e8e8), QColor(0x8a8d93), QColor(0x4ea3ff)};
-    return {QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4)};
+        return { QColor(0x1e1f22), QColor(0xe8e8e8), QColor(0x8a8d93), QColor(0x4ea3ff) };
+    return { QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4) };
 }
 
 QString TokenLinesView::tokenLabel(int position) const
@@ -139,12 +145,12 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
         available -= small.height() + 6; // the "showing a–b of T" note
         fit = std::max(1, int(available / minRow));
     }
-    g.count = std::min({tokens, kMaxWindow, fit});
+    g.count = std::min({ tokens, kMaxWindow, fit });
     const int centre = selectedPosition();
     g.first = std::clamp(centre - g.count / 2, 0, std::max(0, tokens - g.count));
     g.rowHeight = g.count > 0 ? std::min(available / g.count, label.height() * 1.9) : 0;
 
-    qreal labelWidth = label.horizontalAdvance(QStringLiteral("query"));
+    qreal labelWidth = small.horizontalAdvance(tr("query (attending)")) + 4;
     for (int t = g.first; t < g.first + g.count; ++t)
         labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(t)) + 10);
     const qreal gap = std::clamp(width() - 2 * kMargin - 2 * labelWidth, 80.0, 420.0);
@@ -154,10 +160,10 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
     return g;
 }
 
-std::pair<int, int> TokenLinesView::window() const
+std::pair<int, int> TokenLinesView::tokenWindow() const
 {
     const Geometry g = geometry();
-    return {g.first, g.count};
+    return { g.first, g.count };
 }
 
 QRectF TokenLinesView::rowRect(const Geometry &g, Side side, int position) const
@@ -186,12 +192,13 @@ std::vector<TokenLinesView::Segment> TokenLinesView::segments() const
                 const float weight = w(q, k);
                 if (!(weight >= kMinWeight) || (m_hoverSide == Side::Key && k != m_hoverPos))
                     continue;
-                Segment s{q, k, h, weight, 0, 0.0, headColor(h, totalHeads), {}};
+                Segment s { q, k, h, weight, 0, 0.0, lineColor(h, totalHeads), {} };
                 s.alpha = std::clamp(int(std::lround(255.0 * weight)), 1, 255);
                 s.width = 0.75 + (maxWidth - 0.75) * std::min(weight, 1.0f);
                 s.color.setAlpha(s.alpha);
-                s.line = QLineF(rowRect(g, Side::Query, q).right() + kAnchorGap, rowRect(g, Side::Query, q).center().y(),
-                                rowRect(g, Side::Key, k).left() - kAnchorGap, rowRect(g, Side::Key, k).center().y());
+                s.line
+                    = QLineF(rowRect(g, Side::Query, q).right() + kAnchorGap, rowRect(g, Side::Query, q).center().y(),
+                        rowRect(g, Side::Key, k).left() - kAnchorGap, rowRect(g, Side::Key, k).center().y());
                 out.push_back(s);
             }
         }
@@ -222,24 +229,30 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     p.setFont(sizedFont(font(), 12, true));
     p.setPen(pal.text);
     const QRectF titleRect(kMargin, kMargin, width() - 2 * kMargin, g.legendTop - kMargin);
-    p.drawText(titleRect, Qt::AlignLeft | Qt::AlignTop, tr("Attention lines · layer %1 · %2").arg(m_spec.layer).arg(which));
+    const QString title = tr("Attention lines · layer %1 · %2").arg(m_spec.layer).arg(which);
+    p.drawText(titleRect, Qt::AlignLeft | Qt::AlignTop, title);
+    const qreal titleWidth = QFontMetricsF(p.font()).horizontalAdvance(title);
     p.setFont(sizedFont(font(), 10));
     p.setPen(pal.muted);
-    p.drawText(titleRect, Qt::AlignRight | Qt::AlignTop, tr("hover a token to isolate its lines"));
+    const QString hint = tr("hover a token to isolate its lines");
+    if (titleWidth + QFontMetricsF(p.font()).horizontalAdvance(hint) + 24 < titleRect.width())
+        p.drawText(titleRect, Qt::AlignRight | Qt::AlignTop, hint);
 
     const QFontMetricsF small(p.font());
     const qreal y = g.top - small.height() - 4;
-    p.drawText(QRectF(g.leftLabels.left() - 60, y, g.leftLabels.width() + 60, small.height()),
-               Qt::AlignRight | Qt::AlignVCenter, tr("query (attending)"));
-    p.drawText(QRectF(g.rightLabels.left(), y, g.rightLabels.width() + 60, small.height()),
-               Qt::AlignLeft | Qt::AlignVCenter, tr("key (attended)"));
+    p.drawText(QRectF(g.leftLabels.left(), y, g.leftLabels.width(), small.height()), Qt::AlignRight | Qt::AlignVCenter,
+        tr("query (attending)"));
+    p.drawText(QRectF(g.rightLabels.left(), y, g.rightLabels.width() + kMargin, small.height()),
+        Qt::AlignLeft | Qt::AlignVCenter, tr("key (attended)"));
 
     const int tokens = tokenCount();
     if (g.count < tokens) {
         const QRectF note(kMargin, height() - kMargin - small.height(), width() - 2 * kMargin, small.height());
         p.drawText(note, Qt::AlignHCenter | Qt::AlignVCenter,
-                   tr("Showing tokens %1–%2 of %3 · click a token to move the window")
-                       .arg(g.first).arg(g.first + g.count - 1).arg(tokens));
+            tr("Showing tokens %1–%2 of %3 · click a token to move the window")
+                .arg(g.first)
+                .arg(g.first + g.count - 1)
+                .arg(tokens));
     }
 }
 
@@ -256,10 +269,10 @@ void TokenLinesView::paintLegend(QPainter &p, const Geometry &g, const Palette &
         const qreal x = kMargin + (i % perRow) * chip;
         const qreal y = g.legendTop + (i / perRow) * (small.height() + 6);
         const qreal box = small.height() * 0.7;
-        p.fillRect(QRectF(x, y + (small.height() - box) / 2, box, box), headColor(heads[i], int(heads.size())));
+        p.fillRect(QRectF(x, y + (small.height() - box) / 2, box, box), lineColor(heads[i], int(heads.size())));
         p.setPen(pal.text);
         p.drawText(QRectF(x + box + 5, y, chip - box - 5, small.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   QStringLiteral("h%1").arg(heads[i]));
+            QStringLiteral("h%1").arg(heads[i]));
     }
 }
 
@@ -268,9 +281,9 @@ void TokenLinesView::paintLabels(QPainter &p, const Geometry &g, const Palette &
     const QFont normal = sizedFont(font(), 11);
     QFont pad = normal;
     pad.setItalic(true);
-    const QColor accent = m_spec.head >= 0 ? headColor(m_spec.head, int(probs()->dim(0))) : pal.highlight;
+    const QColor accent = m_spec.head >= 0 ? lineColor(m_spec.head, int(probs()->dim(0))) : pal.highlight;
     for (int t = g.first; t < g.first + g.count; ++t) {
-        for (Side side : {Side::Query, Side::Key}) {
+        for (Side side : { Side::Query, Side::Key }) {
             const QRectF r = rowRect(g, side, t).adjusted(0, 1, 0, -1);
             const bool hovered = m_hoverSide == side && m_hoverPos == t;
             const float tint = m_hoverSide != Side::None && m_hoverSide != side ? partnerWeight(t) : 0.0f;
@@ -294,7 +307,7 @@ void TokenLinesView::paintEvent(QPaintEvent *)
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
     p.setRenderHint(QPainter::TextAntialiasing);
-    const Palette pal = palette();
+    const Palette pal = colors();
     p.fillRect(rect(), pal.background);
 
     if (const QString text = message(); !text.isEmpty()) {
@@ -316,16 +329,16 @@ void TokenLinesView::paintEvent(QPaintEvent *)
 std::pair<TokenLinesView::Side, int> TokenLinesView::hitTest(const QPointF &point) const
 {
     if (!message().isEmpty())
-        return {Side::None, -1};
+        return { Side::None, -1 };
     const Geometry g = geometry();
     if (g.rowHeight <= 0 || point.y() < g.top || point.x() < g.leftLabels.left() - 20
         || point.x() > g.rightLabels.right() + 20)
-        return {Side::None, -1};
+        return { Side::None, -1 };
     const int row = int((point.y() - g.top) / g.rowHeight);
     if (row >= g.count)
-        return {Side::None, -1};
+        return { Side::None, -1 };
     const qreal middle = (g.leftLabels.right() + g.rightLabels.left()) / 2;
-    return {point.x() < middle ? Side::Query : Side::Key, g.first + row};
+    return { point.x() < middle ? Side::Query : Side::Key, g.first + row };
 }
 
 void TokenLinesView::setHover(Side side, int position)

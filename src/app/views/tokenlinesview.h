@@ -6,6 +6,7 @@
 #include <QLineF>
 #include <QRectF>
 
+#include <utility>
 #include <vector>
 
 namespace atlas {
@@ -30,14 +31,14 @@ public:
         int key = 0;
         int head = 0;
         float weight = 0.0f;
-        int alpha = 0;      // 0..255, proportional to the weight
-        qreal width = 1.0;  // pen width in pixels
-        QColor color;       // the head's colour, alpha applied
-        QLineF line;        // from the query's anchor to the key's anchor
+        int alpha = 0; // 0..255, proportional to the weight
+        qreal width = 1.0; // pen width in pixels
+        QColor color; // the head's colour, alpha applied
+        QLineF line; // from the query's anchor to the key's anchor
     };
 
     static constexpr float kMinWeight = 0.01f; // lighter lines are not drawn
-    static constexpr int kMaxWindow = 64;       // tokens drawn at once
+    static constexpr int kMaxWindow = 64; // tokens drawn at once
 
     explicit TokenLinesView(QWidget *parent = nullptr);
 
@@ -46,16 +47,16 @@ public:
     // The centred message shown instead of the lines ("Not computed yet: …"), or empty when drawing lines.
     QString message() const;
     // First position and number of positions drawn (all of them unless the input is long).
-    std::pair<int, int> window() const;
+    std::pair<int, int> tokenWindow() const;
 
     void setHover(Side side, int position); // what hovering a token does; Side::None clears
     Side hoverSide() const { return m_hoverSide; }
     int hoverPosition() const { return m_hoverPos; }
 
-    static QColor headColor(int head, int heads);
+    static QColor headColor(int head, int heads); // on the light theme
 
-    QSize sizeHint() const override { return {720, 560}; }
-    QSize minimumSizeHint() const override { return {360, 240}; }
+    QSize sizeHint() const override { return { 720, 560 }; }
+    QSize minimumSizeHint() const override { return { 360, 240 }; }
 
 protected:
     void refresh() override;
@@ -67,12 +68,12 @@ protected:
 private:
     struct Geometry
     {
-        int first = 0;        // first position drawn
-        int count = 0;        // positions drawn
-        qreal top = 0;        // y of the first row
+        int first = 0; // first position drawn
+        int count = 0; // positions drawn
+        qreal top = 0; // y of the first row
         qreal rowHeight = 0;
-        QRectF leftLabels;    // the query labels' column (text right-aligned)
-        QRectF rightLabels;   // the key labels' column (text left-aligned)
+        QRectF leftLabels; // the query labels' column (text right-aligned)
+        QRectF rightLabels; // the key labels' column (text left-aligned)
         qreal legendTop = 0;
     };
 
@@ -86,12 +87,13 @@ private:
     int selectedPosition() const;
     std::vector<int> headsShown() const;
     Geometry geometry() const;
-    Palette palette() const;
+    Palette colors() const;
+    QColor lineColor(int head, int heads) const; // headColor, lightened on the dark theme
     QString tokenLabel(int position) const;
     bool isPadding(int position) const;
     QRectF rowRect(const Geometry &g, Side side, int position) const;
     std::pair<Side, int> hitTest(const QPointF &point) const;
-    float partnerWeight(int key) const;
+    float partnerWeight(int position) const;
 
     void paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const;
     void paintLegend(QPainter &p, const Geometry &g, const Palette &pal) const;

@@ -87,6 +87,12 @@ void writeVector(QWidget *view, const QString &path, QSaveFile &file, bool pdf)
     }
 }
 
+void replotNow(QCustomPlot *plot)
+{
+    plot->setViewport(plot->rect()); // hidden plots get no resize event, so their viewport may be stale
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+
 // Resizes the view (and lays out and replots everything in it) for the export; restores it when destroyed.
 class ExportSize
 {
@@ -94,27 +100,45 @@ public:
     ExportSize(QWidget *view, QSize size)
         : m_view(view)
         , m_old(view->size())
+        , m_oldMinimum(view->minimumSize())
     {
+        if (QLayout *layout = m_view->layout()) {
+            m_oldConstraint = layout->sizeConstraint();
+            layout->setSizeConstraint(QLayout::SetNoConstraint); // the size asked for, even below the minimum
+        }
+        m_view->setMinimumSize(0, 0);
         apply(size);
     }
-    ~ExportSize() { apply(m_old); }
+    ~ExportSize()
+    {
+        if (QLayout *layout = m_view->layout())
+            layout->setSizeConstraint(m_oldConstraint);
+        m_view->setMinimumSize(m_oldMinimum);
+        apply(m_old);
+    }
 
 private:
     void apply(QSize size)
     {
         m_view->resize(size);
+        // A hidden widget gets no resize event, so lay its children out explicitly.
+        const QList<QLayout *> layouts = m_view->findChildren<QLayout *>();
+        for (QLayout *layout : layouts)
+            layout->invalidate();
         if (QLayout *layout = m_view->layout())
             layout->activate();
-        QApplication::sendPostedEvents(); // deferred layouts and resize events of children
+        QApplication::sendPostedEvents();
         const QList<QCustomPlot *> plots = m_view->findChildren<QCustomPlot *>();
         for (QCustomPlot *plot : plots)
-            plot->replot(QCustomPlot::rpImmediateRefresh);
+            replotNow(plot);
         if (auto *plot = qobject_cast<QCustomPlot *>(m_view))
-            plot->replot(QCustomPlot::rpImmediateRefresh);
+            replotNow(plot);
     }
 
     QWidget *m_view;
     QSize m_old;
+    QSize m_oldMinimum;
+    QLayout::SizeConstraint m_oldConstraint = QLayout::SetDefaultConstraint;
 };
 
 } // namespace

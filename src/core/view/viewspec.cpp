@@ -15,11 +15,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kKeys = {"view",  "model", "text",     "tokens", "padding",  "layer", "head",
-                                        "tensor", "scale", "colormap", "top_k",  "position", "theme"};
-const std::vector<std::string> kScales = {"linear", "log"};
-const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
-const std::vector<std::string> kThemes = {"light", "dark"};
+const std::vector<std::string> kKeys = { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
+    "scale", "colormap", "top_k", "position", "theme" };
+const std::vector<std::string> kScales = { "linear", "log" };
+const std::vector<std::string> kColormaps = { "viridis", "magma", "cividis", "greys" };
+const std::vector<std::string> kThemes = { "light", "dark" };
 
 size_t editDistance(const std::string &a, const std::string &b)
 {
@@ -32,7 +32,7 @@ size_t editDistance(const std::string &a, const std::string &b)
         for (size_t j = 1; j <= b.size(); ++j) {
             const size_t above = row[j];
             const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-            row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+            row[j] = std::min({ above + 1, row[j - 1] + 1, substitute });
             diagonal = above;
         }
     }
@@ -150,25 +150,25 @@ using Setter = std::function<void(ViewSpec &, const Reader &, const Json &)>;
 const std::map<std::string, Setter> &setters()
 {
     static const std::map<std::string, Setter> table = {
-        {"view", [](ViewSpec &s, const Reader &r, const Json &v) { s.view = r.oneOf(v, ViewSpec::viewKinds()); }},
-        {"model", [](ViewSpec &s, const Reader &r, const Json &v) { s.model = r.string(v); }},
-        {"text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); }},
-        {"tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); }},
-        {"padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); }},
-        {"layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); }},
-        {"head",
-         [](ViewSpec &s, const Reader &r, const Json &v) {
-             s.head = r.integer(v, -1, ">= 0, or -1 for every head");
-         }},
-        {"tensor", [](ViewSpec &s, const Reader &r, const Json &v) { s.tensor = r.string(v); }},
-        {"scale", [](ViewSpec &s, const Reader &r, const Json &v) { s.scale = r.oneOf(v, kScales); }},
-        {"colormap", [](ViewSpec &s, const Reader &r, const Json &v) { s.colormap = r.oneOf(v, kColormaps); }},
-        {"top_k", [](ViewSpec &s, const Reader &r, const Json &v) { s.topK = r.integer(v, 1, ">= 1"); }},
-        {"position",
-         [](ViewSpec &s, const Reader &r, const Json &v) {
-             s.position = r.integer(v, -1, ">= 0, or -1 for the last token");
-         }},
-        {"theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); }},
+        { "view", [](ViewSpec &s, const Reader &r, const Json &v) { s.view = r.oneOf(v, ViewSpec::viewKinds()); } },
+        { "model", [](ViewSpec &s, const Reader &r, const Json &v) { s.model = r.string(v); } },
+        { "text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); } },
+        { "tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); } },
+        { "padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); } },
+        { "layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); } },
+        { "head",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.head = r.integer(v, -1, ">= 0, or -1 for every head");
+            } },
+        { "tensor", [](ViewSpec &s, const Reader &r, const Json &v) { s.tensor = r.string(v); } },
+        { "scale", [](ViewSpec &s, const Reader &r, const Json &v) { s.scale = r.oneOf(v, kScales); } },
+        { "colormap", [](ViewSpec &s, const Reader &r, const Json &v) { s.colormap = r.oneOf(v, kColormaps); } },
+        { "top_k", [](ViewSpec &s, const Reader &r, const Json &v) { s.topK = r.integer(v, 1, ">= 1"); } },
+        { "position",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.position = r.integer(v, -1, ">= 0, or -1 for the last token");
+            } },
+        { "theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); } },
     };
     return table;
 }
@@ -177,7 +177,7 @@ const std::map<std::string, Setter> &setters()
 
 std::vector<std::string> ViewSpec::viewKinds()
 {
-    return {"attention", "heads", "lines", "mask", "next-token", "tensor"};
+    return { "attention", "heads", "lines", "mask", "next-token", "tensor" };
 }
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)

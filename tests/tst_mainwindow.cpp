@@ -1,0 +1,151 @@
+// Widget smoke test: the real main window, offscreen, on the built-in model: steps, steps back, switches
+// every view, clicks a head in the grid, and generates with the KV cache. Set ATLAS_SCREENSHOTS=DIR to save a
+// PNG of every view.
+#include "mainwindow.h"
+#include "session/session.h"
+#include "views/view.h"
+
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTest>
+
+using namespace atlas;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private:
+    void waitIdle(Session &session)
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000);
+        QTest::qWait(20);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000);
+    }
+
+    void screenshot(QWidget &w, const QString &name)
+    {
+        const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS");
+        if (!dir.isEmpty())
+            QVERIFY(w.grab().save(dir + "/" + name + ".png"));
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("TransformerAtlasTest");
+        QCoreApplication::setApplicationName("tst_mainwindow");
+    }
+
+    void stepsAndSwitchesEveryView()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "The cat sat on the mat.";
+        session.setSpec(spec);
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        QSignalSpy traced(&session, &Session::traceChanged);
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
+        waitIdle(session);
+        QVERIFY(session.program());
+        const int total = int(session.program()->ops.size());
+        QCOMPARE(session.cursor(), total);
+        QCOMPARE(int(session.input().tokens.size()), 23);
+
+        session.rewind();
+        waitIdle(session);
+        QCOMPARE(session.cursor(), 0);
+        QVERIFY(session.trace()->entries().empty());
+        for (int i = 0; i < 5; ++i) {
+            QTest::keyClick(&window, Qt::Key_Space);
+            waitIdle(session);
+        }
+        QCOMPARE(session.cursor(), 5);
+        QTest::keyClick(&window, Qt::Key_Space, Qt::ShiftModifier);
+        waitIdle(session);
+        QCOMPARE(session.cursor(), 4);
+        QVERIFY(session.trace()->contains("layer.0.ln_1"));      // op 4
+        QVERIFY(!session.trace()->contains("layer.0.attn.qkv")); // op 5, stepped back
+
+        session.runToEnd();
+        waitIdle(session);
+        QCOMPARE(session.cursor(), total);
+
+        auto *tabs = window.findChild<QTabWidget *>("viewTabs");
+        QVERIFY(tabs);
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            QTest::qWait(50);
+            auto *view = qobject_cast<View *>(tabs->currentWidget());
+            QVERIFY(view);
+            QCOMPARE(view->input().trace, session.trace());
+            screenshot(window, "window-" + QString::fromStdString(view->spec().view));
+        }
+    }
+
+    void headsGridClickOpensThatHead()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        window.showViewKind("heads");
+        QTest::qWait(50);
+        View *grid = window.currentView();
+        QCOMPARE(grid->spec().view, std::string("heads"));
+        ViewSpec picked = grid->spec();
+        picked.view = "attention";
+        picked.layer = 1;
+        picked.head = 3;
+        emit grid->specEdited(picked);
+        QTest::qWait(50);
+        QCOMPARE(session.spec().layer, 1);
+        QCOMPARE(session.spec().head, 3);
+        QCOMPARE(window.currentView()->spec().view, std::string("attention"));
+        QCOMPARE(window.currentView()->spec().head, 3);
+    }
+
+    void generationGrowsTheInputAndTheCache()
+    {
+        Session session;
+        MainWindow window(&session);
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        const size_t before = session.input().tokens.size();
+        QSignalSpy done(&session, &Session::generationFinished);
+        session.generate(4, {});
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(session.input().tokens.size(), before + 4, 20000);
+        waitIdle(session);
+        QCOMPARE(session.kvCacheSummary().count('\n'), 4);
+        QVERIFY(session.kvCacheSummary().contains(QString("%1 positions").arg(before + 4)));
+    }
+
+    void badInputKeepsTheAppRunning()
+    {
+        Session session;
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        const auto tracedBefore = session.trace();
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        session.setTokens({1, 2, 999});
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 20000);
+        QVERIFY(errors.first().first().toString().contains("outside the vocabulary"));
+        QCOMPARE(session.trace(), tracedBefore); // the previous trace is kept
+        session.openModel("/nonexistent/model");
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 2, 20000);
+        QVERIFY(errors.last().first().toString().contains("/nonexistent/model"));
+        QVERIFY(session.hasModel());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
