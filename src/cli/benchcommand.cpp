@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <random>
 
@@ -34,7 +35,7 @@ std::shared_ptr<const Model> gpt2SmallShaped()
 // bench (--model NAME|DIR | --shape gpt2-small) --length N --repeat R [--no-trace] [--threads N]
 int benchCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "shape", "length", "repeat", "threads", "memory-budget"}, {"no-trace"});
+    const Arguments args(argv, {"model", "shape", "length", "repeat", "threads", "memory-budget"}, {"no-trace", "per-op"});
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
     if (args.has("threads"))
@@ -49,22 +50,33 @@ int benchCommand(const CommandArgs &argv)
         input.tokens.push_back(static_cast<int>(rng() % static_cast<unsigned>(model->config.vocab)));
     const EngineOptions options{!args.flag("no-trace"), memoryBudgetArgument(args)};
     std::vector<double> ms;
+    std::map<std::string, double> perOp; // label -> total ms over the counted runs
     size_t traceBytes = 0;
     for (int r = 0; r <= repeat; ++r) { // run 0 warms up caches and is not counted
         Engine engine(model, input, options);
         const auto t0 = std::chrono::steady_clock::now();
-        engine.runToEnd();
-        const auto t1 = std::chrono::steady_clock::now();
+        auto last = t0;
+        while (!engine.atEnd()) {
+            const std::string label = engine.program().ops[static_cast<size_t>(engine.cursor())].label;
+            engine.step();
+            const auto now = std::chrono::steady_clock::now();
+            if (r > 0)
+                perOp[label] += std::chrono::duration<double, std::milli>(now - last).count();
+            last = now;
+        }
         traceBytes = engine.trace().bytes();
         if (r > 0)
-            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+            ms.push_back(std::chrono::duration<double, std::milli>(last - t0).count());
     }
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2];
-    std::printf("model %s, %d tokens, %s, %d threads, %d runs\n", model->name.c_str(), length,
-                options.trace ? "traced" : "untraced", Eigen::nbThreads(), repeat);
+    std::printf("model %s, %d tokens, %s, %d threads, matrix products by %s, %d runs\n", model->name.c_str(), length,
+                options.trace ? "traced" : "untraced", Eigen::nbThreads(), ATLAS_MATRIX_BACKEND, repeat);
     std::printf("median %.2f ms  (min %.2f, max %.2f)  %.0f tokens/s  trace %.1f MiB\n", median, ms.front(), ms.back(),
                 length / (median / 1000.0), double(traceBytes) / (1 << 20));
+    if (args.flag("per-op"))
+        for (const auto &[label, total] : perOp)
+            std::printf("  %-22s %8.2f ms per run\n", label.c_str(), total / repeat);
     return 0;
 }
 

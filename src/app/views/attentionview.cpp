@@ -50,8 +50,8 @@ void AttentionView::refresh()
     m_plot->setLogScale(m_spec.scale == "log");
     m_plot->setTitle(tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head));
     if (probs == nullptr) {
-        m_plot->showMessage(problem.isEmpty() ? notComputedText(tr("softmax"), traceName(m_spec.layer, "attn.probs"))
-                                              : problem);
+        m_plot->showMessage(
+            problem.isEmpty() ? notComputedText(tr("softmax"), traceName(m_spec.layer, "attn.probs")) : problem);
     } else {
         const int tokens = static_cast<int>(probs->dim(1));
         const QStringList labels = tokenLabels(m_input, tokens);

@@ -14,6 +14,7 @@ struct Stop
     unsigned rgb;
 };
 
+// clang-format off
 constexpr Stop kViridis[] = {
     {0, 0x440154},   {17, 0x481a6c},  {34, 0x472f7d},  {51, 0x414487},  {68, 0x39568c},
     {85, 0x31688e},  {102, 0x2a788e}, {119, 0x23888e}, {136, 0x1f988b}, {145, 0x1fa188},
@@ -41,9 +42,9 @@ constexpr Stop kGreys[] = {
     {102, 0xb5b5b5}, {119, 0xa0a0a0}, {136, 0x8d8d8d}, {153, 0x7a7a7a}, {170, 0x686868}, {187, 0x565656},
     {204, 0x404040}, {221, 0x282828}, {238, 0x141414}, {255, 0x000000},
 };
+// clang-format on
 
-template <size_t N>
-QMap<double, QColor> toStops(const Stop (&stops)[N])
+template <size_t N> QMap<double, QColor> toStops(const Stop (&stops)[N])
 {
     QMap<double, QColor> map;
     for (const Stop &s : stops)
@@ -68,7 +69,7 @@ QMap<double, QColor> stopsFor(const std::string &name)
 
 std::vector<std::string> colormapNames()
 {
-    return {"viridis", "magma", "cividis", "greys"};
+    return { "viridis", "magma", "cividis", "greys" };
 }
 
 QColor maskedColor(const std::string &name)
@@ -78,6 +79,15 @@ QColor maskedColor(const std::string &name)
     if (name == "cividis" || name == "greys")
         return QColor(0xd9, 0x8c, 0x8c);
     return QColor(0x9a, 0x9a, 0x9a);
+}
+
+ThemeColors themeColors(const std::string &theme)
+{
+    if (theme == "dark")
+        return { QColor(0x1e, 0x1f, 0x22), QColor(0xe6, 0xe6, 0xe6), QColor(0xa8, 0xa8, 0xa8), QColor(0x55, 0x55, 0x55),
+            QColor(0x4f, 0x6a, 0x8a), QColor(0x0c, 0x0c, 0x0c), QColor(0x70, 0x70, 0x70) };
+    return { QColor(Qt::white), QColor(0x20, 0x20, 0x20), QColor(0x50, 0x50, 0x50), QColor(0xc8, 0xc8, 0xc8),
+        QColor(0xd6, 0xe4, 0xf5), QColor(0x30, 0x30, 0x30), QColor(0xa0, 0xa0, 0xa0) };
 }
 
 QCPColorGradient colormap(const std::string &name)

@@ -10,30 +10,16 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-int blockFor(int size, int maxCells)
-{
-    maxCells = std::max(1, maxCells);
-    return size <= maxCells ? 1 : (size + maxCells - 1) / maxCells;
-}
-
-// Sums the non −∞ cells of rows [r0, r1) into per-pooled-column sums and counts.
-void accumulateRows(const float *data, int cols, int r0, int r1, int blockCols, float *sum, int *count)
+// Adds the rows [r0, r1) column by column into sum and count, leaving −∞ cells out. Branch-free, so the
+// compiler vectorises it; the blocks are summed afterwards.
+void accumulateRows(const float *data, int cols, int r0, int r1, float *sum, float *count)
 {
     for (int r = r0; r < r1; ++r) {
         const float *src = data + static_cast<size_t>(r) * cols;
-        for (int c0 = 0, pc = 0; c0 < cols; c0 += blockCols, ++pc) {
-            const int c1 = std::min(cols, c0 + blockCols);
-            float s = 0.0f;
-            int n = 0;
-            for (int c = c0; c < c1; ++c) {
-                const float v = src[c];
-                if (v != kNegInf) {
-                    s += v;
-                    ++n;
-                }
-            }
-            sum[pc] += s;
-            count[pc] += n;
+        for (int c = 0; c < cols; ++c) {
+            const bool finite = src[c] != kNegInf;
+            sum[c] += finite ? src[c] : 0.0f;
+            count[c] += finite ? 1.0f : 0.0f;
         }
     }
 }
@@ -57,13 +43,19 @@ void findRange(Pooled &p)
 
 } // namespace
 
+int poolBlock(int size, int maxCells)
+{
+    maxCells = std::max(1, maxCells);
+    return size <= maxCells ? 1 : (size + maxCells - 1) / maxCells;
+}
+
 Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols)
 {
     Pooled p;
     if (data == nullptr || rows <= 0 || cols <= 0)
         return p;
-    p.blockRows = blockFor(rows, maxRows);
-    p.blockCols = blockFor(cols, maxCols);
+    p.blockRows = poolBlock(rows, maxRows);
+    p.blockCols = poolBlock(cols, maxCols);
     p.rows = (rows + p.blockRows - 1) / p.blockRows;
     p.cols = (cols + p.blockCols - 1) / p.blockCols;
     p.values.resize(static_cast<size_t>(p.rows) * p.cols);
@@ -73,16 +65,25 @@ Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCol
         findRange(p);
         return p;
     }
-    std::vector<float> sum(static_cast<size_t>(p.cols));
-    std::vector<int> count(static_cast<size_t>(p.cols));
+    std::vector<float> sum(static_cast<size_t>(cols));
+    std::vector<float> count(static_cast<size_t>(cols));
     for (int pr = 0; pr < p.rows; ++pr) {
         std::fill(sum.begin(), sum.end(), 0.0f);
-        std::fill(count.begin(), count.end(), 0);
+        std::fill(count.begin(), count.end(), 0.0f);
         const int r0 = pr * p.blockRows;
-        accumulateRows(data, cols, r0, std::min(rows, r0 + p.blockRows), p.blockCols, sum.data(), count.data());
+        accumulateRows(data, cols, r0, std::min(rows, r0 + p.blockRows), sum.data(), count.data());
         float *out = p.values.data() + static_cast<size_t>(pr) * p.cols;
-        for (int pc = 0; pc < p.cols; ++pc)
-            out[pc] = count[pc] > 0 ? sum[pc] / static_cast<float>(count[pc]) : kNegInf;
+        for (int pc = 0; pc < p.cols; ++pc) {
+            const int c0 = pc * p.blockCols;
+            const int c1 = std::min(cols, c0 + p.blockCols);
+            float s = 0.0f;
+            float n = 0.0f;
+            for (int c = c0; c < c1; ++c) {
+                s += sum[static_cast<size_t>(c)];
+                n += count[static_cast<size_t>(c)];
+            }
+            out[pc] = n > 0.0f ? s / n : kNegInf;
+        }
     }
     findRange(p);
     return p;

@@ -23,6 +23,9 @@ struct Pooled
     float at(int row, int col) const { return values[static_cast<std::size_t>(row) * cols + col]; }
 };
 
+// The block side that pools `size` cells into at most `maxCells`.
+int poolBlock(int size, int maxCells);
+
 // Mean-pools `data` ([rows, cols], row-major) to at most maxRows x maxCols cells. −∞ cells are left out of
 // the mean; a block whose cells are all −∞ stays −∞. With rows <= maxRows and cols <= maxCols it is a copy.
 Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols);

@@ -65,12 +65,12 @@ HeadsGridView::HeadsGridView(QWidget *parent)
 
 QSize HeadsGridView::sizeHint() const
 {
-    return {std::max(400, 90 + 100 * m_heads), std::max(300, 80 + 100 * m_layers)};
+    return { std::max(400, 90 + 100 * m_heads), std::max(300, 80 + 100 * m_layers) };
 }
 
 QSize HeadsGridView::minimumSizeHint() const
 {
-    return {200, 150};
+    return { 200, 150 };
 }
 
 void HeadsGridView::countLayersAndHeads()
@@ -166,7 +166,7 @@ QRect HeadsGridView::thumbnailRect(int layer, int head) const
     if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || !m_message.isEmpty())
         return {};
     const Grid g = grid();
-    return {g.left + head * g.cell, g.top + layer * g.cell, g.thumb, g.thumb};
+    return { g.left + head * g.cell, g.top + layer * g.cell, g.thumb, g.thumb };
 }
 
 HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
@@ -174,24 +174,24 @@ HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h)
             if (thumbnailRect(l, h).contains(pos))
-                return {l, h};
+                return { l, h };
     return {};
 }
 
 QColor HeadsGridView::textColor() const
 {
-    return m_spec.theme == "dark" ? QColor(0xe6, 0xe6, 0xe6) : QColor(0x20, 0x20, 0x20);
+    return themeColors(m_spec.theme).text;
 }
 
 void HeadsGridView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
-    const bool dark = m_spec.theme == "dark";
-    p.fillRect(rect(), dark ? QColor(0x1e, 0x1f, 0x22) : QColor(Qt::white));
+    p.fillRect(rect(), themeColors(m_spec.theme).background);
     p.setPen(textColor());
     if (!m_message.isEmpty() || m_layers == 0 || m_heads == 0) {
         p.setFont(sizedFont(font(), 13));
-        const QString text = m_message.isEmpty() ? notComputedText(tr("softmax"), traceName(0, "attn.probs")) : m_message;
+        const QString text
+            = m_message.isEmpty() ? notComputedText(tr("softmax"), traceName(0, "attn.probs")) : m_message;
         p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, text);
         return;
     }
@@ -213,7 +213,7 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
     dim.setAlphaF(0.7f);
     p.setPen(dim);
     p.drawText(QPoint(kMargin, kMargin + title.height() + label.ascent() + 2),
-               tr("each thumbnail scaled to its own maximum \u00B7 click one to open it"));
+        tr("each thumbnail scaled to its own maximum \u00B7 click one to open it"));
     p.setPen(textColor());
     const bool roomy = label.horizontalAdvance(tr("Head %1").arg(m_heads - 1)) + 4 <= g.cell;
     const int headerY = g.top - 4 - label.descent();
@@ -230,7 +230,7 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
 
 void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
 {
-    const QColor frame = m_spec.theme == "dark" ? QColor(0x55, 0x55, 0x55) : QColor(0xc8, 0xc8, 0xc8);
+    const QColor frame = themeColors(m_spec.theme).frame;
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     p.setFont(sizedFont(font(), 9));
     for (int l = 0; l < m_layers; ++l) {
@@ -254,11 +254,13 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
         QColor hover = textColor();
         hover.setAlphaF(0.75f);
         p.setPen(QPen(hover, 2));
-        p.drawRect(QRect(g.left + m_hover.head * g.cell, g.top + m_hover.layer * g.cell, g.thumb, g.thumb).adjusted(-2, -2, 1, 1));
+        p.drawRect(QRect(g.left + m_hover.head * g.cell, g.top + m_hover.layer * g.cell, g.thumb, g.thumb)
+                       .adjusted(-2, -2, 1, 1));
     }
     if (m_spec.layer >= 0 && m_spec.layer < m_layers && m_spec.head >= 0 && m_spec.head < m_heads) {
         p.setPen(QPen(kSelected, 3));
-        p.drawRect(QRect(g.left + m_spec.head * g.cell, g.top + m_spec.layer * g.cell, g.thumb, g.thumb).adjusted(-2, -2, 1, 1));
+        p.drawRect(QRect(g.left + m_spec.head * g.cell, g.top + m_spec.layer * g.cell, g.thumb, g.thumb)
+                       .adjusted(-2, -2, 1, 1));
     }
 }
 
@@ -271,7 +273,7 @@ void HeadsGridView::mouseMoveEvent(QMouseEvent *event)
     }
     if (hit.layer >= 0)
         QToolTip::showText(event->globalPosition().toPoint(),
-                           tr("Layer %1 \u00B7 Head %2: click to open its attention map").arg(hit.layer).arg(hit.head), this);
+            tr("Layer %1 \u00B7 Head %2: click to open its attention map").arg(hit.layer).arg(hit.head), this);
     else
         QToolTip::hideText();
 }

@@ -41,10 +41,10 @@ protected:
 private:
     struct Grid
     {
-        int left = 0;   // x of the first column
-        int top = 0;    // y of the first row
-        int cell = 0;   // pitch of rows and columns
-        int thumb = 0;  // side of a thumbnail
+        int left = 0; // x of the first column
+        int top = 0; // y of the first row
+        int cell = 0; // pitch of rows and columns
+        int thumb = 0; // side of a thumbnail
     };
     struct Hit
     {

@@ -13,24 +13,9 @@ namespace atlas {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr int kMaxPooled = 1024;  // never hand QCustomPlot more than this many cells per side
+constexpr int kMaxPooled = 1024; // never hand QCustomPlot more than this many cells per side
 constexpr int kAllLabelsUpTo = 64; // every token is labelled up to this length (when there is room)
-constexpr int kLabelChars = 12;    // longer token labels are cut with an ellipsis
-
-struct Palette
-{
-    QColor background, text, axis;
-    QColor allowed, maskedFill, maskedHatch; // mask mode
-};
-
-Palette paletteFor(const std::string &theme)
-{
-    if (theme == "dark")
-        return {QColor(0x1e, 0x1f, 0x22), QColor(0xe6, 0xe6, 0xe6), QColor(0xa8, 0xa8, 0xa8),
-                QColor(0x4f, 0x6a, 0x8a), QColor(0x0c, 0x0c, 0x0c), QColor(0x70, 0x70, 0x70)};
-    return {Qt::white, QColor(0x20, 0x20, 0x20), QColor(0x50, 0x50, 0x50),
-            QColor(0xd6, 0xe4, 0xf5), QColor(0x30, 0x30, 0x30), QColor(0xa0, 0xa0, 0xa0)};
-}
+constexpr int kLabelChars = 12; // longer token labels are cut with an ellipsis
 
 QFont plotFont(double points, bool bold = false)
 {
@@ -50,7 +35,7 @@ int labelStep(int count, int maxLabels)
 {
     maxLabels = std::max(2, maxLabels);
     for (int scale = 1;; scale *= 10)
-        for (int m : {1, 2, 5})
+        for (int m : { 1, 2, 5 })
             if ((count + m * scale - 1) / (m * scale) <= maxLabels)
                 return m * scale;
 }
@@ -87,21 +72,19 @@ void MaskedCellsLayer::draw(QCPPainter *painter)
     const Pooled &p = m_plot->pooled();
     if (!p.hasNegInf || m_plot->showingMessage())
         return;
-    QCPAxis *x = m_plot->xAxis;
-    QCPAxis *y = m_plot->yAxis;
-    auto colEdge = [&](int pc) { return x->coordToPixel(std::min(pc * p.blockCols, m_plot->matrixCols()) - 0.5); };
-    auto rowEdge = [&](int pr) { return y->coordToPixel(std::min(pr * p.blockRows, m_plot->matrixRows()) - 0.5); };
+    const int rows = m_plot->matrixRows(), cols = m_plot->matrixCols();
+    auto colEdge = [&](int pc) { return m_plot->xAxis->coordToPixel(std::min(pc * p.blockCols, cols) - 0.5); };
+    auto rowEdge = [&](int pr) { return m_plot->yAxis->coordToPixel(std::min(pr * p.blockRows, rows) - 0.5); };
     QVector<QRectF> rects;
     for (int r = 0; r < p.rows; ++r) {
-        for (int c = 0; c < p.cols;) {
-            if (p.at(r, c) != kNegInf) {
-                ++c;
+        for (int c = 0; c < p.cols; ++c) {
+            if (p.at(r, c) != kNegInf)
                 continue;
-            }
-            const int c0 = c;
-            while (c < p.cols && p.at(r, c) == kNegInf)
+            const int c0 = c; // a run of −∞ cells: [c0, c]
+            while (c + 1 < p.cols && p.at(r, c + 1) == kNegInf)
                 ++c;
-            rects.append(QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c), rowEdge(r + 1))).normalized());
+            rects.append(
+                QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c + 1), rowEdge(r + 1))).normalized());
         }
     }
     painter->setPen(Qt::NoPen);
@@ -119,8 +102,6 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     applyGradient();
     applyTheme();
 }
-
-HeatmapPlot::~HeatmapPlot() = default;
 
 void HeatmapPlot::buildLayout()
 {
@@ -151,14 +132,13 @@ void HeatmapPlot::buildLayout()
     m_message->setTextAlignment(Qt::AlignCenter);
     m_message->setVisible(false);
 
-    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
+    for (QCPAxis *axis : { xAxis, yAxis, m_scale->axis() }) {
         axis->setTickLabelFont(plotFont(10));
         axis->setLabelFont(plotFont(10));
         axis->grid()->setVisible(false);
         axis->setSubTicks(false);
         axis->setTickLength(0, 4);
     }
-    xAxis->setSubTicks(false);
     yAxis->setRangeReversed(true); // row 0, the first query, on top
     xAxis->setLabel(QStringLiteral("key"));
     yAxis->setLabel(QStringLiteral("query"));
@@ -166,10 +146,10 @@ void HeatmapPlot::buildLayout()
 
 void HeatmapPlot::applyTheme()
 {
-    const Palette pal = paletteFor(m_theme);
+    const ThemeColors pal = themeColors(m_theme);
     setBackground(pal.background);
     axisRect()->setBackground(pal.background);
-    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
+    for (QCPAxis *axis : { xAxis, yAxis, m_scale->axis() }) {
         axis->setBasePen(QPen(pal.axis));
         axis->setTickPen(QPen(pal.axis));
         axis->setSubTickPen(QPen(pal.axis));
@@ -186,9 +166,10 @@ void HeatmapPlot::applyGradient()
 {
     QCPColorGradient gradient = colormap(m_colormap);
     if (m_maskMode) {
-        const Palette pal = paletteFor(m_theme);
+        const ThemeColors pal = themeColors(m_theme);
         // The lower half of the bar is −∞ (the NaN colour), the upper half 0 ("allowed").
-        gradient.setColorStops({{0.0, pal.maskedFill}, {0.499, pal.maskedFill}, {0.5, pal.allowed}, {1.0, pal.allowed}});
+        gradient.setColorStops(
+            { { 0.0, pal.maskedFill }, { 0.499, pal.maskedFill }, { 0.5, pal.allowed }, { 1.0, pal.allowed } });
         gradient.setNanColor(pal.maskedFill);
     }
     m_scale->setGradient(gradient);
@@ -229,16 +210,14 @@ void HeatmapPlot::applyScaleType()
 {
     const bool logAxis = m_log && !m_maskMode;
     m_scale->setDataScaleType(logAxis ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    QSharedPointer<QCPAxisTicker> ticker(logAxis ? new QCPAxisTickerLog : new QCPAxisTicker);
     if (m_maskMode) {
-        QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-        ticker->addTick(-0.5, QStringLiteral("\u2212\u221E"));
-        ticker->addTick(0.5, QStringLiteral("0"));
-        m_scale->axis()->setTicker(ticker);
-    } else if (logAxis) {
-        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
-    } else {
-        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        auto *text = new QCPAxisTickerText;
+        text->setTicks(
+            QVector<double> { -0.5, 0.5 }, QVector<QString> { QStringLiteral("\u2212\u221E"), QStringLiteral("0") });
+        ticker.reset(text);
     }
+    m_scale->axis()->setTicker(ticker);
     m_scale->axis()->setNumberFormat(logAxis ? QStringLiteral("eb") : QStringLiteral("gb"));
     m_scale->axis()->setNumberPrecision(logAxis ? 0 : 6); // "10⁻³" rather than "1.000000·10⁻³"
 }
@@ -258,10 +237,8 @@ void HeatmapPlot::setMaskMode(bool on)
 
 void HeatmapPlot::setTitle(const QString &title)
 {
-    if (m_title->text() != title) {
-        m_title->setText(title);
-        replot(rpQueuedReplot);
-    }
+    m_title->setText(title);
+    replot(rpQueuedReplot);
 }
 
 void HeatmapPlot::setAxisTitles(const QString &xTitle, const QString &yTitle)
@@ -275,11 +252,6 @@ void HeatmapPlot::setValueLabel(const QString &label)
 {
     m_scale->setLabel(label);
     replot(rpQueuedReplot);
-}
-
-QString HeatmapPlot::message() const
-{
-    return m_showingMessage ? m_messageText : QString();
 }
 
 void HeatmapPlot::wrapMessage()
@@ -344,7 +316,7 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
 
 QSize HeatmapPlot::poolTarget() const
 {
-    return {std::clamp(width(), 16, kMaxPooled), std::clamp(height(), 16, kMaxPooled)};
+    return { std::clamp(width(), 16, kMaxPooled), std::clamp(height(), 16, kMaxPooled) };
 }
 
 void HeatmapPlot::repool()
@@ -358,11 +330,11 @@ void HeatmapPlot::repool()
 QCPRange HeatmapPlot::dataRange(float minPositive) const
 {
     if (m_maskMode)
-        return {-1.0, 1.0};
+        return { -1.0, 1.0 };
     if (m_log) {
         const double upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0;
         const double lower = std::max<double>(minPositive, upper * 1e-6);
-        return {std::min(lower, upper * 0.5), upper};
+        return { std::min(lower, upper * 0.5), upper };
     }
     double lower = m_pooled.minFinite;
     double upper = m_pooled.maxFinite;
@@ -370,7 +342,7 @@ QCPRange HeatmapPlot::dataRange(float minPositive) const
         lower -= 0.5;
         upper += 0.5;
     }
-    return {lower, upper};
+    return { lower, upper };
 }
 
 void HeatmapPlot::fillColorMap()
@@ -391,7 +363,7 @@ void HeatmapPlot::fillColorMap()
         if (v > 0.0f && v < minPositive)
             minPositive = v;
     const QCPRange range = dataRange(minPositive);
-    m_logFloor = static_cast<float>(range.lower);
+    const auto floor = static_cast<float>(range.lower);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int r = 0; r < p.rows; ++r) {
         const float *row = p.values.data() + static_cast<size_t>(r) * p.cols;
@@ -403,7 +375,7 @@ void HeatmapPlot::fillColorMap()
             else if (m_maskMode)
                 z = 0.5; // "allowed": the upper half of the mask gradient
             else if (m_log)
-                z = std::max(v, m_logFloor);
+                z = std::max(v, floor);
             d->setCell(c, r, z);
         }
     }
@@ -440,8 +412,12 @@ void HeatmapPlot::updateTicks()
 void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal)
 {
     const QFontMetrics fm(axis->tickLabelFont());
+    const int perCell = pixels / std::max(1, count);
+    int widest = 0; // widest token label: short ones fit side by side even where rotated ones would not
+    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kAllLabelsUpTo; ++i)
+        widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
     int step = labelStep(count, std::max(2, pixels / (2 * fm.height()))); // a subset: a label every 2 lines
-    if (count <= kAllLabelsUpTo && pixels / std::max(1, count) >= fm.height() - 2)
+    if (count <= kAllLabelsUpTo && (perCell >= fm.height() - 2 || (horizontal && widest + 2 <= perCell)))
         step = 1;
     QVector<double> ticks;
     QVector<QString> texts;
@@ -458,11 +434,9 @@ void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int 
     ticker->setTicks(ticks, texts);
     axis->setTicker(ticker);
     if (horizontal) {
-        int widest = 0;
         for (const QString &t : texts)
             widest = std::max(widest, fm.horizontalAdvance(t));
-        const bool crowded = widest + 6 > pixels / std::max<qsizetype>(1, texts.size());
-        axis->setTickLabelRotation(crowded ? 90 : 0);
+        axis->setTickLabelRotation(widest + 4 > pixels / std::max<qsizetype>(1, texts.size()) ? 90 : 0);
     }
 }
 
@@ -498,12 +472,12 @@ HeatmapPlot::Cell HeatmapPlot::cellAt(const QPointF &pos) const
     const int row = static_cast<int>(std::floor(yAxis->pixelToCoord(pos.y()) + 0.5));
     if (row < 0 || col < 0 || row >= m_rows || col >= m_cols)
         return {};
-    return {row, col};
+    return { row, col };
 }
 
 QPointF HeatmapPlot::cellCenter(int row, int col) const
 {
-    return {xAxis->coordToPixel(col), yAxis->coordToPixel(row)};
+    return { xAxis->coordToPixel(col), yAxis->coordToPixel(row) };
 }
 
 QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
@@ -513,7 +487,9 @@ QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
         return {};
     QString text = m_hover(cell.row, cell.col);
     if (!text.isEmpty() && (m_pooled.blockRows > 1 || m_pooled.blockCols > 1))
-        text += QStringLiteral("\n(drawn as the mean of a %1\u00D7%2 block)").arg(m_pooled.blockRows).arg(m_pooled.blockCols);
+        text += QStringLiteral("\n(drawn as the mean of a %1\u00D7%2 block)")
+                    .arg(m_pooled.blockRows)
+                    .arg(m_pooled.blockCols);
     return text;
 }
 
@@ -522,9 +498,8 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
     QCustomPlot::resizeEvent(event);
     if (m_data != nullptr && !m_showingMessage) {
         const QSize target = poolTarget();
-        const int blockRows = m_rows <= target.height() ? 1 : (m_rows + target.height() - 1) / target.height();
-        const int blockCols = m_cols <= target.width() ? 1 : (m_cols + target.width() - 1) / target.width();
-        if (blockRows != m_pooled.blockRows || blockCols != m_pooled.blockCols)
+        if (poolBlock(m_rows, target.height()) != m_pooled.blockRows
+            || poolBlock(m_cols, target.width()) != m_pooled.blockCols)
             repool();
     }
     if (m_showingMessage)
@@ -600,10 +575,9 @@ QString tokenLabel(const ViewInput &input, int position)
 
 QStringList tokenLabels(const ViewInput &input, int count)
 {
-    QStringList labels;
-    labels.reserve(count);
+    QStringList labels(std::max(0, count));
     for (int i = 0; i < count; ++i)
-        labels.append(tokenLabel(input, i));
+        labels[i] = tokenLabel(input, i);
     return labels;
 }
 

@@ -33,7 +33,6 @@ public:
     };
 
     explicit HeatmapPlot(QWidget *parent = nullptr);
-    ~HeatmapPlot() override;
 
     // data: [rows, cols] row-major; not copied. `owner` keeps it alive (and unchanged) while shown: the plot
     // pools it again when it is resized.
@@ -53,7 +52,7 @@ public:
     void showMessage(const QString &text);
 
     bool showingMessage() const { return m_showingMessage; }
-    QString message() const;
+    QString message() const { return m_showingMessage ? m_messageText : QString(); }
     bool logScale() const { return m_log; }
     bool maskMode() const { return m_maskMode; }
     const std::string &theme() const { return m_theme; }
@@ -73,8 +72,8 @@ public:
     QString hoverTextAt(const QPointF &pos) const;
 
     // Small, so three plots side by side fit a narrow window; QCustomPlot's own hint asks for every label.
-    QSize minimumSizeHint() const override { return {160, 140}; }
-    QSize sizeHint() const override { return {480, 420}; }
+    QSize minimumSizeHint() const override { return { 160, 140 }; }
+    QSize sizeHint() const override { return { 480, 420 }; }
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
@@ -118,7 +117,6 @@ private:
     bool m_maskMode = false;
     bool m_showingMessage = false;
     QString m_messageText;
-    float m_logFloor = 0.0f;
     HoverText m_hover;
 };
 

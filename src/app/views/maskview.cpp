@@ -1,5 +1,6 @@
 #include "views/maskview.h"
 
+#include "views/colormaps.h"
 #include "views/heatmapplot.h"
 
 #include "util/error.h"
@@ -22,7 +23,7 @@ MaskView::MaskView(QWidget *parent)
 {
     auto *panels = new QHBoxLayout;
     panels->setSpacing(4);
-    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
+    for (HeatmapPlot *plot : { m_scores, m_mask, m_probs })
         panels->addWidget(plot, 1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
@@ -45,8 +46,9 @@ MaskView::MaskView(QWidget *parent)
     m_caption->setFont(font);
     m_caption->setAlignment(Qt::AlignCenter);
     m_caption->setWordWrap(true);
-    m_caption->setText(tr("A = softmax(QK\u1D40/\u221Ad + M), row by row, where M\u1D62\u2C7C = 0 if query i may attend "
-                          "key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get probability 0."));
+    m_caption->setText(
+        tr("A = softmax(QK\u1D40/\u221Ad + M), row by row, where M\u1D62\u2C7C = 0 if query i may attend "
+           "key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get probability 0."));
     setAutoFillBackground(true);
     applyTheme();
 }
@@ -57,7 +59,8 @@ QString MaskView::valueText(const char *suffix, const QString &what, int row, in
     const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
     if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
         return {};
-    return cellPrefix(m_input, row, col) + QStringLiteral(": %1 %2").arg(what, formatValue(t->slice(m_spec.head)(row, col)));
+    return cellPrefix(m_input, row, col)
+        + QStringLiteral(": %1 %2").arg(what, formatValue(t->slice(m_spec.head)(row, col)));
 }
 
 QString MaskView::maskText(int row, int col) const
@@ -95,7 +98,7 @@ void MaskView::refresh()
 {
     layOutHidden(this);
     applyTheme();
-    for (HeatmapPlot *plot : {m_scores, m_probs}) {
+    for (HeatmapPlot *plot : { m_scores, m_probs }) {
         try {
             plot->setColormap(m_spec.colormap);
         } catch (const Error &e) {
@@ -111,12 +114,12 @@ void MaskView::refresh()
 
 void MaskView::applyTheme()
 {
-    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
+    for (HeatmapPlot *plot : { m_scores, m_mask, m_probs })
         plot->setTheme(m_spec.theme);
-    const bool dark = m_spec.theme == "dark";
+    const ThemeColors colors = themeColors(m_spec.theme);
     QPalette pal = palette();
-    pal.setColor(QPalette::Window, dark ? QColor(0x1e, 0x1f, 0x22) : QColor(Qt::white));
-    pal.setColor(QPalette::WindowText, dark ? QColor(0xe6, 0xe6, 0xe6) : QColor(0x20, 0x20, 0x20));
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.text);
     setPalette(pal);
 }
 
