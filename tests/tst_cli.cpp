@@ -1,0 +1,117 @@
+// The command line as a user runs it: dump and render write the files they promise, errors exit non-zero
+// with a message naming the problem.
+#include "io/npy.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+
+    struct Result
+    {
+        int code;
+        QString out, err;
+    };
+
+    static Result run(const QStringList &args)
+    {
+        QProcess p;
+        p.start(ATLAS_BINARY, args);
+        if (!p.waitForFinished(120000))
+            return {-1, {}, "timed out"};
+        return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    }
+
+private slots:
+    void dumpWritesEveryTensorAndAManifest()
+    {
+        QTemporaryDir dir;
+        const auto r = run({"dump", "--model", ATLAS_TEST_DATA "/gpt2_tiny", "--tokens", "3,17,42,8", "--out", dir.path()});
+        QCOMPARE(r.code, 0);
+        QFile f(dir.filePath("manifest.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonArray tensors = QJsonDocument::fromJson(f.readAll()).object()["tensors"].toArray();
+        QCOMPARE(tensors.size(), 3 + 2 * 17 + 3); // embeddings, 17 per layer, head
+        for (const auto &t : tensors) {
+            const QString name = t.toObject()["name"].toString();
+            QVERIFY2(QFile::exists(dir.filePath(name + ".npy")), qPrintable(name));
+            QVERIFY(!t.toObject()["formula"].toString().isEmpty());
+        }
+        const atlas::Tensor probs = atlas::readNpy(dir.filePath("layer.1.attn.probs.npy").toStdString());
+        QCOMPARE(probs.shape(), (atlas::Shape{4, 4, 4}));
+        QCOMPARE(atlas::readNpy(dir.filePath("logits.npy").toStdString()).shape(), (atlas::Shape{4, 50}));
+        QCOMPARE(atlas::readNpy(dir.filePath("layer.0.attn.q.npy").toStdString()).shape(), (atlas::Shape{4, 4, 8}));
+        QCOMPARE(atlas::readNpy(dir.filePath("layer.1.out.npy").toStdString()).shape(), (atlas::Shape{4, 32}));
+    }
+
+    void renderWritesPngSvgAndPdf()
+    {
+        QTemporaryDir dir;
+        const QString spec = dir.filePath("spec.json");
+        QFile f(spec);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"view": "mask", "model": "tiny-bytes", "text": "Hi there", "padding": [6, 7], "layer": 1, "head": 2})");
+        f.close();
+        for (const QString ext : {"png", "svg", "pdf"}) {
+            const QString out = dir.filePath("view." + ext);
+            const auto r = run({"render", "--spec", spec, "--out", out, "--size", "800x600"});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QFile o(out);
+            QVERIFY(o.open(QIODevice::ReadOnly));
+            const QByteArray head = o.read(8);
+            if (ext == "png")
+                QVERIFY(head.startsWith("\x89PNG"));
+            else if (ext == "pdf")
+                QVERIFY(head.startsWith("%PDF"));
+            else
+                QVERIFY(o.readAll().contains("<svg"));
+        }
+    }
+
+    void errorsExitNonZeroWithAReason_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("reason");
+        const QString tiny = ATLAS_TEST_DATA "/gpt2_tiny";
+        QTest::newRow("token outside vocabulary") << QStringList{"dump", "--model", tiny, "--tokens", "1,50", "--out", "/tmp/x"} << "outside the vocabulary";
+        QTest::newRow("too long") << QStringList{"dump", "--model", tiny, "--tokens", QString("1,").repeated(17) + "1", "--out", "/tmp/x"} << "longer than the model's context";
+        QTest::newRow("missing model") << QStringList{"dump", "--model", "/no/such/dir", "--tokens", "1", "--out", "/tmp/x"} << "/no/such/dir";
+        QTest::newRow("bad token list") << QStringList{"dump", "--model", tiny, "--tokens", "1,x", "--out", "/tmp/x"} << "'x' is not a token id";
+        QTest::newRow("malformed safetensors") << QStringList{"dump", "--model", "@BROKEN@", "--tokens", "1", "--out", "/tmp/x"} << "model.safetensors";
+        QTest::newRow("bad spec key") << QStringList{"render", "--spec", "@BADSPEC@", "--out", "/tmp/x.png"} << "did you mean 'layer'";
+        QTest::newRow("unknown option") << QStringList{"bench", "--lenght", "3"} << "unknown option --lenght";
+        QTest::newRow("unknown command") << QStringList{"dumpp"} << "unknown command";
+    }
+
+    void errorsExitNonZeroWithAReason()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, reason);
+        QTemporaryDir dir;
+        QDir().mkpath(dir.filePath("broken"));
+        QFile::copy(ATLAS_TEST_DATA "/gpt2_tiny/config.json", dir.filePath("broken/config.json"));
+        QFile broken(dir.filePath("broken/model.safetensors"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write(QByteArray("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10));
+        broken.close();
+        QFile spec(dir.filePath("bad.json"));
+        QVERIFY(spec.open(QIODevice::WriteOnly));
+        spec.write(R"({"layr": 1})");
+        spec.close();
+        args.replaceInStrings("@BROKEN@", dir.filePath("broken"));
+        args.replaceInStrings("@BADSPEC@", dir.filePath("bad.json"));
+        const auto r = run(args);
+        QVERIFY(r.code != 0);
+        QVERIFY2(r.err.contains(reason), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
