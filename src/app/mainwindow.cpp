@@ -18,6 +18,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
@@ -164,6 +165,17 @@ void MainWindow::connectActions()
         if (!dir.isEmpty())
             m_session->openModel(dir);
     });
+    connect(m_ui->actionMemoryBudget, &QAction::triggered, this, [this] {
+        bool ok = false;
+        const double gib = QInputDialog::getDouble(this, tr("Trace memory budget"),
+                                                   tr("Largest trace to keep in memory (GiB).\nA trace holds every "
+                                                      "intermediate tensor; attention matrices grow as T²."),
+                                                   double(m_session->memoryBudget()) / double(1 << 30), 0.25, 1024, 2, &ok);
+        if (!ok)
+            return;
+        m_session->setMemoryBudget(size_t(gib * double(1 << 30)));
+        QSettings().setValue("session/memoryBudgetGiB", gib);
+    });
     connect(m_ui->actionAbout, &QAction::triggered, this, [this] {
         QMessageBox::about(this, tr("About Transformer Atlas"),
                            tr("<b>Transformer Atlas</b><p>Runs small transformers one operation at a time and shows "
@@ -272,6 +284,7 @@ void MainWindow::restoreSettings()
     restoreGeometry(settings.value("window/geometry").toByteArray());
     restoreState(settings.value("window/state").toByteArray());
     m_ui->viewTabs->setCurrentIndex(settings.value("window/tab", 0).toInt());
+    m_session->setMemoryBudget(size_t(settings.value("session/memoryBudgetGiB", 8.0).toDouble() * double(1 << 30)));
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

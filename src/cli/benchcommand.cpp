@@ -4,8 +4,7 @@
 #include "model/builtinmodels.h"
 #include "modelinput.h"
 #include "util/error.h"
-
-#include <Eigen/Core>
+#include "util/parallel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,14 +31,12 @@ std::shared_ptr<const Model> gpt2SmallShaped()
 
 } // namespace
 
-// bench (--model NAME|DIR | --shape gpt2-small) --length N --repeat R [--no-trace] [--threads N]
+// bench (--model NAME|DIR | --shape gpt2-small) --length N --repeat R [--no-trace] [--per-op]
 int benchCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "shape", "length", "repeat", "threads", "memory-budget"}, {"no-trace", "per-op"});
+    const Arguments args(argv, {"model", "shape", "length", "repeat", "memory-budget"}, {"no-trace", "per-op"});
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
-    if (args.has("threads"))
-        Eigen::setNbThreads(args.intValue("threads", 2));
     auto model = args.has("shape") ? gpt2SmallShaped() : loadModel(args.value("model", "tiny-bytes"));
     const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
     if (length < 1 || repeat < 1)
@@ -70,8 +67,8 @@ int benchCommand(const CommandArgs &argv)
     }
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2];
-    std::printf("model %s, %d tokens, %s, %d threads, matrix products by %s, %d runs\n", model->name.c_str(), length,
-                options.trace ? "traced" : "untraced", Eigen::nbThreads(), ATLAS_MATRIX_BACKEND, repeat);
+    std::printf("model %s, %d tokens, %s, %d cores, matrix products by %s, %d runs\n", model->name.c_str(), length,
+                options.trace ? "traced" : "untraced", workerThreads(), ATLAS_MATRIX_BACKEND, repeat);
     std::printf("median %.2f ms  (min %.2f, max %.2f)  %.0f tokens/s  trace %.1f MiB\n", median, ms.front(), ms.back(),
                 length / (median / 1000.0), double(traceBytes) / (1 << 20));
     if (args.flag("per-op"))

@@ -29,6 +29,7 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     scroll->setWidget(m_chips);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMaximumHeight((fontMetrics().height() * 2 + 10) * 3); // three rows of chips, then scroll
 
     auto *row = new QHBoxLayout;
     row->addWidget(m_text, 1);

@@ -61,6 +61,9 @@ Session::Commit Session::snapshot()
         m_trace = trace;
         m_program = program;
         m_cursor = cursor;
+        // The tensor view follows the stepper: it shows what the operation just run produced.
+        if (cursor > 0)
+            m_spec.tensor = program->ops[size_t(cursor - 1)].outputs.front().name;
         emit traceChanged();
     };
 }

@@ -48,7 +48,7 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
                     + gib(m_program.tracedBytes()) + ", over the trace memory budget of " + gib(m_options.memoryBudget)
-                    + ": use fewer tokens, raise the budget (--memory-budget GIB, or Settings in the app), or run untraced");
+                    + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or run untraced (bench --no-trace)");
 }
 
 void Engine::step()

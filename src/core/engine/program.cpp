@@ -131,7 +131,7 @@ void ProgramBuilder::attention(int i, const std::string &in)
         [p](const Model &m, const Input &in, const Trace &tr) {
             const Tensor &s = tr.tensor(p + "attn.scores");
             Tensor o(s.shape());
-            ops::attention_mask_forward(o, s, ops::attention_allowed(static_cast<int>(s.dim(1)), m.config.causal, in.padding));
+            ops::attention_mask_forward(o, s, m.config.causal, in.padding);
             return Outputs{std::move(o)};
         });
     unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",

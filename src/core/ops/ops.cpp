@@ -1,6 +1,7 @@
 #include "ops/ops.h"
 
 #include "util/error.h"
+#include "util/parallel.h"
 
 #include <cmath>
 #include <limits>
@@ -66,13 +67,14 @@ void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, con
     ConstRowVectorMap w(weight.data(), D), b(bias.data(), D);
     ConstMatrixMap x = inp.matrix();
     MatrixMap o = out.matrix();
-#pragma omp parallel for if (T * D > 65536)
-    for (int64_t t = 0; t < T; ++t) {
-        const float mean = x.row(t).mean();
-        const float var = (x.row(t).array() - mean).square().mean();
-        const float rstd = 1.0f / std::sqrt(var + eps);
-        o.row(t) = ((x.row(t).array() - mean) * rstd * w.array() + b.array()).matrix();
-    }
+    parallelFor(T, 65536 / std::max<int64_t>(D, 1), [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const float mean = x.row(t).mean();
+            const float var = (x.row(t).array() - mean).square().mean();
+            const float rstd = 1.0f / std::sqrt(var + eps);
+            o.row(t) = ((x.row(t).array() - mean) * rstd * w.array() + b.array()).matrix();
+        }
+    });
 }
 
 void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias)
@@ -97,47 +99,50 @@ void split_heads_forward(Tensor &q, Tensor &k, Tensor &v, const Tensor &qkv, int
 
 void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, float scale)
 {
-    const int64_t H = q.dim(0);
-#pragma omp parallel for
-    for (int64_t h = 0; h < H; ++h)
-        out.slice(h).noalias() = (q.slice(h) * k.slice(h).transpose()) * scale;
+    // The scale rides on the product (GEMM's alpha) instead of a second pass over the T x T result.
+    for (int64_t h = 0; h < q.dim(0); ++h)
+        out.slice(h).noalias() = (scale * q.slice(h)) * k.slice(h).transpose();
 }
 
-void attention_mask_forward(Tensor &out, const Tensor &scores, const std::vector<unsigned char> &allowed)
+void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding)
 {
-    const int64_t H = scores.dim(0), TT = scores.dim(1) * scores.dim(2);
+    const int64_t H = scores.dim(0), T = scores.dim(1);
+    std::vector<unsigned char> keyOk(static_cast<size_t>(T), 1);
+    for (int p : padding)
+        keyOk.at(static_cast<size_t>(p)) = 0;
     const float ninf = -std::numeric_limits<float>::infinity();
-#pragma omp parallel for
-    for (int64_t h = 0; h < H; ++h) {
-        const float *s = scores.data() + h * TT;
-        float *o = out.data() + h * TT;
-        for (int64_t i = 0; i < TT; ++i)
-            o[i] = allowed[static_cast<size_t>(i)] ? s[i] : ninf;
-    }
+    parallelFor(H * T, 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t i = r % T, allowedEnd = causal ? i + 1 : T;
+            const float *s = scores.data() + r * T;
+            float *o = out.data() + r * T;
+            for (int64_t j = 0; j < T; ++j)
+                o[j] = (j < allowedEnd && keyOk[static_cast<size_t>(j)]) ? s[j] : ninf;
+        }
+    });
 }
 
 void softmax_forward(Tensor &out, const Tensor &inp)
 {
     const int64_t N = inp.shape().back(), rows = inp.numel() / N;
-#pragma omp parallel for if (rows * N > 65536)
-    for (int64_t r = 0; r < rows; ++r) {
-        Eigen::Map<const Eigen::ArrayXf> x(inp.data() + r * N, N);
-        Eigen::Map<Eigen::ArrayXf> y(out.data() + r * N, N);
-        const float m = x.maxCoeff();
-        if (m == -std::numeric_limits<float>::infinity()) {
-            y.setZero(); // no key may be attended: the row carries no weight at all
-            continue;
+    parallelFor(rows, 65536 / std::max<int64_t>(N, 1), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            Eigen::Map<const Eigen::ArrayXf> x(inp.data() + r * N, N);
+            Eigen::Map<Eigen::ArrayXf> y(out.data() + r * N, N);
+            const float m = x.maxCoeff();
+            if (m == -std::numeric_limits<float>::infinity()) {
+                y.setZero(); // no key may be attended: the row carries no weight at all
+                continue;
+            }
+            y = (x - m).exp();
+            y /= y.sum();
         }
-        y = (x - m).exp();
-        y /= y.sum();
-    }
+    });
 }
 
 void attention_context_forward(Tensor &out, const Tensor &probs, const Tensor &v)
 {
-    const int64_t H = probs.dim(0);
-#pragma omp parallel for
-    for (int64_t h = 0; h < H; ++h)
+    for (int64_t h = 0; h < probs.dim(0); ++h)
         out.slice(h).noalias() = probs.slice(h) * v.slice(h);
 }
 
@@ -174,18 +179,6 @@ void relu_forward(Tensor &out, const Tensor &inp)
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte)
 {
     out.matrix().noalias() = inp.matrix() * wte.matrix().transpose();
-}
-
-std::vector<unsigned char> attention_allowed(int T, bool causal, const std::vector<int> &padding)
-{
-    std::vector<unsigned char> keyOk(static_cast<size_t>(T), 1);
-    for (int p : padding)
-        keyOk.at(static_cast<size_t>(p)) = 0;
-    std::vector<unsigned char> allowed(static_cast<size_t>(T) * T, 0);
-    for (int i = 0; i < T; ++i)
-        for (int j = 0; j < (causal ? i + 1 : T); ++j)
-            allowed[static_cast<size_t>(i) * T + j] = keyOk[static_cast<size_t>(j)];
-    return allowed;
 }
 
 } // namespace atlas::ops

@@ -25,8 +25,9 @@ void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const 
 void split_heads_forward(Tensor &q, Tensor &k, Tensor &v, const Tensor &qkv, int heads);
 // out is (H,T,T); q, k are (H,T,d): out[h] = q[h] k[h]^T * scale
 void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, float scale);
-// out, scores are (H,T,T); allowed is (T,T) row-major, 1 where query i may attend key j
-void attention_mask_forward(Tensor &out, const Tensor &scores, const std::vector<unsigned char> &allowed);
+// out, scores are (H,T,T): out = scores where query i may attend key j (j <= i when causal, j not padding),
+// else -inf
+void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding);
 // out, inp are (..., N): softmax over the last axis; a row that is all -inf becomes all 0
 void softmax_forward(Tensor &out, const Tensor &inp);
 // out is (H,T,d); probs is (H,T,T); v is (H,T,d)
@@ -41,8 +42,5 @@ void gelu_erf_forward(Tensor &out, const Tensor &inp);
 void relu_forward(Tensor &out, const Tensor &inp);
 // out is (T,V); inp is (T,D); wte is (V,D): out = inp wte^T (output projection tied to the embedding)
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte);
-
-// The (T,T) mask of which keys each query may attend: j <= i when causal, and j not padding.
-std::vector<unsigned char> attention_allowed(int T, bool causal, const std::vector<int> &padding);
 
 } // namespace atlas::ops
