@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "offscreenapplication.h"
 #include "util/error.h"
 #include "views/specrunner.h"
 #include "views/view.h"
@@ -19,12 +20,7 @@ namespace atlas {
 int benchViewCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "length", "repeat", "view", "size"});
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    int qtArgc = 1;
-    char name[] = "transformer-atlas";
-    char *qtArgv[] = {name, nullptr};
-    QApplication app(qtArgc, qtArgv);
+    const OffscreenApplication app;
 
     ViewSpec spec;
     spec.model = args.value("model", "tiny-bytes");

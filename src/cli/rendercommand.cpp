@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "offscreenapplication.h"
 #include "io/atomicfile.h"
 #include "util/error.h"
 #include "view/viewspec.h"
@@ -36,12 +37,7 @@ int renderCommand(const CommandArgs &argv)
     const QSize size = parseSize(args.value("size", "1200x800"));
     const ViewSpec spec = ViewSpec::fromJson(readFile(specPath), specPath);
 
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    int qtArgc = 1;
-    char name[] = "transformer-atlas";
-    char *qtArgv[] = {name, nullptr};
-    QApplication app(qtArgc, qtArgv);
+    const OffscreenApplication app;
 
     const SpecRun run = runSpec(spec);
     std::unique_ptr<View> view = createView(spec.view);
