@@ -15,17 +15,30 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas                       open the desktop app on the built-in model
   transformer-atlas dump --model M (--tokens 1,2,3 | --text "...") --out DIR [--padding 5,6]
                                           write every traced tensor as .npy plus manifest.json
+      [--targets 3290,318,-1 --grads]     also write loss.npy and grad.<parameter>.npy (one target per token)
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]
                                           time the forward pass and print the median
   transformer-atlas bench-view [--model M] --length N --repeat R
                                           time switching the attention view's layer or head
+  transformer-atlas bench-train (--model M | --shape gpt2-small) --length N --repeat R
+                                          time one training step: forward, backward, AdamW
   transformer-atlas generate --model M --text "..." [--steps N --temperature T --top-k K --seed S]
                                           generate with a KV cache, printing its growth
+  transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --seed S --resume]
+                                          train a model, with resumable checkpoints in DIR
   transformer-atlas models                list the built-in models
   transformer-atlas new-model --out DIR [--layers L --heads H --d-model D ... --seed S]
                                           make a model with GPT-2's initialisation from a fixed seed
+  transformer-atlas tokenize --model M --text "..." [--pieces]
+                                          print the token ids (and with --pieces each token's readable text)
+  transformer-atlas bench-tokenizer --model M [--file TEXT] [--repeat R]
+                                          measure GPT-2 BPE tokenizer throughput in MB/s
+  transformer-atlas bench-attention --kernel KIND --length N --repeat R [--attention-param key=value ...]
+      [--causal] [--sweep]                time one attention head (d_head 64) with an efficient-attention
+                                          kernel (full, lsh, bigbird, longformer, strided, fixed, linformer,
+                                          performer); --sweep times N = 256 … 16384 and fits the log-log slope
 
 M is a built-in model name (see `models`) or a Hugging Face GPT-2 directory (config.json, model.safetensors).
 )";
@@ -38,6 +51,10 @@ int runCommandLine(int argc, char **argv)
         {"dump", dumpCommand},         {"render", renderCommand},     {"bench", benchCommand},
         {"bench-view", benchViewCommand}, {"generate", generateCommand}, {"models", modelsCommand},
         {"new-model", newModelCommand},
+        {"train", trainCommand},
+        {"tokenize", tokenizeCommand}, {"bench-tokenizer", benchTokenizerCommand},
+        {"bench-train", benchTrainCommand},
+        {"bench-attention", benchAttentionCommand},
     };
     if (argc < 2)
         return -1;

@@ -11,10 +11,15 @@ using CommandArgs = std::vector<std::string>;
 int dumpCommand(const CommandArgs &args);
 int benchCommand(const CommandArgs &args);
 int benchViewCommand(const CommandArgs &args);
+int benchTrainCommand(const CommandArgs &args);
 int modelsCommand(const CommandArgs &args);
 int newModelCommand(const CommandArgs &args);
 int generateCommand(const CommandArgs &args);
 int renderCommand(const CommandArgs &args);
+int trainCommand(const CommandArgs &args);
+int tokenizeCommand(const CommandArgs &args);
+int benchTokenizerCommand(const CommandArgs &args);
+int benchAttentionCommand(const CommandArgs &args);
 
 // Returns -1 when argv does not name a subcommand (then the app opens).
 int runCommandLine(int argc, char **argv);

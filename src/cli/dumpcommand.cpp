@@ -4,21 +4,72 @@
 #include "io/atomicfile.h"
 #include "io/npy.h"
 #include "modelinput.h"
+#include "train/backprop.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 
 namespace atlas {
 
+namespace {
+
+// "--targets 3290,318,-1": token ids, or -1 for a position left out of the loss.
+std::vector<int> parseTargets(const std::string &text)
+{
+    std::vector<int> ids;
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t j = std::min(text.find(',', i), text.size());
+        std::string item = text.substr(i, j - i);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        int value = 0;
+        auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || value < -1)
+            throw Error("--targets: '" + item + "' is not a token id or -1");
+        ids.push_back(value);
+        i = j + 1;
+    }
+    return ids;
+}
+
+// Writes loss.npy (shape ()) and grad.<parameter>.npy for every parameter; returns the manifest's entries.
+nlohmann::json writeGradients(const std::filesystem::path &out, const Engine &engine, const std::vector<int> &targets)
+{
+    const Gradients g = backward(engine.model(), engine.input(), engine.trace(), targets);
+    writeNpy((out / "loss.npy").string(), Tensor(Shape{}, g.loss));
+    nlohmann::json grads = nlohmann::json::array();
+    for (const auto &[name, t] : g.grads) {
+        writeNpy((out / ("grad." + name + ".npy")).string(), t);
+        grads.push_back({{"name", "grad." + name}, {"parameter", name}, {"shape", t.shape()}});
+    }
+    return {{"targets", targets},
+            {"loss", {{"name", "loss"}, {"value", g.loss}, {"formula", "mean over counted positions of −log p(target)"}}},
+            {"gradients", grads}};
+}
+
+} // namespace
+
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
+//      [--targets 3290,318,-1 --grads]
 int dumpCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "tokens", "text", "padding", "out", "memory-budget"});
+    const Arguments args(argv, {"model", "tokens", "text", "padding", "out", "memory-budget", "targets"}, {"grads"});
     const std::string out = args.required("out");
+    if (args.flag("grads") != args.has("targets"))
+        throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");
     ModelAndInput run = loadModelAndInput(args);
+    std::vector<int> targets;
+    if (args.flag("grads")) {
+        targets = parseTargets(args.value("targets"));
+        if (targets.size() != run.input.tokens.size())
+            throw Error("--targets: " + std::to_string(targets.size()) + " ids for " + std::to_string(run.input.tokens.size())
+                        + " input tokens (give one per input token, -1 to leave a position out of the loss)");
+    }
     Engine engine(run.model, run.input, {true, memoryBudgetArgument(args)});
     engine.runToEnd();
 
@@ -34,8 +85,11 @@ int dumpCommand(const CommandArgs &argv)
                            {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
     manifest["tensors"] = tensors;
+    if (args.flag("grads"))
+        manifest.update(writeGradients(out, engine, targets));
     writeFileAtomically((std::filesystem::path(out) / "manifest.json").string(), manifest.dump(2) + "\n");
-    std::cout << "wrote " << tensors.size() << " tensors and manifest.json to " << out << "\n";
+    std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
+              << " and manifest.json to " << out << "\n";
     return 0;
 }
 

@@ -112,14 +112,15 @@ Model Model::load(const std::string &directory)
     return m;
 }
 
-void Model::save(const std::string &directory) const
+void Model::save(const std::string &directory, const std::map<std::string, std::string> &metadata) const
 {
+    std::map<std::string, std::string> header = {{"format", "pt"}, {"producer", "transformer-atlas"}};
+    header.insert(metadata.begin(), metadata.end());
     std::error_code ec;
     fs::create_directories(directory, ec);
     if (ec)
         throw Error(directory + ": cannot create directory: " + ec.message());
-    writeSafetensors((fs::path(directory) / "model.safetensors").string(), parameters(),
-                     {{"format", "pt"}, {"producer", "transformer-atlas"}});
+    writeSafetensors((fs::path(directory) / "model.safetensors").string(), parameters(), header);
     writeFileAtomically((fs::path(directory) / "config.json").string(), config.toJson());
 }
 

@@ -36,7 +36,8 @@ public:
     std::string directory; // where it was loaded from (empty for a model made in memory)
 
     static Model load(const std::string &directory);
-    void save(const std::string &directory) const; // config.json and model.safetensors, each atomically
+    // config.json and model.safetensors, each atomically; `metadata` goes into the safetensors header.
+    void save(const std::string &directory, const std::map<std::string, std::string> &metadata = {}) const;
     // GPT-2's initialisation (normal, std 0.02; LayerNorm weight 1, bias 0) from a fixed seed.
     static Model random(const ModelConfig &config, uint64_t seed);
 

@@ -4,43 +4,113 @@
 
 #include <vector>
 
-// The forward operations of a GPT-style transformer, one function per operation (llm.c style). Each takes
-// its output first, then its inputs; shapes are in the comments (T tokens, D model width, H heads,
-// d = D/H, F FFN width, V vocabulary). Outputs must already have their shape.
+// The operations of a GPT-style transformer in forward/backward pairs, one function per operation (llm.c
+// style). Shapes are in the comments (T tokens, D model width, H heads, d = D/H, F FFN width, V vocabulary).
+//
+// A forward takes its output first, then its inputs; outputs must already have their shape.
+// A backward takes the gradients of the forward's inputs first (dinp, dweight, …), then the gradient of
+// its output (dout), then the forward's inputs it needs. Every backward ADDS into its gradients (+=), as in
+// llm.c: a tensor read twice (the residual stream, the tied wte) collects both contributions, so the caller
+// zeroes each gradient once. The sources are split by kind: embedding.cpp, layernorm.cpp, linear.cpp,
+// attention.cpp, softmax.cpp, activation.cpp, loss.cpp.
 namespace atlas::ops {
+
+// ---- embedding.cpp
 
 // out is (T,D); wte is (V,D); tokens are T ids in [0,V)
 void embedding_forward(Tensor &out, const Tensor &wte, const std::vector<int> &tokens);
+// dwte is (V,D); dout is (T,D): dwte[tokens[t]] += dout[t] (a repeated token collects every row)
+void embedding_backward(Tensor &dwte, const Tensor &dout, const std::vector<int> &tokens);
 // out is (T,D): rows 0..T-1 of wpe (context,D)
 void positions_learned_forward(Tensor &out, const Tensor &wpe);
-// out is (T,D): PE(t,2i) = sin(t / 10000^(2i/D)), PE(t,2i+1) = cos(t / 10000^(2i/D))
+// dwpe is (context,D); dout is (T,D): dwpe[0..T) += dout
+void positions_learned_backward(Tensor &dwpe, const Tensor &dout);
+// out is (T,D): PE(t,2i) = sin(t / 10000^(2i/D)), PE(t,2i+1) = cos(t / 10000^(2i/D)) (no parameters, no
+// backward)
 void positions_sinusoidal_forward(Tensor &out);
 // out, a, b are all the same shape
 void add_forward(Tensor &out, const Tensor &a, const Tensor &b);
+// da, db, dout are all the same shape: da += dout, db += dout
+void add_backward(Tensor &da, Tensor &db, const Tensor &dout);
+
+// ---- layernorm.cpp
+
 // out, inp are (T,D); weight, bias are (D)
 void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias, float eps);
+// dinp, dout, inp are (T,D); dweight, dbias, weight are (D). Mean and variance are recomputed from inp.
+void layernorm_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
+                        const Tensor &weight, float eps);
+
+// ---- linear.cpp
+
 // out is (T,O); inp is (T,I); weight is (I,O) (Conv1D layout); bias is (O)
 void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias);
+// dinp, inp are (T,I); dweight, weight are (I,O); dbias is (O); dout is (T,O):
+// dinp += dout weightᵀ, dweight += inpᵀ dout, dbias += Σ_t dout[t]
+void linear_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
+                     const Tensor &weight);
+// out is (T,V); inp is (T,D); wte is (V,D): out = inp wteᵀ (output projection tied to the embedding)
+void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte);
+// dinp, inp are (T,D); dwte, wte are (V,D); dout is (T,V): dinp += dout wte, dwte += doutᵀ inp
+void logits_backward(Tensor &dinp, Tensor &dwte, const Tensor &dout, const Tensor &inp, const Tensor &wte);
+
+// ---- attention.cpp
+
 // q, k, v are (H,T,d); qkv is (T,3D) with columns Q | K | V, each split into H blocks of d
 void split_heads_forward(Tensor &q, Tensor &k, Tensor &v, const Tensor &qkv, int heads);
+// dqkv is (T,3D); dq, dk, dv are (H,T,d)
+void split_heads_backward(Tensor &dqkv, const Tensor &dq, const Tensor &dk, const Tensor &dv);
 // out is (H,T,T); q, k are (H,T,d): out[h] = q[h] k[h]^T * scale
 void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, float scale);
+// dq, dk, q, k are (H,T,d); dout is (H,T,T): dq[h] += scale dout[h] k[h], dk[h] += scale dout[h]ᵀ q[h]
+void attention_scores_backward(Tensor &dq, Tensor &dk, const Tensor &dout, const Tensor &q, const Tensor &k,
+                               float scale);
 // out, scores are (H,T,T): out = scores where query i may attend key j (j <= i when causal, j not padding),
 // else -inf
 void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding);
-// out, inp are (..., N): softmax over the last axis; a row that is all -inf becomes all 0
-void softmax_forward(Tensor &out, const Tensor &inp);
+// dscores, dout are (H,T,T): dscores += dout on the allowed cells; a masked cell gets no gradient
+void attention_mask_backward(Tensor &dscores, const Tensor &dout, bool causal, const std::vector<int> &padding);
 // out is (H,T,d); probs is (H,T,T); v is (H,T,d)
 void attention_context_forward(Tensor &out, const Tensor &probs, const Tensor &v);
+// dprobs, probs are (H,T,T); dv, v, dout are (H,T,d): dprobs[h] += dout[h] v[h]ᵀ, dv[h] += probs[h]ᵀ dout[h]
+void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, const Tensor &probs,
+                                const Tensor &v);
 // out is (T,D); ctx is (H,T,d)
 void merge_heads_forward(Tensor &out, const Tensor &ctx);
+// dctx is (H,T,d); dout is (T,D)
+void merge_heads_backward(Tensor &dctx, const Tensor &dout);
+
+// ---- softmax.cpp
+
+// out, inp are (..., N): softmax over the last axis; a row that is all -inf becomes all 0
+void softmax_forward(Tensor &out, const Tensor &inp);
+// dinp, dout, out are (..., N); out is the forward's output: dinp += out ⊙ (dout − Σ_k dout_k out_k).
+// A cell whose probability is 0 (masked, or a row with no allowed key) gets no gradient.
+void softmax_backward(Tensor &dinp, const Tensor &dout, const Tensor &out);
+
+// ---- activation.cpp
+
 // out, inp same shape: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
 void gelu_tanh_forward(Tensor &out, const Tensor &inp);
+// dinp, dout, inp same shape
+void gelu_tanh_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
 // out, inp same shape: 0.5 u (1 + erf(u / sqrt(2)))
 void gelu_erf_forward(Tensor &out, const Tensor &inp);
+// dinp, dout, inp same shape: dinp += dout (Φ(u) + u φ(u))
+void gelu_erf_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
 // out, inp same shape: max(0, u)
 void relu_forward(Tensor &out, const Tensor &inp);
-// out is (T,V); inp is (T,D); wte is (V,D): out = inp wte^T (output projection tied to the embedding)
-void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte);
+// dinp, dout, inp same shape: dinp += dout where u > 0 (0 at u = 0, as PyTorch)
+void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
+
+// ---- loss.cpp
+
+// losses is (T); logits is (T,V); targets are T ids in [0,V) or -1 (not counted). losses[t] is
+// −log softmax(logits[t])[targets[t]] (0 where the target is -1); returns their mean over the counted
+// positions (0 when none is counted).
+float crossentropy_forward(Tensor &losses, const Tensor &logits, const std::vector<int> &targets);
+// dlogits, probs are (T,V); probs = softmax(logits) (the trace's next_probs). The gradient of the mean loss
+// through the softmax, fused: dlogits[t] += (probs[t] − onehot(targets[t])) / N, N the counted positions.
+void crossentropy_softmax_backward(Tensor &dlogits, const Tensor &probs, const std::vector<int> &targets);
 
 } // namespace atlas::ops

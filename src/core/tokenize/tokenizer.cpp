@@ -1,15 +1,18 @@
 #include "tokenize/tokenizer.h"
 
+#include "io/atomicfile.h"
 #include "model/model.h"
+#include "tokenize/bpetokenizer.h"
 #include "util/error.h"
 
 #include <charconv>
+#include <filesystem>
 
 namespace atlas {
 
 namespace {
 
-// A model whose BPE vocabulary this build cannot read: ids only, shown as "#id".
+// A model without vocab.json and merges.txt beside its config: ids only, shown as "#id".
 class IdTokenizer : public Tokenizer
 {
 public:
@@ -17,7 +20,7 @@ public:
     bool canEncode() const override { return false; }
     std::vector<int> encode(const std::string &) const override
     {
-        throw Error("this model uses GPT-2's BPE tokenizer, which this version cannot read yet: "
+        throw Error("this model's directory has no vocab.json and merges.txt, so text cannot be tokenized: "
                     "give token ids instead (--tokens 464,3290,318)");
     }
     std::string decode(const std::vector<int> &ids) const override
@@ -27,7 +30,7 @@ public:
             s += piece(id);
         return s;
     }
-    std::string piece(int id) const override { return "#" + std::to_string(id); }
+    std::string piece(int id) const override { return std::string("#").append(std::to_string(id)); }
 };
 
 } // namespace
@@ -36,7 +39,24 @@ std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
 {
     if (model.config.tokenizer == "bytes")
         return std::make_unique<ByteTokenizer>();
+    if (BpeTokenizer::directoryHasFiles(model.directory))
+        return BpeTokenizer::fromDirectory(model.directory);
     return std::make_unique<IdTokenizer>();
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
+{
+    const std::string config = (std::filesystem::path(directory) / "config.json").string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(config, ec)) {
+        Model model; // no weights: forModel reads only the config and the directory
+        model.config = ModelConfig::fromJson(readFile(config), config);
+        model.directory = directory;
+        return forModel(model);
+    }
+    if (BpeTokenizer::directoryHasFiles(directory))
+        return BpeTokenizer::fromDirectory(directory);
+    throw Error(directory + ": neither config.json nor vocab.json and merges.txt found");
 }
 
 std::vector<int> ByteTokenizer::encode(const std::string &text) const

@@ -23,6 +23,9 @@ public:
 
     // The tokenizer a model declares in its config (atlas_tokenizer).
     static std::unique_ptr<Tokenizer> forModel(const Model &model);
+    // The same from a directory without loading its weights: config.json decides as in forModel; a directory
+    // with only vocab.json and merges.txt gives GPT-2's BPE. Throws atlas::Error when neither is there.
+    static std::unique_ptr<Tokenizer> forDirectory(const std::string &directory);
 };
 
 // One token per byte: id = byte value (0..255). Used by the built-in models.

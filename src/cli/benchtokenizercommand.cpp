@@ -1,0 +1,91 @@
+#include "arguments.h"
+#include "commands.h"
+#include "io/atomicfile.h"
+#include "model/builtinmodels.h"
+#include "tokenize/bpetokenizer.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace atlas {
+
+namespace {
+
+// The default text: plain English prose written for this benchmark (no copyright), repeated to about 1 MiB.
+const char *kDefaultText = R"(The river that runs past the old mill is slow in summer and loud in spring. Children
+used to race paper boats from the bridge to the weir, and the winner was whoever's boat did not sink first. Most
+years that was nobody's; the current pulled them under the lip of the weir and they came up, soaked and folded,
+a hundred yards downstream. The miller's daughter kept a notebook of every race: the date, the names, the boats'
+colours and how far each one got. She said it was the only honest sport in the valley.
+
+When the mill closed, in the winter of 1961, the wheel was left to rot. Nobody wanted to pay for the timber, and
+the council argued for eleven years about whether it was a monument or a hazard. In the end a storm decided it.
+The wheel broke loose one night in March, rolled twenty feet along the bank and lay down in the reeds, where it
+still is. Herons stand on it now. If you sit on the bridge at dusk you can watch them fish, perfectly still, as if
+they had been carved there with the rest of the machinery.
+
+People ask why anyone would write down the history of a mill that made nothing for sixty years. The answer is that
+places remember things differently from people. A person remembers the day the wheel stopped; the river remembers
+every day it turned. Walk along the bank with a little patience and you can read it: the worn steps where the
+carts came down, the iron rings where boats were tied, the square holes in the wall where the beams of a second
+floor once rested. None of it is labelled. All of it is there.
+
+)";
+
+std::string defaultText()
+{
+    std::string text;
+    while (text.size() < (size_t(1) << 20))
+        text += kDefaultText;
+    return text;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+// bench-tokenizer --model NAME|DIR [--file TEXT] [--repeat R]
+// GPT-2 BPE throughput: the first pass starts with an empty word cache, the repeats find it filled.
+int benchTokenizerCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, {"model", "file", "repeat"});
+    const std::string directory = resolveModel(args.required("model"));
+    const int repeat = args.intValue("repeat", 10);
+    if (repeat < 1)
+        throw Error("--repeat must be at least 1");
+    const std::string text = args.has("file") ? readFile(args.value("file")) : defaultText();
+    if (text.empty())
+        throw Error(args.value("file") + ": empty file");
+    if (!BpeTokenizer::directoryHasFiles(directory))
+        throw Error(directory + ": no vocab.json and merges.txt to benchmark");
+
+    auto start = std::chrono::steady_clock::now();
+    const auto tokenizer = BpeTokenizer::fromDirectory(directory);
+    const double loadSeconds = secondsSince(start);
+    tokenizer->clearCache();
+    start = std::chrono::steady_clock::now();
+    const size_t tokens = tokenizer->encode(text).size();
+    const double coldSeconds = secondsSince(start);
+    std::vector<double> mbs;
+    for (int r = 0; r < repeat; ++r) {
+        start = std::chrono::steady_clock::now();
+        if (tokenizer->encode(text).size() != tokens)
+            throw Error("bench-tokenizer: a repeat gave a different number of tokens");
+        mbs.push_back(double(text.size()) / 1e6 / secondsSince(start));
+    }
+    std::sort(mbs.begin(), mbs.end());
+    const double mb = double(text.size()) / 1e6;
+    std::printf("%s: %.2f MB of text, %zu tokens (%.2f bytes/token); vocabulary loaded in %.0f ms\n",
+                args.has("file") ? args.value("file").c_str() : "built-in English text", mb, tokens,
+                double(text.size()) / double(tokens), loadSeconds * 1e3);
+    std::printf("first pass (empty word cache): %.1f MB/s; %d cached passes: median %.1f MB/s (min %.1f, max %.1f)\n",
+                mb / coldSeconds, repeat, mbs[mbs.size() / 2], mbs.front(), mbs.back());
+    return 0;
+}
+
+} // namespace atlas

@@ -1,0 +1,29 @@
+#include "arguments.h"
+#include "commands.h"
+#include "model/builtinmodels.h"
+#include "tokenize/tokenizer.h"
+
+#include <cstdio>
+#include <string>
+
+namespace atlas {
+
+// tokenize --model NAME|DIR --text "..." [--pieces]
+// Prints the ids comma-separated; with --pieces also each id and its readable piece on a line of its own.
+// Only config.json, vocab.json and merges.txt are read, never the weights.
+int tokenizeCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, {"model", "text"}, {"pieces"});
+    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forDirectory(resolveModel(args.required("model")));
+    const std::vector<int> ids = tokenizer->encode(args.required("text"));
+    std::string line;
+    for (size_t i = 0; i < ids.size(); ++i)
+        line.append(i ? "," : "").append(std::to_string(ids[i]));
+    std::printf("%s\n", line.c_str());
+    if (args.flag("pieces"))
+        for (int id : ids)
+            std::printf("%6d  %s\n", id, tokenizer->piece(id).c_str());
+    return 0;
+}
+
+} // namespace atlas

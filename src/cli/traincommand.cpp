@@ -1,0 +1,82 @@
+#include "arguments.h"
+#include "commands.h"
+#include "train/trainer.h"
+#include "util/error.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include <unistd.h>
+
+namespace atlas {
+
+namespace {
+
+// On a terminal, one line redrawn in place; in a log (CI, a pipe), a line per evaluation only.
+void printProgress(const StepReport &r, int total, const Evaluation *eval)
+{
+    static const bool terminal = isatty(STDERR_FILENO);
+    if (!terminal && !eval)
+        return;
+    const int width = 30, filled = int(double(r.step) / total * width);
+    std::fprintf(stderr, "\r[%s%s] %5d/%d  loss %.4f  lr %.2e  %6.0f tok/s", std::string(size_t(filled), '#').c_str(),
+                 std::string(size_t(width - filled), '.').c_str(), r.step, total, r.loss, r.learningRate,
+                 r.tokensPerSecond);
+    if (eval)
+        std::fprintf(stderr, "  held-out loss %.4f, token accuracy %.1f%%, exact %.1f%%\n", eval->loss,
+                     100 * eval->tokenAccuracy, 100 * eval->exactMatch);
+    std::fflush(stderr);
+}
+
+} // namespace
+
+// train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
+//        --checkpoint-every K --description TEXT] [--resume]
+int trainCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv,
+                         {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "checkpoint-every",
+                          "description", "eval-examples"},
+                         {"resume"});
+    const std::string out = args.required("out");
+    std::unique_ptr<Trainer> trainer;
+    if (args.flag("resume")) {
+        trainer = Trainer::resume(out);
+        std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
+    } else {
+        const auto task = Task::create(args.required("task"));
+        ModelConfig config = task->modelConfig();
+        config.description = args.value("description", task->summary());
+        TrainOptions o;
+        o.steps = args.intValue("steps", o.steps);
+        o.batch = args.intValue("batch", o.batch);
+        o.learningRate = float(args.doubleValue("lr", o.learningRate));
+        o.warmupSteps = args.intValue("warmup", o.warmupSteps);
+        o.seed = uint64_t(args.intValue("seed", 1));
+        auto model = std::make_shared<Model>(Model::random(config, o.seed));
+        trainer = std::make_unique<Trainer>(model, task->name(), o);
+    }
+    const int total = trainer->options().steps;
+    const int evalEvery = args.intValue("eval-every", 250), checkpointEvery = args.intValue("checkpoint-every", 500);
+    const int evalExamples = args.intValue("eval-examples", 256);
+    while (trainer->stepCount() < total) {
+        const StepReport r = trainer->step();
+        const bool evalNow = r.step % evalEvery == 0 || r.step == total;
+        Evaluation e;
+        if (evalNow)
+            e = trainer->evaluate(evalExamples);
+        printProgress(r, total, evalNow ? &e : nullptr);
+        if (r.step % checkpointEvery == 0 || r.step == total)
+            trainer->save(out);
+    }
+    const Evaluation final = trainer->evaluate(evalExamples);
+    std::printf("task %s, %d steps, seed %llu: held-out loss %.4f, token accuracy %.2f%%, exact match %.2f%% (%d examples)\n",
+                trainer->task().name().c_str(), total, (unsigned long long)trainer->options().seed, final.loss,
+                100 * final.tokenAccuracy, 100 * final.exactMatch, evalExamples);
+    std::printf("model and checkpoint in %s (open it with --model %s or File > Open Model Directory)\n", out.c_str(),
+                out.c_str());
+    return 0;
+}
+
+} // namespace atlas

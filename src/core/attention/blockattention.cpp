@@ -1,0 +1,196 @@
+#include "attention/blockattention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace atlas::attention {
+
+namespace {
+
+constexpr int64_t kRows = 8, kCols = 16; // blockProduct's register tile
+constexpr float kMaskedScore = -1e30f; // finite, so that score − max never makes a NaN
+const float kNoKey = -std::numeric_limits<float>::infinity();
+
+int64_t roundUp(int64_t n, int64_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+} // namespace
+
+void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k, int64_t n)
+{
+    using Tile = Eigen::Array<float, 1, kCols>;
+    // Columns outermost: a (k,16) panel of b stays in L1 while every row tile of a passes over it.
+    for (int64_t j = 0; j < n; j += kCols)
+        for (int64_t r0 = 0; r0 < m; r0 += kRows) {
+            Tile acc[kRows];
+            for (Tile &t : acc)
+                t.setZero();
+            const float *ar = a + r0 * k;
+            for (int64_t t = 0; t < k; ++t) {
+                const Eigen::Map<const Tile> bt(b + t * n + j);
+                for (int64_t r = 0; r < kRows; ++r)
+                    acc[r] += ar[r * k + t] * bt;
+            }
+            for (int64_t r = 0; r < kRows; ++r)
+                Eigen::Map<Tile>(c + (r0 + r) * n + j) = acc[r];
+        }
+}
+
+RowState::RowState(int64_t T, int64_t d)
+    : m(static_cast<size_t>(T), kNoKey)
+    , z(static_cast<size_t>(T), 0.0f)
+    , acc(MatrixRM::Zero(T, d))
+{
+}
+
+DenseRecord::DenseRecord(int64_t T)
+    : score(MatrixRM::Zero(T, T))
+    , count(MatrixRM::Zero(T, T))
+    , mask(MatrixRM::Zero(T, T))
+{
+}
+
+BlockAttention::BlockAttention(const char *kernel, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+    const AttentionOptions &options, float scale)
+    : m_q(q)
+    , m_k(k)
+    , m_v(v)
+    , m_options(options)
+    , m_scale(scale)
+{
+    checkHeadInputs(kernel, q, k, v, options);
+    m_keyOk = allowedKeys(q.rows(), options.padding);
+}
+
+void BlockAttention::gather(BlockScratch &s) const
+{
+    const int64_t nq = int64_t(s.queries.size()), nk = int64_t(s.keys.size()), d = width();
+    const int64_t mp = roundUp(nq, kRows), np = roundUp(nk, kCols), dp = roundUp(d, kCols);
+    s.qg.resize(mp, d);
+    s.qg.bottomRows(mp - nq).setZero();
+    for (int64_t a = 0; a < nq; ++a)
+        s.qg.row(a) = m_q.row(s.queries[size_t(a)]) * m_scale;
+    s.vg.resize(np, dp);
+    s.vg.bottomRows(np - nk).setZero();
+    s.vg.rightCols(dp - d).setZero();
+    for (int64_t c = 0; c < nk; ++c)
+        s.vg.row(c).head(d) = m_v.row(s.keys[size_t(c)]);
+    // Keys go in transposed, (d,keys), as blockProduct wants them: 16 key rows at a time, read across.
+    s.zeros.assign(size_t(d), 0.0f);
+    s.kt.resize(d, np);
+    float *kt = s.kt.data();
+    for (int64_t c0 = 0; c0 < np; c0 += kCols) {
+        const float *src[kCols];
+        for (int64_t c = 0; c < kCols; ++c)
+            src[c] = c0 + c < nk ? m_k.data() + int64_t(s.keys[size_t(c0 + c)]) * d : s.zeros.data();
+        for (int64_t t = 0; t < d; ++t)
+            for (int64_t c = 0; c < kCols; ++c)
+                kt[t * np + c0 + c] = src[c][t];
+    }
+}
+
+void BlockAttention::rowSoftmax(DenseRecord *dense, BlockScratch &s) const
+{
+    const int64_t nq = int64_t(s.queries.size()), nk = int64_t(s.keys.size()), np = s.s.cols();
+    s.keep.resize(s.s.rows(), np);
+    s.rowMax.assign(size_t(s.s.rows()), kNoKey);
+    s.rowSum.assign(size_t(s.s.rows()), 0.0f);
+    for (int64_t a = 0; a < nq; ++a) {
+        const KeyRule *rule = s.rules.data() + a * nk;
+        float *score = &s.s(a, 0), *keep = &s.keep(a, 0);
+        for (int64_t c = 0; c < nk; ++c) { // branch-free, so that it vectorises
+            keep[c] = rule[c] != KeyRule::Masked ? 1.0f : 0.0f;
+            const float penalty = rule[c] == KeyRule::SelfPenalised ? kSelfPenalty : 0.0f;
+            score[c] = keep[c] != 0.0f ? score[c] - penalty : kMaskedScore;
+        }
+        for (int64_t c = nk; c < np; ++c) {
+            keep[c] = 0.0f;
+            score[c] = kMaskedScore;
+        }
+        auto row = s.s.row(a).array();
+        const float mx = row.maxCoeff();
+        if (mx == kMaskedScore) { // nothing to attend in this block: the row adds nothing
+            row.setZero();
+            continue;
+        }
+        s.rowMax[size_t(a)] = mx;
+        if (dense)
+            record(*dense, s, a);
+        row = (row - mx).exp() * s.keep.row(a).array();
+        s.rowSum[size_t(a)] = row.sum();
+    }
+    s.s.bottomRows(s.s.rows() - nq).setZero();
+}
+
+void BlockAttention::record(DenseRecord &dense, const BlockScratch &s, int64_t a)
+{
+    const int64_t nk = int64_t(s.keys.size());
+    const KeyRule *rule = s.rules.data() + a * nk;
+    const bool other = std::find(rule, rule + nk, KeyRule::Allowed) != rule + nk; // not only a penalised self
+    const int i = s.queries[size_t(a)];
+    for (int64_t c = 0; c < nk; ++c)
+        if (rule[c] != KeyRule::Masked) {
+            const int j = s.keys[size_t(c)];
+            dense.score(i, j) = s.s(a, c);
+            dense.count(i, j) += 1.0f;
+            if (rule[c] == KeyRule::Allowed || !other)
+                dense.mask(i, j) = 1.0f;
+        }
+}
+
+void BlockAttention::attendBlock(RowState &state, DenseRecord *dense, BlockScratch &s) const
+{
+    gather(s);
+    const int64_t mp = s.qg.rows(), np = s.kt.cols(), dp = s.vg.cols(), d = width();
+    s.s.resize(mp, np);
+    blockProduct(s.s.data(), s.qg.data(), s.kt.data(), mp, d, np);
+    rowSoftmax(dense, s);
+    s.o.resize(mp, dp);
+    blockProduct(s.o.data(), s.s.data(), s.vg.data(), mp, np, dp);
+    for (size_t a = 0; a < s.queries.size(); ++a) {
+        const float mb = s.rowMax[a];
+        if (mb == kNoKey)
+            continue;
+        const int i = s.queries[a];
+        float &m = state.m[size_t(i)], &z = state.z[size_t(i)];
+        const float mNew = std::max(m, mb), alpha = std::exp(m - mNew), beta = std::exp(mb - mNew);
+        state.acc.row(i) = state.acc.row(i) * alpha + s.o.row(int64_t(a)).head(d) * beta;
+        z = z * alpha + s.rowSum[a] * beta;
+        m = mNew;
+    }
+}
+
+void BlockAttention::finish(const RowState &state, MatrixMap context, std::vector<float> *lse)
+{
+    const int64_t T = state.acc.rows();
+    if (lse)
+        lse->assign(size_t(T), kNoKey);
+    for (int64_t i = 0; i < T; ++i) {
+        const float z = state.z[size_t(i)];
+        if (z <= 0.0f) {
+            context.row(i).setZero();
+            continue;
+        }
+        context.row(i) = state.acc.row(i) / z;
+        if (lse)
+            (*lse)[size_t(i)] = state.m[size_t(i)] + std::log(z);
+    }
+}
+
+void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<float> &lse, AttentionResult &result)
+{
+    const int64_t T = dense.score.rows();
+    result.weights = Tensor({ T, T });
+    result.mask = Tensor({ T, T });
+    MatrixMap w = result.weights.matrix();
+    result.mask.matrix() = dense.mask;
+    for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j)
+            if (dense.count(i, j) > 0.0f)
+                w(i, j) = dense.count(i, j) * std::exp(dense.score(i, j) - lse[size_t(i)]);
+}
+
+} // namespace atlas::attention

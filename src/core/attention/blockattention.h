@@ -1,0 +1,115 @@
+#pragma once
+
+#include "attention/attentionresult.h"
+#include "util/parallel.h"
+
+#include <vector>
+
+// The machinery the sparse kernels share. A pattern is computed in passes; a pass is a list of blocks, each
+// a set of query positions and a set of key positions, whose scores are one small dense product. Only the
+// (queries × keys) of each block are ever computed, so the work is the pattern's size, not T×T. Several
+// passes over disjoint key sets merge exactly through an online softmax (as in FlashAttention).
+namespace atlas::attention {
+
+// How query i treats key j inside a block.
+enum class KeyRule : unsigned char {
+    Masked, // not attended
+    Allowed, // attended with its score
+    SelfPenalised, // Reformer's own-key rule: attended with score − kSelfPenalty
+};
+
+// Reformer forbids a token to attend itself unless nothing else is available. As in trax we subtract 1e5 from
+// the query's own score instead of masking it: next to any real score its weight underflows to 0 in float32,
+// yet a query whose only key is itself (the first token under a causal mask) still attends it with weight 1.
+inline constexpr float kSelfPenalty = 1e5f;
+
+// Per-query online-softmax state: running max m, running sum z = Σ exp(s − m), unnormalised context acc.
+struct RowState
+{
+    RowState(int64_t T, int64_t d);
+    std::vector<float> m, z; // (T)
+    MatrixRM acc; // (T,d)
+};
+
+// The scores and rules seen by each (query, key), kept only when dense weights are asked for.
+struct DenseRecord
+{
+    explicit DenseRecord(int64_t T);
+    MatrixRM score; // (T,T) the score of the last block that saw (i, j) (the same in every block)
+    MatrixRM count; // (T,T) how many blocks attended (i, j): LSH counts a key once per round that sees it
+    MatrixRM mask; // (T,T) 1 where (i, j) was attended; an own key under SelfPenalised only if it was alone
+};
+
+// Scratch of one thread: the block's positions, rules and gathered, padded matrices.
+struct BlockScratch
+{
+    std::vector<int> queries, keys;
+    std::vector<KeyRule> rules; // (queries, keys)
+    MatrixRM qg, kt, vg, s, o, keep;
+    std::vector<float> rowMax, rowSum, zeros;
+    std::vector<unsigned char> keyOk; // (keys)
+};
+
+class BlockAttention
+{
+public:
+    // q, k, v are (T,d); scores are scale · q_i · k_j. Validates them (checkHeadInputs) and the padding.
+    BlockAttention(const char *kernel, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+        const AttentionOptions &options, float scale);
+
+    int64_t length() const { return m_q.rows(); }
+    int64_t width() const { return m_q.cols(); }
+    bool causal() const { return m_options.causal; }
+    bool dense() const { return m_options.dense; }
+    bool keyAllowed(int64_t j) const { return m_keyOk[static_cast<size_t>(j)] != 0; }
+
+    // Runs blocks [0, count) on all cores. makeBlock(b, queries, keys) fills block b's positions: keys distinct
+    // within a block, and no query in two blocks of one pass. rule(i, j) says how query i treats key j; padding
+    // keys are masked before it is asked. dense may be null.
+    template <class MakeBlock, class Rule>
+    void pass(RowState &state, DenseRecord *dense, int64_t count, const MakeBlock &makeBlock, const Rule &rule) const
+    {
+        parallelFor(count, 1, [&](int64_t begin, int64_t end) {
+            BlockScratch s;
+            for (int64_t b = begin; b < end; ++b) {
+                s.queries.clear();
+                s.keys.clear();
+                makeBlock(b, s.queries, s.keys);
+                if (s.queries.empty() || s.keys.empty())
+                    continue;
+                const size_t nk = s.keys.size();
+                s.keyOk.resize(nk);
+                for (size_t c = 0; c < nk; ++c)
+                    s.keyOk[c] = keyAllowed(s.keys[c]);
+                s.rules.resize(s.queries.size() * nk);
+                for (size_t a = 0; a < s.queries.size(); ++a)
+                    for (size_t c = 0; c < nk; ++c)
+                        s.rules[a * nk + c] = s.keyOk[c] ? rule(s.queries[a], s.keys[c]) : KeyRule::Masked;
+                attendBlock(state, dense, s);
+            }
+        });
+    }
+
+    // context (T,d) = acc / z (0 for a query that attended nothing); lse (T) = m + log z (−inf for none).
+    static void finish(const RowState &state, MatrixMap context, std::vector<float> *lse);
+    // weights (T,T) = count · exp(score − lse_i) and the mask, from the record and each query's final lse.
+    static void finishDense(const DenseRecord &dense, const std::vector<float> &lse, AttentionResult &result);
+
+private:
+    void attendBlock(RowState &state, DenseRecord *dense, BlockScratch &s) const;
+    void gather(BlockScratch &s) const;
+    void rowSoftmax(DenseRecord *dense, BlockScratch &s) const;
+    static void record(DenseRecord &dense, const BlockScratch &s, int64_t a);
+
+    ConstMatrixMap m_q, m_k, m_v;
+    AttentionOptions m_options;
+    float m_scale;
+    std::vector<unsigned char> m_keyOk; // (T)
+};
+
+// C (m,n) = A (m,k) B (k,n), all row-major and contiguous, m a multiple of 8, n of 16. A register-blocked
+// kernel for the blocks' small products: here it runs as fast as OpenBLAS on one core, and unlike OpenBLAS it
+// scales when two threads call it at once (measured: two threads calling sgemm were slower than one).
+void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k, int64_t n);
+
+} // namespace atlas::attention

@@ -1,0 +1,71 @@
+#include "attention/linformerattention.h"
+
+#include "attention/gaussianstream.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+#include <cmath>
+
+namespace atlas::attention {
+
+namespace {
+
+// E (k,T) from the parameters, padding columns zeroed.
+MatrixRM projection(const LinformerParams &p, int64_t T, const std::vector<int> &padding)
+{
+    const auto fail = [](const std::string &what) { throw Error("attention kernel 'linformer': " + what); };
+    MatrixRM E;
+    if (!p.projection.empty()) {
+        if (p.projection.rank() != 2 || p.projection.dim(1) != T)
+            fail("the given projection must be (k," + std::to_string(T) + "), got " + p.projection.shapeString());
+        E = p.projection.matrix();
+    } else if (p.k < 1) {
+        fail("k must be at least 1, got " + std::to_string(p.k));
+    } else if (p.identity) {
+        if (p.k != T)
+            fail("the identity projection needs k = T = " + std::to_string(T) + ", got k = " + std::to_string(p.k));
+        E = MatrixRM::Identity(T, T);
+    } else {
+        E = GaussianStream(p.seed, 0).matrix(p.k, T, 1.0 / std::sqrt(double(p.k)));
+    }
+    for (int j : padding)
+        E.col(j).setZero();
+    return E;
+}
+
+} // namespace
+
+AttentionResult linformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+    const LinformerParams &params, const AttentionOptions &options)
+{
+    if (options.causal)
+        throw Error("attention kernel 'linformer' cannot be causal: each projected key and value mixes all T "
+                    "positions, future ones included, so no mask on its scores can hide the future");
+    checkHeadInputs("linformer", q, k, v, options);
+    const int64_t T = q.rows(), d = q.cols();
+    const MatrixRM E = projection(params, T, options.padding);
+    const MatrixRM kp = E * k, vp = E * v; // (k,d)
+    MatrixRM p = (q * (1.0f / std::sqrt(float(d)))) * kp.transpose(); // (T,k)
+    parallelFor(T, std::max<int64_t>(1, 65536 / p.cols()), [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            auto row = p.row(i).array();
+            row = (row - row.maxCoeff()).exp();
+            row /= row.sum();
+        }
+    });
+    AttentionResult result;
+    result.context = Tensor({ T, d });
+    result.context.matrix().noalias() = p * vp;
+    result.extras["projection"] = Tensor({ E.rows(), T });
+    result.extras["projection"].matrix() = E;
+    if (options.dense) {
+        result.weights = Tensor({ T, T });
+        result.weights.matrix().noalias() = p * E;
+        result.mask = Tensor({ T, T }, 1.0f);
+        for (int j : options.padding)
+            result.mask.matrix().col(j).setZero();
+    }
+    return result;
+}
+
+} // namespace atlas::attention

@@ -1,0 +1,99 @@
+#include "attention/longformerattention.h"
+
+#include "attention/blockattention.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace atlas::attention {
+
+namespace {
+
+constexpr int64_t kQueries = 64; // queries per block
+
+void checkParams(const LongformerParams &p, int64_t T)
+{
+    const auto fail = [](const std::string &what) { throw Error("attention kernel 'longformer': " + what); };
+    if (p.window < 0)
+        fail("window must not be negative, got " + std::to_string(p.window));
+    if (p.dilation < 1)
+        fail("dilation must be at least 1, got " + std::to_string(p.dilation));
+    for (int g : p.global)
+        if (g < 0 || g >= T)
+            fail("global position " + std::to_string(g) + " is outside the sequence of " + std::to_string(T)
+                + " tokens");
+}
+
+struct ClassBlock
+{
+    int64_t residue, first, end; // class members first … end−1, i.e. positions residue + δ·t
+};
+
+} // namespace
+
+AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+    const LongformerParams &params, const AttentionOptions &options)
+{
+    const BlockAttention attention("longformer", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
+    const int64_t T = q.rows(), d = q.cols(), delta = params.dilation;
+    checkParams(params, T);
+    std::vector<unsigned char> isGlobal(size_t(T), 0);
+    for (int g : params.global)
+        isGlobal[size_t(g)] = 1;
+    std::vector<int> globals;
+    for (int64_t t = 0; t < T; ++t)
+        if (isGlobal[size_t(t)])
+            globals.push_back(int(t));
+    const bool causal = options.causal;
+    const int64_t before = causal ? params.window : params.window / 2, after = causal ? 0 : params.window / 2;
+
+    std::vector<ClassBlock> blocks;
+    for (int64_t r = 0; r < std::min(delta, T); ++r)
+        for (int64_t t = 0, members = (T - r + delta - 1) / delta; t < members; t += kQueries)
+            blocks.push_back({ r, t, std::min(members, t + kQueries) });
+    const auto windowBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
+        const ClassBlock &c = blocks[size_t(b)];
+        for (int64_t t = c.first; t < c.end; ++t)
+            if (!isGlobal[size_t(c.residue + delta * t)])
+                queries.push_back(int(c.residue + delta * t));
+        const int64_t lo = std::max<int64_t>(0, c.first - before),
+                      hi = std::min((T - c.residue + delta - 1) / delta, c.end + after);
+        for (int64_t u = lo; u < hi; ++u)
+            keys.push_back(int(c.residue + delta * u));
+        for (int g : globals)
+            if (g % delta != c.residue || (g - c.residue) / delta < lo || (g - c.residue) / delta >= hi)
+                keys.push_back(g);
+    };
+    const auto windowRule = [&](int i, int j) {
+        if (causal && j > i)
+            return KeyRule::Masked;
+        if (isGlobal[size_t(j)])
+            return KeyRule::Allowed;
+        const int64_t m = (j - i) / delta; // same residue class, so exact
+        return (m >= -before && m <= after) ? KeyRule::Allowed : KeyRule::Masked;
+    };
+    // Global queries, 64 at a time, against every key.
+    const auto globalBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
+        queries.assign(
+            globals.begin() + b * kQueries, globals.begin() + std::min<int64_t>(globals.size(), (b + 1) * kQueries));
+        for (int64_t j = 0; j < (causal ? queries.back() + 1 : T); ++j)
+            keys.push_back(int(j));
+    };
+    const auto causalRule = [causal](int i, int j) { return causal && j > i ? KeyRule::Masked : KeyRule::Allowed; };
+
+    AttentionResult result;
+    std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
+    RowState state(T, d);
+    attention.pass(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRule);
+    attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueries - 1) / kQueries, globalBlock, causalRule);
+    result.context = Tensor({ T, d });
+    std::vector<float> lse;
+    BlockAttention::finish(state, result.context.matrix(), &lse);
+    if (dense)
+        BlockAttention::finishDense(*dense, lse, result);
+    return result;
+}
+
+} // namespace atlas::attention

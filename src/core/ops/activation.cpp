@@ -1,0 +1,78 @@
+#include "ops/ops.h"
+#include "ops/shapecheck.h"
+#include "util/parallel.h"
+
+#include <cmath>
+
+namespace atlas::ops {
+
+namespace {
+
+// Elementwise loops over (…) tensors are split over the cores when large (an FFN activation is T x 4D).
+constexpr int64_t kElementGrain = 1 << 15;
+
+} // namespace
+
+void gelu_tanh_forward(Tensor &out, const Tensor &inp)
+{
+    const float c = std::sqrt(2.0f / static_cast<float>(M_PI));
+    Eigen::Map<const Eigen::ArrayXf> u(inp.data(), inp.numel());
+    Eigen::Map<Eigen::ArrayXf> y(out.data(), out.numel());
+    y = 0.5f * u * (1.0f + (c * (u + 0.044715f * u.cube())).tanh());
+}
+
+// d/du = ½(1 + tanh z) + ½u (1 − tanh² z) c (1 + 3·0.044715 u²), z = c (u + 0.044715 u³)
+void gelu_tanh_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
+{
+    requireShape(dinp, inp.shape(), "gelu backward dinp");
+    requireShape(dout, inp.shape(), "gelu backward dout");
+    const float c = std::sqrt(2.0f / static_cast<float>(M_PI));
+    parallelFor(inp.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+        const int64_t n = end - begin;
+        Eigen::Map<const Eigen::ArrayXf> u(inp.data() + begin, n), g(dout.data() + begin, n);
+        const Eigen::ArrayXf th = (c * (u + 0.044715f * u.cube())).tanh();
+        Eigen::Map<Eigen::ArrayXf>(dinp.data() + begin, n)
+            += g * (0.5f * (1.0f + th) + 0.5f * u * (1.0f - th.square()) * c * (1.0f + 3.0f * 0.044715f * u.square()));
+    });
+}
+
+void gelu_erf_forward(Tensor &out, const Tensor &inp)
+{
+    const float *u = inp.data();
+    float *y = out.data();
+    for (int64_t i = 0; i < inp.numel(); ++i)
+        y[i] = 0.5f * u[i] * (1.0f + std::erf(u[i] * static_cast<float>(M_SQRT1_2)));
+}
+
+// d/du = Φ(u) + u φ(u), with Φ the normal CDF and φ its density
+void gelu_erf_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
+{
+    requireShape(dinp, inp.shape(), "gelu backward dinp");
+    requireShape(dout, inp.shape(), "gelu backward dout");
+    const float invSqrt2Pi = static_cast<float>(0.5 * M_2_SQRTPI * M_SQRT1_2);
+    const float *u = inp.data(), *g = dout.data();
+    float *dx = dinp.data();
+    parallelFor(inp.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const float cdf = 0.5f * (1.0f + std::erf(u[i] * static_cast<float>(M_SQRT1_2)));
+            const float pdf = invSqrt2Pi * std::exp(-0.5f * u[i] * u[i]);
+            dx[i] += g[i] * (cdf + u[i] * pdf);
+        }
+    });
+}
+
+void relu_forward(Tensor &out, const Tensor &inp)
+{
+    Eigen::Map<const Eigen::ArrayXf> u(inp.data(), inp.numel());
+    Eigen::Map<Eigen::ArrayXf>(out.data(), out.numel()) = u.max(0.0f);
+}
+
+void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
+{
+    requireShape(dinp, inp.shape(), "relu backward dinp");
+    requireShape(dout, inp.shape(), "relu backward dout");
+    Eigen::Map<const Eigen::ArrayXf> u(inp.data(), inp.numel()), g(dout.data(), dout.numel());
+    Eigen::Map<Eigen::ArrayXf>(dinp.data(), dinp.numel()) += (u > 0.0f).select(g, 0.0f);
+}
+
+} // namespace atlas::ops

@@ -1,0 +1,45 @@
+#include "ops/ops.h"
+#include "ops/shapecheck.h"
+
+namespace atlas::ops {
+
+void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias)
+{
+    requireShape(out, {inp.dim(0), weight.dim(1)}, "linear output");
+    if (inp.dim(1) != weight.dim(0))
+        throw Error("linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
+    MatrixMap o = out.matrix();
+    o.noalias() = inp.matrix() * weight.matrix();
+    o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
+}
+
+void linear_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
+                     const Tensor &weight)
+{
+    requireShape(dout, {inp.dim(0), weight.dim(1)}, "linear backward dout");
+    requireShape(dinp, inp.shape(), "linear backward dinp");
+    requireShape(dweight, weight.shape(), "linear backward dweight");
+    requireShape(dbias, {weight.dim(1)}, "linear backward dbias");
+    ConstMatrixMap g = dout.matrix();
+    // Both products accumulate straight into the gradients (GEMM with beta = 1), no temporaries.
+    dinp.matrix().noalias() += g * weight.matrix().transpose();
+    dweight.matrix().noalias() += inp.matrix().transpose() * g;
+    RowVectorMap(dbias.data(), dbias.numel()) += g.colwise().sum();
+}
+
+void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte)
+{
+    out.matrix().noalias() = inp.matrix() * wte.matrix().transpose();
+}
+
+void logits_backward(Tensor &dinp, Tensor &dwte, const Tensor &dout, const Tensor &inp, const Tensor &wte)
+{
+    requireShape(dout, {inp.dim(0), wte.dim(0)}, "logits backward dout");
+    requireShape(dinp, inp.shape(), "logits backward dinp");
+    requireShape(dwte, wte.shape(), "logits backward dwte");
+    ConstMatrixMap g = dout.matrix();
+    dinp.matrix().noalias() += g * wte.matrix();
+    dwte.matrix().noalias() += g.transpose() * inp.matrix();
+}
+
+} // namespace atlas::ops

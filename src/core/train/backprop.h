@@ -1,0 +1,38 @@
+#pragma once
+
+#include "engine/input.h"
+#include "model/model.h"
+#include "trace/trace.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// The loss of one input and its gradient with respect to every parameter; or, after accumulateGradients over
+// several inputs, the sums of their losses and of their gradients.
+struct Gradients
+{
+    float loss = 0.0f; // mean cross-entropy over the positions whose target is not -1
+    std::map<std::string, Tensor> grads; // d loss / d parameter, under Model::parameters()'s names and shapes
+
+    // Sets the loss and every gradient to 0, keeping the buffers (a training loop reuses them every step:
+    // zeroing 0.5 GB in place is several times cheaper than allocating it afresh).
+    void zero();
+};
+
+// Backpropagation through the whole model, reading the forward activations from `trace`, the Trace of a
+// traced Engine run to the end on `model` and `input` (an untraced run has freed them: atlas::Error).
+// targets are one per input position: the token the model should predict there, or -1 to leave the position
+// out of the loss (padding, the last token). The loss is their mean cross-entropy, as
+// torch.nn.functional.cross_entropy(logits, targets, ignore_index=-1). Throws atlas::Error for targets of the
+// wrong length, ids outside the vocabulary, or no counted target at all.
+Gradients backward(const Model &model, const Input &input, const Trace &trace, const std::vector<int> &targets);
+
+// The same, adding this input's loss and gradients into `into` (zero it first; a missing gradient is
+// created as zeros). Accumulating several inputs before an optimiser step makes a larger batch.
+void accumulateGradients(Gradients &into, const Model &model, const Input &input, const Trace &trace,
+                         const std::vector<int> &targets);
+
+} // namespace atlas

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "model/modelconfig.h"
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// One training sequence over the byte vocabulary: the model reads `tokens` and, at position t, should predict
+// targets[t] (the next token), or nothing where targets[t] is -1 (the question part of an algorithmic task).
+struct Example
+{
+    std::vector<int> tokens;
+    std::vector<int> targets;
+};
+
+// A source of examples and the model shape that suits it. Tasks use bytes as tokens, so every example is
+// readable text in the app ("abc>cba").
+class Task
+{
+public:
+    virtual ~Task() = default;
+    virtual std::string name() const = 0;
+    virtual std::string summary() const = 0;     // one line, for `train --help` and the Train panel
+    virtual ModelConfig modelConfig() const = 0; // the shape the built-in model of this task uses
+    // Training examples come from a seeded stream; held-out examples from a disjoint one (`heldOut`).
+    virtual Example sample(std::mt19937_64 &rng, bool heldOut) const = 0;
+
+    static std::vector<std::string> names();
+    // Throws atlas::Error for an unknown name, listing the known ones.
+    static std::unique_ptr<Task> create(const std::string &name);
+};
+
+} // namespace atlas

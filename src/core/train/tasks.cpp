@@ -1,0 +1,197 @@
+#include "train/task.h"
+
+#include "train/corpus.h"
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+ModelConfig smallConfig(int layers, int heads, int dModel, int context, const std::string &description)
+{
+    ModelConfig c;
+    c.layers = layers;
+    c.heads = heads;
+    c.dModel = dModel;
+    c.dFF = 4 * dModel;
+    c.vocab = 256;
+    c.context = context;
+    c.tokenizer = "bytes";
+    c.description = description;
+    return c;
+}
+
+std::string randomLetters(std::mt19937_64 &rng, int count, char first, int alphabet)
+{
+    std::string s;
+    for (int i = 0; i < count; ++i)
+        s += static_cast<char>(first + static_cast<int>(rng() % static_cast<uint64_t>(alphabet)));
+    return s;
+}
+
+// Held-out examples are those whose question hashes to the last fifth of a fixed partition, so no held-out
+// question is ever trained on.
+bool isHeldOut(const std::string &question)
+{
+    return std::hash<std::string>{}(question) % 5 == 0;
+}
+
+// "question" + separator + "answer": targets only on the answer (and on the end after it).
+Example questionAnswer(const std::string &question, char separator, const std::string &answer)
+{
+    Example e;
+    const std::string text = question + separator + answer;
+    for (unsigned char c : text)
+        e.tokens.push_back(c);
+    e.targets.assign(e.tokens.size(), -1);
+    const size_t firstAnswer = question.size() + 1;
+    for (size_t t = firstAnswer - 1; t + 1 < e.tokens.size(); ++t)
+        e.targets[t] = e.tokens[t + 1];
+    return e;
+}
+
+template <typename MakeQuestion, typename Answer>
+Example drawQuestion(std::mt19937_64 &rng, bool heldOut, MakeQuestion make, char separator, Answer answer)
+{
+    for (;;) {
+        const std::string q = make(rng);
+        if (isHeldOut(q) == heldOut)
+            return questionAnswer(q, separator, answer(q));
+    }
+}
+
+class ReverseTask : public Task
+{
+public:
+    std::string name() const override { return "reverse"; }
+    std::string summary() const override { return "reverse 4–8 letters: \"abcd>dcba\""; }
+    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        return drawQuestion(
+            rng, heldOut, [](auto &r) { return randomLetters(r, 4 + int(r() % 5), 'a', 26); }, '>',
+            [](const std::string &q) { return std::string(q.rbegin(), q.rend()); });
+    }
+};
+
+class SortTask : public Task
+{
+public:
+    std::string name() const override { return "sort"; }
+    std::string summary() const override { return "sort 4–8 letters: \"dbca>abcd\""; }
+    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        return drawQuestion(
+            rng, heldOut, [](auto &r) { return randomLetters(r, 4 + int(r() % 5), 'a', 26); }, '>',
+            [](std::string q) {
+                std::sort(q.begin(), q.end());
+                return q;
+            });
+    }
+};
+
+// A random sequence shown twice: the second copy can only be predicted by finding the previous occurrence
+// of the current token and copying what followed it, which is what induction heads do.
+class CopyTask : public Task
+{
+public:
+    std::string name() const override { return "copy"; }
+    std::string summary() const override { return "repeat 8–16 random letters: \"qzkxw|qzkxw\" (induction heads)"; }
+    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 40, ""); }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        return drawQuestion(
+            rng, heldOut, [](auto &r) { return randomLetters(r, 8 + int(r() % 9), 'a', 26); }, '|',
+            [](const std::string &q) { return q; });
+    }
+};
+
+// Is a string of 2–16 brackets balanced? The answer is one token after '=': 'y' or 'n'.
+class ParenthesesTask : public Task
+{
+public:
+    std::string name() const override { return "parens"; }
+    std::string summary() const override { return "are the brackets balanced: \"(()())=y\", \"())(=n\""; }
+    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 24, ""); }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        return drawQuestion(rng, heldOut, makeQuestion, '=', [](const std::string &q) { return balanced(q) ? "y" : "n"; });
+    }
+
+    static bool balanced(const std::string &s)
+    {
+        int depth = 0;
+        for (char c : s)
+            if ((depth += c == '(' ? 1 : -1) < 0)
+                return false;
+        return depth == 0;
+    }
+
+private:
+    // Half the questions are balanced (random Dyck words), half are near misses, so guessing gets 50 %.
+    static std::string makeQuestion(std::mt19937_64 &rng)
+    {
+        const int pairs = 1 + int(rng() % 8);
+        std::string s;
+        int open = 0, closed = 0;
+        while (closed < pairs) {
+            const bool canOpen = open < pairs, canClose = closed < open;
+            const bool doOpen = canOpen && (!canClose || rng() % 2);
+            s += doOpen ? '(' : ')';
+            doOpen ? ++open : ++closed;
+        }
+        if (rng() % 2) {
+            const size_t i = rng() % s.size();
+            s[i] = s[i] == '(' ? ')' : '(';
+        }
+        return s;
+    }
+};
+
+// Next-character prediction on the shipped public-domain corpus (train/corpus.h).
+class CharactersTask : public Task
+{
+public:
+    std::string name() const override { return "chars"; }
+    std::string summary() const override { return "predict the next character of public-domain English texts"; }
+    ModelConfig modelConfig() const override { return smallConfig(4, 4, 128, 128, ""); }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        const std::string &text = heldOut ? corpusHeldOut() : corpusTraining();
+        const size_t length = 96;
+        const size_t start = rng() % (text.size() - length - 1);
+        Example e;
+        for (size_t i = 0; i < length; ++i) {
+            e.tokens.push_back(static_cast<unsigned char>(text[start + i]));
+            e.targets.push_back(static_cast<unsigned char>(text[start + i + 1]));
+        }
+        return e;
+    }
+};
+
+} // namespace
+
+std::vector<std::string> Task::names()
+{
+    return {"reverse", "copy", "sort", "parens", "chars"};
+}
+
+std::unique_ptr<Task> Task::create(const std::string &name)
+{
+    if (name == "reverse")
+        return std::make_unique<ReverseTask>();
+    if (name == "copy")
+        return std::make_unique<CopyTask>();
+    if (name == "sort")
+        return std::make_unique<SortTask>();
+    if (name == "parens")
+        return std::make_unique<ParenthesesTask>();
+    if (name == "chars")
+        return std::make_unique<CharactersTask>();
+    throw Error("unknown task '" + name + "' (known: reverse, copy, sort, parens, chars)");
+}
+
+} // namespace atlas

@@ -1,0 +1,129 @@
+#include "train/trainer.h"
+
+#include "engine/engine.h"
+#include "io/atomicfile.h"
+#include "io/safetensors.h"
+#include "train/backprop.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+namespace atlas {
+
+namespace {
+
+Input inputOf(const Example &e)
+{
+    return {e.tokens, {}};
+}
+
+} // namespace
+
+Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOptions options)
+    : m_model(std::move(model))
+    , m_task(Task::create(task))
+    , m_taskName(task)
+    , m_options(options)
+    , m_optimizer(AdamWOptions{0.9f, 0.95f, 1e-8f, options.weightDecay, 1.0f})
+    , m_rng(options.seed)
+{
+    if (options.steps < 1 || options.batch < 1 || options.learningRate <= 0)
+        throw Error("training needs steps >= 1, batch >= 1 and a positive learning rate");
+    m_schedule = {options.learningRate, options.learningRate / 10, options.warmupSteps, options.steps};
+}
+
+StepReport Trainer::step()
+{
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Example> batch;
+    size_t tokens = 0;
+    for (int i = 0; i < m_options.batch; ++i) {
+        batch.push_back(m_task->sample(m_rng, false));
+        tokens += batch.back().tokens.size();
+    }
+    std::vector<Gradients> perExample(batch.size());
+    const std::shared_ptr<const Model> model = m_model;
+    parallelFor(static_cast<int64_t>(batch.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            Engine engine(model, inputOf(batch[size_t(i)]));
+            engine.runToEnd();
+            perExample[size_t(i)] = backward(*model, engine.input(), engine.trace(), batch[size_t(i)].targets);
+        }
+    });
+    Gradients total = std::move(perExample[0]);
+    for (size_t i = 1; i < perExample.size(); ++i) {
+        total.loss += perExample[i].loss;
+        for (auto &[name, g] : total.grads) {
+            const Tensor &add = perExample[i].grads.at(name);
+            Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel()) += Eigen::Map<const Eigen::ArrayXf>(add.data(), add.numel());
+        }
+    }
+    const float scale = 1.0f / static_cast<float>(batch.size());
+    for (auto &[name, g] : total.grads)
+        Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel()) *= scale;
+
+    StepReport report;
+    report.learningRate = m_schedule.at(m_step);
+    report.gradientNorm = m_optimizer.step(m_model->parameters(), total.grads, report.learningRate);
+    report.loss = total.loss * scale;
+    report.step = ++m_step;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.tokensPerSecond = double(tokens) / seconds;
+    return report;
+}
+
+Evaluation Trainer::evaluate(int examples, uint64_t seed) const
+{
+    std::mt19937_64 rng(seed);
+    std::vector<Example> set;
+    for (int i = 0; i < examples; ++i)
+        set.push_back(m_task->sample(rng, true));
+    struct Score
+    {
+        double loss = 0;
+        int targets = 0, correct = 0;
+        bool exact = true;
+    };
+    std::vector<Score> scores(set.size());
+    const std::shared_ptr<const Model> model = m_model;
+    parallelFor(static_cast<int64_t>(set.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            Engine engine(model, inputOf(set[size_t(i)]), {false});
+            engine.runToEnd();
+            const Tensor &probs = engine.trace().tensor("next_probs");
+            const int64_t V = probs.dim(1);
+            Score &s = scores[size_t(i)];
+            for (size_t t = 0; t < set[size_t(i)].targets.size(); ++t) {
+                const int target = set[size_t(i)].targets[t];
+                if (target < 0)
+                    continue;
+                const float *row = probs.data() + int64_t(t) * V;
+                const bool right = std::max_element(row, row + V) - row == target;
+                s.loss -= std::log(std::max(row[target], 1e-30f));
+                ++s.targets;
+                s.correct += right;
+                s.exact = s.exact && right;
+            }
+        }
+    });
+    Evaluation e;
+    int targets = 0, correct = 0, exact = 0;
+    double loss = 0;
+    for (const Score &s : scores) {
+        loss += s.loss;
+        targets += s.targets;
+        correct += s.correct;
+        exact += s.exact;
+    }
+    e.loss = static_cast<float>(loss / std::max(targets, 1));
+    e.tokenAccuracy = float(correct) / float(std::max(targets, 1));
+    e.exactMatch = float(exact) / float(std::max<size_t>(set.size(), 1));
+    return e;
+}
+
+} // namespace atlas

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "model/model.h"
+#include "train/adamw.h"
+#include "train/task.h"
+
+#include <memory>
+#include <random>
+#include <string>
+
+namespace atlas {
+
+struct TrainOptions
+{
+    int steps = 3000;
+    int batch = 16;            // examples per optimiser step
+    float learningRate = 3e-3f; // peak of the schedule
+    int warmupSteps = 100;
+    float weightDecay = 0.01f;
+    uint64_t seed = 1;
+};
+
+struct StepReport
+{
+    int step = 0;         // steps done after this one
+    float loss = 0;       // mean cross-entropy of the batch
+    float learningRate = 0;
+    float gradientNorm = 0; // before clipping
+    double tokensPerSecond = 0;
+};
+
+struct Evaluation
+{
+    float loss = 0;          // mean cross-entropy on held-out examples
+    float tokenAccuracy = 0; // fraction of target tokens predicted (argmax) correctly
+    float exactMatch = 0;    // fraction of examples with every target right
+};
+
+// Trains a model on a task with AdamW, one batch per step, both cores working on the batch's examples. Given
+// the same task, options and seed, every step gives the same bits (examples are drawn in order; gradients are
+// summed in example order whatever thread computed them).
+class Trainer
+{
+public:
+    Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOptions options);
+    // Continues from a checkpoint written by save(); throws atlas::Error naming the file when it is incomplete.
+    static std::unique_ptr<Trainer> resume(const std::string &directory);
+
+    StepReport step();
+    Evaluation evaluate(int examples, uint64_t seed = 12345) const;
+    // config.json + model.safetensors (a model directory the app opens), optimizer.safetensors, trainer.json;
+    // each written atomically, trainer.json last, all stamped with the step so a torn checkpoint is detected.
+    void save(const std::string &directory) const;
+
+    int stepCount() const { return m_step; }
+    const Task &task() const { return *m_task; }
+    const TrainOptions &options() const { return m_options; }
+    std::shared_ptr<const Model> model() const { return m_model; }
+    std::shared_ptr<const Model> snapshot() const { return std::make_shared<const Model>(*m_model); }
+
+private:
+    std::shared_ptr<Model> m_model;
+    std::unique_ptr<Task> m_task;
+    std::string m_taskName;
+    TrainOptions m_options;
+    LearningRateSchedule m_schedule;
+    AdamW m_optimizer;
+    std::mt19937_64 m_rng;
+    int m_step = 0;
+};
+
+} // namespace atlas

@@ -1,0 +1,277 @@
+// Model-level backpropagation (src/core/train/backprop.h) against PyTorch autograd: the loss and every
+// parameter's gradient for fixed targets, on both fixture models (tests/tools/make_grad_reference.py wrote
+// tests/data/*_grads from an independent torch.nn.functional forward). Also `dump --grads`.
+//
+// Tolerance: max |diff| <= 1e-4 x max |ref| per tensor. The reference is float64 rounded to float32; the engine
+// runs in float32, whose rounding through two blocks, the attention softmax and the LayerNorms leaves errors
+// around 1e-6 of the largest gradient (printed at the end), two orders of magnitude inside the bound.
+
+#include "commands.h"
+#include "engine/engine.h"
+#include "io/npy.h"
+#include "model/model.h"
+#include "train/backprop.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+using namespace atlas;
+
+namespace {
+
+constexpr double kRelTol = 1e-4;
+
+double g_worst = 0.0; // the largest relative error of any passing comparison
+QString g_worstName;
+
+QString dataPath(const QString &relative)
+{
+    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
+}
+
+std::vector<int> intList(const QJsonValue &value)
+{
+    std::vector<int> out;
+    for (const QJsonValue &v : value.toArray())
+        out.push_back(v.toInt());
+    return out;
+}
+
+struct Case
+{
+    std::shared_ptr<Model> model;
+    Input input;
+    std::vector<int> targets;
+};
+
+// The model and input a reference directory was made from: input.json holds tokens, padding, targets and an
+// optional activation override ("gelu" = erf GELU).
+Case loadCase(const QString &modelDir, const QString &refDir)
+{
+    QFile f(dataPath(refDir + "/input.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        throw Error("missing " + f.fileName().toStdString());
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    Case c;
+    c.model = std::make_shared<Model>(Model::load(dataPath(modelDir).toStdString()));
+    if (o.value("activation").toString() == QLatin1String("gelu"))
+        c.model->config.activation = Activation::GeluErf;
+    c.input = {intList(o.value("tokens")), intList(o.value("padding"))};
+    c.targets = intList(o.value("targets"));
+    return c;
+}
+
+Gradients runBackward(const Case &c)
+{
+    Engine engine(c.model, c.input);
+    engine.runToEnd();
+    return backward(*c.model, c.input, engine.trace(), c.targets);
+}
+
+// Empty when max |got - want| <= kRelTol * max |want|; records the worst passing ratio.
+QString compare(const QString &name, const Tensor &got, const Tensor &want)
+{
+    if (got.shape() != want.shape())
+        return name + ": shape " + QString::fromStdString(got.shapeString()) + ", expected "
+            + QString::fromStdString(want.shapeString());
+    double maxRef = 0.0, maxDiff = 0.0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+        maxRef = std::max(maxRef, double(std::fabs(want.data()[i])));
+        maxDiff = std::max(maxDiff, std::fabs(double(got.data()[i]) - double(want.data()[i])));
+    }
+    const double rel = maxDiff / std::max(maxRef, 1e-30);
+    if (!(rel <= kRelTol))
+        return QString("%1: max |diff| %2 = %3 x max |ref| %4").arg(name).arg(maxDiff).arg(rel).arg(maxRef);
+    if (rel > g_worst) {
+        g_worst = rel;
+        g_worstName = name;
+    }
+    return {};
+}
+
+QString errorFrom(const std::function<void()> &f)
+{
+    try {
+        f();
+    } catch (const Error &e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+} // namespace
+
+class TestBackprop : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void matchesPyTorch_data();
+    void matchesPyTorch();
+    void gradientsAreNotTrivial();
+    void accumulatingAddsAndZeroResets();
+    void badTargetsAndUntracedRunsAreErrors();
+    void dumpWritesLossAndEveryGradient();
+    void dumpRejectsTargetsOfTheWrongLength();
+    void cleanupTestCase();
+};
+
+void TestBackprop::matchesPyTorch_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("ref");
+    QTest::newRow("gpt2_tiny: pre-LN, learned positions, tanh GELU, causal") << "gpt2_tiny" << "gpt2_tiny_grads";
+    QTest::newRow("gpt2_tiny, erf GELU, padding at 0 (a query with no key)") << "gpt2_tiny"
+                                                                             << "gpt2_tiny_grads/gelu_erf_padded";
+    QTest::newRow("variant: post-LN, sinusoidal, ReLU, bidirectional, padding") << "variant" << "variant_grads";
+}
+
+void TestBackprop::matchesPyTorch()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, ref);
+    const Case c = loadCase(model, ref);
+    const Gradients g = runBackward(c);
+
+    const Tensor loss = readNpy(dataPath(ref + "/loss.npy").toStdString());
+    QCOMPARE(loss.rank(), 0);
+    QVERIFY2(std::fabs(g.loss - loss.data()[0]) <= 1e-5 * std::fabs(loss.data()[0]),
+             qPrintable(QString("loss %1, PyTorch %2").arg(g.loss).arg(loss.data()[0])));
+
+    const QStringList files = QDir(dataPath(ref)).entryList({"grad.*.npy"}, QDir::Files);
+    QCOMPARE(qsizetype(g.grads.size()), files.size()); // every parameter, and only parameters
+    for (const auto &[name, grad] : g.grads) {
+        const QString file = dataPath(ref + "/grad." + QString::fromStdString(name) + ".npy");
+        QVERIFY2(QFile::exists(file), qPrintable(file));
+        const QString why = compare(QString::fromStdString(name) + " (" + ref + ")", grad, readNpy(file.toStdString()));
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
+}
+
+// Guards the comparison itself: every gradient has signal, and the unused vocabulary rows of wte only get
+// the logits' contribution.
+void TestBackprop::gradientsAreNotTrivial()
+{
+    const Case c = loadCase("gpt2_tiny", "gpt2_tiny_grads");
+    const Gradients g = runBackward(c);
+    for (const auto &[name, grad] : g.grads) {
+        if (name == "wpe.weight") {
+            const int64_t T = static_cast<int64_t>(c.input.tokens.size());
+            QVERIFY(grad.matrix().topRows(T).norm() > 0.0f);
+            QCOMPARE(grad.matrix().bottomRows(grad.dim(0) - T).norm(), 0.0f); // positions never used
+            continue;
+        }
+        QVERIFY2(Eigen::Map<const Eigen::ArrayXf>(grad.data(), grad.numel()).abs().maxCoeff() > 1e-6f, name.c_str());
+    }
+    QVERIFY(g.loss > 0.0f);
+}
+
+void TestBackprop::accumulatingAddsAndZeroResets()
+{
+    const Case c = loadCase("variant", "variant_grads");
+    Engine engine(c.model, c.input);
+    engine.runToEnd();
+    const Gradients once = backward(*c.model, c.input, engine.trace(), c.targets);
+    Gradients twice;
+    accumulateGradients(twice, *c.model, c.input, engine.trace(), c.targets);
+    accumulateGradients(twice, *c.model, c.input, engine.trace(), c.targets);
+    QCOMPARE(twice.loss, 2.0f * once.loss);
+    const Tensor &w = twice.grads.at("h.1.mlp.c_fc.weight");
+    for (int64_t i = 0; i < w.numel(); ++i)
+        QCOMPARE(w.data()[i], 2.0f * once.grads.at("h.1.mlp.c_fc.weight").data()[i]);
+    const float *before = w.data();
+    twice.zero();
+    QCOMPARE(twice.loss, 0.0f);
+    QCOMPARE(twice.grads.at("h.1.mlp.c_fc.weight").data(), before); // the buffer is kept
+    for (const auto &[name, g] : twice.grads)
+        QVERIFY2(Eigen::Map<const Eigen::ArrayXf>(g.data(), g.numel()).abs().maxCoeff() == 0.0f, name.c_str());
+    accumulateGradients(twice, *c.model, c.input, engine.trace(), c.targets);
+    QCOMPARE(twice.grads.at("wte.weight").values(), once.grads.at("wte.weight").values());
+}
+
+void TestBackprop::badTargetsAndUntracedRunsAreErrors()
+{
+    const Case c = loadCase("gpt2_tiny", "gpt2_tiny_grads");
+    Engine engine(c.model, c.input);
+    engine.runToEnd();
+    const Trace &trace = engine.trace();
+    std::vector<int> shortTargets(c.targets.begin(), c.targets.end() - 1);
+    QVERIFY(errorFrom([&] { backward(*c.model, c.input, trace, shortTargets); }).contains("one per input token"));
+    std::vector<int> outside = c.targets;
+    outside[1] = 50;
+    QVERIFY(errorFrom([&] { backward(*c.model, c.input, trace, outside); }).contains("outside the vocabulary"));
+    const std::vector<int> none(c.targets.size(), -1);
+    QVERIFY(errorFrom([&] { backward(*c.model, c.input, trace, none); }).contains("every target is -1"));
+
+    Engine untraced(c.model, c.input, {false});
+    untraced.runToEnd();
+    QVERIFY(errorFrom([&] { backward(*c.model, c.input, untraced.trace(), c.targets); }).contains("no tensor named"));
+}
+
+void TestBackprop::dumpWritesLossAndEveryGradient()
+{
+    QTemporaryDir dir;
+    const Case c = loadCase("variant", "variant_grads");
+    auto list = [](const std::vector<int> &v) {
+        std::string s;
+        for (int x : v)
+            s += (s.empty() ? "" : ",") + std::to_string(x);
+        return s;
+    };
+    const int code = dumpCommand({"--model", dataPath("variant").toStdString(), "--tokens", list(c.input.tokens),
+                                  "--padding", list(c.input.padding), "--targets", list(c.targets), "--grads",
+                                  "--out", dir.path().toStdString()});
+    QCOMPARE(code, 0);
+    const Tensor loss = readNpy(dir.filePath("loss.npy").toStdString());
+    QCOMPARE(loss.shape(), Shape{});
+    QVERIFY(std::fabs(loss.data()[0] - readNpy(dataPath("variant_grads/loss.npy").toStdString()).data()[0]) < 1e-4f);
+
+    QFile f(dir.filePath("manifest.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject manifest = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(manifest["loss"].toObject()["value"].toDouble(), double(loss.data()[0]));
+    QCOMPARE(intList(manifest["targets"]), c.targets);
+    const QJsonArray grads = manifest["gradients"].toArray();
+    QCOMPARE(grads.size(), qsizetype(c.model->parameters().size()));
+    for (const QJsonValue &v : grads) {
+        const QString name = v.toObject()["name"].toString();
+        const Tensor got = readNpy(dir.filePath(name + ".npy").toStdString());
+        const QString why = compare("dump " + name, got, readNpy(dataPath("variant_grads/" + name + ".npy").toStdString()));
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
+    QVERIFY(QFile::exists(dir.filePath("grad.h.0.attn.c_attn.weight.npy")));
+    QVERIFY(QFile::exists(dir.filePath("grad.wte.weight.npy")));
+}
+
+void TestBackprop::dumpRejectsTargetsOfTheWrongLength()
+{
+    QTemporaryDir dir;
+    const std::string model = dataPath("gpt2_tiny").toStdString(), out = dir.path().toStdString();
+    const QString tooFew = errorFrom([&] {
+        dumpCommand({"--model", model, "--tokens", "3,17,42", "--targets", "17,42", "--grads", "--out", out});
+    });
+    QVERIFY2(tooFew.contains("2 ids for 3 input tokens"), qPrintable(tooFew));
+    const QString bad = errorFrom([&] {
+        dumpCommand({"--model", model, "--tokens", "3,17", "--targets", "17,-2", "--grads", "--out", out});
+    });
+    QVERIFY2(bad.contains("'-2'"), qPrintable(bad));
+    QVERIFY(!QFile::exists(dir.filePath("loss.npy")));
+}
+
+void TestBackprop::cleanupTestCase()
+{
+    qInfo("largest max |diff| / max |ref| of any gradient: %.3g (%s)", g_worst, qPrintable(g_worstName));
+}
+
+QTEST_GUILESS_MAIN(TestBackprop)
+#include "tst_backprop.moc"
