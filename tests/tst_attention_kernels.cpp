@@ -122,11 +122,12 @@ LshReference lshReference(const MatrixRM &q, const MatrixRM &v, const Tensor &bu
     khat.rowwise().normalize();
     const MatrixD s = q.cast<double>() * khat.transpose() / rootD;
     std::vector<MatrixD> outs;
-    std::vector<std::vector<double>> lse(size_t(rounds), std::vector<double>(size_t(T)));
-    std::vector<std::vector<std::vector<int>>> sets(size_t(rounds), std::vector<std::vector<int>>(size_t(T)));
+    std::vector<std::vector<double>> lse(static_cast<size_t>(rounds), std::vector<double>(static_cast<size_t>(T)));
+    std::vector<std::vector<std::vector<int>>> sets(
+        static_cast<size_t>(rounds), std::vector<std::vector<int>>(static_cast<size_t>(T)));
     LshReference ref {MatrixD::Zero(T, q.cols()), MatrixD::Zero(T, T), MatrixD::Zero(T, T)};
     for (int r = 0; r < rounds; ++r) {
-        std::vector<int> order(size_t(T));
+        std::vector<int> order(static_cast<size_t>(T));
         std::iota(order.begin(), order.end(), 0);
         const float *b = buckets.data() + r * T;
         std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return b[x] < b[y]; });
@@ -144,28 +145,31 @@ LshReference lshReference(const MatrixRM &q, const MatrixRM &v, const Tensor &bu
             }
             // The own key scores s_ii − 1e5: it matters only when it is the only key.
             const auto score = [&](int j) { return s(i, j) - (j == i ? 1e5 : 0.0); };
-            double z = 0;
+            double mx = -INFINITY, z = 0;
             for (int j : keys)
-                z += std::exp(score(j));
-            lse[size_t(r)][size_t(i)] = keys.empty() ? -INFINITY : std::log(z);
+                mx = std::max(mx, score(j));
             for (int j : keys)
-                out.row(i) += std::exp(score(j)) / z * v.row(j).cast<double>();
+                z += std::exp(score(j) - mx);
+            lse[size_t(r)][size_t(i)] = keys.empty() ? -INFINITY : mx + std::log(z);
+            for (int j : keys)
+                out.row(i) += std::exp(score(j) - mx) / z * v.row(j).cast<double>();
             for (int j : (others.empty() ? keys : others))
                 ref.mask(i, j) = 1.0;
             sets[size_t(r)][size_t(i)] = keys;
         }
         outs.push_back(out);
     }
-    for (int i = 0; i < T; ++i) {
-        double total = 0;
+    for (int i = 0; i < T; ++i) { // out = Σ_r exp(lse_r − L) out_r, L = logsumexp_r lse_r
+        double mx = -INFINITY, total = 0;
         for (int r = 0; r < rounds; ++r)
-            total += std::exp(lse[size_t(r)][size_t(i)]);
-        if (total == 0)
-            continue;
-        for (int r = 0; r < rounds; ++r) {
-            ref.ctx.row(i) += std::exp(lse[size_t(r)][size_t(i)]) / total * outs[size_t(r)].row(i);
+            mx = std::max(mx, lse[size_t(r)][size_t(i)]);
+        for (int r = 0; r < rounds; ++r)
+            total += std::exp(lse[size_t(r)][size_t(i)] - mx);
+        const double L = mx + std::log(total);
+        for (int r = 0; r < rounds && total > 0; ++r) {
+            ref.ctx.row(i) += std::exp(lse[size_t(r)][size_t(i)] - L) * outs[size_t(r)].row(i);
             for (int j : sets[size_t(r)][size_t(i)])
-                ref.w(i, j) += std::exp(s(i, j) - (j == i ? 1e5 : 0.0)) / total;
+                ref.w(i, j) += std::exp(s(i, j) - (j == i ? 1e5 : 0.0) - L);
         }
     }
     return ref;
@@ -461,18 +465,20 @@ private slots:
         QVERIFY((dirs * dirs.transpose() - MatrixD::Identity(d, d)).cwiseAbs().maxCoeff() < 1e-5);
         QVERIFY(omega.row(0).norm() != omega.row(1).norm()); // rescaled by chi-distributed lengths
 
-        // The estimate converges to softmax attention as the features grow (mean error over seeds).
-        const auto [exact, w] = softmaxAttention(q, k, v, MatrixD::Ones(T, T));
+        // The estimate converges to softmax attention as the features grow, as 1/√m (mean error over seeds).
+        // (Without the sign fix of the QR factors it stalls near 0.006: the features were biased.)
+        const MatrixRM qs = randn(T, d, 40, 0.3f), ks = randn(T, d, 41, 0.3f);
+        const auto [exact, w] = softmaxAttention(qs, ks, v, MatrixD::Ones(T, T));
         std::vector<double> error;
         for (int m : {16, 256, 4096}) {
             double sum = 0;
-            for (int seed = 0; seed < 4; ++seed)
-                sum += maxDiff(exact,
-                    run("performer", {"features=" + std::to_string(m), "seed=" + std::to_string(seed)}, q, k, v, {})
-                        .context);
+            for (int seed = 0; seed < 4; ++seed) {
+                const std::vector<std::string> p {"features=" + std::to_string(m), "seed=" + std::to_string(seed)};
+                sum += (exact - run("performer", p, qs, ks, v, {}).context.matrix().cast<double>()).cwiseAbs().mean();
+            }
             error.push_back(sum / 4);
         }
-        QVERIFY2(error[1] < 0.6 * error[0] && error[2] < 0.6 * error[1] && error[2] < 0.05,
+        QVERIFY2(error[1] < 0.5 * error[0] && error[2] < 0.5 * error[1] && error[2] < 0.004,
             qPrintable(QString("%1 %2 %3").arg(error[0]).arg(error[1]).arg(error[2])));
 
         // Causal by prefix sums: row i is the non-causal estimate over tokens 0..i (same features).

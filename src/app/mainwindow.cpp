@@ -5,6 +5,7 @@
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
 #include "panels/operationpanel.h"
+#include "panels/trainpanel.h"
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
@@ -82,6 +83,8 @@ void MainWindow::createDocks()
     addDock(ops, tr("Operations"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(addDock(new GenerationPanel(m_session, this), tr("Generate"), Qt::LeftDockWidgetArea),
                      findChild<QDockWidget *>(tr("Operations")));
+    tabifyDockWidget(findChild<QDockWidget *>(tr("Generate")),
+                     addDock(new TrainPanel(m_session, this), tr("Train"), Qt::LeftDockWidgetArea));
     findChild<QDockWidget *>(tr("Operations"))->raise();
     connect(ops, &OperationPanel::tensorChosen, this, [this](const QString &name) {
         ViewSpec spec = m_session->spec();
@@ -101,8 +104,10 @@ void MainWindow::createToolBarWidgets()
     bar->addSeparator();
     m_models = new QComboBox(this);
     m_models->setToolTip(tr("The built-in models; File ▸ Open Model Directory opens your own"));
-    for (const BuiltinModel &m : builtinModels())
+    for (const BuiltinModel &m : builtinModels()) {
         m_models->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
+        m_models->setItemData(m_models->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
+    }
     bar->addWidget(new QLabel(tr(" Model "), this));
     bar->addWidget(m_models);
     m_layer = new QSpinBox(this);
@@ -199,6 +204,8 @@ void MainWindow::connectSession()
     connect(m_session, &Session::modelChanged, this, [this] {
         m_models->setCurrentIndex(m_models->findData(QString::fromStdString(m_session->spec().model)));
         setWindowTitle(tr("Transformer Atlas — %1").arg(QString::fromStdString(m_session->model()->name)));
+        m_models->setToolTip(QString::fromStdString(m_session->model()->config.description));
+        statusBar()->showMessage(QString::fromStdString(m_session->model()->config.description), 20000);
         syncControls();
     });
     connect(m_session, &Session::busyChanged, this, [this](bool busy) {

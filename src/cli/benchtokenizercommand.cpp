@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 
 namespace atlas {
@@ -42,9 +43,31 @@ std::string defaultText()
     return text;
 }
 
-double secondsSince(std::chrono::steady_clock::time_point start)
+// Wall-clock and this thread's CPU time: on a shared machine the CPU time is what stays comparable.
+struct Stopwatch
 {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    double cpu = cpuSeconds();
+
+    static double cpuSeconds()
+    {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+    }
+    double wallSeconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
+    double cpuSecondsSince() const { return cpuSeconds() - cpu; }
+};
+
+struct Spread
+{
+    double median, min, max;
+};
+
+Spread spread(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return {v[v.size() / 2], v.front(), v.back()};
 }
 
 } // namespace
@@ -64,27 +87,29 @@ int benchTokenizerCommand(const CommandArgs &argv)
     if (!BpeTokenizer::directoryHasFiles(directory))
         throw Error(directory + ": no vocab.json and merges.txt to benchmark");
 
-    auto start = std::chrono::steady_clock::now();
+    const Stopwatch load;
     const auto tokenizer = BpeTokenizer::fromDirectory(directory);
-    const double loadSeconds = secondsSince(start);
+    const double loadSeconds = load.wallSeconds();
     tokenizer->clearCache();
-    start = std::chrono::steady_clock::now();
+    const Stopwatch cold;
     const size_t tokens = tokenizer->encode(text).size();
-    const double coldSeconds = secondsSince(start);
-    std::vector<double> mbs;
+    const double mb = double(text.size()) / 1e6, coldWall = cold.wallSeconds(), coldCpu = cold.cpuSecondsSince();
+    std::vector<double> wall, cpu; // MB/s per pass
     for (int r = 0; r < repeat; ++r) {
-        start = std::chrono::steady_clock::now();
+        const Stopwatch pass;
         if (tokenizer->encode(text).size() != tokens)
             throw Error("bench-tokenizer: a repeat gave a different number of tokens");
-        mbs.push_back(double(text.size()) / 1e6 / secondsSince(start));
+        wall.push_back(mb / pass.wallSeconds());
+        cpu.push_back(mb / pass.cpuSecondsSince());
     }
-    std::sort(mbs.begin(), mbs.end());
-    const double mb = double(text.size()) / 1e6;
+    const Spread w = spread(wall), c = spread(cpu);
     std::printf("%s: %.2f MB of text, %zu tokens (%.2f bytes/token); vocabulary loaded in %.0f ms\n",
                 args.has("file") ? args.value("file").c_str() : "built-in English text", mb, tokens,
                 double(text.size()) / double(tokens), loadSeconds * 1e3);
-    std::printf("first pass (empty word cache): %.1f MB/s; %d cached passes: median %.1f MB/s (min %.1f, max %.1f)\n",
-                mb / coldSeconds, repeat, mbs[mbs.size() / 2], mbs.front(), mbs.back());
+    std::printf("first pass (empty word cache): %.1f MB/s wall, %.1f MB/s CPU time\n", mb / coldWall, mb / coldCpu);
+    std::printf("%d cached passes: wall median %.1f MB/s (min %.1f, max %.1f); CPU time median %.1f MB/s "
+                "(min %.1f, max %.1f)\n",
+                repeat, w.median, w.min, w.max, c.median, c.min, c.max);
     return 0;
 }
 

@@ -28,6 +28,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           generate with a KV cache, printing its growth
   transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --seed S --resume]
                                           train a model, with resumable checkpoints in DIR
+  transformer-atlas analyze-heads --model M --task T
+                                          how much each head attends where a task's patterns say
   transformer-atlas models                list the built-in models
   transformer-atlas new-model --out DIR [--layers L --heads H --d-model D ... --seed S]
                                           make a model with GPT-2's initialisation from a fixed seed
@@ -52,6 +54,7 @@ int runCommandLine(int argc, char **argv)
         {"bench-view", benchViewCommand}, {"generate", generateCommand}, {"models", modelsCommand},
         {"new-model", newModelCommand},
         {"train", trainCommand},
+        {"analyze-heads", analyzeHeadsCommand},
         {"tokenize", tokenizeCommand}, {"bench-tokenizer", benchTokenizerCommand},
         {"bench-train", benchTrainCommand},
         {"bench-attention", benchAttentionCommand},

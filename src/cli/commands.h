@@ -17,6 +17,7 @@ int newModelCommand(const CommandArgs &args);
 int generateCommand(const CommandArgs &args);
 int renderCommand(const CommandArgs &args);
 int trainCommand(const CommandArgs &args);
+int analyzeHeadsCommand(const CommandArgs &args);
 int tokenizeCommand(const CommandArgs &args);
 int benchTokenizerCommand(const CommandArgs &args);
 int benchAttentionCommand(const CommandArgs &args);

@@ -20,14 +20,14 @@ struct KindKeys
 const std::vector<KindKeys> &kindKeys()
 {
     static const std::vector<KindKeys> table = {
-        { "full", {} },
-        { "lsh", { "rounds", "buckets", "chunk", "seed" } },
-        { "bigbird", { "block", "window_blocks", "global_blocks", "random_blocks", "seed" } },
-        { "longformer", { "window", "dilation", "global" } },
-        { "strided", { "stride" } },
-        { "fixed", { "stride", "summary" } },
-        { "linformer", { "k", "seed", "projection" } },
-        { "performer", { "features", "seed" } },
+        {"full", {}},
+        {"lsh", {"rounds", "buckets", "chunk", "seed"}},
+        {"bigbird", {"block", "window_blocks", "global_blocks", "random_blocks", "seed"}},
+        {"longformer", {"window", "dilation", "global"}},
+        {"strided", {"stride"}},
+        {"fixed", {"stride", "summary"}},
+        {"linformer", {"k", "seed", "projection"}},
+        {"performer", {"features", "seed"}},
     };
     return table;
 }
@@ -217,7 +217,7 @@ PerformerParams performerParams(const AttentionKernelSpec &spec)
 
 AttentionKernelSpec parseAttentionKernelSpec(const std::string &kind, const std::vector<std::string> &keyValues)
 {
-    AttentionKernelSpec spec { kind, {} };
+    AttentionKernelSpec spec {kind, {}};
     kindOf(spec);
     for (const std::string &kv : keyValues) {
         const size_t eq = kv.find('=');
@@ -257,10 +257,10 @@ std::string describeAttentionKernel(const AttentionKernelSpec &spec)
     }
     if (kind == "longformer") {
         const LongformerParams p = longformerParams(spec);
-        std::vector<std::string> globals;
+        std::string globals;
         for (int g : p.global)
-            globals.push_back(n(g));
-        return kind + " (window=" + n(p.window) + ", dilation=" + n(p.dilation) + ", global=" + joined(globals) + ")";
+            globals += (globals.empty() ? "" : ",") + n(g);
+        return kind + " (window=" + n(p.window) + ", dilation=" + n(p.dilation) + ", global=" + globals + ")";
     }
     if (kind == "strided")
         return kind + " (stride=" + n(stridedParams(spec).stride) + ")";

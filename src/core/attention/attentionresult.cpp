@@ -8,7 +8,7 @@ void checkHeadInputs(
     const char *kernel, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const AttentionOptions &options)
 {
     const std::string name = std::string("attention kernel '") + kernel + "': ";
-    const auto shape = [](ConstMatrixMap m) { return Tensor::shapeString({ m.rows(), m.cols() }); };
+    const auto shape = [](ConstMatrixMap m) { return Tensor::shapeString({m.rows(), m.cols()}); };
     if (q.rows() < 1 || q.cols() < 1)
         throw Error(name + "q must be (T,d) with T, d >= 1, got " + shape(q));
     if (k.rows() != q.rows() || k.cols() != q.cols() || v.rows() != q.rows() || v.cols() != q.cols())

@@ -29,7 +29,7 @@ void checkParams(const BigBirdParams &p)
 std::vector<std::vector<int>> keyBlocks(int64_t n, const BigBirdParams &p, Tensor &randomTable)
 {
     const int64_t globals = std::min<int64_t>(p.globalBlocks, n), half = (p.windowBlocks - 1) / 2;
-    randomTable = Tensor({ n, p.randomBlocks }, -1.0f);
+    randomTable = Tensor({n, p.randomBlocks}, -1.0f);
     GaussianStream stream(p.seed, 0);
     std::vector<std::vector<int>> lists(static_cast<size_t>(n));
     for (int64_t a = globals; a < n; ++a) {
@@ -79,8 +79,8 @@ AttentionResult bigbird_attention_forward(
     RowState state(T, d);
     attention.pass(state, dense.get(), n, sparseBlock, rule); // global blocks have empty key lists
     attention.pass(state, dense.get(), (globalRows + 63) / 64, globalBlock, rule);
-    result.context = Tensor({ T, d });
-    std::vector<float> lse;
+    result.context = Tensor({T, d});
+    std::vector<double> lse;
     BlockAttention::finish(state, result.context.matrix(), &lse);
     if (dense)
         BlockAttention::finishDense(*dense, lse, result);

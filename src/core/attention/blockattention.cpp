@@ -163,11 +163,11 @@ void BlockAttention::attendBlock(RowState &state, DenseRecord *dense, BlockScrat
     }
 }
 
-void BlockAttention::finish(const RowState &state, MatrixMap context, std::vector<float> *lse)
+void BlockAttention::finish(const RowState &state, MatrixMap context, std::vector<double> *lse)
 {
     const int64_t T = state.acc.rows();
     if (lse)
-        lse->assign(size_t(T), kNoKey);
+        lse->assign(size_t(T), -std::numeric_limits<double>::infinity());
     for (int64_t i = 0; i < T; ++i) {
         const float z = state.z[size_t(i)];
         if (z <= 0.0f) {
@@ -176,21 +176,21 @@ void BlockAttention::finish(const RowState &state, MatrixMap context, std::vecto
         }
         context.row(i) = state.acc.row(i) / z;
         if (lse)
-            (*lse)[size_t(i)] = state.m[size_t(i)] + std::log(z);
+            (*lse)[size_t(i)] = double(state.m[size_t(i)]) + std::log(double(z));
     }
 }
 
-void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<float> &lse, AttentionResult &result)
+void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<double> &lse, AttentionResult &result)
 {
     const int64_t T = dense.score.rows();
-    result.weights = Tensor({ T, T });
-    result.mask = Tensor({ T, T });
+    result.weights = Tensor({T, T});
+    result.mask = Tensor({T, T});
     MatrixMap w = result.weights.matrix();
     result.mask.matrix() = dense.mask;
     for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < T; ++j)
             if (dense.count(i, j) > 0.0f)
-                w(i, j) = dense.count(i, j) * std::exp(dense.score(i, j) - lse[size_t(i)]);
+                w(i, j) = float(dense.count(i, j) * std::exp(double(dense.score(i, j)) - lse[size_t(i)]));
 }
 
 } // namespace atlas::attention

@@ -90,10 +90,11 @@ public:
         });
     }
 
-    // context (T,d) = acc / z (0 for a query that attended nothing); lse (T) = m + log z (−inf for none).
-    static void finish(const RowState &state, MatrixMap context, std::vector<float> *lse);
+    // context (T,d) = acc / z (0 for a query that attended nothing); lse (T) = m + log z (−inf for none). In
+    // double: next to Reformer's own-key score of about −1e5, float would keep only 1/128 of log z.
+    static void finish(const RowState &state, MatrixMap context, std::vector<double> *lse);
     // weights (T,T) = count · exp(score − lse_i) and the mask, from the record and each query's final lse.
-    static void finishDense(const DenseRecord &dense, const std::vector<float> &lse, AttentionResult &result);
+    static void finishDense(const DenseRecord &dense, const std::vector<double> &lse, AttentionResult &result);
 
 private:
     void attendBlock(RowState &state, DenseRecord *dense, BlockScratch &s) const;

@@ -43,11 +43,11 @@ AttentionResult full_attention_forward(
     const bool padded = !options.padding.empty();
 
     AttentionResult result;
-    result.context = Tensor({ T, d });
+    result.context = Tensor({T, d});
     MatrixMap out = result.context.matrix();
     if (options.dense) {
-        result.weights = Tensor({ T, T });
-        result.mask = Tensor({ T, T });
+        result.weights = Tensor({T, T});
+        result.mask = Tensor({T, T});
     }
     // About 8 MiB of scores per block: large products for the BLAS, small memory.
     const int64_t rows = std::clamp<int64_t>((int64_t(1) << 21) / T, 8, 256);

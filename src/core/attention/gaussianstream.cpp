@@ -8,7 +8,7 @@ namespace {
 
 std::mt19937_64 seeded(uint64_t seed, uint64_t stream)
 {
-    std::seed_seq seq { uint32_t(seed), uint32_t(seed >> 32), uint32_t(stream), uint32_t(stream >> 32) };
+    std::seed_seq seq {uint32_t(seed), uint32_t(seed >> 32), uint32_t(stream), uint32_t(stream >> 32)};
     return std::mt19937_64(seq);
 }
 

@@ -5,6 +5,7 @@
 #include "util/parallel.h"
 
 #include <cmath>
+#include <limits>
 
 namespace atlas::attention {
 
@@ -46,22 +47,31 @@ AttentionResult linformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, 
     const MatrixRM E = projection(params, T, options.padding);
     const MatrixRM kp = E * k, vp = E * v; // (k,d)
     MatrixRM p = (q * (1.0f / std::sqrt(float(d)))) * kp.transpose(); // (T,k)
+    // A projected key made of no real key (E's row is zero on every non-padding position) is masked, so that
+    // with E = I padding is masked exactly as in full attention.
+    const Eigen::Array<bool, 1, Eigen::Dynamic> empty = (E.array() == 0.0f).rowwise().all().transpose();
     parallelFor(T, std::max<int64_t>(1, 65536 / p.cols()), [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
             auto row = p.row(i).array();
-            row = (row - row.maxCoeff()).exp();
+            row = empty.select(-std::numeric_limits<float>::infinity(), row);
+            const float mx = row.maxCoeff();
+            if (mx == -std::numeric_limits<float>::infinity()) {
+                row.setZero();
+                continue;
+            }
+            row = empty.select(0.0f, (row - mx).exp());
             row /= row.sum();
         }
     });
     AttentionResult result;
-    result.context = Tensor({ T, d });
+    result.context = Tensor({T, d});
     result.context.matrix().noalias() = p * vp;
-    result.extras["projection"] = Tensor({ E.rows(), T });
+    result.extras["projection"] = Tensor({E.rows(), T});
     result.extras["projection"].matrix() = E;
     if (options.dense) {
-        result.weights = Tensor({ T, T });
+        result.weights = Tensor({T, T});
         result.weights.matrix().noalias() = p * E;
-        result.mask = Tensor({ T, T }, 1.0f);
+        result.mask = Tensor({T, T}, 1.0f);
         for (int j : options.padding)
             result.mask.matrix().col(j).setZero();
     }

@@ -16,7 +16,8 @@ struct LinformerParams
 
 // Linformer (Wang, Li, Khabsa, Fang & Ma 2020), for one head: keys and values are projected along the
 // sequence, K' = E k and V' = E v (k,d), and context = softmax(q K'ᵀ/√d) V'. The work is O(T · k · d).
-// Padding: E's columns of padding positions are zeroed, so a padding key adds to no projected key or value.
+// Padding: E's columns of padding positions are zeroed, so a padding key adds to no projected key or value,
+// and a projected key with no non-padding position in it (a zero row of E) is masked.
 // Not causal: each projected key mixes all T positions, the future included, so no mask on the (T,k) scores
 // can hide future tokens; a causal request throws atlas::Error.
 // q, k, v are (T,d); result.context is (T,d); extras "projection" (k,T), the E used. Dense weights are the

@@ -31,6 +31,16 @@ struct ClassBlock
     int64_t residue, first, end; // class members first … end−1, i.e. positions residue + δ·t
 };
 
+// Blocks of up to 64 members of each residue class mod δ.
+std::vector<ClassBlock> classBlocks(int64_t T, int64_t delta)
+{
+    std::vector<ClassBlock> blocks;
+    for (int64_t r = 0; r < std::min(delta, T); ++r)
+        for (int64_t t = 0, members = (T - r + delta - 1) / delta; t < members; t += kQueries)
+            blocks.push_back({r, t, std::min(members, t + kQueries)});
+    return blocks;
+}
+
 } // namespace
 
 AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
@@ -42,17 +52,14 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     std::vector<unsigned char> isGlobal(size_t(T), 0);
     for (int g : params.global)
         isGlobal[size_t(g)] = 1;
-    std::vector<int> globals;
+    std::vector<int> globals; // sorted, distinct
     for (int64_t t = 0; t < T; ++t)
         if (isGlobal[size_t(t)])
             globals.push_back(int(t));
     const bool causal = options.causal;
     const int64_t before = causal ? params.window : params.window / 2, after = causal ? 0 : params.window / 2;
 
-    std::vector<ClassBlock> blocks;
-    for (int64_t r = 0; r < std::min(delta, T); ++r)
-        for (int64_t t = 0, members = (T - r + delta - 1) / delta; t < members; t += kQueries)
-            blocks.push_back({ r, t, std::min(members, t + kQueries) });
+    const std::vector<ClassBlock> blocks = classBlocks(T, delta);
     const auto windowBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
         const ClassBlock &c = blocks[size_t(b)];
         for (int64_t t = c.first; t < c.end; ++t)
@@ -83,13 +90,13 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     };
     const auto causalRule = [causal](int i, int j) { return causal && j > i ? KeyRule::Masked : KeyRule::Allowed; };
 
-    AttentionResult result;
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
     RowState state(T, d);
     attention.pass(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRule);
     attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueries - 1) / kQueries, globalBlock, causalRule);
-    result.context = Tensor({ T, d });
-    std::vector<float> lse;
+    AttentionResult result;
+    result.context = Tensor({T, d});
+    std::vector<double> lse;
     BlockAttention::finish(state, result.context.matrix(), &lse);
     if (dense)
         BlockAttention::finishDense(*dense, lse, result);

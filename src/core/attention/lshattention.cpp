@@ -44,14 +44,10 @@ std::vector<int> hashRound(ConstMatrixMap q, const MatrixRM &rotation, int bucke
             rows.topRows(n) = q.middleRows(first, n);
             blockProduct(projected.data(), rows.data(), padded.data(), 64, d, width);
             for (int64_t t = 0; t < n; ++t) {
-                float best = -std::numeric_limits<float>::infinity();
-                for (int64_t c = 0; c < 2 * half; ++c) {
-                    const float x = c < half ? projected(t, c) : -projected(t, c - half);
-                    if (x > best) {
-                        best = x;
-                        bucket[size_t(first + t)] = int(c);
-                    }
-                }
+                Eigen::Index up, down; // argmax of x R and of −x R; on a tie the first of [x R, −x R]
+                const float top = projected.row(t).head(half).maxCoeff(&up);
+                const float bottom = projected.row(t).head(half).minCoeff(&down);
+                bucket[size_t(first + t)] = top >= -bottom ? int(up) : int(half + down);
             }
         }
     });
@@ -71,14 +67,15 @@ std::vector<int> sortByBucket(const std::vector<int> &bucket, int buckets)
     return order;
 }
 
-// out (T,d) = Σ_r exp(lse_r − L) out_r with L = logsumexp_r lse_r (T), the Reformer combination of rounds.
-std::vector<float> combineRounds(
-    const std::vector<MatrixRM> &outs, const std::vector<std::vector<float>> &lses, MatrixMap out)
+// out (T,d) = Σ_r exp(lse_r − L) out_r with L = logsumexp_r lse_r, the Reformer combination of rounds; returns
+// L (T). lses are per round (T).
+std::vector<double> combineRounds(
+    const std::vector<MatrixRM> &outs, const std::vector<std::vector<double>> &lses, MatrixMap out)
 {
-    const float ninf = -std::numeric_limits<float>::infinity();
-    std::vector<float> total(size_t(out.rows()), ninf);
+    const double ninf = -std::numeric_limits<double>::infinity();
+    std::vector<double> total(size_t(out.rows()), ninf);
     for (int64_t i = 0; i < out.rows(); ++i) {
-        float mx = ninf;
+        double mx = ninf;
         for (const auto &lse : lses)
             mx = std::max(mx, lse[size_t(i)]);
         out.row(i).setZero();
@@ -86,12 +83,10 @@ std::vector<float> combineRounds(
             continue;
         double sum = 0.0;
         for (const auto &lse : lses)
-            sum += std::exp(double(lse[size_t(i)] - mx));
-        const float L = mx + float(std::log(sum));
+            sum += std::exp(lse[size_t(i)] - mx);
+        total[size_t(i)] = mx + std::log(sum);
         for (size_t r = 0; r < outs.size(); ++r)
-            if (lses[r][size_t(i)] != ninf)
-                out.row(i) += std::exp(lses[r][size_t(i)] - L) * outs[r].row(i);
-        total[size_t(i)] = L;
+            out.row(i) += float(std::exp(lses[r][size_t(i)] - total[size_t(i)])) * outs[r].row(i);
     }
     return total;
 }
@@ -114,11 +109,11 @@ AttentionResult lsh_attention_forward(
     };
 
     AttentionResult result;
-    result.extras["buckets"] = Tensor({ params.rounds, T });
-    result.extras["rotations"] = Tensor({ params.rounds, d, half });
+    result.extras["buckets"] = Tensor({params.rounds, T});
+    result.extras["rotations"] = Tensor({params.rounds, d, half});
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
     std::vector<MatrixRM> outs(size_t(params.rounds), MatrixRM(T, d));
-    std::vector<std::vector<float>> lses(size_t(params.rounds));
+    std::vector<std::vector<double>> lses(size_t(params.rounds));
     for (int r = 0; r < params.rounds; ++r) {
         const MatrixRM rotation = GaussianStream(params.seed, uint64_t(r)).matrix(d, half);
         const std::vector<int> bucket = hashRound(q, rotation, params.buckets);
@@ -135,8 +130,8 @@ AttentionResult lsh_attention_forward(
         attention.pass(state, dense.get(), (T + c - 1) / c, chunkBlock, rule);
         BlockAttention::finish(state, MatrixMap(outs[size_t(r)].data(), T, d), &lses[size_t(r)]);
     }
-    result.context = Tensor({ T, d });
-    const std::vector<float> total = combineRounds(outs, lses, result.context.matrix());
+    result.context = Tensor({T, d});
+    const std::vector<double> total = combineRounds(outs, lses, result.context.matrix());
     if (dense)
         BlockAttention::finishDense(*dense, total, result);
     return result;

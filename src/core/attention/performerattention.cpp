@@ -69,9 +69,13 @@ MatrixRM performer_random_features(int64_t m, int64_t d, uint64_t seed)
     const int64_t blocks = (m + d - 1) / d;
     for (int64_t b = 0; b < blocks; ++b) {
         const Eigen::MatrixXd gaussian = GaussianStream(seed, uint64_t(b)).matrix(d, d).cast<double>();
-        const Eigen::MatrixXd orthogonal = Eigen::HouseholderQR<Eigen::MatrixXd>(gaussian).householderQ();
+        const Eigen::HouseholderQR<Eigen::MatrixXd> qr(gaussian);
+        const Eigen::MatrixXd orthogonal = qr.householderQ();
+        // Column r times sign(R_rr) makes Q uniform (Haar) over the orthogonal matrices; without it Householder's
+        // sign convention fixes the sign of each column's leading entry, and the estimate is biased.
         for (int64_t r = 0; r < std::min(d, m - b * d); ++r)
-            omega.row(b * d + r) = orthogonal.col(r).transpose().cast<float>();
+            omega.row(b * d + r)
+                = (orthogonal.col(r) * (qr.matrixQR()(r, r) < 0 ? -1.0 : 1.0)).transpose().cast<float>();
     }
     GaussianStream lengths(seed, uint64_t(blocks));
     for (int64_t r = 0; r < m; ++r)
@@ -95,7 +99,7 @@ AttentionResult performer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, 
         phiK.row(j).setZero();
 
     AttentionResult result;
-    result.context = Tensor({ T, d });
+    result.context = Tensor({T, d});
     MatrixMap context = result.context.matrix();
     Eigen::VectorXf den(T);
     if (options.causal) {
@@ -105,11 +109,11 @@ AttentionResult performer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, 
         den.noalias() = phiQ * phiK.colwise().sum().transpose();
     }
     normalise(context, den);
-    result.extras["features"] = Tensor({ m, d });
+    result.extras["features"] = Tensor({m, d});
     result.extras["features"].matrix() = omega;
     if (options.dense) {
-        result.weights = Tensor({ T, T });
-        result.mask = Tensor({ T, T });
+        result.weights = Tensor({T, T});
+        result.mask = Tensor({T, T});
         MatrixMap w = result.weights.matrix(), mask = result.mask.matrix();
         w.noalias() = phiQ * phiK.transpose();
         const std::vector<unsigned char> ok = allowedKeys(T, options.padding);

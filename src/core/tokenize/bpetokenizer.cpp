@@ -232,18 +232,18 @@ void BpeVocabulary::readMerges(const std::string &path)
             line.remove_suffix(1);
         if ((lineNo == 1 && line.starts_with("#version")) || line.empty())
             continue;
-        const std::string where = path + ": line " + std::to_string(lineNo) + ": ";
+        auto where = [&] { return path + ": line " + std::to_string(lineNo) + ": "; };
         const size_t space = line.find(' ');
         const std::string_view left = line.substr(0, space);
         const std::string_view right = space == line.npos ? std::string_view() : line.substr(space + 1);
         if (left.empty() || right.empty() || right.find(' ') != right.npos)
-            throw Error(where + "expected two symbols separated by one space, got '" +
+            throw Error(where() + "expected two symbols separated by one space, got '" +
                         std::string(line.substr(0, 60)) + "'");
         uint32_t bad = 0;
         if (!unicodeToBytes(left, leftBytes, bad) || !unicodeToBytes(right, rightBytes, bad))
-            throw Error(where + (bad == kInvalidCodePoint
-                                     ? std::string("not valid UTF-8")
-                                     : hexCodePoint(bad) + " is not one of GPT-2's 256 byte symbols"));
+            throw Error(where() + (bad == kInvalidCodePoint
+                                       ? std::string("not valid UTF-8")
+                                       : hexCodePoint(bad) + " is not one of GPT-2's 256 byte symbols"));
         addMerge(intern(leftBytes), intern(rightBytes), rank++, leftBytes + rightBytes);
     }
 }

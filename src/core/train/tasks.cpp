@@ -109,13 +109,13 @@ public:
     }
 };
 
-// Is a string of 2–16 brackets balanced? The answer is one token after '=': 'y' or 'n'.
+// Is a string of 2–24 brackets balanced? The answer is one token after '=': 'y' or 'n'.
 class ParenthesesTask : public Task
 {
 public:
     std::string name() const override { return "parens"; }
     std::string summary() const override { return "are the brackets balanced: \"(()())=y\", \"())(=n\""; }
-    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 24, ""); }
+    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         return drawQuestion(rng, heldOut, makeQuestion, '=', [](const std::string &q) { return balanced(q) ? "y" : "n"; });
@@ -131,10 +131,12 @@ public:
     }
 
 private:
-    // Half the questions are balanced (random Dyck words), half are near misses, so guessing gets 50 %.
+    // Half the questions are balanced (random Dyck words); a quarter have one bracket flipped (the counts
+    // differ); a quarter have two brackets swapped so that the counts agree but some prefix closes more than it
+    // opened. Guessing gets 50 %, counting alone 75 %.
     static std::string makeQuestion(std::mt19937_64 &rng)
     {
-        const int pairs = 1 + int(rng() % 8);
+        const int pairs = 1 + int(rng() % 12);
         std::string s;
         int open = 0, closed = 0;
         while (closed < pairs) {
@@ -143,9 +145,19 @@ private:
             s += doOpen ? '(' : ')';
             doOpen ? ++open : ++closed;
         }
-        if (rng() % 2) {
+        switch (rng() % 4) {
+        case 0: { // flip one bracket
             const size_t i = rng() % s.size();
             s[i] = s[i] == '(' ? ')' : '(';
+            break;
+        }
+        case 1: { // move a ')' before the '(' that opens its level: same counts, a negative prefix
+            const size_t close = s.find(')');
+            std::swap(s[0], s[close]);
+            break;
+        }
+        default:
+            break;
         }
         return s;
     }

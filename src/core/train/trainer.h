@@ -2,6 +2,7 @@
 
 #include "model/model.h"
 #include "train/adamw.h"
+#include "train/evaluation.h"
 #include "train/task.h"
 
 #include <memory>
@@ -27,13 +28,6 @@ struct StepReport
     float learningRate = 0;
     float gradientNorm = 0; // before clipping
     double tokensPerSecond = 0;
-};
-
-struct Evaluation
-{
-    float loss = 0;          // mean cross-entropy on held-out examples
-    float tokenAccuracy = 0; // fraction of target tokens predicted (argmax) correctly
-    float exactMatch = 0;    // fraction of examples with every target right
 };
 
 // Trains a model on a task with AdamW, one batch per step, both cores working on the batch's examples. Given

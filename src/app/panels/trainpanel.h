@@ -1,0 +1,110 @@
+#pragma once
+
+#include "session/trainingworker.h"
+
+#include <QWidget>
+
+#include <string>
+
+class QComboBox;
+class QCustomPlot;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace atlas {
+
+class AttentionView;
+class Session;
+
+// Train a small model on an algorithmic task and watch it learn: the settings, Start / Pause / Stop, a live
+// loss curve (every step thin, held-out evaluations thick) and one head's attention on a fixed held-out
+// example as the weights change. "Open in explorer" loads the model into the Session, so every view of the
+// window can inspect it. The training runs in a TrainingWorker; this widget only draws what it reports.
+class TrainPanel : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit TrainPanel(Session *session, QWidget *parent = nullptr);
+    ~TrainPanel() override;
+
+    void start();
+    void togglePause();
+    void stop();
+    // Writes a checkpoint into `directory` (between two steps while training runs).
+    void saveTo(const QString &directory);
+    // Saves the model to the app's cache directory and opens it in the Session, on the probe example.
+    void openInExplorer();
+
+    TrainingWorker *worker() const { return m_worker; }
+    QCustomPlot *lossPlot() const { return m_lossPlot; }
+    AttentionView *attentionView() const { return m_attention; }
+    int stepShown() const { return m_stepShown; } // the last step drawn on the loss curve
+    QString statusText() const;
+    QString heldOutText() const;
+    QString noticeText() const; // the last save or error
+    QString probeText() const { return m_probeText; }
+
+    QSize sizeHint() const override { return {400, 820}; }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    QWidget *createSettings();
+    QWidget *createButtons();
+    QWidget *createCurveArea();
+    QWidget *createProbeArea();
+    void createLossPlot();
+    void connectWorker();
+    TrainingSetup setupFromControls() const;
+    void updateHeadRanges(int layers, int heads);
+    void showState();
+    QString runningText() const;
+    QString setupText() const;
+    void showProgress(const TrainingProgress &progress);
+    void showProbe(const ProbeRun &run);
+    void rescaleLossAxis();
+    void refreshAttention();
+    void applyTheme();
+    void onSaved(const QString &directory, int step);
+    void openInSession(const QString &directory);
+    void showError(const QString &message);
+
+    Session *m_session;
+    TrainingWorker *m_worker;
+    QComboBox *m_task = nullptr;
+    QSpinBox *m_steps = nullptr;
+    QSpinBox *m_batch = nullptr;
+    QDoubleSpinBox *m_learningRate = nullptr;
+    QSpinBox *m_seed = nullptr;
+    QSpinBox *m_evalEvery = nullptr;
+    QWidget *m_settingsBox = nullptr; // hidden while a run is going
+    QPushButton *m_start = nullptr;
+    QPushButton *m_pause = nullptr;
+    QPushButton *m_stop = nullptr;
+    QPushButton *m_save = nullptr;
+    QPushButton *m_explore = nullptr;
+    QLabel *m_status = nullptr;
+    QLabel *m_notice = nullptr;
+    QCustomPlot *m_lossPlot = nullptr;
+    QLabel *m_heldOut = nullptr;
+    QLabel *m_probe = nullptr;
+    QSpinBox *m_layer = nullptr;
+    QSpinBox *m_head = nullptr;
+    AttentionView *m_attention = nullptr;
+
+    int m_stepShown = 0;
+    StepReport m_lastReport;
+    double m_lossMin = 0; // over both curves, for the log axis
+    double m_lossMax = 0;
+    QString m_probeText;
+    bool m_hasProbe = false;
+    QString m_exploreDirectory; // the checkpoint "Open in explorer" waits for
+    std::string m_theme;
+    int m_tickedPixels = 0; // the loss axis height its ticks were chosen for
+};
+
+} // namespace atlas

@@ -1,0 +1,31 @@
+#include "analysis/headpatterns.h"
+#include "arguments.h"
+#include "commands.h"
+#include "model/builtinmodels.h"
+
+#include <cstdio>
+
+namespace atlas {
+
+// analyze-heads --model M --task T [--examples N]: for each pattern of the task, the attention mass every
+// head puts where the pattern says it should, on held-out examples.
+int analyzeHeadsCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, {"model", "task", "examples"});
+    const auto model = loadModel(args.required("model"));
+    const auto task = Task::create(args.required("task"));
+    const int examples = args.intValue("examples", 200);
+    for (const HeadPattern &pattern : headPatterns(task->name())) {
+        std::printf("%s: %s\n", pattern.name.c_str(), pattern.description.c_str());
+        const auto mass = patternMass(model, *task, pattern, examples);
+        for (size_t l = 0; l < mass.size(); ++l) {
+            std::printf("  layer %zu:", l);
+            for (double m : mass[l])
+                std::printf("  %5.1f%%", 100 * m);
+            std::printf("\n");
+        }
+    }
+    return 0;
+}
+
+} // namespace atlas

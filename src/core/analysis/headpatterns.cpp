@@ -1,0 +1,107 @@
+#include "analysis/headpatterns.h"
+
+#include "engine/engine.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+// Position of the separator between question and answer (the first target), or -1.
+int separatorOf(const Example &e)
+{
+    for (size_t t = 0; t < e.targets.size(); ++t)
+        if (e.targets[t] >= 0)
+            return static_cast<int>(t);
+    return -1;
+}
+
+HeadPattern previousToken()
+{
+    return {"previous token", "each token looks at the token just before it",
+            [](const Example &, int pos) { return pos > 0 ? std::vector<int>{pos - 1} : std::vector<int>{}; }};
+}
+
+} // namespace
+
+std::vector<HeadPattern> headPatterns(const std::string &task)
+{
+    std::vector<HeadPattern> patterns = {previousToken()};
+    if (task == "reverse")
+        patterns.push_back({"mirror", "while writing the answer, each position looks at the mirrored letter of the question "
+                                      "(the one it must copy next)",
+                            [](const Example &e, int pos) {
+                                const int sep = separatorOf(e);
+                                if (sep < 0 || pos < sep || pos >= 2 * sep)
+                                    return std::vector<int>{};
+                                return std::vector<int>{2 * sep - 1 - pos};
+                            }});
+    if (task == "copy")
+        patterns.push_back({"induction", "in the second copy, each position looks at the letter that followed the "
+                                         "previous occurrence of the current letter, i.e. the letter to copy next",
+                            [](const Example &e, int pos) {
+                                const int sep = separatorOf(e);
+                                if (sep < 0 || pos < sep || pos >= 2 * sep)
+                                    return std::vector<int>{};
+                                return std::vector<int>{pos - sep};
+                            }});
+    if (task == "sort")
+        patterns.push_back({"next in order", "while writing the answer, each position looks at where the next letter "
+                                             "in sorted order stands in the question",
+                            [](const Example &e, int pos) {
+                                const int sep = separatorOf(e);
+                                std::vector<int> keys;
+                                if (sep < 0 || pos < sep || e.targets[size_t(pos)] < 0)
+                                    return keys;
+                                for (int k = 0; k < sep; ++k)
+                                    if (e.tokens[size_t(k)] == e.targets[size_t(pos)])
+                                        keys.push_back(k);
+                                return keys;
+                            }});
+    if (task == "parens")
+        patterns.push_back({"brackets", "the '=' that must answer looks at the brackets, not at itself",
+                            [](const Example &e, int pos) {
+                                const int sep = separatorOf(e);
+                                std::vector<int> keys;
+                                if (pos != sep)
+                                    return keys;
+                                for (int k = 0; k < sep; ++k)
+                                    keys.push_back(k);
+                                return keys;
+                            }});
+    return patterns;
+}
+
+std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model, const Task &task,
+                                             const HeadPattern &pattern, int examples, uint64_t seed)
+{
+    const int L = model->config.layers, H = model->config.heads;
+    std::vector<std::vector<double>> mass(size_t(L), std::vector<double>(size_t(H), 0.0));
+    std::mt19937_64 rng(seed);
+    long queries = 0;
+    for (int n = 0; n < examples; ++n) {
+        const Example e = task.sample(rng, true);
+        Engine engine(model, {e.tokens, {}});
+        engine.runToEnd();
+        const int T = static_cast<int>(e.tokens.size());
+        for (int pos = 0; pos < T; ++pos) {
+            const std::vector<int> keys = pattern.keys(e, pos);
+            if (keys.empty())
+                continue;
+            ++queries;
+            for (int l = 0; l < L; ++l) {
+                const Tensor &probs = engine.trace().tensor("layer." + std::to_string(l) + ".attn.probs");
+                for (int h = 0; h < H; ++h)
+                    for (int k : keys)
+                        mass[size_t(l)][size_t(h)] += probs.data()[(int64_t(h) * T + pos) * T + k];
+            }
+        }
+    }
+    for (auto &row : mass)
+        for (double &m : row)
+            m /= double(std::max(queries, 1L));
+    return mass;
+}
+
+} // namespace atlas

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "model/model.h"
+#include "train/task.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// A hypothesis about what a head does: for some queries of an example, the keys it should attend to.
+struct HeadPattern
+{
+    std::string name;        // "mirror", "previous token", "induction" …
+    std::string description; // in words a student understands
+    // The keys query `position` of `example` should attend to; empty = this query is not part of the test.
+    std::function<std::vector<int>(const Example &example, int position)> keys;
+};
+
+// The patterns worth testing on a task's examples (every task has "previous token"; reverse has "mirror",
+// copy "induction", sort "next in order", parens "brackets").
+std::vector<HeadPattern> headPatterns(const std::string &task);
+
+// For every layer and head, the attention mass that the pattern's queries put on the pattern's keys, averaged
+// over the queries of `examples` held-out examples: result[layer][head] in [0, 1].
+std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model, const Task &task,
+                                             const HeadPattern &pattern, int examples, uint64_t seed = 777);
+
+} // namespace atlas

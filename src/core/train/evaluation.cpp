@@ -1,0 +1,59 @@
+#include "train/evaluation.h"
+
+#include "engine/engine.h"
+#include "util/parallel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::vector<Example> set;
+    for (int i = 0; i < examples; ++i)
+        set.push_back(task.sample(rng, true));
+    struct Score
+    {
+        double loss = 0;
+        int targets = 0, correct = 0;
+        bool exact = true;
+    };
+    std::vector<Score> scores(set.size());
+    parallelFor(static_cast<int64_t>(set.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            Engine engine(model, {set[size_t(i)].tokens, {}}, {false});
+            engine.runToEnd();
+            const Tensor &probs = engine.trace().tensor("next_probs");
+            const int64_t V = probs.dim(1);
+            Score &s = scores[size_t(i)];
+            for (size_t t = 0; t < set[size_t(i)].targets.size(); ++t) {
+                const int target = set[size_t(i)].targets[t];
+                if (target < 0)
+                    continue;
+                const float *row = probs.data() + int64_t(t) * V;
+                const bool right = std::max_element(row, row + V) - row == target;
+                s.loss -= std::log(std::max(row[target], 1e-30f));
+                ++s.targets;
+                s.correct += right;
+                s.exact = s.exact && right;
+            }
+        }
+    });
+    Evaluation e;
+    int targets = 0, correct = 0, exact = 0;
+    double loss = 0;
+    for (const Score &s : scores) {
+        loss += s.loss;
+        targets += s.targets;
+        correct += s.correct;
+        exact += s.exact;
+    }
+    e.loss = static_cast<float>(loss / std::max(targets, 1));
+    e.tokenAccuracy = float(correct) / float(std::max(targets, 1));
+    e.exactMatch = float(exact) / float(std::max<size_t>(set.size(), 1));
+    return e;
+}
+
+} // namespace atlas

@@ -1,0 +1,217 @@
+// Widget test of the Train panel, offscreen: trains the "reverse" task with small settings, pauses, saves a
+// checkpoint that Model::load opens and Trainer::resume continues, resumes, stops; opens the trained model in
+// the Session; closes the main window mid-run. Set ATLAS_SCREENSHOTS=DIR to save a PNG of the window.
+#include "mainwindow.h"
+#include "panels/trainpanel.h"
+#include "session/session.h"
+#include "views/attentionview.h"
+#include "views/heatmapplot.h"
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QMessageBox>
+#include <QPointer>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <cmath>
+
+using namespace atlas;
+using State = TrainingWorker::State;
+
+namespace {
+
+void configure(TrainPanel &panel, int steps, int batch, int evalEvery)
+{
+    auto *task = panel.findChild<QComboBox *>("trainTask");
+    task->setCurrentIndex(task->findData("reverse"));
+    panel.findChild<QSpinBox *>("trainSteps")->setValue(steps);
+    panel.findChild<QSpinBox *>("trainBatch")->setValue(batch);
+    panel.findChild<QSpinBox *>("trainEvalEvery")->setValue(evalEvery);
+}
+
+void click(TrainPanel &panel, const char *name)
+{
+    auto *b = panel.findChild<QPushButton *>(name);
+    QVERIFY(b && b->isEnabled());
+    b->click();
+}
+
+// Counts a GUI-thread timer's ticks and the longest gap between two of them.
+struct TickCounter
+{
+    QTimer timer;
+    QElapsedTimer clock, sinceTick;
+    int ticks = 0;
+    qint64 longestGap = 0;
+
+    TickCounter()
+    {
+        timer.setInterval(20);
+        QObject::connect(&timer, &QTimer::timeout, [this] {
+            ++ticks;
+            longestGap = std::max(longestGap, sinceTick.restart());
+        });
+        clock.start();
+        sinceTick.start();
+        timer.start();
+    }
+};
+
+} // namespace
+
+class TestTrainPanel : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName("TransformerAtlasTest");
+        QCoreApplication::setApplicationName("tst_trainpanel");
+    }
+
+    void trainsPausesSavesResumesAndStops()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        panel.resize(420, 860);
+        panel.show();
+        configure(panel, 300, 4, 20);
+        TickCounter gui;
+        click(panel, "trainStart");
+        QCOMPARE(panel.worker()->state(), State::Running);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= 10, 10000);
+        QCOMPARE(panel.lossPlot()->graph(0)->dataCount(), panel.stepShown()); // one point per step
+        QVERIFY(panel.lossPlot()->graph(1)->dataCount() >= 1);                // the untrained model's loss
+
+        // The attention view draws the probe's trace from the worker.
+        AttentionView *view = panel.attentionView();
+        QTRY_VERIFY_WITH_TIMEOUT(view->input().trace != nullptr, 10000);
+        QVERIFY(view->input().trace->contains("layer.0.attn.probs"));
+        QVERIFY(!view->plot()->showingMessage());
+        QVERIFY(panel.probeText().contains('>'));
+        QCOMPARE(view->input().tokens.size(), panel.probeText().size());
+
+        // Pause holds the step count.
+        click(panel, "trainPause");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Paused, 10000);
+        const int pausedAt = panel.stepShown();
+        QCOMPARE(panel.worker()->stepsDone(), pausedAt);
+        QTest::qWait(300);
+        QCOMPARE(panel.stepShown(), pausedAt);
+        QCOMPARE(panel.worker()->stepsDone(), pausedAt);
+        QVERIFY(panel.statusText().contains("Paused"));
+
+        // Save while paused: a model directory and a checkpoint that continues.
+        QTemporaryDir dir;
+        QSignalSpy saved(panel.worker(), &TrainingWorker::saved);
+        panel.saveTo(dir.filePath("checkpoint"));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 10000);
+        QCOMPARE(saved.first().at(1).toInt(), pausedAt);
+        QVERIFY(panel.noticeText().contains("checkpoint"));
+        const std::string checkpoint = dir.filePath("checkpoint").toStdString();
+        QCOMPARE(Model::load(checkpoint).config.layers, 2);
+        const std::unique_ptr<Trainer> resumed = Trainer::resume(checkpoint);
+        QCOMPARE(resumed->stepCount(), pausedAt);
+        const StepReport next = resumed->step();
+        QCOMPARE(next.step, pausedAt + 1);
+        QVERIFY(std::isfinite(next.loss));
+
+        // Resume continues; the probe's attention changes as the weights do.
+        const auto traceBefore = view->input().trace;
+        click(panel, "trainPause");
+        QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= std::max(60, pausedAt + 1), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->input().trace != traceBefore, 10000);
+        const Tensor &before = traceBefore->tensor("layer.0.attn.probs");
+        const Tensor &after = view->input().trace->tensor("layer.0.attn.probs");
+        QCOMPARE(after.shape(), before.shape());
+        QVERIFY(!std::equal(before.data(), before.data() + before.numel(), after.data()));
+        QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->graph(1)->dataCount() >= 3, 10000); // steps 0, 20, 40
+        auto held = panel.lossPlot()->graph(1)->data();
+        QVERIFY((held->constEnd() - 1)->value < held->constBegin()->value); // held-out loss fell
+        QVERIFY(panel.heldOutText().contains("token accuracy"));
+
+        auto *head = panel.findChild<QSpinBox *>("trainHead");
+        QVERIFY(head);
+        head->setValue(2);
+        QCOMPARE(view->spec().head, 2);
+
+        click(panel, "trainStop");
+        QVERIFY(panel.worker()->wait(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 5000);
+        QVERIFY(panel.stepShown() < 300);
+        QVERIFY(panel.statusText().contains("Stopped"));
+
+        // The GUI thread kept drawing: its 20 ms timer fired at least half as often as asked, never stalling.
+        const double expected = double(gui.clock.elapsed()) / 20.0;
+        QVERIFY2(gui.ticks >= expected / 2, qPrintable(QString("%1 ticks of %2").arg(gui.ticks).arg(expected)));
+        QVERIFY2(gui.longestGap < 400, qPrintable(QString("longest gap %1 ms").arg(gui.longestGap)));
+    }
+
+    void opensTheTrainedModelInTheSession()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 30, 4, 10);
+        click(panel, "trainStart");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QCOMPARE(panel.stepShown(), 30);
+        QVERIFY(panel.statusText().contains("Finished"));
+
+        QSignalSpy modelChanged(&session, &Session::modelChanged);
+        click(panel, "trainExplore");
+        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
+        QCOMPARE(session.model()->config.layers, 2);
+        QVERIFY(QString::fromStdString(session.model()->directory).endsWith("trained/reverse"));
+        const std::string probe = panel.probeText().toStdString();
+        QCOMPARE(session.input().tokens, std::vector<int>(probe.begin(), probe.end()));
+
+        // A save that cannot be written is reported, and the app goes on.
+        QSignalSpy errors(panel.worker(), &TrainingWorker::errorOccurred);
+        panel.saveTo("/proc/atlas-cannot-write-here");
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
+        QVERIFY(panel.noticeText().contains("/proc/atlas-cannot-write-here"));
+        for (QMessageBox *box : panel.findChildren<QMessageBox *>())
+            box->close();
+    }
+
+    void closingTheWindowWhileTrainingStopsTheWorker()
+    {
+        Session session;
+        auto *window = new MainWindow(&session);
+        window->resize(1400, 900);
+        window->show();
+        auto *trainDock = window->findChild<QDockWidget *>("Train");
+        QVERIFY(trainDock);
+        QVERIFY(window->tabifiedDockWidgets(trainDock).contains(window->findChild<QDockWidget *>("Operations")));
+        trainDock->raise();
+        auto *panel = window->findChild<TrainPanel *>();
+        QVERIFY(panel);
+        configure(*panel, 100000, 8, 50);
+        click(*panel, "trainStart");
+        QTRY_VERIFY_WITH_TIMEOUT(panel->attentionView()->input().trace && panel->stepShown() > 60, 15000);
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window->grab().save(dir + "/window-train.png"));
+
+        QPointer<TrainingWorker> worker = panel->worker();
+        QElapsedTimer closing;
+        closing.start();
+        window->close();
+        delete window;
+        QVERIFY(worker.isNull());
+        QVERIFY2(closing.elapsed() < 3000, qPrintable(QString("closing took %1 ms").arg(closing.elapsed())));
+    }
+};
+
+QTEST_MAIN(TestTrainPanel)
+#include "tst_trainpanel.moc"
