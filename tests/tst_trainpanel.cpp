@@ -87,6 +87,7 @@ private slots:
         panel.show();
         configure(panel, 300, 4, 20);
         TickCounter gui;
+        QSignalSpy reports(panel.worker(), &TrainingWorker::progressed);
         click(panel, "trainStart");
         QCOMPARE(panel.worker()->state(), State::Running);
         QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= 10, 10000);
@@ -150,6 +151,11 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 5000);
         QVERIFY(panel.stepShown() < 300);
         QVERIFY(panel.statusText().contains("Stopped"));
+        // Steps (a few ms each here) reach the GUI in batches, at most ~10 reports a second plus one per pause.
+        QVERIFY2(reports.count() <= gui.clock.elapsed() / TrainingWorker::kReportIntervalMs + 4,
+                 qPrintable(QString("%1 reports in %2 ms").arg(reports.count()).arg(gui.clock.elapsed())));
+        QVERIFY2(reports.count() * 3 < panel.stepShown(),
+                 qPrintable(QString("%1 reports for %2 steps").arg(reports.count()).arg(panel.stepShown())));
 
         // The GUI thread kept drawing: its 20 ms timer fired at least half as often as asked, never stalling.
         const double expected = double(gui.clock.elapsed()) / 20.0;

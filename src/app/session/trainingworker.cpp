@@ -179,7 +179,7 @@ bool TrainingWorker::betweenSteps(Trainer &trainer, TrainingProgress &pending)
             lock.unlock();
             saveNow(trainer, directory);
             lock.lock();
-        } else if (m_stopRequested || !m_pauseRequested) {
+        } else if (true) {
             break;
         } else if (!paused) {
             // Report every step done before saying "paused", so the GUI shows the step the pause holds at.
