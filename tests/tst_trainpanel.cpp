@@ -92,7 +92,7 @@ private slots:
         QCOMPARE(panel.worker()->state(), State::Running);
         QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= 10, 10000);
         QCOMPARE(panel.lossPlot()->graph(0)->dataCount(), panel.stepShown()); // one point per step
-        QVERIFY(panel.lossPlot()->graph(1)->dataCount() >= 1);                // the untrained model's loss
+        QVERIFY(panel.lossPlot()->graph(1)->dataCount() >= 1); // the untrained model's loss
 
         // The attention view draws the probe's trace from the worker.
         AttentionView *view = panel.attentionView();
@@ -153,9 +153,9 @@ private slots:
         QVERIFY(panel.statusText().contains("Stopped"));
         // Steps (a few ms each here) reach the GUI in batches, at most ~10 reports a second plus one per pause.
         QVERIFY2(reports.count() <= gui.clock.elapsed() / TrainingWorker::kReportIntervalMs + 4,
-                 qPrintable(QString("%1 reports in %2 ms").arg(reports.count()).arg(gui.clock.elapsed())));
+            qPrintable(QString("%1 reports in %2 ms").arg(reports.count()).arg(gui.clock.elapsed())));
         QVERIFY2(reports.count() * 3 < panel.stepShown(),
-                 qPrintable(QString("%1 reports for %2 steps").arg(reports.count()).arg(panel.stepShown())));
+            qPrintable(QString("%1 reports for %2 steps").arg(reports.count()).arg(panel.stepShown())));
 
         // The GUI thread kept drawing: its 20 ms timer fired at least half as often as asked, never stalling.
         const double expected = double(gui.clock.elapsed()) / 20.0;

@@ -9,7 +9,6 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
-#include <QFontDatabase>
 #include <QGridLayout>
 #include <QLabel>
 #include <QMessageBox>
@@ -41,11 +40,12 @@ QPushButton *button(const QString &text, const QString &shortcut, const QString 
     return b;
 }
 
-// Ticks for a log loss axis: the finest of 1 / 1-3 / 1-2-5 / … per decade that leaves each label room.
+// Ticks for a log loss axis: the finest of 1 / 1-3 / 1-2-5 / … per decade that leaves each label room (a
+// range narrower than those steps gets every other tick of a finer set).
 QSharedPointer<QCPAxisTickerText> lossTicker(double low, double high, int pixels)
 {
-    static const std::vector<std::vector<double>> kMantissas = {
-        {1}, {1, 3}, {1, 2, 5}, {1, 1.5, 2, 3, 4, 5, 6, 8}, {1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9}};
+    static const std::vector<std::vector<double>> kMantissas = {{1}, {1, 3}, {1, 2, 5}, {1, 1.5, 2, 3, 4, 5, 6, 8},
+        {1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9}};
     const size_t room = size_t(std::max(2, pixels / 22));
     std::vector<double> ticks;
     for (const std::vector<double> &mantissas : kMantissas) {
@@ -54,9 +54,17 @@ QSharedPointer<QCPAxisTickerText> lossTicker(double low, double high, int pixels
             for (double m : mantissas)
                 if (const double v = m * std::pow(10.0, exponent); v >= low && v <= high)
                     finer.push_back(v);
-        if (!ticks.empty() && finer.size() > room)
-            break;
-        ticks = std::move(finer);
+        if (finer.size() <= room) {
+            ticks = std::move(finer);
+            continue;
+        }
+        if (ticks.size() < 2) {
+            const size_t stride = (finer.size() + room - 1) / room;
+            ticks.clear();
+            for (size_t i = 0; i < finer.size(); i += stride)
+                ticks.push_back(finer[i]);
+        }
+        break;
     }
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (double v : ticks)
@@ -135,9 +143,9 @@ QWidget *TrainPanel::createSettings()
     m_steps = spin("trainSteps", 1, 1000000, defaults.steps, tr("Optimiser steps in the run"));
     m_batch = spin("trainBatch", 1, 1024, defaults.batch, tr("Examples per step; their gradients are averaged"));
     m_seed = spin("trainSeed", 0, 1 << 30, int(defaults.seed),
-                  tr("Seeds the initial weights and the example stream: the same seed trains the same model"));
+        tr("Seeds the initial weights and the example stream: the same seed trains the same model"));
     m_evalEvery = spin("trainEvalEvery", 1, 100000, 100,
-                       tr("Measure the loss on held-out examples every this many steps (thick curve)"));
+        tr("Measure the loss on held-out examples every this many steps (thick curve)"));
     m_evalEvery->setSuffix(tr(" steps"));
     m_learningRate = new QDoubleSpinBox(box);
     m_learningRate->setObjectName("trainLearningRate");
@@ -178,13 +186,13 @@ QWidget *TrainPanel::createButtons()
     m_pause = button(tr("Pause"), "Ctrl+P", tr("Hold training between two steps, or go on"), box);
     m_stop = button(tr("Stop"), "Ctrl+Shift+T", tr("End the run; the model keeps what it has learnt"), box);
     m_save = button(tr("Save…"), "Ctrl+S",
-                    tr("Write a checkpoint (model, optimiser state, position) that File ▸ Open Model Directory "
-                       "opens and `transformer-atlas train --resume` continues"),
-                    box);
+        tr("Write a checkpoint (model, optimiser state, position) that File ▸ Open Model Directory "
+           "opens and `transformer-atlas train --resume` continues"),
+        box);
     m_explore = button(tr("Open in explorer"), "Ctrl+Shift+O",
-                       tr("Load the model as it is now into the main window, on the probe example, so every "
-                          "view can inspect it"),
-                       box);
+        tr("Load the model as it is now into the main window, on the probe example, so every "
+           "view can inspect it"),
+        box);
     const std::pair<QPushButton *, const char *> names[] = {{m_start, "trainStart"}, {m_pause, "trainPause"},
         {m_stop, "trainStop"}, {m_save, "trainSave"}, {m_explore, "trainExplore"}};
     for (const auto &[b, name] : names)
@@ -349,7 +357,8 @@ void TrainPanel::saveTo(const QString &directory)
 
 void TrainPanel::openInExplorer()
 {
-    const QString root = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + "/trained";
+    const QString cache = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
+    const QString root = (cache.isEmpty() ? QDir::tempPath() : cache) + "/trained";
     // One directory per task, replaced each time: the Session has the model in memory once opened.
     m_exploreDirectory = root + "/" + QString::fromStdString(m_worker->setup().task);
     m_worker->save(m_exploreDirectory);
@@ -370,7 +379,6 @@ QString TrainPanel::heldOutText() const
 {
     return m_heldOut->text();
 }
-
 
 QString TrainPanel::noticeText() const
 {
@@ -485,11 +493,14 @@ bool TrainPanel::eventFilter(QObject *watched, QEvent *event)
 {
     if (watched == m_lossPlot && event->type() == QEvent::Resize) {
         // The axis rect takes its new size at the next layout: retick after it.
-        QMetaObject::invokeMethod(this, [this] {
-            m_lossPlot->replot();
-            rescaleLossAxis();
-            m_lossPlot->replot(QCustomPlot::rpQueuedReplot);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                m_lossPlot->replot();
+                rescaleLossAxis();
+                m_lossPlot->replot(QCustomPlot::rpQueuedReplot);
+            },
+            Qt::QueuedConnection);
     }
     return QWidget::eventFilter(watched, event);
 }
@@ -560,8 +571,9 @@ void TrainPanel::onSaved(const QString &directory, int step)
 void TrainPanel::openInSession(const QString &directory)
 {
     if (m_session->busy()) {
-        connect(m_session, &Session::busyChanged, this, [this, directory] { openInSession(directory); },
-                Qt::SingleShotConnection);
+        connect(
+            m_session, &Session::busyChanged, this, [this, directory] { openInSession(directory); },
+            Qt::SingleShotConnection);
         return;
     }
     ViewSpec spec = m_session->spec();

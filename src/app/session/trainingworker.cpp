@@ -179,7 +179,7 @@ bool TrainingWorker::betweenSteps(Trainer &trainer, TrainingProgress &pending)
             lock.unlock();
             saveNow(trainer, directory);
             lock.lock();
-        } else if (true) {
+        } else if (m_stopRequested || !m_pauseRequested) {
             break;
         } else if (!paused) {
             // Report every step done before saying "paused", so the GUI shows the step the pause holds at.
@@ -229,7 +229,7 @@ void TrainingWorker::saveNow(const Trainer &trainer, const QString &directory)
 void TrainingWorker::runProbe(const Trainer &trainer, const Example &probe)
 {
     const std::shared_ptr<const Model> model = trainer.snapshot();
-    const Input input{probe.tokens, {}};
+    const Input input {probe.tokens, {}};
     Engine engine(model, input);
     engine.runToEnd();
     ProbeRun run;

@@ -23,7 +23,7 @@ struct TrainingSetup
 {
     std::string task = "reverse";
     TrainOptions options;
-    int evalEvery = 100;    // held-out evaluation every this many steps, before the first and after the last
+    int evalEvery = 100; // held-out evaluation every this many steps, before the first and after the last
     int evalExamples = 128; // the same held-out examples each time (Trainer::evaluate's fixed seed)
     uint64_t probeSeed = 7; // picks the held-out example the attention probe runs on
 };
@@ -119,7 +119,7 @@ private:
     bool m_loopAlive = false; // the worker still takes save requests between steps
     bool m_pauseRequested = false;
     bool m_stopRequested = false;
-    std::atomic<int> m_stepsDone{0};
+    std::atomic<int> m_stepsDone {0};
 };
 
 } // namespace atlas
