@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -52,17 +53,32 @@ nlohmann::json writeGradients(const std::filesystem::path &out, const Engine &en
             {"gradients", grads}};
 }
 
+// 1 where the masked scores are finite (the query may attend the key), 0 where they are −∞.
+Tensor maskOf(const Tensor &masked)
+{
+    Tensor mask(masked.shape());
+    for (int64_t i = 0; i < masked.numel(); ++i)
+        mask.data()[i] = std::isfinite(masked.data()[i]) ? 1.0f : 0.0f;
+    return mask;
+}
+
 } // namespace
 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
-//      [--targets 3290,318,-1 --grads]
+//      [--targets 3290,318,-1 --grads] [--attention KIND --attention-param key=value ...]
 int dumpCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "tokens", "text", "padding", "out", "memory-budget", "targets"}, {"grads"});
+    const Arguments args(argv,
+                         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention",
+                          "attention-param"},
+                         {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
         throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");
     ModelAndInput run = loadModelAndInput(args);
+    run.input.attention = attentionArgument(args);
+    if (!run.input.attention.empty() && args.flag("grads"))
+        throw Error("--grads needs exact attention: backpropagation through the efficient kernels is not implemented");
     std::vector<int> targets;
     if (args.flag("grads")) {
         targets = parseTargets(args.value("targets"));
@@ -84,6 +100,13 @@ int dumpCommand(const CommandArgs &argv)
         tensors.push_back({{"name", e.name}, {"shape", e.tensor.shape()}, {"formula", e.formula},
                            {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
+    for (int l = 0; l < run.model->config.layers; ++l) // exact layers: the mask their −∞ cells stand for
+        if (const std::string name = "layer." + std::to_string(l) + ".attn."; !engine.trace().contains(name + "mask")) {
+            writeNpy((std::filesystem::path(out) / (name + "mask.npy")).string(), maskOf(engine.trace().tensor(name + "masked")));
+            tensors.push_back({{"name", name + "mask"}, {"shape", engine.trace().tensor(name + "masked").shape()},
+                               {"formula", "Mᵢⱼ = 1 where query i may attend key j (the finite cells of " + name + "masked)"},
+                               {"op", "derived by dump"}});
+        }
     manifest["tensors"] = tensors;
     if (args.flag("grads"))
         manifest.update(writeGradients(out, engine, targets));

@@ -23,6 +23,16 @@ ModelAndInput loadModelAndInput(const Arguments &args)
     return r;
 }
 
+std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args)
+{
+    if (!args.has("attention")) {
+        if (args.has("attention-param"))
+            throw Error("--attention-param needs --attention KIND");
+        return {};
+    }
+    return {attention::parseAttentionKernelSpec(args.value("attention"), args.values("attention-param"))};
+}
+
 size_t memoryBudgetArgument(const Arguments &args)
 {
     const double gib = args.doubleValue("memory-budget", 8.0);

@@ -19,6 +19,8 @@ struct ModelAndInput
 
 // --model NAME|DIR, then --tokens 1,2,3 or --text "...", and --padding 5,6.
 ModelAndInput loadModelAndInput(const Arguments &args);
+// --attention KIND [--attention-param key=value ...] -> one kernel for every layer (empty for none).
+std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args);
 // --memory-budget GIB (default 8).
 size_t memoryBudgetArgument(const Arguments &args);
 

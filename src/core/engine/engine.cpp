@@ -44,7 +44,12 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (!m_model)
         throw Error("no model");
     validateInput(m_model->config, m_input);
-    m_program = Program::build(m_model->config, m_input);
+    for (size_t i = 0; i < m_input.attention.size(); ++i)
+        attention::validateAttentionKernelSpec(m_input.attention[i]);
+    if (m_input.attention.size() > 1 && int(m_input.attention.size()) != m_model->config.layers)
+        throw Error("give one attention kernel for every layer (" + std::to_string(m_model->config.layers)
+                    + "), or a single one for all");
+    m_program = Program::build(m_model->config, m_input, m_options.trace);
     if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
                     + gib(m_program.tracedBytes()) + ", over the trace memory budget of " + gib(m_options.memoryBudget)

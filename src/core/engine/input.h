@@ -1,14 +1,27 @@
 #pragma once
 
+#include "attention/attentionkernel.h"
+
 #include <vector>
 
 namespace atlas {
 
-// What the engine runs on: token ids and which positions are padding (no query attends to a padding key).
+// What the engine runs on: token ids, which positions are padding (no query attends to a padding key), and
+// which attention kernel each layer uses.
 struct Input
 {
     std::vector<int> tokens;
     std::vector<int> padding; // positions, each in [0, tokens.size())
+    // Per layer; empty = exact softmax attention everywhere; a single entry applies to every layer.
+    std::vector<attention::AttentionKernelSpec> attention;
+
+    const attention::AttentionKernelSpec *kernelFor(int layer) const
+    {
+        if (attention.empty())
+            return nullptr;
+        const auto &spec = attention.size() == 1 ? attention.front() : attention.at(size_t(layer));
+        return spec.kind == "full" ? nullptr : &spec;
+    }
 };
 
 } // namespace atlas

@@ -14,9 +14,11 @@ using Outputs = std::vector<Tensor>;
 class ProgramBuilder
 {
 public:
-    ProgramBuilder(const ModelConfig &c, const Input &input)
+    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced)
         : m_c(c)
         , T(static_cast<int64_t>(input.tokens.size()))
+        , m_input(input)
+        , m_traced(traced)
     {
     }
 
@@ -42,6 +44,8 @@ public:
     void embeddings();
     void block(int i);
     void attention(int i, const std::string &in);
+    void exactAttention(int i);
+    void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
     void head();
     Program take() { return std::move(m_program); }
@@ -52,6 +56,8 @@ private:
 
     const ModelConfig &m_c;
     const int64_t T;
+    const Input &m_input;
+    const bool m_traced;
     Program m_program;
 };
 
@@ -117,6 +123,23 @@ void ProgramBuilder::attention(int i, const std::string &in)
             ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
             return Outputs{std::move(q), std::move(k), std::move(v)};
         });
+    if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
+        efficientAttention(i, *kernel);
+    } else {
+        exactAttention(i);
+    }
+    unary(p + "attn.merged", "merge heads", i, p + "attn.context", {T, D}, "C = [C_1 … C_H]",
+          [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
+    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
+          [i](Tensor &o, const Tensor &x, const Model &m) {
+              ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
+          });
+}
+
+void ProgramBuilder::exactAttention(int i)
+{
+    const std::string p = "layer." + std::to_string(i) + ".";
+    const int64_t H = m_c.heads, d = m_c.headDim();
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     add(p + "scores", "scores", i, {p + "attn.q", p + "attn.k"},
         {{p + "attn.scores", {H, T, T}, "S = Q_h K_hᵀ / √d  (d = " + std::to_string(d) + ")"}},
@@ -143,12 +166,51 @@ void ProgramBuilder::attention(int i, const std::string &in)
             ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
             return Outputs{std::move(o)};
         });
-    unary(p + "attn.merged", "merge heads", i, p + "attn.context", {T, D}, "C = [C_1 … C_H]",
-          [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
-    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
-          [i](Tensor &o, const Tensor &x, const Model &m) {
-              ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
-          });
+}
+
+void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelSpec &spec)
+{
+    const std::string p = "layer." + std::to_string(i) + ".";
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    std::vector<OpOutput> outputs = {
+        {p + "attn.context", {H, T, d}, "C_h = " + attention::describeAttentionKernel(spec) + " attention of Q_h, K_h, V_h"}};
+    std::vector<std::string> extras; // kernel extras kept in the trace, as "layer.i.<kind>.<name>"
+    if (m_traced) {
+        outputs.push_back({p + "attn.mask", {H, T, T}, "Mᵢⱼ = 1 where the " + spec.kind + " pattern lets query i attend key j"
+                                                         + (spec.kind == "lsh" ? " (in any hash round)" : "")});
+        outputs.push_back({p + "attn.probs", {H, T, T}, "Aᵢⱼ = the weight of V_j in C_i (effective attention)"});
+        if (spec.kind == "lsh") {
+            const attention::LshParams lsh = attention::lshParams(spec);
+            outputs.push_back({p + "lsh.buckets", {H, lsh.rounds, T}, "bucket of each token in each hash round: argmax([xR; −xR])"});
+            outputs.push_back({p + "lsh.rotations", {H, lsh.rounds, d, std::max(lsh.buckets / 2, 0)}, "R, a random rotation per round"});
+            extras = {"buckets", "rotations"};
+        }
+    }
+    const bool dense = m_traced;
+    add(p + "kernel", spec.kind + " attention", i, {p + "attn.q", p + "attn.k", p + "attn.v"}, outputs,
+        [p, spec, dense, extras, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
+            const Tensor &q = tr.tensor(p + "attn.q"), &k = tr.tensor(p + "attn.k"), &v = tr.tensor(p + "attn.v");
+            Outputs out(1, Tensor({H, T, d}));
+            const attention::AttentionOptions options{m.config.causal, in.padding, dense};
+            for (int64_t h = 0; h < H; ++h) {
+                attention::AttentionResult r = attention::attention_kernel_forward(spec, q.slice(h), k.slice(h), v.slice(h), options);
+                out[0].slice(h) = r.context.matrix();
+                if (!dense)
+                    continue;
+                std::vector<const Tensor *> parts = {&r.mask, &r.weights};
+                for (const std::string &e : extras)
+                    parts.push_back(&r.extras.at(e));
+                for (size_t j = 0; j < parts.size(); ++j) {
+                    if (h == 0) {
+                        Shape shape = parts[j]->shape();
+                        shape.insert(shape.begin(), H);
+                        out.emplace_back(shape);
+                    }
+                    std::copy(parts[j]->data(), parts[j]->data() + parts[j]->numel(), out[j + 1].data() + h * parts[j]->numel());
+                }
+            }
+            return out;
+        });
 }
 
 void ProgramBuilder::mlp(int i, const std::string &in)
@@ -205,9 +267,9 @@ void ProgramBuilder::head()
 
 } // namespace
 
-Program Program::build(const ModelConfig &config, const Input &input)
+Program Program::build(const ModelConfig &config, const Input &input, bool traced)
 {
-    ProgramBuilder b(config, input);
+    ProgramBuilder b(config, input, traced);
     b.embeddings();
     for (int i = 0; i < config.layers; ++i)
         b.block(i);

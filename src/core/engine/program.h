@@ -34,7 +34,9 @@ struct Program
 {
     std::vector<Op> ops;
 
-    static Program build(const ModelConfig &config, const Input &input);
+    // `traced`: the run keeps its trace, so efficient kernels also produce their dense weights and mask for
+    // display (T x T each); untraced runs stay sparse.
+    static Program build(const ModelConfig &config, const Input &input, bool traced = true);
     size_t tracedBytes() const; // bytes of every output, i.e. of a full trace
     int indexOf(const std::string &opName) const; // -1 when absent
     int producerOf(const std::string &tensorName) const; // op index, -1 when absent

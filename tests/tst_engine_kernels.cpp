@@ -1,0 +1,83 @@
+// Efficient attention kernels inside the engine: selectable per layer, run on the same Q, K, V as full
+// attention, and traced with their effective weights and mask.
+#include "engine/engine.h"
+#include "util/error.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace atlas;
+
+class TestEngineKernels : public QObject
+{
+    Q_OBJECT
+
+    std::shared_ptr<const Model> m_model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/gpt2_tiny"));
+    const std::vector<int> m_tokens = {3, 17, 42, 8, 0, 25, 49, 11};
+
+    static double maxDiff(const Tensor &a, const Tensor &b)
+    {
+        double m = 0;
+        for (int64_t i = 0; i < a.numel(); ++i)
+            m = std::max(m, double(std::abs(a.data()[i] - b.data()[i])));
+        return m;
+    }
+
+    Tensor run(std::vector<attention::AttentionKernelSpec> kernels, Trace *trace = nullptr)
+    {
+        Engine e(m_model, {m_tokens, {}, std::move(kernels)});
+        e.runToEnd();
+        if (trace)
+            *trace = e.trace();
+        return e.trace().tensor("logits");
+    }
+
+private slots:
+    void windowAsWideAsTheSequenceIsFullAttention()
+    {
+        const Tensor full = run({});
+        const Tensor wide = run({attention::parseAttentionKernelSpec("longformer", {"window=64"})});
+        QVERIFY2(maxDiff(full, wide) < 1e-5, qPrintable(QString::number(maxDiff(full, wide))));
+    }
+
+    void narrowWindowChangesTheOutputAndRespectsItsMask()
+    {
+        Trace trace;
+        const Tensor narrow = run({attention::parseAttentionKernelSpec("longformer", {"window=2"})}, &trace);
+        QVERIFY(maxDiff(run({}), narrow) > 1e-3);
+        const Tensor &mask = trace.tensor("layer.0.attn.mask"), &probs = trace.tensor("layer.0.attn.probs");
+        QCOMPARE(mask.shape(), (Shape{4, 8, 8}));
+        for (int64_t i = 0; i < mask.numel(); ++i)
+            if (mask.data()[i] == 0.0f)
+                QCOMPARE(probs.data()[i], 0.0f);
+        for (int h = 0; h < 4; ++h)
+            for (int q = 0; q < 8; ++q)
+                for (int k = q + 1; k < 8; ++k) // the model is causal: nothing from the future
+                    QCOMPARE(mask.data()[(h * 8 + q) * 8 + k], 0.0f);
+        QVERIFY(!trace.contains("layer.0.attn.scores")); // the sparse kernel never forms the full score matrix
+    }
+
+    void perLayerChoiceAndLshExtras()
+    {
+        Trace trace;
+        run({attention::parseAttentionKernelSpec("full", {}),
+             attention::parseAttentionKernelSpec("lsh", {"rounds=2", "buckets=4", "chunk=4"})},
+            &trace);
+        QVERIFY(trace.contains("layer.0.attn.scores"));
+        QVERIFY(!trace.contains("layer.1.attn.scores"));
+        QCOMPARE(trace.tensor("layer.1.lsh.buckets").shape(), (Shape{4, 2, 8}));
+        QCOMPARE(trace.tensor("layer.1.lsh.rotations").shape(), (Shape{4, 2, 8, 2}));
+    }
+
+    void badKernelRequestsAreErrors()
+    {
+        QVERIFY_THROWS_EXCEPTION(Error, attention::parseAttentionKernelSpec("lsh", {"roundz=2"}));
+        QVERIFY_THROWS_EXCEPTION(Error, run({attention::parseAttentionKernelSpec("linformer", {"k=4"})})); // causal
+        std::vector<attention::AttentionKernelSpec> three(3); // the model has 2 layers
+        QVERIFY_THROWS_EXCEPTION(Error, run(three));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineKernels)
+#include "tst_engine_kernels.moc"
