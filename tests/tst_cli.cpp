@@ -2,6 +2,8 @@
 // with a message naming the problem.
 #include "io/npy.h"
 
+#include <cmath>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -38,7 +40,7 @@ private slots:
         QFile f(dir.filePath("manifest.json"));
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QJsonArray tensors = QJsonDocument::fromJson(f.readAll()).object()["tensors"].toArray();
-        QCOMPARE(tensors.size(), 3 + 2 * 17 + 3); // embeddings, 17 per layer, head
+        QCOMPARE(tensors.size(), 3 + 2 * (17 + 1) + 3); // embeddings, 17 per layer + its derived mask, head
         for (const auto &t : tensors) {
             const QString name = t.toObject()["name"].toString();
             QVERIFY2(QFile::exists(dir.filePath(name + ".npy")), qPrintable(name));
@@ -49,6 +51,12 @@ private slots:
         QCOMPARE(atlas::readNpy(dir.filePath("logits.npy").toStdString()).shape(), (atlas::Shape{4, 50}));
         QCOMPARE(atlas::readNpy(dir.filePath("layer.0.attn.q.npy").toStdString()).shape(), (atlas::Shape{4, 4, 8}));
         QCOMPARE(atlas::readNpy(dir.filePath("layer.1.out.npy").toStdString()).shape(), (atlas::Shape{4, 32}));
+        const atlas::Tensor mask = atlas::readNpy(dir.filePath("layer.0.attn.mask.npy").toStdString());
+        const atlas::Tensor masked = atlas::readNpy(dir.filePath("layer.0.attn.masked.npy").toStdString());
+        QCOMPARE(mask.shape(), (atlas::Shape{4, 4, 4}));
+        for (int64_t i = 0; i < mask.numel(); ++i)
+            QCOMPARE(mask.data()[i], std::isfinite(masked.data()[i]) ? 1.0f : 0.0f);
+        QCOMPARE(mask.data()[1], 0.0f); // query 0 may not attend key 1 (causal)
     }
 
     void renderWritesPngSvgAndPdf()

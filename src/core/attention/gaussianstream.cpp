@@ -19,23 +19,6 @@ GaussianStream::GaussianStream(uint64_t seed, uint64_t stream)
 {
 }
 
-double GaussianStream::uniformOpen()
-{
-    return (double(m_engine() >> 11) + 0.5) * 0x1.0p-53;
-}
-
-double GaussianStream::normal()
-{
-    if (m_hasSpare) {
-        m_hasSpare = false;
-        return m_spare;
-    }
-    const double r = std::sqrt(-2.0 * std::log(uniformOpen())), phi = 2.0 * M_PI * uniformOpen();
-    m_spare = r * std::sin(phi);
-    m_hasSpare = true;
-    return r * std::cos(phi);
-}
-
 uint64_t GaussianStream::below(uint64_t n)
 {
     // Rejection keeps it exactly uniform; the limit is the largest multiple of n that fits.
@@ -48,10 +31,19 @@ uint64_t GaussianStream::below(uint64_t n)
 
 MatrixRM GaussianStream::matrix(int64_t rows, int64_t cols, double stddev)
 {
+    const int64_t n = rows * cols, pairs = (n + 1) / 2;
+    Eigen::ArrayXf u1(pairs), u2(pairs);
+    for (int64_t p = 0; p < pairs; ++p) { // one 64-bit draw gives both uniforms of a pair
+        const uint64_t x = m_engine();
+        u1[p] = (float(uint32_t(x) >> 8) + 0.5f) * 0x1.0p-24f; // in (0, 1), so log(u1) is finite
+        u2[p] = float(uint32_t(x >> 32) >> 8) * 0x1.0p-24f; // in [0, 1)
+    }
+    const Eigen::ArrayXf radius = (-2.0f * u1.log()).sqrt() * float(stddev);
+    const Eigen::ArrayXf angle = float(2.0 * M_PI) * u2;
     MatrixRM m(rows, cols);
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-            m(r, c) = static_cast<float>(stddev * normal());
+    Eigen::Map<Eigen::ArrayXf> out(m.data(), n);
+    out.head(pairs) = radius * angle.cos();
+    out.tail(n - pairs) = (radius * angle.sin()).head(n - pairs);
     return m;
 }
 
