@@ -128,6 +128,32 @@ private slots:
         QVERIFY(session.kvCacheSummary().contains(QString("%1 positions").arg(before + 4)));
     }
 
+    void efficientKernelReplacesTheAttentionOps()
+    {
+        Session session;
+        MainWindow window(&session);
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        QVERIFY(session.trace()->contains("layer.0.attn.scores"));
+        session.setAttention("longformer", {"window=2"});
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.mask"), 20000);
+        waitIdle(session);
+        QVERIFY(!session.trace()->contains("layer.0.attn.scores"));
+        const Tensor &mask = session.trace()->tensor("layer.1.attn.mask");
+        const int64_t T = mask.dim(1);
+        QCOMPARE(mask.data()[(T - 1) * T + 0], 0.0f); // the last query no longer sees the first key
+        QCOMPARE(mask.data()[(T - 1) * T + T - 1], 1.0f);
+        window.showViewKind("attention");
+        QTest::qWait(50);
+        QCOMPARE(window.currentView()->input().trace, session.trace());
+        screenshot(window, "window-longformer");
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        session.setAttention("lsh", {"roundz=2"});
+        QCOMPARE(errors.count(), 1);
+        QVERIFY(errors.first().first().toString().contains("roundz"));
+    }
+
     void badInputKeepsTheAppRunning()
     {
         Session session;

@@ -2,6 +2,7 @@
 #include "ui_mainwindow.h"
 
 #include "model/builtinmodels.h"
+#include "panels/attentionkernelbar.h"
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
 #include "panels/operationpanel.h"
@@ -118,6 +119,7 @@ void MainWindow::createToolBarWidgets()
     bar->addWidget(m_layer);
     bar->addWidget(new QLabel(tr("  Head "), this));
     bar->addWidget(m_head);
+    bar->addWidget(new AttentionKernelBar(m_session, this));
 
     m_progress = new QProgressBar(this);
     m_progress->setMaximumWidth(220);
@@ -219,7 +221,10 @@ void MainWindow::connectSession()
     });
     connect(m_session, &Session::errorOccurred, this, [this](const QString &message) {
         statusBar()->showMessage(message, 15000);
-        QMessageBox::warning(this, tr("Transformer Atlas"), message);
+        // Window-modal but not blocking: the event loop (and any running work) goes on behind it.
+        auto *box = new QMessageBox(QMessageBox::Warning, tr("Transformer Atlas"), message, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
     });
 }
 

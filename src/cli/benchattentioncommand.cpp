@@ -40,7 +40,7 @@ Timing timeKernel(
             ms.push_back(elapsed);
     }
     std::sort(ms.begin(), ms.end());
-    return { ms[ms.size() / 2], ms.front(), ms.back() };
+    return {ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
 // Least-squares slope of log(time) against log(N).
@@ -83,7 +83,7 @@ void sweep(const attention::AttentionKernelSpec &spec, const attention::Attentio
 // bench-attention --kernel KIND [--length N] [--repeat R] [--attention-param key=value ...] [--causal] [--sweep]
 int benchAttentionCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, { "kernel", "length", "repeat", "attention-param" }, { "causal", "sweep" });
+    const Arguments args(argv, {"kernel", "length", "repeat", "attention-param"}, {"causal", "sweep"});
     const attention::AttentionKernelSpec spec
         = attention::parseAttentionKernelSpec(args.value("kernel", "full"), args.values("attention-param"));
     attention::AttentionOptions options;

@@ -90,10 +90,26 @@ void Session::openModel(const QString &nameOrDirectory)
     });
 }
 
+void Session::setAttention(const std::string &kind, const std::vector<std::string> &params)
+{
+    m_spec.attention = kind;
+    m_spec.attentionParams = params;
+    emit specChanged();
+    runInput(m_input);
+}
+
 void Session::runInput(Input input)
 {
     if (!m_model)
         return;
+    try {
+        input.attention.clear();
+        if (m_spec.attention != "full")
+            input.attention = {attention::parseAttentionKernelSpec(m_spec.attention, m_spec.attentionParams)};
+    } catch (const Error &e) {
+        emit errorOccurred(QString::fromStdString(e.what()));
+        return;
+    }
     auto model = m_model;
     const size_t budget = m_memoryBudget;
     runJob([this, model, input, budget]() -> Commit {
@@ -190,6 +206,10 @@ void Session::generate(int count, SamplingOptions options)
 {
     if (!m_model)
         return;
+    if (m_spec.attention != "full") {
+        emit errorOccurred(tr("Generation with the KV cache uses exact attention: set Attention to 'full' first"));
+        return;
+    }
     auto model = m_model;
     auto tokenizer = m_tokenizer;
     const std::vector<int> prompt = m_input.tokens;

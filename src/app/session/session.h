@@ -33,6 +33,8 @@ public:
     void setText(const QString &text);
     void setTokens(const std::vector<int> &tokens);
     void togglePadding(int position);
+    // Every layer's attention kernel and its "key=value" parameters; reruns the input.
+    void setAttention(const std::string &kind, const std::vector<std::string> &params);
     void setMemoryBudget(size_t bytes) { m_memoryBudget = bytes; }
     size_t memoryBudget() const { return m_memoryBudget; }
 

@@ -2,7 +2,6 @@
 
 #include "attention/gaussianstream.h"
 #include "util/error.h"
-#include "util/parallel.h"
 
 #include <cmath>
 #include <limits>
@@ -49,20 +48,18 @@ AttentionResult linformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, 
     MatrixRM p = (q * (1.0f / std::sqrt(float(d)))) * kp.transpose(); // (T,k)
     // A projected key made of no real key (E's row is zero on every non-padding position) is masked, so that
     // with E = I padding is masked exactly as in full attention.
-    const Eigen::Array<bool, 1, Eigen::Dynamic> empty = (E.array() == 0.0f).rowwise().all().transpose();
-    parallelFor(T, std::max<int64_t>(1, 65536 / p.cols()), [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            auto row = p.row(i).array();
-            row = empty.select(-std::numeric_limits<float>::infinity(), row);
-            const float mx = row.maxCoeff();
-            if (mx == -std::numeric_limits<float>::infinity()) {
-                row.setZero();
-                continue;
-            }
-            row = empty.select(0.0f, (row - mx).exp());
-            row /= row.sum();
+    const RowVector keep = (E.array() != 0.0f).rowwise().any().cast<float>().transpose();
+    const float ninf = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < T; ++i) { // on this thread: OpenBLAS's threads still spin after the products
+        auto row = p.row(i).array();
+        const float mx = (keep.array() > 0.0f).select(row, ninf).maxCoeff();
+        if (mx == ninf) {
+            row.setZero();
+            continue;
         }
-    });
+        row = (row - mx).exp() * keep.array();
+        row /= row.sum();
+    }
     AttentionResult result;
     result.context = Tensor({T, d});
     result.context.matrix().noalias() = p * vp;

@@ -2,10 +2,10 @@
 
 #include "attention/gaussianstream.h"
 #include "util/error.h"
-#include "util/parallel.h"
 
 #include <Eigen/QR>
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas::attention {
@@ -21,13 +21,11 @@ MatrixRM positiveFeatures(const MatrixRM &x, const MatrixRM &omega, bool perRowS
     MatrixRM phi = x * omega.transpose();
     const float globalShift = perRowShift ? 0.0f : phi.maxCoeff();
     const float norm = 1.0f / std::sqrt(float(m));
-    parallelFor(T, std::max<int64_t>(1, 65536 / m), [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-            auto row = phi.row(t).array();
-            const float shift = (perRowShift ? row.maxCoeff() : globalShift) + 0.5f * x.row(t).squaredNorm();
-            row = (row - shift).exp() * norm;
-        }
-    });
+    for (int64_t t = 0; t < T; ++t) { // on this thread: OpenBLAS's threads still spin after the product
+        auto row = phi.row(t).array();
+        const float shift = (perRowShift ? row.maxCoeff() : globalShift) + 0.5f * x.row(t).squaredNorm();
+        row = (row - shift).exp() * norm;
+    }
     return phi;
 }
 

@@ -1,5 +1,6 @@
 #include "view/viewspec.h"
 
+#include "attention/attentionkernel.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -16,7 +17,7 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string> kKeys = { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
-    "scale", "colormap", "top_k", "position", "theme" };
+    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params" };
 const std::vector<std::string> kScales = { "linear", "log" };
 const std::vector<std::string> kColormaps = { "viridis", "magma", "cividis", "greys" };
 const std::vector<std::string> kThemes = { "light", "dark" };
@@ -125,6 +126,26 @@ public:
         return v;
     }
 
+    std::vector<std::string> strings(const Json &value) const
+    {
+        if (!value.is_array())
+            fail(std::string("expected an array of strings, got ") + typeName(value));
+        std::vector<std::string> out;
+        for (const Json &e : value)
+            out.push_back(string(e));
+        return out;
+    }
+
+    // The kernel and its parameters must make a valid spec; the message names this key.
+    void checkKernel(const std::string &kind, const std::vector<std::string> &params) const
+    {
+        try {
+            attention::parseAttentionKernelSpec(kind, params);
+        } catch (const Error &e) {
+            fail(e.what());
+        }
+    }
+
     std::vector<int> integers(const Json &value) const
     {
         if (!value.is_array())
@@ -169,6 +190,12 @@ const std::map<std::string, Setter> &setters()
                 s.position = r.integer(v, -1, ">= 0, or -1 for the last token");
             } },
         { "theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); } },
+        { "attention",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.attention = r.oneOf(v, attention::attentionKernelKinds());
+            } },
+        { "attention_params",
+            [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); } },
     };
     return table;
 }
@@ -203,6 +230,7 @@ ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
             reader.fail("unknown key (" + suggestion(key, kKeys) + ")");
         it->second(spec, reader, value);
     }
+    Reader(source, "attention_params").checkKernel(spec.attention, spec.attentionParams);
     return spec;
 }
 
@@ -222,6 +250,8 @@ std::string ViewSpec::toJson() const
     j["top_k"] = topK;
     j["position"] = position;
     j["theme"] = theme;
+    j["attention"] = attention;
+    j["attention_params"] = attentionParams;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -22,6 +22,8 @@ struct ViewSpec
     int topK = 20;            // bars in the next-token view
     int position = -1;        // query position of the next-token view; -1 = the last token
     std::string theme = "light"; // light | dark
+    std::string attention = "full"; // attention kernel of every layer: full | lsh | bigbird | longformer | …
+    std::vector<std::string> attentionParams; // its parameters as "key=value", e.g. "window=16"
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.

@@ -1,0 +1,72 @@
+#include "panels/attentionkernelbar.h"
+
+#include "attention/attentionkernel.h"
+#include "session/session.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+
+namespace atlas {
+
+AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_kind(new QComboBox(this))
+    , m_params(new QLineEdit(this))
+{
+    for (const std::string &kind : attention::attentionKernelKinds())
+        m_kind->addItem(QString::fromStdString(kind));
+    m_kind->setToolTip(tr("The attention every layer computes: exact softmax attention (full), or an efficient "
+                          "replacement that attends to fewer keys or approximates the softmax"));
+    m_params->setPlaceholderText(tr("parameters: key=value …"));
+    m_params->setToolTip(tr("The kernel's parameters, e.g. rounds=2 buckets=4 chunk=4 for LSH or window=4 for "
+                            "Longformer; press Enter to apply"));
+    m_params->setMinimumWidth(220);
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(new QLabel(tr("  Attention "), this));
+    layout->addWidget(m_kind);
+    layout->addWidget(m_params);
+    connect(m_kind, &QComboBox::activated, this, [this] {
+        m_params->setText(classroomDefaults(m_kind->currentText()));
+        apply();
+    });
+    connect(m_params, &QLineEdit::returnPressed, this, &AttentionKernelBar::apply);
+    connect(m_session, &Session::specChanged, this, [this] {
+        m_kind->setCurrentText(QString::fromStdString(m_session->spec().attention));
+        QStringList params;
+        for (const std::string &p : m_session->spec().attentionParams)
+            params << QString::fromStdString(p);
+        if (!m_params->hasFocus())
+            m_params->setText(params.join(' '));
+    });
+}
+
+QString AttentionKernelBar::classroomDefaults(const QString &kind)
+{
+    if (kind == "lsh")
+        return "rounds=2 buckets=4 chunk=4";
+    if (kind == "bigbird")
+        return "block=2 window_blocks=1 global_blocks=1 random_blocks=1";
+    if (kind == "longformer")
+        return "window=4 dilation=1";
+    if (kind == "strided" || kind == "fixed")
+        return "stride=4";
+    if (kind == "linformer")
+        return "k=8";
+    if (kind == "performer")
+        return "features=64";
+    return {};
+}
+
+void AttentionKernelBar::apply()
+{
+    std::vector<std::string> params;
+    for (const QString &p : m_params->text().split(' ', Qt::SkipEmptyParts))
+        params.push_back(p.toStdString());
+    m_session->setAttention(m_kind->currentText().toStdString(), params);
+}
+
+} // namespace atlas

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <QWidget>
+
+class QComboBox;
+class QLineEdit;
+
+namespace atlas {
+
+class Session;
+
+// Chooses the attention kernel every layer runs (full softmax, LSH, BigBird, Longformer, strided, fixed,
+// Linformer, Performer) and its parameters, with small defaults that suit a short classroom input.
+class AttentionKernelBar : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit AttentionKernelBar(Session *session, QWidget *parent = nullptr);
+
+    // Parameters that make each kernel visibly different from full attention on a 10–40 token input.
+    static QString classroomDefaults(const QString &kind);
+
+private:
+    void apply();
+
+    Session *m_session;
+    QComboBox *m_kind;
+    QLineEdit *m_params;
+};
+
+} // namespace atlas
