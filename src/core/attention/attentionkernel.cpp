@@ -35,8 +35,11 @@ const std::vector<KindKeys> &kindKeys()
 std::string joined(const std::vector<std::string> &items)
 {
     std::string out;
-    for (const std::string &s : items)
-        out += (out.empty() ? "" : ", ") + s;
+    for (const std::string &s : items) {
+        if (!out.empty())
+            out += ", ";
+        out += s;
+    }
     return out;
 }
 
@@ -258,8 +261,11 @@ std::string describeAttentionKernel(const AttentionKernelSpec &spec)
     if (kind == "longformer") {
         const LongformerParams p = longformerParams(spec);
         std::string globals;
-        for (int g : p.global)
-            globals += (globals.empty() ? "" : ",") + n(g);
+        for (int g : p.global) {
+            if (!globals.empty())
+                globals += ',';
+            globals += n(g);
+        }
         return kind + " (window=" + n(p.window) + ", dilation=" + n(p.dilation) + ", global=" + globals + ")";
     }
     if (kind == "strided")

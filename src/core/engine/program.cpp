@@ -2,6 +2,7 @@
 
 #include "ops/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas {
@@ -9,6 +10,19 @@ namespace atlas {
 namespace {
 
 using Outputs = std::vector<Tensor>;
+
+// Kernels with random parts (LSH rotations, BigBird's random blocks, Linformer's E, Performer's features)
+// draw them from `seed`: offset it per layer and head so that heads do not share their randomness.
+attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec, int layer, int head, int heads)
+{
+    static const std::vector<std::string> seeded = {"lsh", "bigbird", "linformer", "performer"};
+    if (std::find(seeded.begin(), seeded.end(), spec.kind) != seeded.end()) {
+        const auto it = spec.params.find("seed");
+        const long base = it == spec.params.end() ? 0 : std::stol(it->second);
+        spec.params["seed"] = std::to_string(base + long(layer) * heads + head);
+    }
+    return spec;
+}
 
 // Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
 class ProgramBuilder
@@ -188,12 +202,13 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
     }
     const bool dense = m_traced;
     add(p + "kernel", spec.kind + " attention", i, {p + "attn.q", p + "attn.k", p + "attn.v"}, outputs,
-        [p, spec, dense, extras, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
+        [p, i, spec, dense, extras, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
             const Tensor &q = tr.tensor(p + "attn.q"), &k = tr.tensor(p + "attn.k"), &v = tr.tensor(p + "attn.v");
             Outputs out(1, Tensor({H, T, d}));
             const attention::AttentionOptions options{m.config.causal, in.padding, dense};
             for (int64_t h = 0; h < H; ++h) {
-                attention::AttentionResult r = attention::attention_kernel_forward(spec, q.slice(h), k.slice(h), v.slice(h), options);
+                const attention::AttentionResult r = attention::attention_kernel_forward(
+                    seededForHead(spec, i, int(h), int(H)), q.slice(h), k.slice(h), v.slice(h), options);
                 out[0].slice(h) = r.context.matrix();
                 if (!dense)
                     continue;
