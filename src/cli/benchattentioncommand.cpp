@@ -2,6 +2,7 @@
 #include "attention/attentionkernel.h"
 #include "attention/gaussianstream.h"
 #include "commands.h"
+#include "io/atomicfile.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -9,6 +10,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 namespace atlas {
 
@@ -58,8 +64,63 @@ double logLogSlope(const std::vector<int64_t> &lengths, const std::vector<double
     return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
-void sweep(const attention::AttentionKernelSpec &spec, const attention::AttentionOptions &options, int repeat)
+// "AMD EPYC 7B13, 2 cores": the CPU model from /proc/cpuinfo and the worker count.
+std::string machineDescription()
 {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, model = "unknown CPU";
+    while (std::getline(cpuinfo, line))
+        if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+            model = line.substr(line.find(':') + 2);
+            break;
+        }
+    return model + ", " + std::to_string(workerThreads()) + " cores";
+}
+
+std::string todayUtc()
+{
+    const std::time_t now = std::time(nullptr);
+    char text[16];
+    std::strftime(text, sizeof text, "%Y-%m-%d", std::gmtime(&now));
+    return text;
+}
+
+// Writes this kernel's sweep into the JSON file `path`, replacing an earlier entry of the same kind and keeping
+// the others, so one file collects one sweep per kernel (read by the "kernels" view).
+void writeSweepJson(const std::string &path, const attention::AttentionKernelSpec &spec,
+    const attention::AttentionOptions &options, int repeat, const std::vector<int64_t> &lengths,
+    const std::vector<Timing> &timings, double slope)
+{
+    nlohmann::json root = nlohmann::json::object();
+    if (std::filesystem::exists(path)) {
+        try {
+            root = nlohmann::json::parse(readFile(path));
+        } catch (const nlohmann::json::exception &e) {
+            throw Error(path + ": not a sweep file to add to (" + e.what() + ")");
+        }
+    }
+    root["machine"] = machineDescription();
+    root["date"] = todayUtc();
+    root["d_head"] = kHeadWidth;
+    root["matrix_backend"] = ATLAS_MATRIX_BACKEND;
+    nlohmann::json entry = { { "kind", spec.kind }, { "description", attention::describeAttentionKernel(spec) },
+        { "causal", options.causal }, { "repeat", repeat }, { "slope_upper_half", slope } };
+    for (size_t i = 0; i < lengths.size(); ++i)
+        entry["points"].push_back({ { "n", lengths[i] }, { "median_ms", timings[i].median },
+            { "min_ms", timings[i].min }, { "max_ms", timings[i].max } });
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const nlohmann::json &k : root.value("kernels", nlohmann::json::array()))
+        if (k.value("kind", "") != spec.kind || k.value("causal", false) != options.causal)
+            kernels.push_back(k);
+    kernels.push_back(entry);
+    root["kernels"] = kernels;
+    writeFileAtomically(path, root.dump(2) + "\n");
+}
+
+void sweep(const attention::AttentionKernelSpec &spec, const attention::AttentionOptions &options, int repeat,
+    const std::string &jsonPath)
+{
+    std::vector<Timing> timings;
     std::vector<int64_t> lengths, upper;
     std::vector<double> upperMs;
     for (int64_t N = 256; N <= 16384; N *= 2)
@@ -67,6 +128,7 @@ void sweep(const attention::AttentionKernelSpec &spec, const attention::Attentio
     std::printf("| N | median ms | min ms | max ms |\n| --- | --- | --- | --- |\n");
     for (size_t i = 0; i < lengths.size(); ++i) {
         const Timing t = timeKernel(spec, options, lengths[i], repeat);
+        timings.push_back(t);
         std::printf("| %lld | %.2f | %.2f | %.2f |\n", (long long)lengths[i], t.median, t.min, t.max);
         std::fflush(stdout);
         if (i >= lengths.size() / 2) { // the upper half: N >= 2048
@@ -74,16 +136,22 @@ void sweep(const attention::AttentionKernelSpec &spec, const attention::Attentio
             upperMs.push_back(t.median);
         }
     }
+    const double slope = logLogSlope(upper, upperMs);
     std::printf("log-log slope (least squares, N = %lld … %lld): %.2f\n", (long long)upper.front(),
-        (long long)upper.back(), logLogSlope(upper, upperMs));
+        (long long)upper.back(), slope);
+    if (!jsonPath.empty()) {
+        writeSweepJson(jsonPath, spec, options, repeat, lengths, timings, slope);
+        std::printf("wrote %s\n", jsonPath.c_str());
+    }
 }
 
 } // namespace
 
-// bench-attention --kernel KIND [--length N] [--repeat R] [--attention-param key=value ...] [--causal] [--sweep]
+// bench-attention --kernel KIND [--length N] [--repeat R] [--attention-param key=value ...] [--causal]
+//                 [--sweep [--json FILE]]
 int benchAttentionCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"kernel", "length", "repeat", "attention-param"}, {"causal", "sweep"});
+    const Arguments args(argv, {"kernel", "length", "repeat", "attention-param", "json"}, {"causal", "sweep"});
     const attention::AttentionKernelSpec spec
         = attention::parseAttentionKernelSpec(args.value("kernel", "full"), args.values("attention-param"));
     attention::AttentionOptions options;
@@ -91,11 +159,13 @@ int benchAttentionCommand(const CommandArgs &argv)
     const int length = args.intValue("length", 4096), repeat = args.intValue("repeat", 5);
     if (length < 1 || repeat < 1)
         throw Error("--length and --repeat must be at least 1");
+    if (args.has("json") && !args.flag("sweep"))
+        throw Error("--json writes a sweep: add --sweep");
     std::printf("kernel %s, d_head %lld, %s, %d cores, matrix products by %s, %d timed runs after one warm-up\n",
         attention::describeAttentionKernel(spec).c_str(), (long long)kHeadWidth,
         options.causal ? "causal" : "not causal", workerThreads(), ATLAS_MATRIX_BACKEND, repeat);
     if (args.flag("sweep")) {
-        sweep(spec, options, repeat);
+        sweep(spec, options, repeat, args.value("json"));
         return 0;
     }
     const Timing t = timeKernel(spec, options, length, repeat);

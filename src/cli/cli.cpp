@@ -41,6 +41,7 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
       [--causal] [--sweep]                time one attention head (d_head 64) with an efficient-attention
                                           kernel (full, lsh, bigbird, longformer, strided, fixed, linformer,
                                           performer); --sweep times N = 256 … 16384 and fits the log-log slope
+                                          (--sweep --json FILE also writes or merges it into FILE)
 
 M is a built-in model name (see `models`) or a Hugging Face GPT-2 directory (config.json, model.safetensors).
 )";

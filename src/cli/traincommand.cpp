@@ -60,8 +60,13 @@ int trainCommand(const CommandArgs &argv)
     const int total = trainer->options().steps;
     const int evalEvery = args.intValue("eval-every", 250), checkpointEvery = args.intValue("checkpoint-every", 500);
     const int evalExamples = args.intValue("eval-examples", 256);
+    double trainingSeconds = 0, trainedTokens = 0; // step time only: evaluation and checkpoints excluded
     while (trainer->stepCount() < total) {
+        const auto t0 = std::chrono::steady_clock::now();
         const StepReport r = trainer->step();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        trainingSeconds += seconds;
+        trainedTokens += r.tokensPerSecond * seconds;
         const bool evalNow = r.step % evalEvery == 0 || r.step == total;
         Evaluation e;
         if (evalNow)
@@ -74,6 +79,9 @@ int trainCommand(const CommandArgs &argv)
     std::printf("task %s, %d steps, seed %llu: held-out loss %.4f, token accuracy %.2f%%, exact match %.2f%% (%d examples)\n",
                 trainer->task().name().c_str(), total, (unsigned long long)trainer->options().seed, final.loss,
                 100 * final.tokenAccuracy, 100 * final.exactMatch, evalExamples);
+    if (trainingSeconds > 0)
+        std::printf("training throughput: %.0f tokens/s (%.0f tokens in %.1f s of optimiser steps)\n",
+                    trainedTokens / trainingSeconds, trainedTokens, trainingSeconds);
     std::printf("model and checkpoint in %s (open it with --model %s or File > Open Model Directory)\n", out.c_str(),
                 out.c_str());
     return 0;

@@ -1,0 +1,73 @@
+#pragma once
+
+#include "attention/kernelcomparison.h"
+#include "views/view.h"
+
+#include <QImage>
+
+#include <memory>
+#include <vector>
+
+class QCustomPlot;
+
+namespace atlas {
+
+// One head under every attention kernel (view kind "kernels"): the effective weights of each kernel as small heat
+// maps, titled with its errors against full attention (max and mean |ΔC| of the context, mean KL of the rows),
+// and a log-log plot of measured time against N per kernel with Tay et al.'s complexity in the legend, read from
+// a `bench-attention --sweep --json` file (resources/benchmarks/attention-sweep.json by default).
+//
+// The comparison reruns the head's Q, K, V (`layer.L.attn.q/k/v`, (H,T,d)) densely through eight kernels: a few
+// ms for T ≤ 512, so it runs in refresh(); above 512 tokens the view shows a message instead.
+class KernelCompareView : public View
+{
+    Q_OBJECT
+
+public:
+    static constexpr int kMaxTokens = 512;
+
+    explicit KernelCompareView(QWidget *parent = nullptr);
+
+    static QString defaultBenchmarkFile();
+    void setBenchmarkFile(const QString &path); // reloads the time plot
+
+    const std::vector<attention::KernelComparisonEntry> &entries() const { return m_entries; }
+    int panelCount() const { return static_cast<int>(m_entries.size()); }
+    QString panelTitle(int i) const;
+    QString errorText(int i) const; // "max |ΔC| 0.12 · mean 0.03 · KL 0.41", or why the kernel was skipped
+    QString message() const { return m_message; } // drawn instead of the panels, empty when they are drawn
+    QString benchmarkMessage() const { return m_benchMessage; } // drawn over the time plot when it has no data
+    QCustomPlot *timePlot() const { return m_plot; }
+    double computeMilliseconds() const { return m_computeMs; }
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void refresh() override;
+    void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    void recompute();
+    void rebuildImages();
+    void loadBenchmarks();
+    void layoutPlot();
+    QRect panelArea() const;
+    void paintPanel(QPainter &p, int i, const QRect &cell) const;
+
+    QCustomPlot *m_plot = nullptr;
+    QString m_benchFile;
+    QString m_benchMessage;
+    std::vector<attention::KernelComparisonEntry> m_entries;
+    std::vector<QImage> m_images;
+    QString m_message;
+    double m_computeMs = 0;
+    // What the comparison was computed from, to recompute only when it changes.
+    std::shared_ptr<const Trace> m_cachedTrace;
+    size_t m_cachedEntries = 0;
+    int m_cachedLayer = -1, m_cachedHead = -1;
+    std::string m_cachedStyle;
+};
+
+} // namespace atlas
