@@ -14,30 +14,13 @@
 
 namespace atlas {
 
-namespace {
-
-// GPT-2 small's shape (124M parameters) with random weights, for comparing speed with PyTorch.
-std::shared_ptr<const Model> gpt2SmallShaped()
-{
-    ModelConfig c;
-    c.layers = 12;
-    c.heads = 12;
-    c.dModel = 768;
-    c.dFF = 3072;
-    c.vocab = 50257;
-    c.context = 1024;
-    return std::make_shared<Model>(Model::random(c, 1234));
-}
-
-} // namespace
-
 // bench (--model NAME|DIR | --shape gpt2-small) --length N --repeat R [--no-trace] [--per-op]
 int benchCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "shape", "length", "repeat", "memory-budget"}, {"no-trace", "per-op"});
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
-    auto model = args.has("shape") ? gpt2SmallShaped() : loadModel(args.value("model", "tiny-bytes"));
+    auto model = args.has("shape") ? std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234)) : loadModel(args.value("model", "tiny-bytes"));
     const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
     if (length < 1 || repeat < 1)
         throw Error("--length and --repeat must be at least 1");

@@ -23,19 +23,6 @@ double msSince(Clock::time_point t0)
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// GPT-2 small's shape (124M parameters) with random weights, the same as `bench --shape gpt2-small`.
-std::shared_ptr<Model> gpt2SmallShapedForTraining()
-{
-    ModelConfig c;
-    c.layers = 12;
-    c.heads = 12;
-    c.dModel = 768;
-    c.dFF = 3072;
-    c.vocab = 50257;
-    c.context = 1024;
-    return std::make_shared<Model>(Model::random(c, 1234));
-}
-
 struct Timings
 {
     std::vector<double> total, forward, backward, update;
@@ -67,7 +54,7 @@ int benchTrainCommand(const CommandArgs &argv)
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
     std::shared_ptr<Model> model = args.has("shape")
-        ? gpt2SmallShapedForTraining()
+        ? std::make_shared<Model>(Model::random(ModelConfig::gpt2Small(), 1234))
         : std::make_shared<Model>(*loadModel(args.value("model", "tiny-bytes")));
     const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
     if (length < 1 || repeat < 1)

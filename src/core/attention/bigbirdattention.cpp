@@ -79,11 +79,7 @@ AttentionResult bigbird_attention_forward(
     RowState state(T, d);
     attention.pass(state, dense.get(), n, sparseBlock, rule); // global blocks have empty key lists
     attention.pass(state, dense.get(), (globalRows + 63) / 64, globalBlock, rule);
-    result.context = Tensor({T, d});
-    std::vector<double> lse;
-    BlockAttention::finish(state, result.context.matrix(), &lse);
-    if (dense)
-        BlockAttention::finishDense(*dense, lse, result);
+    BlockAttention::complete(state, dense.get(), result);
     return result;
 }
 

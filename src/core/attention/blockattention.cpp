@@ -193,4 +193,13 @@ void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<dou
                 w(i, j) = float(dense.count(i, j) * std::exp(double(dense.score(i, j)) - lse[size_t(i)]));
 }
 
+void BlockAttention::complete(const RowState &state, const DenseRecord *dense, AttentionResult &result)
+{
+    result.context = Tensor({state.acc.rows(), state.acc.cols()});
+    std::vector<double> lse;
+    finish(state, result.context.matrix(), &lse);
+    if (dense)
+        finishDense(*dense, lse, result);
+}
+
 } // namespace atlas::attention

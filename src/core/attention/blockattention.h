@@ -95,6 +95,8 @@ public:
     static void finish(const RowState &state, MatrixMap context, std::vector<double> *lse);
     // weights (T,T) = count · exp(score − lse_i) and the mask, from the record and each query's final lse.
     static void finishDense(const DenseRecord &dense, const std::vector<double> &lse, AttentionResult &result);
+    // Both: result.context (T,d) from the state, and the dense weights and mask when `dense` was recorded.
+    static void complete(const RowState &state, const DenseRecord *dense, AttentionResult &result);
 
 private:
     void attendBlock(RowState &state, DenseRecord *dense, BlockScratch &s) const;

@@ -49,11 +49,7 @@ AttentionResult fixed_attention_forward(
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
     RowState state(T, d);
     attention.pass(state, dense.get(), (T + kQueries - 1) / kQueries, block, rule);
-    result.context = Tensor({T, d});
-    std::vector<double> lse;
-    BlockAttention::finish(state, result.context.matrix(), &lse);
-    if (dense)
-        BlockAttention::finishDense(*dense, lse, result);
+    BlockAttention::complete(state, dense.get(), result);
     return result;
 }
 

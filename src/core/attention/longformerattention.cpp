@@ -95,11 +95,7 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     attention.pass(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRule);
     attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueries - 1) / kQueries, globalBlock, causalRule);
     AttentionResult result;
-    result.context = Tensor({T, d});
-    std::vector<double> lse;
-    BlockAttention::finish(state, result.context.matrix(), &lse);
-    if (dense)
-        BlockAttention::finishDense(*dense, lse, result);
+    BlockAttention::complete(state, dense.get(), result);
     return result;
 }
 

@@ -54,11 +54,7 @@ AttentionResult strided_attention_forward(
     RowState state(T, d);
     attention.pass(state, dense.get(), (T + kQueries - 1) / kQueries, bandBlock, bandRule);
     attention.pass(state, dense.get(), std::min(l, T) * blocksPerClass, columnBlock, columnRule);
-    result.context = Tensor({T, d});
-    std::vector<double> lse;
-    BlockAttention::finish(state, result.context.matrix(), &lse);
-    if (dense)
-        BlockAttention::finishDense(*dense, lse, result);
+    BlockAttention::complete(state, dense.get(), result);
     return result;
 }
 

@@ -52,6 +52,18 @@ std::string activationName(Activation a)
 
 } // namespace
 
+ModelConfig ModelConfig::gpt2Small()
+{
+    ModelConfig c;
+    c.layers = 12;
+    c.heads = 12;
+    c.dModel = 768;
+    c.dFF = 3072;
+    c.vocab = 50257;
+    c.context = 1024;
+    return c;
+}
+
 void ModelConfig::validate(const std::string &source) const
 {
     auto require = [&](bool ok, const std::string &what) {

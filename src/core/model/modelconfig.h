@@ -27,6 +27,8 @@ struct ModelConfig
     std::string description;        // atlas_description: shown in the model menu
 
     int headDim() const { return dModel / heads; }
+    // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.
+    static ModelConfig gpt2Small();
     void validate(const std::string &source) const; // throws atlas::Error naming source and field
 
     static ModelConfig fromJson(const std::string &json, const std::string &source);
