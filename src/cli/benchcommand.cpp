@@ -20,7 +20,8 @@ int benchCommand(const CommandArgs &argv)
     const Arguments args(argv, {"model", "shape", "length", "repeat", "memory-budget"}, {"no-trace", "per-op"});
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
-    auto model = args.has("shape") ? std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234)) : loadModel(args.value("model", "tiny-bytes"));
+    auto model = args.has("shape") ? std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234))
+                                   : loadModel(args.value("model", "tiny-bytes"));
     const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
     if (length < 1 || repeat < 1)
         throw Error("--length and --repeat must be at least 1");
