@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace atlas {
 
@@ -67,7 +68,14 @@ QString MaskView::maskText(int row, int col) const
 {
     QString problem;
     const Tensor *t = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &problem);
-    if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
+    if (t == nullptr) { // an efficient kernel's pattern (1 = attended)
+        const Tensor *mask = findHeadTensor(m_input, m_spec.layer, "attn.mask", m_spec.head, &problem);
+        if (mask == nullptr || row >= mask->dim(1) || col >= mask->dim(2))
+            return {};
+        return cellPrefix(m_input, row, col)
+            + (mask->slice(m_spec.head)(row, col) > 0 ? tr(": in the kernel's pattern") : tr(": outside the kernel's pattern"));
+    }
+    if (row >= t->dim(1) || col >= t->dim(2))
         return {};
     const float v = t->slice(m_spec.head)(row, col);
     if (!(std::isinf(v) && v < 0))
@@ -107,9 +115,31 @@ void MaskView::refresh()
         }
         plot->setLogScale(m_spec.scale == "log" && plot == m_probs);
     }
-    showPanel(m_scores, "attn.scores", tr("scores"));
-    showPanel(m_mask, "attn.masked", tr("mask"));
+    QString problem;
+    const Tensor *pattern = findHeadTensor(m_input, m_spec.layer, "attn.mask", m_spec.head, &problem);
+    if (pattern && !m_input.trace->contains(traceName(m_spec.layer, "attn.masked"))) {
+        showKernelPattern(*pattern); // an efficient kernel: no score matrix, only its pattern
+    } else {
+        showPanel(m_scores, "attn.scores", tr("scores"));
+        showPanel(m_mask, "attn.masked", tr("mask"));
+    }
     showPanel(m_probs, "attn.probs", tr("softmax"));
+}
+
+void MaskView::showKernelPattern(const Tensor &mask)
+{
+    m_scores->showMessage(tr("This layer runs an efficient attention kernel: it never forms the full matrix of "
+                             "scores. The middle panel shows which keys its pattern lets each query attend, the "
+                             "right one the weights it gives them."));
+    const int T = static_cast<int>(mask.dim(1));
+    auto cells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
+    const ConstMatrixMap head = mask.slice(m_spec.head);
+    for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T; ++j)
+            (*cells)[size_t(i) * size_t(T) + size_t(j)] = head(i, j) > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
+    const QStringList labels = tokenLabels(m_input, T);
+    m_mask->setLabels(labels, labels);
+    m_mask->setMatrix(cells->data(), T, T, cells);
 }
 
 void MaskView::applyTheme()

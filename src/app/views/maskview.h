@@ -27,6 +27,7 @@ protected:
     void refresh() override;
 
 private:
+    void showKernelPattern(const Tensor &mask);
     void showPanel(HeatmapPlot *plot, const char *suffix, const QString &op);
     QString maskText(int row, int col) const;
     QString valueText(const char *suffix, const QString &what, int row, int col) const;

@@ -4,6 +4,7 @@
 #include "view/viewspec.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
+#include "views/kernelcompareview.h"
 #include "views/maskview.h"
 #include "views/nexttokenview.h"
 #include "views/tensorview.h"
@@ -17,6 +18,8 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         return std::make_unique<AttentionView>(parent);
     if (kind == "heads")
         return std::make_unique<HeadsGridView>(parent);
+    if (kind == "kernels")
+        return std::make_unique<KernelCompareView>(parent);
     if (kind == "lines")
         return std::make_unique<TokenLinesView>(parent);
     if (kind == "mask")
