@@ -87,8 +87,8 @@ std::string ByteTokenizer::piece(int id) const
         return "⇥";
     if (id > 32 && id < 127)
         return std::string(1, static_cast<char>(id));
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "<%02X>", id & 0xff);
+    char buf[12];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", id & 0xff);
     return buf;
 }
 
