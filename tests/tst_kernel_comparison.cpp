@@ -45,6 +45,7 @@ private slots:
         QCOMPARE(entries[0].spec.kind, std::string("full"));
         QVERIFY2(entries[1].maxAbsError < 1e-5, qPrintable(QString::number(entries[1].maxAbsError)));
         QVERIFY2(entries[1].meanKl < 1e-6, qPrintable(QString::number(entries[1].meanKl)));
+        QCOMPARE(entries[1].meanDroppedWeight, 0.0);
     }
 
     void narrowWindowLosesWeight()
@@ -53,6 +54,14 @@ private slots:
         QVERIFY(entries[1].maxAbsError > 1e-3);
         QVERIFY(entries[1].meanAbsError > 0 && entries[1].meanAbsError <= entries[1].maxAbsError);
         QVERIFY(entries[1].meanKl > 0.1);
+        // The dropped share is full attention's weight outside the window, computed here from the weights.
+        const Tensor &full = entries[0].weights, &mask = entries[1].mask;
+        double dropped = 0;
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j < T; ++j)
+                dropped += mask.data()[i * T + j] == 0.0f ? full.data()[i * T + j] : 0.0;
+        QVERIFY(std::abs(entries[1].meanDroppedWeight - dropped / double(T)) < 1e-9);
+        QVERIFY(entries[1].meanDroppedWeight > 0.05 && entries[1].meanDroppedWeight < 1.0);
     }
 
     void klOfHandMadeRows()

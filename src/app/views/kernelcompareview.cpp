@@ -241,8 +241,9 @@ QString KernelCompareView::errorText(int i) const
     const auto &e = m_entries.at(static_cast<size_t>(i));
     if (e.skipped)
         return tr("not run: %1").arg(QString::fromStdString(e.reason));
-    return QStringLiteral("max |ΔC| %1 · mean %2 · KL %3")
-        .arg(number(e.maxAbsError), number(e.meanAbsError), number(e.meanKl));
+    return QStringLiteral("max |ΔC| %1 · mean %2 · KL %3 · drops %4 %")
+        .arg(number(e.maxAbsError), number(e.meanAbsError), number(e.meanKl))
+        .arg(100.0 * e.meanDroppedWeight, 0, 'f', 0);
 }
 
 void KernelCompareView::resizeEvent(QResizeEvent *event)
@@ -310,7 +311,7 @@ void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell) const
     p.setFont(titleFont);
     p.drawText(inner.left(), inner.top() + tm.ascent(), QString::fromStdString(entry.spec.kind));
     p.setFont(textFont);
-    const QRect textBox(inner.left(), inner.top() + tm.height(), inner.width(), 3 * fm.height());
+    const QRect textBox(inner.left(), inner.top() + tm.height(), inner.width(), 4 * fm.height());
     const QString errors = entry.skipped ? tr("not run (see below)") : errorText(i);
     p.drawText(textBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
         fm.elidedText(params, Qt::ElideRight, inner.width() * 2 - 20) + "\n" + errors);

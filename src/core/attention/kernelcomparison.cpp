@@ -27,16 +27,20 @@ void measure(KernelComparisonEntry &entry, const Tensor &context, const Tensor &
     entry.maxAbsError = maxError;
     entry.meanAbsError = context.numel() > 0 ? sumError / double(context.numel()) : 0.0;
     const int64_t T = full.dim(0);
-    double sumKl = 0;
+    double sumKl = 0, sumDropped = 0;
     int64_t rows = 0;
     for (int64_t i = 0; i < T; ++i) {
         const double kl = klDivergenceRow(full.data() + i * T, entry.weights.data() + i * T, T);
         if (std::isnan(kl))
             continue;
         sumKl += kl;
+        for (int64_t j = 0; j < T; ++j)
+            if (entry.mask.data()[i * T + j] == 0.0f)
+                sumDropped += full.data()[i * T + j];
         ++rows;
     }
     entry.meanKl = rows > 0 ? sumKl / double(rows) : 0.0;
+    entry.meanDroppedWeight = rows > 0 ? sumDropped / double(rows) : 0.0;
 }
 
 } // namespace

@@ -32,6 +32,9 @@ struct KernelComparisonEntry
     double maxAbsError = 0; // max |C_kernel − C_full|
     double meanAbsError = 0; // mean |C_kernel − C_full|
     double meanKl = 0; // mean over query rows of KL(full_i || kernel_i), nats
+    // Mean over query rows of the share of full attention's weight that falls on keys outside the kernel's
+    // mask: what the pattern cannot see at all (0 for dense approximations such as Performer).
+    double meanDroppedWeight = 0;
 };
 
 // Every kind with small classroom parameters suited to T (see kernelcomparison.cpp); linformer's k = max(1, T/2).
