@@ -16,20 +16,28 @@ import torch.nn.functional as F
 L, H, D, V, P = 12, 12, 768, 50257, 1024
 
 
-def make_weights(gen):
+def make_weights(gen, requires_grad=False):
     def n(*shape):
-        return torch.randn(*shape, generator=gen) * 0.02
-    w = {"wte": n(V, D), "wpe": n(P, D), "lnf": (torch.ones(D), torch.zeros(D)), "blocks": []}
+        return (torch.randn(*shape, generator=gen) * 0.02).requires_grad_(requires_grad)
+
+    def ones():
+        return torch.ones(D, requires_grad=requires_grad)
+
+    def zeros(size=D):
+        return torch.zeros(size, requires_grad=requires_grad)
+
+    w = {"wte": n(V, D), "wpe": n(P, D), "lnf": (ones(), zeros()), "blocks": []}
     for _ in range(L):
         w["blocks"].append({
-            "ln1": (torch.ones(D), torch.zeros(D)), "attn": (n(D, 3 * D), torch.zeros(3 * D)),
-            "proj": (n(D, D), torch.zeros(D)), "ln2": (torch.ones(D), torch.zeros(D)),
-            "fc": (n(D, 4 * D), torch.zeros(4 * D)), "fcproj": (n(4 * D, D), torch.zeros(D)),
+            "ln1": (ones(), zeros()), "attn": (n(D, 3 * D), zeros(3 * D)),
+            "proj": (n(D, D), zeros()), "ln2": (ones(), zeros()),
+            "fc": (n(D, 4 * D), zeros(4 * D)), "fcproj": (n(4 * D, D), zeros()),
         })
     return w
 
 
-def forward(w, ids):
+def logits(w, ids):
+    """GPT-2's forward pass up to the logits (tied to wte), as Hugging Face computes it."""
     T = ids.shape[0]
     x = w["wte"][ids] + w["wpe"][:T]
     mask = torch.ones(T, T, dtype=torch.bool).tril()
@@ -45,8 +53,11 @@ def forward(w, ids):
         u = F.gelu(torch.addmm(b["fc"][1], h, b["fc"][0]), approximate="tanh")
         x = x + torch.addmm(b["fcproj"][1], u, b["fcproj"][0])
     x = F.layer_norm(x, (D,), *w["lnf"], eps=1e-5)
-    logits = x @ w["wte"].t()
-    return torch.softmax(logits, dim=-1)
+    return x @ w["wte"].t()
+
+
+def forward(w, ids):
+    return torch.softmax(logits(w, ids), dim=-1)
 
 
 def main():

@@ -14,27 +14,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-L, H, D, V, P = 12, 12, 768, 50257, 1024
-
-
-def make_weights(gen):
-    def n(*shape):
-        return (torch.randn(*shape, generator=gen) * 0.02).requires_grad_()
-
-    def ones():
-        return torch.ones(D, requires_grad=True)
-
-    def zeros(size=D):
-        return torch.zeros(size, requires_grad=True)
-
-    w = {"wte": n(V, D), "wpe": n(P, D), "lnf": (ones(), zeros()), "blocks": []}
-    for _ in range(L):
-        w["blocks"].append({
-            "ln1": (ones(), zeros()), "attn": (n(D, 3 * D), zeros(3 * D)),
-            "proj": (n(D, D), zeros()), "ln2": (ones(), zeros()),
-            "fc": (n(D, 4 * D), zeros(4 * D)), "fcproj": (n(4 * D, D), zeros()),
-        })
-    return w
+from torch_forward import V, logits, make_weights
 
 
 def parameters(w):
@@ -46,22 +26,7 @@ def parameters(w):
 
 
 def loss_of(w, ids, targets):
-    T = ids.shape[0]
-    x = w["wte"][ids] + w["wpe"][:T]
-    mask = torch.ones(T, T, dtype=torch.bool).tril()
-    for b in w["blocks"]:
-        h = F.layer_norm(x, (D,), *b["ln1"], eps=1e-5)
-        qkv = torch.addmm(b["attn"][1], h, b["attn"][0])
-        q, k, v = (t.view(T, H, D // H).transpose(0, 1) for t in qkv.split(D, dim=1))
-        s = (q @ k.transpose(1, 2)) / math.sqrt(D // H)
-        a = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
-        c = (a @ v).transpose(0, 1).reshape(T, D)
-        x = x + torch.addmm(b["proj"][1], c, b["proj"][0])
-        h = F.layer_norm(x, (D,), *b["ln2"], eps=1e-5)
-        u = F.gelu(torch.addmm(b["fc"][1], h, b["fc"][0]), approximate="tanh")
-        x = x + torch.addmm(b["fcproj"][1], u, b["fcproj"][0])
-    x = F.layer_norm(x, (D,), *w["lnf"], eps=1e-5)
-    return F.cross_entropy(x @ w["wte"].t(), targets)
+    return F.cross_entropy(logits(w, ids), targets)
 
 
 def learning_rate(step, peak=3e-4, floor=3e-5, warmup=2, total=11):
@@ -80,7 +45,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     gen = torch.Generator().manual_seed(1234)
-    w = make_weights(gen)
+    w = make_weights(gen, requires_grad=True)
     params = parameters(w)
     ids = torch.randint(0, V, (args.length + 1,), generator=gen)
     inputs, targets = ids[:-1], ids[1:]
