@@ -32,12 +32,12 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 } // namespace
 
 // train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
-//        --checkpoint-every K --description TEXT] [--resume]
+//        --checkpoint-every K --description TEXT --layers L --heads H --d-model D] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
                          {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "checkpoint-every",
-                          "description", "eval-examples"},
+                          "description", "eval-examples", "layers", "heads", "d-model"},
                          {"resume"});
     const std::string out = args.required("out");
     std::unique_ptr<Trainer> trainer;
@@ -47,6 +47,10 @@ int trainCommand(const CommandArgs &argv)
     } else {
         const auto task = Task::create(args.required("task"));
         ModelConfig config = task->modelConfig();
+        config.layers = args.intValue("layers", config.layers);
+        config.heads = args.intValue("heads", config.heads);
+        config.dModel = args.intValue("d-model", config.dModel);
+        config.dFF = 4 * config.dModel;
         config.description = args.value("description", task->summary());
         TrainOptions o;
         o.steps = args.intValue("steps", o.steps);
