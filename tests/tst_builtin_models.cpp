@@ -43,8 +43,18 @@ private slots:
         QVERIFY2(e.exactMatch >= exactMatch, qPrintable(QString::number(e.exactMatch)));
     }
 
+    static double coverage(const char *model, const char *patternName, int layer)
+    {
+        for (const HeadPattern &p : headPatterns(model))
+            if (p.name == patternName)
+                return patternCoverage(loadModel(model), *Task::create(model), p, layer, 100);
+        return -1;
+    }
+
     void reverseAnswersLookAtTheMirroredLetter()
     {
+        QVERIFY(coverage("reverse", "mirror", 0) >= 0.95); // some layer-0 head, at every answer position
+        QVERIFY(coverage("reverse", "mirror", 1) <= 0.15);
         const auto m = mass("reverse", "mirror");
         for (double head : m[0])
             QVERIFY2(head >= 0.40, qPrintable(QString::number(head)));
@@ -54,6 +64,7 @@ private slots:
 
     void copyHeadsFindTheLetterToCopy()
     {
+        QVERIFY(coverage("copy", "induction", 0) >= 0.78);
         const auto m = mass("copy", "induction");
         for (double head : m[0])
             QVERIFY2(head >= 0.25, qPrintable(QString::number(head)));
@@ -65,6 +76,7 @@ private slots:
 
     void sortHeadTwoFindsTheNextLetterInOrder()
     {
+        QVERIFY(coverage("sort", "next in order", 0) >= 0.82);
         const auto m = mass("sort", "next in order");
         QVERIFY2(m[0][2] >= 0.55, qPrintable(QString::number(m[0][2])));
         for (size_t l = 0; l < m.size(); ++l)

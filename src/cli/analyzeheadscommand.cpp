@@ -22,7 +22,8 @@ int analyzeHeadsCommand(const CommandArgs &argv)
             std::printf("  layer %zu:", l);
             for (double m : mass[l])
                 std::printf("  %5.1f%%", 100 * m);
-            std::printf("\n");
+            std::printf("   best head at each position: %5.1f%%\n",
+                        100 * patternCoverage(model, *task, pattern, int(l), examples));
         }
     }
     return 0;

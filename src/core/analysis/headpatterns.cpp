@@ -104,4 +104,35 @@ std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model,
     return mass;
 }
 
+double patternCoverage(std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int layer,
+                       int examples, uint64_t seed)
+{
+    const int H = model->config.heads;
+    std::mt19937_64 rng(seed);
+    double total = 0;
+    long queries = 0;
+    for (int n = 0; n < examples; ++n) {
+        const Example e = task.sample(rng, true);
+        Engine engine(model, {e.tokens, {}});
+        engine.runToEnd();
+        const int T = static_cast<int>(e.tokens.size());
+        const Tensor &probs = engine.trace().tensor("layer." + std::to_string(layer) + ".attn.probs");
+        for (int pos = 0; pos < T; ++pos) {
+            const std::vector<int> keys = pattern.keys(e, pos);
+            if (keys.empty())
+                continue;
+            double best = 0;
+            for (int h = 0; h < H; ++h) {
+                double mass = 0;
+                for (int k : keys)
+                    mass += probs.data()[(int64_t(h) * T + pos) * T + k];
+                best = std::max(best, mass);
+            }
+            total += best;
+            ++queries;
+        }
+    }
+    return total / double(std::max(queries, 1L));
+}
+
 } // namespace atlas

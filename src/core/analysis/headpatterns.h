@@ -28,4 +28,10 @@ std::vector<HeadPattern> headPatterns(const std::string &task);
 std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model, const Task &task,
                                              const HeadPattern &pattern, int examples, uint64_t seed = 777);
 
+// Heads can share a job, each taking some positions: for every pattern query, the largest mass any head of
+// `layer` puts on the pattern's keys, averaged over the queries. Near 1 means that at every position some head
+// of the layer does exactly what the pattern says.
+double patternCoverage(std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int layer,
+                       int examples, uint64_t seed = 777);
+
 } // namespace atlas
