@@ -33,8 +33,8 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(7));
-        for (const char *k : { "attention", "heads", "kernels", "lines", "mask", "next-token", "tensor" })
+        QCOMPARE(kinds.size(), size_t(8));
+        for (const char *k : { "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "tensor" })
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

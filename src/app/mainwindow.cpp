@@ -44,6 +44,7 @@ const std::vector<std::pair<const char *, const char *>> kViewTabs = {
     {"lines", QT_TRANSLATE_NOOP("MainWindow", "Token lines")},  {"mask", QT_TRANSLATE_NOOP("MainWindow", "Mask")},
     {"next-token", QT_TRANSLATE_NOOP("MainWindow", "Next token")}, {"tensor", QT_TRANSLATE_NOOP("MainWindow", "Tensor")},
     {"kernels", QT_TRANSLATE_NOOP("MainWindow", "Kernels")},
+    {"lsh", QT_TRANSLATE_NOOP("MainWindow", "LSH")},
 };
 }
 

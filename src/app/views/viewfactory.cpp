@@ -5,6 +5,7 @@
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
 #include "views/kernelcompareview.h"
+#include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/nexttokenview.h"
 #include "views/tensorview.h"
@@ -22,6 +23,8 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         return std::make_unique<KernelCompareView>(parent);
     if (kind == "lines")
         return std::make_unique<TokenLinesView>(parent);
+    if (kind == "lsh")
+        return std::make_unique<LshView>(parent);
     if (kind == "mask")
         return std::make_unique<MaskView>(parent);
     if (kind == "next-token")

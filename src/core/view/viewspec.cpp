@@ -204,7 +204,7 @@ const std::map<std::string, Setter> &setters()
 
 std::vector<std::string> ViewSpec::viewKinds()
 {
-    return { "attention", "heads", "kernels", "lines", "mask", "next-token", "tensor" };
+    return { "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "tensor" };
 }
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)

@@ -9,7 +9,7 @@ namespace atlas {
 // headless, and a lesson step is one. Unknown keys and wrong types are errors naming the source and key.
 struct ViewSpec
 {
-    std::string view = "attention"; // attention | heads | kernels | lines | mask | next-token | tensor
+    std::string view = "attention"; // attention | heads | lines | mask | next-token | tensor | kernels | lsh
     std::string model = "tiny-bytes"; // a built-in model name or a model directory
     std::string text = "The cat sat on the mat.";
     std::vector<int> tokens;  // explicit token ids; when not empty they replace `text`

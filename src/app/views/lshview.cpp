@@ -1,0 +1,433 @@
+#include "views/lshview.h"
+
+#include "attention/attentionkernel.h"
+#include "util/error.h"
+#include "views/colormaps.h"
+#include "views/heatmapplot.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+constexpr int kMargin = 10;
+
+QFont sizedFont(const QFont &base, double points, bool bold = false)
+{
+    QFont f = base;
+    f.setPointSizeF(points);
+    f.setBold(bold);
+    return f;
+}
+
+QColor readableOn(const QColor &fill)
+{
+    return fill.lightnessF() > 0.55 ? Qt::black : Qt::white;
+}
+
+// A bucket colour for text: darker on a light background, lighter on a dark one.
+QColor labelColor(const QColor &bucket, const ThemeColors &theme)
+{
+    return theme.background.lightnessF() > 0.5 ? bucket.darker(130) : bucket.lighter(125);
+}
+
+} // namespace
+
+QColor lshBucketColor(int b, int n)
+{
+    static const QRgb colors[] = { 0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7,
+        0x9c755f, 0xbab0ac };
+    if (n <= 10)
+        return QColor(colors[size_t(std::max(0, b)) % 10]);
+    return QColor::fromHsvF(std::fmod(0.61803 * b, 1.0), 0.55, 0.85);
+}
+
+LshView::LshView(QWidget *parent)
+    : View(parent)
+{
+    m_timer.setInterval(kRoundMilliseconds);
+    connect(&m_timer, &QTimer::timeout, this, [this] {
+        if (m_data.rounds > 0)
+            setCurrentRound((m_round + 1) % m_data.rounds);
+    });
+}
+
+int LshView::gridBucket(int round, int position) const
+{
+    return m_data.bucket.at(size_t(round)).at(size_t(position));
+}
+
+void LshView::setCurrentRound(int round)
+{
+    m_round = std::clamp(round, 0, std::max(0, m_data.rounds - 1));
+    update();
+}
+
+void LshView::setAnimating(bool on)
+{
+    if (on && m_data.rounds > 1)
+        m_timer.start();
+    else
+        m_timer.stop();
+    update();
+}
+
+void LshView::mousePressEvent(QMouseEvent *event)
+{
+    setAnimating(!isAnimating());
+    event->accept();
+}
+
+void LshView::refresh()
+{
+    const size_t entries = m_input.trace ? m_input.trace->entries().size() : 0;
+    const int head = std::max(0, m_spec.head);
+    if (m_input.trace != m_cachedTrace || entries != m_cachedEntries || m_spec.layer != m_cachedLayer
+        || head != m_cachedHead) {
+        m_cachedTrace = m_input.trace;
+        m_cachedEntries = entries;
+        m_cachedLayer = m_spec.layer;
+        m_cachedHead = head;
+        m_cachedStyle.clear();
+        recompute();
+    }
+    const std::string style = m_spec.colormap + "/" + m_spec.scale;
+    if (style != m_cachedStyle) {
+        m_cachedStyle = style;
+        rebuildImage();
+    }
+    update();
+}
+
+void LshView::recompute()
+{
+    m_message.clear();
+    m_data = LshHeadData();
+    m_round = 0;
+    const Trace *trace = m_input.trace.get();
+    const int layer = m_spec.layer, head = std::max(0, m_spec.head);
+    if (trace == nullptr || !trace->contains(traceName(layer, "attn.context"))) {
+        if (m_input.layers > 0 && layer >= m_input.layers)
+            m_message = tr("Layer %1 does not exist: the model has %2 layers.").arg(layer).arg(m_input.layers);
+        else
+            m_message = notComputedText(tr("the attention of layer %1").arg(layer), traceName(layer, "attn.context"));
+    } else if (const std::string kind = layerAttentionKind(*trace, layer); kind != "lsh") {
+        m_message = tr("This layer runs %1 attention: choose Attention ▸ lsh").arg(QString::fromStdString(kind));
+    } else if (!trace->contains(traceName(layer, "lsh.buckets")) || !trace->contains(traceName(layer, "attn.mask"))) {
+        m_message = tr("Layer %1 ran LSH without a trace of its buckets (an untraced run): run it traced.").arg(layer);
+    } else {
+        int fallback = 64;
+        try {
+            fallback = attention::lshParams(attention::parseAttentionKernelSpec("lsh", m_spec.attentionParams)).chunk;
+        } catch (const Error &) {
+        }
+        m_message = loadLshHead(m_input, layer, head, lshChunkOfLayer(*trace, layer, fallback), &m_data);
+    }
+    setAnimating(m_message.isEmpty());
+}
+
+void LshView::rebuildImage()
+{
+    m_sortedImages.clear();
+    if (!m_message.isEmpty())
+        return;
+    std::unique_ptr<ColorLut> lut;
+    try {
+        lut = std::make_unique<ColorLut>(m_spec.colormap);
+    } catch (const Error &) {
+        lut = std::make_unique<ColorLut>("viridis");
+    }
+    const int T = m_data.T;
+    const float upper = std::max(1e-12f, *std::max_element(m_data.probs.begin(), m_data.probs.end()));
+    const bool log = m_spec.scale == "log";
+    const float floor = upper * 1e-4f, logSpan = std::log(upper / floor);
+    for (int r = 0; r < m_data.rounds; ++r) {
+        QImage image(T, T, QImage::Format_RGB32);
+        const std::vector<int> &order = m_data.order[size_t(r)];
+        for (int a = 0; a < T; ++a) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(a));
+            for (int b = 0; b < T; ++b) {
+                const float w = m_data.probs[size_t(order[size_t(a)]) * size_t(T) + size_t(order[size_t(b)])];
+                const float t = log ? std::log(std::max(w, floor) / floor) / logSpan : w / upper;
+                line[b] = m_data.allowedSorted(r, a, b) ? lut->map(t) : lut->masked();
+            }
+        }
+        m_sortedImages.push_back(image);
+    }
+}
+
+QRect LshView::paintTitle(QPainter &p, const QRect &area, const QString &title) const
+{
+    p.setPen(themeColors(m_spec.theme).text);
+    p.setFont(sizedFont(font(), 10.5, true));
+    const QFontMetrics fm(p.font());
+    p.drawText(area.left(), area.top() + fm.ascent(), title);
+    return area.adjusted(0, fm.height() + 4, 0, 0);
+}
+
+void LshView::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    const ThemeColors theme = themeColors(m_spec.theme);
+    p.fillRect(rect(), theme.background);
+    p.setPen(theme.text);
+    const QRect area = rect().adjusted(kMargin, kMargin, -kMargin, -kMargin);
+    if (!m_message.isEmpty() || m_data.rounds == 0) {
+        p.setFont(sizedFont(font(), 13));
+        p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, m_message);
+        return;
+    }
+    p.setFont(sizedFont(font(), 12, true));
+    const QFontMetrics fm(p.font());
+    p.drawText(area.left(), area.top() + fm.ascent(),
+        tr("Layer %1, head %2: LSH attention (%3 rounds, %4 buckets, chunks of %5; T = %6) — round %7 of %3%8")
+            .arg(m_spec.layer)
+            .arg(std::max(0, m_spec.head))
+            .arg(m_data.rounds)
+            .arg(m_data.buckets)
+            .arg(m_data.chunk)
+            .arg(m_data.T)
+            .arg(m_round + 1)
+            .arg(m_data.rounds > 1 ? (isAnimating() ? tr("  (click to pause)") : tr("  (paused: click to play)"))
+                                   : QString()));
+    const QRect body = area.adjusted(0, fm.height() + 8, 0, 0);
+    const int leftW = int(body.width() * 0.47), topH = int(body.height() * 0.66);
+    const QRect left(body.left(), body.top(), leftW, body.height());
+    const QRect right(body.left() + leftW + 2 * kMargin, body.top(), body.width() - leftW - 2 * kMargin, body.height());
+    paintSphere(p, QRect(left.left(), left.top(), left.width(), topH - kMargin));
+    paintGrid(p, QRect(left.left(), left.top() + topH, left.width(), left.height() - topH));
+    paintSorted(p, QRect(right.left(), right.top(), right.width(), topH - kMargin));
+    paintMissed(p, QRect(right.left(), right.top() + topH, right.width(), right.height() - topH));
+}
+
+QString LshView::caption(int panel) const
+{
+    if (panel == 1)
+        return tr("Each dot is a token's key k̂ = q/|q| (shared QK), projected on the keys' two principal directions "
+                  "(%1 % of their variance) and pushed out to the circle. Sectors: the buckets this round's random "
+                  "rotation gives to directions lying in that plane — a 2-D view of a hash that really happens in "
+                  "d = %2 dimensions, so a dot (coloured by its true bucket) may sit in another sector. Nearby keys "
+                  "tend to share a bucket, round after round.")
+            .arg(100.0 * m_data.explained, 0, 'f', 0)
+            .arg(m_data.d);
+    return tr("Tokens sorted by (bucket, position), cut into chunks of %1 (lines). A query sees its own chunk and the "
+              "one before%2; grey cells are not allowed this round. Colour: LSH's effective weight (all rounds).")
+        .arg(m_data.chunk)
+        .arg(m_data.causal ? tr(", keys at or before it") : QString());
+}
+
+void LshView::paintSphere(QPainter &p, const QRect &area) const
+{
+    const ThemeColors theme = themeColors(m_spec.theme);
+    QRect box = paintTitle(p, area, tr("1 · Keys on the sphere, projected to 2-D — round %1").arg(m_round + 1));
+    const QFont small = sizedFont(font(), 8.5);
+    const QFontMetrics sm(small);
+    const QRect captionBox(box.left(), box.bottom() - 5 * sm.height(), box.width(), 5 * sm.height());
+    box.setBottom(captionBox.top() - 4);
+    const int labelRoom = 3 * sm.height() + 8;
+    const double radius = std::max(20, std::min(box.width(), box.height()) / 2 - labelRoom);
+    const QPointF c(box.center());
+    const auto at = [&](double angle, double r) { return QPointF(c.x() + r * std::cos(angle), c.y() - r * std::sin(angle)); };
+    const std::vector<int> &sector = m_data.sector[size_t(m_round)];
+    const int steps = LshHeadData::kSectorSteps;
+    const QRectF disc(c.x() - radius, c.y() - radius, 2 * radius, 2 * radius);
+    p.setPen(Qt::NoPen);
+    for (int s = 0; s < steps;) {
+        int e = s;
+        while (e < steps && sector[size_t(e)] == sector[size_t(s)])
+            ++e;
+        QColor fill = lshBucketColor(sector[size_t(s)], m_data.buckets);
+        fill.setAlpha(70);
+        p.setBrush(fill);
+        p.drawPie(disc, int(std::lround(s * 360.0 * 16 / steps)), int(std::lround((e - s) * 360.0 * 16 / steps)));
+        s = e;
+    }
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(theme.text, 1.2));
+    p.drawEllipse(disc);
+    // Labels: sorted by angle, pushed outwards one ring when they would overlap the previous one.
+    std::vector<int> byAngle(size_t(m_data.T));
+    std::vector<double> angle(size_t(m_data.T));
+    for (int t = 0; t < m_data.T; ++t) {
+        byAngle[size_t(t)] = t;
+        angle[size_t(t)] = std::atan2(m_data.points[size_t(t)][1], m_data.points[size_t(t)][0]);
+    }
+    std::sort(byAngle.begin(), byAngle.end(), [&](int a, int b) { return angle[size_t(a)] < angle[size_t(b)]; });
+    const bool labels = m_data.T <= 96;
+    const double labelGap = (sm.height() + 2) / (radius + 10);
+    double lastAngle = -10;
+    int ring = 0;
+    p.setFont(small);
+    for (int t : byAngle) {
+        const double a = angle[size_t(t)];
+        ring = a - lastAngle < labelGap ? (ring + 1) % 3 : 0;
+        lastAngle = a;
+        const QColor color = lshBucketColor(m_data.bucket[size_t(m_round)][size_t(t)], m_data.buckets);
+        p.setPen(QPen(theme.text, 1));
+        p.setBrush(color);
+        p.drawEllipse(at(a, radius), 5.5, 5.5);
+        if (!labels)
+            continue;
+        const QPointF anchor = at(a, radius + 12 + ring * (sm.height() + 1));
+        const QString text = tokenLabel(m_input, t);
+        const QRectF textBox(anchor.x() - 40, anchor.y() - sm.height() / 2.0, 80, sm.height());
+        p.setPen(labelColor(color, theme));
+        const Qt::Alignment align = std::cos(a) > 0.3 ? Qt::AlignLeft : std::cos(a) < -0.3 ? Qt::AlignRight : Qt::AlignHCenter;
+        const QRectF placed = align == Qt::AlignLeft ? textBox.translated(40, 0)
+            : align == Qt::AlignRight                 ? textBox.translated(-40, 0)
+                                                      : textBox;
+        p.drawText(placed, align | Qt::AlignVCenter, text);
+    }
+    for (int b = 0; b < m_data.buckets && m_data.buckets <= 16; ++b) { // legend, top left
+        const QRect swatch(box.left(), box.top() + 4 + b * (sm.height() + 3), 12, sm.height() - 2);
+        p.fillRect(swatch, lshBucketColor(b, m_data.buckets));
+        p.setPen(theme.text);
+        p.drawText(swatch.right() + 6, swatch.top() + sm.ascent() - 1, tr("bucket %1").arg(b));
+    }
+    p.setPen(theme.text);
+    p.drawText(captionBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption(1));
+}
+
+void LshView::paintGrid(QPainter &p, const QRect &area) const
+{
+    const ThemeColors theme = themeColors(m_spec.theme);
+    const QRect box = paintTitle(p, area, tr("2 · Bucket of every token in every round"));
+    const QFont small = sizedFont(font(), 8.5);
+    const QFontMetrics sm(small);
+    p.setFont(small);
+    const int rowLabel = sm.horizontalAdvance(tr("round %1").arg(m_data.rounds)) + 8;
+    const int cw = std::max(2, std::min(34, (box.width() - rowLabel) / std::max(1, m_data.T)));
+    const int ch = std::max(4, std::min(26, (box.height() - sm.height() - 6) / std::max(1, m_data.rounds)));
+    const int top = box.top() + sm.height() + 4, left = box.left() + rowLabel;
+    p.setPen(theme.text);
+    if (cw >= sm.height())
+        for (int t = 0; t < m_data.T; ++t)
+            p.drawText(QRect(left + t * cw, box.top(), cw, sm.height()), Qt::AlignCenter,
+                sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, cw));
+    for (int r = 0; r < m_data.rounds; ++r) {
+        p.setPen(theme.text);
+        p.drawText(QRect(box.left(), top + r * ch, rowLabel - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
+            tr("round %1").arg(r + 1));
+        for (int t = 0; t < m_data.T; ++t) {
+            const int b = gridBucket(r, t);
+            const QColor fill = lshBucketColor(b, m_data.buckets);
+            const QRect cell(left + t * cw, top + r * ch, cw, ch);
+            p.fillRect(cell.adjusted(0, 0, -1, -1), fill);
+            if (cw >= 14 && ch >= sm.height()) {
+                p.setPen(readableOn(fill));
+                p.drawText(cell, Qt::AlignCenter, QString::number(b));
+            }
+        }
+        if (r == m_round) {
+            p.setPen(QPen(theme.text, 2));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(QRect(left - 1, top + r * ch - 1, m_data.T * cw + 1, ch + 1));
+        }
+    }
+    p.setPen(theme.text);
+    const int below = top + m_data.rounds * ch + 8;
+    p.drawText(QRect(box.left(), below, box.width(), std::max(0, box.bottom() - below)),
+        Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+        tr("Outlined: the round drawn in panels 1 and 3. Tokens meet only where they share a bucket (or sit in "
+           "neighbouring chunks) in some round; more rounds give a pair split once another chance. The view reads "
+           "these buckets from the trace (layer.%1.lsh.buckets); it does not rehash.")
+            .arg(m_spec.layer));
+}
+
+void LshView::paintSorted(QPainter &p, const QRect &area) const
+{
+    const ThemeColors theme = themeColors(m_spec.theme);
+    QRect box = paintTitle(p, area, tr("3 · Sorted by bucket and chunked — round %1").arg(m_round + 1));
+    const QFont small = sizedFont(font(), 8.5);
+    const QFontMetrics sm(small);
+    const QRect captionBox(box.left(), box.bottom() - 3 * sm.height(), box.width(), 3 * sm.height());
+    box.setBottom(captionBox.top() - 6);
+    const int T = m_data.T;
+    const int labelW = sm.horizontalAdvance(QStringLiteral("WWW")) + 6;
+    const int side = std::max(T, std::min(box.width() - labelW, box.height() - labelW) / T * T);
+    const QRect map(box.left() + labelW, box.top() + labelW, side, side);
+    if (size_t(m_round) < m_sortedImages.size())
+        p.drawImage(map, m_sortedImages[size_t(m_round)]);
+    const double cell = double(side) / T;
+    p.setPen(QPen(theme.text, 1.5));
+    for (int k = m_data.chunk; k < T; k += m_data.chunk) {
+        p.drawLine(QPointF(map.left(), map.top() + k * cell), QPointF(map.right() + 1, map.top() + k * cell));
+        p.drawLine(QPointF(map.left() + k * cell, map.top()), QPointF(map.left() + k * cell, map.bottom() + 1));
+    }
+    p.setPen(theme.frame);
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(map);
+    p.setFont(small);
+    if (cell >= sm.height() - 2) {
+        const std::vector<int> &order = m_data.order[size_t(m_round)];
+        for (int a = 0; a < T; ++a) {
+            const int t = order[size_t(a)];
+            p.setPen(labelColor(lshBucketColor(m_data.bucket[size_t(m_round)][size_t(t)], m_data.buckets), theme));
+            const QString text = sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, labelW - 4);
+            p.drawText(QRectF(box.left(), map.top() + a * cell, labelW - 4, cell), Qt::AlignRight | Qt::AlignVCenter, text);
+            p.drawText(QRectF(map.left() + a * cell, box.top(), cell, labelW - 2), Qt::AlignHCenter | Qt::AlignBottom, text);
+        }
+    }
+    p.setPen(theme.text);
+    p.drawText(QRect(map.right() + 10, map.top(), box.right() - map.right() - 10, map.height()),
+        Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, tr("rows: queries\ncolumns: keys\nboth in sorted order"));
+    p.drawText(captionBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, caption(3));
+}
+
+void LshView::paintMissed(QPainter &p, const QRect &area) const
+{
+    const ThemeColors theme = themeColors(m_spec.theme);
+    const QRect box = paintTitle(p, area, tr("4 · What LSH missed"));
+    const QFont small = sizedFont(font(), 9);
+    const QFontMetrics sm(small);
+    p.setFont(small);
+    p.setPen(theme.text);
+    if (m_data.full.empty()) {
+        p.drawText(box, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+            tr("Full attention is recomputed for this comparison only up to %1 tokens; this input has %2.")
+                .arg(LshHeadData::kMaxFullTokens)
+                .arg(m_data.T));
+        return;
+    }
+    const QString intro = tr("Full attention recomputed for display as lshattention.cpp scores it (shared QK: keys "
+                             "k̂ = q/|q|, own key penalised, causal): %1 % of its weight (mean over queries) falls "
+                             "outside LSH's mask. Pairs with full weight ≥ 0.1 that no round let the query see:")
+                              .arg(100.0 * m_data.missedFraction, 0, 'f', 1);
+    const QRect introRect = sm.boundingRect(box, Qt::TextWordWrap, intro);
+    p.drawText(box, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, intro);
+    int top = introRect.bottom() + 6;
+    const int lineH = sm.height();
+    if (!m_data.missed.empty()) {
+        p.setPen(theme.axis);
+        p.drawText(box.left() + 12, top + sm.ascent(), tr("query → key   full weight"));
+        p.setPen(theme.text);
+        top += lineH + 2;
+    }
+    if (m_data.missed.empty()) {
+        p.drawText(box.left() + 12, top + sm.ascent(), tr("none: LSH saw every key full attention weighs ≥ 0.1."));
+        return;
+    }
+    const int perColumn = std::max(1, (box.bottom() - top) / lineH);
+    const int columns = 2, colW = box.width() / columns;
+    const int shown = std::min<int>(int(m_data.missed.size()), perColumn * columns);
+    for (int n = 0; n < shown; ++n) {
+        const LshMissedPair &m = m_data.missed[size_t(n)];
+        const bool last = n == shown - 1 && shown < int(m_data.missed.size());
+        const QString line = last ? tr("… and %1 more").arg(m_data.missed.size() - size_t(n))
+                                  : QStringLiteral("%1 → %2   %3")
+                                        .arg(tr("'%1' #%2").arg(tokenLabel(m_input, m.query)).arg(m.query),
+                                            tr("'%1' #%2").arg(tokenLabel(m_input, m.key)).arg(m.key))
+                                        .arg(m.weight, 0, 'f', 2);
+        p.drawText(box.left() + 12 + (n / perColumn) * colW, top + (n % perColumn) * lineH + sm.ascent(),
+            sm.elidedText(line, Qt::ElideRight, colW - 16));
+    }
+}
+
+} // namespace atlas

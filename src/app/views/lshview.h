@@ -1,0 +1,75 @@
+#pragma once
+
+#include "views/lshviewdata.h"
+#include "views/view.h"
+
+#include <QTimer>
+
+#include <memory>
+
+namespace atlas {
+
+// Reformer's LSH attention for one head of a layer that ran it (view kind "lsh"), in four panels:
+//  1. the head's normalised keys projected on their first two principal directions, as points on a unit circle
+//     coloured by their true bucket, over the bucket sectors of the round's rotation seen in that plane; the
+//     rounds animate (about 1 s each), a click pauses;
+//  2. every token's bucket in every round (layer.L.lsh.buckets);
+//  3. the round's sorted-and-chunked matrix: LSH's effective weights with the tokens sorted by (bucket,
+//     position), chunk boundaries as lines, cells the round does not allow greyed;
+//  4. what LSH missed: full shared-QK attention recomputed for display (T ≤ 256), its heaviest pairs outside
+//     LSH's mask and the share of its weight there.
+class LshView : public View
+{
+    Q_OBJECT
+
+public:
+    static constexpr int kRoundMilliseconds = 1000;
+
+    explicit LshView(QWidget *parent = nullptr);
+
+    QString message() const { return m_message; } // drawn instead of the panels; empty when they are drawn
+    const LshHeadData &data() const { return m_data; }
+    int rounds() const { return m_data.rounds; }
+    int gridBucket(int round, int position) const; // the bucket panel 2 shows
+    const std::vector<int> &sortedOrder(int round) const { return m_data.order.at(size_t(round)); }
+    const std::vector<LshMissedPair> &missedPairs() const { return m_data.missed; }
+    double missedFraction() const { return m_data.missedFraction; }
+
+    int currentRound() const { return m_round; }
+    void setCurrentRound(int round);
+    bool isAnimating() const { return m_timer.isActive(); }
+    void setAnimating(bool on);
+
+    QSize sizeHint() const override { return { 1400, 900 }; }
+    QSize minimumSizeHint() const override { return { 600, 400 }; }
+
+protected:
+    void refresh() override;
+    void paintEvent(QPaintEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+
+private:
+    void recompute();
+    void rebuildImage();
+    void paintSphere(QPainter &p, const QRect &area) const;
+    void paintGrid(QPainter &p, const QRect &area) const;
+    void paintSorted(QPainter &p, const QRect &area) const;
+    void paintMissed(QPainter &p, const QRect &area) const;
+    QRect paintTitle(QPainter &p, const QRect &area, const QString &title) const;
+    QString caption(int panel) const;
+
+    QTimer m_timer;
+    int m_round = 0;
+    QString m_message;
+    LshHeadData m_data;
+    std::vector<QImage> m_sortedImages; // per round
+    std::shared_ptr<const Trace> m_cachedTrace;
+    size_t m_cachedEntries = 0;
+    int m_cachedLayer = -1, m_cachedHead = -1;
+    std::string m_cachedStyle;
+};
+
+// A distinct colour for bucket b of n (Tableau 10 up to 10 buckets, then evenly spaced hues).
+QColor lshBucketColor(int b, int n);
+
+} // namespace atlas
