@@ -1,5 +1,6 @@
 #include "views/headsgridview.h"
 
+#include "views/viewfonts.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
 #include "views/heatmapplot.h"
@@ -22,14 +23,6 @@ constexpr int kMargin = 10;
 constexpr int kMinCell = 14;
 constexpr int kMaxCell = 200;
 const QColor kSelected(0xff, 0x8c, 0x00);
-
-QFont sizedFont(const QFont &base, double points, bool bold = false)
-{
-    QFont f = base;
-    f.setPointSizeF(points);
-    f.setBold(bold);
-    return f;
-}
 
 // One head's [T, T] probabilities as an image, pooled to <= 96 px and scaled to its own maximum.
 QImage makeThumbnail(const float *data, int tokens, const ColorLut &lut, bool log)

@@ -1,5 +1,6 @@
 #include "views/kernelcompareview.h"
 
+#include "views/viewfonts.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
 #include "views/tensorview.h"
@@ -24,14 +25,6 @@ namespace {
 
 constexpr int kMargin = 10;
 constexpr double kPlotShare = 0.36; // of the width, for the time plot on the right
-
-QFont sizedFont(const QFont &base, double points, bool bold = false)
-{
-    QFont f = base;
-    f.setPointSizeF(points);
-    f.setBold(bold);
-    return f;
-}
 
 // Tay et al., "Efficient Transformers: A Survey" (2020), Table 1: time complexity of each model.
 QString tayComplexity(const QString &kind)

@@ -1,5 +1,6 @@
 #include "views/lshview.h"
 
+#include "views/viewfonts.h"
 #include "attention/attentionkernel.h"
 #include "util/error.h"
 #include "views/colormaps.h"
@@ -17,14 +18,6 @@ namespace atlas {
 namespace {
 
 constexpr int kMargin = 10;
-
-QFont sizedFont(const QFont &base, double points, bool bold = false)
-{
-    QFont f = base;
-    f.setPointSizeF(points);
-    f.setBold(bold);
-    return f;
-}
 
 QColor readableOn(const QColor &fill)
 {

@@ -1,5 +1,6 @@
 #include "views/tokenlinesview.h"
 
+#include "views/viewfonts.h"
 #include "views/tensorview.h"
 
 #include <QMouseEvent>
@@ -14,13 +15,6 @@ namespace {
 constexpr qreal kMargin = 12;
 constexpr qreal kAnchorGap = 6; // between a label and the end of its lines
 constexpr int kMaxLabelChars = 16;
-
-QFont sizedFont(QFont f, qreal points, bool bold = false)
-{
-    f.setPointSizeF(std::max<qreal>(points, 10));
-    f.setBold(bold);
-    return f;
-}
 
 } // namespace
 
