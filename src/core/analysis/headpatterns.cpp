@@ -73,11 +73,14 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
     return patterns;
 }
 
-std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model, const Task &task,
-                                             const HeadPattern &pattern, int examples, uint64_t seed)
+namespace {
+
+// Calls visit(probs of every layer, T, position, keys) for each query of the pattern in `examples` held-out
+// examples of the task.
+template <typename Visit>
+long forEachPatternQuery(std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int examples,
+                         uint64_t seed, Visit visit)
 {
-    const int L = model->config.layers, H = model->config.heads;
-    std::vector<std::vector<double>> mass(size_t(L), std::vector<double>(size_t(H), 0.0));
     std::mt19937_64 rng(seed);
     long queries = 0;
     for (int n = 0; n < examples; ++n) {
@@ -90,14 +93,39 @@ std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model,
             if (keys.empty())
                 continue;
             ++queries;
-            for (int l = 0; l < L; ++l) {
-                const Tensor &probs = engine.trace().tensor("layer." + std::to_string(l) + ".attn.probs");
-                for (int h = 0; h < H; ++h)
-                    for (int k : keys)
-                        mass[size_t(l)][size_t(h)] += probs.data()[(int64_t(h) * T + pos) * T + k];
-            }
+            visit(engine.trace(), T, pos, keys);
         }
     }
+    return queries;
+}
+
+// The mass head h of `probs` (H,T,T) puts from query `pos` on `keys`.
+double massOn(const Tensor &probs, int h, int T, int pos, const std::vector<int> &keys)
+{
+    double mass = 0;
+    for (int k : keys)
+        mass += probs.data()[(int64_t(h) * T + pos) * T + k];
+    return mass;
+}
+
+const Tensor &probsOf(const Trace &trace, int layer)
+{
+    return trace.tensor("layer." + std::to_string(layer) + ".attn.probs");
+}
+
+} // namespace
+
+std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model, const Task &task,
+                                             const HeadPattern &pattern, int examples, uint64_t seed)
+{
+    const int L = model->config.layers, H = model->config.heads;
+    std::vector<std::vector<double>> mass(size_t(L), std::vector<double>(size_t(H), 0.0));
+    const long queries = forEachPatternQuery(model, task, pattern, examples, seed,
+                                             [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
+                                                 for (int l = 0; l < L; ++l)
+                                                     for (int h = 0; h < H; ++h)
+                                                         mass[size_t(l)][size_t(h)] += massOn(probsOf(trace, l), h, T, pos, keys);
+                                             });
     for (auto &row : mass)
         for (double &m : row)
             m /= double(std::max(queries, 1L));
@@ -108,30 +136,14 @@ double patternCoverage(std::shared_ptr<const Model> model, const Task &task, con
                        int examples, uint64_t seed)
 {
     const int H = model->config.heads;
-    std::mt19937_64 rng(seed);
     double total = 0;
-    long queries = 0;
-    for (int n = 0; n < examples; ++n) {
-        const Example e = task.sample(rng, true);
-        Engine engine(model, {e.tokens, {}});
-        engine.runToEnd();
-        const int T = static_cast<int>(e.tokens.size());
-        const Tensor &probs = engine.trace().tensor("layer." + std::to_string(layer) + ".attn.probs");
-        for (int pos = 0; pos < T; ++pos) {
-            const std::vector<int> keys = pattern.keys(e, pos);
-            if (keys.empty())
-                continue;
-            double best = 0;
-            for (int h = 0; h < H; ++h) {
-                double mass = 0;
-                for (int k : keys)
-                    mass += probs.data()[(int64_t(h) * T + pos) * T + k];
-                best = std::max(best, mass);
-            }
-            total += best;
-            ++queries;
-        }
-    }
+    const long queries = forEachPatternQuery(model, task, pattern, examples, seed,
+                                             [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
+                                                 double best = 0;
+                                                 for (int h = 0; h < H; ++h)
+                                                     best = std::max(best, massOn(probsOf(trace, layer), h, T, pos, keys));
+                                                 total += best;
+                                             });
     return total / double(std::max(queries, 1L));
 }
 
