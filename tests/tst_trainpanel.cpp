@@ -2,6 +2,7 @@
 // checkpoint that Model::load opens and Trainer::resume continues, resumes, stops; opens the trained model in
 // the Session; closes the main window mid-run. Set ATLAS_SCREENSHOTS=DIR to save a PNG of the window.
 #include "mainwindow.h"
+#include "panels/losscurveplot.h"
 #include "panels/trainpanel.h"
 #include "session/session.h"
 #include "views/attentionview.h"
@@ -187,6 +188,54 @@ private slots:
         panel.saveTo("/proc/atlas-cannot-write-here");
         QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
         QVERIFY(panel.noticeText().contains("/proc/atlas-cannot-write-here"));
+        for (QMessageBox *box : panel.findChildren<QMessageBox *>())
+            box->close();
+    }
+
+    void resumesACheckpointWithItsOwnSettings()
+    {
+        QTemporaryDir dir;
+        const std::string checkpoint = dir.filePath("sort").toStdString();
+        {
+            TrainOptions options;
+            options.steps = 25;
+            options.batch = 4;
+            options.seed = 3;
+            const ModelConfig shape = Task::create("sort")->modelConfig();
+            Trainer trainer(std::make_shared<Model>(Model::random(shape, options.seed)), "sort", options);
+            for (int i = 0; i < 10; ++i)
+                trainer.step();
+            trainer.save(checkpoint);
+        }
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 300, 8, 5); // the checkpoint's own task (sort) and steps (25) win over these
+        QSignalSpy resumed(panel.worker(), &TrainingWorker::resumed);
+        panel.resumeFrom(QString::fromStdString(checkpoint));
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 15000);
+        QCOMPARE(resumed.count(), 1);
+        QCOMPARE(resumed.first().at(0).toInt(), 10);
+        QCOMPARE(panel.worker()->setup().task, std::string("sort"));
+        QCOMPARE(panel.worker()->setup().options.steps, 25);
+        QCOMPARE(panel.worker()->setup().options.batch, 4);
+        QCOMPARE(panel.stepShown(), 25);
+        QCOMPARE(panel.lossPlot()->graph(0)->dataCount(), 15); // steps 11 … 25
+        QCOMPARE(panel.lossPlot()->graph(0)->data()->constBegin()->key, 11.0);
+        QCOMPARE(panel.lossPlot()->graph(1)->data()->constBegin()->key, 10.0); // held-out from the checkpoint on
+        QVERIFY(panel.statusText().contains("Task sort"));
+        QVERIFY(panel.statusText().contains("Finished: 25 steps"));
+
+        // Again: nothing is left to train; a directory without a checkpoint is named in the error.
+        QSignalSpy errors(panel.worker(), &TrainingWorker::errorOccurred);
+        panel.saveTo(QString::fromStdString(checkpoint));
+        QTRY_VERIFY_WITH_TIMEOUT(panel.noticeText().contains("Saved step 25"), 10000);
+        panel.resumeFrom(QString::fromStdString(checkpoint));
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
+        QVERIFY2(panel.noticeText().contains("already trained all its 25 steps"), qPrintable(panel.noticeText()));
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        panel.resumeFrom(dir.filePath("nothing-here"));
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 2, 10000);
+        QVERIFY2(panel.noticeText().contains("nothing-here"), qPrintable(panel.noticeText()));
         for (QMessageBox *box : panel.findChildren<QMessageBox *>())
             box->close();
     }

@@ -1,5 +1,6 @@
 #include "panels/trainpanel.h"
 
+#include "panels/losscurveplot.h"
 #include "session/session.h"
 #include "views/attentionview.h"
 #include "views/heatmapplot.h"
@@ -17,8 +18,6 @@
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QVBoxLayout>
-
-#include <cmath>
 
 namespace atlas {
 
@@ -38,38 +37,6 @@ QPushButton *button(const QString &text, const QString &shortcut, const QString 
     b->setShortcut(QKeySequence(shortcut));
     b->setToolTip(tip + QStringLiteral(" (%1)").arg(shortcut));
     return b;
-}
-
-// Ticks for a log loss axis: the finest of 1 / 1-3 / 1-2-5 / … per decade that leaves each label room (a
-// range narrower than those steps gets every other tick of a finer set).
-QSharedPointer<QCPAxisTickerText> lossTicker(double low, double high, int pixels)
-{
-    static const std::vector<std::vector<double>> kMantissas = {{1}, {1, 3}, {1, 2, 5}, {1, 1.5, 2, 3, 4, 5, 6, 8},
-        {1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9}};
-    const size_t room = size_t(std::max(2, pixels / 22));
-    std::vector<double> ticks;
-    for (const std::vector<double> &mantissas : kMantissas) {
-        std::vector<double> finer;
-        for (int exponent = -5; exponent <= 3; ++exponent)
-            for (double m : mantissas)
-                if (const double v = m * std::pow(10.0, exponent); v >= low && v <= high)
-                    finer.push_back(v);
-        if (finer.size() <= room) {
-            ticks = std::move(finer);
-            continue;
-        }
-        if (ticks.size() < 2) {
-            const size_t stride = (finer.size() + room - 1) / room;
-            ticks.clear();
-            for (size_t i = 0; i < finer.size(); i += stride)
-                ticks.push_back(finer[i]);
-        }
-        break;
-    }
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (double v : ticks)
-        ticker->addTick(v, QString::number(v, 'g', 3));
-    return ticker;
 }
 
 } // namespace
@@ -193,8 +160,12 @@ QWidget *TrainPanel::createButtons()
         tr("Load the model as it is now into the main window, on the probe example, so every "
            "view can inspect it"),
         box);
+    m_resume = button(tr("Resume…"), "Ctrl+Shift+R",
+        tr("Continue a saved checkpoint (from Save… or `transformer-atlas train`) where it stopped, with its own "
+           "task and settings"),
+        box);
     const std::pair<QPushButton *, const char *> names[] = {{m_start, "trainStart"}, {m_pause, "trainPause"},
-        {m_stop, "trainStop"}, {m_save, "trainSave"}, {m_explore, "trainExplore"}};
+        {m_stop, "trainStop"}, {m_save, "trainSave"}, {m_explore, "trainExplore"}, {m_resume, "trainResume"}};
     for (const auto &[b, name] : names)
         b->setObjectName(name);
     auto *grid = new QGridLayout(box);
@@ -202,12 +173,14 @@ QWidget *TrainPanel::createButtons()
     grid->addWidget(m_start, 0, 0);
     grid->addWidget(m_pause, 0, 1);
     grid->addWidget(m_stop, 0, 2);
-    grid->addWidget(m_save, 1, 0);
-    grid->addWidget(m_explore, 1, 1, 1, 2);
+    grid->addWidget(m_resume, 1, 0);
+    grid->addWidget(m_save, 1, 1);
+    grid->addWidget(m_explore, 1, 2);
     connect(m_start, &QPushButton::clicked, this, &TrainPanel::start);
     connect(m_pause, &QPushButton::clicked, this, &TrainPanel::togglePause);
     connect(m_stop, &QPushButton::clicked, this, &TrainPanel::stop);
     connect(m_explore, &QPushButton::clicked, this, &TrainPanel::openInExplorer);
+    connect(m_resume, &QPushButton::clicked, this, &TrainPanel::chooseCheckpoint);
     connect(m_save, &QPushButton::clicked, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(
             this, tr("Save the checkpoint into a directory (config.json, model.safetensors, …)"));
@@ -222,7 +195,7 @@ QWidget *TrainPanel::createCurveArea()
     auto *area = new QWidget(this);
     auto *layout = new QVBoxLayout(area);
     layout->setContentsMargins(0, 0, 0, 0);
-    createLossPlot();
+    m_lossPlot = new LossCurvePlot(area);
     layout->addWidget(m_lossPlot, 1);
     m_heldOut = new QLabel(tr("Held-out: no evaluation yet"), area);
     m_heldOut->setWordWrap(true);
@@ -267,35 +240,6 @@ QWidget *TrainPanel::createProbeArea()
     return area;
 }
 
-void TrainPanel::createLossPlot()
-{
-    m_lossPlot = new QCustomPlot(this);
-    m_lossPlot->setMinimumHeight(110);
-    m_lossPlot->setToolTip(tr("Cross-entropy loss on a log scale: every training step (thin) and held-out "
-                              "examples (thick)"));
-    QCPGraph *train = m_lossPlot->addGraph();
-    train->setName(tr("training step"));
-    QCPGraph *heldOut = m_lossPlot->addGraph();
-    heldOut->setName(tr("held-out"));
-    heldOut->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
-    m_lossPlot->xAxis->setLabel(tr("step"));
-    m_lossPlot->yAxis->setLabel(tr("loss (nats)"));
-    m_lossPlot->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    m_lossPlot->xAxis->setRange(0, 100);
-    m_lossPlot->yAxis->setRange(0.1, 10);
-    m_lossPlot->yAxis->setTicker(lossTicker(0.1, 10, 100));
-    m_lossPlot->installEventFilter(this); // resizing changes how many loss ticks fit
-    // The legend goes in a row above the axes: inside them it would hide part of the curve.
-    QCPLegend *legend = m_lossPlot->legend;
-    legend->setVisible(true);
-    m_lossPlot->axisRect()->insetLayout()->take(legend);
-    m_lossPlot->plotLayout()->insertRow(0);
-    m_lossPlot->plotLayout()->addElement(0, 0, legend);
-    m_lossPlot->plotLayout()->setRowStretchFactor(0, 0.001);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setMargins(QMargins(4, 2, 4, 2));
-}
-
 void TrainPanel::connectWorker()
 {
     connect(m_worker, &TrainingWorker::stateChanged, this, &TrainPanel::showState);
@@ -303,6 +247,7 @@ void TrainPanel::connectWorker()
     connect(m_worker, &TrainingWorker::probeTraced, this, &TrainPanel::showProbe);
     connect(m_worker, &TrainingWorker::saved, this, &TrainPanel::onSaved);
     connect(m_worker, &TrainingWorker::errorOccurred, this, &TrainPanel::showError);
+    connect(m_worker, &TrainingWorker::resumed, this, &TrainPanel::onResumed);
     connect(m_layer, &QSpinBox::valueChanged, this, &TrainPanel::refreshAttention);
     connect(m_head, &QSpinBox::valueChanged, this, &TrainPanel::refreshAttention);
 }
@@ -326,15 +271,42 @@ void TrainPanel::start()
     if (m_worker->running())
         return;
     const TrainingSetup setup = setupFromControls();
-    for (int i = 0; i < m_lossPlot->graphCount(); ++i)
-        m_lossPlot->graph(i)->data()->clear();
-    m_lossPlot->xAxis->setRange(0, std::min(setup.options.steps, 100));
-    m_lossMin = m_lossMax = 0;
+    m_lossPlot->reset(0, setup.options.steps);
     m_stepShown = 0;
     m_hasProbe = false;
     m_heldOut->setText(tr("Held-out: evaluating the untrained model…"));
-    m_lossPlot->replot(QCustomPlot::rpQueuedReplot);
     m_worker->start(setup);
+}
+
+void TrainPanel::resumeFrom(const QString &directory)
+{
+    if (m_worker->running())
+        return;
+    TrainingSetup setup;
+    setup.resumeDirectory = directory.toStdString();
+    setup.evalEvery = m_evalEvery->value();
+    m_stepShown = 0;
+    m_hasProbe = false;
+    m_heldOut->setText(tr("Held-out: reading the checkpoint in %1…").arg(QDir::toNativeSeparators(directory)));
+    m_worker->start(setup);
+}
+
+void TrainPanel::chooseCheckpoint()
+{
+    auto *dialog = new QFileDialog(this, tr("Resume training from a checkpoint directory"));
+    dialog->setFileMode(QFileDialog::Directory);
+    dialog->setOption(QFileDialog::ShowDirsOnly);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QFileDialog::fileSelected, this, &TrainPanel::resumeFrom);
+    dialog->open();
+}
+
+// The worker read the checkpoint: its task, settings and step replace the panel's.
+void TrainPanel::onResumed(int step)
+{
+    m_stepShown = step;
+    m_lossPlot->reset(step, m_worker->setup().options.steps);
+    showState();
 }
 
 void TrainPanel::togglePause()
@@ -393,6 +365,7 @@ void TrainPanel::showState()
     // The settings cannot change during a run: their room goes to the curve and the heat map meanwhile.
     m_settingsBox->setVisible(!running);
     m_start->setEnabled(!running);
+    m_resume->setEnabled(!running);
     m_pause->setEnabled(running);
     m_pause->setText(state == State::Paused ? tr("Resume") : tr("Pause"));
     m_pause->setShortcut(QKeySequence("Ctrl+P")); // setText replaced it with the text's (missing) mnemonic
@@ -436,22 +409,15 @@ QString TrainPanel::runningText() const
 
 void TrainPanel::showProgress(const TrainingProgress &progress)
 {
-    auto include = [this](double loss) {
-        loss = std::max(loss, 1e-4);
-        m_lossMin = m_lossMax > 0 ? std::min(m_lossMin, loss) : loss;
-        m_lossMax = std::max(m_lossMax, loss);
-    };
     QVector<double> steps, losses;
     for (const StepReport &r : progress.steps) {
         steps << r.step;
         losses << r.loss;
-        include(r.loss);
     }
-    m_lossPlot->graph(0)->addData(steps, losses, true);
+    m_lossPlot->addSteps(steps, losses);
     for (const HeldOutPoint &p : progress.heldOut) {
         const Evaluation &e = p.evaluation;
-        m_lossPlot->graph(1)->addData(p.step, e.loss);
-        include(e.loss);
+        m_lossPlot->addHeldOut(p.step, e.loss);
         m_heldOut->setText(tr("Held-out at step %1: loss %2 · token accuracy %3 % · exact match %4 %")
                                .arg(p.step)
                                .arg(e.loss, 0, 'f', 3)
@@ -467,42 +433,7 @@ void TrainPanel::showProgress(const TrainingProgress &progress)
         if (m_worker->state() == TrainingWorker::State::Running)
             m_status->setText(setupText() + '\n' + runningText());
     }
-    rescaleLossAxis();
-    m_lossPlot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-// The step axis grows with the run (a long run's first steps would be a sliver of its whole length), in
-// jumps of a quarter so the curve does not creep; the loss axis spans every loss drawn.
-void TrainPanel::rescaleLossAxis()
-{
-    const int total = m_worker->setup().options.steps;
-    if (m_stepShown > m_lossPlot->xAxis->range().upper)
-        m_lossPlot->xAxis->setRange(0, std::min<double>(total, std::ceil(m_stepShown * 1.25)));
-    if (m_lossMax <= 0)
-        return;
-    const QCPRange range(m_lossMin / 1.25, m_lossMax * 1.25);
-    const int pixels = m_lossPlot->axisRect()->height();
-    if (range == m_lossPlot->yAxis->range() && pixels == m_tickedPixels)
-        return;
-    m_tickedPixels = pixels;
-    m_lossPlot->yAxis->setRange(range);
-    m_lossPlot->yAxis->setTicker(lossTicker(range.lower, range.upper, pixels));
-}
-
-bool TrainPanel::eventFilter(QObject *watched, QEvent *event)
-{
-    if (watched == m_lossPlot && event->type() == QEvent::Resize) {
-        // The axis rect takes its new size at the next layout: retick after it.
-        QMetaObject::invokeMethod(
-            this,
-            [this] {
-                m_lossPlot->replot();
-                rescaleLossAxis();
-                m_lossPlot->replot(QCustomPlot::rpQueuedReplot);
-            },
-            Qt::QueuedConnection);
-    }
-    return QWidget::eventFilter(watched, event);
+    m_lossPlot->rescale(m_stepShown);
 }
 
 void TrainPanel::showProbe(const ProbeRun &run)
@@ -536,19 +467,8 @@ void TrainPanel::applyTheme()
     const std::string theme = m_session->spec().theme;
     if (theme != m_theme) {
         m_theme = theme;
-        const bool dark = theme == "dark";
-        applyPlotTheme(m_lossPlot, theme);
-        m_lossPlot->graph(0)->setPen(QPen(dark ? QColor(120, 175, 255, 150) : QColor(31, 119, 180, 120), 1));
-        const QColor heldOut = dark ? QColor(255, 170, 60) : QColor(214, 95, 0);
-        m_lossPlot->graph(1)->setPen(QPen(heldOut, 2.5));
-        m_lossPlot->graph(1)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, heldOut, heldOut, 6));
-        QCPLegend *legend = m_lossPlot->legend;
-        legend->setBrush(Qt::NoBrush);
-        legend->setBorderPen(Qt::NoPen);
-        legend->setTextColor(dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
-        legend->setFont(QFont(font().family(), 9));
+        m_lossPlot->applyTheme(theme);
         m_attention->plot()->setTheme(theme);
-        m_lossPlot->replot(QCustomPlot::rpQueuedReplot);
     }
     refreshAttention();
 }

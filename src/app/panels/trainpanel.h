@@ -7,7 +7,6 @@
 #include <string>
 
 class QComboBox;
-class QCustomPlot;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
@@ -16,6 +15,7 @@ class QSpinBox;
 namespace atlas {
 
 class AttentionView;
+class LossCurvePlot;
 class Session;
 
 // Train a small model on an algorithmic task and watch it learn: the settings, Start / Pause / Stop, a live
@@ -31,6 +31,9 @@ public:
     ~TrainPanel() override;
 
     void start();
+    // Continues the checkpoint in `directory` (Trainer::resume) with its own task and settings; errors are
+    // reported like any other.
+    void resumeFrom(const QString &directory);
     void togglePause();
     void stop();
     // Writes a checkpoint into `directory` (between two steps while training runs).
@@ -39,7 +42,7 @@ public:
     void openInExplorer();
 
     TrainingWorker *worker() const { return m_worker; }
-    QCustomPlot *lossPlot() const { return m_lossPlot; }
+    LossCurvePlot *lossPlot() const { return m_lossPlot; }
     AttentionView *attentionView() const { return m_attention; }
     int stepShown() const { return m_stepShown; } // the last step drawn on the loss curve
     QString statusText() const;
@@ -49,15 +52,11 @@ public:
 
     QSize sizeHint() const override { return {400, 820}; }
 
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override;
-
 private:
     QWidget *createSettings();
     QWidget *createButtons();
     QWidget *createCurveArea();
     QWidget *createProbeArea();
-    void createLossPlot();
     void connectWorker();
     TrainingSetup setupFromControls() const;
     void updateHeadRanges(int layers, int heads);
@@ -66,7 +65,8 @@ private:
     QString setupText() const;
     void showProgress(const TrainingProgress &progress);
     void showProbe(const ProbeRun &run);
-    void rescaleLossAxis();
+    void chooseCheckpoint();
+    void onResumed(int step);
     void refreshAttention();
     void applyTheme();
     void onSaved(const QString &directory, int step);
@@ -87,9 +87,10 @@ private:
     QPushButton *m_stop = nullptr;
     QPushButton *m_save = nullptr;
     QPushButton *m_explore = nullptr;
+    QPushButton *m_resume = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_notice = nullptr;
-    QCustomPlot *m_lossPlot = nullptr;
+    LossCurvePlot *m_lossPlot = nullptr;
     QLabel *m_heldOut = nullptr;
     QLabel *m_probe = nullptr;
     QSpinBox *m_layer = nullptr;
@@ -98,13 +99,10 @@ private:
 
     int m_stepShown = 0;
     StepReport m_lastReport;
-    double m_lossMin = 0; // over both curves, for the log axis
-    double m_lossMax = 0;
     QString m_probeText;
     bool m_hasProbe = false;
     QString m_exploreDirectory; // the checkpoint "Open in explorer" waits for
     std::string m_theme;
-    int m_tickedPixels = 0; // the loss axis height its ticks were chosen for
 };
 
 } // namespace atlas

@@ -1,5 +1,7 @@
 #include "session/trainingworker.h"
 
+#include "util/error.h"
+
 #include "engine/engine.h"
 #include "tokenize/tokenizer.h"
 #include "views/specrunner.h"
@@ -116,18 +118,34 @@ void TrainingWorker::run(const TrainingSetup &setup)
 {
     std::shared_ptr<Trainer> trainer;
     try {
-        const std::unique_ptr<Task> task = Task::create(setup.task);
-        ModelConfig config = task->modelConfig();
-        config.description = task->summary();
-        auto model = std::make_shared<Model>(Model::random(config, setup.options.seed));
-        model->name = setup.task;
-        trainer = std::make_shared<Trainer>(model, setup.task, setup.options);
+        TrainingSetup effective = setup;
+        if (setup.resumeDirectory.empty()) {
+            const std::unique_ptr<Task> task = Task::create(setup.task);
+            ModelConfig config = task->modelConfig();
+            config.description = task->summary();
+            auto model = std::make_shared<Model>(Model::random(config, setup.options.seed));
+            model->name = setup.task;
+            trainer = std::make_shared<Trainer>(model, setup.task, setup.options);
+        } else {
+            trainer = Trainer::resume(setup.resumeDirectory);
+            if (trainer->stepCount() >= trainer->options().steps)
+                throw Error(setup.resumeDirectory + ": the checkpoint has already trained all its "
+                            + std::to_string(trainer->options().steps) + " steps");
+            effective.task = trainer->task().name();
+            effective.options = trainer->options();
+            const int step = trainer->stepCount();
+            m_stepsDone = step;
+            post([this, effective, step] {
+                m_setup = effective;
+                emit resumed(step);
+            });
+        }
         {
             const std::lock_guard lock(m_mutex);
             m_trainer = trainer;
         }
-        train(*trainer, setup);
-    } catch (const std::exception &e) { // atlas::Error (bad options), std::bad_alloc
+        train(*trainer, effective);
+    } catch (const std::exception &e) { // atlas::Error (bad options, a bad checkpoint), std::bad_alloc
         const QString message = QString::fromStdString(e.what());
         post([this, message] { emit errorOccurred(message); });
     }
@@ -140,7 +158,7 @@ void TrainingWorker::train(Trainer &trainer, const TrainingSetup &setup)
     const int total = setup.options.steps;
     const int evalEvery = std::max(1, setup.evalEvery);
     TrainingProgress pending;
-    pending.heldOut.push_back({0, trainer.evaluate(setup.evalExamples)});
+    pending.heldOut.push_back({trainer.stepCount(), trainer.evaluate(setup.evalExamples)});
     runProbe(trainer, probe);
     QElapsedTimer sinceReport, sinceProbe;
     sinceReport.start();

@@ -18,9 +18,11 @@ class QThread;
 
 namespace atlas {
 
-// What a training run starts from: a fresh model of the task's shape, initialised from options.seed.
+// What a training run starts from: a fresh model of the task's shape, initialised from options.seed, or the
+// checkpoint in resumeDirectory (whose own task and options then replace these).
 struct TrainingSetup
 {
+    std::string resumeDirectory;
     std::string task = "reverse";
     TrainOptions options;
     int evalEvery = 100; // held-out evaluation every this many steps, before the first and after the last
@@ -94,6 +96,8 @@ signals:
     void probeTraced(const atlas::ProbeRun &run);
     void saved(const QString &directory, int step);
     void errorOccurred(const QString &message);
+    // A resumed run read its checkpoint: setup() now holds the checkpoint's task and options.
+    void resumed(int step);
 
 private:
     void run(const TrainingSetup &setup); // the worker thread
