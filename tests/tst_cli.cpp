@@ -83,6 +83,21 @@ private slots:
         }
     }
 
+    // The pattern and approximation benchmarks report what the core computes (their numbers are checked in
+    // tst_attention_pattern and tst_approximation_sweep; here, that the commands run and print them).
+    void patternAndApproximationBenchmarksReport()
+    {
+        const auto pattern = run({"bench-pattern", "--kernel", "longformer", "--length", "1024", "--repeat", "1",
+            "--attention-param", "window=64"});
+        QCOMPARE(pattern.code, 0);
+        // Not causal, window 64: each of the 1024 queries sees 65 keys, fewer at the two ends (32·33 lost).
+        QVERIFY2(pattern.out.contains("allowed pairs " + QString::number(1024 * 65 - 2 * (32 * 33) / 2)),
+            qPrintable(pattern.out));
+        const auto approx = run({"bench-approximation", "--kernel", "linformer", "--length", "32", "--repeat", "1"});
+        QCOMPARE(approx.code, 0);
+        QVERIFY2(approx.out.contains("| 32 |"), qPrintable(approx.out)); // one row per k, up to k = N
+    }
+
     void errorsExitNonZeroWithAReason_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -96,6 +111,8 @@ private slots:
         QTest::newRow("bad spec key") << QStringList{"render", "--spec", "@BADSPEC@", "--out", "/tmp/x.png"} << "did you mean 'layer'";
         QTest::newRow("unknown option") << QStringList{"bench", "--lenght", "3"} << "unknown option --lenght";
         QTest::newRow("unknown command") << QStringList{"dumpp"} << "unknown command";
+        QTest::newRow("pattern of lsh") << QStringList{"bench-pattern", "--kernel", "lsh"} << "lsh";
+        QTest::newRow("causal linformer") << QStringList{"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
     }
 
     void errorsExitNonZeroWithAReason()

@@ -154,6 +154,34 @@ private slots:
         QVERIFY(errors.first().first().toString().contains("roundz"));
     }
 
+    // A view that edits the spec's attention (the pattern editor) reruns the model; edits made while a run is
+    // going are not lost: the last one is computed once the run is done.
+    void editingTheSpecsAttentionRerunsTheModel()
+    {
+        Session session;
+        MainWindow window(&session);
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        ViewSpec spec = session.spec();
+        spec.attention = "longformer";
+        spec.attentionParams = {"window=4"};
+        session.setSpec(spec);
+        QVERIFY(session.busy());
+        spec.attentionParams = {"window=2"}; // while the first edit is computed
+        session.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.mask"), 20000);
+        waitIdle(session);
+        const Tensor &mask = session.trace()->tensor("layer.0.attn.mask");
+        const int64_t T = mask.dim(1);
+        QCOMPARE(mask.data()[(T - 1) * T + T - 3], 1.0f);
+        QCOMPARE(mask.data()[(T - 1) * T + T - 4], 0.0f); // window 2: the key three back is out, as in the last edit
+        spec.attention = "full";
+        spec.attentionParams.clear();
+        session.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
+    }
+
     void badInputKeepsTheAppRunning()
     {
         Session session;

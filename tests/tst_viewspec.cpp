@@ -33,8 +33,9 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(8));
-        for (const char *k : { "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "tensor" })
+        QCOMPARE(kinds.size(), size_t(10));
+        for (const char *k : { "approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
+                 "pattern", "tensor" })
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

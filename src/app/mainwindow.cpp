@@ -45,6 +45,8 @@ const std::vector<std::pair<const char *, const char *>> kViewTabs = {
     {"next-token", QT_TRANSLATE_NOOP("MainWindow", "Next token")}, {"tensor", QT_TRANSLATE_NOOP("MainWindow", "Tensor")},
     {"kernels", QT_TRANSLATE_NOOP("MainWindow", "Kernels")},
     {"lsh", QT_TRANSLATE_NOOP("MainWindow", "LSH")},
+    {"approximation", QT_TRANSLATE_NOOP("MainWindow", "Low-rank")},
+    {"pattern", QT_TRANSLATE_NOOP("MainWindow", "Pattern")},
 };
 }
 

@@ -42,6 +42,12 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           kernel (full, lsh, bigbird, longformer, strided, fixed, linformer,
                                           performer); --sweep times N = 256 … 16384 and fits the log-log slope
                                           (--sweep --json FILE also writes or merges it into FILE)
+  transformer-atlas bench-approximation --kernel linformer|performer [--length N --repeat R --seeds S]
+      [--head-dim D] [--causal]           time the "approximation" view's sweep (every k or feature count,
+                                          S seeds each, against exact softmax) on N random tokens
+  transformer-atlas bench-pattern --kernel KIND [--length N --repeat R --cells G --causal --attention-param k=v]
+                                          time computing a fixed sparse pattern (bigbird, longformer, strided,
+                                          fixed) as the pattern editor does, with its density and work
 
 M is a built-in model name (see `models`) or a Hugging Face GPT-2 directory (config.json, model.safetensors).
 )";
@@ -59,6 +65,8 @@ int runCommandLine(int argc, char **argv)
         {"tokenize", tokenizeCommand}, {"bench-tokenizer", benchTokenizerCommand},
         {"bench-train", benchTrainCommand},
         {"bench-attention", benchAttentionCommand},
+        {"bench-approximation", benchApproximationCommand},
+        {"bench-pattern", benchPatternCommand},
     };
     if (argc < 2)
         return -1;

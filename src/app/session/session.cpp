@@ -50,6 +50,10 @@ void Session::finishJob()
     emit busyChanged(false);
     if (!m_error.isEmpty())
         emit errorOccurred(m_error);
+    if (m_rerunWhenFree) {
+        m_rerunWhenFree = false;
+        runInput(m_input);
+    }
 }
 
 Session::Commit Session::snapshot()
@@ -95,7 +99,7 @@ void Session::setAttention(const std::string &kind, const std::vector<std::strin
     m_spec.attention = kind;
     m_spec.attentionParams = params;
     emit specChanged();
-    runInput(m_input);
+    rerun();
 }
 
 void Session::runInput(Input input)
@@ -237,8 +241,22 @@ void Session::setSpec(const ViewSpec &spec)
 {
     if (spec == m_spec)
         return;
+    const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams;
     m_spec = spec;
     emit specChanged();
+    if (attentionChanged && m_engine)
+        rerun();
+}
+
+// Runs the current input again with the spec's attention, once the job in progress (if any) is done: while a
+// slider is dragged only the last setting is computed, and the trace never lags behind the spec.
+void Session::rerun()
+{
+    if (m_busy) {
+        m_rerunWhenFree = true;
+        return;
+    }
+    runInput(m_input);
 }
 
 ViewInput Session::viewInput() const

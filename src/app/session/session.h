@@ -79,6 +79,7 @@ private:
     void runJob(Job job);
     void finishJob();
     void runInput(Input input); // a new engine on `input`, run to the end
+    void rerun(); // runInput(m_input) now, or when the job in progress is done
     Commit snapshot();          // on the worker: what the GUI thread publishes after an engine change
 
     std::shared_ptr<const Model> m_model;
@@ -99,6 +100,7 @@ private:
     QString m_error;
     std::atomic<bool> m_cancel{false};
     bool m_busy = false;
+    bool m_rerunWhenFree = false; // the spec's attention changed during a job
 };
 
 } // namespace atlas

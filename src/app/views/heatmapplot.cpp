@@ -101,6 +101,7 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     buildLayout();
     applyGradient();
     applyTheme();
+    showMessage(tr("Nothing computed yet: type a text and press Run (Ctrl+R)."));
 }
 
 void HeatmapPlot::buildLayout()

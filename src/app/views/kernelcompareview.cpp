@@ -64,7 +64,7 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 11, true)));
+    m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
     loadBenchmarks();
 }
 
@@ -122,7 +122,7 @@ void KernelCompareView::loadBenchmarks()
         m_plot->xAxis->scaleRange(1.15, m_plot->xAxis->range().center());
         m_plot->yAxis->scaleRange(1.3, m_plot->yAxis->range().center());
         auto *title = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0));
-        title->setText(tr("Measured time vs N, one head, d_head %1\n%2, %3\nlegend: kernel — complexity (Tay et al. 2020)")
+        title->setText(tr("Measured time vs N (one head, d_head %1)\n%2 · %3\nlegend: kernel — complexity (Tay et al. 2020)")
                            .arg(root.value("d_head").toInt())
                            .arg(root.value("machine").toString(), root.value("date").toString()));
     }
@@ -234,7 +234,8 @@ QString KernelCompareView::errorText(int i) const
     const auto &e = m_entries.at(static_cast<size_t>(i));
     if (e.skipped)
         return tr("not run: %1").arg(QString::fromStdString(e.reason));
-    return QStringLiteral("max |ΔC| %1 · mean %2 · KL %3 · drops %4 %")
+    // No-break spaces inside each figure: the panel wraps between figures, never inside one.
+    return QStringLiteral("max\u00A0|ΔC|\u00A0%1 · mean\u00A0%2 · KL\u00A0%3 · drops\u00A0%4\u00A0%")
         .arg(number(e.maxAbsError), number(e.meanAbsError), number(e.meanKl))
         .arg(100.0 * e.meanDroppedWeight, 0, 'f', 0);
 }
@@ -270,11 +271,11 @@ void KernelCompareView::paintEvent(QPaintEvent *)
     } else {
         p.setFont(sizedFont(font(), 12, true));
         const QFontMetrics fm(p.font());
-        p.drawText(area.left(), area.top() + fm.ascent(),
-            tr("Layer %1, head %2 under every kernel (T = %3; errors against full attention)")
-                .arg(m_spec.layer)
-                .arg(std::max(0, m_spec.head))
-                .arg(m_entries.front().weights.dim(0)));
+        const QString title = tr("Layer %1, head %2 under every kernel (T = %3; errors against full attention)")
+                                  .arg(m_spec.layer)
+                                  .arg(std::max(0, m_spec.head))
+                                  .arg(m_entries.front().weights.dim(0));
+        p.drawText(area.left(), area.top() + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width()));
         const int cols = m_entries.size() > 6 ? 4 : 3;
         const int rows = (static_cast<int>(m_entries.size()) + cols - 1) / cols;
         const QRect grid = area.adjusted(0, fm.height() + 8, 0, 0);

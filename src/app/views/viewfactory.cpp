@@ -2,12 +2,14 @@
 
 #include "util/error.h"
 #include "view/viewspec.h"
+#include "views/approximationview.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
 #include "views/kernelcompareview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/nexttokenview.h"
+#include "views/patterneditorview.h"
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
 
@@ -15,6 +17,8 @@ namespace atlas {
 
 std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
 {
+    if (kind == "approximation")
+        return std::make_unique<ApproximationView>(parent);
     if (kind == "attention")
         return std::make_unique<AttentionView>(parent);
     if (kind == "heads")
@@ -29,6 +33,8 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         return std::make_unique<MaskView>(parent);
     if (kind == "next-token")
         return std::make_unique<NextTokenView>(parent);
+    if (kind == "pattern")
+        return std::make_unique<PatternEditorView>(parent);
     if (kind == "tensor")
         return std::make_unique<TensorView>(parent);
     std::string known;

@@ -10,12 +10,18 @@
 // tensor's matrix() or a slice(h) of the engine's (H,T,d) tensors), and it returns the context (T,d).
 namespace atlas::attention {
 
+class PatternVisitor; // blockattention.h
+
 // How one head is attended, besides the kernel's own parameters.
 struct AttentionOptions
 {
     bool causal = false; // query i may attend key j only when j <= i
     std::vector<int> padding; // key positions no query may attend (as Input::padding), each in [0, T)
     bool dense = false; // also produce weights and mask (T,T): for display and dump at small T only
+    // When set, the block-sparse kernels (bigbird, longformer, strided, fixed) hand every block to it instead of
+    // attending it, and return a zero context: their pattern without its cost (see attentionpattern.h). The
+    // other kernels ignore it.
+    PatternVisitor *patternVisitor = nullptr;
 };
 
 struct AttentionResult

@@ -163,6 +163,12 @@ void BlockAttention::attendBlock(RowState &state, DenseRecord *dense, BlockScrat
     }
 }
 
+void BlockAttention::visit(const BlockScratch &s) const
+{
+    const std::lock_guard<std::mutex> lock(m_visitLock);
+    m_options.patternVisitor->visitBlock(s.queries, s.keys, s.rules);
+}
+
 void BlockAttention::finish(const RowState &state, MatrixMap context, std::vector<double> *lse)
 {
     const int64_t T = state.acc.rows();

@@ -3,6 +3,7 @@
 #include "attention/attentionresult.h"
 #include "util/parallel.h"
 
+#include <mutex>
 #include <vector>
 
 // The machinery the sparse kernels share. A pattern is computed in passes; a pass is a list of blocks, each
@@ -16,6 +17,19 @@ enum class KeyRule : unsigned char {
     Masked, // not attended
     Allowed, // attended with its score
     SelfPenalised, // Reformer's own-key rule: attended with score − kSelfPenalty
+};
+
+// Receives a block-sparse kernel's blocks instead of their attention (AttentionOptions::patternVisitor).
+// BlockAttention::pass calls it one block at a time (under a lock, from whichever worker thread built the
+// block), after padding and the kernel's rule have set every (query, key)'s rule.
+class PatternVisitor
+{
+public:
+    virtual ~PatternVisitor() = default;
+    // queries (nq) and keys (nk) are positions; rules (nq, nk) row-major say how query a treats key c.
+    virtual void visitBlock(
+        const std::vector<int> &queries, const std::vector<int> &keys, const std::vector<KeyRule> &rules)
+        = 0;
 };
 
 // Reformer forbids a token to attend itself unless nothing else is available. As in trax we subtract 1e5 from
@@ -85,7 +99,10 @@ public:
                 for (size_t a = 0; a < s.queries.size(); ++a)
                     for (size_t c = 0; c < nk; ++c)
                         s.rules[a * nk + c] = s.keyOk[c] ? rule(s.queries[a], s.keys[c]) : KeyRule::Masked;
-                attendBlock(state, dense, s);
+                if (m_options.patternVisitor)
+                    visit(s);
+                else
+                    attendBlock(state, dense, s);
             }
         });
     }
@@ -100,6 +117,7 @@ public:
 
 private:
     void attendBlock(RowState &state, DenseRecord *dense, BlockScratch &s) const;
+    void visit(const BlockScratch &s) const;
     void gather(BlockScratch &s) const;
     void rowSoftmax(DenseRecord *dense, BlockScratch &s) const;
     static void record(DenseRecord &dense, const BlockScratch &s, int64_t a);
@@ -108,6 +126,7 @@ private:
     AttentionOptions m_options;
     float m_scale;
     std::vector<unsigned char> m_keyOk; // (T)
+    mutable std::mutex m_visitLock; // serialises the pattern visitor's calls
 };
 
 // C (m,n) = A (m,k) B (k,n), all row-major and contiguous, m a multiple of 8, n of 16. A register-blocked

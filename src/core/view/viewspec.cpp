@@ -17,7 +17,8 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string> kKeys = { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
-    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params" };
+    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params",
+    "approximation", "approximation_value" };
 const std::vector<std::string> kScales = { "linear", "log" };
 const std::vector<std::string> kColormaps = { "viridis", "magma", "cividis", "greys" };
 const std::vector<std::string> kThemes = { "light", "dark" };
@@ -196,6 +197,14 @@ const std::map<std::string, Setter> &setters()
             } },
         { "attention_params",
             [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); } },
+        { "approximation",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.approximation = r.oneOf(v, { "linformer", "performer" });
+            } },
+        { "approximation_value",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.approximationValue = r.integer(v, 0, ">= 1, or 0 for the middle of the sweep");
+            } },
     };
     return table;
 }
@@ -204,7 +213,7 @@ const std::map<std::string, Setter> &setters()
 
 std::vector<std::string> ViewSpec::viewKinds()
 {
-    return { "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "tensor" };
+    return { "approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "pattern", "tensor" };
 }
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
@@ -252,6 +261,8 @@ std::string ViewSpec::toJson() const
     j["theme"] = theme;
     j["attention"] = attention;
     j["attention_params"] = attentionParams;
+    j["approximation"] = approximation;
+    j["approximation_value"] = approximationValue;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

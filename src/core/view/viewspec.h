@@ -9,7 +9,7 @@ namespace atlas {
 // headless, and a lesson step is one. Unknown keys and wrong types are errors naming the source and key.
 struct ViewSpec
 {
-    std::string view = "attention"; // attention | heads | lines | mask | next-token | tensor | kernels | lsh
+    std::string view = "attention"; // ViewSpec::viewKinds(): attention, heads, lines, mask, … (docs/view-spec.md)
     std::string model = "tiny-bytes"; // a built-in model name or a model directory
     std::string text = "The cat sat on the mat.";
     std::vector<int> tokens;  // explicit token ids; when not empty they replace `text`
@@ -24,6 +24,8 @@ struct ViewSpec
     std::string theme = "light"; // light | dark
     std::string attention = "full"; // attention kernel of every layer: full | lsh | bigbird | longformer | …
     std::vector<std::string> attentionParams; // its parameters as "key=value", e.g. "window=16"
+    std::string approximation = "linformer"; // approximation view: linformer | performer
+    int approximationValue = 0; // approximation view: the k or features drawn; 0 = the middle of the sweep
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.

@@ -1,0 +1,502 @@
+#include "views/approximationview.h"
+
+#include "views/approximationerrorplot.h"
+#include "views/colormaps.h"
+#include "views/heatmapplot.h"
+
+#include "util/error.h"
+
+#include <QButtonGroup>
+#include <QElapsedTimer>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QRadioButton>
+#include <QSlider>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace atlas {
+
+namespace {
+
+using attention::ApproximationSweep;
+
+constexpr int kMapSpacing = 6;
+
+QString number(double v)
+{
+    return v != 0 && (std::abs(v) < 0.01 || std::abs(v) >= 1000) ? QString::number(v, 'e', 1)
+                                                                 : QString::number(v, 'f', 3);
+}
+
+// (T,T) weights for drawing: cells the mask forbids become −∞ (hatched by HeatmapPlot).
+std::shared_ptr<std::vector<float>> drawnCells(const Tensor &weights, const Tensor &mask)
+{
+    auto cells = std::make_shared<std::vector<float>>(weights.values().begin(), weights.values().end());
+    for (size_t i = 0; i < cells->size(); ++i)
+        if (mask.data()[i] == 0.0f)
+            (*cells)[i] = -std::numeric_limits<float>::infinity();
+    return cells;
+}
+
+} // namespace
+
+ApproximationView::ApproximationView(QWidget *parent)
+    : View(parent)
+    , m_maps(new QWidget(this))
+    , m_exact(new HeatmapPlot(m_maps))
+    , m_approx(new HeatmapPlot(m_maps))
+    , m_plot(new ApproximationErrorPlot(this))
+    , m_summary(new QLabel(this))
+    , m_caption(new QLabel(this))
+{
+    m_pool.setMaxThreadCount(1); // a superseded sweep stops at its next run; the newer one waits for the thread
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 6, 8, 6);
+    buildControls(layout);
+    auto *body = new QHBoxLayout;
+    body->setSpacing(4);
+    body->addWidget(m_maps, 2);
+    auto *errors = new QVBoxLayout;
+    errors->addWidget(m_summary);
+    errors->addWidget(m_plot, 1);
+    body->addLayout(errors, 1);
+    layout->addLayout(body, 1);
+    m_maps->installEventFilter(this);
+    layout->addWidget(m_caption);
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    m_caption->setWordWrap(true);
+    // Subscripts (wᵢⱼ) come from a fallback font whose painted width can exceed the measured one by a few pixels.
+    m_caption->setContentsMargins(0, 0, 16, 0);
+    m_summary->setContentsMargins(0, 0, 16, 0);
+    m_exact->setValueLabel(tr("weight"));
+    m_approx->setValueLabel(tr("weight (same scale)"));
+    for (HeatmapPlot *plot : {m_exact, m_approx}) {
+        plot->setHoverText([this](int row, int col) { return hoverText(row, col); });
+        // One colour scale for both maps: the exact weights' range, whatever the plot computes for itself.
+        connect(plot->colorMap(), &QCPColorMap::dataRangeChanged, this, [this, plot](const QCPRange &range) {
+            if (m_hasRange && range != m_range)
+                plot->colorMap()->setDataRange(m_range);
+        });
+    }
+    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, [this] { finishSweep(m_watcher.result()); });
+    setAutoFillBackground(true);
+    applyTheme();
+    showMessage(tr("No trace yet."));
+}
+
+ApproximationView::~ApproximationView()
+{
+    if (m_cancel)
+        *m_cancel = true;
+    m_pool.waitForDone(); // the job holds copies of Q, K, V only, but must not outlive the watcher
+}
+
+bool ApproximationView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_maps && event->type() == QEvent::Resize)
+        layOutMaps();
+    return View::eventFilter(watched, event);
+}
+
+void ApproximationView::layOutMaps()
+{
+    // Two plots of exactly one width: a box layout may give them widths one pixel apart, and then HeatmapPlot's
+    // choice of tick labels (every token, or every fifth) can differ between the two.
+    const int w = (m_maps->width() - kMapSpacing) / 2, h = m_maps->height();
+    m_exact->setGeometry(0, 0, w, h);
+    m_approx->setGeometry(w + kMapSpacing, 0, w, h);
+}
+
+void ApproximationView::buildControls(QLayout *layout)
+{
+    auto *row = new QHBoxLayout;
+    m_linformer = new QRadioButton(tr("Linformer"), this);
+    m_performer = new QRadioButton(tr("Performer"), this);
+    m_linformer->setToolTip(definition("linformer", false));
+    m_performer->setToolTip(definition("performer", false));
+    m_kernels = new QButtonGroup(this);
+    m_kernels->addButton(m_linformer);
+    m_kernels->addButton(m_performer);
+    m_linformer->setChecked(true);
+    m_slider = new QSlider(Qt::Horizontal, this);
+    m_slider->setRange(0, 0);
+    m_slider->setPageStep(1);
+    m_slider->setTickPosition(QSlider::TicksBelow);
+    m_slider->setMinimumWidth(180);
+    m_valueLabel = new QLabel(this);
+    m_valueLabel->setMinimumWidth(110);
+    m_status = new QLabel(this);
+    row->addWidget(new QLabel(tr("Approximation:"), this));
+    row->addWidget(m_linformer);
+    row->addWidget(m_performer);
+    row->addSpacing(24);
+    row->addWidget(m_slider, 1);
+    row->addWidget(m_valueLabel);
+    row->addSpacing(24);
+    row->addWidget(m_status, 1);
+    static_cast<QBoxLayout *>(layout)->addLayout(row);
+    connect(m_kernels, &QButtonGroup::buttonClicked, this,
+        [this](QAbstractButton *b) { chooseKernel(b == m_performer ? "performer" : "linformer"); });
+    connect(m_slider, &QSlider::valueChanged, this, &ApproximationView::chooseIndex);
+}
+
+void ApproximationView::applyTheme()
+{
+    const bool dark = m_spec.theme == "dark";
+    const ThemeColors colors = themeColors(m_spec.theme);
+    QPalette pal = palette();
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.text);
+    pal.setColor(QPalette::Base, dark ? QColor(0x54575d) : QColor(0xffffff)); // radio buttons stand out on dark
+    pal.setColor(QPalette::Text, colors.text);
+    pal.setColor(QPalette::Button, dark ? QColor(0x3a3d41) : QColor(0xf0f0f0));
+    pal.setColor(QPalette::ButtonText, colors.text);
+    setPalette(pal);
+    for (HeatmapPlot *plot : {m_exact, m_approx})
+        plot->setTheme(m_spec.theme);
+    m_plot->setTheme(m_spec.theme);
+}
+
+QString ApproximationView::valueName() const
+{
+    return m_spec.approximation == "performer" ? QStringLiteral("m") : QStringLiteral("k");
+}
+
+QString ApproximationView::kernelName() const
+{
+    return m_spec.approximation == "performer" ? tr("Performer") : tr("Linformer");
+}
+
+QString ApproximationView::definition(const std::string &kernel, bool causalModel)
+{
+    if (kernel == "performer")
+        return tr("Performer (FAVOR+) estimates exp(qᵢ·kⱼ/√d) by φ(qᵢ)·φ(kⱼ), with m positive orthogonal random "
+                  "features φ(x) = exp(ω·x − |x|²/2)/√m (x = q/d^¼ or k/d^¼). Its implied weights are "
+                  "wᵢⱼ = φ(qᵢ)·φ(kⱼ) / Σⱼ′ φ(qᵢ)·φ(kⱼ′): positive, each row sums to 1, never formed by the kernel "
+                  "itself (it computes φ(Q)(φ(K)ᵀV) in O(T·m·d)).");
+    QString text = tr("Linformer projects keys and values along the sequence with a random E (k × T, entries "
+                      "N(0, 1/k)): context = P·(E V) with P = softmax(Q (E K)ᵀ/√d) (T × k). The weight of value j "
+                      "in query i's context is therefore (P·E)ᵢⱼ: it can be negative, and rows need not sum to 1.");
+    if (causalModel)
+        text += tr(" Linformer cannot be causal (every projected key mixes future tokens), so for this causal model "
+                   "both maps are bidirectional attention on the head's own Q, K, V.");
+    return text;
+}
+
+QString ApproximationView::caption() const
+{
+    return definition(m_spec.approximation, m_input.causal)
+        + tr(" Errors are against exact softmax attention on the same Q, K, V: the mean over query rows of "
+             "Σⱼ |wᵢⱼ − pᵢⱼ| (left axis) and the mean |ΔC| of the context (right axis), mean of %1 seeds with "
+             "their min–max band; the right map is seed 0.")
+              .arg(kSeeds);
+}
+
+attention::ApproximationSweepOptions ApproximationView::sweepOptions() const
+{
+    attention::ApproximationSweepOptions o;
+    o.kernel = m_spec.approximation;
+    o.seeds = kSeeds;
+    o.causal = m_spec.approximation == "performer" && m_input.causal;
+    o.padding = m_input.padding;
+    return o;
+}
+
+int ApproximationView::selectedValue() const
+{
+    if (!m_sweep || m_index < 0 || m_index >= int(m_sweep->points.size()))
+        return 0;
+    return m_sweep->points[size_t(m_index)].value;
+}
+
+void ApproximationView::refresh()
+{
+    layOutHidden(this);
+    layOutMaps();
+    applyTheme();
+    {
+        const QSignalBlocker block(m_kernels);
+        (m_spec.approximation == "performer" ? m_performer : m_linformer)->setChecked(true);
+    }
+    for (HeatmapPlot *plot : {m_exact, m_approx}) {
+        try {
+            plot->setColormap(m_spec.colormap);
+        } catch (const Error &) {
+            plot->setColormap("viridis");
+        }
+    }
+    m_caption->setText(caption());
+    m_exact->setToolTip(m_caption->text());
+    m_approx->setToolTip(m_caption->text());
+    if (!requestSweep() && m_sweep)
+        showSweep(); // a new selection, scale or colour map on the same sweep
+}
+
+void ApproximationView::showMessage(const QString &text)
+{
+    m_message = text;
+    m_sweep.reset();
+    m_hasRange = false;
+    m_exact->showMessage(text);
+    m_approx->showMessage(QString());
+    m_summary->clear();
+    m_plot->setSweep(nullptr);
+}
+
+bool ApproximationView::requestSweep()
+{
+    const int layer = m_spec.layer, head = std::max(0, m_spec.head);
+    const Trace *trace = m_input.trace.get();
+    const TraceEntry *q = trace ? trace->find(traceName(layer, "attn.q")) : nullptr;
+    const TraceEntry *k = trace ? trace->find(traceName(layer, "attn.k")) : nullptr;
+    const TraceEntry *v = trace ? trace->find(traceName(layer, "attn.v")) : nullptr;
+    QString problem;
+    if (q == nullptr || k == nullptr || v == nullptr)
+        problem = notComputedText(tr("the Q, K, V split"), traceName(layer, "attn.q"));
+    else if (q->tensor.rank() != 3 || head >= q->tensor.dim(0) || k->tensor.shape() != q->tensor.shape()
+        || v->tensor.shape() != q->tensor.shape())
+        problem = tr("Layer %1 has no head %2.").arg(layer).arg(head);
+    const attention::ApproximationSweepOptions options = sweepOptions();
+    // The same Q, K, V buffers (kept alive in m_keyTensors, so no new tensor can reuse their addresses), head,
+    // kernel, mask: the sweep drawn or running still fits.
+    std::string key = options.kernel + (options.causal ? "/causal/" : "/") + std::to_string(head);
+    for (const TraceEntry *e : {q, k, v}) {
+        key += '/';
+        if (e != nullptr)
+            key.append(std::to_string(reinterpret_cast<uintptr_t>(e->tensor.data()))).append(e->tensor.shapeString());
+    }
+    for (int p : options.padding)
+        key.append(1, ',').append(std::to_string(p));
+    if (key == m_requestKey && problem.isEmpty())
+        return false;
+    m_requestKey = key;
+    ++m_generation; // whatever is still running is now stale
+    if (m_cancel)
+        *m_cancel = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    if (!problem.isEmpty()) {
+        m_computing = false;
+        m_requestKey.clear();
+        m_status->clear();
+        showMessage(problem);
+        return true;
+    }
+    m_keyTensors = {q->tensor, k->tensor, v->tensor};
+    startSweep(options, head);
+    return true;
+}
+
+void ApproximationView::startSweep(const attention::ApproximationSweepOptions &options, int head)
+{
+    const int64_t T = m_keyTensors[0].dim(1), d = m_keyTensors[0].dim(2);
+    std::array<Tensor, 3> qkv; // the head's (T,d) copies: the job must not read the trace
+    for (size_t i = 0; i < 3; ++i) {
+        qkv[i] = Tensor({T, d});
+        qkv[i].matrix() = std::as_const(m_keyTensors[i]).slice(head); // const: reading must not detach the trace
+    }
+    auto job = [qkv, options, generation = m_generation, cancel = m_cancel]() {
+        Outcome out;
+        out.generation = generation;
+        QElapsedTimer timer;
+        timer.start();
+        try {
+            attention::ApproximationSweepOptions o = options;
+            o.cancel = cancel.get();
+            out.sweep = std::make_shared<const ApproximationSweep>(
+                attention::approximation_sweep(qkv[0].matrix(), qkv[1].matrix(), qkv[2].matrix(), o));
+        } catch (const std::exception &e) {
+            out.error = QString::fromStdString(e.what());
+        }
+        out.milliseconds = double(timer.nsecsElapsed()) / 1e6;
+        return out;
+    };
+    m_computing = true;
+    const size_t sizes = attention::defaultSweepValues(options.kernel, T).size();
+    m_status->setText(tr("computing… %1, %2 sizes × %3 seeds, T = %4").arg(kernelName()).arg(sizes).arg(kSeeds).arg(T));
+    showMessage(tr("Computing %1 for %2 sizes × %3 seeds…").arg(kernelName()).arg(sizes).arg(kSeeds));
+    if (parentWidget() == nullptr && !isVisible()) { // headless (render): draw the result, not "computing…"
+        finishSweep(job());
+        return;
+    }
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, job));
+}
+
+void ApproximationView::finishSweep(const Outcome &outcome)
+{
+    if (outcome.generation != m_generation)
+        return; // superseded by a newer request
+    m_computing = false;
+    m_computeMs = outcome.milliseconds;
+    if (!outcome.error.isEmpty()) {
+        m_status->setText(tr("%1 failed").arg(kernelName()));
+        showMessage(outcome.error);
+        return;
+    }
+    m_message.clear();
+    m_sweep = outcome.sweep;
+    m_exactCells.reset();
+    m_status->setText(
+        tr("%1 sizes × %2 seeds in %3 ms").arg(m_sweep->points.size()).arg(m_sweep->seeds).arg(m_computeMs, 0, 'f', 0));
+    showSweep();
+}
+
+bool ApproximationView::waitForSweep(int milliseconds)
+{
+    QElapsedTimer timer;
+    timer.start();
+    while (m_computing && timer.elapsed() < milliseconds) {
+        m_watcher.waitForFinished();
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    return !m_computing;
+}
+
+void ApproximationView::showSweep()
+{
+    const ApproximationSweep &s = *m_sweep;
+    const int T = int(s.T);
+    int index = int(s.points.size()) / 2; // approximation_value 0: the middle of the sweep
+    if (m_spec.approximationValue > 0) {
+        double best = std::numeric_limits<double>::max(); // the nearest value on the log axis
+        for (size_t i = 0; i < s.points.size(); ++i) {
+            const double distance = std::abs(std::log(double(s.points[i].value) / m_spec.approximationValue));
+            if (distance < best) {
+                best = distance;
+                index = int(i);
+            }
+        }
+    }
+    m_index = index;
+    {
+        const QSignalBlocker block(m_slider);
+        m_slider->setRange(0, std::max(0, int(s.points.size()) - 1));
+        m_slider->setValue(m_index);
+    }
+    const bool log = m_spec.scale == "log";
+    if (!s.hasWeightErrors) {
+        m_hasRange = false;
+        m_exact->showMessage(tr("%1 tokens: the weight matrices are drawn up to %2 tokens (each is T × T, for every "
+                                "size and seed). The plot shows the error of the context alone.")
+                                 .arg(T)
+                                 .arg(attention::kMaxDenseSweepTokens));
+        m_approx->showMessage(QString());
+    } else if (!m_exactCells || m_exact->logScale() != log) {
+        m_exactCells = drawnCells(s.exactWeights, s.mask);
+        float upper = 0, lowest = std::numeric_limits<float>::max();
+        for (float w : *m_exactCells) {
+            upper = std::max(upper, w);
+            if (w > 0)
+                lowest = std::min(lowest, w);
+        }
+        upper = upper > 0 ? upper : 1.0f;
+        m_range = log ? QCPRange(std::max<double>(lowest, upper * 1e-6), upper) : QCPRange(0, upper);
+        m_hasRange = true;
+        const QStringList labels = tokenLabels(m_input, T);
+        m_exact->setLabels(labels, labels);
+        m_exact->setLogScale(log);
+        m_exact->setTitle(tr("Exact softmax")); // short: a wide title squeezes the colour bar out
+        m_exact->setMatrix(m_exactCells->data(), T, T, m_exactCells);
+        m_exact->colorMap()->setDataRange(m_range);
+    }
+    m_plot->setSweep(m_sweep);
+    showSelected();
+}
+
+void ApproximationView::showSelected()
+{
+    if (!m_sweep || m_sweep->points.empty())
+        return;
+    const ApproximationSweep &s = *m_sweep;
+    m_index = std::clamp(m_index, 0, int(s.points.size()) - 1);
+    const attention::ApproximationPoint &p = s.points[size_t(m_index)];
+    const QString name = QStringLiteral("%1 = %2").arg(valueName()).arg(p.value);
+    m_valueLabel->setText(m_spec.approximation == "performer" ? tr("%1 features").arg(name) : name);
+    QString outside;
+    if (s.hasWeightErrors && !p.weights.empty()) {
+        const int T = int(s.T);
+        m_approxCells = drawnCells(p.weights, s.mask);
+        float lo = std::numeric_limits<float>::max(), hi = -lo;
+        int64_t out = 0, cells = 0;
+        for (float w : *m_approxCells) {
+            if (std::isinf(w))
+                continue;
+            lo = std::min(lo, w);
+            hi = std::max(hi, w);
+            out += (w < m_range.lower || w > m_range.upper) ? 1 : 0;
+            ++cells;
+        }
+        if (out > 0)
+            outside = tr("<br>Its weights span %1 … %2: %3 % of the cells fall outside the exact scale (drawn in "
+                         "its end colours).")
+                          .arg(number(lo), number(hi))
+                          .arg(100.0 * double(out) / double(std::max<int64_t>(1, cells)), 0, 'f', 0);
+        const QStringList labels = tokenLabels(m_input, T);
+        m_approx->setLabels(labels, labels);
+        m_approx->setLogScale(m_spec.scale == "log");
+        m_approx->setTitle(tr("%1, %2").arg(kernelName(), name)); // short: a wide title squeezes the colour bar
+        m_approx->setMatrix(m_approxCells->data(), T, T, m_approxCells);
+        m_approx->colorMap()->setDataRange(m_range);
+    }
+    const auto range = [](const attention::SweepStat &st) {
+        return QStringLiteral("%1 [%2 – %3]").arg(number(st.mean), number(st.min), number(st.max));
+    };
+    QString text = tr("<b>%1, %2</b> — mean [min – max] over %3 seeds:<br>").arg(kernelName(), name).arg(s.seeds);
+    if (!s.causal && m_input.causal)
+        text += tr("<i>Both maps bidirectional: Linformer cannot be causal.</i><br>");
+    if (s.hasWeightErrors)
+        text += tr("weights: row Σ|Δw| %1 · KL %2<br>").arg(range(p.rowL1), number(p.kl.mean));
+    text += tr("context: mean |ΔC| %1 · max |ΔC| %2").arg(range(p.meanAbsError), number(p.maxAbsError.mean));
+    m_summary->setText(text + outside);
+    m_plot->setSelected(m_index);
+}
+
+void ApproximationView::chooseKernel(const std::string &kernel)
+{
+    if (kernel == m_spec.approximation)
+        return;
+    m_spec.approximation = kernel;
+    m_spec.approximationValue = 0;
+    refresh();
+    emit specEdited(m_spec);
+}
+
+void ApproximationView::chooseIndex(int index)
+{
+    if (!m_sweep || index < 0 || index >= int(m_sweep->points.size()) || index == m_index)
+        return;
+    m_index = index;
+    m_spec.approximationValue = m_sweep->points[size_t(index)].value;
+    showSelected();
+    emit specEdited(m_spec);
+}
+
+QString ApproximationView::hoverText(int row, int col) const
+{
+    if (!m_sweep || !m_sweep->hasWeightErrors || row >= m_sweep->T || col >= m_sweep->T || m_index < 0)
+        return {};
+    const ApproximationSweep &s = *m_sweep;
+    const size_t cell = size_t(row) * size_t(s.T) + size_t(col);
+    const QString prefix = cellPrefix(m_input, row, col);
+    if (s.mask.data()[cell] == 0.0f)
+        return prefix + (s.causal && col > row ? tr(": a future token, masked") : tr(": padding, masked"));
+    const double exact = s.exactWeights.data()[cell];
+    const attention::ApproximationPoint &p = s.points[size_t(m_index)];
+    const double approx = p.weights.data()[cell];
+    return prefix
+        + tr("\nexact softmax weight %1\n%2, %3 = %4 (seed 0): %5 (Δ %6)")
+              .arg(formatValue(exact), kernelName(), valueName())
+              .arg(p.value)
+              .arg(formatValue(approx), formatValue(approx - exact));
+}
+
+} // namespace atlas

@@ -1,0 +1,137 @@
+#pragma once
+
+#include "attention/approximationsweep.h"
+#include "views/view.h"
+
+#include <QFutureWatcher>
+#include <QThreadPool>
+
+#include <qcustomplot.h> // QCPRange
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+class QButtonGroup;
+class QLabel;
+class QRadioButton;
+class QSlider;
+
+namespace atlas {
+
+class ApproximationErrorPlot;
+class HeatmapPlot;
+
+// Linformer and Performer against exact softmax attention for one head (view kind "approximation"): the exact
+// weights and the approximation's effective weights side by side on one colour scale, a kernel switch, a slider
+// for k / features choosing the approximation drawn, and the error against k / features (log-log: the mean over
+// kSeeds seeds with a min–max band; weights on the left axis, context on the right).
+//
+// The head's Q, K, V come from the trace (layer.L.attn.q/k/v, (H,T,d)); the sweep (core approximationsweep.h)
+// reruns them through exact attention and the approximation for every size and seed on a worker thread; the view
+// shows "computing…" meanwhile, and a newer request (another head, kernel or input) cancels an older one.
+// A parentless view that was never shown (`render`, scripts) computes on the calling thread instead, so a
+// headless render draws the result rather than "computing…".
+//
+// Effective weights: Linformer's are P·E (T,T), P = softmax(Q (E K)ᵀ/√d) (T,k), E the (k,T) random projection:
+// the weight of value j in query i's context, which can be negative. Linformer cannot be causal: on a causal
+// model both sides are bidirectional attention on the same Q, K, V (the caption says so). Performer's are
+// φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j'), with the model's causal mask.
+class ApproximationView : public View
+{
+    Q_OBJECT
+
+public:
+    static constexpr int kSeeds = 5;
+
+    explicit ApproximationView(QWidget *parent = nullptr);
+    ~ApproximationView() override;
+
+    // Drawn instead of the maps and the plot (no Q, K, V yet, a bad head, a sweep error); empty when they are drawn.
+    QString message() const { return m_message; }
+    bool isComputing() const { return m_computing; }
+    // Blocks until the running sweep has been drawn (tests); false after `milliseconds` without it.
+    bool waitForSweep(int milliseconds = 60000);
+    // The sweep drawn (nullptr while none is).
+    const attention::ApproximationSweep *sweep() const { return m_sweep.get(); }
+    // What the sweep was asked for: kernel, causal, padding and seeds as the view runs them.
+    attention::ApproximationSweepOptions sweepOptions() const;
+    int selectedIndex() const { return m_index; }
+    int selectedValue() const; // k or features drawn, 0 while nothing is
+    double computeMilliseconds() const { return m_computeMs; }
+
+    QSlider *slider() const { return m_slider; }
+    QRadioButton *linformerButton() const { return m_linformer; }
+    QRadioButton *performerButton() const { return m_performer; }
+    HeatmapPlot *exactPlot() const { return m_exact; }
+    HeatmapPlot *approximationPlot() const { return m_approx; }
+    ApproximationErrorPlot *errorPlot() const { return m_plot; } // weightGraph(), contextGraph(): one point per value
+    QString caption() const;
+    // How the effective weights of `kernel` are defined (the caption's first part and the maps' tooltip).
+    static QString definition(const std::string &kernel, bool causalModel);
+
+    QSize sizeHint() const override { return {1400, 900}; }
+    QSize minimumSizeHint() const override { return {640, 420}; }
+
+protected:
+    void refresh() override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    struct Outcome
+    {
+        uint64_t generation = 0;
+        std::shared_ptr<const attention::ApproximationSweep> sweep;
+        QString error;
+        double milliseconds = 0;
+    };
+
+    void buildControls(QLayout *layout);
+    void layOutMaps();
+    void applyTheme();
+    bool requestSweep(); // true when it started a sweep or showed a problem, false when the sweep drawn still fits
+    void startSweep(const attention::ApproximationSweepOptions &options, int head);
+    void finishSweep(const Outcome &outcome);
+    void showMessage(const QString &text);
+    void showSweep();
+    void showSelected();
+    void chooseKernel(const std::string &kernel);
+    void chooseIndex(int index);
+    QString hoverText(int row, int col) const;
+    QString valueName() const; // "k" (Linformer) or "m" (Performer's features)
+    QString kernelName() const; // "Linformer" or "Performer"
+
+    QWidget *m_maps = nullptr; // holds the two heat maps, laid out by layOutMaps()
+    HeatmapPlot *m_exact = nullptr;
+    HeatmapPlot *m_approx = nullptr;
+    ApproximationErrorPlot *m_plot = nullptr;
+    QRadioButton *m_linformer = nullptr;
+    QRadioButton *m_performer = nullptr;
+    QButtonGroup *m_kernels = nullptr;
+    QSlider *m_slider = nullptr;
+    QLabel *m_valueLabel = nullptr;
+    QLabel *m_status = nullptr;
+    QLabel *m_summary = nullptr;
+    QLabel *m_caption = nullptr;
+
+    QString m_message;
+    std::shared_ptr<const attention::ApproximationSweep> m_sweep;
+    std::shared_ptr<std::vector<float>> m_exactCells; // (T,T) drawn: masked cells −∞
+    std::shared_ptr<std::vector<float>> m_approxCells;
+    QCPRange m_range; // the colour scale of both maps: the exact weights' range
+    bool m_hasRange = false;
+    int m_index = -1;
+    double m_computeMs = 0;
+    bool m_computing = false;
+
+    // The running request: a newer one bumps the generation and cancels it.
+    QThreadPool m_pool;
+    QFutureWatcher<Outcome> m_watcher;
+    uint64_t m_generation = 0;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::string m_requestKey; // what the current (running or drawn) sweep is for
+    std::array<Tensor, 3> m_keyTensors; // the layer's (H,T,d) Q, K, V the key names (shared, not copied)
+};
+
+} // namespace atlas

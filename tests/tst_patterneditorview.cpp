@@ -1,0 +1,204 @@
+// The pattern editor: token clicks make a token global, sliders change the pattern to what attentionPattern
+// computes, the readout shows the core's numbers, and 16384 tokens draw at block level off the GUI thread.
+#include "attention/attentionpattern.h"
+#include "views/heatmapplot.h"
+#include "views/patterneditorview.h"
+#include "views/patterntokenstrip.h"
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTest>
+
+#include <sys/resource.h>
+
+using namespace atlas;
+
+namespace {
+
+ViewInput inputOf(int T, bool causal, std::vector<int> padding = {})
+{
+    ViewInput input;
+    for (int t = 0; t < T; ++t)
+        input.tokens << QString("t%1").arg(t);
+    input.causal = causal;
+    input.padding = std::move(padding);
+    return input;
+}
+
+ViewSpec patternSpec(const std::string &kind, std::vector<std::string> params)
+{
+    ViewSpec spec;
+    spec.view = "pattern";
+    spec.attention = kind;
+    spec.attentionParams = std::move(params);
+    return spec;
+}
+
+// "1,234,567", written out independently of the view.
+QString grouped(int64_t n)
+{
+    const QString digits = QString::number(n);
+    QString out;
+    for (int i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+long peakRssMiB()
+{
+    rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss / 1024;
+}
+
+// Saves the view when ATLAS_PATTERN_PNG_DIR is set (for looking at it; the tests never need it).
+void maybeSave(PatternEditorView &view, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATLAS_PATTERN_PNG_DIR");
+    if (!dir.isEmpty())
+        view.grab().save(dir + "/" + name);
+}
+
+} // namespace
+
+class TestPatternEditorView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void clickingATokenMakesItsRowAndColumnAllowed()
+    {
+        PatternEditorView view;
+        view.resize(1200, 800);
+        view.setInput(inputOf(24, false));
+        view.setSpec(patternSpec("longformer", {"window=2"}));
+        QVERIFY(view.summary());
+        QVERIFY(!view.summary()->allowed(7, 20)); // far outside the window
+        QSignalSpy edited(&view, &View::specEdited);
+        PatternTokenStrip *strip = view.tokenStrip();
+        QTest::mouseClick(strip, Qt::LeftButton, {}, strip->chipRect(7).center());
+        QCOMPARE(edited.count(), 1);
+        const ViewSpec spec = edited.takeFirst().at(0).value<ViewSpec>();
+        QCOMPARE(spec.attention, std::string("longformer"));
+        QVERIFY(std::find(spec.attentionParams.begin(), spec.attentionParams.end(), "global=7")
+            != spec.attentionParams.end());
+        QVERIFY(strip->isGlobal(7));
+        for (int t = 0; t < 24; ++t) {
+            QVERIFY(view.summary()->allowed(7, t));
+            QVERIFY(view.summary()->allowed(t, 7));
+        }
+        QCOMPARE(view.globalEdit()->text(), QString("7"));
+        QTest::mouseClick(strip, Qt::LeftButton, {}, strip->chipRect(7).center()); // and back
+        QVERIFY(!view.summary()->allowed(7, 20));
+        QVERIFY(!strip->isGlobal(7));
+    }
+
+    void tokensAreNotClickableForOtherKinds()
+    {
+        PatternEditorView view;
+        view.setInput(inputOf(16, true));
+        view.setSpec(patternSpec("strided", {"stride=4"}));
+        QSignalSpy edited(&view, &View::specEdited);
+        QTest::mouseClick(view.tokenStrip(), Qt::LeftButton, {}, view.tokenStrip()->chipRect(3).center());
+        QCOMPARE(edited.count(), 0);
+        QVERIFY(view.slider("stride")->isVisibleTo(&view));
+        QVERIFY(!view.slider("window")->isVisibleTo(&view));
+        QVERIFY(!view.globalEdit()->isVisibleTo(&view));
+    }
+
+    void windowSliderGivesTheCoresDensity()
+    {
+        PatternEditorView view;
+        view.resize(1200, 800);
+        const std::vector<int> padding = {2};
+        view.setInput(inputOf(40, true, padding));
+        view.setSpec(patternSpec("longformer", {"window=4", "global=0"}));
+        const double before = view.summary()->allowedFraction();
+        QSignalSpy edited(&view, &View::specEdited);
+        view.slider("window")->setValue(12);
+        QCOMPARE(view.spinBox("window")->value(), 12);
+        QCOMPARE(edited.count(), 1);
+        const auto expected = attention::attentionPattern(
+            attention::parseAttentionKernelSpec("longformer", {"window=12", "global=0"}), 40, true, padding, 40);
+        QCOMPARE(view.summary()->allowedFraction(), expected.allowedFraction());
+        QVERIFY(view.summary()->allowedFraction() > before);
+        QCOMPARE(view.summary()->density, expected.density);
+        const ViewSpec spec = edited.takeFirst().at(0).value<ViewSpec>();
+        QVERIFY(std::find(spec.attentionParams.begin(), spec.attentionParams.end(), "window=12")
+            != spec.attentionParams.end());
+    }
+
+    void readoutShowsTheCoresNumbers()
+    {
+        PatternEditorView view;
+        view.setInput(inputOf(100, false));
+        view.setSpec(patternSpec("bigbird", {"block=4", "window_blocks=3", "global_blocks=1", "random_blocks=2"}));
+        const auto p = attention::attentionPattern(view.editedSpec(), 100, false, {}, 100);
+        const QString text = view.readoutText();
+        QVERIFY2(text.contains(QString::number(100.0 * p.allowedFraction(), 'f', 2) + " %"), qPrintable(text));
+        QVERIFY2(text.contains(grouped(p.allowedPairs) + " of " + grouped(p.fullPairs)), qPrintable(text));
+        QVERIFY2(text.contains(grouped(p.computedPairs) + " scores"), qPrintable(text));
+        QVERIFY2(text.contains(grouped(p.computedPairs - p.allowedPairs) + " of them masked"), qPrintable(text));
+        QCOMPARE(view.summary()->computedPairs, p.computedPairs);
+        QCOMPARE(view.headWidth(), 64); // no trace: GPT-2's d_head
+        QCOMPARE(view.summary()->operations(64), p.computedPairs * 128);
+        QVERIFY(text.contains(QString::fromStdString(attention::patternFormula(view.editedSpec(), false))));
+    }
+
+    void choosingAKindSuggestsParametersAndEditsTheSpec()
+    {
+        PatternEditorView view;
+        view.setInput(inputOf(64, true));
+        view.setSpec(patternSpec("full", {}));
+        QSignalSpy edited(&view, &View::specEdited);
+        QCOMPARE(edited.count(), 0); // showing a suggestion is not an edit
+        view.kindBox()->setCurrentText("fixed");
+        emit view.kindBox()->activated(view.kindBox()->currentIndex());
+        QCOMPARE(edited.count(), 1);
+        const ViewSpec spec = edited.takeFirst().at(0).value<ViewSpec>();
+        QCOMPARE(spec.attention, std::string("fixed"));
+        QCOMPARE(spec.attentionParams, (std::vector<std::string> {"stride=8", "summary=1"})); // √64
+        QVERIFY(view.slider("summary")->isVisibleTo(&view));
+        view.setSpec(patternSpec("longformer", {"global=80"})); // outside the 64 tokens
+        QVERIFY(view.message().contains("global position 80"));
+        QVERIFY(view.plot()->showingMessage());
+    }
+
+    void longInputDrawsBlocksOffTheGuiThread()
+    {
+        const int T = 16384;
+        const long before = peakRssMiB();
+        PatternEditorView view;
+        view.resize(1200, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setInput(inputOf(T, true));
+        view.setSpec(patternSpec("longformer", {"window=512", "global=0,4000"}));
+        QVERIFY(view.computing());
+        QVERIFY(view.readoutText().contains("computing"));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.computing(), 10000);
+        QVERIFY(view.summary());
+        QCOMPARE(view.summary()->cells, PatternEditorView::kGridCells);
+        QCOMPARE(view.plot()->matrixRows(), PatternEditorView::kGridCells);
+        const auto expected
+            = attention::attentionPattern(view.editedSpec(), T, true, {}, PatternEditorView::kGridCells);
+        QCOMPARE(view.summary()->allowedPairs, expected.allowedPairs);
+        QVERIFY(view.readoutText().contains(grouped(expected.allowedPairs)));
+        QVERIFY(!view.plot()->hoverTextAt(view.plot()->cellCenter(100, 3)).isEmpty());
+        maybeSave(view, "pattern-longformer-16384.png");
+        view.kindBox()->setCurrentText("bigbird");
+        emit view.kindBox()->activated(view.kindBox()->currentIndex());
+        QTRY_VERIFY_WITH_TIMEOUT(!view.computing() && view.summary()->allowedPairs != expected.allowedPairs, 10000);
+        maybeSave(view, "pattern-bigbird-16384.png");
+        QVERIFY2(peakRssMiB() - before < 150, qPrintable(QString("peak RSS grew %1 MiB").arg(peakRssMiB() - before)));
+    }
+};
+
+QTEST_MAIN(TestPatternEditorView)
+#include "tst_patterneditorview.moc"
