@@ -23,6 +23,29 @@ HeadPattern previousToken()
             [](const Example &, int pos) { return pos > 0 ? std::vector<int>{pos - 1} : std::vector<int>{}; }};
 }
 
+bool isLetter(int token)
+{
+    return (token >= 'a' && token <= 'z') || (token >= 'A' && token <= 'Z');
+}
+
+// Patterns of a character-level language model (besides "previous token"). An induction pattern (what followed
+// earlier occurrences of the current pair of characters) was measured on a model of the built-in shape: no head put
+// more than 3 % on it within the 128-character context, so it is not offered.
+std::vector<HeadPattern> characterPatterns()
+{
+    return {
+        {"word start", "inside a word, each letter looks back at the space (or punctuation) just before the word",
+            [](const Example &e, int pos) {
+                if (!isLetter(e.tokens[size_t(pos)]) || pos == 0 || !isLetter(e.tokens[size_t(pos - 1)]))
+                    return std::vector<int>{};
+                int k = pos - 1;
+                while (k >= 0 && isLetter(e.tokens[size_t(k)]))
+                    --k;
+                return k >= 0 ? std::vector<int>{k} : std::vector<int>{};
+            }},
+    };
+}
+
 } // namespace
 
 std::vector<HeadPattern> headPatterns(const std::string &task)
@@ -59,6 +82,9 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
                                         keys.push_back(k);
                                 return keys;
                             }});
+    if (task == "chars")
+        for (HeadPattern &p : characterPatterns())
+            patterns.push_back(std::move(p));
     if (task == "parens")
         patterns.push_back({"brackets", "the '=' that must answer looks at the brackets, not at itself",
                             [](const Example &e, int pos) {

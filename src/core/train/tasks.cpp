@@ -168,12 +168,12 @@ class CharactersTask : public Task
 {
 public:
     std::string name() const override { return "chars"; }
-    std::string summary() const override { return "predict the next character of public-domain English texts"; }
+    std::string summary() const override { return "predict the next character of Pride and Prejudice"; }
     ModelConfig modelConfig() const override { return smallConfig(4, 4, 128, 128, ""); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         const std::string &text = heldOut ? corpusHeldOut() : corpusTraining();
-        const size_t length = 96;
+        const size_t length = 128;
         const size_t start = rng() % (text.size() - length - 1);
         Example e;
         for (size_t i = 0; i < length; ++i) {
