@@ -3,6 +3,7 @@
 #include "views/kernelcompareview.h"
 
 #include <QTest>
+#include <QWidget>
 #include <qcustomplot.h>
 
 #include <cmath>
@@ -30,6 +31,36 @@ private slots:
         Engine e(model, { { 3, 17, 42, 8, 0, 25, 49, 11 }, {}, {} });
         e.runToEnd();
         m_trace = std::make_shared<Trace>(e.trace());
+    }
+
+    // In the window the comparison runs on a worker: the view says so, then draws the same numbers the
+    // headless view computes at once; switching head again before it ends shows only the newest.
+    void inTheWindowTheComparisonRunsOffTheGuiThread()
+    {
+        QWidget window;
+        auto *view = new KernelCompareView(&window);
+        window.resize(1400, 900);
+        view->resize(1400, 900);
+        window.show();
+        ViewSpec spec;
+        spec.view = "kernels";
+        spec.layer = 1;
+        spec.head = 0;
+        view->setSpec(spec);
+        view->setInput(input());
+        QVERIFY(view->message().startsWith("Comparing"));
+        QCOMPARE(view->panelCount(), 0);
+        spec.head = 2;
+        view->setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(!view->comparing() && view->panelCount() == 8, 10000);
+        QVERIFY2(view->message().isEmpty(), qPrintable(view->message()));
+
+        KernelCompareView headless;
+        headless.setSpec(spec);
+        headless.setInput(input());
+        QCOMPARE(headless.panelCount(), 8);
+        for (int i = 0; i < 8; ++i)
+            QCOMPARE(view->entries()[size_t(i)].meanAbsError, headless.entries()[size_t(i)].meanAbsError);
     }
 
     void onePanelPerKernelAndTheTimePlot()

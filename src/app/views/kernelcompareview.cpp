@@ -13,6 +13,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QPainter>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <qcustomplot.h>
 
@@ -55,6 +56,8 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     , m_plot(new QCustomPlot(this))
     , m_benchFile(defaultBenchmarkFile())
 {
+    m_pool.setMaxThreadCount(1);
+    connect(&m_watcher, &QFutureWatcher<Comparison>::finished, this, [this] { adopt(m_watcher.result()); });
     m_plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
@@ -66,6 +69,11 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
     loadBenchmarks();
+}
+
+KernelCompareView::~KernelCompareView()
+{
+    m_pool.waitForDone(); // the job owns its inputs, but its result must not reach a destroyed watcher
 }
 
 QString KernelCompareView::defaultBenchmarkFile()
@@ -155,7 +163,9 @@ void KernelCompareView::refresh()
 
 void KernelCompareView::recompute()
 {
+    ++m_generation; // whatever is still running is now stale
     m_entries.clear();
+    m_images.clear();
     m_message.clear();
     const Trace *trace = m_input.trace.get();
     const int layer = m_spec.layer, head = std::max(0, m_spec.head);
@@ -179,15 +189,46 @@ void KernelCompareView::recompute()
                         .arg(kMaxTokens);
         return;
     }
-    QElapsedTimer timer;
-    timer.start();
-    try {
-        m_entries = attention::compareKernels(q->tensor.slice(head), k->tensor.slice(head), v->tensor.slice(head),
-            m_input.causal, m_input.padding);
-    } catch (const Error &e) {
-        m_message = QString::fromStdString(e.what());
+    // Only the job's own copies of the head's Q, K, V (a slice shares the trace's storage, which the trace
+    // pointer keeps alive) cross to the worker.
+    auto job = [trace = m_input.trace, q = q->tensor.slice(head), k = k->tensor.slice(head),
+                   v = v->tensor.slice(head), causal = m_input.causal, padding = m_input.padding,
+                   generation = ++m_generation]() {
+        Comparison c;
+        c.generation = generation;
+        QElapsedTimer timer;
+        timer.start();
+        try {
+            c.entries = attention::compareKernels(q, k, v, causal, padding);
+        } catch (const Error &e) {
+            c.message = QString::fromStdString(e.what());
+        }
+        c.milliseconds = double(timer.nsecsElapsed()) / 1e6;
+        return c;
+    };
+    if (parentWidget() == nullptr && !isVisible()) { // headless (render): draw the result, not "comparing…"
+        adopt(job());
+        return;
     }
-    m_computeMs = double(timer.nsecsElapsed()) / 1e6;
+    m_message = tr("Comparing the kernels on layer %1, head %2 …").arg(layer).arg(head);
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(job)));
+}
+
+// A comparison finished: drawn unless a newer one was asked for meanwhile.
+void KernelCompareView::adopt(const Comparison &c)
+{
+    if (c.generation != m_generation)
+        return;
+    m_entries = c.entries;
+    m_message = c.message;
+    m_computeMs = c.milliseconds;
+    rebuildImages();
+    update();
+}
+
+bool KernelCompareView::comparing() const
+{
+    return m_watcher.isRunning();
 }
 
 void KernelCompareView::rebuildImages()
@@ -305,7 +346,7 @@ void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell) const
     p.setFont(titleFont);
     p.drawText(inner.left(), inner.top() + tm.ascent(), QString::fromStdString(entry.spec.kind));
     p.setFont(textFont);
-    const QRect textBox(inner.left(), inner.top() + tm.height(), inner.width(), 4 * fm.height());
+    const QRect textBox(inner.left(), inner.top() + tm.height(), inner.width(), 6 * fm.height());
     const QString errors = entry.skipped ? tr("not run (see below)") : errorText(i);
     p.drawText(textBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
         fm.elidedText(params, Qt::ElideRight, inner.width() * 2 - 20) + "\n" + errors);

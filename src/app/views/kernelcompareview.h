@@ -3,7 +3,9 @@
 #include "attention/kernelcomparison.h"
 #include "views/view.h"
 
+#include <QFutureWatcher>
 #include <QImage>
+#include <QThreadPool>
 
 #include <memory>
 #include <vector>
@@ -17,8 +19,9 @@ namespace atlas {
 // and a log-log plot of measured time against N per kernel with Tay et al.'s complexity in the legend, read from
 // a `bench-attention --sweep --json` file (resources/benchmarks/attention-sweep.json by default).
 //
-// The comparison reruns the head's Q, K, V (`layer.L.attn.q/k/v`, (H,T,d)) densely through eight kernels: a few
-// ms for T ≤ 512, so it runs in refresh(); above 512 tokens the view shows a message instead.
+// The comparison reruns the head's Q, K, V (`layer.L.attn.q/k/v`, (H,T,d)) densely through eight kernels (up to
+// ~40 ms at T = 512, docs/benchmarks.md) on a worker thread; above 512 tokens the view shows a message instead.
+// A view that is neither shown nor parented (`render`) compares at once.
 class KernelCompareView : public View
 {
     Q_OBJECT
@@ -27,6 +30,7 @@ public:
     static constexpr int kMaxTokens = 512;
 
     explicit KernelCompareView(QWidget *parent = nullptr);
+    ~KernelCompareView() override;
 
     static QString defaultBenchmarkFile();
     void setBenchmarkFile(const QString &path); // reloads the time plot
@@ -39,6 +43,7 @@ public:
     QString benchmarkMessage() const { return m_benchMessage; } // drawn over the time plot when it has no data
     QCustomPlot *timePlot() const { return m_plot; }
     double computeMilliseconds() const { return m_computeMs; }
+    bool comparing() const; // a comparison runs on the worker; message() says so meanwhile
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -49,7 +54,16 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
 
 private:
+    struct Comparison
+    {
+        uint64_t generation = 0;
+        std::vector<attention::KernelComparisonEntry> entries;
+        QString message;
+        double milliseconds = 0;
+    };
+
     void recompute();
+    void adopt(const Comparison &c);
     void rebuildImages();
     void loadBenchmarks();
     void layoutPlot();
@@ -63,6 +77,9 @@ private:
     std::vector<QImage> m_images;
     QString m_message;
     double m_computeMs = 0;
+    QThreadPool m_pool; // one thread: a newer comparison waits for the older (a few ms at most) to finish
+    QFutureWatcher<Comparison> m_watcher;
+    uint64_t m_generation = 0;
     // What the comparison was computed from, to recompute only when it changes.
     std::shared_ptr<const Trace> m_cachedTrace;
     size_t m_cachedEntries = 0;
