@@ -96,6 +96,23 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
                                     keys.push_back(k);
                                 return keys;
                             }});
+    if (task == "parens")
+        patterns.push_back({"first dip", "when the counts agree but some prefix closes more than it opened, the '=' "
+                                         "looks at the ')' where the running count first drops below zero",
+                            [](const Example &e, int pos) {
+                                const int sep = separatorOf(e);
+                                if (pos != sep)
+                                    return std::vector<int>{};
+                                int depth = 0;
+                                for (int k = 0; k < sep; ++k)
+                                    depth += e.tokens[size_t(k)] == '(' ? 1 : -1;
+                                if (depth != 0)
+                                    return std::vector<int>{}; // unequal counts: counting alone decides
+                                for (int k = 0; k < sep; ++k)
+                                    if ((depth += e.tokens[size_t(k)] == '(' ? 1 : -1) < 0)
+                                        return std::vector<int>{k};
+                                return std::vector<int>{};
+                            }});
     return patterns;
 }
 

@@ -132,8 +132,10 @@ public:
 
 private:
     // Half the questions are balanced (random Dyck words); a quarter have one bracket flipped (the counts
-    // differ); a quarter have two brackets swapped so that the counts agree but some prefix closes more than it
-    // opened. Guessing gets 50 %, counting alone 75 %.
+    // differ); a quarter have the '(' that opens a top-level group swapped with the first ')' after it, so the
+    // counts agree but the prefix up to that ')' closes more than it opened. The group is drawn among all the
+    // word's top-level groups, so the dip can come anywhere, not only at the start. Guessing gets 50 %, counting
+    // alone 75 %.
     static std::string makeQuestion(std::mt19937_64 &rng)
     {
         const int pairs = 1 + int(rng() % 12);
@@ -151,9 +153,14 @@ private:
             s[i] = s[i] == '(' ? ')' : '(';
             break;
         }
-        case 1: { // move a ')' before the '(' that opens its level: same counts, a negative prefix
-            const size_t close = s.find(')');
-            std::swap(s[0], s[close]);
+        case 1: { // swap the '(' opening a top-level group with the first ')' after it: a negative prefix
+            std::vector<size_t> groupStarts;
+            int depth = 0;
+            for (size_t i = 0; i < s.size(); depth += s[i] == '(' ? 1 : -1, ++i)
+                if (depth == 0)
+                    groupStarts.push_back(i);
+            const size_t start = groupStarts[rng() % groupStarts.size()];
+            std::swap(s[start], s[s.find(')', start)]);
             break;
         }
         default:
