@@ -111,6 +111,8 @@ private slots:
         QTest::newRow("bad spec key") << QStringList{"render", "--spec", "@BADSPEC@", "--out", "/tmp/x.png"} << "did you mean 'layer'";
         QTest::newRow("unknown option") << QStringList{"bench", "--lenght", "3"} << "unknown option --lenght";
         QTest::newRow("unknown command") << QStringList{"dumpp"} << "unknown command";
+        QTest::newRow("attention layer outside") << QStringList{"dump", "--model", tiny, "--tokens", "1,2", "--attention", "longformer", "--attention-layers", "5", "--out", "/tmp/x"} << "layer 5 is not in the model";
+        QTest::newRow("attention layers alone") << QStringList{"dump", "--model", tiny, "--tokens", "1,2", "--attention-layers", "1", "--out", "/tmp/x"} << "--attention-layers needs --attention KIND";
         QTest::newRow("pattern of lsh") << QStringList{"bench-pattern", "--kernel", "lsh"} << "lsh";
         QTest::newRow("causal linformer") << QStringList{"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
     }

@@ -1,6 +1,7 @@
 // Efficient attention kernels inside the engine: selectable per layer, run on the same Q, K, V as full
 // attention, and traced with their effective weights and mask.
 #include "engine/engine.h"
+#include "engine/inputbuilder.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -72,6 +73,24 @@ private slots:
         QCOMPARE(rotations.shape(), (Shape{4, 2, 8, 2}));
         const int64_t perHead = rotations.numel() / 4; // each head draws its own rotations
         QVERIFY(!std::equal(rotations.data(), rotations.data() + perHead, rotations.data() + perHead));
+    }
+
+    // attentionPerLayer (what `dump --attention-layers` and the spec's "attention_layers" use): the kernel in the
+    // listed layers only.
+    void kernelInListedLayersOnly()
+    {
+        const auto spec = attention::parseAttentionKernelSpec("longformer", {"window=2"});
+        QCOMPARE(attentionPerLayer(spec, {}, 2).size(), size_t(1)); // every layer
+        QVERIFY(attentionPerLayer(attention::parseAttentionKernelSpec("full", {}), {1}, 2).empty());
+        Trace trace;
+        const Tensor second = run(attentionPerLayer(spec, {1}, 2), &trace);
+        QVERIFY(trace.contains("layer.0.attn.scores"));
+        QVERIFY(!trace.contains("layer.1.attn.scores"));
+        QCOMPARE(trace.tensor("layer.1.attn.mask").data()[7 * 8 + 0], 0.0f); // query 7 no longer sees key 0
+        QVERIFY(maxDiff(second, run({})) > 1e-4);
+        QVERIFY(maxDiff(second, run({spec})) > 1e-4);
+        QVERIFY_THROWS_EXCEPTION(Error, attentionPerLayer(spec, {2}, 2));
+        QVERIFY_THROWS_EXCEPTION(Error, attentionPerLayer(spec, {1, 1}, 2));
     }
 
     void badKernelRequestsAreErrors()

@@ -5,6 +5,7 @@
 #include "session/session.h"
 #include "views/view.h"
 
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
@@ -180,6 +181,20 @@ private slots:
         spec.attentionParams.clear();
         session.setSpec(spec);
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
+        waitIdle(session);
+
+        // The toolbar's layers box: the kernel in layer 1 only.
+        auto *layers = window.findChild<QLineEdit *>("attentionLayers");
+        QVERIFY(layers);
+        session.setAttention("longformer", {"window=2"});
+        waitIdle(session);
+        QVERIFY(!session.trace()->contains("layer.0.attn.scores"));
+        layers->setText("1");
+        emit layers->returnPressed();
+        QCOMPARE(session.spec().attentionLayers, std::vector<int>{1});
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
+        waitIdle(session);
+        QVERIFY(!session.trace()->contains("layer.1.attn.scores"));
     }
 
     void badInputKeepsTheAppRunning()

@@ -55,6 +55,9 @@ private slots:
         s.topK = 7;
         s.position = 3;
         s.theme = "dark";
+        s.attention = "longformer";
+        s.attentionParams = { "window=4" };
+        s.attentionLayers = { 0, 2 };
         QVERIFY(!(s == ViewSpec()));
 
         const std::string json = s.toJson();
@@ -63,6 +66,7 @@ private slots:
         QCOMPARE(back.text, s.text);
         QCOMPARE(back.tokens, s.tokens);
         QCOMPARE(back.topK, 7);
+        QCOMPARE(back.attentionLayers, (std::vector<int>{ 0, 2 }));
     }
 
     void toJsonIsPrettyWithEveryKey()
@@ -169,6 +173,9 @@ private slots:
         QTest::newRow("position -2") << R"({"position": -2})"
                                      << "position"
                                      << "got -2";
+        QTest::newRow("attention layer -1") << R"({"attention_layers": [0, -1]})"
+                                            << "attention_layers"
+                                            << "element 1 must be a non-negative integer";
     }
 
     void badValues()

@@ -16,6 +16,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas dump --model M (--tokens 1,2,3 | --text "...") --out DIR [--padding 5,6]
                                           write every traced tensor as .npy plus manifest.json
       [--targets 3290,318,-1 --grads]     also write loss.npy and grad.<parameter>.npy (one target per token)
+      [--attention KIND --attention-param key=value ... --attention-layers 0,2]
+                                          an efficient attention kernel, in the listed layers (default: all)
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]
@@ -26,7 +28,7 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           time one training step: forward, backward, AdamW
   transformer-atlas generate --model M --text "..." [--steps N --temperature T --top-k K --seed S]
                                           generate with a KV cache, printing its growth
-  transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --seed S --resume]
+  transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --lr LR --seed S --resume]
                                           train a model, with resumable checkpoints in DIR
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say

@@ -65,18 +65,18 @@ Tensor maskOf(const Tensor &masked)
 } // namespace
 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
-//      [--targets 3290,318,-1 --grads] [--attention KIND --attention-param key=value ...]
+//      [--targets 3290,318,-1 --grads] [--attention KIND --attention-param key=value ... --attention-layers 0,2]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
                          {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention",
-                          "attention-param"},
+                          "attention-param", "attention-layers"},
                          {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
         throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");
     ModelAndInput run = loadModelAndInput(args);
-    run.input.attention = attentionArgument(args);
+    run.input.attention = attentionArgument(args, run.model->config.layers);
     if (!run.input.attention.empty() && args.flag("grads"))
         throw Error("--grads needs exact attention: backpropagation through the efficient kernels is not implemented");
     std::vector<int> targets;

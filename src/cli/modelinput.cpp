@@ -23,14 +23,25 @@ ModelAndInput loadModelAndInput(const Arguments &args)
     return r;
 }
 
-std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args)
+std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args, int layerCount)
 {
     if (!args.has("attention")) {
-        if (args.has("attention-param"))
-            throw Error("--attention-param needs --attention KIND");
+        if (args.has("attention-param") || args.has("attention-layers"))
+            throw Error(std::string("--") + (args.has("attention-param") ? "attention-param" : "attention-layers")
+                        + " needs --attention KIND");
         return {};
     }
-    return {attention::parseAttentionKernelSpec(args.value("attention"), args.values("attention-param"))};
+    std::vector<int> layers;
+    if (args.has("attention-layers")) {
+        try {
+            layers = parseTokenList(args.value("attention-layers"));
+        } catch (const Error &) {
+            throw Error("--attention-layers: expected layer numbers separated by commas (0,2), got '"
+                        + args.value("attention-layers") + "'");
+        }
+    }
+    return attentionPerLayer(attention::parseAttentionKernelSpec(args.value("attention"), args.values("attention-param")),
+        layers, layerCount);
 }
 
 size_t memoryBudgetArgument(const Arguments &args)

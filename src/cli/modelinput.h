@@ -19,8 +19,9 @@ struct ModelAndInput
 
 // --model NAME|DIR, then --tokens 1,2,3 or --text "...", and --padding 5,6.
 ModelAndInput loadModelAndInput(const Arguments &args);
-// --attention KIND [--attention-param key=value ...] -> one kernel for every layer (empty for none).
-std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args);
+// --attention KIND [--attention-param key=value ...] [--attention-layers 0,2] -> Input::attention: the kernel in
+// the listed layers (every layer without --attention-layers), full attention elsewhere; empty for none.
+std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args, int layerCount);
 // --memory-budget GIB (default 8).
 size_t memoryBudgetArgument(const Arguments &args);
 

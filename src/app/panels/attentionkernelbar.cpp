@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpression>
 
 namespace atlas {
 
@@ -15,6 +16,7 @@ AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
     , m_session(session)
     , m_kind(new QComboBox(this))
     , m_params(new QLineEdit(this))
+    , m_layers(new QLineEdit(this))
 {
     for (const std::string &kind : attention::attentionKernelKinds())
         m_kind->addItem(QString::fromStdString(kind));
@@ -24,16 +26,22 @@ AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
     m_params->setToolTip(tr("The kernel's parameters, e.g. rounds=2 buckets=4 chunk=4 for LSH or window=4 for "
                             "Longformer; press Enter to apply"));
     m_params->setMinimumWidth(220);
+    m_layers->setObjectName("attentionLayers");
+    m_layers->setPlaceholderText(tr("layers: all"));
+    m_layers->setToolTip(layersTip());
+    m_layers->setMaximumWidth(110);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(new QLabel(tr("  Attention "), this));
     layout->addWidget(m_kind);
-    layout->addWidget(m_params);
+    layout->addWidget(m_params, 1);
+    layout->addWidget(m_layers);
     connect(m_kind, &QComboBox::activated, this, [this] {
         m_params->setText(classroomDefaults(m_kind->currentText()));
         apply();
     });
     connect(m_params, &QLineEdit::returnPressed, this, &AttentionKernelBar::apply);
+    connect(m_layers, &QLineEdit::returnPressed, this, &AttentionKernelBar::apply);
     connect(m_session, &Session::specChanged, this, [this] {
         m_kind->setCurrentText(QString::fromStdString(m_session->spec().attention));
         QStringList params;
@@ -41,6 +49,11 @@ AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
             params << QString::fromStdString(p);
         if (!m_params->hasFocus())
             m_params->setText(params.join(' '));
+        QStringList layers;
+        for (int layer : m_session->spec().attentionLayers)
+            layers << QString::number(layer);
+        if (!m_layers->hasFocus())
+            m_layers->setText(layers.join(','));
     });
 }
 
@@ -61,12 +74,30 @@ QString AttentionKernelBar::classroomDefaults(const QString &kind)
     return {};
 }
 
+QString AttentionKernelBar::layersTip()
+{
+    return tr("The layers that run this kernel, e.g. 0 or 0,2 (empty: every layer); the others keep exact "
+              "attention. Press Enter to apply");
+}
+
 void AttentionKernelBar::apply()
 {
     std::vector<std::string> params;
     for (const QString &p : m_params->text().split(' ', Qt::SkipEmptyParts))
         params.push_back(p.toStdString());
-    m_session->setAttention(m_kind->currentText().toStdString(), params);
+    std::vector<int> layers;
+    for (const QString &item : m_layers->text().split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        layers.push_back(item.toInt(&ok));
+        if (!ok || layers.back() < 0) {
+            m_layers->setStyleSheet("color: #d93025");
+            m_layers->setToolTip(tr("'%1' is not a layer number: give layers as 0,2").arg(item));
+            return;
+        }
+    }
+    m_layers->setStyleSheet({});
+    m_layers->setToolTip(layersTip());
+    m_session->setAttention(m_kind->currentText().toStdString(), params, layers);
 }
 
 } // namespace atlas

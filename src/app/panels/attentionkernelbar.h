@@ -9,8 +9,8 @@ namespace atlas {
 
 class Session;
 
-// Chooses the attention kernel every layer runs (full softmax, LSH, BigBird, Longformer, strided, fixed,
-// Linformer, Performer) and its parameters, with small defaults that suit a short classroom input.
+// Chooses the attention kernel (full softmax, LSH, BigBird, Longformer, strided, fixed, Linformer, Performer), its
+// parameters, with small defaults that suit a short classroom input, and the layers that run it.
 class AttentionKernelBar : public QWidget
 {
     Q_OBJECT
@@ -22,11 +22,13 @@ public:
     static QString classroomDefaults(const QString &kind);
 
 private:
+    static QString layersTip();
     void apply();
 
     Session *m_session;
     QComboBox *m_kind;
     QLineEdit *m_params;
+    QLineEdit *m_layers;
 };
 
 } // namespace atlas

@@ -1,5 +1,6 @@
 #include "session/session.h"
 
+#include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
 #include "views/specrunner.h"
@@ -94,10 +95,11 @@ void Session::openModel(const QString &nameOrDirectory)
     });
 }
 
-void Session::setAttention(const std::string &kind, const std::vector<std::string> &params)
+void Session::setAttention(const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers)
 {
     m_spec.attention = kind;
     m_spec.attentionParams = params;
+    m_spec.attentionLayers = layers;
     emit specChanged();
     rerun();
 }
@@ -107,9 +109,8 @@ void Session::runInput(Input input)
     if (!m_model)
         return;
     try {
-        input.attention.clear();
-        if (m_spec.attention != "full")
-            input.attention = {attention::parseAttentionKernelSpec(m_spec.attention, m_spec.attentionParams)};
+        input.attention = attentionPerLayer(attention::parseAttentionKernelSpec(m_spec.attention, m_spec.attentionParams),
+            m_spec.attentionLayers, m_model->config.layers);
     } catch (const Error &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
         return;
@@ -241,7 +242,8 @@ void Session::setSpec(const ViewSpec &spec)
 {
     if (spec == m_spec)
         return;
-    const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams;
+    const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams
+        || spec.attentionLayers != m_spec.attentionLayers;
     m_spec = spec;
     emit specChanged();
     if (attentionChanged && m_engine)

@@ -33,8 +33,9 @@ public:
     void setText(const QString &text);
     void setTokens(const std::vector<int> &tokens);
     void togglePadding(int position);
-    // Every layer's attention kernel and its "key=value" parameters; reruns the input.
-    void setAttention(const std::string &kind, const std::vector<std::string> &params);
+    // The attention kernel and its "key=value" parameters, run by the listed layers (every layer when `layers` is
+    // empty; the others run full attention); reruns the input.
+    void setAttention(const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers = {});
     void setMemoryBudget(size_t bytes) { m_memoryBudget = bytes; }
     size_t memoryBudget() const { return m_memoryBudget; }
 

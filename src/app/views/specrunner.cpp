@@ -12,8 +12,8 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     run.model = loadModel(spec.model);
     const auto tokenizer = Tokenizer::forModel(*run.model);
     run.input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
-    if (spec.attention != "full")
-        run.input.attention = {attention::parseAttentionKernelSpec(spec.attention, spec.attentionParams)};
+    run.input.attention = attentionPerLayer(attention::parseAttentionKernelSpec(spec.attention, spec.attentionParams),
+        spec.attentionLayers, run.model->config.layers);
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runToEnd();
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));

@@ -14,4 +14,25 @@ Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::
     return input;
 }
 
+std::vector<attention::AttentionKernelSpec> attentionPerLayer(
+    const attention::AttentionKernelSpec &spec, const std::vector<int> &layers, int layerCount)
+{
+    if (spec.kind == "full")
+        return {};
+    if (layers.empty())
+        return {spec};
+    std::vector<attention::AttentionKernelSpec> perLayer(static_cast<size_t>(layerCount)); // default: full
+    std::vector<bool> listed(size_t(layerCount), false);
+    for (int layer : layers) {
+        if (layer < 0 || layer >= layerCount)
+            throw Error("attention layers: layer " + std::to_string(layer) + " is not in the model (layers 0 to "
+                        + std::to_string(layerCount - 1) + ")");
+        if (listed[size_t(layer)])
+            throw Error("attention layers: layer " + std::to_string(layer) + " is listed twice");
+        listed[size_t(layer)] = true;
+        perLayer[size_t(layer)] = spec;
+    }
+    return perLayer;
+}
+
 } // namespace atlas

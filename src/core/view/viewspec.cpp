@@ -17,7 +17,7 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string> kKeys = { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
-    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params",
+    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
     "approximation", "approximation_value" };
 const std::vector<std::string> kScales = { "linear", "log" };
 const std::vector<std::string> kColormaps = { "viridis", "magma", "cividis", "greys" };
@@ -197,6 +197,8 @@ const std::map<std::string, Setter> &setters()
             } },
         { "attention_params",
             [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); } },
+        { "attention_layers",
+            [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionLayers = r.integers(v); } },
         { "approximation",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.approximation = r.oneOf(v, { "linformer", "performer" });
@@ -261,6 +263,7 @@ std::string ViewSpec::toJson() const
     j["theme"] = theme;
     j["attention"] = attention;
     j["attention_params"] = attentionParams;
+    j["attention_layers"] = attentionLayers;
     j["approximation"] = approximation;
     j["approximation_value"] = approximationValue;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -22,8 +22,9 @@ struct ViewSpec
     int topK = 20;            // bars in the next-token view
     int position = -1;        // query position of the next-token view; -1 = the last token
     std::string theme = "light"; // light | dark
-    std::string attention = "full"; // attention kernel of every layer: full | lsh | bigbird | longformer | …
+    std::string attention = "full"; // attention kernel: full | lsh | bigbird | longformer | …
     std::vector<std::string> attentionParams; // its parameters as "key=value", e.g. "window=16"
+    std::vector<int> attentionLayers; // the layers that run it (the others run full attention); empty = every layer
     std::string approximation = "linformer"; // approximation view: linformer | performer
     int approximationValue = 0; // approximation view: the k or features drawn; 0 = the middle of the sweep
 
