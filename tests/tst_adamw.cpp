@@ -70,7 +70,8 @@ void TestAdamW::scheduleMatches()
     QVERIFY(lr.size() >= 6);
     for (int step = 0; step < lr.size(); ++step)
         QVERIFY2(std::fabs(m_schedule.at(step) - lr[step].toDouble()) < 1e-7,
-                 qPrintable(QString("step %1: %2, torch side %3").arg(step).arg(m_schedule.at(step)).arg(lr[step].toDouble())));
+            qPrintable(
+                QString("step %1: %2, torch side %3").arg(step).arg(m_schedule.at(step)).arg(lr[step].toDouble())));
     QCOMPARE(m_schedule.at(0), m_schedule.peak / m_schedule.warmupSteps); // warm-up starts low
     QCOMPARE(m_schedule.at(m_schedule.warmupSteps), m_schedule.peak);
     QCOMPARE(m_schedule.at(1000), m_schedule.floor);

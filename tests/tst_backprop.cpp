@@ -130,10 +130,12 @@ void TestBackprop::matchesPyTorch_data()
 {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("ref");
-    QTest::newRow("gpt2_tiny: pre-LN, learned positions, tanh GELU, causal") << "gpt2_tiny" << "gpt2_tiny_grads";
+    QTest::newRow("gpt2_tiny: pre-LN, learned positions, tanh GELU, causal") << "gpt2_tiny"
+                                                                             << "gpt2_tiny_grads";
     QTest::newRow("gpt2_tiny, erf GELU, padding at 0 (a query with no key)") << "gpt2_tiny"
                                                                              << "gpt2_tiny_grads/gelu_erf_padded";
-    QTest::newRow("variant: post-LN, sinusoidal, ReLU, bidirectional, padding") << "variant" << "variant_grads";
+    QTest::newRow("variant: post-LN, sinusoidal, ReLU, bidirectional, padding") << "variant"
+                                                                                << "variant_grads";
 }
 
 void TestBackprop::matchesPyTorch()
@@ -146,7 +148,7 @@ void TestBackprop::matchesPyTorch()
     const Tensor loss = readNpy(dataPath(ref + "/loss.npy").toStdString());
     QCOMPARE(loss.rank(), 0);
     QVERIFY2(std::fabs(g.loss - loss.data()[0]) <= 1e-5 * std::fabs(loss.data()[0]),
-             qPrintable(QString("loss %1, PyTorch %2").arg(g.loss).arg(loss.data()[0])));
+        qPrintable(QString("loss %1, PyTorch %2").arg(g.loss).arg(loss.data()[0])));
 
     const QStringList files = QDir(dataPath(ref)).entryList({"grad.*.npy"}, QDir::Files);
     QCOMPARE(qsizetype(g.grads.size()), files.size()); // every parameter, and only parameters
@@ -228,12 +230,12 @@ void TestBackprop::dumpWritesLossAndEveryGradient()
             s += (s.empty() ? "" : ",") + std::to_string(x);
         return s;
     };
-    const int code = dumpCommand({"--model", dataPath("variant").toStdString(), "--tokens", list(c.input.tokens),
-                                  "--padding", list(c.input.padding), "--targets", list(c.targets), "--grads",
-                                  "--out", dir.path().toStdString()});
+    const int code
+        = dumpCommand({"--model", dataPath("variant").toStdString(), "--tokens", list(c.input.tokens), "--padding",
+            list(c.input.padding), "--targets", list(c.targets), "--grads", "--out", dir.path().toStdString()});
     QCOMPARE(code, 0);
     const Tensor loss = readNpy(dir.filePath("loss.npy").toStdString());
-    QCOMPARE(loss.shape(), Shape{});
+    QCOMPARE(loss.shape(), Shape {});
     QVERIFY(std::fabs(loss.data()[0] - readNpy(dataPath("variant_grads/loss.npy").toStdString()).data()[0]) < 1e-4f);
 
     QFile f(dir.filePath("manifest.json"));
@@ -246,7 +248,8 @@ void TestBackprop::dumpWritesLossAndEveryGradient()
     for (const QJsonValue &v : grads) {
         const QString name = v.toObject()["name"].toString();
         const Tensor got = readNpy(dir.filePath(name + ".npy").toStdString());
-        const QString why = compare("dump " + name, got, readNpy(dataPath("variant_grads/" + name + ".npy").toStdString()));
+        const QString why
+            = compare("dump " + name, got, readNpy(dataPath("variant_grads/" + name + ".npy").toStdString()));
         QVERIFY2(why.isEmpty(), qPrintable(why));
     }
     QVERIFY(QFile::exists(dir.filePath("grad.h.0.attn.c_attn.weight.npy")));

@@ -124,13 +124,13 @@ private slots:
     void splitsLikeGpt2sPattern()
     {
         using V = std::vector<std::string_view>;
-        QCOMPARE(splitGpt2Words("Hello   world\n\n"), (V{"Hello", "  ", " world", "\n\n"}));
-        QCOMPARE(splitGpt2Words("a\t\tb "), (V{"a", "\t", "\t", "b", " "}));
-        QCOMPARE(splitGpt2Words("IT'S it's 'll"), (V{"IT", "'", "S", " it", "'s", " '", "ll"}));
-        QCOMPARE(splitGpt2Words("x  123abc!?  "), (V{"x", " ", " 123", "abc", "!?", "  "}));
-        QCOMPARE(splitGpt2Words("cafe\xCC\x81 \xE4\xB8\xAD"), (V{"cafe", "\xCC\x81", " \xE4\xB8\xAD"}));
+        QCOMPARE(splitGpt2Words("Hello   world\n\n"), (V {"Hello", "  ", " world", "\n\n"}));
+        QCOMPARE(splitGpt2Words("a\t\tb "), (V {"a", "\t", "\t", "b", " "}));
+        QCOMPARE(splitGpt2Words("IT'S it's 'll"), (V {"IT", "'", "S", " it", "'s", " '", "ll"}));
+        QCOMPARE(splitGpt2Words("x  123abc!?  "), (V {"x", " ", " 123", "abc", "!?", "  "}));
+        QCOMPARE(splitGpt2Words("cafe\xCC\x81 \xE4\xB8\xAD"), (V {"cafe", "\xCC\x81", " \xE4\xB8\xAD"}));
         // Malformed UTF-8 bytes count as punctuation-like characters and are kept.
-        QCOMPARE(splitGpt2Words("a\xFF\xFE b"), (V{"a", "\xFF\xFE", " b"}));
+        QCOMPARE(splitGpt2Words("a\xFF\xFE b"), (V {"a", "\xFF\xFE", " b"}));
     }
 
     void roundTripsAnyBytes()
@@ -185,17 +185,17 @@ private slots:
         // "a a" (rank 1) merges every occurrence before the better-ranked "aa a" that those merges create:
         // GPT-2 gives aa|aa for "aaaa", not aaa|a.
         const BpeTokenizer t = small({"aa", "aaa"}, "#version: 0.2\r\naa a\r\na a\r\n");
-        QCOMPARE(t.encode("aaaa"), (std::vector<int>{256, 256}));
-        QCOMPARE(t.encode("aaa"), (std::vector<int>{257}));
+        QCOMPARE(t.encode("aaaa"), (std::vector<int> {256, 256}));
+        QCOMPARE(t.encode("aaa"), (std::vector<int> {257}));
     }
 
     void mergeResultMissingFromVocabIsFine()
     {
         // "ab" is not a token but "abc" is: "ab" stays as its parts, "abc" is one token.
         const BpeTokenizer t = small({"abc"}, "a b\nab c\n");
-        QCOMPARE(t.encode("ab"), (std::vector<int>{'a', 'b'}));
-        QCOMPARE(t.encode("abc"), (std::vector<int>{256}));
-        QCOMPARE(t.encode("abd"), (std::vector<int>{'a', 'b', 'd'}));
+        QCOMPARE(t.encode("ab"), (std::vector<int> {'a', 'b'}));
+        QCOMPARE(t.encode("abc"), (std::vector<int> {256}));
+        QCOMPARE(t.encode("abd"), (std::vector<int> {'a', 'b', 'd'}));
     }
 
     void malformedFilesNameTheFile_data()
@@ -205,21 +205,32 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("reason");
         const QByteArray good = QByteArray::fromStdString(smallVocab({}));
-        QTest::newRow("not json") << QByteArray("{\"a\": 1,") << QByteArray() << "vocab.json" << "not valid JSON";
-        QTest::newRow("array") << QByteArray("[1, 2]") << QByteArray() << "vocab.json" << "JSON object";
-        QTest::newRow("string id") << QByteArray("{\"a\": \"1\"}") << QByteArray() << "vocab.json" << "has id";
-        QTest::newRow("negative id") << QByteArray("{\"a\": -1}") << QByteArray() << "vocab.json" << "has id";
-        QTest::newRow("fractional id") << QByteArray("{\"a\": 1.5}") << QByteArray() << "vocab.json" << "has id";
+        QTest::newRow("not json") << QByteArray("{\"a\": 1,") << QByteArray() << "vocab.json"
+                                  << "not valid JSON";
+        QTest::newRow("array") << QByteArray("[1, 2]") << QByteArray() << "vocab.json"
+                               << "JSON object";
+        QTest::newRow("string id") << QByteArray("{\"a\": \"1\"}") << QByteArray() << "vocab.json"
+                                   << "has id";
+        QTest::newRow("negative id") << QByteArray("{\"a\": -1}") << QByteArray() << "vocab.json"
+                                     << "has id";
+        QTest::newRow("fractional id") << QByteArray("{\"a\": 1.5}") << QByteArray() << "vocab.json"
+                                       << "has id";
         QTest::newRow("duplicate id") << QByteArray("{\"a\": 1, \"b\": 1}") << QByteArray() << "vocab.json"
                                       << "given to two tokens";
-        QTest::newRow("missing byte") << QByteArray("{\"a\": 0}") << QByteArray() << "vocab.json" << "has no token";
-        QTest::newRow("one part") << good << QByteArray("#version: 0.2\na b\nab\n") << "merges.txt" << "line 3";
-        QTest::newRow("three parts") << good << QByteArray("a b c\n") << "merges.txt" << "two symbols";
-        QTest::newRow("two spaces") << good << QByteArray("a  b\n") << "merges.txt" << "two symbols";
+        QTest::newRow("missing byte") << QByteArray("{\"a\": 0}") << QByteArray() << "vocab.json"
+                                      << "has no token";
+        QTest::newRow("one part") << good << QByteArray("#version: 0.2\na b\nab\n") << "merges.txt"
+                                  << "line 3";
+        QTest::newRow("three parts") << good << QByteArray("a b c\n") << "merges.txt"
+                                     << "two symbols";
+        QTest::newRow("two spaces") << good << QByteArray("a  b\n") << "merges.txt"
+                                    << "two symbols";
         QTest::newRow("unknown symbol") << good << QByteArray("a \xE2\x98\x83\n") << "merges.txt"
                                         << "U+2603 is not one of GPT-2's 256 byte symbols";
-        QTest::newRow("raw tab") << good << QByteArray("a \tb\n") << "merges.txt" << "U+0009";
-        QTest::newRow("bad utf-8") << good << QByteArray("\xFF b\n") << "merges.txt" << "not valid UTF-8";
+        QTest::newRow("raw tab") << good << QByteArray("a \tb\n") << "merges.txt"
+                                 << "U+0009";
+        QTest::newRow("bad utf-8") << good << QByteArray("\xFF b\n") << "merges.txt"
+                                   << "not valid UTF-8";
     }
 
     void malformedFilesNameTheFile()
@@ -263,7 +274,7 @@ private slots:
         const Model model = Model::load(d);
         const auto tokenizer = Tokenizer::forModel(model);
         QCOMPARE(tokenizer->kind(), std::string("gpt2"));
-        QCOMPARE(tokenizer->encode("Hello world"), (std::vector<int>{15496, 995}));
+        QCOMPARE(tokenizer->encode("Hello world"), (std::vector<int> {15496, 995}));
         QCOMPARE(tokenizer->piece(995), std::string("␣world"));
 
         Model bytes = model; // atlas_tokenizer: bytes wins over the files beside it

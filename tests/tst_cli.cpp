@@ -28,14 +28,16 @@ class TestCli : public QObject
         p.start(ATLAS_BINARY, args);
         if (!p.waitForFinished(120000))
             return {-1, {}, "timed out"};
-        return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+        return {
+            p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
     }
 
 private slots:
     void dumpWritesEveryTensorAndAManifest()
     {
         QTemporaryDir dir;
-        const auto r = run({"dump", "--model", ATLAS_TEST_DATA "/gpt2_tiny", "--tokens", "3,17,42,8", "--out", dir.path()});
+        const auto r
+            = run({"dump", "--model", ATLAS_TEST_DATA "/gpt2_tiny", "--tokens", "3,17,42,8", "--out", dir.path()});
         QCOMPARE(r.code, 0);
         QFile f(dir.filePath("manifest.json"));
         QVERIFY(f.open(QIODevice::ReadOnly));
@@ -47,13 +49,13 @@ private slots:
             QVERIFY(!t.toObject()["formula"].toString().isEmpty());
         }
         const atlas::Tensor probs = atlas::readNpy(dir.filePath("layer.1.attn.probs.npy").toStdString());
-        QCOMPARE(probs.shape(), (atlas::Shape{4, 4, 4}));
-        QCOMPARE(atlas::readNpy(dir.filePath("logits.npy").toStdString()).shape(), (atlas::Shape{4, 50}));
-        QCOMPARE(atlas::readNpy(dir.filePath("layer.0.attn.q.npy").toStdString()).shape(), (atlas::Shape{4, 4, 8}));
-        QCOMPARE(atlas::readNpy(dir.filePath("layer.1.out.npy").toStdString()).shape(), (atlas::Shape{4, 32}));
+        QCOMPARE(probs.shape(), (atlas::Shape {4, 4, 4}));
+        QCOMPARE(atlas::readNpy(dir.filePath("logits.npy").toStdString()).shape(), (atlas::Shape {4, 50}));
+        QCOMPARE(atlas::readNpy(dir.filePath("layer.0.attn.q.npy").toStdString()).shape(), (atlas::Shape {4, 4, 8}));
+        QCOMPARE(atlas::readNpy(dir.filePath("layer.1.out.npy").toStdString()).shape(), (atlas::Shape {4, 32}));
         const atlas::Tensor mask = atlas::readNpy(dir.filePath("layer.0.attn.mask.npy").toStdString());
         const atlas::Tensor masked = atlas::readNpy(dir.filePath("layer.0.attn.masked.npy").toStdString());
-        QCOMPARE(mask.shape(), (atlas::Shape{4, 4, 4}));
+        QCOMPARE(mask.shape(), (atlas::Shape {4, 4, 4}));
         for (int64_t i = 0; i < mask.numel(); ++i)
             QCOMPARE(mask.data()[i], std::isfinite(masked.data()[i]) ? 1.0f : 0.0f);
         QCOMPARE(mask.data()[1], 0.0f); // query 0 may not attend key 1 (causal)
@@ -65,7 +67,8 @@ private slots:
         const QString spec = dir.filePath("spec.json");
         QFile f(spec);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"view": "mask", "model": "tiny-bytes", "text": "Hi there", "padding": [6, 7], "layer": 1, "head": 2})");
+        f.write(
+            R"({"view": "mask", "model": "tiny-bytes", "text": "Hi there", "padding": [6, 7], "layer": 1, "head": 2})");
         f.close();
         for (const QString ext : {"png", "svg", "pdf"}) {
             const QString out = dir.filePath("view." + ext);
@@ -103,18 +106,29 @@ private slots:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("reason");
         const QString tiny = ATLAS_TEST_DATA "/gpt2_tiny";
-        QTest::newRow("token outside vocabulary") << QStringList{"dump", "--model", tiny, "--tokens", "1,50", "--out", "/tmp/x"} << "outside the vocabulary";
-        QTest::newRow("too long") << QStringList{"dump", "--model", tiny, "--tokens", QString("1,").repeated(17) + "1", "--out", "/tmp/x"} << "longer than the model's context";
-        QTest::newRow("missing model") << QStringList{"dump", "--model", "/no/such/dir", "--tokens", "1", "--out", "/tmp/x"} << "/no/such/dir";
-        QTest::newRow("bad token list") << QStringList{"dump", "--model", tiny, "--tokens", "1,x", "--out", "/tmp/x"} << "'x' is not a token id";
-        QTest::newRow("malformed safetensors") << QStringList{"dump", "--model", "@BROKEN@", "--tokens", "1", "--out", "/tmp/x"} << "model.safetensors";
-        QTest::newRow("bad spec key") << QStringList{"render", "--spec", "@BADSPEC@", "--out", "/tmp/x.png"} << "did you mean 'layer'";
-        QTest::newRow("unknown option") << QStringList{"bench", "--lenght", "3"} << "unknown option --lenght";
-        QTest::newRow("unknown command") << QStringList{"dumpp"} << "unknown command";
-        QTest::newRow("attention layer outside") << QStringList{"dump", "--model", tiny, "--tokens", "1,2", "--attention", "longformer", "--attention-layers", "5", "--out", "/tmp/x"} << "layer 5 is not in the model";
-        QTest::newRow("attention layers alone") << QStringList{"dump", "--model", tiny, "--tokens", "1,2", "--attention-layers", "1", "--out", "/tmp/x"} << "--attention-layers needs --attention KIND";
-        QTest::newRow("pattern of lsh") << QStringList{"bench-pattern", "--kernel", "lsh"} << "lsh";
-        QTest::newRow("causal linformer") << QStringList{"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
+        QTest::newRow("token outside vocabulary")
+            << QStringList {"dump", "--model", tiny, "--tokens", "1,50", "--out", "/tmp/x"} << "outside the vocabulary";
+        QTest::newRow("too long") << QStringList {"dump", "--model", tiny, "--tokens", QString("1,").repeated(17) + "1",
+            "--out", "/tmp/x"} << "longer than the model's context";
+        QTest::newRow("missing model") << QStringList {"dump", "--model", "/no/such/dir", "--tokens", "1", "--out",
+            "/tmp/x"} << "/no/such/dir";
+        QTest::newRow("bad token list") << QStringList {"dump", "--model", tiny, "--tokens", "1,x", "--out", "/tmp/x"}
+                                        << "'x' is not a token id";
+        QTest::newRow("malformed safetensors")
+            << QStringList {"dump", "--model", "@BROKEN@", "--tokens", "1", "--out", "/tmp/x"} << "model.safetensors";
+        QTest::newRow("bad spec key") << QStringList {"render", "--spec", "@BADSPEC@", "--out", "/tmp/x.png"}
+                                      << "did you mean 'layer'";
+        QTest::newRow("unknown option") << QStringList {"bench", "--lenght", "3"} << "unknown option --lenght";
+        QTest::newRow("unknown command") << QStringList {"dumpp"} << "unknown command";
+        QTest::newRow("attention layer outside") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
+            "--attention", "longformer", "--attention-layers", "5", "--out", "/tmp/x"}
+                                                 << "layer 5 is not in the model";
+        QTest::newRow("attention layers alone")
+            << QStringList {"dump", "--model", tiny, "--tokens", "1,2", "--attention-layers", "1", "--out", "/tmp/x"}
+            << "--attention-layers needs --attention KIND";
+        QTest::newRow("pattern of lsh") << QStringList {"bench-pattern", "--kernel", "lsh"} << "lsh";
+        QTest::newRow("causal linformer")
+            << QStringList {"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
     }
 
     void errorsExitNonZeroWithAReason()

@@ -49,7 +49,7 @@ private slots:
         const Tensor narrow = run({attention::parseAttentionKernelSpec("longformer", {"window=2"})}, &trace);
         QVERIFY(maxDiff(run({}), narrow) > 1e-3);
         const Tensor &mask = trace.tensor("layer.0.attn.mask"), &probs = trace.tensor("layer.0.attn.probs");
-        QCOMPARE(mask.shape(), (Shape{4, 8, 8}));
+        QCOMPARE(mask.shape(), (Shape {4, 8, 8}));
         for (int64_t i = 0; i < mask.numel(); ++i)
             if (mask.data()[i] == 0.0f)
                 QCOMPARE(probs.data()[i], 0.0f);
@@ -64,13 +64,13 @@ private slots:
     {
         Trace trace;
         run({attention::parseAttentionKernelSpec("full", {}),
-             attention::parseAttentionKernelSpec("lsh", {"rounds=2", "buckets=4", "chunk=4"})},
+                attention::parseAttentionKernelSpec("lsh", {"rounds=2", "buckets=4", "chunk=4"})},
             &trace);
         QVERIFY(trace.contains("layer.0.attn.scores"));
         QVERIFY(!trace.contains("layer.1.attn.scores"));
-        QCOMPARE(trace.tensor("layer.1.lsh.buckets").shape(), (Shape{4, 2, 8}));
+        QCOMPARE(trace.tensor("layer.1.lsh.buckets").shape(), (Shape {4, 2, 8}));
         const Tensor &rotations = trace.tensor("layer.1.lsh.rotations");
-        QCOMPARE(rotations.shape(), (Shape{4, 2, 8, 2}));
+        QCOMPARE(rotations.shape(), (Shape {4, 2, 8, 2}));
         const int64_t perHead = rotations.numel() / 4; // each head draws its own rotations
         QVERIFY(!std::equal(rotations.data(), rotations.data() + perHead, rotations.data() + perHead));
     }

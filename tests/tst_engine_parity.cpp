@@ -52,10 +52,10 @@ Input inputFor(const QString &model)
 {
     if (model.startsWith(QLatin1String("variant"))) {
         const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath("variant_ref/input.json"))).object();
-        return Input{intList(o.value("tokens")), intList(o.value("padding"))};
+        return Input {intList(o.value("tokens")), intList(o.value("padding"))};
     }
     const QJsonDocument d = QJsonDocument::fromJson(readFile(dataPath("gpt2_tiny_ref/tokens.json")));
-    return Input{intList(d.array()), {}};
+    return Input {intList(d.array()), {}};
 }
 
 // The message of the atlas::Error that f throws; a null string when it throws nothing.
@@ -106,8 +106,13 @@ QString compare(const Tensor &got, const Tensor &want, double relTol)
     if (maxDiff <= relTol * maxRef)
         return {};
     return QString("max |diff| %1 > %2 (= %3 * max |ref| %4), worst cell %5: got %6, expected %7")
-        .arg(maxDiff).arg(relTol * maxRef).arg(relTol).arg(maxRef)
-        .arg(cellString(want.shape(), worst)).arg(got.data()[worst]).arg(want.data()[worst]);
+        .arg(maxDiff)
+        .arg(relTol * maxRef)
+        .arg(relTol)
+        .arg(maxRef)
+        .arg(cellString(want.shape(), worst))
+        .arg(got.data()[worst])
+        .arg(want.data()[worst]);
 }
 
 bool bitIdentical(const Trace &a, const Trace &b, QString *why)
@@ -163,7 +168,7 @@ void writeRawSafetensors(const QString &path, const RawSafetensors &raw)
     for (const auto &[name, piece] : raw.tensors) {
         QJsonObject entry = piece.first;
         const qint64 begin = data.size(), end = begin + piece.second.size();
-        entry.insert("data_offsets", QJsonArray{begin, end});
+        entry.insert("data_offsets", QJsonArray {begin, end});
         header.insert(name, entry);
         data += piece.second;
     }
@@ -210,7 +215,7 @@ private:
     std::shared_ptr<const Model> loadModel(const QString &model);
 
     std::map<QString, std::unique_ptr<Engine>> m_runs; // model directory -> engine run to the end
-    std::map<QString, QString> m_errors;                // model directory -> why it could not run
+    std::map<QString, QString> m_errors; // model directory -> why it could not run
 };
 
 std::shared_ptr<const Model> TestEngineParity::loadModel(const QString &model)
@@ -242,7 +247,7 @@ void TestEngineParity::fixturesArePresent()
 {
     for (const char *dir : {"gpt2_tiny_ref", "variant_ref", "gpt2_tiny_f16_ref"})
         QVERIFY2(!QDir(dataPath(dir)).entryList({"*.npy"}).isEmpty(),
-                 qPrintable(QString("no .npy in %1: run tests/tools/make_reference.py").arg(dir)));
+            qPrintable(QString("no .npy in %1: run tests/tools/make_reference.py").arg(dir)));
     for (const char *dir : {"gpt2_tiny", "gpt2_tiny_prefixed", "gpt2_tiny_f16", "variant"})
         QVERIFY(QFile::exists(dataPath(dir) + "/model.safetensors"));
 }
@@ -286,8 +291,10 @@ void TestEngineParity::traceHasExactlyTheDocumentedNames_data()
 {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("ref");
-    QTest::newRow("gpt2_tiny (pre-LN)") << "gpt2_tiny" << "gpt2_tiny_ref";
-    QTest::newRow("variant (post-LN: resid, no ln_2)") << "variant" << "variant_ref";
+    QTest::newRow("gpt2_tiny (pre-LN)") << "gpt2_tiny"
+                                        << "gpt2_tiny_ref";
+    QTest::newRow("variant (post-LN: resid, no ln_2)") << "variant"
+                                                       << "variant_ref";
 }
 
 void TestEngineParity::traceHasExactlyTheDocumentedNames()
@@ -309,7 +316,7 @@ void TestEngineParity::traceHasExactlyTheDocumentedNames()
         if (!traced.count(n))
             missing << QString::fromStdString(n);
     QVERIFY2(extra.isEmpty() && missing.isEmpty(),
-             qPrintable("not documented: " + extra.join(' ') + "; missing: " + missing.join(' ')));
+        qPrintable("not documented: " + extra.join(' ') + "; missing: " + missing.join(' ')));
 }
 
 void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne_data()
@@ -351,7 +358,7 @@ void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne()
                 }
                 const QString row = QString("%1probs row [%2, %3]").arg(qprefix).arg(h).arg(i);
                 QVERIFY2(std::fabs(sum - (any ? 1.0 : 0.0)) <= 1e-5,
-                         qPrintable(row + " sums to " + QString::number(sum, 'g', 9)));
+                    qPrintable(row + " sums to " + QString::number(sum, 'g', 9)));
             }
         }
     }
@@ -374,7 +381,7 @@ void TestEngineParity::independentRunsAreBitIdentical()
         for (size_t r = 0; r < engines.size(); ++r) {
             QString why;
             QVERIFY2(bitIdentical(engines[r]->trace(), first->trace(), &why),
-                     qPrintable(QString("run %1: ").arg(r + 2) + why));
+                qPrintable(QString("run %1: ").arg(r + 2) + why));
         }
     });
     QVERIFY2(error.isNull(), qPrintable(error));
@@ -383,7 +390,7 @@ void TestEngineParity::independentRunsAreBitIdentical()
 void TestEngineParity::steppingBackAndForthIsExact_data()
 {
     QTest::addColumn<QString>("model");
-    QTest::addColumn<double>("runTo");  // fraction of the program
+    QTest::addColumn<double>("runTo"); // fraction of the program
     QTest::addColumn<double>("backTo"); // fraction of the program
     QTest::newRow("gpt2_tiny 2/3 back to 1/3") << "gpt2_tiny" << 2.0 / 3 << 1.0 / 3;
     QTest::newRow("gpt2_tiny end back to 0") << "gpt2_tiny" << 1.0 << 0.0;
@@ -427,14 +434,14 @@ void TestEngineParity::engineRejectsBadInput_data()
 {
     QTest::addColumn<std::vector<int>>("tokens");
     QTest::addColumn<std::vector<int>>("padding");
-    const std::vector<int> ok{3, 17, 42, 8, 0, 25, 49, 11};
-    QTest::newRow("token == vocab") << std::vector<int>{3, 17, 50, 8} << std::vector<int>{};
-    QTest::newRow("token > vocab") << std::vector<int>{3, 1000} << std::vector<int>{};
-    QTest::newRow("negative token") << std::vector<int>{3, -1} << std::vector<int>{};
-    QTest::newRow("n_positions + 1 tokens") << std::vector<int>(17, 1) << std::vector<int>{};
-    QTest::newRow("padding == tokens") << ok << std::vector<int>{8};
-    QTest::newRow("padding far out") << ok << std::vector<int>{2, 100};
-    QTest::newRow("negative padding") << ok << std::vector<int>{-1};
+    const std::vector<int> ok {3, 17, 42, 8, 0, 25, 49, 11};
+    QTest::newRow("token == vocab") << std::vector<int> {3, 17, 50, 8} << std::vector<int> {};
+    QTest::newRow("token > vocab") << std::vector<int> {3, 1000} << std::vector<int> {};
+    QTest::newRow("negative token") << std::vector<int> {3, -1} << std::vector<int> {};
+    QTest::newRow("n_positions + 1 tokens") << std::vector<int>(17, 1) << std::vector<int> {};
+    QTest::newRow("padding == tokens") << ok << std::vector<int> {8};
+    QTest::newRow("padding far out") << ok << std::vector<int> {2, 100};
+    QTest::newRow("negative padding") << ok << std::vector<int> {-1};
 }
 
 void TestEngineParity::engineRejectsBadInput()
@@ -444,7 +451,7 @@ void TestEngineParity::engineRejectsBadInput()
     std::shared_ptr<const Model> model;
     const QString loadError = errorFrom([&] { model = loadModel("gpt2_tiny"); });
     QVERIFY2(loadError.isNull(), qPrintable(loadError));
-    const QString error = errorFrom([&] { Engine engine(model, Input{tokens, padding}); });
+    const QString error = errorFrom([&] { Engine engine(model, Input {tokens, padding}); });
     QVERIFY2(!error.isNull(), "no atlas::Error thrown");
     QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
     qInfo("%s", qPrintable(error));
@@ -453,9 +460,9 @@ void TestEngineParity::engineRejectsBadInput()
 void TestEngineParity::engineAcceptsAFullContext()
 {
     const QString error = errorFrom([&] {
-        Engine engine(loadModel("gpt2_tiny"), Input{std::vector<int>(16, 49), {0}});
+        Engine engine(loadModel("gpt2_tiny"), Input {std::vector<int>(16, 49), {0}});
         QVERIFY(engine.runToEnd());
-        QCOMPARE(engine.trace().tensor("next_probs").shape(), (Shape{16, 50}));
+        QCOMPARE(engine.trace().tensor("next_probs").shape(), (Shape {16, 50}));
     });
     QVERIFY2(error.isNull(), qPrintable(error));
 }
@@ -464,9 +471,9 @@ void TestEngineParity::loadReportsBrokenModels_data()
 {
     QTest::addColumn<QString>("broken"); // what to break
     QTest::addColumn<QStringList>("mentions");
-    QTest::newRow("missing config.json") << "config" << QStringList{"config.json"};
-    QTest::newRow("missing tensor") << "missing" << QStringList{"model.safetensors", "h.1.ln_2.bias"};
-    QTest::newRow("wrong shape") << "shape" << QStringList{"model.safetensors", "h.0.mlp.c_fc.weight"};
+    QTest::newRow("missing config.json") << "config" << QStringList {"config.json"};
+    QTest::newRow("missing tensor") << "missing" << QStringList {"model.safetensors", "h.1.ln_2.bias"};
+    QTest::newRow("wrong shape") << "shape" << QStringList {"model.safetensors", "h.0.mlp.c_fc.weight"};
 }
 
 void TestEngineParity::loadReportsBrokenModels()
@@ -484,7 +491,7 @@ void TestEngineParity::loadReportsBrokenModels()
     if (broken == "missing")
         raw.tensors.erase("h.1.ln_2.bias");
     if (broken == "shape") // [32, 128] -> [128, 32]: same byte count, so only the shape check can catch it
-        raw.tensors["h.0.mlp.c_fc.weight"].first.insert("shape", QJsonArray{128, 32});
+        raw.tensors["h.0.mlp.c_fc.weight"].first.insert("shape", QJsonArray {128, 32});
     writeRawSafetensors(dir + "/model.safetensors", raw);
     const QString error = errorFrom([&] { Model::load(dir.toStdString()); });
     QVERIFY2(!error.isNull(), "Model::load accepted a broken model");

@@ -46,7 +46,7 @@ private slots:
             QVERIFY2(lastRowError(g, model) < 1e-5, qPrintable(QString("after %1 new tokens").arg(i + 1)));
         }
         QCOMPARE(g.cacheBytes(), size_t(2 * 2 * 9 * 32 * 4)); // K and V, 2 layers, 9 positions, 32 wide
-        QCOMPARE(g.cachedKeys(1).shape(), (Shape{4, 9, 8}));
+        QCOMPARE(g.cachedKeys(1).shape(), (Shape {4, 9, 8}));
     }
 
     void greedyPicksTheArgmax()
@@ -61,7 +61,7 @@ private slots:
     void samplingIsReproducibleAndRespectsTopK()
     {
         auto model = load("gpt2_tiny");
-        SamplingOptions o{1.5f, 3, 42};
+        SamplingOptions o {1.5f, 3, 42};
         Generator a(model, {1, 2}, o), b(model, {1, 2}, o);
         for (int i = 0; i < 8; ++i) {
             std::vector<float> z(a.lastLogits().data(), a.lastLogits().data() + 50);

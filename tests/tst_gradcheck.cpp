@@ -23,7 +23,7 @@ using namespace atlas;
 namespace {
 
 constexpr double kTolerance = 1e-3; // on max |numeric − analytic| / max |analytic|, per tensor
-constexpr float kStep = 1.0f / 64;  // 2⁻⁶
+constexpr float kStep = 1.0f / 64; // 2⁻⁶
 const float kNegInf = -std::numeric_limits<float>::infinity();
 
 double g_worst = 0.0; // the largest relative error of any passing check, printed at the end
@@ -94,8 +94,14 @@ QString verdict(const QString &name, const CheckResult &r, double tolerance = kT
     if (r.relative() > tolerance || !std::isfinite(r.relative()))
         return QString("%1: max |numeric - analytic| %2 = %3 x max |analytic| %4 (tolerance %5); element %6: "
                        "numeric %7, analytic %8")
-            .arg(name).arg(r.maxDiff).arg(r.relative()).arg(r.maxAnalytic).arg(tolerance).arg(r.worst)
-            .arg(r.numeric).arg(r.analytic);
+            .arg(name)
+            .arg(r.maxDiff)
+            .arg(r.relative())
+            .arg(r.maxAnalytic)
+            .arg(tolerance)
+            .arg(r.worst)
+            .arg(r.numeric)
+            .arg(r.analytic);
     if (r.relative() > g_worst) {
         g_worst = r.relative();
         g_worstName = name;
@@ -103,10 +109,10 @@ QString verdict(const QString &name, const CheckResult &r, double tolerance = kT
     return {};
 }
 
-#define GRADCHECK(name, loss, x, analytic)                                                                          \
-    do {                                                                                                           \
-        const QString why = verdict(name, gradcheck(loss, x, analytic));                                           \
-        QVERIFY2(why.isEmpty(), qPrintable(why));                                                                  \
+#define GRADCHECK(name, loss, x, analytic)                                                                             \
+    do {                                                                                                               \
+        const QString why = verdict(name, gradcheck(loss, x, analytic));                                               \
+        QVERIFY2(why.isEmpty(), qPrintable(why));                                                                      \
     } while (0)
 
 } // namespace
@@ -136,7 +142,7 @@ private slots:
     void cleanupTestCase();
 
 private:
-    std::mt19937 m_rng{2024};
+    std::mt19937 m_rng {2024};
 };
 
 void TestGradcheck::embedding()
@@ -231,7 +237,8 @@ void TestGradcheck::splitAndMergeHeads()
 {
     const int H = 2, T = 3, d = 4;
     Tensor qkv = randomTensor({T, 3 * H * d}, m_rng);
-    Tensor wq = randomTensor({H, T, d}, m_rng), wk = randomTensor({H, T, d}, m_rng), wv = randomTensor({H, T, d}, m_rng);
+    Tensor wq = randomTensor({H, T, d}, m_rng), wk = randomTensor({H, T, d}, m_rng),
+           wv = randomTensor({H, T, d}, m_rng);
     auto splitLoss = [&] {
         Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
         ops::split_heads_forward(q, k, v, qkv, H);
@@ -271,9 +278,9 @@ void TestGradcheck::attentionMask_data()
 {
     QTest::addColumn<bool>("causal");
     QTest::addColumn<std::vector<int>>("padding");
-    QTest::newRow("causal") << true << std::vector<int>{};
-    QTest::newRow("causal, padding at 0 (a query with no key)") << true << std::vector<int>{0, 3};
-    QTest::newRow("bidirectional, padding") << false << std::vector<int>{1, 4};
+    QTest::newRow("causal") << true << std::vector<int> {};
+    QTest::newRow("causal, padding at 0 (a query with no key)") << true << std::vector<int> {0, 3};
+    QTest::newRow("bidirectional, padding") << false << std::vector<int> {1, 4};
 }
 
 void TestGradcheck::attentionMask()
@@ -316,7 +323,8 @@ void TestGradcheck::softmax()
 
 void TestGradcheck::attentionContext()
 {
-    Tensor probs = randomTensor({2, 3, 5}, m_rng), v = randomTensor({2, 5, 4}, m_rng), w = randomTensor({2, 3, 4}, m_rng);
+    Tensor probs = randomTensor({2, 3, 5}, m_rng), v = randomTensor({2, 5, 4}, m_rng),
+           w = randomTensor({2, 3, 4}, m_rng);
     auto loss = [&] {
         Tensor out({2, 3, 4});
         ops::attention_context_forward(out, probs, v);

@@ -27,20 +27,20 @@ class TestKernelComparison : public QObject
 private slots:
     void fullAgainstFullIsExact()
     {
-        const auto entries = compare({ parseAttentionKernelSpec("full", {}), parseAttentionKernelSpec("full", {}) });
+        const auto entries = compare({parseAttentionKernelSpec("full", {}), parseAttentionKernelSpec("full", {})});
         QCOMPARE(entries.size(), size_t(2));
         for (const auto &e : entries) {
             QVERIFY(!e.skipped);
             QCOMPARE(e.maxAbsError, 0.0);
             QCOMPARE(e.meanAbsError, 0.0);
             QCOMPARE(e.meanKl, 0.0);
-            QCOMPARE(e.weights.shape(), (Shape{ T, T }));
+            QCOMPARE(e.weights.shape(), (Shape {T, T}));
         }
     }
 
     void windowAsWideAsTheSequenceMatchesFull()
     {
-        const auto entries = compare({ parseAttentionKernelSpec("longformer", { "window=16" }) });
+        const auto entries = compare({parseAttentionKernelSpec("longformer", {"window=16"})});
         QCOMPARE(entries.size(), size_t(2)); // full is put first
         QCOMPARE(entries[0].spec.kind, std::string("full"));
         QVERIFY2(entries[1].maxAbsError < 1e-5, qPrintable(QString::number(entries[1].maxAbsError)));
@@ -50,7 +50,7 @@ private slots:
 
     void narrowWindowLosesWeight()
     {
-        const auto entries = compare({ parseAttentionKernelSpec("longformer", { "window=1" }) });
+        const auto entries = compare({parseAttentionKernelSpec("longformer", {"window=1"})});
         QVERIFY(entries[1].maxAbsError > 1e-3);
         QVERIFY(entries[1].meanAbsError > 0 && entries[1].meanAbsError <= entries[1].maxAbsError);
         QVERIFY(entries[1].meanKl > 0.1);
@@ -67,16 +67,16 @@ private slots:
     void klOfHandMadeRows()
     {
         // p = (0.5, 0.5, 0), q = (1, 0, 0): q̃ = (1, ε, 0)/(1+ε), KL = 0.5 ln(0.5/q̃0) + 0.5 ln(0.5/q̃1).
-        const float p[] = { 0.5f, 0.5f, 0.0f }, q[] = { 1.0f, 0.0f, 0.0f };
+        const float p[] = {0.5f, 0.5f, 0.0f}, q[] = {1.0f, 0.0f, 0.0f};
         const double e = kKlEpsilon, z = 1 + e;
         const double expected = 0.5 * std::log(0.5 / (1 / z)) + 0.5 * std::log(0.5 / (e / z));
         QVERIFY(std::abs(klDivergenceRow(p, q, 3) - expected) < 1e-9);
         QVERIFY(std::abs(klDivergenceRow(p, q, 3) - 9.6685) < 1e-3); // ≈ 0.5 ln(0.25 / 1e-9)
         // Rows with the same support: the plain KL, ε is negligible.
-        const float a[] = { 0.25f, 0.75f }, b[] = { 0.5f, 0.5f };
+        const float a[] = {0.25f, 0.75f}, b[] = {0.5f, 0.5f};
         const double plain = 0.25 * std::log(0.5) + 0.75 * std::log(1.5);
         QVERIFY(std::abs(klDivergenceRow(a, b, 2) - plain) < 1e-7);
-        const float zero[] = { 0.0f, 0.0f };
+        const float zero[] = {0.0f, 0.0f};
         QVERIFY(std::isnan(klDivergenceRow(zero, b, 2)));
     }
 

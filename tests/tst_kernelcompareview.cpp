@@ -28,7 +28,7 @@ private slots:
     void initTestCase()
     {
         auto model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/gpt2_tiny"));
-        Engine e(model, { { 3, 17, 42, 8, 0, 25, 49, 11 }, {}, {} });
+        Engine e(model, {{3, 17, 42, 8, 0, 25, 49, 11}, {}, {}});
         e.runToEnd();
         m_trace = std::make_shared<Trace>(e.trace());
     }

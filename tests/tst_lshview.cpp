@@ -15,11 +15,11 @@ class TestLshView : public QObject
     Q_OBJECT
 
     std::shared_ptr<const Model> m_model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/gpt2_tiny"));
-    const std::vector<int> m_tokens = { 3, 17, 42, 8, 0, 25, 49, 11, 5, 30, 12, 44, 7, 21, 36, 2 };
+    const std::vector<int> m_tokens = {3, 17, 42, 8, 0, 25, 49, 11, 5, 30, 12, 44, 7, 21, 36, 2};
 
     ViewInput run(std::vector<attention::AttentionKernelSpec> kernels)
     {
-        Input input { m_tokens, {}, std::move(kernels) };
+        Input input {m_tokens, {}, std::move(kernels)};
         Engine e(m_model, input);
         e.runToEnd();
         return makeViewInput(m_model, input, std::make_shared<Trace>(e.trace()));
@@ -27,7 +27,7 @@ class TestLshView : public QObject
 
     static attention::AttentionKernelSpec lsh(int rounds)
     {
-        return attention::parseAttentionKernelSpec("lsh", { "rounds=" + std::to_string(rounds), "buckets=4", "chunk=4" });
+        return attention::parseAttentionKernelSpec("lsh", {"rounds=" + std::to_string(rounds), "buckets=4", "chunk=4"});
     }
 
     static void show(LshView &view, const ViewInput &input, int layer, int head)
@@ -37,7 +37,7 @@ class TestLshView : public QObject
         spec.layer = layer;
         spec.head = head;
         spec.attention = "lsh";
-        spec.attentionParams = { "buckets=4", "chunk=4" };
+        spec.attentionParams = {"buckets=4", "chunk=4"};
         view.resize(1400, 900);
         view.setSpec(spec);
         view.setInput(input);
@@ -46,7 +46,7 @@ class TestLshView : public QObject
 private slots:
     void gridShowsTheTraceBucketsAndOrderIsSorted()
     {
-        const ViewInput input = run({ lsh(2) });
+        const ViewInput input = run({lsh(2)});
         LshView view;
         show(view, input, 1, 2);
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
@@ -85,7 +85,7 @@ private slots:
 
     void allowedCellsEqualTheMaskWithOneRound()
     {
-        const ViewInput input = run({ lsh(1) });
+        const ViewInput input = run({lsh(1)});
         const Tensor &mask = input.trace->tensor("layer.0.attn.mask");
         const int T = int(m_tokens.size());
         for (int head = 0; head < 4; ++head) {
@@ -109,7 +109,7 @@ private slots:
 
     void missedPairsLieOutsideTheMask()
     {
-        const ViewInput input = run({ lsh(1) });
+        const ViewInput input = run({lsh(1)});
         const Tensor &mask = input.trace->tensor("layer.1.attn.mask");
         const Tensor &q = input.trace->tensor("layer.1.attn.q");
         const int T = int(m_tokens.size()), d = int(q.dim(2));
@@ -147,7 +147,7 @@ private slots:
 
     void fullAttentionLayerShowsTheMessage()
     {
-        const ViewInput input = run({ lsh(2), attention::parseAttentionKernelSpec("full", {}) });
+        const ViewInput input = run({lsh(2), attention::parseAttentionKernelSpec("full", {})});
         LshView view;
         show(view, input, 1, 0);
         QCOMPARE(view.message(), QString("This layer runs full attention: choose Attention ▸ lsh"));

@@ -68,7 +68,7 @@ private slots:
         QTest::keyClick(&window, Qt::Key_Space, Qt::ShiftModifier);
         waitIdle(session);
         QCOMPARE(session.cursor(), 4);
-        QVERIFY(session.trace()->contains("layer.0.ln_1"));      // op 4
+        QVERIFY(session.trace()->contains("layer.0.ln_1")); // op 4
         QVERIFY(!session.trace()->contains("layer.0.attn.qkv")); // op 5, stepped back
 
         session.runToEnd();
@@ -191,7 +191,7 @@ private slots:
         QVERIFY(!session.trace()->contains("layer.0.attn.scores"));
         layers->setText("1");
         emit layers->returnPressed();
-        QCOMPARE(session.spec().attentionLayers, std::vector<int>{1});
+        QCOMPARE(session.spec().attentionLayers, std::vector<int> {1});
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
         waitIdle(session);
         QVERIFY(!session.trace()->contains("layer.1.attn.scores"));

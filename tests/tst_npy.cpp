@@ -50,7 +50,7 @@ bool haveNumpy()
 QString runPython(const QString &script, const QStringList &args)
 {
     QProcess p;
-    p.start(kPython, QStringList{"-c", script} + args);
+    p.start(kPython, QStringList {"-c", script} + args);
     if (!p.waitForFinished(60000) || p.exitCode() != 0)
         return "python failed: " + QString::fromLocal8Bit(p.readAllStandardError());
     return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
@@ -80,11 +80,11 @@ private:
 void TestNpy::roundTrip_data()
 {
     QTest::addColumn<Shape>("shape");
-    QTest::newRow("scalar") << Shape{};
-    QTest::newRow("vector") << Shape{5};
-    QTest::newRow("matrix") << Shape{3, 4};
-    QTest::newRow("rank3") << Shape{2, 3, 7};
-    QTest::newRow("empty") << Shape{0, 3};
+    QTest::newRow("scalar") << Shape {};
+    QTest::newRow("vector") << Shape {5};
+    QTest::newRow("matrix") << Shape {3, 4};
+    QTest::newRow("rank3") << Shape {2, 3, 7};
+    QTest::newRow("empty") << Shape {0, 3};
 }
 
 void TestNpy::roundTrip()
@@ -107,7 +107,7 @@ void TestNpy::preambleIsNumpys()
     const std::string dictScalar = "{'descr': '<f4', 'fortran_order': False, 'shape': (), }";
     const std::string dictLong = "{'descr': '<f4', 'fortran_order': False, 'shape': (123456, 1, 1, 1, 1, 1, 1, 1, "
                                  "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), }"
-                                 + std::string(15, ' ');
+        + std::string(15, ' ');
     const std::pair<Shape, std::string> cases[] = {
         {{3, 4}, preambleOf(dict34, 128)},
         {{5}, preambleOf(dict5, 128)},
@@ -155,8 +155,8 @@ print(a.dtype, a.shape, repr(float(a.astype(np.float64).sum())), bool(np.array_e
     for (float v : t.values())
         sum += v;
     const QString shapeText = "(" + dims.join(", ") + (dims.size() == 1 ? ",)" : ")");
-    const QString out =
-        runPython(script, {QString::fromStdString(ours), QString::fromStdString(theirs), dims.join(',')});
+    const QString out
+        = runPython(script, {QString::fromStdString(ours), QString::fromStdString(theirs), dims.join(',')});
     QCOMPARE(out, "float32 " + shapeText + " " + QString::number(sum, 'f', 1) + " True");
     QCOMPARE(QByteArray::fromStdString(readFile(ours)), QByteArray::fromStdString(readFile(theirs)));
 }
@@ -175,13 +175,14 @@ np.save(sys.argv[3], np.asfortranarray(a))
 np.save(sys.argv[4], a.astype(np.float64))
 )";
     const std::string v1 = path("np1.npy"), v2 = path("np2.npy"), fortran = path("npf.npy"), f8 = path("np8.npy");
-    QCOMPARE(runPython(script, {QString::fromStdString(v1), QString::fromStdString(v2),
-                                QString::fromStdString(fortran), QString::fromStdString(f8)}),
-             QString());
+    QCOMPARE(runPython(script,
+                 {QString::fromStdString(v1), QString::fromStdString(v2), QString::fromStdString(fortran),
+                     QString::fromStdString(f8)}),
+        QString());
     const float expected[] = {1.5f, -2.0f, 3.25f, 0.0f, std::ldexp(1.0f, -140), std::numeric_limits<float>::infinity()};
     for (const std::string &file : {v1, v2}) {
         const Tensor t = readNpy(file);
-        QCOMPARE(t.shape(), (Shape{2, 3}));
+        QCOMPARE(t.shape(), (Shape {2, 3}));
         QVERIFY(std::memcmp(t.data(), expected, sizeof expected) == 0);
     }
     QVERIFY_THROWS_EXCEPTION(Error, readNpy(fortran));
@@ -221,8 +222,7 @@ void TestNpy::rejectsMalformed_data()
     QTest::newRow("negative dim") << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }", 24)
                                   << "expected a non-negative integer";
     QTest::newRow("huge dims") << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
-                                      24)
-                               << "is too large";
+        24) << "is too large";
     QTest::newRow("not a dict") << npy("[1, 2]", 24) << "header: expected '{'";
     QTest::newRow("unknown key") << npy("{'descr': '<f4', 'x': 1}", 24) << "header: unexpected key 'x'";
 }
@@ -236,7 +236,7 @@ void TestNpy::rejectsMalformed()
     try {
         const Tensor t = readNpy(name);
         QVERIFY2(expected.isEmpty(), "no atlas::Error thrown");
-        QCOMPARE(t.shape(), (Shape{2, 3}));
+        QCOMPARE(t.shape(), (Shape {2, 3}));
     } catch (const Error &e) {
         const QString message = QString::fromStdString(e.what());
         QVERIFY2(!expected.isEmpty(), qPrintable(message));

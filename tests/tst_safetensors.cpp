@@ -105,11 +105,11 @@ void TestSafetensors::expectError(const std::string &file, const std::string &te
 void TestSafetensors::roundTrip()
 {
     QVERIFY(m_dir.isValid());
-    Tensor scalar(Shape{}, -3.5f);
+    Tensor scalar(Shape {}, -3.5f);
     Tensor vector = sequence({7}, 1.0f);
     Tensor matrix = sequence({3, 4}, -2.0f);
     Tensor cube = sequence({2, 3, 5}, 0.5f);
-    Tensor empty(Shape{0, 3});
+    Tensor empty(Shape {0, 3});
     // Values whose bits a lossy path would change: NaN payload, -0, a float32 subnormal, infinity.
     matrix.data()[0] = std::bit_cast<float>(0x7FC01234u);
     matrix.data()[1] = -0.0f;
@@ -117,8 +117,8 @@ void TestSafetensors::roundTrip()
     matrix.data()[3] = -std::numeric_limits<float>::infinity();
 
     const std::string file = path("roundtrip.safetensors");
-    writeSafetensors(file, {{"scalar", &scalar}, {"a.vector", &vector}, {"m", &matrix}, {"z.cube", &cube},
-                            {"empty", &empty}});
+    writeSafetensors(
+        file, {{"scalar", &scalar}, {"a.vector", &vector}, {"m", &matrix}, {"z.cube", &cube}, {"empty", &empty}});
     SafetensorsFile f(file);
     QCOMPARE(f.entries().size(), size_t(5));
     QVERIFY(f.metadata().empty());
@@ -130,7 +130,7 @@ void TestSafetensors::roundTrip()
     QCOMPARE(bits(f.tensor("m").data()[0]), 0x7FC01234u);
     QVERIFY(sameBits(f.tensor("z.cube"), cube));
     QVERIFY(sameBits(f.tensor("empty"), empty));
-    QCOMPARE(f.tensor("empty").shape(), (Shape{0, 3}));
+    QCOMPARE(f.tensor("empty").shape(), (Shape {0, 3}));
     QCOMPARE(f.entries().at("z.cube").dtype, std::string("F32"));
     QVERIFY(tempFiles(m_dir.path()).isEmpty());
 }
@@ -168,7 +168,7 @@ void TestSafetensors::readsF16()
     const std::string file = path("f16.safetensors");
     writeFileAtomically(file, buildFile(header, data));
     const Tensor t = SafetensorsFile(file).tensor("h");
-    QCOMPARE(t.shape(), (Shape{3, 3}));
+    QCOMPARE(t.shape(), (Shape {3, 3}));
     const float *v = t.data();
     QCOMPARE(v[0], 1.0f);
     QCOMPARE(v[1], -2.0f);
@@ -189,7 +189,7 @@ void TestSafetensors::readsBF16()
     const std::string file = path("bf16.safetensors");
     writeFileAtomically(file, buildFile(header, data));
     const Tensor t = SafetensorsFile(file).tensor("b");
-    QCOMPARE(t.shape(), (Shape{4}));
+    QCOMPARE(t.shape(), (Shape {4}));
     QCOMPARE(t.data()[0], 1.0f);
     QCOMPARE(t.data()[1], -5.0f);
     QVERIFY(std::isinf(t.data()[2]) && t.data()[2] < 0);
@@ -206,7 +206,7 @@ void TestSafetensors::listsOtherDtypes()
     writeFileAtomically(file, buildFile(header, data));
     SafetensorsFile f(file);
     QCOMPARE(f.entries().at("ids").dtype, std::string("I64"));
-    QCOMPARE(f.entries().at("ids").shape, (Shape{2}));
+    QCOMPARE(f.entries().at("ids").shape, (Shape {2}));
     QCOMPARE(f.tensor("w").data()[0], 1.0f);
     expectError(file, "ids", "tensor 'ids': dtype I64 is not supported");
 }
@@ -229,20 +229,24 @@ void TestSafetensors::rejectsMalformed_data()
     row("header not json", buildFile("{\"t\": [1, 2", eight), "t", "header: not valid JSON");
     row("header not object", buildFile("[1, 2, 3]", eight), "t", "header: not a JSON object");
     row("header empty", buildFile("", eight), "t", "header: not valid JSON");
-    row("duplicate name", buildFile(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                                    R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight),
+    row("duplicate name",
+        buildFile(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                  R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+            eight),
         "t", "header: duplicate entry 't'");
-    row("offsets out of range", buildFile(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", eight),
-        "t", "tensor 't': data_offsets [8, 16] exceed the data section of 8 bytes");
+    row("offsets out of range", buildFile(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", eight), "t",
+        "tensor 't': data_offsets [8, 16] exceed the data section of 8 bytes");
     row("offsets reversed", buildFile(R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", eight), "t",
         "tensor 't': data_offsets [8, 0] begin after they end");
     row("offsets negative", buildFile(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}})", eight), "t",
         "tensor 't': data_offsets is not a pair of non-negative integers");
-    row("offsets overlap", buildFile(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                                     R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight),
+    row("offsets overlap",
+        buildFile(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                  R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+            eight),
         "a", "tensor 'b': data_offsets overlap those of tensor 'a'");
-    row("size not shape", buildFile(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight + "1234"),
-        "t", "tensor 't': shape [3] of F32 needs 12 bytes but data_offsets [0, 8] hold 8");
+    row("size not shape", buildFile(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight + "1234"), "t",
+        "tensor 't': shape [3] of F32 needs 12 bytes but data_offsets [0, 8] hold 8");
     row("size not dtype", buildFile(R"({"t":{"dtype":"F16","shape":[2],"data_offsets":[0,8]}})", eight), "t",
         "tensor 't': shape [2] of F16 needs 4 bytes");
     row("numel overflow",
@@ -286,7 +290,7 @@ void TestSafetensors::rejectsShortFile()
 
 void TestSafetensors::unknownName()
 {
-    Tensor t(Shape{2}, 1.0f);
+    Tensor t(Shape {2}, 1.0f);
     const std::string file = path("names.safetensors");
     writeSafetensors(file, {{"present", &t}});
     QVERIFY(SafetensorsFile(file).contains("present"));
@@ -300,13 +304,13 @@ void TestSafetensors::missingFile()
 
 void TestSafetensors::failedWriteKeepsPreviousFile()
 {
-    Tensor small(Shape{2}, 7.0f);
+    Tensor small(Shape {2}, 7.0f);
     const std::string file = path("keep.safetensors");
     writeSafetensors(file, {{"w", &small}});
     const std::string before = readFile(file);
 
     // Make the write itself fail part way (EFBIG past a file size limit), after the temporary file exists.
-    Tensor big(Shape{4096}, 1.0f);
+    Tensor big(Shape {4096}, 1.0f);
     rlimit old;
     QCOMPARE(getrlimit(RLIMIT_FSIZE, &old), 0);
     const auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
@@ -334,11 +338,11 @@ void TestSafetensors::writeIntoReadOnlyDirectory()
         QSKIP("root ignores directory permissions");
     QTemporaryDir dir;
     const std::string file = dir.filePath("ro.safetensors").toStdString();
-    Tensor t(Shape{2}, 3.0f);
+    Tensor t(Shape {2}, 3.0f);
     writeSafetensors(file, {{"w", &t}});
     const std::string before = readFile(file);
     QVERIFY(chmod(dir.path().toLocal8Bit().constData(), 0555) == 0);
-    Tensor other(Shape{3}, 4.0f);
+    Tensor other(Shape {3}, 4.0f);
     QString message;
     try {
         writeSafetensors(file, {{"w", &other}});
@@ -346,8 +350,8 @@ void TestSafetensors::writeIntoReadOnlyDirectory()
         message = e.what();
     }
     chmod(dir.path().toLocal8Bit().constData(), 0755);
-    QVERIFY2(message.startsWith(QString::fromStdString(file) + ": cannot create a temporary file"),
-             qPrintable(message));
+    QVERIFY2(
+        message.startsWith(QString::fromStdString(file) + ": cannot create a temporary file"), qPrintable(message));
     QCOMPARE(readFile(file), before);
 }
 
@@ -355,7 +359,7 @@ void TestSafetensors::writeOverDirectory()
 {
     const QString dirPath = m_dir.filePath("adir");
     QVERIFY(QDir().mkpath(dirPath + "/inside"));
-    Tensor t(Shape{2}, 3.0f);
+    Tensor t(Shape {2}, 3.0f);
     try {
         writeSafetensors(dirPath.toStdString(), {{"w", &t}});
         QFAIL("writing over a directory succeeded");

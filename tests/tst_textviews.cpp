@@ -25,7 +25,7 @@ constexpr int kV = 10;
 // Causal attention of one head: row i spreads over keys 0..i; query 4 puts 0.9 on key 1.
 Tensor makeProbs(int heads, int tokens, bool zero = false)
 {
-    Tensor a({ heads, tokens, tokens });
+    Tensor a({heads, tokens, tokens});
     for (int h = 0; h < heads; ++h) {
         MatrixMap m = a.slice(h);
         for (int i = 0; i < tokens && !zero; ++i) {
@@ -45,21 +45,21 @@ Tensor makeProbs(int heads, int tokens, bool zero = false)
 std::shared_ptr<Trace> makeTrace(bool zeroAttention = false, int tokens = kT)
 {
     auto trace = std::make_shared<Trace>();
-    Tensor q({ 2, tokens, 4 });
+    Tensor q({2, tokens, 4});
     for (int64_t i = 0; i < q.numel(); ++i)
         q.data()[i] = float(i) * 0.25f - 3.0f;
     trace->put("layer.0.attn.q", "Q_h = Q[:, h·d : (h+1)·d]", 3, q);
     trace->put("layer.0.attn.probs", "A = softmax(S')", 6, makeProbs(2, tokens, zeroAttention));
     trace->put("layer.1.attn.probs", "A = softmax(S')", 16, makeProbs(2, tokens, zeroAttention));
 
-    Tensor masked({ 2, tokens, tokens });
+    Tensor masked({2, tokens, tokens});
     for (int h = 0; h < 2; ++h)
         for (int i = 0; i < tokens; ++i)
             for (int j = 0; j < tokens; ++j)
                 masked.slice(h)(i, j) = j > i ? -std::numeric_limits<float>::infinity() : float(i - j) - 1.0f;
     trace->put("layer.0.attn.masked", "S' = S where allowed, else -inf", 5, masked);
 
-    Tensor next({ tokens, kV });
+    Tensor next({tokens, kV});
     for (int t = 0; t < tokens; ++t) {
         // Row t: id (t + k) % V gets weight proportional to (k + 1): a known, distinct order per row.
         float sum = 0;
@@ -76,7 +76,7 @@ ViewInput makeInput(std::shared_ptr<const Trace> trace, int tokens = kT)
 {
     ViewInput in;
     in.trace = std::move(trace);
-    const QStringList words = { "The", " cat", " sat", " on", " mat" };
+    const QStringList words = {"The", " cat", " sat", " on", " mat"};
     for (int t = 0; t < tokens; ++t)
         in.tokens << (t < words.size() ? words[t] : QStringLiteral("w%1").arg(t));
     in.vocabLabel = [](int id) { return QStringLiteral("'v%1' (#%1)").arg(id); };
@@ -120,7 +120,7 @@ private slots:
         // Row 2: id (2 + k) % 10 has weight k + 1, so the top three are ids 1, 0, 9 with 10, 9, 8 / 55.
         const auto &bars = view.bars();
         QCOMPARE(bars.size(), size_t(3));
-        const int ids[] = { 1, 0, 9 };
+        const int ids[] = {1, 0, 9};
         for (int i = 0; i < 3; ++i) {
             QCOMPARE(bars[size_t(i)].id, ids[i]);
             QCOMPARE(bars[size_t(i)].probability, double(float(10 - i) / 55.0f));
@@ -174,7 +174,7 @@ private slots:
 
     void topKTiesKeepLowerId()
     {
-        const float row[] = { 0.1f, 0.3f, 0.3f, 0.05f };
+        const float row[] = {0.1f, 0.3f, 0.3f, 0.05f};
         const auto top = NextTokenView::topK(row, 4, 3);
         QCOMPARE(top.size(), size_t(3));
         QCOMPARE(top[0].first, 1);
@@ -248,14 +248,14 @@ private slots:
 
     void tensorViewPoolsBigMatrices()
     {
-        const float block[] = { 1, 3, 5, 5, 2, 2, -std::numeric_limits<float>::infinity(), 7 };
+        const float block[] = {1, 3, 5, 5, 2, 2, -std::numeric_limits<float>::infinity(), 7};
         const auto pooled = TensorView::meanPool(block, 2, 4, 1, 2);
         QCOMPARE(pooled.size(), size_t(2));
         QCOMPARE(pooled[0], 2.0f); // mean of 1, 3, 2, 2
         QCOMPARE(pooled[1], 17.0f / 3); // −∞ left out of the mean
 
         auto trace = std::make_shared<Trace>();
-        trace->put("big", "", 0, Tensor({ 2500, 3 }, 1.5f));
+        trace->put("big", "", 0, Tensor({2500, 3}, 1.5f));
         TensorView view;
         ViewSpec s = spec("tensor");
         s.tensor = "big";
@@ -269,8 +269,8 @@ private slots:
     void tensorViewVectorAndScalar()
     {
         auto trace = std::make_shared<Trace>();
-        Tensor v({ 3 });
-        v.values() = { 0.5f, -1.0f, 2.0f };
+        Tensor v({3});
+        v.values() = {0.5f, -1.0f, 2.0f};
         trace->put("vec", "v", 0, v);
         Tensor scalar(Shape {});
         scalar.data()[0] = 42.5f;

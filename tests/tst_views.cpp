@@ -25,7 +25,7 @@ using namespace atlas;
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-const QStringList kTokens = { "The", "cat", "sat", "on", "the", "mat" };
+const QStringList kTokens = {"The", "cat", "sat", "on", "the", "mat"};
 
 // A hand-made trace: scores S, masked S' (causal: −∞ above the diagonal) and row-softmax probabilities for
 // each layer, all [H, T, T]. Head h of layer l gets its own scores so heads are distinguishable.
@@ -33,9 +33,9 @@ std::shared_ptr<Trace> makeTrace(int layers, int heads, int tokens, bool withPro
 {
     auto trace = std::make_shared<Trace>();
     for (int l = 0; l < layers; ++l) {
-        Tensor scores(Shape { heads, tokens, tokens });
-        Tensor masked(Shape { heads, tokens, tokens });
-        Tensor probs(Shape { heads, tokens, tokens });
+        Tensor scores(Shape {heads, tokens, tokens});
+        Tensor masked(Shape {heads, tokens, tokens});
+        Tensor probs(Shape {heads, tokens, tokens});
         for (int h = 0; h < heads; ++h) {
             for (int i = 0; i < tokens; ++i) {
                 float sum = 0.0f;
@@ -90,7 +90,7 @@ void snapshot(QWidget *w, const QString &name)
     const QString dir = qEnvironmentVariable("ATLAS_VIEW_SNAPSHOTS");
     if (dir.isEmpty())
         return;
-    for (const char *ext : { ".png", ".svg", ".pdf" })
+    for (const char *ext : {".png", ".svg", ".pdf"})
         exportView(w, dir + QLatin1Char('/') + name + QLatin1String(ext), w->size());
 }
 
@@ -137,10 +137,10 @@ private slots:
 void TestViews::downsampleMeans()
 {
     // 4x4 -> 2x2 blocks of 2x2.
-    const float m[16] = { 1, 2, 10, 20, //
+    const float m[16] = {1, 2, 10, 20, //
         3, 4, 30, 40, //
         kNegInf, kNegInf, 5, kNegInf, //
-        kNegInf, kNegInf, kNegInf, 7 };
+        kNegInf, kNegInf, kNegInf, 7};
     const Pooled p = downsample(m, 4, 4, 2, 2);
     QCOMPARE(p.rows, 2);
     QCOMPARE(p.cols, 2);
@@ -155,7 +155,7 @@ void TestViews::downsampleMeans()
     QCOMPARE(p.maxFinite, 25.0f);
 
     // 5 columns into at most 2: blocks of 3, the last one partial (columns 3 and 4).
-    const float r[5] = { 1, 2, 3, 10, 20 };
+    const float r[5] = {1, 2, 3, 10, 20};
     const Pooled q = downsample(r, 1, 5, 1, 2);
     QCOMPARE(q.cols, 2);
     QCOMPARE(q.blockCols, 3);
@@ -328,7 +328,7 @@ void TestViews::heatmapDrawsMinusInfinityApart()
         // The −∞ cell is far from both ends of the colour map (and so from any value's colour).
         const QRgb inf = image.pixel(plot.cellCenter(0, 5).toPoint());
         const QCPColorGradient gradient = colormap(map);
-        for (double t : { 0.0, 0.25, 0.5, 0.75, 1.0 })
+        for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
             QVERIFY2(colorDistance(inf, QCPColorGradient(gradient).color(t, QCPRange(0, 1))) > 60, map.c_str());
         if (map == "viridis")
             snapshot(&plot, "heatmap-neginf");
@@ -462,7 +462,7 @@ void TestViews::headSwitchAt2048Tokens()
 {
     const int tokens = 2048;
     auto trace = std::make_shared<Trace>();
-    Tensor probs(Shape { 2, tokens, tokens });
+    Tensor probs(Shape {2, tokens, tokens});
     for (int h = 0; h < 2; ++h)
         for (int i = 0; i < tokens; ++i)
             for (int j = 0; j <= i; ++j)

@@ -34,8 +34,8 @@ private slots:
     {
         const auto kinds = ViewSpec::viewKinds();
         QCOMPARE(kinds.size(), size_t(10));
-        for (const char *k : { "approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
-                 "pattern", "tensor" })
+        for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
+                 "pattern", "tensor"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 
@@ -45,8 +45,8 @@ private slots:
         s.view = "lines";
         s.model = "models/my-gpt";
         s.text = "Héllo \"quoted\" world\n";
-        s.tokens = { 3, 1, 4, 1, 5 };
-        s.padding = { 4 };
+        s.tokens = {3, 1, 4, 1, 5};
+        s.padding = {4};
         s.layer = 2;
         s.head = -1;
         s.tensor = "layer.1.attn.q";
@@ -56,8 +56,8 @@ private slots:
         s.position = 3;
         s.theme = "dark";
         s.attention = "longformer";
-        s.attentionParams = { "window=4" };
-        s.attentionLayers = { 0, 2 };
+        s.attentionParams = {"window=4"};
+        s.attentionLayers = {0, 2};
         QVERIFY(!(s == ViewSpec()));
 
         const std::string json = s.toJson();
@@ -66,14 +66,14 @@ private slots:
         QCOMPARE(back.text, s.text);
         QCOMPARE(back.tokens, s.tokens);
         QCOMPARE(back.topK, 7);
-        QCOMPARE(back.attentionLayers, (std::vector<int>{ 0, 2 }));
+        QCOMPARE(back.attentionLayers, (std::vector<int> {0, 2}));
     }
 
     void toJsonIsPrettyWithEveryKey()
     {
         const std::string json = ViewSpec().toJson();
-        for (const char *key : { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale",
-                 "colormap", "top_k", "position", "theme" })
+        for (const char *key : {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale",
+                 "colormap", "top_k", "position", "theme"})
             QVERIFY2(contains(json, std::string("\n  \"") + key + "\": "), key);
         QVERIFY(json.starts_with("{\n  \"view\": \"attention\""));
         QVERIFY(ViewSpec::fromJson(json, "defaults") == ViewSpec());

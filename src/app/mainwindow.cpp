@@ -40,9 +40,12 @@ namespace atlas {
 
 namespace {
 const std::vector<std::pair<const char *, const char *>> kViewTabs = {
-    {"attention", QT_TRANSLATE_NOOP("MainWindow", "Attention")}, {"heads", QT_TRANSLATE_NOOP("MainWindow", "All heads")},
-    {"lines", QT_TRANSLATE_NOOP("MainWindow", "Token lines")},  {"mask", QT_TRANSLATE_NOOP("MainWindow", "Mask")},
-    {"next-token", QT_TRANSLATE_NOOP("MainWindow", "Next token")}, {"tensor", QT_TRANSLATE_NOOP("MainWindow", "Tensor")},
+    {"attention", QT_TRANSLATE_NOOP("MainWindow", "Attention")},
+    {"heads", QT_TRANSLATE_NOOP("MainWindow", "All heads")},
+    {"lines", QT_TRANSLATE_NOOP("MainWindow", "Token lines")},
+    {"mask", QT_TRANSLATE_NOOP("MainWindow", "Mask")},
+    {"next-token", QT_TRANSLATE_NOOP("MainWindow", "Next token")},
+    {"tensor", QT_TRANSLATE_NOOP("MainWindow", "Tensor")},
     {"kernels", QT_TRANSLATE_NOOP("MainWindow", "Kernels")},
     {"lsh", QT_TRANSLATE_NOOP("MainWindow", "LSH")},
     {"approximation", QT_TRANSLATE_NOOP("MainWindow", "Low-rank")},
@@ -87,9 +90,9 @@ void MainWindow::createDocks()
     auto *ops = new OperationPanel(m_session, this);
     addDock(ops, tr("Operations"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(addDock(new GenerationPanel(m_session, this), tr("Generate"), Qt::LeftDockWidgetArea),
-                     findChild<QDockWidget *>(tr("Operations")));
+        findChild<QDockWidget *>(tr("Operations")));
     tabifyDockWidget(findChild<QDockWidget *>(tr("Generate")),
-                     addDock(new TrainPanel(m_session, this), tr("Train"), Qt::LeftDockWidgetArea));
+        addDock(new TrainPanel(m_session, this), tr("Train"), Qt::LeftDockWidgetArea));
     findChild<QDockWidget *>(tr("Operations"))->raise();
     connect(ops, &OperationPanel::tensorChosen, this, [this](const QString &name) {
         ViewSpec spec = m_session->spec();
@@ -179,9 +182,9 @@ void MainWindow::connectActions()
     connect(m_ui->actionMemoryBudget, &QAction::triggered, this, [this] {
         bool ok = false;
         const double gib = QInputDialog::getDouble(this, tr("Trace memory budget"),
-                                                   tr("Largest trace to keep in memory (GiB).\nA trace holds every "
-                                                      "intermediate tensor; attention matrices grow as T²."),
-                                                   double(m_session->memoryBudget()) / double(1 << 30), 0.25, 1024, 2, &ok);
+            tr("Largest trace to keep in memory (GiB).\nA trace holds every "
+               "intermediate tensor; attention matrices grow as T²."),
+            double(m_session->memoryBudget()) / double(1 << 30), 0.25, 1024, 2, &ok);
         if (!ok)
             return;
         m_session->setMemoryBudget(size_t(gib * double(1 << 30)));
@@ -189,10 +192,11 @@ void MainWindow::connectActions()
     });
     connect(m_ui->actionAbout, &QAction::triggered, this, [this] {
         QMessageBox::about(this, tr("About Transformer Atlas"),
-                           tr("<b>Transformer Atlas</b><p>Runs small transformers one operation at a time and shows "
-                              "what each operation does.</p>"));
+            tr("<b>Transformer Atlas</b><p>Runs small transformers one operation at a time and shows "
+               "what each operation does.</p>"));
     });
-    connect(m_models, &QComboBox::activated, this, [this] { m_session->openModel(m_models->currentData().toString()); });
+    connect(
+        m_models, &QComboBox::activated, this, [this] { m_session->openModel(m_models->currentData().toString()); });
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(v - m_session->spec().layer, 0); });
     connect(m_head, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(0, v - m_session->spec().head); });
     connect(m_ui->viewTabs, &QTabWidget::currentChanged, this, &MainWindow::refreshCurrentView);
@@ -203,7 +207,8 @@ void MainWindow::connectSession()
     connect(m_session, &Session::traceChanged, this, &MainWindow::refreshCurrentView);
     connect(m_session, &Session::specChanged, this, [this] {
         syncControls();
-        if (const auto kind = m_session->spec().view; kind == "attention" && currentView() && currentView()->spec().view == "heads")
+        if (const auto kind = m_session->spec().view;
+            kind == "attention" && currentView() && currentView()->spec().view == "heads")
             showViewKind("attention"); // a click in the heads grid opens that head
         refreshCurrentView();
     });
@@ -282,8 +287,8 @@ void MainWindow::moveSelection(int dLayer, int dHead)
 void MainWindow::exportCurrentView()
 {
     View *view = currentView();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), QString::fromStdString(view->spec().view),
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export view"),
+        QString::fromStdString(view->spec().view), tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
     if (path.isEmpty())
         return;
     try {

@@ -23,7 +23,7 @@ int analyzeHeadsCommand(const CommandArgs &argv)
             for (double m : mass[l])
                 std::printf("  %5.1f%%", 100 * m);
             std::printf("   best head at each position: %5.1f%%\n",
-                        100 * patternCoverage(model, *task, pattern, int(l), examples));
+                100 * patternCoverage(model, *task, pattern, int(l), examples));
         }
     }
     return 0;

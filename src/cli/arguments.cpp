@@ -6,8 +6,8 @@
 
 namespace atlas {
 
-Arguments::Arguments(const std::vector<std::string> &args, const std::set<std::string> &options,
-                     const std::set<std::string> &flags)
+Arguments::Arguments(
+    const std::vector<std::string> &args, const std::set<std::string> &options, const std::set<std::string> &flags)
 {
     for (size_t i = 0; i < args.size(); ++i) {
         std::string arg = args[i];

@@ -13,7 +13,7 @@ class Arguments
 public:
     // `options` take a value, `flags` do not; throws atlas::Error for anything else.
     Arguments(const std::vector<std::string> &args, const std::set<std::string> &options,
-              const std::set<std::string> &flags = {});
+        const std::set<std::string> &flags = {});
 
     bool has(const std::string &name) const { return m_values.count(name) != 0; }
     bool flag(const std::string &name) const { return m_flags.count(name) != 0; }

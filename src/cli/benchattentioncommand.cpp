@@ -103,11 +103,11 @@ void writeSweepJson(const std::string &path, const attention::AttentionKernelSpe
     root["date"] = todayUtc();
     root["d_head"] = kHeadWidth;
     root["matrix_backend"] = ATLAS_MATRIX_BACKEND;
-    nlohmann::json entry = { { "kind", spec.kind }, { "description", attention::describeAttentionKernel(spec) },
-        { "causal", options.causal }, { "repeat", repeat }, { "slope_upper_half", slope } };
+    nlohmann::json entry = {{"kind", spec.kind}, {"description", attention::describeAttentionKernel(spec)},
+        {"causal", options.causal}, {"repeat", repeat}, {"slope_upper_half", slope}};
     for (size_t i = 0; i < lengths.size(); ++i)
-        entry["points"].push_back({ { "n", lengths[i] }, { "median_ms", timings[i].median },
-            { "min_ms", timings[i].min }, { "max_ms", timings[i].max } });
+        entry["points"].push_back({{"n", lengths[i]}, {"median_ms", timings[i].median}, {"min_ms", timings[i].min},
+            {"max_ms", timings[i].max}});
     nlohmann::json kernels = nlohmann::json::array();
     for (const nlohmann::json &k : root.value("kernels", nlohmann::json::array()))
         if (k.value("kind", "") != spec.kind || k.value("causal", false) != options.causal)

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <random>
 
 namespace atlas {
@@ -29,7 +29,7 @@ int benchCommand(const CommandArgs &argv)
     Input input;
     for (int i = 0; i < length; ++i)
         input.tokens.push_back(static_cast<int>(rng() % static_cast<unsigned>(model->config.vocab)));
-    const EngineOptions options{!args.flag("no-trace"), memoryBudgetArgument(args)};
+    const EngineOptions options {!args.flag("no-trace"), memoryBudgetArgument(args)};
     std::vector<double> ms;
     std::map<std::string, double> perOp; // label -> total ms over the counted runs
     size_t traceBytes = 0;
@@ -52,9 +52,9 @@ int benchCommand(const CommandArgs &argv)
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2];
     std::printf("model %s, %d tokens, %s, %d cores, matrix products by %s, %d runs\n", model->name.c_str(), length,
-                options.trace ? "traced" : "untraced", workerThreads(), ATLAS_MATRIX_BACKEND, repeat);
+        options.trace ? "traced" : "untraced", workerThreads(), ATLAS_MATRIX_BACKEND, repeat);
     std::printf("median %.2f ms  (min %.2f, max %.2f)  %.0f tokens/s  trace %.1f MiB\n", median, ms.front(), ms.back(),
-                length / (median / 1000.0), double(traceBytes) / (1 << 20));
+        length / (median / 1000.0), double(traceBytes) / (1 << 20));
     if (args.flag("per-op"))
         for (const auto &[label, total] : perOp)
             std::printf("  %-22s %8.2f ms per run\n", label.c_str(), total / repeat);

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 
 namespace atlas {
 
@@ -51,11 +51,14 @@ struct Stopwatch
 
     static double cpuSeconds()
     {
-        timespec ts{};
+        timespec ts {};
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
         return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
     }
-    double wallSeconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(); }
+    double wallSeconds() const
+    {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    }
     double cpuSecondsSince() const { return cpuSeconds() - cpu; }
 };
 
@@ -104,12 +107,12 @@ int benchTokenizerCommand(const CommandArgs &argv)
     }
     const Spread w = spread(wall), c = spread(cpu);
     std::printf("%s: %.2f MB of text, %zu tokens (%.2f bytes/token); vocabulary loaded in %.0f ms\n",
-                args.has("file") ? args.value("file").c_str() : "built-in English text", mb, tokens,
-                double(text.size()) / double(tokens), loadSeconds * 1e3);
+        args.has("file") ? args.value("file").c_str() : "built-in English text", mb, tokens,
+        double(text.size()) / double(tokens), loadSeconds * 1e3);
     std::printf("first pass (empty word cache): %.1f MB/s wall, %.1f MB/s CPU time\n", mb / coldWall, mb / coldCpu);
     std::printf("%d cached passes: wall median %.1f MB/s (min %.1f, max %.1f); CPU time median %.1f MB/s "
                 "(min %.1f, max %.1f)\n",
-                repeat, w.median, w.min, w.max, c.median, c.min, c.max);
+        repeat, w.median, w.min, w.max, c.median, c.min, c.max);
     return 0;
 }
 

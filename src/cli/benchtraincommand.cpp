@@ -41,7 +41,7 @@ std::pair<Input, std::vector<int>> randomBatch(const Model &model, int length)
     std::vector<int> ids;
     for (int i = 0; i <= length; ++i)
         ids.push_back(static_cast<int>(rng() % static_cast<unsigned>(model.config.vocab)));
-    return {Input{std::vector<int>(ids.begin(), ids.end() - 1), {}}, std::vector<int>(ids.begin() + 1, ids.end())};
+    return {Input {std::vector<int>(ids.begin(), ids.end() - 1), {}}, std::vector<int>(ids.begin() + 1, ids.end())};
 }
 
 } // namespace
@@ -61,11 +61,11 @@ int benchTrainCommand(const CommandArgs &argv)
         throw Error("--length and --repeat must be at least 1");
     if (length + 1 > model->config.context)
         throw Error("--length: " + std::to_string(length) + " tokens and the next one exceed the context of "
-                    + std::to_string(model->config.context));
+            + std::to_string(model->config.context));
     const auto [input, targets] = randomBatch(*model, length);
 
     AdamW optimizer;
-    const LearningRateSchedule schedule{3e-4f, 3e-5f, 2, repeat + 1};
+    const LearningRateSchedule schedule {3e-4f, 3e-5f, 2, repeat + 1};
     Timings timings;
     Gradients grads; // reused every step
     float firstLoss = 0.0f, lastLoss = 0.0f;
@@ -93,8 +93,8 @@ int benchTrainCommand(const CommandArgs &argv)
         timings.update.push_back(updateMs);
     }
     std::printf("model %s (%lld parameters), %d tokens, %d cores, matrix products by %s, %d steps\n",
-                model->name.c_str(), static_cast<long long>(model->parameterCount()), length, workerThreads(),
-                ATLAS_MATRIX_BACKEND, repeat);
+        model->name.c_str(), static_cast<long long>(model->parameterCount()), length, workerThreads(),
+        ATLAS_MATRIX_BACKEND, repeat);
     std::printf("loss %.4f at step 0, %.4f at step %d (the same batch every step)\n", firstLoss, lastLoss, repeat);
     printMedian("step", timings.total);
     printMedian("forward", timings.forward);

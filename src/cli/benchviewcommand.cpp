@@ -49,8 +49,9 @@ int benchViewCommand(const CommandArgs &argv)
         ms.push_back(double(timer.nsecsElapsed()) / 1e6);
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("%s view, %d tokens, model %s: switching layer/head median %.1f ms (min %.1f, max %.1f) over %d switches\n",
-                spec.view.c_str(), length, run.model->name.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), repeat);
+    std::printf(
+        "%s view, %d tokens, model %s: switching layer/head median %.1f ms (min %.1f, max %.1f) over %d switches\n",
+        spec.view.c_str(), length, run.model->name.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), repeat);
     return 0;
 }
 

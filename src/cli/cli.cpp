@@ -59,12 +59,17 @@ M is a built-in model name (see `models`) or a Hugging Face GPT-2 directory (con
 int runCommandLine(int argc, char **argv)
 {
     static const std::map<std::string, std::function<int(const CommandArgs &)>> commands = {
-        {"dump", dumpCommand},         {"render", renderCommand},     {"bench", benchCommand},
-        {"bench-view", benchViewCommand}, {"generate", generateCommand}, {"models", modelsCommand},
+        {"dump", dumpCommand},
+        {"render", renderCommand},
+        {"bench", benchCommand},
+        {"bench-view", benchViewCommand},
+        {"generate", generateCommand},
+        {"models", modelsCommand},
         {"new-model", newModelCommand},
         {"train", trainCommand},
         {"analyze-heads", analyzeHeadsCommand},
-        {"tokenize", tokenizeCommand}, {"bench-tokenizer", benchTokenizerCommand},
+        {"tokenize", tokenizeCommand},
+        {"bench-tokenizer", benchTokenizerCommand},
         {"bench-train", benchTrainCommand},
         {"bench-attention", benchAttentionCommand},
         {"bench-approximation", benchApproximationCommand},

@@ -42,15 +42,15 @@ std::vector<int> parseTargets(const std::string &text)
 nlohmann::json writeGradients(const std::filesystem::path &out, const Engine &engine, const std::vector<int> &targets)
 {
     const Gradients g = backward(engine.model(), engine.input(), engine.trace(), targets);
-    writeNpy((out / "loss.npy").string(), Tensor(Shape{}, g.loss));
+    writeNpy((out / "loss.npy").string(), Tensor(Shape {}, g.loss));
     nlohmann::json grads = nlohmann::json::array();
     for (const auto &[name, t] : g.grads) {
         writeNpy((out / ("grad." + name + ".npy")).string(), t);
         grads.push_back({{"name", "grad." + name}, {"parameter", name}, {"shape", t.shape()}});
     }
     return {{"targets", targets},
-            {"loss", {{"name", "loss"}, {"value", g.loss}, {"formula", "mean over counted positions of −log p(target)"}}},
-            {"gradients", grads}};
+        {"loss", {{"name", "loss"}, {"value", g.loss}, {"formula", "mean over counted positions of −log p(target)"}}},
+        {"gradients", grads}};
 }
 
 // 1 where the masked scores are finite (the query may attend the key), 0 where they are −∞.
@@ -69,9 +69,9 @@ Tensor maskOf(const Tensor &masked)
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
-                         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention",
-                          "attention-param", "attention-layers"},
-                         {"grads"});
+        {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
+            "attention-layers"},
+        {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
         throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");
@@ -83,8 +83,9 @@ int dumpCommand(const CommandArgs &argv)
     if (args.flag("grads")) {
         targets = parseTargets(args.value("targets"));
         if (targets.size() != run.input.tokens.size())
-            throw Error("--targets: " + std::to_string(targets.size()) + " ids for " + std::to_string(run.input.tokens.size())
-                        + " input tokens (give one per input token, -1 to leave a position out of the loss)");
+            throw Error("--targets: " + std::to_string(targets.size()) + " ids for "
+                + std::to_string(run.input.tokens.size())
+                + " input tokens (give one per input token, -1 to leave a position out of the loss)");
     }
     Engine engine(run.model, run.input, {true, memoryBudgetArgument(args)});
     engine.runToEnd();
@@ -93,19 +94,21 @@ int dumpCommand(const CommandArgs &argv)
     std::filesystem::create_directories(out, ec);
     if (ec)
         throw Error(out + ": cannot create the output directory: " + ec.message());
-    nlohmann::json manifest = {{"model", run.model->name}, {"tokens", run.input.tokens}, {"padding", run.input.padding}};
+    nlohmann::json manifest
+        = {{"model", run.model->name}, {"tokens", run.input.tokens}, {"padding", run.input.padding}};
     nlohmann::json tensors = nlohmann::json::array();
     for (const TraceEntry &e : engine.trace().entries()) {
         writeNpy((std::filesystem::path(out) / (e.name + ".npy")).string(), e.tensor);
         tensors.push_back({{"name", e.name}, {"shape", e.tensor.shape()}, {"formula", e.formula},
-                           {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
+            {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
     for (int l = 0; l < run.model->config.layers; ++l) // exact layers: the mask their −∞ cells stand for
         if (const std::string name = "layer." + std::to_string(l) + ".attn."; !engine.trace().contains(name + "mask")) {
-            writeNpy((std::filesystem::path(out) / (name + "mask.npy")).string(), maskOf(engine.trace().tensor(name + "masked")));
+            writeNpy((std::filesystem::path(out) / (name + "mask.npy")).string(),
+                maskOf(engine.trace().tensor(name + "masked")));
             tensors.push_back({{"name", name + "mask"}, {"shape", engine.trace().tensor(name + "masked").shape()},
-                               {"formula", "Mᵢⱼ = 1 where query i may attend key j (the finite cells of " + name + "masked)"},
-                               {"op", "derived by dump"}});
+                {"formula", "Mᵢⱼ = 1 where query i may attend key j (the finite cells of " + name + "masked)"},
+                {"op", "derived by dump"}});
         }
     manifest["tensors"] = tensors;
     if (args.flag("grads"))

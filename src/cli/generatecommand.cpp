@@ -22,8 +22,8 @@ int generateCommand(const CommandArgs &argv)
     const int steps = args.intValue("steps", 20);
     for (int s = 0; s < steps; ++s) {
         const int id = generator.generate();
-        std::printf("%4d  id %-6d %-10s KV cache: %d positions, %.1f KiB\n", s + 1, id, run.tokenizer->piece(id).c_str(),
-                    generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0);
+        std::printf("%4d  id %-6d %-10s KV cache: %d positions, %.1f KiB\n", s + 1, id,
+            run.tokenizer->piece(id).c_str(), generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0);
     }
     std::cout << "\n" << run.tokenizer->decode(generator.tokens()) << "\n";
     return 0;

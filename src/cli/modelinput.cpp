@@ -5,7 +5,6 @@
 #include "model/builtinmodels.h"
 #include "util/error.h"
 
-
 namespace atlas {
 
 ModelAndInput loadModelAndInput(const Arguments &args)
@@ -15,10 +14,10 @@ ModelAndInput loadModelAndInput(const Arguments &args)
     r.tokenizer = Tokenizer::forModel(*r.model);
     if (args.has("tokens") == args.has("text"))
         throw Error("give the input as exactly one of --tokens 464,3290,318 or --text \"...\"");
-    const std::vector<int> tokens = args.has("tokens") ? parseTokenList(args.value("tokens")) : std::vector<int>{};
+    const std::vector<int> tokens = args.has("tokens") ? parseTokenList(args.value("tokens")) : std::vector<int> {};
     if (args.has("tokens") && tokens.empty())
         throw Error("--tokens: no token ids given");
-    const std::vector<int> padding = args.has("padding") ? parseTokenList(args.value("padding")) : std::vector<int>{};
+    const std::vector<int> padding = args.has("padding") ? parseTokenList(args.value("padding")) : std::vector<int> {};
     r.input = makeInput(*r.tokenizer, args.value("text"), tokens, padding);
     return r;
 }
@@ -28,7 +27,7 @@ std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &a
     if (!args.has("attention")) {
         if (args.has("attention-param") || args.has("attention-layers"))
             throw Error(std::string("--") + (args.has("attention-param") ? "attention-param" : "attention-layers")
-                        + " needs --attention KIND");
+                + " needs --attention KIND");
         return {};
     }
     std::vector<int> layers;
@@ -37,11 +36,12 @@ std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &a
             layers = parseTokenList(args.value("attention-layers"));
         } catch (const Error &) {
             throw Error("--attention-layers: expected layer numbers separated by commas (0,2), got '"
-                        + args.value("attention-layers") + "'");
+                + args.value("attention-layers") + "'");
         }
     }
-    return attentionPerLayer(attention::parseAttentionKernelSpec(args.value("attention"), args.values("attention-param")),
-        layers, layerCount);
+    return attentionPerLayer(
+        attention::parseAttentionKernelSpec(args.value("attention"), args.values("attention-param")), layers,
+        layerCount);
 }
 
 size_t memoryBudgetArgument(const Arguments &args)

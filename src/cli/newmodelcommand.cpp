@@ -15,16 +15,20 @@ namespace atlas {
 int newModelCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
-                         {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation",
-                          "layer-norm", "positions", "tokenizer", "description"},
-                         {"bidirectional"});
+        {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation", "layer-norm",
+            "positions", "tokenizer", "description"},
+        {"bidirectional"});
     nlohmann::json j = {
-        {"n_layer", args.intValue("layers", 2)}, {"n_head", args.intValue("heads", 4)},
-        {"n_embd", args.intValue("d-model", 64)}, {"vocab_size", args.intValue("vocab", 256)},
+        {"n_layer", args.intValue("layers", 2)},
+        {"n_head", args.intValue("heads", 4)},
+        {"n_embd", args.intValue("d-model", 64)},
+        {"vocab_size", args.intValue("vocab", 256)},
         {"n_positions", args.intValue("context", 1024)},
         {"activation_function", args.value("activation", "gelu_new")},
-        {"atlas_layer_norm", args.value("layer-norm", "pre")}, {"atlas_positions", args.value("positions", "learned")},
-        {"atlas_causal", !args.flag("bidirectional")}, {"atlas_tokenizer", args.value("tokenizer", "bytes")},
+        {"atlas_layer_norm", args.value("layer-norm", "pre")},
+        {"atlas_positions", args.value("positions", "learned")},
+        {"atlas_causal", !args.flag("bidirectional")},
+        {"atlas_tokenizer", args.value("tokenizer", "bytes")},
         {"atlas_description", args.value("description", "")},
     };
     if (args.has("d-ff"))

@@ -20,7 +20,7 @@ private:
     int m_argc = 1;
     char m_name[18] = "transformer-atlas";
     char *m_argv[2] = {m_name, nullptr};
-    QApplication m_app{choosePlatform(m_argc), m_argv};
+    QApplication m_app {choosePlatform(m_argc), m_argv};
 };
 
 } // namespace atlas

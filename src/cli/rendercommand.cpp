@@ -1,7 +1,7 @@
 #include "arguments.h"
 #include "commands.h"
-#include "offscreenapplication.h"
 #include "io/atomicfile.h"
+#include "offscreenapplication.h"
 #include "util/error.h"
 #include "view/viewspec.h"
 #include "views/specrunner.h"
@@ -47,7 +47,7 @@ int renderCommand(const CommandArgs &argv)
     view->ensurePolished();
     exportView(view.get(), QString::fromStdString(out), size);
     std::printf("rendered %s view of %s to %s (%dx%d)\n", spec.view.c_str(), run.model->name.c_str(), out.c_str(),
-                size.width(), size.height());
+        size.width(), size.height());
     return 0;
 }
 

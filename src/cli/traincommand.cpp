@@ -21,11 +21,10 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
         return;
     const int width = 30, filled = int(double(r.step) / total * width);
     std::fprintf(stderr, "\r[%s%s] %5d/%d  loss %.4f  lr %.2e  %6.0f tok/s", std::string(size_t(filled), '#').c_str(),
-                 std::string(size_t(width - filled), '.').c_str(), r.step, total, r.loss, r.learningRate,
-                 r.tokensPerSecond);
+        std::string(size_t(width - filled), '.').c_str(), r.step, total, r.loss, r.learningRate, r.tokensPerSecond);
     if (eval)
         std::fprintf(stderr, "  held-out loss %.4f, token accuracy %.1f%%, exact %.1f%%\n", eval->loss,
-                     100 * eval->tokenAccuracy, 100 * eval->exactMatch);
+            100 * eval->tokenAccuracy, 100 * eval->exactMatch);
     std::fflush(stderr);
 }
 
@@ -36,9 +35,9 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 int trainCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
-                         {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "checkpoint-every",
-                          "description", "eval-examples", "layers", "heads", "d-model"},
-                         {"resume"});
+        {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "checkpoint-every", "description",
+            "eval-examples", "layers", "heads", "d-model"},
+        {"resume"});
     const std::string out = args.required("out");
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
@@ -80,14 +79,15 @@ int trainCommand(const CommandArgs &argv)
             trainer->save(out);
     }
     const Evaluation final = trainer->evaluate(evalExamples);
-    std::printf("task %s, %d steps, seed %llu: held-out loss %.4f, token accuracy %.2f%%, exact match %.2f%% (%d examples)\n",
-                trainer->task().name().c_str(), total, (unsigned long long)trainer->options().seed, final.loss,
-                100 * final.tokenAccuracy, 100 * final.exactMatch, evalExamples);
+    std::printf(
+        "task %s, %d steps, seed %llu: held-out loss %.4f, token accuracy %.2f%%, exact match %.2f%% (%d examples)\n",
+        trainer->task().name().c_str(), total, (unsigned long long)trainer->options().seed, final.loss,
+        100 * final.tokenAccuracy, 100 * final.exactMatch, evalExamples);
     if (trainingSeconds > 0)
         std::printf("training throughput: %.0f tokens/s (%.0f tokens in %.1f s of optimiser steps)\n",
-                    trainedTokens / trainingSeconds, trainedTokens, trainingSeconds);
+            trainedTokens / trainingSeconds, trainedTokens, trainingSeconds);
     std::printf("model and checkpoint in %s (open it with --model %s or File > Open Model Directory)\n", out.c_str(),
-                out.c_str());
+        out.c_str());
     return 0;
 }
 

@@ -102,7 +102,8 @@ void LossCurvePlot::rescale(int lastStep)
 {
     const QCPRange steps = xAxis->range();
     if (lastStep > steps.upper)
-        xAxis->setRange(steps.lower, std::min<double>(m_totalSteps, std::ceil(steps.lower + (lastStep - steps.lower) * 1.25)));
+        xAxis->setRange(
+            steps.lower, std::min<double>(m_totalSteps, std::ceil(steps.lower + (lastStep - steps.lower) * 1.25)));
     rescaleLossAxis();
     replot(QCustomPlot::rpQueuedReplot);
 }

@@ -74,14 +74,18 @@ void OperationPanel::showCursor()
         html = tr("<b>Nothing run yet.</b> Press Space to run the first operation.");
     } else {
         const Op &op = program->ops[size_t(cursor - 1)];
-        html = tr("<b>%1</b> (operation %2 of %3)").arg(QString::fromStdString(op.label)).arg(cursor).arg(program->ops.size());
+        html = tr("<b>%1</b> (operation %2 of %3)")
+                   .arg(QString::fromStdString(op.label))
+                   .arg(cursor)
+                   .arg(program->ops.size());
         for (const OpOutput &o : op.outputs)
             html += QString("<br><tt>%1</tt> %2<br>&nbsp;&nbsp;<i>%3</i>")
                         .arg(QString::fromStdString(o.name), QString::fromStdString(Tensor::shapeString(o.shape)),
-                             QString::fromStdString(o.formula).toHtmlEscaped());
+                            QString::fromStdString(o.formula).toHtmlEscaped());
     }
     if (cursor < int(program->ops.size()))
-        html += tr("<br><span style='color:gray'>Next: %1</span>").arg(QString::fromStdString(program->ops[size_t(cursor)].name));
+        html += tr("<br><span style='color:gray'>Next: %1</span>")
+                    .arg(QString::fromStdString(program->ops[size_t(cursor)].name));
     m_details->setText(html);
 }
 

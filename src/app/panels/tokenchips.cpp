@@ -12,7 +12,7 @@ namespace atlas {
 namespace {
 constexpr int kGap = 4;
 constexpr int kMaxChips = 512; // beyond this the chips would be unreadable; the views still show everything
-}
+} // namespace
 
 TokenChips::TokenChips(QWidget *parent)
     : QWidget(parent)
@@ -80,8 +80,8 @@ void TokenChips::paintEvent(QPaintEvent *)
     }
     if (m_pieces.size() > kMaxChips) {
         p.setPen(pal.color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignBottom | Qt::AlignRight,
-                   tr("… and %1 more tokens").arg(m_pieces.size() - kMaxChips));
+        p.drawText(
+            rect(), Qt::AlignBottom | Qt::AlignRight, tr("… and %1 more tokens").arg(m_pieces.size() - kMaxChips));
     }
 }
 
@@ -101,8 +101,11 @@ bool TokenChips::event(QEvent *event)
         for (size_t i = 0; i < rects.size(); ++i)
             if (rects[i].contains(help->pos())) {
                 QToolTip::showText(help->globalPos(),
-                                   tr("Position %1: %2 (id %3)\nClick to toggle padding (no query attends a padding key)")
-                                       .arg(i).arg(m_pieces[int(i)]).arg(m_ids[i]), this);
+                    tr("Position %1: %2 (id %3)\nClick to toggle padding (no query attends a padding key)")
+                        .arg(i)
+                        .arg(m_pieces[int(i)])
+                        .arg(m_ids[i]),
+                    this);
                 return true;
             }
         QToolTip::hideText();

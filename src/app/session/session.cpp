@@ -81,7 +81,7 @@ void Session::openModel(const QString &nameOrDirectory)
         auto model = loadModel(name);
         std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
         Input input;
-        input.tokens = tokenizer->canEncode() ? tokenizer->encode(text) : std::vector<int>{0};
+        input.tokens = tokenizer->canEncode() ? tokenizer->encode(text) : std::vector<int> {0};
         return [this, model, tokenizer, input, name] {
             m_model = model;
             m_tokenizer = tokenizer;
@@ -90,12 +90,14 @@ void Session::openModel(const QString &nameOrDirectory)
             m_spec.head = std::min(m_spec.head, model->config.heads - 1);
             emit modelChanged();
             emit specChanged();
-            QMetaObject::invokeMethod(this, [this, input] { runInput(input); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, input] { runInput(input); }, Qt::QueuedConnection);
         };
     });
 }
 
-void Session::setAttention(const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers)
+void Session::setAttention(
+    const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers)
 {
     m_spec.attention = kind;
     m_spec.attentionParams = params;
@@ -109,8 +111,9 @@ void Session::runInput(Input input)
     if (!m_model)
         return;
     try {
-        input.attention = attentionPerLayer(attention::parseAttentionKernelSpec(m_spec.attention, m_spec.attentionParams),
-            m_spec.attentionLayers, m_model->config.layers);
+        input.attention
+            = attentionPerLayer(attention::parseAttentionKernelSpec(m_spec.attention, m_spec.attentionParams),
+                m_spec.attentionLayers, m_model->config.layers);
     } catch (const Error &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
         return;
@@ -118,7 +121,7 @@ void Session::runInput(Input input)
     auto model = m_model;
     const size_t budget = m_memoryBudget;
     runJob([this, model, input, budget]() -> Commit {
-        auto engine = std::make_unique<Engine>(model, input, EngineOptions{true, budget});
+        auto engine = std::make_unique<Engine>(model, input, EngineOptions {true, budget});
         engine->runToEnd([this](int done, int total) {
             QMetaObject::invokeMethod(this, [this, done, total] { emit progressChanged(done, total); });
             return !m_cancel.load();
@@ -169,19 +172,28 @@ void Session::togglePadding(int position)
 void Session::step()
 {
     if (m_engine)
-        runJob([this] { m_engine->step(); return snapshot(); });
+        runJob([this] {
+            m_engine->step();
+            return snapshot();
+        });
 }
 
 void Session::back()
 {
     if (m_engine)
-        runJob([this] { m_engine->back(); return snapshot(); });
+        runJob([this] {
+            m_engine->back();
+            return snapshot();
+        });
 }
 
 void Session::runTo(int cursor)
 {
     if (m_engine)
-        runJob([this, cursor] { m_engine->runTo(cursor); return snapshot(); });
+        runJob([this, cursor] {
+            m_engine->runTo(cursor);
+            return snapshot();
+        });
 }
 
 void Session::runToEnd()
@@ -224,8 +236,11 @@ void Session::generate(int count, SamplingOptions options)
         for (int i = 0; i < count && !m_cancel; ++i) {
             const int id = generator.generate();
             steps += QString("+ %1 (#%2): KV cache %3 positions × %4 layers × K,V = %5 KiB\n")
-                         .arg(QString::fromStdString(tokenizer->piece(id))).arg(id).arg(generator.cachedPositions())
-                         .arg(model->config.layers).arg(double(generator.cacheBytes()) / 1024.0, 0, 'f', 1);
+                         .arg(QString::fromStdString(tokenizer->piece(id)))
+                         .arg(id)
+                         .arg(generator.cachedPositions())
+                         .arg(model->config.layers)
+                         .arg(double(generator.cacheBytes()) / 1024.0, 0, 'f', 1);
             QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
         }
         const std::vector<int> tokens = generator.tokens();
@@ -233,7 +248,12 @@ void Session::generate(int count, SamplingOptions options)
             m_kvSummary = steps;
             m_spec.tokens = tokens;
             emit generationFinished(steps);
-            QMetaObject::invokeMethod(this, [this, tokens] { runInput({tokens, {}}); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this,
+                [this, tokens] {
+                    runInput({tokens, {}});
+                },
+                Qt::QueuedConnection);
         };
     });
 }

@@ -35,7 +35,8 @@ public:
     void togglePadding(int position);
     // The attention kernel and its "key=value" parameters, run by the listed layers (every layer when `layers` is
     // empty; the others run full attention); reruns the input.
-    void setAttention(const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers = {});
+    void setAttention(
+        const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers = {});
     void setMemoryBudget(size_t bytes) { m_memoryBudget = bytes; }
     size_t memoryBudget() const { return m_memoryBudget; }
 
@@ -81,7 +82,7 @@ private:
     void finishJob();
     void runInput(Input input); // a new engine on `input`, run to the end
     void rerun(); // runInput(m_input) now, or when the job in progress is done
-    Commit snapshot();          // on the worker: what the GUI thread publishes after an engine change
+    Commit snapshot(); // on the worker: what the GUI thread publishes after an engine change
 
     std::shared_ptr<const Model> m_model;
     std::shared_ptr<const Tokenizer> m_tokenizer;
@@ -99,7 +100,7 @@ private:
     QFutureWatcher<void> m_watcher;
     Commit m_commit;
     QString m_error;
-    std::atomic<bool> m_cancel{false};
+    std::atomic<bool> m_cancel {false};
     bool m_busy = false;
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
 };

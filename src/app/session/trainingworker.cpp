@@ -130,7 +130,7 @@ void TrainingWorker::run(const TrainingSetup &setup)
             trainer = Trainer::resume(setup.resumeDirectory);
             if (trainer->stepCount() >= trainer->options().steps)
                 throw Error(setup.resumeDirectory + ": the checkpoint has already trained all its "
-                            + std::to_string(trainer->options().steps) + " steps");
+                    + std::to_string(trainer->options().steps) + " steps");
             effective.task = trainer->task().name();
             effective.options = trainer->options();
             const int step = trainer->stepCount();

@@ -1,9 +1,9 @@
 #include "views/headsgridview.h"
 
-#include "views/viewfonts.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
 #include "views/heatmapplot.h"
+#include "views/viewfonts.h"
 
 #include "util/error.h"
 
@@ -58,12 +58,12 @@ HeadsGridView::HeadsGridView(QWidget *parent)
 
 QSize HeadsGridView::sizeHint() const
 {
-    return { std::max(400, 90 + 100 * m_heads), std::max(300, 80 + 100 * m_layers) };
+    return {std::max(400, 90 + 100 * m_heads), std::max(300, 80 + 100 * m_layers)};
 }
 
 QSize HeadsGridView::minimumSizeHint() const
 {
-    return { 200, 150 };
+    return {200, 150};
 }
 
 void HeadsGridView::countLayersAndHeads()
@@ -159,7 +159,7 @@ QRect HeadsGridView::thumbnailRect(int layer, int head) const
     if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || !m_message.isEmpty())
         return {};
     const Grid g = grid();
-    return { g.left + head * g.cell, g.top + layer * g.cell, g.thumb, g.thumb };
+    return {g.left + head * g.cell, g.top + layer * g.cell, g.thumb, g.thumb};
 }
 
 HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
@@ -167,7 +167,7 @@ HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h)
             if (thumbnailRect(l, h).contains(pos))
-                return { l, h };
+                return {l, h};
     return {};
 }
 

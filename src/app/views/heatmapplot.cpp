@@ -35,7 +35,7 @@ int labelStep(int count, int maxLabels)
 {
     maxLabels = std::max(2, maxLabels);
     for (int scale = 1;; scale *= 10)
-        for (int m : { 1, 2, 5 })
+        for (int m : {1, 2, 5})
             if ((count + m * scale - 1) / (m * scale) <= maxLabels)
                 return m * scale;
 }
@@ -133,7 +133,7 @@ void HeatmapPlot::buildLayout()
     m_message->setTextAlignment(Qt::AlignCenter);
     m_message->setVisible(false);
 
-    for (QCPAxis *axis : { xAxis, yAxis, m_scale->axis() }) {
+    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
         axis->setTickLabelFont(plotFont(10));
         axis->setLabelFont(plotFont(10));
         axis->grid()->setVisible(false);
@@ -150,7 +150,7 @@ void HeatmapPlot::applyTheme()
     const ThemeColors pal = themeColors(m_theme);
     setBackground(pal.background);
     axisRect()->setBackground(pal.background);
-    for (QCPAxis *axis : { xAxis, yAxis, m_scale->axis() }) {
+    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
         axis->setBasePen(QPen(pal.axis));
         axis->setTickPen(QPen(pal.axis));
         axis->setSubTickPen(QPen(pal.axis));
@@ -170,7 +170,7 @@ void HeatmapPlot::applyGradient()
         const ThemeColors pal = themeColors(m_theme);
         // The lower half of the bar is −∞ (the NaN colour), the upper half 0 ("allowed").
         gradient.setColorStops(
-            { { 0.0, pal.maskedFill }, { 0.499, pal.maskedFill }, { 0.5, pal.allowed }, { 1.0, pal.allowed } });
+            {{0.0, pal.maskedFill}, {0.499, pal.maskedFill}, {0.5, pal.allowed}, {1.0, pal.allowed}});
         gradient.setNanColor(pal.maskedFill);
     }
     m_scale->setGradient(gradient);
@@ -215,7 +215,7 @@ void HeatmapPlot::applyScaleType()
     if (m_maskMode) {
         auto *text = new QCPAxisTickerText;
         text->setTicks(
-            QVector<double> { -0.5, 0.5 }, QVector<QString> { QStringLiteral("\u2212\u221E"), QStringLiteral("0") });
+            QVector<double> {-0.5, 0.5}, QVector<QString> {QStringLiteral("\u2212\u221E"), QStringLiteral("0")});
         ticker.reset(text);
     }
     m_scale->axis()->setTicker(ticker);
@@ -317,7 +317,7 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
 
 QSize HeatmapPlot::poolTarget() const
 {
-    return { std::clamp(width(), 16, kMaxPooled), std::clamp(height(), 16, kMaxPooled) };
+    return {std::clamp(width(), 16, kMaxPooled), std::clamp(height(), 16, kMaxPooled)};
 }
 
 void HeatmapPlot::repool()
@@ -331,11 +331,11 @@ void HeatmapPlot::repool()
 QCPRange HeatmapPlot::dataRange(float minPositive) const
 {
     if (m_maskMode)
-        return { -1.0, 1.0 };
+        return {-1.0, 1.0};
     if (m_log) {
         const double upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0;
         const double lower = std::max<double>(minPositive, upper * 1e-6);
-        return { std::min(lower, upper * 0.5), upper };
+        return {std::min(lower, upper * 0.5), upper};
     }
     double lower = m_pooled.minFinite;
     double upper = m_pooled.maxFinite;
@@ -343,7 +343,7 @@ QCPRange HeatmapPlot::dataRange(float minPositive) const
         lower -= 0.5;
         upper += 0.5;
     }
-    return { lower, upper };
+    return {lower, upper};
 }
 
 void HeatmapPlot::fillColorMap()
@@ -473,12 +473,12 @@ HeatmapPlot::Cell HeatmapPlot::cellAt(const QPointF &pos) const
     const int row = static_cast<int>(std::floor(yAxis->pixelToCoord(pos.y()) + 0.5));
     if (row < 0 || col < 0 || row >= m_rows || col >= m_cols)
         return {};
-    return { row, col };
+    return {row, col};
 }
 
 QPointF HeatmapPlot::cellCenter(int row, int col) const
 {
-    return { xAxis->coordToPixel(col), yAxis->coordToPixel(row) };
+    return {xAxis->coordToPixel(col), yAxis->coordToPixel(row)};
 }
 
 QString HeatmapPlot::hoverTextAt(const QPointF &pos) const

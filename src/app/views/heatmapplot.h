@@ -72,8 +72,8 @@ public:
     QString hoverTextAt(const QPointF &pos) const;
 
     // Small, so three plots side by side fit a narrow window; QCustomPlot's own hint asks for every label.
-    QSize minimumSizeHint() const override { return { 160, 140 }; }
-    QSize sizeHint() const override { return { 480, 420 }; }
+    QSize minimumSizeHint() const override { return {160, 140}; }
+    QSize sizeHint() const override { return {480, 420}; }
 
 protected:
     void resizeEvent(QResizeEvent *event) override;

@@ -1,9 +1,9 @@
 #include "views/kernelcompareview.h"
 
-#include "views/viewfonts.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
 #include "views/tensorview.h"
+#include "views/viewfonts.h"
 
 #include "util/error.h"
 
@@ -40,7 +40,7 @@ QString tayComplexity(const QString &kind)
 // Tableau 10: distinct on light and dark backgrounds.
 QColor seriesColor(int i)
 {
-    static const QRgb colors[] = { 0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0x9c755f };
+    static const QRgb colors[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0x9c755f};
     return QColor(colors[static_cast<size_t>(i) % 8]);
 }
 
@@ -67,7 +67,8 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     m_plot->plotLayout()->insertRow(0);
-    m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
+    m_plot->plotLayout()->addElement(
+        0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
     loadBenchmarks();
 }
 
@@ -90,12 +91,12 @@ void KernelCompareView::setBenchmarkFile(const QString &path)
 
 QSize KernelCompareView::sizeHint() const
 {
-    return { 1400, 900 };
+    return {1400, 900};
 }
 
 QSize KernelCompareView::minimumSizeHint() const
 {
-    return { 500, 300 };
+    return {500, 300};
 }
 
 void KernelCompareView::loadBenchmarks()
@@ -108,11 +109,13 @@ void KernelCompareView::loadBenchmarks()
         = file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll(), &error) : QJsonDocument();
     const QJsonArray kernels = doc.object().value("kernels").toArray();
     if (!file.isOpen())
-        m_benchMessage = tr("No measured times: cannot read %1 (make it with bench-attention --sweep --json).")
-                             .arg(m_benchFile);
+        m_benchMessage
+            = tr("No measured times: cannot read %1 (make it with bench-attention --sweep --json).").arg(m_benchFile);
     else if (error.error != QJsonParseError::NoError || kernels.isEmpty())
-        m_benchMessage = tr("No measured times in %1: %2").arg(m_benchFile,
-            error.error != QJsonParseError::NoError ? error.errorString() : tr("no \"kernels\" array"));
+        m_benchMessage
+            = tr("No measured times in %1: %2")
+                  .arg(m_benchFile,
+                      error.error != QJsonParseError::NoError ? error.errorString() : tr("no \"kernels\" array"));
     for (int i = 0; i < kernels.size(); ++i) {
         const QJsonObject k = kernels[i].toObject();
         QCPGraph *g = m_plot->addGraph();
@@ -130,9 +133,10 @@ void KernelCompareView::loadBenchmarks()
         m_plot->xAxis->scaleRange(1.15, m_plot->xAxis->range().center());
         m_plot->yAxis->scaleRange(1.3, m_plot->yAxis->range().center());
         auto *title = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0));
-        title->setText(tr("Measured time vs N (one head, d_head %1)\n%2 · %3\nlegend: kernel — complexity (Tay et al. 2020)")
-                           .arg(root.value("d_head").toInt())
-                           .arg(root.value("machine").toString(), root.value("date").toString()));
+        title->setText(
+            tr("Measured time vs N (one head, d_head %1)\n%2 · %3\nlegend: kernel — complexity (Tay et al. 2020)")
+                .arg(root.value("d_head").toInt())
+                .arg(root.value("machine").toString(), root.value("date").toString()));
     }
 }
 
@@ -191,9 +195,8 @@ void KernelCompareView::recompute()
     }
     // Only the job's own copies of the head's Q, K, V (a slice shares the trace's storage, which the trace
     // pointer keeps alive) cross to the worker.
-    auto job = [trace = m_input.trace, q = q->tensor.slice(head), k = k->tensor.slice(head),
-                   v = v->tensor.slice(head), causal = m_input.causal, padding = m_input.padding,
-                   generation = ++m_generation]() {
+    auto job = [trace = m_input.trace, q = q->tensor.slice(head), k = k->tensor.slice(head), v = v->tensor.slice(head),
+                   causal = m_input.causal, padding = m_input.padding, generation = ++m_generation]() {
         Comparison c;
         c.generation = generation;
         QElapsedTimer timer;

@@ -1,10 +1,10 @@
 #include "views/lshview.h"
 
-#include "views/viewfonts.h"
 #include "attention/attentionkernel.h"
 #include "util/error.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
+#include "views/viewfonts.h"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -34,8 +34,8 @@ QColor labelColor(const QColor &bucket, const ThemeColors &theme)
 
 QColor lshBucketColor(int b, int n)
 {
-    static const QRgb colors[] = { 0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7,
-        0x9c755f, 0xbab0ac };
+    static const QRgb colors[]
+        = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
     if (n <= 10)
         return QColor(colors[size_t(std::max(0, b)) % 10]);
     return QColor::fromHsvF(std::fmod(0.61803 * b, 1.0), 0.55, 0.85);
@@ -227,7 +227,8 @@ void LshView::paintSphere(QPainter &p, const QRect &area) const
     const int labelRoom = 3 * sm.height() + 8;
     const double radius = std::max(20, std::min(box.width(), box.height()) / 2 - labelRoom);
     const QPointF c(box.center());
-    const auto at = [&](double angle, double r) { return QPointF(c.x() + r * std::cos(angle), c.y() - r * std::sin(angle)); };
+    const auto at
+        = [&](double angle, double r) { return QPointF(c.x() + r * std::cos(angle), c.y() - r * std::sin(angle)); };
     const std::vector<int> &sector = m_data.sector[size_t(m_round)];
     const int steps = LshHeadData::kSectorSteps;
     const QRectF disc(c.x() - radius, c.y() - radius, 2 * radius, 2 * radius);
@@ -272,10 +273,12 @@ void LshView::paintSphere(QPainter &p, const QRect &area) const
         const QString text = tokenLabel(m_input, t);
         const QRectF textBox(anchor.x() - 40, anchor.y() - sm.height() / 2.0, 80, sm.height());
         p.setPen(labelColor(color, theme));
-        const Qt::Alignment align = std::cos(a) > 0.3 ? Qt::AlignLeft : std::cos(a) < -0.3 ? Qt::AlignRight : Qt::AlignHCenter;
+        const Qt::Alignment align = std::cos(a) > 0.3 ? Qt::AlignLeft
+            : std::cos(a) < -0.3                      ? Qt::AlignRight
+                                                      : Qt::AlignHCenter;
         const QRectF placed = align == Qt::AlignLeft ? textBox.translated(40, 0)
-            : align == Qt::AlignRight                 ? textBox.translated(-40, 0)
-                                                      : textBox;
+            : align == Qt::AlignRight                ? textBox.translated(-40, 0)
+                                                     : textBox;
         p.drawText(placed, align | Qt::AlignVCenter, text);
     }
     for (int b = 0; b < m_data.buckets && m_data.buckets <= 16; ++b) { // legend, top left
@@ -364,8 +367,10 @@ void LshView::paintSorted(QPainter &p, const QRect &area) const
             const int t = order[size_t(a)];
             p.setPen(labelColor(lshBucketColor(m_data.bucket[size_t(m_round)][size_t(t)], m_data.buckets), theme));
             const QString text = sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, labelW - 4);
-            p.drawText(QRectF(box.left(), map.top() + a * cell, labelW - 4, cell), Qt::AlignRight | Qt::AlignVCenter, text);
-            p.drawText(QRectF(map.left() + a * cell, box.top(), cell, labelW - 2), Qt::AlignHCenter | Qt::AlignBottom, text);
+            p.drawText(
+                QRectF(box.left(), map.top() + a * cell, labelW - 4, cell), Qt::AlignRight | Qt::AlignVCenter, text);
+            p.drawText(
+                QRectF(map.left() + a * cell, box.top(), cell, labelW - 2), Qt::AlignHCenter | Qt::AlignBottom, text);
         }
     }
     p.setPen(theme.text);

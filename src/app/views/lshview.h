@@ -40,8 +40,8 @@ public:
     bool isAnimating() const { return m_timer.isActive(); }
     void setAnimating(bool on);
 
-    QSize sizeHint() const override { return { 1400, 900 }; }
-    QSize minimumSizeHint() const override { return { 600, 400 }; }
+    QSize sizeHint() const override { return {1400, 900}; }
+    QSize minimumSizeHint() const override { return {600, 400}; }
 
 protected:
     void refresh() override;

@@ -95,7 +95,7 @@ void findMissed(LshHeadData &h)
                 continue;
             rowOutside += w;
             if (w >= 0.1)
-                h.missed.push_back({ i, j, w });
+                h.missed.push_back({i, j, w});
         }
         if (rowTotal > 0) {
             outside += rowOutside;
@@ -197,8 +197,8 @@ QString loadLshHead(const ViewInput &input, int layer, int head, int chunk, LshH
     const MatrixD projected = keys * plane;
     for (Eigen::Index t = 0; t < projected.rows(); ++t) {
         const double n = projected.row(t).norm();
-        h.points.push_back(n > 0 ? std::array<double, 2>{ projected(t, 0) / n, projected(t, 1) / n }
-                                 : std::array<double, 2>{ 1.0, 0.0 });
+        h.points.push_back(n > 0 ? std::array<double, 2> {projected(t, 0) / n, projected(t, 1) / n}
+                                 : std::array<double, 2> {1.0, 0.0});
     }
     const int half = h.buckets / 2;
     for (int r = 0; r < h.rounds; ++r) {

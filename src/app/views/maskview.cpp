@@ -24,7 +24,7 @@ MaskView::MaskView(QWidget *parent)
 {
     auto *panels = new QHBoxLayout;
     panels->setSpacing(4);
-    for (HeatmapPlot *plot : { m_scores, m_mask, m_probs })
+    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
         panels->addWidget(plot, 1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
@@ -73,7 +73,8 @@ QString MaskView::maskText(int row, int col) const
         if (mask == nullptr || row >= mask->dim(1) || col >= mask->dim(2))
             return {};
         return cellPrefix(m_input, row, col)
-            + (mask->slice(m_spec.head)(row, col) > 0 ? tr(": in the kernel's pattern") : tr(": outside the kernel's pattern"));
+            + (mask->slice(m_spec.head)(row, col) > 0 ? tr(": in the kernel's pattern")
+                                                      : tr(": outside the kernel's pattern"));
     }
     if (row >= t->dim(1) || col >= t->dim(2))
         return {};
@@ -106,7 +107,7 @@ void MaskView::refresh()
 {
     layOutHidden(this);
     applyTheme();
-    for (HeatmapPlot *plot : { m_scores, m_probs }) {
+    for (HeatmapPlot *plot : {m_scores, m_probs}) {
         try {
             plot->setColormap(m_spec.colormap);
         } catch (const Error &e) {
@@ -136,7 +137,8 @@ void MaskView::showKernelPattern(const Tensor &mask)
     const ConstMatrixMap head = mask.slice(m_spec.head);
     for (int i = 0; i < T; ++i)
         for (int j = 0; j < T; ++j)
-            (*cells)[size_t(i) * size_t(T) + size_t(j)] = head(i, j) > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
+            (*cells)[size_t(i) * size_t(T) + size_t(j)]
+                = head(i, j) > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
     const QStringList labels = tokenLabels(m_input, T);
     m_mask->setLabels(labels, labels);
     m_mask->setMatrix(cells->data(), T, T, cells);
@@ -144,7 +146,7 @@ void MaskView::showKernelPattern(const Tensor &mask)
 
 void MaskView::applyTheme()
 {
-    for (HeatmapPlot *plot : { m_scores, m_mask, m_probs })
+    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
         plot->setTheme(m_spec.theme);
     const ThemeColors colors = themeColors(m_spec.theme);
     QPalette pal = palette();

@@ -93,30 +93,30 @@ struct OpName
 
 // Operation labels of docs/trace-names.md, by the last part of a trace name.
 const OpName kOps[] = {
-    { "embed", "embed" },
-    { "positions", "positions" },
-    { "input", "add positions" },
-    { "ln_1", "ln_1" },
-    { "attn.qkv", "Q/K/V projection" },
-    { "attn.q", "split heads" },
-    { "attn.k", "split heads" },
-    { "attn.v", "split heads" },
-    { "attn.scores", "scores" },
-    { "attn.masked", "mask" },
-    { "attn.probs", "softmax" },
-    { "attn.context", "weighted sum" },
-    { "attn.merged", "merge heads" },
-    { "attn.out", "output projection" },
-    { "mid", "residual add" },
-    { "ln_2", "ln_2" },
-    { "mlp.up", "FFN up" },
-    { "mlp.act", "activation" },
-    { "mlp.down", "FFN down" },
-    { "resid", "residual add" },
-    { "out", "residual add" },
-    { "ln_f", "ln_f" },
-    { "logits", "logits" },
-    { "next_probs", "next-token softmax" },
+    {"embed", "embed"},
+    {"positions", "positions"},
+    {"input", "add positions"},
+    {"ln_1", "ln_1"},
+    {"attn.qkv", "Q/K/V projection"},
+    {"attn.q", "split heads"},
+    {"attn.k", "split heads"},
+    {"attn.v", "split heads"},
+    {"attn.scores", "scores"},
+    {"attn.masked", "mask"},
+    {"attn.probs", "softmax"},
+    {"attn.context", "weighted sum"},
+    {"attn.merged", "merge heads"},
+    {"attn.out", "output projection"},
+    {"mid", "residual add"},
+    {"ln_2", "ln_2"},
+    {"mlp.up", "FFN up"},
+    {"mlp.act", "activation"},
+    {"mlp.down", "FFN down"},
+    {"resid", "residual add"},
+    {"out", "residual add"},
+    {"ln_f", "ln_f"},
+    {"logits", "logits"},
+    {"next_probs", "next-token softmax"},
 };
 
 } // namespace
@@ -425,7 +425,7 @@ void TensorView::setColorRange(float lo, float hi, bool signedData)
     QCPColorGradient gradient;
     if (signedData) {
         gradient = divergingGradient();
-        const float m = std::max({ std::abs(lo), std::abs(hi), 1e-12f });
+        const float m = std::max({std::abs(lo), std::abs(hi), 1e-12f});
         lo = -m;
         hi = m;
     } else {

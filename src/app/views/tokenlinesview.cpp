@@ -1,7 +1,7 @@
 #include "views/tokenlinesview.h"
 
-#include "views/viewfonts.h"
 #include "views/tensorview.h"
+#include "views/viewfonts.h"
 
 #include <QMouseEvent>
 #include <QPainter>
@@ -29,7 +29,7 @@ QColor TokenLinesView::headColor(int head, int heads)
 {
     // Tableau 10: distinct on white and on a dark background; more heads get evenly spaced hues.
     static const QColor tab10[]
-        = { 0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf };
+        = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
     if (heads <= 10)
         return tab10[std::clamp(head, 0, 9)];
     return QColor::fromHsvF(std::fmod(head / double(heads), 1.0), 0.7, 0.85);
@@ -96,8 +96,8 @@ QString TokenLinesView::message() const
 TokenLinesView::Palette TokenLinesView::colors() const
 {
     if (m_spec.theme == "dark")
-        return { QColor(0x1e1f22), QColor(0xe8e8e8), QColor(0x8a8d93), QColor(0x4ea3ff) };
-    return { QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4) };
+        return {QColor(0x1e1f22), QColor(0xe8e8e8), QColor(0x8a8d93), QColor(0x4ea3ff)};
+    return {QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4)};
 }
 
 QString TokenLinesView::tokenLabel(int position) const
@@ -139,7 +139,7 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
         available -= small.height() + 6; // the "showing a–b of T" note
         fit = std::max(1, int(available / minRow));
     }
-    g.count = std::min({ tokens, kMaxWindow, fit });
+    g.count = std::min({tokens, kMaxWindow, fit});
     const int centre = selectedPosition();
     g.first = std::clamp(centre - g.count / 2, 0, std::max(0, tokens - g.count));
     g.rowHeight = g.count > 0 ? std::min(available / g.count, label.height() * 1.9) : 0;
@@ -157,7 +157,7 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
 std::pair<int, int> TokenLinesView::tokenWindow() const
 {
     const Geometry g = geometry();
-    return { g.first, g.count };
+    return {g.first, g.count};
 }
 
 QRectF TokenLinesView::rowRect(const Geometry &g, Side side, int position) const
@@ -186,7 +186,7 @@ std::vector<TokenLinesView::Segment> TokenLinesView::segments() const
                 const float weight = w(q, k);
                 if (!(weight >= kMinWeight) || (m_hoverSide == Side::Key && k != m_hoverPos))
                     continue;
-                Segment s { q, k, h, weight, 0, 0.0, lineColor(h, totalHeads), {} };
+                Segment s {q, k, h, weight, 0, 0.0, lineColor(h, totalHeads), {}};
                 s.alpha = std::clamp(int(std::lround(255.0 * weight)), 1, 255);
                 s.width = 0.75 + (maxWidth - 0.75) * std::min(weight, 1.0f);
                 s.color.setAlpha(s.alpha);
@@ -277,7 +277,7 @@ void TokenLinesView::paintLabels(QPainter &p, const Geometry &g, const Palette &
     pad.setItalic(true);
     const QColor accent = m_spec.head >= 0 ? lineColor(m_spec.head, int(probs()->dim(0))) : pal.highlight;
     for (int t = g.first; t < g.first + g.count; ++t) {
-        for (Side side : { Side::Query, Side::Key }) {
+        for (Side side : {Side::Query, Side::Key}) {
             const QRectF r = rowRect(g, side, t).adjusted(0, 1, 0, -1);
             const bool hovered = m_hoverSide == side && m_hoverPos == t;
             const float tint = m_hoverSide != Side::None && m_hoverSide != side ? partnerWeight(t) : 0.0f;
@@ -323,16 +323,16 @@ void TokenLinesView::paintEvent(QPaintEvent *)
 std::pair<TokenLinesView::Side, int> TokenLinesView::hitTest(const QPointF &point) const
 {
     if (!message().isEmpty())
-        return { Side::None, -1 };
+        return {Side::None, -1};
     const Geometry g = geometry();
     if (g.rowHeight <= 0 || point.y() < g.top || point.x() < g.leftLabels.left() - 20
         || point.x() > g.rightLabels.right() + 20)
-        return { Side::None, -1 };
+        return {Side::None, -1};
     const int row = int((point.y() - g.top) / g.rowHeight);
     if (row >= g.count)
-        return { Side::None, -1 };
+        return {Side::None, -1};
     const qreal middle = (g.leftLabels.right() + g.rightLabels.left()) / 2;
-    return { point.x() < middle ? Side::Query : Side::Key, g.first + row };
+    return {point.x() < middle ? Side::Query : Side::Key, g.first + row};
 }
 
 void TokenLinesView::setHover(Side side, int position)

@@ -55,8 +55,8 @@ public:
 
     static QColor headColor(int head, int heads); // on the light theme
 
-    QSize sizeHint() const override { return { 720, 560 }; }
-    QSize minimumSizeHint() const override { return { 360, 240 }; }
+    QSize sizeHint() const override { return {720, 560}; }
+    QSize minimumSizeHint() const override { return {360, 240}; }
 
 protected:
     void refresh() override;

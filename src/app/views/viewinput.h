@@ -16,12 +16,12 @@ namespace atlas {
 struct ViewInput
 {
     std::shared_ptr<const Trace> trace;
-    QStringList tokens;                      // display label of each input position (readable, short)
-    std::function<QString(int)> vocabLabel;  // display label of any vocabulary id (next-token bars)
+    QStringList tokens; // display label of each input position (readable, short)
+    std::function<QString(int)> vocabLabel; // display label of any vocabulary id (next-token bars)
     int layers = 0;
     int heads = 0;
     bool causal = true;
-    std::vector<int> padding;                // padding positions of the input
+    std::vector<int> padding; // padding positions of the input
 };
 
 } // namespace atlas

@@ -20,7 +20,7 @@ int separatorOf(const Example &e)
 HeadPattern previousToken()
 {
     return {"previous token", "each token looks at the token just before it",
-            [](const Example &, int pos) { return pos > 0 ? std::vector<int>{pos - 1} : std::vector<int>{}; }};
+        [](const Example &, int pos) { return pos > 0 ? std::vector<int> {pos - 1} : std::vector<int> {}; }};
 }
 
 bool isLetter(int token)
@@ -37,11 +37,11 @@ std::vector<HeadPattern> characterPatterns()
         {"word start", "inside a word, each letter looks back at the space (or punctuation) just before the word",
             [](const Example &e, int pos) {
                 if (!isLetter(e.tokens[size_t(pos)]) || pos == 0 || !isLetter(e.tokens[size_t(pos - 1)]))
-                    return std::vector<int>{};
+                    return std::vector<int> {};
                 int k = pos - 1;
                 while (k >= 0 && isLetter(e.tokens[size_t(k)]))
                     --k;
-                return k >= 0 ? std::vector<int>{k} : std::vector<int>{};
+                return k >= 0 ? std::vector<int> {k} : std::vector<int> {};
             }},
     };
 }
@@ -52,67 +52,71 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
 {
     std::vector<HeadPattern> patterns = {previousToken()};
     if (task == "reverse")
-        patterns.push_back({"mirror", "while writing the answer, each position looks at the mirrored letter of the question "
-                                      "(the one it must copy next)",
-                            [](const Example &e, int pos) {
-                                const int sep = separatorOf(e);
-                                if (sep < 0 || pos < sep || pos >= 2 * sep)
-                                    return std::vector<int>{};
-                                return std::vector<int>{2 * sep - 1 - pos};
-                            }});
+        patterns.push_back({"mirror",
+            "while writing the answer, each position looks at the mirrored letter of the question "
+            "(the one it must copy next)",
+            [](const Example &e, int pos) {
+                const int sep = separatorOf(e);
+                if (sep < 0 || pos < sep || pos >= 2 * sep)
+                    return std::vector<int> {};
+                return std::vector<int> {2 * sep - 1 - pos};
+            }});
     if (task == "copy")
-        patterns.push_back({"induction", "in the second copy, each position looks at the letter that followed the "
-                                         "previous occurrence of the current letter, i.e. the letter to copy next",
-                            [](const Example &e, int pos) {
-                                const int sep = separatorOf(e);
-                                if (sep < 0 || pos < sep || pos >= 2 * sep)
-                                    return std::vector<int>{};
-                                return std::vector<int>{pos - sep};
-                            }});
+        patterns.push_back({"induction",
+            "in the second copy, each position looks at the letter that followed the "
+            "previous occurrence of the current letter, i.e. the letter to copy next",
+            [](const Example &e, int pos) {
+                const int sep = separatorOf(e);
+                if (sep < 0 || pos < sep || pos >= 2 * sep)
+                    return std::vector<int> {};
+                return std::vector<int> {pos - sep};
+            }});
     if (task == "sort")
-        patterns.push_back({"next in order", "while writing the answer, each position looks at where the next letter "
-                                             "in sorted order stands in the question",
-                            [](const Example &e, int pos) {
-                                const int sep = separatorOf(e);
-                                std::vector<int> keys;
-                                if (sep < 0 || pos < sep || e.targets[size_t(pos)] < 0)
-                                    return keys;
-                                for (int k = 0; k < sep; ++k)
-                                    if (e.tokens[size_t(k)] == e.targets[size_t(pos)])
-                                        keys.push_back(k);
-                                return keys;
-                            }});
+        patterns.push_back({"next in order",
+            "while writing the answer, each position looks at where the next letter "
+            "in sorted order stands in the question",
+            [](const Example &e, int pos) {
+                const int sep = separatorOf(e);
+                std::vector<int> keys;
+                if (sep < 0 || pos < sep || e.targets[size_t(pos)] < 0)
+                    return keys;
+                for (int k = 0; k < sep; ++k)
+                    if (e.tokens[size_t(k)] == e.targets[size_t(pos)])
+                        keys.push_back(k);
+                return keys;
+            }});
     if (task == "chars")
         for (HeadPattern &p : characterPatterns())
             patterns.push_back(std::move(p));
     if (task == "parens")
         patterns.push_back({"brackets", "the '=' that must answer looks at the brackets, not at itself",
-                            [](const Example &e, int pos) {
-                                const int sep = separatorOf(e);
-                                std::vector<int> keys;
-                                if (pos != sep)
-                                    return keys;
-                                for (int k = 0; k < sep; ++k)
-                                    keys.push_back(k);
-                                return keys;
-                            }});
+            [](const Example &e, int pos) {
+                const int sep = separatorOf(e);
+                std::vector<int> keys;
+                if (pos != sep)
+                    return keys;
+                for (int k = 0; k < sep; ++k)
+                    keys.push_back(k);
+                return keys;
+            }});
     if (task == "parens")
-        patterns.push_back({"first dip", "when the counts agree but some prefix closes more than it opened, the '=' "
-                                         "looks at the ')' where the running count first drops below zero",
-                            [](const Example &e, int pos) {
-                                const int sep = separatorOf(e);
-                                if (pos != sep)
-                                    return std::vector<int>{};
-                                int depth = 0;
-                                for (int k = 0; k < sep; ++k)
-                                    depth += e.tokens[size_t(k)] == '(' ? 1 : -1;
-                                if (depth != 0)
-                                    return std::vector<int>{}; // unequal counts: counting alone decides
-                                for (int k = 0; k < sep; ++k)
-                                    if ((depth += e.tokens[size_t(k)] == '(' ? 1 : -1) < 0)
-                                        return std::vector<int>{k};
-                                return std::vector<int>{};
-                            }});
+        patterns.push_back({"first dip",
+            "when the counts agree but some prefix closes more than it opened, the '=' "
+            "looks at the ')' where the running count first drops below zero",
+            [](const Example &e, int pos) {
+                const int sep = separatorOf(e);
+                if (pos != sep)
+                    return std::vector<int> {};
+                int depth = 0;
+                for (int k = 0; k < sep; ++k)
+                    depth += e.tokens[size_t(k)] == '(' ? 1 : -1;
+                if (depth != 0)
+                    return std::vector<int> {}; // unequal counts: counting alone decides
+                for (int k = 0; k < sep; ++k)
+                    if ((depth += e.tokens[size_t(k)] == '(' ? 1 : -1) < 0)
+                        return std::vector<int> {k};
+                return std::vector<int> {};
+            }});
     return patterns;
 }
 
@@ -122,7 +126,7 @@ namespace {
 // examples of the task.
 template <typename Visit>
 long forEachPatternQuery(std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int examples,
-                         uint64_t seed, Visit visit)
+    uint64_t seed, Visit visit)
 {
     std::mt19937_64 rng(seed);
     long queries = 0;
@@ -158,17 +162,17 @@ const Tensor &probsOf(const Trace &trace, int layer)
 
 } // namespace
 
-std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model, const Task &task,
-                                             const HeadPattern &pattern, int examples, uint64_t seed)
+std::vector<std::vector<double>> patternMass(
+    std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int examples, uint64_t seed)
 {
     const int L = model->config.layers, H = model->config.heads;
     std::vector<std::vector<double>> mass(size_t(L), std::vector<double>(size_t(H), 0.0));
-    const long queries = forEachPatternQuery(model, task, pattern, examples, seed,
-                                             [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
-                                                 for (int l = 0; l < L; ++l)
-                                                     for (int h = 0; h < H; ++h)
-                                                         mass[size_t(l)][size_t(h)] += massOn(probsOf(trace, l), h, T, pos, keys);
-                                             });
+    const long queries = forEachPatternQuery(
+        model, task, pattern, examples, seed, [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
+            for (int l = 0; l < L; ++l)
+                for (int h = 0; h < H; ++h)
+                    mass[size_t(l)][size_t(h)] += massOn(probsOf(trace, l), h, T, pos, keys);
+        });
     for (auto &row : mass)
         for (double &m : row)
             m /= double(std::max(queries, 1L));
@@ -176,17 +180,17 @@ std::vector<std::vector<double>> patternMass(std::shared_ptr<const Model> model,
 }
 
 double patternCoverage(std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int layer,
-                       int examples, uint64_t seed)
+    int examples, uint64_t seed)
 {
     const int H = model->config.heads;
     double total = 0;
-    const long queries = forEachPatternQuery(model, task, pattern, examples, seed,
-                                             [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
-                                                 double best = 0;
-                                                 for (int h = 0; h < H; ++h)
-                                                     best = std::max(best, massOn(probsOf(trace, layer), h, T, pos, keys));
-                                                 total += best;
-                                             });
+    const long queries = forEachPatternQuery(
+        model, task, pattern, examples, seed, [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
+            double best = 0;
+            for (int h = 0; h < H; ++h)
+                best = std::max(best, massOn(probsOf(trace, layer), h, T, pos, keys));
+            total += best;
+        });
     return total / double(std::max(queries, 1L));
 }
 

@@ -50,13 +50,13 @@ std::vector<AttentionKernelSpec> defaultComparisonKernels(int64_t T)
     const std::string linformerK = "k=" + std::to_string(std::max<int64_t>(1, T / 2));
     return {
         spec("full", {}),
-        spec("lsh", { "rounds=2", "buckets=4", "chunk=4" }),
-        spec("bigbird", { "block=2", "window_blocks=1", "global_blocks=1", "random_blocks=1" }),
-        spec("longformer", { "window=4" }),
-        spec("strided", { "stride=4" }),
-        spec("fixed", { "stride=4" }),
-        spec("linformer", { linformerK }),
-        spec("performer", { "features=64" }),
+        spec("lsh", {"rounds=2", "buckets=4", "chunk=4"}),
+        spec("bigbird", {"block=2", "window_blocks=1", "global_blocks=1", "random_blocks=1"}),
+        spec("longformer", {"window=4"}),
+        spec("strided", {"stride=4"}),
+        spec("fixed", {"stride=4"}),
+        spec("linformer", {linformerK}),
+        spec("performer", {"features=64"}),
     };
 }
 

@@ -24,14 +24,15 @@ void validateInput(const ModelConfig &c, const Input &input)
         throw Error("the input is empty: give at least one token");
     if (T > c.context)
         throw Error("the input has " + std::to_string(T) + " tokens, longer than the model's context of "
-                    + std::to_string(c.context) + " (n_positions)");
+            + std::to_string(c.context) + " (n_positions)");
     for (int t = 0; t < T; ++t)
         if (input.tokens[t] < 0 || input.tokens[t] >= c.vocab)
             throw Error("token id " + std::to_string(input.tokens[t]) + " at position " + std::to_string(t)
-                        + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+                + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
     for (int p : input.padding)
         if (p < 0 || p >= T)
-            throw Error("padding position " + std::to_string(p) + " is outside the input (0.." + std::to_string(T - 1) + ")");
+            throw Error(
+                "padding position " + std::to_string(p) + " is outside the input (0.." + std::to_string(T - 1) + ")");
 }
 
 } // namespace
@@ -48,12 +49,13 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
         attention::validateAttentionKernelSpec(m_input.attention[i]);
     if (m_input.attention.size() > 1 && int(m_input.attention.size()) != m_model->config.layers)
         throw Error("give one attention kernel for every layer (" + std::to_string(m_model->config.layers)
-                    + "), or a single one for all");
+            + "), or a single one for all");
     m_program = Program::build(m_model->config, m_input, m_options.trace);
     if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
-                    + gib(m_program.tracedBytes()) + ", over the trace memory budget of " + gib(m_options.memoryBudget)
-                    + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or run untraced (bench --no-trace)");
+            + gib(m_program.tracedBytes()) + ", over the trace memory budget of " + gib(m_options.memoryBudget)
+            + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or "
+              "run untraced (bench --no-trace)");
 }
 
 void Engine::step()

@@ -16,7 +16,8 @@ Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> 
 {
     const ModelConfig &c = m_model->config;
     if (!c.causal)
-        throw Error("generation needs a causal model: a bidirectional model's earlier positions change with every new token");
+        throw Error(
+            "generation needs a causal model: a bidirectional model's earlier positions change with every new token");
     if (prompt.empty())
         throw Error("generation needs a prompt of at least one token");
     m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(c.context, c.dModel));
@@ -31,7 +32,8 @@ void Generator::feed(int token)
     if (m_cached >= c.context)
         throw Error("the context of " + std::to_string(c.context) + " tokens is full");
     if (token < 0 || token >= c.vocab)
-        throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+        throw Error(
+            "token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
     const int64_t D = c.dModel, H = c.heads, d = c.headDim();
     const int pos = m_cached;
     Tensor x({1, D});
@@ -66,8 +68,9 @@ void Generator::feed(int token)
             ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
         pre ? ops::layernorm_forward(h, mid, b.ln2Weight, b.ln2Bias, c.lnEpsilon) : void(h = mid);
         ops::linear_forward(up, h, b.fcWeight, b.fcBias);
-        c.activation == Activation::Relu ? ops::relu_forward(act, up)
-            : c.activation == Activation::GeluTanh ? ops::gelu_tanh_forward(act, up) : ops::gelu_erf_forward(act, up);
+        c.activation == Activation::Relu           ? ops::relu_forward(act, up)
+            : c.activation == Activation::GeluTanh ? ops::gelu_tanh_forward(act, up)
+                                                   : ops::gelu_erf_forward(act, up);
         ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
         x.matrix() = mid.matrix() + down.matrix();
         if (!pre)
@@ -105,7 +108,8 @@ int Generator::generate()
 
 size_t Generator::cacheBytes() const
 {
-    return 2 * m_keys.size() * static_cast<size_t>(m_cached) * static_cast<size_t>(m_model->config.dModel) * sizeof(float);
+    return 2 * m_keys.size() * static_cast<size_t>(m_cached) * static_cast<size_t>(m_model->config.dModel)
+        * sizeof(float);
 }
 
 Tensor Generator::cachedKeys(int layer) const

@@ -12,7 +12,7 @@ namespace atlas {
 struct SamplingOptions
 {
     float temperature = 0.0f; // 0 = greedy (argmax)
-    int topK = 0;             // 0 = every token
+    int topK = 0; // 0 = every token
     uint64_t seed = 0;
 };
 
@@ -28,8 +28,8 @@ public:
 
     const std::vector<int> &tokens() const { return m_tokens; }
     const Tensor &lastLogits() const { return m_logits; } // [V]: logits for the next position
-    int cachedPositions() const { return m_cached; }       // rows in every layer's K and V cache
-    size_t cacheBytes() const;                              // 2 × layers × positions × D floats
+    int cachedPositions() const { return m_cached; } // rows in every layer's K and V cache
+    size_t cacheBytes() const; // 2 × layers × positions × D floats
     // Layer `layer`'s cache as [H, positions, d] (a copy, for display).
     Tensor cachedKeys(int layer) const;
     Tensor cachedValues(int layer) const;

@@ -6,7 +6,7 @@
 namespace atlas {
 
 Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::vector<int> &tokens,
-                const std::vector<int> &padding)
+    const std::vector<int> &padding)
 {
     Input input;
     input.tokens = tokens.empty() ? tokenizer.encode(text) : tokens;
@@ -26,7 +26,7 @@ std::vector<attention::AttentionKernelSpec> attentionPerLayer(
     for (int layer : layers) {
         if (layer < 0 || layer >= layerCount)
             throw Error("attention layers: layer " + std::to_string(layer) + " is not in the model (layers 0 to "
-                        + std::to_string(layerCount - 1) + ")");
+                + std::to_string(layerCount - 1) + ")");
         if (listed[size_t(layer)])
             throw Error("attention layers: layer " + std::to_string(layer) + " is listed twice");
         listed[size_t(layer)] = true;

@@ -12,7 +12,7 @@ class Tokenizer;
 // The engine input for a model from either explicit ids or text (encoded with the model's tokenizer),
 // plus padding positions. Throws atlas::Error when the text cannot be encoded.
 Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::vector<int> &tokens,
-                const std::vector<int> &padding);
+    const std::vector<int> &padding);
 
 // Input::attention for a model of `layerCount` layers: `spec` in the listed layers (every layer when `layers` is
 // empty), exact attention in the others; empty when spec is full attention. Throws atlas::Error for a layer

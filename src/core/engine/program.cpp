@@ -37,21 +37,22 @@ public:
     }
 
     void add(std::string name, std::string label, int layer, std::vector<std::string> inputs,
-             std::vector<OpOutput> outputs, decltype(Op::run) run)
+        std::vector<OpOutput> outputs, decltype(Op::run) run)
     {
-        m_program.ops.push_back({std::move(name), std::move(label), layer, std::move(inputs), std::move(outputs), std::move(run)});
+        m_program.ops.push_back(
+            {std::move(name), std::move(label), layer, std::move(inputs), std::move(outputs), std::move(run)});
     }
 
     // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`.
     template <typename Fn>
     void unary(const std::string &out, const std::string &label, int layer, const std::string &in, Shape shape,
-               const std::string &formula, Fn fn)
+        const std::string &formula, Fn fn)
     {
         add(out, label, layer, {in}, {{out, shape, formula}},
             [in, shape, fn](const Model &m, const Input &, const Trace &tr) {
                 Tensor o(shape);
                 fn(o, tr.tensor(in), m);
-                return Outputs{std::move(o)};
+                return Outputs {std::move(o)};
             });
     }
 
@@ -66,7 +67,8 @@ public:
 
 private:
     void layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which);
-    void residual(const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula);
+    void residual(
+        const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula);
 
     const ModelConfig &m_c;
     const int64_t T;
@@ -82,41 +84,45 @@ void ProgramBuilder::embeddings()
         [D](const Model &m, const Input &in, const Trace &) {
             Tensor o({static_cast<int64_t>(in.tokens.size()), D});
             ops::embedding_forward(o, m.wte, in.tokens);
-            return Outputs{std::move(o)};
+            return Outputs {std::move(o)};
         });
     const bool learned = m_c.positions == PositionKind::Learned;
     add("positions", "positions", -1, {},
-        {{"positions", {T, D}, learned ? "P = W_pe[0..T)" : "P(t,2i) = sin(t/10000^(2i/D)), P(t,2i+1) = cos(t/10000^(2i/D))"}},
+        {{"positions", {T, D},
+            learned ? "P = W_pe[0..T)" : "P(t,2i) = sin(t/10000^(2i/D)), P(t,2i+1) = cos(t/10000^(2i/D))"}},
         [D, learned, T = T](const Model &m, const Input &, const Trace &) {
             Tensor o({T, D});
             learned ? ops::positions_learned_forward(o, m.wpe) : ops::positions_sinusoidal_forward(o);
-            return Outputs{std::move(o)};
+            return Outputs {std::move(o)};
         });
     residual("input", -1, "embed", "positions", "X₀ = E + P");
     m_program.ops.back().label = "add positions";
 }
 
-void ProgramBuilder::layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which)
+void ProgramBuilder::layernorm(
+    const std::string &out, const std::string &label, int layer, const std::string &in, int which)
 {
     const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : "γ_f";
     const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : "β_f";
     unary(out, label, layer, in, {T, m_c.dModel},
-          std::string("LN(x) = ") + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
-          [layer, which](Tensor &o, const Tensor &x, const Model &m) {
-              const Tensor &w = which == 0 ? m.lnfWeight : which == 1 ? m.blocks[layer].ln1Weight : m.blocks[layer].ln2Weight;
-              const Tensor &bb = which == 0 ? m.lnfBias : which == 1 ? m.blocks[layer].ln1Bias : m.blocks[layer].ln2Bias;
-              ops::layernorm_forward(o, x, w, bb, m.config.lnEpsilon);
-          });
+        std::string("LN(x) = ") + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
+        [layer, which](Tensor &o, const Tensor &x, const Model &m) {
+            const Tensor &w = which == 0 ? m.lnfWeight
+                : which == 1             ? m.blocks[layer].ln1Weight
+                                         : m.blocks[layer].ln2Weight;
+            const Tensor &bb = which == 0 ? m.lnfBias : which == 1 ? m.blocks[layer].ln1Bias : m.blocks[layer].ln2Bias;
+            ops::layernorm_forward(o, x, w, bb, m.config.lnEpsilon);
+        });
 }
 
-void ProgramBuilder::residual(const std::string &out, int layer, const std::string &a, const std::string &b,
-                              const std::string &formula)
+void ProgramBuilder::residual(
+    const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula)
 {
     add(out, "residual add", layer, {a, b}, {{out, {T, m_c.dModel}, formula}},
         [a, b](const Model &, const Input &, const Trace &tr) {
             Tensor o(tr.tensor(a).shape());
             ops::add_forward(o, tr.tensor(a), tr.tensor(b));
-            return Outputs{std::move(o)};
+            return Outputs {std::move(o)};
         });
 }
 
@@ -125,17 +131,16 @@ void ProgramBuilder::attention(int i, const std::string &in)
     const std::string p = "layer." + std::to_string(i) + ".";
     const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
     unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
-          [i](Tensor &o, const Tensor &x, const Model &m) {
-              ops::linear_forward(o, x, m.blocks[i].attnWeight, m.blocks[i].attnBias);
-          });
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[i].attnWeight, m.blocks[i].attnBias);
+        });
     add(p + "split", "split heads", i, {p + "attn.qkv"},
-        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"},
-         {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},
-         {p + "attn.v", {H, T, d}, "V_h = V[:, h·d : (h+1)·d]"}},
+        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},
+            {p + "attn.v", {H, T, d}, "V_h = V[:, h·d : (h+1)·d]"}},
         [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
             Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
             ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
-            return Outputs{std::move(q), std::move(k), std::move(v)};
+            return Outputs {std::move(q), std::move(k), std::move(v)};
         });
     if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
         efficientAttention(i, *kernel);
@@ -143,11 +148,11 @@ void ProgramBuilder::attention(int i, const std::string &in)
         exactAttention(i);
     }
     unary(p + "attn.merged", "merge heads", i, p + "attn.context", {T, D}, "C = [C_1 … C_H]",
-          [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
+        [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
     unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
-          [i](Tensor &o, const Tensor &x, const Model &m) {
-              ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
-          });
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
+        });
 }
 
 void ProgramBuilder::exactAttention(int i)
@@ -160,7 +165,7 @@ void ProgramBuilder::exactAttention(int i)
         [p, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
             Tensor s({H, T, T});
             ops::attention_scores_forward(s, tr.tensor(p + "attn.q"), tr.tensor(p + "attn.k"), scale);
-            return Outputs{std::move(s)};
+            return Outputs {std::move(s)};
         });
     const std::string rule = std::string(m_c.causal ? "key j ≤ query i" : "every key") + " and j not padding";
     add(p + "mask", "mask", i, {p + "attn.scores"},
@@ -169,16 +174,16 @@ void ProgramBuilder::exactAttention(int i)
             const Tensor &s = tr.tensor(p + "attn.scores");
             Tensor o(s.shape());
             ops::attention_mask_forward(o, s, m.config.causal, in.padding);
-            return Outputs{std::move(o)};
+            return Outputs {std::move(o)};
         });
     unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
-          [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
     add(p + "context", "weighted sum of V", i, {p + "attn.probs", p + "attn.v"},
         {{p + "attn.context", {H, T, d}, "C_h = A_h V_h"}},
         [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
             Tensor o({H, T, d});
             ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
-            return Outputs{std::move(o)};
+            return Outputs {std::move(o)};
         });
 }
 
@@ -186,17 +191,20 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
 {
     const std::string p = "layer." + std::to_string(i) + ".";
     const int64_t H = m_c.heads, d = m_c.headDim();
-    std::vector<OpOutput> outputs = {
-        {p + "attn.context", {H, T, d}, "C_h = " + attention::describeAttentionKernel(spec) + " attention of Q_h, K_h, V_h"}};
+    std::vector<OpOutput> outputs = {{p + "attn.context", {H, T, d},
+        "C_h = " + attention::describeAttentionKernel(spec) + " attention of Q_h, K_h, V_h"}};
     std::vector<std::string> extras; // kernel extras kept in the trace, as "layer.i.<kind>.<name>"
     if (m_traced) {
-        outputs.push_back({p + "attn.mask", {H, T, T}, "Mᵢⱼ = 1 where the " + spec.kind + " pattern lets query i attend key j"
-                                                         + (spec.kind == "lsh" ? " (in any hash round)" : "")});
+        outputs.push_back({p + "attn.mask", {H, T, T},
+            "Mᵢⱼ = 1 where the " + spec.kind + " pattern lets query i attend key j"
+                + (spec.kind == "lsh" ? " (in any hash round)" : "")});
         outputs.push_back({p + "attn.probs", {H, T, T}, "Aᵢⱼ = the weight of V_j in C_i (effective attention)"});
         if (spec.kind == "lsh") {
             const attention::LshParams lsh = attention::lshParams(spec);
-            outputs.push_back({p + "lsh.buckets", {H, lsh.rounds, T}, "bucket of each token in each hash round: argmax([xR; −xR])"});
-            outputs.push_back({p + "lsh.rotations", {H, lsh.rounds, d, std::max(lsh.buckets / 2, 0)}, "R, a random rotation per round"});
+            outputs.push_back(
+                {p + "lsh.buckets", {H, lsh.rounds, T}, "bucket of each token in each hash round: argmax([xR; −xR])"});
+            outputs.push_back({p + "lsh.rotations", {H, lsh.rounds, d, std::max(lsh.buckets / 2, 0)},
+                "R, a random rotation per round"});
             extras = {"buckets", "rotations"};
         }
     }
@@ -205,7 +213,7 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
         [p, i, spec, dense, extras, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
             const Tensor &q = tr.tensor(p + "attn.q"), &k = tr.tensor(p + "attn.k"), &v = tr.tensor(p + "attn.v");
             Outputs out(1, Tensor({H, T, d}));
-            const attention::AttentionOptions options{m.config.causal, in.padding, dense};
+            const attention::AttentionOptions options {m.config.causal, in.padding, dense};
             for (int64_t h = 0; h < H; ++h) {
                 const attention::AttentionResult r = attention::attention_kernel_forward(
                     seededForHead(spec, i, int(h), int(H)), q.slice(h), k.slice(h), v.slice(h), options);
@@ -221,7 +229,8 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
                         shape.insert(shape.begin(), H);
                         out.emplace_back(shape);
                     }
-                    std::copy(parts[j]->data(), parts[j]->data() + parts[j]->numel(), out[j + 1].data() + h * parts[j]->numel());
+                    std::copy(parts[j]->data(), parts[j]->data() + parts[j]->numel(),
+                        out[j + 1].data() + h * parts[j]->numel());
                 }
             }
             return out;
@@ -232,21 +241,23 @@ void ProgramBuilder::mlp(int i, const std::string &in)
 {
     const std::string p = "layer." + std::to_string(i) + ".";
     const int64_t D = m_c.dModel, F = m_c.dFF;
-    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc",
-          [i](Tensor &o, const Tensor &x, const Model &m) { ops::linear_forward(o, x, m.blocks[i].fcWeight, m.blocks[i].fcBias); });
+    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc", [i](Tensor &o, const Tensor &x, const Model &m) {
+        ops::linear_forward(o, x, m.blocks[i].fcWeight, m.blocks[i].fcBias);
+    });
     const Activation act = m_c.activation;
     const std::string formula = act == Activation::Relu ? "ReLU(u) = max(0, u)"
-        : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
-                                      : "GELU(u) = ½u(1 + erf(u/√2))";
+        : act == Activation::GeluTanh                   ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
+                                                        : "GELU(u) = ½u(1 + erf(u/√2))";
     unary(p + "mlp.act", act == Activation::Relu ? "ReLU" : "GELU", i, p + "mlp.up", {T, F}, formula,
-          [act](Tensor &o, const Tensor &x, const Model &) {
-              act == Activation::Relu ? ops::relu_forward(o, x)
-                  : act == Activation::GeluTanh ? ops::gelu_tanh_forward(o, x) : ops::gelu_erf_forward(o, x);
-          });
+        [act](Tensor &o, const Tensor &x, const Model &) {
+            act == Activation::Relu           ? ops::relu_forward(o, x)
+                : act == Activation::GeluTanh ? ops::gelu_tanh_forward(o, x)
+                                              : ops::gelu_erf_forward(o, x);
+        });
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D}, "M = act(U) W_proj + b_proj",
-          [i](Tensor &o, const Tensor &x, const Model &m) {
-              ops::linear_forward(o, x, m.blocks[i].fcProjWeight, m.blocks[i].fcProjBias);
-          });
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[i].fcProjWeight, m.blocks[i].fcProjBias);
+        });
 }
 
 void ProgramBuilder::block(int i)
@@ -275,9 +286,10 @@ void ProgramBuilder::head()
     const std::string last = "layer." + std::to_string(m_c.layers - 1) + ".out";
     layernorm("ln_f", "ln_f", -1, last, 0);
     unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, "Z = LN_f(X) W_teᵀ  (tied to the token embedding)",
-          [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
-    unary("next_probs", "next-token softmax", -1, "logits", {T, m_c.vocab}, "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)",
-          [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+        [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
+    unary("next_probs", "next-token softmax", -1, "logits", {T, m_c.vocab},
+        "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
 }
 
 } // namespace

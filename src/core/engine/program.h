@@ -12,8 +12,8 @@ namespace atlas {
 
 struct OpOutput
 {
-    std::string name;    // trace name, e.g. "layer.0.attn.scores"
-    Shape shape;         // known before the op runs, for the memory budget
+    std::string name; // trace name, e.g. "layer.0.attn.scores"
+    Shape shape; // known before the op runs, for the memory budget
     std::string formula; // the formula shown with the tensor
 };
 
@@ -21,9 +21,9 @@ struct OpOutput
 // in the order of `outputs`.
 struct Op
 {
-    std::string name;  // unique: "layer.0.softmax"
+    std::string name; // unique: "layer.0.softmax"
     std::string label; // short, for the operation list: "softmax"
-    int layer = -1;    // -1 outside the blocks
+    int layer = -1; // -1 outside the blocks
     std::vector<std::string> inputs;
     std::vector<OpOutput> outputs;
     std::function<std::vector<Tensor>(const Model &, const Input &, const Trace &)> run;

@@ -93,8 +93,8 @@ private:
     [[noreturn]] void fail(const std::string &reason) const
     {
         const std::string_view shown = m_text.substr(0, std::min<size_t>(200, m_text.find_last_not_of(" \n") + 1));
-        throw Error(m_path + ": header: " + reason + " (at byte " + std::to_string(m_pos) + " of \"" + std::string(shown)
-                    + "\")");
+        throw Error(m_path + ": header: " + reason + " (at byte " + std::to_string(m_pos) + " of \""
+            + std::string(shown) + "\")");
     }
 
     void skipSpace()
@@ -133,7 +133,7 @@ private:
     bool boolean()
     {
         skipSpace();
-        for (const auto &[word, value] : {std::pair{"True", true}, std::pair{"False", false}}) {
+        for (const auto &[word, value] : {std::pair {"True", true}, std::pair {"False", false}}) {
             if (m_text.substr(m_pos, std::strlen(word)) == word) {
                 m_pos += std::strlen(word);
                 return value;
@@ -219,7 +219,7 @@ Tensor readNpy(const std::string &path)
     }
     if (bytes != file.size() - dataStart)
         throw Error(path + ": shape " + Tensor::shapeString(*shape) + " needs " + std::to_string(bytes)
-                    + " bytes of data but the file holds " + std::to_string(file.size() - dataStart));
+            + " bytes of data but the file holds " + std::to_string(file.size() - dataStart));
     Tensor out(*shape);
     std::memcpy(out.data(), file.data() + dataStart, bytes);
     return out;

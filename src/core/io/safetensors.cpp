@@ -31,9 +31,21 @@ const char *const kMetadataKey = "__metadata__";
 uint64_t dtypeSize(const std::string &dtype)
 {
     static const std::map<std::string, uint64_t, std::less<>> sizes = {
-        {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2},
-        {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},    {"U32", 4},     {"F32", 4},
-        {"I64", 8},  {"U64", 8}, {"F64", 8},
+        {"BOOL", 1},
+        {"U8", 1},
+        {"I8", 1},
+        {"F8_E5M2", 1},
+        {"F8_E4M3", 1},
+        {"I16", 2},
+        {"U16", 2},
+        {"F16", 2},
+        {"BF16", 2},
+        {"I32", 4},
+        {"U32", 4},
+        {"F32", 4},
+        {"I64", 8},
+        {"U64", 8},
+        {"F64", 8},
     };
     const auto it = sizes.find(dtype);
     return it == sizes.end() ? 0 : it->second;
@@ -74,7 +86,7 @@ nlohmann::json parseHeader(const std::string &path, const char *begin, const cha
 {
     std::set<std::string> seen;
     const nlohmann::json::parser_callback_t noDuplicates = [&](int depth, nlohmann::json::parse_event_t event,
-                                                                nlohmann::json &parsed) {
+                                                               nlohmann::json &parsed) {
         if (event == nlohmann::json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second)
             throw Error(headerError(path, "duplicate entry '" + parsed.get<std::string>() + "'"));
         return true;
@@ -113,8 +125,8 @@ uint64_t checkedNumel(const Shape &shape, const std::string &error)
     return numel;
 }
 
-SafetensorsFile::Entry parseEntry(const std::string &path, const std::string &name, const nlohmann::json &value,
-                                  uint64_t dataSize)
+SafetensorsFile::Entry parseEntry(
+    const std::string &path, const std::string &name, const nlohmann::json &value, uint64_t dataSize)
 {
     const auto fail = [&](const std::string &reason) { throw Error(fieldError(path, name, reason)); };
     if (!value.is_object())
@@ -149,16 +161,16 @@ SafetensorsFile::Entry parseEntry(const std::string &path, const std::string &na
         fail("data_offsets " + range + " begin after they end");
     if (entry.end > dataSize)
         fail("data_offsets " + range + " exceed the data section of " + std::to_string(dataSize)
-             + " bytes (truncated file?)");
+            + " bytes (truncated file?)");
 
     const std::string sizeError = "shape " + Tensor::shapeString(entry.shape) + " of " + entry.dtype + " needs ";
     uint64_t bytes = 0;
-    if (__builtin_mul_overflow(checkedNumel(entry.shape, fieldError(path, name, sizeError + "more than 2^64 bytes")),
-                               elementSize, &bytes))
+    if (__builtin_mul_overflow(
+            checkedNumel(entry.shape, fieldError(path, name, sizeError + "more than 2^64 bytes")), elementSize, &bytes))
         fail(sizeError + "more than 2^64 bytes");
     if (bytes != entry.end - entry.begin)
         fail(sizeError + std::to_string(bytes) + " bytes but data_offsets " + range + " hold "
-             + std::to_string(entry.end - entry.begin));
+            + std::to_string(entry.end - entry.begin));
     return entry;
 }
 
@@ -197,8 +209,8 @@ const unsigned char *mapFile(const std::string &path, size_t &size)
     size = static_cast<size_t>(st.st_size);
     if (size < 8) {
         ::close(fd);
-        throw Error(headerError(path, "file is " + std::to_string(size)
-                                          + " bytes, shorter than the 8-byte header length"));
+        throw Error(
+            headerError(path, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length"));
     }
     void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     const int mapErr = errno;
@@ -219,8 +231,9 @@ SafetensorsFile::SafetensorsFile(const std::string &path)
         uint64_t headerSize = 0;
         std::memcpy(&headerSize, m_map, 8);
         if (headerSize > fileSize - 8)
-            throw Error(headerError(path, "length " + std::to_string(headerSize) + " exceeds the "
-                                              + std::to_string(fileSize - 8) + " bytes after it"));
+            throw Error(headerError(path,
+                "length " + std::to_string(headerSize) + " exceeds the " + std::to_string(fileSize - 8)
+                    + " bytes after it"));
         if (headerSize > kMaxHeaderBytes)
             throw Error(headerError(path, "length " + std::to_string(headerSize) + " exceeds the 100 MB limit"));
         m_dataStart = m_map + 8 + headerSize;
@@ -279,7 +292,7 @@ Tensor SafetensorsFile::tensor(const std::string &name) const
 namespace {
 
 nlohmann::json headerFor(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
-                         const std::map<std::string, std::string> &metadata, uint64_t &dataBytes)
+    const std::map<std::string, std::string> &metadata, uint64_t &dataBytes)
 {
     nlohmann::json header = nlohmann::json::object();
     if (!metadata.empty())
@@ -292,9 +305,8 @@ nlohmann::json headerFor(const std::string &path, const std::map<std::string, co
             throw Error(fieldError(path, name, "null tensor"));
         if (Tensor::count(tensor->shape()) != tensor->numel())
             throw Error(fieldError(path, name, "shape " + tensor->shapeString() + " does not match its data"));
-        header[name] = {{"dtype", "F32"},
-                        {"shape", tensor->shape()},
-                        {"data_offsets", {dataBytes, dataBytes + tensor->bytes()}}};
+        header[name] = {
+            {"dtype", "F32"}, {"shape", tensor->shape()}, {"data_offsets", {dataBytes, dataBytes + tensor->bytes()}}};
         dataBytes += tensor->bytes();
     }
     return header;
@@ -303,7 +315,7 @@ nlohmann::json headerFor(const std::string &path, const std::map<std::string, co
 } // namespace
 
 void writeSafetensors(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
-                      const std::map<std::string, std::string> &metadata)
+    const std::map<std::string, std::string> &metadata)
 {
     uint64_t dataBytes = 0;
     std::string headerText;

@@ -49,6 +49,6 @@ private:
 // Writes the tensors as F32 safetensors atomically: a temporary file beside `path`, then a rename, so a
 // failure never leaves a half-written file nor destroys the previous one.
 void writeSafetensors(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
-                      const std::map<std::string, std::string> &metadata = {});
+    const std::map<std::string, std::string> &metadata = {});
 
 } // namespace atlas

@@ -35,9 +35,10 @@ std::vector<BuiltinModel> builtinModels()
         for (const auto &entry : fs::directory_iterator(dir, ec)) {
             const fs::path config = entry.path() / "config.json";
             const std::string name = entry.path().filename().string();
-            if (!fs::exists(config) || std::any_of(models.begin(), models.end(), [&](auto &m) { return m.name == name; }))
+            if (!fs::exists(config)
+                || std::any_of(models.begin(), models.end(), [&](auto &m) { return m.name == name; }))
                 continue;
-            BuiltinModel m{name, entry.path().string(), ""};
+            BuiltinModel m {name, entry.path().string(), ""};
             try {
                 m.description = ModelConfig::fromJson(readFile(config.string()), config.string()).description;
             } catch (const Error &e) {
@@ -61,7 +62,7 @@ std::string resolveModel(const std::string &nameOrDirectory)
         names += (names.empty() ? "" : ", ") + m.name;
     }
     throw Error("model '" + nameOrDirectory + "': neither a directory nor a built-in model (built-in: "
-                + (names.empty() ? std::string("none found") : names) + ")");
+        + (names.empty() ? std::string("none found") : names) + ")");
 }
 
 std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory)

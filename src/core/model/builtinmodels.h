@@ -10,7 +10,7 @@ class Model;
 
 struct BuiltinModel
 {
-    std::string name;        // directory name under resources/models
+    std::string name; // directory name under resources/models
     std::string directory;
     std::string description; // atlas_description from its config.json
 };

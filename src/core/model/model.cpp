@@ -28,22 +28,28 @@ std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
         slots.push_back({"wpe.weight", {c.context, D}});
     for (int i = 0; i < c.layers; ++i) {
         const std::string p = "h." + std::to_string(i) + ".";
-        slots.insert(slots.end(), {
-            {p + "ln_1.weight", {D}}, {p + "ln_1.bias", {D}},
-            {p + "attn.c_attn.weight", {D, 3 * D}}, {p + "attn.c_attn.bias", {3 * D}},
-            {p + "attn.c_proj.weight", {D, D}}, {p + "attn.c_proj.bias", {D}},
-            {p + "ln_2.weight", {D}}, {p + "ln_2.bias", {D}},
-            {p + "mlp.c_fc.weight", {D, F}}, {p + "mlp.c_fc.bias", {F}},
-            {p + "mlp.c_proj.weight", {F, D}}, {p + "mlp.c_proj.bias", {D}},
-        });
+        slots.insert(slots.end(),
+            {
+                {p + "ln_1.weight", {D}},
+                {p + "ln_1.bias", {D}},
+                {p + "attn.c_attn.weight", {D, 3 * D}},
+                {p + "attn.c_attn.bias", {3 * D}},
+                {p + "attn.c_proj.weight", {D, D}},
+                {p + "attn.c_proj.bias", {D}},
+                {p + "ln_2.weight", {D}},
+                {p + "ln_2.bias", {D}},
+                {p + "mlp.c_fc.weight", {D, F}},
+                {p + "mlp.c_fc.bias", {F}},
+                {p + "mlp.c_proj.weight", {F, D}},
+                {p + "mlp.c_proj.bias", {D}},
+            });
     }
     slots.push_back({"ln_f.weight", {D}});
     slots.push_back({"ln_f.bias", {D}});
     return slots;
 }
 
-template <typename ModelT, typename Ptr>
-std::map<std::string, Ptr> parameterMap(ModelT &m)
+template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap(ModelT &m)
 {
     std::map<std::string, Ptr> out = {{"wte.weight", &m.wte}, {"ln_f.weight", &m.lnfWeight}, {"ln_f.bias", &m.lnfBias}};
     if (m.config.positions == PositionKind::Learned)
@@ -106,7 +112,7 @@ Model Model::load(const std::string &directory)
         Tensor t = file.tensor(key);
         if (t.shape() != slot.shape)
             throw Error(weightsPath + ": tensor '" + key + "' has shape " + t.shapeString() + ", config.json implies "
-                        + Tensor::shapeString(slot.shape));
+                + Tensor::shapeString(slot.shape));
         *params.at(slot.name) = std::move(t);
     }
     return m;

@@ -13,11 +13,11 @@ namespace atlas {
 // One block's parameters, in GPT-2's Conv1D layout: weights are [in, out], so y = x W + b.
 struct BlockWeights
 {
-    Tensor ln1Weight, ln1Bias;       // [D]
-    Tensor attnWeight, attnBias;     // [D, 3D], [3D]   (c_attn: Q | K | V)
+    Tensor ln1Weight, ln1Bias; // [D]
+    Tensor attnWeight, attnBias; // [D, 3D], [3D]   (c_attn: Q | K | V)
     Tensor attnProjWeight, attnProjBias; // [D, D], [D] (c_proj)
-    Tensor ln2Weight, ln2Bias;       // [D]
-    Tensor fcWeight, fcBias;         // [D, F], [F]     (mlp.c_fc)
+    Tensor ln2Weight, ln2Bias; // [D]
+    Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.c_fc)
     Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj)
 };
 
@@ -32,7 +32,7 @@ public:
     std::vector<BlockWeights> blocks;
     Tensor lnfWeight, lnfBias; // [D]
 
-    std::string name;      // built-in name, or the directory's last component
+    std::string name; // built-in name, or the directory's last component
     std::string directory; // where it was loaded from (empty for a model made in memory)
 
     static Model load(const std::string &directory);

@@ -36,16 +36,19 @@ Activation parseActivation(const std::string &s, const std::string &source)
         return Activation::GeluErf;
     if (s == "relu")
         return Activation::Relu;
-    throw Error(source + ": key 'activation_function': unsupported value '" + s
-                + "' (expected gelu_new, gelu or relu)");
+    throw Error(
+        source + ": key 'activation_function': unsupported value '" + s + "' (expected gelu_new, gelu or relu)");
 }
 
 std::string activationName(Activation a)
 {
     switch (a) {
-    case Activation::GeluTanh: return "gelu_new";
-    case Activation::GeluErf: return "gelu";
-    case Activation::Relu: return "relu";
+    case Activation::GeluTanh:
+        return "gelu_new";
+    case Activation::GeluErf:
+        return "gelu";
+    case Activation::Relu:
+        return "relu";
     }
     return "gelu_new";
 }
@@ -73,7 +76,8 @@ void ModelConfig::validate(const std::string &source) const
     require(layers >= 1 && layers <= 256, "n_layer must be in 1..256, is " + std::to_string(layers));
     require(heads >= 1, "n_head must be at least 1, is " + std::to_string(heads));
     require(dModel >= 1 && dModel % heads == 0,
-            "n_embd (" + std::to_string(dModel) + ") must be a positive multiple of n_head (" + std::to_string(heads) + ")");
+        "n_embd (" + std::to_string(dModel) + ") must be a positive multiple of n_head (" + std::to_string(heads)
+            + ")");
     require(dFF >= 1, "n_inner must be at least 1");
     require(vocab >= 1, "vocab_size must be at least 1");
     require(context >= 1, "n_positions must be at least 1");

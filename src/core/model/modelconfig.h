@@ -12,19 +12,19 @@ enum class PositionKind { Learned, Sinusoidal };
 // does not have are stored with an "atlas_" prefix, which Hugging Face loaders ignore.
 struct ModelConfig
 {
-    int layers = 2;         // n_layer
-    int heads = 4;          // n_head
-    int dModel = 64;        // n_embd
-    int dFF = 256;          // n_inner (null in config.json means 4 * n_embd)
-    int vocab = 256;        // vocab_size
-    int context = 1024;     // n_positions
+    int layers = 2; // n_layer
+    int heads = 4; // n_head
+    int dModel = 64; // n_embd
+    int dFF = 256; // n_inner (null in config.json means 4 * n_embd)
+    int vocab = 256; // vocab_size
+    int context = 1024; // n_positions
     float lnEpsilon = 1e-5f; // layer_norm_epsilon
     Activation activation = Activation::GeluTanh; // activation_function: gelu_new | gelu | relu
     LayerNormPlacement layerNorm = LayerNormPlacement::Pre; // atlas_layer_norm: pre | post
-    PositionKind positions = PositionKind::Learned;          // atlas_positions: learned | sinusoidal
-    bool causal = true;                                      // atlas_causal
+    PositionKind positions = PositionKind::Learned; // atlas_positions: learned | sinusoidal
+    bool causal = true; // atlas_causal
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
-    std::string description;        // atlas_description: shown in the model menu
+    std::string description; // atlas_description: shown in the model menu
 
     int headDim() const { return dModel / heads; }
     // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.

@@ -19,7 +19,8 @@ struct AttentionMask
     {
         for (int p : padding) {
             if (p < 0 || p >= T)
-                throw Error("padding position " + std::to_string(p) + " is outside the input (0.." + std::to_string(T - 1) + ")");
+                throw Error("padding position " + std::to_string(p) + " is outside the input (0.."
+                    + std::to_string(T - 1) + ")");
             keyOk[static_cast<size_t>(p)] = 0;
         }
     }
@@ -63,8 +64,8 @@ void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, flo
         out.slice(h).noalias() = (scale * q.slice(h)) * k.slice(h).transpose();
 }
 
-void attention_scores_backward(Tensor &dq, Tensor &dk, const Tensor &dout, const Tensor &q, const Tensor &k,
-                               float scale)
+void attention_scores_backward(
+    Tensor &dq, Tensor &dk, const Tensor &dout, const Tensor &q, const Tensor &k, float scale)
 {
     const int64_t H = q.dim(0), T = q.dim(1);
     requireShape(dout, {H, T, k.dim(1)}, "attention scores backward dout");
@@ -115,8 +116,7 @@ void attention_context_forward(Tensor &out, const Tensor &probs, const Tensor &v
         out.slice(h).noalias() = probs.slice(h) * v.slice(h);
 }
 
-void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, const Tensor &probs,
-                                const Tensor &v)
+void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, const Tensor &probs, const Tensor &v)
 {
     requireShape(dprobs, probs.shape(), "attention context backward dprobs");
     requireShape(dv, v.shape(), "attention context backward dv");

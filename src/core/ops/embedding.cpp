@@ -12,7 +12,7 @@ void embedding_forward(Tensor &out, const Tensor &wte, const std::vector<int> &t
     for (size_t t = 0; t < tokens.size(); ++t) {
         if (tokens[t] < 0 || tokens[t] >= V)
             throw Error("token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t)
-                        + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+                + " is outside the vocabulary [0, " + std::to_string(V) + ")");
         out.matrix().row(static_cast<Eigen::Index>(t)) = wte.matrix().row(tokens[t]);
     }
 }
@@ -26,7 +26,7 @@ void embedding_backward(Tensor &dwte, const Tensor &dout, const std::vector<int>
     for (size_t t = 0; t < tokens.size(); ++t) {
         if (tokens[t] < 0 || tokens[t] >= dwte.dim(0))
             throw Error("token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t)
-                        + " is outside the vocabulary [0, " + std::to_string(dwte.dim(0)) + ")");
+                + " is outside the vocabulary [0, " + std::to_string(dwte.dim(0)) + ")");
         dw.row(tokens[t]) += g.row(static_cast<Eigen::Index>(t));
     }
 }
@@ -35,8 +35,8 @@ void positions_learned_forward(Tensor &out, const Tensor &wpe)
 {
     const int64_t T = out.dim(0);
     if (T > wpe.dim(0))
-        throw Error("sequence of " + std::to_string(T) + " tokens is longer than the context of "
-                    + std::to_string(wpe.dim(0)));
+        throw Error(
+            "sequence of " + std::to_string(T) + " tokens is longer than the context of " + std::to_string(wpe.dim(0)));
     out.matrix() = wpe.matrix().topRows(T);
 }
 

@@ -27,7 +27,7 @@ void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, con
 // With x̂ = (x − μ) rstd and g = w ⊙ dout, the gradient through the mean and the variance is
 // dx = rstd (g − mean(g) − x̂ mean(g ⊙ x̂)) (llm.c's layernorm_backward).
 void layernorm_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
-                        const Tensor &weight, float eps)
+    const Tensor &weight, float eps)
 {
     const int64_t T = inp.dim(0), D = inp.dim(1);
     requireShape(dinp, inp.shape(), "layernorm backward dinp");

@@ -7,14 +7,15 @@ void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const 
 {
     requireShape(out, {inp.dim(0), weight.dim(1)}, "linear output");
     if (inp.dim(1) != weight.dim(0))
-        throw Error("linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
+        throw Error(
+            "linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
     MatrixMap o = out.matrix();
     o.noalias() = inp.matrix() * weight.matrix();
     o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
 
-void linear_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
-                     const Tensor &weight)
+void linear_backward(
+    Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight)
 {
     requireShape(dout, {inp.dim(0), weight.dim(1)}, "linear backward dout");
     requireShape(dinp, inp.shape(), "linear backward dinp");

@@ -14,12 +14,12 @@ int64_t countedTargets(const std::vector<int> &targets, int64_t T, int64_t V)
 {
     if (static_cast<int64_t>(targets.size()) != T)
         throw Error("targets: " + std::to_string(targets.size()) + " ids for " + std::to_string(T)
-                    + " positions (give one per input token, -1 to skip a position)");
+            + " positions (give one per input token, -1 to skip a position)");
     int64_t n = 0;
     for (size_t t = 0; t < targets.size(); ++t) {
         if (targets[t] < -1 || targets[t] >= V)
             throw Error("targets: id " + std::to_string(targets[t]) + " at position " + std::to_string(t)
-                        + " is outside the vocabulary [0, " + std::to_string(V) + ") (and is not -1)");
+                + " is outside the vocabulary [0, " + std::to_string(V) + ") (and is not -1)");
         n += targets[t] != -1;
     }
     return n;

@@ -39,7 +39,7 @@ void add_backward(Tensor &da, Tensor &db, const Tensor &dout);
 void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias, float eps);
 // dinp, dout, inp are (T,D); dweight, dbias, weight are (D). Mean and variance are recomputed from inp.
 void layernorm_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
-                        const Tensor &weight, float eps);
+    const Tensor &weight, float eps);
 
 // ---- linear.cpp
 
@@ -47,8 +47,8 @@ void layernorm_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tens
 void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias);
 // dinp, inp are (T,I); dweight, weight are (I,O); dbias is (O); dout is (T,O):
 // dinp += dout weightᵀ, dweight += inpᵀ dout, dbias += Σ_t dout[t]
-void linear_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp,
-                     const Tensor &weight);
+void linear_backward(
+    Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight);
 // out is (T,V); inp is (T,D); wte is (V,D): out = inp wteᵀ (output projection tied to the embedding)
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte);
 // dinp, inp are (T,D); dwte, wte are (V,D); dout is (T,V): dinp += dout wte, dwte += doutᵀ inp
@@ -63,8 +63,8 @@ void split_heads_backward(Tensor &dqkv, const Tensor &dq, const Tensor &dk, cons
 // out is (H,T,T); q, k are (H,T,d): out[h] = q[h] k[h]^T * scale
 void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, float scale);
 // dq, dk, q, k are (H,T,d); dout is (H,T,T): dq[h] += scale dout[h] k[h], dk[h] += scale dout[h]ᵀ q[h]
-void attention_scores_backward(Tensor &dq, Tensor &dk, const Tensor &dout, const Tensor &q, const Tensor &k,
-                               float scale);
+void attention_scores_backward(
+    Tensor &dq, Tensor &dk, const Tensor &dout, const Tensor &q, const Tensor &k, float scale);
 // out, scores are (H,T,T): out = scores where query i may attend key j (j <= i when causal, j not padding),
 // else -inf
 void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding);
@@ -73,8 +73,7 @@ void attention_mask_backward(Tensor &dscores, const Tensor &dout, bool causal, c
 // out is (H,T,d); probs is (H,T,T); v is (H,T,d)
 void attention_context_forward(Tensor &out, const Tensor &probs, const Tensor &v);
 // dprobs, probs are (H,T,T); dv, v, dout are (H,T,d): dprobs[h] += dout[h] v[h]ᵀ, dv[h] += probs[h]ᵀ dout[h]
-void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, const Tensor &probs,
-                                const Tensor &v);
+void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, const Tensor &probs, const Tensor &v);
 // out is (T,D); ctx is (H,T,d)
 void merge_heads_forward(Tensor &out, const Tensor &ctx);
 // dctx is (H,T,d); dout is (T,D)

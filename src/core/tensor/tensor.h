@@ -22,18 +22,15 @@ using Shape = std::vector<int64_t>;
 // Tensor storage aligned to 64 bytes: Eigen's vectorised reductions peel off a different number of leading
 // elements depending on the address, so with unaligned storage the same data could sum in another order and
 // give other bits. With every buffer aligned the same way, a recomputed tensor is bit-identical.
-template <typename T>
-struct AlignedAllocator
+template <typename T> struct AlignedAllocator
 {
     using value_type = T;
-    static constexpr std::align_val_t alignment{64};
+    static constexpr std::align_val_t alignment {64};
     AlignedAllocator() = default;
-    template <typename U>
-    AlignedAllocator(const AlignedAllocator<U> &) {}
+    template <typename U> AlignedAllocator(const AlignedAllocator<U> &) { }
     T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), alignment)); }
     void deallocate(T *p, size_t) { ::operator delete(p, alignment); }
-    template <typename U>
-    bool operator==(const AlignedAllocator<U> &) const { return true; }
+    template <typename U> bool operator==(const AlignedAllocator<U> &) const { return true; }
 };
 using FloatBuffer = std::vector<float, AlignedAllocator<float>>;
 

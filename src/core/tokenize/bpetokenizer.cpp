@@ -26,8 +26,8 @@ constexpr size_t kMaxCachedWordBytes = 256; // longer words are rare and would o
 // bytes_to_unicode(): printable bytes stand for themselves, the other 68 for U+0100, U+0101, … in byte order.
 struct ByteAlphabet
 {
-    std::array<char32_t, 256> toUnicode{};
-    std::array<int, 324> toByte{}; // code point -> byte, -1 when not one of the 256 symbols
+    std::array<char32_t, 256> toUnicode {};
+    std::array<int, 324> toByte {}; // code point -> byte, -1 when not one of the 256 symbols
 
     ByteAlphabet()
     {
@@ -75,7 +75,7 @@ std::string hexCodePoint(uint32_t cp)
 struct StringHash
 {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
 };
 
 void appendByteEscape(std::string &out, unsigned char byte)
@@ -131,10 +131,10 @@ struct BpeVocabulary
     std::vector<bool> idPresent;
     int tokenCount = 0;
     std::unordered_map<std::string, int, StringHash, std::equal_to<>> symbolOf; // bytes -> symbol
-    std::array<int, 256> byteSymbol{};
+    std::array<int, 256> byteSymbol {};
     int firstExtra = 0;
     std::vector<std::pair<int, int>> extraParts; // extra symbol - firstExtra -> the merge that made it
-    std::unordered_map<uint64_t, Merge> merges;  // (left << 32 | right) -> rank and result
+    std::unordered_map<uint64_t, Merge> merges; // (left << 32 | right) -> rank and result
 
     mutable std::mutex cacheMutex;
     mutable std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>> cache;
@@ -166,8 +166,8 @@ void BpeVocabulary::readVocab(const std::string &path)
     std::string bytes;
     for (const auto &[key, value] : json.items()) {
         if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
-            throw Error(path + ": token '" + key + "' has id " + value.dump() + "; ids are integers 0.." +
-                        std::to_string(kMaxTokenId));
+            throw Error(path + ": token '" + key + "' has id " + value.dump() + "; ids are integers 0.."
+                + std::to_string(kMaxTokenId));
         const int id = value.get<int>();
         if (size_t(id) >= idBytes.size()) {
             idBytes.resize(id + 1);
@@ -190,8 +190,8 @@ void BpeVocabulary::readVocab(const std::string &path)
         if (it == symbolOf.end()) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "0x%02X", b);
-            throw Error(path + ": byte " + buf + " (symbol " + hexCodePoint(alphabet().toUnicode[b]) +
-                        ") has no token; a byte-level BPE vocabulary has a token for each of the 256 bytes");
+            throw Error(path + ": byte " + buf + " (symbol " + hexCodePoint(alphabet().toUnicode[b])
+                + ") has no token; a byte-level BPE vocabulary has a token for each of the 256 bytes");
         }
         byteSymbol[b] = it->second;
     }
@@ -212,7 +212,7 @@ void BpeVocabulary::addMerge(int left, int right, int rank, const std::string &b
     if (result >= firstExtra && extraParts[result - firstExtra].first < 0)
         extraParts[result - firstExtra] = {left, right};
     // As in GPT-2's dict(zip(merges, range(...))): a pair listed twice keeps its later rank.
-    merges[uint64_t(uint32_t(left)) << 32 | uint32_t(right)] = Merge{rank, result};
+    merges[uint64_t(uint32_t(left)) << 32 | uint32_t(right)] = Merge {rank, result};
 }
 
 void BpeVocabulary::readMerges(const std::string &path)
@@ -237,13 +237,13 @@ void BpeVocabulary::readMerges(const std::string &path)
         const std::string_view left = line.substr(0, space);
         const std::string_view right = space == line.npos ? std::string_view() : line.substr(space + 1);
         if (left.empty() || right.empty() || right.find(' ') != right.npos)
-            throw Error(where() + "expected two symbols separated by one space, got '" +
-                        std::string(line.substr(0, 60)) + "'");
+            throw Error(
+                where() + "expected two symbols separated by one space, got '" + std::string(line.substr(0, 60)) + "'");
         uint32_t bad = 0;
         if (!unicodeToBytes(left, leftBytes, bad) || !unicodeToBytes(right, rightBytes, bad))
-            throw Error(where() + (bad == kInvalidCodePoint
-                                       ? std::string("not valid UTF-8")
-                                       : hexCodePoint(bad) + " is not one of GPT-2's 256 byte symbols"));
+            throw Error(where()
+                + (bad == kInvalidCodePoint ? std::string("not valid UTF-8")
+                                            : hexCodePoint(bad) + " is not one of GPT-2's 256 byte symbols"));
         addMerge(intern(leftBytes), intern(rightBytes), rank++, leftBytes + rightBytes);
     }
 }
@@ -335,8 +335,8 @@ BpeTokenizer::BpeTokenizer(const std::string &vocabPath, const std::string &merg
 bool BpeTokenizer::directoryHasFiles(const std::string &directory)
 {
     std::error_code ec;
-    return !directory.empty() && fs::is_regular_file(fs::path(directory) / "vocab.json", ec) &&
-           fs::is_regular_file(fs::path(directory) / "merges.txt", ec);
+    return !directory.empty() && fs::is_regular_file(fs::path(directory) / "vocab.json", ec)
+        && fs::is_regular_file(fs::path(directory) / "merges.txt", ec);
 }
 
 std::unique_ptr<BpeTokenizer> BpeTokenizer::fromDirectory(const std::string &directory)
@@ -347,8 +347,8 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::fromDirectory(const std::string &dir
     std::string key;
     for (const std::string &file : {vocab, merges}) {
         std::error_code ec;
-        key += fs::weakly_canonical(file, ec).string() + '|' + std::to_string(fs::file_size(file, ec)) + '|' +
-               std::to_string(fs::last_write_time(file, ec).time_since_epoch().count()) + '\n';
+        key += fs::weakly_canonical(file, ec).string() + '|' + std::to_string(fs::file_size(file, ec)) + '|'
+            + std::to_string(fs::last_write_time(file, ec).time_since_epoch().count()) + '\n';
     }
     static std::mutex mutex;
     static std::map<std::string, std::weak_ptr<BpeVocabulary>> loaded;
@@ -420,7 +420,10 @@ std::string BpeTokenizer::piece(int id) const
     return readableBytes(m_vocab->idBytes[id]);
 }
 
-int BpeTokenizer::vocabSize() const { return m_vocab->tokenCount; }
+int BpeTokenizer::vocabSize() const
+{
+    return m_vocab->tokenCount;
+}
 
 int BpeTokenizer::idOf(const std::string &tokenBytes) const
 {
@@ -440,6 +443,9 @@ void BpeTokenizer::clearCache() const
     m_vocab->cache.clear();
 }
 
-char32_t gpt2ByteToUnicode(unsigned char byte) { return alphabet().toUnicode[byte]; }
+char32_t gpt2ByteToUnicode(unsigned char byte)
+{
+    return alphabet().toUnicode[byte];
+}
 
 } // namespace atlas

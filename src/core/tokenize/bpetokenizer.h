@@ -35,7 +35,7 @@ public:
 
     int vocabSize() const; // number of entries in vocab.json
     int idOf(const std::string &tokenBytes) const; // -1 when no token has exactly these bytes
-    std::string tokenBytes(int id) const;          // throws atlas::Error for an unknown id
+    std::string tokenBytes(int id) const; // throws atlas::Error for an unknown id
     size_t cachedWords() const;
     void clearCache() const;
 

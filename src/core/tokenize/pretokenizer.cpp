@@ -11,7 +11,7 @@ using unicode::CharClass;
 
 constexpr std::array<CharClass, 128> makeAsciiClasses()
 {
-    std::array<CharClass, 128> t{};
+    std::array<CharClass, 128> t {};
     for (const unicode::CharRange &r : unicode::kCharRanges)
         for (uint32_t c = r.first; c <= r.last && c < 128; ++c)
             t[c] = r.cls;
@@ -35,7 +35,10 @@ Char charAt(std::string_view text, size_t pos)
     return {charClass(d.codePoint), d.length};
 }
 
-bool isLetterOrNumber(CharClass c) { return c == CharClass::Letter || c == CharClass::Number; }
+bool isLetterOrNumber(CharClass c)
+{
+    return c == CharClass::Letter || c == CharClass::Number;
+}
 
 // Length of the apostrophe contraction at text[pos] ('s 't 're 've 'm 'll 'd, lower case only), or 0.
 size_t contractionLength(std::string_view text, size_t pos)
@@ -52,8 +55,7 @@ size_t contractionLength(std::string_view text, size_t pos)
 }
 
 // End of the run of characters starting at pos whose class matches `same`.
-template <typename Pred>
-size_t runEnd(std::string_view text, size_t pos, Pred same)
+template <typename Pred> size_t runEnd(std::string_view text, size_t pos, Pred same)
 {
     while (pos < text.size()) {
         const Char c = charAt(text, pos);
@@ -115,8 +117,8 @@ CharClass charClass(uint32_t codePoint)
     if (codePoint < 128)
         return kAsciiClasses[codePoint];
     const auto *begin = std::begin(unicode::kCharRanges), *end = std::end(unicode::kCharRanges);
-    const auto *it = std::upper_bound(begin, end, codePoint,
-                                      [](uint32_t cp, const unicode::CharRange &r) { return cp < r.first; });
+    const auto *it = std::upper_bound(
+        begin, end, codePoint, [](uint32_t cp, const unicode::CharRange &r) { return cp < r.first; });
     if (it == begin || codePoint > (it - 1)->last)
         return CharClass::Other;
     return (it - 1)->cls;

@@ -15,7 +15,7 @@ inline constexpr uint32_t kInvalidCodePoint = 0xFFFFFFFF;
 struct DecodedChar
 {
     uint32_t codePoint; // kInvalidCodePoint for a malformed byte
-    int length;         // bytes consumed, 1..4
+    int length; // bytes consumed, 1..4
 };
 
 // Decodes the UTF-8 character at text[pos] (pos < text.size()); strict: overlong forms, surrogates and values

@@ -107,7 +107,8 @@ std::vector<int> parseTokenList(const std::string &text)
         int value = 0;
         auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + j, value);
         if (ec != std::errc() || ptr != text.data() + j || value < 0)
-            throw Error("token list: '" + text.substr(i, j - i) + "' is not a token id (expected non-negative integers)");
+            throw Error(
+                "token list: '" + text.substr(i, j - i) + "' is not a token id (expected non-negative integers)");
         ids.push_back(value);
         i = j;
     }

@@ -11,9 +11,9 @@ namespace atlas {
 // One recorded tensor: the output of one operation of the program.
 struct TraceEntry
 {
-    std::string name;    // "layer.0.attn.probs"
+    std::string name; // "layer.0.attn.probs"
     std::string formula; // "P = softmax(S_masked) over keys"
-    int op = -1;         // index of the operation that produced it
+    int op = -1; // index of the operation that produced it
     Tensor tensor;
 };
 

@@ -48,7 +48,7 @@ float AdamW::step(const std::map<std::string, Tensor *> &params, const std::map<
             throw Error("AdamW: gradient '" + name + "' has no parameter of that name");
         if (it->second->shape() != g.shape())
             throw Error("AdamW: gradient '" + name + "' has shape " + g.shapeString() + ", its parameter "
-                        + it->second->shapeString());
+                + it->second->shapeString());
     }
     const float norm = gradientNorm(grads), clip = clipScale(norm, m_options.maxGradNorm);
     ++m_step;

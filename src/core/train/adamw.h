@@ -13,7 +13,7 @@ struct AdamWOptions
     float beta2 = 0.999f;
     float eps = 1e-8f;
     float weightDecay = 0.01f; // torch.optim.AdamW's default
-    float maxGradNorm = 1.0f;  // global gradient-norm clipping before each step; <= 0 turns it off
+    float maxGradNorm = 1.0f; // global gradient-norm clipping before each step; <= 0 turns it off
 };
 
 // The learning rate at step s (counted from 0): a linear warm-up, peak·(s+1)/warmupSteps for s < warmupSteps,

@@ -12,8 +12,14 @@ namespace atlas {
 namespace {
 
 // Block i's prefix in the trace ("layer.0.") and among the parameters ("h.0.").
-std::string layerName(int i) { return "layer." + std::to_string(i) + "."; }
-std::string paramName(int i) { return "h." + std::to_string(i) + "."; }
+std::string layerName(int i)
+{
+    return "layer." + std::to_string(i) + ".";
+}
+std::string paramName(int i)
+{
+    return "h." + std::to_string(i) + ".";
+}
 
 // Walks the Program of engine/program.cpp backwards. Each function takes the gradient of an operation's
 // output and adds the gradients of its inputs (activations: into a tensor it is given or returns;
@@ -35,7 +41,7 @@ public:
                 m_g.grads.emplace(name, Tensor(p->shape()));
             else if (it->second.shape() != p->shape())
                 throw Error("gradient '" + name + "' has shape " + it->second.shapeString() + ", its parameter "
-                            + p->shapeString());
+                    + p->shapeString());
         }
     }
 
@@ -67,9 +73,9 @@ private:
 Tensor BackwardPass::head(const std::vector<int> &targets)
 {
     const Tensor &logits = act("logits");
-    if (logits.shape() != Shape{T, m_c.vocab})
+    if (logits.shape() != Shape {T, m_c.vocab})
         throw Error("backward: the trace's logits are " + logits.shapeString() + ", not [" + std::to_string(T) + ", "
-                    + std::to_string(m_c.vocab) + "]: the trace is not of this model and input");
+            + std::to_string(m_c.vocab) + "]: the trace is not of this model and input");
     Tensor losses({T});
     m_g.loss += ops::crossentropy_forward(losses, logits, targets);
     Tensor dlogits(logits.shape()); // (T,V)
@@ -126,7 +132,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     const Tensor &probs = act(p + "attn.probs");
     Tensor dmerged({T, D});
     ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
-                         act(p + "attn.merged"), b.attnProjWeight);
+        act(p + "attn.merged"), b.attnProjWeight);
     Tensor dctx({H, T, d});
     ops::merge_heads_backward(dctx, dmerged);
     Tensor dprobs({H, T, T}), dv({H, T, d});
@@ -150,12 +156,18 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
     const Tensor &up = act(p + "mlp.up");
     Tensor dact(up.shape()), dup(up.shape()); // (T,F)
-    ops::linear_backward(dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown,
-                         act(p + "mlp.act"), b.fcProjWeight);
+    ops::linear_backward(
+        dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, act(p + "mlp.act"), b.fcProjWeight);
     switch (m_c.activation) {
-    case Activation::Relu: ops::relu_backward(dup, dact, up); break;
-    case Activation::GeluTanh: ops::gelu_tanh_backward(dup, dact, up); break;
-    case Activation::GeluErf: ops::gelu_erf_backward(dup, dact, up); break;
+    case Activation::Relu:
+        ops::relu_backward(dup, dact, up);
+        break;
+    case Activation::GeluTanh:
+        ops::gelu_tanh_backward(dup, dact, up);
+        break;
+    case Activation::GeluErf:
+        ops::gelu_erf_backward(dup, dact, up);
+        break;
     }
     ops::linear_backward(din, grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), dup, in, b.fcWeight);
 }
@@ -177,7 +189,8 @@ void Gradients::zero()
     loss = 0.0f;
     for (auto &[name, g] : grads) {
         float *data = g.data();
-        parallelFor(g.numel(), 1 << 20, [data](int64_t begin, int64_t end) { std::fill(data + begin, data + end, 0.0f); });
+        parallelFor(
+            g.numel(), 1 << 20, [data](int64_t begin, int64_t end) { std::fill(data + begin, data + end, 0.0f); });
     }
 }
 
@@ -188,12 +201,12 @@ Gradients backward(const Model &model, const Input &input, const Trace &trace, c
     return g;
 }
 
-void accumulateGradients(Gradients &into, const Model &model, const Input &input, const Trace &trace,
-                         const std::vector<int> &targets)
+void accumulateGradients(
+    Gradients &into, const Model &model, const Input &input, const Trace &trace, const std::vector<int> &targets)
 {
     if (targets.size() != input.tokens.size())
         throw Error("targets: " + std::to_string(targets.size()) + " ids for " + std::to_string(input.tokens.size())
-                    + " input tokens (give one per input token, -1 to skip a position)");
+            + " input tokens (give one per input token, -1 to skip a position)");
     if (std::all_of(targets.begin(), targets.end(), [](int t) { return t == -1; }))
         throw Error("targets: every target is -1, so there is no loss to differentiate");
     BackwardPass pass(model, input, trace, into);

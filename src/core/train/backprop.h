@@ -32,7 +32,7 @@ Gradients backward(const Model &model, const Input &input, const Trace &trace, c
 
 // The same, adding this input's loss and gradients into `into` (zero it first; a missing gradient is
 // created as zeros). Accumulating several inputs before an optimiser step makes a larger batch.
-void accumulateGradients(Gradients &into, const Model &model, const Input &input, const Trace &trace,
-                         const std::vector<int> &targets);
+void accumulateGradients(
+    Gradients &into, const Model &model, const Input &input, const Trace &trace, const std::vector<int> &targets);
 
 } // namespace atlas

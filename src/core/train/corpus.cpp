@@ -28,7 +28,7 @@ const std::string &wholeCorpus()
             all += readFile(f.string()) + "\n";
         if (all.size() < 2000)
             throw Error(corpusDirectory() + ": the character task needs its corpus (.txt files), found "
-                        + std::to_string(all.size()) + " bytes");
+                + std::to_string(all.size()) + " bytes");
         return all;
     }();
     return text;

@@ -10,9 +10,9 @@ namespace atlas {
 
 struct Evaluation
 {
-    float loss = 0;          // mean cross-entropy on held-out examples
+    float loss = 0; // mean cross-entropy on held-out examples
     float tokenAccuracy = 0; // fraction of target tokens predicted (argmax) correctly
-    float exactMatch = 0;    // fraction of examples with every target right
+    float exactMatch = 0; // fraction of examples with every target right
 };
 
 // Scores a model on `examples` held-out examples of a task (drawn from `seed`), both cores working.

@@ -25,7 +25,7 @@ class Task
 public:
     virtual ~Task() = default;
     virtual std::string name() const = 0;
-    virtual std::string summary() const = 0;     // one line, for `train --help` and the Train panel
+    virtual std::string summary() const = 0; // one line, for `train --help` and the Train panel
     virtual ModelConfig modelConfig() const = 0; // the shape the built-in model of this task uses
     // Training examples come from a seeded stream; held-out examples from a disjoint one (`heldOut`).
     virtual Example sample(std::mt19937_64 &rng, bool heldOut) const = 0;

@@ -35,7 +35,7 @@ std::string randomLetters(std::mt19937_64 &rng, int count, char first, int alpha
 // question is ever trained on.
 bool isHeldOut(const std::string &question)
 {
-    return std::hash<std::string>{}(question) % 5 == 0;
+    return std::hash<std::string> {}(question) % 5 == 0;
 }
 
 // "question" + separator + "answer": targets only on the answer (and on the end after it).
@@ -118,7 +118,8 @@ public:
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
-        return drawQuestion(rng, heldOut, makeQuestion, '=', [](const std::string &q) { return balanced(q) ? "y" : "n"; });
+        return drawQuestion(
+            rng, heldOut, makeQuestion, '=', [](const std::string &q) { return balanced(q) ? "y" : "n"; });
     }
 
     static bool balanced(const std::string &s)

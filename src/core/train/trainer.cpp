@@ -30,7 +30,7 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
     , m_task(Task::create(task))
     , m_taskName(task)
     , m_options(options)
-    , m_optimizer(AdamWOptions{0.9f, 0.95f, 1e-8f, options.weightDecay, 1.0f})
+    , m_optimizer(AdamWOptions {0.9f, 0.95f, 1e-8f, options.weightDecay, 1.0f})
     , m_rng(options.seed)
 {
     if (options.steps < 1 || options.batch < 1 || options.learningRate <= 0)
@@ -61,7 +61,8 @@ StepReport Trainer::step()
         total.loss += perExample[i].loss;
         for (auto &[name, g] : total.grads) {
             const Tensor &add = perExample[i].grads.at(name);
-            Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel()) += Eigen::Map<const Eigen::ArrayXf>(add.data(), add.numel());
+            Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel())
+                += Eigen::Map<const Eigen::ArrayXf>(add.data(), add.numel());
         }
     }
     const float scale = 1.0f / static_cast<float>(batch.size());

@@ -14,7 +14,7 @@ namespace atlas {
 struct TrainOptions
 {
     int steps = 3000;
-    int batch = 16;            // examples per optimiser step
+    int batch = 16; // examples per optimiser step
     float learningRate = 3e-3f; // peak of the schedule
     int warmupSteps = 100;
     float weightDecay = 0.01f;
@@ -23,8 +23,8 @@ struct TrainOptions
 
 struct StepReport
 {
-    int step = 0;         // steps done after this one
-    float loss = 0;       // mean cross-entropy of the batch
+    int step = 0; // steps done after this one
+    float loss = 0; // mean cross-entropy of the batch
     float learningRate = 0;
     float gradientNorm = 0; // before clipping
     double tokensPerSecond = 0;

@@ -27,9 +27,15 @@ void Trainer::save(const std::string &directory) const
     std::ostringstream rng;
     rng << m_rng;
     const nlohmann::json j = {
-        {"task", m_taskName}, {"step", m_step}, {"steps", m_options.steps}, {"batch", m_options.batch},
-        {"learning_rate", m_options.learningRate}, {"warmup_steps", m_options.warmupSteps},
-        {"weight_decay", m_options.weightDecay}, {"seed", m_options.seed}, {"rng", rng.str()},
+        {"task", m_taskName},
+        {"step", m_step},
+        {"steps", m_options.steps},
+        {"batch", m_options.batch},
+        {"learning_rate", m_options.learningRate},
+        {"warmup_steps", m_options.warmupSteps},
+        {"weight_decay", m_options.weightDecay},
+        {"seed", m_options.seed},
+        {"rng", rng.str()},
         {"optimizer_steps", m_optimizer.stepCount()},
     };
     writeFileAtomically((fs::path(directory) / "trainer.json").string(), j.dump(2) + "\n");

@@ -16,12 +16,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kKeys = { "view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
+const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value" };
-const std::vector<std::string> kScales = { "linear", "log" };
-const std::vector<std::string> kColormaps = { "viridis", "magma", "cividis", "greys" };
-const std::vector<std::string> kThemes = { "light", "dark" };
+    "approximation", "approximation_value"};
+const std::vector<std::string> kScales = {"linear", "log"};
+const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
+const std::vector<std::string> kThemes = {"light", "dark"};
 
 size_t editDistance(const std::string &a, const std::string &b)
 {
@@ -34,7 +34,7 @@ size_t editDistance(const std::string &a, const std::string &b)
         for (size_t j = 1; j <= b.size(); ++j) {
             const size_t above = row[j];
             const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-            row[j] = std::min({ above + 1, row[j - 1] + 1, substitute });
+            row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
             diagonal = above;
         }
     }
@@ -172,41 +172,39 @@ using Setter = std::function<void(ViewSpec &, const Reader &, const Json &)>;
 const std::map<std::string, Setter> &setters()
 {
     static const std::map<std::string, Setter> table = {
-        { "view", [](ViewSpec &s, const Reader &r, const Json &v) { s.view = r.oneOf(v, ViewSpec::viewKinds()); } },
-        { "model", [](ViewSpec &s, const Reader &r, const Json &v) { s.model = r.string(v); } },
-        { "text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); } },
-        { "tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); } },
-        { "padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); } },
-        { "layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); } },
-        { "head",
+        {"view", [](ViewSpec &s, const Reader &r, const Json &v) { s.view = r.oneOf(v, ViewSpec::viewKinds()); }},
+        {"model", [](ViewSpec &s, const Reader &r, const Json &v) { s.model = r.string(v); }},
+        {"text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); }},
+        {"tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); }},
+        {"padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); }},
+        {"layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); }},
+        {"head",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.head = r.integer(v, -1, ">= 0, or -1 for every head");
-            } },
-        { "tensor", [](ViewSpec &s, const Reader &r, const Json &v) { s.tensor = r.string(v); } },
-        { "scale", [](ViewSpec &s, const Reader &r, const Json &v) { s.scale = r.oneOf(v, kScales); } },
-        { "colormap", [](ViewSpec &s, const Reader &r, const Json &v) { s.colormap = r.oneOf(v, kColormaps); } },
-        { "top_k", [](ViewSpec &s, const Reader &r, const Json &v) { s.topK = r.integer(v, 1, ">= 1"); } },
-        { "position",
+            }},
+        {"tensor", [](ViewSpec &s, const Reader &r, const Json &v) { s.tensor = r.string(v); }},
+        {"scale", [](ViewSpec &s, const Reader &r, const Json &v) { s.scale = r.oneOf(v, kScales); }},
+        {"colormap", [](ViewSpec &s, const Reader &r, const Json &v) { s.colormap = r.oneOf(v, kColormaps); }},
+        {"top_k", [](ViewSpec &s, const Reader &r, const Json &v) { s.topK = r.integer(v, 1, ">= 1"); }},
+        {"position",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.position = r.integer(v, -1, ">= 0, or -1 for the last token");
-            } },
-        { "theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); } },
-        { "attention",
+            }},
+        {"theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); }},
+        {"attention",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.attention = r.oneOf(v, attention::attentionKernelKinds());
-            } },
-        { "attention_params",
-            [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); } },
-        { "attention_layers",
-            [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionLayers = r.integers(v); } },
-        { "approximation",
+            }},
+        {"attention_params", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); }},
+        {"attention_layers", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionLayers = r.integers(v); }},
+        {"approximation",
             [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.approximation = r.oneOf(v, { "linformer", "performer" });
-            } },
-        { "approximation_value",
+                s.approximation = r.oneOf(v, {"linformer", "performer"});
+            }},
+        {"approximation_value",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.approximationValue = r.integer(v, 0, ">= 1, or 0 for the middle of the sweep");
-            } },
+            }},
     };
     return table;
 }
@@ -215,7 +213,8 @@ const std::map<std::string, Setter> &setters()
 
 std::vector<std::string> ViewSpec::viewKinds()
 {
-    return { "approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "pattern", "tensor" };
+    return {
+        "approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "pattern", "tensor"};
 }
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)

@@ -12,15 +12,15 @@ struct ViewSpec
     std::string view = "attention"; // ViewSpec::viewKinds(): attention, heads, lines, mask, … (docs/view-spec.md)
     std::string model = "tiny-bytes"; // a built-in model name or a model directory
     std::string text = "The cat sat on the mat.";
-    std::vector<int> tokens;  // explicit token ids; when not empty they replace `text`
+    std::vector<int> tokens; // explicit token ids; when not empty they replace `text`
     std::vector<int> padding; // positions treated as padding: no query may attend to them
     int layer = 0;
-    int head = 0;             // -1 means every head of the layer (lines view)
-    std::string tensor;       // trace name shown by the tensor view, e.g. "layer.0.attn.q"
+    int head = 0; // -1 means every head of the layer (lines view)
+    std::string tensor; // trace name shown by the tensor view, e.g. "layer.0.attn.q"
     std::string scale = "linear"; // linear | log  (colour scale of heat maps)
     std::string colormap = "viridis"; // viridis | magma | cividis | greys
-    int topK = 20;            // bars in the next-token view
-    int position = -1;        // query position of the next-token view; -1 = the last token
+    int topK = 20; // bars in the next-token view
+    int position = -1; // query position of the next-token view; -1 = the last token
     std::string theme = "light"; // light | dark
     std::string attention = "full"; // attention kernel: full | lsh | bigbird | longformer | …
     std::vector<std::string> attentionParams; // its parameters as "key=value", e.g. "window=16"
