@@ -128,6 +128,7 @@ private slots:
     void maskViewMarksMinusInfinity();
     void heatmapDrawsMinusInfinityApart();
     void headsGridClickOpensHead();
+    void headsGridPoolsLongInputsOffTheGuiThread();
     void missingTensorsSayNotComputed();
     void exportWritesPngSvgPdf();
     void exportRejectsUnknownExtension();
@@ -363,6 +364,33 @@ void TestViews::headsGridClickOpensHead()
     QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(2, 2)); // not on a thumbnail
     QCOMPARE(spy.count(), 1);
     snapshot(&view, "heads");
+}
+
+// Above 1024 tokens a shown grid pools its thumbnails on a worker: "pooling…" first, then the same images a
+// headless grid makes at once.
+void TestViews::headsGridPoolsLongInputsOffTheGuiThread()
+{
+    auto trace = makeTrace(1, 2, 1100);
+    QStringList tokens;
+    for (int i = 0; i < 1100; ++i)
+        tokens << QString::number(i % 10);
+    QWidget window;
+    auto *view = new HeadsGridView(&window);
+    window.resize(600, 420);
+    view->resize(600, 420);
+    window.show();
+    view->setInput(makeInput(trace, 1, 2, tokens));
+    view->setSpec(makeSpec("heads", 0, 0));
+    QVERIFY(view->pooling());
+    QVERIFY(view->thumbnail(0, 1).isNull());
+    QTRY_VERIFY_WITH_TIMEOUT(!view->pooling(), 10000);
+    QVERIFY(!view->thumbnail(0, 1).isNull());
+
+    HeadsGridView headless;
+    headless.setInput(makeInput(trace, 1, 2, tokens));
+    headless.setSpec(makeSpec("heads", 0, 0));
+    QVERIFY(!headless.pooling());
+    QCOMPARE(view->thumbnail(0, 1), headless.thumbnail(0, 1));
 }
 
 void TestViews::missingTensorsSayNotComputed()

@@ -6,10 +6,12 @@
 #include "views/viewfonts.h"
 
 #include "util/error.h"
+#include "util/parallel.h"
 
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +21,7 @@ namespace atlas {
 namespace {
 
 constexpr int kThumbPixels = 96; // thumbnails are pooled to at most this many cells per side
+constexpr int64_t kInlineTokens = 1024; // up to this T the thumbnails are pooled at once (a few ms)
 constexpr int kMargin = 10;
 constexpr int kMinCell = 14;
 constexpr int kMaxCell = 200;
@@ -54,6 +57,13 @@ HeadsGridView::HeadsGridView(QWidget *parent)
 {
     setMouseTracking(true);
     setAutoFillBackground(false);
+    m_pool.setMaxThreadCount(1); // the pooling itself uses both cores (parallelFor)
+    connect(&m_watcher, &QFutureWatcher<Thumbnails>::finished, this, [this] { adopt(m_watcher.result()); });
+}
+
+HeadsGridView::~HeadsGridView()
+{
+    m_pool.waitForDone(); // the job owns what it reads, but its result must not reach a destroyed watcher
 }
 
 QSize HeadsGridView::sizeHint() const
@@ -99,6 +109,8 @@ void HeadsGridView::refresh()
 
 void HeadsGridView::rebuildThumbnails()
 {
+    ++m_generation; // a pooling still running is now stale
+    m_pooling = false;
     countLayersAndHeads();
     m_thumbs.assign(static_cast<size_t>(std::max(0, m_layers * m_heads)), QImage());
     m_message.clear();
@@ -109,7 +121,8 @@ void HeadsGridView::rebuildThumbnails()
         m_message = QString::fromStdString(e.what());
         return;
     }
-    // Collect the [H, T, T] slices first, then pool them in parallel (2048 tokens x 144 heads is real work).
+    // Collect the [H, T, T] slices, then pool them on both cores (2048 tokens x 144 heads, or 8192 x 8, is real
+    // work: above kInlineTokens on a worker thread).
     std::vector<std::pair<size_t, const Tensor *>> jobs;
     for (int l = 0; l < m_layers; ++l) {
         QString problem;
@@ -121,14 +134,38 @@ void HeadsGridView::rebuildThumbnails()
         m_message = notComputedText(tr("softmax"), traceName(0, "attn.probs"));
         return;
     }
-    const bool log = m_spec.scale == "log";
-    const int count = static_cast<int>(jobs.size());
-#pragma omp parallel for schedule(dynamic)
-    for (int i = 0; i < count; ++i) {
-        const auto &[index, tensor] = jobs[static_cast<size_t>(i)];
-        const int head = static_cast<int>(index % static_cast<size_t>(m_heads));
-        m_thumbs[index] = makeThumbnail(tensor->slice(head).data(), static_cast<int>(tensor->dim(1)), *lut, log);
+    // The job keeps the trace alive, so the tensor pointers stay valid after a new trace arrives.
+    const int64_t tokens = jobs.front().second->dim(1);
+    auto pool = [trace = m_input.trace, jobs = std::move(jobs), colormap = m_spec.colormap, log = m_spec.scale == "log",
+                    count = m_thumbs.size(), heads = size_t(m_heads), generation = m_generation]() {
+        Thumbnails out;
+        out.generation = generation;
+        out.images.assign(count, QImage());
+        const ColorLut lut(colormap);
+        parallelFor(int64_t(jobs.size()), 1, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                const auto &[index, tensor] = jobs[size_t(i)];
+                out.images[index] = makeThumbnail(
+                    tensor->slice(int64_t(index % heads)).data(), static_cast<int>(tensor->dim(1)), lut, log);
+            }
+        });
+        return out;
+    };
+    if (tokens <= kInlineTokens || (parentWidget() == nullptr && !isVisible())) { // small, or headless (render)
+        adopt(pool());
+        return;
     }
+    m_pooling = true;
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(pool)));
+}
+
+void HeadsGridView::adopt(const Thumbnails &thumbnails)
+{
+    if (thumbnails.generation != m_generation)
+        return;
+    m_thumbs = thumbnails.images;
+    m_pooling = false;
+    update();
 }
 
 QImage HeadsGridView::thumbnail(int layer, int head) const
@@ -236,7 +273,8 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
                 p.drawRect(r.adjusted(0, 0, -1, -1));
                 p.setPen(textColor());
                 if (g.thumb >= 48)
-                    p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, tr("not computed yet"));
+                    p.drawText(
+                        r, Qt::AlignCenter | Qt::TextWordWrap, m_pooling ? tr("pooling…") : tr("not computed yet"));
                 continue;
             }
             p.drawImage(r, img);

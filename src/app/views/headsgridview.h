@@ -2,7 +2,9 @@
 
 #include "views/view.h"
 
+#include <QFutureWatcher>
 #include <QImage>
+#include <QThreadPool>
 
 #include <memory>
 #include <vector>
@@ -18,6 +20,8 @@ class HeadsGridView : public View
 
 public:
     explicit HeadsGridView(QWidget *parent = nullptr);
+    ~HeadsGridView() override;
+    bool pooling() const { return m_pooling; } // thumbnails of a long input are being made on a worker thread
 
     int layerCount() const { return m_layers; }
     int headCount() const { return m_heads; }
@@ -52,7 +56,14 @@ private:
         int head = -1;
     };
 
+    struct Thumbnails
+    {
+        uint64_t generation = 0;
+        std::vector<QImage> images; // [layer * heads + head]
+    };
+
     void rebuildThumbnails();
+    void adopt(const Thumbnails &thumbnails);
     void countLayersAndHeads();
     Grid grid() const;
     Hit hitTest(const QPoint &pos) const;
@@ -61,6 +72,10 @@ private:
     QColor textColor() const;
 
     std::vector<QImage> m_thumbs; // [layer * heads + head]
+    bool m_pooling = false; // long inputs: the thumbnails are being pooled on m_pool
+    QThreadPool m_pool;
+    QFutureWatcher<Thumbnails> m_watcher;
+    uint64_t m_generation = 0;
     int m_layers = 0;
     int m_heads = 0;
     QString m_message;
