@@ -133,6 +133,8 @@ private slots:
     {
         Session session;
         MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show(); // the screenshot below is of the window as a user sees it
         session.openModel("tiny-bytes");
         QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
         waitIdle(session);
