@@ -50,13 +50,16 @@ ApproximationErrorPlot::ApproximationErrorPlot(QWidget *parent)
     yAxis->setLabel(tr("weights: mean row Σⱼ|wᵢⱼ − pᵢⱼ|"));
     yAxis2->setLabel(tr("context: mean |ΔC|"));
     legend->setVisible(true);
-    // Errors fall from the top left to the bottom right: the bottom left stays free.
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
     plotLayout()->insertRow(0);
     QFont titleFont = font();
     titleFont.setPointSizeF(11);
     titleFont.setBold(true);
     plotLayout()->addElement(0, 0, new QCPTextElement(this, tr("Error against exact softmax attention"), titleFont));
+    // The legend gets a row of its own under the title: inside the axes it would cover the curves on a small plot.
+    axisRect()->insetLayout()->take(legend);
+    plotLayout()->insertRow(1);
+    plotLayout()->addElement(1, 0, legend);
+    plotLayout()->setRowStretchFactor(1, 0.001);
     m_marker = new QCPItemStraightLine(this);
     m_markerLabel = new QCPItemText(this);
     m_markerLabel->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
@@ -127,7 +130,7 @@ void ApproximationErrorPlot::fill()
     yAxis->setVisible(s.hasWeightErrors); // no weight errors above kMaxDenseSweepTokens: no empty axis either
     QCPAxis *axes[2] = {yAxis, yAxis2};
     for (int a = 0; a < 2; ++a)
-        axes[a]->setRange(hi[a] > 0 ? QCPRange(lo[a] / 3, hi[a] * 1.6) : QCPRange(0.01, 1)); // room for the legend
+        axes[a]->setRange(hi[a] > 0 ? QCPRange(lo[a] / 1.6, hi[a] * 1.6) : QCPRange(0.01, 1));
     m_weightMean->setName(s.hasWeightErrors
             ? tr("weights, mean (left axis)")
             : tr("weights: not computed (T > %1)").arg(attention::kMaxDenseSweepTokens));
