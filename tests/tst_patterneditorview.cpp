@@ -191,6 +191,11 @@ private slots:
         QCOMPARE(view.summary()->allowedPairs, expected.allowedPairs);
         QVERIFY(view.readoutText().contains(grouped(expected.allowedPairs)));
         QVERIFY(!view.plot()->hoverTextAt(view.plot()->cellCenter(100, 3)).isEmpty());
+        // Block level: the tick labels are the blocks' first positions, without a "#index" in front.
+        const auto ticker = view.plot()->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+        QVERIFY(ticker && ticker->ticks().size() > 1);
+        QCOMPARE(ticker->ticks().first(), QStringLiteral("0"));
+        QCOMPARE(ticker->ticks().last(), QString::number(view.summary()->cellEdges[size_t(ticker->ticks().lastKey())]));
         maybeSave(view, "pattern-longformer-16384.png");
         view.kindBox()->setCurrentText("bigbird");
         emit view.kindBox()->activated(view.kindBox()->currentIndex());

@@ -396,6 +396,15 @@ void HeatmapPlot::setLabels(const QStringList &rowLabels, const QStringList &col
     updateTicks();
 }
 
+void HeatmapPlot::setIndexInLabels(bool on)
+{
+    if (on == m_indexInLabels)
+        return;
+    m_indexInLabels = on;
+    m_tickKey.clear();
+    updateTicks();
+}
+
 void HeatmapPlot::updateTicks()
 {
     // Room for labels, estimated from the widget size (the axis rect is only laid out at the next replot).
@@ -429,7 +438,7 @@ void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int 
         if (token.isEmpty() || token == number)
             texts.append(number);
         else
-            texts.append(step == 1 ? token : number + QLatin1Char(' ') + token);
+            texts.append(step == 1 || !m_indexInLabels ? token : number + QLatin1Char(' ') + token);
     }
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     ticker->setTicks(ticks, texts);

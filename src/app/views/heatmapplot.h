@@ -39,6 +39,8 @@ public:
     void setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner = nullptr);
     // Axis tick labels; rebuilt only when they (or the room for them) change.
     void setLabels(const QStringList &rowLabels, const QStringList &colLabels);
+    // Whether sparse tick labels start with the row/column index ("#40 t"); off when the labels are numbers already.
+    void setIndexInLabels(bool on);
     void setTitle(const QString &title);
     void setAxisTitles(const QString &xTitle, const QString &yTitle);
     void setValueLabel(const QString &label); // colour bar label
@@ -108,6 +110,7 @@ private:
     std::shared_ptr<const void> m_owner;
     Pooled m_pooled;
 
+    bool m_indexInLabels = true;
     QStringList m_rowLabels;
     QStringList m_colLabels;
     QString m_tickKey; // what the current tickers were built from

@@ -401,13 +401,14 @@ void PatternEditorView::showSummary()
     if (exact)
         m_plot->setAxisTitles(tr("key position j"), tr("query position i"));
     else
-        m_plot->setAxisTitles(tr("key block # and its first position j"), tr("query block # and its first position i"));
+        m_plot->setAxisTitles(tr("key position j (first of its block)"), tr("query position i (first of its block)"));
     QStringList labels;
     if (exact)
         labels = tokenLabels(m_input, s.cells);
     else
         for (int c = 0; c < s.cells; ++c)
             labels << QString::number(s.cellEdges[size_t(c)]);
+    m_plot->setIndexInLabels(exact);
     m_plot->setLabels(labels, labels);
     m_plot->setValueLabel(exact ? tr("1 = attended") : tr("share of the block attended (log scale; darkest: none)"));
     QString params; // lines of about 36 characters, so that the title never squeezes the plot
