@@ -255,31 +255,29 @@ void LshView::paintSphere(QPainter &p, const QRect &area) const
     }
     std::sort(byAngle.begin(), byAngle.end(), [&](int a, int b) { return angle[size_t(a)] < angle[size_t(b)]; });
     const bool labels = m_data.T <= 96;
-    const double labelGap = (sm.height() + 2) / (radius + 10);
-    double lastAngle = -10;
-    int ring = 0;
+    std::vector<QRectF> placed; // labels already drawn: a label takes the first free ring, or is left out
     p.setFont(small);
     for (int t : byAngle) {
         const double a = angle[size_t(t)];
-        ring = a - lastAngle < labelGap ? (ring + 1) % 3 : 0;
-        lastAngle = a;
         const QColor color = lshBucketColor(m_data.bucket[size_t(m_round)][size_t(t)], m_data.buckets);
         p.setPen(QPen(theme.text, 1));
         p.setBrush(color);
         p.drawEllipse(at(a, radius), 5.5, 5.5);
         if (!labels)
             continue;
-        const QPointF anchor = at(a, radius + 12 + ring * (sm.height() + 1));
         const QString text = tokenLabel(m_input, t);
-        const QRectF textBox(anchor.x() - 40, anchor.y() - sm.height() / 2.0, 80, sm.height());
-        p.setPen(labelColor(color, theme));
-        const Qt::Alignment align = std::cos(a) > 0.3 ? Qt::AlignLeft
-            : std::cos(a) < -0.3                      ? Qt::AlignRight
-                                                      : Qt::AlignHCenter;
-        const QRectF placed = align == Qt::AlignLeft ? textBox.translated(40, 0)
-            : align == Qt::AlignRight                ? textBox.translated(-40, 0)
-                                                     : textBox;
-        p.drawText(placed, align | Qt::AlignVCenter, text);
+        const double width = sm.horizontalAdvance(text) + 2, c = std::cos(a);
+        for (int ring = 0; ring < 4; ++ring) {
+            const QPointF anchor = at(a, radius + 12 + ring * (sm.height() + 1));
+            const double left = c > 0.3 ? anchor.x() : c < -0.3 ? anchor.x() - width : anchor.x() - width / 2;
+            const QRectF box(left, anchor.y() - sm.height() / 2.0, width, sm.height());
+            if (std::any_of(placed.begin(), placed.end(), [&](const QRectF &r) { return r.intersects(box); }))
+                continue;
+            p.setPen(labelColor(color, theme));
+            p.drawText(box, Qt::AlignCenter, text);
+            placed.push_back(box);
+            break;
+        }
     }
     for (int b = 0; b < m_data.buckets && m_data.buckets <= 16; ++b) { // legend, top left
         const QRect swatch(box.left(), box.top() + 4 + b * (sm.height() + 3), 12, sm.height() - 2);
