@@ -101,6 +101,16 @@ private slots:
         QVERIFY2(approx.out.contains("| 32 |"), qPrintable(approx.out)); // one row per k, up to k = N
     }
 
+    // Generation stops at the model's context and still prints the text (austen's context: 128 characters).
+    void generateStopsWhenTheContextIsFull()
+    {
+        const auto r = run({"generate", "--model", "austen", "--text", "It is a truth", "--steps", "200"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(
+            r.out.contains("stopped after 115 tokens: the model's context of 128 tokens is full"), qPrintable(r.out));
+        QVERIFY(r.out.contains("\nIt is a truth"));
+    }
+
     void errorsExitNonZeroWithAReason_data()
     {
         QTest::addColumn<QStringList>("args");

@@ -127,6 +127,17 @@ private slots:
         waitIdle(session);
         QCOMPARE(session.kvCacheSummary().count('\n'), 4);
         QVERIFY(session.kvCacheSummary().contains(QString("%1 positions").arg(before + 4)));
+
+        // A model with a short context (austen: 128 characters) stops when it is full and keeps what it wrote.
+        session.openModel("austen");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "austen" && !session.busy(), 20000);
+        waitIdle(session);
+        const size_t prompt = session.input().tokens.size();
+        QVERIFY(prompt < 128);
+        session.generate(200, {});
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(session.input().tokens.size(), size_t(128), 20000);
+        QVERIFY(session.kvCacheSummary().contains("context of 128 tokens is full"));
     }
 
     void efficientKernelReplacesTheAttentionOps()

@@ -9,7 +9,7 @@
 namespace atlas {
 
 // generate --model NAME|DIR (--text "..." | --tokens ...) [--steps 20 --temperature 0 --top-k 0 --seed 0]
-// Prints each new token with the KV cache's size as it grows.
+// Prints each new token with the KV cache's size as it grows, then the text; stops early when the context is full.
 int generateCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "tokens", "text", "padding", "steps", "temperature", "top-k", "seed"});
@@ -21,6 +21,11 @@ int generateCommand(const CommandArgs &argv)
     Generator generator(run.model, run.input.tokens, options);
     const int steps = args.intValue("steps", 20);
     for (int s = 0; s < steps; ++s) {
+        if (int(generator.tokens().size()) >= run.model->config.context) { // the text so far is still worth printing
+            std::printf(
+                "stopped after %d tokens: the model's context of %d tokens is full\n", s, run.model->config.context);
+            break;
+        }
         const int id = generator.generate();
         std::printf("%4d  id %-6d %-10s KV cache: %d positions, %.1f KiB\n", s + 1, id,
             run.tokenizer->piece(id).c_str(), generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0);

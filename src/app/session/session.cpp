@@ -234,6 +234,10 @@ void Session::generate(int count, SamplingOptions options)
         Generator generator(model, prompt, options);
         QString steps;
         for (int i = 0; i < count && !m_cancel; ++i) {
+            if (int(generator.tokens().size()) >= model->config.context) { // keep what was generated
+                steps += tr("Stopped: the model's context of %1 tokens is full.\n").arg(model->config.context);
+                break;
+            }
             const int id = generator.generate();
             steps += QString("+ %1 (#%2): KV cache %3 positions × %4 layers × K,V = %5 KiB\n")
                          .arg(QString::fromStdString(tokenizer->piece(id)))
