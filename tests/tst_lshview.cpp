@@ -1,6 +1,7 @@
 // The LSH view: buckets from the trace, the (bucket, position) order, the sorted matrix's allowed cells against
 // the kernel's own mask, and the pairs full attention weighs that LSH missed.
 #include "engine/engine.h"
+#include "views/colormaps.h"
 #include "views/lshview.h"
 #include "views/specrunner.h"
 
@@ -143,6 +144,30 @@ private slots:
             total += int(expected);
         }
         QVERIFY(total > 0); // the check above is not vacuous
+    }
+
+    // Beyond 1024 tokens the sorted matrix is drawn in blocks: 1500 tokens in 2 × 2 blocks, a block grey only when
+    // the round allows none of its pairs.
+    void longInputsDrawTheSortedMatrixInBlocks()
+    {
+        ViewSpec spec;
+        spec.view = "lsh";
+        spec.model = "tiny-bytes";
+        for (int i = 0; i < 1500; ++i)
+            spec.tokens.push_back('a' + (i * 7) % 26);
+        spec.attention = "lsh";
+        spec.attentionParams = {"rounds=1", "buckets=4", "chunk=16"};
+        const SpecRun run = runSpec(spec);
+        LshView view;
+        view.resize(1400, 900);
+        view.setSpec(spec);
+        view.setInput(run.viewInput);
+        const QImage image = view.sortedImage(0);
+        QCOMPARE(image.size(), QSize(750, 750));
+        const QRgb grey = ColorLut(spec.colormap).masked();
+        QVERIFY(image.pixel(0, 0) != grey); // the first sorted query attends the first sorted key
+        QCOMPARE(image.pixel(749, 0), grey); // the first query, the last keys: another chunk, and in the future
+        QVERIFY(!view.grab().isNull());
     }
 
     void fullAttentionLayerShowsTheMessage()

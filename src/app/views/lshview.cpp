@@ -140,15 +140,23 @@ void LshView::rebuildImage()
     const float upper = std::max(1e-12f, *std::max_element(m_data.probs.begin(), m_data.probs.end()));
     const bool log = m_spec.scale == "log";
     const float floor = upper * 1e-4f, logSpan = std::log(upper / floor);
+    // Long inputs are drawn in blocks of `step` × `step` sorted pairs: each pixel shows its block's largest
+    // allowed weight (a sparse pattern would fade under a mean), grey when the block allows nothing.
+    const int step = (T + kMaxImageSide - 1) / kMaxImageSide, side = (T + step - 1) / step;
     for (int r = 0; r < m_data.rounds; ++r) {
-        QImage image(T, T, QImage::Format_RGB32);
+        QImage image(side, side, QImage::Format_RGB32);
         const std::vector<int> &order = m_data.order[size_t(r)];
-        for (int a = 0; a < T; ++a) {
-            auto *line = reinterpret_cast<QRgb *>(image.scanLine(a));
-            for (int b = 0; b < T; ++b) {
-                const float w = m_data.probs[size_t(order[size_t(a)]) * size_t(T) + size_t(order[size_t(b)])];
+        for (int y = 0; y < side; ++y) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+            for (int x = 0; x < side; ++x) {
+                float w = -1; // no allowed pair yet
+                for (int a = y * step; a < std::min(T, (y + 1) * step); ++a)
+                    for (int b = x * step; b < std::min(T, (x + 1) * step); ++b)
+                        if (m_data.allowedSorted(r, a, b))
+                            w = std::max(
+                                w, m_data.probs[size_t(order[size_t(a)]) * size_t(T) + size_t(order[size_t(b)])]);
                 const float t = log ? std::log(std::max(w, floor) / floor) / logSpan : w / upper;
-                line[b] = m_data.allowedSorted(r, a, b) ? lut->map(t) : lut->masked();
+                line[x] = w >= 0 ? lut->map(t) : lut->masked();
             }
         }
         m_sortedImages.push_back(image);
@@ -297,14 +305,15 @@ void LshView::paintGrid(QPainter &p, const QRect &area) const
     const QFontMetrics sm(small);
     p.setFont(small);
     const int rowLabel = sm.horizontalAdvance(tr("round %1").arg(m_data.rounds)) + 8;
-    const int cw = std::max(2, std::min(34, (box.width() - rowLabel) / std::max(1, m_data.T)));
+    // Wide cells for short inputs; for long ones fractions of a pixel, so the strip always fits its panel.
+    const double cw = std::min(34.0, double(box.width() - rowLabel) / std::max(1, m_data.T));
     const int ch = std::max(4, std::min(26, (box.height() - sm.height() - 6) / std::max(1, m_data.rounds)));
     const int top = box.top() + sm.height() + 4, left = box.left() + rowLabel;
     p.setPen(theme.text);
     if (cw >= sm.height())
         for (int t = 0; t < m_data.T; ++t)
-            p.drawText(QRect(left + t * cw, box.top(), cw, sm.height()), Qt::AlignCenter,
-                sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, cw));
+            p.drawText(QRectF(left + t * cw, box.top(), cw, sm.height()), Qt::AlignCenter,
+                sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, int(cw)));
     for (int r = 0; r < m_data.rounds; ++r) {
         p.setPen(theme.text);
         p.drawText(QRect(box.left(), top + r * ch, rowLabel - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
@@ -312,8 +321,8 @@ void LshView::paintGrid(QPainter &p, const QRect &area) const
         for (int t = 0; t < m_data.T; ++t) {
             const int b = gridBucket(r, t);
             const QColor fill = lshBucketColor(b, m_data.buckets);
-            const QRect cell(left + t * cw, top + r * ch, cw, ch);
-            p.fillRect(cell.adjusted(0, 0, -1, -1), fill);
+            const QRectF cell(left + t * cw, top + r * ch, cw, ch);
+            p.fillRect(cw >= 3 ? cell.adjusted(0, 0, -1, -1) : cell.adjusted(0, 0, 0, -1), fill);
             if (cw >= 14 && ch >= sm.height()) {
                 p.setPen(readableOn(fill));
                 p.drawText(cell, Qt::AlignCenter, QString::number(b));
@@ -322,7 +331,7 @@ void LshView::paintGrid(QPainter &p, const QRect &area) const
         if (r == m_round) {
             p.setPen(QPen(theme.text, 2));
             p.setBrush(Qt::NoBrush);
-            p.drawRect(QRect(left - 1, top + r * ch - 1, m_data.T * cw + 1, ch + 1));
+            p.drawRect(QRectF(left - 1, top + r * ch - 1, m_data.T * cw + 1, ch + 1));
         }
     }
     p.setPen(theme.text);
@@ -345,13 +354,14 @@ void LshView::paintSorted(QPainter &p, const QRect &area) const
     box.setBottom(captionBox.top() - 6);
     const int T = m_data.T;
     const int labelW = sm.horizontalAdvance(QStringLiteral("WWW")) + 6;
-    const int side = std::max(T, std::min(box.width() - labelW, box.height() - labelW) / T * T);
+    const int room = std::max(1, std::min(box.width() - labelW, box.height() - labelW));
+    const int side = T <= room ? room / T * T : room; // whole pixels per token when they fit
     const QRect map(box.left() + labelW, box.top() + labelW, side, side);
     if (size_t(m_round) < m_sortedImages.size())
         p.drawImage(map, m_sortedImages[size_t(m_round)]);
     const double cell = double(side) / T;
     p.setPen(QPen(theme.text, 1.5));
-    for (int k = m_data.chunk; k < T; k += m_data.chunk) {
+    for (int k = m_data.chunk; k < T && m_data.chunk * cell >= 12; k += m_data.chunk) { // no mesh of lines
         p.drawLine(QPointF(map.left(), map.top() + k * cell), QPointF(map.right() + 1, map.top() + k * cell));
         p.drawLine(QPointF(map.left() + k * cell, map.top()), QPointF(map.left() + k * cell, map.bottom() + 1));
     }

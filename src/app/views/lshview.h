@@ -23,6 +23,8 @@ class LshView : public View
     Q_OBJECT
 
 public:
+    static constexpr int kMaxImageSide = 1024; // sorted matrices of longer inputs are drawn in blocks
+
     static constexpr int kRoundMilliseconds = 1000;
 
     explicit LshView(QWidget *parent = nullptr);
@@ -42,6 +44,12 @@ public:
 
     QSize sizeHint() const override { return {1400, 900}; }
     QSize minimumSizeHint() const override { return {600, 400}; }
+
+    // Panel 3's sorted matrix of a round: one pixel per sorted pair, or per block of pairs above kMaxImageSide tokens.
+    QImage sortedImage(int round) const
+    {
+        return size_t(round) < m_sortedImages.size() ? m_sortedImages[size_t(round)] : QImage();
+    }
 
 protected:
     void refresh() override;
