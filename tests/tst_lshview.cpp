@@ -6,6 +6,7 @@
 #include "views/specrunner.h"
 
 #include <QTest>
+#include <QWidget>
 
 #include <cmath>
 
@@ -168,6 +169,20 @@ private slots:
         QVERIFY(image.pixel(0, 0) != grey); // the first sorted query attends the first sorted key
         QCOMPARE(image.pixel(749, 0), grey); // the first query, the last keys: another chunk, and in the future
         QVERIFY(!view.grab().isNull());
+
+        // In the window the same input is read on a worker thread, the view saying so meanwhile.
+        QWidget window;
+        auto *shown = new LshView(&window);
+        window.resize(1400, 900);
+        shown->resize(1400, 900);
+        window.show();
+        shown->setSpec(spec);
+        shown->setInput(run.viewInput);
+        QVERIFY(shown->building());
+        QVERIFY(shown->message().startsWith("Reading the buckets"));
+        QTRY_VERIFY_WITH_TIMEOUT(!shown->building() && shown->message().isEmpty(), 20000);
+        QCOMPARE(shown->sortedImage(0), image);
+        QCOMPARE(shown->rounds(), 1);
     }
 
     void fullAttentionLayerShowsTheMessage()

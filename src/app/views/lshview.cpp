@@ -9,6 +9,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -44,11 +45,18 @@ QColor lshBucketColor(int b, int n)
 LshView::LshView(QWidget *parent)
     : View(parent)
 {
+    m_pool.setMaxThreadCount(1);
+    connect(&m_watcher, &QFutureWatcher<Built>::finished, this, [this] { adopt(m_watcher.future().takeResult()); });
     m_timer.setInterval(kRoundMilliseconds);
     connect(&m_timer, &QTimer::timeout, this, [this] {
         if (m_data.rounds > 0)
             setCurrentRound((m_round + 1) % m_data.rounds);
     });
+}
+
+LshView::~LshView()
+{
+    m_pool.waitForDone(); // the job owns its inputs, but its result must not reach a destroyed watcher
 }
 
 int LshView::gridBucket(int round, int position) const
@@ -81,86 +89,111 @@ void LshView::refresh()
 {
     const size_t entries = m_input.trace ? m_input.trace->entries().size() : 0;
     const int head = std::max(0, m_spec.head);
-    if (m_input.trace != m_cachedTrace || entries != m_cachedEntries || m_spec.layer != m_cachedLayer
-        || head != m_cachedHead) {
+    const std::string style = m_spec.colormap + "/" + m_spec.scale;
+    const bool dataChanged = m_input.trace != m_cachedTrace || entries != m_cachedEntries
+        || m_spec.layer != m_cachedLayer || head != m_cachedHead;
+    if (dataChanged || style != m_cachedStyle) {
         m_cachedTrace = m_input.trace;
         m_cachedEntries = entries;
         m_cachedLayer = m_spec.layer;
         m_cachedHead = head;
-        m_cachedStyle.clear();
-        recompute();
-    }
-    const std::string style = m_spec.colormap + "/" + m_spec.scale;
-    if (style != m_cachedStyle) {
         m_cachedStyle = style;
-        rebuildImage();
+        startBuild(dataChanged);
     }
     update();
 }
 
-void LshView::recompute()
+// Short inputs (and a headless view) are read at once; long ones on the worker, the view saying so meanwhile.
+void LshView::startBuild(bool newData)
 {
-    m_message.clear();
-    m_data = LshHeadData();
-    m_round = 0;
-    const Trace *trace = m_input.trace.get();
-    const int layer = m_spec.layer, head = std::max(0, m_spec.head);
-    if (trace == nullptr || !trace->contains(traceName(layer, "attn.context"))) {
-        if (m_input.layers > 0 && layer >= m_input.layers)
-            m_message = tr("Layer %1 does not exist: the model has %2 layers.").arg(layer).arg(m_input.layers);
-        else
-            m_message = notComputedText(tr("the attention of layer %1").arg(layer), traceName(layer, "attn.context"));
-    } else if (const std::string kind = layerAttentionKind(*trace, layer); kind != "lsh") {
-        m_message = tr("This layer runs %1 attention: choose Attention ▸ lsh").arg(QString::fromStdString(kind));
-    } else if (!trace->contains(traceName(layer, "lsh.buckets")) || !trace->contains(traceName(layer, "attn.mask"))) {
-        m_message = tr("Layer %1 ran LSH without a trace of its buckets (an untraced run): run it traced.").arg(layer);
-    } else {
-        int fallback = 64;
-        try {
-            fallback = attention::lshParams(attention::parseAttentionKernelSpec("lsh", m_spec.attentionParams)).chunk;
-        } catch (const Error &) {
-        }
-        m_message = loadLshHead(m_input, layer, head, lshChunkOfLayer(*trace, layer, fallback), &m_data);
+    auto job = [input = m_input, spec = m_spec, generation = ++m_generation, newData]() {
+        Built b;
+        b.generation = generation;
+        b.newData = newData;
+        b.message = loadHead(input, spec, &b.data);
+        if (b.message.isEmpty())
+            b.images = sortedImages(b.data, spec);
+        return b;
+    };
+    if (m_input.tokens.size() <= size_t(kInlineTokens) || (parentWidget() == nullptr && !isVisible())) {
+        adopt(job());
+        return;
     }
-    setAnimating(m_message.isEmpty());
+    setAnimating(false);
+    m_message = tr("Reading the buckets of %1 tokens …").arg(m_input.tokens.size());
+    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(job)));
 }
 
-void LshView::rebuildImage()
+void LshView::adopt(Built built)
 {
-    m_sortedImages.clear();
-    if (!m_message.isEmpty())
+    if (built.generation != m_generation)
         return;
+    m_data = std::move(built.data);
+    m_sortedImages = std::move(built.images);
+    m_message = built.message;
+    if (built.newData)
+        m_round = 0;
+    m_round = std::clamp(m_round, 0, std::max(0, m_data.rounds - 1));
+    setAnimating(m_message.isEmpty());
+    update();
+}
+
+QString LshView::loadHead(const ViewInput &input, const ViewSpec &spec, LshHeadData *data)
+{
+    const Trace *trace = input.trace.get();
+    const int layer = spec.layer, head = std::max(0, spec.head);
+    if (trace == nullptr || !trace->contains(traceName(layer, "attn.context"))) {
+        if (input.layers > 0 && layer >= input.layers)
+            return tr("Layer %1 does not exist: the model has %2 layers.").arg(layer).arg(input.layers);
+        return notComputedText(tr("the attention of layer %1").arg(layer), traceName(layer, "attn.context"));
+    }
+    if (const std::string kind = layerAttentionKind(*trace, layer); kind != "lsh")
+        return tr("This layer runs %1 attention: choose Attention ▸ lsh").arg(QString::fromStdString(kind));
+    if (!trace->contains(traceName(layer, "lsh.buckets")) || !trace->contains(traceName(layer, "attn.mask")))
+        return tr("Layer %1 ran LSH without a trace of its buckets (an untraced run): run it traced.").arg(layer);
+    int fallback = 64;
+    try {
+        fallback = attention::lshParams(attention::parseAttentionKernelSpec("lsh", spec.attentionParams)).chunk;
+    } catch (const Error &) {
+    }
+    return loadLshHead(input, layer, head, lshChunkOfLayer(*trace, layer, fallback), data);
+}
+
+std::vector<QImage> LshView::sortedImages(const LshHeadData &data, const ViewSpec &spec)
+{
     std::unique_ptr<ColorLut> lut;
     try {
-        lut = std::make_unique<ColorLut>(m_spec.colormap);
+        lut = std::make_unique<ColorLut>(spec.colormap);
     } catch (const Error &) {
         lut = std::make_unique<ColorLut>("viridis");
     }
-    const int T = m_data.T;
-    const float upper = std::max(1e-12f, *std::max_element(m_data.probs.begin(), m_data.probs.end()));
-    const bool log = m_spec.scale == "log";
+    const int T = data.T;
+    const float upper = std::max(1e-12f, *std::max_element(data.probs.begin(), data.probs.end()));
+    const bool log = spec.scale == "log";
     const float floor = upper * 1e-4f, logSpan = std::log(upper / floor);
     // Long inputs are drawn in blocks of `step` × `step` sorted pairs: each pixel shows its block's largest
     // allowed weight (a sparse pattern would fade under a mean), grey when the block allows nothing.
     const int step = (T + kMaxImageSide - 1) / kMaxImageSide, side = (T + step - 1) / step;
-    for (int r = 0; r < m_data.rounds; ++r) {
+    std::vector<QImage> images;
+    for (int r = 0; r < data.rounds; ++r) {
         QImage image(side, side, QImage::Format_RGB32);
-        const std::vector<int> &order = m_data.order[size_t(r)];
+        const std::vector<int> &order = data.order[size_t(r)];
         for (int y = 0; y < side; ++y) {
             auto *line = reinterpret_cast<QRgb *>(image.scanLine(y));
             for (int x = 0; x < side; ++x) {
                 float w = -1; // no allowed pair yet
                 for (int a = y * step; a < std::min(T, (y + 1) * step); ++a)
                     for (int b = x * step; b < std::min(T, (x + 1) * step); ++b)
-                        if (m_data.allowedSorted(r, a, b))
+                        if (data.allowedSorted(r, a, b))
                             w = std::max(
-                                w, m_data.probs[size_t(order[size_t(a)]) * size_t(T) + size_t(order[size_t(b)])]);
+                                w, data.probs[size_t(order[size_t(a)]) * size_t(T) + size_t(order[size_t(b)])]);
                 const float t = log ? std::log(std::max(w, floor) / floor) / logSpan : w / upper;
                 line[x] = w >= 0 ? lut->map(t) : lut->masked();
             }
         }
-        m_sortedImages.push_back(image);
+        images.push_back(image);
     }
+    return images;
 }
 
 QRect LshView::paintTitle(QPainter &p, const QRect &area, const QString &title) const

@@ -3,6 +3,8 @@
 #include "views/lshviewdata.h"
 #include "views/view.h"
 
+#include <QFutureWatcher>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <memory>
@@ -27,7 +29,11 @@ public:
 
     static constexpr int kRoundMilliseconds = 1000;
 
+    static constexpr int kInlineTokens = 1024; // longer inputs are read on a worker thread
+
     explicit LshView(QWidget *parent = nullptr);
+    ~LshView() override;
+    bool building() const { return m_watcher.isRunning(); }
 
     QString message() const { return m_message; } // drawn instead of the panels; empty when they are drawn
     const LshHeadData &data() const { return m_data; }
@@ -57,8 +63,19 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
-    void recompute();
-    void rebuildImage();
+    struct Built
+    {
+        uint64_t generation = 0;
+        bool newData = true; // another trace, layer or head (not only another colour map)
+        QString message;
+        LshHeadData data;
+        std::vector<QImage> images;
+    };
+
+    void startBuild(bool newData);
+    void adopt(Built built);
+    static QString loadHead(const ViewInput &input, const ViewSpec &spec, LshHeadData *data);
+    static std::vector<QImage> sortedImages(const LshHeadData &data, const ViewSpec &spec);
     void paintSphere(QPainter &p, const QRect &area) const;
     void paintGrid(QPainter &p, const QRect &area) const;
     void paintSorted(QPainter &p, const QRect &area) const;
@@ -75,6 +92,9 @@ private:
     size_t m_cachedEntries = 0;
     int m_cachedLayer = -1, m_cachedHead = -1;
     std::string m_cachedStyle;
+    QThreadPool m_pool;
+    QFutureWatcher<Built> m_watcher;
+    uint64_t m_generation = 0;
 };
 
 // A distinct colour for bucket b of n (Tableau 10 up to 10 buckets, then evenly spaced hues).
