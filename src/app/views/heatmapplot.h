@@ -127,21 +127,4 @@ private:
 // plots pool to the size they will be drawn at.
 void layOutHidden(QWidget *view);
 
-// Helpers shared by the views that draw per-head [H, T, T] tensors as heat maps.
-
-// "layer.{layer}.{suffix}", e.g. traceName(0, "attn.probs").
-std::string traceName(int layer, const char *suffix);
-// The [H, T, T] tensor layer.{layer}.{suffix} when it is in the trace and has head `head`; otherwise nullptr,
-// with *problem empty when the tensor is simply not computed yet, or saying what is wrong (bad layer/head).
-const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
-// "Not computed yet: step to <op> (<trace name>)".
-QString notComputedText(const QString &op, const std::string &name);
-// Token labels for positions 0..count-1 ("#i" where the input has none).
-QString tokenLabel(const ViewInput &input, int position);
-QStringList tokenLabels(const ViewInput &input, int count);
-// "query 'the' (#3) → key 'cat' (#1)"
-QString cellPrefix(const ViewInput &input, int row, int col);
-// A number for tooltips: 4 significant digits, "−∞" for minus infinity.
-QString formatValue(double value);
-
 } // namespace atlas
