@@ -11,7 +11,6 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -54,16 +53,13 @@ QImage makeThumbnail(const float *data, int tokens, const ColorLut &lut, bool lo
 
 HeadsGridView::HeadsGridView(QWidget *parent)
     : View(parent)
+    , m_job([this](std::vector<QImage> thumbnails) {
+        m_thumbs = std::move(thumbnails);
+        update();
+    })
 {
     setMouseTracking(true);
     setAutoFillBackground(false);
-    m_pool.setMaxThreadCount(1); // the pooling itself uses both cores (parallelFor)
-    connect(&m_watcher, &QFutureWatcher<Thumbnails>::finished, this, [this] { adopt(m_watcher.result()); });
-}
-
-HeadsGridView::~HeadsGridView()
-{
-    m_pool.waitForDone(); // the job owns what it reads, but its result must not reach a destroyed watcher
 }
 
 QSize HeadsGridView::sizeHint() const
@@ -109,14 +105,13 @@ void HeadsGridView::refresh()
 
 void HeadsGridView::rebuildThumbnails()
 {
-    ++m_generation; // a pooling still running is now stale
-    m_pooling = false;
+    m_job.drop(); // a pooling still running is now stale
     countLayersAndHeads();
     m_thumbs.assign(static_cast<size_t>(std::max(0, m_layers * m_heads)), QImage());
     m_message.clear();
-    std::unique_ptr<ColorLut> lut;
+    std::shared_ptr<const ColorLut> lut;
     try {
-        lut = std::make_unique<ColorLut>(m_spec.colormap);
+        lut = std::make_shared<const ColorLut>(m_spec.colormap);
     } catch (const Error &e) {
         m_message = QString::fromStdString(e.what());
         return;
@@ -136,36 +131,19 @@ void HeadsGridView::rebuildThumbnails()
     }
     // The job keeps the trace alive, so the tensor pointers stay valid after a new trace arrives.
     const int64_t tokens = jobs.front().second->dim(1);
-    auto pool = [trace = m_input.trace, jobs = std::move(jobs), colormap = m_spec.colormap, log = m_spec.scale == "log",
-                    count = m_thumbs.size(), heads = size_t(m_heads), generation = m_generation]() {
-        Thumbnails out;
-        out.generation = generation;
-        out.images.assign(count, QImage());
-        const ColorLut lut(colormap);
+    auto pool = [trace = m_input.trace, jobs = std::move(jobs), lut, log = m_spec.scale == "log",
+                    count = m_thumbs.size(), heads = size_t(m_heads)]() {
+        std::vector<QImage> images(count);
         parallelFor(int64_t(jobs.size()), 1, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) {
                 const auto &[index, tensor] = jobs[size_t(i)];
-                out.images[index] = makeThumbnail(
-                    tensor->slice(int64_t(index % heads)).data(), static_cast<int>(tensor->dim(1)), lut, log);
+                images[index] = makeThumbnail(
+                    tensor->slice(int64_t(index % heads)).data(), static_cast<int>(tensor->dim(1)), *lut, log);
             }
         });
-        return out;
+        return images;
     };
-    if (tokens <= kInlineTokens || (parentWidget() == nullptr && !isVisible())) { // small, or headless (render)
-        adopt(pool());
-        return;
-    }
-    m_pooling = true;
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(pool)));
-}
-
-void HeadsGridView::adopt(const Thumbnails &thumbnails)
-{
-    if (thumbnails.generation != m_generation)
-        return;
-    m_thumbs = thumbnails.images;
-    m_pooling = false;
-    update();
+    m_job.start(std::move(pool), tokens <= kInlineTokens || drawnHeadless(this));
 }
 
 QImage HeadsGridView::thumbnail(int layer, int head) const
@@ -273,8 +251,8 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
                 p.drawRect(r.adjusted(0, 0, -1, -1));
                 p.setPen(textColor());
                 if (g.thumb >= 48)
-                    p.drawText(
-                        r, Qt::AlignCenter | Qt::TextWordWrap, m_pooling ? tr("pooling…") : tr("not computed yet"));
+                    p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
+                        m_job.running() ? tr("pooling…") : tr("not computed yet"));
                 continue;
             }
             p.drawImage(r, img);

@@ -1,10 +1,9 @@
 #pragma once
 
+#include "views/latestjob.h"
 #include "views/view.h"
 
-#include <QFutureWatcher>
 #include <QImage>
-#include <QThreadPool>
 
 #include <memory>
 #include <vector>
@@ -20,8 +19,7 @@ class HeadsGridView : public View
 
 public:
     explicit HeadsGridView(QWidget *parent = nullptr);
-    ~HeadsGridView() override;
-    bool pooling() const { return m_pooling; } // thumbnails of a long input are being made on a worker thread
+    bool pooling() const { return m_job.running(); } // thumbnails of a long input are being made on a worker
 
     int layerCount() const { return m_layers; }
     int headCount() const { return m_heads; }
@@ -56,14 +54,7 @@ private:
         int head = -1;
     };
 
-    struct Thumbnails
-    {
-        uint64_t generation = 0;
-        std::vector<QImage> images; // [layer * heads + head]
-    };
-
     void rebuildThumbnails();
-    void adopt(const Thumbnails &thumbnails);
     void countLayersAndHeads();
     Grid grid() const;
     Hit hitTest(const QPoint &pos) const;
@@ -72,10 +63,7 @@ private:
     QColor textColor() const;
 
     std::vector<QImage> m_thumbs; // [layer * heads + head]
-    bool m_pooling = false; // long inputs: the thumbnails are being pooled on m_pool
-    QThreadPool m_pool;
-    QFutureWatcher<Thumbnails> m_watcher;
-    uint64_t m_generation = 0;
+
     int m_layers = 0;
     int m_heads = 0;
     QString m_message;
@@ -85,6 +73,7 @@ private:
     std::string m_cachedColormap;
     std::string m_cachedScale;
     size_t m_cachedEntries = 0;
+    LatestJob<std::vector<QImage>> m_job; // last: its destructor waits for the pooling in progress
 };
 
 } // namespace atlas

@@ -13,7 +13,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QPainter>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <qcustomplot.h>
 
@@ -55,9 +54,8 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     : View(parent)
     , m_plot(new QCustomPlot(this))
     , m_benchFile(defaultBenchmarkFile())
+    , m_job([this](Comparison c) { adopt(std::move(c)); })
 {
-    m_pool.setMaxThreadCount(1);
-    connect(&m_watcher, &QFutureWatcher<Comparison>::finished, this, [this] { adopt(m_watcher.result()); });
     m_plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
@@ -70,11 +68,6 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     m_plot->plotLayout()->addElement(
         0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
     loadBenchmarks();
-}
-
-KernelCompareView::~KernelCompareView()
-{
-    m_pool.waitForDone(); // the job owns its inputs, but its result must not reach a destroyed watcher
 }
 
 QString KernelCompareView::defaultBenchmarkFile()
@@ -167,7 +160,7 @@ void KernelCompareView::refresh()
 
 void KernelCompareView::recompute()
 {
-    ++m_generation; // whatever is still running is now stale
+    m_job.drop(); // whatever is still running is now stale
     m_entries.clear();
     m_images.clear();
     m_message.clear();
@@ -196,9 +189,8 @@ void KernelCompareView::recompute()
     // Only the job's own copies of the head's Q, K, V (a slice shares the trace's storage, which the trace
     // pointer keeps alive) cross to the worker.
     auto job = [trace = m_input.trace, q = q->tensor.slice(head), k = k->tensor.slice(head), v = v->tensor.slice(head),
-                   causal = m_input.causal, padding = m_input.padding, generation = ++m_generation]() {
+                   causal = m_input.causal, padding = m_input.padding]() {
         Comparison c;
-        c.generation = generation;
         QElapsedTimer timer;
         timer.start();
         try {
@@ -209,29 +201,18 @@ void KernelCompareView::recompute()
         c.milliseconds = double(timer.nsecsElapsed()) / 1e6;
         return c;
     };
-    if (parentWidget() == nullptr && !isVisible()) { // headless (render): draw the result, not "comparing…"
-        adopt(job());
-        return;
-    }
     m_message = tr("Comparing the kernels on layer %1, head %2 …").arg(layer).arg(head);
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(job)));
+    m_job.start(std::move(job), drawnHeadless(this));
 }
 
-// A comparison finished: drawn unless a newer one was asked for meanwhile.
-void KernelCompareView::adopt(const Comparison &c)
+// The latest comparison finished.
+void KernelCompareView::adopt(Comparison c)
 {
-    if (c.generation != m_generation)
-        return;
-    m_entries = c.entries;
+    m_entries = std::move(c.entries);
     m_message = c.message;
     m_computeMs = c.milliseconds;
     rebuildImages();
     update();
-}
-
-bool KernelCompareView::comparing() const
-{
-    return m_watcher.isRunning();
 }
 
 void KernelCompareView::rebuildImages()

@@ -1,11 +1,10 @@
 #pragma once
 
 #include "attention/kernelcomparison.h"
+#include "views/latestjob.h"
 #include "views/view.h"
 
-#include <QFutureWatcher>
 #include <QImage>
-#include <QThreadPool>
 
 #include <memory>
 #include <vector>
@@ -30,7 +29,6 @@ public:
     static constexpr int kMaxTokens = 512;
 
     explicit KernelCompareView(QWidget *parent = nullptr);
-    ~KernelCompareView() override;
 
     static QString defaultBenchmarkFile();
     void setBenchmarkFile(const QString &path); // reloads the time plot
@@ -43,7 +41,7 @@ public:
     QString benchmarkMessage() const { return m_benchMessage; } // drawn over the time plot when it has no data
     QCustomPlot *timePlot() const { return m_plot; }
     double computeMilliseconds() const { return m_computeMs; }
-    bool comparing() const; // a comparison runs on the worker; message() says so meanwhile
+    bool comparing() const { return m_job.running(); } // on the worker; message() says so meanwhile
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -56,14 +54,13 @@ protected:
 private:
     struct Comparison
     {
-        uint64_t generation = 0;
         std::vector<attention::KernelComparisonEntry> entries;
         QString message;
         double milliseconds = 0;
     };
 
     void recompute();
-    void adopt(const Comparison &c);
+    void adopt(Comparison c);
     void rebuildImages();
     void loadBenchmarks();
     void layoutPlot();
@@ -77,9 +74,7 @@ private:
     std::vector<QImage> m_images;
     QString m_message;
     double m_computeMs = 0;
-    QThreadPool m_pool; // one thread: a newer comparison waits for the older (a few ms at most) to finish
-    QFutureWatcher<Comparison> m_watcher;
-    uint64_t m_generation = 0;
+    LatestJob<Comparison> m_job; // last: its destructor waits for the comparison in progress
     // What the comparison was computed from, to recompute only when it changes.
     std::shared_ptr<const Trace> m_cachedTrace;
     size_t m_cachedEntries = 0;

@@ -9,7 +9,6 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -44,19 +43,13 @@ QColor lshBucketColor(int b, int n)
 
 LshView::LshView(QWidget *parent)
     : View(parent)
+    , m_job([this](Built built) { adopt(std::move(built)); })
 {
-    m_pool.setMaxThreadCount(1);
-    connect(&m_watcher, &QFutureWatcher<Built>::finished, this, [this] { adopt(m_watcher.future().takeResult()); });
     m_timer.setInterval(kRoundMilliseconds);
     connect(&m_timer, &QTimer::timeout, this, [this] {
         if (m_data.rounds > 0)
             setCurrentRound((m_round + 1) % m_data.rounds);
     });
-}
-
-LshView::~LshView()
-{
-    m_pool.waitForDone(); // the job owns its inputs, but its result must not reach a destroyed watcher
 }
 
 int LshView::gridBucket(int round, int position) const
@@ -106,28 +99,21 @@ void LshView::refresh()
 // Short inputs (and a headless view) are read at once; long ones on the worker, the view saying so meanwhile.
 void LshView::startBuild(bool newData)
 {
-    auto job = [input = m_input, spec = m_spec, generation = ++m_generation, newData]() {
+    auto job = [input = m_input, spec = m_spec, newData]() {
         Built b;
-        b.generation = generation;
         b.newData = newData;
         b.message = loadHead(input, spec, &b.data);
         if (b.message.isEmpty())
             b.images = sortedImages(b.data, spec);
         return b;
     };
-    if (m_input.tokens.size() <= size_t(kInlineTokens) || (parentWidget() == nullptr && !isVisible())) {
-        adopt(job());
-        return;
-    }
     setAnimating(false);
     m_message = tr("Reading the buckets of %1 tokens …").arg(m_input.tokens.size());
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, std::move(job)));
+    m_job.start(std::move(job), m_input.tokens.size() <= kInlineTokens || drawnHeadless(this));
 }
 
 void LshView::adopt(Built built)
 {
-    if (built.generation != m_generation)
-        return;
     m_data = std::move(built.data);
     m_sortedImages = std::move(built.images);
     m_message = built.message;

@@ -1,10 +1,9 @@
 #pragma once
 
+#include "views/latestjob.h"
 #include "views/lshviewdata.h"
 #include "views/view.h"
 
-#include <QFutureWatcher>
-#include <QThreadPool>
 #include <QTimer>
 
 #include <memory>
@@ -32,8 +31,7 @@ public:
     static constexpr int kInlineTokens = 1024; // longer inputs are read on a worker thread
 
     explicit LshView(QWidget *parent = nullptr);
-    ~LshView() override;
-    bool building() const { return m_watcher.isRunning(); }
+    bool building() const { return m_job.running(); }
 
     QString message() const { return m_message; } // drawn instead of the panels; empty when they are drawn
     const LshHeadData &data() const { return m_data; }
@@ -65,7 +63,6 @@ protected:
 private:
     struct Built
     {
-        uint64_t generation = 0;
         bool newData = true; // another trace, layer or head (not only another colour map)
         QString message;
         LshHeadData data;
@@ -92,9 +89,7 @@ private:
     size_t m_cachedEntries = 0;
     int m_cachedLayer = -1, m_cachedHead = -1;
     std::string m_cachedStyle;
-    QThreadPool m_pool;
-    QFutureWatcher<Built> m_watcher;
-    uint64_t m_generation = 0;
+    LatestJob<Built> m_job; // last: its destructor waits for the build in progress
 };
 
 // A distinct colour for bucket b of n (Tableau 10 up to 10 buckets, then evenly spaced hues).
