@@ -1,6 +1,5 @@
 #include "session/session.h"
 
-#include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
 #include "views/specrunner.h"
@@ -111,9 +110,7 @@ void Session::runInput(Input input)
     if (!m_model)
         return;
     try {
-        input.attention
-            = attentionPerLayer(attention::parseAttentionKernelSpec(m_spec.attention, m_spec.attentionParams),
-                m_spec.attentionLayers, m_model->config.layers);
+        input.attention = attentionOfSpec(m_spec, m_model->config.layers);
     } catch (const Error &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
         return;

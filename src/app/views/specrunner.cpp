@@ -12,13 +12,18 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     run.model = loadModel(spec.model);
     const auto tokenizer = Tokenizer::forModel(*run.model);
     run.input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
-    run.input.attention = attentionPerLayer(attention::parseAttentionKernelSpec(spec.attention, spec.attentionParams),
-        spec.attentionLayers, run.model->config.layers);
+    run.input.attention = attentionOfSpec(spec, run.model->config.layers);
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runToEnd();
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     run.viewInput = makeViewInput(run.model, run.input, run.trace);
     return run;
+}
+
+std::vector<attention::AttentionKernelSpec> attentionOfSpec(const ViewSpec &spec, int layerCount)
+{
+    return attentionPerLayer(
+        attention::parseAttentionKernelSpec(spec.attention, spec.attentionParams), spec.attentionLayers, layerCount);
 }
 
 ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Trace> trace)
