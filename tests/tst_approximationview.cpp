@@ -1,10 +1,13 @@
-// The low-rank view: exact and approximated weights side by side, a slider over k / features, the error plot.
+// The low-rank view draws the session's approximation sweep: exact and approximated weights side by side, a
+// slider over k / features, the error plot. (tst_session checks that the session runs the sweep off the GUI
+// thread, the newest request winning.)
 #include "attention/approximationsweep.h"
+#include "trace/names.h"
 #include "util/error.h"
 #include "views/approximationerrorplot.h"
 #include "views/approximationview.h"
 #include "views/heatmapplot.h"
-#include "views/specrunner.h"
+#include "viewtesting.h"
 
 #include <QRadioButton>
 #include <QSignalSpy>
@@ -22,6 +25,14 @@ class TestApproximationView : public QObject
     Q_OBJECT
 
     SpecRun m_run;
+    ViewInput m_input; // without an analysis
+
+    // The view given the spec and the session's sweep for it.
+    void show(ApproximationView &view, const ViewSpec &s) const
+    {
+        view.setInput(testing::analyzed(m_input, s));
+        view.setSpec(s);
+    }
 
     ViewSpec spec(const std::string &kernel, int layer = 1, int head = 1) const
     {
@@ -33,13 +44,17 @@ class TestApproximationView : public QObject
         return s;
     }
 
-    // The core sweep on the same head, with the options the view ran.
+    // The core sweep on the same head, called directly: 5 seeds, causal for Performer on this causal model only.
     attention::ApproximationSweep coreSweep(const ApproximationView &view) const
     {
         const auto head = [&](const char *suffix) {
-            return m_run.trace->find(traceName(view.spec().layer, suffix))->tensor.slice(view.spec().head);
+            return m_run.trace->find(names::layerTensor(view.spec().layer, suffix))->tensor.slice(view.spec().head);
         };
-        return attention::approximation_sweep(head("attn.q"), head("attn.k"), head("attn.v"), view.sweepOptions());
+        attention::ApproximationSweepOptions options;
+        options.kernel = view.spec().approximation;
+        options.seeds = 5;
+        options.causal = options.kernel == "performer";
+        return attention::approximation_sweep(head("attn.q"), head("attn.k"), head("attn.v"), options);
     }
 
     static bool close(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
@@ -65,7 +80,8 @@ private slots:
         s.model = "tiny-bytes";
         s.text = "The cat sat on the mat.";
         m_run = runSpec(s);
-        QVERIFY(m_run.viewInput.causal);
+        m_input = makeViewInput(m_run);
+        QVERIFY(m_input.causal);
     }
 
     void onePointPerKWithTheCoreSweepsValues()
@@ -75,11 +91,11 @@ private slots:
         window.resize(1400, 900);
         view->resize(1400, 900);
         window.show();
-        view->setInput(m_run.viewInput);
+        view->setInput(m_input); // no sweep yet: the session is computing it
         view->setSpec(spec("linformer"));
-        QVERIFY(view->isComputing()); // on the worker: the GUI thread only sees it when it is delivered
         QVERIFY(view->message().contains("Computing"));
-        QVERIFY(view->waitForSweep());
+        QVERIFY(view->sweep() == nullptr);
+        show(*view, spec("linformer"));
         QVERIFY2(view->message().isEmpty(), qPrintable(view->message()));
         const attention::ApproximationSweep expected = coreSweep(*view);
         const int64_t T = m_run.input.tokens.size();
@@ -102,9 +118,7 @@ private slots:
         auto *view = new ApproximationView(&window);
         view->resize(1400, 900);
         window.show();
-        view->setInput(m_run.viewInput);
-        view->setSpec(spec("linformer"));
-        QVERIFY(view->waitForSweep());
+        show(*view, spec("linformer"));
         QSignalSpy edited(view, &View::specEdited);
         const std::vector<float> before = drawn(view->approximationPlot()), exact = drawn(view->exactPlot());
         const int oldValue = view->selectedValue();
@@ -126,15 +140,14 @@ private slots:
         auto *view = new ApproximationView(&window);
         view->resize(1400, 900);
         window.show();
-        view->setInput(m_run.viewInput);
-        view->setSpec(spec("linformer"));
-        QVERIFY(view->waitForSweep());
+        show(*view, spec("linformer"));
         QSignalSpy edited(view, &View::specEdited);
         view->performerButton()->click();
         QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().approximation, std::string("performer"));
-        QVERIFY(view->isComputing());
-        QVERIFY(view->waitForSweep());
+        const ViewSpec performer = edited.at(0).at(0).value<ViewSpec>();
+        QCOMPARE(performer.approximation, std::string("performer"));
+        QVERIFY(view->message().contains("Computing")); // the linformer sweep on hand is not drawn as performer's
+        show(*view, performer);
         const attention::ApproximationSweep *s = view->sweep();
         QCOMPARE(s->kernel, std::string("performer"));
         QVERIFY(s->causal); // the model is
@@ -149,31 +162,13 @@ private slots:
         }
     }
 
-    void aNewerRequestSupersedesAnOlderOne()
-    {
-        QWidget window;
-        auto *view = new ApproximationView(&window);
-        window.show();
-        view->setInput(m_run.viewInput);
-        view->setSpec(spec("performer", 0, 0));
-        view->setSpec(spec("performer", 1, 3)); // before the first is delivered
-        QVERIFY(view->waitForSweep());
-        const attention::ApproximationSweep expected = coreSweep(*view);
-        QCOMPARE(view->spec().head, 3);
-        expectGraph(view->errorPlot()->contextGraph(), expected, false);
-        QTest::qWait(50); // a late delivery of the older sweep must not replace it
-        expectGraph(view->errorPlot()->contextGraph(), expected, false);
-    }
-
-    void headlessViewComputesAtOnce()
+    void theSpecsValueChoosesTheDrawnSize()
     {
         ApproximationView view; // parentless and never shown, as `render` draws it
         view.resize(1200, 800);
-        view.setInput(m_run.viewInput);
         ViewSpec s = spec("linformer");
         s.approximationValue = 4;
-        view.setSpec(s);
-        QVERIFY(!view.isComputing());
+        show(view, s);
         QVERIFY(view.sweep() != nullptr);
         QCOMPARE(view.selectedValue(), 4);
         QVERIFY(view.approximationPlot()->matrixRows() > 0);
@@ -193,10 +188,17 @@ private slots:
     void missingTensorsAreAMessage()
     {
         ApproximationView view;
-        view.setInput(ViewInput {});
-        QVERIFY(view.message().contains("Not computed yet"));
+        view.setInput(testing::analyzed(ViewInput {}, spec("linformer")));
+        QVERIFY2(view.message().contains("Nothing computed yet"), qPrintable(view.message()));
         QVERIFY(view.sweep() == nullptr);
-        QVERIFY(!view.isComputing());
+        ViewInput stepped = testing::traced(m_run.model, m_run.input);
+        Engine partial(m_run.model, m_run.input);
+        partial.runTo(3); // before the Q, K, V split of layer 0
+        stepped.trace = std::make_shared<const Trace>(partial.trace());
+        ViewSpec first = spec("linformer", 0, 0);
+        view.setInput(testing::analyzed(stepped, first));
+        view.setSpec(first);
+        QCOMPARE(view.message(), QString("Not computed yet: step to split heads in layer 0 (layer.0.attn.q)"));
     }
 };
 

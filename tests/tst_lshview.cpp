@@ -1,9 +1,9 @@
-// The LSH view: buckets from the trace, the (bucket, position) order, the sorted matrix's allowed cells against
-// the kernel's own mask, and the pairs full attention weighs that LSH missed.
-#include "engine/engine.h"
+// The LSH view draws the session's LSH analysis (tst_lshanalysis checks its numbers): the grid and the order it
+// shows, the animation, the sorted matrix drawn in blocks for long inputs (on a worker in a window), and the
+// analysis's problems as messages.
 #include "views/colormaps.h"
 #include "views/lshview.h"
-#include "views/specrunner.h"
+#include "viewtesting.h"
 
 #include <QTest>
 #include <QWidget>
@@ -21,10 +21,7 @@ class TestLshView : public QObject
 
     ViewInput run(std::vector<attention::AttentionKernelSpec> kernels)
     {
-        Input input {m_tokens, {}, std::move(kernels)};
-        Engine e(m_model, input);
-        e.runToEnd();
-        return makeViewInput(m_model, input, std::make_shared<Trace>(e.trace()));
+        return testing::traced(m_model, {m_tokens, {}, std::move(kernels)});
     }
 
     static attention::AttentionKernelSpec lsh(int rounds)
@@ -42,7 +39,7 @@ class TestLshView : public QObject
         spec.attentionParams = {"buckets=4", "chunk=4"};
         view.resize(1400, 900);
         view.setSpec(spec);
-        view.setInput(input);
+        view.setInput(testing::analyzed(input, spec));
     }
 
 private slots:
@@ -85,68 +82,6 @@ private slots:
         QVERIFY(!view.grab().isNull());
     }
 
-    void allowedCellsEqualTheMaskWithOneRound()
-    {
-        const ViewInput input = run({lsh(1)});
-        const Tensor &mask = input.trace->tensor("layer.0.attn.mask");
-        const int T = int(m_tokens.size());
-        for (int head = 0; head < 4; ++head) {
-            LshView view;
-            show(view, input, 0, head);
-            QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-            const std::vector<int> &order = view.sortedOrder(0);
-            int allowed = 0;
-            for (int a = 0; a < T; ++a)
-                for (int b = 0; b < T; ++b) {
-                    const int i = order[size_t(a)], j = order[size_t(b)];
-                    if (i == j) // the trace's mask holds an own key only where it was alone
-                        continue;
-                    const bool inMask = mask.data()[(head * T + i) * T + j] != 0.0f;
-                    QCOMPARE(view.data().allowedSorted(0, a, b), inMask);
-                    allowed += inMask;
-                }
-            QVERIFY(allowed > 0 && allowed < T * (T - 1) / 2); // a real, partial pattern
-        }
-    }
-
-    void missedPairsLieOutsideTheMask()
-    {
-        const ViewInput input = run({lsh(1)});
-        const Tensor &mask = input.trace->tensor("layer.1.attn.mask");
-        const Tensor &q = input.trace->tensor("layer.1.attn.q");
-        const int T = int(m_tokens.size()), d = int(q.dim(2));
-        int total = 0;
-        for (int head = 0; head < 4; ++head) {
-            LshView view;
-            show(view, input, 1, head);
-            const auto &full = view.data().full;
-            QCOMPARE(int(full.size()), T * T);
-            // Row 5 by hand: s_5j = q_5 · q_j/|q_j| / √d over j ≤ 5, own key left out (penalised by 1e5).
-            const auto qh = q.slice(head);
-            double sum = 0;
-            for (int j = 0; j < 5; ++j)
-                sum += std::exp(double(qh.row(5).dot(qh.row(j).normalized())) / std::sqrt(double(d)));
-            const double w0 = std::exp(double(qh.row(5).dot(qh.row(0).normalized())) / std::sqrt(double(d))) / sum;
-            QVERIFY(std::abs(full[size_t(5 * T)] - w0) < 1e-5);
-            size_t expected = 0;
-            double outside = 0;
-            for (int i = 0; i < T; ++i)
-                for (int j = 0; j < T; ++j)
-                    if (mask.data()[(head * T + i) * T + j] == 0.0f) {
-                        expected += full[size_t(i * T + j)] >= 0.1;
-                        outside += full[size_t(i * T + j)];
-                    }
-            QCOMPARE(view.missedPairs().size(), expected);
-            QVERIFY(std::abs(view.missedFraction() - outside / T) < 1e-9);
-            for (const LshMissedPair &m : view.missedPairs()) {
-                QCOMPARE(mask.data()[(head * T + m.query) * T + m.key], 0.0f);
-                QVERIFY(m.weight >= 0.1);
-            }
-            total += int(expected);
-        }
-        QVERIFY(total > 0); // the check above is not vacuous
-    }
-
     // Beyond 1024 tokens the sorted matrix is drawn in blocks: 1500 tokens in 2 × 2 blocks, a block grey only when
     // the round allows none of its pairs.
     void longInputsDrawTheSortedMatrixInBlocks()
@@ -158,11 +93,11 @@ private slots:
             spec.tokens.push_back('a' + (i * 7) % 26);
         spec.attention = "lsh";
         spec.attentionParams = {"rounds=1", "buckets=4", "chunk=16"};
-        const SpecRun run = runSpec(spec);
+        const ViewInput input = testing::forSpec(spec);
         LshView view;
         view.resize(1400, 900);
         view.setSpec(spec);
-        view.setInput(run.viewInput);
+        view.setInput(input);
         const QImage image = view.sortedImage(0);
         QCOMPARE(image.size(), QSize(750, 750));
         const QRgb grey = ColorLut(spec.colormap).masked();
@@ -170,16 +105,16 @@ private slots:
         QCOMPARE(image.pixel(749, 0), grey); // the first query, the last keys: another chunk, and in the future
         QVERIFY(!view.grab().isNull());
 
-        // In the window the same input is read on a worker thread, the view saying so meanwhile.
+        // In the window the same matrix is drawn on a worker thread, the view saying so meanwhile.
         QWidget window;
         auto *shown = new LshView(&window);
         window.resize(1400, 900);
         shown->resize(1400, 900);
         window.show();
         shown->setSpec(spec);
-        shown->setInput(run.viewInput);
+        shown->setInput(input);
         QVERIFY(shown->building());
-        QVERIFY(shown->message().startsWith("Reading the buckets"));
+        QVERIFY(shown->message().startsWith("Drawing the sorted chunks"));
         QTRY_VERIFY_WITH_TIMEOUT(!shown->building() && shown->message().isEmpty(), 20000);
         QCOMPARE(shown->sortedImage(0), image);
         QCOMPARE(shown->rounds(), 1);
@@ -193,6 +128,9 @@ private slots:
         QCOMPARE(view.message(), QString("This layer runs full attention: choose Attention ▸ lsh"));
         show(view, input, 0, 0);
         QVERIFY(view.message().isEmpty());
+        // Without the session's analysis yet, the view says it is on its way.
+        view.setInput(input);
+        QVERIFY(view.message().startsWith("Reading the buckets"));
     }
 };
 

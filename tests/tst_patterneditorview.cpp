@@ -1,9 +1,12 @@
 // The pattern editor: token clicks make a token global, sliders change the pattern to what attentionPattern
-// computes, the readout shows the core's numbers, and 16384 tokens draw at block level off the GUI thread.
+// computes, the readout shows the core's numbers, and 16384 tokens draw at block level. The test plays the
+// session: every edit the view makes comes back with its pattern analysed (tst_session checks that the session
+// does so off the GUI thread).
 #include "attention/attentionpattern.h"
 #include "views/heatmapplot.h"
 #include "views/patterneditorview.h"
-#include "views/patterntokenstrip.h"
+#include "views/tokenchipstrip.h"
+#include "viewtesting.h"
 
 #include <QComboBox>
 #include <QLineEdit>
@@ -26,6 +29,21 @@ ViewInput inputOf(int T, bool causal, std::vector<int> padding = {})
     input.causal = causal;
     input.padding = std::move(padding);
     return input;
+}
+
+// Shows `spec` with its pattern analysed, and answers every later edit the same way, as the session does.
+void show(PatternEditorView &view, const ViewInput &input, const ViewSpec &spec)
+{
+    view.setInput(testing::analyzed(input, spec));
+    view.setSpec(spec);
+    QObject::disconnect(&view, &View::specEdited, nullptr, nullptr);
+    QObject::connect(
+        &view, &View::specEdited, &view,
+        [&view, input](const ViewSpec &edited) {
+            view.setInput(testing::analyzed(input, edited));
+            view.setSpec(edited);
+        },
+        Qt::QueuedConnection);
 }
 
 ViewSpec patternSpec(const std::string &kind, std::vector<std::string> params)
@@ -76,34 +94,34 @@ private slots:
     {
         PatternEditorView view;
         view.resize(1200, 800);
-        view.setInput(inputOf(24, false));
-        view.setSpec(patternSpec("longformer", {"window=2"}));
+        show(view, inputOf(24, false), patternSpec("longformer", {"window=2"}));
         QVERIFY(view.summary());
         QVERIFY(!view.summary()->allowed(7, 20)); // far outside the window
         QSignalSpy edited(&view, &View::specEdited);
-        PatternTokenStrip *strip = view.tokenStrip();
+        TokenChipStrip *strip = view.tokenStrip();
         QTest::mouseClick(strip, Qt::LeftButton, {}, strip->chipRect(7).center());
         QCOMPARE(edited.count(), 1);
+        QTRY_VERIFY(!view.computing());
         const ViewSpec spec = edited.takeFirst().at(0).value<ViewSpec>();
         QCOMPARE(spec.attention, std::string("longformer"));
         QVERIFY(std::find(spec.attentionParams.begin(), spec.attentionParams.end(), "global=7")
             != spec.attentionParams.end());
-        QVERIFY(strip->isGlobal(7));
+        QVERIFY(strip->isHighlighted(7));
         for (int t = 0; t < 24; ++t) {
             QVERIFY(view.summary()->allowed(7, t));
             QVERIFY(view.summary()->allowed(t, 7));
         }
         QCOMPARE(view.globalEdit()->text(), QString("7"));
         QTest::mouseClick(strip, Qt::LeftButton, {}, strip->chipRect(7).center()); // and back
+        QTRY_VERIFY(!view.computing());
         QVERIFY(!view.summary()->allowed(7, 20));
-        QVERIFY(!strip->isGlobal(7));
+        QVERIFY(!strip->isHighlighted(7));
     }
 
     void tokensAreNotClickableForOtherKinds()
     {
         PatternEditorView view;
-        view.setInput(inputOf(16, true));
-        view.setSpec(patternSpec("strided", {"stride=4"}));
+        show(view, inputOf(16, true), patternSpec("strided", {"stride=4"}));
         QSignalSpy edited(&view, &View::specEdited);
         QTest::mouseClick(view.tokenStrip(), Qt::LeftButton, {}, view.tokenStrip()->chipRect(3).center());
         QCOMPARE(edited.count(), 0);
@@ -117,13 +135,13 @@ private slots:
         PatternEditorView view;
         view.resize(1200, 800);
         const std::vector<int> padding = {2};
-        view.setInput(inputOf(40, true, padding));
-        view.setSpec(patternSpec("longformer", {"window=4", "global=0"}));
+        show(view, inputOf(40, true, padding), patternSpec("longformer", {"window=4", "global=0"}));
         const double before = view.summary()->allowedFraction();
         QSignalSpy edited(&view, &View::specEdited);
         view.slider("window")->setValue(12);
         QCOMPARE(view.spinBox("window")->value(), 12);
         QCOMPARE(edited.count(), 1);
+        QTRY_VERIFY(!view.computing());
         const auto expected = attention::attentionPattern(
             attention::parseAttentionKernelSpec("longformer", {"window=12", "global=0"}), 40, true, padding, 40);
         QCOMPARE(view.summary()->allowedFraction(), expected.allowedFraction());
@@ -137,8 +155,8 @@ private slots:
     void readoutShowsTheCoresNumbers()
     {
         PatternEditorView view;
-        view.setInput(inputOf(100, false));
-        view.setSpec(patternSpec("bigbird", {"block=4", "window_blocks=3", "global_blocks=1", "random_blocks=2"}));
+        show(view, inputOf(100, false),
+            patternSpec("bigbird", {"block=4", "window_blocks=3", "global_blocks=1", "random_blocks=2"}));
         const auto p = attention::attentionPattern(view.editedSpec(), 100, false, {}, 100);
         const QString text = view.readoutText();
         QVERIFY2(text.contains(QString::number(100.0 * p.allowedFraction(), 'f', 2) + " %"), qPrintable(text));
@@ -154,23 +172,23 @@ private slots:
     void choosingAKindSuggestsParametersAndEditsTheSpec()
     {
         PatternEditorView view;
-        view.setInput(inputOf(64, true));
-        view.setSpec(patternSpec("full", {}));
+        show(view, inputOf(64, true), patternSpec("full", {}));
         QSignalSpy edited(&view, &View::specEdited);
         QCOMPARE(edited.count(), 0); // showing a suggestion is not an edit
         view.kindBox()->setCurrentText("fixed");
         emit view.kindBox()->activated(view.kindBox()->currentIndex());
         QCOMPARE(edited.count(), 1);
         const ViewSpec spec = edited.takeFirst().at(0).value<ViewSpec>();
+        QTRY_VERIFY(!view.computing());
         QCOMPARE(spec.attention, std::string("fixed"));
         QCOMPARE(spec.attentionParams, (std::vector<std::string> {"stride=8", "summary=1"})); // √64
         QVERIFY(view.slider("summary")->isVisibleTo(&view));
-        view.setSpec(patternSpec("longformer", {"global=80"})); // outside the 64 tokens
+        show(view, inputOf(64, true), patternSpec("longformer", {"global=80"})); // outside the 64 tokens
         QVERIFY(view.message().contains("global position 80"));
         QVERIFY(view.plot()->showingMessage());
     }
 
-    void longInputDrawsBlocksOffTheGuiThread()
+    void longInputDrawsBlocks()
     {
         const int T = 16384;
         const long before = peakRssMiB();
@@ -178,16 +196,12 @@ private slots:
         view.resize(1200, 800);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
-        view.setInput(inputOf(T, true));
-        view.setSpec(patternSpec("longformer", {"window=512", "global=0,4000"}));
-        QVERIFY(view.computing());
-        QVERIFY(view.readoutText().contains("computing"));
-        QTRY_VERIFY_WITH_TIMEOUT(!view.computing(), 10000);
+        show(view, inputOf(T, true), patternSpec("longformer", {"window=512", "global=0,4000"}));
+        QVERIFY(!view.computing());
         QVERIFY(view.summary());
-        QCOMPARE(view.summary()->cells, PatternEditorView::kGridCells);
-        QCOMPARE(view.plot()->matrixRows(), PatternEditorView::kGridCells);
-        const auto expected
-            = attention::attentionPattern(view.editedSpec(), T, true, {}, PatternEditorView::kGridCells);
+        QCOMPARE(view.summary()->cells, PatternAnalysis::kGridCells);
+        QCOMPARE(view.plot()->matrixRows(), PatternAnalysis::kGridCells);
+        const auto expected = attention::attentionPattern(view.editedSpec(), T, true, {}, PatternAnalysis::kGridCells);
         QCOMPARE(view.summary()->allowedPairs, expected.allowedPairs);
         QVERIFY(view.readoutText().contains(grouped(expected.allowedPairs)));
         QVERIFY(!view.plot()->hoverTextAt(view.plot()->cellCenter(100, 3)).isEmpty());
@@ -199,6 +213,8 @@ private slots:
         maybeSave(view, "pattern-longformer-16384.png");
         view.kindBox()->setCurrentText("bigbird");
         emit view.kindBox()->activated(view.kindBox()->currentIndex());
+        QVERIFY(view.computing()); // the longformer pattern stays on screen until bigbird's arrives
+        QVERIFY(view.readoutText().contains("computing"));
         QTRY_VERIFY_WITH_TIMEOUT(!view.computing() && view.summary()->allowedPairs != expected.allowedPairs, 10000);
         maybeSave(view, "pattern-bigbird-16384.png");
         QVERIFY2(peakRssMiB() - before < 150, qPrintable(QString("peak RSS grew %1 MiB").arg(peakRssMiB() - before)));

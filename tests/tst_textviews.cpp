@@ -6,6 +6,7 @@
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
 #include "views/viewfactory.h"
+#include "viewtesting.h"
 
 #include <qcustomplot.h>
 
@@ -82,6 +83,7 @@ ViewInput makeInput(std::shared_ptr<const Trace> trace, int tokens = kT)
     in.vocabLabel = [](int id) { return QStringLiteral("'v%1' (#%1)").arg(id); };
     in.layers = 2;
     in.heads = 2;
+    in.program = testing::programFor(2, 2, tokens);
     return in;
 }
 
@@ -241,8 +243,8 @@ private slots:
 
         s.tensor = "layer.1.attn.context";
         view.setSpec(s);
-        QCOMPARE(
-            view.message(), QStringLiteral("Not computed yet: step to weighted sum in layer 1 (layer.1.attn.context)"));
+        QCOMPARE(view.message(),
+            QStringLiteral("Not computed yet: step to weighted sum of V in layer 1 (layer.1.attn.context)"));
         QVERIFY(view.shapeText().isEmpty());
     }
 

@@ -8,6 +8,7 @@
 #include "views/heatmapplot.h"
 #include "views/maskview.h"
 #include "views/viewexport.h"
+#include "viewtesting.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -67,6 +68,7 @@ ViewInput makeInput(std::shared_ptr<const Trace> trace, int layers, int heads, c
     input.layers = layers;
     input.heads = heads;
     input.causal = true;
+    input.program = testing::programFor(layers, heads, int(tokens.size()));
     return input;
 }
 
@@ -253,7 +255,9 @@ void TestViews::attentionYAxisReversedAndHover()
     const float prob = probAt(*trace, 0, 1, 3, 1);
     const float score = trace->tensor("layer.0.attn.scores").slice(1)(3, 1);
     QVERIFY2(text.contains(QStringLiteral("probability %1").arg(QString::number(prob, 'g', 4))), qPrintable(text));
-    QVERIFY2(text.contains(QStringLiteral("score %1").arg(QString::number(score, 'g', 4))), qPrintable(text));
+    // Numbers are printed with a real minus sign (U+2212), four significant digits.
+    const QString scoreText = QString::number(score, 'g', 4).replace('-', QChar(0x2212));
+    QVERIFY2(text.contains(QStringLiteral("score %1").arg(scoreText)), qPrintable(text));
     QVERIFY(plot->hoverTextAt(QPointF(2, 2)).isEmpty()); // outside the map
     // The x tick labels are the tokens.
     auto ticker = plot->xAxis->ticker().dynamicCast<QCPAxisTickerText>();

@@ -10,6 +10,7 @@
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
+#include "view/viewkinds.h"
 #include "views/view.h"
 #include "views/viewexport.h"
 #include "views/viewfactory.h"
@@ -38,21 +39,6 @@ static void initAtlasResources()
 
 namespace atlas {
 
-namespace {
-const std::vector<std::pair<const char *, const char *>> kViewTabs = {
-    {"attention", QT_TRANSLATE_NOOP("MainWindow", "Attention")},
-    {"heads", QT_TRANSLATE_NOOP("MainWindow", "All heads")},
-    {"lines", QT_TRANSLATE_NOOP("MainWindow", "Token lines")},
-    {"mask", QT_TRANSLATE_NOOP("MainWindow", "Mask")},
-    {"next-token", QT_TRANSLATE_NOOP("MainWindow", "Next token")},
-    {"tensor", QT_TRANSLATE_NOOP("MainWindow", "Tensor")},
-    {"kernels", QT_TRANSLATE_NOOP("MainWindow", "Kernels")},
-    {"lsh", QT_TRANSLATE_NOOP("MainWindow", "LSH")},
-    {"approximation", QT_TRANSLATE_NOOP("MainWindow", "Low-rank")},
-    {"pattern", QT_TRANSLATE_NOOP("MainWindow", "Pattern")},
-};
-}
-
 MainWindow::MainWindow(Session *session, QWidget *parent)
     : QMainWindow(parent)
     , m_ui(std::make_unique<Ui::MainWindow>())
@@ -61,10 +47,11 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     initAtlasResources();
     m_ui->setupUi(this);
     setWindowIcon(QIcon(":/icons/transformer-atlas.svg"));
-    for (const auto &[kind, title] : kViewTabs) {
-        View *view = createView(kind, this).release();
+    for (const ViewKind &kind : viewKinds()) {
+        View *view = createView(kind.kind, this).release();
         m_views.push_back(view);
-        m_ui->viewTabs->addTab(view, tr(title));
+        m_ui->viewTabs->addTab(view, tr(kind.title.c_str()));
+        m_ui->viewTabs->setTabToolTip(m_ui->viewTabs->count() - 1, tr(kind.summary.c_str()));
         connect(view, &View::specEdited, m_session, &Session::setSpec);
     }
     createDocks();
@@ -158,8 +145,7 @@ void MainWindow::connectActions()
         m_session->setSpec(spec);
     });
     connect(m_ui->actionCopySpec, &QAction::triggered, this, [this] {
-        ViewSpec spec = m_session->spec();
-        spec.view = kViewTabs[size_t(m_ui->viewTabs->currentIndex())].first;
+        const ViewSpec spec = m_session->spec();
         QApplication::clipboard()->setText(QString::fromStdString(spec.toJson()));
         statusBar()->showMessage(tr("View spec copied: `transformer-atlas render --spec FILE.json` draws it"), 5000);
     });
@@ -199,7 +185,15 @@ void MainWindow::connectActions()
         m_models, &QComboBox::activated, this, [this] { m_session->openModel(m_models->currentData().toString()); });
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(v - m_session->spec().layer, 0); });
     connect(m_head, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(0, v - m_session->spec().head); });
-    connect(m_ui->viewTabs, &QTabWidget::currentChanged, this, &MainWindow::refreshCurrentView);
+    connect(m_ui->viewTabs, &QTabWidget::currentChanged, this, [this](int index) {
+        // The spec names the view on screen: the session computes what it needs (its analysis), and the spec a
+        // user copies, or a lesson records, is this view's.
+        ViewSpec spec = m_session->spec();
+        spec.view = viewKinds().at(size_t(index)).kind;
+        if (spec == m_session->spec())
+            refreshCurrentView();
+        m_session->setSpec(spec);
+    });
 }
 
 void MainWindow::connectSession()
@@ -207,11 +201,10 @@ void MainWindow::connectSession()
     connect(m_session, &Session::traceChanged, this, &MainWindow::refreshCurrentView);
     connect(m_session, &Session::specChanged, this, [this] {
         syncControls();
-        if (const auto kind = m_session->spec().view;
-            kind == "attention" && currentView() && currentView()->spec().view == "heads")
-            showViewKind("attention"); // a click in the heads grid opens that head
+        showViewKind(QString::fromStdString(m_session->spec().view)); // e.g. a click in the heads grid opens a head
         refreshCurrentView();
     });
+    connect(m_session, &Session::analysisChanged, this, &MainWindow::refreshCurrentView);
     connect(m_session, &Session::modelChanged, this, [this] {
         m_models->setCurrentIndex(m_models->findData(QString::fromStdString(m_session->spec().model)));
         setWindowTitle(tr("Transformer Atlas — %1").arg(QString::fromStdString(m_session->model()->name)));
@@ -244,8 +237,9 @@ View *MainWindow::currentView() const
 
 void MainWindow::showViewKind(const QString &kind)
 {
-    for (size_t i = 0; i < kViewTabs.size(); ++i)
-        if (kind == kViewTabs[i].first)
+    const std::vector<ViewKind> &kinds = viewKinds();
+    for (size_t i = 0; i < kinds.size(); ++i)
+        if (kind.toStdString() == kinds[i].kind)
             m_ui->viewTabs->setCurrentIndex(int(i));
 }
 
@@ -254,10 +248,8 @@ void MainWindow::refreshCurrentView()
     View *view = currentView();
     if (!view || !m_session->hasModel())
         return;
-    ViewSpec spec = m_session->spec();
-    spec.view = kViewTabs[size_t(m_ui->viewTabs->currentIndex())].first;
     view->setInput(m_session->viewInput());
-    view->setSpec(spec);
+    view->setSpec(m_session->spec());
 }
 
 void MainWindow::syncControls()
@@ -304,7 +296,7 @@ void MainWindow::restoreSettings()
     QSettings settings;
     restoreGeometry(settings.value("window/geometry").toByteArray());
     restoreState(settings.value("window/state").toByteArray());
-    m_ui->viewTabs->setCurrentIndex(settings.value("window/tab", 0).toInt());
+    showViewKind(QString::fromStdString(m_session->spec().view));
     m_session->setMemoryBudget(size_t(settings.value("session/memoryBudgetGiB", 8.0).toDouble() * double(1 << 30)));
 }
 
@@ -313,7 +305,6 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QSettings settings;
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
-    settings.setValue("window/tab", m_ui->viewTabs->currentIndex());
     settings.setValue("session/spec", QString::fromStdString(m_session->spec().toJson()));
     QMainWindow::closeEvent(event);
 }

@@ -1,8 +1,8 @@
 #include "arguments.h"
 #include "attention/attentionkernel.h"
+#include "attention/attentionsweep.h"
 #include "attention/gaussianstream.h"
 #include "commands.h"
-#include "io/atomicfile.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -13,8 +13,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-
-#include <nlohmann/json.hpp>
 
 namespace atlas {
 
@@ -85,36 +83,25 @@ std::string todayUtc()
     return text;
 }
 
-// Writes this kernel's sweep into the JSON file `path`, replacing an earlier entry of the same kind and keeping
-// the others, so one file collects one sweep per kernel (read by the "kernels" view).
+// Adds this kernel's sweep to the sweep file `path` (attentionsweep.h), replacing an earlier one of the same kind
+// and causality and keeping the others, so one file collects one sweep per kernel (read by the "kernels" view).
 void writeSweepJson(const std::string &path, const attention::AttentionKernelSpec &spec,
     const attention::AttentionOptions &options, int repeat, const std::vector<int64_t> &lengths,
     const std::vector<Timing> &timings, double slope)
 {
-    nlohmann::json root = nlohmann::json::object();
-    if (std::filesystem::exists(path)) {
-        try {
-            root = nlohmann::json::parse(readFile(path));
-        } catch (const nlohmann::json::exception &e) {
-            throw Error(path + ": not a sweep file to add to (" + e.what() + ")");
-        }
-    }
-    root["machine"] = machineDescription();
-    root["date"] = todayUtc();
-    root["d_head"] = kHeadWidth;
-    root["matrix_backend"] = ATLAS_MATRIX_BACKEND;
-    nlohmann::json entry = {{"kind", spec.kind}, {"description", attention::describeAttentionKernel(spec)},
-        {"causal", options.causal}, {"repeat", repeat}, {"slope_upper_half", slope}};
+    attention::AttentionSweepFile file;
+    if (std::filesystem::exists(path))
+        file = attention::readAttentionSweep(path);
+    file.machine = machineDescription();
+    file.date = todayUtc();
+    file.dHead = int(kHeadWidth);
+    file.matrixBackend = ATLAS_MATRIX_BACKEND;
+    attention::KernelSweep sweep {
+        spec.kind, attention::describeAttentionKernel(spec), options.causal, repeat, slope, {}};
     for (size_t i = 0; i < lengths.size(); ++i)
-        entry["points"].push_back({{"n", lengths[i]}, {"median_ms", timings[i].median}, {"min_ms", timings[i].min},
-            {"max_ms", timings[i].max}});
-    nlohmann::json kernels = nlohmann::json::array();
-    for (const nlohmann::json &k : root.value("kernels", nlohmann::json::array()))
-        if (k.value("kind", "") != spec.kind || k.value("causal", false) != options.causal)
-            kernels.push_back(k);
-    kernels.push_back(entry);
-    root["kernels"] = kernels;
-    writeFileAtomically(path, root.dump(2) + "\n");
+        sweep.points.push_back({lengths[i], timings[i].median, timings[i].min, timings[i].max});
+    file.put(sweep);
+    attention::writeAttentionSweep(path, file);
 }
 
 void sweep(const attention::AttentionKernelSpec &spec, const attention::AttentionOptions &options, int repeat,

@@ -1,15 +1,8 @@
 #include "arguments.h"
 #include "commands.h"
-#include "offscreenapplication.h"
 #include "util/error.h"
-#include "views/specrunner.h"
-#include "views/view.h"
-#include "views/viewfactory.h"
+#include "views/headlessrender.h"
 
-#include <QApplication>
-#include <QElapsedTimer>
-
-#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -20,7 +13,7 @@ namespace atlas {
 int benchViewCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "length", "repeat", "view", "size"});
-    const OffscreenApplication app;
+    const HeadlessApplication app;
 
     ViewSpec spec;
     spec.model = args.value("model", "tiny-bytes");
@@ -29,29 +22,11 @@ int benchViewCommand(const CommandArgs &argv)
     std::mt19937 rng(3);
     for (int i = 0; i < length; ++i)
         spec.tokens.push_back(static_cast<int>('a' + rng() % 26));
-    const SpecRun run = runSpec(spec);
-    std::unique_ptr<View> view = createView(spec.view);
-    view->resize(1200, 1000);
-    view->setInput(run.viewInput);
-    view->setSpec(spec);
-    view->show();
-    QApplication::processEvents();
-
-    std::vector<double> ms;
-    for (int r = 0; r < repeat; ++r) {
-        spec.layer = r % run.viewInput.layers;
-        spec.head = (r / run.viewInput.layers) % run.viewInput.heads;
-        QElapsedTimer timer;
-        timer.start();
-        view->setSpec(spec);
-        QApplication::processEvents();
-        view->repaint();
-        ms.push_back(double(timer.nsecsElapsed()) / 1e6);
-    }
-    std::sort(ms.begin(), ms.end());
+    const ViewSwitchTimes times = timeViewSwitching(spec, repeat);
+    const std::vector<double> &ms = times.milliseconds;
     std::printf(
         "%s view, %d tokens, model %s: switching layer/head median %.1f ms (min %.1f, max %.1f) over %d switches\n",
-        spec.view.c_str(), length, run.model->name.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), repeat);
+        spec.view.c_str(), length, times.model.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), repeat);
     return 0;
 }
 

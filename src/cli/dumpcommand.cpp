@@ -1,9 +1,11 @@
+#include "analysis/attentionmask.h"
 #include "arguments.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/npy.h"
 #include "modelinput.h"
+#include "trace/names.h"
 #include "train/backprop.h"
 #include "util/error.h"
 
@@ -45,21 +47,12 @@ nlohmann::json writeGradients(const std::filesystem::path &out, const Engine &en
     writeNpy((out / "loss.npy").string(), Tensor(Shape {}, g.loss));
     nlohmann::json grads = nlohmann::json::array();
     for (const auto &[name, t] : g.grads) {
-        writeNpy((out / ("grad." + name + ".npy")).string(), t);
-        grads.push_back({{"name", "grad." + name}, {"parameter", name}, {"shape", t.shape()}});
+        writeNpy((out / (names::gradientOf(name) + ".npy")).string(), t);
+        grads.push_back({{"name", names::gradientOf(name)}, {"parameter", name}, {"shape", t.shape()}});
     }
     return {{"targets", targets},
         {"loss", {{"name", "loss"}, {"value", g.loss}, {"formula", "mean over counted positions of −log p(target)"}}},
         {"gradients", grads}};
-}
-
-// 1 where the masked scores are finite (the query may attend the key), 0 where they are −∞.
-Tensor maskOf(const Tensor &masked)
-{
-    Tensor mask(masked.shape());
-    for (int64_t i = 0; i < masked.numel(); ++i)
-        mask.data()[i] = std::isfinite(masked.data()[i]) ? 1.0f : 0.0f;
-    return mask;
 }
 
 } // namespace
@@ -103,12 +96,11 @@ int dumpCommand(const CommandArgs &argv)
             {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
     for (int l = 0; l < run.model->config.layers; ++l) // exact layers: the mask their −∞ cells stand for
-        if (const std::string name = "layer." + std::to_string(l) + ".attn."; !engine.trace().contains(name + "mask")) {
-            writeNpy((std::filesystem::path(out) / (name + "mask.npy")).string(),
-                maskOf(engine.trace().tensor(name + "masked")));
-            tensors.push_back({{"name", name + "mask"}, {"shape", engine.trace().tensor(name + "masked").shape()},
-                {"formula", "Mᵢⱼ = 1 where query i may attend key j (the finite cells of " + name + "masked)"},
-                {"op", "derived by dump"}});
+        if (const std::string name = names::layerTensor(l, "attn.mask"); !engine.trace().contains(name)) {
+            const Tensor mask = attentionMask(engine.trace(), l);
+            writeNpy((std::filesystem::path(out) / (name + ".npy")).string(), mask);
+            tensors.push_back({{"name", name}, {"shape", mask.shape()},
+                {"formula", attentionMaskFormula(engine.trace(), l)}, {"op", "derived by dump"}});
         }
     manifest["tensors"] = tensors;
     if (args.flag("grads"))

@@ -1,15 +1,9 @@
 #include "arguments.h"
 #include "commands.h"
 #include "io/atomicfile.h"
-#include "offscreenapplication.h"
 #include "util/error.h"
 #include "view/viewspec.h"
-#include "views/specrunner.h"
-#include "views/view.h"
-#include "views/viewexport.h"
-#include "views/viewfactory.h"
-
-#include <QApplication>
+#include "views/headlessrender.h"
 
 #include <cstdio>
 #include <regex>
@@ -18,7 +12,7 @@ namespace atlas {
 
 namespace {
 
-QSize parseSize(const std::string &text)
+std::pair<int, int> parseSize(const std::string &text)
 {
     static const std::regex pattern(R"((\d{2,5})x(\d{2,5}))");
     std::smatch m;
@@ -34,20 +28,12 @@ int renderCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"spec", "out", "size", "memory-budget"});
     const std::string specPath = args.required("spec"), out = args.required("out");
-    const QSize size = parseSize(args.value("size", "1200x800"));
+    const auto [width, height] = parseSize(args.value("size", "1200x800"));
     const ViewSpec spec = ViewSpec::fromJson(readFile(specPath), specPath);
 
-    const OffscreenApplication app;
-
-    const SpecRun run = runSpec(spec);
-    std::unique_ptr<View> view = createView(spec.view);
-    view->resize(size);
-    view->setInput(run.viewInput);
-    view->setSpec(spec);
-    view->ensurePolished();
-    exportView(view.get(), QString::fromStdString(out), size);
-    std::printf("rendered %s view of %s to %s (%dx%d)\n", spec.view.c_str(), run.model->name.c_str(), out.c_str(),
-        size.width(), size.height());
+    const HeadlessApplication app;
+    const std::string model = renderSpecToFile(spec, out, width, height);
+    std::printf("rendered %s view of %s to %s (%dx%d)\n", spec.view.c_str(), model.c_str(), out.c_str(), width, height);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
-#include "train/trainer.h"
+#include "train/trainingsetup.h"
 #include "util/error.h"
 
 #include <chrono>
@@ -44,21 +44,22 @@ int trainCommand(const CommandArgs &argv)
         trainer = Trainer::resume(out);
         std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
-        const auto task = Task::create(args.required("task"));
-        ModelConfig config = task->modelConfig();
-        config.layers = args.intValue("layers", config.layers);
-        config.heads = args.intValue("heads", config.heads);
-        config.dModel = args.intValue("d-model", config.dModel);
-        config.dFF = 4 * config.dModel;
-        config.description = args.value("description", task->summary());
-        TrainOptions o;
+        TrainingRun run;
+        run.task = args.required("task");
+        for (const char *shape : {"layers", "heads", "d-model"})
+            if (args.has(shape) && args.intValue(shape, 0) < 1)
+                throw Error(std::string("--") + shape + " must be at least 1");
+        run.layers = args.intValue("layers", 0);
+        run.heads = args.intValue("heads", 0);
+        run.dModel = args.intValue("d-model", 0);
+        run.description = args.value("description");
+        TrainOptions &o = run.options;
         o.steps = args.intValue("steps", o.steps);
         o.batch = args.intValue("batch", o.batch);
         o.learningRate = float(args.doubleValue("lr", o.learningRate));
         o.warmupSteps = args.intValue("warmup", o.warmupSteps);
         o.seed = uint64_t(args.intValue("seed", 1));
-        auto model = std::make_shared<Model>(Model::random(config, o.seed));
-        trainer = std::make_unique<Trainer>(model, task->name(), o);
+        trainer = newTrainer(run);
     }
     const int total = trainer->options().steps;
     const int evalEvery = args.intValue("eval-every", 250), checkpointEvery = args.intValue("checkpoint-every", 500);

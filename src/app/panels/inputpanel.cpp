@@ -1,8 +1,8 @@
 #include "panels/inputpanel.h"
 
-#include "panels/tokenchips.h"
 #include "session/session.h"
 #include "tokenize/tokenizer.h"
+#include "views/tokenchipstrip.h"
 
 #include <QLabel>
 #include <QLineEdit>
@@ -17,12 +17,13 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     , m_session(session)
     , m_text(new QLineEdit(this))
     , m_summary(new QLabel(this))
-    , m_chips(new TokenChips(this))
+    , m_chips(new TokenChipStrip(TokenChipStrip::Layout::Wrap, this))
 {
     m_text->setPlaceholderText(tr("Type text, or token ids as #464,3290,318"));
     m_text->setToolTip(tr("The model's input. Press Enter to tokenize and run it.\n"
                           "Start with # to give token ids directly: #464,3290,318"));
     m_text->setClearButtonEnabled(true);
+    m_chips->setClickHint(true, tr("Click to toggle padding (no query attends a padding key)"));
     auto *run = new QPushButton(tr("Run"), this);
     run->setToolTip(tr("Tokenize the text and run the model to the end (Enter)"));
     auto *scroll = new QScrollArea(this);
@@ -41,7 +42,7 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
 
     connect(m_text, &QLineEdit::returnPressed, this, &InputPanel::submit);
     connect(run, &QPushButton::clicked, this, &InputPanel::submit);
-    connect(m_chips, &TokenChips::chipClicked, m_session, &Session::togglePadding);
+    connect(m_chips, &TokenChipStrip::chipClicked, m_session, &Session::togglePadding);
     connect(m_session, &Session::inputChanged, this, &InputPanel::showInput);
     connect(m_session, &Session::specChanged, this, [this] {
         if (!m_text->hasFocus() && m_session->spec().tokens.empty())

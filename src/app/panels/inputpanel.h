@@ -8,7 +8,7 @@ class QLabel;
 namespace atlas {
 
 class Session;
-class TokenChips;
+class TokenChipStrip;
 
 // The input: a text box (or token ids), and the tokens as chips.
 class InputPanel : public QWidget
@@ -25,7 +25,7 @@ private:
     Session *m_session;
     QLineEdit *m_text;
     QLabel *m_summary;
-    TokenChips *m_chips;
+    TokenChipStrip *m_chips;
 };
 
 } // namespace atlas

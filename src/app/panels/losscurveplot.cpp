@@ -1,6 +1,6 @@
 #include "panels/losscurveplot.h"
 
-#include "views/tensorview.h"
+#include "views/plottheme.h"
 
 #include <cmath>
 

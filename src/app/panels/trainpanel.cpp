@@ -4,7 +4,6 @@
 #include "session/session.h"
 #include "views/attentionview.h"
 #include "views/heatmapplot.h"
-#include "views/tensorview.h"
 
 #include <QComboBox>
 #include <QDir>

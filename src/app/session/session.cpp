@@ -2,7 +2,7 @@
 
 #include "model/builtinmodels.h"
 #include "util/error.h"
-#include "views/specrunner.h"
+#include "view/specrun.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -12,6 +12,7 @@ namespace atlas {
 
 Session::Session(QObject *parent)
     : QObject(parent)
+    , m_analysisJob([this](AnalysisOutcome outcome) { adoptAnalysis(std::move(outcome)); })
 {
     m_worker.setMaxThreadCount(1); // jobs run in order, one at a time
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &Session::finishJob);
@@ -68,6 +69,7 @@ Session::Commit Session::snapshot()
         // The tensor view follows the stepper: it shows what the operation just run produced.
         if (cursor > 0)
             m_spec.tensor = program->ops[size_t(cursor - 1)].outputs.front().name;
+        updateAnalysis();
         emit traceChanged();
     };
 }
@@ -87,6 +89,9 @@ void Session::openModel(const QString &nameOrDirectory)
             m_spec.model = name;
             m_spec.layer = std::min(m_spec.layer, model->config.layers - 1);
             m_spec.head = std::min(m_spec.head, model->config.heads - 1);
+            m_trace.reset();
+            m_program.reset();
+            updateAnalysis();
             emit modelChanged();
             emit specChanged();
             QMetaObject::invokeMethod(
@@ -266,6 +271,7 @@ void Session::setSpec(const ViewSpec &spec)
     const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams
         || spec.attentionLayers != m_spec.attentionLayers;
     m_spec = spec;
+    updateAnalysis();
     emit specChanged();
     if (attentionChanged && m_engine)
         rerun();
@@ -286,7 +292,47 @@ ViewInput Session::viewInput() const
 {
     if (!m_model)
         return {};
-    return makeViewInput(m_model, m_input, m_trace);
+    ViewInput input = makeViewInput(m_model, m_input, m_program, m_trace);
+    input.analysis = m_analysis;
+    return input;
+}
+
+void Session::updateAnalysis()
+{
+    AnalysisRequest request;
+    if (m_model)
+        request = analysisRequest(m_spec, analysisContext(makeViewInput(m_model, m_input, m_program, m_trace)));
+    if (request.key == m_analysisKey && !request.key.empty() && request.problem.empty())
+        return; // the result on hand, or under way, still fits
+    m_analysisKey = request.key;
+    m_analysis = {};
+    m_analysisPins.clear();
+    if (request.key.empty() || !request.problem.empty()) {
+        m_analysisJob.drop();
+        m_analysis.problem = QString::fromStdString(request.problem);
+        return;
+    }
+    m_analysis.pending = true;
+    m_analysisPins = request.pinned;
+    m_analysisJob.start([run = request.run, key = request.key](const std::atomic<bool> &cancel) {
+        AnalysisOutcome outcome {key, nullptr, {}};
+        try {
+            outcome.result = run(cancel);
+        } catch (const std::exception &e) {
+            outcome.error = QString::fromStdString(e.what());
+        }
+        return outcome;
+    });
+}
+
+void Session::adoptAnalysis(AnalysisOutcome outcome)
+{
+    if (outcome.key != m_analysisKey)
+        return;
+    m_analysis.pending = false;
+    m_analysis.result = outcome.result;
+    m_analysis.problem = outcome.error;
+    emit analysisChanged();
 }
 
 } // namespace atlas

@@ -4,7 +4,8 @@
 #include "engine/generator.h"
 #include "tokenize/tokenizer.h"
 #include "view/viewspec.h"
-#include "views/viewinput.h"
+#include "viewmodel/latestjob.h"
+#include "viewmodel/viewinput.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -17,9 +18,10 @@
 
 namespace atlas {
 
-// The app's state: the model, the input, the engine stepping through it, and the view spec on screen.
-// Every computation (loading, stepping, running, generating) runs on one worker thread; the GUI thread only
-// receives snapshots of the trace (cheap: tensors share their data) and draws them.
+// The app's state: the model, the input, the engine stepping through it, the view spec on screen and its
+// analysis. Every computation (loading, stepping, running, generating) runs on one worker thread, the spec's
+// analysis (view/viewanalysis.h) on another; the GUI thread only receives snapshots of the trace (cheap:
+// tensors share their data) and results, and draws them.
 class Session : public QObject
 {
     Q_OBJECT
@@ -60,7 +62,9 @@ public:
     const Program *program() const { return m_program.get(); }
     int cursor() const { return m_cursor; }
     std::shared_ptr<const Trace> trace() const { return m_trace; }
+    // What the views draw: the trace snapshot, its program, token labels and the spec's analysis.
     ViewInput viewInput() const;
+    const AnalysisState &analysis() const { return m_analysis; }
     QString kvCacheSummary() const { return m_kvSummary; }
 
 signals:
@@ -68,6 +72,7 @@ signals:
     void inputChanged();
     void traceChanged(); // new snapshot: cursor, program or tensors changed
     void specChanged();
+    void analysisChanged(); // the spec's analysis finished, failed or was started
     void busyChanged(bool busy);
     void progressChanged(int done, int total);
     void errorOccurred(const QString &message);
@@ -83,6 +88,15 @@ private:
     void runInput(Input input); // a new engine on `input`, run to the end
     void rerun(); // runInput(m_input) now, or when the job in progress is done
     Commit snapshot(); // on the worker: what the GUI thread publishes after an engine change
+    // Starts the analysis the spec's view needs for the current trace, unless the one on hand or under way fits.
+    void updateAnalysis();
+    struct AnalysisOutcome
+    {
+        std::string key;
+        std::shared_ptr<const ViewAnalysis> result;
+        QString error;
+    };
+    void adoptAnalysis(AnalysisOutcome outcome);
 
     std::shared_ptr<const Model> m_model;
     std::shared_ptr<const Tokenizer> m_tokenizer;
@@ -103,6 +117,11 @@ private:
     std::atomic<bool> m_cancel {false};
     bool m_busy = false;
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
+
+    AnalysisState m_analysis;
+    std::string m_analysisKey; // the request m_analysis answers or waits for
+    std::vector<Tensor> m_analysisPins; // the tensors that request reads (their addresses are in its key)
+    LatestJob<AnalysisOutcome> m_analysisJob; // last: its destructor waits for the analysis in progress
 };
 
 } // namespace atlas

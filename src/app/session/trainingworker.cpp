@@ -4,7 +4,7 @@
 
 #include "engine/engine.h"
 #include "tokenize/tokenizer.h"
-#include "views/specrunner.h"
+#include "train/trainingsetup.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
@@ -120,12 +120,10 @@ void TrainingWorker::run(const TrainingSetup &setup)
     try {
         TrainingSetup effective = setup;
         if (setup.resumeDirectory.empty()) {
-            const std::unique_ptr<Task> task = Task::create(setup.task);
-            ModelConfig config = task->modelConfig();
-            config.description = task->summary();
-            auto model = std::make_shared<Model>(Model::random(config, setup.options.seed));
-            model->name = setup.task;
-            trainer = std::make_shared<Trainer>(model, setup.task, setup.options);
+            TrainingRun run;
+            run.task = setup.task;
+            run.options = setup.options;
+            trainer = newTrainer(run);
         } else {
             trainer = Trainer::resume(setup.resumeDirectory);
             if (trainer->stepCount() >= trainer->options().steps)
@@ -253,8 +251,9 @@ void TrainingWorker::runProbe(const Trainer &trainer, const Example &probe)
     ProbeRun run;
     run.step = trainer.stepCount();
     run.text = QString::fromStdString(Tokenizer::forModel(*model)->decode(probe.tokens));
+    auto program = std::make_shared<const Program>(engine.program());
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
-    run.viewInput = makeViewInput(model, input, run.trace);
+    run.viewInput = makeViewInput(model, input, program, run.trace);
     post([this, run] { emit probeTraced(run); });
 }
 

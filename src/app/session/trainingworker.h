@@ -2,7 +2,7 @@
 
 #include "engine/input.h"
 #include "train/trainer.h"
-#include "views/viewinput.h"
+#include "viewmodel/viewinput.h"
 
 #include <QFutureSynchronizer>
 #include <QObject>

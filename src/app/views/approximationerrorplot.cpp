@@ -1,5 +1,7 @@
 #include "views/approximationerrorplot.h"
 
+#include "views/plottheme.h"
+
 #include "views/colormaps.h"
 #include "views/tensorview.h"
 

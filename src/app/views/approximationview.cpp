@@ -1,5 +1,9 @@
 #include "views/approximationview.h"
 
+#include "trace/names.h"
+
+#include "views/plottheme.h"
+
 #include "views/approximationerrorplot.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
@@ -7,13 +11,11 @@
 #include "util/error.h"
 
 #include <QButtonGroup>
-#include <QElapsedTimer>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QRadioButton>
 #include <QSlider>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <qcustomplot.h>
 
@@ -30,12 +32,6 @@ namespace {
 using attention::ApproximationSweep;
 
 constexpr int kMapSpacing = 6;
-
-QString number(double v)
-{
-    return v != 0 && (std::abs(v) < 0.01 || std::abs(v) >= 1000) ? QString::number(v, 'e', 1)
-                                                                 : QString::number(v, 'f', 3);
-}
 
 // (T,T) weights for drawing: cells the mask forbids become −∞ (hatched by HeatmapPlot).
 std::shared_ptr<std::vector<float>> drawnCells(const Tensor &weights, const Tensor &mask)
@@ -58,7 +54,6 @@ ApproximationView::ApproximationView(QWidget *parent)
     , m_summary(new QLabel(this))
     , m_caption(new QLabel(this))
 {
-    m_pool.setMaxThreadCount(1); // a superseded sweep stops at its next run; the newer one waits for the thread
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 6, 8, 6);
     buildControls(layout);
@@ -88,17 +83,9 @@ ApproximationView::ApproximationView(QWidget *parent)
                 plot->colorMap()->setDataRange(m_range);
         });
     }
-    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, [this] { finishSweep(m_watcher.result()); });
     setAutoFillBackground(true);
     applyTheme();
     showMessage(tr("No trace yet."));
-}
-
-ApproximationView::~ApproximationView()
-{
-    if (m_cancel)
-        *m_cancel = true;
-    m_pool.waitForDone(); // the job holds copies of Q, K, V only, but must not outlive the watcher
 }
 
 bool ApproximationView::eventFilter(QObject *watched, QEvent *event)
@@ -199,17 +186,7 @@ QString ApproximationView::caption() const
         + tr(" Errors are against exact softmax attention on the same Q, K, V: the mean over query rows of "
              "Σⱼ |wᵢⱼ − pᵢⱼ| (left axis) and the mean |ΔC| of the context (right axis), mean of %1 seeds with "
              "their min–max band; the right map is seed 0.")
-              .arg(kSeeds);
-}
-
-attention::ApproximationSweepOptions ApproximationView::sweepOptions() const
-{
-    attention::ApproximationSweepOptions o;
-    o.kernel = m_spec.approximation;
-    o.seeds = kSeeds;
-    o.causal = m_spec.approximation == "performer" && m_input.causal;
-    o.padding = m_input.padding;
-    return o;
+              .arg(ApproximationAnalysis::kSeeds);
 }
 
 int ApproximationView::selectedValue() const
@@ -238,8 +215,50 @@ void ApproximationView::refresh()
     m_caption->setText(caption());
     m_exact->setToolTip(m_caption->text());
     m_approx->setToolTip(m_caption->text());
-    if (!requestSweep() && m_sweep)
-        showSweep(); // a new selection, scale or colour map on the same sweep
+    adoptAnalysis();
+}
+
+// The session's sweep for this spec, or why there is none yet.
+void ApproximationView::adoptAnalysis()
+{
+    const std::shared_ptr<const ViewAnalysis> &result = m_input.analysis.result;
+    const auto *analysis = m_input.analysisAs<ApproximationAnalysis>();
+    if (analysis != nullptr
+        && (analysis->sweep.kernel != m_spec.approximation || analysis->layer != m_spec.layer
+            || analysis->head != std::max(0, m_spec.head)))
+        analysis = nullptr; // the session's sweep for another setting: this one is on its way
+    if (analysis == nullptr) {
+        m_drawnAnalysis.reset();
+        const int T = int(m_input.tokens.size());
+        if (!m_input.analysis.problem.isEmpty()) {
+            m_status->clear();
+            showMessage(m_input.analysis.problem);
+            return;
+        }
+        const size_t sizes = T > 0 ? attention::defaultSweepValues(m_spec.approximation, T).size() : 0;
+        m_status->setText(tr("computing… %1, %2 sizes × %3 seeds, T = %4")
+                              .arg(kernelName())
+                              .arg(sizes)
+                              .arg(ApproximationAnalysis::kSeeds)
+                              .arg(T));
+        showMessage(tr("Computing %1 for %2 sizes × %3 seeds…")
+                        .arg(kernelName())
+                        .arg(sizes)
+                        .arg(ApproximationAnalysis::kSeeds));
+        return;
+    }
+    if (result != m_drawnAnalysis) {
+        m_drawnAnalysis = result;
+        m_message.clear();
+        m_sweep = std::shared_ptr<const ApproximationSweep>(result, &analysis->sweep);
+        m_computeMs = analysis->milliseconds;
+        m_exactCells.reset();
+        m_status->setText(tr("%1 sizes × %2 seeds in %3 ms")
+                              .arg(m_sweep->points.size())
+                              .arg(m_sweep->seeds)
+                              .arg(m_computeMs, 0, 'f', 0));
+    }
+    showSweep(); // a new sweep, or a new selection, scale or colour map on the same one
 }
 
 void ApproximationView::showMessage(const QString &text)
@@ -251,114 +270,6 @@ void ApproximationView::showMessage(const QString &text)
     m_approx->showMessage(QString());
     m_summary->clear();
     m_plot->setSweep(nullptr);
-}
-
-bool ApproximationView::requestSweep()
-{
-    const int layer = m_spec.layer, head = std::max(0, m_spec.head);
-    const Trace *trace = m_input.trace.get();
-    const TraceEntry *q = trace ? trace->find(traceName(layer, "attn.q")) : nullptr;
-    const TraceEntry *k = trace ? trace->find(traceName(layer, "attn.k")) : nullptr;
-    const TraceEntry *v = trace ? trace->find(traceName(layer, "attn.v")) : nullptr;
-    QString problem;
-    if (q == nullptr || k == nullptr || v == nullptr)
-        problem = notComputedText(tr("the Q, K, V split"), traceName(layer, "attn.q"));
-    else if (q->tensor.rank() != 3 || head >= q->tensor.dim(0) || k->tensor.shape() != q->tensor.shape()
-        || v->tensor.shape() != q->tensor.shape())
-        problem = tr("Layer %1 has no head %2.").arg(layer).arg(head);
-    const attention::ApproximationSweepOptions options = sweepOptions();
-    // The same Q, K, V buffers (kept alive in m_keyTensors, so no new tensor can reuse their addresses), head,
-    // kernel, mask: the sweep drawn or running still fits.
-    std::string key = options.kernel + (options.causal ? "/causal/" : "/") + std::to_string(head);
-    for (const TraceEntry *e : {q, k, v}) {
-        key += '/';
-        if (e != nullptr)
-            key.append(std::to_string(reinterpret_cast<uintptr_t>(e->tensor.data()))).append(e->tensor.shapeString());
-    }
-    for (int p : options.padding)
-        key.append(1, ',').append(std::to_string(p));
-    if (key == m_requestKey && problem.isEmpty())
-        return false;
-    m_requestKey = key;
-    ++m_generation; // whatever is still running is now stale
-    if (m_cancel)
-        *m_cancel = true;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    if (!problem.isEmpty()) {
-        m_computing = false;
-        m_requestKey.clear();
-        m_status->clear();
-        showMessage(problem);
-        return true;
-    }
-    m_keyTensors = {q->tensor, k->tensor, v->tensor};
-    startSweep(options, head);
-    return true;
-}
-
-void ApproximationView::startSweep(const attention::ApproximationSweepOptions &options, int head)
-{
-    const int64_t T = m_keyTensors[0].dim(1), d = m_keyTensors[0].dim(2);
-    std::array<Tensor, 3> qkv; // the head's (T,d) copies: the job must not read the trace
-    for (size_t i = 0; i < 3; ++i) {
-        qkv[i] = Tensor({T, d});
-        qkv[i].matrix() = std::as_const(m_keyTensors[i]).slice(head); // const: reading must not detach the trace
-    }
-    auto job = [qkv, options, generation = m_generation, cancel = m_cancel]() {
-        Outcome out;
-        out.generation = generation;
-        QElapsedTimer timer;
-        timer.start();
-        try {
-            attention::ApproximationSweepOptions o = options;
-            o.cancel = cancel.get();
-            out.sweep = std::make_shared<const ApproximationSweep>(
-                attention::approximation_sweep(qkv[0].matrix(), qkv[1].matrix(), qkv[2].matrix(), o));
-        } catch (const std::exception &e) {
-            out.error = QString::fromStdString(e.what());
-        }
-        out.milliseconds = double(timer.nsecsElapsed()) / 1e6;
-        return out;
-    };
-    m_computing = true;
-    const size_t sizes = attention::defaultSweepValues(options.kernel, T).size();
-    m_status->setText(tr("computing… %1, %2 sizes × %3 seeds, T = %4").arg(kernelName()).arg(sizes).arg(kSeeds).arg(T));
-    showMessage(tr("Computing %1 for %2 sizes × %3 seeds…").arg(kernelName()).arg(sizes).arg(kSeeds));
-    if (parentWidget() == nullptr && !isVisible()) { // headless (render): draw the result, not "computing…"
-        finishSweep(job());
-        return;
-    }
-    m_watcher.setFuture(QtConcurrent::run(&m_pool, job));
-}
-
-void ApproximationView::finishSweep(const Outcome &outcome)
-{
-    if (outcome.generation != m_generation)
-        return; // superseded by a newer request
-    m_computing = false;
-    m_computeMs = outcome.milliseconds;
-    if (!outcome.error.isEmpty()) {
-        m_status->setText(tr("%1 failed").arg(kernelName()));
-        showMessage(outcome.error);
-        return;
-    }
-    m_message.clear();
-    m_sweep = outcome.sweep;
-    m_exactCells.reset();
-    m_status->setText(
-        tr("%1 sizes × %2 seeds in %3 ms").arg(m_sweep->points.size()).arg(m_sweep->seeds).arg(m_computeMs, 0, 'f', 0));
-    showSweep();
-}
-
-bool ApproximationView::waitForSweep(int milliseconds)
-{
-    QElapsedTimer timer;
-    timer.start();
-    while (m_computing && timer.elapsed() < milliseconds) {
-        m_watcher.waitForFinished();
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    }
-    return !m_computing;
 }
 
 void ApproximationView::showSweep()
@@ -438,7 +349,7 @@ void ApproximationView::showSelected()
         if (out > 0)
             outside = tr("<br>Its weights span %1 … %2: %3 % of the cells fall outside the exact scale (drawn in "
                          "its end colours).")
-                          .arg(number(lo), number(hi))
+                          .arg(formatNumber(lo, 3), formatNumber(hi, 3))
                           .arg(100.0 * double(out) / double(std::max<int64_t>(1, cells)), 0, 'f', 0);
         const QStringList labels = tokenLabels(m_input, T);
         m_approx->setLabels(labels, labels);
@@ -448,14 +359,15 @@ void ApproximationView::showSelected()
         m_approx->colorMap()->setDataRange(m_range);
     }
     const auto range = [](const attention::SweepStat &st) {
-        return QStringLiteral("%1 [%2 – %3]").arg(number(st.mean), number(st.min), number(st.max));
+        return QStringLiteral("%1 [%2 – %3]")
+            .arg(formatNumber(st.mean, 3), formatNumber(st.min, 3), formatNumber(st.max, 3));
     };
     QString text = tr("<b>%1, %2</b> — mean [min – max] over %3 seeds:<br>").arg(kernelName(), name).arg(s.seeds);
     if (!s.causal && m_input.causal)
         text += tr("<i>Both maps bidirectional: Linformer cannot be causal.</i><br>");
     if (s.hasWeightErrors)
-        text += tr("weights: row Σ|Δw| %1 · KL %2<br>").arg(range(p.rowL1), number(p.kl.mean));
-    text += tr("context: mean |ΔC| %1 · max |ΔC| %2").arg(range(p.meanAbsError), number(p.maxAbsError.mean));
+        text += tr("weights: row Σ|Δw| %1 · KL %2<br>").arg(range(p.rowL1), formatNumber(p.kl.mean, 3));
+    text += tr("context: mean |ΔC| %1 · max |ΔC| %2").arg(range(p.meanAbsError), formatNumber(p.maxAbsError.mean, 3));
     m_summary->setText(text + outside);
     m_plot->setSelected(m_index);
 }
@@ -494,9 +406,9 @@ QString ApproximationView::hoverText(int row, int col) const
     const double approx = p.weights.data()[cell];
     return prefix
         + tr("\nexact softmax weight %1\n%2, %3 = %4 (seed 0): %5 (Δ %6)")
-              .arg(formatValue(exact), kernelName(), valueName())
+              .arg(formatNumber(exact), kernelName(), valueName())
               .arg(p.value)
-              .arg(formatValue(approx), formatValue(approx - exact));
+              .arg(formatNumber(approx), formatNumber(approx - exact));
 }
 
 } // namespace atlas

@@ -3,13 +3,8 @@
 #include "attention/approximationsweep.h"
 #include "views/view.h"
 
-#include <QFutureWatcher>
-#include <QThreadPool>
-
 #include <qcustomplot.h> // QCPRange
 
-#include <array>
-#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -28,11 +23,9 @@ class HeatmapPlot;
 // for k / features choosing the approximation drawn, and the error against k / features (log-log: the mean over
 // kSeeds seeds with a min–max band; weights on the left axis, context on the right).
 //
-// The head's Q, K, V come from the trace (layer.L.attn.q/k/v, (H,T,d)); the sweep (core approximationsweep.h)
-// reruns them through exact attention and the approximation for every size and seed on a worker thread; the view
-// shows "computing…" meanwhile, and a newer request (another head, kernel or input) cancels an older one.
-// A parentless view that was never shown (`render`, scripts) computes on the calling thread instead, so a
-// headless render draws the result rather than "computing…".
+// The sweep (ApproximationAnalysis, view/viewanalysis.h) reruns the head's Q, K, V through exact attention and the
+// approximation for every size and seed; the session runs it off the GUI thread (a newer request, for another
+// head, kernel or input, cancels an older one) and the view shows "computing…" until it has the result.
 //
 // Effective weights: Linformer's are P·E (T,T), P = softmax(Q (E K)ᵀ/√d) (T,k), E the (k,T) random projection:
 // the weight of value j in query i's context, which can be negative. Linformer cannot be causal: on a causal
@@ -43,20 +36,12 @@ class ApproximationView : public View
     Q_OBJECT
 
 public:
-    static constexpr int kSeeds = 5;
-
     explicit ApproximationView(QWidget *parent = nullptr);
-    ~ApproximationView() override;
 
     // Drawn instead of the maps and the plot (no Q, K, V yet, a bad head, a sweep error); empty when they are drawn.
     QString message() const { return m_message; }
-    bool isComputing() const { return m_computing; }
-    // Blocks until the running sweep has been drawn (tests); false after `milliseconds` without it.
-    bool waitForSweep(int milliseconds = 60000);
     // The sweep drawn (nullptr while none is).
     const attention::ApproximationSweep *sweep() const { return m_sweep.get(); }
-    // What the sweep was asked for: kernel, causal, padding and seeds as the view runs them.
-    attention::ApproximationSweepOptions sweepOptions() const;
     int selectedIndex() const { return m_index; }
     int selectedValue() const; // k or features drawn, 0 while nothing is
     double computeMilliseconds() const { return m_computeMs; }
@@ -79,20 +64,10 @@ protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
-    struct Outcome
-    {
-        uint64_t generation = 0;
-        std::shared_ptr<const attention::ApproximationSweep> sweep;
-        QString error;
-        double milliseconds = 0;
-    };
-
     void buildControls(QLayout *layout);
     void layOutMaps();
     void applyTheme();
-    bool requestSweep(); // true when it started a sweep or showed a problem, false when the sweep drawn still fits
-    void startSweep(const attention::ApproximationSweepOptions &options, int head);
-    void finishSweep(const Outcome &outcome);
+    void adoptAnalysis();
     void showMessage(const QString &text);
     void showSweep();
     void showSelected();
@@ -123,15 +98,7 @@ private:
     bool m_hasRange = false;
     int m_index = -1;
     double m_computeMs = 0;
-    bool m_computing = false;
-
-    // The running request: a newer one bumps the generation and cancels it.
-    QThreadPool m_pool;
-    QFutureWatcher<Outcome> m_watcher;
-    uint64_t m_generation = 0;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    std::string m_requestKey; // what the current (running or drawn) sweep is for
-    std::array<Tensor, 3> m_keyTensors; // the layer's (H,T,d) Q, K, V the key names (shared, not copied)
+    std::shared_ptr<const ViewAnalysis> m_drawnAnalysis; // what m_sweep came from
 };
 
 } // namespace atlas

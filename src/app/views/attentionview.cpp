@@ -1,5 +1,7 @@
 #include "views/attentionview.h"
 
+#include "trace/names.h"
+
 #include "views/heatmapplot.h"
 
 #include "util/error.h"
@@ -29,8 +31,8 @@ QString AttentionView::cellText(int row, int col) const
     QString text = cellPrefix(m_input, row, col) + QLatin1Char(':');
     const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
     if (scores != nullptr && scores->shape() == probs->shape())
-        text += tr(" score %1,").arg(formatValue(scores->slice(m_spec.head)(row, col)));
-    return text + tr(" probability %1").arg(formatValue(probs->slice(m_spec.head)(row, col)));
+        text += tr(" score %1,").arg(formatNumber(scores->slice(m_spec.head)(row, col)));
+    return text + tr(" probability %1").arg(formatNumber(probs->slice(m_spec.head)(row, col)));
 }
 
 void AttentionView::refresh()
@@ -51,7 +53,7 @@ void AttentionView::refresh()
     m_plot->setTitle(tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head));
     if (probs == nullptr) {
         m_plot->showMessage(
-            problem.isEmpty() ? notComputedText(tr("softmax"), traceName(m_spec.layer, "attn.probs")) : problem);
+            problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, "attn.probs")) : problem);
     } else {
         const int tokens = static_cast<int>(probs->dim(1));
         const QStringList labels = tokenLabels(m_input, tokens);

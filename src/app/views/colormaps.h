@@ -22,14 +22,6 @@ QCPColorGradient colormap(const std::string &name);
 // A colour for −∞ (masked) cells that none of the map's own colours resembles.
 QColor maskedColor(const std::string &name);
 
-// The colours of a view theme (light | dark; anything else is light), shared by every heat-map view.
-struct ThemeColors
-{
-    QColor background, text, axis, frame;
-    QColor allowed, maskedFill, maskedHatch; // the mask drawn by itself: 0 cells, −∞ cells, their hatching
-};
-ThemeColors themeColors(const std::string &theme);
-
 // A 256-entry lookup table for QPainter-drawn thumbnails: map(t) for t in [0, 1] (clamped), NaN -> masked.
 class ColorLut
 {

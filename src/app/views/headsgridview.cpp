@@ -1,5 +1,9 @@
 #include "views/headsgridview.h"
 
+#include "trace/names.h"
+
+#include "views/plottheme.h"
+
 #include "views/colormaps.h"
 #include "views/downsample.h"
 #include "views/heatmapplot.h"
@@ -78,12 +82,12 @@ void HeadsGridView::countLayersAndHeads()
     m_layers = m_input.layers;
     if (m_layers <= 0) { // no model information: count the layers the trace has
         m_layers = 0;
-        while (trace != nullptr && trace->contains(traceName(m_layers, "attn.probs")))
+        while (trace != nullptr && trace->contains(names::layerTensor(m_layers, "attn.probs")))
             ++m_layers;
     }
     m_heads = m_input.heads;
     if (m_heads <= 0 && trace != nullptr) {
-        const TraceEntry *first = trace->find(traceName(0, "attn.probs"));
+        const TraceEntry *first = trace->find(names::layerTensor(0, "attn.probs"));
         m_heads = first != nullptr && first->tensor.rank() == 3 ? static_cast<int>(first->tensor.dim(0)) : 0;
     }
 }
@@ -126,13 +130,13 @@ void HeadsGridView::rebuildThumbnails()
                 jobs.emplace_back(static_cast<size_t>(l * m_heads + h), t);
     }
     if (jobs.empty()) {
-        m_message = notComputedText(tr("softmax"), traceName(0, "attn.probs"));
+        m_message = notComputedText(m_input, names::layerTensor(0, "attn.probs"));
         return;
     }
     // The job keeps the trace alive, so the tensor pointers stay valid after a new trace arrives.
     const int64_t tokens = jobs.front().second->dim(1);
     auto pool = [trace = m_input.trace, jobs = std::move(jobs), lut, log = m_spec.scale == "log",
-                    count = m_thumbs.size(), heads = size_t(m_heads)]() {
+                    count = m_thumbs.size(), heads = size_t(m_heads)](const std::atomic<bool> &) {
         std::vector<QImage> images(count);
         parallelFor(int64_t(jobs.size()), 1, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) {
@@ -143,7 +147,10 @@ void HeadsGridView::rebuildThumbnails()
         });
         return images;
     };
-    m_job.start(std::move(pool), tokens <= kInlineTokens || drawnHeadless(this));
+    if (tokens <= kInlineTokens || drawnHeadless(this))
+        m_job.runNow(pool);
+    else
+        m_job.start(std::move(pool));
 }
 
 QImage HeadsGridView::thumbnail(int layer, int head) const
@@ -199,7 +206,7 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     if (!m_message.isEmpty() || m_layers == 0 || m_heads == 0) {
         p.setFont(sizedFont(font(), 13));
         const QString text
-            = m_message.isEmpty() ? notComputedText(tr("softmax"), traceName(0, "attn.probs")) : m_message;
+            = m_message.isEmpty() ? notComputedText(m_input, names::layerTensor(0, "attn.probs")) : m_message;
         p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, text);
         return;
     }
@@ -251,8 +258,8 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
                 p.drawRect(r.adjusted(0, 0, -1, -1));
                 p.setPen(textColor());
                 if (g.thumb >= 48)
-                    p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
-                        m_job.running() ? tr("pooling…") : tr("not computed yet"));
+                    p.drawText(
+                        r, Qt::AlignCenter | Qt::TextWordWrap, m_job.busy() ? tr("pooling…") : tr("not computed yet"));
                 continue;
             }
             p.drawImage(r, img);

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "views/latestjob.h"
+#include "viewmodel/latestjob.h"
 #include "views/view.h"
 
 #include <QImage>
@@ -19,7 +19,7 @@ class HeadsGridView : public View
 
 public:
     explicit HeadsGridView(QWidget *parent = nullptr);
-    bool pooling() const { return m_job.running(); } // thumbnails of a long input are being made on a worker
+    bool pooling() const { return m_job.busy(); } // thumbnails of a long input are being made on a worker
 
     int layerCount() const { return m_layers; }
     int headCount() const { return m_heads; }

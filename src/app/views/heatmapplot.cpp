@@ -1,5 +1,7 @@
 #include "views/heatmapplot.h"
 
+#include "views/plottheme.h"
+
 #include "views/colormaps.h"
 
 #include <QToolTip>
@@ -101,7 +103,7 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     buildLayout();
     applyGradient();
     applyTheme();
-    showMessage(tr("Nothing computed yet: type a text and press Run (Ctrl+R)."));
+    showMessage(QString::fromUtf8(kNothingComputed));
 }
 
 void HeatmapPlot::buildLayout()

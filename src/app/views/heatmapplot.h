@@ -1,7 +1,7 @@
 #pragma once
 
+#include "viewmodel/viewinput.h"
 #include "views/downsample.h"
-#include "views/viewinput.h"
 
 #include <qcustomplot.h>
 

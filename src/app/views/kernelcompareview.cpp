@@ -1,17 +1,16 @@
 #include "views/kernelcompareview.h"
 
+#include "trace/names.h"
+
+#include "views/plottheme.h"
+
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
-#include "views/tensorview.h"
 #include "views/viewfonts.h"
 
+#include "attention/attentionsweep.h"
 #include "util/error.h"
 
-#include <QElapsedTimer>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QPainter>
 
 #include <qcustomplot.h>
@@ -26,26 +25,11 @@ namespace {
 constexpr int kMargin = 10;
 constexpr double kPlotShare = 0.36; // of the width, for the time plot on the right
 
-// Tay et al., "Efficient Transformers: A Survey" (2020), Table 1: time complexity of each model.
-QString tayComplexity(const QString &kind)
-{
-    if (kind == "full")
-        return "O(N²)";
-    if (kind == "lsh")
-        return "O(N log N)";
-    return "O(N)"; // bigbird, longformer, strided, fixed (sparse patterns), linformer, performer
-}
-
 // Tableau 10: distinct on light and dark backgrounds.
 QColor seriesColor(int i)
 {
     static const QRgb colors[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0x9c755f};
     return QColor(colors[static_cast<size_t>(i) % 8]);
-}
-
-QString number(double v)
-{
-    return v != 0 && std::abs(v) < 0.01 ? QString::number(v, 'e', 1) : QString::number(v, 'f', 2);
 }
 
 } // namespace
@@ -54,7 +38,6 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     : View(parent)
     , m_plot(new QCustomPlot(this))
     , m_benchFile(defaultBenchmarkFile())
-    , m_job([this](Comparison c) { adopt(std::move(c)); })
 {
     m_plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
@@ -96,60 +79,47 @@ void KernelCompareView::loadBenchmarks()
 {
     m_plot->clearGraphs();
     m_benchMessage.clear();
-    QFile file(m_benchFile);
-    QJsonParseError error {};
-    const QJsonDocument doc
-        = file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll(), &error) : QJsonDocument();
-    const QJsonArray kernels = doc.object().value("kernels").toArray();
-    if (!file.isOpen())
-        m_benchMessage
-            = tr("No measured times: cannot read %1 (make it with bench-attention --sweep --json).").arg(m_benchFile);
-    else if (error.error != QJsonParseError::NoError || kernels.isEmpty())
-        m_benchMessage
-            = tr("No measured times in %1: %2")
-                  .arg(m_benchFile,
-                      error.error != QJsonParseError::NoError ? error.errorString() : tr("no \"kernels\" array"));
-    for (int i = 0; i < kernels.size(); ++i) {
-        const QJsonObject k = kernels[i].toObject();
-        QCPGraph *g = m_plot->addGraph();
-        const QString kind = k.value("kind").toString();
-        g->setName(QStringLiteral("%1 — %2").arg(kind, tayComplexity(kind)));
-        g->setPen(QPen(seriesColor(i), 2));
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-        for (const QJsonValue &point : k.value("points").toArray())
-            g->addData(point["n"].toDouble(), point["median_ms"].toDouble());
+    attention::AttentionSweepFile file;
+    try {
+        file = attention::readAttentionSweep(m_benchFile.toStdString());
+        if (file.kernels.empty())
+            m_benchMessage = tr("No measured times in %1: no kernels.").arg(m_benchFile);
+    } catch (const Error &e) {
+        m_benchMessage = tr("No measured times: %1 (make the file with bench-attention --sweep --json).")
+                             .arg(QString::fromStdString(e.what()));
     }
-    const QJsonObject root = doc.object();
+    for (size_t i = 0; i < file.kernels.size(); ++i) {
+        const attention::KernelSweep &k = file.kernels[i];
+        QCPGraph *g = m_plot->addGraph();
+        const QString kind = QString::fromStdString(k.kind);
+        g->setName(QStringLiteral("%1 — %2").arg(kind, QString::fromStdString(attention::timeComplexity(k.kind))));
+        g->setPen(QPen(seriesColor(int(i)), 2));
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        for (const attention::SweepPoint &point : k.points)
+            g->addData(double(point.n), point.medianMs);
+    }
     m_plot->xAxis2->setVisible(false);
-    if (!kernels.isEmpty()) {
+    if (!file.kernels.empty()) {
         m_plot->rescaleAxes();
         m_plot->xAxis->scaleRange(1.15, m_plot->xAxis->range().center());
         m_plot->yAxis->scaleRange(1.3, m_plot->yAxis->range().center());
         auto *title = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0));
         title->setText(
             tr("Measured time vs N (one head, d_head %1)\n%2 · %3\nlegend: kernel — complexity (Tay et al. 2020)")
-                .arg(root.value("d_head").toInt())
-                .arg(root.value("machine").toString(), root.value("date").toString()));
+                .arg(file.dHead)
+                .arg(QString::fromStdString(file.machine), QString::fromStdString(file.date)));
     }
 }
 
 void KernelCompareView::refresh()
 {
-    const size_t entries = m_input.trace ? m_input.trace->entries().size() : 0;
-    const int head = std::max(0, m_spec.head);
-    const std::string style = m_spec.colormap + "/" + m_spec.scale;
-    if (m_input.trace != m_cachedTrace || entries != m_cachedEntries || m_spec.layer != m_cachedLayer
-        || head != m_cachedHead) {
-        m_cachedTrace = m_input.trace;
-        m_cachedEntries = entries;
-        m_cachedLayer = m_spec.layer;
-        m_cachedHead = head;
-        m_cachedStyle.clear();
-        recompute();
-    }
-    if (style != m_cachedStyle) {
-        m_cachedStyle = style;
-        rebuildImages();
+    // Redrawn when the analysis, the head asked for or the colours change.
+    const std::string drawn = m_spec.colormap + "/" + m_spec.scale + "/" + std::to_string(m_spec.layer) + "/"
+        + std::to_string(m_spec.head) + "/" + std::to_string(reinterpret_cast<uintptr_t>(m_input.analysis.result.get()))
+        + "/" + m_input.analysis.problem.toStdString();
+    if (drawn != m_drawn) {
+        m_drawn = drawn;
+        adoptAnalysis();
     }
     applyPlotTheme(m_plot, m_spec.theme);
     m_plot->legend->setBrush(themeColors(m_spec.theme).background);
@@ -158,61 +128,21 @@ void KernelCompareView::refresh()
     update();
 }
 
-void KernelCompareView::recompute()
+// The session's comparison for this spec, or why there is none yet.
+void KernelCompareView::adoptAnalysis()
 {
-    m_job.drop(); // whatever is still running is now stale
-    m_entries.clear();
-    m_images.clear();
-    m_message.clear();
-    const Trace *trace = m_input.trace.get();
-    const int layer = m_spec.layer, head = std::max(0, m_spec.head);
-    const TraceEntry *q = trace ? trace->find(traceName(layer, "attn.q")) : nullptr;
-    const TraceEntry *k = trace ? trace->find(traceName(layer, "attn.k")) : nullptr;
-    const TraceEntry *v = trace ? trace->find(traceName(layer, "attn.v")) : nullptr;
-    if (q == nullptr || k == nullptr || v == nullptr) {
-        m_message = notComputedText(tr("the Q, K, V split"), traceName(layer, "attn.q"));
-        return;
-    }
-    if (q->tensor.rank() != 3 || head >= q->tensor.dim(0)) {
-        m_message = tr("Layer %1 has no head %2.").arg(layer).arg(head);
-        return;
-    }
-    const int64_t T = q->tensor.dim(1);
-    if (T > kMaxTokens) {
-        m_message = tr("The comparison runs this head through every kernel densely: %1 × %1 weights per kernel, "
-                       "computed on the spot. That is for small inputs only: this one has %1 tokens, the limit is %2. "
-                       "Shorten the text to compare kernels (the time plot shows how they scale).")
-                        .arg(T)
-                        .arg(kMaxTokens);
-        return;
-    }
-    // Only the job's own copies of the head's Q, K, V (a slice shares the trace's storage, which the trace
-    // pointer keeps alive) cross to the worker.
-    auto job = [trace = m_input.trace, q = q->tensor.slice(head), k = k->tensor.slice(head), v = v->tensor.slice(head),
-                   causal = m_input.causal, padding = m_input.padding]() {
-        Comparison c;
-        QElapsedTimer timer;
-        timer.start();
-        try {
-            c.entries = attention::compareKernels(q, k, v, causal, padding);
-        } catch (const Error &e) {
-            c.message = QString::fromStdString(e.what());
-        }
-        c.milliseconds = double(timer.nsecsElapsed()) / 1e6;
-        return c;
-    };
-    m_message = tr("Comparing the kernels on layer %1, head %2 …").arg(layer).arg(head);
-    m_job.start(std::move(job), drawnHeadless(this));
-}
-
-// The latest comparison finished.
-void KernelCompareView::adopt(Comparison c)
-{
-    m_entries = std::move(c.entries);
-    m_message = c.message;
-    m_computeMs = c.milliseconds;
+    const auto *comparison = m_input.analysisAs<KernelComparisonAnalysis>();
+    if (comparison && (comparison->layer != m_spec.layer || comparison->head != std::max(0, m_spec.head)))
+        comparison = nullptr; // the session's comparison of another head: this one is on its way
+    m_entries = comparison ? comparison->entries : std::vector<attention::KernelComparisonEntry> {};
+    m_computeMs = comparison ? comparison->milliseconds : 0.0;
+    if (comparison)
+        m_message.clear();
+    else if (!m_input.analysis.problem.isEmpty())
+        m_message = m_input.analysis.problem;
+    else
+        m_message = tr("Comparing the kernels on layer %1, head %2 …").arg(m_spec.layer).arg(std::max(0, m_spec.head));
     rebuildImages();
-    update();
 }
 
 void KernelCompareView::rebuildImages()
@@ -261,7 +191,7 @@ QString KernelCompareView::errorText(int i) const
         return tr("not run: %1").arg(QString::fromStdString(e.reason));
     // No-break spaces inside each figure: the panel wraps between figures, never inside one.
     return QStringLiteral("max\u00A0|ΔC|\u00A0%1 · mean\u00A0%2 · KL\u00A0%3 · drops\u00A0%4\u00A0%")
-        .arg(number(e.maxAbsError), number(e.meanAbsError), number(e.meanKl))
+        .arg(formatNumber(e.maxAbsError, 2), formatNumber(e.meanAbsError, 2), formatNumber(e.meanKl, 2))
         .arg(100.0 * e.meanDroppedWeight, 0, 'f', 0);
 }
 

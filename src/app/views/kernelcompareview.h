@@ -1,7 +1,6 @@
 #pragma once
 
 #include "attention/kernelcomparison.h"
-#include "views/latestjob.h"
 #include "views/view.h"
 
 #include <QImage>
@@ -18,16 +17,14 @@ namespace atlas {
 // and a log-log plot of measured time against N per kernel with Tay et al.'s complexity in the legend, read from
 // a `bench-attention --sweep --json` file (resources/benchmarks/attention-sweep.json by default).
 //
-// The comparison reruns the head's Q, K, V (`layer.L.attn.q/k/v`, (H,T,d)) densely through eight kernels (up to
-// ~40 ms at T = 512, docs/benchmarks.md) on a worker thread; above 512 tokens the view shows a message instead.
-// A view that is neither shown nor parented (`render`) compares at once.
+// The comparison (KernelComparisonAnalysis, view/viewanalysis.h) reruns the head's Q, K, V densely through eight
+// kernels (up to ~40 ms at T = 512, docs/benchmarks.md); the session runs it off the GUI thread and the view
+// draws the result. The time plot reads the sweep file through the core's parser (attention/attentionsweep.h).
 class KernelCompareView : public View
 {
     Q_OBJECT
 
 public:
-    static constexpr int kMaxTokens = 512;
-
     explicit KernelCompareView(QWidget *parent = nullptr);
 
     static QString defaultBenchmarkFile();
@@ -41,7 +38,6 @@ public:
     QString benchmarkMessage() const { return m_benchMessage; } // drawn over the time plot when it has no data
     QCustomPlot *timePlot() const { return m_plot; }
     double computeMilliseconds() const { return m_computeMs; }
-    bool comparing() const { return m_job.running(); } // on the worker; message() says so meanwhile
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -52,15 +48,7 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
 
 private:
-    struct Comparison
-    {
-        std::vector<attention::KernelComparisonEntry> entries;
-        QString message;
-        double milliseconds = 0;
-    };
-
-    void recompute();
-    void adopt(Comparison c);
+    void adoptAnalysis();
     void rebuildImages();
     void loadBenchmarks();
     void layoutPlot();
@@ -74,12 +62,7 @@ private:
     std::vector<QImage> m_images;
     QString m_message;
     double m_computeMs = 0;
-    LatestJob<Comparison> m_job; // last: its destructor waits for the comparison in progress
-    // What the comparison was computed from, to recompute only when it changes.
-    std::shared_ptr<const Trace> m_cachedTrace;
-    size_t m_cachedEntries = 0;
-    int m_cachedLayer = -1, m_cachedHead = -1;
-    std::string m_cachedStyle;
+    std::string m_drawn; // what the images were drawn from, to redraw them only when it changes
 };
 
 } // namespace atlas

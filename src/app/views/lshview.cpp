@@ -1,6 +1,9 @@
 #include "views/lshview.h"
 
-#include "attention/attentionkernel.h"
+#include "trace/names.h"
+
+#include "views/plottheme.h"
+
 #include "util/error.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
@@ -47,25 +50,25 @@ LshView::LshView(QWidget *parent)
 {
     m_timer.setInterval(kRoundMilliseconds);
     connect(&m_timer, &QTimer::timeout, this, [this] {
-        if (m_data.rounds > 0)
-            setCurrentRound((m_round + 1) % m_data.rounds);
+        if (data().rounds > 0)
+            setCurrentRound((m_round + 1) % data().rounds);
     });
 }
 
 int LshView::gridBucket(int round, int position) const
 {
-    return m_data.bucket.at(size_t(round)).at(size_t(position));
+    return data().bucket.at(size_t(round)).at(size_t(position));
 }
 
 void LshView::setCurrentRound(int round)
 {
-    m_round = std::clamp(round, 0, std::max(0, m_data.rounds - 1));
+    m_round = std::clamp(round, 0, std::max(0, data().rounds - 1));
     update();
 }
 
 void LshView::setAnimating(bool on)
 {
-    if (on && m_data.rounds > 1)
+    if (on && data().rounds > 1)
         m_timer.start();
     else
         m_timer.stop();
@@ -78,74 +81,69 @@ void LshView::mousePressEvent(QMouseEvent *event)
     event->accept();
 }
 
+const attention::LshHeadAnalysis &LshView::data() const
+{
+    static const attention::LshHeadAnalysis none;
+    return m_analysis ? m_analysis->data : none;
+}
+
 void LshView::refresh()
 {
-    const size_t entries = m_input.trace ? m_input.trace->entries().size() : 0;
-    const int head = std::max(0, m_spec.head);
+    const auto *analysis = m_input.analysisAs<LshAnalysis>();
+    if (analysis && (analysis->layer != m_spec.layer || analysis->head != std::max(0, m_spec.head)))
+        analysis = nullptr; // the session's analysis of another head: this one is on its way
+    if (analysis == nullptr) {
+        m_job.drop();
+        m_requested.reset();
+        m_analysis.reset();
+        m_sortedImages.clear();
+        setAnimating(false);
+        m_message = !m_input.analysis.problem.isEmpty()
+            ? m_input.analysis.problem
+            : tr("Reading the buckets of %1 tokens …").arg(m_input.tokens.size());
+        update();
+        return;
+    }
+    const std::shared_ptr<const LshAnalysis> shared(m_input.analysis.result, analysis);
     const std::string style = m_spec.colormap + "/" + m_spec.scale;
-    const bool dataChanged = m_input.trace != m_cachedTrace || entries != m_cachedEntries
-        || m_spec.layer != m_cachedLayer || head != m_cachedHead;
-    if (dataChanged || style != m_cachedStyle) {
-        m_cachedTrace = m_input.trace;
-        m_cachedEntries = entries;
-        m_cachedLayer = m_spec.layer;
-        m_cachedHead = head;
+    if (shared != m_requested || style != m_cachedStyle) {
+        const bool newData = shared != m_requested;
+        m_requested = shared;
         m_cachedStyle = style;
-        startBuild(dataChanged);
+        startBuild(newData);
     }
     update();
 }
 
-// Short inputs (and a headless view) are read at once; long ones on the worker, the view saying so meanwhile.
+// Short inputs (and a headless view) are drawn at once; long ones on the worker, the view saying so meanwhile.
 void LshView::startBuild(bool newData)
 {
-    auto job = [input = m_input, spec = m_spec, newData]() {
-        Built b;
-        b.newData = newData;
-        b.message = loadHead(input, spec, &b.data);
-        if (b.message.isEmpty())
-            b.images = sortedImages(b.data, spec);
-        return b;
+    auto job = [analysis = m_requested, spec = m_spec, newData](const std::atomic<bool> &) {
+        return Built {newData, analysis, sortedImages(analysis->data, spec)};
     };
+    const int T = m_requested->data.T;
+    if (T <= kInlineTokens || drawnHeadless(this)) {
+        m_job.runNow(job);
+        return;
+    }
     setAnimating(false);
-    m_message = tr("Reading the buckets of %1 tokens …").arg(m_input.tokens.size());
-    m_job.start(std::move(job), m_input.tokens.size() <= kInlineTokens || drawnHeadless(this));
+    m_message = tr("Drawing the sorted chunks of %1 tokens …").arg(T);
+    m_job.start(std::move(job));
 }
 
 void LshView::adopt(Built built)
 {
-    m_data = std::move(built.data);
+    m_analysis = built.analysis;
     m_sortedImages = std::move(built.images);
-    m_message = built.message;
+    m_message.clear();
     if (built.newData)
         m_round = 0;
-    m_round = std::clamp(m_round, 0, std::max(0, m_data.rounds - 1));
-    setAnimating(m_message.isEmpty());
+    m_round = std::clamp(m_round, 0, std::max(0, data().rounds - 1));
+    setAnimating(true);
     update();
 }
 
-QString LshView::loadHead(const ViewInput &input, const ViewSpec &spec, LshHeadData *data)
-{
-    const Trace *trace = input.trace.get();
-    const int layer = spec.layer, head = std::max(0, spec.head);
-    if (trace == nullptr || !trace->contains(traceName(layer, "attn.context"))) {
-        if (input.layers > 0 && layer >= input.layers)
-            return tr("Layer %1 does not exist: the model has %2 layers.").arg(layer).arg(input.layers);
-        return notComputedText(tr("the attention of layer %1").arg(layer), traceName(layer, "attn.context"));
-    }
-    if (const std::string kind = layerAttentionKind(*trace, layer); kind != "lsh")
-        return tr("This layer runs %1 attention: choose Attention ▸ lsh").arg(QString::fromStdString(kind));
-    if (!trace->contains(traceName(layer, "lsh.buckets")) || !trace->contains(traceName(layer, "attn.mask")))
-        return tr("Layer %1 ran LSH without a trace of its buckets (an untraced run): run it traced.").arg(layer);
-    int fallback = 64;
-    try {
-        fallback = attention::lshParams(attention::parseAttentionKernelSpec("lsh", spec.attentionParams)).chunk;
-    } catch (const Error &) {
-    }
-    return loadLshHead(input, layer, head, lshChunkOfLayer(*trace, layer, fallback), data);
-}
-
-std::vector<QImage> LshView::sortedImages(const LshHeadData &data, const ViewSpec &spec)
+std::vector<QImage> LshView::sortedImages(const attention::LshHeadAnalysis &data, const ViewSpec &spec)
 {
     std::unique_ptr<ColorLut> lut;
     try {
@@ -199,7 +197,7 @@ void LshView::paintEvent(QPaintEvent *)
     p.fillRect(rect(), theme.background);
     p.setPen(theme.text);
     const QRect area = rect().adjusted(kMargin, kMargin, -kMargin, -kMargin);
-    if (!m_message.isEmpty() || m_data.rounds == 0) {
+    if (!m_message.isEmpty() || data().rounds == 0) {
         p.setFont(sizedFont(font(), 13));
         p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, m_message);
         return;
@@ -210,12 +208,12 @@ void LshView::paintEvent(QPaintEvent *)
         tr("Layer %1, head %2: LSH attention (%3 rounds, %4 buckets, chunks of %5; T = %6) — round %7 of %3%8")
             .arg(m_spec.layer)
             .arg(std::max(0, m_spec.head))
-            .arg(m_data.rounds)
-            .arg(m_data.buckets)
-            .arg(m_data.chunk)
-            .arg(m_data.T)
+            .arg(data().rounds)
+            .arg(data().buckets)
+            .arg(data().chunk)
+            .arg(data().T)
             .arg(m_round + 1)
-            .arg(m_data.rounds > 1 ? (isAnimating() ? tr("  (click to pause)") : tr("  (paused: click to play)"))
+            .arg(data().rounds > 1 ? (isAnimating() ? tr("  (click to pause)") : tr("  (paused: click to play)"))
                                    : QString()));
     const QRect body = area.adjusted(0, fm.height() + 8, 0, 0);
     const int leftW = int(body.width() * 0.47), topH = int(body.height() * 0.66);
@@ -235,12 +233,12 @@ QString LshView::caption(int panel) const
                   "rotation gives to directions lying in that plane — a 2-D view of a hash that really happens in "
                   "d = %2 dimensions, so a dot (coloured by its true bucket) may sit in another sector. Nearby keys "
                   "tend to share a bucket, round after round.")
-            .arg(100.0 * m_data.explained, 0, 'f', 0)
-            .arg(m_data.d);
+            .arg(100.0 * data().explained, 0, 'f', 0)
+            .arg(data().d);
     return tr("Tokens sorted by (bucket, position), cut into chunks of %1 (lines). A query sees its own chunk and the "
               "one before%2; grey cells are not allowed this round. Colour: LSH's effective weight (all rounds).")
-        .arg(m_data.chunk)
-        .arg(m_data.causal ? tr(", keys at or before it") : QString());
+        .arg(data().chunk)
+        .arg(data().causal ? tr(", keys at or before it") : QString());
 }
 
 void LshView::paintSphere(QPainter &p, const QRect &area) const
@@ -256,15 +254,15 @@ void LshView::paintSphere(QPainter &p, const QRect &area) const
     const QPointF c(box.center());
     const auto at
         = [&](double angle, double r) { return QPointF(c.x() + r * std::cos(angle), c.y() - r * std::sin(angle)); };
-    const std::vector<int> &sector = m_data.sector[size_t(m_round)];
-    const int steps = LshHeadData::kSectorSteps;
+    const std::vector<int> &sector = data().sector[size_t(m_round)];
+    const int steps = attention::LshHeadAnalysis::kSectorSteps;
     const QRectF disc(c.x() - radius, c.y() - radius, 2 * radius, 2 * radius);
     p.setPen(Qt::NoPen);
     for (int s = 0; s < steps;) {
         int e = s;
         while (e < steps && sector[size_t(e)] == sector[size_t(s)])
             ++e;
-        QColor fill = lshBucketColor(sector[size_t(s)], m_data.buckets);
+        QColor fill = lshBucketColor(sector[size_t(s)], data().buckets);
         fill.setAlpha(70);
         p.setBrush(fill);
         p.drawPie(disc, int(std::lround(s * 360.0 * 16 / steps)), int(std::lround((e - s) * 360.0 * 16 / steps)));
@@ -274,19 +272,19 @@ void LshView::paintSphere(QPainter &p, const QRect &area) const
     p.setPen(QPen(theme.text, 1.2));
     p.drawEllipse(disc);
     // Labels: sorted by angle, pushed outwards one ring when they would overlap the previous one.
-    std::vector<int> byAngle(size_t(m_data.T));
-    std::vector<double> angle(size_t(m_data.T));
-    for (int t = 0; t < m_data.T; ++t) {
+    std::vector<int> byAngle(size_t(data().T));
+    std::vector<double> angle(size_t(data().T));
+    for (int t = 0; t < data().T; ++t) {
         byAngle[size_t(t)] = t;
-        angle[size_t(t)] = std::atan2(m_data.points[size_t(t)][1], m_data.points[size_t(t)][0]);
+        angle[size_t(t)] = std::atan2(data().points[size_t(t)][1], data().points[size_t(t)][0]);
     }
     std::sort(byAngle.begin(), byAngle.end(), [&](int a, int b) { return angle[size_t(a)] < angle[size_t(b)]; });
-    const bool labels = m_data.T <= 96;
+    const bool labels = data().T <= 96;
     std::vector<QRectF> placed; // labels already drawn: a label takes the first free ring, or is left out
     p.setFont(small);
     for (int t : byAngle) {
         const double a = angle[size_t(t)];
-        const QColor color = lshBucketColor(m_data.bucket[size_t(m_round)][size_t(t)], m_data.buckets);
+        const QColor color = lshBucketColor(data().bucket[size_t(m_round)][size_t(t)], data().buckets);
         p.setPen(QPen(theme.text, 1));
         p.setBrush(color);
         p.drawEllipse(at(a, radius), 5.5, 5.5);
@@ -306,9 +304,9 @@ void LshView::paintSphere(QPainter &p, const QRect &area) const
             break;
         }
     }
-    for (int b = 0; b < m_data.buckets && m_data.buckets <= 16; ++b) { // legend, top left
+    for (int b = 0; b < data().buckets && data().buckets <= 16; ++b) { // legend, top left
         const QRect swatch(box.left(), box.top() + 4 + b * (sm.height() + 3), 12, sm.height() - 2);
-        p.fillRect(swatch, lshBucketColor(b, m_data.buckets));
+        p.fillRect(swatch, lshBucketColor(b, data().buckets));
         p.setPen(theme.text);
         p.drawText(swatch.right() + 6, swatch.top() + sm.ascent() - 1, tr("bucket %1").arg(b));
     }
@@ -323,23 +321,23 @@ void LshView::paintGrid(QPainter &p, const QRect &area) const
     const QFont small = sizedFont(font(), 8.5);
     const QFontMetrics sm(small);
     p.setFont(small);
-    const int rowLabel = sm.horizontalAdvance(tr("round %1").arg(m_data.rounds)) + 8;
+    const int rowLabel = sm.horizontalAdvance(tr("round %1").arg(data().rounds)) + 8;
     // Wide cells for short inputs; for long ones fractions of a pixel, so the strip always fits its panel.
-    const double cw = std::min(34.0, double(box.width() - rowLabel) / std::max(1, m_data.T));
-    const int ch = std::max(4, std::min(26, (box.height() - sm.height() - 6) / std::max(1, m_data.rounds)));
+    const double cw = std::min(34.0, double(box.width() - rowLabel) / std::max(1, data().T));
+    const int ch = std::max(4, std::min(26, (box.height() - sm.height() - 6) / std::max(1, data().rounds)));
     const int top = box.top() + sm.height() + 4, left = box.left() + rowLabel;
     p.setPen(theme.text);
     if (cw >= sm.height())
-        for (int t = 0; t < m_data.T; ++t)
+        for (int t = 0; t < data().T; ++t)
             p.drawText(QRectF(left + t * cw, box.top(), cw, sm.height()), Qt::AlignCenter,
                 sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, int(cw)));
-    for (int r = 0; r < m_data.rounds; ++r) {
+    for (int r = 0; r < data().rounds; ++r) {
         p.setPen(theme.text);
         p.drawText(QRect(box.left(), top + r * ch, rowLabel - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
             tr("round %1").arg(r + 1));
-        for (int t = 0; t < m_data.T; ++t) {
+        for (int t = 0; t < data().T; ++t) {
             const int b = gridBucket(r, t);
-            const QColor fill = lshBucketColor(b, m_data.buckets);
+            const QColor fill = lshBucketColor(b, data().buckets);
             const QRectF cell(left + t * cw, top + r * ch, cw, ch);
             p.fillRect(cw >= 3 ? cell.adjusted(0, 0, -1, -1) : cell.adjusted(0, 0, 0, -1), fill);
             if (cw >= 14 && ch >= sm.height()) {
@@ -350,11 +348,11 @@ void LshView::paintGrid(QPainter &p, const QRect &area) const
         if (r == m_round) {
             p.setPen(QPen(theme.text, 2));
             p.setBrush(Qt::NoBrush);
-            p.drawRect(QRectF(left - 1, top + r * ch - 1, m_data.T * cw + 1, ch + 1));
+            p.drawRect(QRectF(left - 1, top + r * ch - 1, data().T * cw + 1, ch + 1));
         }
     }
     p.setPen(theme.text);
-    const int below = top + m_data.rounds * ch + 8;
+    const int below = top + data().rounds * ch + 8;
     p.drawText(QRect(box.left(), below, box.width(), std::max(0, box.bottom() - below)),
         Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
         tr("Outlined: the round drawn in panels 1 and 3. Tokens meet only where they share a bucket (or sit in "
@@ -371,7 +369,7 @@ void LshView::paintSorted(QPainter &p, const QRect &area) const
     const QFontMetrics sm(small);
     const QRect captionBox(box.left(), box.bottom() - 3 * sm.height(), box.width(), 3 * sm.height());
     box.setBottom(captionBox.top() - 6);
-    const int T = m_data.T;
+    const int T = data().T;
     const int labelW = sm.horizontalAdvance(QStringLiteral("WWW")) + 6;
     const int room = std::max(1, std::min(box.width() - labelW, box.height() - labelW));
     const int side = T <= room ? room / T * T : room; // whole pixels per token when they fit
@@ -380,7 +378,7 @@ void LshView::paintSorted(QPainter &p, const QRect &area) const
         p.drawImage(map, m_sortedImages[size_t(m_round)]);
     const double cell = double(side) / T;
     p.setPen(QPen(theme.text, 1.5));
-    for (int k = m_data.chunk; k < T && m_data.chunk * cell >= 12; k += m_data.chunk) { // no mesh of lines
+    for (int k = data().chunk; k < T && data().chunk * cell >= 12; k += data().chunk) { // no mesh of lines
         p.drawLine(QPointF(map.left(), map.top() + k * cell), QPointF(map.right() + 1, map.top() + k * cell));
         p.drawLine(QPointF(map.left() + k * cell, map.top()), QPointF(map.left() + k * cell, map.bottom() + 1));
     }
@@ -389,10 +387,10 @@ void LshView::paintSorted(QPainter &p, const QRect &area) const
     p.drawRect(map);
     p.setFont(small);
     if (cell >= sm.height() - 2) {
-        const std::vector<int> &order = m_data.order[size_t(m_round)];
+        const std::vector<int> &order = data().order[size_t(m_round)];
         for (int a = 0; a < T; ++a) {
             const int t = order[size_t(a)];
-            p.setPen(labelColor(lshBucketColor(m_data.bucket[size_t(m_round)][size_t(t)], m_data.buckets), theme));
+            p.setPen(labelColor(lshBucketColor(data().bucket[size_t(m_round)][size_t(t)], data().buckets), theme));
             const QString text = sm.elidedText(tokenLabel(m_input, t), Qt::ElideRight, labelW - 4);
             p.drawText(
                 QRectF(box.left(), map.top() + a * cell, labelW - 4, cell), Qt::AlignRight | Qt::AlignVCenter, text);
@@ -414,38 +412,38 @@ void LshView::paintMissed(QPainter &p, const QRect &area) const
     const QFontMetrics sm(small);
     p.setFont(small);
     p.setPen(theme.text);
-    if (m_data.full.empty()) {
+    if (data().full.empty()) {
         p.drawText(box, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
             tr("Full attention is recomputed for this comparison only up to %1 tokens; this input has %2.")
-                .arg(LshHeadData::kMaxFullTokens)
-                .arg(m_data.T));
+                .arg(attention::LshHeadAnalysis::kMaxFullTokens)
+                .arg(data().T));
         return;
     }
-    const QString intro = tr("Full attention recomputed for display as lshattention.cpp scores it (shared QK: keys "
-                             "k̂ = q/|q|, own key penalised, causal): %1 % of its weight (mean over queries) falls "
+    const QString intro = tr("Full attention as the LSH kernel scores it, with every token in one bucket (shared QK: "
+                             "keys k̂ = q/|q|, own key penalised, causal): %1 % of its weight (mean over queries) falls "
                              "outside LSH's mask. Pairs with full weight ≥ 0.1 that no round let the query see:")
-                              .arg(100.0 * m_data.missedFraction, 0, 'f', 1);
+                              .arg(100.0 * data().missedFraction, 0, 'f', 1);
     const QRect introRect = sm.boundingRect(box, Qt::TextWordWrap, intro);
     p.drawText(box, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, intro);
     int top = introRect.bottom() + 6;
     const int lineH = sm.height();
-    if (!m_data.missed.empty()) {
+    if (!data().missed.empty()) {
         p.setPen(theme.axis);
         p.drawText(box.left() + 12, top + sm.ascent(), tr("query → key   full weight"));
         p.setPen(theme.text);
         top += lineH + 2;
     }
-    if (m_data.missed.empty()) {
+    if (data().missed.empty()) {
         p.drawText(box.left() + 12, top + sm.ascent(), tr("none: LSH saw every key full attention weighs ≥ 0.1."));
         return;
     }
     const int perColumn = std::max(1, (box.bottom() - top) / lineH);
     const int columns = 2, colW = box.width() / columns;
-    const int shown = std::min<int>(int(m_data.missed.size()), perColumn * columns);
+    const int shown = std::min<int>(int(data().missed.size()), perColumn * columns);
     for (int n = 0; n < shown; ++n) {
-        const LshMissedPair &m = m_data.missed[size_t(n)];
-        const bool last = n == shown - 1 && shown < int(m_data.missed.size());
-        const QString line = last ? tr("… and %1 more").arg(m_data.missed.size() - size_t(n))
+        const attention::LshMissedPair &m = data().missed[size_t(n)];
+        const bool last = n == shown - 1 && shown < int(data().missed.size());
+        const QString line = last ? tr("… and %1 more").arg(data().missed.size() - size_t(n))
                                   : QStringLiteral("%1 → %2   %3")
                                         .arg(tr("'%1' #%2").arg(tokenLabel(m_input, m.query)).arg(m.query),
                                             tr("'%1' #%2").arg(tokenLabel(m_input, m.key)).arg(m.key))

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "views/latestjob.h"
-#include "views/lshviewdata.h"
+#include "attention/lshanalysis.h"
+#include "viewmodel/latestjob.h"
 #include "views/view.h"
 
 #include <QTimer>
@@ -17,8 +17,10 @@ namespace atlas {
 //  2. every token's bucket in every round (layer.L.lsh.buckets);
 //  3. the round's sorted-and-chunked matrix: LSH's effective weights with the tokens sorted by (bucket,
 //     position), chunk boundaries as lines, cells the round does not allow greyed;
-//  4. what LSH missed: full shared-QK attention recomputed for display (T ≤ 256), its heaviest pairs outside
+//  4. what LSH missed: full shared-QK attention (the kernel with one bucket, T ≤ 256), its heaviest pairs outside
 //     LSH's mask and the share of its weight there.
+// Every number comes from the session's LshAnalysis (view/viewanalysis.h, attention/lshanalysis.h); the view
+// only draws it, building the sorted matrices' images on a worker for long inputs.
 class LshView : public View
 {
     Q_OBJECT
@@ -28,18 +30,18 @@ public:
 
     static constexpr int kRoundMilliseconds = 1000;
 
-    static constexpr int kInlineTokens = 1024; // longer inputs are read on a worker thread
+    static constexpr int kInlineTokens = 1024; // longer inputs are drawn on a worker thread
 
     explicit LshView(QWidget *parent = nullptr);
-    bool building() const { return m_job.running(); }
+    bool building() const { return m_job.busy(); }
 
     QString message() const { return m_message; } // drawn instead of the panels; empty when they are drawn
-    const LshHeadData &data() const { return m_data; }
-    int rounds() const { return m_data.rounds; }
+    const attention::LshHeadAnalysis &data() const; // what is drawn (empty while nothing is)
+    int rounds() const { return data().rounds; }
     int gridBucket(int round, int position) const; // the bucket panel 2 shows
-    const std::vector<int> &sortedOrder(int round) const { return m_data.order.at(size_t(round)); }
-    const std::vector<LshMissedPair> &missedPairs() const { return m_data.missed; }
-    double missedFraction() const { return m_data.missedFraction; }
+    const std::vector<int> &sortedOrder(int round) const { return data().order.at(size_t(round)); }
+    const std::vector<attention::LshMissedPair> &missedPairs() const { return data().missed; }
+    double missedFraction() const { return data().missedFraction; }
 
     int currentRound() const { return m_round; }
     void setCurrentRound(int round);
@@ -63,16 +65,14 @@ protected:
 private:
     struct Built
     {
-        bool newData = true; // another trace, layer or head (not only another colour map)
-        QString message;
-        LshHeadData data;
+        bool newData = true; // another analysis (not only another colour map)
+        std::shared_ptr<const LshAnalysis> analysis;
         std::vector<QImage> images;
     };
 
     void startBuild(bool newData);
     void adopt(Built built);
-    static QString loadHead(const ViewInput &input, const ViewSpec &spec, LshHeadData *data);
-    static std::vector<QImage> sortedImages(const LshHeadData &data, const ViewSpec &spec);
+    static std::vector<QImage> sortedImages(const attention::LshHeadAnalysis &data, const ViewSpec &spec);
     void paintSphere(QPainter &p, const QRect &area) const;
     void paintGrid(QPainter &p, const QRect &area) const;
     void paintSorted(QPainter &p, const QRect &area) const;
@@ -83,11 +83,9 @@ private:
     QTimer m_timer;
     int m_round = 0;
     QString m_message;
-    LshHeadData m_data;
+    std::shared_ptr<const LshAnalysis> m_analysis; // drawn
     std::vector<QImage> m_sortedImages; // per round
-    std::shared_ptr<const Trace> m_cachedTrace;
-    size_t m_cachedEntries = 0;
-    int m_cachedLayer = -1, m_cachedHead = -1;
+    std::shared_ptr<const LshAnalysis> m_requested; // what the images under way (or drawn) are of
     std::string m_cachedStyle;
     LatestJob<Built> m_job; // last: its destructor waits for the build in progress
 };

@@ -1,8 +1,13 @@
 #include "views/maskview.h"
 
+#include "trace/names.h"
+
+#include "views/plottheme.h"
+
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
 
+#include "analysis/attentionmask.h"
 #include "util/error.h"
 
 #include <QHBoxLayout>
@@ -61,7 +66,7 @@ QString MaskView::valueText(const char *suffix, const QString &what, int row, in
     if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
         return {};
     return cellPrefix(m_input, row, col)
-        + QStringLiteral(": %1 %2").arg(what, formatValue(t->slice(m_spec.head)(row, col)));
+        + QStringLiteral(": %1 %2").arg(what, formatNumber(t->slice(m_spec.head)(row, col)));
 }
 
 QString MaskView::maskText(int row, int col) const
@@ -80,7 +85,7 @@ QString MaskView::maskText(int row, int col) const
         return {};
     const float v = t->slice(m_spec.head)(row, col);
     if (!(std::isinf(v) && v < 0))
-        return cellPrefix(m_input, row, col) + tr(": allowed (M = 0, S\u2032 = %1)").arg(formatValue(v));
+        return cellPrefix(m_input, row, col) + tr(": allowed (M = 0, S\u2032 = %1)").arg(formatNumber(v));
     QString why;
     if (std::find(m_input.padding.begin(), m_input.padding.end(), col) != m_input.padding.end())
         why = tr(" (the key is padding)");
@@ -89,12 +94,13 @@ QString MaskView::maskText(int row, int col) const
     return cellPrefix(m_input, row, col) + tr(": not allowed (M = \u2212\u221E)") + why;
 }
 
-void MaskView::showPanel(HeatmapPlot *plot, const char *suffix, const QString &op)
+void MaskView::showPanel(HeatmapPlot *plot, const char *suffix)
 {
     QString problem;
     const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
     if (t == nullptr) {
-        plot->showMessage(problem.isEmpty() ? notComputedText(op, traceName(m_spec.layer, suffix)) : problem);
+        plot->showMessage(
+            problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, suffix)) : problem);
         return;
     }
     const int tokens = static_cast<int>(t->dim(1));
@@ -116,29 +122,32 @@ void MaskView::refresh()
         }
         plot->setLogScale(m_spec.scale == "log" && plot == m_probs);
     }
-    QString problem;
-    const Tensor *pattern = findHeadTensor(m_input, m_spec.layer, "attn.mask", m_spec.head, &problem);
-    if (pattern && !m_input.trace->contains(traceName(m_spec.layer, "attn.masked"))) {
-        showKernelPattern(*pattern); // an efficient kernel: no score matrix, only its pattern
-    } else {
-        showPanel(m_scores, "attn.scores", tr("scores"));
-        showPanel(m_mask, "attn.masked", tr("mask"));
-    }
-    showPanel(m_probs, "attn.probs", tr("softmax"));
+    const bool exact = !m_input.program || m_input.program->attentionOf(m_spec.layer).kind == "full";
+    if (exact)
+        showPanel(m_scores, "attn.scores");
+    else
+        m_scores->showMessage(tr("This layer runs an efficient attention kernel: it never forms the full matrix of "
+                                 "scores. The middle panel shows which keys its pattern lets each query attend, the "
+                                 "right one the weights it gives them."));
+    showMask(exact ? "attn.masked" : "attn.mask");
+    showPanel(m_probs, "attn.probs");
 }
 
-void MaskView::showKernelPattern(const Tensor &mask)
+// The mask M as attentionMask reads it from the trace (the same function `dump` writes attn.mask with): 0 where
+// query i may attend key j, −∞ where not.
+void MaskView::showMask(const char *source)
 {
-    m_scores->showMessage(tr("This layer runs an efficient attention kernel: it never forms the full matrix of "
-                             "scores. The middle panel shows which keys its pattern lets each query attend, the "
-                             "right one the weights it gives them."));
-    const int T = static_cast<int>(mask.dim(1));
+    QString problem;
+    if (!findHeadTensor(m_input, m_spec.layer, source, m_spec.head, &problem)) {
+        m_mask->showMessage(
+            problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, source)) : problem);
+        return;
+    }
+    const Tensor mask = attentionMask(*m_input.trace, m_spec.layer, m_spec.head);
+    const int T = static_cast<int>(mask.dim(0));
     auto cells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
-    const ConstMatrixMap head = mask.slice(m_spec.head);
-    for (int i = 0; i < T; ++i)
-        for (int j = 0; j < T; ++j)
-            (*cells)[size_t(i) * size_t(T) + size_t(j)]
-                = head(i, j) > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < cells->size(); ++i)
+        (*cells)[i] = mask.data()[i] > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
     const QStringList labels = tokenLabels(m_input, T);
     m_mask->setLabels(labels, labels);
     m_mask->setMatrix(cells->data(), T, T, cells);

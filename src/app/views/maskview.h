@@ -27,8 +27,8 @@ protected:
     void refresh() override;
 
 private:
-    void showKernelPattern(const Tensor &mask);
-    void showPanel(HeatmapPlot *plot, const char *suffix, const QString &op);
+    void showPanel(HeatmapPlot *plot, const char *suffix);
+    void showMask(const char *source);
     QString maskText(int row, int col) const;
     QString valueText(const char *suffix, const QString &what, int row, int col) const;
     void applyTheme();

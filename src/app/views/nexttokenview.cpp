@@ -1,5 +1,7 @@
 #include "views/nexttokenview.h"
 
+#include "views/plottheme.h"
+
 #include "views/tensorview.h"
 
 #include <qcustomplot.h>
@@ -89,7 +91,7 @@ void NextTokenView::refresh()
     if (!m_input.trace)
         return showMessage(tr("Nothing to show yet: run the model"));
     if (!e)
-        return showMessage(notComputedText("next_probs"));
+        return showMessage(notComputedText(m_input, "next_probs"));
     const Tensor &probs = e->tensor;
     if (probs.rank() != 2 || probs.dim(0) == 0 || probs.dim(1) == 0)
         return showMessage(tr("next_probs has shape %1; expected [T, V] with T, V > 0")

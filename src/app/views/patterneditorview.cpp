@@ -1,9 +1,12 @@
 #include "views/patterneditorview.h"
 
+#include "trace/names.h"
+
+#include "attention/patternparams.h"
 #include "util/error.h"
 #include "views/heatmapplot.h"
-#include "views/patternparams.h"
-#include "views/patterntokenstrip.h"
+#include "views/patternparamlabels.h"
+#include "views/tokenchipstrip.h"
 #include "views/viewfonts.h"
 
 #include <QComboBox>
@@ -14,7 +17,6 @@
 #include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -50,7 +52,7 @@ PatternEditorView::PatternEditorView(QWidget *parent)
     : View(parent)
     , m_plot(new HeatmapPlot(this))
 {
-    m_strip = new PatternTokenStrip;
+    m_strip = new TokenChipStrip(TokenChipStrip::Layout::Row);
     m_stripArea = new QScrollArea(this);
     m_stripArea->setWidget(m_strip);
     m_stripArea->setWidgetResizable(false);
@@ -66,13 +68,7 @@ PatternEditorView::PatternEditorView(QWidget *parent)
     auto *layout = new QHBoxLayout(this);
     layout->addWidget(buildControls());
     layout->addLayout(right, 1);
-    connect(m_strip, &PatternTokenStrip::chipClicked, this, &PatternEditorView::toggleGlobal);
-    connect(&m_watcher, &QFutureWatcher<Job>::finished, this, &PatternEditorView::finishJob);
-}
-
-PatternEditorView::~PatternEditorView()
-{
-    m_watcher.waitForFinished();
+    connect(m_strip, &TokenChipStrip::chipClicked, this, &PatternEditorView::toggleGlobal);
 }
 
 QWidget *PatternEditorView::buildControls()
@@ -144,7 +140,7 @@ std::vector<std::string> PatternEditorView::editedParams() const
 {
     const AttentionKernelSpec spec = editedSpec();
     std::vector<std::string> params;
-    for (const std::string &key : patternParamKeys(spec.kind))
+    for (const std::string &key : attention::patternParamKeys(spec.kind))
         params.push_back(key + "=" + spec.params.at(key));
     if (spec.params.count("global"))
         params.push_back("global=" + spec.params.at("global"));
@@ -154,7 +150,7 @@ std::vector<std::string> PatternEditorView::editedParams() const
 AttentionKernelSpec PatternEditorView::editedSpec() const
 {
     AttentionKernelSpec spec {m_editedKind, {}};
-    for (const std::string &key : patternParamKeys(m_editedKind))
+    for (const std::string &key : attention::patternParamKeys(m_editedKind))
         spec.params[key] = std::to_string(m_values.count(key) ? m_values.at(key) : 1);
     std::string globals;
     for (int g : m_globals) {
@@ -181,7 +177,7 @@ void PatternEditorView::refresh()
 {
     layOutHidden(this);
     m_message.clear();
-    const auto *q = m_input.trace ? m_input.trace->find(traceName(m_spec.layer, "attn.q")) : nullptr;
+    const auto *q = m_input.trace ? m_input.trace->find(names::layerTensor(m_spec.layer, "attn.q")) : nullptr;
     m_dHead = q && q->tensor.shape().size() == 3 ? int(q->tensor.shape()[2]) : 64;
     if (length() == 0) {
         showProblem(tr("No input yet: type some text in the Input box."));
@@ -193,7 +189,7 @@ void PatternEditorView::refresh()
         showProblem(m_message);
         return;
     }
-    requestPattern();
+    adoptAnalysis();
 }
 
 void PatternEditorView::adoptSpec()
@@ -207,9 +203,10 @@ void PatternEditorView::adoptSpec()
         }
         return;
     }
-    // The spec runs another kernel: show a suggestion for this length, until the user edits it.
+    // The spec runs another kernel: show the suggestion for this length (the analysis draws the same), until the
+    // user edits it.
     if (m_fromSpec || m_suggestedFor != length()) {
-        setEdited(suggestedPatternSpec(m_editedKind, length()));
+        setEdited(attention::suggestedPatternSpec("longformer", length()));
         m_fromSpec = false;
         m_suggestedFor = length();
     }
@@ -218,7 +215,7 @@ void PatternEditorView::adoptSpec()
 void PatternEditorView::setEdited(const AttentionKernelSpec &spec)
 {
     m_editedKind = spec.kind;
-    m_values = patternIntegerParams(spec, m_globals);
+    m_values = attention::patternIntegerParams(spec, m_globals);
 }
 
 void PatternEditorView::syncControls()
@@ -226,7 +223,7 @@ void PatternEditorView::syncControls()
     const int T = std::max(1, length());
     const QSignalBlocker blockKind(m_kind);
     m_kind->setCurrentText(QString::fromStdString(m_editedKind));
-    const std::vector<std::string> keys = patternParamKeys(m_editedKind);
+    const std::vector<std::string> keys = attention::patternParamKeys(m_editedKind);
     for (auto &[key, p] : m_params) {
         const bool used = std::find(keys.begin(), keys.end(), key) != keys.end();
         for (QWidget *w :
@@ -236,7 +233,7 @@ void PatternEditorView::syncControls()
             continue;
         const QSignalBlocker b1(p.slider), b2(p.spin);
         const int value = m_values[key];
-        const auto [lo, hi] = patternParamRange(key, T, m_values);
+        const auto [lo, hi] = attention::patternParamRange(key, T, m_values);
         p.slider->setRange(std::min(lo, value), std::max(hi, value));
         p.spin->setRange(std::min(lo, value), std::max(hi, value));
         p.slider->setPageStep(std::max(1, (hi - lo) / 16));
@@ -254,15 +251,16 @@ void PatternEditorView::syncControls()
         m_globalEdit->setText(globals.join(", "));
 
     const QStringList labels = tokenLabels(m_input, length());
-    m_strip->setTokens(labels, m_input.padding);
+    m_strip->setTokens(labels, {}, m_input.padding);
     std::vector<int> shown = longformer ? m_globals : std::vector<int> {};
     if (m_editedKind == "bigbird")
         for (int t = 0; t < std::min(T, m_values["global_blocks"] * m_values["block"]); ++t)
             shown.push_back(t);
-    m_strip->setGlobal(shown);
-    m_strip->setClickable(longformer,
-        m_editedKind == "bigbird" ? tr("BigBird's global tokens are its first global blocks (see Global blocks)")
-                                  : tr("Only Longformer lets you pick global tokens"));
+    m_strip->setHighlighted(shown);
+    m_strip->setClickHint(longformer,
+        longformer                      ? tr("Click to toggle it global")
+            : m_editedKind == "bigbird" ? tr("BigBird's global tokens are its first global blocks (see Global blocks)")
+                                        : tr("Only Longformer lets you pick global tokens"));
 }
 
 void PatternEditorView::paramEdited(const std::string &key, int value)
@@ -277,7 +275,7 @@ void PatternEditorView::paramEdited(const std::string &key, int value)
 
 void PatternEditorView::kindChosen(int index)
 {
-    setEdited(suggestedPatternSpec(kinds()[size_t(index)], length()));
+    setEdited(attention::suggestedPatternSpec(kinds()[size_t(index)], length()));
     userEdited();
 }
 
@@ -318,67 +316,32 @@ void PatternEditorView::userEdited()
     syncControls();
     m_spec.attention = m_editedKind;
     m_spec.attentionParams = editedParams();
-    requestPattern();
+    updateReadout();
     emit specEdited(m_spec);
 }
 
-std::string PatternEditorView::patternKey() const
+bool PatternEditorView::computing() const
 {
-    std::string key = attention::describeAttentionKernel(editedSpec()) + "|" + std::to_string(length())
-        + (m_input.causal ? "|causal|" : "|all|");
-    for (int p : m_input.padding)
-        key += std::to_string(p) + ",";
-    return key;
+    const auto *analysis = m_input.analysisAs<PatternAnalysis>();
+    return !analysis || m_input.analysis.pending
+        || attention::describeAttentionKernel(analysis->spec) != attention::describeAttentionKernel(editedSpec())
+        || analysis->summary.length != length();
 }
 
-void PatternEditorView::requestPattern()
+// The session's pattern for the spec, or the one drawn until it arrives.
+void PatternEditorView::adoptAnalysis()
 {
-    const std::string key = patternKey();
-    if (key == m_summaryKey && m_summary) {
+    if (!computing()) {
+        const auto *analysis = m_input.analysisAs<PatternAnalysis>();
+        m_summary = std::shared_ptr<const PatternSummary>(m_input.analysis.result, &analysis->summary);
         showSummary();
         return;
     }
-    if (computing()) { // finishJob asks again when the worker's pattern is no longer the one wanted
-        updateReadout();
+    if (!m_input.analysis.pending && !m_input.analysis.problem.isEmpty()) {
+        showProblem(m_input.analysis.problem);
         return;
     }
-    const AttentionKernelSpec spec = editedSpec();
-    const int T = length(), cells = T <= kExactCells ? T : kGridCells;
-    const bool causal = m_input.causal;
-    const std::vector<int> padding = m_input.padding;
-    const auto work = [key, spec, T, cells, causal, padding]() {
-        Job job {key, nullptr, {}};
-        try {
-            job.summary
-                = std::make_shared<const PatternSummary>(attention::attentionPattern(spec, T, causal, padding, cells));
-        } catch (const std::exception &e) { // atlas::Error, or bad_alloc
-            job.error = QString::fromStdString(e.what());
-        }
-        return job;
-    };
-    if (T > kSyncTokens && isVisible()) {
-        m_runningKey = key;
-        m_watcher.setFuture(QtConcurrent::run(work));
-        updateReadout();
-        return;
-    }
-    const Job job = work();
-    m_summary = job.summary;
-    m_summaryKey = job.summary ? key : std::string();
-    job.summary ? showSummary() : showProblem(job.error);
-}
-
-void PatternEditorView::finishJob()
-{
-    const Job job = m_watcher.result();
-    m_runningKey.clear();
-    if (job.key != patternKey()) {
-        requestPattern();
-        return;
-    }
-    m_summary = job.summary;
-    m_summaryKey = job.summary ? job.key : std::string();
-    job.summary ? showSummary() : showProblem(job.error);
+    updateReadout(); // "computing…": the previous pattern stays on screen meanwhile
 }
 
 void PatternEditorView::showSummary()
@@ -450,10 +413,10 @@ void PatternEditorView::updateReadout()
 
 QString PatternEditorView::readoutText() const
 {
-    if (computing())
-        return tr("computing the pattern of %1 tokens…").arg(length());
-    if (!m_message.isEmpty() || !m_summary)
+    if (!m_message.isEmpty())
         return m_message;
+    if (computing() || !m_summary)
+        return tr("computing the pattern of %1 tokens…").arg(length());
     const PatternSummary &s = *m_summary;
     const int64_t ops = s.operations(m_dHead), fullOps = s.fullOperations(m_dHead);
     const double ratio = ops ? double(fullOps) / double(ops) : 0.0;

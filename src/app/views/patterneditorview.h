@@ -3,8 +3,6 @@
 #include "attention/attentionpattern.h"
 #include "views/view.h"
 
-#include <QFutureWatcher>
-
 #include <map>
 #include <memory>
 #include <string>
@@ -20,37 +18,31 @@ class QSpinBox;
 namespace atlas {
 
 class HeatmapPlot;
-class PatternTokenStrip;
+class TokenChipStrip;
 
 // The pattern editor (view kind "pattern"): a fixed sparse kernel (bigbird, longformer, strided, fixed) over the
 // real input, with a slider per parameter, the input's tokens as chips (a click makes a token global for
-// Longformer), the T×T pattern as a heat map (exact up to kExactCells tokens, above that the share of allowed
-// pairs in each of kGridCells² blocks), and a readout of the density, the work against full attention and the
+// Longformer), the T×T pattern as a heat map (exact up to PatternAnalysis::kExactCells tokens, above that the share of
+// allowed pairs in each of kGridCells² blocks), and a readout of the density, the work against full attention and the
 // pattern's formula. The pattern comes from attention::attentionPattern (the kernel's own blocks, never T×T).
 //
-// Every edit writes the spec's "attention" and "attention_params" and emits specEdited; the toolbar's Attention
-// box then shows them, and pressing Enter there runs the model with the pattern. Beyond kSyncTokens tokens a
-// visible view computes the pattern on a worker thread and shows "computing…" meanwhile; a hidden one (render,
-// export) computes in place so the picture is complete.
+// Every edit writes the spec's "attention" and "attention_params" and emits specEdited: the session reruns the
+// model with the pattern and computes the pattern (PatternAnalysis, view/viewanalysis.h) off the GUI thread; the
+// view keeps the previous pattern on screen, saying "computing…", until the new one arrives.
 class PatternEditorView : public View
 {
     Q_OBJECT
 
 public:
-    static constexpr int kExactCells = 512; // up to this many tokens every cell is one (query, key)
-    static constexpr int kGridCells = 512; // above it, a (512,512) grid of blocks
-    static constexpr int kSyncTokens = 2048;
-
     explicit PatternEditorView(QWidget *parent = nullptr);
-    ~PatternEditorView() override;
 
     static const std::vector<std::string> &kinds(); // bigbird, longformer, strided, fixed
 
     attention::AttentionKernelSpec editedSpec() const; // the kernel on screen
     std::vector<std::string> editedParams() const; // its parameters as "key=value", as the spec gets them
     std::shared_ptr<const attention::PatternSummary> summary() const { return m_summary; }
-    // A worker computes a pattern whose result has not been taken yet (the future may be done already).
-    bool computing() const { return !m_runningKey.empty(); }
+    // The pattern on screen is not yet the one edited: the session is computing it.
+    bool computing() const;
     int headWidth() const { return m_dHead; }
     QString readoutText() const;
     QString message() const { return m_message; }
@@ -58,7 +50,7 @@ public:
     QSpinBox *spinBox(const std::string &key) const;
     QComboBox *kindBox() const { return m_kind; }
     QLineEdit *globalEdit() const { return m_globalEdit; }
-    PatternTokenStrip *tokenStrip() const { return m_strip; }
+    TokenChipStrip *tokenStrip() const { return m_strip; }
     HeatmapPlot *plot() const { return m_plot; }
 
     // As a click on token `position`'s chip: toggles it global (Longformer only).
@@ -74,13 +66,6 @@ private:
         QSlider *slider;
         QSpinBox *spin;
     };
-    struct Job
-    {
-        std::string key;
-        std::shared_ptr<const attention::PatternSummary> summary;
-        QString error;
-    };
-
     QWidget *buildControls();
     void addParam(const std::string &key, const QString &label, const QString &tip);
     int length() const { return int(m_input.tokens.size()); }
@@ -91,9 +76,7 @@ private:
     void kindChosen(int index);
     void globalsTyped();
     void userEdited();
-    std::string patternKey() const;
-    void requestPattern();
-    void finishJob();
+    void adoptAnalysis();
     void showSummary();
     void showProblem(const QString &problem);
     void updateReadout();
@@ -105,7 +88,7 @@ private:
     QLineEdit *m_globalEdit = nullptr;
     QLabel *m_readout = nullptr;
     QScrollArea *m_stripArea = nullptr;
-    PatternTokenStrip *m_strip = nullptr;
+    TokenChipStrip *m_strip = nullptr;
     HeatmapPlot *m_plot = nullptr;
 
     std::string m_editedKind = "longformer";
@@ -116,10 +99,7 @@ private:
     int m_dHead = 64;
     QString m_message; // a problem shown instead of the pattern
 
-    std::shared_ptr<const attention::PatternSummary> m_summary;
-    std::string m_summaryKey; // what m_summary was computed for
-    std::string m_runningKey; // what the worker computes
-    QFutureWatcher<Job> m_watcher;
+    std::shared_ptr<const attention::PatternSummary> m_summary; // drawn: the session's, or the previous one
 };
 
 } // namespace atlas

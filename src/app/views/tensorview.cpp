@@ -1,6 +1,7 @@
 #include "views/tensorview.h"
 
 #include "views/colormaps.h"
+#include "views/plottheme.h"
 
 #include <qcustomplot.h>
 
@@ -21,11 +22,6 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 const QColor kDivergingMasked(0x303030);
-
-QString number(double v)
-{
-    return QString::number(v, 'g', 4).replace(QLatin1Char('-'), QChar(0x2212));
-}
 
 bool endsWith(const std::string &s, const std::string &suffix)
 {
@@ -85,93 +81,7 @@ Stats statsOf(const float *data, int64_t n)
     return s;
 }
 
-struct OpName
-{
-    const char *suffix;
-    const char *label;
-};
-
-// Operation labels of docs/trace-names.md, by the last part of a trace name.
-const OpName kOps[] = {
-    {"embed", "embed"},
-    {"positions", "positions"},
-    {"input", "add positions"},
-    {"ln_1", "ln_1"},
-    {"attn.qkv", "Q/K/V projection"},
-    {"attn.q", "split heads"},
-    {"attn.k", "split heads"},
-    {"attn.v", "split heads"},
-    {"attn.scores", "scores"},
-    {"attn.masked", "mask"},
-    {"attn.probs", "softmax"},
-    {"attn.context", "weighted sum"},
-    {"attn.merged", "merge heads"},
-    {"attn.out", "output projection"},
-    {"mid", "residual add"},
-    {"ln_2", "ln_2"},
-    {"mlp.up", "FFN up"},
-    {"mlp.act", "activation"},
-    {"mlp.down", "FFN down"},
-    {"resid", "residual add"},
-    {"out", "residual add"},
-    {"ln_f", "ln_f"},
-    {"logits", "logits"},
-    {"next_probs", "next-token softmax"},
-};
-
 } // namespace
-
-QString notComputedText(const std::string &traceName)
-{
-    std::string rest = traceName;
-    QString where;
-    if (rest.starts_with("layer.")) {
-        const size_t dot = rest.find('.', 6);
-        if (dot != std::string::npos) {
-            where = QStringLiteral(" in layer %1").arg(QString::fromStdString(rest.substr(6, dot - 6)));
-            rest = rest.substr(dot + 1);
-        }
-    }
-    const QString name = QString::fromStdString(traceName);
-    for (const OpName &op : kOps) {
-        if (rest == op.suffix)
-            return QObject::tr("Not computed yet: step to %1%2 (%3)").arg(QLatin1String(op.label), where, name);
-    }
-    return QObject::tr("The trace has no tensor named '%1' (docs/trace-names.md lists the names)").arg(name);
-}
-
-void applyPlotTheme(QCustomPlot *plot, const std::string &theme)
-{
-    const bool dark = theme == "dark";
-    const QColor background = dark ? QColor(0x1e1f22) : QColor(0xffffff);
-    const QColor text = dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f);
-    const QColor axis = dark ? QColor(0x9aa0a6) : QColor(0x5f6368);
-    const QColor grid = dark ? QColor(0x3a3d41) : QColor(0xe3e3e3);
-    const QFont tickFont(plot->font().family(), 10);
-    plot->setBackground(background);
-    QList<QCPAxis *> axes;
-    for (QCPAxisRect *r : plot->axisRects()) {
-        r->setBackground(background);
-        axes += r->axes();
-    }
-    for (QCPLayoutElement *e : plot->plotLayout()->elements(true)) {
-        if (auto *scale = qobject_cast<QCPColorScale *>(e))
-            axes += scale->axis();
-        if (auto *title = qobject_cast<QCPTextElement *>(e))
-            title->setTextColor(text);
-    }
-    for (QCPAxis *a : axes) {
-        a->setBasePen(QPen(axis));
-        a->setTickPen(QPen(axis));
-        a->setSubTickPen(QPen(axis));
-        a->setTickLabelColor(text);
-        a->setLabelColor(text);
-        a->setTickLabelFont(tickFont);
-        a->setLabelFont(tickFont);
-        a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
-        a->grid()->setZeroLinePen(QPen(axis, 1));
-    }
-}
 
 TensorView::TensorView(QWidget *parent)
     : View(parent)
@@ -283,13 +193,13 @@ void TensorView::refresh()
             return showMessage(tr("Nothing to show yet: run the model"));
         if (m_spec.tensor.empty())
             return showMessage(tr("Choose a tensor to show (the view spec's 'tensor' key, e.g. layer.0.attn.q)"));
-        return showMessage(notComputedText(m_spec.tensor));
+        return showMessage(notComputedText(m_input, m_spec.tensor));
     }
     const Tensor &t = e->tensor;
     updateHeader(t, e->formula);
     updateSliceBox(t);
     if (t.rank() == 0)
-        return showMessage(t.empty() ? tr("(empty)") : number(t.data()[0]), true);
+        return showMessage(t.empty() ? tr("(empty)") : formatNumber(t.data()[0], 4), true);
     if (t.empty())
         return showMessage(tr("The tensor has no elements"));
     if (t.rank() == 1)
@@ -313,7 +223,8 @@ void TensorView::updateHeader(const Tensor &t, const std::string &formula)
                        .arg(QString::fromStdString(m_spec.tensor).toHtmlEscaped(), m_shapeText);
     if (!m_formulaText.isEmpty())
         html += QStringLiteral("<br><i>%1</i>").arg(m_formulaText.toHtmlEscaped());
-    html += QStringLiteral("<br>min %1 · max %2 · mean %3").arg(number(s.min), number(s.max), number(s.mean));
+    html += QStringLiteral("<br>min %1 · max %2 · mean %3")
+                .arg(formatNumber(s.min, 4), formatNumber(s.max, 4), formatNumber(s.mean, 4));
     if (s.negInf > 0)
         html += tr(" · %1 cells −∞ (masked, drawn in a colour of their own)").arg(s.negInf);
     if (s.other > 0)
@@ -541,7 +452,7 @@ void TensorView::showCellToolTip(QMouseEvent *event)
     where += tr(", column %1").arg(col);
     if (isAttentionMatrix(m_spec.tensor) && m_cols == m_input.tokens.size())
         where += QStringLiteral(" ('%1')").arg(m_input.tokens.at(col));
-    const QString value = v == -std::numeric_limits<float>::infinity() ? tr("−∞ (masked)") : QString::number(v, 'g', 7);
+    const QString value = v == -std::numeric_limits<float>::infinity() ? tr("−∞ (masked)") : formatNumber(v, 7);
     QToolTip::showText(event->globalPosition().toPoint(), where + QStringLiteral(": ") + value, m_heatPlot);
 }
 

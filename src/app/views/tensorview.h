@@ -19,13 +19,6 @@ namespace atlas {
 
 class Tensor;
 
-// "Not computed yet: step to softmax in layer 0 (layer.0.attn.probs)": what a view shows while the user
-// steps and the operation writing `traceName` has not run yet.
-QString notComputedText(const std::string &traceName);
-
-// Light or dark colours for a QCustomPlot's background, axes, grid and text (theme "light" | "dark").
-void applyPlotTheme(QCustomPlot *plot, const std::string &theme);
-
 // One trace tensor, spec.tensor: a header (name, shape, formula, min/max/mean), then the data: a heat map
 // with a colour bar for rank 2 (rank 3: one slice, chosen with a "head" spin box bound to spec.head), bars
 // for rank 1, the number for a scalar. Signed data uses a blue-white-red map symmetric around 0, other data

@@ -82,7 +82,7 @@ QString TokenLinesView::message() const
         return tr("Nothing to show yet: run the model");
     const Tensor *a = probs();
     if (!a)
-        return notComputedText(name);
+        return notComputedText(m_input, name);
     if (a->rank() != 3 || a->dim(1) != a->dim(2))
         return tr("%1 has shape %2; expected [H, T, T]")
             .arg(QString::fromStdString(name), QString::fromStdString(a->shapeString()));

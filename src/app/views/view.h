@@ -1,14 +1,14 @@
 #pragma once
 
 #include "view/viewspec.h"
-#include "views/viewinput.h"
+#include "viewmodel/viewinput.h"
 
 #include <QWidget>
 
 namespace atlas {
 
-// Base of every view: draws a ViewSpec from a ViewInput. Views never compute model tensors; they only read
-// the trace (downsampling for display is drawing, not computing).
+// Base of every view: draws a ViewSpec from a ViewInput. Views never compute model numbers: they read the
+// trace, the program and the spec's analysis (downsampling for display is drawing, not computing).
 class View : public QWidget
 {
     Q_OBJECT
@@ -33,5 +33,12 @@ protected:
     ViewInput m_input;
     ViewSpec m_spec;
 };
+
+// A view drawn headless (`render`, export of a hidden view) is neither shown nor parented: it draws at once
+// instead of on a worker, so the picture is complete.
+inline bool drawnHeadless(const QWidget *view)
+{
+    return view->parentWidget() == nullptr && !view->isVisible();
+}
 
 } // namespace atlas

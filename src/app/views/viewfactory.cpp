@@ -1,7 +1,7 @@
 #include "views/viewfactory.h"
 
 #include "util/error.h"
-#include "view/viewspec.h"
+#include "view/viewkinds.h"
 #include "views/approximationview.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
@@ -13,33 +13,31 @@
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
 
+#include <map>
+
 namespace atlas {
 
 std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
 {
-    if (kind == "approximation")
-        return std::make_unique<ApproximationView>(parent);
-    if (kind == "attention")
-        return std::make_unique<AttentionView>(parent);
-    if (kind == "heads")
-        return std::make_unique<HeadsGridView>(parent);
-    if (kind == "kernels")
-        return std::make_unique<KernelCompareView>(parent);
-    if (kind == "lines")
-        return std::make_unique<TokenLinesView>(parent);
-    if (kind == "lsh")
-        return std::make_unique<LshView>(parent);
-    if (kind == "mask")
-        return std::make_unique<MaskView>(parent);
-    if (kind == "next-token")
-        return std::make_unique<NextTokenView>(parent);
-    if (kind == "pattern")
-        return std::make_unique<PatternEditorView>(parent);
-    if (kind == "tensor")
-        return std::make_unique<TensorView>(parent);
+    using Make = std::unique_ptr<View> (*)(QWidget *);
+    static const std::map<std::string, Make> makers = {
+        {"approximation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
+        {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
+        {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
+        {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
+        {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
+        {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
+        {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
+        {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
+        {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
+        {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
+    };
+    const auto it = makers.find(kind);
+    if (it != makers.end())
+        return it->second(parent);
     std::string known;
-    for (const std::string &k : ViewSpec::viewKinds())
-        known += (known.empty() ? "" : ", ") + k;
+    for (const ViewKind &k : viewKinds())
+        known += (known.empty() ? "" : ", ") + k.kind;
     throw Error("unknown view kind '" + kind + "' (known kinds: " + known + ")");
 }
 

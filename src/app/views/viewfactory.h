@@ -7,7 +7,7 @@
 
 namespace atlas {
 
-// The view widget for a ViewSpec's "view" kind (ViewSpec::viewKinds()); throws atlas::Error for another.
+// The view widget for each kind of view/viewkinds.h; throws atlas::Error for another.
 std::unique_ptr<View> createView(const std::string &kind, QWidget *parent = nullptr);
 
 } // namespace atlas

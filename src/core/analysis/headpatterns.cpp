@@ -1,6 +1,7 @@
 #include "analysis/headpatterns.h"
 
 #include "engine/engine.h"
+#include "trace/names.h"
 
 #include <algorithm>
 
@@ -157,7 +158,7 @@ double massOn(const Tensor &probs, int h, int T, int pos, const std::vector<int>
 
 const Tensor &probsOf(const Trace &trace, int layer)
 {
-    return trace.tensor("layer." + std::to_string(layer) + ".attn.probs");
+    return trace.tensor(names::layerTensor(layer, "attn.probs"));
 }
 
 } // namespace

@@ -11,60 +11,159 @@ namespace atlas::attention {
 
 namespace {
 
-struct KindKeys
+// How a parameter is written: an integer with a default and a minimum, a seed, a list of positions, or one of
+// a few words.
+enum class ParamType { Integer, Seed, Positions, Choice };
+
+struct ParamInfo
 {
-    std::string kind;
-    std::vector<std::string> keys;
+    std::string key;
+    ParamType type = ParamType::Integer;
+    int fallback = 0; // Integer: the default
+    int minimum = 0; // Integer: the smallest value allowed
+    std::vector<std::string> choices = {}; // Choice: the words, the first is the default
 };
 
-const std::vector<KindKeys> &kindKeys()
+struct KindInfo
 {
-    static const std::vector<KindKeys> table = {
+    std::string kind;
+    std::vector<ParamInfo> params; // in the order describeAttentionKernel lists them
+};
+
+// Every kind, its parameters, their defaults (the parameter structs' own) and ranges. Rules that tie two
+// parameters together (buckets even, window_blocks odd, summary <= stride) are the kernels' check functions.
+const std::vector<KindInfo> &kinds()
+{
+    static const LshParams lsh;
+    static const BigBirdParams bigbird;
+    static const LongformerParams longformer;
+    static const StridedParams strided;
+    static const FixedParams fixed;
+    static const LinformerParams linformer;
+    static const PerformerParams performer;
+    const ParamInfo seed {"seed", ParamType::Seed};
+    static const std::vector<KindInfo> table = {
         {"full", {}},
-        {"lsh", {"rounds", "buckets", "chunk", "seed"}},
-        {"bigbird", {"block", "window_blocks", "global_blocks", "random_blocks", "seed"}},
-        {"longformer", {"window", "dilation", "global"}},
-        {"strided", {"stride"}},
-        {"fixed", {"stride", "summary"}},
-        {"linformer", {"k", "seed", "projection"}},
-        {"performer", {"features", "seed"}},
+        {"lsh",
+            {{"rounds", ParamType::Integer, lsh.rounds, 1}, {"buckets", ParamType::Integer, lsh.buckets, 1},
+                {"chunk", ParamType::Integer, lsh.chunk, 1}, seed}},
+        {"bigbird",
+            {{"block", ParamType::Integer, bigbird.block, 1},
+                {"window_blocks", ParamType::Integer, bigbird.windowBlocks, 1},
+                {"global_blocks", ParamType::Integer, bigbird.globalBlocks, 0},
+                {"random_blocks", ParamType::Integer, bigbird.randomBlocks, 0}, seed}},
+        {"longformer",
+            {{"window", ParamType::Integer, longformer.window, 0},
+                {"dilation", ParamType::Integer, longformer.dilation, 1}, {"global", ParamType::Positions}}},
+        {"strided", {{"stride", ParamType::Integer, strided.stride, 1}}},
+        {"fixed", {{"stride", ParamType::Integer, fixed.stride, 1}, {"summary", ParamType::Integer, fixed.summary, 0}}},
+        {"linformer",
+            {{"k", ParamType::Integer, linformer.k, 1}, seed,
+                {"projection", ParamType::Choice, 0, 0, {"random", "identity"}}}},
+        {"performer", {{"features", ParamType::Integer, performer.features, 1}, seed}},
     };
     return table;
 }
 
-std::string joined(const std::vector<std::string> &items)
+std::string joined(const std::vector<std::string> &items, const char *separator = ", ")
 {
     std::string out;
-    for (const std::string &s : items) {
-        if (!out.empty())
-            out += ", ";
-        out += s;
-    }
+    for (const std::string &s : items)
+        out += (out.empty() ? "" : separator) + s;
     return out;
 }
 
-const KindKeys &kindOf(const AttentionKernelSpec &spec)
+const KindInfo &kindOf(const std::string &kind)
 {
-    for (const KindKeys &k : kindKeys())
-        if (k.kind == spec.kind)
+    for (const KindInfo &k : kinds())
+        if (k.kind == kind)
             return k;
-    throw Error("unknown attention kernel '" + spec.kind + "' (known: " + joined(attentionKernelKinds()) + ")");
+    throw Error("unknown attention kernel '" + kind + "' (known: " + joined(attentionKernelKinds()) + ")");
 }
 
-// Reads one spec's values, each error naming the kind and the key.
-class ParamReader
+// A spec's values read through the table: every error names the kind and the key.
+class Params
 {
 public:
-    ParamReader(const AttentionKernelSpec &spec, const char *kind)
+    Params(const AttentionKernelSpec &spec, const char *kind)
         : m_spec(spec)
+        , m_info(kindOf(spec.kind))
     {
         if (spec.kind != kind)
-            throw Error(std::string("attention kernel '") + spec.kind + "' is not '" + kind + "'");
-        const KindKeys &known = kindOf(spec);
+            throw Error("attention kernel '" + spec.kind + "' is not '" + kind + "'");
         for (const auto &[key, value] : spec.params)
-            if (std::find(known.keys.begin(), known.keys.end(), key) == known.keys.end())
+            if (find(key) == nullptr) {
+                std::vector<std::string> known;
+                for (const ParamInfo &p : m_info.params)
+                    known.push_back(p.key);
                 throw Error("attention kernel '" + spec.kind + "': unknown parameter '" + key
-                    + "' (known: " + (known.keys.empty() ? std::string("none") : joined(known.keys)) + ")");
+                    + "' (known: " + (known.empty() ? std::string("none") : joined(known)) + ")");
+            }
+    }
+
+    int integer(const std::string &key) const
+    {
+        const ParamInfo &info = *find(key);
+        const std::string *text = given(key);
+        if (text == nullptr)
+            return info.fallback;
+        const int value = parse<int>(key, *text, true);
+        if (value < info.minimum)
+            fail(key, "must be at least " + std::to_string(info.minimum) + ", got " + *text);
+        return value;
+    }
+
+    uint64_t seed() const
+    {
+        const std::string *text = given("seed");
+        return text == nullptr ? 0 : parse<uint64_t>("seed", *text);
+    }
+
+    std::vector<int> positions(const std::string &key) const
+    {
+        std::vector<int> out;
+        const std::string *text = given(key);
+        for (size_t begin = 0; text != nullptr && begin <= text->size();) {
+            const size_t comma = std::min(text->find(',', begin), text->size());
+            out.push_back(parse<int>(key, text->substr(begin, comma - begin)));
+            begin = comma + 1;
+        }
+        return out;
+    }
+
+    std::string choice(const std::string &key) const
+    {
+        const ParamInfo &info = *find(key);
+        const std::string *text = given(key);
+        if (text == nullptr)
+            return info.choices.front();
+        if (std::find(info.choices.begin(), info.choices.end(), *text) == info.choices.end())
+            fail(key, "must be " + joined(info.choices, " or ") + ", got '" + *text + "'");
+        return *text;
+    }
+
+    // Every parameter with defaults filled in, "key=value" in the table's order; an empty list is left out.
+    std::string describe() const
+    {
+        std::vector<std::string> parts;
+        for (const ParamInfo &p : m_info.params) {
+            std::string value;
+            if (p.type == ParamType::Integer)
+                value = std::to_string(integer(p.key));
+            else if (p.type == ParamType::Seed)
+                value = std::to_string(seed());
+            else if (p.type == ParamType::Choice)
+                value = choice(p.key);
+            else
+                for (int position : positions(p.key)) {
+                    if (!value.empty())
+                        value += ',';
+                    value += std::to_string(position);
+                }
+            if (!value.empty())
+                parts.push_back(p.key + "=" + value);
+        }
+        return parts.empty() ? m_spec.kind : m_spec.kind + " (" + joined(parts) + ")";
     }
 
     [[noreturn]] void fail(const std::string &key, const std::string &what) const
@@ -72,156 +171,121 @@ public:
         throw Error("attention kernel '" + m_spec.kind + "': parameter '" + key + "' " + what);
     }
 
-    int integer(const std::string &key, int fallback, int min) const
-    {
-        auto it = m_spec.params.find(key);
-        if (it == m_spec.params.end())
-            return fallback;
-        const int value = parse<int>(key, it->second);
-        if (value < min)
-            fail(key, "must be at least " + std::to_string(min) + ", got " + it->second);
-        return value;
-    }
-
-    uint64_t seed() const
-    {
-        auto it = m_spec.params.find("seed");
-        return it == m_spec.params.end() ? 0 : parse<uint64_t>("seed", it->second);
-    }
-
-    std::vector<int> list(const std::string &key) const
-    {
-        std::vector<int> out;
-        auto it = m_spec.params.find(key);
-        if (it == m_spec.params.end())
-            return out;
-        for (size_t begin = 0; begin <= it->second.size();) {
-            const size_t comma = std::min(it->second.find(',', begin), it->second.size());
-            out.push_back(parse<int>(key, it->second.substr(begin, comma - begin)));
-            if (out.back() < 0)
-                fail(key, "holds the negative position " + std::to_string(out.back()));
-            begin = comma + 1;
-        }
-        return out;
-    }
-
-    std::string text(const std::string &key, const std::string &fallback) const
-    {
-        auto it = m_spec.params.find(key);
-        return it == m_spec.params.end() ? fallback : it->second;
-    }
-
 private:
-    template <typename T> T parse(const std::string &key, const std::string &text) const
+    const ParamInfo *find(const std::string &key) const
+    {
+        for (const ParamInfo &p : m_info.params)
+            if (p.key == key)
+                return &p;
+        return nullptr;
+    }
+
+    const std::string *given(const std::string &key) const
+    {
+        const auto it = m_spec.params.find(key);
+        return it == m_spec.params.end() ? nullptr : &it->second;
+    }
+
+    // An integer, negative ones too when `signedOk` (the caller's range check then names the minimum).
+    template <typename T> T parse(const std::string &key, const std::string &text, bool signedOk = false) const
     {
         T value {};
         auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
-            fail(key, "must be a non-negative integer, got '" + text + "'");
+        if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || (!signedOk && value < T(0)))
+            fail(key,
+                std::string(signedOk ? "must be an integer" : "must be a non-negative integer") + ", got '" + text
+                    + "'");
         return value;
     }
 
     const AttentionKernelSpec &m_spec;
+    const KindInfo &m_info;
 };
+
+// Runs a kernel's own check, naming the kernel (its messages already name the parameter).
+template <class P, class Check> P checked(P params, Check check)
+{
+    check(params);
+    return params;
+}
 
 } // namespace
 
 const std::vector<std::string> &attentionKernelKinds()
 {
-    static const std::vector<std::string> kinds = [] {
+    static const std::vector<std::string> names = [] {
         std::vector<std::string> out;
-        for (const KindKeys &k : kindKeys())
+        for (const KindInfo &k : kinds())
             out.push_back(k.kind);
         return out;
     }();
-    return kinds;
+    return names;
+}
+
+std::string timeComplexity(const std::string &kind)
+{
+    const std::string &known = kindOf(kind).kind;
+    if (known == "full")
+        return "O(N²)";
+    if (known == "lsh")
+        return "O(N log N)";
+    if (known == "strided" || known == "fixed")
+        return "O(N√N)";
+    return "O(N)";
 }
 
 LshParams lshParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "lsh");
-    LshParams p;
-    p.rounds = r.integer("rounds", p.rounds, 1);
-    p.buckets = r.integer("buckets", p.buckets, 1);
-    if (p.buckets != 1 && p.buckets % 2 != 0)
-        r.fail(
-            "buckets", "must be 1 or even (angular LSH hashes to ±b/2 directions), got " + std::to_string(p.buckets));
-    p.chunk = r.integer("chunk", p.chunk, 1);
-    p.seed = r.seed();
-    return p;
+    const Params r(spec, "lsh");
+    return checked(LshParams {r.integer("rounds"), r.integer("buckets"), r.integer("chunk"), r.seed()}, checkLshParams);
 }
 
 BigBirdParams bigBirdParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "bigbird");
-    BigBirdParams p;
-    p.block = r.integer("block", p.block, 1);
-    p.windowBlocks = r.integer("window_blocks", p.windowBlocks, 1);
-    if (p.windowBlocks % 2 == 0)
-        r.fail("window_blocks",
-            "must be odd (the own block and as many on each side), got " + std::to_string(p.windowBlocks));
-    p.globalBlocks = r.integer("global_blocks", p.globalBlocks, 0);
-    p.randomBlocks = r.integer("random_blocks", p.randomBlocks, 0);
-    p.seed = r.seed();
-    return p;
+    const Params r(spec, "bigbird");
+    return checked(BigBirdParams {r.integer("block"), r.integer("window_blocks"), r.integer("global_blocks"),
+                       r.integer("random_blocks"), r.seed()},
+        checkBigBirdParams);
 }
 
 LongformerParams longformerParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "longformer");
-    LongformerParams p;
-    p.window = r.integer("window", p.window, 0);
-    p.dilation = r.integer("dilation", p.dilation, 1);
-    p.global = r.list("global");
-    return p;
+    const Params r(spec, "longformer");
+    return LongformerParams {r.integer("window"), r.integer("dilation"), r.positions("global")};
 }
 
 StridedParams stridedParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "strided");
-    StridedParams p;
-    p.stride = r.integer("stride", p.stride, 1);
-    return p;
+    const Params r(spec, "strided");
+    return checked(StridedParams {r.integer("stride")}, checkStridedParams);
 }
 
 FixedParams fixedParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "fixed");
-    FixedParams p;
-    p.stride = r.integer("stride", p.stride, 1);
-    p.summary = r.integer("summary", p.summary, 0);
-    if (p.summary > p.stride)
-        r.fail(
-            "summary", "must not exceed stride (" + std::to_string(p.stride) + "), got " + std::to_string(p.summary));
-    return p;
+    const Params r(spec, "fixed");
+    return checked(FixedParams {r.integer("stride"), r.integer("summary")}, checkFixedParams);
 }
 
 LinformerParams linformerParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "linformer");
+    const Params r(spec, "linformer");
     LinformerParams p;
-    p.k = r.integer("k", p.k, 1);
+    p.k = r.integer("k");
     p.seed = r.seed();
-    const std::string projection = r.text("projection", "random");
-    if (projection != "random" && projection != "identity")
-        r.fail("projection", "must be 'random' or 'identity', got '" + projection + "'");
-    p.identity = projection == "identity";
+    p.identity = r.choice("projection") == "identity";
     return p;
 }
 
 PerformerParams performerParams(const AttentionKernelSpec &spec)
 {
-    const ParamReader r(spec, "performer");
-    PerformerParams p;
-    p.features = r.integer("features", p.features, 1);
-    p.seed = r.seed();
-    return p;
+    const Params r(spec, "performer");
+    return PerformerParams {r.integer("features"), r.seed()};
 }
 
 AttentionKernelSpec parseAttentionKernelSpec(const std::string &kind, const std::vector<std::string> &keyValues)
 {
     AttentionKernelSpec spec {kind, {}};
-    kindOf(spec);
+    kindOf(kind);
     for (const std::string &kv : keyValues) {
         const size_t eq = kv.find('=');
         if (eq == std::string::npos || eq == 0)
@@ -236,58 +300,29 @@ AttentionKernelSpec parseAttentionKernelSpec(const std::string &kind, const std:
 
 void validateAttentionKernelSpec(const AttentionKernelSpec &spec)
 {
-    describeAttentionKernel(spec); // reads, and so checks, every parameter
+    const std::string &kind = kindOf(spec.kind).kind;
+    if (kind == "lsh")
+        lshParams(spec);
+    else if (kind == "bigbird")
+        bigBirdParams(spec);
+    else if (kind == "strided")
+        stridedParams(spec);
+    else if (kind == "fixed")
+        fixedParams(spec);
+    describeAttentionKernel(spec); // reads, and so checks, every parameter of every kind
 }
 
 std::string describeAttentionKernel(const AttentionKernelSpec &spec)
 {
-    const std::string &kind = kindOf(spec).kind;
-    const auto seed = [](uint64_t s) { return ", seed=" + std::to_string(s); };
-    const auto n = [](int v) { return std::to_string(v); };
-    if (kind == "full") {
-        (void)ParamReader(spec, "full");
-        return kind;
-    }
-    if (kind == "lsh") {
-        const LshParams p = lshParams(spec);
-        return kind + " (rounds=" + n(p.rounds) + ", buckets=" + n(p.buckets) + ", chunk=" + n(p.chunk) + seed(p.seed)
-            + ")";
-    }
-    if (kind == "bigbird") {
-        const BigBirdParams p = bigBirdParams(spec);
-        return kind + " (block=" + n(p.block) + ", window_blocks=" + n(p.windowBlocks)
-            + ", global_blocks=" + n(p.globalBlocks) + ", random_blocks=" + n(p.randomBlocks) + seed(p.seed) + ")";
-    }
-    if (kind == "longformer") {
-        const LongformerParams p = longformerParams(spec);
-        std::string globals;
-        for (int g : p.global) {
-            if (!globals.empty())
-                globals += ',';
-            globals += n(g);
-        }
-        return kind + " (window=" + n(p.window) + ", dilation=" + n(p.dilation) + ", global=" + globals + ")";
-    }
-    if (kind == "strided")
-        return kind + " (stride=" + n(stridedParams(spec).stride) + ")";
-    if (kind == "fixed") {
-        const FixedParams p = fixedParams(spec);
-        return kind + " (stride=" + n(p.stride) + ", summary=" + n(p.summary) + ")";
-    }
-    if (kind == "linformer") {
-        const LinformerParams p = linformerParams(spec);
-        return kind + " (k=" + n(p.k) + seed(p.seed) + ", projection=" + (p.identity ? "identity" : "random") + ")";
-    }
-    const PerformerParams p = performerParams(spec);
-    return kind + " (features=" + n(p.features) + seed(p.seed) + ")";
+    return Params(spec, kindOf(spec.kind).kind.c_str()).describe();
 }
 
 AttentionResult attention_kernel_forward(const AttentionKernelSpec &spec, ConstMatrixMap q, ConstMatrixMap k,
     ConstMatrixMap v, const AttentionOptions &options)
 {
-    const std::string &kind = kindOf(spec).kind;
+    const std::string &kind = kindOf(spec.kind).kind;
     if (kind == "full") {
-        (void)ParamReader(spec, "full");
+        (void)Params(spec, "full");
         return full_attention_forward(q, k, v, options);
     }
     if (kind == "lsh")

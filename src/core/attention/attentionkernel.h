@@ -43,6 +43,11 @@ void validateAttentionKernelSpec(const AttentionKernelSpec &spec);
 // "lsh (rounds=4, buckets=32, chunk=64, seed=0)": every parameter, defaults filled in, for labels and formulas.
 std::string describeAttentionKernel(const AttentionKernelSpec &spec);
 
+// The kernel's time complexity in N as Tay et al. ("Efficient Transformers: A Survey", 2020, Table 1) give it for
+// the model that introduced it: "O(N²)" full; "O(N log N)" lsh (Reformer); "O(N√N)" strided and fixed (Sparse
+// Transformer); "O(N)" bigbird, longformer, linformer, performer.
+std::string timeComplexity(const std::string &kind);
+
 // The typed parameters of a spec of that kind (validated; defaults filled in).
 LshParams lshParams(const AttentionKernelSpec &spec);
 BigBirdParams bigBirdParams(const AttentionKernelSpec &spec);

@@ -10,19 +10,21 @@
 
 namespace atlas::attention {
 
-namespace {
-
-void checkParams(const BigBirdParams &p)
+void checkBigBirdParams(const BigBirdParams &p)
 {
-    const auto fail = [](const std::string &what) { throw Error("attention kernel 'bigbird': " + what); };
+    const auto fail = [](const std::string &what) { throw Error("attention kernel 'bigbird': parameter " + what); };
     if (p.block < 1)
-        fail("block must be at least 1, got " + std::to_string(p.block));
+        fail("'block' must be at least 1, got " + std::to_string(p.block));
     if (p.windowBlocks < 1 || p.windowBlocks % 2 == 0)
-        fail("window_blocks must be odd (the own block and as many on each side), got "
+        fail("'window_blocks' must be odd (the own block and as many on each side), got "
             + std::to_string(p.windowBlocks));
-    if (p.globalBlocks < 0 || p.randomBlocks < 0)
-        fail("global_blocks and random_blocks must not be negative");
+    if (p.globalBlocks < 0)
+        fail("'global_blocks' must not be negative, got " + std::to_string(p.globalBlocks));
+    if (p.randomBlocks < 0)
+        fail("'random_blocks' must not be negative, got " + std::to_string(p.randomBlocks));
 }
+
+namespace {
 
 // Key blocks of every query block: global, window and random, sorted and distinct. A global query block's
 // list is empty (it attends every key). randomTable (n, randomBlocks) records the random draws.
@@ -53,7 +55,7 @@ std::vector<std::vector<int>> keyBlocks(int64_t n, const BigBirdParams &p, Tenso
 AttentionResult bigbird_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const BigBirdParams &params, const AttentionOptions &options)
 {
-    checkParams(params);
+    checkBigBirdParams(params);
     const BlockAttention attention("bigbird", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), B = params.block, n = (T + B - 1) / B;
     const int64_t globalRows = std::min<int64_t>(params.globalBlocks * B, T);

@@ -24,6 +24,9 @@ struct BigBirdParams
 // intersected with j <= i (the future random and window blocks then go unused). Padding keys are masked.
 // The work is O(T · (globalBlocks + windowBlocks + randomBlocks) · block · d) plus O(globalBlocks · block · T · d).
 // q, k, v are (T,d); result.context is (T,d); extras "random_blocks" (n, randomBlocks): block ids, −1 where none.
+// Throws atlas::Error naming the parameter the kernel cannot run with.
+void checkBigBirdParams(const BigBirdParams &params);
+
 AttentionResult bigbird_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const BigBirdParams &params, const AttentionOptions &options);
 

@@ -208,4 +208,12 @@ void BlockAttention::complete(const RowState &state, const DenseRecord *dense, A
         finishDense(*dense, lse, result);
 }
 
+std::pair<int64_t, int64_t> queryRun(int64_t b, int64_t T, std::vector<int> &queries)
+{
+    const int64_t begin = b * kQueryRun, end = std::min(T, begin + kQueryRun);
+    for (int64_t i = begin; i < end; ++i)
+        queries.push_back(int(i));
+    return {begin, end};
+}
+
 } // namespace atlas::attention

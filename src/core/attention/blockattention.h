@@ -1,9 +1,13 @@
 #pragma once
 
+// Internal to the core: the views, panels and session reach this through the core's public headers only
+// (tests/tools/check_layers.py).
+
 #include "attention/attentionresult.h"
 #include "util/parallel.h"
 
 #include <mutex>
+#include <utility>
 #include <vector>
 
 // The machinery the sparse kernels share. A pattern is computed in passes; a pass is a list of blocks, each
@@ -63,6 +67,18 @@ struct BlockScratch
     std::vector<float> rowMax, rowSum, zeros;
     std::vector<unsigned char> keyOk; // (keys)
 };
+
+// Queries per block of the kernels that cut the sequence into runs of consecutive queries (strided, fixed,
+// longformer's global rows).
+inline constexpr int64_t kQueryRun = 64;
+
+// Block b's queries [begin, end) = [b·kQueryRun, min(T, (b+1)·kQueryRun)), appended to `queries`.
+std::pair<int64_t, int64_t> queryRun(int64_t b, int64_t T, std::vector<int> &queries);
+// The number of such blocks for T queries.
+inline int64_t queryRuns(int64_t T)
+{
+    return (T + kQueryRun - 1) / kQueryRun;
+}
 
 class BlockAttention
 {

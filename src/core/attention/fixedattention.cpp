@@ -9,28 +9,27 @@
 
 namespace atlas::attention {
 
-namespace {
-
-constexpr int64_t kQueries = 64; // queries per block
-
-} // namespace
+void checkFixedParams(const FixedParams &params)
+{
+    if (params.stride < 1)
+        throw Error(
+            "attention kernel 'fixed': parameter 'stride' must be at least 1, got " + std::to_string(params.stride));
+    if (params.summary < 0 || params.summary > params.stride)
+        throw Error("attention kernel 'fixed': parameter 'summary' must be in [0, stride = "
+            + std::to_string(params.stride) + "], got " + std::to_string(params.summary));
+}
 
 AttentionResult fixed_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const FixedParams &params, const AttentionOptions &options)
 {
-    if (params.stride < 1)
-        throw Error("attention kernel 'fixed': stride must be at least 1, got " + std::to_string(params.stride));
-    if (params.summary < 0 || params.summary > params.stride)
-        throw Error("attention kernel 'fixed': summary must be in [0, stride], got " + std::to_string(params.summary));
+    checkFixedParams(params);
     const BlockAttention attention("fixed", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), l = params.stride, c = params.summary;
     const bool causal = options.causal;
     const auto isSummary = [l, c](int64_t j) { return j % l >= l - c; };
 
     const auto block = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
-        const int64_t begin = b * kQueries, end = std::min(T, begin + kQueries);
-        for (int64_t i = begin; i < end; ++i)
-            queries.push_back(int(i));
+        const auto [begin, end] = queryRun(b, T, queries);
         // The l-blocks the queries span, then the summary columns outside them.
         const int64_t spanBegin = begin / l * l, spanEnd = std::min(T, causal ? end : (end + l - 1) / l * l);
         for (int64_t j = spanBegin; j < spanEnd; ++j)
@@ -48,7 +47,7 @@ AttentionResult fixed_attention_forward(
     AttentionResult result;
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
     RowState state(T, d);
-    attention.pass(state, dense.get(), (T + kQueries - 1) / kQueries, block, rule);
+    attention.pass(state, dense.get(), queryRuns(T), block, rule);
     BlockAttention::complete(state, dense.get(), result);
     return result;
 }

@@ -18,6 +18,9 @@ struct FixedParams
 // Each block of consecutive queries attends the l-blocks it spans plus every summary column.
 // The work is O(T · (l + c·T/l) · d).
 // q, k, v are (T,d); result.context is (T,d); no extras.
+// Throws atlas::Error naming the parameter the kernel cannot run with.
+void checkFixedParams(const FixedParams &params);
+
 AttentionResult fixed_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const FixedParams &params, const AttentionOptions &options);
 

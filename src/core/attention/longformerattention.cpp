@@ -11,8 +11,6 @@ namespace atlas::attention {
 
 namespace {
 
-constexpr int64_t kQueries = 64; // queries per block
-
 void checkParams(const LongformerParams &p, int64_t T)
 {
     const auto fail = [](const std::string &what) { throw Error("attention kernel 'longformer': " + what); };
@@ -36,8 +34,8 @@ std::vector<ClassBlock> classBlocks(int64_t T, int64_t delta)
 {
     std::vector<ClassBlock> blocks;
     for (int64_t r = 0; r < std::min(delta, T); ++r)
-        for (int64_t t = 0, members = (T - r + delta - 1) / delta; t < members; t += kQueries)
-            blocks.push_back({r, t, std::min(members, t + kQueries)});
+        for (int64_t t = 0, members = (T - r + delta - 1) / delta; t < members; t += kQueryRun)
+            blocks.push_back({r, t, std::min(members, t + kQueryRun)});
     return blocks;
 }
 
@@ -84,7 +82,7 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     // Global queries, 64 at a time, against every key.
     const auto globalBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
         queries.assign(
-            globals.begin() + b * kQueries, globals.begin() + std::min<int64_t>(globals.size(), (b + 1) * kQueries));
+            globals.begin() + b * kQueryRun, globals.begin() + std::min<int64_t>(globals.size(), (b + 1) * kQueryRun));
         for (int64_t j = 0; j < (causal ? queries.back() + 1 : T); ++j)
             keys.push_back(int(j));
     };
@@ -93,7 +91,7 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
     RowState state(T, d);
     attention.pass(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRule);
-    attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueries - 1) / kQueries, globalBlock, causalRule);
+    attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueryRun - 1) / kQueryRun, globalBlock, causalRule);
     AttentionResult result;
     BlockAttention::complete(state, dense.get(), result);
     return result;

@@ -14,17 +14,6 @@ namespace atlas::attention {
 
 namespace {
 
-void checkParams(const LshParams &p)
-{
-    if (p.rounds < 1)
-        throw Error("attention kernel 'lsh': rounds must be at least 1, got " + std::to_string(p.rounds));
-    if (p.buckets < 1 || (p.buckets != 1 && p.buckets % 2 != 0))
-        throw Error("attention kernel 'lsh': buckets must be 1 or even (angular LSH hashes to ±b/2 directions), got "
-            + std::to_string(p.buckets));
-    if (p.chunk < 1)
-        throw Error("attention kernel 'lsh': chunk must be at least 1, got " + std::to_string(p.chunk));
-}
-
 // q is (T,d); rotation is (d,b/2): bucket of row t = argmax over [q_t R, −q_t R] (the first on a tie).
 // By blockProduct, not the BLAS: OpenBLAS's threads spin for a while after each call and would slow the block
 // passes that follow on the same cores.
@@ -43,28 +32,11 @@ std::vector<int> hashRound(ConstMatrixMap q, const MatrixRM &rotation, int bucke
             rows.setZero();
             rows.topRows(n) = q.middleRows(first, n);
             blockProduct(projected.data(), rows.data(), padded.data(), 64, d, width);
-            for (int64_t t = 0; t < n; ++t) {
-                Eigen::Index up, down; // argmax of x R and of −x R; on a tie the first of [x R, −x R]
-                const float top = projected.row(t).head(half).maxCoeff(&up);
-                const float bottom = projected.row(t).head(half).minCoeff(&down);
-                bucket[size_t(first + t)] = top >= -bottom ? int(up) : int(half + down);
-            }
+            for (int64_t t = 0; t < n; ++t)
+                bucket[size_t(first + t)] = lshBucketOf(projected.row(t).head(half));
         }
     });
     return bucket;
-}
-
-// The positions sorted by (bucket, position): a stable counting sort.
-std::vector<int> sortByBucket(const std::vector<int> &bucket, int buckets)
-{
-    std::vector<int> start(size_t(buckets) + 1, 0), order(bucket.size());
-    for (int b : bucket)
-        ++start[size_t(b) + 1];
-    for (size_t b = 0; b < size_t(buckets); ++b)
-        start[b + 1] += start[b];
-    for (size_t t = 0; t < bucket.size(); ++t)
-        order[size_t(start[size_t(bucket[t])]++)] = int(t);
-    return order;
 }
 
 // out (T,d) = Σ_r exp(lse_r − L) out_r with L = logsumexp_r lse_r, the Reformer combination of rounds; returns
@@ -93,10 +65,39 @@ std::vector<double> combineRounds(
 
 } // namespace
 
+void checkLshParams(const LshParams &p)
+{
+    if (p.rounds < 1)
+        throw Error("attention kernel 'lsh': parameter 'rounds' must be at least 1, got " + std::to_string(p.rounds));
+    if (p.buckets < 1 || (p.buckets != 1 && p.buckets % 2 != 0))
+        throw Error("attention kernel 'lsh': parameter 'buckets' must be 1 or even (angular LSH hashes to ±b/2 "
+                    "directions), got "
+            + std::to_string(p.buckets));
+    if (p.chunk < 1)
+        throw Error("attention kernel 'lsh': parameter 'chunk' must be at least 1, got " + std::to_string(p.chunk));
+}
+
+std::vector<int> lshSortByBucket(const std::vector<int> &bucket, int buckets)
+{
+    std::vector<int> start(size_t(buckets) + 1, 0), order(bucket.size());
+    for (int b : bucket)
+        ++start[size_t(b) + 1];
+    for (size_t b = 0; b < size_t(buckets); ++b)
+        start[b + 1] += start[b];
+    for (size_t t = 0; t < bucket.size(); ++t)
+        order[size_t(start[size_t(bucket[t])]++)] = int(t);
+    return order;
+}
+
+std::pair<int64_t, int64_t> lshChunkKeys(int64_t chunkIndex, int64_t chunk, int64_t T)
+{
+    return {std::max<int64_t>(0, (chunkIndex - 1) * chunk), std::min(T, (chunkIndex + 1) * chunk)};
+}
+
 AttentionResult lsh_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const LshParams &params, const AttentionOptions &options)
 {
-    checkParams(params);
+    checkLshParams(params);
     checkHeadInputs("lsh", q, k, v, options);
     const int64_t T = q.rows(), d = q.cols(), half = params.buckets / 2, c = params.chunk;
     const MatrixRM keys = q.rowwise().normalized(); // shared QK; a zero row stays zero
@@ -120,11 +121,11 @@ AttentionResult lsh_attention_forward(
         std::copy(rotation.data(), rotation.data() + rotation.size(), result.extras["rotations"].data() + r * d * half);
         for (int64_t t = 0; t < T; ++t)
             result.extras["buckets"].data()[r * T + t] = float(bucket[size_t(t)]);
-        const std::vector<int> order = sortByBucket(bucket, params.buckets);
+        const std::vector<int> order = lshSortByBucket(bucket, params.buckets);
         const auto chunkBlock = [&](int64_t a, std::vector<int> &queries, std::vector<int> &keyPositions) {
             queries.assign(order.begin() + a * c, order.begin() + std::min(T, (a + 1) * c));
-            keyPositions.assign(
-                order.begin() + std::max<int64_t>(0, (a - 1) * c), order.begin() + std::min(T, (a + 1) * c));
+            const auto [first, last] = lshChunkKeys(a, c, T);
+            keyPositions.assign(order.begin() + first, order.begin() + last);
         };
         RowState state(T, d);
         attention.pass(state, dense.get(), (T + c - 1) / c, chunkBlock, rule);

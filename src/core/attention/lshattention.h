@@ -3,6 +3,8 @@
 #include "attention/attentionresult.h"
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace atlas::attention {
 
@@ -31,5 +33,27 @@ struct LshParams
 // was alone.
 AttentionResult lsh_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const LshParams &params, const AttentionOptions &options);
+
+// The kernel's rules, for lshanalysis.h and the tests: the analysis of a head uses these, never a copy.
+
+// Throws atlas::Error naming the parameter unless rounds >= 1, buckets is 1 or even, chunk >= 1.
+void checkLshParams(const LshParams &params);
+
+// The bucket of a key whose projection on a round's rotation is xR (b/2 values): argmax over [xR, −xR], the
+// first on a tie. `projected` is any Eigen row or vector (float or double).
+template <class Row> int lshBucketOf(const Row &projected)
+{
+    Eigen::Index up = 0, down = 0;
+    const auto top = projected.maxCoeff(&up);
+    const auto bottom = projected.minCoeff(&down);
+    return top >= -bottom ? int(up) : int(projected.size() + down);
+}
+
+// The positions sorted by (bucket, position): a stable counting sort over `buckets` buckets.
+std::vector<int> lshSortByBucket(const std::vector<int> &bucket, int buckets);
+
+// The keys chunk `chunkIndex` of the sorted order attends: sorted indices [first, last) covering the chunk before
+// it and its own (no wrap-around), for T positions in chunks of `chunk`.
+std::pair<int64_t, int64_t> lshChunkKeys(int64_t chunkIndex, int64_t chunk, int64_t T);
 
 } // namespace atlas::attention

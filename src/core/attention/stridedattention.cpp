@@ -9,26 +9,24 @@
 
 namespace atlas::attention {
 
-namespace {
-
-constexpr int64_t kQueries = 64; // queries per block
-
-} // namespace
+void checkStridedParams(const StridedParams &params)
+{
+    if (params.stride < 1)
+        throw Error(
+            "attention kernel 'strided': parameter 'stride' must be at least 1, got " + std::to_string(params.stride));
+}
 
 AttentionResult strided_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const StridedParams &params, const AttentionOptions &options)
 {
-    if (params.stride < 1)
-        throw Error("attention kernel 'strided': stride must be at least 1, got " + std::to_string(params.stride));
+    checkStridedParams(params);
     const BlockAttention attention("strided", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), l = params.stride;
     const bool causal = options.causal;
 
     // Pass 1, the band |i − j| <= l.
     const auto bandBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
-        const int64_t begin = b * kQueries, end = std::min(T, begin + kQueries);
-        for (int64_t i = begin; i < end; ++i)
-            queries.push_back(int(i));
+        const auto [begin, end] = queryRun(b, T, queries);
         for (int64_t j = std::max<int64_t>(0, begin - l); j < std::min(T, causal ? end : end + l); ++j)
             keys.push_back(int(j));
     };
@@ -36,10 +34,10 @@ AttentionResult strided_attention_forward(
         = [&](int i, int j) { return (causal && j > i) || std::abs(i - j) > l ? KeyRule::Masked : KeyRule::Allowed; };
     // Pass 2, the columns (i − j) mod l = 0 outside the band: residue class r's members r, r+l, … attend
     // each other. Block b is members [first, first+64) of class r.
-    const int64_t perClass = (T + l - 1) / l, blocksPerClass = (perClass + kQueries - 1) / kQueries;
+    const int64_t perClass = (T + l - 1) / l, blocksPerClass = queryRuns(perClass);
     const auto columnBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
-        const int64_t r = b / blocksPerClass, first = (b % blocksPerClass) * kQueries;
-        for (int64_t i = r + first * l; i < T && i < r + (first + kQueries) * l; i += l)
+        const int64_t r = b / blocksPerClass, first = (b % blocksPerClass) * kQueryRun;
+        for (int64_t i = r + first * l; i < T && i < r + (first + kQueryRun) * l; i += l)
             queries.push_back(int(i));
         if (queries.empty())
             return;
@@ -52,7 +50,7 @@ AttentionResult strided_attention_forward(
     AttentionResult result;
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
     RowState state(T, d);
-    attention.pass(state, dense.get(), (T + kQueries - 1) / kQueries, bandBlock, bandRule);
+    attention.pass(state, dense.get(), queryRuns(T), bandBlock, bandRule);
     attention.pass(state, dense.get(), std::min(l, T) * blocksPerClass, columnBlock, columnRule);
     BlockAttention::complete(state, dense.get(), result);
     return result;

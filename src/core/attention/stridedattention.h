@@ -19,6 +19,9 @@ struct StridedParams
 // columns (each residue class mod l attends itself, minus what the band already counted).
 // The work is O(T · (l + T/l) · d): O(T √T d) at l = √T.
 // q, k, v are (T,d); result.context is (T,d); no extras.
+// Throws atlas::Error naming the parameter the kernel cannot run with.
+void checkStridedParams(const StridedParams &params);
+
 AttentionResult strided_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const StridedParams &params, const AttentionOptions &options);
 

@@ -1,6 +1,7 @@
 #include "engine/program.h"
 
 #include "ops/ops.h"
+#include "trace/names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,8 @@ namespace atlas {
 namespace {
 
 using Outputs = std::vector<Tensor>;
+
+const attention::AttentionKernelSpec kFull {"full", {}};
 
 // Kernels with random parts (LSH rotations, BigBird's random blocks, Linformer's E, Performer's features)
 // draw them from `seed`: offset it per layer and head so that heads do not share their randomness.
@@ -39,8 +42,9 @@ public:
     void add(std::string name, std::string label, int layer, std::vector<std::string> inputs,
         std::vector<OpOutput> outputs, decltype(Op::run) run)
     {
-        m_program.ops.push_back(
-            {std::move(name), std::move(label), layer, std::move(inputs), std::move(outputs), std::move(run)});
+        const attention::AttentionKernelSpec *kernel = layer >= 0 ? m_input.kernelFor(layer) : nullptr;
+        m_program.ops.push_back({std::move(name), std::move(label), layer, kernel ? *kernel : kFull, std::move(inputs),
+            std::move(outputs), std::move(run)});
     }
 
     // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`.
@@ -128,7 +132,7 @@ void ProgramBuilder::residual(
 
 void ProgramBuilder::attention(int i, const std::string &in)
 {
-    const std::string p = "layer." + std::to_string(i) + ".";
+    const std::string p = names::layerPrefix(i);
     const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
     unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
         [i](Tensor &o, const Tensor &x, const Model &m) {
@@ -157,7 +161,7 @@ void ProgramBuilder::attention(int i, const std::string &in)
 
 void ProgramBuilder::exactAttention(int i)
 {
-    const std::string p = "layer." + std::to_string(i) + ".";
+    const std::string p = names::layerPrefix(i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     add(p + "scores", "scores", i, {p + "attn.q", p + "attn.k"},
@@ -189,7 +193,7 @@ void ProgramBuilder::exactAttention(int i)
 
 void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelSpec &spec)
 {
-    const std::string p = "layer." + std::to_string(i) + ".";
+    const std::string p = names::layerPrefix(i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     std::vector<OpOutput> outputs = {{p + "attn.context", {H, T, d},
         "C_h = " + attention::describeAttentionKernel(spec) + " attention of Q_h, K_h, V_h"}};
@@ -239,7 +243,7 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
 
 void ProgramBuilder::mlp(int i, const std::string &in)
 {
-    const std::string p = "layer." + std::to_string(i) + ".";
+    const std::string p = names::layerPrefix(i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
     unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc", [i](Tensor &o, const Tensor &x, const Model &m) {
         ops::linear_forward(o, x, m.blocks[i].fcWeight, m.blocks[i].fcBias);
@@ -262,8 +266,8 @@ void ProgramBuilder::mlp(int i, const std::string &in)
 
 void ProgramBuilder::block(int i)
 {
-    const std::string p = "layer." + std::to_string(i) + ".";
-    const std::string x = i == 0 ? "input" : "layer." + std::to_string(i - 1) + ".out";
+    const std::string p = names::layerPrefix(i);
+    const std::string x = i == 0 ? "input" : names::layerTensor(i - 1, "out");
     if (m_c.layerNorm == LayerNormPlacement::Pre) {
         layernorm(p + "ln_1", "ln_1", i, x, 1);
         attention(i, p + "ln_1");
@@ -283,7 +287,7 @@ void ProgramBuilder::block(int i)
 
 void ProgramBuilder::head()
 {
-    const std::string last = "layer." + std::to_string(m_c.layers - 1) + ".out";
+    const std::string last = names::layerTensor(m_c.layers - 1, "out");
     layernorm("ln_f", "ln_f", -1, last, 0);
     unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, "Z = LN_f(X) W_teᵀ  (tied to the token embedding)",
         [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
@@ -319,6 +323,14 @@ int Program::indexOf(const std::string &opName) const
         if (ops[i].name == opName)
             return static_cast<int>(i);
     return -1;
+}
+
+const attention::AttentionKernelSpec &Program::attentionOf(int layer) const
+{
+    for (const Op &op : ops)
+        if (op.layer == layer)
+            return op.attention;
+    return kFull;
 }
 
 int Program::producerOf(const std::string &tensorName) const

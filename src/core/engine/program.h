@@ -24,6 +24,9 @@ struct Op
     std::string name; // unique: "layer.0.softmax"
     std::string label; // short, for the operation list: "softmax"
     int layer = -1; // -1 outside the blocks
+    // The attention kernel its layer runs, as data (kind "full" for exact softmax attention and outside the
+    // blocks): views read kernel settings from here, never from formula text.
+    attention::AttentionKernelSpec attention;
     std::vector<std::string> inputs;
     std::vector<OpOutput> outputs;
     std::function<std::vector<Tensor>(const Model &, const Input &, const Trace &)> run;
@@ -40,6 +43,8 @@ struct Program
     size_t tracedBytes() const; // bytes of every output, i.e. of a full trace
     int indexOf(const std::string &opName) const; // -1 when absent
     int producerOf(const std::string &tensorName) const; // op index, -1 when absent
+    // The kernel layer `layer` runs (the spec of its ops); kind "full" for exact attention or a layer not built.
+    const attention::AttentionKernelSpec &attentionOf(int layer) const;
 };
 
 } // namespace atlas

@@ -2,6 +2,7 @@
 
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
+#include "trace/names.h"
 #include "util/error.h"
 
 #include <filesystem>
@@ -27,7 +28,7 @@ std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
     if (c.positions == PositionKind::Learned)
         slots.push_back({"wpe.weight", {c.context, D}});
     for (int i = 0; i < c.layers; ++i) {
-        const std::string p = "h." + std::to_string(i) + ".";
+        const std::string p = names::parameterPrefix(i);
         slots.insert(slots.end(),
             {
                 {p + "ln_1.weight", {D}},
@@ -56,7 +57,7 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
         out["wpe.weight"] = &m.wpe;
     for (size_t i = 0; i < m.blocks.size(); ++i) {
         auto &b = m.blocks[i];
-        const std::string p = "h." + std::to_string(i) + ".";
+        const std::string p = names::parameterPrefix(i);
         out[p + "ln_1.weight"] = &b.ln1Weight;
         out[p + "ln_1.bias"] = &b.ln1Bias;
         out[p + "attn.c_attn.weight"] = &b.attnWeight;

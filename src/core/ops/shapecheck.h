@@ -1,5 +1,8 @@
 #pragma once
 
+// Internal to the core: the views, panels and session reach this through the core's public headers only
+// (tests/tools/check_layers.py).
+
 #include "tensor/tensor.h"
 #include "util/error.h"
 

@@ -1,6 +1,7 @@
 #include "train/backprop.h"
 
 #include "ops/ops.h"
+#include "trace/names.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -14,11 +15,11 @@ namespace {
 // Block i's prefix in the trace ("layer.0.") and among the parameters ("h.0.").
 std::string layerName(int i)
 {
-    return "layer." + std::to_string(i) + ".";
+    return names::layerPrefix(i);
 }
 std::string paramName(int i)
 {
-    return "h." + std::to_string(i) + ".";
+    return names::parameterPrefix(i);
 }
 
 // Walks the Program of engine/program.cpp backwards. Each function takes the gradient of an operation's

@@ -2,6 +2,7 @@
 
 #include "attention/attentionkernel.h"
 #include "util/error.h"
+#include "view/viewkinds.h"
 
 #include <nlohmann/json.hpp>
 
@@ -213,8 +214,10 @@ const std::map<std::string, Setter> &setters()
 
 std::vector<std::string> ViewSpec::viewKinds()
 {
-    return {
-        "approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "pattern", "tensor"};
+    std::vector<std::string> kinds;
+    for (const ViewKind &k : atlas::viewKinds())
+        kinds.push_back(k.kind);
+    return kinds;
 }
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)

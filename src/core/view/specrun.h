@@ -1,22 +1,23 @@
 #pragma once
 
 #include "engine/input.h"
+#include "engine/program.h"
 #include "model/model.h"
-#include "tokenize/tokenizer.h"
+#include "trace/trace.h"
 #include "view/viewspec.h"
-#include "views/viewinput.h"
 
 #include <memory>
+#include <vector>
 
 namespace atlas {
 
-// What drawing a spec needs: its model run to the end on its input.
+// What drawing a spec needs: its model run to the end on its input, as `render`, lessons and tests draw it.
 struct SpecRun
 {
     std::shared_ptr<const Model> model;
     Input input;
+    std::shared_ptr<const Program> program;
     std::shared_ptr<const Trace> trace;
-    ViewInput viewInput;
 };
 
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
@@ -25,8 +26,5 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);
 // Input::attention for the spec's "attention", "attention_params" and "attention_layers" on a model of
 // `layerCount` layers. Throws atlas::Error for a bad kernel, parameter or layer.
 std::vector<attention::AttentionKernelSpec> attentionOfSpec(const ViewSpec &spec, int layerCount);
-
-// Token labels and vocabulary labels for views, from the model's tokenizer.
-ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Trace> trace);
 
 } // namespace atlas

@@ -1,0 +1,148 @@
+#include "viewmodel/viewinput.h"
+
+#include "tokenize/tokenizer.h"
+#include "trace/names.h"
+
+#include <QObject>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
+    std::shared_ptr<const Trace> trace)
+{
+    std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
+    ViewInput v;
+    v.trace = std::move(trace);
+    v.program = std::move(program);
+    for (int id : input.tokens)
+        v.tokens << QString::fromStdString(tokenizer->piece(id));
+    v.vocabLabel = [tokenizer](int id) { return QString::fromStdString(tokenizer->piece(id)); };
+    v.layers = model->config.layers;
+    v.heads = model->config.heads;
+    v.causal = model->config.causal;
+    v.padding = input.padding;
+    return v;
+}
+
+ViewInput makeViewInput(const SpecRun &run)
+{
+    return makeViewInput(run.model, run.input, run.program, run.trace);
+}
+
+AnalysisContext analysisContext(const ViewInput &input)
+{
+    return {input.trace, input.program, int(input.tokens.size()), input.layers, input.causal, input.padding};
+}
+
+void analyzeNow(ViewInput &input, const ViewSpec &spec)
+{
+    std::string problem;
+    input.analysis = {};
+    input.analysis.result = runAnalysisNow(analysisRequest(spec, analysisContext(input)), &problem);
+    input.analysis.problem = QString::fromStdString(problem);
+}
+
+const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem)
+{
+    problem->clear();
+    if (layer < 0 || (input.layers > 0 && layer >= input.layers)) {
+        *problem = QObject::tr("Layer %1 does not exist: the model has %2 layers").arg(layer).arg(input.layers);
+        return nullptr;
+    }
+    const std::string name = names::layerTensor(layer, suffix);
+    const TraceEntry *entry = input.trace ? input.trace->find(name) : nullptr;
+    if (entry == nullptr)
+        return nullptr;
+    const Tensor &t = entry->tensor;
+    if (t.rank() != 3 || t.dim(1) != t.dim(2) || t.dim(1) < 1) {
+        *problem = QObject::tr("%1 has shape %2, expected [H, T, T]")
+                       .arg(QString::fromStdString(name), QString::fromStdString(t.shapeString()));
+        return nullptr;
+    }
+    if (head < 0 || head >= t.dim(0)) {
+        *problem = QObject::tr("Head %1 does not exist: layer %2 has %3 heads").arg(head).arg(layer).arg(t.dim(0));
+        return nullptr;
+    }
+    return &t;
+}
+
+QString notComputedText(const ViewInput &input, const std::string &traceName)
+{
+    return QString::fromStdString(atlas::notComputedText(input.program.get(), traceName));
+}
+
+QString tokenLabel(const ViewInput &input, int position)
+{
+    if (position >= 0 && position < input.tokens.size())
+        return input.tokens.at(position);
+    return QStringLiteral("#%1").arg(position);
+}
+
+QStringList tokenLabels(const ViewInput &input, int count)
+{
+    QStringList labels(std::max(0, count));
+    for (int i = 0; i < count; ++i)
+        labels[i] = tokenLabel(input, i);
+    return labels;
+}
+
+QString cellPrefix(const ViewInput &input, int row, int col)
+{
+    // One multi-argument arg() so a token that contains "%2" is not substituted again.
+    return QObject::tr("query '%1' (#%2) \u2192 key '%3' (#%4)")
+        .arg(tokenLabel(input, row), QString::number(row), tokenLabel(input, col), QString::number(col));
+}
+
+namespace {
+
+// "0.5000" -> "0.5", "2.00" -> "2": a number shows the digits that carry information.
+QString stripZeros(QString text)
+{
+    if (!text.contains('.'))
+        return text;
+    while (text.endsWith('0'))
+        text.chop(1);
+    if (text.endsWith('.'))
+        text.chop(1);
+    return text;
+}
+
+} // namespace
+
+QString formatNumber(double value, int significant)
+{
+    static const QChar minus(0x2212);
+    if (std::isnan(value))
+        return QStringLiteral("NaN");
+    if (std::isinf(value))
+        return value < 0 ? QString(minus) + QChar(0x221E) : QString(QChar(0x221E));
+    if (value == 0)
+        return QStringLiteral("0");
+    significant = std::max(1, significant);
+    const double magnitude = std::abs(value);
+    QString text;
+    if (magnitude < 1e-3 || magnitude >= 1e5) {
+        static const QString superscripts = QString::fromUtf8("⁰¹²³⁴⁵⁶⁷⁸⁹");
+        int exponent = int(std::floor(std::log10(magnitude)));
+        double mantissa = magnitude / std::pow(10.0, exponent);
+        if (std::round(mantissa * std::pow(10.0, significant - 1)) >= std::pow(10.0, significant)) {
+            mantissa /= 10; // 9.996 rounds up to 10.0: write 1.00×10ⁿ⁺¹
+            ++exponent;
+        }
+        QString power;
+        for (const QChar c : QString::number(std::abs(exponent)))
+            power += superscripts.at(c.digitValue());
+        text = stripZeros(QString::number(mantissa, 'f', significant - 1)) + QStringLiteral("×10")
+            + (exponent < 0 ? QStringLiteral("⁻") : QString()) + power;
+    } else {
+        const int digitsBefore = magnitude >= 1 ? int(std::floor(std::log10(magnitude))) + 1 : 0;
+        const int leadingZeros = magnitude < 1 ? -int(std::floor(std::log10(magnitude))) - 1 : 0;
+        text = stripZeros(QString::number(magnitude, 'f', std::max(0, significant - digitsBefore + leadingZeros)));
+    }
+    return value < 0 ? QString(minus) + text : text;
+}
+
+} // namespace atlas

@@ -1,0 +1,74 @@
+#pragma once
+
+#include "engine/input.h"
+#include "engine/program.h"
+#include "model/model.h"
+#include "trace/trace.h"
+#include "view/specrun.h"
+#include "view/viewanalysis.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+// The view model: what a view draws from, with no widget in sight. The session fills it, `render` and the tests
+// make it from a SpecRun; views only read it (docs/architecture.md).
+namespace atlas {
+
+// The analysis of the spec on screen (view/viewanalysis.h), as the session ran it.
+struct AnalysisState
+{
+    std::shared_ptr<const ViewAnalysis> result; // null while none is ready
+    bool pending = false; // a run for the current spec and trace is under way
+    QString problem; // why there is no result: not computed yet, a bad head, the analysis failed
+};
+
+// Everything a view draws from: a trace (complete, or partial while the user steps; a view shows
+// "not computed yet" for a tensor the trace lacks), the program that made it, how to label tokens, and the
+// analysis of the spec when its view needs one.
+struct ViewInput
+{
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const Program> program;
+    QStringList tokens; // display label of each input position (readable, short)
+    std::function<QString(int)> vocabLabel; // display label of any vocabulary id (next-token bars)
+    int layers = 0;
+    int heads = 0;
+    bool causal = true;
+    std::vector<int> padding; // padding positions of the input
+    AnalysisState analysis;
+
+    // The analysis result as the type a view expects; nullptr while there is none (or another kind's).
+    template <class A> const A *analysisAs() const { return dynamic_cast<const A *>(analysis.result.get()); }
+};
+
+// Token labels and vocabulary labels from the model's tokenizer; no analysis yet.
+ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
+    std::shared_ptr<const Trace> trace);
+ViewInput makeViewInput(const SpecRun &run);
+// What an analysis reads of a view input.
+AnalysisContext analysisContext(const ViewInput &input);
+// Runs the spec's analysis at once into input.analysis: `render` and tests draw the result, not "computing…".
+void analyzeNow(ViewInput &input, const ViewSpec &spec);
+
+// Reading a ViewInput: the head tensors, token labels and numbers every view uses.
+
+// The [H, T, T] tensor layer.{layer}.{suffix} when it is in the trace and has head `head`; otherwise nullptr,
+// with *problem empty when the tensor is simply not computed yet, or saying what is wrong (bad layer/head).
+const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
+// "Not computed yet: step to <op> in layer <i> (<trace name>)", the op read from the program (viewanalysis.h).
+QString notComputedText(const ViewInput &input, const std::string &traceName);
+// Token labels for positions 0..count-1 ("#i" where the input has none).
+QString tokenLabel(const ViewInput &input, int position);
+QStringList tokenLabels(const ViewInput &input, int count);
+// "query 'the' (#3) → key 'cat' (#1)"
+QString cellPrefix(const ViewInput &input, int row, int col);
+// Every number the views print: at most `significant` significant digits (no trailing zeros), a Unicode minus,
+// ×10ⁿ outside [10⁻³, 10⁵), ∞ for infinity.
+QString formatNumber(double value, int significant = 4);
+
+} // namespace atlas

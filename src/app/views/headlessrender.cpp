@@ -1,0 +1,74 @@
+#include "views/headlessrender.h"
+
+#include "view/specrun.h"
+#include "views/view.h"
+#include "views/viewexport.h"
+#include "views/viewfactory.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+// Runs before QApplication's constructor, which reads QT_QPA_PLATFORM.
+int &offscreenUnlessChosen(int &argc)
+{
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    return argc;
+}
+
+} // namespace
+
+HeadlessApplication::HeadlessApplication()
+    : m_app(std::make_unique<QApplication>(offscreenUnlessChosen(m_argc), m_argv))
+{
+}
+
+HeadlessApplication::~HeadlessApplication() = default;
+
+std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height)
+{
+    const SpecRun run = runSpec(spec);
+    ViewInput input = makeViewInput(run);
+    analyzeNow(input, spec);
+    std::unique_ptr<View> view = createView(spec.view);
+    view->resize(width, height);
+    view->setInput(input);
+    view->setSpec(spec);
+    view->ensurePolished();
+    exportView(view.get(), QString::fromStdString(path), QSize(width, height));
+    return run.model->name;
+}
+
+ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat)
+{
+    const SpecRun run = runSpec(spec);
+    ViewInput input = makeViewInput(run);
+    analyzeNow(input, spec);
+    std::unique_ptr<View> view = createView(spec.view);
+    view->resize(1200, 1000);
+    view->setInput(input);
+    view->setSpec(spec);
+    view->show();
+    QApplication::processEvents();
+    ViewSwitchTimes times {run.model->name, {}};
+    for (int r = 0; r < repeat; ++r) {
+        spec.layer = r % input.layers;
+        spec.head = (r / input.layers) % input.heads;
+        QElapsedTimer timer;
+        timer.start();
+        view->setSpec(spec);
+        QApplication::processEvents();
+        view->repaint();
+        times.milliseconds.push_back(double(timer.nsecsElapsed()) / 1e6);
+    }
+    std::sort(times.milliseconds.begin(), times.milliseconds.end());
+    return times;
+}
+
+} // namespace atlas

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <QStringList>
+#include <QWidget>
+
+#include <vector>
+
+namespace atlas {
+
+// The input's tokens as chips: the readable piece on top and, below it, the token id (when ids are given) or the
+// position. Padding chips are hatched, highlighted chips (a pattern's global tokens) filled; a click emits
+// chipClicked(position) when the strip is clickable, and the tooltip says what a click does.
+//  - Wrap: chips flow onto as many lines as the width needs (the Input panel); at most kMaxWrapped are shown.
+//  - Row: one line for a horizontal scroll area (the Pattern view), labels shortened to kRowLabelChars; chips are
+//    laid out once per setTokens and only the exposed ones painted, so 16384 tokens cost no more than 40.
+class TokenChipStrip : public QWidget
+{
+    Q_OBJECT
+
+public:
+    enum class Layout { Wrap, Row };
+    static constexpr int kMaxWrapped = 512;
+    static constexpr int kRowLabelChars = 8;
+
+    explicit TokenChipStrip(Layout layout, QWidget *parent = nullptr);
+
+    // `ids` may be empty: the chips then show positions.
+    void setTokens(const QStringList &labels, const std::vector<int> &ids, const std::vector<int> &padding);
+    void setHighlighted(const std::vector<int> &positions); // sorted or not
+    // Whether a click does anything, and the tooltip line that says what it does (or why it does not).
+    void setClickHint(bool clickable, const QString &hint);
+    QRect chipRect(int position) const; // empty for a chip not laid out
+    int chipAt(const QPoint &pos) const; // −1 between or outside chips
+    bool isHighlighted(int position) const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+    bool hasHeightForWidth() const override { return m_layout == Layout::Wrap; }
+    int heightForWidth(int width) const override;
+
+signals:
+    void chipClicked(int position);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    bool event(QEvent *event) override;
+
+private:
+    int chipHeight() const;
+    QString chipText(int position) const;
+    QString secondLine(int position) const;
+    std::vector<QRect> layoutChips(int width) const;
+    void relayout();
+
+    Layout m_layout;
+    QStringList m_labels;
+    std::vector<int> m_ids;
+    std::vector<unsigned char> m_padding, m_highlighted; // (T)
+    std::vector<QRect> m_rects; // the chips laid out at the current width
+    bool m_clickable = true;
+    QString m_hint;
+};
+
+} // namespace atlas

@@ -1,0 +1,85 @@
+#include "attention/patternparams.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace atlas::attention {
+
+std::vector<std::string> patternParamKeys(const std::string &kind)
+{
+    if (kind == "bigbird")
+        return {"block", "window_blocks", "global_blocks", "random_blocks", "seed"};
+    if (kind == "longformer")
+        return {"window", "dilation"};
+    if (kind == "fixed")
+        return {"stride", "summary"};
+    return {"stride"};
+}
+
+std::pair<int, int> patternParamRange(const std::string &key, int T, const std::map<std::string, int> &v)
+{
+    const auto value = [&v](const char *k) { return v.count(k) ? v.at(k) : 1; };
+    const int blocks = std::max(1, (T + std::max(1, value("block")) - 1) / std::max(1, value("block")));
+    if (key == "window")
+        return {0, 2 * T};
+    if (key == "dilation")
+        return {1, std::max(1, std::min(T, 64))};
+    if (key == "block")
+        return {1, std::max(1, std::min(T, 512))};
+    if (key == "window_blocks")
+        return {1, 2 * blocks - 1};
+    if (key == "global_blocks" || key == "random_blocks")
+        return {0, blocks};
+    if (key == "seed")
+        return {0, 999};
+    if (key == "summary")
+        return {0, value("stride")};
+    return {1, std::max(1, T)}; // stride
+}
+
+std::map<std::string, int> patternIntegerParams(const AttentionKernelSpec &spec, std::vector<int> &globals)
+{
+    globals.clear();
+    if (spec.kind == "bigbird") {
+        const BigBirdParams p = bigBirdParams(spec);
+        return {{"block", p.block}, {"window_blocks", p.windowBlocks}, {"global_blocks", p.globalBlocks},
+            {"random_blocks", p.randomBlocks}, {"seed", int(std::min<uint64_t>(p.seed, 999))}};
+    }
+    if (spec.kind == "longformer") {
+        const LongformerParams p = longformerParams(spec);
+        const std::set<int> sorted(p.global.begin(), p.global.end());
+        globals.assign(sorted.begin(), sorted.end());
+        return {{"window", p.window}, {"dilation", p.dilation}};
+    }
+    if (spec.kind == "fixed") {
+        const FixedParams p = fixedParams(spec);
+        return {{"stride", p.stride}, {"summary", p.summary}};
+    }
+    return {{"stride", stridedParams(spec).stride}};
+}
+
+AttentionKernelSpec suggestedPatternSpec(const std::string &kind, int T)
+{
+    T = std::max(T, 1);
+    const auto n = [](int v) { return std::to_string(v); };
+    if (kind == "longformer") {
+        const int window = std::clamp(2 * int(std::lround(T / 16.0)), 2, 512);
+        return parseAttentionKernelSpec(kind, {"window=" + n(window), "dilation=1", "global=0"});
+    }
+    if (kind == "bigbird") {
+        int block = 1;
+        while (block * 2 <= std::min(64, T / 16))
+            block *= 2;
+        const bool large = T >= 4096;
+        return parseAttentionKernelSpec(kind,
+            {"block=" + n(block), "window_blocks=3", "global_blocks=" + n(large ? 2 : 1),
+                "random_blocks=" + n(large ? 3 : 1), "seed=0"});
+    }
+    const int stride = std::max(1, int(std::lround(std::sqrt(double(T)))));
+    if (kind == "fixed")
+        return parseAttentionKernelSpec(kind, {"stride=" + n(stride), "summary=1"});
+    return parseAttentionKernelSpec(kind, {"stride=" + n(stride)});
+}
+
+} // namespace atlas::attention

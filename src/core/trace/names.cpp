@@ -1,0 +1,45 @@
+#include "trace/names.h"
+
+#include <charconv>
+
+namespace atlas::names {
+
+std::string layerPrefix(int layer)
+{
+    return "layer." + std::to_string(layer) + ".";
+}
+
+std::string layerTensor(int layer, std::string_view suffix)
+{
+    return layerPrefix(layer).append(suffix);
+}
+
+bool splitLayerTensor(std::string_view name, int *layer, std::string *suffix)
+{
+    constexpr std::string_view prefix = "layer.";
+    if (!name.starts_with(prefix))
+        return false;
+    const size_t dot = name.find('.', prefix.size());
+    if (dot == std::string_view::npos)
+        return false;
+    int value = 0;
+    const char *first = name.data() + prefix.size(), *last = name.data() + dot;
+    const auto [end, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || end != last || first == last)
+        return false;
+    *layer = value;
+    *suffix = std::string(name.substr(dot + 1));
+    return true;
+}
+
+std::string parameterPrefix(int layer)
+{
+    return "h." + std::to_string(layer) + ".";
+}
+
+std::string gradientOf(std::string_view parameter)
+{
+    return std::string("grad.").append(parameter);
+}
+
+} // namespace atlas::names

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+// Trace names (docs/trace-names.md) are built here and nowhere else: the program that writes the trace, the
+// backward pass, the analyses, `dump` and the views all ask this module, so a name cannot drift between them.
+namespace atlas::names {
+
+// "layer.{layer}." — the prefix of every tensor of block `layer`.
+std::string layerPrefix(int layer);
+// "layer.{layer}.{suffix}", e.g. layerTensor(0, "attn.probs") == "layer.0.attn.probs".
+std::string layerTensor(int layer, std::string_view suffix);
+// The block of a "layer.{i}.…" name and the part after its prefix; false for a name outside the blocks.
+bool splitLayerTensor(std::string_view name, int *layer, std::string *suffix);
+
+// "h.{layer}." — the prefix of block `layer`'s parameters in model.safetensors (Hugging Face GPT-2 layout).
+std::string parameterPrefix(int layer);
+// "grad.{parameter}", the trace name `dump --grads` gives a parameter's gradient.
+std::string gradientOf(std::string_view parameter);
+
+} // namespace atlas::names

@@ -1,0 +1,24 @@
+#include "train/trainingsetup.h"
+
+namespace atlas {
+
+std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
+{
+    const std::unique_ptr<Task> task = Task::create(run.task);
+    ModelConfig config = task->modelConfig();
+    if (run.layers > 0)
+        config.layers = run.layers;
+    if (run.heads > 0)
+        config.heads = run.heads;
+    if (run.dModel > 0) {
+        config.dModel = run.dModel;
+        config.dFF = 4 * run.dModel;
+    }
+    config.description = run.description.empty() ? task->summary() : run.description;
+    config.validate("train --task " + run.task);
+    auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
+    model->name = run.task;
+    return std::make_unique<Trainer>(model, run.task, run.options);
+}
+
+} // namespace atlas

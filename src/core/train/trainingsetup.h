@@ -1,0 +1,24 @@
+#pragma once
+
+#include "train/trainer.h"
+
+#include <memory>
+#include <string>
+
+namespace atlas {
+
+// A new training run as `train` and the Train panel describe it: a task, the optimiser's options and any changes
+// to the task's model shape. Both start a run through newTrainer, so they cannot drift apart.
+struct TrainingRun
+{
+    std::string task = "reverse";
+    TrainOptions options;
+    int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
+    std::string description; // the model's description; empty takes the task's summary
+};
+
+// The task's model shape with the run's changes, initialised as GPT-2 from options.seed (Model::random), named
+// after the task, in a Trainer. Throws atlas::Error for an unknown task or a shape the config rejects.
+std::unique_ptr<Trainer> newTrainer(const TrainingRun &run);
+
+} // namespace atlas

@@ -1,0 +1,98 @@
+#pragma once
+
+#include "attention/approximationsweep.h"
+#include "attention/attentionpattern.h"
+#include "attention/kernelcomparison.h"
+#include "attention/lshanalysis.h"
+#include "engine/program.h"
+#include "trace/trace.h"
+#include "view/viewspec.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+// Some views show more than the trace holds: one head rerun under every kernel (kernels), an approximation
+// swept over its size (approximation), a head's LSH buckets analysed (lsh), a sparse pattern enumerated
+// (pattern). That work is an analysis: the core computes it from the trace and the spec, the session runs it
+// off the GUI thread (render runs it in place), and the view only draws the result. See docs/architecture.md.
+namespace atlas {
+
+// The result of an analysis. Each view kind that needs one has its own type below.
+struct ViewAnalysis
+{
+    virtual ~ViewAnalysis() = default;
+    double milliseconds = 0; // how long the analysis took (shown by the views that time it)
+};
+
+struct KernelComparisonAnalysis : ViewAnalysis
+{
+    static constexpr int kMaxTokens = 512; // every kernel runs dense: T × T weights each
+    int layer = 0, head = 0;
+    std::vector<attention::KernelComparisonEntry> entries;
+};
+
+struct ApproximationAnalysis : ViewAnalysis
+{
+    static constexpr int kSeeds = 5;
+    int layer = 0, head = 0;
+    attention::ApproximationSweep sweep;
+};
+
+struct LshAnalysis : ViewAnalysis
+{
+    int layer = 0, head = 0;
+    attention::LshHeadAnalysis data;
+};
+
+struct PatternAnalysis : ViewAnalysis
+{
+    static constexpr int kExactCells = 512; // up to this many tokens every cell is one (query, key)
+    static constexpr int kGridCells = 512; // above it, a (512,512) grid of blocks
+    attention::AttentionKernelSpec spec; // the pattern drawn: the spec's kernel, or a suggestion for T
+    bool suggested = false; // the spec runs another kernel: spec is suggestedPatternSpec("longformer", T)
+    attention::PatternSummary summary;
+    std::string formula; // patternFormula(spec, causal)
+};
+
+// What an analysis reads besides the spec.
+struct AnalysisContext
+{
+    std::shared_ptr<const Trace> trace;
+    std::shared_ptr<const Program> program;
+    int tokens = 0; // T of the input
+    int layers = 0;
+    bool causal = true;
+    std::vector<int> padding;
+};
+
+// The analysis a spec's view needs, ready to run.
+struct AnalysisRequest
+{
+    // What the result depends on (the kind, the spec's settings it reads, the identity of the tensors it reads):
+    // a request with the key of the result on screen needs no new run. Empty when the view needs no analysis.
+    std::string key;
+    // Why it cannot run (a tensor not computed yet, a head that does not exist, a layer without LSH): the view
+    // shows this instead. When set, `run` is empty.
+    std::string problem;
+    // Computes the result; polls `cancel` between its parts and may then return early. Throws atlas::Error.
+    std::function<std::shared_ptr<const ViewAnalysis>(const std::atomic<bool> &cancel)> run;
+    // The traced tensors the run reads, kept alive so that the key's addresses cannot be reused while it stands.
+    std::vector<Tensor> pinned;
+};
+
+// The request for spec.view on the context; an empty key for a view that needs no analysis.
+AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &context);
+// Runs it at once (render, tests): the result, or nullptr with *problem set.
+std::shared_ptr<const ViewAnalysis> runAnalysisNow(const AnalysisRequest &request, std::string *problem);
+
+// What a view says before any model has run.
+extern const char *const kNothingComputed;
+
+// "Not computed yet: step to <op> in layer <i> (<name>)": the operation that produces `traceName`, from the
+// program; or that the trace has no such tensor.
+std::string notComputedText(const Program *program, const std::string &traceName);
+
+} // namespace atlas

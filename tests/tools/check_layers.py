@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Keeps the layers of docs/architecture.md: prints every include that crosses a layer the wrong way, exits 1 if any.
+
+  core          no Qt at all (std, Eigen, nlohmann::json)
+  viewmodel     Qt Core only: no widget, Gui, print or SVG header, no QCustomPlot, nothing from views/ or panels/
+  session       the same as viewmodel
+  cli           the same, but it may reach the views through views/headlessrender.h (render, bench-view)
+  views, panels, the window
+                only the core's public headers: a core header that says "Internal to the core" is off limits
+
+Usage: check_layers.py SOURCE_DIR QT_INCLUDE_DIR
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+WIDGET_MODULES = ("QtWidgets", "QtGui", "QtPrintSupport", "QtSvg", "QtSvgWidgets", "QtOpenGL")
+INTERNAL_MARK = "Internal to the core"
+
+
+def sources(folder):
+    for root, _, files in os.walk(folder):
+        for name in sorted(files):
+            if name.endswith((".h", ".cpp")):
+                yield os.path.join(root, name)
+
+
+def includes(path):
+    with open(path, encoding="utf-8") as f:
+        return INCLUDE.findall(f.read())
+
+
+def widget_headers(qt_include):
+    """Every class header of Qt's widget and GUI modules (QWidget, QPainter, QImage …)."""
+    names = set()
+    for module in WIDGET_MODULES:
+        folder = os.path.join(qt_include, module)
+        if os.path.isdir(folder):
+            names.update(n for n in os.listdir(folder) if n.startswith("Q") and "." not in n)
+    return names
+
+
+def main(src, qt_include):
+    widgets = widget_headers(qt_include)
+    if not widgets:
+        print(f"check_layers: no Qt widget headers under {qt_include}: cannot check", file=sys.stderr)
+        return 2
+    core = os.path.join(src, "core")
+    internal = set()
+    for path in sources(core):
+        with open(path, encoding="utf-8") as f:
+            if INTERNAL_MARK in f.read(2000):
+                internal.add(os.path.relpath(path, core))
+
+    def is_widget(header):
+        top = header.split("/")[0]
+        return header in widgets or top in WIDGET_MODULES or header == "qcustomplot.h"
+
+    problems = []
+    for path in sources(core):
+        for h in includes(path):
+            if re.match(r"(Q[A-Z]\w*|Qt\w*/.*|qcustomplot\.h)$", h):
+                problems.append(f"{path}: the core includes Qt header <{h}>")
+    for layer in ("app/viewmodel", "app/session", "cli"):
+        for path in sources(os.path.join(src, layer)):
+            for h in includes(path):
+                if is_widget(h):
+                    problems.append(f"{path}: {layer} includes the widget/GUI header <{h}>")
+                elif h.startswith(("views/", "panels/")) or h in ("mainwindow.h", "theme.h"):
+                    if not (layer == "cli" and h == "views/headlessrender.h"):
+                        problems.append(f"{path}: {layer} includes {h} from the widget layer")
+    for layer in ("app/views", "app/panels", "app"):
+        folder = os.path.join(src, layer)
+        paths = sources(folder) if layer != "app" else (os.path.join(folder, n) for n in os.listdir(folder)
+                                                          if n.endswith((".h", ".cpp")))
+        for path in paths:
+            for h in includes(path):
+                if h in internal:
+                    problems.append(f"{path}: includes {h}, which is internal to the core")
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check_layers: {len(problems)} include(s) cross a layer the wrong way (docs/architecture.md)")
+        return 1
+    print(f"check_layers: layers respected ({len(internal)} internal core headers, {len(widgets)} widget headers)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

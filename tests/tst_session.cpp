@@ -1,0 +1,148 @@
+// The session owns the views' analyses (view/viewanalysis.h): it runs the analysis the spec's view needs off the
+// GUI thread, keyed by what it reads, so that a view only draws what it is handed. The newest request wins, a
+// settled result is reused while its key stands, and a request that cannot run is a problem, not a job.
+#include "session/session.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace atlas;
+
+class TestSession : public QObject
+{
+    Q_OBJECT
+
+    static void waitIdle(Session &session) { QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000); }
+
+    static void waitForAnalysis(Session &session) { QTRY_VERIFY_WITH_TIMEOUT(!session.analysis().pending, 30000); }
+
+    // A session on the built-in tiny model, run to the end, showing `view`.
+    static void open(Session &session, const std::string &view)
+    {
+        ViewSpec spec;
+        spec.text = "The cat sat on the mat.";
+        spec.view = view;
+        session.setSpec(spec);
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+    }
+
+    // The same analysis computed at once from the session's own trace.
+    static std::shared_ptr<const ViewAnalysis> direct(const Session &session)
+    {
+        std::string problem;
+        auto result = runAnalysisNow(analysisRequest(session.spec(), analysisContext(session.viewInput())), &problem);
+        if (!result)
+            qFatal("%s", problem.c_str());
+        return result;
+    }
+
+private slots:
+    void viewsWithoutAnAnalysisGetNone()
+    {
+        Session session;
+        open(session, "attention");
+        QVERIFY(!session.analysis().pending);
+        QVERIFY(session.analysis().result == nullptr);
+        QVERIFY(session.analysis().problem.isEmpty());
+    }
+
+    void theComparisonRunsOffTheGuiThreadAndEqualsTheCoreOne()
+    {
+        Session session;
+        open(session, "attention");
+        QSignalSpy done(&session, &Session::analysisChanged);
+        ViewSpec spec = session.spec();
+        spec.view = "kernels";
+        spec.layer = 1;
+        spec.head = 2;
+        session.setSpec(spec);
+        QVERIFY(session.analysis().pending); // started, not computed on this thread
+        QVERIFY(session.analysis().result == nullptr);
+        waitForAnalysis(session);
+        QCOMPARE(done.count(), 1);
+        const auto *mine = dynamic_cast<const KernelComparisonAnalysis *>(session.analysis().result.get());
+        QVERIFY(mine != nullptr);
+        QCOMPARE(mine->layer, 1);
+        QCOMPARE(mine->head, 2);
+        const auto reference = direct(session);
+        const auto *theirs = dynamic_cast<const KernelComparisonAnalysis *>(reference.get());
+        QCOMPARE(mine->entries.size(), theirs->entries.size());
+        for (size_t i = 0; i < mine->entries.size(); ++i)
+            QCOMPARE(mine->entries[i].meanAbsError, theirs->entries[i].meanAbsError);
+        QVERIFY(session.viewInput().analysis.result == session.analysis().result); // what the views are handed
+    }
+
+    void aSettledResultIsReusedWhileItsKeyStands()
+    {
+        Session session;
+        open(session, "kernels");
+        waitForAnalysis(session);
+        const auto first = session.analysis().result;
+        QVERIFY(first != nullptr);
+        ViewSpec spec = session.spec();
+        spec.colormap = "magma"; // drawing only: the comparison does not read it
+        session.setSpec(spec);
+        QVERIFY(!session.analysis().pending);
+        QCOMPARE(session.analysis().result, first);
+        session.step(); // stepping back and forth keeps Q, K, V: the same tensors, the same result
+        waitIdle(session);
+        QCOMPARE(session.analysis().result, first);
+    }
+
+    void theNewestRequestWins()
+    {
+        Session session;
+        open(session, "approximation");
+        ViewSpec spec = session.spec();
+        spec.approximation = "performer";
+        for (int head = 0; head < 4; ++head) { // faster than the sweeps finish
+            spec.head = head;
+            session.setSpec(spec);
+        }
+        waitForAnalysis(session);
+        const auto *sweep = dynamic_cast<const ApproximationAnalysis *>(session.analysis().result.get());
+        QVERIFY(sweep != nullptr);
+        QCOMPARE(sweep->head, 3);
+        QCOMPARE(sweep->sweep.kernel, std::string("performer"));
+        QTest::qWait(100); // a late result of an older request must not replace it
+        QCOMPARE(dynamic_cast<const ApproximationAnalysis *>(session.analysis().result.get())->head, 3);
+    }
+
+    void aRequestThatCannotRunIsAProblem()
+    {
+        Session session;
+        open(session, "lsh"); // the model runs full attention
+        QVERIFY(!session.analysis().pending);
+        QCOMPARE(session.analysis().problem, QString("This layer runs full attention: choose Attention ▸ lsh"));
+        session.rewind();
+        waitIdle(session);
+        ViewSpec spec = session.spec();
+        spec.view = "kernels";
+        session.setSpec(spec);
+        QVERIFY(session.analysis().problem.startsWith("Not computed yet: step to split heads in layer 0"));
+    }
+
+    void thePatternIsComputedForEveryEdit()
+    {
+        Session session;
+        open(session, "pattern");
+        waitForAnalysis(session);
+        const auto *suggested = dynamic_cast<const PatternAnalysis *>(session.analysis().result.get());
+        QVERIFY(suggested && suggested->suggested); // the model runs full attention: a suggestion for T
+        ViewSpec spec = session.spec();
+        spec.attention = "strided";
+        spec.attentionParams = {"stride=3"};
+        session.setSpec(spec);
+        waitIdle(session);
+        waitForAnalysis(session);
+        const auto *edited = dynamic_cast<const PatternAnalysis *>(session.analysis().result.get());
+        QVERIFY(edited && !edited->suggested);
+        QCOMPARE(attention::describeAttentionKernel(edited->spec), std::string("strided (stride=3)"));
+        QCOMPARE(session.program()->attentionOf(0).kind, std::string("strided")); // the model reran with it
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "tst_session.moc"
