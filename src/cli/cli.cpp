@@ -32,6 +32,12 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           train a model, with resumable checkpoints in DIR
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say
+  transformer-atlas lesson check [FILE|DIR ...]
+                                          check lessons (default: lessons/); problems as file:line: message
+  transformer-atlas lesson render FILE --out DIR [--size 1200x800]
+                                          every step's view as a PNG
+  transformer-atlas lesson export FILE --out FILE.pdf | --out DIR --html
+                                          the lesson to read offline: a PDF page per step, or a web page
   transformer-atlas models                list the built-in models
   transformer-atlas new-model --out DIR [--layers L --heads H --d-model D ... --seed S]
                                           make a model with GPT-2's initialisation from a fixed seed
@@ -74,6 +80,7 @@ int runCommandLine(int argc, char **argv)
         {"bench-attention", benchAttentionCommand},
         {"bench-approximation", benchApproximationCommand},
         {"bench-pattern", benchPatternCommand},
+        {"lesson", lessonCommand},
     };
     if (argc < 2)
         return -1;

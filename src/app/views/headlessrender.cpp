@@ -31,7 +31,7 @@ HeadlessApplication::HeadlessApplication()
 
 HeadlessApplication::~HeadlessApplication() = default;
 
-std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height)
+std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, std::string *modelName)
 {
     const SpecRun run = runSpec(spec);
     ViewInput input = makeViewInput(run);
@@ -41,8 +41,17 @@ std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int 
     view->setInput(input);
     view->setSpec(spec);
     view->ensurePolished();
+    if (modelName)
+        *modelName = run.model->name;
+    return view;
+}
+
+std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height)
+{
+    std::string model;
+    const std::unique_ptr<View> view = headlessView(spec, width, height, &model);
     exportView(view.get(), QString::fromStdString(path), QSize(width, height));
-    return run.model->name;
+    return model;
 }
 
 ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "lesson/lesson.h"
 #include "view/viewspec.h"
 
 #include <memory>
@@ -9,6 +10,8 @@
 class QApplication;
 
 namespace atlas {
+
+class View;
 
 // The views for headless subcommands (render, bench-view): the command line never touches a widget itself.
 
@@ -29,9 +32,21 @@ private:
     std::unique_ptr<QApplication> m_app;
 };
 
+// The spec's view, ready to draw headless: its model run on its input (to the spec's op), its analysis computed,
+// the widget sized width × height. `modelName` receives the model's name. Throws atlas::Error.
+std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, std::string *modelName = nullptr);
+
 // Runs the spec's model on its input, computes its analysis, draws its view at width × height pixels and writes
 // `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error.
 std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height);
+
+// Lessons for reading offline (`lesson render`, `lesson export`). Each step shows stepViewSpec(lesson, step).
+// Writes every step's view as step-01.png … into `directory` (made if missing); returns the paths.
+std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height);
+// One A4 landscape page per step (its title, view, text and questions with their answers) in a PDF at `path`.
+void exportLessonPdf(const Lesson &lesson, const std::string &path);
+// A self-contained page, `directory`/index.html, with every view embedded as an image.
+void exportLessonHtml(const Lesson &lesson, const std::string &directory);
 
 // What a user waits for when switching layer or head in the spec's view: setting the spec, the queued replot and
 // the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads. Milliseconds, sorted.

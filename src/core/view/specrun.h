@@ -23,6 +23,11 @@ struct SpecRun
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);
 
+// The engine's cursor the spec asks for: after its "op" (an op's name, or a tensor's, meaning the op that writes
+// it), or the end when it names none. Throws atlas::Error naming `source` and the key for an op the program does not
+// have.
+int stepperPosition(const ViewSpec &spec, const Program &program, const std::string &source);
+
 // Input::attention for the spec's "attention", "attention_params" and "attention_layers" on a model of
 // `layerCount` layers. Throws atlas::Error for a bad kernel, parameter or layer.
 std::vector<attention::AttentionKernelSpec> attentionOfSpec(const ViewSpec &spec, int layerCount);

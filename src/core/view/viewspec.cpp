@@ -19,7 +19,7 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value"};
+    "approximation", "approximation_value", "op", "query"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -206,6 +206,9 @@ const std::map<std::string, Setter> &setters()
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.approximationValue = r.integer(v, 0, ">= 1, or 0 for the middle of the sweep");
             }},
+        {"op", [](ViewSpec &s, const Reader &r, const Json &v) { s.op = r.string(v); }},
+        {"query",
+            [](ViewSpec &s, const Reader &r, const Json &v) { s.query = r.integer(v, -1, ">= 0, or -1 for none"); }},
     };
     return table;
 }
@@ -247,8 +250,17 @@ ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
     return spec;
 }
 
-std::string ViewSpec::toJson() const
+std::string ViewSpec::toJson(bool changedOnly) const
 {
+    if (changedOnly) {
+        const nlohmann::ordered_json all = nlohmann::ordered_json::parse(toJson()),
+                                     defaults = nlohmann::ordered_json::parse(ViewSpec().toJson());
+        nlohmann::ordered_json j;
+        for (const auto &[key, value] : all.items())
+            if (key == "view" || key == "model" || value != defaults[key])
+                j[key] = value;
+        return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    }
     nlohmann::ordered_json j;
     j["view"] = view;
     j["model"] = model;
@@ -268,6 +280,8 @@ std::string ViewSpec::toJson() const
     j["attention_layers"] = attentionLayers;
     j["approximation"] = approximation;
     j["approximation_value"] = approximationValue;
+    j["op"] = op;
+    j["query"] = query;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -27,11 +27,15 @@ struct ViewSpec
     std::vector<int> attentionLayers; // the layers that run it (the others run full attention); empty = every layer
     std::string approximation = "linformer"; // approximation view: linformer | performer
     int approximationValue = 0; // approximation view: the k or features drawn; 0 = the middle of the sweep
+    std::string op; // the stepper's position: up to and including this op (or the op writing this tensor); "" = end
+    int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
     static ViewSpec fromJson(const std::string &json, const std::string &source);
-    std::string toJson() const; // pretty-printed, every key present
+    // Pretty-printed, every key present; or, when `changedOnly`, "view", "model" and the keys whose value differs
+    // from the default (what a lesson step needs, and nothing to drift when a default changes).
+    std::string toJson(bool changedOnly = false) const;
     bool operator==(const ViewSpec &) const = default;
 };
 

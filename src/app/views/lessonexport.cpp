@@ -1,0 +1,172 @@
+#include "views/headlessrender.h"
+
+#include "lesson/lessoncheck.h"
+#include "util/error.h"
+#include "views/view.h"
+
+#include <QBuffer>
+#include <QDir>
+#include <QImage>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QTextDocument>
+
+namespace atlas {
+
+namespace {
+
+// Near the size the PDF page (A4 at 150 dpi) and the web page show them at, so the text stays readable.
+constexpr int kImageWidth = 1100, kImageHeight = 700;
+
+[[noreturn]] void fail(const std::string &path, const std::string &reason)
+{
+    throw Error(path + ": " + reason);
+}
+
+// The step's view drawn headless, as `render` draws it.
+QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height)
+{
+    const std::unique_ptr<View> view = headlessView(stepViewSpec(lesson, step), width, height);
+    QImage image(width, height, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    view->render(&image);
+    return image;
+}
+
+// The questions as Markdown, each with its answer: a reader offline has no one to ask.
+QString questionsMarkdown(const LessonStep &step)
+{
+    QString md;
+    for (const LessonQuestion &q : step.questions) {
+        md += QStringLiteral("\n**Question.** %1\n\n").arg(QString::fromStdString(q.prompt));
+        for (size_t i = 0; i < q.choices.size(); ++i) {
+            const bool right = std::find(q.correct.begin(), q.correct.end(), int(i)) != q.correct.end();
+            md += QStringLiteral("- %1%2\n").arg(QString::fromStdString(q.choices[i]), right ? " ✔" : "");
+        }
+        md += QStringLiteral("\n*Answer:* %1\n").arg(QString::fromStdString(q.explanation));
+    }
+    return md;
+}
+
+QString stepMarkdown(const LessonStep &step)
+{
+    return QString::fromStdString(step.text) + "\n" + questionsMarkdown(step);
+}
+
+void commit(QSaveFile &file, const std::string &path)
+{
+    if (!file.commit())
+        fail(path, "cannot write: " + file.errorString().toStdString());
+}
+
+} // namespace
+
+std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height)
+{
+    if (!QDir().mkpath(QString::fromStdString(directory)))
+        fail(directory, "cannot create the directory");
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < lesson.steps.size(); ++i) {
+        const std::string path
+            = directory + "/" + QStringLiteral("step-%1.png").arg(i + 1, 2, 10, QChar('0')).toStdString();
+        const QImage image = stepImage(lesson, lesson.steps[i], width, height);
+        QSaveFile file(QString::fromStdString(path));
+        if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG"))
+            fail(path, "cannot write the image");
+        commit(file, path);
+        paths.push_back(path);
+    }
+    return paths;
+}
+
+void exportLessonPdf(const Lesson &lesson, const std::string &path)
+{
+    QSaveFile file(QString::fromStdString(path));
+    if (!file.open(QIODevice::WriteOnly))
+        fail(path, "cannot write: " + file.errorString().toStdString());
+    QPdfWriter pdf(&file);
+    pdf.setPageSize(QPageSize(QPageSize::A4));
+    pdf.setPageOrientation(QPageLayout::Landscape);
+    pdf.setResolution(150);
+    pdf.setTitle(QString::fromStdString(lesson.title));
+    pdf.setCreator(QStringLiteral("Transformer Atlas"));
+    QPainter p(&pdf);
+    const QRect page(0, 0, pdf.width(), pdf.height());
+    for (size_t i = 0; i < lesson.steps.size(); ++i) {
+        const LessonStep &step = lesson.steps[i];
+        if (i > 0)
+            pdf.newPage();
+        QFont title = p.font();
+        title.setPointSizeF(16);
+        title.setBold(true);
+        p.setFont(title);
+        const QString heading = QStringLiteral("%1 — %2 (%3/%4)")
+                                    .arg(QString::fromStdString(lesson.title), QString::fromStdString(step.title))
+                                    .arg(i + 1)
+                                    .arg(lesson.steps.size());
+        const QRect titleBox = p.boundingRect(page, Qt::AlignLeft | Qt::TextWordWrap, heading);
+        p.drawText(page, Qt::AlignLeft | Qt::TextWordWrap, heading);
+        const QRect body = page.adjusted(0, titleBox.height() + 20, 0, 0);
+        const QImage image = stepImage(lesson, step, kImageWidth, kImageHeight);
+        const QSize shown = image.size().scaled(body.width() * 62 / 100, body.height(), Qt::KeepAspectRatio);
+        p.drawImage(QRect(body.topLeft(), shown), image);
+        QTextDocument text;
+        QFont textFont = p.font();
+        textFont.setPointSizeF(10);
+        textFont.setBold(false);
+        text.setDefaultFont(textFont);
+        text.setMarkdown(stepMarkdown(step));
+        text.setTextWidth(body.width() - shown.width() - 30);
+        p.save();
+        p.translate(body.left() + shown.width() + 30, body.top());
+        text.drawContents(&p, QRectF(0, 0, text.textWidth(), body.height()));
+        p.restore();
+    }
+    if (!p.end())
+        fail(path, "cannot finish the PDF");
+    commit(file, path);
+}
+
+void exportLessonHtml(const Lesson &lesson, const std::string &directory)
+{
+    if (!QDir().mkpath(QString::fromStdString(directory)))
+        fail(directory, "cannot create the directory");
+    const auto html = [](const QString &markdown) {
+        QTextDocument doc;
+        doc.setMarkdown(markdown);
+        const QString full = doc.toHtml();
+        const qsizetype start = full.indexOf('>', full.indexOf("<body")) + 1, end = full.lastIndexOf("</body>");
+        return full.mid(start, end - start);
+    };
+    QString page
+        = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title>"
+                         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.5}"
+                         "img{width:100%;border:1px solid #ccc}section{margin-bottom:3em}</style></head><body>\n")
+              .arg(QString::fromStdString(lesson.title).toHtmlEscaped());
+    page += QStringLiteral("<h1>%1</h1>\n<p><i>%2 · about %3 minutes</i></p>\n%4\n")
+                .arg(QString::fromStdString(lesson.title).toHtmlEscaped(),
+                    QString::fromStdString(lesson.lecture).toHtmlEscaped())
+                .arg(lesson.minutes)
+                .arg(html(QString::fromStdString(lesson.introduction)));
+    for (size_t i = 0; i < lesson.steps.size(); ++i) {
+        const LessonStep &step = lesson.steps[i];
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        stepImage(lesson, step, kImageWidth, kImageHeight).save(&buffer, "PNG");
+        page += QStringLiteral(
+            "<section><h2>%1. %2</h2>\n<img alt=\"%2\" src=\"data:image/png;base64,%3\">\n%4</section>\n")
+                    .arg(i + 1)
+                    .arg(QString::fromStdString(step.title).toHtmlEscaped(), QString::fromLatin1(png.toBase64()),
+                        html(stepMarkdown(step)));
+    }
+    page += QStringLiteral("</body></html>\n");
+    const std::string path = directory + "/index.html";
+    QSaveFile file(QString::fromStdString(path));
+    if (!file.open(QIODevice::WriteOnly) || file.write(page.toUtf8()) < 0)
+        fail(path, "cannot write: " + file.errorString().toStdString());
+    commit(file, path);
+}
+
+} // namespace atlas

@@ -1,0 +1,114 @@
+#include "arguments.h"
+#include "commands.h"
+#include "lesson/lessoncheck.h"
+#include "util/error.h"
+#include "views/headlessrender.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+namespace atlas {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The lesson files a path names: the file itself, or every .md file in a directory, sorted.
+std::vector<std::string> lessonFiles(const std::string &path)
+{
+    if (!fs::exists(path))
+        throw Error(path + ": no such file or directory");
+    if (!fs::is_directory(path))
+        return {path};
+    std::vector<std::string> files;
+    for (const fs::directory_entry &e : fs::directory_iterator(path))
+        if (e.is_regular_file() && e.path().extension() == ".md" && e.path().filename() != "README.md")
+            files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty())
+        throw Error(path + ": no lesson (.md) files in this directory");
+    return files;
+}
+
+// lesson check [FILE|DIR ...]: parse and check every lesson, printing each problem as file:line: message.
+int check(const std::vector<std::string> &paths)
+{
+    int problems = 0, lessons = 0, steps = 0;
+    for (const std::string &root : paths.empty() ? std::vector<std::string> {"lessons"} : paths)
+        for (const std::string &file : lessonFiles(root)) {
+            try {
+                const Lesson lesson = readLesson(file);
+                ++lessons;
+                steps += int(lesson.steps.size());
+                for (const std::string &problem : checkLesson(lesson)) {
+                    std::fprintf(stderr, "%s\n", problem.c_str());
+                    ++problems;
+                }
+            } catch (const Error &e) {
+                std::fprintf(stderr, "%s\n", e.what());
+                ++problems;
+            }
+        }
+    if (problems > 0) {
+        std::fprintf(stderr, "lesson check: %d problem(s)\n", problems);
+        return 1;
+    }
+    std::printf("lesson check: %d lesson(s), %d step(s), no problems\n", lessons, steps);
+    return 0;
+}
+
+// Lessons are checked before they are drawn, so a broken step fails with its file and line.
+Lesson checkedLesson(const std::string &file)
+{
+    const Lesson lesson = readLesson(file);
+    const std::vector<std::string> problems = checkLesson(lesson);
+    if (!problems.empty())
+        throw Error(problems.front()
+            + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more: run `lesson check`)"
+                                   : std::string()));
+    return lesson;
+}
+
+} // namespace
+
+// lesson check [FILE|DIR ...] | lesson render FILE --out DIR [--size WxH] | lesson export FILE --out FILE.pdf
+// | lesson export FILE --out DIR --html
+int lessonCommand(const CommandArgs &argv)
+{
+    if (argv.empty())
+        throw Error("usage: lesson check [FILE|DIR ...] | lesson render FILE --out DIR | lesson export FILE --out "
+                    "FILE.pdf | lesson export FILE --out DIR --html");
+    const std::string verb = argv[0];
+    auto firstOption
+        = std::find_if(argv.begin() + 1, argv.end(), [](const std::string &a) { return a.starts_with("--"); });
+    const std::vector<std::string> paths(argv.begin() + 1, firstOption);
+    const Arguments args(CommandArgs(firstOption, argv.end()), {"out", "size"}, {"html"});
+    if (verb == "check")
+        return check(paths);
+    if (verb != "render" && verb != "export")
+        throw Error("unknown lesson command '" + verb + "' (expected check, render or export)");
+    if (paths.size() != 1)
+        throw Error("lesson " + verb + " takes one lesson file");
+    const Lesson lesson = checkedLesson(paths.front());
+    const std::string out = args.required("out");
+    const HeadlessApplication app;
+    if (verb == "render") {
+        int width = 1200, height = 800;
+        if (args.has("size") && std::sscanf(args.value("size").c_str(), "%dx%d", &width, &height) != 2)
+            throw Error("--size: '" + args.value("size") + "' is not WIDTHxHEIGHT");
+        const auto files = renderLessonSteps(lesson, out, width, height);
+        std::printf("rendered %zu steps of %s to %s\n", files.size(), paths.front().c_str(), out.c_str());
+    } else if (args.flag("html")) {
+        exportLessonHtml(lesson, out);
+        std::printf("wrote %s/index.html (%zu steps)\n", out.c_str(), lesson.steps.size());
+    } else {
+        if (!out.ends_with(".pdf"))
+            throw Error("--out: '" + out + "' is not a .pdf (add --html to write a web page into a directory)");
+        exportLessonPdf(lesson, out);
+        std::printf("wrote %s (%zu pages)\n", out.c_str(), lesson.steps.size());
+    }
+    return 0;
+}
+
+} // namespace atlas

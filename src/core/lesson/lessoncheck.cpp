@@ -1,0 +1,250 @@
+#include "lesson/lessoncheck.h"
+
+#include "engine/engine.h"
+#include "engine/generator.h"
+#include "engine/inputbuilder.h"
+#include "model/builtinmodels.h"
+#include "tokenize/tokenizer.h"
+#include "trace/names.h"
+#include "train/task.h"
+#include "util/error.h"
+#include "view/specrun.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+namespace atlas {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Checks one lesson, collecting problems instead of stopping at the first.
+class Checker
+{
+public:
+    explicit Checker(const Lesson &lesson)
+        : m_lesson(lesson)
+    {
+    }
+
+    std::vector<std::string> run()
+    {
+        for (const std::string &model : m_lesson.models)
+            loaded(model, 1);
+        for (const LessonStep &step : m_lesson.steps)
+            checkStep(step);
+        return m_problems;
+    }
+
+private:
+    void problem(int line, const std::string &what)
+    {
+        m_problems.push_back(m_lesson.path + ":" + std::to_string(line) + ": " + what);
+    }
+
+    // The model, loaded once per name; nullptr (and a problem at `line`) when it does not load.
+    std::shared_ptr<const Model> loaded(const std::string &name, int line)
+    {
+        const auto it = m_models.find(name);
+        if (it != m_models.end())
+            return it->second;
+        std::shared_ptr<const Model> model;
+        try {
+            model = loadModel(lessonModelPath(m_lesson, name));
+        } catch (const std::exception &e) {
+            problem(line, "model '" + name + "': " + e.what());
+        }
+        m_models[name] = model;
+        return model;
+    }
+
+    void checkStep(const LessonStep &step);
+    void checkActions(const LessonStep &step, const Model &model, const Input &input, const Program &program);
+    void checkQuestion(
+        const LessonStep &step, const LessonQuestion &q, const std::shared_ptr<const Model> &model, const Input &input);
+
+    const Lesson &m_lesson;
+    std::map<std::string, std::shared_ptr<const Model>> m_models;
+    std::vector<std::string> m_problems;
+};
+
+void Checker::checkStep(const LessonStep &step)
+{
+    const ViewSpec &spec = step.spec;
+    const int line = step.specLine;
+    if (std::find(m_lesson.models.begin(), m_lesson.models.end(), spec.model) == m_lesson.models.end())
+        problem(line, "the step uses model '" + spec.model + "', which the front matter's models do not list");
+    const std::shared_ptr<const Model> model = loaded(spec.model, line);
+    if (!model)
+        return;
+    const ModelConfig &c = model->config;
+    Input input;
+    try {
+        input = makeInput(*Tokenizer::forModel(*model), spec.text, spec.tokens, spec.padding);
+        input.attention = attentionOfSpec(spec, c.layers);
+        Engine check(model, input, {true, size_t(1) << 40}); // validates ids, length, padding, kernels
+    } catch (const std::exception &e) {
+        problem(line, e.what());
+        return;
+    }
+    if (spec.layer >= c.layers)
+        problem(line,
+            "layer " + std::to_string(spec.layer) + " does not exist: model '" + spec.model + "' has "
+                + std::to_string(c.layers) + " layers");
+    if (spec.head >= c.heads)
+        problem(line,
+            "head " + std::to_string(spec.head) + " does not exist: model '" + spec.model + "' has "
+                + std::to_string(c.heads) + " heads");
+    if (spec.query >= int(input.tokens.size()))
+        problem(line,
+            "query " + std::to_string(spec.query) + " is outside the input's " + std::to_string(input.tokens.size())
+                + " tokens");
+    const Program program = Program::build(c, input);
+    if (!spec.tensor.empty() && program.producerOf(spec.tensor) < 0)
+        problem(line, "tensor '" + spec.tensor + "' is not in the trace of this model and input (docs/trace-names.md)");
+    try {
+        stepperPosition(spec, program, "view spec");
+    } catch (const Error &e) {
+        problem(line, e.what());
+    }
+    checkActions(step, *model, input, program);
+    for (const LessonQuestion &q : step.questions)
+        checkQuestion(step, q, model, input);
+}
+
+void Checker::checkActions(const LessonStep &step, const Model &model, const Input &input, const Program &program)
+{
+    const std::vector<std::string> tasks = Task::names();
+    for (const LessonAction &a : step.actions) {
+        switch (a.kind) {
+        case LessonAction::Kind::RunTo:
+            if (program.indexOf(a.target) < 0 && program.producerOf(a.target) < 0)
+                problem(a.line, "run-to: no operation or tensor '" + a.target + "' in this model's program");
+            break;
+        case LessonAction::Kind::Pad:
+            for (int p : a.positions)
+                if (p >= int(input.tokens.size()))
+                    problem(a.line,
+                        "pad: position " + std::to_string(p) + " is outside the input's "
+                            + std::to_string(input.tokens.size()) + " tokens");
+            break;
+        case LessonAction::Kind::Param:
+            try {
+                std::vector<std::string> params = step.spec.attentionParams;
+                params.push_back(a.target);
+                attention::parseAttentionKernelSpec(step.spec.attention, params);
+            } catch (const Error &e) {
+                problem(a.line, std::string("param: ") + e.what());
+            }
+            break;
+        case LessonAction::Kind::Generate:
+            if (int(input.tokens.size()) + a.count > model.config.context)
+                problem(a.line,
+                    "generate: " + std::to_string(a.count) + " more tokens exceed the model's context of "
+                        + std::to_string(model.config.context));
+            break;
+        case LessonAction::Kind::Train:
+            if (std::find(tasks.begin(), tasks.end(), a.target) == tasks.end())
+                problem(a.line, "train: unknown task '" + a.target + "'");
+            break;
+        }
+    }
+}
+
+void Checker::checkQuestion(
+    const LessonStep &step, const LessonQuestion &q, const std::shared_ptr<const Model> &model, const Input &input)
+{
+    if (q.kind != LessonQuestion::Kind::Predict)
+        return;
+    const int T = int(input.tokens.size());
+    if (q.query >= T || q.answer >= T) {
+        problem(q.line, "the question's query or answer lies outside the input's " + std::to_string(T) + " tokens");
+        return;
+    }
+    try {
+        ViewSpec spec = step.spec;
+        spec.op.clear();
+        Engine engine(model, input);
+        engine.runToEnd();
+        const PredictAnswer answer = predictAnswer(engine.trace(), q, spec);
+        if (q.answer >= 0 && q.answer != answer.key)
+            problem(q.line,
+                "the lesson says the answer is key " + std::to_string(q.answer) + ", but the model's "
+                    + "strongest key from query " + std::to_string(q.query) + " is " + std::to_string(answer.key));
+    } catch (const std::exception &e) {
+        problem(q.line, e.what());
+    }
+}
+
+} // namespace
+
+PredictAnswer predictAnswer(const Trace &trace, const LessonQuestion &question, const ViewSpec &spec)
+{
+    const int layer = question.layer >= 0 ? question.layer : spec.layer;
+    const int head = question.head >= 0 ? question.head : std::max(0, spec.head);
+    const std::string name = names::layerTensor(layer, "attn.probs");
+    const TraceEntry *probs = trace.find(name);
+    if (probs == nullptr)
+        throw Error("the question needs " + name + ", which the trace does not hold (a layer outside the model?)");
+    const Tensor &t = probs->tensor;
+    if (head < 0 || head >= t.dim(0) || question.query < 0 || question.query >= t.dim(1))
+        throw Error("the question's head " + std::to_string(head) + " or query " + std::to_string(question.query)
+            + " is outside " + name + " " + t.shapeString());
+    PredictAnswer answer;
+    const auto row = t.slice(head).row(question.query);
+    answer.row.assign(row.data(), row.data() + row.size());
+    const auto best = std::max_element(answer.row.begin(), answer.row.end());
+    answer.key = int(best - answer.row.begin());
+    answer.weight = *best;
+    return answer;
+}
+
+ViewSpec stepViewSpec(const Lesson &lesson, const LessonStep &step)
+{
+    ViewSpec spec = step.spec;
+    spec.model = lessonModelPath(lesson, spec.model);
+    for (const LessonAction &a : step.actions) {
+        if (a.kind == LessonAction::Kind::RunTo) {
+            spec.op = a.target;
+        } else if (a.kind == LessonAction::Kind::Pad) {
+            for (int p : a.positions) {
+                const auto it = std::find(spec.padding.begin(), spec.padding.end(), p);
+                it == spec.padding.end() ? spec.padding.push_back(p) : void(spec.padding.erase(it));
+            }
+            std::sort(spec.padding.begin(), spec.padding.end());
+        } else if (a.kind == LessonAction::Kind::Param) {
+            const std::string key = a.target.substr(0, a.target.find('=') + 1);
+            std::erase_if(spec.attentionParams, [&](const std::string &p) { return p.starts_with(key); });
+            spec.attentionParams.push_back(a.target);
+        } else if (a.kind == LessonAction::Kind::Generate) {
+            const auto model = loadModel(lessonModelPath(lesson, spec.model));
+            const Input input = makeInput(*Tokenizer::forModel(*model), spec.text, spec.tokens, spec.padding);
+            Generator generator(
+                model, input.tokens, {float(a.temperature), a.topK, uint64_t(std::max<long long>(0, a.seed))});
+            for (int i = 0; i < a.count && int(generator.tokens().size()) < model->config.context; ++i)
+                generator.generate();
+            spec.tokens = generator.tokens();
+            spec.padding.clear();
+        }
+    }
+    return spec;
+}
+
+std::string lessonModelPath(const Lesson &lesson, const std::string &model)
+{
+    for (const BuiltinModel &b : builtinModels())
+        if (b.name == model)
+            return model;
+    const fs::path path(model);
+    return path.is_relative() ? (fs::path(lesson.path).parent_path() / path).string() : model;
+}
+
+std::vector<std::string> checkLesson(const Lesson &lesson)
+{
+    return Checker(lesson).run();
+}
+
+} // namespace atlas

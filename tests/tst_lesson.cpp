@@ -1,0 +1,231 @@
+// The lesson format (docs/lessons.md): parsing, the file:line errors of malformed lessons, the semantic check
+// against the models, a step's view after its actions, and appending a step.
+#include "lesson/lessoncheck.h"
+#include "util/error.h"
+
+#include <QTest>
+
+using namespace atlas;
+
+namespace {
+
+const char *kGood = R"(---
+title: Heads
+lecture: Deep dive (002)
+minutes: 12
+models: [reverse, tiny-bytes]
+---
+
+Intro text.
+
+## The mirror head
+
+Layer 0 reads the letter to copy.
+
+```view
+{"view": "attention", "model": "reverse", "text": "abcdefgh>hgfedcba", "layer": 0, "head": 3}
+```
+
+```actions
+run-to layer.0.attn.probs
+pad 2,3
+param window=4
+```
+
+```question
+predict: Which key does head 3 read from 'd'?
+query: 13
+answer: 2
+explain: the mirror of 13 is 2
+```
+
+```question
+choose: Why divide by √d?
+- [ ] speed
+- [x] variance
+explain: q·k sums d terms.
+```
+
+```notes
+Say it slowly.
+```
+
+## Mechanics
+
+```python
+print("a code block is text")
+```
+
+```view
+{"view": "mask", "model": "tiny-bytes"}
+```
+
+```actions
+generate 5 temperature=0.8 seed=3
+train reverse steps=50 seed=2
+```
+)";
+
+// The error parseLesson throws for `text`, or "" when it parses.
+QString parseError(const std::string &text)
+{
+    try {
+        parseLesson(text, "l.md");
+    } catch (const Error &e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+std::string withStep(const std::string &step)
+{
+    return "---\ntitle: t\nlecture: l\nminutes: 5\nmodels: reverse\n---\n\n## S\n\n" + step;
+}
+
+const std::string kView = "```view\n{\"view\": \"attention\", \"model\": \"reverse\", \"text\": \"abcd>dcba\"}\n```\n";
+
+} // namespace
+
+class TestLesson : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void parsesEveryPart()
+    {
+        const Lesson l = parseLesson(kGood, "l.md");
+        QCOMPARE(l.title, std::string("Heads"));
+        QCOMPARE(l.minutes, 12);
+        QCOMPARE(l.models, (std::vector<std::string> {"reverse", "tiny-bytes"}));
+        QCOMPARE(l.introduction, std::string("\nIntro text.\n\n"));
+        QCOMPARE(l.steps.size(), size_t(2));
+        const LessonStep &s = l.steps[0];
+        QCOMPARE(s.title, std::string("The mirror head"));
+        QCOMPARE(s.line, 10);
+        QCOMPARE(s.specLine, 15);
+        QCOMPARE(s.text, std::string("Layer 0 reads the letter to copy."));
+        QCOMPARE(s.spec.head, 3);
+        QCOMPARE(s.actions.size(), size_t(3));
+        QCOMPARE(s.actions[1].positions, (std::vector<int> {2, 3}));
+        QCOMPARE(s.questions.size(), size_t(2));
+        QCOMPARE(int(s.questions[0].kind), int(LessonQuestion::Kind::Predict));
+        QCOMPARE(s.questions[0].answer, 2);
+        QCOMPARE(s.questions[1].correct, (std::vector<int> {1}));
+        QCOMPARE(s.notes, std::string("Say it slowly.\n"));
+        const LessonStep &m = l.steps[1];
+        QVERIFY(m.text.find("print(") != std::string::npos); // an ordinary code block stays text
+        QCOMPARE(m.actions[0].count, 5);
+        QCOMPARE(m.actions[0].temperature, 0.8);
+        QCOMPARE(m.actions[1].count, 50);
+        QCOMPARE(m.actions[1].target, std::string("reverse"));
+    }
+
+    void malformedLessonsNameTheLineAndTheProblem_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("no front matter") << "## S\n"
+                                         << "l.md:1: a lesson starts with front matter";
+        QTest::newRow("front matter key") << "---\ntitle: t\nauthor: x\n---\n"
+                                          << "l.md:3: unknown front matter key 'author'";
+        QTest::newRow("minutes") << "---\ntitle: t\nminutes: soon\n---\n"
+                                 << "l.md:3: minutes must be an integer";
+        QTest::newRow("missing models") << "---\ntitle: t\nlecture: l\nminutes: 5\n---\n## S\n"
+                                        << "l.md:1: the front matter has no 'models'";
+        QTest::newRow("bad json") << QString::fromStdString(withStep("```view\n{\"layer\": }\n```\n"))
+                                  << "l.md:11: not valid JSON";
+        QTest::newRow("typo in a spec key") << QString::fromStdString(withStep("```view\n{\"layr\": 1}\n```\n"))
+                                            << "l.md:11: key 'layr': unknown key (did you mean 'layer'?)";
+        QTest::newRow("no view") << QString::fromStdString(withStep("Just text.\n"))
+                                 << "l.md:8: step 'S' has no ```view block";
+        QTest::newRow("two views") << QString::fromStdString(withStep(kView + kView))
+                                   << "l.md:13: a step has one ```view block";
+        QTest::newRow("unclosed") << QString::fromStdString(withStep("```view\n{}\n"))
+                                  << "l.md:10: the block opened here";
+        QTest::newRow("unknown action") << QString::fromStdString(withStep(kView + "```actions\nrewind\n```\n"))
+                                        << "l.md:14: unknown action 'rewind'";
+        QTest::newRow("missing answer")
+            << QString::fromStdString(
+                   withStep(kView + "```question\nchoose: Why?\n- [ ] a\n- [ ] b\nexplain: x\n```\n"))
+            << "l.md:13: a choose question needs at least two '- [ ]' options and an answer marked '- [x]'";
+        QTest::newRow("no explanation") << QString::fromStdString(
+            withStep(kView + "```question\npredict: Which?\nquery: 3\n```\n"))
+                                        << "l.md:13: the question has no 'explain:' line";
+        QTest::newRow("predict without query")
+            << QString::fromStdString(withStep(kView + "```question\npredict: Which?\nexplain: x\n```\n"))
+            << "l.md:13: a predict question needs 'query: <position>'";
+        QTest::newRow("block before a step")
+            << "---\ntitle: t\nlecture: l\nminutes: 5\nmodels: m\n---\n```view\n{}\n```\n"
+            << "l.md:7: a ```view block belongs to a step";
+    }
+
+    void malformedLessonsNameTheLineAndTheProblem()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, error);
+        const QString actual = parseError(text.toStdString());
+        QVERIFY2(actual.startsWith(error), qPrintable(actual));
+    }
+
+    void theCheckHoldsStepsToTheirModels()
+    {
+        std::string text = kGood;
+        const Lesson good = parseLesson(text, "l.md");
+        QVERIFY(checkLesson(good).empty() == false); // param window=4 on full attention is not a kernel parameter
+        text.replace(text.find("param window=4\n"), 15, "");
+        const std::vector<std::string> none = checkLesson(parseLesson(text, "l.md"));
+        QVERIFY2(none.empty(), none.empty() ? "" : none.front().c_str());
+
+        const auto problems = [&](std::string from, const std::string &to) {
+            text.replace(text.find(from), from.size(), to);
+            const std::vector<std::string> found = checkLesson(parseLesson(text, "l.md"));
+            text.replace(text.find(to), to.size(), from);
+            return found.empty() ? std::string() : found.front();
+        };
+        QCOMPARE(problems("answer: 2", "answer: 4"),
+            std::string(
+                "l.md:23: the lesson says the answer is key 4, but the model's strongest key from query 13 is 2"));
+        QCOMPARE(problems("run-to layer.0.attn.probs", "run-to layer.0.sofmax"),
+            std::string("l.md:19: run-to: no operation or tensor 'layer.0.sofmax' in this model's program"));
+        QCOMPARE(problems("\"head\": 3", "\"head\": 7"),
+            std::string("l.md:15: head 7 does not exist: model 'reverse' has 4 heads"));
+        QVERIFY(problems("\"model\": \"tiny-bytes\"", "\"model\": \"tiny-bites\"").starts_with("l.md:48: "));
+        QVERIFY(problems("models: [reverse, tiny-bytes]", "models: [reverse, tiny-bytes, gpt5]")
+                    .starts_with("l.md:1: model 'gpt5'"));
+        QCOMPARE(
+            problems("pad 2,3", "pad 2,30"), std::string("l.md:20: pad: position 30 is outside the input's 17 tokens"));
+        QCOMPARE(problems("train reverse", "train reverso"), std::string("l.md:53: train: unknown task 'reverso'"));
+    }
+
+    void aStepsViewIsItsSpecAfterItsActions()
+    {
+        std::string text = kGood;
+        text.replace(text.find("param window=4\n"), 15, "");
+        const Lesson l = parseLesson(text, "l.md");
+        const ViewSpec first = stepViewSpec(l, l.steps[0]);
+        QCOMPARE(first.op, std::string("layer.0.attn.probs"));
+        QCOMPARE(first.padding, (std::vector<int> {2, 3}));
+        const ViewSpec second = stepViewSpec(l, l.steps[1]);
+        QCOMPARE(second.tokens.size(), size_t(23 + 5)); // "The cat sat on the mat." and 5 generated bytes
+        QCOMPARE(stepViewSpec(l, l.steps[1]).tokens, second.tokens); // sampled from the action's seed: repeatable
+    }
+
+    void anAppendedStepReadsBack()
+    {
+        LessonStep step;
+        step.title = "Added";
+        step.spec.view = "heads";
+        step.spec.model = "reverse";
+        step.spec.layer = 1;
+        step.notes = "n";
+        const Lesson l = parseLesson(std::string(kGood) + stepToText(step), "l.md");
+        QCOMPARE(l.steps.size(), size_t(3));
+        QCOMPARE(l.steps[2].title, std::string("Added"));
+        QCOMPARE(l.steps[2].spec, step.spec);
+        QCOMPARE(l.steps[2].notes, std::string("n\n"));
+        QVERIFY(stepToText(step).find("\"head\"") == std::string::npos); // only the keys that differ
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLesson)
+#include "tst_lesson.moc"
