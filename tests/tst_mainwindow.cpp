@@ -3,6 +3,7 @@
 // PNG of every view.
 #include "mainwindow.h"
 #include "session/session.h"
+#include "viewnavigator.h"
 #include "views/view.h"
 
 #include <QLineEdit>
@@ -75,12 +76,11 @@ private slots:
         waitIdle(session);
         QCOMPARE(session.cursor(), total);
 
-        auto *tabs = window.findChild<QTabWidget *>("viewTabs");
-        QVERIFY(tabs);
+        ViewNavigator *tabs = window.navigator();
         for (int i = 0; i < tabs->count(); ++i) {
             tabs->setCurrentIndex(i);
             QTest::qWait(50);
-            auto *view = qobject_cast<View *>(tabs->currentWidget());
+            View *view = tabs->currentView();
             QVERIFY(view);
             QCOMPARE(view->input().trace, session.trace());
             screenshot(window, "window-" + QString::fromStdString(view->spec().view));
@@ -125,8 +125,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 20000);
         QTRY_COMPARE_WITH_TIMEOUT(session.input().tokens.size(), before + 4, 20000);
         waitIdle(session);
-        QCOMPARE(session.kvCacheSummary().count('\n'), 4);
-        QVERIFY(session.kvCacheSummary().contains(QString("%1 positions").arg(before + 4)));
+        const GenerationReport report = done.at(0).at(0).value<GenerationReport>();
+        QCOMPARE(report.tokens.size(), size_t(4));
+        QCOMPARE(report.tokens.back().cachedPositions, int(before + 4));
+        for (const GeneratedToken &t : report.tokens)
+            QVERIFY(t.probability > 0 && t.probability <= 1);
+        QCOMPARE(report.prompt + report.continuation, QString::fromStdString(session.spec().text)); // the Input box follows
+        QCOMPARE(session.spec().text.size(), before + 4); // bytes
 
         // A model with a short context (austen: 128 characters) stops when it is full and keeps what it wrote.
         session.openModel("austen");
@@ -137,7 +142,7 @@ private slots:
         session.generate(200, {});
         QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2, 20000);
         QTRY_COMPARE_WITH_TIMEOUT(session.input().tokens.size(), size_t(128), 20000);
-        QVERIFY(session.kvCacheSummary().contains("context of 128 tokens is full"));
+        QVERIFY(done.at(1).at(0).value<GenerationReport>().stopped.contains("context of 128 tokens is full"));
     }
 
     void efficientKernelReplacesTheAttentionOps()

@@ -6,7 +6,11 @@
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
 #include "panels/operationpanel.h"
+#include "panels/modelinfopanel.h"
 #include "panels/trainpanel.h"
+#include "dialogs/shortcutsdialog.h"
+#include "viewnavigator.h"
+#include "zoomcontroller.h"
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
@@ -23,12 +27,17 @@
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStyle>
+#include <QToolBar>
 #include <QToolButton>
 
 // The .qrc lives in a static library: its registration must be pulled in explicitly (outside any namespace).
@@ -47,15 +56,14 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     initAtlasResources();
     m_ui->setupUi(this);
     setWindowIcon(QIcon(":/icons/transformer-atlas.svg"));
-    for (const ViewKind &kind : viewKinds()) {
-        View *view = createView(kind.kind, this).release();
-        m_views.push_back(view);
-        m_ui->viewTabs->addTab(view, tr(kind.title.c_str()));
-        m_ui->viewTabs->setTabToolTip(m_ui->viewTabs->count() - 1, tr(kind.summary.c_str()));
+    m_navigator = new ViewNavigator(this);
+    m_ui->centralLayout->addWidget(m_navigator);
+    for (View *view : m_navigator->views())
         connect(view, &View::specEdited, m_session, &Session::setSpec);
-    }
+    m_zoom = new ZoomController(this);
     createDocks();
     createToolBarWidgets();
+    createTabActions();
     connectActions();
     connectSession();
     restoreSettings();
@@ -65,21 +73,37 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::createDocks()
 {
-    auto addDock = [this](QWidget *panel, const QString &title, Qt::DockWidgetArea area) {
+    // Tall panels scroll inside their dock, so no panel can push the window past a 1280×720 projector.
+    auto addDock = [this](QWidget *panel, const QString &title, Qt::DockWidgetArea area, bool scroll = false) {
         auto *dock = new QDockWidget(title, this);
         dock->setObjectName(title);
-        dock->setWidget(panel);
+        if (scroll) {
+            auto *area = new QScrollArea(dock);
+            area->setWidget(panel);
+            area->setWidgetResizable(true);
+            area->setFrameShape(QFrame::NoFrame);
+            dock->setWidget(area);
+        } else {
+            dock->setWidget(panel);
+        }
         addDockWidget(area, dock);
         m_ui->menuView->addAction(dock->toggleViewAction());
         return dock;
     };
-    addDock(new InputPanel(m_session, this), tr("Input"), Qt::TopDockWidgetArea);
+    auto *input = new InputPanel(m_session, this);
+    addDock(input, tr("Input"), Qt::TopDockWidgetArea)->setTitleBarWidget(new QWidget(this)); // height for the views
+    connect(input, &InputPanel::submitted, this, [this] {
+        if (currentView())
+            currentView()->setFocus(); // Space, Home and the arrows step again after Enter
+    });
     auto *ops = new OperationPanel(m_session, this);
     addDock(ops, tr("Operations"), Qt::LeftDockWidgetArea);
-    tabifyDockWidget(addDock(new GenerationPanel(m_session, this), tr("Generate"), Qt::LeftDockWidgetArea),
+    tabifyDockWidget(addDock(new GenerationPanel(m_session, this), tr("Generate"), Qt::LeftDockWidgetArea, true),
         findChild<QDockWidget *>(tr("Operations")));
     tabifyDockWidget(findChild<QDockWidget *>(tr("Generate")),
-        addDock(new TrainPanel(m_session, this), tr("Train"), Qt::LeftDockWidgetArea));
+        addDock(new TrainPanel(m_session, this), tr("Train"), Qt::LeftDockWidgetArea, true));
+    QDockWidget *model = addDock(new ModelInfoPanel(m_session, this), tr("Model"), Qt::RightDockWidgetArea, true);
+    model->hide(); // the toolbar's ⓘ button and View ▸ Model show it
     findChild<QDockWidget *>(tr("Operations"))->raise();
     connect(ops, &OperationPanel::tensorChosen, this, [this](const QString &name) {
         ViewSpec spec = m_session->spec();
@@ -105,6 +129,14 @@ void MainWindow::createToolBarWidgets()
     }
     bar->addWidget(new QLabel(tr(" Model "), this));
     bar->addWidget(m_models);
+    auto *info = new QToolButton(this);
+    info->setText(QStringLiteral("ⓘ"));
+    info->setToolTip(tr("What this model is, what to look at, its shape (the Model panel)"));
+    connect(info, &QToolButton::clicked, this, [this] {
+        QDockWidget *dock = findChild<QDockWidget *>(tr("Model"));
+        dock->setVisible(!dock->isVisible());
+    });
+    bar->addWidget(info);
     m_layer = new QSpinBox(this);
     m_layer->setToolTip(tr("Layer shown by the views (Ctrl+[ and Ctrl+])"));
     m_head = new QSpinBox(this);
@@ -113,7 +145,9 @@ void MainWindow::createToolBarWidgets()
     bar->addWidget(m_layer);
     bar->addWidget(new QLabel(tr("  Head "), this));
     bar->addWidget(m_head);
-    bar->addWidget(new AttentionKernelBar(m_session, this));
+    m_attentionBar = addToolBar(tr("Attention"));
+    m_attentionBar->setObjectName("attentionToolBar");
+    m_attentionBar->addWidget(new AttentionKernelBar(m_session, this));
 
     m_progress = new QProgressBar(this);
     m_progress->setMaximumWidth(220);
@@ -125,13 +159,60 @@ void MainWindow::createToolBarWidgets()
     statusBar()->addPermanentWidget(m_cancel);
 }
 
+// Ctrl+1 … Ctrl+9 go to the first nine tabs; Ctrl+Page Down / Page Up to the next and previous (View menu).
+void MainWindow::createTabActions()
+{
+    QMenu *goTo = m_ui->menuView->addMenu(tr("&Go to View"));
+    m_ui->menuView->insertMenu(m_ui->actionNextTab, goTo);
+    const std::vector<ViewKind> &kinds = viewKinds();
+    for (size_t i = 0; i < kinds.size() && i < 9; ++i) {
+        QAction *go = goTo->addAction(tr(kinds[i].title.c_str()));
+        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + int(i))));
+        connect(go, &QAction::triggered, this, [this, i] { m_navigator->setCurrentIndex(int(i)); });
+    }
+    const auto shift = [this](int by) {
+        const int n = m_navigator->count();
+        m_navigator->setCurrentIndex((m_navigator->currentIndex() + by + n) % n);
+    };
+    connect(m_ui->actionNextTab, &QAction::triggered, this, [shift] { shift(1); });
+    connect(m_ui->actionPrevTab, &QAction::triggered, this, [shift] { shift(-1); });
+}
+
+// The view alone on the whole screen: docks, toolbars, menus and the status bar hidden (F11; F11 or Esc back).
+void MainWindow::setFullScreenView(bool on)
+{
+    if (on == isFullScreen())
+        return;
+    if (on) {
+        m_windowedState = saveState();
+        for (QDockWidget *dock : findChildren<QDockWidget *>())
+            dock->hide();
+        m_ui->stepToolBar->hide();
+        m_attentionBar->hide();
+        menuBar()->hide();
+        statusBar()->hide();
+        showFullScreen();
+    } else {
+        showNormal();
+        menuBar()->show();
+        statusBar()->show();
+        restoreState(m_windowedState);
+    }
+    m_ui->actionFullScreen->setChecked(on);
+}
+
 void MainWindow::connectActions()
 {
     connect(m_ui->actionStep, &QAction::triggered, m_session, &Session::step);
     connect(m_ui->actionBack, &QAction::triggered, m_session, &Session::back);
     connect(m_ui->actionRunToEnd, &QAction::triggered, m_session, &Session::runToEnd);
     connect(m_ui->actionRewind, &QAction::triggered, m_session, &Session::rewind);
-    connect(m_ui->actionCancel, &QAction::triggered, m_session, &Session::cancel);
+    connect(m_ui->actionCancel, &QAction::triggered, this, [this] {
+        if (isFullScreen() && !m_session->busy())
+            setFullScreenView(false); // Esc leaves full screen when there is nothing to cancel
+        else
+            m_session->cancel();
+    });
     connect(m_ui->actionQuit, &QAction::triggered, this, &QWidget::close);
     connect(m_ui->actionExportView, &QAction::triggered, this, &MainWindow::exportCurrentView);
     connect(m_ui->actionNextHead, &QAction::triggered, this, [this] { moveSelection(0, 1); });
@@ -176,16 +257,30 @@ void MainWindow::connectActions()
         m_session->setMemoryBudget(size_t(gib * double(1 << 30)));
         QSettings().setValue("session/memoryBudgetGiB", gib);
     });
+    connect(m_ui->actionZoomIn, &QAction::triggered, m_zoom, &ZoomController::zoomIn);
+    m_ui->actionZoomIn->setShortcuts({QKeySequence(tr("Ctrl+=")), QKeySequence(tr("Ctrl++"))});
+    connect(m_ui->actionZoomOut, &QAction::triggered, m_zoom, &ZoomController::zoomOut);
+    connect(m_ui->actionZoomReset, &QAction::triggered, m_zoom, &ZoomController::reset);
+    connect(m_zoom, &ZoomController::zoomChanged, this, [this](double zoom) {
+        statusBar()->showMessage(tr("Zoom %1 %").arg(std::lround(zoom * 100)), 3000);
+        QMetaObject::invokeMethod(this, &MainWindow::fitToolBars, Qt::QueuedConnection); // after the relayout
+    });
+    connect(m_ui->actionFullScreen, &QAction::toggled, this, &MainWindow::setFullScreenView);
+    connect(m_ui->actionShortcuts, &QAction::triggered, this, [this] {
+        auto *dialog = new ShortcutsDialog(menuBar(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
     connect(m_ui->actionAbout, &QAction::triggered, this, [this] {
         QMessageBox::about(this, tr("About Transformer Atlas"),
             tr("<b>Transformer Atlas</b><p>Runs small transformers one operation at a time and shows "
                "what each operation does.</p>"));
     });
-    connect(
-        m_models, &QComboBox::activated, this, [this] { m_session->openModel(m_models->currentData().toString()); });
+    connect(m_models, &QComboBox::activated, this,
+        [this] { m_session->openModel(m_models->currentData().toString(), true); }); // with the model's sample input
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(v - m_session->spec().layer, 0); });
     connect(m_head, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(0, v - m_session->spec().head); });
-    connect(m_ui->viewTabs, &QTabWidget::currentChanged, this, [this](int index) {
+    connect(m_navigator, &ViewNavigator::currentChanged, this, [this](int index) {
         // The spec names the view on screen: the session computes what it needs (its analysis), and the spec a
         // user copies, or a lesson records, is this view's.
         ViewSpec spec = m_session->spec();
@@ -206,10 +301,17 @@ void MainWindow::connectSession()
     });
     connect(m_session, &Session::analysisChanged, this, &MainWindow::refreshCurrentView);
     connect(m_session, &Session::modelChanged, this, [this] {
-        m_models->setCurrentIndex(m_models->findData(QString::fromStdString(m_session->spec().model)));
-        setWindowTitle(tr("Transformer Atlas — %1").arg(QString::fromStdString(m_session->model()->name)));
-        m_models->setToolTip(QString::fromStdString(m_session->model()->config.description));
-        statusBar()->showMessage(QString::fromStdString(m_session->model()->config.description), 20000);
+        syncModelBox();
+        setWindowTitle(QString::fromStdString(m_session->model()->name)); // Qt appends " — Transformer Atlas"
+        const ModelConfig &c = m_session->model()->config;
+        m_models->setToolTip(QString::fromStdString(c.description));
+        statusBar()->showMessage(tr("%1: %2 layers × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
+                                     .arg(QString::fromStdString(m_session->model()->name))
+                                     .arg(c.layers)
+                                     .arg(c.heads)
+                                     .arg(c.dModel)
+                                     .arg(c.context),
+            20000);
         syncControls();
     });
     connect(m_session, &Session::busyChanged, this, [this](bool busy) {
@@ -221,7 +323,11 @@ void MainWindow::connectSession()
         m_progress->setRange(0, total);
         m_progress->setValue(done);
     });
+    connect(m_session, &Session::noticed, this, [this](const QString &message) {
+        statusBar()->showMessage(message, 15000);
+    });
     connect(m_session, &Session::errorOccurred, this, [this](const QString &message) {
+        syncModelBox(); // a model that failed to open is not the one on screen
         statusBar()->showMessage(message, 15000);
         // Window-modal but not blocking: the event loop (and any running work) goes on behind it.
         auto *box = new QMessageBox(QMessageBox::Warning, tr("Transformer Atlas"), message, QMessageBox::Ok, this);
@@ -230,17 +336,25 @@ void MainWindow::connectSession()
     });
 }
 
+void MainWindow::syncModelBox()
+{
+    if (!m_session->hasModel())
+        return;
+    const int index = m_models->findData(QString::fromStdString(m_session->spec().model));
+    if (index < 0) // a model directory: shown by name, not listed among the built-in ones
+        m_models->setCurrentIndex(-1);
+    m_models->setCurrentIndex(index);
+    m_models->setPlaceholderText(QString::fromStdString(m_session->model()->name));
+}
+
 View *MainWindow::currentView() const
 {
-    return qobject_cast<View *>(m_ui->viewTabs->currentWidget());
+    return m_navigator->currentView();
 }
 
 void MainWindow::showViewKind(const QString &kind)
 {
-    const std::vector<ViewKind> &kinds = viewKinds();
-    for (size_t i = 0; i < kinds.size(); ++i)
-        if (kind.toStdString() == kinds[i].kind)
-            m_ui->viewTabs->setCurrentIndex(int(i));
+    m_navigator->setCurrentKind(kind.toStdString());
 }
 
 void MainWindow::refreshCurrentView()
@@ -294,10 +408,41 @@ void MainWindow::exportCurrentView()
 void MainWindow::restoreSettings()
 {
     QSettings settings;
-    restoreGeometry(settings.value("window/geometry").toByteArray());
-    restoreState(settings.value("window/state").toByteArray());
+    if (!restoreGeometry(settings.value("window/geometry").toByteArray())) {
+        // First start: as large as suits the views, never larger than the screen (a 1280×720 projector).
+        const QSize available = screen() ? screen()->availableGeometry().size() : QSize(1280, 720);
+        resize(QSize(1400, 900).boundedTo(available * 0.95));
+    }
+    m_firstStart = !restoreState(settings.value("window/state").toByteArray());
     showViewKind(QString::fromStdString(m_session->spec().view));
     m_session->setMemoryBudget(size_t(settings.value("session/memoryBudgetGiB", 8.0).toDouble() * double(1 << 30)));
+}
+
+// The attention chooser shares the stepper's row when both fit, and takes a row of its own when they do not
+// (a projector, a large zoom), so no control hides behind a toolbar's overflow arrow.
+void MainWindow::fitToolBars()
+{
+    const bool fits = m_ui->stepToolBar->sizeHint().width() + m_attentionBar->sizeHint().width() + 24 <= width();
+    if (fits && toolBarBreak(m_attentionBar))
+        removeToolBarBreak(m_attentionBar);
+    else if (!fits && !toolBarBreak(m_attentionBar))
+        insertToolBarBreak(m_attentionBar);
+}
+
+void MainWindow::showEvent(QShowEvent *event)
+{
+    QMainWindow::showEvent(event);
+    if (!m_firstStart)
+        return;
+    m_firstStart = false; // first start: the Operations dock as narrow as its labels allow, the rest to the views
+    QDockWidget *ops = findChild<QDockWidget *>(tr("Operations"));
+    resizeDocks({ops}, {ops->minimumSizeHint().width()}, Qt::Horizontal);
+}
+
+void MainWindow::resizeEvent(QResizeEvent *event)
+{
+    QMainWindow::resizeEvent(event);
+    fitToolBars();
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

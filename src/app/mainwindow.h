@@ -8,6 +8,7 @@
 class QComboBox;
 class QProgressBar;
 class QSpinBox;
+class QToolBar;
 class QToolButton;
 
 namespace Ui {
@@ -18,6 +19,8 @@ namespace atlas {
 
 class Session;
 class View;
+class ViewNavigator;
+class ZoomController;
 
 // The window: panels in docks around a tab of views. It wires actions to the Session and the Session's
 // signals to the views; it computes nothing.
@@ -30,10 +33,14 @@ public:
     ~MainWindow() override;
 
     View *currentView() const;
+    ZoomController *zoom() const { return m_zoom; }
+    ViewNavigator *navigator() const { return m_navigator; }
     void showViewKind(const QString &kind);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
     void createDocks();
@@ -42,18 +49,26 @@ private:
     void connectSession();
     void refreshCurrentView();
     void syncControls();
+    void syncModelBox();
     void moveSelection(int dLayer, int dHead);
     void exportCurrentView();
     void restoreSettings();
+    void createTabActions();
+    void setFullScreenView(bool on);
+    void fitToolBars();
 
     std::unique_ptr<Ui::MainWindow> m_ui;
     Session *m_session;
-    std::vector<View *> m_views;
+    ViewNavigator *m_navigator = nullptr;
     QComboBox *m_models = nullptr;
     QSpinBox *m_layer = nullptr;
     QSpinBox *m_head = nullptr;
     QProgressBar *m_progress = nullptr;
+    QToolBar *m_attentionBar = nullptr;
     QToolButton *m_cancel = nullptr;
+    ZoomController *m_zoom = nullptr;
+    QByteArray m_windowedState; // docks and toolbars before full screen
+    bool m_firstStart = false; // no saved window state: lay the docks out on the first show
 };
 
 } // namespace atlas

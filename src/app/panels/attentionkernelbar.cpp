@@ -25,11 +25,11 @@ AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
     m_params->setPlaceholderText(tr("parameters: key=value …"));
     m_params->setToolTip(tr("The kernel's parameters, e.g. rounds=2 buckets=4 chunk=4 for LSH or window=4 for "
                             "Longformer; press Enter to apply"));
-    m_params->setMinimumWidth(220);
+    m_params->setMinimumWidth(fontMetrics().averageCharWidth() * 24);
     m_layers->setObjectName("attentionLayers");
     m_layers->setPlaceholderText(tr("layers: all"));
     m_layers->setToolTip(layersTip());
-    m_layers->setMaximumWidth(110);
+    m_layers->setMaximumWidth(fontMetrics().averageCharWidth() * 12);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(new QLabel(tr("  Attention "), this));

@@ -1,12 +1,16 @@
 #include "panels/generationpanel.h"
 
 #include "session/session.h"
+#include "viewmodel/viewinput.h"
 
 #include <QDoubleSpinBox>
 #include <QFormLayout>
-#include <QPlainTextEdit>
+#include <QHeaderView>
+#include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTableWidget>
+#include <QTextDocument>
 
 namespace atlas {
 
@@ -17,7 +21,8 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
     , m_temperature(new QDoubleSpinBox(this))
     , m_topK(new QSpinBox(this))
     , m_seed(new QSpinBox(this))
-    , m_log(new QPlainTextEdit(this))
+    , m_text(new QLabel(this))
+    , m_table(new QTableWidget(0, 4, this))
 {
     m_steps->setRange(1, 512);
     m_steps->setValue(8);
@@ -30,8 +35,17 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
     m_topK->setToolTip(tr("Sample only among the k most likely tokens (all = no limit)"));
     m_seed->setRange(0, 1 << 30);
     m_seed->setToolTip(tr("Random seed: the same seed gives the same sample"));
-    m_log->setReadOnly(true);
-    m_log->setPlaceholderText(tr("Each generated token appears here with the KV cache size after it."));
+    m_text->setWordWrap(true);
+    m_text->setTextFormat(Qt::RichText);
+    m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_text->setText(tr("<i>The prompt and what the model adds to it appear here.</i>"));
+    m_table->setHorizontalHeaderLabels({tr("token"), tr("p"), tr("KV cache"), tr("id")});
+    m_table->setToolTip(tr("Each generated token, the model's probability of it (before any temperature or "
+                           "top-k), and the KV cache after it: positions × layers × (K, V)"));
+    m_table->verticalHeader()->setVisible(false);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     auto *generate = new QPushButton(tr("Generate"), this);
     generate->setToolTip(tr("Append tokens to the input using the KV cache, then trace the longer input (Ctrl+G)"));
     generate->setShortcut(QKeySequence(tr("Ctrl+G")));
@@ -42,7 +56,8 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
     form->addRow(tr("Top-k"), m_topK);
     form->addRow(tr("Seed"), m_seed);
     form->addRow(generate);
-    form->addRow(m_log);
+    form->addRow(m_text);
+    form->addRow(m_table);
 
     connect(generate, &QPushButton::clicked, this, [this] {
         SamplingOptions options;
@@ -51,7 +66,31 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
         options.seed = static_cast<uint64_t>(m_seed->value());
         m_session->generate(m_steps->value(), options);
     });
-    connect(m_session, &Session::generationFinished, m_log, &QPlainTextEdit::setPlainText);
+    connect(m_session, &Session::generationFinished, this, &GenerationPanel::show);
+}
+
+QString GenerationPanel::continuationText() const
+{
+    QTextDocument doc;
+    doc.setHtml(m_text->text());
+    return doc.toPlainText();
+}
+
+void GenerationPanel::show(const GenerationReport &report)
+{
+    const auto visible = [](QString text) { return text.replace('\n', QStringLiteral("⏎")).toHtmlEscaped(); };
+    QString html = visible(report.prompt) + QStringLiteral("<b style='color:#e8710a'>%1</b>").arg(visible(report.continuation));
+    if (!report.stopped.isEmpty())
+        html += "<br><i>" + report.stopped.toHtmlEscaped() + "</i>";
+    m_text->setText(html);
+    m_table->setRowCount(int(report.tokens.size()));
+    for (size_t i = 0; i < report.tokens.size(); ++i) {
+        const GeneratedToken &t = report.tokens[i];
+        const QStringList cells = {QStringLiteral("'%1'").arg(t.piece), formatNumber(t.probability, 3),
+            tr("%1 pos · %2 KiB").arg(t.cachedPositions).arg(t.cacheKiB, 0, 'f', 1), QString::number(t.id)};
+        for (int c = 0; c < cells.size(); ++c)
+            m_table->setItem(int(i), c, new QTableWidgetItem(cells[c]));
+    }
 }
 
 } // namespace atlas

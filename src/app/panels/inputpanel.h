@@ -4,6 +4,7 @@
 
 class QLineEdit;
 class QLabel;
+class QScrollArea;
 
 namespace atlas {
 
@@ -18,14 +19,21 @@ class InputPanel : public QWidget
 public:
     explicit InputPanel(Session *session, QWidget *parent = nullptr);
 
+    QLineEdit *textBox() const { return m_text; }
+
+signals:
+    void submitted(); // Enter or Run: the text goes to the session
+
 private:
     void submit();
     void showInput();
+    QString displayedInput() const;
 
     Session *m_session;
     QLineEdit *m_text;
     QLabel *m_summary;
     TokenChipStrip *m_chips;
+    QScrollArea *m_scroll = nullptr;
 };
 
 } // namespace atlas

@@ -1,5 +1,7 @@
 #include "panels/losscurveplot.h"
 
+#include "views/viewfonts.h"
+
 #include "views/plottheme.h"
 
 #include <cmath>
@@ -135,8 +137,16 @@ void LossCurvePlot::resizeEvent(QResizeEvent *event)
         Qt::QueuedConnection);
 }
 
+void LossCurvePlot::changeEvent(QEvent *event)
+{
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::FontChange && graphCount() >= 2)
+        applyTheme(m_theme);
+}
+
 void LossCurvePlot::applyTheme(const std::string &theme)
 {
+    m_theme = theme;
     const bool dark = theme == "dark";
     applyPlotTheme(this, theme);
     graph(0)->setPen(QPen(dark ? QColor(120, 175, 255, 150) : QColor(31, 119, 180, 120), 1));
@@ -146,7 +156,7 @@ void LossCurvePlot::applyTheme(const std::string &theme)
     legend->setBrush(Qt::NoBrush);
     legend->setBorderPen(Qt::NoPen);
     legend->setTextColor(dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
-    legend->setFont(QFont(font().family(), 9));
+    legend->setFont(sizedFont(font(), 9));
     replot(QCustomPlot::rpQueuedReplot);
 }
 

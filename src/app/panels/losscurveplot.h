@@ -26,6 +26,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
+    void changeEvent(QEvent *event) override; // the app's zoom: fonts follow
 
 private:
     void include(double loss);
@@ -35,6 +36,7 @@ private:
     double m_lossMin = 0; // over both curves, for the log axis
     double m_lossMax = 0;
     int m_tickedPixels = 0; // the loss axis height its ticks were chosen for
+    std::string m_theme = "light";
 };
 
 } // namespace atlas

@@ -2,6 +2,7 @@
 
 #include "session/session.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QListWidget>
 #include <QVBoxLayout>
@@ -19,7 +20,7 @@ OperationPanel::OperationPanel(Session *session, QWidget *parent)
     m_details->setWordWrap(true);
     m_details->setTextFormat(Qt::RichText);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_details->setMinimumHeight(90);
+    fitToFont();
     m_details->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -33,6 +34,20 @@ OperationPanel::OperationPanel(Session *session, QWidget *parent)
         if (program && !program->ops[size_t(row)].outputs.empty())
             emit tensorChosen(QString::fromStdString(program->ops[size_t(row)].outputs.front().name));
     });
+}
+
+// Wide enough for the longest label at the current zoom ("36. L11  weighted sum of V" and a scroll bar).
+void OperationPanel::fitToFont()
+{
+    m_details->setMinimumHeight(fontMetrics().height() * 4);
+    m_list->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("36. L11  weighted sum of V")) + 40);
+}
+
+void OperationPanel::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        fitToFont();
 }
 
 void OperationPanel::rebuild()
@@ -68,6 +83,10 @@ void OperationPanel::showCursor()
     if (cursor > 0) {
         m_list->setCurrentRow(cursor - 1);
         m_list->scrollToItem(m_list->item(cursor - 1));
+    } else {
+        m_list->setCurrentRow(-1); // rewound: no operation has run, none is highlighted
+        m_list->clearSelection();
+        m_list->scrollToTop();
     }
     QString html;
     if (cursor == 0) {

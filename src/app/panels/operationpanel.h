@@ -22,7 +22,11 @@ public:
 signals:
     void tensorChosen(const QString &name);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void fitToFont();
     void rebuild();
     void showCursor();
 

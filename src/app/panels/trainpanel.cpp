@@ -1,5 +1,7 @@
 #include "panels/trainpanel.h"
 
+#include "views/viewfonts.h"
+
 #include "panels/losscurveplot.h"
 #include "session/session.h"
 #include "views/attentionview.h"
@@ -223,7 +225,7 @@ QWidget *TrainPanel::createProbeArea()
     // The view's title font suits the main window; in a dock it would be clipped.
     for (QCPLayoutElement *e : m_attention->plot()->plotLayout()->elements(false))
         if (auto *title = qobject_cast<QCPTextElement *>(e))
-            title->setFont(QFont(font().family(), 10, QFont::Bold));
+            title->setFont(sizedFont(font(), 10, true));
     m_attention->plot()->showMessage(tr("Start training to watch this head's attention form."));
 
     auto *grid = new QGridLayout(area);

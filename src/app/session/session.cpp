@@ -74,19 +74,40 @@ Session::Commit Session::snapshot()
     };
 }
 
-void Session::openModel(const QString &nameOrDirectory)
+void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
 {
     const std::string name = nameOrDirectory.toStdString();
     const std::string text = m_spec.text;
-    runJob([this, name, text]() -> Commit {
+    const std::vector<int> tokens = m_spec.model == name ? m_spec.tokens : std::vector<int> {};
+    runJob([this, name, text, tokens, sampleInput]() -> Commit {
         auto model = loadModel(name);
         std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
+        const bool useSample = sampleInput && !model->config.sample.empty();
+        const std::string shown = useSample ? model->config.sample : text;
         Input input;
-        input.tokens = tokenizer->canEncode() ? tokenizer->encode(text) : std::vector<int> {0};
-        return [this, model, tokenizer, input, name] {
+        input.tokens = !useSample && !tokens.empty() ? tokens
+            : tokenizer->canEncode()                  ? tokenizer->encode(shown)
+                                                      : std::vector<int> {0};
+        QString notice;
+        if (int(input.tokens.size()) > model->config.context) {
+            notice = tr("The input has %1 tokens, more than the %2 of %3's context: it was cut to the first %2.")
+                         .arg(input.tokens.size())
+                         .arg(model->config.context)
+                         .arg(QString::fromStdString(model->name));
+            input.tokens.resize(size_t(model->config.context));
+        }
+        const bool cut = !notice.isEmpty();
+        const std::string newText = cut && tokenizer->canEncode() ? tokenizer->decode(input.tokens) : shown;
+        const bool encoded = useSample || tokens.empty();
+        return [this, model, tokenizer, input, name, newText, encoded, cut, notice] {
             m_model = model;
             m_tokenizer = tokenizer;
             m_spec.model = name;
+            m_spec.text = newText;
+            if (encoded || cut) { // the input was encoded from text
+                m_spec.tokens.clear();
+                m_spec.padding.clear();
+            }
             m_spec.layer = std::min(m_spec.layer, model->config.layers - 1);
             m_spec.head = std::min(m_spec.head, model->config.heads - 1);
             m_trace.reset();
@@ -94,6 +115,8 @@ void Session::openModel(const QString &nameOrDirectory)
             updateAnalysis();
             emit modelChanged();
             emit specChanged();
+            if (!notice.isEmpty())
+                emit noticed(notice);
             QMetaObject::invokeMethod(
                 this, [this, input] { runInput(input); }, Qt::QueuedConnection);
         };
@@ -234,26 +257,28 @@ void Session::generate(int count, SamplingOptions options)
     const std::vector<int> prompt = m_input.tokens;
     runJob([this, model, tokenizer, prompt, count, options]() -> Commit {
         Generator generator(model, prompt, options);
-        QString steps;
+        GenerationReport report;
+        report.prompt = QString::fromStdString(tokenizer->decode(prompt));
         for (int i = 0; i < count && !m_cancel; ++i) {
             if (int(generator.tokens().size()) >= model->config.context) { // keep what was generated
-                steps += tr("Stopped: the model's context of %1 tokens is full.\n").arg(model->config.context);
+                report.stopped = tr("Stopped: the model's context of %1 tokens is full.").arg(model->config.context);
                 break;
             }
             const int id = generator.generate();
-            steps += QString("+ %1 (#%2): KV cache %3 positions × %4 layers × K,V = %5 KiB\n")
-                         .arg(QString::fromStdString(tokenizer->piece(id)))
-                         .arg(id)
-                         .arg(generator.cachedPositions())
-                         .arg(model->config.layers)
-                         .arg(double(generator.cacheBytes()) / 1024.0, 0, 'f', 1);
+            report.tokens.push_back({id, QString::fromStdString(tokenizer->piece(id)), generator.lastProbability(),
+                generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0});
             QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
         }
         const std::vector<int> tokens = generator.tokens();
-        return [this, tokens, steps] {
-            m_kvSummary = steps;
+        report.continuation = QString::fromStdString(
+            tokenizer->decode(std::vector<int>(tokens.begin() + int64_t(prompt.size()), tokens.end())));
+        const std::string text = tokenizer->decode(tokens);
+        return [this, tokens, report, text] {
             m_spec.tokens = tokens;
-            emit generationFinished(steps);
+            m_spec.text = text;
+            m_spec.padding.clear();
+            emit generationFinished(report);
+            emit specChanged();
             QMetaObject::invokeMethod(
                 this,
                 [this, tokens] {

@@ -18,6 +18,25 @@
 
 namespace atlas {
 
+// One token added by Session::generate.
+struct GeneratedToken
+{
+    int id = 0;
+    QString piece; // readable
+    double probability = 0; // the model's own probability of it (temperature 1)
+    int cachedPositions = 0; // rows of every layer's K and V cache after it
+    double cacheKiB = 0; // the whole cache after it
+};
+
+// What a generation did: the prompt, what it added, and why it stopped early, if it did.
+struct GenerationReport
+{
+    QString prompt;
+    QString continuation;
+    std::vector<GeneratedToken> tokens;
+    QString stopped; // empty when every requested token was generated
+};
+
 // The app's state: the model, the input, the engine stepping through it, the view spec on screen and its
 // analysis. Every computation (loading, stepping, running, generating) runs on one worker thread, the spec's
 // analysis (view/viewanalysis.h) on another; the GUI thread only receives snapshots of the trace (cheap:
@@ -30,8 +49,10 @@ public:
     explicit Session(QObject *parent = nullptr);
     ~Session() override;
 
-    // Loads a built-in model by name or a model directory, then runs the current input on it.
-    void openModel(const QString &nameOrDirectory);
+    // Loads a built-in model by name or a model directory, then runs the current input on it, or the model's sample
+    // input (config atlas_sample) when `sampleInput` is set and it has one. An input longer than the model's
+    // context is cut to fit, and noticed() says so. On failure the previous model stays, and errorOccurred says why.
+    void openModel(const QString &nameOrDirectory, bool sampleInput = false);
     void setText(const QString &text);
     void setTokens(const std::vector<int> &tokens);
     void togglePadding(int position);
@@ -65,7 +86,6 @@ public:
     // What the views draw: the trace snapshot, its program, token labels and the spec's analysis.
     ViewInput viewInput() const;
     const AnalysisState &analysis() const { return m_analysis; }
-    QString kvCacheSummary() const { return m_kvSummary; }
 
 signals:
     void modelChanged();
@@ -76,7 +96,8 @@ signals:
     void busyChanged(bool busy);
     void progressChanged(int done, int total);
     void errorOccurred(const QString &message);
-    void generationFinished(const QString &summary);
+    void generationFinished(const atlas::GenerationReport &report);
+    void noticed(const QString &message); // something the user should know that is not an error
 
 private:
     // A job runs on the worker and returns what to apply on the GUI thread afterwards. An atlas::Error
@@ -108,7 +129,6 @@ private:
     std::shared_ptr<const Program> m_program;
     std::shared_ptr<const Trace> m_trace;
     int m_cursor = 0;
-    QString m_kvSummary;
 
     QThreadPool m_worker;
     QFutureWatcher<void> m_watcher;

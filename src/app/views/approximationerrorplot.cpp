@@ -1,5 +1,7 @@
 #include "views/approximationerrorplot.h"
 
+#include "views/viewfonts.h"
+
 #include "views/plottheme.h"
 
 #include "views/colormaps.h"
@@ -53,10 +55,8 @@ ApproximationErrorPlot::ApproximationErrorPlot(QWidget *parent)
     yAxis2->setLabel(tr("context: mean |ΔC|"));
     legend->setVisible(true);
     plotLayout()->insertRow(0);
-    QFont titleFont = font();
-    titleFont.setPointSizeF(11);
-    titleFont.setBold(true);
-    plotLayout()->addElement(0, 0, new QCPTextElement(this, tr("Error against exact softmax attention"), titleFont));
+    plotLayout()->addElement(
+        0, 0, new QCPTextElement(this, tr("Error against exact softmax attention"), sizedFont(font(), 11, true)));
     // The legend gets a row of its own under the title: inside the axes it would cover the curves on a small plot.
     axisRect()->insetLayout()->take(legend);
     plotLayout()->insertRow(1);
@@ -76,6 +76,8 @@ void ApproximationErrorPlot::setTheme(const std::string &theme)
     const bool dark = theme == "dark";
     const ThemeColors colors = themeColors(theme);
     applyPlotTheme(this, theme);
+    qobject_cast<QCPTextElement *>(plotLayout()->element(0, 0))->setFont(sizedFont(font(), 11, true));
+    legend->setFont(sizedFont(font(), 10));
     legend->setBrush(colors.background);
     legend->setTextColor(colors.text);
     legend->setBorderPen(QPen(colors.frame));

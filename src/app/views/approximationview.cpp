@@ -59,13 +59,11 @@ ApproximationView::ApproximationView(QWidget *parent)
     buildControls(layout);
     auto *body = new QHBoxLayout;
     body->setSpacing(4);
-    body->addWidget(m_maps, 2);
-    auto *errors = new QVBoxLayout;
-    errors->addWidget(m_summary);
-    errors->addWidget(m_plot, 1);
-    body->addLayout(errors, 1);
+    body->addWidget(m_maps, 3);
+    body->addWidget(m_plot, 2);
     layout->addLayout(body, 1);
     m_maps->installEventFilter(this);
+    layout->addWidget(m_summary); // full width under the maps and the plot: a few wide lines
     layout->addWidget(m_caption);
     m_summary->setWordWrap(true);
     m_summary->setTextFormat(Qt::RichText);
@@ -73,6 +71,8 @@ ApproximationView::ApproximationView(QWidget *parent)
     // Subscripts (wᵢⱼ) come from a fallback font whose painted width can exceed the measured one by a few pixels.
     m_caption->setContentsMargins(0, 0, 16, 0);
     m_summary->setContentsMargins(0, 0, 16, 0);
+    m_plot->setToolTip(errorsDefinition());
+    m_summary->setToolTip(errorsDefinition());
     m_exact->setValueLabel(tr("weight"));
     m_approx->setValueLabel(tr("weight (same scale)"));
     for (HeatmapPlot *plot : {m_exact, m_approx}) {
@@ -88,6 +88,16 @@ ApproximationView::ApproximationView(QWidget *parent)
     showMessage(tr("No trace yet."));
 }
 
+// Two heat maps beside the error plot, the controls above, four lines of summary and three of caption below, at
+// the current font size.
+QSize ApproximationView::minimumSizeHint() const
+{
+    const QSize map = m_exact->minimumSizeHint();
+    const int line = fontMetrics().height();
+    const int plot = std::max(map.width() + 40, 36 * fontMetrics().averageCharWidth());
+    return {2 * map.width() + kMapSpacing + plot + 24, 2 * line + std::max(map.height(), 10 * line) + 7 * line + 24};
+}
+
 bool ApproximationView::eventFilter(QObject *watched, QEvent *event)
 {
     if (watched == m_maps && event->type() == QEvent::Resize)
@@ -97,6 +107,7 @@ bool ApproximationView::eventFilter(QObject *watched, QEvent *event)
 
 void ApproximationView::layOutMaps()
 {
+    m_maps->setMinimumSize(2 * m_exact->minimumSizeHint().width() + kMapSpacing, m_exact->minimumSizeHint().height());
     // Two plots of exactly one width: a box layout may give them widths one pixel apart, and then HeatmapPlot's
     // choice of tick labels (every token, or every fifth) can differ between the two.
     const int w = (m_maps->width() - kMapSpacing) / 2, h = m_maps->height();
@@ -182,11 +193,15 @@ QString ApproximationView::definition(const std::string &kernel, bool causalMode
 
 QString ApproximationView::caption() const
 {
-    return definition(m_spec.approximation, m_input.causal)
-        + tr(" Errors are against exact softmax attention on the same Q, K, V: the mean over query rows of "
-             "Σⱼ |wᵢⱼ − pᵢⱼ| (left axis) and the mean |ΔC| of the context (right axis), mean of %1 seeds with "
-             "their min–max band; the right map is seed 0.")
-              .arg(ApproximationAnalysis::kSeeds);
+    return definition(m_spec.approximation, m_input.causal);
+}
+
+QString ApproximationView::errorsDefinition()
+{
+    return tr("Errors are against exact softmax attention on the same Q, K, V: the mean over query rows of "
+              "Σⱼ |wᵢⱼ − pᵢⱼ| (left axis) and the mean |ΔC| of the context (right axis), mean of %1 seeds with "
+              "their min–max band; the right map is seed 0.")
+        .arg(ApproximationAnalysis::kSeeds);
 }
 
 int ApproximationView::selectedValue() const

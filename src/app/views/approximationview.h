@@ -53,11 +53,12 @@ public:
     HeatmapPlot *approximationPlot() const { return m_approx; }
     ApproximationErrorPlot *errorPlot() const { return m_plot; } // weightGraph(), contextGraph(): one point per value
     QString caption() const;
+    static QString errorsDefinition(); // the error plot's tooltip
     // How the effective weights of `kernel` are defined (the caption's first part and the maps' tooltip).
     static QString definition(const std::string &kernel, bool causalModel);
 
     QSize sizeHint() const override { return {1400, 900}; }
-    QSize minimumSizeHint() const override { return {640, 420}; }
+    QSize minimumSizeHint() const override;
 
 protected:
     void refresh() override;

@@ -71,9 +71,13 @@ QSize HeadsGridView::sizeHint() const
     return {std::max(400, 90 + 100 * m_heads), std::max(300, 80 + 100 * m_layers)};
 }
 
+// Every thumbnail at least 40 pixels, with the row and column labels, at the current font size.
 QSize HeadsGridView::minimumSizeHint() const
 {
-    return {200, 150};
+    const QFontMetrics label(sizedFont(font(), 10)), title(sizedFont(font(), 12, true));
+    const int layers = std::max(1, m_layers), heads = std::max(1, m_heads);
+    return {label.horizontalAdvance(QStringLiteral("Layer 00")) + 20 + heads * 48,
+        2 * title.height() + label.height() + 20 + layers * 48};
 }
 
 void HeadsGridView::countLayersAndHeads()

@@ -1,8 +1,8 @@
 #include "views/heatmapplot.h"
 
-#include "views/plottheme.h"
-
 #include "views/colormaps.h"
+#include "views/plottheme.h"
+#include "views/viewfonts.h"
 
 #include <QToolTip>
 
@@ -16,16 +16,9 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int kMaxPooled = 1024; // never hand QCustomPlot more than this many cells per side
-constexpr int kAllLabelsUpTo = 64; // every token is labelled up to this length (when there is room)
+constexpr int kMaxMeasuredLabels = 4096; // longer inputs are always labelled in steps
 constexpr int kLabelChars = 12; // longer token labels are cut with an ellipsis
 
-QFont plotFont(double points, bool bold = false)
-{
-    QFont f;
-    f.setPointSizeF(points);
-    f.setBold(bold);
-    return f;
-}
 
 QString shortLabel(const QString &label)
 {
@@ -104,12 +97,20 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     applyGradient();
     applyTheme();
     showMessage(QString::fromUtf8(kNothingComputed));
+    // The labels are chosen for the room the last layout gave the axes; a new room may hold more or fewer.
+    connect(this, &QCustomPlot::afterLayout, this, [this] {
+        if (!m_data || m_showingMessage || m_retickDepth > 1)
+            return;
+        ++m_retickDepth;
+        updateTicks();
+        QMetaObject::invokeMethod(this, [this] { m_retickDepth = 0; }, Qt::QueuedConnection);
+    });
 }
 
 void HeatmapPlot::buildLayout()
 {
     plotLayout()->insertRow(0);
-    m_title = new QCPTextElement(this, QString(), plotFont(12, true));
+    m_title = new QCPTextElement(this, QString());
     plotLayout()->addElement(0, 0, m_title);
     m_scale = new QCPColorScale(this);
     m_scale->setBarWidth(14);
@@ -118,7 +119,7 @@ void HeatmapPlot::buildLayout()
     auto *group = new QCPMarginGroup(this);
     axisRect()->setMarginGroup(QCP::msTop | QCP::msBottom, group);
     m_scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
-    m_note = new QCPTextElement(this, QString(), plotFont(10));
+    m_note = new QCPTextElement(this, QString());
     m_note->setVisible(false);
 
     m_map = new QCPColorMap(xAxis, yAxis);
@@ -131,13 +132,11 @@ void HeatmapPlot::buildLayout()
     m_message->setClipToAxisRect(false);
     m_message->position->setType(QCPItemPosition::ptViewportRatio);
     m_message->position->setCoords(0.5, 0.5);
-    m_message->setFont(plotFont(13));
     m_message->setTextAlignment(Qt::AlignCenter);
     m_message->setVisible(false);
 
+    applyFonts();
     for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
-        axis->setTickLabelFont(plotFont(10));
-        axis->setLabelFont(plotFont(10));
         axis->grid()->setVisible(false);
         axis->setSubTicks(false);
         axis->setTickLength(0, 4);
@@ -145,6 +144,32 @@ void HeatmapPlot::buildLayout()
     yAxis->setRangeReversed(true); // row 0, the first query, on top
     xAxis->setLabel(QStringLiteral("key"));
     yAxis->setLabel(QStringLiteral("query"));
+}
+
+// Every text of the plot at its design size, scaled with the widget's font (the app's zoom).
+void HeatmapPlot::applyFonts()
+{
+    m_title->setFont(sizedFont(font(), 12, true));
+    m_note->setFont(sizedFont(font(), 10));
+    m_message->setFont(sizedFont(font(), 13));
+    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
+        axis->setTickLabelFont(sizedFont(font(), 10));
+        axis->setLabelFont(sizedFont(font(), 10));
+    }
+}
+
+void HeatmapPlot::changeEvent(QEvent *event)
+{
+    QCustomPlot::changeEvent(event);
+    if (event->type() != QEvent::FontChange || m_title == nullptr)
+        return;
+    applyFonts();
+    wrapTitle();
+    m_tickKey.clear();
+    updateTicks();
+    if (m_showingMessage)
+        wrapMessage();
+    replot(rpQueuedReplot);
 }
 
 void HeatmapPlot::applyTheme()
@@ -240,8 +265,14 @@ void HeatmapPlot::setMaskMode(bool on)
 
 void HeatmapPlot::setTitle(const QString &title)
 {
-    m_title->setText(title);
+    m_titleText = title;
+    wrapTitle();
     replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::wrapTitle()
+{
+    m_title->setText(wrappedToWidth(m_titleText, QFontMetrics(m_title->font()), std::max(80, width() - 16)));
 }
 
 void HeatmapPlot::setAxisTitles(const QString &xTitle, const QString &yTitle)
@@ -260,16 +291,7 @@ void HeatmapPlot::setValueLabel(const QString &label)
 void HeatmapPlot::wrapMessage()
 {
     // QCPItemText does not wrap: break the message into lines that fit the widget.
-    const QFontMetrics fm(m_message->font());
-    const int room = std::max(80, width() - 24);
-    QStringList lines;
-    for (const QString &word : m_messageText.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        if (!lines.isEmpty() && fm.horizontalAdvance(lines.last() + QLatin1Char(' ') + word) <= room)
-            lines.last() += QLatin1Char(' ') + word;
-        else
-            lines.append(word);
-    }
-    m_message->setText(lines.join(QLatin1Char('\n')));
+    m_message->setText(wrappedToWidth(m_messageText, QFontMetrics(m_message->font()), std::max(80, width() - 24)));
 }
 
 void HeatmapPlot::showMessage(const QString &text)
@@ -407,30 +429,46 @@ void HeatmapPlot::setIndexInLabels(bool on)
     updateTicks();
 }
 
-void HeatmapPlot::updateTicks()
+// The room the axis rect has for labels: as the last layout left it, or (before the first layout) estimated from
+// the widget's size.
+QSize HeatmapPlot::labelRoom() const
 {
-    // Room for labels, estimated from the widget size (the axis rect is only laid out at the next replot).
-    const int w = std::max(60, width() - 160);
-    const int h = std::max(60, height() - 140);
-    const QString key = QStringLiteral("%1x%2 %3x%4").arg(m_rows).arg(m_cols).arg(w / 40).arg(h / 40);
-    if (key == m_tickKey)
-        return;
-    m_tickKey = key;
-    updateAxisTicks(xAxis, m_colLabels, m_cols, w, true);
-    updateAxisTicks(yAxis, m_rowLabels, m_rows, h, false);
-    replot(rpQueuedReplot);
+    const QRect r = axisRect()->rect();
+    if (r.width() > 10 && r.height() > 10)
+        return r.size();
+    return {std::max(60, width() - 160), std::max(60, height() - 140)};
 }
 
+bool HeatmapPlot::updateTicks()
+{
+    const QSize room = labelRoom();
+    const QString key = QStringLiteral("%1x%2 %3x%4 %5")
+                            .arg(m_rows)
+                            .arg(m_cols)
+                            .arg(room.width() / 8)
+                            .arg(room.height() / 8)
+                            .arg(xAxis->tickLabelFont().pointSizeF());
+    if (key == m_tickKey)
+        return false;
+    m_tickKey = key;
+    updateAxisTicks(xAxis, m_colLabels, m_cols, room.width(), true);
+    updateAxisTicks(yAxis, m_rowLabels, m_rows, room.height(), false);
+    replot(rpQueuedReplot);
+    return true;
+}
+
+// Every token is labelled when the labels fit the axis at the current font size (one line of text per row; a
+// column's label upright when it is narrow enough, else turned); otherwise every step-th, the step chosen so the
+// labels fit with a little air.
 void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal)
 {
     const QFontMetrics fm(axis->tickLabelFont());
-    const int perCell = pixels / std::max(1, count);
-    int widest = 0; // widest token label: short ones fit side by side even where rotated ones would not
-    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kAllLabelsUpTo; ++i)
+    int widest = 0; // widest token label: short ones fit side by side even where turned ones would not
+    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels; ++i)
         widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
-    int step = labelStep(count, std::max(2, pixels / (2 * fm.height()))); // a subset: a label every 2 lines
-    if (count <= kAllLabelsUpTo && (perCell >= fm.height() - 2 || (horizontal && widest + 2 <= perCell)))
-        step = 1;
+    const int perLabel = horizontal ? std::min(fm.height(), widest + 4) : fm.height();
+    int step = count * perLabel <= pixels && count <= kMaxMeasuredLabels ? 1
+                                                                        : labelStep(count, pixels * 2 / (3 * fm.height()));
     QVector<double> ticks;
     QVector<QString> texts;
     for (int i = 0; i < count; i += step) {
@@ -505,6 +543,13 @@ QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
     return text;
 }
 
+QSize HeatmapPlot::minimumSizeHint() const
+{
+    const QFontMetrics fm(sizedFont(font(), 10));
+    const int axes = 14 * fm.averageCharWidth() + 2 * fm.height(); // tick labels and the axis titles
+    return {80 + axes + 14 + 7 * fm.averageCharWidth(), 60 + axes + 2 * QFontMetrics(sizedFont(font(), 12)).height()};
+}
+
 void HeatmapPlot::resizeEvent(QResizeEvent *event)
 {
     QCustomPlot::resizeEvent(event);
@@ -516,6 +561,7 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
     }
     if (m_showingMessage)
         wrapMessage();
+    wrapTitle();
     m_tickKey.clear();
     updateTicks();
 }

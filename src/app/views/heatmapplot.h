@@ -73,28 +73,33 @@ public:
     QPointF cellCenter(int row, int col) const;
     QString hoverTextAt(const QPointF &pos) const;
 
-    // Small, so three plots side by side fit a narrow window; QCustomPlot's own hint asks for every label.
-    QSize minimumSizeHint() const override { return {160, 140}; }
+    // What the axes (at least 80 × 60 px), a few tick labels, the colour bar and a two-line title need at the
+    // current font size: small, so three plots fit side by side; QCustomPlot's own hint asks for every label.
+    QSize minimumSizeHint() const override;
     QSize sizeHint() const override { return {480, 420}; }
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
+    void changeEvent(QEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void leaveEvent(QEvent *event) override;
 
 private:
     void buildLayout();
+    void applyFonts();
     void applyTheme();
     void applyGradient();
     void applyScaleType();
     void repool();
     void fillColorMap();
     QCPRange dataRange(float minPositive) const;
-    void updateTicks();
+    bool updateTicks(); // true when the labels changed (a replot is queued)
+    QSize labelRoom() const;
     void updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal);
     void updateNote();
     void setContentVisible(bool visible);
     void wrapMessage();
+    void wrapTitle();
     QSize poolTarget() const;
 
     QCPTextElement *m_title = nullptr;
@@ -114,12 +119,14 @@ private:
     QStringList m_rowLabels;
     QStringList m_colLabels;
     QString m_tickKey; // what the current tickers were built from
+    int m_retickDepth = 0; // relabellings after a layout since the event loop last ran: stops a see-saw
     std::string m_colormap = "viridis";
     std::string m_theme = "light";
     bool m_log = false;
     bool m_maskMode = false;
     bool m_showingMessage = false;
     QString m_messageText;
+    QString m_titleText; // as set; m_title shows it wrapped to the width
     HoverText m_hover;
 };
 

@@ -46,7 +46,12 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     m_plot->xAxis->setLabel(tr("sequence length N (tokens)"));
     m_plot->yAxis->setLabel(tr("time per head (ms, median)"));
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // The legend gets rows of its own under the axes, two entries a row: inside the axes it covers the curves.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->legend->setWrap(2);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(
         0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
@@ -70,9 +75,13 @@ QSize KernelCompareView::sizeHint() const
     return {1400, 900};
 }
 
+// Four panels of about 24 characters and up to ten lines of text over a 60-pixel map, two rows, a two-line
+// title, and the time plot beside them: at the current font size (the app's zoom).
 QSize KernelCompareView::minimumSizeHint() const
 {
-    return {500, 300};
+    const QFontMetrics text(sizedFont(font(), 8)), title(sizedFont(font(), 12, true));
+    const int panels = 4 * (19 * text.averageCharWidth() + 10);
+    return {int(panels / (1 - kPlotShare)) + 3 * kMargin, 3 * title.height() + 2 * (10 * text.height() + 80)};
 }
 
 void KernelCompareView::loadBenchmarks()
@@ -122,6 +131,8 @@ void KernelCompareView::refresh()
         adoptAnalysis();
     }
     applyPlotTheme(m_plot, m_spec.theme);
+    qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0))->setFont(sizedFont(font(), 10, true));
+    m_plot->legend->setFont(sizedFont(font(), 10));
     m_plot->legend->setBrush(themeColors(m_spec.theme).background);
     m_plot->legend->setTextColor(themeColors(m_spec.theme).text);
     m_plot->replot();
@@ -215,6 +226,7 @@ QRect KernelCompareView::panelArea() const
 
 void KernelCompareView::paintEvent(QPaintEvent *)
 {
+    clearClipped();
     QPainter p(this);
     const ThemeColors theme = themeColors(m_spec.theme);
     p.fillRect(rect(), theme.background);
@@ -225,16 +237,21 @@ void KernelCompareView::paintEvent(QPaintEvent *)
         p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, m_message);
     } else {
         p.setFont(sizedFont(font(), 12, true));
-        const QFontMetrics fm(p.font());
         const QString title = tr("Layer %1, head %2 under every kernel (T = %3; errors against full attention)")
                                   .arg(m_spec.layer)
                                   .arg(std::max(0, m_spec.head))
                                   .arg(m_entries.front().weights.dim(0));
-        p.drawText(area.left(), area.top() + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width()));
+        const QRect titleBox = p.fontMetrics().boundingRect(area, Qt::TextWordWrap, title);
+        p.drawText(titleBox, Qt::TextWordWrap, title);
         const int cols = m_entries.size() > 6 ? 4 : 3;
         const int rows = (static_cast<int>(m_entries.size()) + cols - 1) / cols;
-        const QRect grid = area.adjusted(0, fm.height() + 8, 0, 0);
+        const QRect grid = area.adjusted(0, titleBox.height() + 8, 0, 0);
         const int cw = grid.width() / cols, ch = grid.height() / rows;
+        const QFontMetrics fm(sizedFont(font(), 8));
+        m_textHeight = 0; // the tallest panel text: every map starts below it
+        for (int i = 0; i < panelCount(); ++i)
+            m_textHeight = std::max(
+                m_textHeight, fm.boundingRect(QRect(0, 0, cw - 10, 1000), Qt::TextWordWrap, panelText(i)).height());
         for (int i = 0; i < panelCount(); ++i)
             paintPanel(p, i, QRect(grid.left() + (i % cols) * cw, grid.top() + (i / cols) * ch, cw, ch));
     }
@@ -245,26 +262,36 @@ void KernelCompareView::paintEvent(QPaintEvent *)
     }
 }
 
-void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell) const
+// A panel's text under the kernel's name: its parameters, then its errors (or why it did not run).
+QString KernelCompareView::panelText(int i) const
+{
+    const auto &entry = m_entries[size_t(i)];
+    // "bigbird (block=2, …, seed=0)" -> "bigbird" in bold over its parameters; the seed is noise to a reader.
+    QString params = panelTitle(i).mid(static_cast<int>(entry.spec.kind.size())).trimmed();
+    params.remove(QStringLiteral(", seed=0")).remove(QStringLiteral("seed=0"));
+    params = params == QStringLiteral("()") ? QString() : params;
+    return (params.isEmpty() ? QString() : params + "\n") + (entry.skipped ? tr("not run (see below)") : errorText(i));
+}
+
+// A kernel's panel: its name, its parameters and errors (wrapped to the panel), then its weights as a square.
+void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell)
 {
     const ThemeColors theme = themeColors(m_spec.theme);
     const QRect inner = cell.adjusted(4, 2, -6, -6);
     const QFont titleFont = sizedFont(font(), 9.5, true), textFont = sizedFont(font(), 8);
     const QFontMetrics tm(titleFont), fm(textFont);
     const auto &entry = m_entries[size_t(i)];
-    // "bigbird (block=2, …, seed=0)" -> "bigbird" in bold over its parameters; the seed is noise to a reader.
-    QString params = panelTitle(i).mid(static_cast<int>(entry.spec.kind.size())).trimmed();
-    params.remove(QStringLiteral(", seed=0")).remove(QStringLiteral("seed=0"));
-    params = params == QStringLiteral("()") ? QString() : params;
     p.setPen(theme.text);
     p.setFont(titleFont);
     p.drawText(inner.left(), inner.top() + tm.ascent(), QString::fromStdString(entry.spec.kind));
     p.setFont(textFont);
-    const QRect textBox(inner.left(), inner.top() + tm.height(), inner.width(), 6 * fm.height());
-    const QString errors = entry.skipped ? tr("not run (see below)") : errorText(i);
-    p.drawText(textBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-        fm.elidedText(params, Qt::ElideRight, inner.width() * 2 - 20) + "\n" + errors);
-    const int top = textBox.bottom() + 4; // the same for every panel, so the maps line up
+    const QString text = panelText(i);
+    const QRect textBox
+        = fm.boundingRect(QRect(inner.left(), inner.top() + tm.height(), inner.width(), 1000), Qt::TextWordWrap, text);
+    p.drawText(textBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, text);
+    const int top = inner.top() + tm.height() + m_textHeight + 4; // the same for every panel, so the maps line up
+    if (textBox.bottom() > top || inner.bottom() - top < 24)
+        noteClipped(text);
     const int side = std::max(8, std::min(inner.width(), inner.bottom() - top));
     const QRect thumb(inner.left(), top, side, side);
     const QImage &image = m_images.size() > size_t(i) ? m_images[size_t(i)] : QImage();

@@ -53,7 +53,8 @@ private:
     void loadBenchmarks();
     void layoutPlot();
     QRect panelArea() const;
-    void paintPanel(QPainter &p, int i, const QRect &cell) const;
+    void paintPanel(QPainter &p, int i, const QRect &cell);
+    QString panelText(int i) const;
 
     QCustomPlot *m_plot = nullptr;
     QString m_benchFile;
@@ -62,6 +63,7 @@ private:
     std::vector<QImage> m_images;
     QString m_message;
     double m_computeMs = 0;
+    int m_textHeight = 0; // of the tallest panel text, at the last paint
     std::string m_drawn; // what the images were drawn from, to redraw them only when it changes
 };
 

@@ -81,6 +81,14 @@ void LshView::mousePressEvent(QMouseEvent *event)
     event->accept();
 }
 
+// Two columns of panels, each about 44 characters wide; the circle, the grid, the sorted matrix and the misses
+// with their captions, about 30 lines of the small font in all: at the current font size.
+QSize LshView::minimumSizeHint() const
+{
+    const QFontMetrics small(sizedFont(font(), 8.5));
+    return {2 * 44 * small.averageCharWidth() + 4 * kMargin, 30 * small.height() + 2 * kMargin};
+}
+
 const attention::LshHeadAnalysis &LshView::data() const
 {
     static const attention::LshHeadAnalysis none;

@@ -49,7 +49,7 @@ public:
     void setAnimating(bool on);
 
     QSize sizeHint() const override { return {1400, 900}; }
-    QSize minimumSizeHint() const override { return {600, 400}; }
+    QSize minimumSizeHint() const override;
 
     // Panel 3's sorted matrix of a round: one pixel per sorted pair, or per block of pairs above kMaxImageSide tokens.
     QImage sortedImage(int round) const

@@ -1,5 +1,7 @@
 #include "views/maskview.h"
 
+#include "views/viewfonts.h"
+
 #include "trace/names.h"
 
 #include "views/plottheme.h"
@@ -47,9 +49,6 @@ MaskView::MaskView(QWidget *parent)
     m_mask->setHoverText([this](int r, int c) { return maskText(r, c); });
     m_probs->setHoverText([this](int r, int c) { return valueText("attn.probs", tr("probability"), r, c); });
 
-    QFont font = m_caption->font();
-    font.setPointSizeF(std::max(11.0, font.pointSizeF()));
-    m_caption->setFont(font);
     m_caption->setAlignment(Qt::AlignCenter);
     m_caption->setWordWrap(true);
     m_caption->setText(
@@ -155,6 +154,7 @@ void MaskView::showMask(const char *source)
 
 void MaskView::applyTheme()
 {
+    m_caption->setFont(sizedFont(font(), 11));
     for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
         plot->setTheme(m_spec.theme);
     const ThemeColors colors = themeColors(m_spec.theme);

@@ -1,5 +1,7 @@
 #include "views/nexttokenview.h"
 
+#include "views/viewfonts.h"
+
 #include "views/plottheme.h"
 
 #include "views/tensorview.h"
@@ -47,7 +49,7 @@ NextTokenView::NextTokenView(QWidget *parent)
     m_plot->yAxis->setSubTicks(false);
     m_plot->xAxis->setLabel(tr("probability"));
     m_plot->plotLayout()->insertRow(0);
-    m_titleElement = new QCPTextElement(m_plot, QString(), QFont(font().family(), 12, QFont::Bold));
+    m_titleElement = new QCPTextElement(m_plot, QString(), sizedFont(font(), 12, true));
     m_plot->plotLayout()->addElement(0, 0, m_titleElement);
     m_plot->setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, &NextTokenView::showToolTip);
@@ -77,9 +79,7 @@ void NextTokenView::showMessage(const QString &text)
     m_bars.clear();
     m_title.clear();
     m_position = -1;
-    QFont f = m_message->font();
-    f.setPointSizeF(std::max<qreal>(12, f.pointSizeF()));
-    m_message->setFont(f);
+    m_message->setFont(sizedFont(font(), 12));
     m_message->setText(text);
     m_stack->setCurrentWidget(m_message);
 }
@@ -139,7 +139,7 @@ void NextTokenView::drawChart()
         value->position->setCoords(b.probability, double(i)); // (x = probability, y = bar)
         value->setPadding(QMargins(5, 0, 0, 0));
         value->setText(percent(b.probability));
-        value->setFont(QFont(font().family(), 10));
+        value->setFont(sizedFont(font(), 10));
         value->setColor(text);
         value->setClipToAxisRect(false);
     }
@@ -156,6 +156,7 @@ void NextTokenView::applyTheme()
     applyPlotTheme(m_plot, m_spec.theme);
     const bool dark = m_spec.theme == "dark";
     m_titleElement->setTextColor(dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
+    m_titleElement->setFont(sizedFont(font(), 12, true));
     const QColor bar = dark ? QColor(0x4ea3ff) : QColor(0x1f77b4);
     m_barsPlottable->setPen(Qt::NoPen);
     m_barsPlottable->setBrush(bar);

@@ -15,6 +15,7 @@
 #include <QLineEdit>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSlider>
 #include <QSpinBox>
 
@@ -66,7 +67,14 @@ PatternEditorView::PatternEditorView(QWidget *parent)
     right->addWidget(m_stripArea);
     right->addWidget(m_plot, 1);
     auto *layout = new QHBoxLayout(this);
-    layout->addWidget(buildControls());
+    // The controls scroll when the view is short (a projector at a large zoom); the pattern keeps the rest.
+    auto *controls = new QScrollArea(this);
+    controls->setWidget(buildControls());
+    controls->setWidgetResizable(true);
+    controls->setFrameShape(QFrame::NoFrame);
+    controls->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_controls = controls;
+    layout->addWidget(controls);
     layout->addLayout(right, 1);
     connect(m_strip, &TokenChipStrip::chipClicked, this, &PatternEditorView::toggleGlobal);
 }
@@ -74,7 +82,6 @@ PatternEditorView::PatternEditorView(QWidget *parent)
 QWidget *PatternEditorView::buildControls()
 {
     auto *panel = new QWidget(this);
-    panel->setFixedWidth(340);
     auto *grid = new QGridLayout(panel);
     grid->setContentsMargins(0, 0, 0, 0);
     m_kind = new QComboBox(panel);
@@ -105,7 +112,7 @@ QWidget *PatternEditorView::buildControls()
                                "Attention box shows it), so the other tabs show what it does."),
         panel);
     hint->setWordWrap(true);
-    hint->setFont(sizedFont(font(), font().pointSizeF() * 0.9));
+    hint->setFont(relativeFont(font(), 0.9));
     hint->setForegroundRole(QPalette::PlaceholderText);
     grid->addWidget(hint, row + 2, 0, 1, 3);
     grid->setRowStretch(row + 3, 1);
@@ -175,6 +182,8 @@ QSpinBox *PatternEditorView::spinBox(const std::string &key) const
 
 void PatternEditorView::refresh()
 {
+    // About 42 characters of the current font: the readout's formulas fit, at any zoom.
+    m_controls->setFixedWidth(fontMetrics().averageCharWidth() * 42 + m_controls->verticalScrollBar()->sizeHint().width());
     layOutHidden(this);
     m_message.clear();
     const auto *q = m_input.trace ? m_input.trace->find(names::layerTensor(m_spec.layer, "attn.q")) : nullptr;

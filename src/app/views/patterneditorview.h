@@ -88,6 +88,7 @@ private:
     QLineEdit *m_globalEdit = nullptr;
     QLabel *m_readout = nullptr;
     QScrollArea *m_stripArea = nullptr;
+    QScrollArea *m_controls = nullptr; // the parameters, scrolling when the view is short
     TokenChipStrip *m_strip = nullptr;
     HeatmapPlot *m_plot = nullptr;
 

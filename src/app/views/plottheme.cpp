@@ -1,5 +1,7 @@
 #include "views/plottheme.h"
 
+#include "views/viewfonts.h"
+
 #include <qcustomplot.h>
 
 namespace atlas {
@@ -18,7 +20,7 @@ void applyPlotTheme(QCustomPlot *plot, const std::string &theme)
     const ThemeColors colors = themeColors(theme);
     const QColor &background = colors.background, &text = colors.text, &axis = colors.axis;
     const QColor grid = theme == "dark" ? QColor(0x3a3d41) : QColor(0xe3e3e3);
-    const QFont tickFont(plot->font().family(), 10);
+    const QFont tickFont = sizedFont(plot->font(), 10);
     plot->setBackground(background);
     QList<QCPAxis *> axes;
     for (QCPAxisRect *r : plot->axisRects()) {

@@ -1,5 +1,7 @@
 #include "views/tensorview.h"
 
+#include "views/viewfonts.h"
+
 #include "views/colormaps.h"
 #include "views/plottheme.h"
 
@@ -172,9 +174,7 @@ void TensorView::setSlice(int index)
 
 void TensorView::showMessage(const QString &text, bool large)
 {
-    QFont f = font();
-    f.setPointSizeF(std::max<qreal>(large ? 28 : 12, f.pointSizeF()));
-    m_message->setFont(f);
+    m_message->setFont(sizedFont(font(), large ? 28 : 12));
     m_message->setText(text);
     m_stack->setCurrentWidget(m_message);
 }
@@ -428,9 +428,7 @@ void TensorView::applyTheme()
     applyPlotTheme(m_heatPlot, m_spec.theme);
     applyPlotTheme(m_barPlot, m_spec.theme);
     m_bars->setBrush(dark ? QColor(0x4ea3ff) : QColor(0x1f77b4));
-    QFont f = font();
-    f.setPointSizeF(std::max<qreal>(10, f.pointSizeF()));
-    m_header->setFont(f);
+    m_header->setFont(sizedFont(font(), 10));
 }
 
 void TensorView::showCellToolTip(QMouseEvent *event)

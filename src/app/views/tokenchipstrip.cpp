@@ -89,7 +89,7 @@ bool TokenChipStrip::isHighlighted(int position) const
 std::vector<QRect> TokenChipStrip::layoutChips(int width) const
 {
     const QFontMetrics fm(font());
-    const QFontMetrics small(sizedFont(font(), font().pointSizeF() * 0.8));
+    const QFontMetrics small(relativeFont(font(), 0.8));
     const int h = chipHeight();
     const int n = m_layout == Layout::Wrap ? std::min<int>(int(m_labels.size()), kMaxWrapped) : int(m_labels.size());
     std::vector<QRect> rects;
@@ -159,7 +159,7 @@ void TokenChipStrip::paintEvent(QPaintEvent *event)
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
     const QPalette pal = palette();
-    const QFont small = sizedFont(font(), font().pointSizeF() * 0.8);
+    const QFont small = relativeFont(font(), 0.8);
     // Row: the chips are ordered by x, so the first exposed one is found by bisection.
     const auto first = m_layout == Layout::Row ? std::lower_bound(m_rects.begin(), m_rects.end(), event->rect().left(),
                            [](const QRect &r, int x) { return r.right() < x; })
@@ -176,7 +176,7 @@ void TokenChipStrip::paintEvent(QPaintEvent *event)
                                        : pal.brush(QPalette::AlternateBase));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
         p.setPen(highlighted ? QColor(Qt::black) : pal.color(QPalette::Text));
-        p.setFont(sizedFont(font(), font().pointSizeF(), highlighted));
+        p.setFont(relativeFont(font(), 1.0, highlighted));
         p.drawText(r.adjusted(0, 2, 0, -r.height() / 2), Qt::AlignCenter, chipText(t));
         p.setPen(highlighted ? QColor(Qt::black) : pal.color(QPalette::PlaceholderText));
         p.setFont(small);

@@ -1,6 +1,6 @@
 #include "views/tokenlinesview.h"
 
-#include "views/tensorview.h"
+#include "views/plottheme.h"
 #include "views/viewfonts.h"
 
 #include <QMouseEvent>
@@ -17,6 +17,14 @@ constexpr qreal kAnchorGap = 6; // between a label and the end of its lines
 constexpr int kMaxLabelChars = 16;
 
 } // namespace
+
+// Two columns of token labels with room for the lines between them, a title, the legend and a few rows, at the
+// current font size.
+QSize TokenLinesView::minimumSizeHint() const
+{
+    const QFontMetrics label(sizedFont(font(), 11)), title(sizedFont(font(), 12, true));
+    return {2 * 14 * label.averageCharWidth() + 240, 3 * title.height() + 8 * label.height()};
+}
 
 TokenLinesView::TokenLinesView(QWidget *parent)
     : View(parent)

@@ -56,7 +56,7 @@ public:
     static QColor headColor(int head, int heads); // on the light theme
 
     QSize sizeHint() const override { return {720, 560}; }
-    QSize minimumSizeHint() const override { return {360, 240}; }
+    QSize minimumSizeHint() const override;
 
 protected:
     void refresh() override;

@@ -1,10 +1,20 @@
 #include "views/view.h"
 
+#include <QEvent>
+
 namespace atlas {
 
 View::View(QWidget *parent)
     : QWidget(parent)
 {
+    setFocusPolicy(Qt::ClickFocus); // a click (or Enter in the Input box) gives the stepping keys back to the window
+}
+
+void View::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        refresh();
 }
 
 void View::setInput(const ViewInput &input)

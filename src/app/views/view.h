@@ -20,6 +20,9 @@ public:
     virtual void setSpec(const ViewSpec &spec);
     const ViewSpec &spec() const { return m_spec; }
     const ViewInput &input() const { return m_input; }
+    // Text the last paint had to cut short or leave out for lack of room (a title, a caption): empty when
+    // everything fit. The classroom test holds every view to it at projector sizes and zooms.
+    const QStringList &clippedTexts() const { return m_clipped; }
 
 signals:
     // The user changed what the view shows from inside it (clicked a head, moved a slider): the Session
@@ -27,11 +30,20 @@ signals:
     void specEdited(const atlas::ViewSpec &spec);
 
 protected:
-    // Called after the input or the spec changed; redraw from m_input and m_spec.
+    // Called after the input or the spec changed, and when the font changed (the app's zoom); redraw from m_input
+    // and m_spec, sizing text with sizedFont (views/viewfonts.h).
     virtual void refresh() = 0;
+    void changeEvent(QEvent *event) override;
+
+    // A painted view calls these: clearClipped() when a paint starts, noteClipped(text) for text it elided.
+    void clearClipped() { m_clipped.clear(); }
+    void noteClipped(const QString &text) { m_clipped.append(text); }
 
     ViewInput m_input;
     ViewSpec m_spec;
+
+private:
+    QStringList m_clipped;
 };
 
 // A view drawn headless (`render`, export of a hidden view) is neither shown nor parented: it draws at once

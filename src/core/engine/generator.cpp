@@ -102,6 +102,11 @@ int Generator::generate()
         std::discrete_distribution<int> pick(w.begin(), w.end());
         next = order[static_cast<size_t>(pick(m_rng))];
     }
+    const float top = *std::max_element(z, z + V);
+    double sum = 0;
+    for (int i = 0; i < V; ++i)
+        sum += std::exp(double(z[i] - top));
+    m_lastProbability = std::exp(double(z[next] - top)) / sum;
     feed(next);
     return next;
 }

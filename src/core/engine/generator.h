@@ -25,6 +25,9 @@ public:
 
     // Samples the next token from the current logits, appends it and runs it through the model.
     int generate();
+    // The model's probability of the token generate() last chose, softmax(logits) at temperature 1 (before any
+    // sampling temperature or top-k): how sure the model itself was.
+    double lastProbability() const { return m_lastProbability; }
 
     const std::vector<int> &tokens() const { return m_tokens; }
     const Tensor &lastLogits() const { return m_logits; } // [V]: logits for the next position
@@ -44,6 +47,7 @@ private:
     std::vector<MatrixRM> m_keys, m_values; // per layer [context, D], rows [0, m_cached) filled
     int m_cached = 0;
     Tensor m_logits;
+    double m_lastProbability = 0;
 };
 
 } // namespace atlas

@@ -122,6 +122,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.causal = j.value("atlas_causal", true);
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
     c.validate(source);
     return c;
 }
@@ -146,6 +147,7 @@ std::string ModelConfig::toJson() const
         {"atlas_causal", causal},
         {"atlas_tokenizer", tokenizer},
         {"atlas_description", description},
+        {"atlas_sample", sample},
     };
     return j.dump(2) + "\n";
 }

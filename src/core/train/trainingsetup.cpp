@@ -15,6 +15,9 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.dFF = 4 * run.dModel;
     }
     config.description = run.description.empty() ? task->summary() : run.description;
+    std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
+    const Example example = task->sample(rng, true);
+    config.sample.assign(example.tokens.begin(), example.tokens.end()); // tasks use bytes as tokens
     config.validate("train --task " + run.task);
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
     model->name = run.task;

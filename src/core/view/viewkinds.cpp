@@ -5,16 +5,16 @@ namespace atlas {
 const std::vector<ViewKind> &viewKinds()
 {
     static const std::vector<ViewKind> kinds = {
-        {"attention", "Attention", "one head's attention weights as a heat map"},
-        {"heads", "All heads", "every layer × head at once"},
-        {"lines", "Token lines", "token-to-token lines of one head or all heads"},
-        {"mask", "Mask", "scores, mask and probabilities side by side"},
-        {"next-token", "Next token", "the next-token distribution"},
-        {"tensor", "Tensor", "any traced tensor"},
-        {"kernels", "Kernels", "one head under every efficient attention kernel"},
-        {"lsh", "LSH", "Reformer's LSH buckets, sorted chunks and misses"},
-        {"approximation", "Low-rank", "Linformer and Performer against exact softmax"},
-        {"pattern", "Pattern", "the editor of a fixed sparse pattern"},
+        {"attention", "Attention", "one head's attention weights as a heat map", "Attention"},
+        {"heads", "All heads", "every layer × head at once", "Attention"},
+        {"lines", "Token lines", "token-to-token lines of one head or all heads", "Attention"},
+        {"mask", "Mask", "scores, mask and probabilities side by side", "Attention"},
+        {"next-token", "Next token", "the next-token distribution", "Inside the model"},
+        {"tensor", "Tensor", "any traced tensor", "Inside the model"},
+        {"kernels", "Kernels", "one head under every efficient attention kernel", "Efficient attention"},
+        {"lsh", "LSH", "Reformer's LSH buckets, sorted chunks and misses", "Efficient attention"},
+        {"approximation", "Low-rank", "Linformer and Performer against exact softmax", "Efficient attention"},
+        {"pattern", "Pattern", "the editor of a fixed sparse pattern", "Efficient attention"},
     };
     return kinds;
 }

@@ -13,6 +13,7 @@ struct ViewKind
     std::string kind; // "attention"
     std::string title; // "Attention"
     std::string summary; // "one head's attention weights as a heat map"
+    std::string group; // the app's upper row of tabs: "Attention", "Inside the model", "Efficient attention"
 };
 
 const std::vector<ViewKind> &viewKinds();

@@ -1,0 +1,89 @@
+#include "viewnavigator.h"
+
+#include "view/viewkinds.h"
+#include "views/view.h"
+#include "views/viewfactory.h"
+
+#include <QScrollArea>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
+
+namespace atlas {
+
+ViewNavigator::ViewNavigator(QWidget *parent)
+    : QWidget(parent)
+    , m_groups(new QTabWidget(this))
+{
+    m_groups->setObjectName("viewGroups");
+    m_groups->setDocumentMode(true);
+    std::map<std::string, QTabWidget *> inner;
+    for (const ViewKind &kind : viewKinds()) {
+        QTabWidget *&group = inner[kind.group];
+        if (group == nullptr) {
+            group = new QTabWidget(m_groups);
+            group->setDocumentMode(true);
+            m_groups->addTab(group, tr(kind.group.c_str()));
+            connect(group, &QTabWidget::currentChanged, this, [this] { emit currentChanged(currentIndex()); });
+        }
+        // Each view in a scroll area: where the window is smaller than what a view needs at this zoom (its font-
+        // scaled minimum size), it scrolls instead of cutting its text or squeezing its plots.
+        auto *scroll = new QScrollArea(group);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        View *view = createView(kind.kind).release();
+        scroll->setWidget(view);
+        group->addTab(scroll, tr(kind.title.c_str()));
+        group->setTabToolTip(group->count() - 1, tr(kind.summary.c_str()));
+        m_views.push_back(view);
+        m_groupOf.push_back(group);
+    }
+    connect(m_groups, &QTabWidget::currentChanged, this, [this] { emit currentChanged(currentIndex()); });
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_groups);
+}
+
+View *ViewNavigator::currentView() const
+{
+    auto *group = qobject_cast<QTabWidget *>(m_groups->currentWidget());
+    auto *scroll = group ? qobject_cast<QScrollArea *>(group->currentWidget()) : nullptr;
+    return scroll ? qobject_cast<View *>(scroll->widget()) : nullptr;
+}
+
+int ViewNavigator::currentIndex() const
+{
+    const auto it = std::find(m_views.begin(), m_views.end(), currentView());
+    return it == m_views.end() ? -1 : int(it - m_views.begin());
+}
+
+std::string ViewNavigator::currentKind() const
+{
+    const int index = currentIndex();
+    return index < 0 ? std::string() : viewKinds().at(size_t(index)).kind;
+}
+
+void ViewNavigator::setCurrentIndex(int index)
+{
+    if (index < 0 || index >= count() || index == currentIndex())
+        return;
+    QTabWidget *group = m_groupOf[size_t(index)];
+    const QSignalBlocker block(group); // one currentChanged, from the outer switch or below
+    group->setCurrentWidget(m_views[size_t(index)]->parentWidget()->parentWidget()); // view ← viewport ← area
+    if (m_groups->currentWidget() != group)
+        m_groups->setCurrentWidget(group);
+    else
+        emit currentChanged(index);
+}
+
+void ViewNavigator::setCurrentKind(const std::string &kind)
+{
+    const std::vector<ViewKind> &kinds = viewKinds();
+    for (size_t i = 0; i < kinds.size(); ++i)
+        if (kinds[i].kind == kind)
+            setCurrentIndex(int(i));
+}
+
+} // namespace atlas

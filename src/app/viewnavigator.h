@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QWidget>
+
+#include <string>
+#include <vector>
+
+class QTabWidget;
+
+namespace atlas {
+
+class View;
+
+// Every view of view/viewkinds.cpp in two rows of tabs: the groups on top (Attention, Inside the model, Efficient
+// attention …), the group's views below. Two short rows stay readable on a projector at any zoom where one row
+// of every view would not. Indices count views in the table's order.
+class ViewNavigator : public QWidget
+{
+    Q_OBJECT
+
+public:
+    explicit ViewNavigator(QWidget *parent = nullptr);
+
+    const std::vector<View *> &views() const { return m_views; }
+    int count() const { return int(m_views.size()); }
+    int currentIndex() const;
+    View *currentView() const;
+    std::string currentKind() const;
+    void setCurrentIndex(int index);
+    void setCurrentKind(const std::string &kind); // ignored for an unknown kind
+
+signals:
+    void currentChanged(int index); // another view is on screen
+
+private:
+    QTabWidget *m_groups;
+    std::vector<View *> m_views;
+    std::vector<QTabWidget *> m_groupOf; // per view: the inner tab widget holding it
+};
+
+} // namespace atlas

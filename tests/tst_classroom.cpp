@@ -1,0 +1,222 @@
+// The explorer as a lecturer uses it: every tab laid out without clipping at 1280×720 and 1920×1080, at zoom 100 %
+// and 150 %, in both themes; the stepping keys after Enter; the tab and zoom shortcuts. Set ATLAS_SCREENSHOTS=DIR to
+// save a picture of every tab at every size.
+#include "mainwindow.h"
+#include "session/session.h"
+#include "view/viewkinds.h"
+#include "views/heatmapplot.h"
+#include "viewnavigator.h"
+#include "views/view.h"
+#include "zoomcontroller.h"
+
+#include <QAbstractScrollArea>
+#include <QApplication>
+#include <QDockWidget>
+#include <QLabel>
+#include <QLineEdit>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QSettings>
+#include <QTest>
+
+#include <qcustomplot.h>
+
+using namespace atlas;
+
+namespace {
+
+// Inside a scroll area a widget may be larger than what shows: that is scrolling, not clipping. A view's own
+// scroll area does not count: a view is never smaller than the minimum it asks for, and inside it nothing may cut.
+bool insideScrollArea(const QWidget *w, const QWidget *top)
+{
+    for (const QWidget *p = w->parentWidget(); p && p != top && !qobject_cast<const View *>(p); p = p->parentWidget())
+        if (qobject_cast<const QAbstractScrollArea *>(p))
+            return true;
+    return false;
+}
+
+// What does not fit in the window as it is laid out now: labels cut short, plots squeezed, tabs hidden, views
+// that had to elide text.
+QStringList layoutProblems(QMainWindow &window)
+{
+    QStringList problems;
+    for (QLabel *label : window.findChildren<QLabel *>()) {
+        if (!label->isVisibleTo(&window) || label->text().isEmpty() || insideScrollArea(label, &window))
+            continue;
+        if (label->wordWrap() ? label->height() + 1 < label->heightForWidth(label->width())
+                              : label->width() + 1 < label->sizeHint().width())
+            problems << QString("label '%1' is cut: %2×%3, needs %4")
+                            .arg(label->text().left(40))
+                            .arg(label->width())
+                            .arg(label->height())
+                            .arg(label->wordWrap() ? label->heightForWidth(label->width()) : label->sizeHint().width());
+    }
+    for (QCustomPlot *plot : window.findChildren<QCustomPlot *>()) {
+        if (!plot->isVisibleTo(&window) || insideScrollArea(plot, &window))
+            continue;
+        if (auto *heat = qobject_cast<HeatmapPlot *>(plot); heat && heat->showingMessage())
+            continue;
+        for (QCPAxisRect *r : plot->axisRects())
+            if (r->width() < 80 || r->height() < 60)
+                problems << QString("a plot's axes are squeezed to %1×%2 in %3")
+                                .arg(r->width())
+                                .arg(r->height())
+                                .arg(plot->parentWidget()->metaObject()->className());
+    }
+    for (QTabBar *bar : window.findChildren<QTabBar *>()) {
+        if (!bar->isVisibleTo(&window))
+            continue;
+        for (int i = 0; i < bar->count(); ++i)
+            if (!bar->rect().contains(bar->tabRect(i))
+                || bar->tabRect(i).width() < bar->fontMetrics().horizontalAdvance(bar->tabText(i)))
+                problems << QString("tab '%1' does not fit its bar").arg(bar->tabText(i));
+    }
+    for (View *view : window.findChildren<View *>())
+        if (view->isVisibleTo(&window))
+            for (const QString &text : view->clippedTexts())
+                problems << QString("the %1 view cut '%2'").arg(QString::fromStdString(view->spec().view), text.left(60));
+    return problems;
+}
+
+} // namespace
+
+class TestClassroom : public QObject
+{
+    Q_OBJECT
+
+    static void waitIdle(Session &session)
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000);
+        QTest::qWait(20);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && !session.analysis().pending, 30000);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("TransformerAtlasTest");
+        QCoreApplication::setApplicationName("tst_classroom");
+        QSettings().clear();
+        QFont font = QApplication::font();
+        font.setPointSizeF(10); // the app's own default (main.cpp)
+        QApplication::setFont(font);
+    }
+
+    void everyTabFitsAtProjectorSizesAndZooms_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<double>("zoom");
+        QTest::addColumn<QString>("theme");
+        QTest::newRow("1280x720 100%") << QSize(1280, 720) << 1.0 << "light";
+        QTest::newRow("1280x720 150%") << QSize(1280, 720) << 1.5 << "dark";
+        QTest::newRow("1920x1080 100%") << QSize(1920, 1080) << 1.0 << "dark";
+        QTest::newRow("1920x1080 150%") << QSize(1920, 1080) << 1.5 << "light";
+    }
+
+    void everyTabFitsAtProjectorSizesAndZooms()
+    {
+        QFETCH(QSize, size);
+        QFETCH(double, zoom);
+        QFETCH(QString, theme);
+        const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS");
+        Session session;
+        ViewSpec spec;
+        spec.model = "reverse";
+        spec.text = "abcdefgh>hgfedcba";
+        spec.theme = theme.toStdString();
+        session.setSpec(spec);
+        MainWindow window(&session);
+        window.zoom()->setZoom(zoom);
+        window.resize(size);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        if (qEnvironmentVariableIsSet("ATLAS_DEBUG_SIZES")) {
+            qDebug() << "window min" << window.minimumSizeHint();
+            for (QDockWidget *d : window.findChildren<QDockWidget *>())
+                qDebug() << d->objectName() << d->minimumSizeHint() << d->isVisible();
+            for (View *v : window.navigator()->views())
+                qDebug() << v->metaObject()->className() << v->minimumSizeHint();
+            qDebug() << "navigator" << window.navigator()->minimumSizeHint();
+            for (QToolBar *t : window.findChildren<QToolBar *>())
+                qDebug() << "toolbar" << t->minimumSizeHint() << t->sizeHint();
+        }
+        QVERIFY2(window.minimumSizeHint().width() <= size.width() && window.minimumSizeHint().height() <= size.height(),
+            qPrintable(QString("the window needs at least %1×%2")
+                           .arg(window.minimumSizeHint().width())
+                           .arg(window.minimumSizeHint().height())));
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        ViewNavigator *tabs = window.navigator();
+        QStringList problems;
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            waitIdle(session);
+            QTest::qWait(60); // queued replots and relabelling
+            window.grab(); // paint every view once, so painted views report what they cut
+            const QString kind = QString::fromStdString(viewKinds()[size_t(i)].kind);
+            for (const QString &p : layoutProblems(window))
+                problems << kind + ": " + p;
+            if (!dir.isEmpty())
+                QVERIFY(window.grab().save(QString("%1/%2x%3-%4-%5.png")
+                                               .arg(dir)
+                                               .arg(size.width())
+                                               .arg(size.height())
+                                               .arg(int(zoom * 100))
+                                               .arg(kind)));
+        }
+        problems.removeDuplicates();
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        window.zoom()->setZoom(1.0);
+    }
+
+    // After Enter in the Input box the focus leaves it, so Space steps instead of typing a space.
+    void steppingKeysWorkAfterEnter()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        auto *box = window.findChild<QDockWidget *>("Input")->findChild<QLineEdit *>();
+        box->setFocus();
+        box->setText("abcd>dcba");
+        QTest::keyClick(box, Qt::Key_Return);
+        waitIdle(session);
+        QVERIFY(!box->hasFocus());
+        QTest::keyClick(window.focusWidget() ? window.focusWidget() : &window, Qt::Key_Home);
+        waitIdle(session);
+        QCOMPARE(session.cursor(), 0);
+        QTest::keyClick(window.focusWidget() ? window.focusWidget() : &window, Qt::Key_Space);
+        waitIdle(session);
+        QCOMPARE(session.cursor(), 1);
+        QCOMPARE(box->text(), QString("abcd>dcba")); // no space typed into it
+    }
+
+    void tabAndZoomShortcuts()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        ViewNavigator *tabs = window.navigator();
+        QTest::keyClick(&window, Qt::Key_3, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 2);
+        QTest::keyClick(&window, Qt::Key_PageDown, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 3);
+        QCOMPARE(session.spec().view, viewKinds()[3].kind); // the spec names the tab on screen
+        const double before = QApplication::font().pointSizeF();
+        QTest::keyClick(&window, Qt::Key_Equal, Qt::ControlModifier);
+        QVERIFY(QApplication::font().pointSizeF() > before);
+        QCOMPARE(QSettings().value("view/zoom").toDouble(), window.zoom()->zoom());
+        QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
+        QCOMPARE(QApplication::font().pointSizeF(), before);
+    }
+};
+
+QTEST_MAIN(TestClassroom)
+#include "tst_classroom.moc"
