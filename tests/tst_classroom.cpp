@@ -4,8 +4,8 @@
 #include "mainwindow.h"
 #include "session/session.h"
 #include "view/viewkinds.h"
-#include "views/heatmapplot.h"
 #include "viewnavigator.h"
+#include "views/heatmapplot.h"
 #include "views/view.h"
 #include "zoomcontroller.h"
 
@@ -14,11 +14,11 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSettings>
 #include <QTabBar>
 #include <QTabWidget>
-#include <QToolBar>
-#include <QSettings>
 #include <QTest>
+#include <QToolBar>
 
 #include <qcustomplot.h>
 
@@ -75,7 +75,8 @@ QStringList layoutProblems(QMainWindow &window)
     for (View *view : window.findChildren<View *>())
         if (view->isVisibleTo(&window))
             for (const QString &text : view->clippedTexts())
-                problems << QString("the %1 view cut '%2'").arg(QString::fromStdString(view->spec().view), text.left(60));
+                problems
+                    << QString("the %1 view cut '%2'").arg(QString::fromStdString(view->spec().view), text.left(60));
     return problems;
 }
 

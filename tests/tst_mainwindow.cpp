@@ -130,7 +130,8 @@ private slots:
         QCOMPARE(report.tokens.back().cachedPositions, int(before + 4));
         for (const GeneratedToken &t : report.tokens)
             QVERIFY(t.probability > 0 && t.probability <= 1);
-        QCOMPARE(report.prompt + report.continuation, QString::fromStdString(session.spec().text)); // the Input box follows
+        QCOMPARE(
+            report.prompt + report.continuation, QString::fromStdString(session.spec().text)); // the Input box follows
         QCOMPARE(session.spec().text.size(), before + 4); // bytes
 
         // A model with a short context (austen: 128 characters) stops when it is full and keeps what it wrote.

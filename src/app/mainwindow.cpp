@@ -1,23 +1,23 @@
 #include "mainwindow.h"
 #include "ui_mainwindow.h"
 
+#include "dialogs/shortcutsdialog.h"
 #include "model/builtinmodels.h"
 #include "panels/attentionkernelbar.h"
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
-#include "panels/operationpanel.h"
 #include "panels/modelinfopanel.h"
+#include "panels/operationpanel.h"
 #include "panels/trainpanel.h"
-#include "dialogs/shortcutsdialog.h"
-#include "viewnavigator.h"
-#include "zoomcontroller.h"
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
+#include "viewnavigator.h"
 #include "views/view.h"
 #include "views/viewexport.h"
 #include "views/viewfactory.h"
+#include "zoomcontroller.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -305,12 +305,13 @@ void MainWindow::connectSession()
         setWindowTitle(QString::fromStdString(m_session->model()->name)); // Qt appends " — Transformer Atlas"
         const ModelConfig &c = m_session->model()->config;
         m_models->setToolTip(QString::fromStdString(c.description));
-        statusBar()->showMessage(tr("%1: %2 layers × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
-                                     .arg(QString::fromStdString(m_session->model()->name))
-                                     .arg(c.layers)
-                                     .arg(c.heads)
-                                     .arg(c.dModel)
-                                     .arg(c.context),
+        statusBar()->showMessage(
+            tr("%1: %2 layers × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
+                .arg(QString::fromStdString(m_session->model()->name))
+                .arg(c.layers)
+                .arg(c.heads)
+                .arg(c.dModel)
+                .arg(c.context),
             20000);
         syncControls();
     });
@@ -323,9 +324,8 @@ void MainWindow::connectSession()
         m_progress->setRange(0, total);
         m_progress->setValue(done);
     });
-    connect(m_session, &Session::noticed, this, [this](const QString &message) {
-        statusBar()->showMessage(message, 15000);
-    });
+    connect(m_session, &Session::noticed, this,
+        [this](const QString &message) { statusBar()->showMessage(message, 15000); });
     connect(m_session, &Session::errorOccurred, this, [this](const QString &message) {
         syncModelBox(); // a model that failed to open is not the one on screen
         statusBar()->showMessage(message, 15000);

@@ -49,7 +49,8 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent)
         if (top->menu() != nullptr)
             collect(top->menu(), top->text().remove('&'), rows);
     const QString elsewhere = tr("Elsewhere");
-    rows.push_back({elsewhere, tr("Enter"), tr("In the Input box: tokenize and run the text; the stepping keys work again")});
+    rows.push_back(
+        {elsewhere, tr("Enter"), tr("In the Input box: tokenize and run the text; the stepping keys work again")});
     rows.push_back({elsewhere, tr("#ids"), tr("In the Input box: give token ids directly, e.g. #84,104,101")});
     rows.push_back({elsewhere, tr("Click a token chip"), tr("Make that position padding, or not")});
     rows.push_back({elsewhere, tr("Click a head"), tr("In All heads: open that head in the Attention tab")});

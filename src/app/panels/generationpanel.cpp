@@ -79,7 +79,8 @@ QString GenerationPanel::continuationText() const
 void GenerationPanel::show(const GenerationReport &report)
 {
     const auto visible = [](QString text) { return text.replace('\n', QStringLiteral("⏎")).toHtmlEscaped(); };
-    QString html = visible(report.prompt) + QStringLiteral("<b style='color:#e8710a'>%1</b>").arg(visible(report.continuation));
+    QString html
+        = visible(report.prompt) + QStringLiteral("<b style='color:#e8710a'>%1</b>").arg(visible(report.continuation));
     if (!report.stopped.isEmpty())
         html += "<br><i>" + report.stopped.toHtmlEscaped() + "</i>";
     m_text->setText(html);

@@ -44,17 +44,20 @@ void ModelInfoPanel::showModel()
                        .arg(QString::fromStdString(model->name).toHtmlEscaped(),
                            QString::fromStdString(c.description).toHtmlEscaped());
     html += row(tr("layers × heads"), QStringLiteral("%1 × %2").arg(c.layers).arg(c.heads));
-    html += row(tr("d_model · d_head · d_ff"), QStringLiteral("%1 · %2 · %3").arg(c.dModel).arg(c.headDim()).arg(c.dFF));
+    html
+        += row(tr("d_model · d_head · d_ff"), QStringLiteral("%1 · %2 · %3").arg(c.dModel).arg(c.headDim()).arg(c.dFF));
     html += row(tr("vocabulary"), tr("%1 (%2 tokenizer)").arg(c.vocab).arg(QString::fromStdString(c.tokenizer)));
     html += row(tr("context"), tr("%1 tokens").arg(c.context));
     html += row(tr("parameters"), QLocale().toString(qlonglong(model->parameterCount())));
     html += row(tr("attention"), c.causal ? tr("causal (a decoder)") : tr("bidirectional (an encoder)"));
     html += row(tr("positions"), c.positions == PositionKind::Learned ? tr("learned") : tr("sinusoidal"));
-    html += row(tr("LayerNorm"), c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-LN)")
-                                                                        : tr("after each residual add (post-LN)"));
+    html += row(tr("LayerNorm"),
+        c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-LN)")
+                                               : tr("after each residual add (post-LN)"));
     html += row(tr("activation"), c.activation == Activation::Relu ? QStringLiteral("ReLU") : QStringLiteral("GELU"));
     if (!c.sample.empty())
-        html += row(tr("sample input"), QStringLiteral("<tt>%1</tt>").arg(QString::fromStdString(c.sample).toHtmlEscaped()));
+        html += row(
+            tr("sample input"), QStringLiteral("<tt>%1</tt>").arg(QString::fromStdString(c.sample).toHtmlEscaped()));
     if (!model->directory.empty())
         html += row(tr("directory"), QString::fromStdString(model->directory).toHtmlEscaped());
     m_label->setText(html + QStringLiteral("</table>"));

@@ -86,8 +86,8 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
         const std::string shown = useSample ? model->config.sample : text;
         Input input;
         input.tokens = !useSample && !tokens.empty() ? tokens
-            : tokenizer->canEncode()                  ? tokenizer->encode(shown)
-                                                      : std::vector<int> {0};
+            : tokenizer->canEncode()                 ? tokenizer->encode(shown)
+                                                     : std::vector<int> {0};
         QString notice;
         if (int(input.tokens.size()) > model->config.context) {
             notice = tr("The input has %1 tokens, more than the %2 of %3's context: it was cut to the first %2.")

@@ -19,7 +19,6 @@ constexpr int kMaxPooled = 1024; // never hand QCustomPlot more than this many c
 constexpr int kMaxMeasuredLabels = 4096; // longer inputs are always labelled in steps
 constexpr int kLabelChars = 12; // longer token labels are cut with an ellipsis
 
-
 QString shortLabel(const QString &label)
 {
     return label.size() <= kLabelChars ? label : label.left(kLabelChars - 1) + QChar(0x2026);
@@ -103,7 +102,8 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
             return;
         ++m_retickDepth;
         updateTicks();
-        QMetaObject::invokeMethod(this, [this] { m_retickDepth = 0; }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this] { m_retickDepth = 0; }, Qt::QueuedConnection);
     });
 }
 
@@ -467,8 +467,9 @@ void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int 
     for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels; ++i)
         widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
     const int perLabel = horizontal ? std::min(fm.height(), widest + 4) : fm.height();
-    int step = count * perLabel <= pixels && count <= kMaxMeasuredLabels ? 1
-                                                                        : labelStep(count, pixels * 2 / (3 * fm.height()));
+    int step = count * perLabel <= pixels && count <= kMaxMeasuredLabels
+        ? 1
+        : labelStep(count, pixels * 2 / (3 * fm.height()));
     QVector<double> ticks;
     QVector<QString> texts;
     for (int i = 0; i < count; i += step) {

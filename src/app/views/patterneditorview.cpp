@@ -183,7 +183,8 @@ QSpinBox *PatternEditorView::spinBox(const std::string &key) const
 void PatternEditorView::refresh()
 {
     // About 42 characters of the current font: the readout's formulas fit, at any zoom.
-    m_controls->setFixedWidth(fontMetrics().averageCharWidth() * 42 + m_controls->verticalScrollBar()->sizeHint().width());
+    m_controls->setFixedWidth(
+        fontMetrics().averageCharWidth() * 42 + m_controls->verticalScrollBar()->sizeHint().width());
     layOutHidden(this);
     m_message.clear();
     const auto *q = m_input.trace ? m_input.trace->find(names::layerTensor(m_spec.layer, "attn.q")) : nullptr;
