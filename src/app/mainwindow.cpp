@@ -2,6 +2,7 @@
 #include "ui_mainwindow.h"
 
 #include "dialogs/shortcutsdialog.h"
+#include "icons.h"
 #include "model/builtinmodels.h"
 #include "panels/attentionkernelbar.h"
 #include "panels/generationpanel.h"
@@ -64,6 +65,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     createDocks();
     createToolBarWidgets();
     createTabActions();
+    paintIcons();
     connectActions();
     connectSession();
     restoreSettings();
@@ -115,11 +117,6 @@ void MainWindow::createDocks()
 void MainWindow::createToolBarWidgets()
 {
     auto *bar = m_ui->stepToolBar;
-    const QStyle *s = style();
-    m_ui->actionRewind->setIcon(s->standardIcon(QStyle::SP_MediaSkipBackward));
-    m_ui->actionBack->setIcon(s->standardIcon(QStyle::SP_MediaSeekBackward));
-    m_ui->actionStep->setIcon(s->standardIcon(QStyle::SP_MediaSeekForward));
-    m_ui->actionRunToEnd->setIcon(s->standardIcon(QStyle::SP_MediaSkipForward));
     bar->addSeparator();
     m_models = new QComboBox(this);
     m_models->setToolTip(tr("The built-in models; File ▸ Open Model Directory opens your own"));
@@ -130,7 +127,7 @@ void MainWindow::createToolBarWidgets()
     bar->addWidget(new QLabel(tr(" Model "), this));
     bar->addWidget(m_models);
     auto *info = new QToolButton(this);
-    info->setText(QStringLiteral("ⓘ"));
+    m_infoButton = info;
     info->setToolTip(tr("What this model is, what to look at, its shape (the Model panel)"));
     connect(info, &QToolButton::clicked, this, [this] {
         QDockWidget *dock = findChild<QDockWidget *>(tr("Model"));
@@ -334,6 +331,24 @@ void MainWindow::connectSession()
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
     });
+}
+
+// The toolbar's icons in the palette's text colour: visible on the light and on the dark palette.
+void MainWindow::paintIcons()
+{
+    const QColor color = palette().color(QPalette::ButtonText);
+    m_ui->actionRewind->setIcon(appIcon(AppIcon::Rewind, color));
+    m_ui->actionBack->setIcon(appIcon(AppIcon::StepBack, color));
+    m_ui->actionStep->setIcon(appIcon(AppIcon::Step, color));
+    m_ui->actionRunToEnd->setIcon(appIcon(AppIcon::RunToEnd, color));
+    m_infoButton->setIcon(appIcon(AppIcon::Info, color));
+}
+
+void MainWindow::changeEvent(QEvent *event)
+{
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && m_infoButton)
+        paintIcons();
 }
 
 void MainWindow::syncModelBox()

@@ -41,6 +41,7 @@ protected:
     void closeEvent(QCloseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void showEvent(QShowEvent *event) override;
+    void changeEvent(QEvent *event) override; // a new palette: the icons are drawn again
 
 private:
     void createDocks();
@@ -50,6 +51,7 @@ private:
     void refreshCurrentView();
     void syncControls();
     void syncModelBox();
+    void paintIcons();
     void moveSelection(int dLayer, int dHead);
     void exportCurrentView();
     void restoreSettings();
@@ -65,6 +67,7 @@ private:
     QSpinBox *m_head = nullptr;
     QProgressBar *m_progress = nullptr;
     QToolBar *m_attentionBar = nullptr;
+    QToolButton *m_infoButton = nullptr;
     QToolButton *m_cancel = nullptr;
     ZoomController *m_zoom = nullptr;
     QByteArray m_windowedState; // docks and toolbars before full screen

@@ -7,6 +7,8 @@
 #include <QListWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace atlas {
 
 OperationPanel::OperationPanel(Session *session, QWidget *parent)
@@ -40,7 +42,12 @@ OperationPanel::OperationPanel(Session *session, QWidget *parent)
 void OperationPanel::fitToFont()
 {
     m_details->setMinimumHeight(fontMetrics().height() * 4);
-    m_list->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("36. L11  weighted sum of V")) + 40);
+    int widest = fontMetrics().horizontalAdvance(QStringLiteral("36. L11  weighted sum of V"));
+    for (int i = 0; i < m_list->count(); ++i)
+        widest = std::max(widest, fontMetrics().horizontalAdvance(m_list->item(i)->text()));
+    // The dock's tabs (Generate, Operations, Train) share this width: they must not be cut either.
+    const int tabs = fontMetrics().horizontalAdvance(tr("Generate") + tr("Operations") + tr("Train")) + 90;
+    m_list->setMinimumWidth(std::max(widest + 40, tabs));
 }
 
 void OperationPanel::changeEvent(QEvent *event)
@@ -48,6 +55,8 @@ void OperationPanel::changeEvent(QEvent *event)
     QWidget::changeEvent(event);
     if (event->type() == QEvent::FontChange)
         fitToFont();
+    if (event->type() == QEvent::PaletteChange && m_session->program())
+        showCursor(); // the colours of run and not-yet-run operations come from the palette
 }
 
 void OperationPanel::rebuild()
@@ -66,6 +75,7 @@ void OperationPanel::rebuild()
         m_list->item(int(i))->setText(QString("%1. %2%3").arg(i + 1, 3).arg(where, QString::fromStdString(op.label)));
         m_list->item(int(i))->setToolTip(QString::fromStdString(op.name));
     }
+    fitToFont();
     showCursor();
 }
 

@@ -7,6 +7,7 @@
 #include "views/approximationerrorplot.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
+#include "views/viewfonts.h"
 
 #include "util/error.h"
 
@@ -92,6 +93,8 @@ ApproximationView::ApproximationView(QWidget *parent)
 // the current font size.
 QSize ApproximationView::minimumSizeHint() const
 {
+    if (!m_message.isEmpty()) // a message on the left map alone
+        return {QFontMetrics(sizedFont(font(), 13)).averageCharWidth() * 40, 240};
     const QSize map = m_exact->minimumSizeHint();
     const int line = fontMetrics().height();
     const int plot = std::max(map.width() + 40, 36 * fontMetrics().averageCharWidth());

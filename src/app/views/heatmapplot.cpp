@@ -101,6 +101,10 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
         if (!m_data || m_showingMessage || m_retickDepth > 1)
             return;
         ++m_retickDepth;
+        const QString title = m_title->text();
+        wrapTitle(); // the axes' column may have grown or shrunk
+        if (m_title->text() != title)
+            replot(rpQueuedReplot);
         updateTicks();
         QMetaObject::invokeMethod(
             this, [this] { m_retickDepth = 0; }, Qt::QueuedConnection);
@@ -270,9 +274,11 @@ void HeatmapPlot::setTitle(const QString &title)
     replot(rpQueuedReplot);
 }
 
+// The title sits over the axes' column only (the colour bar has its own): it is wrapped to that column's width.
 void HeatmapPlot::wrapTitle()
 {
-    m_title->setText(wrappedToWidth(m_titleText, QFontMetrics(m_title->font()), std::max(80, width() - 16)));
+    const int column = axisRect()->outerRect().width() > 40 ? axisRect()->outerRect().width() - 8 : width() - 110;
+    m_title->setText(wrappedToWidth(m_titleText, QFontMetrics(m_title->font()), std::max(60, column)));
 }
 
 void HeatmapPlot::setAxisTitles(const QString &xTitle, const QString &yTitle)

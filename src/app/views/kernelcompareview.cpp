@@ -79,6 +79,8 @@ QSize KernelCompareView::sizeHint() const
 // title, and the time plot beside them: at the current font size (the app's zoom).
 QSize KernelCompareView::minimumSizeHint() const
 {
+    if (!m_message.isEmpty() || m_entries.empty()) // only a message (and the plot): no panels to make room for
+        return {QFontMetrics(sizedFont(font(), 13)).averageCharWidth() * 50, 320};
     const QFontMetrics text(sizedFont(font(), 8)), title(sizedFont(font(), 12, true));
     const int panels = 4 * (19 * text.averageCharWidth() + 10);
     return {int(panels / (1 - kPlotShare)) + 3 * kMargin, 3 * title.height() + 2 * (10 * text.height() + 80)};

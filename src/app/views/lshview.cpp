@@ -85,6 +85,8 @@ void LshView::mousePressEvent(QMouseEvent *event)
 // with their captions, about 30 lines of the small font in all: at the current font size.
 QSize LshView::minimumSizeHint() const
 {
+    if (!m_message.isEmpty() || data().rounds == 0) // a message alone
+        return {QFontMetrics(sizedFont(font(), 13)).averageCharWidth() * 40, 160};
     const QFontMetrics small(sizedFont(font(), 8.5));
     return {2 * 44 * small.averageCharWidth() + 4 * kMargin, 30 * small.height() + 2 * kMargin};
 }
@@ -148,6 +150,7 @@ void LshView::adopt(Built built)
         m_round = 0;
     m_round = std::clamp(m_round, 0, std::max(0, data().rounds - 1));
     setAnimating(true);
+    updateGeometry();
     update();
 }
 

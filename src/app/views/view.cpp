@@ -21,12 +21,14 @@ void View::setInput(const ViewInput &input)
 {
     m_input = input;
     refresh();
+    updateGeometry(); // what it shows decides the room it asks for (a message needs little)
 }
 
 void View::setSpec(const ViewSpec &spec)
 {
     m_spec = spec;
     refresh();
+    updateGeometry();
 }
 
 } // namespace atlas
