@@ -7,9 +7,12 @@
 #include "panels/attentionkernelbar.h"
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
+#include "panels/lessonpanel.h"
 #include "panels/modelinfopanel.h"
 #include "panels/operationpanel.h"
 #include "panels/trainpanel.h"
+#include "presentationmode.h"
+#include "session/lessonplayer.h"
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
@@ -28,6 +31,7 @@
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -68,7 +72,11 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     paintIcons();
     connectActions();
     connectSession();
+    connectLessons();
     restoreSettings();
+    // The menus' shortcuts keep working while the menu bar is hidden (full screen, presentation).
+    for (QMenu *menu : menuBar()->findChildren<QMenu *>())
+        addActions(menu->actions());
 }
 
 MainWindow::~MainWindow() = default;
@@ -102,10 +110,14 @@ void MainWindow::createDocks()
     addDock(ops, tr("Operations"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(addDock(new GenerationPanel(m_session, this), tr("Generate"), Qt::LeftDockWidgetArea, true),
         findChild<QDockWidget *>(tr("Operations")));
-    tabifyDockWidget(findChild<QDockWidget *>(tr("Generate")),
-        addDock(new TrainPanel(m_session, this), tr("Train"), Qt::LeftDockWidgetArea, true));
+    m_train = new TrainPanel(m_session, this);
+    tabifyDockWidget(
+        findChild<QDockWidget *>(tr("Generate")), addDock(m_train, tr("Train"), Qt::LeftDockWidgetArea, true));
     QDockWidget *model = addDock(new ModelInfoPanel(m_session, this), tr("Model"), Qt::RightDockWidgetArea, true);
     model->hide(); // the toolbar's ⓘ button and View ▸ Model show it
+    m_lessons = new LessonPlayer(m_session, this);
+    m_lessonPanel = new LessonPanel(m_lessons, m_session, this);
+    addDock(m_lessonPanel, tr("Lessons"), Qt::RightDockWidgetArea)->hide(); // Lessons ▸ Lessons Panel shows it
     findChild<QDockWidget *>(tr("Operations"))->raise();
     connect(ops, &OperationPanel::tensorChosen, this, [this](const QString &name) {
         ViewSpec spec = m_session->spec();
@@ -205,8 +217,10 @@ void MainWindow::connectActions()
     connect(m_ui->actionRunToEnd, &QAction::triggered, m_session, &Session::runToEnd);
     connect(m_ui->actionRewind, &QAction::triggered, m_session, &Session::rewind);
     connect(m_ui->actionCancel, &QAction::triggered, this, [this] {
-        if (isFullScreen() && !m_session->busy())
-            setFullScreenView(false); // Esc leaves full screen when there is nothing to cancel
+        if (m_presentation->isActive() && !m_session->busy())
+            m_presentation->setActive(false); // Esc leaves presentation, or full screen, when nothing is running
+        else if (isFullScreen() && !m_session->busy())
+            setFullScreenView(false);
         else
             m_session->cancel();
     });
@@ -229,11 +243,8 @@ void MainWindow::connectActions()
     });
     connect(m_ui->actionPasteSpec, &QAction::triggered, this, [this] {
         try {
-            const ViewSpec spec = ViewSpec::fromJson(QApplication::clipboard()->text().toStdString(), "clipboard");
-            if (spec.model != m_session->spec().model)
-                m_session->openModel(QString::fromStdString(spec.model));
-            m_session->setSpec(spec);
-            showViewKind(QString::fromStdString(spec.view));
+            m_session->applySpec(
+                ViewSpec::fromJson(QApplication::clipboard()->text().toStdString(), "clipboard"), tr("clipboard"));
         } catch (const Error &e) {
             QMessageBox::warning(this, tr("Paste View Spec"), QString::fromStdString(e.what()));
         }
@@ -288,6 +299,83 @@ void MainWindow::connectActions()
     });
 }
 
+void MainWindow::connectLessons()
+{
+    QDockWidget *dock = findChild<QDockWidget *>(tr("Lessons"));
+    m_presentation = new PresentationMode(this, dock, m_lessonPanel, m_lessons, m_session, m_zoom, m_navigator);
+    m_ui->actionShowLessons->setCheckable(true);
+    connect(m_ui->actionShowLessons, &QAction::triggered, dock, &QDockWidget::setVisible);
+    connect(dock, &QDockWidget::visibilityChanged, m_ui->actionShowLessons, &QAction::setChecked);
+    connect(m_ui->actionOpenLessonFile, &QAction::triggered, this, &MainWindow::openLessonFile);
+    connect(m_lessonPanel, &LessonPanel::openFileRequested, this, &MainWindow::openLessonFile);
+    connect(m_ui->actionNextStep, &QAction::triggered, m_lessons, &LessonPlayer::next);
+    connect(m_ui->actionPrevStep, &QAction::triggered, m_lessons, &LessonPlayer::previous);
+    connect(m_ui->actionResetStep, &QAction::triggered, m_lessons, &LessonPlayer::resetStep);
+    connect(m_ui->actionAddStep, &QAction::triggered, this, &MainWindow::addCurrentViewAsStep);
+    connect(m_ui->actionPresentation, &QAction::toggled, m_presentation, &PresentationMode::setActive);
+    connect(m_presentation, &PresentationMode::activeChanged, m_ui->actionPresentation, &QAction::setChecked);
+    // A presentation clicker sends the arrows as well as Page Up / Page Down; outside presentation mode the arrows
+    // stay with the widget that has focus.
+    auto *right = new QAction(tr("Next Step"), this);
+    right->setShortcut(Qt::Key_Right);
+    auto *left = new QAction(tr("Previous Step"), this);
+    left->setShortcut(Qt::Key_Left);
+    for (QAction *arrow : {right, left}) {
+        arrow->setEnabled(false);
+        addAction(arrow);
+        connect(m_presentation, &PresentationMode::activeChanged, arrow, &QAction::setEnabled);
+    }
+    connect(right, &QAction::triggered, m_lessons, &LessonPlayer::next);
+    connect(left, &QAction::triggered, m_lessons, &LessonPlayer::previous);
+    auto syncLessonActions = [this, dock] {
+        const bool open = m_lessons->isOpen();
+        for (QAction *a : {m_ui->actionNextStep, m_ui->actionPrevStep, m_ui->actionResetStep, m_ui->actionAddStep})
+            a->setEnabled(open);
+        if (open)
+            dock->show();
+        else if (m_presentation->isActive())
+            m_presentation->setActive(false);
+    };
+    connect(m_lessons, &LessonPlayer::lessonChanged, this, syncLessonActions);
+    syncLessonActions();
+    connect(m_lessons, &LessonPlayer::errorOccurred, this,
+        [this](const QString &message) { showProblem(tr("Lesson"), message); });
+    connect(m_lessons, &LessonPlayer::trainRequested, this, [this](const LessonAction &action) {
+        findChild<QDockWidget *>(tr("Train"))->show();
+        findChild<QDockWidget *>(tr("Train"))->raise();
+        m_train->runLessonAction(action);
+    });
+}
+
+void MainWindow::showProblem(const QString &title, const QString &message)
+{
+    statusBar()->showMessage(message, 15000);
+    // Window-modal but not blocking: the event loop (and any running work) goes on behind it.
+    auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::openLessonFile()
+{
+    const QString path
+        = QFileDialog::getOpenFileName(this, tr("Open a lesson"), QString(), tr("Lessons (*.md);;All files (*)"));
+    if (!path.isEmpty())
+        m_lessons->open(path);
+}
+
+void MainWindow::addCurrentViewAsStep()
+{
+    if (!m_lessons->isOpen())
+        return;
+    bool ok = false;
+    const QString title = QInputDialog::getText(this, tr("Add current view as step"),
+        tr("Title of the new step (its text and questions are written in the lesson file):"), QLineEdit::Normal,
+        tr("Step %1").arg(m_lessons->stepCount() + 1), &ok);
+    if (ok)
+        m_lessons->addCurrentViewAsStep(title);
+}
+
 void MainWindow::connectSession()
 {
     connect(m_session, &Session::traceChanged, this, &MainWindow::refreshCurrentView);
@@ -325,11 +413,7 @@ void MainWindow::connectSession()
         [this](const QString &message) { statusBar()->showMessage(message, 15000); });
     connect(m_session, &Session::errorOccurred, this, [this](const QString &message) {
         syncModelBox(); // a model that failed to open is not the one on screen
-        statusBar()->showMessage(message, 15000);
-        // Window-modal but not blocking: the event loop (and any running work) goes on behind it.
-        auto *box = new QMessageBox(QMessageBox::Warning, tr("Transformer Atlas"), message, QMessageBox::Ok, this);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
+        showProblem(tr("Transformer Atlas"), message);
     });
 }
 

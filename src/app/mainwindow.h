@@ -17,7 +17,11 @@ class MainWindow;
 
 namespace atlas {
 
+class LessonPanel;
+class LessonPlayer;
+class PresentationMode;
 class Session;
+class TrainPanel;
 class View;
 class ViewNavigator;
 class ZoomController;
@@ -36,6 +40,9 @@ public:
     ZoomController *zoom() const { return m_zoom; }
     ViewNavigator *navigator() const { return m_navigator; }
     void showViewKind(const QString &kind);
+    LessonPlayer *lessons() const { return m_lessons; }
+    LessonPanel *lessonPanel() const { return m_lessonPanel; }
+    PresentationMode *presentation() const { return m_presentation; }
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -58,6 +65,10 @@ private:
     void createTabActions();
     void setFullScreenView(bool on);
     void fitToolBars();
+    void connectLessons();
+    void showProblem(const QString &title, const QString &message);
+    void openLessonFile();
+    void addCurrentViewAsStep();
 
     std::unique_ptr<Ui::MainWindow> m_ui;
     Session *m_session;
@@ -70,6 +81,10 @@ private:
     QToolButton *m_infoButton = nullptr;
     QToolButton *m_cancel = nullptr;
     ZoomController *m_zoom = nullptr;
+    TrainPanel *m_train = nullptr;
+    LessonPlayer *m_lessons = nullptr;
+    LessonPanel *m_lessonPanel = nullptr;
+    PresentationMode *m_presentation = nullptr;
     QByteArray m_windowedState; // docks and toolbars before full screen
     bool m_firstStart = false; // no saved window state: lay the docks out on the first show
 };

@@ -35,4 +35,20 @@ void applyTheme(bool dark)
     QApplication::setPalette(p);
 }
 
+void applyHighContrastTheme()
+{
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QPalette p = QApplication::style()->standardPalette();
+    for (auto role : {QPalette::Window, QPalette::Base, QPalette::Button, QPalette::AlternateBase})
+        p.setColor(role, Qt::white);
+    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText, QPalette::ToolTipText})
+        p.setColor(role, Qt::black);
+    p.setColor(QPalette::ToolTipBase, QColor(255, 255, 220));
+    p.setColor(QPalette::Mid, QColor(60, 60, 60));
+    p.setColor(QPalette::Highlight, QColor(0, 70, 200));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Link, QColor(0, 60, 190));
+    QApplication::setPalette(p);
+}
+
 } // namespace atlas

@@ -5,6 +5,7 @@
 #include "views/viewfactory.h"
 
 #include <QScrollArea>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
@@ -84,6 +85,13 @@ void ViewNavigator::setCurrentKind(const std::string &kind)
     for (size_t i = 0; i < kinds.size(); ++i)
         if (kinds[i].kind == kind)
             setCurrentIndex(int(i));
+}
+
+void ViewNavigator::setTabsVisible(bool visible)
+{
+    m_groups->tabBar()->setVisible(visible);
+    for (QTabWidget *group : m_groupOf)
+        group->tabBar()->setVisible(visible);
 }
 
 } // namespace atlas

@@ -28,6 +28,8 @@ public:
     std::string currentKind() const;
     void setCurrentIndex(int index);
     void setCurrentKind(const std::string &kind); // ignored for an unknown kind
+    // Presentation mode shows the view alone: the tab rows hide, Ctrl+1 … Ctrl+9 and Ctrl+PgUp/PgDn still switch.
+    void setTabsVisible(bool visible);
 
 signals:
     void currentChanged(int index); // another view is on screen

@@ -279,6 +279,21 @@ void TrainPanel::start()
     m_worker->start(setup);
 }
 
+void TrainPanel::runLessonAction(const LessonAction &action)
+{
+    if (m_worker->running())
+        m_worker->stop();
+    const int task = m_task->findData(QString::fromStdString(action.target));
+    if (task >= 0)
+        m_task->setCurrentIndex(task);
+    if (action.count > 0)
+        m_steps->setValue(action.count);
+    m_seed->setValue(int(action.seed));
+    if (action.learningRate > 0)
+        m_learningRate->setValue(action.learningRate);
+    start();
+}
+
 void TrainPanel::resumeFrom(const QString &directory)
 {
     if (m_worker->running())

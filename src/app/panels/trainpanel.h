@@ -1,5 +1,6 @@
 #pragma once
 
+#include "lesson/lesson.h"
 #include "session/trainingworker.h"
 
 #include <QWidget>
@@ -31,6 +32,8 @@ public:
     ~TrainPanel() override;
 
     void start();
+    // A lesson's train action: its task, steps, seed and learning rate (when given) in the controls, then start().
+    void runLessonAction(const LessonAction &action);
     // Continues the checkpoint in `directory` (Trainer::resume) with its own task and settings; errors are
     // reported like any other.
     void resumeFrom(const QString &directory);

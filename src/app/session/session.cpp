@@ -1,5 +1,6 @@
 #include "session/session.h"
 
+#include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
 #include "view/specrun.h"
@@ -51,7 +52,11 @@ void Session::finishJob()
     emit busyChanged(false);
     if (!m_error.isEmpty())
         emit errorOccurred(m_error);
-    if (m_rerunWhenFree) {
+    if (m_applyWhenFree) {
+        auto [spec, source] = *std::exchange(m_applyWhenFree, std::nullopt);
+        m_rerunWhenFree = false;
+        applySpec(spec, source);
+    } else if (m_rerunWhenFree) {
         m_rerunWhenFree = false;
         runInput(m_input);
     }
@@ -119,6 +124,56 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
                 emit noticed(notice);
             QMetaObject::invokeMethod(
                 this, [this, input] { runInput(input); }, Qt::QueuedConnection);
+        };
+    });
+}
+
+void Session::applySpec(const ViewSpec &spec, const QString &source)
+{
+    if (m_busy) {
+        m_applyWhenFree = {spec, source};
+        m_cancel = true;
+        return;
+    }
+    const std::shared_ptr<const Model> current = spec.model == m_spec.model ? m_model : nullptr;
+    const std::shared_ptr<const Tokenizer> currentTokenizer = current ? m_tokenizer : nullptr;
+    const size_t budget = m_memoryBudget;
+    runJob([this, spec, source, current, currentTokenizer, budget]() -> Commit {
+        const std::string where = source.toStdString();
+        auto model = current ? current : loadModel(spec.model);
+        auto tokenizer = currentTokenizer ? currentTokenizer : Tokenizer::forModel(*model);
+        ViewSpec shown = spec;
+        shown.layer = std::clamp(spec.layer, 0, model->config.layers - 1);
+        shown.head = std::clamp(spec.head, -1, model->config.heads - 1);
+        Input input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
+        if (int(input.tokens.size()) > model->config.context)
+            throw Error(where + ": the input has " + std::to_string(input.tokens.size()) + " tokens, more than the "
+                + std::to_string(model->config.context) + " of " + model->name + "'s context");
+        input.attention = attentionOfSpec(spec, model->config.layers);
+        auto engine = std::make_unique<Engine>(model, input, EngineOptions {true, budget});
+        engine->runToEnd([this](int done, int total) {
+            QMetaObject::invokeMethod(this, [this, done, total] { emit progressChanged(done, total); });
+            return !m_cancel.load();
+        });
+        if (m_cancel)
+            throw Error(where + ": cancelled");
+        engine->runTo(stepperPosition(spec, engine->program(), where));
+        m_engine = std::move(engine);
+        const Commit publish = snapshot();
+        const bool newModel = !current;
+        return [this, model, tokenizer, input, shown, publish, newModel] {
+            m_model = model;
+            m_tokenizer = tokenizer;
+            m_input = input;
+            m_spec = shown;
+            if (newModel)
+                emit modelChanged();
+            emit inputChanged();
+            publish();
+            if (!shown.tensor.empty()) // the spec's tensor, not the one the stepper last wrote
+                m_spec.tensor = shown.tensor;
+            updateAnalysis();
+            emit specChanged();
         };
     });
 }

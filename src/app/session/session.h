@@ -15,6 +15,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace atlas {
 
@@ -74,6 +76,10 @@ public:
 
     const ViewSpec &spec() const { return m_spec; }
     void setSpec(const ViewSpec &spec);
+    // Shows `spec` whole, as a lesson step or a pasted spec asks: its model, input, padding, attention and stepper
+    // position in one job, then its view settings. A job under way is cancelled first; `source` names the spec in
+    // errors. On failure the previous state stays.
+    void applySpec(const ViewSpec &spec, const QString &source);
 
     bool busy() const { return m_busy; }
     bool hasModel() const { return m_model != nullptr; }
@@ -137,6 +143,7 @@ private:
     std::atomic<bool> m_cancel {false};
     bool m_busy = false;
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
+    std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits
 
     AnalysisState m_analysis;
     std::string m_analysisKey; // the request m_analysis answers or waits for

@@ -59,6 +59,7 @@ void AttentionView::refresh()
         const QStringList labels = tokenLabels(m_input, tokens);
         m_plot->setLabels(labels, labels);
         m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, tokens, m_input.trace);
+        m_plot->setMarkedRow(m_spec.query);
     }
     m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
 }

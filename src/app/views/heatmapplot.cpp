@@ -132,6 +132,10 @@ void HeatmapPlot::buildLayout()
     m_map->setColorScale(m_scale);
     m_masked = new MaskedCellsLayer(this);
 
+    m_rowMark = new QCPItemRect(this);
+    m_rowMark->setBrush(Qt::NoBrush);
+    m_rowMark->setVisible(false);
+
     m_message = new QCPItemText(this);
     m_message->setClipToAxisRect(false);
     m_message->position->setType(QCPItemPosition::ptViewportRatio);
@@ -322,6 +326,7 @@ void HeatmapPlot::setContentVisible(bool visible)
     yAxis->setVisible(visible);
     m_map->setVisible(visible);
     m_masked->setVisible(visible);
+    m_rowMark->setVisible(visible && m_markedRow >= 0 && m_markedRow < m_rows);
     m_scale->setVisible(visible);
     m_note->setVisible(visible && m_note->layout() != nullptr);
     m_message->setVisible(!visible);
@@ -343,6 +348,20 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
     yAxis->setRange(-0.5, m_rows - 0.5);
     repool();
     updateTicks();
+}
+
+void HeatmapPlot::setMarkedRow(int row)
+{
+    m_markedRow = row;
+    const bool shown = row >= 0 && row < m_rows && !m_showingMessage;
+    if (shown) {
+        m_rowMark->topLeft->setCoords(-0.5, row - 0.5);
+        m_rowMark->bottomRight->setCoords(m_cols - 0.5, row + 0.5);
+        m_rowMark->setPen(QPen(m_theme == "dark" ? QColor(255, 255, 255) : QColor(220, 30, 30),
+            std::max(2.0, fontMetrics().height() / 6.0)));
+    }
+    m_rowMark->setVisible(shown);
+    replot(QCustomPlot::rpQueuedReplot);
 }
 
 QSize HeatmapPlot::poolTarget() const

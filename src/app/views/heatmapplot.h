@@ -50,6 +50,9 @@ public:
     // Mask mode draws the mask itself: every finite cell in one "allowed" colour, −∞ cells dark and hatched.
     void setMaskMode(bool on);
     void setHoverText(HoverText hover) { m_hover = std::move(hover); }
+    // Outlines one row (a query a lesson or a click singles out); −1 outlines none.
+    void setMarkedRow(int row);
+    int markedRow() const { return m_markedRow; }
     // Replaces the heat map with a centred message (e.g. "Not computed yet: step to softmax").
     void showMessage(const QString &text);
 
@@ -108,6 +111,8 @@ private:
     QCPColorMap *m_map = nullptr;
     MaskedCellsLayer *m_masked = nullptr;
     QCPItemText *m_message = nullptr;
+    QCPItemRect *m_rowMark = nullptr;
+    int m_markedRow = -1;
 
     const float *m_data = nullptr;
     int m_rows = 0;

@@ -1,0 +1,401 @@
+#include "panels/lessonpanel.h"
+
+#include "lesson/lessonlibrary.h"
+#include "session/lessonplayer.h"
+#include "session/session.h"
+#include "viewmodel/viewinput.h"
+#include "views/tokenchipstrip.h"
+
+#include <QCheckBox>
+#include <QEvent>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QScrollArea>
+#include <QStackedWidget>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextCursor>
+#include <QTextDocument>
+#include <QTextDocumentFragment>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+namespace {
+
+// Markdown as HTML for a label, with code spans (token pieces, formulas) at the text's size: Qt's Markdown reader
+// gives them the system's fixed font, which does not follow the app's zoom.
+QString markdownToHtml(const QString &markdown, const QFont &font)
+{
+    QTextDocument document;
+    document.setDefaultFont(font);
+    document.setMarkdown(markdown);
+    QTextCursor cursor(&document);
+    for (QTextBlock block = document.begin(); block.isValid(); block = block.next())
+        for (auto it = block.begin(); !it.atEnd(); ++it) {
+            const QTextFragment fragment = it.fragment();
+            QTextCharFormat format = fragment.charFormat();
+            if (!format.fontFixedPitch())
+                continue;
+            format.setFontPointSize(font.pointSizeF());
+            format.setFontWeight(QFont::DemiBold);
+            cursor.setPosition(fragment.position());
+            cursor.setPosition(fragment.position() + fragment.length(), QTextCursor::KeepAnchor);
+            cursor.setCharFormat(format);
+        }
+    return document.toHtml();
+}
+
+QString escaped(const std::string &text)
+{
+    return QString::fromStdString(text).toHtmlEscaped();
+}
+
+} // namespace
+
+LessonPanel::LessonPanel(LessonPlayer *player, Session *session, QWidget *parent)
+    : QWidget(parent)
+    , m_player(player)
+    , m_session(session)
+{
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(createListPage());
+    m_pages->addWidget(createStepPage());
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_pages);
+    connect(m_player, &LessonPlayer::lessonChanged, this, &LessonPanel::showLesson);
+    connect(m_player, &LessonPlayer::stepChanged, this, &LessonPanel::showStep);
+    connect(m_session, &Session::inputChanged, this, [this] {
+        const ViewInput input = m_session->viewInput();
+        for (TokenChipStrip *strip : m_keyStrips)
+            if (strip)
+                strip->setTokens(input.tokens, m_session->input().tokens, m_session->input().padding);
+    });
+    refreshList();
+    showLesson();
+}
+
+QWidget *LessonPanel::createListPage()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    auto *intro = new QLabel(tr("Lessons walk a class through the lectures one step at a time. Each step sets "
+                                "up the views; everything stays interactive."),
+        page);
+    intro->setWordWrap(true);
+    m_list = new QListWidget(page);
+    m_list->setWordWrap(true);
+    m_list->setToolTip(tr("Double-click a lesson to open it at the step it was left at"));
+    connect(m_list, &QListWidget::itemActivated, this, &LessonPanel::openSelected);
+    auto *open = new QPushButton(tr("Open"), page);
+    open->setToolTip(tr("Open the selected lesson"));
+    connect(open, &QPushButton::clicked, this, &LessonPanel::openSelected);
+    auto *file = new QPushButton(tr("Open File…"), page);
+    file->setToolTip(tr("Open a lesson file from anywhere (Lessons ▸ Open Lesson File)"));
+    connect(file, &QPushButton::clicked, this, &LessonPanel::openFileRequested);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(open);
+    buttons->addWidget(file);
+    buttons->addStretch();
+    layout->addWidget(intro);
+    layout->addWidget(m_list, 1);
+    layout->addLayout(buttons);
+    return page;
+}
+
+QWidget *LessonPanel::createStepPage()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    m_lessonTitle = new QLabel(page);
+    m_lessonTitle->setWordWrap(true);
+    m_counter = new QLabel(page);
+    m_counter->setToolTip(tr("PageDown / PageUp (or a presentation clicker) move between steps"));
+    auto *header = new QHBoxLayout;
+    header->addWidget(m_lessonTitle, 1);
+    header->addWidget(m_counter, 0, Qt::AlignTop);
+    m_stepTitle = new QLabel(page);
+    m_stepTitle->setWordWrap(true);
+    // The step's text and its questions scroll together; the step's title and the buttons stay in place.
+    auto *scroll = new QScrollArea(page);
+    m_scroll = scroll;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto *body = new QWidget(scroll);
+    auto *bodyLayout = new QVBoxLayout(body);
+    bodyLayout->setContentsMargins(0, 0, 0, 0);
+    m_text = new QLabel(body);
+    m_text->setWordWrap(true);
+    m_text->setTextFormat(Qt::RichText);
+    m_text->setOpenExternalLinks(true);
+    m_text->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    m_text->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_questions = new QWidget(body);
+    m_questionLayout = new QVBoxLayout(m_questions);
+    m_questionLayout->setContentsMargins(0, 0, 0, 0);
+    bodyLayout->addWidget(m_text);
+    bodyLayout->addWidget(m_questions);
+    bodyLayout->addStretch(1);
+    scroll->setWidget(body);
+    m_notesLabel = new QLabel(tr("<b>Speaker notes</b>"), page);
+    m_notes = new QTextBrowser(page);
+    m_notes->setMaximumHeight(140);
+    m_notes->setToolTip(
+        tr("For the lecturer; hidden in presentation mode (shown on a second screen when there is one)"));
+    m_previous = new QPushButton(tr("◀ Previous"), page);
+    m_previous->setToolTip(tr("The previous step (PageUp)"));
+    m_reset = new QPushButton(tr("Reset step"), page);
+    m_reset->setToolTip(tr("Set the views back to what this step shows (Ctrl+Shift+R)"));
+    m_next = new QPushButton(tr("Next ▶"), page);
+    m_next->setToolTip(tr("The next step (PageDown)"));
+    m_close = new QPushButton(tr("Close"), page);
+    m_close->setToolTip(tr("Close the lesson and list the lessons again"));
+    connect(m_previous, &QPushButton::clicked, m_player, &LessonPlayer::previous);
+    connect(m_reset, &QPushButton::clicked, m_player, &LessonPlayer::resetStep);
+    connect(m_next, &QPushButton::clicked, m_player, &LessonPlayer::next);
+    connect(m_close, &QPushButton::clicked, m_player, &LessonPlayer::close);
+    auto *nav = new QHBoxLayout;
+    nav->addWidget(m_previous);
+    nav->addWidget(m_reset);
+    nav->addWidget(m_next);
+    nav->addStretch();
+    nav->addWidget(m_close);
+    layout->addLayout(header);
+    layout->addWidget(m_stepTitle);
+    layout->addWidget(scroll, 1);
+    layout->addWidget(m_notesLabel);
+    layout->addWidget(m_notes);
+    layout->addLayout(nav);
+    return page;
+}
+
+void LessonPanel::refreshList()
+{
+    m_list->clear();
+    const std::string directory = lessonsDirectory();
+    for (const LessonEntry &entry : directory.empty() ? std::vector<LessonEntry> {} : listLessons(directory)) {
+        QString text = QString::fromStdString(entry.title);
+        if (entry.problem.empty())
+            text += tr("\n%1 · %2 min · %3 steps")
+                        .arg(QString::fromStdString(entry.lecture))
+                        .arg(entry.minutes)
+                        .arg(entry.steps);
+        else
+            text += tr("\ndoes not open: %1").arg(QString::fromStdString(entry.problem));
+        auto *item = new QListWidgetItem(text, m_list);
+        item->setData(Qt::UserRole, QString::fromStdString(entry.path));
+        item->setToolTip(QString::fromStdString(entry.problem.empty() ? entry.path : entry.problem));
+    }
+    if (m_list->count() == 0)
+        new QListWidgetItem(tr("No lessons found (looked in $ATLAS_LESSONS_DIR and the lessons folder)"), m_list);
+    m_list->setCurrentRow(0);
+}
+
+void LessonPanel::openSelected()
+{
+    const QListWidgetItem *item = m_list->currentItem();
+    if (item && !item->data(Qt::UserRole).toString().isEmpty())
+        m_player->open(item->data(Qt::UserRole).toString());
+}
+
+void LessonPanel::showLesson()
+{
+    if (!m_player->isOpen()) {
+        m_pages->setCurrentIndex(0);
+        return;
+    }
+    m_pages->setCurrentIndex(1);
+    const Lesson &lesson = m_player->lesson();
+    m_lessonTitle->setText(QStringLiteral("<b>%1</b><br><small>%2 · %3 min</small>")
+                               .arg(escaped(lesson.title), escaped(lesson.lecture))
+                               .arg(lesson.minutes));
+    m_lessonTitle->setToolTip(QString::fromStdString(lesson.path));
+    showStep();
+}
+
+void LessonPanel::showStep()
+{
+    if (!m_player->isOpen())
+        return;
+    const LessonStep &step = m_player->currentStep();
+    const int index = m_player->stepIndex();
+    m_counter->setText(tr("Step %1 / %2").arg(index + 1).arg(m_player->stepCount()));
+    m_stepTitle->setText(QStringLiteral("<h2>%1</h2>").arg(escaped(step.title)));
+    m_markdown = QString::fromStdString(step.text);
+    m_text->setText(markdownToHtml(m_markdown, font()));
+    m_notes->setMarkdown(QString::fromStdString(step.notes));
+    m_notes->setVisible(!m_presenting && !step.notes.empty());
+    m_notesLabel->setVisible(m_notes->isVisible());
+    m_previous->setEnabled(index > 0);
+    m_next->setEnabled(index + 1 < m_player->stepCount());
+    while (QLayoutItem *item = m_questionLayout->takeAt(0)) {
+        delete item->widget();
+        delete item;
+    }
+    m_choiceBoxes.assign(step.questions.size(), {});
+    m_keyStrips.assign(step.questions.size(), nullptr);
+    m_guess.assign(step.questions.size(), -1);
+    m_feedback.assign(step.questions.size(), nullptr);
+    for (int q = 0; q < int(step.questions.size()); ++q)
+        addQuestion(q);
+}
+
+void LessonPanel::addQuestion(int index)
+{
+    const LessonQuestion &question = m_player->currentStep().questions.at(size_t(index));
+    auto *box = new QWidget(m_questions);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 6, 0, 6);
+    auto *prompt = new QLabel(QStringLiteral("<b>%1</b> %2")
+                                  .arg(question.kind == LessonQuestion::Kind::Choose ? tr("Question") : tr("Predict"),
+                                      escaped(question.prompt)),
+        box);
+    prompt->setWordWrap(true);
+    layout->addWidget(prompt);
+    auto *button = new QPushButton(box);
+    if (question.kind == LessonQuestion::Kind::Choose) {
+        const bool single = question.correct.size() == 1;
+        for (const std::string &choice : question.choices) {
+            QAbstractButton *option = single ? static_cast<QAbstractButton *>(new QRadioButton(box))
+                                             : static_cast<QAbstractButton *>(new QCheckBox(box));
+            option->setText(QString::fromStdString(choice));
+            layout->addWidget(option);
+            m_choiceBoxes[size_t(index)].push_back(option);
+        }
+        button->setText(tr("Check"));
+        button->setToolTip(single ? tr("Pick one answer, then check it") : tr("Tick every right answer, then check"));
+        connect(button, &QPushButton::clicked, this, [this, index] { check(index); });
+    } else {
+        auto *hint = new QLabel(
+            tr("Click the key you expect query %1 to attend to most, then Reveal.").arg(question.query), box);
+        hint->setWordWrap(true);
+        auto *strip = new TokenChipStrip(TokenChipStrip::Layout::Wrap, box);
+        const ViewInput input = m_session->viewInput();
+        strip->setTokens(input.tokens, m_session->input().tokens, m_session->input().padding);
+        strip->setClickHint(true, tr("Click: your guess"));
+        connect(strip, &TokenChipStrip::chipClicked, this, [this, index, strip](int key) {
+            m_guess[size_t(index)] = key;
+            strip->setHighlighted({key});
+        });
+        m_keyStrips[size_t(index)] = strip;
+        layout->addWidget(hint);
+        layout->addWidget(strip);
+        button->setText(tr("Reveal"));
+        button->setToolTip(tr("Show the head's real row: where query %1 attends").arg(question.query));
+        connect(button, &QPushButton::clicked, this, [this, index] { revealPrediction(index); });
+    }
+    auto *feedback = new QLabel(box);
+    feedback->setWordWrap(true);
+    feedback->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_feedback[size_t(index)] = feedback;
+    layout->addWidget(button, 0, Qt::AlignLeft);
+    layout->addWidget(feedback);
+    m_questionLayout->addWidget(box);
+}
+
+void LessonPanel::check(int index)
+{
+    const LessonQuestion &question = m_player->currentStep().questions.at(size_t(index));
+    std::vector<int> selected;
+    const auto &boxes = m_choiceBoxes[size_t(index)];
+    for (int i = 0; i < int(boxes.size()); ++i)
+        if (boxes[size_t(i)]->isChecked())
+            selected.push_back(i);
+    const bool right = LessonPlayer::isCorrect(question, selected);
+    QStringList answers;
+    for (int c : question.correct)
+        answers << QString::fromStdString(question.choices.at(size_t(c)));
+    m_feedback[size_t(index)]->setText(
+        (right ? tr("<b>Right.</b> ")
+               : tr("<b>Not quite</b>: the answer is %1. ").arg(answers.join(tr(" and ")).toHtmlEscaped()))
+        + escaped(question.explanation));
+    m_scroll->ensureWidgetVisible(m_feedback[size_t(index)]);
+}
+
+void LessonPanel::revealPrediction(int index)
+{
+    const LessonQuestion &question = m_player->currentStep().questions.at(size_t(index));
+    QLabel *feedback = m_feedback[size_t(index)];
+    try {
+        const PredictAnswer answer = m_player->reveal(question);
+        const ViewInput input = m_session->viewInput();
+        const QStringList labels = tokenLabels(input, int(answer.row.size()));
+        const int guess = m_guess[size_t(index)];
+        QString verdict = guess < 0 ? QString()
+            : guess == answer.key
+            ? tr("<b>Right.</b> ")
+            : tr("<b>Not this time</b>: you chose %1 (weight %2). ")
+                  .arg(labels.value(guess).toHtmlEscaped())
+                  .arg(guess < int(answer.row.size()) ? answer.row[size_t(guess)] : 0.0, 0, 'f', 2);
+        feedback->setText(verdict
+            + tr("Query %1 attends most to key %2 %3 (weight %4). ")
+                  .arg(question.query)
+                  .arg(answer.key)
+                  .arg(labels.value(answer.key).toHtmlEscaped())
+                  .arg(answer.weight, 0, 'f', 2)
+            + escaped(question.explanation));
+        if (TokenChipStrip *strip = m_keyStrips[size_t(index)])
+            strip->setHighlighted({answer.key}); // the model's answer; the verdict names the guess
+        m_scroll->ensureWidgetVisible(feedback);
+        // The views single out the query's row of that head.
+        ViewSpec spec = m_session->spec();
+        spec.query = question.query;
+        if (question.layer >= 0)
+            spec.layer = question.layer;
+        if (question.head >= 0)
+            spec.head = question.head;
+        m_session->setSpec(spec);
+    } catch (const std::exception &e) {
+        feedback->setText(tr("Cannot reveal yet: %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
+    }
+}
+
+void LessonPanel::answer(const std::vector<int> &choicesOrKey)
+{
+    if (!m_player->isOpen() || m_player->currentStep().questions.empty())
+        return;
+    if (m_player->currentStep().questions.front().kind == LessonQuestion::Kind::Choose) {
+        auto &boxes = m_choiceBoxes.front();
+        for (int i = 0; i < int(boxes.size()); ++i)
+            boxes[size_t(i)]->setChecked(std::find(choicesOrKey.begin(), choicesOrKey.end(), i) != choicesOrKey.end());
+        check(0);
+    } else {
+        m_guess.front() = choicesOrKey.empty() ? -1 : choicesOrKey.front();
+        revealPrediction(0);
+    }
+}
+
+QString LessonPanel::stepText() const
+{
+    return QTextDocumentFragment::fromHtml(m_text->text()).toPlainText();
+}
+
+QString LessonPanel::feedbackText() const
+{
+    for (QLabel *label : m_feedback)
+        if (label && !label->text().isEmpty())
+            return QTextDocumentFragment::fromHtml(label->text()).toPlainText();
+    return {};
+}
+
+void LessonPanel::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange && m_text)
+        m_text->setText(markdownToHtml(m_markdown, font()));
+}
+
+void LessonPanel::setPresenting(bool on)
+{
+    m_presenting = on;
+    m_close->setVisible(!on);
+    showStep();
+}
+
+} // namespace atlas

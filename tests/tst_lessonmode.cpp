@@ -1,0 +1,198 @@
+// Lessons in the app, as a lecturer gives one: open a lesson, page through it in presentation mode with the keys a
+// clicker sends, answer a predict question, leave with Esc; each step's view spec reaches the session. The position
+// is kept between runs, "Add current view as step" appends to the file atomically, and an edit on disk is read
+// again. Set ATLAS_SCREENSHOTS=DIR to save the presentation at 1280×720.
+#include "lesson/lessoncheck.h"
+#include "mainwindow.h"
+#include "panels/lessonpanel.h"
+#include "presentationmode.h"
+#include "session/lessonplayer.h"
+#include "session/session.h"
+#include "zoomcontroller.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFile>
+#include <QMenuBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace atlas;
+
+namespace {
+
+const QString kLesson = QStringLiteral(ATLAS_SOURCE_DIR "/lessons/what-heads-do.md");
+
+} // namespace
+
+class TestLessonMode : public QObject
+{
+    Q_OBJECT
+
+    static void waitIdle(Session &session)
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 30000);
+        QTest::qWait(20);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && !session.analysis().pending, 30000);
+    }
+
+    // The step's view, worked out by the lesson, is what the session shows.
+    static void verifyStepApplied(LessonPlayer &player, Session &session)
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(player.stepSpec().has_value(), 30000);
+        waitIdle(session);
+        const ViewSpec expected = stepViewSpec(player.lesson(), player.currentStep());
+        QCOMPARE(session.spec().model, expected.model);
+        QCOMPARE(session.spec().view, expected.view);
+        QCOMPARE(session.spec().layer, expected.layer);
+        QCOMPARE(session.spec().head, expected.head);
+        QCOMPARE(session.spec().attention, expected.attention);
+        QCOMPARE(session.spec().text, expected.text);
+        QCOMPARE(session.model()->name, expected.model);
+        QVERIFY(session.program() != nullptr);
+    }
+
+    static void shoot(QWidget &window, const QString &name)
+    {
+        const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS");
+        if (dir.isEmpty())
+            return;
+        QTest::qWait(200); // the layout settles
+        window.grab().save(dir + "/" + name + ".png");
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("TransformerAtlasTest");
+        QCoreApplication::setApplicationName("tst_lessonmode");
+        QSettings().clear();
+        QFont font = QApplication::font();
+        font.setPointSizeF(10);
+        QApplication::setFont(font);
+    }
+
+    void presentLesson()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1280, 720);
+        window.show();
+        window.activateWindow(); // shortcuts go to the active window
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        LessonPlayer &player = *window.lessons();
+        QVERIFY(player.open(kLesson));
+        QCOMPARE(player.stepIndex(), 0);
+        QVERIFY(window.findChild<QDockWidget *>("Lessons")->isVisible());
+        verifyStepApplied(player, session);
+        QVERIFY(window.lessonPanel()->stepText().contains("reverse", Qt::CaseInsensitive));
+
+        QTest::keyClick(&window, Qt::Key_F5);
+        PresentationMode &presentation = *window.presentation();
+        QVERIFY(presentation.isActive());
+        QVERIFY(window.isFullScreen());
+        QVERIFY(!window.menuBar()->isVisible());
+        QVERIFY(window.zoom()->zoom() >= PresentationMode::kProjectorZoom);
+        QVERIFY(!window.findChild<QDockWidget *>("Operations")->isVisible());
+        QVERIFY(window.findChild<QDockWidget *>("Lessons")->isVisible());
+        shoot(window, "presentation-step1");
+
+        QTest::keyClick(&window, Qt::Key_PageDown); // what a clicker sends
+        QCOMPARE(player.stepIndex(), 1);
+        verifyStepApplied(player, session);
+        shoot(window, "presentation-step2");
+
+        // Predict, then reveal: the class picks key 2 for the mirror head's query 13, and the model agrees.
+        const LessonQuestion &question = player.currentStep().questions.at(0);
+        QCOMPARE(question.kind, LessonQuestion::Kind::Predict);
+        window.lessonPanel()->answer({question.answer});
+        QVERIFY2(window.lessonPanel()->feedbackText().startsWith("Right."),
+            qPrintable(window.lessonPanel()->feedbackText()));
+        QCOMPARE(session.spec().query, question.query); // the views single out the query's row
+        window.lessonPanel()->answer({question.answer + 1});
+        QVERIFY(window.lessonPanel()->feedbackText().startsWith("Not this time"));
+        shoot(window, "presentation-revealed");
+
+        QTest::keyClick(&window, Qt::Key_Right);
+        QCOMPARE(player.stepIndex(), 2);
+        verifyStepApplied(player, session);
+        QTest::keyClick(&window, Qt::Key_Left);
+        QCOMPARE(player.stepIndex(), 1);
+        verifyStepApplied(player, session);
+
+        // The class changes the head; Reset step brings the step's view back.
+        ViewSpec changed = session.spec();
+        changed.head = (changed.head + 1) % session.model()->config.heads;
+        session.setSpec(changed);
+        QTest::keyClick(&window, Qt::Key_R, Qt::ControlModifier | Qt::ShiftModifier);
+        verifyStepApplied(player, session);
+
+        QTest::keyClick(&window, Qt::Key_Escape);
+        QVERIFY(!presentation.isActive());
+        QCOMPARE(window.zoom()->zoom(), 1.0);
+        QVERIFY(window.menuBar()->isVisible());
+        QVERIFY(!QTest::currentTestFailed());
+    }
+
+    void positionKeptBetweenRuns()
+    {
+        {
+            Session session;
+            MainWindow window(&session);
+            QVERIFY(window.lessons()->open(kLesson));
+            window.lessons()->goTo(3);
+            waitIdle(session);
+        }
+        Session session;
+        MainWindow window(&session);
+        QVERIFY(window.lessons()->open(kLesson));
+        QCOMPARE(window.lessons()->stepIndex(), 3);
+        verifyStepApplied(*window.lessons(), session);
+    }
+
+    void authoringAppendsAndReloads()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("lesson.md");
+        QVERIFY(QFile::copy(kLesson, path));
+        QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner);
+        Session session;
+        MainWindow window(&session);
+        LessonPlayer &player = *window.lessons();
+        QVERIFY(player.open(path));
+        verifyStepApplied(player, session);
+        const int steps = player.stepCount();
+        player.addCurrentViewAsStep("The view on screen");
+        QCOMPARE(player.stepCount(), steps + 1);
+        QCOMPARE(player.stepIndex(), steps);
+        QCOMPARE(QString::fromStdString(player.currentStep().title), QString("The view on screen"));
+        verifyStepApplied(player, session);
+        QVERIFY(dir.isValid() && QDir(dir.path()).entryList(QDir::Files).size() == 1); // no temporary left
+
+        // An edit on disk is read again, at the same step.
+        QSignalSpy reloaded(&player, &LessonPlayer::lessonChanged);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::Append));
+        file.write("\n## Added on disk\n\nText.\n\n```view\n{\"model\": \"reverse\", \"text\": \"ab>ba\"}\n```\n");
+        file.close();
+        QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 5000);
+        QCOMPARE(player.stepCount(), steps + 2);
+        QCOMPARE(player.stepIndex(), steps);
+
+        // A save that does not parse is refused with file:line, and the lesson stays as it was.
+        QSignalSpy errors(&player, &LessonPlayer::errorOccurred);
+        QVERIFY(file.open(QIODevice::Append));
+        file.write("\n## Broken\n\n```view\n{\"model\": \n```\n");
+        file.close();
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0, 5000);
+        QVERIFY(errors.first().first().toString().startsWith(path + ":"));
+        QCOMPARE(player.stepCount(), steps + 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 30000);
+    }
+};
+
+QTEST_MAIN(TestLessonMode)
+#include "tst_lessonmode.moc"
