@@ -84,11 +84,14 @@ private slots:
         window.activateWindow(); // shortcuts go to the active window
         QVERIFY(QTest::qWaitForWindowActive(&window));
         LessonPlayer &player = *window.lessons();
+        window.findChild<QDockWidget *>("Lessons")->show();
+        shoot(window, "lessons-list");
         QVERIFY(player.open(kLesson));
         QCOMPARE(player.stepIndex(), 0);
         QVERIFY(window.findChild<QDockWidget *>("Lessons")->isVisible());
         verifyStepApplied(player, session);
         QVERIFY(window.lessonPanel()->stepText().contains("reverse", Qt::CaseInsensitive));
+        shoot(window, "lesson-open");
 
         QTest::keyClick(&window, Qt::Key_F5);
         PresentationMode &presentation = *window.presentation();
