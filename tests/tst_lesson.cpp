@@ -200,6 +200,18 @@ private slots:
             std::string(
                 "l.md:23: the lesson says the answer is key 2, but the model's strongest key from query 13 is 13"));
         QCOMPARE(problems("train reverse", "train reverso"), std::string("l.md:53: train: unknown task 'reverso'"));
+        // A param action changes a parameter the spec already sets (as stepViewSpec shows the step), rather than
+        // giving it twice.
+        std::string longformer = text;
+        longformer.replace(longformer.find("\"head\": 3}"), 10,
+            "\"head\": 3, \"attention\": \"longformer\", \"attention_params\": [\"window=2\"], "
+            "\"attention_layers\": [1]}");
+        longformer.replace(longformer.find("pad 5,6\n"), 8, "pad 5,6\nparam window=4\n");
+        const std::vector<std::string> replaced = checkLesson(parseLesson(longformer, "l.md"));
+        QVERIFY2(replaced.empty(), replaced.empty() ? "" : replaced.front().c_str());
+        QCOMPARE(
+            stepViewSpec(parseLesson(longformer, "l.md"), parseLesson(longformer, "l.md").steps[0]).attentionParams,
+            (std::vector<std::string> {"window=4"}));
     }
 
     void aStepsViewIsItsSpecAfterItsActions()

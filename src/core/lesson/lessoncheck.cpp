@@ -132,7 +132,10 @@ void Checker::checkActions(const LessonStep &step, const Model &model, const Inp
             break;
         case LessonAction::Kind::Param:
             try {
+                // Sets the key, replacing the spec's value as stepViewSpec does, rather than giving it twice.
                 std::vector<std::string> params = step.spec.attentionParams;
+                const std::string key = a.target.substr(0, a.target.find('=') + 1);
+                std::erase_if(params, [&](const std::string &p) { return p.starts_with(key); });
                 params.push_back(a.target);
                 attention::parseAttentionKernelSpec(step.spec.attention, params);
             } catch (const Error &e) {
