@@ -63,8 +63,7 @@ private:
 
     void checkStep(const LessonStep &step);
     void checkActions(const LessonStep &step, const Model &model, const Input &input, const Program &program);
-    void checkQuestion(
-        const LessonStep &step, const LessonQuestion &q, const std::shared_ptr<const Model> &model, const Input &input);
+    void checkQuestion(const LessonStep &step, const LessonQuestion &q, const std::shared_ptr<const Model> &model);
 
     const Lesson &m_lesson;
     std::map<std::string, std::shared_ptr<const Model>> m_models;
@@ -112,7 +111,7 @@ void Checker::checkStep(const LessonStep &step)
     }
     checkActions(step, *model, input, program);
     for (const LessonQuestion &q : step.questions)
-        checkQuestion(step, q, model, input);
+        checkQuestion(step, q, model);
 }
 
 void Checker::checkActions(const LessonStep &step, const Model &model, const Input &input, const Program &program)
@@ -133,7 +132,10 @@ void Checker::checkActions(const LessonStep &step, const Model &model, const Inp
             break;
         case LessonAction::Kind::Param:
             try {
+                // Sets the key, replacing the spec's value as stepViewSpec does, rather than giving it twice.
                 std::vector<std::string> params = step.spec.attentionParams;
+                const std::string key = a.target.substr(0, a.target.find('=') + 1);
+                std::erase_if(params, [&](const std::string &p) { return p.starts_with(key); });
                 params.push_back(a.target);
                 attention::parseAttentionKernelSpec(step.spec.attention, params);
             } catch (const Error &e) {
@@ -154,20 +156,29 @@ void Checker::checkActions(const LessonStep &step, const Model &model, const Inp
     }
 }
 
-void Checker::checkQuestion(
-    const LessonStep &step, const LessonQuestion &q, const std::shared_ptr<const Model> &model, const Input &input)
+void Checker::checkQuestion(const LessonStep &step, const LessonQuestion &q, const std::shared_ptr<const Model> &model)
 {
     if (q.kind != LessonQuestion::Kind::Predict)
         return;
-    const int T = int(input.tokens.size());
+    // The question is about the step as it opens: its pad, param and generate actions applied, as they are shown.
+    Input shown;
+    ViewSpec spec;
+    try {
+        spec = stepViewSpec(m_lesson, step);
+        spec.op.clear();
+        shown = makeInput(*Tokenizer::forModel(*model), spec.text, spec.tokens, spec.padding);
+        shown.attention = attentionOfSpec(spec, model->config.layers);
+    } catch (const std::exception &e) {
+        problem(q.line, e.what());
+        return;
+    }
+    const int T = int(shown.tokens.size());
     if (q.query >= T || q.answer >= T) {
         problem(q.line, "the question's query or answer lies outside the input's " + std::to_string(T) + " tokens");
         return;
     }
     try {
-        ViewSpec spec = step.spec;
-        spec.op.clear();
-        Engine engine(model, input);
+        Engine engine(model, shown);
         engine.runToEnd();
         const PredictAnswer answer = predictAnswer(engine.trace(), q, spec);
         if (q.answer >= 0 && q.answer != answer.key)
