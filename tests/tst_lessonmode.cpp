@@ -24,7 +24,7 @@ using namespace atlas;
 
 namespace {
 
-const QString kLesson = QStringLiteral(ATLAS_SOURCE_DIR "/lessons/what-heads-do.md");
+const QString kLesson = QStringLiteral(ATLAS_SOURCE_DIR "/lessons/02-what-heads-do.md");
 
 } // namespace
 
