@@ -10,6 +10,7 @@
 #include "views/maskview.h"
 #include "views/nexttokenview.h"
 #include "views/patterneditorview.h"
+#include "views/scalingview.h"
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
 
@@ -30,6 +31,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
         {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
+        {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},
         {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
     };
     const auto it = makers.find(kind);

@@ -235,6 +235,31 @@ AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    const int layer = spec.layer, head = std::max(0, spec.head);
+    const HeadQkv qkv = headQkv(c, layer, head);
+    if (!qkv.problem.empty())
+        return problem(qkv.problem);
+    const int T = int(qkv.q.dim(1));
+    if (spec.query >= T)
+        return problem(
+            "Query " + std::to_string(spec.query) + " is outside the input (" + std::to_string(T) + " tokens).");
+    AnalysisRequest r = headRequest<ScalingAnalysis>("scaling/" + std::to_string(spec.query), qkv, layer, head, c,
+        [causal = c.causal, padding = c.padding, query = spec.query](
+            ScalingAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &, const std::atomic<bool> &) {
+            std::vector<int> dims;
+            for (int d = 1; d <= 1024; d *= 2)
+                dims.push_back(d);
+            const int own = int(q.dim(1));
+            if (std::find(dims.begin(), dims.end(), own) == dims.end())
+                dims.insert(std::upper_bound(dims.begin(), dims.end(), own), own);
+            out.random = attention::randomDotProductVariance(dims, ScalingAnalysis::kSamples);
+            out.measured = attention::headScaling(q.matrix(), k.matrix(), causal, padding, query);
+        });
+    return r;
+}
+
 } // namespace
 
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
@@ -249,6 +274,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return lshRequest(spec, context);
     if (spec.view == "pattern")
         return patternRequest(spec, context);
+    if (spec.view == "scaling")
+        return scalingRequest(spec, context);
     return {};
 }
 

@@ -2,6 +2,7 @@
 
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
+#include "attention/dotproductscaling.h"
 #include "attention/kernelcomparison.h"
 #include "attention/lshanalysis.h"
 #include "engine/program.h"
@@ -55,6 +56,14 @@ struct PatternAnalysis : ViewAnalysis
     bool suggested = false; // the spec runs another kernel: spec is suggestedPatternSpec("longformer", T)
     attention::PatternSummary summary;
     std::string formula; // patternFormula(spec, causal)
+};
+
+struct ScalingAnalysis : ViewAnalysis
+{
+    static constexpr int kSamples = 4000; // random pairs per d
+    int layer = 0, head = 0;
+    std::vector<attention::DotProductVariance> random; // d = 1, 2, 4 … 1024 and the head's own d
+    attention::HeadScaling measured; // the head's own q and k (exact softmax)
 };
 
 // What an analysis reads besides the spec.

@@ -9,6 +9,8 @@ const std::vector<ViewKind> &viewKinds()
         {"heads", "All heads", "every layer × head at once", "Attention"},
         {"lines", "Token lines", "token-to-token lines of one head or all heads", "Attention"},
         {"mask", "Mask", "scores, mask and probabilities side by side", "Attention"},
+        {"scaling", "Why \u221Ad", "the variance of q\u00B7k against d, and softmax with and without 1/\u221Ad",
+            "Attention"},
         {"next-token", "Next token", "the next-token distribution", "Inside the model"},
         {"tensor", "Tensor", "any traced tensor", "Inside the model"},
         {"kernels", "Kernels", "one head under every efficient attention kernel", "Efficient attention"},
