@@ -4,6 +4,7 @@
 // again. Set ATLAS_SCREENSHOTS=DIR to save the presentation at 1280×720.
 #include "lesson/lessoncheck.h"
 #include "mainwindow.h"
+#include "panels/trainpanel.h"
 #include "panels/lessonpanel.h"
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
@@ -11,6 +12,7 @@
 #include "zoomcontroller.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QApplication>
 #include <QDockWidget>
 #include <QFile>
@@ -154,6 +156,32 @@ private slots:
         QVERIFY(window.lessons()->open(kLesson));
         QCOMPARE(window.lessons()->stepIndex(), 3);
         verifyStepApplied(*window.lessons(), session);
+    }
+
+    void trainActionStartsTheTrainPanel()
+    {
+        Session session;
+        MainWindow window(&session);
+        LessonPlayer &player = *window.lessons();
+        QVERIFY(player.open(QStringLiteral(ATLAS_SOURCE_DIR "/lessons/04-training.md")));
+        int trainStep = -1;
+        for (int i = 0; i < player.stepCount() && trainStep < 0; ++i)
+            for (const LessonAction &a : player.lesson().steps[size_t(i)].actions)
+                if (a.kind == LessonAction::Kind::Train)
+                    trainStep = i;
+        QVERIFY(trainStep >= 0);
+        auto *train = window.findChild<TrainPanel *>();
+        QVERIFY(train != nullptr);
+        QSignalSpy requested(&player, &LessonPlayer::trainRequested);
+        player.goTo(trainStep == 0 ? 1 : 0);
+        waitIdle(session);
+        player.goTo(trainStep);
+        QTRY_VERIFY_WITH_TIMEOUT(requested.count() == 1, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(train->worker()->running(), 10000);
+        QCOMPARE(train->findChild<QComboBox *>("trainTask")->currentData().toString(), QString("reverse"));
+        train->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!train->worker()->running(), 30000);
+        waitIdle(session);
     }
 
     void authoringAppendsAndReloads()
