@@ -4,16 +4,16 @@
 // again. Set ATLAS_SCREENSHOTS=DIR to save the presentation at 1280×720.
 #include "lesson/lessoncheck.h"
 #include "mainwindow.h"
-#include "panels/trainpanel.h"
 #include "panels/lessonpanel.h"
+#include "panels/trainpanel.h"
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "zoomcontroller.h"
 
 #include <QAction>
-#include <QComboBox>
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
 #include <QMenuBar>

@@ -208,17 +208,25 @@ void TestViews::attentionCellsAreProbabilities()
     QVERIFY(!plot->showingMessage());
     QCOMPARE(plot->colorMap()->data()->keySize(), 6);
     QCOMPARE(plot->colorMap()->data()->valueSize(), 6);
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c)
-            QCOMPARE(plot->colorMap()->data()->cell(c, r), double(probAt(*trace, 1, 2, r, c)));
+    // Allowed cells are the probabilities; masked ones (−∞ in attn.masked, above the diagonal) are drawn in the
+    // masked style (NaN in the colour map: grey and hatched), never as a probability of 0.
+    auto verifyCells = [&](int head) {
+        for (int r = 0; r < 6; ++r)
+            for (int c = 0; c < 6; ++c) {
+                if (c > r)
+                    QVERIFY(std::isnan(plot->colorMap()->data()->cell(c, r)));
+                else
+                    QCOMPARE(plot->colorMap()->data()->cell(c, r), double(probAt(*trace, 1, head, r, c)));
+            }
+    };
+    verifyCells(2);
+    QVERIFY(plot->pooled().hasNegInf);
     QCOMPARE(plot->displayedValue(4, 2), double(probAt(*trace, 1, 2, 4, 2)));
 
     const double before = plot->colorMap()->data()->cell(1, 3);
     view.setSpec(makeSpec("attention", 1, 0));
     QVERIFY(plot->colorMap()->data()->cell(1, 3) != before);
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c)
-            QCOMPARE(plot->colorMap()->data()->cell(c, r), double(probAt(*trace, 1, 0, r, c)));
+    verifyCells(0);
     QCOMPARE(plot->colorMap()->dataRange().upper, double(plot->pooled().maxFinite));
     snapshot(&view, "attention");
     ViewSpec dark = makeSpec("attention", 1, 0);
@@ -259,6 +267,9 @@ void TestViews::attentionYAxisReversedAndHover()
     const QString scoreText = QString::number(score, 'g', 4).replace('-', QChar(0x2212));
     QVERIFY2(text.contains(QStringLiteral("score %1").arg(scoreText)), qPrintable(text));
     QVERIFY(plot->hoverTextAt(QPointF(2, 2)).isEmpty()); // outside the map
+    const QString masked = plot->hoverTextAt(plot->cellCenter(1, 3));
+    QVERIFY2(masked.contains(QStringLiteral("masked (\u2212\u221E before softmax)")), qPrintable(masked));
+    QVERIFY(!masked.contains("probability"));
     // The x tick labels are the tokens.
     auto ticker = plot->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
     QVERIFY(ticker);
@@ -277,8 +288,8 @@ void TestViews::attentionLogScale()
     HeatmapPlot *plot = view.plot();
     QCOMPARE(plot->colorScale()->dataScaleType(), QCPAxis::stLogarithmic);
     QVERIFY(plot->colorMap()->dataRange().lower > 0.0);
-    // A masked probability of 0 is drawn at the floor, not as log(0).
-    QCOMPARE(plot->displayedValue(0, 5), plot->colorMap()->dataRange().lower);
+    // A masked cell is drawn in the masked style in log scale too, never as log(0).
+    QVERIFY(std::isnan(plot->displayedValue(0, 5)));
     QCOMPARE(plot->displayedValue(5, 0), double(probAt(*trace, 0, 0, 5, 0)));
 }
 
@@ -354,7 +365,18 @@ void TestViews::headsGridClickOpensHead()
     QCOMPARE(view.thumbnail(1, 2).size(), QSize(6, 6));
     // Thumbnail pixels follow the probabilities: the diagonal start (0,0) = 1 is the brightest (viridis top).
     QCOMPARE(view.thumbnail(1, 2).pixel(0, 0), ColorLut("viridis").map(1.0f));
-    QCOMPARE(view.thumbnail(1, 2).pixel(5, 0), ColorLut("viridis").map(0.0f)); // masked: probability 0
+    QCOMPARE(view.thumbnail(1, 2).pixel(5, 0), ColorLut("viridis").masked()); // masked, not a probability of 0
+    // Hovering a thumbnail names the head and the cell under the pointer, with its value.
+    const QRect thumb = view.thumbnailRect(1, 2);
+    const QString allowed
+        = view.toolTipAt(thumb.topLeft() + QPoint(thumb.width() * 4 / 6 + 1, thumb.height() * 5 / 6 + 1));
+    QVERIFY2(allowed.contains("Layer 1 · Head 2") && allowed.contains("query 'mat' (#5)")
+            && allowed.contains("key 'the' (#4)")
+            && allowed.contains(QStringLiteral("probability %1").arg(formatNumber(probAt(*trace, 1, 2, 5, 4)))),
+        qPrintable(allowed));
+    const QString masked = view.toolTipAt(thumb.topLeft() + QPoint(thumb.width() * 5 / 6 + 1, 1));
+    QVERIFY2(masked.contains(QStringLiteral("masked (\u2212\u221E before softmax)")), qPrintable(masked));
+    QVERIFY(view.toolTipAt(QPoint(1, 1)).isEmpty());
 
     QSignalSpy spy(&view, &View::specEdited);
     const QRect rect = view.thumbnailRect(1, 2);

@@ -9,6 +9,8 @@
 #include <QElapsedTimer>
 #include <QVBoxLayout>
 
+#include <limits>
+
 namespace atlas {
 
 AttentionView::AttentionView(QWidget *parent)
@@ -29,6 +31,11 @@ QString AttentionView::cellText(int row, int col) const
     if (probs == nullptr || row < 0 || col < 0 || row >= probs->dim(1) || col >= probs->dim(2))
         return {};
     QString text = cellPrefix(m_input, row, col) + QLatin1Char(':');
+    QString ignored;
+    const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
+    if (masked != nullptr && masked->shape() == probs->shape()
+        && masked->slice(m_spec.head)(row, col) == -std::numeric_limits<float>::infinity())
+        return text + tr(" masked (\u2212\u221E before softmax)");
     const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
     if (scores != nullptr && scores->shape() == probs->shape())
         text += tr(" score %1,").arg(formatNumber(scores->slice(m_spec.head)(row, col)));
@@ -58,6 +65,10 @@ void AttentionView::refresh()
         const int tokens = static_cast<int>(probs->dim(1));
         const QStringList labels = tokenLabels(m_input, tokens);
         m_plot->setLabels(labels, labels);
+        QString ignored;
+        const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
+        m_plot->setMaskedScores(
+            masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr);
         m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, tokens, m_input.trace);
         m_plot->setMarkedRow(m_spec.query);
     }

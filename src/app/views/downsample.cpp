@@ -12,12 +12,13 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Adds the rows [r0, r1) column by column into sum and count, leaving −∞ cells out. Branch-free, so the
 // compiler vectorises it; the blocks are summed afterwards.
-void accumulateRows(const float *data, int cols, int r0, int r1, float *sum, float *count)
+void accumulateRows(const float *data, const float *masked, int cols, int r0, int r1, float *sum, float *count)
 {
     for (int r = r0; r < r1; ++r) {
         const float *src = data + static_cast<size_t>(r) * cols;
+        const float *mask = masked ? masked + static_cast<size_t>(r) * cols : src;
         for (int c = 0; c < cols; ++c) {
-            const bool finite = src[c] != kNegInf;
+            const bool finite = src[c] != kNegInf && mask[c] != kNegInf;
             sum[c] += finite ? src[c] : 0.0f;
             count[c] += finite ? 1.0f : 0.0f;
         }
@@ -49,7 +50,7 @@ int poolBlock(int size, int maxCells)
     return size <= maxCells ? 1 : (size + maxCells - 1) / maxCells;
 }
 
-Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols)
+Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols, const float *masked)
 {
     Pooled p;
     if (data == nullptr || rows <= 0 || cols <= 0)
@@ -62,6 +63,10 @@ Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCol
 
     if (p.blockRows == 1 && p.blockCols == 1) {
         std::memcpy(p.values.data(), data, p.values.size() * sizeof(float));
+        if (masked != nullptr)
+            for (size_t i = 0; i < p.values.size(); ++i)
+                if (masked[i] == kNegInf)
+                    p.values[i] = kNegInf;
         findRange(p);
         return p;
     }
@@ -71,7 +76,7 @@ Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCol
         std::fill(sum.begin(), sum.end(), 0.0f);
         std::fill(count.begin(), count.end(), 0.0f);
         const int r0 = pr * p.blockRows;
-        accumulateRows(data, cols, r0, std::min(rows, r0 + p.blockRows), sum.data(), count.data());
+        accumulateRows(data, masked, cols, r0, std::min(rows, r0 + p.blockRows), sum.data(), count.data());
         float *out = p.values.data() + static_cast<size_t>(pr) * p.cols;
         for (int pc = 0; pc < p.cols; ++pc) {
             const int c0 = pc * p.blockCols;

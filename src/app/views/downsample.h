@@ -28,6 +28,8 @@ int poolBlock(int size, int maxCells);
 
 // Mean-pools `data` ([rows, cols], row-major) to at most maxRows x maxCols cells. −∞ cells are left out of
 // the mean; a block whose cells are all −∞ stays −∞. With rows <= maxRows and cols <= maxCols it is a copy.
-Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols);
+// `masked` (same shape, may be null): a cell is −∞ wherever it is −∞, e.g. attention probabilities (0 where
+// masked) drawn with the masked scores, so a masked cell never looks like a probability of 0.
+Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols, const float *masked = nullptr);
 
 } // namespace atlas

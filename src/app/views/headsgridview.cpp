@@ -16,6 +16,8 @@
 #include <QPainter>
 #include <QToolTip>
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 
@@ -31,9 +33,10 @@ constexpr int kMaxCell = 200;
 const QColor kSelected(0xff, 0x8c, 0x00);
 
 // One head's [T, T] probabilities as an image, pooled to <= 96 px and scaled to its own maximum.
-QImage makeThumbnail(const float *data, int tokens, const ColorLut &lut, bool log)
+// Masked cells (−∞ in `masked`, when given) in the lookup table's masked colour, never as a probability of 0.
+QImage makeThumbnail(const float *data, const float *masked, int tokens, const ColorLut &lut, bool log)
 {
-    const Pooled p = downsample(data, tokens, tokens, kThumbPixels, kThumbPixels);
+    const Pooled p = downsample(data, tokens, tokens, kThumbPixels, kThumbPixels, masked);
     QImage image(p.cols, p.rows, QImage::Format_RGB32);
     const float upper = p.maxFinite > 0.0f ? p.maxFinite : 1.0f;
     const float floor = upper * 1e-4f;
@@ -126,27 +129,37 @@ void HeadsGridView::rebuildThumbnails()
     }
     // Collect the [H, T, T] slices, then pool them on both cores (2048 tokens x 144 heads, or 8192 x 8, is real
     // work: above kInlineTokens on a worker thread).
-    std::vector<std::pair<size_t, const Tensor *>> jobs;
+    struct Job
+    {
+        size_t index;
+        const Tensor *probs;
+        const Tensor *masked; // null when the trace has none of the same shape
+    };
+    std::vector<Job> jobs;
     for (int l = 0; l < m_layers; ++l) {
         QString problem;
         for (int h = 0; h < m_heads; ++h)
-            if (const Tensor *t = findHeadTensor(m_input, l, "attn.probs", h, &problem))
-                jobs.emplace_back(static_cast<size_t>(l * m_heads + h), t);
+            if (const Tensor *t = findHeadTensor(m_input, l, "attn.probs", h, &problem)) {
+                const Tensor *m = findHeadTensor(m_input, l, "attn.masked", h, &problem);
+                jobs.push_back({static_cast<size_t>(l * m_heads + h), t, m && m->shape() == t->shape() ? m : nullptr});
+            }
     }
     if (jobs.empty()) {
         m_message = notComputedText(m_input, names::layerTensor(0, "attn.probs"));
         return;
     }
     // The job keeps the trace alive, so the tensor pointers stay valid after a new trace arrives.
-    const int64_t tokens = jobs.front().second->dim(1);
+    const int64_t tokens = jobs.front().probs->dim(1);
     auto pool = [trace = m_input.trace, jobs = std::move(jobs), lut, log = m_spec.scale == "log",
                     count = m_thumbs.size(), heads = size_t(m_heads)](const std::atomic<bool> &) {
         std::vector<QImage> images(count);
         parallelFor(int64_t(jobs.size()), 1, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) {
-                const auto &[index, tensor] = jobs[size_t(i)];
-                images[index] = makeThumbnail(
-                    tensor->slice(int64_t(index % heads)).data(), static_cast<int>(tensor->dim(1)), *lut, log);
+                const Job &job = jobs[size_t(i)];
+                const int64_t head = int64_t(job.index % heads);
+                images[job.index] = makeThumbnail(job.probs->slice(head).data(),
+                    job.masked ? job.masked->slice(head).data() : nullptr, static_cast<int>(job.probs->dim(1)), *lut,
+                    log);
             }
         });
         return images;
@@ -195,6 +208,29 @@ HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
             if (thumbnailRect(l, h).contains(pos))
                 return {l, h};
     return {};
+}
+
+QString HeadsGridView::toolTipAt(const QPoint &pos) const
+{
+    const Hit hit = hitTest(pos);
+    if (hit.layer < 0)
+        return {};
+    QString text = tr("Layer %1 \u00B7 Head %2: click to open its attention map").arg(hit.layer).arg(hit.head);
+    QString problem;
+    const Tensor *probs = findHeadTensor(m_input, hit.layer, "attn.probs", hit.head, &problem);
+    if (probs == nullptr)
+        return text;
+    // The cell under the pointer: the thumbnail spans the whole [T, T] matrix.
+    const QRect r = thumbnailRect(hit.layer, hit.head);
+    const int tokens = int(probs->dim(1));
+    const int row = std::clamp(int(int64_t(pos.y() - r.top()) * tokens / std::max(1, r.height())), 0, tokens - 1);
+    const int col = std::clamp(int(int64_t(pos.x() - r.left()) * tokens / std::max(1, r.width())), 0, tokens - 1);
+    const Tensor *masked = findHeadTensor(m_input, hit.layer, "attn.masked", hit.head, &problem);
+    const bool isMasked = masked != nullptr && masked->shape() == probs->shape()
+        && masked->slice(hit.head)(row, col) == -std::numeric_limits<float>::infinity();
+    return text + QStringLiteral("\n") + cellPrefix(m_input, row, col) + QLatin1Char(':')
+        + (isMasked ? tr(" masked (\u2212\u221E before softmax)")
+                    : tr(" probability %1").arg(formatNumber(probs->slice(hit.head)(row, col))));
 }
 
 QColor HeadsGridView::textColor() const
@@ -292,8 +328,7 @@ void HeadsGridView::mouseMoveEvent(QMouseEvent *event)
         update();
     }
     if (hit.layer >= 0)
-        QToolTip::showText(event->globalPosition().toPoint(),
-            tr("Layer %1 \u00B7 Head %2: click to open its attention map").arg(hit.layer).arg(hit.head), this);
+        QToolTip::showText(event->globalPosition().toPoint(), toolTipAt(event->position().toPoint()), this);
     else
         QToolTip::hideText();
 }

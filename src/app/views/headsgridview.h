@@ -33,6 +33,11 @@ public:
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
+public:
+    // The tooltip at `pos`: the head, and the (query, key) cell under it with its weight or "masked"; empty off the
+    // thumbnails.
+    QString toolTipAt(const QPoint &pos) const;
+
 protected:
     void refresh() override;
     void paintEvent(QPaintEvent *event) override;

@@ -372,7 +372,7 @@ QSize HeatmapPlot::poolTarget() const
 void HeatmapPlot::repool()
 {
     const QSize target = poolTarget();
-    m_pooled = downsample(m_data, m_rows, m_cols, target.height(), target.width());
+    m_pooled = downsample(m_data, m_rows, m_cols, target.height(), target.width(), m_maskedScores);
     fillColorMap();
     updateNote();
 }
@@ -520,7 +520,7 @@ void HeatmapPlot::updateNote()
 {
     QString text;
     if (m_pooled.hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
-        text = QStringLiteral("\u25A8 \u2212\u221E (masked)");
+        text = QStringLiteral("\u25A8 masked (\u2212\u221E before softmax)");
     m_note->setText(text);
     const bool inLayout = m_note->layout() != nullptr;
     if (!text.isEmpty() && !inLayout) {

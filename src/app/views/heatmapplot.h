@@ -37,6 +37,9 @@ public:
     // data: [rows, cols] row-major; not copied. `owner` keeps it alive (and unchanged) while shown: the plot
     // pools it again when it is resized.
     void setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner = nullptr);
+    // Masked cells: wherever `maskedScores` ([rows, cols], kept alive by the same owner) is −∞, the cell is drawn in
+    // the masked style (grey, hatched) whatever its value; null draws the values only. Call before setMatrix.
+    void setMaskedScores(const float *maskedScores) { m_maskedScores = maskedScores; }
     // Axis tick labels; rebuilt only when they (or the room for them) change.
     void setLabels(const QStringList &rowLabels, const QStringList &colLabels);
     // Whether sparse tick labels start with the row/column index ("#40 t"); off when the labels are numbers already.
@@ -115,6 +118,7 @@ private:
     int m_markedRow = -1;
 
     const float *m_data = nullptr;
+    const float *m_maskedScores = nullptr;
     int m_rows = 0;
     int m_cols = 0;
     std::shared_ptr<const void> m_owner;

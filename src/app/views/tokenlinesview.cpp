@@ -5,6 +5,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -360,6 +361,40 @@ void TokenLinesView::mouseMoveEvent(QMouseEvent *event)
 {
     const auto [side, position] = hitTest(event->position());
     setHover(side, position);
+    const QString text = side == Side::None ? QString() : hoverText();
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+// The hovered token's strongest partners on the other side, with the weight the lines draw (the mean over the
+// heads shown).
+QString TokenLinesView::hoverText() const
+{
+    const Tensor *a = probs();
+    if (!a || m_hoverPos < 0 || m_hoverPos >= a->dim(1))
+        return {};
+    const int tokens = int(a->dim(1));
+    std::vector<std::pair<float, int>> partners;
+    for (int t = 0; t < tokens; ++t)
+        partners.emplace_back(partnerWeight(t), t);
+    const size_t shown = std::min<size_t>(3, partners.size());
+    std::partial_sort(partners.begin(), partners.begin() + int64_t(shown), partners.end(),
+        [](auto &x, auto &y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+    const QStringList labels = tokenLabels(m_input, tokens);
+    const bool query = m_hoverSide == Side::Query;
+    QString text = (query ? tr("query %1 '%2' attends most to:") : tr("key %1 '%2' is read most by:"))
+                       .arg(m_hoverPos)
+                       .arg(labels.value(m_hoverPos));
+    for (size_t i = 0; i < shown; ++i)
+        text += QStringLiteral("\n  %1 '%2': %3")
+                    .arg(partners[i].second)
+                    .arg(labels.value(partners[i].second))
+                    .arg(formatNumber(partners[i].first));
+    if (headsShown().size() > 1)
+        text += tr("\n(mean weight over the %1 heads shown)").arg(headsShown().size());
+    return text;
 }
 
 void TokenLinesView::mousePressEvent(QMouseEvent *event)

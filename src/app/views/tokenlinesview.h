@@ -93,6 +93,7 @@ private:
     bool isPadding(int position) const;
     QRectF rowRect(const Geometry &g, Side side, int position) const;
     std::pair<Side, int> hitTest(const QPointF &point) const;
+    QString hoverText() const;
     float partnerWeight(int position) const;
 
     void paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const;
