@@ -15,6 +15,10 @@
 #include <QSpinBox>
 #include <QTest>
 
+#include <qcustomplot.h>
+
+#include <cmath>
+
 #include <sys/resource.h>
 
 using namespace atlas;
@@ -97,6 +101,12 @@ private slots:
         show(view, inputOf(24, false), patternSpec("longformer", {"window=2"}));
         QVERIFY(view.summary());
         QVERIFY(!view.summary()->allowed(7, 20)); // far outside the window
+        // A yes/no mask: the masked style and a two-entry legend, not a 0–1 colour bar.
+        QVERIFY(view.plot()->maskMode());
+        QVERIFY(std::isnan(view.plot()->displayedValue(7, 20)) || view.plot()->displayedValue(7, 20) < 0);
+        const auto legend = view.plot()->colorScale()->axis()->ticker().dynamicCast<QCPAxisTickerText>();
+        QVERIFY(legend);
+        QCOMPARE(legend->ticks().values(), QList<QString>({"masked", "attended"}));
         QSignalSpy edited(&view, &View::specEdited);
         TokenChipStrip *strip = view.tokenStrip();
         QTest::mouseClick(strip, Qt::LeftButton, {}, strip->chipRect(7).center());
@@ -201,6 +211,7 @@ private slots:
         QVERIFY(view.summary());
         QCOMPARE(view.summary()->cells, PatternAnalysis::kGridCells);
         QCOMPARE(view.plot()->matrixRows(), PatternAnalysis::kGridCells);
+        QVERIFY(!view.plot()->maskMode()); // blocks: a share of each block, on a colour bar
         const auto expected = attention::attentionPattern(view.editedSpec(), T, true, {}, PatternAnalysis::kGridCells);
         QCOMPARE(view.summary()->allowedPairs, expected.allowedPairs);
         QVERIFY(view.readoutText().contains(grouped(expected.allowedPairs)));

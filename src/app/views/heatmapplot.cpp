@@ -249,13 +249,22 @@ void HeatmapPlot::applyScaleType()
     QSharedPointer<QCPAxisTicker> ticker(logAxis ? new QCPAxisTickerLog : new QCPAxisTicker);
     if (m_maskMode) {
         auto *text = new QCPAxisTickerText;
-        text->setTicks(
-            QVector<double> {-0.5, 0.5}, QVector<QString> {QStringLiteral("\u2212\u221E"), QStringLiteral("0")});
+        text->setTicks(QVector<double> {-0.5, 0.5}, QVector<QString> {m_maskLabel, m_allowedLabel});
         ticker.reset(text);
     }
     m_scale->axis()->setTicker(ticker);
     m_scale->axis()->setNumberFormat(logAxis ? QStringLiteral("eb") : QStringLiteral("gb"));
     m_scale->axis()->setNumberPrecision(logAxis ? 0 : 6); // "10⁻³" rather than "1.000000·10⁻³"
+}
+
+void HeatmapPlot::setMaskLabels(const QString &masked, const QString &allowed)
+{
+    if (masked == m_maskLabel && allowed == m_allowedLabel)
+        return;
+    m_maskLabel = masked;
+    m_allowedLabel = allowed;
+    applyScaleType();
+    replot(rpQueuedReplot);
 }
 
 void HeatmapPlot::setMaskMode(bool on)

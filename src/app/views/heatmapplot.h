@@ -52,6 +52,8 @@ public:
     void setTheme(const std::string &theme); // light | dark
     // Mask mode draws the mask itself: every finite cell in one "allowed" colour, −∞ cells dark and hatched.
     void setMaskMode(bool on);
+    // The two entries of the mask mode's legend (default "−∞" and "0"; the Pattern view says "masked", "attended").
+    void setMaskLabels(const QString &masked, const QString &allowed);
     void setHoverText(HoverText hover) { m_hover = std::move(hover); }
     // Outlines one row (a query a lesson or a click singles out); −1 outlines none.
     void setMarkedRow(int row);
@@ -119,6 +121,7 @@ private:
 
     const float *m_data = nullptr;
     const float *m_maskedScores = nullptr;
+    QString m_maskLabel = QStringLiteral("\u2212\u221E"), m_allowedLabel = QStringLiteral("0");
     int m_rows = 0;
     int m_cols = 0;
     std::shared_ptr<const void> m_owner;

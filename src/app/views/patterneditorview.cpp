@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace atlas {
@@ -361,8 +362,14 @@ void PatternEditorView::showSummary()
     m_plot->setTheme(m_spec.theme);
     m_plot->setColormap(m_spec.colormap);
     m_plot->setLogScale(!exact); // a global row fills 1/32 of its block: visible only on a log scale
+    // One cell per pair: a yes/no mask, drawn in the masked style of every view and a two-entry legend.
+    m_plot->setMaskMode(exact);
+    m_plot->setMaskLabels(tr("masked"), tr("attended"));
     if (exact) {
-        m_plot->setMatrix(s.density.data(), s.cells, s.cells, m_summary);
+        auto shown = std::make_shared<std::vector<float>>(s.density);
+        for (float &v : *shown)
+            v = v > 0.0f ? v : -std::numeric_limits<float>::infinity();
+        m_plot->setMatrix(shown->data(), s.cells, s.cells, shown);
     } else {
         // Empty blocks go below the emptiest non-empty one (half a pair), or the log scale would draw both alike.
         const double side = double(s.length / s.cells + 1), area = side * side; // at least the largest block
@@ -383,7 +390,7 @@ void PatternEditorView::showSummary()
             labels << QString::number(s.cellEdges[size_t(c)]);
     m_plot->setIndexInLabels(exact);
     m_plot->setLabels(labels, labels);
-    m_plot->setValueLabel(exact ? tr("1 = attended") : tr("share of the block attended (log scale; darkest: none)"));
+    m_plot->setValueLabel(exact ? QString() : tr("share of the block attended (log scale; darkest: none)"));
     QString params; // lines of about 36 characters, so that the title never squeezes the plot
     for (const std::string &p : editedParams()) {
         const int line = int(params.size() - params.lastIndexOf('\n') - 1);
