@@ -1,5 +1,7 @@
 #include "panels/attentionkernelbar.h"
 
+#include "attention/patternparams.h"
+
 #include "attention/attentionkernel.h"
 #include "session/session.h"
 
@@ -37,7 +39,7 @@ AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
     layout->addWidget(m_params, 1);
     layout->addWidget(m_layers);
     connect(m_kind, &QComboBox::activated, this, [this] {
-        m_params->setText(classroomDefaults(m_kind->currentText()));
+        m_params->setText(suggestedParams(m_kind->currentText())); // scaled to the input, shown before it runs
         apply();
     });
     connect(m_params, &QLineEdit::returnPressed, this, &AttentionKernelBar::apply);
@@ -57,21 +59,18 @@ AttentionKernelBar::AttentionKernelBar(Session *session, QWidget *parent)
     });
 }
 
-QString AttentionKernelBar::classroomDefaults(const QString &kind)
+QString AttentionKernelBar::suggestedParams(const QString &kind) const
 {
-    if (kind == "lsh")
-        return "rounds=2 buckets=4 chunk=4";
-    if (kind == "bigbird")
-        return "block=2 window_blocks=1 global_blocks=1 random_blocks=1";
-    if (kind == "longformer")
-        return "window=4 dilation=1";
-    if (kind == "strided" || kind == "fixed")
-        return "stride=4";
-    if (kind == "linformer")
-        return "k=8";
-    if (kind == "performer")
-        return "features=64";
-    return {};
+    try {
+        const attention::AttentionKernelSpec spec = attention::suggestedKernelSpec(
+            kind.toStdString(), std::max<int>(1, int(m_session->input().tokens.size())));
+        QStringList params;
+        for (const auto &[key, value] : spec.params)
+            params << QString::fromStdString(key + "=" + value);
+        return params.join(' ');
+    } catch (const std::exception &) {
+        return {};
+    }
 }
 
 QString AttentionKernelBar::layersTip()

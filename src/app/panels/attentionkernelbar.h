@@ -18,8 +18,8 @@ class AttentionKernelBar : public QWidget
 public:
     explicit AttentionKernelBar(Session *session, QWidget *parent = nullptr);
 
-    // Parameters that make each kernel visibly different from full attention on a 10–40 token input.
-    static QString classroomDefaults(const QString &kind);
+    // The parameters the chooser fills in for `kind`: attention::suggestedKernelSpec for the input's length.
+    QString suggestedParams(const QString &kind) const;
 
 private:
     static QString layersTip();

@@ -82,4 +82,24 @@ AttentionKernelSpec suggestedPatternSpec(const std::string &kind, int T)
     return parseAttentionKernelSpec(kind, {"stride=" + n(stride)});
 }
 
+AttentionKernelSpec suggestedKernelSpec(const std::string &kind, int T)
+{
+    T = std::max(T, 1);
+    const auto n = [](int v) { return std::to_string(v); };
+    if (kind == "longformer" || kind == "bigbird" || kind == "strided" || kind == "fixed")
+        return suggestedPatternSpec(kind, T);
+    if (kind == "lsh") {
+        int buckets = 2;
+        while (buckets * 2 <= std::min(64, T / 8))
+            buckets *= 2;
+        const int chunk = std::clamp((T + buckets - 1) / buckets, 2, 64);
+        return parseAttentionKernelSpec(kind, {"rounds=2", "buckets=" + n(buckets), "chunk=" + n(chunk)});
+    }
+    if (kind == "linformer")
+        return parseAttentionKernelSpec(kind, {"k=" + n(std::clamp(T / 4, 1, 256))});
+    if (kind == "performer")
+        return parseAttentionKernelSpec(kind, {"features=" + n(T >= 1024 ? 256 : 64)});
+    return parseAttentionKernelSpec(kind, {});
+}
+
 } // namespace atlas::attention
