@@ -1,19 +1,28 @@
 // Widget tests of the heat-map views: attention, mask, heads grid, colour maps, pooling and export.
 #include "trace/trace.h"
 #include "util/error.h"
+#include "view/viewkinds.h"
 #include "views/attentionview.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
+#include "views/headlessrender.h"
 #include "views/headsgridview.h"
 #include "views/heatmapplot.h"
 #include "views/maskview.h"
+#include "views/tokenchipstrip.h"
 #include "views/viewexport.h"
 #include "viewtesting.h"
 
+#include <QAbstractButton>
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -134,6 +143,7 @@ private slots:
     void missingTensorsSayNotComputed();
     void exportWritesPngSvgPdf();
     void exportRejectsUnknownExtension();
+    void exportsCarryNoInterface();
     void headSwitchAt2048Tokens();
 };
 
@@ -495,6 +505,58 @@ void TestViews::exportWritesPngSvgPdf()
     QVERIFY(pdfFile.size() > 1000);
     QVERIFY(pdfFile.read(4) == "%PDF");
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 3); // no temporary files left behind
+}
+
+// Every interactive child of every view lies inside one of its interfaceWidgets(), and an export hides those (and
+// shows them again): a figure carries its title, axes, legend and captions only.
+void TestViews::exportsCarryNoInterface()
+{
+    struct HideCounter : QObject
+    {
+        int hides = 0;
+        bool eventFilter(QObject *, QEvent *e) override
+        {
+            hides += e->type() == QEvent::HideToParent; // sent by hide() even on a widget never shown
+            return false;
+        }
+    };
+    for (const ViewKind &kind : viewKinds()) {
+        ViewSpec spec;
+        spec.model = "reverse";
+        spec.text = "abcdefgh>hgfedcba";
+        spec.view = kind.kind;
+        spec.tensor = "layer.0.attn.probs";
+        const std::unique_ptr<View> view = headlessView(spec, 900, 600);
+        const std::vector<QWidget *> controls = view->interfaceWidgets();
+        auto declared = [&](QWidget *w) {
+            for (QWidget *p = w; p != nullptr && p != view.get(); p = p->parentWidget())
+                if (std::find(controls.begin(), controls.end(), p) != controls.end())
+                    return true;
+            return false;
+        };
+        for (QWidget *w : view->findChildren<QWidget *>()) {
+            const bool interactive = (qobject_cast<QAbstractSlider *>(w) && !qobject_cast<QScrollBar *>(w))
+                || qobject_cast<QAbstractButton *>(w) || qobject_cast<QAbstractSpinBox *>(w)
+                || qobject_cast<QComboBox *>(w) || qobject_cast<QLineEdit *>(w) || qobject_cast<TokenChipStrip *>(w);
+            QVERIFY2(!interactive || declared(w),
+                qPrintable(QString("%1 view: a %2 outside interfaceWidgets()")
+                               .arg(QString::fromStdString(kind.kind), w->metaObject()->className())));
+        }
+        std::vector<std::unique_ptr<HideCounter>> counters;
+        std::vector<bool> hiddenBefore;
+        for (QWidget *w : controls) {
+            counters.push_back(std::make_unique<HideCounter>());
+            w->installEventFilter(counters.back().get());
+            hiddenBefore.push_back(w->isHidden());
+        }
+        const QImage image = renderViewImage(view.get(), QSize(1000, 640));
+        QCOMPARE(image.size(), QSize(1000, 640));
+        for (size_t i = 0; i < controls.size(); ++i) {
+            QVERIFY2(hiddenBefore[i] || counters[i]->hides > 0, kind.kind.c_str());
+            QCOMPARE(controls[i]->isHidden(), bool(hiddenBefore[i])); // restored
+            controls[i]->removeEventFilter(counters[i].get());
+        }
+    }
 }
 
 void TestViews::exportRejectsUnknownExtension()

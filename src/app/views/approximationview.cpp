@@ -120,7 +120,9 @@ void ApproximationView::layOutMaps()
 
 void ApproximationView::buildControls(QLayout *layout)
 {
-    auto *row = new QHBoxLayout;
+    m_controlRow = new QWidget(this);
+    auto *row = new QHBoxLayout(m_controlRow);
+    row->setContentsMargins(0, 0, 0, 0);
     m_linformer = new QRadioButton(tr("Linformer"), this);
     m_performer = new QRadioButton(tr("Performer"), this);
     m_linformer->setToolTip(definition("linformer", false));
@@ -145,7 +147,7 @@ void ApproximationView::buildControls(QLayout *layout)
     row->addWidget(m_valueLabel);
     row->addSpacing(24);
     row->addWidget(m_status, 1);
-    static_cast<QBoxLayout *>(layout)->addLayout(row);
+    layout->addWidget(m_controlRow);
     connect(m_kernels, &QButtonGroup::buttonClicked, this,
         [this](QAbstractButton *b) { chooseKernel(b == m_performer ? "performer" : "linformer"); });
     connect(m_slider, &QSlider::valueChanged, this, &ApproximationView::chooseIndex);

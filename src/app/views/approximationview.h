@@ -37,6 +37,7 @@ class ApproximationView : public View
 
 public:
     explicit ApproximationView(QWidget *parent = nullptr);
+    std::vector<QWidget *> interfaceWidgets() const override { return {m_controlRow}; }
 
     // Drawn instead of the maps and the plot (no Q, K, V yet, a bad head, a sweep error); empty when they are drawn.
     QString message() const { return m_message; }
@@ -86,6 +87,7 @@ private:
     QRadioButton *m_performer = nullptr;
     QButtonGroup *m_kernels = nullptr;
     QSlider *m_slider = nullptr;
+    QWidget *m_controlRow = nullptr; // the kernel switch, the slider and its readout
     QLabel *m_valueLabel = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_summary = nullptr;

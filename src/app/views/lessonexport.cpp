@@ -1,4 +1,5 @@
 #include "views/headlessrender.h"
+#include "views/viewexport.h"
 
 #include "lesson/lessoncheck.h"
 #include "util/error.h"
@@ -28,10 +29,7 @@ constexpr int kImageWidth = 1100, kImageHeight = 700;
 QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height)
 {
     const std::unique_ptr<View> view = headlessView(stepViewSpec(lesson, step), width, height);
-    QImage image(width, height, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
-    view->render(&image);
-    return image;
+    return renderViewImage(view.get(), QSize(width, height));
 }
 
 // The questions as Markdown, each with its answer: a reader offline has no one to ask.

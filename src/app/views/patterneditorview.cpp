@@ -460,6 +460,11 @@ QString PatternEditorView::readoutText() const
     return text;
 }
 
+std::vector<QWidget *> PatternEditorView::interfaceWidgets() const
+{
+    return {m_controls, m_stripArea};
+}
+
 QString PatternEditorView::hoverText(int row, int col) const
 {
     if (!m_summary || row >= m_summary->cells || col >= m_summary->cells)

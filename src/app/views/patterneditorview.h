@@ -35,6 +35,7 @@ class PatternEditorView : public View
 
 public:
     explicit PatternEditorView(QWidget *parent = nullptr);
+    std::vector<QWidget *> interfaceWidgets() const override; // the parameters and the clickable token strip
 
     static const std::vector<std::string> &kinds(); // bigbird, longformer, strided, fixed
 

@@ -31,6 +31,7 @@ public:
     static constexpr int kMaxCells = 1000; // cells per side of the heat map; bigger matrices are mean-pooled
 
     explicit TensorView(QWidget *parent = nullptr);
+    std::vector<QWidget *> interfaceWidgets() const override { return {m_sliceRow}; }
 
     QString shapeText() const { return m_shapeText; } // "[2, 5, 4]", empty when nothing is shown
     QString formulaText() const { return m_formulaText; }

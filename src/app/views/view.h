@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include <vector>
+
 namespace atlas {
 
 // Base of every view: draws a ViewSpec from a ViewInput. Views never compute model numbers: they read the
@@ -23,6 +25,9 @@ public:
     // Text the last paint had to cut short or leave out for lack of room (a title, a caption): empty when
     // everything fit. The classroom test holds every view to it at projector sizes and zooms.
     const QStringList &clippedTexts() const { return m_clipped; }
+    // The view's controls (sliders, switches, spin boxes, clickable token strips): hidden while the view is exported,
+    // so a figure carries its title, axes, legend and captions only. Every interactive child lies inside one.
+    virtual std::vector<QWidget *> interfaceWidgets() const { return {}; }
 
 signals:
     // The user changed what the view shows from inside it (clicked a head, moved a slider): the Session

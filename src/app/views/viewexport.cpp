@@ -1,5 +1,7 @@
 #include "views/viewexport.h"
 
+#include "views/view.h"
+
 #include "util/error.h"
 
 #include <qcustomplot.h>
@@ -93,12 +95,39 @@ void replotNow(QCustomPlot *plot)
     plot->replot(QCustomPlot::rpImmediateRefresh);
 }
 
-// Resizes the view (and lays out and replots everything in it) for the export; restores it when destroyed.
+// Hides a view's controls (View::interfaceWidgets) for the export; shows again those that were shown.
+class InterfaceHidden
+{
+public:
+    explicit InterfaceHidden(QWidget *view)
+    {
+        if (const auto *v = qobject_cast<const View *>(view))
+            for (QWidget *w : v->interfaceWidgets())
+                if (w != nullptr && !w->isHidden()) {
+                    w->hide();
+                    m_hidden.push_back(w);
+                }
+    }
+    ~InterfaceHidden()
+    {
+        for (QWidget *w : m_hidden)
+            w->show();
+    }
+    InterfaceHidden(const InterfaceHidden &) = delete;
+    InterfaceHidden &operator=(const InterfaceHidden &) = delete;
+
+private:
+    std::vector<QWidget *> m_hidden;
+};
+
+// Resizes the view (and lays out and replots everything in it) for the export, its controls hidden; restores it
+// when destroyed.
 class ExportSize
 {
 public:
     ExportSize(QWidget *view, QSize size)
-        : m_view(view)
+        : m_interface(view)
+        , m_view(view)
         , m_old(view->size())
         , m_oldMinimum(view->minimumSize())
     {
@@ -116,6 +145,8 @@ public:
         m_view->setMinimumSize(m_oldMinimum);
         apply(m_old);
     }
+    ExportSize(const ExportSize &) = delete;
+    ExportSize &operator=(const ExportSize &) = delete;
 
 private:
     void apply(QSize size)
@@ -135,6 +166,7 @@ private:
             replotNow(plot);
     }
 
+    InterfaceHidden m_interface; // first: shown again after the old size is back
     QWidget *m_view;
     QSize m_old;
     QSize m_oldMinimum;
@@ -142,6 +174,15 @@ private:
 };
 
 } // namespace
+
+QImage renderViewImage(QWidget *view, QSize size)
+{
+    ExportSize resized(view, size);
+    QImage image(view->size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    view->render(&image);
+    return image;
+}
 
 void exportView(QWidget *view, const QString &path, QSize size)
 {
