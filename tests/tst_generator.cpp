@@ -1,6 +1,7 @@
 // The KV-cache generator agrees with a full forward pass, and sampling is reproducible from its seed.
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "engine/temperature.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -71,6 +72,33 @@ private slots:
             QVERIFY(z[size_t(next)] >= sorted[2]); // among the top 3
             QCOMPARE(b.generate(), next);
         }
+    }
+
+    // The next-token view's bars at temperature T are softmax(z / T), computed from the traced softmax(z) alone.
+    void temperatureReshapesTheTracedDistribution()
+    {
+        const auto model = load("gpt2_tiny");
+        Engine engine(model, {{1, 2, 3, 4}, {}});
+        engine.runToEnd();
+        const Tensor &logits = engine.trace().tensor("logits");
+        const Tensor &probs = engine.trace().tensor("next_probs");
+        const int V = int(logits.dim(1));
+        const int64_t last = logits.dim(0) - 1;
+        for (double t : {0.1, 0.5, 1.0, 2.0, 10.0}) {
+            const float *z = logits.data() + last * V;
+            const std::vector<double> shown = atTemperature(probs.data() + last * V, V, t);
+            double top = -INFINITY, sum = 0;
+            for (int v = 0; v < V; ++v)
+                top = std::max(top, double(z[v]));
+            for (int v = 0; v < V; ++v)
+                sum += std::exp((double(z[v]) - top) / t);
+            double worst = 0;
+            for (int v = 0; v < V; ++v)
+                worst = std::max(worst, std::abs(shown[size_t(v)] - std::exp((double(z[v]) - top) / t) / sum));
+            QVERIFY2(worst < 1e-5, qPrintable(QStringLiteral("T=%1: max error %2").arg(t).arg(worst)));
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, atTemperature(probs.data(), V, 0.0));
+        QVERIFY_THROWS_EXCEPTION(Error, atTemperature(probs.data(), V, -1.0));
     }
 
     void refusesBidirectionalModelsAndAFullContext()

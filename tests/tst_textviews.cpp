@@ -1,3 +1,4 @@
+#include "engine/temperature.h"
 #include "util/error.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
@@ -11,6 +12,8 @@
 #include <qcustomplot.h>
 
 #include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
 #include <QtTest>
 
 #include <cmath>
@@ -155,6 +158,45 @@ private slots:
         QVERIFY(view.title().contains(QStringLiteral("' mat' (position 4)")));
         for (size_t i = 1; i < view.bars().size(); ++i)
             QVERIFY(view.bars()[i - 1].probability >= view.bars()[i].probability);
+    }
+
+    // At temperature T the bars are the traced row reshaped by softmax(z / T); the controls show and edit the spec.
+    void nextTokenTemperatureAndPosition()
+    {
+        NextTokenView view;
+        view.resize(700, 420);
+        ViewSpec s = spec("next-token");
+        s.topK = 3;
+        s.position = 2;
+        s.temperature = 0.5;
+        view.setSpec(s);
+        auto trace = makeTrace();
+        view.setInput(makeInput(trace));
+        QVERIFY(view.message().isEmpty());
+        const std::vector<double> expected = atTemperature(trace->tensor("next_probs").data() + 2 * kV, kV, 0.5);
+        // Row 2's weights are 1..10 / 55: at T = 0.5 they become (k + 1)² / Σ k², the top one 100 / 385.
+        QCOMPARE(view.bars().front().id, 1);
+        QVERIFY(std::abs(view.bars().front().probability - 100.0 / 385.0) < 1e-6);
+        for (const auto &bar : view.bars())
+            QCOMPARE(bar.probability, double(float(expected[size_t(bar.id)])));
+        QVERIFY(view.title().endsWith(QStringLiteral("at temperature 0.5")));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        auto *position = view.findChild<QSpinBox *>();
+        QVERIFY(position);
+        QCOMPARE(position->value(), 2);
+        position->setValue(-1); // "last"
+        QCOMPARE(view.position(), kT - 1);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().position, -1);
+
+        auto *slider = view.findChild<QSlider *>();
+        QVERIFY(slider);
+        slider->setValue(slider->maximum()); // T = 10: nearly flat
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().temperature, 10.0);
+        QVERIFY(view.bars().front().probability < 0.2);
+        const std::vector<QWidget *> hidden = view.interfaceWidgets();
+        QVERIFY(std::find(hidden.begin(), hidden.end(), position->parentWidget()) != hidden.end());
     }
 
     void nextTokenMissingAndOutOfRange()

@@ -1,5 +1,6 @@
 #include "views/nexttokenview.h"
 
+#include "engine/temperature.h"
 #include "views/viewfonts.h"
 
 #include "views/plottheme.h"
@@ -8,9 +9,14 @@
 
 #include <qcustomplot.h>
 
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
 #include <QStackedLayout>
 #include <QToolTip>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -19,21 +25,37 @@
 namespace atlas {
 namespace {
 
+// Every bar's label in one format: a percentage with three significant digits ("42.1 %", "0.0312 %").
 QString percent(double p)
 {
-    if (p >= 0.001)
-        return QString::number(100.0 * p, 'f', p >= 0.1 ? 1 : 2) + QLatin1Char('%');
-    return QString::number(p, 'g', 2);
+    return formatNumber(100.0 * p, 3) + QStringLiteral("\u202F%");
+}
+
+// The temperature slider: 0 … 100 on a log scale from 0.1 to 10, 50 = 1.
+constexpr int kSliderSteps = 100;
+double temperatureOf(int slider)
+{
+    return std::pow(10.0, (slider - kSliderSteps / 2) / double(kSliderSteps / 2));
+}
+int sliderOf(double temperature)
+{
+    return std::clamp(
+        int(std::lround(std::log10(temperature) * (kSliderSteps / 2) + kSliderSteps / 2)), 0, kSliderSteps);
 }
 
 } // namespace
 
 NextTokenView::NextTokenView(QWidget *parent)
     : View(parent)
-    , m_stack(new QStackedLayout(this))
     , m_message(new QLabel(this))
     , m_plot(new QCustomPlot(this))
 {
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(buildControls());
+    auto *pages = new QWidget(this);
+    m_stack = new QStackedLayout(pages);
+    layout->addWidget(pages, 1);
     m_message->setAlignment(Qt::AlignCenter);
     m_message->setWordWrap(true);
     m_message->setMargin(20);
@@ -101,23 +123,69 @@ void NextTokenView::refresh()
     if (position >= tokens)
         return showMessage(tr("Position %1 is outside the input (%2 tokens)").arg(position).arg(tokens));
     m_position = position;
+    syncControls(tokens);
     collectBars(probs);
     drawChart();
     m_stack->setCurrentWidget(m_plot);
 }
 
+QWidget *NextTokenView::buildControls()
+{
+    m_controls = new QWidget(this);
+    auto *row = new QHBoxLayout(m_controls);
+    row->setContentsMargins(6, 2, 6, 2);
+    m_positionBox = new QSpinBox(m_controls);
+    m_positionBox->setRange(-1, 0);
+    m_positionBox->setSpecialValueText(tr("last"));
+    m_positionBox->setToolTip(tr("The position whose next token is shown (last: the end of the input). "
+                                 "A click on a token in Token lines chooses it too."));
+    m_temperatureSlider = new QSlider(Qt::Horizontal, m_controls);
+    m_temperatureSlider->setRange(0, kSliderSteps);
+    m_temperatureSlider->setValue(sliderOf(1.0));
+    m_temperatureSlider->setMinimumWidth(160);
+    m_temperatureSlider->setToolTip(tr("softmax(z / T): below 1 sharpens the distribution, above 1 flattens it; "
+                                       "T = 1 is the model's own. Sampling with temperature T draws from these bars."));
+    m_temperatureLabel = new QLabel(m_controls);
+    row->addWidget(new QLabel(tr("Position"), m_controls));
+    row->addWidget(m_positionBox);
+    row->addSpacing(16);
+    row->addWidget(new QLabel(tr("Temperature"), m_controls));
+    row->addWidget(m_temperatureSlider, 1);
+    row->addWidget(m_temperatureLabel);
+    connect(m_positionBox, &QSpinBox::valueChanged, this, [this](int position) {
+        if (position == m_spec.position)
+            return;
+        m_spec.position = position;
+        refresh();
+        emit specEdited(m_spec);
+    });
+    connect(m_temperatureSlider, &QSlider::valueChanged, this, [this](int value) {
+        const double t = temperatureOf(value);
+        if (sliderOf(m_spec.temperature) == value)
+            return;
+        m_spec.temperature = t;
+        refresh();
+        emit specEdited(m_spec);
+    });
+    return m_controls;
+}
+
 void NextTokenView::collectBars(const Tensor &probs)
 {
     const int vocab = static_cast<int>(probs.dim(1));
-    const float *row = probs.data() + int64_t(m_position) * vocab;
+    const float *modelRow = probs.data() + int64_t(m_position) * vocab;
+    const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.temperature);
+    const std::vector<float> row(reshaped.begin(), reshaped.end());
     m_bars.clear();
-    for (const auto &[id, p] : topK(row, vocab, m_spec.topK)) {
+    for (const auto &[id, p] : topK(row.data(), vocab, m_spec.topK)) {
         const QString label = m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
         m_bars.push_back({id, label, double(p)});
     }
     const QString token
         = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position) : QStringLiteral("#%1").arg(m_position);
     m_title = tr("Next token after '%1' (position %2)").arg(token).arg(m_position);
+    if (std::abs(m_spec.temperature - 1.0) > 1e-9)
+        m_title += tr(" at temperature %1").arg(formatNumber(m_spec.temperature, 2));
 }
 
 void NextTokenView::drawChart()
@@ -149,6 +217,15 @@ void NextTokenView::drawChart()
     m_plot->xAxis->setRange(0.0, std::max(largest, 1e-6) * 1.2);
     m_titleElement->setText(m_title);
     m_plot->replot();
+}
+
+void NextTokenView::syncControls(int tokens)
+{
+    const QSignalBlocker positionBlocker(m_positionBox), temperatureBlocker(m_temperatureSlider);
+    m_positionBox->setRange(-1, tokens - 1);
+    m_positionBox->setValue(m_spec.position);
+    m_temperatureSlider->setValue(sliderOf(m_spec.temperature));
+    m_temperatureLabel->setText(QStringLiteral("T = %1").arg(formatNumber(m_spec.temperature, 2)));
 }
 
 void NextTokenView::applyTheme()

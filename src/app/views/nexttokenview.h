@@ -8,13 +8,16 @@ class QCPBars;
 class QCPTextElement;
 class QCustomPlot;
 class QLabel;
+class QSlider;
+class QSpinBox;
 class QMouseEvent;
 class QStackedLayout;
 
 namespace atlas {
 
 // Horizontal bars of the spec.topK most probable next tokens at spec.position (-1 = the last token), read
-// from the trace's `next_probs` [T, V]; the most probable on top.
+// from the trace's `next_probs` [T, V] and taken to spec.temperature (engine/temperature.h); the most probable on
+// top. A position box and a temperature slider edit the spec.
 class NextTokenView : public View
 {
     Q_OBJECT
@@ -28,6 +31,7 @@ public:
     };
 
     explicit NextTokenView(QWidget *parent = nullptr);
+    std::vector<QWidget *> interfaceWidgets() const override { return {m_controls}; }
 
     const std::vector<Bar> &bars() const { return m_bars; } // most probable first; empty with a message
     QString title() const { return m_title; }
@@ -43,12 +47,18 @@ protected:
 
 private:
     void showMessage(const QString &text);
+    QWidget *buildControls();
+    void syncControls(int tokens);
     void collectBars(const Tensor &probs);
     void drawChart();
     void applyTheme();
     void showToolTip(QMouseEvent *event);
 
     QStackedLayout *m_stack = nullptr;
+    QWidget *m_controls = nullptr; // position and temperature
+    QSpinBox *m_positionBox = nullptr;
+    QSlider *m_temperatureSlider = nullptr;
+    QLabel *m_temperatureLabel = nullptr;
     QLabel *m_message = nullptr;
     QCustomPlot *m_plot = nullptr;
     QCPBars *m_barsPlottable = nullptr;

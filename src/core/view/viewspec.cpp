@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <utility>
@@ -19,7 +20,7 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value", "op", "query"};
+    "approximation", "approximation_value", "op", "query", "temperature"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -128,6 +129,16 @@ public:
         return v;
     }
 
+    double positive(const Json &value, double maximum) const
+    {
+        if (!value.is_number())
+            fail(std::string("expected a number, got ") + typeName(value));
+        const double v = value.get<double>();
+        if (!std::isfinite(v) || v <= 0 || v > maximum)
+            fail("must be above 0 and at most " + Json(maximum).dump() + ", got " + value.dump());
+        return v;
+    }
+
     std::vector<std::string> strings(const Json &value) const
     {
         if (!value.is_array())
@@ -209,6 +220,7 @@ const std::map<std::string, Setter> &setters()
         {"op", [](ViewSpec &s, const Reader &r, const Json &v) { s.op = r.string(v); }},
         {"query",
             [](ViewSpec &s, const Reader &r, const Json &v) { s.query = r.integer(v, -1, ">= 0, or -1 for none"); }},
+        {"temperature", [](ViewSpec &s, const Reader &r, const Json &v) { s.temperature = r.positive(v, 100.0); }},
     };
     return table;
 }
@@ -282,6 +294,7 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["approximation_value"] = approximationValue;
     j["op"] = op;
     j["query"] = query;
+    j["temperature"] = temperature;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -29,6 +29,7 @@ struct ViewSpec
     int approximationValue = 0; // approximation view: the k or features drawn; 0 = the middle of the sweep
     std::string op; // the stepper's position: up to and including this op (or the op writing this tensor); "" = end
     int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none
+    double temperature = 1.0; // next-token view: the bars are softmax(z / temperature); 1 = the model's own
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
