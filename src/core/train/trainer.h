@@ -3,6 +3,7 @@
 #include "model/model.h"
 #include "train/adamw.h"
 #include "train/evaluation.h"
+#include "train/memorystrategy.h"
 #include "train/task.h"
 
 #include <memory>
@@ -19,6 +20,7 @@ struct TrainOptions
     int warmupSteps = 100;
     float weightDecay = 0.01f;
     uint64_t seed = 1;
+    MemoryOptions memory; // how each example's forward and backward pass trade memory for computation
 };
 
 struct StepReport
