@@ -91,23 +91,34 @@ std::vector<std::string> StrategyRunner::savedByHead() const
 
 void StrategyRunner::runOps(Trace &trace, int first, int last, MemoryPhase phase, const NameSet &keep) const
 {
+    // Which ops to run, from the last one back: an op is needed when it makes a kept tensor or one that a needed
+    // later op reads (e.g. a recomputed segment's last residual add is not: the next boundary is known, and then
+    // neither is its FFN).
+    std::vector<char> needed(size_t(last - first), 0);
+    NameSet wanted;
+    for (int k = last - 1; k >= first; --k) {
+        const Op &op = m_program.ops[size_t(k)];
+        for (const OpOutput &o : op.outputs)
+            needed[size_t(k - first)] |= keep.count(o.name) || wanted.count(o.name);
+        if (needed[size_t(k - first)])
+            wanted.insert(op.inputs.begin(), op.inputs.end());
+    }
     std::unordered_map<std::string, int> lastReader;
     for (int k = first; k < last; ++k)
-        for (const std::string &in : m_program.ops[size_t(k)].inputs)
-            lastReader[in] = k;
+        if (needed[size_t(k - first)])
+            for (const std::string &in : m_program.ops[size_t(k)].inputs)
+                lastReader[in] = k;
     const auto readLater = [&](const std::string &name, int k) {
         const auto it = lastReader.find(name);
         return it != lastReader.end() && it->second > k;
     };
     for (int k = first; k < last; ++k) {
+        if (!needed[size_t(k - first)])
+            continue;
         const Op &op = m_program.ops[size_t(k)];
-        bool needed = false, kept = false;
-        for (const OpOutput &o : op.outputs) {
+        bool kept = false;
+        for (const OpOutput &o : op.outputs)
             kept = kept || keep.count(o.name);
-            needed = needed || keep.count(o.name) || readLater(o.name, k);
-        }
-        if (!needed)
-            continue; // e.g. a recomputed segment's last residual add: the next segment's boundary is known
         MemoryScope scope(
             phase, op.layer, MemoryScope::WholeName {op.name}, kept ? keptCategory(phase) : MemoryCategory::Workspace);
         std::vector<Tensor> outputs = op.run(m_model, m_input, trace);
@@ -274,6 +285,13 @@ void StrategyRunner::startFromStreams(const Tensor &y1, const Tensor &y2)
     NameSet keep(head.begin(), head.end());
     keep.insert({names::reversibleStream(L, 1), names::reversibleStream(L, 2)});
     runOps(m_store, blockBegin(L), int(m_program.ops.size()), MemoryPhase::Forward, keep);
+}
+
+Tensor StrategyRunner::embedding() const
+{
+    Trace trace;
+    runOps(trace, 0, blockBegin(0), MemoryPhase::Forward, {"input"});
+    return trace.tensor("input");
 }
 
 Tensor StrategyRunner::attentionSublayer(int layer, const Tensor &x2) const

@@ -52,6 +52,8 @@ public:
     std::vector<std::string> savedByHead() const;
 
     // For the inversion analysis (memory/inversionerror.h), on a reversible model:
+    // the embedding X₀ = "input" (T,D), as the program computes it.
+    Tensor embedding() const;
     // F(X₂) = Attn(LN₁(X₂)) and G(Y₁) = FFN(LN₂(Y₁)) of block `layer` as the program computes them; (T,D) each.
     Tensor attentionSublayer(int layer, const Tensor &x2) const;
     Tensor mlpSublayer(int layer, const Tensor &y1) const;

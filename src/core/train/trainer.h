@@ -7,6 +7,7 @@
 #include "train/task.h"
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -40,7 +41,9 @@ class Trainer
 public:
     Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOptions options);
     // Continues from a checkpoint written by save(); throws atlas::Error naming the file when it is incomplete.
-    static std::unique_ptr<Trainer> resume(const std::string &directory);
+    // `memory`, when given, replaces the saved memory strategy (it changes what a step keeps, not what it computes).
+    static std::unique_ptr<Trainer> resume(
+        const std::string &directory, const std::optional<MemoryOptions> &memory = std::nullopt);
 
     StepReport step();
     Evaluation evaluate(int examples, uint64_t seed = 12345) const;
