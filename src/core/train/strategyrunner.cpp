@@ -174,6 +174,8 @@ void StrategyRunner::backward(const std::vector<int> &targets, Gradients &g)
 {
     if (m_options.strategy == MemoryStrategy::Reversible)
         return backwardReversible(targets, g, nullptr);
+    // Between the backward pass's own operations: freeing what a block kept once it is done with.
+    MemoryScope scope(MemoryPhase::Backward, -1, "backward", MemoryCategory::Workspace);
     BackwardPass pass(m_model, m_input, g, m_options.ffnChunks);
     pass.setActivations(&m_store);
     const ModelConfig &c = m_model.config;
@@ -226,6 +228,7 @@ void StrategyRunner::backwardReversible(const std::vector<int> &targets, Gradien
 {
     if (!m_model.config.reversible)
         throw Error("the reversible backward pass needs a reversible model");
+    MemoryScope scope(MemoryPhase::Backward, -1, "backward", MemoryCategory::Workspace);
     const int L = m_model.config.layers;
     if (inputs && int(inputs->size()) != L)
         throw Error("backwardReversible: " + std::to_string(inputs->size()) + " input pairs for " + std::to_string(L)
