@@ -482,6 +482,26 @@ void TestMemoryStrategies::dumpWritesStrategyGradients()
     QFile f(checkpointDir.filePath("manifest.json"));
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(QJsonDocument::fromJson(f.readAll()).object()["memory_strategy"].toString(), QString("checkpoint"));
+    // on a reversible model, --memory-strategy reversible writes the gradients from rebuilt inputs: float32 rounding
+    // away from the stored-activation ones
+    QTemporaryDir revPlain, revRebuilt;
+    const CommandArgs rev = {"--model", "reverse-rev", "--text", "abc>cb", "--targets", "98,99,62,99,98,-1", "--grads"};
+    CommandArgs p = rev, q = rev;
+    p.insert(p.end(), {"--out", revPlain.path().toStdString()});
+    q.insert(q.end(), {"--out", revRebuilt.path().toStdString(), "--memory-strategy", "reversible"});
+    QCOMPARE(dumpCommand(p), 0);
+    QCOMPARE(dumpCommand(q), 0);
+    for (const QString name : {"grad.h.0.attn.c_attn.weight", "grad.h.1.mlp.c_fc.weight", "grad.wte.weight"}) {
+        const Tensor x = readNpy(revPlain.filePath(name + ".npy").toStdString());
+        const Tensor y = readNpy(revRebuilt.filePath(name + ".npy").toStdString());
+        QCOMPARE(x.shape(), y.shape());
+        float maxRef = 0, maxDiff = 0;
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            maxRef = std::max(maxRef, std::fabs(x.data()[i]));
+            maxDiff = std::max(maxDiff, std::fabs(x.data()[i] - y.data()[i]));
+        }
+        QVERIFY2(maxRef > 0 && maxDiff <= 1e-4f * maxRef, qPrintable(name));
+    }
     // a standard model cannot run the reversible strategy
     CommandArgs c = common;
     c.insert(c.end(), {"--out", checkpointDir.path().toStdString(), "--memory-strategy", "reversible"});
