@@ -12,8 +12,12 @@ class TestBuiltinModels : public QObject
 {
     Q_OBJECT
 
-    // The algorithmic models are named after their task; austen after its text.
-    static std::string taskOf(const std::string &model) { return model == "austen" ? "chars" : model; }
+    // The algorithmic models are named after their task (reverse-rev: reverse with reversible blocks); austen after
+    // its text.
+    static std::string taskOf(const std::string &model)
+    {
+        return model == "austen" ? "chars" : model == "reverse-rev" ? "reverse" : model;
+    }
 
     static std::vector<std::vector<double>> mass(const char *model, const char *patternName)
     {
@@ -31,6 +35,7 @@ private slots:
         QTest::addColumn<double>("tokenAccuracy");
         QTest::addColumn<double>("exactMatch");
         QTest::newRow("reverse") << "reverse" << 0.999 << 0.999;
+        QTest::newRow("reverse-rev (reversible blocks)") << "reverse-rev" << 0.999 << 0.999;
         QTest::newRow("copy") << "copy" << 0.99 << 0.89;
         QTest::newRow("sort") << "sort" << 0.96 << 0.81;
         QTest::newRow("parens") << "parens" << 0.99 << 0.99;
@@ -41,7 +46,8 @@ private slots:
         QFETCH(QString, name);
         QFETCH(double, tokenAccuracy);
         QFETCH(double, exactMatch);
-        const Evaluation e = evaluateOnTask(loadModel(name.toStdString()), *Task::create(name.toStdString()), 256);
+        const Evaluation e
+            = evaluateOnTask(loadModel(name.toStdString()), *Task::create(taskOf(name.toStdString())), 256);
         QVERIFY2(e.tokenAccuracy >= tokenAccuracy, qPrintable(QString::number(e.tokenAccuracy)));
         QVERIFY2(e.exactMatch >= exactMatch, qPrintable(QString::number(e.exactMatch)));
     }
@@ -118,6 +124,15 @@ private slots:
         for (size_t h = 0; h < wordStart[1].size(); ++h) // the claim names one head: the others do far less
             if (h != 2)
                 QVERIFY(wordStart[1][h] < 0.10);
+    }
+
+    // The reversible model really has reversible blocks, trained the reversible way, to the standard model's accuracy.
+    void reversibleModelIsReversible()
+    {
+        const auto model = loadModel("reverse-rev");
+        QVERIFY(model->config.reversible);
+        QCOMPARE(model->config.layers, loadModel("reverse")->config.layers);
+        QCOMPARE(model->parameterCount(), loadModel("reverse")->parameterCount());
     }
 
     void everyModelDescribesItself()

@@ -2,6 +2,7 @@
 // with a message naming the problem.
 #include "io/npy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QFile>
@@ -9,6 +10,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -111,6 +114,92 @@ private slots:
         QVERIFY(r.out.contains("\nIt is a truth"));
     }
 
+    // memory --json: the contract's fields; the events' bytes add up to their live column, whose maximum is the peak.
+    void memoryWritesTheStepAsJson()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath("step.json");
+        const auto r = run({"memory", "--shape", "3x2x16", "--length", "24", "--strategy", "checkpoint",
+            "--checkpoint-every", "1", "--repeat", "0", "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(r.out.count('\n'), 1); // a one-line summary
+        QVERIFY2(r.out.contains("checkpoint (k = 1), 3 layers, 24 tokens"), qPrintable(r.out));
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(o["strategy"].toString(), QString("checkpoint"));
+        QCOMPARE(o["layers"].toInt(), 3);
+        QVERIFY(o["step_ms"].toDouble() > 0);
+        const QJsonArray events = o["events"].toArray();
+        QVERIFY(events.size() > 100);
+        double live = 0, peak = 0, recomputed = 0;
+        QSet<QString> phases;
+        for (const auto &v : events) {
+            const QJsonObject e = v.toObject();
+            for (const char *key : {"op", "phase", "category", "bytes", "live"})
+                QVERIFY2(e.contains(key), key);
+            live += e["bytes"].toDouble();
+            QCOMPARE(e["live"].toDouble(), live);
+            peak = std::max(peak, live);
+            phases.insert(e["phase"].toString());
+            if (e["category"].toString() == "recomputed_activations" && e["bytes"].toDouble() > 0)
+                recomputed += e["bytes"].toDouble();
+        }
+        QCOMPARE(o["peak_bytes"].toDouble(), peak);
+        QVERIFY(o["peak_activation_bytes"].toDouble() > 0 && o["peak_activation_bytes"].toDouble() < peak);
+        QVERIFY(recomputed > 0);
+        for (const QString phase : {"setup", "forward", "backward", "recompute", "optimizer"})
+            QVERIFY2(phases.contains(phase), qPrintable(phase));
+    }
+
+    void memorySweepsDepthAndMeasuresInversion()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath("sweep.json");
+        auto r = run(
+            {"memory", "--sweep-depth", "1,4", "--shape", "2x32", "--length", "64", "--repeat", "0", "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("plain") && r.out.contains("reversible"), qPrintable(r.out));
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonArray rows = QJsonDocument::fromJson(f.readAll()).object()["sweep"].toArray();
+        QCOMPARE(rows.size(), 6); // 2 depths x 3 strategies
+        QMap<QString, double> peak;
+        for (const auto &v : rows)
+            peak[v.toObject()["strategy"].toString() + QString::number(v.toObject()["depth"].toInt())]
+                = v.toObject()["peak_activation_bytes"].toDouble();
+        QVERIFY(peak["plain4"] > 2 * peak["plain1"]);
+        QVERIFY(peak["reversible4"] < 1.1 * peak["reversible1"]);
+        r = run({"memory", "--inversion-error", "--shape", "3x2x16", "--length", "16"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        for (const QString column : {"float64", "float32", "float16", "bfloat16", "gradient error"})
+            QVERIFY2(r.out.contains(column), qPrintable(r.out));
+        QCOMPARE(r.out.count(QRegularExpression(R"(\n +[0-2] +\d)")), 3); // a row per block
+    }
+
+    // train --memory-strategy: a reversible model trained the reversible way, its strategy kept for --resume.
+    void trainUnderAMemoryStrategy()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("rev");
+        const auto r = run({"train", "--task", "reverse", "--out", out, "--steps", "2", "--batch", "2", "--layers", "2",
+            "--d-model", "16", "--heads", "2", "--reversible", "--memory-strategy", "reversible", "--ffn-chunks", "2",
+            "--eval-examples", "4"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("memory strategy reversible, feed-forward in 2 chunks"), qPrintable(r.err));
+        QFile config(out + "/config.json"), state(out + "/trainer.json");
+        QVERIFY(config.open(QIODevice::ReadOnly) && state.open(QIODevice::ReadOnly));
+        QVERIFY(QJsonDocument::fromJson(config.readAll()).object()["atlas_reversible"].toBool());
+        const QJsonObject s = QJsonDocument::fromJson(state.readAll()).object();
+        QCOMPARE(s["memory_strategy"].toString(), QString("reversible"));
+        QCOMPARE(s["ffn_chunks"].toInt(), 2);
+        const auto resumed = run({"train", "--out", out, "--resume", "--memory-strategy", "checkpoint",
+            "--checkpoint-every", "1", "--eval-examples", "4"});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+        QVERIFY2(
+            resumed.err.contains("memory strategy checkpoint (a boundary every 1 layers)"), qPrintable(resumed.err));
+    }
+
     void errorsExitNonZeroWithAReason_data()
     {
         QTest::addColumn<QStringList>("args");
@@ -136,6 +225,18 @@ private slots:
         QTest::newRow("attention layers alone")
             << QStringList {"dump", "--model", tiny, "--tokens", "1,2", "--attention-layers", "1", "--out", "/tmp/x"}
             << "--attention-layers needs --attention KIND";
+        QTest::newRow("reversible strategy, standard model") << QStringList {"memory", "--model", tiny, "--length", "4",
+            "--strategy", "reversible"} << "--strategy reversible: this model has standard blocks";
+        QTest::newRow("checkpoint interval too large") << QStringList {"memory", "--shape", "2x2x16", "--length", "8",
+            "--strategy", "checkpoint", "--checkpoint-every", "3"}
+                                                       << "--checkpoint-every 3: must be in 1..2";
+        QTest::newRow("bad shape") << QStringList {"memory", "--shape", "2x3x16", "--length", "8"}
+                                   << "d_model 16 is not a multiple of the 3 heads";
+        QTest::newRow("train checkpoint interval alone") << QStringList {"train", "--task", "reverse", "--out",
+            "/tmp/x", "--checkpoint-every", "3"} << "use --save-every K";
+        QTest::newRow("dump strategy without grads") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
+            "--memory-strategy", "checkpoint", "--out", "/tmp/x"}
+                                                     << "--memory-strategy applies to the gradients";
         QTest::newRow("pattern of lsh") << QStringList {"bench-pattern", "--kernel", "lsh"} << "lsh";
         QTest::newRow("causal linformer")
             << QStringList {"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";

@@ -336,23 +336,24 @@ void TestGradcheck::attentionContext()
     GRADCHECK("context dv", loss, v, dv);
 }
 
-using Activation = void (*)(Tensor &, const Tensor &);
+using ActivationForward = void (*)(Tensor &, const Tensor &);
 using ActivationBackward = void (*)(Tensor &, const Tensor &, const Tensor &);
-Q_DECLARE_METATYPE(Activation)
+Q_DECLARE_METATYPE(ActivationForward)
 Q_DECLARE_METATYPE(ActivationBackward)
 
 void TestGradcheck::activations_data()
 {
-    QTest::addColumn<Activation>("forward");
+    QTest::addColumn<ActivationForward>("forward");
     QTest::addColumn<ActivationBackward>("backward");
-    QTest::newRow("gelu tanh") << Activation(ops::gelu_tanh_forward) << ActivationBackward(ops::gelu_tanh_backward);
-    QTest::newRow("gelu erf") << Activation(ops::gelu_erf_forward) << ActivationBackward(ops::gelu_erf_backward);
-    QTest::newRow("relu") << Activation(ops::relu_forward) << ActivationBackward(ops::relu_backward);
+    QTest::newRow("gelu tanh") << ActivationForward(ops::gelu_tanh_forward)
+                               << ActivationBackward(ops::gelu_tanh_backward);
+    QTest::newRow("gelu erf") << ActivationForward(ops::gelu_erf_forward) << ActivationBackward(ops::gelu_erf_backward);
+    QTest::newRow("relu") << ActivationForward(ops::relu_forward) << ActivationBackward(ops::relu_backward);
 }
 
 void TestGradcheck::activations()
 {
-    QFETCH(Activation, forward);
+    QFETCH(ActivationForward, forward);
     QFETCH(ActivationBackward, backward);
     Tensor u = randomTensor({4, 12}, m_rng, 4.0f), w = randomTensor({4, 12}, m_rng);
     for (float &x : u.values()) // keep ReLU's kink out of the difference stencil (±2h)

@@ -192,6 +192,27 @@ private slots:
             box->close();
     }
 
+    // The Memory field: a reversible run trains a model with reversible blocks, the reversible way.
+    void trainsUnderAMemoryStrategy()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 10, 2, 5);
+        auto *memory = panel.findChild<QComboBox *>("trainMemory");
+        QVERIFY(memory);
+        memory->setCurrentIndex(memory->findData("reversible"));
+        click(panel, "trainStart");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QCOMPARE(panel.worker()->setup().options.memory.strategy, MemoryStrategy::Reversible);
+        QVERIFY(panel.worker()->setup().reversible);
+        QSignalSpy modelChanged(&session, &Session::modelChanged);
+        click(panel, "trainExplore");
+        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
+        QVERIFY(session.model()->config.reversible);
+        QVERIFY(session.trace()->contains("layer.1.out2"));
+    }
+
     void resumesACheckpointWithItsOwnSettings()
     {
         QTemporaryDir dir;

@@ -33,9 +33,9 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(11));
+        QCOMPARE(kinds.size(), size_t(12));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
-                 "pattern", "scaling", "tensor"})
+                 "pattern", "scaling", "tensor", "memory-timeline"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

@@ -16,6 +16,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas dump --model M (--tokens 1,2,3 | --text "...") --out DIR [--padding 5,6]
                                           write every traced tensor as .npy plus manifest.json
       [--targets 3290,318,-1 --grads]     also write loss.npy and grad.<parameter>.npy (one target per token)
+      [--memory-strategy S --checkpoint-every K --ffn-chunks C]
+                                          the gradients from a training pass under memory strategy S
       [--attention KIND --attention-param key=value ... --attention-layers 0,2]
                                           an efficient attention kernel, in the listed layers (default: all)
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
@@ -29,7 +31,15 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas generate --model M --text "..." [--steps N --temperature T --top-k K --seed S]
                                           generate with a KV cache, printing its growth
   transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --lr LR --seed S --resume]
-                                          train a model, with resumable checkpoints in DIR
+      [--reversible] [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C]
+                                          train a model, saving a resumable state in DIR every --save-every steps
+  transformer-atlas memory (--model M | --shape LxHxD) --length T [--batch B] [--strategy S]
+      [--checkpoint-every K --ffn-chunks C --repeat R --json FILE]
+                                          one training step under a memory strategy, every allocation recorded
+  transformer-atlas memory --sweep-depth 2,4,8,16 --shape HxD --length T
+                                          peak activation bytes and step time against depth, every strategy
+  transformer-atlas memory --inversion-error (--model M | --shape LxHxD) --length T
+                                          a reversible model's rebuild error per block in float64/32/16, bfloat16
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say
   transformer-atlas lesson check [FILE|DIR ...]
@@ -81,6 +91,7 @@ int runCommandLine(int argc, char **argv)
         {"bench-approximation", benchApproximationCommand},
         {"bench-pattern", benchPatternCommand},
         {"lesson", lessonCommand},
+        {"memory", memoryCommand},
     };
     if (argc < 2)
         return -1;

@@ -7,6 +7,7 @@
 #include "modelinput.h"
 #include "trace/names.h"
 #include "train/backprop.h"
+#include "train/strategyrunner.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -40,10 +41,26 @@ std::vector<int> parseTargets(const std::string &text)
     return ids;
 }
 
-// Writes loss.npy (shape ()) and grad.<parameter>.npy for every parameter; returns the manifest's entries.
-nlohmann::json writeGradients(const std::filesystem::path &out, const Engine &engine, const std::vector<int> &targets)
+// The gradients from the traced run, or, with --memory-strategy, from a training pass under that strategy (the
+// same numbers for checkpoint; from rebuilt activations for reversible).
+Gradients gradientsOf(const Arguments &args, const Engine &engine, const std::vector<int> &targets)
 {
-    const Gradients g = backward(engine.model(), engine.input(), engine.trace(), targets);
+    if (!args.has("memory-strategy"))
+        return backward(engine.model(), engine.input(), engine.trace(), targets);
+    MemoryOptions options;
+    options.strategy = parseMemoryStrategy(args.value("memory-strategy"));
+    options.checkpointEvery = args.intValue("checkpoint-every", 0);
+    options.ffnChunks = args.intValue("ffn-chunks", 1);
+    StrategyRunner runner(engine.model(), engine.input(), options);
+    runner.forward();
+    Gradients g;
+    runner.backward(targets, g);
+    return g;
+}
+
+// Writes loss.npy (shape ()) and grad.<parameter>.npy for every parameter; returns the manifest's entries.
+nlohmann::json writeGradients(const std::filesystem::path &out, const Gradients &g, const std::vector<int> &targets)
+{
     writeNpy((out / "loss.npy").string(), Tensor(Shape {}, g.loss));
     nlohmann::json grads = nlohmann::json::array();
     for (const auto &[name, t] : g.grads) {
@@ -58,16 +75,20 @@ nlohmann::json writeGradients(const std::filesystem::path &out, const Engine &en
 } // namespace
 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
-//      [--targets 3290,318,-1 --grads] [--attention KIND --attention-param key=value ... --attention-layers 0,2]
+//      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
+//      [--attention KIND --attention-param key=value ... --attention-layers 0,2]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
-            "attention-layers"},
+            "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks"},
         {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
         throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");
+    for (const char *option : {"memory-strategy", "checkpoint-every", "ffn-chunks"})
+        if (args.has(option) && !args.flag("grads"))
+            throw Error(std::string("--") + option + " applies to the gradients: give it with --targets … --grads");
     ModelAndInput run = loadModelAndInput(args);
     run.input.attention = attentionArgument(args, run.model->config.layers);
     if (!run.input.attention.empty() && args.flag("grads"))
@@ -103,8 +124,11 @@ int dumpCommand(const CommandArgs &argv)
                 {"formula", attentionMaskFormula(engine.trace(), l)}, {"op", "derived by dump"}});
         }
     manifest["tensors"] = tensors;
-    if (args.flag("grads"))
-        manifest.update(writeGradients(out, engine, targets));
+    if (args.flag("grads")) {
+        manifest.update(writeGradients(out, gradientsOf(args, engine, targets), targets));
+        if (args.has("memory-strategy"))
+            manifest["memory_strategy"] = args.value("memory-strategy");
+    }
     writeFileAtomically((std::filesystem::path(out) / "manifest.json").string(), manifest.dump(2) + "\n");
     std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
               << " and manifest.json to " << out << "\n";

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <unistd.h>
 
@@ -31,17 +32,30 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 } // namespace
 
 // train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
-//        --checkpoint-every K --description TEXT --layers L --heads H --d-model D] [--resume]
+//        --save-every K --description TEXT --layers L --heads H --d-model D --reversible]
+//        [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
-        {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "checkpoint-every", "description",
-            "eval-examples", "layers", "heads", "d-model"},
-        {"resume"});
+        {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "save-every", "description",
+            "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks"},
+        {"resume", "reversible"});
     const std::string out = args.required("out");
+    if (args.has("checkpoint-every") && args.value("memory-strategy") != "checkpoint")
+        throw Error("--checkpoint-every K is gradient checkpointing's interval, with --memory-strategy checkpoint; "
+                    "to save the training state every K steps, use --save-every K");
+    std::optional<MemoryOptions> memory;
+    if (args.has("memory-strategy") || args.has("ffn-chunks")) {
+        memory = MemoryOptions {};
+        memory->strategy = parseMemoryStrategy(args.value("memory-strategy", "plain"));
+        memory->checkpointEvery = args.intValue("checkpoint-every", 0);
+        memory->ffnChunks = args.intValue("ffn-chunks", 1);
+    }
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        trainer = Trainer::resume(out);
+        if (args.flag("reversible"))
+            throw Error("--reversible makes a new model; a resumed run keeps the blocks it was trained with");
+        trainer = Trainer::resume(out, memory);
         std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
         TrainingRun run;
@@ -59,10 +73,22 @@ int trainCommand(const CommandArgs &argv)
         o.learningRate = float(args.doubleValue("lr", o.learningRate));
         o.warmupSteps = args.intValue("warmup", o.warmupSteps);
         o.seed = uint64_t(args.intValue("seed", 1));
+        run.reversible = args.flag("reversible");
+        if (memory)
+            o.memory = *memory;
         trainer = newTrainer(run);
     }
     const int total = trainer->options().steps;
-    const int evalEvery = args.intValue("eval-every", 250), checkpointEvery = args.intValue("checkpoint-every", 500);
+    if (args.intValue("eval-every", 250) < 1 || args.intValue("save-every", 500) < 1)
+        throw Error("--eval-every and --save-every must be at least 1");
+    const MemoryOptions &m = trainer->options().memory;
+    std::fprintf(stderr, "memory strategy %s%s%s\n", memoryStrategyName(m.strategy).c_str(),
+        m.strategy == MemoryStrategy::Checkpoint ? (
+            " (a boundary every " + std::to_string(checkpointInterval(m, trainer->model()->config.layers)) + " layers)")
+                                                       .c_str()
+                                                 : "",
+        m.ffnChunks > 1 ? (", feed-forward in " + std::to_string(m.ffnChunks) + " chunks").c_str() : "");
+    const int evalEvery = args.intValue("eval-every", 250), saveEvery = args.intValue("save-every", 500);
     const int evalExamples = args.intValue("eval-examples", 256);
     double trainingSeconds = 0, trainedTokens = 0; // step time only: evaluation and checkpoints excluded
     while (trainer->stepCount() < total) {
@@ -76,7 +102,7 @@ int trainCommand(const CommandArgs &argv)
         if (evalNow)
             e = trainer->evaluate(evalExamples);
         printProgress(r, total, evalNow ? &e : nullptr);
-        if (r.step % checkpointEvery == 0 || r.step == total)
+        if (r.step % saveEvery == 0 || r.step == total)
             trainer->save(out);
     }
     const Evaluation final = trainer->evaluate(evalExamples);

@@ -21,6 +21,9 @@ It is deterministic and rewrites, under tests/data/:
                                    {"tokens", "padding", "targets"} for gpt2_tiny (pre-LN, learned, tanh GELU)
   gpt2_tiny_grads/gelu_erf_padded/ the same weights run with activation "gelu" (erf) and padding [0, 4]:
                                    query 0 then has no key at all
+  gpt2_tiny_grads/reversible/      the same weights run as a reversible model (atlas_reversible): two streams
+                                   starting as the embedding, Y1 = X1 + Attn(LN1(X2)), Y2 = X2 + MLP(LN2(Y1)),
+                                   their mean before ln_f
   variant_grads/                   the same for variant (post-LN, sinusoidal, ReLU, bidirectional, padding)
   adamw_ref/                       init.<p>.npy, grad.<step>.<p>.npy, param.<step>.<p>.npy, steps.json
 """
@@ -42,6 +45,7 @@ GPT2_CASE = dict(tokens=[3, 17, 42, 8, 17, 25, 49, 3, 11, 0], padding=[],
                  targets=[17, 42, 8, -1, 25, 49, 3, 11, 0, -1])
 ERF_CASE = dict(tokens=GPT2_CASE["tokens"], padding=[0, 4], targets=[-1, 42, 8, 17, -1, 49, 3, 11, 0, 7],
                 activation="gelu")
+REVERSIBLE_CASE = dict(tokens=GPT2_CASE["tokens"], padding=[], targets=GPT2_CASE["targets"], reversible=True)
 VARIANT_CASE = dict(tokens=[1, 5, 9, 2, 7, 0, 0], padding=[5, 6], targets=[5, 9, 2, 7, -1, -1, -1])
 
 written = []
@@ -135,7 +139,14 @@ def loss_of(w, cfg, tokens, padding, targets):
     if cfg.get("atlas_causal", True):
         allowed = torch.tril(allowed)
     allowed[:, list(padding)] = False
-    for i in range(cfg["n_layer"]):
+    if cfg.get("atlas_reversible", False):
+        x1, x2 = x, x
+        for i in range(cfg["n_layer"]):
+            h = f"h.{i}."
+            x1 = x1 + attention(layer_norm(x2, w, h + "ln_1"), w, h, cfg, allowed)
+            x2 = x2 + mlp(layer_norm(x1, w, h + "ln_2"), w, h, cfg)
+        x = (x1 + x2) / 2
+    for i in range(0 if cfg.get("atlas_reversible", False) else cfg["n_layer"]):
         h = f"h.{i}."
         if cfg.get("atlas_layer_norm", "pre") == "pre":
             x = x + attention(layer_norm(x, w, h + "ln_1"), w, h, cfg, allowed)
@@ -151,6 +162,8 @@ def make_grads(model, case, directory):
     cfg, weights = load_model(model)
     if "activation" in case:
         cfg = dict(cfg, activation_function=case["activation"])
+    if case.get("reversible"):
+        cfg = dict(cfg, atlas_reversible=True)
     w = {k: v.to(torch.float64).requires_grad_(True) for k, v in weights.items()}
     loss = loss_of(w, cfg, case["tokens"], case["padding"], case["targets"])
     loss.backward()
@@ -210,6 +223,7 @@ def main():
     torch.manual_seed(0)
     make_grads("gpt2_tiny", GPT2_CASE, os.path.join(DATA, "gpt2_tiny_grads"))
     make_grads("gpt2_tiny", ERF_CASE, os.path.join(DATA, "gpt2_tiny_grads", "gelu_erf_padded"))
+    make_grads("gpt2_tiny", REVERSIBLE_CASE, os.path.join(DATA, "gpt2_tiny_grads", "reversible"))
     make_grads("variant", VARIANT_CASE, os.path.join(DATA, "variant_grads"))
     make_adamw(os.path.join(DATA, "adamw_ref"))
     total = 0

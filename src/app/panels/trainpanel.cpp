@@ -124,6 +124,17 @@ QWidget *TrainPanel::createSettings()
     m_learningRate->setToolTip(tr("Peak learning rate of AdamW: a linear warm-up to it, then a cosine decay to a "
                                   "tenth of it at the last step"));
 
+    m_memory = new QComboBox(box);
+    m_memory->setObjectName("trainMemory");
+    m_memory->addItem(tr("plain"), "plain");
+    m_memory->addItem(tr("checkpoint"), "checkpoint");
+    m_memory->addItem(tr("reversible"), "reversible");
+    m_memory->setToolTip(tr("What each step keeps for its backward pass (docs/models.md, Memory strategies):\n"
+                            "plain: every activation;\n"
+                            "checkpoint: every ⌈√L⌉-th layer's input, recomputing the rest (the same gradients);\n"
+                            "reversible: nothing, rebuilding each layer's input from its output (the new model "
+                            "gets reversible blocks)"));
+
     auto *grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(fieldLabel(tr("T&ask"), m_task), 0, 0);
@@ -138,6 +149,8 @@ QWidget *TrainPanel::createSettings()
     grid->addWidget(m_seed, 2, 3);
     grid->addWidget(fieldLabel(tr("E&valuate every"), m_evalEvery), 3, 0);
     grid->addWidget(m_evalEvery, 3, 1);
+    grid->addWidget(fieldLabel(tr("&Memory"), m_memory), 3, 2);
+    grid->addWidget(m_memory, 3, 3);
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
@@ -169,6 +182,7 @@ QWidget *TrainPanel::createButtons()
         {m_stop, "trainStop"}, {m_save, "trainSave"}, {m_explore, "trainExplore"}, {m_resume, "trainResume"}};
     for (const auto &[b, name] : names)
         b->setObjectName(name);
+
     auto *grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(m_start, 0, 0);
@@ -264,6 +278,8 @@ TrainingSetup TrainPanel::setupFromControls() const
     // A short run still reaches its peak learning rate: warm up over at most a tenth of it.
     s.options.warmupSteps = std::min(s.options.warmupSteps, std::max(1, s.options.steps / 10));
     s.evalEvery = m_evalEvery->value();
+    s.options.memory.strategy = parseMemoryStrategy(m_memory->currentData().toString().toStdString(), "Memory");
+    s.reversible = s.options.memory.strategy == MemoryStrategy::Reversible;
     return s;
 }
 

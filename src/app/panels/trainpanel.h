@@ -79,6 +79,7 @@ private:
     Session *m_session;
     TrainingWorker *m_worker;
     QComboBox *m_task = nullptr;
+    QComboBox *m_memory = nullptr; // the memory strategy: plain, checkpoint, reversible (a reversible model)
     QSpinBox *m_steps = nullptr;
     QSpinBox *m_batch = nullptr;
     QDoubleSpinBox *m_learningRate = nullptr;

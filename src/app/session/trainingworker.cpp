@@ -123,6 +123,7 @@ void TrainingWorker::run(const TrainingSetup &setup)
             TrainingRun run;
             run.task = setup.task;
             run.options = setup.options;
+            run.reversible = setup.reversible;
             trainer = newTrainer(run);
         } else {
             trainer = Trainer::resume(setup.resumeDirectory);

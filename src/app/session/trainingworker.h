@@ -24,7 +24,8 @@ struct TrainingSetup
 {
     std::string resumeDirectory;
     std::string task = "reverse";
-    TrainOptions options;
+    TrainOptions options; // options.memory: the memory strategy of every step
+    bool reversible = false; // a fresh model has reversible blocks (atlas_reversible)
     int evalEvery = 100; // held-out evaluation every this many steps, before the first and after the last
     int evalExamples = 128; // the same held-out examples each time (Trainer::evaluate's fixed seed)
     uint64_t probeSeed = 7; // picks the held-out example the attention probe runs on

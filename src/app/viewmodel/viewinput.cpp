@@ -24,6 +24,8 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     v.heads = model->config.heads;
     v.causal = model->config.causal;
     v.padding = input.padding;
+    v.model = model;
+    v.tokenIds = input.tokens;
     return v;
 }
 
@@ -34,7 +36,8 @@ ViewInput makeViewInput(const SpecRun &run)
 
 AnalysisContext analysisContext(const ViewInput &input)
 {
-    return {input.trace, input.program, int(input.tokens.size()), input.layers, input.causal, input.padding};
+    return {input.trace, input.program, int(input.tokens.size()), input.layers, input.causal, input.padding,
+        input.model, input.tokenIds};
 }
 
 void analyzeNow(ViewInput &input, const ViewSpec &spec)

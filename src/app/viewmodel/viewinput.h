@@ -40,6 +40,8 @@ struct ViewInput
     int heads = 0;
     bool causal = true;
     std::vector<int> padding; // padding positions of the input
+    std::shared_ptr<const Model> model; // what ran (analyses that train a step read it)
+    std::vector<int> tokenIds; // the input's token ids
     AnalysisState analysis;
 
     // The analysis result as the type a view expects; nullptr while there is none (or another kind's).

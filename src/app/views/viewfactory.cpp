@@ -8,6 +8,7 @@
 #include "views/kernelcompareview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
+#include "views/memorytimelineview.h"
 #include "views/nexttokenview.h"
 #include "views/patterneditorview.h"
 #include "views/scalingview.h"
@@ -29,6 +30,8 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
         {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
+        {"memory-timeline",
+            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
         {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
         {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
         {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},

@@ -27,15 +27,23 @@ attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec
     return spec;
 }
 
+std::string activationFormula(Activation act)
+{
+    return act == Activation::Relu    ? "ReLU(u) = max(0, u)"
+        : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
+                                      : "GELU(u) = ½u(1 + erf(u/√2))";
+}
+
 // Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
 class ProgramBuilder
 {
 public:
-    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced)
+    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks)
         : m_c(c)
         , T(static_cast<int64_t>(input.tokens.size()))
         , m_input(input)
         , m_traced(traced)
+        , m_ffnChunks(ffnChunks)
     {
     }
 
@@ -62,10 +70,12 @@ public:
 
     void embeddings();
     void block(int i);
+    void reversibleBlock(int i);
     void attention(int i, const std::string &in);
     void exactAttention(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
+    void chunkedMlp(int i, const std::string &in);
     void head();
     Program take() { return std::move(m_program); }
 
@@ -78,6 +88,7 @@ private:
     const int64_t T;
     const Input &m_input;
     const bool m_traced;
+    const int m_ffnChunks;
     Program m_program;
 };
 
@@ -243,29 +254,43 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
 
 void ProgramBuilder::mlp(int i, const std::string &in)
 {
+    if (m_ffnChunks > 1)
+        return chunkedMlp(i, in);
     const std::string p = names::layerPrefix(i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
     unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc", [i](Tensor &o, const Tensor &x, const Model &m) {
         ops::linear_forward(o, x, m.blocks[i].fcWeight, m.blocks[i].fcBias);
     });
     const Activation act = m_c.activation;
-    const std::string formula = act == Activation::Relu ? "ReLU(u) = max(0, u)"
-        : act == Activation::GeluTanh                   ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
-                                                        : "GELU(u) = ½u(1 + erf(u/√2))";
-    unary(p + "mlp.act", act == Activation::Relu ? "ReLU" : "GELU", i, p + "mlp.up", {T, F}, formula,
-        [act](Tensor &o, const Tensor &x, const Model &) {
-            act == Activation::Relu           ? ops::relu_forward(o, x)
-                : act == Activation::GeluTanh ? ops::gelu_tanh_forward(o, x)
-                                              : ops::gelu_erf_forward(o, x);
-        });
+    unary(p + "mlp.act", act == Activation::Relu ? "ReLU" : "GELU", i, p + "mlp.up", {T, F}, activationFormula(act),
+        [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D}, "M = act(U) W_proj + b_proj",
         [i](Tensor &o, const Tensor &x, const Model &m) {
             ops::linear_forward(o, x, m.blocks[i].fcProjWeight, m.blocks[i].fcProjBias);
         });
 }
 
+// Reformer's chunked feed-forward: one op, the (T,F) intermediate never whole.
+void ProgramBuilder::chunkedMlp(int i, const std::string &in)
+{
+    const std::string p = names::layerPrefix(i);
+    const int chunks = m_ffnChunks;
+    const Activation act = m_c.activation;
+    const std::string rows = std::to_string((T + chunks - 1) / chunks);
+    unary(p + "mlp.down", "FFN in " + std::to_string(chunks) + " chunks", i, in, {T, m_c.dModel},
+        "M_c = act(X_c W_fc + b_fc) W_proj + b_proj for each of " + std::to_string(chunks) + " chunks X_c of " + rows
+            + " rows (" + activationFormula(act) + ")",
+        [i, chunks, act](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = m.blocks[size_t(i)];
+            ops::ffn_chunked_forward(o, x, {b.fcWeight, b.fcBias, b.fcProjWeight, b.fcProjBias, act}, chunks);
+        });
+    m_program.ops.back().name = p + "mlp";
+}
+
 void ProgramBuilder::block(int i)
 {
+    if (m_c.reversible)
+        return reversibleBlock(i);
     const std::string p = names::layerPrefix(i);
     const std::string x = i == 0 ? "input" : names::layerTensor(i - 1, "out");
     if (m_c.layerNorm == LayerNormPlacement::Pre) {
@@ -285,9 +310,33 @@ void ProgramBuilder::block(int i)
     }
 }
 
+// Gomez et al. (2017), as in Reformer: Y₁ = X₁ + F(X₂), Y₂ = X₂ + G(Y₁), F the attention sub-layer and G the
+// feed-forward one, each with its LayerNorm. Both streams of block 0 are the embedding X₀.
+void ProgramBuilder::reversibleBlock(int i)
+{
+    const std::string p = names::layerPrefix(i);
+    const std::string x1 = names::reversibleStream(i, 1), x2 = names::reversibleStream(i, 2);
+    layernorm(p + "ln_1", "ln_1", i, x2, 1);
+    attention(i, p + "ln_1");
+    residual(p + "out1", i, x1, p + "attn.out", "Y₁ = X₁ + F(X₂),  F(X₂) = O = Attn(LN₁(X₂))");
+    layernorm(p + "ln_2", "ln_2", i, p + "out1", 2);
+    mlp(i, p + "ln_2");
+    residual(p + "out2", i, x2, p + "mlp.down", "Y₂ = X₂ + G(Y₁),  G(Y₁) = M = FFN(LN₂(Y₁))");
+}
+
 void ProgramBuilder::head()
 {
-    const std::string last = names::layerTensor(m_c.layers - 1, "out");
+    std::string last = names::residualStream(m_c.layers);
+    if (m_c.reversible) {
+        const std::string y1 = names::reversibleStream(m_c.layers, 1), y2 = names::reversibleStream(m_c.layers, 2);
+        last = names::streamMean();
+        add(last, "mean of streams", -1, {y1, y2}, {{last, {T, m_c.dModel}, "X_L = (Y₁ + Y₂) / 2"}},
+            [y1, y2](const Model &, const Input &, const Trace &tr) {
+                Tensor o(tr.tensor(y1).shape());
+                ops::average_forward(o, tr.tensor(y1), tr.tensor(y2));
+                return Outputs {std::move(o)};
+            });
+    }
     layernorm("ln_f", "ln_f", -1, last, 0);
     unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, "Z = LN_f(X) W_teᵀ  (tied to the token embedding)",
         [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
@@ -298,9 +347,9 @@ void ProgramBuilder::head()
 
 } // namespace
 
-Program Program::build(const ModelConfig &config, const Input &input, bool traced)
+Program Program::build(const ModelConfig &config, const Input &input, bool traced, int ffnChunks)
 {
-    ProgramBuilder b(config, input, traced);
+    ProgramBuilder b(config, input, traced, std::max(ffnChunks, 1));
     b.embeddings();
     for (int i = 0; i < config.layers; ++i)
         b.block(i);

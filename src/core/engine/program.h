@@ -39,7 +39,9 @@ struct Program
 
     // `traced`: the run keeps its trace, so efficient kernels also produce their dense weights and mask for
     // display (T x T each); untraced runs stay sparse.
-    static Program build(const ModelConfig &config, const Input &input, bool traced = true);
+    // `ffnChunks` > 1: each feed-forward sub-layer is one op, "layer.{i}.mlp", computing layer.{i}.mlp.down in that
+    // many chunks of rows (Reformer), with no mlp.up / mlp.act in the trace (training's --ffn-chunks).
+    static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1);
     size_t tracedBytes() const; // bytes of every output, i.e. of a full trace
     int indexOf(const std::string &opName) const; // -1 when absent
     int producerOf(const std::string &tensorName) const; // op index, -1 when absent

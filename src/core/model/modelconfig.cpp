@@ -84,6 +84,8 @@ void ModelConfig::validate(const std::string &source) const
     require(lnEpsilon > 0, "layer_norm_epsilon must be positive");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
+    require(!reversible || layerNorm == LayerNormPlacement::Pre,
+        "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
 }
 
 ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &source)
@@ -120,6 +122,9 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     if (j.contains("atlas_causal") && !j["atlas_causal"].is_boolean())
         throw Error(source + ": key 'atlas_causal' must be true or false");
     c.causal = j.value("atlas_causal", true);
+    if (j.contains("atlas_reversible") && !j["atlas_reversible"].is_boolean())
+        throw Error(source + ": key 'atlas_reversible' must be true or false");
+    c.reversible = j.value("atlas_reversible", false);
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
@@ -149,6 +154,8 @@ std::string ModelConfig::toJson() const
         {"atlas_description", description},
         {"atlas_sample", sample},
     };
+    if (reversible)
+        j["atlas_reversible"] = true;
     return j.dump(2) + "\n";
 }
 

@@ -23,6 +23,9 @@ struct ModelConfig
     LayerNormPlacement layerNorm = LayerNormPlacement::Pre; // atlas_layer_norm: pre | post
     PositionKind positions = PositionKind::Learned; // atlas_positions: learned | sinusoidal
     bool causal = true; // atlas_causal
+    // atlas_reversible: reversible blocks (Gomez et al. 2017; Reformer): two streams, Y₁ = X₁ + Attn(LN₁(X₂)),
+    // Y₂ = X₂ + FFN(LN₂(Y₁)), both starting as the embedding, averaged before ln_f (docs/models.md). Pre-LN only.
+    bool reversible = false;
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty

@@ -75,4 +75,28 @@ void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
     Eigen::Map<Eigen::ArrayXf>(dinp.data(), dinp.numel()) += (u > 0.0f).select(g, 0.0f);
 }
 
+void activation_forward(Tensor &out, const Tensor &inp, Activation activation)
+{
+    switch (activation) {
+    case Activation::Relu:
+        return relu_forward(out, inp);
+    case Activation::GeluTanh:
+        return gelu_tanh_forward(out, inp);
+    case Activation::GeluErf:
+        return gelu_erf_forward(out, inp);
+    }
+}
+
+void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Activation activation)
+{
+    switch (activation) {
+    case Activation::Relu:
+        return relu_backward(dinp, dout, inp);
+    case Activation::GeluTanh:
+        return gelu_tanh_backward(dinp, dout, inp);
+    case Activation::GeluErf:
+        return gelu_erf_backward(dinp, dout, inp);
+    }
+}
+
 } // namespace atlas::ops

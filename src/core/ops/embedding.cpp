@@ -78,4 +78,30 @@ void add_backward(Tensor &da, Tensor &db, const Tensor &dout)
     Eigen::Map<Eigen::ArrayXf>(db.data(), db.numel()) += g;
 }
 
+void subtract_forward(Tensor &out, const Tensor &a, const Tensor &b)
+{
+    requireShape(b, a.shape(), "subtract");
+    requireShape(out, a.shape(), "subtract output");
+    Eigen::Map<Eigen::ArrayXf>(out.data(), out.numel())
+        = Eigen::Map<const Eigen::ArrayXf>(a.data(), a.numel()) - Eigen::Map<const Eigen::ArrayXf>(b.data(), b.numel());
+}
+
+void average_forward(Tensor &out, const Tensor &a, const Tensor &b)
+{
+    requireShape(b, a.shape(), "stream average");
+    requireShape(out, a.shape(), "stream average output");
+    Eigen::Map<Eigen::ArrayXf>(out.data(), out.numel()) = 0.5f
+        * (Eigen::Map<const Eigen::ArrayXf>(a.data(), a.numel())
+            + Eigen::Map<const Eigen::ArrayXf>(b.data(), b.numel()));
+}
+
+void average_backward(Tensor &da, Tensor &db, const Tensor &dout)
+{
+    requireShape(da, dout.shape(), "stream average backward da");
+    requireShape(db, dout.shape(), "stream average backward db");
+    const auto g = 0.5f * Eigen::Map<const Eigen::ArrayXf>(dout.data(), dout.numel());
+    Eigen::Map<Eigen::ArrayXf>(da.data(), da.numel()) += g;
+    Eigen::Map<Eigen::ArrayXf>(db.data(), db.numel()) += g;
+}
+
 } // namespace atlas::ops

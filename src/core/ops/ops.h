@@ -3,8 +3,10 @@
 // Internal to the core: the views, panels and session reach this through the core's public headers only
 // (tests/tools/check_layers.py).
 
+#include "model/modelconfig.h"
 #include "tensor/tensor.h"
 
+#include <utility>
 #include <vector>
 
 // The operations of a GPT-style transformer in forward/backward pairs, one function per operation (llm.c
@@ -35,6 +37,12 @@ void positions_sinusoidal_forward(Tensor &out);
 void add_forward(Tensor &out, const Tensor &a, const Tensor &b);
 // da, db, dout are all the same shape: da += dout, db += dout
 void add_backward(Tensor &da, Tensor &db, const Tensor &dout);
+// out, a, b are all the same shape: out = a − b (a reversible block's inversion, X₂ = Y₂ − G(Y₁); no backward)
+void subtract_forward(Tensor &out, const Tensor &a, const Tensor &b);
+// out, a, b are all the same shape: out = (a + b) / 2 (a reversible model's two streams before ln_f)
+void average_forward(Tensor &out, const Tensor &a, const Tensor &b);
+// da, db, dout are all the same shape: da += dout / 2, db += dout / 2
+void average_backward(Tensor &da, Tensor &db, const Tensor &dout);
 
 // ---- layernorm.cpp
 
@@ -104,6 +112,33 @@ void gelu_erf_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
 void relu_forward(Tensor &out, const Tensor &inp);
 // dinp, dout, inp same shape: dinp += dout where u > 0 (0 at u = 0, as PyTorch)
 void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
+
+// out, inp same shape: the model's activation (ReLU, tanh GELU or erf GELU)
+void activation_forward(Tensor &out, const Tensor &inp, Activation activation);
+// dinp, dout, inp same shape: dinp += dout · act′(inp)
+void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Activation activation);
+
+// ---- ffn.cpp: the feed-forward sub-layer in chunks of rows (Reformer, Kitaev et al. 2020)
+
+// The FFN's weights (Conv1D layout): fcWeight (D,F), fcBias (F), projWeight (F,D), projBias (D).
+struct FfnWeights
+{
+    const Tensor &fcWeight, &fcBias, &projWeight, &projBias;
+    Activation activation;
+};
+struct FfnGradients
+{
+    Tensor &fcWeight, &fcBias, &projWeight, &projBias;
+};
+// Rows [begin, end) of chunk `chunk` of `chunks` over T rows: ⌈T/chunks⌉ rows each, the last one shorter.
+std::pair<int64_t, int64_t> chunk_rows(int64_t T, int chunks, int chunk);
+// out, inp are (T,D): out = act(inp W_fc + b_fc) W_proj + b_proj, computed `chunks` rows-chunks at a time, so the
+// (T,F) intermediate never exists whole: only (⌈T/chunks⌉,F) buffers, freed chunk by chunk.
+void ffn_chunked_forward(Tensor &out, const Tensor &inp, const FfnWeights &w, int chunks);
+// dinp, inp, dout are (T,D); gradients shaped as the weights. Recomputes each chunk's U = inp W_fc + b_fc and
+// act(U) from inp, then backpropagates through the chunk: nothing (T,F) is stored or allocated.
+void ffn_chunked_backward(
+    Tensor &dinp, const FfnGradients &g, const Tensor &dout, const Tensor &inp, const FfnWeights &w, int chunks);
 
 // ---- loss.cpp
 

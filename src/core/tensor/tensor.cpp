@@ -4,6 +4,12 @@
 
 namespace atlas {
 
+AllocationListener *&allocationListener()
+{
+    static thread_local AllocationListener *listener = nullptr;
+    return listener;
+}
+
 Tensor::Tensor(Shape shape, float fill)
     : m_shape(std::move(shape))
     , m_data(std::make_shared<FloatBuffer>(static_cast<size_t>(count(m_shape)), fill))

@@ -19,6 +19,18 @@ using ConstRowVectorMap = Eigen::Map<const RowVector>;
 
 using Shape = std::vector<int64_t>;
 
+// Hears every tensor buffer allocated and freed on its thread while installed (memory/allocationrecorder.h
+// installs one to measure a training step). Nothing listens by default: the cost is one thread-local test.
+class AllocationListener
+{
+public:
+    virtual ~AllocationListener() = default;
+    virtual void allocated(const void *buffer, size_t bytes) = 0;
+    virtual void freed(const void *buffer, size_t bytes) = 0;
+};
+// The listener of the calling thread, or nullptr.
+AllocationListener *&allocationListener();
+
 // Tensor storage aligned to 64 bytes: Eigen's vectorised reductions peel off a different number of leading
 // elements depending on the address, so with unaligned storage the same data could sum in another order and
 // give other bits. With every buffer aligned the same way, a recomputed tensor is bit-identical.
@@ -28,8 +40,19 @@ template <typename T> struct AlignedAllocator
     static constexpr std::align_val_t alignment {64};
     AlignedAllocator() = default;
     template <typename U> AlignedAllocator(const AlignedAllocator<U> &) { }
-    T *allocate(size_t n) { return static_cast<T *>(::operator new(n * sizeof(T), alignment)); }
-    void deallocate(T *p, size_t) { ::operator delete(p, alignment); }
+    T *allocate(size_t n)
+    {
+        T *p = static_cast<T *>(::operator new(n * sizeof(T), alignment));
+        if (AllocationListener *listener = allocationListener())
+            listener->allocated(p, n * sizeof(T));
+        return p;
+    }
+    void deallocate(T *p, size_t n)
+    {
+        if (AllocationListener *listener = allocationListener())
+            listener->freed(p, n * sizeof(T));
+        ::operator delete(p, alignment);
+    }
     template <typename U> bool operator==(const AlignedAllocator<U> &) const { return true; }
 };
 using FloatBuffer = std::vector<float, AlignedAllocator<float>>;

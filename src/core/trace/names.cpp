@@ -32,6 +32,21 @@ bool splitLayerTensor(std::string_view name, int *layer, std::string *suffix)
     return true;
 }
 
+std::string residualStream(int layer)
+{
+    return layer == 0 ? std::string("input") : layerTensor(layer - 1, "out");
+}
+
+std::string reversibleStream(int layer, int stream)
+{
+    return layer == 0 ? std::string("input") : layerTensor(layer - 1, stream == 1 ? "out1" : "out2");
+}
+
+std::string streamMean()
+{
+    return "stream_mean";
+}
+
 std::string parameterPrefix(int layer)
 {
     return "h." + std::to_string(layer) + ".";

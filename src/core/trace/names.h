@@ -14,6 +14,15 @@ std::string layerTensor(int layer, std::string_view suffix);
 // The block of a "layer.{i}.…" name and the part after its prefix; false for a name outside the blocks.
 bool splitLayerTensor(std::string_view name, int *layer, std::string *suffix);
 
+// The residual stream entering block `layer`: "input" for block 0, else "layer.{layer-1}.out" (layer = L names the
+// last block's output).
+std::string residualStream(int layer);
+// Stream `stream` (1 or 2) entering block `layer` of a reversible model: "input" for block 0 (both streams start
+// as the embedding), else "layer.{layer-1}.out1" / "layer.{layer-1}.out2".
+std::string reversibleStream(int layer, int stream);
+// A reversible model's two streams averaged after the last block, the input of ln_f: "stream_mean".
+std::string streamMean();
+
 // "h.{layer}." — the prefix of block `layer`'s parameters in model.safetensors (Hugging Face GPT-2 layout).
 std::string parameterPrefix(int layer);
 // "grad.{parameter}", the trace name `dump --grads` gives a parameter's gradient.

@@ -27,8 +27,15 @@ void Trace::removeOutputsOf(int op)
 
 void Trace::drop(const std::string &name)
 {
-    std::erase_if(m_entries, [&name](const TraceEntry &e) { return e.name == name; });
-    reindex();
+    const auto it = m_index.find(name);
+    if (it == m_index.end())
+        return;
+    const size_t index = it->second;
+    m_index.erase(it);
+    m_entries.erase(m_entries.begin() + std::ptrdiff_t(index));
+    for (auto &[key, i] : m_index) // no rebuild: a training step drops a tensor after almost every op
+        if (i > index)
+            --i;
 }
 
 void Trace::clear()

@@ -1,10 +1,10 @@
 #include "train/trainer.h"
 
-#include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
 #include "train/backprop.h"
 #include "train/evaluation.h"
+#include "train/strategyrunner.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -35,6 +35,7 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
 {
     if (options.steps < 1 || options.batch < 1 || options.learningRate <= 0)
         throw Error("training needs steps >= 1, batch >= 1 and a positive learning rate");
+    validateMemoryOptions(options.memory, m_model->config);
     m_schedule = {options.learningRate, options.learningRate / 10, options.warmupSteps, options.steps};
 }
 
@@ -51,9 +52,9 @@ StepReport Trainer::step()
     const std::shared_ptr<const Model> model = m_model;
     parallelFor(static_cast<int64_t>(batch.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            Engine engine(model, inputOf(batch[size_t(i)]));
-            engine.runToEnd();
-            perExample[size_t(i)] = backward(*model, engine.input(), engine.trace(), batch[size_t(i)].targets);
+            StrategyRunner runner(*model, inputOf(batch[size_t(i)]), m_options.memory);
+            runner.forward();
+            runner.backward(batch[size_t(i)].targets, perExample[size_t(i)]);
         }
     });
     Gradients total = std::move(perExample[0]);

@@ -3,9 +3,11 @@
 #include "model/model.h"
 #include "train/adamw.h"
 #include "train/evaluation.h"
+#include "train/memorystrategy.h"
 #include "train/task.h"
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -19,6 +21,7 @@ struct TrainOptions
     int warmupSteps = 100;
     float weightDecay = 0.01f;
     uint64_t seed = 1;
+    MemoryOptions memory; // how each example's forward and backward pass trade memory for computation
 };
 
 struct StepReport
@@ -38,7 +41,9 @@ class Trainer
 public:
     Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOptions options);
     // Continues from a checkpoint written by save(); throws atlas::Error naming the file when it is incomplete.
-    static std::unique_ptr<Trainer> resume(const std::string &directory);
+    // `memory`, when given, replaces the saved memory strategy (it changes what a step keeps, not what it computes).
+    static std::unique_ptr<Trainer> resume(
+        const std::string &directory, const std::optional<MemoryOptions> &memory = std::nullopt);
 
     StepReport step();
     Evaluation evaluate(int examples, uint64_t seed = 12345) const;

@@ -37,11 +37,14 @@ void Trainer::save(const std::string &directory) const
         {"seed", m_options.seed},
         {"rng", rng.str()},
         {"optimizer_steps", m_optimizer.stepCount()},
+        {"memory_strategy", memoryStrategyName(m_options.memory.strategy)},
+        {"checkpoint_every", m_options.memory.checkpointEvery},
+        {"ffn_chunks", m_options.memory.ffnChunks},
     };
     writeFileAtomically((fs::path(directory) / "trainer.json").string(), j.dump(2) + "\n");
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string &directory)
+std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std::optional<MemoryOptions> &memory)
 {
     const std::string statePath = (fs::path(directory) / "trainer.json").string();
     nlohmann::json j;
@@ -54,6 +57,11 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory)
         o.warmupSteps = j.at("warmup_steps");
         o.weightDecay = j.at("weight_decay");
         o.seed = j.at("seed");
+        o.memory.strategy = parseMemoryStrategy(j.value("memory_strategy", "plain"), statePath + ": memory_strategy");
+        o.memory.checkpointEvery = j.value("checkpoint_every", 0);
+        o.memory.ffnChunks = j.value("ffn_chunks", 1);
+        if (memory)
+            o.memory = *memory;
         auto model = std::make_shared<Model>(Model::load(directory));
         auto trainer = std::make_unique<Trainer>(model, j.at("task").get<std::string>(), o);
         trainer->m_step = j.at("step");

@@ -14,6 +14,7 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.dModel = run.dModel;
         config.dFF = 4 * run.dModel;
     }
+    config.reversible = run.reversible;
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);

@@ -14,6 +14,7 @@ struct TrainingRun
     std::string task = "reverse";
     TrainOptions options;
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
+    bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
     std::string description; // the model's description; empty takes the task's summary
 };
 

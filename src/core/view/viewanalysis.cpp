@@ -260,6 +260,51 @@ AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
+// weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run.
+AnalysisRequest memoryTimelineRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (c.tokenIds.size() < 2)
+        return problem("A training step needs at least 2 tokens: each position learns the next one.");
+    if (int(c.tokenIds.size()) > MemoryTimelineAnalysis::kMaxTokens)
+        return problem("The memory timeline trains up to " + std::to_string(MemoryTimelineAnalysis::kMaxTokens)
+            + " tokens; the input has " + std::to_string(c.tokenIds.size()) + ".");
+    MemoryOptions o;
+    o.strategy = MemoryStrategy::Checkpoint;
+    o.checkpointEvery = spec.checkpointEvery;
+    o.ffnChunks = spec.ffnChunks;
+    MemoryOptionFields fields;
+    fields.checkpointEvery = "checkpoint_every";
+    fields.ffnChunks = "ffn_chunks";
+    try {
+        validateMemoryOptions(o, c.model->config, int(c.tokenIds.size()), fields);
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    AnalysisRequest r;
+    r.key = "memory-timeline/" + identity(c.model->wte) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
+        + std::to_string(spec.ffnChunks) + "/" + paddingKey(c.padding) + "/tokens";
+    for (int t : c.tokenIds)
+        r.key += "," + std::to_string(t);
+    r.pinned = {c.model->wte};
+    Input input;
+    input.tokens = c.tokenIds;
+    input.padding = c.padding;
+    r.run
+        = [model = c.model, input, k = spec.checkpointEvery, chunks = spec.ffnChunks](const std::atomic<bool> &cancel) {
+              const auto start = Clock::now();
+              auto result = std::make_shared<MemoryTimelineAnalysis>();
+              result->checkpointEvery = k;
+              result->ffnChunks = chunks;
+              result->timeline = memoryTimeline(*model, nextTokenSequence(input), k, chunks, &cancel);
+              result->milliseconds = millisecondsSince(start);
+              return std::shared_ptr<const ViewAnalysis>(result);
+          };
+    return r;
+}
+
 } // namespace
 
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
@@ -276,6 +321,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return patternRequest(spec, context);
     if (spec.view == "scaling")
         return scalingRequest(spec, context);
+    if (spec.view == "memory-timeline")
+        return memoryTimelineRequest(spec, context);
     return {};
 }
 

@@ -6,6 +6,8 @@
 #include "attention/kernelcomparison.h"
 #include "attention/lshanalysis.h"
 #include "engine/program.h"
+#include "memory/memorytimeline.h"
+#include "model/model.h"
 #include "trace/trace.h"
 #include "view/viewspec.h"
 
@@ -66,6 +68,13 @@ struct ScalingAnalysis : ViewAnalysis
     attention::HeadScaling measured; // the head's own q and k (exact softmax)
 };
 
+struct MemoryTimelineAnalysis : ViewAnalysis
+{
+    static constexpr int kMaxTokens = 4096; // three training steps (and three warm-ups) of the input
+    int checkpointEvery = 0, ffnChunks = 1; // as the spec asked
+    MemoryTimeline timeline;
+};
+
 // What an analysis reads besides the spec.
 struct AnalysisContext
 {
@@ -75,6 +84,8 @@ struct AnalysisContext
     int layers = 0;
     bool causal = true;
     std::vector<int> padding;
+    std::shared_ptr<const Model> model; // the model that ran (the memory timeline trains a step of it)
+    std::vector<int> tokenIds; // the input's token ids
 };
 
 // The analysis a spec's view needs, ready to run.

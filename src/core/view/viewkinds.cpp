@@ -17,6 +17,8 @@ const std::vector<ViewKind> &viewKinds()
         {"lsh", "LSH", "Reformer's LSH buckets, sorted chunks and misses", "Efficient attention"},
         {"approximation", "Low-rank", "Linformer and Performer against exact softmax", "Efficient attention"},
         {"pattern", "Pattern", "the editor of a fixed sparse pattern", "Efficient attention"},
+        {"memory-timeline", "Memory timeline",
+            "one training step's live memory under plain backprop, checkpointing and reversible blocks", "Memory"},
     };
     return kinds;
 }

@@ -20,7 +20,8 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value", "op", "query", "temperature"};
+    "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
+    "memory_scope", "cursor"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -221,6 +222,17 @@ const std::map<std::string, Setter> &setters()
         {"query",
             [](ViewSpec &s, const Reader &r, const Json &v) { s.query = r.integer(v, -1, ">= 0, or -1 for none"); }},
         {"temperature", [](ViewSpec &s, const Reader &r, const Json &v) { s.temperature = r.positive(v, 100.0); }},
+        {"checkpoint_every",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.checkpointEvery = r.integer(v, 0, ">= 1, or 0 for the square root of the depth");
+            }},
+        {"ffn_chunks", [](ViewSpec &s, const Reader &r, const Json &v) { s.ffnChunks = r.integer(v, 1, ">= 1"); }},
+        {"memory_scope",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.memoryScope = r.oneOf(v, {"all", "activations"});
+            }},
+        {"cursor",
+            [](ViewSpec &s, const Reader &r, const Json &v) { s.cursor = r.integer(v, -1, ">= 0, or -1 for none"); }},
     };
     return table;
 }
@@ -295,6 +307,10 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["op"] = op;
     j["query"] = query;
     j["temperature"] = temperature;
+    j["checkpoint_every"] = checkpointEvery;
+    j["ffn_chunks"] = ffnChunks;
+    j["memory_scope"] = memoryScope;
+    j["cursor"] = cursor;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

@@ -30,6 +30,10 @@ struct ViewSpec
     std::string op; // the stepper's position: up to and including this op (or the op writing this tensor); "" = end
     int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none
     double temperature = 1.0; // next-token view: the bars are softmax(z / temperature); 1 = the model's own
+    int checkpointEvery = 0; // memory views: checkpointing keeps every k-th block boundary; 0 = ⌈√L⌉
+    int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
+    std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
+    int cursor = -1; // memory timeline: the op of the training step singled out (a scrub position); -1 = none
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.

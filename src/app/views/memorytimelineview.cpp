@@ -1,0 +1,457 @@
+#include "views/memorytimelineview.h"
+
+#include "view/viewanalysis.h"
+#include "views/heatmapplot.h"
+#include "views/plottheme.h"
+#include "views/viewfonts.h"
+
+#include <qcustomplot.h>
+
+#include <QKeyEvent>
+#include <QLabel>
+#include <QStackedLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+// Bottom to top of the stack: what lives all step long first, then what comes and goes.
+const MemoryCategory kStackOrder[kMemoryCategories]
+    = {MemoryCategory::Parameters, MemoryCategory::OptimizerState, MemoryCategory::Gradients,
+        MemoryCategory::StoredActivations, MemoryCategory::RecomputedActivations, MemoryCategory::Workspace};
+
+QColor categoryColor(MemoryCategory c, bool dark)
+{
+    static const QColor light[kMemoryCategories]
+        = {QColor(0x9e9e9e), QColor(0xc7a26b), QColor(0x6b9ac4), QColor(0x2f7d4f), QColor(0xd9822b), QColor(0xc0392b)};
+    QColor color = light[int(c)];
+    return dark ? color.lighter(115) : color;
+}
+
+QColor phaseColor(MemoryPhase p, bool dark)
+{
+    QColor c;
+    switch (p) {
+    case MemoryPhase::Forward:
+        c = QColor(0x4e79a7);
+        break;
+    case MemoryPhase::Backward:
+        c = QColor(0xf28e2b);
+        break;
+    case MemoryPhase::Recompute:
+        c = QColor(0xb07aa1);
+        break;
+    case MemoryPhase::Optimizer:
+        c = QColor(0x59a14f);
+        break;
+    case MemoryPhase::Setup:
+        return Qt::transparent;
+    }
+    c.setAlpha(dark ? 50 : 32);
+    return c;
+}
+
+struct Unit
+{
+    double divisor;
+    QString name;
+};
+
+Unit unitFor(double bytes)
+{
+    if (bytes >= double(1 << 20))
+        return {double(1 << 20), QStringLiteral("MiB")};
+    return {1024.0, QStringLiteral("KiB")};
+}
+
+QString amount(double bytes)
+{
+    const Unit u = unitFor(bytes);
+    return QString::number(bytes / u.divisor, 'f', bytes / u.divisor >= 100 ? 0 : 2) + QLatin1Char(' ') + u.name;
+}
+
+int64_t activationBytes(const CategoryBytes &live)
+{
+    int64_t total = 0;
+    for (int c = 0; c < kMemoryCategories; ++c)
+        if (isActivation(MemoryCategory(c)))
+            total += live[size_t(c)];
+    return total;
+}
+
+CategoryBytes liveAtPoint(const TimelineStrategy &s, int point)
+{
+    CategoryBytes live {};
+    if (point < 0)
+        return live;
+    for (int c = 0; c < kMemoryCategories; ++c)
+        live[size_t(c)] = int64_t(s.live[size_t(c)][size_t(point)]);
+    return live;
+}
+
+bool inScope(MemoryCategory c, const std::string &scope)
+{
+    return scope != "activations" || isActivation(c);
+}
+
+// The top of the stack drawn at `point`: the live bytes of the categories in scope.
+double stackTop(const TimelineStrategy &s, int point, const std::string &scope)
+{
+    double total = 0;
+    for (int c = 0; c < kMemoryCategories; ++c)
+        if (inScope(MemoryCategory(c), scope))
+            total += s.live[size_t(c)][size_t(point)];
+    return total;
+}
+
+} // namespace
+
+MemoryTimelineView::MemoryTimelineView(QWidget *parent)
+    : View(parent)
+    , m_stack(new QStackedLayout(this))
+    , m_message(new QLabel(this))
+    , m_plot(new QCustomPlot(this))
+{
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setMargin(20);
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_plot);
+    setFocusPolicy(Qt::StrongFocus);
+    connect(m_plot, &QCustomPlot::mousePress, this, &MemoryTimelineView::moveCursorTo);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent *event) {
+        if (event->buttons() & Qt::LeftButton)
+            moveCursorTo(event);
+    });
+    showMessage(tr("Nothing to show yet: run the model"));
+}
+
+QSize MemoryTimelineView::minimumSizeHint() const
+{
+    const int line = QFontMetrics(sizedFont(font(), 10)).height();
+    return {48 * line, 3 * 12 * line + 8 * line};
+}
+
+QString MemoryTimelineView::message() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+QString MemoryTimelineView::peakLabel(int row) const
+{
+    return row >= 0 && row < int(m_peakLabels.size()) && m_peakLabels[size_t(row)] ? m_peakLabels[size_t(row)]->text()
+                                                                                   : QString();
+}
+
+QString MemoryTimelineView::cursorLabel(int row) const
+{
+    return row >= 0 && row < int(m_cursorLabels.size()) && m_cursorLabels[size_t(row)]->visible()
+        ? m_cursorLabels[size_t(row)]->text()
+        : QString();
+}
+
+QString MemoryTimelineView::title() const
+{
+    return m_title ? m_title->text() : QString();
+}
+
+void MemoryTimelineView::showMessage(const QString &text)
+{
+    m_drawn.reset();
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void MemoryTimelineView::applyTheme()
+{
+    applyPlotTheme(m_plot, m_spec.theme);
+    const ThemeColors colors = themeColors(m_spec.theme);
+    QPalette pal = m_message->palette();
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.text);
+    m_message->setPalette(pal);
+    m_message->setAutoFillBackground(true);
+}
+
+void MemoryTimelineView::refresh()
+{
+    layOutHidden(this);
+    applyTheme();
+    const auto &result = m_input.analysis.result;
+    const auto *analysis = m_input.analysisAs<MemoryTimelineAnalysis>();
+    if (analysis && (analysis->checkpointEvery != m_spec.checkpointEvery || analysis->ffnChunks != m_spec.ffnChunks))
+        analysis = nullptr; // the session's timeline for other options: this one is on its way
+    if (!analysis) {
+        if (!m_input.analysis.problem.isEmpty())
+            return showMessage(m_input.analysis.problem);
+        return showMessage(m_input.trace ? tr("Computing… one training step under each memory strategy")
+                                         : tr("Nothing to show yet: run the model"));
+    }
+    m_drawn = std::static_pointer_cast<const MemoryTimelineAnalysis>(result);
+    draw(*analysis); // every refresh: the scope, theme or zoom may have changed (moving the cursor does not refresh)
+    m_stack->setCurrentWidget(m_plot);
+    m_plot->replot(drawnHeadless(this) ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+}
+
+void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
+{
+    const MemoryTimeline &t = analysis.timeline;
+    const ThemeColors colors = themeColors(m_spec.theme);
+    m_plot->clearItems();
+    m_plot->clearGraphs();
+    m_plot->plotLayout()->clear(); // the default axis rect and legend go too
+    m_rects.clear();
+    m_peakLabels.clear();
+    m_cursorLabels.clear();
+    m_cursorLines.clear();
+    m_title = new QCPTextElement(m_plot,
+        tr("One training step of %1 tokens, %2 layers: live memory by category (checkpoint every %3, FFN in %4 "
+           "chunk%5)")
+            .arg(t.tokens)
+            .arg(t.layers)
+            .arg(analysis.checkpointEvery > 0 ? QString::number(analysis.checkpointEvery) : tr("√L"))
+            .arg(analysis.ffnChunks)
+            .arg(analysis.ffnChunks == 1 ? "" : "s"),
+        sizedFont(font(), 12, true));
+    m_title->setTextColor(colors.text);
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    const bool activationsOnly = m_spec.memoryScope == "activations";
+    const double maxBytes = std::max<double>(double(activationsOnly ? t.maxActivationBytes : t.maxBytes), 1.0);
+    for (size_t i = 0; i < t.strategies.size(); ++i) {
+        auto *rect = new QCPAxisRect(m_plot);
+        m_plot->plotLayout()->addElement(int(i) + 1, 0, rect);
+        m_rects.push_back(rect);
+        drawStrategy(rect, t.strategies[i], maxBytes);
+    }
+    auto *legend = new QCPLegend;
+    m_plot->plotLayout()->addElement(int(t.strategies.size()) + 1, 0, legend);
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(3);
+    legend->setBrush(colors.background);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setTextColor(colors.text);
+    legend->setFont(sizedFont(font(), 10));
+    m_plot->plotLayout()->setRowStretchFactor(int(t.strategies.size()) + 1, 0.001);
+    const int stacked = activationsOnly ? 3 : kMemoryCategories; // graphs per strategy
+    for (int c = stacked - 1; c >= 0 && m_plot->graphCount() >= stacked; --c)
+        m_plot->graph(c)->addToLegend(legend); // the first strategy's graphs, top of the stack first
+    drawCursor();
+}
+
+void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy &s, double maxBytes)
+{
+    const bool dark = m_spec.theme == "dark";
+    const ThemeColors colors = themeColors(m_spec.theme);
+    const Unit unit = unitFor(maxBytes);
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    for (QCPAxis *axis : {x, y}) {
+        axis->setBasePen(QPen(colors.axis));
+        axis->setTickPen(QPen(colors.axis));
+        axis->setSubTickPen(QPen(colors.axis));
+        axis->setTickLabelColor(colors.text);
+        axis->setLabelColor(colors.text);
+        axis->setTickLabelFont(sizedFont(font(), 9));
+        axis->setLabelFont(sizedFont(font(), 10));
+        axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
+    }
+    const int maxOps = m_drawn ? std::max(1, m_drawn->timeline.maxOps) : 1;
+    x->setRange(-0.5, maxOps - 0.5);
+    y->setRange(0, maxBytes / unit.divisor * 1.6); // room above the stack for the labels
+    y->setLabel(QString::fromStdString(s.label) + QLatin1Char('\n') + unit.name);
+    x->setLabel(tr("op of the step"));
+    if (!s.problem.empty()) {
+        auto *text = new QCPItemText(m_plot);
+        text->setClipAxisRect(rect);
+        text->position->setAxisRect(rect);
+        text->position->setType(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(0.5, 0.5);
+        text->setText(QString::fromStdString(s.problem));
+        text->setColor(colors.text);
+        text->setFont(sizedFont(font(), 10));
+        m_peakLabels.push_back(nullptr);
+        auto *line = new QCPItemStraightLine(m_plot);
+        line->setVisible(false);
+        m_cursorLines.push_back(line);
+        auto *label = new QCPItemText(m_plot);
+        label->setVisible(false);
+        m_cursorLabels.push_back(label);
+        return;
+    }
+    for (const TimelinePhase &p : s.phases) {
+        const QColor fill = phaseColor(p.phase, dark);
+        if (fill.alpha() == 0)
+            continue;
+        auto *band = new QCPItemRect(m_plot);
+        band->setLayer(QStringLiteral("grid"));
+        band->setClipAxisRect(rect);
+        for (QCPItemPosition *corner : {band->topLeft, band->bottomRight}) {
+            corner->setAxisRect(rect);
+            corner->setAxes(x, y);
+            corner->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        }
+        band->topLeft->setCoords(p.firstOp - 0.5, 0);
+        band->bottomRight->setCoords(p.endOp - 0.5, 1);
+        band->setPen(Qt::NoPen);
+        band->setBrush(fill);
+        if (double(p.endOp - p.firstOp) >= 0.08 * maxOps) {
+            auto *name = new QCPItemText(m_plot);
+            name->setClipAxisRect(rect);
+            name->position->setAxisRect(rect);
+            name->position->setAxes(x, y);
+            name->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            name->position->setCoords(0.5 * (p.firstOp + p.endOp) - 0.5, 0.97);
+            name->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+            name->setText(QString::fromLatin1(phaseName(p.phase)));
+            name->setColor(colors.text);
+            name->setFont(sizedFont(font(), 9));
+        }
+    }
+    const QVector<double> keys(s.x.begin(), s.x.end());
+    QVector<double> stack(keys.size(), 0.0);
+    QCPGraph *below = nullptr;
+    for (MemoryCategory c : kStackOrder) {
+        if (!inScope(c, m_spec.memoryScope))
+            continue;
+        const std::vector<double> &values = s.live[size_t(c)];
+        for (int i = 0; i < stack.size(); ++i)
+            stack[i] += values[size_t(i)] / unit.divisor;
+        QCPGraph *g = m_plot->addGraph(x, y);
+        g->setName(QString::fromLatin1(categoryName(c)));
+        g->setData(keys, stack, true);
+        g->setLineStyle(QCPGraph::lsStepLeft);
+        const QColor color = categoryColor(c, dark);
+        g->setPen(QPen(color.darker(120), 1));
+        QColor fill = color;
+        fill.setAlpha(200);
+        g->setBrush(fill);
+        if (below)
+            g->setChannelFillGraph(below);
+        below = g;
+    }
+    // The peak: a marker at the point, and what was live there in the top right corner.
+    auto *label = new QCPItemText(m_plot);
+    m_peakLabels.push_back(label);
+    const bool activationsOnly = m_spec.memoryScope == "activations";
+    const int peak = activationsOnly ? s.peakActivationPoint : s.peakPoint;
+    if (peak >= 0) {
+        const double px = s.x[size_t(peak)], py = stackTop(s, peak, m_spec.memoryScope) / unit.divisor;
+        const CategoryBytes atPeak = liveAtPoint(s, peak);
+        const MemoryOp &op = s.ops[size_t(int(px))];
+        auto *marker = new QCPItemText(m_plot);
+        marker->setClipAxisRect(rect);
+        marker->position->setAxisRect(rect);
+        marker->position->setAxes(x, y);
+        marker->position->setCoords(px, py);
+        marker->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+        marker->setText(QStringLiteral("▼ peak"));
+        marker->setColor(colors.text);
+        marker->setFont(sizedFont(font(), 9, true));
+        label->setClipAxisRect(rect);
+        label->position->setAxisRect(rect);
+        label->position->setType(QCPItemPosition::ptAxisRectRatio);
+        label->position->setCoords(0.995, 0.02);
+        label->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
+        label->setTextAlignment(Qt::AlignRight);
+        label->setText(tr("%12 %1 at op %2, %3 (%4)\nactivations there %5 = stored %6 + recomputed %7 + workspace %8\n"
+                          "highest activations %9 (textbook count %10), step %11 ms")
+                           .arg(amount(stackTop(s, peak, m_spec.memoryScope)))
+                           .arg(int(px))
+                           .arg(QString::fromStdString(op.name), QString::fromLatin1(phaseName(op.phase)),
+                               amount(double(activationBytes(atPeak))),
+                               amount(double(atPeak[size_t(MemoryCategory::StoredActivations)])),
+                               amount(double(atPeak[size_t(MemoryCategory::RecomputedActivations)])),
+                               amount(double(atPeak[size_t(MemoryCategory::Workspace)])),
+                               amount(double(s.peakActivationBytes)), amount(double(s.predictedActivationBytes)))
+                           .arg(s.stepMs, 0, 'f', 1)
+                           .arg(activationsOnly ? tr("activation peak") : tr("peak")));
+        label->setColor(colors.text);
+        label->setFont(sizedFont(font(), 9));
+    }
+    auto *line = new QCPItemStraightLine(m_plot);
+    line->setClipAxisRect(rect);
+    line->point1->setAxisRect(rect);
+    line->point2->setAxisRect(rect);
+    line->point1->setAxes(x, y);
+    line->point2->setAxes(x, y);
+    line->setPen(QPen(colors.text, 1.5, Qt::DashLine));
+    m_cursorLines.push_back(line);
+    auto *cursorText = new QCPItemText(m_plot);
+    cursorText->setClipAxisRect(rect);
+    cursorText->position->setAxisRect(rect);
+    cursorText->position->setAxes(x, y);
+    cursorText->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    cursorText->setColor(colors.text);
+    cursorText->setBrush(colors.background);
+    cursorText->setFont(sizedFont(font(), 9));
+    cursorText->setPadding(QMargins(3, 1, 3, 1));
+    m_cursorLabels.push_back(cursorText);
+}
+
+void MemoryTimelineView::drawCursor()
+{
+    if (!m_drawn)
+        return;
+    const MemoryTimeline &t = m_drawn->timeline;
+    const int op = m_spec.cursor;
+    for (size_t i = 0; i < t.strategies.size() && i < m_cursorLines.size(); ++i) {
+        const TimelineStrategy &s = t.strategies[i];
+        const bool show = op >= 0 && s.problem.empty() && op < int(s.ops.size());
+        m_cursorLines[i]->setVisible(show);
+        m_cursorLabels[i]->setVisible(show);
+        if (!show)
+            continue;
+        m_cursorLines[i]->point1->setCoords(op, 0);
+        m_cursorLines[i]->point2->setCoords(op, 1);
+        const CategoryBytes live = liveAtPoint(s, s.pointAtOp(op));
+        int64_t total = 0;
+        for (int64_t b : live)
+            total += b;
+        const MemoryOp &o = s.ops[size_t(op)];
+        m_cursorLabels[i]->position->setCoords(op, 0.26);
+        m_cursorLabels[i]->setPositionAlignment(
+            Qt::AlignTop | (op > 0.6 * std::max(1, t.maxOps) ? Qt::AlignRight : Qt::AlignLeft));
+        m_cursorLabels[i]->setText(tr("op %1: %2 (%3)\nlive %4, activations %5")
+                                       .arg(op)
+                                       .arg(QString::fromStdString(o.name), QString::fromLatin1(phaseName(o.phase)),
+                                           amount(double(total)), amount(double(activationBytes(live)))));
+    }
+}
+
+void MemoryTimelineView::setCursor(int op)
+{
+    if (!m_drawn)
+        return;
+    op = std::clamp(op, 0, std::max(0, m_drawn->timeline.maxOps - 1));
+    if (op == m_spec.cursor)
+        return;
+    m_spec.cursor = op;
+    drawCursor();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    emit specEdited(m_spec);
+}
+
+void MemoryTimelineView::moveCursorTo(QMouseEvent *event)
+{
+    QCPAxisRect *rect = m_plot->axisRectAt(event->position());
+    if (!rect)
+        return;
+    setCursor(int(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->position().x()))));
+}
+
+void MemoryTimelineView::keyPressEvent(QKeyEvent *event)
+{
+    if (!m_drawn)
+        return View::keyPressEvent(event);
+    if (event->key() == Qt::Key_Right || event->key() == Qt::Key_Space)
+        return setCursor(m_spec.cursor + 1);
+    if (event->key() == Qt::Key_Left)
+        return setCursor(m_spec.cursor - 1);
+    View::keyPressEvent(event);
+}
+
+} // namespace atlas

@@ -1,0 +1,226 @@
+#include "train/backwardpass.h"
+
+#include "memory/allocationrecorder.h"
+#include "ops/ops.h"
+#include "trace/names.h"
+#include "util/error.h"
+
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+// Block i's prefix in the trace ("layer.0.") and among the parameters ("h.0.").
+std::string layerName(int i)
+{
+    return names::layerPrefix(i);
+}
+std::string paramName(int i)
+{
+    return names::parameterPrefix(i);
+}
+
+// The backward of one operation: what it allocates is transient workspace (gradients of activations).
+struct Step : MemoryScope
+{
+    Step(int layer, std::string_view op)
+        : MemoryScope(MemoryPhase::Backward, layer, op, MemoryCategory::Workspace)
+    {
+    }
+};
+
+} // namespace
+
+BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks)
+    : m_model(model)
+    , m_c(model.config)
+    , m_input(input)
+    , m_g(g)
+    , m_ffnChunks(ffnChunks)
+    , T(static_cast<int64_t>(input.tokens.size()))
+{
+    MemoryScope scope(MemoryPhase::Backward, -1, "gradients", MemoryCategory::Gradients);
+    for (const auto &[name, p] : model.parameters()) {
+        auto it = m_g.grads.find(name);
+        if (it == m_g.grads.end())
+            m_g.grads.emplace(name, Tensor(p->shape()));
+        else if (it->second.shape() != p->shape())
+            throw Error("gradient '" + name + "' has shape " + it->second.shapeString() + ", its parameter "
+                + p->shapeString());
+    }
+}
+
+void BackwardPass::layernorm(
+    Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight)
+{
+    ops::layernorm_backward(din, grad(param + ".weight"), grad(param + ".bias"), dout, in, weight, m_c.lnEpsilon);
+}
+
+Tensor BackwardPass::head(const std::vector<int> &targets)
+{
+    const Tensor &logits = act("logits");
+    if (logits.shape() != Shape {T, m_c.vocab})
+        throw Error("backward: the trace's logits are " + logits.shapeString() + ", not [" + std::to_string(T) + ", "
+            + std::to_string(m_c.vocab) + "]: the trace is not of this model and input");
+    Tensor dlnf({T, m_c.dModel});
+    {
+        Step step(-1, "logits");
+        Tensor losses({T});
+        m_g.loss += ops::crossentropy_forward(losses, logits, targets);
+        Tensor dlogits(logits.shape()); // (T,V)
+        ops::crossentropy_softmax_backward(dlogits, act("next_probs"), targets);
+        ops::logits_backward(dlnf, grad("wte.weight"), dlogits, act("ln_f"), m_model.wte);
+    }
+    Step step(-1, "ln_f");
+    Tensor dx({T, m_c.dModel});
+    const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_c.layers);
+    layernorm(dx, "ln_f", dlnf, act(in), m_model.lnfWeight);
+    return dx;
+}
+
+void BackwardPass::streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2)
+{
+    Step step(-1, names::streamMean());
+    ops::average_backward(dy1, dy2, dmean);
+}
+
+Tensor BackwardPass::blockPre(int i, const Tensor &dout)
+{
+    Tensor dmid = copyOf(dout, i, "out"); // out = mid + G(mid)
+    mlpSublayer(i, dout, act(layerName(i) + "mid"), dmid);
+    Tensor dx = copyOf(dmid, i, "mid"); // mid = x + F(x)
+    attentionSublayer(i, dmid, act(names::residualStream(i)), dx);
+    return dx;
+}
+
+Tensor BackwardPass::blockPost(int i, const Tensor &dout)
+{
+    const std::string p = layerName(i), h = paramName(i);
+    const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    Tensor dresid({T, m_c.dModel});
+    {
+        Step step(i, "out");
+        layernorm(dresid, h + "ln_2", dout, act(p + "resid"), b.ln2Weight);
+    }
+    Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
+    {
+        Step step(i, "resid");
+        ops::add_backward(dln1, ddown, dresid);
+    }
+    mlp(i, ddown, act(p + "ln_1"), dln1); // ln_1 feeds both the MLP and the residual: both add into dln1
+    Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
+    {
+        Step step(i, "ln_1");
+        layernorm(dmid, h + "ln_1", dln1, act(p + "mid"), b.ln1Weight);
+        ops::add_backward(dx, dattn, dmid);
+    }
+    attention(i, dattn, act(names::residualStream(i)), dx);
+    return dx;
+}
+
+void BackwardPass::blockReversible(int i, Tensor &dy1, Tensor &dy2)
+{
+    // Y₂ = X₂ + G(Y₁): dX₂ = dY₂ + …, dY₁ += dY₂·∂G/∂Y₁.
+    mlpSublayer(i, dy2, act(layerName(i) + "out1"), dy1);
+    // Y₁ = X₁ + F(X₂): dX₁ = dY₁, dX₂ += dY₁·∂F/∂X₂.
+    attentionSublayer(i, dy1, act(names::reversibleStream(i, 2)), dy2);
+}
+
+Tensor BackwardPass::streamsStart(const Tensor &dx1, const Tensor &dx2)
+{
+    Step step(-1, "input");
+    Tensor dx(dx1.shape());
+    ops::add_forward(dx, dx1, dx2);
+    return dx;
+}
+
+void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx)
+{
+    Tensor dln1({T, m_c.dModel});
+    attention(i, dF, act(layerName(i) + "ln_1"), dln1);
+    Step step(i, "ln_1");
+    layernorm(dx, paramName(i) + "ln_1", dln1, x, m_model.blocks[size_t(i)].ln1Weight);
+}
+
+void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy)
+{
+    Tensor dln2({T, m_c.dModel});
+    mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
+    Step step(i, "ln_2");
+    layernorm(dy, paramName(i) + "ln_2", dln2, y, m_model.blocks[size_t(i)].ln2Weight);
+}
+
+// dout is (T,D), the gradient of attn.out; in is (T,D), the input of attn.qkv; adds d in into din (T,D).
+void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor &din)
+{
+    const std::string p = layerName(i), h = paramName(i);
+    const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim();
+    const Tensor &probs = act(p + "attn.probs");
+    Tensor dctx({H, T, d});
+    {
+        Step step(i, "attn.out");
+        Tensor dmerged({T, D});
+        ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
+            act(p + "attn.merged"), b.attnProjWeight);
+        ops::merge_heads_backward(dctx, dmerged);
+    }
+    Tensor dscores({H, T, T}), dv({H, T, d});
+    {
+        Step step(i, "attn.probs");
+        Tensor dprobs({H, T, T});
+        ops::attention_context_backward(dprobs, dv, dctx, probs, act(p + "attn.v"));
+        Tensor dmasked({H, T, T});
+        ops::softmax_backward(dmasked, dprobs, probs);
+        ops::attention_mask_backward(dscores, dmasked, m_c.causal, m_input.padding);
+    }
+    Step step(i, "attn.qkv");
+    Tensor dq({H, T, d}), dk({H, T, d});
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d)); // as the forward (program.cpp)
+    ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
+    Tensor dqkv({T, 3 * D});
+    ops::split_heads_backward(dqkv, dq, dk, dv);
+    ops::linear_backward(din, grad(h + "attn.c_attn.weight"), grad(h + "attn.c_attn.bias"), dqkv, in, b.attnWeight);
+}
+
+// ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
+void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
+{
+    const std::string p = layerName(i), h = paramName(i);
+    const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    Step step(i, "mlp");
+    if (m_ffnChunks > 1) {
+        ops::ffn_chunked_backward(din,
+            {grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), grad(h + "mlp.c_proj.weight"),
+                grad(h + "mlp.c_proj.bias")},
+            ddown, in, {b.fcWeight, b.fcBias, b.fcProjWeight, b.fcProjBias, m_c.activation}, m_ffnChunks);
+        return;
+    }
+    const Tensor &up = act(p + "mlp.up");
+    Tensor dact(up.shape()), dup(up.shape()); // (T,F)
+    ops::linear_backward(
+        dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, act(p + "mlp.act"), b.fcProjWeight);
+    ops::activation_backward(dup, dact, up, m_c.activation);
+    ops::linear_backward(din, grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), dup, in, b.fcWeight);
+}
+
+void BackwardPass::embeddings(const Tensor &dinput)
+{
+    Step step(-1, "input");
+    Tensor dembed(dinput.shape()), dpos(dinput.shape());
+    ops::add_backward(dembed, dpos, dinput);
+    ops::embedding_backward(grad("wte.weight"), dembed, m_input.tokens);
+    if (m_c.positions == PositionKind::Learned)
+        ops::positions_learned_backward(grad("wpe.weight"), dpos);
+}
+
+Tensor BackwardPass::copyOf(const Tensor &t, int layer, std::string_view op)
+{
+    Step step(layer, op);
+    Tensor copy(t.shape());
+    std::copy(t.data(), t.data() + t.numel(), copy.data());
+    return copy;
+}
+
+} // namespace atlas

@@ -1,0 +1,69 @@
+#pragma once
+
+// Internal to the core: the views, panels and session reach this through the core's public headers only
+// (tests/tools/check_layers.py).
+
+#include "engine/input.h"
+#include "model/model.h"
+#include "trace/trace.h"
+#include "train/backprop.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace atlas {
+
+// Walks the Program of engine/program.cpp backwards, one block at a time. Each function takes the gradient of
+// an operation's output and adds the gradients of its inputs (activations: into a tensor it is given or returns;
+// parameters: into the Gradients). Forward values are read under docs/trace-names.md's names from the trace set
+// by setActivations: a whole traced run (backward()), or the tensors a memory strategy kept or recomputed
+// (train/strategyrunner.h), which may change between blocks. Every part runs in a MemoryScope of its own, so a
+// memory recording sees the backward pass operation by operation; what it allocates is transient workspace.
+class BackwardPass
+{
+public:
+    // Creates every missing gradient as zeros; `ffnChunks` > 1: the FFNs were run in chunks (program.h).
+    BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks = 1);
+
+    void setActivations(const Trace *trace) { m_trace = trace; }
+
+    // loss = mean CE(logits, targets), logits = ln_f W_teᵀ, ln_f = LN_f(x): adds the loss, returns dx (T,D), x being
+    // the last block's output (a reversible model: the streams' mean).
+    Tensor head(const std::vector<int> &targets);
+    // A reversible model's ln_f input is (Y₁ + Y₂)/2: adds dmean/2 into dy1 and dy2 (all (T,D)).
+    void streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2);
+    // Pre-LN: mid = x + Attn(LN₁(x)), out = mid + MLP(LN₂(mid)). dout is (T,D); returns dx (T,D).
+    Tensor blockPre(int i, const Tensor &dout);
+    // Post-LN: mid = x + Attn(x), ln_1 = LN₁(mid), resid = ln_1 + MLP(ln_1), out = LN₂(resid).
+    Tensor blockPost(int i, const Tensor &dout);
+    // Reversible: Y₁ = X₁ + F(X₂), Y₂ = X₂ + G(Y₁). dy1, dy2 are dY₁, dY₂ (T,D) on entry and dX₁, dX₂ on return.
+    // Reads Y₁ (ln_2's input), X₂ (ln_1's input) and F's and G's insides from the trace.
+    void blockReversible(int i, Tensor &dy1, Tensor &dy2);
+    // Both streams of block 0 are the embedding X₀ (X₁ = X₂ = X₀): returns dX₀ = dX₁ + dX₂ (all (T,D)).
+    Tensor streamsStart(const Tensor &dx1, const Tensor &dx2);
+    // F(x) = Attn(LN₁(x)) of block i: dF, x, dx are (T,D); adds dF·∂F/∂x into dx.
+    void attentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx);
+    // G(y) = FFN(LN₂(y)) of block i: dG, y, dy are (T,D); adds dG·∂G/∂y into dy.
+    void mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy);
+    // input = embed + positions; dinput is (T,D).
+    void embeddings(const Tensor &dinput);
+
+private:
+    void attention(int i, const Tensor &dout, const Tensor &in, Tensor &din);
+    void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
+    void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);
+    Tensor copyOf(const Tensor &t, int layer, std::string_view op); // a new buffer, in a backward step of op
+    const Tensor &act(const std::string &name) const { return m_trace->tensor(name); }
+    Tensor &grad(const std::string &param) { return m_g.grads.at(param); }
+
+    const Model &m_model;
+    const ModelConfig &m_c;
+    const Input &m_input;
+    const Trace *m_trace = nullptr;
+    Gradients &m_g;
+    const int m_ffnChunks;
+    const int64_t T;
+};
+
+} // namespace atlas

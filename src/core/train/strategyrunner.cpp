@@ -1,0 +1,318 @@
+#include "train/strategyrunner.h"
+
+#include "ops/ops.h"
+#include "trace/names.h"
+#include "train/backwardpass.h"
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+MemoryCategory keptCategory(MemoryPhase phase)
+{
+    return phase == MemoryPhase::Recompute ? MemoryCategory::RecomputedActivations : MemoryCategory::StoredActivations;
+}
+
+// A reversible block's input rebuilt from its output: out = y − f (T,D), recomputed activation memory.
+Tensor rebuild(int layer, const char *what, const Tensor &y, const Tensor &f)
+{
+    MemoryScope scope(MemoryPhase::Recompute, layer, what, MemoryCategory::RecomputedActivations);
+    Tensor x(y.shape());
+    ops::subtract_forward(x, y, f);
+    return x;
+}
+
+} // namespace
+
+StrategyRunner::StrategyRunner(const Model &model, Input input, MemoryOptions options)
+    : m_model(model)
+    , m_input(std::move(input))
+    , m_options(options)
+    , T(int64_t(m_input.tokens.size()))
+{
+    validateMemoryOptions(m_options, model.config, int(T));
+    for (int l = 0; l < model.config.layers; ++l)
+        if (m_input.kernelFor(l))
+            throw Error("training needs exact attention: backpropagation through the efficient kernels is not "
+                        "implemented");
+    m_program = Program::build(model.config, m_input, false, m_options.ffnChunks);
+    for (size_t i = 0; i < m_program.ops.size(); ++i)
+        m_opIndex[m_program.ops[i].name] = int(i);
+}
+
+int StrategyRunner::opIndex(const std::string &name) const
+{
+    const auto it = m_opIndex.find(name);
+    if (it == m_opIndex.end())
+        throw Error("the training program has no op '" + name + "'");
+    return it->second;
+}
+
+int StrategyRunner::blockBegin(int layer) const
+{
+    if (layer >= m_model.config.layers)
+        return opIndex(m_model.config.reversible ? names::streamMean() : "ln_f");
+    return opIndex(names::layerTensor(
+        layer, m_model.config.layerNorm == LayerNormPlacement::Pre || m_model.config.reversible ? "ln_1" : "attn.qkv"));
+}
+
+std::vector<std::string> StrategyRunner::boundary(int layer) const
+{
+    if (!m_model.config.reversible || layer == 0)
+        return {m_model.config.reversible ? names::reversibleStream(layer, 1) : names::residualStream(layer)};
+    return {names::reversibleStream(layer, 1), names::reversibleStream(layer, 2)};
+}
+
+std::vector<std::string> StrategyRunner::savedBy(int i) const
+{
+    const ModelConfig &c = m_model.config;
+    const std::string p = names::layerPrefix(i);
+    std::vector<std::string> saved = {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(i),
+        p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged", p + "ln_1"};
+    if (c.reversible)
+        saved.insert(saved.end(), {p + "out1", p + "ln_2"});
+    else if (c.layerNorm == LayerNormPlacement::Pre)
+        saved.insert(saved.end(), {p + "mid", p + "ln_2"});
+    else
+        saved.insert(saved.end(), {p + "mid", p + "resid"});
+    if (m_options.ffnChunks == 1)
+        saved.insert(saved.end(), {p + "mlp.up", p + "mlp.act"});
+    return saved;
+}
+
+std::vector<std::string> StrategyRunner::savedByHead() const
+{
+    const ModelConfig &c = m_model.config;
+    return {c.reversible ? names::streamMean() : names::residualStream(c.layers), "ln_f", "logits", "next_probs"};
+}
+
+void StrategyRunner::runOps(Trace &trace, int first, int last, MemoryPhase phase, const NameSet &keep) const
+{
+    // Which ops to run, from the last one back: an op is needed when it makes a kept tensor or one that a needed
+    // later op reads (e.g. a recomputed segment's last residual add is not: the next boundary is known, and then
+    // neither is its FFN).
+    std::vector<char> needed(size_t(last - first), 0);
+    NameSet wanted;
+    for (int k = last - 1; k >= first; --k) {
+        const Op &op = m_program.ops[size_t(k)];
+        for (const OpOutput &o : op.outputs)
+            needed[size_t(k - first)] |= keep.count(o.name) || wanted.count(o.name);
+        if (needed[size_t(k - first)])
+            wanted.insert(op.inputs.begin(), op.inputs.end());
+    }
+    std::unordered_map<std::string, int> lastReader;
+    for (int k = first; k < last; ++k)
+        if (needed[size_t(k - first)])
+            for (const std::string &in : m_program.ops[size_t(k)].inputs)
+                lastReader[in] = k;
+    const auto readLater = [&](const std::string &name, int k) {
+        const auto it = lastReader.find(name);
+        return it != lastReader.end() && it->second > k;
+    };
+    for (int k = first; k < last; ++k) {
+        if (!needed[size_t(k - first)])
+            continue;
+        const Op &op = m_program.ops[size_t(k)];
+        bool kept = false;
+        for (const OpOutput &o : op.outputs)
+            kept = kept || keep.count(o.name);
+        MemoryScope scope(
+            phase, op.layer, MemoryScope::WholeName {op.name}, kept ? keptCategory(phase) : MemoryCategory::Workspace);
+        std::vector<Tensor> outputs = op.run(m_model, m_input, trace);
+        for (size_t j = 0; j < outputs.size(); ++j)
+            trace.put(op.outputs[j].name, {}, k, std::move(outputs[j]));
+        for (const std::string &in : op.inputs)
+            if (!keep.count(in) && !readLater(in, k))
+                trace.drop(in);
+        for (const OpOutput &o : op.outputs)
+            if (!keep.count(o.name) && !readLater(o.name, k))
+                trace.drop(o.name);
+    }
+}
+
+void StrategyRunner::dropAll(const std::vector<std::string> &names)
+{
+    for (const std::string &name : names)
+        m_store.drop(name);
+}
+
+void StrategyRunner::forward()
+{
+    const ModelConfig &c = m_model.config;
+    const std::vector<std::string> head = savedByHead();
+    NameSet keep(head.begin(), head.end());
+    switch (m_options.strategy) {
+    case MemoryStrategy::Plain:
+        for (int i = 0; i < c.layers; ++i)
+            for (const std::string &name : savedBy(i))
+                keep.insert(name);
+        break;
+    case MemoryStrategy::Checkpoint:
+        for (int b = 0; b < c.layers; b += checkpointInterval(m_options, c.layers))
+            for (const std::string &name : boundary(b))
+                keep.insert(name);
+        break;
+    case MemoryStrategy::Reversible:
+        keep.insert({names::reversibleStream(c.layers, 1), names::reversibleStream(c.layers, 2)});
+        break;
+    }
+    m_store.clear();
+    runOps(m_store, 0, int(m_program.ops.size()), MemoryPhase::Forward, keep);
+}
+
+Tensor StrategyRunner::headBackward(const std::vector<int> &targets, BackwardPass &pass)
+{
+    Tensor d = pass.head(targets);
+    dropAll(savedByHead());
+    return d;
+}
+
+void StrategyRunner::backward(const std::vector<int> &targets, Gradients &g)
+{
+    if (m_options.strategy == MemoryStrategy::Reversible)
+        return backwardReversible(targets, g, nullptr);
+    // Between the backward pass's own operations: freeing what a block kept once it is done with.
+    MemoryScope scope(MemoryPhase::Backward, -1, "backward", MemoryCategory::Workspace);
+    BackwardPass pass(m_model, m_input, g, m_options.ffnChunks);
+    pass.setActivations(&m_store);
+    const ModelConfig &c = m_model.config;
+    Tensor d1 = headBackward(targets, pass), d2;
+    if (c.reversible) {
+        d2 = Tensor(d1.shape());
+        Tensor dmean = std::move(d1);
+        d1 = Tensor(dmean.shape());
+        pass.streamMean(dmean, d1, d2);
+    }
+    if (m_options.strategy == MemoryStrategy::Checkpoint)
+        backwardCheckpoint(pass, d1, d2);
+    else
+        backwardBlocks(0, c.layers, pass, d1, d2);
+    const Tensor dx = c.reversible ? pass.streamsStart(d1, d2) : std::move(d1);
+    dropAll(boundary(0));
+    pass.embeddings(dx);
+}
+
+// Blocks last−1 … first, reading the store; each block's saved tensors are dropped after its backward pass.
+void StrategyRunner::backwardBlocks(int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2)
+{
+    const ModelConfig &c = m_model.config;
+    for (int i = last - 1; i >= first; --i) {
+        if (c.reversible)
+            pass.blockReversible(i, d1, d2);
+        else
+            d1 = c.layerNorm == LayerNormPlacement::Pre ? pass.blockPre(i, d1) : pass.blockPost(i, d1);
+        dropAll(savedBy(i));
+    }
+}
+
+void StrategyRunner::backwardCheckpoint(BackwardPass &pass, Tensor &d1, Tensor &d2)
+{
+    const int L = m_model.config.layers, k = checkpointInterval(m_options, L);
+    for (int b = ((L - 1) / k) * k; b >= 0; b -= k) {
+        const int e = std::min(L, b + k);
+        NameSet keep;
+        for (int i = b; i < e; ++i)
+            for (const std::string &name : savedBy(i))
+                keep.insert(name);
+        runOps(m_store, blockBegin(b), blockBegin(e), MemoryPhase::Recompute, keep);
+        backwardBlocks(b, e, pass, d1, d2);
+        dropAll(boundary(b));
+    }
+}
+
+void StrategyRunner::backwardReversible(const std::vector<int> &targets, Gradients &g,
+    const std::vector<std::array<Tensor, 2>> *inputs, std::vector<std::array<Tensor, 2>> *rebuilt)
+{
+    if (!m_model.config.reversible)
+        throw Error("the reversible backward pass needs a reversible model");
+    MemoryScope scope(MemoryPhase::Backward, -1, "backward", MemoryCategory::Workspace);
+    const int L = m_model.config.layers;
+    if (inputs && int(inputs->size()) != L)
+        throw Error("backwardReversible: " + std::to_string(inputs->size()) + " input pairs for " + std::to_string(L)
+            + " blocks");
+    BackwardPass pass(m_model, m_input, g, m_options.ffnChunks);
+    pass.setActivations(&m_store);
+    const Tensor dmean = headBackward(targets, pass);
+    Tensor dy1(dmean.shape()), dy2(dmean.shape());
+    pass.streamMean(dmean, dy1, dy2);
+    if (rebuilt)
+        rebuilt->assign(size_t(L), {});
+    for (int i = L - 1; i >= 0; --i)
+        reversibleLayer(
+            i, pass, dy1, dy2, inputs ? &(*inputs)[size_t(i)] : nullptr, rebuilt ? &(*rebuilt)[size_t(i)] : nullptr);
+    const Tensor dx = pass.streamsStart(dy1, dy2);
+    m_store.drop("input");
+    pass.embeddings(dx);
+}
+
+// Block i of a reversible model, from its outputs Y₁, Y₂ in the store to its inputs X₁, X₂ in their place.
+void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Tensor &dy2,
+    const std::array<Tensor, 2> *given, std::array<Tensor, 2> *used)
+{
+    const std::string p = names::layerPrefix(i), y1 = names::reversibleStream(i + 1, 1),
+                      y2 = names::reversibleStream(i + 1, 2), x1 = names::reversibleStream(i, 1),
+                      x2 = names::reversibleStream(i, 2);
+    const std::string g = p + "mlp.down";
+    // G(Y₁), then X₂ = Y₂ − G(Y₁) and the backward pass through G.
+    runOps(m_store, opIndex(p + "ln_2"), opIndex(p + "out2"), MemoryPhase::Recompute,
+        {y1, p + "ln_2", p + "mlp.up", p + "mlp.act", g});
+    Tensor rebuiltX2 = given ? (*given)[1] : rebuild(i, "out2⁻¹", m_store.tensor(y2), m_store.tensor(g));
+    dropAll({g, y2});
+    m_store.put(x2, {}, -1, rebuiltX2);
+    pass.mlpSublayer(i, dy2, m_store.tensor(y1), dy1);
+    dropAll({p + "ln_2", p + "mlp.up", p + "mlp.act"});
+    // F(X₂), then X₁ = Y₁ − F(X₂) and the backward pass through F.
+    runOps(m_store, opIndex(p + "ln_1"), opIndex(p + "out1"), MemoryPhase::Recompute,
+        {x2, p + "ln_1", p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged",
+            p + "attn.out"});
+    Tensor rebuiltX1 = given ? (*given)[0] : rebuild(i, "out1⁻¹", m_store.tensor(y1), m_store.tensor(p + "attn.out"));
+    if (used)
+        *used = {rebuiltX1, rebuiltX2};
+    m_store.drop(p + "attn.out");
+    pass.attentionSublayer(i, dy1, m_store.tensor(x2), dy2);
+    dropAll({p + "ln_1", p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged", y1});
+    if (i > 0)
+        m_store.put(x1, {}, -1, std::move(rebuiltX1));
+}
+
+void StrategyRunner::startFromStreams(const Tensor &y1, const Tensor &y2)
+{
+    const int L = m_model.config.layers;
+    m_store.clear();
+    m_store.put(names::reversibleStream(L, 1), {}, -1, y1);
+    m_store.put(names::reversibleStream(L, 2), {}, -1, y2);
+    const std::vector<std::string> head = savedByHead();
+    NameSet keep(head.begin(), head.end());
+    keep.insert({names::reversibleStream(L, 1), names::reversibleStream(L, 2)});
+    runOps(m_store, blockBegin(L), int(m_program.ops.size()), MemoryPhase::Forward, keep);
+}
+
+Tensor StrategyRunner::embedding() const
+{
+    Trace trace;
+    runOps(trace, 0, blockBegin(0), MemoryPhase::Forward, {"input"});
+    return trace.tensor("input");
+}
+
+Tensor StrategyRunner::attentionSublayer(int layer, const Tensor &x2) const
+{
+    const std::string p = names::layerPrefix(layer);
+    Trace trace;
+    trace.put(names::reversibleStream(layer, 2), {}, -1, x2);
+    runOps(trace, opIndex(p + "ln_1"), opIndex(p + "out1"), MemoryPhase::Forward, {p + "attn.out"});
+    return trace.tensor(p + "attn.out");
+}
+
+Tensor StrategyRunner::mlpSublayer(int layer, const Tensor &y1) const
+{
+    const std::string p = names::layerPrefix(layer);
+    Trace trace;
+    trace.put(p + "out1", {}, -1, y1);
+    runOps(trace, opIndex(p + "ln_2"), opIndex(p + "out2"), MemoryPhase::Forward, {p + "mlp.down"});
+    return trace.tensor(p + "mlp.down");
+}
+
+} // namespace atlas
