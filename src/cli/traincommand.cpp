@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "train/checkpointdirectory.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
 
@@ -39,6 +40,14 @@ int trainCommand(const CommandArgs &argv)
             "eval-examples", "layers", "heads", "d-model"},
         {"resume"});
     const std::string out = args.required("out");
+    const int evalEvery = args.intValue("eval-every", 250), checkpointEvery = args.intValue("checkpoint-every", 500);
+    const int evalExamples = args.intValue("eval-examples", 256);
+    if (evalEvery < 1 || checkpointEvery < 1 || evalExamples < 1)
+        throw Error("--eval-every, --checkpoint-every and --eval-examples must be at least 1");
+    // Before the first step, not at the first save: a read-only --out fails now.
+    const CheckpointDirectory checkpoints(out);
+    checkpoints.checkWritable();
+    checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
         trainer = Trainer::resume(out);
@@ -56,14 +65,12 @@ int trainCommand(const CommandArgs &argv)
         TrainOptions &o = run.options;
         o.steps = args.intValue("steps", o.steps);
         o.batch = args.intValue("batch", o.batch);
-        o.learningRate = float(args.doubleValue("lr", o.learningRate));
+        o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
         o.warmupSteps = args.intValue("warmup", o.warmupSteps);
         o.seed = uint64_t(args.intValue("seed", 1));
         trainer = newTrainer(run);
     }
     const int total = trainer->options().steps;
-    const int evalEvery = args.intValue("eval-every", 250), checkpointEvery = args.intValue("checkpoint-every", 500);
-    const int evalExamples = args.intValue("eval-examples", 256);
     double trainingSeconds = 0, trainedTokens = 0; // step time only: evaluation and checkpoints excluded
     while (trainer->stepCount() < total) {
         const auto t0 = std::chrono::steady_clock::now();
