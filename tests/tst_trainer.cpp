@@ -123,6 +123,25 @@ private slots:
         QVERIFY(sameWeights(Model::load(path), *t->model())); // the top-level model follows the checkpoint
     }
 
+    // checkpoint.json may only name a checkpoint inside its own checkpoints/ directory.
+    void pointerOutsideTheCheckpointsIsRefused()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString();
+        auto t = make(12);
+        t->step();
+        t->save(path);
+        for (const char *target : {"../..", "/etc", "checkpoints/../..", "checkpoints"}) {
+            writeFileAtomically(path + "/checkpoint.json", std::string(R"({"checkpoint": ")") + target + "\"}");
+            try {
+                Trainer::resume(path);
+                QFAIL(target);
+            } catch (const Error &e) {
+                QVERIFY2(QString(e.what()).contains("checkpoint.json: key 'checkpoint'"), e.what());
+            }
+        }
+    }
+
     // Every field of trainer.json and every moment is checked against the model; the error names it.
     void corruptStateIsRefused_data()
     {

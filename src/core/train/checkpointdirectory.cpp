@@ -65,9 +65,15 @@ void replaceWithLink(const fs::path &source, const fs::path &target)
     }
 }
 
-bool isTemporary(const std::string &name)
+// A temporary file this program makes in DIR (writeFileAtomically's ".NAME.tmp-XXXXXX", the write test): DIR may be
+// a directory the user chose for other things too, so only these names are removed there.
+bool isOurTemporary(const std::string &name)
 {
-    return name.starts_with(".tmp-") || (name.starts_with(".") && name.find(".tmp-") != std::string::npos);
+    for (const char *file :
+        {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json", "checkpoint.json", "write-test"})
+        if (name.starts_with(std::string(".") + file + ".tmp-"))
+            return true;
+    return false;
 }
 
 } // namespace
@@ -165,8 +171,8 @@ void CheckpointDirectory::removeStale() const
     }
     for (const auto &entry : fs::directory_iterator(dir, ec)) {
         const std::string name = entry.path().filename().string();
-        if (isTemporary(name))
-            fs::remove_all(entry.path(), ec);
+        if (isOurTemporary(name))
+            fs::remove(entry.path(), ec);
     }
     if (hasPointer)
         for (const char *file : kLegacyFiles)
@@ -175,7 +181,7 @@ void CheckpointDirectory::removeStale() const
         return;
     for (const auto &entry : fs::directory_iterator(sets, ec)) {
         const std::string name = entry.path().filename().string();
-        if (isTemporary(name) || (name.starts_with("step-") && name != keep))
+        if (name.starts_with(".tmp-") || (name.starts_with("step-") && name != keep))
             fs::remove_all(entry.path(), ec);
     }
 }
