@@ -1,6 +1,7 @@
 #include "engine/generator.h"
 
 #include "ops/ops.h"
+#include "util/blasthreads.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -36,6 +37,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> 
 
 void Generator::feed(int token)
 {
+    adaptBlasThreadsToLoad(); // as many OpenBLAS threads as idle cores (util/blasthreads.h)
     const ModelConfig &c = m_model->config;
     if (m_cached >= c.context)
         throw Error("the context of " + std::to_string(c.context) + " tokens is full");
