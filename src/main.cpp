@@ -27,7 +27,7 @@ int main(int argc, char **argv)
     try {
         if (!saved.isEmpty())
             spec = atlas::ViewSpec::fromJson(saved.toStdString(), "saved session");
-    } catch (const atlas::Error &) {
+    } catch (const std::exception &) {
         // A spec saved by another version: start from the defaults.
     }
     atlas::applyTheme(spec.theme == "dark");

@@ -1,10 +1,12 @@
 // The command line as a user runs it: dump and render write the files they promise, errors exit non-zero
 // with a message naming the problem.
 #include "io/npy.h"
+#include "train/checkpointdirectory.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "train/checkpointdirectory.h"
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,6 +15,7 @@
 #include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
+
 #include <QTest>
 
 class TestCli : public QObject
@@ -187,7 +190,8 @@ private slots:
             "--eval-examples", "4"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("memory strategy reversible, feed-forward in 2 chunks"), qPrintable(r.err));
-        QFile config(out + "/config.json"), state(out + "/trainer.json");
+        const QString current = QString::fromStdString(atlas::CheckpointDirectory(out.toStdString()).current());
+        QFile config(out + "/config.json"), state(current + "/trainer.json");
         QVERIFY(config.open(QIODevice::ReadOnly) && state.open(QIODevice::ReadOnly));
         QVERIFY(QJsonDocument::fromJson(config.readAll()).object()["atlas_reversible"].toBool());
         const QJsonObject s = QJsonDocument::fromJson(state.readAll()).object();

@@ -109,6 +109,26 @@ private slots:
         g.generate();
         QVERIFY_THROWS_EXCEPTION(Error, g.generate());
     }
+
+    // A prompt that cannot fit (too long, an id outside the vocabulary at its end) is refused before it is run.
+    void checksThePromptBeforeRunningIt()
+    {
+        auto model = load("gpt2_tiny"); // context 16
+        try {
+            Generator(model, std::vector<int>(17, 1));
+            QFAIL("a prompt longer than the context was accepted");
+        } catch (const Error &e) {
+            QVERIFY2(QString(e.what()).contains("the prompt has 17 tokens"), e.what());
+        }
+        std::vector<int> prompt(10, 1);
+        prompt.back() = model->config.vocab;
+        try {
+            Generator(model, prompt);
+            QFAIL("a prompt with a token outside the vocabulary was accepted");
+        } catch (const Error &e) {
+            QVERIFY2(QString(e.what()).contains("prompt token id"), e.what());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGenerator)

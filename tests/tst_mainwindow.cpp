@@ -6,10 +6,15 @@
 #include "viewnavigator.h"
 #include "views/view.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
+#include <QTimer>
 
 using namespace atlas;
 
@@ -214,6 +219,36 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
         waitIdle(session);
         QVERIFY(!session.trace()->contains("layer.1.attn.scores"));
+    }
+
+    // Edit > Paste View Spec with a number no double holds: a warning naming the clipboard and the key, not an abort.
+    void pastingABadSpecKeepsTheAppRunning()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.show();
+        auto *paste = window.findChild<QAction *>("actionPasteSpec");
+        QVERIFY(paste);
+        QString warning;
+        QTimer closer;
+        connect(&closer, &QTimer::timeout, this, [&] {
+            if (auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget())) {
+                warning = box->text();
+                box->accept();
+            }
+        });
+        closer.start(20);
+        for (const char *bad : {R"({"layer": 1e500})", R"({"head": 99999999999999999999})", "[1, 2"}) {
+            warning.clear();
+            QApplication::clipboard()->setText(QString::fromUtf8(bad));
+            paste->trigger();
+            QVERIFY2(warning.startsWith("clipboard: "), qPrintable(warning));
+        }
+        QVERIFY2(warning.contains("not valid JSON"), qPrintable(warning));
+        QApplication::clipboard()->setText(R"({"layer": 1e500})");
+        paste->trigger();
+        QVERIFY2(warning.contains("'layer'"), qPrintable(warning));
+        QVERIFY(window.isVisible());
     }
 
     void badInputKeepsTheAppRunning()

@@ -155,8 +155,10 @@ private slots:
         // Steps (a few ms each here) reach the GUI in batches, at most ~10 reports a second plus one per pause.
         QVERIFY2(reports.count() <= gui.clock.elapsed() / TrainingWorker::kReportIntervalMs + 4,
             qPrintable(QString("%1 reports in %2 ms").arg(reports.count()).arg(gui.clock.elapsed())));
+#ifndef __SANITIZE_ADDRESS__ // several steps per report holds only while steps take a few ms, not under ASan
         QVERIFY2(reports.count() * 3 < panel.stepShown(),
             qPrintable(QString("%1 reports for %2 steps").arg(reports.count()).arg(panel.stepShown())));
+#endif
 
         // The GUI thread kept drawing: its 20 ms timer fired at least half as often as asked, never stalling.
         const double expected = double(gui.clock.elapsed()) / 20.0;

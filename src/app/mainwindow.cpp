@@ -245,7 +245,7 @@ void MainWindow::connectActions()
         try {
             m_session->applySpec(
                 ViewSpec::fromJson(QApplication::clipboard()->text().toStdString(), "clipboard"), tr("clipboard"));
-        } catch (const Error &e) {
+        } catch (const std::exception &e) { // atlas::Error, or std::bad_alloc: the app keeps running
             QMessageBox::warning(this, tr("Paste View Spec"), QString::fromStdString(e.what()));
         }
     });
@@ -499,7 +499,7 @@ void MainWindow::exportCurrentView()
     try {
         exportView(view, path, view->size());
         statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
-    } catch (const Error &e) {
+    } catch (const std::exception &e) {
         QMessageBox::warning(this, tr("Export view"), QString::fromStdString(e.what()));
     }
 }

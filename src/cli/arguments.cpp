@@ -1,8 +1,12 @@
 #include "arguments.h"
 
+#include "io/limits.h"
 #include "util/error.h"
 
 #include <charconv>
+#include <cmath>
+#include <sstream>
+#include <string_view>
 
 namespace atlas {
 
@@ -68,19 +72,40 @@ int Arguments::intValue(const std::string &name, int fallback) const
     return out;
 }
 
-double Arguments::doubleValue(const std::string &name, double fallback) const
+double Arguments::doubleValue(const std::string &name, double fallback, double minimum, double maximum) const
 {
     if (!has(name))
         return fallback;
     const std::string v = value(name);
-    try {
-        size_t used = 0;
-        const double d = std::stod(v, &used);
-        if (used == v.size())
-            return d;
-    } catch (...) {
+    double d = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+    if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(d))
+        throw Error("option --" + name + ": '" + v + "' is not a number");
+    if (d < minimum || d > maximum) {
+        std::ostringstream range;
+        range << minimum << " to " << maximum;
+        throw Error("option --" + name + ": " + v + " is out of range (allowed: " + range.str() + ")");
     }
-    throw Error("option --" + name + ": '" + v + "' is not a number");
+    return d;
+}
+
+std::pair<int, int> Arguments::imageSize(const std::string &name, const std::string &fallback) const
+{
+    const std::string text = value(name, fallback);
+    int width = 0, height = 0;
+    const size_t x = text.find('x');
+    const auto whole = [](std::string_view s, int &out) {
+        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+        return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
+    };
+    if (x == std::string::npos || !whole(std::string_view(text).substr(0, x), width)
+        || !whole(std::string_view(text).substr(x + 1), height))
+        throw Error("option --" + name + ": '" + text + "' is not WIDTHxHEIGHT (e.g. 1200x800)");
+    for (const int side : {width, height})
+        if (side < limits::kMinImageSide || side > limits::kMaxImageSide)
+            throw Error("option --" + name + ": " + text + " is out of range: each side must be "
+                + std::to_string(limits::kMinImageSide) + " to " + std::to_string(limits::kMaxImageSide) + " pixels");
+    return {width, height};
 }
 
 } // namespace atlas

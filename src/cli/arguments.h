@@ -1,5 +1,6 @@
 #pragma once
 
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -21,7 +22,12 @@ public:
     std::string required(const std::string &name) const;
     std::vector<std::string> values(const std::string &name) const; // every occurrence, in order
     int intValue(const std::string &name, int fallback) const;
-    double doubleValue(const std::string &name, double fallback) const;
+    // A finite number in [minimum, maximum]: "nan", "inf" and values outside are refused naming the option, before
+    // any conversion to an integer type could overflow.
+    double doubleValue(const std::string &name, double fallback, double minimum = -std::numeric_limits<double>::max(),
+        double maximum = std::numeric_limits<double>::max()) const;
+    // "--size 1200x800": width and height in pixels, each within limits::kMinImageSide..kMaxImageSide.
+    std::pair<int, int> imageSize(const std::string &name, const std::string &fallback) const;
 
 private:
     std::multimap<std::string, std::string> m_values;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <new>
 
 namespace atlas {
 
@@ -112,8 +113,16 @@ int runCommandLine(int argc, char **argv)
     } catch (const Error &e) {
         std::fprintf(stderr, "transformer-atlas %s: error: %s\n", name.c_str(), e.what());
         return 1;
-    } catch (const std::exception &e) {
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr,
+            "transformer-atlas %s: error: out of memory (an input, a model or a size too large for this machine)\n",
+            name.c_str());
+        return 1;
+    } catch (const std::exception &e) { // a bug: every failure a user can cause is an atlas::Error
         std::fprintf(stderr, "transformer-atlas %s: unexpected error: %s\n", name.c_str(), e.what());
+        return 1;
+    } catch (...) {
+        std::fprintf(stderr, "transformer-atlas %s: unexpected error of unknown type\n", name.c_str());
         return 1;
     }
 }

@@ -4,6 +4,7 @@
 #include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/npy.h"
+#include "io/stageddirectory.h"
 #include "modelinput.h"
 #include "trace/names.h"
 #include "train/backprop.h"
@@ -101,35 +102,38 @@ int dumpCommand(const CommandArgs &argv)
                 + std::to_string(run.input.tokens.size())
                 + " input tokens (give one per input token, -1 to leave a position out of the loss)");
     }
-    Engine engine(run.model, run.input, {true, memoryBudgetArgument(args)});
+    const size_t budget = memoryBudgetArgument(args);
+    // Written whole or not at all: into a fresh directory that replaces --out at the end (io/stageddirectory.h).
+    // An interrupted or failed dump (a full disk) leaves the previous dump as it was.
+    StagedDirectory staged(out, "manifest.json");
+    const std::string dir = staged.path();
+    Engine engine(run.model, run.input, {true, budget});
     engine.runToEnd();
 
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec)
-        throw Error(out + ": cannot create the output directory: " + ec.message());
     nlohmann::json manifest
         = {{"model", run.model->name}, {"tokens", run.input.tokens}, {"padding", run.input.padding}};
     nlohmann::json tensors = nlohmann::json::array();
     for (const TraceEntry &e : engine.trace().entries()) {
-        writeNpy((std::filesystem::path(out) / (e.name + ".npy")).string(), e.tensor);
+        writeNpy((std::filesystem::path(dir) / (e.name + ".npy")).string(), e.tensor);
         tensors.push_back({{"name", e.name}, {"shape", e.tensor.shape()}, {"formula", e.formula},
             {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
     for (int l = 0; l < run.model->config.layers; ++l) // exact layers: the mask their −∞ cells stand for
         if (const std::string name = names::layerTensor(l, "attn.mask"); !engine.trace().contains(name)) {
             const Tensor mask = attentionMask(engine.trace(), l);
-            writeNpy((std::filesystem::path(out) / (name + ".npy")).string(), mask);
+            writeNpy((std::filesystem::path(dir) / (name + ".npy")).string(), mask);
             tensors.push_back({{"name", name}, {"shape", mask.shape()},
                 {"formula", attentionMaskFormula(engine.trace(), l)}, {"op", "derived by dump"}});
         }
     manifest["tensors"] = tensors;
     if (args.flag("grads")) {
-        manifest.update(writeGradients(out, gradientsOf(args, engine, targets), targets));
+        manifest.update(writeGradients(dir, gradientsOf(args, engine, targets), targets));
         if (args.has("memory-strategy"))
             manifest["memory_strategy"] = args.value("memory-strategy");
     }
-    writeFileAtomically((std::filesystem::path(out) / "manifest.json").string(), manifest.dump(2) + "\n");
+    writeFileAtomically((std::filesystem::path(dir) / "manifest.json").string(),
+        manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    staged.commit();
     std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
               << " and manifest.json to " << out << "\n";
     return 0;

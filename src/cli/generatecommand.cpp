@@ -15,7 +15,7 @@ int generateCommand(const CommandArgs &argv)
     const Arguments args(argv, {"model", "tokens", "text", "padding", "steps", "temperature", "top-k", "seed"});
     ModelAndInput run = loadModelAndInput(args);
     SamplingOptions options;
-    options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0));
+    options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0, 0.0, 1000.0));
     options.topK = args.intValue("top-k", 0);
     options.seed = static_cast<uint64_t>(args.intValue("seed", 0));
     Generator generator(run.model, run.input.tokens, options);

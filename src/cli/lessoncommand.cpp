@@ -94,9 +94,7 @@ int lessonCommand(const CommandArgs &argv)
     const std::string out = args.required("out");
     const HeadlessApplication app;
     if (verb == "render") {
-        int width = 1200, height = 800;
-        if (args.has("size") && std::sscanf(args.value("size").c_str(), "%dx%d", &width, &height) != 2)
-            throw Error("--size: '" + args.value("size") + "' is not WIDTHxHEIGHT");
+        const auto [width, height] = args.imageSize("size", "1200x800");
         const auto files = renderLessonSteps(lesson, out, width, height);
         std::printf("rendered %zu steps of %s to %s\n", files.size(), paths.front().c_str(), out.c_str());
     } else if (args.flag("html")) {

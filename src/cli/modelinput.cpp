@@ -46,9 +46,10 @@ std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &a
 
 size_t memoryBudgetArgument(const Arguments &args)
 {
-    const double gib = args.doubleValue("memory-budget", 8.0);
+    // Checked before the conversion: nan or 1e30 GiB has no size_t.
+    const double gib = args.doubleValue("memory-budget", 8.0, 0.0, 1 << 20);
     if (gib <= 0)
-        throw Error("--memory-budget must be positive (GiB)");
+        throw Error("option --memory-budget must be positive (GiB)");
     return static_cast<size_t>(gib * double(size_t(1) << 30));
 }
 

@@ -22,7 +22,7 @@ ModelAndInput loadModelAndInput(const Arguments &args);
 // --attention KIND [--attention-param key=value ...] [--attention-layers 0,2] -> Input::attention: the kernel in
 // the listed layers (every layer without --attention-layers), full attention elsewhere; empty for none.
 std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args, int layerCount);
-// --memory-budget GIB (default 8).
+// --memory-budget GIB (default 8), above 0 and at most 2^20 GiB.
 size_t memoryBudgetArgument(const Arguments &args);
 
 } // namespace atlas

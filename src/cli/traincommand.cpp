@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "train/checkpointdirectory.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
 
@@ -51,6 +52,14 @@ int trainCommand(const CommandArgs &argv)
         memory->checkpointEvery = args.intValue("checkpoint-every", 0);
         memory->ffnChunks = args.intValue("ffn-chunks", 1);
     }
+    const int evalEvery = args.intValue("eval-every", 250), saveEvery = args.intValue("save-every", 500);
+    const int evalExamples = args.intValue("eval-examples", 256);
+    if (evalEvery < 1 || saveEvery < 1 || evalExamples < 1)
+        throw Error("--eval-every, --save-every and --eval-examples must be at least 1");
+    // Before the first step, not at the first save: a read-only --out fails now.
+    const CheckpointDirectory checkpoints(out);
+    checkpoints.checkWritable();
+    checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
         if (args.flag("reversible"))
@@ -70,7 +79,7 @@ int trainCommand(const CommandArgs &argv)
         TrainOptions &o = run.options;
         o.steps = args.intValue("steps", o.steps);
         o.batch = args.intValue("batch", o.batch);
-        o.learningRate = float(args.doubleValue("lr", o.learningRate));
+        o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
         o.warmupSteps = args.intValue("warmup", o.warmupSteps);
         o.seed = uint64_t(args.intValue("seed", 1));
         run.reversible = args.flag("reversible");
@@ -79,8 +88,6 @@ int trainCommand(const CommandArgs &argv)
         trainer = newTrainer(run);
     }
     const int total = trainer->options().steps;
-    if (args.intValue("eval-every", 250) < 1 || args.intValue("save-every", 500) < 1)
-        throw Error("--eval-every and --save-every must be at least 1");
     const MemoryOptions &m = trainer->options().memory;
     std::fprintf(stderr, "memory strategy %s%s%s\n", memoryStrategyName(m.strategy).c_str(),
         m.strategy == MemoryStrategy::Checkpoint ? (
@@ -88,8 +95,6 @@ int trainCommand(const CommandArgs &argv)
                                                        .c_str()
                                                  : "",
         m.ffnChunks > 1 ? (", feed-forward in " + std::to_string(m.ffnChunks) + " chunks").c_str() : "");
-    const int evalEvery = args.intValue("eval-every", 250), saveEvery = args.intValue("save-every", 500);
-    const int evalExamples = args.intValue("eval-examples", 256);
     double trainingSeconds = 0, trainedTokens = 0; // step time only: evaluation and checkpoints excluded
     while (trainer->stepCount() < total) {
         const auto t0 = std::chrono::steady_clock::now();

@@ -194,7 +194,7 @@ void Session::runInput(Input input)
         return;
     try {
         input.attention = attentionOfSpec(m_spec, m_model->config.layers);
-    } catch (const Error &e) {
+    } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
         return;
     }
@@ -227,7 +227,7 @@ void Session::setText(const QString &text)
         m_spec.tokens.clear();
         m_spec.padding.clear();
         runInput(input);
-    } catch (const Error &e) {
+    } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
     }
 }

@@ -1,5 +1,6 @@
 #include "views/headlessrender.h"
 
+#include "util/error.h"
 #include "view/specrun.h"
 #include "views/view.h"
 #include "views/viewexport.h"
@@ -46,12 +47,23 @@ std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, 
     return view;
 }
 
-std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height)
+std::string renderSpecToFile(
+    const ViewSpec &spec, const std::string &path, int width, int height, const std::string &source)
 {
-    std::string model;
-    const std::unique_ptr<View> view = headlessView(spec, width, height, &model);
+    const SpecRun run = runSpec(spec);
+    if (const std::string problem = drawProblem(spec, run, source); !problem.empty())
+        throw Error(problem);
+    ViewInput input = makeViewInput(run);
+    analyzeNow(input, spec);
+    if (!input.analysis.problem.isEmpty())
+        throw Error(source + ": the " + spec.view + " view cannot be drawn: " + input.analysis.problem.toStdString());
+    std::unique_ptr<View> view = createView(spec.view);
+    view->resize(width, height);
+    view->setInput(input);
+    view->setSpec(spec);
+    view->ensurePolished();
     exportView(view.get(), QString::fromStdString(path), QSize(width, height));
-    return model;
+    return run.model->name;
 }
 
 ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat)

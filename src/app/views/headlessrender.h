@@ -37,8 +37,11 @@ private:
 std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, std::string *modelName = nullptr);
 
 // Runs the spec's model on its input, computes its analysis, draws its view at width × height pixels and writes
-// `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error.
-std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height);
+// `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error naming `source` and the
+// key when the view cannot be drawn (drawProblem: a layer or head the model lacks, a missing tensor, an analysis
+// that cannot run), instead of writing a picture of the message.
+std::string renderSpecToFile(
+    const ViewSpec &spec, const std::string &path, int width, int height, const std::string &source = "view spec");
 
 // Lessons for reading offline (`lesson render`, `lesson export`). Each step shows stepViewSpec(lesson, step).
 // Writes every step's view as step-01.png … into `directory` (made if missing); returns the paths.

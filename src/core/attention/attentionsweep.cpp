@@ -1,6 +1,7 @@
 #include "attention/attentionsweep.h"
 
 #include "io/atomicfile.h"
+#include "io/jsonread.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -131,12 +132,7 @@ void AttentionSweepFile::put(const KernelSweep &sweep)
 
 AttentionSweepFile parseAttentionSweep(const std::string &json, const std::string &source)
 {
-    Json root;
-    try {
-        root = Json::parse(json);
-    } catch (const Json::exception &e) {
-        throw Error(source + ": not valid JSON (" + e.what() + ")");
-    }
+    const Json root = parseJson(json, source);
     const Fields f(root, source, "");
     AttentionSweepFile file;
     file.machine = f.text("machine");

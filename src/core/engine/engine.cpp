@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include "util/blasthreads.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -62,6 +63,7 @@ void Engine::step()
 {
     if (atEnd())
         return;
+    adaptBlasThreadsToLoad(); // as many OpenBLAS threads as idle cores (util/blasthreads.h)
     const Op &op = m_program.ops[static_cast<size_t>(m_cursor)];
     std::vector<Tensor> outputs = op.run(*m_model, m_input, m_trace);
     for (size_t i = 0; i < outputs.size(); ++i)

@@ -1,6 +1,7 @@
 #include "engine/generator.h"
 
 #include "ops/ops.h"
+#include "util/blasthreads.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -20,6 +21,14 @@ Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> 
             "generation needs a causal model: a bidirectional model's earlier positions change with every new token");
     if (prompt.empty())
         throw Error("generation needs a prompt of at least one token");
+    // Checked before any work: a prompt that cannot fit fails now, not after it has been run.
+    if (prompt.size() > size_t(c.context))
+        throw Error("the prompt has " + std::to_string(prompt.size()) + " tokens, more than the model's context of "
+            + std::to_string(c.context));
+    for (const int token : prompt)
+        if (token < 0 || token >= c.vocab)
+            throw Error("prompt token id " + std::to_string(token) + " is outside the vocabulary [0, "
+                + std::to_string(c.vocab) + ")");
     m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(c.context, c.dModel));
     m_values = m_keys;
     for (int t : prompt)
@@ -28,6 +37,7 @@ Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> 
 
 void Generator::feed(int token)
 {
+    adaptBlasThreadsToLoad(); // as many OpenBLAS threads as idle cores (util/blasthreads.h)
     const ModelConfig &c = m_model->config;
     if (m_cached >= c.context)
         throw Error("the context of " + std::to_string(c.context) + " tokens is full");

@@ -127,7 +127,7 @@ void writeFileAtomically(const std::string &userPath, std::string_view bytes)
     syncDirectory(dir);
 }
 
-std::string readFile(const std::string &path)
+std::string readFile(const std::string &path, size_t maxBytes)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -139,10 +139,20 @@ std::string readFile(const std::string &path)
             fail(path, "cannot stat", errno);
         if (S_ISDIR(st.st_mode))
             throw Error(path + ": is a directory");
+        const auto tooLarge = [&] {
+            throw Error(
+                path + ": file too large: more than " + std::to_string(maxBytes) + " bytes, the limit for this file");
+        };
+        if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > maxBytes)
+            tooLarge();
         // Read straight into the result, sized from fstat but growing in case the file is not regular.
         out.resize(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : size_t(1) << 16);
+        if (maxBytes < out.size())
+            out.resize(maxBytes + 1);
         size_t used = 0;
         for (;;) {
+            if (used > maxBytes)
+                tooLarge();
             if (used == out.size())
                 out.resize(out.size() * 2);
             const ssize_t n = ::read(fd, out.data() + used, out.size() - used);

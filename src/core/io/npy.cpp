@@ -178,7 +178,8 @@ void writeNpy(const std::string &path, const Tensor &tensor)
     std::string file = preamble(tensor.shape());
     const size_t headerSize = file.size();
     file.resize(headerSize + tensor.bytes());
-    std::memcpy(file.data() + headerSize, tensor.data(), tensor.bytes());
+    if (tensor.bytes() > 0) // a zero-element tensor has no data pointer, and memcpy from null is undefined
+        std::memcpy(file.data() + headerSize, tensor.data(), tensor.bytes());
     writeFileAtomically(path, file);
 }
 
@@ -221,7 +222,8 @@ Tensor readNpy(const std::string &path)
         throw Error(path + ": shape " + Tensor::shapeString(*shape) + " needs " + std::to_string(bytes)
             + " bytes of data but the file holds " + std::to_string(file.size() - dataStart));
     Tensor out(*shape);
-    std::memcpy(out.data(), file.data() + dataStart, bytes);
+    if (bytes > 0) // a zero-element tensor has no data pointer
+        std::memcpy(out.data(), file.data() + dataStart, bytes);
     return out;
 }
 

@@ -276,6 +276,8 @@ Tensor SafetensorsFile::tensor(const std::string &name) const
     float *dst = out.data();
     const size_t n = static_cast<size_t>(out.numel());
     // The data may sit at any alignment in the mapping, so every element is read with memcpy.
+    if (n == 0) // a zero-element tensor has no data pointer, and memcpy to null is undefined
+        return out;
     if (entry.dtype == "F32") {
         std::memcpy(dst, src, n * sizeof(float));
     } else {
@@ -333,7 +335,8 @@ void writeSafetensors(const std::string &path, const std::map<std::string, const
     file.append(reinterpret_cast<const char *>(&headerSize), 8);
     file += headerText;
     for (const auto &[name, tensor] : tensors)
-        file.append(reinterpret_cast<const char *>(tensor->data()), tensor->bytes());
+        if (tensor->bytes() > 0)
+            file.append(reinterpret_cast<const char *>(tensor->data()), tensor->bytes());
     writeFileAtomically(path, file);
 }
 

@@ -1,6 +1,7 @@
 #include "lesson/lesson.h"
 
 #include "io/atomicfile.h"
+#include "io/limits.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -338,7 +339,7 @@ Lesson parseLesson(const std::string &text, const std::string &path)
 
 Lesson readLesson(const std::string &path)
 {
-    return parseLesson(readFile(path), path);
+    return parseLesson(readFile(path, limits::kLessonBytes), path);
 }
 
 std::string stepToText(const LessonStep &step)

@@ -1,6 +1,7 @@
 #include "model/builtinmodels.h"
 
 #include "io/atomicfile.h"
+#include "io/limits.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -40,7 +41,8 @@ std::vector<BuiltinModel> builtinModels()
                 continue;
             BuiltinModel m {name, entry.path().string(), ""};
             try {
-                m.description = ModelConfig::fromJson(readFile(config.string()), config.string()).description;
+                m.description
+                    = ModelConfig::fromJson(readFile(config.string(), limits::kSpecBytes), config.string()).description;
             } catch (const Error &e) {
                 m.description = std::string("(unreadable: ") + e.what() + ")";
             }

@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include "io/atomicfile.h"
+#include "io/limits.h"
 #include "io/safetensors.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -95,7 +96,7 @@ Model Model::load(const std::string &directory)
     if (!fs::exists(configPath))
         throw Error(configPath + ": missing (a model directory needs config.json and model.safetensors)");
     Model m;
-    m.config = ModelConfig::fromJson(readFile(configPath), configPath);
+    m.config = ModelConfig::fromJson(readFile(configPath, limits::kSpecBytes), configPath);
     m.directory = directory;
     m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
     m.blocks.resize(static_cast<size_t>(m.config.layers));

@@ -1,8 +1,13 @@
 #include "model/modelconfig.h"
 
+#include "io/jsonread.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
+
+#include <climits>
+#include <tuple>
+#include <utility>
 
 namespace atlas {
 
@@ -10,13 +15,23 @@ namespace {
 
 using nlohmann::json;
 
-int readInt(const json &j, const char *key, int fallback, const std::string &source)
+// Each integer key's range, checked before the value is converted or used (a 2^40 must not wrap to 0). The
+// upper bounds keep every product the engine forms of two of them (vocab_size · n_embd, n_embd · n_inner …)
+// well inside a 64-bit index, and are far above any model this app can run.
+struct IntKey
 {
-    if (!j.contains(key) || j[key].is_null())
-        return fallback;
-    if (!j[key].is_number_integer())
-        throw Error(source + ": key '" + key + "' must be an integer");
-    return j[key].get<int>();
+    const char *key;
+    int64_t minimum, maximum;
+};
+constexpr IntKey kLayers {"n_layer", 1, 256}, kHeads {"n_head", 1, 1024}, kEmbd {"n_embd", 1, 65536},
+    kInner {"n_inner", 1, 1 << 20}, kVocab {"vocab_size", 1, 1 << 24}, kPositions {"n_positions", 1, 1 << 20},
+    kCtx {"n_ctx", 1, 1 << 20};
+
+int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source)
+{
+    if (!j.contains(k.key) || j[k.key].is_null())
+        return int(fallback);
+    return int(jsonInteger(j, k.key, k.minimum, k.maximum, source));
 }
 
 std::string readString(const json &j, const char *key, const std::string &fallback, const std::string &source)
@@ -73,14 +88,20 @@ void ModelConfig::validate(const std::string &source) const
         if (!ok)
             throw Error(source + ": " + what);
     };
-    require(layers >= 1 && layers <= 256, "n_layer must be in 1..256, is " + std::to_string(layers));
-    require(heads >= 1, "n_head must be at least 1, is " + std::to_string(heads));
-    require(dModel >= 1 && dModel % heads == 0,
+    for (const auto &[k, value] : {std::pair {kLayers, layers}, {kHeads, heads}, {kEmbd, dModel}, {kInner, dFF},
+             {kVocab, vocab}, {kPositions, context}})
+        require(value >= k.minimum && value <= k.maximum,
+            std::string(k.key) + " must be in " + std::to_string(k.minimum) + ".." + std::to_string(k.maximum) + ", is "
+                + std::to_string(value));
+    require(dModel % heads == 0,
         "n_embd (" + std::to_string(dModel) + ") must be a positive multiple of n_head (" + std::to_string(heads)
             + ")");
-    require(dFF >= 1, "n_inner must be at least 1");
-    require(vocab >= 1, "vocab_size must be at least 1");
-    require(context >= 1, "n_positions must be at least 1");
+    // Every weight matrix must fit a tensor (at most INT_MAX elements).
+    for (const auto &[what, a, b] : {std::tuple {"vocab_size · n_embd", vocab, dModel},
+             {"n_positions · n_embd", context, dModel}, {"n_embd · n_inner", dModel, dFF}})
+        require(int64_t(a) * int64_t(b) <= INT_MAX,
+            std::string(what) + " = " + std::to_string(int64_t(a) * int64_t(b))
+                + " weights in one matrix, more than a tensor may hold (2147483647)");
     require(lnEpsilon > 0, "layer_norm_epsilon must be positive");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
@@ -90,26 +111,24 @@ void ModelConfig::validate(const std::string &source) const
 
 ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &source)
 {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error &e) {
-        throw Error(source + ": not valid JSON: " + e.what());
-    }
+    const json j = parseJson(text, source);
     if (!j.is_object())
         throw Error(source + ": expected a JSON object");
     ModelConfig c;
-    c.layers = readInt(j, "n_layer", c.layers, source);
-    c.heads = readInt(j, "n_head", c.heads, source);
-    c.dModel = readInt(j, "n_embd", c.dModel, source);
-    c.dFF = readInt(j, "n_inner", 4 * c.dModel, source);
-    c.vocab = readInt(j, "vocab_size", c.vocab, source);
-    c.context = readInt(j, "n_positions", readInt(j, "n_ctx", c.context, source), source);
-    if (j.contains("layer_norm_epsilon")) {
-        if (!j["layer_norm_epsilon"].is_number())
-            throw Error(source + ": key 'layer_norm_epsilon' must be a number");
-        c.lnEpsilon = j["layer_norm_epsilon"].get<float>();
+    c.layers = readInt(j, kLayers, c.layers, source);
+    c.heads = readInt(j, kHeads, c.heads, source);
+    c.dModel = readInt(j, kEmbd, c.dModel, source);
+    const int64_t defaultInner = 4 * int64_t(c.dModel); // null means 4 · n_embd
+    if (!j.contains("n_inner") || j["n_inner"].is_null()) {
+        if (defaultInner > kInner.maximum)
+            throw Error(source + ": key 'n_inner' is null, and 4 · n_embd = " + std::to_string(defaultInner)
+                + " is out of range (allowed: 1 to " + std::to_string(kInner.maximum) + ")");
     }
+    c.dFF = readInt(j, kInner, defaultInner, source);
+    c.vocab = readInt(j, kVocab, c.vocab, source);
+    c.context = readInt(j, kPositions, readInt(j, kCtx, c.context, source), source);
+    if (j.contains("layer_norm_epsilon"))
+        c.lnEpsilon = float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source));
     c.activation = parseActivation(readString(j, "activation_function", "gelu_new", source), source);
     const std::string ln = readString(j, "atlas_layer_norm", "pre", source);
     if (ln != "pre" && ln != "post")

@@ -1,6 +1,8 @@
 #include "tokenize/bpetokenizer.h"
 
 #include "io/atomicfile.h"
+#include "io/jsonread.h"
+#include "io/limits.h"
 #include "tokenize/pretokenizer.h"
 #include "util/error.h"
 
@@ -155,12 +157,7 @@ struct BpeVocabulary
 void BpeVocabulary::readVocab(const std::string &path)
 {
     vocabPath = path;
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(readFile(path));
-    } catch (const nlohmann::json::exception &e) {
-        throw Error(path + ": not valid JSON (" + e.what() + ")");
-    }
+    const nlohmann::json json = parseJson(readFile(path, limits::kTokenizerBytes), path);
     if (!json.is_object() || json.empty())
         throw Error(path + ": expected a JSON object mapping each token to its id");
     std::string bytes;
@@ -218,7 +215,7 @@ void BpeVocabulary::addMerge(int left, int right, int rank, const std::string &b
 void BpeVocabulary::readMerges(const std::string &path)
 {
     mergesPath = path;
-    const std::string text = readFile(path);
+    const std::string text = readFile(path, limits::kTokenizerBytes);
     std::string leftBytes, rightBytes;
     int lineNo = 0, rank = 0;
     for (size_t start = 0; start < text.size();) {

@@ -1,6 +1,7 @@
 #include "tokenize/tokenizer.h"
 
 #include "io/atomicfile.h"
+#include "io/limits.h"
 #include "model/model.h"
 #include "tokenize/bpetokenizer.h"
 #include "util/error.h"
@@ -50,7 +51,7 @@ std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
     std::error_code ec;
     if (std::filesystem::is_regular_file(config, ec)) {
         Model model; // no weights: forModel reads only the config and the directory
-        model.config = ModelConfig::fromJson(readFile(config), config);
+        model.config = ModelConfig::fromJson(readFile(config, limits::kSpecBytes), config);
         model.directory = directory;
         return forModel(model);
     }

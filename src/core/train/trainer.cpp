@@ -33,8 +33,10 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
     , m_optimizer(AdamWOptions {0.9f, 0.95f, 1e-8f, options.weightDecay, 1.0f})
     , m_rng(options.seed)
 {
-    if (options.steps < 1 || options.batch < 1 || options.learningRate <= 0)
-        throw Error("training needs steps >= 1, batch >= 1 and a positive learning rate");
+    if (options.steps < 1 || options.steps > TrainOptions::kMaxSteps || options.batch < 1
+        || options.batch > TrainOptions::kMaxBatch || !(options.learningRate > 0) || options.warmupSteps < 0)
+        throw Error("training needs steps in 1.." + std::to_string(TrainOptions::kMaxSteps) + ", batch in 1.."
+            + std::to_string(TrainOptions::kMaxBatch) + ", warm-up steps >= 0 and a positive learning rate");
     validateMemoryOptions(options.memory, m_model->config);
     m_schedule = {options.learningRate, options.learningRate / 10, options.warmupSteps, options.steps};
 }

@@ -15,6 +15,8 @@ namespace atlas {
 
 struct TrainOptions
 {
+    static constexpr int kMaxSteps = 10'000'000;
+    static constexpr int kMaxBatch = 1024; // the Train panel's limit; a batch holds one trace per example
     int steps = 3000;
     int batch = 16; // examples per optimiser step
     float learningRate = 3e-3f; // peak of the schedule
@@ -47,8 +49,9 @@ public:
 
     StepReport step();
     Evaluation evaluate(int examples, uint64_t seed = 12345) const;
-    // config.json + model.safetensors (a model directory the app opens), optimizer.safetensors, trainer.json;
-    // each written atomically, trainer.json last, all stamped with the step so a torn checkpoint is detected.
+    // config.json + model.safetensors (a model directory the app opens), optimizer.safetensors, trainer.json,
+    // saved as one set (train/checkpointdirectory.h): a crash leaves the previous checkpoint or this one, never a
+    // mix. resume() validates every field, count and shape against the model and names what is wrong.
     void save(const std::string &directory) const;
 
     int stepCount() const { return m_step; }

@@ -1,19 +1,77 @@
 // Trainer::save and Trainer::resume: a checkpoint is a model directory plus the optimiser's moments and the
-// trainer's position in its example stream.
+// trainer's position in its example stream, saved as one set (train/checkpointdirectory.h).
 #include "train/trainer.h"
 
 #include "io/atomicfile.h"
+#include "io/jsonread.h"
+#include "io/limits.h"
 #include "io/safetensors.h"
+#include "train/checkpointdirectory.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
 namespace atlas {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// trainer.json's seed: any 64-bit unsigned integer.
+uint64_t readSeed(const nlohmann::json &j, const std::string &source)
+{
+    if (!j.contains("seed") || !j["seed"].is_number_integer()
+        || (!j["seed"].is_number_unsigned() && j["seed"].get<int64_t>() < 0))
+        throw Error(source + ": key 'seed' must be a non-negative integer");
+    return j["seed"].get<uint64_t>();
+}
+
+std::mt19937_64 readRng(const nlohmann::json &j, const std::string &source)
+{
+    std::istringstream text(jsonString(j, "rng", source));
+    std::mt19937_64 rng;
+    text >> rng;
+    const bool read = !text.fail();
+    std::string rest;
+    text >> rest;
+    if (!read || !rest.empty())
+        throw Error(source + ": key 'rng': not the state of a std::mt19937_64 (312 numbers)");
+    return rng;
+}
+
+// The moments must be exactly m.<p> and v.<p> for every parameter p, each of p's shape, finite, v >= 0; none
+// at all before the first step.
+void checkMoments(const std::map<std::string, Tensor> &state, const Model &model, int step, const std::string &source)
+{
+    const auto params = model.parameters();
+    if (step == 0 && state.empty())
+        return;
+    for (const auto &[name, p] : params)
+        for (const char *kind : {"m.", "v."}) {
+            const auto it = state.find(kind + name);
+            if (it == state.end())
+                throw Error(source + ": tensor '" + kind + name + "' is missing (every parameter has two moments)");
+            if (it->second.shape() != p->shape())
+                throw Error(source + ": tensor '" + kind + name + "' has shape "
+                    + Tensor::shapeString(it->second.shape()) + ", the parameter has "
+                    + Tensor::shapeString(p->shape()));
+            const float *x = it->second.data();
+            for (int64_t i = 0; i < it->second.numel(); ++i)
+                if (!std::isfinite(x[i]) || (kind[0] == 'v' && x[i] < 0))
+                    throw Error(source + ": tensor '" + kind + name + "' holds " + std::to_string(x[i]) + " at element "
+                        + std::to_string(i) + " (moments are finite, second moments >= 0)");
+        }
+    for (const auto &[key, t] : state)
+        if (key.size() < 3 || !params.count(key.substr(2)))
+            throw Error(source + ": tensor '" + key + "' belongs to no parameter of the model");
+}
+
+} // namespace
 
 void Trainer::save(const std::string &directory) const
 {
@@ -22,8 +80,6 @@ void Trainer::save(const std::string &directory) const
     std::map<std::string, const Tensor *> stateRefs;
     for (const auto &[name, t] : state)
         stateRefs[name] = &t;
-    m_model->save(directory, {{"step", stamp}});
-    writeSafetensors((fs::path(directory) / "optimizer.safetensors").string(), stateRefs, {{"step", stamp}});
     std::ostringstream rng;
     rng << m_rng;
     const nlohmann::json j = {
@@ -41,47 +97,75 @@ void Trainer::save(const std::string &directory) const
         {"checkpoint_every", m_options.memory.checkpointEvery},
         {"ffn_chunks", m_options.memory.ffnChunks},
     };
-    writeFileAtomically((fs::path(directory) / "trainer.json").string(), j.dump(2) + "\n");
+    const CheckpointDirectory checkpoints(directory);
+    const std::string staged = checkpoints.stage();
+    try {
+        m_model->save(staged, {{"step", stamp}});
+        writeSafetensors((fs::path(staged) / "optimizer.safetensors").string(), stateRefs, {{"step", stamp}});
+        writeFileAtomically((fs::path(staged) / "trainer.json").string(), j.dump(2) + "\n");
+        checkpoints.commit(staged, m_step);
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(staged, ec); // the previous checkpoint stays current
+        throw;
+    }
 }
 
 std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std::optional<MemoryOptions> &memory)
 {
-    const std::string statePath = (fs::path(directory) / "trainer.json").string();
-    nlohmann::json j;
+    const std::string stateDir = CheckpointDirectory(directory).current();
+    const std::string source = (fs::path(stateDir) / "trainer.json").string();
+    const nlohmann::json j = parseJson(readFile(source, limits::kSpecBytes), source);
+    if (!j.is_object())
+        throw Error(source + ": expected a JSON object (a trainer checkpoint)");
+    TrainOptions o;
+    o.steps = int(jsonInteger(j, "steps", 1, TrainOptions::kMaxSteps, source));
+    o.batch = int(jsonInteger(j, "batch", 1, TrainOptions::kMaxBatch, source));
+    o.learningRate = float(jsonNumber(j, "learning_rate", 1e-12, 100.0, source));
+    o.warmupSteps = int(jsonInteger(j, "warmup_steps", 0, TrainOptions::kMaxSteps, source));
+    o.weightDecay = float(jsonNumber(j, "weight_decay", 0.0, 100.0, source));
+    o.seed = readSeed(j, source);
+    const int step = int(jsonInteger(j, "step", 0, o.steps, source));
+    const int64_t optimizerSteps = jsonInteger(j, "optimizer_steps", 0, INT_MAX, source);
+    if (optimizerSteps != step) // one optimiser step per training step
+        throw Error(source + ": key 'optimizer_steps' is " + std::to_string(optimizerSteps) + ", expected "
+            + std::to_string(step) + " (the key 'step')");
+    const std::string task = jsonString(j, "task", source);
+    std::mt19937_64 rng = readRng(j, source);
+    if (j.contains("memory_strategy")) // checkpoints from before the memory lab trained the plain way
+        o.memory.strategy = parseMemoryStrategy(jsonString(j, "memory_strategy", source), source + ": memory_strategy");
+    if (j.contains("checkpoint_every"))
+        o.memory.checkpointEvery = int(jsonInteger(j, "checkpoint_every", 0, INT_MAX, source));
+    if (j.contains("ffn_chunks"))
+        o.memory.ffnChunks = int(jsonInteger(j, "ffn_chunks", 1, INT_MAX, source));
+    if (memory)
+        o.memory = *memory;
+
+    auto model = std::make_shared<Model>(Model::load(stateDir));
+    model->directory = directory;
+    model->name = fs::path(directory).filename().empty() ? fs::path(directory).parent_path().filename().string()
+                                                         : fs::path(directory).filename().string();
+    std::unique_ptr<Trainer> trainer;
     try {
-        j = nlohmann::json::parse(readFile(statePath));
-        TrainOptions o;
-        o.steps = j.at("steps");
-        o.batch = j.at("batch");
-        o.learningRate = j.at("learning_rate");
-        o.warmupSteps = j.at("warmup_steps");
-        o.weightDecay = j.at("weight_decay");
-        o.seed = j.at("seed");
-        o.memory.strategy = parseMemoryStrategy(j.value("memory_strategy", "plain"), statePath + ": memory_strategy");
-        o.memory.checkpointEvery = j.value("checkpoint_every", 0);
-        o.memory.ffnChunks = j.value("ffn_chunks", 1);
-        if (memory)
-            o.memory = *memory;
-        auto model = std::make_shared<Model>(Model::load(directory));
-        auto trainer = std::make_unique<Trainer>(model, j.at("task").get<std::string>(), o);
-        trainer->m_step = j.at("step");
-        std::istringstream rng(j.at("rng").get<std::string>());
-        rng >> trainer->m_rng;
-        auto requireStep = [&](const SafetensorsFile &f) {
-            if (f.metadata().count("step") == 0 || f.metadata().at("step") != std::to_string(trainer->m_step))
-                throw Error(f.path() + ": written at another step than trainer.json (an interrupted save?)");
-        };
-        requireStep(SafetensorsFile((fs::path(directory) / "model.safetensors").string()));
-        const SafetensorsFile file((fs::path(directory) / "optimizer.safetensors").string());
-        requireStep(file);
-        std::map<std::string, Tensor> state;
-        for (const auto &[name, entry] : file.entries())
-            state[name] = file.tensor(name);
-        trainer->m_optimizer.restoreState(state, j.at("optimizer_steps"));
-        return trainer;
-    } catch (const nlohmann::json::exception &e) {
-        throw Error(statePath + ": not a trainer checkpoint: " + e.what());
+        trainer = std::make_unique<Trainer>(model, task, o);
+    } catch (const Error &e) {
+        throw Error(source + ": " + e.what());
     }
+    trainer->m_step = step;
+    trainer->m_rng = rng;
+    auto requireStep = [&](const SafetensorsFile &f) {
+        if (f.metadata().count("step") == 0 || f.metadata().at("step") != std::to_string(step))
+            throw Error(f.path() + ": written at another step than trainer.json (an interrupted save?)");
+    };
+    requireStep(SafetensorsFile((fs::path(stateDir) / "model.safetensors").string()));
+    const SafetensorsFile file((fs::path(stateDir) / "optimizer.safetensors").string());
+    requireStep(file);
+    std::map<std::string, Tensor> state;
+    for (const auto &[name, entry] : file.entries())
+        state[name] = file.tensor(name);
+    checkMoments(state, *model, step, file.path());
+    trainer->m_optimizer.restoreState(state, step);
+    return trainer;
 }
 
 } // namespace atlas

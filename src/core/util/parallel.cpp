@@ -1,8 +1,15 @@
 #include "util/parallel.h"
 
+#include "util/blasthreads.h"
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -49,13 +56,68 @@ public:
     SingleThreadedBlas(const SingleThreadedBlas &) = delete;
     SingleThreadedBlas &operator=(const SingleThreadedBlas &) = delete;
 
+    // Sets OpenBLAS's thread count now, or when the last holder lets go.
+    static void setThreads(int threads)
+    {
+#ifdef ATLAS_OPENBLAS
+        const std::lock_guard<std::mutex> lock(s_mutex);
+        if (s_holders > 0)
+            s_savedThreads = threads;
+        else if (openblas_get_num_threads() != threads)
+            openblas_set_num_threads(threads);
+#else
+        (void)threads;
+#endif
+    }
+
 private:
     static inline std::mutex s_mutex;
     static inline int s_holders = 0;
     static inline int s_savedThreads = 1;
 };
 
+// Runnable processes on the machine, this one's running thread included (procs_running); -1 when unknown.
+int runnableProcesses()
+{
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    int value = -1;
+    while (stat >> key) {
+        if (key == "procs_running") {
+            stat >> value;
+            return value;
+        }
+        stat.ignore(1 << 16, '\n');
+    }
+    return -1;
+}
+
 } // namespace
+
+int blasThreadsFor(int cores, int othersRunnable)
+{
+    return std::clamp(cores - std::max(0, othersRunnable), 1, std::max(1, cores));
+}
+
+void adaptBlasThreadsToLoad()
+{
+#ifdef ATLAS_OPENBLAS
+    static const bool userChose = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
+    if (userChose)
+        return;
+    static std::atomic<int64_t> lastSample {0};
+    const int64_t now
+        = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+              .count();
+    int64_t last = lastSample.load();
+    if (now - last < 200 || !lastSample.compare_exchange_strong(last, now))
+        return;
+    const int running = runnableProcesses();
+    if (running < 1)
+        return;
+    SingleThreadedBlas::setThreads(blasThreadsFor(workerThreads(), running - 1));
+#endif
+}
 
 int workerThreads()
 {

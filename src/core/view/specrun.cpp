@@ -4,6 +4,7 @@
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "tokenize/tokenizer.h"
+#include "trace/names.h"
 #include "util/error.h"
 
 namespace atlas {
@@ -20,6 +21,52 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     run.program = std::make_shared<const Program>(engine.program());
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     return run;
+}
+
+std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::string &source)
+{
+    const ModelConfig &c = run.model->config;
+    const int tokens = int(run.input.tokens.size());
+    const std::string model = "model '" + run.model->name + "'";
+    const auto key
+        = [&](const char *name, const std::string &what) { return source + ": key '" + name + "': " + what; };
+    if (spec.layer >= c.layers)
+        return key("layer",
+            "layer " + std::to_string(spec.layer) + " does not exist: " + model + " has " + std::to_string(c.layers)
+                + " layers");
+    if (spec.head >= c.heads)
+        return key("head",
+            "head " + std::to_string(spec.head) + " does not exist: " + model + " has " + std::to_string(c.heads)
+                + " heads");
+    if (spec.head < 0 && spec.view != "lines" && spec.view != "heads")
+        return key("head", "-1 (every head) is for the lines view; the " + spec.view + " view shows one head");
+    if (spec.position >= tokens)
+        return key("position",
+            "position " + std::to_string(spec.position) + " is outside the input's " + std::to_string(tokens)
+                + " tokens");
+    if (spec.query >= tokens)
+        return key("query",
+            "query " + std::to_string(spec.query) + " is outside the input's " + std::to_string(tokens) + " tokens");
+    std::string tensor; // the one tensor the view cannot draw without
+    if (spec.view == "tensor" && spec.tensor.empty())
+        return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
+    if (spec.view == "tensor")
+        tensor = spec.tensor;
+    else if (spec.view == "attention" || spec.view == "lines" || spec.view == "mask" || spec.view == "kernels"
+        || spec.view == "lsh" || spec.view == "approximation")
+        tensor = names::layerTensor(spec.layer, "attn.probs");
+    else if (spec.view == "heads")
+        tensor = names::layerTensor(0, "attn.probs");
+    else if (spec.view == "next-token")
+        tensor = "next_probs";
+    if (!tensor.empty() && !run.trace->contains(tensor)) {
+        if (run.program->producerOf(tensor) >= 0)
+            return key("op", "the view needs '" + tensor + "', which is computed after op '" + spec.op + "'");
+        if (spec.view == "tensor") // other views may draw without it (a layer running an efficient kernel)
+            return key("tensor",
+                "the trace of " + model + " has no tensor '" + tensor + "' (docs/trace-names.md lists the names)");
+    }
+    return {};
 }
 
 int stepperPosition(const ViewSpec &spec, const Program &program, const std::string &source)

@@ -23,6 +23,11 @@ struct SpecRun
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);
 
+// Why the spec's view cannot be drawn from `run` (a layer, head, position or query the model or input does not
+// have; a tensor the view reads missing from the trace), naming the key; empty when it can. The app draws the
+// message instead; `render` refuses with it. `source` names the spec ("spec.json").
+std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::string &source);
+
 // The engine's cursor the spec asks for: after its "op" (an op's name, or a tensor's, meaning the op that writes
 // it), or the end when it names none. Throws atlas::Error naming `source` and the key for an op the program does not
 // have.

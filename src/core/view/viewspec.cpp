@@ -1,6 +1,8 @@
 #include "view/viewspec.h"
 
 #include "attention/attentionkernel.h"
+#include "io/jsonread.h"
+#include "io/limits.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
 
@@ -249,16 +251,10 @@ std::vector<std::string> ViewSpec::viewKinds()
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
 {
-    Json root;
-    try {
-        root = Json::parse(json);
-    } catch (const Json::parse_error &e) {
-        std::string message = e.what();
-        // Drop nlohmann's "[json.exception.parse_error.101] " prefix: it means nothing to a user.
-        if (const size_t end = message.find("] "); message.starts_with("[json.") && end != std::string::npos)
-            message.erase(0, end + 2);
-        throw Error(source + ": not valid JSON: " + message);
-    }
+    if (json.size() > limits::kSpecBytes)
+        throw Error(source + ": a view spec is at most " + std::to_string(limits::kSpecBytes) + " bytes, this one has "
+            + std::to_string(json.size()));
+    const Json root = parseJson(json, source); // a number too large for a double names its key, too
     if (!root.is_object())
         throw Error(source + ": expected a JSON object with view-spec keys, got " + typeName(root));
 

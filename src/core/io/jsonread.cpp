@@ -1,0 +1,98 @@
+#include "io/jsonread.h"
+
+#include "util/error.h"
+
+#include <cmath>
+#include <vector>
+
+namespace atlas {
+
+using Json = nlohmann::json;
+
+std::string jsonReason(const std::exception &e)
+{
+    std::string message = e.what();
+    if (const size_t end = message.find("] "); message.starts_with("[json.") && end != std::string::npos)
+        message.erase(0, end + 2);
+    return message;
+}
+
+Json parseJson(const std::string &text, const std::string &source)
+{
+    // The key being read when the parser gave up: a number that overflows a double fails in the parser, before
+    // any field is read, and the user still wants to know which field it was.
+    std::string lastKey;
+    const Json::parser_callback_t trackKeys = [&](int, Json::parse_event_t event, Json &parsed) {
+        if (event == Json::parse_event_t::key)
+            lastKey = parsed.get<std::string>();
+        return true;
+    };
+    try {
+        return Json::parse(text, trackKeys);
+    } catch (const Json::exception &e) {
+        const std::string where = lastKey.empty() ? "" : " (at key '" + lastKey + "')";
+        throw Error(source + ": not valid JSON: " + jsonReason(e) + where);
+    }
+}
+
+namespace {
+
+// A value as the user wrote it, for a message: invalid UTF-8 replaced, long values cut.
+std::string shown(const Json &value)
+{
+    std::string s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+const Json &member(const Json &object, const std::string &key, const std::string &source)
+{
+    if (!object.is_object())
+        throw Error(source + ": expected a JSON object");
+    const auto it = object.find(key);
+    if (it == object.end())
+        throw Error(source + ": key '" + key + "' is missing");
+    return *it;
+}
+
+} // namespace
+
+int64_t jsonInteger(
+    const Json &object, const std::string &key, int64_t minimum, int64_t maximum, const std::string &source)
+{
+    const Json &value = member(object, key, source);
+    const std::string range = " (allowed: " + std::to_string(minimum) + " to " + std::to_string(maximum) + ")";
+    if (!value.is_number_integer())
+        throw Error(source + ": key '" + key + "' must be an integer, is " + shown(value) + range);
+    if (value.is_number_unsigned()) {
+        const uint64_t v = value.get<uint64_t>();
+        if (maximum < 0 || v > uint64_t(maximum))
+            throw Error(source + ": key '" + key + "' is out of range: " + shown(value) + range);
+        return int64_t(v);
+    }
+    const int64_t v = value.get<int64_t>();
+    if (v < minimum || v > maximum)
+        throw Error(source + ": key '" + key + "' is out of range: " + shown(value) + range);
+    return v;
+}
+
+double jsonNumber(const Json &object, const std::string &key, double minimum, double maximum, const std::string &source)
+{
+    const Json &value = member(object, key, source);
+    if (!value.is_number())
+        throw Error(source + ": key '" + key + "' must be a number, is " + shown(value));
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || v < minimum || v > maximum)
+        throw Error(source + ": key '" + key + "' is out of range: " + shown(value)
+            + " (allowed: " + Json(minimum).dump() + " to " + Json(maximum).dump() + ")");
+    return v;
+}
+
+std::string jsonString(const Json &object, const std::string &key, const std::string &source)
+{
+    const Json &value = member(object, key, source);
+    if (!value.is_string())
+        throw Error(source + ": key '" + key + "' must be a string, is " + shown(value));
+    return value.get<std::string>();
+}
+
+} // namespace atlas

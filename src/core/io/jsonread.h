@@ -1,0 +1,30 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+// Reading JSON that strangers wrote (view specs, config.json, trainer.json, vocab.json): every failure, including
+// nlohmann's own exceptions (a number too large for a double, a wrong type), becomes an atlas::Error whose
+// message names the source and the key. Integers are checked for type and range before they are converted.
+namespace atlas {
+
+// Parses `text`; throws atlas::Error "<source>: not valid JSON: <reason> (at key 'layer')", naming the last key
+// read (a number too large for a double fails in the parser, before any field is read).
+nlohmann::json parseJson(const std::string &text, const std::string &source);
+
+// `object[key]` as an integer in [minimum, maximum]; throws atlas::Error "<source>: key '<key>': …" when it is
+// missing, not an integer (1.5, 1e30, "3") or out of range.
+int64_t jsonInteger(
+    const nlohmann::json &object, const std::string &key, int64_t minimum, int64_t maximum, const std::string &source);
+// The same for a number (integer or not) that must be finite and in [minimum, maximum].
+double jsonNumber(
+    const nlohmann::json &object, const std::string &key, double minimum, double maximum, const std::string &source);
+// `object[key]` as a string; throws atlas::Error when it is missing or not a string.
+std::string jsonString(const nlohmann::json &object, const std::string &key, const std::string &source);
+
+// nlohmann's message without its "[json.exception.type_error.302] " prefix, which means nothing to a user.
+std::string jsonReason(const std::exception &e);
+
+} // namespace atlas

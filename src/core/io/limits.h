@@ -1,0 +1,15 @@
+#pragma once
+
+#include <cstddef>
+
+// The largest inputs the program accepts from a user's files and options (docs/reliability.md). Anything larger
+// is refused with a message naming the file or option, before memory is spent on it.
+namespace atlas::limits {
+
+constexpr size_t kSpecBytes = size_t(1) << 20; // a view spec file (render --spec), config.json, trainer.json
+constexpr size_t kLessonBytes = size_t(4) << 20; // a lesson file
+constexpr size_t kTokenizerBytes = size_t(64) << 20; // vocab.json, merges.txt (GPT-2's are 1 MB and 0.5 MB)
+constexpr int kMinImageSide = 16; // render --size, lesson render --size: pixels per side
+constexpr int kMaxImageSide = 8192;
+
+} // namespace atlas::limits

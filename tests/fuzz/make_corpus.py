@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Writes the fuzz harnesses' seed corpora (tests/fuzz/corpus/<harness>/) from the project's own files.
+
+Run from the repository root: python3 tests/fuzz/make_corpus.py BINARY
+BINARY (build/src/transformer-atlas) makes a real checkpoint for the trainer-state seed.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.getcwd()
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
+
+
+def put(harness, name, data):
+    os.makedirs(os.path.join(OUT, harness), exist_ok=True)
+    with open(os.path.join(OUT, harness, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    for path in ["tests/data/variant/model.safetensors", "tests/data/gpt2_tiny_f16/model.safetensors"]:
+        put("safetensors", path.split("/")[2] + ".safetensors", read(path))
+    for path in sorted(glob.glob("tests/data/adamw_ref/*.npy"))[:6]:
+        put("npy", os.path.basename(path), read(path))
+    for path in sorted(glob.glob("tests/data/*/config.json") + glob.glob("resources/models/*/config.json")):
+        put("config", path.replace("/", "_"), read(path))
+    for path in sorted(glob.glob("docs/examples/*.json")):
+        put("viewspec", os.path.basename(path), read(path))
+    # A small vocab.json and merges.txt: GPT-2's first 300 tokens and first 60 merges, joined by a NUL byte.
+    vocab = json.loads(read("tests/data/gpt2_bpe/vocab.json"))
+    small = dict(sorted(vocab.items(), key=lambda kv: kv[1])[:300])
+    merges = read("tests/data/gpt2_bpe/merges.txt").decode().splitlines()[:61]
+    put("bpe", "gpt2-small-subset", json.dumps(small).encode() + b"\0" + ("\n".join(merges) + "\n").encode())
+    for i, case in enumerate(json.loads(read("tests/data/gpt2_bpe/cases.json"))[:24]):
+        put("tokenizer", "case-%02d" % i, case["text"].encode())
+    for path in sorted(glob.glob("lessons/*.md")):
+        put("lesson", os.path.basename(path), read(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run")
+        subprocess.run([sys.argv[1], "train", "--task", "reverse", "--out", out, "--steps", "2", "--eval-every", "1",
+                        "--eval-examples", "2", "--batch", "2"], check=True, capture_output=True)
+        pointer = json.loads(read(os.path.join(out, "checkpoint.json")))
+        put("trainerstate", "reverse-step-2.json", read(os.path.join(out, pointer["checkpoint"], "trainer.json")))
+
+
+if __name__ == "__main__":
+    main()

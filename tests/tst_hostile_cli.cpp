@@ -1,0 +1,209 @@
+// The command line against a hostile user (issue 13): bad numbers, huge sizes, unreadable files and kill -9 during
+// writes. Every failure exits non-zero with the file or option named; a dump or a checkpoint is never left mixed.
+#include "io/atomicfile.h"
+#include "io/jsonread.h"
+#include "train/trainer.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <set>
+
+#include <signal.h>
+
+class TestHostileCli : public QObject
+{
+    Q_OBJECT
+
+    struct Result
+    {
+        int code;
+        QString out, err;
+    };
+
+    static Result run(const QStringList &args)
+    {
+        QProcess p;
+        p.start(ATLAS_BINARY, args);
+        if (!p.waitForFinished(120000))
+            return {-1, {}, "timed out"};
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    }
+
+    static void write(const QString &path, const QByteArray &bytes)
+    {
+        QDir().mkpath(QFileInfo(path).path());
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+    }
+
+    // Starts `args`, kills it with SIGKILL after `ms` milliseconds (if it is still running).
+    static void killAfter(const QStringList &args, int ms)
+    {
+        QProcess p;
+        p.start(ATLAS_BINARY, args);
+        QVERIFY(p.waitForStarted());
+        if (!p.waitForFinished(ms)) {
+            ::kill(pid_t(p.processId()), SIGKILL);
+            p.waitForFinished();
+        }
+    }
+
+    static std::set<std::string> filesIn(const std::string &dir)
+    {
+        std::set<std::string> names;
+        for (const auto &e : std::filesystem::directory_iterator(dir))
+            names.insert(e.path().filename().string());
+        return names;
+    }
+
+private slots:
+    void refusedWithTheFieldNamed_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("reason");
+        const QString tiny = ATLAS_TEST_DATA "/gpt2_tiny";
+        const QStringList dump = {"dump", "--model", tiny, "--tokens", "1,2", "--out", "@DIR@/out"};
+        QTest::newRow("spec number too large for a double")
+            << QStringList {"render", "--spec", "@DIR@/huge.json", "--out", "@DIR@/x.png"} << "(at key 'layer')";
+        QTest::newRow("spec read from /dev/zero")
+            << QStringList {"render", "--spec", "/dev/zero", "--out", "@DIR@/x.png"} << "/dev/zero: file too large";
+        QTest::newRow("render layer out of range") << QStringList {"render", "--spec", "@DIR@/layer9.json", "--out",
+            "@DIR@/x.png"} << "layer9.json: key 'layer': layer 9 does not exist";
+        QTest::newRow("render head out of range") << QStringList {"render", "--spec", "@DIR@/head9.json", "--out",
+            "@DIR@/x.svg"} << "head9.json: key 'head': head 9 does not exist";
+        QTest::newRow("render missing tensor") << QStringList {"render", "--spec", "@DIR@/tensor.json", "--out",
+            "@DIR@/x.png"} << "tensor.json: key 'tensor'";
+        QTest::newRow("render size too large")
+            << QStringList {"render", "--spec", "@DIR@/ok.json", "--out", "@DIR@/x.svg", "--size", "99999x99999"}
+            << "--size: 99999x99999 is out of range";
+        QTest::newRow("render size 30000") << QStringList {"render", "--spec", "@DIR@/ok.json", "--out", "@DIR@/x.png",
+            "--size", "30000x30000"} << "is out of range";
+        QTest::newRow("memory budget nan") << (QStringList(dump) << "--memory-budget"
+                                                                 << "nan")
+                                           << "is not a number";
+        QTest::newRow("memory budget 1e30") << (QStringList(dump) << "--memory-budget"
+                                                                  << "1e30")
+                                            << "out of range";
+        QTest::newRow("config n_embd wraps") << QStringList {"dump", "--model", "@DIR@/wide", "--tokens", "1", "--out",
+            "@DIR@/out"} << "wide/config.json: key 'n_embd' is out of range: 4294967328";
+        QTest::newRow("config too large for a double") << QStringList {"dump", "--model", "@DIR@/overflow", "--tokens",
+            "1", "--out", "@DIR@/out"} << "overflow/config.json: not valid JSON";
+        QTest::newRow("generate prompt longer than the context") << QStringList {"generate", "--model", tiny,
+            "--tokens", QString("1,").repeated(19) + "1"} << "the prompt has 20 tokens";
+        QTest::newRow("train into a read-only place") << QStringList {"train", "--task", "reverse", "--out",
+            "/proc/atlas-cannot-write"} << "/proc/atlas-cannot-write";
+        QTest::newRow("train save every 0")
+            << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--save-every", "0"} << "at least 1";
+        QTest::newRow("train lr nan") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--lr", "nan"}
+                                      << "--lr";
+        QTest::newRow("dump over a directory of other files")
+            << QStringList {"dump", "--model", tiny, "--tokens", "1", "--out", "@DIR@"} << "holds other files";
+    }
+
+    void refusedWithTheFieldNamed()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, reason);
+        QTemporaryDir dir;
+        write(dir.filePath("huge.json"), R"({"view": "attention", "layer": 1e500})");
+        write(dir.filePath("layer9.json"),
+            R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "layer": 9})");
+        write(dir.filePath("head9.json"),
+            R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "head": 9})");
+        write(dir.filePath("tensor.json"),
+            R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "view": "tensor", "tensor": "nope"})");
+        write(dir.filePath("ok.json"), R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2]})");
+        for (const char *name : {"wide", "overflow"}) {
+            QVERIFY(QDir().mkpath(dir.filePath(name)));
+            QVERIFY(
+                QFile::copy(ATLAS_TEST_DATA "/gpt2_tiny/model.safetensors", dir.filePath(name) + "/model.safetensors"));
+        }
+        write(dir.filePath("wide/config.json"), R"({"n_embd": 4294967328})");
+        write(dir.filePath("overflow/config.json"), R"({"n_layer": 2, "n_embd": 1e500})");
+        args.replaceInStrings("@DIR@", dir.path());
+        QElapsedTimer timer;
+        timer.start();
+        const auto r = run(args);
+        QVERIFY2(r.code > 0, qPrintable(QString::number(r.code) + " " + r.err));
+        QVERIFY2(r.err.contains(reason), qPrintable(r.err));
+        QVERIFY2(!r.err.contains("unexpected error"), qPrintable(r.err));
+        QVERIFY2(timer.elapsed() < 30000, "refused only after doing the work");
+        QVERIFY(!QFile::exists(dir.filePath("x.png")) && !QFile::exists(dir.filePath("x.svg")));
+    }
+
+    // kill -9 at random moments of a dump over an earlier dump: the directory always holds one whole dump (the old
+    // or the new one, every tensor the manifest lists and nothing else), and no temporary directory survives the
+    // next dump.
+    void killedDumpIsNeverMixed()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("dump");
+        const QStringList first = {"dump", "--model", "austen", "--text", "It is a truth universally", "--out", out,
+            "--targets", QString("1,").repeated(24) + "1", "--grads"};
+        QCOMPARE(run(first).code, 0);
+        const QStringList second = {"dump", "--model", "austen", "--text",
+            "It is a truth universally acknowledged, that a single man", "--out", out};
+        QRandomGenerator random(13);
+        for (int i = 0; i < 8; ++i) {
+            killAfter(second, 30 + int(random.bounded(400)));
+            const std::string manifestPath = (out + "/manifest.json").toStdString();
+            QVERIFY(std::filesystem::exists(manifestPath));
+            const auto manifest = atlas::parseJson(atlas::readFile(manifestPath), manifestPath);
+            std::set<std::string> listed = {"manifest.json"};
+            for (const auto &t : manifest["tensors"])
+                listed.insert(t["name"].get<std::string>() + ".npy");
+            if (manifest.contains("gradients")) {
+                listed.insert("loss.npy");
+                for (const auto &g : manifest["gradients"])
+                    listed.insert(g["name"].get<std::string>() + ".npy");
+            }
+            QVERIFY2(filesIn(out.toStdString()) == listed, "the dump directory holds files its manifest does not list");
+        }
+        QCOMPARE(run(second).code, 0);
+        QVERIFY(!QFile::exists(out + "/loss.npy")); // nothing of the first dump is left
+        for (const auto &name : filesIn(dir.path().toStdString()))
+            QVERIFY2(name == "dump", name.c_str());
+    }
+
+    // kill -9 during `train --save-every 1`: every checkpoint left behind resumes, and the run continues.
+    void killedTrainingAlwaysResumes()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("run");
+        const QStringList train = {"train", "--task", "reverse", "--out", out, "--steps", "400", "--save-every", "1",
+            "--eval-every", "1000", "--eval-examples", "4", "--batch", "2"};
+        QRandomGenerator random(7);
+        int resumedFrom = -1;
+        for (int i = 0; i < 10; ++i) {
+            QStringList args = train;
+            if (QFile::exists(out + "/checkpoint.json"))
+                args << "--resume";
+            killAfter(args, 300 + int(random.bounded(900)));
+            if (!QFile::exists(out + "/checkpoint.json"))
+                continue;
+            try {
+                const int step = atlas::Trainer::resume(out.toStdString())->stepCount();
+                QVERIFY(step >= resumedFrom);
+                resumedFrom = step;
+            } catch (const atlas::Error &e) {
+                QFAIL(e.what());
+            }
+            // the current checkpoint, at most one being written and one not yet removed
+            QVERIFY(filesIn((out + "/checkpoints").toStdString()).size() <= 3);
+        }
+        QVERIFY2(resumedFrom > 0, "no checkpoint was written in 10 runs");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostileCli)
+#include "tst_hostile_cli.moc"
