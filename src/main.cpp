@@ -1,3 +1,4 @@
+#include "bench/guistallbenchmark.h"
 #include "cli/commands.h"
 #include "mainwindow.h"
 #include "session/session.h"
@@ -7,9 +8,13 @@
 #include <QApplication>
 #include <QSettings>
 
+#include <string>
+
 // With a subcommand (dump, render, bench …) this is the command line; with none it opens the app.
 int main(int argc, char **argv)
 {
+    if (argc > 1 && std::string(argv[1]) == "bench-gui") // the one command that needs the window
+        return atlas::runGuiStallBenchmark(argc, argv);
     if (const int code = atlas::runCommandLine(argc, argv); code >= 0)
         return code;
 

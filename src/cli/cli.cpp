@@ -67,6 +67,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas bench-pattern --kernel KIND [--length N --repeat R --cells G --causal --attention-param k=v]
                                           time computing a fixed sparse pattern (bigbird, longformer, strided,
                                           fixed) as the pattern editor does, with its density and work
+  transformer-atlas bench-gui [--quick]   the longest time the window's event loop is blocked during heavy
+                                          actions (a model load, a long run, every tab, training, pattern edits)
 
 M is a built-in model name (see `models`) or a Hugging Face GPT-2 directory (config.json, model.safetensors).
 )";
