@@ -130,6 +130,42 @@ class TestViews : public QObject
     Q_OBJECT
 
 private slots:
+    // Past kPoolOnWorkerCells a shown plot pools on a worker, with the same result as at once; a headless one
+    // (render, lesson export) and finishPooling() pool at once.
+    void largeMatricesPoolOnAWorker()
+    {
+        const int T = 2100;
+        QVERIFY(int64_t(T) * T > HeatmapPlot::kPoolOnWorkerCells);
+        auto cells = std::make_shared<std::vector<float>>(size_t(T) * T);
+        for (size_t i = 0; i < cells->size(); ++i)
+            (*cells)[i] = i % 7 == 3 ? -std::numeric_limits<float>::infinity() : float(i % 97) / 97.0f;
+        QWidget window;
+        auto *plot = new HeatmapPlot(&window);
+        plot->resize(700, 500);
+        window.resize(700, 500);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const Pooled expected = downsample(
+            cells->data(), T, T, std::clamp(plot->height(), 16, 1024), std::clamp(plot->width(), 16, 1024));
+        plot->setMatrix(cells->data(), T, T, cells);
+        QVERIFY(plot->pooling());
+        QTRY_VERIFY_WITH_TIMEOUT(!plot->pooling(), 20000);
+        QCOMPARE(plot->pooled().values, expected.values);
+        QCOMPARE(plot->colorMap()->data()->keySize(), expected.cols);
+
+        plot->setMatrix(cells->data(), T, T, cells);
+        QVERIFY(plot->pooling());
+        plot->finishPooling();
+        QVERIFY(!plot->pooling());
+        QCOMPARE(plot->pooled().values, expected.values);
+
+        HeatmapPlot headless; // unparented and hidden: `render` draws like this
+        headless.resize(700, 500);
+        headless.setMatrix(cells->data(), T, T, cells);
+        QVERIFY(!headless.pooling());
+        QCOMPARE(headless.pooled().rows, poolBlock(T, 500) > 1 ? (T + poolBlock(T, 500) - 1) / poolBlock(T, 500) : T);
+    }
+
     void downsampleMeans();
     void downsampleKeepsSmallMatrices();
     void colormapsHaveMatplotlibEnds();
@@ -137,6 +173,7 @@ private slots:
     void attentionYAxisReversedAndHover();
     void attentionLogScale();
     void maskViewMarksMinusInfinity();
+    void maskViewBuildsLongMasksOnAWorker();
     void heatmapDrawsMinusInfinityApart();
     void headsGridClickOpensHead();
     void headsGridPoolsLongInputsOffTheGuiThread();
@@ -301,6 +338,30 @@ void TestViews::attentionLogScale()
     // A masked cell is drawn in the masked style in log scale too, never as log(0).
     QVERIFY(std::isnan(plot->displayedValue(0, 5)));
     QCOMPARE(plot->displayedValue(5, 0), double(probAt(*trace, 0, 0, 5, 0)));
+}
+
+// Shown with 2100 tokens, the Mask tab builds and pools its mask on a worker; the result is the same mask.
+void TestViews::maskViewBuildsLongMasksOnAWorker()
+{
+    const int T = 2100;
+    auto trace = makeTrace(1, 1, T, false);
+    QStringList tokens;
+    for (int t = 0; t < T; ++t)
+        tokens << QStringLiteral("t%1").arg(t);
+    QWidget window;
+    auto *view = new MaskView(&window);
+    window.resize(1500, 560);
+    view->resize(1500, 560);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    view->setSpec(makeSpec("mask", 0, 0));
+    view->setInput(makeInput(trace, 1, 1, tokens));
+    HeatmapPlot *mask = view->maskPlot();
+    QTRY_VERIFY_WITH_TIMEOUT(mask->matrixRows() == T && !mask->pooling(), 20000);
+    const Pooled &p = mask->pooled();
+    QVERIFY(p.rows < T); // pooled
+    QCOMPARE(p.at(0, p.cols - 1), kNegInf); // every key after the first queries: masked
+    QCOMPARE(p.at(p.rows - 1, 0), 0.0f); // allowed
 }
 
 void TestViews::maskViewMarksMinusInfinity()

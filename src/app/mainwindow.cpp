@@ -14,6 +14,7 @@
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
+#include "tensor/backgroundfree.h"
 #include "theme.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
@@ -58,6 +59,9 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     , m_ui(std::make_unique<Ui::MainWindow>())
     , m_session(session)
 {
+    // The last reference to an old trace (GBs at thousands of tokens) often goes on this thread: its pages are
+    // returned by another thread, so the window never waits for them.
+    setFreeLargeBuffersInBackground(true);
     initAtlasResources();
     m_ui->setupUi(this);
     setWindowIcon(QIcon(":/icons/transformer-atlas.svg"));

@@ -2,6 +2,7 @@
 
 #include "views/colormaps.h"
 #include "views/plottheme.h"
+#include "views/view.h"
 #include "views/viewfonts.h"
 
 #include <QToolTip>
@@ -318,6 +319,8 @@ void HeatmapPlot::showMessage(const QString &text)
     m_messageText = text;
     wrapMessage();
     m_showingMessage = true;
+    m_poolJob.drop();
+    m_poolPending = false;
     m_data = nullptr;
     m_rows = m_cols = 0;
     m_owner.reset();
@@ -380,10 +383,36 @@ QSize HeatmapPlot::poolTarget() const
 
 void HeatmapPlot::repool()
 {
+    // Pooling 8192² cells takes a few hundred ms: too long for the GUI thread. The job keeps the owner, which
+    // keeps the matrix and the masked scores (the same trace) alive.
+    if (int64_t(m_rows) * m_cols > kPoolOnWorkerCells && m_owner && !drawnHeadless(window())) {
+        m_poolPending = true;
+        m_poolJob.start(poolJob());
+    } else
+        m_poolJob.runNow(poolJob());
+}
+
+LatestJob<Pooled>::Job HeatmapPlot::poolJob() const
+{
     const QSize target = poolTarget();
-    m_pooled = downsample(m_data, m_rows, m_cols, target.height(), target.width(), m_maskedScores);
+    return [data = m_data, rows = m_rows, cols = m_cols, masked = m_maskedScores, owner = m_owner, target](
+               const std::atomic<bool> &) {
+        return downsample(data, rows, cols, target.height(), target.width(), masked);
+    };
+}
+
+void HeatmapPlot::adoptPooled(Pooled pooled)
+{
+    m_pooled = std::move(pooled);
+    m_poolPending = false;
     fillColorMap();
     updateNote();
+}
+
+void HeatmapPlot::finishPooling()
+{
+    if (m_poolPending)
+        m_poolJob.runNow(poolJob());
 }
 
 QCPRange HeatmapPlot::dataRange(float minPositive) const

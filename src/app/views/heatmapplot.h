@@ -1,5 +1,6 @@
 #pragma once
 
+#include "viewmodel/latestjob.h"
 #include "viewmodel/viewinput.h"
 #include "views/downsample.h"
 
@@ -69,6 +70,12 @@ public:
     QCPColorMap *colorMap() const { return m_map; }
     QCPColorScale *colorScale() const { return m_scale; }
     const Pooled &pooled() const { return m_pooled; }
+    // A matrix of more than kPoolOnWorkerCells cells with an owner is pooled on a worker (the previous picture
+    // stays until it is ready), unless the plot is drawn headless; pooling() says one is under way, and
+    // finishPooling() completes it here (exports call it before they draw).
+    static constexpr int64_t kPoolOnWorkerCells = int64_t(1) << 22;
+    bool pooling() const { return m_poolPending; }
+    void finishPooling();
     int matrixRows() const { return m_rows; }
     int matrixCols() const { return m_cols; }
 
@@ -99,6 +106,8 @@ private:
     void applyGradient();
     void applyScaleType();
     void repool();
+    LatestJob<Pooled>::Job poolJob() const;
+    void adoptPooled(Pooled pooled);
     void fillColorMap();
     QCPRange dataRange(float minPositive) const;
     bool updateTicks(); // true when the labels changed (a replot is queued)
@@ -140,6 +149,8 @@ private:
     QString m_messageText;
     QString m_titleText; // as set; m_title shows it wrapped to the width
     HoverText m_hover;
+    bool m_poolPending = false; // the pooled picture is not yet the matrix set
+    LatestJob<Pooled> m_poolJob {[this](Pooled pooled) { adoptPooled(std::move(pooled)); }}; // last: waits in ~
 };
 
 // Lays out the children of a hidden view at its current size (a hidden widget gets no resize event), so

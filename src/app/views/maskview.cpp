@@ -137,19 +137,43 @@ void MaskView::refresh()
 void MaskView::showMask(const char *source)
 {
     QString problem;
-    if (!findHeadTensor(m_input, m_spec.layer, source, m_spec.head, &problem)) {
+    const Tensor *allowed = findHeadTensor(m_input, m_spec.layer, source, m_spec.head, &problem);
+    if (!allowed) {
+        m_maskJob.drop();
         m_mask->showMessage(
             problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, source)) : problem);
         return;
     }
-    const Tensor mask = attentionMask(*m_input.trace, m_spec.layer, m_spec.head);
-    const int T = static_cast<int>(mask.dim(0));
-    auto cells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
-    for (size_t i = 0; i < cells->size(); ++i)
-        (*cells)[i] = mask.data()[i] > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
-    const QStringList labels = tokenLabels(m_input, T);
+    // At thousands of tokens building T² cells takes longer than a frame: a worker does it for a shown view.
+    const int tokens = static_cast<int>(allowed->dim(1));
+    auto build = [trace = m_input.trace, layer = m_spec.layer, head = m_spec.head](const std::atomic<bool> &) {
+        MaskCells out;
+        try {
+            const Tensor mask = attentionMask(*trace, layer, head);
+            out.tokens = static_cast<int>(mask.dim(0));
+            out.cells = std::make_shared<std::vector<float>>(size_t(out.tokens) * size_t(out.tokens));
+            for (size_t i = 0; i < out.cells->size(); ++i)
+                (*out.cells)[i] = mask.data()[i] > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
+        } catch (const std::exception &e) {
+            out.problem = QString::fromStdString(e.what());
+        }
+        return out;
+    };
+    if (int64_t(tokens) * tokens > HeatmapPlot::kPoolOnWorkerCells && !drawnHeadless(this))
+        m_maskJob.start(std::move(build));
+    else
+        m_maskJob.runNow(build);
+}
+
+void MaskView::adoptMask(const MaskCells &mask)
+{
+    if (!mask.cells) {
+        m_mask->showMessage(mask.problem);
+        return;
+    }
+    const QStringList labels = tokenLabels(m_input, mask.tokens);
     m_mask->setLabels(labels, labels);
-    m_mask->setMatrix(cells->data(), T, T, cells);
+    m_mask->setMatrix(mask.cells->data(), mask.tokens, mask.tokens, mask.cells);
 }
 
 void MaskView::applyTheme()

@@ -1,6 +1,10 @@
 #pragma once
 
+#include "viewmodel/latestjob.h"
 #include "views/view.h"
+
+#include <memory>
+#include <vector>
 
 class QLabel;
 
@@ -28,7 +32,15 @@ protected:
 
 private:
     void showPanel(HeatmapPlot *plot, const char *suffix);
+    // The mask's cells: 0 where allowed, −∞ where not (or why there are none).
+    struct MaskCells
+    {
+        std::shared_ptr<std::vector<float>> cells;
+        int tokens = 0;
+        QString problem;
+    };
     void showMask(const char *source);
+    void adoptMask(const MaskCells &mask);
     QString maskText(int row, int col) const;
     QString valueText(const char *suffix, const QString &what, int row, int col) const;
     void applyTheme();
@@ -37,6 +49,7 @@ private:
     HeatmapPlot *m_mask = nullptr;
     HeatmapPlot *m_probs = nullptr;
     QLabel *m_caption = nullptr;
+    LatestJob<MaskCells> m_maskJob {[this](MaskCells mask) { adoptMask(mask); }}; // last: waits in ~
 };
 
 } // namespace atlas

@@ -1,5 +1,6 @@
 #include "views/viewexport.h"
 
+#include "views/heatmapplot.h"
 #include "views/view.h"
 
 #include "util/error.h"
@@ -159,6 +160,8 @@ private:
         if (QLayout *layout = m_view->layout())
             layout->activate();
         QApplication::sendPostedEvents();
+        for (HeatmapPlot *heatmap : m_view->findChildren<HeatmapPlot *>())
+            heatmap->finishPooling(); // the picture drawn is the one of this size, complete
         const QList<QCustomPlot *> plots = m_view->findChildren<QCustomPlot *>();
         for (QCustomPlot *plot : plots)
             replotNow(plot);

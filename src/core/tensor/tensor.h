@@ -1,5 +1,7 @@
 #pragma once
 
+#include "tensor/backgroundfree.h"
+
 #include <Eigen/Core>
 
 #include <cstdint>
@@ -51,7 +53,10 @@ template <typename T> struct AlignedAllocator
     {
         if (AllocationListener *listener = allocationListener())
             listener->freed(p, n * sizeof(T));
-        ::operator delete(p, alignment);
+        if (n * sizeof(T) >= kBackgroundFreeBytes && freesLargeBuffersInBackground())
+            freeInBackground(p, alignment);
+        else
+            ::operator delete(p, alignment);
     }
     template <typename U> bool operator==(const AlignedAllocator<U> &) const { return true; }
 };

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstddef>
+#include <new>
+
+namespace atlas {
+
+// Freeing a buffer of hundreds of MB (a trace's T×T attention at thousands of tokens) returns its pages to the
+// system, which takes tens of ms per GB in munmap. A thread that must stay responsive (the window's) asks for
+// its large frees to be done by a background thread instead; every other thread frees as before, so the
+// engine's peak memory is unchanged.
+constexpr size_t kBackgroundFreeBytes = size_t(16) << 20;
+
+// Whether the calling thread hands frees of at least kBackgroundFreeBytes to the background thread.
+void setFreeLargeBuffersInBackground(bool on);
+bool freesLargeBuffersInBackground();
+
+// Frees `p` (from ::operator new(bytes, alignment)) on the background thread, soon.
+void freeInBackground(void *p, std::align_val_t alignment);
+// Buffers handed over and not yet freed; buffers handed over since the process started.
+size_t backgroundFreesPending();
+size_t backgroundFreesTotal();
+
+} // namespace atlas
