@@ -1,4 +1,5 @@
 // Widget tests of the heat-map views: attention, mask, heads grid, colour maps, pooling and export.
+#include "heatmaptesting.h"
 #include "trace/trace.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
@@ -31,64 +32,11 @@
 #include <limits>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 const QStringList kTokens = {"The", "cat", "sat", "on", "the", "mat"};
-
-// A hand-made trace: scores S, masked S' (causal: −∞ above the diagonal) and row-softmax probabilities for
-// each layer, all [H, T, T]. Head h of layer l gets its own scores so heads are distinguishable.
-std::shared_ptr<Trace> makeTrace(int layers, int heads, int tokens, bool withProbs = true)
-{
-    auto trace = std::make_shared<Trace>();
-    for (int l = 0; l < layers; ++l) {
-        Tensor scores(Shape {heads, tokens, tokens});
-        Tensor masked(Shape {heads, tokens, tokens});
-        Tensor probs(Shape {heads, tokens, tokens});
-        for (int h = 0; h < heads; ++h) {
-            for (int i = 0; i < tokens; ++i) {
-                float sum = 0.0f;
-                for (int j = 0; j < tokens; ++j) {
-                    const float s = 2.0f * std::sin(0.7f * i + 1.3f * j + 0.9f * l + 0.5f * h);
-                    scores.slice(h)(i, j) = s;
-                    masked.slice(h)(i, j) = j <= i ? s : kNegInf;
-                    probs.slice(h)(i, j) = j <= i ? std::exp(s) : 0.0f;
-                    sum += probs.slice(h)(i, j);
-                }
-                for (int j = 0; j < tokens; ++j)
-                    probs.slice(h)(i, j) /= sum;
-            }
-        }
-        const std::string prefix = "layer." + std::to_string(l) + ".attn.";
-        trace->put(prefix + "scores", "S = QK^T / sqrt(d)", 3 * l, std::move(scores));
-        trace->put(prefix + "masked", "S' = S + M", 3 * l + 1, std::move(masked));
-        if (withProbs)
-            trace->put(prefix + "probs", "A = softmax(S')", 3 * l + 2, std::move(probs));
-    }
-    return trace;
-}
-
-ViewInput makeInput(std::shared_ptr<const Trace> trace, int layers, int heads, const QStringList &tokens)
-{
-    ViewInput input;
-    input.trace = std::move(trace);
-    input.tokens = tokens;
-    input.layers = layers;
-    input.heads = heads;
-    input.causal = true;
-    input.program = testing::programFor(layers, heads, int(tokens.size()));
-    return input;
-}
-
-ViewSpec makeSpec(const std::string &view, int layer, int head)
-{
-    ViewSpec spec;
-    spec.view = view;
-    spec.layer = layer;
-    spec.head = head;
-    return spec;
-}
 
 float probAt(const Trace &trace, int layer, int head, int row, int col)
 {
@@ -130,42 +78,6 @@ class TestViews : public QObject
     Q_OBJECT
 
 private slots:
-    // Past kPoolOnWorkerCells a shown plot pools on a worker, with the same result as at once; a headless one
-    // (render, lesson export) and finishPooling() pool at once.
-    void largeMatricesPoolOnAWorker()
-    {
-        const int T = 2100;
-        QVERIFY(int64_t(T) * T > HeatmapPlot::kPoolOnWorkerCells);
-        auto cells = std::make_shared<std::vector<float>>(size_t(T) * T);
-        for (size_t i = 0; i < cells->size(); ++i)
-            (*cells)[i] = i % 7 == 3 ? -std::numeric_limits<float>::infinity() : float(i % 97) / 97.0f;
-        QWidget window;
-        auto *plot = new HeatmapPlot(&window);
-        plot->resize(700, 500);
-        window.resize(700, 500);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        const Pooled expected = downsample(
-            cells->data(), T, T, std::clamp(plot->height(), 16, 1024), std::clamp(plot->width(), 16, 1024));
-        plot->setMatrix(cells->data(), T, T, cells);
-        QVERIFY(plot->pooling());
-        QTRY_VERIFY_WITH_TIMEOUT(!plot->pooling(), 20000);
-        QCOMPARE(plot->pooled().values, expected.values);
-        QCOMPARE(plot->colorMap()->data()->keySize(), expected.cols);
-
-        plot->setMatrix(cells->data(), T, T, cells);
-        QVERIFY(plot->pooling());
-        plot->finishPooling();
-        QVERIFY(!plot->pooling());
-        QCOMPARE(plot->pooled().values, expected.values);
-
-        HeatmapPlot headless; // unparented and hidden: `render` draws like this
-        headless.resize(700, 500);
-        headless.setMatrix(cells->data(), T, T, cells);
-        QVERIFY(!headless.pooling());
-        QCOMPARE(headless.pooled().rows, poolBlock(T, 500) > 1 ? (T + poolBlock(T, 500) - 1) / poolBlock(T, 500) : T);
-    }
-
     void downsampleMeans();
     void downsampleKeepsSmallMatrices();
     void colormapsHaveMatplotlibEnds();
@@ -173,10 +85,8 @@ private slots:
     void attentionYAxisReversedAndHover();
     void attentionLogScale();
     void maskViewMarksMinusInfinity();
-    void maskViewBuildsLongMasksOnAWorker();
     void heatmapDrawsMinusInfinityApart();
     void headsGridClickOpensHead();
-    void headsGridPoolsLongInputsOffTheGuiThread();
     void missingTensorsSayNotComputed();
     void exportWritesPngSvgPdf();
     void exportRejectsUnknownExtension();
@@ -340,30 +250,6 @@ void TestViews::attentionLogScale()
     QCOMPARE(plot->displayedValue(5, 0), double(probAt(*trace, 0, 0, 5, 0)));
 }
 
-// Shown with 2100 tokens, the Mask tab builds and pools its mask on a worker; the result is the same mask.
-void TestViews::maskViewBuildsLongMasksOnAWorker()
-{
-    const int T = 2100;
-    auto trace = makeTrace(1, 1, T, false);
-    QStringList tokens;
-    for (int t = 0; t < T; ++t)
-        tokens << QStringLiteral("t%1").arg(t);
-    QWidget window;
-    auto *view = new MaskView(&window);
-    window.resize(1500, 560);
-    view->resize(1500, 560);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    view->setSpec(makeSpec("mask", 0, 0));
-    view->setInput(makeInput(trace, 1, 1, tokens));
-    HeatmapPlot *mask = view->maskPlot();
-    QTRY_VERIFY_WITH_TIMEOUT(mask->matrixRows() == T && !mask->pooling(), 20000);
-    const Pooled &p = mask->pooled();
-    QVERIFY(p.rows < T); // pooled
-    QCOMPARE(p.at(0, p.cols - 1), kNegInf); // every key after the first queries: masked
-    QCOMPARE(p.at(p.rows - 1, 0), 0.0f); // allowed
-}
-
 void TestViews::maskViewMarksMinusInfinity()
 {
     auto trace = makeTrace(2, 3, 6);
@@ -461,33 +347,6 @@ void TestViews::headsGridClickOpensHead()
     QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(2, 2)); // not on a thumbnail
     QCOMPARE(spy.count(), 1);
     snapshot(&view, "heads");
-}
-
-// Above 1024 tokens a shown grid pools its thumbnails on a worker: "pooling…" first, then the same images a
-// headless grid makes at once.
-void TestViews::headsGridPoolsLongInputsOffTheGuiThread()
-{
-    auto trace = makeTrace(1, 2, 1100);
-    QStringList tokens;
-    for (int i = 0; i < 1100; ++i)
-        tokens << QString::number(i % 10);
-    QWidget window;
-    auto *view = new HeadsGridView(&window);
-    window.resize(600, 420);
-    view->resize(600, 420);
-    window.show();
-    view->setInput(makeInput(trace, 1, 2, tokens));
-    view->setSpec(makeSpec("heads", 0, 0));
-    QVERIFY(view->pooling());
-    QVERIFY(view->thumbnail(0, 1).isNull());
-    QTRY_VERIFY_WITH_TIMEOUT(!view->pooling(), 10000);
-    QVERIFY(!view->thumbnail(0, 1).isNull());
-
-    HeadsGridView headless;
-    headless.setInput(makeInput(trace, 1, 2, tokens));
-    headless.setSpec(makeSpec("heads", 0, 0));
-    QVERIFY(!headless.pooling());
-    QCOMPARE(view->thumbnail(0, 1), headless.thumbnail(0, 1));
 }
 
 void TestViews::missingTensorsSayNotComputed()

@@ -1,6 +1,7 @@
 #include "views/heatmapplot.h"
 
 #include "views/colormaps.h"
+#include "views/maskedcellslayer.h"
 #include "views/plottheme.h"
 #include "views/view.h"
 #include "views/viewfonts.h"
@@ -36,56 +37,6 @@ int labelStep(int count, int maxLabels)
 }
 
 } // namespace
-
-// Hatches the −∞ cells of the plot's pooled matrix over the colour map (whose NaN colour already fills them),
-// as runs of rectangles per pooled row, so vector exports keep the hatching.
-class MaskedCellsLayer : public QCPLayerable
-{
-public:
-    explicit MaskedCellsLayer(HeatmapPlot *plot)
-        : QCPLayerable(plot, QStringLiteral("main"), plot->axisRect())
-        , m_plot(plot)
-    {
-    }
-
-    QColor hatch = Qt::darkGray;
-
-protected:
-    QRect clipRect() const override { return m_plot->axisRect()->rect(); }
-    void applyDefaultAntialiasingHint(QCPPainter *painter) const override
-    {
-        applyAntialiasingHint(painter, false, QCP::aeNone);
-    }
-    void draw(QCPPainter *painter) override;
-
-private:
-    HeatmapPlot *m_plot;
-};
-
-void MaskedCellsLayer::draw(QCPPainter *painter)
-{
-    const Pooled &p = m_plot->pooled();
-    if (!p.hasNegInf || m_plot->showingMessage())
-        return;
-    const int rows = m_plot->matrixRows(), cols = m_plot->matrixCols();
-    auto colEdge = [&](int pc) { return m_plot->xAxis->coordToPixel(std::min(pc * p.blockCols, cols) - 0.5); };
-    auto rowEdge = [&](int pr) { return m_plot->yAxis->coordToPixel(std::min(pr * p.blockRows, rows) - 0.5); };
-    QVector<QRectF> rects;
-    for (int r = 0; r < p.rows; ++r) {
-        for (int c = 0; c < p.cols; ++c) {
-            if (p.at(r, c) != kNegInf)
-                continue;
-            const int c0 = c; // a run of −∞ cells: [c0, c]
-            while (c + 1 < p.cols && p.at(r, c + 1) == kNegInf)
-                ++c;
-            rects.append(
-                QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c + 1), rowEdge(r + 1))).normalized());
-        }
-    }
-    painter->setPen(Qt::NoPen);
-    painter->setBrush(QBrush(hatch, Qt::BDiagPattern));
-    painter->drawRects(rects);
-}
 
 HeatmapPlot::HeatmapPlot(QWidget *parent)
     : QCustomPlot(parent)
@@ -644,14 +595,6 @@ void HeatmapPlot::leaveEvent(QEvent *event)
 {
     QToolTip::hideText();
     QCustomPlot::leaveEvent(event);
-}
-
-void layOutHidden(QWidget *view)
-{
-    if (view->isVisible() || view->layout() == nullptr)
-        return;
-    view->layout()->invalidate();
-    view->layout()->activate();
 }
 
 } // namespace atlas

@@ -153,8 +153,4 @@ private:
     LatestJob<Pooled> m_poolJob {[this](Pooled pooled) { adoptPooled(std::move(pooled)); }}; // last: waits in ~
 };
 
-// Lays out the children of a hidden view at its current size (a hidden widget gets no resize event), so
-// plots pool to the size they will be drawn at.
-void layOutHidden(QWidget *view);
-
 } // namespace atlas

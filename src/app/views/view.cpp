@@ -1,6 +1,7 @@
 #include "views/view.h"
 
 #include <QEvent>
+#include <QLayout>
 
 namespace atlas {
 
@@ -29,6 +30,14 @@ void View::setSpec(const ViewSpec &spec)
     m_spec = spec;
     refresh();
     updateGeometry();
+}
+
+void layOutHidden(QWidget *view)
+{
+    if (view->isVisible() || view->layout() == nullptr)
+        return;
+    view->layout()->invalidate();
+    view->layout()->activate();
 }
 
 } // namespace atlas

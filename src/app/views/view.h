@@ -58,4 +58,8 @@ inline bool drawnHeadless(const QWidget *view)
     return view->parentWidget() == nullptr && !view->isVisible();
 }
 
+// Lays out the children of a hidden view at its current size (a hidden widget gets no resize event), so
+// plots pool to the size they will be drawn at.
+void layOutHidden(QWidget *view);
+
 } // namespace atlas

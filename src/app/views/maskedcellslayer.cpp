@@ -1,0 +1,52 @@
+#include "views/maskedcellslayer.h"
+
+#include "views/heatmapplot.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace atlas {
+
+MaskedCellsLayer::MaskedCellsLayer(HeatmapPlot *plot)
+    : QCPLayerable(plot, QStringLiteral("main"), plot->axisRect())
+    , m_plot(plot)
+{
+}
+
+QRect MaskedCellsLayer::clipRect() const
+{
+    return m_plot->axisRect()->rect();
+}
+
+void MaskedCellsLayer::applyDefaultAntialiasingHint(QCPPainter *painter) const
+{
+    applyAntialiasingHint(painter, false, QCP::aeNone);
+}
+
+void MaskedCellsLayer::draw(QCPPainter *painter)
+{
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    const Pooled &p = m_plot->pooled();
+    if (!p.hasNegInf || m_plot->showingMessage())
+        return;
+    const int rows = m_plot->matrixRows(), cols = m_plot->matrixCols();
+    auto colEdge = [&](int pc) { return m_plot->xAxis->coordToPixel(std::min(pc * p.blockCols, cols) - 0.5); };
+    auto rowEdge = [&](int pr) { return m_plot->yAxis->coordToPixel(std::min(pr * p.blockRows, rows) - 0.5); };
+    QVector<QRectF> rects;
+    for (int r = 0; r < p.rows; ++r) {
+        for (int c = 0; c < p.cols; ++c) {
+            if (p.at(r, c) != kNegInf)
+                continue;
+            const int c0 = c; // a run of −∞ cells: [c0, c]
+            while (c + 1 < p.cols && p.at(r, c + 1) == kNegInf)
+                ++c;
+            rects.append(
+                QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c + 1), rowEdge(r + 1))).normalized());
+        }
+    }
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(QBrush(hatch, Qt::BDiagPattern));
+    painter->drawRects(rects);
+}
+
+} // namespace atlas

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <qcustomplot.h>
+
+namespace atlas {
+
+class HeatmapPlot;
+
+// Hatches the −∞ cells of the plot's pooled matrix over the colour map (whose NaN colour already fills them),
+// as runs of rectangles per pooled row, so vector exports keep the hatching.
+class MaskedCellsLayer : public QCPLayerable
+{
+public:
+    explicit MaskedCellsLayer(HeatmapPlot *plot);
+
+    QColor hatch = Qt::darkGray;
+
+protected:
+    QRect clipRect() const override;
+    void applyDefaultAntialiasingHint(QCPPainter *painter) const override;
+    void draw(QCPPainter *painter) override;
+
+private:
+    HeatmapPlot *m_plot;
+};
+
+} // namespace atlas
