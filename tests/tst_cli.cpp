@@ -1,5 +1,6 @@
 // The command line as a user runs it: dump and render write the files they promise, errors exit non-zero
 // with a message naming the problem.
+#include "clitesting.h"
 #include "io/npy.h"
 #include "train/checkpointdirectory.h"
 
@@ -22,21 +23,8 @@ class TestCli : public QObject
 {
     Q_OBJECT
 
-    struct Result
-    {
-        int code;
-        QString out, err;
-    };
-
-    static Result run(const QStringList &args)
-    {
-        QProcess p;
-        p.start(ATLAS_BINARY, args);
-        if (!p.waitForFinished(120000))
-            return {-1, {}, "timed out"};
-        return {
-            p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-    }
+    using Result = atlas::testing::CliResult;
+    static Result run(const QStringList &args) { return atlas::testing::runCli(args); }
 
 private slots:
     void dumpWritesEveryTensorAndAManifest()

@@ -1,5 +1,6 @@
 // The command line against a hostile user (issue 13): bad numbers, huge sizes, unreadable files and kill -9 during
 // writes. Every failure exits non-zero with the file or option named; a dump or a checkpoint is never left mixed.
+#include "clitesting.h"
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "train/trainer.h"
@@ -22,21 +23,8 @@ class TestHostileCli : public QObject
 {
     Q_OBJECT
 
-    struct Result
-    {
-        int code;
-        QString out, err;
-    };
-
-    static Result run(const QStringList &args)
-    {
-        QProcess p;
-        p.start(ATLAS_BINARY, args);
-        if (!p.waitForFinished(120000))
-            return {-1, {}, "timed out"};
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
-            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-    }
+    using Result = atlas::testing::CliResult;
+    static Result run(const QStringList &args) { return atlas::testing::runCli(args); }
 
     static void write(const QString &path, const QByteArray &bytes)
     {

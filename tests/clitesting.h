@@ -1,0 +1,25 @@
+#pragma once
+// The command line as a test runs it: the binary (ATLAS_BINARY) with arguments, its exit code and output.
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+namespace atlas::testing {
+
+struct CliResult
+{
+    int code; // the exit code; -1 when it ran past two minutes, -2 when it crashed
+    QString out, err;
+};
+
+inline CliResult runCli(const QStringList &args)
+{
+    QProcess p;
+    p.start(ATLAS_BINARY, args);
+    if (!p.waitForFinished(120000))
+        return {-1, {}, "timed out"};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
+        QString::fromUtf8(p.readAllStandardError())};
+}
+
+} // namespace atlas::testing
