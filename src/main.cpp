@@ -1,9 +1,11 @@
 #include "bench/guistallbenchmark.h"
 #include "cli/commands.h"
+#include "guardedapplication.h"
 #include "mainwindow.h"
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
+#include "util/threadpriority.h"
 
 #include <QApplication>
 #include <QSettings>
@@ -18,7 +20,8 @@ int main(int argc, char **argv)
     if (const int code = atlas::runCommandLine(argc, argv); code >= 0)
         return code;
 
-    QApplication app(argc, argv);
+    atlas::lowerThreadsStartedSoFar(); // OpenBLAS's workers: the window's thread keeps its core
+    atlas::GuardedApplication app(argc, argv);
     QApplication::setOrganizationName("TransformerAtlas");
     QApplication::setApplicationName("transformer-atlas");
     QApplication::setApplicationDisplayName("Transformer Atlas");
@@ -38,6 +41,8 @@ int main(int argc, char **argv)
     atlas::applyTheme(spec.theme == "dark");
     session.setSpec(spec);
     atlas::MainWindow window(&session);
+    QObject::connect(&app, &atlas::GuardedApplication::unexpectedError, &window,
+        [&window](const QString &message) { window.showProblem(QObject::tr("Unexpected error"), message); });
     window.show();
     session.openModel(QString::fromStdString(spec.model));
     return app.exec();

@@ -43,6 +43,8 @@ public:
     LessonPlayer *lessons() const { return m_lessons; }
     LessonPanel *lessonPanel() const { return m_lessonPanel; }
     PresentationMode *presentation() const { return m_presentation; }
+    // A warning in the status bar and a window-modal box that does not block the event loop.
+    void showProblem(const QString &title, const QString &message);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -66,7 +68,6 @@ private:
     void setFullScreenView(bool on);
     void fitToolBars();
     void connectLessons();
-    void showProblem(const QString &title, const QString &message);
     void openLessonFile();
     void addCurrentViewAsStep();
 

@@ -1,11 +1,13 @@
 #include "bench/guistallbenchmark.h"
 
 #include "bench/stallmeter.h"
+#include "guardedapplication.h"
 #include "mainwindow.h"
 #include "model/model.h"
 #include "panels/trainpanel.h"
 #include "session/session.h"
 #include "session/trainingworker.h"
+#include "util/threadpriority.h"
 #include "viewnavigator.h"
 #include "views/patterneditorview.h"
 
@@ -79,10 +81,10 @@ QString textOf(int characters)
 class Report
 {
 public:
-    void add(const QString &action, double stallMs, double seconds, bool finished)
+    void add(const QString &action, double stallMs, double cpuMs, double seconds, bool finished)
     {
         m_rows.push_back({action, stallMs, seconds, finished});
-        std::printf("%-64s %9.0f ms %8.1f s%s\n", qPrintable(action), stallMs, seconds,
+        std::printf("%-58s %9.0f ms %6.0f ms %8.1f s%s\n", qPrintable(action), stallMs, cpuMs, seconds,
             finished ? "" : "  (did not finish in time)");
         std::fflush(stdout);
     }
@@ -116,16 +118,28 @@ void measure(Report &report, StallMeter &meter, const QString &name, Action acti
     action();
     const bool finished = done();
     meter.stop();
-    report.add(name, meter.longestStallMs(), meter.elapsedMs() / 1000, finished);
+    report.add(name, meter.longestStallMs(), meter.longestStallCpuMs(), meter.elapsedMs() / 1000, finished);
 }
 
 } // namespace
 
 int runGuiStallBenchmark(int argc, char **argv)
 {
-    const bool quick = argc > 2 && std::string(argv[2]) == "--quick";
+    bool quick = false;
+    for (int i = 2; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--quick")
+            quick = true;
+        else if (arg == "--same-priority") // background work at the window's priority, as before the change
+            disableBackgroundPriority();
+        else {
+            std::fprintf(stderr, "bench-gui: unknown option '%s' (options: --quick, --same-priority)\n", argv[i]);
+            return 2;
+        }
+    }
     const Sizes sizes = quick ? kQuick : kFull;
-    QApplication app(argc, argv);
+    lowerThreadsStartedSoFar(); // as the app does
+    GuardedApplication app(argc, argv);
     QApplication::setOrganizationName("TransformerAtlasBench"); // the user's own settings stay untouched
     QApplication::setApplicationName("bench-gui");
 
@@ -134,7 +148,7 @@ int runGuiStallBenchmark(int argc, char **argv)
     QTemporaryDir dir;
     const std::string large = makeModel(dir, "large", sizes.layers, sizes.heads, sizes.width, sizes.vocab, 1024);
     const std::string longContext = makeModel(dir, "long", 1, 2, 64, 256, sizes.patternTokens);
-    std::printf("done\n%-64s %12s %10s\n", "action", "longest stall", "duration");
+    std::printf("done\n%-58s %12s %9s %10s\n", "action", "longest stall", "its CPU", "duration");
 
     Session session;
     ViewSpec spec;
@@ -180,7 +194,7 @@ int runGuiStallBenchmark(int argc, char **argv)
         report.add(QStringLiteral("switch to the %1 tab at %2 tokens")
                        .arg(QString::fromStdString(navigator->currentKind()))
                        .arg(sizes.tabTokens),
-            meter.longestStallMs(), meter.elapsedMs() / 1000, finished);
+            meter.longestStallMs(), meter.longestStallCpuMs(), meter.elapsedMs() / 1000, finished);
     }
 
     auto *train = window.findChild<TrainPanel *>();

@@ -1,8 +1,20 @@
 #include "bench/stallmeter.h"
 
 #include <algorithm>
+#include <ctime>
 
 namespace atlas {
+
+namespace {
+
+double threadCpuMs()
+{
+    timespec t {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
+} // namespace
 
 StallMeter::StallMeter(int intervalMs, QObject *parent)
     : QObject(parent)
@@ -16,6 +28,8 @@ StallMeter::StallMeter(int intervalMs, QObject *parent)
 void StallMeter::start()
 {
     m_longestMs = 0;
+    m_longestCpuMs = 0;
+    m_cpuAtTickMs = threadCpuMs();
     m_sinceStart.start();
     m_sinceTick.start();
     m_timer.start();
@@ -31,7 +45,12 @@ void StallMeter::tick()
 {
     if (!m_sinceTick.isValid())
         return;
-    m_longestMs = std::max(m_longestMs, m_sinceTick.nsecsElapsed() / 1e6 - m_intervalMs);
+    const double stall = m_sinceTick.nsecsElapsed() / 1e6 - m_intervalMs, cpu = threadCpuMs();
+    if (stall > m_longestMs) {
+        m_longestMs = stall;
+        m_longestCpuMs = cpu - m_cpuAtTickMs;
+    }
+    m_cpuAtTickMs = cpu;
     m_sinceTick.restart();
 }
 

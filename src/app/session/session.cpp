@@ -3,6 +3,7 @@
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
+#include "util/threadpriority.h"
 #include "view/specrun.h"
 
 #include <QtConcurrent/QtConcurrentRun>
@@ -35,6 +36,7 @@ void Session::runJob(Job job)
     m_commit = nullptr;
     emit busyChanged(true);
     m_watcher.setFuture(QtConcurrent::run(&m_worker, [this, job = std::move(job)] {
+        runAtBackgroundPriority();
         try {
             m_commit = job();
         } catch (const std::exception &e) { // atlas::Error, or std::bad_alloc on a request that cannot fit

@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "tokenize/tokenizer.h"
 #include "train/trainingsetup.h"
+#include "util/threadpriority.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
@@ -47,7 +48,10 @@ void TrainingWorker::start(const TrainingSetup &setup)
     }
     m_setup = setup;
     m_stepsDone = 0;
-    m_thread = QThread::create([this, setup] { run(setup); });
+    m_thread = QThread::create([this, setup] {
+        runAtBackgroundPriority();
+        run(setup);
+    });
     m_thread->setObjectName("training");
     connect(m_thread, &QThread::finished, this, &TrainingWorker::onThreadFinished);
     setState(State::Running);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "util/threadpriority.h"
+
 #include <QFutureWatcher>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
@@ -68,8 +70,10 @@ private:
         m_cancel = std::make_shared<std::atomic<bool>>(false);
         m_superseded = false;
         m_running = true;
-        m_watcher.setFuture(
-            QtConcurrent::run(&m_pool, [job = std::move(job), cancel = m_cancel] { return job(*cancel); }));
+        m_watcher.setFuture(QtConcurrent::run(&m_pool, [job = std::move(job), cancel = m_cancel] {
+            runAtBackgroundPriority(); // the window's thread keeps its core (util/threadpriority.h)
+            return job(*cancel);
+        }));
     }
     void supersede()
     {
