@@ -55,6 +55,36 @@ private slots:
         QCOMPARE(mask.data()[1], 0.0f); // query 0 may not attend key 1 (causal)
     }
 
+    // The same weights under another encoding: RoPE writes its rotated q and k, ALiBi its bias; a kind that needs
+    // a table the model lacks is refused by name.
+    void dumpOverridesThePositions()
+    {
+        QTemporaryDir dir;
+        const QStringList base = {"dump", "--model", ATLAS_TEST_DATA "/gpt2_tiny", "--tokens", "3,17,42,8,5"};
+        auto r = run(base + QStringList {"--positions", "rope", "--out", dir.filePath("rope")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(atlas::readNpy(dir.filePath("rope/layer.1.attn.q_rot.npy").toStdString()).shape(),
+            (atlas::Shape {4, 5, 8}));
+        QVERIFY(QFile::exists(dir.filePath("rope/layer.0.attn.k_rot.npy")));
+        QVERIFY(!QFile::exists(dir.filePath("rope/pos.encoding.npy")));
+        QFile manifest(dir.filePath("rope/manifest.json"));
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(manifest.readAll()).object()["positions"].toString(), QString("rope"));
+
+        r = run(base + QStringList {"--positions", "alibi", "--out", dir.filePath("alibi")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const atlas::Tensor bias = atlas::readNpy(dir.filePath("alibi/layer.0.attn.bias.npy").toStdString());
+        QCOMPARE(bias.shape(), (atlas::Shape {4, 5, 5}));
+        QCOMPARE(bias.data()[4 * 5 + 0], -0.25f * 4); // head 0 (slope 2^-2 for 4 heads), query 4, key 0
+        r = run(base + QStringList {"--out", dir.filePath("own")});
+        QVERIFY(QFile::exists(dir.filePath("own/pos.encoding.npy")));
+
+        r = run(base + QStringList {"--positions", "t5", "--out", dir.filePath("t5")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--positions t5") && r.err.contains("no learned t5 parameters"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.filePath("t5")));
+    }
+
     void renderWritesPngSvgAndPdf()
     {
         QTemporaryDir dir;

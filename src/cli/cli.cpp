@@ -21,6 +21,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           the gradients from a training pass under memory strategy S
       [--attention KIND --attention-param key=value ... --attention-layers 0,2]
                                           an efficient attention kernel, in the listed layers (default: all)
+      [--positions sinusoidal|rope|rope-half|alibi|none]
+                                          the same weights with another positional encoding
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]

@@ -10,7 +10,7 @@
 namespace atlas {
 
 // new-model --out DIR [--layers 2 --heads 4 --d-model 64 --d-ff 256 --vocab 256 --context 1024 --seed 1
-//           --activation gelu_new|relu --layer-norm pre|post --positions learned|sinusoidal --bidirectional
+//           --activation gelu_new|relu --layer-norm pre|post --positions KIND (models.md) --bidirectional
 //           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
 int newModelCommand(const CommandArgs &argv)
 {

@@ -246,10 +246,10 @@ def forward(weights, cfg, tokens, padding=()):
     ids = torch.tensor(tokens, dtype=torch.long)
     trace["embed"] = w["wte.weight"][ids]
     if cfg.get("atlas_positions", "learned") == "learned":
-        trace["positions"] = w["wpe.weight"][:T]
+        trace["pos.encoding"] = w["wpe.weight"][:T]
     else:
-        trace["positions"] = sinusoidal(T, D)
-    x = trace["embed"] + trace["positions"]
+        trace["pos.encoding"] = sinusoidal(T, D)
+    x = trace["embed"] + trace["pos.encoding"]
     trace["input"] = x
     allowed = allowed_mask(T, cfg.get("atlas_causal", True), padding)
     for i in range(cfg["n_layer"]):

@@ -50,7 +50,7 @@ void ModelInfoPanel::showModel()
     html += row(tr("context"), tr("%1 tokens").arg(c.context));
     html += row(tr("parameters"), QLocale().toString(qlonglong(model->parameterCount())));
     html += row(tr("attention"), c.causal ? tr("causal (a decoder)") : tr("bidirectional (an encoder)"));
-    html += row(tr("positions"), c.positions == PositionKind::Learned ? tr("learned") : tr("sinusoidal"));
+    html += row(tr("positions"), QString::fromStdString(positionKindName(c.positions)));
     html += row(tr("LayerNorm"),
         c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-LN)")
                                                : tr("after each residual add (post-LN)"));

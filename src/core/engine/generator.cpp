@@ -50,7 +50,7 @@ void Generator::feed(int token)
     ops::embedding_forward(x, m_model->wte, {token});
     if (c.positions == PositionKind::Learned) {
         x.matrix() += m_model->wpe.matrix().row(pos);
-    } else {
+    } else if (c.positions == PositionKind::Sinusoidal) {
         Tensor p({pos + 1, D});
         ops::positions_sinusoidal_forward(p);
         x.matrix() += p.matrix().row(pos);
@@ -62,11 +62,24 @@ void Generator::feed(int token)
         Tensor h({1, D}), qkv({1, 3 * D}), ctx({1, D}), out({1, D});
         pre ? ops::layernorm_forward(h, x, b.ln1Weight, b.ln1Bias, c.lnEpsilon) : void(h = x);
         ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
-        m_keys[l].row(pos) = qkv.matrix().block(0, D, 1, D);
+        // A row of D is H blocks of d: the same bytes as [H, 1, d].
+        Tensor q({H, 1, d}), k({H, 1, d});
+        std::copy(qkv.data(), qkv.data() + D, q.data());
+        std::copy(qkv.data() + D, qkv.data() + 2 * D, k.data());
+        if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
+            const ops::RopeStyle style
+                = c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+            ops::rope_forward(q, Tensor(q), pos, style, c.ropeBase);
+            ops::rope_forward(k, Tensor(k), pos, style, c.ropeBase);
+        }
+        const Tensor bias = positionBias(l, q, pos);
+        m_keys[l].row(pos) = ConstRowVectorMap(k.data(), D);
         m_values[l].row(pos) = qkv.matrix().block(0, 2 * D, 1, D);
         for (int64_t hd = 0; hd < H; ++hd) {
-            const auto q = qkv.matrix().block(0, hd * d, 1, d);
-            RowVector s = (q * m_keys[l].block(0, hd * d, pos + 1, d).transpose()) * scale;
+            const ConstRowVectorMap q1(q.data() + hd * d, d);
+            RowVector s = (q1 * m_keys[l].block(0, hd * d, pos + 1, d).transpose()) * scale;
+            if (!bias.empty())
+                s += ConstRowVectorMap(bias.data() + hd * (pos + 1), pos + 1);
             s = (s.array() - s.maxCoeff()).exp().matrix();
             s /= s.sum();
             ctx.matrix().block(0, hd * d, 1, d) = s * m_values[l].block(0, hd * d, pos + 1, d);
@@ -92,6 +105,23 @@ void Generator::feed(int token)
     Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->wte.matrix().transpose();
     m_tokens.push_back(token);
     ++m_cached;
+}
+
+// The position term of query `pos` against keys 0 … pos, [H, 1, pos + 1]; empty for kinds without one.
+Tensor Generator::positionBias(int layer, const Tensor &q, int pos) const
+{
+    const ModelConfig &c = m_model->config;
+    if (!c.biasesScores())
+        return {};
+    Tensor bias({c.heads, 1, pos + 1});
+    if (c.positions == PositionKind::Alibi)
+        ops::alibi_bias_forward(bias, pos);
+    else if (c.positions == PositionKind::T5)
+        ops::t5_bias_forward(bias, m_model->relativeBias, false, c.relativeMaxDistance, pos);
+    else
+        ops::shaw_bias_forward(bias, q, m_model->blocks[size_t(layer)].relativeKey, c.relativeClip,
+            1.0f / std::sqrt(float(c.headDim())), pos);
+    return bias;
 }
 
 int Generator::generate()

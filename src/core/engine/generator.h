@@ -39,12 +39,14 @@ public:
 
 private:
     void feed(int token);
+    Tensor positionBias(int layer, const Tensor &q, int pos) const;
 
     std::shared_ptr<const Model> m_model;
     SamplingOptions m_options;
     std::mt19937_64 m_rng;
     std::vector<int> m_tokens;
-    std::vector<MatrixRM> m_keys, m_values; // per layer [context, D], rows [0, m_cached) filled
+    // per layer [context, D], rows [0, m_cached) filled; RoPE models cache keys already rotated
+    std::vector<MatrixRM> m_keys, m_values;
     int m_cached = 0;
     Tensor m_logits;
     double m_lastProbability = 0;

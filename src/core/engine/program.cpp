@@ -2,6 +2,7 @@
 
 #include "ops/ops.h"
 #include "trace/names.h"
+#include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -73,6 +74,8 @@ public:
     void reversibleBlock(int i);
     void attention(int i, const std::string &in);
     void exactAttention(int i);
+    void rotary(int i);
+    void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
     void chunkedMlp(int i, const std::string &in);
@@ -101,16 +104,24 @@ void ProgramBuilder::embeddings()
             ops::embedding_forward(o, m.wte, in.tokens);
             return Outputs {std::move(o)};
         });
+    if (!m_c.addsPositions()) { // the positions act inside attention, or nowhere
+        unary("input", "no added positions", -1, "embed", {T, D},
+            m_c.positions == PositionKind::None
+                ? "X₀ = E  (no positions: attention cannot tell word order)"
+                : "X₀ = E  (" + positionKindName(m_c.positions) + " positions act inside attention)",
+            [](Tensor &o, const Tensor &e, const Model &) { o = e; });
+        return;
+    }
     const bool learned = m_c.positions == PositionKind::Learned;
     add("positions", "positions", -1, {},
-        {{"positions", {T, D},
+        {{"pos.encoding", {T, D},
             learned ? "P = W_pe[0..T)" : "P(t,2i) = sin(t/10000^(2i/D)), P(t,2i+1) = cos(t/10000^(2i/D))"}},
         [D, learned, T = T](const Model &m, const Input &, const Trace &) {
             Tensor o({T, D});
             learned ? ops::positions_learned_forward(o, m.wpe) : ops::positions_sinusoidal_forward(o);
             return Outputs {std::move(o)};
         });
-    residual("input", -1, "embed", "positions", "X₀ = E + P");
+    residual("input", -1, "embed", "pos.encoding", "X₀ = E + P");
     m_program.ops.back().label = "add positions";
 }
 
@@ -157,7 +168,13 @@ void ProgramBuilder::attention(int i, const std::string &in)
             ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
             return Outputs {std::move(q), std::move(k), std::move(v)};
         });
+    if (m_c.rotatesQueriesAndKeys())
+        rotary(i);
     if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
+        if (m_c.biasesScores())
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel cannot add "
+                + positionKindName(m_c.positions)
+                + "'s position term to its scores: run this model with full attention");
         efficientAttention(i, *kernel);
     } else {
         exactAttention(i);
@@ -175,11 +192,22 @@ void ProgramBuilder::exactAttention(int i)
     const std::string p = names::layerPrefix(i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    add(p + "scores", "scores", i, {p + "attn.q", p + "attn.k"},
-        {{p + "attn.scores", {H, T, T}, "S = Q_h K_hᵀ / √d  (d = " + std::to_string(d) + ")"}},
-        [p, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
+    const std::string q = names::queriesOf(i, m_c.rotatesQueriesAndKeys()),
+                      k = names::keysOf(i, m_c.rotatesQueriesAndKeys());
+    const bool biased = m_c.biasesScores();
+    if (biased)
+        positionBias(i);
+    std::vector<std::string> inputs = {q, k};
+    if (biased)
+        inputs.push_back(p + "attn.bias");
+    const std::string content = m_c.rotatesQueriesAndKeys() ? "S = R(Q_h) R(K_h)ᵀ / √d" : "S = Q_h K_hᵀ / √d";
+    add(p + "scores", "scores", i, inputs,
+        {{p + "attn.scores", {H, T, T}, content + (biased ? " + B" : "") + "  (d = " + std::to_string(d) + ")"}},
+        [p, q, k, biased, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
             Tensor s({H, T, T});
-            ops::attention_scores_forward(s, tr.tensor(p + "attn.q"), tr.tensor(p + "attn.k"), scale);
+            ops::attention_scores_forward(s, tr.tensor(q), tr.tensor(k), scale);
+            if (biased)
+                ops::add_forward(s, Tensor(s), tr.tensor(p + "attn.bias"));
             return Outputs {std::move(s)};
         });
     const std::string rule = std::string(m_c.causal ? "key j ≤ query i" : "every key") + " and j not padding";
@@ -199,6 +227,62 @@ void ProgramBuilder::exactAttention(int i)
             Tensor o({H, T, d});
             ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
             return Outputs {std::move(o)};
+        });
+}
+
+void ProgramBuilder::rotary(int i)
+{
+    const std::string p = names::layerPrefix(i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    const ops::RopeStyle style
+        = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+    const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)" : "pairs (xⱼ, xⱼ₊d/2)";
+    const std::string base = std::to_string(int64_t(m_c.ropeBase));
+    add(p + "rotate", "rotate (RoPE)", i, {p + "attn.q", p + "attn.k"},
+        {{names::queriesOf(i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+             "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"},
+            {names::keysOf(i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+                "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"}},
+        [p, style, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
+            Tensor q({H, T, d}), k({H, T, d});
+            ops::rope_forward(q, tr.tensor(p + "attn.q"), 0, style, m.config.ropeBase);
+            ops::rope_forward(k, tr.tensor(p + "attn.k"), 0, style, m.config.ropeBase);
+            return Outputs {std::move(q), std::move(k)};
+        });
+}
+
+void ProgramBuilder::positionBias(int i)
+{
+    const std::string p = names::layerPrefix(i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    std::string formula;
+    std::vector<std::string> inputs;
+    switch (m_c.positions) {
+    case PositionKind::Alibi:
+        formula = "Bᵢⱼ = −m_h·|i − j|,  m_h = 2^(−8h/H) (ALiBi)";
+        break;
+    case PositionKind::T5:
+        formula = "Bᵢⱼ = b[bucket(j − i), h]  (T5: " + std::to_string(m_c.relativeBuckets) + " buckets, "
+            + (m_c.causal ? "past only" : "both directions") + ", log-spaced up to "
+            + std::to_string(m_c.relativeMaxDistance) + ")";
+        break;
+    default: // Shaw
+        formula = "Bᵢⱼ = Q_h,i · a_clip(j − i) / √d  (Shaw et al.: a learned key per distance, clipped to ±"
+            + std::to_string(m_c.relativeClip) + ")";
+        inputs = {p + "attn.q"};
+    }
+    add(p + "bias", "position bias", i, inputs, {{p + "attn.bias", {H, T, T}, formula}},
+        [p, i, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
+            const ModelConfig &c = m.config;
+            Tensor b({H, T, T});
+            if (c.positions == PositionKind::Alibi)
+                ops::alibi_bias_forward(b);
+            else if (c.positions == PositionKind::T5)
+                ops::t5_bias_forward(b, m.relativeBias, !c.causal, c.relativeMaxDistance);
+            else
+                ops::shaw_bias_forward(b, tr.tensor(p + "attn.q"), m.blocks[size_t(i)].relativeKey, c.relativeClip,
+                    1.0f / std::sqrt(float(d)));
+            return Outputs {std::move(b)};
         });
 }
 
@@ -224,9 +308,11 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
         }
     }
     const bool dense = m_traced;
-    add(p + "kernel", spec.kind + " attention", i, {p + "attn.q", p + "attn.k", p + "attn.v"}, outputs,
-        [p, i, spec, dense, extras, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
-            const Tensor &q = tr.tensor(p + "attn.q"), &k = tr.tensor(p + "attn.k"), &v = tr.tensor(p + "attn.v");
+    const std::string qName = names::queriesOf(i, m_c.rotatesQueriesAndKeys()),
+                      kName = names::keysOf(i, m_c.rotatesQueriesAndKeys());
+    add(p + "kernel", spec.kind + " attention", i, {qName, kName, p + "attn.v"}, outputs,
+        [p, i, spec, dense, extras, qName, kName, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
+            const Tensor &q = tr.tensor(qName), &k = tr.tensor(kName), &v = tr.tensor(p + "attn.v");
             Outputs out(1, Tensor({H, T, d}));
             const attention::AttentionOptions options {m.config.causal, in.padding, dense};
             for (int64_t h = 0; h < H; ++h) {

@@ -28,8 +28,12 @@ std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
     std::vector<ParamSlot> slots = {{"wte.weight", {c.vocab, D}}};
     if (c.positions == PositionKind::Learned)
         slots.push_back({"wpe.weight", {c.context, D}});
+    if (c.positions == PositionKind::T5)
+        slots.push_back({"relative_attention_bias.weight", {c.relativeBuckets, c.heads}});
     for (int i = 0; i < c.layers; ++i) {
         const std::string p = names::parameterPrefix(i);
+        if (c.positions == PositionKind::Shaw)
+            slots.push_back({p + "attn.relative_key.weight", {2 * int64_t(c.relativeClip) + 1, c.headDim()}});
         slots.insert(slots.end(),
             {
                 {p + "ln_1.weight", {D}},
@@ -56,9 +60,13 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
     std::map<std::string, Ptr> out = {{"wte.weight", &m.wte}, {"ln_f.weight", &m.lnfWeight}, {"ln_f.bias", &m.lnfBias}};
     if (m.config.positions == PositionKind::Learned)
         out["wpe.weight"] = &m.wpe;
+    if (m.config.positions == PositionKind::T5)
+        out["relative_attention_bias.weight"] = &m.relativeBias;
     for (size_t i = 0; i < m.blocks.size(); ++i) {
         auto &b = m.blocks[i];
         const std::string p = names::parameterPrefix(i);
+        if (m.config.positions == PositionKind::Shaw)
+            out[p + "attn.relative_key.weight"] = &b.relativeKey;
         out[p + "ln_1.weight"] = &b.ln1Weight;
         out[p + "ln_1.bias"] = &b.ln1Bias;
         out[p + "attn.c_attn.weight"] = &b.attnWeight;
@@ -150,6 +158,25 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
                 v = normal(rng);
         *m.parameters().at(slot.name) = std::move(t);
     }
+    return m;
+}
+
+Model Model::withPositions(PositionKind kind, const std::string &field) const
+{
+    if (kind == config.positions)
+        return *this;
+    const bool learnedTable = kind == PositionKind::Learned || kind == PositionKind::Shaw || kind == PositionKind::T5;
+    if (learnedTable)
+        throw Error(field + " " + positionKindName(kind) + ": this model has no learned " + positionKindName(kind)
+            + " parameters (it uses " + positionKindName(config.positions)
+            + "); only kinds without parameters can replace its own: sinusoidal, rope, rope-half, alibi, none");
+    Model m = *this;
+    m.config.positions = kind;
+    m.config.validate(field);
+    m.wpe = Tensor();
+    m.relativeBias = Tensor();
+    for (BlockWeights &b : m.blocks)
+        b.relativeKey = Tensor();
     return m;
 }
 

@@ -19,6 +19,7 @@ struct BlockWeights
     Tensor ln2Weight, ln2Bias; // [D]
     Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.c_fc)
     Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj)
+    Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
 };
 
 // A GPT-style model: config plus weights, loaded from or saved to a Hugging Face GPT-2 directory
@@ -28,7 +29,8 @@ class Model
 public:
     ModelConfig config;
     Tensor wte; // [V, D]
-    Tensor wpe; // [context, D] learned positions (empty for sinusoidal positions)
+    Tensor wpe; // [context, D] learned positions (empty for every other kind)
+    Tensor relativeBias; // [buckets, H] T5's bias per distance bucket, shared by the layers (empty for other kinds)
     std::vector<BlockWeights> blocks;
     Tensor lnfWeight, lnfBias; // [D]
 
@@ -40,6 +42,11 @@ public:
     void save(const std::string &directory, const std::map<std::string, std::string> &metadata = {}) const;
     // GPT-2's initialisation (normal, std 0.02; LayerNorm weight 1, bias 0) from a fixed seed.
     static Model random(const ModelConfig &config, uint64_t seed);
+
+    // This model with another positional encoding, for comparing kinds on the same weights (`dump --positions`):
+    // any kind without learned parameters (sinusoidal, rope, rope-half, alibi, none), or the model's own. Throws
+    // atlas::Error naming `field` when the kind needs a table the model does not have, or does not fit its heads.
+    Model withPositions(PositionKind kind, const std::string &field) const;
 
     // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight").
     std::map<std::string, const Tensor *> parameters() const;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <tuple>
 #include <utility>
@@ -25,7 +26,8 @@ struct IntKey
 };
 constexpr IntKey kLayers {"n_layer", 1, 256}, kHeads {"n_head", 1, 1024}, kEmbd {"n_embd", 1, 65536},
     kInner {"n_inner", 1, 1 << 20}, kVocab {"vocab_size", 1, 1 << 24}, kPositions {"n_positions", 1, 1 << 20},
-    kCtx {"n_ctx", 1, 1 << 20};
+    kCtx {"n_ctx", 1, 1 << 20}, kClip {"atlas_relative_clip", 1, 4096}, kBuckets {"atlas_relative_buckets", 2, 4096},
+    kMaxDistance {"atlas_relative_max_distance", 2, 1 << 20};
 
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source)
 {
@@ -70,6 +72,39 @@ std::string activationName(Activation a)
 
 } // namespace
 
+const std::vector<std::string> &positionKindNames()
+{
+    static const std::vector<std::string> names
+        = {"learned", "sinusoidal", "rope", "rope-half", "alibi", "shaw", "t5", "none"};
+    return names;
+}
+
+std::string positionKindName(PositionKind kind)
+{
+    return positionKindNames().at(size_t(kind));
+}
+
+bool parsePositionKind(const std::string &name, PositionKind &kind)
+{
+    const auto &names = positionKindNames();
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end())
+        return false;
+    kind = PositionKind(it - names.begin());
+    return true;
+}
+
+PositionKind positionKindArgument(const std::string &name, const std::string &field)
+{
+    PositionKind kind {};
+    if (parsePositionKind(name, kind))
+        return kind;
+    std::string all;
+    for (const std::string &n : positionKindNames())
+        all += (all.empty() ? "" : ", ") + n;
+    throw Error(field + ": unknown kind '" + name + "' (expected one of " + all + ")");
+}
+
 ModelConfig ModelConfig::gpt2Small()
 {
     ModelConfig c;
@@ -105,6 +140,13 @@ void ModelConfig::validate(const std::string &source) const
     require(lnEpsilon > 0, "layer_norm_epsilon must be positive");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
+    require(!rotatesQueriesAndKeys() || headDim() % 2 == 0,
+        "atlas_positions '" + positionKindName(positions) + "' rotates pairs of a head's dimensions: n_embd / n_head ("
+            + std::to_string(headDim()) + ") must be even");
+    require(positions != PositionKind::T5 || relativeBuckets >= 4,
+        "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
+    require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,
+        "atlas_relative_max_distance must exceed half of atlas_relative_buckets");
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
 }
@@ -135,9 +177,12 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
         throw Error(source + ": key 'atlas_layer_norm' must be 'pre' or 'post'");
     c.layerNorm = ln == "pre" ? LayerNormPlacement::Pre : LayerNormPlacement::Post;
     const std::string pos = readString(j, "atlas_positions", "learned", source);
-    if (pos != "learned" && pos != "sinusoidal")
-        throw Error(source + ": key 'atlas_positions' must be 'learned' or 'sinusoidal'");
-    c.positions = pos == "learned" ? PositionKind::Learned : PositionKind::Sinusoidal;
+    c.positions = positionKindArgument(pos, source + ": key 'atlas_positions'");
+    if (j.contains("atlas_rope_base"))
+        c.ropeBase = float(jsonNumber(j, "atlas_rope_base", 2.0, 1e9, source));
+    c.relativeClip = readInt(j, kClip, c.relativeClip, source);
+    c.relativeBuckets = readInt(j, kBuckets, c.relativeBuckets, source);
+    c.relativeMaxDistance = readInt(j, kMaxDistance, c.relativeMaxDistance, source);
     if (j.contains("atlas_causal") && !j["atlas_causal"].is_boolean())
         throw Error(source + ": key 'atlas_causal' must be true or false");
     c.causal = j.value("atlas_causal", true);
@@ -167,7 +212,7 @@ std::string ModelConfig::toJson() const
         {"activation_function", activationName(activation)},
         {"tie_word_embeddings", true},
         {"atlas_layer_norm", layerNorm == LayerNormPlacement::Pre ? "pre" : "post"},
-        {"atlas_positions", positions == PositionKind::Learned ? "learned" : "sinusoidal"},
+        {"atlas_positions", positionKindName(positions)},
         {"atlas_causal", causal},
         {"atlas_tokenizer", tokenizer},
         {"atlas_description", description},
@@ -175,6 +220,14 @@ std::string ModelConfig::toJson() const
     };
     if (reversible)
         j["atlas_reversible"] = true;
+    if (rotatesQueriesAndKeys())
+        j["atlas_rope_base"] = ropeBase;
+    if (positions == PositionKind::Shaw)
+        j["atlas_relative_clip"] = relativeClip;
+    if (positions == PositionKind::T5) {
+        j["atlas_relative_buckets"] = relativeBuckets;
+        j["atlas_relative_max_distance"] = relativeMaxDistance;
+    }
     return j.dump(2) + "\n";
 }
 

@@ -1,12 +1,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace atlas {
 
 enum class LayerNormPlacement { Pre, Post };
 enum class Activation { GeluTanh, GeluErf, Relu };
-enum class PositionKind { Learned, Sinusoidal };
+// How a model knows where each token is (docs/models.md, "Positions"): added to the embedding (learned,
+// sinusoidal), rotating queries and keys (RoPE in RoFormer's interleaved pairs or the rotate-half convention), a
+// term added to every score (ALiBi, Shaw et al.'s relative keys, T5's bucketed bias), or not at all.
+enum class PositionKind { Learned, Sinusoidal, Rope, RopeHalf, Alibi, Shaw, T5, None };
+
+// The config.json name of each kind ("learned", "rope-half" …) and back; parse returns false for an unknown name.
+std::string positionKindName(PositionKind kind);
+bool parsePositionKind(const std::string &name, PositionKind &kind);
+// parsePositionKind, or atlas::Error naming `field` and listing the kinds.
+PositionKind positionKindArgument(const std::string &name, const std::string &field);
+// Every kind's name, in the enum's order.
+const std::vector<std::string> &positionKindNames();
 
 // The model's hyper-parameters, read from and written to a Hugging Face GPT-2 config.json. Keys that GPT-2
 // does not have are stored with an "atlas_" prefix, which Hugging Face loaders ignore.
@@ -21,7 +33,11 @@ struct ModelConfig
     float lnEpsilon = 1e-5f; // layer_norm_epsilon
     Activation activation = Activation::GeluTanh; // activation_function: gelu_new | gelu | relu
     LayerNormPlacement layerNorm = LayerNormPlacement::Pre; // atlas_layer_norm: pre | post
-    PositionKind positions = PositionKind::Learned; // atlas_positions: learned | sinusoidal
+    PositionKind positions = PositionKind::Learned; // atlas_positions: see PositionKind
+    float ropeBase = 10000.0f; // atlas_rope_base: θᵢ = base^(−2i/d)
+    int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
+    int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count
+    int relativeMaxDistance = 128; // atlas_relative_max_distance: T5's last bucket starts at this distance
     bool causal = true; // atlas_causal
     // atlas_reversible: reversible blocks (Gomez et al. 2017; Reformer): two streams, Y₁ = X₁ + Attn(LN₁(X₂)),
     // Y₂ = X₂ + FFN(LN₂(Y₁)), both starting as the embedding, averaged before ln_f (docs/models.md). Pre-LN only.
@@ -31,6 +47,16 @@ struct ModelConfig
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty
 
     int headDim() const { return dModel / heads; }
+    bool addsPositions() const { return positions == PositionKind::Learned || positions == PositionKind::Sinusoidal; }
+    bool rotatesQueriesAndKeys() const
+    {
+        return positions == PositionKind::Rope || positions == PositionKind::RopeHalf;
+    }
+    // ALiBi, Shaw and T5 add a position term to the scores (layer.{i}.attn.bias)
+    bool biasesScores() const
+    {
+        return positions == PositionKind::Alibi || positions == PositionKind::Shaw || positions == PositionKind::T5;
+    }
     // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.
     static ModelConfig gpt2Small();
     void validate(const std::string &source) const; // throws atlas::Error naming source and field

@@ -44,6 +44,35 @@ void average_forward(Tensor &out, const Tensor &a, const Tensor &b);
 // da, db, dout are all the same shape: da += dout / 2, db += dout / 2
 void average_backward(Tensor &da, Tensor &db, const Tensor &dout);
 
+// ---- positions.cpp: encodings that act inside attention (docs/models.md, "Positions")
+
+// RoPE's two conventions: RoFormer's interleaved pairs (x₂ᵢ, x₂ᵢ₊₁), and GPT-NeoX / LLaMA's rotate-half pairs
+// (xᵢ, xᵢ₊d/2). Pair i turns by t·θᵢ at position t, θᵢ = base^(−2i/d).
+enum class RopeStyle { Interleaved, RotateHalf };
+// θᵢ for pair i of a head of width d
+double ropeFrequency(int64_t pair, int64_t d, float base);
+// out, in are (H,T,d), d even; row t is position firstPosition + t
+void rope_forward(Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, float base);
+// din, dout are (H,T,d) from position 0: din += R(−angle) dout
+void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, float base);
+// ALiBi's head slopes (Press et al. 2022), including their rule for a head count that is not a power of two
+std::vector<float> alibiSlopes(int heads);
+// out is (H,T,K): out[h,i,j] = −m_h |queryOffset + i − j| (causal models mask j > i anyway)
+void alibi_bias_forward(Tensor &out, int64_t queryOffset = 0);
+// T5's bucket of a key − query distance (Raffel et al. 2020; Hugging Face's _relative_position_bucket)
+int t5Bucket(int64_t relative, bool bidirectional, int buckets, int maxDistance);
+// out is (H,T,K); table is (buckets,H): out[h,i,j] = table[bucket(j − (queryOffset + i)), h]
+void t5_bias_forward(Tensor &out, const Tensor &table, bool bidirectional, int maxDistance, int64_t queryOffset = 0);
+// dtable is (buckets,H); dout is (H,T,T): dtable[bucket(j − i), h] += dout[h,i,j]
+void t5_bias_backward(Tensor &dtable, const Tensor &dout, bool bidirectional, int maxDistance);
+// out is (H,T,K); q is (H,T,d); table is (2·clip+1, d), shared by the heads (Shaw et al. 2018):
+// out[h,i,j] = scale · q[h,i] · table[clip(j − (queryOffset + i), −clip, clip) + clip]
+void shaw_bias_forward(
+    Tensor &out, const Tensor &q, const Tensor &table, int clip, float scale, int64_t queryOffset = 0);
+// dq, q are (H,T,d); dtable, table are (2·clip+1, d); dout is (H,T,T)
+void shaw_bias_backward(
+    Tensor &dq, Tensor &dtable, const Tensor &dout, const Tensor &q, const Tensor &table, int clip, float scale);
+
 // ---- layernorm.cpp
 
 // out, inp are (T,D); weight, bias are (D)

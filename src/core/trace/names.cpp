@@ -57,4 +57,14 @@ std::string gradientOf(std::string_view parameter)
     return std::string("grad.").append(parameter);
 }
 
+std::string queriesOf(int layer, bool rotated)
+{
+    return layerTensor(layer, rotated ? "attn.q_rot" : "attn.q");
+}
+
+std::string keysOf(int layer, bool rotated)
+{
+    return layerTensor(layer, rotated ? "attn.k_rot" : "attn.k");
+}
+
 } // namespace atlas::names

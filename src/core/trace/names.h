@@ -23,6 +23,11 @@ std::string reversibleStream(int layer, int stream);
 // A reversible model's two streams averaged after the last block, the input of ln_f: "stream_mean".
 std::string streamMean();
 
+// The queries and keys block `layer`'s scores use: "layer.{layer}.attn.q_rot" / "k_rot" when RoPE rotated them,
+// else "attn.q" / "attn.k".
+std::string queriesOf(int layer, bool rotated);
+std::string keysOf(int layer, bool rotated);
+
 // "h.{layer}." — the prefix of block `layer`'s parameters in model.safetensors (Hugging Face GPT-2 layout).
 std::string parameterPrefix(int layer);
 // "grad.{parameter}", the trace name `dump --grads` gives a parameter's gradient.

@@ -178,7 +178,23 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     Step step(i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
     const float scale = 1.0f / std::sqrt(static_cast<float>(d)); // as the forward (program.cpp)
-    ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
+    if (m_c.rotatesQueriesAndKeys()) { // S = R(Q) R(K)ᵀ/√d: back through the scores, then the rotation
+        const ops::RopeStyle style
+            = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+        Tensor dqRot({H, T, d}), dkRot({H, T, d});
+        ops::attention_scores_backward(
+            dqRot, dkRot, dscores, act(names::queriesOf(i, true)), act(names::keysOf(i, true)), scale);
+        ops::rope_backward(dq, dqRot, style, m_c.ropeBase);
+        ops::rope_backward(dk, dkRot, style, m_c.ropeBase);
+    } else {
+        ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
+    }
+    // The position term B was added to the scores: dB = dS.
+    if (m_c.positions == PositionKind::T5)
+        ops::t5_bias_backward(grad("relative_attention_bias.weight"), dscores, !m_c.causal, m_c.relativeMaxDistance);
+    else if (m_c.positions == PositionKind::Shaw)
+        ops::shaw_bias_backward(dq, grad(h + "attn.relative_key.weight"), dscores, act(p + "attn.q"), b.relativeKey,
+            m_c.relativeClip, scale);
     Tensor dqkv({T, 3 * D});
     ops::split_heads_backward(dqkv, dq, dk, dv);
     ops::linear_backward(din, grad(h + "attn.c_attn.weight"), grad(h + "attn.c_attn.bias"), dqkv, in, b.attnWeight);

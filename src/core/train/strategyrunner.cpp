@@ -66,12 +66,21 @@ std::vector<std::string> StrategyRunner::boundary(int layer) const
     return {names::reversibleStream(layer, 1), names::reversibleStream(layer, 2)};
 }
 
+std::vector<std::string> StrategyRunner::attentionTensors(int i) const
+{
+    const std::string p = names::layerPrefix(i);
+    std::vector<std::string> names = {p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged"};
+    if (m_model.config.rotatesQueriesAndKeys())
+        names.insert(names.end(), {names::queriesOf(i, true), names::keysOf(i, true)});
+    return names;
+}
+
 std::vector<std::string> StrategyRunner::savedBy(int i) const
 {
     const ModelConfig &c = m_model.config;
     const std::string p = names::layerPrefix(i);
-    std::vector<std::string> saved = {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(i),
-        p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged", p + "ln_1"};
+    std::vector<std::string> saved = attentionTensors(i);
+    saved.insert(saved.end(), {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(i), p + "ln_1"});
     if (c.reversible)
         saved.insert(saved.end(), {p + "out1", p + "ln_2"});
     else if (c.layerNorm == LayerNormPlacement::Pre)
@@ -265,15 +274,18 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
     pass.mlpSublayer(i, dy2, m_store.tensor(y1), dy1);
     dropAll({p + "ln_2", p + "mlp.up", p + "mlp.act"});
     // F(X₂), then X₁ = Y₁ − F(X₂) and the backward pass through F.
-    runOps(m_store, opIndex(p + "ln_1"), opIndex(p + "out1"), MemoryPhase::Recompute,
-        {x2, p + "ln_1", p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged",
-            p + "attn.out"});
+    const std::vector<std::string> attention = attentionTensors(i);
+    NameSet keep(attention.begin(), attention.end());
+    keep.insert({x2, p + "ln_1", p + "attn.out"});
+    runOps(m_store, opIndex(p + "ln_1"), opIndex(p + "out1"), MemoryPhase::Recompute, keep);
     Tensor rebuiltX1 = given ? (*given)[0] : rebuild(i, "out1⁻¹", m_store.tensor(y1), m_store.tensor(p + "attn.out"));
     if (used)
         *used = {rebuiltX1, rebuiltX2};
     m_store.drop(p + "attn.out");
     pass.attentionSublayer(i, dy1, m_store.tensor(x2), dy2);
-    dropAll({p + "ln_1", p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged", y1});
+    std::vector<std::string> done = attentionTensors(i);
+    done.insert(done.end(), {p + "ln_1", y1});
+    dropAll(done);
     if (i > 0)
         m_store.put(x1, {}, -1, std::move(rebuiltX1));
 }

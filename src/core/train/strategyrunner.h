@@ -73,6 +73,8 @@ private:
     int opIndex(const std::string &name) const;
     int blockBegin(int layer) const; // index of block `layer`'s first op
     std::vector<std::string> boundary(int layer) const; // the stream(s) entering block `layer`
+    // What the attention sub-layer's backward reads: q, k, v, probs, merged, and RoPE's rotated q and k.
+    std::vector<std::string> attentionTensors(int layer) const;
     void dropAll(const std::vector<std::string> &names);
     Tensor headBackward(const std::vector<int> &targets, BackwardPass &pass);
     void backwardBlocks(int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2);

@@ -59,8 +59,10 @@ HeadQkv headQkv(const AnalysisContext &c, int layer, int head)
             + " layers.";
         return out;
     }
-    const TraceEntry *q = c.trace ? c.trace->find(names::layerTensor(layer, "attn.q")) : nullptr;
-    const TraceEntry *k = c.trace ? c.trace->find(names::layerTensor(layer, "attn.k")) : nullptr;
+    // The queries and keys the scores use: RoPE's rotated ones when the model has them.
+    const bool rotated = c.trace && c.trace->find(names::queriesOf(layer, true));
+    const TraceEntry *q = c.trace ? c.trace->find(names::queriesOf(layer, rotated)) : nullptr;
+    const TraceEntry *k = c.trace ? c.trace->find(names::keysOf(layer, rotated)) : nullptr;
     const TraceEntry *v = c.trace ? c.trace->find(names::layerTensor(layer, "attn.v")) : nullptr;
     if (q == nullptr || k == nullptr || v == nullptr) {
         out.problem = notComputedText(c.program.get(), names::layerTensor(layer, "attn.q"));

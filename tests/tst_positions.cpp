@@ -1,0 +1,297 @@
+// Positional encodings (docs/models.md, "Positions") against independent PyTorch references
+// (tests/tools/make_positions_reference.py wrote tests/data/positions): RoPE in both conventions, ALiBi, T5's
+// buckets (causal and bidirectional), Shaw et al.'s relative keys, and none. For each: every traced tensor of the
+// forward pass, the loss and every parameter's gradient; the KV-cached generator against the full forward; the
+// memory strategies against plain backprop. Tolerance as tst_backprop: max |diff| <= 1e-4 x max |ref|.
+#include "engine/engine.h"
+#include "engine/generator.h"
+#include "io/npy.h"
+#include "model/model.h"
+#include "ops/ops.h"
+#include "train/backprop.h"
+#include "train/strategyrunner.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace atlas;
+
+namespace {
+
+constexpr double kRelTol = 1e-4;
+
+QString dataPath(const QString &relative)
+{
+    return QStringLiteral(ATLAS_TEST_DATA "/positions/") + relative;
+}
+
+std::vector<int> intList(const QJsonValue &value)
+{
+    std::vector<int> out;
+    for (const QJsonValue &v : value.toArray())
+        out.push_back(v.toInt());
+    return out;
+}
+
+struct Case
+{
+    std::shared_ptr<Model> model;
+    Input input;
+    std::vector<int> targets;
+};
+
+Case loadCase(const QString &name)
+{
+    QFile f(dataPath(name + "_ref/input.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        throw Error("missing " + f.fileName().toStdString());
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    Case c;
+    c.model = std::make_shared<Model>(Model::load(dataPath(name).toStdString()));
+    c.input.tokens = intList(o.value("tokens"));
+    c.targets = intList(o.value("targets"));
+    return c;
+}
+
+QString compare(const QString &name, const Tensor &got, const Tensor &want)
+{
+    if (got.shape() != want.shape())
+        return name + ": shape " + QString::fromStdString(got.shapeString()) + ", expected "
+            + QString::fromStdString(want.shapeString());
+    double maxRef = 0.0, maxDiff = 0.0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+        maxRef = std::max(maxRef, double(std::fabs(want.data()[i])));
+        maxDiff = std::max(maxDiff, std::fabs(double(got.data()[i]) - double(want.data()[i])));
+    }
+    const double rel = maxDiff / std::max(maxRef, 1e-30);
+    return rel <= kRelTol
+        ? QString()
+        : QString("%1: max |diff| %2 = %3 x max |ref| %4").arg(name).arg(maxDiff).arg(rel).arg(maxRef);
+}
+
+void addCases()
+{
+    QTest::addColumn<QString>("name");
+    for (const char *name : {"rope", "rope-half", "alibi", "t5", "t5-bidirectional", "shaw", "none"})
+        QTest::newRow(name) << QString(name);
+}
+
+// The reference tensors of one kind: (trace name, tensor), without the loss and the gradients.
+std::vector<std::pair<std::string, Tensor>> referenceTrace(const QString &name, const QString &prefix = {})
+{
+    std::vector<std::pair<std::string, Tensor>> out;
+    const QDir dir(dataPath(name + "_ref"));
+    for (const QString &file : dir.entryList({"*.npy"}, QDir::Files, QDir::Name)) {
+        const QString tensor = file.chopped(4);
+        const bool isGrad = tensor.startsWith("grad.") || tensor == "loss";
+        if (prefix.isEmpty() ? !isGrad : tensor.startsWith(prefix))
+            out.emplace_back(tensor.toStdString(), readNpy(dir.filePath(file).toStdString()));
+    }
+    return out;
+}
+
+} // namespace
+
+class TestPositions : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void forwardMatchesPyTorch_data() { addCases(); }
+    void forwardMatchesPyTorch()
+    {
+        QFETCH(QString, name);
+        const Case c = loadCase(name);
+        Engine engine(c.model, c.input);
+        engine.runToEnd();
+        const auto reference = referenceTrace(name);
+        QVERIFY(reference.size() >= 10);
+        for (const auto &[tensor, want] : reference) {
+            const TraceEntry *got = engine.trace().find(tensor);
+            QVERIFY2(got, qPrintable(QString::fromStdString(tensor) + " is not in the trace"));
+            const QString why = compare(QString::fromStdString(tensor), got->tensor, want);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+        }
+    }
+
+    void gradientsMatchPyTorch_data() { addCases(); }
+    void gradientsMatchPyTorch()
+    {
+        QFETCH(QString, name);
+        const Case c = loadCase(name);
+        Engine engine(c.model, c.input);
+        engine.runToEnd();
+        const Gradients g = backward(*c.model, c.input, engine.trace(), c.targets);
+        const Tensor loss = readNpy(dataPath(name + "_ref/loss.npy").toStdString());
+        QVERIFY2(std::fabs(g.loss - loss.data()[0]) <= 1e-4 * std::fabs(loss.data()[0]),
+            qPrintable(QString("loss %1, PyTorch %2").arg(g.loss).arg(loss.data()[0])));
+        const auto reference = referenceTrace(name, "grad.");
+        QCOMPARE(reference.size(), c.model->parameters().size()); // every parameter, the position tables too
+        for (const auto &[tensor, want] : reference) {
+            const std::string parameter = tensor.substr(5);
+            QVERIFY2(g.grads.count(parameter), parameter.c_str());
+            const QString why = compare(QString::fromStdString(tensor), g.grads.at(parameter), want);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+        }
+    }
+
+    // The generator caches keys (rotated by their own position for RoPE) and adds the position term for one query
+    // at a time: its logits must be the full forward's, position by position.
+    void cachedGenerationMatchesTheForwardPass_data() { addCases(); }
+    void cachedGenerationMatchesTheForwardPass()
+    {
+        QFETCH(QString, name);
+        const Case c = loadCase(name);
+        if (!c.model->config.causal)
+            QSKIP("generation needs a causal model");
+        Engine engine(c.model, c.input);
+        engine.runToEnd();
+        const Tensor &logits = engine.trace().tensor("logits");
+        const int64_t V = logits.dim(1);
+        for (size_t n = 1; n <= c.input.tokens.size(); ++n) {
+            const Generator generator(c.model, std::vector<int>(c.input.tokens.begin(), c.input.tokens.begin() + n));
+            Tensor row({V});
+            std::copy(logits.data() + (n - 1) * V, logits.data() + n * V, row.data());
+            const QString why = compare(QString("logits after %1 tokens").arg(n), generator.lastLogits(), row);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+        }
+    }
+
+    // Checkpointing recomputes the rotation and the position term: the gradients keep every bit.
+    void memoryStrategiesKeepEveryBit_data() { addCases(); }
+    void memoryStrategiesKeepEveryBit()
+    {
+        QFETCH(QString, name);
+        const Case c = loadCase(name);
+        const auto run = [&](MemoryStrategy strategy) {
+            MemoryOptions options;
+            options.strategy = strategy;
+            options.checkpointEvery = 1;
+            StrategyRunner runner(*c.model, c.input, options);
+            runner.forward();
+            Gradients g;
+            runner.backward(c.targets, g);
+            return g;
+        };
+        const Gradients plain = run(MemoryStrategy::Plain), checkpoint = run(MemoryStrategy::Checkpoint);
+        QCOMPARE(checkpoint.loss, plain.loss);
+        for (const auto &[parameter, grad] : plain.grads)
+            QVERIFY2(std::equal(grad.data(), grad.data() + grad.numel(), checkpoint.grads.at(parameter).data()),
+                parameter.c_str());
+    }
+
+    // Without positions, attention is a function of the set of tokens: a bidirectional model's output rows
+    // move with its input rows.
+    void withoutPositionsPermutingTheInputPermutesTheOutput()
+    {
+        const Case c = loadCase("none");
+        std::vector<int> permuted = c.input.tokens;
+        std::reverse(permuted.begin(), permuted.end());
+        std::rotate(permuted.begin(), permuted.begin() + 3, permuted.end());
+        Engine a(c.model, c.input), b(c.model, Input {permuted, {}});
+        a.runToEnd();
+        b.runToEnd();
+        const Tensor &la = a.trace().tensor("logits"), &lb = b.trace().tensor("logits");
+        const int64_t T = la.dim(0), V = la.dim(1);
+        for (int64_t i = 0; i < T; ++i) {
+            const int64_t j = std::find(permuted.begin(), permuted.end(), c.input.tokens[size_t(i)]) - permuted.begin();
+            for (int64_t v = 0; v < V; ++v)
+                QVERIFY(std::fabs(la.data()[i * V + v] - lb.data()[j * V + v]) <= 1e-4f);
+        }
+        // With RoPE the same permutation changes the outputs: the positions are felt.
+        const Case rope = loadCase("rope");
+        Model bidirectional = *rope.model;
+        bidirectional.config.causal = false;
+        const auto model = std::make_shared<Model>(bidirectional);
+        Engine ra(model, c.input), rb(model, Input {permuted, {}});
+        ra.runToEnd();
+        rb.runToEnd();
+        const Tensor &x = ra.trace().tensor("logits"), &y = rb.trace().tensor("logits");
+        const int64_t j0 = std::find(permuted.begin(), permuted.end(), c.input.tokens[0]) - permuted.begin();
+        double moved = 0;
+        for (int64_t v = 0; v < V; ++v)
+            moved = std::max(moved, double(std::fabs(x.data()[v] - y.data()[j0 * V + v])));
+        QVERIFY2(moved > 1e-2, qPrintable(QString::number(moved)));
+    }
+
+    void alibiSlopesFollowThePaper()
+    {
+        const std::vector<float> eight = ops::alibiSlopes(8);
+        for (int h = 0; h < 8; ++h)
+            QCOMPARE(eight[size_t(h)], std::pow(2.0f, -float(h + 1))); // 1/2, 1/4, …, 1/256
+        // 12 heads: the 8-head slopes, then every other 16-head slope: 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5
+        const std::vector<float> twelve = ops::alibiSlopes(12);
+        QCOMPARE(twelve.size(), size_t(12));
+        for (int h = 0; h < 4; ++h)
+            QCOMPARE(twelve[size_t(8 + h)], std::pow(2.0f, -0.5f - float(h)));
+    }
+
+    void ropeTurnsEachPairByItsAngleAndKeepsItsLength()
+    {
+        Tensor x({1, 3, 4});
+        for (int64_t i = 0; i < x.numel(); ++i)
+            x.data()[i] = float(i % 5) - 1.5f;
+        for (const ops::RopeStyle style : {ops::RopeStyle::Interleaved, ops::RopeStyle::RotateHalf}) {
+            Tensor y(x.shape());
+            ops::rope_forward(y, x, 0, style, 10000.0f);
+            for (int t = 0; t < 3; ++t) { // a rotation keeps each row's norm; position 0 is not turned
+                const double nx = Eigen::Map<const Eigen::VectorXf>(x.data() + t * 4, 4).norm();
+                const double ny = Eigen::Map<const Eigen::VectorXf>(y.data() + t * 4, 4).norm();
+                QVERIFY(std::fabs(nx - ny) < 1e-5);
+                if (t == 0)
+                    QVERIFY(std::equal(x.data(), x.data() + 4, y.data()));
+            }
+            // R(t)x · R(s)y depends on t − s only: the score of a pair at distance 1, at positions (1,0) and (2,1)
+            Tensor rotated(x.shape());
+            ops::rope_forward(rotated, x, 0, style, 10000.0f);
+            Tensor shifted({1, 3, 4});
+            for (int t = 0; t < 3; ++t)
+                std::copy(x.data(), x.data() + 4, shifted.data() + t * 4); // one vector at positions 0, 1, 2
+            Tensor r(shifted.shape());
+            ops::rope_forward(r, shifted, 0, style, 10000.0f);
+            const auto row = [&](int t) { return Eigen::Map<const Eigen::VectorXf>(r.data() + t * 4, 4); };
+            QVERIFY(std::fabs(row(1).dot(row(0)) - row(2).dot(row(1))) < 1e-5);
+        }
+    }
+
+    void modelsThatCannotRunSaySo()
+    {
+        QString message;
+        try {
+            ModelConfig::fromJson(
+                R"({"n_layer": 1, "n_head": 4, "n_embd": 12, "vocab_size": 256, "atlas_positions": "rope"})", "c.json");
+        } catch (const Error &e) {
+            message = e.what();
+        }
+        QVERIFY2(message.contains("c.json") && message.contains("must be even"), qPrintable(message));
+        try {
+            ModelConfig::fromJson(R"({"atlas_positions": "rotary"})", "c.json");
+        } catch (const Error &e) {
+            message = e.what();
+        }
+        QVERIFY2(message.contains("unknown kind 'rotary'") && message.contains("rope-half"), qPrintable(message));
+
+        const Case c = loadCase("alibi");
+        Input input = c.input;
+        input.attention = {attention::parseAttentionKernelSpec("longformer", {})};
+        message.clear();
+        try {
+            Engine engine(c.model, input);
+            engine.runToEnd();
+        } catch (const Error &e) {
+            message = e.what();
+        }
+        QVERIFY2(message.contains("alibi") && message.contains("full attention"), qPrintable(message));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPositions)
+#include "tst_positions.moc"
