@@ -3,6 +3,7 @@
 // buckets (causal and bidirectional), Shaw et al.'s relative keys, and none. For each: every traced tensor of the
 // forward pass, the loss and every parameter's gradient; the KV-cached generator against the full forward; the
 // memory strategies against plain backprop. Tolerance as tst_backprop: max |diff| <= 1e-4 x max |ref|.
+#include "analysis/positionprofile.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "io/npy.h"
@@ -260,6 +261,55 @@ private slots:
             const auto row = [&](int t) { return Eigen::Map<const Eigen::VectorXf>(r.data() + t * 4, 4); };
             QVERIFY(std::fabs(row(1).dot(row(0)) - row(2).dot(row(1))) < 1e-5);
         }
+    }
+
+    // What the Positions view draws, from the same runs.
+    void profilesShowWhatTheEngineComputes()
+    {
+        for (const char *name : {"rope", "alibi", "t5", "shaw", "none"}) {
+            const Case c = loadCase(name);
+            Engine engine(c.model, c.input);
+            engine.runToEnd();
+            const int T = int(c.input.tokens.size()), H = c.model->config.heads;
+            const PositionProfile p = positionProfile(*c.model, engine.trace(), T, 1, 2);
+            QCOMPARE(p.kind, c.model->config.positions);
+            QVERIFY(!p.formula.empty());
+            if (p.kind == PositionKind::None) {
+                QVERIFY(p.encoding.empty());
+                continue;
+            }
+            if (p.kind == PositionKind::Rope) {
+                const int64_t d = c.model->config.headDim();
+                QCOMPARE(p.encoding.shape(), (Shape {T, d / 2}));
+                QCOMPARE(p.wavelengths.size(), size_t(d / 2));
+                QVERIFY(std::fabs(p.wavelengths[0] - 2 * M_PI) < 1e-9); // θ₀ = 1: one turn every 2π positions
+                for (int t = 1; t < T; ++t) // a function of t − s only
+                    QVERIFY(std::fabs(p.similarity.data()[t * T + t - 1] - p.similarity.data()[T + 0]) < 1e-5);
+                continue;
+            }
+            // The score term is the trace's, for the chosen layer and head.
+            const Tensor &bias = engine.trace().tensor("layer.1.attn.bias");
+            QVERIFY(std::equal(p.encoding.data(), p.encoding.data() + T * T, bias.data() + 2 * T * T));
+            if (p.kind == PositionKind::Alibi) {
+                const std::vector<float> m = ops::alibiSlopes(H);
+                for (int h = 0; h < H; ++h)
+                    QCOMPARE(p.biasByDistance[size_t(h)][4], -double(m[size_t(h)]) * 4);
+            }
+            if (p.kind == PositionKind::T5) // distance d behind the query: the same cell as query d, key 0
+                for (int h = 0; h < H; ++h)
+                    for (int d = 0; d < T; ++d)
+                        QCOMPARE(float(p.biasByDistance[size_t(h)][size_t(d)]), bias.data()[(h * T + d) * T]);
+        }
+        // Sinusoidal: the wavelengths of Vaswani et al., 2π·10000^(2i/D).
+        const Model sinusoidal = loadCase("rope").model->withPositions(PositionKind::Sinusoidal, "test");
+        Engine engine(std::make_shared<Model>(sinusoidal), Input {{1, 2, 3}, {}});
+        engine.runToEnd();
+        const PositionProfile p = positionProfile(sinusoidal, engine.trace(), 3, 0, 0);
+        const int D = sinusoidal.config.dModel;
+        QCOMPARE(p.wavelengths.size(), size_t(D / 2));
+        QVERIFY(std::fabs(p.wavelengths[1] - 2 * M_PI * std::pow(10000.0, 2.0 / D)) < 1e-6);
+        for (int t = 0; t < 3; ++t)
+            QVERIFY(std::fabs(p.similarity.data()[t * 3 + t] - 1.0f) < 1e-6);
     }
 
     void modelsThatCannotRunSaySo()

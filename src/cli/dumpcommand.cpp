@@ -113,9 +113,8 @@ int dumpCommand(const CommandArgs &argv)
     Engine engine(run.model, run.input, {true, budget});
     engine.runToEnd();
 
-    nlohmann::json manifest
-        = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
-            {"tokens", run.input.tokens}, {"padding", run.input.padding}};
+    nlohmann::json manifest = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
+        {"tokens", run.input.tokens}, {"padding", run.input.padding}};
     nlohmann::json tensors = nlohmann::json::array();
     for (const TraceEntry &e : engine.trace().entries()) {
         writeNpy((std::filesystem::path(dir) / (e.name + ".npy")).string(), e.tensor);

@@ -33,13 +33,14 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 } // namespace
 
 // train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
-//        --save-every K --description TEXT --layers L --heads H --d-model D --reversible]
+//        --save-every K --description TEXT --layers L --heads H --d-model D --reversible --positions KIND]
 //        [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "save-every", "description",
-            "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks"},
+            "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks",
+            "positions"},
         {"resume", "reversible"});
     const std::string out = args.required("out");
     if (args.has("checkpoint-every") && args.value("memory-strategy") != "checkpoint")
@@ -62,8 +63,9 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        if (args.flag("reversible"))
-            throw Error("--reversible makes a new model; a resumed run keeps the blocks it was trained with");
+        if (args.flag("reversible") || args.has("positions"))
+            throw Error(std::string(args.flag("reversible") ? "--reversible" : "--positions")
+                + " makes a new model; a resumed run keeps the model it was trained with");
         trainer = Trainer::resume(out, memory);
         std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
@@ -83,6 +85,7 @@ int trainCommand(const CommandArgs &argv)
         o.warmupSteps = args.intValue("warmup", o.warmupSteps);
         o.seed = uint64_t(args.intValue("seed", 1));
         run.reversible = args.flag("reversible");
+        run.positions = args.value("positions");
         if (memory)
             o.memory = *memory;
         trainer = newTrainer(run);

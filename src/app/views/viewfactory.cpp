@@ -11,6 +11,7 @@
 #include "views/memorytimelineview.h"
 #include "views/nexttokenview.h"
 #include "views/patterneditorview.h"
+#include "views/positionsview.h"
 #include "views/scalingview.h"
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
@@ -35,6 +36,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
         {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
         {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},
+        {"positions", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PositionsView>(p); }},
         {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
     };
     const auto it = makers.find(kind);

@@ -15,6 +15,8 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.dFF = 4 * run.dModel;
     }
     config.reversible = run.reversible;
+    if (!run.positions.empty())
+        config.positions = positionKindArgument(run.positions, "--positions");
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);

@@ -15,6 +15,7 @@ struct TrainingRun
     TrainOptions options;
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
+    std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
     std::string description; // the model's description; empty takes the task's summary
 };
 

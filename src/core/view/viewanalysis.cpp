@@ -262,6 +262,41 @@ AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// The model's positional encoding, and for ALiBi, T5 and Shaw the chosen head's score term from the trace.
+AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    if (c.tokens > PositionsAnalysis::kMaxTokens)
+        return problem("The Positions view compares every pair of positions: up to "
+            + std::to_string(PositionsAnalysis::kMaxTokens) + " tokens; the input has " + std::to_string(c.tokens)
+            + ".");
+    const int layer = std::clamp(spec.layer, 0, c.model->config.layers - 1);
+    const int head = std::clamp(spec.head, 0, c.model->config.heads - 1);
+    const bool needsTrace = c.model->config.addsPositions() || c.model->config.biasesScores();
+    const std::string source
+        = c.model->config.addsPositions() ? "pos.encoding" : names::layerTensor(layer, "attn.bias");
+    const TraceEntry *entry = needsTrace ? c.trace->find(source) : nullptr;
+    if (needsTrace && !entry)
+        return problem(notComputedText(c.program.get(), source));
+    AnalysisRequest r;
+    r.key = "positions/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/" + std::to_string(head) + "/"
+        + std::to_string(c.tokens) + (entry ? identity(entry->tensor) : std::string());
+    r.pinned = {c.model->wte};
+    if (entry)
+        r.pinned.push_back(entry->tensor);
+    r.run = [model = c.model, trace = c.trace, T = c.tokens, layer, head](const std::atomic<bool> &) {
+        const auto start = Clock::now();
+        auto result = std::make_shared<PositionsAnalysis>();
+        result->layer = layer;
+        result->head = head;
+        result->profile = positionProfile(*model, *trace, T, layer, head);
+        result->milliseconds = millisecondsSince(start);
+        return std::shared_ptr<const ViewAnalysis>(result);
+    };
+    return r;
+}
+
 // One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
 // weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run.
 AnalysisRequest memoryTimelineRequest(const ViewSpec &spec, const AnalysisContext &c)
@@ -325,6 +360,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return scalingRequest(spec, context);
     if (spec.view == "memory-timeline")
         return memoryTimelineRequest(spec, context);
+    if (spec.view == "positions")
+        return positionsRequest(spec, context);
     return {};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/positionprofile.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
 #include "attention/dotproductscaling.h"
@@ -66,6 +67,13 @@ struct ScalingAnalysis : ViewAnalysis
     int layer = 0, head = 0;
     std::vector<attention::DotProductVariance> random; // d = 1, 2, 4 … 1024 and the head's own d
     attention::HeadScaling measured; // the head's own q and k (exact softmax)
+};
+
+struct PositionsAnalysis : ViewAnalysis
+{
+    static constexpr int kMaxTokens = 2048; // the similarity is T × T
+    int layer = 0, head = 0;
+    PositionProfile profile;
 };
 
 struct MemoryTimelineAnalysis : ViewAnalysis

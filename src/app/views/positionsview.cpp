@@ -1,0 +1,209 @@
+#include "views/positionsview.h"
+
+#include "view/viewanalysis.h"
+#include "views/heatmapplot.h"
+#include "views/plottheme.h"
+#include "views/viewfonts.h"
+
+#include <qcustomplot.h>
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <limits>
+
+namespace atlas {
+
+namespace {
+
+QStringList numbered(int n)
+{
+    QStringList labels;
+    for (int i = 0; i < n; ++i)
+        labels << QString::number(i);
+    return labels;
+}
+
+// Tableau 10: distinct on light and dark backgrounds.
+const QList<QColor> &seriesColours()
+{
+    static const QList<QColor> colours = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0xe15759), QColor(0x76b7b2),
+        QColor(0x59a14f), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7), QColor(0x9c755f), QColor(0xbab0ac)};
+    return colours;
+}
+
+} // namespace
+
+PositionsView::PositionsView(QWidget *parent)
+    : View(parent)
+    , m_encoding(new HeatmapPlot(this))
+    , m_similarity(new HeatmapPlot(this))
+{
+    m_formula = new QLabel(this);
+    m_formula->setWordWrap(true);
+    m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message = new QLabel(this);
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setMargin(20);
+    m_plots = new QWidget(this);
+    m_curves = new QCustomPlot(m_plots);
+    for (QWidget *plot : {static_cast<QWidget *>(m_encoding), static_cast<QWidget *>(m_similarity)})
+        plot->setMinimumSize(240, 220);
+    m_curves->setMinimumSize(240, 150);
+    auto *heatmaps = new QHBoxLayout;
+    heatmaps->addWidget(m_encoding, 1);
+    heatmaps->addWidget(m_similarity, 1);
+    auto *column = new QVBoxLayout(m_plots);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addLayout(heatmaps, 3);
+    column->addWidget(m_curves, 2);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_formula);
+    layout->addWidget(m_message, 1);
+    layout->addWidget(m_plots, 1);
+
+    m_curves->plotLayout()->insertRow(0);
+    m_curvesTitle = new QCPTextElement(m_curves, QString(), sizedFont(m_curves->font(), 11, true));
+    m_curves->plotLayout()->addElement(0, 0, m_curvesTitle);
+    m_curves->legend->setVisible(true);
+    showMessage(QString::fromUtf8(kNothingComputed));
+}
+
+QString PositionsView::formula() const
+{
+    return m_formula->text();
+}
+
+QString PositionsView::message() const
+{
+    return m_plots->isHidden() ? m_message->text() : QString();
+}
+
+void PositionsView::showMessage(const QString &text)
+{
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_message->show();
+    m_plots->hide();
+}
+
+void PositionsView::refresh()
+{
+    m_formula->setFont(sizedFont(font(), 11));
+    const auto *analysis = m_input.analysisAs<PositionsAnalysis>();
+    if (analysis == nullptr) {
+        m_formula->clear();
+        return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
+                : m_input.analysis.pending                     ? tr("Computing…")
+                                                               : QString::fromUtf8(kNothingComputed));
+    }
+    const PositionProfile &p = analysis->profile;
+    m_formula->setText(tr("%1 positions:  %2")
+                           .arg(QString::fromStdString(positionKindName(p.kind)), QString::fromStdString(p.formula)));
+    if (p.encoding.empty())
+        return showMessage(tr("This model has no positions. Without them attention sees a set of tokens, not a "
+                              "sequence: in a bidirectional model, permuting the input permutes the output, "
+                              "row for row."));
+    m_message->hide();
+    m_plots->show();
+    const QStringList positions = numbered(p.length);
+    auto owner = std::make_shared<PositionsAnalysis>(*analysis); // keeps the matrices alive while shown
+    for (HeatmapPlot *plot : {m_encoding, m_similarity}) {
+        plot->setTheme(m_spec.theme);
+        plot->setColormap(m_spec.colormap);
+    }
+    const Tensor &e = owner->profile.encoding;
+    const bool scoreTerm = p.kind == PositionKind::Alibi || p.kind == PositionKind::T5 || p.kind == PositionKind::Shaw;
+    // A causal model's keys after the query are masked: drawn in the masked style, as on the Attention tab.
+    auto masked = std::make_shared<std::vector<float>>();
+    if (scoreTerm && m_input.causal) {
+        masked->assign(size_t(e.numel()), 0.0f);
+        for (int64_t i = 0; i < e.dim(0); ++i)
+            for (int64_t j = i + 1; j < e.dim(1); ++j)
+                (*masked)[size_t(i * e.dim(1) + j)] = -std::numeric_limits<float>::infinity();
+    }
+    m_encoding->setMaskedScores(masked->empty() ? nullptr : masked->data());
+    m_encoding->setMatrix(e.data(), int(e.dim(0)), int(e.dim(1)),
+        std::make_shared<std::pair<std::shared_ptr<PositionsAnalysis>, std::shared_ptr<std::vector<float>>>>(
+            owner, masked));
+    m_encoding->setIndexInLabels(false);
+    m_encoding->setLabels(positions, numbered(int(e.dim(1))));
+    m_encoding->setTitle(QString::fromStdString(p.encodingTitle));
+    m_encoding->setAxisTitles(
+        QString::fromStdString(p.encodingColumns), scoreTerm ? tr("query position i") : tr("position t"));
+    m_encoding->setValueLabel(tr("value"));
+    if (owner->profile.similarity.empty()) {
+        m_similarity->hide();
+    } else {
+        const Tensor &s = owner->profile.similarity;
+        m_similarity->show();
+        m_similarity->setMatrix(s.data(), int(s.dim(0)), int(s.dim(1)), owner);
+        m_similarity->setIndexInLabels(false);
+        m_similarity->setLabels(positions, positions);
+        m_similarity->setTitle(QString::fromStdString(p.similarityTitle));
+        m_similarity->setAxisTitles(tr("position s"), tr("position t"));
+        m_similarity->setValueLabel(tr("similarity"));
+    }
+    drawCurves(p);
+}
+
+void PositionsView::drawCurves(const PositionProfile &p)
+{
+    m_curves->clearGraphs();
+    applyPlotTheme(m_curves, m_spec.theme);
+    const QList<QColor> &colours = seriesColours();
+    if (!p.wavelengths.empty()) {
+        QVector<double> x, y;
+        for (size_t j = 0; j < p.wavelengths.size(); ++j) {
+            x << double(j);
+            y << p.wavelengths[j];
+        }
+        QCPGraph *g = m_curves->addGraph();
+        g->setName(tr("wavelength 2π/θⱼ"));
+        g->setData(x, y, true);
+        g->setPen(QPen(colours.value(0), 2));
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        m_curves->yAxis->setScaleType(QCPAxis::stLogarithmic);
+        m_curves->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        m_curves->yAxis->setNumberFormat("gb");
+        m_curves->xAxis->setLabel(tr("pair j"));
+        m_curves->yAxis->setLabel(tr("positions per turn"));
+        m_curvesTitle->setText(tr("Each pair turns at its own rate: short wavelengths tell neighbours apart, long "
+                                  "ones tell far positions apart"));
+        m_curves->xAxis->setRange(-0.5, double(p.wavelengths.size()) - 0.5);
+        m_curves->yAxis->setRange(y.first() * 0.7, y.last() * 1.4);
+    } else if (!p.biasByDistance.empty()) {
+        m_curves->yAxis->setScaleType(QCPAxis::stLinear);
+        m_curves->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        m_curves->yAxis->setNumberFormat("g");
+        double lo = 0, hi = 0;
+        for (size_t h = 0; h < p.biasByDistance.size(); ++h) {
+            QVector<double> x, y;
+            for (size_t d = 0; d < p.biasByDistance[h].size(); ++d) {
+                x << double(d);
+                y << p.biasByDistance[h][d];
+                lo = std::min(lo, y.last());
+                hi = std::max(hi, y.last());
+            }
+            QCPGraph *g = m_curves->addGraph();
+            g->setName(tr("head %1").arg(h));
+            g->setData(x, y, true);
+            g->setPen(QPen(colours.value(int(h) % colours.size()), 2));
+        }
+        m_curves->xAxis->setLabel(tr("distance i − j of the key behind the query"));
+        m_curves->yAxis->setLabel(tr("added to the score"));
+        m_curvesTitle->setText(p.kind == PositionKind::Alibi
+                ? tr("ALiBi: each head forgets the past at its own slope")
+                : tr("T5: one learned bias per distance bucket and head, exact nearby, coarse far away"));
+        m_curves->xAxis->setRange(0, std::max(1, p.length - 1));
+        m_curves->yAxis->setRange(lo - 0.05 * (hi - lo + 1e-3), hi + 0.05 * (hi - lo + 1e-3));
+    }
+    m_curves->setVisible(m_curves->graphCount() > 0);
+    m_curvesTitle->setFont(sizedFont(font(), 11, true));
+    m_curves->legend->setVisible(m_curves->graphCount() > 1 && m_curves->graphCount() <= 16);
+    m_curves->replot();
+}
+
+} // namespace atlas

@@ -1,0 +1,48 @@
+#pragma once
+
+#include "views/view.h"
+
+class QCustomPlot;
+class QCPTextElement;
+class QLabel;
+
+namespace atlas {
+
+class HeatmapPlot;
+struct PositionProfile;
+
+// The model's positional encoding (the spec's "positions" analysis, analysis/positionprofile.h). Left: what it adds
+// or turns at each position (P for learned and sinusoidal, each RoPE pair's cos(t·θⱼ), the chosen head's score term
+// for ALiBi, T5 and Shaw). Right: how two positions relate (the cosine similarity of P's rows, RoPE's factor of
+// t − s). Below: each dimension pair's wavelength (sinusoidal, RoPE) or each head's bias against distance (ALiBi, T5).
+// The formula the engine computes heads the view.
+class PositionsView : public View
+{
+    Q_OBJECT
+
+public:
+    explicit PositionsView(QWidget *parent = nullptr);
+
+    QString formula() const;
+    QString message() const; // shown instead of the plots, or empty
+    HeatmapPlot *encodingPlot() const { return m_encoding; }
+    HeatmapPlot *similarityPlot() const { return m_similarity; }
+    QCustomPlot *curvesPlot() const { return m_curves; }
+
+protected:
+    void refresh() override;
+
+private:
+    void showMessage(const QString &text);
+    void drawCurves(const PositionProfile &p);
+
+    QLabel *m_formula = nullptr;
+    QLabel *m_message = nullptr;
+    QWidget *m_plots = nullptr;
+    HeatmapPlot *m_encoding = nullptr;
+    HeatmapPlot *m_similarity = nullptr;
+    QCustomPlot *m_curves = nullptr;
+    QCPTextElement *m_curvesTitle = nullptr;
+};
+
+} // namespace atlas

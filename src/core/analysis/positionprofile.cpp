@@ -1,0 +1,131 @@
+#include "analysis/positionprofile.h"
+
+#include "ops/ops.h"
+#include "trace/names.h"
+#include "util/error.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace atlas {
+
+namespace {
+
+// Cosine similarity of every pair of rows of p [T, C].
+Tensor rowCosines(const Tensor &p)
+{
+    const int64_t T = p.dim(0);
+    MatrixRM unit = p.matrix();
+    for (int64_t t = 0; t < T; ++t) {
+        const float norm = unit.row(t).norm();
+        if (norm > 0)
+            unit.row(t) /= norm;
+    }
+    Tensor out({T, T});
+    out.matrix() = unit * unit.transpose();
+    return out;
+}
+
+void additive(PositionProfile &out, const Model &model, const Trace &trace)
+{
+    const TraceEntry *p = trace.find("pos.encoding");
+    if (!p)
+        throw Error("the trace has no pos.encoding: run the model first");
+    out.encoding = p->tensor;
+    out.encodingColumns = "dimension";
+    out.similarity = rowCosines(p->tensor);
+    out.similarityTitle = "cosine similarity of P_t and P_s";
+    if (out.kind == PositionKind::Learned) {
+        out.encodingTitle = "learned P = W_pe";
+        out.formula = "X₀ = E + W_pe[t]";
+        return;
+    }
+    out.encodingTitle = "sinusoidal P";
+    out.formula = "X₀ = E + P,  P(t,2i) = sin(t/10000^(2i/D)),  P(t,2i+1) = cos(t/10000^(2i/D))";
+    const int64_t D = model.config.dModel;
+    for (int64_t i = 0; i < D / 2; ++i)
+        out.wavelengths.push_back(2 * std::numbers::pi * std::pow(10000.0, 2.0 * double(i) / double(D)));
+}
+
+void rotary(PositionProfile &out, const ModelConfig &c, int T)
+{
+    const int64_t d = c.headDim(), pairs = d / 2;
+    const bool interleaved = c.positions == PositionKind::Rope;
+    out.encoding = Tensor({T, pairs});
+    std::vector<double> theta;
+    for (int64_t j = 0; j < pairs; ++j) {
+        theta.push_back(ops::ropeFrequency(j, d, c.ropeBase));
+        out.wavelengths.push_back(2 * std::numbers::pi / theta.back());
+    }
+    for (int t = 0; t < T; ++t)
+        for (int64_t j = 0; j < pairs; ++j)
+            out.encoding.data()[t * pairs + j] = float(std::cos(t * theta[size_t(j)]));
+    out.similarity = Tensor({T, T});
+    for (int t = 0; t < T; ++t)
+        for (int s = 0; s < T; ++s) {
+            double sum = 0;
+            for (double th : theta)
+                sum += std::cos((t - s) * th);
+            out.similarity.data()[int64_t(t) * T + s] = float(sum / double(pairs));
+        }
+    out.encodingTitle = std::string("cos(t·θⱼ): the turn of pair j at t");
+    out.encodingColumns = interleaved ? "pair j (dimensions 2j, 2j+1)" : "pair j (dimensions j, j+d/2)";
+    out.similarityTitle = "R(t)q · R(s)q: a function of t − s";
+    out.formula = std::string("S = R(Q) R(K)ᵀ/√d,  pairs ") + (interleaved ? "(x₂ⱼ, x₂ⱼ₊₁)" : "(xⱼ, xⱼ₊d/2)")
+        + " turned by t·θⱼ,  θⱼ = " + std::to_string(int64_t(c.ropeBase)) + "^(−2j/d)";
+}
+
+void scoreTerm(PositionProfile &out, const Model &model, const Trace &trace, int T, int layer, int head)
+{
+    const ModelConfig &c = model.config;
+    const TraceEntry *b = trace.find(names::layerTensor(layer, "attn.bias"));
+    if (!b || b->tensor.rank() != 3 || head < 0 || head >= b->tensor.dim(0))
+        throw Error("the trace has no " + names::layerTensor(layer, "attn.bias") + " for head " + std::to_string(head)
+            + ": run the model first");
+    out.encoding = Tensor({T, T});
+    std::copy(
+        b->tensor.data() + int64_t(head) * T * T, b->tensor.data() + int64_t(head + 1) * T * T, out.encoding.data());
+    out.encodingColumns = "key j";
+    const std::string which = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
+    if (c.positions == PositionKind::Shaw) {
+        out.encodingTitle = "Shaw term, " + which;
+        out.formula = "S = (Q Kᵀ + Q a_clip(j−i)ᵀ)/√d,  distances clipped to ±" + std::to_string(c.relativeClip);
+        return;
+    }
+    const bool alibi = c.positions == PositionKind::Alibi;
+    out.encodingTitle = alibi ? "ALiBi bias, " + which : "T5 bias, " + which;
+    out.formula = alibi ? "S = Q Kᵀ/√d − m_h·|i − j|,  m_h = 2^(−8h/H)"
+                        : "S = Q Kᵀ/√d + b[bucket(j − i), h],  " + std::to_string(c.relativeBuckets)
+            + " buckets, log-spaced up to " + std::to_string(c.relativeMaxDistance);
+    const std::vector<float> slopes = ops::alibiSlopes(c.heads);
+    for (int h = 0; h < c.heads; ++h) {
+        std::vector<double> row;
+        for (int dist = 0; dist < T; ++dist)
+            row.push_back(alibi ? -double(slopes[size_t(h)]) * dist
+                                : double(model.relativeBias.data()[int64_t(ops::t5Bucket(-dist, !c.causal,
+                                                                       c.relativeBuckets, c.relativeMaxDistance))
+                                        * c.heads
+                                    + h]));
+        out.biasByDistance.push_back(std::move(row));
+    }
+}
+
+} // namespace
+
+PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head)
+{
+    PositionProfile out;
+    out.kind = model.config.positions;
+    out.length = tokens;
+    if (model.config.addsPositions())
+        additive(out, model, trace);
+    else if (model.config.rotatesQueriesAndKeys())
+        rotary(out, model.config, tokens);
+    else if (model.config.biasesScores())
+        scoreTerm(out, model, trace, tokens, layer, head);
+    else
+        out.formula = "X₀ = E: no positions, so attention sees a set of tokens, not a sequence";
+    return out;
+}
+
+} // namespace atlas
