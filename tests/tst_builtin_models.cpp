@@ -12,11 +12,11 @@ class TestBuiltinModels : public QObject
 {
     Q_OBJECT
 
-    // The algorithmic models are named after their task (reverse-rev: reverse with reversible blocks); austen after
-    // its text.
+    // The algorithmic models are named after their task (reverse-rev: reverse with reversible blocks; reverse-rope,
+    // -alibi, -nopos: with those positions); austen after its text.
     static std::string taskOf(const std::string &model)
     {
-        return model == "austen" ? "chars" : model == "reverse-rev" ? "reverse" : model;
+        return model == "austen" ? "chars" : model.starts_with("reverse-") ? "reverse" : model;
     }
 
     static std::vector<std::vector<double>> mass(const char *model, const char *patternName)
@@ -36,6 +36,8 @@ private slots:
         QTest::addColumn<double>("exactMatch");
         QTest::newRow("reverse") << "reverse" << 0.999 << 0.999;
         QTest::newRow("reverse-rev (reversible blocks)") << "reverse-rev" << 0.999 << 0.999;
+        QTest::newRow("reverse-rope (RoPE)") << "reverse-rope" << 0.999 << 0.999;
+        QTest::newRow("reverse-alibi (ALiBi)") << "reverse-alibi" << 0.93 << 0.68;
         QTest::newRow("copy") << "copy" << 0.99 << 0.89;
         QTest::newRow("sort") << "sort" << 0.96 << 0.81;
         QTest::newRow("parens") << "parens" << 0.99 << 0.99;
@@ -50,6 +52,14 @@ private slots:
             = evaluateOnTask(loadModel(name.toStdString()), *Task::create(taskOf(name.toStdString())), 256);
         QVERIFY2(e.tokenAccuracy >= tokenAccuracy, qPrintable(QString::number(e.tokenAccuracy)));
         QVERIFY2(e.exactMatch >= exactMatch, qPrintable(QString::number(e.exactMatch)));
+    }
+
+    // Without positions the model cannot know which letter mirrors which: about two letters in five, no whole answer.
+    void withoutPositionsReversingFails()
+    {
+        const Evaluation e = evaluateOnTask(loadModel("reverse-nopos"), *Task::create("reverse"), 256);
+        QVERIFY2(e.tokenAccuracy <= 0.45, qPrintable(QString::number(e.tokenAccuracy)));
+        QVERIFY2(e.exactMatch <= 0.01, qPrintable(QString::number(e.exactMatch)));
     }
 
     static double coverage(const char *model, const char *patternName, int layer)

@@ -103,9 +103,9 @@ void PositionsView::refresh()
     m_formula->setText(tr("%1 positions:  %2")
                            .arg(QString::fromStdString(positionKindName(p.kind)), QString::fromStdString(p.formula)));
     if (p.encoding.empty())
-        return showMessage(tr("This model has no positions. Without them attention sees a set of tokens, not a "
-                              "sequence: in a bidirectional model, permuting the input permutes the output, "
-                              "row for row."));
+        return showMessage(tr("This model has no positions: nothing tells attention where a token stands (a causal "
+                              "mask only says which tokens came before). In a bidirectional model, permuting the input "
+                              "permutes the output, row for row."));
     m_message->hide();
     m_plots->show();
     const QStringList positions = numbered(p.length);

@@ -124,7 +124,7 @@ PositionProfile positionProfile(const Model &model, const Trace &trace, int toke
     else if (model.config.biasesScores())
         scoreTerm(out, model, trace, tokens, layer, head);
     else
-        out.formula = "X₀ = E: no positions, so attention sees a set of tokens, not a sequence";
+        out.formula = "X₀ = E: no positions (a causal mask only says which tokens came before)";
     return out;
 }
 
