@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "io/npy.h"
 #include "model/model.h"
+#include "referencetesting.h"
 #include "train/backprop.h"
 #include "util/error.h"
 
@@ -26,6 +27,7 @@
 #include <memory>
 
 using namespace atlas;
+using testing::intList;
 
 namespace {
 
@@ -37,14 +39,6 @@ QString g_worstName;
 QString dataPath(const QString &relative)
 {
     return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
-}
-
-std::vector<int> intList(const QJsonValue &value)
-{
-    std::vector<int> out;
-    for (const QJsonValue &v : value.toArray())
-        out.push_back(v.toInt());
-    return out;
 }
 
 struct Case
@@ -81,22 +75,13 @@ Gradients runBackward(const Case &c)
 // Empty when max |got - want| <= kRelTol * max |want|; records the worst passing ratio.
 QString compare(const QString &name, const Tensor &got, const Tensor &want)
 {
-    if (got.shape() != want.shape())
-        return name + ": shape " + QString::fromStdString(got.shapeString()) + ", expected "
-            + QString::fromStdString(want.shapeString());
-    double maxRef = 0.0, maxDiff = 0.0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-        maxRef = std::max(maxRef, double(std::fabs(want.data()[i])));
-        maxDiff = std::max(maxDiff, std::fabs(double(got.data()[i]) - double(want.data()[i])));
-    }
-    const double rel = maxDiff / std::max(maxRef, 1e-30);
-    if (!(rel <= kRelTol))
-        return QString("%1: max |diff| %2 = %3 x max |ref| %4").arg(name).arg(maxDiff).arg(rel).arg(maxRef);
-    if (rel > g_worst) {
-        g_worst = rel;
+    double ratio = 0;
+    const QString why = testing::compareToReference(name, got, want, kRelTol, &ratio);
+    if (why.isEmpty() && ratio > g_worst) {
+        g_worst = ratio;
         g_worstName = name;
     }
-    return {};
+    return why;
 }
 
 QString errorFrom(const std::function<void()> &f)

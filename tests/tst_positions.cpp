@@ -9,6 +9,7 @@
 #include "io/npy.h"
 #include "model/model.h"
 #include "ops/ops.h"
+#include "referencetesting.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "util/error.h"
@@ -24,6 +25,7 @@
 #include <memory>
 
 using namespace atlas;
+using testing::intList;
 
 namespace {
 
@@ -32,14 +34,6 @@ constexpr double kRelTol = 1e-4;
 QString dataPath(const QString &relative)
 {
     return QStringLiteral(ATLAS_TEST_DATA "/positions/") + relative;
-}
-
-std::vector<int> intList(const QJsonValue &value)
-{
-    std::vector<int> out;
-    for (const QJsonValue &v : value.toArray())
-        out.push_back(v.toInt());
-    return out;
 }
 
 struct Case
@@ -60,22 +54,6 @@ Case loadCase(const QString &name)
     c.input.tokens = intList(o.value("tokens"));
     c.targets = intList(o.value("targets"));
     return c;
-}
-
-QString compare(const QString &name, const Tensor &got, const Tensor &want)
-{
-    if (got.shape() != want.shape())
-        return name + ": shape " + QString::fromStdString(got.shapeString()) + ", expected "
-            + QString::fromStdString(want.shapeString());
-    double maxRef = 0.0, maxDiff = 0.0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-        maxRef = std::max(maxRef, double(std::fabs(want.data()[i])));
-        maxDiff = std::max(maxDiff, std::fabs(double(got.data()[i]) - double(want.data()[i])));
-    }
-    const double rel = maxDiff / std::max(maxRef, 1e-30);
-    return rel <= kRelTol
-        ? QString()
-        : QString("%1: max |diff| %2 = %3 x max |ref| %4").arg(name).arg(maxDiff).arg(rel).arg(maxRef);
 }
 
 void addCases()
@@ -118,7 +96,7 @@ private slots:
         for (const auto &[tensor, want] : reference) {
             const TraceEntry *got = engine.trace().find(tensor);
             QVERIFY2(got, qPrintable(QString::fromStdString(tensor) + " is not in the trace"));
-            const QString why = compare(QString::fromStdString(tensor), got->tensor, want);
+            const QString why = testing::compareToReference(QString::fromStdString(tensor), got->tensor, want, kRelTol);
             QVERIFY2(why.isEmpty(), qPrintable(why));
         }
     }
@@ -139,7 +117,8 @@ private slots:
         for (const auto &[tensor, want] : reference) {
             const std::string parameter = tensor.substr(5);
             QVERIFY2(g.grads.count(parameter), parameter.c_str());
-            const QString why = compare(QString::fromStdString(tensor), g.grads.at(parameter), want);
+            const QString why
+                = testing::compareToReference(QString::fromStdString(tensor), g.grads.at(parameter), want, kRelTol);
             QVERIFY2(why.isEmpty(), qPrintable(why));
         }
     }
@@ -161,7 +140,8 @@ private slots:
             const Generator generator(c.model, std::vector<int>(c.input.tokens.begin(), c.input.tokens.begin() + n));
             Tensor row({V});
             std::copy(logits.data() + (n - 1) * V, logits.data() + n * V, row.data());
-            const QString why = compare(QString("logits after %1 tokens").arg(n), generator.lastLogits(), row);
+            const QString why = testing::compareToReference(
+                QString("logits after %1 tokens").arg(n), generator.lastLogits(), row, kRelTol);
             QVERIFY2(why.isEmpty(), qPrintable(why));
         }
     }

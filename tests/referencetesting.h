@@ -1,0 +1,44 @@
+#pragma once
+
+#include "tensor/tensor.h"
+
+#include <QJsonArray>
+#include <QJsonValue>
+#include <QString>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+// Comparing the engine's tensors with the PyTorch references under tests/data (tst_backprop, tst_positions).
+namespace atlas::testing {
+
+inline std::vector<int> intList(const QJsonValue &value)
+{
+    std::vector<int> out;
+    for (const QJsonValue &v : value.toArray())
+        out.push_back(v.toInt());
+    return out;
+}
+
+// Empty when max |got − want| <= relTol × max |want|, else what differs. `ratio`, when given, receives
+// max |got − want| / max |want|.
+inline QString compareToReference(
+    const QString &name, const Tensor &got, const Tensor &want, double relTol, double *ratio = nullptr)
+{
+    if (got.shape() != want.shape())
+        return name + ": shape " + QString::fromStdString(got.shapeString()) + ", expected "
+            + QString::fromStdString(want.shapeString());
+    double maxRef = 0.0, maxDiff = 0.0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+        maxRef = std::max(maxRef, double(std::fabs(want.data()[i])));
+        maxDiff = std::max(maxDiff, std::fabs(double(got.data()[i]) - double(want.data()[i])));
+    }
+    const double rel = maxDiff / std::max(maxRef, 1e-30);
+    if (ratio)
+        *ratio = rel;
+    return rel <= relTol ? QString()
+                         : QString("%1: max |diff| %2 = %3 x max |ref| %4").arg(name).arg(maxDiff).arg(rel).arg(maxRef);
+}
+
+} // namespace atlas::testing
