@@ -265,6 +265,19 @@ private slots:
                 QVERIFY(std::fabs(p.wavelengths[0] - 2 * M_PI) < 1e-9); // θ₀ = 1: one turn every 2π positions
                 for (int t = 1; t < T; ++t) // a function of t − s only
                     QVERIFY(std::fabs(p.similarity.data()[t * T + t - 1] - p.similarity.data()[T + 0]) < 1e-5);
+                // The drawn pairs: the last query and the key it attends to most, each turned by position·θ.
+                QCOMPARE(p.query, T - 1);
+                const Tensor &probs = engine.trace().tensor("layer.1.attn.probs");
+                const float *row = probs.data() + (2 * T + p.query) * T;
+                QCOMPARE(p.key, int(std::max_element(row, row + T) - row));
+                QCOMPARE(p.rotatedPairs.size(), size_t(4));
+                for (const PositionProfile::RotatedPair &r : p.rotatedPairs)
+                    for (const auto &[before, after, position] :
+                        {std::tuple {r.q, r.qRot, p.query}, std::tuple {r.k, r.kRot, p.key}}) {
+                        const double a = position * r.theta;
+                        QVERIFY(std::fabs(after[0] - (before[0] * std::cos(a) - before[1] * std::sin(a))) < 1e-4);
+                        QVERIFY(std::fabs(after[1] - (before[0] * std::sin(a) + before[1] * std::cos(a))) < 1e-4);
+                    }
                 continue;
             }
             // The score term is the trace's, for the chosen layer and head.

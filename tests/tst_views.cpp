@@ -122,11 +122,14 @@ void TestViews::positionsViewDrawsEachKind()
             QCOMPARE(view.encodingPlot()->matrixCols(), 6); // the score term of layer 1, head 2: query × key
             QVERIFY(view.similarityPlot()->isHidden());
             QCOMPARE(view.curvesPlot()->graphCount(), 3); // a bias line per head
+            QVERIFY(view.rotationPlot()->isHidden());
             QVERIFY(view.encodingPlot()->pooled().hasNegInf); // causal: the keys after each query are masked
         } else {
             QCOMPARE(view.encodingPlot()->matrixCols(), 4); // d = 8: four pairs
             QCOMPARE(view.similarityPlot()->matrixCols(), 6);
             QCOMPARE(view.curvesPlot()->graphCount(), 1); // the wavelengths
+            QVERIFY(!view.rotationPlot()->isHidden()); // four pairs on circles: a circle and four arrows each
+            QCOMPARE(view.rotationPlot()->itemCount(), 4 * (1 + 4 + 1) + 1);
         }
     }
 }

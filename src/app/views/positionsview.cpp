@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <limits>
 
 namespace atlas {
@@ -49,16 +50,21 @@ PositionsView::PositionsView(QWidget *parent)
     m_message->setMargin(20);
     m_plots = new QWidget(this);
     m_curves = new QCustomPlot(m_plots);
+    m_rotation = new QCustomPlot(m_plots);
     for (QWidget *plot : {static_cast<QWidget *>(m_encoding), static_cast<QWidget *>(m_similarity)})
         plot->setMinimumSize(240, 220);
     m_curves->setMinimumSize(240, 150);
+    m_rotation->setMinimumSize(240, 150);
     auto *heatmaps = new QHBoxLayout;
     heatmaps->addWidget(m_encoding, 1);
     heatmaps->addWidget(m_similarity, 1);
     auto *column = new QVBoxLayout(m_plots);
     column->setContentsMargins(0, 0, 0, 0);
     column->addLayout(heatmaps, 3);
-    column->addWidget(m_curves, 2);
+    auto *bottom = new QHBoxLayout;
+    bottom->addWidget(m_curves, 1);
+    bottom->addWidget(m_rotation, 1);
+    column->addLayout(bottom, 2);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_formula);
     layout->addWidget(m_message, 1);
@@ -68,6 +74,12 @@ PositionsView::PositionsView(QWidget *parent)
     m_curvesTitle = new QCPTextElement(m_curves, QString(), sizedFont(m_curves->font(), 11, true));
     m_curves->plotLayout()->addElement(0, 0, m_curvesTitle);
     m_curves->legend->setVisible(true);
+    m_rotation->plotLayout()->insertRow(0);
+    m_rotationTitle = new QCPTextElement(m_rotation, QString(), sizedFont(m_rotation->font(), 11, true));
+    m_rotation->plotLayout()->addElement(0, 0, m_rotationTitle);
+    m_rotation->xAxis->setVisible(false);
+    m_rotation->yAxis->setVisible(false);
+    connect(m_rotation, &QCustomPlot::afterLayout, this, &PositionsView::keepRotationRound);
     showMessage(QString::fromUtf8(kNothingComputed));
 }
 
@@ -147,6 +159,82 @@ void PositionsView::refresh()
         m_similarity->setValueLabel(tr("similarity"));
     }
     drawCurves(p);
+    drawRotation(p);
+}
+
+void PositionsView::drawRotation(const PositionProfile &p)
+{
+    m_rotation->clearItems();
+    m_rotation->setVisible(!p.rotatedPairs.empty());
+    if (p.rotatedPairs.empty())
+        return;
+    applyPlotTheme(m_rotation, m_spec.theme);
+    const QColor text = themeColors(m_spec.theme).text, grid = themeColors(m_spec.theme).axis;
+    const QColor qColour = seriesColours().at(0), kColour = seriesColours().at(1);
+    const QStringList labels = tokenLabels(m_input, p.length);
+    m_rotationTitle->setText(tr("RoPE turns query %1 '%2' by %1·θⱼ and its most-attended key %3 '%4' by "
+                                "%3·θⱼ\n(dashed: before the turn, solid: after)")
+                                 .arg(p.query)
+                                 .arg(labels.value(p.query))
+                                 .arg(p.key)
+                                 .arg(labels.value(p.key)));
+    m_rotationTitle->setFont(sizedFont(font(), 10, true));
+    m_rotationTitle->setTextColor(text);
+    const double gap = 2.7;
+    const auto arrow = [&](double cx, const double *v, double scale, const QColor &colour, bool dashed) {
+        auto *line = new QCPItemLine(m_rotation);
+        line->start->setCoords(cx, 0);
+        line->end->setCoords(cx + v[0] * scale, v[1] * scale);
+        QPen pen(colour, dashed ? 1.5 : 2.5);
+        if (dashed)
+            pen.setStyle(Qt::DashLine);
+        line->setPen(pen);
+        line->setHead(dashed ? QCPLineEnding::esNone : QCPLineEnding::esSpikeArrow);
+    };
+    for (size_t n = 0; n < p.rotatedPairs.size(); ++n) {
+        const PositionProfile::RotatedPair &r = p.rotatedPairs[n];
+        const double cx = gap * double(n);
+        const double longest = std::max({std::hypot(r.q[0], r.q[1]), std::hypot(r.k[0], r.k[1]), 1e-9});
+        auto *circle = new QCPItemEllipse(m_rotation);
+        circle->topLeft->setCoords(cx - 1, 1);
+        circle->bottomRight->setCoords(cx + 1, -1);
+        circle->setPen(QPen(grid, 1));
+        arrow(cx, r.q, 1 / longest, qColour, true);
+        arrow(cx, r.k, 1 / longest, kColour, true);
+        arrow(cx, r.qRot, 1 / longest, qColour, false);
+        arrow(cx, r.kRot, 1 / longest, kColour, false);
+        auto *caption = new QCPItemText(m_rotation);
+        caption->position->setCoords(cx, -1.15);
+        caption->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+        caption->setFont(sizedFont(font(), 9));
+        caption->setColor(text);
+        const double degrees = 180.0 / M_PI;
+        caption->setText(tr("pair %1, θ = %2\nq +%3°  k +%4°")
+                             .arg(n)
+                             .arg(formatNumber(r.theta, 3))
+                             .arg(std::fmod(p.query * r.theta * degrees, 360.0), 0, 'f', 0)
+                             .arg(std::fmod(p.key * r.theta * degrees, 360.0), 0, 'f', 0));
+    }
+    auto *legend = new QCPItemText(m_rotation);
+    legend->position->setCoords(-1.1, 1.15);
+    legend->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    legend->setFont(sizedFont(font(), 9));
+    legend->setColor(text);
+    legend->setText(tr("blue: the query's pair · orange: the key's pair"));
+    m_rotationWidth = gap * double(p.rotatedPairs.size() - 1) + 2.4;
+    m_rotation->replot();
+}
+
+void PositionsView::keepRotationRound()
+{
+    // Runs after each layout, before drawing: the axis with fewer units per pixel widens to match the other, so the
+    // circles stay round and everything still fits at any size.
+    const QRect area = m_rotation->axisRect()->rect();
+    const double width = m_rotationWidth, height = 3.4;
+    const double perPixel = std::max(width / std::max(1, area.width()), height / std::max(1, area.height()));
+    const double x = perPixel * area.width(), y = perPixel * area.height();
+    m_rotation->xAxis->setRange(-1.2 - (x - width) / 2, -1.2 + width + (x - width) / 2);
+    m_rotation->yAxis->setRange(-1.9 - (y - height) / 2, 1.5 + (y - height) / 2);
 }
 
 void PositionsView::drawCurves(const PositionProfile &p)
@@ -170,8 +258,8 @@ void PositionsView::drawCurves(const PositionProfile &p)
         m_curves->yAxis->setNumberFormat("gb");
         m_curves->xAxis->setLabel(tr("pair j"));
         m_curves->yAxis->setLabel(tr("positions per turn"));
-        m_curvesTitle->setText(tr("Each pair turns at its own rate: short wavelengths tell neighbours apart, long "
-                                  "ones tell far positions apart"));
+        m_curvesTitle->setText(tr("Each pair turns at its own rate: short wavelengths\ntell neighbours apart, "
+                                  "long ones tell far positions apart"));
         m_curves->xAxis->setRange(-0.5, double(p.wavelengths.size()) - 0.5);
         m_curves->yAxis->setRange(y.first() * 0.7, y.last() * 1.4);
     } else if (!p.biasByDistance.empty()) {

@@ -14,7 +14,9 @@ struct PositionProfile;
 // The model's positional encoding (the spec's "positions" analysis, analysis/positionprofile.h). Left: what it adds
 // or turns at each position (P for learned and sinusoidal, each RoPE pair's cos(t·θⱼ), the chosen head's score term
 // for ALiBi, T5 and Shaw). Right: how two positions relate (the cosine similarity of P's rows, RoPE's factor of
-// t − s). Below: each dimension pair's wavelength (sinusoidal, RoPE) or each head's bias against distance (ALiBi, T5).
+// t − s). Below: each dimension pair's wavelength (sinusoidal, RoPE) or each head's bias against distance (ALiBi, T5),
+// and for RoPE a query's first pairs and those of the key it attends to most, drawn on circles before and after
+// their turn.
 // The formula the engine computes heads the view.
 class PositionsView : public View
 {
@@ -28,6 +30,7 @@ public:
     HeatmapPlot *encodingPlot() const { return m_encoding; }
     HeatmapPlot *similarityPlot() const { return m_similarity; }
     QCustomPlot *curvesPlot() const { return m_curves; }
+    QCustomPlot *rotationPlot() const { return m_rotation; }
 
 protected:
     void refresh() override;
@@ -35,6 +38,8 @@ protected:
 private:
     void showMessage(const QString &text);
     void drawCurves(const PositionProfile &p);
+    void drawRotation(const PositionProfile &p);
+    void keepRotationRound();
 
     QLabel *m_formula = nullptr;
     QLabel *m_message = nullptr;
@@ -43,6 +48,9 @@ private:
     HeatmapPlot *m_similarity = nullptr;
     QCustomPlot *m_curves = nullptr;
     QCPTextElement *m_curvesTitle = nullptr;
+    double m_rotationWidth = 1;
+    QCustomPlot *m_rotation = nullptr; // RoPE: a query's and a key's pairs on circles, before and after the turn
+    QCPTextElement *m_rotationTitle = nullptr;
 };
 
 } // namespace atlas

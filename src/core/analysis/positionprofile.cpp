@@ -4,6 +4,7 @@
 #include "trace/names.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -75,6 +76,40 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T)
         + " turned by t·θⱼ,  θⱼ = " + std::to_string(int64_t(c.ropeBase)) + "^(−2j/d)";
 }
 
+// The query's pairs and those of the key it attends to most, from the trace, before and after the rotation.
+void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace, int T, int layer, int head, int query)
+{
+    const TraceEntry *q = trace.find(names::layerTensor(layer, "attn.q"));
+    const TraceEntry *k = trace.find(names::layerTensor(layer, "attn.k"));
+    const TraceEntry *qr = trace.find(names::queriesOf(layer, true));
+    const TraceEntry *kr = trace.find(names::keysOf(layer, true));
+    const TraceEntry *probs = trace.find(names::layerTensor(layer, "attn.probs"));
+    if (!q || !k || !qr || !kr || !probs || head < 0 || head >= q->tensor.dim(0))
+        return; // not computed yet: the encoding and similarity are drawn without the pairs
+    const int64_t d = c.headDim();
+    out.query = query < 0 || query >= T ? T - 1 : query;
+    const float *row = probs->tensor.data() + (int64_t(head) * T + out.query) * T;
+    out.key = int(std::max_element(row, row + T) - row);
+    const auto at = [&](const Tensor &t, int position, int64_t dim) {
+        return double(t.data()[(int64_t(head) * T + position) * d + dim]);
+    };
+    const bool interleaved = c.positions == PositionKind::Rope;
+    for (int64_t j = 0; j < std::min<int64_t>(4, d / 2); ++j) {
+        const int64_t a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + d / 2;
+        PositionProfile::RotatedPair p {};
+        p.q[0] = at(q->tensor, out.query, a);
+        p.q[1] = at(q->tensor, out.query, b);
+        p.k[0] = at(k->tensor, out.key, a);
+        p.k[1] = at(k->tensor, out.key, b);
+        p.qRot[0] = at(qr->tensor, out.query, a);
+        p.qRot[1] = at(qr->tensor, out.query, b);
+        p.kRot[0] = at(kr->tensor, out.key, a);
+        p.kRot[1] = at(kr->tensor, out.key, b);
+        p.theta = ops::ropeFrequency(j, d, c.ropeBase);
+        out.rotatedPairs.push_back(p);
+    }
+}
+
 void scoreTerm(PositionProfile &out, const Model &model, const Trace &trace, int T, int layer, int head)
 {
     const ModelConfig &c = model.config;
@@ -112,16 +147,17 @@ void scoreTerm(PositionProfile &out, const Model &model, const Trace &trace, int
 
 } // namespace
 
-PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head)
+PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head, int query)
 {
     PositionProfile out;
     out.kind = model.config.positions;
     out.length = tokens;
     if (model.config.addsPositions())
         additive(out, model, trace);
-    else if (model.config.rotatesQueriesAndKeys())
+    else if (model.config.rotatesQueriesAndKeys()) {
         rotary(out, model.config, tokens);
-    else if (model.config.biasesScores())
+        rotatedPairs(out, model.config, trace, tokens, layer, head, query);
+    } else if (model.config.biasesScores())
         scoreTerm(out, model, trace, tokens, layer, head);
     else
         out.formula = "X₀ = E: no positions (a causal mask only says which tokens came before)";

@@ -28,10 +28,24 @@ struct PositionProfile
     // ALiBi and T5, per head: the term a query adds to a key d = 0, 1, … T−1 positions behind it.
     std::vector<std::vector<double>> biasByDistance;
     std::string formula; // the kind's formula, as the engine computes it
+
+    // RoPE only: one query of the chosen head and the key it attends to most, pair by pair (the first pairs, which
+    // turn fastest), before and after the rotation. q_rot · k_rot sums, over the pairs, |q||k| cos of the angle
+    // between them, and that angle is the angle before rotation plus (query − key)·θⱼ.
+    struct RotatedPair
+    {
+        double q[2], k[2]; // the pair before the rotation
+        double qRot[2], kRot[2]; // after: turned by query·θⱼ and key·θⱼ
+        double theta; // θⱼ
+    };
+    int query = -1, key = -1;
+    std::vector<RotatedPair> rotatedPairs;
 };
 
 // `layer` and `head` choose the score term shown for ALiBi, T5 and Shaw (from the trace; Shaw's depends on the
-// queries). Throws atlas::Error when the trace lacks what the kind needs.
-PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head);
+// queries) and RoPE's rotated pairs, for `query` (−1: the last position). Throws atlas::Error when the trace lacks
+// what the kind needs.
+PositionProfile positionProfile(
+    const Model &model, const Trace &trace, int tokens, int layer, int head, int query = -1);
 
 } // namespace atlas

@@ -273,27 +273,37 @@ AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
             + ".");
     const int layer = std::clamp(spec.layer, 0, c.model->config.layers - 1);
     const int head = std::clamp(spec.head, 0, c.model->config.heads - 1);
-    const bool needsTrace = c.model->config.addsPositions() || c.model->config.biasesScores();
-    const std::string source
-        = c.model->config.addsPositions() ? "pos.encoding" : names::layerTensor(layer, "attn.bias");
-    const TraceEntry *entry = needsTrace ? c.trace->find(source) : nullptr;
-    if (needsTrace && !entry)
+    // The traced tensor the profile reads (RoPE's pairs come from the rotated queries, when computed).
+    const ModelConfig &config = c.model->config;
+    const std::string source = config.addsPositions() ? "pos.encoding"
+        : config.biasesScores()                       ? names::layerTensor(layer, "attn.bias")
+                                                      : names::queriesOf(layer, true);
+    const TraceEntry *entry = config.positions == PositionKind::None ? nullptr : c.trace->find(source);
+    if (!entry && (config.addsPositions() || config.biasesScores()))
         return problem(notComputedText(c.program.get(), source));
     AnalysisRequest r;
     r.key = "positions/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/" + std::to_string(head) + "/"
-        + std::to_string(c.tokens) + (entry ? identity(entry->tensor) : std::string());
+        + std::to_string(spec.query) + "/" + std::to_string(c.tokens)
+        + (entry ? identity(entry->tensor) : std::string());
     r.pinned = {c.model->wte};
     if (entry)
         r.pinned.push_back(entry->tensor);
-    r.run = [model = c.model, trace = c.trace, T = c.tokens, layer, head](const std::atomic<bool> &) {
-        const auto start = Clock::now();
-        auto result = std::make_shared<PositionsAnalysis>();
-        result->layer = layer;
-        result->head = head;
-        result->profile = positionProfile(*model, *trace, T, layer, head);
-        result->milliseconds = millisecondsSince(start);
-        return std::shared_ptr<const ViewAnalysis>(result);
-    };
+    const TraceEntry *probs
+        = config.rotatesQueriesAndKeys() ? c.trace->find(names::layerTensor(layer, "attn.probs")) : nullptr;
+    if (probs) { // the pairs show the key the query attends to most
+        r.key += identity(probs->tensor);
+        r.pinned.push_back(probs->tensor);
+    }
+    r.run
+        = [model = c.model, trace = c.trace, T = c.tokens, layer, head, query = spec.query](const std::atomic<bool> &) {
+              const auto start = Clock::now();
+              auto result = std::make_shared<PositionsAnalysis>();
+              result->layer = layer;
+              result->head = head;
+              result->profile = positionProfile(*model, *trace, T, layer, head, query);
+              result->milliseconds = millisecondsSince(start);
+              return std::shared_ptr<const ViewAnalysis>(result);
+          };
     return r;
 }
 
