@@ -19,6 +19,8 @@
 
 #include <QTest>
 
+#include <map>
+
 class TestCli : public QObject
 {
     Q_OBJECT
@@ -83,6 +85,40 @@ private slots:
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("--positions t5") && r.err.contains("no learned t5 parameters"), qPrintable(r.err));
         QVERIFY(!QFile::exists(dir.filePath("t5")));
+    }
+
+    // The router's tensors, with the capacity the factor gives: ⌈0.5 · 12 / 4⌉ = 2 tokens per expert.
+    void dumpWritesTheRouterAtAChosenCapacity()
+    {
+        QTemporaryDir dir;
+        const QStringList base
+            = {"dump", "--model", ATLAS_TEST_DATA "/moe/switch", "--tokens", "3,17,22,8,0,25,29,11,5,14,3,9"};
+        auto r = run(base + QStringList {"--capacity-factor", "0.5", "--out", dir.filePath("half")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto npy
+            = [&](const QString &name) { return atlas::readNpy(dir.filePath("half/" + name).toStdString()); };
+        QCOMPARE(npy("layer.0.router.logits.npy").shape(), (atlas::Shape {12, 4}));
+        QCOMPARE(npy("layer.1.router.probs.npy").shape(), (atlas::Shape {12, 4}));
+        QCOMPARE(npy("layer.0.router.capacity.npy").shape(), atlas::Shape {});
+        QCOMPARE(npy("layer.0.router.capacity.npy").data()[0], 2.0f);
+        QCOMPARE(npy("layer.0.router.aux_loss.npy").shape(), atlas::Shape {});
+        const atlas::Tensor expert = npy("layer.0.router.expert.npy");
+        QCOMPARE(expert.shape(), (atlas::Shape {12}));
+        std::map<float, int> load;
+        for (float e : expert.values())
+            ++load[e];
+        QVERIFY(load[-1.0f] >= 12 - 2 * 4); // at most 8 tokens fit four experts of 2
+        for (const auto &[e, count] : load)
+            QVERIFY(e < 0 || count <= 2);
+        QFile manifest(dir.filePath("half/manifest.json"));
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(manifest.readAll()).object()["capacity_factor"].toDouble(), 0.5);
+
+        r = run({"dump", "--model", ATLAS_TEST_DATA "/gpt2_tiny", "--tokens", "3,17", "--capacity-factor", "2", "--out",
+            dir.filePath("dense")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--capacity-factor: this model has no mixture-of-experts layers"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.filePath("dense")));
     }
 
     void renderWritesPngSvgAndPdf()

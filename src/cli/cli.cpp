@@ -23,6 +23,7 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           an efficient attention kernel, in the listed layers (default: all)
       [--positions sinusoidal|rope|rope-half|alibi|none]
                                           the same weights with another positional encoding
+      [--capacity-factor X]               a mixture-of-experts model routing with room for X · T / E tokens
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]
@@ -34,7 +35,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas generate --model M --text "..." [--steps N --temperature T --top-k K --seed S]
                                           generate with a KV cache, printing its growth
   transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --lr LR --seed S --resume]
-      [--reversible] [--positions KIND] [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C]
+      [--reversible] [--positions KIND] [--experts E --expert-top-k K --capacity-factor X]
+      [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C]
                                           train a model, saving a resumable state in DIR every --save-every steps
   transformer-atlas memory (--model M | --shape LxHxD) --length T [--batch B] [--strategy S]
       [--checkpoint-every K --ffn-chunks C --repeat R --json FILE]

@@ -24,6 +24,8 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
     const int width = 30, filled = int(double(r.step) / total * width);
     std::fprintf(stderr, "\r[%s%s] %5d/%d  loss %.4f  lr %.2e  %6.0f tok/s", std::string(size_t(filled), '#').c_str(),
         std::string(size_t(width - filled), '.').c_str(), r.step, total, r.loss, r.learningRate, r.tokensPerSecond);
+    if (r.routerLoss > 0)
+        std::fprintf(stderr, "  router loss %.4f", r.routerLoss);
     if (eval)
         std::fprintf(stderr, "  held-out loss %.4f, token accuracy %.1f%%, exact %.1f%%\n", eval->loss,
             100 * eval->tokenAccuracy, 100 * eval->exactMatch);
@@ -33,14 +35,15 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 } // namespace
 
 // train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
-//        --save-every K --description TEXT --layers L --heads H --d-model D --reversible --positions KIND]
+//        --save-every K --description TEXT --layers L --heads H --d-model D --reversible --positions KIND
+//        --experts E --expert-top-k K --capacity-factor X]
 //        [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "save-every", "description",
             "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks",
-            "positions"},
+            "positions", "experts", "expert-top-k", "capacity-factor"},
         {"resume", "reversible"});
     const std::string out = args.required("out");
     if (args.has("checkpoint-every") && args.value("memory-strategy") != "checkpoint")
@@ -63,9 +66,10 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        if (args.flag("reversible") || args.has("positions"))
-            throw Error(std::string(args.flag("reversible") ? "--reversible" : "--positions")
-                + " makes a new model; a resumed run keeps the model it was trained with");
+        for (const char *option : {"reversible", "positions", "experts", "expert-top-k", "capacity-factor"})
+            if (args.has(option) || (std::string(option) == "reversible" && args.flag(option)))
+                throw Error(std::string("--") + option
+                    + " makes a new model; a resumed run keeps the model it was trained with");
         trainer = Trainer::resume(out, memory);
         std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
@@ -86,6 +90,11 @@ int trainCommand(const CommandArgs &argv)
         o.seed = uint64_t(args.intValue("seed", 1));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
+        run.experts = args.intValue("experts", 0);
+        run.expertTopK = args.intValue("expert-top-k", 1);
+        run.capacityFactor = args.doubleValue("capacity-factor", 0.0, 1e-6, 1024.0);
+        if ((args.has("expert-top-k") || args.has("capacity-factor")) && run.experts == 0)
+            throw Error("--expert-top-k and --capacity-factor set up the experts: give --experts E too");
         if (memory)
             o.memory = *memory;
         trainer = newTrainer(run);

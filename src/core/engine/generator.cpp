@@ -90,11 +90,13 @@ void Generator::feed(int token)
         if (!pre)
             ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
         pre ? ops::layernorm_forward(h, mid, b.ln2Weight, b.ln2Bias, c.lnEpsilon) : void(h = mid);
-        ops::linear_forward(up, h, b.fcWeight, b.fcBias);
-        c.activation == Activation::Relu           ? ops::relu_forward(act, up)
-            : c.activation == Activation::GeluTanh ? ops::gelu_tanh_forward(act, up)
-                                                   : ops::gelu_erf_forward(act, up);
-        ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
+        if (c.isMoeLayer(l)) {
+            routeAlone(down, h, b);
+        } else {
+            ops::linear_forward(up, h, b.fcWeight, b.fcBias);
+            ops::activation_forward(act, up, c.activation);
+            ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
+        }
         x.matrix() = mid.matrix() + down.matrix();
         if (!pre)
             ops::layernorm_forward(x, Tensor(x), b.ln2Weight, b.ln2Bias, c.lnEpsilon);
@@ -105,6 +107,21 @@ void Generator::feed(int token)
     Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->wte.matrix().transpose();
     m_tokens.push_back(token);
     ++m_cached;
+}
+
+// A mixture-of-experts layer on the one new token: routed alone, it always fits its experts' capacity (so this matches
+// the whole-sequence forward pass only where that one dropped nothing: docs/models.md, "Mixture of experts").
+void Generator::routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) const
+{
+    const ModelConfig &c = m_model->config;
+    Tensor logits({1, c.experts}), probs({1, c.experts}), choice({1, c.expertTopK}), gate({1, c.expertTopK});
+    logits.matrix().noalias() = x.matrix() * b.routerWeight.matrix();
+    ops::softmax_forward(probs, logits);
+    ops::router_route(choice, gate, probs, 1);
+    std::vector<ops::FfnWeights> experts;
+    for (const ExpertWeights &e : b.experts)
+        experts.push_back({e.fcWeight, e.fcBias, e.fcProjWeight, e.fcProjBias, c.activation});
+    ops::moe_forward(out, x, choice, gate, experts);
 }
 
 // The position term of query `pos` against keys 0 … pos, [H, 1, pos + 1]; empty for kinds without one.

@@ -40,6 +40,7 @@ public:
 private:
     void feed(int token);
     Tensor positionBias(int layer, const Tensor &q, int pos) const;
+    void routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) const;
 
     std::shared_ptr<const Model> m_model;
     SamplingOptions m_options;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace atlas {
 
@@ -26,6 +27,14 @@ attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec
         spec.params["seed"] = std::to_string(base + long(layer) * heads + head);
     }
     return spec;
+}
+
+// A capacity factor as people write it: 1.25, 2, 0.5.
+std::string formatFactor(float factor)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", double(factor));
+    return text;
 }
 
 std::string activationFormula(Activation act)
@@ -79,6 +88,7 @@ public:
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
     void chunkedMlp(int i, const std::string &in);
+    void mixtureOfExperts(int i, const std::string &in);
     void head();
     Program take() { return std::move(m_program); }
 
@@ -340,6 +350,8 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
 
 void ProgramBuilder::mlp(int i, const std::string &in)
 {
+    if (m_c.isMoeLayer(i))
+        return mixtureOfExperts(i, in);
     if (m_ffnChunks > 1)
         return chunkedMlp(i, in);
     const std::string p = names::layerPrefix(i);
@@ -371,6 +383,55 @@ void ProgramBuilder::chunkedMlp(int i, const std::string &in)
             ops::ffn_chunked_forward(o, x, {b.fcWeight, b.fcBias, b.fcProjWeight, b.fcProjBias, act}, chunks);
         });
     m_program.ops.back().name = p + "mlp";
+}
+
+// Switch Transformer's feed-forward sub-layer (Fedus et al. 2021): a router sends each token to its top-k experts,
+// each expert takes at most `capacity` tokens, and the router probability scales what the expert returns.
+void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
+{
+    const std::string p = names::layerPrefix(i);
+    const int64_t D = m_c.dModel, E = m_c.experts, K = m_c.expertTopK;
+    unary(p + "router.logits", "router", i, in, {T, E}, "L = X W_r  (" + std::to_string(E) + " experts)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            o.matrix().noalias() = x.matrix() * m.blocks[size_t(i)].routerWeight.matrix();
+        });
+    unary(p + "router.probs", "router softmax", i, p + "router.logits", {T, E}, "pᵢ(x) = exp(Lᵢ) / Σⱼ exp(Lⱼ)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    const int64_t capacity = ops::expert_capacity(m_c.capacityFactor, T, int(E));
+    const std::string top = K == 1 ? "the most probable expert" : "the " + std::to_string(K) + " most probable experts";
+    add(p + "route", "route", i, {p + "router.logits", p + "router.probs"},
+        {{p + "router.choice", {T, K},
+             "each token to " + top + ", while it has room: capacity ⌈" + formatFactor(m_c.capacityFactor) + " · "
+                 + std::to_string(T) + " / " + std::to_string(E) + "⌉ = " + std::to_string(capacity)
+                 + " tokens, filled in sequence order; −1 = dropped"},
+            {p + "router.gate", {T, K}, "g = p_e(x) of the chosen expert e (0 when dropped)"},
+            {p + "router.expert", {T}, "the top-1 expert of each token, −1 when its buffer was full"},
+            {p + "router.capacity", {}, "⌈capacity factor · T / E⌉"},
+            {p + "router.aux_loss", {}, "E · Σᵢ fᵢ Pᵢ  (fᵢ: tokens whose top-1 is i, Pᵢ: mean pᵢ(x); 1 when balanced)"},
+            {p + "router.z_loss", {}, "(1/T) Σ_t (log Σᵢ exp L_tᵢ)²"}},
+        [p, T = T, K, capacity](const Model &, const Input &, const Trace &tr) {
+            const Tensor &logits = tr.tensor(p + "router.logits"), &probs = tr.tensor(p + "router.probs");
+            Tensor choice({T, K}), gate({T, K}), expert({T});
+            ops::router_route(choice, gate, probs, capacity);
+            for (int64_t t = 0; t < T; ++t)
+                expert.data()[t] = choice.matrix()(t, 0);
+            return Outputs {std::move(choice), std::move(gate), std::move(expert), Tensor({}, float(capacity)),
+                Tensor({}, ops::router_aux_loss(probs)), Tensor({}, ops::router_z_loss(logits))};
+        });
+    const Activation act = m_c.activation;
+    add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
+        {{p + "mlp.down", {T, D},
+            "M_t = Σ g · FFN_e(x_t) over the experts e that took token t, FFN_e(x) = act(x W_fc,e + b_fc,e) W_proj,e + "
+            "b_proj,e; M_t = 0 for a dropped token (the residual carries it)"}},
+        [i, in, p, act](const Model &m, const Input &, const Trace &tr) {
+            const Tensor &x = tr.tensor(in);
+            std::vector<ops::FfnWeights> experts;
+            for (const ExpertWeights &e : m.blocks[size_t(i)].experts)
+                experts.push_back({e.fcWeight, e.fcBias, e.fcProjWeight, e.fcProjBias, act});
+            Tensor o(x.shape());
+            ops::moe_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), experts);
+            return Outputs {std::move(o)};
+        });
 }
 
 void ProgramBuilder::block(int i)

@@ -44,11 +44,20 @@ std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
                 {p + "attn.c_proj.bias", {D}},
                 {p + "ln_2.weight", {D}},
                 {p + "ln_2.bias", {D}},
-                {p + "mlp.c_fc.weight", {D, F}},
-                {p + "mlp.c_fc.bias", {F}},
-                {p + "mlp.c_proj.weight", {F, D}},
-                {p + "mlp.c_proj.bias", {D}},
             });
+        if (!c.isMoeLayer(i)) {
+            slots.insert(slots.end(),
+                {{p + "mlp.c_fc.weight", {D, F}}, {p + "mlp.c_fc.bias", {F}}, {p + "mlp.c_proj.weight", {F, D}},
+                    {p + "mlp.c_proj.bias", {D}}});
+            continue;
+        }
+        slots.push_back({p + "mlp.router.weight", {D, c.experts}});
+        for (int e = 0; e < c.experts; ++e) {
+            const std::string x = names::expertPrefix(i, e);
+            slots.insert(slots.end(),
+                {{x + "c_fc.weight", {D, F}}, {x + "c_fc.bias", {F}}, {x + "c_proj.weight", {F, D}},
+                    {x + "c_proj.bias", {D}}});
+        }
     }
     slots.push_back({"ln_f.weight", {D}});
     slots.push_back({"ln_f.bias", {D}});
@@ -75,10 +84,21 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
         out[p + "attn.c_proj.bias"] = &b.attnProjBias;
         out[p + "ln_2.weight"] = &b.ln2Weight;
         out[p + "ln_2.bias"] = &b.ln2Bias;
-        out[p + "mlp.c_fc.weight"] = &b.fcWeight;
-        out[p + "mlp.c_fc.bias"] = &b.fcBias;
-        out[p + "mlp.c_proj.weight"] = &b.fcProjWeight;
-        out[p + "mlp.c_proj.bias"] = &b.fcProjBias;
+        if (!m.config.isMoeLayer(int(i))) {
+            out[p + "mlp.c_fc.weight"] = &b.fcWeight;
+            out[p + "mlp.c_fc.bias"] = &b.fcBias;
+            out[p + "mlp.c_proj.weight"] = &b.fcProjWeight;
+            out[p + "mlp.c_proj.bias"] = &b.fcProjBias;
+            continue;
+        }
+        out[p + "mlp.router.weight"] = &b.routerWeight;
+        for (size_t e = 0; e < b.experts.size(); ++e) {
+            const std::string x = names::expertPrefix(int(i), int(e));
+            out[x + "c_fc.weight"] = &b.experts[e].fcWeight;
+            out[x + "c_fc.bias"] = &b.experts[e].fcBias;
+            out[x + "c_proj.weight"] = &b.experts[e].fcProjWeight;
+            out[x + "c_proj.bias"] = &b.experts[e].fcProjBias;
+        }
     }
     return out;
 }
@@ -107,7 +127,7 @@ Model Model::load(const std::string &directory)
     m.config = ModelConfig::fromJson(readFile(configPath, limits::kSpecBytes), configPath);
     m.directory = directory;
     m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-    m.blocks.resize(static_cast<size_t>(m.config.layers));
+    m.allocateBlocks();
 
     const std::string weightsPath = (dir / "model.safetensors").string();
     if (!fs::exists(weightsPath))
@@ -146,7 +166,7 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
     Model m;
     m.config = config;
     m.name = "random";
-    m.blocks.resize(static_cast<size_t>(config.layers));
+    m.allocateBlocks();
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
     for (const ParamSlot &slot : expectedParameters(config)) {
@@ -178,6 +198,25 @@ Model Model::withPositions(PositionKind kind, const std::string &field) const
     for (BlockWeights &b : m.blocks)
         b.relativeKey = Tensor();
     return m;
+}
+
+Model Model::withCapacityFactor(double factor, const std::string &field) const
+{
+    if (!config.hasExperts())
+        throw Error(field + ": this model has no mixture-of-experts layers (its config.json has no atlas_experts)");
+    if (!(factor > 0 && factor <= 1024))
+        throw Error(field + ": the capacity factor must be in (0, 1024], is " + std::to_string(factor));
+    Model m = *this;
+    m.config.capacityFactor = float(factor);
+    return m;
+}
+
+void Model::allocateBlocks()
+{
+    blocks.assign(size_t(config.layers), BlockWeights {});
+    for (int i = 0; i < config.layers; ++i)
+        if (config.isMoeLayer(i))
+            blocks[size_t(i)].experts.resize(size_t(config.experts));
 }
 
 std::map<std::string, const Tensor *> Model::parameters() const

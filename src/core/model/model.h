@@ -10,6 +10,13 @@
 
 namespace atlas {
 
+// One expert of a mixture-of-experts layer: a feed-forward network of its own, as mlp's.
+struct ExpertWeights
+{
+    Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.experts.{e}.c_fc)
+    Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.experts.{e}.c_proj)
+};
+
 // One block's parameters, in GPT-2's Conv1D layout: weights are [in, out], so y = x W + b.
 struct BlockWeights
 {
@@ -17,8 +24,10 @@ struct BlockWeights
     Tensor attnWeight, attnBias; // [D, 3D], [3D]   (c_attn: Q | K | V)
     Tensor attnProjWeight, attnProjBias; // [D, D], [D] (c_proj)
     Tensor ln2Weight, ln2Bias; // [D]
-    Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.c_fc)
-    Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj)
+    Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.c_fc; empty in a mixture-of-experts layer)
+    Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj; empty in a mixture-of-experts layer)
+    Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router), or empty
+    std::vector<ExpertWeights> experts; // E of them in a mixture-of-experts layer
     Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
 };
 
@@ -47,6 +56,13 @@ public:
     // any kind without learned parameters (sinusoidal, rope, rope-half, alibi, none), or the model's own. Throws
     // atlas::Error naming `field` when the kind needs a table the model does not have, or does not fit its heads.
     Model withPositions(PositionKind kind, const std::string &field) const;
+
+    // One empty BlockWeights per layer, with room for its experts: the parameters() map then names every slot.
+    void allocateBlocks();
+
+    // This model routing with another capacity factor (`dump --capacity-factor`, the Experts view's slider). Throws
+    // atlas::Error naming `field` for a model without experts or a factor outside (0, 1024].
+    Model withCapacityFactor(double factor, const std::string &field) const;
 
     // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight").
     std::map<std::string, const Tensor *> parameters() const;

@@ -27,7 +27,8 @@ struct IntKey
 constexpr IntKey kLayers {"n_layer", 1, 256}, kHeads {"n_head", 1, 1024}, kEmbd {"n_embd", 1, 65536},
     kInner {"n_inner", 1, 1 << 20}, kVocab {"vocab_size", 1, 1 << 24}, kPositions {"n_positions", 1, 1 << 20},
     kCtx {"n_ctx", 1, 1 << 20}, kClip {"atlas_relative_clip", 1, 4096}, kBuckets {"atlas_relative_buckets", 2, 4096},
-    kMaxDistance {"atlas_relative_max_distance", 2, 1 << 20};
+    kMaxDistance {"atlas_relative_max_distance", 2, 1 << 20}, kExperts {"atlas_experts", 0, 1024},
+    kTopK {"atlas_expert_top_k", 1, 1024};
 
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source)
 {
@@ -147,6 +148,18 @@ void ModelConfig::validate(const std::string &source) const
         "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
     require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,
         "atlas_relative_max_distance must exceed half of atlas_relative_buckets");
+    require(experts != 1, "atlas_experts must be 0 (dense feed-forward layers) or at least 2");
+    require(experts == 0 || (expertTopK >= 1 && expertTopK <= experts),
+        "atlas_expert_top_k must be in 1..atlas_experts (" + std::to_string(experts) + "), is "
+            + std::to_string(expertTopK));
+    require(capacityFactor > 0 && capacityFactor <= 1024,
+        "atlas_capacity_factor must be in (0, 1024], is " + std::to_string(capacityFactor));
+    require(routerAuxLossCoef >= 0 && routerZLossCoef >= 0,
+        "atlas_router_aux_loss_coef and atlas_router_z_loss_coef must not be negative");
+    for (int layer : moeLayers)
+        require(layer >= 0 && layer < layers,
+            "atlas_moe_layers names layer " + std::to_string(layer) + ", the model has layers 0.."
+                + std::to_string(layers - 1));
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
 }
@@ -189,6 +202,24 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     if (j.contains("atlas_reversible") && !j["atlas_reversible"].is_boolean())
         throw Error(source + ": key 'atlas_reversible' must be true or false");
     c.reversible = j.value("atlas_reversible", false);
+    c.experts = readInt(j, kExperts, 0, source);
+    c.expertTopK = readInt(j, kTopK, 1, source);
+    if (j.contains("atlas_capacity_factor"))
+        c.capacityFactor = float(jsonNumber(j, "atlas_capacity_factor", 1e-6, 1024.0, source));
+    if (j.contains("atlas_router_aux_loss_coef"))
+        c.routerAuxLossCoef = float(jsonNumber(j, "atlas_router_aux_loss_coef", 0.0, 1e6, source));
+    if (j.contains("atlas_router_z_loss_coef"))
+        c.routerZLossCoef = float(jsonNumber(j, "atlas_router_z_loss_coef", 0.0, 1e6, source));
+    if (j.contains("atlas_moe_layers")) {
+        const json &layersJson = j["atlas_moe_layers"];
+        if (!layersJson.is_array() || layersJson.size() > size_t(kLayers.maximum))
+            throw Error(source + ": key 'atlas_moe_layers' must be a list of layer numbers");
+        for (const json &layer : layersJson) {
+            if (!layer.is_number_integer())
+                throw Error(source + ": key 'atlas_moe_layers' must be a list of layer numbers");
+            c.moeLayers.push_back(int(std::clamp<int64_t>(layer.get<int64_t>(), -1, kLayers.maximum)));
+        }
+    }
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
@@ -227,6 +258,15 @@ std::string ModelConfig::toJson() const
     if (positions == PositionKind::T5) {
         j["atlas_relative_buckets"] = relativeBuckets;
         j["atlas_relative_max_distance"] = relativeMaxDistance;
+    }
+    if (experts > 0) {
+        j["atlas_experts"] = experts;
+        j["atlas_expert_top_k"] = expertTopK;
+        j["atlas_capacity_factor"] = capacityFactor;
+        j["atlas_router_aux_loss_coef"] = routerAuxLossCoef;
+        j["atlas_router_z_loss_coef"] = routerZLossCoef;
+        if (!moeLayers.empty())
+            j["atlas_moe_layers"] = moeLayers;
     }
     return j.dump(2) + "\n";
 }

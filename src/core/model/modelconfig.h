@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ struct ModelConfig
     // atlas_reversible: reversible blocks (Gomez et al. 2017; Reformer): two streams, Y₁ = X₁ + Attn(LN₁(X₂)),
     // Y₂ = X₂ + FFN(LN₂(Y₁)), both starting as the embedding, averaged before ln_f (docs/models.md). Pre-LN only.
     bool reversible = false;
+    // Switch Transformer feed-forward layers (Fedus et al. 2021; docs/models.md, "Mixture of experts"):
+    int experts = 0; // atlas_experts: E experts per MoE layer, 0 for dense FFNs everywhere
+    int expertTopK = 1; // atlas_expert_top_k: experts per token (Switch: 1)
+    float capacityFactor = 1.25f; // atlas_capacity_factor: capacity = ⌈factor · T / E⌉ tokens per expert
+    std::vector<int> moeLayers; // atlas_moe_layers: the layers with experts; empty means every layer
+    float routerAuxLossCoef = 0.01f; // atlas_router_aux_loss_coef: α of the load-balancing loss in training
+    float routerZLossCoef = 0.001f; // atlas_router_z_loss_coef: weight of the router z-loss in training
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty
@@ -57,6 +65,13 @@ struct ModelConfig
     {
         return positions == PositionKind::Alibi || positions == PositionKind::Shaw || positions == PositionKind::T5;
     }
+    // Whether block `layer`'s feed-forward sub-layer is a mixture of experts.
+    bool isMoeLayer(int layer) const
+    {
+        return experts > 0
+            && (moeLayers.empty() || std::find(moeLayers.begin(), moeLayers.end(), layer) != moeLayers.end());
+    }
+    bool hasExperts() const { return experts > 0; }
     // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.
     static ModelConfig gpt2Small();
     void validate(const std::string &source) const; // throws atlas::Error naming source and field

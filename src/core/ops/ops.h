@@ -169,6 +169,35 @@ void ffn_chunked_forward(Tensor &out, const Tensor &inp, const FfnWeights &w, in
 void ffn_chunked_backward(
     Tensor &dinp, const FfnGradients &g, const Tensor &dout, const Tensor &inp, const FfnWeights &w, int chunks);
 
+// ---- moe.cpp: Switch Transformer routing (Fedus et al. 2021; docs/models.md, "Mixture of experts")
+
+// Tokens each expert may take: ⌈factor · tokens / experts⌉, at least 1.
+int64_t expert_capacity(double factor, int64_t tokens, int experts);
+// probs (T,E) the router's softmax; choice, gate (T,K) for top-K routing. choice[t,r] is token t's r-th most
+// probable expert (the lower index on a tie), or −1 when that expert was already full; gate[t,r] is its router
+// probability (0 when dropped). Buffers fill rank by rank, every token's first choice before any second one
+// (GShard), and within a rank in sequence order: the dropped tokens are exactly each expert's overflow.
+void router_route(Tensor &choice, Tensor &gate, const Tensor &probs, int64_t capacity);
+// fᵢ, the fraction of the T tokens whose most probable expert is i (before any drop).
+std::vector<float> router_top1_fractions(const Tensor &probs);
+// Switch's load-balancing loss E · Σᵢ fᵢ · Pᵢ, Pᵢ the mean router probability of expert i. 1 when balanced.
+float router_aux_loss(const Tensor &probs);
+// dprobs += coef · ∂(E Σᵢ fᵢ Pᵢ)/∂probs = coef · E · fᵢ / T (f is a count: no gradient flows through it).
+void router_aux_loss_backward(Tensor &dprobs, const Tensor &probs, float coef);
+// The router z-loss (ST-MoE, Zoph et al. 2022): (1/T) Σ_t (log Σᵢ exp(logits_ti))².
+float router_z_loss(const Tensor &logits);
+// dlogits += coef · 2 z_t softmax(logits_t) / T; probs = softmax(logits).
+void router_z_loss_backward(Tensor &dlogits, const Tensor &logits, const Tensor &probs, float coef);
+// x, out (T,D): out_t = Σ_r gate[t,r] · FFN_choice[t,r](x_t) over the kept choices (0 for a token every expert
+// dropped: the residual carries it). experts[e] are expert e's weights.
+void moe_forward(
+    Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts);
+// Adds into dx (T,D), dgate (T,K) and each expert's gradients; recomputes each expert on its rows.
+void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g, const Tensor &dout, const Tensor &x,
+    const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts);
+// dprobs (T,E) += dgate (T,K) at each kept choice: gate[t,r] = probs[t, choice[t,r]].
+void router_gate_backward(Tensor &dprobs, const Tensor &dgate, const Tensor &choice);
+
 // ---- loss.cpp
 
 // losses is (T); logits is (T,V); targets are T ids in [0,V) or -1 (not counted). losses[t] is

@@ -52,6 +52,11 @@ std::string parameterPrefix(int layer)
     return "h." + std::to_string(layer) + ".";
 }
 
+std::string expertPrefix(int layer, int expert)
+{
+    return parameterPrefix(layer) + "mlp.experts." + std::to_string(expert) + ".";
+}
+
 std::string gradientOf(std::string_view parameter)
 {
     return std::string("grad.").append(parameter);

@@ -30,6 +30,8 @@ std::string keysOf(int layer, bool rotated);
 
 // "h.{layer}." — the prefix of block `layer`'s parameters in model.safetensors (Hugging Face GPT-2 layout).
 std::string parameterPrefix(int layer);
+// "h.{layer}.mlp.experts.{expert}." — the prefix of one expert's parameters in a mixture-of-experts layer.
+std::string expertPrefix(int layer, int expert);
 // "grad.{parameter}", the trace name `dump --grads` gives a parameter's gradient.
 std::string gradientOf(std::string_view parameter);
 

@@ -13,6 +13,7 @@ namespace atlas {
 void Gradients::zero()
 {
     loss = 0.0f;
+    routerLoss = 0.0f;
     for (auto &[name, g] : grads) {
         float *data = g.data();
         parallelFor(

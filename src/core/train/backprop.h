@@ -15,6 +15,9 @@ namespace atlas {
 struct Gradients
 {
     float loss = 0.0f; // mean cross-entropy over the positions whose target is not -1
+    // Σ over mixture-of-experts layers of α·aux_loss + β·z_loss (ModelConfig's coefficients): differentiated with
+    // the loss, reported apart from it.
+    float routerLoss = 0.0f;
     std::map<std::string, Tensor> grads; // d loss / d parameter, under Model::parameters()'s names and shapes
 
     // Sets the loss and every gradient to 0, keeping the buffers (a training loop reuses them every step:

@@ -205,6 +205,8 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
 {
     const std::string p = layerName(i), h = paramName(i);
     const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    if (m_c.isMoeLayer(i))
+        return mixtureOfExperts(i, ddown, in, din);
     Step step(i, "mlp");
     if (m_ffnChunks > 1) {
         ops::ffn_chunked_backward(din,
@@ -219,6 +221,38 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
         dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, act(p + "mlp.act"), b.fcProjWeight);
     ops::activation_backward(dup, dact, up, m_c.activation);
     ops::linear_backward(din, grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), dup, in, b.fcWeight);
+}
+
+// M = Σ g·FFN_e(x) with g = softmax(x W_r)_e, plus α·aux and β·z on the router: the gradient reaches the router
+// through the gates and the two losses, the experts through the tokens they took.
+void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
+{
+    const std::string p = layerName(i), h = paramName(i);
+    const BlockWeights &b = m_model.blocks[size_t(i)];
+    Step step(i, "experts");
+    const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate");
+    const Tensor &logits = act(p + "router.logits"), &probs = act(p + "router.probs");
+    std::vector<ops::FfnWeights> weights;
+    std::vector<ops::FfnGradients> grads;
+    for (size_t e = 0; e < b.experts.size(); ++e) {
+        const std::string x = names::expertPrefix(i, int(e));
+        weights.push_back({b.experts[e].fcWeight, b.experts[e].fcBias, b.experts[e].fcProjWeight,
+            b.experts[e].fcProjBias, m_c.activation});
+        grads.push_back(
+            {grad(x + "c_fc.weight"), grad(x + "c_fc.bias"), grad(x + "c_proj.weight"), grad(x + "c_proj.bias")});
+    }
+    Tensor dgate(gate.shape());
+    ops::moe_backward(din, dgate, grads, ddown, in, choice, gate, weights);
+    Tensor dprobs(probs.shape()), dlogits(logits.shape());
+    ops::router_gate_backward(dprobs, dgate, choice);
+    ops::router_aux_loss_backward(dprobs, probs, m_c.routerAuxLossCoef);
+    ops::softmax_backward(dlogits, dprobs, probs);
+    ops::router_z_loss_backward(dlogits, logits, probs, m_c.routerZLossCoef);
+    m_g.routerLoss += m_c.routerAuxLossCoef * act(p + "router.aux_loss").data()[0]
+        + m_c.routerZLossCoef * act(p + "router.z_loss").data()[0];
+    // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
+    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix().transpose();
+    grad(h + "mlp.router.weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
 }
 
 void BackwardPass::embeddings(const Tensor &dinput)

@@ -52,6 +52,7 @@ public:
 private:
     void attention(int i, const Tensor &dout, const Tensor &in, Tensor &din);
     void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
+    void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);
     Tensor copyOf(const Tensor &t, int layer, std::string_view op); // a new buffer, in a backward step of op
     const Tensor &act(const std::string &name) const { return m_trace->tensor(name); }

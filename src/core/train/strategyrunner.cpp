@@ -87,9 +87,20 @@ std::vector<std::string> StrategyRunner::savedBy(int i) const
         saved.insert(saved.end(), {p + "mid", p + "ln_2"});
     else
         saved.insert(saved.end(), {p + "mid", p + "resid"});
-    if (m_options.ffnChunks == 1)
-        saved.insert(saved.end(), {p + "mlp.up", p + "mlp.act"});
+    const std::vector<std::string> mlp = mlpTensors(i);
+    saved.insert(saved.end(), mlp.begin(), mlp.end());
     return saved;
+}
+
+std::vector<std::string> StrategyRunner::mlpTensors(int i) const
+{
+    const std::string p = names::layerPrefix(i);
+    if (m_model.config.isMoeLayer(i))
+        return {p + "router.logits", p + "router.probs", p + "router.choice", p + "router.gate", p + "router.aux_loss",
+            p + "router.z_loss"};
+    if (m_options.ffnChunks == 1)
+        return {p + "mlp.up", p + "mlp.act"};
+    return {};
 }
 
 std::vector<std::string> StrategyRunner::savedByHead() const
@@ -266,13 +277,16 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
                       x2 = names::reversibleStream(i, 2);
     const std::string g = p + "mlp.down";
     // G(Y₁), then X₂ = Y₂ − G(Y₁) and the backward pass through G.
-    runOps(m_store, opIndex(p + "ln_2"), opIndex(p + "out2"), MemoryPhase::Recompute,
-        {y1, p + "ln_2", p + "mlp.up", p + "mlp.act", g});
+    std::vector<std::string> inside = mlpTensors(i);
+    inside.push_back(p + "ln_2");
+    NameSet keepG(inside.begin(), inside.end());
+    keepG.insert({y1, g});
+    runOps(m_store, opIndex(p + "ln_2"), opIndex(p + "out2"), MemoryPhase::Recompute, keepG);
     Tensor rebuiltX2 = given ? (*given)[1] : rebuild(i, "out2⁻¹", m_store.tensor(y2), m_store.tensor(g));
     dropAll({g, y2});
     m_store.put(x2, {}, -1, rebuiltX2);
     pass.mlpSublayer(i, dy2, m_store.tensor(y1), dy1);
-    dropAll({p + "ln_2", p + "mlp.up", p + "mlp.act"});
+    dropAll(inside);
     // F(X₂), then X₁ = Y₁ − F(X₂) and the backward pass through F.
     const std::vector<std::string> attention = attentionTensors(i);
     NameSet keep(attention.begin(), attention.end());

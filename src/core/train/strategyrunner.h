@@ -49,6 +49,9 @@ public:
     const MemoryOptions &options() const { return m_options; }
     // The tensors block `layer`'s backward pass reads (trace names), and the head's.
     std::vector<std::string> savedBy(int layer) const;
+    // What block i's backward pass reads of its feed-forward sub-layer: mlp.up/act, the router's tensors, or
+    // nothing for an FFN run in chunks.
+    std::vector<std::string> mlpTensors(int i) const;
     std::vector<std::string> savedByHead() const;
 
     // For the inversion analysis (memory/inversionerror.h), on a reversible model:

@@ -62,6 +62,7 @@ StepReport Trainer::step()
     Gradients total = std::move(perExample[0]);
     for (size_t i = 1; i < perExample.size(); ++i) {
         total.loss += perExample[i].loss;
+        total.routerLoss += perExample[i].routerLoss;
         for (auto &[name, g] : total.grads) {
             const Tensor &add = perExample[i].grads.at(name);
             Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel())
@@ -76,6 +77,7 @@ StepReport Trainer::step()
     report.learningRate = m_schedule.at(m_step);
     report.gradientNorm = m_optimizer.step(m_model->parameters(), total.grads, report.learningRate);
     report.loss = total.loss * scale;
+    report.routerLoss = total.routerLoss * scale;
     report.step = ++m_step;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.tokensPerSecond = double(tokens) / seconds;

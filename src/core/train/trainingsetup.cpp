@@ -17,6 +17,10 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     config.reversible = run.reversible;
     if (!run.positions.empty())
         config.positions = positionKindArgument(run.positions, "--positions");
+    config.experts = run.experts;
+    config.expertTopK = run.expertTopK;
+    if (run.capacityFactor > 0)
+        config.capacityFactor = float(run.capacityFactor);
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);

@@ -16,6 +16,9 @@ struct TrainingRun
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
     std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
+    int experts = 0; // atlas_experts: a mixture of E experts in every layer's FFN (0: dense)
+    int expertTopK = 1; // atlas_expert_top_k
+    double capacityFactor = 0; // atlas_capacity_factor; 0 keeps the config's default (1.25)
     std::string description; // the model's description; empty takes the task's summary
 };
 
