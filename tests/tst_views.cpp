@@ -6,6 +6,7 @@
 #include "views/attentionview.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
+#include "views/expertsview.h"
 #include "views/headlessrender.h"
 #include "views/headsgridview.h"
 #include "views/heatmapplot.h"
@@ -26,6 +27,8 @@
 #include <QLineEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -94,6 +97,7 @@ private slots:
     void exportsCarryNoInterface();
     void headSwitchAt2048Tokens();
     void positionsViewDrawsEachKind();
+    void expertsViewDrawsTheRouting();
 };
 
 // The Positions view on the fixture models of tst_positions: each kind's matrices, with a causal model's
@@ -132,6 +136,56 @@ void TestViews::positionsViewDrawsEachKind()
             QCOMPARE(view.rotationPlot()->itemCount(), 4 * (1 + 4 + 1) + 1);
         }
     }
+}
+
+// The Experts view on tst_moe's top-1 fixture: the routing at the model's own factor (capacity ⌈1 · 12 / 4⌉ = 3, two
+// tokens dropped), the slider asking for another factor, and what it says of a dense layer or a dense model.
+void TestViews::expertsViewDrawsTheRouting()
+{
+    ViewSpec spec;
+    spec.view = "experts";
+    spec.model = ATLAS_TEST_DATA "/moe/switch";
+    spec.tokens = {3, 17, 22, 8, 0, 25, 29, 11, 5, 14, 3, 9};
+    ExpertsView view;
+    view.resize(1280, 720);
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+    QVERIFY2(view.formula().contains("capacity ⌈1 · 12 / 4⌉ = 3") && view.formula().contains("2 of 12 tokens dropped"),
+        qPrintable(view.formula()));
+    const ExpertRouting &r = view.drawnAnalysis()->routing;
+    QCOMPARE(r.capacity, 3);
+    QCOMPARE(r.droppedTokens, 2);
+    int kept = 0;
+    for (const auto &buffer : r.buffer) {
+        QVERIFY(int(buffer.size()) <= r.capacity);
+        kept += int(buffer.size());
+    }
+    QCOMPARE(kept, 10);
+    QCOMPARE(view.loadPlot()->plottableCount(), 2 * 4); // kept and dropped bars per expert
+    QCOMPARE(view.devicesBox()->maximum(), 4);
+    QCOMPARE(view.capacitySlider()->value(), 0); // the model's own factor
+
+    QSignalSpy edited(&view, &View::specEdited);
+    view.capacitySlider()->setValue(8);
+    QCOMPARE(edited.count(), 1);
+    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().capacityFactor, 8 * ExpertsView::kFactorStep);
+    spec.capacityFactor = 2.0; // room for every token: ⌈2 · 12 / 4⌉ = 6
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QCOMPARE(view.drawnAnalysis()->routing.capacity, 6);
+    QVERIFY(view.drawnAnalysis()->routing.droppedTokens <= 2);
+
+    spec.model = ATLAS_TEST_DATA "/moe/top2";
+    spec.capacityFactor = 0;
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().contains("layer 0's feed-forward layer is dense; the experts are in layer 1"),
+        qPrintable(view.message()));
+    spec.model = ATLAS_TEST_DATA "/gpt2_tiny";
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().contains("no mixture-of-experts layers"), qPrintable(view.message()));
 }
 
 void TestViews::downsampleMeans()

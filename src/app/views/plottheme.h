@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QColor>
+#include <QList>
 
 #include <string>
 
@@ -15,6 +16,9 @@ struct ThemeColors
     QColor allowed, maskedFill, maskedHatch; // the mask drawn by itself: 0 cells, −∞ cells, their hatching
 };
 ThemeColors themeColors(const std::string &theme);
+
+// Colours for series (heads, experts) that must tell apart on light and dark backgrounds: Tableau 10.
+const QList<QColor> &seriesColours();
 
 // A QCustomPlot's background, axes, grid and text in the theme's colours.
 void applyPlotTheme(QCustomPlot *plot, const std::string &theme);

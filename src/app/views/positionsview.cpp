@@ -26,14 +26,6 @@ QStringList numbered(int n)
     return labels;
 }
 
-// Tableau 10: distinct on light and dark backgrounds.
-const QList<QColor> &seriesColours()
-{
-    static const QList<QColor> colours = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0xe15759), QColor(0x76b7b2),
-        QColor(0x59a14f), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7), QColor(0x9c755f), QColor(0xbab0ac)};
-    return colours;
-}
-
 } // namespace
 
 PositionsView::PositionsView(QWidget *parent)

@@ -4,6 +4,7 @@
 #include "view/viewkinds.h"
 #include "views/approximationview.h"
 #include "views/attentionview.h"
+#include "views/expertsview.h"
 #include "views/headsgridview.h"
 #include "views/kernelcompareview.h"
 #include "views/lshview.h"
@@ -26,6 +27,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
     static const std::map<std::string, Make> makers = {
         {"approximation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
         {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
+        {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
         {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
         {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
         {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},

@@ -307,6 +307,46 @@ AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// The spec's layer routed at the spec's capacity factor (analysis/expertrouting.h): a forward pass of the model on the
+// input with the factor changed, so every layer before it routes at that factor too.
+AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (int(c.tokenIds.size()) > ExpertsAnalysis::kMaxTokens)
+        return problem("The Experts view routes up to " + std::to_string(ExpertsAnalysis::kMaxTokens)
+            + " tokens; the input has " + std::to_string(c.tokenIds.size()) + ".");
+    const ModelConfig &config = c.model->config;
+    const int layer = std::clamp(spec.layer, 0, config.layers - 1);
+    try {
+        if (spec.capacityFactor > 0)
+            (void)c.model->withCapacityFactor(spec.capacityFactor, "capacity_factor");
+        if (const std::string why = expertLayerProblem(config, layer); !why.empty())
+            throw Error(why);
+    } catch (const Error &e) {
+        return problem(std::string("The Experts view shows a mixture-of-experts layer: ") + e.what() + ".");
+    }
+    AnalysisRequest r;
+    r.key = "experts/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/cf"
+        + std::to_string(spec.capacityFactor) + "/d" + std::to_string(spec.devices) + "/" + paddingKey(c.padding)
+        + "/tokens";
+    for (int t : c.tokenIds)
+        r.key += "," + std::to_string(t);
+    r.pinned = {c.model->wte};
+    Input input;
+    input.tokens = c.tokenIds;
+    input.padding = c.padding;
+    r.run = [model = c.model, input, layer, factor = spec.capacityFactor, devices = spec.devices](
+                const std::atomic<bool> &cancel) {
+        const auto start = Clock::now();
+        auto result = std::make_shared<ExpertsAnalysis>();
+        result->routing = expertRouting(*model, input, layer, factor, devices, &cancel);
+        result->milliseconds = millisecondsSince(start);
+        return std::shared_ptr<const ViewAnalysis>(result);
+    };
+    return r;
+}
+
 // One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
 // weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run.
 AnalysisRequest memoryTimelineRequest(const ViewSpec &spec, const AnalysisContext &c)
@@ -372,6 +412,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return memoryTimelineRequest(spec, context);
     if (spec.view == "positions")
         return positionsRequest(spec, context);
+    if (spec.view == "experts")
+        return expertsRequest(spec, context);
     return {};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/expertrouting.h"
 #include "analysis/positionprofile.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
@@ -74,6 +75,12 @@ struct PositionsAnalysis : ViewAnalysis
     static constexpr int kMaxTokens = 2048; // the similarity is T × T
     int layer = 0, head = 0;
     PositionProfile profile;
+};
+
+struct ExpertsAnalysis : ViewAnalysis
+{
+    static constexpr int kMaxTokens = 4096; // the view routes the input through the whole model again
+    ExpertRouting routing;
 };
 
 struct MemoryTimelineAnalysis : ViewAnalysis

@@ -16,6 +16,10 @@ const std::vector<ViewKind> &viewKinds()
         {"positions", "Positions",
             "the model's positional encoding: what it adds or turns at each position, and how positions relate",
             "Inside the model"},
+        {"experts", "Experts",
+            "a mixture-of-experts layer's routing: each token's expert, the buffers filling to capacity, the load, "
+            "the devices",
+            "Inside the model"},
         {"kernels", "Kernels", "one head under every efficient attention kernel", "Efficient attention"},
         {"lsh", "LSH", "Reformer's LSH buckets, sorted chunks and misses", "Efficient attention"},
         {"approximation", "Low-rank", "Linformer and Performer against exact softmax", "Efficient attention"},

@@ -34,6 +34,8 @@ struct ViewSpec
     int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
     std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
     int cursor = -1; // memory timeline: the op of the training step singled out (a scrub position); -1 = none
+    double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own
+    int devices = 2; // experts view: devices the experts are spread over (expert parallelism)
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
