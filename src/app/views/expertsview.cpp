@@ -342,8 +342,8 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
     line->point1->setCoords(r.capacity + 0.5, 0);
     line->point2->setCoords(r.capacity + 0.5, 1);
     line->setPen(QPen(QColor(0xd62728), 1.5, Qt::DashLine));
-    addText(m_buffers, r.capacity + 0.5, -0.55, tr("capacity %1").arg(r.capacity), sizedFont(font(), 9),
-        QColor(0xd62728), Qt::AlignHCenter | Qt::AlignBottom);
+    addText(m_buffers, r.capacity + 0.4, -0.5, tr("capacity %1").arg(r.capacity), sizedFont(font(), 9),
+        QColor(0xd62728), Qt::AlignRight | Qt::AlignBottom);
     auto yTicks = QSharedPointer<QCPAxisTickerText>::create();
     for (int e = 0; e < r.experts; ++e)
         yTicks->addTick(e, tr("expert %1").arg(e));

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <cstdlib>
 #include <tuple>
 #include <utility>
 
@@ -69,6 +71,14 @@ std::string activationName(Activation a)
         return "relu";
     }
     return "gelu_new";
+}
+
+// The shortest decimal that reads back as `value`: 0.01f is written 0.01, not 0.009999999776482582.
+double shortestDecimal(float value)
+{
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+    return std::strtod(std::string(text, end).c_str(), nullptr);
 }
 
 } // namespace
@@ -262,9 +272,9 @@ std::string ModelConfig::toJson() const
     if (experts > 0) {
         j["atlas_experts"] = experts;
         j["atlas_expert_top_k"] = expertTopK;
-        j["atlas_capacity_factor"] = capacityFactor;
-        j["atlas_router_aux_loss_coef"] = routerAuxLossCoef;
-        j["atlas_router_z_loss_coef"] = routerZLossCoef;
+        j["atlas_capacity_factor"] = shortestDecimal(capacityFactor);
+        j["atlas_router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
+        j["atlas_router_z_loss_coef"] = shortestDecimal(routerZLossCoef);
         if (!moeLayers.empty())
             j["atlas_moe_layers"] = moeLayers;
     }
