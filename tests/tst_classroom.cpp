@@ -5,6 +5,7 @@
 #include "session/session.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
+#include "views/expertsview.h"
 #include "views/heatmapplot.h"
 #include "views/view.h"
 #include "zoomcontroller.h"
@@ -16,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
+#include <QSlider>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
@@ -173,6 +175,55 @@ private slots:
         }
         problems.removeDuplicates();
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        window.zoom()->setZoom(1.0);
+    }
+
+    // The Experts tab draws routing only for a model with experts: austen-switch at the projector's size, its slider
+    // re-routing through the session.
+    void expertsTabFitsWithASwitchModel_data()
+    {
+        QTest::addColumn<double>("zoom");
+        QTest::newRow("1280x720 100%") << 1.0;
+        QTest::newRow("1280x720 150%") << 1.5;
+    }
+    void expertsTabFitsWithASwitchModel()
+    {
+        QFETCH(double, zoom);
+        Session session;
+        ViewSpec spec;
+        spec.model = "austen-switch";
+        spec.text = "It is a truth universally acknowledged";
+        spec.view = "experts";
+        session.setSpec(spec);
+        MainWindow window(&session);
+        window.zoom()->setZoom(zoom);
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        session.openModel("austen-switch");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        ViewNavigator *tabs = window.navigator();
+        int experts = -1;
+        for (size_t i = 0; i < viewKinds().size(); ++i)
+            experts = viewKinds()[i].kind == "experts" ? int(i) : experts;
+        tabs->setCurrentIndex(experts);
+        auto *view = qobject_cast<ExpertsView *>(tabs->views()[size_t(experts)]);
+        QVERIFY(view);
+        QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis() != nullptr, 20000);
+        QTest::qWait(60);
+        window.grab();
+        const QStringList problems = layoutProblems(window);
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            window.grab().save(QString("%1/1280x720-%2-experts-first.png").arg(dir).arg(int(zoom * 100)));
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        QCOMPARE(view->drawnAnalysis()->routing.capacity, 12); // ⌈1.25 · 38 / 4⌉ = ⌈11.875⌉
+        view->capacitySlider()->setValue(2); // 0.5: ⌈0.5 · 38 / 4⌉ = 5
+        QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 5, 20000);
+        QCOMPARE(session.spec().capacityFactor, 0.5);
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(
+                window.grab().save(QString("%1/1280x720-%2-experts-austen-switch.png").arg(dir).arg(int(zoom * 100))));
         window.zoom()->setZoom(1.0);
     }
 

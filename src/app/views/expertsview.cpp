@@ -93,7 +93,6 @@ ExpertsView::ExpertsView(QWidget *parent)
     m_capacity->setToolTip(tr("Capacity factor: each expert takes at most ⌈factor · T / E⌉ tokens; the rest are "
                               "dropped and only the residual carries them. Leftmost: the model's own factor."));
     m_factorLabel = new QLabel(m_controls);
-    m_factorLabel->setMinimumWidth(230);
     m_deviceCount = new QSpinBox(m_controls);
     m_deviceCount->setRange(1, 1);
     m_deviceCount->setToolTip(tr("Expert parallelism: the experts spread over this many devices in contiguous "
@@ -113,9 +112,10 @@ ExpertsView::ExpertsView(QWidget *parent)
     m_buffers = new QCustomPlot(m_plots);
     m_load = new QCustomPlot(m_plots);
     m_devices = new QCustomPlot(m_plots);
-    m_router->setMinimumSize(300, 150);
+    // Tall enough to read at 150 % on a projector: in a small window the view scrolls.
+    m_router->setMinimumSize(300, 230);
     for (QCustomPlot *plot : {m_buffers, m_load, m_devices})
-        plot->setMinimumSize(200, 160);
+        plot->setMinimumSize(200, 250);
     auto *bottom = new QHBoxLayout;
     bottom->addWidget(m_buffers, 3);
     bottom->addWidget(m_load, 2);
@@ -262,8 +262,7 @@ void ExpertsView::preparePlot(QCustomPlot *plot, QCPTextElement *title, const QS
 // Rows: the expert each token went to (its chip), then every expert's router probability for every token.
 void ExpertsView::drawRouter(const ExpertRouting &r)
 {
-    preparePlot(m_router, m_routerTitle,
-        tr("Router: each token's chosen expert (top row) and pₑ(x) for every expert (shade = probability)"));
+    preparePlot(m_router, m_routerTitle, tr("Router: pₑ(x) for each token and expert; top row: the expert chosen"));
     const ThemeColors colours = themeColors(m_spec.theme);
     const QStringList labels = tokenLabels(m_input, r.tokens);
     const int width = std::max(1, m_router->width() - 110); // the axis rect is laid out at the replot
@@ -304,14 +303,14 @@ void ExpertsView::drawRouter(const ExpertRouting &r)
     m_router->yAxis->setRange(-1.6, r.experts - 0.5);
     m_router->xAxis->setTicker(textTicks(labels, width, 22));
     m_router->xAxis->setRange(-0.6, r.tokens - 0.4);
-    m_router->xAxis->setLabel(tr("token (outlined: the expert that took it; dashed red: the expert that was full)"));
+    m_router->xAxis->setLabel(tr("token (outlined: the expert that took it; dashed red: full, token dropped)"));
     m_router->replot();
 }
 
 // Each expert's buffer, slot by slot in the order tokens arrived, then the tokens it turned away.
 void ExpertsView::drawBuffers(const ExpertRouting &r)
 {
-    preparePlot(m_buffers, m_buffersTitle, tr("Buffers fill in sequence order; the overflow is dropped"));
+    preparePlot(m_buffers, m_buffersTitle, tr("Buffers fill in arrival order"));
     const ThemeColors colours = themeColors(m_spec.theme);
     const QStringList labels = tokenLabels(m_input, r.tokens);
     int longest = r.capacity;
@@ -358,7 +357,7 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
 // Tokens per expert, kept and dropped, against the capacity; fᵢ and Pᵢ, the terms of the auxiliary loss.
 void ExpertsView::drawLoad(const ExpertRouting &r)
 {
-    preparePlot(m_load, m_loadTitle, tr("Load: aux = E·Σ fᵢPᵢ = %1").arg(r.auxLoss, 0, 'f', 3));
+    preparePlot(m_load, m_loadTitle, tr("Load: aux loss %1").arg(r.auxLoss, 0, 'f', 3));
     const ThemeColors colours = themeColors(m_spec.theme);
     double top = r.capacity;
     for (int e = 0; e < r.experts; ++e) {
@@ -403,8 +402,8 @@ void ExpertsView::drawDevices(const ExpertRouting &r)
             total += r.sent[size_t(a)][size_t(b)];
             crossing += a == b ? 0 : r.sent[size_t(a)][size_t(b)];
         }
-    preparePlot(m_devices, m_devicesTitle,
-        tr("%1 devices: %2 of %3 tokens cross over").arg(r.devices).arg(crossing).arg(total));
+    preparePlot(
+        m_devices, m_devicesTitle, tr("%1 devices: %2 of %3 tokens travel").arg(r.devices).arg(crossing).arg(total));
     const ThemeColors colours = themeColors(m_spec.theme);
     int most = 1;
     for (const auto &row : r.sent)
