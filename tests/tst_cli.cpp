@@ -114,6 +114,14 @@ private slots:
         QVERIFY(manifest.open(QIODevice::ReadOnly));
         QCOMPARE(QJsonDocument::fromJson(manifest.readAll()).object()["capacity_factor"].toDouble(), 0.5);
 
+        r = run(base + QStringList {"--expert-top-k", "2", "--out", dir.filePath("two")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(atlas::readNpy(dir.filePath("two/layer.1.router.choice.npy").toStdString()).shape(),
+            (atlas::Shape {12, 2}));
+        r = run(base + QStringList {"--expert-top-k", "5", "--out", dir.filePath("five")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--expert-top-k: top-k must be in 1..4"), qPrintable(r.err));
+
         r = run({"dump", "--model", ATLAS_TEST_DATA "/gpt2_tiny", "--tokens", "3,17", "--capacity-factor", "2", "--out",
             dir.filePath("dense")});
         QCOMPARE(r.code, 1);

@@ -176,8 +176,27 @@ void TestViews::expertsViewDrawsTheRouting()
     QCOMPARE(view.drawnAnalysis()->routing.capacity, 6);
     QVERIFY(view.drawnAnalysis()->routing.droppedTokens <= 2);
 
+    // The same top-1 model run with top-2 for comparison: each token's second choice queues after every first one.
+    view.topKBox()->setValue(2);
+    QCOMPARE(edited.count(), 2);
+    QCOMPARE(edited.at(1).at(0).value<ViewSpec>().expertTopK, 2);
+    spec.expertTopK = 2;
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    const ExpertRouting &two = view.drawnAnalysis()->routing;
+    QCOMPARE(two.topK, 2);
+    QCOMPARE(two.choice[0].size(), size_t(2));
+    int firsts = 0, seconds = 0;
+    for (const auto &ranks : two.bufferRank)
+        for (int rank : ranks)
+            (rank == 0 ? firsts : seconds) += 1;
+    QCOMPARE(firsts, 12); // room for every first choice at factor 2: ⌈2 · 12 / 4⌉ = 6 each
+    QVERIFY(seconds > 0 && firsts + seconds <= 4 * 6);
+    QVERIFY(view.formula().contains("top-2 routing"));
+
     spec.model = ATLAS_TEST_DATA "/moe/top2";
     spec.capacityFactor = 0;
+    spec.expertTopK = 0;
     view.setSpec(spec);
     view.setInput(testing::forSpec(spec));
     QVERIFY2(view.message().contains("layer 0's feed-forward layer is dense; the experts are in layer 1"),

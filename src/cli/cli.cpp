@@ -23,7 +23,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           an efficient attention kernel, in the listed layers (default: all)
       [--positions sinusoidal|rope|rope-half|alibi|none]
                                           the same weights with another positional encoding
-      [--capacity-factor X]               a mixture-of-experts model routing with room for X · T / E tokens
+      [--capacity-factor X --expert-top-k K]
+                                          a mixture-of-experts model routing with room for X · T / E tokens, to k experts
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]

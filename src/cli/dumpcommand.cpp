@@ -78,12 +78,13 @@ nlohmann::json writeGradients(const std::filesystem::path &out, const Gradients 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
 //      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
 //      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
-//      [--capacity-factor X]
+//      [--capacity-factor X --expert-top-k K]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
-            "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor"},
+            "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor",
+            "expert-top-k"},
         {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
@@ -95,9 +96,9 @@ int dumpCommand(const CommandArgs &argv)
     if (args.has("positions")) // the same weights with another encoding (model/model.h, withPositions)
         run.model = std::make_shared<const Model>(
             run.model->withPositions(positionKindArgument(args.value("positions"), "--positions"), "--positions"));
-    if (args.has("capacity-factor")) // the same experts with more or less room (model/model.h, withCapacityFactor)
-        run.model = std::make_shared<const Model>(
-            run.model->withCapacityFactor(args.doubleValue("capacity-factor", 1.0), "--capacity-factor"));
+    if (args.has("capacity-factor") || args.has("expert-top-k")) // the same experts routed otherwise (withRouting)
+        run.model = std::make_shared<const Model>(run.model->withRouting(args.doubleValue("capacity-factor", 0.0),
+            args.intValue("expert-top-k", 0), args.has("capacity-factor") ? "--capacity-factor" : "--expert-top-k"));
     run.input.attention = attentionArgument(args, run.model->config.layers);
     if (!run.input.attention.empty() && args.flag("grads"))
         throw Error("--grads needs exact attention: backpropagation through the efficient kernels is not implemented");
@@ -120,7 +121,8 @@ int dumpCommand(const CommandArgs &argv)
     nlohmann::json manifest = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
         {"tokens", run.input.tokens}, {"padding", run.input.padding}};
     if (run.model->config.hasExperts())
-        manifest["capacity_factor"] = run.model->config.capacityFactor;
+        manifest.update(
+            {{"capacity_factor", run.model->config.capacityFactor}, {"expert_top_k", run.model->config.expertTopK}});
     nlohmann::json tensors = nlohmann::json::array();
     for (const TraceEntry &e : engine.trace().entries()) {
         writeNpy((std::filesystem::path(dir) / (e.name + ".npy")).string(), e.tensor);

@@ -93,6 +93,11 @@ ExpertsView::ExpertsView(QWidget *parent)
     m_capacity->setToolTip(tr("Capacity factor: each expert takes at most ⌈factor · T / E⌉ tokens; the rest are "
                               "dropped and only the residual carries them. Leftmost: the model's own factor."));
     m_factorLabel = new QLabel(m_controls);
+    m_topK = new QSpinBox(m_controls);
+    m_topK->setRange(0, 1);
+    m_topK->setSpecialValueText(tr("own"));
+    m_topK->setToolTip(tr("Top-k: how many experts each token goes to (\"own\": the model's own, as trained); second "
+                          "choices queue after every first choice and are drawn paler"));
     m_deviceCount = new QSpinBox(m_controls);
     m_deviceCount->setRange(1, 1);
     m_deviceCount->setToolTip(tr("Expert parallelism: the experts spread over this many devices in contiguous "
@@ -101,11 +106,15 @@ ExpertsView::ExpertsView(QWidget *parent)
     row->addWidget(m_capacity, 1);
     row->addWidget(m_factorLabel);
     row->addSpacing(24);
+    row->addWidget(new QLabel(tr("Top-k:"), m_controls));
+    row->addWidget(m_topK);
+    row->addSpacing(24);
     row->addWidget(new QLabel(tr("Devices:"), m_controls));
     row->addWidget(m_deviceCount);
     row->addStretch(1);
     connect(m_capacity, &QSlider::valueChanged, this, &ExpertsView::chooseFactor);
     connect(m_deviceCount, &QSpinBox::valueChanged, this, &ExpertsView::chooseDevices);
+    connect(m_topK, &QSpinBox::valueChanged, this, &ExpertsView::chooseTopK);
 
     m_plots = new QWidget(this);
     m_router = new QCustomPlot(m_plots);
@@ -163,12 +172,14 @@ void ExpertsView::showMessage(const QString &text)
 
 void ExpertsView::showControls()
 {
-    const QSignalBlocker blockSlider(m_capacity), blockBox(m_deviceCount);
+    const QSignalBlocker blockSlider(m_capacity), blockBox(m_deviceCount), blockTopK(m_topK);
     const int step = m_spec.capacityFactor > 0 ? int(std::lround(m_spec.capacityFactor / kFactorStep)) : 0;
     m_capacity->setValue(std::clamp(step, 0, kFactorSteps));
     const ExpertRouting *r = m_drawn ? &m_drawn->routing : nullptr;
     m_deviceCount->setRange(1, r ? std::max(1, r->experts) : 1);
     m_deviceCount->setValue(r ? r->devices : m_spec.devices);
+    m_topK->setRange(0, r ? r->experts : 1);
+    m_topK->setValue(m_spec.expertTopK);
     m_factorLabel->setText(!r ? QString()
             : m_spec.capacityFactor > 0
             ? tr("%1 → capacity %2").arg(factorText(r->capacityFactor)).arg(r->capacity)
@@ -181,6 +192,14 @@ void ExpertsView::chooseFactor(int step)
     if (factor == m_spec.capacityFactor)
         return;
     m_spec.capacityFactor = factor;
+    emit specEdited(m_spec);
+}
+
+void ExpertsView::chooseTopK(int topK)
+{
+    if (topK == m_spec.expertTopK)
+        return;
+    m_spec.expertTopK = topK;
     emit specEdited(m_spec);
 }
 
@@ -322,8 +341,10 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
     for (int e = 0; e < r.experts; ++e) {
         const auto &kept = r.buffer[size_t(e)];
         for (size_t s = 0; s < kept.size(); ++s) {
-            addRect(m_buffers, double(s) + 0.05, e - 0.4, double(s) + 0.95, e + 0.4, expertColour(e),
-                QPen(colours.frame, 0.5));
+            QColor fill = expertColour(e);
+            if (r.bufferRank[size_t(e)][s] > 0) // a second (or later) choice
+                fill.setAlphaF(0.5);
+            addRect(m_buffers, double(s) + 0.05, e - 0.4, double(s) + 0.95, e + 0.4, fill, QPen(colours.frame, 0.5));
             if (roomy)
                 addText(m_buffers, double(s) + 0.5, e, labels.value(kept[s]), small, Qt::white);
         }

@@ -39,6 +39,7 @@ public:
     QCustomPlot *devicePlot() const { return m_devices; }
     QSlider *capacitySlider() const { return m_capacity; }
     QSpinBox *devicesBox() const { return m_deviceCount; }
+    QSpinBox *topKBox() const { return m_topK; }
     std::vector<QWidget *> interfaceWidgets() const override { return {m_controls}; }
     QSize sizeHint() const override { return {1200, 800}; }
 
@@ -60,12 +61,13 @@ private:
     void preparePlot(QCustomPlot *plot, QCPTextElement *title, const QString &text);
     void chooseFactor(int step);
     void chooseDevices(int devices);
+    void chooseTopK(int topK);
     void showControls();
 
     QLabel *m_formula, *m_message, *m_factorLabel;
     QWidget *m_controls, *m_plots;
     QSlider *m_capacity;
-    QSpinBox *m_deviceCount;
+    QSpinBox *m_deviceCount, *m_topK;
     QCustomPlot *m_router, *m_buffers, *m_load, *m_devices;
     QCPTextElement *m_routerTitle, *m_buffersTitle, *m_loadTitle, *m_devicesTitle;
     std::shared_ptr<const ExpertsAnalysis> m_drawn;

@@ -43,8 +43,8 @@ std::string expertLayerProblem(const ModelConfig &config, int layer)
     return {};
 }
 
-ExpertRouting expertRouting(const Model &model, const Input &input, int layer, double capacityFactor, int devices,
-    const std::atomic<bool> *cancel)
+ExpertRouting expertRouting(const Model &model, const Input &input, int layer, double capacityFactor, int topK,
+    int devices, const std::atomic<bool> *cancel)
 {
     const ModelConfig &c = model.config;
     if (const std::string problem = expertLayerProblem(c, layer); !problem.empty())
@@ -54,7 +54,7 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
         if (c.isMoeLayer(l))
             r.moeLayers.push_back(l);
     auto routed = std::make_shared<const Model>(
-        capacityFactor > 0 ? model.withCapacityFactor(capacityFactor, "capacity_factor") : model);
+        capacityFactor > 0 || topK > 0 ? model.withRouting(capacityFactor, topK, "expert routing") : model);
     Engine engine(routed, input);
     engine.runToEnd([cancel](int, int) { return !(cancel && *cancel); });
     if (cancel && *cancel)
@@ -64,7 +64,7 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
         = [&](const char *suffix) -> const Tensor & { return trace.tensor(names::layerTensor(layer, suffix)); };
     r.layer = layer;
     r.experts = c.experts;
-    r.topK = c.expertTopK;
+    r.topK = routed->config.expertTopK;
     r.tokens = int(input.tokens.size());
     r.capacityFactor = routed->config.capacityFactor;
     r.capacity = int(tensor("router.capacity").data()[0]);
@@ -78,6 +78,7 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
     r.preferred = r.choice;
     r.buffer.assign(size_t(E), {});
     r.overflow.assign(size_t(E), {});
+    r.bufferRank.assign(size_t(E), {});
     r.fraction.assign(size_t(E), 0.0f);
     r.meanProb.assign(size_t(E), 0.0f);
     for (int t = 0; t < T; ++t) {
@@ -101,7 +102,10 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
     for (int k = 0; k < K; ++k)
         for (int t = 0; t < T; ++t) {
             const int e = r.preferred[size_t(t)][size_t(k)];
-            (r.choice[size_t(t)][size_t(k)] >= 0 ? r.buffer : r.overflow)[size_t(e)].push_back(t);
+            const bool kept = r.choice[size_t(t)][size_t(k)] >= 0;
+            (kept ? r.buffer : r.overflow)[size_t(e)].push_back(t);
+            if (kept)
+                r.bufferRank[size_t(e)].push_back(k);
         }
     r.devices = std::clamp(devices, 1, E);
     r.deviceOfExpert.resize(size_t(E));

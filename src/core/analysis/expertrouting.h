@@ -26,6 +26,7 @@ struct ExpertRouting
     // Per expert, in the order they arrived: the tokens it took (its buffer, at most `capacity`), then the ones
     // it turned away.
     std::vector<std::vector<int>> buffer, overflow;
+    std::vector<std::vector<int>> bufferRank; // the rank of each buffer entry's choice (0: the token's first choice)
     std::vector<float> fraction; // fᵢ: the share of tokens whose top-1 is expert i (before drops)
     std::vector<float> meanProb; // Pᵢ: the mean router probability of expert i
     float auxLoss = 0; // E · Σ fᵢ Pᵢ, as the trace's layer.{i}.router.aux_loss
@@ -43,10 +44,10 @@ struct ExpertRouting
 // layers with experts); empty when it has.
 std::string expertLayerProblem(const ModelConfig &config, int layer);
 
-// Runs `model` on `input` with `capacityFactor` (0: the model's own) and reads layer `layer`'s routing, spread over
-// `devices` devices (clamped to 1..E). Throws atlas::Error for a model without experts or a dense layer (naming the
-// layers with experts). Returns early, incomplete, when `cancel` is set.
-ExpertRouting expertRouting(const Model &model, const Input &input, int layer, double capacityFactor, int devices,
-    const std::atomic<bool> *cancel = nullptr);
+// Runs `model` on `input` with `capacityFactor` and `topK` (0: the model's own) and reads layer `layer`'s routing,
+// spread over `devices` devices (clamped to 1..E). Throws atlas::Error for a model without experts or a dense layer
+// (naming the layers with experts). Returns early, incomplete, when `cancel` is set.
+ExpertRouting expertRouting(const Model &model, const Input &input, int layer, double capacityFactor, int topK,
+    int devices, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace atlas

@@ -200,14 +200,20 @@ Model Model::withPositions(PositionKind kind, const std::string &field) const
     return m;
 }
 
-Model Model::withCapacityFactor(double factor, const std::string &field) const
+Model Model::withRouting(double capacityFactor, int topK, const std::string &field) const
 {
     if (!config.hasExperts())
         throw Error(field + ": this model has no mixture-of-experts layers (its config.json has no atlas_experts)");
-    if (!(factor > 0 && factor <= 1024))
-        throw Error(field + ": the capacity factor must be in (0, 1024], is " + std::to_string(factor));
+    if (capacityFactor != 0 && !(capacityFactor > 0 && capacityFactor <= 1024))
+        throw Error(field + ": the capacity factor must be in (0, 1024], is " + std::to_string(capacityFactor));
+    if (topK < 0 || topK > config.experts)
+        throw Error(field + ": top-k must be in 1.." + std::to_string(config.experts) + " (the model's experts), is "
+            + std::to_string(topK));
     Model m = *this;
-    m.config.capacityFactor = float(factor);
+    if (capacityFactor > 0)
+        m.config.capacityFactor = float(capacityFactor);
+    if (topK > 0)
+        m.config.expertTopK = topK;
     return m;
 }
 

@@ -60,9 +60,10 @@ public:
     // One empty BlockWeights per layer, with room for its experts: the parameters() map then names every slot.
     void allocateBlocks();
 
-    // This model routing with another capacity factor (`dump --capacity-factor`, the Experts view's slider). Throws
-    // atlas::Error naming `field` for a model without experts or a factor outside (0, 1024].
-    Model withCapacityFactor(double factor, const std::string &field) const;
+    // This model routing with another capacity factor and top-k (`dump --capacity-factor --expert-top-k`, the
+    // Experts view's controls); 0 keeps the model's own. Throws atlas::Error naming `field` for a model without
+    // experts, a factor outside (0, 1024] or a k outside 1..E.
+    Model withRouting(double capacityFactor, int topK, const std::string &field) const;
 
     // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight").
     std::map<std::string, const Tensor *> parameters() const;

@@ -319,8 +319,8 @@ AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
     const ModelConfig &config = c.model->config;
     const int layer = std::clamp(spec.layer, 0, config.layers - 1);
     try {
-        if (spec.capacityFactor > 0)
-            (void)c.model->withCapacityFactor(spec.capacityFactor, "capacity_factor");
+        if (spec.capacityFactor > 0 || spec.expertTopK > 0)
+            (void)c.model->withRouting(spec.capacityFactor, spec.expertTopK, "capacity_factor / expert_top_k");
         if (const std::string why = expertLayerProblem(config, layer); !why.empty())
             throw Error(why);
     } catch (const Error &e) {
@@ -328,19 +328,19 @@ AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
     }
     AnalysisRequest r;
     r.key = "experts/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/cf"
-        + std::to_string(spec.capacityFactor) + "/d" + std::to_string(spec.devices) + "/" + paddingKey(c.padding)
-        + "/tokens";
+        + std::to_string(spec.capacityFactor) + "/k" + std::to_string(spec.expertTopK) + "/d"
+        + std::to_string(spec.devices) + "/" + paddingKey(c.padding) + "/tokens";
     for (int t : c.tokenIds)
         r.key += "," + std::to_string(t);
     r.pinned = {c.model->wte};
     Input input;
     input.tokens = c.tokenIds;
     input.padding = c.padding;
-    r.run = [model = c.model, input, layer, factor = spec.capacityFactor, devices = spec.devices](
-                const std::atomic<bool> &cancel) {
+    r.run = [model = c.model, input, layer, factor = spec.capacityFactor, topK = spec.expertTopK,
+                devices = spec.devices](const std::atomic<bool> &cancel) {
         const auto start = Clock::now();
         auto result = std::make_shared<ExpertsAnalysis>();
-        result->routing = expertRouting(*model, input, layer, factor, devices, &cancel);
+        result->routing = expertRouting(*model, input, layer, factor, topK, devices, &cancel);
         result->milliseconds = millisecondsSince(start);
         return std::shared_ptr<const ViewAnalysis>(result);
     };

@@ -35,6 +35,7 @@ struct ViewSpec
     std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
     int cursor = -1; // memory timeline: the op of the training step singled out (a scrub position); -1 = none
     double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own
+    int expertTopK = 0; // experts view: route each token to this many experts; 0 = the model's own
     int devices = 2; // experts view: devices the experts are spread over (expert parallelism)
 
     static std::vector<std::string> viewKinds();
