@@ -12,6 +12,7 @@
 #include "views/heatmapplot.h"
 #include "views/maskview.h"
 #include "views/positionsview.h"
+#include "views/sparseffnview.h"
 #include "views/tokenchipstrip.h"
 #include "views/viewexport.h"
 #include "viewtesting.h"
@@ -98,6 +99,7 @@ private slots:
     void headSwitchAt2048Tokens();
     void positionsViewDrawsEachKind();
     void expertsViewDrawsTheRouting();
+    void sparseFfnViewDrawsDenseAndSparse();
 };
 
 // The Positions view on the fixture models of tst_positions: each kind's matrices, with a causal model's
@@ -205,6 +207,39 @@ void TestViews::expertsViewDrawsTheRouting()
     view.setSpec(spec);
     view.setInput(testing::forSpec(spec));
     QVERIFY2(view.message().contains("no mixture-of-experts layers"), qPrintable(view.message()));
+}
+
+// The Sparse FFN view on tiny-bytes: the dense activations and the kept ones side by side, the error curves; the
+// block box asking for another N; a Switch layer's message.
+void TestViews::sparseFfnViewDrawsDenseAndSparse()
+{
+    ViewSpec spec;
+    spec.view = "sparse-ffn";
+    spec.model = "tiny-bytes";
+    spec.text = "Hello world";
+    spec.layer = 1;
+    SparseFfnView view;
+    view.resize(1280, 720);
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+    QVERIFY2(
+        view.formula().startsWith("Layer 1's feed-forward layer keeps one neuron in 8"), qPrintable(view.formula()));
+    QCOMPARE(view.densePlot()->matrixRows(), 11);
+    QCOMPARE(view.densePlot()->matrixCols(), 256);
+    QCOMPARE(view.sparsePlot()->matrixCols(), 256);
+    QCOMPARE(view.errorPlot()->graphCount(), 3); // top-k, one per block, this view's point
+    QSignalSpy edited(&view, &View::specEdited);
+    view.blockBox()->setCurrentIndex(view.blockBox()->findData(32));
+    emit view.blockBox()->activated(view.blockBox()->currentIndex());
+    QCOMPARE(edited.count(), 1);
+    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().blockSize, 32);
+
+    spec.model = "austen-switch";
+    spec.layer = 0;
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().contains("is a mixture of experts"), qPrintable(view.message()));
 }
 
 void TestViews::downsampleMeans()

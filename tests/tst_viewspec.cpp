@@ -33,9 +33,9 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(14));
+        QCOMPARE(kinds.size(), size_t(15));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
-                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts"})
+                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

@@ -14,6 +14,7 @@
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
 #include "views/scalingview.h"
+#include "views/sparseffnview.h"
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
 
@@ -39,6 +40,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
         {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},
         {"positions", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PositionsView>(p); }},
+        {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},
         {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
     };
     const auto it = makers.find(kind);

@@ -347,6 +347,33 @@ AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// The spec's dense feed-forward layer made sparse, one neuron per block of `block_size` (analysis/ffnsparsity.h).
+AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    const int layer = std::clamp(spec.layer, 0, c.model->config.layers - 1);
+    if (const std::string why = ffnSparsityProblem(c.model->config, *c.trace, layer); !why.empty())
+        return problem("The Sparse FFN view needs a dense feed-forward layer: " + why + ".");
+    const TraceEntry &act = *c.trace->find(names::layerTensor(layer, "mlp.act"));
+    const TraceEntry &down = *c.trace->find(names::layerTensor(layer, "mlp.down"));
+    if (spec.blockSize > act.tensor.dim(1))
+        return problem("block_size " + std::to_string(spec.blockSize) + " is more than the layer's "
+            + std::to_string(act.tensor.dim(1)) + " neurons.");
+    AnalysisRequest r;
+    r.key = "sparse-ffn/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/n" + std::to_string(spec.blockSize)
+        + "/" + identity(act.tensor) + identity(down.tensor);
+    r.pinned = {c.model->wte, act.tensor, down.tensor};
+    r.run = [model = c.model, trace = c.trace, layer, n = spec.blockSize](const std::atomic<bool> &) {
+        const auto start = Clock::now();
+        auto result = std::make_shared<SparseFfnAnalysis>();
+        result->sparsity = ffnSparsity(*model, *trace, layer, n);
+        result->milliseconds = millisecondsSince(start);
+        return std::shared_ptr<const ViewAnalysis>(result);
+    };
+    return r;
+}
+
 // One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
 // weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run.
 AnalysisRequest memoryTimelineRequest(const ViewSpec &spec, const AnalysisContext &c)
@@ -414,6 +441,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return positionsRequest(spec, context);
     if (spec.view == "experts")
         return expertsRequest(spec, context);
+    if (spec.view == "sparse-ffn")
+        return sparseFfnRequest(spec, context);
     return {};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/expertrouting.h"
+#include "analysis/ffnsparsity.h"
 #include "analysis/positionprofile.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
@@ -81,6 +82,11 @@ struct ExpertsAnalysis : ViewAnalysis
 {
     static constexpr int kMaxTokens = 4096; // the view routes the input through the whole model again
     ExpertRouting routing;
+};
+
+struct SparseFfnAnalysis : ViewAnalysis
+{
+    FfnSparsity sparsity;
 };
 
 struct MemoryTimelineAnalysis : ViewAnalysis

@@ -20,6 +20,10 @@ const std::vector<ViewKind> &viewKinds()
             "a mixture-of-experts layer's routing: each token's expert, the buffers filling to capacity, the load, "
             "the devices",
             "Inside the model"},
+        {"sparse-ffn", "Sparse FFN",
+            "a dense feed-forward layer with one neuron kept per block (Sparse is Enough): which neurons each token "
+            "uses, and the error",
+            "Inside the model"},
         {"kernels", "Kernels", "one head under every efficient attention kernel", "Efficient attention"},
         {"lsh", "LSH", "Reformer's LSH buckets, sorted chunks and misses", "Efficient attention"},
         {"approximation", "Low-rank", "Linformer and Performer against exact softmax", "Efficient attention"},

@@ -37,6 +37,7 @@ struct ViewSpec
     double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own
     int expertTopK = 0; // experts view: route each token to this many experts; 0 = the model's own
     int devices = 2; // experts view: devices the experts are spread over (expert parallelism)
+    int blockSize = 8; // sparse FFN view: one neuron kept per block of this many (Sparse is Enough)
 
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
