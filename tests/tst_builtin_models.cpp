@@ -45,6 +45,7 @@ private slots:
         QTest::newRow("reverse-rev (reversible blocks)") << "reverse-rev" << 0.999 << 0.999;
         QTest::newRow("reverse-rope (RoPE)") << "reverse-rope" << 0.999 << 0.999;
         QTest::newRow("reverse-alibi (ALiBi)") << "reverse-alibi" << 0.93 << 0.68;
+        QTest::newRow("reverse-sin (sinusoidal, embeddings × √d)") << "reverse-sin" << 0.996 << 0.98;
         QTest::newRow("copy") << "copy" << 0.99 << 0.89;
         QTest::newRow("sort") << "sort" << 0.96 << 0.81;
         QTest::newRow("parens") << "parens" << 0.99 << 0.99;

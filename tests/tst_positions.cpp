@@ -59,7 +59,8 @@ Case loadCase(const QString &name)
 void addCases()
 {
     QTest::addColumn<QString>("name");
-    for (const char *name : {"rope", "rope-half", "alibi", "t5", "t5-bidirectional", "shaw", "none"})
+    for (const char *name :
+        {"rope", "rope-half", "alibi", "t5", "t5-bidirectional", "shaw", "none", "sinusoidal-scaled"})
         QTest::newRow(name) << QString(name);
 }
 

@@ -36,7 +36,7 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 
 // train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
 //        --save-every K --description TEXT --layers L --heads H --d-model D --reversible --positions KIND
-//        --experts E --expert-top-k K --capacity-factor X]
+//        --experts E --expert-top-k K --capacity-factor X --scale-embeddings]
 //        [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
@@ -44,7 +44,7 @@ int trainCommand(const CommandArgs &argv)
         {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "save-every", "description",
             "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks",
             "positions", "experts", "expert-top-k", "capacity-factor"},
-        {"resume", "reversible"});
+        {"resume", "reversible", "scale-embeddings"});
     const std::string out = args.required("out");
     if (args.has("checkpoint-every") && args.value("memory-strategy") != "checkpoint")
         throw Error("--checkpoint-every K is gradient checkpointing's interval, with --memory-strategy checkpoint; "
@@ -66,8 +66,9 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        for (const char *option : {"reversible", "positions", "experts", "expert-top-k", "capacity-factor"})
-            if (args.has(option) || (std::string(option) == "reversible" && args.flag(option)))
+        for (const char *option :
+            {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k", "capacity-factor"})
+            if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
         trainer = Trainer::resume(out, memory);
@@ -90,6 +91,7 @@ int trainCommand(const CommandArgs &argv)
         o.seed = uint64_t(args.intValue("seed", 1));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
+        run.scaleEmbeddings = args.flag("scale-embeddings");
         run.experts = args.intValue("experts", 0);
         run.expertTopK = args.intValue("expert-top-k", 1);
         run.capacityFactor = args.doubleValue("capacity-factor", 0.0, 1e-6, 1024.0);

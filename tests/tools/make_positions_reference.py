@@ -11,6 +11,8 @@ engine:
   shaw       Shaw et al. 2018: e_ij = q_i (k_j + a_clip(j - i))^T / sqrt(d), a [2k + 1, d] table per layer
              shared by the heads
   none       no positions at all (bidirectional: permuting the input permutes the output)
+  sinusoidal-scaled  Vaswani et al. 2017: the embedding multiplied by sqrt(d_model), then the sinusoidal
+             encoding added (make_reference.py's sinusoidal)
 The rest is GPT-2 (pre-LN, tanh GELU, tied logits) as in make_reference.py, whose file helpers are reused.
 Everything runs in float64 from float32 weights; autograd gives the gradients of the mean cross-entropy.
 
@@ -44,6 +46,7 @@ CASES = {
                              atlas_causal=False),
     "shaw": dict(atlas_positions="shaw", atlas_relative_clip=3),
     "none": dict(atlas_positions="none", atlas_causal=False),
+    "sinusoidal-scaled": dict(atlas_positions="sinusoidal", atlas_embedding_scale=math.sqrt(24)),
 }
 
 
@@ -134,7 +137,9 @@ def attention(x, w, i, cfg, trace):
 
 def forward(w, cfg, tokens):
     trace = {}
-    x = w["wte.weight"][torch.tensor(tokens)]
+    x = w["wte.weight"][torch.tensor(tokens)] * cfg.get("atlas_embedding_scale", 1.0)
+    if cfg["atlas_positions"] == "sinusoidal":
+        x = x + ref.sinusoidal(len(tokens), cfg["n_embd"])
     trace["input"] = x
     for i in range(cfg["n_layer"]):
         h = f"h.{i}."

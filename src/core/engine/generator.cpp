@@ -48,6 +48,7 @@ void Generator::feed(int token)
     const int pos = m_cached;
     Tensor x({1, D});
     ops::embedding_forward(x, m_model->wte, {token});
+    x.matrix() *= c.embeddingScale;
     if (c.positions == PositionKind::Learned) {
         x.matrix() += m_model->wpe.matrix().row(pos);
     } else if (c.positions == PositionKind::Sinusoidal) {

@@ -108,10 +108,15 @@ private:
 void ProgramBuilder::embeddings()
 {
     const int64_t D = m_c.dModel;
-    add("embed", "embed", -1, {}, {{"embed", {T, D}, "E = W_te[ids]"}},
-        [D](const Model &m, const Input &in, const Trace &) {
+    const float scale = m_c.embeddingScale;
+    char scaled[64];
+    std::snprintf(scaled, sizeof scaled, "E = %g · W_te[ids]", double(scale));
+    add("embed", "embed", -1, {}, {{"embed", {T, D}, scale == 1.0f ? std::string("E = W_te[ids]") : scaled}},
+        [D, scale](const Model &m, const Input &in, const Trace &) {
             Tensor o({static_cast<int64_t>(in.tokens.size()), D});
             ops::embedding_forward(o, m.wte, in.tokens);
+            if (scale != 1.0f)
+                o.matrix() *= scale;
             return Outputs {std::move(o)};
         });
     if (!m_c.addsPositions()) { // the positions act inside attention, or nowhere

@@ -201,6 +201,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.layerNorm = ln == "pre" ? LayerNormPlacement::Pre : LayerNormPlacement::Post;
     const std::string pos = readString(j, "atlas_positions", "learned", source);
     c.positions = positionKindArgument(pos, source + ": key 'atlas_positions'");
+    if (j.contains("atlas_embedding_scale"))
+        c.embeddingScale = float(jsonNumber(j, "atlas_embedding_scale", 1e-6, 1e6, source));
     if (j.contains("atlas_rope_base"))
         c.ropeBase = float(jsonNumber(j, "atlas_rope_base", 2.0, 1e9, source));
     c.relativeClip = readInt(j, kClip, c.relativeClip, source);
@@ -263,6 +265,8 @@ std::string ModelConfig::toJson() const
         j["atlas_reversible"] = true;
     if (rotatesQueriesAndKeys())
         j["atlas_rope_base"] = ropeBase;
+    if (embeddingScale != 1.0f)
+        j["atlas_embedding_scale"] = shortestDecimal(embeddingScale);
     if (positions == PositionKind::Shaw)
         j["atlas_relative_clip"] = relativeClip;
     if (positions == PositionKind::T5) {

@@ -35,6 +35,9 @@ struct ModelConfig
     Activation activation = Activation::GeluTanh; // activation_function: gelu_new | gelu | relu
     LayerNormPlacement layerNorm = LayerNormPlacement::Pre; // atlas_layer_norm: pre | post
     PositionKind positions = PositionKind::Learned; // atlas_positions: see PositionKind
+    // atlas_embedding_scale: E = s · W_te[ids]. 1 in GPT-2; Vaswani et al. multiply by √d_model, which keeps the
+    // embedding from drowning under an added sinusoidal encoding (docs/models.md, "Positions").
+    float embeddingScale = 1.0f;
     float ropeBase = 10000.0f; // atlas_rope_base: θᵢ = base^(−2i/d)
     int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
     int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count

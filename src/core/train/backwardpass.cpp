@@ -260,6 +260,8 @@ void BackwardPass::embeddings(const Tensor &dinput)
     Step step(-1, "input");
     Tensor dembed(dinput.shape()), dpos(dinput.shape());
     ops::add_backward(dembed, dpos, dinput);
+    if (m_c.embeddingScale != 1.0f) // E = s · W_te[ids]
+        dembed.matrix() *= m_c.embeddingScale;
     ops::embedding_backward(grad("wte.weight"), dembed, m_input.tokens);
     if (m_c.positions == PositionKind::Learned)
         ops::positions_learned_backward(grad("wpe.weight"), dpos);

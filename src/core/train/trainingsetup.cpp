@@ -1,5 +1,7 @@
 #include "train/trainingsetup.h"
 
+#include <cmath>
+
 namespace atlas {
 
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
@@ -15,6 +17,8 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.dFF = 4 * run.dModel;
     }
     config.reversible = run.reversible;
+    if (run.scaleEmbeddings)
+        config.embeddingScale = std::sqrt(float(config.dModel));
     if (!run.positions.empty())
         config.positions = positionKindArgument(run.positions, "--positions");
     config.experts = run.experts;

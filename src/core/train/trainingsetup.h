@@ -14,6 +14,7 @@ struct TrainingRun
     std::string task = "reverse";
     TrainOptions options;
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
+    bool scaleEmbeddings = false; // atlas_embedding_scale √d_model, as Vaswani et al.
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
     std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
     int experts = 0; // atlas_experts: a mixture of E experts in every layer's FFN (0: dense)
