@@ -6,10 +6,12 @@
 #include "trace/names.h"
 #include "train/corpus.h"
 #include "train/evaluation.h"
+#include "util/error.h"
 
 #include <QTest>
 
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -60,6 +62,39 @@ private slots:
             = evaluateOnTask(loadModel(name.toStdString()), *Task::create(taskOf(name.toStdString())), 256);
         QVERIFY2(e.tokenAccuracy >= tokenAccuracy, qPrintable(QString::number(e.tokenAccuracy)));
         QVERIFY2(e.exactMatch >= exactMatch, qPrintable(QString::number(e.exactMatch)));
+    }
+
+    // Extrapolation: the reverse models on questions 2× and 4× as long as training's (8–16 and 16–32 letters), as
+    // docs/models.md states: ALiBi keeps the most letters right, learned positions cannot run at all.
+    void extrapolationPastTheTrainingLengthIsAsStated_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("scale");
+        QTest::addColumn<double>("tokenAccuracy");
+        QTest::newRow("alibi 2x") << "reverse-alibi" << 2 << 0.728;
+        QTest::newRow("alibi 4x") << "reverse-alibi" << 4 << 0.388;
+        QTest::newRow("rope 2x") << "reverse-rope" << 2 << 0.405;
+        QTest::newRow("rope 4x") << "reverse-rope" << 4 << 0.088;
+        QTest::newRow("sinusoidal 2x") << "reverse-sin" << 2 << 0.199;
+        QTest::newRow("sinusoidal 4x") << "reverse-sin" << 4 << 0.059;
+        QTest::newRow("none 2x") << "reverse-nopos" << 2 << 0.269;
+        QTest::newRow("none 4x") << "reverse-nopos" << 4 << 0.144;
+    }
+    void extrapolationPastTheTrainingLengthIsAsStated()
+    {
+        QFETCH(QString, name);
+        QFETCH(int, scale);
+        QFETCH(double, tokenAccuracy);
+        const Evaluation e = evaluateOnTask(loadModel(name.toStdString()), *Task::create("reverse"), 256, 12345, scale);
+        // As stated to a tenth of a point: the figures are deterministic.
+        QVERIFY2(std::fabs(e.tokenAccuracy - tokenAccuracy) < 0.001, qPrintable(QString::number(e.tokenAccuracy)));
+        if (scale == 4)
+            QCOMPARE(e.exactMatch, 0.0f); // no 16-32 letter answer is ever whole
+    }
+
+    void learnedPositionsCannotRunPastTheirTable()
+    {
+        QVERIFY_THROWS_EXCEPTION(Error, evaluateOnTask(loadModel("reverse"), *Task::create("reverse"), 16, 12345, 2));
     }
 
     // Without positions the model cannot know which letter mirrors which: about two letters in five, no whole answer.

@@ -87,6 +87,21 @@ private slots:
         QVERIFY(!QFile::exists(dir.filePath("t5")));
     }
 
+    void evaluateScoresLongerQuestions()
+    {
+        auto r = run(
+            {"evaluate", "--model", "reverse-alibi", "--task", "reverse", "--length-scale", "2", "--examples", "16"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(
+            r.out.contains("reverse-alibi on reverse at 2x the training length: held-out loss"), qPrintable(r.out));
+        r = run({"evaluate", "--model", "reverse", "--task", "reverse", "--length-scale", "4", "--examples", "16"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("do not fit the model's 32 learned positions"), qPrintable(r.err));
+        r = run({"evaluate", "--model", "copy", "--task", "copy", "--length-scale", "2"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("task copy has one length only"), qPrintable(r.err));
+    }
+
     // The router's tensors, with the capacity the factor gives: ⌈0.5 · 12 / 4⌉ = 2 tokens per expert.
     void dumpWritesTheRouterAtAChosenCapacity()
     {

@@ -46,6 +46,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           peak activation bytes and step time against depth, every strategy
   transformer-atlas memory --inversion-error (--model M | --shape LxHxD) --length T
                                           a reversible model's rebuild error per block in float64/32/16, bfloat16
+  transformer-atlas evaluate --model M --task T [--examples N --length-scale S]
+                                          held-out loss and accuracy, on examples S times as long as training's
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say
   transformer-atlas lesson check [FILE|DIR ...]
@@ -92,6 +94,7 @@ int runCommandLine(int argc, char **argv)
         {"new-model", newModelCommand},
         {"train", trainCommand},
         {"analyze-heads", analyzeHeadsCommand},
+        {"evaluate", evaluateCommand},
         {"tokenize", tokenizeCommand},
         {"bench-tokenizer", benchTokenizerCommand},
         {"bench-train", benchTrainCommand},

@@ -18,6 +18,7 @@ int generateCommand(const CommandArgs &args);
 int renderCommand(const CommandArgs &args);
 int trainCommand(const CommandArgs &args);
 int analyzeHeadsCommand(const CommandArgs &args);
+int evaluateCommand(const CommandArgs &args);
 int tokenizeCommand(const CommandArgs &args);
 int benchTokenizerCommand(const CommandArgs &args);
 int benchAttentionCommand(const CommandArgs &args);

@@ -1,6 +1,7 @@
 #include "train/evaluation.h"
 
 #include "engine/engine.h"
+#include "util/error.h"
 #include "util/parallel.h"
 
 #include <algorithm>
@@ -8,12 +9,26 @@
 
 namespace atlas {
 
-Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed)
+Evaluation evaluateOnTask(
+    std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed, int lengthScale)
 {
     std::mt19937_64 rng(seed);
     std::vector<Example> set;
-    for (int i = 0; i < examples; ++i)
-        set.push_back(task.sample(rng, true));
+    size_t longest = 0;
+    for (int i = 0; i < examples; ++i) {
+        set.push_back(lengthScale == 1 ? task.sample(rng, true) : task.sampleLonger(rng, lengthScale));
+        longest = std::max(longest, set.back().tokens.size());
+    }
+    if (longest > size_t(model->config.context)) {
+        const PositionKind kind = model->config.positions;
+        if (kind == PositionKind::Learned)
+            throw Error("examples of up to " + std::to_string(longest) + " tokens do not fit the model's "
+                + std::to_string(model->config.context)
+                + " learned positions: a learned table has no row past the length it was trained for");
+        auto stretched = std::make_shared<Model>(*model); // these kinds compute any position
+        stretched->config.context = int(longest);
+        model = stretched;
+    }
     struct Score
     {
         double loss = 0;

@@ -16,6 +16,11 @@ struct Evaluation
 };
 
 // Scores a model on `examples` held-out examples of a task (drawn from `seed`), both cores working.
-Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed = 12345);
+// `lengthScale` > 1 draws held-out examples that many times longer than training's (Task::sampleLonger). A model
+// whose positions work at any distance (sinusoidal, RoPE, ALiBi, T5's saturating buckets, Shaw's clipped keys,
+// none) then runs with its context stretched to fit them; one with a learned table is refused by name
+// (atlas::Error): it has no row past its context.
+Evaluation evaluateOnTask(
+    std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed = 12345, int lengthScale = 1);
 
 } // namespace atlas

@@ -29,6 +29,9 @@ public:
     virtual ModelConfig modelConfig() const = 0; // the shape the built-in model of this task uses
     // Training examples come from a seeded stream; held-out examples from a disjoint one (`heldOut`).
     virtual Example sample(std::mt19937_64 &rng, bool heldOut) const = 0;
+    // A held-out example `scale` times as long as training's (scale 1: sample(rng, true)), to measure how a model
+    // extrapolates past the lengths it was trained on. Throws atlas::Error for a task whose length is fixed.
+    virtual Example sampleLonger(std::mt19937_64 &rng, int scale) const;
 
     static std::vector<std::string> names();
     // Throws atlas::Error for an unknown name, listing the known ones.

@@ -66,6 +66,12 @@ class ReverseTask : public Task
 {
 public:
     std::string name() const override { return "reverse"; }
+    Example sampleLonger(std::mt19937_64 &rng, int scale) const override
+    {
+        return drawQuestion(
+            rng, true, [scale](auto &r) { return randomLetters(r, (4 + int(r() % 5)) * scale, 'a', 26); }, '>',
+            [](const std::string &q) { return std::string(q.rbegin(), q.rend()); });
+    }
     std::string summary() const override { return "reverse 4–8 letters: \"abcd>dcba\""; }
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
@@ -193,6 +199,13 @@ public:
 };
 
 } // namespace
+
+Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
+{
+    if (scale == 1)
+        return sample(rng, true);
+    throw Error("task " + name() + " has one length only: longer examples are drawn for reverse");
+}
 
 std::vector<std::string> Task::names()
 {
