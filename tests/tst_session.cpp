@@ -39,6 +39,30 @@ class TestSession : public QObject
     }
 
 private slots:
+    // "Run the model with" another encoding: the same weights load again under it, the attention changes, and a
+    // model opened afresh runs with its own.
+    void positionsRerunTheSameWeightsUnderAnotherEncoding()
+    {
+        Session session;
+        open(session, "positions");
+        const Tensor before = session.trace()->tensor("layer.0.attn.probs");
+        QVERIFY(session.trace()->find("pos.encoding"));
+        ViewSpec spec = session.spec();
+        spec.positions = "alibi";
+        session.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(session.model()->config.positions == PositionKind::Alibi, 20000);
+        waitIdle(session);
+        QCOMPARE(session.spec().positions, std::string("alibi"));
+        QVERIFY(session.trace()->find("layer.0.attn.bias"));
+        QVERIFY(!session.trace()->find("pos.encoding"));
+        const Tensor after = session.trace()->tensor("layer.0.attn.probs");
+        QVERIFY(!std::equal(before.data(), before.data() + before.numel(), after.data()));
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model()->config.positions == PositionKind::Learned, 20000);
+        waitIdle(session);
+        QVERIFY(session.spec().positions.empty());
+    }
+
     void viewsWithoutAnAnalysisGetNone()
     {
         Session session;

@@ -44,6 +44,7 @@ private slots:
         ViewSpec s;
         s.view = "lines";
         s.model = "models/my-gpt";
+        s.positions = "rope-half";
         s.text = "Héllo \"quoted\" world\n";
         s.tokens = {3, 1, 4, 1, 5};
         s.padding = {4};

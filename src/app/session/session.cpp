@@ -110,6 +110,7 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             m_model = model;
             m_tokenizer = tokenizer;
             m_spec.model = name;
+            m_spec.positions.clear(); // a model opened afresh runs with its own encoding
             m_spec.text = newText;
             if (encoded || cut) { // the input was encoded from text
                 m_spec.tokens.clear();
@@ -137,12 +138,13 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
         m_cancel = true;
         return;
     }
-    const std::shared_ptr<const Model> current = spec.model == m_spec.model ? m_model : nullptr;
+    const std::shared_ptr<const Model> current
+        = spec.model == m_spec.model && spec.positions == m_spec.positions ? m_model : nullptr;
     const std::shared_ptr<const Tokenizer> currentTokenizer = current ? m_tokenizer : nullptr;
     const size_t budget = m_memoryBudget;
     runJob([this, spec, source, current, currentTokenizer, budget]() -> Commit {
         const std::string where = source.toStdString();
-        auto model = current ? current : loadModel(spec.model);
+        auto model = current ? current : loadSpecModel(spec);
         auto tokenizer = currentTokenizer ? currentTokenizer : Tokenizer::forModel(*model);
         ViewSpec shown = spec;
         shown.layer = std::clamp(spec.layer, 0, model->config.layers - 1);
@@ -350,6 +352,8 @@ void Session::setSpec(const ViewSpec &spec)
 {
     if (spec == m_spec)
         return;
+    if (spec.positions != m_spec.positions && m_model) // the same weights under another encoding: load it again
+        return applySpec(spec, tr("positions"));
     const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams
         || spec.attentionLayers != m_spec.attentionLayers;
     m_spec = spec;

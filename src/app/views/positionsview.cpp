@@ -7,6 +7,7 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -57,8 +58,28 @@ PositionsView::PositionsView(QWidget *parent)
     bottom->addWidget(m_curves, 1);
     bottom->addWidget(m_rotation, 1);
     column->addLayout(bottom, 2);
+    m_controls = new QWidget(this);
+    auto *row = new QHBoxLayout(m_controls);
+    row->setContentsMargins(0, 0, 0, 0);
+    m_runWith = new QComboBox(m_controls);
+    m_runWith->addItem(tr("its own encoding"), QString());
+    for (const char *kind : {"sinusoidal", "rope", "rope-half", "alibi", "none"})
+        m_runWith->addItem(QString::fromLatin1(kind), QString::fromLatin1(kind));
+    m_runWith->setToolTip(tr("Run the model's weights with another positional encoding (one without parameters): "
+                             "every tab then shows what it changes, the Attention tab first"));
+    row->addWidget(new QLabel(tr("Run the model with:"), m_controls));
+    row->addWidget(m_runWith);
+    row->addStretch(1);
+    connect(m_runWith, &QComboBox::activated, this, [this](int index) {
+        const std::string kind = m_runWith->itemData(index).toString().toStdString();
+        if (kind == m_spec.positions)
+            return;
+        m_spec.positions = kind;
+        emit specEdited(m_spec);
+    });
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_formula);
+    layout->addWidget(m_controls);
     layout->addWidget(m_message, 1);
     layout->addWidget(m_plots, 1);
 
@@ -96,6 +117,10 @@ void PositionsView::showMessage(const QString &text)
 void PositionsView::refresh()
 {
     m_formula->setFont(sizedFont(font(), 11));
+    if (const int index = m_runWith->findData(QString::fromStdString(m_spec.positions)); index >= 0) {
+        const QSignalBlocker block(m_runWith);
+        m_runWith->setCurrentIndex(index);
+    }
     const auto *analysis = m_input.analysisAs<PositionsAnalysis>();
     if (analysis == nullptr) {
         m_formula->clear();

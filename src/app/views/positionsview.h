@@ -2,6 +2,7 @@
 
 #include "views/view.h"
 
+class QComboBox;
 class QCustomPlot;
 class QCPTextElement;
 class QLabel;
@@ -17,7 +18,8 @@ struct PositionProfile;
 // t − s). Below: each dimension pair's wavelength (sinusoidal, RoPE) or each head's bias against distance (ALiBi, T5),
 // and for RoPE a query's first pairs and those of the key it attends to most, drawn on circles before and after
 // their turn.
-// The formula the engine computes heads the view.
+// The formula the engine computes heads the view. "Run with" (spec "positions") reruns the same weights under another
+// encoding that needs no parameters, so every other tab shows what that changes.
 class PositionsView : public View
 {
     Q_OBJECT
@@ -31,6 +33,8 @@ public:
     HeatmapPlot *similarityPlot() const { return m_similarity; }
     QCustomPlot *curvesPlot() const { return m_curves; }
     QCustomPlot *rotationPlot() const { return m_rotation; }
+    QComboBox *runWithBox() const { return m_runWith; }
+    std::vector<QWidget *> interfaceWidgets() const override { return {m_controls}; }
 
 protected:
     void refresh() override;
@@ -42,6 +46,8 @@ private:
     void keepRotationRound();
 
     QLabel *m_formula = nullptr;
+    QWidget *m_controls = nullptr;
+    QComboBox *m_runWith = nullptr;
     QLabel *m_message = nullptr;
     QWidget *m_plots = nullptr;
     HeatmapPlot *m_encoding = nullptr;

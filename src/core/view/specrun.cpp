@@ -9,10 +9,20 @@
 
 namespace atlas {
 
+std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec)
+{
+    auto model = loadModel(spec.model);
+    if (spec.positions.empty())
+        return model;
+    auto other
+        = std::make_shared<Model>(model->withPositions(positionKindArgument(spec.positions, "positions"), "positions"));
+    return other;
+}
+
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
 {
     SpecRun run;
-    run.model = loadModel(spec.model);
+    run.model = loadSpecModel(spec);
     const auto tokenizer = Tokenizer::forModel(*run.model);
     run.input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
     run.input.attention = attentionOfSpec(spec, run.model->config.layers);

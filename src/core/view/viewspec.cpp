@@ -23,7 +23,7 @@ using Json = nlohmann::json;
 const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
     "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
-    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size"};
+    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -245,6 +245,10 @@ const std::map<std::string, Setter> &setters()
             }},
         {"devices", [](ViewSpec &s, const Reader &r, const Json &v) { s.devices = r.integer(v, 1, ">= 1"); }},
         {"block_size", [](ViewSpec &s, const Reader &r, const Json &v) { s.blockSize = r.integer(v, 1, ">= 1"); }},
+        {"positions",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.positions = r.oneOf(v, {"", "sinusoidal", "rope", "rope-half", "alibi", "none"});
+            }},
     };
     return table;
 }
@@ -321,6 +325,7 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["expert_top_k"] = expertTopK;
     j["devices"] = devices;
     j["block_size"] = blockSize;
+    j["positions"] = positions;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

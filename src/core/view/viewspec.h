@@ -11,6 +11,9 @@ struct ViewSpec
 {
     std::string view = "attention"; // ViewSpec::viewKinds(): attention, heads, lines, mask, … (docs/view-spec.md)
     std::string model = "tiny-bytes"; // a built-in model name or a model directory
+    // Run the model with another positional encoding that needs no parameters (sinusoidal, rope, rope-half, alibi,
+    // none: Model::withPositions); "" = its own.
+    std::string positions;
     std::string text = "The cat sat on the mat.";
     std::vector<int> tokens; // explicit token ids; when not empty they replace `text`
     std::vector<int> padding; // positions treated as padding: no query may attend to them
