@@ -63,6 +63,37 @@ private slots:
         QVERIFY(session.spec().positions.empty());
     }
 
+    // Past the context: a model whose positions are computed (RoPE) runs on, saying it extrapolates; a learned table
+    // cannot, and says so.
+    void anInputPastTheTrainingLengthRunsWhenPositionsAreComputed()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "abcd>dcba";
+        session.setSpec(spec);
+        session.openModel("reverse-rope");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
+        const QString twice = "abcdefghijklmnop>ponmlkjihgfedcba"; // 33 tokens, the context is 32
+        session.setText(twice);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() && session.trace()->tensor("logits").dim(0) == 33, 20000);
+        waitIdle(session);
+        QCOMPARE(errors.count(), 0);
+        QVERIFY(notices.count() >= 1);
+        QVERIFY2(notices.last().at(0).toString().contains("past the 32 positions reverse-rope was trained for"),
+            qPrintable(notices.last().at(0).toString()));
+        QCOMPARE(session.model()->config.context, 32); // the model itself is unchanged
+
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model()->name == "reverse", 20000);
+        waitIdle(session);
+        session.setText(twice);
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() >= 1, 20000);
+        QVERIFY2(errors.last().at(0).toString().contains("longer than the model's context of 32"),
+            qPrintable(errors.last().at(0).toString()));
+    }
+
     void viewsWithoutAnAnalysisGetNone()
     {
         Session session;

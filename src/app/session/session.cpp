@@ -81,6 +81,19 @@ Session::Commit Session::snapshot()
     };
 }
 
+namespace {
+
+QString pastTrainingLength(const Model &model, size_t tokens)
+{
+    return Session::tr("The input has %1 tokens, past the %2 positions %3 was trained for: its %4 positions are "
+                       "computed for every one of them, so this shows how it extrapolates.")
+        .arg(tokens)
+        .arg(model.config.context)
+        .arg(QString::fromStdString(model.name), QString::fromStdString(positionKindName(model.config.positions)));
+}
+
+} // namespace
+
 void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
 {
     const std::string name = nameOrDirectory.toStdString();
@@ -95,8 +108,8 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
         input.tokens = !useSample && !tokens.empty() ? tokens
             : tokenizer->canEncode()                 ? tokenizer->encode(shown)
                                                      : std::vector<int> {0};
-        QString notice;
-        if (int(input.tokens.size()) > model->config.context) {
+        QString notice; // a learned table stops at the context: cut the input (other kinds run past it, runInput)
+        if (int(input.tokens.size()) > model->config.context && model->config.positions == PositionKind::Learned) {
             notice = tr("The input has %1 tokens, more than the %2 of %3's context: it was cut to the first %2.")
                          .arg(input.tokens.size())
                          .arg(model->config.context)
@@ -150,11 +163,12 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
         shown.layer = std::clamp(spec.layer, 0, model->config.layers - 1);
         shown.head = std::clamp(spec.head, -1, model->config.heads - 1);
         Input input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
-        if (int(input.tokens.size()) > model->config.context)
+        if (int(input.tokens.size()) > model->config.context && model->config.positions == PositionKind::Learned)
             throw Error(where + ": the input has " + std::to_string(input.tokens.size()) + " tokens, more than the "
                 + std::to_string(model->config.context) + " of " + model->name + "'s context");
         input.attention = attentionOfSpec(spec, model->config.layers);
-        auto engine = std::make_unique<Engine>(model, input, EngineOptions {true, budget});
+        auto engine = std::make_unique<Engine>(
+            stretchedForLength(model, input.tokens.size()), input, EngineOptions {true, budget});
         engine->runToEnd([this](int done, int total) {
             QMetaObject::invokeMethod(this, [this, done, total] { emit progressChanged(done, total); });
             return !m_cancel.load();
@@ -202,7 +216,9 @@ void Session::runInput(Input input)
         emit errorOccurred(QString::fromStdString(e.what()));
         return;
     }
-    auto model = m_model;
+    auto model = stretchedForLength(m_model, input.tokens.size()); // past the context: positions permitting
+    if (model != m_model)
+        emit noticed(pastTrainingLength(*m_model, input.tokens.size()));
     const size_t budget = m_memoryBudget;
     runJob([this, model, input, budget]() -> Commit {
         auto engine = std::make_unique<Engine>(model, input, EngineOptions {true, budget});

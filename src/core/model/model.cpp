@@ -225,6 +225,16 @@ void Model::allocateBlocks()
             blocks[size_t(i)].experts.resize(size_t(config.experts));
 }
 
+std::shared_ptr<const Model> stretchedForLength(std::shared_ptr<const Model> model, size_t tokens)
+{
+    if (tokens <= size_t(model->config.context) || model->config.positions == PositionKind::Learned
+        || tokens > size_t(std::numeric_limits<int>::max()))
+        return model;
+    auto stretched = std::make_shared<Model>(*model);
+    stretched->config.context = int(tokens);
+    return stretched;
+}
+
 std::map<std::string, const Tensor *> Model::parameters() const
 {
     return parameterMap<const Model, const Tensor *>(*this);

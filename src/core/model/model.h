@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,10 @@ public:
     std::map<std::string, Tensor *> parameters();
     int64_t parameterCount() const;
 };
+
+// `model` when `tokens` fit its context. Otherwise, for positions computed at any distance (every kind but learned),
+// a copy whose context is stretched to `tokens`: the model runs past the length it was trained on (extrapolation);
+// for a learned table, `model` itself, which the engine then refuses by name.
+std::shared_ptr<const Model> stretchedForLength(std::shared_ptr<const Model> model, size_t tokens);
 
 } // namespace atlas

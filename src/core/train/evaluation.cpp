@@ -19,16 +19,11 @@ Evaluation evaluateOnTask(
         set.push_back(lengthScale == 1 ? task.sample(rng, true) : task.sampleLonger(rng, lengthScale));
         longest = std::max(longest, set.back().tokens.size());
     }
-    if (longest > size_t(model->config.context)) {
-        const PositionKind kind = model->config.positions;
-        if (kind == PositionKind::Learned)
-            throw Error("examples of up to " + std::to_string(longest) + " tokens do not fit the model's "
-                + std::to_string(model->config.context)
-                + " learned positions: a learned table has no row past the length it was trained for");
-        auto stretched = std::make_shared<Model>(*model); // these kinds compute any position
-        stretched->config.context = int(longest);
-        model = stretched;
-    }
+    model = stretchedForLength(model, longest); // these kinds compute any position
+    if (longest > size_t(model->config.context))
+        throw Error("examples of up to " + std::to_string(longest) + " tokens do not fit the model's "
+            + std::to_string(model->config.context)
+            + " learned positions: a learned table has no row past the length it was trained for");
     struct Score
     {
         double loss = 0;

@@ -25,6 +25,7 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     run.model = loadSpecModel(spec);
     const auto tokenizer = Tokenizer::forModel(*run.model);
     run.input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
+    run.model = stretchedForLength(run.model, run.input.tokens.size()); // past the context: positions permitting
     run.input.attention = attentionOfSpec(spec, run.model->config.layers);
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runTo(stepperPosition(spec, engine.program(), "view spec"));
