@@ -1,13 +1,20 @@
 #pragma once
 
+#include "engine/input.h"
+#include "model/model.h"
 #include "tensor/tensor.h"
+#include "util/error.h"
 
+#include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 // Comparing the engine's tensors with the PyTorch references under tests/data (tst_backprop, tst_positions).
@@ -19,6 +26,29 @@ inline std::vector<int> intList(const QJsonValue &value)
     for (const QJsonValue &v : value.toArray())
         out.push_back(v.toInt());
     return out;
+}
+
+// One reference of a make_*_reference.py script: tests/data/<set>/<name> (config.json, model.safetensors) and
+// <name>_ref/input.json {"tokens", "targets"}.
+struct ReferenceCase
+{
+    std::shared_ptr<Model> model;
+    Input input;
+    std::vector<int> targets;
+};
+
+inline ReferenceCase loadReferenceCase(const QString &set, const QString &name)
+{
+    const QString dir = QStringLiteral(ATLAS_TEST_DATA "/") + set + "/";
+    QFile f(dir + name + "_ref/input.json");
+    if (!f.open(QIODevice::ReadOnly))
+        throw Error("missing " + f.fileName().toStdString());
+    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    ReferenceCase c;
+    c.model = std::make_shared<Model>(Model::load((dir + name).toStdString()));
+    c.input.tokens = intList(o.value("tokens"));
+    c.targets = intList(o.value("targets"));
+    return c;
 }
 
 // Empty when max |got − want| <= relTol × max |want|, else what differs. `ratio`, when given, receives

@@ -36,24 +36,11 @@ QString dataPath(const QString &relative)
     return QStringLiteral(ATLAS_TEST_DATA "/positions/") + relative;
 }
 
-struct Case
-{
-    std::shared_ptr<Model> model;
-    Input input;
-    std::vector<int> targets;
-};
+using Case = testing::ReferenceCase;
 
 Case loadCase(const QString &name)
 {
-    QFile f(dataPath(name + "_ref/input.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        throw Error("missing " + f.fileName().toStdString());
-    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-    Case c;
-    c.model = std::make_shared<Model>(Model::load(dataPath(name).toStdString()));
-    c.input.tokens = intList(o.value("tokens"));
-    c.targets = intList(o.value("targets"));
-    return c;
+    return testing::loadReferenceCase("positions", name);
 }
 
 void addCases()

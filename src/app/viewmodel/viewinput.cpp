@@ -84,6 +84,14 @@ QString tokenLabel(const ViewInput &input, int position)
     return QStringLiteral("#%1").arg(position);
 }
 
+QStringList numberedLabels(int count)
+{
+    QStringList labels;
+    for (int i = 0; i < count; ++i)
+        labels << QString::number(i);
+    return labels;
+}
+
 QStringList tokenLabels(const ViewInput &input, int count)
 {
     QStringList labels(std::max(0, count));

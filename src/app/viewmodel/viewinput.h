@@ -67,6 +67,8 @@ QString notComputedText(const ViewInput &input, const std::string &traceName);
 // Token labels for positions 0..count-1 ("#i" where the input has none).
 QString tokenLabel(const ViewInput &input, int position);
 QStringList tokenLabels(const ViewInput &input, int count);
+// "0", "1" … count − 1: labels for axes of positions, dimensions or neurons.
+QStringList numberedLabels(int count);
 // "query 'the' (#3) → key 'cat' (#1)"
 QString cellPrefix(const ViewInput &input, int row, int col);
 // Every number the views print: at most `significant` significant digits (no trailing zeros), a Unicode minus,

@@ -17,18 +17,6 @@
 
 namespace atlas {
 
-namespace {
-
-QStringList numbered(int n)
-{
-    QStringList labels;
-    for (int i = 0; i < n; ++i)
-        labels << QString::number(i);
-    return labels;
-}
-
-} // namespace
-
 PositionsView::PositionsView(QWidget *parent)
     : View(parent)
     , m_encoding(new HeatmapPlot(this))
@@ -137,7 +125,7 @@ void PositionsView::refresh()
                               "permutes the output, row for row."));
     m_message->hide();
     m_plots->show();
-    const QStringList positions = numbered(p.length);
+    const QStringList positions = numberedLabels(p.length);
     auto owner = std::make_shared<PositionsAnalysis>(*analysis); // keeps the matrices alive while shown
     for (HeatmapPlot *plot : {m_encoding, m_similarity}) {
         plot->setTheme(m_spec.theme);
@@ -158,7 +146,7 @@ void PositionsView::refresh()
         std::make_shared<std::pair<std::shared_ptr<PositionsAnalysis>, std::shared_ptr<std::vector<float>>>>(
             owner, masked));
     m_encoding->setIndexInLabels(false);
-    m_encoding->setLabels(positions, numbered(int(e.dim(1))));
+    m_encoding->setLabels(positions, numberedLabels(int(e.dim(1))));
     m_encoding->setTitle(QString::fromStdString(p.encodingTitle));
     m_encoding->setAxisTitles(
         QString::fromStdString(p.encodingColumns), scoreTerm ? tr("query position i") : tr("position t"));

@@ -14,18 +14,6 @@
 
 namespace atlas {
 
-namespace {
-
-QStringList numbered(int n)
-{
-    QStringList labels;
-    for (int i = 0; i < n; ++i)
-        labels << QString::number(i);
-    return labels;
-}
-
-} // namespace
-
 SparseFfnView::SparseFfnView(QWidget *parent)
     : View(parent)
     , m_dense(new HeatmapPlot(this))
@@ -133,7 +121,7 @@ void SparseFfnView::refresh()
     m_message->hide();
     m_plots->show();
     const QStringList tokens = tokenLabels(m_input, s.tokens);
-    const QStringList neurons = numbered(s.neurons);
+    const QStringList neurons = numberedLabels(s.neurons);
     const auto draw = [&](HeatmapPlot *plot, const Tensor &t, const QString &title) {
         plot->setTheme(m_spec.theme);
         plot->setColormap(m_spec.colormap);

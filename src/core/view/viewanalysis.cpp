@@ -24,6 +24,16 @@ std::string identity(const Tensor &t)
     return "@" + std::to_string(reinterpret_cast<uintptr_t>(t.data())) + t.shapeString();
 }
 
+// A new result of type R filled by `fill`, with the time it took.
+template <typename R, typename Fill> std::shared_ptr<const ViewAnalysis> timedResult(Fill fill)
+{
+    const auto start = Clock::now();
+    auto result = std::make_shared<R>();
+    fill(*result);
+    result->milliseconds = millisecondsSince(start);
+    return result;
+}
+
 std::string paddingKey(const std::vector<int> &padding)
 {
     std::string key = "pad";
@@ -296,13 +306,11 @@ AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
     }
     r.run
         = [model = c.model, trace = c.trace, T = c.tokens, layer, head, query = spec.query](const std::atomic<bool> &) {
-              const auto start = Clock::now();
-              auto result = std::make_shared<PositionsAnalysis>();
-              result->layer = layer;
-              result->head = head;
-              result->profile = positionProfile(*model, *trace, T, layer, head, query);
-              result->milliseconds = millisecondsSince(start);
-              return std::shared_ptr<const ViewAnalysis>(result);
+              return timedResult<PositionsAnalysis>([&](PositionsAnalysis &result) {
+                  result.layer = layer;
+                  result.head = head;
+                  result.profile = positionProfile(*model, *trace, T, layer, head, query);
+              });
           };
     return r;
 }
@@ -338,11 +346,9 @@ AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
     input.padding = c.padding;
     r.run = [model = c.model, input, layer, factor = spec.capacityFactor, topK = spec.expertTopK,
                 devices = spec.devices](const std::atomic<bool> &cancel) {
-        const auto start = Clock::now();
-        auto result = std::make_shared<ExpertsAnalysis>();
-        result->routing = expertRouting(*model, input, layer, factor, topK, devices, &cancel);
-        result->milliseconds = millisecondsSince(start);
-        return std::shared_ptr<const ViewAnalysis>(result);
+        return timedResult<ExpertsAnalysis>([&](ExpertsAnalysis &result) {
+            result.routing = expertRouting(*model, input, layer, factor, topK, devices, &cancel);
+        });
     };
     return r;
 }
@@ -365,11 +371,8 @@ AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
         + "/" + identity(act.tensor) + identity(down.tensor);
     r.pinned = {c.model->wte, act.tensor, down.tensor};
     r.run = [model = c.model, trace = c.trace, layer, n = spec.blockSize](const std::atomic<bool> &) {
-        const auto start = Clock::now();
-        auto result = std::make_shared<SparseFfnAnalysis>();
-        result->sparsity = ffnSparsity(*model, *trace, layer, n);
-        result->milliseconds = millisecondsSince(start);
-        return std::shared_ptr<const ViewAnalysis>(result);
+        return timedResult<SparseFfnAnalysis>(
+            [&](SparseFfnAnalysis &result) { result.sparsity = ffnSparsity(*model, *trace, layer, n); });
     };
     return r;
 }
