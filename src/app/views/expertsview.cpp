@@ -74,13 +74,8 @@ QSharedPointer<QCPAxisTickerText> textTicks(const QStringList &labels, int pixel
 ExpertsView::ExpertsView(QWidget *parent)
     : View(parent)
 {
-    m_formula = new QLabel(this);
-    m_formula->setWordWrap(true);
-    m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message = new QLabel(this);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setMargin(20);
+    m_formula = newFormulaLabel();
+    m_message = newMessageLabel();
 
     m_controls = new QWidget(this);
     auto *row = new QHBoxLayout(m_controls);

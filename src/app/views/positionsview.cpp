@@ -22,13 +22,8 @@ PositionsView::PositionsView(QWidget *parent)
     , m_encoding(new HeatmapPlot(this))
     , m_similarity(new HeatmapPlot(this))
 {
-    m_formula = new QLabel(this);
-    m_formula->setWordWrap(true);
-    m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message = new QLabel(this);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setMargin(20);
+    m_formula = newFormulaLabel();
+    m_message = newMessageLabel();
     m_plots = new QWidget(this);
     m_curves = new QCustomPlot(m_plots);
     m_rotation = new QCustomPlot(m_plots);

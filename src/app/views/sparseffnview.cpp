@@ -19,13 +19,8 @@ SparseFfnView::SparseFfnView(QWidget *parent)
     , m_dense(new HeatmapPlot(this))
     , m_sparse(new HeatmapPlot(this))
 {
-    m_formula = new QLabel(this);
-    m_formula->setWordWrap(true);
-    m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message = new QLabel(this);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setMargin(20);
+    m_formula = newFormulaLabel();
+    m_message = newMessageLabel();
     m_controls = new QWidget(this);
     auto *row = new QHBoxLayout(m_controls);
     row->setContentsMargins(0, 0, 0, 0);

@@ -1,6 +1,7 @@
 #include "views/view.h"
 
 #include <QEvent>
+#include <QLabel>
 #include <QLayout>
 
 namespace atlas {
@@ -30,6 +31,23 @@ void View::setSpec(const ViewSpec &spec)
     m_spec = spec;
     refresh();
     updateGeometry();
+}
+
+QLabel *View::newFormulaLabel()
+{
+    auto *label = new QLabel(this);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return label;
+}
+
+QLabel *View::newMessageLabel()
+{
+    auto *label = new QLabel(this);
+    label->setAlignment(Qt::AlignCenter);
+    label->setWordWrap(true);
+    label->setMargin(20);
+    return label;
 }
 
 void layOutHidden(QWidget *view)

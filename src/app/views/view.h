@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+class QLabel;
+
 #include <vector>
 
 namespace atlas {
@@ -39,6 +41,11 @@ protected:
     // and m_spec, sizing text with sizedFont (views/viewfonts.h).
     virtual void refresh() = 0;
     void changeEvent(QEvent *event) override;
+
+    // A selectable, wrapping line for the formula above a view's plots.
+    QLabel *newFormulaLabel();
+    // A centred, wrapping message, shown instead of the plots (nothing computed, a layer without …).
+    QLabel *newMessageLabel();
 
     // A painted view calls these: clearClipped() when a paint starts, noteClipped(text) for text it elided.
     void clearClipped() { m_clipped.clear(); }
