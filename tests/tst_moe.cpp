@@ -231,6 +231,43 @@ private slots:
                 parameter.c_str());
     }
 
+    // Reversible blocks rebuild each block's input from its output, routing G(Y₁) again: the gradients must match
+    // the ones computed from stored activations (to float32 rounding, as tst_memorystrategies holds dense models).
+    void reversibleBlocksRouteTheSameWhenRebuilt()
+    {
+        ModelConfig c;
+        c.layers = 3;
+        c.heads = 2;
+        c.dModel = 16;
+        c.dFF = 32;
+        c.vocab = 30;
+        c.context = 16;
+        c.reversible = true;
+        c.experts = 3;
+        c.capacityFactor = 0.75f; // tokens dropped in every layer
+        const Model model = Model::random(c, 5);
+        const Input input {{3, 17, 22, 8, 0, 25, 29, 11, 5, 14, 3, 9}, {}};
+        const std::vector<int> targets = {17, 22, 8, 0, 25, 29, 11, 5, 14, 3, 9, -1};
+        const auto run = [&](MemoryStrategy strategy) {
+            MemoryOptions options;
+            options.strategy = strategy;
+            StrategyRunner runner(model, input, options);
+            runner.forward();
+            Gradients g;
+            runner.backward(targets, g);
+            return g;
+        };
+        const Gradients plain = run(MemoryStrategy::Plain), reversible = run(MemoryStrategy::Reversible);
+        QVERIFY(std::fabs(reversible.loss - plain.loss) < 1e-6f);
+        QVERIFY(std::fabs(reversible.routerLoss - plain.routerLoss) < 1e-6f);
+        QVERIFY(plain.routerLoss > 0);
+        for (const auto &[parameter, grad] : plain.grads) {
+            const QString why = testing::compareToReference(
+                QString::fromStdString(parameter), reversible.grads.at(parameter), grad, 1e-4);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+        }
+    }
+
     // Generation routes each new token alone, so no capacity binds: with room for every token, the KV-cached
     // generator must give the full forward pass's logits position by position.
     void generationMatchesTheForwardPassWhenNothingIsDropped_data() { addCases(); }
