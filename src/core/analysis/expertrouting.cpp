@@ -1,6 +1,7 @@
 #include "analysis/expertrouting.h"
 
 #include "engine/engine.h"
+#include "ops/ops.h"
 #include "trace/names.h"
 #include "util/error.h"
 
@@ -79,24 +80,18 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
     r.buffer.assign(size_t(E), {});
     r.overflow.assign(size_t(E), {});
     r.bufferRank.assign(size_t(E), {});
-    r.fraction.assign(size_t(E), 0.0f);
-    r.meanProb.assign(size_t(E), 0.0f);
+    const Tensor &probs = tensor("router.probs");
+    r.fraction = ops::router_top1_fractions(probs);
+    r.meanProb = ops::router_mean_probs(probs);
+    const std::vector<int> ranked = ops::router_ranking(probs, K); // as router_route ranked them
     for (int t = 0; t < T; ++t) {
-        std::vector<int> order(static_cast<size_t>(E));
-        for (int e = 0; e < E; ++e)
-            order[size_t(e)] = e;
-        const std::vector<float> &p = r.probs[size_t(t)];
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[size_t(a)] > p[size_t(b)]; });
         bool kept = false;
         for (int k = 0; k < K; ++k) {
             r.choice[size_t(t)][size_t(k)] = int(choice.data()[t * K + k]);
-            r.preferred[size_t(t)][size_t(k)] = order[size_t(k)];
+            r.preferred[size_t(t)][size_t(k)] = ranked[size_t(t * K + k)];
             kept = kept || r.choice[size_t(t)][size_t(k)] >= 0;
         }
         r.droppedTokens += !kept;
-        r.fraction[size_t(order[0])] += 1.0f / float(T);
-        for (int e = 0; e < E; ++e)
-            r.meanProb[size_t(e)] += p[size_t(e)] / float(T);
     }
     // Arrival order, as router_route fills the buffers: rank by rank, each rank in sequence order.
     for (int k = 0; k < K; ++k)

@@ -77,14 +77,7 @@ void router_route(Tensor &choice, Tensor &gate, const Tensor &probs, int64_t cap
         throw Error("router: top-" + std::to_string(K) + " of " + std::to_string(E) + " experts");
     const ConstMatrixMap p = probs.matrix();
     MatrixMap c = choice.matrix(), g = gate.matrix();
-    // Each token's experts by falling probability (the lower index first on a tie).
-    std::vector<int> ranked(size_t(T * K));
-    std::vector<int> order(static_cast<size_t>(E));
-    for (int64_t t = 0; t < T; ++t) {
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p(t, a) > p(t, b); });
-        std::copy(order.begin(), order.begin() + K, ranked.begin() + t * K);
-    }
+    const std::vector<int> ranked = router_ranking(probs, K);
     // Buffers fill rank by rank (every token's first choice before any second choice), each rank in sequence
     // order: a token whose expert is already full is dropped from it.
     std::vector<int64_t> load(size_t(E), 0);
@@ -96,6 +89,28 @@ void router_route(Tensor &choice, Tensor &gate, const Tensor &probs, int64_t cap
             c(t, r) = kept ? float(e) : -1.0f;
             g(t, r) = kept ? p(t, e) : 0.0f;
         }
+}
+
+std::vector<int> router_ranking(const Tensor &probs, int64_t K)
+{
+    const int64_t T = probs.dim(0), E = probs.dim(1);
+    const ConstMatrixMap p = probs.matrix();
+    std::vector<int> ranked(size_t(T * K));
+    std::vector<int> order(static_cast<size_t>(E));
+    for (int64_t t = 0; t < T; ++t) {
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p(t, a) > p(t, b); });
+        std::copy(order.begin(), order.begin() + K, ranked.begin() + t * K);
+    }
+    return ranked;
+}
+
+std::vector<float> router_mean_probs(const Tensor &probs)
+{
+    std::vector<float> mean(size_t(probs.dim(1)));
+    for (int64_t e = 0; e < probs.dim(1); ++e)
+        mean[size_t(e)] = float(probs.matrix().col(e).cast<double>().sum() / double(probs.dim(0)));
+    return mean;
 }
 
 std::vector<float> router_top1_fractions(const Tensor &probs)
@@ -112,13 +127,11 @@ std::vector<float> router_top1_fractions(const Tensor &probs)
 
 float router_aux_loss(const Tensor &probs)
 {
-    const int64_t T = probs.dim(0), E = probs.dim(1);
-    const std::vector<float> f = router_top1_fractions(probs);
+    const int64_t E = probs.dim(1);
+    const std::vector<float> f = router_top1_fractions(probs), meanProb = router_mean_probs(probs);
     double loss = 0;
-    for (int64_t e = 0; e < E; ++e) {
-        const double meanProb = probs.matrix().col(e).cast<double>().sum() / double(T);
-        loss += double(f[size_t(e)]) * meanProb;
-    }
+    for (int64_t e = 0; e < E; ++e)
+        loss += double(f[size_t(e)]) * double(meanProb[size_t(e)]);
     return float(double(E) * loss);
 }
 

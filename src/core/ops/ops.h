@@ -178,6 +178,10 @@ int64_t expert_capacity(double factor, int64_t tokens, int experts);
 // probability (0 when dropped). Buffers fill rank by rank, every token's first choice before any second one
 // (GShard), and within a rank in sequence order: the dropped tokens are exactly each expert's overflow.
 void router_route(Tensor &choice, Tensor &gate, const Tensor &probs, int64_t capacity);
+// [T·K]: each token's K most probable experts, most probable first (the lower index on a tie).
+std::vector<int> router_ranking(const Tensor &probs, int64_t K);
+// Pᵢ, the mean router probability of expert i over the T tokens.
+std::vector<float> router_mean_probs(const Tensor &probs);
 // fᵢ, the fraction of the T tokens whose most probable expert is i (before any drop).
 std::vector<float> router_top1_fractions(const Tensor &probs);
 // Switch's load-balancing loss E · Σᵢ fᵢ · Pᵢ, Pᵢ the mean router probability of expert i. 1 when balanced.

@@ -42,6 +42,24 @@ std::string paddingKey(const std::vector<int> &padding)
     return key;
 }
 
+// The input an analysis reruns the model on: the context's token ids and padding.
+Input inputOf(const AnalysisContext &c)
+{
+    Input input;
+    input.tokens = c.tokenIds;
+    input.padding = c.padding;
+    return input;
+}
+
+// What a rerun of the input depends on: its padding and every token id.
+std::string inputKey(const AnalysisContext &c)
+{
+    std::string key = paddingKey(c.padding) + "/tokens";
+    for (int t : c.tokenIds)
+        key += "," + std::to_string(t);
+    return key;
+}
+
 AnalysisRequest problem(std::string text)
 {
     AnalysisRequest r;
@@ -337,14 +355,9 @@ AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
     AnalysisRequest r;
     r.key = "experts/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/cf"
         + std::to_string(spec.capacityFactor) + "/k" + std::to_string(spec.expertTopK) + "/d"
-        + std::to_string(spec.devices) + "/" + paddingKey(c.padding) + "/tokens";
-    for (int t : c.tokenIds)
-        r.key += "," + std::to_string(t);
+        + std::to_string(spec.devices) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
-    Input input;
-    input.tokens = c.tokenIds;
-    input.padding = c.padding;
-    r.run = [model = c.model, input, layer, factor = spec.capacityFactor, topK = spec.expertTopK,
+    r.run = [model = c.model, input = inputOf(c), layer, factor = spec.capacityFactor, topK = spec.expertTopK,
                 devices = spec.devices](const std::atomic<bool> &cancel) {
         return timedResult<ExpertsAnalysis>([&](ExpertsAnalysis &result) {
             result.routing = expertRouting(*model, input, layer, factor, topK, devices, &cancel);
@@ -402,22 +415,16 @@ AnalysisRequest memoryTimelineRequest(const ViewSpec &spec, const AnalysisContex
     }
     AnalysisRequest r;
     r.key = "memory-timeline/" + identity(c.model->wte) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
-        + std::to_string(spec.ffnChunks) + "/" + paddingKey(c.padding) + "/tokens";
-    for (int t : c.tokenIds)
-        r.key += "," + std::to_string(t);
+        + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
-    Input input;
-    input.tokens = c.tokenIds;
-    input.padding = c.padding;
+    const Input input = inputOf(c);
     r.run
         = [model = c.model, input, k = spec.checkpointEvery, chunks = spec.ffnChunks](const std::atomic<bool> &cancel) {
-              const auto start = Clock::now();
-              auto result = std::make_shared<MemoryTimelineAnalysis>();
-              result->checkpointEvery = k;
-              result->ffnChunks = chunks;
-              result->timeline = memoryTimeline(*model, nextTokenSequence(input), k, chunks, &cancel);
-              result->milliseconds = millisecondsSince(start);
-              return std::shared_ptr<const ViewAnalysis>(result);
+              return timedResult<MemoryTimelineAnalysis>([&](MemoryTimelineAnalysis &result) {
+                  result.checkpointEvery = k;
+                  result.ffnChunks = chunks;
+                  result.timeline = memoryTimeline(*model, nextTokenSequence(input), k, chunks, &cancel);
+              });
           };
     return r;
 }
