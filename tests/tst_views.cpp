@@ -6,13 +6,10 @@
 #include "views/attentionview.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
-#include "views/expertsview.h"
 #include "views/headlessrender.h"
 #include "views/headsgridview.h"
 #include "views/heatmapplot.h"
 #include "views/maskview.h"
-#include "views/positionsview.h"
-#include "views/sparseffnview.h"
 #include "views/tokenchipstrip.h"
 #include "views/viewexport.h"
 #include "viewtesting.h"
@@ -20,7 +17,6 @@
 #include <QAbstractButton>
 #include <QAbstractSlider>
 #include <QAbstractSpinBox>
-#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
@@ -28,8 +24,6 @@
 #include <QLineEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
-#include <QSlider>
-#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -97,150 +91,7 @@ private slots:
     void exportRejectsUnknownExtension();
     void exportsCarryNoInterface();
     void headSwitchAt2048Tokens();
-    void positionsViewDrawsEachKind();
-    void expertsViewDrawsTheRouting();
-    void sparseFfnViewDrawsDenseAndSparse();
 };
-
-// The Positions view on the fixture models of tst_positions: each kind's matrices, with a causal model's
-// future keys in the masked style; no positions, a message saying what that means.
-void TestViews::positionsViewDrawsEachKind()
-{
-    for (const QString kind : {"alibi", "rope", "none"}) {
-        ViewSpec spec;
-        spec.view = "positions";
-        spec.model = (QStringLiteral(ATLAS_TEST_DATA "/positions/") + kind).toStdString();
-        spec.tokens = {3, 17, 22, 8, 0, 25};
-        spec.layer = 1;
-        spec.head = 2;
-        PositionsView view;
-        view.resize(1000, 700);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.formula().startsWith(kind + " positions:"), qPrintable(view.formula()));
-        if (kind == "none") {
-            QVERIFY(view.message().contains("no positions"));
-            continue;
-        }
-        QVERIFY(view.message().isEmpty());
-        QCOMPARE(view.encodingPlot()->matrixRows(), 6);
-        if (kind == "alibi") {
-            QCOMPARE(view.encodingPlot()->matrixCols(), 6); // the score term of layer 1, head 2: query × key
-            QVERIFY(view.similarityPlot()->isHidden());
-            QCOMPARE(view.curvesPlot()->graphCount(), 3); // a bias line per head
-            QVERIFY(view.rotationPlot()->isHidden());
-            QVERIFY(view.encodingPlot()->pooled().hasNegInf); // causal: the keys after each query are masked
-        } else {
-            QCOMPARE(view.encodingPlot()->matrixCols(), 4); // d = 8: four pairs
-            QCOMPARE(view.similarityPlot()->matrixCols(), 6);
-            QCOMPARE(view.curvesPlot()->graphCount(), 1); // the wavelengths
-            QVERIFY(!view.rotationPlot()->isHidden()); // four pairs on circles: a circle and four arrows each
-            QCOMPARE(view.rotationPlot()->itemCount(), 4 * (1 + 4 + 1) + 1);
-        }
-    }
-}
-
-// The Experts view on tst_moe's top-1 fixture: the routing at the model's own factor (capacity ⌈1 · 12 / 4⌉ = 3, two
-// tokens dropped), the slider asking for another factor, and what it says of a dense layer or a dense model.
-void TestViews::expertsViewDrawsTheRouting()
-{
-    ViewSpec spec;
-    spec.view = "experts";
-    spec.model = ATLAS_TEST_DATA "/moe/switch";
-    spec.tokens = {3, 17, 22, 8, 0, 25, 29, 11, 5, 14, 3, 9};
-    ExpertsView view;
-    view.resize(1280, 720);
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-    QVERIFY2(view.formula().contains("capacity ⌈1 · 12 / 4⌉ = 3") && view.formula().contains("2 of 12 tokens dropped"),
-        qPrintable(view.formula()));
-    const ExpertRouting &r = view.drawnAnalysis()->routing;
-    QCOMPARE(r.capacity, 3);
-    QCOMPARE(r.droppedTokens, 2);
-    int kept = 0;
-    for (const auto &buffer : r.buffer) {
-        QVERIFY(int(buffer.size()) <= r.capacity);
-        kept += int(buffer.size());
-    }
-    QCOMPARE(kept, 10);
-    QCOMPARE(view.loadPlot()->plottableCount(), 2 * 4); // kept and dropped bars per expert
-    QCOMPARE(view.devicesBox()->maximum(), 4);
-    QCOMPARE(view.capacitySlider()->value(), 0); // the model's own factor
-
-    QSignalSpy edited(&view, &View::specEdited);
-    view.capacitySlider()->setValue(8);
-    QCOMPARE(edited.count(), 1);
-    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().capacityFactor, 8 * ExpertsView::kFactorStep);
-    spec.capacityFactor = 2.0; // room for every token: ⌈2 · 12 / 4⌉ = 6
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    QCOMPARE(view.drawnAnalysis()->routing.capacity, 6);
-    QVERIFY(view.drawnAnalysis()->routing.droppedTokens <= 2);
-
-    // The same top-1 model run with top-2 for comparison: each token's second choice queues after every first one.
-    view.topKBox()->setValue(2);
-    QCOMPARE(edited.count(), 2);
-    QCOMPARE(edited.at(1).at(0).value<ViewSpec>().expertTopK, 2);
-    spec.expertTopK = 2;
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    const ExpertRouting &two = view.drawnAnalysis()->routing;
-    QCOMPARE(two.topK, 2);
-    QCOMPARE(two.choice[0].size(), size_t(2));
-    int firsts = 0, seconds = 0;
-    for (const auto &ranks : two.bufferRank)
-        for (int rank : ranks)
-            (rank == 0 ? firsts : seconds) += 1;
-    QCOMPARE(firsts, 12); // room for every first choice at factor 2: ⌈2 · 12 / 4⌉ = 6 each
-    QVERIFY(seconds > 0 && firsts + seconds <= 4 * 6);
-    QVERIFY(view.formula().contains("top-2 routing"));
-
-    spec.model = ATLAS_TEST_DATA "/moe/top2";
-    spec.capacityFactor = 0;
-    spec.expertTopK = 0;
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    QVERIFY2(view.message().contains("layer 0's feed-forward layer is dense; the experts are in layer 1"),
-        qPrintable(view.message()));
-    spec.model = ATLAS_TEST_DATA "/gpt2_tiny";
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    QVERIFY2(view.message().contains("no mixture-of-experts layers"), qPrintable(view.message()));
-}
-
-// The Sparse FFN view on tiny-bytes: the dense activations and the kept ones side by side, the error curves; the
-// block box asking for another N; a Switch layer's message.
-void TestViews::sparseFfnViewDrawsDenseAndSparse()
-{
-    ViewSpec spec;
-    spec.view = "sparse-ffn";
-    spec.model = "tiny-bytes";
-    spec.text = "Hello world";
-    spec.layer = 1;
-    SparseFfnView view;
-    view.resize(1280, 720);
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-    QVERIFY2(
-        view.formula().startsWith("Layer 1's feed-forward layer keeps one neuron in 8"), qPrintable(view.formula()));
-    QCOMPARE(view.densePlot()->matrixRows(), 11);
-    QCOMPARE(view.densePlot()->matrixCols(), 256);
-    QCOMPARE(view.sparsePlot()->matrixCols(), 256);
-    QCOMPARE(view.errorPlot()->graphCount(), 3); // top-k, one per block, this view's point
-    QSignalSpy edited(&view, &View::specEdited);
-    view.blockBox()->setCurrentIndex(view.blockBox()->findData(32));
-    emit view.blockBox()->activated(view.blockBox()->currentIndex());
-    QCOMPARE(edited.count(), 1);
-    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().blockSize, 32);
-
-    spec.model = "austen-switch";
-    spec.layer = 0;
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    QVERIFY2(view.message().contains("is a mixture of experts"), qPrintable(view.message()));
-}
 
 void TestViews::downsampleMeans()
 {
