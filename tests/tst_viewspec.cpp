@@ -33,9 +33,10 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(15));
+        QCOMPARE(kinds.size(), size_t(19));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
-                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn"})
+                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn",
+                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

@@ -2,7 +2,7 @@
 #include "commands.h"
 #include "io/atomicfile.h"
 #include "memory/inversionerror.h"
-#include "memory/trainingstepmemory.h"
+#include "memory/memorysweep.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
 
@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <random>
 #include <sstream>
 
 namespace atlas {
@@ -47,41 +46,31 @@ ShapeArgument parseShape(const std::string &text, bool depthOptional)
     return {parts[0], parts[1], parts[2]};
 }
 
-// A byte-level model of that shape, GPT-2's initialisation from seed 1; d_ff = 4·d_model.
-Model modelOfShape(const ShapeArgument &s, int layers, int tokens, bool reversible)
+// The byte-level configuration of --shape (its depth set later); d_ff = 4·d_model.
+ModelConfig shapeConfig(const ShapeArgument &s, int tokens)
 {
     ModelConfig c;
-    c.layers = layers;
+    c.layers = 1;
     c.heads = s.heads;
     c.dModel = s.dModel;
     c.dFF = 4 * s.dModel;
     c.vocab = 256;
     c.context = std::max(tokens, 64);
     c.tokenizer = "bytes";
-    c.reversible = reversible;
     if (c.dModel % c.heads != 0)
         throw Error("--shape: d_model " + std::to_string(c.dModel) + " is not a multiple of the "
             + std::to_string(c.heads) + " heads");
     c.validate("--shape");
-    Model m = Model::random(c, 1);
+    return c;
+}
+
+// A byte-level model of that shape, GPT-2's initialisation from seed 1; d_ff = 4·d_model.
+Model modelOfShape(const ShapeArgument &s, int layers, int tokens, bool reversible)
+{
+    Model m = modelAtDepth(shapeConfig(s, tokens), layers, reversible);
     m.name = std::to_string(layers) + "x" + std::to_string(s.heads) + "x" + std::to_string(s.dModel)
         + (reversible ? " reversible" : "");
     return m;
-}
-
-// `batch` sequences of `tokens` random ids, each id's successor its target (the last position has -1).
-std::vector<TrainingSequence> randomSequences(const ModelConfig &c, int tokens, int batch)
-{
-    std::mt19937 rng(7);
-    std::vector<TrainingSequence> out(static_cast<size_t>(batch));
-    for (TrainingSequence &s : out) {
-        std::vector<int> ids;
-        for (int i = 0; i <= tokens; ++i)
-            ids.push_back(int(rng() % unsigned(c.vocab)));
-        s.input.tokens.assign(ids.begin(), ids.end() - 1);
-        s.targets.assign(ids.begin() + 1, ids.end());
-    }
-    return out;
 }
 
 std::string mib(int64_t bytes)
@@ -89,27 +78,6 @@ std::string mib(int64_t bytes)
     char text[32];
     std::snprintf(text, sizeof text, "%.2f MiB", double(bytes) / (1 << 20));
     return text;
-}
-
-struct Measured
-{
-    TrainingStepMemory memory;
-    double stepMs = 0; // median of the unrecorded steps
-};
-
-// One warm-up step (AdamW's moments, copy-on-write parameters), `repeat` timed steps, then the recorded one.
-Measured measure(Model &model, const std::vector<TrainingSequence> &sequences, const MemoryOptions &options, int repeat)
-{
-    AdamW optimizer;
-    timeTrainingStep(model, sequences, options, optimizer);
-    std::vector<double> ms;
-    for (int r = 0; r < repeat; ++r)
-        ms.push_back(timeTrainingStep(model, sequences, options, optimizer));
-    std::sort(ms.begin(), ms.end());
-    Measured m;
-    m.memory = measureTrainingStep(model, sequences, options, optimizer);
-    m.stepMs = ms.empty() ? m.memory.recordedMs : ms[ms.size() / 2];
-    return m;
 }
 
 std::string strategyLabel(const MemoryOptions &o, int layers)
@@ -122,7 +90,7 @@ std::string strategyLabel(const MemoryOptions &o, int layers)
     return label;
 }
 
-nlohmann::json recordingJson(const Measured &measured, const std::string &modelName)
+nlohmann::json recordingJson(const StepTiming &measured, const std::string &modelName)
 {
     const TrainingStepMemory &m = measured.memory;
     const MemoryRecording &r = m.recording;
@@ -132,7 +100,8 @@ nlohmann::json recordingJson(const Measured &measured, const std::string &modelN
         {"ffn_chunks", m.options.ffnChunks}, {"layers", m.layers}, {"tokens", m.tokens}, {"batch", m.batch},
         {"loss", m.loss}, {"peak_bytes", m.peakBytes}, {"peak_activation_bytes", m.peakActivationBytes},
         {"predicted_activation_bytes", m.predictedActivationBytes}, {"peak_rss_bytes", peakResidentBytes()},
-        {"step_ms", measured.stepMs}, {"recorded_step_ms", m.recordedMs}, {"allocator_bytes", r.allocatorBytes}};
+        {"step_ms", measured.stepMs}, {"recorded_step_ms", measured.recordedStepMs},
+        {"allocator_bytes", r.allocatorBytes}};
     const int peak = r.peakEvent(false);
     const CategoryBytes atPeak = r.liveAt(peak);
     nlohmann::json categories = nlohmann::json::object(), live = nlohmann::json::object();
@@ -183,13 +152,12 @@ int singleStep(const Arguments &args, const Setup &setup)
     Model model = modelFor(setup, setup.shape.layers, o.strategy == MemoryStrategy::Reversible);
     validateMemoryOptions(o, model.config, setup.tokens, fields);
     const std::vector<TrainingSequence> sequences = randomSequences(model.config, setup.tokens, setup.batch);
-    const Measured m = measure(model, sequences, o, setup.repeat);
+    const StepTiming m = measureStep(model, sequences, o, setup.repeat);
     std::printf("%s: %s, %d layers, %d tokens x %d: peak %s, activations %s (formula %s), step %.2f ms "
                 "(recorded %.2f ms), peak RSS %s\n",
         model.name.c_str(), strategyLabel(o, model.config.layers).c_str(), model.config.layers, setup.tokens,
         setup.batch, mib(m.memory.peakBytes).c_str(), mib(m.memory.peakActivationBytes).c_str(),
-        mib(m.memory.predictedActivationBytes).c_str(), m.stepMs, m.memory.recordedMs,
-        mib(peakResidentBytes()).c_str());
+        mib(m.memory.predictedActivationBytes).c_str(), m.stepMs, m.recordedStepMs, mib(peakResidentBytes()).c_str());
     if (args.has("json"))
         writeFileAtomically(args.value("json"), recordingJson(m, model.name).dump(1) + "\n");
     return 0;
@@ -227,28 +195,27 @@ int sweepDepth(const Arguments &args, const Setup &setup)
         setup.shape.heads, setup.shape.dModel, setup.tokens, setup.batch, setup.repeat);
     std::printf("%6s  %-26s %-26s %-26s\n", "depth", "plain", "checkpoint (k = ceil sqrt L)", "reversible");
     nlohmann::json rows = nlohmann::json::array();
-    for (int depth : depths) {
-        std::printf("%6d", depth);
-        for (MemoryStrategy strategy :
-            {MemoryStrategy::Plain, MemoryStrategy::Checkpoint, MemoryStrategy::Reversible}) {
-            MemoryOptions o;
-            o.strategy = strategy;
-            o.ffnChunks = chunks;
-            Model model = modelFor(setup, depth, strategy == MemoryStrategy::Reversible);
-            validateMemoryOptions(o, model.config, setup.tokens);
-            const Measured m
-                = measure(model, randomSequences(model.config, setup.tokens, setup.batch), o, setup.repeat);
-            char cell[64];
-            std::snprintf(cell, sizeof cell, "%s %8.2f ms", mib(m.memory.peakActivationBytes).c_str(), m.stepMs);
-            std::printf("  %-26s", cell);
-            std::fflush(stdout);
-            rows.push_back({{"depth", depth}, {"strategy", memoryStrategyName(strategy)},
-                {"checkpoint_every", strategy == MemoryStrategy::Checkpoint ? checkpointInterval(o, depth) : 0},
-                {"peak_bytes", m.memory.peakBytes}, {"peak_activation_bytes", m.memory.peakActivationBytes},
-                {"predicted_activation_bytes", m.memory.predictedActivationBytes}, {"step_ms", m.stepMs}});
-        }
-        std::printf("\n");
-    }
+    SweepSettings settings;
+    settings.tokens = setup.tokens;
+    settings.batch = setup.batch;
+    settings.ffnChunks = chunks;
+    settings.repeat = setup.repeat;
+    settings.measured = [&rows](const SweepPoint &p) {
+        if (p.strategy == MemoryStrategy::Plain)
+            std::printf("%6d", p.depth);
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%s %8.2f ms", mib(p.peakActivationBytes).c_str(), p.stepMs);
+        std::printf("  %-26s", cell);
+        if (p.strategy == MemoryStrategy::Reversible)
+            std::printf("\n");
+        std::fflush(stdout);
+        rows.push_back(
+            {{"depth", p.depth}, {"strategy", memoryStrategyName(p.strategy)}, {"checkpoint_every", p.checkpointEvery},
+                {"peak_bytes", p.peakBytes}, {"peak_activation_bytes", p.peakActivationBytes},
+                {"predicted_activation_bytes", p.predictedActivationBytes}, {"step_ms", p.stepMs},
+                {"recorded_step_ms", p.recordedStepMs}});
+    };
+    sweepDepths(shapeConfig(setup.shape, setup.tokens), depths, settings);
     if (args.has("json"))
         writeFileAtomically(args.value("json"),
             nlohmann::json({{"heads", setup.shape.heads}, {"d_model", setup.shape.dModel}, {"tokens", setup.tokens},

@@ -135,6 +135,15 @@ QWidget *TrainPanel::createSettings()
                             "reversible: nothing, rebuilding each layer's input from its output (the new model "
                             "gets reversible blocks)"));
 
+    m_checkpointEvery = spin("trainCheckpointEvery", 0, 64, 0,
+        tr("Checkpointing keeps every k-th block's input and recomputes the blocks between during the backward pass "
+           "(the same gradients); the default, ⌈√L⌉, keeps O(√L) of them"));
+    m_checkpointEvery->setSpecialValueText(tr("⌈√L⌉"));
+    m_checkpointEvery->setPrefix(tr("k = "));
+    m_ffnChunks = spin("trainFfnChunks", 1, 64, 1,
+        tr("Run the feed-forward sub-layers over the sequence in this many chunks of rows (Reformer), so the "
+           "d_ff-wide intermediate never exists whole; at most the example's length"));
+
     auto *grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(fieldLabel(tr("T&ask"), m_task), 0, 0);
@@ -151,12 +160,21 @@ QWidget *TrainPanel::createSettings()
     grid->addWidget(m_evalEvery, 3, 1);
     grid->addWidget(fieldLabel(tr("&Memory"), m_memory), 3, 2);
     grid->addWidget(m_memory, 3, 3);
+    grid->addWidget(fieldLabel(tr("Chec&kpoint every"), m_checkpointEvery), 4, 0);
+    grid->addWidget(m_checkpointEvery, 4, 1);
+    grid->addWidget(fieldLabel(tr("FFN c&hunks"), m_ffnChunks), 4, 2);
+    grid->addWidget(m_ffnChunks, 4, 3);
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
         const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
         updateHeadRanges(c.layers, c.heads);
+        m_checkpointEvery->setMaximum(c.layers);
     });
+    connect(m_memory, &QComboBox::currentIndexChanged, this,
+        [this] { m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint")); });
+    m_checkpointEvery->setEnabled(false);
+    m_checkpointEvery->setMaximum(Task::create(m_task->currentData().toString().toStdString())->modelConfig().layers);
     return box;
 }
 
@@ -279,6 +297,9 @@ TrainingSetup TrainPanel::setupFromControls() const
     s.options.warmupSteps = std::min(s.options.warmupSteps, std::max(1, s.options.steps / 10));
     s.evalEvery = m_evalEvery->value();
     s.options.memory.strategy = parseMemoryStrategy(m_memory->currentData().toString().toStdString(), "Memory");
+    s.options.memory.checkpointEvery
+        = s.options.memory.strategy == MemoryStrategy::Checkpoint ? m_checkpointEvery->value() : 0;
+    s.options.memory.ffnChunks = m_ffnChunks->value();
     s.reversible = s.options.memory.strategy == MemoryStrategy::Reversible;
     return s;
 }

@@ -80,6 +80,8 @@ private:
     TrainingWorker *m_worker;
     QComboBox *m_task = nullptr;
     QComboBox *m_memory = nullptr; // the memory strategy: plain, checkpoint, reversible (a reversible model)
+    QSpinBox *m_checkpointEvery = nullptr; // checkpointing's k; 0 = ⌈√L⌉
+    QSpinBox *m_ffnChunks = nullptr; // the feed-forward sub-layers in this many chunks of rows
     QSpinBox *m_steps = nullptr;
     QSpinBox *m_batch = nullptr;
     QDoubleSpinBox *m_learningRate = nullptr;

@@ -6,10 +6,14 @@
 #include "views/attentionview.h"
 #include "views/expertsview.h"
 #include "views/headsgridview.h"
+#include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
+#include "views/memorydepthview.h"
+#include "views/memorygraphview.h"
 #include "views/memorytimelineview.h"
+#include "views/memorytradeoffview.h"
 #include "views/nexttokenview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
@@ -36,6 +40,12 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"memory-timeline",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
+        {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
+        {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
+        {"memory-tradeoff",
+            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTradeoffView>(p); }},
+        {"inversion-error",
+            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
         {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
         {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
         {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},

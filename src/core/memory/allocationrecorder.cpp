@@ -126,10 +126,11 @@ MemoryRecording AllocationRecorder::finish()
 
 void AllocationRecorder::add(const void *buffer, int64_t bytes, MemoryCategory category)
 {
-    m_liveBuffers[buffer] = {bytes, category};
+    const int op = currentOp();
+    m_liveBuffers[buffer] = {bytes, category, op};
     m_live += bytes;
     m_recording.allocated[size_t(category)] += bytes;
-    m_recording.events.push_back({currentOp(), category, bytes, m_live});
+    m_recording.events.push_back({op, category, bytes, m_live, op});
 }
 
 int AllocationRecorder::currentOp()
@@ -173,11 +174,11 @@ void AllocationRecorder::freed(const void *buffer, size_t bytes)
         m_recording.untrackedFreeBytes += int64_t(bytes);
         return;
     }
-    const auto [size, category] = it->second;
+    const LiveBuffer freedBuffer = it->second;
     m_liveBuffers.erase(it);
-    m_live -= size;
-    m_recording.freed[size_t(category)] += size;
-    m_recording.events.push_back({currentOp(), category, -size, m_live});
+    m_live -= freedBuffer.bytes;
+    m_recording.freed[size_t(freedBuffer.category)] += freedBuffer.bytes;
+    m_recording.events.push_back({currentOp(), freedBuffer.category, -freedBuffer.bytes, m_live, freedBuffer.op});
 }
 
 AllocationRecorder::Context AllocationRecorder::begin(

@@ -51,6 +51,7 @@ struct MemoryEvent
     MemoryCategory category = MemoryCategory::Workspace; // of the buffer (a free keeps its allocation's)
     int64_t bytes = 0;
     int64_t live = 0; // bytes of every category live after this event
+    int source = 0; // the op that allocated the buffer (for an allocation, `op`)
 };
 
 struct MemoryRecording
@@ -99,13 +100,19 @@ private:
     };
     Context begin(std::string name, MemoryPhase phase, int layer, MemoryCategory category);
     void end(const Context &outer);
+    struct LiveBuffer
+    {
+        int64_t bytes = 0;
+        MemoryCategory category = MemoryCategory::Workspace;
+        int op = 0; // the op that allocated it
+    };
     void add(const void *buffer, int64_t bytes, MemoryCategory category);
     int currentOp();
     double elapsed() const;
 
     MemoryRecording m_recording;
     Context m_context;
-    std::unordered_map<const void *, std::pair<int64_t, MemoryCategory>> m_liveBuffers;
+    std::unordered_map<const void *, LiveBuffer> m_liveBuffers;
     int64_t m_live = 0;
     AllocationListener *m_previous = nullptr;
     std::chrono::steady_clock::time_point m_start;

@@ -15,6 +15,7 @@ TimelineStrategy fromMeasurement(const TrainingStepMemory &m, const std::string 
     s.label = label;
     const MemoryRecording &r = m.recording;
     s.ops = r.ops;
+    s.events = r.events;
     CategoryBytes live {};
     for (const MemoryEvent &e : r.events) {
         live[size_t(e.category)] += e.bytes;
@@ -36,6 +37,7 @@ TimelineStrategy fromMeasurement(const TrainingStepMemory &m, const std::string 
     s.peakActivationBytes = m.peakActivationBytes;
     s.predictedActivationBytes = m.predictedActivationBytes;
     s.stepMs = m.recordedMs;
+    s.peakResidentBytes = peakResidentBytes();
     return s;
 }
 

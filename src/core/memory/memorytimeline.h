@@ -28,6 +28,7 @@ struct TimelineStrategy
     std::string label; // "plain", "checkpoint (k = 2)", "reversible"
     std::string problem; // why this strategy did not run (a model with standard blocks cannot be reversible)
     std::vector<MemoryOp> ops; // the recording's ops: names, phases, layers; the x axis runs over their indices
+    std::vector<MemoryEvent> events; // the recording's allocations and frees: a point each
     std::vector<double> x; // per point (one per allocation or free): the index of its op
     std::array<std::vector<double>, kMemoryCategories> live; // per point: live bytes of each category after it
     std::vector<TimelinePhase> phases; // consecutive runs of ops in one phase
@@ -38,6 +39,7 @@ struct TimelineStrategy
     int64_t peakActivationBytes = 0; // the highest activation bytes anywhere in the step
     int64_t predictedActivationBytes = 0; // predictedActivationBytes() for the shape and strategy
     double stepMs = 0; // the recorded step's wall time
+    int64_t peakResidentBytes = 0; // the process's peak RSS after the step (all it ever held, not this step alone)
 
     // The last point at or before op `op` (-1 when the step had no event by then).
     int pointAtOp(int op) const;

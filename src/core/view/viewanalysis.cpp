@@ -1,72 +1,19 @@
 #include "view/viewanalysis.h"
 
+#include "view/analysishelpers.h"
+#include "view/memoryrequests.h"
+
 #include "attention/patternparams.h"
 #include "trace/names.h"
 #include "util/error.h"
 
 #include <algorithm>
-#include <chrono>
 
 namespace atlas {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double millisecondsSince(Clock::time_point start)
-{
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// "@<address><shape>": a traced tensor's identity; the request pins the tensor so the address stays its own.
-std::string identity(const Tensor &t)
-{
-    return "@" + std::to_string(reinterpret_cast<uintptr_t>(t.data())) + t.shapeString();
-}
-
-// A new result of type R filled by `fill`, with the time it took.
-template <typename R, typename Fill> std::shared_ptr<const ViewAnalysis> timedResult(Fill fill)
-{
-    const auto start = Clock::now();
-    auto result = std::make_shared<R>();
-    fill(*result);
-    result->milliseconds = millisecondsSince(start);
-    return result;
-}
-
-std::string paddingKey(const std::vector<int> &padding)
-{
-    std::string key = "pad";
-    for (int p : padding)
-        key += "," + std::to_string(p);
-    return key;
-}
-
-// The input an analysis reruns the model on: the context's token ids and padding.
-Input inputOf(const AnalysisContext &c)
-{
-    Input input;
-    input.tokens = c.tokenIds;
-    input.padding = c.padding;
-    return input;
-}
-
-// What a rerun of the input depends on: its padding and every token id.
-std::string inputKey(const AnalysisContext &c)
-{
-    std::string key = paddingKey(c.padding) + "/tokens";
-    for (int t : c.tokenIds)
-        key += "," + std::to_string(t);
-    return key;
-}
-
-AnalysisRequest problem(std::string text)
-{
-    AnalysisRequest r;
-    r.key = "problem";
-    r.problem = std::move(text);
-    return r;
-}
+using namespace atlas::analysis;
 
 // Layer `layer`'s [H,T,d] Q, K, V for head `head`, or the problem that stops an analysis reading them.
 struct HeadQkv
@@ -390,45 +337,6 @@ AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
-// One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
-// weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run.
-AnalysisRequest memoryTimelineRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model || c.tokenIds.empty())
-        return problem(kNothingComputed);
-    if (c.tokenIds.size() < 2)
-        return problem("A training step needs at least 2 tokens: each position learns the next one.");
-    if (int(c.tokenIds.size()) > MemoryTimelineAnalysis::kMaxTokens)
-        return problem("The memory timeline trains up to " + std::to_string(MemoryTimelineAnalysis::kMaxTokens)
-            + " tokens; the input has " + std::to_string(c.tokenIds.size()) + ".");
-    MemoryOptions o;
-    o.strategy = MemoryStrategy::Checkpoint;
-    o.checkpointEvery = spec.checkpointEvery;
-    o.ffnChunks = spec.ffnChunks;
-    MemoryOptionFields fields;
-    fields.checkpointEvery = "checkpoint_every";
-    fields.ffnChunks = "ffn_chunks";
-    try {
-        validateMemoryOptions(o, c.model->config, int(c.tokenIds.size()), fields);
-    } catch (const Error &e) {
-        return problem(e.what());
-    }
-    AnalysisRequest r;
-    r.key = "memory-timeline/" + identity(c.model->wte) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
-        + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
-    r.pinned = {c.model->wte};
-    const Input input = inputOf(c);
-    r.run
-        = [model = c.model, input, k = spec.checkpointEvery, chunks = spec.ffnChunks](const std::atomic<bool> &cancel) {
-              return timedResult<MemoryTimelineAnalysis>([&](MemoryTimelineAnalysis &result) {
-                  result.checkpointEvery = k;
-                  result.ffnChunks = chunks;
-                  result.timeline = memoryTimeline(*model, nextTokenSequence(input), k, chunks, &cancel);
-              });
-          };
-    return r;
-}
-
 } // namespace
 
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
@@ -445,8 +353,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return patternRequest(spec, context);
     if (spec.view == "scaling")
         return scalingRequest(spec, context);
-    if (spec.view == "memory-timeline")
-        return memoryTimelineRequest(spec, context);
+    if (isMemoryView(spec.view))
+        return memoryRequest(spec, context);
     if (spec.view == "positions")
         return positionsRequest(spec, context);
     if (spec.view == "experts")

@@ -9,6 +9,8 @@
 #include "attention/kernelcomparison.h"
 #include "attention/lshanalysis.h"
 #include "engine/program.h"
+#include "memory/inversionerror.h"
+#include "memory/memorysweep.h"
 #include "memory/memorytimeline.h"
 #include "model/model.h"
 #include "trace/trace.h"
@@ -94,6 +96,42 @@ struct MemoryTimelineAnalysis : ViewAnalysis
     static constexpr int kMaxTokens = 4096; // three training steps (and three warm-ups) of the input
     int checkpointEvery = 0, ffnChunks = 1; // as the spec asked
     MemoryTimeline timeline;
+};
+
+// What a memory view's result was asked with (a view drawing an older result knows to wait for the new one).
+struct MemorySweepRequest
+{
+    int depth = 0, ffnChunks = 1; // the spec's
+    bool operator==(const MemorySweepRequest &) const = default;
+};
+
+// The memory views over depth (view/memoryrequests.h): random-weight models of the input model's shape, trained one
+// step of T random tokens each.
+struct MemoryDepthAnalysis : ViewAnalysis
+{
+    MemorySweepRequest asked;
+    static constexpr int kMaxTokens = 1024;
+    int tokens = 0, maxDepth = 0;
+    std::vector<SweepPoint> points; // depths 1, 2, 4 … maxDepth, each under plain, checkpoint, reversible
+    DepthFit plain, checkpoint, reversible; // peak activation bytes against L, √L and 1
+};
+
+struct MemoryTradeoffAnalysis : ViewAnalysis
+{
+    MemorySweepRequest asked;
+    static constexpr int kMaxTokens = 1024;
+    int tokens = 0, depth = 0;
+    int sqrtK = 0; // ⌈√L⌉, checkpointing's default
+    std::vector<SweepPoint> points; // plain, checkpoint k = 1 … depth, reversible
+};
+
+struct InversionErrorAnalysis : ViewAnalysis
+{
+    MemorySweepRequest asked;
+    static constexpr int kMaxTokens = 2048;
+    int tokens = 0, depth = 0;
+    bool ownWeights = false; // the model's trained weights, or a random reversible model of its shape
+    std::vector<InversionError> errors; // float64, float32, float16, bfloat16
 };
 
 // What an analysis reads besides the spec.

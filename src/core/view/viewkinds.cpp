@@ -30,6 +30,15 @@ const std::vector<ViewKind> &viewKinds()
         {"pattern", "Pattern", "the editor of a fixed sparse pattern", "Efficient attention"},
         {"memory-timeline", "Memory timeline",
             "one training step's live memory under plain backprop, checkpointing and reversible blocks", "Memory"},
+        {"memory-graph", "Computation graph",
+            "the layers as a chain: which are computing, kept, freed or recomputed at each op of the step", "Memory"},
+        {"memory-depth", "Peak vs depth",
+            "peak activation memory and step time against depth, with the O(L), O(\u221AL) and O(1) curves", "Memory"},
+        {"memory-tradeoff", "Checkpoint k",
+            "gradient checkpointing every k blocks, k = 1 \u2026 L: peak memory against step time", "Memory"},
+        {"inversion-error", "Inversion error",
+            "how exactly reversible blocks rebuild their inputs, per block, in float64, float32, float16 and bfloat16",
+            "Memory"},
     };
     return kinds;
 }

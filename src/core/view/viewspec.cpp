@@ -23,7 +23,7 @@ using Json = nlohmann::json;
 const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
     "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
-    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions"};
+    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -235,6 +235,12 @@ const std::map<std::string, Setter> &setters()
             }},
         {"cursor",
             [](ViewSpec &s, const Reader &r, const Json &v) { s.cursor = r.integer(v, -1, ">= 0, or -1 for none"); }},
+        {"depth",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.depth = r.integer(v, 0, ">= 0, or 0 for the model's own depth");
+                if (s.depth > ViewSpec::kMaxDepth)
+                    r.fail("at most " + std::to_string(ViewSpec::kMaxDepth) + " blocks (a sweep trains every depth)");
+            }},
         {"capacity_factor",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.capacityFactor = v.is_number() && v.get<double>() == 0 ? 0.0 : r.positive(v, 1024.0);
@@ -321,6 +327,7 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["ffn_chunks"] = ffnChunks;
     j["memory_scope"] = memoryScope;
     j["cursor"] = cursor;
+    j["depth"] = depth;
     j["capacity_factor"] = capacityFactor;
     j["expert_top_k"] = expertTopK;
     j["devices"] = devices;

@@ -36,12 +36,15 @@ struct ViewSpec
     int checkpointEvery = 0; // memory views: checkpointing keeps every k-th block boundary; 0 = ⌈√L⌉
     int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
     std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
-    int cursor = -1; // memory timeline: the op of the training step singled out (a scrub position); -1 = none
+    int cursor = -1; // memory timeline and graph: the op of the training step singled out (a scrub position); -1 = none
+    int depth = 16; // memory-depth, memory-tradeoff, inversion-error: random-weight models of the model's shape at
+                    // this depth (the sweep's deepest); 0 = the model's own depth (inversion-error: its own weights)
     double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own
     int expertTopK = 0; // experts view: route each token to this many experts; 0 = the model's own
     int devices = 2; // experts view: devices the experts are spread over (expert parallelism)
     int blockSize = 8; // sparse FFN view: one neuron kept per block of this many (Sparse is Enough)
 
+    static constexpr int kMaxDepth = 64;
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
     static ViewSpec fromJson(const std::string &json, const std::string &source);

@@ -1,0 +1,141 @@
+#include "views/analysisplotview.h"
+
+#include "view/viewanalysis.h"
+#include "views/plottheme.h"
+#include "views/viewfonts.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QStackedLayout>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+AnalysisPlotView::AnalysisPlotView(QWidget *parent)
+    : View(parent)
+    , m_stack(new QStackedLayout(this))
+    , m_message(newMessageLabel())
+    , m_page(new QWidget(this))
+    , m_plot(new QCustomPlot(m_page))
+    , m_title(nullptr)
+    , m_body(nullptr)
+    , m_caption(new QLabel(m_page))
+{
+    m_caption->setWordWrap(true);
+    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_caption->setMargin(6);
+    auto *column = new QVBoxLayout(m_page);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->addWidget(m_plot, 1);
+    column->addWidget(m_caption);
+    m_plot->setMinimumSize(320, 240);
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_page);
+    showMessage(QString::fromUtf8(kNothingComputed));
+}
+
+QString AnalysisPlotView::message() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+QString AnalysisPlotView::caption() const
+{
+    return m_stack->currentWidget() == m_page ? m_caption->text() : QString();
+}
+
+QString AnalysisPlotView::title() const
+{
+    return m_title ? m_title->text() : QString();
+}
+
+void AnalysisPlotView::showMessage(const QString &text)
+{
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void AnalysisPlotView::applyTheme()
+{
+    applyPlotTheme(m_plot, m_spec.theme);
+    const ThemeColors colors = themeColors(m_spec.theme);
+    for (QWidget *w : {static_cast<QWidget *>(m_message), static_cast<QWidget *>(m_page)}) {
+        QPalette pal = w->palette();
+        pal.setColor(QPalette::Window, colors.background);
+        pal.setColor(QPalette::WindowText, colors.text);
+        w->setPalette(pal);
+        w->setAutoFillBackground(true);
+    }
+}
+
+void AnalysisPlotView::refresh()
+{
+    layOutHidden(this);
+    applyTheme();
+    const ViewAnalysis *result = m_input.analysis.result.get();
+    if (!result || !isCurrent(*result)) {
+        if (!m_input.analysis.problem.isEmpty())
+            return showMessage(m_input.analysis.problem);
+        return showMessage(
+            m_input.trace ? tr("Measuring… training steps of the model's shape") : QString::fromUtf8(kNothingComputed));
+    }
+    m_plot->clearItems();
+    m_plot->clearGraphs();
+    m_plot->clearPlottables();
+    m_plot->plotLayout()->clear();
+    m_title = new QCPTextElement(m_plot, QString(), sizedFont(font(), 12, true));
+    m_title->setTextColor(themeColors(m_spec.theme).text);
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_body = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, m_body);
+    m_caption->setFont(sizedFont(font(), 10));
+    m_caption->setText(draw(*result));
+    m_stack->setCurrentWidget(m_page);
+    m_plot->replot(drawnHeadless(this) ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+}
+
+void AnalysisPlotView::setTitle(const QString &text)
+{
+    if (m_title)
+        m_title->setText(text);
+}
+
+QCPAxisRect *AnalysisPlotView::addAxisRect(int row, int column)
+{
+    auto *rect = new QCPAxisRect(m_plot);
+    m_body->addElement(row, column, rect);
+    const ThemeColors colors = themeColors(m_spec.theme);
+    for (QCPAxis *axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setBasePen(QPen(colors.axis));
+        axis->setTickPen(QPen(colors.axis));
+        axis->setSubTickPen(QPen(colors.axis));
+        axis->setTickLabelColor(colors.text);
+        axis->setLabelColor(colors.text);
+        axis->setTickLabelFont(sizedFont(font(), 9));
+        axis->setLabelFont(sizedFont(font(), 10));
+        axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
+    }
+    return rect;
+}
+
+void AnalysisPlotView::addLegend(int columns)
+{
+    const ThemeColors colors = themeColors(m_spec.theme);
+    auto *legend = new QCPLegend;
+    m_plot->plotLayout()->addElement(2, 0, legend);
+    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(columns);
+    legend->setBrush(colors.background);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setTextColor(colors.text);
+    legend->setFont(sizedFont(font(), 9));
+    for (int i = 0; i < m_plot->plottableCount(); ++i)
+        if (!m_plot->plottable(i)->name().isEmpty())
+            m_plot->plottable(i)->addToLegend(legend);
+}
+
+} // namespace atlas

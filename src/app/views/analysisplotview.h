@@ -1,0 +1,59 @@
+#pragma once
+
+#include "views/view.h"
+
+#include <QString>
+
+class QCPAxisRect;
+class QCPLayoutGrid;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QStackedLayout;
+
+namespace atlas {
+
+struct ViewAnalysis;
+
+// A view that draws one analysis result on a plot with a caption under it (the memory sweeps, the inversion error):
+// until the result is there it shows why not (the analysis's problem, "Measuring…", nothing computed), and a result
+// the session still holds from older settings waits for the new one. Subclasses only draw.
+class AnalysisPlotView : public View
+{
+    Q_OBJECT
+
+public:
+    QString message() const; // drawn instead of the plot; empty when the plot is drawn
+    QString caption() const;
+    QString title() const;
+    QCustomPlot *plot() const { return m_plot; }
+
+protected:
+    explicit AnalysisPlotView(QWidget *parent = nullptr);
+
+    // Whether `result` is this view's, for the spec on screen.
+    virtual bool isCurrent(const ViewAnalysis &result) const = 0;
+    // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
+    virtual QString draw(const ViewAnalysis &result) = 0;
+
+    // An axis rect in row `row`, column `column` of the grid under the title, styled for the theme.
+    QCPAxisRect *addAxisRect(int row, int column);
+    // A legend under the plots of every named plottable, `columns` entries a row, in the theme's colours.
+    void addLegend(int columns);
+    void setTitle(const QString &text);
+
+private:
+    void refresh() final;
+    void showMessage(const QString &text);
+    void applyTheme();
+
+    QStackedLayout *m_stack;
+    QLabel *m_message;
+    QWidget *m_page;
+    QCustomPlot *m_plot;
+    QCPTextElement *m_title;
+    QCPLayoutGrid *m_body; // the axis rects, under the title
+    QLabel *m_caption;
+};
+
+} // namespace atlas

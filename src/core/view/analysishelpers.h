@@ -1,0 +1,71 @@
+#pragma once
+
+#include "view/viewanalysis.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+// What the analysis requests (view/viewanalysis.cpp, view/memoryrequests.cpp) share: keys, inputs, timing.
+namespace atlas::analysis {
+
+using Clock = std::chrono::steady_clock;
+
+inline double millisecondsSince(Clock::time_point start)
+{
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// "@<address><shape>": a traced tensor's identity; the request pins the tensor so the address stays its own.
+inline std::string identity(const Tensor &t)
+{
+    return "@" + std::to_string(reinterpret_cast<uintptr_t>(t.data())) + t.shapeString();
+}
+
+// A new result of type R filled by `fill`, with the time it took.
+template <typename R, typename Fill> std::shared_ptr<const ViewAnalysis> timedResult(Fill fill)
+{
+    const auto start = Clock::now();
+    auto result = std::make_shared<R>();
+    fill(*result);
+    result->milliseconds = millisecondsSince(start);
+    return result;
+}
+
+inline std::string paddingKey(const std::vector<int> &padding)
+{
+    std::string key = "pad";
+    for (int p : padding)
+        key += "," + std::to_string(p);
+    return key;
+}
+
+// The input an analysis reruns the model on: the context's token ids and padding.
+inline Input inputOf(const AnalysisContext &c)
+{
+    Input input;
+    input.tokens = c.tokenIds;
+    input.padding = c.padding;
+    return input;
+}
+
+// What a rerun of the input depends on: its padding and every token id.
+inline std::string inputKey(const AnalysisContext &c)
+{
+    std::string key = paddingKey(c.padding) + "/tokens";
+    for (int t : c.tokenIds)
+        key += "," + std::to_string(t);
+    return key;
+}
+
+inline AnalysisRequest problem(std::string text)
+{
+    AnalysisRequest r;
+    r.key = "problem";
+    r.problem = std::move(text);
+    return r;
+}
+
+} // namespace atlas::analysis

@@ -1,0 +1,199 @@
+#include "view/memoryrequests.h"
+
+#include "util/error.h"
+#include "view/analysishelpers.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The common checks: a model that ran, 2 … maxTokens tokens of input.
+std::string inputProblem(const AnalysisContext &c, int maxTokens, const std::string &what)
+{
+    if (!c.model || c.tokenIds.empty())
+        return kNothingComputed;
+    if (c.tokenIds.size() < 2)
+        return "A training step needs at least 2 tokens: each position learns the next one.";
+    if (int(c.tokenIds.size()) > maxTokens)
+        return what + " up to " + std::to_string(maxTokens) + " tokens; the input has "
+            + std::to_string(c.tokenIds.size()) + ".";
+    return {};
+}
+
+// The key of a model's shape (not its weights: the sweeps train random weights of that shape).
+std::string shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens)
+{
+    return std::to_string(c.layers) + "x" + std::to_string(c.heads) + "x" + std::to_string(c.dModel) + "x"
+        + std::to_string(c.dFF) + "v" + std::to_string(c.vocab) + "p" + positionKindName(c.positions) + "/d"
+        + std::to_string(spec.depth) + "/c" + std::to_string(spec.ffnChunks) + "/t" + std::to_string(tokens);
+}
+
+// One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
+// weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run, and the timeline
+// and the computation graph share it.
+AnalysisRequest timelineRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (std::string p = inputProblem(c, MemoryTimelineAnalysis::kMaxTokens, "The memory timeline trains"); !p.empty())
+        return problem(p);
+    MemoryOptions o;
+    o.strategy = MemoryStrategy::Checkpoint;
+    o.checkpointEvery = spec.checkpointEvery;
+    o.ffnChunks = spec.ffnChunks;
+    MemoryOptionFields fields;
+    fields.checkpointEvery = "checkpoint_every";
+    fields.ffnChunks = "ffn_chunks";
+    try {
+        validateMemoryOptions(o, c.model->config, int(c.tokenIds.size()), fields);
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    AnalysisRequest r;
+    r.key = "memory-timeline/" + identity(c.model->wte) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
+        + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
+    r.pinned = {c.model->wte};
+    const Input input = inputOf(c);
+    r.run
+        = [model = c.model, input, k = spec.checkpointEvery, chunks = spec.ffnChunks](const std::atomic<bool> &cancel) {
+              return timedResult<MemoryTimelineAnalysis>([&](MemoryTimelineAnalysis &result) {
+                  result.checkpointEvery = k;
+                  result.ffnChunks = chunks;
+                  result.timeline = memoryTimeline(*model, nextTokenSequence(input), k, chunks, &cancel);
+              });
+          };
+    return r;
+}
+
+// Depths 1, 2, 4 … below `maxDepth`, and maxDepth.
+std::vector<int> sweptDepths(int maxDepth)
+{
+    std::vector<int> depths;
+    for (int d = 1; d < maxDepth; d *= 2)
+        depths.push_back(d);
+    depths.push_back(maxDepth);
+    return depths;
+}
+
+SweepSettings sweepSettings(const ViewSpec &spec, int tokens, const std::atomic<bool> &cancel)
+{
+    SweepSettings s;
+    s.tokens = tokens;
+    s.ffnChunks = spec.ffnChunks;
+    s.repeat = 3;
+    s.minimumMs = 60; // a median of at least 3 steps, of more when steps take milliseconds
+    s.cancel = &cancel;
+    return s;
+}
+
+// A sweep's settings checked before it runs: chunks within the input, the input within a learned table.
+std::string sweepProblem(const ViewSpec &spec, const AnalysisContext &c, int maxTokens, const std::string &what)
+{
+    if (std::string p = inputProblem(c, maxTokens, what); !p.empty())
+        return p;
+    const int tokens = int(c.tokenIds.size());
+    if (spec.ffnChunks > tokens)
+        return "ffn_chunks " + std::to_string(spec.ffnChunks) + " is more than the input's " + std::to_string(tokens)
+            + " tokens.";
+    if (tokens > c.model->config.context && c.model->config.positions == PositionKind::Learned)
+        return "The input is longer than the model's learned position table.";
+    return {};
+}
+
+AnalysisRequest depthRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (std::string p = sweepProblem(spec, c, MemoryDepthAnalysis::kMaxTokens, "The depth sweep trains"); !p.empty())
+        return problem(p);
+    const int tokens = int(c.tokenIds.size());
+    const int maxDepth = spec.depth > 0 ? spec.depth : c.model->config.layers;
+    AnalysisRequest r;
+    r.key = "memory-depth/" + shapeKey(c.model->config, spec, tokens);
+    r.run = [shape = c.model->config, spec, tokens, maxDepth](const std::atomic<bool> &cancel) {
+        return timedResult<MemoryDepthAnalysis>([&](MemoryDepthAnalysis &result) {
+            result.asked = {spec.depth, spec.ffnChunks};
+            result.tokens = tokens;
+            result.maxDepth = maxDepth;
+            result.points = sweepDepths(shape, sweptDepths(maxDepth), sweepSettings(spec, tokens, cancel));
+            result.plain = fitDepth(result.points, MemoryStrategy::Plain);
+            result.checkpoint = fitDepth(result.points, MemoryStrategy::Checkpoint);
+            result.reversible = fitDepth(result.points, MemoryStrategy::Reversible);
+        });
+    };
+    return r;
+}
+
+AnalysisRequest tradeoffRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (std::string p = sweepProblem(spec, c, MemoryTradeoffAnalysis::kMaxTokens, "The trade-off trains"); !p.empty())
+        return problem(p);
+    const int tokens = int(c.tokenIds.size());
+    const int depth = spec.depth > 0 ? spec.depth : c.model->config.layers;
+    AnalysisRequest r;
+    r.key = "memory-tradeoff/" + shapeKey(c.model->config, spec, tokens);
+    r.run = [shape = c.model->config, spec, tokens, depth](const std::atomic<bool> &cancel) {
+        return timedResult<MemoryTradeoffAnalysis>([&](MemoryTradeoffAnalysis &result) {
+            result.asked = {spec.depth, spec.ffnChunks};
+            result.tokens = tokens;
+            result.depth = depth;
+            result.sqrtK = checkpointInterval(MemoryOptions {MemoryStrategy::Checkpoint, 0, 1}, depth);
+            result.points = sweepCheckpointIntervals(shape, depth, sweepSettings(spec, tokens, cancel));
+        });
+    };
+    return r;
+}
+
+// The rebuild error of every block, in each precision of the streams (memory/inversionerror.h): of the model's own
+// weights at depth 0 (it must be reversible), else of a random reversible model of its shape at that depth.
+AnalysisRequest inversionRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (std::string p = inputProblem(c, InversionErrorAnalysis::kMaxTokens, "The inversion error runs"); !p.empty())
+        return problem(p);
+    if (spec.depth == 0 && !c.model->config.reversible)
+        return problem("depth 0 measures the model's own weights, and this model has standard blocks: choose a "
+                       "depth for a random reversible model of its shape, or open a reversible model (reverse-rev).");
+    AnalysisRequest r;
+    r.key = "inversion-error/" + identity(c.model->wte) + "/d" + std::to_string(spec.depth) + "/" + inputKey(c);
+    r.pinned = {c.model->wte};
+    r.run = [model = c.model, input = inputOf(c), depth = spec.depth](const std::atomic<bool> &cancel) {
+        return timedResult<InversionErrorAnalysis>([&](InversionErrorAnalysis &result) {
+            const Model measured = depth > 0 ? modelAtDepth(model->config, depth, true) : *model;
+            result.asked = {depth, 1};
+            result.tokens = int(input.tokens.size());
+            result.depth = measured.config.layers;
+            result.ownWeights = depth == 0;
+            const std::vector<int> targets = nextTokenSequence(input).targets;
+            for (StreamPrecision p : {StreamPrecision::Double, StreamPrecision::Float32, StreamPrecision::Float16,
+                     StreamPrecision::BFloat16}) {
+                if (cancel)
+                    break;
+                result.errors.push_back(measureInversionError(measured, input, targets, p));
+            }
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+bool isMemoryView(const std::string &view)
+{
+    return view == "memory-timeline" || view == "memory-graph" || view == "memory-depth" || view == "memory-tradeoff"
+        || view == "inversion-error";
+}
+
+AnalysisRequest memoryRequest(const ViewSpec &spec, const AnalysisContext &context)
+{
+    if (spec.view == "memory-depth")
+        return depthRequest(spec, context);
+    if (spec.view == "memory-tradeoff")
+        return tradeoffRequest(spec, context);
+    if (spec.view == "inversion-error")
+        return inversionRequest(spec, context);
+    if (spec.view == "memory-timeline" || spec.view == "memory-graph")
+        return timelineRequest(spec, context);
+    return {};
+}
+
+} // namespace atlas
