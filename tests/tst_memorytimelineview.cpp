@@ -5,6 +5,7 @@
 #include "views/viewfactory.h"
 #include "viewtesting.h"
 
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -54,6 +55,7 @@ private slots:
             QVERIFY2(cursor.startsWith("op 30: " + QString::fromStdString(st.ops[30].name)), qPrintable(cursor));
         }
         QVERIFY(view.title().contains("13 tokens"));
+        QVERIFY2(view.title().contains(QRegularExpression("peak RSS [0-9.]+ MiB")), qPrintable(view.title()));
     }
 
     void cursorMovesWithKeysAndEditsTheSpec()

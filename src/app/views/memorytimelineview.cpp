@@ -208,14 +208,18 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
     m_peakLabels.clear();
     m_cursorLabels.clear();
     m_cursorLines.clear();
+    int64_t residentBytes = 0;
+    for (const TimelineStrategy &strategy : t.strategies)
+        residentBytes = std::max(residentBytes, strategy.peakResidentBytes);
     m_title = new QCPTextElement(m_plot,
         tr("One training step of %1 tokens, %2 layers: live memory by category (checkpoint every %3, FFN in %4 "
-           "chunk%5)")
+           "chunk%5); the process's peak RSS %6")
             .arg(t.tokens)
             .arg(t.layers)
             .arg(analysis.checkpointEvery > 0 ? QString::number(analysis.checkpointEvery) : tr("√L"))
             .arg(analysis.ffnChunks)
-            .arg(analysis.ffnChunks == 1 ? "" : "s"),
+            .arg(analysis.ffnChunks == 1 ? "" : "s")
+            .arg(residentBytes > 0 ? amount(double(residentBytes)) : tr("unknown")),
         sizedFont(font(), 12, true));
     m_title->setTextColor(colors.text);
     m_plot->plotLayout()->addElement(0, 0, m_title);
