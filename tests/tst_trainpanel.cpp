@@ -215,6 +215,31 @@ private slots:
         QVERIFY(session.trace()->contains("layer.1.out2"));
     }
 
+    // Checkpointing's k and the feed-forward chunks reach the run; k is only editable for checkpointing, and at most
+    // the task model's depth.
+    void trainsWithCheckpointEveryKAndChunks()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 6, 2, 3);
+        auto *memory = panel.findChild<QComboBox *>("trainMemory");
+        auto *k = panel.findChild<QSpinBox *>("trainCheckpointEvery");
+        auto *chunks = panel.findChild<QSpinBox *>("trainFfnChunks");
+        QVERIFY(memory && k && chunks);
+        QVERIFY(!k->isEnabled());
+        memory->setCurrentIndex(memory->findData("checkpoint"));
+        QVERIFY(k->isEnabled());
+        QCOMPARE(k->maximum(), Task::create("reverse")->modelConfig().layers);
+        k->setValue(1);
+        chunks->setValue(3);
+        click(panel, "trainStart");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        const MemoryOptions &used = panel.worker()->setup().options.memory;
+        QCOMPARE(used.strategy, MemoryStrategy::Checkpoint);
+        QCOMPARE(used.checkpointEvery, 1);
+        QCOMPARE(used.ffnChunks, 3);
+    }
+
     void resumesACheckpointWithItsOwnSettings()
     {
         QTemporaryDir dir;
