@@ -1,6 +1,7 @@
 // The memory lab's numbers beyond the timeline: the computation graph's node states read from a recorded step
 // (memory/computationgraph.h), the sweeps over depth and over checkpointing's k with the curves fitted to them
 // (memory/memorysweep.h), and the analysis requests of the memory views (view/memoryrequests.h).
+#include "analysistesting.h"
 #include "memory/computationgraph.h"
 #include "memory/memorysweep.h"
 #include "model/builtinmodels.h"
@@ -12,6 +13,7 @@
 #include <cmath>
 
 using namespace atlas;
+using atlas::testing::contextFor;
 
 namespace {
 
@@ -52,16 +54,6 @@ std::vector<NodeState> statesAt(const TimelineStrategy &s, int layers, int op)
     for (const GraphNode &n : computationGraphAt(s, layers, op))
         states.push_back(n.state);
     return states;
-}
-
-AnalysisContext contextFor(std::shared_ptr<const Model> model, std::vector<int> tokens)
-{
-    AnalysisContext c;
-    c.model = std::move(model);
-    c.tokenIds = std::move(tokens);
-    c.tokens = int(c.tokenIds.size());
-    c.layers = c.model->config.layers;
-    return c;
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // The memory timeline's numbers (memory/memorytimeline.h) and its analysis request (view/viewanalysis.h): one real
 // training step per strategy, each point the live bytes after one allocation or free, the phases in order, the peak
 // where the live bytes are highest; a reversible step only on a reversible model; the cursor moves without a rerun.
+#include "analysistesting.h"
 #include "memory/memorytimeline.h"
 #include "model/builtinmodels.h"
 #include "view/viewanalysis.h"
@@ -10,6 +11,7 @@
 #include <numeric>
 
 using namespace atlas;
+using atlas::testing::contextFor;
 
 namespace {
 
@@ -19,16 +21,6 @@ int64_t totalAt(const TimelineStrategy &s, int point)
     for (const auto &category : s.live)
         total += category[size_t(point)];
     return int64_t(total);
-}
-
-AnalysisContext contextFor(std::shared_ptr<const Model> model, std::vector<int> tokens)
-{
-    AnalysisContext c;
-    c.model = std::move(model);
-    c.tokenIds = std::move(tokens);
-    c.tokens = int(c.tokenIds.size());
-    c.layers = c.model->config.layers;
-    return c;
 }
 
 } // namespace
