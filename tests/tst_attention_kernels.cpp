@@ -202,6 +202,7 @@ private slots:
         failsWith("bigbird", {"block=x"}, {"'bigbird'", "'block'", "'x'"});
         failsWith("lsh", {"buckets=3"}, {"'lsh'", "'buckets'", "even"});
         failsWith("bigbird", {"window_blocks=2"}, {"'window_blocks'", "odd"});
+        failsWith("bigbird", {"window_blocks=-1"}, {"'window_blocks'"});
         failsWith("fixed", {"stride=4", "summary=5"}, {"'fixed'", "'summary'"});
         failsWith("linformer", {"projection=learned"}, {"'linformer'", "'projection'"});
         failsWith("performer", {"features"}, {"'performer'", "key=value"});
@@ -351,6 +352,27 @@ private slots:
                 {"block=4", "window_blocks=21", "global_blocks=0", "random_blocks=0"}, q, k, v, {causal, {3}, true});
             const AttentionResult full = run("full", {}, q, k, v, {causal, {3}, true});
             QVERIFY(maxDiff(full.context.matrix().cast<double>(), wide.context) < 1e-5);
+
+            // window_blocks 0: each component alone, as the panels of BigBird's figure 1 (random only, global only).
+            // Causal, a query whose random blocks all lie ahead has no key: zero context and weights, never NaN.
+            const AttentionResult randomOnly
+                = run("bigbird", {"block=4", "window_blocks=0", "global_blocks=0", "random_blocks=2", "seed=3"}, q, k,
+                    v, {causal, {}, true});
+            const Tensor &drawn = randomOnly.extras.at("random_blocks");
+            expectSoftmaxOver(randomOnly, q, k, v,
+                maskOf(T,
+                    [&](int i, int j) {
+                        const int a = i / B, b = j / B;
+                        return (drawn.data()[a * 2] == b || drawn.data()[a * 2 + 1] == b) && (!causal || j <= i);
+                    }),
+                "bigbird random only");
+            for (int64_t i = 0; i < randomOnly.weights.numel(); ++i)
+                QVERIFY(std::isfinite(randomOnly.weights.data()[i]));
+            const AttentionResult globalOnly = run("bigbird",
+                {"block=4", "window_blocks=0", "global_blocks=2", "random_blocks=0"}, q, k, v, {causal, {}, true});
+            expectSoftmaxOver(globalOnly, q, k, v,
+                maskOf(T, [&](int i, int j) { return (i / B < 2 || j / B < 2) && (!causal || j <= i); }),
+                "bigbird global only");
         }
     }
 

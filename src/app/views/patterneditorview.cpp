@@ -276,9 +276,11 @@ void PatternEditorView::syncControls()
 
 void PatternEditorView::paramEdited(const std::string &key, int value)
 {
-    if (key == "window_blocks" && value % 2 == 0) // odd only: the own block and as many on each side
-        value += value > m_values[key] ? 1 : -1;
-    m_values[key] = key == "window_blocks" ? std::max(1, value) : value;
+    if (key == "window_blocks" && value > 0 && value % 2 == 0) { // odd (own block and as many each side), or 0
+        const int before = m_values[key];
+        value = before == 0 && value == 2 ? 1 : value + (value > before ? 1 : -1);
+    }
+    m_values[key] = key == "window_blocks" ? std::max(0, value) : value;
     if (key == "stride" && m_values.count("summary"))
         m_values["summary"] = std::min(m_values["summary"], m_values["stride"]);
     userEdited();

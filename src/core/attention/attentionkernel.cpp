@@ -49,7 +49,7 @@ const std::vector<KindInfo> &kinds()
                 {"chunk", ParamType::Integer, lsh.chunk, 1}, seed}},
         {"bigbird",
             {{"block", ParamType::Integer, bigbird.block, 1},
-                {"window_blocks", ParamType::Integer, bigbird.windowBlocks, 1},
+                {"window_blocks", ParamType::Integer, bigbird.windowBlocks, 0},
                 {"global_blocks", ParamType::Integer, bigbird.globalBlocks, 0},
                 {"random_blocks", ParamType::Integer, bigbird.randomBlocks, 0}, seed}},
         {"longformer",

@@ -116,11 +116,16 @@ std::string firstBlocks(int n)
 std::string bigBirdFormula(const BigBirdParams &p)
 {
     const std::string half = std::to_string((p.windowBlocks - 1) / 2);
-    std::string keys = p.windowBlocks == 1 ? "{a}" : "{b : |a − b| ≤ " + half + "}";
+    std::vector<std::string> parts;
     if (p.globalBlocks > 0)
-        keys = firstBlocks(p.globalBlocks) + " ∪  " + keys;
+        parts.push_back(firstBlocks(p.globalBlocks));
+    if (p.windowBlocks > 0)
+        parts.push_back(p.windowBlocks == 1 ? "{a}" : "{b : |a − b| ≤ " + half + "}");
     if (p.randomBlocks > 0)
-        keys += " ∪  " + std::to_string(p.randomBlocks) + " random";
+        parts.push_back(std::to_string(p.randomBlocks) + " random");
+    std::string keys = parts.empty() ? "no blocks" : parts.front();
+    for (size_t i = 1; i < parts.size(); ++i)
+        keys += " ∪  " + parts[i];
     std::string out = "block a = ⌊i/" + std::to_string(p.block) + "⌋  attends key blocks  " + keys;
     if (p.globalBlocks > 0)
         out += ";  blocks " + firstBlocks(p.globalBlocks) + " attend every key";

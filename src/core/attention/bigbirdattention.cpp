@@ -15,8 +15,8 @@ void checkBigBirdParams(const BigBirdParams &p)
     const auto fail = [](const std::string &what) { throw Error("attention kernel 'bigbird': parameter " + what); };
     if (p.block < 1)
         fail("'block' must be at least 1, got " + std::to_string(p.block));
-    if (p.windowBlocks < 1 || p.windowBlocks % 2 == 0)
-        fail("'window_blocks' must be odd (the own block and as many on each side), got "
+    if (p.windowBlocks < 0 || (p.windowBlocks > 0 && p.windowBlocks % 2 == 0))
+        fail("'window_blocks' must be odd (the own block and as many on each side), or 0 for no window, got "
             + std::to_string(p.windowBlocks));
     if (p.globalBlocks < 0)
         fail("'global_blocks' must not be negative, got " + std::to_string(p.globalBlocks));
@@ -30,7 +30,9 @@ namespace {
 // list is empty (it attends every key). randomTable (n, randomBlocks) records the random draws.
 std::vector<std::vector<int>> keyBlocks(int64_t n, const BigBirdParams &p, Tensor &randomTable)
 {
-    const int64_t globals = std::min<int64_t>(p.globalBlocks, n), half = (p.windowBlocks - 1) / 2;
+    // half −1: no window at all, not even the own block (window_blocks 0: the paper's "random" and "global" panels)
+    const int64_t globals = std::min<int64_t>(p.globalBlocks, n),
+                  half = p.windowBlocks > 0 ? (p.windowBlocks - 1) / 2 : -1;
     randomTable = Tensor({n, p.randomBlocks}, -1.0f);
     GaussianStream stream(p.seed, 0);
     std::vector<std::vector<int>> lists(static_cast<size_t>(n));

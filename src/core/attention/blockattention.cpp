@@ -195,7 +195,7 @@ void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<dou
     result.mask.matrix() = dense.mask;
     for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < T; ++j)
-            if (dense.count(i, j) > 0.0f)
+            if (dense.count(i, j) > 0.0f && std::isfinite(lse[size_t(i)])) // a row with no key keeps weight 0
                 w(i, j) = float(dense.count(i, j) * std::exp(double(dense.score(i, j)) - lse[size_t(i)]));
 }
 

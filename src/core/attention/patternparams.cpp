@@ -28,7 +28,7 @@ std::pair<int, int> patternParamRange(const std::string &key, int T, const std::
     if (key == "block")
         return {1, std::max(1, std::min(T, 512))};
     if (key == "window_blocks")
-        return {1, 2 * blocks - 1};
+        return {0, 2 * blocks - 1};
     if (key == "global_blocks" || key == "random_blocks")
         return {0, blocks};
     if (key == "seed")
