@@ -167,6 +167,12 @@ private slots:
             else
                 QVERIFY(o.readAll().contains("<svg"));
         }
+        // --memory-budget bounds the run's trace: a budget too small for it is refused, and nothing is written
+        const QString tight = dir.filePath("tight.png");
+        const auto r = run({"render", "--spec", spec, "--out", tight, "--memory-budget", "0.000001"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("over the trace memory budget"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(tight));
     }
 
     // The pattern and approximation benchmarks report what the core computes (their numbers are checked in

@@ -1,8 +1,10 @@
 // Every lesson shipped in lessons/ passes `lesson check` and every one of its steps renders headless.
 #include "lesson/lessoncheck.h"
+#include "util/error.h"
 #include "views/headlessrender.h"
 
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
@@ -37,6 +39,26 @@ private slots:
         QCOMPARE(images.size(), lesson.steps.size());
         for (const std::string &image : images)
             QCOMPARE(QImage(QString::fromStdString(image)).size(), QSize(960, 600));
+    }
+
+    // The steps are written as a set: a second render replaces the first whole (no step of a longer, older lesson
+    // stays behind), and a directory of someone else's files is refused, untouched.
+    void stepsReplaceAnEarlierRenderWhole()
+    {
+        const QString lessons = QStringLiteral(ATLAS_SOURCE_DIR "/lessons/");
+        const Lesson longer = readLesson((lessons + "01-self-attention.md").toStdString());
+        const Lesson shorter = readLesson((lessons + "03-masks.md").toStdString());
+        QVERIFY(longer.steps.size() > shorter.steps.size());
+        QTemporaryDir root;
+        const std::string out = root.filePath("steps").toStdString();
+        QCOMPARE(renderLessonSteps(longer, out, 320, 200).size(), longer.steps.size());
+        QCOMPARE(renderLessonSteps(shorter, out, 320, 200).size(), shorter.steps.size());
+        QCOMPARE(QDir(QString::fromStdString(out)).entryList(QDir::Files).size(), qsizetype(shorter.steps.size()));
+        QFile mine(root.filePath("mine/notes.txt"));
+        QVERIFY(QDir(root.path()).mkpath("mine") && mine.open(QIODevice::WriteOnly));
+        mine.close();
+        QVERIFY_THROWS_EXCEPTION(Error, renderLessonSteps(shorter, root.filePath("mine").toStdString(), 320, 200));
+        QCOMPARE(QDir(root.filePath("mine")).entryList(QDir::Files), QStringList {"notes.txt"});
     }
 };
 

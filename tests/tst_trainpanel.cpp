@@ -238,6 +238,17 @@ private slots:
         QCOMPARE(used.strategy, MemoryStrategy::Checkpoint);
         QCOMPARE(used.checkpointEvery, 1);
         QCOMPARE(used.ffnChunks, 3);
+
+        // Saves asked for at once (Save… and Open in explorer, or two clicks) take turns: each starts by clearing
+        // what an interrupted save left, which must not be the other's files in progress.
+        QTemporaryDir dir;
+        QSignalSpy saved(panel.worker(), &TrainingWorker::saved);
+        QSignalSpy failed(panel.worker(), &TrainingWorker::errorOccurred);
+        for (int i = 0; i < 4; ++i)
+            panel.saveTo(dir.filePath("checkpoint"));
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 4, 20000);
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(Trainer::resume(dir.filePath("checkpoint").toStdString())->stepCount(), 6);
     }
 
     void resumesACheckpointWithItsOwnSettings()

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "io/atomicfile.h"
 #include "io/limits.h"
+#include "modelinput.h"
 #include "util/error.h"
 #include "view/viewspec.h"
 #include "views/headlessrender.h"
@@ -10,7 +11,8 @@
 
 namespace atlas {
 
-// render --spec FILE.json --out FILE.png|.svg|.pdf [--size WxH]: draws a view with no display.
+// render --spec FILE.json --out FILE.png|.svg|.pdf [--size WxH] [--memory-budget GIB]: draws a view with no display,
+// the run's trace held to the budget (default 8 GiB).
 int renderCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"spec", "out", "size", "memory-budget"});
@@ -19,7 +21,7 @@ int renderCommand(const CommandArgs &argv)
     const ViewSpec spec = ViewSpec::fromJson(readFile(specPath, limits::kSpecBytes), specPath);
 
     const HeadlessApplication app;
-    const std::string model = renderSpecToFile(spec, out, width, height, specPath);
+    const std::string model = renderSpecToFile(spec, out, width, height, specPath, memoryBudgetArgument(args));
     std::printf("rendered %s view of %s to %s (%dx%d)\n", spec.view.c_str(), model.c_str(), out.c_str(), width, height);
     return 0;
 }

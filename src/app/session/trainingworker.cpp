@@ -238,6 +238,7 @@ void TrainingWorker::finishLoop(Trainer *trainer)
 void TrainingWorker::saveNow(const Trainer &trainer, const QString &directory)
 {
     const int step = trainer.stepCount();
+    const std::lock_guard saving(m_saveMutex);
     try {
         trainer.save(directory.toStdString());
         post([this, directory, step] { emit saved(directory, step); });

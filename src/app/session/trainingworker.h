@@ -116,6 +116,7 @@ private:
     State m_state = State::Idle;
     QThread *m_thread = nullptr;
     QFutureSynchronizer<void> m_saveJobs; // saves after the run ended
+    std::mutex m_saveMutex; // one save at a time: a save starts by removing what others left half-written
 
     mutable std::mutex m_mutex; // guards everything below except m_stepsDone
     std::condition_variable m_wake;

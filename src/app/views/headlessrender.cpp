@@ -47,10 +47,10 @@ std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, 
     return view;
 }
 
-std::string renderSpecToFile(
-    const ViewSpec &spec, const std::string &path, int width, int height, const std::string &source)
+std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height,
+    const std::string &source, size_t memoryBudget)
 {
-    const SpecRun run = runSpec(spec);
+    const SpecRun run = runSpec(spec, memoryBudget);
     if (const std::string problem = drawProblem(spec, run, source); !problem.empty())
         throw Error(problem);
     ViewInput input = makeViewInput(run);

@@ -40,11 +40,13 @@ std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, 
 // `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error naming `source` and the
 // key when the view cannot be drawn (drawProblem: a layer or head the model lacks, a missing tensor, an analysis
 // that cannot run), instead of writing a picture of the message.
-std::string renderSpecToFile(
-    const ViewSpec &spec, const std::string &path, int width, int height, const std::string &source = "view spec");
+// `memoryBudget` bounds the trace of the run, as the app's Run ▸ Trace Memory Budget (engine/engine.h).
+std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height,
+    const std::string &source = "view spec", size_t memoryBudget = size_t(8) << 30);
 
 // Lessons for reading offline (`lesson render`, `lesson export`). Each step shows stepViewSpec(lesson, step).
-// Writes every step's view as step-01.png … into `directory` (made if missing); returns the paths.
+// Writes every step's view as step-01.png … into `directory` as a whole (made if missing; an earlier render there is
+// replaced, a directory of other files refused); returns the paths.
 std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height);
 // One A4 landscape page per step (its title, view, text and questions with their answers) in a PDF at `path`.
 void exportLessonPdf(const Lesson &lesson, const std::string &path);

@@ -1,6 +1,7 @@
 #include "views/headlessrender.h"
 #include "views/viewexport.h"
 
+#include "io/stageddirectory.h"
 #include "lesson/lessoncheck.h"
 #include "util/error.h"
 #include "views/view.h"
@@ -62,19 +63,21 @@ void commit(QSaveFile &file, const std::string &path)
 
 std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height)
 {
-    if (!QDir().mkpath(QString::fromStdString(directory)))
-        fail(directory, "cannot create the directory");
+    // The steps as a set (io/stageddirectory.h): a render that fails halfway, or a lesson with fewer steps than the
+    // last one rendered there, never leaves old and new pictures side by side.
+    StagedDirectory staged(directory, "step-01.png");
     std::vector<std::string> paths;
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
-        const std::string path
-            = directory + "/" + QStringLiteral("step-%1.png").arg(i + 1, 2, 10, QChar('0')).toStdString();
+        const std::string name = QStringLiteral("step-%1.png").arg(i + 1, 2, 10, QChar('0')).toStdString();
+        const std::string path = staged.path() + "/" + name;
         const QImage image = stepImage(lesson, lesson.steps[i], width, height);
         QSaveFile file(QString::fromStdString(path));
         if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG"))
-            fail(path, "cannot write the image");
+            fail(directory + "/" + name, "cannot write the image");
         commit(file, path);
-        paths.push_back(path);
+        paths.push_back(directory + "/" + name);
     }
+    staged.commit();
     return paths;
 }
 
