@@ -3,6 +3,7 @@
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
 #include "views/maskview.h"
+#include "views/neuronview.h"
 #include "views/nexttokenview.h"
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
@@ -411,6 +412,75 @@ private slots:
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
         maybeSave(view, "lines-dark");
+    }
+
+    // BertViz's head view: every head in its colour, each switched off and on by its swatch; the spec says which.
+    void linesHeadsToggleBySwatch()
+    {
+        TokenLinesView view;
+        view.resize(640, 400);
+        ViewSpec s = spec("lines");
+        s.head = -1;
+        view.setSpec(s);
+        view.setInput(makeInput(makeTrace()));
+        QSignalSpy edited(&view, &View::specEdited);
+        QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(1).center().toPoint());
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().hiddenHeads, std::vector<int> {1});
+        for (const auto &seg : view.segments())
+            QCOMPARE(seg.head, 0);
+        QVERIFY(!view.segments().empty());
+        QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(0).center().toPoint());
+        QVERIFY(view.segments().empty()); // both hidden
+        QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(1).center().toPoint());
+        QCOMPARE(view.spec().hiddenHeads, std::vector<int> {0});
+        for (const auto &seg : view.segments())
+            QCOMPARE(seg.head, 1);
+        // a spec with hidden heads draws them hidden (lessons, render)
+        s.hiddenHeads = {0};
+        TokenLinesView fromSpec;
+        fromSpec.resize(640, 400);
+        fromSpec.setSpec(s);
+        fromSpec.setInput(makeInput(makeTrace()));
+        QCOMPARE(fromSpec.segments().size(), view.segments().size());
+    }
+
+    // The neuron view draws queryKeyTerms's vectors and says its sums; its spin boxes choose the pair.
+    void neuronViewDrawsTheTermsOfOnePair()
+    {
+        ViewSpec s = spec("neuron");
+        s.model = "reverse";
+        s.text = "abcd>dcb";
+        s.layer = 1;
+        s.head = 2;
+        s.query = 6;
+        s.key = 2;
+        NeuronView view;
+        view.resize(900, 700);
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        std::string problem;
+        const QueryKeyTerms expected = queryKeyTerms(*view.input().trace, 1, 2, 6, 2, &problem);
+        QCOMPARE(view.terms().dot, expected.dot);
+        auto *terms = qobject_cast<QCPBars *>(view.plot()->plottable(2));
+        QVERIFY(terms);
+        QCOMPARE(terms->dataCount(), expected.dim);
+        QCOMPARE(terms->data()->at(3)->value, double(expected.product[3]));
+        QVERIFY2(view.caption().contains("weight after softmax " + formatNumber(expected.weight, 3)),
+            qPrintable(view.caption()));
+        QVERIFY(view.formula().contains("query 6 'c' → key 2 'c'"));
+        QSignalSpy edited(&view, &View::specEdited);
+        view.keyBox()->setValue(7); // after the query: masked
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().key, 7);
+        QVERIFY(view.terms().masked);
+        QVERIFY(view.caption().contains("masked (−∞ before softmax)"));
+        view.keyBox()->setValue(-1);
+        QCOMPARE(view.terms().key, queryKeyTerms(*view.input().trace, 1, 2, 6, -1, &problem).key);
+        s.head = 7;
+        view.setSpec(s);
+        QVERIFY(view.message().contains("no head 7"));
     }
 
     void linesWindowForLongInputs()

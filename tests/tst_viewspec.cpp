@@ -33,10 +33,10 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(19));
+        QCOMPARE(kinds.size(), size_t(20));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
                  "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn",
-                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error"})
+                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 
@@ -60,6 +60,8 @@ private slots:
         s.attention = "longformer";
         s.attentionParams = {"window=4"};
         s.attentionLayers = {0, 2};
+        s.hiddenHeads = {1, 3};
+        s.depth = 8;
         QVERIFY(!(s == ViewSpec()));
 
         const std::string json = s.toJson();
@@ -69,6 +71,8 @@ private slots:
         QCOMPARE(back.tokens, s.tokens);
         QCOMPARE(back.topK, 7);
         QCOMPARE(back.attentionLayers, (std::vector<int> {0, 2}));
+        QCOMPARE(back.hiddenHeads, (std::vector<int> {1, 3}));
+        QCOMPARE(back.depth, 8);
     }
 
     void toJsonIsPrettyWithEveryKey()
@@ -178,6 +182,15 @@ private slots:
         QTest::newRow("attention layer -1") << R"({"attention_layers": [0, -1]})"
                                             << "attention_layers"
                                             << "element 1 must be a non-negative integer";
+        QTest::newRow("depth 65") << R"({"depth": 65})"
+                                  << "depth"
+                                  << "at most 64 blocks";
+        QTest::newRow("depth -1") << R"({"depth": -1})"
+                                  << "depth"
+                                  << "got -1";
+        QTest::newRow("hidden head text") << R"({"hidden_heads": ["h1"]})"
+                                          << "hidden_heads"
+                                          << "element 0 must be a non-negative integer";
     }
 
     void badValues()

@@ -167,6 +167,7 @@ void KernelCompareView::rebuildImages()
     } catch (const Error &) {
         lut = std::make_unique<ColorLut>("viridis");
     }
+    m_maskedColor = QColor(lut->masked());
     float upper = 0; // one scale for every panel, so their colours compare
     for (const auto &e : m_entries)
         for (int64_t i = 0; i < e.weights.numel(); ++i)
@@ -190,6 +191,31 @@ void KernelCompareView::rebuildImages()
         }
         m_images[n] = image;
     }
+}
+
+// The masked cells (mask 0) of a thumbnail hatched over their grey, as the heat maps' MaskedCellsLayer does, where
+// a cell is large enough (3 px) for the hatching to read as such.
+void KernelCompareView::hatchMaskedCells(QPainter &p, const QRect &thumb, const Tensor &mask, const QColor &hatch)
+{
+    const int T = int(mask.dim(0));
+    const double cell = double(thumb.width()) / std::max(1, T);
+    if (cell < 3)
+        return;
+    QVector<QRectF> rects;
+    for (int r = 0; r < T; ++r)
+        for (int c = 0; c < T; ++c) {
+            if (mask.data()[r * T + c] != 0.0f)
+                continue;
+            const int c0 = c; // a run of masked cells: [c0, c]
+            while (c + 1 < T && mask.data()[r * T + c + 1] == 0.0f)
+                ++c;
+            rects.append(QRectF(thumb.left() + c0 * cell, thumb.top() + r * cell, (c + 1 - c0) * cell, cell));
+        }
+    p.save();
+    p.setPen(Qt::NoPen);
+    p.setBrush(QBrush(hatch, Qt::BDiagPattern));
+    p.drawRects(rects);
+    p.restore();
 }
 
 QString KernelCompareView::panelTitle(int i) const
@@ -306,6 +332,7 @@ void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell)
         return;
     }
     p.drawImage(thumb, image); // nearest-neighbour: one token per block of pixels
+    hatchMaskedCells(p, thumb, entry.mask, m_maskedColor.darker(170));
     p.setPen(theme.frame);
     p.drawRect(thumb.adjusted(0, 0, -1, -1));
 }

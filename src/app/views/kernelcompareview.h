@@ -5,6 +5,8 @@
 
 #include <QImage>
 
+class QPainter;
+
 #include <memory>
 #include <vector>
 
@@ -50,6 +52,7 @@ protected:
 private:
     void adoptAnalysis();
     void rebuildImages();
+    static void hatchMaskedCells(QPainter &p, const QRect &thumb, const Tensor &mask, const QColor &hatch);
     void loadBenchmarks();
     void layoutPlot();
     QRect panelArea() const;
@@ -61,6 +64,7 @@ private:
     QString m_benchMessage;
     std::vector<attention::KernelComparisonEntry> m_entries;
     std::vector<QImage> m_images;
+    QColor m_maskedColor; // the colour map's masked grey (ColorLut::masked), hatched darker
     QString m_message;
     double m_computeMs = 0;
     int m_textHeight = 0; // of the tallest panel text, at the last paint

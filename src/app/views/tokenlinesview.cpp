@@ -70,14 +70,25 @@ int TokenLinesView::selectedPosition() const
     return m_spec.position < 0 || m_spec.position >= t ? t - 1 : m_spec.position;
 }
 
-std::vector<int> TokenLinesView::headsShown() const
+int TokenLinesView::layerHeads() const
 {
     const Tensor *a = probs();
-    const int heads = a && a->rank() == 3 ? static_cast<int>(a->dim(0)) : 0;
+    return a && a->rank() == 3 ? static_cast<int>(a->dim(0)) : 0;
+}
+
+bool TokenLinesView::isHidden(int head) const
+{
+    return std::find(m_spec.hiddenHeads.begin(), m_spec.hiddenHeads.end(), head) != m_spec.hiddenHeads.end();
+}
+
+std::vector<int> TokenLinesView::headsShown() const
+{
+    const int heads = layerHeads();
     std::vector<int> out;
     if (m_spec.head < 0) {
         for (int h = 0; h < heads; ++h)
-            out.push_back(h);
+            if (!isHidden(h))
+                out.push_back(h);
     } else if (m_spec.head < heads) {
         out.push_back(m_spec.head);
     }
@@ -129,7 +140,7 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
     const QFontMetricsF title(sizedFont(font(), 12, true));
     const QFontMetricsF small(sizedFont(font(), 10));
     const int tokens = tokenCount();
-    const int heads = static_cast<int>(headsShown().size());
+    const int heads = layerHeads();
 
     qreal y = kMargin + title.height() + 6;
     g.legendTop = y;
@@ -228,7 +239,9 @@ float TokenLinesView::partnerWeight(int position) const
 void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const
 {
     const std::vector<int> heads = headsShown();
-    const QString which = m_spec.head < 0 ? tr("all %1 heads").arg(heads.size()) : tr("head %1").arg(m_spec.head);
+    const QString which = m_spec.head >= 0  ? tr("head %1").arg(m_spec.head)
+        : int(heads.size()) == layerHeads() ? tr("all %1 heads").arg(heads.size())
+                                            : tr("%1 of %2 heads").arg(heads.size()).arg(layerHeads());
     p.setFont(sizedFont(font(), 12, true));
     p.setPen(pal.text);
     const QRectF titleRect(kMargin, kMargin, width() - 2 * kMargin, g.legendTop - kMargin);
@@ -237,7 +250,8 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     const qreal titleWidth = QFontMetricsF(p.font()).horizontalAdvance(title);
     p.setFont(sizedFont(font(), 10));
     p.setPen(pal.muted);
-    const QString hint = tr("hover a token to isolate its lines");
+    const QString hint = m_spec.head < 0 ? tr("click a swatch to hide or show its head; hover a token to isolate it")
+                                         : tr("hover a token to isolate its lines");
     if (titleWidth + QFontMetricsF(p.font()).horizontalAdvance(hint) + 24 < titleRect.width())
         p.drawText(titleRect, Qt::AlignRight | Qt::AlignTop, hint);
 
@@ -259,24 +273,59 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     }
 }
 
+QRectF TokenLinesView::legendChip(const Geometry &g, int head) const
+{
+    const QFontMetricsF small(sizedFont(font(), 10));
+    const qreal chip = small.horizontalAdvance(QStringLiteral("h00")) + 26;
+    const int perRow = std::max(1, int((width() - 2 * kMargin) / chip));
+    return QRectF(
+        kMargin + (head % perRow) * chip, g.legendTop + (head / perRow) * (small.height() + 6), chip, small.height());
+}
+
+// A swatch per head of the layer, BertViz's: a hidden head's is an empty outline and its name muted.
 void TokenLinesView::paintLegend(QPainter &p, const Geometry &g, const Palette &pal) const
 {
     if (m_spec.head >= 0)
         return;
     p.setFont(sizedFont(font(), 10));
-    const QFontMetricsF small(p.font());
-    const qreal chip = small.horizontalAdvance(QStringLiteral("h00")) + 26;
-    const int perRow = std::max(1, int((width() - 2 * kMargin) / chip));
-    const std::vector<int> heads = headsShown();
-    for (size_t i = 0; i < heads.size(); ++i) {
-        const qreal x = kMargin + (i % perRow) * chip;
-        const qreal y = g.legendTop + (i / perRow) * (small.height() + 6);
-        const qreal box = small.height() * 0.7;
-        p.fillRect(QRectF(x, y + (small.height() - box) / 2, box, box), lineColor(heads[i], int(heads.size())));
-        p.setPen(pal.text);
-        p.drawText(QRectF(x + box + 5, y, chip - box - 5, small.height()), Qt::AlignLeft | Qt::AlignVCenter,
-            QStringLiteral("h%1").arg(heads[i]));
+    const int heads = layerHeads();
+    for (int h = 0; h < heads; ++h) {
+        const QRectF chip = legendChip(g, h);
+        const qreal box = chip.height() * 0.7;
+        const QRectF swatch(chip.left(), chip.top() + (chip.height() - box) / 2, box, box);
+        const QColor color = lineColor(h, heads);
+        if (isHidden(h)) {
+            p.setPen(QPen(color, 1.5));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(swatch.adjusted(0.75, 0.75, -0.75, -0.75));
+        } else {
+            p.fillRect(swatch, color);
+        }
+        p.setPen(isHidden(h) ? pal.muted : pal.text);
+        p.drawText(chip.adjusted(box + 5, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("h%1").arg(h));
     }
+}
+
+int TokenLinesView::legendHeadAt(const QPointF &point) const
+{
+    if (m_spec.head >= 0 || !message().isEmpty())
+        return -1;
+    const Geometry g = geometry();
+    for (int h = 0; h < layerHeads(); ++h)
+        if (legendChip(g, h).contains(point))
+            return h;
+    return -1;
+}
+
+void TokenLinesView::toggleHead(int head)
+{
+    if (isHidden(head))
+        std::erase(m_spec.hiddenHeads, head);
+    else
+        m_spec.hiddenHeads.push_back(head);
+    std::sort(m_spec.hiddenHeads.begin(), m_spec.hiddenHeads.end());
+    update();
+    emit specEdited(m_spec);
 }
 
 void TokenLinesView::paintLabels(QPainter &p, const Geometry &g, const Palette &pal) const
@@ -361,7 +410,11 @@ void TokenLinesView::mouseMoveEvent(QMouseEvent *event)
 {
     const auto [side, position] = hitTest(event->position());
     setHover(side, position);
-    const QString text = side == Side::None ? QString() : hoverText();
+    const int head = legendHeadAt(event->position());
+    const QString text = head >= 0
+        ? (isHidden(head) ? tr("Click to show head %1's lines") : tr("Click to hide head %1's lines")).arg(head)
+        : side == Side::None ? QString()
+                             : hoverText();
     if (text.isEmpty())
         QToolTip::hideText();
     else
@@ -399,6 +452,8 @@ QString TokenLinesView::hoverText() const
 
 void TokenLinesView::mousePressEvent(QMouseEvent *event)
 {
+    if (const int head = legendHeadAt(event->position()); head >= 0 && event->button() == Qt::LeftButton)
+        return toggleHead(head);
     const auto [side, position] = hitTest(event->position());
     if (side == Side::None || event->button() != Qt::LeftButton || position == m_spec.position)
         return;

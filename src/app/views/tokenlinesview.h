@@ -16,8 +16,9 @@ class Tensor;
 // BertViz-style head view: the tokens twice, queries ("attending") on the left and keys ("attended") on the
 // right, joined by one line per attention weight of `layer.{l}.attn.probs`, its opacity and width
 // proportional to the weight. One head (spec.head >= 0) in one colour, or every head of the layer
-// (spec.head == -1) in one colour each. Hovering a token keeps only its lines; clicking one selects it
-// (spec.position), which centres the 64-token window of long inputs.
+// (spec.head == -1) in one colour each, each head switched off and on by clicking its swatch (spec hidden_heads).
+// Hovering a token keeps only its lines; clicking one selects it (spec.position), which centres the 64-token
+// window of long inputs.
 class TokenLinesView : public View
 {
     Q_OBJECT
@@ -54,6 +55,8 @@ public:
     int hoverPosition() const { return m_hoverPos; }
 
     static QColor headColor(int head, int heads); // on the light theme
+    // Where head `head`'s swatch is drawn (every head's lines shown, spec.head −1): a click there hides or shows it.
+    QRectF swatchRect(int head) const { return legendChip(geometry(), head); }
 
     QSize sizeHint() const override { return {720, 560}; }
     QSize minimumSizeHint() const override;
@@ -85,6 +88,8 @@ private:
     const Tensor *probs() const;
     int tokenCount() const;
     int selectedPosition() const;
+    int layerHeads() const; // heads of the layer drawn
+    bool isHidden(int head) const; // switched off by its swatch (spec hidden_heads)
     std::vector<int> headsShown() const;
     Geometry geometry() const;
     Palette colors() const;
@@ -94,6 +99,9 @@ private:
     QRectF rowRect(const Geometry &g, Side side, int position) const;
     std::pair<Side, int> hitTest(const QPointF &point) const;
     QString hoverText() const;
+    QRectF legendChip(const Geometry &g, int head) const; // head's swatch and name (every head's lines drawn)
+    int legendHeadAt(const QPointF &point) const; // the head whose swatch is at `point`, or −1
+    void toggleHead(int head); // hides or shows its lines, and says so through specEdited
     float partnerWeight(int position) const;
 
     void paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const;

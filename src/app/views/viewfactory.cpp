@@ -14,6 +14,7 @@
 #include "views/memorygraphview.h"
 #include "views/memorytimelineview.h"
 #include "views/memorytradeoffview.h"
+#include "views/neuronview.h"
 #include "views/nexttokenview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
@@ -40,6 +41,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"memory-timeline",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
+        {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
         {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
         {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
         {"memory-tradeoff",

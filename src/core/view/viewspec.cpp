@@ -20,10 +20,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
-    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
-    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth"};
+const std::vector<std::string> kKeys
+    = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale", "colormap", "top_k",
+        "position", "theme", "attention", "attention_params", "attention_layers", "approximation",
+        "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks", "memory_scope", "cursor",
+        "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth", "hidden_heads", "key"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -212,6 +213,11 @@ const std::map<std::string, Setter> &setters()
             }},
         {"attention_params", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); }},
         {"attention_layers", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionLayers = r.integers(v); }},
+        {"hidden_heads", [](ViewSpec &s, const Reader &r, const Json &v) { s.hiddenHeads = r.integers(v); }},
+        {"key",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.key = r.integer(v, -1, ">= 0, or -1 for the most weighted");
+            }},
         {"approximation",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.approximation = r.oneOf(v, {"linformer", "performer"});
@@ -318,6 +324,8 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["attention"] = attention;
     j["attention_params"] = attentionParams;
     j["attention_layers"] = attentionLayers;
+    j["hidden_heads"] = hiddenHeads;
+    j["key"] = key;
     j["approximation"] = approximation;
     j["approximation_value"] = approximationValue;
     j["op"] = op;

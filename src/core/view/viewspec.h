@@ -31,12 +31,14 @@ struct ViewSpec
     std::string approximation = "linformer"; // approximation view: linformer | performer
     int approximationValue = 0; // approximation view: the k or features drawn; 0 = the middle of the sweep
     std::string op; // the stepper's position: up to and including this op (or the op writing this tensor); "" = end
-    int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none
+    int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none (neuron: the last)
+    int key = -1; // neuron view: the key of the pair; -1 = the key the query weights most
     double temperature = 1.0; // next-token view: the bars are softmax(z / temperature); 1 = the model's own
     int checkpointEvery = 0; // memory views: checkpointing keeps every k-th block boundary; 0 = ⌈√L⌉
     int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
     std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
     int cursor = -1; // memory timeline and graph: the op of the training step singled out (a scrub position); -1 = none
+    std::vector<int> hiddenHeads; // token lines of every head: the heads switched off by their swatch
     int depth = 16; // memory-depth, memory-tradeoff, inversion-error: random-weight models of the model's shape at
                     // this depth (the sweep's deepest); 0 = the model's own depth (inversion-error: its own weights)
     double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own

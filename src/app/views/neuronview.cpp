@@ -1,0 +1,206 @@
+#include "views/neuronview.h"
+
+#include "views/plottheme.h"
+#include "views/viewfonts.h"
+
+#include <qcustomplot.h>
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QStackedLayout>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+NeuronView::NeuronView(QWidget *parent)
+    : View(parent)
+    , m_stack(new QStackedLayout(this))
+    , m_message(newMessageLabel())
+    , m_page(new QWidget(this))
+    , m_controls(new QWidget(m_page))
+    , m_query(new QSpinBox(m_controls))
+    , m_key(new QSpinBox(m_controls))
+    , m_formula(newFormulaLabel())
+    , m_plot(new QCustomPlot(m_page))
+    , m_caption(newFormulaLabel())
+{
+    auto *row = new QHBoxLayout(m_controls);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(new QLabel(tr("Query"), m_controls));
+    row->addWidget(m_query);
+    row->addWidget(new QLabel(tr("Key"), m_controls));
+    row->addWidget(m_key);
+    row->addStretch(1);
+    m_query->setToolTip(tr("The attending token i"));
+    m_key->setToolTip(tr("The attended token j; \"most\" is the key this query weights most"));
+    m_key->setSpecialValueText(tr("most"));
+    auto *column = new QVBoxLayout(m_page);
+    column->addWidget(m_controls);
+    column->addWidget(m_formula);
+    column->addWidget(m_plot, 1);
+    column->addWidget(m_caption);
+    m_formula->setParent(m_page);
+    m_caption->setParent(m_page);
+    m_plot->setMinimumHeight(160);
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_page);
+    connect(m_query, &QSpinBox::valueChanged, this, [this](int query) {
+        if (query == m_spec.query)
+            return;
+        m_spec.query = query;
+        refresh();
+        emit specEdited(m_spec);
+    });
+    connect(m_key, &QSpinBox::valueChanged, this, [this](int key) {
+        if (key == m_spec.key)
+            return;
+        m_spec.key = key;
+        refresh();
+        emit specEdited(m_spec);
+    });
+    showMessage(tr("Nothing to show yet: run the model"));
+}
+
+QString NeuronView::message() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+QString NeuronView::formula() const
+{
+    return m_formula->text();
+}
+
+QString NeuronView::caption() const
+{
+    return m_caption->text();
+}
+
+void NeuronView::showMessage(const QString &text)
+{
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void NeuronView::refresh()
+{
+    layOutHidden(this);
+    applyPlotTheme(m_plot, m_spec.theme);
+    const ThemeColors colors = themeColors(m_spec.theme);
+    for (QWidget *w : {static_cast<QWidget *>(m_message), m_page}) {
+        QPalette pal = w->palette();
+        pal.setColor(QPalette::Window, colors.background);
+        pal.setColor(QPalette::WindowText, colors.text);
+        w->setPalette(pal);
+        w->setAutoFillBackground(true);
+    }
+    if (!m_input.trace)
+        return showMessage(tr("Nothing to show yet: run the model"));
+    const int tokens = int(m_input.tokenIds.size());
+    const int query = m_spec.query >= 0 ? m_spec.query : tokens - 1;
+    std::string problem;
+    m_terms = queryKeyTerms(*m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem);
+    if (!problem.empty())
+        return showMessage(QString::fromStdString(problem));
+    {
+        const QSignalBlocker b1(m_query), b2(m_key);
+        m_query->setRange(0, std::max(0, tokens - 1));
+        m_query->setValue(query);
+        m_key->setRange(-1, std::max(0, tokens - 1));
+        m_key->setValue(m_spec.key);
+    }
+    draw();
+    m_stack->setCurrentWidget(m_page);
+    m_plot->replot(drawnHeadless(this) ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+}
+
+void NeuronView::draw()
+{
+    const QueryKeyTerms &t = m_terms;
+    const ThemeColors colors = themeColors(m_spec.theme);
+    const QStringList labels = tokenLabels(m_input, int(m_input.tokenIds.size()));
+    const QString q = m_terms.rotated ? tr("R(q)") : tr("q"), k = m_terms.rotated ? tr("R(k)") : tr("k");
+    m_formula->setFont(sizedFont(font(), 11));
+    m_formula->setText(tr("Layer %1 · head %2: query %3 '%4' → key %5 '%6'.  score = %7·%8 / √d%9 = Σ_c %7_c %8_c / "
+                          "√%10%11")
+                           .arg(t.layer)
+                           .arg(t.head)
+                           .arg(t.query)
+                           .arg(labels.value(t.query))
+                           .arg(t.key)
+                           .arg(labels.value(t.key))
+                           .arg(q, k, std::abs(t.bias) > 1e-4 ? tr(" + b") : QString())
+                           .arg(t.dim)
+                           .arg(std::abs(t.bias) > 1e-4 ? tr(" + b") : QString()));
+    m_plot->clearPlottables();
+    m_plot->plotLayout()->clear();
+    const QString names[3] = {tr("%1 (query %2)").arg(q).arg(t.query), tr("%1 (key %2)").arg(k).arg(t.key),
+        tr("%1 ∘ %2: the terms").arg(q, k)};
+    const std::vector<float> *rows[3] = {&t.q, &t.k, &t.product};
+    const QColor barColors[3] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f)};
+    QVector<double> x;
+    for (int c = 0; c < t.dim; ++c)
+        x << c;
+    for (int r = 0; r < 3; ++r) {
+        auto *rect = new QCPAxisRect(m_plot);
+        m_plot->plotLayout()->addElement(0, r, rect); // side by side, components downwards (BertViz's layout)
+        QCPAxis *xa = rect->axis(QCPAxis::atBottom), *ya = rect->axis(QCPAxis::atLeft);
+        for (QCPAxis *axis : {xa, ya}) {
+            axis->setBasePen(QPen(colors.axis));
+            axis->setTickPen(QPen(colors.axis));
+            axis->setSubTickPen(QPen(colors.axis));
+            axis->setTickLabelColor(colors.text);
+            axis->setLabelColor(colors.text);
+            axis->setTickLabelFont(sizedFont(font(), 9));
+            axis->setLabelFont(sizedFont(font(), 10));
+            axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
+        }
+        QVector<double> values;
+        double top = 1e-6;
+        for (float v : *rows[r]) {
+            values << v;
+            top = std::max(top, double(std::abs(v)));
+        }
+        auto *bars = new QCPBars(ya, xa); // horizontal: the components on the vertical axis
+        bars->setData(x, values, true);
+        bars->setWidth(0.8);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(barColors[r]);
+        ya->setRange(-0.7, t.dim - 0.3);
+        ya->setRangeReversed(true); // component 0 on top
+        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create(); // whole components only
+        ticker->setTickStep(std::max(1, t.dim / 16));
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        ya->setTicker(ticker);
+        xa->setRange(-top * 1.15, top * 1.15);
+        xa->setLabel(names[r]);
+        ya->setLabel(r == 0 ? tr("component c (d = %1)").arg(t.dim) : QString());
+    }
+    QStringList largest;
+    for (size_t i = 0; i < std::min<size_t>(3, t.largestTerms.size()); ++i) {
+        const int c = t.largestTerms[i];
+        largest << tr("c = %1: %2").arg(c).arg(formatNumber(t.product[size_t(c)], 3));
+    }
+    QString text
+        = tr("Σ terms = %1;  / √%2 = %3").arg(formatNumber(t.dot, 4)).arg(t.dim).arg(formatNumber(t.scaled, 4));
+    if (std::abs(t.bias) > 1e-4)
+        text += tr(";  + position bias b = %1").arg(formatNumber(t.bias, 4));
+    text += tr(";  the traced score %1").arg(formatNumber(t.score, 4));
+    text += t.masked ? tr(", masked (−∞ before softmax): weight 0.")
+                     : tr(", weight after softmax %1.").arg(formatNumber(t.weight, 3));
+    text += tr(" Largest terms: %1. Without 1/√d the score would be %2: √%3 = %4 times larger, and softmax that much "
+               "sharper.")
+                .arg(largest.join(QStringLiteral(", ")))
+                .arg(formatNumber(t.dot + t.bias, 4))
+                .arg(t.dim)
+                .arg(formatNumber(std::sqrt(double(t.dim)), 3));
+    m_caption->setFont(sizedFont(font(), 10));
+    m_caption->setText(text);
+}
+
+} // namespace atlas

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "trace/trace.h"
+
+#include <string>
+#include <vector>
+
+// BertViz's neuron view, for one head, one query i and one key j: the attention score as the sum it is,
+// q_i · k_j = Σ_c q_ic k_jc, term by term, then divided by √d (and, for the kinds that add one, plus the
+// position bias), against the traced score and weight. Read from the trace: layer.{l}.attn.q and .k (RoPE: the
+// turned .q_rot and .k_rot, what the scores use), .scores, .masked and .probs.
+namespace atlas {
+
+struct QueryKeyTerms
+{
+    int layer = 0, head = 0, query = 0, key = 0, dim = 0;
+    bool rotated = false; // RoPE: q and k after the turn
+    std::vector<float> q, k, product; // (d): q_i, k_j and their elementwise product
+    double dot = 0; // Σ product, in double
+    double scaled = 0; // dot / √d
+    double bias = 0; // what the scores add beyond q·k/√d: traced score − scaled (ALiBi, T5, Shaw; else ≈ 0)
+    double score = 0; // the traced score layer.{l}.attn.scores[h, i, j]
+    bool masked = false; // the mask removes the pair (−∞ before softmax)
+    double weight = 0; // layer.{l}.attn.probs[h, i, j]
+    std::vector<int> largestTerms; // components by |product|, largest first
+};
+
+// The terms of head `head`'s score of query `query` and key `key` in layer `layer` (key −1: the key the query
+// weights most). Empty `problem` on success; otherwise why not (a tensor not traced yet, an index out of range, a
+// layer that ran an efficient kernel and traced no scores).
+QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem);
+
+} // namespace atlas

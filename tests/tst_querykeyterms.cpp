@@ -1,0 +1,83 @@
+// The neuron view's numbers (analysis/querykeyterms.h): the score of one query and key is the sum of the terms
+// q_c·k_c over √d, plus the position bias of the kinds that add one, exactly as the traced scores; the weight is
+// the traced probability; RoPE's terms are those of the turned q and k.
+#include "analysis/querykeyterms.h"
+#include "engine/engine.h"
+#include "model/builtinmodels.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace atlas;
+
+namespace {
+
+Trace traceOf(const std::string &model, const std::vector<int> &tokens)
+{
+    Engine e(loadModel(model), Input {tokens, {}, {}});
+    e.runToEnd();
+    return e.trace();
+}
+
+const std::vector<int> kTokens = {97, 98, 99, 100, 62, 100, 99, 98};
+
+} // namespace
+
+class TestQueryKeyTerms : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void termsSumToTheTracedScore()
+    {
+        for (const char *model : {"reverse", "reverse-rope", "reverse-alibi"}) {
+            const Trace trace = traceOf(model, kTokens);
+            std::string problem;
+            const QueryKeyTerms t = queryKeyTerms(trace, 1, 2, 6, 2, &problem);
+            QVERIFY2(problem.empty(), problem.c_str());
+            QCOMPARE(t.dim, 16);
+            QCOMPARE(int(t.product.size()), 16);
+            double sum = 0;
+            for (int c = 0; c < t.dim; ++c) {
+                QCOMPARE(t.product[size_t(c)], t.q[size_t(c)] * t.k[size_t(c)]);
+                sum += t.product[size_t(c)];
+            }
+            QVERIFY(std::abs(sum - t.dot) < 1e-5);
+            const double bias
+                = trace.contains("layer.1.attn.bias") ? trace.tensor("layer.1.attn.bias").slice(2)(6, 2) : 0.0;
+            QVERIFY2(std::abs(t.scaled + bias - t.score) < 1e-5, model);
+            QVERIFY2(std::abs(t.bias - bias) < 1e-5, model);
+            QCOMPARE(t.rotated, std::string(model) == "reverse-rope");
+            QCOMPARE(t.weight, double(trace.tensor("layer.1.attn.probs").slice(2)(6, 2)));
+            QVERIFY(!t.masked);
+            // largest terms first
+            for (size_t i = 1; i < t.largestTerms.size(); ++i)
+                QVERIFY(std::abs(t.product[size_t(t.largestTerms[i - 1])])
+                    >= std::abs(t.product[size_t(t.largestTerms[i])]));
+        }
+    }
+
+    void mostWeightedKeyAndTheMask()
+    {
+        const Trace trace = traceOf("reverse", kTokens);
+        std::string problem;
+        const QueryKeyTerms most = queryKeyTerms(trace, 0, 1, 5, -1, &problem);
+        QVERIFY(problem.empty());
+        const ConstMatrixMap w = trace.tensor("layer.0.attn.probs").slice(1);
+        for (int j = 0; j < 8; ++j)
+            QVERIFY(w(5, j) <= w(5, most.key));
+        const QueryKeyTerms future = queryKeyTerms(trace, 0, 1, 2, 6, &problem); // causal: key after the query
+        QVERIFY(future.masked);
+        QCOMPARE(future.weight, 0.0);
+        queryKeyTerms(trace, 0, 9, 2, 1, &problem);
+        QVERIFY(QString::fromStdString(problem).contains("no head 9"));
+        queryKeyTerms(trace, 0, 0, 8, 1, &problem);
+        QVERIFY(QString::fromStdString(problem).contains("8 tokens"));
+        queryKeyTerms(trace, 5, 0, 1, 1, &problem);
+        QVERIFY(QString::fromStdString(problem).contains("Not computed yet"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestQueryKeyTerms)
+#include "tst_querykeyterms.moc"
