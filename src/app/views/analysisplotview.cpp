@@ -106,17 +106,7 @@ QCPAxisRect *AnalysisPlotView::addAxisRect(int row, int column)
 {
     auto *rect = new QCPAxisRect(m_plot);
     m_body->addElement(row, column, rect);
-    const ThemeColors colors = themeColors(m_spec.theme);
-    for (QCPAxis *axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
-        axis->setBasePen(QPen(colors.axis));
-        axis->setTickPen(QPen(colors.axis));
-        axis->setSubTickPen(QPen(colors.axis));
-        axis->setTickLabelColor(colors.text);
-        axis->setLabelColor(colors.text);
-        axis->setTickLabelFont(sizedFont(font(), 9));
-        axis->setLabelFont(sizedFont(font(), 10));
-        axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
-    }
+    applyAxisRectTheme(rect, m_spec.theme, font());
     return rect;
 }
 

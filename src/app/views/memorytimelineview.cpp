@@ -253,16 +253,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
     const ThemeColors colors = themeColors(m_spec.theme);
     const Unit unit = unitFor(maxBytes);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    for (QCPAxis *axis : {x, y}) {
-        axis->setBasePen(QPen(colors.axis));
-        axis->setTickPen(QPen(colors.axis));
-        axis->setSubTickPen(QPen(colors.axis));
-        axis->setTickLabelColor(colors.text);
-        axis->setLabelColor(colors.text);
-        axis->setTickLabelFont(sizedFont(font(), 9));
-        axis->setLabelFont(sizedFont(font(), 10));
-        axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
-    }
+    applyAxisRectTheme(rect, m_spec.theme, font());
     const int maxOps = m_drawn ? std::max(1, m_drawn->timeline.maxOps) : 1;
     x->setRange(-0.5, maxOps - 0.5);
     y->setRange(0, maxBytes / unit.divisor * 1.6); // room above the stack for the labels

@@ -122,7 +122,6 @@ void NeuronView::refresh()
 void NeuronView::draw()
 {
     const QueryKeyTerms &t = m_terms;
-    const ThemeColors colors = themeColors(m_spec.theme);
     const QStringList labels = tokenLabels(m_input, int(m_input.tokenIds.size()));
     const QString q = m_terms.rotated ? tr("R(q)") : tr("q"), k = m_terms.rotated ? tr("R(k)") : tr("k");
     m_formula->setFont(sizedFont(font(), 11));
@@ -150,16 +149,7 @@ void NeuronView::draw()
         auto *rect = new QCPAxisRect(m_plot);
         m_plot->plotLayout()->addElement(0, r, rect); // side by side, components downwards (BertViz's layout)
         QCPAxis *xa = rect->axis(QCPAxis::atBottom), *ya = rect->axis(QCPAxis::atLeft);
-        for (QCPAxis *axis : {xa, ya}) {
-            axis->setBasePen(QPen(colors.axis));
-            axis->setTickPen(QPen(colors.axis));
-            axis->setSubTickPen(QPen(colors.axis));
-            axis->setTickLabelColor(colors.text);
-            axis->setLabelColor(colors.text);
-            axis->setTickLabelFont(sizedFont(font(), 9));
-            axis->setLabelFont(sizedFont(font(), 10));
-            axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
-        }
+        applyAxisRectTheme(rect, m_spec.theme, font());
         QVector<double> values;
         double top = 1e-6;
         for (float v : *rows[r]) {

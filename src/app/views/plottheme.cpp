@@ -53,4 +53,19 @@ const QList<QColor> &seriesColours()
     return colours;
 }
 
+void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont &base)
+{
+    const ThemeColors colors = themeColors(theme);
+    for (QCPAxis *axis : {rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft)}) {
+        axis->setBasePen(QPen(colors.axis));
+        axis->setTickPen(QPen(colors.axis));
+        axis->setSubTickPen(QPen(colors.axis));
+        axis->setTickLabelColor(colors.text);
+        axis->setLabelColor(colors.text);
+        axis->setTickLabelFont(sizedFont(base, 9));
+        axis->setLabelFont(sizedFont(base, 10));
+        axis->grid()->setPen(QPen(colors.frame, 0, Qt::DotLine));
+    }
+}
+
 } // namespace atlas

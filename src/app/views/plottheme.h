@@ -5,7 +5,9 @@
 
 #include <string>
 
+class QCPAxisRect;
 class QCustomPlot;
+class QFont;
 
 namespace atlas {
 
@@ -22,5 +24,8 @@ const QList<QColor> &seriesColours();
 
 // A QCustomPlot's background, axes, grid and text in the theme's colours.
 void applyPlotTheme(QCustomPlot *plot, const std::string &theme);
+// The bottom and left axes of an axis rect added by hand (applyPlotTheme styles the default one): the theme's
+// colours, tick labels at 9 and labels at 10 points as designed, scaled as `base` (views/viewfonts.h).
+void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont &base);
 
 } // namespace atlas
