@@ -39,6 +39,34 @@ class TestSession : public QObject
     }
 
 private slots:
+    // A view that names an op (the architecture diagram) steps the model there; the spec keeps no op, so the same
+    // op asked for again after other steps steps there again; the timeline and the graph share one cursor.
+    void aSpecNamingAnOpStepsThere()
+    {
+        Session session;
+        open(session, "architecture");
+        QCOMPARE(session.cursor(), int(session.program()->ops.size()));
+        ViewSpec spec = session.spec();
+        spec.op = session.program()->ops[6].name;
+        session.setSpec(spec);
+        QTRY_COMPARE_WITH_TIMEOUT(session.cursor(), 7, 20000);
+        waitIdle(session);
+        QVERIFY(session.spec().op.empty());
+        QVERIFY(!session.trace()->contains(session.program()->ops[7].outputs.front().name));
+        session.runToEnd();
+        waitIdle(session);
+        session.setSpec(spec);
+        QTRY_COMPARE_WITH_TIMEOUT(session.cursor(), 7, 20000);
+        waitIdle(session);
+        spec = session.spec();
+        spec.view = "memory-timeline";
+        spec.cursor = 40;
+        session.setSpec(spec);
+        spec.view = "memory-graph"; // switching tabs keeps the cursor
+        session.setSpec(spec);
+        QCOMPARE(session.spec().cursor, 40);
+    }
+
     // "Run the model with" another encoding: the same weights load again under it, the attention changes, and a
     // model opened afresh runs with its own.
     void positionsRerunTheSameWeightsUnderAnotherEncoding()

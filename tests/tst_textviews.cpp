@@ -1,5 +1,6 @@
 #include "engine/temperature.h"
 #include "util/error.h"
+#include "views/architectureview.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
 #include "views/maskview.h"
@@ -443,6 +444,32 @@ private slots:
         fromSpec.setSpec(s);
         fromSpec.setInput(makeInput(makeTrace()));
         QCOMPARE(fromSpec.segments().size(), view.segments().size());
+    }
+
+    // The architecture diagram boxes every op of the program, outlines the stepper's, and a click asks for its op.
+    void architectureBoxesEveryOpAndStepsOnAClick()
+    {
+        ViewSpec s = spec("architecture");
+        s.model = "reverse";
+        s.text = "abcd>dcb";
+        s.op = "layer.0.attn.probs";
+        ArchitectureView view;
+        view.resize(1200, 800);
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        QVERIFY(view.message().isEmpty());
+        const Program &program = *view.input().program;
+        QCOMPARE(view.diagram().boxes.size(), program.ops.size());
+        QCOMPARE(view.diagram().current, program.indexOf("layer.0.attn.probs"));
+        QSignalSpy edited(&view, &View::specEdited);
+        const int target = program.indexOf("layer.1.mlp.up");
+        QTest::mouseClick(&view, Qt::LeftButton, {}, view.boxRect(target).center());
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().op, std::string("layer.1.mlp.up"));
+        QVERIFY(view.boxRect(target).right() < view.width());
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
     }
 
     // The neuron view draws queryKeyTerms's vectors and says its sums; its spin boxes choose the pair.

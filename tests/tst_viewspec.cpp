@@ -33,10 +33,10 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(20));
+        QCOMPARE(kinds.size(), size_t(21));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
                  "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn",
-                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron"})
+                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

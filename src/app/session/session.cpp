@@ -184,6 +184,7 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
             m_tokenizer = tokenizer;
             m_input = input;
             m_spec = shown;
+            m_spec.op.clear(); // applied: the stepper's position is the cursor from now on (setSpec steps on an op)
             if (newModel)
                 emit modelChanged();
             emit inputChanged();
@@ -372,11 +373,17 @@ void Session::setSpec(const ViewSpec &spec)
         return applySpec(spec, tr("positions"));
     const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams
         || spec.attentionLayers != m_spec.attentionLayers;
+    // A view asked to step to an op (the architecture diagram): step there; the spec keeps no op, so that asking
+    // for the same op again after other steps is a change again.
+    const int stepTo = !spec.op.empty() && m_program ? m_program->indexOf(spec.op) : -1;
     m_spec = spec;
+    m_spec.op.clear();
     updateAnalysis();
     emit specChanged();
     if (attentionChanged && m_engine)
         rerun();
+    else if (stepTo >= 0)
+        runTo(stepTo + 1);
 }
 
 // Runs the current input again with the spec's attention, once the job in progress (if any) is done: while a

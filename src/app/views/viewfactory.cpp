@@ -3,6 +3,7 @@
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "views/approximationview.h"
+#include "views/architectureview.h"
 #include "views/attentionview.h"
 #include "views/expertsview.h"
 #include "views/headsgridview.h"
@@ -41,6 +42,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"memory-timeline",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
+        {"architecture", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ArchitectureView>(p); }},
         {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
         {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
         {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},

@@ -14,6 +14,8 @@ const std::vector<ViewKind> &viewKinds()
         {"neuron", "Neuron view",
             "one query and one key: q, k and q\u2218k component by component, the score as their sum over \u221Ad",
             "Attention"},
+        {"architecture", "Architecture",
+            "the model's operations as a diagram with their shapes; click one to step there", "Inside the model"},
         {"next-token", "Next token", "the next-token distribution", "Inside the model"},
         {"tensor", "Tensor", "any traced tensor", "Inside the model"},
         {"positions", "Positions",

@@ -1,0 +1,38 @@
+#pragma once
+
+#include "engine/program.h"
+#include "trace/trace.h"
+
+#include <string>
+#include <vector>
+
+// The architecture diagram (view kind "architecture", in the style of Transformer Explainer): the model's forward
+// pass as its parts, the embedding, each layer and the output head, side by side, each a column of its operations
+// with their output shapes, and where the stepper is. Read from the program (ops, shapes, formulas) and the trace
+// (which ops have run).
+namespace atlas {
+
+struct DiagramBox
+{
+    int op = 0; // index into the program
+    std::string name, label; // "layer.0.softmax", "softmax"
+    std::string shape; // of its first output, "[4, 17, 17]"
+    std::string formula; // of its first output
+    int column = 0, row = 0;
+    bool done = false; // its outputs are in the trace
+};
+
+struct ArchitectureDiagram
+{
+    std::vector<std::string> columns; // "embedding", "layer 0" … "layer L−1", "output"
+    std::vector<DiagramBox> boxes; // in program order
+    int current = -1; // the last op run (the stepper's), −1 before the first
+    int rows = 0; // the tallest column's boxes
+};
+
+// How far a run has got: the leading ops of `program` whose outputs `trace` holds (the engine runs them in order).
+int opsRun(const Program &program, const Trace &trace);
+
+ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace);
+
+} // namespace atlas

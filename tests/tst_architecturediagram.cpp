@@ -1,0 +1,50 @@
+// The architecture diagram's content (analysis/architecturediagram.h): every op of the program in a column of its
+// part (embedding, layers, output) in program order, with its output's shape, and the stepper's position read from
+// how far the trace has got.
+#include "analysis/architecturediagram.h"
+#include "engine/engine.h"
+#include "model/builtinmodels.h"
+
+#include <QTest>
+
+using namespace atlas;
+
+class TestArchitectureDiagram : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void columnsFollowTheProgram()
+    {
+        const auto model = loadModel("reverse");
+        Engine engine(model, Input {{97, 98, 99, 62}, {}, {}});
+        const Program &program = engine.program();
+        const ArchitectureDiagram before = architectureDiagram(program, &engine.trace());
+        QCOMPARE(before.current, -1);
+        QCOMPARE(before.columns, (std::vector<std::string> {"embedding", "layer 0", "layer 1", "output"}));
+        QCOMPARE(before.boxes.size(), program.ops.size());
+        int previousRow[4] = {-1, -1, -1, -1};
+        for (const DiagramBox &b : before.boxes) {
+            const Op &op = program.ops[size_t(b.op)];
+            QCOMPARE(b.name, op.name);
+            QCOMPARE(b.column, op.layer >= 0 ? op.layer + 1 : (b.op < 5 ? 0 : 3));
+            QCOMPARE(b.row, previousRow[b.column] + 1); // in program order within a column
+            previousRow[b.column] = b.row;
+            QCOMPARE(b.shape, Tensor::shapeString(op.outputs.front().shape));
+            QVERIFY(!b.done);
+        }
+        QCOMPARE(before.boxes.back().column, 3);
+        QCOMPARE(before.rows, *std::max_element(previousRow, previousRow + 4) + 1);
+        engine.runTo(7);
+        const ArchitectureDiagram stepped = architectureDiagram(program, &engine.trace());
+        QCOMPARE(stepped.current, 6);
+        QCOMPARE(opsRun(program, engine.trace()), 7);
+        for (const DiagramBox &b : stepped.boxes)
+            QCOMPARE(b.done, b.op < 7);
+        engine.runToEnd();
+        QCOMPARE(architectureDiagram(program, &engine.trace()).current, int(program.ops.size()) - 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestArchitectureDiagram)
+#include "tst_architecturediagram.moc"
