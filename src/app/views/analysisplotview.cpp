@@ -60,14 +60,8 @@ void AnalysisPlotView::showMessage(const QString &text)
 void AnalysisPlotView::applyTheme()
 {
     applyPlotTheme(m_plot, m_spec.theme);
-    const ThemeColors colors = themeColors(m_spec.theme);
-    for (QWidget *w : {static_cast<QWidget *>(m_message), static_cast<QWidget *>(m_page)}) {
-        QPalette pal = w->palette();
-        pal.setColor(QPalette::Window, colors.background);
-        pal.setColor(QPalette::WindowText, colors.text);
-        w->setPalette(pal);
-        w->setAutoFillBackground(true);
-    }
+    applyThemeBackground(m_message, m_spec.theme);
+    applyThemeBackground(m_page, m_spec.theme);
 }
 
 void AnalysisPlotView::refresh()

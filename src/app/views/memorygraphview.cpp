@@ -1,6 +1,7 @@
 #include "views/memorygraphview.h"
 
 #include "view/viewanalysis.h"
+#include "views/byteunits.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -49,21 +50,6 @@ QColor stateColor(NodeState state, bool dark)
 bool isActive(NodeState s)
 {
     return s == NodeState::Computing || s == NodeState::Recomputing || s == NodeState::Backward;
-}
-
-QString amount(double bytes)
-{
-    return bytes >= double(1 << 20) ? QString::number(bytes / double(1 << 20), 'f', 2) + QStringLiteral(" MiB")
-                                    : QString::number(bytes / 1024.0, 'f', 1) + QStringLiteral(" KiB");
-}
-
-double activationAt(const TimelineStrategy &s, int point)
-{
-    double total = 0;
-    for (int c = 0; c < kMemoryCategories; ++c)
-        if (point >= 0 && isActivation(MemoryCategory(c)))
-            total += s.live[size_t(c)][size_t(point)];
-    return total;
 }
 
 } // namespace
@@ -167,7 +153,7 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
         heading += tr(": op %1 is %2, live activations %3")
                        .arg(op)
                        .arg(name == phase ? name : tr("%1 (%2)").arg(name, phase),
-                           amount(activationAt(s, s.pointAtOp(op))));
+                           byteAmount(double(s.activationBytesAt(s.pointAtOp(op)))));
     } else if (s.problem.empty() && op >= int(s.ops.size())) {
         heading += tr(": the step is over (%1 ops)").arg(s.ops.size());
     }
@@ -224,7 +210,7 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
     path.moveTo(strip.left(), strip.bottom());
     for (size_t i = 0; i < s.x.size(); ++i) {
         const double x = strip.left() + (s.x[i] + 0.5) / maxOps() * strip.width();
-        path.lineTo(x, strip.bottom() - activationAt(s, int(i)) / peak * (strip.height() - 2));
+        path.lineTo(x, strip.bottom() - double(s.activationBytesAt(int(i))) / peak * (strip.height() - 2));
     }
     path.lineTo(strip.left() + double(s.ops.size()) / maxOps() * strip.width(), strip.bottom());
     QColor fill = QColor(0x2f7d4f);

@@ -1,6 +1,7 @@
 #include "views/memorytimelineview.h"
 
 #include "view/viewanalysis.h"
+#include "views/byteunits.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
@@ -52,25 +53,6 @@ QColor phaseColor(MemoryPhase p, bool dark)
     }
     c.setAlpha(dark ? 50 : 32);
     return c;
-}
-
-struct Unit
-{
-    double divisor;
-    QString name;
-};
-
-Unit unitFor(double bytes)
-{
-    if (bytes >= double(1 << 20))
-        return {double(1 << 20), QStringLiteral("MiB")};
-    return {1024.0, QStringLiteral("KiB")};
-}
-
-QString amount(double bytes)
-{
-    const Unit u = unitFor(bytes);
-    return QString::number(bytes / u.divisor, 'f', bytes / u.divisor >= 100 ? 0 : 2) + QLatin1Char(' ') + u.name;
 }
 
 int64_t activationBytes(const CategoryBytes &live)
@@ -169,12 +151,7 @@ void MemoryTimelineView::showMessage(const QString &text)
 void MemoryTimelineView::applyTheme()
 {
     applyPlotTheme(m_plot, m_spec.theme);
-    const ThemeColors colors = themeColors(m_spec.theme);
-    QPalette pal = m_message->palette();
-    pal.setColor(QPalette::Window, colors.background);
-    pal.setColor(QPalette::WindowText, colors.text);
-    m_message->setPalette(pal);
-    m_message->setAutoFillBackground(true);
+    applyThemeBackground(m_message, m_spec.theme);
 }
 
 void MemoryTimelineView::refresh()
@@ -219,7 +196,7 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
             .arg(analysis.checkpointEvery > 0 ? QString::number(analysis.checkpointEvery) : tr("√L"))
             .arg(analysis.ffnChunks)
             .arg(analysis.ffnChunks == 1 ? "" : "s")
-            .arg(residentBytes > 0 ? amount(double(residentBytes)) : tr("unknown")),
+            .arg(residentBytes > 0 ? byteAmount(double(residentBytes)) : tr("unknown")),
         sizedFont(font(), 12, true));
     m_title->setTextColor(colors.text);
     m_plot->plotLayout()->addElement(0, 0, m_title);
@@ -251,7 +228,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
 {
     const bool dark = m_spec.theme == "dark";
     const ThemeColors colors = themeColors(m_spec.theme);
-    const Unit unit = unitFor(maxBytes);
+    const ByteUnit unit = byteUnitFor(maxBytes);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
     applyAxisRectTheme(rect, m_spec.theme, font());
     const int maxOps = m_drawn ? std::max(1, m_drawn->timeline.maxOps) : 1;
@@ -352,18 +329,19 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         label->position->setCoords(0.995, 0.02);
         label->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
         label->setTextAlignment(Qt::AlignRight);
-        label->setText(tr("%12 %1 at op %2, %3 (%4)\nactivations there %5 = stored %6 + recomputed %7 + workspace %8\n"
-                          "highest activations %9 (textbook count %10), step %11 ms")
-                           .arg(amount(stackTop(s, peak, m_spec.memoryScope)))
-                           .arg(int(px))
-                           .arg(QString::fromStdString(op.name), QString::fromLatin1(phaseName(op.phase)),
-                               amount(double(activationBytes(atPeak))),
-                               amount(double(atPeak[size_t(MemoryCategory::StoredActivations)])),
-                               amount(double(atPeak[size_t(MemoryCategory::RecomputedActivations)])),
-                               amount(double(atPeak[size_t(MemoryCategory::Workspace)])),
-                               amount(double(s.peakActivationBytes)), amount(double(s.predictedActivationBytes)))
-                           .arg(s.stepMs, 0, 'f', 1)
-                           .arg(activationsOnly ? tr("activation peak") : tr("peak")));
+        label->setText(
+            tr("%12 %1 at op %2, %3 (%4)\nactivations there %5 = stored %6 + recomputed %7 + workspace %8\n"
+               "highest activations %9 (textbook count %10), step %11 ms")
+                .arg(byteAmount(stackTop(s, peak, m_spec.memoryScope)))
+                .arg(int(px))
+                .arg(QString::fromStdString(op.name), QString::fromLatin1(phaseName(op.phase)),
+                    byteAmount(double(activationBytes(atPeak))),
+                    byteAmount(double(atPeak[size_t(MemoryCategory::StoredActivations)])),
+                    byteAmount(double(atPeak[size_t(MemoryCategory::RecomputedActivations)])),
+                    byteAmount(double(atPeak[size_t(MemoryCategory::Workspace)])),
+                    byteAmount(double(s.peakActivationBytes)), byteAmount(double(s.predictedActivationBytes)))
+                .arg(s.stepMs, 0, 'f', 1)
+                .arg(activationsOnly ? tr("activation peak") : tr("peak")));
         label->setColor(colors.text);
         label->setFont(sizedFont(font(), 9));
     }
@@ -413,7 +391,7 @@ void MemoryTimelineView::drawCursor()
         m_cursorLabels[i]->setText(tr("op %1: %2 (%3)\nlive %4, activations %5")
                                        .arg(op)
                                        .arg(QString::fromStdString(o.name), QString::fromLatin1(phaseName(o.phase)),
-                                           amount(double(total)), amount(double(activationBytes(live)))));
+                                           byteAmount(double(total)), byteAmount(double(activationBytes(live)))));
     }
 }
 

@@ -91,14 +91,8 @@ void NeuronView::refresh()
 {
     layOutHidden(this);
     applyPlotTheme(m_plot, m_spec.theme);
-    const ThemeColors colors = themeColors(m_spec.theme);
-    for (QWidget *w : {static_cast<QWidget *>(m_message), m_page}) {
-        QPalette pal = w->palette();
-        pal.setColor(QPalette::Window, colors.background);
-        pal.setColor(QPalette::WindowText, colors.text);
-        w->setPalette(pal);
-        w->setAutoFillBackground(true);
-    }
+    applyThemeBackground(m_message, m_spec.theme);
+    applyThemeBackground(m_page, m_spec.theme);
     if (!m_input.trace)
         return showMessage(tr("Nothing to show yet: run the model"));
     const int tokens = int(m_input.tokenIds.size());

@@ -53,6 +53,16 @@ const QList<QColor> &seriesColours()
     return colours;
 }
 
+void applyThemeBackground(QWidget *widget, const std::string &theme)
+{
+    const ThemeColors colors = themeColors(theme);
+    QPalette pal = widget->palette();
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.text);
+    widget->setPalette(pal);
+    widget->setAutoFillBackground(true);
+}
+
 void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont &base)
 {
     const ThemeColors colors = themeColors(theme);

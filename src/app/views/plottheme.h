@@ -8,6 +8,7 @@
 class QCPAxisRect;
 class QCustomPlot;
 class QFont;
+class QWidget;
 
 namespace atlas {
 
@@ -24,6 +25,9 @@ const QList<QColor> &seriesColours();
 
 // A QCustomPlot's background, axes, grid and text in the theme's colours.
 void applyPlotTheme(QCustomPlot *plot, const std::string &theme);
+// A widget filled with the theme's background and written in its text colour (a view's message, the page under
+// its plots).
+void applyThemeBackground(QWidget *widget, const std::string &theme);
 // The bottom and left axes of an axis rect added by hand (applyPlotTheme styles the default one): the theme's
 // colours, tick labels at 9 and labels at 10 points as designed, scaled as `base` (views/viewfonts.h).
 void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont &base);

@@ -57,6 +57,15 @@ int TimelineStrategy::pointAtOp(int op) const
     return int(it - x.begin()) - 1;
 }
 
+int64_t TimelineStrategy::activationBytesAt(int point) const
+{
+    double total = 0;
+    for (int c = 0; c < kMemoryCategories; ++c)
+        if (point >= 0 && isActivation(MemoryCategory(c)))
+            total += live[size_t(c)][size_t(point)];
+    return int64_t(total);
+}
+
 TrainingSequence nextTokenSequence(const Input &input)
 {
     TrainingSequence s {input, {}};

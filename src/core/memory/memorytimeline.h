@@ -43,6 +43,8 @@ struct TimelineStrategy
 
     // The last point at or before op `op` (-1 when the step had no event by then).
     int pointAtOp(int op) const;
+    // Live activation bytes (stored, recomputed, workspace) after point `point`; 0 before the first (point < 0).
+    int64_t activationBytesAt(int point) const;
 };
 
 struct MemoryTimeline

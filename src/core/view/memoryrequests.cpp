@@ -24,6 +24,24 @@ std::string inputProblem(const AnalysisContext &c, int maxTokens, const std::str
     return {};
 }
 
+// Why the spec's memory options cannot run on the input (validateMemoryOptions, naming the spec's keys), or "".
+std::string optionsProblem(const ViewSpec &spec, const AnalysisContext &c, MemoryStrategy strategy)
+{
+    MemoryOptions o;
+    o.strategy = strategy;
+    o.checkpointEvery = strategy == MemoryStrategy::Checkpoint ? spec.checkpointEvery : 0;
+    o.ffnChunks = spec.ffnChunks;
+    MemoryOptionFields fields;
+    fields.checkpointEvery = "checkpoint_every";
+    fields.ffnChunks = "ffn_chunks";
+    try {
+        validateMemoryOptions(o, c.model->config, int(c.tokenIds.size()), fields);
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return {};
+}
+
 // The key of a model's shape (not its weights: the sweeps train random weights of that shape).
 std::string shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens)
 {
@@ -39,18 +57,8 @@ AnalysisRequest timelineRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (std::string p = inputProblem(c, MemoryTimelineAnalysis::kMaxTokens, "The memory timeline trains"); !p.empty())
         return problem(p);
-    MemoryOptions o;
-    o.strategy = MemoryStrategy::Checkpoint;
-    o.checkpointEvery = spec.checkpointEvery;
-    o.ffnChunks = spec.ffnChunks;
-    MemoryOptionFields fields;
-    fields.checkpointEvery = "checkpoint_every";
-    fields.ffnChunks = "ffn_chunks";
-    try {
-        validateMemoryOptions(o, c.model->config, int(c.tokenIds.size()), fields);
-    } catch (const Error &e) {
-        return problem(e.what());
-    }
+    if (std::string p = optionsProblem(spec, c, MemoryStrategy::Checkpoint); !p.empty())
+        return problem(p);
     AnalysisRequest r;
     r.key = "memory-timeline/" + identity(c.model->wte) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
         + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
@@ -93,10 +101,9 @@ std::string sweepProblem(const ViewSpec &spec, const AnalysisContext &c, int max
 {
     if (std::string p = inputProblem(c, maxTokens, what); !p.empty())
         return p;
+    if (std::string p = optionsProblem(spec, c, MemoryStrategy::Plain); !p.empty())
+        return p;
     const int tokens = int(c.tokenIds.size());
-    if (spec.ffnChunks > tokens)
-        return "ffn_chunks " + std::to_string(spec.ffnChunks) + " is more than the input's " + std::to_string(tokens)
-            + " tokens.";
     if (tokens > c.model->config.context && c.model->config.positions == PositionKind::Learned)
         return "The input is longer than the model's learned position table.";
     return {};

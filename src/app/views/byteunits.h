@@ -1,0 +1,28 @@
+#pragma once
+
+#include <QString>
+
+// Byte counts as the memory views print them: KiB below a MiB, MiB above, two decimals below 100.
+namespace atlas {
+
+struct ByteUnit
+{
+    double divisor;
+    QString name;
+};
+
+inline ByteUnit byteUnitFor(double bytes)
+{
+    if (bytes >= double(1 << 20))
+        return {double(1 << 20), QStringLiteral("MiB")};
+    return {1024.0, QStringLiteral("KiB")};
+}
+
+// "3.00 MiB", "192 KiB"
+inline QString byteAmount(double bytes)
+{
+    const ByteUnit u = byteUnitFor(bytes);
+    return QString::number(bytes / u.divisor, 'f', bytes / u.divisor >= 100 ? 0 : 2) + QLatin1Char(' ') + u.name;
+}
+
+} // namespace atlas
