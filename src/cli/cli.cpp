@@ -25,6 +25,9 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           the same weights with another positional encoding
       [--capacity-factor X --expert-top-k K]
                                           a mixture-of-experts model routing with room for X · T / E tokens, to k experts
+      [--ablate-heads 0.1,1.3 --ablation zero|mean]
+                                          with those heads switched off; prints the next token and the task
+                                          scores with and without them
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]
@@ -46,8 +49,10 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           peak activation bytes and step time against depth, every strategy
   transformer-atlas memory --inversion-error (--model M | --shape LxHxD) --length T
                                           a reversible model's rebuild error per block in float64/32/16, bfloat16
-  transformer-atlas evaluate --model M --task T [--examples N --length-scale S]
+  transformer-atlas evaluate --model M --task T [--examples N --length-scale S --ablate-heads 0.1,1.3]
                                           held-out loss and accuracy, on examples S times as long as training's
+  transformer-atlas evaluate --model M --head-importance [--ablation zero|mean --examples N]
+                                          each head switched off alone: the loss increase, layer × head
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say
   transformer-atlas lesson check [FILE|DIR ...]

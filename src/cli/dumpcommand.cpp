@@ -1,4 +1,5 @@
 #include "analysis/attentionmask.h"
+#include "analysis/headimportance.h"
 #include "arguments.h"
 #include "commands.h"
 #include "engine/engine.h"
@@ -13,8 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -73,18 +76,62 @@ nlohmann::json writeGradients(const std::filesystem::path &out, const Gradients 
         {"gradients", grads}};
 }
 
+std::string topTokens(const std::vector<float> &probs, const Tokenizer &tokenizer, int count)
+{
+    std::vector<int> ids(probs.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+        ids[i] = int(i);
+    count = std::min<int>(count, int(ids.size()));
+    std::partial_sort(ids.begin(), ids.begin() + count, ids.end(), [&](int a, int b) { return probs[a] > probs[b]; });
+    std::string text;
+    for (int i = 0; i < count; ++i) {
+        char p[32];
+        std::snprintf(p, sizeof p, " %.1f%%", 100.0 * probs[size_t(ids[size_t(i)])]);
+        text += (i ? ",  " : "")
+            + nlohmann::json(tokenizer.decode({ids[size_t(i)]}))
+                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            + p;
+    }
+    return text;
+}
+
+// What switching the heads off changed: the next token after the last position and, for a model with a task, the
+// held-out scores (analysis/headimportance.h).
+void printAblationEffect(const ModelAndInput &run)
+{
+    const HeadAblation &a = run.input.ablation;
+    Input whole = run.input;
+    whole.ablation = {};
+    const AblationComparison c = compareAblation(run.model, whole, int(run.input.tokens.size()) - 1, a);
+    std::vector<HeadRef> heads;
+    for (const HeadAblation::Head &h : a.heads)
+        heads.push_back({h.layer, h.head});
+    std::cout << "heads switched off (" << ablationModeName(a.mode) << "): " << headListText(heads) << "\n"
+              << "next token, whole model:  " << topTokens(c.before, *run.tokenizer, 5) << "\n"
+              << "next token, heads off:    " << topTokens(c.after, *run.tokenizer, 5) << "\n";
+    if (c.scored) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+            "held-out %s (256 examples): loss %.4f -> %.4f, token accuracy %.1f%% -> %.1f%%, exact match %.1f%% -> "
+            "%.1f%%\n",
+            run.model->config.task.c_str(), c.baseline.loss, c.ablated.loss, 100 * c.baseline.tokenAccuracy,
+            100 * c.ablated.tokenAccuracy, 100 * c.baseline.exactMatch, 100 * c.ablated.exactMatch);
+        std::cout << line;
+    }
+}
+
 } // namespace
 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
 //      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
 //      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
-//      [--capacity-factor X --expert-top-k K]
+//      [--capacity-factor X --expert-top-k K] [--ablate-heads 0.1,1.3 --ablation zero|mean]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
             "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor",
-            "expert-top-k"},
+            "expert-top-k", "ablate-heads", "ablation"},
         {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
@@ -100,6 +147,9 @@ int dumpCommand(const CommandArgs &argv)
         run.model = std::make_shared<const Model>(run.model->withRouting(args.doubleValue("capacity-factor", 0.0),
             args.intValue("expert-top-k", 0), args.has("capacity-factor") ? "--capacity-factor" : "--expert-top-k"));
     run.input.attention = attentionArgument(args, run.model->config.layers);
+    if (args.has("ablate-heads") && args.flag("grads"))
+        throw Error("--grads of a run with heads switched off is not implemented: drop --ablate-heads");
+    run.input.ablation = ablationArgument(args, run.model, run.input.tokens);
     if (!run.input.attention.empty() && args.flag("grads"))
         throw Error("--grads needs exact attention: backpropagation through the efficient kernels is not implemented");
     std::vector<int> targets;
@@ -137,6 +187,12 @@ int dumpCommand(const CommandArgs &argv)
                 {"formula", attentionMaskFormula(engine.trace(), l)}, {"op", "derived by dump"}});
         }
     manifest["tensors"] = tensors;
+    if (!run.input.ablation.empty()) {
+        std::vector<HeadRef> heads;
+        for (const HeadAblation::Head &h : run.input.ablation.heads)
+            heads.push_back({h.layer, h.head});
+        manifest["ablation"] = {{"mode", ablationModeName(run.input.ablation.mode)}, {"heads", headListText(heads)}};
+    }
     if (args.flag("grads")) {
         manifest.update(writeGradients(dir, gradientsOf(args, engine, targets), targets));
         if (args.has("memory-strategy"))
@@ -147,6 +203,8 @@ int dumpCommand(const CommandArgs &argv)
     staged.commit();
     std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
               << " and manifest.json to " << out << "\n";
+    if (!run.input.ablation.empty())
+        printAblationEffect(run);
     return 0;
 }
 

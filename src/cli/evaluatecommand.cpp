@@ -1,6 +1,8 @@
+#include "analysis/headimportance.h"
 #include "arguments.h"
 #include "commands.h"
 #include "model/builtinmodels.h"
+#include "modelinput.h"
 #include "train/evaluation.h"
 #include "util/error.h"
 
@@ -8,20 +10,67 @@
 
 namespace atlas {
 
-// evaluate --model M --task T [--examples N --length-scale S --seed X]: held-out loss, token accuracy and exact
-// match, on examples S times as long as training's when S > 1 (extrapolation; docs/models.md, "Positions").
+namespace {
+
+void printScores(const char *what, const Evaluation &e)
+{
+    std::printf("%sheld-out loss %.4f, token accuracy %.2f%%, exact match %.2f%%\n", what, e.loss,
+        100 * e.tokenAccuracy, 100 * e.exactMatch);
+}
+
+// Every head switched off alone, as a layer × head table of the loss increase and the token accuracy lost.
+void printHeadImportance(std::shared_ptr<const Model> model, HeadAblation::Mode mode, int examples)
+{
+    const HeadImportance r = headImportance(model, mode, examples);
+    std::printf("%s on %s, each head switched off alone (%s ablation, %d examples)\n", model->name.c_str(),
+        model->config.task.c_str(), ablationModeName(mode), examples);
+    printScores("whole model: ", r.baseline);
+    std::printf("loss increase (nats) | token accuracy lost (points)\n");
+    for (size_t l = 0; l < r.without.size(); ++l) {
+        std::printf("  layer %zu:", l);
+        for (size_t h = 0; h < r.without[l].size(); ++h)
+            std::printf("  h%zu %+7.3f", h, r.lossIncrease(int(l), int(h)));
+        std::printf("  |");
+        for (size_t h = 0; h < r.without[l].size(); ++h)
+            std::printf(" %5.1f", 100 * (r.baseline.tokenAccuracy - r.without[l][h].tokenAccuracy));
+        std::printf("\n");
+    }
+}
+
+} // namespace
+
+// evaluate --model M --task T [--examples N --length-scale S --seed X] [--ablate-heads 0.1,1.3 --ablation zero|mean]
+// evaluate --model M --head-importance [--ablation zero|mean --examples N]
+// Held-out loss, token accuracy and exact match, on examples S times as long as training's when S > 1
+// (extrapolation; docs/models.md, "Positions"); with heads switched off beside the whole model's; or the importance
+// of every head (analysis/headimportance.h).
 int evaluateCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "task", "examples", "length-scale", "seed"});
+    const Arguments args(
+        argv, {"model", "task", "examples", "length-scale", "seed", "ablate-heads", "ablation"}, {"head-importance"});
     const auto model = loadModel(args.required("model"));
-    const auto task = Task::create(args.required("task"));
     const int examples = args.intValue("examples", 256), scale = args.intValue("length-scale", 1);
-    if (examples < 1 || scale < 1 || scale > 64)
-        throw Error("--examples must be at least 1 and --length-scale in 1..64");
-    const Evaluation e = evaluateOnTask(model, *task, examples, uint64_t(args.intValue("seed", 12345)), scale);
+    if (examples < 1 || examples > 100000 || scale < 1 || scale > 64)
+        throw Error("--examples must be in 1..100000 and --length-scale in 1..64");
+    if (args.flag("head-importance")) {
+        if (args.has("ablate-heads") || args.has("task") || args.has("length-scale"))
+            throw Error("--head-importance switches off every head in turn on the model's own task (atlas_task): "
+                        "give it without --ablate-heads, --task and --length-scale");
+        printHeadImportance(model, parseAblationMode(args.value("ablation", "zero"), "--ablation"), examples);
+        return 0;
+    }
+    const auto task = Task::create(args.required("task"));
+    const uint64_t seed = uint64_t(args.intValue("seed", 12345));
+    const Evaluation e = evaluateOnTask(model, *task, examples, seed, scale);
     std::printf("%s on %s at %dx the training length: held-out loss %.4f, token accuracy %.2f%%, exact match "
                 "%.2f%% (%d examples)\n",
         model->name.c_str(), task->name().c_str(), scale, e.loss, 100 * e.tokenAccuracy, 100 * e.exactMatch, examples);
+    if (args.has("ablate-heads")) {
+        const HeadAblation ablation = ablationArgument(args, model, {});
+        printScores(
+            ("heads " + args.value("ablate-heads") + " off (" + ablationModeName(ablation.mode) + "): ").c_str(),
+            evaluateOnTask(model, *task, examples, seed, scale, ablation));
+    }
     return 0;
 }
 

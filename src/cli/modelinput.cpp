@@ -1,5 +1,6 @@
 #include "modelinput.h"
 
+#include "analysis/headimportance.h"
 #include "arguments.h"
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
@@ -51,6 +52,21 @@ size_t memoryBudgetArgument(const Arguments &args)
     if (gib <= 0)
         throw Error("option --memory-budget must be positive (GiB)");
     return static_cast<size_t>(gib * double(size_t(1) << 30));
+}
+
+HeadAblation ablationArgument(const Arguments &args, std::shared_ptr<const Model> model, const std::vector<int> &input)
+{
+    if (!args.has("ablate-heads")) {
+        if (args.has("ablation"))
+            throw Error("--ablation says how heads are switched off: give it with --ablate-heads 0.1,1.3");
+        return {};
+    }
+    const auto heads
+        = parseHeadList(args.value("ablate-heads"), model->config.layers, model->config.heads, "--ablate-heads");
+    if (heads.empty())
+        throw Error("--ablate-heads: give at least one head as layer.head, for example 0.1,1.3");
+    const auto mode = parseAblationMode(args.value("ablation", "zero"), "--ablation");
+    return makeHeadAblation(model, heads, mode, ablationReferences(*model, input));
 }
 
 } // namespace atlas

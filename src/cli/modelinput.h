@@ -22,6 +22,9 @@ ModelAndInput loadModelAndInput(const Arguments &args);
 // --attention KIND [--attention-param key=value ...] [--attention-layers 0,2] -> Input::attention: the kernel in
 // the listed layers (every layer without --attention-layers), full attention elsewhere; empty for none.
 std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &args, int layerCount);
+// --ablate-heads 0.1,1.3 [--ablation zero|mean] -> the heads switched off (none without --ablate-heads); mean
+// ablation averages each head over the references of analysis/headimportance.h (the task's held-out examples).
+HeadAblation ablationArgument(const Arguments &args, std::shared_ptr<const Model> model, const std::vector<int> &input);
 // --memory-budget GIB (default 8), above 0 and at most 2^20 GiB.
 size_t memoryBudgetArgument(const Arguments &args);
 

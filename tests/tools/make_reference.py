@@ -20,6 +20,9 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   gpt2_tiny_f16_ref/   logits.npy and next_probs.npy computed from the float16-rounded weights
   variant/             post-LN, sinusoidal positions, ReLU, bidirectional model
   variant_ref/         its trace tensors, plus input.json {"tokens": [...], "padding": [...]}
+  gpt2_tiny_ablated_ref/zero/, mean/
+                       gpt2_tiny with heads 0.1 and 1.3 switched off (their context zeroed, or replaced by its mean
+                       over the input's positions): attn.merged of both layers, logits, next_probs
 """
 
 import json
@@ -178,7 +181,7 @@ def allowed_mask(T, causal, padding):
     return allowed
 
 
-def attention(x, w, h, cfg, allowed, trace):
+def attention(x, w, h, cfg, allowed, trace, ablation=None):
     # x is (T, D), already normalised for pre-LN
     T, D = x.shape
     H = cfg["n_head"]
@@ -191,7 +194,10 @@ def attention(x, w, h, cfg, allowed, trace):
     probs = torch.softmax(masked, dim=-1)
     probs = torch.where(allowed.any(dim=-1, keepdim=True), probs, torch.zeros_like(probs))  # empty rows
     context = probs @ v  # (H, T, d)
-    merged = context.permute(1, 0, 2).reshape(T, D)
+    kept = context.clone()
+    for head, replacement in (ablation or {}).get(int(h.split('.')[1]), {}).items():
+        kept[head] = replacement  # zeros, or the head's mean context broadcast over positions
+    merged = kept.permute(1, 0, 2).reshape(T, D)
     out = merged @ w[h + "attn.c_proj.weight"] + w[h + "attn.c_proj.bias"]
     p = f"layer.{h.split('.')[1]}.attn."
     for name, t in (("qkv", qkv), ("q", q), ("k", k), ("v", v), ("scores", scores), ("masked", masked),
@@ -216,18 +222,18 @@ def layer_norm(x, w, name):
     return F.layer_norm(x, (D,), w[name + ".weight"], w[name + ".bias"], eps=1e-5)
 
 
-def block(x, w, i, cfg, allowed, trace):
+def block(x, w, i, cfg, allowed, trace, ablation=None):
     h, p = f"h.{i}.", f"layer.{i}."
     if cfg.get("atlas_layer_norm", "pre") == "pre":
         ln1 = layer_norm(x, w, h + "ln_1")
         trace[p + "ln_1"] = ln1
-        mid = x + attention(ln1, w, h, cfg, allowed, trace)
+        mid = x + attention(ln1, w, h, cfg, allowed, trace, ablation)
         trace[p + "mid"] = mid
         ln2 = layer_norm(mid, w, h + "ln_2")
         trace[p + "ln_2"] = ln2
         out = mid + mlp(ln2, w, h, cfg, trace, p)
     else:
-        mid = x + attention(x, w, h, cfg, allowed, trace)
+        mid = x + attention(x, w, h, cfg, allowed, trace, ablation)
         trace[p + "mid"] = mid
         ln1 = layer_norm(mid, w, h + "ln_1")
         trace[p + "ln_1"] = ln1
@@ -238,8 +244,8 @@ def block(x, w, i, cfg, allowed, trace):
     return out
 
 
-def forward(weights, cfg, tokens, padding=()):
-    """Returns {trace name: float64 tensor} in program order."""
+def forward(weights, cfg, tokens, padding=(), ablation=None):
+    """Returns {trace name: float64 tensor} in program order. ablation: {layer: {head: (T, d) replacement}}."""
     w = {k: v.to(torch.float64) for k, v in weights.items()}
     T, D = len(tokens), cfg["n_embd"]
     trace = {}
@@ -253,7 +259,7 @@ def forward(weights, cfg, tokens, padding=()):
     trace["input"] = x
     allowed = allowed_mask(T, cfg.get("atlas_causal", True), padding)
     for i in range(cfg["n_layer"]):
-        x = block(x, w, i, cfg, allowed, trace)
+        x = block(x, w, i, cfg, allowed, trace, ablation)
     trace["ln_f"] = layer_norm(x, w, "ln_f")
     trace["logits"] = trace["ln_f"] @ w["wte.weight"].T  # (T, V)
     trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
@@ -287,6 +293,27 @@ def make_gpt2_tiny():
     save_trace(ref16, forward(w16, cfg, GPT2_TOKENS), names={"logits", "next_probs"})
 
 
+ABLATED_HEADS = [(0, 1), (1, 3)]
+
+
+def make_gpt2_tiny_ablated():
+    """Head ablation (Michel et al. 2019): the listed heads' context replaced before the merge."""
+    cfg = GPT2_TINY
+    w = random_weights(cfg, seed=1234)
+    T, d = len(GPT2_TOKENS), cfg["n_embd"] // cfg["n_head"]
+    whole = forward(w, cfg, GPT2_TOKENS)
+    names = {"logits", "next_probs"} | {f"layer.{i}.attn.merged" for i in range(cfg["n_layer"])}
+    for mode in ("zero", "mean"):
+        ablation = {}
+        for layer, head in ABLATED_HEADS:
+            context = whole[f"layer.{layer}.attn.context"][head]  # (T, d)
+            value = torch.zeros(T, d, dtype=torch.float64) if mode == "zero" else context.mean(dim=0).expand(T, d)
+            ablation.setdefault(layer, {})[head] = value
+        ref = os.path.join(DATA, "gpt2_tiny_ablated_ref", mode)
+        fresh_dir(ref)
+        save_trace(ref, forward(w, cfg, GPT2_TOKENS, ablation=ablation), names=names)
+
+
 def make_variant():
     cfg = VARIANT
     w = random_weights(cfg, seed=5678)
@@ -301,6 +328,7 @@ def make_variant():
 def main():
     torch.manual_seed(0)  # the weights use their own seeded generators; this pins anything else
     make_gpt2_tiny()
+    make_gpt2_tiny_ablated()
     make_variant()
     total = 0
     for path in written:

@@ -48,6 +48,7 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     validateInput(m_model->config, m_input);
     for (size_t i = 0; i < m_input.attention.size(); ++i)
         attention::validateAttentionKernelSpec(m_input.attention[i]);
+    m_input.ablation.validate(m_model->config);
     if (m_input.attention.size() > 1 && int(m_input.attention.size()) != m_model->config.layers)
         throw Error("give one attention kernel for every layer (" + std::to_string(m_model->config.layers)
             + "), or a single one for all");

@@ -1,19 +1,21 @@
 #pragma once
 
 #include "attention/attentionkernel.h"
+#include "engine/headablation.h"
 
 #include <vector>
 
 namespace atlas {
 
 // What the engine runs on: token ids, which positions are padding (no query attends to a padding key), and
-// which attention kernel each layer uses.
+// which attention kernel each layer uses, and which heads are switched off.
 struct Input
 {
     std::vector<int> tokens;
     std::vector<int> padding; // positions, each in [0, tokens.size())
     // Per layer; empty = exact softmax attention everywhere; a single entry applies to every layer.
     std::vector<attention::AttentionKernelSpec> attention;
+    HeadAblation ablation; // heads switched off in the merge (none by default)
 
     const attention::AttentionKernelSpec *kernelFor(int layer) const
     {

@@ -82,6 +82,7 @@ public:
     void block(int i);
     void reversibleBlock(int i);
     void attention(int i, const std::string &in);
+    void mergeHeads(int i);
     void exactAttention(int i);
     void rotary(int i);
     void positionBias(int i);
@@ -194,11 +195,43 @@ void ProgramBuilder::attention(int i, const std::string &in)
     } else {
         exactAttention(i);
     }
-    unary(p + "attn.merged", "merge heads", i, p + "attn.context", {T, D}, "C = [C_1 … C_H]",
-        [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
+    mergeHeads(i);
     unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
         [i](Tensor &o, const Tensor &x, const Model &m) {
             ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
+        });
+}
+
+// C = [C_1 … C_H]; an ablated head's block holds zeros or its mean instead (engine/headablation.h).
+void ProgramBuilder::mergeHeads(int i)
+{
+    const std::string p = names::layerPrefix(i);
+    const int64_t D = m_c.dModel, d = m_c.headDim();
+    const std::vector<int> off = m_input.ablation.headsOf(i);
+    std::string formula = "C = [C_1 … C_H]", label = "merge heads";
+    if (!off.empty()) {
+        std::string list;
+        for (int h : off)
+            list += (list.empty() ? "" : ", ") + std::to_string(h);
+        const bool zero = m_input.ablation.mode == HeadAblation::Mode::Zero;
+        formula += (off.size() == 1 ? ", head " : ", heads ") + list + (zero ? ": C_h = 0" : ": C_h = mean C_h");
+        label += zero ? " (heads off: zero)" : " (heads off: mean)";
+    }
+    add(p + "attn.merged", label, i, {p + "attn.context"}, {{p + "attn.merged", {T, D}, formula}},
+        [p, i, off, d, T = T, D](const Model &, const Input &in, const Trace &tr) {
+            Tensor o({T, D});
+            ops::merge_heads_forward(o, tr.tensor(p + "attn.context"));
+            MatrixMap merged = o.matrix();
+            for (int h : off) {
+                const HeadAblation::Head *head = in.ablation.find(i, h);
+                if (in.ablation.mode == HeadAblation::Mode::Zero)
+                    merged.block(0, h * d, merged.rows(), d).setZero();
+                else
+                    for (int64_t t = 0; t < merged.rows(); ++t)
+                        for (int64_t c = 0; c < d; ++c)
+                            merged(t, h * d + c) = head->mean[size_t(c)];
+            }
+            return Outputs {std::move(o)};
         });
 }
 

@@ -235,6 +235,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
+    c.task = readString(j, "atlas_task", "", source);
     c.validate(source);
     return c;
 }
@@ -261,6 +262,8 @@ std::string ModelConfig::toJson() const
         {"atlas_description", description},
         {"atlas_sample", sample},
     };
+    if (!task.empty())
+        j["atlas_task"] = task;
     if (reversible)
         j["atlas_reversible"] = true;
     if (rotatesQueriesAndKeys())

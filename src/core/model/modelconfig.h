@@ -56,6 +56,7 @@ struct ModelConfig
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty
+    std::string task; // atlas_task: the task it was trained on (train --task), for held-out scores; may be empty
 
     int headDim() const { return dModel / heads; }
     bool addsPositions() const { return positions == PositionKind::Learned || positions == PositionKind::Sinusoidal; }

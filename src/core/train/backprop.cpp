@@ -36,6 +36,8 @@ void accumulateGradients(
             + " input tokens (give one per input token, -1 to skip a position)");
     if (std::all_of(targets.begin(), targets.end(), [](int t) { return t == -1; }))
         throw Error("targets: every target is -1, so there is no loss to differentiate");
+    if (!input.ablation.empty())
+        throw Error("gradients of a run with heads switched off are not implemented: drop the ablation");
     BackwardPass pass(model, input, into);
     pass.setActivations(&trace);
     Tensor dx = pass.head(targets);

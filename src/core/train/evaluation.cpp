@@ -9,8 +9,8 @@
 
 namespace atlas {
 
-Evaluation evaluateOnTask(
-    std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed, int lengthScale)
+Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed,
+    int lengthScale, const HeadAblation &ablation)
 {
     std::mt19937_64 rng(seed);
     std::vector<Example> set;
@@ -33,7 +33,8 @@ Evaluation evaluateOnTask(
     std::vector<Score> scores(set.size());
     parallelFor(static_cast<int64_t>(set.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            Engine engine(model, {set[size_t(i)].tokens, {}}, {false});
+            Input input {set[size_t(i)].tokens, {}, {}, ablation};
+            Engine engine(model, std::move(input), {false});
             engine.runToEnd();
             const Tensor &probs = engine.trace().tensor("next_probs");
             const int64_t V = probs.dim(1);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/headablation.h"
 #include "model/model.h"
 #include "train/task.h"
 
@@ -20,7 +21,8 @@ struct Evaluation
 // whose positions work at any distance (sinusoidal, RoPE, ALiBi, T5's saturating buckets, Shaw's clipped keys,
 // none) then runs with its context stretched to fit them; one with a learned table is refused by name
 // (atlas::Error): it has no row past its context.
-Evaluation evaluateOnTask(
-    std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed = 12345, int lengthScale = 1);
+// `ablation`: the heads switched off in every run (engine/headablation.h).
+Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed = 12345,
+    int lengthScale = 1, const HeadAblation &ablation = {});
 
 } // namespace atlas

@@ -34,6 +34,8 @@ StrategyRunner::StrategyRunner(const Model &model, Input input, MemoryOptions op
     , T(int64_t(m_input.tokens.size()))
 {
     validateMemoryOptions(m_options, model.config, int(T));
+    if (!m_input.ablation.empty())
+        throw Error("training with heads switched off is not implemented: drop the ablation");
     for (int l = 0; l < model.config.layers; ++l)
         if (m_input.kernelFor(l))
             throw Error("training needs exact attention: backpropagation through the efficient kernels is not "

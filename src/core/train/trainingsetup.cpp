@@ -29,6 +29,7 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);
     config.sample.assign(example.tokens.begin(), example.tokens.end()); // tasks use bytes as tokens
+    config.task = task->name();
     config.validate("train --task " + run.task);
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
     model->name = run.task;
