@@ -33,10 +33,11 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(21));
-        for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
-                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn",
-                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture"})
+        QCOMPARE(kinds.size(), size_t(22));
+        for (const char *k :
+            {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "pattern",
+                "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "memory-graph",
+                "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture", "ablation"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 
@@ -61,6 +62,8 @@ private slots:
         s.attentionParams = {"window=4"};
         s.attentionLayers = {0, 2};
         s.hiddenHeads = {1, 3};
+        s.ablateHeads = "0.1,1.3";
+        s.ablation = "mean";
         s.depth = 8;
         QVERIFY(!(s == ViewSpec()));
 
@@ -191,6 +194,15 @@ private slots:
         QTest::newRow("hidden head text") << R"({"hidden_heads": ["h1"]})"
                                           << "hidden_heads"
                                           << "element 0 must be a non-negative integer";
+        QTest::newRow("ablated head without a dot") << R"({"ablate_heads": "0.1,3"})"
+                                                    << "ablate_heads"
+                                                    << "'3' is not layer.head";
+        QTest::newRow("ablated head twice") << R"({"ablate_heads": "1.1,1.1"})"
+                                            << "ablate_heads"
+                                            << "listed twice";
+        QTest::newRow("ablation") << R"({"ablation": "half"})"
+                                  << "ablation"
+                                  << "unknown value 'half'";
     }
 
     void badValues()

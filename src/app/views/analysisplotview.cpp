@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QStackedLayout>
 #include <QVBoxLayout>
@@ -68,13 +69,15 @@ void AnalysisPlotView::refresh()
 {
     layOutHidden(this);
     applyTheme();
-    const ViewAnalysis *result = m_input.analysis.result.get();
+    std::shared_ptr<const ViewAnalysis> result = m_input.analysis.result;
+    if (!result && m_input.analysis.pending && keepsResultWhilePending() && m_shown && isCurrent(*m_shown))
+        result = m_shown;
     if (!result || !isCurrent(*result)) {
         if (!m_input.analysis.problem.isEmpty())
             return showMessage(m_input.analysis.problem);
-        return showMessage(
-            m_input.trace ? tr("Measuring… training steps of the model's shape") : QString::fromUtf8(kNothingComputed));
+        return showMessage(m_input.trace ? pendingText() : QString::fromUtf8(kNothingComputed));
     }
+    m_shown = result;
     m_plot->clearItems();
     m_plot->clearGraphs();
     m_plot->clearPlottables();
@@ -86,8 +89,33 @@ void AnalysisPlotView::refresh()
     m_plot->plotLayout()->addElement(1, 0, m_body);
     m_caption->setFont(sizedFont(font(), 10));
     m_caption->setText(draw(*result));
+    if (m_controls)
+        m_controls->setFont(font());
     m_stack->setCurrentWidget(m_page);
     m_plot->replot(drawnHeadless(this) ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+}
+
+QString AnalysisPlotView::pendingText() const
+{
+    return tr("Measuring… training steps of the model's shape");
+}
+
+QWidget *AnalysisPlotView::controlRow()
+{
+    if (!m_controls) {
+        m_controls = new QWidget(m_page);
+        auto *row = new QHBoxLayout(m_controls);
+        row->setContentsMargins(6, 2, 6, 2);
+        static_cast<QVBoxLayout *>(m_page->layout())->insertWidget(0, m_controls);
+    }
+    return m_controls;
+}
+
+std::vector<QWidget *> AnalysisPlotView::interfaceWidgets() const
+{
+    if (m_controls)
+        return {m_controls};
+    return {};
 }
 
 void AnalysisPlotView::setTitle(const QString &text)

@@ -4,6 +4,9 @@
 
 #include <QString>
 
+#include <memory>
+#include <vector>
+
 class QCPAxisRect;
 class QCPLayoutGrid;
 class QCPTextElement;
@@ -27,6 +30,7 @@ public:
     QString caption() const;
     QString title() const;
     QCustomPlot *plot() const { return m_plot; }
+    std::vector<QWidget *> interfaceWidgets() const override;
 
 protected:
     explicit AnalysisPlotView(QWidget *parent = nullptr);
@@ -35,6 +39,13 @@ protected:
     virtual bool isCurrent(const ViewAnalysis &result) const = 0;
     // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
     virtual QString draw(const ViewAnalysis &result) = 0;
+    // What the view says while its analysis runs.
+    virtual QString pendingText() const;
+    // Whether the last drawn result stays on screen while a new one runs (when it is still current): a view the
+    // user edits in place (switching heads) keeps its picture rather than flash a message.
+    virtual bool keepsResultWhilePending() const { return false; }
+    // A row of controls over the plot, made on first use; hidden on export (interfaceWidgets).
+    QWidget *controlRow();
 
     // An axis rect in row `row`, column `column` of the grid under the title, styled for the theme.
     QCPAxisRect *addAxisRect(int row, int column);
@@ -54,6 +65,8 @@ private:
     QCPTextElement *m_title;
     QCPLayoutGrid *m_body; // the axis rects, under the title
     QLabel *m_caption;
+    QWidget *m_controls = nullptr;
+    std::shared_ptr<const ViewAnalysis> m_shown; // the result last drawn
 };
 
 } // namespace atlas

@@ -2,6 +2,7 @@
 
 #include "util/error.h"
 #include "view/viewkinds.h"
+#include "views/ablationview.h"
 #include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
@@ -44,6 +45,7 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
         {"architecture", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ArchitectureView>(p); }},
         {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
+        {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
         {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
         {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
         {"memory-tradeoff",

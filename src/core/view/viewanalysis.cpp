@@ -1,5 +1,6 @@
 #include "view/viewanalysis.h"
 
+#include "view/ablationrequest.h"
 #include "view/analysishelpers.h"
 #include "view/memoryrequests.h"
 
@@ -361,6 +362,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return expertsRequest(spec, context);
     if (spec.view == "sparse-ffn")
         return sparseFfnRequest(spec, context);
+    if (spec.view == "ablation")
+        return ablationRequest(spec, context);
     return {};
 }
 

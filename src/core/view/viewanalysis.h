@@ -2,6 +2,7 @@
 
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
+#include "analysis/headimportance.h"
 #include "analysis/positionprofile.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
@@ -132,6 +133,19 @@ struct InversionErrorAnalysis : ViewAnalysis
     int tokens = 0, depth = 0;
     bool ownWeights = false; // the model's trained weights, or a random reversible model of its shape
     std::vector<InversionError> errors; // float64, float32, float16, bfloat16
+};
+
+// The ablation view (view/ablationrequest.h): the spec's heads switched off, against the whole model.
+struct HeadAblationAnalysis : ViewAnalysis
+{
+    static constexpr int kMaxTokens = 2048; // two forward passes of the input, and mean ablation's references
+    static constexpr int kExamples = 128; // held-out examples scored per run (the importance table: L·H + 1 runs)
+    std::string model; // the name of the model that ran
+    std::string heads; // "0.1,1.3" as the spec gave them; "" = none off
+    std::string mode; // zero | mean
+    int position = 0; // where the next token is read
+    AblationComparison comparison;
+    std::shared_ptr<const HeadImportance> importance; // null for a model without a task
 };
 
 // What an analysis reads besides the spec.

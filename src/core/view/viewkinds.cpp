@@ -14,6 +14,8 @@ const std::vector<ViewKind> &viewKinds()
         {"neuron", "Neuron view",
             "one query and one key: q, k and q\u2218k component by component, the score as their sum over \u221Ad",
             "Attention"},
+        {"ablation", "Head ablation",
+            "switch heads off: the next token, the task's loss and accuracy, and each head's importance", "Attention"},
         {"architecture", "Architecture",
             "the model's operations as a diagram with their shapes; click one to step there", "Inside the model"},
         {"next-token", "Next token", "the next-token distribution", "Inside the model"},

@@ -1,6 +1,7 @@
 #include "view/viewspec.h"
 
 #include "attention/attentionkernel.h"
+#include "engine/headablation.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "util/error.h"
@@ -20,11 +21,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kKeys
-    = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale", "colormap", "top_k",
-        "position", "theme", "attention", "attention_params", "attention_layers", "approximation",
-        "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks", "memory_scope", "cursor",
-        "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth", "hidden_heads", "key"};
+const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
+    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
+    "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
+    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth",
+    "hidden_heads", "key", "ablate_heads", "ablation"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -214,6 +215,19 @@ const std::map<std::string, Setter> &setters()
         {"attention_params", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); }},
         {"attention_layers", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionLayers = r.integers(v); }},
         {"hidden_heads", [](ViewSpec &s, const Reader &r, const Json &v) { s.hiddenHeads = r.integers(v); }},
+        {"ablate_heads",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.ablateHeads = r.string(v);
+                try { // the form here; whether each head exists, against the model that runs
+                    parseHeadList(s.ablateHeads, 1 << 20, 1 << 20, "heads");
+                } catch (const Error &e) {
+                    r.fail(std::string(e.what()).substr(7)); // after "heads: "
+                }
+            }},
+        {"ablation",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.ablation = r.oneOf(v, {"zero", "mean"});
+            }},
         {"key",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.key = r.integer(v, -1, ">= 0, or -1 for the most weighted");
@@ -326,6 +340,8 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["attention_layers"] = attentionLayers;
     j["hidden_heads"] = hiddenHeads;
     j["key"] = key;
+    j["ablate_heads"] = ablateHeads;
+    j["ablation"] = ablation;
     j["approximation"] = approximation;
     j["approximation_value"] = approximationValue;
     j["op"] = op;

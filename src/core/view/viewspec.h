@@ -39,6 +39,8 @@ struct ViewSpec
     std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
     int cursor = -1; // memory timeline and graph: the op of the training step singled out (a scrub position); -1 = none
     std::vector<int> hiddenHeads; // token lines of every head: the heads switched off by their swatch
+    std::string ablateHeads; // ablation view: the heads switched off, "layer.head,…" as dump --ablate-heads ("0.1,1.3")
+    std::string ablation = "zero"; // ablation view: zero | mean (engine/headablation.h)
     int depth = 16; // memory-depth, memory-tradeoff, inversion-error: random-weight models of the model's shape at
                     // this depth (the sweep's deepest); 0 = the model's own depth (inversion-error: its own weights)
     double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own

@@ -1,0 +1,116 @@
+// The Head ablation view draws analysis/headimportance's numbers: the importance table's cells, the task's scores in
+// the caption; a click on a head switches it off or on, the mode box picks zero or mean ablation, and a spec naming a
+// head the model lacks says so.
+#include "view/viewanalysis.h"
+#include "views/ablationview.h"
+#include "viewtesting.h"
+
+#include <QComboBox>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <qcustomplot.h>
+
+using namespace atlas;
+
+namespace {
+
+ViewSpec specOf(const std::string &model, const std::string &heads)
+{
+    ViewSpec s;
+    s.view = "ablation";
+    s.model = model;
+    s.text = "abcdefg>gfe";
+    s.ablateHeads = heads;
+    return s;
+}
+
+void draw(AblationView &view, const ViewSpec &s)
+{
+    view.resize(1280, 720);
+    view.setInput(testing::forSpec(s));
+    view.setSpec(s);
+    view.plot()->replot();
+}
+
+QStringList cellTexts(const QCustomPlot *plot)
+{
+    QStringList out;
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (const auto *t = qobject_cast<QCPItemText *>(plot->item(i)))
+            out << t->text();
+    return out;
+}
+
+QPoint cellCentre(const QCustomPlot *plot, int layer, int head)
+{
+    const QCPAxisRect *grid = plot->axisRects().at(0);
+    return QPoint(
+        int(grid->axis(QCPAxis::atBottom)->coordToPixel(head)), int(grid->axis(QCPAxis::atLeft)->coordToPixel(layer)));
+}
+
+} // namespace
+
+class TestAblationView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void drawsTheImportanceAndTheScores()
+    {
+        AblationView view;
+        draw(view, specOf("reverse", "0.3"));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<HeadAblationAnalysis>();
+        QVERIFY(a && a->importance && a->comparison.scored);
+        QVERIFY(view.title().contains("0.3"));
+        const QString ablatedLoss = QString::number(a->comparison.ablated.loss, 'f', 3);
+        QVERIFY2(view.caption().contains(ablatedLoss), qPrintable(view.caption()));
+        QVERIFY(a->comparison.ablated.loss > a->comparison.baseline.loss + 1.0f); // head 0.3 carries the copying
+        const QStringList cells = cellTexts(view.plot());
+        const QString switchedOff = QStringLiteral("+%1\noff").arg(a->importance->lossIncrease(0, 3), 0, 'f', 2);
+        QVERIFY2(cells.contains(switchedOff), qPrintable(cells.join(" | ")));
+        QVERIFY(cells.contains(QStringLiteral("+%1").arg(a->importance->lossIncrease(0, 0), 0, 'f', 2)));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY(view.clippedTexts().isEmpty());
+    }
+
+    void aClickSwitchesAHeadOffAndOn()
+    {
+        AblationView view;
+        draw(view, specOf("reverse", "0.3"));
+        QSignalSpy edited(&view, &View::specEdited);
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, cellCentre(view.plot(), 1, 2));
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().ablateHeads, std::string("0.3,1.2"));
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, cellCentre(view.plot(), 0, 3));
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().ablateHeads, std::string("1.2"));
+        // The mode box is the view's interface, hidden on export.
+        auto *mode = view.findChild<QComboBox *>();
+        QVERIFY(mode);
+        QCOMPARE(view.interfaceWidgets().size(), size_t(1));
+        mode->setCurrentIndex(1);
+        emit mode->activated(1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().ablation, std::string("mean"));
+    }
+
+    void aModelWithoutATaskComparesTheNextTokenOnly()
+    {
+        AblationView view;
+        draw(view, specOf("tiny-bytes", "1.1"));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QVERIFY(view.caption().contains("names no task"));
+        QVERIFY(!view.input().analysisAs<HeadAblationAnalysis>()->importance);
+    }
+
+    void aHeadTheModelLacksIsNamed()
+    {
+        AblationView view;
+        draw(view, specOf("reverse", "5.0"));
+        QVERIFY2(view.message().contains("5.0 is not in the model"), qPrintable(view.message()));
+    }
+};
+
+QTEST_MAIN(TestAblationView)
+#include "tst_ablationview.moc"
