@@ -7,6 +7,7 @@
 #include "io/npy.h"
 #include "model/builtinmodels.h"
 #include "train/backprop.h"
+#include "train/task.h"
 #include "util/error.h"
 
 #include <QFile>
@@ -150,6 +151,30 @@ private slots:
         const HeadImportance cancelled
             = headImportance(loadModel("reverse"), HeadAblation::Mode::Zero, 16, [&](int, int) { return ++calls < 3; });
         QVERIFY(cancelled.without.empty());
+    }
+
+    // lessons/02-what-heads-do.md: layer 1's heads stand in for each other (each alone costs almost nothing, all four
+    // together more than half of the exact matches); austen's most important head is 0.2, and its previous-letter
+    // and word-start heads (1.1, 1.2) cost about a tenth of a nat or less, zeroed or mean-ablated.
+    void theLessonsClaimsHold()
+    {
+        const auto reverse = loadModel("reverse");
+        const auto task = Task::create("reverse");
+        const Evaluation layerOne = evaluateOnTask(reverse, *task, 256, 12345, 1,
+            makeHeadAblation(reverse, {{1, 0}, {1, 1}, {1, 2}, {1, 3}}, HeadAblation::Mode::Zero, {}));
+        QVERIFY2(layerOne.exactMatch < 0.5f, qPrintable(QString::number(layerOne.exactMatch)));
+        const Evaluation twoMirrors = evaluateOnTask(
+            reverse, *task, 256, 12345, 1, makeHeadAblation(reverse, {{0, 1}, {0, 2}}, HeadAblation::Mode::Zero, {}));
+        QVERIFY2(twoMirrors.exactMatch < 0.1f, qPrintable(QString::number(twoMirrors.exactMatch)));
+        for (const auto mode : {HeadAblation::Mode::Zero, HeadAblation::Mode::Mean}) {
+            const HeadImportance austen = headImportance(loadModel("austen"), mode, 128);
+            QVERIFY2(austen.lossIncrease(0, 2) > 0.8, qPrintable(QString::number(austen.lossIncrease(0, 2))));
+            for (int l = 0; l < 4; ++l)
+                for (int h = 0; h < 4; ++h)
+                    QVERIFY((l == 0 && h == 2) || austen.lossIncrease(l, h) < austen.lossIncrease(0, 2));
+            QVERIFY2(austen.lossIncrease(1, 1) < 0.11, qPrintable(QString::number(austen.lossIncrease(1, 1))));
+            QVERIFY2(austen.lossIncrease(1, 2) < 0.11, qPrintable(QString::number(austen.lossIncrease(1, 2))));
+        }
     }
 
     void compareAblationScoresTheTaskAndMovesTheDistribution()
