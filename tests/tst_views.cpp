@@ -17,6 +17,7 @@
 #include <QAbstractButton>
 #include <QAbstractSlider>
 #include <QAbstractSpinBox>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
@@ -86,6 +87,7 @@ private slots:
     void maskViewMarksMinusInfinity();
     void heatmapDrawsMinusInfinityApart();
     void headsGridClickOpensHead();
+    void headsGridTakesThePickedSizeWithTokenLabels();
     void missingTensorsSayNotComputed();
     void exportWritesPngSvgPdf();
     void exportRejectsUnknownExtension();
@@ -346,6 +348,36 @@ void TestViews::headsGridClickOpensHead()
     QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(2, 2)); // not on a thumbnail
     QCOMPARE(spy.count(), 1);
     snapshot(&view, "heads");
+}
+
+// A labelled model view: thumbnails at the size the user picks, token labels once a token's row fits text, the
+// view asking for the room (its scroll area scrolls), and a click on the current head opening it too.
+void TestViews::headsGridTakesThePickedSizeWithTokenLabels()
+{
+    auto trace = makeTrace(2, 3, 6);
+    HeadsGridView view;
+    view.resize(600, 420);
+    view.setInput(makeInput(trace, 2, 3, kTokens));
+    ViewSpec spec = makeSpec("heads", 0, 1);
+    spec.thumbnailSize = 240;
+    view.setSpec(spec);
+    QCOMPARE(view.thumbnailRect(1, 2).size(), QSize(240, 240));
+    QVERIFY(view.tokenLabelsShown());
+    QVERIFY(view.minimumSizeHint().width() > 3 * 240 && view.minimumSizeHint().height() > 2 * 240);
+    QVERIFY(view.thumbnailRect(0, 1).left() > view.thumbnailRect(0, 0).right() + 20); // room for the query labels
+    spec.thumbnailSize = 48; // 6 tokens in 48 px: rows of 8 px, too small for text
+    view.setSpec(spec);
+    QVERIFY(!view.tokenLabelsShown());
+    QSignalSpy spy(&view, &View::specEdited);
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.thumbnailRect(0, 1).center()); // the spec's own head
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.last().at(0).value<ViewSpec>().view, std::string("attention"));
+    auto *size = view.findChild<QComboBox *>();
+    QVERIFY(size && view.interfaceWidgets().front() == size);
+    size->setCurrentIndex(size->findData(360));
+    emit size->activated(size->currentIndex());
+    QCOMPARE(spy.last().at(0).value<ViewSpec>().thumbnailSize, 360);
+    QCOMPARE(view.thumbnailRect(0, 0).width(), 360);
 }
 
 void TestViews::missingTensorsSayNotComputed()

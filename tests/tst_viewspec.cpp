@@ -63,6 +63,7 @@ private slots:
         s.attentionLayers = {0, 2};
         s.hiddenHeads = {1, 3};
         s.ablateHeads = "0.1,1.3";
+        s.thumbnailSize = 240;
         s.ablation = "mean";
         s.depth = 8;
         QVERIFY(!(s == ViewSpec()));
@@ -200,6 +201,9 @@ private slots:
         QTest::newRow("ablated head twice") << R"({"ablate_heads": "1.1,1.1"})"
                                             << "ablate_heads"
                                             << "listed twice";
+        QTest::newRow("thumbnail 20") << R"({"thumbnail_size": 20})"
+                                      << "thumbnail_size"
+                                      << "48 … 1024 pixels";
         QTest::newRow("ablation") << R"({"ablation": "half"})"
                                   << "ablation"
                                   << "unknown value 'half'";

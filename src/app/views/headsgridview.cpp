@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/parallel.h"
 
+#include <QComboBox>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -64,9 +65,50 @@ HeadsGridView::HeadsGridView(QWidget *parent)
         m_thumbs = std::move(thumbnails);
         update();
     })
+    , m_size(new QComboBox(this))
 {
     setMouseTracking(true);
     setAutoFillBackground(false);
+    m_size->addItem(tr("Thumbnails: fit"), 0);
+    for (int px : {96, 160, 240, 360, 480})
+        m_size->addItem(tr("Thumbnails: %1 px").arg(px), px);
+    m_size->setToolTip(tr("The side of each thumbnail. Once every token gets a row tall enough for text, the "
+                          "thumbnails are labelled with their query and key tokens; the view scrolls when the grid "
+                          "is larger than the window."));
+    connect(m_size, &QComboBox::activated, this, [this] {
+        m_spec.thumbnailSize = m_size->currentData().toInt();
+        refresh();
+        emit specEdited(m_spec);
+    });
+}
+
+std::vector<QWidget *> HeadsGridView::interfaceWidgets() const
+{
+    return {m_size};
+}
+
+void HeadsGridView::resizeEvent(QResizeEvent *event)
+{
+    m_size->adjustSize();
+    m_size->move(width() - m_size->width() - kMargin, kMargin);
+    View::resizeEvent(event);
+}
+
+QFont HeadsGridView::tokenFont() const
+{
+    return sizedFont(font(), 8);
+}
+
+int HeadsGridView::tokenCount() const
+{
+    const TraceEntry *probs = m_input.trace ? m_input.trace->find(names::layerTensor(0, "attn.probs")) : nullptr;
+    return probs != nullptr && probs->tensor.rank() == 3 ? int(probs->tensor.dim(1)) : int(m_input.tokens.size());
+}
+
+int HeadsGridView::headerTop() const
+{
+    const QFontMetrics label(sizedFont(font(), 10)), title(sizedFont(font(), 12, true));
+    return kMargin + std::max(title.height() + label.height() + 8, m_size->sizeHint().height() + 4);
 }
 
 QSize HeadsGridView::sizeHint() const
@@ -77,6 +119,10 @@ QSize HeadsGridView::sizeHint() const
 // Every thumbnail at least 40 pixels, with the row and column labels, at the current font size.
 QSize HeadsGridView::minimumSizeHint() const
 {
+    if (m_spec.thumbnailSize > 0 && m_layers > 0 && m_heads > 0) { // the picked size whole: the view scrolls
+        const Grid g = grid();
+        return {g.left + m_heads * g.cell + kMargin, g.top + m_layers * g.cell + kMargin};
+    }
     const QFontMetrics label(sizedFont(font(), 10)), title(sizedFont(font(), 12, true));
     const int layers = std::max(1, m_layers), heads = std::max(1, m_heads);
     return {label.horizontalAdvance(QStringLiteral("Layer 00")) + 20 + heads * 48,
@@ -110,6 +156,15 @@ void HeadsGridView::refresh()
         m_cachedScale = m_spec.scale;
         rebuildThumbnails();
     }
+    if (const int index = m_size->findData(m_spec.thumbnailSize); index >= 0)
+        m_size->setCurrentIndex(index);
+    else {
+        m_size->addItem(tr("Thumbnails: %1 px").arg(m_spec.thumbnailSize), m_spec.thumbnailSize);
+        m_size->setCurrentIndex(m_size->count() - 1);
+    }
+    m_size->setFont(font());
+    m_size->adjustSize();
+    m_size->move(width() - m_size->width() - kMargin, kMargin);
     updateGeometry();
     update();
 }
@@ -180,16 +235,33 @@ QImage HeadsGridView::thumbnail(int layer, int head) const
 HeadsGridView::Grid HeadsGridView::grid() const
 {
     const QFontMetrics label(sizedFont(font(), 10));
-    const QFontMetrics title(sizedFont(font(), 12, true));
     Grid g;
     g.left = kMargin + label.horizontalAdvance(tr("Layer %1").arg(std::max(0, m_layers - 1))) + 10;
-    g.top = kMargin + title.height() + label.height() + 8 + label.height() + 4;
+    g.top = headerTop() + label.height() + 4;
     const int cols = std::max(1, m_heads);
     const int rows = std::max(1, m_layers);
+    const int tokens = std::max(1, tokenCount());
+    const QFontMetrics tokenMetrics(tokenFont());
+    int labelWidth = 0;
+    for (int t = 0; t < tokens && t < int(m_input.tokens.size()); ++t)
+        labelWidth = std::max(labelWidth, tokenMetrics.horizontalAdvance(m_input.tokens.at(t)));
+    labelWidth = std::min(labelWidth, tokenMetrics.horizontalAdvance(QStringLiteral("MMMMMM"))) + 6;
+    const auto withThumb = [&](int thumb, int labels) {
+        g.thumb = thumb;
+        g.labels = labels;
+        g.cell = labels + thumb + std::max(4, thumb / 12);
+    };
+    const auto labelsFit = [&](int thumb) { return thumb >= tokens * tokenMetrics.height() * 9 / 10; };
+    if (m_spec.thumbnailSize > 0) {
+        withThumb(m_spec.thumbnailSize, labelsFit(m_spec.thumbnailSize) ? labelWidth : 0);
+        return g;
+    }
     const int w = (width() - g.left - kMargin) / cols;
     const int h = (height() - g.top - kMargin) / rows;
-    g.cell = std::clamp(std::min(w, h), kMinCell, kMaxCell);
-    g.thumb = g.cell - std::max(4, g.cell / 12);
+    const int cell = std::clamp(std::min(w, h), kMinCell, kMaxCell);
+    withThumb(cell - std::max(4, cell / 12), 0);
+    if (const int labelled = (std::min(w, h) - labelWidth) * 12 / 13; labelled > 0 && labelsFit(labelled))
+        withThumb(std::min(labelled, kMaxCell), labelWidth);
     return g;
 }
 
@@ -197,8 +269,7 @@ QRect HeadsGridView::thumbnailRect(int layer, int head) const
 {
     if (layer < 0 || head < 0 || layer >= m_layers || head >= m_heads || !m_message.isEmpty())
         return {};
-    const Grid g = grid();
-    return {g.left + head * g.cell, g.top + layer * g.cell, g.thumb, g.thumb};
+    return grid().thumbnail(layer, head);
 }
 
 HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
@@ -274,11 +345,11 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
     const int headerY = g.top - 4 - label.descent();
     for (int h = 0; h < m_heads; ++h) {
         const QString text = roomy ? tr("Head %1").arg(h) : QString::number(h);
-        const int x = g.left + h * g.cell + (g.thumb - label.horizontalAdvance(text)) / 2;
+        const int x = g.left + h * g.cell + g.labels + (g.thumb - label.horizontalAdvance(text)) / 2;
         p.drawText(QPoint(x, headerY), text);
     }
     for (int l = 0; l < m_layers; ++l) {
-        const QRect row(kMargin, g.top + l * g.cell, g.left - kMargin - 8, g.thumb);
+        const QRect row(kMargin, g.top + l * g.cell + g.labels, g.left - kMargin - 8, g.thumb);
         p.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l));
     }
 }
@@ -290,7 +361,9 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
     p.setFont(sizedFont(font(), 9));
     for (int l = 0; l < m_layers; ++l) {
         for (int h = 0; h < m_heads; ++h) {
-            const QRect r(g.left + h * g.cell, g.top + l * g.cell, g.thumb, g.thumb);
+            const QRect r = g.thumbnail(l, h);
+            if (g.labels > 0)
+                paintTokenLabels(p, g, r);
             const QImage &img = m_thumbs[static_cast<size_t>(l * m_heads + h)];
             if (img.isNull()) {
                 p.setPen(QPen(frame, 1, Qt::DashLine));
@@ -310,14 +383,40 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
         QColor hover = textColor();
         hover.setAlphaF(0.75f);
         p.setPen(QPen(hover, 2));
-        p.drawRect(QRect(g.left + m_hover.head * g.cell, g.top + m_hover.layer * g.cell, g.thumb, g.thumb)
-                       .adjusted(-2, -2, 1, 1));
+        p.drawRect(g.thumbnail(m_hover.layer, m_hover.head).adjusted(-2, -2, 1, 1));
     }
     if (m_spec.layer >= 0 && m_spec.layer < m_layers && m_spec.head >= 0 && m_spec.head < m_heads) {
         p.setPen(QPen(kSelected, 3));
-        p.drawRect(QRect(g.left + m_spec.head * g.cell, g.top + m_spec.layer * g.cell, g.thumb, g.thumb)
-                       .adjusted(-2, -2, 1, 1));
+        p.drawRect(g.thumbnail(m_spec.layer, m_spec.head).adjusted(-2, -2, 1, 1));
     }
+}
+
+// Query tokens down the left of the thumbnail, key tokens up its top edge, one per row and column.
+void HeadsGridView::paintTokenLabels(QPainter &p, const Grid &g, const QRect &thumbnail) const
+{
+    const int tokens = tokenCount();
+    const QFont font = tokenFont();
+    const QFontMetrics metrics(font);
+    const int room = g.labels - 4;
+    p.save();
+    p.setFont(font);
+    QColor dim = textColor();
+    dim.setAlphaF(0.8f);
+    p.setPen(dim);
+    const double pitch = double(g.thumb) / tokens;
+    for (int t = 0; t < tokens; ++t) {
+        const QString text = metrics.elidedText(tokenLabel(m_input, t), Qt::ElideRight, room);
+        const int centre = int((t + 0.5) * pitch);
+        p.drawText(
+            QRect(thumbnail.left() - g.labels, thumbnail.top() + centre - metrics.height() / 2, room, metrics.height()),
+            Qt::AlignRight | Qt::AlignVCenter, text);
+        p.save();
+        p.translate(thumbnail.left() + centre, thumbnail.top() - 4);
+        p.rotate(-90);
+        p.drawText(QRect(0, -metrics.height() / 2, room, metrics.height()), Qt::AlignLeft | Qt::AlignVCenter, text);
+        p.restore();
+    }
+    p.restore();
 }
 
 void HeadsGridView::mouseMoveEvent(QMouseEvent *event)

@@ -5,6 +5,8 @@
 
 #include <QImage>
 
+class QComboBox;
+
 #include <memory>
 #include <vector>
 
@@ -12,7 +14,9 @@ namespace atlas {
 
 // Small multiples of every head's attention probabilities (`layer.{l}.attn.probs`): one row per layer, one
 // column per head, each thumbnail pooled to at most 96 px and scaled to its own maximum. The head of the
-// spec is outlined; clicking a thumbnail opens it in the attention view (emits specEdited).
+// spec is outlined; clicking a thumbnail opens it in the attention view (emits specEdited). The thumbnails fit the
+// view, or take the size the user picks (spec thumbnail_size, the view scrolling); once a token gets a row tall
+// enough for text, each thumbnail is labelled with its query and key tokens.
 class HeadsGridView : public View
 {
     Q_OBJECT
@@ -30,6 +34,9 @@ public:
     // The centred message drawn instead of the grid ("Not computed yet: …"), empty when the grid is drawn.
     QString message() const { return m_message; }
 
+    bool tokenLabelsShown() const { return grid().labels > 0; }
+    std::vector<QWidget *> interfaceWidgets() const override;
+
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -44,6 +51,7 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void leaveEvent(QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     struct Grid
@@ -52,6 +60,11 @@ private:
         int top = 0; // y of the first row
         int cell = 0; // pitch of rows and columns
         int thumb = 0; // side of a thumbnail
+        int labels = 0; // room for token labels left of and above each thumbnail; 0 = none
+        QRect thumbnail(int layer, int head) const
+        {
+            return {left + head * cell + labels, top + layer * cell + labels, thumb, thumb};
+        }
     };
     struct Hit
     {
@@ -65,9 +78,14 @@ private:
     Hit hitTest(const QPoint &pos) const;
     void paintLabels(QPainter &p, const Grid &g) const;
     void paintThumbnails(QPainter &p, const Grid &g) const;
+    void paintTokenLabels(QPainter &p, const Grid &g, const QRect &thumbnail) const;
+    QFont tokenFont() const;
+    int tokenCount() const;
+    int headerTop() const; // where the grid's column labels start, under the title and the size box
     QColor textColor() const;
 
     std::vector<QImage> m_thumbs; // [layer * heads + head]
+    QComboBox *m_size;
 
     int m_layers = 0;
     int m_heads = 0;

@@ -25,7 +25,7 @@ const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padd
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
     "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
     "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth",
-    "hidden_heads", "key", "ablate_heads", "ablation"};
+    "hidden_heads", "key", "ablate_heads", "ablation", "thumbnail_size"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -224,6 +224,14 @@ const std::map<std::string, Setter> &setters()
                     r.fail(std::string(e.what()).substr(7)); // after "heads: "
                 }
             }},
+        {"thumbnail_size",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.thumbnailSize = r.integer(v, 0, ">= 0");
+                if (s.thumbnailSize != 0
+                    && (s.thumbnailSize < ViewSpec::kMinThumbnail || s.thumbnailSize > ViewSpec::kMaxThumbnail))
+                    r.fail("0 (fit the view) or " + std::to_string(ViewSpec::kMinThumbnail) + " … "
+                        + std::to_string(ViewSpec::kMaxThumbnail) + " pixels");
+            }},
         {"ablation",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.ablation = r.oneOf(v, {"zero", "mean"});
@@ -339,6 +347,7 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["attention_params"] = attentionParams;
     j["attention_layers"] = attentionLayers;
     j["hidden_heads"] = hiddenHeads;
+    j["thumbnail_size"] = thumbnailSize;
     j["key"] = key;
     j["ablate_heads"] = ablateHeads;
     j["ablation"] = ablation;

@@ -38,6 +38,8 @@ struct ViewSpec
     int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
     std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
     int cursor = -1; // memory timeline and graph: the op of the training step singled out (a scrub position); -1 = none
+    int thumbnailSize
+        = 0; // heads view: each thumbnail's side in pixels (48 … 1024), token labels once they fit; 0 = fit
     std::vector<int> hiddenHeads; // token lines of every head: the heads switched off by their swatch
     std::string ablateHeads; // ablation view: the heads switched off, "layer.head,…" as dump --ablate-heads ("0.1,1.3")
     std::string ablation = "zero"; // ablation view: zero | mean (engine/headablation.h)
@@ -49,6 +51,7 @@ struct ViewSpec
     int blockSize = 8; // sparse FFN view: one neuron kept per block of this many (Sparse is Enough)
 
     static constexpr int kMaxDepth = 64;
+    static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
     static ViewSpec fromJson(const std::string &json, const std::string &source);
