@@ -1,8 +1,10 @@
 // The explorer as a lecturer uses it: every tab laid out without clipping at 1280×720 and 1920×1080, at zoom 100 %
 // and 150 %, in both themes; the stepping keys after Enter; the tab and zoom shortcuts. Set ATLAS_SCREENSHOTS=DIR to
 // save a picture of every tab at every size.
+#include "dialogs/shortcutsdialog.h"
 #include "mainwindow.h"
 #include "session/session.h"
+#include "theme.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
 #include "views/expertsview.h"
@@ -10,9 +12,12 @@
 #include "views/view.h"
 #include "zoomcontroller.h"
 
+#include <QAbstractButton>
+#include <QAbstractItemView>
 #include <QAbstractScrollArea>
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
@@ -24,6 +29,8 @@
 #include <QToolBar>
 
 #include <qcustomplot.h>
+
+#include <cmath>
 
 using namespace atlas;
 
@@ -41,6 +48,42 @@ bool insideScrollArea(const QWidget *w, const QWidget *top)
 
 // What does not fit in the window as it is laid out now: labels cut short, plots squeezed, tabs hidden, views
 // that had to elide text.
+// WCAG's contrast ratio of two colours: 1 (same) … 21 (black on white); 4.5 is the minimum for body text.
+double contrast(const QColor &a, const QColor &b)
+{
+    auto luminance = [](const QColor &c) {
+        auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+// Every visible, enabled text widget under `root` whose text colour does not stand out from its background by 4.5:1
+// (the palette's roles, which a style sheet colour also sets).
+QStringList illegibleWidgets(QWidget *root)
+{
+    QStringList out;
+    for (QWidget *w : root->findChildren<QWidget *>()) {
+        if (!w->isVisible() || !w->isEnabled())
+            continue;
+        const bool text = qobject_cast<QLabel *>(w) || qobject_cast<QAbstractButton *>(w)
+            || qobject_cast<QLineEdit *>(w) || qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractItemView *>(w);
+        if (!text)
+            continue;
+        w->ensurePolished();
+        const QPalette p = w->palette();
+        const bool field = qobject_cast<QLineEdit *>(w) || qobject_cast<QAbstractItemView *>(w);
+        const QColor fg = p.color(field ? QPalette::Text : w->foregroundRole());
+        const QColor bg = p.color(field ? QPalette::Base : w->backgroundRole());
+        if (const double c = contrast(fg, bg); c < 4.5)
+            out << QStringLiteral("%1 '%2' %3 on %4 (%5:1)")
+                       .arg(w->metaObject()->className(), w->objectName(), fg.name(), bg.name())
+                       .arg(c, 0, 'f', 1);
+    }
+    return out;
+}
+
 QStringList layoutProblems(QMainWindow &window)
 {
     QStringList problems;
@@ -271,6 +314,54 @@ private slots:
         QCOMPARE(QSettings().value("view/zoom").toDouble(), window.zoom()->zoom());
         QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
         QCOMPARE(QApplication::font().pointSizeF(), before);
+    }
+
+    // Every docked panel and the shortcuts dialog, in both palettes: text stands out from its background (4.5:1),
+    // warnings included. ATLAS_SCREENSHOTS keeps a picture of each.
+    void panelsAndDialogsAreLegibleInBothThemes_data()
+    {
+        QTest::addColumn<QString>("theme");
+        QTest::newRow("light") << "light";
+        QTest::newRow("dark") << "dark";
+    }
+    void panelsAndDialogsAreLegibleInBothThemes()
+    {
+        QFETCH(QString, theme);
+        Session session;
+        MainWindow window(&session);
+        window.findChild<QAction *>("actionDarkTheme")->setChecked(theme == "dark");
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS");
+        QStringList problems;
+        for (QDockWidget *dock : window.findChildren<QDockWidget *>()) {
+            dock->show();
+            dock->raise();
+            QTest::qWait(30);
+            for (const QString &p : illegibleWidgets(dock))
+                problems << dock->windowTitle() + ": " + p;
+            if (!dir.isEmpty())
+                dock->grab().save(QString("%1/panel-%2-%3.png").arg(dir, theme, dock->windowTitle()));
+        }
+        // The warning and accent colours the panels write in (a refused layer list, a failed run, generated text).
+        for (const QColor &c : {warningTextColor(), accentTextColor()})
+            for (auto role : {QPalette::Window, QPalette::Base})
+                if (const double r = contrast(c, QApplication::palette().color(role)); r < 4.5)
+                    problems << QStringLiteral("%1 on the palette's %2: %3:1").arg(c.name()).arg(int(role)).arg(r);
+        ShortcutsDialog shortcuts(window.menuBar(), &window);
+        shortcuts.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&shortcuts));
+        for (const QString &p : illegibleWidgets(&shortcuts))
+            problems << "Keyboard Shortcuts: " + p;
+        if (!dir.isEmpty())
+            shortcuts.grab().save(QString("%1/dialog-%2-shortcuts.png").arg(dir, theme));
+        problems.removeDuplicates();
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        window.findChild<QAction *>("actionDarkTheme")->setChecked(false);
     }
 };
 

@@ -51,4 +51,28 @@ void applyHighContrastTheme()
     QApplication::setPalette(p);
 }
 
+namespace {
+
+bool darkPalette()
+{
+    return QApplication::palette().color(QPalette::Window).lightness() < 128;
+}
+
+} // namespace
+
+QColor warningTextColor()
+{
+    return darkPalette() ? QColor(0xff, 0x8a, 0x80) : QColor(0xc5, 0x22, 0x1f);
+}
+
+QColor accentTextColor()
+{
+    return darkPalette() ? QColor(0xf5, 0xa3, 0x5c) : QColor(0xa8, 0x4b, 0x00);
+}
+
+QString textColorStyle(const QColor &color)
+{
+    return QStringLiteral("color: %1").arg(color.name());
+}
+
 } // namespace atlas

@@ -1,6 +1,7 @@
 #include "panels/attentionkernelbar.h"
 
 #include "attention/patternparams.h"
+#include "theme.h"
 
 #include "attention/attentionkernel.h"
 #include "session/session.h"
@@ -89,7 +90,7 @@ void AttentionKernelBar::apply()
         bool ok = false;
         layers.push_back(item.toInt(&ok));
         if (!ok || layers.back() < 0) {
-            m_layers->setStyleSheet("color: #d93025");
+            m_layers->setStyleSheet(textColorStyle(warningTextColor()));
             m_layers->setToolTip(tr("'%1' is not a layer number: give layers as 0,2").arg(item));
             return;
         }

@@ -1,6 +1,7 @@
 #include "panels/generationpanel.h"
 
 #include "session/session.h"
+#include "theme.h"
 #include "viewmodel/viewinput.h"
 
 #include <QDoubleSpinBox>
@@ -79,8 +80,8 @@ QString GenerationPanel::continuationText() const
 void GenerationPanel::show(const GenerationReport &report)
 {
     const auto visible = [](QString text) { return text.replace('\n', QStringLiteral("⏎")).toHtmlEscaped(); };
-    QString html
-        = visible(report.prompt) + QStringLiteral("<b style='color:#e8710a'>%1</b>").arg(visible(report.continuation));
+    QString html = visible(report.prompt)
+        + QStringLiteral("<b style='color:%1'>%2</b>").arg(accentTextColor().name(), visible(report.continuation));
     if (!report.stopped.isEmpty())
         html += "<br><i>" + report.stopped.toHtmlEscaped() + "</i>";
     m_text->setText(html);

@@ -1,5 +1,6 @@
 #include "panels/trainpanel.h"
 
+#include "theme.h"
 #include "views/viewfonts.h"
 
 #include "panels/losscurveplot.h"
@@ -561,7 +562,7 @@ void TrainPanel::openInSession(const QString &directory)
 
 void TrainPanel::showError(const QString &message)
 {
-    m_notice->setStyleSheet("color: #d93025");
+    m_notice->setStyleSheet(textColorStyle(warningTextColor()));
     m_notice->show();
     m_notice->setText(message);
     auto *box = new QMessageBox(QMessageBox::Warning, tr("Train"), message, QMessageBox::Ok, this);
