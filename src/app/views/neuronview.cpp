@@ -163,7 +163,7 @@ void NeuronView::draw()
         ya->setTicker(ticker);
         xa->setRange(-top * 1.15, top * 1.15);
         xa->setLabel(names[r]);
-        ya->setLabel(r == 0 ? tr("component c (d = %1)").arg(t.dim) : QString());
+        ya->setLabel(r == 0 ? tr("c (d = %1)").arg(t.dim) : QString());
     }
     QStringList largest;
     for (size_t i = 0; i < std::min<size_t>(3, t.largestTerms.size()); ++i) {
