@@ -2,12 +2,14 @@
 // with a message naming the problem.
 #include "clitesting.h"
 #include "io/npy.h"
+#include "model/model.h"
 #include "train/checkpointdirectory.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "train/checkpointdirectory.h"
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -55,6 +57,28 @@ private slots:
         for (int64_t i = 0; i < mask.numel(); ++i)
             QCOMPARE(mask.data()[i], std::isfinite(masked.data()[i]) ? 1.0f : 0.0f);
         QCOMPARE(mask.data()[1], 0.0f); // query 0 may not attend key 1 (causal)
+    }
+
+    // new-model writes its config and weights as one set: over its own earlier output it replaces both, leaving no
+    // staging directory; a directory holding other files (a downloaded checkpoint's vocab.json) is refused untouched.
+    void newModelWritesItsFilesAsASet()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("m");
+        QCOMPARE(run({"new-model", "--out", out, "--layers", "1", "--d-model", "32", "--seed", "1"}).code, 0);
+        const auto first = atlas::Model::load(out.toStdString());
+        QCOMPARE(run({"new-model", "--out", out, "--layers", "2", "--d-model", "32", "--seed", "2"}).code, 0);
+        QCOMPARE(atlas::Model::load(out.toStdString()).config.layers, 2);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden).size(), 1);
+        QFile other(dir.filePath("m/vocab.json"));
+        QVERIFY(other.open(QIODevice::WriteOnly));
+        other.write("{}");
+        other.close();
+        const auto refused = run({"new-model", "--out", out, "--layers", "1", "--d-model", "32"});
+        QVERIFY(refused.code != 0);
+        QVERIFY2(refused.err.contains("vocab.json"), qPrintable(refused.err));
+        QCOMPARE(atlas::Model::load(out.toStdString()).config.layers, 2);
+        QVERIFY(first.config.layers == 1);
     }
 
     // The same weights under another encoding: RoPE writes its rotated q and k, ALiBi its bias; a kind that needs

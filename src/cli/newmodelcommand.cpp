@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "io/stageddirectory.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -36,7 +37,11 @@ int newModelCommand(const CommandArgs &argv)
     const ModelConfig config = ModelConfig::fromJson(j.dump(), "new-model options");
     const int seed = args.intValue("seed", 1);
     Model model = Model::random(config, static_cast<uint64_t>(seed));
-    model.save(args.required("out"));
+    // The config and the weights as one set: a new-model killed half-way, or a full disk, leaves no config beside
+    // missing or old weights (io/stageddirectory.h); a directory of someone else's files is refused untouched.
+    StagedDirectory staged(args.required("out"), std::vector<std::string> {"config.json", "model.safetensors"});
+    model.save(staged.path());
+    staged.commit();
     std::cout << "wrote a " << model.parameterCount() << "-parameter model (seed " << seed << ") to "
               << args.value("out") << "\n";
     return 0;

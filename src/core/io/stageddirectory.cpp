@@ -2,6 +2,7 @@
 
 #include "util/error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +33,31 @@ void syncDirectory(const fs::path &dir)
 
 StagedDirectory::StagedDirectory(const std::string &target, const std::string &marker)
 {
+    stage(target, [&marker](const std::string &dir) -> std::string {
+        std::error_code ec;
+        if (fs::is_empty(dir, ec) || fs::exists(fs::path(dir) / marker, ec))
+            return {};
+        return dir + ": the directory holds other files (no " + marker
+            + "); choose a new or empty directory, or one an earlier run wrote";
+    });
+}
+
+StagedDirectory::StagedDirectory(const std::string &target, const std::vector<std::string> &ownFiles)
+{
+    stage(target, [&ownFiles](const std::string &dir) -> std::string {
+        std::error_code ec;
+        for (const auto &entry : fs::directory_iterator(dir, ec)) {
+            const std::string name = entry.path().filename().string();
+            if (std::find(ownFiles.begin(), ownFiles.end(), name) == ownFiles.end())
+                return dir + ": the directory holds " + name
+                    + ", which this command does not write; choose a new or empty directory, or one it wrote";
+        }
+        return {};
+    });
+}
+
+void StagedDirectory::stage(const std::string &target, const std::function<std::string(const std::string &)> &refusal)
+{
     if (target.empty())
         throw Error("the output directory needs a name");
     std::error_code ec;
@@ -45,9 +71,8 @@ StagedDirectory::StagedDirectory(const std::string &target, const std::string &m
     if (fs::exists(path, ec)) {
         if (!fs::is_directory(path, ec))
             throw Error(m_target + ": exists and is not a directory");
-        if (!fs::is_empty(path, ec) && !fs::exists(path / marker, ec))
-            throw Error(m_target + ": the directory holds other files (no " + marker
-                + "); choose a new or empty directory, or one an earlier run wrote");
+        if (const std::string why = refusal(m_target); !why.empty())
+            throw Error(why);
     }
     const fs::path parent = path.parent_path();
     fs::create_directories(parent, ec);

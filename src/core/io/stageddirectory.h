@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace atlas {
 
@@ -13,11 +15,13 @@ namespace atlas {
 // by the destructor, or, if the process died, by the next StagedDirectory for the same target.
 //
 // The target must be absent, empty, or a directory this program wrote before (it holds `marker`): a directory of
-// other files is refused rather than replaced.
+// other files is refused rather than replaced. Where the marker's name is common (a model's config.json), give the
+// whole list instead: then the target may hold those files only.
 class StagedDirectory
 {
 public:
     StagedDirectory(const std::string &target, const std::string &marker);
+    StagedDirectory(const std::string &target, const std::vector<std::string> &ownFiles);
     ~StagedDirectory();
     StagedDirectory(const StagedDirectory &) = delete;
     StagedDirectory &operator=(const StagedDirectory &) = delete;
@@ -28,6 +32,9 @@ public:
     void commit();
 
 private:
+    // Resolves the target, refuses one `acceptable` says is not ours, and makes the staging directory.
+    void stage(const std::string &target, const std::function<std::string(const std::string &)> &refusal);
+
     std::string m_target;
     std::string m_staging;
     bool m_committed = false;

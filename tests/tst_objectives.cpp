@@ -1,0 +1,154 @@
+// Pretraining objectives (train/objectives.h): BERT's masked LM chooses 15 % and splits them 80/10/10 within binomial
+// tolerances over many seeds; T5's span corruption round-trips (filling the sentinels with the targets gives the text
+// back) with the noise and span counts of its definition; the prefix LM's and next token's masks and targets.
+#include "train/objectives.h"
+#include "util/error.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <numeric>
+
+using namespace atlas;
+
+namespace {
+
+std::vector<int> textOf(int length)
+{
+    std::vector<int> t(static_cast<size_t>(length));
+    for (int i = 0; i < length; ++i)
+        t[size_t(i)] = 10 + (i * 7) % 90; // ordinary ids 10 … 99
+    return t;
+}
+
+// |observed − n·p| within five standard deviations of a binomial count.
+bool binomialClose(double observed, double n, double p)
+{
+    return std::abs(observed - n * p) <= 5 * std::sqrt(n * p * (1 - p));
+}
+
+} // namespace
+
+class TestObjectives : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void maskedLmChoosesFifteenPercentSplitEightyTenTen()
+    {
+        const int T = 200, seeds = 2000, maskId = 103, ordinary = 100;
+        const std::vector<int> text = textOf(T);
+        double masked = 0, random = 0, unchanged = 0;
+        std::vector<int> chosenAt(size_t(T), 0);
+        for (int seed = 0; seed < seeds; ++seed) {
+            const CorruptedText c = maskedLmObjective(text, maskId, ordinary, uint64_t(seed));
+            QCOMPARE(std::accumulate(c.lossMask.begin(), c.lossMask.end(), 0.0f), 30.0f); // round(0.15 · 200)
+            for (int t = 0; t < T; ++t) {
+                switch (c.fates[size_t(t)]) {
+                case CorruptedText::Fate::Kept:
+                    QCOMPARE(c.input[size_t(t)], text[size_t(t)]);
+                    QCOMPARE(c.targets[size_t(t)], -1);
+                    continue;
+                case CorruptedText::Fate::Masked:
+                    QCOMPARE(c.input[size_t(t)], maskId);
+                    ++masked;
+                    break;
+                case CorruptedText::Fate::Random:
+                    QVERIFY(c.input[size_t(t)] >= 0 && c.input[size_t(t)] < ordinary);
+                    ++random;
+                    break;
+                case CorruptedText::Fate::Unchanged:
+                    QCOMPARE(c.input[size_t(t)], text[size_t(t)]);
+                    ++unchanged;
+                    break;
+                }
+                QCOMPARE(c.targets[size_t(t)], text[size_t(t)]);
+                ++chosenAt[size_t(t)];
+            }
+        }
+        const double chosen = 30.0 * seeds;
+        QVERIFY2(binomialClose(masked, chosen, 0.8), qPrintable(QString::number(masked / chosen)));
+        QVERIFY2(binomialClose(random, chosen, 0.1), qPrintable(QString::number(random / chosen)));
+        QVERIFY2(binomialClose(unchanged, chosen, 0.1), qPrintable(QString::number(unchanged / chosen)));
+        for (int t = 0; t < T; ++t) // every position equally likely to be chosen
+            QVERIFY2(binomialClose(chosenAt[size_t(t)], seeds, 0.15), qPrintable(QString::number(chosenAt[size_t(t)])));
+        QCOMPARE(maskedLmObjective({5}, maskId, ordinary, 1).lossMask, std::vector<float> {1.0f}); // at least one
+        QVERIFY(
+            maskedLmObjective(text, maskId, ordinary, 7).input == maskedLmObjective(text, maskId, ordinary, 7).input);
+    }
+
+    void spanCorruptionRoundTrips()
+    {
+        std::vector<int> sentinels;
+        for (int s = 0; s < 40; ++s)
+            sentinels.push_back(200 + s);
+        double spansDrawn = 0, noiseTokens = 0;
+        for (int length = 2; length <= 120; ++length)
+            for (int seed = 0; seed < 20; ++seed) {
+                const std::vector<int> text = textOf(length);
+                const CorruptedText c = spanCorruptionObjective(text, sentinels, uint64_t(seed));
+                QCOMPARE(fillSpans(c.input, c.targets, sentinels), text);
+                const int noise = std::clamp(int(std::lround(0.15 * length)), 1, length - 1);
+                const int spans = int(c.spans.size());
+                QCOMPARE(int(c.input.size()), length - noise + spans);
+                QCOMPARE(int(c.targets.size()), noise + spans + 1);
+                QCOMPARE(c.targets.front(), sentinels[0]);
+                QCOMPARE(c.targets.back(), sentinels[size_t(spans)]);
+                int covered = 0;
+                for (auto [begin, end] : c.spans) {
+                    QVERIFY(end > begin);
+                    covered += end - begin;
+                }
+                QCOMPARE(covered, noise);
+                QVERIFY(c.spans.front().first > 0); // the text starts with a kept gap
+                if (length == 100) {
+                    spansDrawn += spans;
+                    noiseTokens += noise;
+                }
+            }
+        QCOMPARE(noiseTokens / spansDrawn, 3.0); // 15 noise tokens in 5 spans: T5's mean span length
+        QVERIFY_THROWS_EXCEPTION(Error, spanCorruptionObjective(textOf(100), {200, 201}, 1));
+    }
+
+    void prefixLmSeesItsPrefixBothWays()
+    {
+        const std::vector<int> text = textOf(12);
+        std::vector<int> seen(12, 0);
+        for (int seed = 0; seed < 400; ++seed) {
+            const CorruptedText c = prefixLmObjective(text, uint64_t(seed));
+            QVERIFY(c.prefix >= 1 && c.prefix <= 11);
+            ++seen[size_t(c.prefix)];
+            const std::vector<uint8_t> mask = objectiveAttentionMask(c);
+            for (int i = 0; i < 12; ++i)
+                for (int j = 0; j < 12; ++j)
+                    QCOMPARE(bool(mask[size_t(i * 12 + j)]), j <= i || (i < c.prefix && j < c.prefix));
+            for (int t = 0; t < 12; ++t) {
+                const bool counts = t >= c.prefix - 1 && t < 11;
+                QCOMPARE(c.lossMask[size_t(t)], counts ? 1.0f : 0.0f);
+                QCOMPARE(c.targets[size_t(t)], counts ? text[size_t(t + 1)] : -1);
+            }
+        }
+        for (int p = 1; p <= 11; ++p)
+            QVERIFY2(seen[size_t(p)] > 0, qPrintable(QString::number(p)));
+    }
+
+    void nextTokenAndTheMasksOfTheEncoderObjectives()
+    {
+        const CorruptedText next = nextTokenObjective({1, 2, 3});
+        QCOMPARE(next.targets, (std::vector<int> {2, 3, -1}));
+        QCOMPARE(objectiveAttentionMask(next), (std::vector<uint8_t> {1, 0, 0, 1, 1, 0, 1, 1, 1}));
+        const CorruptedText mlm = maskedLmObjective({1, 2, 3}, 9, 5, 3);
+        QCOMPARE(objectiveAttentionMask(mlm), std::vector<uint8_t>(9, 1)); // an encoder sees both ways
+        QCOMPARE(parseObjective("span", "--objective"), Objective::SpanCorruption);
+        try {
+            parseObjective("bert", "--objective");
+            QFAIL("accepted 'bert'");
+        } catch (const Error &e) {
+            QVERIFY(std::string(e.what()).find("next, mlm, span or prefix") != std::string::npos);
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, nextTokenObjective({4}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestObjectives)
+#include "tst_objectives.moc"
