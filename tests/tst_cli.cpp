@@ -81,6 +81,50 @@ private slots:
         QVERIFY(first.config.layers == 1);
     }
 
+    // dump --objective writes the corruption with the model's own special tokens, and refuses an objective whose
+    // tokens the model lacks before running anything.
+    void dumpWritesAnObjective()
+    {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("special");
+        QDir().mkpath(model);
+        QFile::copy(ATLAS_TEST_DATA "/gpt2_tiny/model.safetensors", model + "/model.safetensors");
+        QFile in(ATLAS_TEST_DATA "/gpt2_tiny/config.json");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QJsonObject config = QJsonDocument::fromJson(in.readAll()).object();
+        config["atlas_special_tokens"] = QJsonObject {{"[MASK]", 45}, {"<extra_id_0>", 46}, {"<extra_id_1>", 47}};
+        QFile out(model + "/config.json");
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(config).toJson());
+        out.close();
+        const QString tokens = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16";
+        QCOMPARE(run({"dump", "--model", model, "--tokens", tokens, "--objective", "mlm", "--seed", "4", "--out",
+                         dir.filePath("mlm")})
+                     .code,
+            0);
+        QFile manifestFile(dir.filePath("mlm/manifest.json"));
+        QVERIFY(manifestFile.open(QIODevice::ReadOnly));
+        const QJsonObject objective = QJsonDocument::fromJson(manifestFile.readAll()).object()["objective"].toObject();
+        QCOMPARE(objective["chosen"].toInt(), 2); // round(0.15 · 16)
+        const atlas::Tensor input = atlas::readNpy(dir.filePath("mlm/objective.input.npy").toStdString());
+        const atlas::Tensor lossMask = atlas::readNpy(dir.filePath("mlm/objective.loss_mask.npy").toStdString());
+        QCOMPARE(input.shape(), (atlas::Shape {16}));
+        QCOMPARE(lossMask.shape(), (atlas::Shape {16}));
+        int masks = 0;
+        for (int t = 0; t < 16; ++t)
+            masks += input.data()[t] == 45.0f;
+        QCOMPARE(masks, objective["masked"].toInt());
+        QCOMPARE(atlas::readNpy(dir.filePath("mlm/objective.attention_mask.npy").toStdString()).shape(),
+            (atlas::Shape {16, 16}));
+        QCOMPARE(
+            run({"dump", "--model", model, "--tokens", tokens, "--objective", "span", "--out", dir.filePath("s")}).code,
+            0);
+        const auto refused = run(
+            {"dump", "--model", "reverse", "--text", "abc", "--objective", "mlm", "--out", dir.filePath("refused")});
+        QVERIFY(refused.code != 0 && refused.err.contains("no [MASK] token"));
+        QVERIFY(!QFile::exists(dir.filePath("refused")));
+    }
+
     // The same weights under another encoding: RoPE writes its rotated q and k, ALiBi its bias; a kind that needs
     // a table the model lacks is refused by name.
     void dumpOverridesThePositions()

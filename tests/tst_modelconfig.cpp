@@ -72,6 +72,31 @@ private slots:
         QVERIFY2(!QString::fromStdString(m).contains("[json.exception"), m.c_str());
     }
 
+    // Special tokens: named ids inside the vocabulary, one name per id; the sentinels run from <extra_id_0> without
+    // a gap; the ordinary tokens are those below every special one; they survive a round trip.
+    void specialTokensAreNamedIdsInsideTheVocabulary()
+    {
+        const std::string base = R"({"vocab_size": 260, "atlas_tokenizer": "bytes", "atlas_special_tokens": )";
+        const ModelConfig c = ModelConfig::fromJson(
+            base + R"({"<extra_id_1>": 259, "[MASK]": 256, "<extra_id_0>": 258, "[CLS]": 257}})", "m/config.json");
+        QCOMPARE(c.specialToken("[MASK]"), 256);
+        QCOMPARE(c.specialToken("[SEP]"), -1);
+        QCOMPARE(c.sentinelTokens(), (std::vector<int> {258, 259}));
+        QCOMPARE(c.ordinaryTokens(), 256);
+        QCOMPARE(c.specialTokens.front().first, std::string("[MASK]")); // sorted by id
+        QCOMPARE(ModelConfig::fromJson(c.toJson(), "again").specialTokens, c.specialTokens);
+        QCOMPARE(ModelConfig().ordinaryTokens(), ModelConfig().vocab);
+        for (const auto &[json, reason] : {std::pair {R"({"[MASK]": 260}})", "outside the vocabulary"},
+                 {R"({"[MASK]": 256, "[CLS]": 256}})", "share id 256"},
+                 {R"({"[MASK]": "x"}})", "must map to a token id"}, {R"({"": 256}})", "1 to 64 characters"},
+                 {R"(["[MASK]"]})", "must map at most"}}) {
+            const std::string m = errorOf(base + json);
+            QVERIFY2(m.find(reason) != std::string::npos && m.find("m/config.json") == std::string::npos
+                    && m.find("dir/config.json") != std::string::npos,
+                m.c_str());
+        }
+    }
+
     // Model::random and new-model validate built configs with the same ranges.
     void validateChecksRanges()
     {

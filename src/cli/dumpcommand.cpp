@@ -9,6 +9,7 @@
 #include "modelinput.h"
 #include "trace/names.h"
 #include "train/backprop.h"
+#include "train/objectives.h"
 #include "train/strategyrunner.h"
 #include "util/error.h"
 
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace atlas {
 
@@ -120,18 +122,88 @@ void printAblationEffect(const ModelAndInput &run)
     }
 }
 
+// --objective next|mlm|span|prefix --seed S: the objective applied to the input, with the model's special tokens;
+// checked before anything runs (a model without [MASK] cannot take mlm, one without sentinels not span).
+CorruptedText objectiveArgument(const Arguments &args, const Model &model, const std::vector<int> &tokens)
+{
+    const Objective objective = parseObjective(args.value("objective"), "--objective");
+    const uint64_t seed = uint64_t(args.intValue("seed", 0));
+    const ModelConfig &c = model.config;
+    switch (objective) {
+    case Objective::NextToken:
+        return nextTokenObjective(tokens);
+    case Objective::PrefixLm:
+        return prefixLmObjective(tokens, seed);
+    case Objective::MaskedLm:
+        if (c.specialToken("[MASK]") < 0)
+            throw Error("--objective mlm: model " + model.name
+                + " has no [MASK] token (atlas_special_tokens in its config.json) to hide tokens with");
+        return maskedLmObjective(tokens, c.specialToken("[MASK]"), c.ordinaryTokens(), seed);
+    case Objective::SpanCorruption:
+        if (c.sentinelTokens().empty())
+            throw Error("--objective span: model " + model.name
+                + " has no sentinels <extra_id_0>, <extra_id_1> … (atlas_special_tokens in its config.json)");
+        return spanCorruptionObjective(tokens, c.sentinelTokens(), seed);
+    }
+    return nextTokenObjective(tokens);
+}
+
+// objective.input [T_in], objective.targets [T_out] (−1: nothing), objective.loss_mask [T_out] and the attention
+// mask the objective implies, objective.attention_mask [T_in, T_in]; returns the manifest's entry.
+nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedText &c, uint64_t seed)
+{
+    auto ids = [](const std::vector<int> &v) {
+        Tensor t({int64_t(v.size())});
+        for (size_t i = 0; i < v.size(); ++i)
+            t.data()[i] = float(v[i]);
+        return t;
+    };
+    Tensor lossMask({int64_t(c.lossMask.size())});
+    std::copy(c.lossMask.begin(), c.lossMask.end(), lossMask.data());
+    const int64_t T = int64_t(c.input.size());
+    Tensor mask({T, T});
+    const std::vector<uint8_t> allowed = objectiveAttentionMask(c);
+    for (size_t i = 0; i < allowed.size(); ++i)
+        mask.data()[i] = allowed[i];
+    writeNpy((out / "objective.input.npy").string(), ids(c.input));
+    writeNpy((out / "objective.targets.npy").string(), ids(c.targets));
+    writeNpy((out / "objective.loss_mask.npy").string(), lossMask);
+    writeNpy((out / "objective.attention_mask.npy").string(), mask);
+    nlohmann::json j
+        = {{"name", objectiveName(c.objective)}, {"seed", seed}, {"input", c.input}, {"targets", c.targets}};
+    if (c.objective == Objective::PrefixLm)
+        j["prefix"] = c.prefix;
+    if (c.objective == Objective::SpanCorruption)
+        for (auto [begin, end] : c.spans)
+            j["spans"].push_back({begin, end});
+    if (c.objective == Objective::MaskedLm) {
+        int masked = 0, random = 0, unchanged = 0;
+        for (CorruptedText::Fate f : c.fates) {
+            masked += f == CorruptedText::Fate::Masked;
+            random += f == CorruptedText::Fate::Random;
+            unchanged += f == CorruptedText::Fate::Unchanged;
+        }
+        j["chosen"] = masked + random + unchanged;
+        j["masked"] = masked;
+        j["random"] = random;
+        j["unchanged"] = unchanged;
+    }
+    return j;
+}
+
 } // namespace
 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
 //      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
 //      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
 //      [--capacity-factor X --expert-top-k K] [--ablate-heads 0.1,1.3 --ablation zero|mean]
+//      [--objective next|mlm|span|prefix --seed S]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
             "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor",
-            "expert-top-k", "ablate-heads", "ablation"},
+            "expert-top-k", "ablate-heads", "ablation", "objective", "seed"},
         {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
@@ -160,6 +232,11 @@ int dumpCommand(const CommandArgs &argv)
                 + std::to_string(run.input.tokens.size())
                 + " input tokens (give one per input token, -1 to leave a position out of the loss)");
     }
+    if (args.has("seed") && !args.has("objective"))
+        throw Error("--seed draws an objective's corruption: give it with --objective mlm|span|prefix");
+    std::optional<CorruptedText> objective;
+    if (args.has("objective"))
+        objective = objectiveArgument(args, *run.model, run.input.tokens);
     const size_t budget = memoryBudgetArgument(args);
     // Written whole or not at all: into a fresh directory that replaces --out at the end (io/stageddirectory.h).
     // An interrupted or failed dump (a full disk) leaves the previous dump as it was.
@@ -187,6 +264,8 @@ int dumpCommand(const CommandArgs &argv)
                 {"formula", attentionMaskFormula(engine.trace(), l)}, {"op", "derived by dump"}});
         }
     manifest["tensors"] = tensors;
+    if (objective)
+        manifest["objective"] = writeObjective(dir, *objective, uint64_t(args.intValue("seed", 0)));
     if (!run.input.ablation.empty()) {
         std::vector<HeadRef> heads;
         for (const HeadAblation::Head &h : run.input.ablation.heads)
@@ -202,7 +281,8 @@ int dumpCommand(const CommandArgs &argv)
         manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     staged.commit();
     std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
-              << " and manifest.json to " << out << "\n";
+              << (objective ? ", objective.input/targets/loss_mask/attention_mask" : "") << " and manifest.json to "
+              << out << "\n";
     if (!run.input.ablation.empty())
         printAblationEffect(run);
     return 0;

@@ -170,8 +170,40 @@ void ModelConfig::validate(const std::string &source) const
         require(layer >= 0 && layer < layers,
             "atlas_moe_layers names layer " + std::to_string(layer) + ", the model has layers 0.."
                 + std::to_string(layers - 1));
+    for (size_t i = 0; i < specialTokens.size(); ++i) {
+        const auto &[name, id] = specialTokens[i];
+        require(!name.empty() && name.size() <= 64, "atlas_special_tokens: a name must have 1 to 64 characters");
+        require(id >= 0 && id < vocab,
+            "atlas_special_tokens: '" + name + "' has id " + std::to_string(id) + ", outside the vocabulary [0, "
+                + std::to_string(vocab) + ")");
+        if (i > 0 && specialTokens[i - 1].second == id)
+            require(false,
+                "atlas_special_tokens: '" + specialTokens[i - 1].first + "' and '" + name + "' share id "
+                    + std::to_string(id));
+    }
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
+}
+
+int ModelConfig::specialToken(const std::string &name) const
+{
+    for (const auto &[n, id] : specialTokens)
+        if (n == name)
+            return id;
+    return -1;
+}
+
+std::vector<int> ModelConfig::sentinelTokens() const
+{
+    std::vector<int> ids;
+    for (int id; (id = specialToken("<extra_id_" + std::to_string(ids.size()) + ">")) >= 0;)
+        ids.push_back(id);
+    return ids;
+}
+
+int ModelConfig::ordinaryTokens() const
+{
+    return specialTokens.empty() ? vocab : specialTokens.front().second;
 }
 
 ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &source)
@@ -236,6 +268,18 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
     c.task = readString(j, "atlas_task", "", source);
+    if (j.contains("atlas_special_tokens")) {
+        const json &specials = j["atlas_special_tokens"];
+        if (!specials.is_object() || specials.size() > 4096)
+            throw Error(source + ": key 'atlas_special_tokens' must map at most 4096 names to token ids");
+        for (const auto &[name, id] : specials.items()) {
+            if (!id.is_number_integer())
+                throw Error(source + ": key 'atlas_special_tokens': '" + name + "' must map to a token id");
+            c.specialTokens.push_back({name, int(std::clamp<int64_t>(id.get<int64_t>(), -1, INT_MAX))});
+        }
+        std::sort(c.specialTokens.begin(), c.specialTokens.end(),
+            [](const auto &a, const auto &b) { return a.second < b.second; });
+    }
     c.validate(source);
     return c;
 }
@@ -264,6 +308,12 @@ std::string ModelConfig::toJson() const
     };
     if (!task.empty())
         j["atlas_task"] = task;
+    if (!specialTokens.empty()) {
+        json specials = json::object();
+        for (const auto &[name, id] : specialTokens)
+            specials[name] = id;
+        j["atlas_special_tokens"] = specials;
+    }
     if (reversible)
         j["atlas_reversible"] = true;
     if (rotatesQueriesAndKeys())

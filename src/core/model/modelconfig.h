@@ -56,6 +56,9 @@ struct ModelConfig
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty
+    // atlas_special_tokens: {"[MASK]": 259, "<extra_id_0>": 260, …}, ids past the ordinary vocabulary that the
+    // pretraining objectives (train/objectives.h) and the token chips use by name; sorted by id.
+    std::vector<std::pair<std::string, int>> specialTokens;
     std::string task; // atlas_task: the task it was trained on (train --task), for held-out scores; may be empty
 
     int headDim() const { return dModel / heads; }
@@ -76,6 +79,12 @@ struct ModelConfig
             && (moeLayers.empty() || std::find(moeLayers.begin(), moeLayers.end(), layer) != moeLayers.end());
     }
     bool hasExperts() const { return experts > 0; }
+    // The id of special token `name`, or −1 when the model has none of that name.
+    int specialToken(const std::string &name) const;
+    // The ids of <extra_id_0>, <extra_id_1> … as far as they run without a gap (T5's sentinels).
+    std::vector<int> sentinelTokens() const;
+    // The ids below every special token: what a random replacement draws from.
+    int ordinaryTokens() const;
     // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.
     static ModelConfig gpt2Small();
     void validate(const std::string &source) const; // throws atlas::Error naming source and field
