@@ -4,6 +4,7 @@
 #include "io/limits.h"
 #include "model/model.h"
 #include "tokenize/bpetokenizer.h"
+#include "tokenize/specialtokenstokenizer.h"
 #include "util/error.h"
 
 #include <charconv>
@@ -38,11 +39,16 @@ public:
 
 std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
 {
+    std::unique_ptr<Tokenizer> tokenizer;
     if (model.config.tokenizer == "bytes")
-        return std::make_unique<ByteTokenizer>();
-    if (BpeTokenizer::directoryHasFiles(model.directory))
-        return BpeTokenizer::fromDirectory(model.directory);
-    return std::make_unique<IdTokenizer>();
+        tokenizer = std::make_unique<ByteTokenizer>();
+    else if (BpeTokenizer::directoryHasFiles(model.directory))
+        tokenizer = BpeTokenizer::fromDirectory(model.directory);
+    else
+        tokenizer = std::make_unique<IdTokenizer>();
+    if (model.config.specialTokens.empty())
+        return tokenizer;
+    return std::make_unique<SpecialTokensTokenizer>(std::move(tokenizer), model.config.specialTokens);
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
