@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "engine/engine.h"
+#include "errortesting.h"
 #include "io/npy.h"
 #include "model/model.h"
 #include "referencetesting.h"
@@ -84,15 +85,7 @@ QString compare(const QString &name, const Tensor &got, const Tensor &want)
     return why;
 }
 
-QString errorFrom(const std::function<void()> &f)
-{
-    try {
-        f();
-    } catch (const Error &e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
+using atlas::testing::errorFrom;
 
 } // namespace
 

@@ -3,6 +3,7 @@
 // or bad model files raise atlas::Error with a useful message.
 
 #include "engine/engine.h"
+#include "errortesting.h"
 #include "io/npy.h"
 #include "model/model.h"
 #include "util/error.h"
@@ -59,17 +60,7 @@ Input inputFor(const QString &model)
 }
 
 // The message of the atlas::Error that f throws; a null string when it throws nothing.
-QString errorFrom(const std::function<void()> &f)
-{
-    try {
-        f();
-    } catch (const Error &e) {
-        return QString::fromStdString(e.what());
-    } catch (const std::exception &e) {
-        return QStringLiteral("[not an atlas::Error] ") + QString::fromUtf8(e.what());
-    }
-    return {};
-}
+using atlas::testing::errorFrom;
 
 QString cellString(const Shape &shape, int64_t flat)
 {

@@ -4,6 +4,7 @@
 
 #include "analysis/headimportance.h"
 #include "engine/engine.h"
+#include "errortesting.h"
 #include "io/npy.h"
 #include "model/builtinmodels.h"
 #include "train/backprop.h"
@@ -46,15 +47,7 @@ float maxDifference(const Tensor &a, const Tensor &b)
     return worst;
 }
 
-QString errorFrom(const std::function<void()> &f)
-{
-    try {
-        f();
-    } catch (const Error &e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
+using atlas::testing::errorFrom;
 
 } // namespace
 

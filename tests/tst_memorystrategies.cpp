@@ -10,6 +10,7 @@
 // the larger term), and that difference passes through the backward pass: measured ~1e-6 of the largest gradient.
 #include "commands.h"
 #include "engine/engine.h"
+#include "errortesting.h"
 #include "io/npy.h"
 #include "memory/allocationrecorder.h"
 #include "memory/inversionerror.h"
@@ -138,15 +139,7 @@ double relativeDifference(const Gradients &a, const Gradients &b, std::string *w
     return result;
 }
 
-QString errorFrom(const std::function<void()> &f)
-{
-    try {
-        f();
-    } catch (const Error &e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
+using atlas::testing::errorFrom;
 
 } // namespace
 

@@ -11,6 +11,7 @@
 #include "train/backprop.h"
 #include "train/objectives.h"
 #include "train/strategyrunner.h"
+#include "util/commalist.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -31,18 +32,12 @@ namespace {
 std::vector<int> parseTargets(const std::string &text)
 {
     std::vector<int> ids;
-    size_t i = 0;
-    while (i < text.size()) {
-        const size_t j = std::min(text.find(',', i), text.size());
-        std::string item = text.substr(i, j - i);
-        item.erase(0, item.find_first_not_of(" \t"));
-        item.erase(item.find_last_not_of(" \t") + 1);
+    for (const std::string &item : splitCommaList(text)) {
         int value = 0;
         auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
         if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || value < -1)
             throw Error("--targets: '" + item + "' is not a token id or -1");
         ids.push_back(value);
-        i = j + 1;
     }
     return ids;
 }

@@ -1,6 +1,7 @@
 #include "engine/headablation.h"
 
 #include "model/modelconfig.h"
+#include "util/commalist.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -61,12 +62,7 @@ void HeadAblation::validate(const ModelConfig &config) const
 std::vector<HeadRef> parseHeadList(const std::string &text, int layers, int heads, const std::string &source)
 {
     std::vector<HeadRef> out;
-    size_t i = 0;
-    while (i < text.size()) {
-        const size_t j = std::min(text.find(',', i), text.size());
-        std::string item = text.substr(i, j - i);
-        item.erase(0, item.find_first_not_of(" \t"));
-        item.erase(item.find_last_not_of(" \t") + 1);
+    for (const std::string &item : splitCommaList(text)) {
         const size_t dot = item.find('.');
         HeadRef h;
         if (dot == std::string::npos || !parseIndex(item.substr(0, dot), h.layer)
@@ -78,7 +74,6 @@ std::vector<HeadRef> parseHeadList(const std::string &text, int layers, int head
         if (std::find(out.begin(), out.end(), h) != out.end())
             throw Error(source + ": head " + item + " is listed twice");
         out.push_back(h);
-        i = j + 1;
     }
     return out;
 }

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// "0.1, 1.3" -> {"0.1", "1.3"}: the comma-separated items of an option, spaces and tabs around each trimmed. An
+// empty text has no items; an empty item between commas is kept (as ""), for the caller to name.
+inline std::vector<std::string> splitCommaList(const std::string &text)
+{
+    std::vector<std::string> items;
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t j = std::min(text.find(',', i), text.size());
+        std::string item = text.substr(i, j - i);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        items.push_back(std::move(item));
+        i = j + 1;
+    }
+    return items;
+}
+
+} // namespace atlas
