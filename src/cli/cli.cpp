@@ -40,7 +40,7 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           time one training step: forward, backward, AdamW
   transformer-atlas generate --model M --text "..." [--steps N --temperature T --top-k K --seed S]
                                           generate with a KV cache, printing its growth
-  transformer-atlas train --task reverse|copy|sort|parens|chars --out DIR [--steps N --lr LR --seed S --resume]
+  transformer-atlas train --task reverse|copy|sort|parens|chars|mlm --out DIR [--steps N --lr LR --seed S --resume]
       [--reversible] [--positions KIND] [--scale-embeddings] [--experts E --expert-top-k K --capacity-factor X]
       [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C]
                                           train a model, saving a resumable state in DIR every --save-every steps

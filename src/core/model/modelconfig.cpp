@@ -335,7 +335,7 @@ std::string ModelConfig::toJson() const
         if (!moeLayers.empty())
             j["atlas_moe_layers"] = moeLayers;
     }
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; // a byte sample may not be UTF-8
 }
 
 } // namespace atlas

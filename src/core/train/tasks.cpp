@@ -1,6 +1,7 @@
 #include "train/task.h"
 
 #include "train/corpus.h"
+#include "train/objectives.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -198,6 +199,38 @@ public:
     }
 };
 
+// BERT's masked language model on the same corpus (train/objectives.h): 128 characters, 15 % of them chosen and
+// hidden 80/10/10; the model, bidirectional, predicts the original character at each chosen position.
+class MaskedCharactersTask : public Task
+{
+public:
+    static constexpr int kMask = 256;
+    std::string name() const override { return "mlm"; }
+    std::string summary() const override
+    {
+        return "BERT's masked language model on Pride and Prejudice: fill in the characters hidden by [MASK]";
+    }
+    ModelConfig modelConfig() const override
+    {
+        ModelConfig c = smallConfig(4, 4, 128, 128, "");
+        c.vocab = 260; // the bytes, then [MASK], [CLS], [SEP], [PAD]
+        c.causal = false;
+        c.specialTokens = {{"[MASK]", kMask}, {"[CLS]", 257}, {"[SEP]", 258}, {"[PAD]", 259}};
+        return c;
+    }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        const std::string &text = heldOut ? corpusHeldOut() : corpusTraining();
+        const size_t length = 128;
+        const size_t start = rng() % (text.size() - length);
+        std::vector<int> tokens;
+        for (size_t i = 0; i < length; ++i)
+            tokens.push_back(static_cast<unsigned char>(text[start + i]));
+        const CorruptedText c = maskedLmObjective(tokens, kMask, 256, rng());
+        return {c.input, c.targets};
+    }
+};
+
 } // namespace
 
 Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
@@ -209,7 +242,7 @@ Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
 
 std::vector<std::string> Task::names()
 {
-    return {"reverse", "copy", "sort", "parens", "chars"};
+    return {"reverse", "copy", "sort", "parens", "chars", "mlm"};
 }
 
 std::unique_ptr<Task> Task::create(const std::string &name)
@@ -224,7 +257,9 @@ std::unique_ptr<Task> Task::create(const std::string &name)
         return std::make_unique<ParenthesesTask>();
     if (name == "chars")
         return std::make_unique<CharactersTask>();
-    throw Error("unknown task '" + name + "' (known: reverse, copy, sort, parens, chars)");
+    if (name == "mlm")
+        return std::make_unique<MaskedCharactersTask>();
+    throw Error("unknown task '" + name + "' (known: reverse, copy, sort, parens, chars, mlm)");
 }
 
 } // namespace atlas

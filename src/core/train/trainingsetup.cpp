@@ -1,5 +1,7 @@
 #include "train/trainingsetup.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace atlas {
@@ -28,7 +30,15 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);
-    config.sample.assign(example.tokens.begin(), example.tokens.end()); // tasks use bytes as tokens
+    config.sample.clear(); // tasks use bytes as tokens, and the config's special tokens by name ([MASK])
+    for (int id : example.tokens) {
+        const auto special = std::find_if(config.specialTokens.begin(), config.specialTokens.end(),
+            [id](const auto &named) { return named.second == id; });
+        if (special != config.specialTokens.end())
+            config.sample += special->first;
+        else
+            config.sample += static_cast<char>(id);
+    }
     config.task = task->name();
     config.validate("train --task " + run.task);
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
