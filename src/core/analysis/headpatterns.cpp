@@ -89,6 +89,22 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
     if (task == "chars")
         for (HeadPattern &p : characterPatterns())
             patterns.push_back(std::move(p));
+    if (task == "mlm") { // an encoder sees both ways
+        patterns.push_back({"next token", "each token looks at the token just after it (a decoder cannot)",
+            [](const Example &e, int pos) {
+                return pos + 1 < int(e.tokens.size()) ? std::vector<int> {pos + 1} : std::vector<int> {};
+            }});
+        patterns.push_back({"around the mask", "each [MASK] looks at the characters on both sides of it",
+            [](const Example &e, int pos) {
+                std::vector<int> keys;
+                if (e.tokens[size_t(pos)] != 256) // the mlm task's [MASK]
+                    return keys;
+                for (int k : {pos - 1, pos + 1})
+                    if (k >= 0 && k < int(e.tokens.size()))
+                        keys.push_back(k);
+                return keys;
+            }});
+    }
     if (task == "parens")
         patterns.push_back({"brackets", "the '=' that must answer looks at the brackets, not at itself",
             [](const Example &e, int pos) {

@@ -20,7 +20,8 @@ struct HeadPattern
 };
 
 // The patterns worth testing on a task's examples (every task has "previous token"; reverse has "mirror",
-// copy "induction", sort "next in order", parens "brackets" and "first dip", chars "word start").
+// copy "induction", sort "next in order", parens "brackets" and "first dip", chars "word start", mlm "next token" and
+// "around the mask").
 std::vector<HeadPattern> headPatterns(const std::string &task);
 
 // For every layer and head, the attention mass that the pattern's queries put on the pattern's keys, averaged

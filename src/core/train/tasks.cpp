@@ -215,6 +215,10 @@ public:
         ModelConfig c = smallConfig(4, 4, 128, 128, "");
         c.vocab = 260; // the bytes, then [MASK], [CLS], [SEP], [PAD]
         c.causal = false;
+        // Rotary positions: with GPT-2's learned table (initialised at 0.02) this encoder stayed at the characters'
+        // unigram frequencies for 3000 steps (held-out loss 2.71, 26 % of masked characters); with RoPE, which hands
+        // attention the distance between two positions from the first step, it passed 63 % in 600 (docs/models.md).
+        c.positions = PositionKind::Rope;
         c.specialTokens = {{"[MASK]", kMask}, {"[CLS]", 257}, {"[SEP]", 258}, {"[PAD]", 259}};
         return c;
     }
