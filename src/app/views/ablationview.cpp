@@ -27,9 +27,9 @@ QString percent(double p)
     return QString::number(100.0 * p, 'f', 1) + QStringLiteral(" %");
 }
 
-QString headsText(const std::string &heads)
+QString headsText(const std::vector<HeadRef> &heads)
 {
-    return QString::fromStdString(heads).replace(',', QStringLiteral(", "));
+    return QString::fromStdString(headListText(heads)).replace(',', QStringLiteral(", "));
 }
 
 // A panel's title on its top axis, which shows nothing else.
@@ -126,7 +126,7 @@ QString AblationView::draw(const ViewAnalysis &result)
 void AblationView::drawImportance(const HeadAblationAnalysis &a)
 {
     const int L = m_input.model->config.layers, H = m_input.model->config.heads;
-    const std::vector<HeadRef> switchedOff = parseHeadList(a.heads, L, H, "heads");
+    const std::vector<HeadRef> &switchedOff = a.heads;
     m_grid = addAxisRect(0, 0);
     QCPAxis *x = m_grid->axis(QCPAxis::atBottom), *y = m_grid->axis(QCPAxis::atLeft);
     auto *map = new QCPColorMap(x, y);

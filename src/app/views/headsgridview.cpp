@@ -242,16 +242,18 @@ HeadsGridView::Grid HeadsGridView::grid() const
     const int rows = std::max(1, m_layers);
     const int tokens = std::max(1, tokenCount());
     const QFontMetrics tokenMetrics(tokenFont());
-    int labelWidth = 0;
-    for (int t = 0; t < tokens && t < int(m_input.tokens.size()); ++t)
-        labelWidth = std::max(labelWidth, tokenMetrics.horizontalAdvance(m_input.tokens.at(t)));
-    labelWidth = std::min(labelWidth, tokenMetrics.horizontalAdvance(QStringLiteral("MMMMMM"))) + 6;
+    const auto labelsFit = [&](int thumb) { return thumb >= tokens * tokenMetrics.height() * 9 / 10; };
+    int labelWidth = 0; // measured only where labels can fit at all: a few dozen tokens, not thousands per mouse move
+    if (labelsFit(std::max(m_spec.thumbnailSize, kMaxCell))) {
+        for (int t = 0; t < tokens && t < int(m_input.tokens.size()); ++t)
+            labelWidth = std::max(labelWidth, tokenMetrics.horizontalAdvance(m_input.tokens.at(t)));
+        labelWidth = std::min(labelWidth, tokenMetrics.horizontalAdvance(QStringLiteral("MMMMMM"))) + 6;
+    }
     const auto withThumb = [&](int thumb, int labels) {
         g.thumb = thumb;
         g.labels = labels;
         g.cell = labels + thumb + std::max(4, thumb / 12);
     };
-    const auto labelsFit = [&](int thumb) { return thumb >= tokens * tokenMetrics.height() * 9 / 10; };
     if (m_spec.thumbnailSize > 0) {
         withThumb(m_spec.thumbnailSize, labelsFit(m_spec.thumbnailSize) ? labelWidth : 0);
         return g;
@@ -274,9 +276,12 @@ QRect HeadsGridView::thumbnailRect(int layer, int head) const
 
 HeadsGridView::Hit HeadsGridView::hitTest(const QPoint &pos) const
 {
+    if (!m_message.isEmpty())
+        return {};
+    const Grid g = grid(); // once: it measures the token labels
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h)
-            if (thumbnailRect(l, h).contains(pos))
+            if (g.thumbnail(l, h).contains(pos))
                 return {l, h};
     return {};
 }

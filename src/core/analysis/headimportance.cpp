@@ -77,8 +77,8 @@ HeadAblation makeHeadAblation(std::shared_ptr<const Model> model, const std::vec
     return ablation;
 }
 
-AblationComparison compareAblation(
-    std::shared_ptr<const Model> model, const Input &input, int position, const HeadAblation &ablation, int examples)
+AblationComparison compareAblation(std::shared_ptr<const Model> model, const Input &input, int position,
+    const HeadAblation &ablation, int examples, const Evaluation *baseline)
 {
     if (position < 0 || position >= int(input.tokens.size()))
         throw Error("position " + std::to_string(position) + " is outside the input (0.."
@@ -95,7 +95,7 @@ AblationComparison compareAblation(
     if (!model->config.task.empty()) {
         const auto task = taskOf(*model);
         out.scored = true;
-        out.baseline = evaluateOnTask(model, *task, examples);
+        out.baseline = baseline ? *baseline : evaluateOnTask(model, *task, examples);
         out.ablated = evaluateOnTask(model, *task, examples, 12345, 1, ablation);
     }
     return out;

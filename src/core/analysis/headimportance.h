@@ -23,7 +23,8 @@ HeadAblation makeHeadAblation(std::shared_ptr<const Model> model, const std::vec
     HeadAblation::Mode mode, const std::vector<std::vector<int>> &references);
 
 // The next-token distribution at `position` with and without the ablation, and, for a model with a task, the
-// held-out scores of both (loss, token accuracy, exact match on `examples` examples).
+// held-out scores of both (loss, token accuracy, exact match on `examples` examples). `baseline`, when given, is the
+// whole model's scores on those examples already measured (HeadImportance::baseline), used instead of a new run.
 struct AblationComparison
 {
     std::vector<float> before; // [V] next-token probabilities of the whole model
@@ -33,7 +34,7 @@ struct AblationComparison
     Evaluation ablated;
 };
 AblationComparison compareAblation(std::shared_ptr<const Model> model, const Input &input, int position,
-    const HeadAblation &ablation, int examples = 256);
+    const HeadAblation &ablation, int examples = 256, const Evaluation *baseline = nullptr);
 
 // Michel et al.'s importance by removal: for every layer and head, the task's held-out scores with that head alone
 // switched off, against the whole model's. `progress(done, total)` may return false to cancel (an empty result).

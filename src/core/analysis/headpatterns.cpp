@@ -94,10 +94,11 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
             [](const Example &e, int pos) {
                 return pos + 1 < int(e.tokens.size()) ? std::vector<int> {pos + 1} : std::vector<int> {};
             }});
+        const int mask = Task::create(task)->modelConfig().specialToken("[MASK]");
         patterns.push_back({"around the mask", "each [MASK] looks at the characters on both sides of it",
-            [](const Example &e, int pos) {
+            [mask](const Example &e, int pos) {
                 std::vector<int> keys;
-                if (e.tokens[size_t(pos)] != 256) // the mlm task's [MASK]
+                if (e.tokens[size_t(pos)] != mask)
                     return keys;
                 for (int k : {pos - 1, pos + 1})
                     if (k >= 0 && k < int(e.tokens.size()))

@@ -1,6 +1,6 @@
 #include "train/trainingsetup.h"
 
-#include <algorithm>
+#include "tokenize/specialtokenstokenizer.h"
 
 #include <cmath>
 
@@ -30,15 +30,9 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);
-    config.sample.clear(); // tasks use bytes as tokens, and the config's special tokens by name ([MASK])
-    for (int id : example.tokens) {
-        const auto special = std::find_if(config.specialTokens.begin(), config.specialTokens.end(),
-            [id](const auto &named) { return named.second == id; });
-        if (special != config.specialTokens.end())
-            config.sample += special->first;
-        else
-            config.sample += static_cast<char>(id);
-    }
+    // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]): the text the app's tokenizer reads.
+    config.sample
+        = SpecialTokensTokenizer(std::make_unique<ByteTokenizer>(), config.specialTokens).decode(example.tokens);
     config.task = task->name();
     config.validate("train --task " + run.task);
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));

@@ -79,23 +79,25 @@ AnalysisRequest ablationRequest(const ViewSpec &spec, const AnalysisContext &c)
                 const std::atomic<bool> &cancel) -> std::shared_ptr<const ViewAnalysis> {
         return timedResult<HeadAblationAnalysis>([&](HeadAblationAnalysis &result) {
             result.model = model->name;
-            result.heads = headListText(heads);
+            result.heads = heads;
             result.mode = text;
             result.position = position;
+            if (!model->config.task.empty()) {
+                result.importance = importanceCache().find(modelKey);
+                if (!result.importance) {
+                    auto importance = std::make_shared<const HeadImportance>(headImportance(
+                        model, mode, HeadAblationAnalysis::kExamples, [&](int, int) { return !cancel.load(); }));
+                    if (importance->without.empty())
+                        return; // cancelled: the session drops the result
+                    importanceCache().add(modelKey, model, importance);
+                    result.importance = importance;
+                }
+            }
             const HeadAblation ablation
                 = makeHeadAblation(model, heads, mode, ablationReferences(*model, input.tokens));
-            result.comparison = compareAblation(model, input, position, ablation, HeadAblationAnalysis::kExamples);
-            if (model->config.task.empty())
-                return;
-            result.importance = importanceCache().find(modelKey);
-            if (!result.importance) {
-                auto importance = std::make_shared<const HeadImportance>(headImportance(
-                    model, mode, HeadAblationAnalysis::kExamples, [&](int, int) { return !cancel.load(); }));
-                if (importance->without.empty())
-                    return; // cancelled: the session drops the result
-                importanceCache().add(modelKey, model, importance);
-                result.importance = importance;
-            }
+            // The whole model's scores are the importance table's baseline (same examples): not measured again.
+            result.comparison = compareAblation(model, input, position, ablation, HeadAblationAnalysis::kExamples,
+                result.importance ? &result.importance->baseline : nullptr);
         });
     };
     return r;

@@ -141,7 +141,7 @@ struct HeadAblationAnalysis : ViewAnalysis
     static constexpr int kMaxTokens = 2048; // two forward passes of the input, and mean ablation's references
     static constexpr int kExamples = 128; // held-out examples scored per run (the importance table: L·H + 1 runs)
     std::string model; // the name of the model that ran
-    std::string heads; // "0.1,1.3" as the spec gave them; "" = none off
+    std::vector<HeadRef> heads; // the heads switched off, as the spec gave them (none: the whole model twice)
     std::string mode; // zero | mean
     int position = 0; // where the next token is read
     AblationComparison comparison;
