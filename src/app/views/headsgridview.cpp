@@ -61,11 +61,11 @@ QImage makeThumbnail(const float *data, const float *masked, int tokens, const C
 
 HeadsGridView::HeadsGridView(QWidget *parent)
     : View(parent)
+    , m_size(new QComboBox(this))
     , m_job([this](std::vector<QImage> thumbnails) {
         m_thumbs = std::move(thumbnails);
         update();
     })
-    , m_size(new QComboBox(this))
 {
     setMouseTracking(true);
     setAutoFillBackground(false);

@@ -18,22 +18,41 @@ std::string gib(size_t bytes)
     return buf;
 }
 
-void validateInput(const ModelConfig &c, const Input &input)
+// `what` ("the input", "the source") checked against the model: length, ids, padding positions.
+void validateTokens(
+    const ModelConfig &c, const std::vector<int> &tokens, const std::vector<int> &padding, const std::string &what)
 {
-    const int T = static_cast<int>(input.tokens.size());
+    const int T = static_cast<int>(tokens.size());
     if (T == 0)
-        throw Error("the input is empty: give at least one token");
+        throw Error(what + " is empty: give at least one token");
     if (T > c.context)
-        throw Error("the input has " + std::to_string(T) + " tokens, longer than the model's context of "
+        throw Error(what + " has " + std::to_string(T) + " tokens, longer than the model's context of "
             + std::to_string(c.context) + " (n_positions)");
     for (int t = 0; t < T; ++t)
-        if (input.tokens[t] < 0 || input.tokens[t] >= c.vocab)
-            throw Error("token id " + std::to_string(input.tokens[t]) + " at position " + std::to_string(t)
+        if (tokens[t] < 0 || tokens[t] >= c.vocab)
+            throw Error(what + ": token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t)
                 + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
-    for (int p : input.padding)
+    for (int p : padding)
         if (p < 0 || p >= T)
             throw Error(
-                "padding position " + std::to_string(p) + " is outside the input (0.." + std::to_string(T - 1) + ")");
+                what + ": padding position " + std::to_string(p) + " is outside it (0.." + std::to_string(T - 1) + ")");
+}
+
+void validateInput(const ModelConfig &c, const Input &input)
+{
+    validateTokens(c, input.tokens, input.padding, c.isEncoderDecoder() ? "the decoder input" : "the input");
+    if (!c.isEncoderDecoder()) {
+        if (!input.source.empty())
+            throw Error("a source text is for an encoder-decoder model; this model is an "
+                + architectureName(c.architecture()) + " with one stack");
+        return;
+    }
+    validateTokens(c, input.source, input.sourcePadding, "the source (the encoder's input)");
+    if (!input.attention.empty())
+        throw Error("an encoder-decoder model runs exact attention only: efficient kernels are not implemented for "
+                    "two stacks");
+    if (!input.ablation.empty())
+        throw Error("head ablation is not implemented for encoder-decoder models");
 }
 
 } // namespace

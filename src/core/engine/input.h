@@ -11,11 +11,15 @@ namespace atlas {
 // which attention kernel each layer uses, and which heads are switched off.
 struct Input
 {
-    std::vector<int> tokens;
+    std::vector<int> tokens; // what the model reads and predicts from; an encoder–decoder's decoder input
     std::vector<int> padding; // positions, each in [0, tokens.size())
     // Per layer; empty = exact softmax attention everywhere; a single entry applies to every layer.
     std::vector<attention::AttentionKernelSpec> attention;
     HeadAblation ablation; // heads switched off in the merge (none by default)
+    // An encoder–decoder's source, read by its encoder (empty for a model with one stack), and the source's
+    // padding positions, which neither the encoder's self-attention nor the decoder's cross-attention attends.
+    std::vector<int> source;
+    std::vector<int> sourcePadding;
 
     const attention::AttentionKernelSpec *kernelFor(int layer) const
     {

@@ -44,6 +44,21 @@ std::string activationFormula(Activation act)
                                       : "GELU(u) = ½u(1 + erf(u/√2))";
 }
 
+// The encoder stack of an encoder–decoder (`source` true) reads the source and its own blocks; every other stack
+// reads Input::tokens and Model::blocks.
+const std::vector<BlockWeights> &blocksOf(const Model &m, bool source)
+{
+    return source ? m.encoderBlocks : m.blocks;
+}
+const std::vector<int> &tokensOf(const Input &in, bool source)
+{
+    return source ? in.source : in.tokens;
+}
+const std::vector<int> &paddingOf(const Input &in, bool source)
+{
+    return source ? in.sourcePadding : in.padding;
+}
+
 // Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
 class ProgramBuilder
 {
@@ -51,6 +66,7 @@ public:
     ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks)
         : m_c(c)
         , T(static_cast<int64_t>(input.tokens.size()))
+        , m_causal(c.causal)
         , m_input(input)
         , m_traced(traced)
         , m_ffnChunks(ffnChunks)
@@ -62,7 +78,7 @@ public:
     {
         const attention::AttentionKernelSpec *kernel = layer >= 0 ? m_input.kernelFor(layer) : nullptr;
         m_program.ops.push_back({std::move(name), std::move(label), layer, kernel ? *kernel : kFull, std::move(inputs),
-            std::move(outputs), std::move(run)});
+            std::move(outputs), std::move(run), m_s});
     }
 
     // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`.
@@ -78,8 +94,18 @@ public:
             });
     }
 
+    // Which stack the next ops belong to: the one stack, or an encoder–decoder's encoder, then its decoder.
+    void startStack(const names::Stack &stack)
+    {
+        m_s = stack;
+        m_source = stack == names::kEncoderStack;
+        m_causal = !m_source && m_c.causal;
+        T = static_cast<int64_t>((m_source ? m_input.source : m_input.tokens).size());
+    }
     void embeddings();
     void block(int i);
+    void crossAttention(int i);
+    void encoderOutput();
     void reversibleBlock(int i);
     void attention(int i, const std::string &in);
     void mergeHeads(int i);
@@ -99,7 +125,10 @@ private:
         const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula);
 
     const ModelConfig &m_c;
-    const int64_t T;
+    int64_t T; // the current stack's length
+    names::Stack m_s = names::kOnlyStack;
+    bool m_source = false; // building the encoder of an encoder–decoder
+    bool m_causal;
     const Input &m_input;
     const bool m_traced;
     const int m_ffnChunks;
@@ -112,16 +141,19 @@ void ProgramBuilder::embeddings()
     const float scale = m_c.embeddingScale;
     char scaled[64];
     std::snprintf(scaled, sizeof scaled, "E = %g · W_te[ids]", double(scale));
-    add("embed", "embed", -1, {}, {{"embed", {T, D}, scale == 1.0f ? std::string("E = W_te[ids]") : scaled}},
-        [D, scale](const Model &m, const Input &in, const Trace &) {
-            Tensor o({static_cast<int64_t>(in.tokens.size()), D});
-            ops::embedding_forward(o, m.wte, in.tokens);
+    const std::string embed = names::stackTensor(m_s, "embed"), input = names::stackTensor(m_s, "input"),
+                      positions = names::stackTensor(m_s, "pos.encoding");
+    add(embed, "embed", -1, {}, {{embed, {T, D}, scale == 1.0f ? std::string("E = W_te[ids]") : scaled}},
+        [D, scale, src = m_source](const Model &m, const Input &in, const Trace &) {
+            const std::vector<int> &ids = tokensOf(in, src);
+            Tensor o({static_cast<int64_t>(ids.size()), D});
+            ops::embedding_forward(o, m.wte, ids);
             if (scale != 1.0f)
                 o.matrix() *= scale;
             return Outputs {std::move(o)};
         });
     if (!m_c.addsPositions()) { // the positions act inside attention, or nowhere
-        unary("input", "no added positions", -1, "embed", {T, D},
+        unary(input, "no added positions", -1, embed, {T, D},
             m_c.positions == PositionKind::None
                 ? "X₀ = E  (no positions: attention cannot tell word order)"
                 : "X₀ = E  (" + positionKindName(m_c.positions) + " positions act inside attention)",
@@ -129,30 +161,34 @@ void ProgramBuilder::embeddings()
         return;
     }
     const bool learned = m_c.positions == PositionKind::Learned;
-    add("positions", "positions", -1, {},
-        {{"pos.encoding", {T, D},
+    add(names::stackTensor(m_s, "positions"), "positions", -1, {},
+        {{positions, {T, D},
             learned ? "P = W_pe[0..T)" : "P(t,2i) = sin(t/10000^(2i/D)), P(t,2i+1) = cos(t/10000^(2i/D))"}},
         [D, learned, T = T](const Model &m, const Input &, const Trace &) {
             Tensor o({T, D});
             learned ? ops::positions_learned_forward(o, m.wpe) : ops::positions_sinusoidal_forward(o);
             return Outputs {std::move(o)};
         });
-    residual("input", -1, "embed", "pos.encoding", "X₀ = E + P");
+    residual(input, -1, embed, positions, "X₀ = E + P");
     m_program.ops.back().label = "add positions";
 }
 
 void ProgramBuilder::layernorm(
     const std::string &out, const std::string &label, int layer, const std::string &in, int which)
 {
-    const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : "γ_f";
-    const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : "β_f";
+    const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : which == 3 ? "γ_c" : "γ_f";
+    const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : which == 3 ? "β_c" : "β_f";
     unary(out, label, layer, in, {T, m_c.dModel},
         std::string("LN(x) = ") + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
-        [layer, which](Tensor &o, const Tensor &x, const Model &m) {
-            const Tensor &w = which == 0 ? m.lnfWeight
-                : which == 1             ? m.blocks[layer].ln1Weight
-                                         : m.blocks[layer].ln2Weight;
-            const Tensor &bb = which == 0 ? m.lnfBias : which == 1 ? m.blocks[layer].ln1Bias : m.blocks[layer].ln2Bias;
+        [layer, which, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            if (which == 0) {
+                ops::layernorm_forward(o, x, src ? m.encoderLnfWeight : m.lnfWeight, src ? m.encoderLnfBias : m.lnfBias,
+                    m.config.lnEpsilon);
+                return;
+            }
+            const BlockWeights &k = blocksOf(m, src)[size_t(layer)];
+            const Tensor &w = which == 1 ? k.ln1Weight : which == 2 ? k.ln2Weight : k.lnCrossWeight;
+            const Tensor &bb = which == 1 ? k.ln1Bias : which == 2 ? k.ln2Bias : k.lnCrossBias;
             ops::layernorm_forward(o, x, w, bb, m.config.lnEpsilon);
         });
 }
@@ -170,11 +206,12 @@ void ProgramBuilder::residual(
 
 void ProgramBuilder::attention(int i, const std::string &in)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
     unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_forward(o, x, m.blocks[i].attnWeight, m.blocks[i].attnBias);
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.attnWeight, b.attnBias);
         });
     add(p + "split", "split heads", i, {p + "attn.qkv"},
         {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},
@@ -197,15 +234,16 @@ void ProgramBuilder::attention(int i, const std::string &in)
     }
     mergeHeads(i);
     unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_forward(o, x, m.blocks[i].attnProjWeight, m.blocks[i].attnProjBias);
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.attnProjWeight, b.attnProjBias);
         });
 }
 
 // C = [C_1 … C_H]; an ablated head's block holds zeros or its mean instead (engine/headablation.h).
 void ProgramBuilder::mergeHeads(int i)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, d = m_c.headDim();
     const std::vector<int> off = m_input.ablation.headsOf(i);
     std::string formula = "C = [C_1 … C_H]", label = "merge heads";
@@ -237,11 +275,11 @@ void ProgramBuilder::mergeHeads(int i)
 
 void ProgramBuilder::exactAttention(int i)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    const std::string q = names::queriesOf(i, m_c.rotatesQueriesAndKeys()),
-                      k = names::keysOf(i, m_c.rotatesQueriesAndKeys());
+    const std::string q = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
+                      k = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
     const bool biased = m_c.biasesScores();
     if (biased)
         positionBias(i);
@@ -258,13 +296,13 @@ void ProgramBuilder::exactAttention(int i)
                 ops::add_forward(s, Tensor(s), tr.tensor(p + "attn.bias"));
             return Outputs {std::move(s)};
         });
-    const std::string rule = std::string(m_c.causal ? "key j ≤ query i" : "every key") + " and j not padding";
+    const std::string rule = std::string(m_causal ? "key j ≤ query i" : "every key") + " and j not padding";
     add(p + "mask", "mask", i, {p + "attn.scores"},
         {{p + "attn.masked", {H, T, T}, "S′ᵢⱼ = Sᵢⱼ if " + rule + ", else −∞"}},
-        [p](const Model &m, const Input &in, const Trace &tr) {
+        [p, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
             const Tensor &s = tr.tensor(p + "attn.scores");
             Tensor o(s.shape());
-            ops::attention_mask_forward(o, s, m.config.causal, in.padding);
+            ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
             return Outputs {std::move(o)};
         });
     unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
@@ -280,16 +318,16 @@ void ProgramBuilder::exactAttention(int i)
 
 void ProgramBuilder::rotary(int i)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const ops::RopeStyle style
         = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
     const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)" : "pairs (xⱼ, xⱼ₊d/2)";
     const std::string base = std::to_string(int64_t(m_c.ropeBase));
     add(p + "rotate", "rotate (RoPE)", i, {p + "attn.q", p + "attn.k"},
-        {{names::queriesOf(i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+        {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
              "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"},
-            {names::keysOf(i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+            {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
                 "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"}},
         [p, style, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
             Tensor q({H, T, d}), k({H, T, d});
@@ -301,7 +339,7 @@ void ProgramBuilder::rotary(int i)
 
 void ProgramBuilder::positionBias(int i)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     std::string formula;
     std::vector<std::string> inputs;
@@ -336,7 +374,7 @@ void ProgramBuilder::positionBias(int i)
 
 void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelSpec &spec)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     std::vector<OpOutput> outputs = {{p + "attn.context", {H, T, d},
         "C_h = " + attention::describeAttentionKernel(spec) + " attention of Q_h, K_h, V_h"}};
@@ -356,8 +394,8 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
         }
     }
     const bool dense = m_traced;
-    const std::string qName = names::queriesOf(i, m_c.rotatesQueriesAndKeys()),
-                      kName = names::keysOf(i, m_c.rotatesQueriesAndKeys());
+    const std::string qName = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
+                      kName = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
     add(p + "kernel", spec.kind + " attention", i, {qName, kName, p + "attn.v"}, outputs,
         [p, i, spec, dense, extras, qName, kName, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
             const Tensor &q = tr.tensor(qName), &k = tr.tensor(kName), &v = tr.tensor(p + "attn.v");
@@ -392,32 +430,35 @@ void ProgramBuilder::mlp(int i, const std::string &in)
         return mixtureOfExperts(i, in);
     if (m_ffnChunks > 1)
         return chunkedMlp(i, in);
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
-    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc", [i](Tensor &o, const Tensor &x, const Model &m) {
-        ops::linear_forward(o, x, m.blocks[i].fcWeight, m.blocks[i].fcBias);
-    });
+    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc",
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.fcWeight, b.fcBias);
+        });
     const Activation act = m_c.activation;
     unary(p + "mlp.act", act == Activation::Relu ? "ReLU" : "GELU", i, p + "mlp.up", {T, F}, activationFormula(act),
         [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D}, "M = act(U) W_proj + b_proj",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_forward(o, x, m.blocks[i].fcProjWeight, m.blocks[i].fcProjBias);
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.fcProjWeight, b.fcProjBias);
         });
 }
 
 // Reformer's chunked feed-forward: one op, the (T,F) intermediate never whole.
 void ProgramBuilder::chunkedMlp(int i, const std::string &in)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int chunks = m_ffnChunks;
     const Activation act = m_c.activation;
     const std::string rows = std::to_string((T + chunks - 1) / chunks);
     unary(p + "mlp.down", "FFN in " + std::to_string(chunks) + " chunks", i, in, {T, m_c.dModel},
         "M_c = act(X_c W_fc + b_fc) W_proj + b_proj for each of " + std::to_string(chunks) + " chunks X_c of " + rows
             + " rows (" + activationFormula(act) + ")",
-        [i, chunks, act](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = m.blocks[size_t(i)];
+        [i, chunks, act, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
             ops::ffn_chunked_forward(o, x, {b.fcWeight, b.fcBias, b.fcProjWeight, b.fcProjBias, act}, chunks);
         });
     m_program.ops.back().name = p + "mlp";
@@ -427,7 +468,7 @@ void ProgramBuilder::chunkedMlp(int i, const std::string &in)
 // each expert takes at most `capacity` tokens, and the router probability scales what the expert returns.
 void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, E = m_c.experts, K = m_c.expertTopK;
     unary(p + "router.logits", "router", i, in, {T, E}, "L = X W_r  (" + std::to_string(E) + " experts)",
         [i](Tensor &o, const Tensor &x, const Model &m) {
@@ -472,19 +513,91 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
         });
 }
 
+// The decoder's queries attend to the encoder's output (Vaswani et al. 2017, §3.2.3), as Hugging Face GPT-2's
+// add_cross_attention: X″ = X′ + Cross(LN_c(X′), Z), Z = the encoder's ln_f output; no causal mask (every source
+// token is already known), the source's padding masked; no positions inside (each stack added its own).
+void ProgramBuilder::crossAttention(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i), c = p + "cross.", z = names::encoderOutput();
+    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
+    const int64_t S = static_cast<int64_t>(m_input.source.size());
+    layernorm(p + "ln_cross", "ln_cross", i, p + "mid", 3);
+    unary(c + "query", "cross Q projection", i, p + "ln_cross", {T, D}, "Q = LN_c(X′) W_q + b_q  (decoder side)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[size_t(i)].crossQWeight, m.blocks[size_t(i)].crossQBias);
+        });
+    unary(c + "kv", "cross K/V projection", i, z, {S, 2 * D}, "[K V] = Z W_kv + b_kv  (Z: the encoder's output)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[size_t(i)].crossKvWeight, m.blocks[size_t(i)].crossKvBias);
+        });
+    add(c + "split", "split heads", i, {c + "query", c + "kv"},
+        {{c + "q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {c + "k", {H, S, d}, "K_h = K[:, h·d : (h+1)·d]"},
+            {c + "v", {H, S, d}, "V_h = V[:, h·d : (h+1)·d]"}},
+        [c, H, T = T, S, d](const Model &, const Input &, const Trace &tr) {
+            Tensor q({H, T, d}), k({H, S, d}), v({H, S, d});
+            ops::split_heads_forward({&q}, tr.tensor(c + "query"), int(H));
+            ops::split_heads_forward({&k, &v}, tr.tensor(c + "kv"), int(H));
+            return Outputs {std::move(q), std::move(k), std::move(v)};
+        });
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    add(c + "scores", "cross scores", i, {c + "q", c + "k"},
+        {{c + "scores", {H, T, S},
+            "S = Q_h K_hᵀ / √d  (decoder queries × source keys, d = " + std::to_string(d) + ")"}},
+        [c, H, T = T, S, scale](const Model &, const Input &, const Trace &tr) {
+            Tensor s({H, T, S});
+            ops::attention_scores_forward(s, tr.tensor(c + "q"), tr.tensor(c + "k"), scale);
+            return Outputs {std::move(s)};
+        });
+    add(c + "mask", "cross mask", i, {c + "scores"},
+        {{c + "masked", {H, T, S}, "S′ᵢⱼ = Sᵢⱼ if source token j is not padding, else −∞  (no causal mask)"}},
+        [c](const Model &, const Input &in, const Trace &tr) {
+            const Tensor &s = tr.tensor(c + "scores");
+            Tensor o(s.shape());
+            ops::attention_mask_forward(o, s, false, in.sourcePadding);
+            return Outputs {std::move(o)};
+        });
+    unary(c + "probs", "cross softmax", i, c + "masked", {H, T, S}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    add(c + "context", "weighted sum of source V", i, {c + "probs", c + "v"},
+        {{c + "context", {H, T, d}, "C_h = A_h V_h"}}, [c, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            Tensor o({H, T, d});
+            ops::attention_context_forward(o, tr.tensor(c + "probs"), tr.tensor(c + "v"));
+            return Outputs {std::move(o)};
+        });
+    unary(c + "merged", "merge heads", i, c + "context", {T, D}, "C = [C_1 … C_H]",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
+    unary(c + "out", "cross output projection", i, c + "merged", {T, D}, "O_c = C W_o + b_o",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[size_t(i)].crossProjWeight, m.blocks[size_t(i)].crossProjBias);
+        });
+    residual(p + "mid_cross", i, p + "mid", c + "out", "X″ = X′ + O_c");
+}
+
+// The encoder's last LayerNorm: its output Z is what every decoder block's cross-attention reads.
+void ProgramBuilder::encoderOutput()
+{
+    layernorm(names::encoderOutput(), "encoder ln_f", -1, names::residualStream(m_s, m_c.encoderLayers), 0);
+}
+
 void ProgramBuilder::block(int i)
 {
     if (m_c.reversible)
         return reversibleBlock(i);
-    const std::string p = names::layerPrefix(i);
-    const std::string x = i == 0 ? "input" : names::layerTensor(i - 1, "out");
+    const std::string p = names::layerPrefix(m_s, i);
+    const std::string x = names::residualStream(m_s, i);
     if (m_c.layerNorm == LayerNormPlacement::Pre) {
         layernorm(p + "ln_1", "ln_1", i, x, 1);
         attention(i, p + "ln_1");
         residual(p + "mid", i, x, p + "attn.out", "X′ = X + O");
-        layernorm(p + "ln_2", "ln_2", i, p + "mid", 2);
+        std::string beforeMlp = p + "mid";
+        if (m_s == names::kDecoderStack) {
+            crossAttention(i);
+            beforeMlp = p + "mid_cross";
+        }
+        layernorm(p + "ln_2", "ln_2", i, beforeMlp, 2);
         mlp(i, p + "ln_2");
-        residual(p + "out", i, p + "mid", p + "mlp.down", "X_next = X′ + M");
+        residual(p + "out", i, beforeMlp, p + "mlp.down",
+            m_s == names::kDecoderStack ? "X_next = X″ + M" : "X_next = X′ + M");
     } else {
         attention(i, x);
         residual(p + "mid", i, x, p + "attn.out", "X + O");
@@ -499,7 +612,7 @@ void ProgramBuilder::block(int i)
 // feed-forward one, each with its LayerNorm. Both streams of block 0 are the embedding X₀.
 void ProgramBuilder::reversibleBlock(int i)
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(m_s, i);
     const std::string x1 = names::reversibleStream(i, 1), x2 = names::reversibleStream(i, 2);
     layernorm(p + "ln_1", "ln_1", i, x2, 1);
     attention(i, p + "ln_1");
@@ -511,7 +624,7 @@ void ProgramBuilder::reversibleBlock(int i)
 
 void ProgramBuilder::head()
 {
-    std::string last = names::residualStream(m_c.layers);
+    std::string last = names::residualStream(m_s, m_c.layers);
     if (m_c.reversible) {
         const std::string y1 = names::reversibleStream(m_c.layers, 1), y2 = names::reversibleStream(m_c.layers, 2);
         last = names::streamMean();
@@ -535,6 +648,14 @@ void ProgramBuilder::head()
 Program Program::build(const ModelConfig &config, const Input &input, bool traced, int ffnChunks)
 {
     ProgramBuilder b(config, input, traced, std::max(ffnChunks, 1));
+    if (config.isEncoderDecoder()) {
+        b.startStack(names::kEncoderStack);
+        b.embeddings();
+        for (int i = 0; i < config.encoderLayers; ++i)
+            b.block(i);
+        b.encoderOutput();
+        b.startStack(names::kDecoderStack);
+    }
     b.embeddings();
     for (int i = 0; i < config.layers; ++i)
         b.block(i);

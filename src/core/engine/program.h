@@ -2,6 +2,7 @@
 
 #include "engine/input.h"
 #include "model/model.h"
+#include "trace/names.h"
 #include "trace/trace.h"
 
 #include <functional>
@@ -30,6 +31,7 @@ struct Op
     std::vector<std::string> inputs;
     std::vector<OpOutput> outputs;
     std::function<std::vector<Tensor>(const Model &, const Input &, const Trace &)> run;
+    names::Stack stack = names::kOnlyStack; // an encoder–decoder's ops are the encoder's, then the decoder's
 };
 
 // The forward pass of a model on an input as a list of operations (docs/trace-names.md lists them).

@@ -21,47 +21,112 @@ struct ParamSlot
     Shape shape;
 };
 
+// Every parameter of block `i` of stack `s`, with its name and expected shape.
+void blockParameters(std::vector<ParamSlot> &slots, const ModelConfig &c, const names::Stack &s, int i)
+{
+    const int64_t D = c.dModel, F = c.dFF;
+    const std::string p = names::parameterPrefix(s, i);
+    if (c.positions == PositionKind::Shaw)
+        slots.push_back({p + "attn.relative_key.weight", {2 * int64_t(c.relativeClip) + 1, c.headDim()}});
+    slots.insert(slots.end(),
+        {
+            {p + "ln_1.weight", {D}},
+            {p + "ln_1.bias", {D}},
+            {p + "attn.c_attn.weight", {D, 3 * D}},
+            {p + "attn.c_attn.bias", {3 * D}},
+            {p + "attn.c_proj.weight", {D, D}},
+            {p + "attn.c_proj.bias", {D}},
+        });
+    if (s == names::kDecoderStack)
+        slots.insert(slots.end(),
+            {
+                {p + "ln_cross_attn.weight", {D}},
+                {p + "ln_cross_attn.bias", {D}},
+                {p + "crossattention.q_attn.weight", {D, D}},
+                {p + "crossattention.q_attn.bias", {D}},
+                {p + "crossattention.c_attn.weight", {D, 2 * D}},
+                {p + "crossattention.c_attn.bias", {2 * D}},
+                {p + "crossattention.c_proj.weight", {D, D}},
+                {p + "crossattention.c_proj.bias", {D}},
+            });
+    slots.insert(slots.end(), {{p + "ln_2.weight", {D}}, {p + "ln_2.bias", {D}}});
+    if (!c.isMoeLayer(i)) {
+        slots.insert(slots.end(),
+            {{p + "mlp.c_fc.weight", {D, F}}, {p + "mlp.c_fc.bias", {F}}, {p + "mlp.c_proj.weight", {F, D}},
+                {p + "mlp.c_proj.bias", {D}}});
+        return;
+    }
+    slots.push_back({p + "mlp.router.weight", {D, c.experts}});
+    for (int e = 0; e < c.experts; ++e) {
+        const std::string x = names::expertPrefix(i, e);
+        slots.insert(slots.end(),
+            {{x + "c_fc.weight", {D, F}}, {x + "c_fc.bias", {F}}, {x + "c_proj.weight", {F, D}},
+                {x + "c_proj.bias", {D}}});
+    }
+}
+
 // Every parameter the config requires, with its name and expected shape.
 std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
 {
-    const int64_t D = c.dModel, F = c.dFF;
+    const int64_t D = c.dModel;
     std::vector<ParamSlot> slots = {{"wte.weight", {c.vocab, D}}};
     if (c.positions == PositionKind::Learned)
         slots.push_back({"wpe.weight", {c.context, D}});
     if (c.positions == PositionKind::T5)
         slots.push_back({"relative_attention_bias.weight", {c.relativeBuckets, c.heads}});
-    for (int i = 0; i < c.layers; ++i) {
-        const std::string p = names::parameterPrefix(i);
-        if (c.positions == PositionKind::Shaw)
-            slots.push_back({p + "attn.relative_key.weight", {2 * int64_t(c.relativeClip) + 1, c.headDim()}});
-        slots.insert(slots.end(),
-            {
-                {p + "ln_1.weight", {D}},
-                {p + "ln_1.bias", {D}},
-                {p + "attn.c_attn.weight", {D, 3 * D}},
-                {p + "attn.c_attn.bias", {3 * D}},
-                {p + "attn.c_proj.weight", {D, D}},
-                {p + "attn.c_proj.bias", {D}},
-                {p + "ln_2.weight", {D}},
-                {p + "ln_2.bias", {D}},
-            });
-        if (!c.isMoeLayer(i)) {
-            slots.insert(slots.end(),
-                {{p + "mlp.c_fc.weight", {D, F}}, {p + "mlp.c_fc.bias", {F}}, {p + "mlp.c_proj.weight", {F, D}},
-                    {p + "mlp.c_proj.bias", {D}}});
-            continue;
-        }
-        slots.push_back({p + "mlp.router.weight", {D, c.experts}});
-        for (int e = 0; e < c.experts; ++e) {
-            const std::string x = names::expertPrefix(i, e);
-            slots.insert(slots.end(),
-                {{x + "c_fc.weight", {D, F}}, {x + "c_fc.bias", {F}}, {x + "c_proj.weight", {F, D}},
-                    {x + "c_proj.bias", {D}}});
-        }
+    if (c.isEncoderDecoder()) {
+        for (int i = 0; i < c.encoderLayers; ++i)
+            blockParameters(slots, c, names::kEncoderStack, i);
+        const std::string lnf = std::string(names::kEncoderStack.parameters) + "ln_f.";
+        slots.insert(slots.end(), {{lnf + "weight", {D}}, {lnf + "bias", {D}}});
     }
+    const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
+    for (int i = 0; i < c.layers; ++i)
+        blockParameters(slots, c, decoder, i);
     slots.push_back({"ln_f.weight", {D}});
     slots.push_back({"ln_f.bias", {D}});
     return slots;
+}
+
+template <typename Block, typename Ptr>
+void blockParameterMap(std::map<std::string, Ptr> &out, Block &b, const ModelConfig &c, const names::Stack &s, int i)
+{
+    const std::string p = names::parameterPrefix(s, i);
+    if (c.positions == PositionKind::Shaw)
+        out[p + "attn.relative_key.weight"] = &b.relativeKey;
+    out[p + "ln_1.weight"] = &b.ln1Weight;
+    out[p + "ln_1.bias"] = &b.ln1Bias;
+    out[p + "attn.c_attn.weight"] = &b.attnWeight;
+    out[p + "attn.c_attn.bias"] = &b.attnBias;
+    out[p + "attn.c_proj.weight"] = &b.attnProjWeight;
+    out[p + "attn.c_proj.bias"] = &b.attnProjBias;
+    if (s == names::kDecoderStack) {
+        out[p + "ln_cross_attn.weight"] = &b.lnCrossWeight;
+        out[p + "ln_cross_attn.bias"] = &b.lnCrossBias;
+        out[p + "crossattention.q_attn.weight"] = &b.crossQWeight;
+        out[p + "crossattention.q_attn.bias"] = &b.crossQBias;
+        out[p + "crossattention.c_attn.weight"] = &b.crossKvWeight;
+        out[p + "crossattention.c_attn.bias"] = &b.crossKvBias;
+        out[p + "crossattention.c_proj.weight"] = &b.crossProjWeight;
+        out[p + "crossattention.c_proj.bias"] = &b.crossProjBias;
+    }
+    out[p + "ln_2.weight"] = &b.ln2Weight;
+    out[p + "ln_2.bias"] = &b.ln2Bias;
+    if (!c.isMoeLayer(i)) {
+        out[p + "mlp.c_fc.weight"] = &b.fcWeight;
+        out[p + "mlp.c_fc.bias"] = &b.fcBias;
+        out[p + "mlp.c_proj.weight"] = &b.fcProjWeight;
+        out[p + "mlp.c_proj.bias"] = &b.fcProjBias;
+        return;
+    }
+    out[p + "mlp.router.weight"] = &b.routerWeight;
+    for (size_t e = 0; e < b.experts.size(); ++e) {
+        const std::string x = names::expertPrefix(i, int(e));
+        out[x + "c_fc.weight"] = &b.experts[e].fcWeight;
+        out[x + "c_fc.bias"] = &b.experts[e].fcBias;
+        out[x + "c_proj.weight"] = &b.experts[e].fcProjWeight;
+        out[x + "c_proj.bias"] = &b.experts[e].fcProjBias;
+    }
 }
 
 template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap(ModelT &m)
@@ -71,35 +136,16 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
         out["wpe.weight"] = &m.wpe;
     if (m.config.positions == PositionKind::T5)
         out["relative_attention_bias.weight"] = &m.relativeBias;
-    for (size_t i = 0; i < m.blocks.size(); ++i) {
-        auto &b = m.blocks[i];
-        const std::string p = names::parameterPrefix(i);
-        if (m.config.positions == PositionKind::Shaw)
-            out[p + "attn.relative_key.weight"] = &b.relativeKey;
-        out[p + "ln_1.weight"] = &b.ln1Weight;
-        out[p + "ln_1.bias"] = &b.ln1Bias;
-        out[p + "attn.c_attn.weight"] = &b.attnWeight;
-        out[p + "attn.c_attn.bias"] = &b.attnBias;
-        out[p + "attn.c_proj.weight"] = &b.attnProjWeight;
-        out[p + "attn.c_proj.bias"] = &b.attnProjBias;
-        out[p + "ln_2.weight"] = &b.ln2Weight;
-        out[p + "ln_2.bias"] = &b.ln2Bias;
-        if (!m.config.isMoeLayer(int(i))) {
-            out[p + "mlp.c_fc.weight"] = &b.fcWeight;
-            out[p + "mlp.c_fc.bias"] = &b.fcBias;
-            out[p + "mlp.c_proj.weight"] = &b.fcProjWeight;
-            out[p + "mlp.c_proj.bias"] = &b.fcProjBias;
-            continue;
-        }
-        out[p + "mlp.router.weight"] = &b.routerWeight;
-        for (size_t e = 0; e < b.experts.size(); ++e) {
-            const std::string x = names::expertPrefix(int(i), int(e));
-            out[x + "c_fc.weight"] = &b.experts[e].fcWeight;
-            out[x + "c_fc.bias"] = &b.experts[e].fcBias;
-            out[x + "c_proj.weight"] = &b.experts[e].fcProjWeight;
-            out[x + "c_proj.bias"] = &b.experts[e].fcProjBias;
-        }
+    if (m.config.isEncoderDecoder()) {
+        for (size_t i = 0; i < m.encoderBlocks.size(); ++i)
+            blockParameterMap(out, m.encoderBlocks[i], m.config, names::kEncoderStack, int(i));
+        const std::string lnf = std::string(names::kEncoderStack.parameters) + "ln_f.";
+        out[lnf + "weight"] = &m.encoderLnfWeight;
+        out[lnf + "bias"] = &m.encoderLnfBias;
     }
+    const names::Stack decoder = m.config.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
+    for (size_t i = 0; i < m.blocks.size(); ++i)
+        blockParameterMap(out, m.blocks[i], m.config, decoder, int(i));
     return out;
 }
 
@@ -220,6 +266,7 @@ Model Model::withRouting(double capacityFactor, int topK, const std::string &fie
 void Model::allocateBlocks()
 {
     blocks.assign(size_t(config.layers), BlockWeights {});
+    encoderBlocks.assign(size_t(config.encoderLayers), BlockWeights {});
     for (int i = 0; i < config.layers; ++i)
         if (config.isMoeLayer(i))
             blocks[size_t(i)].experts.resize(size_t(config.experts));

@@ -30,10 +30,17 @@ struct BlockWeights
     Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router), or empty
     std::vector<ExpertWeights> experts; // E of them in a mixture-of-experts layer
     Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
+    // A decoder block of an encoder–decoder model also attends to the encoder's output, after self-attention
+    // (Hugging Face GPT-2's add_cross_attention names): ln_cross_attn, crossattention.q_attn (queries from the
+    // decoder), crossattention.c_attn (keys | values from the encoder), crossattention.c_proj. Empty otherwise.
+    Tensor lnCrossWeight, lnCrossBias; // [D]
+    Tensor crossQWeight, crossQBias; // [D, D], [D]
+    Tensor crossKvWeight, crossKvBias; // [D, 2D], [2D]
+    Tensor crossProjWeight, crossProjBias; // [D, D], [D]
 };
 
-// A GPT-style model: config plus weights, loaded from or saved to a Hugging Face GPT-2 directory
-// (config.json + model.safetensors). The output projection is tied to wte.
+// A model of any architecture (ModelConfig::architecture): config plus weights, loaded from or saved to a Hugging Face
+// GPT-2 directory (config.json + model.safetensors). The output projection is tied to wte.
 class Model
 {
 public:
@@ -41,8 +48,11 @@ public:
     Tensor wte; // [V, D]
     Tensor wpe; // [context, D] learned positions (empty for every other kind)
     Tensor relativeBias; // [buckets, H] T5's bias per distance bucket, shared by the layers (empty for other kinds)
-    std::vector<BlockWeights> blocks;
+    std::vector<BlockWeights> blocks; // the decoder's (or the encoder-only model's) blocks
     Tensor lnfWeight, lnfBias; // [D]
+    // An encoder–decoder's encoder stack ("encoder.h.{i}.", "encoder.ln_f"); it shares wte and the positions.
+    std::vector<BlockWeights> encoderBlocks;
+    Tensor encoderLnfWeight, encoderLnfBias; // [D]
 
     std::string name; // built-in name, or the directory's last component
     std::string directory; // where it was loaded from (empty for a model made in memory)

@@ -30,7 +30,7 @@ constexpr IntKey kLayers {"n_layer", 1, 256}, kHeads {"n_head", 1, 1024}, kEmbd 
     kInner {"n_inner", 1, 1 << 20}, kVocab {"vocab_size", 1, 1 << 24}, kPositions {"n_positions", 1, 1 << 20},
     kCtx {"n_ctx", 1, 1 << 20}, kClip {"atlas_relative_clip", 1, 4096}, kBuckets {"atlas_relative_buckets", 2, 4096},
     kMaxDistance {"atlas_relative_max_distance", 2, 1 << 20}, kExperts {"atlas_experts", 0, 1024},
-    kTopK {"atlas_expert_top_k", 1, 1024};
+    kTopK {"atlas_expert_top_k", 1, 1024}, kEncoderLayers {"atlas_encoder_layers", 0, 256};
 
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source)
 {
@@ -116,6 +116,11 @@ PositionKind positionKindArgument(const std::string &name, const std::string &fi
     throw Error(field + ": unknown kind '" + name + "' (expected one of " + all + ")");
 }
 
+std::string architectureName(Architecture a)
+{
+    return a == Architecture::Decoder ? "decoder" : a == Architecture::Encoder ? "encoder" : "encoder-decoder";
+}
+
 ModelConfig ModelConfig::gpt2Small()
 {
     ModelConfig c;
@@ -183,6 +188,16 @@ void ModelConfig::validate(const std::string &source) const
     }
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
+    if (isEncoderDecoder()) {
+        const std::string what
+            = "an encoder-decoder model (atlas_encoder_layers " + std::to_string(encoderLayers) + ")";
+        require(causal, what + " has a causal decoder: atlas_causal must be true");
+        require(layerNorm == LayerNormPlacement::Pre, what + " needs atlas_layer_norm 'pre'");
+        require(!reversible && experts == 0, what + " cannot have reversible blocks or experts (not implemented)");
+        require(!biasesScores(),
+            what + " takes learned, sinusoidal, rope, rope-half or no positions, not " + positionKindName(positions)
+                + " (its score bias is not implemented across two stacks)");
+    }
 }
 
 int ModelConfig::specialToken(const std::string &name) const
@@ -246,6 +261,21 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     if (j.contains("atlas_reversible") && !j["atlas_reversible"].is_boolean())
         throw Error(source + ": key 'atlas_reversible' must be true or false");
     c.reversible = j.value("atlas_reversible", false);
+    c.encoderLayers = readInt(j, kEncoderLayers, 0, source);
+    if (j.contains("atlas_architecture")) {
+        const std::string a = readString(j, "atlas_architecture", "", source);
+        if (a != "decoder" && a != "encoder" && a != "encoder-decoder")
+            throw Error(source + ": key 'atlas_architecture' must be 'decoder', 'encoder' or 'encoder-decoder', is '"
+                + a + "'");
+        if (a == "encoder" && !j.contains("atlas_causal"))
+            c.causal = false;
+        if (architectureName(c.architecture()) != a)
+            throw Error(source + ": key 'atlas_architecture' says '" + a + "', but the config makes it "
+                + architectureName(c.architecture())
+                + (a == "encoder-decoder" ? " (an encoder-decoder needs atlas_encoder_layers >= 1)"
+                        : a == "encoder"  ? " (an encoder has atlas_causal false and no atlas_encoder_layers)"
+                                          : " (a decoder has atlas_causal true and no atlas_encoder_layers)"));
+    }
     c.experts = readInt(j, kExperts, 0, source);
     c.expertTopK = readInt(j, kTopK, 1, source);
     if (j.contains("atlas_capacity_factor"))
@@ -302,6 +332,7 @@ std::string ModelConfig::toJson() const
         {"atlas_layer_norm", layerNorm == LayerNormPlacement::Pre ? "pre" : "post"},
         {"atlas_positions", positionKindName(positions)},
         {"atlas_causal", causal},
+        {"atlas_architecture", architectureName(architecture())},
         {"atlas_tokenizer", tokenizer},
         {"atlas_description", description},
         {"atlas_sample", sample},
@@ -316,6 +347,8 @@ std::string ModelConfig::toJson() const
     }
     if (reversible)
         j["atlas_reversible"] = true;
+    if (encoderLayers > 0)
+        j["atlas_encoder_layers"] = encoderLayers;
     if (rotatesQueriesAndKeys())
         j["atlas_rope_base"] = ropeBase;
     if (embeddingScale != 1.0f)

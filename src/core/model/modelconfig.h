@@ -12,6 +12,10 @@ enum class Activation { GeluTanh, GeluErf, Relu };
 // sinusoidal), rotating queries and keys (RoPE in RoFormer's interleaved pairs or the rotate-half convention), a
 // term added to every score (ALiBi, Shaw et al.'s relative keys, T5's bucketed bias), or not at all.
 enum class PositionKind { Learned, Sinusoidal, Rope, RopeHalf, Alibi, Shaw, T5, None };
+// Which stacks a model has (docs/models.md, "Architectures"): GPT's causal decoder, BERT's bidirectional encoder,
+// or an encoder and a decoder whose blocks also attend to the encoder's output (cross-attention, as T5).
+enum class Architecture { Decoder, Encoder, EncoderDecoder };
+std::string architectureName(Architecture a); // "decoder", "encoder", "encoder-decoder"
 
 // The config.json name of each kind ("learned", "rope-half" …) and back; parse returns false for an unknown name.
 std::string positionKindName(PositionKind kind);
@@ -42,7 +46,10 @@ struct ModelConfig
     int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
     int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count
     int relativeMaxDistance = 128; // atlas_relative_max_distance: T5's last bucket starts at this distance
-    bool causal = true; // atlas_causal
+    bool causal = true; // atlas_causal (an encoder–decoder's decoder is causal, its encoder never)
+    // atlas_encoder_layers: the encoder stack of an encoder–decoder model (n_layer counts its decoder blocks); 0 for
+    // a model with one stack. config.json also names the architecture (atlas_architecture), checked against these.
+    int encoderLayers = 0;
     // atlas_reversible: reversible blocks (Gomez et al. 2017; Reformer): two streams, Y₁ = X₁ + Attn(LN₁(X₂)),
     // Y₂ = X₂ + FFN(LN₂(Y₁)), both starting as the embedding, averaged before ln_f (docs/models.md). Pre-LN only.
     bool reversible = false;
@@ -62,6 +69,13 @@ struct ModelConfig
     std::string task; // atlas_task: the task it was trained on (train --task), for held-out scores; may be empty
 
     int headDim() const { return dModel / heads; }
+    Architecture architecture() const
+    {
+        return encoderLayers > 0 ? Architecture::EncoderDecoder
+            : causal             ? Architecture::Decoder
+                                 : Architecture::Encoder;
+    }
+    bool isEncoderDecoder() const { return encoderLayers > 0; }
     bool addsPositions() const { return positions == PositionKind::Learned || positions == PositionKind::Sinusoidal; }
     bool rotatesQueriesAndKeys() const
     {

@@ -8,53 +8,64 @@ namespace atlas::ops {
 
 namespace {
 
-// Which keys query i may attend: j < allowedEnd(i) and keyOk[j]. Shared by the mask's forward and backward
-// so that the gradient flows exactly through the cells the forward kept.
+// Which of the S keys query i may attend: j < allowedEnd(i) and keyOk[j]. Shared by the mask's forward and
+// backward so that the gradient flows exactly through the cells the forward kept.
 struct AttentionMask
 {
-    AttentionMask(int64_t T, bool causal, const std::vector<int> &padding)
+    AttentionMask(const Tensor &scores, bool causal, const std::vector<int> &padding)
         : causal(causal)
-        , T(T)
-        , keyOk(static_cast<size_t>(T), 1)
+        , S(scores.dim(2))
+        , keyOk(static_cast<size_t>(S), 1)
     {
+        if (causal && S != scores.dim(1))
+            throw Error("a causal mask needs as many keys as queries (scores " + scores.shapeString() + ")");
         for (int p : padding) {
-            if (p < 0 || p >= T)
+            if (p < 0 || p >= S)
                 throw Error("padding position " + std::to_string(p) + " is outside the input (0.."
-                    + std::to_string(T - 1) + ")");
+                    + std::to_string(S - 1) + ")");
             keyOk[static_cast<size_t>(p)] = 0;
         }
     }
-    int64_t allowedEnd(int64_t i) const { return causal ? i + 1 : T; }
+    int64_t allowedEnd(int64_t i) const { return causal ? i + 1 : S; }
     bool allowed(int64_t i, int64_t j) const { return j < allowedEnd(i) && keyOk[static_cast<size_t>(j)]; }
 
     bool causal;
-    int64_t T;
+    int64_t S;
     std::vector<unsigned char> keyOk;
 };
 
 } // namespace
 
+void split_heads_forward(const std::vector<Tensor *> &parts, const Tensor &x, int heads)
+{
+    const int64_t T = x.dim(0), D = x.dim(1) / int64_t(parts.size()), d = D / heads;
+    ConstMatrixMap m = x.matrix();
+    for (size_t p = 0; p < parts.size(); ++p)
+        for (int h = 0; h < heads; ++h)
+            parts[p]->slice(h) = m.block(0, int64_t(p) * D + h * d, T, d);
+}
+
+void split_heads_backward(Tensor &dx, const std::vector<const Tensor *> &dparts)
+{
+    const Tensor &first = *dparts.front();
+    const int64_t H = first.dim(0), T = first.dim(1), d = first.dim(2), D = H * d;
+    requireShape(dx, {T, int64_t(dparts.size()) * D}, "split heads backward dx");
+    MatrixMap g = dx.matrix();
+    for (size_t p = 0; p < dparts.size(); ++p) {
+        requireShape(*dparts[p], first.shape(), "split heads backward parts");
+        for (int64_t h = 0; h < H; ++h)
+            g.block(0, int64_t(p) * D + h * d, T, d) += dparts[p]->slice(h);
+    }
+}
+
 void split_heads_forward(Tensor &q, Tensor &k, Tensor &v, const Tensor &qkv, int heads)
 {
-    const int64_t T = qkv.dim(0), D = qkv.dim(1) / 3, d = D / heads;
-    ConstMatrixMap x = qkv.matrix();
-    Tensor *parts[3] = {&q, &k, &v};
-    for (int p = 0; p < 3; ++p)
-        for (int h = 0; h < heads; ++h)
-            parts[p]->slice(h) = x.block(0, p * D + h * d, T, d);
+    split_heads_forward({&q, &k, &v}, qkv, heads);
 }
 
 void split_heads_backward(Tensor &dqkv, const Tensor &dq, const Tensor &dk, const Tensor &dv)
 {
-    const int64_t H = dq.dim(0), T = dq.dim(1), d = dq.dim(2), D = H * d;
-    requireShape(dqkv, {T, 3 * D}, "split heads backward dqkv");
-    MatrixMap g = dqkv.matrix();
-    const Tensor *parts[3] = {&dq, &dk, &dv};
-    for (int p = 0; p < 3; ++p) {
-        requireShape(*parts[p], dq.shape(), "split heads backward dq/dk/dv");
-        for (int64_t h = 0; h < H; ++h)
-            g.block(0, p * D + h * d, T, d) += parts[p]->slice(h);
-    }
+    split_heads_backward(dqkv, {&dq, &dk, &dv});
 }
 
 void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, float scale)
@@ -79,15 +90,15 @@ void attention_scores_backward(
 
 void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding)
 {
-    const int64_t H = scores.dim(0), T = scores.dim(1);
-    const AttentionMask mask(T, causal, padding);
+    const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
+    const AttentionMask mask(scores, causal, padding);
     const float ninf = -std::numeric_limits<float>::infinity();
     parallelFor(H * T, 1 << 14, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const int64_t i = r % T, allowedEnd = mask.allowedEnd(i);
-            const float *s = scores.data() + r * T;
-            float *o = out.data() + r * T;
-            for (int64_t j = 0; j < T; ++j)
+            const float *s = scores.data() + r * S;
+            float *o = out.data() + r * S;
+            for (int64_t j = 0; j < S; ++j)
                 o[j] = (j < allowedEnd && mask.keyOk[static_cast<size_t>(j)]) ? s[j] : ninf;
         }
     });
@@ -95,15 +106,15 @@ void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, cons
 
 void attention_mask_backward(Tensor &dscores, const Tensor &dout, bool causal, const std::vector<int> &padding)
 {
-    const int64_t H = dout.dim(0), T = dout.dim(1);
+    const int64_t H = dout.dim(0), T = dout.dim(1), S = dout.dim(2);
     requireShape(dscores, dout.shape(), "attention mask backward dscores");
-    const AttentionMask mask(T, causal, padding);
+    const AttentionMask mask(dout, causal, padding);
     parallelFor(H * T, 1 << 14, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const int64_t i = r % T;
-            const float *g = dout.data() + r * T;
-            float *o = dscores.data() + r * T;
-            for (int64_t j = 0; j < T; ++j)
+            const float *g = dout.data() + r * S;
+            float *o = dscores.data() + r * S;
+            for (int64_t j = 0; j < S; ++j)
                 if (mask.allowed(i, j))
                     o[j] += g[j];
         }

@@ -100,19 +100,23 @@ void logits_backward(Tensor &dinp, Tensor &dwte, const Tensor &dout, const Tenso
 void split_heads_forward(Tensor &q, Tensor &k, Tensor &v, const Tensor &qkv, int heads);
 // dqkv is (T,3D); dq, dk, dv are (H,T,d)
 void split_heads_backward(Tensor &dqkv, const Tensor &dq, const Tensor &dk, const Tensor &dv);
-// out is (H,T,T); q, k are (H,T,d): out[h] = q[h] k[h]^T * scale
+// The same for any number of parts: x is (T, P·D) with P column blocks, each part (H,T,d) (cross-attention splits
+// its queries alone, P = 1, and its keys | values, P = 2)
+void split_heads_forward(const std::vector<Tensor *> &parts, const Tensor &x, int heads);
+void split_heads_backward(Tensor &dx, const std::vector<const Tensor *> &dparts);
+// out is (H,T,S); q is (H,T,d), k is (H,S,d): out[h] = q[h] k[h]^T * scale (S = T in self-attention)
 void attention_scores_forward(Tensor &out, const Tensor &q, const Tensor &k, float scale);
-// dq, dk, q, k are (H,T,d); dout is (H,T,T): dq[h] += scale dout[h] k[h], dk[h] += scale dout[h]ᵀ q[h]
+// dq, q are (H,T,d); dk, k are (H,S,d); dout is (H,T,S): dq[h] += scale dout[h] k[h], dk[h] += scale dout[h]ᵀ q[h]
 void attention_scores_backward(
     Tensor &dq, Tensor &dk, const Tensor &dout, const Tensor &q, const Tensor &k, float scale);
-// out, scores are (H,T,T): out = scores where query i may attend key j (j <= i when causal, j not padding),
-// else -inf
+// out, scores are (H,T,S): out = scores where query i may attend key j (j <= i when causal, then S = T; j not
+// padding), else -inf
 void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding);
-// dscores, dout are (H,T,T): dscores += dout on the allowed cells; a masked cell gets no gradient
+// dscores, dout are (H,T,S): dscores += dout on the allowed cells; a masked cell gets no gradient
 void attention_mask_backward(Tensor &dscores, const Tensor &dout, bool causal, const std::vector<int> &padding);
-// out is (H,T,d); probs is (H,T,T); v is (H,T,d)
+// out is (H,T,d); probs is (H,T,S); v is (H,S,d)
 void attention_context_forward(Tensor &out, const Tensor &probs, const Tensor &v);
-// dprobs, probs are (H,T,T); dv, v, dout are (H,T,d): dprobs[h] += dout[h] v[h]ᵀ, dv[h] += probs[h]ᵀ dout[h]
+// dprobs, probs are (H,T,S); dv, v are (H,S,d); dout is (H,T,d): dprobs[h] += dout[h] v[h]ᵀ, dv[h] += probs[h]ᵀ dout[h]
 void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, const Tensor &probs, const Tensor &v);
 // out is (T,D); ctx is (H,T,d)
 void merge_heads_forward(Tensor &out, const Tensor &ctx);

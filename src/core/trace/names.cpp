@@ -4,9 +4,39 @@
 
 namespace atlas::names {
 
+std::string stackTensor(const Stack &s, std::string_view name)
+{
+    return std::string(s.trace).append(name);
+}
+
+std::string encoderOutput()
+{
+    return stackTensor(kEncoderStack, "ln_f");
+}
+
 std::string layerPrefix(int layer)
 {
     return "layer." + std::to_string(layer) + ".";
+}
+
+std::string layerPrefix(const Stack &s, int layer)
+{
+    return stackTensor(s, layerPrefix(layer));
+}
+
+std::string layerTensor(const Stack &s, int layer, std::string_view suffix)
+{
+    return layerPrefix(s, layer).append(suffix);
+}
+
+bool splitStackTensor(std::string_view name, Stack *stack, int *layer, std::string *suffix)
+{
+    for (const Stack &s : {kEncoderStack, kDecoderStack, kOnlyStack})
+        if (name.starts_with(s.trace) && splitLayerTensor(name.substr(s.trace.size()), layer, suffix)) {
+            *stack = s;
+            return true;
+        }
+    return false;
 }
 
 std::string layerTensor(int layer, std::string_view suffix)
@@ -37,6 +67,11 @@ std::string residualStream(int layer)
     return layer == 0 ? std::string("input") : layerTensor(layer - 1, "out");
 }
 
+std::string residualStream(const Stack &s, int layer)
+{
+    return stackTensor(s, residualStream(layer));
+}
+
 std::string reversibleStream(int layer, int stream)
 {
     return layer == 0 ? std::string("input") : layerTensor(layer - 1, stream == 1 ? "out1" : "out2");
@@ -50,6 +85,11 @@ std::string streamMean()
 std::string parameterPrefix(int layer)
 {
     return "h." + std::to_string(layer) + ".";
+}
+
+std::string parameterPrefix(const Stack &s, int layer)
+{
+    return std::string(s.parameters).append(parameterPrefix(layer));
 }
 
 std::string expertPrefix(int layer, int expert)
@@ -70,6 +110,16 @@ std::string queriesOf(int layer, bool rotated)
 std::string keysOf(int layer, bool rotated)
 {
     return layerTensor(layer, rotated ? "attn.k_rot" : "attn.k");
+}
+
+std::string queriesOf(const Stack &s, int layer, bool rotated)
+{
+    return stackTensor(s, queriesOf(layer, rotated));
+}
+
+std::string keysOf(const Stack &s, int layer, bool rotated)
+{
+    return stackTensor(s, keysOf(layer, rotated));
 }
 
 } // namespace atlas::names

@@ -1,6 +1,7 @@
 #include "train/backprop.h"
 
 #include "ops/ops.h"
+#include "trace/names.h"
 #include "train/backwardpass.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -53,6 +54,13 @@ void accumulateGradients(
             dx = model.config.layerNorm == LayerNormPlacement::Pre ? pass.blockPre(i, dx) : pass.blockPost(i, dx);
     }
     pass.embeddings(dx);
+    if (model.config.isEncoderDecoder()) { // then the encoder, from what cross-attention sent back to its output
+        pass.startStack(names::kEncoderStack);
+        dx = pass.encoderOutput();
+        for (int i = model.config.encoderLayers - 1; i >= 0; --i)
+            dx = pass.blockPre(i, dx);
+        pass.embeddings(dx);
+    }
 }
 
 } // namespace atlas

@@ -11,16 +11,6 @@ namespace atlas {
 
 namespace {
 
-// Block i's prefix in the trace ("layer.0.") and among the parameters ("h.0.").
-std::string layerName(int i)
-{
-    return names::layerPrefix(i);
-}
-std::string paramName(int i)
-{
-    return names::parameterPrefix(i);
-}
-
 // The backward of one operation: what it allocates is transient workspace (gradients of activations).
 struct Step : MemoryScope
 {
@@ -40,6 +30,8 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
     , m_ffnChunks(ffnChunks)
     , T(static_cast<int64_t>(input.tokens.size()))
 {
+    if (m_c.isEncoderDecoder())
+        startStack(names::kDecoderStack);
     MemoryScope scope(MemoryPhase::Backward, -1, "gradients", MemoryCategory::Gradients);
     for (const auto &[name, p] : model.parameters()) {
         auto it = m_g.grads.find(name);
@@ -74,7 +66,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
     }
     Step step(-1, "ln_f");
     Tensor dx({T, m_c.dModel});
-    const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_c.layers);
+    const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_s, m_c.layers);
     layernorm(dx, "ln_f", dlnf, act(in), m_model.lnfWeight);
     return dx;
 }
@@ -87,17 +79,86 @@ void BackwardPass::streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2)
 
 Tensor BackwardPass::blockPre(int i, const Tensor &dout)
 {
-    Tensor dmid = copyOf(dout, i, "out"); // out = mid + G(mid)
-    mlpSublayer(i, dout, act(layerName(i) + "mid"), dmid);
+    const bool cross = m_s == names::kDecoderStack;
+    const std::string p = layerName(i);
+    Tensor dmid = copyOf(dout, i, "out"); // out = mid + G(mid), mid_cross in a decoder block with cross-attention
+    mlpSublayer(i, dout, act(p + (cross ? "mid_cross" : "mid")), dmid);
+    if (cross) { // mid_cross = mid + Cross(LN_c(mid), Z)
+        Tensor dx = copyOf(dmid, i, "mid_cross");
+        crossAttentionSublayer(i, dmid, act(p + "mid"), dx);
+        dmid = std::move(dx);
+    }
     Tensor dx = copyOf(dmid, i, "mid"); // mid = x + F(x)
-    attentionSublayer(i, dmid, act(names::residualStream(i)), dx);
+    attentionSublayer(i, dmid, act(names::residualStream(m_s, i)), dx);
+    return dx;
+}
+
+void BackwardPass::startStack(const names::Stack &stack)
+{
+    m_s = stack;
+    m_source = stack == names::kEncoderStack;
+    m_causal = !m_source && m_c.causal;
+    T = static_cast<int64_t>((m_source ? m_input.source : m_input.tokens).size());
+    if (stack == names::kDecoderStack) {
+        Step step(-1, "cross-attention");
+        m_dEncoderOutput = Tensor({static_cast<int64_t>(m_input.source.size()), m_c.dModel});
+    }
+}
+
+// dF is (T,D), the gradient of cross.out; x is mid (T,D); adds into dx (T,D), and into the gradient of the
+// encoder's output Z (S,D), which every decoder block reads.
+void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx)
+{
+    const std::string p = layerName(i), h = paramName(i), c = p + "cross.", w = h + "crossattention.";
+    const BlockWeights &b = m_model.blocks[size_t(i)];
+    const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim(), S = m_dEncoderOutput.dim(0);
+    const Tensor &probs = act(c + "probs");
+    Tensor dctx({H, T, d});
+    {
+        Step step(i, "cross.out");
+        Tensor dmerged({T, D});
+        ops::linear_backward(
+            dmerged, grad(w + "c_proj.weight"), grad(w + "c_proj.bias"), dF, act(c + "merged"), b.crossProjWeight);
+        ops::merge_heads_backward(dctx, dmerged);
+    }
+    Tensor dscores({H, T, S}), dv({H, S, d});
+    {
+        Step step(i, "cross.probs");
+        Tensor dprobs({H, T, S}), dmasked({H, T, S});
+        ops::attention_context_backward(dprobs, dv, dctx, probs, act(c + "v"));
+        ops::softmax_backward(dmasked, dprobs, probs);
+        ops::attention_mask_backward(dscores, dmasked, false, m_input.sourcePadding);
+    }
+    Tensor dln({T, D});
+    {
+        Step step(i, "cross.qkv");
+        Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, D}), dkv({S, 2 * D});
+        ops::attention_scores_backward(
+            dq, dk, dscores, act(c + "q"), act(c + "k"), 1.0f / std::sqrt(static_cast<float>(d)));
+        ops::split_heads_backward(dquery, {&dq});
+        ops::split_heads_backward(dkv, {&dk, &dv});
+        ops::linear_backward(
+            dln, grad(w + "q_attn.weight"), grad(w + "q_attn.bias"), dquery, act(p + "ln_cross"), b.crossQWeight);
+        ops::linear_backward(m_dEncoderOutput, grad(w + "c_attn.weight"), grad(w + "c_attn.bias"), dkv,
+            act(names::encoderOutput()), b.crossKvWeight);
+    }
+    Step step(i, "ln_cross");
+    layernorm(dx, h + "ln_cross_attn", dln, x, b.lnCrossWeight);
+}
+
+Tensor BackwardPass::encoderOutput()
+{
+    Step step(-1, names::encoderOutput());
+    Tensor dx({T, m_c.dModel});
+    layernorm(dx, std::string(names::kEncoderStack.parameters) + "ln_f", m_dEncoderOutput,
+        act(names::residualStream(m_s, m_c.encoderLayers)), m_model.encoderLnfWeight);
     return dx;
 }
 
 Tensor BackwardPass::blockPost(int i, const Tensor &dout)
 {
     const std::string p = layerName(i), h = paramName(i);
-    const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dresid({T, m_c.dModel});
     {
         Step step(i, "out");
@@ -115,7 +176,7 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
         layernorm(dmid, h + "ln_1", dln1, act(p + "mid"), b.ln1Weight);
         ops::add_backward(dx, dattn, dmid);
     }
-    attention(i, dattn, act(names::residualStream(i)), dx);
+    attention(i, dattn, act(names::residualStream(m_s, i)), dx);
     return dx;
 }
 
@@ -140,7 +201,7 @@ void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, T
     Tensor dln1({T, m_c.dModel});
     attention(i, dF, act(layerName(i) + "ln_1"), dln1);
     Step step(i, "ln_1");
-    layernorm(dx, paramName(i) + "ln_1", dln1, x, m_model.blocks[size_t(i)].ln1Weight);
+    layernorm(dx, paramName(i) + "ln_1", dln1, x, blocks()[size_t(i)].ln1Weight);
 }
 
 void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy)
@@ -148,14 +209,14 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
     Tensor dln2({T, m_c.dModel});
     mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
     Step step(i, "ln_2");
-    layernorm(dy, paramName(i) + "ln_2", dln2, y, m_model.blocks[size_t(i)].ln2Weight);
+    layernorm(dy, paramName(i) + "ln_2", dln2, y, blocks()[size_t(i)].ln2Weight);
 }
 
 // dout is (T,D), the gradient of attn.out; in is (T,D), the input of attn.qkv; adds d in into din (T,D).
 void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor &din)
 {
     const std::string p = layerName(i), h = paramName(i);
-    const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
     Tensor dctx({H, T, d});
@@ -173,7 +234,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
         ops::attention_context_backward(dprobs, dv, dctx, probs, act(p + "attn.v"));
         Tensor dmasked({H, T, T});
         ops::softmax_backward(dmasked, dprobs, probs);
-        ops::attention_mask_backward(dscores, dmasked, m_c.causal, m_input.padding);
+        ops::attention_mask_backward(dscores, dmasked, m_causal, m_source ? m_input.sourcePadding : m_input.padding);
     }
     Step step(i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
@@ -183,7 +244,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
             = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
         Tensor dqRot({H, T, d}), dkRot({H, T, d});
         ops::attention_scores_backward(
-            dqRot, dkRot, dscores, act(names::queriesOf(i, true)), act(names::keysOf(i, true)), scale);
+            dqRot, dkRot, dscores, act(names::queriesOf(m_s, i, true)), act(names::keysOf(m_s, i, true)), scale);
         ops::rope_backward(dq, dqRot, style, m_c.ropeBase);
         ops::rope_backward(dk, dkRot, style, m_c.ropeBase);
     } else {
@@ -204,7 +265,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
 void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
 {
     const std::string p = layerName(i), h = paramName(i);
-    const BlockWeights &b = m_model.blocks[static_cast<size_t>(i)];
+    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     if (m_c.isMoeLayer(i))
         return mixtureOfExperts(i, ddown, in, din);
     Step step(i, "mlp");
@@ -262,7 +323,7 @@ void BackwardPass::embeddings(const Tensor &dinput)
     ops::add_backward(dembed, dpos, dinput);
     if (m_c.embeddingScale != 1.0f) // E = s · W_te[ids]
         dembed.matrix() *= m_c.embeddingScale;
-    ops::embedding_backward(grad("wte.weight"), dembed, m_input.tokens);
+    ops::embedding_backward(grad("wte.weight"), dembed, m_source ? m_input.source : m_input.tokens);
     if (m_c.positions == PositionKind::Learned)
         ops::positions_learned_backward(grad("wpe.weight"), dpos);
 }

@@ -5,6 +5,7 @@
 
 #include "engine/input.h"
 #include "model/model.h"
+#include "trace/names.h"
 #include "trace/trace.h"
 #include "train/backprop.h"
 
@@ -27,13 +28,20 @@ public:
     BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks = 1);
 
     void setActivations(const Trace *trace) { m_trace = trace; }
+    // An encoder–decoder goes back through its decoder (the stack it starts in), then its encoder: blockPre,
+    // embeddings and the rest act on the current stack.
+    void startStack(const names::Stack &stack);
+    // The encoder's ln_f, whose output Z every decoder block's cross-attention read: returns dX (S,D) for the
+    // encoder's last block from the gradient the decoder's cross-attention gathered into Z. Call in the encoder.
+    Tensor encoderOutput();
 
     // loss = mean CE(logits, targets), logits = ln_f W_teᵀ, ln_f = LN_f(x): adds the loss, returns dx (T,D), x being
     // the last block's output (a reversible model: the streams' mean).
     Tensor head(const std::vector<int> &targets);
     // A reversible model's ln_f input is (Y₁ + Y₂)/2: adds dmean/2 into dy1 and dy2 (all (T,D)).
     void streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2);
-    // Pre-LN: mid = x + Attn(LN₁(x)), out = mid + MLP(LN₂(mid)). dout is (T,D); returns dx (T,D).
+    // Pre-LN: mid = x + Attn(LN₁(x)), out = mid + MLP(LN₂(mid)). dout is (T,D); returns dx (T,D). A decoder
+    // block of an encoder–decoder: mid_cross = mid + Cross(LN_c(mid), Z), out = mid_cross + MLP(LN₂(mid_cross)).
     Tensor blockPre(int i, const Tensor &dout);
     // Post-LN: mid = x + Attn(x), ln_1 = LN₁(mid), resid = ln_1 + MLP(ln_1), out = LN₂(resid).
     Tensor blockPost(int i, const Tensor &dout);
@@ -50,6 +58,10 @@ public:
     void embeddings(const Tensor &dinput);
 
 private:
+    void crossAttentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx);
+    std::string layerName(int i) const { return names::layerPrefix(m_s, i); } // "dec.layer.0."
+    std::string paramName(int i) const { return names::parameterPrefix(m_s, i); } // "encoder.h.0."
+    const std::vector<BlockWeights> &blocks() const { return m_source ? m_model.encoderBlocks : m_model.blocks; }
     void attention(int i, const Tensor &dout, const Tensor &in, Tensor &din);
     void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
@@ -64,7 +76,11 @@ private:
     const Trace *m_trace = nullptr;
     Gradients &m_g;
     const int m_ffnChunks;
-    const int64_t T;
+    names::Stack m_s = names::kOnlyStack;
+    bool m_source = false; // in the encoder of an encoder–decoder
+    bool m_causal = m_c.causal;
+    int64_t T; // the current stack's length
+    Tensor m_dEncoderOutput; // (S,D) d loss / d Z, gathered in the decoder, used in the encoder
 };
 
 } // namespace atlas
