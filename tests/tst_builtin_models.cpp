@@ -242,6 +242,24 @@ private slots:
         QVERIFY2(next[3][2] >= 0.59, qPrintable(QString::number(next[3][2])));
     }
 
+    // The encoder-decoder, as its description states: every held-out sequence sorted; in decoder layer 1 the
+    // cross-attention of heads 2 and 3 lands on the source position of the letter being written.
+    void seq2seqSortAlignsCrossAttentionWithTheLetterItWrites()
+    {
+        const auto model = loadModel("seq2seq-sort");
+        QVERIFY(model->config.architecture() == Architecture::EncoderDecoder);
+        const Evaluation e = evaluateOnTask(model, *Task::create("seq2seq-sort"), 256);
+        QVERIFY2(e.exactMatch >= 0.999, qPrintable(QString::number(e.exactMatch)));
+        const auto source = mass("seq2seq-sort", "source letter");
+        QVERIFY2(source[1][2] >= 0.83, qPrintable(QString::number(source[1][2])));
+        QVERIFY2(source[1][3] >= 0.86, qPrintable(QString::number(source[1][3])));
+        for (double m : source[1])
+            QVERIFY2(m >= 0.69, qPrintable(QString::number(m)));
+        for (double m : source[0])
+            QVERIFY2(m <= 0.33, qPrintable(QString::number(m))); // layer 0: spread over the source
+        QVERIFY(coverage("seq2seq-sort", "source letter", 1) >= 0.91); // at each step, some head of layer 1
+    }
+
     // The reversible model really has reversible blocks, trained the reversible way, to the standard model's accuracy.
     void reversibleModelIsReversible()
     {

@@ -189,6 +189,7 @@ nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedT
 } // namespace
 
 // dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
+//      [--decoder-tokens 4,5 | --decoder-text "..."] (an encoder–decoder: --text is the source)
 //      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
 //      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
 //      [--capacity-factor X --expert-top-k K] [--ablate-heads 0.1,1.3 --ablation zero|mean]
@@ -198,7 +199,7 @@ int dumpCommand(const CommandArgs &argv)
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
             "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor",
-            "expert-top-k", "ablate-heads", "ablation", "objective", "seed"},
+            "expert-top-k", "ablate-heads", "ablation", "objective", "seed", "decoder-text", "decoder-tokens"},
         {"grads"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
@@ -241,7 +242,10 @@ int dumpCommand(const CommandArgs &argv)
     engine.runToEnd();
 
     nlohmann::json manifest = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
-        {"tokens", run.input.tokens}, {"padding", run.input.padding}};
+        {"tokens", run.input.tokens}, {"padding", run.input.padding},
+        {"architecture", architectureName(run.model->config.architecture())}};
+    if (run.model->config.isEncoderDecoder())
+        manifest.update({{"source", run.input.source}, {"source_padding", run.input.sourcePadding}});
     if (run.model->config.hasExperts())
         manifest.update(
             {{"capacity_factor", run.model->config.capacityFactor}, {"expert_top_k", run.model->config.expertTopK}});
@@ -251,13 +255,15 @@ int dumpCommand(const CommandArgs &argv)
         tensors.push_back({{"name", e.name}, {"shape", e.tensor.shape()}, {"formula", e.formula},
             {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
-    for (int l = 0; l < run.model->config.layers; ++l) // exact layers: the mask their −∞ cells stand for
-        if (const std::string name = names::layerTensor(l, "attn.mask"); !engine.trace().contains(name)) {
-            const Tensor mask = attentionMask(engine.trace(), l);
-            writeNpy((std::filesystem::path(dir) / (name + ".npy")).string(), mask);
-            tensors.push_back({{"name", name}, {"shape", mask.shape()},
-                {"formula", attentionMaskFormula(engine.trace(), l)}, {"op", "derived by dump"}});
-        }
+    const ModelConfig &config = run.model->config;
+    for (const auto &[site, layers] : names::attentionSites(config.layers, config.encoderLayers))
+        for (int l = 0; l < layers; ++l) // exact layers: the mask their −∞ cells stand for
+            if (const std::string name = names::attentionTensor(site, l, "mask"); !engine.trace().contains(name)) {
+                const Tensor mask = attentionMask(engine.trace(), l, site);
+                writeNpy((std::filesystem::path(dir) / (name + ".npy")).string(), mask);
+                tensors.push_back({{"name", name}, {"shape", mask.shape()},
+                    {"formula", attentionMaskFormula(engine.trace(), l, site)}, {"op", "derived by dump"}});
+            }
     manifest["tensors"] = tensors;
     if (objective)
         manifest["objective"] = writeObjective(dir, *objective, uint64_t(args.intValue("seed", 0)));

@@ -20,6 +20,27 @@ ModelAndInput loadModelAndInput(const Arguments &args)
         throw Error("--tokens: no token ids given");
     const std::vector<int> padding = args.has("padding") ? parseTokenList(args.value("padding")) : std::vector<int> {};
     r.input = makeInput(*r.tokenizer, args.value("text"), tokens, padding);
+    const bool decoderGiven = args.has("decoder-tokens") || args.has("decoder-text");
+    if (!r.model->config.isEncoderDecoder()) {
+        if (decoderGiven)
+            throw Error(std::string("--") + (args.has("decoder-text") ? "decoder-text" : "decoder-tokens")
+                + " is for an encoder-decoder model; " + r.model->name + " is "
+                + (r.model->config.causal ? "a decoder" : "an encoder")
+                + " with one stack: give its input as --text or --tokens alone");
+        return r;
+    }
+    if (args.has("decoder-tokens") == args.has("decoder-text"))
+        throw Error(r.model->name + " is an encoder-decoder: --text/--tokens give the source (the encoder's input); "
+            + "give the decoder's input as exactly one of --decoder-text \"...\" or --decoder-tokens 62,97");
+    const std::vector<int> decoder
+        = args.has("decoder-tokens") ? parseTokenList(args.value("decoder-tokens")) : std::vector<int> {};
+    if (args.has("decoder-tokens") && decoder.empty())
+        throw Error("--decoder-tokens: no token ids given");
+    const Input target = makeInput(*r.tokenizer, args.value("decoder-text"), decoder, {});
+    r.input.source = std::move(r.input.tokens);
+    r.input.sourcePadding = std::move(r.input.padding);
+    r.input.tokens = target.tokens;
+    r.input.padding.clear();
     return r;
 }
 

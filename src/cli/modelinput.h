@@ -17,7 +17,8 @@ struct ModelAndInput
     Input input;
 };
 
-// --model NAME|DIR, then --tokens 1,2,3 or --text "...", and --padding 5,6.
+// --model NAME|DIR, then --tokens 1,2,3 or --text "...", and --padding 5,6. For an encoder–decoder these are its
+// source (the encoder's input and its padding), and --decoder-tokens or --decoder-text the decoder's input.
 ModelAndInput loadModelAndInput(const Arguments &args);
 // --attention KIND [--attention-param key=value ...] [--attention-layers 0,2] -> Input::attention: the kernel in
 // the listed layers (every layer without --attention-layers), full attention elsewhere; empty for none.

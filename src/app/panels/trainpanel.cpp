@@ -94,7 +94,10 @@ QWidget *TrainPanel::createSettings()
     m_task->setObjectName("trainTask");
     QStringList tips;
     for (const std::string &name : Task::names()) {
-        const QString summary = QString::fromStdString(Task::create(name)->summary());
+        const std::unique_ptr<Task> task = Task::create(name);
+        if (task->modelConfig().isEncoderDecoder())
+            continue; // the views show one stack so far: train it with `train --task`
+        const QString summary = QString::fromStdString(task->summary());
         m_task->addItem(QString::fromStdString(name), QString::fromStdString(name));
         m_task->setItemData(m_task->count() - 1, summary, Qt::ToolTipRole);
         tips << QStringLiteral("%1: %2").arg(QString::fromStdString(name), summary);

@@ -251,7 +251,7 @@ void TrainingWorker::saveNow(const Trainer &trainer, const QString &directory)
 void TrainingWorker::runProbe(const Trainer &trainer, const Example &probe)
 {
     const std::shared_ptr<const Model> model = trainer.snapshot();
-    const Input input {probe.tokens, {}};
+    const Input input = inputOf(probe);
     Engine engine(model, input);
     engine.runToEnd();
     ProbeRun run;

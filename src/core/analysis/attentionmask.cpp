@@ -10,13 +10,13 @@ namespace atlas {
 namespace {
 
 // The traced [H,T,T] tensor the mask comes from, and whether it is already 0/1 (true) or masked scores.
-const Tensor *maskSource(const Trace &trace, int layer, bool *isMask)
+const Tensor *maskSource(const Trace &trace, int layer, const names::AttentionSite &site, bool *isMask)
 {
-    if (const TraceEntry *mask = trace.find(names::layerTensor(layer, "attn.mask"))) {
+    if (const TraceEntry *mask = trace.find(names::attentionTensor(site, layer, "mask"))) {
         *isMask = true;
         return &mask->tensor;
     }
-    const TraceEntry *masked = trace.find(names::layerTensor(layer, "attn.masked"));
+    const TraceEntry *masked = trace.find(names::attentionTensor(site, layer, "masked"));
     *isMask = false;
     return masked ? &masked->tensor : nullptr;
 }
@@ -31,10 +31,10 @@ void fill(float *out, const float *in, int64_t n, bool isMask)
 
 } // namespace
 
-Tensor attentionMask(const Trace &trace, int layer, int head)
+Tensor attentionMask(const Trace &trace, int layer, int head, const names::AttentionSite &site)
 {
     bool isMask = false;
-    const Tensor *source = maskSource(trace, layer, &isMask);
+    const Tensor *source = maskSource(trace, layer, site, &isMask);
     if (source == nullptr || source->rank() != 3 || head < 0 || head >= source->dim(0))
         return {};
     const int64_t T = source->dim(1), n = T * source->dim(2);
@@ -43,10 +43,10 @@ Tensor attentionMask(const Trace &trace, int layer, int head)
     return out;
 }
 
-Tensor attentionMask(const Trace &trace, int layer)
+Tensor attentionMask(const Trace &trace, int layer, const names::AttentionSite &site)
 {
     bool isMask = false;
-    const Tensor *source = maskSource(trace, layer, &isMask);
+    const Tensor *source = maskSource(trace, layer, site, &isMask);
     if (source == nullptr)
         return {};
     Tensor out(source->shape());
@@ -54,13 +54,12 @@ Tensor attentionMask(const Trace &trace, int layer)
     return out;
 }
 
-std::string attentionMaskFormula(const Trace &trace, int layer)
+std::string attentionMaskFormula(const Trace &trace, int layer, const names::AttentionSite &site)
 {
-    const std::string mask = names::layerTensor(layer, "attn.mask");
-    if (const TraceEntry *e = trace.find(mask))
+    if (const TraceEntry *e = trace.find(names::attentionTensor(site, layer, "mask")))
         return e->formula;
-    return "Mᵢⱼ = 1 where query i may attend key j (the finite cells of " + names::layerTensor(layer, "attn.masked")
-        + ")";
+    return "Mᵢⱼ = 1 where query i may attend key j (the finite cells of "
+        + names::attentionTensor(site, layer, "masked") + ")";
 }
 
 } // namespace atlas

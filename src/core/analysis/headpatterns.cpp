@@ -106,6 +106,20 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
                 return keys;
             }});
     }
+    if (task == "seq2seq-sort") {
+        HeadPattern source {"source letter",
+            "cross-attention: each step of the decoder looks at where, in the source, the letter it writes stands",
+            [](const Example &e, int pos) {
+                std::vector<int> keys;
+                for (size_t k = 0; k < e.source.size(); ++k)
+                    if (e.source[k] == e.targets[size_t(pos)])
+                        keys.push_back(int(k));
+                return keys; // none for the closing '.'
+            }};
+        source.stack = names::kDecoderStack;
+        source.attention = "cross.probs";
+        return {source};
+    }
     if (task == "parens")
         patterns.push_back({"brackets", "the '=' that must answer looks at the brackets, not at itself",
             [](const Example &e, int pos) {
@@ -150,7 +164,7 @@ long forEachPatternQuery(std::shared_ptr<const Model> model, const Task &task, c
     long queries = 0;
     for (int n = 0; n < examples; ++n) {
         const Example e = task.sample(rng, true);
-        Engine engine(model, {e.tokens, {}});
+        Engine engine(model, inputOf(e));
         engine.runToEnd();
         const int T = static_cast<int>(e.tokens.size());
         for (int pos = 0; pos < T; ++pos) {
@@ -158,24 +172,24 @@ long forEachPatternQuery(std::shared_ptr<const Model> model, const Task &task, c
             if (keys.empty())
                 continue;
             ++queries;
-            visit(engine.trace(), T, pos, keys);
+            visit(engine.trace(), pos, keys);
         }
     }
     return queries;
 }
 
-// The mass head h of `probs` (H,T,T) puts from query `pos` on `keys`.
-double massOn(const Tensor &probs, int h, int T, int pos, const std::vector<int> &keys)
+// The mass head h of `probs` (H,T,S) puts from query `pos` on `keys`.
+double massOn(const Tensor &probs, int h, int pos, const std::vector<int> &keys)
 {
     double mass = 0;
     for (int k : keys)
-        mass += probs.data()[(int64_t(h) * T + pos) * T + k];
+        mass += probs.data()[(int64_t(h) * probs.dim(1) + pos) * probs.dim(2) + k];
     return mass;
 }
 
-const Tensor &probsOf(const Trace &trace, int layer)
+const Tensor &probsOf(const Trace &trace, const HeadPattern &pattern, int layer)
 {
-    return trace.tensor(names::layerTensor(layer, "attn.probs"));
+    return trace.tensor(names::layerTensor(pattern.stack, layer, pattern.attention));
 }
 
 } // namespace
@@ -183,13 +197,14 @@ const Tensor &probsOf(const Trace &trace, int layer)
 std::vector<std::vector<double>> patternMass(
     std::shared_ptr<const Model> model, const Task &task, const HeadPattern &pattern, int examples, uint64_t seed)
 {
-    const int L = model->config.layers, H = model->config.heads;
+    const int L = pattern.stack == names::kEncoderStack ? model->config.encoderLayers : model->config.layers;
+    const int H = model->config.heads;
     std::vector<std::vector<double>> mass(size_t(L), std::vector<double>(size_t(H), 0.0));
     const long queries = forEachPatternQuery(
-        model, task, pattern, examples, seed, [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
+        model, task, pattern, examples, seed, [&](const Trace &trace, int pos, const std::vector<int> &keys) {
             for (int l = 0; l < L; ++l)
                 for (int h = 0; h < H; ++h)
-                    mass[size_t(l)][size_t(h)] += massOn(probsOf(trace, l), h, T, pos, keys);
+                    mass[size_t(l)][size_t(h)] += massOn(probsOf(trace, pattern, l), h, pos, keys);
         });
     for (auto &row : mass)
         for (double &m : row)
@@ -203,10 +218,10 @@ double patternCoverage(std::shared_ptr<const Model> model, const Task &task, con
     const int H = model->config.heads;
     double total = 0;
     const long queries = forEachPatternQuery(
-        model, task, pattern, examples, seed, [&](const Trace &trace, int T, int pos, const std::vector<int> &keys) {
+        model, task, pattern, examples, seed, [&](const Trace &trace, int pos, const std::vector<int> &keys) {
             double best = 0;
             for (int h = 0; h < H; ++h)
-                best = std::max(best, massOn(probsOf(trace, layer), h, T, pos, keys));
+                best = std::max(best, massOn(probsOf(trace, pattern, layer), h, pos, keys));
             total += best;
         });
     return total / double(std::max(queries, 1L));

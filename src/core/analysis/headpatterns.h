@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/model.h"
+#include "trace/names.h"
 #include "train/task.h"
 
 #include <functional>
@@ -17,11 +18,15 @@ struct HeadPattern
     std::string description; // in words a student understands
     // The keys query `position` of `example` should attend to; empty = this query is not part of the test.
     std::function<std::vector<int>(const Example &example, int position)> keys;
+    // Which attention it is about: self-attention ("attn.probs"), or an encoder–decoder's cross-attention
+    // ("cross.probs" of the decoder, whose keys are source positions).
+    names::Stack stack = names::kOnlyStack;
+    std::string attention = "attn.probs";
 };
 
 // The patterns worth testing on a task's examples (every task has "previous token"; reverse has "mirror",
 // copy "induction", sort "next in order", parens "brackets" and "first dip", chars "word start", mlm "next token" and
-// "around the mask").
+// "around the mask"; seq2seq-sort's cross-attention "source letter").
 std::vector<HeadPattern> headPatterns(const std::string &task);
 
 // For every layer and head, the attention mass that the pattern's queries put on the pattern's keys, averaged

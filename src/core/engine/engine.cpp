@@ -43,8 +43,8 @@ void validateInput(const ModelConfig &c, const Input &input)
     validateTokens(c, input.tokens, input.padding, c.isEncoderDecoder() ? "the decoder input" : "the input");
     if (!c.isEncoderDecoder()) {
         if (!input.source.empty())
-            throw Error("a source text is for an encoder-decoder model; this model is an "
-                + architectureName(c.architecture()) + " with one stack");
+            throw Error(std::string("a source text is for an encoder-decoder model; this model is ")
+                + (c.causal ? "a decoder" : "an encoder") + " with one stack");
         return;
     }
     validateTokens(c, input.source, input.sourcePadding, "the source (the encoder's input)");

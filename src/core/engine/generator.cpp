@@ -16,6 +16,9 @@ Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> 
     , m_rng(options.seed)
 {
     const ModelConfig &c = m_model->config;
+    if (c.isEncoderDecoder())
+        throw Error("the KV-cache generator runs decoder-only models; an encoder-decoder's decoder also attends to "
+                    "its source (generate on the command line runs it greedily, the whole decoder at each step)");
     if (!c.causal)
         throw Error(
             "generation needs a causal model: a bidirectional model's earlier positions change with every new token");

@@ -297,6 +297,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
+    c.decoderSample = readString(j, "atlas_decoder_sample", "", source);
     c.task = readString(j, "atlas_task", "", source);
     if (j.contains("atlas_special_tokens")) {
         const json &specials = j["atlas_special_tokens"];
@@ -349,6 +350,8 @@ std::string ModelConfig::toJson() const
         j["atlas_reversible"] = true;
     if (encoderLayers > 0)
         j["atlas_encoder_layers"] = encoderLayers;
+    if (!decoderSample.empty())
+        j["atlas_decoder_sample"] = decoderSample;
     if (rotatesQueriesAndKeys())
         j["atlas_rope_base"] = ropeBase;
     if (embeddingScale != 1.0f)

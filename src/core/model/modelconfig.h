@@ -63,6 +63,7 @@ struct ModelConfig
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty
+    std::string decoderSample; // atlas_decoder_sample: an encoder–decoder's decoder input to go with `sample`
     // atlas_special_tokens: {"[MASK]": 259, "<extra_id_0>": 260, …}, ids past the ordinary vocabulary that the
     // pretraining objectives (train/objectives.h) and the token chips use by name; sorted by id.
     std::vector<std::pair<std::string, int>> specialTokens;

@@ -9,6 +9,18 @@ std::string stackTensor(const Stack &s, std::string_view name)
     return std::string(s.trace).append(name);
 }
 
+std::string attentionTensor(const AttentionSite &site, int layer, std::string_view what)
+{
+    return layerTensor(site.stack, layer, std::string(site.cross ? "cross." : "attn.").append(what));
+}
+
+std::vector<std::pair<AttentionSite, int>> attentionSites(int layers, int encoderLayers)
+{
+    if (encoderLayers == 0)
+        return {{AttentionSite {}, layers}};
+    return {{{kEncoderStack, false}, encoderLayers}, {{kDecoderStack, false}, layers}, {{kDecoderStack, true}, layers}};
+}
+
 std::string encoderOutput()
 {
     return stackTensor(kEncoderStack, "ln_f");

@@ -2,6 +2,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 // Trace names (docs/trace-names.md) are built here and nowhere else: the program that writes the trace, the
 // backward pass, the analyses, `dump` and the views all ask this module, so a name cannot drift between them.
@@ -17,6 +19,21 @@ struct Stack
     bool operator==(const Stack &) const = default;
 };
 inline constexpr Stack kOnlyStack {"", ""}, kEncoderStack {"enc.", "encoder."}, kDecoderStack {"dec.", ""};
+
+// One attention of a block: self-attention ("attn.") in any stack, or a decoder block's cross-attention ("cross.",
+// decoder queries × source keys).
+struct AttentionSite
+{
+    Stack stack = kOnlyStack;
+    bool cross = false;
+    bool operator==(const AttentionSite &) const = default;
+};
+// attentionTensor({kDecoderStack, true}, 1, "probs") == "dec.layer.1.cross.probs"; ({}, 0, "probs"):
+// "layer.0.attn.probs".
+std::string attentionTensor(const AttentionSite &site, int layer, std::string_view what);
+// Every attention of a model with `layers` blocks, after `encoderLayers` encoder blocks when it has an encoder
+// stack (encoder–decoder): the site and its block count. One stack: {{{}, layers}}.
+std::vector<std::pair<AttentionSite, int>> attentionSites(int layers, int encoderLayers);
 
 // `name` inside stack `s`: stackTensor(kEncoderStack, "input") == "enc.input".
 std::string stackTensor(const Stack &s, std::string_view name);

@@ -17,7 +17,7 @@ Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, 
     size_t longest = 0;
     for (int i = 0; i < examples; ++i) {
         set.push_back(lengthScale == 1 ? task.sample(rng, true) : task.sampleLonger(rng, lengthScale));
-        longest = std::max(longest, set.back().tokens.size());
+        longest = std::max({longest, set.back().tokens.size(), set.back().source.size()});
     }
     model = stretchedForLength(model, longest); // these kinds compute any position
     if (longest > size_t(model->config.context))
@@ -33,7 +33,8 @@ Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, 
     std::vector<Score> scores(set.size());
     parallelFor(static_cast<int64_t>(set.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            Input input {set[size_t(i)].tokens, {}, {}, ablation};
+            Input input = inputOf(set[size_t(i)]);
+            input.ablation = ablation;
             Engine engine(model, std::move(input), {false});
             engine.runToEnd();
             const Tensor &probs = engine.trace().tensor("next_probs");

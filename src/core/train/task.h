@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/input.h"
 #include "model/modelconfig.h"
 
 #include <cstdint>
@@ -16,7 +17,11 @@ struct Example
 {
     std::vector<int> tokens;
     std::vector<int> targets;
+    std::vector<int> source; // what an encoder–decoder's encoder reads (empty for a model with one stack)
 };
+
+// An example as the engine's input: tokens, and for an encoder–decoder its source.
+Input inputOf(const Example &example);
 
 // A source of examples and the model shape that suits it. Tasks use bytes as tokens, so every example is
 // readable text in the app ("abc>cba").

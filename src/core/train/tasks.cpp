@@ -83,6 +83,36 @@ public:
     }
 };
 
+// Sorting as translation (an encoder–decoder): the encoder reads the letters, the decoder writes them in order and
+// then '.'. Its cross-attention has a visible job: at each step, find the source letter to write next.
+class Seq2seqSortTask : public Task
+{
+public:
+    std::string name() const override { return "seq2seq-sort"; }
+    std::string summary() const override { return "encoder-decoder: sort 4–8 letters, source \"dbca\" → \">abcd.\""; }
+    ModelConfig modelConfig() const override
+    {
+        ModelConfig c = smallConfig(2, 4, 64, 16, "");
+        c.encoderLayers = 2;
+        return c;
+    }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        std::string letters;
+        do
+            letters = randomLetters(rng, 4 + int(rng() % 5), 'a', 26);
+        while (isHeldOut(letters) != heldOut);
+        std::string sorted = letters;
+        std::sort(sorted.begin(), sorted.end());
+        Example e;
+        e.source.assign(letters.begin(), letters.end());
+        const std::string written = ">" + sorted, expected = sorted + ".";
+        e.tokens.assign(written.begin(), written.end());
+        e.targets.assign(expected.begin(), expected.end());
+        return e;
+    }
+};
+
 class SortTask : public Task
 {
 public:
@@ -237,6 +267,14 @@ public:
 
 } // namespace
 
+Input inputOf(const Example &example)
+{
+    Input input;
+    input.tokens = example.tokens;
+    input.source = example.source;
+    return input;
+}
+
 Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
 {
     if (scale == 1)
@@ -246,7 +284,7 @@ Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
 
 std::vector<std::string> Task::names()
 {
-    return {"reverse", "copy", "sort", "parens", "chars", "mlm"};
+    return {"reverse", "copy", "sort", "parens", "chars", "mlm", "seq2seq-sort"};
 }
 
 std::unique_ptr<Task> Task::create(const std::string &name)
@@ -263,7 +301,12 @@ std::unique_ptr<Task> Task::create(const std::string &name)
         return std::make_unique<CharactersTask>();
     if (name == "mlm")
         return std::make_unique<MaskedCharactersTask>();
-    throw Error("unknown task '" + name + "' (known: reverse, copy, sort, parens, chars, mlm)");
+    if (name == "seq2seq-sort")
+        return std::make_unique<Seq2seqSortTask>();
+    std::string known;
+    for (const std::string &n : names())
+        known += (known.empty() ? "" : ", ") + n;
+    throw Error("unknown task '" + name + "' (known: " + known + ")");
 }
 
 } // namespace atlas

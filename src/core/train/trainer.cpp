@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
 #include "train/backprop.h"
@@ -16,15 +17,6 @@
 
 namespace atlas {
 
-namespace {
-
-Input inputOf(const Example &e)
-{
-    return {e.tokens, {}};
-}
-
-} // namespace
-
 Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOptions options)
     : m_model(std::move(model))
     , m_task(Task::create(task))
@@ -38,6 +30,10 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         throw Error("training needs steps in 1.." + std::to_string(TrainOptions::kMaxSteps) + ", batch in 1.."
             + std::to_string(TrainOptions::kMaxBatch) + ", warm-up steps >= 0 and a positive learning rate");
     validateMemoryOptions(options.memory, m_model->config);
+    if (m_model->config.isEncoderDecoder()
+        && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1))
+        throw Error("an encoder-decoder model trains with the plain memory strategy and whole feed-forward layers "
+                    "(checkpointing, reversible blocks and FFN chunks are not implemented for two stacks)");
     m_schedule = {options.learningRate, options.learningRate / 10, options.warmupSteps, options.steps};
 }
 
@@ -54,7 +50,14 @@ StepReport Trainer::step()
     const std::shared_ptr<const Model> model = m_model;
     parallelFor(static_cast<int64_t>(batch.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            StrategyRunner runner(*model, inputOf(batch[size_t(i)]), m_options.memory);
+            const Input input = inputOf(batch[size_t(i)]);
+            if (model->config.isEncoderDecoder()) { // two stacks: a traced run, then backprop through both
+                Engine engine(model, input);
+                engine.runToEnd();
+                accumulateGradients(perExample[size_t(i)], *model, input, engine.trace(), batch[size_t(i)].targets);
+                continue;
+            }
+            StrategyRunner runner(*model, input, m_options.memory);
             runner.forward();
             runner.backward(batch[size_t(i)].targets, perExample[size_t(i)]);
         }

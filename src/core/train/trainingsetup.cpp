@@ -31,8 +31,10 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);
     // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]): the text the app's tokenizer reads.
-    config.sample
-        = SpecialTokensTokenizer(std::make_unique<ByteTokenizer>(), config.specialTokens).decode(example.tokens);
+    const SpecialTokensTokenizer tokenizer(std::make_unique<ByteTokenizer>(), config.specialTokens);
+    config.sample = tokenizer.decode(example.source.empty() ? example.tokens : example.source);
+    if (!example.source.empty())
+        config.decoderSample = tokenizer.decode(example.tokens);
     config.task = task->name();
     config.validate("train --task " + run.task);
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));

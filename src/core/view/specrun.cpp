@@ -12,6 +12,10 @@ namespace atlas {
 std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec)
 {
     auto model = loadModel(spec.model);
+    if (model->config.isEncoderDecoder()) // the views and the Input panel know one stack so far (issue 12)
+        throw Error(model->name + " is an encoder-decoder model, which the app's views do not show yet: run it on "
+            + "the command line, e.g. transformer-atlas dump --model " + model->name
+            + " --text SOURCE --decoder-text TARGET --out DIR (its cross-attention is dec.layer.{i}.cross.probs)");
     if (spec.positions.empty())
         return model;
     auto other

@@ -21,7 +21,7 @@ struct SpecRun
 };
 
 // The spec's model as loaded, with the spec's "positions" applied (Model::withPositions). Throws atlas::Error.
-std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec);
+std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec); // refuses an encoder-decoder, by name
 
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);
