@@ -11,6 +11,7 @@
 #include "referencetesting.h"
 #include "trace/names.h"
 #include "train/backprop.h"
+#include "train/strategyrunner.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -254,6 +255,9 @@ void TestSeq2seq::badInputsAreClearErrors()
     Input badPadding = c.input;
     badPadding.sourcePadding = {7};
     QVERIFY(errorFrom([&] { Engine(c.model, badPadding); }).contains("padding position 7"));
+    QVERIFY(errorFrom([&] {
+        StrategyRunner(*c.model, c.input, MemoryOptions {});
+    }).contains("memory strategies run one stack"));
     Input kernel = c.input;
     kernel.attention = {{"local", {{"window", "2"}}}};
     QVERIFY(errorFrom([&] { Engine(c.model, kernel); }).contains("exact attention only"));

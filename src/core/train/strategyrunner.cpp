@@ -33,6 +33,9 @@ StrategyRunner::StrategyRunner(const Model &model, Input input, MemoryOptions op
     , m_options(options)
     , T(int64_t(m_input.tokens.size()))
 {
+    if (model.config.isEncoderDecoder())
+        throw Error("memory strategies run one stack: an encoder-decoder trains with a traced run and backprop "
+                    "(train does this; memory timelines of encoder-decoders are not implemented)");
     validateMemoryOptions(m_options, model.config, int(T));
     if (!m_input.ablation.empty())
         throw Error("training with heads switched off is not implemented: drop the ablation");
