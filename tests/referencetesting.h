@@ -29,7 +29,7 @@ inline std::vector<int> intList(const QJsonValue &value)
 }
 
 // One reference of a make_*_reference.py script: tests/data/<set>/<name> (config.json, model.safetensors) and
-// <name>_ref/input.json {"tokens", "targets"}.
+// <name>_ref/input.json {"tokens", "targets"}, and for an encoder–decoder {"source", "source_padding"}.
 struct ReferenceCase
 {
     std::shared_ptr<Model> model;
@@ -48,6 +48,8 @@ inline ReferenceCase loadReferenceCase(const QString &set, const QString &name)
     c.model = std::make_shared<Model>(Model::load((dir + name).toStdString()));
     c.input.tokens = intList(o.value("tokens"));
     c.targets = intList(o.value("targets"));
+    c.input.source = intList(o.value("source"));
+    c.input.sourcePadding = intList(o.value("source_padding"));
     return c;
 }
 

@@ -33,26 +33,11 @@ QString refPath(const QString &file)
     return QStringLiteral(ATLAS_TEST_DATA "/seq2seq_tiny_ref/") + file;
 }
 
-struct Case
-{
-    std::shared_ptr<Model> model;
-    Input input;
-    std::vector<int> targets;
-};
+using Case = testing::ReferenceCase;
 
 Case loadCase()
 {
-    QFile f(refPath("input.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        throw Error("missing " + f.fileName().toStdString());
-    const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-    Case c;
-    c.model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/seq2seq_tiny"));
-    c.input.tokens = intList(o.value("tokens"));
-    c.input.source = intList(o.value("source"));
-    c.input.sourcePadding = intList(o.value("source_padding"));
-    c.targets = intList(o.value("targets"));
-    return c;
+    return testing::loadReferenceCase(".", "seq2seq_tiny");
 }
 
 } // namespace

@@ -1,0 +1,307 @@
+#include "engine/programbuilder.h"
+
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+// Kernels with random parts (LSH rotations, BigBird's random blocks, Linformer's E, Performer's features)
+// draw them from `seed`: offset it per layer and head so that heads do not share their randomness.
+attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec, int layer, int head, int heads)
+{
+    static const std::vector<std::string> seeded = {"lsh", "bigbird", "linformer", "performer"};
+    if (std::find(seeded.begin(), seeded.end(), spec.kind) != seeded.end()) {
+        const auto it = spec.params.find("seed");
+        const long base = it == spec.params.end() ? 0 : std::stol(it->second);
+        spec.params["seed"] = std::to_string(base + long(layer) * heads + head);
+    }
+    return spec;
+}
+
+} // namespace
+
+void ProgramBuilder::attention(int i, const std::string &in)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
+    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.attnWeight, b.attnBias);
+        });
+    add(p + "split", "split heads", i, {p + "attn.qkv"},
+        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},
+            {p + "attn.v", {H, T, d}, "V_h = V[:, h·d : (h+1)·d]"}},
+        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
+            ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
+            return Outputs {std::move(q), std::move(k), std::move(v)};
+        });
+    if (m_c.rotatesQueriesAndKeys())
+        rotary(i);
+    if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
+        if (m_c.biasesScores())
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel cannot add "
+                + positionKindName(m_c.positions)
+                + "'s position term to its scores: run this model with full attention");
+        efficientAttention(i, *kernel);
+    } else {
+        exactAttention(i);
+    }
+    mergeHeads(i);
+    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.attnProjWeight, b.attnProjBias);
+        });
+}
+
+// C = [C_1 … C_H]; an ablated head's block holds zeros or its mean instead (engine/headablation.h).
+void ProgramBuilder::mergeHeads(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t D = m_c.dModel, d = m_c.headDim();
+    const std::vector<int> off = m_input.ablation.headsOf(i);
+    std::string formula = "C = [C_1 … C_H]", label = "merge heads";
+    if (!off.empty()) {
+        std::string list;
+        for (int h : off)
+            list += (list.empty() ? "" : ", ") + std::to_string(h);
+        const bool zero = m_input.ablation.mode == HeadAblation::Mode::Zero;
+        formula += (off.size() == 1 ? ", head " : ", heads ") + list + (zero ? ": C_h = 0" : ": C_h = mean C_h");
+        label += zero ? " (heads off: zero)" : " (heads off: mean)";
+    }
+    add(p + "attn.merged", label, i, {p + "attn.context"}, {{p + "attn.merged", {T, D}, formula}},
+        [p, i, off, d, T = T, D](const Model &, const Input &in, const Trace &tr) {
+            Tensor o({T, D});
+            ops::merge_heads_forward(o, tr.tensor(p + "attn.context"));
+            MatrixMap merged = o.matrix();
+            for (int h : off) {
+                const HeadAblation::Head *head = in.ablation.find(i, h);
+                if (in.ablation.mode == HeadAblation::Mode::Zero)
+                    merged.block(0, h * d, merged.rows(), d).setZero();
+                else
+                    for (int64_t t = 0; t < merged.rows(); ++t)
+                        for (int64_t c = 0; c < d; ++c)
+                            merged(t, h * d + c) = head->mean[size_t(c)];
+            }
+            return Outputs {std::move(o)};
+        });
+}
+
+void ProgramBuilder::exactAttention(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    const std::string q = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
+                      k = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
+    const bool biased = m_c.biasesScores();
+    if (biased)
+        positionBias(i);
+    std::vector<std::string> inputs = {q, k};
+    if (biased)
+        inputs.push_back(p + "attn.bias");
+    const std::string content = m_c.rotatesQueriesAndKeys() ? "S = R(Q_h) R(K_h)ᵀ / √d" : "S = Q_h K_hᵀ / √d";
+    add(p + "scores", "scores", i, inputs,
+        {{p + "attn.scores", {H, T, T}, content + (biased ? " + B" : "") + "  (d = " + std::to_string(d) + ")"}},
+        [p, q, k, biased, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
+            Tensor s({H, T, T});
+            ops::attention_scores_forward(s, tr.tensor(q), tr.tensor(k), scale);
+            if (biased)
+                ops::add_forward(s, Tensor(s), tr.tensor(p + "attn.bias"));
+            return Outputs {std::move(s)};
+        });
+    const std::string rule = std::string(m_causal ? "key j ≤ query i" : "every key") + " and j not padding";
+    add(p + "mask", "mask", i, {p + "attn.scores"},
+        {{p + "attn.masked", {H, T, T}, "S′ᵢⱼ = Sᵢⱼ if " + rule + ", else −∞"}},
+        [p, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
+            const Tensor &s = tr.tensor(p + "attn.scores");
+            Tensor o(s.shape());
+            ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
+            return Outputs {std::move(o)};
+        });
+    unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    add(p + "context", "weighted sum of V", i, {p + "attn.probs", p + "attn.v"},
+        {{p + "attn.context", {H, T, d}, "C_h = A_h V_h"}},
+        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            Tensor o({H, T, d});
+            ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
+            return Outputs {std::move(o)};
+        });
+}
+
+void ProgramBuilder::rotary(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    const ops::RopeStyle style
+        = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+    const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)" : "pairs (xⱼ, xⱼ₊d/2)";
+    const std::string base = std::to_string(int64_t(m_c.ropeBase));
+    add(p + "rotate", "rotate (RoPE)", i, {p + "attn.q", p + "attn.k"},
+        {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+             "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"},
+            {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+                "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"}},
+        [p, style, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
+            Tensor q({H, T, d}), k({H, T, d});
+            ops::rope_forward(q, tr.tensor(p + "attn.q"), 0, style, m.config.ropeBase);
+            ops::rope_forward(k, tr.tensor(p + "attn.k"), 0, style, m.config.ropeBase);
+            return Outputs {std::move(q), std::move(k)};
+        });
+}
+
+void ProgramBuilder::positionBias(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    std::string formula;
+    std::vector<std::string> inputs;
+    switch (m_c.positions) {
+    case PositionKind::Alibi:
+        formula = "Bᵢⱼ = −m_h·|i − j|,  m_h = 2^(−8h/H) (ALiBi)";
+        break;
+    case PositionKind::T5:
+        formula = "Bᵢⱼ = b[bucket(j − i), h]  (T5: " + std::to_string(m_c.relativeBuckets) + " buckets, "
+            + (m_c.causal ? "past only" : "both directions") + ", log-spaced up to "
+            + std::to_string(m_c.relativeMaxDistance) + ")";
+        break;
+    default: // Shaw
+        formula = "Bᵢⱼ = Q_h,i · a_clip(j − i) / √d  (Shaw et al.: a learned key per distance, clipped to ±"
+            + std::to_string(m_c.relativeClip) + ")";
+        inputs = {p + "attn.q"};
+    }
+    add(p + "bias", "position bias", i, inputs, {{p + "attn.bias", {H, T, T}, formula}},
+        [p, i, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
+            const ModelConfig &c = m.config;
+            Tensor b({H, T, T});
+            if (c.positions == PositionKind::Alibi)
+                ops::alibi_bias_forward(b);
+            else if (c.positions == PositionKind::T5)
+                ops::t5_bias_forward(b, m.relativeBias, !c.causal, c.relativeMaxDistance);
+            else
+                ops::shaw_bias_forward(b, tr.tensor(p + "attn.q"), m.blocks[size_t(i)].relativeKey, c.relativeClip,
+                    1.0f / std::sqrt(float(d)));
+            return Outputs {std::move(b)};
+        });
+}
+
+void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelSpec &spec)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    std::vector<OpOutput> outputs = {{p + "attn.context", {H, T, d},
+        "C_h = " + attention::describeAttentionKernel(spec) + " attention of Q_h, K_h, V_h"}};
+    std::vector<std::string> extras; // kernel extras kept in the trace, as "layer.i.<kind>.<name>"
+    if (m_traced) {
+        outputs.push_back({p + "attn.mask", {H, T, T},
+            "Mᵢⱼ = 1 where the " + spec.kind + " pattern lets query i attend key j"
+                + (spec.kind == "lsh" ? " (in any hash round)" : "")});
+        outputs.push_back({p + "attn.probs", {H, T, T}, "Aᵢⱼ = the weight of V_j in C_i (effective attention)"});
+        if (spec.kind == "lsh") {
+            const attention::LshParams lsh = attention::lshParams(spec);
+            outputs.push_back(
+                {p + "lsh.buckets", {H, lsh.rounds, T}, "bucket of each token in each hash round: argmax([xR; −xR])"});
+            outputs.push_back({p + "lsh.rotations", {H, lsh.rounds, d, std::max(lsh.buckets / 2, 0)},
+                "R, a random rotation per round"});
+            extras = {"buckets", "rotations"};
+        }
+    }
+    const bool dense = m_traced;
+    const std::string qName = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
+                      kName = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
+    add(p + "kernel", spec.kind + " attention", i, {qName, kName, p + "attn.v"}, outputs,
+        [p, i, spec, dense, extras, qName, kName, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
+            const Tensor &q = tr.tensor(qName), &k = tr.tensor(kName), &v = tr.tensor(p + "attn.v");
+            Outputs out(1, Tensor({H, T, d}));
+            const attention::AttentionOptions options {m.config.causal, in.padding, dense};
+            for (int64_t h = 0; h < H; ++h) {
+                const attention::AttentionResult r = attention::attention_kernel_forward(
+                    seededForHead(spec, i, int(h), int(H)), q.slice(h), k.slice(h), v.slice(h), options);
+                out[0].slice(h) = r.context.matrix();
+                if (!dense)
+                    continue;
+                std::vector<const Tensor *> parts = {&r.mask, &r.weights};
+                for (const std::string &e : extras)
+                    parts.push_back(&r.extras.at(e));
+                for (size_t j = 0; j < parts.size(); ++j) {
+                    if (h == 0) {
+                        Shape shape = parts[j]->shape();
+                        shape.insert(shape.begin(), H);
+                        out.emplace_back(shape);
+                    }
+                    std::copy(parts[j]->data(), parts[j]->data() + parts[j]->numel(),
+                        out[j + 1].data() + h * parts[j]->numel());
+                }
+            }
+            return out;
+        });
+}
+
+// The decoder's queries attend to the encoder's output (Vaswani et al. 2017, §3.2.3), as Hugging Face GPT-2's
+// add_cross_attention: X″ = X′ + Cross(LN_c(X′), Z), Z = the encoder's ln_f output; no causal mask (every source
+// token is already known), the source's padding masked; no positions inside (each stack added its own).
+void ProgramBuilder::crossAttention(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i), c = p + "cross.", z = names::encoderOutput();
+    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
+    const int64_t S = static_cast<int64_t>(m_input.source.size());
+    layernorm(p + "ln_cross", "ln_cross", i, p + "mid", 3);
+    unary(c + "query", "cross Q projection", i, p + "ln_cross", {T, D}, "Q = LN_c(X′) W_q + b_q  (decoder side)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[size_t(i)].crossQWeight, m.blocks[size_t(i)].crossQBias);
+        });
+    unary(c + "kv", "cross K/V projection", i, z, {S, 2 * D}, "[K V] = Z W_kv + b_kv  (Z: the encoder's output)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[size_t(i)].crossKvWeight, m.blocks[size_t(i)].crossKvBias);
+        });
+    add(c + "split", "split heads", i, {c + "query", c + "kv"},
+        {{c + "q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {c + "k", {H, S, d}, "K_h = K[:, h·d : (h+1)·d]"},
+            {c + "v", {H, S, d}, "V_h = V[:, h·d : (h+1)·d]"}},
+        [c, H, T = T, S, d](const Model &, const Input &, const Trace &tr) {
+            Tensor q({H, T, d}), k({H, S, d}), v({H, S, d});
+            ops::split_heads_forward({&q}, tr.tensor(c + "query"), int(H));
+            ops::split_heads_forward({&k, &v}, tr.tensor(c + "kv"), int(H));
+            return Outputs {std::move(q), std::move(k), std::move(v)};
+        });
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    add(c + "scores", "cross scores", i, {c + "q", c + "k"},
+        {{c + "scores", {H, T, S},
+            "S = Q_h K_hᵀ / √d  (decoder queries × source keys, d = " + std::to_string(d) + ")"}},
+        [c, H, T = T, S, scale](const Model &, const Input &, const Trace &tr) {
+            Tensor s({H, T, S});
+            ops::attention_scores_forward(s, tr.tensor(c + "q"), tr.tensor(c + "k"), scale);
+            return Outputs {std::move(s)};
+        });
+    add(c + "mask", "cross mask", i, {c + "scores"},
+        {{c + "masked", {H, T, S}, "S′ᵢⱼ = Sᵢⱼ if source token j is not padding, else −∞  (no causal mask)"}},
+        [c](const Model &, const Input &in, const Trace &tr) {
+            const Tensor &s = tr.tensor(c + "scores");
+            Tensor o(s.shape());
+            ops::attention_mask_forward(o, s, false, in.sourcePadding);
+            return Outputs {std::move(o)};
+        });
+    unary(c + "probs", "cross softmax", i, c + "masked", {H, T, S}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    add(c + "context", "weighted sum of source V", i, {c + "probs", c + "v"},
+        {{c + "context", {H, T, d}, "C_h = A_h V_h"}}, [c, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            Tensor o({H, T, d});
+            ops::attention_context_forward(o, tr.tensor(c + "probs"), tr.tensor(c + "v"));
+            return Outputs {std::move(o)};
+        });
+    unary(c + "merged", "merge heads", i, c + "context", {T, D}, "C = [C_1 … C_H]",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
+    unary(c + "out", "cross output projection", i, c + "merged", {T, D}, "O_c = C W_o + b_o",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_forward(o, x, m.blocks[size_t(i)].crossProjWeight, m.blocks[size_t(i)].crossProjBias);
+        });
+    residual(p + "mid_cross", i, p + "mid", c + "out", "X″ = X′ + O_c");
+}
+
+} // namespace atlas

@@ -1,0 +1,111 @@
+#pragma once
+
+// Internal to the engine: the builder behind Program::build (engine/program.h), its methods split between
+// programbuilder.cpp (embeddings, blocks, feed-forward, head) and programattention.cpp (the attention sub-layers).
+
+#include "engine/program.h"
+#include "ops/ops.h"
+#include "trace/names.h"
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+using Outputs = std::vector<Tensor>;
+
+// Exact softmax attention: the kernel of every op outside an efficient layer.
+inline const attention::AttentionKernelSpec kFullAttention {"full", {}};
+
+// The encoder stack of an encoder–decoder (`source` true) reads the source and its own blocks; every other stack
+// reads Input::tokens and Model::blocks.
+inline const std::vector<BlockWeights> &blocksOf(const Model &m, bool source)
+{
+    return source ? m.encoderBlocks : m.blocks;
+}
+inline const std::vector<int> &tokensOf(const Input &in, bool source)
+{
+    return source ? in.source : in.tokens;
+}
+inline const std::vector<int> &paddingOf(const Input &in, bool source)
+{
+    return source ? in.sourcePadding : in.padding;
+}
+
+// Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
+class ProgramBuilder
+{
+public:
+    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks)
+        : m_c(c)
+        , T(static_cast<int64_t>(input.tokens.size()))
+        , m_causal(c.causal)
+        , m_input(input)
+        , m_traced(traced)
+        , m_ffnChunks(ffnChunks)
+    {
+    }
+
+    void add(std::string name, std::string label, int layer, std::vector<std::string> inputs,
+        std::vector<OpOutput> outputs, decltype(Op::run) run)
+    {
+        const attention::AttentionKernelSpec *kernel = layer >= 0 ? m_input.kernelFor(layer) : nullptr;
+        m_program.ops.push_back({std::move(name), std::move(label), layer, kernel ? *kernel : kFullAttention,
+            std::move(inputs), std::move(outputs), std::move(run), m_s});
+    }
+
+    // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`.
+    template <typename Fn>
+    void unary(const std::string &out, const std::string &label, int layer, const std::string &in, Shape shape,
+        const std::string &formula, Fn fn)
+    {
+        add(out, label, layer, {in}, {{out, shape, formula}},
+            [in, shape, fn](const Model &m, const Input &, const Trace &tr) {
+                Tensor o(shape);
+                fn(o, tr.tensor(in), m);
+                return Outputs {std::move(o)};
+            });
+    }
+
+    // Which stack the next ops belong to: the one stack, or an encoder–decoder's encoder, then its decoder.
+    void startStack(const names::Stack &stack)
+    {
+        m_s = stack;
+        m_source = stack == names::kEncoderStack;
+        m_causal = !m_source && m_c.causal;
+        T = static_cast<int64_t>((m_source ? m_input.source : m_input.tokens).size());
+    }
+    void embeddings();
+    void block(int i);
+    void crossAttention(int i);
+    void encoderOutput();
+    void reversibleBlock(int i);
+    void attention(int i, const std::string &in);
+    void mergeHeads(int i);
+    void exactAttention(int i);
+    void rotary(int i);
+    void positionBias(int i);
+    void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
+    void mlp(int i, const std::string &in);
+    void chunkedMlp(int i, const std::string &in);
+    void mixtureOfExperts(int i, const std::string &in);
+    void head();
+    Program take() { return std::move(m_program); }
+
+private:
+    void layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which);
+    void residual(
+        const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula);
+
+    const ModelConfig &m_c;
+    int64_t T; // the current stack's length
+    names::Stack m_s = names::kOnlyStack;
+    bool m_source = false; // building the encoder of an encoder–decoder
+    bool m_causal;
+    const Input &m_input;
+    const bool m_traced;
+    const int m_ffnChunks;
+    Program m_program;
+};
+
+} // namespace atlas
