@@ -14,6 +14,30 @@ class TestArchitectureDiagram : public QObject
     Q_OBJECT
 
 private slots:
+    // An encoder-decoder's columns name each stack: the encoder's embedding, blocks and final norm, then the
+    // decoder's, whose blocks hold their cross-attention, then the head.
+    void anEncoderDecoderHasAColumnPerStackPart()
+    {
+        const auto model = loadModel("seq2seq-sort");
+        Input input;
+        input.source = {100, 98, 99, 97};
+        input.tokens = {62, 97};
+        Engine engine(model, input);
+        const ArchitectureDiagram d = architectureDiagram(engine.program(), &engine.trace());
+        QCOMPARE(d.columns,
+            (std::vector<std::string> {"encoder embedding", "encoder layer 0", "encoder layer 1", "encoder output",
+                "decoder embedding", "decoder layer 0", "decoder layer 1", "output"}));
+        for (const DiagramBox &b : d.boxes) {
+            const Op &op = engine.program().ops[size_t(b.op)];
+            if (op.name.find(".cross.") != std::string::npos)
+                QVERIFY(d.columns[size_t(b.column)].starts_with("decoder layer"));
+            if (op.name == "enc.ln_f")
+                QCOMPARE(d.columns[size_t(b.column)], std::string("encoder output"));
+            if (op.name == "next_probs")
+                QCOMPARE(d.columns[size_t(b.column)], std::string("output"));
+        }
+    }
+
     void columnsFollowTheProgram()
     {
         const auto model = loadModel("reverse");

@@ -270,6 +270,52 @@ private slots:
         window.zoom()->setZoom(1.0);
     }
 
+    // An encoder-decoder at 1280×720, 100 % and 150 %: the Input panel's Source and Decoder boxes, the toolbar's
+    // Attention box (shown for this model only) switching the attention views to cross-attention, every one of them
+    // laid out whole.
+    void anEncoderDecoderFitsTheProjector_data() { expertsTabFitsWithASwitchModel_data(); }
+    void anEncoderDecoderFitsTheProjector()
+    {
+        QFETCH(double, zoom);
+        Session session;
+        MainWindow window(&session);
+        window.zoom()->setZoom(zoom);
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *site = window.findChild<QComboBox *>("attentionSite");
+        QVERIFY(site);
+        session.openModel("seq2seq-sort", true);
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr && !session.busy(), 20000);
+        QTRY_VERIFY(site->isVisible());
+        auto *decoder = window.findChild<QLineEdit *>("decoderText");
+        QVERIFY(decoder && decoder->isVisible());
+        QCOMPARE(decoder->text(), QString::fromStdString(session.model()->config.decoderSample));
+        site->setCurrentIndex(site->findData("cross"));
+        emit site->activated(site->currentIndex());
+        QCOMPARE(session.spec().site, std::string("cross"));
+        ViewNavigator *tabs = window.navigator();
+        QStringList problems;
+        for (const char *kind : {"attention", "heads", "lines", "mask"}) {
+            window.showViewKind(kind);
+            waitIdle(session);
+            QTest::qWait(60);
+            window.grab();
+            for (const QString &p : layoutProblems(window))
+                problems << QString(kind) + ": " + p;
+            QCOMPARE(tabs->currentView()->input().site.cross, true);
+            if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+                QVERIFY(window.grab().save(
+                    QString("%1/1280x720-%2-seq2seq-cross-%3.png").arg(dir).arg(int(zoom * 100)).arg(kind)));
+        }
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        session.openModel("reverse", true); // a one-stack model: no Attention box, no Decoder box
+        QTRY_VERIFY_WITH_TIMEOUT(session.model()->name == "reverse" && !session.busy(), 20000);
+        QTRY_VERIFY(!site->isVisible() && !decoder->isVisible());
+        QCOMPARE(session.spec().site, std::string("self"));
+        window.zoom()->setZoom(1.0);
+    }
+
     // After Enter in the Input box the focus leaves it, so Space steps instead of typing a space.
     void steppingKeysWorkAfterEnter()
     {

@@ -11,6 +11,7 @@
 #include "train/checkpointdirectory.h"
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -297,10 +298,16 @@ private slots:
         QVERIFY(oneStack.code != 0 && oneStack.err.contains("reverse is a decoder with one stack"));
         QFile spec(dir.filePath("spec.json"));
         QVERIFY(spec.open(QIODevice::WriteOnly));
-        spec.write(R"({"model": "seq2seq-sort", "view": "attention", "text": "dbca"})");
+        spec.write(R"({"model": "seq2seq-sort", "view": "attention", "text": "dbca", "decoder_text": ">ab",
+                       "site": "cross", "layer": 1})");
         spec.close();
         const auto view = run({"render", "--spec", spec.fileName(), "--out", dir.filePath("v.png")});
-        QVERIFY(view.code != 0 && view.err.contains("an encoder-decoder model, which the app's views do not show yet"));
+        QVERIFY2(view.code == 0 && QFileInfo(dir.filePath("v.png")).size() > 0, qPrintable(view.err));
+        QVERIFY(spec.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        spec.write(R"({"model": "seq2seq-sort", "view": "lsh", "text": "dbca", "decoder_text": ">ab"})");
+        spec.close();
+        const auto lsh = run({"render", "--spec", spec.fileName(), "--out", dir.filePath("w.png")});
+        QVERIFY2(lsh.code != 0 && lsh.err.contains("the lsh view shows models with one stack"), qPrintable(lsh.err));
     }
 
     void generateStopsWhenTheContextIsFull()

@@ -5,6 +5,7 @@
 #include "icons.h"
 #include "model/builtinmodels.h"
 #include "panels/attentionkernelbar.h"
+#include "panels/attentionsitebox.h"
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
 #include "panels/lessonpanel.h"
@@ -160,6 +161,7 @@ void MainWindow::createToolBarWidgets()
     bar->addWidget(m_head);
     m_attentionBar = addToolBar(tr("Attention"));
     m_attentionBar->setObjectName("attentionToolBar");
+    new AttentionSiteBox(m_session, m_attentionBar);
     m_attentionBar->addWidget(new AttentionKernelBar(m_session, this));
 
     m_progress = new QProgressBar(this);
@@ -395,9 +397,10 @@ void MainWindow::connectSession()
         const ModelConfig &c = m_session->model()->config;
         m_models->setToolTip(QString::fromStdString(c.description));
         statusBar()->showMessage(
-            tr("%1: %2 layers × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
+            tr("%1: %2 × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
                 .arg(QString::fromStdString(m_session->model()->name))
-                .arg(c.layers)
+                .arg(c.isEncoderDecoder() ? tr("%1 encoder + %2 decoder layers").arg(c.encoderLayers).arg(c.layers)
+                                          : tr("%1 layers").arg(c.layers))
                 .arg(c.heads)
                 .arg(c.dModel)
                 .arg(c.context),
@@ -475,7 +478,7 @@ void MainWindow::syncControls()
         return;
     const ModelConfig &c = m_session->model()->config;
     const QSignalBlocker b1(m_layer), b2(m_head);
-    m_layer->setRange(0, c.layers - 1);
+    m_layer->setRange(0, m_session->layersShown() - 1);
     m_head->setRange(0, c.heads - 1);
     m_layer->setValue(m_session->spec().layer);
     m_head->setValue(std::max(0, m_session->spec().head));
@@ -488,7 +491,7 @@ void MainWindow::moveSelection(int dLayer, int dHead)
         return;
     const ModelConfig &c = m_session->model()->config;
     ViewSpec spec = m_session->spec();
-    spec.layer = std::clamp(spec.layer + dLayer, 0, c.layers - 1);
+    spec.layer = std::clamp(spec.layer + dLayer, 0, m_session->layersShown() - 1);
     spec.head = std::clamp(spec.head + dHead, 0, c.heads - 1);
     m_session->setSpec(spec);
 }

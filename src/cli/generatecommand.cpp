@@ -27,13 +27,9 @@ int generateFromSource(const Arguments &args, ModelAndInput &run)
                 "stopped after %d tokens: the model's context of %d tokens is full\n", s, run.model->config.context);
             break;
         }
-        Engine engine(run.model, input, {false});
-        engine.runToEnd();
-        const Tensor &probs = engine.trace().tensor("next_probs");
-        const float *last = probs.data() + (probs.dim(0) - 1) * probs.dim(1);
-        const int id = int(std::max_element(last, last + probs.dim(1)) - last);
+        const auto [id, probability] = nextTokenFromSource(run.model, input);
         input.tokens.push_back(id);
-        std::printf("%4d  id %-6d %-10s p = %.3f\n", s + 1, id, run.tokenizer->piece(id).c_str(), double(last[id]));
+        std::printf("%4d  id %-6d %-10s p = %.3f\n", s + 1, id, run.tokenizer->piece(id).c_str(), probability);
         if (run.tokenizer->piece(id) == ".")
             break;
     }

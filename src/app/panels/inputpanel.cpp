@@ -19,6 +19,10 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     , m_text(new QLineEdit(this))
     , m_summary(new QLabel(this))
     , m_chips(new TokenChipStrip(TokenChipStrip::Layout::Row))
+    , m_sourceLabel(new QLabel(tr("&Source"), this))
+    , m_decoderLabel(new QLabel(tr("&Decoder"), this))
+    , m_decoderText(new QLineEdit(this))
+    , m_decoderChips(new TokenChipStrip(TokenChipStrip::Layout::Row))
 {
     m_text->setPlaceholderText(tr("Type text, or token ids as #464,3290,318"));
     m_text->setToolTip(tr("The model's input. Press Enter to tokenize and run it.\n"
@@ -27,33 +31,59 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     m_chips->setClickHint(true, tr("Click to toggle padding (no query attends a padding key)"));
     auto *run = new QPushButton(tr("Run"), this);
     run->setToolTip(tr("Tokenize the text and run the model to the end (Enter)"));
-    // One row of chips that scrolls sideways: the input never takes the views' height (every view shows every
-    // token anyway).
-    m_scroll = new QScrollArea(this);
-    m_scroll->setWidget(m_chips);
-    m_scroll->setWidgetResizable(false);
-    m_scroll->setFrameShape(QFrame::NoFrame);
-    m_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_sourceLabel->setBuddy(m_text);
+    m_sourceLabel->setToolTip(tr("The encoder's input: every decoder step's cross-attention reads it"));
+    m_decoderLabel->setBuddy(m_decoderText);
+    m_decoderText->setToolTip(tr("The decoder's input: what it has written so far (teacher forcing: the target "
+                                 "shifted right). Press Enter to run; Generate continues it."));
+    m_decoderText->setClearButtonEnabled(true);
+    m_decoderText->setObjectName("decoderText");
+    m_decoderChips->setClickHint(false, tr("The decoder's tokens"));
+    m_scroll = chipRow(m_chips);
+    m_decoderScroll = chipRow(m_decoderChips);
     m_summary->setToolTip(tr("Tokens in the input, padding positions, and the most the model can read"));
 
     auto *row = new QHBoxLayout;
+    row->addWidget(m_sourceLabel);
     row->addWidget(m_text, 1);
+    row->addWidget(m_decoderLabel);
+    row->addWidget(m_decoderText, 1);
     row->addWidget(run);
     row->addWidget(m_summary);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 2, 6, 2);
     layout->setSpacing(2);
     layout->addLayout(row);
-    layout->addWidget(m_scroll);
+    auto *chips = new QHBoxLayout; // an encoder-decoder's two inputs side by side: the views keep their height
+    chips->addWidget(m_scroll, 1);
+    chips->addWidget(m_decoderScroll, 1);
+    layout->addLayout(chips);
+    for (QWidget *w : std::initializer_list<QWidget *> {m_sourceLabel, m_decoderLabel, m_decoderText, m_decoderScroll})
+        w->setVisible(false); // an encoder-decoder's
 
     connect(m_text, &QLineEdit::returnPressed, this, &InputPanel::submit);
+    connect(m_decoderText, &QLineEdit::returnPressed, this, &InputPanel::submit);
     connect(run, &QPushButton::clicked, this, &InputPanel::submit);
     connect(m_chips, &TokenChipStrip::chipClicked, m_session, &Session::togglePadding);
     connect(m_session, &Session::inputChanged, this, &InputPanel::showInput);
     connect(m_session, &Session::specChanged, this, [this] {
         if (!m_text->hasFocus())
             m_text->setText(displayedInput());
+        if (!m_decoderText->hasFocus())
+            m_decoderText->setText(QString::fromStdString(m_session->spec().decoderText));
     });
+}
+
+// One row of chips that scrolls sideways: the input never takes the views' height (every view shows every token
+// anyway).
+QScrollArea *InputPanel::chipRow(TokenChipStrip *chips)
+{
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(chips);
+    scroll->setWidgetResizable(false);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    return scroll;
 }
 
 void InputPanel::submit()
@@ -62,13 +92,13 @@ void InputPanel::submit()
     const QString text = m_text->text();
     if (text.startsWith('#')) {
         try {
-            m_session->setTokens(parseTokenList(text.mid(1).toStdString()));
+            m_session->setTokens(parseTokenList(text.mid(1).toStdString()), m_decoderText->text());
         } catch (const std::exception &e) {
             emit m_session->errorOccurred(QString::fromStdString(e.what()));
         }
         return;
     }
-    m_session->setText(text);
+    m_session->setText(text, m_decoderText->text());
 }
 
 // The spec's input as the box shows it: its text, or "#ids" when explicit ids are not what the text encodes to.
@@ -92,14 +122,30 @@ QString InputPanel::displayedInput() const
 void InputPanel::showInput()
 {
     const Input &input = m_session->input();
-    QStringList pieces;
-    for (int id : input.tokens)
-        pieces << QString::fromStdString(m_session->tokenizer()->piece(id));
-    m_chips->setTokens(pieces, input.tokens, input.padding);
-    m_scroll->setFixedHeight(m_chips->sizeHint().height() + m_scroll->horizontalScrollBar()->sizeHint().height() + 2);
-    m_summary->setText(tr("%n token(s) · %1 padding · context %2", nullptr, int(input.tokens.size()))
-                           .arg(input.padding.size())
-                           .arg(m_session->model()->config.context));
+    const bool twoStacks = m_session->model()->config.isEncoderDecoder();
+    const auto show = [this](TokenChipStrip *chips, QScrollArea *scroll, const std::vector<int> &ids,
+                          const std::vector<int> &padding) {
+        QStringList pieces;
+        for (int id : ids)
+            pieces << QString::fromStdString(m_session->tokenizer()->piece(id));
+        chips->setTokens(pieces, ids, padding);
+        scroll->setFixedHeight(chips->sizeHint().height() + scroll->horizontalScrollBar()->sizeHint().height() + 2);
+    };
+    for (QWidget *w : std::initializer_list<QWidget *> {m_sourceLabel, m_decoderLabel, m_decoderText, m_decoderScroll})
+        w->setVisible(twoStacks);
+    const std::vector<int> &first = twoStacks ? input.source : input.tokens;
+    const std::vector<int> &padding = twoStacks ? input.sourcePadding : input.padding;
+    show(m_chips, m_scroll, first, padding);
+    if (twoStacks)
+        show(m_decoderChips, m_decoderScroll, input.tokens, {});
+    m_summary->setText(twoStacks ? tr("source %1 · decoder %2 · %3 padding · context %4")
+                                       .arg(first.size())
+                                       .arg(input.tokens.size())
+                                       .arg(padding.size())
+                                       .arg(m_session->model()->config.context)
+                                 : tr("%n token(s) · %1 padding · context %2", nullptr, int(first.size()))
+                                       .arg(padding.size())
+                                       .arg(m_session->model()->config.context));
 }
 
 } // namespace atlas

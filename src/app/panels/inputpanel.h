@@ -11,7 +11,8 @@ namespace atlas {
 class Session;
 class TokenChipStrip;
 
-// The input: a text box (or token ids), and the tokens as chips.
+// The input: a text box (or token ids), and the tokens as chips. An encoder-decoder reads two: the box is its source
+// (its chips toggle padding), and a second box and row of chips its decoder's input.
 class InputPanel : public QWidget
 {
     Q_OBJECT
@@ -28,12 +29,18 @@ private:
     void submit();
     void showInput();
     QString displayedInput() const;
+    QScrollArea *chipRow(TokenChipStrip *chips);
 
     Session *m_session;
     QLineEdit *m_text;
     QLabel *m_summary;
     TokenChipStrip *m_chips;
     QScrollArea *m_scroll = nullptr;
+    QLabel *m_sourceLabel;
+    QLabel *m_decoderLabel;
+    QLineEdit *m_decoderText;
+    TokenChipStrip *m_decoderChips;
+    QScrollArea *m_decoderScroll = nullptr;
 };
 
 } // namespace atlas

@@ -43,7 +43,11 @@ void ModelInfoPanel::showModel()
     QString html = QStringLiteral("<h3>%1</h3><p>%2</p><table>")
                        .arg(QString::fromStdString(model->name).toHtmlEscaped(),
                            QString::fromStdString(c.description).toHtmlEscaped());
-    html += row(tr("layers × heads"), QStringLiteral("%1 × %2").arg(c.layers).arg(c.heads));
+    if (c.isEncoderDecoder())
+        html += row(tr("encoder + decoder layers × heads"),
+            QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));
+    else
+        html += row(tr("layers × heads"), QStringLiteral("%1 × %2").arg(c.layers).arg(c.heads));
     html
         += row(tr("d_model · d_head · d_ff"), QStringLiteral("%1 · %2 · %3").arg(c.dModel).arg(c.headDim()).arg(c.dFF));
     html += row(tr("vocabulary"), tr("%1 (%2 tokenizer)").arg(c.vocab).arg(QString::fromStdString(c.tokenizer)));

@@ -1,5 +1,7 @@
 #include "panels/operationpanel.h"
 
+#include "trace/names.h"
+
 #include "session/session.h"
 
 #include <QEvent>
@@ -71,7 +73,9 @@ void OperationPanel::rebuild()
     }
     for (size_t i = 0; i < program->ops.size(); ++i) {
         const Op &op = program->ops[i];
-        const QString where = op.layer >= 0 ? QString("L%1  ").arg(op.layer) : QString("     ");
+        // L0 …; an encoder-decoder's blocks E0 … (encoder) and D0 … (decoder)
+        const QChar stack = op.stack == names::kEncoderStack ? 'E' : op.stack == names::kDecoderStack ? 'D' : 'L';
+        const QString where = op.layer >= 0 ? QString("%1%2  ").arg(stack).arg(op.layer) : QString("     ");
         m_list->item(int(i))->setText(QString("%1. %2%3").arg(i + 1, 3).arg(where, QString::fromStdString(op.label)));
         m_list->item(int(i))->setToolTip(QString::fromStdString(op.name));
     }

@@ -97,17 +97,24 @@ QString pastTrainingLength(const Model &model, size_t tokens)
 void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
 {
     const std::string name = nameOrDirectory.toStdString();
-    const std::string text = m_spec.text;
+    const std::string text = m_spec.text, decoderText = m_spec.decoderText;
     const std::vector<int> tokens = m_spec.model == name ? m_spec.tokens : std::vector<int> {};
-    runJob([this, name, text, tokens, sampleInput]() -> Commit {
+    runJob([this, name, text, decoderText, tokens, sampleInput]() -> Commit {
         auto model = loadModel(name);
         std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
         const bool useSample = sampleInput && !model->config.sample.empty();
         const std::string shown = useSample ? model->config.sample : text;
         Input input;
-        input.tokens = !useSample && !tokens.empty() ? tokens
-            : tokenizer->canEncode()                 ? tokenizer->encode(shown)
-                                                     : std::vector<int> {0};
+        ViewSpec wanted; // an encoder-decoder's two inputs, as a spec names them
+        wanted.text = shown;
+        wanted.tokens = useSample ? std::vector<int> {} : tokens;
+        wanted.decoderText = useSample || decoderText.empty() ? model->config.decoderSample : decoderText;
+        if (model->config.isEncoderDecoder())
+            input = specInput(wanted, *model, *tokenizer, name);
+        else
+            input.tokens = !useSample && !tokens.empty() ? tokens
+                : tokenizer->canEncode()                 ? tokenizer->encode(shown)
+                                                         : std::vector<int> {0};
         QString notice; // a learned table stops at the context: cut the input (other kinds run past it, runInput)
         if (int(input.tokens.size()) > model->config.context && model->config.positions == PositionKind::Learned) {
             notice = tr("The input has %1 tokens, more than the %2 of %3's context: it was cut to the first %2.")
@@ -119,17 +126,23 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
         const bool cut = !notice.isEmpty();
         const std::string newText = cut && tokenizer->canEncode() ? tokenizer->decode(input.tokens) : shown;
         const bool encoded = useSample || tokens.empty();
-        return [this, model, tokenizer, input, name, newText, encoded, cut, notice] {
+        return [this, model, tokenizer, input, name, newText, encoded, cut, notice, wanted] {
             m_model = model;
             m_tokenizer = tokenizer;
             m_spec.model = name;
             m_spec.positions.clear(); // a model opened afresh runs with its own encoding
+            const bool twoStacks = model->config.isEncoderDecoder();
+            m_spec.decoderText = twoStacks ? wanted.decoderText : std::string();
+            m_spec.decoderTokens.clear();
+            if (!twoStacks)
+                m_spec.site = "self";
             m_spec.text = newText;
             if (encoded || cut) { // the input was encoded from text
                 m_spec.tokens.clear();
                 m_spec.padding.clear();
             }
-            m_spec.layer = std::min(m_spec.layer, model->config.layers - 1);
+            m_spec.layer = std::min(m_spec.layer,
+                (twoStacks ? std::min(model->config.layers, model->config.encoderLayers) : model->config.layers) - 1);
             m_spec.head = std::min(m_spec.head, model->config.heads - 1);
             m_trace.reset();
             m_program.reset();
@@ -160,9 +173,10 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
         auto model = current ? current : loadSpecModel(spec);
         auto tokenizer = currentTokenizer ? currentTokenizer : Tokenizer::forModel(*model);
         ViewSpec shown = spec;
-        shown.layer = std::clamp(spec.layer, 0, model->config.layers - 1);
+        shown.layer
+            = std::clamp(spec.layer, 0, siteLayers(attentionSiteOf(spec, model->config, where), model->config) - 1);
         shown.head = std::clamp(spec.head, -1, model->config.heads - 1);
-        Input input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
+        Input input = specInput(spec, *model, *tokenizer, where);
         if (int(input.tokens.size()) > model->config.context && model->config.positions == PositionKind::Learned)
             throw Error(where + ": the input has " + std::to_string(input.tokens.size()) + " tokens, more than the "
                 + std::to_string(model->config.context) + " of " + model->name + "'s context");
@@ -217,9 +231,10 @@ void Session::runInput(Input input)
         emit errorOccurred(QString::fromStdString(e.what()));
         return;
     }
-    auto model = stretchedForLength(m_model, input.tokens.size()); // past the context: positions permitting
+    const size_t length = std::max(input.tokens.size(), input.source.size());
+    auto model = stretchedForLength(m_model, length); // past the context: positions permitting
     if (model != m_model)
-        emit noticed(pastTrainingLength(*m_model, input.tokens.size()));
+        emit noticed(pastTrainingLength(*m_model, length));
     const size_t budget = m_memoryBudget;
     runJob([this, model, input, budget]() -> Commit {
         auto engine = std::make_unique<Engine>(model, input, EngineOptions {true, budget});
@@ -237,36 +252,54 @@ void Session::runInput(Input input)
     });
 }
 
-void Session::setText(const QString &text)
+void Session::setText(const QString &text, const QString &decoderText)
 {
     if (!m_tokenizer)
         return;
     try {
-        Input input;
-        input.tokens = m_tokenizer->encode(text.toStdString());
+        if (!setTokens(m_tokenizer->encode(text.toStdString()), decoderText))
+            return;
         m_spec.text = text.toStdString();
         m_spec.tokens.clear();
-        m_spec.padding.clear();
-        runInput(input);
     } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
     }
 }
 
-void Session::setTokens(const std::vector<int> &tokens)
+bool Session::setTokens(const std::vector<int> &tokens, const QString &decoderText)
 {
+    if (!m_model)
+        return false;
+    Input input;
+    try {
+        if (m_model->config.isEncoderDecoder()) {
+            if (decoderText.isEmpty())
+                throw Error(m_model->name + " is an encoder-decoder: its decoder needs an input too (the Decoder box; "
+                    + "'" + m_model->config.decoderSample.substr(0, 1) + "' starts its output)");
+            input.source = tokens;
+            input.tokens = m_tokenizer->encode(decoderText.toStdString());
+            m_spec.decoderText = decoderText.toStdString();
+            m_spec.decoderTokens.clear();
+        } else
+            input.tokens = tokens;
+    } catch (const std::exception &e) {
+        emit errorOccurred(QString::fromStdString(e.what()));
+        return false;
+    }
     m_spec.tokens = tokens;
     m_spec.padding.clear();
-    runInput({tokens, {}});
+    runInput(input);
+    return true;
 }
 
 void Session::togglePadding(int position)
 {
     Input input = m_input;
-    auto it = std::find(input.padding.begin(), input.padding.end(), position);
-    it == input.padding.end() ? input.padding.push_back(position) : void(input.padding.erase(it));
-    std::sort(input.padding.begin(), input.padding.end());
-    m_spec.padding = input.padding;
+    std::vector<int> &padding = m_model && m_model->config.isEncoderDecoder() ? input.sourcePadding : input.padding;
+    auto it = std::find(padding.begin(), padding.end(), position);
+    it == padding.end() ? padding.push_back(position) : void(padding.erase(it));
+    std::sort(padding.begin(), padding.end());
+    m_spec.padding = padding;
     runInput(input);
 }
 
@@ -328,6 +361,8 @@ void Session::generate(int count, SamplingOptions options)
         emit errorOccurred(tr("Generation with the KV cache uses exact attention: set Attention to 'full' first"));
         return;
     }
+    if (m_model->config.isEncoderDecoder())
+        return generateFromSource(count, options);
     auto model = m_model;
     auto tokenizer = m_tokenizer;
     const std::vector<int> prompt = m_input.tokens;
@@ -361,6 +396,47 @@ void Session::generate(int count, SamplingOptions options)
                     runInput({tokens, {}});
                 },
                 Qt::QueuedConnection);
+        };
+    });
+}
+
+// An encoder-decoder's decoder continues greedily from the source (engine/generator.h: no KV cache), up to the
+// model's '.' when it writes one.
+void Session::generateFromSource(int count, SamplingOptions options)
+{
+    if (options.temperature != 0 || options.topK != 0) {
+        emit errorOccurred(tr("An encoder-decoder generates greedily here: set the temperature and top-k to 0"));
+        return;
+    }
+    auto model = m_model;
+    auto tokenizer = m_tokenizer;
+    const Input start = m_input;
+    runJob([this, model, tokenizer, start, count]() -> Commit {
+        Input input = start;
+        GenerationReport report;
+        report.prompt = QString::fromStdString(tokenizer->decode(start.tokens));
+        for (int i = 0; i < count && !m_cancel; ++i) {
+            if (int(input.tokens.size()) >= model->config.context) {
+                report.stopped = tr("Stopped: the model's context of %1 tokens is full.").arg(model->config.context);
+                break;
+            }
+            const GreedyToken next = nextTokenFromSource(model, input);
+            input.tokens.push_back(next.id);
+            report.tokens.push_back({next.id, QString::fromStdString(tokenizer->piece(next.id)), next.probability});
+            QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
+            if (tokenizer->piece(next.id) == ".")
+                break;
+        }
+        report.continuation = QString::fromStdString(tokenizer->decode(
+            std::vector<int>(input.tokens.begin() + int64_t(start.tokens.size()), input.tokens.end())));
+        const std::string text = tokenizer->decode(input.tokens);
+        return [this, input, report, text] {
+            m_spec.decoderText = text;
+            m_spec.decoderTokens.clear();
+            emit generationFinished(report);
+            emit specChanged();
+            QMetaObject::invokeMethod(
+                this, [this, input] { runInput(input); }, Qt::QueuedConnection);
         };
     });
 }
@@ -401,16 +477,37 @@ ViewInput Session::viewInput() const
 {
     if (!m_model)
         return {};
-    ViewInput input = makeViewInput(m_model, m_input, m_program, m_trace);
+    ViewInput input = makeViewInput(m_model, m_input, m_program, m_trace, viewSite());
     input.analysis = m_analysis;
     return input;
+}
+
+int Session::layersShown() const
+{
+    if (!m_model)
+        return 0;
+    try {
+        return siteLayers(attentionSiteOf(m_spec, m_model->config, "view spec"), m_model->config);
+    } catch (const Error &) {
+        return m_model->config.layers;
+    }
+}
+
+names::AttentionSite Session::viewSite() const
+{
+    try {
+        return viewSiteOf(m_spec, m_model->config, "view spec");
+    } catch (const Error &) { // kept valid by openModel and applySpec; a one-stack model's own attention else
+        return {};
+    }
 }
 
 void Session::updateAnalysis()
 {
     AnalysisRequest request;
     if (m_model)
-        request = analysisRequest(m_spec, analysisContext(makeViewInput(m_model, m_input, m_program, m_trace)));
+        request
+            = analysisRequest(m_spec, analysisContext(makeViewInput(m_model, m_input, m_program, m_trace, viewSite())));
     if (request.key == m_analysisKey && !request.key.empty() && request.problem.empty())
         return; // the result on hand, or under way, still fits
     m_analysisKey = request.key;

@@ -55,8 +55,10 @@ public:
     // input (config atlas_sample) when `sampleInput` is set and it has one. An input longer than the model's
     // context is cut to fit, and noticed() says so. On failure the previous model stays, and errorOccurred says why.
     void openModel(const QString &nameOrDirectory, bool sampleInput = false);
-    void setText(const QString &text);
-    void setTokens(const std::vector<int> &tokens);
+    // The input as text or token ids: an encoder-decoder's source, with `decoderText` its decoder's input (ignored
+    // for a model with one stack). setTokens says whether it ran (errorOccurred says why not).
+    void setText(const QString &text, const QString &decoderText = {});
+    bool setTokens(const std::vector<int> &tokens, const QString &decoderText = {});
     void togglePadding(int position);
     // The attention kernel and its "key=value" parameters, run by the listed layers (every layer when `layers` is
     // empty; the others run full attention); reruns the input.
@@ -71,7 +73,8 @@ public:
     void runToEnd();
     void rewind();
     void cancel();
-    // Generates `count` tokens with a KV cache, appending them to the input.
+    // Generates `count` tokens with a KV cache, appending them to the input (an encoder-decoder's decoder input,
+    // greedily, without a cache).
     void generate(int count, SamplingOptions options);
 
     const ViewSpec &spec() const { return m_spec; }
@@ -86,6 +89,8 @@ public:
     const Model *model() const { return m_model.get(); }
     const Tokenizer *tokenizer() const { return m_tokenizer.get(); }
     const Input &input() const { return m_input; }
+    // The blocks of the stack whose attention the spec shows (an encoder-decoder's encoder or decoder).
+    int layersShown() const;
     const Program *program() const { return m_program.get(); }
     int cursor() const { return m_cursor; }
     std::shared_ptr<const Trace> trace() const { return m_trace; }
@@ -111,6 +116,8 @@ private:
     using Commit = std::function<void()>;
     using Job = std::function<Commit()>;
     void runJob(Job job);
+    void generateFromSource(int count, SamplingOptions options);
+    names::AttentionSite viewSite() const; // the attention the spec's view draws (viewSiteOf)
     void finishJob();
     void runInput(Input input); // a new engine on `input`, run to the end
     void rerun(); // runInput(m_input) now, or when the job in progress is done

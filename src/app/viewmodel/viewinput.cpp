@@ -11,27 +11,36 @@
 namespace atlas {
 
 ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
-    std::shared_ptr<const Trace> trace)
+    std::shared_ptr<const Trace> trace, const names::AttentionSite &site)
 {
     std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
+    const auto labels = [&](const std::vector<int> &ids) {
+        QStringList out;
+        for (int id : ids)
+            out << QString::fromStdString(tokenizer->piece(id));
+        return out;
+    };
+    const bool encoder = site.stack == names::kEncoderStack;
     ViewInput v;
+    v.site = site;
     v.trace = std::move(trace);
     v.program = std::move(program);
-    for (int id : input.tokens)
-        v.tokens << QString::fromStdString(tokenizer->piece(id));
+    v.tokenIds = encoder ? input.source : input.tokens;
+    v.tokens = labels(v.tokenIds);
+    v.padding = encoder ? input.sourcePadding : input.padding;
+    v.keyTokens = encoder || site.cross ? labels(input.source) : v.tokens;
+    v.keyPadding = encoder || site.cross ? input.sourcePadding : v.padding;
     v.vocabLabel = [tokenizer](int id) { return QString::fromStdString(tokenizer->piece(id)); };
-    v.layers = model->config.layers;
+    v.layers = encoder ? model->config.encoderLayers : model->config.layers;
     v.heads = model->config.heads;
-    v.causal = model->config.causal;
-    v.padding = input.padding;
+    v.causal = model->config.causal && !encoder && !site.cross;
     v.model = model;
-    v.tokenIds = input.tokens;
     return v;
 }
 
 ViewInput makeViewInput(const SpecRun &run)
 {
-    return makeViewInput(run.model, run.input, run.program, run.trace);
+    return makeViewInput(run.model, run.input, run.program, run.trace, run.site);
 }
 
 AnalysisContext analysisContext(const ViewInput &input)
@@ -55,12 +64,12 @@ const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suff
         *problem = QObject::tr("Layer %1 does not exist: the model has %2 layers").arg(layer).arg(input.layers);
         return nullptr;
     }
-    const std::string name = names::layerTensor(layer, suffix);
+    const std::string name = siteTensorName(input, layer, suffix);
     const TraceEntry *entry = input.trace ? input.trace->find(name) : nullptr;
     if (entry == nullptr)
         return nullptr;
     const Tensor &t = entry->tensor;
-    if (t.rank() != 3 || t.dim(1) != t.dim(2) || t.dim(1) < 1) {
+    if (t.rank() != 3 || (t.dim(1) != t.dim(2) && !input.site.cross) || t.dim(1) < 1 || t.dim(2) < 1) {
         *problem = QObject::tr("%1 has shape %2, expected [H, T, T]")
                        .arg(QString::fromStdString(name), QString::fromStdString(t.shapeString()));
         return nullptr;
@@ -70,6 +79,24 @@ const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suff
         return nullptr;
     }
     return &t;
+}
+
+std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix)
+{
+    if (suffix.substr(0, 5) == "attn.")
+        return names::attentionTensor(input.site, layer, suffix.substr(5));
+    return names::layerTensor(input.site.stack, layer, suffix);
+}
+
+QString siteTitle(const ViewInput &input)
+{
+    if (input.site.cross)
+        return QObject::tr("Cross-attention");
+    if (input.site.stack == names::kEncoderStack)
+        return QObject::tr("Encoder self-attention");
+    if (input.site.stack == names::kDecoderStack)
+        return QObject::tr("Decoder self-attention");
+    return {};
 }
 
 QString notComputedText(const ViewInput &input, const std::string &traceName)
@@ -82,6 +109,29 @@ QString tokenLabel(const ViewInput &input, int position)
     if (position >= 0 && position < input.tokens.size())
         return input.tokens.at(position);
     return QStringLiteral("#%1").arg(position);
+}
+
+QString keyLabel(const ViewInput &input, int position)
+{
+    if (!input.site.cross) // self-attention: the keys are the queries' tokens (a hand-made input may set no keys)
+        return tokenLabel(input, position);
+    if (position >= 0 && position < input.keyTokens.size())
+        return input.keyTokens.at(position);
+    return QStringLiteral("#%1").arg(position);
+}
+
+bool isKeyPadding(const ViewInput &input, int position)
+{
+    const std::vector<int> &padding = input.site.cross ? input.keyPadding : input.padding;
+    return std::find(padding.begin(), padding.end(), position) != padding.end();
+}
+
+QStringList keyLabels(const ViewInput &input, int count)
+{
+    QStringList labels(std::max(0, count));
+    for (int i = 0; i < count; ++i)
+        labels[i] = keyLabel(input, i);
+    return labels;
 }
 
 QStringList numberedLabels(int count)
@@ -104,7 +154,7 @@ QString cellPrefix(const ViewInput &input, int row, int col)
 {
     // One multi-argument arg() so a token that contains "%2" is not substituted again.
     return QObject::tr("query '%1' (#%2) \u2192 key '%3' (#%4)")
-        .arg(tokenLabel(input, row), QString::number(row), tokenLabel(input, col), QString::number(col));
+        .arg(tokenLabel(input, row), QString::number(row), keyLabel(input, col), QString::number(col));
 }
 
 namespace {

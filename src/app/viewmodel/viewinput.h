@@ -34,6 +34,12 @@ struct ViewInput
 {
     std::shared_ptr<const Trace> trace;
     std::shared_ptr<const Program> program;
+    // The attention the attention views show (ViewSpec::site): an encoder-decoder's encoder, decoder or
+    // cross-attention; a one-stack model's own. `tokens`, `tokenIds`, `padding`, `layers` and `causal` describe its
+    // queries' stack; keyTokens and keyPadding its keys (the source for cross-attention, else the same).
+    names::AttentionSite site;
+    QStringList keyTokens;
+    std::vector<int> keyPadding;
     QStringList tokens; // display label of each input position (readable, short)
     std::function<QString(int)> vocabLabel; // display label of any vocabulary id (next-token bars)
     int layers = 0;
@@ -50,7 +56,7 @@ struct ViewInput
 
 // Token labels and vocabulary labels from the model's tokenizer; no analysis yet.
 ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
-    std::shared_ptr<const Trace> trace);
+    std::shared_ptr<const Trace> trace, const names::AttentionSite &site = {});
 ViewInput makeViewInput(const SpecRun &run);
 // What an analysis reads of a view input.
 AnalysisContext analysisContext(const ViewInput &input);
@@ -59,14 +65,23 @@ void analyzeNow(ViewInput &input, const ViewSpec &spec);
 
 // Reading a ViewInput: the head tensors, token labels and numbers every view uses.
 
-// The [H, T, T] tensor layer.{layer}.{suffix} when it is in the trace and has head `head`; otherwise nullptr,
-// with *problem empty when the tensor is simply not computed yet, or saying what is wrong (bad layer/head).
+// The [H, T, S] tensor layer.{layer}.{suffix} of the input's attention site ("attn.probs" names
+// dec.layer.{layer}.cross.probs for cross-attention; S = T but there) when it is in the trace and has head `head`;
+// otherwise nullptr, with *problem empty when the tensor is simply not computed yet, or saying what is wrong.
 const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
+// The trace name findHeadTensor reads.
+std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix);
+// "Encoder self-attention", "Decoder self-attention", "Cross-attention"; empty for a one-stack model.
+QString siteTitle(const ViewInput &input);
 // "Not computed yet: step to <op> in layer <i> (<trace name>)", the op read from the program (viewanalysis.h).
 QString notComputedText(const ViewInput &input, const std::string &traceName);
 // Token labels for positions 0..count-1 ("#i" where the input has none).
 QString tokenLabel(const ViewInput &input, int position);
 QStringList tokenLabels(const ViewInput &input, int count);
+// The same for the keys of the site's attention (the source tokens of cross-attention).
+QString keyLabel(const ViewInput &input, int position);
+QStringList keyLabels(const ViewInput &input, int count);
+bool isKeyPadding(const ViewInput &input, int position);
 // "0", "1" … count − 1: labels for axes of positions, dimensions or neurons.
 QStringList numberedLabels(int count);
 // "query 'the' (#3) → key 'cat' (#1)"

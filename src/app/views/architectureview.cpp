@@ -15,13 +15,13 @@ namespace {
 
 constexpr int kMargin = 10;
 
+// "Layer 0"; an encoder-decoder's "Encoder layer 0", "Decoder embedding" …: the diagram's column names capitalised.
 QString columnTitle(const std::string &column)
 {
-    if (column == "embedding")
-        return ArchitectureView::tr("Embedding");
-    if (column == "output")
-        return ArchitectureView::tr("Output");
-    return ArchitectureView::tr("Layer %1").arg(QString::fromStdString(column.substr(6)));
+    QString title = QString::fromStdString(column);
+    if (!title.isEmpty())
+        title[0] = title[0].toUpper();
+    return title;
 }
 
 bool isResidual(const DiagramBox &box)

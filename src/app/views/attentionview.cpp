@@ -57,19 +57,29 @@ void AttentionView::refresh()
     }
     m_plot->setTheme(m_spec.theme);
     m_plot->setLogScale(m_spec.scale == "log");
-    m_plot->setTitle(tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head));
+    if (m_input.site.cross)
+        m_plot->setAxisTitles(tr("key: source token (encoder output)"), tr("query: decoder token"));
+    else
+        m_plot->setAxisTitles(tr("key"), tr("query"));
+    const QString site = siteTitle(m_input);
+    m_plot->setTitle(site.isEmpty()
+            ? tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head)
+            : tr("%1 \u00B7 layer %2 \u00B7 head %3 \u00B7 probabilities")
+                  .arg(site)
+                  .arg(m_spec.layer)
+                  .arg(m_spec.head));
     if (probs == nullptr) {
-        m_plot->showMessage(
-            problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, "attn.probs")) : problem);
+        m_plot->showMessage(problem.isEmpty()
+                ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, "attn.probs"))
+                : problem);
     } else {
-        const int tokens = static_cast<int>(probs->dim(1));
-        const QStringList labels = tokenLabels(m_input, tokens);
-        m_plot->setLabels(labels, labels);
+        const int tokens = static_cast<int>(probs->dim(1)), keys = static_cast<int>(probs->dim(2));
+        m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
         QString ignored;
         const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
         m_plot->setMaskedScores(
             masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr);
-        m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, tokens, m_input.trace);
+        m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
         m_plot->setMarkedRow(m_spec.query);
     }
     m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);

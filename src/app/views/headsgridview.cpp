@@ -35,9 +35,9 @@ const QColor kSelected(0xff, 0x8c, 0x00);
 
 // One head's [T, T] probabilities as an image, pooled to <= 96 px and scaled to its own maximum.
 // Masked cells (−∞ in `masked`, when given) in the lookup table's masked colour, never as a probability of 0.
-QImage makeThumbnail(const float *data, const float *masked, int tokens, const ColorLut &lut, bool log)
+QImage makeThumbnail(const float *data, const float *masked, int rows, int cols, const ColorLut &lut, bool log)
 {
-    const Pooled p = downsample(data, tokens, tokens, kThumbPixels, kThumbPixels, masked);
+    const Pooled p = downsample(data, rows, cols, kThumbPixels, kThumbPixels, masked);
     QImage image(p.cols, p.rows, QImage::Format_RGB32);
     const float upper = p.maxFinite > 0.0f ? p.maxFinite : 1.0f;
     const float floor = upper * 1e-4f;
@@ -101,8 +101,14 @@ QFont HeadsGridView::tokenFont() const
 
 int HeadsGridView::tokenCount() const
 {
-    const TraceEntry *probs = m_input.trace ? m_input.trace->find(names::layerTensor(0, "attn.probs")) : nullptr;
+    const TraceEntry *probs = m_input.trace ? m_input.trace->find(siteTensorName(m_input, 0, "attn.probs")) : nullptr;
     return probs != nullptr && probs->tensor.rank() == 3 ? int(probs->tensor.dim(1)) : int(m_input.tokens.size());
+}
+
+int HeadsGridView::keyCount() const
+{
+    const TraceEntry *probs = m_input.trace ? m_input.trace->find(siteTensorName(m_input, 0, "attn.probs")) : nullptr;
+    return probs != nullptr && probs->tensor.rank() == 3 ? int(probs->tensor.dim(2)) : tokenCount();
 }
 
 int HeadsGridView::headerTop() const
@@ -135,12 +141,12 @@ void HeadsGridView::countLayersAndHeads()
     m_layers = m_input.layers;
     if (m_layers <= 0) { // no model information: count the layers the trace has
         m_layers = 0;
-        while (trace != nullptr && trace->contains(names::layerTensor(m_layers, "attn.probs")))
+        while (trace != nullptr && trace->contains(siteTensorName(m_input, m_layers, "attn.probs")))
             ++m_layers;
     }
     m_heads = m_input.heads;
     if (m_heads <= 0 && trace != nullptr) {
-        const TraceEntry *first = trace->find(names::layerTensor(0, "attn.probs"));
+        const TraceEntry *first = trace->find(siteTensorName(m_input, 0, "attn.probs"));
         m_heads = first != nullptr && first->tensor.rank() == 3 ? static_cast<int>(first->tensor.dim(0)) : 0;
     }
 }
@@ -200,7 +206,7 @@ void HeadsGridView::rebuildThumbnails()
             }
     }
     if (jobs.empty()) {
-        m_message = notComputedText(m_input, names::layerTensor(0, "attn.probs"));
+        m_message = notComputedText(m_input, siteTensorName(m_input, 0, "attn.probs"));
         return;
     }
     // The job keeps the trace alive, so the tensor pointers stay valid after a new trace arrives.
@@ -213,8 +219,8 @@ void HeadsGridView::rebuildThumbnails()
                 const Job &job = jobs[size_t(i)];
                 const int64_t head = int64_t(job.index % heads);
                 images[job.index] = makeThumbnail(job.probs->slice(head).data(),
-                    job.masked ? job.masked->slice(head).data() : nullptr, static_cast<int>(job.probs->dim(1)), *lut,
-                    log);
+                    job.masked ? job.masked->slice(head).data() : nullptr, static_cast<int>(job.probs->dim(1)),
+                    static_cast<int>(job.probs->dim(2)), *lut, log);
             }
         });
         return images;
@@ -240,13 +246,14 @@ HeadsGridView::Grid HeadsGridView::grid() const
     g.top = headerTop() + label.height() + 4;
     const int cols = std::max(1, m_heads);
     const int rows = std::max(1, m_layers);
-    const int tokens = std::max(1, tokenCount());
+    const int tokens = std::max({1, tokenCount(), keyCount()});
     const QFontMetrics tokenMetrics(tokenFont());
     const auto labelsFit = [&](int thumb) { return thumb >= tokens * tokenMetrics.height() * 9 / 10; };
     int labelWidth = 0; // measured only where labels can fit at all: a few dozen tokens, not thousands per mouse move
     if (labelsFit(std::max(m_spec.thumbnailSize, kMaxCell))) {
-        for (int t = 0; t < tokens && t < int(m_input.tokens.size()); ++t)
-            labelWidth = std::max(labelWidth, tokenMetrics.horizontalAdvance(m_input.tokens.at(t)));
+        for (int t = 0; t < tokens; ++t)
+            labelWidth = std::max({labelWidth, tokenMetrics.horizontalAdvance(tokenLabel(m_input, t)),
+                tokenMetrics.horizontalAdvance(keyLabel(m_input, t))});
         labelWidth = std::min(labelWidth, tokenMetrics.horizontalAdvance(QStringLiteral("MMMMMM"))) + 6;
     }
     const auto withThumb = [&](int thumb, int labels) {
@@ -298,9 +305,9 @@ QString HeadsGridView::toolTipAt(const QPoint &pos) const
         return text;
     // The cell under the pointer: the thumbnail spans the whole [T, T] matrix.
     const QRect r = thumbnailRect(hit.layer, hit.head);
-    const int tokens = int(probs->dim(1));
+    const int tokens = int(probs->dim(1)), keys = int(probs->dim(2));
     const int row = std::clamp(int(int64_t(pos.y() - r.top()) * tokens / std::max(1, r.height())), 0, tokens - 1);
-    const int col = std::clamp(int(int64_t(pos.x() - r.left()) * tokens / std::max(1, r.width())), 0, tokens - 1);
+    const int col = std::clamp(int(int64_t(pos.x() - r.left()) * keys / std::max(1, r.width())), 0, keys - 1);
     const Tensor *masked = findHeadTensor(m_input, hit.layer, "attn.masked", hit.head, &problem);
     const bool isMasked = masked != nullptr && masked->shape() == probs->shape()
         && masked->slice(hit.head)(row, col) == -std::numeric_limits<float>::infinity();
@@ -322,7 +329,7 @@ void HeadsGridView::paintEvent(QPaintEvent *)
     if (!m_message.isEmpty() || m_layers == 0 || m_heads == 0) {
         p.setFont(sizedFont(font(), 13));
         const QString text
-            = m_message.isEmpty() ? notComputedText(m_input, names::layerTensor(0, "attn.probs")) : m_message;
+            = m_message.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, 0, "attn.probs")) : m_message;
         p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, text);
         return;
     }
@@ -338,7 +345,9 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
     const QFontMetrics title(titleFont);
     const QFontMetrics label(labelFont);
     p.setFont(titleFont);
-    p.drawText(QPoint(kMargin, kMargin + title.ascent()), tr("Attention probabilities of every head"));
+    const QString site = siteTitle(m_input);
+    p.drawText(QPoint(kMargin, kMargin + title.ascent()),
+        site.isEmpty() ? tr("Attention probabilities of every head") : tr("%1: every layer and head").arg(site));
     p.setFont(labelFont);
     QColor dim = textColor();
     dim.setAlphaF(0.7f);
@@ -415,6 +424,12 @@ void HeadsGridView::paintTokenLabels(QPainter &p, const Grid &g, const QRect &th
         p.drawText(
             QRect(thumbnail.left() - g.labels, thumbnail.top() + centre - metrics.height() / 2, room, metrics.height()),
             Qt::AlignRight | Qt::AlignVCenter, text);
+    }
+    const int keys = keyCount();
+    const double keyPitch = double(g.thumb) / keys;
+    for (int t = 0; t < keys; ++t) {
+        const QString text = metrics.elidedText(keyLabel(m_input, t), Qt::ElideRight, room);
+        const int centre = int((t + 0.5) * keyPitch);
         p.save();
         p.translate(thumbnail.left() + centre, thumbnail.top() - 4);
         p.rotate(-90);

@@ -80,7 +80,8 @@ private:
     void paintThumbnails(QPainter &p, const Grid &g) const;
     void paintTokenLabels(QPainter &p, const Grid &g, const QRect &thumbnail) const;
     QFont tokenFont() const;
-    int tokenCount() const;
+    int tokenCount() const; // queries
+    int keyCount() const;
     int headerTop() const; // where the grid's column labels start, under the title and the size box
     QColor textColor() const;
 

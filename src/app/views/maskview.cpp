@@ -51,9 +51,6 @@ MaskView::MaskView(QWidget *parent)
 
     m_caption->setAlignment(Qt::AlignCenter);
     m_caption->setWordWrap(true);
-    m_caption->setText(
-        tr("A = softmax(QK\u1D40/\u221Ad + M), row by row, where M\u1D62\u2C7C = 0 if query i may attend "
-           "key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get probability 0."));
     setAutoFillBackground(true);
     applyTheme();
 }
@@ -86,8 +83,8 @@ QString MaskView::maskText(int row, int col) const
     if (!(std::isinf(v) && v < 0))
         return cellPrefix(m_input, row, col) + tr(": allowed (M = 0, S\u2032 = %1)").arg(formatNumber(v));
     QString why;
-    if (std::find(m_input.padding.begin(), m_input.padding.end(), col) != m_input.padding.end())
-        why = tr(" (the key is padding)");
+    if (isKeyPadding(m_input, col))
+        why = m_input.site.cross ? tr(" (the source token is padding)") : tr(" (the key is padding)");
     else if (m_input.causal && col > row)
         why = tr(" (the key is a future token)");
     return cellPrefix(m_input, row, col) + tr(": not allowed (M = \u2212\u221E)") + why;
@@ -99,19 +96,27 @@ void MaskView::showPanel(HeatmapPlot *plot, const char *suffix)
     const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
     if (t == nullptr) {
         plot->showMessage(
-            problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, suffix)) : problem);
+            problem.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, suffix)) : problem);
         return;
     }
-    const int tokens = static_cast<int>(t->dim(1));
-    const QStringList labels = tokenLabels(m_input, tokens);
-    plot->setLabels(labels, labels);
-    plot->setMatrix(t->slice(m_spec.head).data(), tokens, tokens, m_input.trace);
+    const int tokens = static_cast<int>(t->dim(1)), keys = static_cast<int>(t->dim(2));
+    plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
+    plot->setMatrix(t->slice(m_spec.head).data(), tokens, keys, m_input.trace);
 }
 
 void MaskView::refresh()
 {
     layOutHidden(this);
     applyTheme();
+    QString caption = tr("A = softmax(QK\u1D40/\u221Ad + M), row by row, where M\u1D62\u2C7C = 0 if query i may "
+                         "attend key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get "
+                         "probability 0.");
+    if (m_input.site.cross)
+        caption += tr(" Cross-attention: the decoder's queries, the encoder's keys; only the source's padding is "
+                      "masked, never a later source token.");
+    else if (!m_input.causal)
+        caption += tr(" Bidirectional: no causal mask, only padding is masked.");
+    m_caption->setText(caption);
     for (HeatmapPlot *plot : {m_scores, m_probs}) {
         try {
             plot->setColormap(m_spec.colormap);
@@ -121,7 +126,8 @@ void MaskView::refresh()
         }
         plot->setLogScale(m_spec.scale == "log" && plot == m_probs);
     }
-    const bool exact = !m_input.program || m_input.program->attentionOf(m_spec.layer).kind == "full";
+    const bool exact = !m_input.program || m_input.site.stack != names::kOnlyStack // kernels: one-stack models only
+        || m_input.program->attentionOf(m_spec.layer).kind == "full";
     if (exact)
         showPanel(m_scores, "attn.scores");
     else
@@ -141,17 +147,19 @@ void MaskView::showMask(const char *source)
     if (!allowed) {
         m_maskJob.drop();
         m_mask->showMessage(
-            problem.isEmpty() ? notComputedText(m_input, names::layerTensor(m_spec.layer, source)) : problem);
+            problem.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, source)) : problem);
         return;
     }
     // At thousands of tokens building T² cells takes longer than a frame: a worker does it for a shown view.
-    const int tokens = static_cast<int>(allowed->dim(1));
-    auto build = [trace = m_input.trace, layer = m_spec.layer, head = m_spec.head](const std::atomic<bool> &) {
+    const int64_t cells = allowed->dim(1) * allowed->dim(2);
+    auto build = [trace = m_input.trace, layer = m_spec.layer, head = m_spec.head, site = m_input.site](
+                     const std::atomic<bool> &) {
         MaskCells out;
         try {
-            const Tensor mask = attentionMask(*trace, layer, head);
+            const Tensor mask = attentionMask(*trace, layer, head, site);
             out.tokens = static_cast<int>(mask.dim(0));
-            out.cells = std::make_shared<std::vector<float>>(size_t(out.tokens) * size_t(out.tokens));
+            out.keys = static_cast<int>(mask.dim(1));
+            out.cells = std::make_shared<std::vector<float>>(size_t(out.tokens) * size_t(out.keys));
             for (size_t i = 0; i < out.cells->size(); ++i)
                 (*out.cells)[i] = mask.data()[i] > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
         } catch (const std::exception &e) {
@@ -159,7 +167,7 @@ void MaskView::showMask(const char *source)
         }
         return out;
     };
-    if (int64_t(tokens) * tokens > HeatmapPlot::kPoolOnWorkerCells && !drawnHeadless(this))
+    if (cells > HeatmapPlot::kPoolOnWorkerCells && !drawnHeadless(this))
         m_maskJob.start(std::move(build));
     else
         m_maskJob.runNow(build);
@@ -171,9 +179,8 @@ void MaskView::adoptMask(const MaskCells &mask)
         m_mask->showMessage(mask.problem);
         return;
     }
-    const QStringList labels = tokenLabels(m_input, mask.tokens);
-    m_mask->setLabels(labels, labels);
-    m_mask->setMatrix(mask.cells->data(), mask.tokens, mask.tokens, mask.cells);
+    m_mask->setLabels(tokenLabels(m_input, mask.tokens), keyLabels(m_input, mask.keys));
+    m_mask->setMatrix(mask.cells->data(), mask.tokens, mask.keys, mask.cells);
 }
 
 void MaskView::applyTheme()

@@ -36,7 +36,8 @@ private:
     struct MaskCells
     {
         std::shared_ptr<std::vector<float>> cells;
-        int tokens = 0;
+        int tokens = 0; // queries
+        int keys = 0;
         QString problem;
     };
     void showMask(const char *source);

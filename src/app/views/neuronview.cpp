@@ -95,6 +95,10 @@ void NeuronView::refresh()
     applyThemeBackground(m_page, m_spec.theme);
     if (!m_input.trace)
         return showMessage(tr("Nothing to show yet: run the model"));
+    if (m_input.model)
+        if (const std::string problem = encoderDecoderProblem(m_spec.view, m_input.model->config, m_input.model->name);
+            !problem.empty())
+            return showMessage(QString::fromStdString(problem));
     const int tokens = int(m_input.tokenIds.size());
     const int query = m_spec.query >= 0 ? m_spec.query : tokens - 1;
     std::string problem;

@@ -54,7 +54,7 @@ const Tensor *TokenLinesView::probs() const
 {
     if (!m_input.trace)
         return nullptr;
-    const TraceEntry *e = m_input.trace->find("layer." + std::to_string(m_spec.layer) + ".attn.probs");
+    const TraceEntry *e = m_input.trace->find(siteTensorName(m_input, m_spec.layer, "attn.probs"));
     return e ? &e->tensor : nullptr;
 }
 
@@ -62,6 +62,12 @@ int TokenLinesView::tokenCount() const
 {
     const Tensor *a = probs();
     return a && a->rank() == 3 ? static_cast<int>(a->dim(1)) : 0;
+}
+
+int TokenLinesView::keyCount() const
+{
+    const Tensor *a = probs();
+    return a && a->rank() == 3 ? static_cast<int>(a->dim(2)) : 0;
 }
 
 int TokenLinesView::selectedPosition() const
@@ -97,18 +103,18 @@ std::vector<int> TokenLinesView::headsShown() const
 
 QString TokenLinesView::message() const
 {
-    const std::string name = "layer." + std::to_string(m_spec.layer) + ".attn.probs";
+    const std::string name = siteTensorName(m_input, m_spec.layer, "attn.probs");
     if (!m_input.trace)
         return tr("Nothing to show yet: run the model");
     const Tensor *a = probs();
     if (!a)
         return notComputedText(m_input, name);
-    if (a->rank() != 3 || a->dim(1) != a->dim(2))
+    if (a->rank() != 3 || (a->dim(1) != a->dim(2) && !m_input.site.cross))
         return tr("%1 has shape %2; expected [H, T, T]")
             .arg(QString::fromStdString(name), QString::fromStdString(a->shapeString()));
     if (m_spec.head >= a->dim(0))
         return tr("Layer %1 has %2 heads: there is no head %3").arg(m_spec.layer).arg(a->dim(0)).arg(m_spec.head);
-    if (a->dim(1) == 0)
+    if (a->dim(1) == 0 || a->dim(2) == 0)
         return tr("The input has no tokens");
     return {};
 }
@@ -120,16 +126,18 @@ TokenLinesView::Palette TokenLinesView::colors() const
     return {QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4)};
 }
 
-QString TokenLinesView::tokenLabel(int position) const
+QString TokenLinesView::tokenLabel(Side side, int position) const
 {
-    QString s = position < m_input.tokens.size() ? m_input.tokens.at(position) : QStringLiteral("#%1").arg(position);
+    QString s = side == Side::Key ? keyLabel(m_input, position) : atlas::tokenLabel(m_input, position);
     if (s.size() > kMaxLabelChars)
         s = s.left(kMaxLabelChars - 1) + QChar(0x2026);
     return s;
 }
 
-bool TokenLinesView::isPadding(int position) const
+bool TokenLinesView::isPadding(Side side, int position) const
 {
+    if (side == Side::Key)
+        return isKeyPadding(m_input, position);
     return std::find(m_input.padding.begin(), m_input.padding.end(), position) != m_input.padding.end();
 }
 
@@ -139,7 +147,7 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
     const QFontMetricsF label(sizedFont(font(), 11));
     const QFontMetricsF title(sizedFont(font(), 12, true));
     const QFontMetricsF small(sizedFont(font(), 10));
-    const int tokens = tokenCount();
+    const int tokens = tokenCount(), keys = keyCount();
     const int heads = layerHeads();
 
     qreal y = kMargin + title.height() + 6;
@@ -155,22 +163,32 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
     const qreal minRow = label.height() + 2;
     qreal available = height() - kMargin - y;
     int fit = std::max(1, int(available / minRow));
-    if (tokens > std::min(kMaxWindow, fit)) {
+    if (std::max(tokens, keys) > std::min(kMaxWindow, fit)) {
         available -= small.height() + 6; // the "showing a–b of T" note
         fit = std::max(1, int(available / minRow));
     }
     g.count = std::min({tokens, kMaxWindow, fit});
     const int centre = selectedPosition();
     g.first = std::clamp(centre - g.count / 2, 0, std::max(0, tokens - g.count));
-    g.rowHeight = g.count > 0 ? std::min(available / g.count, label.height() * 1.9) : 0;
+    if (m_input.site.cross) { // the source: its first positions (an alignment runs across all of it)
+        g.keyCount = std::min({keys, kMaxWindow, fit});
+        g.keyFirst = 0;
+    } else {
+        g.keyFirst = g.first;
+        g.keyCount = g.count;
+    }
+    const int rows = std::max(g.count, g.keyCount);
+    g.rowHeight = rows > 0 ? std::min(available / rows, label.height() * 1.9) : 0;
 
     qreal labelWidth = small.horizontalAdvance(tr("query (attending)")) + 4;
     for (int t = g.first; t < g.first + g.count; ++t)
-        labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(t)) + 10);
+        labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(Side::Query, t)) + 10);
+    for (int t = g.keyFirst; t < g.keyFirst + g.keyCount; ++t)
+        labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(Side::Key, t)) + 10);
     const qreal gap = std::clamp(width() - 2 * kMargin - 2 * labelWidth, 80.0, 420.0);
     const qreal x0 = std::max(kMargin, (width() - 2 * labelWidth - gap) / 2);
     g.leftLabels = QRectF(x0, g.top, labelWidth, g.count * g.rowHeight);
-    g.rightLabels = QRectF(x0 + labelWidth + gap, g.top, labelWidth, g.count * g.rowHeight);
+    g.rightLabels = QRectF(x0 + labelWidth + gap, g.top, labelWidth, g.keyCount * g.rowHeight);
     return g;
 }
 
@@ -180,10 +198,17 @@ std::pair<int, int> TokenLinesView::tokenWindow() const
     return {g.first, g.count};
 }
 
+std::pair<int, int> TokenLinesView::keyWindow() const
+{
+    const Geometry g = geometry();
+    return {g.keyFirst, g.keyCount};
+}
+
 QRectF TokenLinesView::rowRect(const Geometry &g, Side side, int position) const
 {
     const QRectF &column = side == Side::Query ? g.leftLabels : g.rightLabels;
-    return QRectF(column.left(), g.top + (position - g.first) * g.rowHeight, column.width(), g.rowHeight);
+    const int first = side == Side::Query ? g.first : g.keyFirst;
+    return QRectF(column.left(), g.top + (position - first) * g.rowHeight, column.width(), g.rowHeight);
 }
 
 std::vector<TokenLinesView::Segment> TokenLinesView::segments() const
@@ -196,13 +221,13 @@ std::vector<TokenLinesView::Segment> TokenLinesView::segments() const
     const std::vector<int> heads = headsShown();
     const int totalHeads = static_cast<int>(a.dim(0));
     const qreal maxWidth = heads.size() == 1 ? 4.0 : 3.0;
-    const int last = g.first + g.count;
+    const int last = g.first + g.count, lastKey = g.keyFirst + g.keyCount;
     for (int h : heads) {
         const ConstMatrixMap w = a.slice(h);
         for (int q = g.first; q < last; ++q) {
             if (m_hoverSide == Side::Query && q != m_hoverPos)
                 continue;
-            for (int k = g.first; k < last; ++k) {
+            for (int k = g.keyFirst; k < lastKey; ++k) {
                 const float weight = w(q, k);
                 if (!(weight >= kMinWeight) || (m_hoverSide == Side::Key && k != m_hoverPos))
                     continue;
@@ -245,7 +270,9 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     p.setFont(sizedFont(font(), 12, true));
     p.setPen(pal.text);
     const QRectF titleRect(kMargin, kMargin, width() - 2 * kMargin, g.legendTop - kMargin);
-    const QString title = tr("Attention lines · layer %1 · %2").arg(m_spec.layer).arg(which);
+    const QString site = siteTitle(m_input);
+    const QString title = site.isEmpty() ? tr("Attention lines · layer %1 · %2").arg(m_spec.layer).arg(which)
+                                         : tr("%1 lines · layer %2 · %3").arg(site).arg(m_spec.layer).arg(which);
     p.drawText(titleRect, Qt::AlignLeft | Qt::AlignTop, title);
     const qreal titleWidth = QFontMetricsF(p.font()).horizontalAdvance(title);
     p.setFont(sizedFont(font(), 10));
@@ -258,19 +285,23 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     const QFontMetricsF small(p.font());
     const qreal y = g.top - small.height() - 4;
     p.drawText(QRectF(g.leftLabels.left(), y, g.leftLabels.width(), small.height()), Qt::AlignRight | Qt::AlignVCenter,
-        tr("query (attending)"));
+        m_input.site.cross ? tr("decoder query") : tr("query (attending)"));
     p.drawText(QRectF(g.rightLabels.left(), y, g.rightLabels.width() + kMargin, small.height()),
-        Qt::AlignLeft | Qt::AlignVCenter, tr("key (attended)"));
+        Qt::AlignLeft | Qt::AlignVCenter, m_input.site.cross ? tr("source key") : tr("key (attended)"));
 
-    const int tokens = tokenCount();
-    if (g.count < tokens) {
-        const QRectF note(kMargin, height() - kMargin - small.height(), width() - 2 * kMargin, small.height());
-        p.drawText(note, Qt::AlignHCenter | Qt::AlignVCenter,
-            tr("Showing tokens %1–%2 of %3 · click a token to move the window")
-                .arg(g.first)
-                .arg(g.first + g.count - 1)
-                .arg(tokens));
-    }
+    const int tokens = tokenCount(), keys = keyCount();
+    QString note;
+    if (g.count < tokens)
+        note = tr("Showing tokens %1–%2 of %3 · click a token to move the window")
+                   .arg(g.first)
+                   .arg(g.first + g.count - 1)
+                   .arg(tokens);
+    if (g.keyCount < keys && m_input.site.cross)
+        note += (note.isEmpty() ? QString() : QStringLiteral(" · "))
+            + tr("source %1–%2 of %3").arg(g.keyFirst).arg(g.keyFirst + g.keyCount - 1).arg(keys);
+    if (!note.isEmpty())
+        p.drawText(QRectF(kMargin, height() - kMargin - small.height(), width() - 2 * kMargin, small.height()),
+            Qt::AlignHCenter | Qt::AlignVCenter, note);
 }
 
 QRectF TokenLinesView::legendChip(const Geometry &g, int head) const
@@ -334,8 +365,9 @@ void TokenLinesView::paintLabels(QPainter &p, const Geometry &g, const Palette &
     QFont pad = normal;
     pad.setItalic(true);
     const QColor accent = m_spec.head >= 0 ? lineColor(m_spec.head, int(probs()->dim(0))) : pal.highlight;
-    for (int t = g.first; t < g.first + g.count; ++t) {
-        for (Side side : {Side::Query, Side::Key}) {
+    for (Side side : {Side::Query, Side::Key}) {
+        const int first = side == Side::Query ? g.first : g.keyFirst;
+        for (int t = first; t < first + (side == Side::Query ? g.count : g.keyCount); ++t) {
             const QRectF r = rowRect(g, side, t).adjusted(0, 1, 0, -1);
             const bool hovered = m_hoverSide == side && m_hoverPos == t;
             const float tint = m_hoverSide != Side::None && m_hoverSide != side ? partnerWeight(t) : 0.0f;
@@ -346,10 +378,10 @@ void TokenLinesView::paintLabels(QPainter &p, const Geometry &g, const Palette &
                 p.setBrush(c);
                 p.drawRoundedRect(r, 4, 4);
             }
-            p.setFont(isPadding(t) ? pad : normal);
-            p.setPen(isPadding(t) ? pal.muted : pal.text);
+            p.setFont(isPadding(side, t) ? pad : normal);
+            p.setPen(isPadding(side, t) ? pal.muted : pal.text);
             const Qt::Alignment align = (side == Side::Query ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter;
-            p.drawText(r.adjusted(5, 0, -5, 0), align, tokenLabel(t));
+            p.drawText(r.adjusted(5, 0, -5, 0), align, tokenLabel(side, t));
         }
     }
 }
@@ -387,15 +419,16 @@ std::pair<TokenLinesView::Side, int> TokenLinesView::hitTest(const QPointF &poin
         || point.x() > g.rightLabels.right() + 20)
         return {Side::None, -1};
     const int row = int((point.y() - g.top) / g.rowHeight);
-    if (row >= g.count)
-        return {Side::None, -1};
     const qreal middle = (g.leftLabels.right() + g.rightLabels.left()) / 2;
-    return {point.x() < middle ? Side::Query : Side::Key, g.first + row};
+    const Side side = point.x() < middle ? Side::Query : Side::Key;
+    if (row >= (side == Side::Query ? g.count : g.keyCount))
+        return {Side::None, -1};
+    return {side, (side == Side::Query ? g.first : g.keyFirst) + row};
 }
 
 void TokenLinesView::setHover(Side side, int position)
 {
-    if (side == Side::None || position < 0 || position >= tokenCount()) {
+    if (side == Side::None || position < 0 || position >= (side == Side::Query ? tokenCount() : keyCount())) {
         side = Side::None;
         position = -1;
     }
@@ -426,24 +459,24 @@ void TokenLinesView::mouseMoveEvent(QMouseEvent *event)
 QString TokenLinesView::hoverText() const
 {
     const Tensor *a = probs();
-    if (!a || m_hoverPos < 0 || m_hoverPos >= a->dim(1))
+    const bool query = m_hoverSide == Side::Query;
+    if (!a || m_hoverPos < 0 || m_hoverPos >= a->dim(query ? 1 : 2))
         return {};
-    const int tokens = int(a->dim(1));
+    const int partnersCount = int(a->dim(query ? 2 : 1));
     std::vector<std::pair<float, int>> partners;
-    for (int t = 0; t < tokens; ++t)
+    for (int t = 0; t < partnersCount; ++t)
         partners.emplace_back(partnerWeight(t), t);
     const size_t shown = std::min<size_t>(3, partners.size());
     std::partial_sort(partners.begin(), partners.begin() + int64_t(shown), partners.end(),
         [](auto &x, auto &y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
-    const QStringList labels = tokenLabels(m_input, tokens);
-    const bool query = m_hoverSide == Side::Query;
+    const Side other = query ? Side::Key : Side::Query;
     QString text = (query ? tr("query %1 '%2' attends most to:") : tr("key %1 '%2' is read most by:"))
                        .arg(m_hoverPos)
-                       .arg(labels.value(m_hoverPos));
+                       .arg(tokenLabel(m_hoverSide, m_hoverPos));
     for (size_t i = 0; i < shown; ++i)
         text += QStringLiteral("\n  %1 '%2': %3")
                     .arg(partners[i].second)
-                    .arg(labels.value(partners[i].second))
+                    .arg(tokenLabel(other, partners[i].second))
                     .arg(formatNumber(partners[i].first));
     if (headsShown().size() > 1)
         text += tr("\n(mean weight over the %1 heads shown)").arg(headsShown().size());
@@ -455,7 +488,8 @@ void TokenLinesView::mousePressEvent(QMouseEvent *event)
     if (const int head = legendHeadAt(event->position()); head >= 0 && event->button() == Qt::LeftButton)
         return toggleHead(head);
     const auto [side, position] = hitTest(event->position());
-    if (side == Side::None || event->button() != Qt::LeftButton || position == m_spec.position)
+    if (side == Side::None || event->button() != Qt::LeftButton || position == m_spec.position
+        || (side == Side::Key && m_input.site.cross)) // a source position is no query
         return;
     m_spec.position = position;
     update();
@@ -469,7 +503,7 @@ void TokenLinesView::leaveEvent(QEvent *)
 
 void TokenLinesView::refresh()
 {
-    if (m_hoverPos >= tokenCount())
+    if (m_hoverPos >= (m_hoverSide == Side::Query ? tokenCount() : keyCount()))
         setHover(Side::None, -1);
     update();
 }

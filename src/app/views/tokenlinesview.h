@@ -14,7 +14,8 @@ namespace atlas {
 class Tensor;
 
 // BertViz-style head view: the tokens twice, queries ("attending") on the left and keys ("attended") on the
-// right, joined by one line per attention weight of `layer.{l}.attn.probs`, its opacity and width
+// right, joined by one line per attention weight of `layer.{l}.attn.probs` (of the spec's site: for
+// cross-attention the decoder's tokens on the left, the source's on the right), its opacity and width
 // proportional to the weight. One head (spec.head >= 0) in one colour, or every head of the layer
 // (spec.head == -1) in one colour each, each head switched off and on by clicking its swatch (spec hidden_heads).
 // Hovering a token keeps only its lines; clicking one selects it (spec.position), which centres the 64-token
@@ -47,8 +48,10 @@ public:
     std::vector<Segment> segments() const;
     // The centred message shown instead of the lines ("Not computed yet: …"), or empty when drawing lines.
     QString message() const;
-    // First position and number of positions drawn (all of them unless the input is long).
+    // First position and number of positions drawn (all of them unless the input is long): the queries', and the
+    // keys' (the same for self-attention).
     std::pair<int, int> tokenWindow() const;
+    std::pair<int, int> keyWindow() const;
 
     void setHover(Side side, int position); // what hovering a token does; Side::None clears
     Side hoverSide() const { return m_hoverSide; }
@@ -71,8 +74,9 @@ protected:
 private:
     struct Geometry
     {
-        int first = 0; // first position drawn
-        int count = 0; // positions drawn
+        int first = 0; // first query position drawn
+        int count = 0; // query positions drawn
+        int keyFirst = 0, keyCount = 0; // the same for the keys
         qreal top = 0; // y of the first row
         qreal rowHeight = 0;
         QRectF leftLabels; // the query labels' column (text right-aligned)
@@ -86,7 +90,8 @@ private:
     };
 
     const Tensor *probs() const;
-    int tokenCount() const;
+    int tokenCount() const; // queries
+    int keyCount() const;
     int selectedPosition() const;
     int layerHeads() const; // heads of the layer drawn
     bool isHidden(int head) const; // switched off by its swatch (spec hidden_heads)
@@ -94,15 +99,15 @@ private:
     Geometry geometry() const;
     Palette colors() const;
     QColor lineColor(int head, int heads) const; // headColor, lightened on the dark theme
-    QString tokenLabel(int position) const;
-    bool isPadding(int position) const;
+    QString tokenLabel(Side side, int position) const;
+    bool isPadding(Side side, int position) const;
     QRectF rowRect(const Geometry &g, Side side, int position) const;
     std::pair<Side, int> hitTest(const QPointF &point) const;
     QString hoverText() const;
     QRectF legendChip(const Geometry &g, int head) const; // head's swatch and name (every head's lines drawn)
     int legendHeadAt(const QPointF &point) const; // the head whose swatch is at `point`, or −1
     void toggleHead(int head); // hides or shows its lines, and says so through specEdited
-    float partnerWeight(int position) const;
+    float partnerWeight(int position) const; // `position` on the side opposite the hovered token
 
     void paintHeader(QPainter &p, const Geometry &g, const Palette &pal) const;
     void paintLegend(QPainter &p, const Geometry &g, const Palette &pal) const;

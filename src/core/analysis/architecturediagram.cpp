@@ -15,23 +15,45 @@ int opsRun(const Program &program, const Trace &trace)
     return run;
 }
 
+namespace {
+
+// The column of an op: its stack's embedding, one of its blocks, or what follows them ("encoder output" for the
+// encoder's final norm, "output" for the head).
+std::string columnOf(const Op &op, bool afterBlocks)
+{
+    const std::string stack = op.stack == names::kEncoderStack ? "encoder "
+        : op.stack == names::kDecoderStack                     ? "decoder "
+                                                               : "";
+    if (op.layer >= 0)
+        return stack + "layer " + std::to_string(op.layer);
+    if (!afterBlocks)
+        return stack + "embedding";
+    return op.stack == names::kEncoderStack ? "encoder output" : "output";
+}
+
+} // namespace
+
 ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace)
 {
     ArchitectureDiagram d;
-    int layers = 0;
-    for (const Op &op : program.ops)
-        layers = std::max(layers, op.layer + 1);
-    d.columns.push_back("embedding");
-    for (int l = 0; l < layers; ++l)
-        d.columns.push_back("layer " + std::to_string(l));
-    d.columns.push_back("output");
     const int run = trace ? opsRun(program, *trace) : 0;
     d.current = run - 1;
-    std::vector<int> filled(d.columns.size(), 0);
-    bool pastBlocks = false;
+    std::vector<int> filled;
+    std::vector<names::Stack> stacksWithBlocks;
     for (int i = 0; i < int(program.ops.size()); ++i) {
         const Op &op = program.ops[size_t(i)];
-        pastBlocks = pastBlocks || (op.layer < 0 && i > 0 && program.ops[size_t(i - 1)].layer >= 0);
+        if (op.layer >= 0
+            && std::find(stacksWithBlocks.begin(), stacksWithBlocks.end(), op.stack) == stacksWithBlocks.end())
+            stacksWithBlocks.push_back(op.stack);
+        const bool afterBlocks = op.layer < 0
+            && std::find(stacksWithBlocks.begin(), stacksWithBlocks.end(), op.stack) != stacksWithBlocks.end();
+        const std::string column = columnOf(op, afterBlocks);
+        auto it = std::find(d.columns.begin(), d.columns.end(), column);
+        if (it == d.columns.end()) {
+            d.columns.push_back(column);
+            filled.push_back(0);
+            it = d.columns.end() - 1;
+        }
         DiagramBox box;
         box.op = i;
         box.name = op.name;
@@ -40,7 +62,7 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
             box.shape = Tensor::shapeString(op.outputs.front().shape);
             box.formula = op.outputs.front().formula;
         }
-        box.column = op.layer >= 0 ? op.layer + 1 : pastBlocks ? int(d.columns.size()) - 1 : 0;
+        box.column = int(it - d.columns.begin());
         box.row = filled[size_t(box.column)]++;
         box.done = i < run;
         d.boxes.push_back(std::move(box));

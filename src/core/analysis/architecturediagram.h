@@ -24,7 +24,9 @@ struct DiagramBox
 
 struct ArchitectureDiagram
 {
-    std::vector<std::string> columns; // "embedding", "layer 0" … "layer L−1", "output"
+    // "embedding", "layer 0" … "layer L−1", "output"; an encoder–decoder's: "encoder embedding", "encoder layer 0" …,
+    // "encoder output", "decoder embedding", "decoder layer 0" …, "output"
+    std::vector<std::string> columns;
     std::vector<DiagramBox> boxes; // in program order
     int current = -1; // the last op run (the stepper's), −1 before the first
     int rows = 0; // the tallest column's boxes

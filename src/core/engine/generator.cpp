@@ -1,5 +1,7 @@
 #include "engine/generator.h"
 
+#include "engine/engine.h"
+
 #include "ops/ops.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
@@ -194,6 +196,16 @@ Tensor Generator::cachedValues(int layer) const
     for (int h = 0; h < c.heads; ++h)
         t.slice(h) = m_values.at(static_cast<size_t>(layer)).block(0, h * c.headDim(), m_cached, c.headDim());
     return t;
+}
+
+GreedyToken nextTokenFromSource(std::shared_ptr<const Model> model, const Input &input)
+{
+    Engine engine(std::move(model), input, {false});
+    engine.runToEnd();
+    const Tensor &probs = engine.trace().tensor("next_probs");
+    const float *last = probs.data() + (probs.dim(0) - 1) * probs.dim(1);
+    const int id = int(std::max_element(last, last + probs.dim(1)) - last);
+    return {id, double(last[id])};
 }
 
 } // namespace atlas

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/input.h"
 #include "model/model.h"
 
 #include <cstdint>
@@ -52,5 +53,14 @@ private:
     Tensor m_logits;
     double m_lastProbability = 0;
 };
+
+// One greedy step of an encoder-decoder, without a KV cache: the encoder and the whole decoder run on `input` (its
+// source and the decoder's tokens so far); the most probable next token and its probability.
+struct GreedyToken
+{
+    int id = 0;
+    double probability = 0;
+};
+GreedyToken nextTokenFromSource(std::shared_ptr<const Model> model, const Input &input);
 
 } // namespace atlas

@@ -12,10 +12,6 @@ namespace atlas {
 std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec)
 {
     auto model = loadModel(spec.model);
-    if (model->config.isEncoderDecoder()) // the views and the Input panel know one stack so far (issue 12)
-        throw Error(model->name + " is an encoder-decoder model, which the app's views do not show yet: run it on "
-            + "the command line, e.g. transformer-atlas dump --model " + model->name
-            + " --text SOURCE --decoder-text TARGET --out DIR (its cross-attention is dec.layer.{i}.cross.probs)");
     if (spec.positions.empty())
         return model;
     auto other
@@ -23,13 +19,84 @@ std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec)
     return other;
 }
 
+Input specInput(const ViewSpec &spec, const Model &model, const Tokenizer &tokenizer, const std::string &source)
+{
+    Input input = makeInput(tokenizer, spec.text, spec.tokens, spec.padding);
+    const bool decoderGiven = !spec.decoderText.empty() || !spec.decoderTokens.empty();
+    if (!model.config.isEncoderDecoder()) {
+        if (decoderGiven)
+            throw Error(source + ": key '" + (spec.decoderTokens.empty() ? "decoder_text" : "decoder_tokens")
+                + "': model " + model.name + " has one stack: its input is 'text' or 'tokens' alone");
+        return input;
+    }
+    std::string decoderText = spec.decoderText;
+    if (!decoderGiven && spec.tokens.empty() && spec.text == model.config.sample)
+        decoderText = model.config.decoderSample;
+    if (decoderText.empty() && spec.decoderTokens.empty())
+        throw Error(source + ": model " + model.name + " is an encoder-decoder: 'text' is its source, and its "
+            + "decoder's input is 'decoder_text' or 'decoder_tokens', which the spec does not give");
+    const Input decoder = makeInput(tokenizer, decoderText, spec.decoderTokens, {});
+    input.source = std::move(input.tokens);
+    input.sourcePadding = std::move(input.padding);
+    input.tokens = decoder.tokens;
+    input.padding.clear();
+    return input;
+}
+
+names::AttentionSite attentionSiteOf(const ViewSpec &spec, const ModelConfig &model, const std::string &source)
+{
+    if (!model.isEncoderDecoder()) {
+        if (spec.site != "self")
+            throw Error(source + ": key 'site': '" + spec.site + "' is in encoder-decoder models (seq2seq-sort); "
+                + "this model is " + (model.causal ? "a decoder" : "an encoder")
+                + " with one stack and self-attention only: use \"self\"");
+        return {};
+    }
+    if (spec.site == "encoder")
+        return {names::kEncoderStack, false};
+    return {names::kDecoderStack, spec.site == "cross"};
+}
+
+int siteLayers(const names::AttentionSite &site, const ModelConfig &model)
+{
+    return site.stack == names::kEncoderStack ? model.encoderLayers : model.layers;
+}
+
+namespace {
+
+bool showsSites(const std::string &view)
+{
+    return view == "attention" || view == "heads" || view == "lines" || view == "mask";
+}
+
+} // namespace
+
+names::AttentionSite viewSiteOf(const ViewSpec &spec, const ModelConfig &model, const std::string &source)
+{
+    const names::AttentionSite site = attentionSiteOf(spec, model, source); // checks the key for every view
+    if (showsSites(spec.view) || !model.isEncoderDecoder())
+        return site;
+    return {names::kDecoderStack, false};
+}
+
+std::string encoderDecoderProblem(const std::string &view, const ModelConfig &model, const std::string &modelName)
+{
+    if (!model.isEncoderDecoder() || showsSites(view) || view == "tensor" || view == "next-token"
+        || view == "architecture")
+        return {};
+    return "the " + view + " view shows models with one stack; " + modelName
+        + " is an encoder-decoder: its attention is in the attention, heads, lines and mask views (key 'site': "
+        + "self, encoder or cross), its tensors in the tensor view, its prediction in the next-token view";
+}
+
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
 {
     SpecRun run;
     run.model = loadSpecModel(spec);
     const auto tokenizer = Tokenizer::forModel(*run.model);
-    run.input = makeInput(*tokenizer, spec.text, spec.tokens, spec.padding);
-    run.model = stretchedForLength(run.model, run.input.tokens.size()); // past the context: positions permitting
+    run.input = specInput(spec, *run.model, *tokenizer, "view spec");
+    run.site = viewSiteOf(spec, run.model->config, "view spec");
+    run.model = stretchedForLength(run.model, std::max(run.input.tokens.size(), run.input.source.size()));
     run.input.attention = attentionOfSpec(spec, run.model->config.layers);
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runTo(stepperPosition(spec, engine.program(), "view spec"));
@@ -41,14 +108,19 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
 std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::string &source)
 {
     const ModelConfig &c = run.model->config;
-    const int tokens = int(run.input.tokens.size());
+    const int tokens = int(run.site.stack == names::kEncoderStack ? run.input.source.size() : run.input.tokens.size());
     const std::string model = "model '" + run.model->name + "'";
     const auto key
         = [&](const char *name, const std::string &what) { return source + ": key '" + name + "': " + what; };
-    if (spec.layer >= c.layers)
+    if (const std::string problem = encoderDecoderProblem(spec.view, c, run.model->name); !problem.empty())
+        return key("view", problem);
+    const int layers = siteLayers(run.site, c);
+    if (spec.layer >= layers)
         return key("layer",
-            "layer " + std::to_string(spec.layer) + " does not exist: " + model + " has " + std::to_string(c.layers)
-                + " layers");
+            "layer " + std::to_string(spec.layer) + " does not exist: " + model + " has " + std::to_string(layers)
+                + (run.site.stack == names::kEncoderStack        ? " encoder layers"
+                        : run.site.stack == names::kDecoderStack ? " decoder layers"
+                                                                 : " layers"));
     if (spec.head >= c.heads)
         return key("head",
             "head " + std::to_string(spec.head) + " does not exist: " + model + " has " + std::to_string(c.heads)
@@ -69,9 +141,9 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
         tensor = spec.tensor;
     else if (spec.view == "attention" || spec.view == "lines" || spec.view == "mask" || spec.view == "kernels"
         || spec.view == "lsh" || spec.view == "approximation")
-        tensor = names::layerTensor(spec.layer, "attn.probs");
+        tensor = names::attentionTensor(run.site, spec.layer, "probs");
     else if (spec.view == "heads")
-        tensor = names::layerTensor(0, "attn.probs");
+        tensor = names::attentionTensor(run.site, 0, "probs");
     else if (spec.view == "next-token")
         tensor = "next_probs";
     if (!tensor.empty() && !run.trace->contains(tensor)) {

@@ -3,6 +3,7 @@
 #include "engine/input.h"
 #include "engine/program.h"
 #include "model/model.h"
+#include "trace/names.h"
 #include "trace/trace.h"
 #include "view/viewspec.h"
 
@@ -18,10 +19,30 @@ struct SpecRun
     Input input;
     std::shared_ptr<const Program> program;
     std::shared_ptr<const Trace> trace;
+    names::AttentionSite site; // the attention the spec's view draws from (viewSiteOf)
 };
 
+class Tokenizer;
+
 // The spec's model as loaded, with the spec's "positions" applied (Model::withPositions). Throws atlas::Error.
-std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec); // refuses an encoder-decoder, by name
+std::shared_ptr<const Model> loadSpecModel(const ViewSpec &spec);
+
+// The engine input the spec names for `model`: text or tokens and padding; for an encoder-decoder those are the
+// source and decoder_text or decoder_tokens the decoder's input (its sample decoder input when the spec gives none
+// and the text is the model's sample). Throws atlas::Error naming `source` and the key.
+Input specInput(const ViewSpec &spec, const Model &model, const Tokenizer &tokenizer, const std::string &source);
+
+// The attention the spec's "site" names in `model`; throws atlas::Error naming `source` and the key when the model
+// has no such attention (cross-attention in a decoder-only model).
+names::AttentionSite attentionSiteOf(const ViewSpec &spec, const ModelConfig &model, const std::string &source);
+// The blocks of that site's stack.
+int siteLayers(const names::AttentionSite &site, const ModelConfig &model);
+// The attention the spec's view draws from: the site for the views of attention (attention, heads, lines, mask),
+// else the one the model's next token comes from (an encoder-decoder's decoder self-attention).
+names::AttentionSite viewSiteOf(const ViewSpec &spec, const ModelConfig &model, const std::string &source);
+// Why the spec's view cannot show an encoder-decoder (views of one stack: kernels, positions, memory …), naming the
+// views that can; empty when it can, or the model has one stack.
+std::string encoderDecoderProblem(const std::string &view, const ModelConfig &model, const std::string &modelName);
 
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);

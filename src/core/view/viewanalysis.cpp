@@ -1,5 +1,7 @@
 #include "view/viewanalysis.h"
 
+#include "view/specrun.h"
+
 #include "view/ablationrequest.h"
 #include "view/analysishelpers.h"
 #include "view/memoryrequests.h"
@@ -344,6 +346,15 @@ const char *const kNothingComputed = "Nothing computed yet: type a text and pres
 
 AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &context)
 {
+    if (context.model) // every analysis runs one stack
+        if (std::string problem = encoderDecoderProblem(spec.view, context.model->config, context.model->name);
+            !problem.empty()) {
+            AnalysisRequest r;
+            r.key = "encoder-decoder/" + spec.view;
+            problem[0] = char(std::toupper(static_cast<unsigned char>(problem[0])));
+            r.problem = problem;
+            return r;
+        }
     if (spec.view == "kernels")
         return kernelsRequest(spec, context);
     if (spec.view == "approximation")

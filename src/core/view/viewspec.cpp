@@ -25,7 +25,7 @@ const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padd
     "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
     "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
     "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth",
-    "hidden_heads", "key", "ablate_heads", "ablation", "thumbnail_size"};
+    "hidden_heads", "key", "ablate_heads", "ablation", "thumbnail_size", "decoder_text", "decoder_tokens", "site"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -194,6 +194,12 @@ const std::map<std::string, Setter> &setters()
         {"text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); }},
         {"tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); }},
         {"padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); }},
+        {"decoder_text", [](ViewSpec &s, const Reader &r, const Json &v) { s.decoderText = r.string(v); }},
+        {"decoder_tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.decoderTokens = r.integers(v); }},
+        {"site",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.site = r.oneOf(v, {"self", "encoder", "cross"});
+            }},
         {"layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); }},
         {"head",
             [](ViewSpec &s, const Reader &r, const Json &v) {
@@ -335,6 +341,9 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["text"] = text;
     j["tokens"] = tokens;
     j["padding"] = padding;
+    j["decoder_text"] = decoderText;
+    j["decoder_tokens"] = decoderTokens;
+    j["site"] = site;
     j["layer"] = layer;
     j["head"] = head;
     j["tensor"] = tensor;

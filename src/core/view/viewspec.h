@@ -17,6 +17,14 @@ struct ViewSpec
     std::string text = "The cat sat on the mat.";
     std::vector<int> tokens; // explicit token ids; when not empty they replace `text`
     std::vector<int> padding; // positions treated as padding: no query may attend to them
+    // An encoder-decoder reads two inputs: text, tokens and padding above are its source (the encoder's input, as
+    // dump --text), these its decoder's input (as dump --decoder-text); tokens, when given, replace the text.
+    std::string decoderText;
+    std::vector<int> decoderTokens;
+    // Which attention the attention views show: "self" (the model's only stack, or an encoder-decoder's decoder),
+    // "encoder" (an encoder-decoder's encoder) or "cross" (its decoder's cross-attention). `layer` counts blocks of
+    // that stack.
+    std::string site = "self";
     int layer = 0;
     int head = 0; // -1 means every head of the layer (lines view)
     std::string tensor; // trace name shown by the tensor view, e.g. "layer.0.attn.q"

@@ -1,0 +1,221 @@
+// An encoder-decoder in the app: the spec's two inputs (text = source, decoder_text) and its "site", the attention
+// views drawing the site's tensors (cross-attention: decoder queries down, source keys across), the session
+// opening, running and generating one, and the views and sites that cannot show it naming why.
+#include "session/session.h"
+#include "tokenize/tokenizer.h"
+#include "util/error.h"
+#include "views/attentionview.h"
+#include "views/headsgridview.h"
+#include "views/heatmapplot.h"
+#include "views/maskview.h"
+#include "views/tokenlinesview.h"
+#include "viewtesting.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+#include <optional>
+
+using namespace atlas;
+
+namespace {
+
+// seq2seq-sort reading "dsfacdd" and having written ">acdddfs" (its sample): 7 source and 8 decoder tokens.
+ViewSpec sortSpec(const std::string &view, const std::string &site)
+{
+    ViewSpec spec;
+    spec.view = view;
+    spec.model = "seq2seq-sort";
+    spec.text = "dsfacdd";
+    spec.decoderText = ">acdddfs";
+    spec.site = site;
+    spec.layer = 1;
+    spec.head = 3;
+    return spec;
+}
+
+std::string errorOf(const std::function<void()> &f)
+{
+    try {
+        f();
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+class TestEncoderDecoderViews : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void theSpecNamesBothInputsAndTheSite()
+    {
+        const ViewSpec spec = sortSpec("attention", "cross");
+        QCOMPARE(ViewSpec::fromJson(spec.toJson(), "t"), spec);
+        QCOMPARE(ViewSpec::fromJson(spec.toJson(true), "t"), spec);
+        const std::string bad = errorOf([] { ViewSpec::fromJson(R"({"site": "crosss"})", "s.json"); });
+        QVERIFY2(bad.find("s.json") != std::string::npos && bad.find("'site'") != std::string::npos
+                && bad.find("cross") != std::string::npos,
+            bad.c_str());
+    }
+
+    // The cross view input: decoder tokens for the rows, source tokens for the columns, [H, T, S] from the trace.
+    void crossAttentionReadsDecoderQueriesAndSourceKeys()
+    {
+        const ViewInput input = testing::forSpec(sortSpec("attention", "cross"));
+        QCOMPARE(input.tokens.join(""), QStringLiteral(">acdddfs"));
+        QCOMPARE(input.keyTokens.join(""), QStringLiteral("dsfacdd"));
+        QVERIFY(!input.causal);
+        QString problem;
+        const Tensor *probs = findHeadTensor(input, 1, "attn.probs", 3, &problem);
+        QVERIFY2(probs != nullptr, qPrintable(problem));
+        QCOMPARE(probs->shapeString(), std::string("[4, 8, 7]"));
+        QCOMPARE(probs->data(), input.trace->tensor("dec.layer.1.cross.probs").data());
+
+        AttentionView view;
+        view.resize(900, 600);
+        view.setInput(input);
+        view.setSpec(sortSpec("attention", "cross"));
+        QCOMPARE(view.plot()->matrixRows(), 8);
+        QCOMPARE(view.plot()->matrixCols(), 7);
+        // The decoder's first step ('>', about to write 'a') reads the source's 'a' (position 3) most.
+        const ConstMatrixMap w = probs->slice(3);
+        int best = 0;
+        for (int k = 1; k < 7; ++k)
+            best = w(0, k) > w(0, best) ? k : best;
+        QCOMPARE(best, 3);
+        view.plot()->replot();
+        const QString hover = view.plot()->hoverTextAt(view.plot()->cellCenter(0, 3));
+        QVERIFY2(hover.contains("query '>' (#0)") && hover.contains("key 'a' (#3)"), qPrintable(hover));
+    }
+
+    void theEncoderSiteReadsTheSourceBothWays()
+    {
+        const ViewInput input = testing::forSpec(sortSpec("attention", "encoder"));
+        QCOMPARE(input.tokens.join(""), QStringLiteral("dsfacdd"));
+        QCOMPARE(input.layers, 2);
+        QVERIFY(!input.causal);
+        QString problem;
+        const Tensor *probs = findHeadTensor(input, 0, "attn.probs", 0, &problem);
+        QVERIFY(probs != nullptr);
+        QCOMPARE(probs->data(), input.trace->tensor("enc.layer.0.attn.probs").data());
+        QVERIFY(probs->slice(0)(0, 6) > 0); // the first source token reads the last: no causal mask
+        const ViewInput self = testing::forSpec(sortSpec("attention", "self"));
+        QVERIFY(self.causal);
+        QCOMPARE(findHeadTensor(self, 0, "attn.probs", 0, &problem)->data(),
+            self.trace->tensor("dec.layer.0.attn.probs").data());
+    }
+
+    // Token lines: the decoder on the left, the source on the right, each line one weight of the tensor.
+    void tokenLinesJoinDecoderTokensToSourceTokens()
+    {
+        ViewSpec spec = sortSpec("lines", "cross");
+        const ViewInput input = testing::forSpec(spec);
+        TokenLinesView view;
+        view.resize(900, 600);
+        view.setInput(input);
+        view.setSpec(spec);
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QCOMPARE(view.tokenWindow(), std::make_pair(0, 8));
+        QCOMPARE(view.keyWindow(), std::make_pair(0, 7));
+        const ConstMatrixMap w = input.trace->tensor("dec.layer.1.cross.probs").slice(3);
+        const auto segments = view.segments();
+        QVERIFY(!segments.empty());
+        for (const auto &s : segments) {
+            QVERIFY(s.query < 8 && s.key < 7);
+            QCOMPARE(s.weight, w(s.query, s.key));
+        }
+    }
+
+    // The heads grid's thumbnails and the mask view's panels are [T, S]; a source padding position is the only
+    // masked key, for every decoder query.
+    void theGridAndTheMaskShowCrossAttention()
+    {
+        ViewSpec spec = sortSpec("heads", "cross");
+        HeadsGridView grid;
+        grid.resize(900, 700);
+        grid.setInput(testing::forSpec(spec));
+        grid.setSpec(spec);
+        QVERIFY(!grid.thumbnail(1, 3).isNull());
+        spec.view = "mask";
+        spec.padding = {6};
+        MaskView mask;
+        mask.resize(1200, 500);
+        mask.setInput(testing::forSpec(spec));
+        mask.setSpec(spec);
+        QCOMPARE(mask.maskPlot()->matrixRows(), 8);
+        QCOMPARE(mask.maskPlot()->matrixCols(), 7);
+        for (int q = 0; q < 8; ++q) {
+            QVERIFY(std::isnan(mask.maskPlot()->displayedValue(q, 6)));
+            QVERIFY(!std::isnan(mask.maskPlot()->displayedValue(q, 5)));
+        }
+    }
+
+    void whatCannotBeShownIsNamed()
+    {
+        ViewSpec cross = sortSpec("attention", "cross");
+        cross.model = "tiny-bytes";
+        cross.decoderText.clear();
+        std::string e = errorOf([&] { runSpec(cross); });
+        QVERIFY2(
+            e.find("key 'site'") != std::string::npos && e.find("encoder-decoder") != std::string::npos, e.c_str());
+        ViewSpec noDecoder = sortSpec("attention", "self");
+        noDecoder.decoderText.clear(); // and not the model's sample, which brings its own decoder input
+        noDecoder.text = "dbca";
+        e = errorOf([&] { runSpec(noDecoder); });
+        QVERIFY2(e.find("decoder_text") != std::string::npos, e.c_str());
+        ViewSpec oneStack = sortSpec("attention", "self");
+        oneStack.model = "tiny-bytes";
+        e = errorOf([&] { runSpec(oneStack); });
+        QVERIFY2(
+            e.find("key 'decoder_text'") != std::string::npos && e.find("one stack") != std::string::npos, e.c_str());
+        for (const char *view : {"kernels", "positions", "memory-timeline"}) {
+            const ViewSpec spec = sortSpec(view, "self");
+            const std::string problem = drawProblem(spec, runSpec(spec), "s.json");
+            QVERIFY2(problem.find("one stack") != std::string::npos, problem.c_str());
+        }
+        ViewSpec layer = sortSpec("attention", "encoder");
+        layer.layer = 2;
+        const std::string problem = drawProblem(layer, runSpec(layer), "s.json");
+        QVERIFY2(problem.find("2 encoder layers") != std::string::npos, problem.c_str());
+    }
+
+    // The app: the model's sample opens as source and decoder input, the site box's spec shows cross-attention,
+    // and Generate writes the sorted letters from the source.
+    void theSessionOpensRunsAndGeneratesAnEncoderDecoder()
+    {
+        Session session;
+        session.openModel("seq2seq-sort", true);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 30000);
+        const Tokenizer &tokenizer = *session.tokenizer();
+        QCOMPARE(tokenizer.decode(session.input().source), session.model()->config.sample);
+        QCOMPARE(tokenizer.decode(session.input().tokens), session.model()->config.decoderSample);
+        ViewSpec spec = session.spec();
+        spec.site = "cross";
+        session.setSpec(spec);
+        QVERIFY(session.viewInput().site.cross);
+        QVERIFY(session.trace()->contains("dec.layer.1.cross.probs"));
+
+        session.setText("dbca", ">");
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.input().tokens.size() == 1, 30000);
+        QCOMPARE(tokenizer.decode(session.input().source), std::string("dbca"));
+        std::optional<GenerationReport> report;
+        connect(&session, &Session::generationFinished, this, [&](const GenerationReport &r) { report = r; });
+        session.generate(10, {});
+        QTRY_VERIFY_WITH_TIMEOUT(report.has_value(), 30000);
+        QCOMPARE(report->continuation, QStringLiteral("abcd."));
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.input().tokens.size() == 6, 30000);
+        QCOMPARE(session.spec().decoderText, std::string(">abcd."));
+
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        session.setText("dbca", "");
+        QCOMPARE(errors.count(), 1);
+        QVERIFY(errors.at(0).at(0).toString().contains("Decoder box"));
+    }
+};
+
+QTEST_MAIN(TestEncoderDecoderViews)
+#include "tst_encoderdecoderviews.moc"
