@@ -81,18 +81,22 @@ void Checker::checkStep(const LessonStep &step)
         return;
     const ModelConfig &c = model->config;
     Input input;
+    int layers = c.layers; // of the stack the step's attention is in
     try {
-        input = makeInput(*Tokenizer::forModel(*model), spec.text, spec.tokens, spec.padding);
+        input = specInput(spec, *model, *Tokenizer::forModel(*model), "view spec");
         input.attention = attentionOfSpec(spec, c.layers);
+        layers = siteLayers(attentionSiteOf(spec, c, "view spec"), c);
         Engine check(model, input, {true, size_t(1) << 40}); // validates ids, length, padding, kernels
     } catch (const std::exception &e) {
         problem(line, e.what());
         return;
     }
-    if (spec.layer >= c.layers)
+    if (const std::string why = encoderDecoderProblem(spec.view, c, spec.model); !why.empty())
+        problem(line, why);
+    if (spec.layer >= layers)
         problem(line,
             "layer " + std::to_string(spec.layer) + " does not exist: model '" + spec.model + "' has "
-                + std::to_string(c.layers) + " layers");
+                + std::to_string(layers) + " layers");
     if (spec.head >= c.heads)
         problem(line,
             "head " + std::to_string(spec.head) + " does not exist: model '" + spec.model + "' has "
@@ -163,18 +167,24 @@ void Checker::checkQuestion(const LessonStep &step, const LessonQuestion &q, con
     // The question is about the step as it opens: its pad, param and generate actions applied, as they are shown.
     Input shown;
     ViewSpec spec;
+    int queries = 0, keys = 0; // of the attention the question is about (an encoder-decoder's site)
     try {
         spec = stepViewSpec(m_lesson, step);
         spec.op.clear();
-        shown = makeInput(*Tokenizer::forModel(*model), spec.text, spec.tokens, spec.padding);
+        shown = specInput(spec, *model, *Tokenizer::forModel(*model), "the step's view");
         shown.attention = attentionOfSpec(spec, model->config.layers);
+        const names::AttentionSite site = attentionSiteOf(spec, model->config, "the step's view");
+        const bool encoder = site.stack == names::kEncoderStack;
+        queries = int(encoder ? shown.source.size() : shown.tokens.size());
+        keys = int(encoder || site.cross ? shown.source.size() : shown.tokens.size());
     } catch (const std::exception &e) {
         problem(q.line, e.what());
         return;
     }
-    const int T = int(shown.tokens.size());
-    if (q.query >= T || q.answer >= T) {
-        problem(q.line, "the question's query or answer lies outside the input's " + std::to_string(T) + " tokens");
+    if (q.query >= queries || q.answer >= keys) {
+        problem(q.line,
+            "the question's query or answer lies outside the input: " + std::to_string(queries) + " queries, "
+                + std::to_string(keys) + " keys");
         return;
     }
     try {
@@ -196,7 +206,13 @@ PredictAnswer predictAnswer(const Trace &trace, const LessonQuestion &question, 
 {
     const int layer = question.layer >= 0 ? question.layer : spec.layer;
     const int head = question.head >= 0 ? question.head : std::max(0, spec.head);
-    const std::string name = names::layerTensor(layer, "attn.probs");
+    // The spec's site, as the views read it: an encoder-decoder's trace has a decoder input.
+    const names::AttentionSite site = spec.site == "encoder" ? names::AttentionSite {names::kEncoderStack, false}
+        : spec.site == "cross"                               ? names::AttentionSite {names::kDecoderStack, true}
+        : trace.contains(names::residualStream(names::kDecoderStack, 0))
+        ? names::AttentionSite {names::kDecoderStack, false}
+        : names::AttentionSite {};
+    const std::string name = names::attentionTensor(site, layer, "probs");
     const TraceEntry *probs = trace.find(name);
     if (probs == nullptr)
         throw Error("the question needs " + name + ", which the trace does not hold (a layer outside the model?)");
