@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Independent PyTorch reference for Transformer Atlas's encoder-decoder (tests/tst_seq2seq.cpp).
 
-This script shares no code with the C++ engine nor with the other reference scripts. Its attention is PyTorch's
-own torch.nn.MultiheadAttention, loaded with the model's weights (Conv1D y = x W + b becomes Linear's W^T):
+This script shares no code with the C++ engine, and only the file writing of make_reference.py. Its attention is
+PyTorch's own torch.nn.MultiheadAttention, loaded with the model's weights (Conv1D y = x W + b becomes Linear's W^T):
   - the encoder's self-attention: bidirectional, key_padding_mask = the source's padding;
   - the decoder's self-attention: attn_mask = the causal mask;
   - the decoder's cross-attention: queries from the decoder (LN_c of the stream), keys and values from the
@@ -24,12 +24,14 @@ It is deterministic and rewrites, under tests/data/:
 
 import json
 import os
-import shutil
-import struct
+import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_reference as ref  # noqa: E402  (file writing only)
 
 DATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
 
@@ -39,42 +41,9 @@ SOURCE_PADDING = [5, 6]
 TOKENS = [1, 7, 2, 9, 4, 7]  # the decoder's input; 7 twice makes the embedding's scatter-add accumulate
 TARGETS = [7, 2, 9, 4, -1, 3]
 
-written = []
-
-
-def write_safetensors(path, tensors):
-    header = {"__metadata__": {"format": "pt"}}
-    blobs, offset = [], 0
-    for name in sorted(tensors):
-        raw = np.asarray(tensors[name], dtype="<f4").tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in blobs:
-            f.write(raw)
-    written.append(path)
-
-
-def write_text(path, text):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    written.append(path)
-
-
 def save_npy(path, t):
     np.save(path, t.detach().numpy().astype(np.float32).copy(order="C"))
-    written.append(path)
-
-
-def fresh_dir(directory):
-    if os.path.isdir(directory):
-        shutil.rmtree(directory)
-    os.makedirs(directory)
+    ref.written.append(path)
 
 
 def parameters(seed):
@@ -232,25 +201,25 @@ def main():
     weights = parameters(seed=2468)
     model = os.path.join(DATA, "seq2seq_tiny")
     os.makedirs(model, exist_ok=True)
-    write_text(os.path.join(model, "config.json"), json.dumps(config_json(), indent=2) + "\n")
-    write_safetensors(os.path.join(model, "model.safetensors"), {k: v.numpy() for k, v in weights.items()})
+    ref.write_text(os.path.join(model, "config.json"), json.dumps(config_json(), indent=2) + "\n")
+    ref.write_safetensors(os.path.join(model, "model.safetensors"), {k: v.numpy() for k, v in weights.items()})
 
     w = {k: v.to(torch.float64).requires_grad_(True) for k, v in weights.items()}
     trace = forward(w)
     loss = F.cross_entropy(trace["logits"], torch.tensor(TARGETS), ignore_index=-1)
     loss.backward()
 
-    ref = os.path.join(DATA, "seq2seq_tiny_ref")
-    fresh_dir(ref)
-    write_text(os.path.join(ref, "input.json"), json.dumps(
+    out = os.path.join(DATA, "seq2seq_tiny_ref")
+    ref.fresh_dir(out)
+    ref.write_text(os.path.join(out, "input.json"), json.dumps(
         {"source": SOURCE, "source_padding": SOURCE_PADDING, "tokens": TOKENS, "targets": TARGETS}) + "\n")
     for name, t in trace.items():
-        save_npy(os.path.join(ref, name + ".npy"), t)
-    save_npy(os.path.join(ref, "loss.npy"), loss)
+        save_npy(os.path.join(out, name + ".npy"), t)
+    save_npy(os.path.join(out, "loss.npy"), loss)
     for name, t in w.items():
-        save_npy(os.path.join(ref, "grad." + name + ".npy"), t.grad)
-    total = sum(os.path.getsize(p) for p in written)
-    print(f"{total} bytes in {len(written)} files under {DATA}")
+        save_npy(os.path.join(out, "grad." + name + ".npy"), t.grad)
+    total = sum(os.path.getsize(p) for p in ref.written)
+    print(f"{total} bytes in {len(ref.written)} files under {DATA}")
 
 
 if __name__ == "__main__":

@@ -127,9 +127,9 @@ bool LessonPlayer::isCorrect(const LessonQuestion &question, const std::vector<i
 PredictAnswer LessonPlayer::reveal(const LessonQuestion &question) const
 {
     const auto trace = m_session->trace();
-    if (!trace)
+    if (!trace || !m_session->model())
         throw Error("the model has not run yet");
-    return predictAnswer(*trace, question, m_session->spec());
+    return predictAnswer(*trace, question, m_session->spec(), m_session->model()->config);
 }
 
 void LessonPlayer::addCurrentViewAsStep(const QString &title)

@@ -190,7 +190,7 @@ void Checker::checkQuestion(const LessonStep &step, const LessonQuestion &q, con
     try {
         Engine engine(model, shown);
         engine.runToEnd();
-        const PredictAnswer answer = predictAnswer(engine.trace(), q, spec);
+        const PredictAnswer answer = predictAnswer(engine.trace(), q, spec, model->config);
         if (q.answer >= 0 && q.answer != answer.key)
             problem(q.line,
                 "the lesson says the answer is key " + std::to_string(q.answer) + ", but the model's "
@@ -202,17 +202,13 @@ void Checker::checkQuestion(const LessonStep &step, const LessonQuestion &q, con
 
 } // namespace
 
-PredictAnswer predictAnswer(const Trace &trace, const LessonQuestion &question, const ViewSpec &spec)
+PredictAnswer predictAnswer(
+    const Trace &trace, const LessonQuestion &question, const ViewSpec &spec, const ModelConfig &model)
 {
     const int layer = question.layer >= 0 ? question.layer : spec.layer;
     const int head = question.head >= 0 ? question.head : std::max(0, spec.head);
-    // The spec's site, as the views read it: an encoder-decoder's trace has a decoder input.
-    const names::AttentionSite site = spec.site == "encoder" ? names::AttentionSite {names::kEncoderStack, false}
-        : spec.site == "cross"                               ? names::AttentionSite {names::kDecoderStack, true}
-        : trace.contains(names::residualStream(names::kDecoderStack, 0))
-        ? names::AttentionSite {names::kDecoderStack, false}
-        : names::AttentionSite {};
-    const std::string name = names::attentionTensor(site, layer, "probs");
+    const std::string name
+        = names::attentionTensor(attentionSiteOf(spec, model, "the question's view"), layer, "probs");
     const TraceEntry *probs = trace.find(name);
     if (probs == nullptr)
         throw Error("the question needs " + name + ", which the trace does not hold (a layer outside the model?)");

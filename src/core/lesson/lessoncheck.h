@@ -1,6 +1,7 @@
 #pragma once
 
 #include "lesson/lesson.h"
+#include "model/modelconfig.h"
 #include "trace/trace.h"
 
 #include <string>
@@ -17,9 +18,11 @@ struct PredictAnswer
     std::vector<float> row; // the query's attention weights over the keys (T)
 };
 
-// The question's layer and head (or the step spec's), read from layer.L.attn.probs in `trace`. Throws
-// atlas::Error when the trace lacks the tensor or the query, layer or head is out of range.
-PredictAnswer predictAnswer(const Trace &trace, const LessonQuestion &question, const ViewSpec &spec);
+// The question's layer and head (or the step spec's), read from layer.L.attn.probs in `trace` (of the spec's site
+// in `model`: an encoder-decoder's cross-attention …). Throws atlas::Error when the trace lacks the tensor or the
+// query, layer or head is out of range.
+PredictAnswer predictAnswer(
+    const Trace &trace, const LessonQuestion &question, const ViewSpec &spec, const ModelConfig &model);
 
 // The view a step shows once its actions have run: run-to sets the stepper position, pad toggles padding, param
 // sets a kernel parameter, generate appends the tokens the model generates (deterministic: greedy, or sampled
