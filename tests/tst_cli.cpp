@@ -406,6 +406,37 @@ private slots:
             resumed.err.contains("memory strategy checkpoint (a boundary every 1 layers)"), qPrintable(resumed.err));
     }
 
+    // The Objectives and Masked fills views drawn headless; a view the model cannot show refused naming the key.
+    void renderDrawsThePretrainingViews()
+    {
+        QTemporaryDir dir;
+        const auto render = [&](const QByteArray &json, const QString &out) {
+            QFile spec(dir.filePath("spec.json"));
+            if (!spec.open(QIODevice::WriteOnly | QIODevice::Truncate))
+                return Result {1, {}, "cannot write the spec"};
+            spec.write(json);
+            spec.close();
+            return run({"render", "--spec", spec.fileName(), "--out", dir.filePath(out)});
+        };
+        for (const char *objective : {"next", "mlm", "span", "prefix"}) {
+            const QString out = QStringLiteral("objective-%1.png").arg(objective);
+            const auto drawn
+                = render(QByteArray(R"({"view": "objective", "model": "austen-mlm", "text": "It is a truth.",
+                "seed": 4, "objective": ")")
+                        + objective + "\"}",
+                    out);
+            QVERIFY2(drawn.code == 0 && QFileInfo(dir.filePath(out)).size() > 0, qPrintable(drawn.err));
+        }
+        const auto fills
+            = render(R"({"view": "fills", "model": "austen-mlm", "text": "It is a tr[MASK]th."})", "f.png");
+        QVERIFY2(fills.code == 0 && QFileInfo(dir.filePath("f.png")).size() > 0, qPrintable(fills.err));
+        const auto decoder = render(R"({"view": "fills", "model": "austen", "text": "It is"})", "g.png");
+        QVERIFY2(decoder.code != 0 && decoder.err.contains("key 'model'") && decoder.err.contains("no [MASK] token"),
+            qPrintable(decoder.err));
+        const auto tooShort = render(R"({"view": "objective", "model": "austen", "text": "I"})", "h.png");
+        QVERIFY2(tooShort.code != 0 && tooShort.err.contains("key 'text'"), qPrintable(tooShort.err));
+    }
+
     void errorsExitNonZeroWithAReason_data()
     {
         QTest::addColumn<QStringList>("args");

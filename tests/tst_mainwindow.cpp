@@ -1,9 +1,13 @@
 // Widget smoke test: the real main window, offscreen, on the built-in model: steps, steps back, switches
 // every view, clicks a head in the grid, and generates with the KV cache. Set ATLAS_SCREENSHOTS=DIR to save a
 // PNG of every view.
+#include "analysis/objectiveexample.h"
 #include "mainwindow.h"
 #include "session/session.h"
 #include "viewnavigator.h"
+#include "views/fillcards.h"
+#include "views/fillsview.h"
+#include "views/objectiveview.h"
 #include "views/view.h"
 
 #include <QAction>
@@ -11,6 +15,7 @@
 #include <QClipboard>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
@@ -115,6 +120,38 @@ private slots:
         QCOMPARE(session.spec().head, 3);
         QCOMPARE(window.currentView()->spec().view, std::string("attention"));
         QCOMPARE(window.currentView()->spec().head, 3);
+    }
+
+    // As a student would: austen-mlm's Objectives view, a new draw, then "Fill with the model" opens the Masked
+    // fills view on the same draw, its cards computed off the GUI thread.
+    void theObjectivesViewOpensTheFillsOfItsDraw()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1280, 720);
+        window.show();
+        session.openModel("austen-mlm");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "austen-mlm", 20000);
+        waitIdle(session);
+        window.showViewKind("objective");
+        QTest::qWait(50);
+        auto *objectives = qobject_cast<ObjectiveView *>(window.currentView());
+        QVERIFY(objectives != nullptr);
+        QVERIFY2(objectives->message().isEmpty(), qPrintable(objectives->message()));
+        QCOMPARE(objectives->example()->text.objective, Objective::MaskedLm); // the model's own
+        const std::vector<int> firstDraw = objectives->example()->text.input;
+        objectives->redrawButton()->click(); // the next seed
+        QTRY_COMPARE_WITH_TIMEOUT(session.spec().seed, 1, 5000);
+        QVERIFY(objectives->example()->text.input != firstDraw);
+        screenshot(window, "objectives");
+        objectives->fillButton()->click();
+        QTRY_COMPARE_WITH_TIMEOUT(window.currentView()->spec().view, std::string("fills"), 5000);
+        auto *fills = qobject_cast<FillsView *>(window.currentView());
+        QVERIFY(fills != nullptr);
+        QTRY_VERIFY_WITH_TIMEOUT(!fills->cards()->cards().empty(), 20000);
+        QCOMPARE(int(fills->cards()->cards().size()), objectives->example()->chosen.measured);
+        QVERIFY(fills->formula().contains("seed 1"));
+        screenshot(window, "fills");
     }
 
     void generationGrowsTheInputAndTheCache()

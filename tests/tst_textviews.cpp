@@ -218,16 +218,6 @@ private slots:
         QVERIFY(view.message().contains(QStringLiteral("outside")));
     }
 
-    void topKTiesKeepLowerId()
-    {
-        const float row[] = {0.1f, 0.3f, 0.3f, 0.05f};
-        const auto top = NextTokenView::topK(row, 4, 3);
-        QCOMPARE(top.size(), size_t(3));
-        QCOMPARE(top[0].first, 1);
-        QCOMPARE(top[1].first, 2);
-        QCOMPARE(top[2].first, 0);
-    }
-
     void tensorViewShapeFormulaAndSlices()
     {
         TensorView view;

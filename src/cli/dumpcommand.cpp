@@ -1,5 +1,7 @@
 #include "analysis/attentionmask.h"
 #include "analysis/headimportance.h"
+#include "analysis/mostprobable.h"
+#include "analysis/objectiveexample.h"
 #include "arguments.h"
 #include "commands.h"
 #include "engine/engine.h"
@@ -75,19 +77,13 @@ nlohmann::json writeGradients(const std::filesystem::path &out, const Gradients 
 
 std::string topTokens(const std::vector<float> &probs, const Tokenizer &tokenizer, int count)
 {
-    std::vector<int> ids(probs.size());
-    for (size_t i = 0; i < ids.size(); ++i)
-        ids[i] = int(i);
-    count = std::min<int>(count, int(ids.size()));
-    std::partial_sort(ids.begin(), ids.begin() + count, ids.end(), [&](int a, int b) { return probs[a] > probs[b]; });
     std::string text;
-    for (int i = 0; i < count; ++i) {
-        char p[32];
-        std::snprintf(p, sizeof p, " %.1f%%", 100.0 * probs[size_t(ids[size_t(i)])]);
-        text += (i ? ",  " : "")
-            + nlohmann::json(tokenizer.decode({ids[size_t(i)]}))
-                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-            + p;
+    for (const auto &[id, p] : mostProbable(probs.data(), int(probs.size()), count)) {
+        char percent[32];
+        std::snprintf(percent, sizeof percent, " %.1f%%", 100.0 * p);
+        text += (text.empty() ? "" : ",  ")
+            + nlohmann::json(tokenizer.decode({id})).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            + percent;
     }
     return text;
 }
@@ -122,25 +118,11 @@ void printAblationEffect(const ModelAndInput &run)
 CorruptedText objectiveArgument(const Arguments &args, const Model &model, const std::vector<int> &tokens)
 {
     const Objective objective = parseObjective(args.value("objective"), "--objective");
-    const uint64_t seed = uint64_t(args.intValue("seed", 0));
-    const ModelConfig &c = model.config;
-    switch (objective) {
-    case Objective::NextToken:
-        return nextTokenObjective(tokens);
-    case Objective::PrefixLm:
-        return prefixLmObjective(tokens, seed);
-    case Objective::MaskedLm:
-        if (c.specialToken("[MASK]") < 0)
-            throw Error("--objective mlm: model " + model.name
-                + " has no [MASK] token (atlas_special_tokens in its config.json) to hide tokens with");
-        return maskedLmObjective(tokens, c.specialToken("[MASK]"), c.ordinaryTokens(), seed);
-    case Objective::SpanCorruption:
-        if (c.sentinelTokens().empty())
-            throw Error("--objective span: model " + model.name
-                + " has no sentinels <extra_id_0>, <extra_id_1> … (atlas_special_tokens in its config.json)");
-        return spanCorruptionObjective(tokens, c.sentinelTokens(), seed);
+    try {
+        return applyObjective(model.config, model.name, tokens, objective, uint64_t(args.intValue("seed", 0)));
+    } catch (const Error &e) {
+        throw Error(std::string("--objective ") + objectiveName(objective) + ": " + e.what());
     }
-    return nextTokenObjective(tokens);
 }
 
 // objective.input [T_in], objective.targets [T_out] (−1: nothing), objective.loss_mask [T_out] and the attention

@@ -1,5 +1,7 @@
 #include "views/nexttokenview.h"
 
+#include "analysis/mostprobable.h"
+
 #include "engine/temperature.h"
 #include "views/viewfonts.h"
 
@@ -76,19 +78,6 @@ NextTokenView::NextTokenView(QWidget *parent)
     m_plot->setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, &NextTokenView::showToolTip);
     showMessage(tr("Nothing to show yet: run the model"));
-}
-
-std::vector<std::pair<int, float>> NextTokenView::topK(const float *row, int size, int k)
-{
-    std::vector<int> ids(static_cast<size_t>(size));
-    std::iota(ids.begin(), ids.end(), 0);
-    k = std::clamp(k, 0, size);
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-        [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
-    std::vector<std::pair<int, float>> out;
-    for (int i = 0; i < k; ++i)
-        out.emplace_back(ids[i], row[ids[i]]);
-    return out;
 }
 
 QString NextTokenView::message() const
@@ -177,13 +166,15 @@ void NextTokenView::collectBars(const Tensor &probs)
     const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.temperature);
     const std::vector<float> row(reshaped.begin(), reshaped.end());
     m_bars.clear();
-    for (const auto &[id, p] : topK(row.data(), vocab, m_spec.topK)) {
+    for (const auto &[id, p] : mostProbable(row.data(), vocab, m_spec.topK)) {
         const QString label = m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
         m_bars.push_back({id, label, double(p)});
     }
     const QString token
         = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position) : QStringLiteral("#%1").arg(m_position);
-    m_title = tr("Next token after '%1' (position %2)").arg(token).arg(m_position);
+    // An encoder (austen-mlm) predicts no next token: its output at a position names the token that belongs there.
+    m_title = m_input.causal ? tr("Next token after '%1' (position %2)").arg(token).arg(m_position)
+                             : tr("Token at position %1 ('%2'), as the encoder names it").arg(m_position).arg(token);
     if (std::abs(m_spec.temperature - 1.0) > 1e-9)
         m_title += tr(" at temperature %1").arg(formatNumber(m_spec.temperature, 2));
 }

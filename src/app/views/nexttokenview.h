@@ -39,9 +39,6 @@ public:
     int position() const { return m_position; } // the row of next_probs shown, -1 with a message
     QCustomPlot *plot() const { return m_plot; }
 
-    // The k largest entries of `row` as (id, probability), largest first; ties keep the lower id first.
-    static std::vector<std::pair<int, float>> topK(const float *row, int size, int k);
-
 protected:
     void refresh() override;
 

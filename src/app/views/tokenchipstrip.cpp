@@ -52,6 +52,8 @@ QString TokenChipStrip::chipText(int t) const
 
 QString TokenChipStrip::secondLine(int t) const
 {
+    if (size_t(t) < m_marks.size() && !m_marks[size_t(t)].secondLine.isEmpty())
+        return m_marks[size_t(t)].secondLine;
     return QString::number(m_ids.empty() ? t : m_ids[size_t(t)]);
 }
 
@@ -65,7 +67,16 @@ void TokenChipStrip::setTokens(const QStringList &labels, const std::vector<int>
     m_ids = shownIds;
     m_padding = std::move(isPadding);
     m_highlighted.assign(size_t(labels.size()), 0);
+    m_marks.clear();
     relayout();
+}
+
+void TokenChipStrip::setMarks(std::vector<ChipMark> marks)
+{
+    if (marks.size() != size_t(m_labels.size()))
+        marks.clear();
+    m_marks = std::move(marks);
+    relayout(); // a second line may widen a chip
 }
 
 void TokenChipStrip::setHighlighted(const std::vector<int> &positions)
@@ -169,9 +180,12 @@ void TokenChipStrip::paintEvent(QPaintEvent *event)
             break;
         const int t = int(it - m_rects.begin());
         const QRect &r = *it;
-        const bool highlighted = m_highlighted[size_t(t)];
-        p.setPen(highlighted ? kHighlightFill.darker(130) : pal.color(QPalette::Mid));
-        p.setBrush(highlighted         ? QBrush(kHighlightFill)
+        const QColor fill = m_highlighted[size_t(t)] ? kHighlightFill
+            : size_t(t) < m_marks.size()             ? m_marks[size_t(t)].fill
+                                                     : QColor();
+        const bool highlighted = fill.isValid();
+        p.setPen(highlighted ? fill.darker(130) : pal.color(QPalette::Mid));
+        p.setBrush(highlighted         ? QBrush(fill)
                 : m_padding[size_t(t)] ? QBrush(pal.color(QPalette::Mid), Qt::BDiagPattern)
                                        : pal.brush(QPalette::AlternateBase));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
@@ -213,6 +227,8 @@ bool TokenChipStrip::event(QEvent *event)
         text += tr("\nPadding: no query attends it");
     if (isHighlighted(t))
         text += tr("\nGlobal: attends every key, and every query attends it");
+    if (size_t(t) < m_marks.size() && !m_marks[size_t(t)].note.isEmpty())
+        text += "\n" + m_marks[size_t(t)].note;
     if (!m_hint.isEmpty())
         text += "\n" + m_hint;
     QToolTip::showText(help->globalPos(), text, this);

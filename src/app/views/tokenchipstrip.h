@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QColor>
 #include <QStringList>
 #include <QWidget>
 
@@ -22,13 +23,25 @@ public:
     static constexpr int kMaxWrapped = 512;
     static constexpr int kRowLabelChars = 8;
 
+    // What one chip says beyond its token (the Objectives view: what the token became): a fill (invalid: the
+    // default), the second line (empty: the id or position) and a line of its tooltip.
+    struct ChipMark
+    {
+        QColor fill;
+        QString secondLine;
+        QString note;
+    };
+
     explicit TokenChipStrip(Layout layout, QWidget *parent = nullptr);
 
     // `ids` may be empty: the chips then show positions.
     void setTokens(const QStringList &labels, const std::vector<int> &ids, const std::vector<int> &padding);
     void setHighlighted(const std::vector<int> &positions); // sorted or not
+    void setMarks(std::vector<ChipMark> marks); // one per token, or none; call after setTokens
+    const std::vector<ChipMark> &marks() const { return m_marks; }
     // Whether a click does anything, and the tooltip line that says what it does (or why it does not).
     void setClickHint(bool clickable, const QString &hint);
+    bool isClickable() const { return m_clickable; } // a strip that is not is part of the figure, not a control
     QRect chipRect(int position) const; // empty for a chip not laid out
     int chipAt(const QPoint &pos) const; // −1 between or outside chips
     bool isHighlighted(int position) const;
@@ -58,6 +71,7 @@ private:
     QStringList m_labels;
     std::vector<int> m_ids;
     std::vector<unsigned char> m_padding, m_highlighted; // (T)
+    std::vector<ChipMark> m_marks; // (T) or empty
     std::vector<QRect> m_rects; // the chips laid out at the current width
     bool m_clickable = true;
     QString m_hint;

@@ -7,6 +7,7 @@
 #include "views/architectureview.h"
 #include "views/attentionview.h"
 #include "views/expertsview.h"
+#include "views/fillsview.h"
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
@@ -18,6 +19,7 @@
 #include "views/memorytradeoffview.h"
 #include "views/neuronview.h"
 #include "views/nexttokenview.h"
+#include "views/objectiveview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
 #include "views/scalingview.h"
@@ -36,6 +38,8 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"approximation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
         {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
         {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
+        {"fills", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FillsView>(p); }},
+        {"objective", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ObjectiveView>(p); }},
         {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
         {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
         {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},

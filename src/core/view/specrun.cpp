@@ -1,11 +1,15 @@
 #include "view/specrun.h"
 
+#include "analysis/maskedfills.h"
+#include "analysis/objectiveexample.h"
 #include "engine/engine.h"
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "util/error.h"
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -82,11 +86,17 @@ names::AttentionSite viewSiteOf(const ViewSpec &spec, const ModelConfig &model, 
 std::string encoderDecoderProblem(const std::string &view, const ModelConfig &model, const std::string &modelName)
 {
     if (!model.isEncoderDecoder() || showsSites(view) || view == "tensor" || view == "next-token"
-        || view == "architecture")
+        || view == "architecture" || view == "objective")
         return {};
     return "the " + view + " view shows models with one stack; " + modelName
         + " is an encoder-decoder: its attention is in the attention, heads, lines and mask views (key 'site': "
-        + "self, encoder or cross), its tensors in the tensor view, its prediction in the next-token view";
+        + "self, encoder or cross), its tensors in the tensor view, its prediction in the next-token view, its decoder "
+        + "input's pretraining objective in the objective view";
+}
+
+Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model)
+{
+    return spec.objective.empty() ? ownObjective(model) : parseObjective(spec.objective, "objective");
 }
 
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
@@ -104,6 +114,45 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     return run;
 }
+
+namespace {
+
+// Why the objective or fills view cannot take the input, and the key to change; an empty `why` when it can.
+struct KeyProblem
+{
+    const char *key = "";
+    std::string why;
+};
+
+KeyProblem objectiveProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens)
+{
+    const ModelConfig &c = model.config;
+    if (spec.view == "objective") {
+        const Objective objective = objectiveOf(spec, c);
+        try {
+            (void)objectiveExample(c, tokens, objective, uint64_t(spec.seed));
+        } catch (const Error &e) {
+            return {"text",
+                std::string("the ") + objectiveName(objective) + " objective cannot take this input: " + e.what()};
+        }
+    }
+    if (spec.view != "fills")
+        return {};
+    if (const std::string why = maskedFillsProblem(c, model.name); !why.empty())
+        return {"model", why};
+    if (!spec.objective.empty() && spec.objective != "mlm")
+        return {"objective",
+            "the fills view fills a masked LM's corruption (\"mlm\", drawn from 'seed') or the [MASK]s the input holds "
+            "(\"\"); '"
+                + spec.objective + "' hides nothing for it to fill"};
+    if (spec.objective.empty() && std::find(tokens.begin(), tokens.end(), c.specialToken("[MASK]")) == tokens.end())
+        return {"text",
+            "the input has no [MASK] to fill: type [MASK] where a token should be hidden, or give \"objective\": "
+            "\"mlm\" to draw a corruption from 'seed'"};
+    return {};
+}
+
+} // namespace
 
 std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::string &source)
 {
@@ -134,6 +183,8 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
     if (spec.query >= tokens)
         return key("query",
             "query " + std::to_string(spec.query) + " is outside the input's " + std::to_string(tokens) + " tokens");
+    if (const KeyProblem problem = objectiveProblem(spec, *run.model, run.input.tokens); !problem.why.empty())
+        return key(problem.key, problem.why);
     std::string tensor; // the one tensor the view cannot draw without
     if (spec.view == "tensor" && spec.tensor.empty())
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");

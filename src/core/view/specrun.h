@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "trace/names.h"
 #include "trace/trace.h"
+#include "train/objectives.h"
 #include "view/viewspec.h"
 
 #include <memory>
@@ -43,6 +44,9 @@ names::AttentionSite viewSiteOf(const ViewSpec &spec, const ModelConfig &model, 
 // Why the spec's view cannot show an encoder-decoder (views of one stack: kernels, positions, memory …), naming the
 // views that can; empty when it can, or the model has one stack.
 std::string encoderDecoderProblem(const std::string &view, const ModelConfig &model, const std::string &modelName);
+
+// The objective the spec's "objective" names ("" = the model's own: ownObjective, analysis/objectiveexample.h).
+Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model);
 
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);

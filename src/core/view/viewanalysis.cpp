@@ -340,6 +340,34 @@ AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// The masked LM's fills at each hidden position: the model rerun on the input, corrupted from the spec's seed when its
+// objective is "mlm".
+AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (const std::string why = maskedFillsProblem(c.model->config, c.model->name); !why.empty())
+        return problem("The Masked fills view shows what a masked language model names: " + why + ".");
+    if (!spec.objective.empty() && spec.objective != "mlm")
+        return problem("The Masked fills view fills the masked LM's corruption or the [MASK]s you type; the "
+            + spec.objective + " objective hides nothing for it to fill: choose the masked LM in the Objectives view.");
+    const bool corrupted = spec.objective == "mlm";
+    const int k = std::min(spec.topK, FillsAnalysis::kMaxFills);
+    AnalysisRequest r;
+    r.key = "fills/" + identity(c.model->wte) + (corrupted ? "/seed" + std::to_string(spec.seed) : "/typed") + "/k"
+        + std::to_string(k) + "/" + inputKey(c);
+    r.pinned = {c.model->wte};
+    r.run = [model = c.model, input = inputOf(c), corrupted, seed = spec.seed, k](const std::atomic<bool> &cancel) {
+        return timedResult<FillsAnalysis>([&](FillsAnalysis &result) {
+            result.corrupted = corrupted;
+            result.seed = seed;
+            result.fills = maskedFills(model, input.tokens, input.padding,
+                corrupted ? std::optional<uint64_t>(uint64_t(seed)) : std::nullopt, k, &cancel);
+        });
+    };
+    return r;
+}
+
 } // namespace
 
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
@@ -375,6 +403,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
         return sparseFfnRequest(spec, context);
     if (spec.view == "ablation")
         return ablationRequest(spec, context);
+    if (spec.view == "fills")
+        return fillsRequest(spec, context);
     return {};
 }
 

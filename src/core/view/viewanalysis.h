@@ -3,6 +3,7 @@
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
+#include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
@@ -97,6 +98,15 @@ struct MemoryTimelineAnalysis : ViewAnalysis
     static constexpr int kMaxTokens = 4096; // three training steps (and three warm-ups) of the input
     int checkpointEvery = 0, ffnChunks = 1; // as the spec asked
     MemoryTimeline timeline;
+};
+
+// The Masked fills view: what a masked LM names at each hidden position of the input (analysis/maskedfills.h).
+struct FillsAnalysis : ViewAnalysis
+{
+    static constexpr int kMaxFills = 5; // fills listed per position (the spec's top_k, at most this)
+    bool corrupted = false; // the input corrupted by the masked LM from `seed` (spec objective "mlm"), or as typed
+    int seed = 0;
+    MaskedFills fills;
 };
 
 // What a memory view's result was asked with (a view drawing an older result knows to wait for the new one).

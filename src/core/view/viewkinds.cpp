@@ -31,6 +31,13 @@ const std::vector<ViewKind> &viewKinds()
             "a dense feed-forward layer with one neuron kept per block (Sparse is Enough): which neurons each token "
             "uses, and the error",
             "Inside the model"},
+        {"objective", "Objectives",
+            "a pretraining objective applied to the input: GPT's next token, BERT's masked LM, T5's span corruption, "
+            "the prefix LM; what the model reads, what it must predict, and the mask it implies",
+            "Pretraining"},
+        {"fills", "Masked fills",
+            "what a masked language model names at each hidden position: its first choices and the original",
+            "Pretraining"},
         {"kernels", "Kernels", "one head under every efficient attention kernel", "Efficient attention"},
         {"lsh", "LSH", "Reformer's LSH buckets, sorted chunks and misses", "Efficient attention"},
         {"approximation", "Low-rank", "Linformer and Performer against exact softmax", "Efficient attention"},

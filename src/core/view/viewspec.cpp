@@ -21,11 +21,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
-    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks",
-    "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth",
-    "hidden_heads", "key", "ablate_heads", "ablation", "thumbnail_size", "decoder_text", "decoder_tokens", "site"};
+const std::vector<std::string> kKeys
+    = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale", "colormap", "top_k",
+        "position", "theme", "attention", "attention_params", "attention_layers", "approximation",
+        "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks", "memory_scope", "cursor",
+        "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth", "hidden_heads", "key",
+        "ablate_heads", "ablation", "thumbnail_size", "decoder_text", "decoder_tokens", "site", "objective", "seed"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -285,6 +286,11 @@ const std::map<std::string, Setter> &setters()
             }},
         {"devices", [](ViewSpec &s, const Reader &r, const Json &v) { s.devices = r.integer(v, 1, ">= 1"); }},
         {"block_size", [](ViewSpec &s, const Reader &r, const Json &v) { s.blockSize = r.integer(v, 1, ">= 1"); }},
+        {"objective",
+            [](ViewSpec &s, const Reader &r, const Json &v) {
+                s.objective = r.oneOf(v, {"", "next", "mlm", "span", "prefix"});
+            }},
+        {"seed", [](ViewSpec &s, const Reader &r, const Json &v) { s.seed = r.integer(v, 0, ">= 0"); }},
         {"positions",
             [](ViewSpec &s, const Reader &r, const Json &v) {
                 s.positions = r.oneOf(v, {"", "sinusoidal", "rope", "rope-half", "alibi", "none"});
@@ -375,6 +381,8 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["devices"] = devices;
     j["block_size"] = blockSize;
     j["positions"] = positions;
+    j["objective"] = objective;
+    j["seed"] = seed;
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

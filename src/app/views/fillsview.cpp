@@ -1,0 +1,137 @@
+#include "views/fillsview.h"
+
+#include "view/viewanalysis.h"
+#include "views/fillcards.h"
+#include "views/objectivecolors.h"
+#include "views/viewfonts.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+namespace {
+
+constexpr int kContext = 4; // tokens shown each side of a hidden one
+
+} // namespace
+
+FillsView::FillsView(QWidget *parent)
+    : View(parent)
+{
+    m_controls = new QWidget(this);
+    auto *row = new QHBoxLayout(m_controls);
+    row->setContentsMargins(0, 0, 0, 0);
+    m_mode = new QPushButton(m_controls);
+    row->addWidget(m_mode);
+    row->addStretch(1);
+    connect(m_mode, &QPushButton::clicked, this, [this] {
+        ViewSpec spec = m_spec;
+        spec.objective = spec.objective == "mlm" ? std::string() : std::string("mlm");
+        emit specEdited(spec);
+    });
+    m_formula = newFormulaLabel();
+    m_message = newMessageLabel();
+    m_cards = new FillCards;
+    m_scroll = new QScrollArea(this);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the cards wrap to the width
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidget(m_cards);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_controls);
+    layout->addWidget(m_formula);
+    layout->addWidget(m_message, 1);
+    layout->addWidget(m_scroll, 1);
+    showMessage(QString::fromUtf8(kNothingComputed));
+}
+
+QString FillsView::message() const
+{
+    return m_scroll->isHidden() ? m_message->text() : QString();
+}
+
+QString FillsView::formula() const
+{
+    return m_formula->text();
+}
+
+void FillsView::showMessage(const QString &text)
+{
+    m_drawn.reset();
+    m_formula->clear();
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_message->show();
+    m_scroll->hide();
+}
+
+void FillsView::setContext(FillCards::Card &card, const std::vector<int> &read, int position) const
+{
+    const auto label = [this](int id) { return m_input.vocabLabel ? m_input.vocabLabel(id) : QString::number(id); };
+    for (int t = std::max(0, position - kContext); t < position; ++t)
+        card.before += label(read[size_t(t)]);
+    card.hidden = label(read[size_t(position)]);
+    for (int t = position + 1; t < std::min(int(read.size()), position + kContext + 1); ++t)
+        card.after += label(read[size_t(t)]);
+}
+
+void FillsView::refresh()
+{
+    m_formula->setFont(sizedFont(font(), 11));
+    m_mode->setText(m_spec.objective == "mlm" ? tr("Fill the [MASK]s I typed")
+                                              : tr("Corrupt as BERT does (seed %1)").arg(m_spec.seed));
+    m_mode->setToolTip(m_spec.objective == "mlm"
+            ? tr("Fill the [MASK]s the input holds, as typed")
+            : tr("Hide 15 % of the input as BERT's pretraining does (the Objectives view shows the draw) and fill "
+                 "every chosen position"));
+    m_mode->setVisible(m_input.model && maskedFillsProblem(m_input.model->config, m_input.model->name).empty());
+    const auto *analysis = m_input.analysisAs<FillsAnalysis>();
+    if (analysis == nullptr)
+        return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
+                : m_input.analysis.pending                     ? tr("Computing…")
+                                                               : QString::fromUtf8(kNothingComputed));
+    m_drawn = std::make_shared<FillsAnalysis>(*analysis);
+    const MaskedFills &f = m_drawn->fills;
+    const auto label = [this](int id) { return m_input.vocabLabel ? m_input.vocabLabel(id) : QString::number(id); };
+    std::vector<FillCards::Card> cards;
+    for (const MaskedFill &fill : f.fills) {
+        FillCards::Card card;
+        card.title = fill.original < 0                 ? tr("position %1: [MASK]").arg(fill.position)
+            : fill.fate == CorruptedText::Fate::Masked ? tr("position %1: [MASK]").arg(fill.position)
+            : fill.fate == CorruptedText::Fate::Random ? tr("position %1: random token").arg(fill.position)
+                                                       : tr("position %1: kept").arg(fill.position);
+        card.fill = fateColor(fill.fate);
+        setContext(card, f.read, fill.position);
+        for (const auto &[id, p] : fill.top)
+            card.rows.push_back({label(id), double(p), id == fill.original});
+        if (fill.original >= 0)
+            card.footer = fill.originalRank == 0
+                ? tr("'%1' named first (%2 %)").arg(label(fill.original)).arg(100 * fill.originalProbability, 0, 'f', 1)
+                : tr("original '%1': rank %2, %3 %")
+                      .arg(label(fill.original))
+                      .arg(fill.originalRank + 1)
+                      .arg(100 * fill.originalProbability, 0, 'f', 1);
+        cards.push_back(std::move(card));
+    }
+    m_cards->setFont(sizedFont(font(), 10));
+    m_cards->setCards(std::move(cards));
+    m_formula->setText(m_drawn->corrupted
+            ? tr("BERT's corruption from seed %1 chose %2 positions; the model read the corrupted text both ways and "
+                 "named the original first at %3 of them (%4 %). The bars are its output at each position, "
+                 "softmax(LN_f(x_t) W_teᵀ): the token it believes belongs there.")
+                  .arg(m_drawn->seed)
+                  .arg(f.known)
+                  .arg(f.named)
+                  .arg(f.known ? 100.0 * f.named / f.known : 0.0, 0, 'f', 0)
+            : tr("The input hides %1 token(s) behind [MASK]; the model reads the text both ways and its output at each "
+                 "position, softmax(LN_f(x_t) W_teᵀ), names the token it believes belongs there.")
+                  .arg(f.fills.size()));
+    m_message->hide();
+    m_scroll->show();
+}
+
+} // namespace atlas
