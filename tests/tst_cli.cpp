@@ -120,6 +120,15 @@ private slots:
         QCOMPARE(
             run({"dump", "--model", model, "--tokens", tokens, "--objective", "span", "--out", dir.filePath("s")}).code,
             0);
+        const auto nsp = run({"dump", "--model", "austen-mlm", "--text", "One. Two is here. Three! Four?",
+            "--objective", "nsp", "--seed", "2", "--out", dir.filePath("nsp")});
+        QVERIFY2(nsp.code == 0, qPrintable(nsp.err));
+        const atlas::Tensor segments = atlas::readNpy(dir.filePath("nsp/objective.segments.npy").toStdString());
+        QCOMPARE(segments.shape(), atlas::readNpy(dir.filePath("nsp/objective.input.npy").toStdString()).shape());
+        QCOMPARE(atlas::readNpy(dir.filePath("nsp/objective.targets.npy").toStdString()).shape(), (atlas::Shape {1}));
+        QFile nspManifest(dir.filePath("nsp/manifest.json"));
+        QVERIFY(nspManifest.open(QIODevice::ReadOnly));
+        QVERIFY(QJsonDocument::fromJson(nspManifest.readAll()).object()["objective"].toObject().contains("is_next"));
         const auto refused = run(
             {"dump", "--model", "reverse", "--text", "abc", "--objective", "mlm", "--out", dir.filePath("refused")});
         QVERIFY(refused.code != 0 && refused.err.contains("no [MASK] token"));

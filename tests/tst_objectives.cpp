@@ -8,6 +8,8 @@
 
 #include <QTest>
 
+#include <algorithm>
+
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -135,6 +137,45 @@ private slots:
             QVERIFY2(seen[size_t(p)] > 0, qPrintable(QString::number(p)));
     }
 
+    // BERT's next-sentence prediction: [CLS] A [SEP] B [SEP] with its segments; B is A's successor in half the draws
+    // (within binomial tolerance over 2000 seeds), otherwise neither A nor its successor; fewer than 3 sentences
+    // refused.
+    void nextSentencePairsHalfTheTimeWithTheSuccessor()
+    {
+        const std::vector<int> text = textOf(40);
+        std::vector<bool> ends(40, false);
+        for (int end : {7, 15, 24, 31, 39})
+            ends[size_t(end)] = true;
+        const std::vector<std::pair<int, int>> sentences = sentencesOf(text, ends);
+        QCOMPARE(sentences.size(), size_t(5));
+        QCOMPARE(sentences[1], (std::pair<int, int> {8, 16}));
+        int isNext = 0;
+        for (int seed = 0; seed < 2000; ++seed) {
+            const CorruptedText c = nextSentenceObjective(text, ends, 500, 501, uint64_t(seed));
+            const auto a = std::find(sentences.begin(), sentences.end(), c.sentenceA) - sentences.begin();
+            const auto b = std::find(sentences.begin(), sentences.end(), c.sentenceB) - sentences.begin();
+            QVERIFY(a < 4 && b < 5); // A has a successor
+            QCOMPARE(c.isNext, b == a + 1);
+            QVERIFY(b != a);
+            isNext += c.isNext;
+            const int lengthA = c.sentenceA.second - c.sentenceA.first;
+            QCOMPARE(c.input.size(), size_t(lengthA + c.sentenceB.second - c.sentenceB.first + 3));
+            QCOMPARE(c.input.front(), 500);
+            QCOMPARE(c.input[size_t(lengthA + 1)], 501);
+            QCOMPARE(c.input.back(), 501);
+            QCOMPARE(c.segments[size_t(lengthA + 1)], 0); // the first [SEP] closes segment 0
+            QCOMPARE(c.segments[size_t(lengthA + 2)], 1);
+            QCOMPARE(c.targets, std::vector<int> {c.isNext ? 1 : 0});
+            QCOMPARE(c.lossMask, std::vector<float> {1.0f});
+            QCOMPARE(objectiveAttentionMask(c), std::vector<uint8_t>(c.input.size() * c.input.size(), 1));
+        }
+        QVERIFY2(binomialClose(isNext, 2000, 0.5), qPrintable(QString::number(isNext)));
+        ends.assign(40, false);
+        ends[10] = true;
+        QVERIFY_THROWS_EXCEPTION(Error, nextSentenceObjective(text, ends, 500, 501, 0)); // two sentences
+        QCOMPARE(parseObjective("nsp", "t"), Objective::NextSentence);
+    }
+
     // The "mlm" task: 128 characters of the novel with round(0.15 · 128) = 19 chosen, a bidirectional model whose
     // vocabulary adds [MASK], [CLS], [SEP] and [PAD], and a few optimiser steps that already beat chance by far.
     void theMaskedLmTaskTrainsAnEncoder()
@@ -174,7 +215,7 @@ private slots:
             parseObjective("bert", "--objective");
             QFAIL("accepted 'bert'");
         } catch (const Error &e) {
-            QVERIFY(std::string(e.what()).find("next, mlm, span or prefix") != std::string::npos);
+            QVERIFY(std::string(e.what()).find("next, mlm, span, prefix or nsp") != std::string::npos);
         }
         QVERIFY_THROWS_EXCEPTION(Error, nextTokenObjective({4}));
     }

@@ -118,6 +118,15 @@ private slots:
         QCOMPARE(view.targetStrip()->marks().size(), view.example()->original.size() - size_t(P));
         QVERIFY(view.maskPlot()->pooled().hasNegInf); // causal after the prefix
 
+        ViewSpec nsp = specOf("objective", "austen-mlm", "nsp", 1);
+        nsp.text = "It is a truth. A single man must want a wife. The neighbours know it. So they say.";
+        view.setSpec(nsp);
+        view.setInput(testing::forSpec(nsp));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QCOMPARE(markedChips(view.readStrip()), int(view.example()->text.input.size())); // every token has a segment
+        QCOMPARE(view.targetStrip()->marks().size(), size_t(1));
+        QVERIFY(view.formula().contains(view.example()->text.isNext ? "This draw: IsNext" : "This draw: NotNext"));
+
         const ViewSpec next = specOf("objective", "austen", "", 0);
         view.setSpec(next);
         view.setInput(testing::forSpec(next));

@@ -28,7 +28,7 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
       [--ablate-heads 0.1,1.3 --ablation zero|mean]
                                           with those heads switched off; prints the next token and the task
                                           scores with and without them
-      [--objective next|mlm|span|prefix --seed S]
+      [--objective next|mlm|span|prefix|nsp --seed S]
                                           + the objective's corrupted input, targets, loss and attention masks
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless

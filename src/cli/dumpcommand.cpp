@@ -113,13 +113,13 @@ void printAblationEffect(const ModelAndInput &run)
     }
 }
 
-// --objective next|mlm|span|prefix --seed S: the objective applied to the input, with the model's special tokens;
+// --objective next|mlm|span|prefix|nsp --seed S: the objective applied to the input, with the model's special tokens;
 // checked before anything runs (a model without [MASK] cannot take mlm, one without sentinels not span).
 CorruptedText objectiveArgument(const Arguments &args, const Model &model, const std::vector<int> &tokens)
 {
     const Objective objective = parseObjective(args.value("objective"), "--objective");
     try {
-        return applyObjective(model.config, model.name, tokens, objective, uint64_t(args.intValue("seed", 0)));
+        return applyObjective(model, tokens, objective, uint64_t(args.intValue("seed", 0)));
     } catch (const Error &e) {
         throw Error(std::string("--objective ") + objectiveName(objective) + ": " + e.what());
     }
@@ -150,6 +150,12 @@ nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedT
         = {{"name", objectiveName(c.objective)}, {"seed", seed}, {"input", c.input}, {"targets", c.targets}};
     if (c.objective == Objective::PrefixLm)
         j["prefix"] = c.prefix;
+    if (c.objective == Objective::NextSentence) {
+        writeNpy((out / "objective.segments.npy").string(), ids(c.segments));
+        j["is_next"] = c.isNext;
+        j["sentence_a"] = {c.sentenceA.first, c.sentenceA.second};
+        j["sentence_b"] = {c.sentenceB.first, c.sentenceB.second};
+    }
     if (c.objective == Objective::SpanCorruption)
         for (auto [begin, end] : c.spans)
             j["spans"].push_back({begin, end});
@@ -175,7 +181,7 @@ nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedT
 //      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
 //      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
 //      [--capacity-factor X --expert-top-k K] [--ablate-heads 0.1,1.3 --ablation zero|mean]
-//      [--objective next|mlm|span|prefix --seed S]
+//      [--objective next|mlm|span|prefix|nsp --seed S]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,

@@ -53,6 +53,7 @@ ObjectiveView::ObjectiveView(QWidget *parent)
     m_objective->addItem(tr("masked LM (BERT)"), QStringLiteral("mlm"));
     m_objective->addItem(tr("span corruption (T5)"), QStringLiteral("span"));
     m_objective->addItem(tr("prefix LM"), QStringLiteral("prefix"));
+    m_objective->addItem(tr("next sentence (BERT)"), QStringLiteral("nsp"));
     m_objective->setToolTip(tr("The pretraining objective applied to the input"));
     m_seed = new QSpinBox(m_controls);
     m_seed->setRange(0, std::numeric_limits<int>::max());
@@ -180,6 +181,12 @@ QStringList ObjectiveView::labels(const std::vector<int> &ids) const
 void ObjectiveView::setRow(QLabel *title, TokenChipStrip *strip, const QString &text, const std::vector<int> &ids,
     std::vector<TokenChipStrip::ChipMark> marks)
 {
+    setChipRow(title, strip, text, labels(ids), std::move(marks));
+}
+
+void ObjectiveView::setChipRow(QLabel *title, TokenChipStrip *strip, const QString &text, const QStringList &chips,
+    std::vector<TokenChipStrip::ChipMark> marks)
+{
     title->setVisible(!text.isEmpty());
     strip->setVisible(!text.isEmpty());
     if (text.isEmpty())
@@ -187,7 +194,7 @@ void ObjectiveView::setRow(QLabel *title, TokenChipStrip *strip, const QString &
     title->setFont(sizedFont(font(), 11, true));
     title->setText(text);
     strip->setFont(sizedFont(font(), 10));
-    strip->setTokens(labels(ids), {}, {});
+    strip->setTokens(chips, {}, {});
     strip->setMarks(std::move(marks));
 }
 
@@ -205,7 +212,7 @@ void ObjectiveView::refresh()
     const Objective objective = objectiveOf(m_spec, config);
     try {
         m_example = std::make_shared<const ObjectiveExample>(
-            objectiveExample(config, m_input.tokenIds, objective, uint64_t(m_spec.seed)));
+            objectiveExample(*m_input.model, m_input.tokenIds, objective, uint64_t(m_spec.seed)));
     } catch (const Error &e) {
         return showMessage(tr("The %1 objective cannot take this input: %2.")
                                .arg(QString::fromUtf8(objectiveName(objective)), QString::fromUtf8(e.what())));
@@ -225,13 +232,18 @@ void ObjectiveView::refresh()
     case Objective::PrefixLm:
         drawPrefixOrNext();
         break;
+    case Objective::NextSentence:
+        drawNextSentence();
+        break;
     }
     if (!m_example->specialsInVocabulary)
         m_formula->setText(m_formula->text()
             + tr(" Model %1 has no %2: it is shown by name, past the model's vocabulary, and this model cannot read "
                  "the input.")
                   .arg(QString::fromStdString(m_input.model->name),
-                      objective == Objective::MaskedLm ? tr("[MASK] token") : tr("sentinels")));
+                      objective == Objective::MaskedLm           ? tr("[MASK] token")
+                          : objective == Objective::NextSentence ? tr("[CLS] and [SEP] tokens")
+                                                                 : tr("sentinels")));
     drawMask();
 }
 
@@ -359,7 +371,7 @@ void ObjectiveView::drawPrefixOrNext()
         prefix ? tr("The text: a prefix of %1 tokens, then %2 to predict").arg(c.prefix).arg(T - c.prefix)
                : tr("The text: %1 tokens, read left to right").arg(T),
         e.original, std::move(text));
-    setRow(m_readTitle, m_read, QString(), {}, {});
+    setChipRow(m_readTitle, m_read, QString(), {}, {});
     setRow(m_targetTitle, m_targets,
         tr("What it must predict: the next token, at each position marked @ (%1)").arg(targetIds.size()), targetIds,
         std::move(targets));
@@ -374,6 +386,38 @@ void ObjectiveView::drawPrefixOrNext()
                  "token t + 1; attention is causal (query i sees keys j \u2264 i), so no position sees what it must "
                  "predict: %1 predictions count.")
                   .arg(T - 1));
+}
+
+void ObjectiveView::drawNextSentence()
+{
+    const ObjectiveExample &e = *m_example;
+    const CorruptedText &c = e.text;
+    const int T = int(e.original.size());
+    std::vector<TokenChipStrip::ChipMark> text(static_cast<size_t>(T)), read(c.input.size());
+    for (int t = c.sentenceA.first; t < c.sentenceA.second; ++t)
+        text[size_t(t)] = {spanColor(0), tr("A"), tr("Sentence A")};
+    for (int t = c.sentenceB.first; t < c.sentenceB.second; ++t)
+        text[size_t(t)] = {spanColor(1), tr("B"), tr("Sentence B")};
+    for (size_t i = 0; i < c.input.size(); ++i)
+        read[i] = {spanColor(size_t(c.segments[i])), tr("seg %1").arg(c.segments[i]),
+            tr("Segment %1: %2").arg(c.segments[i]).arg(c.segments[i] == 0 ? tr("[CLS] A [SEP]") : tr("B [SEP]"))};
+    const QString label = c.isNext ? tr("IsNext") : tr("NotNext");
+    setRow(m_textTitle, m_text,
+        tr("The text: sentence A, and sentence B %1").arg(c.isNext ? tr("after it") : tr("from elsewhere")), e.original,
+        std::move(text));
+    setRow(m_readTitle, m_read,
+        tr("What the model reads: [CLS] A [SEP] B [SEP] (%1 tokens, both ways)").arg(c.input.size()), c.input,
+        std::move(read));
+    setChipRow(m_targetTitle, m_targets, tr("What it must predict, from [CLS]'s output: one of two classes"), {label},
+        {{QColor(), tr("@0"), tr("Read at position 0, [CLS]")}});
+    m_formula->setText(tr("BERT's next-sentence prediction (Devlin et al. 2019): sentence A, then as sentence B its "
+                          "successor with probability 0.5 (IsNext) or another sentence (NotNext; BERT draws it from "
+                          "another document, here from the rest of the text), seed %1. The model reads [CLS] A [SEP] "
+                          "B [SEP], each token tagged with its segment (BERT adds a segment embedding, 0 or 1; this "
+                          "project's models have none), and predicts the class from [CLS]'s output. This draw: %2. "
+                          "BERT trains it beside the masked LM; RoBERTa (Liu et al. 2019) found it could be dropped.")
+                           .arg(m_spec.seed)
+                           .arg(label));
 }
 
 void ObjectiveView::drawMask()

@@ -17,7 +17,8 @@ struct ObjectiveExample;
 
 // A pretraining objective applied to the input (view kind "objective"; spec "objective" and "seed"): GPT's next
 // token, BERT's masked LM (the chosen 15 % and what each became, counted against the 80/10/10 rule), T5's span
-// corruption (the spans, the sentinel-filled input, the targets) and the prefix LM (the prefix/target split). Rows of
+// corruption (the spans, the sentinel-filled input, the targets), the prefix LM (the prefix/target split) and BERT's
+// next-sentence prediction ([CLS] A [SEP] B [SEP] and its segments). Rows of
 // chips show the text, what the model reads and what it must predict; on the right, the attention mask the objective
 // implies, drawn as the Mask view draws one. The example is objectiveExample's (analysis/objectiveexample.h).
 class ObjectiveView : public View
@@ -53,8 +54,11 @@ private:
     void drawMaskedLm();
     void drawSpans();
     void drawPrefixOrNext();
+    void drawNextSentence();
     void drawMask();
     void setRow(QLabel *title, TokenChipStrip *strip, const QString &text, const std::vector<int> &ids,
+        std::vector<TokenChipStrip::ChipMark> marks);
+    void setChipRow(QLabel *title, TokenChipStrip *strip, const QString &text, const QStringList &chips,
         std::vector<TokenChipStrip::ChipMark> marks);
     void editSpec(const QString &objective, int seed, const QString &view = QString());
 

@@ -41,7 +41,7 @@ MaskedFills maskedFills(std::shared_ptr<const Model> modelPtr, const std::vector
     MaskedFills out;
     CorruptedText corrupted;
     if (mlmSeed)
-        corrupted = applyObjective(model.config, model.name, tokens, Objective::MaskedLm, *mlmSeed);
+        corrupted = applyObjective(model, tokens, Objective::MaskedLm, *mlmSeed);
     out.read = mlmSeed ? corrupted.input : tokens;
     for (int t = 0; t < int(out.read.size()); ++t) {
         MaskedFill f;

@@ -1,8 +1,10 @@
 #include "analysis/objectiveexample.h"
 
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace atlas {
@@ -50,9 +52,30 @@ Objective ownObjective(const ModelConfig &config)
     return config.task == "mlm" ? Objective::MaskedLm : Objective::NextToken;
 }
 
-CorruptedText applyObjective(const ModelConfig &config, const std::string &modelName, const std::vector<int> &tokens,
-    Objective objective, uint64_t seed)
+std::vector<bool> sentenceEnds(const Model &model, const std::vector<int> &tokens)
 {
+    const auto tokenizer = Tokenizer::forModel(model);
+    std::vector<std::string> text;
+    for (int id : tokens)
+        text.push_back(tokenizer->decode({id}));
+    std::vector<bool> ends(tokens.size(), false);
+    bool punctuated = false; // the text so far ends in . ! or ?, closing quotes and brackets aside
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        const std::string &s = text[t];
+        const size_t last = s.find_last_not_of("\"')]\xE2\x80\x9D\x99"); // closing quotes (also ” and ’) and brackets
+        if (last != std::string::npos) // a token of closing marks alone keeps what came before it
+            punctuated = std::string(".!?").find(s[last]) != std::string::npos;
+        const bool spaceAfter = t + 1 == tokens.size()
+            || (!text[t + 1].empty() && std::isspace(static_cast<unsigned char>(text[t + 1][0])));
+        ends[t] = punctuated && spaceAfter;
+    }
+    return ends;
+}
+
+CorruptedText applyObjective(const Model &model, const std::vector<int> &tokens, Objective objective, uint64_t seed)
+{
+    const ModelConfig &config = model.config;
+    const std::string &modelName = model.name;
     switch (objective) {
     case Objective::NextToken:
         return nextTokenObjective(tokens);
@@ -68,27 +91,35 @@ CorruptedText applyObjective(const ModelConfig &config, const std::string &model
             throw Error("model " + modelName
                 + " has no sentinels <extra_id_0>, <extra_id_1> … (atlas_special_tokens in its config.json)");
         return spanCorruptionObjective(tokens, config.sentinelTokens(), seed);
+    case Objective::NextSentence:
+        if (config.specialToken("[CLS]") < 0 || config.specialToken("[SEP]") < 0)
+            throw Error("model " + modelName
+                + " has no [CLS] and [SEP] tokens (atlas_special_tokens in its config.json) to join two sentences");
+        return nextSentenceObjective(
+            tokens, sentenceEnds(model, tokens), config.specialToken("[CLS]"), config.specialToken("[SEP]"), seed);
     }
     return nextTokenObjective(tokens);
 }
 
 ObjectiveExample objectiveExample(
-    const ModelConfig &config, const std::vector<int> &tokens, Objective objective, uint64_t seed)
+    const Model &model, const std::vector<int> &tokens, Objective objective, uint64_t seed)
 {
+    const ModelConfig &config = model.config;
     ObjectiveExample e;
     e.original = tokens;
     for (const auto &[name, id] : config.specialTokens)
         e.specialNames[id] = name;
-    int mask = config.specialToken("[MASK]");
-    std::vector<int> sentinels = config.sentinelTokens();
-    const bool needsMask = objective == Objective::MaskedLm, needsSentinels = objective == Objective::SpanCorruption;
-    if ((needsMask && mask < 0) || (needsSentinels && sentinels.empty())) {
-        e.specialsInVocabulary = false; // special ids lie below the vocabulary's size: these are past every one
-        if (needsMask)
-            e.specialNames[mask = config.vocab] = "[MASK]";
-        else
-            sentinels = namedSentinels(config.vocab, tokens.size(), e.specialNames);
-    }
+    // The special tokens the objective needs, the model's own or named past its vocabulary (special ids lie below the
+    // vocabulary's size, so these are past every one).
+    int past = config.vocab;
+    const auto special = [&](const char *name) {
+        int id = config.specialToken(name);
+        if (id < 0) {
+            e.specialsInVocabulary = false;
+            e.specialNames[id = past++] = name;
+        }
+        return id;
+    };
     switch (objective) {
     case Objective::NextToken:
         e.text = nextTokenObjective(tokens);
@@ -97,12 +128,23 @@ ObjectiveExample objectiveExample(
         e.text = prefixLmObjective(tokens, seed);
         break;
     case Objective::MaskedLm:
-        e.text = maskedLmObjective(tokens, mask, config.ordinaryTokens(), seed, kMlmRate);
+        e.text = maskedLmObjective(tokens, special("[MASK]"), config.ordinaryTokens(), seed, kMlmRate);
         countFates(e);
         break;
-    case Objective::SpanCorruption:
+    case Objective::SpanCorruption: {
+        std::vector<int> sentinels = config.sentinelTokens();
+        if (sentinels.empty()) {
+            e.specialsInVocabulary = false;
+            sentinels = namedSentinels(past, tokens.size(), e.specialNames);
+        }
         e.text = spanCorruptionObjective(tokens, sentinels, seed);
         break;
+    }
+    case Objective::NextSentence: {
+        const int cls = special("[CLS]"), sep = special("[SEP]");
+        e.text = nextSentenceObjective(tokens, sentenceEnds(model, tokens), cls, sep, seed);
+        break;
+    }
     }
     e.mask = objectiveAttentionMask(e.text);
     return e;

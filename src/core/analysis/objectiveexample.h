@@ -1,6 +1,6 @@
 #pragma once
 
-#include "model/modelconfig.h"
+#include "model/model.h"
 #include "train/objectives.h"
 
 #include <cstdint>
@@ -17,10 +17,14 @@ namespace atlas {
 // otherwise (every decoder here, and seq2seq-sort's decoder).
 Objective ownObjective(const ModelConfig &config);
 
+// Which tokens end a sentence, for next-sentence prediction: those whose text, closing quotes and brackets aside, ends
+// in . ! or ? and that are followed by white space or the end of the text (so "Mr. Darcy" is cut after "Mr.").
+std::vector<bool> sentenceEnds(const Model &model, const std::vector<int> &tokens);
+
 // The objective applied to `tokens` with the model's own special tokens. Throws atlas::Error naming the model when it
-// has none to take it (mlm without [MASK], span without sentinels), or the input is too short for the objective.
-CorruptedText applyObjective(const ModelConfig &config, const std::string &modelName, const std::vector<int> &tokens,
-    Objective objective, uint64_t seed);
+// has none to take it (mlm without [MASK], span without sentinels, nsp without [CLS] and [SEP]), or the input is too
+// short for the objective.
+CorruptedText applyObjective(const Model &model, const std::vector<int> &tokens, Objective objective, uint64_t seed);
 
 // One measured count against the rule that draws it.
 struct RuleCount
@@ -48,6 +52,6 @@ struct ObjectiveExample
 // The objective applied to `tokens` for display: with the model's special tokens where it has them, otherwise named
 // ones past its vocabulary (specialsInVocabulary false). Throws atlas::Error for an input too short to take it.
 ObjectiveExample objectiveExample(
-    const ModelConfig &config, const std::vector<int> &tokens, Objective objective, uint64_t seed);
+    const Model &model, const std::vector<int> &tokens, Objective objective, uint64_t seed);
 
 } // namespace atlas

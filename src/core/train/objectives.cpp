@@ -62,16 +62,19 @@ const char *objectiveName(Objective objective)
         return "span";
     case Objective::PrefixLm:
         return "prefix";
+    case Objective::NextSentence:
+        return "nsp";
     }
     return "next";
 }
 
 Objective parseObjective(const std::string &text, const std::string &source)
 {
-    for (Objective o : {Objective::NextToken, Objective::MaskedLm, Objective::SpanCorruption, Objective::PrefixLm})
+    for (Objective o : {Objective::NextToken, Objective::MaskedLm, Objective::SpanCorruption, Objective::PrefixLm,
+             Objective::NextSentence})
         if (text == objectiveName(o))
             return o;
-    throw Error(source + ": '" + text + "' is not an objective (next, mlm, span or prefix)");
+    throw Error(source + ": '" + text + "' is not an objective (next, mlm, span, prefix or nsp)");
 }
 
 CorruptedText nextTokenObjective(const std::vector<int> &tokens)
@@ -170,6 +173,55 @@ CorruptedText prefixLmObjective(const std::vector<int> &tokens, uint64_t seed)
         out.targets[size_t(t)] = -1;
         out.lossMask[size_t(t)] = 0.0f;
     }
+    return out;
+}
+
+std::vector<std::pair<int, int>> sentencesOf(const std::vector<int> &tokens, const std::vector<bool> &endsSentence)
+{
+    std::vector<std::pair<int, int>> sentences;
+    int begin = 0;
+    for (int t = 0; t < int(tokens.size()); ++t)
+        if ((size_t(t) < endsSentence.size() && endsSentence[size_t(t)]) || t + 1 == int(tokens.size())) {
+            sentences.push_back({begin, t + 1});
+            begin = t + 1;
+        }
+    return sentences;
+}
+
+CorruptedText nextSentenceObjective(
+    const std::vector<int> &tokens, const std::vector<bool> &endsSentence, int clsId, int sepId, uint64_t seed)
+{
+    const std::vector<std::pair<int, int>> sentences = sentencesOf(tokens, endsSentence);
+    const size_t n = sentences.size();
+    if (n < 3)
+        throw Error("next-sentence prediction needs at least 3 sentences (A, the one after it, and another to draw "
+                    "instead), each ending in . ! or ?; the text has "
+            + std::to_string(n));
+    std::mt19937_64 rng(seed);
+    const size_t a = below(rng, n - 1);
+    CorruptedText out;
+    out.objective = Objective::NextSentence;
+    out.isNext = below(rng, 2) == 1;
+    size_t b = a + 1;
+    if (!out.isNext) { // any sentence but A and its successor
+        b = below(rng, n - 2);
+        b += b >= a ? 2 : 0;
+    }
+    out.sentenceA = sentences[a];
+    out.sentenceB = sentences[b];
+    const auto append = [&](int id, int segment) {
+        out.input.push_back(id);
+        out.segments.push_back(segment);
+    };
+    append(clsId, 0);
+    for (int t = out.sentenceA.first; t < out.sentenceA.second; ++t)
+        append(tokens[size_t(t)], 0);
+    append(sepId, 0);
+    for (int t = out.sentenceB.first; t < out.sentenceB.second; ++t)
+        append(tokens[size_t(t)], 1);
+    append(sepId, 1);
+    out.targets = {out.isNext ? 1 : 0};
+    out.lossMask = {1.0f};
     return out;
 }
 

@@ -18,10 +18,15 @@
 //   followed by its span, and end with one more sentinel (the paper's Figure 2: "<X> for inviting <Y> last <Z>").
 // - prefix LM (T5's prefix objective in one decoder): the first `prefix` tokens attend to each other both ways, the
 //   rest causally; the next token counts from the end of the prefix on.
+// - next-sentence prediction (BERT's second task, Devlin et al. 2019 §3.1): sentence A drawn uniformly from those
+//   with a successor; B is A's successor with probability 0.5 (IsNext), else a sentence drawn uniformly from the rest
+//   of the text, neither A nor its successor (NotNext: BERT draws it from another document of the corpus). The model
+//   reads [CLS] A [SEP] B [SEP], segment 0 up to the first [SEP] and 1 after it, both ways; one target, read at [CLS]:
+//   1 IsNext, 0 NotNext.
 namespace atlas {
 
-enum class Objective { NextToken, MaskedLm, SpanCorruption, PrefixLm };
-const char *objectiveName(Objective objective); // next | mlm | span | prefix
+enum class Objective { NextToken, MaskedLm, SpanCorruption, PrefixLm, NextSentence };
+const char *objectiveName(Objective objective); // next | mlm | span | prefix | nsp
 Objective parseObjective(const std::string &text, const std::string &source); // throws atlas::Error naming source
 
 struct CorruptedText
@@ -36,6 +41,11 @@ struct CorruptedText
     std::vector<Fate> fates; // masked LM: [T_in]
     std::vector<std::pair<int, int>> spans; // span corruption: [begin, end) of each span in the original text
     int prefix = 0; // prefix LM: the positions that see each other both ways
+    // Next-sentence prediction: the segment of each input position (0: [CLS] A [SEP], 1: B [SEP]), the two sentences
+    // as [begin, end) of the original text, and whether B follows A there.
+    std::vector<int> segments;
+    std::pair<int, int> sentenceA {0, 0}, sentenceB {0, 0};
+    bool isNext = false;
 };
 
 CorruptedText nextTokenObjective(const std::vector<int> &tokens);
@@ -47,12 +57,19 @@ CorruptedText spanCorruptionObjective(const std::vector<int> &tokens, const std:
 // The prefix length drawn uniformly from 1 … T − 1 (T ≥ 2).
 CorruptedText prefixLmObjective(const std::vector<int> &tokens, uint64_t seed);
 
+// The sentences of `tokens` as [begin, end): each ends after a token `endsSentence` marks (or at the end of the text).
+std::vector<std::pair<int, int>> sentencesOf(const std::vector<int> &tokens, const std::vector<bool> &endsSentence);
+// Needs three sentences (A, its successor, and another); `endsSentence` is per token of `tokens`.
+CorruptedText nextSentenceObjective(
+    const std::vector<int> &tokens, const std::vector<bool> &endsSentence, int clsId, int sepId, uint64_t seed);
+
 // Span corruption undone: each sentinel of `input` replaced by the tokens `targets` lists after it.
 std::vector<int> fillSpans(
     const std::vector<int> &input, const std::vector<int> &targets, const std::vector<int> &sentinels);
 
 // The attention mask the objective implies over its input, [T_in × T_in] row-major, 1 = query i may attend key j:
-// causal for next token, both ways for the masked LM and span corruption (an encoder's view of its input),
+// causal for next token, both ways for the masked LM, span corruption and next-sentence prediction (an encoder's view
+// of its input),
 // bidirectional over the prefix and causal after it for the prefix LM.
 std::vector<uint8_t> objectiveAttentionMask(const CorruptedText &text);
 

@@ -288,7 +288,7 @@ const std::map<std::string, Setter> &setters()
         {"block_size", [](ViewSpec &s, const Reader &r, const Json &v) { s.blockSize = r.integer(v, 1, ">= 1"); }},
         {"objective",
             [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.objective = r.oneOf(v, {"", "next", "mlm", "span", "prefix"});
+                s.objective = r.oneOf(v, {"", "next", "mlm", "span", "prefix", "nsp"});
             }},
         {"seed", [](ViewSpec &s, const Reader &r, const Json &v) { s.seed = r.integer(v, 0, ">= 0"); }},
         {"positions",

@@ -57,9 +57,9 @@ struct ViewSpec
     int expertTopK = 0; // experts view: route each token to this many experts; 0 = the model's own
     int devices = 2; // experts view: devices the experts are spread over (expert parallelism)
     int blockSize = 8; // sparse FFN view: one neuron kept per block of this many (Sparse is Enough)
-    // Objectives view: the pretraining objective applied to the input (next | mlm | span | prefix; "" = the model's
-    // own, analysis/objectiveexample.h). Masked fills view: "mlm" corrupts the input from `seed` first, "" fills the
-    // [MASK]s the input holds.
+    // Objectives view: the pretraining objective applied to the input (next | mlm | span | prefix | nsp; "" = the
+    // model's own, analysis/objectiveexample.h). Masked fills view: "mlm" corrupts the input from `seed` first, ""
+    // fills the [MASK]s the input holds.
     std::string objective;
     int seed = 0; // the draw of the objective's corruption (mlm, span) or prefix length (prefix)
 
