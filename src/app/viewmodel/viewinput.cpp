@@ -111,6 +111,11 @@ QString tokenLabel(const ViewInput &input, int position)
     return QStringLiteral("#%1").arg(position);
 }
 
+QString vocabularyLabel(const ViewInput &input, int id)
+{
+    return input.vocabLabel ? input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
+}
+
 QString keyLabel(const ViewInput &input, int position)
 {
     if (!input.site.cross) // self-attention: the keys are the queries' tokens (a hand-made input may set no keys)

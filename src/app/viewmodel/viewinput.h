@@ -77,6 +77,8 @@ QString siteTitle(const ViewInput &input);
 QString notComputedText(const ViewInput &input, const std::string &traceName);
 // Token labels for positions 0..count-1 ("#i" where the input has none).
 QString tokenLabel(const ViewInput &input, int position);
+// The display label of vocabulary id `id` (input.vocabLabel; "#id" where the input has none).
+QString vocabularyLabel(const ViewInput &input, int id);
 QStringList tokenLabels(const ViewInput &input, int count);
 // The same for the keys of the site's attention (the source tokens of cross-attention).
 QString keyLabel(const ViewInput &input, int position);

@@ -194,7 +194,7 @@ void AblationView::drawNextToken(const HeadAblationAnalysis &a)
         [&](int i, int j) { return std::max(c.before[i], c.after[i]) > std::max(c.before[j], c.after[j]); });
     QCPAxisRect *rect = addAxisRect(0, 1);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    auto label = [&](int id) { return m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id); };
+    auto label = [&](int id) { return vocabularyLabel(m_input, id); };
     // As many bars as their labels fit upright in the half of the plot this panel gets ("<0x86>" is wide).
     const QFontMetrics metrics(x->tickLabelFont());
     int widest = 0;

@@ -71,7 +71,7 @@ void FillsView::showMessage(const QString &text)
 
 void FillsView::setContext(FillCards::Card &card, const std::vector<int> &read, int position) const
 {
-    const auto label = [this](int id) { return m_input.vocabLabel ? m_input.vocabLabel(id) : QString::number(id); };
+    const auto label = [this](int id) { return vocabularyLabel(m_input, id); };
     for (int t = std::max(0, position - kContext); t < position; ++t)
         card.before += label(read[size_t(t)]);
     card.hidden = label(read[size_t(position)]);
@@ -96,7 +96,7 @@ void FillsView::refresh()
                                                                : QString::fromUtf8(kNothingComputed));
     m_drawn = std::make_shared<FillsAnalysis>(*analysis);
     const MaskedFills &f = m_drawn->fills;
-    const auto label = [this](int id) { return m_input.vocabLabel ? m_input.vocabLabel(id) : QString::number(id); };
+    const auto label = [this](int id) { return vocabularyLabel(m_input, id); };
     std::vector<FillCards::Card> cards;
     for (const MaskedFill &fill : f.fills) {
         FillCards::Card card;

@@ -167,8 +167,7 @@ void NextTokenView::collectBars(const Tensor &probs)
     const std::vector<float> row(reshaped.begin(), reshaped.end());
     m_bars.clear();
     for (const auto &[id, p] : mostProbable(row.data(), vocab, m_spec.topK)) {
-        const QString label = m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
-        m_bars.push_back({id, label, double(p)});
+        m_bars.push_back({id, vocabularyLabel(m_input, id), double(p)});
     }
     const QString token
         = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position) : QStringLiteral("#%1").arg(m_position);

@@ -25,7 +25,7 @@ inline QColor fateColor(CorruptedText::Fate fate)
     return {};
 }
 
-// Span `index` of a span corruption (the prefix LM's prefix takes the first).
+// Span `index` of a span corruption; next-sentence prediction's sentences A and B take the first two.
 inline QColor spanColor(size_t index)
 {
     static const QColor colors[]

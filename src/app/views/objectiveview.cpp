@@ -167,7 +167,7 @@ QString ObjectiveView::label(int id) const
     if (m_example)
         if (const auto it = m_example->specialNames.find(id); it != m_example->specialNames.end())
             return QString::fromStdString(it->second);
-    return m_input.vocabLabel ? m_input.vocabLabel(id) : QStringLiteral("#%1").arg(id);
+    return vocabularyLabel(m_input, id);
 }
 
 QStringList ObjectiveView::labels(const std::vector<int> &ids) const
@@ -259,7 +259,7 @@ void ObjectiveView::drawMaskedLm()
         if (fate == CorruptedText::Fate::Kept)
             continue;
         const bool masked = fate == CorruptedText::Fate::Masked, random = fate == CorruptedText::Fate::Random;
-        const QColor fill = masked ? kMaskedFill : random ? kRandomFill : kUnchangedFill;
+        const QColor fill = fateColor(fate);
         const QString became = masked ? tr("[MASK]") : random ? tr("random") : tr("kept");
         const QString note = tr("Chosen: the model reads %1 here and must name '%2'")
                                  .arg(label(c.input[size_t(t)]), label(e.original[size_t(t)]));
