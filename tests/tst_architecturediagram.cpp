@@ -68,6 +68,34 @@ private slots:
         engine.runToEnd();
         QCOMPARE(architectureDiagram(program, &engine.trace()).current, int(program.ops.size()) - 1);
     }
+
+    // To fit a projector, each stack keeps its first layer and the one the stepper is in; its other layers fold, a
+    // run of consecutive ones into one column. Unfolded, a run per column.
+    void foldingKeepsEachStacksFirstLayerAndTheCurrentOne()
+    {
+        const auto model = loadModel("austen"); // 4 layers
+        Engine engine(model, Input {{72, 101, 108, 108, 111}, {}, {}});
+        const Program &program = engine.program();
+        const ArchitectureDiagram before = architectureDiagram(program, &engine.trace());
+        QCOMPARE(before.columnLayers, (std::vector<int> {-1, 0, 1, 2, 3, -1}));
+        QCOMPARE(columnRuns(before, false),
+            (std::vector<DiagramColumnRun> {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}}));
+        QCOMPARE(columnRuns(before, true), (std::vector<DiagramColumnRun> {{0, 0}, {1, 1}, {2, 4, true}, {5, 5}}));
+        engine.runTo(program.indexOf("layer.2.attn.probs") + 1);
+        const ArchitectureDiagram stepped = architectureDiagram(program, &engine.trace());
+        QCOMPARE(columnRuns(stepped, true),
+            (std::vector<DiagramColumnRun> {{0, 0}, {1, 1}, {2, 2, true}, {3, 3}, {4, 4, true}, {5, 5}}));
+
+        const auto seq2seq = loadModel("seq2seq-sort"); // two stacks of 2 layers
+        Input input;
+        input.source = {100, 98, 99, 97};
+        input.tokens = {62, 97};
+        Engine encoderDecoder(seq2seq, input);
+        const ArchitectureDiagram both = architectureDiagram(encoderDecoder.program(), &encoderDecoder.trace());
+        QCOMPARE(columnRuns(both, true),
+            (std::vector<DiagramColumnRun> {
+                {0, 0}, {1, 1}, {2, 2, true}, {3, 3}, {4, 4}, {5, 5}, {6, 6, true}, {7, 7}}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestArchitectureDiagram)

@@ -4,6 +4,7 @@
 #include "views/view.h"
 
 #include <QRect>
+#include <QStringList>
 
 #include <vector>
 
@@ -13,7 +14,9 @@ namespace atlas {
 // the model (the embedding, each layer, the output head), each a box per operation with its output's shape, the
 // residual adds marked ⊕. Operations already run are filled, the stepper's last one is outlined in the accent
 // colour, those still to come are dashed. Clicking a box steps the model to it (spec "op"); hovering shows its
-// formula. The boxes are architectureDiagram's.
+// formula. The boxes are architectureDiagram's. A diagram wider than the view is first scaled down, then, when
+// that would shrink its text too far, drawn with the layers folded (columnRuns): clicking a folded column steps
+// into its first layer, which unfolds it.
 class ArchitectureView : public View
 {
     Q_OBJECT
@@ -22,7 +25,8 @@ public:
     explicit ArchitectureView(QWidget *parent = nullptr);
 
     const ArchitectureDiagram &diagram() const { return m_diagram; }
-    QRect boxRect(int op) const; // where op `op`'s box is drawn (empty when it is not)
+    QRect boxRect(int op) const; // where op `op`'s box is drawn (empty when it is not, or is folded)
+    QRect foldRect(int column) const; // where the folded run holding `column` is drawn (empty when not folded)
     QString message() const { return m_message; }
 
     QSize sizeHint() const override;
@@ -35,12 +39,31 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
 
 private:
+    struct PlacedRun
+    {
+        DiagramColumnRun run;
+        int x = 0, width = 0;
+        int rows = 0; // its boxes (a folded run: one layer's)
+    };
+    // In the diagram's own coordinates, drawn at `scale` from the view's top left.
     struct Layout
     {
-        int left = 0, top = 0, columnWidth = 0, boxHeight = 0, rowPitch = 0, gap = 0;
+        std::vector<PlacedRun> runs;
+        std::vector<int> runOfColumn;
+        int top = 0, boxHeight = 0, rowPitch = 0, gap = 0;
+        QSize size;
+        double scale = 1;
     };
     Layout layout() const;
+    Layout layout(bool fold, int width) const; // columns at their natural widths, widened to fill `width`
+    QRect placed(const Layout &l, const QRect &rect) const; // from the diagram's coordinates to the view's
+    QRect unscaledBoxRect(const Layout &l, int op) const;
+    QRect unscaledFoldRect(const Layout &l, int run) const;
+    QString runTitle(const DiagramColumnRun &run) const;
+    QStringList foldLines(const PlacedRun &placed) const; // the text of a folded run
+    QString subtitle() const;
     int boxAt(const QPoint &point) const;
+    int foldAt(const QPoint &point) const; // the first column of the folded run at `point`, or −1
 
     ArchitectureDiagram m_diagram;
     QString m_message;

@@ -51,6 +51,7 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
         auto it = std::find(d.columns.begin(), d.columns.end(), column);
         if (it == d.columns.end()) {
             d.columns.push_back(column);
+            d.columnLayers.push_back(op.layer);
             filled.push_back(0);
             it = d.columns.end() - 1;
         }
@@ -69,6 +70,23 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
     }
     d.rows = filled.empty() ? 0 : *std::max_element(filled.begin(), filled.end());
     return d;
+}
+
+std::vector<DiagramColumnRun> columnRuns(const ArchitectureDiagram &diagram, bool fold)
+{
+    const int currentColumn = diagram.current >= 0 ? diagram.boxes[size_t(diagram.current)].column : -1;
+    std::vector<DiagramColumnRun> runs;
+    for (int c = 0; c < int(diagram.columns.size()); ++c) {
+        const int layer = diagram.columnLayers[size_t(c)];
+        const bool folds = fold && layer > 0 && c != currentColumn;
+        // A layer after another folded one of the same stack joins its run (a stack's layers are consecutive).
+        if (folds && !runs.empty() && runs.back().folded && runs.back().last == c - 1) {
+            runs.back().last = c;
+            continue;
+        }
+        runs.push_back({c, c, folds});
+    }
+    return runs;
 }
 
 } // namespace atlas

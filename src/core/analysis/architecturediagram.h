@@ -27,14 +27,27 @@ struct ArchitectureDiagram
     // "embedding", "layer 0" … "layer L−1", "output"; an encoder–decoder's: "encoder embedding", "encoder layer 0" …,
     // "encoder output", "decoder embedding", "decoder layer 0" …, "output"
     std::vector<std::string> columns;
+    std::vector<int> columnLayers; // per column: the layer it shows, −1 for an embedding or output column
     std::vector<DiagramBox> boxes; // in program order
     int current = -1; // the last op run (the stepper's), −1 before the first
     int rows = 0; // the tallest column's boxes
+};
+
+// A column as drawn: one of the diagram's columns, or consecutive layers of one stack folded into one.
+struct DiagramColumnRun
+{
+    int first = 0, last = 0; // the diagram's columns it stands for
+    bool folded = false;
+    bool operator==(const DiagramColumnRun &) const = default;
 };
 
 // How far a run has got: the leading ops of `program` whose outputs `trace` holds (the engine runs them in order).
 int opsRun(const Program &program, const Trace &trace);
 
 ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace);
+
+// The diagram's columns with `fold`: each stack's layers but its first and the one holding the current op folded,
+// consecutive ones into one run, so that a deep model fits a projector's width; without, one run per column.
+std::vector<DiagramColumnRun> columnRuns(const ArchitectureDiagram &diagram, bool fold);
 
 } // namespace atlas
