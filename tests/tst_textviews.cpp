@@ -483,6 +483,9 @@ private slots:
         view.resize(1280, 720);
         QVERIFY(everyBoxInside(view));
         QVERIFY(view.foldRect(2).isEmpty());
+        view.resize(1280, 260); // too short: folding would not help, so the layers stay open
+        QVERIFY(everyBoxInside(view));
+        QVERIFY(view.foldRect(2).isEmpty());
 
         view.resize(700, 720);
         QVERIFY(everyBoxInside(view));

@@ -134,9 +134,10 @@ ArchitectureView::Layout ArchitectureView::layout() const
     };
     bool fold = false;
     double scale = fitting(layout(false, 0).size);
-    if (scale < kFoldBelow) {
-        fold = true;
-        scale = fitting(layout(true, 0).size);
+    if (scale < kFoldBelow) { // folding narrows the diagram: it helps only where the width limits the scale
+        const double folded = fitting(layout(true, 0).size);
+        fold = folded > scale + 0.01;
+        scale = std::max(scale, folded);
     }
     scale = std::max(kMinScale, scale);
     Layout l = layout(fold, int(width() / scale));
