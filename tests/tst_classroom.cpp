@@ -3,10 +3,12 @@
 // save a picture of every tab at every size.
 #include "dialogs/shortcutsdialog.h"
 #include "mainwindow.h"
+#include "panels/trainpanel.h"
 #include "session/session.h"
 #include "theme.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
+#include "views/attentionview.h"
 #include "views/expertsview.h"
 #include "views/heatmapplot.h"
 #include "views/view.h"
@@ -21,8 +23,10 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QSlider>
+#include <QSpinBox>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
@@ -308,6 +312,23 @@ private slots:
                 QVERIFY(window.grab().save(
                     QString("%1/1280x720-%2-seq2seq-cross-%3.png").arg(dir).arg(int(zoom * 100)).arg(kind)));
         }
+        // The Train panel trains the task after a few steps: the probe's source and decoder input, its Show box.
+        auto *train = window.findChild<QDockWidget *>("Train");
+        train->show();
+        train->raise();
+        auto *task = window.findChild<QComboBox *>("trainTask");
+        task->setCurrentIndex(task->findData("seq2seq-sort"));
+        window.findChild<QSpinBox *>("trainSteps")->setValue(6);
+        window.findChild<QPushButton *>("trainStart")->click();
+        auto *panel = window.findChild<TrainPanel *>();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->worker()->state() == TrainingWorker::State::Finished, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->attentionView()->input().trace != nullptr, 10000);
+        QTest::qWait(60);
+        window.grab();
+        for (const QString &p : layoutProblems(window))
+            problems << QString("train: ") + p;
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window.grab().save(QString("%1/1280x720-%2-seq2seq-train.png").arg(dir).arg(int(zoom * 100))));
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
         session.openModel("reverse", true); // a one-stack model: no Attention box, no Decoder box
         QTRY_VERIFY_WITH_TIMEOUT(session.model()->name == "reverse" && !session.busy(), 20000);

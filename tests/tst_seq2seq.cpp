@@ -4,6 +4,7 @@
 //
 // Tolerance: max |diff| <= 1e-4 x max |ref| per tensor, as tst_backprop.
 
+#include "analysis/headpatterns.h"
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "io/npy.h"
@@ -11,7 +12,10 @@
 #include "referencetesting.h"
 #include "trace/names.h"
 #include "train/backprop.h"
+#include "train/evaluation.h"
 #include "train/strategyrunner.h"
+#include "train/task.h"
+#include "train/trainer.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -54,6 +58,7 @@ private slots:
     void gradientsMatchFiniteDifferences();
     void savedModelLoadsBack();
     void badInputsAreClearErrors();
+    void threeHundredStepsAlignTheCrossAttention();
 };
 
 void TestSeq2seq::configNamesTheArchitecture()
@@ -251,6 +256,33 @@ void TestSeq2seq::badInputsAreClearErrors()
     Input withSource {{1, 2, 3}, {}};
     withSource.source = {4, 5};
     QVERIFY(errorFrom([&] { Engine(decoderOnly, withSource); }).contains("a source text is for an encoder-decoder"));
+}
+
+// Lesson 12's "Train one" step, as the Train panel runs it (300 steps, batch 16, warm-up a tenth, seed 1): most
+// held-out sources sorted already, and decoder layer 1's cross-attention on the letter being written (measured: 94.9 %
+// exact, heads 75.5–87.9 %; layer 0 24–28 %).
+void TestSeq2seq::threeHundredStepsAlignTheCrossAttention()
+{
+    TrainOptions options;
+    options.steps = 300;
+    options.warmupSteps = 30;
+    options.seed = 1;
+    const std::unique_ptr<Task> task = Task::create("seq2seq-sort");
+    Trainer trainer(std::make_shared<Model>(Model::random(task->modelConfig(), options.seed)), "seq2seq-sort", options);
+    for (int i = 0; i < options.steps; ++i)
+        trainer.step();
+    QVERIFY2(trainer.evaluate(256).exactMatch >= 0.9, qPrintable(QString::number(trainer.evaluate(256).exactMatch)));
+    const HeadPattern pattern = [] {
+        for (const HeadPattern &p : headPatterns("seq2seq-sort"))
+            if (p.name == "source letter")
+                return p;
+        return HeadPattern {};
+    }();
+    const auto mass = patternMass(trainer.snapshot(), *task, pattern, 100);
+    for (double m : mass[1])
+        QVERIFY2(m >= 0.7, qPrintable(QString::number(m)));
+    for (double m : mass[0])
+        QVERIFY2(m <= 0.35, qPrintable(QString::number(m)));
 }
 
 QTEST_GUILESS_MAIN(TestSeq2seq)

@@ -1,10 +1,12 @@
 // Widget test of the Train panel, offscreen: trains the "reverse" task with small settings, pauses, saves a
 // checkpoint that Model::load opens and Trainer::resume continues, resumes, stops; opens the trained model in
-// the Session; closes the main window mid-run. Set ATLAS_SCREENSHOTS=DIR to save a PNG of the window.
+// the Session; closes the main window mid-run; trains the encoder-decoder task. Set ATLAS_SCREENSHOTS=DIR to save
+// PNGs of the window and of the encoder-decoder's probe.
 #include "mainwindow.h"
 #include "panels/losscurveplot.h"
 #include "panels/trainpanel.h"
 #include "session/session.h"
+#include "train/task.h"
 #include "views/attentionview.h"
 #include "views/heatmapplot.h"
 
@@ -29,10 +31,10 @@ using State = TrainingWorker::State;
 
 namespace {
 
-void configure(TrainPanel &panel, int steps, int batch, int evalEvery)
+void configure(TrainPanel &panel, int steps, int batch, int evalEvery, const char *taskName = "reverse")
 {
     auto *task = panel.findChild<QComboBox *>("trainTask");
-    task->setCurrentIndex(task->findData("reverse"));
+    task->setCurrentIndex(task->findData(taskName));
     panel.findChild<QSpinBox *>("trainSteps")->setValue(steps);
     panel.findChild<QSpinBox *>("trainBatch")->setValue(batch);
     panel.findChild<QSpinBox *>("trainEvalEvery")->setValue(evalEvery);
@@ -192,6 +194,53 @@ private slots:
         QVERIFY(panel.noticeText().contains("/proc/atlas-cannot-write-here"));
         for (QMessageBox *box : panel.findChildren<QMessageBox *>())
             box->close();
+    }
+
+    // The encoder-decoder task trains in the panel (plain memory only); its probe has a source and a decoder input,
+    // the heat map shows any of its three attentions, and the explorer opens the model on both inputs.
+    void trainsAnEncoderDecoderAndShowsEachAttention()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 12, 4, 6, "seq2seq-sort");
+        auto *memory = panel.findChild<QComboBox *>("trainMemory");
+        QVERIFY(!memory->isEnabled());
+        QCOMPARE(memory->currentData().toString(), QString("plain"));
+        QVERIFY(!panel.findChild<QSpinBox *>("trainFfnChunks")->isEnabled());
+        auto *site = panel.findChild<QComboBox *>("trainSite");
+        QVERIFY(site->isVisibleTo(&panel));
+        click(panel, "trainStart");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 20000);
+        QCOMPARE(panel.stepShown(), 12);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.attentionView()->input().trace != nullptr, 10000);
+        QVERIFY(!panel.attentionView()->input().site.cross);
+        const QString decoder = panel.probeText();
+        QVERIFY(decoder.startsWith('>'));
+
+        site->setCurrentIndex(site->findData("cross"));
+        const ViewInput &cross = panel.attentionView()->input();
+        QVERIFY(cross.site.cross);
+        QCOMPARE(cross.tokens.size(), decoder.size());
+        QVERIFY(cross.keyTokens.size() > 0);
+        QVERIFY(panel.attentionView()->plot()->message().isEmpty());
+        site->setCurrentIndex(site->findData("encoder"));
+        QCOMPARE(panel.attentionView()->input().site.stack, names::kEncoderStack);
+        QCOMPARE(panel.findChild<QSpinBox *>("trainLayer")->maximum(),
+            Task::create("seq2seq-sort")->modelConfig().encoderLayers - 1);
+        site->setCurrentIndex(site->findData("cross"));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty()) {
+            panel.resize(420, 820);
+            QVERIFY(panel.grab().save(dir + "/trainpanel-seq2seq-cross.png"));
+        }
+
+        QSignalSpy modelChanged(&session, &Session::modelChanged);
+        click(panel, "trainExplore");
+        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
+        QVERIFY(session.model()->config.isEncoderDecoder());
+        QCOMPARE(QString::fromStdString(session.spec().decoderText), decoder);
+        QCOMPARE(session.spec().site, std::string("cross"));
+        QCOMPARE(session.input().source.size(), size_t(cross.keyTokens.size()));
     }
 
     // The Memory field: a reversible run trains a model with reversible blocks, the reversible way.

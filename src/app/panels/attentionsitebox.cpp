@@ -10,21 +10,29 @@
 
 namespace atlas {
 
+void addAttentionSites(QComboBox *box)
+{
+    box->addItem(AttentionSiteBox::tr("Decoder self-attention"), QStringLiteral("self"));
+    box->setItemData(0,
+        AttentionSiteBox::tr("The decoder's masked self-attention: each target token attends the ones "
+                             "before it"),
+        Qt::ToolTipRole);
+    box->addItem(AttentionSiteBox::tr("Encoder self-attention"), QStringLiteral("encoder"));
+    box->setItemData(
+        1, AttentionSiteBox::tr("The encoder's bidirectional self-attention over the source"), Qt::ToolTipRole);
+    box->addItem(AttentionSiteBox::tr("Cross-attention"), QStringLiteral("cross"));
+    box->setItemData(2,
+        AttentionSiteBox::tr("Decoder queries \u00D7 encoder keys: where each target token reads the source (no causal "
+                             "mask; the source's padding masked)"),
+        Qt::ToolTipRole);
+}
+
 AttentionSiteBox::AttentionSiteBox(Session *session, QToolBar *bar)
     : QComboBox(bar)
     , m_session(session)
 {
     setObjectName("attentionSite");
-    addItem(tr("Decoder self-attention"), QStringLiteral("self"));
-    setItemData(
-        0, tr("The decoder's masked self-attention: each target token attends the ones before it"), Qt::ToolTipRole);
-    addItem(tr("Encoder self-attention"), QStringLiteral("encoder"));
-    setItemData(1, tr("The encoder's bidirectional self-attention over the source"), Qt::ToolTipRole);
-    addItem(tr("Cross-attention"), QStringLiteral("cross"));
-    setItemData(2,
-        tr("Decoder queries \u00D7 encoder keys: where each target token reads the source (no causal mask; the "
-           "source's padding masked)"),
-        Qt::ToolTipRole);
+    addAttentionSites(this);
     setToolTip(tr("Which attention of the encoder-decoder the Attention, All heads, Token lines and Mask views show"));
     m_label = bar->addWidget(new QLabel(tr(" Show "), bar));
     m_box = bar->addWidget(this);

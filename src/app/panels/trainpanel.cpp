@@ -1,12 +1,11 @@
 #include "panels/trainpanel.h"
 
 #include "theme.h"
-#include "views/viewfonts.h"
 
+#include "panels/fieldlabel.h"
 #include "panels/losscurveplot.h"
+#include "panels/trainingprobe.h"
 #include "session/session.h"
-#include "views/attentionview.h"
-#include "views/heatmapplot.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -24,14 +23,6 @@
 namespace atlas {
 
 namespace {
-
-QLabel *fieldLabel(const QString &text, QWidget *buddy)
-{
-    auto *label = new QLabel(text, buddy->parentWidget());
-    label->setBuddy(buddy);
-    label->setToolTip(buddy->toolTip());
-    return label;
-}
 
 QPushButton *button(const QString &text, const QString &shortcut, const QString &tip, QWidget *parent)
 {
@@ -66,14 +57,14 @@ TrainPanel::TrainPanel(Session *session, QWidget *parent)
     auto *splitter = new QSplitter(Qt::Vertical, this);
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(createCurveArea());
-    splitter->addWidget(createProbeArea());
+    m_probe = new TrainingProbe(this);
+    splitter->addWidget(m_probe);
     splitter->setStretchFactor(0, 2);
     splitter->setStretchFactor(1, 3);
     splitter->setSizes({2000, 3000});
     layout->addWidget(splitter, 1);
 
-    const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
-    updateHeadRanges(shape.layers, shape.heads);
+    m_probe->setShape(Task::create(m_task->currentData().toString().toStdString())->modelConfig());
     connectWorker();
     connect(m_session, &Session::specChanged, this, &TrainPanel::applyTheme);
     applyTheme();
@@ -95,8 +86,6 @@ QWidget *TrainPanel::createSettings()
     QStringList tips;
     for (const std::string &name : Task::names()) {
         const std::unique_ptr<Task> task = Task::create(name);
-        if (task->modelConfig().isEncoderDecoder())
-            continue; // the views show one stack so far: train it with `train --task`
         const QString summary = QString::fromStdString(task->summary());
         m_task->addItem(QString::fromStdString(name), QString::fromStdString(name));
         m_task->setItemData(m_task->count() - 1, summary, Qt::ToolTipRole);
@@ -172,14 +161,34 @@ QWidget *TrainPanel::createSettings()
     grid->setColumnStretch(3, 1);
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
         const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
-        updateHeadRanges(c.layers, c.heads);
+        m_probe->setShape(c);
         m_checkpointEvery->setMaximum(c.layers);
+        allowMemoryOptions(!c.isEncoderDecoder());
     });
     connect(m_memory, &QComboBox::currentIndexChanged, this,
         [this] { m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint")); });
     m_checkpointEvery->setEnabled(false);
-    m_checkpointEvery->setMaximum(Task::create(m_task->currentData().toString().toStdString())->modelConfig().layers);
+    const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
+    m_checkpointEvery->setMaximum(shape.layers);
+    for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks})
+        w->setProperty("baseToolTip", w->toolTip());
+    allowMemoryOptions(!shape.isEncoderDecoder());
     return box;
+}
+
+// An encoder-decoder trains with the plain strategy and whole feed-forward layers only (Trainer refuses the rest).
+void TrainPanel::allowMemoryOptions(bool allowed)
+{
+    if (!allowed) {
+        m_memory->setCurrentIndex(m_memory->findData("plain"));
+        m_ffnChunks->setValue(1);
+    }
+    const QString why
+        = allowed ? QString() : tr("\nAn encoder-decoder trains with the plain strategy and whole layers.");
+    for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks}) {
+        w->setEnabled(allowed);
+        w->setToolTip(w->property("baseToolTip").toString() + why);
+    }
 }
 
 QWidget *TrainPanel::createButtons()
@@ -241,52 +250,14 @@ QWidget *TrainPanel::createCurveArea()
     return area;
 }
 
-QWidget *TrainPanel::createProbeArea()
-{
-    auto *area = new QWidget(this);
-    m_probe = new QLabel(tr("<b>Probe</b>: a held-out example of the task, shown once training starts"), area);
-    m_probe->setWordWrap(true);
-    m_probe->setTextFormat(Qt::RichText);
-    m_probe->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_probe->setToolTip(tr("A held-out example, the same every run: the heat map shows the attention of the "
-                           "chosen head on it, redrawn a few times a second while the model trains"));
-    m_layer = new QSpinBox(area);
-    m_layer->setObjectName("trainLayer");
-    m_layer->setToolTip(tr("Layer whose attention the heat map shows"));
-    m_head = new QSpinBox(area);
-    m_head->setObjectName("trainHead");
-    m_head->setToolTip(tr("Head whose attention the heat map shows"));
-    m_attention = new AttentionView(area);
-    m_attention->setMinimumHeight(160);
-    // The view's title font suits the main window; in a dock it would be clipped.
-    for (QCPLayoutElement *e : m_attention->plot()->plotLayout()->elements(false))
-        if (auto *title = qobject_cast<QCPTextElement *>(e))
-            title->setFont(sizedFont(font(), 10, true));
-    m_attention->plot()->showMessage(tr("Start training to watch this head's attention form."));
-
-    auto *grid = new QGridLayout(area);
-    grid->setContentsMargins(0, 4, 0, 0);
-    grid->addWidget(m_probe, 0, 0, 2, 1);
-    grid->addWidget(fieldLabel(tr("&Layer"), m_layer), 0, 1);
-    grid->addWidget(m_layer, 0, 2);
-    grid->addWidget(fieldLabel(tr("H&ead"), m_head), 1, 1);
-    grid->addWidget(m_head, 1, 2);
-    grid->addWidget(m_attention, 2, 0, 1, 3);
-    grid->setColumnStretch(0, 1);
-    grid->setRowStretch(2, 1);
-    return area;
-}
-
 void TrainPanel::connectWorker()
 {
     connect(m_worker, &TrainingWorker::stateChanged, this, &TrainPanel::showState);
     connect(m_worker, &TrainingWorker::progressed, this, &TrainPanel::showProgress);
-    connect(m_worker, &TrainingWorker::probeTraced, this, &TrainPanel::showProbe);
+    connect(m_worker, &TrainingWorker::probeTraced, m_probe, &TrainingProbe::showRun);
     connect(m_worker, &TrainingWorker::saved, this, &TrainPanel::onSaved);
     connect(m_worker, &TrainingWorker::errorOccurred, this, &TrainPanel::showError);
     connect(m_worker, &TrainingWorker::resumed, this, &TrainPanel::onResumed);
-    connect(m_layer, &QSpinBox::valueChanged, this, &TrainPanel::refreshAttention);
-    connect(m_head, &QSpinBox::valueChanged, this, &TrainPanel::refreshAttention);
 }
 
 TrainingSetup TrainPanel::setupFromControls() const
@@ -315,7 +286,7 @@ void TrainPanel::start()
     const TrainingSetup setup = setupFromControls();
     m_lossPlot->reset(0, setup.options.steps);
     m_stepShown = 0;
-    m_hasProbe = false;
+    m_probe->clear();
     m_heldOut->setText(tr("Held-out: evaluating the untrained model…"));
     m_worker->start(setup);
 }
@@ -343,7 +314,7 @@ void TrainPanel::resumeFrom(const QString &directory)
     setup.resumeDirectory = directory.toStdString();
     setup.evalEvery = m_evalEvery->value();
     m_stepShown = 0;
-    m_hasProbe = false;
+    m_probe->clear();
     m_heldOut->setText(tr("Held-out: reading the checkpoint in %1…").arg(QDir::toNativeSeparators(directory)));
     m_worker->start(setup);
 }
@@ -393,10 +364,14 @@ void TrainPanel::openInExplorer()
     m_worker->save(m_exploreDirectory);
 }
 
-void TrainPanel::updateHeadRanges(int layers, int heads)
+AttentionView *TrainPanel::attentionView() const
 {
-    m_layer->setRange(0, std::max(0, layers - 1));
-    m_head->setRange(0, std::max(0, heads - 1));
+    return m_probe->attentionView();
+}
+
+QString TrainPanel::probeText() const
+{
+    return m_probe->text();
 }
 
 QString TrainPanel::statusText() const
@@ -493,41 +468,13 @@ void TrainPanel::showProgress(const TrainingProgress &progress)
     m_lossPlot->rescale(m_stepShown);
 }
 
-void TrainPanel::showProbe(const ProbeRun &run)
-{
-    m_probeText = run.text;
-    QString shown = run.text.toHtmlEscaped();
-    shown.replace('\n', QChar(0x21B5));
-    m_probe->setText(tr("<b>Probe</b> (held-out example) after step %1:<br><code>%2</code>").arg(run.step).arg(shown));
-    updateHeadRanges(run.viewInput.layers, run.viewInput.heads);
-    m_hasProbe = true;
-    refreshAttention();
-    m_attention->setInput(run.viewInput);
-}
-
-void TrainPanel::refreshAttention()
-{
-    if (!m_hasProbe)
-        return;
-    ViewSpec spec;
-    spec.view = "attention";
-    spec.layer = m_layer->value();
-    spec.head = m_head->value();
-    spec.theme = m_session->spec().theme;
-    spec.colormap = m_session->spec().colormap;
-    if (!(spec == m_attention->spec()))
-        m_attention->setSpec(spec);
-}
-
 void TrainPanel::applyTheme()
 {
-    const std::string theme = m_session->spec().theme;
-    if (theme != m_theme) {
-        m_theme = theme;
-        m_lossPlot->applyTheme(theme);
-        m_attention->plot()->setTheme(theme);
+    if (m_session->spec().theme != m_theme) {
+        m_theme = m_session->spec().theme;
+        m_lossPlot->applyTheme(m_theme);
     }
-    refreshAttention();
+    m_probe->setStyle(m_session->spec().theme, m_session->spec().colormap);
 }
 
 void TrainPanel::onSaved(const QString &directory, int step)
@@ -554,11 +501,15 @@ void TrainPanel::openInSession(const QString &directory)
         return;
     }
     ViewSpec spec = m_session->spec();
-    spec.text = m_probeText.toStdString();
+    const bool twoStacks = !m_probe->sourceText().isEmpty();
+    spec.text = (twoStacks ? m_probe->sourceText() : m_probe->text()).toStdString();
+    spec.decoderText = twoStacks ? m_probe->text().toStdString() : std::string();
     spec.tokens.clear();
     spec.padding.clear();
-    spec.layer = m_layer->value();
-    spec.head = m_head->value();
+    spec.decoderTokens.clear();
+    spec.site = m_probe->site();
+    spec.layer = m_probe->layer();
+    spec.head = m_probe->head();
     m_session->setSpec(spec);
     m_session->openModel(directory);
 }

@@ -18,6 +18,7 @@ namespace atlas {
 class AttentionView;
 class LossCurvePlot;
 class Session;
+class TrainingProbe;
 
 // Train a small model on an algorithmic task and watch it learn: the settings, Start / Pause / Stop, a live
 // loss curve (every step thin, held-out evaluations thick) and one head's attention on a fixed held-out
@@ -46,12 +47,12 @@ public:
 
     TrainingWorker *worker() const { return m_worker; }
     LossCurvePlot *lossPlot() const { return m_lossPlot; }
-    AttentionView *attentionView() const { return m_attention; }
+    AttentionView *attentionView() const;
     int stepShown() const { return m_stepShown; } // the last step drawn on the loss curve
     QString statusText() const;
     QString heldOutText() const;
     QString noticeText() const; // the last save or error
-    QString probeText() const { return m_probeText; }
+    QString probeText() const; // the probe example (an encoder-decoder's decoder input)
 
     QSize sizeHint() const override { return {400, 820}; }
 
@@ -59,18 +60,15 @@ private:
     QWidget *createSettings();
     QWidget *createButtons();
     QWidget *createCurveArea();
-    QWidget *createProbeArea();
     void connectWorker();
+    void allowMemoryOptions(bool allowed);
     TrainingSetup setupFromControls() const;
-    void updateHeadRanges(int layers, int heads);
     void showState();
     QString runningText() const;
     QString setupText() const;
     void showProgress(const TrainingProgress &progress);
-    void showProbe(const ProbeRun &run);
     void chooseCheckpoint();
     void onResumed(int step);
-    void refreshAttention();
     void applyTheme();
     void onSaved(const QString &directory, int step);
     void openInSession(const QString &directory);
@@ -98,15 +96,10 @@ private:
     QLabel *m_notice = nullptr;
     LossCurvePlot *m_lossPlot = nullptr;
     QLabel *m_heldOut = nullptr;
-    QLabel *m_probe = nullptr;
-    QSpinBox *m_layer = nullptr;
-    QSpinBox *m_head = nullptr;
-    AttentionView *m_attention = nullptr;
+    TrainingProbe *m_probe = nullptr;
 
     int m_stepShown = 0;
     StepReport m_lastReport;
-    QString m_probeText;
-    bool m_hasProbe = false;
     QString m_exploreDirectory; // the checkpoint "Open in explorer" waits for
     std::string m_theme;
 };

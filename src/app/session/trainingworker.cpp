@@ -256,7 +256,11 @@ void TrainingWorker::runProbe(const Trainer &trainer, const Example &probe)
     engine.runToEnd();
     ProbeRun run;
     run.step = trainer.stepCount();
-    run.text = QString::fromStdString(Tokenizer::forModel(*model)->decode(probe.tokens));
+    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(*model);
+    run.text = QString::fromStdString(tokenizer->decode(probe.tokens));
+    if (!probe.source.empty())
+        run.sourceText = QString::fromStdString(tokenizer->decode(probe.source));
+    run.input = input;
     auto program = std::make_shared<const Program>(engine.program());
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     run.viewInput = makeViewInput(model, input, program, run.trace);

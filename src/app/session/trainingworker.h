@@ -48,7 +48,9 @@ struct TrainingProgress
 struct ProbeRun
 {
     int step = 0;
-    QString text; // the example as text, "abcd>dcba"
+    QString text; // the example as text, "abcd>dcba" (an encoder-decoder's decoder input, ">abcd.")
+    QString sourceText; // an encoder-decoder's source, "dcba"; empty for one stack
+    Input input;
     std::shared_ptr<const Trace> trace;
     ViewInput viewInput;
 };
