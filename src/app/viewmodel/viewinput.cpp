@@ -31,6 +31,7 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     v.keyTokens = encoder || site.cross ? labels(input.source) : v.tokens;
     v.keyPadding = encoder || site.cross ? input.sourcePadding : v.padding;
     v.vocabLabel = [tokenizer](int id) { return QString::fromStdString(tokenizer->piece(id)); };
+    v.tokenizer = tokenizer;
     v.layers = encoder ? model->config.encoderLayers : model->config.layers;
     v.heads = model->config.heads;
     v.causal = model->config.causal && !encoder && !site.cross;

@@ -3,6 +3,7 @@
 #include "engine/input.h"
 #include "engine/program.h"
 #include "model/model.h"
+#include "tokenize/tokenizer.h"
 #include "trace/trace.h"
 #include "view/specrun.h"
 #include "view/viewanalysis.h"
@@ -42,6 +43,7 @@ struct ViewInput
     std::vector<int> keyPadding;
     QStringList tokens; // display label of each input position (readable, short)
     std::function<QString(int)> vocabLabel; // display label of any vocabulary id (next-token bars)
+    std::shared_ptr<const Tokenizer> tokenizer; // the model's, made with the input (a BPE one reads its files)
     int layers = 0;
     int heads = 0;
     bool causal = true;

@@ -52,12 +52,11 @@ Objective ownObjective(const ModelConfig &config)
     return config.task == "mlm" ? Objective::MaskedLm : Objective::NextToken;
 }
 
-std::vector<bool> sentenceEnds(const Model &model, const std::vector<int> &tokens)
+std::vector<bool> sentenceEnds(const Tokenizer &tokenizer, const std::vector<int> &tokens)
 {
-    const auto tokenizer = Tokenizer::forModel(model);
     std::vector<std::string> text;
     for (int id : tokens)
-        text.push_back(tokenizer->decode({id}));
+        text.push_back(tokenizer.decode({id}));
     std::vector<bool> ends(tokens.size(), false);
     bool punctuated = false; // the text so far ends in . ! or ?, closing quotes and brackets aside
     for (size_t t = 0; t < tokens.size(); ++t) {
@@ -95,14 +94,14 @@ CorruptedText applyObjective(const Model &model, const std::vector<int> &tokens,
         if (config.specialToken("[CLS]") < 0 || config.specialToken("[SEP]") < 0)
             throw Error("model " + modelName
                 + " has no [CLS] and [SEP] tokens (atlas_special_tokens in its config.json) to join two sentences");
-        return nextSentenceObjective(
-            tokens, sentenceEnds(model, tokens), config.specialToken("[CLS]"), config.specialToken("[SEP]"), seed);
+        return nextSentenceObjective(tokens, sentenceEnds(*Tokenizer::forModel(model), tokens),
+            config.specialToken("[CLS]"), config.specialToken("[SEP]"), seed);
     }
     return nextTokenObjective(tokens);
 }
 
 ObjectiveExample objectiveExample(
-    const Model &model, const std::vector<int> &tokens, Objective objective, uint64_t seed)
+    const Model &model, const Tokenizer &tokenizer, const std::vector<int> &tokens, Objective objective, uint64_t seed)
 {
     const ModelConfig &config = model.config;
     ObjectiveExample e;
@@ -142,7 +141,7 @@ ObjectiveExample objectiveExample(
     }
     case Objective::NextSentence: {
         const int cls = special("[CLS]"), sep = special("[SEP]");
-        e.text = nextSentenceObjective(tokens, sentenceEnds(model, tokens), cls, sep, seed);
+        e.text = nextSentenceObjective(tokens, sentenceEnds(tokenizer, tokens), cls, sep, seed);
         break;
     }
     }

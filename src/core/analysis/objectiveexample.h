@@ -13,13 +13,15 @@
 // mask the objective implies.
 namespace atlas {
 
+class Tokenizer;
+
 // The objective a model was trained with: the masked LM for a model of task mlm (austen-mlm), the next token
 // otherwise (every decoder here, and seq2seq-sort's decoder).
 Objective ownObjective(const ModelConfig &config);
 
 // Which tokens end a sentence, for next-sentence prediction: those whose text, closing quotes and brackets aside, ends
 // in . ! or ? and that are followed by white space or the end of the text (so "Mr. Darcy" is cut after "Mr.").
-std::vector<bool> sentenceEnds(const Model &model, const std::vector<int> &tokens);
+std::vector<bool> sentenceEnds(const Tokenizer &tokenizer, const std::vector<int> &tokens);
 
 // The objective applied to `tokens` with the model's own special tokens. Throws atlas::Error naming the model when it
 // has none to take it (mlm without [MASK], span without sentinels, nsp without [CLS] and [SEP]), or the input is too
@@ -50,8 +52,9 @@ struct ObjectiveExample
 };
 
 // The objective applied to `tokens` for display: with the model's special tokens where it has them, otherwise named
-// ones past its vocabulary (specialsInVocabulary false). Throws atlas::Error for an input too short to take it.
+// ones past its vocabulary (specialsInVocabulary false). `tokenizer` is the model's (next-sentence prediction reads the
+// text to find its sentences). Throws atlas::Error for an input too short to take it.
 ObjectiveExample objectiveExample(
-    const Model &model, const std::vector<int> &tokens, Objective objective, uint64_t seed);
+    const Model &model, const Tokenizer &tokenizer, const std::vector<int> &tokens, Objective objective, uint64_t seed);
 
 } // namespace atlas

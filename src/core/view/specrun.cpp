@@ -130,7 +130,7 @@ KeyProblem objectiveProblem(const ViewSpec &spec, const Model &model, const std:
     if (spec.view == "objective") {
         const Objective objective = objectiveOf(spec, c);
         try {
-            (void)objectiveExample(model, tokens, objective, uint64_t(spec.seed));
+            (void)objectiveExample(model, *Tokenizer::forModel(model), tokens, objective, uint64_t(spec.seed));
         } catch (const Error &e) {
             return {"text",
                 std::string("the ") + objectiveName(objective) + " objective cannot take this input: " + e.what()};
