@@ -8,10 +8,12 @@
 #include "views/headsgridview.h"
 #include "views/heatmapplot.h"
 #include "views/maskview.h"
+#include "views/neuronview.h"
 #include "views/tokenlinesview.h"
 #include "viewtesting.h"
 
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 
 #include <optional>
@@ -152,6 +154,22 @@ private slots:
             QVERIFY(std::isnan(mask.maskPlot()->displayedValue(q, 6)));
             QVERIFY(!std::isnan(mask.maskPlot()->displayedValue(q, 5)));
         }
+    }
+
+    // The neuron view's terms of a cross-attention pair: the decoder's query against a source key, labelled so.
+    void theNeuronViewShowsACrossAttentionPair()
+    {
+        ViewSpec spec = sortSpec("neuron", "cross");
+        spec.query = 0;
+        NeuronView view;
+        view.resize(1200, 700);
+        view.setInput(testing::forSpec(spec));
+        view.setSpec(spec);
+        QVERIFY(view.message().isEmpty());
+        QCOMPARE(view.terms().key, 3); // at '>' the decoder writes 'a', and reads the source's 'a'
+        QVERIFY(view.formula().startsWith("Cross-attention"));
+        QVERIFY2(view.formula().contains("'>'") && view.formula().contains("'a'"), qPrintable(view.formula()));
+        QCOMPARE(view.keyBox()->maximum(), 6); // the 7 source tokens
     }
 
     void whatCannotBeShownIsNamed()

@@ -29,6 +29,32 @@ class TestQueryKeyTerms : public QObject
     Q_OBJECT
 
 private slots:
+    // An encoder-decoder's cross-attention: decoder queries, source keys, the same sum.
+    void crossAttentionTermsReadDecoderQueriesAndSourceKeys()
+    {
+        Input input;
+        input.source = {100, 115, 102, 97, 99, 100, 100}; // "dsfacdd"
+        input.tokens = {62, 97, 99, 100, 100, 100, 102, 115}; // ">acdddfs"
+        Engine e(loadModel("seq2seq-sort"), input);
+        e.runToEnd();
+        const Trace &trace = e.trace();
+        const names::AttentionSite cross {names::kDecoderStack, true};
+        std::string problem;
+        const QueryKeyTerms t = queryKeyTerms(trace, 1, 3, 7, 6, &problem, cross);
+        QVERIFY2(problem.empty(), problem.c_str());
+        QVERIFY(std::abs(t.scaled - t.score) < 1e-5); // no position bias in cross-attention
+        QCOMPARE(t.score, double(trace.tensor("dec.layer.1.cross.scores").slice(3)(7, 6)));
+        QCOMPARE(t.weight, double(trace.tensor("dec.layer.1.cross.probs").slice(3)(7, 6)));
+        QCOMPARE(t.k[0], trace.tensor("dec.layer.1.cross.k").slice(3)(6, 0));
+        const QueryKeyTerms most = queryKeyTerms(trace, 1, 3, 0, -1, &problem, cross); // at '>', writing 'a'
+        QCOMPARE(most.key, 3); // the source's 'a'
+        queryKeyTerms(trace, 1, 3, 2, 7, &problem, cross); // the source has 7 tokens
+        QVERIFY2(problem.find("the source 7") != std::string::npos, problem.c_str());
+        const QueryKeyTerms encoder
+            = queryKeyTerms(trace, 0, 0, 1, 5, &problem, {names::kEncoderStack, false}); // both ways: key after query
+        QVERIFY2(problem.empty() && !encoder.masked, problem.c_str());
+    }
+
     void termsSumToTheTracedScore()
     {
         for (const char *model : {"reverse", "reverse-rope", "reverse-alibi"}) {

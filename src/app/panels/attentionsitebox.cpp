@@ -33,7 +33,8 @@ AttentionSiteBox::AttentionSiteBox(Session *session, QToolBar *bar)
 {
     setObjectName("attentionSite");
     addAttentionSites(this);
-    setToolTip(tr("Which attention of the encoder-decoder the Attention, All heads, Token lines and Mask views show"));
+    setToolTip(
+        tr("Which attention of the encoder-decoder the Attention, All heads, Token lines, Mask and Neuron views show"));
     m_label = bar->addWidget(new QLabel(tr(" Show "), bar));
     m_box = bar->addWidget(this);
     connect(this, &QComboBox::activated, this, [this] {

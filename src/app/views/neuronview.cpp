@@ -99,17 +99,18 @@ void NeuronView::refresh()
         if (const std::string problem = encoderDecoderProblem(m_spec.view, m_input.model->config, m_input.model->name);
             !problem.empty())
             return showMessage(QString::fromStdString(problem));
-    const int tokens = int(m_input.tokenIds.size());
+    const int tokens = int(m_input.tokenIds.size()), keys = int(m_input.keyTokens.size());
     const int query = m_spec.query >= 0 ? m_spec.query : tokens - 1;
     std::string problem;
-    m_terms = queryKeyTerms(*m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem);
+    m_terms = queryKeyTerms(
+        *m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem, m_input.site);
     if (!problem.empty())
         return showMessage(QString::fromStdString(problem));
     {
         const QSignalBlocker b1(m_query), b2(m_key);
         m_query->setRange(0, std::max(0, tokens - 1));
         m_query->setValue(query);
-        m_key->setRange(-1, std::max(0, tokens - 1));
+        m_key->setRange(-1, std::max(0, keys - 1));
         m_key->setValue(m_spec.key);
     }
     draw();
@@ -120,24 +121,26 @@ void NeuronView::refresh()
 void NeuronView::draw()
 {
     const QueryKeyTerms &t = m_terms;
-    const QStringList labels = tokenLabels(m_input, int(m_input.tokenIds.size()));
     const QString q = m_terms.rotated ? tr("R(q)") : tr("q"), k = m_terms.rotated ? tr("R(k)") : tr("k");
     m_formula->setFont(sizedFont(font(), 11));
-    m_formula->setText(tr("Layer %1 · head %2: query %3 '%4' → key %5 '%6'.  score = %7·%8 / √d%9 = Σ_c %7_c %8_c / "
-                          "√%10%11")
-                           .arg(t.layer)
-                           .arg(t.head)
-                           .arg(t.query)
-                           .arg(labels.value(t.query))
-                           .arg(t.key)
-                           .arg(labels.value(t.key))
-                           .arg(q, k, std::abs(t.bias) > 1e-4 ? tr(" + b") : QString())
-                           .arg(t.dim)
-                           .arg(std::abs(t.bias) > 1e-4 ? tr(" + b") : QString()));
+    const QString site = siteTitle(m_input);
+    m_formula->setText((site.isEmpty() ? QString() : site + QStringLiteral(" · "))
+        + tr("Layer %1 · head %2: query %3 '%4' → key %5 '%6'.  score = %7·%8 / √d%9 = Σ_c %7_c %8_c / "
+             "√%10%11")
+              .arg(t.layer)
+              .arg(t.head)
+              .arg(t.query)
+              .arg(tokenLabel(m_input, t.query))
+              .arg(t.key)
+              .arg(keyLabel(m_input, t.key))
+              .arg(q, k, std::abs(t.bias) > 1e-4 ? tr(" + b") : QString())
+              .arg(t.dim)
+              .arg(std::abs(t.bias) > 1e-4 ? tr(" + b") : QString()));
     m_plot->clearPlottables();
     m_plot->plotLayout()->clear();
-    const QString names[3] = {tr("%1 (query %2)").arg(q).arg(t.query), tr("%1 (key %2)").arg(k).arg(t.key),
-        tr("%1 ∘ %2: the terms").arg(q, k)};
+    const bool cross = m_input.site.cross; // the query is the decoder's, the key the source's
+    const QString names[3] = {(cross ? tr("%1 (decoder query %2)") : tr("%1 (query %2)")).arg(q).arg(t.query),
+        (cross ? tr("%1 (source key %2)") : tr("%1 (key %2)")).arg(k).arg(t.key), tr("%1 ∘ %2: the terms").arg(q, k)};
     const std::vector<float> *rows[3] = {&t.q, &t.k, &t.product};
     const QColor barColors[3] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f)};
     QVector<double> x;

@@ -14,7 +14,8 @@ namespace atlas {
 // last token) and one key (spec "key"; −1: the key it weights most), the vectors q_i and k_j component by component
 // and their product q_i ∘ k_j, whose sum is the score before 1/√d; the caption adds 1/√d, the position bias of the
 // kinds that have one, the traced score and the weight. The numbers are queryKeyTerms's
-// (analysis/querykeyterms.h); the spin boxes choose the pair.
+// (analysis/querykeyterms.h); the spin boxes choose the pair. An encoder-decoder's: the spec's site, so for
+// cross-attention a decoder query against a source key.
 class NeuronView : public View
 {
     Q_OBJECT

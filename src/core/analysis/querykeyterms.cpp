@@ -27,36 +27,38 @@ const Tensor *headTensor(const Trace &trace, const std::string &name, std::strin
 
 } // namespace
 
-QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem)
+QueryKeyTerms queryKeyTerms(
+    const Trace &trace, int layer, int head, int query, int key, std::string *problem, const names::AttentionSite &site)
 {
     problem->clear();
     QueryKeyTerms out;
     out.layer = layer;
     out.head = head;
-    const std::string p = names::layerPrefix(layer);
-    out.rotated = trace.contains(p + "attn.q_rot");
-    const Tensor *q = headTensor(trace, out.rotated ? p + "attn.q_rot" : p + "attn.q", problem);
-    const Tensor *k = q ? headTensor(trace, out.rotated ? p + "attn.k_rot" : p + "attn.k", problem) : nullptr;
-    const Tensor *scores = k ? headTensor(trace, p + "attn.scores", problem) : nullptr;
-    const Tensor *masked = scores ? headTensor(trace, p + "attn.masked", problem) : nullptr;
-    const Tensor *probs = masked ? headTensor(trace, p + "attn.probs", problem) : nullptr;
+    const auto name = [&](std::string_view what) { return names::attentionTensor(site, layer, what); };
+    out.rotated = trace.contains(name("q_rot"));
+    const Tensor *q = headTensor(trace, name(out.rotated ? "q_rot" : "q"), problem);
+    const Tensor *k = q ? headTensor(trace, name(out.rotated ? "k_rot" : "k"), problem) : nullptr;
+    const Tensor *scores = k ? headTensor(trace, name("scores"), problem) : nullptr;
+    const Tensor *masked = scores ? headTensor(trace, name("masked"), problem) : nullptr;
+    const Tensor *probs = masked ? headTensor(trace, name("probs"), problem) : nullptr;
     if (!probs)
         return out;
-    const int H = int(q->dim(0)), T = int(q->dim(1)), d = int(q->dim(2));
+    const int H = int(q->dim(0)), T = int(q->dim(1)), S = int(k->dim(1)), d = int(q->dim(2));
     if (head < 0 || head >= H) {
         *problem = "Layer " + std::to_string(layer) + " has " + std::to_string(H) + " heads: there is no head "
             + std::to_string(head);
         return out;
     }
-    if (query < 0 || query >= T || key < -1 || key >= T) {
-        *problem = "The input has " + std::to_string(T) + " tokens: query " + std::to_string(query) + ", key "
-            + std::to_string(key) + " do not exist";
+    if (query < 0 || query >= T || key < -1 || key >= S) {
+        *problem = (S == T ? "The input has " + std::to_string(T) + " tokens"
+                           : "The decoder has " + std::to_string(T) + " tokens and the source " + std::to_string(S))
+            + ": query " + std::to_string(query) + ", key " + std::to_string(key) + " do not exist";
         return out;
     }
     const ConstMatrixMap w = probs->slice(head);
     if (key < 0) {
         key = 0;
-        for (int j = 1; j < T; ++j)
+        for (int j = 1; j < S; ++j)
             key = w(query, j) > w(query, key) ? j : key;
     }
     out.query = query;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "trace/names.h"
 #include "trace/trace.h"
 
 #include <string>
@@ -8,7 +9,9 @@
 // BertViz's neuron view, for one head, one query i and one key j: the attention score as the sum it is,
 // q_i · k_j = Σ_c q_ic k_jc, term by term, then divided by √d (and, for the kinds that add one, plus the
 // position bias), against the traced score and weight. Read from the trace: layer.{l}.attn.q and .k (RoPE: the
-// turned .q_rot and .k_rot, what the scores use), .scores, .masked and .probs.
+// turned .q_rot and .k_rot, what the scores use), .scores, .masked and .probs; an encoder-decoder's from the site's
+// tensors (names::attentionTensor: enc.layer.{l}.attn.*, dec.layer.{l}.attn.*, or the cross-attention's
+// dec.layer.{l}.cross.*, whose keys are the source's positions).
 namespace atlas {
 
 struct QueryKeyTerms
@@ -28,6 +31,7 @@ struct QueryKeyTerms
 // The terms of head `head`'s score of query `query` and key `key` in layer `layer` (key −1: the key the query
 // weights most). Empty `problem` on success; otherwise why not (a tensor not traced yet, an index out of range, a
 // layer that ran an efficient kernel and traced no scores).
-QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem);
+QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem,
+    const names::AttentionSite &site = {});
 
 } // namespace atlas

@@ -70,7 +70,7 @@ namespace {
 
 bool showsSites(const std::string &view)
 {
-    return view == "attention" || view == "heads" || view == "lines" || view == "mask";
+    return view == "attention" || view == "heads" || view == "lines" || view == "mask" || view == "neuron";
 }
 
 } // namespace
@@ -89,7 +89,7 @@ std::string encoderDecoderProblem(const std::string &view, const ModelConfig &mo
         || view == "architecture" || view == "objective")
         return {};
     return "the " + view + " view shows models with one stack; " + modelName
-        + " is an encoder-decoder: its attention is in the attention, heads, lines and mask views (key 'site': "
+        + " is an encoder-decoder: its attention is in the attention, heads, lines, mask and neuron views (key 'site': "
         + "self, encoder or cross), its tensors in the tensor view, its prediction in the next-token view, its decoder "
         + "input's pretraining objective in the objective view";
 }
