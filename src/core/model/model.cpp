@@ -15,137 +15,80 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct ParamSlot
-{
-    std::string name;
-    Shape shape;
-};
-
-// Every parameter of block `i` of stack `s`, with its name and expected shape.
-void blockParameters(std::vector<ParamSlot> &slots, const ModelConfig &c, const names::Stack &s, int i)
+// Every parameter of block `i` of stack `s`: visit(name, expected shape, the tensor that holds it), in the order of
+// Hugging Face's GPT-2 files.
+template <typename Block, typename Visit>
+void forEachBlockParameter(Block &b, const ModelConfig &c, const names::Stack &s, int i, Visit &visit)
 {
     const int64_t D = c.dModel, F = c.dFF;
     const std::string p = names::parameterPrefix(s, i);
     if (c.positions == PositionKind::Shaw)
-        slots.push_back({p + "attn.relative_key.weight", {2 * int64_t(c.relativeClip) + 1, c.headDim()}});
-    slots.insert(slots.end(),
-        {
-            {p + "ln_1.weight", {D}},
-            {p + "ln_1.bias", {D}},
-            {p + "attn.c_attn.weight", {D, 3 * D}},
-            {p + "attn.c_attn.bias", {3 * D}},
-            {p + "attn.c_proj.weight", {D, D}},
-            {p + "attn.c_proj.bias", {D}},
-        });
-    if (s == names::kDecoderStack)
-        slots.insert(slots.end(),
-            {
-                {p + "ln_cross_attn.weight", {D}},
-                {p + "ln_cross_attn.bias", {D}},
-                {p + "crossattention.q_attn.weight", {D, D}},
-                {p + "crossattention.q_attn.bias", {D}},
-                {p + "crossattention.c_attn.weight", {D, 2 * D}},
-                {p + "crossattention.c_attn.bias", {2 * D}},
-                {p + "crossattention.c_proj.weight", {D, D}},
-                {p + "crossattention.c_proj.bias", {D}},
-            });
-    slots.insert(slots.end(), {{p + "ln_2.weight", {D}}, {p + "ln_2.bias", {D}}});
-    if (!c.isMoeLayer(i)) {
-        slots.insert(slots.end(),
-            {{p + "mlp.c_fc.weight", {D, F}}, {p + "mlp.c_fc.bias", {F}}, {p + "mlp.c_proj.weight", {F, D}},
-                {p + "mlp.c_proj.bias", {D}}});
-        return;
-    }
-    slots.push_back({p + "mlp.router.weight", {D, c.experts}});
-    for (int e = 0; e < c.experts; ++e) {
-        const std::string x = names::expertPrefix(i, e);
-        slots.insert(slots.end(),
-            {{x + "c_fc.weight", {D, F}}, {x + "c_fc.bias", {F}}, {x + "c_proj.weight", {F, D}},
-                {x + "c_proj.bias", {D}}});
-    }
-}
-
-// Every parameter the config requires, with its name and expected shape.
-std::vector<ParamSlot> expectedParameters(const ModelConfig &c)
-{
-    const int64_t D = c.dModel;
-    std::vector<ParamSlot> slots = {{"wte.weight", {c.vocab, D}}};
-    if (c.positions == PositionKind::Learned)
-        slots.push_back({"wpe.weight", {c.context, D}});
-    if (c.positions == PositionKind::T5)
-        slots.push_back({"relative_attention_bias.weight", {c.relativeBuckets, c.heads}});
-    if (c.isEncoderDecoder()) {
-        for (int i = 0; i < c.encoderLayers; ++i)
-            blockParameters(slots, c, names::kEncoderStack, i);
-        const std::string lnf = std::string(names::kEncoderStack.parameters) + "ln_f.";
-        slots.insert(slots.end(), {{lnf + "weight", {D}}, {lnf + "bias", {D}}});
-    }
-    const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
-    for (int i = 0; i < c.layers; ++i)
-        blockParameters(slots, c, decoder, i);
-    slots.push_back({"ln_f.weight", {D}});
-    slots.push_back({"ln_f.bias", {D}});
-    return slots;
-}
-
-template <typename Block, typename Ptr>
-void blockParameterMap(std::map<std::string, Ptr> &out, Block &b, const ModelConfig &c, const names::Stack &s, int i)
-{
-    const std::string p = names::parameterPrefix(s, i);
-    if (c.positions == PositionKind::Shaw)
-        out[p + "attn.relative_key.weight"] = &b.relativeKey;
-    out[p + "ln_1.weight"] = &b.ln1Weight;
-    out[p + "ln_1.bias"] = &b.ln1Bias;
-    out[p + "attn.c_attn.weight"] = &b.attnWeight;
-    out[p + "attn.c_attn.bias"] = &b.attnBias;
-    out[p + "attn.c_proj.weight"] = &b.attnProjWeight;
-    out[p + "attn.c_proj.bias"] = &b.attnProjBias;
+        visit(p + "attn.relative_key.weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()}, b.relativeKey);
+    visit(p + "ln_1.weight", Shape {D}, b.ln1Weight);
+    visit(p + "ln_1.bias", Shape {D}, b.ln1Bias);
+    visit(p + "attn.c_attn.weight", Shape {D, 3 * D}, b.attnWeight);
+    visit(p + "attn.c_attn.bias", Shape {3 * D}, b.attnBias);
+    visit(p + "attn.c_proj.weight", Shape {D, D}, b.attnProjWeight);
+    visit(p + "attn.c_proj.bias", Shape {D}, b.attnProjBias);
     if (s == names::kDecoderStack) {
-        out[p + "ln_cross_attn.weight"] = &b.lnCrossWeight;
-        out[p + "ln_cross_attn.bias"] = &b.lnCrossBias;
-        out[p + "crossattention.q_attn.weight"] = &b.crossQWeight;
-        out[p + "crossattention.q_attn.bias"] = &b.crossQBias;
-        out[p + "crossattention.c_attn.weight"] = &b.crossKvWeight;
-        out[p + "crossattention.c_attn.bias"] = &b.crossKvBias;
-        out[p + "crossattention.c_proj.weight"] = &b.crossProjWeight;
-        out[p + "crossattention.c_proj.bias"] = &b.crossProjBias;
+        visit(p + "ln_cross_attn.weight", Shape {D}, b.lnCrossWeight);
+        visit(p + "ln_cross_attn.bias", Shape {D}, b.lnCrossBias);
+        visit(p + "crossattention.q_attn.weight", Shape {D, D}, b.crossQWeight);
+        visit(p + "crossattention.q_attn.bias", Shape {D}, b.crossQBias);
+        visit(p + "crossattention.c_attn.weight", Shape {D, 2 * D}, b.crossKvWeight);
+        visit(p + "crossattention.c_attn.bias", Shape {2 * D}, b.crossKvBias);
+        visit(p + "crossattention.c_proj.weight", Shape {D, D}, b.crossProjWeight);
+        visit(p + "crossattention.c_proj.bias", Shape {D}, b.crossProjBias);
     }
-    out[p + "ln_2.weight"] = &b.ln2Weight;
-    out[p + "ln_2.bias"] = &b.ln2Bias;
+    visit(p + "ln_2.weight", Shape {D}, b.ln2Weight);
+    visit(p + "ln_2.bias", Shape {D}, b.ln2Bias);
     if (!c.isMoeLayer(i)) {
-        out[p + "mlp.c_fc.weight"] = &b.fcWeight;
-        out[p + "mlp.c_fc.bias"] = &b.fcBias;
-        out[p + "mlp.c_proj.weight"] = &b.fcProjWeight;
-        out[p + "mlp.c_proj.bias"] = &b.fcProjBias;
+        visit(p + "mlp.c_fc.weight", Shape {D, F}, b.fcWeight);
+        visit(p + "mlp.c_fc.bias", Shape {F}, b.fcBias);
+        visit(p + "mlp.c_proj.weight", Shape {F, D}, b.fcProjWeight);
+        visit(p + "mlp.c_proj.bias", Shape {D}, b.fcProjBias);
         return;
     }
-    out[p + "mlp.router.weight"] = &b.routerWeight;
+    visit(p + "mlp.router.weight", Shape {D, c.experts}, b.routerWeight);
     for (size_t e = 0; e < b.experts.size(); ++e) {
         const std::string x = names::expertPrefix(i, int(e));
-        out[x + "c_fc.weight"] = &b.experts[e].fcWeight;
-        out[x + "c_fc.bias"] = &b.experts[e].fcBias;
-        out[x + "c_proj.weight"] = &b.experts[e].fcProjWeight;
-        out[x + "c_proj.bias"] = &b.experts[e].fcProjBias;
+        visit(x + "c_fc.weight", Shape {D, F}, b.experts[e].fcWeight);
+        visit(x + "c_fc.bias", Shape {F}, b.experts[e].fcBias);
+        visit(x + "c_proj.weight", Shape {F, D}, b.experts[e].fcProjWeight);
+        visit(x + "c_proj.bias", Shape {D}, b.experts[e].fcProjBias);
     }
+}
+
+// Every parameter the config requires, of a model whose blocks are allocated: visit(name, expected shape, tensor). The
+// one table load, save, random and parameters() read; Model::random draws its values in this order, which the
+// shipped models' training commands depend on (tests/tst_model.cpp pins it).
+template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visit &&visit)
+{
+    const ModelConfig &c = m.config;
+    const int64_t D = c.dModel;
+    visit("wte.weight", Shape {c.vocab, D}, m.wte);
+    if (c.positions == PositionKind::Learned)
+        visit("wpe.weight", Shape {c.context, D}, m.wpe);
+    if (c.positions == PositionKind::T5)
+        visit("relative_attention_bias.weight", Shape {c.relativeBuckets, c.heads}, m.relativeBias);
+    if (c.isEncoderDecoder()) {
+        for (size_t i = 0; i < m.encoderBlocks.size(); ++i)
+            forEachBlockParameter(m.encoderBlocks[i], c, names::kEncoderStack, int(i), visit);
+        const std::string lnf = std::string(names::kEncoderStack.parameters) + "ln_f.";
+        visit(lnf + "weight", Shape {D}, m.encoderLnfWeight);
+        visit(lnf + "bias", Shape {D}, m.encoderLnfBias);
+    }
+    const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
+    for (size_t i = 0; i < m.blocks.size(); ++i)
+        forEachBlockParameter(m.blocks[i], c, decoder, int(i), visit);
+    visit("ln_f.weight", Shape {D}, m.lnfWeight);
+    visit("ln_f.bias", Shape {D}, m.lnfBias);
 }
 
 template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap(ModelT &m)
 {
-    std::map<std::string, Ptr> out = {{"wte.weight", &m.wte}, {"ln_f.weight", &m.lnfWeight}, {"ln_f.bias", &m.lnfBias}};
-    if (m.config.positions == PositionKind::Learned)
-        out["wpe.weight"] = &m.wpe;
-    if (m.config.positions == PositionKind::T5)
-        out["relative_attention_bias.weight"] = &m.relativeBias;
-    if (m.config.isEncoderDecoder()) {
-        for (size_t i = 0; i < m.encoderBlocks.size(); ++i)
-            blockParameterMap(out, m.encoderBlocks[i], m.config, names::kEncoderStack, int(i));
-        const std::string lnf = std::string(names::kEncoderStack.parameters) + "ln_f.";
-        out[lnf + "weight"] = &m.encoderLnfWeight;
-        out[lnf + "bias"] = &m.encoderLnfBias;
-    }
-    const names::Stack decoder = m.config.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
-    for (size_t i = 0; i < m.blocks.size(); ++i)
-        blockParameterMap(out, m.blocks[i], m.config, decoder, int(i));
+    std::map<std::string, Ptr> out;
+    forEachParameter(m, [&out](const std::string &name, const Shape &, auto &tensor) { out[name] = &tensor; });
     return out;
 }
 
@@ -180,17 +123,16 @@ Model Model::load(const std::string &directory)
         throw Error(weightsPath + ": missing (a model directory needs config.json and model.safetensors)");
     const SafetensorsFile file(weightsPath);
     const std::string prefix = detectPrefix(file);
-    auto params = m.parameters();
-    for (const ParamSlot &slot : expectedParameters(m.config)) {
-        const std::string key = prefix + slot.name;
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+        const std::string key = prefix + name;
         if (!file.contains(key))
             throw Error(weightsPath + ": tensor '" + key + "' is missing (required by config.json)");
         Tensor t = file.tensor(key);
-        if (t.shape() != slot.shape)
+        if (t.shape() != shape)
             throw Error(weightsPath + ": tensor '" + key + "' has shape " + t.shapeString() + ", config.json implies "
-                + Tensor::shapeString(slot.shape));
-        *params.at(slot.name) = std::move(t);
-    }
+                + Tensor::shapeString(shape));
+        tensor = std::move(t);
+    });
     return m;
 }
 
@@ -215,15 +157,14 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
     m.allocateBlocks();
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
-    for (const ParamSlot &slot : expectedParameters(config)) {
-        const bool isNorm = slot.name.find("ln_") != std::string::npos;
-        const bool isBias = slot.name.ends_with(".bias");
-        Tensor t(slot.shape, isNorm && !isBias ? 1.0f : 0.0f);
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+        const bool isNorm = name.find("ln_") != std::string::npos;
+        const bool isBias = name.ends_with(".bias");
+        tensor = Tensor(shape, isNorm && !isBias ? 1.0f : 0.0f);
         if (!isNorm && !isBias)
-            for (float &v : t.values())
+            for (float &v : tensor.values())
                 v = normal(rng);
-        *m.parameters().at(slot.name) = std::move(t);
-    }
+    });
     return m;
 }
 
