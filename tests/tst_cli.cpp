@@ -299,6 +299,9 @@ private slots:
         const auto sorted = run({"generate", "--model", "seq2seq-sort", "--text", "sequence", "--decoder-text", ">"});
         QVERIFY2(sorted.code == 0, qPrintable(sorted.err));
         QVERIFY2(sorted.out.contains("decoder: >ceeenqsu."), qPrintable(sorted.out));
+        QVERIFY2(sorted.out.contains("encoder run once on 8 source tokens; cross-attention K/V of its output: 8.0 KiB")
+                && sorted.out.contains("KV cache: 2 positions"),
+            qPrintable(sorted.out)); // 2 layers × K and V × 8 × 64 floats
 
         const auto noDecoder = run({"dump", "--model", "seq2seq-sort", "--text", "abc", "--out", dir.filePath("x")});
         QVERIFY(noDecoder.code != 0 && noDecoder.err.contains("give the decoder's input as exactly one of"));

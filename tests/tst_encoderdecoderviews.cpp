@@ -202,7 +202,7 @@ private slots:
     }
 
     // The app: the model's sample opens as source and decoder input, the site box's spec shows cross-attention,
-    // and Generate writes the sorted letters from the source.
+    // and Generate writes the sorted letters from the source with the KV cache, greedily or sampled.
     void theSessionOpensRunsAndGeneratesAnEncoderDecoder()
     {
         Session session;
@@ -225,8 +225,19 @@ private slots:
         session.generate(10, {});
         QTRY_VERIFY_WITH_TIMEOUT(report.has_value(), 30000);
         QCOMPARE(report->continuation, QStringLiteral("abcd."));
+        // The KV cache after '.': 6 decoder rows (2 layers × K and V × 64 floats: 6 KiB) and the fixed cross-attention
+        // keys and values of the 4 source tokens (4 KiB).
+        QCOMPARE(report->tokens.back().cachedPositions, 6);
+        QCOMPARE(report->tokens.back().cacheKiB, 10.0);
         QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.input().tokens.size() == 6, 30000);
         QCOMPARE(session.spec().decoderText, std::string(">abcd."));
+        session.setText("dbca", ">");
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.input().tokens.size() == 1, 30000);
+        report.reset();
+        session.generate(10, {1.0f, 0, 5}); // sampled: temperature 1, seed 5
+        QTRY_VERIFY_WITH_TIMEOUT(report.has_value(), 30000);
+        QVERIFY(!report->tokens.empty());
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 30000);
 
         QSignalSpy errors(&session, &Session::errorOccurred);
         session.setText("dbca", "");

@@ -2,6 +2,7 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "engine/temperature.h"
+#include "model/builtinmodels.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -48,6 +49,45 @@ private slots:
         }
         QCOMPARE(g.cacheBytes(), size_t(2 * 2 * 9 * 32 * 4)); // K and V, 2 layers, 9 positions, 32 wide
         QCOMPARE(g.cachedKeys(1).shape(), (Shape {4, 9, 8}));
+    }
+
+    // An encoder-decoder: the encoder and the cross-attention keys and values once, then at every step the same logits
+    // as the whole forward pass of both stacks on the decoder's tokens so far, with and without source padding.
+    void anEncoderDecoderCachesItsCrossAttention()
+    {
+        const auto model = loadModel("seq2seq-sort");
+        for (const std::vector<int> &padding : {std::vector<int> {}, std::vector<int> {2}}) {
+            Input input;
+            input.source = {100, 115, 102, 97, 99, 100, 100}; // "dsfacdd"
+            input.sourcePadding = padding;
+            input.tokens = {62}; // ">"
+            Generator g(model, input);
+            QCOMPARE(g.crossPositions(), 7);
+            QCOMPARE(g.crossCacheBytes(), size_t(2 * 2 * 7 * 64 * 4)); // K and V, 2 decoder layers, 7 × 64 floats
+            for (int step = 0; step < 8; ++step) {
+                Input whole = input;
+                whole.tokens = g.tokens();
+                Engine engine(model, whole);
+                engine.runToEnd();
+                const Tensor &logits = engine.trace().tensor("logits");
+                const int64_t V = logits.dim(1), last = logits.dim(0) - 1;
+                double maxDiff = 0, maxRef = 0;
+                for (int64_t v = 0; v < V; ++v) {
+                    maxDiff
+                        = std::max(maxDiff, double(std::abs(logits.data()[last * V + v] - g.lastLogits().data()[v])));
+                    maxRef = std::max(maxRef, double(std::abs(logits.data()[last * V + v])));
+                }
+                QVERIFY2(maxDiff < 1e-5 * maxRef, qPrintable(QString("step %1: %2").arg(step).arg(maxDiff / maxRef)));
+                g.generate();
+            }
+            if (padding.empty()) { // greedily, the letters sorted and the closing '.'
+                const std::vector<int> &t = g.tokens();
+                QCOMPARE(std::string(t.begin(), t.end()), std::string(">acdddfs."));
+            }
+        }
+        Input noSource;
+        noSource.tokens = {62};
+        QVERIFY_THROWS_EXCEPTION(Error, Generator(model, noSource));
     }
 
     void greedyPicksTheArgmax()

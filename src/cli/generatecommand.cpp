@@ -11,50 +11,26 @@
 
 namespace atlas {
 
-namespace {
-
-// An encoder–decoder, greedily: each step runs the encoder and the whole decoder on the tokens so far (no KV
-// cache) and appends the most probable next token; it stops after '.' when the model writes one.
-int generateFromSource(const Arguments &args, ModelAndInput &run)
-{
-    if (args.doubleValue("temperature", 0.0, 0.0, 1000.0) != 0.0 || args.intValue("top-k", 0) != 0)
-        throw Error("an encoder-decoder generates greedily here: drop --temperature and --top-k");
-    const int steps = args.intValue("steps", 20);
-    Input input = run.input;
-    for (int s = 0; s < steps; ++s) {
-        if (int(input.tokens.size()) >= run.model->config.context) {
-            std::printf(
-                "stopped after %d tokens: the model's context of %d tokens is full\n", s, run.model->config.context);
-            break;
-        }
-        const auto [id, probability] = nextTokenFromSource(run.model, input);
-        input.tokens.push_back(id);
-        std::printf("%4d  id %-6d %-10s p = %.3f\n", s + 1, id, run.tokenizer->piece(id).c_str(), probability);
-        if (run.tokenizer->piece(id) == ".")
-            break;
-    }
-    std::cout << "\nsource:  " << run.tokenizer->decode(input.source)
-              << "\ndecoder: " << run.tokenizer->decode(input.tokens) << "\n";
-    return 0;
-}
-
-} // namespace
-
 // generate --model NAME|DIR (--text "..." | --tokens ...) [--steps 20 --temperature 0 --top-k 0 --seed 0]
-// Prints each new token with the KV cache's size as it grows, then the text; stops early when the context is full.
+// Prints each new token with its probability and the KV cache's size as it grows, then the text; stops early when the
+// context is full. An encoder-decoder (--text the source, --decoder-text the decoder's start) runs its encoder once and
+// stops after '.' when the model writes one.
 int generateCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "steps", "temperature", "top-k", "seed", "decoder-text",
             "decoder-tokens"});
     ModelAndInput run = loadModelAndInput(args);
-    if (run.model->config.isEncoderDecoder())
-        return generateFromSource(args, run);
     SamplingOptions options;
     options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0, 0.0, 1000.0));
     options.topK = args.intValue("top-k", 0);
     options.seed = static_cast<uint64_t>(args.intValue("seed", 0));
-    Generator generator(run.model, run.input.tokens, options);
+    const bool fromSource = run.model->config.isEncoderDecoder();
+    Generator generator(run.model, run.input, options);
+    if (fromSource)
+        std::printf("encoder run once on %d source tokens; cross-attention K/V of its output: %.1f KiB in %d "
+                    "layers, computed once\n",
+            generator.crossPositions(), double(generator.crossCacheBytes()) / 1024.0, run.model->config.layers);
     const int steps = args.intValue("steps", 20);
     for (int s = 0; s < steps; ++s) {
         if (int(generator.tokens().size()) >= run.model->config.context) { // the text so far is still worth printing
@@ -63,10 +39,17 @@ int generateCommand(const CommandArgs &argv)
             break;
         }
         const int id = generator.generate();
-        std::printf("%4d  id %-6d %-10s KV cache: %d positions, %.1f KiB\n", s + 1, id,
-            run.tokenizer->piece(id).c_str(), generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0);
+        std::printf("%4d  id %-6d %-10s p = %.3f  KV cache: %d positions, %.1f KiB\n", s + 1, id,
+            run.tokenizer->piece(id).c_str(), generator.lastProbability(), generator.cachedPositions(),
+            double(generator.cacheBytes()) / 1024.0);
+        if (fromSource && run.tokenizer->piece(id) == ".") // the end of an answer (seq2seq-sort's)
+            break;
     }
-    std::cout << "\n" << run.tokenizer->decode(generator.tokens()) << "\n";
+    if (fromSource)
+        std::cout << "\nsource:  " << run.tokenizer->decode(run.input.source)
+                  << "\ndecoder: " << run.tokenizer->decode(generator.tokens()) << "\n";
+    else
+        std::cout << "\n" << run.tokenizer->decode(generator.tokens()) << "\n";
     return 0;
 }
 

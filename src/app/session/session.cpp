@@ -400,31 +400,29 @@ void Session::generate(int count, SamplingOptions options)
     });
 }
 
-// An encoder-decoder's decoder continues greedily from the source (engine/generator.h: no KV cache), up to the
-// model's '.' when it writes one.
+// An encoder-decoder's decoder continues from the source with the KV cache (engine/generator.h: the encoder and the
+// cross-attention keys and values once), up to the model's '.' when it writes one.
 void Session::generateFromSource(int count, SamplingOptions options)
 {
-    if (options.temperature != 0 || options.topK != 0) {
-        emit errorOccurred(tr("An encoder-decoder generates greedily here: set the temperature and top-k to 0"));
-        return;
-    }
     auto model = m_model;
     auto tokenizer = m_tokenizer;
     const Input start = m_input;
-    runJob([this, model, tokenizer, start, count]() -> Commit {
+    runJob([this, model, tokenizer, start, count, options]() -> Commit {
         Input input = start;
+        Generator generator(model, start, options);
         GenerationReport report;
         report.prompt = QString::fromStdString(tokenizer->decode(start.tokens));
         for (int i = 0; i < count && !m_cancel; ++i) {
-            if (int(input.tokens.size()) >= model->config.context) {
+            if (int(generator.tokens().size()) >= model->config.context) {
                 report.stopped = tr("Stopped: the model's context of %1 tokens is full.").arg(model->config.context);
                 break;
             }
-            const GreedyToken next = nextTokenFromSource(model, input);
-            input.tokens.push_back(next.id);
-            report.tokens.push_back({next.id, QString::fromStdString(tokenizer->piece(next.id)), next.probability});
+            const int id = generator.generate();
+            input.tokens.push_back(id);
+            report.tokens.push_back({id, QString::fromStdString(tokenizer->piece(id)), generator.lastProbability(),
+                generator.cachedPositions(), double(generator.cacheBytes() + generator.crossCacheBytes()) / 1024.0});
             QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
-            if (tokenizer->piece(next.id) == ".")
+            if (tokenizer->piece(id) == ".")
                 break;
         }
         report.continuation = QString::fromStdString(tokenizer->decode(

@@ -27,7 +27,7 @@ struct GeneratedToken
     QString piece; // readable
     double probability = 0; // the model's own probability of it (temperature 1)
     int cachedPositions = 0; // rows of every layer's K and V cache after it
-    double cacheKiB = 0; // the whole cache after it
+    double cacheKiB = 0; // the whole cache after it (an encoder-decoder's cross-attention keys and values included)
 };
 
 // What a generation did: the prompt, what it added, and why it stopped early, if it did.
@@ -73,8 +73,8 @@ public:
     void runToEnd();
     void rewind();
     void cancel();
-    // Generates `count` tokens with a KV cache, appending them to the input (an encoder-decoder's decoder input,
-    // greedily, without a cache).
+    // Generates `count` tokens with a KV cache, appending them to the input (an encoder-decoder's decoder input, its
+    // encoder run once; it stops after the model's '.').
     void generate(int count, SamplingOptions options);
 
     const ViewSpec &spec() const { return m_spec; }

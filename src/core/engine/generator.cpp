@@ -3,25 +3,30 @@
 #include "engine/engine.h"
 
 #include "ops/ops.h"
+#include "trace/names.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace atlas {
 
 Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options)
+    : Generator(std::move(model), Input {prompt, {}, {}}, options)
+{
+}
+
+Generator::Generator(std::shared_ptr<const Model> model, const Input &input, SamplingOptions options)
     : m_model(std::move(model))
     , m_options(options)
     , m_rng(options.seed)
 {
     const ModelConfig &c = m_model->config;
-    if (c.isEncoderDecoder())
-        throw Error("the KV-cache generator runs decoder-only models; an encoder-decoder's decoder also attends to "
-                    "its source (generate on the command line runs it greedily, the whole decoder at each step)");
-    if (!c.causal)
+    const std::vector<int> &prompt = input.tokens;
+    if (!c.causal && !c.isEncoderDecoder())
         throw Error(
             "generation needs a causal model: a bidirectional model's earlier positions change with every new token");
     if (prompt.empty())
@@ -34,6 +39,10 @@ Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> 
         if (token < 0 || token >= c.vocab)
             throw Error("prompt token id " + std::to_string(token) + " is outside the vocabulary [0, "
                 + std::to_string(c.vocab) + ")");
+    if (c.isEncoderDecoder())
+        encodeSource(input);
+    else if (!input.source.empty())
+        throw Error("a model with one stack reads no source: give its input as the prompt alone");
     m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(c.context, c.dModel));
     m_values = m_keys;
     for (int t : prompt)
@@ -95,6 +104,8 @@ void Generator::feed(int token)
         mid.matrix() = x.matrix() + out.matrix();
         if (!pre)
             ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
+        if (!m_crossKeys.empty()) // an encoder-decoder (pre-LN): the FFN reads X″ = X′ + cross-attention
+            crossAttend(mid, l);
         pre ? ops::layernorm_forward(h, mid, b.ln2Weight, b.ln2Bias, c.lnEpsilon) : void(h = mid);
         if (c.isMoeLayer(l)) {
             routeAlone(down, h, b);
@@ -113,6 +124,53 @@ void Generator::feed(int token)
     Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->wte.matrix().transpose();
     m_tokens.push_back(token);
     ++m_cached;
+}
+
+// The encoder on the whole source, once (the engine runs it, checking the source as for any run), and every decoder
+// block's cross-attention keys and values of its output Z: they stay the same for every token the decoder writes.
+void Generator::encodeSource(const Input &input)
+{
+    if (input.source.empty())
+        throw Error("an encoder-decoder generates from a source: the source (the encoder's input) is empty");
+    Input encoder = input;
+    encoder.tokens = {input.tokens.front()}; // the engine wants a decoder input; only the encoder's ops run
+    encoder.padding.clear();
+    Engine engine(m_model, encoder, {false});
+    engine.runTo(engine.program().indexOf(names::encoderOutput()) + 1);
+    const Tensor &z = engine.trace().tensor(names::encoderOutput());
+    const int64_t S = z.dim(0), D = m_model->config.dModel;
+    for (const BlockWeights &b : m_model->blocks) {
+        Tensor kv({S, 2 * D});
+        ops::linear_forward(kv, z, b.crossKvWeight, b.crossKvBias); // [K V] = Z W_kv + b_kv
+        m_crossKeys.push_back(kv.matrix().leftCols(D));
+        m_crossValues.push_back(kv.matrix().rightCols(D));
+    }
+    m_sourcePadding = input.sourcePadding;
+}
+
+// As the engine's cross-attention (program.cpp, crossAttention) for the one new decoder position: no causal mask,
+// the source's padding masked.
+void Generator::crossAttend(Tensor &x, int layer) const
+{
+    const ModelConfig &c = m_model->config;
+    const BlockWeights &b = m_model->blocks[size_t(layer)];
+    const int64_t D = c.dModel, H = c.heads, d = c.headDim();
+    const MatrixRM &keys = m_crossKeys[size_t(layer)], &values = m_crossValues[size_t(layer)];
+    const int64_t S = keys.rows();
+    Tensor h({1, D}), q({1, D}), ctx({1, D}), out({1, D});
+    ops::layernorm_forward(h, x, b.lnCrossWeight, b.lnCrossBias, c.lnEpsilon);
+    ops::linear_forward(q, h, b.crossQWeight, b.crossQBias);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    for (int64_t hd = 0; hd < H; ++hd) {
+        RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(0, hd * d, S, d).transpose()) * scale;
+        for (int j : m_sourcePadding)
+            s(j) = -std::numeric_limits<float>::infinity();
+        s = (s.array() - s.maxCoeff()).exp().matrix();
+        s /= s.sum();
+        ctx.matrix().block(0, hd * d, 1, d) = s * values.block(0, hd * d, S, d);
+    }
+    ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
+    x.matrix() += out.matrix();
 }
 
 // A mixture-of-experts layer on the one new token: routed alone, it always fits its experts' capacity (so this matches
@@ -180,6 +238,12 @@ size_t Generator::cacheBytes() const
         * sizeof(float);
 }
 
+size_t Generator::crossCacheBytes() const
+{
+    return 2 * m_crossKeys.size() * static_cast<size_t>(crossPositions()) * static_cast<size_t>(m_model->config.dModel)
+        * sizeof(float);
+}
+
 Tensor Generator::cachedKeys(int layer) const
 {
     const ModelConfig &c = m_model->config;
@@ -196,16 +260,6 @@ Tensor Generator::cachedValues(int layer) const
     for (int h = 0; h < c.heads; ++h)
         t.slice(h) = m_values.at(static_cast<size_t>(layer)).block(0, h * c.headDim(), m_cached, c.headDim());
     return t;
-}
-
-GreedyToken nextTokenFromSource(std::shared_ptr<const Model> model, const Input &input)
-{
-    Engine engine(std::move(model), input, {false});
-    engine.runToEnd();
-    const Tensor &probs = engine.trace().tensor("next_probs");
-    const float *last = probs.data() + (probs.dim(0) - 1) * probs.dim(1);
-    const int id = int(std::max_element(last, last + probs.dim(1)) - last);
-    return {id, double(last[id])};
 }
 
 } // namespace atlas

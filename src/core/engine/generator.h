@@ -18,11 +18,17 @@ struct SamplingOptions
 };
 
 // Autoregressive generation with a KV cache: each new token runs the model on that one position and
-// attends to the keys and values cached for all earlier positions. Causal models only.
+// attends to the keys and values cached for all earlier positions. Causal models only. An encoder-decoder's
+// encoder runs once on the source, and each decoder block projects the encoder's output to its cross-attention
+// keys and values once (Vaswani et al. 2017, §3.2.3): a new decoder token then adds one row to the self-attention
+// cache and reads the fixed cross-attention one.
 class Generator
 {
 public:
     Generator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options = {});
+    // The prompt is input.tokens (an encoder-decoder's decoder input), and for an encoder-decoder the source and its
+    // padding are input.source and input.sourcePadding.
+    Generator(std::shared_ptr<const Model> model, const Input &input, SamplingOptions options = {});
 
     // Samples the next token from the current logits, appends it and runs it through the model.
     int generate();
@@ -34,6 +40,8 @@ public:
     const Tensor &lastLogits() const { return m_logits; } // [V]: logits for the next position
     int cachedPositions() const { return m_cached; } // rows in every layer's K and V cache
     size_t cacheBytes() const; // 2 × layers × positions × D floats
+    int crossPositions() const { return m_crossKeys.empty() ? 0 : int(m_crossKeys.front().rows()); } // the source
+    size_t crossCacheBytes() const; // 2 × layers × source positions × D floats, fixed once the encoder has run
     // Layer `layer`'s cache as [H, positions, d] (a copy, for display).
     Tensor cachedKeys(int layer) const;
     Tensor cachedValues(int layer) const;
@@ -42,6 +50,8 @@ private:
     void feed(int token);
     Tensor positionBias(int layer, const Tensor &q, int pos) const;
     void routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) const;
+    void encodeSource(const Input &input);
+    void crossAttend(Tensor &x, int layer) const; // X″ = X′ + CrossAttn(LN_c(X′), Z) for the one new position
 
     std::shared_ptr<const Model> m_model;
     SamplingOptions m_options;
@@ -50,17 +60,11 @@ private:
     // per layer [context, D], rows [0, m_cached) filled; RoPE models cache keys already rotated
     std::vector<MatrixRM> m_keys, m_values;
     int m_cached = 0;
+    // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z
+    std::vector<MatrixRM> m_crossKeys, m_crossValues;
+    std::vector<int> m_sourcePadding;
     Tensor m_logits;
     double m_lastProbability = 0;
 };
-
-// One greedy step of an encoder-decoder, without a KV cache: the encoder and the whole decoder run on `input` (its
-// source and the decoder's tokens so far); the most probable next token and its probability.
-struct GreedyToken
-{
-    int id = 0;
-    double probability = 0;
-};
-GreedyToken nextTokenFromSource(std::shared_ptr<const Model> model, const Input &input);
 
 } // namespace atlas
