@@ -122,7 +122,7 @@ void TrainingProbe::clear()
     m_hasRun = false;
 }
 
-void TrainingProbe::setStyle(const std::string &theme, const std::string &colormap)
+void TrainingProbe::applyTheme(const std::string &theme, const std::string &colormap)
 {
     if (theme != m_theme)
         m_attention->plot()->setTheme(theme);

@@ -29,7 +29,7 @@ public:
     void setShape(const ModelConfig &shape);
     void showRun(const ProbeRun &run);
     void clear(); // until the next run, the heat map keeps what it shows
-    void setStyle(const std::string &theme, const std::string &colormap);
+    void applyTheme(const std::string &theme, const std::string &colormap); // the session's theme and colour map
 
     AttentionView *attentionView() const { return m_attention; }
     QString text() const { return m_run.text; } // the example (an encoder-decoder's decoder input)

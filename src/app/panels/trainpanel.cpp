@@ -474,7 +474,7 @@ void TrainPanel::applyTheme()
         m_theme = m_session->spec().theme;
         m_lossPlot->applyTheme(m_theme);
     }
-    m_probe->setStyle(m_session->spec().theme, m_session->spec().colormap);
+    m_probe->applyTheme(m_session->spec().theme, m_session->spec().colormap);
 }
 
 void TrainPanel::onSaved(const QString &directory, int step)

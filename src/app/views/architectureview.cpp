@@ -127,8 +127,11 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
     return l;
 }
 
-ArchitectureView::Layout ArchitectureView::layout() const
+const ArchitectureView::Layout &ArchitectureView::layout() const
 {
+    if (m_layout && m_layoutSize == size())
+        return *m_layout;
+    m_layoutSize = size();
     const auto fitting = [this](const QSize &size) {
         return std::min({1.0, double(width()) / size.width(), double(height()) / size.height()});
     };
@@ -140,9 +143,9 @@ ArchitectureView::Layout ArchitectureView::layout() const
         scale = std::max(scale, folded);
     }
     scale = std::max(kMinScale, scale);
-    Layout l = layout(fold, int(width() / scale));
-    l.scale = scale;
-    return l;
+    m_layout = layout(fold, int(width() / scale));
+    m_layout->scale = scale;
+    return *m_layout;
 }
 
 QSize ArchitectureView::sizeHint() const
@@ -185,7 +188,7 @@ QRect ArchitectureView::boxRect(int op) const
 {
     if (op < 0 || op >= int(m_diagram.boxes.size()) || !m_message.isEmpty())
         return {};
-    const Layout l = layout();
+    const Layout &l = layout();
     return placed(l, unscaledBoxRect(l, op));
 }
 
@@ -193,7 +196,7 @@ QRect ArchitectureView::foldRect(int column) const
 {
     if (column < 0 || column >= int(m_diagram.columns.size()) || !m_message.isEmpty())
         return {};
-    const Layout l = layout();
+    const Layout &l = layout();
     return placed(l, unscaledFoldRect(l, l.runOfColumn[size_t(column)]));
 }
 
@@ -201,7 +204,7 @@ int ArchitectureView::boxAt(const QPoint &point) const
 {
     if (!m_message.isEmpty())
         return -1;
-    const Layout l = layout();
+    const Layout &l = layout();
     for (const DiagramBox &b : m_diagram.boxes)
         if (placed(l, unscaledBoxRect(l, b.op)).contains(point))
             return b.op;
@@ -212,7 +215,7 @@ int ArchitectureView::foldAt(const QPoint &point) const
 {
     if (!m_message.isEmpty())
         return -1;
-    const Layout l = layout();
+    const Layout &l = layout();
     for (int r = 0; r < int(l.runs.size()); ++r)
         if (placed(l, unscaledFoldRect(l, r)).contains(point))
             return l.runs[size_t(r)].run.first;
@@ -221,6 +224,7 @@ int ArchitectureView::foldAt(const QPoint &point) const
 
 void ArchitectureView::refresh()
 {
+    m_layout.reset();
     if (!m_input.program) {
         m_diagram = {};
         m_message = tr("Nothing to show yet: run the model");
@@ -246,7 +250,7 @@ void ArchitectureView::paintEvent(QPaintEvent *)
         p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, m_message);
         return;
     }
-    const Layout l = layout();
+    const Layout &l = layout();
     p.scale(l.scale, l.scale);
     const QFont titleFont = sizedFont(font(), 12, true), labelFont = sizedFont(font(), 9),
                 headFont = sizedFont(font(), 10, true);
@@ -324,7 +328,7 @@ void ArchitectureView::mouseMoveEvent(QMouseEvent *event)
 {
     const QPoint at = event->position().toPoint();
     if (const int folded = foldAt(at); folded >= 0) {
-        const Layout l = layout();
+        const Layout &l = layout();
         const PlacedRun &placed = l.runs[size_t(l.runOfColumn[size_t(folded)])];
         return QToolTip::showText(event->globalPosition().toPoint(),
             tr("%1: folded to fit the width, each runs the same %2 operations as layer 0.\nClick to step into "

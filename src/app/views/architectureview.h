@@ -6,6 +6,7 @@
 #include <QRect>
 #include <QStringList>
 
+#include <optional>
 #include <vector>
 
 namespace atlas {
@@ -54,7 +55,7 @@ private:
         QSize size;
         double scale = 1;
     };
-    Layout layout() const;
+    const Layout &layout() const; // for the view's size, kept until the next refresh or another size
     Layout layout(bool fold, int width) const; // columns at their natural widths, widened to fill `width`
     QRect placed(const Layout &l, const QRect &rect) const; // from the diagram's coordinates to the view's
     QRect unscaledBoxRect(const Layout &l, int op) const;
@@ -66,6 +67,8 @@ private:
     int foldAt(const QPoint &point) const; // the first column of the folded run at `point`, or −1
 
     ArchitectureDiagram m_diagram;
+    mutable std::optional<Layout> m_layout;
+    mutable QSize m_layoutSize; // the size m_layout is for
     QString m_message;
 };
 
