@@ -1,6 +1,6 @@
 // Model's one table of parameters (model/model.cpp): Model::random fills every parameter a config requires, in the
 // order of its random draws, which the shipped models' training commands depend on (the same seed gives the same
-// bits, docs/models.md); save and load bring back every tensor by name and shape.
+// weights, docs/models.md); save and load bring back every tensor by name and shape.
 #include "model/model.h"
 
 #include <QTemporaryDir>
