@@ -361,15 +361,14 @@ void Session::generate(int count, SamplingOptions options)
         emit errorOccurred(tr("Generation with the KV cache uses exact attention: set Attention to 'full' first"));
         return;
     }
-    if (m_model->config.isEncoderDecoder())
-        return generateFromSource(count, options);
     auto model = m_model;
     auto tokenizer = m_tokenizer;
-    const std::vector<int> prompt = m_input.tokens;
-    runJob([this, model, tokenizer, prompt, count, options]() -> Commit {
-        Generator generator(model, prompt, options);
+    const Input start = m_input; // an encoder-decoder's source too: the generator runs its encoder once
+    runJob([this, model, tokenizer, start, count, options]() -> Commit {
+        const bool fromSource = model->config.isEncoderDecoder();
+        Generator generator(model, start, options);
         GenerationReport report;
-        report.prompt = QString::fromStdString(tokenizer->decode(prompt));
+        report.prompt = QString::fromStdString(tokenizer->decode(start.tokens));
         for (int i = 0; i < count && !m_cancel; ++i) {
             if (int(generator.tokens().size()) >= model->config.context) { // keep what was generated
                 report.stopped = tr("Stopped: the model's context of %1 tokens is full.").arg(model->config.context);
@@ -377,64 +376,31 @@ void Session::generate(int count, SamplingOptions options)
             }
             const int id = generator.generate();
             report.tokens.push_back({id, QString::fromStdString(tokenizer->piece(id)), generator.lastProbability(),
-                generator.cachedPositions(), double(generator.cacheBytes()) / 1024.0});
+                generator.cachedPositions(), double(generator.cacheBytes() + generator.crossCacheBytes()) / 1024.0});
             QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
+            if (fromSource && tokenizer->piece(id) == ".") // the end of an answer (seq2seq-sort's)
+                break;
         }
         const std::vector<int> tokens = generator.tokens();
         report.continuation = QString::fromStdString(
-            tokenizer->decode(std::vector<int>(tokens.begin() + int64_t(prompt.size()), tokens.end())));
+            tokenizer->decode(std::vector<int>(tokens.begin() + int64_t(start.tokens.size()), tokens.end())));
         const std::string text = tokenizer->decode(tokens);
-        return [this, tokens, report, text] {
-            m_spec.tokens = tokens;
-            m_spec.text = text;
-            m_spec.padding.clear();
-            emit generationFinished(report);
-            emit specChanged();
-            QMetaObject::invokeMethod(
-                this,
-                [this, tokens] {
-                    runInput({tokens, {}});
-                },
-                Qt::QueuedConnection);
-        };
-    });
-}
-
-// An encoder-decoder's decoder continues from the source with the KV cache (engine/generator.h: the encoder and the
-// cross-attention keys and values once), up to the model's '.' when it writes one.
-void Session::generateFromSource(int count, SamplingOptions options)
-{
-    auto model = m_model;
-    auto tokenizer = m_tokenizer;
-    const Input start = m_input;
-    runJob([this, model, tokenizer, start, count, options]() -> Commit {
-        Input input = start;
-        Generator generator(model, start, options);
-        GenerationReport report;
-        report.prompt = QString::fromStdString(tokenizer->decode(start.tokens));
-        for (int i = 0; i < count && !m_cancel; ++i) {
-            if (int(generator.tokens().size()) >= model->config.context) {
-                report.stopped = tr("Stopped: the model's context of %1 tokens is full.").arg(model->config.context);
-                break;
+        // An encoder-decoder keeps its source and padding and writes into the Decoder box; a decoder starts afresh.
+        Input next = fromSource ? start : Input {};
+        next.tokens = tokens;
+        return [this, next, report, text, fromSource] {
+            if (fromSource) {
+                m_spec.decoderText = text;
+                m_spec.decoderTokens.clear();
+            } else {
+                m_spec.tokens = next.tokens;
+                m_spec.text = text;
+                m_spec.padding.clear();
             }
-            const int id = generator.generate();
-            input.tokens.push_back(id);
-            report.tokens.push_back({id, QString::fromStdString(tokenizer->piece(id)), generator.lastProbability(),
-                generator.cachedPositions(), double(generator.cacheBytes() + generator.crossCacheBytes()) / 1024.0});
-            QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
-            if (tokenizer->piece(id) == ".")
-                break;
-        }
-        report.continuation = QString::fromStdString(tokenizer->decode(
-            std::vector<int>(input.tokens.begin() + int64_t(start.tokens.size()), input.tokens.end())));
-        const std::string text = tokenizer->decode(input.tokens);
-        return [this, input, report, text] {
-            m_spec.decoderText = text;
-            m_spec.decoderTokens.clear();
             emit generationFinished(report);
             emit specChanged();
             QMetaObject::invokeMethod(
-                this, [this, input] { runInput(input); }, Qt::QueuedConnection);
+                this, [this, next] { runInput(next); }, Qt::QueuedConnection);
         };
     });
 }

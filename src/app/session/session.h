@@ -116,7 +116,6 @@ private:
     using Commit = std::function<void()>;
     using Job = std::function<Commit()>;
     void runJob(Job job);
-    void generateFromSource(int count, SamplingOptions options);
     names::AttentionSite viewSite() const; // the attention the spec's view draws (viewSiteOf)
     void finishJob();
     void runInput(Input input); // a new engine on `input`, run to the end

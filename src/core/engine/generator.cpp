@@ -14,6 +14,29 @@
 
 namespace atlas {
 
+namespace {
+
+// One query position of H heads (q and ctx: one row of H·d, the bytes of [H, 1, d]) against the first `rows` rows
+// of the cached keys and values [·, H·d]: ctx_h = softmax(q_h K_hᵀ · scale + bias_h) V_h, the `masked` keys at −∞.
+// `bias` is [H, 1, rows] or empty.
+void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t rows,
+    int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked)
+{
+    const int64_t d = keys.cols() / heads;
+    for (int64_t hd = 0; hd < heads; ++hd) {
+        RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(0, hd * d, rows, d).transpose()) * scale;
+        if (!bias.empty())
+            s += ConstRowVectorMap(bias.data() + hd * rows, rows);
+        for (int j : masked)
+            s(j) = -std::numeric_limits<float>::infinity();
+        s = (s.array() - s.maxCoeff()).exp().matrix();
+        s /= s.sum();
+        ctx.matrix().block(0, hd * d, 1, d) = s * values.block(0, hd * d, rows, d);
+    }
+}
+
+} // namespace
+
 Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options)
     : Generator(std::move(model), Input {prompt, {}, {}}, options)
 {
@@ -90,15 +113,7 @@ void Generator::feed(int token)
         const Tensor bias = positionBias(l, q, pos);
         m_keys[l].row(pos) = ConstRowVectorMap(k.data(), D);
         m_values[l].row(pos) = qkv.matrix().block(0, 2 * D, 1, D);
-        for (int64_t hd = 0; hd < H; ++hd) {
-            const ConstRowVectorMap q1(q.data() + hd * d, d);
-            RowVector s = (q1 * m_keys[l].block(0, hd * d, pos + 1, d).transpose()) * scale;
-            if (!bias.empty())
-                s += ConstRowVectorMap(bias.data() + hd * (pos + 1), pos + 1);
-            s = (s.array() - s.maxCoeff()).exp().matrix();
-            s /= s.sum();
-            ctx.matrix().block(0, hd * d, 1, d) = s * m_values[l].block(0, hd * d, pos + 1, d);
-        }
+        attendOneQuery(ctx, q, m_keys[l], m_values[l], pos + 1, H, scale, bias, {});
         ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
         Tensor mid({1, D}), up({1, c.dFF}), act({1, c.dFF}), down({1, D});
         mid.matrix() = x.matrix() + out.matrix();
@@ -160,15 +175,7 @@ void Generator::crossAttend(Tensor &x, int layer) const
     Tensor h({1, D}), q({1, D}), ctx({1, D}), out({1, D});
     ops::layernorm_forward(h, x, b.lnCrossWeight, b.lnCrossBias, c.lnEpsilon);
     ops::linear_forward(q, h, b.crossQWeight, b.crossQBias);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    for (int64_t hd = 0; hd < H; ++hd) {
-        RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(0, hd * d, S, d).transpose()) * scale;
-        for (int j : m_sourcePadding)
-            s(j) = -std::numeric_limits<float>::infinity();
-        s = (s.array() - s.maxCoeff()).exp().matrix();
-        s /= s.sum();
-        ctx.matrix().block(0, hd * d, 1, d) = s * values.block(0, hd * d, S, d);
-    }
+    attendOneQuery(ctx, q, keys, values, S, H, 1.0f / std::sqrt(static_cast<float>(d)), {}, m_sourcePadding);
     ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
     x.matrix() += out.matrix();
 }
