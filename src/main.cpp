@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 #include "guardedapplication.h"
 #include "mainwindow.h"
+#include "session/savedspec.h"
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
@@ -9,6 +10,7 @@
 
 #include <QApplication>
 #include <QSettings>
+#include <QStandardPaths>
 
 #include <string>
 
@@ -30,20 +32,18 @@ int main(int argc, char **argv)
     QApplication::setFont(font);
 
     atlas::Session session;
-    atlas::ViewSpec spec;
-    const QString saved = QSettings().value("session/spec").toString();
-    try {
-        if (!saved.isEmpty())
-            spec = atlas::ViewSpec::fromJson(saved.toStdString(), "saved session");
-    } catch (const std::exception &) {
-        // A spec saved by another version: start from the defaults.
-    }
+    QSettings settings;
+    const atlas::RestoredSpec restored
+        = atlas::restoreSavedSpec(settings, QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation));
+    const atlas::ViewSpec &spec = restored.spec;
     atlas::applyTheme(spec.theme == "dark");
     session.setSpec(spec);
     atlas::MainWindow window(&session);
     QObject::connect(&app, &atlas::GuardedApplication::unexpectedError, &window,
         [&window](const QString &message) { window.showProblem(QObject::tr("Unexpected error"), message); });
     window.show();
+    if (!restored.problem.isEmpty())
+        window.showProblem(QObject::tr("Saved session"), restored.problem);
     session.openModel(QString::fromStdString(spec.model));
     return app.exec();
 }

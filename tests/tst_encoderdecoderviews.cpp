@@ -156,6 +156,31 @@ private slots:
         }
     }
 
+    // The Show box changes the site over the same trace: the thumbnails must follow it (they stayed the decoder's
+    // self-attention while the title changed, issue 28).
+    void theGridFollowsTheSiteOverTheSameTrace()
+    {
+        ViewSpec spec = sortSpec("heads", "cross");
+        const ViewInput cross = testing::forSpec(spec);
+        HeadsGridView grid;
+        grid.resize(900, 700);
+        grid.setInput(cross);
+        grid.setSpec(spec);
+        const QImage crossThumbnail = grid.thumbnail(1, 3);
+        QVERIFY(!crossThumbnail.isNull());
+        ViewInput self = cross;
+        self.site = {names::kDecoderStack, false};
+        spec.site = "self";
+        grid.setInput(self);
+        grid.setSpec(spec);
+        QVERIFY(!grid.thumbnail(1, 3).isNull());
+        QVERIFY(grid.thumbnail(1, 3) != crossThumbnail);
+        grid.setInput(cross);
+        spec.site = "cross";
+        grid.setSpec(spec);
+        QCOMPARE(grid.thumbnail(1, 3), crossThumbnail);
+    }
+
     // The neuron view's terms of a cross-attention pair: the decoder's query against a source key, labelled so.
     void theNeuronViewShowsACrossAttentionPair()
     {

@@ -3,6 +3,7 @@
 #include "clitesting.h"
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
+#include "io/stageddirectory.h"
 #include "train/trainer.h"
 #include "util/error.h"
 
@@ -63,8 +64,8 @@ private slots:
         const QStringList dump = {"dump", "--model", tiny, "--tokens", "1,2", "--out", "@DIR@/out"};
         QTest::newRow("spec number too large for a double")
             << QStringList {"render", "--spec", "@DIR@/huge.json", "--out", "@DIR@/x.png"} << "(at key 'layer')";
-        QTest::newRow("spec read from /dev/zero")
-            << QStringList {"render", "--spec", "/dev/zero", "--out", "@DIR@/x.png"} << "/dev/zero: file too large";
+        QTest::newRow("spec read from /dev/zero") << QStringList {"render", "--spec", "/dev/zero", "--out",
+            "@DIR@/x.png"} << "/dev/zero: is a character device";
         QTest::newRow("render layer out of range") << QStringList {"render", "--spec", "@DIR@/layer9.json", "--out",
             "@DIR@/x.png"} << "layer9.json: key 'layer': layer 9 does not exist";
         QTest::newRow("render head out of range") << QStringList {"render", "--spec", "@DIR@/head9.json", "--out",
@@ -90,12 +91,48 @@ private slots:
             "--tokens", QString("1,").repeated(19) + "1"} << "the prompt has 20 tokens";
         QTest::newRow("train into a read-only place") << QStringList {"train", "--task", "reverse", "--out",
             "/proc/atlas-cannot-write"} << "/proc/atlas-cannot-write";
-        QTest::newRow("train save every 0")
-            << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--save-every", "0"} << "at least 1";
+        QTest::newRow("train save every 0") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t",
+            "--save-every", "0"} << "--save-every: 0 is out of range (allowed: 1 to";
         QTest::newRow("train lr nan") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--lr", "nan"}
                                       << "--lr";
-        QTest::newRow("dump over a directory of other files")
-            << QStringList {"dump", "--model", tiny, "--tokens", "1", "--out", "@DIR@"} << "holds other files";
+        QTest::newRow("dump over a directory of other files") << QStringList {"dump", "--model", tiny, "--tokens", "1",
+            "--out", "@DIR@"} << "holds files that transformer-atlas did not write";
+        // Round two (issue 27): sizes far over the machine refused with the figure, before any allocation.
+        QTest::newRow("train d-model 16384")
+            << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--d-model", "16384"} << "needs about";
+        QTest::newRow("train experts 100000") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t",
+            "--experts", "100000"} << "--experts: 100000 is out of range";
+        QTest::newRow("train experts -3") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--experts",
+            "-3"} << "--experts: -3 is out of range";
+        QTest::newRow("memory shape too wide")
+            << QStringList {"memory", "--shape", "4x4x16384", "--length", "128"} << "needs about";
+        QTest::newRow("memory length 1048576")
+            << QStringList {"memory", "--shape", "2x4x64", "--length", "1048576"} << "needs about";
+        QTest::newRow("bench-pattern cells 1000000") << QStringList {"bench-pattern", "--kernel", "bigbird", "--cells",
+            "1000000"} << "--cells: 1000000 is out of range";
+        // Numbers that did nothing, or something else, with exit 0.
+        QTest::newRow("analyze-heads examples 0") << QStringList {"analyze-heads", "--model", "reverse", "--task",
+            "reverse", "--examples", "0"} << "--examples: 0 is out of range";
+        QTest::newRow("analyze-heads examples -5") << QStringList {"analyze-heads", "--model", "reverse", "--task",
+            "reverse", "--examples", "-5"} << "--examples: -5 is out of range";
+        QTest::newRow("analyze-heads examples 2e9") << QStringList {"analyze-heads", "--model", "reverse", "--task",
+            "reverse", "--examples", "2000000000"} << "--examples: 2000000000 is out of range";
+        QTest::newRow("generate steps -5")
+            << QStringList {"generate", "--model", "reverse", "--text", "abc>", "--steps", "-5"} << "--steps";
+        QTest::newRow("tokens with an empty item")
+            << QStringList {"dump", "--model", tiny, "--tokens", "1,,2", "--out", "@DIR@/out"} << "an empty item";
+        QTest::newRow("bench-view length -1")
+            << QStringList {"bench-view", "--length", "-1"} << "--length: -1 is out of range";
+        QTest::newRow("bench-view repeat 0")
+            << QStringList {"bench-view", "--length", "8", "--repeat", "0"} << "--repeat: 0 is out of range";
+        QTest::newRow("render neuron key past the input") << QStringList {"render", "--spec", "@DIR@/neuron.json",
+            "--out", "@DIR@/x.png"} << "neuron.json: key 'key': key 7 is outside the 2 tokens";
+        QTest::newRow("special token inside the bytes") << QStringList {"dump", "--model", "@DIR@/special", "--text",
+            "abc", "--out", "@DIR@/out"} << "'[MASK]' has id 97, which is a byte's";
+        QTest::newRow("special token id 2^63") << QStringList {"dump", "--model", "@DIR@/special63", "--text", "abc",
+            "--out", "@DIR@/out"} << "'[MASK]' has id 9223372036854775808";
+        QTest::newRow("render of a model that is not there names the spec")
+            << QStringList {"render", "--spec", "@DIR@/nomodel.json", "--out", "@DIR@/x.png"} << "nomodel.json: ";
     }
 
     void refusedWithTheFieldNamed()
@@ -111,6 +148,15 @@ private slots:
         write(dir.filePath("tensor.json"),
             R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "view": "tensor", "tensor": "nope"})");
         write(dir.filePath("ok.json"), R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2]})");
+        write(dir.filePath("neuron.json"),
+            R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "view": "neuron", "key": 7})");
+        write(dir.filePath("nomodel.json"), R"({"model": "/nonexistent/model", "tokens": [1, 2]})");
+        for (const auto &[name, id] : {std::pair {"special", "97"}, {"special63", "9223372036854775808"}}) {
+            QVERIFY(QDir().mkpath(dir.filePath(name)));
+            write(dir.filePath(name) + "/config.json",
+                QByteArray(R"({"n_layer": 1, "n_head": 1, "n_embd": 8, "vocab_size": 300, "n_positions": 16,)")
+                    + R"( "atlas_tokenizer": "bytes", "atlas_special_tokens": {"[MASK]": )" + id + "}}");
+        }
         for (const char *name : {"wide", "overflow"}) {
             QVERIFY(QDir().mkpath(dir.filePath(name)));
             QVERIFY(
@@ -147,7 +193,7 @@ private slots:
             const std::string manifestPath = (out + "/manifest.json").toStdString();
             QVERIFY(std::filesystem::exists(manifestPath));
             const auto manifest = atlas::parseJson(atlas::readFile(manifestPath), manifestPath);
-            std::set<std::string> listed = {"manifest.json"};
+            std::set<std::string> listed = {"manifest.json", atlas::StagedDirectory::kMarker};
             for (const auto &t : manifest["tensors"])
                 listed.insert(t["name"].get<std::string>() + ".npy");
             if (manifest.contains("gradients")) {

@@ -2,6 +2,7 @@
 // every view, clicks a head in the grid, and generates with the KV cache. Set ATLAS_SCREENSHOTS=DIR to save a
 // PNG of every view.
 #include "analysis/objectiveexample.h"
+#include "focusedkeys.h"
 #include "mainwindow.h"
 #include "session/session.h"
 #include "viewnavigator.h"
@@ -14,9 +15,11 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QTabWidget>
 #include <QTest>
 #include <QTimer>
@@ -286,6 +289,59 @@ private slots:
         paste->trigger();
         QVERIFY2(warning.contains("'layer'"), qPrintable(warning));
         QVERIFY(window.isVisible());
+    }
+
+    // Home and Space step the model from anywhere but a widget that uses those keys itself: Home in a slider or a
+    // list, Space on a button (Home in the lesson list rewound the model, issue 28).
+    void steppingKeysYieldToTheFocusedWidget()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        const int total = int(session.program()->ops.size());
+        QCOMPARE(session.cursor(), total);
+
+        QSlider slider(&window);
+        slider.setRange(0, 10);
+        slider.setValue(5);
+        slider.show();
+        slider.setFocus();
+        QTest::keyClick(&slider, Qt::Key_Home);
+        QCOMPARE(slider.value(), 0); // the slider took its key
+        waitIdle(session);
+        QCOMPARE(session.cursor(), total);
+
+        QListWidget list(&window);
+        list.addItems({"one", "two", "three"});
+        list.setCurrentRow(2);
+        list.show();
+        list.setFocus();
+        QTest::keyClick(&list, Qt::Key_Home);
+        QCOMPARE(list.currentRow(), 0);
+        waitIdle(session);
+        QCOMPARE(session.cursor(), total);
+
+        QPushButton button("press", &window);
+        bool pressed = false;
+        connect(&button, &QPushButton::clicked, [&] { pressed = true; });
+        button.show();
+        button.setFocus();
+        QTest::keyClick(&button, Qt::Key_Space);
+        QVERIFY(pressed);
+        waitIdle(session);
+        QCOMPARE(session.cursor(), total);
+
+        // With focus on the view, the window's shortcut steps as before.
+        window.currentView()->setFocus();
+        QTest::keyClick(window.currentView(), Qt::Key_Home);
+        waitIdle(session);
+        QCOMPARE(session.cursor(), 0);
+        QVERIFY(FocusedKeys::widgetUsesKey(&slider, QKeyEvent(QEvent::KeyPress, Qt::Key_End, Qt::NoModifier)));
+        QVERIFY(!FocusedKeys::widgetUsesKey(&slider, QKeyEvent(QEvent::KeyPress, Qt::Key_Space, Qt::NoModifier)));
     }
 
     void badInputKeepsTheAppRunning()

@@ -27,6 +27,22 @@ private slots:
         QVERIFY(!names::splitLayerTensor("layer.3", &layer, &suffix));
     }
 
+    // The last op reads as what the head computes: a decoder's next token, an encoder's token at each position.
+    void theHeadIsNamedForWhatItPredicts()
+    {
+        ModelConfig config;
+        const Input input {{1, 2, 3}, {}, {}};
+        const auto last = [&](const ModelConfig &c) {
+            const Program program = Program::build(c, input);
+            return program.ops[size_t(program.producerOf("next_probs"))];
+        };
+        QCOMPARE(last(config).label, std::string("next-token softmax"));
+        QVERIFY(last(config).outputs.front().formula.find("p(next = v | x≤t)") == 0);
+        config.causal = false;
+        QCOMPARE(last(config).label, std::string("masked-LM softmax"));
+        QVERIFY(last(config).outputs.front().formula.find("p(x_t = v | x₁ … x_T)") == 0);
+    }
+
     // Every tensor the program writes inside a block is named by the module, and carries its layer's kernel.
     void theProgramNamesItsTensorsThroughTheModule()
     {

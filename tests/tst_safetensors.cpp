@@ -254,9 +254,9 @@ void TestSafetensors::rejectsMalformed_data()
         buildFile(R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", eight), "t",
         "tensor 't': shape [4294967296, 4294967296] of F32 needs more than 2^64");
     row("negative dim", buildFile(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight), "t",
-        "tensor 't': shape [-2] is not a list of non-negative integers");
+        "tensor 't': shape element -2 is not a non-negative integer");
     row("fractional dim", buildFile(R"({"t":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", eight), "t",
-        "is not a list of non-negative integers");
+        "shape element 2.0 is not a non-negative integer");
     row("unknown dtype", buildFile(R"({"t":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}})", eight), "t",
         "tensor 't': unknown dtype 'F33'");
     row("missing dtype", buildFile(R"({"t":{"shape":[2],"data_offsets":[0,8]}})", eight), "t",

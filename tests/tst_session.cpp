@@ -1,9 +1,14 @@
 // The session owns the views' analyses (view/viewanalysis.h): it runs the analysis the spec's view needs off the
 // GUI thread, keyed by what it reads, so that a view only draws what it is handed. The newest request wins, a
 // settled result is reused while its key stands, and a request that cannot run is a problem, not a job.
+#include "session/savedspec.h"
 #include "session/session.h"
 
+#include <QDir>
+#include <QFile>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace atlas;
@@ -39,6 +44,58 @@ class TestSession : public QObject
     }
 
 private slots:
+    // A saved view that cannot be read (deeply nested, another version's) is dropped from the settings and kept
+    // in a file, and the app starts from the defaults and says so; a good one comes back as it was.
+    void aBadSavedSpecIsSetAsideNotFatal()
+    {
+        QTemporaryDir dir;
+        QSettings settings(dir.filePath("settings.ini"), QSettings::IniFormat);
+        const QString deep = "{\"view\": " + QString(100000, '[') + QString(100000, ']') + "}";
+        settings.setValue("session/spec", deep);
+        const RestoredSpec restored = restoreSavedSpec(settings, dir.filePath("kept"));
+        QCOMPARE(restored.spec.toJson(), ViewSpec().toJson());
+        QVERIFY2(restored.problem.contains("nested deeper than 64 levels"), qPrintable(restored.problem));
+        QVERIFY(!settings.contains("session/spec"));
+        const QStringList kept = QDir(dir.filePath("kept")).entryList({"rejected-session-*.json"});
+        QCOMPARE(kept.size(), 1);
+        QFile copy(dir.filePath("kept/" + kept.front()));
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(copy.readAll()), deep);
+        QVERIFY(restored.problem.contains(kept.front()));
+
+        ViewSpec spec;
+        spec.view = "mask";
+        spec.layer = 1;
+        saveSpec(settings, spec);
+        const RestoredSpec good = restoreSavedSpec(settings, dir.filePath("kept"));
+        QVERIFY(good.problem.isEmpty());
+        QCOMPARE(good.spec.toJson(), spec.toJson());
+    }
+
+    // A kernel chosen for one model (a Pattern slider sets longformer, window=10000) is not carried over to the
+    // next one silently: the new model runs exact attention, and the session says so (issue 28).
+    void aKernelIsNotCarriedToTheNextModel()
+    {
+        Session session;
+        open(session, "attention");
+        ViewSpec spec = session.spec();
+        spec.attention = "longformer";
+        spec.attentionParams = {"window=4"};
+        session.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() && session.trace()->contains("layer.0.attn.mask"), 20000);
+        waitIdle(session);
+        QSignalSpy noticed(&session, &Session::noticed);
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "reverse", 20000);
+        waitIdle(session);
+        QCOMPARE(session.spec().attention, std::string("full"));
+        QVERIFY(session.spec().attentionParams.empty());
+        QVERIFY(session.trace()->contains("layer.0.attn.scores")); // exact attention ran
+        QCOMPARE(noticed.count(), 1);
+        QVERIFY2(noticed.first().first().toString().contains("longformer kernel chosen for the last model"),
+            qPrintable(noticed.first().first().toString()));
+    }
+
     // A view that names an op (the architecture diagram) steps the model there; the spec keeps no op, so the same
     // op asked for again after other steps steps there again; the timeline and the graph share one cursor.
     void aSpecNamingAnOpStepsThere()

@@ -1,4 +1,6 @@
 #include "mainwindow.h"
+
+#include "focusedkeys.h"
 #include "ui_mainwindow.h"
 
 #include "dialogs/shortcutsdialog.h"
@@ -14,6 +16,7 @@
 #include "panels/trainpanel.h"
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
+#include "session/savedspec.h"
 #include "session/session.h"
 #include "tensor/backgroundfree.h"
 #include "theme.h"
@@ -71,6 +74,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     for (View *view : m_navigator->views())
         connect(view, &View::specEdited, m_session, &Session::setSpec);
     m_zoom = new ZoomController(this);
+    qApp->installEventFilter(new FocusedKeys(this));
     createDocks();
     createToolBarWidgets();
     createTabActions();
@@ -556,7 +560,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QSettings settings;
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
-    settings.setValue("session/spec", QString::fromStdString(m_session->spec().toJson()));
+    saveSpec(settings, m_session->spec());
     QMainWindow::closeEvent(event);
 }
 

@@ -14,7 +14,7 @@ int analyzeHeadsCommand(const CommandArgs &argv)
     const Arguments args(argv, {"model", "task", "examples"});
     const auto model = loadModel(args.required("model"));
     const auto task = Task::create(args.required("task"));
-    const int examples = args.intValue("examples", 200);
+    const int examples = args.intValue("examples", 200, 1, 100000);
     for (const HeadPattern &pattern : headPatterns(task->name())) {
         std::printf("%s: %s\n", pattern.name.c_str(), pattern.description.c_str());
         const auto mass = patternMass(model, *task, pattern, examples);

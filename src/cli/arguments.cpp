@@ -60,16 +60,19 @@ std::vector<std::string> Arguments::values(const std::string &name) const
     return out;
 }
 
-int Arguments::intValue(const std::string &name, int fallback) const
+int Arguments::intValue(const std::string &name, int fallback, int minimum, int maximum) const
 {
     if (!has(name))
         return fallback;
     const std::string v = value(name);
-    int out = 0;
+    long long out = 0;
     auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    if (ec != std::errc() || ptr != v.data() + v.size())
+    if (v.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != v.data() + v.size())
         throw Error("option --" + name + ": '" + v + "' is not an integer");
-    return out;
+    if (ec == std::errc::result_out_of_range || out < minimum || out > maximum)
+        throw Error("option --" + name + ": " + v + " is out of range (allowed: " + std::to_string(minimum) + " to "
+            + std::to_string(maximum) + ")");
+    return int(out);
 }
 
 double Arguments::doubleValue(const std::string &name, double fallback, double minimum, double maximum) const

@@ -21,7 +21,10 @@ public:
     std::string value(const std::string &name, const std::string &fallback = {}) const;
     std::string required(const std::string &name) const;
     std::vector<std::string> values(const std::string &name) const; // every occurrence, in order
-    int intValue(const std::string &name, int fallback) const;
+    // An integer in [minimum, maximum]; anything else (\"1.5\", \"2e9\", \"\", a value outside) is refused naming the
+    // option and the range.
+    int intValue(const std::string &name, int fallback, int minimum = std::numeric_limits<int>::min(),
+        int maximum = std::numeric_limits<int>::max()) const;
     // A finite number in [minimum, maximum]: "nan", "inf" and values outside are refused naming the option, before
     // any conversion to an integer type could overflow.
     double doubleValue(const std::string &name, double fallback, double minimum = -std::numeric_limits<double>::max(),

@@ -44,9 +44,9 @@ int benchApproximationCommand(const CommandArgs &argv)
     attention::ApproximationSweepOptions options;
     options.kernel = args.value("kernel", "linformer");
     options.causal = args.flag("causal");
-    options.seeds = args.intValue("seeds", 5);
-    const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 5);
-    const int d = args.intValue("head-dim", 64);
+    options.seeds = args.intValue("seeds", 5, 1, 1 << 16);
+    const int length = args.intValue("length", 128, 1, 1 << 16), repeat = args.intValue("repeat", 5, 1, 1 << 20);
+    const int d = args.intValue("head-dim", 64, 1, 1 << 16);
     if (length < 1 || repeat < 1 || d < 1)
         throw Error("--length, --repeat and --head-dim must be at least 1");
     // N(0,1) entries, as bench-attention: q·k/√d is of order 1, the weights neither uniform nor one-hot.

@@ -143,7 +143,7 @@ int benchAttentionCommand(const CommandArgs &argv)
         = attention::parseAttentionKernelSpec(args.value("kernel", "full"), args.values("attention-param"));
     attention::AttentionOptions options;
     options.causal = args.flag("causal");
-    const int length = args.intValue("length", 4096), repeat = args.intValue("repeat", 5);
+    const int length = args.intValue("length", 4096, 1, 1 << 24), repeat = args.intValue("repeat", 5, 1, 1 << 20);
     if (length < 1 || repeat < 1)
         throw Error("--length and --repeat must be at least 1");
     if (args.has("json") && !args.flag("sweep"))

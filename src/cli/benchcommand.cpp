@@ -22,7 +22,7 @@ int benchCommand(const CommandArgs &argv)
         throw Error("--shape: only 'gpt2-small' is known");
     auto model = args.has("shape") ? std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234))
                                    : loadModel(args.value("model", "tiny-bytes"));
-    const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
+    const int length = args.intValue("length", 128, 1, 1 << 24), repeat = args.intValue("repeat", 10, 1, 1 << 20);
     if (length < 1 || repeat < 1)
         throw Error("--length and --repeat must be at least 1");
     std::mt19937 rng(7);

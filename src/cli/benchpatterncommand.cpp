@@ -17,8 +17,8 @@ int benchPatternCommand(const CommandArgs &argv)
     const Arguments args(argv, {"kernel", "length", "repeat", "attention-param", "cells"}, {"causal"});
     const attention::AttentionKernelSpec spec
         = attention::parseAttentionKernelSpec(args.value("kernel", "longformer"), args.values("attention-param"));
-    const int length = args.intValue("length", 16384), repeat = args.intValue("repeat", 10);
-    const int cells = args.intValue("cells", 512);
+    const int length = args.intValue("length", 16384, 1, 1 << 24), repeat = args.intValue("repeat", 10, 1, 1 << 20);
+    const int cells = args.intValue("cells", 512, 1, 4096);
     const bool causal = args.flag("causal");
     if (length < 1 || repeat < 1 || cells < 1)
         throw Error("--length, --repeat and --cells must be at least 1");

@@ -81,7 +81,7 @@ int benchTokenizerCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "file", "repeat"});
     const std::string directory = resolveModel(args.required("model"));
-    const int repeat = args.intValue("repeat", 10);
+    const int repeat = args.intValue("repeat", 10, 1, 1 << 20);
     if (repeat < 1)
         throw Error("--repeat must be at least 1");
     const std::string text = args.has("file") ? readFile(args.value("file")) : defaultText();

@@ -56,7 +56,7 @@ int benchTrainCommand(const CommandArgs &argv)
     std::shared_ptr<Model> model = args.has("shape")
         ? std::make_shared<Model>(Model::random(ModelConfig::gpt2Small(), 1234))
         : std::make_shared<Model>(*loadModel(args.value("model", "tiny-bytes")));
-    const int length = args.intValue("length", 128), repeat = args.intValue("repeat", 10);
+    const int length = args.intValue("length", 128, 1, 1 << 24), repeat = args.intValue("repeat", 10, 1, 1 << 20);
     if (length < 1 || repeat < 1)
         throw Error("--length and --repeat must be at least 1");
     if (length + 1 > model->config.context)

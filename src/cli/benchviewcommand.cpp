@@ -18,7 +18,7 @@ int benchViewCommand(const CommandArgs &argv)
     ViewSpec spec;
     spec.model = args.value("model", "tiny-bytes");
     spec.view = args.value("view", "attention");
-    const int length = args.intValue("length", 2048), repeat = args.intValue("repeat", 20);
+    const int length = args.intValue("length", 2048, 1, 1 << 20), repeat = args.intValue("repeat", 20, 1, 1 << 20);
     std::mt19937 rng(3);
     for (int i = 0; i < length; ++i)
         spec.tokens.push_back(static_cast<int>('a' + rng() % 26));

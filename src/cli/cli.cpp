@@ -3,6 +3,7 @@
 #include "util/error.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <new>
@@ -129,6 +130,11 @@ int runCommandLine(int argc, char **argv)
         return it->second(CommandArgs(argv + 2, argv + argc));
     } catch (const Error &e) {
         std::fprintf(stderr, "transformer-atlas %s: error: %s\n", name.c_str(), e.what());
+        return 1;
+    } catch (const std::filesystem::filesystem_error &e) { // a symbolic link loop, an unreadable directory …
+        const std::string path = e.path1().empty() ? std::string("a path") : e.path1().string();
+        std::fprintf(
+            stderr, "transformer-atlas %s: error: %s: %s\n", name.c_str(), path.c_str(), e.code().message().c_str());
         return 1;
     } catch (const std::bad_alloc &) {
         std::fprintf(stderr,

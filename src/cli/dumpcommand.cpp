@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 namespace atlas {
@@ -52,8 +53,8 @@ Gradients gradientsOf(const Arguments &args, const Engine &engine, const std::ve
         return backward(engine.model(), engine.input(), engine.trace(), targets);
     MemoryOptions options;
     options.strategy = parseMemoryStrategy(args.value("memory-strategy"));
-    options.checkpointEvery = args.intValue("checkpoint-every", 0);
-    options.ffnChunks = args.intValue("ffn-chunks", 1);
+    options.checkpointEvery = args.intValue("checkpoint-every", 0, 0, 1 << 20);
+    options.ffnChunks = args.intValue("ffn-chunks", 1, 1, 1 << 20);
     StrategyRunner runner(engine.model(), engine.input(), options);
     runner.forward();
     Gradients g;
@@ -119,7 +120,8 @@ CorruptedText objectiveArgument(const Arguments &args, const Model &model, const
 {
     const Objective objective = parseObjective(args.value("objective"), "--objective");
     try {
-        return applyObjective(model, tokens, objective, uint64_t(args.intValue("seed", 0)));
+        return applyObjective(
+            model, tokens, objective, uint64_t(args.intValue("seed", 0, 0, std::numeric_limits<int>::max())));
     } catch (const Error &e) {
         throw Error(std::string("--objective ") + objectiveName(objective) + ": " + e.what());
     }
@@ -224,7 +226,7 @@ int dumpCommand(const CommandArgs &argv)
     const size_t budget = memoryBudgetArgument(args);
     // Written whole or not at all: into a fresh directory that replaces --out at the end (io/stageddirectory.h).
     // An interrupted or failed dump (a full disk) leaves the previous dump as it was.
-    StagedDirectory staged(out, "manifest.json");
+    StagedDirectory staged(out, "dump");
     const std::string dir = staged.path();
     Engine engine(run.model, run.input, {true, budget});
     engine.runToEnd();
@@ -254,7 +256,8 @@ int dumpCommand(const CommandArgs &argv)
             }
     manifest["tensors"] = tensors;
     if (objective)
-        manifest["objective"] = writeObjective(dir, *objective, uint64_t(args.intValue("seed", 0)));
+        manifest["objective"]
+            = writeObjective(dir, *objective, uint64_t(args.intValue("seed", 0, 0, std::numeric_limits<int>::max())));
     if (!run.input.ablation.empty()) {
         std::vector<HeadRef> heads;
         for (const HeadAblation::Head &h : run.input.ablation.heads)

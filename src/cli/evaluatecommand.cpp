@@ -7,6 +7,7 @@
 #include "util/error.h"
 
 #include <cstdio>
+#include <limits>
 
 namespace atlas {
 
@@ -49,7 +50,7 @@ int evaluateCommand(const CommandArgs &argv)
     const Arguments args(
         argv, {"model", "task", "examples", "length-scale", "seed", "ablate-heads", "ablation"}, {"head-importance"});
     const auto model = loadModel(args.required("model"));
-    const int examples = args.intValue("examples", 256), scale = args.intValue("length-scale", 1);
+    const int examples = args.intValue("examples", 256, 1, 100000), scale = args.intValue("length-scale", 1, 1, 64);
     if (examples < 1 || examples > 100000 || scale < 1 || scale > 64)
         throw Error("--examples must be in 1..100000 and --length-scale in 1..64");
     if (args.flag("head-importance")) {
@@ -60,7 +61,7 @@ int evaluateCommand(const CommandArgs &argv)
         return 0;
     }
     const auto task = Task::create(args.required("task"));
-    const uint64_t seed = uint64_t(args.intValue("seed", 12345));
+    const uint64_t seed = uint64_t(args.intValue("seed", 12345, 0, std::numeric_limits<int>::max()));
     const Evaluation e = evaluateOnTask(model, *task, examples, seed, scale);
     std::printf("%s on %s at %dx the training length: held-out loss %.4f, token accuracy %.2f%%, exact match "
                 "%.2f%% (%d examples)\n",

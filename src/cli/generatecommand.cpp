@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 namespace atlas {
 
@@ -23,15 +24,15 @@ int generateCommand(const CommandArgs &argv)
     ModelAndInput run = loadModelAndInput(args);
     SamplingOptions options;
     options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0, 0.0, 1000.0));
-    options.topK = args.intValue("top-k", 0);
-    options.seed = static_cast<uint64_t>(args.intValue("seed", 0));
+    options.topK = args.intValue("top-k", 0, 0, 1 << 24);
+    options.seed = static_cast<uint64_t>(args.intValue("seed", 0, 0, std::numeric_limits<int>::max()));
     const bool fromSource = run.model->config.isEncoderDecoder();
     Generator generator(run.model, run.input, options);
     if (fromSource)
         std::printf("encoder run once on %d source tokens; cross-attention K/V of its output: %.1f KiB in %d "
                     "layers, computed once\n",
             generator.crossPositions(), double(generator.crossCacheBytes()) / 1024.0, run.model->config.layers);
-    const int steps = args.intValue("steps", 20);
+    const int steps = args.intValue("steps", 20, 1, 1 << 20);
     for (int s = 0; s < steps; ++s) {
         if (int(generator.tokens().size()) >= run.model->config.context) { // the text so far is still worth printing
             std::printf(

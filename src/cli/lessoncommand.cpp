@@ -31,6 +31,21 @@ std::vector<std::string> lessonFiles(const std::string &path)
     return files;
 }
 
+// Why steps of `lesson` cannot be drawn, one message a step, each naming its file and line: the same preparation
+// (model run, drawProblem, analysis) that render, lesson render and lesson export do before they draw.
+std::vector<std::string> drawingProblems(const Lesson &lesson)
+{
+    std::vector<std::string> problems;
+    for (const LessonStep &step : lesson.steps) {
+        try {
+            preparedViewInput(stepViewSpec(lesson, step), lesson.path + ":" + std::to_string(step.line));
+        } catch (const Error &e) {
+            problems.push_back(e.what());
+        }
+    }
+    return problems;
+}
+
 // lesson check [FILE|DIR ...]: parse and check every lesson, printing each problem as file:line: message.
 int check(const std::vector<std::string> &paths)
 {
@@ -41,7 +56,10 @@ int check(const std::vector<std::string> &paths)
                 const Lesson lesson = readLesson(file);
                 ++lessons;
                 steps += int(lesson.steps.size());
-                for (const std::string &problem : checkLesson(lesson)) {
+                std::vector<std::string> found = checkLesson(lesson);
+                if (found.empty()) // each step prepared as render prepares it: a step that cannot be drawn fails
+                    found = drawingProblems(lesson);
+                for (const std::string &problem : found) {
                     std::fprintf(stderr, "%s\n", problem.c_str());
                     ++problems;
                 }

@@ -5,6 +5,7 @@
 #include "memory/memorysweep.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
+#include "util/memorycheck.h"
 
 #include <nlohmann/json.hpp>
 
@@ -134,8 +135,21 @@ struct Setup
     int tokens = 0, batch = 1, repeat = 3;
 };
 
-Model modelFor(const Setup &s, int layers, bool reversible)
+// Refuses a step that cannot fit in this machine's memory, before any of it is allocated.
+void checkStepFits(const Setup &s, int layers, const MemoryOptions &options)
 {
+    ModelConfig c = s.loaded ? s.loaded->config : shapeConfig(s.shape, s.tokens);
+    if (!s.loaded)
+        c.layers = layers;
+    checkFitsInMemory(estimatedTrainingStepBytes(c, s.tokens, options),
+        "one training step of " + std::to_string(c.layers) + " layers, " + std::to_string(c.heads)
+            + " heads and d_model " + std::to_string(c.dModel) + " on " + std::to_string(s.tokens)
+            + " tokens (--shape, --length)");
+}
+
+Model modelFor(const Setup &s, int layers, bool reversible, const MemoryOptions &options = {})
+{
+    checkStepFits(s, layers, options);
     if (s.loaded)
         return *s.loaded;
     return modelOfShape(s.shape, layers, s.tokens, reversible);
@@ -145,11 +159,11 @@ int singleStep(const Arguments &args, const Setup &setup)
 {
     MemoryOptions o;
     o.strategy = parseMemoryStrategy(args.value("strategy", "plain"), "--strategy");
-    o.checkpointEvery = args.intValue("checkpoint-every", 0);
-    o.ffnChunks = args.intValue("ffn-chunks", 1);
+    o.checkpointEvery = args.intValue("checkpoint-every", 0, 0, 1 << 20);
+    o.ffnChunks = args.intValue("ffn-chunks", 1, 1, 1 << 20);
     MemoryOptionFields fields;
     fields.strategy = "--strategy";
-    Model model = modelFor(setup, setup.shape.layers, o.strategy == MemoryStrategy::Reversible);
+    Model model = modelFor(setup, setup.shape.layers, o.strategy == MemoryStrategy::Reversible, o);
     validateMemoryOptions(o, model.config, setup.tokens, fields);
     const std::vector<TrainingSequence> sequences = randomSequences(model.config, setup.tokens, setup.batch);
     const StepTiming m = measureStep(model, sequences, o, setup.repeat);
@@ -190,7 +204,7 @@ int sweepDepth(const Arguments &args, const Setup &setup)
     if (setup.loaded)
         throw Error("--sweep-depth needs --shape (LxHxD or HxD): a model of each depth is made with that shape");
     const std::vector<int> depths = parseDepths(args.value("sweep-depth"));
-    const int chunks = args.intValue("ffn-chunks", 1);
+    const int chunks = args.intValue("ffn-chunks", 1, 1, 1 << 20);
     std::printf("shape %dx%d (heads x d_model), %d tokens x %d, step time median of %d; peak activation bytes\n",
         setup.shape.heads, setup.shape.dModel, setup.tokens, setup.batch, setup.repeat);
     std::printf("%6s  %-26s %-26s %-26s\n", "depth", "plain", "checkpoint (k = ceil sqrt L)", "reversible");
@@ -215,6 +229,7 @@ int sweepDepth(const Arguments &args, const Setup &setup)
                 {"predicted_activation_bytes", p.predictedActivationBytes}, {"step_ms", p.stepMs},
                 {"recorded_step_ms", p.recordedStepMs}});
     };
+    checkStepFits(setup, *std::max_element(depths.begin(), depths.end()), MemoryOptions {});
     sweepDepths(shapeConfig(setup.shape, setup.tokens), depths, settings);
     if (args.has("json"))
         writeFileAtomically(args.value("json"),
@@ -287,9 +302,9 @@ int memoryCommand(const CommandArgs &argv)
         setup.loaded = loadModel(args.value("model"));
     else
         setup.shape = parseShape(args.value("shape"), sweep);
-    setup.tokens = args.intValue("length", 0);
-    setup.batch = args.intValue("batch", 1);
-    setup.repeat = args.intValue("repeat", 3);
+    setup.tokens = args.intValue("length", 0, 1, 1 << 24);
+    setup.batch = args.intValue("batch", 1, 1, 1 << 20);
+    setup.repeat = args.intValue("repeat", 3, 0, 1 << 20);
     if (setup.tokens < 1)
         throw Error("--length: give the number of tokens per sequence (at least 1)");
     if (setup.batch < 1 || setup.repeat < 0)

@@ -8,6 +8,8 @@
 
 #include <iostream>
 
+#include <limits>
+
 namespace atlas {
 
 // new-model --out DIR [--layers 2 --heads 4 --d-model 64 --d-ff 256 --vocab 256 --context 1024 --seed 1
@@ -20,11 +22,11 @@ int newModelCommand(const CommandArgs &argv)
             "positions", "tokenizer", "description"},
         {"bidirectional"});
     nlohmann::json j = {
-        {"n_layer", args.intValue("layers", 2)},
-        {"n_head", args.intValue("heads", 4)},
-        {"n_embd", args.intValue("d-model", 64)},
-        {"vocab_size", args.intValue("vocab", 256)},
-        {"n_positions", args.intValue("context", 1024)},
+        {"n_layer", args.intValue("layers", 2, 1, 256)},
+        {"n_head", args.intValue("heads", 4, 1, 1024)},
+        {"n_embd", args.intValue("d-model", 64, 1, 65536)},
+        {"vocab_size", args.intValue("vocab", 256, 1, 1 << 24)},
+        {"n_positions", args.intValue("context", 1024, 1, 1 << 20)},
         {"activation_function", args.value("activation", "gelu_new")},
         {"atlas_layer_norm", args.value("layer-norm", "pre")},
         {"atlas_positions", args.value("positions", "learned")},
@@ -33,13 +35,13 @@ int newModelCommand(const CommandArgs &argv)
         {"atlas_description", args.value("description", "")},
     };
     if (args.has("d-ff"))
-        j["n_inner"] = args.intValue("d-ff", 0);
+        j["n_inner"] = args.intValue("d-ff", 0, 1, 1 << 20);
     const ModelConfig config = ModelConfig::fromJson(j.dump(), "new-model options");
-    const int seed = args.intValue("seed", 1);
+    const int seed = args.intValue("seed", 1, 0, std::numeric_limits<int>::max());
     Model model = Model::random(config, static_cast<uint64_t>(seed));
     // The config and the weights as one set: a new-model killed half-way, or a full disk, leaves no config beside
     // missing or old weights (io/stageddirectory.h); a directory of someone else's files is refused untouched.
-    StagedDirectory staged(args.required("out"), std::vector<std::string> {"config.json", "model.safetensors"});
+    StagedDirectory staged(args.required("out"), "new-model");
     model.save(staged.path());
     staged.commit();
     std::cout << "wrote a " << model.parameterCount() << "-parameter model (seed " << seed << ") to "

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 #include <unistd.h>
@@ -53,11 +54,12 @@ int trainCommand(const CommandArgs &argv)
     if (args.has("memory-strategy") || args.has("ffn-chunks")) {
         memory = MemoryOptions {};
         memory->strategy = parseMemoryStrategy(args.value("memory-strategy", "plain"));
-        memory->checkpointEvery = args.intValue("checkpoint-every", 0);
-        memory->ffnChunks = args.intValue("ffn-chunks", 1);
+        memory->checkpointEvery = args.intValue("checkpoint-every", 0, 0, 1 << 20);
+        memory->ffnChunks = args.intValue("ffn-chunks", 1, 1, 1 << 20);
     }
-    const int evalEvery = args.intValue("eval-every", 250), saveEvery = args.intValue("save-every", 500);
-    const int evalExamples = args.intValue("eval-examples", 256);
+    const int evalEvery = args.intValue("eval-every", 250, 1, std::numeric_limits<int>::max()),
+              saveEvery = args.intValue("save-every", 500, 1, std::numeric_limits<int>::max());
+    const int evalExamples = args.intValue("eval-examples", 256, 1, 100000);
     if (evalEvery < 1 || saveEvery < 1 || evalExamples < 1)
         throw Error("--eval-every, --save-every and --eval-examples must be at least 1");
     // Before the first step, not at the first save: a read-only --out fails now.
@@ -79,21 +81,21 @@ int trainCommand(const CommandArgs &argv)
         for (const char *shape : {"layers", "heads", "d-model"})
             if (args.has(shape) && args.intValue(shape, 0) < 1)
                 throw Error(std::string("--") + shape + " must be at least 1");
-        run.layers = args.intValue("layers", 0);
-        run.heads = args.intValue("heads", 0);
-        run.dModel = args.intValue("d-model", 0);
+        run.layers = args.intValue("layers", 0, 1, 256);
+        run.heads = args.intValue("heads", 0, 1, 1024);
+        run.dModel = args.intValue("d-model", 0, 1, 65536);
         run.description = args.value("description");
         TrainOptions &o = run.options;
-        o.steps = args.intValue("steps", o.steps);
-        o.batch = args.intValue("batch", o.batch);
+        o.steps = args.intValue("steps", o.steps, 1, 1 << 30);
+        o.batch = args.intValue("batch", o.batch, 1, 1 << 16);
         o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
-        o.warmupSteps = args.intValue("warmup", o.warmupSteps);
-        o.seed = uint64_t(args.intValue("seed", 1));
+        o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
+        o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
         run.scaleEmbeddings = args.flag("scale-embeddings");
-        run.experts = args.intValue("experts", 0);
-        run.expertTopK = args.intValue("expert-top-k", 1);
+        run.experts = args.intValue("experts", 0, 0, 1024);
+        run.expertTopK = args.intValue("expert-top-k", 1, 1, 1024);
         run.capacityFactor = args.doubleValue("capacity-factor", 0.0, 1e-6, 1024.0);
         if ((args.has("expert-top-k") || args.has("capacity-factor")) && run.experts == 0)
             throw Error("--expert-top-k and --capacity-factor set up the experts: give --experts E too");

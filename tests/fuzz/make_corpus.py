@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,20 @@ def main():
                         "--eval-examples", "2", "--batch", "2"], check=True, capture_output=True)
         pointer = json.loads(read(os.path.join(out, "checkpoint.json")))
         put("trainerstate", "reverse-step-2.json", read(os.path.join(out, pointer["checkpoint"], "trainer.json")))
+
+    put_deep_seeds()
+
+
+def put_deep_seeds():
+    """Nesting just past the parsers' limit (64) inside a real key, so that the fuzzers start next to it."""
+    deep = "[" * 70 + "1" + "]" * 70
+    put("viewspec", "deep-nesting.json", '{"view": "attention", "layer": %s}' % deep)
+    put("config", "deep-nesting.json", '{"n_layer": 1, "n_head": 1, "n_embd": %s}' % deep)
+    put("trainerstate", "deep-nesting.json", '{"steps": %s}' % deep)
+    put("lesson", "deep-nesting.md", "---\ntitle: t\nlecture: l\nminutes: 1\nmodels: reverse\n---\n## Step\n"
+        "```view\n{\"layer\": %s}\n```\n" % deep)
+    header = ('{"w": {"dtype": "F32", "shape": %s, "data_offsets": [0, 4]}}' % deep).encode()
+    put("safetensors", "deep-nesting.safetensors", struct.pack("<Q", len(header)) + header + b"\0" * 4)
 
 
 if __name__ == "__main__":

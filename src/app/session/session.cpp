@@ -131,6 +131,15 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             m_tokenizer = tokenizer;
             m_spec.model = name;
             m_spec.positions.clear(); // a model opened afresh runs with its own encoding
+            QString kernelNotice; // and with exact attention: a kernel chosen for the last model is not carried over
+            if (m_spec.attention != ViewSpec().attention) {
+                kernelNotice = tr("%1 runs with exact softmax attention: the %2 kernel chosen for the last model "
+                                  "was switched off (Attention in the toolbar turns it on again).")
+                                   .arg(QString::fromStdString(model->name), QString::fromStdString(m_spec.attention));
+                m_spec.attention = ViewSpec().attention;
+                m_spec.attentionParams.clear();
+                m_spec.attentionLayers.clear();
+            }
             const bool twoStacks = model->config.isEncoderDecoder();
             m_spec.decoderText = twoStacks ? wanted.decoderText : std::string();
             m_spec.decoderTokens.clear();
@@ -151,6 +160,8 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             emit specChanged();
             if (!notice.isEmpty())
                 emit noticed(notice);
+            if (!kernelNotice.isEmpty())
+                emit noticed(kernelNotice);
             QMetaObject::invokeMethod(
                 this, [this, input] { runInput(input); }, Qt::QueuedConnection);
         };

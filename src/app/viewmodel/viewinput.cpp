@@ -193,17 +193,16 @@ QString formatNumber(double value, int significant)
     QString text;
     if (magnitude < 1e-3 || magnitude >= 1e5) {
         static const QString superscripts = QString::fromUtf8("⁰¹²³⁴⁵⁶⁷⁸⁹");
-        int exponent = int(std::floor(std::log10(magnitude)));
-        double mantissa = magnitude / std::pow(10.0, exponent);
-        if (std::round(mantissa * std::pow(10.0, significant - 1)) >= std::pow(10.0, significant)) {
-            mantissa /= 10; // 9.996 rounds up to 10.0: write 1.00×10ⁿ⁺¹
-            ++exponent;
-        }
+        // The decimal conversion rounds (9.996 to 1.00e+01) and reads subnormals (5e-324) that a division by
+        // 10^exponent would turn into infinity.
+        const QString decimal = QString::number(magnitude, 'e', significant - 1);
+        const qsizetype e = decimal.indexOf(QLatin1Char('e'));
+        const int exponent = decimal.mid(e + 1).toInt();
         QString power;
         for (const QChar c : QString::number(std::abs(exponent)))
             power += superscripts.at(c.digitValue());
-        text = stripZeros(QString::number(mantissa, 'f', significant - 1)) + QStringLiteral("×10")
-            + (exponent < 0 ? QStringLiteral("⁻") : QString()) + power;
+        text = stripZeros(decimal.left(e)) + QStringLiteral("×10") + (exponent < 0 ? QStringLiteral("⁻") : QString())
+            + power;
     } else {
         const int digitsBefore = magnitude >= 1 ? int(std::floor(std::log10(magnitude))) + 1 : 0;
         const int leadingZeros = magnitude < 1 ? -int(std::floor(std::log10(magnitude))) - 1 : 0;

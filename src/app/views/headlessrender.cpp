@@ -32,38 +32,58 @@ HeadlessApplication::HeadlessApplication()
 
 HeadlessApplication::~HeadlessApplication() = default;
 
-std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, std::string *modelName)
+ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, size_t memoryBudget)
 {
-    const SpecRun run = runSpec(spec);
-    ViewInput input = makeViewInput(run);
-    analyzeNow(input, spec);
+    try {
+        const SpecRun run = runSpec(spec, memoryBudget);
+        if (const std::string problem = drawProblem(spec, run, source); !problem.empty())
+            throw Error(problem);
+        ViewInput input = makeViewInput(run);
+        analyzeNow(input, spec);
+        if (!input.analysis.problem.isEmpty())
+            throw Error(
+                source + ": the " + spec.view + " view cannot be drawn: " + input.analysis.problem.toStdString());
+        return input;
+    } catch (const Error &e) { // a model or input that fails to load is named by its own path: say whose it is
+        if (std::string_view(e.what()).starts_with(source))
+            throw;
+        throw Error(source + ": " + e.what());
+    }
+}
+
+namespace {
+
+std::unique_ptr<View> viewOf(const ViewSpec &spec, const ViewInput &input, int width, int height)
+{
     std::unique_ptr<View> view = createView(spec.view);
     view->resize(width, height);
     view->setInput(input);
     view->setSpec(spec);
     view->ensurePolished();
-    if (modelName)
-        *modelName = run.model->name;
     return view;
+}
+
+} // namespace
+
+std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height)
+{
+    ViewInput input = makeViewInput(runSpec(spec));
+    analyzeNow(input, spec);
+    return viewOf(spec, input, width, height);
+}
+
+std::unique_ptr<View> drawableView(
+    const ViewSpec &spec, int width, int height, const std::string &source, size_t memoryBudget)
+{
+    return viewOf(spec, preparedViewInput(spec, source, memoryBudget), width, height);
 }
 
 std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height,
     const std::string &source, size_t memoryBudget)
 {
-    const SpecRun run = runSpec(spec, memoryBudget);
-    if (const std::string problem = drawProblem(spec, run, source); !problem.empty())
-        throw Error(problem);
-    ViewInput input = makeViewInput(run);
-    analyzeNow(input, spec);
-    if (!input.analysis.problem.isEmpty())
-        throw Error(source + ": the " + spec.view + " view cannot be drawn: " + input.analysis.problem.toStdString());
-    std::unique_ptr<View> view = createView(spec.view);
-    view->resize(width, height);
-    view->setInput(input);
-    view->setSpec(spec);
-    view->ensurePolished();
+    const std::unique_ptr<View> view = drawableView(spec, width, height, source, memoryBudget);
     exportView(view.get(), QString::fromStdString(path), QSize(width, height));
-    return run.model->name;
+    return view->input().model ? view->input().model->name : spec.model;
 }
 
 ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat)

@@ -2,6 +2,7 @@
 
 #include "lesson/lesson.h"
 #include "view/viewspec.h"
+#include "viewmodel/viewinput.h"
 
 #include <memory>
 #include <string>
@@ -32,9 +33,19 @@ private:
     std::unique_ptr<QApplication> m_app;
 };
 
-// The spec's view, ready to draw headless: its model run on its input (to the spec's op), its analysis computed,
-// the widget sized width × height. `modelName` receives the model's name. Throws atlas::Error.
-std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height, std::string *modelName = nullptr);
+// The spec's model run on its input (to the spec's op) and its analysis computed, as every headless drawing
+// (render, lesson render and export, lesson check) prepares it. Throws atlas::Error naming `source` and the key
+// when the view cannot be drawn (drawProblem: a layer or head the model lacks, a missing tensor; an analysis that
+// cannot run: experts on a dense model, fills without a [MASK] …), instead of letting a picture of the message
+// pass for a figure. `memoryBudget` bounds the run's trace, as the app's Run ▸ Trace Memory Budget.
+ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, size_t memoryBudget = size_t(8) << 30);
+
+// The spec's view, ready to draw headless: its model run, its analysis computed, the widget sized width × height.
+// A view that cannot be drawn draws its message (tests of every view kind on one model use that).
+std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height);
+// The same for a figure: preparedViewInput's checks first, so a view that cannot be drawn is refused by name.
+std::unique_ptr<View> drawableView(
+    const ViewSpec &spec, int width, int height, const std::string &source, size_t memoryBudget = size_t(8) << 30);
 
 // Runs the spec's model on its input, computes its analysis, draws its view at width × height pixels and writes
 // `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error naming `source` and the

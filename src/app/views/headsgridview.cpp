@@ -155,8 +155,9 @@ void HeadsGridView::refresh()
 {
     const size_t entries = m_input.trace ? m_input.trace->entries().size() : 0;
     if (m_input.trace != m_cachedTrace || entries != m_cachedEntries || m_spec.colormap != m_cachedColormap
-        || m_spec.scale != m_cachedScale) {
+        || m_spec.scale != m_cachedScale || !(m_input.site == m_cachedSite)) {
         m_cachedTrace = m_input.trace;
+        m_cachedSite = m_input.site;
         m_cachedEntries = entries;
         m_cachedColormap = m_spec.colormap;
         m_cachedScale = m_spec.scale;

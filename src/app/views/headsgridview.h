@@ -97,6 +97,7 @@ private:
     std::string m_cachedColormap;
     std::string m_cachedScale;
     size_t m_cachedEntries = 0;
+    names::AttentionSite m_cachedSite; // the thumbnails are of this attention (an encoder-decoder has three)
     LatestJob<std::vector<QImage>> m_job; // last: its destructor waits for the pooling in progress
 };
 

@@ -1,6 +1,7 @@
 #include "views/headlessrender.h"
 #include "views/viewexport.h"
 
+#include "io/atomicfile.h"
 #include "io/stageddirectory.h"
 #include "lesson/lessoncheck.h"
 #include "util/error.h"
@@ -11,7 +12,6 @@
 #include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QTextDocument>
 
 namespace atlas {
@@ -29,7 +29,8 @@ constexpr int kImageWidth = 1100, kImageHeight = 700;
 // The step's view drawn headless, as `render` draws it.
 QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height)
 {
-    const std::unique_ptr<View> view = headlessView(stepViewSpec(lesson, step), width, height);
+    const std::unique_ptr<View> view
+        = drawableView(stepViewSpec(lesson, step), width, height, lesson.path + ":" + std::to_string(step.line));
     return renderViewImage(view.get(), QSize(width, height));
 }
 
@@ -53,10 +54,21 @@ QString stepMarkdown(const LessonStep &step)
     return QString::fromStdString(step.text) + "\n" + questionsMarkdown(step);
 }
 
-void commit(QSaveFile &file, const std::string &path)
+QByteArray pngBytes(const QImage &image, const std::string &path)
 {
-    if (!file.commit())
-        fail(path, "cannot write: " + file.errorString().toStdString());
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, "PNG"))
+        fail(path, "cannot encode the PNG image");
+    return png;
+}
+
+// Every file of an export is made in memory and written by the core's atomic writer, which checks each write and
+// the close (a full disk fails with its reason, the previous file intact).
+void writeBytes(const std::string &path, const QByteArray &bytes)
+{
+    writeFileAtomically(path, std::string_view(bytes.constData(), size_t(bytes.size())));
 }
 
 } // namespace
@@ -65,16 +77,12 @@ std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::stri
 {
     // The steps as a set (io/stageddirectory.h): a render that fails halfway, or a lesson with fewer steps than the
     // last one rendered there, never leaves old and new pictures side by side.
-    StagedDirectory staged(directory, "step-01.png");
+    StagedDirectory staged(directory, "lesson render");
     std::vector<std::string> paths;
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const std::string name = QStringLiteral("step-%1.png").arg(i + 1, 2, 10, QChar('0')).toStdString();
-        const std::string path = staged.path() + "/" + name;
-        const QImage image = stepImage(lesson, lesson.steps[i], width, height);
-        QSaveFile file(QString::fromStdString(path));
-        if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG"))
-            fail(directory + "/" + name, "cannot write the image");
-        commit(file, path);
+        writeBytes(staged.path() + "/" + name,
+            pngBytes(stepImage(lesson, lesson.steps[i], width, height), directory + "/" + name));
         paths.push_back(directory + "/" + name);
     }
     staged.commit();
@@ -83,9 +91,9 @@ std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::stri
 
 void exportLessonPdf(const Lesson &lesson, const std::string &path)
 {
-    QSaveFile file(QString::fromStdString(path));
-    if (!file.open(QIODevice::WriteOnly))
-        fail(path, "cannot write: " + file.errorString().toStdString());
+    QByteArray bytes;
+    QBuffer file(&bytes);
+    file.open(QIODevice::WriteOnly);
     QPdfWriter pdf(&file);
     pdf.setPageSize(QPageSize(QPageSize::A4));
     pdf.setPageOrientation(QPageLayout::Landscape);
@@ -126,13 +134,12 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path)
     }
     if (!p.end())
         fail(path, "cannot finish the PDF");
-    commit(file, path);
+    writeBytes(path, bytes);
 }
 
 void exportLessonHtml(const Lesson &lesson, const std::string &directory)
 {
-    if (!QDir().mkpath(QString::fromStdString(directory)))
-        fail(directory, "cannot create the directory");
+    StagedDirectory staged(directory, "lesson export");
     const auto html = [](const QString &markdown) {
         QTextDocument doc;
         doc.setMarkdown(markdown);
@@ -152,10 +159,7 @@ void exportLessonHtml(const Lesson &lesson, const std::string &directory)
                 .arg(html(QString::fromStdString(lesson.introduction)));
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const LessonStep &step = lesson.steps[i];
-        QByteArray png;
-        QBuffer buffer(&png);
-        buffer.open(QIODevice::WriteOnly);
-        stepImage(lesson, step, kImageWidth, kImageHeight).save(&buffer, "PNG");
+        const QByteArray png = pngBytes(stepImage(lesson, step, kImageWidth, kImageHeight), directory + "/index.html");
         page += QStringLiteral(
             "<section><h2>%1. %2</h2>\n<img alt=\"%2\" src=\"data:image/png;base64,%3\">\n%4</section>\n")
                     .arg(i + 1)
@@ -163,11 +167,8 @@ void exportLessonHtml(const Lesson &lesson, const std::string &directory)
                         html(stepMarkdown(step)));
     }
     page += QStringLiteral("</body></html>\n");
-    const std::string path = directory + "/index.html";
-    QSaveFile file(QString::fromStdString(path));
-    if (!file.open(QIODevice::WriteOnly) || file.write(page.toUtf8()) < 0)
-        fail(path, "cannot write: " + file.errorString().toStdString());
-    commit(file, path);
+    writeBytes(staged.path() + "/index.html", page.toUtf8());
+    staged.commit();
 }
 
 } // namespace atlas

@@ -3,6 +3,7 @@
 #include "views/heatmapplot.h"
 #include "views/view.h"
 
+#include "io/atomicfile.h"
 #include "util/error.h"
 
 #include <qcustomplot.h>
@@ -12,7 +13,6 @@
 #include <QFileInfo>
 #include <QLayout>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 namespace atlas {
@@ -67,7 +67,7 @@ QByteArray renderPng(QWidget *view, const QString &path)
     return bytes;
 }
 
-void writeVector(QWidget *view, const QString &path, QSaveFile &file, bool pdf)
+void writeVector(QWidget *view, const QString &path, QBuffer &file, bool pdf)
 {
     const QSize size = view->size();
     const int dpi = view->logicalDpiX() > 0 ? view->logicalDpiX() : 96;
@@ -195,21 +195,20 @@ void exportView(QWidget *view, const QString &path, QSize size)
     if (view == nullptr || size.width() <= 0 || size.height() <= 0)
         fail(path, QStringLiteral("nothing to export (no view or an empty size)"));
 
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        fail(path, file.errorString());
+    // The whole file is made in memory, then written by the core's one atomic writer: a full disk is reported with
+    // its reason, a device such as /dev/stdout is written into rather than replaced (io/atomicfile.h).
+    QByteArray bytes;
     {
         ExportSize resized(view, size);
         if (ext == QLatin1String("png")) {
-            const QByteArray bytes = renderPng(view, path);
-            if (file.write(bytes) != bytes.size())
-                fail(path, file.errorString());
+            bytes = renderPng(view, path);
         } else {
+            QBuffer file(&bytes);
+            file.open(QIODevice::WriteOnly);
             writeVector(view, path, file, ext == QLatin1String("pdf"));
         }
     }
-    if (!file.commit())
-        fail(path, file.errorString());
+    writeFileAtomically(path.toStdString(), std::string_view(bytes.constData(), size_t(bytes.size())));
 }
 
 } // namespace atlas

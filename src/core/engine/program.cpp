@@ -248,8 +248,12 @@ void ProgramBuilder::head()
     layernorm("ln_f", "ln_f", -1, last, 0);
     unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, "Z = LN_f(X) W_teᵀ  (tied to the token embedding)",
         [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
-    unary("next_probs", "next-token softmax", -1, "logits", {T, m_c.vocab},
-        "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)",
+    // A decoder predicts the token after t from x≤t; an encoder (BERT's masked LM) names the token at t from the
+    // whole input, the [MASK]s it must fill included. The same softmax, read differently.
+    const bool nextToken = m_c.causal || m_c.isEncoderDecoder();
+    unary("next_probs", nextToken ? "next-token softmax" : "masked-LM softmax", -1, "logits", {T, m_c.vocab},
+        nextToken ? "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)"
+                  : "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
         [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
 }
 

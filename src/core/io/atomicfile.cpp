@@ -49,7 +49,7 @@ void writeAll(int fd, std::string_view bytes, const std::string &path)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            fail(path, "cannot write temporary file", errno);
+            fail(path, "cannot write", errno);
         }
         p += n;
         left -= static_cast<size_t>(n);
@@ -66,18 +66,55 @@ void syncDirectory(const std::string &dir)
     }
 }
 
-// A symbolic link is followed, as QSaveFile does, so that saving keeps the link and updates its target.
+// A symbolic link is followed, as QSaveFile does, so that saving keeps the link and updates its target; a dangling
+// link is followed too (its target is created). A loop is refused.
 std::string resolveLink(const std::string &path)
 {
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
-        return path;
-    char *real = ::realpath(path.c_str(), nullptr);
-    if (!real)
-        return path;
-    std::string resolved(real);
-    std::free(real);
-    return resolved;
+    std::string current = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        struct stat st;
+        if (::lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+            return current;
+        std::vector<char> target(4096);
+        const ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+        if (n < 0 || size_t(n) >= target.size())
+            fail(path, "cannot read the symbolic link", n < 0 ? errno : ENAMETOOLONG);
+        std::string next(target.data(), size_t(n));
+        if (!next.starts_with('/')) {
+            const size_t slash = current.rfind('/');
+            next = (slash == std::string::npos ? std::string() : current.substr(0, slash + 1)) + next;
+        }
+        current = next;
+    }
+    fail(path, "cannot follow the symbolic link", ELOOP);
+}
+
+// Writes into an existing special file (a device, a FIFO, /dev/stdout) as it is; there is nothing to replace.
+void writeThrough(const std::string &path, std::string_view bytes)
+{
+    // O_NONBLOCK: a FIFO that no process reads fails at once (ENXIO) instead of waiting for ever
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENXIO)
+            throw Error(path + ": is a named pipe (FIFO) or socket that no process reads");
+        fail(path, "cannot open", errno);
+    }
+    try {
+        struct stat st;
+        if (::fstat(fd, &st) != 0)
+            fail(path, "cannot stat", errno);
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) // swapped since it was looked at
+            throw Error(path + ": changed while it was opened; try again");
+        const int flags = ::fcntl(fd, F_GETFL);
+        if (flags >= 0)
+            ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        writeAll(fd, bytes, path);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    if (::close(fd) != 0)
+        fail(path, "cannot close", errno);
 }
 
 } // namespace
@@ -97,6 +134,10 @@ void writeFileAtomically(const std::string &userPath, std::string_view bytes)
     const bool exists = ::stat(path.c_str(), &target) == 0;
     if (exists && S_ISDIR(target.st_mode))
         throw Error(path + ": is a directory");
+    if (exists && !S_ISREG(target.st_mode)) { // /dev/null, /dev/stdout, a FIFO: write into it, never replace it
+        writeThrough(userPath, bytes);
+        return;
+    }
 
     std::string tmpl = (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + "." + name + ".tmp-XXXXXX";
     std::vector<char> tmpName(tmpl.begin(), tmpl.end());
@@ -127,26 +168,62 @@ void writeFileAtomically(const std::string &userPath, std::string_view bytes)
     syncDirectory(dir);
 }
 
-std::string readFile(const std::string &path, size_t maxBytes)
+std::string fileKind(unsigned mode)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (S_ISREG(mode))
+        return "a regular file";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a named pipe (FIFO)";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+int openRegularFile(const std::string &path)
+{
+    // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for ever; the type is checked on the open
+    // descriptor, so the file cannot be swapped between the check and the read.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         fail(path, "cannot open", errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        fail(path, "cannot stat", err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error(path + ": is " + fileKind(st.st_mode) + ", not a regular file; give the path of a file");
+    }
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    return fd;
+}
+
+std::string readFile(const std::string &path, size_t maxBytes)
+{
+    const int fd = openRegularFile(path);
     std::string out;
     try {
         struct stat st;
         if (::fstat(fd, &st) != 0)
             fail(path, "cannot stat", errno);
-        if (S_ISDIR(st.st_mode))
-            throw Error(path + ": is a directory");
         const auto tooLarge = [&] {
             throw Error(
                 path + ": file too large: more than " + std::to_string(maxBytes) + " bytes, the limit for this file");
         };
-        if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > maxBytes)
+        if (static_cast<uint64_t>(st.st_size) > maxBytes)
             tooLarge();
-        // Read straight into the result, sized from fstat but growing in case the file is not regular.
-        out.resize(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : size_t(1) << 16);
+        // Read straight into the result, sized from fstat but growing in case the file grows while it is read.
+        out.resize(static_cast<size_t>(st.st_size) + 1);
         if (maxBytes < out.size())
             out.resize(maxBytes + 1);
         size_t used = 0;

@@ -10,8 +10,16 @@ namespace atlas {
 // target, so readers see either the old file or the complete new one. Throws atlas::Error on failure.
 void writeFileAtomically(const std::string &path, std::string_view bytes);
 
-// Reads a whole file; throws atlas::Error naming the file when it cannot, or when it holds more than `maxBytes`
-// (checked before reading a regular file, and while reading a pipe or a device such as /dev/zero).
+// Reads a whole regular file; throws atlas::Error naming the file when it cannot, when it holds more than
+// `maxBytes`, or when it is a FIFO, a device, a socket or a directory (checked on the open descriptor, opened
+// without blocking: a FIFO with no writer would hang the program).
 std::string readFile(const std::string &path, size_t maxBytes = SIZE_MAX);
+
+// Opens a regular file for reading as readFile does, refusing every other kind of file with its kind named;
+// returns the descriptor (the caller closes it).
+int openRegularFile(const std::string &path);
+
+// "a named pipe (FIFO)", "a character device" …: what a stat mode says a path is, for messages.
+std::string fileKind(unsigned mode);
 
 } // namespace atlas

@@ -1,5 +1,6 @@
 #include "io/jsonread.h"
 
+#include "io/limits.h"
 #include "util/error.h"
 
 #include <cmath>
@@ -17,32 +18,47 @@ std::string jsonReason(const std::exception &e)
     return message;
 }
 
-Json parseJson(const std::string &text, const std::string &source)
+Json parseJson(const char *begin, const char *end, const std::string &source, const JsonEventHook &onEvent)
 {
     // The key being read when the parser gave up: a number that overflows a double fails in the parser, before
     // any field is read, and the user still wants to know which field it was.
     std::string lastKey;
-    const Json::parser_callback_t trackKeys = [&](int, Json::parse_event_t event, Json &parsed) {
+    const auto where = [&] { return lastKey.empty() ? std::string() : " (at key '" + lastKey + "')"; };
+    const Json::parser_callback_t callback = [&](int depth, Json::parse_event_t event, Json &parsed) {
         if (event == Json::parse_event_t::key)
             lastKey = parsed.get<std::string>();
+        // depth counts the containers around this one; the library parses iteratively, so refusing here is safe
+        if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start)
+            && depth >= limits::kJsonDepth)
+            throw Error(source + ": not valid JSON: objects and arrays nested deeper than "
+                + std::to_string(limits::kJsonDepth) + " levels" + where());
+        if (onEvent)
+            onEvent(depth, event, parsed);
         return true;
     };
     try {
-        return Json::parse(text, trackKeys);
+        return Json::parse(begin, end, callback);
     } catch (const Json::exception &e) {
-        const std::string where = lastKey.empty() ? "" : " (at key '" + lastKey + "')";
-        throw Error(source + ": not valid JSON: " + jsonReason(e) + where);
+        throw Error(source + ": not valid JSON: " + jsonReason(e) + where());
     }
 }
 
-namespace {
-
-// A value as the user wrote it, for a message: invalid UTF-8 replaced, long values cut.
-std::string shown(const Json &value)
+Json parseJson(const std::string &text, const std::string &source, const JsonEventHook &onEvent)
 {
+    return parseJson(text.data(), text.data() + text.size(), source, onEvent);
+}
+
+std::string shownJson(const Json &value)
+{
+    if (value.is_array())
+        return value.empty() ? "[]" : "an array of " + std::to_string(value.size()) + " values";
+    if (value.is_object())
+        return value.empty() ? "{}" : "an object of " + std::to_string(value.size()) + " keys";
     std::string s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
     return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
+
+namespace {
 
 const Json &member(const Json &object, const std::string &key, const std::string &source)
 {
@@ -62,16 +78,16 @@ int64_t jsonInteger(
     const Json &value = member(object, key, source);
     const std::string range = " (allowed: " + std::to_string(minimum) + " to " + std::to_string(maximum) + ")";
     if (!value.is_number_integer())
-        throw Error(source + ": key '" + key + "' must be an integer, is " + shown(value) + range);
+        throw Error(source + ": key '" + key + "' must be an integer, is " + shownJson(value) + range);
     if (value.is_number_unsigned()) {
         const uint64_t v = value.get<uint64_t>();
         if (maximum < 0 || v > uint64_t(maximum))
-            throw Error(source + ": key '" + key + "' is out of range: " + shown(value) + range);
+            throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value) + range);
         return int64_t(v);
     }
     const int64_t v = value.get<int64_t>();
     if (v < minimum || v > maximum)
-        throw Error(source + ": key '" + key + "' is out of range: " + shown(value) + range);
+        throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value) + range);
     return v;
 }
 
@@ -79,10 +95,10 @@ double jsonNumber(const Json &object, const std::string &key, double minimum, do
 {
     const Json &value = member(object, key, source);
     if (!value.is_number())
-        throw Error(source + ": key '" + key + "' must be a number, is " + shown(value));
+        throw Error(source + ": key '" + key + "' must be a number, is " + shownJson(value));
     const double v = value.get<double>();
     if (!std::isfinite(v) || v < minimum || v > maximum)
-        throw Error(source + ": key '" + key + "' is out of range: " + shown(value)
+        throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value)
             + " (allowed: " + Json(minimum).dump() + " to " + Json(maximum).dump() + ")");
     return v;
 }
@@ -91,7 +107,7 @@ std::string jsonString(const Json &object, const std::string &key, const std::st
 {
     const Json &value = member(object, key, source);
     if (!value.is_string())
-        throw Error(source + ": key '" + key + "' must be a string, is " + shown(value));
+        throw Error(source + ": key '" + key + "' must be a string, is " + shownJson(value));
     return value.get<std::string>();
 }
 

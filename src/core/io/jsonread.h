@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 // Reading JSON that strangers wrote (view specs, config.json, trainer.json, vocab.json): every failure, including
@@ -11,8 +12,18 @@
 namespace atlas {
 
 // Parses `text`; throws atlas::Error "<source>: not valid JSON: <reason> (at key 'layer')", naming the last key
-// read (a number too large for a double fails in the parser, before any field is read).
-nlohmann::json parseJson(const std::string &text, const std::string &source);
+// read (a number too large for a double fails in the parser, before any field is read). Objects and arrays nested
+// deeper than limits::kJsonDepth are refused while parsing: the library's dump(), copy and comparison recurse.
+// `onEvent`, when given, sees every parse event too (a key at `depth` 1 is a top-level key).
+using JsonEventHook = std::function<void(int depth, nlohmann::json::parse_event_t event, const nlohmann::json &parsed)>;
+nlohmann::json parseJson(const std::string &text, const std::string &source, const JsonEventHook &onEvent = {});
+// The same over raw bytes (a safetensors header inside a mapped file).
+nlohmann::json parseJson(
+    const char *begin, const char *end, const std::string &source, const JsonEventHook &onEvent = {});
+
+// A value as a user wrote it, for a message, without recursing into it: a scalar as written (invalid UTF-8
+// replaced, cut after 60 characters), an array or object by its size ("an array of 3 values").
+std::string shownJson(const nlohmann::json &value);
 
 // `object[key]` as an integer in [minimum, maximum]; throws atlas::Error "<source>: key '<key>': …" when it is
 // missing, not an integer (1.5, 1e30, "3") or out of range.

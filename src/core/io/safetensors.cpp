@@ -1,6 +1,7 @@
 #include "io/safetensors.h"
 
 #include "io/atomicfile.h"
+#include "io/jsonread.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -85,18 +86,11 @@ std::string headerError(const std::string &path, const std::string &reason)
 nlohmann::json parseHeader(const std::string &path, const char *begin, const char *end)
 {
     std::set<std::string> seen;
-    const nlohmann::json::parser_callback_t noDuplicates = [&](int depth, nlohmann::json::parse_event_t event,
-                                                               nlohmann::json &parsed) {
-        if (event == nlohmann::json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second)
-            throw Error(headerError(path, "duplicate entry '" + parsed.get<std::string>() + "'"));
-        return true;
+    const JsonEventHook noDuplicates = [&](int depth, nlohmann::json::parse_event_t event, const nlohmann::json &key) {
+        if (event == nlohmann::json::parse_event_t::key && depth == 1 && !seen.insert(key.get<std::string>()).second)
+            throw Error(headerError(path, "duplicate entry '" + key.get<std::string>() + "'"));
     };
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(begin, end, noDuplicates);
-    } catch (const nlohmann::json::exception &e) {
-        throw Error(headerError(path, std::string("not valid JSON (") + e.what() + ")"));
-    }
+    const nlohmann::json header = parseJson(begin, end, path + ": header", noDuplicates);
     if (!header.is_object())
         throw Error(headerError(path, "not a JSON object"));
     return header;
@@ -146,7 +140,7 @@ SafetensorsFile::Entry parseEntry(
         fail("missing or non-array shape");
     for (const auto &d : *shape) {
         if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-            fail("shape " + shape->dump() + " is not a list of non-negative integers");
+            fail("shape element " + shownJson(d) + " is not a non-negative integer");
         entry.shape.push_back(d.get<int64_t>());
     }
 
@@ -193,18 +187,12 @@ void checkNoOverlap(const std::string &path, const std::map<std::string, Safeten
 // Maps the whole file read-only; refuses files too short to hold the header length.
 const unsigned char *mapFile(const std::string &path, size_t &size)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        throw Error(path + ": cannot open: " + std::strerror(errno));
+    const int fd = openRegularFile(path); // a FIFO would block in open()
     struct stat st;
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
         throw Error(path + ": cannot stat: " + std::strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error(path + ": not a regular file");
     }
     size = static_cast<size_t>(st.st_size);
     if (size < 8) {

@@ -1,5 +1,8 @@
 #include "io/stageddirectory.h"
 
+#include "io/atomicfile.h"
+#include "io/jsonread.h"
+#include "io/limits.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -7,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <vector>
 
 #include <fcntl.h>
@@ -31,32 +35,45 @@ void syncDirectory(const fs::path &dir)
 
 } // namespace
 
-StagedDirectory::StagedDirectory(const std::string &target, const std::string &marker)
+std::string StagedDirectory::refusal(const std::string &dir, const std::string &kind)
 {
-    stage(target, [&marker](const std::string &dir) -> std::string {
-        std::error_code ec;
-        if (fs::is_empty(dir, ec) || fs::exists(fs::path(dir) / marker, ec))
-            return {};
-        return dir + ": the directory holds other files (no " + marker
-            + "); choose a new or empty directory, or one an earlier run wrote";
-    });
-}
-
-StagedDirectory::StagedDirectory(const std::string &target, const std::vector<std::string> &ownFiles)
-{
-    stage(target, [&ownFiles](const std::string &dir) -> std::string {
-        std::error_code ec;
-        for (const auto &entry : fs::directory_iterator(dir, ec)) {
-            const std::string name = entry.path().filename().string();
-            if (std::find(ownFiles.begin(), ownFiles.end(), name) == ownFiles.end())
-                return dir + ": the directory holds " + name
-                    + ", which this command does not write; choose a new or empty directory, or one it wrote";
-        }
+    std::error_code ec;
+    if (fs::is_empty(dir, ec))
         return {};
-    });
+    const std::string choose = "; choose a new or empty directory, or one that transformer-atlas " + kind + " wrote";
+    const fs::path markerPath = fs::path(dir) / kMarker;
+    if (!fs::exists(markerPath, ec))
+        return dir + ": the directory holds files that transformer-atlas did not write (it has no " + kMarker + ")"
+            + choose;
+    std::set<std::string> written;
+    try {
+        const nlohmann::json marker = parseJson(readFile(markerPath.string(), limits::kSpecBytes), markerPath.string());
+        if (jsonString(marker, "program", markerPath.string()) != "transformer-atlas"
+            || jsonString(marker, "output", markerPath.string()) != kind)
+            return dir + ": the directory holds another kind of output than a " + kind + choose;
+        const auto files = marker.find("files");
+        if (files == marker.end() || !files->is_array())
+            return markerPath.string() + ": key 'files' is not a list of file names" + choose;
+        for (const nlohmann::json &name : *files) {
+            if (!name.is_string())
+                return markerPath.string() + ": key 'files' is not a list of file names" + choose;
+            written.insert(name.get<std::string>());
+        }
+    } catch (const Error &e) {
+        return std::string(e.what()) + choose;
+    }
+    for (const auto &entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name != kMarker && (!written.contains(name) || entry.is_symlink(ec) || !entry.is_regular_file(ec)))
+            return dir + ": the directory holds " + name + ", which transformer-atlas did not write there" + choose;
+    }
+    if (ec)
+        return dir + ": cannot list the directory: " + ec.message();
+    return {};
 }
 
-void StagedDirectory::stage(const std::string &target, const std::function<std::string(const std::string &)> &refusal)
+StagedDirectory::StagedDirectory(const std::string &target, const std::string &kind)
+    : m_kind(kind)
 {
     if (target.empty())
         throw Error("the output directory needs a name");
@@ -68,11 +85,14 @@ void StagedDirectory::stage(const std::string &target, const std::function<std::
     if (!path.has_filename())
         path = path.parent_path();
     m_target = path.string();
-    if (fs::exists(path, ec)) {
-        if (!fs::is_directory(path, ec))
+    const fs::file_status status = fs::status(path, ec);
+    if (fs::exists(status)) {
+        if (!fs::is_directory(status))
             throw Error(m_target + ": exists and is not a directory");
-        if (const std::string why = refusal(m_target); !why.empty())
+        if (const std::string why = refusal(m_target, kind); !why.empty())
             throw Error(why);
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
+        throw Error(m_target + ": " + ec.message());
     }
     const fs::path parent = path.parent_path();
     fs::create_directories(parent, ec);
@@ -102,8 +122,18 @@ void StagedDirectory::commit()
 {
     if (m_committed)
         throw Error(m_target + ": already committed");
-    syncDirectory(m_staging);
+    if (std::error_code ignored; fs::exists(m_target, ignored)) // a file may have appeared beside ours since
+        if (const std::string why = refusal(m_target, m_kind); !why.empty())
+            throw Error(why);
     std::error_code ec;
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto &entry : fs::directory_iterator(m_staging, ec))
+        files.push_back(entry.path().filename().string());
+    if (ec)
+        throw Error(m_target + ": cannot list the new files: " + ec.message());
+    const nlohmann::json marker = {{"program", "transformer-atlas"}, {"output", m_kind}, {"files", files}};
+    writeFileAtomically((fs::path(m_staging) / kMarker).string(), marker.dump(1) + "\n");
+    syncDirectory(m_staging);
     if (!fs::exists(m_target, ec)) {
         if (::rename(m_staging.c_str(), m_target.c_str()) != 0)
             throw Error(m_target + ": cannot move the new directory into place: " + std::strerror(errno));

@@ -1,8 +1,6 @@
 #pragma once
 
-#include <functional>
 #include <string>
-#include <vector>
 
 namespace atlas {
 
@@ -14,27 +12,34 @@ namespace atlas {
 // is absent but never mixed) and removes the old content. A staging directory that was never committed is removed
 // by the destructor, or, if the process died, by the next StagedDirectory for the same target.
 //
-// The target must be absent, empty, or a directory this program wrote before (it holds `marker`): a directory of
-// other files is refused rather than replaced. Where the marker's name is common (a model's config.json), give the
-// whole list instead: then the target may hold those files only.
+// The target must be absent, empty, or a directory this program wrote before as the same kind of output: it holds
+// the marker `.transformer-atlas-output.json`, written at each commit, which names the program, the output kind
+// ("dump", "lesson render" …) and every file written. Any other directory is refused, and so is one where a file
+// the marker does not list has appeared since (a user's notes beside a dump): nothing this program did not write is
+// ever deleted.
 class StagedDirectory
 {
 public:
-    StagedDirectory(const std::string &target, const std::string &marker);
-    StagedDirectory(const std::string &target, const std::vector<std::string> &ownFiles);
+    static constexpr const char *kMarker = ".transformer-atlas-output.json";
+
+    // `kind` names the output in the marker and in messages: "dump", "lesson render", "new-model".
+    StagedDirectory(const std::string &target, const std::string &kind);
     ~StagedDirectory();
     StagedDirectory(const StagedDirectory &) = delete;
     StagedDirectory &operator=(const StagedDirectory &) = delete;
 
     // Where to write the files.
     const std::string &path() const { return m_staging; }
-    // Replaces the target with the staged files. Throws atlas::Error naming the target; the target is then unchanged.
+    // Writes the marker, then replaces the target with the staged files. Throws atlas::Error naming the target;
+    // the target is then unchanged.
     void commit();
 
-private:
-    // Resolves the target, refuses one `acceptable` says is not ours, and makes the staging directory.
-    void stage(const std::string &target, const std::function<std::string(const std::string &)> &refusal);
+    // Why `directory` may not be replaced by an output of `kind`, or "" when it may (it is empty, or this
+    // program's own output of that kind with no other file in it).
+    static std::string refusal(const std::string &directory, const std::string &kind);
 
+private:
+    std::string m_kind;
     std::string m_target;
     std::string m_staging;
     bool m_committed = false;

@@ -48,6 +48,10 @@ public:
             const std::string &line = m_lines[m_at];
             if (line.starts_with("## ")) {
                 finishStep();
+                if (m_lesson.steps.size() >= size_t(limits::kLessonSteps))
+                    fail(lineNumber(),
+                        "a lesson has at most " + std::to_string(limits::kLessonSteps)
+                            + " steps (each is drawn for render and export); split it into several lessons");
                 m_step = LessonStep {};
                 m_step.title = trimmed(line.substr(3));
                 m_step.line = lineNumber();

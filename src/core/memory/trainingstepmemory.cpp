@@ -103,6 +103,16 @@ int64_t predictedActivationBytes(const ModelConfig &c, int tokens, const MemoryO
     return 0;
 }
 
+double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const MemoryOptions &options)
+{
+    const double T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
+    // predictedActivationBytes's plain count in double, an upper bound of the other strategies' counts that cannot
+    // wrap; the strategies' own count where it is smaller and representable
+    const double plain = L * f * (8 * T * D + 2 * T * F + H * T * T) + f * (2 * T * D + 2 * T * V);
+    const double activations = plain < 1e18 ? double(predictedActivationBytes(c, tokens, options)) : plain;
+    return 16.0 * double(Model::parameterCountOf(c)) + activations;
+}
+
 int64_t peakResidentBytes()
 {
     std::ifstream status("/proc/self/status");

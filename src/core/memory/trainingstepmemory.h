@@ -54,6 +54,11 @@ double timeTrainingStep(Model &model, const std::vector<TrainingSequence> &seque
 // not in the formula: the measured peak minus this count is what the textbook leaves out.
 int64_t predictedActivationBytes(const ModelConfig &config, int tokens, const MemoryOptions &options);
 
+// What one training step of a model of `config` on `tokens` tokens needs at least, before anything is allocated:
+// the parameters with their gradients and AdamW's two moments (16 bytes a parameter) plus
+// predictedActivationBytes(). In double: huge shapes must not wrap.
+double estimatedTrainingStepBytes(const ModelConfig &config, int tokens, const MemoryOptions &options);
+
 // The peak resident set size of this process so far (VmHWM of /proc/self/status), 0 where unavailable.
 int64_t peakResidentBytes();
 

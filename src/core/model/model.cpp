@@ -233,6 +233,21 @@ std::map<std::string, Tensor *> Model::parameters()
     return parameterMap<Model, Tensor *>(*this);
 }
 
+int64_t Model::parameterCountOf(const ModelConfig &config)
+{
+    Model m;
+    m.config = config;
+    m.allocateBlocks();
+    int64_t n = 0;
+    forEachParameter(m, [&n](const std::string &, const Shape &shape, Tensor &) {
+        int64_t elements = 1;
+        for (const int64_t d : shape)
+            elements *= d;
+        n += elements;
+    });
+    return n;
+}
+
 int64_t Model::parameterCount() const
 {
     int64_t n = 0;

@@ -80,6 +80,9 @@ public:
     std::map<std::string, const Tensor *> parameters() const;
     std::map<std::string, Tensor *> parameters();
     int64_t parameterCount() const;
+    // The parameters a model of `config` has, counted from the shapes alone (nothing is allocated): for an
+    // estimate of the memory a request implies before it is made.
+    static int64_t parameterCountOf(const ModelConfig &config);
 };
 
 // `model` when `tokens` fit its context. Otherwise, for positions computed at any distance (every kind but learned),

@@ -163,7 +163,9 @@ void ModelConfig::validate(const std::string &source) const
         "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
     require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,
         "atlas_relative_max_distance must exceed half of atlas_relative_buckets");
-    require(experts != 1, "atlas_experts must be 0 (dense feed-forward layers) or at least 2");
+    require(experts >= kExperts.minimum && experts <= kExperts.maximum && experts != 1,
+        "atlas_experts must be 0 (dense feed-forward layers) or 2.." + std::to_string(kExperts.maximum) + ", is "
+            + std::to_string(experts));
     require(experts == 0 || (expertTopK >= 1 && expertTopK <= experts),
         "atlas_expert_top_k must be in 1..atlas_experts (" + std::to_string(experts) + "), is "
             + std::to_string(expertTopK));
@@ -181,6 +183,10 @@ void ModelConfig::validate(const std::string &source) const
         require(id >= 0 && id < vocab,
             "atlas_special_tokens: '" + name + "' has id " + std::to_string(id) + ", outside the vocabulary [0, "
                 + std::to_string(vocab) + ")");
+        require(tokenizer != "bytes" || id >= 256,
+            "atlas_special_tokens: '" + name + "' has id " + std::to_string(id)
+                + ", which is a byte's (the byte tokenizer's ids are 0..255): special tokens take the ids after the "
+                  "ordinary tokens");
         if (i > 0 && specialTokens[i - 1].second == id)
             require(false,
                 "atlas_special_tokens: '" + specialTokens[i - 1].first + "' and '" + name + "' share id "
@@ -304,9 +310,14 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
         if (!specials.is_object() || specials.size() > 4096)
             throw Error(source + ": key 'atlas_special_tokens' must map at most 4096 names to token ids");
         for (const auto &[name, id] : specials.items()) {
+            const std::string where = source + ": key 'atlas_special_tokens': '" + name + "'";
             if (!id.is_number_integer())
-                throw Error(source + ": key 'atlas_special_tokens': '" + name + "' must map to a token id");
-            c.specialTokens.push_back({name, int(std::clamp<int64_t>(id.get<int64_t>(), -1, INT_MAX))});
+                throw Error(where + " must map to a token id, is " + shownJson(id));
+            if (id.is_number_unsigned() ? id.get<uint64_t>() > uint64_t(INT_MAX)
+                                        : id.get<int64_t>() < 0 || id.get<int64_t>() > INT_MAX)
+                throw Error(where + " has id " + shownJson(id) + ", outside the vocabulary [0, "
+                    + std::to_string(c.vocab) + ")");
+            c.specialTokens.push_back({name, int(id.get<int64_t>())});
         }
         std::sort(c.specialTokens.begin(), c.specialTokens.end(),
             [](const auto &a, const auto &b) { return a.second < b.second; });

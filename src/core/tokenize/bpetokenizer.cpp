@@ -163,7 +163,7 @@ void BpeVocabulary::readVocab(const std::string &path)
     std::string bytes;
     for (const auto &[key, value] : json.items()) {
         if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
-            throw Error(path + ": token '" + key + "' has id " + value.dump() + "; ids are integers 0.."
+            throw Error(path + ": token '" + key + "' has id " + shownJson(value) + "; ids are integers 0.."
                 + std::to_string(kMaxTokenId));
         const int id = value.get<int>();
         if (size_t(id) >= idBytes.size()) {

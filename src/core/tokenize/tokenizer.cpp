@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "tokenize/bpetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
+#include "util/commalist.h"
 #include "util/error.h"
 
 #include <charconv>
@@ -102,22 +103,28 @@ std::string ByteTokenizer::piece(int id) const
 std::vector<int> parseTokenList(const std::string &text)
 {
     std::vector<int> ids;
-    size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && (text[i] == ',' || text[i] == ' ' || text[i] == '\t' || text[i] == '\n'))
-            ++i;
-        if (i >= text.size())
-            break;
-        size_t j = i;
-        while (j < text.size() && text[j] != ',' && text[j] != ' ' && text[j] != '\t' && text[j] != '\n')
-            ++j;
-        int value = 0;
-        auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + j, value);
-        if (ec != std::errc() || ptr != text.data() + j || value < 0)
-            throw Error(
-                "token list: '" + text.substr(i, j - i) + "' is not a token id (expected non-negative integers)");
-        ids.push_back(value);
-        i = j;
+    if (text.find_first_not_of(" \t\n") == std::string::npos)
+        return ids;
+    const auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+    for (const std::string &item : splitCommaList(text)) {
+        if (item.find_first_not_of(" \t\n") == std::string::npos)
+            throw Error("token list '" + text + "': an empty item (two commas in a row, or a comma at an end)");
+        for (size_t i = 0; i < item.size();) { // items may also be separated by white space: "1 2 3"
+            if (isSpace(item[i])) {
+                ++i;
+                continue;
+            }
+            size_t j = i;
+            while (j < item.size() && !isSpace(item[j]))
+                ++j;
+            int value = 0;
+            auto [ptr, ec] = std::from_chars(item.data() + i, item.data() + j, value);
+            if (ec != std::errc() || ptr != item.data() + j || value < 0)
+                throw Error(
+                    "token list: '" + item.substr(i, j - i) + "' is not a token id (expected non-negative integers)");
+            ids.push_back(value);
+            i = j;
+        }
     }
     return ids;
 }

@@ -145,6 +145,13 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std
     model->directory = directory;
     model->name = fs::path(directory).filename().empty() ? fs::path(directory).parent_path().filename().string()
                                                          : fs::path(directory).filename().string();
+    if (!memory) { // the saved settings: a problem names this file's keys, not the command line's options
+        MemoryOptionFields fields;
+        fields.strategy = source + ": key 'memory_strategy'";
+        fields.checkpointEvery = source + ": key 'checkpoint_every'";
+        fields.ffnChunks = source + ": key 'ffn_chunks'";
+        validateMemoryOptions(o.memory, model->config, model->config.context, fields);
+    }
     std::unique_ptr<Trainer> trainer;
     try {
         trainer = std::make_unique<Trainer>(model, task, o);

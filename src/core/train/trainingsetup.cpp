@@ -1,6 +1,8 @@
 #include "train/trainingsetup.h"
 
+#include "memory/trainingstepmemory.h"
 #include "tokenize/specialtokenstokenizer.h"
+#include "util/memorycheck.h"
 
 #include <cmath>
 
@@ -37,6 +39,11 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.decoderSample = tokenizer.decode(example.tokens);
     config.task = task->name();
     config.validate("train --task " + run.task);
+    checkFitsInMemory(estimatedTrainingStepBytes(config, config.context, run.options.memory),
+        "training a model of " + std::to_string(config.layers) + " layers of width " + std::to_string(config.dModel)
+            + (config.experts > 0 ? " with " + std::to_string(config.experts) + " experts" : std::string()) + " ("
+            + std::to_string(Model::parameterCountOf(config)) + " parameters, with their gradients, AdamW's moments "
+            + "and one sequence's activations)");
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
     model->name = run.task;
     return std::make_unique<Trainer>(model, run.task, run.options);

@@ -183,6 +183,11 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
     if (spec.query >= tokens)
         return key("query",
             "query " + std::to_string(spec.query) + " is outside the input's " + std::to_string(tokens) + " tokens");
+    const int keys = run.site.cross ? int(run.input.source.size()) : tokens; // cross-attention's keys: the source
+    if (spec.key >= keys)
+        return key("key",
+            "key " + std::to_string(spec.key) + " is outside the " + std::to_string(keys) + " "
+                + (run.site.cross ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)");
     if (const KeyProblem problem = objectiveProblem(spec, *run.model, run.input.tokens); !problem.why.empty())
         return key(problem.key, problem.why);
     std::string tensor; // the one tensor the view cannot draw without
@@ -190,9 +195,11 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
     if (spec.view == "tensor")
         tensor = spec.tensor;
-    else if (spec.view == "attention" || spec.view == "lines" || spec.view == "mask" || spec.view == "kernels"
-        || spec.view == "lsh" || spec.view == "approximation")
+    else if (spec.view == "attention" || spec.view == "lines" || spec.view == "kernels" || spec.view == "lsh"
+        || spec.view == "approximation")
         tensor = names::attentionTensor(run.site, spec.layer, "probs");
+    else if (spec.view == "mask") // scores and mask before softmax, the probabilities once it has run
+        tensor = names::attentionTensor(run.site, spec.layer, "scores");
     else if (spec.view == "heads")
         tensor = names::attentionTensor(run.site, 0, "probs");
     else if (spec.view == "next-token")

@@ -128,7 +128,7 @@ public:
             fail(std::string("expected an integer, got ") + typeName(value));
         if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(INT_MAX)
                                        : value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX)
-            fail("integer " + value.dump() + " is out of range");
+            fail("integer " + shownJson(value) + " is out of range");
         const int v = value.get<int>();
         if (v < minimum)
             fail("must be " + rule + ", got " + std::to_string(v));
@@ -141,7 +141,7 @@ public:
             fail(std::string("expected a number, got ") + typeName(value));
         const double v = value.get<double>();
         if (!std::isfinite(v) || v <= 0 || v > maximum)
-            fail("must be above 0 and at most " + Json(maximum).dump() + ", got " + value.dump());
+            fail("must be above 0 and at most " + Json(maximum).dump() + ", got " + shownJson(value));
         return v;
     }
 
@@ -174,7 +174,7 @@ public:
             const Json &e = value[i];
             if (!e.is_number_integer() || (!e.is_number_unsigned() && e.get<int64_t>() < 0)
                 || (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT_MAX)))
-                fail("element " + std::to_string(i) + " must be a non-negative integer, got " + e.dump());
+                fail("element " + std::to_string(i) + " must be a non-negative integer, got " + shownJson(e));
             out.push_back(e.get<int>());
         }
         return out;
