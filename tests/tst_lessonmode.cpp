@@ -6,17 +6,21 @@
 #include "mainwindow.h"
 #include "panels/lessonpanel.h"
 #include "panels/trainpanel.h"
+#include "panels/wrappingchoice.h"
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "zoomcontroller.h"
 
+#include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
+#include <QLabel>
 #include <QMenuBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -140,6 +144,58 @@ private slots:
         QCOMPARE(window.zoom()->zoom(), 1.0);
         QVERIFY(window.menuBar()->isVisible());
         QVERIFY(!QTest::currentTestFailed());
+    }
+
+    // A long answer wraps inside the lesson panel, in the panel and in F5: nothing is cut at the right edge and the
+    // panel never scrolls sideways; a click on an answer's text picks it (issue 28, "the first fix lecturers need").
+    void longAnswersWrapInThePanel()
+    {
+        QTemporaryDir dir;
+        const QString long1 = QString("a long answer that goes on and on about queries, keys and values ").repeated(4),
+                      long2 = QString("another answer, every bit as long, so that no panel could fit it ").repeated(4);
+        const QString path = dir.filePath("wrap.md");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(("---\ntitle: Wrap\nlecture: none\nminutes: 1\nmodels: reverse\n---\n\n## One question\n\n"
+            + QString("Step text that is long enough to need several lines in a narrow panel. ").repeated(6)
+            + "\n\n```view\n{\"model\": \"reverse\", \"text\": \"abcd>\"}\n```\n\n```question\nchoose: Which?\n- [x] "
+            + long1 + "\n- [ ] " + long2
+            + "\nexplain: " + QString("Because of a reason that takes a while to explain. ").repeated(6) + "\n```\n")
+                       .toUtf8());
+        file.close();
+        Session session;
+        MainWindow window(&session);
+        window.resize(1280, 720);
+        window.show();
+        window.findChild<QDockWidget *>("Lessons")->show();
+        QVERIFY(window.lessons()->open(path));
+        waitIdle(session);
+        for (const bool presenting : {false, true}) {
+            if (presenting)
+                QTest::keyClick(&window, Qt::Key_F5);
+            QTest::qWait(100);
+            const QList<WrappingChoice *> choices = window.lessonPanel()->findChildren<WrappingChoice *>();
+            QCOMPARE(choices.size(), 2);
+            auto *scroll = window.lessonPanel()->findChild<QScrollArea *>();
+            QVERIFY(scroll && scroll->widget());
+            QVERIFY2(scroll->widget()->width() <= scroll->viewport()->width(),
+                qPrintable(QString("the body is %1 px in a %2 px panel")
+                               .arg(scroll->widget()->width())
+                               .arg(scroll->viewport()->width())));
+            for (WrappingChoice *choice : choices) {
+                QLabel *label = choice->label();
+                const int right = label->mapTo(scroll->viewport(), QPoint(label->width(), 0)).x();
+                QVERIFY2(right <= scroll->viewport()->width(), qPrintable(label->text().left(30)));
+                QVERIFY2(label->height() + 1 >= label->heightForWidth(label->width()), "the answer is cut");
+            }
+            shoot(window, presenting ? "lesson-wrapped-answers-f5" : "lesson-wrapped-answers");
+            QTest::mouseClick(choices[1]->label(), Qt::LeftButton);
+            QVERIFY(choices[1]->button()->isChecked());
+            QTest::mouseClick(choices[0]->label(), Qt::LeftButton);
+            QVERIFY(choices[0]->button()->isChecked());
+            QVERIFY(!choices[1]->button()->isChecked()); // one answer: the buttons stay exclusive
+        }
+        QTest::keyClick(&window, Qt::Key_Escape);
     }
 
     void positionKeptBetweenRuns()

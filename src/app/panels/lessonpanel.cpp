@@ -1,19 +1,19 @@
 #include "panels/lessonpanel.h"
 
 #include "lesson/lessonlibrary.h"
+#include "panels/wrappingchoice.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "viewmodel/viewinput.h"
 #include "views/tokenchipstrip.h"
 
-#include <QCheckBox>
+#include <QButtonGroup>
 #include <QEvent>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
-#include <QRadioButton>
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QTextBlock>
@@ -261,12 +261,13 @@ void LessonPanel::addQuestion(int index)
     auto *button = new QPushButton(box);
     if (question.kind == LessonQuestion::Kind::Choose) {
         const bool single = question.correct.size() == 1;
+        auto *group = new QButtonGroup(box); // each button sits in its own row widget: exclusive through the group
+        group->setExclusive(single);
         for (const std::string &choice : question.choices) {
-            QAbstractButton *option = single ? static_cast<QAbstractButton *>(new QRadioButton(box))
-                                             : static_cast<QAbstractButton *>(new QCheckBox(box));
-            option->setText(QString::fromStdString(choice));
+            auto *option = new WrappingChoice(QString::fromStdString(choice), single, box);
+            group->addButton(option->button());
             layout->addWidget(option);
-            m_choiceBoxes[size_t(index)].push_back(option);
+            m_choiceBoxes[size_t(index)].push_back(option->button());
         }
         button->setText(tr("Check"));
         button->setToolTip(single ? tr("Pick one answer, then check it") : tr("Tick every right answer, then check"));
