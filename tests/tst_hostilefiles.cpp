@@ -3,6 +3,7 @@
 // full disk, and the messages each of these gives.
 #include "attention/attentionsweep.h"
 #include "clitesting.h"
+#include "errortesting.h"
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "io/safetensors.h"
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 using namespace atlas;
+using atlas::testing::errorFrom;
 
 namespace {
 
@@ -60,17 +62,6 @@ QByteArray read(const QString &path)
 std::string deepArray()
 {
     return std::string(100000, '[') + std::string(100000, ']');
-}
-
-// The message of what `f` throws, or "" when it throws nothing.
-std::string errorOf(const std::function<void()> &f)
-{
-    try {
-        f();
-    } catch (const Error &e) {
-        return e.what();
-    }
-    return {};
 }
 
 // A safetensors file whose header is `header`.
@@ -106,21 +97,22 @@ private slots:
         QFETCH(int, entry);
         QTemporaryDir dir;
         const std::string d = dir.path().toStdString(), deep = deepArray();
-        std::string message;
+        QString message;
         switch (entry) {
         case 0:
-            message = errorOf([&] { ViewSpec::fromJson(R"({"view": "attention", "layer": )" + deep + "}", "s.json"); });
+            message
+                = errorFrom([&] { ViewSpec::fromJson(R"({"view": "attention", "layer": )" + deep + "}", "s.json"); });
             break;
         case 1:
-            message = errorOf([&] { ModelConfig::fromJson(R"({"n_layer": )" + deep + "}", "config.json"); });
+            message = errorFrom([&] { ModelConfig::fromJson(R"({"n_layer": )" + deep + "}", "config.json"); });
             break;
         case 2:
             writeFileAtomically(d + "/m.safetensors",
                 safetensorsWith(R"({"w": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 0]}})"));
-            message = errorOf([&] { SafetensorsFile(d + "/m.safetensors"); });
+            message = errorFrom([&] { SafetensorsFile(d + "/m.safetensors"); });
             break;
         case 3:
-            message = errorOf([&] {
+            message = errorFrom([&] {
                 parseLesson("---\ntitle: t\nlecture: l\nminutes: 1\nmodels: reverse\n---\n## Step\n```view\n"
                         + std::string(R"({"layer": )") + deep + "}\n```\n",
                     "deep.md");
@@ -129,14 +121,14 @@ private slots:
         case 4:
             writeFileAtomically(d + "/vocab.json", R"({"a": )" + deep + "}");
             writeFileAtomically(d + "/merges.txt", "#version: 0.2\n");
-            message = errorOf([&] { Tokenizer::forDirectory(d); });
+            message = errorFrom([&] { Tokenizer::forDirectory(d); });
             break;
         case 5:
-            message = errorOf([&] { attention::parseAttentionSweep(R"({"kernels": )" + deep + "}", "sweep.json"); });
+            message = errorFrom([&] { attention::parseAttentionSweep(R"({"kernels": )" + deep + "}", "sweep.json"); });
             break;
         case 6:
             writeFileAtomically(d + "/checkpoint.json", R"({"current": )" + deep + "}");
-            message = errorOf([&] { CheckpointDirectory(d).current(); });
+            message = errorFrom([&] { CheckpointDirectory(d).current(); });
             break;
         case 7: {
             const Result trained = run({"train", "--task", "reverse", "--out", dir.path() + "/run", "--steps", "1",
@@ -144,16 +136,16 @@ private slots:
             QVERIFY2(trained.code == 0, qPrintable(trained.err));
             const std::string state = CheckpointDirectory(d + "/run").current();
             writeFileAtomically(state + "/trainer.json", R"({"steps": )" + deep + "}");
-            message = errorOf([&] { Trainer::resume(d + "/run"); });
+            message = errorFrom([&] { Trainer::resume(d + "/run"); });
             break;
         }
         case 8:
             std::filesystem::create_directories(d + "/out");
             writeFileAtomically(d + "/out/" + StagedDirectory::kMarker, R"({"program": )" + deep + "}");
-            message = StagedDirectory::refusal(d + "/out", "dump");
+            message = QString::fromStdString(StagedDirectory::refusal(d + "/out", "dump"));
             break;
         }
-        QVERIFY2(message.find("nested deeper than 64 levels") != std::string::npos, message.c_str());
+        QVERIFY2(message.contains("nested deeper than 64 levels"), qPrintable(message));
         QVERIFY2(message.size() < 1000, "the message carries the deep value");
     }
 
@@ -162,20 +154,19 @@ private slots:
     {
         const nlohmann::json nested = parseJson("[[1], [2], [3]]", "x");
         QCOMPARE(shownJson(nested), std::string("an array of 3 values"));
-        QCOMPARE(shownJson(parseJson(R"({"a": {"b": 1}})", "x")), std::string("an object of 1 keys"));
+        QCOMPARE(shownJson(parseJson(R"({"a": {"b": 1}})", "x")), std::string("an object of 1 key"));
         QCOMPARE(shownJson(parseJson("1.5", "x")), std::string("1.5"));
-        const std::string message = errorOf([] { ModelConfig::fromJson(R"({"n_layer": [[[[1]]]]})", "config.json"); });
-        QVERIFY2(
-            message.find("config.json: key 'n_layer' must be an integer, is an array of 1 values") != std::string::npos,
-            message.c_str());
-        const std::string header = errorOf([] {
+        const QString message = errorFrom([] { ModelConfig::fromJson(R"({"n_layer": [[[[1]]]]})", "config.json"); });
+        QVERIFY2(message.contains("config.json: key 'n_layer' must be an integer, is an array of 1 value"),
+            qPrintable(message));
+        const QString header = errorFrom([] {
             QTemporaryDir dir;
             const std::string path = dir.path().toStdString() + "/m.safetensors";
             writeFileAtomically(path, safetensorsWith("{not json"));
             SafetensorsFile file(path);
         });
-        QVERIFY2(header.find("m.safetensors: header: not valid JSON") != std::string::npos, header.c_str());
-        QVERIFY2(header.find("[json.exception") == std::string::npos, header.c_str());
+        QVERIFY2(header.contains("m.safetensors: header: not valid JSON"), qPrintable(header));
+        QVERIFY2(!header.contains("[json.exception"), qPrintable(header));
     }
 
     // A FIFO (no writer) where a file is expected is refused at once by every command that reads one; it used to
@@ -329,8 +320,8 @@ private slots:
 
         const QString loop = dir.filePath("loop");
         QVERIFY(QFile::link(loop, loop));
-        const std::string message = errorOf([&] { writeFileAtomically(loop.toStdString(), "{}"); });
-        QVERIFY2(message.find("loop: cannot follow the symbolic link") != std::string::npos, message.c_str());
+        const QString message = errorFrom([&] { writeFileAtomically(loop.toStdString(), "{}"); });
+        QVERIFY2(message.contains("loop: cannot follow the symbolic link"), qPrintable(message));
         const Result r = run({"render", "--spec", loop, "--out", dir.filePath("x.png")});
         QVERIFY2(r.code == 1 && r.err.contains("loop:") && !r.err.contains("unexpected error"), qPrintable(r.err));
         const Result dumped = run({"dump", "--model", loop, "--tokens", "1", "--out", dir.filePath("d")});
@@ -428,9 +419,8 @@ private slots:
         std::string text = "---\ntitle: Long\nlecture: none\nminutes: 1\nmodels: reverse\n---\n";
         for (int i = 0; i < 201; ++i)
             text += "## Step " + std::to_string(i) + "\n\nText.\n\n```view\n{}\n```\n\n";
-        const std::string message = errorOf([&] { parseLesson(text, "long.md"); });
-        QVERIFY2(
-            message.find("long.md:") == 0 && message.find("at most 200 steps") != std::string::npos, message.c_str());
+        const QString message = errorFrom([&] { parseLesson(text, "long.md"); });
+        QVERIFY2(message.startsWith("long.md:") && message.contains("at most 200 steps"), qPrintable(message));
     }
 };
 

@@ -4,6 +4,7 @@
 #include "analysis/objectiveexample.h"
 #include "focusedkeys.h"
 #include "mainwindow.h"
+#include "panels/inputpanel.h"
 #include "session/session.h"
 #include "viewnavigator.h"
 #include "views/fillcards.h"
@@ -342,6 +343,29 @@ private slots:
         QCOMPARE(session.cursor(), 0);
         QVERIFY(FocusedKeys::widgetUsesKey(&slider, QKeyEvent(QEvent::KeyPress, Qt::Key_End, Qt::NoModifier)));
         QVERIFY(!FocusedKeys::widgetUsesKey(&slider, QKeyEvent(QEvent::KeyPress, Qt::Key_Space, Qt::NoModifier)));
+    }
+
+    // An input the session refuses leaves the box on the input the views show, not on the refused text (issue 28).
+    void aRefusedInputLeavesTheBoxOnWhatRan()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
+        const QString before = box->text();
+        const std::vector<int> ran = session.input().tokens;
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        box->setFocus();
+        box->setText("#1,2,999");
+        QTest::keyClick(box, Qt::Key_Return);
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 20000);
+        waitIdle(session);
+        QCOMPARE(session.input().tokens, ran);
+        QCOMPARE(box->text(), before);
     }
 
     void badInputKeepsTheAppRunning()

@@ -79,6 +79,7 @@ class TestViews : public QObject
 
 private slots:
     void downsampleMeans();
+    void numbersReadAtEveryScale();
     void downsampleKeepsSmallMatrices();
     void colormapsHaveMatplotlibEnds();
     void attentionCellsAreProbabilities();
@@ -94,6 +95,17 @@ private slots:
     void exportsCarryNoInterface();
     void headSwitchAt2048Tokens();
 };
+
+// Powers of ten from the decimal conversion: a subnormal (a temperature of 5e-324) read 'inf×10⁻³²³' when the
+// mantissa was found by dividing by 10^exponent (issue 27).
+void TestViews::numbersReadAtEveryScale()
+{
+    QCOMPARE(formatNumber(5e-324), QString::fromUtf8("4.941×10⁻³²⁴"));
+    QCOMPARE(formatNumber(123456), QString::fromUtf8("1.235×10⁵"));
+    QCOMPARE(formatNumber(-0.000123), QString::fromUtf8("−1.23×10⁻⁴"));
+    QCOMPARE(formatNumber(999999), QString::fromUtf8("1×10⁶")); // rounds up into the next power
+    QCOMPARE(formatNumber(0.5), QStringLiteral("0.5"));
+}
 
 void TestViews::downsampleMeans()
 {

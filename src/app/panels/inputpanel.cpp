@@ -65,7 +65,20 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     connect(m_decoderText, &QLineEdit::returnPressed, this, &InputPanel::submit);
     connect(run, &QPushButton::clicked, this, &InputPanel::submit);
     connect(m_chips, &TokenChipStrip::chipClicked, m_session, &Session::togglePadding);
-    connect(m_session, &Session::inputChanged, this, &InputPanel::showInput);
+    connect(m_session, &Session::inputChanged, this, [this] {
+        m_submitting = false;
+        showInput();
+    });
+    // A refused input (too long, an id outside the vocabulary) leaves the views on the last input that ran: the
+    // boxes show that input again, so that they never disagree with the chips and the views; the message says what
+    // was refused.
+    connect(m_session, &Session::errorOccurred, this, [this] {
+        if (!m_submitting)
+            return;
+        m_submitting = false;
+        m_text->setText(displayedInput());
+        m_decoderText->setText(QString::fromStdString(m_session->spec().decoderText));
+    });
     connect(m_session, &Session::specChanged, this, [this] {
         if (!m_text->hasFocus())
             m_text->setText(displayedInput());
@@ -89,6 +102,7 @@ QScrollArea *InputPanel::chipRow(TokenChipStrip *chips)
 void InputPanel::submit()
 {
     emit submitted(); // the window moves the focus to the view, so Space, Home and the arrows step again
+    m_submitting = true;
     const QString text = m_text->text();
     if (text.startsWith('#')) {
         try {

@@ -39,6 +39,7 @@ private:
     QLabel *m_sourceLabel;
     QLabel *m_decoderLabel;
     QLineEdit *m_decoderText;
+    bool m_submitting = false; // an input was submitted and has neither run nor been refused yet
     TokenChipStrip *m_decoderChips;
     QScrollArea *m_decoderScroll = nullptr;
 };

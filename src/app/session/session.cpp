@@ -232,7 +232,7 @@ void Session::setAttention(
     rerun();
 }
 
-void Session::runInput(Input input)
+void Session::runInput(Input input, std::function<void(ViewSpec &)> ran)
 {
     if (!m_model)
         return;
@@ -247,7 +247,7 @@ void Session::runInput(Input input)
     if (model != m_model)
         emit noticed(pastTrainingLength(*m_model, length));
     const size_t budget = m_memoryBudget;
-    runJob([this, model, input, budget]() -> Commit {
+    runJob([this, model, input, budget, ran]() -> Commit {
         auto engine = std::make_unique<Engine>(model, input, EngineOptions {true, budget});
         engine->runToEnd([this](int done, int total) {
             QMetaObject::invokeMethod(this, [this, done, total] { emit progressChanged(done, total); });
@@ -255,8 +255,10 @@ void Session::runInput(Input input)
         });
         m_engine = std::move(engine);
         Commit publish = snapshot();
-        return [this, input, publish] {
+        return [this, input, publish, ran] {
             m_input = input;
+            if (ran)
+                ran(m_spec);
             emit inputChanged();
             publish();
         };
@@ -268,10 +270,7 @@ void Session::setText(const QString &text, const QString &decoderText)
     if (!m_tokenizer)
         return;
     try {
-        if (!setTokens(m_tokenizer->encode(text.toStdString()), decoderText))
-            return;
-        m_spec.text = text.toStdString();
-        m_spec.tokens.clear();
+        runTokens(m_tokenizer->encode(text.toStdString()), decoderText, text.toStdString());
     } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
     }
@@ -279,27 +278,39 @@ void Session::setText(const QString &text, const QString &decoderText)
 
 bool Session::setTokens(const std::vector<int> &tokens, const QString &decoderText)
 {
+    return runTokens(tokens, decoderText, std::nullopt);
+}
+
+bool Session::runTokens(
+    const std::vector<int> &tokens, const QString &decoderText, const std::optional<std::string> &text)
+{
     if (!m_model)
         return false;
     Input input;
+    const bool twoStacks = m_model->config.isEncoderDecoder();
     try {
-        if (m_model->config.isEncoderDecoder()) {
+        if (twoStacks) {
             if (decoderText.isEmpty())
                 throw Error(m_model->name + " is an encoder-decoder: its decoder needs an input too (the Decoder box; "
                     + "'" + m_model->config.decoderSample.substr(0, 1) + "' starts its output)");
             input.source = tokens;
             input.tokens = m_tokenizer->encode(decoderText.toStdString());
-            m_spec.decoderText = decoderText.toStdString();
-            m_spec.decoderTokens.clear();
         } else
             input.tokens = tokens;
     } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
         return false;
     }
-    m_spec.tokens = tokens;
-    m_spec.padding.clear();
-    runInput(input);
+    runInput(input, [tokens, text, twoStacks, decoder = decoderText.toStdString()](ViewSpec &spec) {
+        if (twoStacks) {
+            spec.decoderText = decoder;
+            spec.decoderTokens.clear();
+        }
+        spec.tokens = text ? std::vector<int> {} : tokens;
+        if (text)
+            spec.text = *text;
+        spec.padding.clear();
+    });
     return true;
 }
 

@@ -118,7 +118,10 @@ private:
     void runJob(Job job);
     names::AttentionSite viewSite() const; // the attention the spec's view draws (viewSiteOf)
     void finishJob();
-    void runInput(Input input); // a new engine on `input`, run to the end
+    // A new engine on `input`, run to the end; `ran` then updates the spec to name that input (set with the result,
+    // so that a refused input never becomes the spec the views are said to show).
+    void runInput(Input input, std::function<void(ViewSpec &)> ran = {});
+    bool runTokens(const std::vector<int> &tokens, const QString &decoderText, const std::optional<std::string> &text);
     void rerun(); // runInput(m_input) now, or when the job in progress is done
     Commit snapshot(); // on the worker: what the GUI thread publishes after an engine change
     // Starts the analysis the spec's view needs for the current trace, unless the one on hand or under way fits.

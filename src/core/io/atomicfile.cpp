@@ -182,7 +182,7 @@ std::string fileKind(unsigned mode)
         return "a block device";
     if (S_ISSOCK(mode))
         return "a socket";
-    return "not a regular file";
+    return "a special file";
 }
 
 int openRegularFile(const std::string &path)

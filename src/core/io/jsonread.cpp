@@ -50,10 +50,12 @@ Json parseJson(const std::string &text, const std::string &source, const JsonEve
 
 std::string shownJson(const Json &value)
 {
+    const auto count
+        = [&](const char *what) { return std::to_string(value.size()) + " " + what + (value.size() == 1 ? "" : "s"); };
     if (value.is_array())
-        return value.empty() ? "[]" : "an array of " + std::to_string(value.size()) + " values";
+        return value.empty() ? "[]" : "an array of " + count("value");
     if (value.is_object())
-        return value.empty() ? "{}" : "an object of " + std::to_string(value.size()) + " keys";
+        return value.empty() ? "{}" : "an object of " + count("key");
     std::string s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
     return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
