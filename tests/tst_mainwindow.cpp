@@ -39,6 +39,16 @@ private:
         QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000);
     }
 
+    // The window shown at 1400×900 on tiny-bytes, its default input run to the end.
+    void showOnTinyBytes(Session &session, MainWindow &window)
+    {
+        window.resize(1400, 900);
+        window.show();
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+    }
+
     void screenshot(QWidget &w, const QString &name)
     {
         const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS");
@@ -105,11 +115,8 @@ private slots:
     {
         Session session;
         MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
-        session.openModel("tiny-bytes");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        showOnTinyBytes(session, window);
+        QVERIFY(session.program() != nullptr);
         window.showViewKind("heads");
         QTest::qWait(50);
         View *grid = window.currentView();
@@ -298,11 +305,8 @@ private slots:
     {
         Session session;
         MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
-        session.openModel("tiny-bytes");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        showOnTinyBytes(session, window);
+        QVERIFY(session.program() != nullptr);
         const int total = int(session.program()->ops.size());
         QCOMPARE(session.cursor(), total);
 
@@ -350,11 +354,8 @@ private slots:
     {
         Session session;
         MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
-        session.openModel("tiny-bytes");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        showOnTinyBytes(session, window);
+        QVERIFY(session.program() != nullptr);
         QLineEdit *box = window.findChild<InputPanel *>()->textBox();
         const QString before = box->text();
         const std::vector<int> ran = session.input().tokens;
