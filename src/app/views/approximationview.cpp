@@ -290,10 +290,12 @@ void ApproximationView::showMessage(const QString &text)
     m_approx->showMessage(QString());
     m_summary->clear();
     m_plot->setSweep(nullptr);
+    m_plot->hide(); // a message never sits beside the axes of a sweep that is gone (issue 28)
 }
 
 void ApproximationView::showSweep()
 {
+    m_plot->show();
     const ApproximationSweep &s = *m_sweep;
     const int T = int(s.T);
     int index = int(s.points.size()) / 2; // approximation_value 0: the middle of the sweep
