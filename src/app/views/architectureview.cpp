@@ -14,7 +14,6 @@ namespace atlas {
 
 namespace {
 
-constexpr int kMargin = 10;
 constexpr double kFoldBelow = 0.75; // a whole diagram that would be drawn smaller than this folds its layers
 constexpr double kMinScale = 0.6; // smaller text is unreadable: the scroll area around the view scrolls instead
 
@@ -80,7 +79,7 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
     const QFontMetrics head(sizedFont(font(), 10, true));
     Layout l;
     l.gap = std::max(6, label.height() / 2);
-    l.top = kMargin + title.height() + label.height() + 2 * l.gap + head.height();
+    l.top = kViewMargin + title.height() + label.height() + 2 * l.gap + head.height();
     l.boxHeight = label.height() + 6;
     l.rowPitch = l.boxHeight + std::max(3, label.height() / 4);
     const size_t columns = m_diagram.columns.size();
@@ -105,7 +104,7 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
             l.runOfColumn[size_t(c)] = int(l.runs.size());
         l.runs.push_back(placed);
     }
-    int natural = 2 * kMargin - l.gap;
+    int natural = 2 * kViewMargin - l.gap;
     int unfolded = 0, rowsDrawn = 1;
     for (const PlacedRun &placed : l.runs) {
         natural += placed.width + l.gap;
@@ -113,17 +112,17 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
         rowsDrawn = std::max(rowsDrawn, placed.rows);
     }
     const int extra = std::max(0, width - natural);
-    int x = kMargin, widened = 0;
+    int x = kViewMargin, widened = 0;
     for (PlacedRun &placed : l.runs) { // the unfolded columns share what is left of `width`
         if (!placed.run.folded && unfolded > 0)
             placed.width += extra / unfolded + (widened++ < extra % unfolded ? 1 : 0);
         placed.x = x;
         x += placed.width + l.gap;
     }
-    const int textWidth = 2 * kMargin
+    const int textWidth = 2 * kViewMargin
         + std::max(
             title.horizontalAdvance(tr("The model, operation by operation")), label.horizontalAdvance(subtitle()));
-    l.size = {std::max({x - l.gap + kMargin, textWidth, width}), l.top + rowsDrawn * l.rowPitch + kMargin};
+    l.size = {std::max({x - l.gap + kViewMargin, textWidth, width}), l.top + rowsDrawn * l.rowPitch + kViewMargin};
     return l;
 }
 
@@ -255,13 +254,15 @@ void ArchitectureView::paintEvent(QPaintEvent *)
     const QFont titleFont = sizedFont(font(), 12, true), labelFont = sizedFont(font(), 9),
                 headFont = sizedFont(font(), 10, true);
     p.setFont(titleFont);
-    p.drawText(QPoint(kMargin, kMargin + QFontMetrics(titleFont).ascent()), tr("The model, operation by operation"));
+    p.drawText(
+        QPoint(kViewMargin, kViewMargin + QFontMetrics(titleFont).ascent()), tr("The model, operation by operation"));
     p.setFont(labelFont);
     QColor muted = colors.text;
     muted.setAlphaF(0.7f);
     p.setPen(muted);
     p.drawText(
-        QPoint(kMargin, kMargin + QFontMetrics(titleFont).height() + QFontMetrics(labelFont).ascent() + 2), subtitle());
+        QPoint(kViewMargin, kViewMargin + QFontMetrics(titleFont).height() + QFontMetrics(labelFont).ascent() + 2),
+        subtitle());
     p.setFont(headFont);
     p.setPen(colors.text);
     const int headHeight = QFontMetrics(headFont).height();

@@ -5,6 +5,8 @@
 // Byte counts as the memory views print them: KiB below a MiB, MiB above, two decimals below 100.
 namespace atlas {
 
+constexpr double kMiB = 1 << 20;
+
 struct ByteUnit
 {
     double divisor;
@@ -13,8 +15,8 @@ struct ByteUnit
 
 inline ByteUnit byteUnitFor(double bytes)
 {
-    if (bytes >= double(1 << 20))
-        return {double(1 << 20), QStringLiteral("MiB")};
+    if (bytes >= kMiB)
+        return {kMiB, QStringLiteral("MiB")};
     return {1024.0, QStringLiteral("KiB")};
 }
 

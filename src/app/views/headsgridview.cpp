@@ -28,7 +28,6 @@ namespace {
 
 constexpr int kThumbPixels = 96; // thumbnails are pooled to at most this many cells per side
 constexpr int64_t kInlineTokens = 1024; // up to this T the thumbnails are pooled at once (a few ms)
-constexpr int kMargin = 10;
 constexpr int kMinCell = 14;
 constexpr int kMaxCell = 200;
 const QColor kSelected(0xff, 0x8c, 0x00);
@@ -90,7 +89,7 @@ std::vector<QWidget *> HeadsGridView::interfaceWidgets() const
 void HeadsGridView::resizeEvent(QResizeEvent *event)
 {
     m_size->adjustSize();
-    m_size->move(width() - m_size->width() - kMargin, kMargin);
+    m_size->move(width() - m_size->width() - kViewMargin, kViewMargin);
     View::resizeEvent(event);
 }
 
@@ -114,7 +113,7 @@ int HeadsGridView::keyCount() const
 int HeadsGridView::headerTop() const
 {
     const QFontMetrics label(sizedFont(font(), 10)), title(sizedFont(font(), 12, true));
-    return kMargin + std::max(title.height() + label.height() + 8, m_size->sizeHint().height() + 4);
+    return kViewMargin + std::max(title.height() + label.height() + 8, m_size->sizeHint().height() + 4);
 }
 
 QSize HeadsGridView::sizeHint() const
@@ -127,7 +126,7 @@ QSize HeadsGridView::minimumSizeHint() const
 {
     if (m_spec.thumbnailSize > 0 && m_layers > 0 && m_heads > 0) { // the picked size whole: the view scrolls
         const Grid g = grid();
-        return {g.left + m_heads * g.cell + kMargin, g.top + m_layers * g.cell + kMargin};
+        return {g.left + m_heads * g.cell + kViewMargin, g.top + m_layers * g.cell + kViewMargin};
     }
     const QFontMetrics label(sizedFont(font(), 10)), title(sizedFont(font(), 12, true));
     const int layers = std::max(1, m_layers), heads = std::max(1, m_heads);
@@ -171,7 +170,7 @@ void HeadsGridView::refresh()
     }
     m_size->setFont(font());
     m_size->adjustSize();
-    m_size->move(width() - m_size->width() - kMargin, kMargin);
+    m_size->move(width() - m_size->width() - kViewMargin, kViewMargin);
     updateGeometry();
     update();
 }
@@ -243,7 +242,7 @@ HeadsGridView::Grid HeadsGridView::grid() const
 {
     const QFontMetrics label(sizedFont(font(), 10));
     Grid g;
-    g.left = kMargin + label.horizontalAdvance(tr("Layer %1").arg(std::max(0, m_layers - 1))) + 10;
+    g.left = kViewMargin + label.horizontalAdvance(tr("Layer %1").arg(std::max(0, m_layers - 1))) + 10;
     g.top = headerTop() + label.height() + 4;
     const int cols = std::max(1, m_heads);
     const int rows = std::max(1, m_layers);
@@ -266,8 +265,8 @@ HeadsGridView::Grid HeadsGridView::grid() const
         withThumb(m_spec.thumbnailSize, labelsFit(m_spec.thumbnailSize) ? labelWidth : 0);
         return g;
     }
-    const int w = (width() - g.left - kMargin) / cols;
-    const int h = (height() - g.top - kMargin) / rows;
+    const int w = (width() - g.left - kViewMargin) / cols;
+    const int h = (height() - g.top - kViewMargin) / rows;
     const int cell = std::clamp(std::min(w, h), kMinCell, kMaxCell);
     withThumb(cell - std::max(4, cell / 12), 0);
     if (const int labelled = (std::min(w, h) - labelWidth) * 12 / 13; labelled > 0 && labelsFit(labelled))
@@ -331,7 +330,8 @@ void HeadsGridView::paintEvent(QPaintEvent *)
         p.setFont(sizedFont(font(), 13));
         const QString text
             = m_message.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, 0, "attn.probs")) : m_message;
-        p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::AlignCenter | Qt::TextWordWrap, text);
+        p.drawText(rect().adjusted(kViewMargin, kViewMargin, -kViewMargin, -kViewMargin),
+            Qt::AlignCenter | Qt::TextWordWrap, text);
         return;
     }
     const Grid g = grid();
@@ -347,13 +347,13 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
     const QFontMetrics label(labelFont);
     p.setFont(titleFont);
     const QString site = siteTitle(m_input);
-    p.drawText(QPoint(kMargin, kMargin + title.ascent()),
+    p.drawText(QPoint(kViewMargin, kViewMargin + title.ascent()),
         site.isEmpty() ? tr("Attention probabilities of every head") : tr("%1: every layer and head").arg(site));
     p.setFont(labelFont);
     QColor dim = textColor();
     dim.setAlphaF(0.7f);
     p.setPen(dim);
-    p.drawText(QPoint(kMargin, kMargin + title.height() + label.ascent() + 2),
+    p.drawText(QPoint(kViewMargin, kViewMargin + title.height() + label.ascent() + 2),
         tr("each thumbnail scaled to its own maximum \u00B7 click one to open it"));
     p.setPen(textColor());
     const bool roomy = label.horizontalAdvance(tr("Head %1").arg(m_heads - 1)) + 4 <= g.cell;
@@ -364,7 +364,7 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
         p.drawText(QPoint(x, headerY), text);
     }
     for (int l = 0; l < m_layers; ++l) {
-        const QRect row(kMargin, g.top + l * g.cell + g.labels, g.left - kMargin - 8, g.thumb);
+        const QRect row(kViewMargin, g.top + l * g.cell + g.labels, g.left - kViewMargin - 8, g.thumb);
         p.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l));
     }
 }

@@ -22,7 +22,6 @@ namespace atlas {
 
 namespace {
 
-constexpr int kMargin = 10;
 constexpr double kPlotShare = 0.36; // of the width, for the time plot on the right
 
 // Tableau 10: distinct on light and dark backgrounds.
@@ -83,7 +82,7 @@ QSize KernelCompareView::minimumSizeHint() const
         return {QFontMetrics(sizedFont(font(), 13)).averageCharWidth() * 50, 320};
     const QFontMetrics text(sizedFont(font(), 8)), title(sizedFont(font(), 12, true));
     const int panels = 4 * (19 * text.averageCharWidth() + 10);
-    return {int(panels / (1 - kPlotShare)) + 3 * kMargin, 3 * title.height() + 2 * (10 * text.height() + 80)};
+    return {int(panels / (1 - kPlotShare)) + 3 * kViewMargin, 3 * title.height() + 2 * (10 * text.height() + 80)};
 }
 
 void KernelCompareView::loadBenchmarks()
@@ -243,13 +242,13 @@ void KernelCompareView::resizeEvent(QResizeEvent *event)
 void KernelCompareView::layoutPlot()
 {
     const int w = static_cast<int>(width() * kPlotShare);
-    m_plot->setGeometry(width() - w - kMargin, kMargin, w, height() - 2 * kMargin);
+    m_plot->setGeometry(width() - w - kViewMargin, kViewMargin, w, height() - 2 * kViewMargin);
 }
 
 QRect KernelCompareView::panelArea() const
 {
     const int plotWidth = static_cast<int>(width() * kPlotShare);
-    return QRect(kMargin, kMargin, width() - plotWidth - 3 * kMargin, height() - 2 * kMargin);
+    return QRect(kViewMargin, kViewMargin, width() - plotWidth - 3 * kViewMargin, height() - 2 * kViewMargin);
 }
 
 void KernelCompareView::paintEvent(QPaintEvent *)

@@ -20,8 +20,6 @@ namespace atlas {
 
 namespace {
 
-constexpr int kMargin = 10;
-
 QColor readableOn(const QColor &fill)
 {
     return fill.lightnessF() > 0.55 ? Qt::black : Qt::white;
@@ -88,7 +86,7 @@ QSize LshView::minimumSizeHint() const
     if (!m_message.isEmpty() || data().rounds == 0) // a message alone
         return {QFontMetrics(sizedFont(font(), 13)).averageCharWidth() * 40, 160};
     const QFontMetrics small(sizedFont(font(), 8.5));
-    return {2 * 44 * small.averageCharWidth() + 4 * kMargin, 30 * small.height() + 2 * kMargin};
+    return {2 * 44 * small.averageCharWidth() + 4 * kViewMargin, 30 * small.height() + 2 * kViewMargin};
 }
 
 const attention::LshHeadAnalysis &LshView::data() const
@@ -207,7 +205,7 @@ void LshView::paintEvent(QPaintEvent *)
     const ThemeColors theme = themeColors(m_spec.theme);
     p.fillRect(rect(), theme.background);
     p.setPen(theme.text);
-    const QRect area = rect().adjusted(kMargin, kMargin, -kMargin, -kMargin);
+    const QRect area = rect().adjusted(kViewMargin, kViewMargin, -kViewMargin, -kViewMargin);
     if (!m_message.isEmpty() || data().rounds == 0) {
         p.setFont(sizedFont(font(), 13));
         p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, m_message);
@@ -229,10 +227,11 @@ void LshView::paintEvent(QPaintEvent *)
     const QRect body = area.adjusted(0, fm.height() + 8, 0, 0);
     const int leftW = int(body.width() * 0.47), topH = int(body.height() * 0.66);
     const QRect left(body.left(), body.top(), leftW, body.height());
-    const QRect right(body.left() + leftW + 2 * kMargin, body.top(), body.width() - leftW - 2 * kMargin, body.height());
-    paintSphere(p, QRect(left.left(), left.top(), left.width(), topH - kMargin));
+    const QRect right(
+        body.left() + leftW + 2 * kViewMargin, body.top(), body.width() - leftW - 2 * kViewMargin, body.height());
+    paintSphere(p, QRect(left.left(), left.top(), left.width(), topH - kViewMargin));
     paintGrid(p, QRect(left.left(), left.top() + topH, left.width(), left.height() - topH));
-    paintSorted(p, QRect(right.left(), right.top(), right.width(), topH - kMargin));
+    paintSorted(p, QRect(right.left(), right.top(), right.width(), topH - kViewMargin));
     paintMissed(p, QRect(right.left(), right.top() + topH, right.width(), right.height() - topH));
 }
 

@@ -1,4 +1,5 @@
 #include "views/memorydepthview.h"
+#include "views/byteunits.h"
 
 #include "view/viewanalysis.h"
 #include "views/memorystrategystyle.h"
@@ -11,8 +12,6 @@
 namespace atlas {
 
 namespace {
-
-constexpr double kMiB = 1 << 20;
 
 QString fitName(MemoryStrategy s, const DepthFit &fit)
 {

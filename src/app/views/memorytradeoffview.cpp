@@ -1,4 +1,5 @@
 #include "views/memorytradeoffview.h"
+#include "views/byteunits.h"
 
 #include "view/viewanalysis.h"
 #include "views/memorystrategystyle.h"
@@ -12,8 +13,6 @@
 namespace atlas {
 
 namespace {
-
-constexpr double kMiB = 1 << 20;
 
 // Which k to label: all of a short sweep; of a long one 1, 2, ⌈√L⌉ and L.
 bool labelled(int k, const MemoryTradeoffAnalysis &a)

@@ -13,7 +13,7 @@
 namespace atlas {
 namespace {
 
-constexpr qreal kMargin = 12;
+constexpr qreal kLinesMargin = 12;
 constexpr qreal kAnchorGap = 6; // between a label and the end of its lines
 constexpr int kMaxLabelChars = 16;
 
@@ -150,18 +150,18 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
     const int tokens = tokenCount(), keys = keyCount();
     const int heads = layerHeads();
 
-    qreal y = kMargin + title.height() + 6;
+    qreal y = kLinesMargin + title.height() + 6;
     g.legendTop = y;
     if (m_spec.head < 0) {
         const qreal chip = small.horizontalAdvance(QStringLiteral("h00")) + 26;
-        const int perRow = std::max(1, int((width() - 2 * kMargin) / chip));
+        const int perRow = std::max(1, int((width() - 2 * kLinesMargin) / chip));
         y += ((heads + perRow - 1) / perRow) * (small.height() + 6) + 2;
     }
     y += small.height() + 6; // column headers
     g.top = y;
 
     const qreal minRow = label.height() + 2;
-    qreal available = height() - kMargin - y;
+    qreal available = height() - kLinesMargin - y;
     int fit = std::max(1, int(available / minRow));
     if (std::max(tokens, keys) > std::min(kMaxWindow, fit)) {
         available -= small.height() + 6; // the "showing a–b of T" note
@@ -185,8 +185,8 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
         labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(Side::Query, t)) + 10);
     for (int t = g.keyFirst; t < g.keyFirst + g.keyCount; ++t)
         labelWidth = std::max(labelWidth, label.horizontalAdvance(tokenLabel(Side::Key, t)) + 10);
-    const qreal gap = std::clamp(width() - 2 * kMargin - 2 * labelWidth, 80.0, 420.0);
-    const qreal x0 = std::max(kMargin, (width() - 2 * labelWidth - gap) / 2);
+    const qreal gap = std::clamp(width() - 2 * kLinesMargin - 2 * labelWidth, 80.0, 420.0);
+    const qreal x0 = std::max(kLinesMargin, (width() - 2 * labelWidth - gap) / 2);
     g.leftLabels = QRectF(x0, g.top, labelWidth, g.count * g.rowHeight);
     g.rightLabels = QRectF(x0 + labelWidth + gap, g.top, labelWidth, g.keyCount * g.rowHeight);
     return g;
@@ -269,7 +269,7 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
                                             : tr("%1 of %2 heads").arg(heads.size()).arg(layerHeads());
     p.setFont(sizedFont(font(), 12, true));
     p.setPen(pal.text);
-    const QRectF titleRect(kMargin, kMargin, width() - 2 * kMargin, g.legendTop - kMargin);
+    const QRectF titleRect(kLinesMargin, kLinesMargin, width() - 2 * kLinesMargin, g.legendTop - kLinesMargin);
     const QString site = siteTitle(m_input);
     const QString title = site.isEmpty() ? tr("Attention lines · layer %1 · %2").arg(m_spec.layer).arg(which)
                                          : tr("%1 lines · layer %2 · %3").arg(site).arg(m_spec.layer).arg(which);
@@ -286,7 +286,7 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     const qreal y = g.top - small.height() - 4;
     p.drawText(QRectF(g.leftLabels.left(), y, g.leftLabels.width(), small.height()), Qt::AlignRight | Qt::AlignVCenter,
         m_input.site.cross ? tr("decoder query") : tr("query (attending)"));
-    p.drawText(QRectF(g.rightLabels.left(), y, g.rightLabels.width() + kMargin, small.height()),
+    p.drawText(QRectF(g.rightLabels.left(), y, g.rightLabels.width() + kLinesMargin, small.height()),
         Qt::AlignLeft | Qt::AlignVCenter, m_input.site.cross ? tr("source key") : tr("key (attended)"));
 
     const int tokens = tokenCount(), keys = keyCount();
@@ -300,7 +300,8 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
         note += (note.isEmpty() ? QString() : QStringLiteral(" · "))
             + tr("source %1–%2 of %3").arg(g.keyFirst).arg(g.keyFirst + g.keyCount - 1).arg(keys);
     if (!note.isEmpty())
-        p.drawText(QRectF(kMargin, height() - kMargin - small.height(), width() - 2 * kMargin, small.height()),
+        p.drawText(
+            QRectF(kLinesMargin, height() - kLinesMargin - small.height(), width() - 2 * kLinesMargin, small.height()),
             Qt::AlignHCenter | Qt::AlignVCenter, note);
 }
 
@@ -308,9 +309,9 @@ QRectF TokenLinesView::legendChip(const Geometry &g, int head) const
 {
     const QFontMetricsF small(sizedFont(font(), 10));
     const qreal chip = small.horizontalAdvance(QStringLiteral("h00")) + 26;
-    const int perRow = std::max(1, int((width() - 2 * kMargin) / chip));
-    return QRectF(
-        kMargin + (head % perRow) * chip, g.legendTop + (head / perRow) * (small.height() + 6), chip, small.height());
+    const int perRow = std::max(1, int((width() - 2 * kLinesMargin) / chip));
+    return QRectF(kLinesMargin + (head % perRow) * chip, g.legendTop + (head / perRow) * (small.height() + 6), chip,
+        small.height());
 }
 
 // A swatch per head of the layer, BertViz's: a hidden head's is an empty outline and its name muted.

@@ -11,6 +11,8 @@ class QLabel;
 
 namespace atlas {
 
+constexpr int kViewMargin = 10; // pixels between a painted view's edge and what it draws
+
 // Base of every view: draws a ViewSpec from a ViewInput. Views never compute model numbers: they read the
 // trace, the program and the spec's analysis (downsampling for display is drawing, not computing).
 class View : public QWidget
