@@ -4,6 +4,7 @@
 #include "dialogs/shortcutsdialog.h"
 #include "mainwindow.h"
 #include "panels/trainpanel.h"
+#include "presentationmode.h"
 #include "session/session.h"
 #include "theme.h"
 #include "view/viewkinds.h"
@@ -23,6 +24,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMap>
 #include <QPushButton>
 #include <QSettings>
 #include <QSlider>
@@ -107,6 +109,14 @@ QStringList layoutProblems(QMainWindow &window)
             continue;
         if (auto *heat = qobject_cast<HeatmapPlot *>(plot); heat && heat->showingMessage())
             continue;
+        for (QCPLayoutElement *element : plot->plotLayout()->elements(true))
+            if (auto *text = qobject_cast<QCPTextElement *>(element);
+                text && text->visible() && text->outerRect().width() + 1 < element->minimumOuterSizeHint().width())
+                problems << QString("a plot's text '%1' is cut: %2 px wide, needs %3 in %4")
+                                .arg(text->text().left(40))
+                                .arg(text->outerRect().width())
+                                .arg(element->minimumOuterSizeHint().width())
+                                .arg(plot->parentWidget()->metaObject()->className());
         for (QCPAxisRect *r : plot->axisRects())
             if (r->width() < 80 || r->height() < 60)
                 problems << QString("a plot's axes are squeezed to %1×%2 in %3")
@@ -381,6 +391,43 @@ private slots:
         QCOMPARE(QSettings().value("view/zoom").toDouble(), window.zoom()->zoom());
         QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
         QCOMPARE(QApplication::font().pointSizeF(), before);
+    }
+
+    // Zooming to 200 % and back (Ctrl+0), or presenting (F5) and leaving, gives the window its layout back: the docks
+    // widen for the large fonts and must not keep that width afterwards (the view shrank to 340 px at 1280×720).
+    void zoomingBackRestoresTheLayout()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+        QTest::qWait(50);
+        const auto widths = [&window] {
+            QMap<QString, int> w;
+            for (QDockWidget *dock : window.findChildren<QDockWidget *>())
+                if (dock->isVisible())
+                    w[dock->objectName()] = dock->width();
+            w["the view"] = window.navigator()->width();
+            return w;
+        };
+        const QMap<QString, int> before = widths();
+        window.zoom()->setZoom(2.0);
+        QTest::qWait(100);
+        QVERIFY2(widths()["Operations"] > before["Operations"], "the large fonts widen the Operations dock");
+        QTest::keyClick(&window, Qt::Key_0, Qt::ControlModifier);
+        QTest::qWait(100);
+        QCOMPARE(widths(), before);
+
+        window.presentation()->setActive(true);
+        QTest::qWait(100);
+        window.presentation()->setActive(false);
+        QTest::qWait(100);
+        QCOMPARE(window.size(), QSize(1280, 720));
+        QCOMPARE(widths(), before);
     }
 
     // Every docked panel and the shortcuts dialog, in both palettes: text stands out from its background (4.5:1),

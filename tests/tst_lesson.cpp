@@ -227,6 +227,19 @@ private slots:
         QCOMPARE(stepViewSpec(l, l.steps[1]).tokens, second.tokens); // sampled from the action's seed: repeatable
     }
 
+    // A predict question's step opens with the question's row veiled (and its query singled out); other steps as
+    // they are.
+    void aPredictStepOpensVeiled()
+    {
+        const Lesson l = parseLesson(kGood, "l.md");
+        const ViewSpec veiled = beforeReveal(l.steps[0].spec, l.steps[0]);
+        QVERIFY(veiled.veilQuery);
+        QCOMPARE(veiled.query, 13);
+        QCOMPARE(veiled.head, 3);
+        QVERIFY(!beforeReveal(l.steps[1].spec, l.steps[1]).veilQuery);
+        QVERIFY(beforeReveal(l.steps[1].spec, l.steps[1]) == l.steps[1].spec);
+    }
+
     void anAppendedStepReadsBack()
     {
         LessonStep step;

@@ -10,6 +10,9 @@
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
+#include "viewnavigator.h"
+#include "views/heatmapplot.h"
+#include "views/view.h"
 #include "zoomcontroller.h"
 
 #include <QAbstractButton>
@@ -21,6 +24,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -117,10 +121,19 @@ private slots:
         // Predict, then reveal: the class picks key 2 for the mirror head's query 13, and the model agrees.
         const LessonQuestion &question = player.currentStep().questions.at(0);
         QCOMPARE(question.kind, LessonQuestion::Kind::Predict);
+        // Before Reveal the heat map does not give the answer away: the query's row is covered, its hover silent.
+        auto *heat = window.navigator()->currentView()->findChild<HeatmapPlot *>();
+        QVERIFY(heat);
+        QTRY_COMPARE(heat->veiledRow(), question.query);
+        QVERIFY(session.spec().veilQuery);
+        QVERIFY(heat->hoverTextAt(heat->cellCenter(question.query, question.answer)).contains("hidden until Reveal"));
+        shoot(window, "presentation-before-reveal");
         window.lessonPanel()->answer({question.answer});
         QVERIFY2(window.lessonPanel()->feedbackText().startsWith("Right."),
             qPrintable(window.lessonPanel()->feedbackText()));
         QCOMPARE(session.spec().query, question.query); // the views single out the query's row
+        QTRY_COMPARE(heat->veiledRow(), -1); // and show it
+        QCOMPARE(heat->markedRow(), question.query);
         window.lessonPanel()->answer({question.answer + 1});
         QVERIFY(window.lessonPanel()->feedbackText().startsWith("Not this time"));
         shoot(window, "presentation-revealed");
@@ -196,6 +209,32 @@ private slots:
             QVERIFY(!choices[1]->button()->isChecked()); // one answer: the buttons stay exclusive
         }
         QTest::keyClick(&window, Qt::Key_Escape);
+    }
+
+    // A step opens its view from the top left corner: the Memory timeline scrolled down by hand on one step shows its
+    // title again on the next step, which shows the same view.
+    void aStepOpensItsViewFromTheTop()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.zoom()->setZoom(1.5); // the timeline's plots then need more than the window's height: it scrolls
+        window.resize(1280, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        LessonPlayer &player = *window.lessons();
+        QVERIFY(player.open(QStringLiteral(ATLAS_SOURCE_DIR "/lessons/09-memory-strategies.md")));
+        verifyStepApplied(player, session);
+        QCOMPARE(session.spec().view, std::string("memory-timeline"));
+        auto *scroll = qobject_cast<QScrollArea *>(window.navigator()->currentView()->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        QTRY_VERIFY(scroll->verticalScrollBar()->maximum() > 0);
+        scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
+        player.next();
+        verifyStepApplied(player, session);
+        QCOMPARE(session.spec().view, std::string("memory-timeline"));
+        QTRY_COMPARE(scroll->verticalScrollBar()->value(), 0);
+        QCOMPARE(scroll->horizontalScrollBar()->value(), 0);
+        window.zoom()->setZoom(1.0);
     }
 
     void positionKeptBetweenRuns()

@@ -66,6 +66,7 @@ private slots:
         s.thumbnailSize = 240;
         s.ablation = "mean";
         s.depth = 8;
+        s.veilQuery = true;
         QVERIFY(!(s == ViewSpec()));
 
         const std::string json = s.toJson();
@@ -77,6 +78,7 @@ private slots:
         QCOMPARE(back.attentionLayers, (std::vector<int> {0, 2}));
         QCOMPARE(back.hiddenHeads, (std::vector<int> {1, 3}));
         QCOMPARE(back.depth, 8);
+        QVERIFY(back.veilQuery);
     }
 
     void toJsonIsPrettyWithEveryKey()
@@ -144,6 +146,8 @@ private slots:
                                     << "top_k";
         QTest::newRow("layer huge") << R"({"layer": 99999999999})"
                                     << "layer";
+        QTest::newRow("veil_query number") << R"({"veil_query": 1})"
+                                           << "veil_query";
     }
 
     void wrongType()

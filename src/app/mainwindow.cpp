@@ -215,7 +215,7 @@ void MainWindow::setFullScreenView(bool on)
         showNormal();
         menuBar()->show();
         statusBar()->show();
-        restoreState(m_windowedState);
+        restoreStateAfterRelayout(this, m_windowedState);
     }
     m_ui->actionFullScreen->setChecked(on);
 }
@@ -279,7 +279,15 @@ void MainWindow::connectActions()
     m_ui->actionZoomIn->setShortcuts({QKeySequence(tr("Ctrl+=")), QKeySequence(tr("Ctrl++"))});
     connect(m_ui->actionZoomOut, &QAction::triggered, m_zoom, &ZoomController::zoomOut);
     connect(m_ui->actionZoomReset, &QAction::triggered, m_zoom, &ZoomController::reset);
+    // Each zoom level keeps the layout it was left with: the docks widen for large fonts, and back at 100 % they
+    // return to their widths instead of keeping the large ones (not while presenting or showing the view alone).
+    connect(m_zoom, &ZoomController::zoomAboutToChange, this, [this](double zoom) {
+        if (!m_presentation->isActive() && !isFullScreen())
+            m_layoutAtZoom[zoom] = saveState();
+    });
     connect(m_zoom, &ZoomController::zoomChanged, this, [this](double zoom) {
+        if (!m_presentation->isActive() && !isFullScreen() && m_layoutAtZoom.contains(zoom))
+            restoreStateAfterRelayout(this, m_layoutAtZoom[zoom]);
         statusBar()->showMessage(tr("Zoom %1 %").arg(std::lround(zoom * 100)), 3000);
         QMetaObject::invokeMethod(this, &MainWindow::fitToolBars, Qt::QueuedConnection); // after the relayout
     });
@@ -347,6 +355,7 @@ void MainWindow::connectLessons()
             m_presentation->setActive(false);
     };
     connect(m_lessons, &LessonPlayer::lessonChanged, this, syncLessonActions);
+    connect(m_lessons, &LessonPlayer::stepApplied, m_navigator, &ViewNavigator::scrollToOrigin);
     syncLessonActions();
     connect(m_lessons, &LessonPlayer::errorOccurred, this,
         [this](const QString &message) { showProblem(tr("Lesson"), message); });

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QMap>
 
 #include <memory>
 #include <vector>
@@ -87,6 +88,7 @@ private:
     LessonPanel *m_lessonPanel = nullptr;
     PresentationMode *m_presentation = nullptr;
     QByteArray m_windowedState; // docks and toolbars before full screen
+    QMap<double, QByteArray> m_layoutAtZoom; // docks and toolbars as each zoom level was left
     bool m_firstStart = false; // no saved window state: lay the docks out on the first show
 };
 

@@ -44,6 +44,7 @@ void PresentationMode::setActive(bool on)
 {
     if (on == m_active)
         return;
+    m_active = true; // through both changes of layout, so that the window keeps no zoom layout of them
     on ? enter() : leave();
     m_active = on;
     emit activeChanged(on);
@@ -102,7 +103,7 @@ void PresentationMode::leave()
         m_window->showNormal();
     m_window->menuBar()->show();
     m_window->statusBar()->show();
-    m_window->restoreState(m_state);
+    restoreStateAfterRelayout(m_window, m_state);
 }
 
 } // namespace atlas

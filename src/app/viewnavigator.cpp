@@ -87,6 +87,13 @@ void ViewNavigator::setCurrentKind(const std::string &kind)
             setCurrentIndex(int(i));
 }
 
+void ViewNavigator::scrollToOrigin()
+{
+    if (auto *group = qobject_cast<QTabWidget *>(m_groups->currentWidget()))
+        if (auto *scroll = qobject_cast<QScrollArea *>(group->currentWidget()))
+            scroll->ensureVisible(0, 0, 0, 0);
+}
+
 void ViewNavigator::setTabsVisible(bool visible)
 {
     m_groups->tabBar()->setVisible(visible);

@@ -30,6 +30,8 @@ public:
     void setCurrentKind(const std::string &kind); // ignored for an unknown kind
     // Presentation mode shows the view alone: the tab rows hide, Ctrl+1 … Ctrl+9 and Ctrl+PgUp/PgDn still switch.
     void setTabsVisible(bool visible);
+    // The view on screen scrolled back to its top left corner (a lesson step opens its view from the start).
+    void scrollToOrigin();
 
 signals:
     void currentChanged(int index); // another view is on screen

@@ -2,7 +2,10 @@
 
 #include <QApplication>
 #include <QFont>
+#include <QMainWindow>
+#include <QPointer>
 #include <QSettings>
+#include <QTimer>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +45,7 @@ void ZoomController::setZoom(double zoom)
         [zoom](double a, double b) { return std::abs(std::log(a / zoom)) < std::abs(std::log(b / zoom)); });
     if (!std::isfinite(zoom) || *nearest == m_zoom)
         return;
+    emit zoomAboutToChange(m_zoom);
     m_zoom = *nearest;
     apply();
     QSettings().setValue(kSetting, m_zoom);
@@ -72,6 +76,15 @@ void ZoomController::apply()
     QFont font = QApplication::font();
     font.setPointSizeF(m_basePoints * m_zoom);
     QApplication::setFont(font);
+}
+
+void restoreStateAfterRelayout(QMainWindow *window, const QByteArray &state)
+{
+    QTimer::singleShot(0, window, [window = QPointer<QMainWindow>(window), state] {
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        if (window)
+            window->restoreState(state);
+    });
 }
 
 } // namespace atlas

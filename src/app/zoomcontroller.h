@@ -1,8 +1,11 @@
 #pragma once
 
+#include <QByteArray>
 #include <QObject>
 
 #include <vector>
+
+class QMainWindow;
 
 namespace atlas {
 
@@ -25,6 +28,7 @@ public:
     void reset();
 
 signals:
+    void zoomAboutToChange(double zoom); // the zoom now, before the fonts change
     void zoomChanged(double zoom);
 
 private:
@@ -33,5 +37,9 @@ private:
     double m_basePoints;
     double m_zoom = 1.0;
 };
+
+// Restores `state` (QMainWindow::saveState) once the widgets have laid themselves out for the fonts just set: restored
+// at once, each dock would keep the width its larger font's minimum asked for.
+void restoreStateAfterRelayout(QMainWindow *window, const QByteArray &state);
 
 } // namespace atlas

@@ -347,6 +347,7 @@ void LessonPanel::revealPrediction(int index)
         // The views single out the query's row of that head.
         ViewSpec spec = m_session->spec();
         spec.query = question.query;
+        spec.veilQuery = false;
         if (question.layer >= 0)
             spec.layer = question.layer;
         if (question.head >= 0)

@@ -108,8 +108,8 @@ void LessonPlayer::adopt(StepView view)
     }
     m_stepSpec = view.spec;
     const LessonStep &step = currentStep();
-    m_session->applySpec(
-        *view.spec, QStringLiteral("%1:%2").arg(QString::fromStdString(m_lesson->path)).arg(step.specLine));
+    m_session->applySpec(beforeReveal(*view.spec, step),
+        QStringLiteral("%1:%2").arg(QString::fromStdString(m_lesson->path)).arg(step.specLine));
     for (const LessonAction &action : step.actions)
         if (action.kind == LessonAction::Kind::Train)
             emit trainRequested(action);

@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/plottheme.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -82,7 +83,7 @@ void AnalysisPlotView::refresh()
     m_plot->clearGraphs();
     m_plot->clearPlottables();
     m_plot->plotLayout()->clear();
-    m_title = new QCPTextElement(m_plot, QString(), sizedFont(font(), 12, true));
+    m_title = new PlotTitle(m_plot, QString(), sizedFont(font(), 12, true));
     m_title->setTextColor(themeColors(m_spec.theme).text);
     m_plot->plotLayout()->addElement(0, 0, m_title);
     m_body = new QCPLayoutGrid;

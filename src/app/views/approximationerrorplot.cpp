@@ -1,5 +1,6 @@
 #include "views/approximationerrorplot.h"
 
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include "views/plottheme.h"
@@ -56,7 +57,7 @@ ApproximationErrorPlot::ApproximationErrorPlot(QWidget *parent)
     legend->setVisible(true);
     plotLayout()->insertRow(0);
     plotLayout()->addElement(
-        0, 0, new QCPTextElement(this, tr("Error against exact softmax attention"), sizedFont(font(), 11, true)));
+        0, 0, new PlotTitle(this, tr("Error against exact softmax attention"), sizedFont(font(), 11, true)));
     // The legend gets a row of its own under the title: inside the axes it would cover the curves on a small plot.
     axisRect()->insetLayout()->take(legend);
     plotLayout()->insertRow(1);

@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/plottheme.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -136,7 +137,7 @@ ExpertsView::ExpertsView(QWidget *parent)
     layout->addWidget(m_plots, 1);
     const auto titled = [](QCustomPlot *plot) {
         plot->plotLayout()->insertRow(0);
-        auto *title = new QCPTextElement(plot, QString(), sizedFont(plot->font(), 11, true));
+        auto *title = new PlotTitle(plot, QString(), sizedFont(plot->font(), 11, true));
         plot->plotLayout()->addElement(0, 0, title);
         return title;
     };

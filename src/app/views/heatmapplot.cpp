@@ -54,7 +54,7 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
             return;
         ++m_retickDepth;
         const QString title = m_title->text();
-        wrapTitle(); // the axes' column may have grown or shrunk
+        wrapTexts(); // the axes' column may have grown or shrunk
         if (m_title->text() != title)
             replot(rpQueuedReplot);
         updateTicks();
@@ -84,6 +84,10 @@ void HeatmapPlot::buildLayout()
     m_map->setColorScale(m_scale);
     m_masked = new MaskedCellsLayer(this);
 
+    m_veil = new QCPItemRect(this); // under the row's outline
+    m_veil->setVisible(false);
+    m_veilText = new QCPItemText(this);
+    m_veilText->setVisible(false);
     m_rowMark = new QCPItemRect(this);
     m_rowMark->setBrush(Qt::NoBrush);
     m_rowMark->setVisible(false);
@@ -124,7 +128,7 @@ void HeatmapPlot::changeEvent(QEvent *event)
     if (event->type() != QEvent::FontChange || m_title == nullptr)
         return;
     applyFonts();
-    wrapTitle();
+    wrapTexts();
     m_tickKey.clear();
     updateTicks();
     if (m_showingMessage)
@@ -235,15 +239,17 @@ void HeatmapPlot::setMaskMode(bool on)
 void HeatmapPlot::setTitle(const QString &title)
 {
     m_titleText = title;
-    wrapTitle();
+    wrapTexts();
     replot(rpQueuedReplot);
 }
 
-// The title sits over the axes' column only (the colour bar has its own): it is wrapped to that column's width.
-void HeatmapPlot::wrapTitle()
+// The title and the note sit over the axes' column only (the colour bar has its own): they are wrapped to that
+// column's width.
+void HeatmapPlot::wrapTexts()
 {
     const int column = axisRect()->outerRect().width() > 40 ? axisRect()->outerRect().width() - 8 : width() - 110;
     m_title->setText(wrappedToWidth(m_titleText, QFontMetrics(m_title->font()), std::max(60, column)));
+    m_note->setText(wrappedToWidth(m_noteText, QFontMetrics(m_note->font()), std::max(60, column)));
 }
 
 void HeatmapPlot::setAxisTitles(const QString &xTitle, const QString &yTitle)
@@ -290,6 +296,8 @@ void HeatmapPlot::setContentVisible(bool visible)
     m_map->setVisible(visible);
     m_masked->setVisible(visible);
     m_rowMark->setVisible(visible && m_markedRow >= 0 && m_markedRow < m_rows);
+    m_veil->setVisible(visible && m_veiledRow >= 0 && m_veiledRow < m_rows);
+    m_veilText->setVisible(m_veil->visible());
     m_scale->setVisible(visible);
     m_note->setVisible(visible && m_note->layout() != nullptr);
     m_message->setVisible(!visible);
@@ -324,6 +332,26 @@ void HeatmapPlot::setMarkedRow(int row)
             std::max(2.0, fontMetrics().height() / 6.0)));
     }
     m_rowMark->setVisible(shown);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapPlot::setVeiledRow(int row)
+{
+    m_veiledRow = row;
+    const bool shown = row >= 0 && row < m_rows && !m_showingMessage;
+    if (shown) {
+        const ThemeColors colors = themeColors(m_theme);
+        m_veil->topLeft->setCoords(-0.5, row - 0.5);
+        m_veil->bottomRight->setCoords(m_cols - 0.5, row + 0.5);
+        m_veilText->position->setCoords((m_cols - 1) / 2.0, row);
+        m_veil->setPen(Qt::NoPen);
+        m_veil->setBrush(colors.frame);
+        m_veilText->setText(tr("? hidden until Reveal"));
+        m_veilText->setColor(colors.text);
+        m_veilText->setFont(sizedFont(font(), 9, true));
+    }
+    m_veil->setVisible(shown);
+    m_veilText->setVisible(shown);
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -510,7 +538,8 @@ void HeatmapPlot::updateNote()
     QString text;
     if (m_pooled.hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
         text = QStringLiteral("\u25A8 masked (\u2212\u221E before softmax)");
-    m_note->setText(text);
+    m_noteText = text;
+    wrapTexts();
     const bool inLayout = m_note->layout() != nullptr;
     if (!text.isEmpty() && !inLayout) {
         plotLayout()->addElement(2, 0, m_note);
@@ -519,6 +548,7 @@ void HeatmapPlot::updateNote()
         plotLayout()->simplify();
     }
     m_note->setVisible(!text.isEmpty() && !m_showingMessage);
+    updateGeometry(); // the minimum height counts the note's lines
 }
 
 double HeatmapPlot::displayedValue(int row, int col) const
@@ -550,6 +580,8 @@ QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
     const Cell cell = cellAt(pos);
     if (!cell.valid() || !m_hover)
         return {};
+    if (cell.row == m_veiledRow)
+        return tr("Query %1's weights are hidden until Reveal").arg(cell.row);
     QString text = m_hover(cell.row, cell.col);
     if (!text.isEmpty() && (m_pooled.blockRows > 1 || m_pooled.blockCols > 1))
         text += QStringLiteral("\n(drawn as the mean of a %1\u00D7%2 block)")
@@ -562,7 +594,12 @@ QSize HeatmapPlot::minimumSizeHint() const
 {
     const QFontMetrics fm(sizedFont(font(), 10));
     const int axes = 14 * fm.averageCharWidth() + 2 * fm.height(); // tick labels and the axis titles
-    return {80 + axes + 14 + 7 * fm.averageCharWidth(), 60 + axes + 2 * QFontMetrics(sizedFont(font(), 12)).height()};
+    // The title's and the note's lines at the width the plot has now (a two-line title at least).
+    int texts = std::max(2 * QFontMetrics(sizedFont(font(), 12)).height(),
+        static_cast<QCPLayoutElement *>(m_title)->minimumOuterSizeHint().height());
+    if (m_note->visible())
+        texts += static_cast<QCPLayoutElement *>(m_note)->minimumOuterSizeHint().height();
+    return {80 + axes + 14 + 7 * fm.averageCharWidth(), 60 + axes + texts};
 }
 
 void HeatmapPlot::resizeEvent(QResizeEvent *event)
@@ -576,9 +613,11 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
     }
     if (m_showingMessage)
         wrapMessage();
-    wrapTitle();
+    wrapTexts();
     m_tickKey.clear();
     updateTicks();
+    if (m_note->visible()) // a narrower plot may wrap the note to more lines
+        updateGeometry();
 }
 
 void HeatmapPlot::mouseMoveEvent(QMouseEvent *event)

@@ -59,6 +59,9 @@ public:
     // Outlines one row (a query a lesson or a click singles out); −1 outlines none.
     void setMarkedRow(int row);
     int markedRow() const { return m_markedRow; }
+    // Covers one row and keeps its values out of the hover text (a predict question's row before Reveal); −1 none.
+    void setVeiledRow(int row);
+    int veiledRow() const { return m_veiledRow; }
     // Replaces the heat map with a centred message (e.g. "Not computed yet: step to softmax").
     void showMessage(const QString &text);
 
@@ -116,7 +119,7 @@ private:
     void updateNote();
     void setContentVisible(bool visible);
     void wrapMessage();
-    void wrapTitle();
+    void wrapTexts();
     QSize poolTarget() const;
 
     QCPTextElement *m_title = nullptr;
@@ -127,6 +130,9 @@ private:
     QCPItemText *m_message = nullptr;
     QCPItemRect *m_rowMark = nullptr;
     int m_markedRow = -1;
+    QCPItemRect *m_veil = nullptr;
+    QCPItemText *m_veilText = nullptr;
+    int m_veiledRow = -1;
 
     const float *m_data = nullptr;
     const float *m_maskedScores = nullptr;
@@ -148,6 +154,7 @@ private:
     bool m_showingMessage = false;
     QString m_messageText;
     QString m_titleText; // as set; m_title shows it wrapped to the width
+    QString m_noteText; // the same for m_note
     HoverText m_hover;
     bool m_poolPending = false; // the pooled picture is not yet the matrix set
     LatestJob<Pooled> m_poolJob {[this](Pooled pooled) { adoptPooled(std::move(pooled)); }}; // last: waits in ~

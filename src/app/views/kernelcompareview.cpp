@@ -6,6 +6,7 @@
 
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include "attention/attentionsweep.h"
@@ -53,7 +54,7 @@ KernelCompareView::KernelCompareView(QWidget *parent)
     m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(
-        0, 0, new QCPTextElement(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
+        0, 0, new PlotTitle(m_plot, tr("Measured time vs N"), sizedFont(font(), 10, true)));
     loadBenchmarks();
 }
 

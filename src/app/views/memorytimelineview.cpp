@@ -4,6 +4,7 @@
 #include "views/byteunits.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -188,7 +189,7 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
     int64_t residentBytes = 0;
     for (const TimelineStrategy &strategy : t.strategies)
         residentBytes = std::max(residentBytes, strategy.peakResidentBytes);
-    m_title = new QCPTextElement(m_plot,
+    m_title = new PlotTitle(m_plot,
         tr("One training step of %1 tokens, %2 layers: live memory by category (checkpoint every %3, FFN in %4 "
            "chunk%5); the process's peak RSS %6")
             .arg(t.tokens)

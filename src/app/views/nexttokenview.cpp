@@ -3,6 +3,7 @@
 #include "analysis/mostprobable.h"
 
 #include "engine/temperature.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include "views/plottheme.h"
@@ -73,7 +74,7 @@ NextTokenView::NextTokenView(QWidget *parent)
     m_plot->yAxis->setSubTicks(false);
     m_plot->xAxis->setLabel(tr("probability"));
     m_plot->plotLayout()->insertRow(0);
-    m_titleElement = new QCPTextElement(m_plot, QString(), sizedFont(font(), 12, true));
+    m_titleElement = new PlotTitle(m_plot, QString(), sizedFont(font(), 12, true));
     m_plot->plotLayout()->addElement(0, 0, m_titleElement);
     m_plot->setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, &NextTokenView::showToolTip);

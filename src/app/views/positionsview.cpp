@@ -3,6 +3,7 @@
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -67,11 +68,11 @@ PositionsView::PositionsView(QWidget *parent)
     layout->addWidget(m_plots, 1);
 
     m_curves->plotLayout()->insertRow(0);
-    m_curvesTitle = new QCPTextElement(m_curves, QString(), sizedFont(m_curves->font(), 11, true));
+    m_curvesTitle = new PlotTitle(m_curves, QString(), sizedFont(m_curves->font(), 11, true));
     m_curves->plotLayout()->addElement(0, 0, m_curvesTitle);
     m_curves->legend->setVisible(true);
     m_rotation->plotLayout()->insertRow(0);
-    m_rotationTitle = new QCPTextElement(m_rotation, QString(), sizedFont(m_rotation->font(), 11, true));
+    m_rotationTitle = new PlotTitle(m_rotation, QString(), sizedFont(m_rotation->font(), 11, true));
     m_rotation->plotLayout()->addElement(0, 0, m_rotationTitle);
     m_rotation->xAxis->setVisible(false);
     m_rotation->yAxis->setVisible(false);

@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/plottheme.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -28,7 +29,7 @@ QColor scaledColor(bool dark)
 QCPTextElement *addTitleAndLegend(QCustomPlot *plot, const QString &title)
 {
     plot->plotLayout()->insertRow(0);
-    auto *element = new QCPTextElement(plot, title, sizedFont(plot->font(), 11, true));
+    auto *element = new PlotTitle(plot, title, sizedFont(plot->font(), 11, true));
     plot->plotLayout()->addElement(0, 0, element);
     plot->legend->setVisible(true);
     plot->axisRect()->insetLayout()->take(plot->legend); // a row of its own: inside, it would cover the points

@@ -3,6 +3,7 @@
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
+#include "views/plottitle.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -54,7 +55,7 @@ SparseFfnView::SparseFfnView(QWidget *parent)
     layout->addWidget(m_message, 1);
     layout->addWidget(m_plots, 1);
     m_error->plotLayout()->insertRow(0);
-    m_errorTitle = new QCPTextElement(m_error, QString(), sizedFont(m_error->font(), 11, true));
+    m_errorTitle = new PlotTitle(m_error, QString(), sizedFont(m_error->font(), 11, true));
     m_error->plotLayout()->addElement(0, 0, m_errorTitle);
     m_error->legend->setVisible(true);
     showMessage(QString::fromUtf8(kNothingComputed));

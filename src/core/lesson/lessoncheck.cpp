@@ -225,6 +225,21 @@ PredictAnswer predictAnswer(
     return answer;
 }
 
+ViewSpec beforeReveal(ViewSpec spec, const LessonStep &step)
+{
+    const auto predict = std::find_if(step.questions.begin(), step.questions.end(),
+        [](const LessonQuestion &q) { return q.kind == LessonQuestion::Kind::Predict; });
+    if (predict == step.questions.end())
+        return spec;
+    spec.query = predict->query;
+    spec.veilQuery = true;
+    if (predict->layer >= 0)
+        spec.layer = predict->layer;
+    if (predict->head >= 0)
+        spec.head = predict->head;
+    return spec;
+}
+
 ViewSpec stepViewSpec(const Lesson &lesson, const LessonStep &step)
 {
     ViewSpec spec = step.spec;

@@ -29,6 +29,10 @@ PredictAnswer predictAnswer(
 // from the action's seed). Train starts a run in the app and leaves the view as it is. Throws atlas::Error.
 ViewSpec stepViewSpec(const Lesson &lesson, const LessonStep &step);
 
+// The step's view as the class first sees it: with a predict question, its query's row veiled (on its layer and
+// head) so that the heat map does not give the answer away before Reveal.
+ViewSpec beforeReveal(ViewSpec spec, const LessonStep &step);
+
 // A model a lesson names: a built-in name, or a directory (relative paths are relative to the lesson's file).
 std::string lessonModelPath(const Lesson &lesson, const std::string &model);
 

@@ -21,12 +21,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kKeys
-    = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor", "scale", "colormap", "top_k",
-        "position", "theme", "attention", "attention_params", "attention_layers", "approximation",
-        "approximation_value", "op", "query", "temperature", "checkpoint_every", "ffn_chunks", "memory_scope", "cursor",
-        "capacity_factor", "expert_top_k", "devices", "block_size", "positions", "depth", "hidden_heads", "key",
-        "ablate_heads", "ablation", "thumbnail_size", "decoder_text", "decoder_tokens", "site", "objective", "seed"};
+const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
+    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
+    "approximation", "approximation_value", "op", "query", "veil_query", "temperature", "checkpoint_every",
+    "ffn_chunks", "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions",
+    "depth", "hidden_heads", "key", "ablate_heads", "ablation", "thumbnail_size", "decoder_text", "decoder_tokens",
+    "site", "objective", "seed"};
 const std::vector<std::string> kScales = {"linear", "log"};
 const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
 const std::vector<std::string> kThemes = {"light", "dark"};
@@ -133,6 +133,13 @@ public:
         if (v < minimum)
             fail("must be " + rule + ", got " + std::to_string(v));
         return v;
+    }
+
+    bool boolean(const Json &value) const
+    {
+        if (!value.is_boolean())
+            fail(std::string("expected true or false, got ") + typeName(value));
+        return value.get<bool>();
     }
 
     double positive(const Json &value, double maximum) const
@@ -258,6 +265,7 @@ const std::map<std::string, Setter> &setters()
         {"op", [](ViewSpec &s, const Reader &r, const Json &v) { s.op = r.string(v); }},
         {"query",
             [](ViewSpec &s, const Reader &r, const Json &v) { s.query = r.integer(v, -1, ">= 0, or -1 for none"); }},
+        {"veil_query", [](ViewSpec &s, const Reader &r, const Json &v) { s.veilQuery = r.boolean(v); }},
         {"temperature", [](ViewSpec &s, const Reader &r, const Json &v) { s.temperature = r.positive(v, 100.0); }},
         {"checkpoint_every",
             [](ViewSpec &s, const Reader &r, const Json &v) {
@@ -370,6 +378,7 @@ std::string ViewSpec::toJson(bool changedOnly) const
     j["approximation_value"] = approximationValue;
     j["op"] = op;
     j["query"] = query;
+    j["veil_query"] = veilQuery;
     j["temperature"] = temperature;
     j["checkpoint_every"] = checkpointEvery;
     j["ffn_chunks"] = ffnChunks;
