@@ -3,6 +3,7 @@
 // the limits in which a kernel must reproduce full attention.
 #include "attention/attentionkernel.h"
 #include "attention/fullattention.h"
+#include "attention/patternparams.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -217,6 +218,32 @@ private slots:
             const AttentionResult r = attention_kernel_forward({kind, {}}, view(q), view(k), view(v), {});
             QVERIFY2(r.weights.empty() && r.mask.empty(), kind.c_str());
             QCOMPARE(r.context.shape(), (Shape {20, 8}));
+        }
+    }
+
+    // Each descriptor says what its kernel does: a kernel that cannot be causal refuses a causal mask, the others
+    // take it; a fixed pattern computes the same pairs whatever q and k are, LSH's pairs follow the keys.
+    void descriptorsSayWhatTheKernelsDo()
+    {
+        const int T = 24;
+        const MatrixRM q = randn(T, 8, 7), k = randn(T, 8, 8), v = randn(T, 8, 9), other = randn(T, 8, 10);
+        for (const AttentionKernelKind &kernel : attentionKernels()) {
+            const AttentionKernelSpec spec = suggestedKernelSpec(kernel.kind, T); // LSH: several buckets and chunks
+            const QString refused = errorOf([&] {
+                attention_kernel_forward(spec, view(q), view(k), view(v), {true, {}, true});
+            });
+            QVERIFY2(kernel.causal == refused.isEmpty(), kernel.kind.c_str());
+            QCOMPARE(isExactAttention(spec), kernel.kind == "full");
+            if (!kernel.causal)
+                continue;
+            const AttentionResult a = attention_kernel_forward(spec, view(q), view(k), view(v), {true, {}, true});
+            const AttentionResult b
+                = attention_kernel_forward(spec, view(other), view(other), view(v), {true, {}, true});
+            const bool samePairs = (a.mask.matrix().array() == b.mask.matrix().array()).all();
+            if (kernel.fixedPattern)
+                QVERIFY2(samePairs, kernel.kind.c_str());
+            if (kernel.kind == "lsh")
+                QVERIFY2(!samePairs, "LSH's buckets follow the keys");
         }
     }
 

@@ -1,6 +1,6 @@
 // The memory lab's numbers beyond the timeline: the computation graph's node states read from a recorded step
 // (memory/computationgraph.h), the sweeps over depth and over checkpointing's k with the curves fitted to them
-// (memory/memorysweep.h), and the analysis requests of the memory views (view/memoryrequests.h).
+// (memory/memorysweep.h), and the analysis requests of the memory views (view/analysisrequests.h).
 #include "analysistesting.h"
 #include "memory/computationgraph.h"
 #include "memory/memorysweep.h"

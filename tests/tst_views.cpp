@@ -12,6 +12,7 @@
 #include "views/maskview.h"
 #include "views/tokenchipstrip.h"
 #include "views/viewexport.h"
+#include "views/viewfactory.h"
 #include "viewtesting.h"
 
 #include <QAbstractButton>
@@ -28,6 +29,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -78,6 +80,7 @@ class TestViews : public QObject
     Q_OBJECT
 
 private slots:
+    void everyDescriptorHasOneWidget();
     void downsampleMeans();
     void numbersReadAtEveryScale();
     void downsampleKeepsSmallMatrices();
@@ -98,6 +101,17 @@ private slots:
 
 // Powers of ten from the decimal conversion: a subnormal (a temperature of 5e-324) read 'inf×10⁻³²³' when the
 // mantissa was found by dividing by 10^exponent (issue 27).
+// One widget per view descriptor and no widget without one: a view added to view/viewkinds.cpp but not to
+// views/viewfactory.cpp (or the other way round) fails here.
+void TestViews::everyDescriptorHasOneWidget()
+{
+    std::vector<std::string> described;
+    for (const ViewKind &kind : viewKinds())
+        described.push_back(kind.kind);
+    std::sort(described.begin(), described.end());
+    QCOMPARE(widgetKinds(), described);
+}
+
 void TestViews::numbersReadAtEveryScale()
 {
     QCOMPARE(formatNumber(5e-324), QString::fromUtf8("4.941×10⁻³²⁴"));

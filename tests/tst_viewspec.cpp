@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 using atlas::ViewSpec;
@@ -79,6 +80,36 @@ private slots:
         QCOMPARE(back.hiddenHeads, (std::vector<int> {1, 3}));
         QCOMPARE(back.depth, 8);
         QVERIFY(back.veilQuery);
+    }
+
+    // docs/view-spec.md's table of keys is the one the schema makes: a key added to specKeys() is documented, and the
+    // docs list no key the parser lacks. On a difference the table to paste is written beside the build.
+    void theDocsTableIsTheSchemas()
+    {
+        std::ifstream docs(ATLAS_SOURCE_DIR "/docs/view-spec.md");
+        QVERIFY(docs);
+        std::string line, table;
+        bool inside = false;
+        while (std::getline(docs, line)) {
+            inside = inside || line.starts_with("| key | type | default | meaning |");
+            if (inside && line.empty())
+                break;
+            if (inside)
+                table += line + "\n";
+        }
+        const std::string expected = atlas::specKeysMarkdown();
+        if (table != expected) {
+            std::ofstream("view-spec-keys.md") << expected;
+            QFAIL("docs/view-spec.md's table of keys differs from specKeysMarkdown(): paste view-spec-keys.md "
+                  "(written in the test's directory) over it");
+        }
+    }
+
+    void everyKeyIsWrittenAndReadBack()
+    {
+        const std::string json = ViewSpec().toJson();
+        for (const atlas::SpecKey &key : atlas::specKeys())
+            QVERIFY2(contains(json, "\n  \"" + key.name + "\": "), key.name.c_str());
     }
 
     void toJsonIsPrettyWithEveryKey()

@@ -103,7 +103,8 @@ void KernelCompareView::loadBenchmarks()
         const attention::KernelSweep &k = file.kernels[i];
         QCPGraph *g = m_plot->addGraph();
         const QString kind = QString::fromStdString(k.kind);
-        g->setName(QStringLiteral("%1 — %2").arg(kind, QString::fromStdString(attention::timeComplexity(k.kind))));
+        g->setName(
+            QStringLiteral("%1 — %2").arg(kind, QString::fromStdString(attention::attentionKernel(k.kind).complexity)));
         g->setPen(QPen(seriesColor(int(i)), 2));
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
         for (const attention::SweepPoint &point : k.points)

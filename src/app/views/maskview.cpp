@@ -10,6 +10,7 @@
 #include "views/heatmapplot.h"
 
 #include "analysis/attentionmask.h"
+#include "attention/attentionkernel.h"
 #include "util/error.h"
 
 #include <QHBoxLayout>
@@ -127,7 +128,7 @@ void MaskView::refresh()
         plot->setLogScale(m_spec.scale == "log" && plot == m_probs);
     }
     const bool exact = !m_input.program || m_input.site.stack != names::kOnlyStack // kernels: one-stack models only
-        || m_input.program->attentionOf(m_spec.layer).kind == "full";
+        || attention::isExactAttention(m_input.program->attentionOf(m_spec.layer));
     if (exact)
         showPanel(m_scores, "attn.scores");
     else

@@ -140,7 +140,13 @@ void PatternEditorView::addParam(const std::string &key, const QString &label, c
 
 const std::vector<std::string> &PatternEditorView::kinds()
 {
-    static const std::vector<std::string> list = {"bigbird", "longformer", "strided", "fixed"};
+    static const std::vector<std::string> list = [] {
+        std::vector<std::string> fixed;
+        for (const attention::AttentionKernelKind &k : attention::attentionKernels())
+            if (k.fixedPattern)
+                fixed.push_back(k.kind);
+        return fixed;
+    }();
     return list;
 }
 

@@ -1,5 +1,6 @@
 #include "views/viewfactory.h"
 
+#include "util/commalist.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "views/ablationview.h"
@@ -31,10 +32,14 @@
 
 namespace atlas {
 
-std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
+namespace {
+
+using Make = std::unique_ptr<View> (*)(QWidget *);
+
+// One widget per view descriptor (view/viewkinds.cpp); tst_views holds the two lists to each other.
+const std::map<std::string, Make> &makers()
 {
-    using Make = std::unique_ptr<View> (*)(QWidget *);
-    static const std::map<std::string, Make> makers = {
+    static const std::map<std::string, Make> table = {
         {"approximation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
         {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
         {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
@@ -63,13 +68,28 @@ std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
         {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},
         {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
     };
-    const auto it = makers.find(kind);
-    if (it != makers.end())
+    return table;
+}
+
+} // namespace
+
+std::vector<std::string> widgetKinds()
+{
+    std::vector<std::string> kinds;
+    for (const auto &[kind, make] : makers())
+        kinds.push_back(kind);
+    return kinds;
+}
+
+std::unique_ptr<View> createView(const std::string &kind, QWidget *parent)
+{
+    const auto it = makers().find(kind);
+    if (it != makers().end())
         return it->second(parent);
-    std::string known;
+    std::vector<std::string> known;
     for (const ViewKind &k : viewKinds())
-        known += (known.empty() ? "" : ", ") + k.kind;
-    throw Error("unknown view kind '" + kind + "' (known kinds: " + known + ")");
+        known.push_back(k.kind);
+    throw Error("unknown view kind '" + kind + "' (known kinds: " + joinedCommaList(known) + ")");
 }
 
 } // namespace atlas

@@ -11,28 +11,22 @@ namespace atlas::attention {
 
 namespace {
 
-// How a parameter is written: an integer with a default and a minimum, a seed, a list of positions, or one of
-// a few words.
-enum class ParamType { Integer, Seed, Positions, Choice };
+using ParamType = KernelParamType;
+using ParamInfo = KernelParam;
 
-struct ParamInfo
+// A spec's typed parameters, run through the kernel's own checks (buckets even, window_blocks odd, summary <=
+// stride) where it has them.
+template <class P, class Check> P checked(P params, Check check)
 {
-    std::string key;
-    ParamType type = ParamType::Integer;
-    int fallback = 0; // Integer: the default
-    int minimum = 0; // Integer: the smallest value allowed
-    std::vector<std::string> choices = {}; // Choice: the words, the first is the default
-};
+    check(params);
+    return params;
+}
 
-struct KindInfo
-{
-    std::string kind;
-    std::vector<ParamInfo> params; // in the order describeAttentionKernel lists them
-};
+} // namespace
 
 // Every kind, its parameters, their defaults (the parameter structs' own) and ranges. Rules that tie two
-// parameters together (buckets even, window_blocks odd, summary <= stride) are the kernels' check functions.
-const std::vector<KindInfo> &kinds()
+// parameters together are the kernels' check functions, run by their typed readers below.
+const std::vector<AttentionKernelKind> &attentionKernels()
 {
     static const LshParams lsh;
     static const BigBirdParams bigbird;
@@ -42,28 +36,76 @@ const std::vector<KindInfo> &kinds()
     static const LinformerParams linformer;
     static const PerformerParams performer;
     const ParamInfo seed {"seed", ParamType::Seed};
-    static const std::vector<KindInfo> table = {
-        {"full", {}},
-        {"lsh",
-            {{"rounds", ParamType::Integer, lsh.rounds, 1}, {"buckets", ParamType::Integer, lsh.buckets, 1},
-                {"chunk", ParamType::Integer, lsh.chunk, 1}, seed}},
-        {"bigbird",
-            {{"block", ParamType::Integer, bigbird.block, 1},
+    static const std::vector<AttentionKernelKind> table = {
+        {.kind = "full",
+            .complexity = "O(N²)",
+            .exact = true,
+            .forward = [](const AttentionKernelSpec &, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                           const AttentionOptions &o) { return full_attention_forward(q, k, v, o); }},
+        {.kind = "lsh",
+            .params = {{"rounds", ParamType::Integer, lsh.rounds, 1}, {"buckets", ParamType::Integer, lsh.buckets, 1},
+                {"chunk", ParamType::Integer, lsh.chunk, 1}, seed},
+            .complexity = "O(N log N)",
+            .check = [](const AttentionKernelSpec &s) { (void)lshParams(s); },
+            .forward = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                           const AttentionOptions &o) { return lsh_attention_forward(q, k, v, lshParams(s), o); }},
+        {.kind = "bigbird",
+            .params = {{"block", ParamType::Integer, bigbird.block, 1},
                 {"window_blocks", ParamType::Integer, bigbird.windowBlocks, 0},
                 {"global_blocks", ParamType::Integer, bigbird.globalBlocks, 0},
-                {"random_blocks", ParamType::Integer, bigbird.randomBlocks, 0}, seed}},
-        {"longformer",
-            {{"window", ParamType::Integer, longformer.window, 0},
-                {"dilation", ParamType::Integer, longformer.dilation, 1}, {"global", ParamType::Positions}}},
-        {"strided", {{"stride", ParamType::Integer, strided.stride, 1}}},
-        {"fixed", {{"stride", ParamType::Integer, fixed.stride, 1}, {"summary", ParamType::Integer, fixed.summary, 0}}},
-        {"linformer",
-            {{"k", ParamType::Integer, linformer.k, 1}, seed,
-                {"projection", ParamType::Choice, 0, 0, {"random", "identity"}}}},
-        {"performer", {{"features", ParamType::Integer, performer.features, 1}, seed}},
+                {"random_blocks", ParamType::Integer, bigbird.randomBlocks, 0}, seed},
+            .complexity = "O(N)",
+            .fixedPattern = true,
+            .check = [](const AttentionKernelSpec &s) { (void)bigBirdParams(s); },
+            .forward
+            = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                  const AttentionOptions &o) { return bigbird_attention_forward(q, k, v, bigBirdParams(s), o); }},
+        {.kind = "longformer",
+            .params = {{"window", ParamType::Integer, longformer.window, 0},
+                {"dilation", ParamType::Integer, longformer.dilation, 1}, {"global", ParamType::Positions}},
+            .complexity = "O(N)",
+            .fixedPattern = true,
+            .check = [](const AttentionKernelSpec &s) { (void)longformerParams(s); },
+            .forward
+            = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                  const AttentionOptions &o) { return longformer_attention_forward(q, k, v, longformerParams(s), o); }},
+        {.kind = "strided",
+            .params = {{"stride", ParamType::Integer, strided.stride, 1}},
+            .complexity = "O(N√N)",
+            .fixedPattern = true,
+            .check = [](const AttentionKernelSpec &s) { (void)stridedParams(s); },
+            .forward
+            = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                  const AttentionOptions &o) { return strided_attention_forward(q, k, v, stridedParams(s), o); }},
+        {.kind = "fixed",
+            .params
+            = {{"stride", ParamType::Integer, fixed.stride, 1}, {"summary", ParamType::Integer, fixed.summary, 0}},
+            .complexity = "O(N√N)",
+            .fixedPattern = true,
+            .check = [](const AttentionKernelSpec &s) { (void)fixedParams(s); },
+            .forward = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                           const AttentionOptions &o) { return fixed_attention_forward(q, k, v, fixedParams(s), o); }},
+        {.kind = "linformer",
+            .params = {{"k", ParamType::Integer, linformer.k, 1}, seed,
+                {"projection", ParamType::Choice, 0, 0, {"random", "identity"}}},
+            .complexity = "O(N)",
+            .causal = false,
+            .check = [](const AttentionKernelSpec &s) { (void)linformerParams(s); },
+            .forward
+            = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                  const AttentionOptions &o) { return linformer_attention_forward(q, k, v, linformerParams(s), o); }},
+        {.kind = "performer",
+            .params = {{"features", ParamType::Integer, performer.features, 1}, seed},
+            .complexity = "O(N)",
+            .check = [](const AttentionKernelSpec &s) { (void)performerParams(s); },
+            .forward
+            = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                  const AttentionOptions &o) { return performer_attention_forward(q, k, v, performerParams(s), o); }},
     };
     return table;
 }
+
+namespace {
 
 std::string joined(const std::vector<std::string> &items, const char *separator = ", ")
 {
@@ -73,12 +115,9 @@ std::string joined(const std::vector<std::string> &items, const char *separator 
     return out;
 }
 
-const KindInfo &kindOf(const std::string &kind)
+const AttentionKernelKind &kindOf(const std::string &kind)
 {
-    for (const KindInfo &k : kinds())
-        if (k.kind == kind)
-            return k;
-    throw Error("unknown attention kernel '" + kind + "' (known: " + joined(attentionKernelKinds()) + ")");
+    return attentionKernel(kind);
 }
 
 // A spec's values read through the table: every error names the kind and the key.
@@ -199,39 +238,48 @@ private:
     }
 
     const AttentionKernelSpec &m_spec;
-    const KindInfo &m_info;
+    const AttentionKernelKind &m_info;
 };
 
-// Runs a kernel's own check, naming the kernel (its messages already name the parameter).
-template <class P, class Check> P checked(P params, Check check)
-{
-    check(params);
-    return params;
-}
-
 } // namespace
+
+const AttentionKernelKind &attentionKernel(const std::string &kind)
+{
+    for (const AttentionKernelKind &k : attentionKernels())
+        if (k.kind == kind)
+            return k;
+    throw Error("unknown attention kernel '" + kind + "' (known: " + joined(attentionKernelKinds()) + ")");
+}
 
 const std::vector<std::string> &attentionKernelKinds()
 {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> out;
-        for (const KindInfo &k : kinds())
+        for (const AttentionKernelKind &k : attentionKernels())
             out.push_back(k.kind);
         return out;
     }();
     return names;
 }
 
-std::string timeComplexity(const std::string &kind)
+bool isExactAttention(const AttentionKernelSpec &spec)
 {
-    const std::string &known = kindOf(kind).kind;
-    if (known == "full")
-        return "O(N²)";
-    if (known == "lsh")
-        return "O(N log N)";
-    if (known == "strided" || known == "fixed")
-        return "O(N√N)";
-    return "O(N)";
+    return attentionKernel(spec.kind).exact;
+}
+
+int kernelInteger(const AttentionKernelSpec &spec, const std::string &key)
+{
+    return Params(spec, spec.kind.c_str()).integer(key);
+}
+
+uint64_t kernelSeed(const AttentionKernelSpec &spec)
+{
+    return Params(spec, spec.kind.c_str()).seed();
+}
+
+std::vector<int> kernelPositions(const AttentionKernelSpec &spec, const std::string &key)
+{
+    return Params(spec, spec.kind.c_str()).positions(key);
 }
 
 LshParams lshParams(const AttentionKernelSpec &spec)
@@ -300,16 +348,9 @@ AttentionKernelSpec parseAttentionKernelSpec(const std::string &kind, const std:
 
 void validateAttentionKernelSpec(const AttentionKernelSpec &spec)
 {
-    const std::string &kind = kindOf(spec.kind).kind;
-    if (kind == "lsh")
-        lshParams(spec);
-    else if (kind == "bigbird")
-        bigBirdParams(spec);
-    else if (kind == "strided")
-        stridedParams(spec);
-    else if (kind == "fixed")
-        fixedParams(spec);
-    describeAttentionKernel(spec); // reads, and so checks, every parameter of every kind
+    describeAttentionKernel(spec); // reads, and so checks, every parameter
+    if (const AttentionKernelKind &kind = attentionKernel(spec.kind); kind.check)
+        kind.check(spec);
 }
 
 std::string describeAttentionKernel(const AttentionKernelSpec &spec)
@@ -320,24 +361,8 @@ std::string describeAttentionKernel(const AttentionKernelSpec &spec)
 AttentionResult attention_kernel_forward(const AttentionKernelSpec &spec, ConstMatrixMap q, ConstMatrixMap k,
     ConstMatrixMap v, const AttentionOptions &options)
 {
-    const std::string &kind = kindOf(spec.kind).kind;
-    if (kind == "full") {
-        (void)Params(spec, "full");
-        return full_attention_forward(q, k, v, options);
-    }
-    if (kind == "lsh")
-        return lsh_attention_forward(q, k, v, lshParams(spec), options);
-    if (kind == "bigbird")
-        return bigbird_attention_forward(q, k, v, bigBirdParams(spec), options);
-    if (kind == "longformer")
-        return longformer_attention_forward(q, k, v, longformerParams(spec), options);
-    if (kind == "strided")
-        return strided_attention_forward(q, k, v, stridedParams(spec), options);
-    if (kind == "fixed")
-        return fixed_attention_forward(q, k, v, fixedParams(spec), options);
-    if (kind == "linformer")
-        return linformer_attention_forward(q, k, v, linformerParams(spec), options);
-    return performer_attention_forward(q, k, v, performerParams(spec), options);
+    (void)Params(spec, spec.kind.c_str()); // every parameter known to the kind
+    return attentionKernel(spec.kind).forward(spec, q, k, v, options);
 }
 
 } // namespace atlas::attention

@@ -33,8 +33,53 @@ struct AttentionKernelSpec
     std::map<std::string, std::string> params; // key -> value, as typed
 };
 
-// The kinds, in the order above.
+// How a kernel's parameter is written: an integer with a default and a minimum, a seed, a list of positions, or
+// one of a few words.
+enum class KernelParamType { Integer, Seed, Positions, Choice };
+
+struct KernelParam
+{
+    std::string key;
+    KernelParamType type = KernelParamType::Integer;
+    int fallback = 0; // Integer: the default (the parameter struct's own)
+    int minimum = 0; // Integer: the smallest value allowed
+    std::vector<std::string> choices = {}; // Choice: the words, the first is the default
+};
+
+// An attention kernel, described once: its name and parameters, Tay et al.'s complexity label, what it can run
+// under, and how it attends one head. The kinds' lists (the spec's values, the pattern editor's kinds, the seeded
+// kernels, the kernels a causal model can compare) are read from attentionKernels(), never written again.
+struct AttentionKernelKind
+{
+    using Check = void (*)(const AttentionKernelSpec &);
+    using Forward = AttentionResult (*)(
+        const AttentionKernelSpec &, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const AttentionOptions &);
+
+    std::string kind;
+    std::vector<KernelParam> params; // in the order describeAttentionKernel lists them
+    // Time in N as Tay et al. ("Efficient Transformers: A Survey", 2020, Table 1) give it for the model that
+    // introduced the kernel: O(N²) full, O(N log N) Reformer's LSH, O(N√N) the Sparse Transformer's, O(N) the rest.
+    std::string complexity;
+    bool exact = false; // softmax over every allowed pair: the reference the others approximate
+    bool causal = true; // runs under a causal mask (Linformer's projection mixes future keys into every one)
+    bool fixedPattern = false; // the pairs it computes depend on positions alone (the Pattern view edits these)
+    Check check = nullptr; // reads the typed parameters, with the rules that tie two together (buckets even …)
+    Forward forward = nullptr; // attends one head with the spec's parameters
+};
+
+// Every kernel, in the order above.
+const std::vector<AttentionKernelKind> &attentionKernels();
+// The entry of `kind`; throws atlas::Error naming the known ones for another.
+const AttentionKernelKind &attentionKernel(const std::string &kind);
+// The kinds' names, in the order above.
 const std::vector<std::string> &attentionKernelKinds();
+// Exact softmax attention: the engine's own, no kernel to run.
+bool isExactAttention(const AttentionKernelSpec &spec);
+// A parameter's value, validated, its default filled in (the pattern editor reads a kind's integers and positions
+// through these). Throws atlas::Error naming the kind and the key.
+int kernelInteger(const AttentionKernelSpec &spec, const std::string &key);
+uint64_t kernelSeed(const AttentionKernelSpec &spec);
+std::vector<int> kernelPositions(const AttentionKernelSpec &spec, const std::string &key);
 
 // kind plus "key=value" strings -> a validated spec; throws atlas::Error naming the kind and the key.
 AttentionKernelSpec parseAttentionKernelSpec(const std::string &kind, const std::vector<std::string> &keyValues);
@@ -42,11 +87,6 @@ AttentionKernelSpec parseAttentionKernelSpec(const std::string &kind, const std:
 void validateAttentionKernelSpec(const AttentionKernelSpec &spec);
 // "lsh (rounds=4, buckets=32, chunk=64, seed=0)": every parameter, defaults filled in, for labels and formulas.
 std::string describeAttentionKernel(const AttentionKernelSpec &spec);
-
-// The kernel's time complexity in N as Tay et al. ("Efficient Transformers: A Survey", 2020, Table 1) give it for
-// the model that introduced it: "O(N²)" full; "O(N log N)" lsh (Reformer); "O(N√N)" strided and fixed (Sparse
-// Transformer); "O(N)" bigbird, longformer, linformer, performer.
-std::string timeComplexity(const std::string &kind);
 
 // The typed parameters of a spec of that kind (validated; defaults filled in).
 LshParams lshParams(const AttentionKernelSpec &spec);

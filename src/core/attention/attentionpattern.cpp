@@ -169,7 +169,9 @@ bool PatternSummary::allowed(int64_t i, int64_t j) const
 
 bool hasFixedPattern(const std::string &kind)
 {
-    return kind == "bigbird" || kind == "longformer" || kind == "strided" || kind == "fixed";
+    const auto &kernels = attentionKernels();
+    return std::any_of(
+        kernels.begin(), kernels.end(), [&](const AttentionKernelKind &k) { return k.kind == kind && k.fixedPattern; });
 }
 
 PatternSummary attentionPattern(

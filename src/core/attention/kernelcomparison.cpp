@@ -92,7 +92,7 @@ std::vector<KernelComparisonEntry> compareKernels(ConstMatrixMap q, ConstMatrixM
     checkHeadInputs("comparison", q, k, v, options);
     if (kernels.empty())
         kernels = defaultComparisonKernels(q.rows());
-    if (kernels.front().kind != "full")
+    if (!isExactAttention(kernels.front()))
         kernels.insert(kernels.begin(), spec("full", {}));
     const AttentionResult full = attention_kernel_forward(kernels.front(), q, k, v, options);
     std::vector<KernelComparisonEntry> entries;
@@ -100,7 +100,7 @@ std::vector<KernelComparisonEntry> compareKernels(ConstMatrixMap q, ConstMatrixM
         KernelComparisonEntry entry;
         entry.spec = s;
         entry.description = describeAttentionKernel(s);
-        if (causal && s.kind == "linformer") {
+        if (causal && !attentionKernel(s.kind).causal) {
             entry.skipped = true;
             entry.reason = "linformer cannot be causal: each projected key mixes all T positions, future included";
             entries.push_back(std::move(entry));

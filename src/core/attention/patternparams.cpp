@@ -8,13 +8,11 @@ namespace atlas::attention {
 
 std::vector<std::string> patternParamKeys(const std::string &kind)
 {
-    if (kind == "bigbird")
-        return {"block", "window_blocks", "global_blocks", "random_blocks", "seed"};
-    if (kind == "longformer")
-        return {"window", "dilation"};
-    if (kind == "fixed")
-        return {"stride", "summary"};
-    return {"stride"};
+    std::vector<std::string> keys;
+    for (const KernelParam &p : attentionKernel(kind).params)
+        if (p.type == KernelParamType::Integer || p.type == KernelParamType::Seed)
+            keys.push_back(p.key);
+    return keys;
 }
 
 std::pair<int, int> patternParamRange(const std::string &key, int T, const std::map<std::string, int> &v)
@@ -40,23 +38,21 @@ std::pair<int, int> patternParamRange(const std::string &key, int T, const std::
 
 std::map<std::string, int> patternIntegerParams(const AttentionKernelSpec &spec, std::vector<int> &globals)
 {
+    validateAttentionKernelSpec(spec);
     globals.clear();
-    if (spec.kind == "bigbird") {
-        const BigBirdParams p = bigBirdParams(spec);
-        return {{"block", p.block}, {"window_blocks", p.windowBlocks}, {"global_blocks", p.globalBlocks},
-            {"random_blocks", p.randomBlocks}, {"seed", int(std::min<uint64_t>(p.seed, 999))}};
+    std::map<std::string, int> values;
+    for (const KernelParam &p : attentionKernel(spec.kind).params) {
+        if (p.type == KernelParamType::Integer)
+            values[p.key] = kernelInteger(spec, p.key);
+        else if (p.type == KernelParamType::Seed)
+            values[p.key] = int(std::min<uint64_t>(kernelSeed(spec), 999));
+        else if (p.type == KernelParamType::Positions) {
+            const std::vector<int> positions = kernelPositions(spec, p.key);
+            const std::set<int> sorted(positions.begin(), positions.end());
+            globals.assign(sorted.begin(), sorted.end());
+        }
     }
-    if (spec.kind == "longformer") {
-        const LongformerParams p = longformerParams(spec);
-        const std::set<int> sorted(p.global.begin(), p.global.end());
-        globals.assign(sorted.begin(), sorted.end());
-        return {{"window", p.window}, {"dilation", p.dilation}};
-    }
-    if (spec.kind == "fixed") {
-        const FixedParams p = fixedParams(spec);
-        return {{"stride", p.stride}, {"summary", p.summary}};
-    }
-    return {{"stride", stridedParams(spec).stride}};
+    return values;
 }
 
 AttentionKernelSpec suggestedPatternSpec(const std::string &kind, int T)
@@ -86,7 +82,7 @@ AttentionKernelSpec suggestedKernelSpec(const std::string &kind, int T)
 {
     T = std::max(T, 1);
     const auto n = [](int v) { return std::to_string(v); };
-    if (kind == "longformer" || kind == "bigbird" || kind == "strided" || kind == "fixed")
+    if (attentionKernel(kind).fixedPattern)
         return suggestedPatternSpec(kind, T);
     if (kind == "lsh") {
         int buckets = 2;

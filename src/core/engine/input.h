@@ -26,7 +26,7 @@ struct Input
         if (attention.empty())
             return nullptr;
         const auto &spec = attention.size() == 1 ? attention.front() : attention.at(size_t(layer));
-        return spec.kind == "full" ? nullptr : &spec;
+        return attention::isExactAttention(spec) ? nullptr : &spec;
     }
 };
 

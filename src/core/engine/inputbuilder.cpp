@@ -17,7 +17,7 @@ Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::
 std::vector<attention::AttentionKernelSpec> attentionPerLayer(
     const attention::AttentionKernelSpec &spec, const std::vector<int> &layers, int layerCount)
 {
-    if (spec.kind == "full")
+    if (attention::isExactAttention(spec))
         return {};
     if (layers.empty())
         return {spec};

@@ -13,8 +13,9 @@ namespace {
 // draw them from `seed`: offset it per layer and head so that heads do not share their randomness.
 attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec, int layer, int head, int heads)
 {
-    static const std::vector<std::string> seeded = {"lsh", "bigbird", "linformer", "performer"};
-    if (std::find(seeded.begin(), seeded.end(), spec.kind) != seeded.end()) {
+    const std::vector<attention::KernelParam> &params = attention::attentionKernel(spec.kind).params;
+    if (std::any_of(params.begin(), params.end(),
+            [](const attention::KernelParam &p) { return p.type == attention::KernelParamType::Seed; })) {
         const auto it = spec.params.find("seed");
         const long base = it == spec.params.end() ? 0 : std::stol(it->second);
         spec.params["seed"] = std::to_string(base + long(layer) * heads + head);

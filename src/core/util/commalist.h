@@ -22,4 +22,13 @@ inline std::vector<std::string> splitCommaList(const std::string &text)
     return items;
 }
 
+// {"a", "b"} -> "a, b": the inverse, for messages that list names.
+inline std::string joinedCommaList(const std::vector<std::string> &items)
+{
+    std::string text;
+    for (const std::string &item : items)
+        text += (text.empty() ? "" : ", ") + item;
+    return text;
+}
+
 } // namespace atlas

@@ -1,4 +1,4 @@
-#include "view/ablationrequest.h"
+#include "view/analysisrequests.h"
 
 #include "util/error.h"
 #include "view/analysishelpers.h"
@@ -52,7 +52,7 @@ ImportanceCache &importanceCache()
 
 } // namespace
 
-AnalysisRequest ablationRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || c.tokenIds.empty())
         return problem(kNothingComputed);

@@ -1,4 +1,4 @@
-#include "view/memoryrequests.h"
+#include "view/analysisrequests.h"
 
 #include "util/error.h"
 #include "view/analysishelpers.h"
@@ -50,10 +50,12 @@ std::string shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens)
         + std::to_string(spec.depth) + "/c" + std::to_string(spec.ffnChunks) + "/t" + std::to_string(tokens);
 }
 
+} // namespace
+
 // One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
 // weights (pinned), the tokens, the padding and the options: moving the cursor needs no new run, and the timeline
 // and the computation graph share it.
-AnalysisRequest timelineRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::timelineRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (std::string p = inputProblem(c, MemoryTimelineAnalysis::kMaxTokens, "The memory timeline trains"); !p.empty())
         return problem(p);
@@ -74,6 +76,8 @@ AnalysisRequest timelineRequest(const ViewSpec &spec, const AnalysisContext &c)
           };
     return r;
 }
+
+namespace {
 
 // Depths 1, 2, 4 … below `maxDepth`, and maxDepth.
 std::vector<int> sweptDepths(int maxDepth)
@@ -109,7 +113,9 @@ std::string sweepProblem(const ViewSpec &spec, const AnalysisContext &c, int max
     return {};
 }
 
-AnalysisRequest depthRequest(const ViewSpec &spec, const AnalysisContext &c)
+} // namespace
+
+AnalysisRequest analysis::depthRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (std::string p = sweepProblem(spec, c, MemoryDepthAnalysis::kMaxTokens, "The depth sweep trains"); !p.empty())
         return problem(p);
@@ -131,7 +137,7 @@ AnalysisRequest depthRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
-AnalysisRequest tradeoffRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::tradeoffRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (std::string p = sweepProblem(spec, c, MemoryTradeoffAnalysis::kMaxTokens, "The trade-off trains"); !p.empty())
         return problem(p);
@@ -153,7 +159,7 @@ AnalysisRequest tradeoffRequest(const ViewSpec &spec, const AnalysisContext &c)
 
 // The rebuild error of every block, in each precision of the streams (memory/inversionerror.h): of the model's own
 // weights at depth 0 (it must be reversible), else of a random reversible model of its shape at that depth.
-AnalysisRequest inversionRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::inversionRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (std::string p = inputProblem(c, InversionErrorAnalysis::kMaxTokens, "The inversion error runs"); !p.empty())
         return problem(p);
@@ -180,27 +186,6 @@ AnalysisRequest inversionRequest(const ViewSpec &spec, const AnalysisContext &c)
         });
     };
     return r;
-}
-
-} // namespace
-
-bool isMemoryView(const std::string &view)
-{
-    return view == "memory-timeline" || view == "memory-graph" || view == "memory-depth" || view == "memory-tradeoff"
-        || view == "inversion-error";
-}
-
-AnalysisRequest memoryRequest(const ViewSpec &spec, const AnalysisContext &context)
-{
-    if (spec.view == "memory-depth")
-        return depthRequest(spec, context);
-    if (spec.view == "memory-tradeoff")
-        return tradeoffRequest(spec, context);
-    if (spec.view == "inversion-error")
-        return inversionRequest(spec, context);
-    if (spec.view == "memory-timeline" || spec.view == "memory-graph")
-        return timelineRequest(spec, context);
-    return {};
 }
 
 } // namespace atlas

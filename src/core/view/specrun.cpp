@@ -7,7 +7,9 @@
 #include "model/builtinmodels.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
+#include "util/commalist.h"
 #include "util/error.h"
+#include "view/viewkinds.h"
 
 #include <algorithm>
 
@@ -66,32 +68,27 @@ int siteLayers(const names::AttentionSite &site, const ModelConfig &model)
     return site.stack == names::kEncoderStack ? model.encoderLayers : model.layers;
 }
 
-namespace {
-
-bool showsSites(const std::string &view)
-{
-    return view == "attention" || view == "heads" || view == "lines" || view == "mask" || view == "neuron";
-}
-
-} // namespace
-
 names::AttentionSite viewSiteOf(const ViewSpec &spec, const ModelConfig &model, const std::string &source)
 {
     const names::AttentionSite site = attentionSiteOf(spec, model, source); // checks the key for every view
-    if (showsSites(spec.view) || !model.isEncoderDecoder())
+    const ViewKind *kind = findViewKind(spec.view);
+    if ((kind && kind->showsSites) || !model.isEncoderDecoder())
         return site;
     return {names::kDecoderStack, false};
 }
 
 std::string encoderDecoderProblem(const std::string &view, const ModelConfig &model, const std::string &modelName)
 {
-    if (!model.isEncoderDecoder() || showsSites(view) || view == "tensor" || view == "next-token"
-        || view == "architecture" || view == "objective")
+    const ViewKind *kind = findViewKind(view);
+    if (!model.isEncoderDecoder() || (kind && kind->showsEncoderDecoder))
         return {};
-    return "the " + view + " view shows models with one stack; " + modelName
-        + " is an encoder-decoder: its attention is in the attention, heads, lines, mask and neuron views (key 'site': "
-        + "self, encoder or cross), its tensors in the tensor view, its prediction in the next-token view, its decoder "
-        + "input's pretraining objective in the objective view";
+    std::vector<std::string> sites, others;
+    for (const ViewKind &k : viewKinds())
+        if (k.showsEncoderDecoder)
+            (k.showsSites ? sites : others).push_back(k.kind);
+    return "the " + view + " view shows models with one stack; " + modelName + " is an encoder-decoder: its attention "
+        + "is in the " + joinedCommaList(sites) + " views (key 'site': self, encoder or cross), and the "
+        + joinedCommaList(others) + " views show it too";
 }
 
 Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model)
@@ -115,29 +112,21 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     return run;
 }
 
-namespace {
-
-// Why the objective or fills view cannot take the input, and the key to change; an empty `why` when it can.
-struct KeyProblem
+SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens)
 {
-    const char *key = "";
-    std::string why;
-};
+    const Objective objective = objectiveOf(spec, model.config);
+    try {
+        (void)objectiveExample(model, *Tokenizer::forModel(model), tokens, objective, uint64_t(spec.seed));
+    } catch (const Error &e) {
+        return {
+            "text", std::string("the ") + objectiveName(objective) + " objective cannot take this input: " + e.what()};
+    }
+    return {};
+}
 
-KeyProblem objectiveProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens)
+SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens)
 {
     const ModelConfig &c = model.config;
-    if (spec.view == "objective") {
-        const Objective objective = objectiveOf(spec, c);
-        try {
-            (void)objectiveExample(model, *Tokenizer::forModel(model), tokens, objective, uint64_t(spec.seed));
-        } catch (const Error &e) {
-            return {"text",
-                std::string("the ") + objectiveName(objective) + " objective cannot take this input: " + e.what()};
-        }
-    }
-    if (spec.view != "fills")
-        return {};
     if (const std::string why = maskedFillsProblem(c, model.name); !why.empty())
         return {"model", why};
     if (!spec.objective.empty() && spec.objective != "mlm")
@@ -149,6 +138,28 @@ KeyProblem objectiveProblem(const ViewSpec &spec, const Model &model, const std:
         return {"text",
             "the input has no [MASK] to fill: type [MASK] where a token should be hidden, or give \"objective\": "
             "\"mlm\" to draw a corruption from 'seed'"};
+    return {};
+}
+
+namespace {
+
+// The trace name of what a view needs ("" for nothing in particular).
+std::string neededTensor(ViewNeeds needs, const ViewSpec &spec, const names::AttentionSite &site)
+{
+    switch (needs) {
+    case ViewNeeds::LayerProbs:
+        return names::attentionTensor(site, spec.layer, "probs");
+    case ViewNeeds::LayerScores: // scores and mask before softmax, the probabilities once it has run
+        return names::attentionTensor(site, spec.layer, "scores");
+    case ViewNeeds::FirstLayerProbs:
+        return names::attentionTensor(site, 0, "probs");
+    case ViewNeeds::NextProbs:
+        return "next_probs";
+    case ViewNeeds::SpecTensor:
+        return spec.tensor;
+    case ViewNeeds::Nothing:
+        break;
+    }
     return {};
 }
 
@@ -174,8 +185,10 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
         return key("head",
             "head " + std::to_string(spec.head) + " does not exist: " + model + " has " + std::to_string(c.heads)
                 + " heads");
-    if (spec.head < 0 && spec.view != "lines" && spec.view != "heads")
-        return key("head", "-1 (every head) is for the lines view; the " + spec.view + " view shows one head");
+    const ViewKind *kind = findViewKind(spec.view);
+    if (spec.head < 0 && !(kind && kind->everyHead))
+        return key(
+            "head", "-1 (every head) is for the lines and heads views; the " + spec.view + " view shows one head");
     if (spec.position >= tokens)
         return key("position",
             "position " + std::to_string(spec.position) + " is outside the input's " + std::to_string(tokens)
@@ -188,26 +201,17 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
         return key("key",
             "key " + std::to_string(spec.key) + " is outside the " + std::to_string(keys) + " "
                 + (run.site.cross ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)");
-    if (const KeyProblem problem = objectiveProblem(spec, *run.model, run.input.tokens); !problem.why.empty())
-        return key(problem.key, problem.why);
-    std::string tensor; // the one tensor the view cannot draw without
-    if (spec.view == "tensor" && spec.tensor.empty())
+    if (kind && kind->checkInput)
+        if (const SpecProblem problem = kind->checkInput(spec, *run.model, run.input.tokens); !problem.why.empty())
+            return key(problem.key.c_str(), problem.why);
+    const ViewNeeds needs = kind ? kind->needs : ViewNeeds::Nothing;
+    if (needs == ViewNeeds::SpecTensor && spec.tensor.empty())
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
-    if (spec.view == "tensor")
-        tensor = spec.tensor;
-    else if (spec.view == "attention" || spec.view == "lines" || spec.view == "kernels" || spec.view == "lsh"
-        || spec.view == "approximation")
-        tensor = names::attentionTensor(run.site, spec.layer, "probs");
-    else if (spec.view == "mask") // scores and mask before softmax, the probabilities once it has run
-        tensor = names::attentionTensor(run.site, spec.layer, "scores");
-    else if (spec.view == "heads")
-        tensor = names::attentionTensor(run.site, 0, "probs");
-    else if (spec.view == "next-token")
-        tensor = "next_probs";
+    const std::string tensor = neededTensor(needs, spec, run.site); // the one tensor the view cannot draw without
     if (!tensor.empty() && !run.trace->contains(tensor)) {
         if (run.program->producerOf(tensor) >= 0)
             return key("op", "the view needs '" + tensor + "', which is computed after op '" + spec.op + "'");
-        if (spec.view == "tensor") // other views may draw without it (a layer running an efficient kernel)
+        if (needs == ViewNeeds::SpecTensor) // other views may draw without it (a layer running an efficient kernel)
             return key("tensor",
                 "the trace of " + model + " has no tensor '" + tensor + "' (docs/trace-names.md lists the names)");
     }

@@ -6,6 +6,7 @@
 #include "trace/names.h"
 #include "trace/trace.h"
 #include "train/objectives.h"
+#include "view/viewkinds.h"
 #include "view/viewspec.h"
 
 #include <memory>
@@ -47,6 +48,11 @@ std::string encoderDecoderProblem(const std::string &view, const ModelConfig &mo
 
 // The objective the spec's "objective" names ("" = the model's own: ownObjective, analysis/objectiveexample.h).
 Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model);
+
+// Why the objective view cannot apply the spec's objective to `tokens`, and why the fills view has nothing to fill
+// (a model without [MASK], an objective that hides nothing, an input without [MASK]): the descriptors' input checks.
+SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens);
+SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens);
 
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);

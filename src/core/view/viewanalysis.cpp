@@ -2,9 +2,9 @@
 
 #include "view/specrun.h"
 
-#include "view/ablationrequest.h"
 #include "view/analysishelpers.h"
-#include "view/memoryrequests.h"
+#include "view/analysisrequests.h"
+#include "view/viewkinds.h"
 
 #include "attention/patternparams.h"
 #include "trace/names.h"
@@ -93,7 +93,9 @@ AnalysisRequest headRequest(
     return r;
 }
 
-AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &c)
+} // namespace
+
+AnalysisRequest analysis::kernelsRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     const int layer = spec.layer, head = std::max(0, spec.head);
     const HeadQkv qkv = headQkv(c, layer, head);
@@ -113,7 +115,7 @@ AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &c)
         });
 }
 
-AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::approximationRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     const int layer = spec.layer, head = std::max(0, spec.head);
     const HeadQkv qkv = headQkv(c, layer, head);
@@ -133,7 +135,7 @@ AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext
         });
 }
 
-AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::lshRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     const int layer = spec.layer, head = std::max(0, spec.head);
     if (!c.trace || !c.program)
@@ -186,7 +188,7 @@ AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
-AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::patternRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (c.tokens < 1)
         return problem("No input yet: type some text in the Input box.");
@@ -215,7 +217,7 @@ AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
-AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     const int layer = spec.layer, head = std::max(0, spec.head);
     const HeadQkv qkv = headQkv(c, layer, head);
@@ -241,7 +243,7 @@ AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
 }
 
 // The model's positional encoding, and for ALiBi, T5 and Shaw the chosen head's score term from the trace.
-AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
@@ -285,7 +287,7 @@ AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &c)
 
 // The spec's layer routed at the spec's capacity factor (analysis/expertrouting.h): a forward pass of the model on the
 // input with the factor changed, so every layer before it routes at that factor too.
-AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || c.tokenIds.empty())
         return problem(kNothingComputed);
@@ -317,7 +319,7 @@ AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &c)
 }
 
 // The spec's dense feed-forward layer made sparse, one neuron per block of `block_size` (analysis/ffnsparsity.h).
-AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
@@ -342,7 +344,7 @@ AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &c)
 
 // The masked LM's fills at each hidden position: the model rerun on the input, corrupted from the spec's seed when its
 // objective is "mlm".
-AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &c)
+AnalysisRequest analysis::fillsRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || c.tokenIds.empty())
         return problem(kNothingComputed);
@@ -368,8 +370,6 @@ AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
-} // namespace
-
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
 
 AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &context)
@@ -383,29 +383,8 @@ AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &con
             r.problem = problem;
             return r;
         }
-    if (spec.view == "kernels")
-        return kernelsRequest(spec, context);
-    if (spec.view == "approximation")
-        return approximationRequest(spec, context);
-    if (spec.view == "lsh")
-        return lshRequest(spec, context);
-    if (spec.view == "pattern")
-        return patternRequest(spec, context);
-    if (spec.view == "scaling")
-        return scalingRequest(spec, context);
-    if (isMemoryView(spec.view))
-        return memoryRequest(spec, context);
-    if (spec.view == "positions")
-        return positionsRequest(spec, context);
-    if (spec.view == "experts")
-        return expertsRequest(spec, context);
-    if (spec.view == "sparse-ffn")
-        return sparseFfnRequest(spec, context);
-    if (spec.view == "ablation")
-        return ablationRequest(spec, context);
-    if (spec.view == "fills")
-        return fillsRequest(spec, context);
-    return {};
+    const ViewKind *kind = findViewKind(spec.view);
+    return kind && kind->request ? kind->request(spec, context) : AnalysisRequest {};
 }
 
 std::shared_ptr<const ViewAnalysis> runAnalysisNow(const AnalysisRequest &request, std::string *problem)

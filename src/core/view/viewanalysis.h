@@ -116,7 +116,7 @@ struct MemorySweepRequest
     bool operator==(const MemorySweepRequest &) const = default;
 };
 
-// The memory views over depth (view/memoryrequests.h): random-weight models of the input model's shape, trained one
+// The memory views over depth (view/analysisrequests.h): random-weight models of the input model's shape, trained one
 // step of T random tokens each.
 struct MemoryDepthAnalysis : ViewAnalysis
 {
@@ -145,7 +145,7 @@ struct InversionErrorAnalysis : ViewAnalysis
     std::vector<InversionError> errors; // float64, float32, float16, bfloat16
 };
 
-// The ablation view (view/ablationrequest.h): the spec's heads switched off, against the whole model.
+// The ablation view (view/analysisrequests.h): the spec's heads switched off, against the whole model.
 struct HeadAblationAnalysis : ViewAnalysis
 {
     static constexpr int kMaxTokens = 2048; // two forward passes of the input, and mean ablation's references

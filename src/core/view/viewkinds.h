@@ -5,15 +5,42 @@
 
 namespace atlas {
 
-// Every kind of view, in the order of the app's tabs: the spec's "view" key, the tab's title, and a line for
-// menus and lessons. ViewSpec validates against it, the app builds its tabs from it, the view factory makes a
-// widget for each: adding a view starts here (docs/architecture.md).
+struct AnalysisContext;
+struct AnalysisRequest;
+class Model;
+struct ViewSpec;
+
+// Why a spec cannot be drawn, and the key to change; an empty `why` when it can.
+struct SpecProblem
+{
+    std::string key;
+    std::string why;
+};
+
+// What a view cannot draw without, read from the trace of the spec's attention site: nothing in particular, the
+// probabilities or the scores of the spec's layer, the first layer's probabilities (the grid of every layer), the
+// next-token probabilities, or the tensor the spec names.
+enum class ViewNeeds { Nothing, LayerProbs, LayerScores, FirstLayerProbs, NextProbs, SpecTensor };
+
+// A kind of view, described once: the spec's "view" key, the tab's title and group, a line for menus and lessons,
+// what it reads and what it can show. ViewSpec validates against these, the app builds its tabs and a widget for
+// each (views/viewfactory.cpp), render and lesson check ask them what a spec needs: adding a view starts here
+// (docs/architecture.md).
 struct ViewKind
 {
+    using Request = AnalysisRequest (*)(const ViewSpec &, const AnalysisContext &);
+    using InputCheck = SpecProblem (*)(const ViewSpec &, const Model &, const std::vector<int> &tokens);
+
     std::string kind; // "attention"
     std::string title; // "Attention"
     std::string summary; // "one head's attention weights as a heat map"
     std::string group; // the app's upper row of tabs: "Attention", "Inside the model", "Efficient attention"
+    ViewNeeds needs = ViewNeeds::Nothing;
+    bool showsSites = false; // draws the attention the spec's "site" names: an encoder-decoder's encoder, cross …
+    bool showsEncoderDecoder = false; // draws an encoder-decoder (the others show one-stack models)
+    bool everyHead = false; // "head": -1 shows every head of the layer
+    Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
+    InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
 };
 
 const std::vector<ViewKind> &viewKinds();

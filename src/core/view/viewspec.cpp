@@ -4,6 +4,7 @@
 #include "engine/headablation.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
+#include "util/commalist.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
 
@@ -15,21 +16,12 @@
 #include <functional>
 #include <map>
 #include <utility>
+#include <variant>
 
 namespace atlas {
 namespace {
 
 using Json = nlohmann::json;
-
-const std::vector<std::string> kKeys = {"view", "model", "text", "tokens", "padding", "layer", "head", "tensor",
-    "scale", "colormap", "top_k", "position", "theme", "attention", "attention_params", "attention_layers",
-    "approximation", "approximation_value", "op", "query", "veil_query", "temperature", "checkpoint_every",
-    "ffn_chunks", "memory_scope", "cursor", "capacity_factor", "expert_top_k", "devices", "block_size", "positions",
-    "depth", "hidden_heads", "key", "ablate_heads", "ablation", "thumbnail_size", "decoder_text", "decoder_tokens",
-    "site", "objective", "seed"};
-const std::vector<std::string> kScales = {"linear", "log"};
-const std::vector<std::string> kColormaps = {"viridis", "magma", "cividis", "greys"};
-const std::vector<std::string> kThemes = {"light", "dark"};
 
 size_t editDistance(const std::string &a, const std::string &b)
 {
@@ -49,14 +41,6 @@ size_t editDistance(const std::string &a, const std::string &b)
     return row[b.size()];
 }
 
-std::string joined(const std::vector<std::string> &words)
-{
-    std::string s;
-    for (const std::string &w : words)
-        s += (s.empty() ? "" : ", ") + w;
-    return s;
-}
-
 // "did you mean 'layer'?" when a candidate is close enough to be a plausible typo, else the full list.
 std::string suggestion(const std::string &word, const std::vector<std::string> &candidates)
 {
@@ -72,7 +56,7 @@ std::string suggestion(const std::string &word, const std::vector<std::string> &
     const size_t tolerance = std::max<size_t>(2, std::max(word.size(), best->size()) / 2);
     if (bestDistance <= tolerance)
         return "did you mean '" + *best + "'?";
-    return "expected one of: " + joined(candidates);
+    return "expected one of: " + joinedCommaList(candidates);
 }
 
 const char *typeName(const Json &value)
@@ -192,119 +176,45 @@ private:
     std::string m_key;
 };
 
-using Setter = std::function<void(ViewSpec &, const Reader &, const Json &)>;
-
-const std::map<std::string, Setter> &setters()
+// The visitor of a key's field: one call operator per field type.
+template <class... Ts> struct Overloaded : Ts...
 {
-    static const std::map<std::string, Setter> table = {
-        {"view", [](ViewSpec &s, const Reader &r, const Json &v) { s.view = r.oneOf(v, ViewSpec::viewKinds()); }},
-        {"model", [](ViewSpec &s, const Reader &r, const Json &v) { s.model = r.string(v); }},
-        {"text", [](ViewSpec &s, const Reader &r, const Json &v) { s.text = r.string(v); }},
-        {"tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.tokens = r.integers(v); }},
-        {"padding", [](ViewSpec &s, const Reader &r, const Json &v) { s.padding = r.integers(v); }},
-        {"decoder_text", [](ViewSpec &s, const Reader &r, const Json &v) { s.decoderText = r.string(v); }},
-        {"decoder_tokens", [](ViewSpec &s, const Reader &r, const Json &v) { s.decoderTokens = r.integers(v); }},
-        {"site",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.site = r.oneOf(v, {"self", "encoder", "cross"});
-            }},
-        {"layer", [](ViewSpec &s, const Reader &r, const Json &v) { s.layer = r.integer(v, 0, ">= 0"); }},
-        {"head",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.head = r.integer(v, -1, ">= 0, or -1 for every head");
-            }},
-        {"tensor", [](ViewSpec &s, const Reader &r, const Json &v) { s.tensor = r.string(v); }},
-        {"scale", [](ViewSpec &s, const Reader &r, const Json &v) { s.scale = r.oneOf(v, kScales); }},
-        {"colormap", [](ViewSpec &s, const Reader &r, const Json &v) { s.colormap = r.oneOf(v, kColormaps); }},
-        {"top_k", [](ViewSpec &s, const Reader &r, const Json &v) { s.topK = r.integer(v, 1, ">= 1"); }},
-        {"position",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.position = r.integer(v, -1, ">= 0, or -1 for the last token");
-            }},
-        {"theme", [](ViewSpec &s, const Reader &r, const Json &v) { s.theme = r.oneOf(v, kThemes); }},
-        {"attention",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.attention = r.oneOf(v, attention::attentionKernelKinds());
-            }},
-        {"attention_params", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionParams = r.strings(v); }},
-        {"attention_layers", [](ViewSpec &s, const Reader &r, const Json &v) { s.attentionLayers = r.integers(v); }},
-        {"hidden_heads", [](ViewSpec &s, const Reader &r, const Json &v) { s.hiddenHeads = r.integers(v); }},
-        {"ablate_heads",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.ablateHeads = r.string(v);
-                try { // the form here; whether each head exists, against the model that runs
-                    parseHeadList(s.ablateHeads, 1 << 20, 1 << 20, "heads");
-                } catch (const Error &e) {
-                    r.fail(std::string(e.what()).substr(7)); // after "heads: "
-                }
-            }},
-        {"thumbnail_size",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.thumbnailSize = r.integer(v, 0, ">= 0");
-                if (s.thumbnailSize != 0
-                    && (s.thumbnailSize < ViewSpec::kMinThumbnail || s.thumbnailSize > ViewSpec::kMaxThumbnail))
-                    r.fail("0 (fit the view) or " + std::to_string(ViewSpec::kMinThumbnail) + " … "
-                        + std::to_string(ViewSpec::kMaxThumbnail) + " pixels");
-            }},
-        {"ablation",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.ablation = r.oneOf(v, {"zero", "mean"});
-            }},
-        {"key",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.key = r.integer(v, -1, ">= 0, or -1 for the most weighted");
-            }},
-        {"approximation",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.approximation = r.oneOf(v, {"linformer", "performer"});
-            }},
-        {"approximation_value",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.approximationValue = r.integer(v, 0, ">= 1, or 0 for the middle of the sweep");
-            }},
-        {"op", [](ViewSpec &s, const Reader &r, const Json &v) { s.op = r.string(v); }},
-        {"query",
-            [](ViewSpec &s, const Reader &r, const Json &v) { s.query = r.integer(v, -1, ">= 0, or -1 for none"); }},
-        {"veil_query", [](ViewSpec &s, const Reader &r, const Json &v) { s.veilQuery = r.boolean(v); }},
-        {"temperature", [](ViewSpec &s, const Reader &r, const Json &v) { s.temperature = r.positive(v, 100.0); }},
-        {"checkpoint_every",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.checkpointEvery = r.integer(v, 0, ">= 1, or 0 for the square root of the depth");
-            }},
-        {"ffn_chunks", [](ViewSpec &s, const Reader &r, const Json &v) { s.ffnChunks = r.integer(v, 1, ">= 1"); }},
-        {"memory_scope",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.memoryScope = r.oneOf(v, {"all", "activations"});
-            }},
-        {"cursor",
-            [](ViewSpec &s, const Reader &r, const Json &v) { s.cursor = r.integer(v, -1, ">= 0, or -1 for none"); }},
-        {"depth",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.depth = r.integer(v, 0, ">= 0, or 0 for the model's own depth");
-                if (s.depth > ViewSpec::kMaxDepth)
-                    r.fail("at most " + std::to_string(ViewSpec::kMaxDepth) + " blocks (a sweep trains every depth)");
-            }},
-        {"capacity_factor",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.capacityFactor = v.is_number() && v.get<double>() == 0 ? 0.0 : r.positive(v, 1024.0);
-            }},
-        {"expert_top_k",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.expertTopK = r.integer(v, 0, ">= 1, or 0 for the model's own");
-            }},
-        {"devices", [](ViewSpec &s, const Reader &r, const Json &v) { s.devices = r.integer(v, 1, ">= 1"); }},
-        {"block_size", [](ViewSpec &s, const Reader &r, const Json &v) { s.blockSize = r.integer(v, 1, ">= 1"); }},
-        {"objective",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.objective = r.oneOf(v, {"", "next", "mlm", "span", "prefix", "nsp"});
-            }},
-        {"seed", [](ViewSpec &s, const Reader &r, const Json &v) { s.seed = r.integer(v, 0, ">= 0"); }},
-        {"positions",
-            [](ViewSpec &s, const Reader &r, const Json &v) {
-                s.positions = r.oneOf(v, {"", "sinusoidal", "rope", "rope-half", "alibi", "none"});
-            }},
-    };
-    return table;
+    using Ts::operator()...;
+};
+
+void readKey(const SpecKey &key, ViewSpec &spec, const Reader &r, const Json &v)
+{
+    std::visit(
+        Overloaded {
+            [&](std::string ViewSpec::*f) { spec.*f = key.choices.empty() ? r.string(v) : r.oneOf(v, key.choices); },
+            [&](int ViewSpec::*f) { spec.*f = r.integer(v, key.minimum, key.rule); },
+            [&](double ViewSpec::*f) {
+                spec.*f = key.zeroAllowed && v.is_number() && v.get<double>() == 0 ? 0.0 : r.positive(v, key.maximum);
+            },
+            [&](bool ViewSpec::*f) { spec.*f = r.boolean(v); },
+            [&](std::vector<int> ViewSpec::*f) { spec.*f = r.integers(v); },
+            [&](std::vector<std::string> ViewSpec::*f) { spec.*f = r.strings(v); },
+        },
+        key.field);
+    if (key.check)
+        if (const std::string why = key.check(spec); !why.empty())
+            r.fail(why);
+}
+
+const SpecKey *findKey(const std::string &name)
+{
+    for (const SpecKey &key : specKeys())
+        if (key.name == name)
+            return &key;
+    return nullptr;
+}
+
+std::vector<std::string> keyNames()
+{
+    std::vector<std::string> names;
+    for (const SpecKey &key : specKeys())
+        names.push_back(key.name);
+    return names;
 }
 
 } // namespace
@@ -315,6 +225,308 @@ std::vector<std::string> ViewSpec::viewKinds()
     for (const ViewKind &k : atlas::viewKinds())
         kinds.push_back(k.kind);
     return kinds;
+}
+
+const std::vector<SpecKey> &specKeys()
+{
+    static const std::vector<SpecKey> keys = {
+        {.name = "view",
+            .field = &ViewSpec::view,
+            .type = "string",
+            .meaning
+            = "`attention` (one head's heat map), `heads` (every layer × head), `lines` (token-to-token "
+              "lines), `mask` (scores, mask, probabilities side by side), `scaling` (why √d: Var(q·k) against "
+              "d, and one row's softmax with and without 1/√d), `neuron` (one query and key: q, k and q∘k "
+              "component by component), `ablation` (heads switched off: the importance table, the next token "
+              "and the task's scores with and without them), `architecture` (the model's operations as a "
+              "diagram; a click steps there), `next-token` (bar chart), `tensor` (any traced tensor), "
+              "`kernels` (one head under every attention kernel, see below), `lsh` (one head's LSH buckets, "
+              "sorted chunks and misses, see below), `pattern` (the editor of a fixed sparse pattern, see "
+              "below), `approximation` (Linformer and Performer against softmax, see below), `memory-timeline` "
+              "(one training step's live memory under each memory strategy, see below), `memory-graph` (the "
+              "layers as a chain, each node's state at the cursor), `memory-depth` (peak activations and step "
+              "time against depth), `memory-tradeoff` (checkpointing every k = 1 … L), `inversion-error` "
+              "(reversible blocks' rebuild error per block and precision), `objective` (a pretraining "
+              "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
+              "position, see below)",
+            .choices = ViewSpec::viewKinds()},
+        {.name = "model",
+            .field = &ViewSpec::model,
+            .type = "string",
+            .meaning = "a built-in model (`transformer-atlas models`) or a model directory"},
+        {.name = "text",
+            .field = &ViewSpec::text,
+            .type = "string",
+            .meaning = "the input, encoded with the model's tokenizer"},
+        {.name = "tokens",
+            .field = &ViewSpec::tokens,
+            .type = "array of ints",
+            .meaning = "explicit token ids; when not empty they replace `text`"},
+        {.name = "padding",
+            .field = &ViewSpec::padding,
+            .type = "array of ints",
+            .meaning = "positions treated as padding: no query attends to them"},
+        {.name = "decoder_text",
+            .field = &ViewSpec::decoderText,
+            .type = "string",
+            .meaning = "an encoder–decoder's decoder input (`text`, `tokens` and `padding` are then its source, as "
+                       "`dump --text … --decoder-text …`); empty with the model's sample `text` = its sample decoder "
+                       "input; given for a one-stack model, an error"},
+        {.name = "decoder_tokens",
+            .field = &ViewSpec::decoderTokens,
+            .type = "array of ints",
+            .meaning = "the same as token ids; when not empty they replace `decoder_text`"},
+        {.name = "site",
+            .field = &ViewSpec::site,
+            .type = "string",
+            .meaning = "which attention the `attention`, `heads`, `lines`, `mask` and `neuron` views show: `self` (a "
+                       "one-stack model's, or an encoder–decoder's decoder self-attention, `dec.layer.{i}.attn.*`), "
+                       "`encoder` (the encoder's bidirectional self-attention, `enc.layer.{i}.attn.*`) or `cross` (the "
+                       "decoder's cross-attention `dec.layer.{i}.cross.*`: decoder tokens down the rows, source tokens "
+                       "across; in the lines view the decoder on the left, the source on the right; in the neuron view "
+                       "a decoder query and a source key). `layer` counts the blocks of that stack. `encoder` or "
+                       "`cross` on a one-stack model is an error naming the key. An encoder–decoder's other views: "
+                       "`tensor`, `next-token`, `architecture` and `objective` show it; the rest (kernels, positions, "
+                       "memory …) say they show one-stack models",
+            .choices = {"self", "encoder", "cross"}},
+        {.name = "layer", .field = &ViewSpec::layer, .type = "int ≥ 0", .meaning = "layer shown"},
+        {.name = "head",
+            .field = &ViewSpec::head,
+            .type = "int ≥ −1",
+            .meaning = "head shown; −1 = every head of the layer (lines view)",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for every head"},
+        {.name = "tensor",
+            .field = &ViewSpec::tensor,
+            .type = "string",
+            .meaning = "trace name for the tensor view, e.g. `layer.0.attn.q` (see trace-names.md)"},
+        {.name = "scale",
+            .field = &ViewSpec::scale,
+            .type = "string",
+            .meaning = "colour scale of heat maps: `linear` or `log`",
+            .choices = {"linear", "log"}},
+        {.name = "colormap",
+            .field = &ViewSpec::colormap,
+            .type = "string",
+            .meaning = "`viridis`, `magma`, `cividis` or `greys` (perceptually uniform)",
+            .choices = {"viridis", "magma", "cividis", "greys"}},
+        {.name = "top_k",
+            .field = &ViewSpec::topK,
+            .type = "int ≥ 1",
+            .meaning = "bars in the next-token view",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "position",
+            .field = &ViewSpec::position,
+            .type = "int",
+            .meaning = "query position of the next-token view; −1 = the last token",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for the last token"},
+        {.name = "theme",
+            .field = &ViewSpec::theme,
+            .type = "string",
+            .meaning = "`light` or `dark`",
+            .choices = {"light", "dark"}},
+        {.name = "attention",
+            .field = &ViewSpec::attention,
+            .type = "string",
+            .meaning = "the attention kernel the model runs: `full`, `lsh`, `bigbird`, `longformer`, `strided`, "
+                       "`fixed`, `linformer`, `performer`",
+            .choices = attention::attentionKernelKinds()},
+        {.name = "attention_params",
+            .field = &ViewSpec::attentionParams,
+            .type = "array of strings",
+            .meaning = "its parameters as `\"key=value\"` (e.g. `\"window=4\"`; keys and defaults in "
+                       "`src/core/attention/attentionkernel.h`)"},
+        {.name = "attention_layers",
+            .field = &ViewSpec::attentionLayers,
+            .type = "array of ints",
+            .meaning = "the layers that run it, the others running full attention; empty = every layer"},
+        {.name = "hidden_heads",
+            .field = &ViewSpec::hiddenHeads,
+            .type = "array of ints",
+            .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
+                       "swatch (BertViz's head view)"},
+        {.name = "thumbnail_size",
+            .field = &ViewSpec::thumbnailSize,
+            .type = "int, 0 or 48 … 1024",
+            .meaning = "heads view: each thumbnail's side in pixels, the view scrolling when the grid is larger than "
+                       "the window (the view's \"Thumbnails\" box); 0 = fit the view. Once every token gets a row tall "
+                       "enough for text, each thumbnail is labelled with its query tokens (left) and key tokens (top)",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.thumbnailSize != 0
+                            && (s.thumbnailSize < ViewSpec::kMinThumbnail || s.thumbnailSize > ViewSpec::kMaxThumbnail)
+                        ? "0 (fit the view) or " + std::to_string(ViewSpec::kMinThumbnail) + " \u2026 "
+                            + std::to_string(ViewSpec::kMaxThumbnail) + " pixels"
+                        : std::string();
+                }},
+        {.name = "key",
+            .field = &ViewSpec::key,
+            .type = "int ≥ −1",
+            .meaning = "neuron view: the key of the pair; −1 = the key the query weights most",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for the most weighted"},
+        {.name = "ablate_heads",
+            .field = &ViewSpec::ablateHeads,
+            .type = "string",
+            .meaning
+            = "ablation view: the heads switched off as `layer.head`, comma-separated (`\"0.1,1.3\"`, as `dump "
+              "--ablate-heads`); a head the model lacks is named in the view",
+            .check =
+                [](const ViewSpec &s) {
+                    try { // the form here; whether each head exists, against the model that runs
+                        parseHeadList(s.ablateHeads, 1 << 20, 1 << 20, "heads");
+                    } catch (const Error &e) {
+                        return std::string(e.what()).substr(7); // after "heads: "
+                    }
+                    return std::string();
+                }},
+        {.name = "ablation",
+            .field = &ViewSpec::ablation,
+            .type = "string",
+            .meaning
+            = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "
+              "pruning) or `mean` (by its mean over held-out examples of the model's task, or over the input "
+              "for a model without one)",
+            .choices = {"zero", "mean"}},
+        {.name = "approximation",
+            .field = &ViewSpec::approximation,
+            .type = "string",
+            .meaning = "approximation view: `linformer` or `performer`",
+            .choices = {"linformer", "performer"}},
+        {.name = "approximation_value",
+            .field = &ViewSpec::approximationValue,
+            .type = "int ≥ 0",
+            .meaning = "approximation view: the k (Linformer) or number of features (Performer) drawn, the nearest "
+                       "swept one; 0 = the middle of the sweep",
+            .rule = ">= 1, or 0 for the middle of the sweep"},
+        {.name = "op",
+            .field = &ViewSpec::op,
+            .type = "string",
+            .meaning = "the stepper's position: the model runs up to and including this operation (`ln_f`), or the one "
+                       "that writes this tensor (`layer.0.attn.probs`); `\"\"` = the end (docs/trace-names.md lists "
+                       "them)"},
+        {.name = "query",
+            .field = &ViewSpec::query,
+            .type = "int",
+            .meaning = "a query row the Attention view outlines (a lesson's predict question sets it on Reveal); −1 = "
+                       "none; the neuron view's query (−1: the last token)",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for none"},
+        {.name = "veil_query",
+            .field = &ViewSpec::veilQuery,
+            .type = "bool",
+            .meaning = "attention view: row `query` is covered (\"hidden until Reveal\") and its hover says nothing of "
+                       "its weights. A lesson step with a predict question opens with it on, so the heat map does not "
+                       "give the answer away; Reveal turns it off"},
+        {.name = "temperature",
+            .field = &ViewSpec::temperature,
+            .type = "number, 0 < T ≤ 100",
+            .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
+                       "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "
+                       "temperature draws from",
+            .maximum = 100},
+        {.name = "checkpoint_every",
+            .field = &ViewSpec::checkpointEvery,
+            .type = "int ≥ 0",
+            .meaning = "memory views: gradient checkpointing keeps every k-th block boundary, 1 … L; 0 = ⌈√L⌉",
+            .rule = ">= 1, or 0 for the square root of the depth"},
+        {.name = "ffn_chunks",
+            .field = &ViewSpec::ffnChunks,
+            .type = "int ≥ 1",
+            .meaning
+            = "memory views: the feed-forward sub-layers run over the sequence in this many chunks (at most T)",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "memory_scope",
+            .field = &ViewSpec::memoryScope,
+            .type = "string",
+            .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
+                       "workspace only: the part the strategies change)",
+            .choices = {"all", "activations"}},
+        {.name = "cursor",
+            .field = &ViewSpec::cursor,
+            .type = "int ≥ −1",
+            .meaning = "memory timeline and computation graph: the op of the training step singled out (the scrub "
+                       "position); −1 = none",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for none"},
+        {.name = "depth",
+            .field = &ViewSpec::depth,
+            .type = "int 0 … 64",
+            .meaning = "memory-depth (the deepest of depths 1, 2, 4 …), memory-tradeoff and inversion-error: models of "
+                       "the model's shape with random weights at this depth; 0 = the model's own depth "
+                       "(inversion-error: the model's own weights, which must be reversible)",
+            .rule = ">= 0, or 0 for the model's own depth",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.depth > ViewSpec::kMaxDepth
+                        ? "at most " + std::to_string(ViewSpec::kMaxDepth) + " blocks (a sweep trains every depth)"
+                        : std::string();
+                }},
+        {.name = "capacity_factor",
+            .field = &ViewSpec::capacityFactor,
+            .type = "number ≥ 0",
+            .meaning = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
+                       "the model's own (`atlas_capacity_factor`)",
+            .maximum = 1024,
+            .zeroAllowed = true},
+        {.name = "expert_top_k",
+            .field = &ViewSpec::expertTopK,
+            .type = "int ≥ 0",
+            .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
+                       "(`atlas_expert_top_k`)",
+            .rule = ">= 1, or 0 for the model's own"},
+        {.name = "devices",
+            .field = &ViewSpec::devices,
+            .type = "int ≥ 1",
+            .meaning = "experts view: the devices the experts are spread over (clamped to E)",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "block_size",
+            .field = &ViewSpec::blockSize,
+            .type = "int ≥ 1",
+            .meaning = "sparse FFN view: one neuron kept per block of this many (N)",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "positions",
+            .field = &ViewSpec::positions,
+            .type = "string",
+            .meaning
+            = "run the model's weights with another positional encoding that needs no parameters: "
+              "`sinusoidal`, `rope`, `rope-half`, `alibi` or `none` (as `dump --positions`); `\"\"` = its own. "
+              "The Positions view's \"Run the model with\" box sets it; every view then shows the same weights "
+              "under that encoding",
+            .choices = {"", "sinusoidal", "rope", "rope-half", "alibi", "none"}},
+        {.name = "objective",
+            .field = &ViewSpec::objective,
+            .type = "string",
+            .meaning = "objective view: the pretraining objective applied to the input, `next` (GPT), `mlm` (BERT's "
+                       "masked LM), `span` (T5's span corruption), `prefix` (the prefix LM) or `nsp` (BERT's "
+                       "next-sentence prediction); `\"\"` = the model's own (`mlm` for a model of task mlm such as "
+                       "`austen-mlm`, else `next`). Fills view: `mlm` corrupts the input from `seed` and fills every "
+                       "chosen position; `\"\"` fills the `[MASK]`s the input holds; another objective is an error "
+                       "naming the key",
+            .choices = {"", "next", "mlm", "span", "prefix", "nsp"}},
+        {.name = "seed",
+            .field = &ViewSpec::seed,
+            .type = "int ≥ 0",
+            .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
+                       "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same)"},
+    };
+    return keys;
+}
+
+std::string specKeysMarkdown()
+{
+    const ViewSpec defaults;
+    std::string out = "| key | type | default | meaning |\n| --- | --- | --- | --- |\n";
+    for (const SpecKey &key : specKeys()) {
+        const std::string value = std::visit([&](auto f) { return Json(defaults.*f).dump(); }, key.field);
+        out += "| `" + key.name + "` | " + key.type + " | `" + value + "` | " + key.meaning + " |\n";
+    }
+    return out;
 }
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
@@ -329,10 +541,10 @@ ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
     ViewSpec spec;
     for (const auto &[key, value] : root.items()) {
         const Reader reader(source, key);
-        const auto it = setters().find(key);
-        if (it == setters().end())
-            reader.fail("unknown key (" + suggestion(key, kKeys) + ")");
-        it->second(spec, reader, value);
+        const SpecKey *specKey = findKey(key);
+        if (specKey == nullptr)
+            reader.fail("unknown key (" + suggestion(key, keyNames()) + ")");
+        readKey(*specKey, spec, reader, value);
     }
     Reader(source, "attention_params").checkKernel(spec.attention, spec.attentionParams);
     return spec;
@@ -350,48 +562,8 @@ std::string ViewSpec::toJson(bool changedOnly) const
         return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     }
     nlohmann::ordered_json j;
-    j["view"] = view;
-    j["model"] = model;
-    j["text"] = text;
-    j["tokens"] = tokens;
-    j["padding"] = padding;
-    j["decoder_text"] = decoderText;
-    j["decoder_tokens"] = decoderTokens;
-    j["site"] = site;
-    j["layer"] = layer;
-    j["head"] = head;
-    j["tensor"] = tensor;
-    j["scale"] = scale;
-    j["colormap"] = colormap;
-    j["top_k"] = topK;
-    j["position"] = position;
-    j["theme"] = theme;
-    j["attention"] = attention;
-    j["attention_params"] = attentionParams;
-    j["attention_layers"] = attentionLayers;
-    j["hidden_heads"] = hiddenHeads;
-    j["thumbnail_size"] = thumbnailSize;
-    j["key"] = key;
-    j["ablate_heads"] = ablateHeads;
-    j["ablation"] = ablation;
-    j["approximation"] = approximation;
-    j["approximation_value"] = approximationValue;
-    j["op"] = op;
-    j["query"] = query;
-    j["veil_query"] = veilQuery;
-    j["temperature"] = temperature;
-    j["checkpoint_every"] = checkpointEvery;
-    j["ffn_chunks"] = ffnChunks;
-    j["memory_scope"] = memoryScope;
-    j["cursor"] = cursor;
-    j["depth"] = depth;
-    j["capacity_factor"] = capacityFactor;
-    j["expert_top_k"] = expertTopK;
-    j["devices"] = devices;
-    j["block_size"] = blockSize;
-    j["positions"] = positions;
-    j["objective"] = objective;
-    j["seed"] = seed;
+    for (const SpecKey &key : specKeys())
+        std::visit([&](auto f) { j[key.name] = this->*f; }, key.field);
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

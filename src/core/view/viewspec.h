@@ -1,6 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace atlas {
@@ -75,5 +77,29 @@ struct ViewSpec
     std::string toJson(bool changedOnly = false) const;
     bool operator==(const ViewSpec &) const = default;
 };
+
+// One key of a view spec, written once: its name, the field it sets, how its values are checked and what
+// docs/view-spec.md says of it. The parser, the JSON writer and the docs' table of keys are made from specKeys().
+struct SpecKey
+{
+    using Field = std::variant<std::string ViewSpec::*, int ViewSpec::*, double ViewSpec::*, bool ViewSpec::*,
+        std::vector<int> ViewSpec::*, std::vector<std::string> ViewSpec::*>;
+    std::string name;
+    Field field;
+    std::string type; // the docs' "type" column: "int ≥ 0", "string"
+    std::string meaning; // the docs' "meaning" column (Markdown)
+    std::vector<std::string> choices; // a string key's values; empty: any string
+    int minimum = 0; // an int key's least value, and the rule a smaller one breaks (">= 0, or -1 for none")
+    std::string rule = ">= 0";
+    double maximum = 0; // a number key's largest value (the least is above 0, or 0 itself when zeroAllowed)
+    bool zeroAllowed = false;
+    // A rule beyond the type and range, on the value just read: why the spec breaks it, or "" when it does not.
+    std::function<std::string(const ViewSpec &)> check;
+};
+
+const std::vector<SpecKey> &specKeys();
+
+// docs/view-spec.md's table of keys (key, type, default, meaning), one row per specKeys() entry in its order.
+std::string specKeysMarkdown();
 
 } // namespace atlas

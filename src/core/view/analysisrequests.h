@@ -1,0 +1,29 @@
+#pragma once
+
+#include "view/viewanalysis.h"
+
+// Internal to the core: each view's analysis request, named by its descriptor (view/viewkinds.cpp) and reached
+// through analysisRequest(). A request checks what its view needs and says why it cannot run, or keys and packs the
+// work for a worker thread.
+namespace atlas::analysis {
+
+AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &context);
+// The input rerun with the spec's heads switched off (ablate_heads, ablation), the task scored both ways, and the
+// importance of every head (computed once per model and mode, then reused while the user switches heads).
+AnalysisRequest ablationRequest(const ViewSpec &spec, const AnalysisContext &context);
+// The memory views' analyses train real steps of a model: one step under every strategy (the timeline and the
+// computation graph share it), the depth sweep, checkpointing every k, and reversible blocks' rebuild error.
+AnalysisRequest timelineRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest depthRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest tradeoffRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest inversionRequest(const ViewSpec &spec, const AnalysisContext &context);
+
+} // namespace atlas::analysis
