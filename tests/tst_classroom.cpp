@@ -25,6 +25,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMap>
+#include <QMenu>
 #include <QPushButton>
 #include <QSettings>
 #include <QSlider>
@@ -428,6 +429,35 @@ private slots:
         QTest::qWait(100);
         QCOMPARE(window.size(), QSize(1280, 720));
         QCOMPARE(widths(), before);
+    }
+
+    // View ▸ Go to View lists every view under its group, not only the nine with a Ctrl+digit shortcut.
+    void goToViewListsEveryViewByGroup()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.show();
+        auto *goTo = window.findChild<QMenu *>("menuGoToView");
+        QVERIFY(goTo);
+        QStringList groups;
+        std::vector<QAction *> views;
+        for (QAction *groupAction : goTo->actions()) {
+            QVERIFY(groupAction->menu());
+            groups << groupAction->text();
+            for (QAction *view : groupAction->menu()->actions())
+                views.push_back(view);
+        }
+        QCOMPARE(views.size(), viewKinds().size());
+        QCOMPARE(groups.first(), QString::fromStdString(viewKinds().front().group));
+        QVERIFY(groups.size() >= 5);
+        for (size_t i = 0; i < views.size(); ++i) {
+            QCOMPARE(views[i]->text(), QString::fromStdString(viewKinds()[i].title));
+            QVERIFY(!views[i]->toolTip().isEmpty());
+        }
+        views.back()->trigger();
+        QCOMPARE(window.navigator()->currentIndex(), int(views.size()) - 1);
+        QCOMPARE(views[8]->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_9));
+        QVERIFY(views[9]->shortcut().isEmpty());
     }
 
     // Every docked panel and the shortcuts dialog, in both palettes: text stands out from its background (4.5:1),

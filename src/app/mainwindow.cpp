@@ -50,6 +50,8 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include <map>
+
 // The .qrc lives in a static library: its registration must be pulled in explicitly (outside any namespace).
 static void initAtlasResources()
 {
@@ -178,15 +180,27 @@ void MainWindow::createToolBarWidgets()
     statusBar()->addPermanentWidget(m_cancel);
 }
 
-// Ctrl+1 … Ctrl+9 go to the first nine tabs; Ctrl+Page Down / Page Up to the next and previous (View menu).
+// View ▸ Go to View lists every view under its group, each with its summary; Ctrl+1 … Ctrl+9 go to the first nine,
+// Ctrl+Page Down / Page Up to the next and previous.
 void MainWindow::createTabActions()
 {
     QMenu *goTo = m_ui->menuView->addMenu(tr("&Go to View"));
+    goTo->setObjectName("menuGoToView");
+    goTo->setToolTipsVisible(true);
     m_ui->menuView->insertMenu(m_ui->actionNextTab, goTo);
     const std::vector<ViewKind> &kinds = viewKinds();
-    for (size_t i = 0; i < kinds.size() && i < 9; ++i) {
-        QAction *go = goTo->addAction(tr(kinds[i].title.c_str()));
-        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + int(i))));
+    std::map<std::string, QMenu *> groups;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+        QMenu *&group = groups[kinds[i].group];
+        if (group == nullptr) {
+            group = goTo->addMenu(tr(kinds[i].group.c_str()));
+            group->setToolTipsVisible(true);
+        }
+        QAction *go = group->addAction(tr(kinds[i].title.c_str()));
+        go->setToolTip(tr(kinds[i].summary.c_str()));
+        go->setStatusTip(go->toolTip());
+        if (i < 9)
+            go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + int(i))));
         connect(go, &QAction::triggered, this, [this, i] { m_navigator->setCurrentIndex(int(i)); });
     }
     const auto shift = [this](int by) {

@@ -181,6 +181,7 @@ template <class... Ts> struct Overloaded : Ts...
 {
     using Ts::operator()...;
 };
+template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>; // clang 14 deduces no aggregate's arguments
 
 void readKey(const SpecKey &key, ViewSpec &spec, const Reader &r, const Json &v)
 {
