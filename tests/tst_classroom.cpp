@@ -156,6 +156,17 @@ class TestClassroom : public QObject
         QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && !session.analysis().pending, 30000);
     }
 
+    // The window shown at `size` on the reverse model, its default input run to the end.
+    static void showOnReverse(Session &session, MainWindow &window, QSize size)
+    {
+        window.resize(size);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
+        waitIdle(session);
+    }
+
 private slots:
     void initTestCase()
     {
@@ -353,12 +364,7 @@ private slots:
     {
         Session session;
         MainWindow window(&session);
-        window.resize(1280, 720);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        session.openModel("reverse");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        showOnReverse(session, window, QSize(1280, 720));
         auto *box = window.findChild<QDockWidget *>("Input")->findChild<QLineEdit *>();
         box->setFocus();
         box->setText("abcd>dcba");
@@ -400,12 +406,7 @@ private slots:
     {
         Session session;
         MainWindow window(&session);
-        window.resize(1280, 720);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        session.openModel("reverse");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        showOnReverse(session, window, QSize(1280, 720));
         QTest::qWait(50);
         const auto widths = [&window] {
             QMap<QString, int> w;

@@ -1,6 +1,7 @@
 #include "views/heatmapplot.h"
 
 #include "views/colormaps.h"
+#include "views/heatmapticks.h"
 #include "views/maskedcellslayer.h"
 #include "views/plottheme.h"
 #include "views/view.h"
@@ -18,24 +19,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int kMaxPooled = 1024; // never hand QCustomPlot more than this many cells per side
-constexpr int kMaxMeasuredLabels = 4096; // longer inputs are always labelled in steps
-constexpr int kLabelChars = 12; // longer token labels are cut with an ellipsis
-
-QString shortLabel(const QString &label)
-{
-    return label.size() <= kLabelChars ? label : label.left(kLabelChars - 1) + QChar(0x2026);
-}
-
-// The smallest of 1, 2, 5, 10, 20, 50, … that leaves at most maxLabels labels on `count` positions.
-int labelStep(int count, int maxLabels)
-{
-    maxLabels = std::max(2, maxLabels);
-    for (int scale = 1;; scale *= 10)
-        for (int m : {1, 2, 5})
-            if ((count + m * scale - 1) / (m * scale) <= maxLabels)
-                return m * scale;
-}
-
 } // namespace
 
 HeatmapPlot::HeatmapPlot(QWidget *parent)
@@ -84,13 +67,7 @@ void HeatmapPlot::buildLayout()
     m_map->setColorScale(m_scale);
     m_masked = new MaskedCellsLayer(this);
 
-    m_veil = new QCPItemRect(this); // under the row's outline
-    m_veil->setVisible(false);
-    m_veilText = new QCPItemText(this);
-    m_veilText->setVisible(false);
-    m_rowMark = new QCPItemRect(this);
-    m_rowMark->setBrush(Qt::NoBrush);
-    m_rowMark->setVisible(false);
+    m_rowMarks = std::make_unique<HeatmapRowMarks>(this);
 
     m_message = new QCPItemText(this);
     m_message->setClipToAxisRect(false);
@@ -295,9 +272,7 @@ void HeatmapPlot::setContentVisible(bool visible)
     yAxis->setVisible(visible);
     m_map->setVisible(visible);
     m_masked->setVisible(visible);
-    m_rowMark->setVisible(visible && m_markedRow >= 0 && m_markedRow < m_rows);
-    m_veil->setVisible(visible && m_veiledRow >= 0 && m_veiledRow < m_rows);
-    m_veilText->setVisible(m_veil->visible());
+    m_rowMarks->update(m_rows, m_cols, m_theme, visible);
     m_scale->setVisible(visible);
     m_note->setVisible(visible && m_note->layout() != nullptr);
     m_message->setVisible(!visible);
@@ -323,35 +298,15 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
 
 void HeatmapPlot::setMarkedRow(int row)
 {
-    m_markedRow = row;
-    const bool shown = row >= 0 && row < m_rows && !m_showingMessage;
-    if (shown) {
-        m_rowMark->topLeft->setCoords(-0.5, row - 0.5);
-        m_rowMark->bottomRight->setCoords(m_cols - 0.5, row + 0.5);
-        m_rowMark->setPen(QPen(m_theme == "dark" ? QColor(255, 255, 255) : QColor(220, 30, 30),
-            std::max(2.0, fontMetrics().height() / 6.0)));
-    }
-    m_rowMark->setVisible(shown);
+    m_rowMarks->setMarked(row);
+    m_rowMarks->update(m_rows, m_cols, m_theme, !m_showingMessage);
     replot(QCustomPlot::rpQueuedReplot);
 }
 
 void HeatmapPlot::setVeiledRow(int row)
 {
-    m_veiledRow = row;
-    const bool shown = row >= 0 && row < m_rows && !m_showingMessage;
-    if (shown) {
-        const ThemeColors colors = themeColors(m_theme);
-        m_veil->topLeft->setCoords(-0.5, row - 0.5);
-        m_veil->bottomRight->setCoords(m_cols - 0.5, row + 0.5);
-        m_veilText->position->setCoords((m_cols - 1) / 2.0, row);
-        m_veil->setPen(Qt::NoPen);
-        m_veil->setBrush(colors.frame);
-        m_veilText->setText(tr("? hidden until Reveal"));
-        m_veilText->setColor(colors.text);
-        m_veilText->setFont(sizedFont(font(), 9, true));
-    }
-    m_veil->setVisible(shown);
-    m_veilText->setVisible(shown);
+    m_rowMarks->setVeiled(row);
+    m_rowMarks->update(m_rows, m_cols, m_theme, !m_showingMessage);
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -493,44 +448,10 @@ bool HeatmapPlot::updateTicks()
     if (key == m_tickKey)
         return false;
     m_tickKey = key;
-    updateAxisTicks(xAxis, m_colLabels, m_cols, room.width(), true);
-    updateAxisTicks(yAxis, m_rowLabels, m_rows, room.height(), false);
+    setTokenTicks(xAxis, m_colLabels, m_cols, room.width(), true, m_indexInLabels);
+    setTokenTicks(yAxis, m_rowLabels, m_rows, room.height(), false, m_indexInLabels);
     replot(rpQueuedReplot);
     return true;
-}
-
-// Every token is labelled when the labels fit the axis at the current font size (one line of text per row; a
-// column's label upright when it is narrow enough, else turned); otherwise every step-th, the step chosen so the
-// labels fit with a little air.
-void HeatmapPlot::updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal)
-{
-    const QFontMetrics fm(axis->tickLabelFont());
-    int widest = 0; // widest token label: short ones fit side by side even where turned ones would not
-    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels; ++i)
-        widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
-    const int perLabel = horizontal ? std::min(fm.height(), widest + 4) : fm.height();
-    int step = count * perLabel <= pixels && count <= kMaxMeasuredLabels
-        ? 1
-        : labelStep(count, pixels * 2 / (3 * fm.height()));
-    QVector<double> ticks;
-    QVector<QString> texts;
-    for (int i = 0; i < count; i += step) {
-        const QString number = QStringLiteral("#%1").arg(i);
-        const QString token = i < labels.size() ? shortLabel(labels.at(i)) : QString();
-        ticks.append(i);
-        if (token.isEmpty() || token == number)
-            texts.append(number);
-        else
-            texts.append(step == 1 || !m_indexInLabels ? token : number + QLatin1Char(' ') + token);
-    }
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    ticker->setTicks(ticks, texts);
-    axis->setTicker(ticker);
-    if (horizontal) {
-        for (const QString &t : texts)
-            widest = std::max(widest, fm.horizontalAdvance(t));
-        axis->setTickLabelRotation(widest + 4 > pixels / std::max<qsizetype>(1, texts.size()) ? 90 : 0);
-    }
 }
 
 void HeatmapPlot::updateNote()
@@ -580,7 +501,7 @@ QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
     const Cell cell = cellAt(pos);
     if (!cell.valid() || !m_hover)
         return {};
-    if (cell.row == m_veiledRow)
+    if (cell.row == m_rowMarks->veiled())
         return tr("Query %1's weights are hidden until Reveal").arg(cell.row);
     QString text = m_hover(cell.row, cell.col);
     if (!text.isEmpty() && (m_pooled.blockRows > 1 || m_pooled.blockCols > 1))

@@ -3,6 +3,7 @@
 #include "viewmodel/latestjob.h"
 #include "viewmodel/viewinput.h"
 #include "views/downsample.h"
+#include "views/heatmaprowmarks.h"
 
 #include <qcustomplot.h>
 
@@ -58,10 +59,10 @@ public:
     void setHoverText(HoverText hover) { m_hover = std::move(hover); }
     // Outlines one row (a query a lesson or a click singles out); −1 outlines none.
     void setMarkedRow(int row);
-    int markedRow() const { return m_markedRow; }
+    int markedRow() const { return m_rowMarks->marked(); }
     // Covers one row and keeps its values out of the hover text (a predict question's row before Reveal); −1 none.
     void setVeiledRow(int row);
-    int veiledRow() const { return m_veiledRow; }
+    int veiledRow() const { return m_rowMarks->veiled(); }
     // Replaces the heat map with a centred message (e.g. "Not computed yet: step to softmax").
     void showMessage(const QString &text);
 
@@ -115,7 +116,6 @@ private:
     QCPRange dataRange(float minPositive) const;
     bool updateTicks(); // true when the labels changed (a replot is queued)
     QSize labelRoom() const;
-    void updateAxisTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal);
     void updateNote();
     void setContentVisible(bool visible);
     void wrapMessage();
@@ -128,11 +128,7 @@ private:
     QCPColorMap *m_map = nullptr;
     MaskedCellsLayer *m_masked = nullptr;
     QCPItemText *m_message = nullptr;
-    QCPItemRect *m_rowMark = nullptr;
-    int m_markedRow = -1;
-    QCPItemRect *m_veil = nullptr;
-    QCPItemText *m_veilText = nullptr;
-    int m_veiledRow = -1;
+    std::unique_ptr<HeatmapRowMarks> m_rowMarks;
 
     const float *m_data = nullptr;
     const float *m_maskedScores = nullptr;

@@ -1,0 +1,62 @@
+#include "views/heatmapticks.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+constexpr int kMaxMeasuredLabels = 4096; // longer inputs are always labelled in steps
+constexpr int kLabelChars = 12; // longer token labels are cut with an ellipsis
+
+QString shortLabel(const QString &label)
+{
+    return label.size() <= kLabelChars ? label : label.left(kLabelChars - 1) + QChar(0x2026);
+}
+
+// The smallest of 1, 2, 5, 10, 20, 50, … that leaves at most maxLabels labels on `count` positions.
+int labelStep(int count, int maxLabels)
+{
+    maxLabels = std::max(2, maxLabels);
+    for (int scale = 1;; scale *= 10)
+        for (int m : {1, 2, 5})
+            if ((count + m * scale - 1) / (m * scale) <= maxLabels)
+                return m * scale;
+}
+
+} // namespace
+
+void setTokenTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal, bool indexInLabels)
+{
+    const QFontMetrics fm(axis->tickLabelFont());
+    int widest = 0; // widest token label: short ones fit side by side even where turned ones would not
+    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels; ++i)
+        widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
+    const int perLabel = horizontal ? std::min(fm.height(), widest + 4) : fm.height();
+    int step = count * perLabel <= pixels && count <= kMaxMeasuredLabels
+        ? 1
+        : labelStep(count, pixels * 2 / (3 * fm.height()));
+    QVector<double> ticks;
+    QVector<QString> texts;
+    for (int i = 0; i < count; i += step) {
+        const QString number = QStringLiteral("#%1").arg(i);
+        const QString token = i < labels.size() ? shortLabel(labels.at(i)) : QString();
+        ticks.append(i);
+        if (token.isEmpty() || token == number)
+            texts.append(number);
+        else
+            texts.append(step == 1 || !indexInLabels ? token : number + QLatin1Char(' ') + token);
+    }
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    ticker->setTicks(ticks, texts);
+    axis->setTicker(ticker);
+    if (horizontal) {
+        for (const QString &t : texts)
+            widest = std::max(widest, fm.horizontalAdvance(t));
+        axis->setTickLabelRotation(widest + 4 > pixels / std::max<qsizetype>(1, texts.size()) ? 90 : 0);
+    }
+}
+
+} // namespace atlas
