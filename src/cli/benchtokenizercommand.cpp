@@ -2,7 +2,7 @@
 #include "commands.h"
 #include "io/atomicfile.h"
 #include "model/builtinmodels.h"
-#include "tokenize/bpetokenizer.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -76,7 +76,8 @@ Spread spread(std::vector<double> v)
 } // namespace
 
 // bench-tokenizer --model NAME|DIR [--file TEXT] [--repeat R]
-// GPT-2 BPE throughput: the first pass starts with an empty word cache, the repeats find it filled.
+// The directory's own tokenizer (tokenizer.json, GPT-2's vocab.json + merges.txt or vocab.txt): its loading time,
+// and its throughput, the first pass with an empty word cache, the repeats with it filled.
 int benchTokenizerCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "file", "repeat"});
@@ -87,14 +88,12 @@ int benchTokenizerCommand(const CommandArgs &argv)
     const std::string text = args.has("file") ? readFile(args.value("file")) : defaultText();
     if (text.empty())
         throw Error(args.value("file") + ": empty file");
-    if (!BpeTokenizer::directoryHasFiles(directory))
-        throw Error(directory + ": no vocab.json and merges.txt to benchmark");
-
     const Stopwatch load;
-    const auto tokenizer = BpeTokenizer::fromDirectory(directory);
+    const auto tokenizer = Tokenizer::forDirectory(directory);
     const double loadSeconds = load.wallSeconds();
-    tokenizer->clearCache();
-    const Stopwatch cold;
+    if (!tokenizer->canEncode())
+        throw Error(directory + ": no tokenizer to benchmark");
+    const Stopwatch cold; // a fresh tokenizer's word cache is empty
     const size_t tokens = tokenizer->encode(text).size();
     const double mb = double(text.size()) / 1e6, coldWall = cold.wallSeconds(), coldCpu = cold.cpuSecondsSince();
     std::vector<double> wall, cpu; // MB/s per pass
@@ -106,8 +105,8 @@ int benchTokenizerCommand(const CommandArgs &argv)
         cpu.push_back(mb / pass.cpuSecondsSince());
     }
     const Spread w = spread(wall), c = spread(cpu);
-    std::printf("%s: %.2f MB of text, %zu tokens (%.2f bytes/token); vocabulary loaded in %.0f ms\n",
-        args.has("file") ? args.value("file").c_str() : "built-in English text", mb, tokens,
+    std::printf("%s tokenizer; %s: %.2f MB of text, %zu tokens (%.2f bytes/token); loaded in %.0f ms\n",
+        tokenizer->kind().c_str(), args.has("file") ? args.value("file").c_str() : "built-in English text", mb, tokens,
         double(text.size()) / double(tokens), loadSeconds * 1e3);
     std::printf("first pass (empty word cache): %.1f MB/s wall, %.1f MB/s CPU time\n", mb / coldWall, mb / coldCpu);
     std::printf("%d cached passes: wall median %.1f MB/s (min %.1f, max %.1f); CPU time median %.1f MB/s "

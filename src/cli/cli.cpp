@@ -67,10 +67,11 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas models                list the built-in models
   transformer-atlas new-model --out DIR [--layers L --heads H --d-model D ... --seed S]
                                           make a model with GPT-2's initialisation from a fixed seed
-  transformer-atlas tokenize --model M --text "..." [--pieces]
-                                          print the token ids (and with --pieces each token's readable text)
+  transformer-atlas tokenize --model M --text "..." [--special] [--pieces]
+                                          print the token ids (--special: with the model's own special tokens;
+                                          --pieces: each token's readable text)
   transformer-atlas bench-tokenizer --model M [--file TEXT] [--repeat R]
-                                          measure GPT-2 BPE tokenizer throughput in MB/s
+                                          measure the model's tokenizer: loading time, MB/s
   transformer-atlas bench-attention --kernel KIND --length N --repeat R [--attention-param key=value ...]
       [--causal] [--sweep]                time one attention head (d_head 64) with an efficient-attention
                                           kernel (full, lsh, bigbird, longformer, strided, fixed, linformer,

@@ -8,14 +8,17 @@
 
 namespace atlas {
 
-// tokenize --model NAME|DIR --text "..." [--pieces]
-// Prints the ids comma-separated; with --pieces also each id and its readable piece on a line of its own.
-// Only config.json, vocab.json and merges.txt are read, never the weights.
+// tokenize --model NAME|DIR --text "..." [--special] [--pieces]
+// Prints the ids comma-separated; with --special the model's own special tokens are added as its post-processor
+// adds them ([CLS] … [SEP], <s> …); with --pieces also each id and its readable piece on a line of its own.
+// Only the tokenizer's files (and config.json) are read, never the weights.
 int tokenizeCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "text"}, {"pieces"});
+    const Arguments args(argv, {"model", "text"}, {"pieces", "special"});
     const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forDirectory(resolveModel(args.required("model")));
-    const std::vector<int> ids = tokenizer->encode(args.required("text"));
+    const std::string &text = args.required("text");
+    const std::vector<int> ids
+        = args.flag("special") ? tokenizer->encodeWithSpecialTokens(text) : tokenizer->encode(text);
     std::string line;
     for (size_t i = 0; i < ids.size(); ++i)
         line.append(i ? "," : "").append(std::to_string(ids[i]));

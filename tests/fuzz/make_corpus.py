@@ -45,6 +45,7 @@ def main():
     put("bpe", "gpt2-small-subset", json.dumps(small).encode() + b"\0" + ("\n".join(merges) + "\n").encode())
     for i, case in enumerate(json.loads(read("tests/data/gpt2_bpe/cases.json"))[:24]):
         put("tokenizer", "case-%02d" % i, case["text"].encode())
+    put_tokenizer_json_seeds()
     for path in sorted(glob.glob("lessons/*.md")):
         put("lesson", os.path.basename(path), read(path))
     with tempfile.TemporaryDirectory() as tmp:
@@ -55,6 +56,36 @@ def main():
         put("trainerstate", "reverse-step-2.json", read(os.path.join(out, pointer["checkpoint"], "trainer.json")))
 
     put_deep_seeds()
+
+
+def small_tokenizer_json(name, keep):
+    """tests/data/tokenizers/<name>/tokenizer.json with the vocabulary cut to the ids `keep` accepts."""
+    tok = json.loads(read("tests/data/tokenizers/%s/tokenizer.json" % name))
+    model = tok["model"]
+    if model["type"] == "Unigram":
+        model["vocab"] = [p for i, p in enumerate(model["vocab"]) if keep(i, p[0])]
+        return tok
+    model["vocab"] = {t: i for t, i in model["vocab"].items() if keep(i, t)}
+    if "merges" in model:
+        pairs = [m.split(" ", 1) if isinstance(m, str) else m for m in model["merges"]]
+        model["merges"] = [m for m in pairs if m[0] in model["vocab"] and m[1] in model["vocab"]
+                           and m[0] + m[1] in model["vocab"]][:80]
+    return tok
+
+
+def put_tokenizer_json_seeds():
+    """Small tokenizer.json files of each model kind and the components the fixtures use, each with a text."""
+    text = "Hello world, it's 2024!\n\tna\u00efve caf\u00e9 \u4e2d\u6587 \U0001F44D "
+    seeds = {
+        "gpt2": (small_tokenizer_json("gpt2", lambda i, t: i < 400 or i == 50256), "<|endoftext|>"),
+        "qwen2_5": (json.loads(read("tests/data/tokenizers/qwen2_5/tokenizer.json")), "<|im_start|>user"),
+        "mistral": (small_tokenizer_json("mistral", lambda i, t: i < 700), "</s>"),
+        "bert_uncased": (small_tokenizer_json("bert_uncased", lambda i, t: i < 1200 or i in (100, 101, 102, 103)),
+                         "[MASK]"),
+        "unigram": (small_tokenizer_json("unigram", lambda i, t: i < 600), "</s>"),
+    }
+    for name, (tok, special) in seeds.items():
+        put("tokenizerjson", name, json.dumps(tok, ensure_ascii=False).encode() + b"\0" + (text + special).encode())
 
 
 def put_deep_seeds():

@@ -1,9 +1,10 @@
 #include "tokenize/tokenizer.h"
 
 #include "io/atomicfile.h"
+#include "io/jsonread.h"
 #include "io/limits.h"
 #include "model/model.h"
-#include "tokenize/bpetokenizer.h"
+#include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "util/commalist.h"
 #include "util/error.h"
@@ -11,20 +12,25 @@
 #include <charconv>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 namespace atlas {
 
 namespace {
 
-// A model without vocab.json and merges.txt beside its config: ids only, shown as "#id".
+// A model without a tokenizer this program reads: ids only, shown as "#id". `reason` says why.
 class IdTokenizer : public Tokenizer
 {
 public:
+    explicit IdTokenizer(std::string reason)
+        : m_reason(std::move(reason))
+    {
+    }
     std::string kind() const override { return "ids"; }
     bool canEncode() const override { return false; }
     std::vector<int> encode(const std::string &) const override
     {
-        throw Error("this model's directory has no vocab.json and merges.txt, so text cannot be tokenized: "
-                    "give token ids instead (--tokens 464,3290,318)");
+        throw Error(m_reason + ", so text cannot be tokenized: give token ids instead (--tokens 464,3290,318)");
     }
     std::string decode(const std::vector<int> &ids) const override
     {
@@ -34,7 +40,47 @@ public:
         return s;
     }
     std::string piece(int id) const override { return std::string("#").append(std::to_string(id)); }
+
+private:
+    std::string m_reason;
 };
+
+bool hasFile(const std::string &directory, const char *name)
+{
+    std::error_code ec;
+    return !directory.empty() && std::filesystem::is_regular_file(std::filesystem::path(directory) / name, ec);
+}
+
+bool lowerCasesWordPieces(const std::string &directory)
+{
+    const std::string config = (std::filesystem::path(directory) / "tokenizer_config.json").string();
+    if (!hasFile(directory, "tokenizer_config.json"))
+        return true; // bert-base-uncased, the usual vocab.txt
+    const nlohmann::json json = parseJson(readFile(config, limits::kSpecBytes), config);
+    const auto it = json.is_object() ? json.find("do_lower_case") : json.end();
+    if (it == json.end() || it->is_null())
+        return true;
+    if (!it->is_boolean())
+        throw Error(config + ": do_lower_case: expected true or false, got " + shownJson(*it));
+    return it->get<bool>();
+}
+
+// The directory's own tokenizer, the first of: tokenizer.json, GPT-2's vocab.json + merges.txt, BERT's
+// vocab.txt. nullptr when it has none.
+std::unique_ptr<Tokenizer> directoryTokenizer(const std::string &directory)
+{
+    const std::filesystem::path dir(directory);
+    if (hasFile(directory, "tokenizer.json"))
+        return HuggingFaceTokenizer::fromFile((dir / "tokenizer.json").string());
+    if (hasFile(directory, "vocab.json") && hasFile(directory, "merges.txt"))
+        return HuggingFaceTokenizer::fromGpt2Files((dir / "vocab.json").string(), (dir / "merges.txt").string());
+    if (hasFile(directory, "vocab.txt"))
+        return HuggingFaceTokenizer::fromWordPieceVocab((dir / "vocab.txt").string(), lowerCasesWordPieces(directory));
+    return nullptr;
+}
+
+constexpr char kNoTokenizerFiles[]
+    = "this model's directory has no tokenizer.json, vocab.json and merges.txt, or vocab.txt";
 
 } // namespace
 
@@ -43,10 +89,16 @@ std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
     std::unique_ptr<Tokenizer> tokenizer;
     if (model.config.tokenizer == "bytes")
         tokenizer = std::make_unique<ByteTokenizer>();
-    else if (BpeTokenizer::directoryHasFiles(model.directory))
-        tokenizer = BpeTokenizer::fromDirectory(model.directory);
-    else
-        tokenizer = std::make_unique<IdTokenizer>();
+    else {
+        try {
+            tokenizer = directoryTokenizer(model.directory);
+        } catch (const Error &e) {
+            tokenizer
+                = std::make_unique<IdTokenizer>(std::string("its tokenizer could not be read (") + e.what() + ")");
+        }
+        if (!tokenizer)
+            tokenizer = std::make_unique<IdTokenizer>(kNoTokenizerFiles);
+    }
     if (model.config.specialTokens.empty())
         return tokenizer;
     return std::make_unique<SpecialTokensTokenizer>(std::move(tokenizer), model.config.specialTokens);
@@ -54,6 +106,8 @@ std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
 
 std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
 {
+    if (auto tokenizer = directoryTokenizer(directory))
+        return tokenizer;
     const std::string config = (std::filesystem::path(directory) / "config.json").string();
     std::error_code ec;
     if (std::filesystem::is_regular_file(config, ec)) {
@@ -62,9 +116,7 @@ std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
         model.directory = directory;
         return forModel(model);
     }
-    if (BpeTokenizer::directoryHasFiles(directory))
-        return BpeTokenizer::fromDirectory(directory);
-    throw Error(directory + ": neither config.json nor vocab.json and merges.txt found");
+    throw Error(directory + ": no tokenizer.json, vocab.json and merges.txt, vocab.txt or config.json found");
 }
 
 std::vector<int> ByteTokenizer::encode(const std::string &text) const

@@ -17,6 +17,9 @@ public:
     virtual bool canEncode() const { return true; }
     // Throws atlas::Error when the text cannot be encoded (the message says why and what to do instead).
     virtual std::vector<int> encode(const std::string &text) const = 0;
+    // The same with the model's own special tokens around it, as its post-processor adds them for training
+    // (BERT's [CLS] … [SEP], Llama's <s>); tokenizers without such tokens give encode(text).
+    virtual std::vector<int> encodeWithSpecialTokens(const std::string &text) const { return encode(text); }
     virtual std::string decode(const std::vector<int> &ids) const = 0;
     // A short, visible rendering of one token: spaces as '␣', newlines as '↵', unprintable bytes as <0x..>.
     virtual std::string piece(int id) const = 0;

@@ -1,24 +1,13 @@
-#include "tokenize/pretokenizer.h"
-
-#include <algorithm>
-#include <array>
+#include "tokenize/gpt2words.h"
 
 namespace atlas {
 
 namespace {
 
 using unicode::CharClass;
-
-constexpr std::array<CharClass, 128> makeAsciiClasses()
-{
-    std::array<CharClass, 128> t {};
-    for (const unicode::CharRange &r : unicode::kCharRanges)
-        for (uint32_t c = r.first; c <= r.last && c < 128; ++c)
-            t[c] = r.cls;
-    return t;
-}
-
-constexpr std::array<CharClass, 128> kAsciiClasses = makeAsciiClasses();
+using unicode::charClass;
+using unicode::DecodedChar;
+using unicode::decodeUtf8;
 
 struct Char
 {
@@ -30,7 +19,7 @@ Char charAt(std::string_view text, size_t pos)
 {
     const auto byte = static_cast<unsigned char>(text[pos]);
     if (byte < 0x80)
-        return {kAsciiClasses[byte], 1};
+        return {charClass(byte), 1};
     const DecodedChar d = decodeUtf8(text, pos);
     return {charClass(d.codePoint), d.length};
 }
@@ -84,45 +73,6 @@ size_t whitespaceLength(std::string_view text, size_t pos)
 }
 
 } // namespace
-
-DecodedChar decodeUtf8(std::string_view text, size_t pos)
-{
-    const auto *s = reinterpret_cast<const unsigned char *>(text.data()) + pos;
-    const size_t left = text.size() - pos;
-    const unsigned char b0 = s[0];
-    if (b0 < 0x80)
-        return {b0, 1};
-    int length = 0;
-    uint32_t cp = 0, min = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF)
-        length = 2, cp = b0 & 0x1F, min = 0x80;
-    else if (b0 >= 0xE0 && b0 <= 0xEF)
-        length = 3, cp = b0 & 0x0F, min = 0x800;
-    else if (b0 >= 0xF0 && b0 <= 0xF4)
-        length = 4, cp = b0 & 0x07, min = 0x10000;
-    if (length == 0 || left < size_t(length))
-        return {kInvalidCodePoint, 1};
-    for (int i = 1; i < length; ++i) {
-        if ((s[i] & 0xC0) != 0x80)
-            return {kInvalidCodePoint, 1};
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return {kInvalidCodePoint, 1};
-    return {cp, length};
-}
-
-CharClass charClass(uint32_t codePoint)
-{
-    if (codePoint < 128)
-        return kAsciiClasses[codePoint];
-    const auto *begin = std::begin(unicode::kCharRanges), *end = std::end(unicode::kCharRanges);
-    const auto *it = std::upper_bound(
-        begin, end, codePoint, [](uint32_t cp, const unicode::CharRange &r) { return cp < r.first; });
-    if (it == begin || codePoint > (it - 1)->last)
-        return CharClass::Other;
-    return (it - 1)->cls;
-}
 
 size_t gpt2WordLength(std::string_view text, size_t pos)
 {

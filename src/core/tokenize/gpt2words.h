@@ -3,29 +3,13 @@
 // Internal to the core: the views, panels and session reach this through the core's public headers only
 // (tests/tools/check_layers.py).
 
-#include "tokenize/unicodetables.h"
+#include "tokenize/unicodetext.h"
 
 #include <cstddef>
-#include <cstdint>
 #include <string_view>
 #include <vector>
 
 namespace atlas {
-
-// What a byte that is not part of valid UTF-8 decodes to: it counts as one "other" character of one byte.
-inline constexpr uint32_t kInvalidCodePoint = 0xFFFFFFFF;
-
-struct DecodedChar
-{
-    uint32_t codePoint; // kInvalidCodePoint for a malformed byte
-    int length; // bytes consumed, 1..4
-};
-
-// Decodes the UTF-8 character at text[pos] (pos < text.size()); strict: overlong forms, surrogates and values
-// above U+10FFFF are malformed.
-DecodedChar decodeUtf8(std::string_view text, size_t pos);
-
-unicode::CharClass charClass(uint32_t codePoint);
 
 // GPT-2's pre-tokenisation, written out by hand instead of with a regex engine:
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+

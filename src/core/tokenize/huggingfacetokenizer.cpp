@@ -1,0 +1,464 @@
+#include "tokenize/huggingfacetokenizer.h"
+
+#include "io/atomicfile.h"
+#include "io/jsonread.h"
+#include "io/limits.h"
+#include "tokenize/gpt2vocabulary.h"
+#include "tokenize/pipeline.h"
+#include "tokenize/unicodetext.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace atlas {
+
+using pipeline::Json;
+using pipeline::Where;
+
+namespace {
+
+// Where the UTF-8 character before text[pos] starts (pos > 0).
+size_t previousCharStart(std::string_view text, size_t pos)
+{
+    size_t start = pos - 1;
+    while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
+        --start;
+    return start;
+}
+
+uint32_t charBefore(std::string_view text, size_t pos)
+{
+    return unicode::decodeUtf8(text, previousCharStart(text, pos)).codePoint;
+}
+
+bool mentionsType(const Json &json, const char *type)
+{
+    if (json.is_object()) {
+        const auto it = json.find("type");
+        if (it != json.end() && it->is_string() && it->get_ref<const std::string &>() == type)
+            return true;
+        for (const auto &[key, value] : json.items())
+            if (mentionsType(value, type))
+                return true;
+    } else if (json.is_array()) {
+        for (const Json &value : json)
+            if (mentionsType(value, type))
+                return true;
+    }
+    return false;
+}
+
+// transformers' clean_up_tokenization: the spaces before punctuation and English clitics.
+std::string cleanedUpSpaces(std::string text)
+{
+    for (auto [from, to] : {std::pair {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+             {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}})
+        for (size_t at = text.find(from); at != text.npos; at = text.find(from, at + std::string_view(to).size()))
+            text.replace(at, std::string_view(from).size(), to);
+    return text;
+}
+
+} // namespace
+
+struct HuggingFaceTokenizerParts
+{
+    struct AddedToken
+    {
+        int id;
+        std::string content;
+        bool singleWord, lstrip, rstrip, normalized, special;
+    };
+
+    std::string path;
+    std::unique_ptr<pipeline::Normalizer> normalizer;
+    std::unique_ptr<pipeline::PreTokenizer> preTokenizer;
+    std::unique_ptr<pipeline::SubwordModel> model;
+    std::unique_ptr<pipeline::PostProcessor> postProcessor;
+    std::unique_ptr<pipeline::Decoder> decoder;
+    std::vector<AddedToken> added;
+    std::unordered_map<int, size_t> addedById;
+    pipeline::ByteTrie rawAdded, normalizedAdded; // content -> index into `added`
+    bool byteLevel = false;
+    bool cleanUpSpaces = false;
+
+    void read(const Json &root, const std::string &file);
+    void readAddedTokens(const Json &list, const Where &where);
+
+    struct Section
+    {
+        std::string_view text;
+        int added; // index into `added`, or -1 for text
+        size_t offset;
+    };
+    std::vector<Section> splitAdded(std::string_view text, const pipeline::ByteTrie &trie) const;
+    void encodeText(std::string_view text, bool atOrigin, std::vector<int> &ids) const;
+    std::vector<int> encode(const std::string &text) const;
+    const std::string *tokenString(int id) const;
+};
+
+void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file)
+{
+    path = file;
+    if (!root.is_object())
+        throw Error(file + ": expected a JSON object with a \"model\"");
+    const auto part = [&](const char *key) { return root.contains(key) ? root[key] : Json(); };
+    const auto model = root.find("model");
+    if (model == root.end() || model->is_null())
+        throw Error(file + ": model: missing");
+    normalizer = pipeline::makeNormalizer(part("normalizer"), {file, "normalizer"});
+    preTokenizer = pipeline::makePreTokenizer(part("pre_tokenizer"), {file, "pre_tokenizer"});
+    this->model = pipeline::makeSubwordModel(*model, {file, "model"});
+    postProcessor = pipeline::makePostProcessor(part("post_processor"), {file, "post_processor"});
+    decoder = pipeline::makeDecoder(part("decoder"), {file, "decoder"});
+    readAddedTokens(part("added_tokens"), {file, "added_tokens"});
+    byteLevel = mentionsType(part("decoder"), "ByteLevel") || mentionsType(part("pre_tokenizer"), "ByteLevel");
+}
+
+void HuggingFaceTokenizerParts::readAddedTokens(const Json &list, const Where &where)
+{
+    if (list.is_null())
+        return;
+    if (!list.is_array())
+        throw Error(where() + ": expected an array");
+    for (size_t i = 0; i < list.size(); ++i) {
+        const Json &t = list[i];
+        const Where at = where.at(i);
+        if (!t.is_object())
+            throw Error(at() + ": expected an object, got " + shownJson(t));
+        const auto id = t.find("id");
+        if (id == t.end() || !pipeline::isIntegerUpTo(*id, 1 << 24))
+            throw Error(at.at("id")() + ": expected a token id, got " + (id == t.end() ? "nothing" : shownJson(*id)));
+        AddedToken token {id->get<int>(), pipeline::stringMember(t, "content", at),
+            pipeline::boolMember(t, "single_word", at, false), pipeline::boolMember(t, "lstrip", at, false),
+            pipeline::boolMember(t, "rstrip", at, false), pipeline::boolMember(t, "normalized", at, true),
+            pipeline::boolMember(t, "special", at, false)};
+        if (token.content.empty())
+            throw Error(at.at("content")() + ": empty");
+        if (unicode::firstInvalidUtf8(token.content) != std::string::npos)
+            throw Error(at.at("content")() + ": not valid UTF-8");
+        if (addedById.count(token.id))
+            continue; // listed twice: the first wins
+        const int index = static_cast<int>(added.size());
+        addedById[token.id] = added.size();
+        if (token.normalized && normalizer) {
+            std::string key = token.content;
+            normalizer->normalize(key);
+            if (!key.empty())
+                normalizedAdded.insert(key, index);
+        } else {
+            (token.normalized ? normalizedAdded : rawAdded).insert(token.content, index);
+        }
+        added.push_back(std::move(token));
+    }
+}
+
+// The crate's AddedVocabulary::find_matches: leftmost-longest matches; single_word tokens only between non-word
+// characters; lstrip and rstrip take the white space beside the token into it.
+std::vector<HuggingFaceTokenizerParts::Section> HuggingFaceTokenizerParts::splitAdded(
+    std::string_view text, const pipeline::ByteTrie &trie) const
+{
+    std::vector<Section> sections;
+    if (trie.empty()) {
+        sections.push_back({text, -1, 0});
+        return sections;
+    }
+    size_t sectionStart = 0, pos = 0;
+    while (pos < text.size()) {
+        if (!trie.startsWith(static_cast<unsigned char>(text[pos]))) {
+            ++pos;
+            continue;
+        }
+        size_t length = 0;
+        int index = -1;
+        trie.eachPrefix(text.substr(pos), [&](size_t n, int value) { length = n, index = value; });
+        if (index < 0) {
+            ++pos;
+            continue;
+        }
+        const AddedToken &token = added[index];
+        size_t start = pos, stop = pos + length;
+        pos = stop;
+        if (token.singleWord
+            && ((start > 0 && unicode::isWordChar(charBefore(text, start)))
+                || (stop < text.size() && unicode::isWordChar(unicode::decodeUtf8(text, stop).codePoint))))
+            continue;
+        if (token.lstrip)
+            while (start > sectionStart && unicode::isWhiteSpace(charBefore(text, start)))
+                start = previousCharStart(text, start);
+        if (token.rstrip)
+            while (stop < text.size() && unicode::isWhiteSpace(unicode::decodeUtf8(text, stop).codePoint))
+                stop += unicode::decodeUtf8(text, stop).length;
+        if (start > sectionStart)
+            sections.push_back({text.substr(sectionStart, start - sectionStart), -1, sectionStart});
+        sections.push_back({text.substr(start, stop - start), index, start});
+        sectionStart = pos = stop;
+    }
+    if (sectionStart < text.size())
+        sections.push_back({text.substr(sectionStart), -1, sectionStart});
+    return sections;
+}
+
+void HuggingFaceTokenizerParts::encodeText(std::string_view text, bool atOrigin, std::vector<int> &ids) const
+{
+    std::string normalizedText(text);
+    if (normalizer)
+        normalizer->normalize(normalizedText);
+    bool first = true;
+    for (const Section &s : splitAdded(normalizedText, normalizedAdded)) {
+        if (s.added >= 0) {
+            ids.push_back(added[s.added].id);
+            first = false;
+            continue;
+        }
+        if (s.text.empty())
+            continue; // all normalized away
+        std::vector<pipeline::Piece> pieces {{std::string(s.text), atOrigin && first && s.offset == 0}};
+        first = false;
+        if (preTokenizer)
+            preTokenizer->preTokenize(pieces);
+        for (const pipeline::Piece &p : pieces)
+            model->tokenize(p.text, ids);
+    }
+}
+
+std::vector<int> HuggingFaceTokenizerParts::encode(const std::string &text) const
+{
+    if (const size_t bad = unicode::firstInvalidUtf8(text); bad != std::string::npos)
+        throw Error("the text is not valid UTF-8 (byte " + std::to_string(bad) + "); " + path + " reads Unicode text");
+    std::vector<int> ids;
+    ids.reserve(text.size() / 3 + 4);
+    for (const Section &s : splitAdded(text, rawAdded)) {
+        if (s.added >= 0)
+            ids.push_back(added[s.added].id);
+        else if (!s.text.empty())
+            encodeText(s.text, s.offset == 0, ids);
+    }
+    return ids;
+}
+
+const std::string *HuggingFaceTokenizerParts::tokenString(int id) const
+{
+    if (const auto it = addedById.find(id); it != addedById.end())
+        return &added[it->second].content;
+    return model->tokenOf(id);
+}
+
+namespace {
+
+// The parts loaded from these files, while any tokenizer holds them; `load` when there are none (or the files
+// changed: the key has their sizes and times).
+std::shared_ptr<const HuggingFaceTokenizerParts> sharedParts(const std::vector<std::string> &files,
+    const std::string &options, const std::function<std::unique_ptr<HuggingFaceTokenizerParts>()> &load)
+{
+    namespace fs = std::filesystem;
+    std::string key = options + '\n';
+    for (const std::string &file : files) {
+        std::error_code ec;
+        key += fs::weakly_canonical(file, ec).string() + '|' + std::to_string(fs::file_size(file, ec)) + '|'
+            + std::to_string(fs::last_write_time(file, ec).time_since_epoch().count()) + '\n';
+    }
+    static std::mutex mutex;
+    static std::map<std::string, std::weak_ptr<const HuggingFaceTokenizerParts>> loaded;
+    std::lock_guard lock(mutex);
+    std::shared_ptr<const HuggingFaceTokenizerParts> parts = loaded[key].lock();
+    if (!parts) {
+        parts = load();
+        loaded[key] = parts;
+    }
+    return parts;
+}
+
+} // namespace
+
+// BERT's vocab.txt as the tokenizer.json BertTokenizerFast writes for it.
+std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &vocabTxt, bool lowercase);
+
+HuggingFaceTokenizer::HuggingFaceTokenizer(std::shared_ptr<const HuggingFaceTokenizerParts> parts)
+    : m_parts(std::move(parts))
+{
+}
+
+HuggingFaceTokenizer::~HuggingFaceTokenizer() = default;
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromFile(const std::string &tokenizerJson)
+{
+    const std::string config = (std::filesystem::path(tokenizerJson).parent_path() / "tokenizer_config.json").string();
+    std::error_code ec;
+    const bool hasConfig = std::filesystem::is_regular_file(config, ec);
+    auto parts = sharedParts(hasConfig ? std::vector {tokenizerJson, config} : std::vector {tokenizerJson}, "", [&] {
+        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+        parts->read(parseJson(readFile(tokenizerJson, limits::kTokenizerBytes), tokenizerJson), tokenizerJson);
+        if (hasConfig) {
+            const Json json = parseJson(readFile(config, limits::kTokenizerBytes), config);
+            if (json.is_object())
+                parts->cleanUpSpaces = pipeline::boolMember(json, "clean_up_tokenization_spaces", {config, ""}, false);
+        }
+        return parts;
+    });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGpt2Files(
+    const std::string &vocabJson, const std::string &mergesTxt)
+{
+    auto parts = sharedParts({vocabJson, mergesTxt}, "gpt2", [&] {
+        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+        parts->read(gpt2TokenizerJson(vocabJson, mergesTxt), vocabJson);
+        return parts;
+    });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromWordPieceVocab(
+    const std::string &vocabTxt, bool lowercase)
+{
+    auto parts = sharedParts({vocabTxt}, lowercase ? "wordpiece lowercase" : "wordpiece",
+        [&] { return wordPieceParts(vocabTxt, lowercase); });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
+std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &vocabTxt, bool lowercase)
+{
+    const std::string text = readFile(vocabTxt, limits::kTokenizerBytes);
+    Json vocab = Json::object();
+    int id = 0;
+    for (size_t start = 0; start < text.size(); ++id) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string token = text.substr(start, end - start);
+        start = end + 1;
+        if (!token.empty() && token.back() == '\r')
+            token.pop_back();
+        if (unicode::firstInvalidUtf8(token) != std::string::npos)
+            throw Error(vocabTxt + ": line " + std::to_string(id + 1) + ": not valid UTF-8");
+        if (!vocab.contains(token)) // as BERT's load_vocab, a repeated line keeps its first id
+            vocab[token] = id;
+    }
+    const auto idOf = [&](const char *token) {
+        if (!vocab.contains(token))
+            throw Error(vocabTxt + ": has no " + token + " token, which BERT's tokenizer needs");
+        return vocab[token].get<int>();
+    };
+    Json added = Json::array();
+    for (const char *special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+        if (vocab.contains(special))
+            added.push_back({{"id", vocab[special]}, {"content", special}, {"single_word", false}, {"lstrip", false},
+                {"rstrip", false}, {"normalized", false}, {"special", true}});
+    const Json root = {
+        {"added_tokens", added},
+        {"normalizer",
+            {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
+                {"strip_accents", nullptr}, {"lowercase", lowercase}}},
+        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+        {"model",
+            {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+                {"max_input_chars_per_word", 100}, {"vocab", vocab}}},
+        {"post_processor",
+            {{"type", "BertProcessing"}, {"cls", {"[CLS]", idOf("[CLS]")}}, {"sep", {"[SEP]", idOf("[SEP]")}}}},
+        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+    };
+    auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+    parts->read(root, vocabTxt);
+    parts->cleanUpSpaces = true; // BertTokenizer's default
+    return parts;
+}
+
+std::string HuggingFaceTokenizer::kind() const
+{
+    return m_parts->model->kind();
+}
+
+std::vector<int> HuggingFaceTokenizer::encode(const std::string &text) const
+{
+    return m_parts->encode(text);
+}
+
+std::vector<int> HuggingFaceTokenizer::encodeWithSpecialTokens(const std::string &text) const
+{
+    std::vector<int> ids = m_parts->encode(text);
+    if (m_parts->postProcessor)
+        m_parts->postProcessor->addSpecialTokens(ids);
+    return ids;
+}
+
+std::string HuggingFaceTokenizer::tokenString(int id) const
+{
+    const std::string *token = m_parts->tokenString(id);
+    if (!token)
+        throw Error("token id " + std::to_string(id) + " is not in " + m_parts->path);
+    return *token;
+}
+
+std::string HuggingFaceTokenizer::decode(const std::vector<int> &ids) const
+{
+    std::vector<std::string> tokens;
+    tokens.reserve(ids.size());
+    for (int id : ids)
+        tokens.push_back(tokenString(id));
+    std::string text;
+    if (m_parts->decoder) {
+        m_parts->decoder->decodeChain(tokens);
+        for (const std::string &t : tokens)
+            text += t;
+    } else {
+        for (size_t i = 0; i < tokens.size(); ++i)
+            text.append(i ? " " : "").append(tokens[i]);
+    }
+    return m_parts->cleanUpSpaces ? cleanedUpSpaces(std::move(text)) : text;
+}
+
+std::string HuggingFaceTokenizer::piece(int id) const
+{
+    const std::string *token = m_parts->tokenString(id);
+    if (!token)
+        return std::string("#").append(std::to_string(id));
+    if (m_parts->addedById.count(id))
+        return *token;
+    std::string bytes;
+    if (m_parts->byteLevel) {
+        for (size_t pos = 0; pos < token->size();) {
+            const unicode::DecodedChar c = unicode::decodeUtf8(*token, pos);
+            const int b = pipeline::byteOfByteLevelChar(c.codePoint);
+            if (b < 0)
+                return unicode::readableText(*token);
+            bytes += static_cast<char>(b);
+            pos += c.length;
+        }
+    } else if (const int b = pipeline::byteFallbackValue(*token); b >= 0) {
+        bytes = std::string(1, static_cast<char>(b));
+    } else {
+        static const std::string kMetaspace = "\xE2\x96\x81";
+        bytes = *token;
+        for (size_t at = bytes.find(kMetaspace); at != bytes.npos; at = bytes.find(kMetaspace, at + 1))
+            bytes.replace(at, kMetaspace.size(), " ");
+    }
+    return unicode::readableText(bytes);
+}
+
+int HuggingFaceTokenizer::vocabSize() const
+{
+    return m_parts->model->vocabSize();
+}
+
+int HuggingFaceTokenizer::idOf(const std::string &tokenString) const
+{
+    for (const auto &token : m_parts->added)
+        if (token.content == tokenString)
+            return token.id;
+    return m_parts->model->idOf(tokenString);
+}
+
+bool HuggingFaceTokenizer::isSpecial(int id) const
+{
+    const auto it = m_parts->addedById.find(id);
+    return it != m_parts->addedById.end() && m_parts->added[it->second].special;
+}
+
+} // namespace atlas

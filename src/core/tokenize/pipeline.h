@@ -1,0 +1,164 @@
+#pragma once
+
+// Internal to the core: the views, panels and session reach this through the core's public headers only
+// (tests/tools/check_layers.py).
+//
+// The components of a Hugging Face tokenizer.json (normalizer -> pre-tokenizer -> model -> post-processor, and
+// the decoder back), each read from its JSON object. They follow the Rust `tokenizers` crate, the library
+// that wrote the files; where the JavaScript port (the tests' reference) differs, the comment says so. A
+// component or option this file does not implement is refused by name, never approximated.
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace atlas {
+class Regex;
+}
+
+namespace atlas::pipeline {
+
+using Json = nlohmann::json;
+
+// Where a component sits in its file, for messages: "tokenizer.json: pre_tokenizer.pretokenizers[1]".
+struct Where
+{
+    std::string path;
+    std::string key;
+    Where at(const std::string &child) const { return {path, key + "." + child}; }
+    Where at(size_t index) const { return {path, key + "[" + std::to_string(index) + "]"}; }
+    std::string operator()() const { return path + ": " + key; }
+};
+
+class Normalizer
+{
+public:
+    virtual ~Normalizer() = default;
+    virtual void normalize(std::string &text) const = 0;
+};
+// Null JSON gives nullptr (no normalizer).
+std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where);
+
+// One piece of pre-tokenized text; `atOrigin` when it begins at offset 0 of the whole input (Metaspace's
+// prepend_scheme "first").
+struct Piece
+{
+    std::string text;
+    bool atOrigin = false;
+};
+
+class PreTokenizer
+{
+public:
+    virtual ~PreTokenizer() = default;
+    // Splits (and may rewrite) each piece; empty pieces are dropped.
+    virtual void preTokenize(std::vector<Piece> &pieces) const = 0;
+};
+std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &where);
+
+// The vocabulary and the algorithm that turns one pre-tokenized piece into ids.
+class SubwordModel
+{
+public:
+    virtual ~SubwordModel() = default;
+    virtual std::string kind() const = 0; // "BPE", "WordPiece", "Unigram"
+    virtual void tokenize(std::string_view piece, std::vector<int> &ids) const = 0;
+    virtual int idOf(std::string_view token) const = 0; // -1 when not in the vocabulary
+    virtual const std::string *tokenOf(int id) const = 0; // nullptr when not in the vocabulary
+    virtual int vocabSize() const = 0;
+};
+std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where);
+
+class PostProcessor
+{
+public:
+    virtual ~PostProcessor() = default;
+    // The model's special tokens around one sequence ([CLS] … [SEP], <s> …).
+    virtual void addSpecialTokens(std::vector<int> &ids) const = 0;
+};
+// `vocab` resolves the token names that BertProcessing and RobertaProcessing give with their ids.
+std::unique_ptr<PostProcessor> makePostProcessor(const Json &json, const Where &where);
+
+class Decoder
+{
+public:
+    virtual ~Decoder() = default;
+    // Rewrites the token strings; the decoded text is their concatenation.
+    virtual void decodeChain(std::vector<std::string> &tokens) const = 0;
+};
+std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where);
+
+// The literal or regular-expression pattern of Split, Replace and the Replace decoder: {"String": …} or
+// {"Regex": …}. Finds the non-overlapping matches as [begin, end) byte offsets.
+class Pattern
+{
+public:
+    Pattern(const Json &json, const Where &where);
+    ~Pattern();
+    std::vector<std::pair<size_t, size_t>> findAll(std::string_view text) const;
+    std::string replaceAll(std::string_view text, std::string_view content) const;
+
+private:
+    std::string m_literal;
+    std::unique_ptr<Regex> m_regex;
+};
+
+// Byte strings in a trie, for the longest or every prefix of a text that is one of them (added tokens, Unigram
+// pieces).
+class ByteTrie
+{
+public:
+    void insert(std::string_view key, int value);
+    // Calls found(length, value) for each key that is a prefix of `text`, shortest first.
+    template <typename F> void eachPrefix(std::string_view text, F found) const
+    {
+        int node = 0;
+        for (size_t i = 0; i < text.size(); ++i) {
+            node = child(node, static_cast<unsigned char>(text[i]));
+            if (node < 0)
+                return;
+            if (m_values[node] >= 0)
+                found(i + 1, m_values[node]);
+        }
+    }
+    bool empty() const { return m_values.size() <= 1; }
+    // Whether some key starts with this byte: most positions of a text can be skipped at once.
+    bool startsWith(unsigned char byte) const { return m_firstBytes[byte]; }
+
+private:
+    std::array<bool, 256> m_firstBytes {};
+    int child(int node, unsigned char byte) const;
+    std::vector<int> m_values {-1}; // node -> value, -1 for none; node 0 is the root
+    std::unordered_map<uint64_t, int> m_children; // node << 8 | byte -> child
+};
+
+// A Sequence's steps: json[key] must be an array of components of one kind; null entries are skipped.
+template <typename Component>
+std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *key, const Where &where,
+    std::unique_ptr<Component> (*make)(const Json &, const Where &));
+
+// Reads a required or optional member with the expected JSON type; throws atlas::Error naming file and key.
+std::string stringMember(const Json &json, const char *name, const Where &where, const char *fallback = nullptr);
+bool boolMember(const Json &json, const char *name, const Where &where, bool fallback);
+// A JSON integer in [0, maximum] (parsed files give unsigned numbers, JSON built in code signed ones).
+bool isIntegerUpTo(const Json &value, int64_t maximum);
+// The component's "type", checked to be a string.
+std::string typeOf(const Json &json, const Where &where);
+[[noreturn]] void refuseType(const std::string &type, const char *what, const char *supported, const Where &where);
+
+// GPT-2's bytes_to_unicode(): the printable character each byte is spelled with in byte-level vocabularies.
+uint32_t byteLevelChar(unsigned char byte);
+// The same character as UTF-8.
+std::string_view byteLevelUtf8(unsigned char byte);
+// The byte a byte-level character stands for, or -1.
+int byteOfByteLevelChar(uint32_t codePoint);
+// "<0x41>" -> 0x41 for byte-fallback tokens; -1 for any other string.
+int byteFallbackValue(std::string_view token);
+
+} // namespace atlas::pipeline

@@ -1,0 +1,584 @@
+#include "io/jsonread.h"
+#include "tokenize/pipeline.h"
+#include "tokenize/unicodetext.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+
+namespace atlas::pipeline {
+
+namespace {
+
+using namespace unicode;
+
+constexpr int64_t kMaxTokenId = (1 << 24) - 1;
+constexpr size_t kMaxCachedWords = size_t(1) << 18;
+constexpr size_t kMaxCachedWordBytes = 256; // longer words are rare and would only fill the cache
+
+struct StringHash
+{
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
+};
+
+using TokenIds = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+
+// id <-> token string for models whose vocabulary is a {"token": id} object (BPE, WordPiece).
+struct Vocabulary
+{
+    TokenIds ids;
+    std::vector<std::string> tokens;
+    std::vector<bool> present;
+    int count = 0;
+
+    void read(const Json &json, const Where &where)
+    {
+        if (!json.is_object())
+            throw Error(where() + ": expected an object mapping each token to its id");
+        for (const auto &[token, value] : json.items()) {
+            if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
+                throw Error(where() + ": token \"" + token.substr(0, 60) + "\" has id " + shownJson(value)
+                    + "; ids are integers 0.." + std::to_string(kMaxTokenId));
+            add(token, value.get<int>(), where);
+        }
+    }
+    void add(const std::string &token, int id, const Where &where)
+    {
+        if (size_t(id) >= tokens.size()) {
+            tokens.resize(id + 1);
+            present.resize(id + 1);
+        }
+        if (present[id])
+            throw Error(where() + ": id " + std::to_string(id) + " is given to two tokens (\""
+                + tokens[id].substr(0, 40) + "\" and \"" + token.substr(0, 40) + "\")");
+        tokens[id] = token;
+        present[id] = true;
+        ids.emplace(token, id);
+        ++count;
+    }
+    int idOf(std::string_view token) const
+    {
+        const auto it = ids.find(token);
+        return it == ids.end() ? -1 : it->second;
+    }
+    const std::string *tokenOf(int id) const
+    {
+        return id >= 0 && size_t(id) < tokens.size() && present[id] ? &tokens[id] : nullptr;
+    }
+};
+
+int optionalTokenId(const Json &json, const char *name, const Vocabulary &vocab, const Where &where)
+{
+    const auto it = json.find(name);
+    if (it == json.end() || it->is_null())
+        return -1;
+    const std::string token = stringMember(json, name, where);
+    const int id = vocab.idOf(token);
+    if (id < 0)
+        throw Error(where.at(name)() + ": \"" + token.substr(0, 60) + "\" is not in the vocabulary");
+    return id;
+}
+
+std::string byteFallbackToken(unsigned char byte)
+{
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", byte);
+    return buf;
+}
+
+// A cache of whole words, shared by the threads that encode with one model.
+class WordCache
+{
+public:
+    bool find(std::string_view word, std::vector<int> &ids) const
+    {
+        if (word.size() > kMaxCachedWordBytes)
+            return false;
+        std::lock_guard lock(m_mutex);
+        const auto it = m_words.find(word);
+        if (it == m_words.end())
+            return false;
+        ids.insert(ids.end(), it->second.begin(), it->second.end());
+        return true;
+    }
+    void store(std::string_view word, std::vector<int> ids) const
+    {
+        if (word.size() > kMaxCachedWordBytes)
+            return;
+        std::lock_guard lock(m_mutex);
+        if (m_words.size() >= kMaxCachedWords)
+            m_words.clear();
+        m_words.emplace(std::string(word), std::move(ids));
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    mutable std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>> m_words;
+};
+
+// Byte-pair encoding as the crate's models::bpe: characters (with the continuing-subword prefix and end-of-word
+// suffix), byte fallback or the unknown token for characters not in the vocabulary, then the merges by rank,
+// lowest rank first and leftmost first among equals.
+class Bpe : public SubwordModel
+{
+public:
+    Bpe(const Json &json, const Where &where)
+    {
+        const auto dropout = json.find("dropout");
+        if (dropout != json.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0))
+            throw Error(where.at("dropout")() + ": BPE dropout (" + shownJson(*dropout)
+                + ") randomises tokenisation for training; set it to null to open this tokenizer");
+        m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), where.at("vocab"));
+        m_unk = optionalTokenId(json, "unk_token", m_vocab, where);
+        m_fuseUnk = boolMember(json, "fuse_unk", where, false);
+        m_byteFallback = boolMember(json, "byte_fallback", where, false);
+        m_ignoreMerges = boolMember(json, "ignore_merges", where, false);
+        m_prefix = stringMember(json, "continuing_subword_prefix", where, "");
+        m_suffix = stringMember(json, "end_of_word_suffix", where, "");
+        readMerges(json.contains("merges") ? json["merges"] : Json::array(), where.at("merges"));
+    }
+
+    std::string kind() const override { return "BPE"; }
+    int idOf(std::string_view token) const override { return m_vocab.idOf(token); }
+    const std::string *tokenOf(int id) const override { return m_vocab.tokenOf(id); }
+    int vocabSize() const override { return m_vocab.count; }
+
+    void tokenize(std::string_view word, std::vector<int> &ids) const override
+    {
+        if (word.empty())
+            return;
+        if (m_ignoreMerges)
+            if (const int id = m_vocab.idOf(word); id >= 0) {
+                ids.push_back(id);
+                return;
+            }
+        if (m_cache.find(word, ids))
+            return;
+        std::vector<int> wordIds = merged(symbolsOf(word));
+        ids.insert(ids.end(), wordIds.begin(), wordIds.end());
+        m_cache.store(word, std::move(wordIds));
+    }
+
+private:
+    struct Merge
+    {
+        int rank, result;
+    };
+
+    void readMerges(const Json &merges, const Where &where)
+    {
+        if (!merges.is_array())
+            throw Error(where() + ": expected an array of merges");
+        m_merges.reserve(merges.size());
+        std::string left, right;
+        for (size_t i = 0; i < merges.size(); ++i) {
+            const Json &m = merges[i];
+            if (m.is_string()) { // "left right"
+                const std::string &line = m.get_ref<const std::string &>();
+                const size_t space = line.find(' ');
+                if (space == line.npos || line.find(' ', space + 1) != line.npos)
+                    throw Error(where.at(i)() + ": expected two tokens separated by one space, got \""
+                        + line.substr(0, 60) + "\"");
+                left = line.substr(0, space);
+                right = line.substr(space + 1);
+            } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) { // ["left", "right"]
+                left = m[0].get<std::string>();
+                right = m[1].get<std::string>();
+            } else {
+                throw Error(where.at(i)() + ": expected \"left right\" or [\"left\", \"right\"], got " + shownJson(m));
+            }
+            const int a = m_vocab.idOf(left), b = m_vocab.idOf(right);
+            const std::string result = left + (right.starts_with(m_prefix) ? right.substr(m_prefix.size()) : right);
+            const int c = m_vocab.idOf(result);
+            for (const auto &[id, token] : {std::pair<int, const std::string *> {a, &left}, {b, &right}, {c, &result}})
+                if (id < 0)
+                    throw Error(where.at(i)() + ": \"" + token->substr(0, 60) + "\" is not in model.vocab");
+            // As the crate: a pair listed twice keeps its later rank.
+            m_merges[uint64_t(uint32_t(a)) << 32 | uint32_t(b)] = Merge {int(i), c};
+        }
+    }
+
+    const Merge *findMerge(int left, int right) const
+    {
+        const auto it = m_merges.find(uint64_t(uint32_t(left)) << 32 | uint32_t(right));
+        return it == m_merges.end() ? nullptr : &it->second;
+    }
+
+    // The word's characters as ids, before any merge.
+    std::vector<int> symbolsOf(std::string_view word) const
+    {
+        std::vector<int> symbols;
+        int unk = -1; // a pending unknown token (fused while fuse_unk)
+        std::string s;
+        for (size_t pos = 0; pos < word.size();) {
+            const int length = decodeUtf8(word, pos).length;
+            s.assign(pos > 0 ? m_prefix : std::string());
+            s.append(word.substr(pos, length));
+            pos += length;
+            if (pos == word.size())
+                s += m_suffix;
+            if (const int id = m_vocab.idOf(s); id >= 0) {
+                if (unk >= 0)
+                    symbols.push_back(unk), unk = -1;
+                symbols.push_back(id);
+                continue;
+            }
+            if (m_byteFallback) {
+                std::vector<int> bytes;
+                for (unsigned char b : s) {
+                    const int id = m_vocab.idOf(byteFallbackToken(b));
+                    if (id < 0) {
+                        bytes.clear();
+                        break;
+                    }
+                    bytes.push_back(id);
+                }
+                if (!bytes.empty()) {
+                    // As the crate, a pending unknown token is not flushed before the bytes.
+                    symbols.insert(symbols.end(), bytes.begin(), bytes.end());
+                    continue;
+                }
+            }
+            if (m_unk >= 0) {
+                if (unk >= 0 && !m_fuseUnk)
+                    symbols.push_back(unk);
+                unk = m_unk;
+            }
+            // Without an unknown token the character is dropped, as the crate does.
+        }
+        if (unk >= 0)
+            symbols.push_back(unk);
+        return symbols;
+    }
+
+    // The crate's Word::merge_all: a heap of candidate merges keyed by (rank, position) over a linked list.
+    std::vector<int> merged(std::vector<int> symbols) const
+    {
+        struct Node
+        {
+            int symbol, prev, next;
+            bool alive;
+        };
+        struct Candidate
+        {
+            int rank, pos, result;
+            bool operator>(const Candidate &o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+        };
+        const int n = static_cast<int>(symbols.size());
+        if (n < 2)
+            return symbols;
+        std::vector<Node> nodes(n);
+        for (int i = 0; i < n; ++i)
+            nodes[i] = {symbols[i], i - 1, i + 1 < n ? i + 1 : -1, true};
+        std::vector<Candidate> heap;
+        auto consider = [&](int pos) {
+            if (pos < 0 || nodes[pos].next < 0)
+                return;
+            if (const Merge *m = findMerge(nodes[pos].symbol, nodes[nodes[pos].next].symbol)) {
+                heap.push_back({m->rank, pos, m->result});
+                std::push_heap(heap.begin(), heap.end(), std::greater<>());
+            }
+        };
+        for (int i = 0; i + 1 < n; ++i)
+            consider(i);
+        while (!heap.empty()) {
+            std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+            const Candidate c = heap.back();
+            heap.pop_back();
+            Node &a = nodes[c.pos];
+            if (!a.alive || a.next < 0)
+                continue;
+            const Merge *m = findMerge(a.symbol, nodes[a.next].symbol);
+            if (!m || m->result != c.result)
+                continue; // stale: a neighbour changed since this pair was queued
+            Node &b = nodes[a.next];
+            a.symbol = c.result;
+            b.alive = false;
+            a.next = b.next;
+            if (a.next >= 0)
+                nodes[a.next].prev = c.pos;
+            consider(a.prev);
+            consider(c.pos);
+        }
+        std::vector<int> ids;
+        for (int i = 0; i >= 0; i = nodes[i].next)
+            ids.push_back(nodes[i].symbol);
+        return ids;
+    }
+
+    Vocabulary m_vocab;
+    std::unordered_map<uint64_t, Merge> m_merges;
+    int m_unk = -1;
+    bool m_fuseUnk = false, m_byteFallback = false, m_ignoreMerges = false;
+    std::string m_prefix, m_suffix;
+    WordCache m_cache;
+};
+
+// WordPiece as BERT: the longest vocabulary entry from the left, then the longest "##…" continuation, and so on;
+// a word with any part that matches nothing, or longer than max_input_chars_per_word, is one unknown token.
+class WordPiece : public SubwordModel
+{
+public:
+    WordPiece(const Json &json, const Where &where)
+    {
+        m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), where.at("vocab"));
+        init(json, where);
+    }
+
+    std::string kind() const override { return "WordPiece"; }
+    int idOf(std::string_view token) const override { return m_vocab.idOf(token); }
+    const std::string *tokenOf(int id) const override { return m_vocab.tokenOf(id); }
+    int vocabSize() const override { return m_vocab.count; }
+
+    void tokenize(std::string_view word, std::vector<int> &ids) const override
+    {
+        size_t chars = 0;
+        for (size_t pos = 0; pos < word.size(); pos += decodeUtf8(word, pos).length)
+            ++chars;
+        if (chars > m_maxChars) {
+            ids.push_back(m_unk);
+            return;
+        }
+        std::vector<int> pieces;
+        std::string candidate;
+        for (size_t start = 0; start < word.size();) {
+            size_t end = word.size();
+            int found = -1;
+            while (start < end) {
+                candidate.assign(start > 0 ? m_prefix : std::string());
+                candidate.append(word.substr(start, end - start));
+                if ((found = m_vocab.idOf(candidate)) >= 0)
+                    break;
+                do
+                    --end;
+                while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
+            }
+            if (found < 0) {
+                ids.push_back(m_unk);
+                return;
+            }
+            pieces.push_back(found);
+            start = end;
+        }
+        ids.insert(ids.end(), pieces.begin(), pieces.end());
+    }
+
+private:
+    void init(const Json &json, const Where &where)
+    {
+        m_unk = optionalTokenId(json, "unk_token", m_vocab, where);
+        if (m_unk < 0)
+            throw Error(where.at("unk_token")() + ": WordPiece needs an unknown token");
+        m_prefix = stringMember(json, "continuing_subword_prefix", where, "##");
+        const auto max = json.find("max_input_chars_per_word");
+        if (max != json.end() && !max->is_null()) {
+            if (!isIntegerUpTo(*max, std::numeric_limits<int32_t>::max()))
+                throw Error(where.at("max_input_chars_per_word")() + ": expected a non-negative integer, got "
+                    + shownJson(*max));
+            m_maxChars = max->get<size_t>();
+        }
+    }
+
+    Vocabulary m_vocab;
+    int m_unk = -1;
+    std::string m_prefix;
+    size_t m_maxChars = 100;
+};
+
+// Unigram as the crate's encode_optimized: Viterbi over the pieces' log-probabilities, a character no piece
+// covers scored as the lowest piece minus 10 and read as the unknown token (runs of them fused), then byte
+// fallback for unknown stretches when the vocabulary has the <0xNN> pieces.
+class Unigram : public SubwordModel
+{
+public:
+    Unigram(const Json &json, const Where &where)
+    {
+        const Json &vocab = json.contains("vocab") ? json["vocab"] : Json();
+        const Where at = where.at("vocab");
+        if (!vocab.is_array() || vocab.empty())
+            throw Error(at() + ": expected a non-empty array of [piece, score]");
+        if (vocab.size() > size_t(kMaxTokenId))
+            throw Error(at() + ": " + std::to_string(vocab.size()) + " pieces, more than the "
+                + std::to_string(kMaxTokenId) + " this program reads");
+        m_pieces.reserve(vocab.size());
+        m_scores.reserve(vocab.size());
+        for (size_t i = 0; i < vocab.size(); ++i) {
+            const Json &entry = vocab[i];
+            if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number()
+                || !std::isfinite(entry[1].get<double>()))
+                throw Error(at.at(i)() + ": expected [piece, score] with a finite score, got " + shownJson(entry));
+            m_pieces.push_back(entry[0].get<std::string>());
+            m_scores.push_back(entry[1].get<double>());
+            m_ids.emplace(m_pieces.back(), int(i));
+            m_trie.insert(m_pieces.back(), int(i));
+        }
+        m_minScore = *std::min_element(m_scores.begin(), m_scores.end());
+        const auto unk = json.find("unk_id");
+        if (unk != json.end() && !unk->is_null()) {
+            if (!isIntegerUpTo(*unk, int64_t(m_pieces.size()) - 1))
+                throw Error(where.at("unk_id")() + ": expected a piece index below " + std::to_string(m_pieces.size())
+                    + ", got " + shownJson(*unk));
+            m_unk = unk->get<int>();
+        }
+        m_byteFallback = boolMember(json, "byte_fallback", where, false);
+    }
+
+    std::string kind() const override { return "Unigram"; }
+    int idOf(std::string_view token) const override
+    {
+        const auto it = m_ids.find(token);
+        return it == m_ids.end() ? -1 : it->second;
+    }
+    const std::string *tokenOf(int id) const override
+    {
+        return id >= 0 && size_t(id) < m_pieces.size() ? &m_pieces[id] : nullptr;
+    }
+    int vocabSize() const override { return int(m_pieces.size()); }
+
+    void tokenize(std::string_view text, std::vector<int> &ids) const override
+    {
+        if (text.empty())
+            return;
+        if (m_cache.find(text, ids))
+            return;
+        std::vector<int> out;
+        for (const auto &[begin, end, id] : bestPath(text)) {
+            const std::string_view piece = text.substr(begin, end - begin);
+            if (const int known = idOf(piece); known >= 0) {
+                out.push_back(known);
+                continue;
+            }
+            if (m_byteFallback && appendBytes(piece, out))
+                continue;
+            if (m_unk < 0)
+                throw Error("the Unigram model has no unk_id, and \"" + std::string(piece.substr(0, 40))
+                    + "\" is not one of its pieces");
+            out.push_back(m_unk);
+        }
+        ids.insert(ids.end(), out.begin(), out.end());
+        m_cache.store(text, std::move(out));
+    }
+
+private:
+    struct Span
+    {
+        size_t begin, end;
+        int id;
+    };
+
+    bool appendBytes(std::string_view piece, std::vector<int> &out) const
+    {
+        std::vector<int> bytes;
+        for (unsigned char b : piece) {
+            const int id = idOf(byteFallbackToken(b));
+            if (id < 0)
+                return false;
+            bytes.push_back(id);
+        }
+        out.insert(out.end(), bytes.begin(), bytes.end());
+        return true;
+    }
+
+    std::vector<Span> bestPath(std::string_view text) const
+    {
+        constexpr double kUnknownPenalty = 10.0;
+        struct Node
+        {
+            int id = -1;
+            double score = 0;
+            size_t start = std::string_view::npos; // npos: not reached yet
+        };
+        const size_t n = text.size();
+        std::vector<Node> best(n + 1);
+        const double unknownScore = m_minScore - kUnknownPenalty;
+        for (size_t start = 0; start < n;) {
+            const double here = best[start].score;
+            const size_t charLength = decodeUtf8(text, start).length;
+            bool coversChar = false;
+            m_trie.eachPrefix(text.substr(start), [&](size_t length, int id) {
+                Node &target = best[start + length];
+                const double candidate = m_scores[id] + here;
+                if (target.start == std::string_view::npos || candidate > target.score)
+                    target = {id, candidate, start};
+                coversChar = coversChar || length == charLength;
+            });
+            if (!coversChar) {
+                Node &target = best[start + charLength];
+                const double candidate = unknownScore + here;
+                if (target.start == std::string_view::npos || candidate > target.score)
+                    target = {m_unk, candidate, start};
+            }
+            start += charLength;
+        }
+        std::vector<Span> spans;
+        for (size_t end = n; end > 0;) {
+            const Node &node = best[end];
+            const bool unknown = node.id == m_unk;
+            if (unknown && !spans.empty() && spans.back().id == m_unk)
+                spans.back().begin = node.start; // the crate fuses runs of unknown characters
+            else
+                spans.push_back({node.start, end, node.id});
+            end = node.start;
+        }
+        std::reverse(spans.begin(), spans.end());
+        return spans;
+    }
+
+    std::vector<std::string> m_pieces;
+    std::vector<double> m_scores;
+    TokenIds m_ids;
+    ByteTrie m_trie;
+    double m_minScore = 0;
+    int m_unk = -1;
+    bool m_byteFallback = false;
+    WordCache m_cache;
+};
+
+} // namespace
+
+void ByteTrie::insert(std::string_view key, int value)
+{
+    if (!key.empty())
+        m_firstBytes[static_cast<unsigned char>(key[0])] = true;
+    int node = 0;
+    for (unsigned char byte : key) {
+        int next = child(node, byte);
+        if (next < 0) {
+            next = static_cast<int>(m_values.size());
+            m_values.push_back(-1);
+            m_children.emplace(uint64_t(node) << 8 | byte, next);
+        }
+        node = next;
+    }
+    if (m_values[node] < 0) // the first of two equal keys wins, as a map insert
+        m_values[node] = value;
+}
+
+int ByteTrie::child(int node, unsigned char byte) const
+{
+    const auto it = m_children.find(uint64_t(node) << 8 | byte);
+    return it == m_children.end() ? -1 : it->second;
+}
+
+std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where)
+{
+    const std::string type = json.is_object() && !json.contains("type") && json.contains("merges")
+        ? std::string("BPE") // files written before "type" was stored
+        : typeOf(json, where);
+    if (type == "BPE")
+        return std::make_unique<Bpe>(json, where);
+    if (type == "WordPiece")
+        return std::make_unique<WordPiece>(json, where);
+    if (type == "Unigram")
+        return std::make_unique<Unigram>(json, where);
+    refuseType(type, "model", "BPE, WordPiece, Unigram", where);
+}
+
+} // namespace atlas::pipeline

@@ -1,0 +1,204 @@
+// Hugging Face tokenizer.json and BERT's vocab.txt: ids, tokens and decoded text equal those of Hugging Face's
+// own JavaScript implementation (@huggingface/tokenizers) on real files of each kind: byte-level BPE (GPT-2,
+// Qwen2.5), byte-fallback BPE (Mistral), WordPiece (BERT uncased) and Unigram (trained here with SentencePiece).
+// The fixtures and the script that made them: tests/data/tokenizers/README.md. Bad files are refused by name.
+#include "errortesting.h"
+#include "tokenize/huggingfacetokenizer.h"
+#include "tokenize/tokenizer.h"
+#include "tokenize/unicodetext.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+using namespace atlas;
+using atlas::testing::errorFrom;
+
+namespace {
+
+const std::string kData = std::string(ATLAS_TEST_DATA) + "/tokenizers/";
+
+nlohmann::json readJson(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return nlohmann::json::parse(s.str());
+}
+
+QString shown(const std::vector<int> &ids)
+{
+    QStringList parts;
+    for (int id : ids)
+        parts << QString::number(id);
+    return parts.join(',');
+}
+
+void writeFile(const QString &path, const std::string &text)
+{
+    std::ofstream(path.toStdString(), std::ios::binary) << text;
+}
+
+} // namespace
+
+class TestHfTokenizer : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_tmp;
+
+    // Loads tests/data/tokenizers/<name>/tokenizer.json, or (for WordPiece) vocab.txt. `expectedIds` picks the
+    // reference ids of a case (tokenizers.js's "ids" unless said otherwise).
+    void checkCases(const std::string &name, bool fromVocabTxt = false,
+        std::function<nlohmann::json(const nlohmann::json &)> expectedIds = {})
+    {
+        if (!expectedIds)
+            expectedIds = [](const nlohmann::json &c) { return c["ids"]; };
+        const std::unique_ptr<HuggingFaceTokenizer> tokenizer = fromVocabTxt
+            ? HuggingFaceTokenizer::fromWordPieceVocab(kData + name + "/vocab.txt", true)
+            : HuggingFaceTokenizer::fromFile(kData + name + "/tokenizer.json");
+        const nlohmann::json cases = readJson(kData + name + "/cases.json");
+        QVERIFY(cases.size() >= 60);
+        int checked = 0;
+        for (const auto &c : cases) {
+            const std::string text = c["text"];
+            const QByteArray label = QByteArray::fromStdString(name + ": " + c["text"].dump());
+            const std::vector<int> ids = tokenizer->encode(text);
+            const auto expected = expectedIds(c).get<std::vector<int>>();
+            QVERIFY2(ids == expected,
+                (label + " gave " + shown(ids).toUtf8() + ", expected " + shown(expected).toUtf8()).constData());
+            ++checked;
+            if (expected != c["ids"].get<std::vector<int>>())
+                continue; // tokenizers.js's tokens, special ids and decoded text are of its own ids
+            const std::vector<int> special = tokenizer->encodeWithSpecialTokens(text);
+            QVERIFY2(special == c["ids_special"].get<std::vector<int>>(),
+                (label + " with special tokens gave " + shown(special).toUtf8()).constData());
+            const auto tokens = c["tokens"].get<std::vector<std::string>>();
+            for (size_t i = 0; i < ids.size(); ++i)
+                QCOMPARE(tokenizer->tokenString(ids[i]), tokens[i]);
+            if (!ids.empty()) {
+                const std::string decoded = tokenizer->decode(ids);
+                QVERIFY2(decoded == c["decoded"].get<std::string>(),
+                    (label + " decoded to " + QByteArray::fromStdString(nlohmann::json(decoded).dump())).constData());
+            }
+        }
+        QCOMPARE(checked, int(cases.size()));
+    }
+
+private slots:
+    void byteLevelBpeGpt2() { checkCases("gpt2"); }
+    void byteLevelBpeWithSplitRegexQwen() { checkCases("qwen2_5"); }
+    void byteFallbackBpeMistral() { checkCases("mistral"); }
+
+    // Llama 3's option (its file is not committed, see tests/data/tokenizers/README.md): a word that is itself in
+    // the vocabulary is taken whole, whatever the merges would make of it.
+    void ignoreMergesTakesWholeWords()
+    {
+        const QString path = m_tmp.filePath("ignore_merges.json");
+        nlohmann::json model = {{"type", "BPE"},
+            {"vocab", {{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"abc", 4}, {"bc", 5}}}, {"merges", {"b c", "a b"}}};
+        writeFile(path, nlohmann::json {{"model", model}}.dump());
+        QCOMPARE(HuggingFaceTokenizer::fromFile(path.toStdString())->encode("abc"), (std::vector<int> {0, 5}));
+        model["ignore_merges"] = true;
+        writeFile(path, nlohmann::json {{"model", model}}.dump());
+        QCOMPARE(HuggingFaceTokenizer::fromFile(path.toStdString())->encode("abc"), (std::vector<int> {4}));
+    }
+    void wordPieceBertTokenizerJson() { checkCases("bert_uncased"); }
+    void wordPieceBertVocabTxt() { checkCases("bert_uncased", true); }
+    // tokenizers.js 0.2.0's Unigram ignores byte_fallback (one <unk> where the Rust crate and SentencePiece give
+    // <0xNN> bytes), so the reference ids there are SentencePiece's own; SentencePiece in turn reads the added
+    // tokens <s>, </s> and <unk> as plain text, where the tokenizer.json splits them off first.
+    void unigram()
+    {
+        checkCases("unigram", false, [](const nlohmann::json &c) {
+            const std::string text = c["text"];
+            for (const char *added : {"<s>", "</s>", "<unk>"})
+                if (text.find(added) != std::string::npos)
+                    return c["ids"];
+            return c["spm_ids"];
+        });
+    }
+
+    void gpt2LosslessRoundTrip()
+    {
+        const auto tokenizer = HuggingFaceTokenizer::fromFile(kData + "gpt2/tokenizer.json");
+        for (const auto &c : readJson(kData + "gpt2/cases.json")) {
+            const std::string text = c["text"];
+            const auto ids = tokenizer->encode(text);
+            if (!ids.empty() && text.find(" .") == std::string::npos && text.find(" ,") == std::string::npos
+                && text.find(" '") == std::string::npos && text.find(" !") == std::string::npos
+                && text.find(" ?") == std::string::npos)
+                QCOMPARE(tokenizer->decode(ids), text);
+        }
+    }
+
+    void piecesAreReadable()
+    {
+        const auto gpt2 = HuggingFaceTokenizer::fromFile(kData + "gpt2/tokenizer.json");
+        QCOMPARE(gpt2->piece(gpt2->encode(" the")[0]), std::string("␣the"));
+        QCOMPARE(gpt2->piece(gpt2->encode("\n")[0]), std::string("↵"));
+        QCOMPARE(gpt2->piece(50256), std::string("<|endoftext|>"));
+        QCOMPARE(gpt2->piece(-1), std::string("#-1"));
+        const auto llama = HuggingFaceTokenizer::fromFile(kData + "mistral/tokenizer.json");
+        QCOMPARE(llama->piece(llama->encode("Hello")[0]), std::string("␣Hello"));
+        QCOMPARE(llama->piece(llama->encode("\n").back()), std::string("↵"));
+        const auto bert = HuggingFaceTokenizer::fromWordPieceVocab(kData + "bert_uncased/vocab.txt", true);
+        const auto ids = bert->encode("tokenization");
+        QVERIFY(ids.size() >= 2);
+        QVERIFY(bert->piece(ids[1]).starts_with("##"));
+        QVERIFY(bert->isSpecial(bert->encode("[MASK]")[0]));
+    }
+
+    void badFilesAreRefusedByName()
+    {
+        const QString path = m_tmp.filePath("tokenizer.json");
+        auto refused = [&](const nlohmann::json &json) {
+            writeFile(path, json.dump());
+            return errorFrom([&] { HuggingFaceTokenizer::fromFile(path.toStdString()); });
+        };
+        const nlohmann::json bpe = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {"ab", 2}}}, {"merges", {"a b"}}};
+        QVERIFY(refused({{"model", bpe}}).isEmpty());
+        QVERIFY(refused({{"model", bpe}, {"normalizer", {{"type", "Precompiled"}}}})
+                    .contains("normalizer: the normalizer \"Precompiled\" is not supported"));
+        QVERIFY(refused({{"model", bpe}, {"pre_tokenizer", {{"type", "UnicodeScripts"}}}})
+                    .contains("pre_tokenizer: the pre-tokenizer \"UnicodeScripts\" is not supported"));
+        QVERIFY(
+            refused({{"model", {{"type", "WordLevel"}}}}).contains("model: the model \"WordLevel\" is not supported"));
+        QVERIFY(refused({{"model", bpe}, {"decoder", {{"type", "CTC"}}}}).contains("the decoder \"CTC\""));
+        nlohmann::json badMerge = bpe;
+        badMerge["merges"] = {"a b", "a c"};
+        QVERIFY(refused({{"model", badMerge}}).contains("model.merges[1]: \"c\" is not in model.vocab"));
+        nlohmann::json dropout = bpe;
+        dropout["dropout"] = 0.1;
+        QVERIFY(refused({{"model", dropout}}).contains("model.dropout"));
+        QVERIFY(refused(
+            {{"model", bpe},
+                {"pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "(a"}}}, {"behavior", "Isolated"}}}})
+                    .contains("pre_tokenizer.pattern"));
+        QVERIFY(refused({{"model", bpe}, {"added_tokens", {{{"id", -3}, {"content", "x"}}}}})
+                    .contains("added_tokens[0].id"));
+        QVERIFY(refused(nlohmann::json::array()).contains("expected a JSON object"));
+        QVERIFY(refused({{"normalizer", nullptr}}).contains("model: missing"));
+    }
+
+    void invalidUtf8TextIsRefused()
+    {
+        const auto gpt2 = HuggingFaceTokenizer::fromFile(kData + "gpt2/tokenizer.json");
+        QVERIFY(errorFrom([&] { gpt2->encode("ok \xff"); }).contains("not valid UTF-8 (byte 3)"));
+    }
+
+    void directoriesPickTheirOwnTokenizer()
+    {
+        QCOMPARE(Tokenizer::forDirectory(kData + "mistral")->kind(), std::string("BPE"));
+        QCOMPARE(Tokenizer::forDirectory(kData + "unigram")->kind(), std::string("Unigram"));
+        QCOMPARE(Tokenizer::forDirectory(kData + "bert_uncased")->kind(), std::string("WordPiece"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHfTokenizer)
+#include "tst_hftokenizer.moc"
