@@ -1,9 +1,11 @@
 // Hugging Face tokenizer.json and BERT's vocab.txt: ids, tokens and decoded text equal those of Hugging Face's
 // own JavaScript implementation (@huggingface/tokenizers) on real files of each kind: byte-level BPE (GPT-2,
 // Qwen2.5), byte-fallback BPE (Mistral), WordPiece (BERT uncased) and Unigram (trained here with SentencePiece).
+// SentencePiece models through libsentencepiece equal python3-sentencepiece's ids, pieces and decoded text.
 // The fixtures and the script that made them: tests/data/tokenizers/README.md. Bad files are refused by name.
 #include "errortesting.h"
 #include "tokenize/huggingfacetokenizer.h"
+#include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "tokenize/unicodetext.h"
 
@@ -122,6 +124,49 @@ private slots:
                     return c["ids"];
             return c["spm_ids"];
         });
+    }
+
+    void sentencePieceMatchesPython_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("unigram") << "unigram/spiece.model";
+        QTest::newRow("bpe") << "spm_bpe/tokenizer.model";
+    }
+
+    void sentencePieceMatchesPython()
+    {
+        QFETCH(QString, model);
+        const SentencePieceTokenizer tokenizer(kData + model.toStdString());
+        const std::string dir = kData + model.section('/', 0, 0).toStdString();
+        const nlohmann::json cases = readJson(dir + "/cases.json");
+        QVERIFY(cases.size() >= 60);
+        for (const auto &c : cases) {
+            const std::string text = c["text"];
+            const QByteArray label = QByteArray::fromStdString(c["text"].dump());
+            const std::vector<int> ids = tokenizer.encode(text);
+            QVERIFY2(ids == c["spm_ids"].get<std::vector<int>>(), (label + " gave " + shown(ids).toUtf8()).constData());
+            const auto pieces = c["spm_pieces"].get<std::vector<std::string>>();
+            for (size_t i = 0; i < ids.size(); ++i)
+                QCOMPARE(tokenizer.pieceString(ids[i]), pieces[i]);
+            QCOMPARE(tokenizer.decode(ids), c["spm_decoded"].get<std::string>());
+        }
+    }
+
+    void sentencePieceSpecialTokensFollowTheConfig()
+    {
+        // spm_bpe's tokenizer_config.json: LlamaTokenizer with add_bos_token; the unigram one names no class.
+        const auto llama = Tokenizer::forDirectory(kData + "spm_bpe");
+        QCOMPARE(llama->kind(), std::string("SentencePiece"));
+        const std::vector<int> ids = llama->encode("Hello world");
+        std::vector<int> withBos {1};
+        withBos.insert(withBos.end(), ids.begin(), ids.end());
+        QCOMPARE(llama->encodeWithSpecialTokens("Hello world"), withBos);
+        QCOMPARE(llama->piece(ids[0]).substr(0, 3), std::string("␣"));
+        QCOMPARE(llama->piece(1), std::string("<s>"));
+        QVERIFY(errorFrom([] {
+            SentencePieceTokenizer(kData + "gpt2/tokenizer.json");
+        }).contains("not a SentencePiece model"));
+        QVERIFY(errorFrom([&] { llama->decode({1 << 20}); }).contains("is not in"));
     }
 
     void gpt2LosslessRoundTrip()

@@ -5,6 +5,7 @@
 #include "io/limits.h"
 #include "model/model.h"
 #include "tokenize/huggingfacetokenizer.h"
+#include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "util/commalist.h"
 #include "util/error.h"
@@ -65,13 +66,25 @@ bool lowerCasesWordPieces(const std::string &directory)
     return it->get<bool>();
 }
 
-// The directory's own tokenizer, the first of: tokenizer.json, GPT-2's vocab.json + merges.txt, BERT's
-// vocab.txt. nullptr when it has none.
+// The directory's own tokenizer, the first of: tokenizer.json, SentencePiece's spiece.model or tokenizer.model,
+// GPT-2's vocab.json + merges.txt, BERT's vocab.txt. A tokenizer.json this program cannot read (T5's Precompiled
+// normaliser) gives way to a SentencePiece model beside it. nullptr when the directory has none.
 std::unique_ptr<Tokenizer> directoryTokenizer(const std::string &directory)
 {
     const std::filesystem::path dir(directory);
-    if (hasFile(directory, "tokenizer.json"))
-        return HuggingFaceTokenizer::fromFile((dir / "tokenizer.json").string());
+    const char *sentencePiece = hasFile(directory, "spiece.model") ? "spiece.model"
+        : hasFile(directory, "tokenizer.model")                    ? "tokenizer.model"
+                                                                   : nullptr;
+    if (hasFile(directory, "tokenizer.json")) {
+        try {
+            return HuggingFaceTokenizer::fromFile((dir / "tokenizer.json").string());
+        } catch (const Error &) {
+            if (!sentencePiece)
+                throw;
+        }
+    }
+    if (sentencePiece)
+        return std::make_unique<SentencePieceTokenizer>((dir / sentencePiece).string());
     if (hasFile(directory, "vocab.json") && hasFile(directory, "merges.txt"))
         return HuggingFaceTokenizer::fromGpt2Files((dir / "vocab.json").string(), (dir / "merges.txt").string());
     if (hasFile(directory, "vocab.txt"))
@@ -80,7 +93,7 @@ std::unique_ptr<Tokenizer> directoryTokenizer(const std::string &directory)
 }
 
 constexpr char kNoTokenizerFiles[]
-    = "this model's directory has no tokenizer.json, vocab.json and merges.txt, or vocab.txt";
+    = "this model's directory has no tokenizer.json, SentencePiece model, vocab.json and merges.txt, or vocab.txt";
 
 } // namespace
 
@@ -116,7 +129,9 @@ std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
         model.directory = directory;
         return forModel(model);
     }
-    throw Error(directory + ": no tokenizer.json, vocab.json and merges.txt, vocab.txt or config.json found");
+    throw Error(directory
+        + ": no tokenizer.json, SentencePiece model (spiece.model, tokenizer.model), vocab.json and merges.txt, "
+          "vocab.txt or config.json found");
 }
 
 std::vector<int> ByteTokenizer::encode(const std::string &text) const
