@@ -24,6 +24,20 @@ using atlas::testing::errorFrom;
 namespace {
 
 const std::string kData = std::string(ATLAS_TEST_DATA) + "/tokenizers/";
+const std::string kBuiltin = std::string(ATLAS_SOURCE_DIR) + "/resources/tokenizers/";
+
+// Where a fixture's tokenizer files are: the real, whole ones ship with the app (resources/tokenizers), the cut
+// and trained ones are the tests' own.
+std::string tokenizerDir(const std::string &fixture)
+{
+    if (fixture == "gpt2")
+        return kBuiltin + "gpt2/";
+    if (fixture == "mistral")
+        return kBuiltin + "mistral-7b/";
+    if (fixture == "bert_uncased")
+        return kBuiltin + "bert-base-uncased/";
+    return kData + fixture + "/";
+}
 
 nlohmann::json readJson(const std::string &path)
 {
@@ -62,8 +76,8 @@ class TestHfTokenizer : public QObject
         if (!expectedIds)
             expectedIds = [](const nlohmann::json &c) { return c["ids"]; };
         const std::unique_ptr<HuggingFaceTokenizer> tokenizer = fromVocabTxt
-            ? HuggingFaceTokenizer::fromWordPieceVocab(kData + name + "/vocab.txt", true)
-            : HuggingFaceTokenizer::fromFile(kData + name + "/tokenizer.json");
+            ? HuggingFaceTokenizer::fromWordPieceVocab(tokenizerDir(name) + "vocab.txt", true)
+            : HuggingFaceTokenizer::fromFile(tokenizerDir(name) + "tokenizer.json");
         const nlohmann::json cases = readJson(kData + name + "/cases.json");
         QVERIFY(cases.size() >= 60);
         int checked = 0;
@@ -164,14 +178,14 @@ private slots:
         QCOMPARE(llama->piece(ids[0]).substr(0, 3), std::string("␣"));
         QCOMPARE(llama->piece(1), std::string("<s>"));
         QVERIFY(errorFrom([] {
-            SentencePieceTokenizer(kData + "gpt2/tokenizer.json");
+            SentencePieceTokenizer(kBuiltin + "gpt2/tokenizer.json");
         }).contains("not a SentencePiece model"));
         QVERIFY(errorFrom([&] { llama->decode({1 << 20}); }).contains("is not in"));
     }
 
     void gpt2LosslessRoundTrip()
     {
-        const auto tokenizer = HuggingFaceTokenizer::fromFile(kData + "gpt2/tokenizer.json");
+        const auto tokenizer = HuggingFaceTokenizer::fromFile(kBuiltin + "gpt2/tokenizer.json");
         for (const auto &c : readJson(kData + "gpt2/cases.json")) {
             const std::string text = c["text"];
             const auto ids = tokenizer->encode(text);
@@ -184,15 +198,15 @@ private slots:
 
     void piecesAreReadable()
     {
-        const auto gpt2 = HuggingFaceTokenizer::fromFile(kData + "gpt2/tokenizer.json");
+        const auto gpt2 = HuggingFaceTokenizer::fromFile(kBuiltin + "gpt2/tokenizer.json");
         QCOMPARE(gpt2->piece(gpt2->encode(" the")[0]), std::string("␣the"));
         QCOMPARE(gpt2->piece(gpt2->encode("\n")[0]), std::string("↵"));
         QCOMPARE(gpt2->piece(50256), std::string("<|endoftext|>"));
         QCOMPARE(gpt2->piece(-1), std::string("#-1"));
-        const auto llama = HuggingFaceTokenizer::fromFile(kData + "mistral/tokenizer.json");
+        const auto llama = HuggingFaceTokenizer::fromFile(kBuiltin + "mistral-7b/tokenizer.json");
         QCOMPARE(llama->piece(llama->encode("Hello")[0]), std::string("␣Hello"));
         QCOMPARE(llama->piece(llama->encode("\n").back()), std::string("↵"));
-        const auto bert = HuggingFaceTokenizer::fromWordPieceVocab(kData + "bert_uncased/vocab.txt", true);
+        const auto bert = HuggingFaceTokenizer::fromWordPieceVocab(kBuiltin + "bert-base-uncased/vocab.txt", true);
         const auto ids = bert->encode("tokenization");
         QVERIFY(ids.size() >= 2);
         QVERIFY(bert->piece(ids[1]).starts_with("##"));
@@ -233,15 +247,15 @@ private slots:
 
     void invalidUtf8TextIsRefused()
     {
-        const auto gpt2 = HuggingFaceTokenizer::fromFile(kData + "gpt2/tokenizer.json");
+        const auto gpt2 = HuggingFaceTokenizer::fromFile(kBuiltin + "gpt2/tokenizer.json");
         QVERIFY(errorFrom([&] { gpt2->encode("ok \xff"); }).contains("not valid UTF-8 (byte 3)"));
     }
 
     void directoriesPickTheirOwnTokenizer()
     {
-        QCOMPARE(Tokenizer::forDirectory(kData + "mistral")->kind(), std::string("BPE"));
+        QCOMPARE(Tokenizer::forDirectory(kBuiltin + "mistral-7b")->kind(), std::string("BPE"));
         QCOMPARE(Tokenizer::forDirectory(kData + "unigram")->kind(), std::string("Unigram"));
-        QCOMPARE(Tokenizer::forDirectory(kData + "bert_uncased")->kind(), std::string("WordPiece"));
+        QCOMPARE(Tokenizer::forDirectory(kBuiltin + "bert-base-uncased")->kind(), std::string("WordPiece"));
     }
 };
 

@@ -6,12 +6,15 @@
 #include "views/neuronview.h"
 #include "views/nexttokenview.h"
 #include "views/tensorview.h"
+#include "views/tokenchipstrip.h"
+#include "views/tokenizerview.h"
 #include "views/tokenlinesview.h"
 #include "views/viewfactory.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -502,6 +505,44 @@ private slots:
         QVERIFY2(view.message().startsWith(QStringLiteral("Not computed yet: step to softmax in layer 1")),
             qPrintable(view.message()));
         QVERIFY(view.segments().empty());
+    }
+
+    // The byte model's split beside GPT-2's and BERT's: one chip per token, bytes of a multi-byte character marked,
+    // BERT's [UNK] and [MASK] marked, and a tokenizer that names nothing said so in the view.
+    void tokenizerViewComparesSplits()
+    {
+        ViewSpec spec;
+        spec.view = "tokenizer";
+        spec.model = "tiny-bytes";
+        spec.text = "caf\u00e9 [MASK] \U0001F600";
+        spec.compareTokenizer = "bert-base-uncased";
+        TokenizerView view;
+        view.resize(1000, 600);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const int bytes = int(std::string(spec.text).size());
+        QCOMPARE(view.chips(0)->marks().size(), size_t(bytes)); // one token per byte
+        QVERIFY2(view.header(0).contains(QStringLiteral("%1 tokens").arg(bytes)), qPrintable(view.header(0)));
+        QVERIFY2(view.header(0).contains(QStringLiteral("6 single bytes")), qPrintable(view.header(0))); // é, 😀
+        QVERIFY2(view.header(1).startsWith(QStringLiteral("bert-base-uncased · WordPiece · 3 tokens")),
+            qPrintable(view.header(1))); // cafe [MASK] [UNK]: "café" is one token after stripping accents
+        QVERIFY2(view.header(1).contains(QStringLiteral("1 special"))
+                && view.header(1).contains(QStringLiteral("1 unknown")),
+            qPrintable(view.header(1)));
+        QVERIFY(view.summary().contains(QStringLiteral("%1 bytes").arg(bytes)));
+        QCOMPARE(view.compareBox()->currentText(), QStringLiteral("bert-base-uncased"));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        view.compareBox()->setCurrentText(QStringLiteral("gpt2"));
+        emit view.compareBox()->textActivated(QStringLiteral("gpt2"));
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().compareTokenizer, std::string("gpt2"));
+
+        spec.compareTokenizer = "/nowhere/at/all";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains(QStringLiteral("tokenizer '/nowhere/at/all'")), qPrintable(view.message()));
     }
 
     void factoryMakesEveryKind()

@@ -81,7 +81,7 @@ Spread spread(std::vector<double> v)
 int benchTokenizerCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "file", "repeat"});
-    const std::string directory = resolveModel(args.required("model"));
+    const std::string directory = resolveTokenizer(args.required("model"));
     const int repeat = args.intValue("repeat", 10, 1, 1 << 20);
     if (repeat < 1)
         throw Error("--repeat must be at least 1");

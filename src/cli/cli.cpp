@@ -67,9 +67,10 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas models                list the built-in models
   transformer-atlas new-model --out DIR [--layers L --heads H --d-model D ... --seed S]
                                           make a model with GPT-2's initialisation from a fixed seed
-  transformer-atlas tokenize --model M --text "..." [--special] [--pieces]
+  transformer-atlas tokenize --model M|TOKENIZER --text "..." [--special] [--pieces]
                                           print the token ids (--special: with the model's own special tokens;
-                                          --pieces: each token's readable text)
+                                          --pieces: each token's readable text); TOKENIZER: a built-in
+                                          one (gpt2, mistral-7b, bert-base-uncased) or any tokenizer directory
   transformer-atlas bench-tokenizer --model M [--file TEXT] [--repeat R]
                                           measure the model's tokenizer: loading time, MB/s
   transformer-atlas bench-attention --kernel KIND --length N --repeat R [--attention-param key=value ...]

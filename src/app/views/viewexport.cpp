@@ -137,6 +137,13 @@ public:
             layout->setSizeConstraint(QLayout::SetNoConstraint); // the size asked for, even below the minimum
         }
         m_view->setMinimumSize(0, 0);
+        if (!m_view->isVisible() && m_view->parentWidget() == nullptr) {
+            // A window never shown (render, lesson render) is shown off screen while it is drawn: scroll areas
+            // fit their widgets and scroll bars only to resize events, which a hidden widget does not get.
+            m_view->setAttribute(Qt::WA_DontShowOnScreen, true);
+            m_view->show();
+            m_shownHere = true;
+        }
         apply(size);
     }
     ~ExportSize()
@@ -145,6 +152,10 @@ public:
             layout->setSizeConstraint(m_oldConstraint);
         m_view->setMinimumSize(m_oldMinimum);
         apply(m_old);
+        if (m_shownHere) {
+            m_view->hide();
+            m_view->setAttribute(Qt::WA_DontShowOnScreen, false);
+        }
     }
     ExportSize(const ExportSize &) = delete;
     ExportSize &operator=(const ExportSize &) = delete;
@@ -174,6 +185,7 @@ private:
     QSize m_old;
     QSize m_oldMinimum;
     QLayout::SizeConstraint m_oldConstraint = QLayout::SetDefaultConstraint;
+    bool m_shownHere = false;
 };
 
 } // namespace

@@ -26,6 +26,7 @@
 #include "views/scalingview.h"
 #include "views/sparseffnview.h"
 #include "views/tensorview.h"
+#include "views/tokenizerview.h"
 #include "views/tokenlinesview.h"
 
 #include <map>
@@ -44,6 +45,7 @@ const std::map<std::string, Make> &makers()
         {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
         {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
         {"fills", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FillsView>(p); }},
+        {"tokenizer", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenizerView>(p); }},
         {"objective", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ObjectiveView>(p); }},
         {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
         {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},

@@ -13,19 +13,45 @@ namespace atlas {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> builtinModelSearchPath()
+namespace {
+
+// $<environment>, <exe dir>/<kind>, <exe dir>/../share/transformer-atlas/<kind>, then the source tree's.
+std::vector<std::string> searchPath(const char *environment, const char *kind, const char *sourceDirectory)
 {
     std::vector<std::string> dirs;
-    if (const char *env = std::getenv("ATLAS_MODELS_DIR"))
+    if (const char *env = std::getenv(environment))
         dirs.emplace_back(env);
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        dirs.push_back((exe.parent_path() / "models").string());
-        dirs.push_back((exe.parent_path().parent_path() / "share/transformer-atlas/models").string());
+        dirs.push_back((exe.parent_path() / kind).string());
+        dirs.push_back((exe.parent_path().parent_path() / "share/transformer-atlas" / kind).string());
     }
-    dirs.emplace_back(ATLAS_BUILTIN_MODELS_DIR);
+    dirs.emplace_back(sourceDirectory);
     return dirs;
+}
+
+std::vector<std::pair<std::string, std::string>> builtinTokenizers() // name, directory
+{
+    std::vector<std::pair<std::string, std::string>> found;
+    for (const std::string &dir : searchPath("ATLAS_TOKENIZERS_DIR", "tokenizers", ATLAS_BUILTIN_TOKENIZERS_DIR)) {
+        std::error_code ec;
+        for (const auto &entry : fs::directory_iterator(dir, ec)) {
+            const std::string name = entry.path().filename().string();
+            if (entry.is_directory(ec)
+                && std::none_of(found.begin(), found.end(), [&](auto &f) { return f.first == name; }))
+                found.emplace_back(name, entry.path().string());
+        }
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+} // namespace
+
+std::vector<std::string> builtinModelSearchPath()
+{
+    return searchPath("ATLAS_MODELS_DIR", "models", ATLAS_BUILTIN_MODELS_DIR);
 }
 
 std::vector<BuiltinModel> builtinModels()
@@ -73,6 +99,32 @@ std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory)
     if (!fs::is_directory(nameOrDirectory))
         model->name = nameOrDirectory;
     return model;
+}
+
+std::vector<std::string> builtinTokenizerNames()
+{
+    std::vector<std::string> names;
+    for (const auto &[name, directory] : builtinTokenizers())
+        names.push_back(name);
+    return names;
+}
+
+std::string resolveTokenizer(const std::string &nameOrDirectory)
+{
+    std::error_code ec;
+    if (fs::is_directory(nameOrDirectory, ec))
+        return nameOrDirectory;
+    std::string names;
+    for (const auto &[name, directory] : builtinTokenizers()) {
+        if (name == nameOrDirectory)
+            return directory;
+        names += (names.empty() ? "" : ", ") + name;
+    }
+    for (const BuiltinModel &m : builtinModels())
+        if (m.name == nameOrDirectory)
+            return m.directory;
+    throw Error("tokenizer '" + nameOrDirectory + "': neither a directory, a built-in tokenizer ("
+        + (names.empty() ? std::string("none found") : names) + ") nor a built-in model");
 }
 
 } // namespace atlas

@@ -24,4 +24,11 @@ std::string resolveModel(const std::string &nameOrDirectory);
 // Resolves and loads; a built-in model keeps its built-in name.
 std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory);
 
+// The tokenizers that ship with the app (resources/tokenizers/<name>: GPT-2's byte-level BPE, Mistral 7B's
+// byte-fallback BPE, BERT's WordPiece), found like the models ($ATLAS_TOKENIZERS_DIR, <exe dir>/tokenizers, …).
+std::vector<std::string> builtinTokenizerNames();
+// A directory, a built-in tokenizer's name or a built-in model's name -> the directory whose tokenizer to read;
+// throws atlas::Error listing the names.
+std::string resolveTokenizer(const std::string &nameOrDirectory);
+
 } // namespace atlas

@@ -166,10 +166,10 @@ public:
 };
 
 // Removes up to `start` leading and `stop` trailing copies of one character from each token.
-class Strip : public Decoder
+class StripDecoder : public Decoder
 {
 public:
-    Strip(const Json &json, const Where &where)
+    StripDecoder(const Json &json, const Where &where)
         : m_content(stringMember(json, "content", where))
         , m_start(count(json, "start", where))
         , m_stop(count(json, "stop", where))
@@ -274,7 +274,7 @@ std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where)
     if (type == "Fuse")
         return std::make_unique<Fuse>();
     if (type == "Strip")
-        return std::make_unique<Strip>(json, where);
+        return std::make_unique<StripDecoder>(json, where);
     if (type == "Replace")
         return std::make_unique<ReplaceDecoder>(json, where);
     if (type == "BPEDecoder")

@@ -37,6 +37,21 @@ uint32_t charBefore(std::string_view text, size_t pos)
     return unicode::decodeUtf8(text, previousCharStart(text, pos)).codePoint;
 }
 
+// A byte-level token's bytes; false when some character is not one of the 256 byte symbols (an added token).
+bool byteLevelBytes(const std::string &token, std::string &bytes)
+{
+    bytes.clear();
+    for (size_t pos = 0; pos < token.size();) {
+        const unicode::DecodedChar c = unicode::decodeUtf8(token, pos);
+        const int b = pipeline::byteOfByteLevelChar(c.codePoint);
+        if (b < 0)
+            return false;
+        bytes += static_cast<char>(b);
+        pos += c.length;
+    }
+    return true;
+}
+
 bool mentionsType(const Json &json, const char *type)
 {
     if (json.is_object()) {
@@ -423,14 +438,8 @@ std::string HuggingFaceTokenizer::piece(int id) const
         return *token;
     std::string bytes;
     if (m_parts->byteLevel) {
-        for (size_t pos = 0; pos < token->size();) {
-            const unicode::DecodedChar c = unicode::decodeUtf8(*token, pos);
-            const int b = pipeline::byteOfByteLevelChar(c.codePoint);
-            if (b < 0)
-                return unicode::readableText(*token);
-            bytes += static_cast<char>(b);
-            pos += c.length;
-        }
+        if (!byteLevelBytes(*token, bytes))
+            return unicode::readableText(*token);
     } else if (const int b = pipeline::byteFallbackValue(*token); b >= 0) {
         bytes = std::string(1, static_cast<char>(b));
     } else {
@@ -440,6 +449,23 @@ std::string HuggingFaceTokenizer::piece(int id) const
             bytes.replace(at, kMetaspace.size(), " ");
     }
     return unicode::readableText(bytes);
+}
+
+TokenRole HuggingFaceTokenizer::role(int id) const
+{
+    if (id >= 0 && id == m_parts->model->unknownId()) // BERT's [UNK] is also a special added token
+        return TokenRole::Unknown;
+    if (isSpecial(id))
+        return TokenRole::Special;
+    const std::string *token = m_parts->tokenString(id);
+    if (!token || m_parts->addedById.count(id))
+        return TokenRole::Text;
+    if (pipeline::byteFallbackValue(*token) >= 0)
+        return TokenRole::Byte;
+    std::string bytes; // a byte-level piece of a character: its bytes are not UTF-8 on their own
+    if (m_parts->byteLevel && byteLevelBytes(*token, bytes) && unicode::firstInvalidUtf8(bytes) != std::string::npos)
+        return TokenRole::Byte;
+    return TokenRole::Text;
 }
 
 int HuggingFaceTokenizer::vocabSize() const

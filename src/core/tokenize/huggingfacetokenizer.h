@@ -39,6 +39,7 @@ public:
     // The token readably: byte-level and byte-fallback tokens as their bytes, ▁ as a space, then as
     // unicode::readableText ("␣the", "↵"); "##ing" and added tokens as they are. "#id" for an unknown id.
     std::string piece(int id) const override;
+    TokenRole role(int id) const override;
     int vocabSize() const;
     int idOf(const std::string &tokenString) const; // an added token or the model's; -1 when neither
     bool isSpecial(int id) const;

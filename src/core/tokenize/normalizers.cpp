@@ -58,10 +58,10 @@ public:
     }
 };
 
-class Strip : public Normalizer
+class StripNormalizer : public Normalizer
 {
 public:
-    Strip(bool left, bool right)
+    StripNormalizer(bool left, bool right)
         : m_left(left)
         , m_right(right)
     {
@@ -346,7 +346,7 @@ std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where)
     if (type == "StripAccents")
         return std::make_unique<StripAccents>();
     if (type == "Strip")
-        return std::make_unique<Strip>(
+        return std::make_unique<StripNormalizer>(
             boolMember(json, "strip_left", where, true), boolMember(json, "strip_right", where, true));
     if (type == "Replace")
         return std::make_unique<Replace>(json, where);

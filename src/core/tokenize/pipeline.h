@@ -72,6 +72,7 @@ public:
     virtual int idOf(std::string_view token) const = 0; // -1 when not in the vocabulary
     virtual const std::string *tokenOf(int id) const = 0; // nullptr when not in the vocabulary
     virtual int vocabSize() const = 0;
+    virtual int unknownId() const = 0; // -1 when the model has no unknown token
 };
 std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where);
 

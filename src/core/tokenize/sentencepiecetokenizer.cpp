@@ -122,6 +122,16 @@ std::string SentencePieceTokenizer::piece(int id) const
     return unicode::readableText(text);
 }
 
+TokenRole SentencePieceTokenizer::role(int id) const
+{
+    if (id < 0 || id >= m_processor->GetPieceSize())
+        return TokenRole::Text;
+    return m_processor->IsControl(id) ? TokenRole::Special
+        : m_processor->IsUnknown(id)  ? TokenRole::Unknown
+        : m_processor->IsByte(id)     ? TokenRole::Byte
+                                      : TokenRole::Text;
+}
+
 int SentencePieceTokenizer::vocabSize() const
 {
     return m_processor->GetPieceSize();

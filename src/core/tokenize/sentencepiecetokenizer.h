@@ -30,6 +30,7 @@ public:
     std::string decode(const std::vector<int> &ids) const override;
     // "▁the" as "␣the", a byte piece <0x0A> as "↵" (unicode::readableText), control pieces as they are.
     std::string piece(int id) const override;
+    TokenRole role(int id) const override;
     std::string pieceString(int id) const; // as stored; throws for an id outside the model
     int vocabSize() const;
 

@@ -20,6 +20,7 @@ public:
     std::vector<int> encode(const std::string &text) const override;
     std::string decode(const std::vector<int> &ids) const override;
     std::string piece(int id) const override;
+    TokenRole role(int id) const override { return nameOf(id) ? TokenRole::Special : m_inner->role(id); }
 
 private:
     const std::string *nameOf(int id) const;

@@ -149,6 +149,7 @@ public:
     int idOf(std::string_view token) const override { return m_vocab.idOf(token); }
     const std::string *tokenOf(int id) const override { return m_vocab.tokenOf(id); }
     int vocabSize() const override { return m_vocab.count; }
+    int unknownId() const override { return m_unk; }
 
     void tokenize(std::string_view word, std::vector<int> &ids) const override
     {
@@ -336,6 +337,7 @@ public:
     int idOf(std::string_view token) const override { return m_vocab.idOf(token); }
     const std::string *tokenOf(int id) const override { return m_vocab.tokenOf(id); }
     int vocabSize() const override { return m_vocab.count; }
+    int unknownId() const override { return m_unk; }
 
     void tokenize(std::string_view word, std::vector<int> &ids) const override
     {
@@ -441,6 +443,7 @@ public:
         return id >= 0 && size_t(id) < m_pieces.size() ? &m_pieces[id] : nullptr;
     }
     int vocabSize() const override { return int(m_pieces.size()); }
+    int unknownId() const override { return m_unk; }
 
     void tokenize(std::string_view text, std::vector<int> &ids) const override
     {

@@ -8,6 +8,11 @@ namespace atlas {
 
 class Model;
 
+// What a token is, for showing how a tokenizer split a text: a piece of the text, one of the model's special tokens
+// ([CLS], <s>, <|endoftext|>), the unknown token, or a single byte (byte fallback, or a byte-level piece that is
+// only part of a character).
+enum class TokenRole { Text, Special, Unknown, Byte };
+
 // Turns text into token ids and ids into readable pieces for the token chips.
 class Tokenizer
 {
@@ -23,6 +28,11 @@ public:
     virtual std::string decode(const std::vector<int> &ids) const = 0;
     // A short, visible rendering of one token: spaces as '␣', newlines as '↵', unprintable bytes as <0x..>.
     virtual std::string piece(int id) const = 0;
+    virtual TokenRole role(int id) const
+    {
+        (void)id;
+        return TokenRole::Text;
+    }
 
     // The tokenizer a model declares in its config (atlas_tokenizer).
     static std::unique_ptr<Tokenizer> forModel(const Model &model);
@@ -39,6 +49,7 @@ public:
     std::vector<int> encode(const std::string &text) const override;
     std::string decode(const std::vector<int> &ids) const override;
     std::string piece(int id) const override;
+    TokenRole role(int id) const override { return id >= 0x80 ? TokenRole::Byte : TokenRole::Text; }
 };
 
 // Parses "464,3290,318" (commas or spaces) into ids; throws atlas::Error naming the bad item.

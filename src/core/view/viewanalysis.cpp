@@ -370,6 +370,25 @@ AnalysisRequest analysis::fillsRequest(const ViewSpec &spec, const AnalysisConte
     return r;
 }
 
+// The input's text split by the model's tokenizer and by another; ids given instead of text are decoded first.
+AnalysisRequest analysis::tokenizerRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model)
+        return problem(kNothingComputed);
+    AnalysisRequest r;
+    r.key = "tokenizer/" + c.model->directory + "|" + c.model->name + "/" + spec.compareTokenizer + "/"
+        + (spec.tokens.empty() ? "text:" + spec.text : "tokens/" + inputKey(c));
+    r.run = [model = c.model, other = spec.compareTokenizer, text = spec.text, tokens = spec.tokens](
+                const std::atomic<bool> &) {
+        return timedResult<TokenizerAnalysis>([&](TokenizerAnalysis &result) {
+            const std::unique_ptr<Tokenizer> own = Tokenizer::forModel(*model);
+            const std::string name = model->name.empty() ? model->directory : model->name;
+            result.comparison = compareTokenizers(*own, name, other, tokens.empty() ? text : own->decode(tokens));
+        });
+    };
+    return r;
+}
+
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
 
 AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &context)

@@ -5,6 +5,7 @@
 #include "analysis/headimportance.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
+#include "analysis/tokenizercomparison.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
 #include "attention/dotproductscaling.h"
@@ -107,6 +108,12 @@ struct FillsAnalysis : ViewAnalysis
     bool corrupted = false; // the input corrupted by the masked LM from `seed` (spec objective "mlm"), or as typed
     int seed = 0;
     MaskedFills fills;
+};
+
+// The Tokenizer view: the input split by the model's tokenizer and by spec.compareTokenizer.
+struct TokenizerAnalysis : ViewAnalysis
+{
+    TokenizerComparison comparison;
 };
 
 // What a memory view's result was asked with (a view drawing an older result knows to wait for the new one).

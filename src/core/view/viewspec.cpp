@@ -249,7 +249,8 @@ const std::vector<SpecKey> &specKeys()
               "time against depth), `memory-tradeoff` (checkpointing every k = 1 … L), `inversion-error` "
               "(reversible blocks' rebuild error per block and precision), `objective` (a pretraining "
               "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
-              "position, see below)",
+              "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
+              "`compare_tokenizer`'s)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
             .field = &ViewSpec::model,
@@ -515,6 +516,17 @@ const std::vector<SpecKey> &specKeys()
             .type = "int ≥ 0",
             .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
                        "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same)"},
+        {.name = "compare_tokenizer",
+            .field = &ViewSpec::compareTokenizer,
+            .type = "string",
+            .meaning = "tokenizer view: the tokenizer whose split of the input is shown beside the model's own: a "
+                       "built-in tokenizer (`gpt2`, `mistral-7b`, `bert-base-uncased`), a built-in model or a "
+                       "directory with a tokenizer (as `tokenize --model`)",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.compareTokenizer.empty() ? std::string("compare_tokenizer: name a tokenizer")
+                                                      : std::string();
+                }},
     };
     return keys;
 }

@@ -66,6 +66,9 @@ struct ViewSpec
     // fills the [MASK]s the input holds.
     std::string objective;
     int seed = 0; // the draw of the objective's corruption (mlm, span) or prefix length (prefix)
+    // Tokenizer view: the tokenizer whose split is shown beside the model's own (a built-in tokenizer or model, or a
+    // directory: resolveTokenizer).
+    std::string compareTokenizer = "bert-base-uncased";
 
     static constexpr int kMaxDepth = 64;
     static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;

@@ -1,0 +1,49 @@
+#include "analysis/tokenizercomparison.h"
+
+#include "model/builtinmodels.h"
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+int TextSplit::count(TokenRole role) const
+{
+    return int(std::count(roles.begin(), roles.end(), role));
+}
+
+TextSplit splitText(const Tokenizer &tokenizer, const std::string &name, const std::string &text)
+{
+    TextSplit split {name, tokenizer.kind(), {}, {}, {}, {}};
+    if (!tokenizer.canEncode()) {
+        split.problem = "this tokenizer reads token ids only";
+        return split;
+    }
+    try {
+        split.ids = tokenizer.encode(text);
+    } catch (const Error &e) {
+        split.problem = e.what();
+        return split;
+    }
+    for (int id : split.ids) {
+        split.pieces.push_back(tokenizer.piece(id));
+        split.roles.push_back(tokenizer.role(id));
+    }
+    return split;
+}
+
+TokenizerComparison compareTokenizers(
+    const Tokenizer &own, const std::string &ownName, const std::string &otherName, const std::string &text)
+{
+    TokenizerComparison c;
+    c.text = text;
+    c.bytes = text.size();
+    c.characters = size_t(std::count_if(
+        text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+    c.own = splitText(own, ownName, text);
+    const std::unique_ptr<Tokenizer> other = Tokenizer::forDirectory(resolveTokenizer(otherName));
+    c.other = splitText(*other, otherName, text);
+    return c;
+}
+
+} // namespace atlas
