@@ -40,8 +40,11 @@ private slots:
         QCOMPARE(r.code, 0);
         QFile f(dir.filePath("manifest.json"));
         QVERIFY(f.open(QIODevice::ReadOnly));
-        const QJsonArray tensors = QJsonDocument::fromJson(f.readAll()).object()["tensors"].toArray();
+        const QJsonObject manifest = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray tensors = manifest["tensors"].toArray();
         QCOMPARE(tensors.size(), 3 + 2 * (17 + 1) + 3); // embeddings, 17 per layer + its derived mask, head
+        // gpt2_tiny has no tokenizer files: its pieces are the ids
+        QCOMPARE(manifest["pieces"].toArray(), QJsonArray({"#3", "#17", "#42", "#8"}));
         for (const auto &t : tensors) {
             const QString name = t.toObject()["name"].toString();
             QVERIFY2(QFile::exists(dir.filePath(name + ".npy")), qPrintable(name));

@@ -234,6 +234,10 @@ int dumpCommand(const CommandArgs &argv)
     nlohmann::json manifest = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
         {"tokens", run.input.tokens}, {"padding", run.input.padding},
         {"architecture", architectureName(run.model->config.architecture())}};
+    nlohmann::json pieces = nlohmann::json::array(); // each token as its tokenizer shows it ("␣the", "##ing", "<0x0A>")
+    for (int id : run.input.tokens)
+        pieces.push_back(run.tokenizer->piece(id));
+    manifest["pieces"] = std::move(pieces);
     if (run.model->config.isEncoderDecoder())
         manifest.update({{"source", run.input.source}, {"source_padding", run.input.sourcePadding}});
     if (run.model->config.hasExperts())

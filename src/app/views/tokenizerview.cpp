@@ -6,10 +6,12 @@
 #include "views/viewfonts.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace atlas {
@@ -91,8 +93,17 @@ TokenizerView::TokenizerView(QWidget *parent)
     connect(m_compare, &QComboBox::textActivated, this, choose);
     connect(
         m_compare->lineEdit(), &QLineEdit::returnPressed, this, [this, choose] { choose(m_compare->currentText()); });
+    auto *browse = new QToolButton(m_controls);
+    browse->setText(tr("Browse…"));
+    browse->setToolTip(tr("Choose a directory whose tokenizer to compare with"));
+    connect(browse, &QToolButton::clicked, this, [this, choose] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Compare with the tokenizer in"));
+        if (!dir.isEmpty())
+            choose(dir);
+    });
     row->addWidget(label);
     row->addWidget(m_compare);
+    row->addWidget(browse);
     row->addStretch(1);
 
     m_summary = newFormulaLabel();

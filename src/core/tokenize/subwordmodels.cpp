@@ -42,6 +42,7 @@ struct Vocabulary
     {
         if (!json.is_object())
             throw Error(where() + ": expected an object mapping each token to its id");
+        ids.reserve(json.size());
         for (const auto &[token, value] : json.items()) {
             if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
                 throw Error(where() + ": token \"" + token.substr(0, 60) + "\" has id " + shownJson(value)
@@ -178,7 +179,7 @@ private:
         if (!merges.is_array())
             throw Error(where() + ": expected an array of merges");
         m_merges.reserve(merges.size());
-        std::string left, right;
+        std::string left, right, result;
         for (size_t i = 0; i < merges.size(); ++i) {
             const Json &m = merges[i];
             if (m.is_string()) { // "left right"
@@ -187,16 +188,16 @@ private:
                 if (space == line.npos || line.find(' ', space + 1) != line.npos)
                     throw Error(where.at(i)() + ": expected two tokens separated by one space, got \""
                         + line.substr(0, 60) + "\"");
-                left = line.substr(0, space);
-                right = line.substr(space + 1);
+                left.assign(line, 0, space);
+                right.assign(line, space + 1);
             } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) { // ["left", "right"]
-                left = m[0].get<std::string>();
-                right = m[1].get<std::string>();
+                left = m[0].get_ref<const std::string &>();
+                right = m[1].get_ref<const std::string &>();
             } else {
                 throw Error(where.at(i)() + ": expected \"left right\" or [\"left\", \"right\"], got " + shownJson(m));
             }
             const int a = m_vocab.idOf(left), b = m_vocab.idOf(right);
-            const std::string result = left + (right.starts_with(m_prefix) ? right.substr(m_prefix.size()) : right);
+            result.assign(left).append(right, right.starts_with(m_prefix) ? m_prefix.size() : 0);
             const int c = m_vocab.idOf(result);
             for (const auto &[id, token] : {std::pair<int, const std::string *> {a, &left}, {b, &right}, {c, &result}})
                 if (id < 0)
