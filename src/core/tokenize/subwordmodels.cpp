@@ -30,44 +30,114 @@ struct StringHash
 
 using TokenIds = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
-// id <-> token string for models whose vocabulary is a {"token": id} object (BPE, WordPiece).
+// A hash table with open addressing: one allocation for the whole table where a node-based map makes one per entry,
+// which is most of the time a 128,000-token vocabulary with 280,000 merges takes to load.
+template <typename Key, typename Value, typename Hash = std::hash<Key>> class FlatTable
+{
+public:
+    void reserve(size_t entries)
+    {
+        size_t capacity = 16;
+        while (capacity < 2 * entries)
+            capacity <<= 1;
+        if (capacity > m_slots.size())
+            rehash(capacity);
+    }
+    // Inserts `key`, or replaces its value.
+    void put(const Key &key, const Value &value)
+    {
+        if (2 * (m_size + 1) > m_slots.size())
+            rehash(std::max<size_t>(16, 2 * m_slots.size()));
+        Slot &slot = m_slots[probe(key)];
+        if (!slot.used)
+            ++m_size;
+        slot = {key, value, true};
+    }
+    const Value *find(const Key &key) const
+    {
+        if (m_slots.empty())
+            return nullptr;
+        const Slot &slot = m_slots[probe(key)];
+        return slot.used ? &slot.value : nullptr;
+    }
+    size_t size() const { return m_size; }
+
+private:
+    struct Slot
+    {
+        Key key {};
+        Value value {};
+        bool used = false;
+    };
+    // The slot holding `key`, or the empty slot where it would go.
+    size_t probe(const Key &key) const
+    {
+        const size_t mask = m_slots.size() - 1;
+        for (size_t i = Hash {}(key) & mask;; i = (i + 1) & mask)
+            if (!m_slots[i].used || m_slots[i].key == key)
+                return i;
+    }
+    void rehash(size_t capacity)
+    {
+        std::vector<Slot> old = std::move(m_slots);
+        m_slots.assign(capacity, Slot {});
+        for (const Slot &slot : old)
+            if (slot.used)
+                m_slots[probe(slot.key)] = slot;
+    }
+
+    std::vector<Slot> m_slots;
+    size_t m_size = 0;
+};
+
+// Spreads the two ids of a merge over the table (the identity hash of a 64-bit integer would cluster them).
+struct PairHash
+{
+    size_t operator()(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> 17); }
+};
+
+// id <-> token string for models whose vocabulary is a {"token": id} object (BPE, WordPiece). The table's keys view
+// the strings in `tokens`, which is sized once and never moves them.
 struct Vocabulary
 {
-    TokenIds ids;
     std::vector<std::string> tokens;
     std::vector<bool> present;
+    FlatTable<std::string_view, int> ids;
     int count = 0;
+
+    Vocabulary() = default;
+    Vocabulary(const Vocabulary &) = delete;
+    Vocabulary &operator=(const Vocabulary &) = delete;
 
     void read(const Json &json, const Where &where)
     {
         if (!json.is_object())
             throw Error(where() + ": expected an object mapping each token to its id");
-        ids.reserve(json.size());
+        int64_t largest = -1;
         for (const auto &[token, value] : json.items()) {
             if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
                 throw Error(where() + ": token \"" + token.substr(0, 60) + "\" has id " + shownJson(value)
                     + "; ids are integers 0.." + std::to_string(kMaxTokenId));
-            add(token, value.get<int>(), where);
+            largest = std::max(largest, value.get<int64_t>());
         }
-    }
-    void add(const std::string &token, int id, const Where &where)
-    {
-        if (size_t(id) >= tokens.size()) {
-            tokens.resize(id + 1);
-            present.resize(id + 1);
+        tokens.resize(size_t(largest + 1));
+        present.resize(size_t(largest + 1));
+        ids.reserve(json.size());
+        for (const auto &[token, value] : json.items()) {
+            const int id = value.get<int>();
+            if (present[id])
+                throw Error(where() + ": id " + std::to_string(id) + " is given to two tokens (\""
+                    + tokens[id].substr(0, 40) + "\" and \"" + token.substr(0, 40) + "\")");
+            tokens[id] = token;
+            present[id] = true;
+            ids.put(tokens[id], id);
+            ++count;
         }
-        if (present[id])
-            throw Error(where() + ": id " + std::to_string(id) + " is given to two tokens (\""
-                + tokens[id].substr(0, 40) + "\" and \"" + token.substr(0, 40) + "\")");
-        tokens[id] = token;
-        present[id] = true;
-        ids.emplace(token, id);
-        ++count;
     }
     int idOf(std::string_view token) const
     {
-        const auto it = ids.find(token);
-        return it == ids.end() ? -1 : it->second;
+        const int *id = ids.find(token);
+        return id ? *id : -1;
     }
     const std::string *tokenOf(int id) const
     {
@@ -179,17 +249,18 @@ private:
         if (!merges.is_array())
             throw Error(where() + ": expected an array of merges");
         m_merges.reserve(merges.size());
-        std::string left, right, result;
+        std::string_view left, right;
+        std::string result;
         for (size_t i = 0; i < merges.size(); ++i) {
             const Json &m = merges[i];
             if (m.is_string()) { // "left right"
-                const std::string &line = m.get_ref<const std::string &>();
+                const std::string_view line = m.get_ref<const std::string &>();
                 const size_t space = line.find(' ');
                 if (space == line.npos || line.find(' ', space + 1) != line.npos)
                     throw Error(where.at(i)() + ": expected two tokens separated by one space, got \""
-                        + line.substr(0, 60) + "\"");
-                left.assign(line, 0, space);
-                right.assign(line, space + 1);
+                        + std::string(line.substr(0, 60)) + "\"");
+                left = line.substr(0, space);
+                right = line.substr(space + 1);
             } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) { // ["left", "right"]
                 left = m[0].get_ref<const std::string &>();
                 right = m[1].get_ref<const std::string &>();
@@ -197,20 +268,19 @@ private:
                 throw Error(where.at(i)() + ": expected \"left right\" or [\"left\", \"right\"], got " + shownJson(m));
             }
             const int a = m_vocab.idOf(left), b = m_vocab.idOf(right);
-            result.assign(left).append(right, right.starts_with(m_prefix) ? m_prefix.size() : 0);
+            result.assign(left).append(right.substr(right.starts_with(m_prefix) ? m_prefix.size() : 0));
             const int c = m_vocab.idOf(result);
-            for (const auto &[id, token] : {std::pair<int, const std::string *> {a, &left}, {b, &right}, {c, &result}})
+            for (const auto &[id, token] : {std::pair<int, std::string_view> {a, left}, {b, right}, {c, result}})
                 if (id < 0)
-                    throw Error(where.at(i)() + ": \"" + token->substr(0, 60) + "\" is not in model.vocab");
+                    throw Error(where.at(i)() + ": \"" + std::string(token.substr(0, 60)) + "\" is not in model.vocab");
             // As the crate: a pair listed twice keeps its later rank.
-            m_merges[uint64_t(uint32_t(a)) << 32 | uint32_t(b)] = Merge {int(i), c};
+            m_merges.put(uint64_t(uint32_t(a)) << 32 | uint32_t(b), Merge {int(i), c});
         }
     }
 
     const Merge *findMerge(int left, int right) const
     {
-        const auto it = m_merges.find(uint64_t(uint32_t(left)) << 32 | uint32_t(right));
-        return it == m_merges.end() ? nullptr : &it->second;
+        return m_merges.find(uint64_t(uint32_t(left)) << 32 | uint32_t(right));
     }
 
     // The word's characters as ids, before any merge.
@@ -316,7 +386,7 @@ private:
     }
 
     Vocabulary m_vocab;
-    std::unordered_map<uint64_t, Merge> m_merges;
+    FlatTable<uint64_t, Merge, PairHash> m_merges;
     int m_unk = -1;
     bool m_fuseUnk = false, m_byteFallback = false, m_ignoreMerges = false;
     std::string m_prefix, m_suffix;
