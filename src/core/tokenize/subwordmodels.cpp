@@ -73,7 +73,7 @@ private:
     size_t probe(const Key &key) const
     {
         const size_t mask = m_slots.size() - 1;
-        for (size_t i = Hash {}(key) & mask;; i = (i + 1) & mask)
+        for (size_t i = Hash {}(key)&mask;; i = (i + 1) & mask)
             if (!m_slots[i].used || m_slots[i].key == key)
                 return i;
     }
