@@ -242,6 +242,13 @@ private slots:
         QVERIFY(refused({{"model", bpe}, {"added_tokens", {{{"id", -3}, {"content", "x"}}}}})
                     .contains("added_tokens[0].id"));
         QVERIFY(refused(nlohmann::json::array()).contains("expected a JSON object"));
+        // model.vocab is read beside the tree: a member that is not a number is still named
+        nlohmann::json nested = bpe;
+        nested["vocab"]["c"] = {{"x", 1}};
+        QVERIFY2(refused({{"model", nested}}).contains("model.vocab: token \"c\" has id {}"),
+            qPrintable(refused({{"model", nested}})));
+        nested["vocab"]["c"] = "2";
+        QVERIFY(refused({{"model", nested}}).contains("model.vocab: token \"c\" has id \"2\""));
         QVERIFY(refused({{"normalizer", nullptr}}).contains("model: missing"));
     }
 

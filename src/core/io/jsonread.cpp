@@ -18,7 +18,9 @@ std::string jsonReason(const std::exception &e)
     return message;
 }
 
-Json parseJson(const char *begin, const char *end, const std::string &source, const JsonEventHook &onEvent)
+namespace {
+
+Json parseFiltered(const char *begin, const char *end, const std::string &source, const JsonFilter &filter)
 {
     // The key being read when the parser gave up: a number that overflows a double fails in the parser, before
     // any field is read, and the user still wants to know which field it was.
@@ -32,9 +34,7 @@ Json parseJson(const char *begin, const char *end, const std::string &source, co
             && depth >= limits::kJsonDepth)
             throw Error(source + ": not valid JSON: objects and arrays nested deeper than "
                 + std::to_string(limits::kJsonDepth) + " levels" + where());
-        if (onEvent)
-            onEvent(depth, event, parsed);
-        return true;
+        return filter ? filter(depth, event, parsed) : true;
     };
     try {
         return Json::parse(begin, end, callback);
@@ -43,9 +43,26 @@ Json parseJson(const char *begin, const char *end, const std::string &source, co
     }
 }
 
+} // namespace
+
+Json parseJson(const char *begin, const char *end, const std::string &source, const JsonEventHook &onEvent)
+{
+    if (!onEvent)
+        return parseFiltered(begin, end, source, {});
+    return parseFiltered(begin, end, source, [&](int depth, Json::parse_event_t event, Json &parsed) {
+        onEvent(depth, event, parsed);
+        return true;
+    });
+}
+
 Json parseJson(const std::string &text, const std::string &source, const JsonEventHook &onEvent)
 {
     return parseJson(text.data(), text.data() + text.size(), source, onEvent);
+}
+
+Json parseJsonFiltered(const std::string &text, const std::string &source, const JsonFilter &filter)
+{
+    return parseFiltered(text.data(), text.data() + text.size(), source, filter);
 }
 
 std::string shownJson(const Json &value)

@@ -17,6 +17,11 @@ namespace atlas {
 // `onEvent`, when given, sees every parse event too (a key at `depth` 1 is a top-level key).
 using JsonEventHook = std::function<void(int depth, nlohmann::json::parse_event_t event, const nlohmann::json &parsed)>;
 nlohmann::json parseJson(const std::string &text, const std::string &source, const JsonEventHook &onEvent = {});
+// The same with a filter that sees every event as the parser's callback does and may keep a value out of the tree:
+// returning false drops `parsed` (the filter may move it away first). A large table read this way need not be
+// built as nested objects first (tokenizer.json's vocabulary).
+using JsonFilter = std::function<bool(int depth, nlohmann::json::parse_event_t event, nlohmann::json &parsed)>;
+nlohmann::json parseJsonFiltered(const std::string &text, const std::string &source, const JsonFilter &filter);
 // The same over raw bytes (a safetensors header inside a mapped file).
 nlohmann::json parseJson(
     const char *begin, const char *end, const std::string &source, const JsonEventHook &onEvent = {});

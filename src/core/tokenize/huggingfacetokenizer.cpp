@@ -79,6 +79,35 @@ std::string cleanedUpSpaces(std::string text)
     return text;
 }
 
+// Parses tokenizer.json with the members of model.vocab (when it is an object) moved into `vocab` instead of the
+// tree: a 128,000-token vocabulary then costs a vector rather than a balanced tree of 128,000 nodes, built, walked
+// and freed. The parser calls back for a member's value even when its key was kept out, so both are refused there;
+// a member that is itself an object or an array is recorded as an empty one, for the vocabulary to refuse.
+Json parseVocabularyAside(const std::string &text, const std::string &file, pipeline::VocabEntries &vocab)
+{
+    std::string keys[4]; // the key read at depths 1 to 3
+    bool inVocab = false;
+    return parseJsonFiltered(text, file, [&](int depth, Json::parse_event_t event, Json &parsed) {
+        using E = Json::parse_event_t;
+        if (inVocab && depth == 3) {
+            if (event == E::key)
+                keys[3] = parsed.get<std::string>();
+            else if (event == E::value)
+                vocab.emplace_back(std::move(keys[3]), std::move(parsed));
+            else if (event == E::object_start || event == E::array_start)
+                vocab.emplace_back(std::move(keys[3]), event == E::object_start ? Json::object() : Json::array());
+            return false;
+        }
+        if (event == E::key && depth >= 1 && depth <= 2)
+            keys[depth] = parsed.get<std::string>();
+        else if (depth == 2 && event == E::object_start)
+            inVocab = keys[1] == "model" && keys[2] == "vocab";
+        else if (depth == 2 && event == E::object_end)
+            inVocab = false;
+        return true;
+    });
+}
+
 } // namespace
 
 struct HuggingFaceTokenizerParts
@@ -102,7 +131,7 @@ struct HuggingFaceTokenizerParts
     bool byteLevel = false;
     bool cleanUpSpaces = false;
 
-    void read(const Json &root, const std::string &file);
+    void read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab = nullptr);
     void readAddedTokens(const Json &list, const Where &where);
 
     struct Section
@@ -117,7 +146,7 @@ struct HuggingFaceTokenizerParts
     const std::string *tokenString(int id) const;
 };
 
-void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file)
+void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab)
 {
     path = file;
     if (!root.is_object())
@@ -128,7 +157,7 @@ void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file)
         throw Error(file + ": model: missing");
     normalizer = pipeline::makeNormalizer(part("normalizer"), {file, "normalizer"});
     preTokenizer = pipeline::makePreTokenizer(part("pre_tokenizer"), {file, "pre_tokenizer"});
-    this->model = pipeline::makeSubwordModel(*model, {file, "model"});
+    this->model = pipeline::makeSubwordModel(*model, {file, "model"}, vocab);
     postProcessor = pipeline::makePostProcessor(part("post_processor"), {file, "post_processor"});
     decoder = pipeline::makeDecoder(part("decoder"), {file, "decoder"});
     readAddedTokens(part("added_tokens"), {file, "added_tokens"});
@@ -283,61 +312,14 @@ std::shared_ptr<const HuggingFaceTokenizerParts> sharedParts(const std::vector<s
     std::lock_guard lock(mutex);
     std::shared_ptr<const HuggingFaceTokenizerParts> parts = loaded[key].lock();
     if (!parts) {
+        std::erase_if(loaded, [](const auto &entry) { return entry.second.expired(); }); // files no longer held
         parts = load();
         loaded[key] = parts;
     }
     return parts;
 }
 
-} // namespace
-
 // BERT's vocab.txt as the tokenizer.json BertTokenizerFast writes for it.
-std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &vocabTxt, bool lowercase);
-
-HuggingFaceTokenizer::HuggingFaceTokenizer(std::shared_ptr<const HuggingFaceTokenizerParts> parts)
-    : m_parts(std::move(parts))
-{
-}
-
-HuggingFaceTokenizer::~HuggingFaceTokenizer() = default;
-
-std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromFile(const std::string &tokenizerJson)
-{
-    const std::string config = (std::filesystem::path(tokenizerJson).parent_path() / "tokenizer_config.json").string();
-    std::error_code ec;
-    const bool hasConfig = std::filesystem::is_regular_file(config, ec);
-    auto parts = sharedParts(hasConfig ? std::vector {tokenizerJson, config} : std::vector {tokenizerJson}, "", [&] {
-        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
-        parts->read(parseJson(readFile(tokenizerJson, limits::kTokenizerBytes), tokenizerJson), tokenizerJson);
-        if (hasConfig) {
-            const Json json = parseJson(readFile(config, limits::kTokenizerBytes), config);
-            if (json.is_object())
-                parts->cleanUpSpaces = pipeline::boolMember(json, "clean_up_tokenization_spaces", {config, ""}, false);
-        }
-        return parts;
-    });
-    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
-}
-
-std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGpt2Files(
-    const std::string &vocabJson, const std::string &mergesTxt)
-{
-    auto parts = sharedParts({vocabJson, mergesTxt}, "gpt2", [&] {
-        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
-        parts->read(gpt2TokenizerJson(vocabJson, mergesTxt), vocabJson);
-        return parts;
-    });
-    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
-}
-
-std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromWordPieceVocab(
-    const std::string &vocabTxt, bool lowercase)
-{
-    auto parts = sharedParts({vocabTxt}, lowercase ? "wordpiece lowercase" : "wordpiece",
-        [&] { return wordPieceParts(vocabTxt, lowercase); });
-    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
-}
-
 std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &vocabTxt, bool lowercase)
 {
     const std::string text = readFile(vocabTxt, limits::kTokenizerBytes);
@@ -383,6 +365,54 @@ std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &voc
     parts->read(root, vocabTxt);
     parts->cleanUpSpaces = true; // BertTokenizer's default
     return parts;
+}
+
+} // namespace
+
+HuggingFaceTokenizer::HuggingFaceTokenizer(std::shared_ptr<const HuggingFaceTokenizerParts> parts)
+    : m_parts(std::move(parts))
+{
+}
+
+HuggingFaceTokenizer::~HuggingFaceTokenizer() = default;
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromFile(const std::string &tokenizerJson)
+{
+    const std::string config = (std::filesystem::path(tokenizerJson).parent_path() / "tokenizer_config.json").string();
+    std::error_code ec;
+    const bool hasConfig = std::filesystem::is_regular_file(config, ec);
+    auto parts = sharedParts(hasConfig ? std::vector {tokenizerJson, config} : std::vector {tokenizerJson}, "", [&] {
+        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+        pipeline::VocabEntries vocab;
+        const Json root = parseVocabularyAside(readFile(tokenizerJson, limits::kTokenizerBytes), tokenizerJson, vocab);
+        parts->read(root, tokenizerJson, &vocab);
+        if (hasConfig) {
+            const Json json = parseJson(readFile(config, limits::kTokenizerBytes), config);
+            if (json.is_object())
+                parts->cleanUpSpaces = pipeline::boolMember(json, "clean_up_tokenization_spaces", {config, ""}, false);
+        }
+        return parts;
+    });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGpt2Files(
+    const std::string &vocabJson, const std::string &mergesTxt)
+{
+    auto parts = sharedParts({vocabJson, mergesTxt}, "gpt2", [&] {
+        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+        parts->read(gpt2TokenizerJson(vocabJson, mergesTxt), vocabJson);
+        return parts;
+    });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromWordPieceVocab(
+    const std::string &vocabTxt, bool lowercase)
+{
+    auto parts = sharedParts({vocabTxt}, lowercase ? "wordpiece lowercase" : "wordpiece",
+        [&] { return wordPieceParts(vocabTxt, lowercase); });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
 }
 
 std::string HuggingFaceTokenizer::kind() const

@@ -289,7 +289,8 @@ Pattern::Pattern(const Json &json, const Where &where)
 {
     if (!json.is_object() || json.size() != 1)
         throw Error(where() + ": expected {\"String\": …} or {\"Regex\": …}, got " + shownJson(json));
-    const auto &[kind, value] = *json.items().begin();
+    const std::string &kind = json.begin().key(); // not items(): its proxy would die with this line
+    const Json &value = json.begin().value();
     if (!value.is_string() || value.get_ref<const std::string &>().empty())
         throw Error(where.at(kind)() + ": expected a non-empty string");
     if (kind == "String")

@@ -74,7 +74,11 @@ public:
     virtual int vocabSize() const = 0;
     virtual int unknownId() const = 0; // -1 when the model has no unknown token
 };
-std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where);
+// tokenizer.json's model.vocab read beside the tree rather than into it (huggingfacetokenizer.cpp): its members in
+// the file's order, each a token and the value given as its id.
+using VocabEntries = std::vector<std::pair<std::string, Json>>;
+// `vocab`, when given, stands for json["vocab"] (BPE, WordPiece), which then holds only what was not read aside.
+std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where, VocabEntries *vocab = nullptr);
 
 class PostProcessor
 {

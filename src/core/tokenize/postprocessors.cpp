@@ -72,7 +72,8 @@ public:
                 if (!piece.is_object() || piece.size() != 1)
                     throw Error(
                         at.at(i)() + ": expected {\"SpecialToken\": …} or {\"Sequence\": …}, got " + shownJson(piece));
-                const auto &[kind, body] = *piece.items().begin();
+                const std::string &kind = piece.begin().key(); // not items(): its proxy would die with this line
+                const Json &body = piece.begin().value();
                 const std::string id = body.is_object() ? stringMember(body, "id", at.at(i).at(kind)) : "";
                 if (kind == "Sequence") {
                     if (id != "A" && id != "B")

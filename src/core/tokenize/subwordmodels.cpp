@@ -1,5 +1,6 @@
 #include "io/jsonread.h"
 #include "tokenize/pipeline.h"
+#include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
 
@@ -18,195 +19,19 @@ namespace {
 
 using namespace unicode;
 
-constexpr int64_t kMaxTokenId = (1 << 24) - 1;
-constexpr size_t kMaxCachedWords = size_t(1) << 18;
-constexpr size_t kMaxCachedWordBytes = 256; // longer words are rare and would only fill the cache
-
-struct StringHash
-{
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
-};
-
-using TokenIds = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
-
-// A hash table with open addressing: one allocation for the whole table where a node-based map makes one per entry,
-// which is most of the time a 128,000-token vocabulary with 280,000 merges takes to load.
-template <typename Key, typename Value, typename Hash = std::hash<Key>> class FlatTable
-{
-public:
-    void reserve(size_t entries)
-    {
-        size_t capacity = 16;
-        while (capacity < 2 * entries)
-            capacity <<= 1;
-        if (capacity > m_slots.size())
-            rehash(capacity);
-    }
-    // Inserts `key`, or replaces its value.
-    void put(const Key &key, const Value &value)
-    {
-        if (2 * (m_size + 1) > m_slots.size())
-            rehash(std::max<size_t>(16, 2 * m_slots.size()));
-        Slot &slot = m_slots[probe(key)];
-        if (!slot.used)
-            ++m_size;
-        slot = {key, value, true};
-    }
-    const Value *find(const Key &key) const
-    {
-        if (m_slots.empty())
-            return nullptr;
-        const Slot &slot = m_slots[probe(key)];
-        return slot.used ? &slot.value : nullptr;
-    }
-    size_t size() const { return m_size; }
-
-private:
-    struct Slot
-    {
-        Key key {};
-        Value value {};
-        bool used = false;
-    };
-    // The slot holding `key`, or the empty slot where it would go.
-    size_t probe(const Key &key) const
-    {
-        const size_t mask = m_slots.size() - 1;
-        for (size_t i = Hash {}(key)&mask;; i = (i + 1) & mask)
-            if (!m_slots[i].used || m_slots[i].key == key)
-                return i;
-    }
-    void rehash(size_t capacity)
-    {
-        std::vector<Slot> old = std::move(m_slots);
-        m_slots.assign(capacity, Slot {});
-        for (const Slot &slot : old)
-            if (slot.used)
-                m_slots[probe(slot.key)] = slot;
-    }
-
-    std::vector<Slot> m_slots;
-    size_t m_size = 0;
-};
-
-// Spreads the two ids of a merge over the table (the identity hash of a 64-bit integer would cluster them).
-struct PairHash
-{
-    size_t operator()(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> 17); }
-};
-
-// id <-> token string for models whose vocabulary is a {"token": id} object (BPE, WordPiece). The table's keys view
-// the strings in `tokens`, which is sized once and never moves them.
-struct Vocabulary
-{
-    std::vector<std::string> tokens;
-    std::vector<bool> present;
-    FlatTable<std::string_view, int> ids;
-    int count = 0;
-
-    Vocabulary() = default;
-    Vocabulary(const Vocabulary &) = delete;
-    Vocabulary &operator=(const Vocabulary &) = delete;
-
-    void read(const Json &json, const Where &where)
-    {
-        if (!json.is_object())
-            throw Error(where() + ": expected an object mapping each token to its id");
-        int64_t largest = -1;
-        for (const auto &[token, value] : json.items()) {
-            if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
-                throw Error(where() + ": token \"" + token.substr(0, 60) + "\" has id " + shownJson(value)
-                    + "; ids are integers 0.." + std::to_string(kMaxTokenId));
-            largest = std::max(largest, value.get<int64_t>());
-        }
-        tokens.resize(size_t(largest + 1));
-        present.resize(size_t(largest + 1));
-        ids.reserve(json.size());
-        for (const auto &[token, value] : json.items()) {
-            const int id = value.get<int>();
-            if (present[id])
-                throw Error(where() + ": id " + std::to_string(id) + " is given to two tokens (\""
-                    + tokens[id].substr(0, 40) + "\" and \"" + token.substr(0, 40) + "\")");
-            tokens[id] = token;
-            present[id] = true;
-            ids.put(tokens[id], id);
-            ++count;
-        }
-    }
-    int idOf(std::string_view token) const
-    {
-        const int *id = ids.find(token);
-        return id ? *id : -1;
-    }
-    const std::string *tokenOf(int id) const
-    {
-        return id >= 0 && size_t(id) < tokens.size() && present[id] ? &tokens[id] : nullptr;
-    }
-};
-
-int optionalTokenId(const Json &json, const char *name, const Vocabulary &vocab, const Where &where)
-{
-    const auto it = json.find(name);
-    if (it == json.end() || it->is_null())
-        return -1;
-    const std::string token = stringMember(json, name, where);
-    const int id = vocab.idOf(token);
-    if (id < 0)
-        throw Error(where.at(name)() + ": \"" + token.substr(0, 60) + "\" is not in the vocabulary");
-    return id;
-}
-
-std::string byteFallbackToken(unsigned char byte)
-{
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "<0x%02X>", byte);
-    return buf;
-}
-
-// A cache of whole words, shared by the threads that encode with one model.
-class WordCache
-{
-public:
-    bool find(std::string_view word, std::vector<int> &ids) const
-    {
-        if (word.size() > kMaxCachedWordBytes)
-            return false;
-        std::lock_guard lock(m_mutex);
-        const auto it = m_words.find(word);
-        if (it == m_words.end())
-            return false;
-        ids.insert(ids.end(), it->second.begin(), it->second.end());
-        return true;
-    }
-    void store(std::string_view word, std::vector<int> ids) const
-    {
-        if (word.size() > kMaxCachedWordBytes)
-            return;
-        std::lock_guard lock(m_mutex);
-        if (m_words.size() >= kMaxCachedWords)
-            m_words.clear();
-        m_words.emplace(std::string(word), std::move(ids));
-    }
-
-private:
-    mutable std::mutex m_mutex;
-    mutable std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>> m_words;
-};
-
 // Byte-pair encoding as the crate's models::bpe: characters (with the continuing-subword prefix and end-of-word
 // suffix), byte fallback or the unknown token for characters not in the vocabulary, then the merges by rank,
 // lowest rank first and leftmost first among equals.
 class Bpe : public SubwordModel
 {
 public:
-    Bpe(const Json &json, const Where &where)
+    Bpe(const Json &json, const Where &where, VocabEntries *vocab)
     {
         const auto dropout = json.find("dropout");
         if (dropout != json.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0))
             throw Error(where.at("dropout")() + ": BPE dropout (" + shownJson(*dropout)
                 + ") randomises tokenisation for training; set it to null to open this tokenizer");
-        m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), where.at("vocab"));
+        m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), vocab, where.at("vocab"));
         m_unk = optionalTokenId(json, "unk_token", m_vocab, where);
         m_fuseUnk = boolMember(json, "fuse_unk", where, false);
         m_byteFallback = boolMember(json, "byte_fallback", where, false);
@@ -398,9 +223,9 @@ private:
 class WordPiece : public SubwordModel
 {
 public:
-    WordPiece(const Json &json, const Where &where)
+    WordPiece(const Json &json, const Where &where, VocabEntries *vocab)
     {
-        m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), where.at("vocab"));
+        m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), vocab, where.at("vocab"));
         init(json, where);
     }
 
@@ -641,15 +466,15 @@ int ByteTrie::child(int node, unsigned char byte) const
     return it == m_children.end() ? -1 : it->second;
 }
 
-std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where)
+std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where, VocabEntries *vocab)
 {
     const std::string type = json.is_object() && !json.contains("type") && json.contains("merges")
         ? std::string("BPE") // files written before "type" was stored
         : typeOf(json, where);
     if (type == "BPE")
-        return std::make_unique<Bpe>(json, where);
+        return std::make_unique<Bpe>(json, where, vocab);
     if (type == "WordPiece")
-        return std::make_unique<WordPiece>(json, where);
+        return std::make_unique<WordPiece>(json, where, vocab);
     if (type == "Unigram")
         return std::make_unique<Unigram>(json, where);
     refuseType(type, "model", "BPE, WordPiece, Unigram", where);
