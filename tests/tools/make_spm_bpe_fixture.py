@@ -14,7 +14,6 @@ this model keeps sentencepiece's default nmt_nfkc rule, whose precompiled charsm
 makes the C++ side run sentencepiece's own normalizer (NFKC, and control characters such as "\\n" and "\\t" to
 spaces). There is no tokenizer.json: the references are sentencepiece's alone.
 """
-import io
 import json
 import os
 import sys
@@ -22,41 +21,18 @@ import sys
 import sentencepiece as spm
 
 sys.dont_write_bytecode = True  # no __pycache__ next to the scripts for the import below
-from make_unigram_fixture import CORPUS, write_spm_encodings  # noqa: E402 (sys.path[0] is this folder)
+from make_unigram_fixture import train, write_spm_encodings  # noqa: E402 (sys.path[0] is this folder)
 
 
-def train():
-    lines = [line for line in CORPUS.split("\n") if line.strip()]
-    model = io.BytesIO()
-    spm.set_random_generator_seed(20261122)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines),
-        model_writer=model,
-        model_type="bpe",
-        vocab_size=1000,
-        byte_fallback=True,
-        normalization_rule_name="nmt_nfkc",  # the default, named to make it plain
-        remove_extra_whitespaces=True,
-        add_dummy_prefix=True,
-        split_digits=True,
-        character_coverage=1.0,
-        unk_id=0,
-        bos_id=1,
-        eos_id=2,
-        pad_id=-1,
-        num_threads=1,
-        input_sentence_size=0,
-        shuffle_input_sentence=False,
-        minloglevel=2,
-    )
-    return model.getvalue()
+def train_bpe():
+    return train(model_type="bpe", normalization_rule_name="nmt_nfkc")  # nmt_nfkc: the default, named to make it plain
 
 
 def main():
     out_dir, texts_file, spm_file = sys.argv[1:4]
     os.makedirs(out_dir, exist_ok=True)
-    proto = train()
-    if proto != train():
+    proto = train_bpe()
+    if proto != train_bpe():
         sys.exit("make_spm_bpe_fixture: sentencepiece's training is not deterministic here")
     with open(os.path.join(out_dir, "tokenizer.model"), "wb") as f:
         f.write(proto)

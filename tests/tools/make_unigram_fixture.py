@@ -96,18 +96,18 @@ A padeira abre às seis; o pão dela é famoso e o cheiro chega à estação ant
 """
 
 
-def train():
+def train(**settings):
+    """A SentencePiece model trained on CORPUS with the fixtures' shared settings (byte fallback, split digits, full
+    character coverage, unk/bos/eos 0/1/2 as in Llama, no pad, one thread, no shuffling, a fixed seed) and
+    `settings` on top; the model file's bytes."""
     lines = [line for line in CORPUS.split("\n") if line.strip()]
     model = io.BytesIO()
     spm.set_random_generator_seed(20261122)
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines),
         model_writer=model,
-        model_type="unigram",
         vocab_size=1000,
-        hard_vocab_limit=False,  # a few KB of text may not hold 1000 pieces; take what it has
         byte_fallback=True,
-        normalization_rule_name="identity",
         remove_extra_whitespaces=True,
         add_dummy_prefix=True,
         split_digits=True,
@@ -120,8 +120,17 @@ def train():
         input_sentence_size=0,
         shuffle_input_sentence=False,
         minloglevel=2,
+        **settings,
     )
     return model.getvalue()
+
+
+def train_unigram():
+    return train(
+        model_type="unigram",
+        hard_vocab_limit=False,  # a few KB of text may not hold 1000 pieces; take what it has
+        normalization_rule_name="identity",
+    )
 
 
 def convert(sp):
@@ -175,8 +184,8 @@ def write_spm_encodings(sp, texts_file, out_file):
 def main():
     out_dir, texts_file, spm_file = sys.argv[1:4]
     os.makedirs(out_dir, exist_ok=True)
-    proto = train()
-    if proto != train():
+    proto = train_unigram()
+    if proto != train_unigram():
         sys.exit("make_unigram_fixture: sentencepiece's training is not deterministic here")
     with open(os.path.join(out_dir, "spiece.model"), "wb") as f:
         f.write(proto)

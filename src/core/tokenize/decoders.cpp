@@ -206,19 +206,17 @@ class ReplaceDecoder : public Decoder
 {
 public:
     ReplaceDecoder(const Json &json, const Where &where)
-        : m_pattern(json.contains("pattern") ? json["pattern"] : Json(), where.at("pattern"))
-        , m_content(stringMember(json, "content", where))
+        : m_replace(json, where)
     {
     }
     void decodeChain(std::vector<std::string> &tokens) const override
     {
         for (std::string &t : tokens)
-            t = m_pattern.replaceAll(t, m_content);
+            t = m_replace(t);
     }
 
 private:
-    Pattern m_pattern;
-    std::string m_content;
+    Replacement m_replace;
 };
 
 // The original BPE's end-of-word suffix ("</w>") becomes a space, except after the last token.

@@ -96,15 +96,13 @@ class Replace : public Normalizer
 {
 public:
     Replace(const Json &json, const Where &where)
-        : m_pattern(json.contains("pattern") ? json["pattern"] : Json(), where.at("pattern"))
-        , m_content(stringMember(json, "content", where))
+        : m_replace(json, where)
     {
     }
-    void normalize(std::string &text) const override { text = m_pattern.replaceAll(text, m_content); }
+    void normalize(std::string &text) const override { text = m_replace(text); }
 
 private:
-    Pattern m_pattern;
-    std::string m_content;
+    Replacement m_replace;
 };
 
 class Prepend : public Normalizer
@@ -306,6 +304,12 @@ Pattern::Pattern(const Json &json, const Where &where)
 }
 
 Pattern::~Pattern() = default;
+
+Replacement::Replacement(const Json &json, const Where &where)
+    : m_pattern(json.contains("pattern") ? json["pattern"] : Json(), where.at("pattern"))
+    , m_content(stringMember(json, "content", where))
+{
+}
 
 std::vector<std::pair<size_t, size_t>> Pattern::findAll(std::string_view text) const
 {

@@ -148,6 +148,19 @@ template <typename Component>
 std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *key, const Where &where,
     std::unique_ptr<Component> (*make)(const Json &, const Where &));
 
+// A pattern's matches replaced by a content string: the Replace normalizer and the Replace decoder.
+class Replacement
+{
+public:
+    // {"pattern": {"String" | "Regex": …}, "content": …}
+    Replacement(const Json &json, const Where &where);
+    std::string operator()(std::string_view text) const { return m_pattern.replaceAll(text, m_content); }
+
+private:
+    Pattern m_pattern;
+    std::string m_content;
+};
+
 // Reads a required or optional member with the expected JSON type; throws atlas::Error naming file and key.
 std::string stringMember(const Json &json, const char *name, const Where &where, const char *fallback = nullptr);
 bool boolMember(const Json &json, const char *name, const Where &where, bool fallback);
