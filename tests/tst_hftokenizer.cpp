@@ -249,6 +249,10 @@ private slots:
             qPrintable(refused({{"model", nested}})));
         nested["vocab"]["c"] = "2";
         QVERIFY(refused({{"model", nested}}).contains("model.vocab: token \"c\" has id \"2\""));
+        nlohmann::json sparse = bpe; // one token at the largest id would cost a table of 16 million strings
+        sparse["vocab"]["c"] = (1 << 24) - 1;
+        QVERIFY2(refused({{"model", sparse}}).contains("ids this sparse are refused"),
+            qPrintable(refused({{"model", sparse}})));
         QVERIFY(refused({{"normalizer", nullptr}}).contains("model: missing"));
     }
 

@@ -128,8 +128,15 @@ struct Vocabulary
                     + "; ids are integers 0.." + std::to_string(kMaxTokenId));
             largest = std::max(largest, value.get<int64_t>());
         }
-        tokens.resize(size_t(largest + 1));
-        present.resize(size_t(largest + 1));
+        // Ids index a table, so a few tokens with huge ids would cost a huge table: allow ids up to four times the
+        // tokens' count or a million, whichever is larger (Hugging Face's files number their tokens densely).
+        const int64_t slots = largest + 1, allowed = std::max<int64_t>(4 * int64_t(entries.size()), 1 << 20);
+        if (slots > allowed)
+            throw Error(where() + ": ids up to " + std::to_string(largest) + " for " + std::to_string(entries.size())
+                + " tokens would need a table of " + std::to_string(slots * int64_t(sizeof(std::string)) >> 20)
+                + " MiB; ids this sparse are refused (at most " + std::to_string(allowed) + " slots)");
+        tokens.resize(size_t(slots));
+        present.resize(size_t(slots));
         ids.reserve(entries.size());
         for (auto &[token, value] : entries) {
             const int id = value.get<int>();
