@@ -49,13 +49,20 @@ std::vector<int> intList(const QJsonValue &value)
 }
 
 // The input the reference was computed on: gpt2_tiny*_ref/tokens.json or variant_ref/input.json.
+// Checkpoints in the layouts of other families, each with its PyTorch reference (tests/tools/make_family_reference.py):
+// Llama (GQA, biases, untied, llama3 rope_scaling, F32), Qwen2 (multi-query, tied, BF16 in two shards), Mistral
+// (sliding window, F16).
+constexpr const char *kFamilyModels[] = {"llama_tiny", "qwen2_tiny", "mistral_tiny"};
+
 Input inputFor(const QString &model)
 {
     if (model.startsWith(QLatin1String("variant"))) {
         const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath("variant_ref/input.json"))).object();
         return Input {intList(o.value("tokens")), intList(o.value("padding"))};
     }
-    const QJsonDocument d = QJsonDocument::fromJson(readFile(dataPath("gpt2_tiny_ref/tokens.json")));
+    const QString own = dataPath(model + "_ref/tokens.json");
+    const QJsonDocument d
+        = QJsonDocument::fromJson(readFile(QFile::exists(own) ? own : dataPath("gpt2_tiny_ref/tokens.json")));
     return Input {intList(d.array()), {}};
 }
 
@@ -200,6 +207,8 @@ private slots:
     void engineAcceptsAFullContext();
     void loadReportsBrokenModels_data();
     void loadReportsBrokenModels();
+    void loadReportsBrokenFamilyCheckpoints_data();
+    void loadReportsBrokenFamilyCheckpoints();
 
 private:
     const Engine *finishedRun(const QString &model);
@@ -239,6 +248,9 @@ void TestEngineParity::fixturesArePresent()
     for (const char *dir : {"gpt2_tiny_ref", "variant_ref", "gpt2_tiny_f16_ref"})
         QVERIFY2(!QDir(dataPath(dir)).entryList({"*.npy"}).isEmpty(),
             qPrintable(QString("no .npy in %1: run tests/tools/make_reference.py").arg(dir)));
+    for (const char *dir : kFamilyModels)
+        QVERIFY2(!QDir(dataPath(QString(dir) + "_ref")).entryList({"*.npy"}).isEmpty(),
+            qPrintable(QString("no .npy in %1_ref: run tests/tools/make_family_reference.py").arg(dir)));
     for (const char *dir : {"gpt2_tiny", "gpt2_tiny_prefixed", "gpt2_tiny_f16", "variant"})
         QVERIFY(QFile::exists(dataPath(dir) + "/model.safetensors"));
 }
@@ -259,6 +271,8 @@ void TestEngineParity::parity_data()
     addAll("variant", "variant_ref", {});
     addAll("gpt2_tiny_prefixed", "gpt2_tiny_ref", {"logits", "next_probs"});
     addAll("gpt2_tiny_f16", "gpt2_tiny_f16_ref", {});
+    for (const char *model : kFamilyModels)
+        addAll(model, QString(model) + "_ref", {});
 }
 
 void TestEngineParity::parity()
@@ -286,6 +300,8 @@ void TestEngineParity::traceHasExactlyTheDocumentedNames_data()
                                         << "gpt2_tiny_ref";
     QTest::newRow("variant (post-LN: resid, no ln_2)") << "variant"
                                                        << "variant_ref";
+    for (const char *model : kFamilyModels)
+        QTest::newRow(model) << model << QString(model) + "_ref";
 }
 
 void TestEngineParity::traceHasExactlyTheDocumentedNames()
@@ -467,6 +483,17 @@ void TestEngineParity::loadReportsBrokenModels_data()
     QTest::newRow("wrong shape") << "shape" << QStringList {"model.safetensors", "h.0.mlp.c_fc.weight"};
 }
 
+// Model::load refuses `dir` with an atlas::Error whose message mentions every one of `mentions`.
+void refusedNaming(const QString &dir, const QStringList &mentions)
+{
+    const QString error = errorFrom([&] { Model::load(dir.toStdString()); });
+    QVERIFY2(!error.isNull(), "Model::load accepted a broken model");
+    QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
+    for (const QString &m : mentions)
+        QVERIFY2(error.contains(m), qPrintable("the message does not mention " + m + ": " + error));
+    qInfo("%s", qPrintable(error));
+}
+
 void TestEngineParity::loadReportsBrokenModels()
 {
     QFETCH(QString, broken);
@@ -484,12 +511,94 @@ void TestEngineParity::loadReportsBrokenModels()
     if (broken == "shape") // [32, 128] -> [128, 32]: same byte count, so only the shape check can catch it
         raw.tensors["h.0.mlp.c_fc.weight"].first.insert("shape", QJsonArray {128, 32});
     writeRawSafetensors(dir + "/model.safetensors", raw);
-    const QString error = errorFrom([&] { Model::load(dir.toStdString()); });
-    QVERIFY2(!error.isNull(), "Model::load accepted a broken model");
-    QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
-    for (const QString &m : mentions)
-        QVERIFY2(error.contains(m), qPrintable("the message does not mention " + m + ": " + error));
-    qInfo("%s", qPrintable(error));
+    refusedNaming(dir, mentions);
+}
+
+// Rewrites the JSON object in `path` after `edit`.
+void editJson(const QString &path, const std::function<void(QJsonObject &)> &edit)
+{
+    QJsonObject o = QJsonDocument::fromJson(readFile(path)).object();
+    edit(o);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(QJsonDocument(o).toJson());
+}
+
+void TestEngineParity::loadReportsBrokenFamilyCheckpoints_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("broken");
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("unknown model_type") << "llama_tiny"
+                                        << "type" << QStringList {"config.json", "model_type", "falcon"};
+    QTest::newRow("K/V heads that do not divide") << "llama_tiny"
+                                                  << "kv" << QStringList {"num_key_value_heads", "3"};
+    QTest::newRow("rope_scaling of an unsupported kind") << "llama_tiny"
+                                                         << "yarn" << QStringList {"rope_scaling", "yarn"};
+    QTest::newRow("head_dim other than hidden / heads") << "llama_tiny"
+                                                        << "headdim" << QStringList {"head_dim", "16"};
+    QTest::newRow("hidden_size missing") << "mistral_tiny"
+                                         << "nohidden" << QStringList {"config.json", "hidden_size"};
+    QTest::newRow("untied without lm_head") << "llama_tiny"
+                                            << "nohead" << QStringList {"lm_head.weight", "missing"};
+    QTest::newRow("k_proj misshaped") << "mistral_tiny"
+                                      << "kshape"
+                                      << QStringList {"model.safetensors", "model.layers.1.self_attn.k_proj.weight"};
+    QTest::newRow("shard missing") << "qwen2_tiny"
+                                   << "noshard"
+                                   << QStringList {"model.safetensors.index.json", "model-00002-of-00002.safetensors"};
+    QTest::newRow("shard outside the directory")
+        << "qwen2_tiny"
+        << "escape" << QStringList {"model.safetensors.index.json", "../", "not a file name"};
+    QTest::newRow("index names a tensor its shard lacks")
+        << "qwen2_tiny"
+        << "misplaced" << QStringList {"model.norm.weight", "no such tensor"};
+}
+
+void TestEngineParity::loadReportsBrokenFamilyCheckpoints()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, broken);
+    QFETCH(QStringList, mentions);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path() + "/" + model;
+    QVERIFY(QDir().mkpath(dir));
+    for (const QString &file : QDir(dataPath(model)).entryList(QDir::Files))
+        QVERIFY(QFile::copy(dataPath(model) + "/" + file, dir + "/" + file));
+    const QString config = dir + "/config.json", index = dir + "/model.safetensors.index.json";
+    const std::map<QString, std::function<void(QJsonObject &)>> configEdits = {
+        {"type", [](QJsonObject &o) { o["model_type"] = "falcon"; }},
+        {"kv", [](QJsonObject &o) { o["num_key_value_heads"] = 3; }},
+        {"yarn",
+            [](QJsonObject &o) {
+                o["rope_scaling"] = QJsonObject {{"rope_type", "yarn"}, {"factor", 4}};
+            }},
+        {"headdim", [](QJsonObject &o) { o["head_dim"] = 16; }},
+        {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
+    };
+    if (configEdits.count(broken))
+        editJson(config, configEdits.at(broken));
+    if (broken == "nohead" || broken == "kshape") {
+        RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
+        if (broken == "nohead")
+            QVERIFY(raw.tensors.erase("lm_head.weight") == 1);
+        else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it
+            raw.tensors["model.layers.1.self_attn.k_proj.weight"].first.insert("shape", QJsonArray {32, 16});
+        writeRawSafetensors(dir + "/model.safetensors", raw);
+    }
+    if (broken == "noshard")
+        QVERIFY(QFile::remove(dir + "/model-00002-of-00002.safetensors"));
+    if (broken == "escape" || broken == "misplaced")
+        editJson(index, [broken](QJsonObject &o) {
+            QJsonObject map = o["weight_map"].toObject();
+            if (broken == "escape")
+                map["model.norm.weight"] = "../model-00002-of-00002.safetensors";
+            else // it is in the second shard
+                map["model.norm.weight"] = "model-00001-of-00002.safetensors";
+            o["weight_map"] = map;
+        });
+    refusedNaming(dir, mentions);
 }
 
 QTEST_GUILESS_MAIN(TestEngineParity)

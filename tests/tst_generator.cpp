@@ -51,6 +51,33 @@ private slots:
         QCOMPARE(g.cachedKeys(1).shape(), (Shape {4, 9, 8}));
     }
 
+    // The Llama family: the cache holds the K/V heads only (grouped- and multi-query attention), grows past its first
+    // rows, and the cached logits equal the whole forward pass, also once Mistral's sliding window drops old keys.
+    void llamaFamilyCachesOnlyItsKeyValueHeads_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("kvHeads");
+        QTest::addColumn<int>("positions");
+        // 73 positions: past the 3 + 64 rows the cache starts with
+        QTest::newRow("llama (GQA, 2 K/V heads for 4)") << "llama_tiny" << 2 << 73;
+        QTest::newRow("qwen2 (multi-query, 1 K/V head)") << "qwen2_tiny" << 1 << 73;
+        QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
+    }
+    void llamaFamilyCachesOnlyItsKeyValueHeads()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, kvHeads);
+        QFETCH(int, positions);
+        auto m = load(qPrintable(model));
+        Generator g(m, {3, 17, 42});
+        QVERIFY(lastRowError(g, m) < 1e-5);
+        while (g.cachedPositions() < positions)
+            g.generate();
+        QVERIFY2(lastRowError(g, m) < 1e-4, qPrintable(QString::number(lastRowError(g, m))));
+        QCOMPARE(g.cachedKeys(1).shape(), (Shape {kvHeads, positions, 8}));
+        QCOMPARE(g.cacheBytes(), size_t(2 * 2 * positions * kvHeads * 8 * 4)); // K and V, 2 layers
+    }
+
     // An encoder-decoder: the encoder and the cross-attention keys and values once, then at every step the same logits
     // as the whole forward pass of both stacks on the decoder's tokens so far, with and without source padding.
     void anEncoderDecoderCachesItsCrossAttention()

@@ -210,7 +210,7 @@ private slots:
             x.data()[i] = float(i % 5) - 1.5f;
         for (const ops::RopeStyle style : {ops::RopeStyle::Interleaved, ops::RopeStyle::RotateHalf}) {
             Tensor y(x.shape());
-            ops::rope_forward(y, x, 0, style, 10000.0f);
+            ops::rope_forward(y, x, 0, style, ops::ropeFrequencies(4, 10000.0f));
             for (int t = 0; t < 3; ++t) { // a rotation keeps each row's norm; position 0 is not turned
                 const double nx = Eigen::Map<const Eigen::VectorXf>(x.data() + t * 4, 4).norm();
                 const double ny = Eigen::Map<const Eigen::VectorXf>(y.data() + t * 4, 4).norm();
@@ -220,12 +220,12 @@ private slots:
             }
             // R(t)x · R(s)y depends on t − s only: the score of a pair at distance 1, at positions (1,0) and (2,1)
             Tensor rotated(x.shape());
-            ops::rope_forward(rotated, x, 0, style, 10000.0f);
+            ops::rope_forward(rotated, x, 0, style, ops::ropeFrequencies(4, 10000.0f));
             Tensor shifted({1, 3, 4});
             for (int t = 0; t < 3; ++t)
                 std::copy(x.data(), x.data() + 4, shifted.data() + t * 4); // one vector at positions 0, 1, 2
             Tensor r(shifted.shape());
-            ops::rope_forward(r, shifted, 0, style, 10000.0f);
+            ops::rope_forward(r, shifted, 0, style, ops::ropeFrequencies(4, 10000.0f));
             const auto row = [&](int t) { return Eigen::Map<const Eigen::VectorXf>(r.data() + t * 4, 4); };
             QVERIFY(std::fabs(row(1).dot(row(0)) - row(2).dot(row(1))) < 1e-5);
         }

@@ -32,6 +32,11 @@ int generateCommand(const CommandArgs &argv)
         std::printf("encoder run once on %d source tokens; cross-attention K/V of its output: %.1f KiB in %d "
                     "layers, computed once\n",
             generator.crossPositions(), double(generator.crossCacheBytes()) / 1024.0, run.model->config.layers);
+    const ModelConfig &c = run.model->config;
+    if (c.kvHeadCount() < c.heads)
+        std::printf("grouped-query attention: the cache keeps %d K/V heads for %d query heads, %dx less than one per "
+                    "head\n",
+            c.kvHeadCount(), c.heads, c.queriesPerKv());
     const int steps = args.intValue("steps", 20, 1, 1 << 20);
     for (int s = 0; s < steps; ++s) {
         if (int(generator.tokens().size()) >= run.model->config.context) { // the text so far is still worth printing

@@ -12,15 +12,31 @@
 
 namespace atlas {
 
-// new-model --out DIR [--layers 2 --heads 4 --d-model 64 --d-ff 256 --vocab 256 --context 1024 --seed 1
-//           --activation gelu_new|relu --layer-norm pre|post --positions KIND (models.md) --bidirectional
-//           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
-int newModelCommand(const CommandArgs &argv)
+namespace {
+
+// The Llama layout's config.json keys for new-model's options (--family llama|mistral|qwen2).
+nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
-    const Arguments args(argv,
-        {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation", "layer-norm",
-            "positions", "tokenizer", "description"},
-        {"bidirectional"});
+    const int heads = args.intValue("heads", 4, 1, 1024);
+    nlohmann::json j = {
+        {"model_type", family},
+        {"num_hidden_layers", args.intValue("layers", 2, 1, 256)},
+        {"num_attention_heads", heads},
+        {"num_key_value_heads", args.intValue("kv-heads", heads, 1, 1024)},
+        {"hidden_size", args.intValue("d-model", 64, 1, 65536)},
+        {"vocab_size", args.intValue("vocab", 256, 1, 1 << 24)},
+        {"max_position_embeddings", args.intValue("context", 1024, 1, 1 << 20)},
+        {"tie_word_embeddings", args.flag("tied")},
+        {"atlas_description", args.value("description", "")},
+    };
+    j["intermediate_size"] = args.intValue("d-ff", 4 * j["hidden_size"].get<int>(), 1, 1 << 20);
+    if (args.has("rope-theta"))
+        j["rope_theta"] = args.doubleValue("rope-theta", 10000, 2, 1e9);
+    return j;
+}
+
+nlohmann::json gpt2Config(const Arguments &args)
+{
     nlohmann::json j = {
         {"n_layer", args.intValue("layers", 2, 1, 256)},
         {"n_head", args.intValue("heads", 4, 1, 1024)},
@@ -36,6 +52,24 @@ int newModelCommand(const CommandArgs &argv)
     };
     if (args.has("d-ff"))
         j["n_inner"] = args.intValue("d-ff", 0, 1, 1 << 20);
+    return j;
+}
+
+} // namespace
+
+// new-model --out DIR [--layers 2 --heads 4 --d-model 64 --d-ff 256 --vocab 256 --context 1024 --seed 1
+//           --activation gelu_new|relu --layer-norm pre|post --positions KIND (models.md) --bidirectional
+//           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
+// With --family llama|mistral|qwen2 [--kv-heads N --tied --rope-theta X]: that family's layout (RMSNorm, RoPE,
+// grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it.
+int newModelCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv,
+        {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation", "layer-norm",
+            "positions", "tokenizer", "description", "family", "kv-heads", "rope-theta"},
+        {"bidirectional", "tied"});
+    const std::string family = args.value("family", "gpt2");
+    const nlohmann::json j = family == "gpt2" ? gpt2Config(args) : llamaFamilyConfig(args, family);
     const ModelConfig config = ModelConfig::fromJson(j.dump(), "new-model options");
     const int seed = args.intValue("seed", 1, 0, std::numeric_limits<int>::max());
     Model model = Model::random(config, static_cast<uint64_t>(seed));
@@ -44,8 +78,8 @@ int newModelCommand(const CommandArgs &argv)
     StagedDirectory staged(args.required("out"), "new-model");
     model.save(staged.path());
     staged.commit();
-    std::cout << "wrote a " << model.parameterCount() << "-parameter model (seed " << seed << ") to "
-              << args.value("out") << "\n";
+    std::cout << "wrote a " << model.parameterCount() << "-parameter " << config.modelType << " model (seed " << seed
+              << ") to " << args.value("out") << "\n";
     return 0;
 }
 

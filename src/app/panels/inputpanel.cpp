@@ -123,7 +123,7 @@ QString InputPanel::displayedInput() const
         return QString::fromStdString(spec.text);
     const Tokenizer *tokenizer = m_session->tokenizer();
     try {
-        if (tokenizer && tokenizer->canEncode() && tokenizer->encode(spec.text) == spec.tokens)
+        if (tokenizer && tokenizer->canEncode() && tokenizer->encodeWithSpecialTokens(spec.text) == spec.tokens)
             return QString::fromStdString(spec.text);
     } catch (const std::exception &) {
     }

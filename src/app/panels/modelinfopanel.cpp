@@ -1,6 +1,7 @@
 #include "panels/modelinfopanel.h"
 
 #include "session/session.h"
+#include "tokenize/tokenizer.h"
 
 #include <QLabel>
 #include <QLocale>
@@ -43,22 +44,57 @@ void ModelInfoPanel::showModel()
     QString html = QStringLiteral("<h3>%1</h3><p>%2</p><table>")
                        .arg(QString::fromStdString(model->name).toHtmlEscaped(),
                            QString::fromStdString(c.description).toHtmlEscaped());
+    html += row(tr("family"),
+        c.family == Family::Llama
+            ? tr("%1 (Hugging Face's Llama layout: RMSNorm, RoPE, SwiGLU)").arg(QString::fromStdString(c.modelType))
+            : tr("GPT-2 layout"));
     if (c.isEncoderDecoder())
         html += row(tr("encoder + decoder layers × heads"),
             QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));
     else
         html += row(tr("layers × heads"), QStringLiteral("%1 × %2").arg(c.layers).arg(c.heads));
+    if (c.kvHeadCount() < c.heads)
+        html += row(tr("K/V heads"),
+            tr("%1, each shared by %2 query heads (%3)")
+                .arg(c.kvHeadCount())
+                .arg(c.queriesPerKv())
+                .arg(c.kvHeadCount() == 1 ? tr("multi-query attention") : tr("grouped-query attention")));
     html
         += row(tr("d_model · d_head · d_ff"), QStringLiteral("%1 · %2 · %3").arg(c.dModel).arg(c.headDim()).arg(c.dFF));
-    html += row(tr("vocabulary"), tr("%1 (%2 tokenizer)").arg(c.vocab).arg(QString::fromStdString(c.tokenizer)));
+    const Tokenizer *tokenizer = m_session->tokenizer();
+    html += row(tr("vocabulary"),
+        tr("%1 (%2 tokenizer)")
+            .arg(c.vocab)
+            .arg(QString::fromStdString(tokenizer ? tokenizer->kind() : c.tokenizer).toHtmlEscaped()));
     html += row(tr("context"), tr("%1 tokens").arg(c.context));
-    html += row(tr("parameters"), QLocale().toString(qlonglong(model->parameterCount())));
-    html += row(tr("attention"), c.causal ? tr("causal (a decoder)") : tr("bidirectional (an encoder)"));
-    html += row(tr("positions"), QString::fromStdString(positionKindName(c.positions)));
-    html += row(tr("LayerNorm"),
-        c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-LN)")
-                                               : tr("after each residual add (post-LN)"));
-    html += row(tr("activation"), c.activation == Activation::Relu ? QStringLiteral("ReLU") : QStringLiteral("GELU"));
+    const qlonglong parameters = qlonglong(model->parameterCount());
+    html += row(tr("parameters"), QLocale().toString(parameters));
+    html += row(tr("weights"),
+        tr("%1 in memory as float32 (stored as %2)")
+            .arg(QLocale().formattedDataSize(parameters * 4, 1, QLocale::DataSizeTraditionalFormat))
+            .arg(QString::fromStdString(model->dtype)));
+    html += row(tr("attention"),
+        c.causal ? c.slidingWindow > 0 ? tr("causal, sliding window of %1 positions").arg(c.slidingWindow)
+                                       : tr("causal (a decoder)")
+                 : tr("bidirectional (an encoder)"));
+    QString positions = QString::fromStdString(positionKindName(c.positions));
+    if (c.rotatesQueriesAndKeys())
+        positions += tr(", θ base %1").arg(double(c.ropeBase), 0, 'g', 7);
+    if (c.ropeScaling.kind != RopeScaling::Kind::None)
+        positions += c.ropeScaling.kind == RopeScaling::Kind::Linear
+            ? tr(", linear scaling ×%1").arg(c.ropeScaling.factor)
+            : tr(", Llama 3 scaling ×%1").arg(c.ropeScaling.factor);
+    html += row(tr("positions"), positions);
+    const QString norm = c.norm == NormKind::RmsNorm ? tr("RMSNorm") : tr("LayerNorm");
+    html += row(norm,
+        c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-norm)")
+                                               : tr("after each residual add (post-norm)"));
+    const QString activation = c.activation == Activation::Relu ? QStringLiteral("ReLU")
+        : c.activation == Activation::Silu                      ? QStringLiteral("SiLU")
+                                                                : QStringLiteral("GELU");
+    html += row(
+        tr("feed-forward"), c.gatedFfn ? tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up)").arg(activation) : activation);
+    html += row(tr("output head"), c.tiedHead ? tr("tied to the token embedding") : tr("its own matrix (lm_head)"));
     if (!c.sample.empty())
         html += row(
             tr("sample input"), QStringLiteral("<tt>%1</tt>").arg(QString::fromStdString(c.sample).toHtmlEscaped()));

@@ -113,7 +113,7 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             input = specInput(wanted, *model, *tokenizer, name);
         else
             input.tokens = !useSample && !tokens.empty() ? tokens
-                : tokenizer->canEncode()                 ? tokenizer->encode(shown)
+                : tokenizer->canEncode()                 ? tokenizer->encodeWithSpecialTokens(shown)
                                                          : std::vector<int> {0};
         QString notice; // a learned table stops at the context: cut the input (other kinds run past it, runInput)
         if (int(input.tokens.size()) > model->config.context && model->config.positions == PositionKind::Learned) {
@@ -270,7 +270,7 @@ void Session::setText(const QString &text, const QString &decoderText)
     if (!m_tokenizer)
         return;
     try {
-        runTokens(m_tokenizer->encode(text.toStdString()), decoderText, text.toStdString());
+        runTokens(m_tokenizer->encodeWithSpecialTokens(text.toStdString()), decoderText, text.toStdString());
     } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
     }

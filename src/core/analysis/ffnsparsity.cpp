@@ -14,8 +14,8 @@ namespace {
 // For each token, `keep(row)` marks the neurons to keep; returns ‖(A ⊙ (1 − keep)) W‖ / ‖A W + b‖ over the whole
 // [T, D], i.e. the error the dropped neurons make, and fills per-token errors when asked.
 template <typename Keep>
-double sparseError(const MatrixRM &act, const MatrixRM &dense, ConstMatrixMap proj, Keep keep, MatrixRM *kept = nullptr,
-    std::vector<double> *perToken = nullptr)
+double sparseError(const MatrixRM &act, const MatrixRM &dense, const MatrixRM &proj, Keep keep,
+    MatrixRM *kept = nullptr, std::vector<double> *perToken = nullptr)
 {
     MatrixRM dropped = act;
     for (Eigen::Index t = 0; t < act.rows(); ++t) {
@@ -75,7 +75,9 @@ FfnSparsity ffnSparsity(const Model &model, const Trace &trace, int layer, int b
     const BlockWeights &b = model.blocks[size_t(layer)];
     const MatrixRM act = actTensor.matrix();
     const MatrixRM dense = trace.tensor(names::layerTensor(layer, "mlp.down")).matrix();
-    const ConstMatrixMap proj = b.fcProjWeight.matrix();
+    // The down projection as [F, D]: GPT-2's Conv1D weight as stored, the Llama family's nn.Linear one transposed.
+    const MatrixRM proj = model.config.family == Family::Llama ? MatrixRM(b.downWeight.matrix().transpose())
+                                                               : MatrixRM(b.fcProjWeight.matrix());
     FfnSparsity s;
     s.layer = layer;
     s.tokens = int(act.rows());

@@ -53,11 +53,9 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T)
     const int64_t d = c.headDim(), pairs = d / 2;
     const bool interleaved = c.positions == PositionKind::Rope;
     out.encoding = Tensor({T, pairs});
-    std::vector<double> theta;
-    for (int64_t j = 0; j < pairs; ++j) {
-        theta.push_back(ops::ropeFrequency(j, d, c.ropeBase));
-        out.wavelengths.push_back(2 * std::numbers::pi / theta.back());
-    }
+    const std::vector<double> theta = c.ropeFrequencies();
+    for (int64_t j = 0; j < pairs; ++j)
+        out.wavelengths.push_back(2 * std::numbers::pi / theta[size_t(j)]);
     for (int t = 0; t < T; ++t)
         for (int64_t j = 0; j < pairs; ++j)
             out.encoding.data()[t * pairs + j] = float(std::cos(t * theta[size_t(j)]));
@@ -105,7 +103,7 @@ void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace
         p.qRot[1] = at(qr->tensor, out.query, b);
         p.kRot[0] = at(kr->tensor, out.key, a);
         p.kRot[1] = at(kr->tensor, out.key, b);
-        p.theta = ops::ropeFrequency(j, d, c.ropeBase);
+        p.theta = c.ropeFrequencies()[size_t(j)];
         out.rotatedPairs.push_back(p);
     }
 }

@@ -16,23 +16,31 @@ namespace atlas {
 
 namespace {
 
-// One query position of H heads (q and ctx: one row of H·d, the bytes of [H, 1, d]) against the first `rows` rows
-// of the cached keys and values [·, H·d]: ctx_h = softmax(q_h K_hᵀ · scale + bias_h) V_h, the `masked` keys at −∞.
-// `bias` is [H, 1, rows] or empty.
-void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t rows,
-    int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked)
+// One query position of H heads (q and ctx: one row of H·d, the bytes of [H, 1, d]) against rows [first, rows) of the
+// cached keys and values [·, Hkv·d], query head h reading K/V head h / (H / Hkv) (grouped-query attention):
+// ctx_h = softmax(q_h K_gᵀ · scale + bias_h) V_g, the `masked` keys at −∞. `bias` is [H, 1, rows] or empty.
+void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t first,
+    int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked)
 {
-    const int64_t d = keys.cols() / heads;
+    const int64_t d = ctx.numel() / heads, group = heads / (keys.cols() / d), n = rows - first;
     for (int64_t hd = 0; hd < heads; ++hd) {
-        RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(0, hd * d, rows, d).transpose()) * scale;
+        const int64_t g = hd / group;
+        RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(first, g * d, n, d).transpose()) * scale;
         if (!bias.empty())
-            s += ConstRowVectorMap(bias.data() + hd * rows, rows);
+            s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
         for (int j : masked)
             s(j) = -std::numeric_limits<float>::infinity();
         s = (s.array() - s.maxCoeff()).exp().matrix();
         s /= s.sum();
-        ctx.matrix().block(0, hd * d, 1, d) = s * values.block(0, hd * d, rows, d);
+        ctx.matrix().block(0, hd * d, 1, d) = s * values.block(first, g * d, n, d);
     }
+}
+
+// A normalisation of the model's kind: LayerNorm, or RMSNorm (no bias).
+void normalise(Tensor &out, const Tensor &in, const Tensor &weight, const Tensor &bias, const ModelConfig &c)
+{
+    c.norm == NormKind::RmsNorm ? ops::rmsnorm_forward(out, in, weight, c.lnEpsilon)
+                                : ops::layernorm_forward(out, in, weight, bias, c.lnEpsilon);
 }
 
 } // namespace
@@ -66,7 +74,9 @@ Generator::Generator(std::shared_ptr<const Model> model, const Input &input, Sam
         encodeSource(input);
     else if (!input.source.empty())
         throw Error("a model with one stack reads no source: give its input as the prompt alone");
-    m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(c.context, c.dModel));
+    // The cache grows as tokens come (a model's context may be 128k positions); each row holds the K/V heads only.
+    const int64_t rows = std::min<int64_t>(c.context, int64_t(prompt.size()) + 64);
+    m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(rows, int64_t(c.kvHeadCount()) * c.headDim()));
     m_values = m_keys;
     for (int t : prompt)
         feed(t);
@@ -81,8 +91,15 @@ void Generator::feed(int token)
     if (token < 0 || token >= c.vocab)
         throw Error(
             "token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
-    const int64_t D = c.dModel, H = c.heads, d = c.headDim();
+    const int64_t D = c.dModel, H = c.heads, d = c.headDim(), KV = int64_t(c.kvHeadCount()) * d;
     const int pos = m_cached;
+    if (pos >= m_keys.front().rows()) {
+        const int64_t rows = std::min<int64_t>(c.context, 2 * m_keys.front().rows());
+        for (size_t l = 0; l < m_keys.size(); ++l) {
+            m_keys[l].conservativeResize(rows, KV);
+            m_values[l].conservativeResize(rows, KV);
+        }
+    }
     Tensor x({1, D});
     ops::embedding_forward(x, m_model->wte, {token});
     x.matrix() *= c.embeddingScale;
@@ -94,36 +111,56 @@ void Generator::feed(int token)
         x.matrix() += p.matrix().row(pos);
     }
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    const bool llama = c.family == Family::Llama;
+    const std::vector<double> theta = c.rotatesQueriesAndKeys() ? c.ropeFrequencies() : std::vector<double> {};
+    const int64_t first = c.slidingWindow > 0 ? std::max(0, pos + 1 - c.slidingWindow) : 0;
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = m_model->blocks[static_cast<size_t>(l)];
         const bool pre = c.layerNorm == LayerNormPlacement::Pre;
-        Tensor h({1, D}), qkv({1, 3 * D}), ctx({1, D}), out({1, D});
-        pre ? ops::layernorm_forward(h, x, b.ln1Weight, b.ln1Bias, c.lnEpsilon) : void(h = x);
-        ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
-        // A row of D is H blocks of d: the same bytes as [H, 1, d].
-        Tensor q({H, 1, d}), k({H, 1, d});
-        std::copy(qkv.data(), qkv.data() + D, q.data());
-        std::copy(qkv.data() + D, qkv.data() + 2 * D, k.data());
+        Tensor h({1, D}), q({H, 1, d}), k({c.kvHeadCount(), 1, d}), v({1, KV}), ctx({1, H * d}), out({1, D});
+        pre ? normalise(h, x, b.ln1Weight, b.ln1Bias, c) : void(h = x);
+        // A row of H·d is H blocks of d: the same bytes as [H, 1, d].
+        if (llama) {
+            Tensor row({1, H * d}), kRow({1, KV});
+            ops::linear_t_forward(row, h, b.qWeight, b.qBias);
+            ops::linear_t_forward(kRow, h, b.kWeight, b.kBias);
+            ops::linear_t_forward(v, h, b.vWeight, b.vBias);
+            std::copy(row.data(), row.data() + H * d, q.data());
+            std::copy(kRow.data(), kRow.data() + KV, k.data());
+        } else {
+            Tensor qkv({1, 3 * D});
+            ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
+            std::copy(qkv.data(), qkv.data() + D, q.data());
+            std::copy(qkv.data() + D, qkv.data() + 2 * D, k.data());
+            std::copy(qkv.data() + 2 * D, qkv.data() + 3 * D, v.data());
+        }
         if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
             const ops::RopeStyle style
                 = c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
-            ops::rope_forward(q, Tensor(q), pos, style, c.ropeBase);
-            ops::rope_forward(k, Tensor(k), pos, style, c.ropeBase);
+            ops::rope_forward(q, Tensor(q), pos, style, theta);
+            ops::rope_forward(k, Tensor(k), pos, style, theta);
         }
         const Tensor bias = positionBias(l, q, pos);
-        m_keys[l].row(pos) = ConstRowVectorMap(k.data(), D);
-        m_values[l].row(pos) = qkv.matrix().block(0, 2 * D, 1, D);
-        attendOneQuery(ctx, q, m_keys[l], m_values[l], pos + 1, H, scale, bias, {});
-        ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
+        m_keys[l].row(pos) = ConstRowVectorMap(k.data(), KV);
+        m_values[l].row(pos) = ConstRowVectorMap(v.data(), KV);
+        attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {});
+        llama ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
+              : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
         Tensor mid({1, D}), up({1, c.dFF}), act({1, c.dFF}), down({1, D});
         mid.matrix() = x.matrix() + out.matrix();
         if (!pre)
             ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
         if (!m_crossKeys.empty()) // an encoder-decoder (pre-LN): the FFN reads X″ = X′ + cross-attention
             crossAttend(mid, l);
-        pre ? ops::layernorm_forward(h, mid, b.ln2Weight, b.ln2Bias, c.lnEpsilon) : void(h = mid);
+        pre ? normalise(h, mid, b.ln2Weight, b.ln2Bias, c) : void(h = mid);
         if (c.isMoeLayer(l)) {
             routeAlone(down, h, b);
+        } else if (llama) {
+            Tensor gate({1, c.dFF});
+            ops::linear_t_forward(gate, h, b.gateWeight, b.gateBias);
+            ops::linear_t_forward(up, h, b.upWeight, b.upBias);
+            ops::gated_activation_forward(act, gate, up, c.activation);
+            ops::linear_t_forward(down, act, b.downWeight, b.downBias);
         } else {
             ops::linear_forward(up, h, b.fcWeight, b.fcBias);
             ops::activation_forward(act, up, c.activation);
@@ -134,9 +171,9 @@ void Generator::feed(int token)
             ops::layernorm_forward(x, Tensor(x), b.ln2Weight, b.ln2Bias, c.lnEpsilon);
     }
     Tensor lnf({1, D});
-    ops::layernorm_forward(lnf, x, m_model->lnfWeight, m_model->lnfBias, c.lnEpsilon);
+    normalise(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
     m_logits = Tensor({c.vocab});
-    Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->wte.matrix().transpose();
+    Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->outputWeight().matrix().transpose();
     m_tokens.push_back(token);
     ++m_cached;
 }
@@ -175,7 +212,7 @@ void Generator::crossAttend(Tensor &x, int layer) const
     Tensor h({1, D}), q({1, D}), ctx({1, D}), out({1, D});
     ops::layernorm_forward(h, x, b.lnCrossWeight, b.lnCrossBias, c.lnEpsilon);
     ops::linear_forward(q, h, b.crossQWeight, b.crossQBias);
-    attendOneQuery(ctx, q, keys, values, S, H, 1.0f / std::sqrt(static_cast<float>(d)), {}, m_sourcePadding);
+    attendOneQuery(ctx, q, keys, values, 0, S, H, 1.0f / std::sqrt(static_cast<float>(d)), {}, m_sourcePadding);
     ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
     x.matrix() += out.matrix();
 }
@@ -241,7 +278,8 @@ int Generator::generate()
 
 size_t Generator::cacheBytes() const
 {
-    return 2 * m_keys.size() * static_cast<size_t>(m_cached) * static_cast<size_t>(m_model->config.dModel)
+    const ModelConfig &c = m_model->config;
+    return 2 * m_keys.size() * static_cast<size_t>(m_cached) * size_t(c.kvHeadCount()) * size_t(c.headDim())
         * sizeof(float);
 }
 
@@ -254,8 +292,8 @@ size_t Generator::crossCacheBytes() const
 Tensor Generator::cachedKeys(int layer) const
 {
     const ModelConfig &c = m_model->config;
-    Tensor t({c.heads, m_cached, c.headDim()});
-    for (int h = 0; h < c.heads; ++h)
+    Tensor t({c.kvHeadCount(), m_cached, c.headDim()});
+    for (int h = 0; h < c.kvHeadCount(); ++h)
         t.slice(h) = m_keys.at(static_cast<size_t>(layer)).block(0, h * c.headDim(), m_cached, c.headDim());
     return t;
 }
@@ -263,8 +301,8 @@ Tensor Generator::cachedKeys(int layer) const
 Tensor Generator::cachedValues(int layer) const
 {
     const ModelConfig &c = m_model->config;
-    Tensor t({c.heads, m_cached, c.headDim()});
-    for (int h = 0; h < c.heads; ++h)
+    Tensor t({c.kvHeadCount(), m_cached, c.headDim()});
+    for (int h = 0; h < c.kvHeadCount(); ++h)
         t.slice(h) = m_values.at(static_cast<size_t>(layer)).block(0, h * c.headDim(), m_cached, c.headDim());
     return t;
 }

@@ -39,10 +39,10 @@ public:
     const std::vector<int> &tokens() const { return m_tokens; }
     const Tensor &lastLogits() const { return m_logits; } // [V]: logits for the next position
     int cachedPositions() const { return m_cached; } // rows in every layer's K and V cache
-    size_t cacheBytes() const; // 2 × layers × positions × D floats
+    size_t cacheBytes() const; // 2 × layers × positions × Hkv·d floats (Hkv = H without grouped-query attention)
     int crossPositions() const { return m_crossKeys.empty() ? 0 : int(m_crossKeys.front().rows()); } // the source
     size_t crossCacheBytes() const; // 2 × layers × source positions × D floats, fixed once the encoder has run
-    // Layer `layer`'s cache as [H, positions, d] (a copy, for display).
+    // Layer `layer`'s cache as [Hkv, positions, d] (a copy, for display): one K/V head per group of query heads.
     Tensor cachedKeys(int layer) const;
     Tensor cachedValues(int layer) const;
 
@@ -57,7 +57,8 @@ private:
     SamplingOptions m_options;
     std::mt19937_64 m_rng;
     std::vector<int> m_tokens;
-    // per layer [context, D], rows [0, m_cached) filled; RoPE models cache keys already rotated
+    // per layer [rows, Hkv·d], rows [0, m_cached) filled, grown by doubling up to the context; RoPE models cache keys
+    // already rotated
     std::vector<MatrixRM> m_keys, m_values;
     int m_cached = 0;
     // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z

@@ -81,8 +81,11 @@ std::vector<HeadRef> parseHeadList(const std::string &text, int layers, int head
 std::string headListText(const std::vector<HeadRef> &heads)
 {
     std::string text;
-    for (const HeadRef &h : heads)
-        text += (text.empty() ? "" : ",") + headName(h.layer, h.head);
+    for (const HeadRef &h : heads) {
+        if (!text.empty())
+            text += ',';
+        text += headName(h.layer, h.head);
+    }
     return text;
 }
 

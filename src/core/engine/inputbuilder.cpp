@@ -9,7 +9,7 @@ Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::
     const std::vector<int> &padding)
 {
     Input input;
-    input.tokens = tokens.empty() ? tokenizer.encode(text) : tokens;
+    input.tokens = tokens.empty() ? tokenizer.encodeWithSpecialTokens(text) : tokens;
     input.padding = padding;
     return input;
 }

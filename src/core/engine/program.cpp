@@ -20,7 +20,19 @@ std::string activationFormula(Activation act)
 {
     return act == Activation::Relu    ? "ReLU(u) = max(0, u)"
         : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
+        : act == Activation::Silu     ? "SiLU(u) = u / (1 + e^(−u))"
                                       : "GELU(u) = ½u(1 + erf(u/√2))";
+}
+
+const char *activationLabel(Activation act)
+{
+    return act == Activation::Relu ? "ReLU" : act == Activation::Silu ? "SiLU" : "GELU";
+}
+
+// " + b" when the map has a bias: formulas show only the terms computed.
+std::string plusBias(bool bias, const std::string &b)
+{
+    return bias ? " + " + b : "";
 }
 
 } // namespace
@@ -68,6 +80,17 @@ void ProgramBuilder::layernorm(
 {
     const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : which == 3 ? "γ_c" : "γ_f";
     const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : which == 3 ? "β_c" : "β_f";
+    if (m_c.norm == NormKind::RmsNorm) {
+        unary(out, label + " (RMSNorm)", layer, in, {T, m_c.dModel},
+            std::string("RMS(x) = ") + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)",
+            [layer, which](Tensor &o, const Tensor &x, const Model &m) {
+                const Tensor &w = which == 0 ? m.lnfWeight
+                    : which == 1             ? m.blocks[size_t(layer)].ln1Weight
+                                             : m.blocks[size_t(layer)].ln2Weight;
+                ops::rmsnorm_forward(o, x, w, m.config.lnEpsilon);
+            });
+        return;
+    }
     unary(out, label, layer, in, {T, m_c.dModel},
         std::string("LN(x) = ") + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
         [layer, which, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
@@ -100,6 +123,8 @@ void ProgramBuilder::mlp(int i, const std::string &in)
         return mixtureOfExperts(i, in);
     if (m_ffnChunks > 1)
         return chunkedMlp(i, in);
+    if (m_c.gatedFfn)
+        return gatedMlp(i, in);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
     unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc",
@@ -108,12 +133,42 @@ void ProgramBuilder::mlp(int i, const std::string &in)
             ops::linear_forward(o, x, b.fcWeight, b.fcBias);
         });
     const Activation act = m_c.activation;
-    unary(p + "mlp.act", act == Activation::Relu ? "ReLU" : "GELU", i, p + "mlp.up", {T, F}, activationFormula(act),
+    unary(p + "mlp.act", activationLabel(act), i, p + "mlp.up", {T, F}, activationFormula(act),
         [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D}, "M = act(U) W_proj + b_proj",
         [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = blocksOf(m, src)[size_t(i)];
             ops::linear_forward(o, x, b.fcProjWeight, b.fcProjBias);
+        });
+}
+
+// A gated feed-forward sub-layer in nn.Linear layout (Shazeer 2020; Llama's SwiGLU): M = (act(X W_gateᵀ) ⊙ X W_upᵀ)
+// W_downᵀ. mlp.act is the gated product, the F values the down projection reads (the "neurons" of the Neuron view).
+void ProgramBuilder::gatedMlp(int i, const std::string &in)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t D = m_c.dModel, F = m_c.dFF;
+    const bool bias = m_c.mlpBias;
+    unary(p + "mlp.gate", "FFN gate", i, in, {T, F}, "G = X W_gateᵀ" + plusBias(bias, "b_gate"),
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_t_forward(o, x, m.blocks[size_t(i)].gateWeight, m.blocks[size_t(i)].gateBias);
+        });
+    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_upᵀ" + plusBias(bias, "b_up"),
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_t_forward(o, x, m.blocks[size_t(i)].upWeight, m.blocks[size_t(i)].upBias);
+        });
+    const Activation act = m_c.activation;
+    add(p + "mlp.act", std::string(activationLabel(act)) + " gate ⊙ up", i, {p + "mlp.gate", p + "mlp.up"},
+        {{p + "mlp.act", {T, F}, std::string(activationLabel(act)) + "(G) ⊙ U,  " + activationFormula(act)}},
+        [p, act](const Model &, const Input &, const Trace &tr) {
+            Tensor o(tr.tensor(p + "mlp.up").shape());
+            ops::gated_activation_forward(o, tr.tensor(p + "mlp.gate"), tr.tensor(p + "mlp.up"), act);
+            return Outputs {std::move(o)};
+        });
+    unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D},
+        "M = (" + std::string(activationLabel(act)) + "(G) ⊙ U) W_downᵀ" + plusBias(bias, "b_down"),
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_t_forward(o, x, m.blocks[size_t(i)].downWeight, m.blocks[size_t(i)].downBias);
         });
 }
 
@@ -246,8 +301,11 @@ void ProgramBuilder::head()
             });
     }
     layernorm("ln_f", "ln_f", -1, last, 0);
-    unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, "Z = LN_f(X) W_teᵀ  (tied to the token embedding)",
-        [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.wte); });
+    const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_f(X)" : "LN_f(X)";
+    unary("logits", "logits", -1, "ln_f", {T, m_c.vocab},
+        m_c.tiedHead ? "Z = " + norm + " W_teᵀ  (tied to the token embedding)"
+                     : "Z = " + norm + " W_lmᵀ  (lm_head, its own matrix: not tied to the embedding)",
+        [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.outputWeight()); });
     // A decoder predicts the token after t from x≤t; an encoder (BERT's masked LM) names the token at t from the
     // whole input, the [MASK]s it must fill included. The same softmax, read differently.
     const bool nextToken = m_c.causal || m_c.isEncoderDecoder();

@@ -4,10 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace atlas {
 
 namespace {
+
+std::string formatNumber(double x)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
+}
 
 // Kernels with random parts (LSH rotations, BigBird's random blocks, Linformer's E, Performer's features)
 // draw them from `seed`: offset it per layer and head so that heads do not share their randomness.
@@ -27,6 +35,41 @@ attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec
 
 void ProgramBuilder::attention(int i, const std::string &in)
 {
+    if (m_c.family == Family::Llama)
+        linearLayoutProjections(i, in);
+    else
+        conv1dProjections(i, in);
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t D = m_c.dModel;
+    if (m_c.rotatesQueriesAndKeys())
+        rotary(i);
+    if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
+        if (m_c.biasesScores())
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel cannot add "
+                + positionKindName(m_c.positions)
+                + "'s position term to its scores: run this model with full attention");
+        efficientAttention(i, *kernel);
+    } else {
+        exactAttention(i);
+    }
+    mergeHeads(i);
+    if (m_c.family == Family::Llama) {
+        unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D},
+            std::string("O = C W_oᵀ") + (m_c.outBias ? " + b_o" : ""), [i](Tensor &o, const Tensor &x, const Model &m) {
+                ops::linear_t_forward(o, x, m.blocks[size_t(i)].oWeight, m.blocks[size_t(i)].oBias);
+            });
+        return;
+    }
+    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_forward(o, x, b.attnProjWeight, b.attnProjBias);
+        });
+}
+
+// GPT-2's one Conv1D for queries, keys and values, split into H heads each.
+void ProgramBuilder::conv1dProjections(int i, const std::string &in)
+{
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
     unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
@@ -42,22 +85,49 @@ void ProgramBuilder::attention(int i, const std::string &in)
             ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
             return Outputs {std::move(q), std::move(k), std::move(v)};
         });
-    if (m_c.rotatesQueriesAndKeys())
-        rotary(i);
-    if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
-        if (m_c.biasesScores())
-            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel cannot add "
-                + positionKindName(m_c.positions)
-                + "'s position term to its scores: run this model with full attention");
-        efficientAttention(i, *kernel);
-    } else {
-        exactAttention(i);
-    }
-    mergeHeads(i);
-    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_forward(o, x, b.attnProjWeight, b.attnProjBias);
+}
+
+// The Llama family's q_proj, k_proj and v_proj (nn.Linear layout), side by side in attn.qkv: H query heads, and Hkv
+// key and value heads. With grouped-query attention (Ainslie et al. 2023) each K/V head serves H / Hkv query heads:
+// the split hands head h the K/V head ⌊h / (H/Hkv)⌋, as Hugging Face's repeat_kv does, so that every later op and view
+// sees H heads; the K/V cache of generation stores the Hkv heads only.
+void ProgramBuilder::linearLayoutProjections(int i, const std::string &in)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim(), Hkv = m_c.kvHeadCount(), Q = H * d, KV = Hkv * d;
+    const std::string bias = m_c.qkvBias ? " + b" : "";
+    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, Q + 2 * KV},
+        "[Q K V] = [X W_qᵀ" + bias + "  X W_kᵀ" + bias + "  X W_vᵀ" + bias + "]  (" + std::to_string(H) + " query, "
+            + std::to_string(Hkv) + " key/value heads)",
+        [i, Q, KV](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = m.blocks[size_t(i)];
+            const int64_t rows = x.dim(0);
+            Tensor q({rows, Q}), k({rows, KV}), v({rows, KV});
+            ops::linear_t_forward(q, x, b.qWeight, b.qBias);
+            ops::linear_t_forward(k, x, b.kWeight, b.kBias);
+            ops::linear_t_forward(v, x, b.vWeight, b.vBias);
+            o.matrix() << q.matrix(), k.matrix(), v.matrix();
+        });
+    const int64_t group = H / Hkv;
+    const std::string shared = group == 1 ? "K_h = K[:, h·d : (h+1)·d]"
+                                          : "K_h = K[:, g·d : (g+1)·d],  g = ⌊h / " + std::to_string(group)
+            + "⌋: each of the " + std::to_string(Hkv) + " K/V heads serves " + std::to_string(group) + " query heads";
+    std::string sharedV = shared;
+    sharedV.replace(0, 3, "V_h = V");
+    add(p + "split", "split heads", i, {p + "attn.qkv"},
+        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, shared},
+            {p + "attn.v", {H, T, d}, sharedV}},
+        [p, H, Hkv, group, T = T, d](const Model &, const Input &, const Trace &tr) {
+            const Tensor &qkv = tr.tensor(p + "attn.qkv");
+            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
+            ConstMatrixMap x = qkv.matrix();
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t g = h / group;
+                q.slice(h) = x.block(0, h * d, T, d);
+                k.slice(h) = x.block(0, H * d + g * d, T, d);
+                v.slice(h) = x.block(0, (H + Hkv) * d + g * d, T, d);
+            }
+            return Outputs {std::move(q), std::move(k), std::move(v)};
         });
 }
 
@@ -117,13 +187,20 @@ void ProgramBuilder::exactAttention(int i)
                 ops::add_forward(s, Tensor(s), tr.tensor(p + "attn.bias"));
             return Outputs {std::move(s)};
         });
-    const std::string rule = std::string(m_causal ? "key j ≤ query i" : "every key") + " and j not padding";
+    const int window = m_c.slidingWindow;
+    const std::string rule
+        = std::string(!m_causal ? "every key"
+                  : window > 0  ? "i − " + std::to_string(window) + " < key j ≤ query i (sliding window)"
+                                : "key j ≤ query i")
+        + " and j not padding";
     add(p + "mask", "mask", i, {p + "attn.scores"},
         {{p + "attn.masked", {H, T, T}, "S′ᵢⱼ = Sᵢⱼ if " + rule + ", else −∞"}},
-        [p, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
+        [p, window, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
             const Tensor &s = tr.tensor(p + "attn.scores");
             Tensor o(s.shape());
             ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
+            if (window > 0)
+                ops::sliding_window_mask(o, window);
             return Outputs {std::move(o)};
         });
     unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
@@ -144,7 +221,12 @@ void ProgramBuilder::rotary(int i)
     const ops::RopeStyle style
         = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
     const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)" : "pairs (xⱼ, xⱼ₊d/2)";
-    const std::string base = std::to_string(int64_t(m_c.ropeBase));
+    const std::string base = std::to_string(int64_t(m_c.ropeBase))
+        + (m_c.ropeScaling.kind == RopeScaling::Kind::None ? ""
+                : m_c.ropeScaling.kind == RopeScaling::Kind::Linear
+                ? ", each divided by " + formatNumber(m_c.ropeScaling.factor) + " (linear rope_scaling)"
+                : " with Llama 3's rope_scaling (factor " + formatNumber(m_c.ropeScaling.factor)
+                    + ": low frequencies divided, the middle band blended)");
     add(p + "rotate", "rotate (RoPE)", i, {p + "attn.q", p + "attn.k"},
         {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
              "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"},
@@ -152,8 +234,9 @@ void ProgramBuilder::rotary(int i)
                 "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"}},
         [p, style, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
             Tensor q({H, T, d}), k({H, T, d});
-            ops::rope_forward(q, tr.tensor(p + "attn.q"), 0, style, m.config.ropeBase);
-            ops::rope_forward(k, tr.tensor(p + "attn.k"), 0, style, m.config.ropeBase);
+            const std::vector<double> theta = m.config.ropeFrequencies();
+            ops::rope_forward(q, tr.tensor(p + "attn.q"), 0, style, theta);
+            ops::rope_forward(k, tr.tensor(p + "attn.k"), 0, style, theta);
             return Outputs {std::move(q), std::move(k)};
         });
 }

@@ -87,6 +87,9 @@ public:
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
+    void gatedMlp(int i, const std::string &in);
+    void conv1dProjections(int i, const std::string &in);
+    void linearLayoutProjections(int i, const std::string &in);
     void chunkedMlp(int i, const std::string &in);
     void mixtureOfExperts(int i, const std::string &in);
     void head();

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <set>
 #include <vector>
@@ -27,6 +28,7 @@ namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100ull * 1024 * 1024;
 const char *const kMetadataKey = "__metadata__";
+const std::string kIndexFile = "model.safetensors.index.json";
 
 // Element size in bytes of every dtype the format defines, or 0 for an unknown one.
 uint64_t dtypeSize(const std::string &dtype)
@@ -326,6 +328,82 @@ void writeSafetensors(const std::string &path, const std::map<std::string, const
         if (tensor->bytes() > 0)
             file.append(reinterpret_cast<const char *>(tensor->data()), tensor->bytes());
     writeFileAtomically(path, file);
+}
+
+SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string &directory)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir(directory);
+    const std::string single = (dir / "model.safetensors").string(), index = (dir / kIndexFile).string();
+    std::error_code ec;
+    if (fs::exists(single, ec) || !fs::exists(index, ec)) {
+        if (!fs::exists(single, ec))
+            throw Error(single + ": missing (a model directory needs config.json and model.safetensors, or "
+                + kIndexFile + " and its shards)");
+        m_files.push_back(std::make_unique<SafetensorsFile>(single));
+        for (const auto &[name, entry] : m_files.back()->entries())
+            m_where[name] = m_files.back().get();
+        m_description = single;
+        return;
+    }
+    const nlohmann::json j = parseJson(readFile(index, kMaxHeaderBytes), index);
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+        throw Error(index + ": expected an object with a \"weight_map\" of tensor names to shard files");
+    std::map<std::string, const SafetensorsFile *> shards;
+    for (const auto &[name, file] : j["weight_map"].items()) {
+        if (!file.is_string())
+            throw Error(index + ": weight_map: tensor '" + name + "' must map to a file name, is " + shownJson(file));
+        const std::string shard = file.get<std::string>();
+        if (shard.empty() || shard.size() > 255 || shard == "." || shard == ".." || shard.find('/') != std::string::npos
+            || shard.find('\0') != std::string::npos)
+            throw Error(index + ": weight_map: tensor '" + name + "' maps to '" + shard
+                + "', which is not a file name in the model's directory");
+        auto it = shards.find(shard);
+        if (it == shards.end()) {
+            const std::string path = (dir / shard).string();
+            if (!fs::exists(path, ec))
+                throw Error(index + ": weight_map: tensor '" + name + "' is in shard '" + shard
+                    + "', which is missing (" + path + ")");
+            m_files.push_back(std::make_unique<SafetensorsFile>(path));
+            it = shards.emplace(shard, m_files.back().get()).first;
+        }
+        if (!it->second->contains(name))
+            throw Error(index + ": weight_map: tensor '" + name + "' is said to be in '" + shard
+                + "', which has no such tensor");
+        m_where[name] = it->second;
+    }
+    m_description = index + " (" + std::to_string(m_files.size()) + (m_files.size() == 1 ? " shard)" : " shards)");
+}
+
+const SafetensorsFile::Entry &SafetensorsCheckpoint::entry(const std::string &name) const
+{
+    const auto it = m_where.find(name);
+    if (it == m_where.end())
+        throw Error(m_description + ": no tensor '" + name + "'");
+    return it->second->entries().at(name);
+}
+
+Tensor SafetensorsCheckpoint::tensor(const std::string &name) const
+{
+    entry(name);
+    return m_where.at(name)->tensor(name);
+}
+
+const std::string &SafetensorsCheckpoint::pathOf(const std::string &name) const
+{
+    entry(name);
+    return m_where.at(name)->path();
+}
+
+std::string SafetensorsCheckpoint::dtype() const
+{
+    std::set<std::string> kinds;
+    for (const auto &[name, file] : m_where) {
+        const std::string &d = file->entries().at(name).dtype;
+        if (d == "F32" || d == "F16" || d == "BF16")
+            kinds.insert(d);
+    }
+    return kinds.size() == 1 ? *kinds.begin() : kinds.empty() ? "none" : "mixed";
 }
 
 } // namespace atlas

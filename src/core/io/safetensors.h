@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace atlas {
 
@@ -44,6 +45,30 @@ private:
     size_t m_mapSize = 0;
     const unsigned char *m_dataStart = nullptr;
     size_t m_dataSize = 0;
+};
+
+// A model directory's tensors, from model.safetensors or from the shards that model.safetensors.index.json maps each
+// tensor to (its "weight_map"). Every shard is opened and validated, and every mapped tensor found in its shard, before
+// any tensor is read; an index naming a file outside the directory, a missing shard or a tensor its shard lacks is
+// refused with the index's path, the tensor and the file.
+class SafetensorsCheckpoint
+{
+public:
+    explicit SafetensorsCheckpoint(const std::string &directory);
+
+    bool contains(const std::string &name) const { return m_where.count(name) != 0; }
+    const SafetensorsFile::Entry &entry(const std::string &name) const;
+    Tensor tensor(const std::string &name) const; // converted to float32
+    const std::string &pathOf(const std::string &name) const; // the file that holds it
+    // "DIR/model.safetensors", or "DIR/model.safetensors.index.json (3 shards)": for messages
+    std::string describe() const { return m_description; }
+    // The dtype of every floating tensor, or "mixed".
+    std::string dtype() const;
+
+private:
+    std::vector<std::unique_ptr<SafetensorsFile>> m_files;
+    std::map<std::string, const SafetensorsFile *> m_where;
+    std::string m_description;
 };
 
 // Writes the tensors as F32 safetensors atomically: a temporary file beside `path`, then a rename, so a

@@ -5,6 +5,7 @@
 #include "io/safetensors.h"
 #include "trace/names.h"
 #include "util/error.h"
+#include "util/memorycheck.h"
 
 #include <filesystem>
 #include <random>
@@ -14,6 +15,8 @@ namespace atlas {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr char kLmHead[] = "lm_head.weight";
 
 // Every parameter of block `i` of stack `s`: visit(name, expected shape, the tensor that holds it), in the order of
 // Hugging Face's GPT-2 files.
@@ -59,6 +62,30 @@ void forEachBlockParameter(Block &b, const ModelConfig &c, const names::Stack &s
     }
 }
 
+// Every parameter of block `i` of a Llama-family model (Hugging Face's LlamaDecoderLayer, MistralDecoderLayer,
+// Qwen2DecoderLayer), in nn.Linear layout [out, in].
+template <typename Block, typename Visit>
+void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &visit)
+{
+    const int64_t D = c.dModel, F = c.dFF, Q = int64_t(c.heads) * c.headDim(),
+                  KV = int64_t(c.kvHeadCount()) * c.headDim();
+    const std::string p = "layers." + std::to_string(i) + ".", a = p + "self_attn.", f = p + "mlp.";
+    auto linear = [&](const std::string &name, int64_t out, int64_t in, bool bias, auto &weight, auto &biasTensor) {
+        visit(name + ".weight", Shape {out, in}, weight);
+        if (bias)
+            visit(name + ".bias", Shape {out}, biasTensor);
+    };
+    visit(p + "input_layernorm.weight", Shape {D}, b.ln1Weight);
+    linear(a + "q_proj", Q, D, c.qkvBias, b.qWeight, b.qBias);
+    linear(a + "k_proj", KV, D, c.qkvBias, b.kWeight, b.kBias);
+    linear(a + "v_proj", KV, D, c.qkvBias, b.vWeight, b.vBias);
+    linear(a + "o_proj", D, Q, c.outBias, b.oWeight, b.oBias);
+    visit(p + "post_attention_layernorm.weight", Shape {D}, b.ln2Weight);
+    linear(f + "gate_proj", F, D, c.mlpBias, b.gateWeight, b.gateBias);
+    linear(f + "up_proj", F, D, c.mlpBias, b.upWeight, b.upBias);
+    linear(f + "down_proj", D, F, c.mlpBias, b.downWeight, b.downBias);
+}
+
 // Every parameter the config requires, of a model whose blocks are allocated: visit(name, expected shape, tensor). The
 // one table load, save, random and parameters() read; Model::random draws its values in this order, which the
 // shipped models' training commands depend on (tests/tst_model.cpp pins it).
@@ -66,6 +93,15 @@ template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visi
 {
     const ModelConfig &c = m.config;
     const int64_t D = c.dModel;
+    if (c.family == Family::Llama) {
+        visit("embed_tokens.weight", Shape {c.vocab, D}, m.wte);
+        for (size_t i = 0; i < m.blocks.size(); ++i)
+            forEachLlamaBlockParameter(m.blocks[i], c, int(i), visit);
+        visit("norm.weight", Shape {D}, m.lnfWeight);
+        if (!c.tiedHead)
+            visit(kLmHead, Shape {c.vocab, D}, m.lmHead);
+        return;
+    }
     visit("wte.weight", Shape {c.vocab, D}, m.wte);
     if (c.positions == PositionKind::Learned)
         visit("wpe.weight", Shape {c.context, D}, m.wpe);
@@ -92,14 +128,23 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
     return out;
 }
 
-// Hugging Face files may prefix every key with "transformer." (GPT2LMHeadModel) or not (GPT2Model).
-std::string detectPrefix(const SafetensorsFile &file)
+// Hugging Face files may prefix every key with "transformer." (GPT2LMHeadModel) or not (GPT2Model); the Llama family
+// with "model." (LlamaForCausalLM) or not (LlamaModel), lm_head.weight never.
+std::string detectPrefix(const SafetensorsCheckpoint &file, Family family)
 {
-    if (file.contains("wte.weight"))
+    const std::string embedding = family == Family::Gpt2 ? "wte.weight" : "embed_tokens.weight",
+                      prefixed = family == Family::Gpt2 ? "transformer." : "model.";
+    if (file.contains(embedding))
         return "";
-    if (file.contains("transformer.wte.weight"))
-        return "transformer.";
-    throw Error(file.path() + ": no 'wte.weight' (nor 'transformer.wte.weight'): not a GPT-2 model file");
+    if (file.contains(prefixed + embedding))
+        return prefixed;
+    throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding + "'): not a "
+        + (family == Family::Gpt2 ? "GPT-2" : "Llama-family") + " model file");
+}
+
+std::string checkpointKey(const std::string &prefix, const std::string &name)
+{
+    return name == kLmHead ? name : prefix + name;
 }
 
 } // namespace
@@ -116,23 +161,24 @@ Model Model::load(const std::string &directory)
     m.config = ModelConfig::fromJson(readFile(configPath, limits::kSpecBytes), configPath);
     m.directory = directory;
     m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+    const int64_t parameters = parameterCountOf(m.config);
+    checkFitsInMemory(double(parameters) * sizeof(float),
+        directory + ": its " + std::to_string(parameters) + " parameters, held as float32,");
     m.allocateBlocks();
 
-    const std::string weightsPath = (dir / "model.safetensors").string();
-    if (!fs::exists(weightsPath))
-        throw Error(weightsPath + ": missing (a model directory needs config.json and model.safetensors)");
-    const SafetensorsFile file(weightsPath);
-    const std::string prefix = detectPrefix(file);
+    const SafetensorsCheckpoint file(directory);
+    const std::string prefix = detectPrefix(file, m.config.family);
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
-        const std::string key = prefix + name;
+        const std::string key = checkpointKey(prefix, name);
         if (!file.contains(key))
-            throw Error(weightsPath + ": tensor '" + key + "' is missing (required by config.json)");
-        Tensor t = file.tensor(key);
-        if (t.shape() != shape)
-            throw Error(weightsPath + ": tensor '" + key + "' has shape " + t.shapeString() + ", config.json implies "
-                + Tensor::shapeString(shape));
-        tensor = std::move(t);
+            throw Error(file.describe() + ": tensor '" + key + "' is missing (required by config.json)");
+        const SafetensorsFile::Entry &entry = file.entry(key);
+        if (entry.shape != shape)
+            throw Error(file.pathOf(key) + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
+                + ", config.json implies " + Tensor::shapeString(shape));
+        tensor = file.tensor(key);
     });
+    m.dtype = file.dtype();
     return m;
 }
 
@@ -144,7 +190,14 @@ void Model::save(const std::string &directory, const std::map<std::string, std::
     fs::create_directories(directory, ec);
     if (ec)
         throw Error(directory + ": cannot create directory: " + ec.message());
-    writeSafetensors((fs::path(directory) / "model.safetensors").string(), parameters(), header);
+    std::map<std::string, const Tensor *> tensors = parameters();
+    if (config.family == Family::Llama) { // as LlamaForCausalLM saves them
+        std::map<std::string, const Tensor *> prefixed;
+        for (const auto &[name, tensor] : tensors)
+            prefixed[checkpointKey("model.", name)] = tensor;
+        tensors = std::move(prefixed);
+    }
+    writeSafetensors((fs::path(directory) / "model.safetensors").string(), tensors, header);
     writeFileAtomically((fs::path(directory) / "config.json").string(), config.toJson());
 }
 
@@ -158,7 +211,7 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
-        const bool isNorm = name.find("ln_") != std::string::npos;
+        const bool isNorm = name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos;
         const bool isBias = name.ends_with(".bias");
         tensor = Tensor(shape, isNorm && !isBias ? 1.0f : 0.0f);
         if (!isNorm && !isBias)

@@ -37,10 +37,21 @@ struct BlockWeights
     Tensor crossQWeight, crossQBias; // [D, D], [D]
     Tensor crossKvWeight, crossKvBias; // [D, 2D], [2D]
     Tensor crossProjWeight, crossProjBias; // [D, D], [D]
+    // The Llama family's block (Family::Llama) is in nn.Linear layout, weights [out, in], so y = x Wᵀ + b
+    // (model.layers.{i}.self_attn.q_proj …). ln1Weight and ln2Weight hold its RMSNorms (input_layernorm,
+    // post_attention_layernorm); a bias is empty where the config has none.
+    Tensor qWeight, qBias; // [H·d, D], [H·d]
+    Tensor kWeight, kBias; // [Hkv·d, D], [Hkv·d]  (Hkv K/V heads, grouped-query attention)
+    Tensor vWeight, vBias; // [Hkv·d, D], [Hkv·d]
+    Tensor oWeight, oBias; // [D, H·d], [D]        (o_proj)
+    Tensor gateWeight, gateBias; // [F, D], [F]    (mlp.gate_proj)
+    Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj)
+    Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj)
 };
 
 // A model of any architecture (ModelConfig::architecture): config plus weights, loaded from or saved to a Hugging Face
-// GPT-2 directory (config.json + model.safetensors). The output projection is tied to wte.
+// directory in its family's layout (config.json + model.safetensors, or shards listed in model.safetensors.index.json).
+// The output projection is tied to wte unless the config says otherwise.
 class Model
 {
 public:
@@ -50,12 +61,14 @@ public:
     Tensor relativeBias; // [buckets, H] T5's bias per distance bucket, shared by the layers (empty for other kinds)
     std::vector<BlockWeights> blocks; // the decoder's (or the encoder-only model's) blocks
     Tensor lnfWeight, lnfBias; // [D]
+    Tensor lmHead; // [V, D] an untied output head (lm_head.weight; ModelConfig::tiedHead false), else empty
     // An encoder–decoder's encoder stack ("encoder.h.{i}.", "encoder.ln_f"); it shares wte and the positions.
     std::vector<BlockWeights> encoderBlocks;
     Tensor encoderLnfWeight, encoderLnfBias; // [D]
 
     std::string name; // built-in name, or the directory's last component
     std::string directory; // where it was loaded from (empty for a model made in memory)
+    std::string dtype = "F32"; // how its checkpoint stores the weights: F32, F16, BF16 or "mixed" (computed in float32)
 
     static Model load(const std::string &directory);
     // config.json and model.safetensors, each atomically; `metadata` goes into the safetensors header.
@@ -76,8 +89,11 @@ public:
     // experts, a factor outside (0, 1024] or a k outside 1..E.
     Model withRouting(double capacityFactor, int topK, const std::string &field) const;
 
-    // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight").
+    // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight";
+    // "layers.0.self_attn.q_proj.weight", "embed_tokens.weight", "lm_head.weight" in the Llama family).
     std::map<std::string, const Tensor *> parameters() const;
+    // The output projection the logits read: lm_head when untied, else wte.
+    const Tensor &outputWeight() const { return lmHead.empty() ? wte : lmHead; }
     std::map<std::string, Tensor *> parameters();
     int64_t parameterCount() const;
     // The parameters a model of `config` has, counted from the shapes alone (nothing is allocated): for an

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <tuple>
 #include <utility>
@@ -56,6 +57,8 @@ Activation parseActivation(const std::string &s, const std::string &source)
         return Activation::GeluErf;
     if (s == "relu")
         return Activation::Relu;
+    if (s == "silu" || s == "swish")
+        return Activation::Silu;
     throw Error(
         source + ": key 'activation_function': unsupported value '" + s + "' (expected gelu_new, gelu or relu)");
 }
@@ -69,6 +72,8 @@ std::string activationName(Activation a)
         return "gelu";
     case Activation::Relu:
         return "relu";
+    case Activation::Silu:
+        return "silu";
     }
     return "gelu_new";
 }
@@ -81,7 +86,157 @@ double shortestDecimal(float value)
     return std::strtod(std::string(text, end).c_str(), nullptr);
 }
 
+bool readBool(const json &j, const char *key, bool fallback, const std::string &source)
+{
+    if (!j.contains(key) || j[key].is_null())
+        return fallback;
+    if (!j[key].is_boolean())
+        throw Error(source + ": key '" + key + "' must be true or false, is " + shownJson(j[key]));
+    return j[key].get<bool>();
+}
+
+// The model_type values this app reads, each with the family whose layout it has.
+struct ModelType
+{
+    const char *name;
+    Family family;
+    const char *architecture; // for config.json's "architectures"
+};
+constexpr ModelType kModelTypes[]
+    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
+        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"}};
+
+const ModelType &modelTypeOf(const std::string &name, const std::string &source)
+{
+    for (const ModelType &t : kModelTypes)
+        if (name == t.name)
+            return t;
+    std::string known;
+    for (const ModelType &t : kModelTypes)
+        known += std::string(known.empty() ? "" : ", ") + t.name;
+    throw Error(source + ": key 'model_type': '" + name + "' is not a family this app opens (it opens " + known + ")");
+}
+
+RopeScaling readRopeScaling(const json &j, const std::string &source)
+{
+    RopeScaling r;
+    if (!j.contains("rope_scaling") || j["rope_scaling"].is_null())
+        return r;
+    const json &s = j["rope_scaling"];
+    const std::string where = source + ": key 'rope_scaling'";
+    if (!s.is_object())
+        throw Error(where + " must be an object or null, is " + shownJson(s));
+    // Hugging Face wrote "type" before 4.43 and "rope_type" since.
+    const char *typeKey = s.contains("rope_type") ? "rope_type" : "type";
+    const std::string type = readString(s, typeKey, "", where);
+    if (type == "default" || type.empty())
+        return r;
+    if (type != "linear" && type != "llama3")
+        throw Error(where + ": rope_type '" + type
+            + "' is not supported (supported: linear and llama3; dynamic, yarn, longrope and others are not)");
+    r.kind = type == "linear" ? RopeScaling::Kind::Linear : RopeScaling::Kind::Llama3;
+    r.factor = jsonNumber(s, "factor", 1.0, 1024.0, where);
+    if (r.kind == RopeScaling::Kind::Llama3) {
+        r.lowFreqFactor = jsonNumber(s, "low_freq_factor", 1e-3, 1e3, where);
+        r.highFreqFactor = jsonNumber(s, "high_freq_factor", 1e-3, 1e3, where);
+        r.originalContext = int(jsonInteger(s, "original_max_position_embeddings", 1, 1 << 24, where));
+        if (!(r.highFreqFactor > r.lowFreqFactor))
+            throw Error(where + ": high_freq_factor must exceed low_freq_factor");
+    }
+    return r;
+}
+
+// Llama, Mistral and Qwen2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, with their defaults where a key is
+// absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU, no positions table.
+ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
+{
+    constexpr IntKey hidden {"hidden_size", 1, 65536}, layers {"num_hidden_layers", 1, 256},
+        heads {"num_attention_heads", 1, 1024}, kvHeads {"num_key_value_heads", 1, 1024},
+        inner {"intermediate_size", 1, 1 << 20}, vocab {"vocab_size", 1, 1 << 24},
+        context {"max_position_embeddings", 1, 1 << 24}, window {"sliding_window", 1, 1 << 24},
+        headDim {"head_dim", 1, 65536};
+    const std::string name = type.name;
+    for (const char *key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"})
+        if (!j.contains(key))
+            throw Error(source + ": key '" + key + "' is missing (a " + name + " config.json needs it)");
+    ModelConfig c;
+    c.family = Family::Llama;
+    c.modelType = name;
+    c.dModel = readInt(j, hidden, 0, source);
+    c.layers = readInt(j, layers, 0, source);
+    c.heads = readInt(j, heads, 0, source);
+    c.kvHeads = readInt(j, kvHeads, c.heads, source);
+    c.dFF = readInt(j, inner, 0, source);
+    c.vocab = readInt(j, vocab, 32000, source);
+    c.context = std::min(readInt(j, context, 2048, source), int(kPositions.maximum));
+    c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source)) : 1e-6f;
+    c.activation = parseActivation(readString(j, "hidden_act", "silu", source), source);
+    if (c.activation != Activation::Silu)
+        throw Error(source + ": key 'hidden_act': a " + name + " model's SwiGLU takes silu, not '"
+            + readString(j, "hidden_act", "", source) + "'");
+    c.positions = PositionKind::RopeHalf;
+    c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source)) : 10000.0f;
+    c.ropeScaling = readRopeScaling(j, source);
+    c.norm = NormKind::RmsNorm;
+    c.gatedFfn = true;
+    c.tiedHead = readBool(j, "tie_word_embeddings", false, source);
+    if (name == "qwen2") {
+        c.qkvBias = true; // Qwen2Attention: q, k and v with bias, o without
+        c.outBias = false;
+        c.mlpBias = false;
+        if (readBool(j, "use_sliding_window", false, source))
+            throw Error(source + ": key 'use_sliding_window': Qwen2's per-layer sliding window is not supported");
+    } else {
+        c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
+        c.mlpBias = readBool(j, "mlp_bias", false, source);
+    }
+    if (name == "mistral")
+        c.slidingWindow = readInt(j, window, 0, source);
+    if (j.contains("head_dim") && !j["head_dim"].is_null() && c.heads > 0 && c.dModel % c.heads == 0
+        && readInt(j, headDim, 0, source) != c.dModel / c.heads)
+        throw Error(source + ": key 'head_dim' is " + std::to_string(readInt(j, headDim, 0, source))
+            + ", not hidden_size / num_attention_heads (" + std::to_string(c.dModel / c.heads)
+            + "): heads of another width than the model's are not supported");
+    c.tokenizer = "gpt2"; // i.e. the directory's own files (tokenize/tokenizer.h)
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.task = readString(j, "atlas_task", "", source);
+    c.validate(source);
+    return c;
+}
+
 } // namespace
+
+std::vector<double> ModelConfig::ropeFrequencies() const
+{
+    const int64_t d = headDim();
+    std::vector<double> theta;
+    for (int64_t j = 0; j < d / 2; ++j) {
+        // As Hugging Face computes them: 1 / base^(2j/d) in float32.
+        const double f = double(1.0f / std::pow(ropeBase, float(2 * j) / float(d)));
+        theta.push_back(family == Family::Gpt2 ? std::pow(double(ropeBase), -2.0 * double(j) / double(d)) : f);
+    }
+    const RopeScaling &r = ropeScaling;
+    if (r.kind == RopeScaling::Kind::Linear)
+        for (double &f : theta)
+            f /= r.factor;
+    if (r.kind == RopeScaling::Kind::Llama3) {
+        const double pi = 3.14159265358979323846;
+        const double lowWavelength = r.originalContext / r.lowFreqFactor,
+                     highWavelength = r.originalContext / r.highFreqFactor;
+        for (double &f : theta) {
+            const double wavelength = 2 * pi / f;
+            if (wavelength > lowWavelength) {
+                f /= r.factor;
+            } else if (wavelength >= highWavelength) {
+                const double smooth
+                    = (r.originalContext / wavelength - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
+                f = (1 - smooth) * f / r.factor + smooth * f;
+            }
+        }
+    }
+    return theta;
+}
 
 const std::vector<std::string> &positionKindNames()
 {
@@ -154,6 +309,12 @@ void ModelConfig::validate(const std::string &source) const
             std::string(what) + " = " + std::to_string(int64_t(a) * int64_t(b))
                 + " weights in one matrix, more than a tensor may hold (2147483647)");
     require(lnEpsilon > 0, "layer_norm_epsilon must be positive");
+    require(kvHeads >= 0 && kvHeads <= heads && (kvHeads == 0 || heads % kvHeads == 0),
+        "num_key_value_heads (" + std::to_string(kvHeads) + ") must divide num_attention_heads ("
+            + std::to_string(heads) + ")");
+    require(slidingWindow >= 0, "sliding_window must not be negative");
+    require(family == Family::Gpt2 || (!reversible && experts == 0 && encoderLayers == 0),
+        "a " + modelType + " model has one decoder stack of dense blocks");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
     require(!rotatesQueriesAndKeys() || headDim() % 2 == 0,
@@ -232,6 +393,9 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     const json j = parseJson(text, source);
     if (!j.is_object())
         throw Error(source + ": expected a JSON object");
+    const ModelType &type = modelTypeOf(readString(j, "model_type", "gpt2", source), source);
+    if (type.family == Family::Llama)
+        return llamaFamilyFromJson(j, type, source);
     ModelConfig c;
     c.layers = readInt(j, kLayers, c.layers, source);
     c.heads = readInt(j, kHeads, c.heads, source);
@@ -328,6 +492,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
 
 std::string ModelConfig::toJson() const
 {
+    if (family == Family::Llama)
+        return llamaFamilyJson();
     json j = {
         {"model_type", "gpt2"},
         {"architectures", {"GPT2LMHeadModel"}},
@@ -383,6 +549,49 @@ std::string ModelConfig::toJson() const
             j["atlas_moe_layers"] = moeLayers;
     }
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; // a byte sample may not be UTF-8
+}
+
+} // namespace atlas
+
+namespace atlas {
+
+std::string ModelConfig::llamaFamilyJson() const
+{
+    json j = {
+        {"model_type", modelType},
+        {"architectures", {modelTypeOf(modelType, "config").architecture}},
+        {"hidden_size", dModel},
+        {"intermediate_size", dFF},
+        {"num_hidden_layers", layers},
+        {"num_attention_heads", heads},
+        {"num_key_value_heads", kvHeadCount()},
+        {"vocab_size", vocab},
+        {"max_position_embeddings", context},
+        {"rms_norm_eps", shortestDecimal(lnEpsilon)},
+        {"rope_theta", shortestDecimal(ropeBase)},
+        {"hidden_act", "silu"},
+        {"tie_word_embeddings", tiedHead},
+        {"torch_dtype", "float32"},
+    };
+    if (modelType == "llama") {
+        j["attention_bias"] = qkvBias;
+        j["mlp_bias"] = mlpBias;
+    }
+    if (modelType == "mistral")
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+    const RopeScaling &r = ropeScaling;
+    if (r.kind == RopeScaling::Kind::None)
+        j["rope_scaling"] = nullptr;
+    else if (r.kind == RopeScaling::Kind::Linear)
+        j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
+    else
+        j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", r.factor}, {"low_freq_factor", r.lowFreqFactor},
+            {"high_freq_factor", r.highFreqFactor}, {"original_max_position_embeddings", r.originalContext}};
+    for (const auto &[key, value] :
+        {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
+        if (!value.empty())
+            j[key] = value;
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 } // namespace atlas

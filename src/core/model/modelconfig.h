@@ -7,7 +7,26 @@
 namespace atlas {
 
 enum class LayerNormPlacement { Pre, Post };
-enum class Activation { GeluTanh, GeluErf, Relu };
+enum class Activation { GeluTanh, GeluErf, Relu, Silu };
+// The normalisation of every sub-layer: LayerNorm (γ ⊙ (x − mean) / √(var + ε) + β), or RMSNorm (Zhang & Sennrich
+// 2019; Llama: γ ⊙ x / √(mean(x²) + ε), no mean and no bias).
+enum class NormKind { LayerNorm, RmsNorm };
+// The checkpoint layout a model is read from and written to (docs/models.md, "Families"): Hugging Face's GPT-2
+// (the project's own models too), or the layout Llama, Mistral and Qwen2 share (model.layers.{i}.self_attn.q_proj
+// …, weights [out, in]).
+enum class Family { Gpt2, Llama };
+
+// Llama's rope_scaling (Hugging Face's _compute_linear_scaling_parameters and _compute_llama3_parameters): none,
+// every frequency divided by `factor` (linear), or Llama 3.1's rule that divides only the low frequencies and blends
+// the middle band (llama3).
+struct RopeScaling
+{
+    enum class Kind { None, Linear, Llama3 } kind = Kind::None;
+    double factor = 1.0;
+    double lowFreqFactor = 1.0; // llama3 only
+    double highFreqFactor = 4.0; // llama3 only
+    int originalContext = 8192; // llama3: original_max_position_embeddings
+};
 // How a model knows where each token is (docs/models.md, "Positions"): added to the embedding (learned,
 // sinusoidal), rotating queries and keys (RoPE in RoFormer's interleaved pairs or the rotate-half convention), a
 // term added to every score (ALiBi, Shaw et al.'s relative keys, T5's bucketed bias), or not at all.
@@ -25,10 +44,13 @@ PositionKind positionKindArgument(const std::string &name, const std::string &fi
 // Every kind's name, in the enum's order.
 const std::vector<std::string> &positionKindNames();
 
-// The model's hyper-parameters, read from and written to a Hugging Face GPT-2 config.json. Keys that GPT-2
-// does not have are stored with an "atlas_" prefix, which Hugging Face loaders ignore.
+// The model's hyper-parameters, read from and written to a Hugging Face config.json: GPT-2's keys (the project's own
+// models, whose keys that GPT-2 does not have carry an "atlas_" prefix, which Hugging Face loaders ignore), or
+// Llama's, Mistral's and Qwen2's (hidden_size, num_key_value_heads, rope_theta …), chosen by model_type.
 struct ModelConfig
 {
+    Family family = Family::Gpt2;
+    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral or qwen2
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -42,7 +64,16 @@ struct ModelConfig
     // atlas_embedding_scale: E = s · W_te[ids]. 1 in GPT-2; Vaswani et al. multiply by √d_model, which keeps the
     // embedding from drowning under an added sinusoidal encoding (docs/models.md, "Positions").
     float embeddingScale = 1.0f;
-    float ropeBase = 10000.0f; // atlas_rope_base: θᵢ = base^(−2i/d)
+    float ropeBase = 10000.0f; // atlas_rope_base (rope_theta): θᵢ = base^(−2i/d)
+    RopeScaling ropeScaling; // rope_scaling (Llama family only)
+    int kvHeads = 0; // num_key_value_heads: grouped-query attention's K/V heads, each shared by heads / kvHeads query
+                     // heads; 0 = heads
+    NormKind norm = NormKind::LayerNorm;
+    bool gatedFfn = false; // SwiGLU (Shazeer 2020): FFN(x) = (act(x W_gate) ⊙ x W_up) W_down
+    // Which linear maps add a bias: GPT-2's all do; Llama's none (attention_bias, mlp_bias), Qwen2's q, k and v only.
+    bool qkvBias = true, outBias = true, mlpBias = true;
+    bool tiedHead = true; // tie_word_embeddings: logits read W_te; otherwise lm_head.weight
+    int slidingWindow = 0; // sliding_window (Mistral): query i sees keys i − W < j ≤ i; 0 = every earlier key
     int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
     int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count
     int relativeMaxDistance = 128; // atlas_relative_max_distance: T5's last bucket starts at this distance
@@ -70,6 +101,11 @@ struct ModelConfig
     std::string task; // atlas_task: the task it was trained on (train --task), for held-out scores; may be empty
 
     int headDim() const { return dModel / heads; }
+    int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
+    // Query heads per K/V head (1 without grouped-query attention).
+    int queriesPerKv() const { return heads / kvHeadCount(); }
+    // The angle per position of each rotated pair: base^(−2j/d), with rope_scaling applied.
+    std::vector<double> ropeFrequencies() const;
     Architecture architecture() const
     {
         return encoderLayers > 0 ? Architecture::EncoderDecoder
@@ -106,6 +142,9 @@ struct ModelConfig
 
     static ModelConfig fromJson(const std::string &json, const std::string &source);
     std::string toJson() const;
+
+private:
+    std::string llamaFamilyJson() const;
 };
 
 } // namespace atlas

@@ -75,9 +75,39 @@ void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
     Eigen::Map<Eigen::ArrayXf>(dinp.data(), dinp.numel()) += (u > 0.0f).select(g, 0.0f);
 }
 
+void silu_forward(Tensor &out, const Tensor &inp)
+{
+    requireShape(out, inp.shape(), "SiLU output");
+    const float *x = inp.data();
+    float *o = out.data();
+    for (int64_t i = 0; i < inp.numel(); ++i)
+        o[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+void silu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
+{
+    requireShape(dinp, inp.shape(), "SiLU backward dinp");
+    requireShape(dout, inp.shape(), "SiLU backward dout");
+    const float *x = inp.data(), *g = dout.data();
+    float *d = dinp.data();
+    for (int64_t i = 0; i < inp.numel(); ++i) {
+        const float s = 1.0f / (1.0f + std::exp(-x[i]));
+        d[i] += g[i] * s * (1.0f + x[i] * (1.0f - s));
+    }
+}
+
+void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up, Activation activation)
+{
+    requireShape(up, gate.shape(), "gated activation up");
+    activation_forward(out, gate, activation);
+    Eigen::Map<Eigen::ArrayXf>(out.data(), out.numel()) *= Eigen::Map<const Eigen::ArrayXf>(up.data(), up.numel());
+}
+
 void activation_forward(Tensor &out, const Tensor &inp, Activation activation)
 {
     switch (activation) {
+    case Activation::Silu:
+        return silu_forward(out, inp);
     case Activation::Relu:
         return relu_forward(out, inp);
     case Activation::GeluTanh:
@@ -90,6 +120,8 @@ void activation_forward(Tensor &out, const Tensor &inp, Activation activation)
 void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Activation activation)
 {
     switch (activation) {
+    case Activation::Silu:
+        return silu_backward(dinp, dout, inp);
     case Activation::Relu:
         return relu_backward(dinp, dout, inp);
     case Activation::GeluTanh:

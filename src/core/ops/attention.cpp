@@ -121,6 +121,15 @@ void attention_mask_backward(Tensor &dscores, const Tensor &dout, bool causal, c
     });
 }
 
+void sliding_window_mask(Tensor &scores, int window)
+{
+    const int64_t H = scores.dim(0), T = scores.dim(1);
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = window; i < T; ++i)
+            std::fill_n(
+                scores.data() + (h * T + i) * scores.dim(2), i - window + 1, -std::numeric_limits<float>::infinity());
+}
+
 void attention_context_forward(Tensor &out, const Tensor &probs, const Tensor &v)
 {
     for (int64_t h = 0; h < probs.dim(0); ++h)

@@ -7,6 +7,22 @@
 
 namespace atlas::ops {
 
+void rmsnorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, float eps)
+{
+    const int64_t T = inp.dim(0), D = inp.dim(1);
+    requireShape(out, inp.shape(), "RMSNorm output");
+    requireShape(weight, {D}, "RMSNorm weight");
+    ConstRowVectorMap w(weight.data(), D);
+    ConstMatrixMap x = inp.matrix();
+    MatrixMap o = out.matrix();
+    parallelFor(T, 65536 / std::max<int64_t>(D, 1), [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const float rms = 1.0f / std::sqrt(x.row(t).squaredNorm() / float(D) + eps);
+            o.row(t) = (x.row(t).array() * rms * w.array()).matrix();
+        }
+    });
+}
+
 void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias, float eps)
 {
     const int64_t T = inp.dim(0), D = inp.dim(1);

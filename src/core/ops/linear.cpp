@@ -14,6 +14,18 @@ void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const 
     o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
 
+void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias)
+{
+    requireShape(out, {inp.dim(0), weight.dim(0)}, "linear output");
+    if (inp.dim(1) != weight.dim(1))
+        throw Error(
+            "linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
+    MatrixMap o = out.matrix();
+    o.noalias() = inp.matrix() * weight.matrix().transpose();
+    if (!bias.empty())
+        o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
+}
+
 void linear_backward(
     Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight)
 {

@@ -51,10 +51,15 @@ void average_backward(Tensor &da, Tensor &db, const Tensor &dout);
 enum class RopeStyle { Interleaved, RotateHalf };
 // θᵢ for pair i of a head of width d
 double ropeFrequency(int64_t pair, int64_t d, float base);
-// out, in are (H,T,d), d even; row t is position firstPosition + t
-void rope_forward(Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, float base);
+// θᵢ = base^(−2i/d) for every pair of a head of width d
+std::vector<double> ropeFrequencies(int64_t d, float base);
+// out, in are (H,T,d); row t is position firstPosition + t; pair i turns by t·theta[i]. theta has at most d/2 angles;
+// with fewer, only the first 2·theta.size() dimensions turn (GPT-NeoX's partial rotary; the rotate-half pairs are
+// then (xᵢ, xᵢ₊ₙ), n = theta.size()) and the rest pass through.
+void rope_forward(
+    Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta);
 // din, dout are (H,T,d) from position 0: din += R(−angle) dout
-void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, float base);
+void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta);
 // ALiBi's head slopes (Press et al. 2022), including their rule for a head count that is not a power of two
 std::vector<float> alibiSlopes(int heads);
 // out is (H,T,K): out[h,i,j] = −m_h |queryOffset + i − j| (causal models mask j > i anyway)
@@ -75,6 +80,8 @@ void shaw_bias_backward(
 
 // ---- layernorm.cpp
 
+// out, inp are (T,D); weight is (D): out = weight ⊙ x / √(mean(x²) + eps) (RMSNorm, as Llama: no mean, no bias)
+void rmsnorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, float eps);
 // out, inp are (T,D); weight, bias are (D)
 void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias, float eps);
 // dinp, dout, inp are (T,D); dweight, dbias, weight are (D). Mean and variance are recomputed from inp.
@@ -85,6 +92,8 @@ void layernorm_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tens
 
 // out is (T,O); inp is (T,I); weight is (I,O) (Conv1D layout); bias is (O)
 void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias);
+// out is (T,O); inp is (T,I); weight is (O,I) (nn.Linear layout); bias is (O) or empty: out = inp weightᵀ + bias
+void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias);
 // dinp, inp are (T,I); dweight, weight are (I,O); dbias is (O); dout is (T,O):
 // dinp += dout weightᵀ, dweight += inpᵀ dout, dbias += Σ_t dout[t]
 void linear_backward(
@@ -112,6 +121,9 @@ void attention_scores_backward(
 // out, scores are (H,T,S): out = scores where query i may attend key j (j <= i when causal, then S = T; j not
 // padding), else -inf
 void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, const std::vector<int> &padding);
+// scores is (H,T,T), already causally masked: key j is also masked when j ≤ i − window (Mistral's sliding window: each
+// query sees its `window` latest positions, itself included)
+void sliding_window_mask(Tensor &scores, int window);
 // dscores, dout are (H,T,S): dscores += dout on the allowed cells; a masked cell gets no gradient
 void attention_mask_backward(Tensor &dscores, const Tensor &dout, bool causal, const std::vector<int> &padding);
 // out is (H,T,d); probs is (H,T,S); v is (H,S,d)
@@ -146,7 +158,14 @@ void relu_forward(Tensor &out, const Tensor &inp);
 // dinp, dout, inp same shape: dinp += dout where u > 0 (0 at u = 0, as PyTorch)
 void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
 
-// out, inp same shape: the model's activation (ReLU, tanh GELU or erf GELU)
+// out, inp same shape: u σ(u) = u / (1 + e^(−u)) (SiLU, Swish with β = 1)
+void silu_forward(Tensor &out, const Tensor &inp);
+// dinp, dout, inp same shape: dinp += dout σ(u)(1 + u(1 − σ(u)))
+void silu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
+// out, gate, up same shape: out = act(gate) ⊙ up (a gated linear unit; SwiGLU with SiLU, Shazeer 2020)
+void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up, Activation activation);
+
+// out, inp same shape: the model's activation (ReLU, tanh GELU, erf GELU or SiLU)
 void activation_forward(Tensor &out, const Tensor &inp, Activation activation);
 // dinp, dout, inp same shape: dinp += dout · act′(inp)
 void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Activation activation);

@@ -10,21 +10,25 @@ namespace atlas::ops {
 
 namespace {
 
-// The (first, second) element of rotation pair p in a head of width d, in either convention.
-std::pair<int64_t, int64_t> ropePair(int64_t p, int64_t d, RopeStyle style)
+// The (first, second) element of rotation pair p when n pairs turn, in either convention.
+std::pair<int64_t, int64_t> ropePair(int64_t p, int64_t n, RopeStyle style)
 {
-    return style == RopeStyle::Interleaved ? std::pair {2 * p, 2 * p + 1} : std::pair {p, p + d / 2};
+    return style == RopeStyle::Interleaved ? std::pair {2 * p, 2 * p + 1} : std::pair {p, p + n};
 }
 
-// y = R(sign · angle) x on every pair of every row; row t of each head is position first + t.
-void rotate(Tensor &out, const Tensor &in, int64_t first, RopeStyle style, float base, float sign)
+// y = R(sign · angle) x on every turning pair of every row; row t of each head is position first + t.
+void rotate(Tensor &out, const Tensor &in, int64_t first, RopeStyle style, const std::vector<double> &theta, float sign)
 {
-    const int64_t H = in.dim(0), T = in.dim(1), d = in.dim(2);
+    const int64_t H = in.dim(0), T = in.dim(1), d = in.dim(2), n = int64_t(theta.size());
+    if (2 * n > d)
+        throw Error("RoPE: " + std::to_string(n) + " rotated pairs do not fit heads of width " + std::to_string(d));
+    if (&out != &in)
+        std::copy(in.data(), in.data() + in.numel(), out.data()); // dimensions past the rotated ones pass through
     for (int64_t t = 0; t < T; ++t)
-        for (int64_t p = 0; p < d / 2; ++p) {
-            const double angle = double(first + t) * ropeFrequency(p, d, base);
+        for (int64_t p = 0; p < n; ++p) {
+            const double angle = double(first + t) * theta[size_t(p)];
             const float c = float(std::cos(angle)), s = sign * float(std::sin(angle));
-            const auto [a, b] = ropePair(p, d, style);
+            const auto [a, b] = ropePair(p, n, style);
             for (int64_t h = 0; h < H; ++h) {
                 const float *x = in.data() + (h * T + t) * d;
                 float *y = out.data() + (h * T + t) * d;
@@ -42,19 +46,28 @@ double ropeFrequency(int64_t pair, int64_t d, float base)
     return std::pow(double(base), -2.0 * double(pair) / double(d));
 }
 
-void rope_forward(Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, float base)
+std::vector<double> ropeFrequencies(int64_t d, float base)
 {
-    if (in.rank() != 3 || in.dim(2) % 2 != 0)
-        throw Error("RoPE: expected [H, T, d] with d even, got " + in.shapeString());
-    requireShape(out, in.shape(), "RoPE output");
-    rotate(out, in, firstPosition, style, base, 1.0f);
+    std::vector<double> theta;
+    for (int64_t p = 0; p < d / 2; ++p)
+        theta.push_back(ropeFrequency(p, d, base));
+    return theta;
 }
 
-void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, float base)
+void rope_forward(
+    Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta)
+{
+    if (in.rank() != 3)
+        throw Error("RoPE: expected [H, T, d], got " + in.shapeString());
+    requireShape(out, in.shape(), "RoPE output");
+    rotate(out, in, firstPosition, style, theta, 1.0f);
+}
+
+void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta)
 {
     requireShape(din, dout.shape(), "RoPE backward");
     Tensor back(dout.shape()); // Rᵀ = R(−angle): a rotation's gradient is the inverse rotation
-    rotate(back, dout, 0, style, base, -1.0f);
+    rotate(back, dout, 0, style, theta, -1.0f);
     Eigen::Map<Eigen::ArrayXf>(din.data(), din.numel()) += Eigen::Map<const Eigen::ArrayXf>(back.data(), back.numel());
 }
 

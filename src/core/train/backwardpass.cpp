@@ -30,6 +30,10 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
     , m_ffnChunks(ffnChunks)
     , T(static_cast<int64_t>(input.tokens.size()))
 {
+    if (m_c.family != Family::Gpt2)
+        throw Error("training and the memory lab need backward passes of " + m_c.modelType
+            + "'s operations (RMSNorm, SwiGLU, grouped-query attention), which this version does not have: a "
+            + m_c.modelType + " model runs forward only");
     if (m_c.isEncoderDecoder())
         startStack(names::kDecoderStack);
     MemoryScope scope(MemoryPhase::Backward, -1, "gradients", MemoryCategory::Gradients);
@@ -245,8 +249,8 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
         Tensor dqRot({H, T, d}), dkRot({H, T, d});
         ops::attention_scores_backward(
             dqRot, dkRot, dscores, act(names::queriesOf(m_s, i, true)), act(names::keysOf(m_s, i, true)), scale);
-        ops::rope_backward(dq, dqRot, style, m_c.ropeBase);
-        ops::rope_backward(dk, dkRot, style, m_c.ropeBase);
+        ops::rope_backward(dq, dqRot, style, m_c.ropeFrequencies());
+        ops::rope_backward(dk, dkRot, style, m_c.ropeFrequencies());
     } else {
         ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
     }
