@@ -6,6 +6,7 @@
 #include "session/session.h"
 #include "theme.h"
 #include "util/error.h"
+#include "util/memorycheck.h"
 #include "util/threadpriority.h"
 
 #include <QApplication>
@@ -17,6 +18,7 @@
 // With a subcommand (dump, render, bench …) this is the command line; with none it opens the app.
 int main(int argc, char **argv)
 {
+    atlas::reuseFreedTensorMemory();
     if (argc > 1 && std::string(argv[1]) == "bench-gui") // the one command that needs the window
         return atlas::runGuiStallBenchmark(argc, argv);
     if (const int code = atlas::runCommandLine(argc, argv); code >= 0)

@@ -2,6 +2,7 @@
 // with a message naming the problem.
 #include "clitesting.h"
 #include "io/npy.h"
+#include "io/safetensors.h"
 #include "model/model.h"
 #include "train/checkpointdirectory.h"
 
@@ -83,6 +84,39 @@ private slots:
         QVERIFY2(refused.err.contains("vocab.json"), qPrintable(refused.err));
         QCOMPARE(atlas::Model::load(out.toStdString()).config.layers, 2);
         QVERIFY(first.config.layers == 1);
+    }
+
+    // new-model --family writes each family's Hugging Face layout: it loads back as that family, parameter for
+    // parameter, with the keys its …ForCausalLM class uses, and runs.
+    void newModelWritesEachFamilysLayout_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("key"); // one key of the layout
+        QTest::newRow("llama") << "llama"
+                               << "model.layers.1.mlp.gate_proj.weight";
+        QTest::newRow("qwen2") << "qwen2"
+                               << "model.layers.0.self_attn.k_proj.bias";
+        QTest::newRow("mistral") << "mistral"
+                                 << "lm_head.weight";
+        QTest::newRow("gpt_neox") << "gpt_neox"
+                                  << "gpt_neox.layers.0.attention.query_key_value.weight";
+        QTest::newRow("gpt_neo") << "gpt_neo"
+                                 << "transformer.h.1.attn.attention.out_proj.bias";
+    }
+    void newModelWritesEachFamilysLayout()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, key);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("m");
+        const auto made = run({"new-model", "--family", family, "--out", out, "--layers", "2", "--d-model", "32",
+            "--heads", "4", "--kv-heads", family == "gpt_neox" || family == "gpt_neo" ? "4" : "2", "--vocab", "50"});
+        QVERIFY2(made.code == 0, qPrintable(made.err));
+        const atlas::Model model = atlas::Model::load(out.toStdString());
+        QCOMPARE(QString::fromStdString(model.config.modelType), family);
+        QVERIFY(atlas::SafetensorsFile((out + "/model.safetensors").toStdString()).contains(key.toStdString()));
+        const auto dumped = run({"dump", "--model", out, "--tokens", "1,2,3", "--out", dir.filePath("d")});
+        QVERIFY2(dumped.code == 0, qPrintable(dumped.err));
     }
 
     // dump --objective writes the corruption with the model's own special tokens, and refuses an objective whose

@@ -51,8 +51,10 @@ std::vector<int> intList(const QJsonValue &value)
 // The input the reference was computed on: gpt2_tiny*_ref/tokens.json or variant_ref/input.json.
 // Checkpoints in the layouts of other families, each with its PyTorch reference (tests/tools/make_family_reference.py):
 // Llama (GQA, biases, untied, llama3 rope_scaling, F32), Qwen2 (multi-query, tied, BF16 in two shards), Mistral
-// (sliding window, F16).
-constexpr const char *kFamilyModels[] = {"llama_tiny", "qwen2_tiny", "mistral_tiny"};
+// (sliding window, F16), GPT-NeoX (partial rotary with a parallel residual, F32; full rotary, sequential, F16) and
+// GPT-Neo (a global and a local layer, unscaled scores, BF16).
+constexpr const char *kFamilyModels[]
+    = {"llama_tiny", "qwen2_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny"};
 
 Input inputFor(const QString &model)
 {
@@ -550,6 +552,14 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("shard outside the directory")
         << "qwen2_tiny"
         << "escape" << QStringList {"model.safetensors.index.json", "../", "not a file name"};
+    QTest::newRow("rotary_pct that turns an odd number of dimensions")
+        << "neox_tiny"
+        << "oddrotary" << QStringList {"rotary_pct", "even"};
+    QTest::newRow("attention_types naming other layers than num_layers")
+        << "neo_tiny"
+        << "types" << QStringList {"attention_types", "3 layers", "num_layers is 2"};
+    QTest::newRow("an attention kind neither global nor local") << "neo_tiny"
+                                                                << "kind" << QStringList {"attention_types", "sparse"};
     QTest::newRow("index names a tensor its shard lacks")
         << "qwen2_tiny"
         << "misplaced" << QStringList {"model.norm.weight", "no such tensor"};
@@ -576,6 +586,15 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints()
             }},
         {"headdim", [](QJsonObject &o) { o["head_dim"] = 16; }},
         {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
+        {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
+        {"types",
+            [](QJsonObject &o) {
+                o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "local", "global"}, 1}};
+            }},
+        {"kind",
+            [](QJsonObject &o) {
+                o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "sparse"}, 1}};
+            }},
     };
     if (configEdits.count(broken))
         editJson(config, configEdits.at(broken));

@@ -51,7 +51,7 @@ private slots:
         QCOMPARE(g.cachedKeys(1).shape(), (Shape {4, 9, 8}));
     }
 
-    // The Llama family: the cache holds the K/V heads only (grouped- and multi-query attention), grows past its first
+    // Every family: the cache holds the K/V heads only (grouped- and multi-query attention), grows past its first
     // rows, and the cached logits equal the whole forward pass, also once Mistral's sliding window drops old keys.
     void llamaFamilyCachesOnlyItsKeyValueHeads_data()
     {
@@ -62,6 +62,9 @@ private slots:
         QTest::newRow("llama (GQA, 2 K/V heads for 4)") << "llama_tiny" << 2 << 73;
         QTest::newRow("qwen2 (multi-query, 1 K/V head)") << "qwen2_tiny" << 1 << 73;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
+        QTest::newRow("gpt_neox (partial rotary, parallel residual)") << "neox_tiny" << 4 << 64;
+        QTest::newRow("gpt_neox (sequential residual)") << "neox_seq_tiny" << 2 << 64;
+        QTest::newRow("gpt_neo (a local layer, window 3; context 16)") << "neo_tiny" << 4 << 16;
     }
     void llamaFamilyCachesOnlyItsKeyValueHeads()
     {
@@ -74,8 +77,9 @@ private slots:
         while (g.cachedPositions() < positions)
             g.generate();
         QVERIFY2(lastRowError(g, m) < 1e-4, qPrintable(QString::number(lastRowError(g, m))));
-        QCOMPARE(g.cachedKeys(1).shape(), (Shape {kvHeads, positions, 8}));
-        QCOMPARE(g.cacheBytes(), size_t(2 * 2 * positions * kvHeads * 8 * 4)); // K and V, 2 layers
+        const int d = m->config.headDim();
+        QCOMPARE(g.cachedKeys(1).shape(), (Shape {kvHeads, positions, d}));
+        QCOMPARE(g.cacheBytes(), size_t(2 * 2 * positions * kvHeads * d * 4)); // K and V, 2 layers
     }
 
     // An encoder-decoder: the encoder and the cross-attention keys and values once, then at every step the same logits

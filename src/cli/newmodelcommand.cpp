@@ -14,7 +14,7 @@ namespace atlas {
 
 namespace {
 
-// The Llama layout's config.json keys for new-model's options (--family llama|mistral|qwen2).
+// A family's config.json keys for new-model's options (--family llama|mistral|qwen2|gpt_neox|gpt_neo).
 nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
     const int heads = args.intValue("heads", 4, 1, 1024);
@@ -32,6 +32,17 @@ nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &famil
     j["intermediate_size"] = args.intValue("d-ff", 4 * j["hidden_size"].get<int>(), 1, 1 << 20);
     if (args.has("rope-theta"))
         j["rope_theta"] = args.doubleValue("rope-theta", 10000, 2, 1e9);
+    if (family == "gpt_neox") // Pythia's defaults: a quarter of each head turns, parallel residual
+        j["rotary_pct"] = 0.25;
+    if (family == "gpt_neo") { // GPT-Neo's keys, and its alternating global and local layers
+        j["num_layers"] = j["num_hidden_layers"];
+        j["num_heads"] = j["num_attention_heads"];
+        nlohmann::json kinds = nlohmann::json::array();
+        for (int i = 0; i < j["num_layers"].get<int>(); ++i)
+            kinds.push_back(i % 2 == 0 ? "global" : "local");
+        j["attention_types"] = {{kinds, 1}};
+        j["window_size"] = args.intValue("window", 256, 1, 1 << 20);
+    }
     return j;
 }
 
@@ -61,12 +72,13 @@ nlohmann::json gpt2Config(const Arguments &args)
 //           --activation gelu_new|relu --layer-norm pre|post --positions KIND (models.md) --bidirectional
 //           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
 // With --family llama|mistral|qwen2 [--kv-heads N --tied --rope-theta X]: that family's layout (RMSNorm, RoPE,
-// grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it.
+// grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it; --family gpt_neox (Pythia's
+// layout) or gpt_neo [--window W] (global and local layers) likewise.
 int newModelCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation", "layer-norm",
-            "positions", "tokenizer", "description", "family", "kv-heads", "rope-theta"},
+            "positions", "tokenizer", "description", "family", "kv-heads", "rope-theta", "window"},
         {"bidirectional", "tied"});
     const std::string family = args.value("family", "gpt2");
     const nlohmann::json j = family == "gpt2" ? gpt2Config(args) : llamaFamilyConfig(args, family);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent PyTorch references for the Llama-family checkpoints (tests/tst_engine_parity.cpp).
+"""Independent PyTorch references for checkpoints of other families than GPT-2 (tests/tst_engine_parity.cpp).
 
 This script shares no code with the C++ engine. It writes the forward pass of Hugging Face's modeling_llama.py,
 modeling_mistral.py and modeling_qwen2.py again with plain torch operations:
@@ -13,6 +13,11 @@ modeling_mistral.py and modeling_qwen2.py again with plain torch operations:
     softmax, probs V, o_proj;
   - SwiGLU: down_proj(silu(gate_proj(x)) * up_proj(x));
   - the final norm, then lm_head, or the embedding when tie_word_embeddings.
+and the forward passes of modeling_gpt_neox.py (GPT-NeoX, Pythia: one query_key_value whose output holds q, k and v of
+each head in turn; rotary on the first rotary_pct of each head, its frequencies over that width; scores scaled by
+d^-0.5; the parallel residual x + attn(ln_1(x)) + mlp(ln_2(x)) or the sequential one; exact GELU; embed_out) and
+modeling_gpt_neo.py (GPT-Neo: learned positions; q, k, v without bias; scores NOT scaled; "local" layers that see the
+last window_size positions only; GPT-2's tanh GELU; the head tied to wte).
 Everything is computed in float64 from the weights as stored (rounded to BF16 or F16 where the file holds those), and
 saved as float32 .npy under the engine's trace names (docs/trace-names.md).
 
@@ -26,6 +31,9 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   qwen2_tiny/       qwen2: multi-query attention (1 K/V head), q/k/v biases only, tied embeddings, rope_theta 1e6,
                     linear rope_scaling (factor 2); BF16, in two shards named by model.safetensors.index.json
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
+  neox_tiny/        gpt_neox: partial rotary (rotary_pct 0.5), parallel residual, untied embed_out; F32, "gpt_neox." keys
+  neox_seq_tiny/    gpt_neox with use_parallel_residual false and full rotary; F16
+  neo_tiny/         gpt_neo: a global then a local layer (window_size 3 over 8 tokens), unscaled scores; BF16
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json
 """
 
@@ -63,6 +71,23 @@ MODELS = {
                     vocab_size=64, max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0,
                     hidden_act="silu", tie_word_embeddings=False, sliding_window=4),
         dtype="F16", shards=1, seed=33),
+    "neox_tiny": dict(
+        config=dict(model_type="gpt_neox", architectures=["GPTNeoXForCausalLM"], hidden_size=32, intermediate_size=48,
+                    num_hidden_layers=2, num_attention_heads=4, vocab_size=64, max_position_embeddings=64,
+                    layer_norm_eps=1e-5, rotary_pct=0.5, rotary_emb_base=10000, use_parallel_residual=True,
+                    hidden_act="gelu", tie_word_embeddings=False),
+        dtype="F32", shards=1, seed=34),
+    "neox_seq_tiny": dict(
+        config=dict(model_type="gpt_neox", architectures=["GPTNeoXForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=2, vocab_size=64, max_position_embeddings=64,
+                    layer_norm_eps=1e-5, rotary_pct=1.0, rotary_emb_base=10000, use_parallel_residual=False,
+                    hidden_act="gelu", tie_word_embeddings=False),
+        dtype="F16", shards=1, seed=35),
+    "neo_tiny": dict(
+        config=dict(model_type="gpt_neo", architectures=["GPTNeoForCausalLM"], hidden_size=32, intermediate_size=48,
+                    num_layers=2, num_heads=4, vocab_size=64, max_position_embeddings=16, layer_norm_epsilon=1e-5,
+                    activation_function="gelu_new", attention_types=[[["global", "local"], 1]], window_size=3),
+        dtype="BF16", shards=1, seed=36),
 }
 
 written = []
@@ -140,8 +165,56 @@ def save_trace(directory, trace):
 
 # ---------------------------------------------------------------------------------------------- weights
 
+def neo_weights(cfg, seed):
+    """GPTNeoXForCausalLM's and GPTNeoForCausalLM's names, nn.Linear shapes [out, in]."""
+    g = torch.Generator().manual_seed(seed)
+    D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+
+    def normal(*shape, std=0.2):
+        return torch.randn(*shape, generator=g, dtype=torch.float32) * std
+
+    def linear(w, name, out, inp, bias=True):
+        w[name + ".weight"] = normal(out, inp)
+        if bias:
+            w[name + ".bias"] = normal(out, std=0.1)
+
+    def norm(w, name):
+        w[name + ".weight"] = 1.0 + normal(D, std=0.1)
+        w[name + ".bias"] = normal(D, std=0.1)
+
+    w = {}
+    if cfg["model_type"] == "gpt_neox":
+        w["gpt_neox.embed_in.weight"] = normal(V, D, std=0.5)
+        for i in range(cfg["num_hidden_layers"]):
+            p = f"gpt_neox.layers.{i}."
+            norm(w, p + "input_layernorm")
+            linear(w, p + "attention.query_key_value", 3 * D, D)
+            linear(w, p + "attention.dense", D, D)
+            norm(w, p + "post_attention_layernorm")
+            linear(w, p + "mlp.dense_h_to_4h", F, D)
+            linear(w, p + "mlp.dense_4h_to_h", D, F)
+        norm(w, "gpt_neox.final_layer_norm")
+        w["embed_out.weight"] = normal(V, D)
+        return w
+    w["transformer.wte.weight"] = normal(V, D, std=0.5)
+    w["transformer.wpe.weight"] = normal(cfg["max_position_embeddings"], D, std=0.2)
+    for i in range(cfg["num_layers"]):
+        p = f"transformer.h.{i}."
+        norm(w, p + "ln_1")
+        for name in ("q_proj", "k_proj", "v_proj"):
+            linear(w, p + "attn.attention." + name, D, D, bias=False)
+        linear(w, p + "attn.attention.out_proj", D, D)
+        norm(w, p + "ln_2")
+        linear(w, p + "mlp.c_fc", F, D)
+        linear(w, p + "mlp.c_proj", D, F)
+    norm(w, "transformer.ln_f")
+    return w
+
+
 def random_weights(cfg, seed):
     """Hugging Face's names for LlamaForCausalLM and its kin, nn.Linear shapes [out, in]."""
+    if cfg["model_type"] in ("gpt_neox", "gpt_neo"):
+        return neo_weights(cfg, seed)
     g = torch.Generator().manual_seed(seed)
     D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
@@ -209,7 +282,141 @@ def rms_norm(x, weight, eps):
     return weight * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
+def layer_norm(x, w, name, eps):
+    mean = x.mean(-1, keepdim=True)
+    var = (x - mean).pow(2).mean(-1, keepdim=True)
+    return w[name + ".weight"] * (x - mean) / torch.sqrt(var + eps) + w[name + ".bias"]
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+
+def attend(trace, p, q, k, v, allowed, scale):
+    """scores, mask, softmax and context of [H, T, d] queries, keys and values into the trace; returns [T, H·d]."""
+    H, T, d = q.shape
+    scores = q @ k.transpose(1, 2) * scale
+    trace[p + "attn.scores"] = scores
+    masked = scores.masked_fill(~allowed, float("-inf"))
+    trace[p + "attn.masked"] = masked
+    probs = torch.softmax(masked, dim=-1)
+    trace[p + "attn.probs"] = probs
+    context = probs @ v
+    trace[p + "attn.context"] = context
+    merged = context.transpose(0, 1).reshape(T, H * d)
+    trace[p + "attn.merged"] = merged
+    return merged
+
+
+def neox_forward(w, cfg, tokens):
+    """GPTNeoXForCausalLM's forward."""
+    T = len(tokens)
+    D, H, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["layer_norm_eps"]
+    d = D // H
+    rot = int(d * cfg["rotary_pct"])
+    inv_freq = 1.0 / (cfg["rotary_emb_base"] ** (torch.arange(0, rot, 2, dtype=torch.int64).float() / rot))
+    freqs = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
+
+    def lin(x, name):
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    def mlp(h, p, m):
+        up = lin(h, m + "mlp.dense_h_to_4h")
+        act = torch.nn.functional.gelu(up)  # exact (erf) GELU, hidden_act "gelu"
+        down = lin(act, m + "mlp.dense_4h_to_h")
+        trace[p + "mlp.up"], trace[p + "mlp.act"], trace[p + "mlp.down"] = up, act, down
+        return down
+
+    trace = {}
+    x = w["gpt_neox.embed_in.weight"][torch.tensor(tokens)]
+    trace["embed"] = x
+    trace["input"] = x
+    for i in range(cfg["num_hidden_layers"]):
+        p, m = f"layer.{i}.", f"gpt_neox.layers.{i}."
+        h = layer_norm(x, w, m + "input_layernorm", eps)
+        trace[p + "ln_1"] = h
+        qkv = lin(h, m + "attention.query_key_value")
+        trace[p + "attn.qkv"] = qkv
+        per_head = qkv.view(T, H, 3 * d).transpose(0, 1)  # [H, T, 3d]: q_h, k_h, v_h side by side
+        q, k, v = per_head[..., :d], per_head[..., d:2 * d], per_head[..., 2 * d:]
+        trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+        q = torch.cat((q[..., :rot] * cos + rotate_half(q[..., :rot]) * sin, q[..., rot:]), dim=-1)
+        k = torch.cat((k[..., :rot] * cos + rotate_half(k[..., :rot]) * sin, k[..., rot:]), dim=-1)
+        trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
+        out = lin(attend(trace, p, q, k, v, allowed, d ** -0.5), m + "attention.dense")
+        trace[p + "attn.out"] = out
+        if cfg["use_parallel_residual"]:
+            h2 = layer_norm(x, w, m + "post_attention_layernorm", eps)
+            trace[p + "ln_2"] = h2
+            x = x + out + mlp(h2, p, m)
+        else:
+            mid = x + out
+            trace[p + "mid"] = mid
+            h2 = layer_norm(mid, w, m + "post_attention_layernorm", eps)
+            trace[p + "ln_2"] = h2
+            x = mid + mlp(h2, p, m)
+        trace[p + "out"] = x
+    trace["ln_f"] = layer_norm(x, w, "gpt_neox.final_layer_norm", eps)
+    trace["logits"] = trace["ln_f"] @ w["embed_out.weight"].T
+    trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
+    return trace
+
+
+def neo_forward(w, cfg, tokens):
+    """GPTNeoForCausalLM's forward: scores q kᵀ without 1/√d, local layers masking keys j ≤ i − window_size."""
+    T = len(tokens)
+    D, H, eps = cfg["hidden_size"], cfg["num_heads"], cfg["layer_norm_epsilon"]
+    d = D // H
+    kinds = [kind for pattern, repeats in cfg["attention_types"] for _ in range(repeats) for kind in pattern]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    local = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - cfg["window_size"])
+
+    def lin(x, name):
+        y = x @ w[name + ".weight"].T
+        return y + w[name + ".bias"] if name + ".bias" in w else y
+
+    trace = {}
+    ids = torch.tensor(tokens)
+    trace["embed"] = w["transformer.wte.weight"][ids]
+    trace["pos.encoding"] = w["transformer.wpe.weight"][:T]
+    x = trace["embed"] + trace["pos.encoding"]
+    trace["input"] = x
+    for i in range(cfg["num_layers"]):
+        p, m = f"layer.{i}.", f"transformer.h.{i}."
+        h = layer_norm(x, w, m + "ln_1", eps)
+        trace[p + "ln_1"] = h
+        a = m + "attn.attention."
+        q, k, v = lin(h, a + "q_proj"), lin(h, a + "k_proj"), lin(h, a + "v_proj")
+        trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
+        q, k, v = (t.reshape(T, H, d).transpose(0, 1) for t in (q, k, v))
+        trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+        merged = attend(trace, p, q, k, v, local if kinds[i] == "local" else causal, 1.0)
+        out = lin(merged, a + "out_proj")
+        trace[p + "attn.out"] = out
+        mid = x + out
+        trace[p + "mid"] = mid
+        h2 = layer_norm(mid, w, m + "ln_2", eps)
+        trace[p + "ln_2"] = h2
+        up = lin(h2, m + "mlp.c_fc")
+        act = gelu_tanh(up)
+        down = lin(act, m + "mlp.c_proj")
+        trace[p + "mlp.up"], trace[p + "mlp.act"], trace[p + "mlp.down"] = up, act, down
+        x = mid + down
+        trace[p + "out"] = x
+    trace["ln_f"] = layer_norm(x, w, "transformer.ln_f", eps)
+    trace["logits"] = trace["ln_f"] @ w["transformer.wte.weight"].T
+    trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
+    return trace
+
+
 def forward(w, cfg, tokens):
+    if cfg["model_type"] == "gpt_neox":
+        return neox_forward(w, cfg, tokens)
+    if cfg["model_type"] == "gpt_neo":
+        return neo_forward(w, cfg, tokens)
     T = len(tokens)
     D, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps = D // H, cfg["rms_norm_eps"]
@@ -244,17 +451,7 @@ def forward(w, cfg, tokens):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
-        scores = q @ k.transpose(1, 2) / math.sqrt(d)
-        trace[p + "attn.scores"] = scores
-        masked = scores.masked_fill(~allowed, float("-inf"))
-        trace[p + "attn.masked"] = masked
-        probs = torch.softmax(masked, dim=-1)
-        trace[p + "attn.probs"] = probs
-        context = probs @ v
-        trace[p + "attn.context"] = context
-        merged = context.transpose(0, 1).reshape(T, H * d)
-        trace[p + "attn.merged"] = merged
-        out = lin(merged, m + "self_attn.o_proj")
+        out = lin(attend(trace, p, q, k, v, allowed, 1 / math.sqrt(d)), m + "self_attn.o_proj")
         trace[p + "attn.out"] = out
         mid = x + out
         trace[p + "mid"] = mid

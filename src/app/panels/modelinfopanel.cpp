@@ -10,6 +10,18 @@
 
 namespace atlas {
 
+namespace {
+
+std::string joinedLayers(const std::vector<int> &layers)
+{
+    std::string text;
+    for (const int layer : layers)
+        text += (text.empty() ? "" : ", ") + std::to_string(layer);
+    return text;
+}
+
+} // namespace
+
 ModelInfoPanel::ModelInfoPanel(Session *session, QWidget *parent)
     : QWidget(parent)
     , m_session(session)
@@ -44,10 +56,12 @@ void ModelInfoPanel::showModel()
     QString html = QStringLiteral("<h3>%1</h3><p>%2</p><table>")
                        .arg(QString::fromStdString(model->name).toHtmlEscaped(),
                            QString::fromStdString(c.description).toHtmlEscaped());
+    const QString type = QString::fromStdString(c.modelType);
     html += row(tr("family"),
-        c.family == Family::Llama
-            ? tr("%1 (Hugging Face's Llama layout: RMSNorm, RoPE, SwiGLU)").arg(QString::fromStdString(c.modelType))
-            : tr("GPT-2 layout"));
+        c.family == Family::Llama         ? tr("%1 (Hugging Face's Llama layout: RMSNorm, RoPE, SwiGLU)").arg(type)
+            : c.family == Family::GptNeoX ? tr("%1 (Pythia's layout: parallel residual, partial rotary)").arg(type)
+            : c.family == Family::GptNeo  ? tr("%1 (global and local attention layers, unscaled scores)").arg(type)
+                                          : tr("GPT-2 layout"));
     if (c.isEncoderDecoder())
         html += row(tr("encoder + decoder layers × heads"),
             QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));
@@ -74,12 +88,18 @@ void ModelInfoPanel::showModel()
             .arg(QLocale().formattedDataSize(parameters * 4, 1, QLocale::DataSizeTraditionalFormat))
             .arg(QString::fromStdString(model->dtype)));
     html += row(tr("attention"),
-        c.causal ? c.slidingWindow > 0 ? tr("causal, sliding window of %1 positions").arg(c.slidingWindow)
-                                       : tr("causal (a decoder)")
+        c.causal ? c.slidingWindow > 0
+                ? (c.windowedLayers.empty() ? tr("causal, sliding window of %1 positions").arg(c.slidingWindow)
+                                            : tr("causal; layers %1 local (the last %2 positions), the others global")
+                                                  .arg(QString::fromStdString(joinedLayers(c.windowedLayers)))
+                                                  .arg(c.slidingWindow))
+                : tr("causal (a decoder)")
                  : tr("bidirectional (an encoder)"));
     QString positions = QString::fromStdString(positionKindName(c.positions));
     if (c.rotatesQueriesAndKeys())
         positions += tr(", θ base %1").arg(double(c.ropeBase), 0, 'g', 7);
+    if (c.rotaryDims > 0)
+        positions += tr(", the first %1 of %2 dimensions of each head").arg(c.rotaryDims).arg(c.headDim());
     if (c.ropeScaling.kind != RopeScaling::Kind::None)
         positions += c.ropeScaling.kind == RopeScaling::Kind::Linear
             ? tr(", linear scaling ×%1").arg(c.ropeScaling.factor)
@@ -89,9 +109,12 @@ void ModelInfoPanel::showModel()
     html += row(norm,
         c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-norm)")
                                                : tr("after each residual add (post-norm)"));
+    if (c.parallelResidual)
+        html += row(tr("residual"), tr("parallel: X + Attn(LN₁(X)) + FFN(LN₂(X))"));
     const QString activation = c.activation == Activation::Relu ? QStringLiteral("ReLU")
         : c.activation == Activation::Silu                      ? QStringLiteral("SiLU")
-                                                                : QStringLiteral("GELU");
+        : c.activation == Activation::GeluErf                   ? QStringLiteral("GELU (exact, erf)")
+                                                                : QStringLiteral("GELU (tanh approximation)");
     html += row(
         tr("feed-forward"), c.gatedFfn ? tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up)").arg(activation) : activation);
     html += row(tr("output head"), c.tiedHead ? tr("tied to the token embedding") : tr("its own matrix (lm_head)"));

@@ -43,6 +43,57 @@ void normalise(Tensor &out, const Tensor &in, const Tensor &weight, const Tensor
                                 : ops::layernorm_forward(out, in, weight, bias, c.lnEpsilon);
 }
 
+// The new position's queries q [H, 1, d], keys k [Hkv, 1, d] and values v [1, Hkv·d] from its normalised input h, in
+// each family's layout (a row of H·d is H blocks of d: the same bytes as [H, 1, d]).
+void projectQueryKeyValue(Tensor &q, Tensor &k, Tensor &v, const Tensor &h, const BlockWeights &b, const ModelConfig &c)
+{
+    const int64_t D = c.dModel, d = c.headDim(), Q = int64_t(c.heads) * d, KV = int64_t(c.kvHeadCount()) * d;
+    if (c.family == Family::GptNeoX) { // per head h: [q_h k_h v_h]
+        Tensor qkv({1, 3 * D});
+        ops::linear_t_forward(qkv, h, b.qkvWeight, b.qkvBias);
+        for (int64_t head = 0; head < c.heads; ++head) {
+            const float *row = qkv.data() + 3 * head * d;
+            std::copy(row, row + d, q.data() + head * d);
+            std::copy(row + d, row + 2 * d, k.data() + head * d);
+            std::copy(row + 2 * d, row + 3 * d, v.data() + head * d);
+        }
+    } else if (c.linearLayout()) {
+        Tensor qRow({1, Q}), kRow({1, KV});
+        ops::linear_t_forward(qRow, h, b.qWeight, b.qBias);
+        ops::linear_t_forward(kRow, h, b.kWeight, b.kBias);
+        ops::linear_t_forward(v, h, b.vWeight, b.vBias);
+        std::copy(qRow.data(), qRow.data() + Q, q.data());
+        std::copy(kRow.data(), kRow.data() + KV, k.data());
+    } else {
+        Tensor qkv({1, 3 * D});
+        ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
+        std::copy(qkv.data(), qkv.data() + D, q.data());
+        std::copy(qkv.data() + D, qkv.data() + 2 * D, k.data());
+        std::copy(qkv.data() + 2 * D, qkv.data() + 3 * D, v.data());
+    }
+}
+
+// The dense feed-forward sub-layer on one position: SwiGLU, or act(h W_up) W_down in either layout.
+void feedForward(Tensor &down, const Tensor &h, const BlockWeights &b, const ModelConfig &c)
+{
+    Tensor up({1, c.dFF}), act({1, c.dFF});
+    if (c.gatedFfn) {
+        Tensor gate({1, c.dFF});
+        ops::linear_t_forward(gate, h, b.gateWeight, b.gateBias);
+        ops::linear_t_forward(up, h, b.upWeight, b.upBias);
+        ops::gated_activation_forward(act, gate, up, c.activation);
+        ops::linear_t_forward(down, act, b.downWeight, b.downBias);
+    } else if (c.linearLayout()) {
+        ops::linear_t_forward(up, h, b.upWeight, b.upBias);
+        ops::activation_forward(act, up, c.activation);
+        ops::linear_t_forward(down, act, b.downWeight, b.downBias);
+    } else {
+        ops::linear_forward(up, h, b.fcWeight, b.fcBias);
+        ops::activation_forward(act, up, c.activation);
+        ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
+    }
+}
+
 } // namespace
 
 Generator::Generator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options)
@@ -110,30 +161,14 @@ void Generator::feed(int token)
         ops::positions_sinusoidal_forward(p);
         x.matrix() += p.matrix().row(pos);
     }
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    const bool llama = c.family == Family::Llama;
+    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
     const std::vector<double> theta = c.rotatesQueriesAndKeys() ? c.ropeFrequencies() : std::vector<double> {};
-    const int64_t first = c.slidingWindow > 0 ? std::max(0, pos + 1 - c.slidingWindow) : 0;
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = m_model->blocks[static_cast<size_t>(l)];
         const bool pre = c.layerNorm == LayerNormPlacement::Pre;
         Tensor h({1, D}), q({H, 1, d}), k({c.kvHeadCount(), 1, d}), v({1, KV}), ctx({1, H * d}), out({1, D});
         pre ? normalise(h, x, b.ln1Weight, b.ln1Bias, c) : void(h = x);
-        // A row of H·d is H blocks of d: the same bytes as [H, 1, d].
-        if (llama) {
-            Tensor row({1, H * d}), kRow({1, KV});
-            ops::linear_t_forward(row, h, b.qWeight, b.qBias);
-            ops::linear_t_forward(kRow, h, b.kWeight, b.kBias);
-            ops::linear_t_forward(v, h, b.vWeight, b.vBias);
-            std::copy(row.data(), row.data() + H * d, q.data());
-            std::copy(kRow.data(), kRow.data() + KV, k.data());
-        } else {
-            Tensor qkv({1, 3 * D});
-            ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
-            std::copy(qkv.data(), qkv.data() + D, q.data());
-            std::copy(qkv.data() + D, qkv.data() + 2 * D, k.data());
-            std::copy(qkv.data() + 2 * D, qkv.data() + 3 * D, v.data());
-        }
+        projectQueryKeyValue(q, k, v, h, b, c);
         if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
             const ops::RopeStyle style
                 = c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
@@ -143,29 +178,22 @@ void Generator::feed(int token)
         const Tensor bias = positionBias(l, q, pos);
         m_keys[l].row(pos) = ConstRowVectorMap(k.data(), KV);
         m_values[l].row(pos) = ConstRowVectorMap(v.data(), KV);
+        const int64_t first = c.windowed(l) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
         attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {});
-        llama ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
-              : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
-        Tensor mid({1, D}), up({1, c.dFF}), act({1, c.dFF}), down({1, D});
+        c.linearLayout() ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
+                         : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
+        Tensor mid({1, D}), down({1, D});
         mid.matrix() = x.matrix() + out.matrix();
         if (!pre)
             ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
         if (!m_crossKeys.empty()) // an encoder-decoder (pre-LN): the FFN reads X″ = X′ + cross-attention
             crossAttend(mid, l);
-        pre ? normalise(h, mid, b.ln2Weight, b.ln2Bias, c) : void(h = mid);
-        if (c.isMoeLayer(l)) {
+        // A parallel residual (GPT-NeoX) feeds the FFN the block's input, not X + O.
+        pre ? normalise(h, c.parallelResidual ? x : mid, b.ln2Weight, b.ln2Bias, c) : void(h = mid);
+        if (c.isMoeLayer(l))
             routeAlone(down, h, b);
-        } else if (llama) {
-            Tensor gate({1, c.dFF});
-            ops::linear_t_forward(gate, h, b.gateWeight, b.gateBias);
-            ops::linear_t_forward(up, h, b.upWeight, b.upBias);
-            ops::gated_activation_forward(act, gate, up, c.activation);
-            ops::linear_t_forward(down, act, b.downWeight, b.downBias);
-        } else {
-            ops::linear_forward(up, h, b.fcWeight, b.fcBias);
-            ops::activation_forward(act, up, c.activation);
-            ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
-        }
+        else
+            feedForward(down, h, b, c);
         x.matrix() = mid.matrix() + down.matrix();
         if (!pre)
             ops::layernorm_forward(x, Tensor(x), b.ln2Weight, b.ln2Bias, c.lnEpsilon);

@@ -127,18 +127,22 @@ void ProgramBuilder::mlp(int i, const std::string &in)
         return gatedMlp(i, in);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
-    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_fc + b_fc",
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+    const bool linear = m_c.linearLayout();
+    unary(p + "mlp.up", "FFN up", i, in, {T, F}, linear ? "U = X W_upᵀ + b_up" : "U = X W_fc + b_fc",
+        [i, linear, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_forward(o, x, b.fcWeight, b.fcBias);
+            linear ? ops::linear_t_forward(o, x, b.upWeight, b.upBias)
+                   : ops::linear_forward(o, x, b.fcWeight, b.fcBias);
         });
     const Activation act = m_c.activation;
     unary(p + "mlp.act", activationLabel(act), i, p + "mlp.up", {T, F}, activationFormula(act),
         [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
-    unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D}, "M = act(U) W_proj + b_proj",
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+    unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D},
+        linear ? "M = act(U) W_downᵀ + b_down" : "M = act(U) W_proj + b_proj",
+        [i, linear, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_forward(o, x, b.fcProjWeight, b.fcProjBias);
+            linear ? ops::linear_t_forward(o, x, b.downWeight, b.downBias)
+                   : ops::linear_forward(o, x, b.fcProjWeight, b.fcProjBias);
         });
 }
 
@@ -250,6 +254,8 @@ void ProgramBuilder::block(int i)
         return reversibleBlock(i);
     const std::string p = names::layerPrefix(m_s, i);
     const std::string x = names::residualStream(m_s, i);
+    if (m_c.parallelResidual)
+        return parallelBlock(i);
     if (m_c.layerNorm == LayerNormPlacement::Pre) {
         layernorm(p + "ln_1", "ln_1", i, x, 1);
         attention(i, p + "ln_1");
@@ -271,6 +277,26 @@ void ProgramBuilder::block(int i)
         residual(p + "resid", i, p + "ln_1", p + "mlp.down", "X′ + M  (X′ = LN₁(X + O))");
         layernorm(p + "out", "ln_2", i, p + "resid", 2);
     }
+}
+
+// GPT-NeoX's parallel residual (GPT-J; Pythia): both sub-layers read the block's input, and their outputs add to it
+// at once.
+void ProgramBuilder::parallelBlock(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const std::string x = names::residualStream(m_s, i);
+    layernorm(p + "ln_1", "ln_1", i, x, 1);
+    attention(i, p + "ln_1");
+    layernorm(p + "ln_2", "ln_2 (reads X, not X + O)", i, x, 2);
+    mlp(i, p + "ln_2");
+    add(p + "out", "parallel residual add", i, {x, p + "attn.out", p + "mlp.down"},
+        {{p + "out", {T, m_c.dModel}, "X_next = X + O + M  (O = Attn(LN₁(X)), M = FFN(LN₂(X)): parallel residual)"}},
+        [x, p](const Model &, const Input &, const Trace &tr) {
+            Tensor o(tr.tensor(x).shape());
+            o.matrix()
+                = tr.tensor(x).matrix() + tr.tensor(p + "attn.out").matrix() + tr.tensor(p + "mlp.down").matrix();
+            return Outputs {std::move(o)};
+        });
 }
 
 // Gomez et al. (2017), as in Reformer: Y₁ = X₁ + F(X₂), Y₂ = X₂ + G(Y₁), F the attention sub-layer and G the

@@ -35,7 +35,9 @@ attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec
 
 void ProgramBuilder::attention(int i, const std::string &in)
 {
-    if (m_c.family == Family::Llama)
+    if (m_c.family == Family::GptNeoX)
+        fusedPerHeadProjections(i, in);
+    else if (m_c.linearLayout())
         linearLayoutProjections(i, in);
     else
         conv1dProjections(i, in);
@@ -48,12 +50,17 @@ void ProgramBuilder::attention(int i, const std::string &in)
             throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel cannot add "
                 + positionKindName(m_c.positions)
                 + "'s position term to its scores: run this model with full attention");
+        if (!m_c.scaleScores || m_c.windowed(i))
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel computes QKᵀ/√d over every "
+                + "earlier key, and this " + m_c.modelType + " layer "
+                + (m_c.scaleScores ? "sees a sliding window only" : "does not scale its scores")
+                + ": run this model with full attention");
         efficientAttention(i, *kernel);
     } else {
         exactAttention(i);
     }
     mergeHeads(i);
-    if (m_c.family == Family::Llama) {
+    if (m_c.linearLayout()) {
         unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D},
             std::string("O = C W_oᵀ") + (m_c.outBias ? " + b_o" : ""), [i](Tensor &o, const Tensor &x, const Model &m) {
                 ops::linear_t_forward(o, x, m.blocks[size_t(i)].oWeight, m.blocks[size_t(i)].oBias);
@@ -83,6 +90,33 @@ void ProgramBuilder::conv1dProjections(int i, const std::string &in)
         [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
             Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
             ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
+            return Outputs {std::move(q), std::move(k), std::move(v)};
+        });
+}
+
+// GPT-NeoX's query_key_value: one nn.Linear whose output holds, for each head h in turn, its query, key and value.
+void ProgramBuilder::fusedPerHeadProjections(int i, const std::string &in)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
+    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D},
+        std::string("[q₀ k₀ v₀ q₁ k₁ v₁ …] = X W_qkvᵀ") + (m_c.qkvBias ? " + b_qkv" : "")
+            + "  (per head h: q_h, k_h, v_h)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_t_forward(o, x, m.blocks[size_t(i)].qkvWeight, m.blocks[size_t(i)].qkvBias);
+        });
+    add(p + "split", "split heads", i, {p + "attn.qkv"},
+        {{p + "attn.q", {H, T, d}, "Q_h = QKV[:, 3h·d : (3h+1)·d]"},
+            {p + "attn.k", {H, T, d}, "K_h = QKV[:, (3h+1)·d : (3h+2)·d]"},
+            {p + "attn.v", {H, T, d}, "V_h = QKV[:, (3h+2)·d : (3h+3)·d]"}},
+        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
+            ConstMatrixMap x = tr.tensor(p + "attn.qkv").matrix();
+            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
+            for (int64_t h = 0; h < H; ++h) {
+                q.slice(h) = x.block(0, 3 * h * d, T, d);
+                k.slice(h) = x.block(0, (3 * h + 1) * d, T, d);
+                v.slice(h) = x.block(0, (3 * h + 2) * d, T, d);
+            }
             return Outputs {std::move(q), std::move(k), std::move(v)};
         });
 }
@@ -168,7 +202,7 @@ void ProgramBuilder::exactAttention(int i)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    const float scale = m_c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
     const std::string q = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
                       k = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
     const bool biased = m_c.biasesScores();
@@ -177,7 +211,8 @@ void ProgramBuilder::exactAttention(int i)
     std::vector<std::string> inputs = {q, k};
     if (biased)
         inputs.push_back(p + "attn.bias");
-    const std::string content = m_c.rotatesQueriesAndKeys() ? "S = R(Q_h) R(K_h)ᵀ / √d" : "S = Q_h K_hᵀ / √d";
+    const std::string content = std::string(m_c.rotatesQueriesAndKeys() ? "S = R(Q_h) R(K_h)ᵀ" : "S = Q_h K_hᵀ")
+        + (m_c.scaleScores ? " / √d" : "  (not divided by √d: " + m_c.modelType + " does not scale its scores)");
     add(p + "scores", "scores", i, inputs,
         {{p + "attn.scores", {H, T, T}, content + (biased ? " + B" : "") + "  (d = " + std::to_string(d) + ")"}},
         [p, q, k, biased, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
@@ -187,7 +222,7 @@ void ProgramBuilder::exactAttention(int i)
                 ops::add_forward(s, Tensor(s), tr.tensor(p + "attn.bias"));
             return Outputs {std::move(s)};
         });
-    const int window = m_c.slidingWindow;
+    const int window = m_c.windowed(i) ? m_c.slidingWindow : 0;
     const std::string rule
         = std::string(!m_causal ? "every key"
                   : window > 0  ? "i − " + std::to_string(window) + " < key j ≤ query i (sliding window)"
@@ -214,13 +249,24 @@ void ProgramBuilder::exactAttention(int i)
         });
 }
 
+// The cos and sin of every position's angles, computed once for the queries and keys of every layer of the stack.
+std::shared_ptr<const ops::RopeTable> ProgramBuilder::ropeTable()
+{
+    if (!m_ropeTable || m_ropeTable->T != T)
+        m_ropeTable = std::make_shared<const ops::RopeTable>(ops::rope_table(0, T, m_c.ropeFrequencies()));
+    return m_ropeTable;
+}
+
 void ProgramBuilder::rotary(int i)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const ops::RopeStyle style
         = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
-    const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)" : "pairs (xⱼ, xⱼ₊d/2)";
+    const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)"
+        : m_c.rotaryDims > 0 ? "pairs (xⱼ, xⱼ₊ᵣ/₂) of the first r = " + std::to_string(m_c.rotaryDims)
+            + " of d = " + std::to_string(d) + " dimensions (partial rotary; the rest pass through)"
+                             : "pairs (xⱼ, xⱼ₊d/2)";
     const std::string base = std::to_string(int64_t(m_c.ropeBase))
         + (m_c.ropeScaling.kind == RopeScaling::Kind::None ? ""
                 : m_c.ropeScaling.kind == RopeScaling::Kind::Linear
@@ -229,14 +275,13 @@ void ProgramBuilder::rotary(int i)
                     + ": low frequencies divided, the middle band blended)");
     add(p + "rotate", "rotate (RoPE)", i, {p + "attn.q", p + "attn.k"},
         {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
-             "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"},
+             "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")},
             {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
-                "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + "^(−2j/d)"}},
-        [p, style, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
+                "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
+        [p, style, H, T = T, d, table = ropeTable()](const Model &, const Input &, const Trace &tr) {
             Tensor q({H, T, d}), k({H, T, d});
-            const std::vector<double> theta = m.config.ropeFrequencies();
-            ops::rope_forward(q, tr.tensor(p + "attn.q"), 0, style, theta);
-            ops::rope_forward(k, tr.tensor(p + "attn.k"), 0, style, theta);
+            ops::rope_forward(q, tr.tensor(p + "attn.q"), style, *table);
+            ops::rope_forward(k, tr.tensor(p + "attn.k"), style, *table);
             return Outputs {std::move(q), std::move(k)};
         });
 }

@@ -7,6 +7,7 @@
 #include "ops/ops.h"
 #include "trace/names.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,8 +89,11 @@ public:
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
     void gatedMlp(int i, const std::string &in);
+    void parallelBlock(int i);
     void conv1dProjections(int i, const std::string &in);
+    std::shared_ptr<const ops::RopeTable> ropeTable();
     void linearLayoutProjections(int i, const std::string &in);
+    void fusedPerHeadProjections(int i, const std::string &in);
     void chunkedMlp(int i, const std::string &in);
     void mixtureOfExperts(int i, const std::string &in);
     void head();
@@ -108,6 +112,7 @@ private:
     const Input &m_input;
     const bool m_traced;
     const int m_ffnChunks;
+    std::shared_ptr<const ops::RopeTable> m_ropeTable; // ropeTable()
     Program m_program;
 };
 

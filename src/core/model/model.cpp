@@ -16,7 +16,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kLmHead[] = "lm_head.weight";
+constexpr char kLmHead[] = "lm_head.weight", kEmbedOut[] = "embed_out.weight"; // output heads, never prefixed
+
+// Each family's embedding and the prefix its …ForCausalLM class adds to every other key.
+std::pair<std::string, std::string> embeddingAndPrefix(Family family)
+{
+    switch (family) {
+    case Family::Llama:
+        return {"embed_tokens.weight", "model."};
+    case Family::GptNeoX:
+        return {"embed_in.weight", "gpt_neox."};
+    default:
+        return {"wte.weight", "transformer."};
+    }
+}
 
 // Every parameter of block `i` of stack `s`: visit(name, expected shape, the tensor that holds it), in the order of
 // Hugging Face's GPT-2 files.
@@ -86,6 +99,41 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
     linear(f + "down_proj", D, F, c.mlpBias, b.downWeight, b.downBias);
 }
 
+// GPT-NeoX's block i (GPTNeoXLayer), and GPT-Neo's (GPTNeoBlock).
+template <typename Block, typename Visit>
+void forEachNeoBlockParameter(Block &b, const ModelConfig &c, int i, Visit &visit)
+{
+    const int64_t D = c.dModel, F = c.dFF;
+    auto linear = [&](const std::string &name, int64_t out, int64_t in, bool bias, auto &weight, auto &biasTensor) {
+        visit(name + ".weight", Shape {out, in}, weight);
+        if (bias)
+            visit(name + ".bias", Shape {out}, biasTensor);
+    };
+    auto norm = [&](const std::string &name, auto &weight, auto &bias) {
+        visit(name + ".weight", Shape {D}, weight);
+        visit(name + ".bias", Shape {D}, bias);
+    };
+    if (c.family == Family::GptNeoX) {
+        const std::string p = "layers." + std::to_string(i) + ".";
+        norm(p + "input_layernorm", b.ln1Weight, b.ln1Bias);
+        linear(p + "attention.query_key_value", 3 * D, D, c.qkvBias, b.qkvWeight, b.qkvBias);
+        linear(p + "attention.dense", D, D, c.outBias, b.oWeight, b.oBias);
+        norm(p + "post_attention_layernorm", b.ln2Weight, b.ln2Bias);
+        linear(p + "mlp.dense_h_to_4h", F, D, true, b.upWeight, b.upBias);
+        linear(p + "mlp.dense_4h_to_h", D, F, true, b.downWeight, b.downBias);
+        return;
+    }
+    const std::string p = "h." + std::to_string(i) + ".", a = p + "attn.attention.";
+    norm(p + "ln_1", b.ln1Weight, b.ln1Bias);
+    linear(a + "q_proj", D, D, false, b.qWeight, b.qBias);
+    linear(a + "k_proj", D, D, false, b.kWeight, b.kBias);
+    linear(a + "v_proj", D, D, false, b.vWeight, b.vBias);
+    linear(a + "out_proj", D, D, true, b.oWeight, b.oBias);
+    norm(p + "ln_2", b.ln2Weight, b.ln2Bias);
+    linear(p + "mlp.c_fc", F, D, true, b.upWeight, b.upBias);
+    linear(p + "mlp.c_proj", D, F, true, b.downWeight, b.downBias);
+}
+
 // Every parameter the config requires, of a model whose blocks are allocated: visit(name, expected shape, tensor). The
 // one table load, save, random and parameters() read; Model::random draws its values in this order, which the
 // shipped models' training commands depend on (tests/tst_model.cpp pins it).
@@ -100,6 +148,19 @@ template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visi
         visit("norm.weight", Shape {D}, m.lnfWeight);
         if (!c.tiedHead)
             visit(kLmHead, Shape {c.vocab, D}, m.lmHead);
+        return;
+    }
+    if (c.family == Family::GptNeoX || c.family == Family::GptNeo) {
+        const bool neox = c.family == Family::GptNeoX;
+        visit(neox ? "embed_in.weight" : "wte.weight", Shape {c.vocab, D}, m.wte);
+        if (!neox)
+            visit("wpe.weight", Shape {c.context, D}, m.wpe);
+        for (size_t i = 0; i < m.blocks.size(); ++i)
+            forEachNeoBlockParameter(m.blocks[i], c, int(i), visit);
+        visit(neox ? "final_layer_norm.weight" : "ln_f.weight", Shape {D}, m.lnfWeight);
+        visit(neox ? "final_layer_norm.bias" : "ln_f.bias", Shape {D}, m.lnfBias);
+        if (!c.tiedHead)
+            visit(neox ? kEmbedOut : kLmHead, Shape {c.vocab, D}, m.lmHead);
         return;
     }
     visit("wte.weight", Shape {c.vocab, D}, m.wte);
@@ -130,21 +191,20 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
 
 // Hugging Face files may prefix every key with "transformer." (GPT2LMHeadModel) or not (GPT2Model); the Llama family
 // with "model." (LlamaForCausalLM) or not (LlamaModel), lm_head.weight never.
-std::string detectPrefix(const SafetensorsCheckpoint &file, Family family)
+std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &config)
 {
-    const std::string embedding = family == Family::Gpt2 ? "wte.weight" : "embed_tokens.weight",
-                      prefixed = family == Family::Gpt2 ? "transformer." : "model.";
+    const auto [embedding, prefixed] = embeddingAndPrefix(config.family);
     if (file.contains(embedding))
         return "";
     if (file.contains(prefixed + embedding))
         return prefixed;
     throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding + "'): not a "
-        + (family == Family::Gpt2 ? "GPT-2" : "Llama-family") + " model file");
+        + config.modelType + " model file");
 }
 
 std::string checkpointKey(const std::string &prefix, const std::string &name)
 {
-    return name == kLmHead ? name : prefix + name;
+    return name == kLmHead || name == kEmbedOut ? name : prefix + name;
 }
 
 } // namespace
@@ -167,7 +227,7 @@ Model Model::load(const std::string &directory)
     m.allocateBlocks();
 
     const SafetensorsCheckpoint file(directory);
-    const std::string prefix = detectPrefix(file, m.config.family);
+    const std::string prefix = detectPrefix(file, m.config);
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
         const std::string key = checkpointKey(prefix, name);
         if (!file.contains(key))
@@ -191,10 +251,10 @@ void Model::save(const std::string &directory, const std::map<std::string, std::
     if (ec)
         throw Error(directory + ": cannot create directory: " + ec.message());
     std::map<std::string, const Tensor *> tensors = parameters();
-    if (config.family == Family::Llama) { // as LlamaForCausalLM saves them
+    if (config.family != Family::Gpt2) { // as the family's …ForCausalLM class saves them
         std::map<std::string, const Tensor *> prefixed;
         for (const auto &[name, tensor] : tensors)
-            prefixed[checkpointKey("model.", name)] = tensor;
+            prefixed[checkpointKey(embeddingAndPrefix(config.family).second, name)] = tensor;
         tensors = std::move(prefixed);
     }
     writeSafetensors((fs::path(directory) / "model.safetensors").string(), tensors, header);

@@ -37,16 +37,17 @@ struct BlockWeights
     Tensor crossQWeight, crossQBias; // [D, D], [D]
     Tensor crossKvWeight, crossKvBias; // [D, 2D], [2D]
     Tensor crossProjWeight, crossProjBias; // [D, D], [D]
-    // The Llama family's block (Family::Llama) is in nn.Linear layout, weights [out, in], so y = x Wᵀ + b
-    // (model.layers.{i}.self_attn.q_proj …). ln1Weight and ln2Weight hold its RMSNorms (input_layernorm,
-    // post_attention_layernorm); a bias is empty where the config has none.
+    // Every other family's block (ModelConfig::linearLayout) is in nn.Linear layout, weights [out, in], so
+    // y = x Wᵀ + b (Llama's model.layers.{i}.self_attn.q_proj …). ln1/ln2 hold its norms (Llama's RMSNorms have no
+    // bias); a bias is empty where the config has none.
+    Tensor qkvWeight, qkvBias; // [3D, D], [3D]  GPT-NeoX's query_key_value: per head h, rows [q_h k_h v_h]
     Tensor qWeight, qBias; // [H·d, D], [H·d]
     Tensor kWeight, kBias; // [Hkv·d, D], [Hkv·d]  (Hkv K/V heads, grouped-query attention)
     Tensor vWeight, vBias; // [Hkv·d, D], [Hkv·d]
     Tensor oWeight, oBias; // [D, H·d], [D]        (o_proj)
     Tensor gateWeight, gateBias; // [F, D], [F]    (mlp.gate_proj)
-    Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj)
-    Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj)
+    Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj; GPT-NeoX's dense_h_to_4h, GPT-Neo's c_fc)
+    Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj; dense_4h_to_h, c_proj)
 };
 
 // A model of any architecture (ModelConfig::architecture): config plus weights, loaded from or saved to a Hugging Face

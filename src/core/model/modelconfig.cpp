@@ -104,7 +104,8 @@ struct ModelType
 };
 constexpr ModelType kModelTypes[]
     = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
-        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"}};
+        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
+        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}};
 
 const ModelType &modelTypeOf(const std::string &name, const std::string &source)
 {
@@ -115,6 +116,15 @@ const ModelType &modelTypeOf(const std::string &name, const std::string &source)
     for (const ModelType &t : kModelTypes)
         known += std::string(known.empty() ? "" : ", ") + t.name;
     throw Error(source + ": key 'model_type': '" + name + "' is not a family this app opens (it opens " + known + ")");
+}
+
+// The keys a family's config.json cannot do without (its shape).
+void requireKeys(
+    const json &j, std::initializer_list<const char *> keys, const std::string &modelType, const std::string &source)
+{
+    for (const char *key : keys)
+        if (!j.contains(key))
+            throw Error(source + ": key '" + key + "' is missing (a " + modelType + " config.json needs it)");
 }
 
 RopeScaling readRopeScaling(const json &j, const std::string &source)
@@ -156,9 +166,7 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         context {"max_position_embeddings", 1, 1 << 24}, window {"sliding_window", 1, 1 << 24},
         headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
-    for (const char *key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"})
-        if (!j.contains(key))
-            throw Error(source + ": key '" + key + "' is missing (a " + name + " config.json needs it)");
+    requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, name, source);
     ModelConfig c;
     c.family = Family::Llama;
     c.modelType = name;
@@ -205,11 +213,118 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
     return c;
 }
 
+// GPT-NeoX (Pythia; transformers' GPTNeoXConfig defaults): LayerNorm with bias, one fused query_key_value per head,
+// rotary on the first rotary_pct of each head, parallel residual, exact GELU, an untied embed_out.
+ModelConfig neoxFromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey hidden {"hidden_size", 1, 65536}, layers {"num_hidden_layers", 1, 256},
+        heads {"num_attention_heads", 1, 1024}, inner {"intermediate_size", 1, 1 << 20},
+        vocab {"vocab_size", 1, 1 << 24}, context {"max_position_embeddings", 1, 1 << 24};
+    requireKeys(
+        j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, "gpt_neox", source);
+    ModelConfig c;
+    c.family = Family::GptNeoX;
+    c.modelType = "gpt_neox";
+    c.dModel = readInt(j, hidden, 0, source);
+    c.layers = readInt(j, layers, 0, source);
+    c.heads = readInt(j, heads, 0, source);
+    c.dFF = readInt(j, inner, 0, source);
+    c.vocab = readInt(j, vocab, 50432, source);
+    c.context = std::min(readInt(j, context, 2048, source), int(kPositions.maximum));
+    c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-5f;
+    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
+    c.positions = PositionKind::RopeHalf;
+    const char *baseKey = j.contains("rope_theta") ? "rope_theta" : "rotary_emb_base";
+    c.ropeBase = j.contains(baseKey) ? float(jsonNumber(j, baseKey, 2.0, 1e9, source)) : 10000.0f;
+    c.ropeScaling = readRopeScaling(j, source);
+    if (c.ropeScaling.kind == RopeScaling::Kind::Llama3)
+        throw Error(source + ": key 'rope_scaling': GPT-NeoX takes linear scaling, not llama3");
+    const double pct = j.contains("rotary_pct") ? jsonNumber(j, "rotary_pct", 0.0, 1.0, source) : 0.25;
+    if (c.heads > 0 && c.dModel % c.heads == 0) {
+        c.rotaryDims = int(double(c.dModel / c.heads) * pct); // as GPTNeoXAttention: int(head_size · rotary_pct)
+        if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
+            throw Error(source + ": key 'rotary_pct' " + std::to_string(pct) + " turns " + std::to_string(c.rotaryDims)
+                + " dimensions of each head: RoPE needs an even number, at least 2");
+        if (c.rotaryDims == c.dModel / c.heads)
+            c.rotaryDims = 0;
+    }
+    c.parallelResidual = readBool(j, "use_parallel_residual", true, source);
+    c.tiedHead = readBool(j, "tie_word_embeddings", false, source);
+    c.qkvBias = c.outBias = readBool(j, "attention_bias", true, source);
+    c.mlpBias = true;
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
+// GPT-Neo (TinyStories; transformers' GPTNeoConfig): learned positions, q/k/v without bias, unscaled scores, layers
+// that alternate global attention and local attention over the last window_size positions, tied head.
+ModelConfig neoFromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey hidden {"hidden_size", 1, 65536}, layers {"num_layers", 1, 256}, heads {"num_heads", 1, 1024},
+        inner {"intermediate_size", 1, 1 << 20}, vocab {"vocab_size", 1, 1 << 24},
+        context {"max_position_embeddings", 1, 1 << 20}, window {"window_size", 1, 1 << 24};
+    requireKeys(j, {"hidden_size", "num_layers", "num_heads"}, "gpt_neo", source);
+    ModelConfig c;
+    c.family = Family::GptNeo;
+    c.modelType = "gpt_neo";
+    c.dModel = readInt(j, hidden, 0, source);
+    c.layers = readInt(j, layers, 0, source);
+    c.heads = readInt(j, heads, 0, source);
+    const int64_t defaultInner = 4 * int64_t(c.dModel);
+    c.dFF = readInt(j, inner, std::min<int64_t>(defaultInner, inner.maximum), source);
+    c.vocab = readInt(j, vocab, 50257, source);
+    c.context = readInt(j, context, 2048, source);
+    c.lnEpsilon
+        = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-5f;
+    c.activation = parseActivation(readString(j, "activation_function", "gelu_new", source), source);
+    c.positions = PositionKind::Learned;
+    c.scaleScores = false;
+    c.qkvBias = false;
+    c.outBias = c.mlpBias = true;
+    c.tiedHead = true;
+    // attention_types: [[["global", "local"], 6]] repeats the pattern 6 times, one kind per layer.
+    const std::string where = source + ": key 'attention_types'";
+    if (j.contains("attention_types")) {
+        const json &types = j["attention_types"];
+        if (!types.is_array() || types.size() > size_t(layers.maximum))
+            throw Error(where + " must be a list of [[kinds …], repeats]");
+        std::vector<std::string> perLayer;
+        for (const json &item : types) {
+            if (!item.is_array() || item.size() != 2 || !item[0].is_array() || item[0].size() > size_t(layers.maximum)
+                || !item[1].is_number_integer() || item[1].get<int64_t>() < 0
+                || item[1].get<int64_t>() > layers.maximum)
+                throw Error(where + " must be a list of [[kinds …], repeats], has " + shownJson(item));
+            for (int64_t r = 0; r < item[1].get<int64_t>(); ++r)
+                for (const json &kind : item[0]) {
+                    if (!kind.is_string() || (kind != "global" && kind != "local"))
+                        throw Error(where + ": a kind is 'global' or 'local', not " + shownJson(kind));
+                    if (perLayer.size() > size_t(layers.maximum))
+                        throw Error(where + " names more layers than num_layers");
+                    perLayer.push_back(kind.get<std::string>());
+                }
+        }
+        if (perLayer.size() != size_t(c.layers))
+            throw Error(where + " names " + std::to_string(perLayer.size()) + " layers, num_layers is "
+                + std::to_string(c.layers));
+        for (size_t i = 0; i < perLayer.size(); ++i)
+            if (perLayer[i] == "local")
+                c.windowedLayers.push_back(int(i));
+    }
+    if (!c.windowedLayers.empty())
+        c.slidingWindow = readInt(j, window, 256, source);
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
 } // namespace
 
 std::vector<double> ModelConfig::ropeFrequencies() const
 {
-    const int64_t d = headDim();
+    const int64_t d = rotaryDims > 0 ? rotaryDims : headDim(); // the width that turns
     std::vector<double> theta;
     for (int64_t j = 0; j < d / 2; ++j) {
         // As Hugging Face computes them: 1 / base^(2j/d) in float32.
@@ -313,6 +428,11 @@ void ModelConfig::validate(const std::string &source) const
         "num_key_value_heads (" + std::to_string(kvHeads) + ") must divide num_attention_heads ("
             + std::to_string(heads) + ")");
     require(slidingWindow >= 0, "sliding_window must not be negative");
+    for (int layer : windowedLayers)
+        require(layer >= 0 && layer < layers, "a local-attention layer is outside the model's layers");
+    require(rotaryDims >= 0 && rotaryDims % 2 == 0 && rotaryDims <= headDim(),
+        "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
+            + std::to_string(headDim()) + ")");
     require(family == Family::Gpt2 || (!reversible && experts == 0 && encoderLayers == 0),
         "a " + modelType + " model has one decoder stack of dense blocks");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
@@ -396,6 +516,10 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     const ModelType &type = modelTypeOf(readString(j, "model_type", "gpt2", source), source);
     if (type.family == Family::Llama)
         return llamaFamilyFromJson(j, type, source);
+    if (type.family == Family::GptNeoX)
+        return neoxFromJson(j, source);
+    if (type.family == Family::GptNeo)
+        return neoFromJson(j, source);
     ModelConfig c;
     c.layers = readInt(j, kLayers, c.layers, source);
     c.heads = readInt(j, kHeads, c.heads, source);
@@ -492,8 +616,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
 
 std::string ModelConfig::toJson() const
 {
-    if (family == Family::Llama)
-        return llamaFamilyJson();
+    if (family != Family::Gpt2)
+        return familyJson();
     json j = {
         {"model_type", "gpt2"},
         {"architectures", {"GPT2LMHeadModel"}},
@@ -555,8 +679,41 @@ std::string ModelConfig::toJson() const
 
 namespace atlas {
 
-std::string ModelConfig::llamaFamilyJson() const
+std::string ModelConfig::familyJson() const
 {
+    if (family == Family::GptNeoX || family == Family::GptNeo) {
+        const bool neox = family == Family::GptNeoX;
+        json j = {
+            {"model_type", modelType},
+            {"architectures", {modelTypeOf(modelType, "config").architecture}},
+            {"hidden_size", dModel},
+            {"intermediate_size", dFF},
+            {neox ? "num_hidden_layers" : "num_layers", layers},
+            {neox ? "num_attention_heads" : "num_heads", heads},
+            {"vocab_size", vocab},
+            {"max_position_embeddings", context},
+            {neox ? "layer_norm_eps" : "layer_norm_epsilon", shortestDecimal(lnEpsilon)},
+            {neox ? "hidden_act" : "activation_function", activationName(activation)},
+            {"tie_word_embeddings", tiedHead},
+            {"torch_dtype", "float32"},
+        };
+        if (neox) {
+            j["rotary_pct"] = double(rotaryDims > 0 ? rotaryDims : headDim()) / headDim();
+            j["rotary_emb_base"] = shortestDecimal(ropeBase);
+            j["use_parallel_residual"] = parallelResidual;
+            j["attention_bias"] = qkvBias;
+        } else {
+            json kinds = json::array();
+            for (int i = 0; i < layers; ++i)
+                kinds.push_back(windowed(i) ? "local" : "global");
+            j["attention_types"] = json::array({json::array({kinds, 1})});
+            j["window_size"] = slidingWindow > 0 ? slidingWindow : 256;
+        }
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
     json j = {
         {"model_type", modelType},
         {"architectures", {modelTypeOf(modelType, "config").architecture}},

@@ -12,9 +12,9 @@ enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 // 2019; Llama: γ ⊙ x / √(mean(x²) + ε), no mean and no bias).
 enum class NormKind { LayerNorm, RmsNorm };
 // The checkpoint layout a model is read from and written to (docs/models.md, "Families"): Hugging Face's GPT-2
-// (the project's own models too), or the layout Llama, Mistral and Qwen2 share (model.layers.{i}.self_attn.q_proj
-// …, weights [out, in]).
-enum class Family { Gpt2, Llama };
+// (the project's own models too), the layout Llama, Mistral and Qwen2 share (model.layers.{i}.self_attn.q_proj …),
+// GPT-NeoX's (Pythia) or GPT-Neo's (TinyStories). Every family but GPT-2 stores nn.Linear weights, [out, in].
+enum class Family { Gpt2, Llama, GptNeoX, GptNeo };
 
 // Llama's rope_scaling (Hugging Face's _compute_linear_scaling_parameters and _compute_llama3_parameters): none,
 // every frequency divided by `factor` (linear), or Llama 3.1's rule that divides only the low frequencies and blends
@@ -50,7 +50,7 @@ const std::vector<std::string> &positionKindNames();
 struct ModelConfig
 {
     Family family = Family::Gpt2;
-    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral or qwen2
+    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, gpt_neox or gpt_neo
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -74,6 +74,11 @@ struct ModelConfig
     bool qkvBias = true, outBias = true, mlpBias = true;
     bool tiedHead = true; // tie_word_embeddings: logits read W_te; otherwise lm_head.weight
     int slidingWindow = 0; // sliding_window (Mistral): query i sees keys i − W < j ≤ i; 0 = every earlier key
+    // The layers the window applies to (GPT-Neo's "local" layers); empty with a window: every layer (Mistral).
+    std::vector<int> windowedLayers;
+    int rotaryDims = 0; // GPT-NeoX's rotary_pct · d: only the first rotaryDims of each head turn; 0 = all d
+    bool scaleScores = true; // S = QKᵀ/√d; GPT-Neo's scores are not scaled
+    bool parallelResidual = false; // GPT-NeoX: X + Attn(LN₁(X)) + FFN(LN₂(X)), both sub-layers reading X
     int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
     int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count
     int relativeMaxDistance = 128; // atlas_relative_max_distance: T5's last bucket starts at this distance
@@ -102,6 +107,14 @@ struct ModelConfig
 
     int headDim() const { return dModel / heads; }
     int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
+    bool linearLayout() const { return family != Family::Gpt2; } // nn.Linear weights, [out, in]
+    // Whether layer `layer` masks keys older than the sliding window.
+    bool windowed(int layer) const
+    {
+        return slidingWindow > 0
+            && (windowedLayers.empty()
+                || std::find(windowedLayers.begin(), windowedLayers.end(), layer) != windowedLayers.end());
+    }
     // Query heads per K/V head (1 without grouped-query attention).
     int queriesPerKv() const { return heads / kvHeadCount(); }
     // The angle per position of each rotated pair: base^(−2j/d), with rope_scaling applied.
@@ -144,7 +157,7 @@ struct ModelConfig
     std::string toJson() const;
 
 private:
-    std::string llamaFamilyJson() const;
+    std::string familyJson() const; // every family but GPT-2
 };
 
 } // namespace atlas

@@ -78,10 +78,10 @@ void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
 void silu_forward(Tensor &out, const Tensor &inp)
 {
     requireShape(out, inp.shape(), "SiLU output");
-    const float *x = inp.data();
-    float *o = out.data();
-    for (int64_t i = 0; i < inp.numel(); ++i)
-        o[i] = x[i] / (1.0f + std::exp(-x[i]));
+    parallelFor(inp.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+        Eigen::Map<const Eigen::ArrayXf> x(inp.data() + begin, end - begin);
+        Eigen::Map<Eigen::ArrayXf>(out.data() + begin, end - begin) = x / (1.0f + (-x).exp());
+    });
 }
 
 void silu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
@@ -100,7 +100,10 @@ void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up,
 {
     requireShape(up, gate.shape(), "gated activation up");
     activation_forward(out, gate, activation);
-    Eigen::Map<Eigen::ArrayXf>(out.data(), out.numel()) *= Eigen::Map<const Eigen::ArrayXf>(up.data(), up.numel());
+    parallelFor(out.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+        Eigen::Map<Eigen::ArrayXf>(out.data() + begin, end - begin)
+            *= Eigen::Map<const Eigen::ArrayXf>(up.data() + begin, end - begin);
+    });
 }
 
 void activation_forward(Tensor &out, const Tensor &inp, Activation activation)

@@ -2,6 +2,7 @@
 #include "ops/shapecheck.h"
 #include "util/parallel.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace atlas::ops {
@@ -93,13 +94,19 @@ void attention_mask_forward(Tensor &out, const Tensor &scores, bool causal, cons
     const int64_t H = scores.dim(0), T = scores.dim(1), S = scores.dim(2);
     const AttentionMask mask(scores, causal, padding);
     const float ninf = -std::numeric_limits<float>::infinity();
-    parallelFor(H * T, 1 << 14, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> padded; // the keys masked in every row
+    for (int64_t j = 0; j < S; ++j)
+        if (!mask.keyOk[static_cast<size_t>(j)])
+            padded.push_back(j);
+    parallelFor(H * T, std::max<int64_t>(1, 65536 / std::max<int64_t>(S, 1)), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-            const int64_t i = r % T, allowedEnd = mask.allowedEnd(i);
+            const int64_t allowedEnd = mask.allowedEnd(r % T);
             const float *s = scores.data() + r * S;
             float *o = out.data() + r * S;
-            for (int64_t j = 0; j < S; ++j)
-                o[j] = (j < allowedEnd && mask.keyOk[static_cast<size_t>(j)]) ? s[j] : ninf;
+            std::copy(s, s + allowedEnd, o);
+            std::fill(o + allowedEnd, o + S, ninf);
+            for (const int64_t j : padded)
+                o[j] = ninf;
         }
     });
 }

@@ -58,6 +58,16 @@ std::vector<double> ropeFrequencies(int64_t d, float base);
 // then (xᵢ, xᵢ₊ₙ), n = theta.size()) and the rest pass through.
 void rope_forward(
     Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta);
+// cos and sin of t·θᵢ, [T, n] each, for positions firstPosition … firstPosition + T − 1 and the n angles θ: computed
+// once, then shared by the queries and keys of every layer.
+struct RopeTable
+{
+    int64_t T = 0, n = 0;
+    std::vector<float> cos, sin;
+};
+RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double> &theta);
+// As rope_forward above, the angles read from the table (its first T rows).
+void rope_forward(Tensor &out, const Tensor &in, RopeStyle style, const RopeTable &table);
 // din, dout are (H,T,d) from position 0: din += R(−angle) dout
 void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta);
 // ALiBi's head slopes (Press et al. 2022), including their rule for a head count that is not a power of two

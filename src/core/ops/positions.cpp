@@ -16,25 +16,25 @@ std::pair<int64_t, int64_t> ropePair(int64_t p, int64_t n, RopeStyle style)
     return style == RopeStyle::Interleaved ? std::pair {2 * p, 2 * p + 1} : std::pair {p, p + n};
 }
 
-// y = R(sign · angle) x on every turning pair of every row; row t of each head is position first + t.
-void rotate(Tensor &out, const Tensor &in, int64_t first, RopeStyle style, const std::vector<double> &theta, float sign)
+// y = R(sign · angle) x on every turning pair of every row; row t of each head is the table's position first + t.
+void rotate(Tensor &out, const Tensor &in, RopeStyle style, const RopeTable &table, float sign)
 {
-    const int64_t H = in.dim(0), T = in.dim(1), d = in.dim(2), n = int64_t(theta.size());
+    const int64_t H = in.dim(0), T = in.dim(1), d = in.dim(2), n = table.n;
     if (2 * n > d)
         throw Error("RoPE: " + std::to_string(n) + " rotated pairs do not fit heads of width " + std::to_string(d));
+    if (T > table.T)
+        throw Error("RoPE: " + std::to_string(T) + " positions, the table has " + std::to_string(table.T));
     if (&out != &in)
         std::copy(in.data(), in.data() + in.numel(), out.data()); // dimensions past the rotated ones pass through
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t p = 0; p < n; ++p) {
-            const double angle = double(first + t) * theta[size_t(p)];
-            const float c = float(std::cos(angle)), s = sign * float(std::sin(angle));
-            const auto [a, b] = ropePair(p, n, style);
-            for (int64_t h = 0; h < H; ++h) {
-                const float *x = in.data() + (h * T + t) * d;
-                float *y = out.data() + (h * T + t) * d;
-                const float xa = x[a], xb = x[b];
-                y[a] = xa * c - xb * s;
-                y[b] = xa * s + xb * c;
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t) {
+            const float *x = in.data() + (h * T + t) * d, *c = table.cos.data() + t * n, *s = table.sin.data() + t * n;
+            float *y = out.data() + (h * T + t) * d;
+            for (int64_t p = 0; p < n; ++p) {
+                const auto [a, b] = ropePair(p, n, style);
+                const float xa = x[a], xb = x[b], sp = sign * s[p];
+                y[a] = xa * c[p] - xb * sp;
+                y[b] = xa * sp + xb * c[p];
             }
         }
 }
@@ -54,20 +54,41 @@ std::vector<double> ropeFrequencies(int64_t d, float base)
     return theta;
 }
 
-void rope_forward(
-    Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta)
+RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double> &theta)
+{
+    RopeTable table;
+    table.T = T;
+    table.n = int64_t(theta.size());
+    table.cos.resize(size_t(T * table.n));
+    table.sin.resize(size_t(T * table.n));
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t p = 0; p < table.n; ++p) {
+            const double angle = double(firstPosition + t) * theta[size_t(p)];
+            table.cos[size_t(t * table.n + p)] = float(std::cos(angle));
+            table.sin[size_t(t * table.n + p)] = float(std::sin(angle));
+        }
+    return table;
+}
+
+void rope_forward(Tensor &out, const Tensor &in, RopeStyle style, const RopeTable &table)
 {
     if (in.rank() != 3)
         throw Error("RoPE: expected [H, T, d], got " + in.shapeString());
     requireShape(out, in.shape(), "RoPE output");
-    rotate(out, in, firstPosition, style, theta, 1.0f);
+    rotate(out, in, style, table, 1.0f);
+}
+
+void rope_forward(
+    Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta)
+{
+    rope_forward(out, in, style, rope_table(firstPosition, in.rank() == 3 ? in.dim(1) : 0, theta));
 }
 
 void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta)
 {
     requireShape(din, dout.shape(), "RoPE backward");
     Tensor back(dout.shape()); // Rᵀ = R(−angle): a rotation's gradient is the inverse rotation
-    rotate(back, dout, 0, style, theta, -1.0f);
+    rotate(back, dout, style, rope_table(0, dout.dim(1), theta), -1.0f);
     Eigen::Map<Eigen::ArrayXf>(din.data(), din.numel()) += Eigen::Map<const Eigen::ArrayXf>(back.data(), back.numel());
 }
 

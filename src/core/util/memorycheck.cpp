@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include <malloc.h>
 #include <unistd.h>
 
 namespace atlas {
@@ -37,6 +38,13 @@ void checkFitsInMemory(double bytes, const std::string &what)
     if (available > 0 && !(bytes <= available)) // also refuses a NaN estimate
         throw Error(what + " needs about " + formatBytes(bytes) + ", more than this machine's " + formatBytes(available)
             + " of memory");
+}
+
+void reuseFreedTensorMemory()
+{
+    mallopt(M_ARENA_MAX, 1); // the worker threads' tensors too: another arena's heaps stop at 64 MiB
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 } // namespace atlas

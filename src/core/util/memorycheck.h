@@ -16,4 +16,11 @@ double physicalMemoryBytes();
 // over the physical memory. `what` names the request and, where it helps, the option to change.
 void checkFitsInMemory(double bytes, const std::string &what);
 
+// Every operation allocates its output tensors and frees its inputs' when they are no longer read: megabytes each, many
+// times per forward pass. glibc hands allocations over its threshold (32 MiB at most by default, and only in the main
+// thread's arena) to the kernel, which maps fresh zeroed pages for the next one: a page fault per 4 KiB. This keeps
+// tensors under 512 MiB in one heap whose freed memory (up to 1 GiB at its top) is reused instead: a Llama forward at
+// 512 tokens runs a fifth faster (docs/benchmarks.md). Called once, first thing in main.
+void reuseFreedTensorMemory();
+
 } // namespace atlas
