@@ -52,9 +52,10 @@ std::vector<int> intList(const QJsonValue &value)
 // Checkpoints in the layouts of other families, each with its PyTorch reference (tests/tools/make_family_reference.py):
 // Llama (GQA, biases, untied, llama3 rope_scaling, F32), Qwen2 (multi-query, tied, BF16 in two shards), Mistral
 // (sliding window, F16), GPT-NeoX (partial rotary with a parallel residual, F32; full rotary, sequential, F16) and
-// GPT-Neo (a global and a local layer, unscaled scores, BF16).
-constexpr const char *kFamilyModels[]
-    = {"llama_tiny", "qwen2_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny"};
+// GPT-Neo (a global and a local layer, unscaled scores, BF16) and BERT (pre-training heads, F32; masked-LM head with
+// the older gamma/beta names, F16).
+constexpr const char *kFamilyModels[] = {
+    "llama_tiny", "qwen2_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_mlm_tiny"};
 
 Input inputFor(const QString &model)
 {
@@ -560,6 +561,12 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints_data()
         << "types" << QStringList {"attention_types", "3 layers", "num_layers is 2"};
     QTest::newRow("an attention kind neither global nor local") << "neo_tiny"
                                                                 << "kind" << QStringList {"attention_types", "sparse"};
+    QTest::newRow("a BertModel without its heads")
+        << "bert_tiny"
+        << "bertmodel" << QStringList {"model.safetensors", "cls.predictions", "BertForMaskedLM"};
+    QTest::newRow("relative positions in BERT")
+        << "bert_tiny"
+        << "relative" << QStringList {"position_embedding_type", "relative_key"};
     QTest::newRow("index names a tensor its shard lacks")
         << "qwen2_tiny"
         << "misplaced" << QStringList {"model.norm.weight", "no such tensor"};
@@ -587,6 +594,7 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints()
         {"headdim", [](QJsonObject &o) { o["head_dim"] = 16; }},
         {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
+        {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key"; }},
         {"types",
             [](QJsonObject &o) {
                 o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "local", "global"}, 1}};
@@ -598,9 +606,11 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints()
     };
     if (configEdits.count(broken))
         editJson(config, configEdits.at(broken));
-    if (broken == "nohead" || broken == "kshape") {
+    if (broken == "nohead" || broken == "kshape" || broken == "bertmodel") {
         RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
-        if (broken == "nohead")
+        if (broken == "bertmodel")
+            std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("cls."); });
+        else if (broken == "nohead")
             QVERIFY(raw.tensors.erase("lm_head.weight") == 1);
         else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it
             raw.tensors["model.layers.1.self_attn.k_proj.weight"].first.insert("shape", QJsonArray {32, 16});

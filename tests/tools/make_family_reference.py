@@ -17,7 +17,10 @@ and the forward passes of modeling_gpt_neox.py (GPT-NeoX, Pythia: one query_key_
 each head in turn; rotary on the first rotary_pct of each head, its frequencies over that width; scores scaled by
 d^-0.5; the parallel residual x + attn(ln_1(x)) + mlp(ln_2(x)) or the sequential one; exact GELU; embed_out) and
 modeling_gpt_neo.py (GPT-Neo: learned positions; q, k, v without bias; scores NOT scaled; "local" layers that see the
-last window_size positions only; GPT-2's tanh GELU; the head tied to wte).
+last window_size positions only; GPT-2's tanh GELU; the head tied to wte) and modeling_bert.py (BERT: word, position
+and token-type embeddings summed and normalised; post-LN blocks, scores / sqrt(d), no causal mask, exact GELU; the
+masked-LM head dense, GELU, LayerNorm, then the word embeddings transposed plus cls.predictions.bias; the pooler's
+tanh on position 0 and cls.seq_relationship).
 Everything is computed in float64 from the weights as stored (rounded to BF16 or F16 where the file holds those), and
 saved as float32 .npy under the engine's trace names (docs/trace-names.md).
 
@@ -34,6 +37,9 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   neox_tiny/        gpt_neox: partial rotary (rotary_pct 0.5), parallel residual, untied embed_out; F32, "gpt_neox." keys
   neox_seq_tiny/    gpt_neox with use_parallel_residual false and full rotary; F16
   neo_tiny/         gpt_neo: a global then a local layer (window_size 3 over 8 tokens), unscaled scores; BF16
+  bert_tiny/        bert (BertForPreTraining: masked-LM and next-sentence heads); F32, "bert." keys
+  bert_mlm_tiny/    bert (BertForMaskedLM) with the older LayerNorm.gamma / .beta names and the tied
+                    cls.predictions.decoder.weight stored; F16
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json
 """
 
@@ -88,6 +94,16 @@ MODELS = {
                     num_layers=2, num_heads=4, vocab_size=64, max_position_embeddings=16, layer_norm_epsilon=1e-5,
                     activation_function="gelu_new", attention_types=[[["global", "local"], 1]], window_size=3),
         dtype="BF16", shards=1, seed=36),
+    "bert_tiny": dict(
+        config=dict(model_type="bert", architectures=["BertForPreTraining"], hidden_size=32, intermediate_size=48,
+                    num_hidden_layers=2, num_attention_heads=4, vocab_size=64, max_position_embeddings=16,
+                    type_vocab_size=2, layer_norm_eps=1e-12, hidden_act="gelu", position_embedding_type="absolute"),
+        dtype="F32", shards=1, seed=37, nsp=True),
+    "bert_mlm_tiny": dict(
+        config=dict(model_type="bert", architectures=["BertForMaskedLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=2, vocab_size=64, max_position_embeddings=16,
+                    type_vocab_size=2, layer_norm_eps=1e-12, hidden_act="gelu"),
+        dtype="F16", shards=1, seed=38, nsp=False, legacy=True),
 }
 
 written = []
@@ -164,6 +180,44 @@ def save_trace(directory, trace):
 
 
 # ---------------------------------------------------------------------------------------------- weights
+
+def bert_weights(cfg, seed, nsp):
+    """BertForPreTraining's (nsp) or BertForMaskedLM's names, nn.Linear shapes [out, in]."""
+    g = torch.Generator().manual_seed(seed)
+    D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
+
+    def normal(*shape, std=0.2):
+        return torch.randn(*shape, generator=g, dtype=torch.float32) * std
+
+    def linear(w, name, out, inp):
+        w[name + ".weight"] = normal(out, inp)
+        w[name + ".bias"] = normal(out, std=0.1)
+
+    def norm(w, name):
+        w[name + ".weight"] = 1.0 + normal(D, std=0.1)
+        w[name + ".bias"] = normal(D, std=0.1)
+
+    w = {"bert.embeddings.word_embeddings.weight": normal(V, D, std=0.5),
+         "bert.embeddings.position_embeddings.weight": normal(cfg["max_position_embeddings"], D),
+         "bert.embeddings.token_type_embeddings.weight": normal(cfg["type_vocab_size"], D)}
+    norm(w, "bert.embeddings.LayerNorm")
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"bert.encoder.layer.{i}."
+        for name in ("query", "key", "value"):
+            linear(w, p + "attention.self." + name, D, D)
+        linear(w, p + "attention.output.dense", D, D)
+        norm(w, p + "attention.output.LayerNorm")
+        linear(w, p + "intermediate.dense", F, D)
+        linear(w, p + "output.dense", D, F)
+        norm(w, p + "output.LayerNorm")
+    linear(w, "cls.predictions.transform.dense", D, D)
+    norm(w, "cls.predictions.transform.LayerNorm")
+    w["cls.predictions.bias"] = normal(V, std=0.1)
+    if nsp:
+        linear(w, "bert.pooler.dense", D, D)
+        linear(w, "cls.seq_relationship", 2, D)
+    return w
+
 
 def neo_weights(cfg, seed):
     """GPTNeoXForCausalLM's and GPTNeoForCausalLM's names, nn.Linear shapes [out, in]."""
@@ -412,7 +466,57 @@ def neo_forward(w, cfg, tokens):
     return trace
 
 
+def bert_forward(w, cfg, tokens):
+    """BertForPreTraining's / BertForMaskedLM's forward on one segment (token type 0), no padding."""
+    T = len(tokens)
+    D, H, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["layer_norm_eps"]
+    d = D // H
+    everywhere = torch.ones(T, T, dtype=torch.bool)
+
+    def lin(x, name):
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    trace = {}
+    e = "bert.embeddings."
+    trace["embed"] = w[e + "word_embeddings.weight"][torch.tensor(tokens)]
+    trace["pos.encoding"] = w[e + "position_embeddings.weight"][:T]
+    trace["segment.encoding"] = w[e + "token_type_embeddings.weight"][0].expand(T, D)
+    trace["embed.sum"] = trace["embed"] + trace["pos.encoding"] + trace["segment.encoding"]
+    x = layer_norm(trace["embed.sum"], w, e + "LayerNorm", eps)
+    trace["input"] = x
+    for i in range(cfg["num_hidden_layers"]):
+        p, m = f"layer.{i}.", f"bert.encoder.layer.{i}."
+        a = m + "attention.self."
+        q, k, v = lin(x, a + "query"), lin(x, a + "key"), lin(x, a + "value")
+        trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
+        q, k, v = (t.reshape(T, H, d).transpose(0, 1) for t in (q, k, v))
+        trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+        out = lin(attend(trace, p, q, k, v, everywhere, 1 / math.sqrt(d)), m + "attention.output.dense")
+        trace[p + "attn.out"] = out
+        trace[p + "mid"] = x + out
+        x1 = layer_norm(trace[p + "mid"], w, m + "attention.output.LayerNorm", eps)
+        trace[p + "ln_1"] = x1
+        up = lin(x1, m + "intermediate.dense")
+        act = torch.nn.functional.gelu(up)
+        down = lin(act, m + "output.dense")
+        trace[p + "mlp.up"], trace[p + "mlp.act"], trace[p + "mlp.down"] = up, act, down
+        trace[p + "resid"] = x1 + down
+        x = layer_norm(trace[p + "resid"], w, m + "output.LayerNorm", eps)
+        trace[p + "out"] = x
+    trace["head.dense"] = lin(x, "cls.predictions.transform.dense")
+    trace["head.act"] = torch.nn.functional.gelu(trace["head.dense"])
+    trace["ln_f"] = layer_norm(trace["head.act"], w, "cls.predictions.transform.LayerNorm", eps)
+    trace["logits"] = trace["ln_f"] @ w[e + "word_embeddings.weight"].T + w["cls.predictions.bias"]
+    trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
+    if "cls.seq_relationship.weight" in w:
+        trace["pooled"] = torch.tanh(lin(x[:1], "bert.pooler.dense"))
+        trace["nsp_logits"] = lin(trace["pooled"], "cls.seq_relationship")
+    return trace
+
+
 def forward(w, cfg, tokens):
+    if cfg["model_type"] == "bert":
+        return bert_forward(w, cfg, tokens)
     if cfg["model_type"] == "gpt_neox":
         return neox_forward(w, cfg, tokens)
     if cfg["model_type"] == "gpt_neo":
@@ -479,9 +583,17 @@ def make(name, spec):
     directory, ref = os.path.join(DATA, name), os.path.join(DATA, name + "_ref")
     fresh_dir(directory)
     fresh_dir(ref)
-    weights = random_weights(cfg, spec["seed"])
+    if cfg["model_type"] == "bert":
+        weights = bert_weights(cfg, spec["seed"], spec["nsp"])
+    else:
+        weights = random_weights(cfg, spec["seed"])
     write_text(os.path.join(directory, "config.json"), json.dumps(cfg, indent=2) + "\n")
-    write_checkpoint(directory, weights, spec["dtype"], spec["shards"])
+    stored = dict(weights)
+    if spec.get("legacy"):  # the older names, and the tied decoder stored as a copy
+        stored = {n.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): t
+                  for n, t in weights.items()}
+        stored["cls.predictions.decoder.weight"] = weights["bert.embeddings.word_embeddings.weight"]
+    write_checkpoint(directory, stored, spec["dtype"], spec["shards"])
     stored = {n: stored_bytes(t, spec["dtype"])[1] for n, t in weights.items()}
     save_trace(ref, forward(stored, cfg, TOKENS))
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")

@@ -61,7 +61,9 @@ void ModelInfoPanel::showModel()
         c.family == Family::Llama         ? tr("%1 (Hugging Face's Llama layout: RMSNorm, RoPE, SwiGLU)").arg(type)
             : c.family == Family::GptNeoX ? tr("%1 (Pythia's layout: parallel residual, partial rotary)").arg(type)
             : c.family == Family::GptNeo  ? tr("%1 (global and local attention layers, unscaled scores)").arg(type)
-                                          : tr("GPT-2 layout"));
+            : c.family == Family::Bert    ? tr("%1 (post-LN encoder, segment embeddings, masked-LM head%2)")
+                                             .arg(type, c.nspHead ? tr(" and next-sentence head") : QString())
+                                       : tr("GPT-2 layout"));
     if (c.isEncoderDecoder())
         html += row(tr("encoder + decoder layers × heads"),
             QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));

@@ -71,15 +71,38 @@ void ProgramBuilder::embeddings()
             learned ? ops::positions_learned_forward(o, m.wpe) : ops::positions_sinusoidal_forward(o);
             return Outputs {std::move(o)};
         });
+    if (m_c.family == Family::Bert)
+        return bertEmbeddingSum(embed, positions);
     residual(input, -1, embed, positions, "X₀ = E + P");
     m_program.ops.back().label = "add positions";
+}
+
+// BERT adds each token's segment embedding to E + P and normalises the sum (BertEmbeddings). Every input here is one
+// segment, A: token type 0.
+void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::string &positions)
+{
+    const int64_t D = m_c.dModel;
+    add("segment.encoding", "segments", -1, {}, {{"segment.encoding", {T, D}, "S_t = W_type[0]  (one segment, A)"}},
+        [D, T = T](const Model &m, const Input &, const Trace &) {
+            Tensor o({T, D});
+            o.matrix().rowwise() = m.wtt.matrix().row(0);
+            return Outputs {std::move(o)};
+        });
+    add("embed.sum", "add positions and segments", -1, {embed, positions, "segment.encoding"},
+        {{"embed.sum", {T, D}, "E + P + S"}}, [embed, positions](const Model &, const Input &, const Trace &tr) {
+            Tensor o(tr.tensor(embed).shape());
+            o.matrix()
+                = tr.tensor(embed).matrix() + tr.tensor(positions).matrix() + tr.tensor("segment.encoding").matrix();
+            return Outputs {std::move(o)};
+        });
+    layernorm("input", "embedding LayerNorm", -1, "embed.sum", 4);
 }
 
 void ProgramBuilder::layernorm(
     const std::string &out, const std::string &label, int layer, const std::string &in, int which)
 {
-    const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : which == 3 ? "γ_c" : "γ_f";
-    const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : which == 3 ? "β_c" : "β_f";
+    const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : which == 3 ? "γ_c" : which == 4 ? "γ_e" : "γ_f";
+    const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : which == 3 ? "β_c" : which == 4 ? "β_e" : "β_f";
     if (m_c.norm == NormKind::RmsNorm) {
         unary(out, label + " (RMSNorm)", layer, in, {T, m_c.dModel},
             std::string("RMS(x) = ") + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)",
@@ -97,6 +120,10 @@ void ProgramBuilder::layernorm(
             if (which == 0) {
                 ops::layernorm_forward(o, x, src ? m.encoderLnfWeight : m.lnfWeight, src ? m.encoderLnfBias : m.lnfBias,
                     m.config.lnEpsilon);
+                return;
+            }
+            if (which == 4) {
+                ops::layernorm_forward(o, x, m.embedLnWeight, m.embedLnBias, m.config.lnEpsilon);
                 return;
             }
             const BlockWeights &k = blocksOf(m, src)[size_t(layer)];
@@ -326,6 +353,8 @@ void ProgramBuilder::head()
                 return Outputs {std::move(o)};
             });
     }
+    if (m_c.family == Family::Bert)
+        return bertHeads(last);
     layernorm("ln_f", "ln_f", -1, last, 0);
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_f(X)" : "LN_f(X)";
     unary("logits", "logits", -1, "ln_f", {T, m_c.vocab},
@@ -339,6 +368,40 @@ void ProgramBuilder::head()
         nextToken ? "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)"
                   : "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
         [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+}
+
+// BERT's masked-LM head (BertLMPredictionHead): a dense layer, GELU and LayerNorm (`ln_f`), then the word embeddings
+// transposed plus an output bias; and BertForPreTraining's next-sentence head on the [CLS] position.
+void ProgramBuilder::bertHeads(const std::string &last)
+{
+    const int64_t D = m_c.dModel, V = m_c.vocab;
+    unary("head.dense", "MLM transform", -1, last, {T, D}, "H = X W_tᵀ + b_t",
+        [](Tensor &o, const Tensor &x, const Model &m) {
+            ops::linear_t_forward(o, x, m.headDenseWeight, m.headDenseBias);
+        });
+    const Activation act = m_c.activation;
+    unary("head.act", activationLabel(act), -1, "head.dense", {T, D}, activationFormula(act),
+        [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
+    layernorm("ln_f", "MLM LayerNorm", -1, "head.act", 0);
+    unary("logits", "logits", -1, "ln_f", {T, V}, "Z = LN_t(H) W_teᵀ + b_out  (tied to the word embeddings)",
+        [](Tensor &o, const Tensor &x, const Model &m) {
+            ops::logits_forward(o, x, m.wte);
+            o.matrix().rowwise() += ConstRowVectorMap(m.outputBias.data(), m.outputBias.numel());
+        });
+    unary("next_probs", "masked-LM softmax", -1, "logits", {T, V},
+        "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    if (!m_c.nspHead)
+        return;
+    unary("pooled", "pooler", -1, last, {1, D}, "c = tanh(X[CLS] W_pᵀ + b_p)  (position 0)",
+        [D](Tensor &o, const Tensor &x, const Model &m) {
+            Tensor first({1, D});
+            first.matrix() = x.matrix().topRows(1);
+            ops::linear_t_forward(o, first, m.poolerWeight, m.poolerBias);
+            o.matrix() = o.matrix().array().tanh().matrix();
+        });
+    unary("nsp_logits", "next-sentence logits", -1, "pooled", {1, 2}, "[is next, is random] = c W_nspᵀ + b_nsp",
+        [](Tensor &o, const Tensor &x, const Model &m) { ops::linear_t_forward(o, x, m.nspWeight, m.nspBias); });
 }
 
 Program Program::build(const ModelConfig &config, const Input &input, bool traced, int ffnChunks)

@@ -90,6 +90,8 @@ public:
     void mlp(int i, const std::string &in);
     void gatedMlp(int i, const std::string &in);
     void parallelBlock(int i);
+    void bertEmbeddingSum(const std::string &embed, const std::string &positions);
+    void bertHeads(const std::string &last);
     void conv1dProjections(int i, const std::string &in);
     std::shared_ptr<const ops::RopeTable> ropeTable();
     void linearLayoutProjections(int i, const std::string &in);

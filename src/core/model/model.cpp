@@ -26,6 +26,8 @@ std::pair<std::string, std::string> embeddingAndPrefix(Family family)
         return {"embed_tokens.weight", "model."};
     case Family::GptNeoX:
         return {"embed_in.weight", "gpt_neox."};
+    case Family::Bert:
+        return {"embeddings.word_embeddings.weight", "bert."};
     default:
         return {"wte.weight", "transformer."};
     }
@@ -134,6 +136,53 @@ void forEachNeoBlockParameter(Block &b, const ModelConfig &c, int i, Visit &visi
     linear(p + "mlp.c_proj", D, F, true, b.downWeight, b.downBias);
 }
 
+// BERT's block i (BertLayer), post-LN: attention, output.dense, LayerNorm; intermediate, output, LayerNorm.
+template <typename Block, typename Visit>
+void forEachBertBlockParameter(Block &b, const ModelConfig &c, int i, Visit &visit)
+{
+    const int64_t D = c.dModel, F = c.dFF;
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    auto linear = [&](const std::string &name, int64_t out, int64_t in, auto &weight, auto &bias) {
+        visit(name + ".weight", Shape {out, in}, weight);
+        visit(name + ".bias", Shape {out}, bias);
+    };
+    linear(p + "attention.self.query", D, D, b.qWeight, b.qBias);
+    linear(p + "attention.self.key", D, D, b.kWeight, b.kBias);
+    linear(p + "attention.self.value", D, D, b.vWeight, b.vBias);
+    linear(p + "attention.output.dense", D, D, b.oWeight, b.oBias);
+    visit(p + "attention.output.LayerNorm.weight", Shape {D}, b.ln1Weight);
+    visit(p + "attention.output.LayerNorm.bias", Shape {D}, b.ln1Bias);
+    linear(p + "intermediate.dense", F, D, b.upWeight, b.upBias);
+    linear(p + "output.dense", D, F, b.downWeight, b.downBias);
+    visit(p + "output.LayerNorm.weight", Shape {D}, b.ln2Weight);
+    visit(p + "output.LayerNorm.bias", Shape {D}, b.ln2Bias);
+}
+
+// BERT's embeddings, blocks and heads (BertForMaskedLM, BertForPreTraining).
+template <typename ModelT, typename Visit> void forEachBertParameter(ModelT &m, Visit &visit)
+{
+    const ModelConfig &c = m.config;
+    const int64_t D = c.dModel;
+    visit("embeddings.word_embeddings.weight", Shape {c.vocab, D}, m.wte);
+    visit("embeddings.position_embeddings.weight", Shape {c.context, D}, m.wpe);
+    visit("embeddings.token_type_embeddings.weight", Shape {c.tokenTypes, D}, m.wtt);
+    visit("embeddings.LayerNorm.weight", Shape {D}, m.embedLnWeight);
+    visit("embeddings.LayerNorm.bias", Shape {D}, m.embedLnBias);
+    for (size_t i = 0; i < m.blocks.size(); ++i)
+        forEachBertBlockParameter(m.blocks[i], c, int(i), visit);
+    visit("cls.predictions.transform.dense.weight", Shape {D, D}, m.headDenseWeight);
+    visit("cls.predictions.transform.dense.bias", Shape {D}, m.headDenseBias);
+    visit("cls.predictions.transform.LayerNorm.weight", Shape {D}, m.lnfWeight);
+    visit("cls.predictions.transform.LayerNorm.bias", Shape {D}, m.lnfBias);
+    visit("cls.predictions.bias", Shape {c.vocab}, m.outputBias);
+    if (!c.nspHead)
+        return;
+    visit("pooler.dense.weight", Shape {D, D}, m.poolerWeight);
+    visit("pooler.dense.bias", Shape {D}, m.poolerBias);
+    visit("cls.seq_relationship.weight", Shape {2, D}, m.nspWeight);
+    visit("cls.seq_relationship.bias", Shape {2}, m.nspBias);
+}
+
 // Every parameter the config requires, of a model whose blocks are allocated: visit(name, expected shape, tensor). The
 // one table load, save, random and parameters() read; Model::random draws its values in this order, which the
 // shipped models' training commands depend on (tests/tst_model.cpp pins it).
@@ -141,6 +190,8 @@ template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visi
 {
     const ModelConfig &c = m.config;
     const int64_t D = c.dModel;
+    if (c.family == Family::Bert)
+        return forEachBertParameter(m, visit);
     if (c.family == Family::Llama) {
         visit("embed_tokens.weight", Shape {c.vocab, D}, m.wte);
         for (size_t i = 0; i < m.blocks.size(); ++i)
@@ -202,9 +253,20 @@ std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &c
         + config.modelType + " model file");
 }
 
+// The heads outside the base model keep their own names (lm_head, embed_out, BERT's cls.*).
 std::string checkpointKey(const std::string &prefix, const std::string &name)
 {
-    return name == kLmHead || name == kEmbedOut ? name : prefix + name;
+    return name == kLmHead || name == kEmbedOut || name.starts_with("cls.") ? name : prefix + name;
+}
+
+// Older BERT checkpoints name a LayerNorm's weight and bias gamma and beta (transformers renames them on loading).
+std::string legacyLayerNormKey(const std::string &key)
+{
+    if (key.ends_with("LayerNorm.weight"))
+        return key.substr(0, key.size() - 6) + "gamma";
+    if (key.ends_with("LayerNorm.bias"))
+        return key.substr(0, key.size() - 4) + "beta";
+    return key;
 }
 
 } // namespace
@@ -228,8 +290,16 @@ Model Model::load(const std::string &directory)
 
     const SafetensorsCheckpoint file(directory);
     const std::string prefix = detectPrefix(file, m.config);
+    if (m.config.family == Family::Bert) {
+        if (!file.contains("cls.predictions.bias"))
+            throw Error(file.describe() + ": no masked-LM head (cls.predictions.*): a BertModel without heads has no "
+                + "logits to show; BertForMaskedLM and BertForPreTraining checkpoints open");
+        m.config.nspHead = file.contains("cls.seq_relationship.weight");
+    }
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
-        const std::string key = checkpointKey(prefix, name);
+        std::string key = checkpointKey(prefix, name);
+        if (!file.contains(key) && file.contains(legacyLayerNormKey(key)))
+            key = legacyLayerNormKey(key);
         if (!file.contains(key))
             throw Error(file.describe() + ": tensor '" + key + "' is missing (required by config.json)");
         const SafetensorsFile::Entry &entry = file.entry(key);
@@ -271,7 +341,8 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
-        const bool isNorm = name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos;
+        const bool isNorm = name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos
+            || name.find("LayerNorm") != std::string::npos;
         const bool isBias = name.ends_with(".bias");
         tensor = Tensor(shape, isNorm && !isBias ? 1.0f : 0.0f);
         if (!isNorm && !isBias)

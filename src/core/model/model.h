@@ -63,6 +63,14 @@ public:
     std::vector<BlockWeights> blocks; // the decoder's (or the encoder-only model's) blocks
     Tensor lnfWeight, lnfBias; // [D]
     Tensor lmHead; // [V, D] an untied output head (lm_head.weight; ModelConfig::tiedHead false), else empty
+    // BERT's: segment embeddings, the LayerNorm of the summed embeddings, the masked-LM head's transform (dense, GELU,
+    // then its LayerNorm in lnfWeight / lnfBias) and output bias, and where present the next-sentence head.
+    Tensor wtt; // [types, D]
+    Tensor embedLnWeight, embedLnBias; // [D]
+    Tensor headDenseWeight, headDenseBias; // [D, D], [D]
+    Tensor outputBias; // [V]
+    Tensor poolerWeight, poolerBias; // [D, D], [D]
+    Tensor nspWeight, nspBias; // [2, D], [2]
     // An encoder–decoder's encoder stack ("encoder.h.{i}.", "encoder.ln_f"); it shares wte and the positions.
     std::vector<BlockWeights> encoderBlocks;
     Tensor encoderLnfWeight, encoderLnfBias; // [D]

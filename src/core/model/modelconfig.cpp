@@ -33,6 +33,11 @@ constexpr IntKey kLayers {"n_layer", 1, 256}, kHeads {"n_head", 1, 1024}, kEmbd 
     kMaxDistance {"atlas_relative_max_distance", 2, 1 << 20}, kExperts {"atlas_experts", 0, 1024},
     kTopK {"atlas_expert_top_k", 1, 1024}, kEncoderLayers {"atlas_encoder_layers", 0, 256};
 
+// The shape keys the other families share (Hugging Face's PretrainedConfig names), with the same ranges as GPT-2's.
+constexpr IntKey kHidden {"hidden_size", 1, 65536}, kHiddenLayers {"num_hidden_layers", 1, 256},
+    kAttentionHeads {"num_attention_heads", 1, 1024}, kIntermediate {"intermediate_size", 1, 1 << 20},
+    kMaxPositions {"max_position_embeddings", 1, 1 << 24};
+
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source)
 {
     if (!j.contains(k.key) || j[k.key].is_null())
@@ -102,10 +107,10 @@ struct ModelType
     Family family;
     const char *architecture; // for config.json's "architectures"
 };
-constexpr ModelType kModelTypes[]
-    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
-        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
-        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}};
+constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
+    {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
+    {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
+    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"}};
 
 const ModelType &modelTypeOf(const std::string &name, const std::string &source)
 {
@@ -160,23 +165,20 @@ RopeScaling readRopeScaling(const json &j, const std::string &source)
 // absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU, no positions table.
 ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
 {
-    constexpr IntKey hidden {"hidden_size", 1, 65536}, layers {"num_hidden_layers", 1, 256},
-        heads {"num_attention_heads", 1, 1024}, kvHeads {"num_key_value_heads", 1, 1024},
-        inner {"intermediate_size", 1, 1 << 20}, vocab {"vocab_size", 1, 1 << 24},
-        context {"max_position_embeddings", 1, 1 << 24}, window {"sliding_window", 1, 1 << 24},
+    constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, window {"sliding_window", 1, 1 << 24},
         headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
     requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, name, source);
     ModelConfig c;
     c.family = Family::Llama;
     c.modelType = name;
-    c.dModel = readInt(j, hidden, 0, source);
-    c.layers = readInt(j, layers, 0, source);
-    c.heads = readInt(j, heads, 0, source);
+    c.dModel = readInt(j, kHidden, 0, source);
+    c.layers = readInt(j, kHiddenLayers, 0, source);
+    c.heads = readInt(j, kAttentionHeads, 0, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
-    c.dFF = readInt(j, inner, 0, source);
-    c.vocab = readInt(j, vocab, 32000, source);
-    c.context = std::min(readInt(j, context, 2048, source), int(kPositions.maximum));
+    c.dFF = readInt(j, kIntermediate, 0, source);
+    c.vocab = readInt(j, kVocab, 32000, source);
+    c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source)) : 1e-6f;
     c.activation = parseActivation(readString(j, "hidden_act", "silu", source), source);
     if (c.activation != Activation::Silu)
@@ -217,20 +219,17 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
 // rotary on the first rotary_pct of each head, parallel residual, exact GELU, an untied embed_out.
 ModelConfig neoxFromJson(const json &j, const std::string &source)
 {
-    constexpr IntKey hidden {"hidden_size", 1, 65536}, layers {"num_hidden_layers", 1, 256},
-        heads {"num_attention_heads", 1, 1024}, inner {"intermediate_size", 1, 1 << 20},
-        vocab {"vocab_size", 1, 1 << 24}, context {"max_position_embeddings", 1, 1 << 24};
     requireKeys(
         j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, "gpt_neox", source);
     ModelConfig c;
     c.family = Family::GptNeoX;
     c.modelType = "gpt_neox";
-    c.dModel = readInt(j, hidden, 0, source);
-    c.layers = readInt(j, layers, 0, source);
-    c.heads = readInt(j, heads, 0, source);
-    c.dFF = readInt(j, inner, 0, source);
-    c.vocab = readInt(j, vocab, 50432, source);
-    c.context = std::min(readInt(j, context, 2048, source), int(kPositions.maximum));
+    c.dModel = readInt(j, kHidden, 0, source);
+    c.layers = readInt(j, kHiddenLayers, 0, source);
+    c.heads = readInt(j, kAttentionHeads, 0, source);
+    c.dFF = readInt(j, kIntermediate, 0, source);
+    c.vocab = readInt(j, kVocab, 50432, source);
+    c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-5f;
     c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
     c.positions = PositionKind::RopeHalf;
@@ -262,20 +261,18 @@ ModelConfig neoxFromJson(const json &j, const std::string &source)
 // that alternate global attention and local attention over the last window_size positions, tied head.
 ModelConfig neoFromJson(const json &j, const std::string &source)
 {
-    constexpr IntKey hidden {"hidden_size", 1, 65536}, layers {"num_layers", 1, 256}, heads {"num_heads", 1, 1024},
-        inner {"intermediate_size", 1, 1 << 20}, vocab {"vocab_size", 1, 1 << 24},
-        context {"max_position_embeddings", 1, 1 << 20}, window {"window_size", 1, 1 << 24};
+    constexpr IntKey layers {"num_layers", 1, 256}, heads {"num_heads", 1, 1024}, window {"window_size", 1, 1 << 24};
     requireKeys(j, {"hidden_size", "num_layers", "num_heads"}, "gpt_neo", source);
     ModelConfig c;
     c.family = Family::GptNeo;
     c.modelType = "gpt_neo";
-    c.dModel = readInt(j, hidden, 0, source);
+    c.dModel = readInt(j, kHidden, 0, source);
     c.layers = readInt(j, layers, 0, source);
     c.heads = readInt(j, heads, 0, source);
     const int64_t defaultInner = 4 * int64_t(c.dModel);
-    c.dFF = readInt(j, inner, std::min<int64_t>(defaultInner, inner.maximum), source);
-    c.vocab = readInt(j, vocab, 50257, source);
-    c.context = readInt(j, context, 2048, source);
+    c.dFF = readInt(j, kIntermediate, std::min<int64_t>(defaultInner, kIntermediate.maximum), source);
+    c.vocab = readInt(j, kVocab, 50257, source);
+    c.context = readInt(j, kMaxPositions, 2048, source);
     c.lnEpsilon
         = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-5f;
     c.activation = parseActivation(readString(j, "activation_function", "gelu_new", source), source);
@@ -314,6 +311,37 @@ ModelConfig neoFromJson(const json &j, const std::string &source)
     }
     if (!c.windowedLayers.empty())
         c.slidingWindow = readInt(j, window, 256, source);
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
+// BERT (transformers' BertConfig): learned absolute positions and segment embeddings summed and normalised, post-LN
+// bidirectional blocks, exact GELU, the masked-LM head tied to the word embeddings.
+ModelConfig bertFromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey types {"type_vocab_size", 1, 1024};
+    requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, "bert", source);
+    const std::string positions = readString(j, "position_embedding_type", "absolute", source);
+    if (positions != "absolute")
+        throw Error(source + ": key 'position_embedding_type': '" + positions
+            + "' is not supported (only BERT's absolute positions are)");
+    ModelConfig c;
+    c.family = Family::Bert;
+    c.modelType = "bert";
+    c.dModel = readInt(j, kHidden, 0, source);
+    c.layers = readInt(j, kHiddenLayers, 0, source);
+    c.heads = readInt(j, kAttentionHeads, 0, source);
+    c.dFF = readInt(j, kIntermediate, 0, source);
+    c.vocab = readInt(j, kVocab, 30522, source);
+    c.context = readInt(j, kMaxPositions, 512, source);
+    c.tokenTypes = readInt(j, types, 2, source);
+    c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-12f;
+    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
+    c.positions = PositionKind::Learned;
+    c.layerNorm = LayerNormPlacement::Post;
+    c.causal = false;
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
     c.validate(source);
@@ -434,7 +462,7 @@ void ModelConfig::validate(const std::string &source) const
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");
     require(family == Family::Gpt2 || (!reversible && experts == 0 && encoderLayers == 0),
-        "a " + modelType + " model has one decoder stack of dense blocks");
+        "a " + modelType + " model has one stack of dense blocks");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
     require(!rotatesQueriesAndKeys() || headDim() % 2 == 0,
@@ -520,6 +548,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
         return neoxFromJson(j, source);
     if (type.family == Family::GptNeo)
         return neoFromJson(j, source);
+    if (type.family == Family::Bert)
+        return bertFromJson(j, source);
     ModelConfig c;
     c.layers = readInt(j, kLayers, c.layers, source);
     c.heads = readInt(j, kHeads, c.heads, source);
@@ -681,6 +711,27 @@ namespace atlas {
 
 std::string ModelConfig::familyJson() const
 {
+    if (family == Family::Bert) {
+        json j = {
+            {"model_type", "bert"},
+            {"architectures", {nspHead ? "BertForPreTraining" : "BertForMaskedLM"}},
+            {"hidden_size", dModel},
+            {"intermediate_size", dFF},
+            {"num_hidden_layers", layers},
+            {"num_attention_heads", heads},
+            {"vocab_size", vocab},
+            {"max_position_embeddings", context},
+            {"type_vocab_size", tokenTypes},
+            {"layer_norm_eps", shortestDecimal(lnEpsilon)},
+            {"hidden_act", activationName(activation)},
+            {"position_embedding_type", "absolute"},
+            {"torch_dtype", "float32"},
+        };
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
     if (family == Family::GptNeoX || family == Family::GptNeo) {
         const bool neox = family == Family::GptNeoX;
         json j = {

@@ -13,8 +13,8 @@ enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 enum class NormKind { LayerNorm, RmsNorm };
 // The checkpoint layout a model is read from and written to (docs/models.md, "Families"): Hugging Face's GPT-2
 // (the project's own models too), the layout Llama, Mistral and Qwen2 share (model.layers.{i}.self_attn.q_proj …),
-// GPT-NeoX's (Pythia) or GPT-Neo's (TinyStories). Every family but GPT-2 stores nn.Linear weights, [out, in].
-enum class Family { Gpt2, Llama, GptNeoX, GptNeo };
+// GPT-NeoX's (Pythia), GPT-Neo's (TinyStories) or BERT's. Every family but GPT-2 stores nn.Linear weights, [out, in].
+enum class Family { Gpt2, Llama, GptNeoX, GptNeo, Bert };
 
 // Llama's rope_scaling (Hugging Face's _compute_linear_scaling_parameters and _compute_llama3_parameters): none,
 // every frequency divided by `factor` (linear), or Llama 3.1's rule that divides only the low frequencies and blends
@@ -50,7 +50,7 @@ const std::vector<std::string> &positionKindNames();
 struct ModelConfig
 {
     Family family = Family::Gpt2;
-    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, gpt_neox or gpt_neo
+    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, gpt_neox, gpt_neo or bert
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -79,6 +79,10 @@ struct ModelConfig
     int rotaryDims = 0; // GPT-NeoX's rotary_pct · d: only the first rotaryDims of each head turn; 0 = all d
     bool scaleScores = true; // S = QKᵀ/√d; GPT-Neo's scores are not scaled
     bool parallelResidual = false; // GPT-NeoX: X + Attn(LN₁(X)) + FFN(LN₂(X)), both sub-layers reading X
+    int tokenTypes = 0; // BERT's type_vocab_size: segment embeddings added to the input (0: none)
+    // BERT's heads, as its checkpoint has them (set when the weights are read): the next-sentence head (pooler and
+    // cls.seq_relationship) of BertForPreTraining.
+    bool nspHead = false;
     int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
     int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count
     int relativeMaxDistance = 128; // atlas_relative_max_distance: T5's last bucket starts at this distance
