@@ -52,10 +52,10 @@ std::vector<int> intList(const QJsonValue &value)
 // Checkpoints in the layouts of other families, each with its PyTorch reference (tests/tools/make_family_reference.py):
 // Llama (GQA, biases, untied, llama3 rope_scaling, F32), Qwen2 (multi-query, tied, BF16 in two shards), Mistral
 // (sliding window, F16), GPT-NeoX (partial rotary with a parallel residual, F32; full rotary, sequential, F16) and
-// GPT-Neo (a global and a local layer, unscaled scores, BF16) and BERT (pre-training heads, F32; masked-LM head with
-// the older gamma/beta names, F16).
-constexpr const char *kFamilyModels[] = {
-    "llama_tiny", "qwen2_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_mlm_tiny"};
+// GPT-Neo (a global and a local layer, unscaled scores, BF16), BERT (pre-training heads, F32; masked-LM head with
+// the older gamma/beta names, F16) and Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16).
+constexpr const char *kFamilyModels[] = {"llama_tiny", "qwen2_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny",
+    "neo_tiny", "bert_tiny", "bert_mlm_tiny", "mixtral_tiny"};
 
 Input inputFor(const QString &model)
 {

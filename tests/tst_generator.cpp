@@ -62,6 +62,7 @@ private slots:
         QTest::newRow("llama (GQA, 2 K/V heads for 4)") << "llama_tiny" << 2 << 73;
         QTest::newRow("qwen2 (multi-query, 1 K/V head)") << "qwen2_tiny" << 1 << 73;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
+        QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;
         QTest::newRow("gpt_neox (partial rotary, parallel residual)") << "neox_tiny" << 4 << 64;
         QTest::newRow("gpt_neox (sequential residual)") << "neox_seq_tiny" << 2 << 64;
         QTest::newRow("gpt_neo (a local layer, window 3; context 16)") << "neo_tiny" << 4 << 16;

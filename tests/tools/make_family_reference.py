@@ -34,6 +34,8 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   qwen2_tiny/       qwen2: multi-query attention (1 K/V head), q/k/v biases only, tied embeddings, rope_theta 1e6,
                     linear rope_scaling (factor 2); BF16, in two shards named by model.safetensors.index.json
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
+  mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
+                    GQA; BF16
   neox_tiny/        gpt_neox: partial rotary (rotary_pct 0.5), parallel residual, untied embed_out; F32, "gpt_neox." keys
   neox_seq_tiny/    gpt_neox with use_parallel_residual false and full rotary; F16
   neo_tiny/         gpt_neo: a global then a local layer (window_size 3 over 8 tokens), unscaled scores; BF16
@@ -77,6 +79,13 @@ MODELS = {
                     vocab_size=64, max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0,
                     hidden_act="silu", tie_word_embeddings=False, sliding_window=4),
         dtype="F16", shards=1, seed=33),
+    "mixtral_tiny": dict(
+        config=dict(model_type="mixtral", architectures=["MixtralForCausalLM"], hidden_size=32, intermediate_size=24,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=64,
+                    max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=1000000.0, hidden_act="silu",
+                    tie_word_embeddings=False, sliding_window=None, num_local_experts=4, num_experts_per_tok=2,
+                    router_aux_loss_coef=0.02),
+        dtype="BF16", shards=1, seed=39),
     "neox_tiny": dict(
         config=dict(model_type="gpt_neox", architectures=["GPTNeoXForCausalLM"], hidden_size=32, intermediate_size=48,
                     num_hidden_layers=2, num_attention_heads=4, vocab_size=64, max_position_embeddings=64,
@@ -295,6 +304,14 @@ def random_weights(cfg, seed):
         linear(w, p + "self_attn.v_proj", Hkv * d, D, qkv_bias)
         linear(w, p + "self_attn.o_proj", D, H * d, o_bias)
         w[p + "post_attention_layernorm.weight"] = 1.0 + normal(D, std=0.1)
+        if cfg["model_type"] == "mixtral":
+            w[p + "block_sparse_moe.gate.weight"] = normal(cfg["num_local_experts"], D, std=0.5)
+            for e in range(cfg["num_local_experts"]):
+                x = p + f"block_sparse_moe.experts.{e}."
+                w[x + "w1.weight"] = normal(F, D)
+                w[x + "w2.weight"] = normal(D, F)
+                w[x + "w3.weight"] = normal(F, D)
+            continue
         linear(w, p + "mlp.gate_proj", F, D, mlp_bias)
         linear(w, p + "mlp.up_proj", F, D, mlp_bias)
         linear(w, p + "mlp.down_proj", D, F, mlp_bias)
@@ -514,6 +531,31 @@ def bert_forward(w, cfg, tokens):
     return trace
 
 
+def mixtral_experts(w, cfg, x, trace, p, m):
+    """MixtralSparseMoeBlock: softmax router, top-k, the k weights renormalised, SwiGLU experts w2(silu(w1 x) * w3 x).
+    Also the trace's routing diagnostics under the project's definitions (docs/trace-names.md): the top-1 expert,
+    the capacity (T: nothing is dropped), Switch's balance E * sum f_i P_i and the z-loss."""
+    T, E, K = x.shape[0], cfg["num_local_experts"], cfg["num_experts_per_tok"]
+    b = m + "block_sparse_moe."
+    logits = x @ w[b + "gate.weight"].T
+    probs = torch.softmax(logits, dim=-1)
+    top, choice = torch.topk(probs, K, dim=-1)
+    gate = top / top.sum(dim=-1, keepdim=True)
+    out = torch.zeros_like(x)
+    for e in range(E):
+        weight = (gate * (choice == e)).sum(dim=1, keepdim=True)
+        ex = b + f"experts.{e}."
+        y = (torch.nn.functional.silu(x @ w[ex + "w1.weight"].T) * (x @ w[ex + "w3.weight"].T)) @ w[ex + "w2.weight"].T
+        out = out + weight * y
+    f = torch.nn.functional.one_hot(probs.argmax(dim=-1), E).to(probs.dtype).mean(dim=0)
+    trace.update({p + "router.logits": logits, p + "router.probs": probs, p + "router.choice": choice.double(),
+                  p + "router.gate": gate, p + "router.expert": choice[:, 0].double(),
+                  p + "router.capacity": torch.tensor(float(T)),
+                  p + "router.aux_loss": E * (f * probs.mean(dim=0)).sum(),
+                  p + "router.z_loss": (torch.logsumexp(logits, dim=-1) ** 2).mean()})
+    return out
+
+
 def forward(w, cfg, tokens):
     if cfg["model_type"] == "bert":
         return bert_forward(w, cfg, tokens)
@@ -561,11 +603,14 @@ def forward(w, cfg, tokens):
         trace[p + "mid"] = mid
         h2 = rms_norm(mid, w[m + "post_attention_layernorm.weight"], eps)
         trace[p + "ln_2"] = h2
-        gate, up = lin(h2, m + "mlp.gate_proj"), lin(h2, m + "mlp.up_proj")
-        trace[p + "mlp.gate"], trace[p + "mlp.up"] = gate, up
-        act = torch.nn.functional.silu(gate) * up
-        trace[p + "mlp.act"] = act
-        down = lin(act, m + "mlp.down_proj")
+        if cfg["model_type"] == "mixtral":
+            down = mixtral_experts(w, cfg, h2, trace, p, m)
+        else:
+            gate, up = lin(h2, m + "mlp.gate_proj"), lin(h2, m + "mlp.up_proj")
+            trace[p + "mlp.gate"], trace[p + "mlp.up"] = gate, up
+            act = torch.nn.functional.silu(gate) * up
+            trace[p + "mlp.act"] = act
+            down = lin(act, m + "mlp.down_proj")
         trace[p + "mlp.down"] = down
         x = mid + down
         trace[p + "out"] = x

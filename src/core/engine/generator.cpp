@@ -251,9 +251,20 @@ void Generator::routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) 
 {
     const ModelConfig &c = m_model->config;
     Tensor logits({1, c.experts}), probs({1, c.experts}), choice({1, c.expertTopK}), gate({1, c.expertTopK});
-    logits.matrix().noalias() = x.matrix() * b.routerWeight.matrix();
+    if (c.linearLayout())
+        logits.matrix().noalias() = x.matrix() * b.routerWeight.matrix().transpose();
+    else
+        logits.matrix().noalias() = x.matrix() * b.routerWeight.matrix();
     ops::softmax_forward(probs, logits);
     ops::router_route(choice, gate, probs, 1);
+    if (c.droplessRouting) {
+        gate.matrix() /= gate.matrix().sum();
+        std::vector<ops::GatedExpertWeights> experts;
+        for (const ExpertWeights &e : b.experts)
+            experts.push_back({e.gateWeight, e.upWeight, e.downWeight, c.activation});
+        ops::moe_gated_forward(out, x, choice, gate, experts);
+        return;
+    }
     std::vector<ops::FfnWeights> experts;
     for (const ExpertWeights &e : b.experts)
         experts.push_back({e.fcWeight, e.fcBias, e.fcProjWeight, e.fcProjBias, c.activation});

@@ -226,34 +226,64 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, E = m_c.experts, K = m_c.expertTopK;
-    unary(p + "router.logits", "router", i, in, {T, E}, "L = X W_r  (" + std::to_string(E) + " experts)",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            o.matrix().noalias() = x.matrix() * m.blocks[size_t(i)].routerWeight.matrix();
+    const bool linear = m_c.linearLayout();
+    unary(p + "router.logits", "router", i, in, {T, E},
+        std::string(linear ? "L = X W_rᵀ  (" : "L = X W_r  (") + std::to_string(E) + " experts)",
+        [i, linear](Tensor &o, const Tensor &x, const Model &m) {
+            const Tensor &w = m.blocks[size_t(i)].routerWeight;
+            if (linear)
+                o.matrix().noalias() = x.matrix() * w.matrix().transpose();
+            else
+                o.matrix().noalias() = x.matrix() * w.matrix();
         });
     unary(p + "router.probs", "router softmax", i, p + "router.logits", {T, E}, "pᵢ(x) = exp(Lᵢ) / Σⱼ exp(Lⱼ)",
         [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
-    const int64_t capacity = ops::expert_capacity(m_c.capacityFactor, T, int(E));
+    const bool dropless = m_c.droplessRouting;
+    const int64_t capacity = dropless ? T : ops::expert_capacity(m_c.capacityFactor, T, int(E));
     const std::string top = K == 1 ? "the most probable expert" : "the " + std::to_string(K) + " most probable experts";
+    const std::string rule = dropless ? "each token to " + top
+            + ", none dropped (Mixtral: no capacity, each expert may take all " + std::to_string(T) + " tokens)"
+                                      : "each token to " + top + ", while it has room: capacity ⌈"
+            + formatFactor(m_c.capacityFactor) + " · " + std::to_string(T) + " / " + std::to_string(E)
+            + "⌉ = " + std::to_string(capacity) + " tokens, filled in sequence order; −1 = dropped";
     add(p + "route", "route", i, {p + "router.logits", p + "router.probs"},
-        {{p + "router.choice", {T, K},
-             "each token to " + top + ", while it has room: capacity ⌈" + formatFactor(m_c.capacityFactor) + " · "
-                 + std::to_string(T) + " / " + std::to_string(E) + "⌉ = " + std::to_string(capacity)
-                 + " tokens, filled in sequence order; −1 = dropped"},
-            {p + "router.gate", {T, K}, "g = p_e(x) of the chosen expert e (0 when dropped)"},
+        {{p + "router.choice", {T, K}, rule},
+            {p + "router.gate", {T, K},
+                dropless ? "g_r = p_r(x) / Σ_k p_k(x) over the chosen experts (renormalised, as Mixtral)"
+                         : "g = p_e(x) of the chosen expert e (0 when dropped)"},
             {p + "router.expert", {T}, "the top-1 expert of each token, −1 when its buffer was full"},
             {p + "router.capacity", {}, "⌈capacity factor · T / E⌉"},
             {p + "router.aux_loss", {}, "E · Σᵢ fᵢ Pᵢ  (fᵢ: tokens whose top-1 is i, Pᵢ: mean pᵢ(x); 1 when balanced)"},
             {p + "router.z_loss", {}, "(1/T) Σ_t (log Σᵢ exp L_tᵢ)²"}},
-        [p, T = T, K, capacity](const Model &, const Input &, const Trace &tr) {
+        [p, T = T, K, capacity, dropless](const Model &, const Input &, const Trace &tr) {
             const Tensor &logits = tr.tensor(p + "router.logits"), &probs = tr.tensor(p + "router.probs");
             Tensor choice({T, K}), gate({T, K}), expert({T});
             ops::router_route(choice, gate, probs, capacity);
+            if (dropless)
+                for (int64_t t = 0; t < T; ++t)
+                    gate.matrix().row(t) /= gate.matrix().row(t).sum();
             for (int64_t t = 0; t < T; ++t)
                 expert.data()[t] = choice.matrix()(t, 0);
             return Outputs {std::move(choice), std::move(gate), std::move(expert), Tensor({}, float(capacity)),
                 Tensor({}, ops::router_aux_loss(probs)), Tensor({}, ops::router_z_loss(logits))};
         });
     const Activation act = m_c.activation;
+    if (m_c.gatedFfn) {
+        add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
+            {{p + "mlp.down", {T, D},
+                "M_t = Σ g · FFN_e(x_t) over the experts e that took token t, FFN_e(x) = (SiLU(x W1_eᵀ) ⊙ x W3_eᵀ) "
+                "W2_eᵀ (Mixtral's SwiGLU experts)"}},
+            [i, in, p, act](const Model &m, const Input &, const Trace &tr) {
+                const Tensor &x = tr.tensor(in);
+                std::vector<ops::GatedExpertWeights> experts;
+                for (const ExpertWeights &e : m.blocks[size_t(i)].experts)
+                    experts.push_back({e.gateWeight, e.upWeight, e.downWeight, act});
+                Tensor o(x.shape());
+                ops::moe_gated_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), experts);
+                return Outputs {std::move(o)};
+            });
+        return;
+    }
     add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
         {{p + "mlp.down", {T, D},
             "M_t = Σ g · FFN_e(x_t) over the experts e that took token t, FFN_e(x) = act(x W_fc,e + b_fc,e) W_proj,e + "

@@ -96,6 +96,17 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
     linear(a + "v_proj", KV, D, c.qkvBias, b.vWeight, b.vBias);
     linear(a + "o_proj", D, Q, c.outBias, b.oWeight, b.oBias);
     visit(p + "post_attention_layernorm.weight", Shape {D}, b.ln2Weight);
+    if (c.isMoeLayer(i)) { // Mixtral's block_sparse_moe: a router (gate) and SwiGLU experts
+        const std::string m = p + "block_sparse_moe.";
+        visit(m + "gate.weight", Shape {c.experts, D}, b.routerWeight);
+        for (size_t e = 0; e < b.experts.size(); ++e) {
+            const std::string x = m + "experts." + std::to_string(e) + ".";
+            visit(x + "w1.weight", Shape {F, D}, b.experts[e].gateWeight);
+            visit(x + "w2.weight", Shape {D, F}, b.experts[e].downWeight);
+            visit(x + "w3.weight", Shape {F, D}, b.experts[e].upWeight);
+        }
+        return;
+    }
     linear(f + "gate_proj", F, D, c.mlpBias, b.gateWeight, b.gateBias);
     linear(f + "up_proj", F, D, c.mlpBias, b.upWeight, b.upBias);
     linear(f + "down_proj", D, F, c.mlpBias, b.downWeight, b.downBias);

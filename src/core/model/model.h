@@ -16,6 +16,9 @@ struct ExpertWeights
 {
     Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.experts.{e}.c_fc)
     Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.experts.{e}.c_proj)
+    // Mixtral's SwiGLU expert (block_sparse_moe.experts.{e}.w1, w3, w2), nn.Linear layout
+    Tensor gateWeight, upWeight; // [F, D]
+    Tensor downWeight; // [D, F]
 };
 
 // One block's parameters, in GPT-2's Conv1D layout: weights are [in, out], so y = x W + b.
@@ -27,7 +30,7 @@ struct BlockWeights
     Tensor ln2Weight, ln2Bias; // [D]
     Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.c_fc; empty in a mixture-of-experts layer)
     Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj; empty in a mixture-of-experts layer)
-    Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router), or empty
+    Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router; Mixtral's gate: [E, D]), or empty
     std::vector<ExpertWeights> experts; // E of them in a mixture-of-experts layer
     Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
     // A decoder block of an encoder–decoder model also attends to the encoder's output, after self-attention

@@ -107,10 +107,11 @@ struct ModelType
     Family family;
     const char *architecture; // for config.json's "architectures"
 };
-constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
-    {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
-    {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
-    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"}};
+constexpr ModelType kModelTypes[]
+    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
+        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
+        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"},
+        {"bert", Family::Bert, "BertForMaskedLM"}, {"mixtral", Family::Llama, "MixtralForCausalLM"}};
 
 const ModelType &modelTypeOf(const std::string &name, const std::string &source)
 {
@@ -200,8 +201,16 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);
     }
-    if (name == "mistral")
+    if (name == "mistral" || name == "mixtral")
         c.slidingWindow = readInt(j, window, 0, source);
+    if (name == "mixtral") { // MixtralSparseMoeBlock in every layer
+        constexpr IntKey experts {"num_local_experts", 2, 1024}, topK {"num_experts_per_tok", 1, 1024};
+        c.experts = readInt(j, experts, 8, source);
+        c.expertTopK = readInt(j, topK, 2, source);
+        c.droplessRouting = true;
+        if (j.contains("router_aux_loss_coef"))
+            c.routerAuxLossCoef = float(jsonNumber(j, "router_aux_loss_coef", 0.0, 1e6, source));
+    }
     if (j.contains("head_dim") && !j["head_dim"].is_null() && c.heads > 0 && c.dModel % c.heads == 0
         && readInt(j, headDim, 0, source) != c.dModel / c.heads)
         throw Error(source + ": key 'head_dim' is " + std::to_string(readInt(j, headDim, 0, source))
@@ -461,7 +470,7 @@ void ModelConfig::validate(const std::string &source) const
     require(rotaryDims >= 0 && rotaryDims % 2 == 0 && rotaryDims <= headDim(),
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");
-    require(family == Family::Gpt2 || (!reversible && experts == 0 && encoderLayers == 0),
+    require(family == Family::Gpt2 || (!reversible && encoderLayers == 0 && (experts == 0 || modelType == "mixtral")),
         "a " + modelType + " model has one stack of dense blocks");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
@@ -785,8 +794,13 @@ std::string ModelConfig::familyJson() const
         j["attention_bias"] = qkvBias;
         j["mlp_bias"] = mlpBias;
     }
-    if (modelType == "mistral")
+    if (modelType == "mistral" || modelType == "mixtral")
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+    if (modelType == "mixtral") {
+        j["num_local_experts"] = experts;
+        j["num_experts_per_tok"] = expertTopK;
+        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
+    }
     const RopeScaling &r = ropeScaling;
     if (r.kind == RopeScaling::Kind::None)
         j["rope_scaling"] = nullptr;

@@ -97,6 +97,9 @@ struct ModelConfig
     int experts = 0; // atlas_experts: E experts per MoE layer, 0 for dense FFNs everywhere
     int expertTopK = 1; // atlas_expert_top_k: experts per token (Switch: 1)
     float capacityFactor = 1.25f; // atlas_capacity_factor: capacity = ⌈factor · T / E⌉ tokens per expert
+    // Mixtral's routing: no capacity (no token is ever dropped), and the k chosen experts' probabilities renormalised
+    // to sum to 1 before they weight the experts' outputs.
+    bool droplessRouting = false;
     std::vector<int> moeLayers; // atlas_moe_layers: the layers with experts; empty means every layer
     float routerAuxLossCoef = 0.01f; // atlas_router_aux_loss_coef: α of the load-balancing loss in training
     float routerZLossCoef = 0.001f; // atlas_router_z_loss_coef: weight of the router z-loss in training

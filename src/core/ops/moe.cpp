@@ -202,6 +202,33 @@ void moe_forward(
     }
 }
 
+void moe_gated_forward(Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate,
+    const std::vector<GatedExpertWeights> &experts)
+{
+    const int64_t T = x.dim(0), D = x.dim(1);
+    requireShape(gate, choice.shape(), "mixture of experts gate");
+    requireShape(out, {T, D}, "mixture of experts output");
+    std::fill(out.data(), out.data() + out.numel(), 0.0f);
+    const std::vector<ExpertRows> rows = rowsByExpert(choice, int(experts.size()));
+    for (size_t e = 0; e < experts.size(); ++e) {
+        if (rows[e].tokens.empty())
+            continue;
+        const GatedExpertWeights &w = experts[e];
+        const Tensor xe = gatherRows(x, rows[e].tokens);
+        const int64_t n = xe.dim(0), F = w.gate.dim(0);
+        Tensor g({n, F}), u({n, F}), a({n, F}), y({n, D});
+        linear_t_forward(g, xe, w.gate, Tensor());
+        linear_t_forward(u, xe, w.up, Tensor());
+        gated_activation_forward(a, g, u, w.activation);
+        linear_t_forward(y, a, w.down, Tensor());
+        MatrixMap o = out.matrix();
+        const ConstMatrixMap gates = gate.matrix();
+        for (int64_t k = 0; k < n; ++k)
+            o.row(rows[e].tokens[size_t(k)])
+                += gates(rows[e].tokens[size_t(k)], rows[e].ranks[size_t(k)]) * y.matrix().row(k);
+    }
+}
+
 void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g, const Tensor &dout, const Tensor &x,
     const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts)
 {

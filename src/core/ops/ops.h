@@ -229,6 +229,15 @@ void router_z_loss_backward(Tensor &dlogits, const Tensor &logits, const Tensor 
 // dropped: the residual carries it). experts[e] are expert e's weights.
 void moe_forward(
     Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts);
+// A gated expert in nn.Linear layout (Mixtral's w1, w3, w2): y = (act(x gateᵀ) ⊙ x upᵀ) downᵀ.
+struct GatedExpertWeights
+{
+    const Tensor &gate, &up, &down; // [F, D], [F, D], [D, F]
+    Activation activation;
+};
+// moe_forward with gated experts: out_t = Σ_r gate[t,r] · y_choice[t,r](x_t) over the kept choices.
+void moe_gated_forward(Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate,
+    const std::vector<GatedExpertWeights> &experts);
 // Adds into dx (T,D), dgate (T,K) and each expert's gradients; recomputes each expert on its rows.
 void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g, const Tensor &dout, const Tensor &x,
     const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts);
