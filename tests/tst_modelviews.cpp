@@ -15,6 +15,8 @@
 #include <QSpinBox>
 #include <QTest>
 
+#include <cmath>
+
 using namespace atlas;
 
 class TestModelViews : public QObject
@@ -24,6 +26,7 @@ class TestModelViews : public QObject
 private slots:
     void positionsViewDrawsEachKind();
     void expertsViewDrawsTheRouting();
+    void expertsViewSaysAMixtralRouterDropsNothing();
     void sparseFfnViewDrawsDenseAndSparse();
 };
 
@@ -67,6 +70,34 @@ void TestModelViews::positionsViewDrawsEachKind()
 
 // The Experts view on tst_moe's top-1 fixture: the routing at the model's own factor (capacity ⌈1 · 12 / 4⌉ = 3, two
 // tokens dropped), the slider asking for another factor, and what it says of a dense layer or a dense model.
+// Mixtral's router has no capacity: the view says so instead of Switch's formula, drops nothing, keeps every token's
+// top-2 with gates that sum to 1, and offers no capacity to set.
+void TestModelViews::expertsViewSaysAMixtralRouterDropsNothing()
+{
+    ViewSpec spec;
+    spec.view = "experts";
+    spec.model = ATLAS_TEST_DATA "/mixtral_tiny";
+    spec.tokens = {3, 17, 42, 8, 0, 25, 63, 11};
+    spec.layer = 1;
+    ExpertsView view;
+    view.resize(1280, 720);
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+    QVERIFY2(view.formula().startsWith("Mixtral layer 1: 4 experts, top-2 routing with no capacity")
+            && !view.formula().contains("⌈"),
+        qPrintable(view.formula()));
+    const ExpertRouting &r = view.drawnAnalysis()->routing;
+    QVERIFY(r.dropless);
+    QCOMPARE(r.droppedTokens, 0);
+    for (size_t t = 0; t < r.gate.size(); ++t) {
+        QCOMPARE(r.choice[t].size(), size_t(2));
+        QVERIFY(r.choice[t][0] >= 0 && r.choice[t][1] >= 0);
+        QVERIFY(std::fabs(r.gate[t][0] + r.gate[t][1] - 1.0f) < 1e-5f);
+    }
+    QVERIFY(!view.capacitySlider()->isEnabled());
+}
+
 void TestModelViews::expertsViewDrawsTheRouting()
 {
     ViewSpec spec;

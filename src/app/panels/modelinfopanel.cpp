@@ -119,6 +119,15 @@ void ModelInfoPanel::showModel()
                                                                 : QStringLiteral("GELU (tanh approximation)");
     html += row(
         tr("feed-forward"), c.gatedFfn ? tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up)").arg(activation) : activation);
+    if (c.hasExperts())
+        html += row(tr("experts"),
+            c.droplessRouting ? tr("%1 per layer, top-%2, no capacity (nothing dropped; the chosen gates renormalised)")
+                                    .arg(c.experts)
+                                    .arg(c.expertTopK)
+                              : tr("%1 per expert layer, top-%2, capacity factor %3")
+                                    .arg(c.experts)
+                                    .arg(c.expertTopK)
+                                    .arg(double(c.capacityFactor)));
     html += row(tr("output head"), c.tiedHead ? tr("tied to the token embedding") : tr("its own matrix (lm_head)"));
     if (!c.sample.empty())
         html += row(

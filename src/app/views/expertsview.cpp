@@ -86,8 +86,6 @@ ExpertsView::ExpertsView(QWidget *parent)
     m_capacity->setPageStep(1);
     m_capacity->setTickPosition(QSlider::TicksBelow);
     m_capacity->setMinimumWidth(200);
-    m_capacity->setToolTip(tr("Capacity factor: each expert takes at most ⌈factor · T / E⌉ tokens; the rest are "
-                              "dropped and only the residual carries them. Leftmost: the model's own factor."));
     m_factorLabel = new QLabel(m_controls);
     m_topK = new QSpinBox(m_controls);
     m_topK->setRange(0, 1);
@@ -176,7 +174,14 @@ void ExpertsView::showControls()
     m_deviceCount->setValue(r ? r->devices : m_spec.devices);
     m_topK->setRange(0, r ? r->experts : 1);
     m_topK->setValue(m_spec.expertTopK);
+    const bool dropless = r && r->dropless;
+    m_capacity->setEnabled(!dropless);
+    m_capacity->setToolTip(dropless ? tr("This router has no capacity to set: it never drops a token (Mixtral)")
+                                    : tr("Capacity factor: each expert takes at most ⌈factor · T / E⌉ tokens; the rest "
+                                         "are dropped and only the residual carries them. Leftmost: the model's own "
+                                         "factor."));
     m_factorLabel->setText(!r ? QString()
+            : dropless        ? tr("none: dropless routing")
             : m_spec.capacityFactor > 0
             ? tr("%1 → capacity %2").arg(factorText(r->capacityFactor)).arg(r->capacity)
             : tr("%1 (the model's own) → capacity %2").arg(factorText(r->capacityFactor)).arg(r->capacity));
@@ -221,19 +226,31 @@ void ExpertsView::refresh()
     m_drawn = std::make_shared<ExpertsAnalysis>(*analysis);
     const ExpertRouting &r = m_drawn->routing;
     showControls();
-    m_formula->setText(
-        tr("Switch layer %1: %2 experts, top-%3 routing, capacity ⌈%4 · %5 / %2⌉ = %6 tokens each;  "
-           "aux loss E·Σ fᵢPᵢ = %7 (1 when balanced), z-loss %8;  %9 of %5 tokens dropped (the residual carries "
-           "them)")
-            .arg(r.layer)
-            .arg(r.experts)
-            .arg(r.topK)
-            .arg(factorText(r.capacityFactor))
-            .arg(r.tokens)
-            .arg(r.capacity)
-            .arg(r.auxLoss, 0, 'f', 3)
-            .arg(r.zLoss, 0, 'f', 2)
-            .arg(r.droppedTokens));
+    if (r.dropless)
+        m_formula->setText(
+            tr("Mixtral layer %1: %2 experts, top-%3 routing with no capacity: every expert may take all %4 tokens, "
+               "so none is dropped (Switch's buffers turn the overflow away), and the %3 chosen probabilities are "
+               "renormalised to sum to 1;  aux loss E·Σ fᵢPᵢ = %5 (1 when balanced), z-loss %6")
+                .arg(r.layer)
+                .arg(r.experts)
+                .arg(r.topK)
+                .arg(r.tokens)
+                .arg(r.auxLoss, 0, 'f', 3)
+                .arg(r.zLoss, 0, 'f', 2));
+    else
+        m_formula->setText(
+            tr("Switch layer %1: %2 experts, top-%3 routing, capacity ⌈%4 · %5 / %2⌉ = %6 tokens each;  "
+               "aux loss E·Σ fᵢPᵢ = %7 (1 when balanced), z-loss %8;  %9 of %5 tokens dropped (the residual carries "
+               "them)")
+                .arg(r.layer)
+                .arg(r.experts)
+                .arg(r.topK)
+                .arg(factorText(r.capacityFactor))
+                .arg(r.tokens)
+                .arg(r.capacity)
+                .arg(r.auxLoss, 0, 'f', 3)
+                .arg(r.zLoss, 0, 'f', 2)
+                .arg(r.droppedTokens));
     m_message->hide();
     m_plots->show();
     layOutHidden(this); // headless: the plots at the size they are drawn at, for the labels' room

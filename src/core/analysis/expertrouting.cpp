@@ -68,6 +68,7 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
     r.topK = routed->config.expertTopK;
     r.tokens = int(input.tokens.size());
     r.capacityFactor = routed->config.capacityFactor;
+    r.dropless = routed->config.droplessRouting;
     r.capacity = int(tensor("router.capacity").data()[0]);
     r.probs = rowsOf(tensor("router.probs"));
     r.gate = rowsOf(tensor("router.gate"));

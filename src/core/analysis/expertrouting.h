@@ -17,7 +17,9 @@ struct ExpertRouting
     int layer = 0;
     int experts = 0, topK = 1, tokens = 0;
     double capacityFactor = 0; // the factor routed with
-    int capacity = 0; // ⌈factor · T / E⌉
+    int capacity = 0; // ⌈factor · T / E⌉; T for a dropless router
+    // Mixtral's router: no capacity (nothing is dropped), the chosen probabilities renormalised (ModelConfig).
+    bool dropless = false;
     std::vector<int> moeLayers; // every layer of the model with experts
     std::vector<std::vector<float>> probs; // [T][E] the router's softmax
     std::vector<std::vector<int>> choice; // [T][K] the expert of each choice, −1 when dropped
