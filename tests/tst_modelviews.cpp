@@ -1,6 +1,7 @@
 // Widget tests of the analysis views under "Inside the model": Positions, Experts and Sparse FFN, each drawn from its
 // analysis on the fixture or built-in models, with the controls that edit the spec.
 #include "view/viewanalysis.h"
+#include "views/attentionview.h"
 #include "views/expertsview.h"
 #include "views/heatmapplot.h"
 #include "views/positionsview.h"
@@ -27,6 +28,7 @@ private slots:
     void positionsViewDrawsEachKind();
     void expertsViewDrawsTheRouting();
     void expertsViewSaysAMixtralRouterDropsNothing();
+    void attentionViewsNameTheSharedKeyValueHead();
     void sparseFfnViewDrawsDenseAndSparse();
 };
 
@@ -70,6 +72,29 @@ void TestModelViews::positionsViewDrawsEachKind()
 
 // The Experts view on tst_moe's top-1 fixture: the routing at the model's own factor (capacity ⌈1 · 12 / 4⌉ = 3, two
 // tokens dropped), the slider asking for another factor, and what it says of a dense layer or a dense model.
+// Grouped-query attention: the Attention view's title and the All heads view name the K/V head a query head reads and
+// the heads that share it; a model with a K/V head per query head shows nothing of the kind.
+void TestModelViews::attentionViewsNameTheSharedKeyValueHead()
+{
+    for (const char *model : {"mistral_tiny", "gpt2_tiny"}) {
+        ViewSpec spec;
+        spec.view = "attention";
+        spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
+        spec.tokens = {3, 17, 42, 8, 0, 25};
+        spec.layer = 1;
+        spec.head = 2;
+        AttentionView view;
+        view.resize(800, 600);
+        view.setSpec(spec);
+        const ViewInput input = testing::forSpec(spec);
+        view.setInput(input);
+        const bool grouped = QString(model) == "mistral_tiny"; // 4 query heads, 2 K/V heads
+        QCOMPARE(view.plot()->title().contains("K/V head 1, shared by heads 2\u20133"), grouped);
+        QCOMPARE(keyValueGroup(input, 3), grouped ? 1 : -1);
+        QCOMPARE(keyValueGroup(input, 1), grouped ? 0 : -1);
+    }
+}
+
 // Mixtral's router has no capacity: the view says so instead of Switch's formula, drops nothing, keeps every token's
 // top-2 with gates that sum to 1, and offers no capacity to set.
 void TestModelViews::expertsViewSaysAMixtralRouterDropsNothing()

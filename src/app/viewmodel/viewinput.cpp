@@ -211,4 +211,23 @@ QString formatNumber(double value, int significant)
     return value < 0 ? QString(minus) + text : text;
 }
 
+int keyValueGroup(const ViewInput &input, int head)
+{
+    if (!input.model || input.site.cross || input.model->config.kvHeadCount() >= input.model->config.heads)
+        return -1;
+    return head / input.model->config.queriesPerKv();
+}
+
+QString sharedKeyValueText(const ViewInput &input, int head)
+{
+    const int group = keyValueGroup(input, head);
+    if (group < 0)
+        return {};
+    const int size = input.model->config.queriesPerKv();
+    return QObject::tr("K/V head %1, shared by heads %2\u2013%3")
+        .arg(group)
+        .arg(group * size)
+        .arg(group * size + size - 1);
+}
+
 } // namespace atlas

@@ -73,6 +73,11 @@ void analyzeNow(ViewInput &input, const ViewSpec &spec);
 const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
 // The trace name findHeadTensor reads.
 std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix);
+// With grouped-query attention, the K/V head query head `head` reads and the query heads that share it:
+// "K/V head 1, shared by heads 2–3"; empty for a model with one K/V head per query head (or cross-attention).
+QString sharedKeyValueText(const ViewInput &input, int head);
+// The K/V head group of query head `head` (head / (H / Hkv)), or −1 without grouped-query attention.
+int keyValueGroup(const ViewInput &input, int head);
 // "Encoder self-attention", "Decoder self-attention", "Cross-attention"; empty for a one-stack model.
 QString siteTitle(const ViewInput &input);
 // "Not computed yet: step to <op> in layer <i> (<trace name>)", the op read from the program (viewanalysis.h).

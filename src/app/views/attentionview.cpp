@@ -62,12 +62,15 @@ void AttentionView::refresh()
     else
         m_plot->setAxisTitles(tr("key"), tr("query"));
     const QString site = siteTitle(m_input);
-    m_plot->setTitle(site.isEmpty()
-            ? tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head)
-            : tr("%1 \u00B7 layer %2 \u00B7 head %3 \u00B7 probabilities")
-                  .arg(site)
-                  .arg(m_spec.layer)
-                  .arg(m_spec.head));
+    const QString shared = sharedKeyValueText(m_input, m_spec.head);
+    m_plot->setTitle(
+        (site.isEmpty()
+                ? tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head)
+                : tr("%1 \u00B7 layer %2 \u00B7 head %3 \u00B7 probabilities")
+                      .arg(site)
+                      .arg(m_spec.layer)
+                      .arg(m_spec.head))
+        + (shared.isEmpty() ? QString() : QStringLiteral(" (") + shared + QLatin1Char(')')));
     if (probs == nullptr) {
         m_plot->showMessage(problem.isEmpty()
                 ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, "attn.probs"))

@@ -244,6 +244,8 @@ HeadsGridView::Grid HeadsGridView::grid() const
     Grid g;
     g.left = kViewMargin + label.horizontalAdvance(tr("Layer %1").arg(std::max(0, m_layers - 1))) + 10;
     g.top = headerTop() + label.height() + 4;
+    if (keyValueGroup(m_input, 0) >= 0) // a row for the K/V groups above the head labels
+        g.top += label.height() + 4;
     const int cols = std::max(1, m_heads);
     const int rows = std::max(1, m_layers);
     const int tokens = std::max({1, tokenCount(), keyCount()});
@@ -299,6 +301,8 @@ QString HeadsGridView::toolTipAt(const QPoint &pos) const
     if (hit.layer < 0)
         return {};
     QString text = tr("Layer %1 \u00B7 Head %2: click to open its attention map").arg(hit.layer).arg(hit.head);
+    if (const QString shared = sharedKeyValueText(m_input, hit.head); !shared.isEmpty())
+        text += QStringLiteral("\n") + shared;
     QString problem;
     const Tensor *probs = findHeadTensor(m_input, hit.layer, "attn.probs", hit.head, &problem);
     if (probs == nullptr)
@@ -363,9 +367,30 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
         const int x = g.left + h * g.cell + g.labels + (g.thumb - label.horizontalAdvance(text)) / 2;
         p.drawText(QPoint(x, headerY), text);
     }
+    paintKeyValueGroups(p, g, headerY - label.height() - 2);
     for (int l = 0; l < m_layers; ++l) {
         const QRect row(kViewMargin, g.top + l * g.cell + g.labels, g.left - kViewMargin - 8, g.thumb);
         p.drawText(row, Qt::AlignRight | Qt::AlignVCenter, tr("Layer %1").arg(l));
+    }
+}
+
+// Grouped-query attention: a bracket over the query heads that read the same K/V head, labelled with it.
+void HeadsGridView::paintKeyValueGroups(QPainter &p, const Grid &g, int baseline) const
+{
+    if (keyValueGroup(m_input, 0) < 0)
+        return;
+    const QFontMetrics label(p.font());
+    const int size = m_input.model->config.queriesPerKv();
+    for (int first = 0; first < m_heads; first += size) {
+        const int last = std::min(m_heads, first + size) - 1;
+        const int x0 = g.left + first * g.cell + g.labels, x1 = g.left + last * g.cell + g.labels + g.thumb;
+        const QString text = x1 - x0 >= label.horizontalAdvance(tr("K/V head %1").arg(first / size)) + 4
+            ? tr("K/V head %1").arg(first / size)
+            : tr("K/V %1").arg(first / size);
+        p.drawText(QPoint((x0 + x1 - label.horizontalAdvance(text)) / 2, baseline - 3), text);
+        p.drawLine(x0, baseline, x1, baseline);
+        p.drawLine(x0, baseline, x0, baseline + 3);
+        p.drawLine(x1, baseline, x1, baseline + 3);
     }
 }
 

@@ -77,6 +77,7 @@ private:
     Grid grid() const;
     Hit hitTest(const QPoint &pos) const;
     void paintLabels(QPainter &p, const Grid &g) const;
+    void paintKeyValueGroups(QPainter &p, const Grid &g, int baseline) const;
     void paintThumbnails(QPainter &p, const Grid &g) const;
     void paintTokenLabels(QPainter &p, const Grid &g, const QRect &thumbnail) const;
     QFont tokenFont() const;

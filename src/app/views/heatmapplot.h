@@ -68,6 +68,7 @@ public:
 
     bool showingMessage() const { return m_showingMessage; }
     QString message() const { return m_showingMessage ? m_messageText : QString(); }
+    QString title() const { return m_titleText; }
     bool logScale() const { return m_log; }
     bool maskMode() const { return m_maskMode; }
     const std::string &theme() const { return m_theme; }
