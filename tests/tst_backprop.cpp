@@ -114,6 +114,14 @@ void TestBackprop::matchesPyTorch_data()
                                                                              << "gpt2_tiny_grads/gelu_erf_padded";
     QTest::newRow("variant: post-LN, sinusoidal, ReLU, bidirectional, padding") << "variant"
                                                                                 << "variant_grads";
+    // The Llama family (tests/tools/make_family_reference.py): RMSNorm, RoPE with llama3 scaling, grouped-query
+    // attention, SwiGLU, biases and an untied head; Qwen2's multi-query attention and tied head; Mistral's window.
+    QTest::newRow("llama_tiny: GQA, biases, untied lm_head") << "llama_tiny"
+                                                             << "llama_tiny_grads";
+    QTest::newRow("qwen2_tiny: multi-query, q/k/v biases, tied") << "qwen2_tiny"
+                                                                 << "qwen2_tiny_grads";
+    QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
+                                                  << "mistral_tiny_grads";
 }
 
 void TestBackprop::matchesPyTorch()

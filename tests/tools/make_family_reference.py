@@ -43,6 +43,9 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   bert_mlm_tiny/    bert (BertForMaskedLM) with the older LayerNorm.gamma / .beta names and the tied
                     cls.predictions.decoder.weight stored; F16
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json
+  <name>_grads/     for llama_tiny, qwen2_tiny and mistral_tiny: autograd's loss.npy (mean cross-entropy of the logits
+                    against `targets`, ignore_index -1) and grad.<parameter>.npy under the engine's parameter names
+                    (the checkpoint's without "model."), with input.json {"tokens", "padding", "targets"}
 """
 
 import json
@@ -644,10 +647,38 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
+GRAD_MODELS = ("llama_tiny", "qwen2_tiny", "mistral_tiny")
+TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none
+
+
+def make_grads(name, spec):
+    """Autograd through the same forward, in float64 from the weights as stored."""
+    cfg = spec["config"]
+    directory = os.path.join(DATA, name + "_grads")
+    fresh_dir(directory)
+    weights = random_weights(cfg, spec["seed"])
+    leaves = {n: stored_bytes(t, spec["dtype"])[1].clone().requires_grad_(True) for n, t in weights.items()}
+    with torch.enable_grad():
+        logits = forward(leaves, cfg, TOKENS)["logits"]
+        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(TARGETS), ignore_index=-1)
+        loss.backward()
+    np.save(os.path.join(directory, "loss.npy"), np.array(loss.item(), dtype=np.float32))
+    written.append(os.path.join(directory, "loss.npy"))
+    for n, t in leaves.items():
+        engine_name = n[len("model."):] if n.startswith("model.") else n
+        path = os.path.join(directory, "grad." + engine_name + ".npy")
+        np.save(path, t.grad.to(torch.float32).numpy().copy(order="C"))
+        written.append(path)
+    write_text(os.path.join(directory, "input.json"),
+               json.dumps({"tokens": TOKENS, "padding": [], "targets": TARGETS}) + "\n")
+
+
 def main():
     torch.set_grad_enabled(False)
     for name, spec in MODELS.items():
         make(name, spec)
+    for name in GRAD_MODELS:
+        make_grads(name, MODELS[name])
     print(f"wrote {len(written)} files under {DATA}")
 
 

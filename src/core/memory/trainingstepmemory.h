@@ -47,7 +47,8 @@ double timeTrainingStep(Model &model, const std::vector<TrainingSequence> &seque
 // The textbook count of the activation memory of one sequence's step: the tensors autograd saves, in float32.
 // Per block (T tokens, width D, d_ff F, H heads): the block input, ln_1, Q, K, V, the merged heads, mid (a
 // reversible block: Y₁) and ln_2, 8·T·D, plus mlp.up and mlp.act, 2·T·F (0 with chunked FFNs), plus the attention
-// probabilities, H·T²: 4·(8TD + 2TF + HT²) bytes. The head keeps ln_f's input, ln_f, the logits and their softmax,
+// probabilities, H·T²: 4·(8TD + 2TF + HT²) bytes; RoPE adds the rotated Q and K (2TD), a gated FFN its gate (TF).
+// The head keeps ln_f's input, ln_f, the logits and their softmax,
 // 4·(2TD + 2TV). Plain keeps every block: L·block + head. Checkpointing keeps ⌈L/k⌉ boundaries of 4TD (a reversible
 // model: 8TD) and one segment of k blocks at a time: ⌈L/k⌉·4TD + k·block + head. Reversible keeps the two last
 // streams, 8TD, and one block at a time: 8TD + block + head. Workspace (scores, the gradients of activations) is

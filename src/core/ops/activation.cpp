@@ -106,6 +106,19 @@ void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up,
     });
 }
 
+void gated_activation_backward(
+    Tensor &dgate, Tensor &dup, const Tensor &dout, const Tensor &gate, const Tensor &up, Activation activation)
+{
+    requireShape(dout, gate.shape(), "gated activation backward dout");
+    Tensor act(gate.shape()), upGrad(gate.shape());
+    activation_forward(act, gate, activation);
+    const auto n = Eigen::Index(gate.numel());
+    Eigen::Map<const Eigen::ArrayXf> g(dout.data(), n), u(up.data(), n), a(act.data(), n);
+    Eigen::Map<Eigen::ArrayXf>(dup.data(), n) += g * a;
+    Eigen::Map<Eigen::ArrayXf>(upGrad.data(), n) = g * u; // d act(gate)
+    activation_backward(dgate, upGrad, gate, activation);
+}
+
 void activation_forward(Tensor &out, const Tensor &inp, Activation activation)
 {
     switch (activation) {

@@ -23,6 +23,27 @@ void rmsnorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, float
     });
 }
 
+void rmsnorm_backward(
+    Tensor &dinp, Tensor &dweight, const Tensor &dout, const Tensor &inp, const Tensor &weight, float eps)
+{
+    const int64_t T = inp.dim(0), D = inp.dim(1);
+    requireShape(dinp, inp.shape(), "RMSNorm backward dinp");
+    requireShape(dout, inp.shape(), "RMSNorm backward dout");
+    requireShape(dweight, {D}, "RMSNorm backward dweight");
+    ConstRowVectorMap w(weight.data(), D);
+    ConstMatrixMap x = inp.matrix(), g = dout.matrix();
+    MatrixMap dx = dinp.matrix();
+    RowVectorMap dw(dweight.data(), D);
+    for (int64_t t = 0; t < T; ++t) {
+        const float r = 1.0f / std::sqrt(x.row(t).squaredNorm() / float(D) + eps);
+        const Eigen::ArrayXXf xhat = (x.row(t).array() * r);
+        const Eigen::ArrayXXf gw = g.row(t).array() * w.array();
+        const float mean = (gw * xhat).sum() / float(D);
+        dx.row(t).array() += r * (gw - xhat * mean);
+        dw.array() += g.row(t).array() * xhat;
+    }
+}
+
 void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias, float eps)
 {
     const int64_t T = inp.dim(0), D = inp.dim(1);

@@ -26,6 +26,21 @@ void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, cons
         o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
 
+void linear_t_backward(
+    Tensor &dinp, Tensor &dweight, Tensor *dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight)
+{
+    requireShape(dout, {inp.dim(0), weight.dim(0)}, "linear backward dout");
+    requireShape(dinp, inp.shape(), "linear backward dinp");
+    requireShape(dweight, weight.shape(), "linear backward dweight");
+    ConstMatrixMap g = dout.matrix();
+    dinp.matrix().noalias() += g * weight.matrix();
+    dweight.matrix().noalias() += g.transpose() * inp.matrix();
+    if (dbias != nullptr) {
+        requireShape(*dbias, {weight.dim(0)}, "linear backward dbias");
+        RowVectorMap(dbias->data(), dbias->numel()) += g.colwise().sum();
+    }
+}
+
 void linear_backward(
     Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight)
 {

@@ -92,6 +92,10 @@ void shaw_bias_backward(
 
 // out, inp are (T,D); weight is (D): out = weight ⊙ x / √(mean(x²) + eps) (RMSNorm, as Llama: no mean, no bias)
 void rmsnorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, float eps);
+// dinp, dout, inp are (T,D); dweight, weight are (D). With r = 1/√(mean(x²) + ε) and g = w ⊙ dout:
+// dx = r (g − x̂ mean(g ⊙ x̂)), x̂ = r x; dweight += Σ_t dout ⊙ x̂.
+void rmsnorm_backward(
+    Tensor &dinp, Tensor &dweight, const Tensor &dout, const Tensor &inp, const Tensor &weight, float eps);
 // out, inp are (T,D); weight, bias are (D)
 void layernorm_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias, float eps);
 // dinp, dout, inp are (T,D); dweight, dbias, weight are (D). Mean and variance are recomputed from inp.
@@ -108,6 +112,9 @@ void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, cons
 // dinp += dout weightᵀ, dweight += inpᵀ dout, dbias += Σ_t dout[t]
 void linear_backward(
     Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight);
+// The backward of linear_t_forward: dinp += dout weight, dweight += doutᵀ inp, dbias += Σ_t dout (when bias has one).
+void linear_t_backward(
+    Tensor &dinp, Tensor &dweight, Tensor *dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight);
 // out is (T,V); inp is (T,D); wte is (V,D): out = inp wteᵀ (output projection tied to the embedding)
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte);
 // dinp, inp are (T,D); dwte, wte are (V,D); dout is (T,V): dinp += dout wte, dwte += doutᵀ inp
@@ -174,6 +181,10 @@ void silu_forward(Tensor &out, const Tensor &inp);
 void silu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
 // out, gate, up same shape: out = act(gate) ⊙ up (a gated linear unit; SwiGLU with SiLU, Shazeer 2020)
 void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up, Activation activation);
+
+// The backward of gated_activation_forward: dgate += dout ⊙ up ⊙ act′(gate), dup += dout ⊙ act(gate).
+void gated_activation_backward(
+    Tensor &dgate, Tensor &dup, const Tensor &dout, const Tensor &gate, const Tensor &up, Activation activation);
 
 // out, inp same shape: the model's activation (ReLU, tanh GELU, erf GELU or SiLU)
 void activation_forward(Tensor &out, const Tensor &inp, Activation activation);

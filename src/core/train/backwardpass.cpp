@@ -30,10 +30,10 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
     , m_ffnChunks(ffnChunks)
     , T(static_cast<int64_t>(input.tokens.size()))
 {
-    if (m_c.family != Family::Gpt2)
-        throw Error("training and the memory lab need backward passes of " + m_c.modelType
-            + "'s operations (RMSNorm, SwiGLU, grouped-query attention), which this version does not have: a "
-            + m_c.modelType + " model runs forward only");
+    if (m_c.family != Family::Gpt2 && (m_c.family != Family::Llama || m_c.hasExperts()))
+        throw Error("training and the memory lab have backward passes for GPT-2's layout and the Llama family's "
+                    "(Llama, Mistral, Qwen2), not for "
+            + m_c.modelType + "'s: a " + m_c.modelType + " model runs forward only");
     if (m_c.isEncoderDecoder())
         startStack(names::kDecoderStack);
     MemoryScope scope(MemoryPhase::Backward, -1, "gradients", MemoryCategory::Gradients);
@@ -50,7 +50,21 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
 void BackwardPass::layernorm(
     Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight)
 {
+    if (m_c.norm == NormKind::RmsNorm)
+        return ops::rmsnorm_backward(din, grad(param + ".weight"), dout, in, weight, m_c.lnEpsilon);
     ops::layernorm_backward(din, grad(param + ".weight"), grad(param + ".bias"), dout, in, weight, m_c.lnEpsilon);
+}
+
+std::string BackwardPass::normParam(int i, int which) const
+{
+    if (m_c.family == Family::Llama)
+        return "layers." + std::to_string(i) + (which == 1 ? ".input_layernorm" : ".post_attention_layernorm");
+    return paramName(i) + (which == 1 ? "ln_1" : "ln_2");
+}
+
+std::string BackwardPass::embeddingParam() const
+{
+    return m_c.family == Family::Llama ? "embed_tokens.weight" : "wte.weight";
 }
 
 Tensor BackwardPass::head(const std::vector<int> &targets)
@@ -66,12 +80,13 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
         m_g.loss += ops::crossentropy_forward(losses, logits, targets);
         Tensor dlogits(logits.shape()); // (T,V)
         ops::crossentropy_softmax_backward(dlogits, act("next_probs"), targets);
-        ops::logits_backward(dlnf, grad("wte.weight"), dlogits, act("ln_f"), m_model.wte);
+        ops::logits_backward(dlnf, grad(m_c.tiedHead ? embeddingParam() : "lm_head.weight"), dlogits, act("ln_f"),
+            m_model.outputWeight());
     }
     Step step(-1, "ln_f");
     Tensor dx({T, m_c.dModel});
     const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_s, m_c.layers);
-    layernorm(dx, "ln_f", dlnf, act(in), m_model.lnfWeight);
+    layernorm(dx, m_c.family == Family::Llama ? "norm" : "ln_f", dlnf, act(in), m_model.lnfWeight);
     return dx;
 }
 
@@ -205,7 +220,7 @@ void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, T
     Tensor dln1({T, m_c.dModel});
     attention(i, dF, act(layerName(i) + "ln_1"), dln1);
     Step step(i, "ln_1");
-    layernorm(dx, paramName(i) + "ln_1", dln1, x, blocks()[size_t(i)].ln1Weight);
+    layernorm(dx, normParam(i, 1), dln1, x, blocks()[size_t(i)].ln1Weight);
 }
 
 void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy)
@@ -213,7 +228,7 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
     Tensor dln2({T, m_c.dModel});
     mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
     Step step(i, "ln_2");
-    layernorm(dy, paramName(i) + "ln_2", dln2, y, blocks()[size_t(i)].ln2Weight);
+    layernorm(dy, normParam(i, 2), dln2, y, blocks()[size_t(i)].ln2Weight);
 }
 
 // dout is (T,D), the gradient of attn.out; in is (T,D), the input of attn.qkv; adds d in into din (T,D).
@@ -223,12 +238,18 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
+    const bool linear = m_c.family == Family::Llama;
+    const std::string a = "layers." + std::to_string(i) + ".self_attn.";
     Tensor dctx({H, T, d});
     {
         Step step(i, "attn.out");
         Tensor dmerged({T, D});
-        ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
-            act(p + "attn.merged"), b.attnProjWeight);
+        if (linear)
+            ops::linear_t_backward(dmerged, grad(a + "o_proj.weight"), m_c.outBias ? &grad(a + "o_proj.bias") : nullptr,
+                dout, act(p + "attn.merged"), b.oWeight);
+        else
+            ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
+                act(p + "attn.merged"), b.attnProjWeight);
         ops::merge_heads_backward(dctx, dmerged);
     }
     Tensor dscores({H, T, T}), dv({H, T, d});
@@ -260,9 +281,34 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     else if (m_c.positions == PositionKind::Shaw)
         ops::shaw_bias_backward(dq, grad(h + "attn.relative_key.weight"), dscores, act(p + "attn.q"), b.relativeKey,
             m_c.relativeClip, scale);
+    if (linear)
+        return linearLayoutProjectionsBackward(i, dq, dk, dv, in, din);
     Tensor dqkv({T, 3 * D});
     ops::split_heads_backward(dqkv, dq, dk, dv);
     ops::linear_backward(din, grad(h + "attn.c_attn.weight"), grad(h + "attn.c_attn.bias"), dqkv, in, b.attnWeight);
+}
+
+// The Llama family's split handed query head h the K/V head ⌊h / (H/Hkv)⌋ (repeat_kv): a K/V head's gradient is the
+// sum of its query heads'. Then back through q_proj, k_proj and v_proj into din.
+void BackwardPass::linearLayoutProjectionsBackward(
+    int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din)
+{
+    const BlockWeights &b = m_model.blocks[size_t(i)];
+    const int64_t H = m_c.heads, d = m_c.headDim(), Hkv = m_c.kvHeadCount(), group = H / Hkv;
+    const std::string a = "layers." + std::to_string(i) + ".self_attn.";
+    Tensor dQ({T, H * d}), dK({T, Hkv * d}), dV({T, Hkv * d});
+    for (int64_t h = 0; h < H; ++h) {
+        dQ.matrix().block(0, h * d, T, d) = dq.slice(h);
+        dK.matrix().block(0, (h / group) * d, T, d) += dk.slice(h);
+        dV.matrix().block(0, (h / group) * d, T, d) += dv.slice(h);
+    }
+    const bool bias = m_c.qkvBias;
+    ops::linear_t_backward(
+        din, grad(a + "q_proj.weight"), bias ? &grad(a + "q_proj.bias") : nullptr, dQ, in, b.qWeight);
+    ops::linear_t_backward(
+        din, grad(a + "k_proj.weight"), bias ? &grad(a + "k_proj.bias") : nullptr, dK, in, b.kWeight);
+    ops::linear_t_backward(
+        din, grad(a + "v_proj.weight"), bias ? &grad(a + "v_proj.bias") : nullptr, dV, in, b.vWeight);
 }
 
 // ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
@@ -273,6 +319,22 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     if (m_c.isMoeLayer(i))
         return mixtureOfExperts(i, ddown, in, din);
     Step step(i, "mlp");
+    if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
+        if (m_ffnChunks > 1)
+            throw Error("--ffn-chunks: the chunked feed-forward is GPT-2's; a gated one runs whole");
+        const std::string f = "layers." + std::to_string(i) + ".mlp.";
+        const bool bias = m_c.mlpBias;
+        const Tensor &gate = act(p + "mlp.gate"), &up = act(p + "mlp.up");
+        Tensor dact(up.shape()), dgate(up.shape()), dup(up.shape());
+        ops::linear_t_backward(dact, grad(f + "down_proj.weight"), bias ? &grad(f + "down_proj.bias") : nullptr, ddown,
+            act(p + "mlp.act"), b.downWeight);
+        ops::gated_activation_backward(dgate, dup, dact, gate, up, m_c.activation);
+        ops::linear_t_backward(
+            din, grad(f + "gate_proj.weight"), bias ? &grad(f + "gate_proj.bias") : nullptr, dgate, in, b.gateWeight);
+        ops::linear_t_backward(
+            din, grad(f + "up_proj.weight"), bias ? &grad(f + "up_proj.bias") : nullptr, dup, in, b.upWeight);
+        return;
+    }
     if (m_ffnChunks > 1) {
         ops::ffn_chunked_backward(din,
             {grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), grad(h + "mlp.c_proj.weight"),
@@ -327,7 +389,7 @@ void BackwardPass::embeddings(const Tensor &dinput)
     ops::add_backward(dembed, dpos, dinput);
     if (m_c.embeddingScale != 1.0f) // E = s · W_te[ids]
         dembed.matrix() *= m_c.embeddingScale;
-    ops::embedding_backward(grad("wte.weight"), dembed, m_source ? m_input.source : m_input.tokens);
+    ops::embedding_backward(grad(embeddingParam()), dembed, m_source ? m_input.source : m_input.tokens);
     if (m_c.positions == PositionKind::Learned)
         ops::positions_learned_backward(grad("wpe.weight"), dpos);
 }
