@@ -37,14 +37,14 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 
 // train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
 //        --save-every K --description TEXT --layers L --heads H --d-model D --reversible --positions KIND
-//        --experts E --expert-top-k K --capacity-factor X --scale-embeddings]
+//        --experts E --expert-top-k K --capacity-factor X --scale-embeddings --family llama --kv-heads N]
 //        [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "save-every", "description",
             "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks",
-            "positions", "experts", "expert-top-k", "capacity-factor"},
+            "positions", "experts", "expert-top-k", "capacity-factor", "family", "kv-heads"},
         {"resume", "reversible", "scale-embeddings"});
     const std::string out = args.required("out");
     if (args.has("checkpoint-every") && args.value("memory-strategy") != "checkpoint")
@@ -68,8 +68,8 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        for (const char *option :
-            {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k", "capacity-factor"})
+        for (const char *option : {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k",
+                 "capacity-factor", "family", "kv-heads"})
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
@@ -93,6 +93,8 @@ int trainCommand(const CommandArgs &argv)
         o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
+        run.family = args.value("family");
+        run.kvHeads = args.intValue("kv-heads", 0, 1, 1024);
         run.scaleEmbeddings = args.flag("scale-embeddings");
         run.experts = args.intValue("experts", 0, 0, 1024);
         run.expertTopK = args.intValue("expert-top-k", 1, 1, 1024);

@@ -216,7 +216,7 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         throw Error(source + ": key 'head_dim' is " + std::to_string(readInt(j, headDim, 0, source))
             + ", not hidden_size / num_attention_heads (" + std::to_string(c.dModel / c.heads)
             + "): heads of another width than the model's are not supported");
-    c.tokenizer = "gpt2"; // i.e. the directory's own files (tokenize/tokenizer.h)
+    c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source); // gpt2: the directory's own files
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
     c.task = readString(j, "atlas_task", "", source);
@@ -813,6 +813,8 @@ std::string ModelConfig::familyJson() const
         {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
         if (!value.empty())
             j[key] = value;
+    if (tokenizer != "gpt2") // the project's own models read bytes; a checkpoint, the files beside it
+        j["atlas_tokenizer"] = tokenizer;
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

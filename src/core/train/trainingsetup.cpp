@@ -29,6 +29,23 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     config.expertTopK = run.expertTopK;
     if (run.capacityFactor > 0)
         config.capacityFactor = float(run.capacityFactor);
+    if (!run.family.empty() && run.family != "gpt2") {
+        if (run.family != "llama")
+            throw Error("--family: '" + run.family + "' cannot be trained here (gpt2 or llama)");
+        config.family = Family::Llama;
+        config.modelType = "llama";
+        config.norm = NormKind::RmsNorm;
+        config.gatedFfn = true;
+        config.activation = Activation::Silu;
+        config.dFF = (8 * config.dModel / 3 + 7) / 8 * 8; // SwiGLU's three matrices cost what two of 4·d_model do
+        if (run.positions.empty())
+            config.positions = PositionKind::RopeHalf;
+        config.qkvBias = config.outBias = config.mlpBias = false;
+        config.tiedHead = false;
+        config.kvHeads = run.kvHeads;
+    } else if (run.kvHeads > 0) {
+        throw Error("--kv-heads: grouped-query attention is the Llama layout's (add --family llama)");
+    }
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);

@@ -21,6 +21,10 @@ struct TrainingRun
     int expertTopK = 1; // atlas_expert_top_k
     double capacityFactor = 0; // atlas_capacity_factor; 0 keeps the config's default (1.25)
     std::string description; // the model's description; empty takes the task's summary
+    // "llama": the Llama layout instead of GPT-2's (RMSNorm, rotate-half RoPE, SwiGLU of width ⌈8/3·d_model⌉ to a
+    // multiple of 8, no biases, an untied head), with `kvHeads` K/V heads (0: one per query head).
+    std::string family;
+    int kvHeads = 0;
 };
 
 // The task's model shape with the run's changes, initialised as GPT-2 from options.seed (Model::random), named
