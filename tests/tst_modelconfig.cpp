@@ -33,6 +33,53 @@ private slots:
         QCOMPARE(ModelConfig::fromJson(c.toJson(), "again").dFF, 3072);
     }
 
+    // Every family's config.json as this program writes it reads back the same: the keys that shape the forward pass
+    // survive (GQA, rope_scaling, partial rotary, local layers, experts, the atlas_ keys of a built-in model).
+    void eachFamilyRoundTrips_data()
+    {
+        QTest::addColumn<QString>("json");
+        QTest::newRow("llama: GQA, llama3 scaling, biases")
+            << R"({"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 48, "attention_bias": true,
+                  "rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4,
+                                   "original_max_position_embeddings": 64}, "atlas_tokenizer": "bytes",
+                  "atlas_task": "reverse"})";
+        QTest::newRow("qwen2: tied, linear scaling")
+            << R"({"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 1, "intermediate_size": 40, "tie_word_embeddings": true,
+                  "rope_scaling": {"type": "linear", "factor": 2}})";
+        QTest::newRow("mixtral: experts")
+            << R"({"model_type": "mixtral", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 24, "num_local_experts": 4, "num_experts_per_tok": 2,
+                  "sliding_window": 16})";
+        QTest::newRow("gpt_neox: a rotary_pct whose product is not a short decimal")
+            << R"({"model_type": "gpt_neox", "hidden_size": 192, "num_hidden_layers": 2, "num_attention_heads": 2,
+                  "intermediate_size": 48, "rotary_pct": 0.3, "use_parallel_residual": false,
+                  "rope_scaling": {"type": "linear", "factor": 4}})";
+        QTest::newRow("gpt_neo: local layers")
+            << R"({"model_type": "gpt_neo", "hidden_size": 32, "num_layers": 4, "num_heads": 4,
+                  "attention_types": [[["global", "local"], 2]], "window_size": 5})";
+        QTest::newRow("bert") << R"({"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2,
+                                     "num_attention_heads": 4, "intermediate_size": 48, "type_vocab_size": 2})";
+    }
+    void eachFamilyRoundTrips()
+    {
+        QFETCH(QString, json);
+        const ModelConfig first = ModelConfig::fromJson(json.toStdString(), "family/config.json");
+        const ModelConfig again = ModelConfig::fromJson(first.toJson(), "again");
+        QCOMPARE(again.toJson(), first.toJson());
+        QCOMPARE(again.kvHeadCount(), first.kvHeadCount());
+        QCOMPARE(again.rotaryDims, first.rotaryDims);
+        QCOMPARE(again.windowedLayers, first.windowedLayers);
+        QCOMPARE(again.slidingWindow, first.slidingWindow);
+        QCOMPARE(again.experts, first.experts);
+        QCOMPARE(again.ropeFrequencies(), first.ropeFrequencies());
+        QCOMPARE(again.tokenizer, first.tokenizer);
+        QCOMPARE(again.task, first.task);
+        QCOMPARE(again.tiedHead, first.tiedHead);
+        QCOMPARE(again.qkvBias, first.qkvBias);
+    }
+
     void refusesBadIntegers_data()
     {
         QTest::addColumn<QString>("json");

@@ -249,7 +249,8 @@ ModelConfig neoxFromJson(const json &j, const std::string &source)
         throw Error(source + ": key 'rope_scaling': GPT-NeoX takes linear scaling, not llama3");
     const double pct = j.contains("rotary_pct") ? jsonNumber(j, "rotary_pct", 0.0, 1.0, source) : 0.25;
     if (c.heads > 0 && c.dModel % c.heads == 0) {
-        c.rotaryDims = int(double(c.dModel / c.heads) * pct); // as GPTNeoXAttention: int(head_size · rotary_pct)
+        // as GPTNeoXAttention, int(head_size · rotary_pct), allowing for a decimal that missed an integer product
+        c.rotaryDims = int(double(c.dModel / c.heads) * pct + 1e-9);
         if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
             throw Error(source + ": key 'rotary_pct' " + std::to_string(pct) + " turns " + std::to_string(c.rotaryDims)
                 + " dimensions of each head: RoPE needs an even number, at least 2");
@@ -451,6 +452,9 @@ void ModelConfig::validate(const std::string &source) const
         require(value >= k.minimum && value <= k.maximum,
             std::string(k.key) + " must be in " + std::to_string(k.minimum) + ".." + std::to_string(k.maximum) + ", is "
                 + std::to_string(value));
+    require(family == Family::Gpt2 || dModel % heads == 0,
+        "hidden_size (" + std::to_string(dModel) + ") must be a multiple of the attention heads ("
+            + std::to_string(heads) + ")");
     require(dModel % heads == 0,
         "n_embd (" + std::to_string(dModel) + ") must be a positive multiple of n_head (" + std::to_string(heads)
             + ")");
@@ -760,6 +764,8 @@ std::string ModelConfig::familyJson() const
         if (neox) {
             j["rotary_pct"] = double(rotaryDims > 0 ? rotaryDims : headDim()) / headDim();
             j["rotary_emb_base"] = shortestDecimal(ropeBase);
+            if (ropeScaling.kind == RopeScaling::Kind::Linear)
+                j["rope_scaling"] = {{"type", "linear"}, {"factor", ropeScaling.factor}};
             j["use_parallel_residual"] = parallelResidual;
             j["attention_bias"] = qkvBias;
         } else {
