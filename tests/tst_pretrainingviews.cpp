@@ -3,6 +3,7 @@
 // each hidden position), drawn from runSpec as `render` draws them; and the spec keys and errors that go with them.
 #include "analysis/objectiveexample.h"
 #include "model/builtinmodels.h"
+#include "model/model.h"
 #include "util/error.h"
 #include "view/viewanalysis.h"
 #include "views/fillcards.h"
@@ -12,9 +13,12 @@
 #include "viewtesting.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace atlas;
@@ -184,6 +188,38 @@ private slots:
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QVERIFY(view.cards()->cardRect(1).left() > view.cards()->cardRect(0).left()); // cards side by side
+    }
+
+    // A Hugging Face BERT names its [MASK] in its tokenizer, not its config: the fills view finds it there, shows
+    // BERT's own head formula, and joins WordPiece pieces back into words around the hidden one.
+    void theFillsViewReadsABertCheckpoint()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        ModelConfig c = ModelConfig::fromJson(R"({"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 1,
+            "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 30522})",
+            "bert/config.json");
+        Model::random(c, 3).save(dir.path().toStdString());
+        const QString tokenizer = QString::fromStdString(resolveTokenizer("bert-base-uncased"));
+        for (const QString &file : QDir(tokenizer).entryList(QDir::Files))
+            QVERIFY(QFile::copy(tokenizer + "/" + file, dir.filePath(file)));
+        const std::shared_ptr<const Model> model = loadModel(dir.path().toStdString());
+        QCOMPARE(model->config.specialToken("[MASK]"), 103);
+        QCOMPARE(model->config.specialToken("[CLS]"), 101);
+        QCOMPARE(model->config.ordinaryTokens(), 30522); // random replacements from the whole vocabulary
+
+        ViewSpec spec = specOf("fills", "", "", 0);
+        spec.model = dir.path().toStdString();
+        spec.text = "The capital of France is [MASK].";
+        FillsView view;
+        view.resize(1000, 650);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QCOMPARE(view.cards()->cards().size(), size_t(1));
+        QVERIFY2(view.formula().contains("W_teᵀ + b_out"), qPrintable(view.formula()));
+        QVERIFY2(view.cards()->cards()[0].before.endsWith("france is "), qPrintable(view.cards()->cards()[0].before));
+        QCOMPARE(view.cards()->cards()[0].after, QStringLiteral(" . [SEP]"));
     }
 
     void whatCannotBeShownSaysWhy()

@@ -1,5 +1,6 @@
 #include "views/fillsview.h"
 
+#include "tokenize/tokenizer.h"
 #include "view/viewanalysis.h"
 #include "views/fillcards.h"
 #include "views/objectivecolors.h"
@@ -71,12 +72,22 @@ void FillsView::showMessage(const QString &text)
 
 void FillsView::setContext(FillCards::Card &card, const std::vector<int> &read, int position) const
 {
-    const auto label = [this](int id) { return vocabularyLabel(m_input, id); };
-    for (int t = std::max(0, position - kContext); t < position; ++t)
-        card.before += label(read[size_t(t)]);
-    card.hidden = label(read[size_t(position)]);
+    // WordPiece marks the pieces that continue a word (##ing), not the words' starts: those get a space back.
+    const bool wordPieces = m_input.tokenizer && m_input.tokenizer->kind() == "WordPiece";
+    const auto label = [this, wordPieces](int id, bool first) {
+        const QString piece = vocabularyLabel(m_input, id);
+        if (!wordPieces)
+            return piece;
+        return piece.startsWith(QLatin1String("##")) ? piece.mid(2) : first ? piece : QLatin1Char(' ') + piece;
+    };
+    const int start = std::max(0, position - kContext);
+    for (int t = start; t < position; ++t)
+        card.before += label(read[size_t(t)], t == start);
+    card.hidden = label(read[size_t(position)], true);
+    if (wordPieces && !vocabularyLabel(m_input, read[size_t(position)]).startsWith(QLatin1String("##")))
+        card.before += QLatin1Char(' ');
     for (int t = position + 1; t < std::min(int(read.size()), position + kContext + 1); ++t)
-        card.after += label(read[size_t(t)]);
+        card.after += label(read[size_t(t)], false);
 }
 
 void FillsView::refresh()
@@ -119,17 +130,26 @@ void FillsView::refresh()
     }
     m_cards->setFont(sizedFont(font(), 10));
     m_cards->setCards(std::move(cards));
+    // The head's formula as this model computes it (BERT's has a transform and an output bias before the softmax).
+    QString logits = QStringLiteral("Z = LN_f(X) W_teᵀ");
+    if (m_input.program)
+        for (const Op &op : m_input.program->ops)
+            for (const OpOutput &o : op.outputs)
+                if (o.name == "logits")
+                    logits = QString::fromStdString(o.formula);
     m_formula->setText(m_drawn->corrupted
             ? tr("BERT's corruption from seed %1 chose %2 positions; the model read the corrupted text both ways and "
                  "named the original first at %3 of them (%4 %). The bars are its output at each position, "
-                 "softmax(LN_f(x_t) W_teᵀ): the token it believes belongs there.")
+                 "softmax(Z) with %5: the token it believes belongs there.")
                   .arg(m_drawn->seed)
                   .arg(f.known)
                   .arg(f.named)
                   .arg(f.known ? 100.0 * f.named / f.known : 0.0, 0, 'f', 0)
+                  .arg(logits)
             : tr("The input hides %1 token(s) behind [MASK]; the model reads the text both ways and its output at each "
-                 "position, softmax(LN_f(x_t) W_teᵀ), names the token it believes belongs there.")
-                  .arg(f.fills.size()));
+                 "position, softmax(Z) with %2, names the token it believes belongs there.")
+                  .arg(f.fills.size())
+                  .arg(logits));
     m_message->hide();
     m_scroll->show();
 }

@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/limits.h"
 #include "model/model.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -93,11 +94,46 @@ std::string resolveModel(const std::string &nameOrDirectory)
         + (names.empty() ? std::string("none found") : names) + ")");
 }
 
+namespace {
+
+// A Hugging Face BERT names its special tokens in its tokenizer, not in config.json: the masked-LM views and the
+// pretraining objectives read [MASK], [CLS], [SEP] and [PAD] by name (ModelConfig::specialTokens), so they are taken
+// from the directory's tokenizer, when it has one that knows them.
+void namesSpecialTokensFromTokenizer(Model &model)
+{
+    if (model.config.family != Family::Bert || !model.config.specialTokens.empty())
+        return;
+    std::unique_ptr<Tokenizer> tokenizer;
+    try {
+        tokenizer = Tokenizer::forModel(model);
+    } catch (const Error &) {
+        return; // no tokenizer: the model still runs on ids, and the views that need [MASK] say so
+    }
+    if (!tokenizer->canEncode())
+        return;
+    for (const char *name : {"[PAD]", "[CLS]", "[SEP]", "[MASK]"}) {
+        std::vector<int> ids;
+        try {
+            ids = tokenizer->encode(name);
+        } catch (const Error &) {
+            continue;
+        }
+        if (ids.size() == 1 && ids.front() >= 0 && ids.front() < model.config.vocab
+            && tokenizer->role(ids.front()) == TokenRole::Special)
+            model.config.specialTokens.push_back({name, ids.front()});
+    }
+    std::sort(model.config.specialTokens.begin(), model.config.specialTokens.end(),
+        [](const auto &a, const auto &b) { return a.second < b.second; });
+}
+
+} // namespace
+
 std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory)
 {
     auto model = std::make_shared<Model>(Model::load(resolveModel(nameOrDirectory)));
     if (!fs::is_directory(nameOrDirectory))
         model->name = nameOrDirectory;
+    namesSpecialTokensFromTokenizer(*model);
     return model;
 }
 

@@ -546,7 +546,9 @@ std::vector<int> ModelConfig::sentinelTokens() const
 
 int ModelConfig::ordinaryTokens() const
 {
-    return specialTokens.empty() ? vocab : specialTokens.front().second;
+    // A checkpoint's special tokens may sit anywhere (BERT's [PAD] is 0): Hugging Face's masked-LM collator draws
+    // its random replacements from the whole vocabulary.
+    return specialTokens.empty() || family != Family::Gpt2 ? vocab : specialTokens.front().second;
 }
 
 ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &source)

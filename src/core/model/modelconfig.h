@@ -154,7 +154,8 @@ struct ModelConfig
     int specialToken(const std::string &name) const;
     // The ids of <extra_id_0>, <extra_id_1> … as far as they run without a gap (T5's sentinels).
     std::vector<int> sentinelTokens() const;
-    // The ids below every special token: what a random replacement draws from.
+    // The ids below every special token: what a random replacement draws from (another family's: the whole
+    // vocabulary).
     int ordinaryTokens() const;
     // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.
     static ModelConfig gpt2Small();

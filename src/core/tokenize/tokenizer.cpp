@@ -112,7 +112,8 @@ std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
         if (!tokenizer)
             tokenizer = std::make_unique<IdTokenizer>(kNoTokenizerFiles);
     }
-    if (model.config.specialTokens.empty())
+    // A checkpoint's own tokenizer already knows its special tokens (and adds them around an input).
+    if (model.config.specialTokens.empty() || model.config.family != Family::Gpt2)
         return tokenizer;
     return std::make_unique<SpecialTokensTokenizer>(std::move(tokenizer), model.config.specialTokens);
 }
