@@ -133,6 +133,23 @@ void requireKeys(
             throw Error(source + ": key '" + key + "' is missing (a " + modelType + " config.json needs it)");
 }
 
+// The shape every Hugging Face family with these key names shares: the four required keys, then the width, depth,
+// heads, feed-forward width and vocabulary (with the family's default vocabulary).
+ModelConfig hiddenShape(
+    const json &j, Family family, const std::string &modelType, int defaultVocab, const std::string &source)
+{
+    requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, modelType, source);
+    ModelConfig c;
+    c.family = family;
+    c.modelType = modelType;
+    c.dModel = readInt(j, kHidden, 0, source);
+    c.layers = readInt(j, kHiddenLayers, 0, source);
+    c.heads = readInt(j, kAttentionHeads, 0, source);
+    c.dFF = readInt(j, kIntermediate, 0, source);
+    c.vocab = readInt(j, kVocab, defaultVocab, source);
+    return c;
+}
+
 RopeScaling readRopeScaling(const json &j, const std::string &source)
 {
     RopeScaling r;
@@ -169,16 +186,8 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
     constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, window {"sliding_window", 1, 1 << 24},
         headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
-    requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, name, source);
-    ModelConfig c;
-    c.family = Family::Llama;
-    c.modelType = name;
-    c.dModel = readInt(j, kHidden, 0, source);
-    c.layers = readInt(j, kHiddenLayers, 0, source);
-    c.heads = readInt(j, kAttentionHeads, 0, source);
+    ModelConfig c = hiddenShape(j, Family::Llama, name, 32000, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
-    c.dFF = readInt(j, kIntermediate, 0, source);
-    c.vocab = readInt(j, kVocab, 32000, source);
     c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source)) : 1e-6f;
     c.activation = parseActivation(readString(j, "hidden_act", "silu", source), source);
@@ -228,16 +237,7 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
 // rotary on the first rotary_pct of each head, parallel residual, exact GELU, an untied embed_out.
 ModelConfig neoxFromJson(const json &j, const std::string &source)
 {
-    requireKeys(
-        j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, "gpt_neox", source);
-    ModelConfig c;
-    c.family = Family::GptNeoX;
-    c.modelType = "gpt_neox";
-    c.dModel = readInt(j, kHidden, 0, source);
-    c.layers = readInt(j, kHiddenLayers, 0, source);
-    c.heads = readInt(j, kAttentionHeads, 0, source);
-    c.dFF = readInt(j, kIntermediate, 0, source);
-    c.vocab = readInt(j, kVocab, 50432, source);
+    ModelConfig c = hiddenShape(j, Family::GptNeoX, "gpt_neox", 50432, source);
     c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-5f;
     c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
@@ -332,19 +332,11 @@ ModelConfig neoFromJson(const json &j, const std::string &source)
 ModelConfig bertFromJson(const json &j, const std::string &source)
 {
     constexpr IntKey types {"type_vocab_size", 1, 1024};
-    requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, "bert", source);
+    ModelConfig c = hiddenShape(j, Family::Bert, "bert", 30522, source);
     const std::string positions = readString(j, "position_embedding_type", "absolute", source);
     if (positions != "absolute")
         throw Error(source + ": key 'position_embedding_type': '" + positions
             + "' is not supported (only BERT's absolute positions are)");
-    ModelConfig c;
-    c.family = Family::Bert;
-    c.modelType = "bert";
-    c.dModel = readInt(j, kHidden, 0, source);
-    c.layers = readInt(j, kHiddenLayers, 0, source);
-    c.heads = readInt(j, kAttentionHeads, 0, source);
-    c.dFF = readInt(j, kIntermediate, 0, source);
-    c.vocab = readInt(j, kVocab, 30522, source);
     c.context = readInt(j, kMaxPositions, 512, source);
     c.tokenTypes = readInt(j, types, 2, source);
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-12f;
