@@ -102,6 +102,8 @@ private slots:
                                   << "gpt_neox.layers.0.attention.query_key_value.weight";
         QTest::newRow("gpt_neo") << "gpt_neo"
                                  << "transformer.h.1.attn.attention.out_proj.bias";
+        QTest::newRow("t5") << "t5"
+                            << "decoder.block.1.layer.1.EncDecAttention.k.weight";
     }
     void newModelWritesEachFamilysLayout()
     {
@@ -110,12 +112,17 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath("m");
         const auto made = run({"new-model", "--family", family, "--out", out, "--layers", "2", "--d-model", "32",
-            "--heads", "4", "--kv-heads", family == "gpt_neox" || family == "gpt_neo" ? "4" : "2", "--vocab", "50"});
+            "--heads", "4", "--kv-heads", family == "gpt_neox" || family == "gpt_neo" || family == "t5" ? "4" : "2",
+            "--vocab", "50"});
         QVERIFY2(made.code == 0, qPrintable(made.err));
         const atlas::Model model = atlas::Model::load(out.toStdString());
         QCOMPARE(QString::fromStdString(model.config.modelType), family);
         QVERIFY(atlas::SafetensorsFile((out + "/model.safetensors").toStdString()).contains(key.toStdString()));
-        const auto dumped = run({"dump", "--model", out, "--tokens", "1,2,3", "--out", dir.filePath("d")});
+        QStringList dump = {"dump", "--model", out, "--tokens", "1,2,3", "--out", dir.filePath("d")};
+        if (family == "t5")
+            dump << "--decoder-tokens"
+                 << "0,4";
+        const auto dumped = run(dump);
         QVERIFY2(dumped.code == 0, qPrintable(dumped.err));
     }
 

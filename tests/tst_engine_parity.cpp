@@ -55,13 +55,19 @@ std::vector<int> intList(const QJsonValue &value)
 // GPT-Neo (a global and a local layer, unscaled scores, BF16), BERT (pre-training heads, F32; masked-LM head with
 // the older gamma/beta names, F16) and Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16).
 constexpr const char *kFamilyModels[] = {"llama_tiny", "qwen2_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny",
-    "neo_tiny", "bert_tiny", "bert_mlm_tiny", "mixtral_tiny"};
+    "neo_tiny", "bert_tiny", "bert_mlm_tiny", "mixtral_tiny", "t5_tiny", "t5v11_tiny"};
 
 Input inputFor(const QString &model)
 {
     if (model.startsWith(QLatin1String("variant"))) {
         const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath("variant_ref/input.json"))).object();
         return Input {intList(o.value("tokens")), intList(o.value("padding"))};
+    }
+    if (QFile::exists(dataPath(model + "_ref/input.json"))) { // an encoder-decoder's source and decoder input
+        const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath(model + "_ref/input.json"))).object();
+        Input input {intList(o.value("tokens")), {}};
+        input.source = intList(o.value("source"));
+        return input;
     }
     const QString own = dataPath(model + "_ref/tokens.json");
     const QJsonDocument d
@@ -567,6 +573,18 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("relative positions in BERT")
         << "bert_tiny"
         << "relative" << QStringList {"position_embedding_type", "relative_key"};
+    QTest::newRow("a T5 encoder alone") << "t5_tiny"
+                                        << "t5encoder"
+                                        << QStringList {"is_encoder_decoder", "T5EncoderModel", "config.json"};
+    QTest::newRow("a T5 checkpoint without its decoder")
+        << "t5_tiny"
+        << "nodecoder" << QStringList {"model.safetensors", "decoder", "T5ForConditionalGeneration"};
+    QTest::newRow("a T5 feed-forward of an unknown kind")
+        << "t5v11_tiny"
+        << "ffproj" << QStringList {"feed_forward_proj", "gated-swish"};
+    QTest::newRow("T5 relative attention bias misshaped")
+        << "t5_tiny"
+        << "t5bias" << QStringList {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", "[8, 4]"};
     QTest::newRow("index names a tensor its shard lacks")
         << "qwen2_tiny"
         << "misplaced" << QStringList {"model.norm.weight", "no such tensor"};
@@ -595,6 +613,8 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints()
         {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
         {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key"; }},
+        {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},
+        {"ffproj", [](QJsonObject &o) { o["feed_forward_proj"] = "gated-swish"; }},
         {"types",
             [](QJsonObject &o) {
                 o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "local", "global"}, 1}};
@@ -606,10 +626,16 @@ void TestEngineParity::loadReportsBrokenFamilyCheckpoints()
     };
     if (configEdits.count(broken))
         editJson(config, configEdits.at(broken));
-    if (broken == "nohead" || broken == "kshape" || broken == "bertmodel") {
+    if (broken == "nohead" || broken == "kshape" || broken == "bertmodel" || broken == "nodecoder"
+        || broken == "t5bias") {
         RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
         if (broken == "bertmodel")
             std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("cls."); });
+        else if (broken == "nodecoder")
+            std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("decoder."); });
+        else if (broken == "t5bias") // [8, 4] -> [4, 8]
+            raw.tensors["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"].first.insert(
+                "shape", QJsonArray {4, 8});
         else if (broken == "nohead")
             QVERIFY(raw.tensors.erase("lm_head.weight") == 1);
         else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it

@@ -61,6 +61,12 @@ private slots:
                   "attention_types": [[["global", "local"], 2]], "window_size": 5})";
         QTest::newRow("bert") << R"({"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2,
                                      "num_attention_heads": 4, "intermediate_size": 48, "type_vocab_size": 2})";
+        QTest::newRow("t5 v1.0: relu, tied") << R"({"model_type": "t5", "d_model": 32, "d_kv": 8, "num_heads": 4,
+                                     "num_layers": 2, "num_decoder_layers": 3, "d_ff": 48,
+                                     "relative_attention_num_buckets": 8, "relative_attention_max_distance": 12})";
+        QTest::newRow("flan-t5: gated-gelu, heads narrower than the model")
+            << R"({"model_type": "t5", "d_model": 32, "d_kv": 12, "num_heads": 3, "num_layers": 2, "d_ff": 40,
+                  "feed_forward_proj": "gated-gelu", "tie_word_embeddings": false})";
     }
     void eachFamilyRoundTrips()
     {
@@ -78,6 +84,10 @@ private slots:
         QCOMPARE(again.task, first.task);
         QCOMPARE(again.tiedHead, first.tiedHead);
         QCOMPARE(again.qkvBias, first.qkvBias);
+        QCOMPARE(again.headDim(), first.headDim());
+        QCOMPARE(again.encoderLayers, first.encoderLayers);
+        QCOMPARE(again.gatedFfn, first.gatedFfn);
+        QCOMPARE(again.decoderStart, first.decoderStart);
     }
 
     void refusesBadIntegers_data()

@@ -36,10 +36,11 @@ ModelAndInput loadModelAndInput(const Arguments &args)
         = args.has("decoder-tokens") ? parseTokenList(args.value("decoder-tokens")) : std::vector<int> {};
     if (args.has("decoder-tokens") && decoder.empty())
         throw Error("--decoder-tokens: no token ids given");
-    const Input target = makeInput(*r.tokenizer, args.value("decoder-text"), decoder, {});
+    std::vector<int> target
+        = decoderInput(*r.tokenizer, args.value("decoder-text"), decoder, r.model->config.decoderStart);
     r.input.source = std::move(r.input.tokens);
     r.input.sourcePadding = std::move(r.input.padding);
-    r.input.tokens = target.tokens;
+    r.input.tokens = std::move(target);
     r.input.padding.clear();
     return r;
 }

@@ -46,6 +46,28 @@ nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &famil
     return j;
 }
 
+// T5's keys: v1.0 (ReLU, the head tied to the embedding) with --tied, else v1.1's gated GELU and untied head.
+nlohmann::json t5Config(const Arguments &args)
+{
+    const int heads = args.intValue("heads", 4, 1, 1024), width = args.intValue("d-model", 64, 1, 65536);
+    if (width % heads != 0)
+        throw Error("--d-model " + std::to_string(width) + " is not a multiple of --heads " + std::to_string(heads));
+    const bool tied = args.flag("tied");
+    return {
+        {"model_type", "t5"},
+        {"d_model", width},
+        {"d_kv", width / heads},
+        {"num_heads", heads},
+        {"num_layers", args.intValue("layers", 2, 1, 256)},
+        {"d_ff", args.intValue("d-ff", 4 * width, 1, 1 << 20)},
+        {"vocab_size", args.intValue("vocab", 256, 1, 1 << 24)},
+        {"n_positions", args.intValue("context", 1024, 1, 1 << 20)},
+        {"feed_forward_proj", tied ? "relu" : "gated-gelu"},
+        {"tie_word_embeddings", tied},
+        {"atlas_description", args.value("description", "")},
+    };
+}
+
 nlohmann::json gpt2Config(const Arguments &args)
 {
     nlohmann::json j = {
@@ -73,7 +95,8 @@ nlohmann::json gpt2Config(const Arguments &args)
 //           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
 // With --family llama|mistral|qwen2 [--kv-heads N --tied --rope-theta X]: that family's layout (RMSNorm, RoPE,
 // grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it; --family gpt_neox (Pythia's
-// layout) or gpt_neo [--window W] (global and local layers) likewise.
+// layout) or gpt_neo [--window W] (global and local layers) likewise; --family t5: an encoder and a decoder of --layers
+// blocks each, v1.1's gated GELU and untied head, or v1.0's ReLU and tied head with --tied.
 int newModelCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
@@ -81,7 +104,9 @@ int newModelCommand(const CommandArgs &argv)
             "positions", "tokenizer", "description", "family", "kv-heads", "rope-theta", "window"},
         {"bidirectional", "tied"});
     const std::string family = args.value("family", "gpt2");
-    const nlohmann::json j = family == "gpt2" ? gpt2Config(args) : llamaFamilyConfig(args, family);
+    const nlohmann::json j = family == "gpt2" ? gpt2Config(args)
+        : family == "t5"                      ? t5Config(args)
+                                              : llamaFamilyConfig(args, family);
     const ModelConfig config = ModelConfig::fromJson(j.dump(), "new-model options");
     const int seed = args.intValue("seed", 1, 0, std::numeric_limits<int>::max());
     Model model = Model::random(config, static_cast<uint64_t>(seed));

@@ -20,7 +20,12 @@ modeling_gpt_neo.py (GPT-Neo: learned positions; q, k, v without bias; scores NO
 last window_size positions only; GPT-2's tanh GELU; the head tied to wte) and modeling_bert.py (BERT: word, position
 and token-type embeddings summed and normalised; post-LN blocks, scores / sqrt(d), no causal mask, exact GELU; the
 masked-LM head dense, GELU, LayerNorm, then the word embeddings transposed plus cls.predictions.bias; the pooler's
-tanh on position 0 and cls.seq_relationship).
+tanh on position 0 and cls.seq_relationship) and modeling_t5.py (T5: an encoder and a decoder; T5LayerNorm
+w * x / sqrt(mean(x^2) + eps) without mean or bias; q, k, v, o without biases and scores NOT scaled; each stack's
+relative position bias from its block 0, _relative_position_bucket bidirectional in the encoder and causal in the
+decoder, computed in float32 as T5Attention does; cross-attention without a position bias; DenseReluDense
+wo(relu(wi x)) or the gated wo(gelu_new(wi_0 x) * wi_1 x); the decoder's output times d_model^-0.5 when the head is
+tied to `shared`).
 Everything is computed in float64 from the weights as stored (rounded to BF16 or F16 where the file holds those), and
 saved as float32 .npy under the engine's trace names (docs/trace-names.md).
 
@@ -42,7 +47,11 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   bert_tiny/        bert (BertForPreTraining: masked-LM and next-sentence heads); F32, "bert." keys
   bert_mlm_tiny/    bert (BertForMaskedLM) with the older LayerNorm.gamma / .beta names and the tied
                     cls.predictions.decoder.weight stored; F16
-  <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json
+  t5_tiny/          t5 v1.0: ReLU, tied head, 2 encoder and 3 decoder blocks, 8 buckets up to distance 12 over a
+                    14-token source (distances past max_distance); F32
+  t5v11_tiny/       t5 v1.1 / Flan: gated-gelu, untied lm_head, 3 heads of d_kv 12 in a model 32 wide; BF16, two shards
+  <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json (input.json with the source and the
+                    decoder's tokens for T5)
   <name>_grads/     for llama_tiny, qwen2_tiny and mistral_tiny: autograd's loss.npy (mean cross-entropy of the logits
                     against `targets`, ignore_index -1) and grad.<parameter>.npy under the engine's parameter names
                     (the checkpoint's without "model."), with input.json {"tokens", "padding", "targets"}
@@ -116,7 +125,21 @@ MODELS = {
                     num_hidden_layers=2, num_attention_heads=2, vocab_size=64, max_position_embeddings=16,
                     type_vocab_size=2, layer_norm_eps=1e-12, hidden_act="gelu"),
         dtype="F16", shards=1, seed=38, nsp=False, legacy=True),
+    "t5_tiny": dict(
+        config=dict(model_type="t5", architectures=["T5ForConditionalGeneration"], is_encoder_decoder=True, d_model=32,
+                    d_kv=8, num_heads=4, num_layers=2, num_decoder_layers=3, d_ff=48, vocab_size=64,
+                    relative_attention_num_buckets=8, relative_attention_max_distance=12, layer_norm_epsilon=1e-6,
+                    feed_forward_proj="relu", tie_word_embeddings=True, decoder_start_token_id=0),
+        dtype="F32", shards=1, seed=40),
+    "t5v11_tiny": dict(
+        config=dict(model_type="t5", architectures=["T5ForConditionalGeneration"], is_encoder_decoder=True, d_model=32,
+                    d_kv=12, num_heads=3, num_layers=2, num_decoder_layers=2, d_ff=40, vocab_size=64,
+                    relative_attention_num_buckets=32, relative_attention_max_distance=128, layer_norm_epsilon=1e-6,
+                    feed_forward_proj="gated-gelu", tie_word_embeddings=False, decoder_start_token_id=0),
+        dtype="BF16", shards=2, seed=41),
 }
+T5_SOURCE = [5, 17, 42, 8, 33, 25, 63, 11, 2, 9, 40, 12, 7, 1]
+T5_DECODER = [0, 21, 4, 56, 30, 14, 3, 48, 19]
 
 written = []
 
@@ -274,6 +297,46 @@ def neo_weights(cfg, seed):
         linear(w, p + "mlp.c_fc", F, D)
         linear(w, p + "mlp.c_proj", D, F)
     norm(w, "transformer.ln_f")
+    return w
+
+
+def t5_weights(cfg, seed):
+    """T5ForConditionalGeneration's names, nn.Linear shapes [out, in], no biases."""
+    g = torch.Generator().manual_seed(seed)
+    D, V, F, H = cfg["d_model"], cfg["vocab_size"], cfg["d_ff"], cfg["num_heads"]
+    inner = H * cfg["d_kv"]
+
+    def normal(*shape, std=0.2):
+        return torch.randn(*shape, generator=g) * std
+
+    w = {"shared.weight": normal(V, D, std=1.0)}
+    gated = cfg["feed_forward_proj"].startswith("gated-")
+    for stack, layers in (("encoder", cfg["num_layers"]), ("decoder", cfg["num_decoder_layers"])):
+        for i in range(layers):
+            p = f"{stack}.block.{i}.layer."
+            for part in ("q", "k", "v"):
+                w[p + f"0.SelfAttention.{part}.weight"] = normal(inner, D)
+            w[p + "0.SelfAttention.o.weight"] = normal(D, inner)
+            if i == 0:
+                w[p + "0.SelfAttention.relative_attention_bias.weight"] = normal(
+                    cfg["relative_attention_num_buckets"], H, std=1.0)
+            w[p + "0.layer_norm.weight"] = 1.0 + normal(D, std=0.1)
+            f = p + ("1." if stack == "encoder" else "2.")
+            if stack == "decoder":
+                for part in ("q", "k", "v"):
+                    w[p + f"1.EncDecAttention.{part}.weight"] = normal(inner, D)
+                w[p + "1.EncDecAttention.o.weight"] = normal(D, inner)
+                w[p + "1.layer_norm.weight"] = 1.0 + normal(D, std=0.1)
+            if gated:
+                w[f + "DenseReluDense.wi_0.weight"] = normal(F, D)
+                w[f + "DenseReluDense.wi_1.weight"] = normal(F, D)
+            else:
+                w[f + "DenseReluDense.wi.weight"] = normal(F, D)
+            w[f + "DenseReluDense.wo.weight"] = normal(D, F)
+            w[f + "layer_norm.weight"] = 1.0 + normal(D, std=0.1)
+        w[f"{stack}.final_layer_norm.weight"] = 1.0 + normal(D, std=0.1)
+    if not cfg["tie_word_embeddings"]:
+        w["lm_head.weight"] = normal(V, D)
     return w
 
 
@@ -534,6 +597,126 @@ def bert_forward(w, cfg, tokens):
     return trace
 
 
+def t5_bucket(relative_position, bidirectional, num_buckets, max_distance):
+    """T5Attention._relative_position_bucket, as written there (float32 logarithm, truncated)."""
+    buckets = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    large = max_exact + (torch.log(relative_position.float() / max_exact) / math.log(max_distance / max_exact)
+                         * (num_buckets - max_exact)).to(torch.long)
+    large = torch.min(large, torch.full_like(large, num_buckets - 1))
+    return buckets + torch.where(is_small, relative_position, large)
+
+
+def t5_forward(w, cfg, source, decoder):
+    """T5ForConditionalGeneration's forward with teacher forcing: the encoder on `source`, the decoder on `decoder`
+    (already shifted right: it starts with decoder_start_token_id), no padding."""
+    D, H, dk, eps = cfg["d_model"], cfg["num_heads"], cfg["d_kv"], cfg["layer_norm_epsilon"]
+    buckets, distance = cfg["relative_attention_num_buckets"], cfg["relative_attention_max_distance"]
+    gated = cfg["feed_forward_proj"].startswith("gated-")
+    trace = {}
+
+    def lin(x, name):
+        return x @ w[name + ".weight"].T
+
+    def heads(x):
+        return x.reshape(x.shape[0], H, dk).transpose(0, 1)
+
+    def position_bias(table, T, bidirectional):
+        relative = torch.arange(T)[None, :] - torch.arange(T)[:, None]  # key - query
+        return table[t5_bucket(relative, bidirectional, buckets, distance)].permute(2, 0, 1)
+
+    def feed_forward(h, f, p):
+        if gated:
+            gate, up = lin(h, f + "DenseReluDense.wi_0"), lin(h, f + "DenseReluDense.wi_1")
+            trace[p + "mlp.gate"], trace[p + "mlp.up"] = gate, up
+            act = gelu_tanh(gate) * up
+        else:
+            up = lin(h, f + "DenseReluDense.wi")
+            trace[p + "mlp.up"] = up
+            act = torch.relu(up)
+        trace[p + "mlp.act"] = act
+        down = lin(act, f + "DenseReluDense.wo")
+        trace[p + "mlp.down"] = down
+        return down
+
+    def stack(name, tokens, layers, z):
+        T = len(tokens)
+        short = "enc." if name == "encoder" else "dec."
+        causal = name == "decoder"
+        allowed = torch.tril(torch.ones(T, T, dtype=torch.bool)) if causal else torch.ones(T, T, dtype=torch.bool)
+        x = w["shared.weight"][torch.tensor(tokens)]
+        trace[short + "embed"], trace[short + "input"] = x, x
+        bias = position_bias(w[f"{name}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"], T, not causal)
+        for i in range(layers):
+            p, m = f"{short}layer.{i}.", f"{name}.block.{i}.layer."
+            h = rms_norm(x, w[m + "0.layer_norm.weight"], eps)
+            trace[p + "ln_1"] = h
+            a = m + "0.SelfAttention."
+            q, k, v = lin(h, a + "q"), lin(h, a + "k"), lin(h, a + "v")
+            trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
+            q, k, v = heads(q), heads(k), heads(v)
+            trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+            trace[p + "attn.bias"] = bias
+            scores = q @ k.transpose(1, 2)
+            trace[p + "attn.scores"] = scores + bias
+            masked = trace[p + "attn.scores"].masked_fill(~allowed, float("-inf"))
+            trace[p + "attn.masked"] = masked
+            probs = torch.softmax(masked, dim=-1)
+            trace[p + "attn.probs"] = probs
+            context = probs @ v
+            trace[p + "attn.context"] = context
+            merged = context.transpose(0, 1).reshape(T, H * dk)
+            trace[p + "attn.merged"] = merged
+            out = lin(merged, a + "o")
+            trace[p + "attn.out"] = out
+            x = x + out
+            trace[p + "mid"] = x
+            f = m + "1."
+            if causal:
+                c = p + "cross."
+                hc = rms_norm(x, w[m + "1.layer_norm.weight"], eps)
+                trace[p + "ln_cross"] = hc
+                e = m + "1.EncDecAttention."
+                cq, ck, cv = lin(hc, e + "q"), lin(z, e + "k"), lin(z, e + "v")
+                trace[c + "query"], trace[c + "kv"] = cq, torch.cat((ck, cv), dim=1)
+                cq, ck, cv = heads(cq), heads(ck), heads(cv)
+                trace[c + "q"], trace[c + "k"], trace[c + "v"] = cq, ck, cv
+                cs = cq @ ck.transpose(1, 2)
+                trace[c + "scores"], trace[c + "masked"] = cs, cs
+                cp = torch.softmax(cs, dim=-1)
+                trace[c + "probs"] = cp
+                cc = cp @ cv
+                trace[c + "context"] = cc
+                trace[c + "merged"] = cc.transpose(0, 1).reshape(T, H * dk)
+                trace[c + "out"] = lin(trace[c + "merged"], e + "o")
+                x = x + trace[c + "out"]
+                trace[p + "mid_cross"] = x
+                f = m + "2."
+            h2 = rms_norm(x, w[f + "layer_norm.weight"], eps)
+            trace[p + "ln_2"] = h2
+            x = x + feed_forward(h2, f, p)
+            trace[p + "out"] = x
+        return x
+
+    z = rms_norm(stack("encoder", source, cfg["num_layers"], None), w["encoder.final_layer_norm.weight"], eps)
+    trace["enc.ln_f"] = z
+    y = stack("decoder", decoder, cfg["num_decoder_layers"], z)
+    trace["ln_f"] = rms_norm(y, w["decoder.final_layer_norm.weight"], eps)
+    if cfg["tie_word_embeddings"]:
+        trace["logits"] = (trace["ln_f"] * D ** -0.5) @ w["shared.weight"].T
+    else:
+        trace["logits"] = trace["ln_f"] @ w["lm_head.weight"].T
+    trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
+    return trace
+
+
 def mixtral_experts(w, cfg, x, trace, p, m):
     """MixtralSparseMoeBlock: softmax router, top-k, the k weights renormalised, SwiGLU experts w2(silu(w1 x) * w3 x).
     Also the trace's routing diagnostics under the project's definitions (docs/trace-names.md): the top-1 expert,
@@ -633,6 +816,8 @@ def make(name, spec):
     fresh_dir(ref)
     if cfg["model_type"] == "bert":
         weights = bert_weights(cfg, spec["seed"], spec["nsp"])
+    elif cfg["model_type"] == "t5":
+        weights = t5_weights(cfg, spec["seed"])
     else:
         weights = random_weights(cfg, spec["seed"])
     write_text(os.path.join(directory, "config.json"), json.dumps(cfg, indent=2) + "\n")
@@ -643,6 +828,10 @@ def make(name, spec):
         stored["cls.predictions.decoder.weight"] = weights["bert.embeddings.word_embeddings.weight"]
     write_checkpoint(directory, stored, spec["dtype"], spec["shards"])
     stored = {n: stored_bytes(t, spec["dtype"])[1] for n, t in weights.items()}
+    if cfg["model_type"] == "t5":
+        save_trace(ref, t5_forward(stored, cfg, T5_SOURCE, T5_DECODER))
+        write_text(os.path.join(ref, "input.json"), json.dumps({"source": T5_SOURCE, "tokens": T5_DECODER}) + "\n")
+        return
     save_trace(ref, forward(stored, cfg, TOKENS))
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 

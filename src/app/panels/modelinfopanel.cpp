@@ -63,7 +63,11 @@ void ModelInfoPanel::showModel()
             : c.family == Family::GptNeo  ? tr("%1 (global and local attention layers, unscaled scores)").arg(type)
             : c.family == Family::Bert    ? tr("%1 (post-LN encoder, segment embeddings, masked-LM head%2)")
                                              .arg(type, c.nspHead ? tr(" and next-sentence head") : QString())
-                                       : tr("GPT-2 layout"));
+            : c.family == Family::T5 ? tr("%1 (encoder–decoder: RMS norms, learned relative position buckets, %2)")
+                                           .arg(type,
+                                               c.gatedFfn ? tr("gated-GELU feed-forward, untied head")
+                                                          : tr("ReLU feed-forward, head tied and scaled by d_model^−½"))
+                                     : tr("GPT-2 layout"));
     if (c.isEncoderDecoder())
         html += row(tr("encoder + decoder layers × heads"),
             QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));

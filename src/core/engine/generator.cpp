@@ -201,7 +201,8 @@ void Generator::feed(int token)
     Tensor lnf({1, D});
     normalise(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
     m_logits = Tensor({c.vocab});
-    Eigen::Map<RowVector>(m_logits.data(), c.vocab) = lnf.matrix() * m_model->outputWeight().matrix().transpose();
+    Eigen::Map<RowVector>(m_logits.data(), c.vocab)
+        = (lnf.matrix() * c.outputScale()) * m_model->outputWeight().matrix().transpose();
     m_tokens.push_back(token);
     ++m_cached;
 }
@@ -218,12 +219,21 @@ void Generator::encodeSource(const Input &input)
     Engine engine(m_model, encoder, {false});
     engine.runTo(engine.program().indexOf(names::encoderOutput()) + 1);
     const Tensor &z = engine.trace().tensor(names::encoderOutput());
-    const int64_t S = z.dim(0), D = m_model->config.dModel;
+    const ModelConfig &c = m_model->config;
+    const int64_t S = z.dim(0), I = c.innerDim();
     for (const BlockWeights &b : m_model->blocks) {
-        Tensor kv({S, 2 * D});
+        if (c.linearLayout()) { // T5: K = Z W_kᵀ, V = Z W_vᵀ
+            Tensor k({S, I}), v({S, I});
+            ops::linear_t_forward(k, z, b.crossKWeight, {});
+            ops::linear_t_forward(v, z, b.crossVWeight, {});
+            m_crossKeys.push_back(k.matrix());
+            m_crossValues.push_back(v.matrix());
+            continue;
+        }
+        Tensor kv({S, 2 * I});
         ops::linear_forward(kv, z, b.crossKvWeight, b.crossKvBias); // [K V] = Z W_kv + b_kv
-        m_crossKeys.push_back(kv.matrix().leftCols(D));
-        m_crossValues.push_back(kv.matrix().rightCols(D));
+        m_crossKeys.push_back(kv.matrix().leftCols(I));
+        m_crossValues.push_back(kv.matrix().rightCols(I));
     }
     m_sourcePadding = input.sourcePadding;
 }
@@ -234,14 +244,21 @@ void Generator::crossAttend(Tensor &x, int layer) const
 {
     const ModelConfig &c = m_model->config;
     const BlockWeights &b = m_model->blocks[size_t(layer)];
-    const int64_t D = c.dModel, H = c.heads, d = c.headDim();
+    const int64_t D = c.dModel, H = c.heads, d = c.headDim(), I = c.innerDim();
     const MatrixRM &keys = m_crossKeys[size_t(layer)], &values = m_crossValues[size_t(layer)];
     const int64_t S = keys.rows();
-    Tensor h({1, D}), q({1, D}), ctx({1, D}), out({1, D});
-    ops::layernorm_forward(h, x, b.lnCrossWeight, b.lnCrossBias, c.lnEpsilon);
-    ops::linear_forward(q, h, b.crossQWeight, b.crossQBias);
-    attendOneQuery(ctx, q, keys, values, 0, S, H, 1.0f / std::sqrt(static_cast<float>(d)), {}, m_sourcePadding);
-    ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
+    Tensor h({1, D}), q({1, I}), ctx({1, I}), out({1, D});
+    normalise(h, x, b.lnCrossWeight, b.lnCrossBias, c);
+    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
+    if (c.linearLayout()) { // T5
+        ops::linear_t_forward(q, h, b.crossQWeight, {});
+        attendOneQuery(ctx, q, keys, values, 0, S, H, scale, {}, m_sourcePadding);
+        ops::linear_t_forward(out, ctx, b.crossProjWeight, {});
+    } else {
+        ops::linear_forward(q, h, b.crossQWeight, b.crossQBias);
+        attendOneQuery(ctx, q, keys, values, 0, S, H, scale, {}, m_sourcePadding);
+        ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
+    }
     x.matrix() += out.matrix();
 }
 
@@ -324,8 +341,8 @@ size_t Generator::cacheBytes() const
 
 size_t Generator::crossCacheBytes() const
 {
-    return 2 * m_crossKeys.size() * static_cast<size_t>(crossPositions()) * static_cast<size_t>(m_model->config.dModel)
-        * sizeof(float);
+    return 2 * m_crossKeys.size() * static_cast<size_t>(crossPositions())
+        * static_cast<size_t>(m_model->config.innerDim()) * sizeof(float);
 }
 
 Tensor Generator::cachedKeys(int layer) const

@@ -14,6 +14,19 @@ Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::
     return input;
 }
 
+std::vector<int> decoderInput(
+    const Tokenizer &tokenizer, const std::string &text, const std::vector<int> &tokens, int startToken)
+{
+    if (!tokens.empty())
+        return tokens;
+    if (startToken < 0)
+        return tokenizer.encodeWithSpecialTokens(text);
+    std::vector<int> ids = {startToken};
+    for (const int id : tokenizer.encode(text))
+        ids.push_back(id);
+    return ids;
+}
+
 std::vector<attention::AttentionKernelSpec> attentionPerLayer(
     const attention::AttentionKernelSpec &spec, const std::vector<int> &layers, int layerCount)
 {

@@ -106,11 +106,17 @@ void ProgramBuilder::layernorm(
     if (m_c.norm == NormKind::RmsNorm) {
         unary(out, label + " (RMSNorm)", layer, in, {T, m_c.dModel},
             std::string("RMS(x) = ") + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)",
-            [layer, which](Tensor &o, const Tensor &x, const Model &m) {
-                const Tensor &w = which == 0 ? m.lnfWeight
-                    : which == 1             ? m.blocks[size_t(layer)].ln1Weight
-                                             : m.blocks[size_t(layer)].ln2Weight;
-                ops::rmsnorm_forward(o, x, w, m.config.lnEpsilon);
+            [layer, which, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+                if (which == 0) {
+                    ops::rmsnorm_forward(o, x, src ? m.encoderLnfWeight : m.lnfWeight, m.config.lnEpsilon);
+                    return;
+                }
+                const BlockWeights &k = blocksOf(m, src)[size_t(layer)];
+                ops::rmsnorm_forward(o, x,
+                    which == 1       ? k.ln1Weight
+                        : which == 2 ? k.ln2Weight
+                                     : k.lnCrossWeight,
+                    m.config.lnEpsilon);
             });
         return;
     }
@@ -181,12 +187,14 @@ void ProgramBuilder::gatedMlp(int i, const std::string &in)
     const int64_t D = m_c.dModel, F = m_c.dFF;
     const bool bias = m_c.mlpBias;
     unary(p + "mlp.gate", "FFN gate", i, in, {T, F}, "G = X W_gateᵀ" + plusBias(bias, "b_gate"),
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_t_forward(o, x, m.blocks[size_t(i)].gateWeight, m.blocks[size_t(i)].gateBias);
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_t_forward(o, x, b.gateWeight, b.gateBias);
         });
     unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_upᵀ" + plusBias(bias, "b_up"),
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_t_forward(o, x, m.blocks[size_t(i)].upWeight, m.blocks[size_t(i)].upBias);
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_t_forward(o, x, b.upWeight, b.upBias);
         });
     const Activation act = m_c.activation;
     add(p + "mlp.act", std::string(activationLabel(act)) + " gate ⊙ up", i, {p + "mlp.gate", p + "mlp.up"},
@@ -198,8 +206,9 @@ void ProgramBuilder::gatedMlp(int i, const std::string &in)
         });
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D},
         "M = (" + std::string(activationLabel(act)) + "(G) ⊙ U) W_downᵀ" + plusBias(bias, "b_down"),
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_t_forward(o, x, m.blocks[size_t(i)].downWeight, m.blocks[size_t(i)].downBias);
+        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            ops::linear_t_forward(o, x, b.downWeight, b.downBias);
         });
 }
 
@@ -387,10 +396,19 @@ void ProgramBuilder::head()
         return bertHeads(last);
     layernorm("ln_f", "ln_f", -1, last, 0);
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_f(X)" : "LN_f(X)";
-    unary("logits", "logits", -1, "ln_f", {T, m_c.vocab},
-        m_c.tiedHead ? "Z = " + norm + " W_teᵀ  (tied to the token embedding)"
-                     : "Z = " + norm + " W_lmᵀ  (lm_head, its own matrix: not tied to the embedding)",
-        [](Tensor &o, const Tensor &x, const Model &m) { ops::logits_forward(o, x, m.outputWeight()); });
+    const float scale = m_c.outputScale();
+    std::string formula = m_c.tiedHead ? "Z = " + norm + " W_teᵀ  (tied to the token embedding)"
+                                       : "Z = " + norm + " W_lmᵀ  (lm_head, its own matrix: not tied to the embedding)";
+    if (scale != 1.0f)
+        formula = "Z = (d_model^−½ · " + norm + ") W_teᵀ  (T5's tied head: scaled by 1/√" + std::to_string(m_c.dModel)
+            + " before the embedding reads it)";
+    unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, formula, [scale](Tensor &o, const Tensor &x, const Model &m) {
+        if (scale == 1.0f)
+            return ops::logits_forward(o, x, m.outputWeight());
+        Tensor scaled(x.shape());
+        scaled.matrix() = x.matrix() * scale;
+        ops::logits_forward(o, scaled, m.outputWeight());
+    });
     // A decoder predicts the token after t from x≤t; an encoder (BERT's masked LM) names the token at t from the
     // whole input, the [MASK]s it must fill included. The same softmax, read differently.
     const bool nextToken = m_c.causal || m_c.isEncoderDecoder();

@@ -62,8 +62,10 @@ void ProgramBuilder::attention(int i, const std::string &in)
     mergeHeads(i);
     if (m_c.linearLayout()) {
         unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D},
-            std::string("O = C W_oᵀ") + (m_c.outBias ? " + b_o" : ""), [i](Tensor &o, const Tensor &x, const Model &m) {
-                ops::linear_t_forward(o, x, m.blocks[size_t(i)].oWeight, m.blocks[size_t(i)].oBias);
+            std::string("O = C W_oᵀ") + (m_c.outBias ? " + b_o" : ""),
+            [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+                const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+                ops::linear_t_forward(o, x, b.oWeight, b.oBias);
             });
         return;
     }
@@ -133,8 +135,8 @@ void ProgramBuilder::linearLayoutProjections(int i, const std::string &in)
     unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, Q + 2 * KV},
         "[Q K V] = [X W_qᵀ" + bias + "  X W_kᵀ" + bias + "  X W_vᵀ" + bias + "]  (" + std::to_string(H) + " query, "
             + std::to_string(Hkv) + " key/value heads)",
-        [i, Q, KV](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = m.blocks[size_t(i)];
+        [i, Q, KV, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
             const int64_t rows = x.dim(0);
             Tensor q({rows, Q}), k({rows, KV}), v({rows, KV});
             ops::linear_t_forward(q, x, b.qWeight, b.qBias);
@@ -169,7 +171,7 @@ void ProgramBuilder::linearLayoutProjections(int i, const std::string &in)
 void ProgramBuilder::mergeHeads(int i)
 {
     const std::string p = names::layerPrefix(m_s, i);
-    const int64_t D = m_c.dModel, d = m_c.headDim();
+    const int64_t D = m_c.innerDim(), d = m_c.headDim();
     const std::vector<int> off = m_input.ablation.headsOf(i);
     std::string formula = "C = [C_1 … C_H]", label = "merge heads";
     if (!off.empty()) {
@@ -298,7 +300,7 @@ void ProgramBuilder::positionBias(int i)
         break;
     case PositionKind::T5:
         formula = "Bᵢⱼ = b[bucket(j − i), h]  (T5: " + std::to_string(m_c.relativeBuckets) + " buckets, "
-            + (m_c.causal ? "past only" : "both directions") + ", log-spaced up to "
+            + (m_causal ? "past only" : "both directions") + ", log-spaced up to "
             + std::to_string(m_c.relativeMaxDistance) + ")";
         break;
     default: // Shaw
@@ -307,13 +309,14 @@ void ProgramBuilder::positionBias(int i)
         inputs = {p + "attn.q"};
     }
     add(p + "bias", "position bias", i, inputs, {{p + "attn.bias", {H, T, T}, formula}},
-        [p, i, H, T = T, d](const Model &m, const Input &, const Trace &tr) {
+        [p, i, H, T = T, d, causal = m_causal, src = m_source](const Model &m, const Input &, const Trace &tr) {
             const ModelConfig &c = m.config;
             Tensor b({H, T, T});
             if (c.positions == PositionKind::Alibi)
                 ops::alibi_bias_forward(b);
-            else if (c.positions == PositionKind::T5)
-                ops::t5_bias_forward(b, m.relativeBias, !c.causal, c.relativeMaxDistance);
+            else if (c.positions == PositionKind::T5) // a T5 checkpoint's encoder has its own table
+                ops::t5_bias_forward(b, src && !m.encoderRelativeBias.empty() ? m.encoderRelativeBias : m.relativeBias,
+                    !causal, c.relativeMaxDistance);
             else
                 ops::shaw_bias_forward(b, tr.tensor(p + "attn.q"), m.blocks[size_t(i)].relativeKey, c.relativeClip,
                     1.0f / std::sqrt(float(d)));
@@ -376,19 +379,33 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
 // The decoder's queries attend to the encoder's output (Vaswani et al. 2017, §3.2.3), as Hugging Face GPT-2's
 // add_cross_attention: X″ = X′ + Cross(LN_c(X′), Z), Z = the encoder's ln_f output; no causal mask (every source
 // token is already known), the source's padding masked; no positions inside (each stack added its own).
+// A T5 decoder block's is the same with its own layout: nn.Linear q, k, v and o without biases, RMS layer norm, and
+// scores not divided by √d.
 void ProgramBuilder::crossAttention(int i)
 {
     const std::string p = names::layerPrefix(m_s, i), c = p + "cross.", z = names::encoderOutput();
-    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
+    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim(), I = m_c.innerDim();
     const int64_t S = static_cast<int64_t>(m_input.source.size());
+    const bool linear = m_c.linearLayout();
+    const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_c(X′)" : "LN_c(X′)";
     layernorm(p + "ln_cross", "ln_cross", i, p + "mid", 3);
-    unary(c + "query", "cross Q projection", i, p + "ln_cross", {T, D}, "Q = LN_c(X′) W_q + b_q  (decoder side)",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_forward(o, x, m.blocks[size_t(i)].crossQWeight, m.blocks[size_t(i)].crossQBias);
+    unary(c + "query", "cross Q projection", i, p + "ln_cross", {T, I},
+        "Q = " + norm + (linear ? " W_qᵀ" : " W_q + b_q") + "  (decoder side)",
+        [i, linear](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = m.blocks[size_t(i)];
+            linear ? ops::linear_t_forward(o, x, b.crossQWeight, b.crossQBias)
+                   : ops::linear_forward(o, x, b.crossQWeight, b.crossQBias);
         });
-    unary(c + "kv", "cross K/V projection", i, z, {S, 2 * D}, "[K V] = Z W_kv + b_kv  (Z: the encoder's output)",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_forward(o, x, m.blocks[size_t(i)].crossKvWeight, m.blocks[size_t(i)].crossKvBias);
+    unary(c + "kv", "cross K/V projection", i, z, {S, 2 * I},
+        std::string(linear ? "[K V] = [Z W_kᵀ  Z W_vᵀ]" : "[K V] = Z W_kv + b_kv") + "  (Z: the encoder's output)",
+        [i, linear, I](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = m.blocks[size_t(i)];
+            if (!linear)
+                return ops::linear_forward(o, x, b.crossKvWeight, b.crossKvBias);
+            Tensor k({x.dim(0), I}), v({x.dim(0), I});
+            ops::linear_t_forward(k, x, b.crossKWeight, {});
+            ops::linear_t_forward(v, x, b.crossVWeight, {});
+            o.matrix() << k.matrix(), v.matrix();
         });
     add(c + "split", "split heads", i, {c + "query", c + "kv"},
         {{c + "q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {c + "k", {H, S, d}, "K_h = K[:, h·d : (h+1)·d]"},
@@ -399,10 +416,11 @@ void ProgramBuilder::crossAttention(int i)
             ops::split_heads_forward({&k, &v}, tr.tensor(c + "kv"), int(H));
             return Outputs {std::move(q), std::move(k), std::move(v)};
         });
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    const float scale = m_c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
     add(c + "scores", "cross scores", i, {c + "q", c + "k"},
         {{c + "scores", {H, T, S},
-            "S = Q_h K_hᵀ / √d  (decoder queries × source keys, d = " + std::to_string(d) + ")"}},
+            std::string(m_c.scaleScores ? "S = Q_h K_hᵀ / √d" : "S = Q_h K_hᵀ  (not divided by √d)")
+                + "  (decoder queries × source keys, d = " + std::to_string(d) + ")"}},
         [c, H, T = T, S, scale](const Model &, const Input &, const Trace &tr) {
             Tensor s({H, T, S});
             ops::attention_scores_forward(s, tr.tensor(c + "q"), tr.tensor(c + "k"), scale);
@@ -424,11 +442,13 @@ void ProgramBuilder::crossAttention(int i)
             ops::attention_context_forward(o, tr.tensor(c + "probs"), tr.tensor(c + "v"));
             return Outputs {std::move(o)};
         });
-    unary(c + "merged", "merge heads", i, c + "context", {T, D}, "C = [C_1 … C_H]",
+    unary(c + "merged", "merge heads", i, c + "context", {T, I}, "C = [C_1 … C_H]",
         [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
-    unary(c + "out", "cross output projection", i, c + "merged", {T, D}, "O_c = C W_o + b_o",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_forward(o, x, m.blocks[size_t(i)].crossProjWeight, m.blocks[size_t(i)].crossProjBias);
+    unary(c + "out", "cross output projection", i, c + "merged", {T, D}, linear ? "O_c = C W_oᵀ" : "O_c = C W_o + b_o",
+        [i, linear](Tensor &o, const Tensor &x, const Model &m) {
+            const BlockWeights &b = m.blocks[size_t(i)];
+            linear ? ops::linear_t_forward(o, x, b.crossProjWeight, b.crossProjBias)
+                   : ops::linear_forward(o, x, b.crossProjWeight, b.crossProjBias);
         });
     residual(p + "mid_cross", i, p + "mid", c + "out", "X″ = X′ + O_c");
 }

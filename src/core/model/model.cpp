@@ -28,6 +28,8 @@ std::pair<std::string, std::string> embeddingAndPrefix(Family family)
         return {"embed_in.weight", "gpt_neox."};
     case Family::Bert:
         return {"embeddings.word_embeddings.weight", "bert."};
+    case Family::T5:
+        return {"shared.weight", ""}; // T5ForConditionalGeneration prefixes nothing
     default:
         return {"wte.weight", "transformer."};
     }
@@ -194,6 +196,52 @@ template <typename ModelT, typename Visit> void forEachBertParameter(ModelT &m, 
     visit("cls.seq_relationship.bias", Shape {2}, m.nspBias);
 }
 
+// T5's stacks (T5ForConditionalGeneration): block i of the encoder holds layer.0 (self-attention) and layer.1 (the
+// feed-forward sub-layer); of the decoder, layer.0, layer.1 (cross-attention, EncDecAttention) and layer.2. Each
+// stack's block 0 holds its relative position table. nn.Linear layout, no biases, RMS layer norms.
+template <typename ModelT, typename Visit> void forEachT5Parameter(ModelT &m, Visit &visit)
+{
+    const ModelConfig &c = m.config;
+    const int64_t D = c.dModel, F = c.dFF, I = c.innerDim();
+    visit("shared.weight", Shape {c.vocab, D}, m.wte);
+    for (const bool encoder : {true, false}) {
+        const std::string stack = encoder ? "encoder." : "decoder.";
+        auto &blocks = encoder ? m.encoderBlocks : m.blocks;
+        for (size_t i = 0; i < blocks.size(); ++i) {
+            auto &b = blocks[i];
+            const std::string p = stack + "block." + std::to_string(i) + ".layer.";
+            const std::string a = p + "0.SelfAttention.", f = p + (encoder ? "1" : "2") + ".";
+            visit(a + "q.weight", Shape {I, D}, b.qWeight);
+            visit(a + "k.weight", Shape {I, D}, b.kWeight);
+            visit(a + "v.weight", Shape {I, D}, b.vWeight);
+            visit(a + "o.weight", Shape {D, I}, b.oWeight);
+            if (i == 0)
+                visit(a + "relative_attention_bias.weight", Shape {c.relativeBuckets, c.heads},
+                    encoder ? m.encoderRelativeBias : m.relativeBias);
+            visit(p + "0.layer_norm.weight", Shape {D}, b.ln1Weight);
+            if (!encoder) {
+                const std::string x = p + "1.EncDecAttention.";
+                visit(x + "q.weight", Shape {I, D}, b.crossQWeight);
+                visit(x + "k.weight", Shape {I, D}, b.crossKWeight);
+                visit(x + "v.weight", Shape {I, D}, b.crossVWeight);
+                visit(x + "o.weight", Shape {D, I}, b.crossProjWeight);
+                visit(p + "1.layer_norm.weight", Shape {D}, b.lnCrossWeight);
+            }
+            if (c.gatedFfn) {
+                visit(f + "DenseReluDense.wi_0.weight", Shape {F, D}, b.gateWeight);
+                visit(f + "DenseReluDense.wi_1.weight", Shape {F, D}, b.upWeight);
+            } else {
+                visit(f + "DenseReluDense.wi.weight", Shape {F, D}, b.upWeight);
+            }
+            visit(f + "DenseReluDense.wo.weight", Shape {D, F}, b.downWeight);
+            visit(f + "layer_norm.weight", Shape {D}, b.ln2Weight);
+        }
+        visit(stack + "final_layer_norm.weight", Shape {D}, encoder ? m.encoderLnfWeight : m.lnfWeight);
+    }
+    if (!c.tiedHead)
+        visit(kLmHead, Shape {c.vocab, D}, m.lmHead);
+}
+
 // Every parameter the config requires, of a model whose blocks are allocated: visit(name, expected shape, tensor). The
 // one table load, save, random and parameters() read; Model::random draws its values in this order, which the
 // shipped models' training commands depend on (tests/tst_model.cpp pins it).
@@ -203,6 +251,8 @@ template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visi
     const int64_t D = c.dModel;
     if (c.family == Family::Bert)
         return forEachBertParameter(m, visit);
+    if (c.family == Family::T5)
+        return forEachT5Parameter(m, visit);
     if (c.family == Family::Llama) {
         visit("embed_tokens.weight", Shape {c.vocab, D}, m.wte);
         for (size_t i = 0; i < m.blocks.size(); ++i)
@@ -301,6 +351,9 @@ Model Model::load(const std::string &directory)
 
     const SafetensorsCheckpoint file(directory);
     const std::string prefix = detectPrefix(file, m.config);
+    if (m.config.family == Family::T5 && !file.contains("decoder.final_layer_norm.weight"))
+        throw Error(file.describe() + ": no decoder (decoder.*): a T5 encoder alone (T5EncoderModel) has no logits to "
+            + "show; T5ForConditionalGeneration checkpoints open");
     if (m.config.family == Family::Bert) {
         if (!file.contains("cls.predictions.bias"))
             throw Error(file.describe() + ": no masked-LM head (cls.predictions.*): a BertModel without heads has no "
@@ -377,6 +430,7 @@ Model Model::withPositions(PositionKind kind, const std::string &field) const
     m.config.validate(field);
     m.wpe = Tensor();
     m.relativeBias = Tensor();
+    m.encoderRelativeBias = Tensor();
     for (BlockWeights &b : m.blocks)
         b.relativeKey = Tensor();
     return m;

@@ -40,6 +40,9 @@ struct BlockWeights
     Tensor crossQWeight, crossQBias; // [D, D], [D]
     Tensor crossKvWeight, crossKvBias; // [D, 2D], [2D]
     Tensor crossProjWeight, crossProjBias; // [D, D], [D]
+    // T5's cross-attention (layer.1.EncDecAttention.q, k, v, o), nn.Linear layout without biases: crossQWeight
+    // [H·d, D], these two [H·d, D], crossProjWeight [D, H·d].
+    Tensor crossKWeight, crossVWeight;
     // Every other family's block (ModelConfig::linearLayout) is in nn.Linear layout, weights [out, in], so
     // y = x Wᵀ + b (Llama's model.layers.{i}.self_attn.q_proj …). ln1/ln2 hold its norms (Llama's RMSNorms have no
     // bias); a bias is empty where the config has none.
@@ -63,6 +66,9 @@ public:
     Tensor wte; // [V, D]
     Tensor wpe; // [context, D] learned positions (empty for every other kind)
     Tensor relativeBias; // [buckets, H] T5's bias per distance bucket, shared by the layers (empty for other kinds)
+    // A T5 checkpoint's encoder has a table of its own (encoder.block.0…relative_attention_bias); relativeBias is then
+    // the decoder's. Empty where both stacks share relativeBias.
+    Tensor encoderRelativeBias;
     std::vector<BlockWeights> blocks; // the decoder's (or the encoder-only model's) blocks
     Tensor lnfWeight, lnfBias; // [D]
     Tensor lmHead; // [V, D] an untied output head (lm_head.weight; ModelConfig::tiedHead false), else empty

@@ -107,11 +107,11 @@ struct ModelType
     Family family;
     const char *architecture; // for config.json's "architectures"
 };
-constexpr ModelType kModelTypes[]
-    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
-        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
-        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"},
-        {"bert", Family::Bert, "BertForMaskedLM"}, {"mixtral", Family::Llama, "MixtralForCausalLM"}};
+constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
+    {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
+    {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
+    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"},
+    {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"}};
 
 const ModelType &modelTypeOf(const std::string &name, const std::string &source)
 {
@@ -350,7 +350,62 @@ ModelConfig bertFromJson(const json &j, const std::string &source)
     return c;
 }
 
+// T5 (transformers' T5Config): an encoder and a decoder of pre-norm blocks with RMS layer norms, relative position
+// buckets learned by each stack's first block, unscaled scores, no biases; v1.0's ReLU feed-forward and a tied head
+// read through d_model^−½, or v1.1's and Flan's gated GELU and an untied head (feed_forward_proj).
+ModelConfig t5FromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey model {"d_model", 1, 65536}, kv {"d_kv", 1, 65536}, heads {"num_heads", 1, 1024},
+        layers {"num_layers", 1, 256}, decoderLayers {"num_decoder_layers", 1, 256}, ff {"d_ff", 1, 1 << 20},
+        buckets {"relative_attention_num_buckets", 4, 4096}, distance {"relative_attention_max_distance", 2, 1 << 20},
+        start {"decoder_start_token_id", 0, 1 << 24};
+    requireKeys(j, {"d_model", "d_kv", "num_heads", "num_layers", "d_ff"}, "t5", source);
+    if (!readBool(j, "is_encoder_decoder", true, source))
+        throw Error(source + ": key 'is_encoder_decoder' is false: a T5 encoder alone (T5EncoderModel) has no decoder "
+            + "and no logits to show; T5ForConditionalGeneration checkpoints open");
+    ModelConfig c;
+    c.family = Family::T5;
+    c.modelType = "t5";
+    c.dModel = readInt(j, model, 0, source);
+    c.headWidth = readInt(j, kv, 0, source);
+    c.heads = readInt(j, heads, 0, source);
+    c.encoderLayers = readInt(j, layers, 0, source);
+    c.layers = readInt(j, decoderLayers, c.encoderLayers, source);
+    c.dFF = readInt(j, ff, 0, source);
+    c.vocab = readInt(j, kVocab, 32128, source);
+    c.context = readInt(j, kPositions, 512, source); // T5 has no position table: n_positions only bounds the input
+    c.lnEpsilon
+        = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-6f;
+    // T5Config: "gated-gelu" → a gate of gelu_new; "relu", "gated-silu" … → the activation after the dash.
+    const std::string proj = readString(j, "feed_forward_proj", "relu", source);
+    const bool gated = proj.starts_with("gated-");
+    const std::string act = gated ? proj.substr(6) : proj;
+    if (act != "relu" && act != "gelu" && act != "gelu_new" && act != "silu")
+        throw Error(source + ": key 'feed_forward_proj': '" + proj
+            + "' is not supported (expected relu, gated-gelu, gelu, gated-relu, gated-silu or silu)");
+    c.gatedFfn = gated;
+    c.activation = proj == "gated-gelu" ? Activation::GeluTanh : parseActivation(act, source);
+    c.norm = NormKind::RmsNorm;
+    c.positions = PositionKind::T5;
+    c.relativeBuckets = readInt(j, buckets, 32, source);
+    c.relativeMaxDistance = readInt(j, distance, 128, source);
+    c.scaleScores = false;
+    c.qkvBias = c.outBias = c.mlpBias = false;
+    c.tiedHead = readBool(j, "tie_word_embeddings", true, source);
+    c.decoderStart = readInt(j, start, 0, source);
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.decoderSample = readString(j, "atlas_decoder_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
 } // namespace
+
+float ModelConfig::outputScale() const
+{
+    return family == Family::T5 && tiedHead ? 1.0f / std::sqrt(float(dModel)) : 1.0f;
+}
 
 std::vector<double> ModelConfig::ropeFrequencies() const
 {
@@ -444,15 +499,17 @@ void ModelConfig::validate(const std::string &source) const
         require(value >= k.minimum && value <= k.maximum,
             std::string(k.key) + " must be in " + std::to_string(k.minimum) + ".." + std::to_string(k.maximum) + ", is "
                 + std::to_string(value));
-    require(family == Family::Gpt2 || dModel % heads == 0,
+    require(headWidth == 0 || family == Family::T5, "only a T5 model has heads of another width than n_embd / n_head");
+    require(headWidth > 0 || family == Family::Gpt2 || dModel % heads == 0,
         "hidden_size (" + std::to_string(dModel) + ") must be a multiple of the attention heads ("
             + std::to_string(heads) + ")");
-    require(dModel % heads == 0,
+    require(headWidth > 0 || dModel % heads == 0,
         "n_embd (" + std::to_string(dModel) + ") must be a positive multiple of n_head (" + std::to_string(heads)
             + ")");
     // Every weight matrix must fit a tensor (at most INT_MAX elements).
-    for (const auto &[what, a, b] : {std::tuple {"vocab_size · n_embd", vocab, dModel},
-             {"n_positions · n_embd", context, dModel}, {"n_embd · n_inner", dModel, dFF}})
+    for (const auto &[what, a, b] :
+        {std::tuple {"vocab_size · n_embd", vocab, dModel}, {"n_positions · n_embd", context, dModel},
+            {"n_embd · n_inner", dModel, dFF}, {"n_embd · n_head · d_kv", dModel, heads * headWidth}})
         require(int64_t(a) * int64_t(b) <= INT_MAX,
             std::string(what) + " = " + std::to_string(int64_t(a) * int64_t(b))
                 + " weights in one matrix, more than a tensor may hold (2147483647)");
@@ -466,8 +523,17 @@ void ModelConfig::validate(const std::string &source) const
     require(rotaryDims >= 0 && rotaryDims % 2 == 0 && rotaryDims <= headDim(),
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");
-    require(family == Family::Gpt2 || (!reversible && encoderLayers == 0 && (experts == 0 || modelType == "mixtral")),
+    require(family == Family::Gpt2 || family == Family::T5
+            || (!reversible && encoderLayers == 0 && (experts == 0 || modelType == "mixtral")),
         "a " + modelType + " model has one stack of dense blocks");
+    require(family != Family::T5 || (encoderLayers > 0 && !reversible && experts == 0),
+        "a t5 model has an encoder and a decoder of dense blocks");
+    require(family != Family::T5 || !gatedFfn || activation != Activation::GeluErf,
+        "feed_forward_proj: T5Config reads 'gated-gelu' as a gate of gelu_new (tanh), so an exact-GELU gate has no "
+        "name");
+    require(decoderStart < vocab,
+        "decoder_start_token_id (" + std::to_string(decoderStart) + ") is outside the vocabulary [0, "
+            + std::to_string(vocab) + ")");
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
     require(!rotatesQueriesAndKeys() || headDim() % 2 == 0,
@@ -514,7 +580,7 @@ void ModelConfig::validate(const std::string &source) const
         require(causal, what + " has a causal decoder: atlas_causal must be true");
         require(layerNorm == LayerNormPlacement::Pre, what + " needs atlas_layer_norm 'pre'");
         require(!reversible && experts == 0, what + " cannot have reversible blocks or experts (not implemented)");
-        require(!biasesScores(),
+        require(!biasesScores() || family == Family::T5,
             what + " takes learned, sinusoidal, rope, rope-half or no positions, not " + positionKindName(positions)
                 + " (its score bias is not implemented across two stacks)");
     }
@@ -557,6 +623,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
         return neoFromJson(j, source);
     if (type.family == Family::Bert)
         return bertFromJson(j, source);
+    if (type.family == Family::T5)
+        return t5FromJson(j, source);
     ModelConfig c;
     c.layers = readInt(j, kLayers, c.layers, source);
     c.heads = readInt(j, kHeads, c.heads, source);
@@ -718,6 +786,35 @@ namespace atlas {
 
 std::string ModelConfig::familyJson() const
 {
+    if (family == Family::T5) {
+        json j = {
+            {"model_type", "t5"},
+            {"architectures", {"T5ForConditionalGeneration"}},
+            {"is_encoder_decoder", true},
+            {"d_model", dModel},
+            {"d_kv", headDim()},
+            {"num_heads", heads},
+            {"num_layers", encoderLayers},
+            {"num_decoder_layers", layers},
+            {"d_ff", dFF},
+            {"vocab_size", vocab},
+            {"n_positions", context},
+            {"relative_attention_num_buckets", relativeBuckets},
+            {"relative_attention_max_distance", relativeMaxDistance},
+            {"layer_norm_epsilon", shortestDecimal(lnEpsilon)},
+            {"feed_forward_proj", (gatedFfn ? "gated-" : "") + activationName(activation)},
+            {"tie_word_embeddings", tiedHead},
+            {"decoder_start_token_id", decoderStart},
+            {"torch_dtype", "float32"},
+        };
+        if (gatedFfn && activation == Activation::GeluTanh)
+            j["feed_forward_proj"] = "gated-gelu"; // T5Config's name for a gelu_new gate
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample},
+                 {"atlas_decoder_sample", decoderSample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
     if (family == Family::Bert) {
         json j = {
             {"model_type", "bert"},

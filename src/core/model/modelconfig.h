@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,9 @@ enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 enum class NormKind { LayerNorm, RmsNorm };
 // The checkpoint layout a model is read from and written to (docs/models.md, "Families"): Hugging Face's GPT-2
 // (the project's own models too), the layout Llama, Mistral and Qwen2 share (model.layers.{i}.self_attn.q_proj …),
-// GPT-NeoX's (Pythia), GPT-Neo's (TinyStories) or BERT's. Every family but GPT-2 stores nn.Linear weights, [out, in].
-enum class Family { Gpt2, Llama, GptNeoX, GptNeo, Bert };
+// GPT-NeoX's (Pythia), GPT-Neo's (TinyStories), BERT's or T5's. Every family but GPT-2 stores nn.Linear weights,
+// [out, in].
+enum class Family { Gpt2, Llama, GptNeoX, GptNeo, Bert, T5 };
 
 // Llama's rope_scaling (Hugging Face's _compute_linear_scaling_parameters and _compute_llama3_parameters): none,
 // every frequency divided by `factor` (linear), or Llama 3.1's rule that divides only the low frequencies and blends
@@ -50,11 +52,14 @@ const std::vector<std::string> &positionKindNames();
 struct ModelConfig
 {
     Family family = Family::Gpt2;
-    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, gpt_neox, gpt_neo or bert
+    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, mixtral, gpt_neox, gpt_neo, bert or t5
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
     int dFF = 256; // n_inner (null in config.json means 4 * n_embd)
+    // T5's d_kv: each head's width, when the heads together are not d_model wide (Flan-T5-small: 6 heads of 64 in a
+    // model 512 wide); 0 = n_embd / n_head.
+    int headWidth = 0;
     int vocab = 256; // vocab_size
     int context = 1024; // n_positions
     float lnEpsilon = 1e-5f; // layer_norm_epsilon
@@ -107,12 +112,18 @@ struct ModelConfig
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty
     std::string decoderSample; // atlas_decoder_sample: an encoder–decoder's decoder input to go with `sample`
+    // T5's decoder_start_token_id: the id a decoder input given as text starts with (teacher forcing shifts the
+    // target right by this token); −1: the text is the decoder's input as it is.
+    int decoderStart = -1;
     // atlas_special_tokens: {"[MASK]": 259, "<extra_id_0>": 260, …}, ids past the ordinary vocabulary that the
     // pretraining objectives (train/objectives.h) and the token chips use by name; sorted by id.
     std::vector<std::pair<std::string, int>> specialTokens;
     std::string task; // atlas_task: the task it was trained on (train --task), for held-out scores; may be empty
 
-    int headDim() const { return dModel / heads; }
+    int headDim() const { return headWidth > 0 ? headWidth : dModel / heads; }
+    int64_t innerDim() const { return int64_t(heads) * headDim(); } // the width of the heads side by side, H·d
+    // T5 with a tied head scales the decoder's output by d_model^−½ before reading the embedding; 1 elsewhere.
+    float outputScale() const;
     int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
     bool linearLayout() const { return family != Family::Gpt2; } // nn.Linear weights, [out, in]
     // Whether layer `layer` masks keys older than the sliding window.

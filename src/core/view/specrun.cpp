@@ -41,10 +41,10 @@ Input specInput(const ViewSpec &spec, const Model &model, const Tokenizer &token
     if (decoderText.empty() && spec.decoderTokens.empty())
         throw Error(source + ": model " + model.name + " is an encoder-decoder: 'text' is its source, and its "
             + "decoder's input is 'decoder_text' or 'decoder_tokens', which the spec does not give");
-    const Input decoder = makeInput(tokenizer, decoderText, spec.decoderTokens, {});
+    std::vector<int> decoder = decoderInput(tokenizer, decoderText, spec.decoderTokens, model.config.decoderStart);
     input.source = std::move(input.tokens);
     input.sourcePadding = std::move(input.padding);
-    input.tokens = decoder.tokens;
+    input.tokens = std::move(decoder);
     input.padding.clear();
     return input;
 }
