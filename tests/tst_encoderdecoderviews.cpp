@@ -12,6 +12,9 @@
 #include "views/tokenlinesview.h"
 #include "viewtesting.h"
 
+#include "analysis/positionprofile.h"
+#include "ops/ops.h"
+
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
@@ -215,7 +218,7 @@ private slots:
         e = errorOf([&] { runSpec(oneStack); });
         QVERIFY2(
             e.find("key 'decoder_text'") != std::string::npos && e.find("one stack") != std::string::npos, e.c_str());
-        for (const char *view : {"kernels", "positions", "memory-timeline"}) {
+        for (const char *view : {"kernels", "memory-timeline"}) {
             const ViewSpec spec = sortSpec(view, "self");
             const std::string problem = drawProblem(spec, runSpec(spec), "s.json");
             QVERIFY2(problem.find("one stack") != std::string::npos, problem.c_str());
@@ -224,6 +227,41 @@ private slots:
         layer.layer = 2;
         const std::string problem = drawProblem(layer, runSpec(layer), "s.json");
         QVERIFY2(problem.find("2 encoder layers") != std::string::npos, problem.c_str());
+    }
+
+    // Each stack's positions: seq2seq-sort's shared learned table from either stack; T5's encoder reads its own
+    // bucket table both ways, its decoder the decoder's table behind the query only; cross-attention has none.
+    void thePositionsViewFollowsTheStack()
+    {
+        const ViewInput sorted = testing::forSpec(sortSpec("positions", "encoder"));
+        QVERIFY2(sorted.analysis.problem.isEmpty(), qPrintable(sorted.analysis.problem));
+        QCOMPARE(sorted.analysisAs<PositionsAnalysis>()->profile.length, 7); // the source's tokens
+        const ViewInput cross = testing::forSpec(sortSpec("positions", "cross"));
+        QVERIFY(cross.analysis.problem.contains("Cross-attention adds no positions"));
+        ViewSpec t5;
+        t5.view = "positions";
+        t5.model = ATLAS_TEST_DATA "/t5_tiny";
+        t5.tokens = {5, 17, 42, 8, 33, 25, 63, 11, 2, 9, 40, 12, 7, 1};
+        t5.decoderTokens = {0, 21, 4, 56, 30, 14, 3, 48, 19};
+        t5.layer = 1;
+        t5.head = 2;
+        for (const char *site : {"encoder", "self"}) {
+            t5.site = site;
+            const ViewInput input = testing::forSpec(t5);
+            QVERIFY2(input.analysis.problem.isEmpty(), qPrintable(input.analysis.problem));
+            const PositionProfile &p = input.analysisAs<PositionsAnalysis>()->profile;
+            const bool encoder = t5.site == "encoder";
+            QCOMPARE(p.length, encoder ? 14 : 9);
+            QVERIFY2(p.formula.find(encoder ? "the encoder's table" : "the decoder's table") != std::string::npos
+                    && p.formula.find("not divided by √d") != std::string::npos,
+                p.formula.c_str());
+            // the profile's matrix is the traced bias of that stack, and its curve the stack's own table
+            const Tensor &bias = input.trace->tensor(encoder ? "enc.layer.1.attn.bias" : "dec.layer.1.attn.bias");
+            QCOMPARE(p.encoding.data()[3 * p.length + 0], bias.slice(2)(3, 0));
+            const Tensor &table = encoder ? input.model->encoderRelativeBias : input.model->relativeBias;
+            const int far = ops::t5Bucket(-(p.length - 1), encoder, 8, 12); // past max_distance 12 in the encoder
+            QCOMPARE(float(p.biasByDistance[2].back()), table.matrix()(far, 2));
+        }
     }
 
     // The app: the model's sample opens as source and decoder input, the site box's spec shows cross-attention,

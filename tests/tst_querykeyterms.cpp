@@ -55,6 +55,29 @@ private slots:
         QVERIFY2(problem.empty() && !encoder.masked, problem.c_str());
     }
 
+    // T5 divides by nothing: the terms sum to the score, plus the bucket bias in self-attention and nothing in
+    // cross-attention; read as if scaled, a fake "bias" of (1 − 1/√d)·q·k would appear.
+    void unscaledScoresAreTheSumOfTheTerms()
+    {
+        Input input;
+        input.source = {5, 17, 42, 8, 33, 25, 63, 11, 2, 9, 40, 12, 7, 1};
+        input.tokens = {0, 21, 4, 56, 30, 14, 3, 48, 19};
+        auto model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/t5_tiny"));
+        Engine e(model, input);
+        e.runToEnd();
+        std::string problem;
+        const QueryKeyTerms cross
+            = queryKeyTerms(e.trace(), 1, 2, 8, 1, &problem, {names::kDecoderStack, true}, model->config.scaleScores);
+        QVERIFY2(problem.empty(), problem.c_str());
+        QVERIFY(cross.unscaled);
+        QVERIFY(std::abs(cross.dot - cross.score) < 1e-4 * std::max(1.0, std::abs(cross.score)));
+        QVERIFY(std::abs(cross.bias) < 1e-4);
+        const QueryKeyTerms self
+            = queryKeyTerms(e.trace(), 0, 1, 3, 10, &problem, {names::kEncoderStack, false}, false);
+        QVERIFY2(problem.empty(), problem.c_str());
+        QVERIFY(std::abs(self.bias - double(e.trace().tensor("enc.layer.0.attn.bias").slice(1)(3, 10))) < 1e-4);
+    }
+
     void termsSumToTheTracedScore()
     {
         for (const char *model : {"reverse", "reverse-rope", "reverse-alibi"}) {

@@ -102,8 +102,8 @@ void NeuronView::refresh()
     const int tokens = int(m_input.tokenIds.size()), keys = int(m_input.keyTokens.size());
     const int query = m_spec.query >= 0 ? m_spec.query : tokens - 1;
     std::string problem;
-    m_terms = queryKeyTerms(
-        *m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem, m_input.site);
+    m_terms = queryKeyTerms(*m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem,
+        m_input.site, !m_input.model || m_input.model->config.scaleScores);
     if (!problem.empty())
         return showMessage(QString::fromStdString(problem));
     {
@@ -123,19 +123,19 @@ void NeuronView::draw()
     const QueryKeyTerms &t = m_terms;
     const QString q = m_terms.rotated ? tr("R(q)") : tr("q"), k = m_terms.rotated ? tr("R(k)") : tr("k");
     m_formula->setFont(sizedFont(font(), 11));
-    const QString site = siteTitle(m_input);
+    const QString site = siteTitle(m_input), plusBias = std::abs(t.bias) > 1e-4 ? tr(" + b") : QString();
+    const QString formula = t.unscaled
+        ? tr("score = %1·%2%3 = Σ_c %1_c %2_c%3  (not divided by √d)").arg(q, k, plusBias)
+        : tr("score = %1·%2 / √d%3 = Σ_c %1_c %2_c / √%4%3").arg(q, k, plusBias).arg(t.dim);
     m_formula->setText((site.isEmpty() ? QString() : site + QStringLiteral(" · "))
-        + tr("Layer %1 · head %2: query %3 '%4' → key %5 '%6'.  score = %7·%8 / √d%9 = Σ_c %7_c %8_c / "
-             "√%10%11")
+        + tr("Layer %1 · head %2: query %3 '%4' → key %5 '%6'.  %7")
               .arg(t.layer)
               .arg(t.head)
               .arg(t.query)
               .arg(tokenLabel(m_input, t.query))
               .arg(t.key)
               .arg(keyLabel(m_input, t.key))
-              .arg(q, k, std::abs(t.bias) > 1e-4 ? tr(" + b") : QString())
-              .arg(t.dim)
-              .arg(std::abs(t.bias) > 1e-4 ? tr(" + b") : QString()));
+              .arg(formula));
     m_plot->clearPlottables();
     m_plot->plotLayout()->clear();
     const bool cross = m_input.site.cross; // the query is the decoder's, the key the source's
@@ -177,19 +177,26 @@ void NeuronView::draw()
         const int c = t.largestTerms[i];
         largest << tr("c = %1: %2").arg(c).arg(formatNumber(t.product[size_t(c)], 3));
     }
-    QString text
-        = tr("Σ terms = %1;  / √%2 = %3").arg(formatNumber(t.dot, 4)).arg(t.dim).arg(formatNumber(t.scaled, 4));
+    QString text = t.unscaled
+        ? tr("Σ terms = %1 (this model does not divide by √%2)").arg(formatNumber(t.dot, 4)).arg(t.dim)
+        : tr("Σ terms = %1;  / √%2 = %3").arg(formatNumber(t.dot, 4)).arg(t.dim).arg(formatNumber(t.scaled, 4));
     if (std::abs(t.bias) > 1e-4)
         text += tr(";  + position bias b = %1").arg(formatNumber(t.bias, 4));
     text += tr(";  the traced score %1").arg(formatNumber(t.score, 4));
     text += t.masked ? tr(", masked (−∞ before softmax): weight 0.")
                      : tr(", weight after softmax %1.").arg(formatNumber(t.weight, 3));
-    text += tr(" Largest terms: %1. Without 1/√d the score would be %2: √%3 = %4 times larger, and softmax that much "
-               "sharper.")
-                .arg(largest.join(QStringLiteral(", ")))
-                .arg(formatNumber(t.dot + t.bias, 4))
-                .arg(t.dim)
-                .arg(formatNumber(std::sqrt(double(t.dim)), 3));
+    text += tr(" Largest terms: %1.").arg(largest.join(QStringLiteral(", ")));
+    if (t.unscaled)
+        text += tr(" With 1/√d, as most models divide, the score would be %1: √%2 = %3 times smaller, and softmax that "
+                   "much flatter.")
+                    .arg(formatNumber(t.dot / std::sqrt(double(t.dim)) + t.bias, 4))
+                    .arg(t.dim)
+                    .arg(formatNumber(std::sqrt(double(t.dim)), 3));
+    else
+        text += tr(" Without 1/√d the score would be %1: √%2 = %3 times larger, and softmax that much sharper.")
+                    .arg(formatNumber(t.dot + t.bias, 4))
+                    .arg(t.dim)
+                    .arg(formatNumber(std::sqrt(double(t.dim)), 3));
     m_caption->setFont(sizedFont(font(), 10));
     m_caption->setText(text);
 }

@@ -27,11 +27,12 @@ Tensor rowCosines(const Tensor &p)
     return out;
 }
 
-void additive(PositionProfile &out, const Model &model, const Trace &trace)
+void additive(PositionProfile &out, const Model &model, const Trace &trace, const names::Stack &stack)
 {
-    const TraceEntry *p = trace.find("pos.encoding");
+    const std::string name = names::stackTensor(stack, "pos.encoding");
+    const TraceEntry *p = trace.find(name);
     if (!p)
-        throw Error("the trace has no pos.encoding: run the model first");
+        throw Error("the trace has no " + name + ": run the model first");
     out.encoding = p->tensor;
     out.encodingColumns = "dimension";
     out.similarity = rowCosines(p->tensor);
@@ -75,13 +76,14 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T)
 }
 
 // The query's pairs and those of the key it attends to most, from the trace, before and after the rotation.
-void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace, int T, int layer, int head, int query)
+void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace, int T, int layer, int head, int query,
+    const names::Stack &s)
 {
-    const TraceEntry *q = trace.find(names::layerTensor(layer, "attn.q"));
-    const TraceEntry *k = trace.find(names::layerTensor(layer, "attn.k"));
-    const TraceEntry *qr = trace.find(names::queriesOf(layer, true));
-    const TraceEntry *kr = trace.find(names::keysOf(layer, true));
-    const TraceEntry *probs = trace.find(names::layerTensor(layer, "attn.probs"));
+    const TraceEntry *q = trace.find(names::layerTensor(s, layer, "attn.q"));
+    const TraceEntry *k = trace.find(names::layerTensor(s, layer, "attn.k"));
+    const TraceEntry *qr = trace.find(names::queriesOf(s, layer, true));
+    const TraceEntry *kr = trace.find(names::keysOf(s, layer, true));
+    const TraceEntry *probs = trace.find(names::layerTensor(s, layer, "attn.probs"));
     if (!q || !k || !qr || !kr || !probs || head < 0 || head >= q->tensor.dim(0))
         return; // not computed yet: the encoding and similarity are drawn without the pairs
     const int64_t d = c.headDim();
@@ -108,13 +110,14 @@ void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace
     }
 }
 
-void scoreTerm(PositionProfile &out, const Model &model, const Trace &trace, int T, int layer, int head)
+void scoreTerm(
+    PositionProfile &out, const Model &model, const Trace &trace, int T, int layer, int head, const names::Stack &stack)
 {
     const ModelConfig &c = model.config;
-    const TraceEntry *b = trace.find(names::layerTensor(layer, "attn.bias"));
+    const std::string name = names::layerTensor(stack, layer, "attn.bias");
+    const TraceEntry *b = trace.find(name);
     if (!b || b->tensor.rank() != 3 || head < 0 || head >= b->tensor.dim(0))
-        throw Error("the trace has no " + names::layerTensor(layer, "attn.bias") + " for head " + std::to_string(head)
-            + ": run the model first");
+        throw Error("the trace has no " + name + " for head " + std::to_string(head) + ": run the model first");
     out.encoding = Tensor({T, T});
     std::copy(
         b->tensor.data() + int64_t(head) * T * T, b->tensor.data() + int64_t(head + 1) * T * T, out.encoding.data());
@@ -126,17 +129,24 @@ void scoreTerm(PositionProfile &out, const Model &model, const Trace &trace, int
         return;
     }
     const bool alibi = c.positions == PositionKind::Alibi;
+    // An encoder–decoder's encoder looks both ways; a T5 checkpoint's encoder has a bucket table of its own.
+    const bool encoder = stack == names::kEncoderStack, bidirectional = encoder || !c.causal;
+    const Tensor &table
+        = encoder && !model.encoderRelativeBias.empty() ? model.encoderRelativeBias : model.relativeBias;
     out.encodingTitle = alibi ? "ALiBi bias, " + which : "T5 bias, " + which;
-    out.formula = alibi ? "S = Q Kᵀ/√d − m_h·|i − j|,  m_h = 2^(−8h/H)"
-                        : "S = Q Kᵀ/√d + b[bucket(j − i), h],  " + std::to_string(c.relativeBuckets)
-            + " buckets, log-spaced up to " + std::to_string(c.relativeMaxDistance);
+    const std::string scores = c.scaleScores ? "S = Q Kᵀ/√d" : "S = Q Kᵀ (not divided by √d)";
+    out.formula = alibi ? scores + " − m_h·|i − j|,  m_h = 2^(−8h/H)"
+                        : scores + " + b[bucket(j − i), h],  " + std::to_string(c.relativeBuckets) + " buckets"
+            + (bidirectional ? " (half for keys ahead, half behind)" : " (keys behind only)") + ", log-spaced up to "
+            + std::to_string(c.relativeMaxDistance)
+            + (c.isEncoderDecoder() ? (encoder ? ": the encoder's table" : ": the decoder's table") : "");
     const std::vector<float> slopes = ops::alibiSlopes(c.heads);
     for (int h = 0; h < c.heads; ++h) {
         std::vector<double> row;
         for (int dist = 0; dist < T; ++dist)
             row.push_back(alibi ? -double(slopes[size_t(h)]) * dist
-                                : double(model.relativeBias.data()[int64_t(ops::t5Bucket(-dist, !c.causal,
-                                                                       c.relativeBuckets, c.relativeMaxDistance))
+                                : double(table.data()[int64_t(ops::t5Bucket(-dist, bidirectional, c.relativeBuckets,
+                                                          c.relativeMaxDistance))
                                         * c.heads
                                     + h]));
         out.biasByDistance.push_back(std::move(row));
@@ -145,18 +155,19 @@ void scoreTerm(PositionProfile &out, const Model &model, const Trace &trace, int
 
 } // namespace
 
-PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head, int query)
+PositionProfile positionProfile(
+    const Model &model, const Trace &trace, int tokens, int layer, int head, int query, const names::Stack &stack)
 {
     PositionProfile out;
     out.kind = model.config.positions;
     out.length = tokens;
     if (model.config.addsPositions())
-        additive(out, model, trace);
+        additive(out, model, trace, stack);
     else if (model.config.rotatesQueriesAndKeys()) {
         rotary(out, model.config, tokens);
-        rotatedPairs(out, model.config, trace, tokens, layer, head, query);
+        rotatedPairs(out, model.config, trace, tokens, layer, head, query, stack);
     } else if (model.config.biasesScores())
-        scoreTerm(out, model, trace, tokens, layer, head);
+        scoreTerm(out, model, trace, tokens, layer, head, stack);
     else
         out.formula = "X₀ = E: no positions (a causal mask only says which tokens came before)";
     return out;

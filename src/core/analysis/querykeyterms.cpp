@@ -27,8 +27,8 @@ const Tensor *headTensor(const Trace &trace, const std::string &name, std::strin
 
 } // namespace
 
-QueryKeyTerms queryKeyTerms(
-    const Trace &trace, int layer, int head, int query, int key, std::string *problem, const names::AttentionSite &site)
+QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem,
+    const names::AttentionSite &site, bool scaledScores)
 {
     problem->clear();
     QueryKeyTerms out;
@@ -71,7 +71,8 @@ QueryKeyTerms queryKeyTerms(
         out.product.push_back(qs(query, c) * ks(key, c));
         out.dot += double(qs(query, c)) * double(ks(key, c));
     }
-    out.scaled = out.dot / std::sqrt(double(d));
+    out.unscaled = !scaledScores;
+    out.scaled = scaledScores ? out.dot / std::sqrt(double(d)) : out.dot;
     out.score = scores->slice(head)(query, key);
     out.bias = out.score - out.scaled;
     out.masked = std::isinf(masked->slice(head)(query, key));

@@ -20,8 +20,9 @@ struct QueryKeyTerms
     bool rotated = false; // RoPE: q and k after the turn
     std::vector<float> q, k, product; // (d): q_i, k_j and their elementwise product
     double dot = 0; // Σ product, in double
-    double scaled = 0; // dot / √d
-    double bias = 0; // what the scores add beyond q·k/√d: traced score − scaled (ALiBi, T5, Shaw; else ≈ 0)
+    bool unscaled = false; // the model does not divide its scores by √d (GPT-Neo, T5)
+    double scaled = 0; // dot / √d, or dot when unscaled
+    double bias = 0; // what the scores add beyond that: traced score − scaled (ALiBi, T5, Shaw; else ≈ 0)
     double score = 0; // the traced score layer.{l}.attn.scores[h, i, j]
     bool masked = false; // the mask removes the pair (−∞ before softmax)
     double weight = 0; // layer.{l}.attn.probs[h, i, j]
@@ -30,8 +31,8 @@ struct QueryKeyTerms
 
 // The terms of head `head`'s score of query `query` and key `key` in layer `layer` (key −1: the key the query
 // weights most). Empty `problem` on success; otherwise why not (a tensor not traced yet, an index out of range, a
-// layer that ran an efficient kernel and traced no scores).
+// layer that ran an efficient kernel and traced no scores). `scaledScores`: the model's ModelConfig::scaleScores.
 QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem,
-    const names::AttentionSite &site = {});
+    const names::AttentionSite &site = {}, bool scaledScores = true);
 
 } // namespace atlas

@@ -251,13 +251,20 @@ AnalysisRequest analysis::positionsRequest(const ViewSpec &spec, const AnalysisC
         return problem("The Positions view compares every pair of positions: up to "
             + std::to_string(PositionsAnalysis::kMaxTokens) + " tokens; the input has " + std::to_string(c.tokens)
             + ".");
-    const int layer = std::clamp(spec.layer, 0, c.model->config.layers - 1);
-    const int head = std::clamp(spec.head, 0, c.model->config.heads - 1);
-    // The traced tensor the profile reads (RoPE's pairs come from the rotated queries, when computed).
+    // An encoder–decoder's stacks each add or apply their own positions; cross-attention has none of its own.
     const ModelConfig &config = c.model->config;
-    const std::string source = config.addsPositions() ? "pos.encoding"
-        : config.biasesScores()                       ? names::layerTensor(layer, "attn.bias")
-                                                      : names::queriesOf(layer, true);
+    if (config.isEncoderDecoder() && spec.site == "cross")
+        return problem("Cross-attention adds no positions: each stack's own act before it. Show the encoder's or the "
+                       "decoder's self-attention (Show: Encoder self-attention or Self-attention).");
+    const names::Stack stack = !config.isEncoderDecoder() ? names::kOnlyStack
+        : spec.site == "encoder"                          ? names::kEncoderStack
+                                                          : names::kDecoderStack;
+    const int layer = std::clamp(spec.layer, 0, c.layers - 1);
+    const int head = std::clamp(spec.head, 0, config.heads - 1);
+    // The traced tensor the profile reads (RoPE's pairs come from the rotated queries, when computed).
+    const std::string source = config.addsPositions() ? names::stackTensor(stack, "pos.encoding")
+        : config.biasesScores()                       ? names::layerTensor(stack, layer, "attn.bias")
+                                                      : names::queriesOf(stack, layer, true);
     const TraceEntry *entry = config.positions == PositionKind::None ? nullptr : c.trace->find(source);
     if (!entry && (config.addsPositions() || config.biasesScores()))
         return problem(notComputedText(c.program.get(), source));
@@ -269,19 +276,20 @@ AnalysisRequest analysis::positionsRequest(const ViewSpec &spec, const AnalysisC
     if (entry)
         r.pinned.push_back(entry->tensor);
     const TraceEntry *probs
-        = config.rotatesQueriesAndKeys() ? c.trace->find(names::layerTensor(layer, "attn.probs")) : nullptr;
+        = config.rotatesQueriesAndKeys() ? c.trace->find(names::layerTensor(stack, layer, "attn.probs")) : nullptr;
     if (probs) { // the pairs show the key the query attends to most
         r.key += identity(probs->tensor);
         r.pinned.push_back(probs->tensor);
     }
-    r.run
-        = [model = c.model, trace = c.trace, T = c.tokens, layer, head, query = spec.query](const std::atomic<bool> &) {
-              return timedResult<PositionsAnalysis>([&](PositionsAnalysis &result) {
-                  result.layer = layer;
-                  result.head = head;
-                  result.profile = positionProfile(*model, *trace, T, layer, head, query);
-              });
-          };
+    r.key += "/" + std::string(stack.trace);
+    r.run = [model = c.model, trace = c.trace, T = c.tokens, layer, head, query = spec.query, stack](
+                const std::atomic<bool> &) {
+        return timedResult<PositionsAnalysis>([&](PositionsAnalysis &result) {
+            result.layer = layer;
+            result.head = head;
+            result.profile = positionProfile(*model, *trace, T, layer, head, query, stack);
+        });
+    };
     return r;
 }
 

@@ -85,6 +85,8 @@ const std::vector<ViewKind> &viewKinds()
             .summary
             = "the model's positional encoding: what it adds or turns at each position, and how positions relate",
             .group = "Inside the model",
+            .showsSites = true,
+            .showsEncoderDecoder = true,
             .request = positionsRequest},
         {.kind = "experts",
             .title = "Experts",
