@@ -141,6 +141,20 @@ void ScalingView::refresh()
     drawVariance(*analysis);
     drawSoftmax(*analysis);
     const attention::HeadScaling &h = analysis->measured;
+    // Most models divide by √d; GPT-Neo and T5 do not, so their own weights are the undivided ones.
+    const ModelConfig *config = m_input.model ? &m_input.model->config : nullptr;
+    const bool divides = !config || config->scaleScores;
+    m_withDivision->setName(divides ? tr("softmax(q·k/√d): the model") : tr("softmax(q·k/√d): with 1/√d"));
+    m_withoutDivision->setName(
+        divides ? tr("softmax(q·k): without 1/√d") : tr("softmax(q·k): the model's rule (no 1/√d)"));
+    QString own;
+    if (!divides)
+        own = tr(" This model (%1) does not divide its scores by √d: its rule is the red bars%2.")
+                  .arg(QString::fromStdString(config->modelType))
+                  .arg(config->windowed(analysis->layer) ? tr(", over every earlier key (this layer's sliding window "
+                                                              "of %1 positions is not applied here)")
+                                                               .arg(config->slidingWindow)
+                                                         : QString());
     m_caption->setFont(sizedFont(font(), 10));
     m_caption->setText(tr("Layer %1 · head %2: d = %3. Its q and k components have variance %4 on average (the random "
                           "model's: 1). Over the %5 (query, key) pairs the mask allows, Var(q·k) = %6 and "
@@ -154,7 +168,8 @@ void ScalingView::refresh()
                            .arg(formatNumber(h.variance, 3))
                            .arg(formatNumber(h.scaledVariance, 3))
                            .arg(formatNumber(h.meanMaxScaled, 2))
-                           .arg(formatNumber(h.meanMaxUnscaled, 2)));
+                           .arg(formatNumber(h.meanMaxUnscaled, 2))
+        + own);
 }
 
 void ScalingView::drawVariance(const ScalingAnalysis &a)
