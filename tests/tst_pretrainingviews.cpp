@@ -4,6 +4,7 @@
 #include "analysis/objectiveexample.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "view/viewanalysis.h"
 #include "views/fillcards.h"
@@ -15,6 +16,9 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -220,6 +224,56 @@ private slots:
         QVERIFY2(view.formula().contains("W_teᵀ + b_out"), qPrintable(view.formula()));
         QVERIFY2(view.cards()->cards()[0].before.endsWith("france is "), qPrintable(view.cards()->cards()[0].before));
         QCOMPARE(view.cards()->cards()[0].after, QStringLiteral(" . [SEP]"));
+    }
+
+    // A T5 checkpoint's sentinels are named in its tokenizer (added tokens past the SentencePiece pieces, <extra_id_0>
+    // highest), and span corruption, its pretraining objective, is its own: the Objectives view replaces spans of the
+    // source with those real sentinels.
+    void theObjectivesViewReadsAT5CheckpointsSentinels()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const ModelConfig c = ModelConfig::fromJson(R"({"model_type": "t5", "d_model": 32, "d_kv": 8, "num_heads": 4,
+            "num_layers": 1, "d_ff": 64, "vocab_size": 1003})",
+            "t5/config.json");
+        Model::random(c, 3).save(dir.path().toStdString());
+        const QString unigram = ATLAS_TEST_DATA "/tokenizers/unigram/";
+        QVERIFY(QFile::copy(unigram + "tokenizer_config.json", dir.filePath("tokenizer_config.json")));
+        QFile in(unigram + "tokenizer.json");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QJsonObject tokenizer = QJsonDocument::fromJson(in.readAll()).object();
+        QJsonArray added = tokenizer["added_tokens"].toArray();
+        for (int i = 0; i < 3; ++i)
+            added.append(
+                QJsonObject {{"id", 1002 - i}, {"content", QString("<extra_id_%1>").arg(i)}, {"single_word", false},
+                    {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+        tokenizer["added_tokens"] = added;
+        QFile out(dir.filePath("tokenizer.json"));
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(tokenizer).toJson());
+        out.close();
+        const std::shared_ptr<const Model> model = loadModel(dir.path().toStdString());
+        QCOMPARE(model->config.sentinelTokens(), (std::vector<int> {1002, 1001, 1000}));
+        QCOMPARE(model->config.specialToken("</s>"), 2);
+        QCOMPARE(ownObjective(model->config), Objective::SpanCorruption);
+
+        ViewSpec spec = specOf("objective", "", "", 1);
+        spec.model = dir.path().toStdString();
+        spec.text = "the quick brown fox jumps over the lazy dog";
+        spec.decoderText = "der";
+        ObjectiveView view;
+        view.resize(1100, 700);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QCOMPARE(view.example()->text.objective, Objective::SpanCorruption);
+        QVERIFY(view.example()->specialsInVocabulary);
+        QVERIFY(!view.formula().contains("has no sentinels"));
+        // the source without its </s>, which T5 appends after corrupting
+        std::vector<int> source = Tokenizer::forModel(*model)->encodeWithSpecialTokens(spec.text);
+        QCOMPARE(source.back(), 2);
+        source.pop_back();
+        QCOMPARE(view.example()->original, source);
     }
 
     void whatCannotBeShownSaysWhy()

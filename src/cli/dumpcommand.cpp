@@ -116,9 +116,11 @@ void printAblationEffect(const ModelAndInput &run)
 
 // --objective next|mlm|span|prefix|nsp --seed S: the objective applied to the input, with the model's special tokens;
 // checked before anything runs (a model without [MASK] cannot take mlm, one without sentinels not span).
-CorruptedText objectiveArgument(const Arguments &args, const Model &model, const std::vector<int> &tokens)
+// An encoder-decoder's span corruption corrupts its source (objectiveText).
+CorruptedText objectiveArgument(const Arguments &args, const Model &model, const Input &input)
 {
     const Objective objective = parseObjective(args.value("objective"), "--objective");
+    const std::vector<int> tokens = objectiveText(model.config, objective, input.tokens, input.source);
     try {
         return applyObjective(
             model, tokens, objective, uint64_t(args.intValue("seed", 0, 0, std::numeric_limits<int>::max())));
@@ -222,7 +224,7 @@ int dumpCommand(const CommandArgs &argv)
         throw Error("--seed draws an objective's corruption: give it with --objective mlm|span|prefix");
     std::optional<CorruptedText> objective;
     if (args.has("objective"))
-        objective = objectiveArgument(args, *run.model, run.input.tokens);
+        objective = objectiveArgument(args, *run.model, run.input);
     const size_t budget = memoryBudgetArgument(args);
     // Written whole or not at all: into a fresh directory that replaces --out at the end (io/stageddirectory.h).
     // An interrupted or failed dump (a full disk) leaves the previous dump as it was.

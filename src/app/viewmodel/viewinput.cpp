@@ -26,6 +26,7 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     v.trace = std::move(trace);
     v.program = std::move(program);
     v.tokenIds = encoder ? input.source : input.tokens;
+    v.sourceIds = input.source;
     v.tokens = labels(v.tokenIds);
     v.padding = encoder ? input.sourcePadding : input.padding;
     v.keyTokens = encoder || site.cross ? labels(input.source) : v.tokens;

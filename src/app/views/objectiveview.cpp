@@ -210,11 +210,12 @@ void ObjectiveView::refresh()
         return showMessage(QString::fromUtf8(kNothingComputed));
     const ModelConfig &config = m_input.model->config;
     const Objective objective = objectiveOf(m_spec, config);
+    const std::vector<int> text = objectiveText(config, objective, m_input.tokenIds, m_input.sourceIds);
     const std::shared_ptr<const Tokenizer> tokenizer
         = m_input.tokenizer ? m_input.tokenizer : Tokenizer::forModel(*m_input.model);
     try {
         m_example = std::make_shared<const ObjectiveExample>(
-            objectiveExample(*m_input.model, *tokenizer, m_input.tokenIds, objective, uint64_t(m_spec.seed)));
+            objectiveExample(*m_input.model, *tokenizer, text, objective, uint64_t(m_spec.seed)));
     } catch (const Error &e) {
         return showMessage(tr("The %1 objective cannot take this input: %2.")
                                .arg(QString::fromUtf8(objectiveName(objective)), QString::fromUtf8(e.what())));

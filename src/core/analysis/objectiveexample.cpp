@@ -49,7 +49,21 @@ std::vector<int> namedSentinels(int firstId, size_t tokens, std::map<int, std::s
 
 Objective ownObjective(const ModelConfig &config)
 {
-    return config.task == "mlm" ? Objective::MaskedLm : Objective::NextToken;
+    // BERT and T5 checkpoints say what they were pretrained on by their family; the project's models by their task.
+    if (config.task == "mlm" || config.family == Family::Bert)
+        return Objective::MaskedLm;
+    return config.family == Family::T5 ? Objective::SpanCorruption : Objective::NextToken;
+}
+
+std::vector<int> objectiveText(
+    const ModelConfig &config, Objective objective, const std::vector<int> &tokens, const std::vector<int> &source)
+{
+    if (!config.isEncoderDecoder() || objective != Objective::SpanCorruption)
+        return tokens;
+    std::vector<int> text = source;
+    if (!text.empty() && text.back() == config.specialToken("</s>"))
+        text.pop_back();
+    return text;
 }
 
 std::vector<bool> sentenceEnds(const Tokenizer &tokenizer, const std::vector<int> &tokens)

@@ -15,9 +15,14 @@ namespace atlas {
 
 class Tokenizer;
 
-// The objective a model was trained with: the masked LM for a model of task mlm (austen-mlm), the next token
-// otherwise (every decoder here, and seq2seq-sort's decoder).
+// The objective a model was trained with: the masked LM for a model of task mlm (austen-mlm) and a BERT checkpoint,
+// span corruption for a T5 checkpoint, the next token otherwise (every decoder here, and seq2seq-sort's decoder).
 Objective ownObjective(const ModelConfig &config);
+// The text the objective corrupts: an encoder–decoder's source for span corruption (T5: the encoder reads the corrupted
+// text, the decoder writes the spans), without the </s> its tokenizer appends (T5 corrupts the text, then ends both
+// sequences with </s>); otherwise the input, or the decoder's.
+std::vector<int> objectiveText(
+    const ModelConfig &config, Objective objective, const std::vector<int> &tokens, const std::vector<int> &source);
 
 // Which tokens end a sentence, for next-sentence prediction: those whose text, closing quotes and brackets aside, ends
 // in . ! or ? and that are followed by white space or the end of the text (so "Mr. Darcy" is cut after "Mr.").

@@ -96,12 +96,13 @@ std::string resolveModel(const std::string &nameOrDirectory)
 
 namespace {
 
-// A Hugging Face BERT names its special tokens in its tokenizer, not in config.json: the masked-LM views and the
-// pretraining objectives read [MASK], [CLS], [SEP] and [PAD] by name (ModelConfig::specialTokens), so they are taken
-// from the directory's tokenizer, when it has one that knows them.
+// A Hugging Face BERT or T5 names its special tokens in its tokenizer, not in config.json: the masked-LM views and the
+// pretraining objectives read [MASK], [CLS], [SEP] and [PAD], or T5's sentinels <extra_id_0>, <extra_id_1> …, by name
+// (ModelConfig::specialTokens), so they are taken from the directory's tokenizer, when it has one that knows them.
 void namesSpecialTokensFromTokenizer(Model &model)
 {
-    if (model.config.family != Family::Bert || !model.config.specialTokens.empty())
+    const Family family = model.config.family;
+    if ((family != Family::Bert && family != Family::T5) || !model.config.specialTokens.empty())
         return;
     std::unique_ptr<Tokenizer> tokenizer;
     try {
@@ -111,16 +112,26 @@ void namesSpecialTokensFromTokenizer(Model &model)
     }
     if (!tokenizer->canEncode())
         return;
-    for (const char *name : {"[PAD]", "[CLS]", "[SEP]", "[MASK]"}) {
+    const auto known = [&](const std::string &name) {
         std::vector<int> ids;
         try {
             ids = tokenizer->encode(name);
         } catch (const Error &) {
-            continue;
+            return false;
         }
-        if (ids.size() == 1 && ids.front() >= 0 && ids.front() < model.config.vocab
-            && tokenizer->role(ids.front()) == TokenRole::Special)
-            model.config.specialTokens.push_back({name, ids.front()});
+        if (ids.size() != 1 || ids.front() < 0 || ids.front() >= model.config.vocab
+            || tokenizer->role(ids.front()) != TokenRole::Special)
+            return false;
+        model.config.specialTokens.push_back({name, ids.front()});
+        return true;
+    };
+    if (family == Family::Bert) {
+        for (const char *name : {"[PAD]", "[CLS]", "[SEP]", "[MASK]"})
+            known(name);
+    } else { // T5: <extra_id_0> … as far as they run (100 in T5's tokenizer)
+        for (const char *name : {"<pad>", "</s>", "<unk>"})
+            known(name);
+        for (int i = 0; i < 1000 && known("<extra_id_" + std::to_string(i) + ">"); ++i) { }
     }
     std::sort(model.config.specialTokens.begin(), model.config.specialTokens.end(),
         [](const auto &a, const auto &b) { return a.second < b.second; });

@@ -112,9 +112,10 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
     return run;
 }
 
-SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens)
+SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const Input &input)
 {
     const Objective objective = objectiveOf(spec, model.config);
+    const std::vector<int> tokens = objectiveText(model.config, objective, input.tokens, input.source);
     try {
         (void)objectiveExample(model, *Tokenizer::forModel(model), tokens, objective, uint64_t(spec.seed));
     } catch (const Error &e) {
@@ -124,8 +125,9 @@ SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, cons
     return {};
 }
 
-SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens)
+SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const Input &input)
 {
+    const std::vector<int> &tokens = input.tokens;
     const ModelConfig &c = model.config;
     if (const std::string why = maskedFillsProblem(c, model.name); !why.empty())
         return {"model", why};
@@ -202,7 +204,7 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
             "key " + std::to_string(spec.key) + " is outside the " + std::to_string(keys) + " "
                 + (run.site.cross ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)");
     if (kind && kind->checkInput)
-        if (const SpecProblem problem = kind->checkInput(spec, *run.model, run.input.tokens); !problem.why.empty())
+        if (const SpecProblem problem = kind->checkInput(spec, *run.model, run.input); !problem.why.empty())
             return key(problem.key.c_str(), problem.why);
     const ViewNeeds needs = kind ? kind->needs : ViewNeeds::Nothing;
     if (needs == ViewNeeds::SpecTensor && spec.tensor.empty())

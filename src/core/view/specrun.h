@@ -51,8 +51,8 @@ Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model);
 
 // Why the objective view cannot apply the spec's objective to `tokens`, and why the fills view has nothing to fill
 // (a model without [MASK], an objective that hides nothing, an input without [MASK]): the descriptors' input checks.
-SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens);
-SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const std::vector<int> &tokens);
+SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const Input &input);
+SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const Input &input);
 
 // Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
 SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);

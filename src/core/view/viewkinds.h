@@ -8,6 +8,7 @@ namespace atlas {
 struct AnalysisContext;
 struct AnalysisRequest;
 class Model;
+struct Input;
 struct ViewSpec;
 
 // Why a spec cannot be drawn, and the key to change; an empty `why` when it can.
@@ -29,7 +30,7 @@ enum class ViewNeeds { Nothing, LayerProbs, LayerScores, FirstLayerProbs, NextPr
 struct ViewKind
 {
     using Request = AnalysisRequest (*)(const ViewSpec &, const AnalysisContext &);
-    using InputCheck = SpecProblem (*)(const ViewSpec &, const Model &, const std::vector<int> &tokens);
+    using InputCheck = SpecProblem (*)(const ViewSpec &, const Model &, const Input &input);
 
     std::string kind; // "attention"
     std::string title; // "Attention"
