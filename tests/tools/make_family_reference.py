@@ -52,9 +52,11 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   t5v11_tiny/       t5 v1.1 / Flan: gated-gelu, untied lm_head, 3 heads of d_kv 12 in a model 32 wide; BF16, two shards
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json (input.json with the source and the
                     decoder's tokens for T5)
-  <name>_grads/     for llama_tiny, qwen2_tiny and mistral_tiny: autograd's loss.npy (mean cross-entropy of the logits
-                    against `targets`, ignore_index -1) and grad.<parameter>.npy under the engine's parameter names
-                    (the checkpoint's without "model."), with input.json {"tokens", "padding", "targets"}
+  <name>_grads/     for llama_tiny, qwen2_tiny, mistral_tiny, bert_tiny and bert_mlm_tiny: autograd's loss.npy (mean
+                    cross-entropy of the logits against `targets`, ignore_index -1: the next tokens, or for BERT the
+                    originals at a few masked-LM positions) and grad.<parameter>.npy under the engine's parameter
+                    names (the checkpoint's without "model." or "bert."; the NSP head, outside the loss, zeros), with
+                    input.json {"tokens", "padding", "targets"}
 """
 
 import json
@@ -836,8 +838,9 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
-GRAD_MODELS = ("llama_tiny", "qwen2_tiny", "mistral_tiny")
+GRAD_MODELS = ("llama_tiny", "qwen2_tiny", "mistral_tiny", "bert_tiny", "bert_mlm_tiny")
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none
+MLM_TARGETS = [-1, 17, -1, 8, -1, -1, 63, -1]  # BERT: the original token at a few chosen positions
 
 
 def make_grads(name, spec):
@@ -845,21 +848,25 @@ def make_grads(name, spec):
     cfg = spec["config"]
     directory = os.path.join(DATA, name + "_grads")
     fresh_dir(directory)
-    weights = random_weights(cfg, spec["seed"])
+    bert = cfg["model_type"] == "bert"
+    weights = bert_weights(cfg, spec["seed"], spec["nsp"]) if bert else random_weights(cfg, spec["seed"])
+    targets = MLM_TARGETS if bert else TARGETS
     leaves = {n: stored_bytes(t, spec["dtype"])[1].clone().requires_grad_(True) for n, t in weights.items()}
     with torch.enable_grad():
         logits = forward(leaves, cfg, TOKENS)["logits"]
-        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(TARGETS), ignore_index=-1)
+        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(targets), ignore_index=-1)
         loss.backward()
     np.save(os.path.join(directory, "loss.npy"), np.array(loss.item(), dtype=np.float32))
     written.append(os.path.join(directory, "loss.npy"))
     for n, t in leaves.items():
-        engine_name = n[len("model."):] if n.startswith("model.") else n
+        prefix = "bert." if bert else "model."
+        engine_name = n[len(prefix):] if n.startswith(prefix) else n
         path = os.path.join(directory, "grad." + engine_name + ".npy")
-        np.save(path, t.grad.to(torch.float32).numpy().copy(order="C"))
+        grad = t.grad if t.grad is not None else torch.zeros_like(t)  # the NSP head: not in the masked-LM loss
+        np.save(path, grad.to(torch.float32).numpy().copy(order="C"))
         written.append(path)
     write_text(os.path.join(directory, "input.json"),
-               json.dumps({"tokens": TOKENS, "padding": [], "targets": TARGETS}) + "\n")
+               json.dumps({"tokens": TOKENS, "padding": [], "targets": targets}) + "\n")
 
 
 def main():

@@ -100,6 +100,29 @@ bool readBool(const json &j, const char *key, bool fallback, const std::string &
     return j[key].get<bool>();
 }
 
+// atlas_special_tokens: {"[MASK]": 256, …}, sorted by id into c.specialTokens (checked against the vocabulary by
+// validate).
+void readSpecialTokens(const json &j, ModelConfig &c, const std::string &source)
+{
+    if (!j.contains("atlas_special_tokens"))
+        return;
+    const json &specials = j["atlas_special_tokens"];
+    if (!specials.is_object() || specials.size() > 4096)
+        throw Error(source + ": key 'atlas_special_tokens' must map at most 4096 names to token ids");
+    for (const auto &[name, id] : specials.items()) {
+        const std::string where = source + ": key 'atlas_special_tokens': '" + name + "'";
+        if (!id.is_number_integer())
+            throw Error(where + " must map to a token id, is " + shownJson(id));
+        if (id.is_number_unsigned() ? id.get<uint64_t>() > uint64_t(INT_MAX)
+                                    : id.get<int64_t>() < 0 || id.get<int64_t>() > INT_MAX)
+            throw Error(
+                where + " has id " + shownJson(id) + ", outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+        c.specialTokens.push_back({name, int(id.get<int64_t>())});
+    }
+    std::sort(c.specialTokens.begin(), c.specialTokens.end(),
+        [](const auto &a, const auto &b) { return a.second < b.second; });
+}
+
 // The model_type values this app reads, each with the family whose layout it has.
 struct ModelType
 {
@@ -346,6 +369,10 @@ ModelConfig bertFromJson(const json &j, const std::string &source)
     c.causal = false;
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
+    // The project's own BERT-layout models (train --family bert) read bytes and name their special tokens here.
+    c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
+    c.task = readString(j, "atlas_task", "", source);
+    readSpecialTokens(j, c, source);
     c.validate(source);
     return c;
 }
@@ -606,7 +633,9 @@ int ModelConfig::ordinaryTokens() const
 {
     // A checkpoint's special tokens may sit anywhere (BERT's [PAD] is 0): Hugging Face's masked-LM collator draws
     // its random replacements from the whole vocabulary.
-    return specialTokens.empty() || family != Family::Gpt2 ? vocab : specialTokens.front().second;
+    // The project's own models (bytes, in any layout) keep their special ids after the ordinary tokens.
+    return specialTokens.empty() || (family != Family::Gpt2 && tokenizer != "bytes") ? vocab
+                                                                                     : specialTokens.front().second;
 }
 
 ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &source)
@@ -698,23 +727,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.sample = readString(j, "atlas_sample", "", source);
     c.decoderSample = readString(j, "atlas_decoder_sample", "", source);
     c.task = readString(j, "atlas_task", "", source);
-    if (j.contains("atlas_special_tokens")) {
-        const json &specials = j["atlas_special_tokens"];
-        if (!specials.is_object() || specials.size() > 4096)
-            throw Error(source + ": key 'atlas_special_tokens' must map at most 4096 names to token ids");
-        for (const auto &[name, id] : specials.items()) {
-            const std::string where = source + ": key 'atlas_special_tokens': '" + name + "'";
-            if (!id.is_number_integer())
-                throw Error(where + " must map to a token id, is " + shownJson(id));
-            if (id.is_number_unsigned() ? id.get<uint64_t>() > uint64_t(INT_MAX)
-                                        : id.get<int64_t>() < 0 || id.get<int64_t>() > INT_MAX)
-                throw Error(where + " has id " + shownJson(id) + ", outside the vocabulary [0, "
-                    + std::to_string(c.vocab) + ")");
-            c.specialTokens.push_back({name, int(id.get<int64_t>())});
-        }
-        std::sort(c.specialTokens.begin(), c.specialTokens.end(),
-            [](const auto &a, const auto &b) { return a.second < b.second; });
-    }
+    readSpecialTokens(j, c, source);
     c.validate(source);
     return c;
 }
@@ -831,9 +844,18 @@ std::string ModelConfig::familyJson() const
             {"position_embedding_type", "absolute"},
             {"torch_dtype", "float32"},
         };
-        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample}})
+        for (const auto &[key, value] :
+            {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
             if (!value.empty())
                 j[key] = value;
+        if (tokenizer != "gpt2") // the project's own models read bytes; a checkpoint, the files beside it
+            j["atlas_tokenizer"] = tokenizer;
+        if (!specialTokens.empty()) {
+            json specials = json::object();
+            for (const auto &[name, id] : specialTokens)
+                specials[name] = id;
+            j["atlas_special_tokens"] = specials;
+        }
         return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     }
     if (family == Family::GptNeoX || family == Family::GptNeo) {

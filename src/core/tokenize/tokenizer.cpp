@@ -112,8 +112,10 @@ std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
         if (!tokenizer)
             tokenizer = std::make_unique<IdTokenizer>(kNoTokenizerFiles);
     }
-    // A checkpoint's own tokenizer already knows its special tokens (and adds them around an input).
-    if (model.config.specialTokens.empty() || model.config.family != Family::Gpt2)
+    // A checkpoint's own tokenizer already knows its special tokens (and adds them around an input); the project's
+    // models, in any family's layout, name theirs in config.json.
+    if (model.config.specialTokens.empty()
+        || (model.config.family != Family::Gpt2 && model.config.tokenizer != "bytes"))
         return tokenizer;
     return std::make_unique<SpecialTokensTokenizer>(std::move(tokenizer), model.config.specialTokens);
 }

@@ -30,9 +30,11 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
     , m_ffnChunks(ffnChunks)
     , T(static_cast<int64_t>(input.tokens.size()))
 {
-    if (m_c.family != Family::Gpt2 && (m_c.family != Family::Llama || m_c.hasExperts()))
-        throw Error("training and the memory lab have backward passes for GPT-2's layout and the Llama family's "
-                    "(Llama, Mistral, Qwen2), not for "
+    const bool backward = m_c.family == Family::Gpt2 || m_c.family == Family::Bert
+        || (m_c.family == Family::Llama && !m_c.hasExperts());
+    if (!backward)
+        throw Error("training and the memory lab have backward passes for GPT-2's layout, the Llama family's "
+                    "(Llama, Mistral, Qwen2) and BERT's, not for "
             + m_c.modelType + "'s: a " + m_c.modelType + " model runs forward only");
     if (m_c.isEncoderDecoder())
         startStack(names::kDecoderStack);
@@ -59,12 +61,33 @@ std::string BackwardPass::normParam(int i, int which) const
 {
     if (m_c.family == Family::Llama)
         return "layers." + std::to_string(i) + (which == 1 ? ".input_layernorm" : ".post_attention_layernorm");
+    if (m_c.family == Family::Bert)
+        return bertLayer(i) + (which == 1 ? "attention.output.LayerNorm" : "output.LayerNorm");
     return paramName(i) + (which == 1 ? "ln_1" : "ln_2");
 }
 
 std::string BackwardPass::embeddingParam() const
 {
-    return m_c.family == Family::Llama ? "embed_tokens.weight" : "wte.weight";
+    return m_c.family == Family::Llama ? "embed_tokens.weight"
+        : m_c.family == Family::Bert   ? "embeddings.word_embeddings.weight"
+                                       : "wte.weight";
+}
+
+// BERT's masked-LM head: logits = LN_t(GELU(X W_tᵀ + b_t)) W_teᵀ + b_out, the embedding tied. Returns dX (T,D).
+Tensor BackwardPass::bertHead(const Tensor &dlogits)
+{
+    const int64_t D = m_c.dModel;
+    Tensor dlnf({T, D}), dact({T, D}), ddense({T, D}), dx({T, D});
+    Step step(-1, "MLM head");
+    ops::logits_backward(dlnf, grad(embeddingParam()), dlogits, act("ln_f"), m_model.wte);
+    RowVectorMap(grad("cls.predictions.bias").data(), m_c.vocab) += dlogits.matrix().colwise().sum();
+    const std::string t = "cls.predictions.transform.";
+    ops::layernorm_backward(dact, grad(t + "LayerNorm.weight"), grad(t + "LayerNorm.bias"), dlnf, act("head.act"),
+        m_model.lnfWeight, m_c.lnEpsilon);
+    ops::activation_backward(ddense, dact, act("head.dense"), m_c.activation);
+    ops::linear_t_backward(dx, grad(t + "dense.weight"), &grad(t + "dense.bias"), ddense,
+        act(names::residualStream(m_s, m_c.layers)), m_model.headDenseWeight);
+    return dx;
 }
 
 Tensor BackwardPass::head(const std::vector<int> &targets)
@@ -80,6 +103,8 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
         m_g.loss += ops::crossentropy_forward(losses, logits, targets);
         Tensor dlogits(logits.shape()); // (T,V)
         ops::crossentropy_softmax_backward(dlogits, act("next_probs"), targets);
+        if (m_c.family == Family::Bert)
+            return bertHead(dlogits);
         ops::logits_backward(dlnf, grad(m_c.tiedHead ? embeddingParam() : "lm_head.weight"), dlogits, act("ln_f"),
             m_model.outputWeight());
     }
@@ -181,7 +206,7 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
     Tensor dresid({T, m_c.dModel});
     {
         Step step(i, "out");
-        layernorm(dresid, h + "ln_2", dout, act(p + "resid"), b.ln2Weight);
+        layernorm(dresid, normParam(i, 2), dout, act(p + "resid"), b.ln2Weight);
     }
     Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
     {
@@ -192,7 +217,7 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
     Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
     {
         Step step(i, "ln_1");
-        layernorm(dmid, h + "ln_1", dln1, act(p + "mid"), b.ln1Weight);
+        layernorm(dmid, normParam(i, 1), dln1, act(p + "mid"), b.ln1Weight);
         ops::add_backward(dx, dattn, dmid);
     }
     attention(i, dattn, act(names::residualStream(m_s, i)), dx);
@@ -238,15 +263,16 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
-    const bool linear = m_c.family == Family::Llama;
-    const std::string a = "layers." + std::to_string(i) + ".self_attn.";
+    const bool linear = m_c.linearLayout();
+    const std::string o = m_c.family == Family::Bert ? bertLayer(i) + "attention.output.dense"
+                                                     : "layers." + std::to_string(i) + ".self_attn.o_proj";
     Tensor dctx({H, T, d});
     {
         Step step(i, "attn.out");
         Tensor dmerged({T, D});
         if (linear)
-            ops::linear_t_backward(dmerged, grad(a + "o_proj.weight"), m_c.outBias ? &grad(a + "o_proj.bias") : nullptr,
-                dout, act(p + "attn.merged"), b.oWeight);
+            ops::linear_t_backward(dmerged, grad(o + ".weight"), m_c.outBias ? &grad(o + ".bias") : nullptr, dout,
+                act(p + "attn.merged"), b.oWeight);
         else
             ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
                 act(p + "attn.merged"), b.attnProjWeight);
@@ -302,13 +328,14 @@ void BackwardPass::linearLayoutProjectionsBackward(
         dK.matrix().block(0, (h / group) * d, T, d) += dk.slice(h);
         dV.matrix().block(0, (h / group) * d, T, d) += dv.slice(h);
     }
-    const bool bias = m_c.qkvBias;
-    ops::linear_t_backward(
-        din, grad(a + "q_proj.weight"), bias ? &grad(a + "q_proj.bias") : nullptr, dQ, in, b.qWeight);
-    ops::linear_t_backward(
-        din, grad(a + "k_proj.weight"), bias ? &grad(a + "k_proj.bias") : nullptr, dK, in, b.kWeight);
-    ops::linear_t_backward(
-        din, grad(a + "v_proj.weight"), bias ? &grad(a + "v_proj.bias") : nullptr, dV, in, b.vWeight);
+    const bool bias = m_c.qkvBias, bert = m_c.family == Family::Bert;
+    const std::string names[3] = {bert ? bertLayer(i) + "attention.self.query" : a + "q_proj",
+        bert ? bertLayer(i) + "attention.self.key" : a + "k_proj",
+        bert ? bertLayer(i) + "attention.self.value" : a + "v_proj"};
+    const Tensor *gradients[3] = {&dQ, &dK, &dV}, *weights[3] = {&b.qWeight, &b.kWeight, &b.vWeight};
+    for (int j = 0; j < 3; ++j)
+        ops::linear_t_backward(din, grad(names[j] + ".weight"), bias ? &grad(names[j] + ".bias") : nullptr,
+            *gradients[j], in, *weights[j]);
 }
 
 // ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
@@ -344,6 +371,15 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     }
     const Tensor &up = act(p + "mlp.up");
     Tensor dact(up.shape()), dup(up.shape()); // (T,F)
+    if (m_c.family == Family::Bert) { // intermediate.dense, then output.dense, nn.Linear with biases
+        const std::string l = bertLayer(i);
+        ops::linear_t_backward(dact, grad(l + "output.dense.weight"), &grad(l + "output.dense.bias"), ddown,
+            act(p + "mlp.act"), b.downWeight);
+        ops::activation_backward(dup, dact, up, m_c.activation);
+        ops::linear_t_backward(
+            din, grad(l + "intermediate.dense.weight"), &grad(l + "intermediate.dense.bias"), dup, in, b.upWeight);
+        return;
+    }
     ops::linear_backward(
         dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, act(p + "mlp.act"), b.fcProjWeight);
     ops::activation_backward(dup, dact, up, m_c.activation);
@@ -386,6 +422,16 @@ void BackwardPass::embeddings(const Tensor &dinput)
 {
     Step step(-1, "input");
     Tensor dembed(dinput.shape()), dpos(dinput.shape());
+    if (m_c.family == Family::Bert) { // input = LN_e(E + P + S), S every position's segment A (type 0)
+        Tensor dsum(dinput.shape());
+        ops::layernorm_backward(dsum, grad("embeddings.LayerNorm.weight"), grad("embeddings.LayerNorm.bias"), dinput,
+            act("embed.sum"), m_model.embedLnWeight, m_c.lnEpsilon);
+        ops::embedding_backward(grad(embeddingParam()), dsum, m_input.tokens);
+        ops::positions_learned_backward(grad("embeddings.position_embeddings.weight"), dsum);
+        RowVectorMap(grad("embeddings.token_type_embeddings.weight").data(), m_c.dModel)
+            += dsum.matrix().colwise().sum();
+        return;
+    }
     ops::add_backward(dembed, dpos, dinput);
     if (m_c.embeddingScale != 1.0f) // E = s · W_te[ids]
         dembed.matrix() *= m_c.embeddingScale;

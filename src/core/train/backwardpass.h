@@ -70,6 +70,8 @@ private:
     // Parameter names of block i's norms (which 1: before attention, 2: before the FFN) and of the token embedding,
     // in the model's family (GPT-2's h.{i}.ln_1 and wte.weight, Llama's layers.{i}.input_layernorm and embed_tokens).
     std::string normParam(int i, int which) const;
+    std::string bertLayer(int i) const { return "encoder.layer." + std::to_string(i) + "."; }
+    Tensor bertHead(const Tensor &dlogits);
     std::string embeddingParam() const;
     void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);
     Tensor copyOf(const Tensor &t, int layer, std::string_view op); // a new buffer, in a backward step of op

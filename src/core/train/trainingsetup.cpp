@@ -29,9 +29,21 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     config.expertTopK = run.expertTopK;
     if (run.capacityFactor > 0)
         config.capacityFactor = float(run.capacityFactor);
-    if (!run.family.empty() && run.family != "gpt2") {
+    if (run.family == "bert") { // BERT's layout: post-LN, learned positions, segments, embedding LayerNorm, MLM head
+        if (config.causal || run.kvHeads > 0 || !run.positions.empty() || config.hasExperts() || config.reversible)
+            throw Error(
+                "--family bert: BERT's layout is a bidirectional encoder with learned positions (a task such as "
+                "mlm; no --positions, --kv-heads, experts or reversible blocks)");
+        config.family = Family::Bert;
+        config.modelType = "bert";
+        config.layerNorm = LayerNormPlacement::Post;
+        config.positions = PositionKind::Learned;
+        config.activation = Activation::GeluErf;
+        config.tokenTypes = 2;
+        config.lnEpsilon = 1e-12f;
+    } else if (!run.family.empty() && run.family != "gpt2") {
         if (run.family != "llama")
-            throw Error("--family: '" + run.family + "' cannot be trained here (gpt2 or llama)");
+            throw Error("--family: '" + run.family + "' cannot be trained here (gpt2, llama or bert)");
         config.family = Family::Llama;
         config.modelType = "llama";
         config.norm = NormKind::RmsNorm;
