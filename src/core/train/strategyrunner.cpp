@@ -113,7 +113,17 @@ std::vector<std::string> StrategyRunner::mlpTensors(int i) const
 std::vector<std::string> StrategyRunner::savedByHead() const
 {
     const ModelConfig &c = m_model.config;
-    return {c.reversible ? names::streamMean() : names::residualStream(c.layers), "ln_f", "logits", "next_probs"};
+    std::vector<std::string> saved
+        = {c.reversible ? names::streamMean() : names::residualStream(c.layers), "ln_f", "logits", "next_probs"};
+    if (c.family == Family::Bert) // the masked-LM head's transform
+        saved.insert(saved.end(), {"head.dense", "head.act"});
+    return saved;
+}
+
+std::vector<std::string> StrategyRunner::savedByEmbeddings() const
+{
+    // BERT normalises E + P + S: its backward reads the sum, kept from the forward pass to the end.
+    return m_model.config.family == Family::Bert ? std::vector<std::string> {"embed.sum"} : std::vector<std::string> {};
 }
 
 void StrategyRunner::runOps(Trace &trace, int first, int last, MemoryPhase phase, const NameSet &keep) const
@@ -169,8 +179,9 @@ void StrategyRunner::dropAll(const std::vector<std::string> &names)
 void StrategyRunner::forward()
 {
     const ModelConfig &c = m_model.config;
-    const std::vector<std::string> head = savedByHead();
+    const std::vector<std::string> head = savedByHead(), embeddings = savedByEmbeddings();
     NameSet keep(head.begin(), head.end());
+    keep.insert(embeddings.begin(), embeddings.end());
     switch (m_options.strategy) {
     case MemoryStrategy::Plain:
         for (int i = 0; i < c.layers; ++i)
@@ -220,6 +231,7 @@ void StrategyRunner::backward(const std::vector<int> &targets, Gradients &g)
     const Tensor dx = c.reversible ? pass.streamsStart(d1, d2) : std::move(d1);
     dropAll(boundary(0));
     pass.embeddings(dx);
+    dropAll(savedByEmbeddings());
 }
 
 // Blocks last−1 … first, reading the store; each block's saved tensors are dropped after its backward pass.

@@ -53,6 +53,7 @@ public:
     // nothing for an FFN run in chunks.
     std::vector<std::string> mlpTensors(int i) const;
     std::vector<std::string> savedByHead() const;
+    std::vector<std::string> savedByEmbeddings() const; // what embeddings()' backward reads, kept throughout
 
     // For the inversion analysis (memory/inversionerror.h), on a reversible model:
     // the embedding X₀ = "input" (T,D), as the program computes it.
