@@ -62,6 +62,8 @@ Case loadCase(const QString &modelDir, const QString &refDir)
     if (o.value("activation").toString() == QLatin1String("gelu"))
         c.model->config.activation = Activation::GeluErf;
     c.input = {intList(o.value("tokens")), intList(o.value("padding"))};
+    if (o.contains("sep")) // a BERT pair: [SEP]'s id, which a checkpoint's tokenizer would name
+        c.model->config.specialTokens = {{"[SEP]", o.value("sep").toInt()}};
     c.targets = intList(o.value("targets"));
     return c;
 }
@@ -139,6 +141,8 @@ void TestBackprop::matchesPyTorch_data()
                                                                       << "bert_tiny_grads";
     QTest::newRow("bert_mlm_tiny: F16, two heads") << "bert_mlm_tiny"
                                                    << "bert_mlm_tiny_grads";
+    QTest::newRow("bert_tiny on a pair: both segment embeddings") << "bert_tiny"
+                                                                  << "bert_tiny_pair_grads";
 }
 
 void TestBackprop::matchesPyTorch()

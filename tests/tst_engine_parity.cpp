@@ -204,6 +204,7 @@ private slots:
     void fixturesArePresent();
     void parity_data();
     void parity();
+    void bertReadsAPairOfSegments();
     void traceHasExactlyTheDocumentedNames_data();
     void traceHasExactlyTheDocumentedNames();
     void probsAreZeroWhereMaskedAndRowsSumToOne_data();
@@ -299,6 +300,29 @@ void TestEngineParity::parity()
     QVERIFY2(readError.isNull(), qPrintable(readError));
     const QString why = compare(entry->tensor, want, 1e-4);
     QVERIFY2(why.isEmpty(), qPrintable(model + " " + tensor + ": " + why));
+}
+
+// "[CLS] A [SEP] B [SEP]": B's tokens, after the first [SEP], add the second segment embedding, as BertTokenizer's
+// token_type_ids for a pair; the next-sentence head then reads a real pair. Every tensor as PyTorch's.
+void TestEngineParity::bertReadsAPairOfSegments()
+{
+    const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath("bert_tiny_pair_ref/input.json"))).object();
+    Model m = Model::load(dataPath("bert_tiny").toStdString());
+    m.config.specialTokens = {{"[SEP]", o.value("sep").toInt()}};
+    const Input input {intList(o.value("tokens")), {}};
+    QCOMPARE(m.config.segmentsOf(input.tokens), intList(o.value("types")));
+    Engine engine(std::make_shared<const Model>(std::move(m)), input);
+    QVERIFY(engine.runToEnd());
+    QVERIFY(engine.program().ops[size_t(engine.program().producerOf("segment.encoding"))].outputs[0].formula.find(
+                "W_type[1] for B [SEP]")
+        != std::string::npos);
+    for (const QString &file : QDir(dataPath("bert_tiny_pair_ref")).entryList({"*.npy"}, QDir::Files)) {
+        const std::string name = file.chopped(4).toStdString();
+        const TraceEntry *entry = engine.trace().find(name);
+        QVERIFY2(entry, name.c_str());
+        const QString why = compare(entry->tensor, readNpy(dataPath("bert_tiny_pair_ref/" + file).toStdString()), 1e-4);
+        QVERIFY2(why.isEmpty(), qPrintable(QString::fromStdString(name) + ": " + why));
+    }
 }
 
 void TestEngineParity::traceHasExactlyTheDocumentedNames_data()

@@ -50,6 +50,7 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   t5_tiny/          t5 v1.0: ReLU, tied head, 2 encoder and 3 decoder blocks, 8 buckets up to distance 12 over a
                     14-token source (distances past max_distance); F32
   t5v11_tiny/       t5 v1.1 / Flan: gated-gelu, untied lm_head, 3 heads of d_kv 12 in a model 32 wide; BF16, two shards
+  bert_tiny_pair_ref/  bert_tiny on "[CLS] A [SEP] B [SEP]" with token types 0 … 0 1 … 1 (B after the first [SEP])
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json (input.json with the source and the
                     decoder's tokens for T5)
   <name>_grads/     for llama_tiny, qwen2_tiny, mistral_tiny, bert_tiny and bert_mlm_tiny: autograd's loss.npy (mean
@@ -551,8 +552,8 @@ def neo_forward(w, cfg, tokens):
     return trace
 
 
-def bert_forward(w, cfg, tokens):
-    """BertForPreTraining's / BertForMaskedLM's forward on one segment (token type 0), no padding."""
+def bert_forward(w, cfg, tokens, types=None):
+    """BertForPreTraining's / BertForMaskedLM's forward, no padding; `types` the token_type_ids (default all 0)."""
     T = len(tokens)
     D, H, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["layer_norm_eps"]
     d = D // H
@@ -565,7 +566,8 @@ def bert_forward(w, cfg, tokens):
     e = "bert.embeddings."
     trace["embed"] = w[e + "word_embeddings.weight"][torch.tensor(tokens)]
     trace["pos.encoding"] = w[e + "position_embeddings.weight"][:T]
-    trace["segment.encoding"] = w[e + "token_type_embeddings.weight"][0].expand(T, D)
+    types = types or [0] * T
+    trace["segment.encoding"] = w[e + "token_type_embeddings.weight"][torch.tensor(types)]
     trace["embed.sum"] = trace["embed"] + trace["pos.encoding"] + trace["segment.encoding"]
     x = layer_norm(trace["embed.sum"], w, e + "LayerNorm", eps)
     trace["input"] = x
@@ -843,17 +845,21 @@ TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has non
 MLM_TARGETS = [-1, 17, -1, 8, -1, -1, 63, -1]  # BERT: the original token at a few chosen positions
 
 
-def make_grads(name, spec):
-    """Autograd through the same forward, in float64 from the weights as stored."""
+def make_grads(name, spec, pair=False):
+    """Autograd through the same forward, in float64 from the weights as stored; `pair`: BERT on BERT_PAIR."""
     cfg = spec["config"]
-    directory = os.path.join(DATA, name + "_grads")
+    directory = os.path.join(DATA, name + ("_pair_grads" if pair else "_grads"))
     fresh_dir(directory)
     bert = cfg["model_type"] == "bert"
     weights = bert_weights(cfg, spec["seed"], spec["nsp"]) if bert else random_weights(cfg, spec["seed"])
     targets = MLM_TARGETS if bert else TARGETS
+    tokens = BERT_PAIR if pair else TOKENS
     leaves = {n: stored_bytes(t, spec["dtype"])[1].clone().requires_grad_(True) for n, t in weights.items()}
     with torch.enable_grad():
-        logits = forward(leaves, cfg, TOKENS)["logits"]
+        if pair:
+            logits = bert_forward(leaves, cfg, tokens, BERT_PAIR_TYPES)["logits"]
+        else:
+            logits = forward(leaves, cfg, tokens)["logits"]
         loss = torch.nn.functional.cross_entropy(logits, torch.tensor(targets), ignore_index=-1)
         loss.backward()
     np.save(os.path.join(directory, "loss.npy"), np.array(loss.item(), dtype=np.float32))
@@ -865,16 +871,35 @@ def make_grads(name, spec):
         grad = t.grad if t.grad is not None else torch.zeros_like(t)  # the NSP head: not in the masked-LM loss
         np.save(path, grad.to(torch.float32).numpy().copy(order="C"))
         written.append(path)
+    extra = {"sep": 3} if pair else {}
     write_text(os.path.join(directory, "input.json"),
-               json.dumps({"tokens": TOKENS, "padding": [], "targets": targets}) + "\n")
+               json.dumps({"tokens": tokens, "padding": [], "targets": targets, **extra}) + "\n")
+
+
+BERT_PAIR = [2, 17, 42, 3, 25, 63, 11, 3]  # [CLS] A [SEP] B [SEP], with [CLS] = 2 and [SEP] = 3
+BERT_PAIR_TYPES = [0, 0, 0, 0, 1, 1, 1, 1]  # as BertTokenizer gives a pair: B and its [SEP] are type 1
+
+
+def make_bert_pair():
+    """bert_tiny on a pair of segments: bert_tiny_pair_ref/ with input.json {"tokens", "sep", "types"}."""
+    spec = MODELS["bert_tiny"]
+    ref = os.path.join(DATA, "bert_tiny_pair_ref")
+    fresh_dir(ref)
+    weights = bert_weights(spec["config"], spec["seed"], spec["nsp"])
+    stored = {n: stored_bytes(t, spec["dtype"])[1] for n, t in weights.items()}
+    save_trace(ref, bert_forward(stored, spec["config"], BERT_PAIR, BERT_PAIR_TYPES))
+    write_text(os.path.join(ref, "input.json"),
+               json.dumps({"tokens": BERT_PAIR, "sep": 3, "types": BERT_PAIR_TYPES}) + "\n")
 
 
 def main():
     torch.set_grad_enabled(False)
     for name, spec in MODELS.items():
         make(name, spec)
+    make_bert_pair()
     for name in GRAD_MODELS:
         make_grads(name, MODELS[name])
+    make_grads("bert_tiny", MODELS["bert_tiny"], pair=True)
     print(f"wrote {len(written)} files under {DATA}")
 
 

@@ -2,6 +2,7 @@
 
 #include "util/error.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace atlas {
@@ -77,15 +78,22 @@ void ProgramBuilder::embeddings()
     m_program.ops.back().label = "add positions";
 }
 
-// BERT adds each token's segment embedding to E + P and normalises the sum (BertEmbeddings). Every input here is one
-// segment, A: token type 0.
+// BERT adds each token's segment embedding to E + P and normalises the sum (BertEmbeddings). An input with a [SEP]
+// inside is a pair, "[CLS] A [SEP] B [SEP]": B's tokens, after the first [SEP], take type 1 (ModelConfig::segmentsOf).
 void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::string &positions)
 {
     const int64_t D = m_c.dModel;
-    add("segment.encoding", "segments", -1, {}, {{"segment.encoding", {T, D}, "S_t = W_type[0]  (one segment, A)"}},
-        [D, T = T](const Model &m, const Input &, const Trace &) {
+    const std::vector<int> types = m_c.segmentsOf(m_input.tokens);
+    const bool pair = std::find(types.begin(), types.end(), 1) != types.end();
+    add("segment.encoding", "segments", -1, {},
+        {{"segment.encoding", {T, D},
+            pair ? "S_t = W_type[0] for [CLS] A [SEP], W_type[1] for B [SEP]  (a pair: B after the first [SEP])"
+                 : "S_t = W_type[0]  (one segment, A)"}},
+        [D, T = T](const Model &m, const Input &in, const Trace &) {
+            const std::vector<int> types = m.config.segmentsOf(in.tokens);
             Tensor o({T, D});
-            o.matrix().rowwise() = m.wtt.matrix().row(0);
+            for (int64_t t = 0; t < T; ++t)
+                o.matrix().row(t) = m.wtt.matrix().row(types[size_t(t)]);
             return Outputs {std::move(o)};
         });
     add("embed.sum", "add positions and segments", -1, {embed, positions, "segment.encoding"},

@@ -629,6 +629,18 @@ std::vector<int> ModelConfig::sentinelTokens() const
     return ids;
 }
 
+std::vector<int> ModelConfig::segmentsOf(const std::vector<int> &tokens) const
+{
+    std::vector<int> types(tokens.size(), 0);
+    const int sep = specialToken("[SEP]");
+    if (tokenTypes < 2 || sep < 0)
+        return types;
+    const auto first = std::find(tokens.begin(), tokens.end(), sep);
+    if (first != tokens.end())
+        std::fill(types.begin() + (first - tokens.begin()) + 1, types.end(), 1);
+    return types;
+}
+
 int ModelConfig::ordinaryTokens() const
 {
     // A checkpoint's special tokens may sit anywhere (BERT's [PAD] is 0): Hugging Face's masked-LM collator draws

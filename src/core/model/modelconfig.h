@@ -165,6 +165,9 @@ struct ModelConfig
     int specialToken(const std::string &name) const;
     // The ids of <extra_id_0>, <extra_id_1> … as far as they run without a gap (T5's sentinels).
     std::vector<int> sentinelTokens() const;
+    // BERT's token types of an input, as Hugging Face's tokenizer gives a pair "[CLS] A [SEP] B [SEP]": 0 up to and
+    // including the first [SEP], 1 after it; all 0 without a [SEP] id, a second type or a [SEP] in the input.
+    std::vector<int> segmentsOf(const std::vector<int> &tokens) const;
     // The ids below every special token: what a random replacement draws from (another family's: the whole
     // vocabulary).
     int ordinaryTokens() const;

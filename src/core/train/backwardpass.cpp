@@ -422,14 +422,16 @@ void BackwardPass::embeddings(const Tensor &dinput)
 {
     Step step(-1, "input");
     Tensor dembed(dinput.shape()), dpos(dinput.shape());
-    if (m_c.family == Family::Bert) { // input = LN_e(E + P + S), S every position's segment A (type 0)
+    if (m_c.family == Family::Bert) { // input = LN_e(E + P + S), S the segment's embedding (A, or B of a pair)
         Tensor dsum(dinput.shape());
         ops::layernorm_backward(dsum, grad("embeddings.LayerNorm.weight"), grad("embeddings.LayerNorm.bias"), dinput,
             act("embed.sum"), m_model.embedLnWeight, m_c.lnEpsilon);
         ops::embedding_backward(grad(embeddingParam()), dsum, m_input.tokens);
         ops::positions_learned_backward(grad("embeddings.position_embeddings.weight"), dsum);
-        RowVectorMap(grad("embeddings.token_type_embeddings.weight").data(), m_c.dModel)
-            += dsum.matrix().colwise().sum();
+        const std::vector<int> types = m_c.segmentsOf(m_input.tokens);
+        MatrixMap dtypes = grad("embeddings.token_type_embeddings.weight").matrix();
+        for (int64_t t = 0; t < T; ++t)
+            dtypes.row(types[size_t(t)]) += dsum.matrix().row(t);
         return;
     }
     ops::add_backward(dembed, dpos, dinput);
