@@ -42,7 +42,7 @@ int siteLayers(const names::AttentionSite &site, const ModelConfig &model);
 // The attention the spec's view draws from: the site for the views of attention (attention, heads, lines, mask),
 // else the one the model's next token comes from (an encoder-decoder's decoder self-attention).
 names::AttentionSite viewSiteOf(const ViewSpec &spec, const ModelConfig &model, const std::string &source);
-// Why the spec's view cannot show an encoder-decoder (views of one stack: kernels, positions, memory …), naming the
+// Why the spec's view cannot show an encoder-decoder (views of one stack: kernels, memory …), naming the
 // views that can; empty when it can, or the model has one stack.
 std::string encoderDecoderProblem(const std::string &view, const ModelConfig &model, const std::string &modelName);
 

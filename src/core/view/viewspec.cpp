@@ -281,15 +281,17 @@ const std::vector<SpecKey> &specKeys()
         {.name = "site",
             .field = &ViewSpec::site,
             .type = "string",
-            .meaning = "which attention the `attention`, `heads`, `lines`, `mask` and `neuron` views show: `self` (a "
-                       "one-stack model's, or an encoder–decoder's decoder self-attention, `dec.layer.{i}.attn.*`), "
-                       "`encoder` (the encoder's bidirectional self-attention, `enc.layer.{i}.attn.*`) or `cross` (the "
-                       "decoder's cross-attention `dec.layer.{i}.cross.*`: decoder tokens down the rows, source tokens "
-                       "across; in the lines view the decoder on the left, the source on the right; in the neuron view "
-                       "a decoder query and a source key). `layer` counts the blocks of that stack. `encoder` or "
-                       "`cross` on a one-stack model is an error naming the key. An encoder–decoder's other views: "
-                       "`tensor`, `next-token`, `architecture` and `objective` show it; the rest (kernels, positions, "
-                       "memory …) say they show one-stack models",
+            .meaning = "which attention the `attention`, `heads`, `lines`, `mask`, `neuron` and `positions` views "
+                       "show: `self` (a one-stack model's, or an encoder–decoder's decoder self-attention, "
+                       "`dec.layer.{i}.attn.*`), `encoder` (the encoder's bidirectional self-attention, "
+                       "`enc.layer.{i}.attn.*`) or `cross` (the decoder's cross-attention `dec.layer.{i}.cross.*`: "
+                       "decoder tokens down the rows, source tokens across; in the lines view the decoder on the left, "
+                       "the source on the right; in the neuron view a decoder query and a source key; in the positions "
+                       "view `encoder` and `self` choose the stack whose positions are drawn, and `cross`, which has "
+                       "none of its own, is refused). `layer` counts the blocks of that stack. `encoder` or `cross` on "
+                       "a one-stack model is an error naming the key. An encoder–decoder's other views: `tensor`, "
+                       "`next-token`, `architecture` and `objective` show it; the rest (kernels, memory …) say they "
+                       "show one-stack models",
             .choices = {"self", "encoder", "cross"}},
         {.name = "layer", .field = &ViewSpec::layer, .type = "int ≥ 0", .meaning = "layer shown"},
         {.name = "head",

@@ -1,0 +1,451 @@
+#include "model/modelconfig.h"
+
+#include "io/jsonread.h"
+#include "model/configjson.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+// The config.json of every family but GPT-2 (docs/models.md, "Families"): each reader with its family's defaults,
+// and ModelConfig::familyJson, which writes each layout back.
+namespace atlas {
+
+using namespace configjson;
+
+namespace {
+
+// The shape every Hugging Face family with these key names shares: the four required keys, then the width, depth,
+// heads, feed-forward width and vocabulary (with the family's default vocabulary).
+ModelConfig hiddenShape(
+    const json &j, Family family, const std::string &modelType, int defaultVocab, const std::string &source)
+{
+    requireKeys(j, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}, modelType, source);
+    ModelConfig c;
+    c.family = family;
+    c.modelType = modelType;
+    c.dModel = readInt(j, kHidden, 0, source);
+    c.layers = readInt(j, kHiddenLayers, 0, source);
+    c.heads = readInt(j, kAttentionHeads, 0, source);
+    c.dFF = readInt(j, kIntermediate, 0, source);
+    c.vocab = readInt(j, kVocab, defaultVocab, source);
+    return c;
+}
+
+RopeScaling readRopeScaling(const json &j, const std::string &source)
+{
+    RopeScaling r;
+    if (!j.contains("rope_scaling") || j["rope_scaling"].is_null())
+        return r;
+    const json &s = j["rope_scaling"];
+    const std::string where = source + ": key 'rope_scaling'";
+    if (!s.is_object())
+        throw Error(where + " must be an object or null, is " + shownJson(s));
+    // Hugging Face wrote "type" before 4.43 and "rope_type" since.
+    const char *typeKey = s.contains("rope_type") ? "rope_type" : "type";
+    const std::string type = readString(s, typeKey, "", where);
+    if (type == "default" || type.empty())
+        return r;
+    if (type != "linear" && type != "llama3")
+        throw Error(where + ": rope_type '" + type
+            + "' is not supported (supported: linear and llama3; dynamic, yarn, longrope and others are not)");
+    r.kind = type == "linear" ? RopeScaling::Kind::Linear : RopeScaling::Kind::Llama3;
+    r.factor = jsonNumber(s, "factor", 1.0, 1024.0, where);
+    if (r.kind == RopeScaling::Kind::Llama3) {
+        r.lowFreqFactor = jsonNumber(s, "low_freq_factor", 1e-3, 1e3, where);
+        r.highFreqFactor = jsonNumber(s, "high_freq_factor", 1e-3, 1e3, where);
+        r.originalContext = int(jsonInteger(s, "original_max_position_embeddings", 1, 1 << 24, where));
+        if (!(r.highFreqFactor > r.lowFreqFactor))
+            throw Error(where + ": high_freq_factor must exceed low_freq_factor");
+    }
+    return r;
+}
+
+// Llama, Mistral and Qwen2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, with their defaults where a key is
+// absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU, no positions table.
+ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
+{
+    constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, window {"sliding_window", 1, 1 << 24},
+        headDim {"head_dim", 1, 65536};
+    const std::string name = type.name;
+    ModelConfig c = hiddenShape(j, Family::Llama, name, 32000, source);
+    c.kvHeads = readInt(j, kvHeads, c.heads, source);
+    c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
+    c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source)) : 1e-6f;
+    c.activation = parseActivation(readString(j, "hidden_act", "silu", source), source);
+    if (c.activation != Activation::Silu)
+        throw Error(source + ": key 'hidden_act': a " + name + " model's SwiGLU takes silu, not '"
+            + readString(j, "hidden_act", "", source) + "'");
+    c.positions = PositionKind::RopeHalf;
+    c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source)) : 10000.0f;
+    c.ropeScaling = readRopeScaling(j, source);
+    c.norm = NormKind::RmsNorm;
+    c.gatedFfn = true;
+    c.tiedHead = readBool(j, "tie_word_embeddings", false, source);
+    if (name == "qwen2") {
+        c.qkvBias = true; // Qwen2Attention: q, k and v with bias, o without
+        c.outBias = false;
+        c.mlpBias = false;
+        if (readBool(j, "use_sliding_window", false, source))
+            throw Error(source + ": key 'use_sliding_window': Qwen2's per-layer sliding window is not supported");
+    } else {
+        c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
+        c.mlpBias = readBool(j, "mlp_bias", false, source);
+    }
+    if (name == "mistral" || name == "mixtral")
+        c.slidingWindow = readInt(j, window, 0, source);
+    if (name == "mixtral") { // MixtralSparseMoeBlock in every layer
+        constexpr IntKey experts {"num_local_experts", 2, 1024}, topK {"num_experts_per_tok", 1, 1024};
+        c.experts = readInt(j, experts, 8, source);
+        c.expertTopK = readInt(j, topK, 2, source);
+        c.droplessRouting = true;
+        if (j.contains("router_aux_loss_coef"))
+            c.routerAuxLossCoef = float(jsonNumber(j, "router_aux_loss_coef", 0.0, 1e6, source));
+    }
+    if (j.contains("head_dim") && !j["head_dim"].is_null() && c.heads > 0 && c.dModel % c.heads == 0
+        && readInt(j, headDim, 0, source) != c.dModel / c.heads)
+        throw Error(source + ": key 'head_dim' is " + std::to_string(readInt(j, headDim, 0, source))
+            + ", not hidden_size / num_attention_heads (" + std::to_string(c.dModel / c.heads)
+            + "): heads of another width than the model's are not supported");
+    c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source); // gpt2: the directory's own files
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.task = readString(j, "atlas_task", "", source);
+    c.validate(source);
+    return c;
+}
+
+// GPT-NeoX (Pythia; transformers' GPTNeoXConfig defaults): LayerNorm with bias, one fused query_key_value per head,
+// rotary on the first rotary_pct of each head, parallel residual, exact GELU, an untied embed_out.
+ModelConfig neoxFromJson(const json &j, const std::string &source)
+{
+    ModelConfig c = hiddenShape(j, Family::GptNeoX, "gpt_neox", 50432, source);
+    c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
+    c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-5f;
+    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
+    c.positions = PositionKind::RopeHalf;
+    const char *baseKey = j.contains("rope_theta") ? "rope_theta" : "rotary_emb_base";
+    c.ropeBase = j.contains(baseKey) ? float(jsonNumber(j, baseKey, 2.0, 1e9, source)) : 10000.0f;
+    c.ropeScaling = readRopeScaling(j, source);
+    if (c.ropeScaling.kind == RopeScaling::Kind::Llama3)
+        throw Error(source + ": key 'rope_scaling': GPT-NeoX takes linear scaling, not llama3");
+    const double pct = j.contains("rotary_pct") ? jsonNumber(j, "rotary_pct", 0.0, 1.0, source) : 0.25;
+    if (c.heads > 0 && c.dModel % c.heads == 0) {
+        // as GPTNeoXAttention, int(head_size · rotary_pct), allowing for a decimal that missed an integer product
+        c.rotaryDims = int(double(c.dModel / c.heads) * pct + 1e-9);
+        if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
+            throw Error(source + ": key 'rotary_pct' " + std::to_string(pct) + " turns " + std::to_string(c.rotaryDims)
+                + " dimensions of each head: RoPE needs an even number, at least 2");
+        if (c.rotaryDims == c.dModel / c.heads)
+            c.rotaryDims = 0;
+    }
+    c.parallelResidual = readBool(j, "use_parallel_residual", true, source);
+    c.tiedHead = readBool(j, "tie_word_embeddings", false, source);
+    c.qkvBias = c.outBias = readBool(j, "attention_bias", true, source);
+    c.mlpBias = true;
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
+// GPT-Neo (TinyStories; transformers' GPTNeoConfig): learned positions, q/k/v without bias, unscaled scores, layers
+// that alternate global attention and local attention over the last window_size positions, tied head.
+ModelConfig neoFromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey layers {"num_layers", 1, 256}, heads {"num_heads", 1, 1024}, window {"window_size", 1, 1 << 24};
+    requireKeys(j, {"hidden_size", "num_layers", "num_heads"}, "gpt_neo", source);
+    ModelConfig c;
+    c.family = Family::GptNeo;
+    c.modelType = "gpt_neo";
+    c.dModel = readInt(j, kHidden, 0, source);
+    c.layers = readInt(j, layers, 0, source);
+    c.heads = readInt(j, heads, 0, source);
+    const int64_t defaultInner = 4 * int64_t(c.dModel);
+    c.dFF = readInt(j, kIntermediate, std::min<int64_t>(defaultInner, kIntermediate.maximum), source);
+    c.vocab = readInt(j, kVocab, 50257, source);
+    c.context = readInt(j, kMaxPositions, 2048, source);
+    c.lnEpsilon
+        = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-5f;
+    c.activation = parseActivation(readString(j, "activation_function", "gelu_new", source), source);
+    c.positions = PositionKind::Learned;
+    c.scaleScores = false;
+    c.qkvBias = false;
+    c.outBias = c.mlpBias = true;
+    c.tiedHead = true;
+    // attention_types: [[["global", "local"], 6]] repeats the pattern 6 times, one kind per layer.
+    const std::string where = source + ": key 'attention_types'";
+    if (j.contains("attention_types")) {
+        const json &types = j["attention_types"];
+        if (!types.is_array() || types.size() > size_t(layers.maximum))
+            throw Error(where + " must be a list of [[kinds …], repeats]");
+        std::vector<std::string> perLayer;
+        for (const json &item : types) {
+            if (!item.is_array() || item.size() != 2 || !item[0].is_array() || item[0].size() > size_t(layers.maximum)
+                || !item[1].is_number_integer() || item[1].get<int64_t>() < 0
+                || item[1].get<int64_t>() > layers.maximum)
+                throw Error(where + " must be a list of [[kinds …], repeats], has " + shownJson(item));
+            for (int64_t r = 0; r < item[1].get<int64_t>(); ++r)
+                for (const json &kind : item[0]) {
+                    if (!kind.is_string() || (kind != "global" && kind != "local"))
+                        throw Error(where + ": a kind is 'global' or 'local', not " + shownJson(kind));
+                    if (perLayer.size() > size_t(layers.maximum))
+                        throw Error(where + " names more layers than num_layers");
+                    perLayer.push_back(kind.get<std::string>());
+                }
+        }
+        if (perLayer.size() != size_t(c.layers))
+            throw Error(where + " names " + std::to_string(perLayer.size()) + " layers, num_layers is "
+                + std::to_string(c.layers));
+        for (size_t i = 0; i < perLayer.size(); ++i)
+            if (perLayer[i] == "local")
+                c.windowedLayers.push_back(int(i));
+    }
+    if (!c.windowedLayers.empty())
+        c.slidingWindow = readInt(j, window, 256, source);
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
+// BERT (transformers' BertConfig): learned absolute positions and segment embeddings summed and normalised, post-LN
+// bidirectional blocks, exact GELU, the masked-LM head tied to the word embeddings.
+ModelConfig bertFromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey types {"type_vocab_size", 1, 1024};
+    ModelConfig c = hiddenShape(j, Family::Bert, "bert", 30522, source);
+    const std::string positions = readString(j, "position_embedding_type", "absolute", source);
+    if (positions != "absolute")
+        throw Error(source + ": key 'position_embedding_type': '" + positions
+            + "' is not supported (only BERT's absolute positions are)");
+    c.context = readInt(j, kMaxPositions, 512, source);
+    c.tokenTypes = readInt(j, types, 2, source);
+    c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-12f;
+    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
+    c.positions = PositionKind::Learned;
+    c.layerNorm = LayerNormPlacement::Post;
+    c.causal = false;
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    // The project's own BERT-layout models (train --family bert) read bytes and name their special tokens here.
+    c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
+    c.task = readString(j, "atlas_task", "", source);
+    readSpecialTokens(j, c, source);
+    c.validate(source);
+    return c;
+}
+
+// T5 (transformers' T5Config): an encoder and a decoder of pre-norm blocks with RMS layer norms, relative position
+// buckets learned by each stack's first block, unscaled scores, no biases; v1.0's ReLU feed-forward and a tied head
+// read through d_model^−½, or v1.1's and Flan's gated GELU and an untied head (feed_forward_proj).
+ModelConfig t5FromJson(const json &j, const std::string &source)
+{
+    constexpr IntKey model {"d_model", 1, 65536}, kv {"d_kv", 1, 65536}, heads {"num_heads", 1, 1024},
+        layers {"num_layers", 1, 256}, decoderLayers {"num_decoder_layers", 1, 256}, ff {"d_ff", 1, 1 << 20},
+        buckets {"relative_attention_num_buckets", 4, 4096}, distance {"relative_attention_max_distance", 2, 1 << 20},
+        start {"decoder_start_token_id", 0, 1 << 24};
+    requireKeys(j, {"d_model", "d_kv", "num_heads", "num_layers", "d_ff"}, "t5", source);
+    if (!readBool(j, "is_encoder_decoder", true, source))
+        throw Error(source + ": key 'is_encoder_decoder' is false: a T5 encoder alone (T5EncoderModel) has no decoder "
+            + "and no logits to show; T5ForConditionalGeneration checkpoints open");
+    ModelConfig c;
+    c.family = Family::T5;
+    c.modelType = "t5";
+    c.dModel = readInt(j, model, 0, source);
+    c.headWidth = readInt(j, kv, 0, source);
+    c.heads = readInt(j, heads, 0, source);
+    c.encoderLayers = readInt(j, layers, 0, source);
+    c.layers = readInt(j, decoderLayers, c.encoderLayers, source);
+    c.dFF = readInt(j, ff, 0, source);
+    c.vocab = readInt(j, kVocab, 32128, source);
+    c.context = readInt(j, kPositions, 512, source); // T5 has no position table: n_positions only bounds the input
+    c.lnEpsilon
+        = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-6f;
+    // T5Config: "gated-gelu" → a gate of gelu_new; "relu", "gated-silu" … → the activation after the dash.
+    const std::string proj = readString(j, "feed_forward_proj", "relu", source);
+    const bool gated = proj.starts_with("gated-");
+    const std::string act = gated ? proj.substr(6) : proj;
+    if (act != "relu" && act != "gelu" && act != "gelu_new" && act != "silu")
+        throw Error(source + ": key 'feed_forward_proj': '" + proj
+            + "' is not supported (expected relu, gated-gelu, gelu, gated-relu, gated-silu or silu)");
+    c.gatedFfn = gated;
+    c.activation = proj == "gated-gelu" ? Activation::GeluTanh : parseActivation(act, source);
+    c.norm = NormKind::RmsNorm;
+    c.positions = PositionKind::T5;
+    c.relativeBuckets = readInt(j, buckets, 32, source);
+    c.relativeMaxDistance = readInt(j, distance, 128, source);
+    c.scaleScores = false;
+    c.qkvBias = c.outBias = c.mlpBias = false;
+    c.tiedHead = readBool(j, "tie_word_embeddings", true, source);
+    c.decoderStart = readInt(j, start, 0, source);
+    c.description = readString(j, "atlas_description", "", source);
+    c.sample = readString(j, "atlas_sample", "", source);
+    c.decoderSample = readString(j, "atlas_decoder_sample", "", source);
+    c.validate(source);
+    return c;
+}
+
+} // namespace
+
+ModelConfig configjson::familyFromJson(const json &j, const ModelType &type, const std::string &source)
+{
+    switch (type.family) {
+    case Family::Llama:
+        return llamaFamilyFromJson(j, type, source);
+    case Family::GptNeoX:
+        return neoxFromJson(j, source);
+    case Family::GptNeo:
+        return neoFromJson(j, source);
+    case Family::Bert:
+        return bertFromJson(j, source);
+    case Family::T5:
+        return t5FromJson(j, source);
+    case Family::Gpt2:
+        break;
+    }
+    throw Error(source + ": model_type '" + type.name + "' is read as GPT-2's config");
+}
+
+std::string ModelConfig::familyJson() const
+{
+    if (family == Family::T5) {
+        json j = {
+            {"model_type", "t5"},
+            {"architectures", {"T5ForConditionalGeneration"}},
+            {"is_encoder_decoder", true},
+            {"d_model", dModel},
+            {"d_kv", headDim()},
+            {"num_heads", heads},
+            {"num_layers", encoderLayers},
+            {"num_decoder_layers", layers},
+            {"d_ff", dFF},
+            {"vocab_size", vocab},
+            {"n_positions", context},
+            {"relative_attention_num_buckets", relativeBuckets},
+            {"relative_attention_max_distance", relativeMaxDistance},
+            {"layer_norm_epsilon", shortestDecimal(lnEpsilon)},
+            {"feed_forward_proj", (gatedFfn ? "gated-" : "") + activationName(activation)},
+            {"tie_word_embeddings", tiedHead},
+            {"decoder_start_token_id", decoderStart},
+            {"torch_dtype", "float32"},
+        };
+        if (gatedFfn && activation == Activation::GeluTanh)
+            j["feed_forward_proj"] = "gated-gelu"; // T5Config's name for a gelu_new gate
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample},
+                 {"atlas_decoder_sample", decoderSample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+    if (family == Family::Bert) {
+        json j = {
+            {"model_type", "bert"},
+            {"architectures", {nspHead ? "BertForPreTraining" : "BertForMaskedLM"}},
+            {"hidden_size", dModel},
+            {"intermediate_size", dFF},
+            {"num_hidden_layers", layers},
+            {"num_attention_heads", heads},
+            {"vocab_size", vocab},
+            {"max_position_embeddings", context},
+            {"type_vocab_size", tokenTypes},
+            {"layer_norm_eps", shortestDecimal(lnEpsilon)},
+            {"hidden_act", activationName(activation)},
+            {"position_embedding_type", "absolute"},
+            {"torch_dtype", "float32"},
+        };
+        for (const auto &[key, value] :
+            {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
+            if (!value.empty())
+                j[key] = value;
+        if (tokenizer != "gpt2") // the project's own models read bytes; a checkpoint, the files beside it
+            j["atlas_tokenizer"] = tokenizer;
+        if (!specialTokens.empty()) {
+            json specials = json::object();
+            for (const auto &[name, id] : specialTokens)
+                specials[name] = id;
+            j["atlas_special_tokens"] = specials;
+        }
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+    if (family == Family::GptNeoX || family == Family::GptNeo) {
+        const bool neox = family == Family::GptNeoX;
+        json j = {
+            {"model_type", modelType},
+            {"architectures", {modelTypeOf(modelType, "config").architecture}},
+            {"hidden_size", dModel},
+            {"intermediate_size", dFF},
+            {neox ? "num_hidden_layers" : "num_layers", layers},
+            {neox ? "num_attention_heads" : "num_heads", heads},
+            {"vocab_size", vocab},
+            {"max_position_embeddings", context},
+            {neox ? "layer_norm_eps" : "layer_norm_epsilon", shortestDecimal(lnEpsilon)},
+            {neox ? "hidden_act" : "activation_function", activationName(activation)},
+            {"tie_word_embeddings", tiedHead},
+            {"torch_dtype", "float32"},
+        };
+        if (neox) {
+            j["rotary_pct"] = double(rotaryDims > 0 ? rotaryDims : headDim()) / headDim();
+            j["rotary_emb_base"] = shortestDecimal(ropeBase);
+            if (ropeScaling.kind == RopeScaling::Kind::Linear)
+                j["rope_scaling"] = {{"type", "linear"}, {"factor", ropeScaling.factor}};
+            j["use_parallel_residual"] = parallelResidual;
+            j["attention_bias"] = qkvBias;
+        } else {
+            json kinds = json::array();
+            for (int i = 0; i < layers; ++i)
+                kinds.push_back(windowed(i) ? "local" : "global");
+            j["attention_types"] = json::array({json::array({kinds, 1})});
+            j["window_size"] = slidingWindow > 0 ? slidingWindow : 256;
+        }
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+    json j = {
+        {"model_type", modelType},
+        {"architectures", {modelTypeOf(modelType, "config").architecture}},
+        {"hidden_size", dModel},
+        {"intermediate_size", dFF},
+        {"num_hidden_layers", layers},
+        {"num_attention_heads", heads},
+        {"num_key_value_heads", kvHeadCount()},
+        {"vocab_size", vocab},
+        {"max_position_embeddings", context},
+        {"rms_norm_eps", shortestDecimal(lnEpsilon)},
+        {"rope_theta", shortestDecimal(ropeBase)},
+        {"hidden_act", "silu"},
+        {"tie_word_embeddings", tiedHead},
+        {"torch_dtype", "float32"},
+    };
+    if (modelType == "llama") {
+        j["attention_bias"] = qkvBias;
+        j["mlp_bias"] = mlpBias;
+    }
+    if (modelType == "mistral" || modelType == "mixtral")
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+    if (modelType == "mixtral") {
+        j["num_local_experts"] = experts;
+        j["num_experts_per_tok"] = expertTopK;
+        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
+    }
+    const RopeScaling &r = ropeScaling;
+    if (r.kind == RopeScaling::Kind::None)
+        j["rope_scaling"] = nullptr;
+    else if (r.kind == RopeScaling::Kind::Linear)
+        j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
+    else
+        j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", r.factor}, {"low_freq_factor", r.lowFreqFactor},
+            {"high_freq_factor", r.highFreqFactor}, {"original_max_position_embeddings", r.originalContext}};
+    for (const auto &[key, value] :
+        {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
+        if (!value.empty())
+            j[key] = value;
+    if (tokenizer != "gpt2") // the project's own models read bytes; a checkpoint, the files beside it
+        j["atlas_tokenizer"] = tokenizer;
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace atlas
