@@ -99,9 +99,11 @@ private slots:
         }
         const std::string expected = atlas::specKeysMarkdown();
         if (table != expected) {
-            std::ofstream("view-spec-keys.md") << expected;
-            QFAIL("docs/view-spec.md's table of keys differs from specKeysMarkdown(): paste view-spec-keys.md "
-                  "(written in the test's directory) over it");
+            // Beside the test binary, not in the working directory (which may be a checkout).
+            const QString path = QCoreApplication::applicationDirPath() + "/view-spec-keys.md";
+            std::ofstream(path.toStdString()) << expected;
+            QFAIL(qPrintable(
+                "docs/view-spec.md's table of keys differs from specKeysMarkdown(): paste " + path + " over it"));
         }
     }
 
