@@ -65,9 +65,13 @@ import math
 import os
 import shutil
 import struct
+import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_positions_reference import t5_bucket  # noqa: E402  (T5Attention._relative_position_bucket, as written there)
 
 DATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
 TOKENS = [3, 17, 42, 8, 0, 25, 63, 11]
@@ -599,23 +603,6 @@ def bert_forward(w, cfg, tokens, types=None):
         trace["pooled"] = torch.tanh(lin(x[:1], "bert.pooler.dense"))
         trace["nsp_logits"] = lin(trace["pooled"], "cls.seq_relationship")
     return trace
-
-
-def t5_bucket(relative_position, bidirectional, num_buckets, max_distance):
-    """T5Attention._relative_position_bucket, as written there (float32 logarithm, truncated)."""
-    buckets = torch.zeros_like(relative_position)
-    if bidirectional:
-        num_buckets //= 2
-        buckets += (relative_position > 0).to(torch.long) * num_buckets
-        relative_position = torch.abs(relative_position)
-    else:
-        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
-    max_exact = num_buckets // 2
-    is_small = relative_position < max_exact
-    large = max_exact + (torch.log(relative_position.float() / max_exact) / math.log(max_distance / max_exact)
-                         * (num_buckets - max_exact)).to(torch.long)
-    large = torch.min(large, torch.full_like(large, num_buckets - 1))
-    return buckets + torch.where(is_small, relative_position, large)
 
 
 def t5_forward(w, cfg, source, decoder):
