@@ -1,0 +1,269 @@
+// Loading refuses a broken checkpoint, of GPT-2's layout or another family's, with an atlas::Error naming the file,
+// the key or tensor and the problem (Model::load, docs/models.md "Families"); nothing is half-loaded.
+#include "errortesting.h"
+#include "model/model.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtEndian>
+
+#include <functional>
+#include <map>
+
+using namespace atlas;
+using atlas::testing::errorFrom;
+
+namespace {
+
+QString dataPath(const QString &relative)
+{
+    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
+}
+
+QByteArray readFile(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// A safetensors file as raw pieces, to write broken copies without the engine's own writer.
+struct RawSafetensors
+{
+    QJsonObject metadata;
+    std::map<QString, std::pair<QJsonObject, QByteArray>> tensors; // name -> (header entry, bytes)
+};
+
+RawSafetensors readRawSafetensors(const QString &path)
+{
+    const QByteArray file = readFile(path);
+    const quint64 n = qFromLittleEndian<quint64>(file.constData());
+    const QJsonObject header = QJsonDocument::fromJson(file.mid(8, qsizetype(n))).object();
+    RawSafetensors raw;
+    for (auto it = header.begin(); it != header.end(); ++it) {
+        const QJsonObject entry = it.value().toObject();
+        if (it.key() == QLatin1String("__metadata__")) {
+            raw.metadata = entry;
+            continue;
+        }
+        const QJsonArray off = entry.value("data_offsets").toArray();
+        const qint64 begin = off.at(0).toInteger(), end = off.at(1).toInteger();
+        raw.tensors[it.key()] = {entry, file.mid(qsizetype(8 + n + begin), qsizetype(end - begin))};
+    }
+    return raw;
+}
+
+void writeRawSafetensors(const QString &path, const RawSafetensors &raw)
+{
+    QJsonObject header;
+    header.insert("__metadata__", raw.metadata);
+    QByteArray data;
+    for (const auto &[name, piece] : raw.tensors) {
+        QJsonObject entry = piece.first;
+        const qint64 begin = data.size(), end = begin + piece.second.size();
+        entry.insert("data_offsets", QJsonArray {begin, end});
+        header.insert(name, entry);
+        data += piece.second;
+    }
+    QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
+    json.append((8 - json.size() % 8) % 8, ' ');
+    QByteArray length(8, '\0');
+    qToLittleEndian<quint64>(quint64(json.size()), length.data());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(length + json + data);
+}
+
+// Model::load refuses `dir` with an atlas::Error whose message mentions every one of `mentions`.
+void refusedNaming(const QString &dir, const QStringList &mentions)
+{
+    const QString error = errorFrom([&] { Model::load(dir.toStdString()); });
+    QVERIFY2(!error.isNull(), "Model::load accepted a broken model");
+    QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
+    for (const QString &m : mentions)
+        QVERIFY2(error.contains(m), qPrintable("the message does not mention " + m + ": " + error));
+    qInfo("%s", qPrintable(error));
+}
+
+// Rewrites the JSON object in `path` after `edit`.
+void editJson(const QString &path, const std::function<void(QJsonObject &)> &edit)
+{
+    QJsonObject o = QJsonDocument::fromJson(readFile(path)).object();
+    edit(o);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(QJsonDocument(o).toJson());
+}
+
+} // namespace
+
+class TestCheckpointErrors : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void loadReportsBrokenModels_data();
+    void loadReportsBrokenModels();
+    void loadReportsBrokenFamilyCheckpoints_data();
+    void loadReportsBrokenFamilyCheckpoints();
+};
+
+void TestCheckpointErrors::loadReportsBrokenModels_data()
+{
+    QTest::addColumn<QString>("broken"); // what to break
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("missing config.json") << "config" << QStringList {"config.json"};
+    QTest::newRow("missing tensor") << "missing" << QStringList {"model.safetensors", "h.1.ln_2.bias"};
+    QTest::newRow("wrong shape") << "shape" << QStringList {"model.safetensors", "h.0.mlp.c_fc.weight"};
+}
+
+void TestCheckpointErrors::loadReportsBrokenModels()
+{
+    QFETCH(QString, broken);
+    QFETCH(QStringList, mentions);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path() + "/broken_model";
+    QVERIFY(QDir().mkpath(dir));
+    if (broken != "config")
+        QVERIFY(QFile::copy(dataPath("gpt2_tiny/config.json"), dir + "/config.json"));
+    RawSafetensors raw = readRawSafetensors(dataPath("gpt2_tiny/model.safetensors"));
+    QCOMPARE(raw.tensors.size(), size_t(28));
+    if (broken == "missing")
+        raw.tensors.erase("h.1.ln_2.bias");
+    if (broken == "shape") // [32, 128] -> [128, 32]: same byte count, so only the shape check can catch it
+        raw.tensors["h.0.mlp.c_fc.weight"].first.insert("shape", QJsonArray {128, 32});
+    writeRawSafetensors(dir + "/model.safetensors", raw);
+    refusedNaming(dir, mentions);
+}
+
+void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("broken");
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("unknown model_type") << "llama_tiny"
+                                        << "type" << QStringList {"config.json", "model_type", "falcon"};
+    QTest::newRow("K/V heads that do not divide") << "llama_tiny"
+                                                  << "kv" << QStringList {"num_key_value_heads", "3"};
+    QTest::newRow("rope_scaling of an unsupported kind") << "llama_tiny"
+                                                         << "yarn" << QStringList {"rope_scaling", "yarn"};
+    QTest::newRow("head_dim other than hidden / heads") << "llama_tiny"
+                                                        << "headdim" << QStringList {"head_dim", "16"};
+    QTest::newRow("hidden_size missing") << "mistral_tiny"
+                                         << "nohidden" << QStringList {"config.json", "hidden_size"};
+    QTest::newRow("untied without lm_head") << "llama_tiny"
+                                            << "nohead" << QStringList {"lm_head.weight", "missing"};
+    QTest::newRow("k_proj misshaped") << "mistral_tiny"
+                                      << "kshape"
+                                      << QStringList {"model.safetensors", "model.layers.1.self_attn.k_proj.weight"};
+    QTest::newRow("shard missing") << "qwen2_tiny"
+                                   << "noshard"
+                                   << QStringList {"model.safetensors.index.json", "model-00002-of-00002.safetensors"};
+    QTest::newRow("shard outside the directory")
+        << "qwen2_tiny"
+        << "escape" << QStringList {"model.safetensors.index.json", "../", "not a file name"};
+    QTest::newRow("rotary_pct that turns an odd number of dimensions")
+        << "neox_tiny"
+        << "oddrotary" << QStringList {"rotary_pct", "even"};
+    QTest::newRow("attention_types naming other layers than num_layers")
+        << "neo_tiny"
+        << "types" << QStringList {"attention_types", "3 layers", "num_layers is 2"};
+    QTest::newRow("an attention kind neither global nor local") << "neo_tiny"
+                                                                << "kind" << QStringList {"attention_types", "sparse"};
+    QTest::newRow("a BertModel without its heads")
+        << "bert_tiny"
+        << "bertmodel" << QStringList {"model.safetensors", "cls.predictions", "BertForMaskedLM"};
+    QTest::newRow("relative positions in BERT")
+        << "bert_tiny"
+        << "relative" << QStringList {"position_embedding_type", "relative_key"};
+    QTest::newRow("a T5 encoder alone") << "t5_tiny"
+                                        << "t5encoder"
+                                        << QStringList {"is_encoder_decoder", "T5EncoderModel", "config.json"};
+    QTest::newRow("a T5 checkpoint without its decoder")
+        << "t5_tiny"
+        << "nodecoder" << QStringList {"model.safetensors", "decoder", "T5ForConditionalGeneration"};
+    QTest::newRow("a T5 feed-forward of an unknown kind")
+        << "t5v11_tiny"
+        << "ffproj" << QStringList {"feed_forward_proj", "gated-swish"};
+    QTest::newRow("T5 relative attention bias misshaped")
+        << "t5_tiny"
+        << "t5bias" << QStringList {"encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight", "[8, 4]"};
+    QTest::newRow("index names a tensor its shard lacks")
+        << "qwen2_tiny"
+        << "misplaced" << QStringList {"model.norm.weight", "no such tensor"};
+}
+
+void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
+{
+    QFETCH(QString, model);
+    QFETCH(QString, broken);
+    QFETCH(QStringList, mentions);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path() + "/" + model;
+    QVERIFY(QDir().mkpath(dir));
+    for (const QString &file : QDir(dataPath(model)).entryList(QDir::Files))
+        QVERIFY(QFile::copy(dataPath(model) + "/" + file, dir + "/" + file));
+    const QString config = dir + "/config.json", index = dir + "/model.safetensors.index.json";
+    const std::map<QString, std::function<void(QJsonObject &)>> configEdits = {
+        {"type", [](QJsonObject &o) { o["model_type"] = "falcon"; }},
+        {"kv", [](QJsonObject &o) { o["num_key_value_heads"] = 3; }},
+        {"yarn",
+            [](QJsonObject &o) {
+                o["rope_scaling"] = QJsonObject {{"rope_type", "yarn"}, {"factor", 4}};
+            }},
+        {"headdim", [](QJsonObject &o) { o["head_dim"] = 16; }},
+        {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
+        {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
+        {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key"; }},
+        {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},
+        {"ffproj", [](QJsonObject &o) { o["feed_forward_proj"] = "gated-swish"; }},
+        {"types",
+            [](QJsonObject &o) {
+                o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "local", "global"}, 1}};
+            }},
+        {"kind",
+            [](QJsonObject &o) {
+                o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "sparse"}, 1}};
+            }},
+    };
+    if (configEdits.count(broken))
+        editJson(config, configEdits.at(broken));
+    if (broken == "nohead" || broken == "kshape" || broken == "bertmodel" || broken == "nodecoder"
+        || broken == "t5bias") {
+        RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
+        if (broken == "bertmodel")
+            std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("cls."); });
+        else if (broken == "nodecoder")
+            std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("decoder."); });
+        else if (broken == "t5bias") // [8, 4] -> [4, 8]
+            raw.tensors["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"].first.insert(
+                "shape", QJsonArray {4, 8});
+        else if (broken == "nohead")
+            QVERIFY(raw.tensors.erase("lm_head.weight") == 1);
+        else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it
+            raw.tensors["model.layers.1.self_attn.k_proj.weight"].first.insert("shape", QJsonArray {32, 16});
+        writeRawSafetensors(dir + "/model.safetensors", raw);
+    }
+    if (broken == "noshard")
+        QVERIFY(QFile::remove(dir + "/model-00002-of-00002.safetensors"));
+    if (broken == "escape" || broken == "misplaced")
+        editJson(index, [broken](QJsonObject &o) {
+            QJsonObject map = o["weight_map"].toObject();
+            if (broken == "escape")
+                map["model.norm.weight"] = "../model-00002-of-00002.safetensors";
+            else // it is in the second shard
+                map["model.norm.weight"] = "model-00001-of-00002.safetensors";
+            o["weight_map"] = map;
+        });
+    refusedNaming(dir, mentions);
+}
+
+QTEST_GUILESS_MAIN(TestCheckpointErrors)
+#include "tst_checkpointerrors.moc"
