@@ -2,6 +2,7 @@
 // and 150 %, in both themes; the stepping keys after Enter; the tab and zoom shortcuts. Set ATLAS_SCREENSHOTS=DIR to
 // save a picture of every tab at every size.
 #include "dialogs/shortcutsdialog.h"
+#include "layouttesting.h"
 #include "mainwindow.h"
 #include "panels/trainpanel.h"
 #include "presentationmode.h"
@@ -40,21 +41,10 @@
 #include <cmath>
 
 using namespace atlas;
+using atlas::testing::layoutProblems;
 
 namespace {
 
-// Inside a scroll area a widget may be larger than what shows: that is scrolling, not clipping. A view's own
-// scroll area does not count: a view is never smaller than the minimum it asks for, and inside it nothing may cut.
-bool insideScrollArea(const QWidget *w, const QWidget *top)
-{
-    for (const QWidget *p = w->parentWidget(); p && p != top && !qobject_cast<const View *>(p); p = p->parentWidget())
-        if (qobject_cast<const QAbstractScrollArea *>(p))
-            return true;
-    return false;
-}
-
-// What does not fit in the window as it is laid out now: labels cut short, plots squeezed, tabs hidden, views
-// that had to elide text.
 // WCAG's contrast ratio of two colours: 1 (same) … 21 (black on white); 4.5 is the minimum for body text.
 double contrast(const QColor &a, const QColor &b)
 {
@@ -89,58 +79,6 @@ QStringList illegibleWidgets(QWidget *root)
                        .arg(c, 0, 'f', 1);
     }
     return out;
-}
-
-QStringList layoutProblems(QMainWindow &window)
-{
-    QStringList problems;
-    for (QLabel *label : window.findChildren<QLabel *>()) {
-        if (!label->isVisibleTo(&window) || label->text().isEmpty() || insideScrollArea(label, &window))
-            continue;
-        if (label->wordWrap() ? label->height() + 1 < label->heightForWidth(label->width())
-                              : label->width() + 1 < label->sizeHint().width())
-            problems << QString("label '%1' is cut: %2×%3, needs %4")
-                            .arg(label->text().left(40))
-                            .arg(label->width())
-                            .arg(label->height())
-                            .arg(label->wordWrap() ? label->heightForWidth(label->width()) : label->sizeHint().width());
-    }
-    for (QCustomPlot *plot : window.findChildren<QCustomPlot *>()) {
-        if (!plot->isVisibleTo(&window) || insideScrollArea(plot, &window))
-            continue;
-        if (auto *heat = qobject_cast<HeatmapPlot *>(plot); heat && heat->showingMessage())
-            continue;
-        for (QCPLayoutElement *element : plot->plotLayout()->elements(true))
-            if (auto *text = qobject_cast<QCPTextElement *>(element);
-                text && text->visible() && text->outerRect().width() + 1 < element->minimumOuterSizeHint().width())
-                problems << QString("a plot's text '%1' is cut: %2 px wide, needs %3 in %4")
-                                .arg(text->text().left(40))
-                                .arg(text->outerRect().width())
-                                .arg(element->minimumOuterSizeHint().width())
-                                .arg(plot->parentWidget()->metaObject()->className());
-        for (QCPAxisRect *r : plot->axisRects())
-            if (r->width() < 80 || r->height() < 60)
-                problems << QString("a plot's axes are squeezed to %1×%2 in %3")
-                                .arg(r->width())
-                                .arg(r->height())
-                                .arg(plot->parentWidget()->metaObject()->className());
-    }
-    for (QTabBar *bar : window.findChildren<QTabBar *>()) {
-        if (!bar->isVisibleTo(&window))
-            continue;
-        // A bar narrower than its tabs want elides their text or hides some behind scroll arrows.
-        if (bar->width() + 1 < bar->sizeHint().width())
-            problems << QString("the tabs '%1' … do not fit their bar (%2 px, they need %3)")
-                            .arg(bar->tabText(0))
-                            .arg(bar->width())
-                            .arg(bar->sizeHint().width());
-    }
-    for (View *view : window.findChildren<View *>())
-        if (view->isVisibleTo(&window))
-            for (const QString &text : view->clippedTexts())
-                problems
-                    << QString("the %1 view cut '%2'").arg(QString::fromStdString(view->spec().view), text.left(60));
-    return problems;
 }
 
 } // namespace

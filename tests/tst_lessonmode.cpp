@@ -108,7 +108,10 @@ private slots:
         QVERIFY(presentation.isActive());
         QVERIFY(window.isFullScreen());
         QVERIFY(!window.menuBar()->isVisible());
-        QVERIFY(window.zoom()->zoom() >= PresentationMode::kProjectorZoom);
+        // The projector's zoom for this screen's lines, at the nearest of the zoom levels (1.1 for 800 lines).
+        QCOMPARE(window.zoom()->zoom(), 1.1);
+        QCOMPARE(window.screen()->geometry().height(), 800);
+        QCOMPARE(PresentationMode::projectorZoom(800), 1.5 * 800 / 1080);
         QVERIFY(!window.findChild<QDockWidget *>("Operations")->isVisible());
         QVERIFY(window.findChild<QDockWidget *>("Lessons")->isVisible());
         shoot(window, "presentation-step1");

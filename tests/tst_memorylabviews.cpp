@@ -11,6 +11,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <cmath>
+
 #include <qcustomplot.h>
 
 using namespace atlas;
@@ -130,6 +132,13 @@ private slots:
         QCOMPARE(view.plot()->graphCount(), 4);
         QCOMPARE(view.plot()->graph(2)->name(), QString("float16"));
         QVERIFY(view.caption().contains("own weights"));
+        // Blocks are counted: whole-number ticks only (block 2.5 and 7.5 were labelled before).
+        QCPAxis *blocks = view.plot()->graph(0)->keyAxis();
+        blocks->setRange(-0.5, 15.5);
+        view.plot()->replot();
+        for (double tick : blocks->tickVector())
+            QCOMPARE(tick, std::round(tick));
+        QVERIFY(blocks->tickVector().size() >= 3);
         const ViewSpec standard = specOf("inversion-error", "reverse", 0);
         draw(view, standard);
         QVERIFY(view.message().contains("standard blocks"));

@@ -68,7 +68,7 @@ void PresentationMode::enter()
     ViewSpec spec = m_session->spec();
     spec.theme = "light";
     m_session->setSpec(spec);
-    m_zoom->setZoom(std::max(m_zoomBefore, kProjectorZoom));
+    m_zoom->setZoom(std::max(m_zoomBefore, projectorZoom(m_window->screen()->geometry().height())));
     m_panel->setPresenting(true);
     m_navigator->setTabsVisible(false);
     m_window->showFullScreen();

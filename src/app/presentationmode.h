@@ -4,6 +4,8 @@
 #include <QObject>
 #include <QPalette>
 
+#include <algorithm>
+
 class QDockWidget;
 class QMainWindow;
 
@@ -18,7 +20,7 @@ class SpeakerNotesWindow;
 class ZoomController;
 
 // Presentation mode (F5; Esc or F5 leaves): the window full screen with only the view and the lesson's step text,
-// fonts at projector size (at least kProjectorZoom), a high-contrast palette with light plots, a ring where the
+// fonts at projector size (projectorZoom), a high-contrast palette with light plots, a ring where the
 // lecturer clicks, and the speaker notes on a second screen when there is one. Leaving restores the window, the
 // zoom, the palette and the plots' theme as they were.
 class PresentationMode : public QObject
@@ -26,7 +28,11 @@ class PresentationMode : public QObject
     Q_OBJECT
 
 public:
-    static constexpr double kProjectorZoom = 1.5;
+    // A projector's picture is as large on the wall whatever its resolution, so text keeps its share of the picture's
+    // height: 1.5 times the desktop's size on 1080 lines, 1.0 on 720, 2.0 on 1440, 3.0 on 2160; never smaller than
+    // the desktop's own. (At 1.5 on 720 lines the Mask view's three panels and most two-panel views did not fit.)
+    static constexpr double kZoomAt1080Lines = 1.5;
+    static double projectorZoom(int screenHeight) { return std::max(1.0, kZoomAt1080Lines * screenHeight / 1080.0); }
 
     PresentationMode(QMainWindow *window, QDockWidget *lessonDock, LessonPanel *panel, LessonPlayer *player,
         Session *session, ZoomController *zoom, ViewNavigator *navigator);

@@ -60,8 +60,8 @@ ApproximationView::ApproximationView(QWidget *parent)
     buildControls(layout);
     auto *body = new QHBoxLayout;
     body->setSpacing(4);
-    body->addWidget(m_maps, 3);
-    body->addWidget(m_plot, 2);
+    body->addWidget(m_maps, 2); // two maps, each with its colour bar: 70 px of axes at 3 : 2 on a 720-line projector
+    body->addWidget(m_plot, 1);
     layout->addLayout(body, 1);
     m_maps->installEventFilter(this);
     layout->addWidget(m_summary); // full width under the maps and the plot: a few wide lines

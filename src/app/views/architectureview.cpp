@@ -62,22 +62,25 @@ QStringList ArchitectureView::foldLines(const PlacedRun &placed) const
         tr("%1 operations").arg(placed.rows), tr("as layer 0"), QString(), tr("click to open")};
 }
 
-QString ArchitectureView::subtitle() const
+QString ArchitectureView::subtitle(bool shapes) const
 {
     const int current = m_diagram.current;
-    const QString stepper = current >= 0 ? tr("the stepper is after op %1, %2")
+    const QString stepper = current >= 0 ? tr("the stepper is after op %1, %2 %3")
                                                .arg(current + 1)
-                                               .arg(QString::fromStdString(m_diagram.boxes[size_t(current)].label))
+                                               .arg(QString::fromStdString(m_diagram.boxes[size_t(current)].label),
+                                                   QString::fromStdString(m_diagram.boxes[size_t(current)].shape))
                                          : tr("nothing run yet");
-    return tr("%1 · click an operation to step there · ⊕ a residual add").arg(stepper);
+    return tr("%1 · click an operation to step there%2 · ⊕ a residual add")
+        .arg(stepper, shapes ? QString() : tr(", hover it for its shape"));
 }
 
-ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
+ArchitectureView::Layout ArchitectureView::layout(bool fold, bool shapes, int width) const
 {
     const QFontMetrics label(sizedFont(font(), 9));
     const QFontMetrics title(sizedFont(font(), 12, true));
     const QFontMetrics head(sizedFont(font(), 10, true));
     Layout l;
+    l.shapes = shapes;
     l.gap = std::max(6, label.height() / 2);
     l.top = kViewMargin + title.height() + label.height() + 2 * l.gap + head.height();
     l.boxHeight = label.height() + 6;
@@ -88,7 +91,8 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
         const size_t c = size_t(b.column);
         rows[c] = std::max(rows[c], b.row + 1);
         widest[c] = std::max(widest[c],
-            label.horizontalAdvance(boxName(b)) + label.horizontalAdvance(QString::fromStdString(b.shape)) + 24);
+            label.horizontalAdvance(boxName(b))
+                + (shapes ? label.horizontalAdvance(QString::fromStdString(b.shape)) : 0) + 24);
     }
     l.runOfColumn.assign(columns, 0);
     for (const DiagramColumnRun &run : columnRuns(m_diagram, fold)) {
@@ -120,8 +124,8 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, int width) const
         x += placed.width + l.gap;
     }
     const int textWidth = 2 * kViewMargin
-        + std::max(
-            title.horizontalAdvance(tr("The model, operation by operation")), label.horizontalAdvance(subtitle()));
+        + std::max(title.horizontalAdvance(tr("The model, operation by operation")),
+            label.horizontalAdvance(subtitle(shapes)));
     l.size = {std::max({x - l.gap + kViewMargin, textWidth, width}), l.top + rowsDrawn * l.rowPitch + kViewMargin};
     return l;
 }
@@ -134,15 +138,23 @@ const ArchitectureView::Layout &ArchitectureView::layout() const
     const auto fitting = [this](const QSize &size) {
         return std::min({1.0, double(width()) / size.width(), double(height()) / size.height()});
     };
-    bool fold = false;
-    double scale = fitting(layout(false, 0).size);
+    bool fold = false, shapes = true;
+    double scale = fitting(layout(false, true, 0).size);
     if (scale < kFoldBelow) { // folding narrows the diagram: it helps only where the width limits the scale
-        const double folded = fitting(layout(true, 0).size);
+        const double folded = fitting(layout(true, true, 0).size);
         fold = folded > scale + 0.01;
         scale = std::max(scale, folded);
     }
+    if (scale < kFoldBelow) { // then the shapes go (the tooltip and the subtitle still give them)
+        const double bare = fitting(layout(true, false, 0).size);
+        if (bare > scale + 0.01) {
+            fold = true;
+            shapes = false;
+            scale = bare;
+        }
+    }
     scale = std::max(kMinScale, scale);
-    m_layout = layout(fold, int(width() / scale));
+    m_layout = layout(fold, shapes, int(width() / scale));
     m_layout->scale = scale;
     return *m_layout;
 }
@@ -154,7 +166,7 @@ QSize ArchitectureView::sizeHint() const
 
 QSize ArchitectureView::minimumSizeHint() const
 {
-    const QSize folded = layout(true, 0).size;
+    const QSize folded = layout(true, false, 0).size;
     return {int(std::ceil(folded.width() * kMinScale)), int(std::ceil(folded.height() * kMinScale))};
 }
 
@@ -262,7 +274,7 @@ void ArchitectureView::paintEvent(QPaintEvent *)
     p.setPen(muted);
     p.drawText(
         QPoint(kViewMargin, kViewMargin + QFontMetrics(titleFont).height() + QFontMetrics(labelFont).ascent() + 2),
-        subtitle());
+        subtitle(l.shapes));
     p.setFont(headFont);
     p.setPen(colors.text);
     const int headHeight = QFontMetrics(headFont).height();
@@ -300,14 +312,15 @@ void ArchitectureView::paintEvent(QPaintEvent *)
         p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 4, 4);
         p.setPen(isCurrent ? QColor(Qt::white) : colors.text);
         const QString shape = QString::fromStdString(b.shape);
-        const int shapeWidth = fm.horizontalAdvance(shape);
+        const int shapeWidth = l.shapes ? fm.horizontalAdvance(shape) : 0;
         const QRect text = r.adjusted(6, 0, -6, 0);
         const QString name = boxName(b);
         const QString shown = fm.elidedText(name, Qt::ElideRight, text.width() - shapeWidth - 6);
         if (shown != name)
             noteClipped(name);
         p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, shown);
-        p.drawText(text, Qt::AlignRight | Qt::AlignVCenter, shape);
+        if (l.shapes)
+            p.drawText(text, Qt::AlignRight | Qt::AlignVCenter, shape);
     }
 }
 
@@ -343,8 +356,9 @@ void ArchitectureView::mouseMoveEvent(QMouseEvent *event)
         return QToolTip::hideText();
     const DiagramBox &b = m_diagram.boxes[size_t(op)];
     QToolTip::showText(event->globalPosition().toPoint(),
-        tr("%1 (%2)\n%3\nclick to step here")
-            .arg(QString::fromStdString(b.label), QString::fromStdString(b.name), QString::fromStdString(b.formula)),
+        tr("%1 (%2), shape %3\n%4\nclick to step here")
+            .arg(QString::fromStdString(b.label), QString::fromStdString(b.name), QString::fromStdString(b.shape),
+                QString::fromStdString(b.formula)),
         this);
 }
 

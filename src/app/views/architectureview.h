@@ -54,15 +54,17 @@ private:
         int top = 0, boxHeight = 0, rowPitch = 0, gap = 0;
         QSize size;
         double scale = 1;
+        bool shapes = true; // each box's tensor shape beside its name (hidden where it would shrink the text)
     };
     const Layout &layout() const; // for the view's size, kept until the next refresh or another size
-    Layout layout(bool fold, int width) const; // columns at their natural widths, widened to fill `width`
+    // Columns at their natural widths, widened to fill `width`.
+    Layout layout(bool fold, bool shapes, int width) const;
     QRect placed(const Layout &l, const QRect &rect) const; // from the diagram's coordinates to the view's
     QRect unscaledBoxRect(const Layout &l, int op) const;
     QRect unscaledFoldRect(const Layout &l, int run) const;
     QString runTitle(const DiagramColumnRun &run) const;
     QStringList foldLines(const PlacedRun &placed) const; // the text of a folded run
-    QString subtitle() const;
+    QString subtitle(bool shapes) const;
     int boxAt(const QPoint &point) const;
     int foldAt(const QPoint &point) const; // the first column of the folded run at `point`, or −1
 

@@ -385,6 +385,7 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
     m_buffers->yAxis->setRange(-0.9, r.experts - 0.5);
     m_buffers->xAxis->setRange(0, longest + 0.2);
     m_buffers->xAxis->setLabel(tr("slot (tokens in arrival order)"));
+    setIntegerTicks(m_buffers->xAxis);
     m_buffers->replot();
 }
 

@@ -42,6 +42,8 @@ QString InversionErrorView::draw(const ViewAnalysis &result)
     y->setTicker(ticker);
     y->setNumberFormat("eb");
     y->setNumberPrecision(0);
+    y->setTickLabelFont(sizedFont(font(), 10)); // QCustomPlot draws the exponents at ¾ of it, rounded down
+    setIntegerTicks(x);
     x->setRangeReversed(true);
     double low = 1, high = kFloor;
     QStringList gradients;

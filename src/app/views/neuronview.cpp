@@ -164,10 +164,7 @@ void NeuronView::draw()
         bars->setBrush(barColors[r]);
         ya->setRange(-0.7, t.dim - 0.3);
         ya->setRangeReversed(true); // component 0 on top
-        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create(); // whole components only
-        ticker->setTickStep(std::max(1, t.dim / 16));
-        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-        ya->setTicker(ticker);
+        setIntegerTicks(ya, t.dim / 16);
         xa->setRange(-top * 1.15, top * 1.15);
         xa->setLabel(names[r]);
         ya->setLabel(r == 0 ? tr("c (d = %1)").arg(t.dim) : QString());

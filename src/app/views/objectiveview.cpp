@@ -18,6 +18,7 @@
 #include <QTextDocument>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -110,7 +111,7 @@ ObjectiveView::ObjectiveView(QWidget *parent)
     m_mask->setIndexInLabels(false);
     auto *body = new QHBoxLayout(m_body);
     body->setContentsMargins(0, 0, 0, 0);
-    body->addLayout(rows, 3);
+    body->addLayout(rows, 5); // wrapped chips: the wider their rows, the fewer (a long text on 720 lines)
     body->addWidget(m_mask, 2);
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_controls);
@@ -339,8 +340,8 @@ void ObjectiveView::drawSpans()
     setRow(m_textTitle, m_text, tr("The text: %1 spans, %2 of %3 tokens").arg(c.spans.size()).arg(noise).arg(T),
         e.original, std::move(text));
     setRow(m_readTitle, m_read,
-        tr("What the encoder reads: each span replaced by one sentinel (%1 tokens)").arg(c.input.size()), c.input,
-        std::move(read));
+        tr("What the encoder reads, both ways: each span replaced by one sentinel (%1 tokens)").arg(c.input.size()),
+        c.input, std::move(read));
     setRow(m_targetTitle, m_targets,
         tr("What the decoder must write: each sentinel, then its span (%1 tokens)").arg(c.targets.size()), c.targets,
         std::move(targets));
@@ -427,6 +428,12 @@ void ObjectiveView::drawMask()
 {
     const CorruptedText &c = m_example->text;
     const int T = int(c.input.size());
+    // A mask with no −∞ says only "both ways", which the strip's title says: its panel would take the width the
+    // wrapped chips need (three strips of 89 tokens overflowed a 720-line projector beside it).
+    const bool masks = std::find(m_example->mask.begin(), m_example->mask.end(), 0) != m_example->mask.end();
+    m_mask->setVisible(masks);
+    if (!masks)
+        return;
     m_maskCells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
     for (size_t i = 0; i < m_maskCells->size(); ++i)
         (*m_maskCells)[i] = m_example->mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();

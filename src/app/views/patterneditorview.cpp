@@ -113,7 +113,6 @@ QWidget *PatternEditorView::buildControls()
                                "Attention box shows it), so the other tabs show what it does."),
         panel);
     hint->setWordWrap(true);
-    hint->setFont(relativeFont(font(), 0.9));
     hint->setForegroundRole(QPalette::PlaceholderText);
     grid->addWidget(hint, row + 2, 0, 1, 3);
     grid->setRowStretch(row + 3, 1);

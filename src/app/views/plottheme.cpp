@@ -78,4 +78,12 @@ void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont
     }
 }
 
+void setIntegerTicks(QCPAxis *axis, int step)
+{
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(std::max(1, step));
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples); // 2, 5, 10 … times the step where 1 would crowd
+    axis->setTicker(ticker);
+}
+
 } // namespace atlas

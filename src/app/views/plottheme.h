@@ -5,6 +5,7 @@
 
 #include <string>
 
+class QCPAxis;
 class QCPAxisRect;
 class QCustomPlot;
 class QFont;
@@ -31,5 +32,7 @@ void applyThemeBackground(QWidget *widget, const std::string &theme);
 // The bottom and left axes of an axis rect added by hand (applyPlotTheme styles the default one): the theme's
 // colours, tick labels at 9 and labels at 10 points as designed, scaled as `base` (views/viewfonts.h).
 void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont &base);
+// An axis that counts (blocks, slots, components): ticks on whole numbers only, every `step` at least.
+void setIntegerTicks(QCPAxis *axis, int step = 1);
 
 } // namespace atlas

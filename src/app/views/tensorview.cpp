@@ -366,19 +366,17 @@ void TensorView::labelAxes(int rows, int cols)
             ticker->addTick(i, m_input.tokens.at(i));
         return ticker;
     };
-    auto indexTicker = [] {
-        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
-        ticker->setTickStep(1.0);
-        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-        return ticker;
-    };
     const int maxRowLabels = std::max(4, m_heatPlot->height() / 18);
-    m_heatPlot->yAxis->setTicker(tokenRows ? QSharedPointer<QCPAxisTicker>(tokenTicker(rows, maxRowLabels))
-                                           : QSharedPointer<QCPAxisTicker>(indexTicker()));
+    if (tokenRows)
+        m_heatPlot->yAxis->setTicker(tokenTicker(rows, maxRowLabels));
+    else
+        setIntegerTicks(m_heatPlot->yAxis);
     m_heatPlot->yAxis->setLabel(tokenRows ? (attention ? tr("query") : tr("token")) : tr("row"));
     const bool tokenCols = attention && cols == m_input.tokens.size();
-    m_heatPlot->xAxis->setTicker(tokenCols ? QSharedPointer<QCPAxisTicker>(tokenTicker(cols, 24))
-                                           : QSharedPointer<QCPAxisTicker>(indexTicker()));
+    if (tokenCols)
+        m_heatPlot->xAxis->setTicker(tokenTicker(cols, 24));
+    else
+        setIntegerTicks(m_heatPlot->xAxis);
     qreal widest = 0;
     const QFontMetricsF metrics(m_heatPlot->xAxis->tickLabelFont());
     for (int i = 0; tokenCols && i < cols; ++i)

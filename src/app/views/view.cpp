@@ -12,6 +12,13 @@ View::View(QWidget *parent)
     setFocusPolicy(Qt::ClickFocus); // a click (or Enter in the Input box) gives the stepping keys back to the window
 }
 
+int View::heightForWidth(int width) const
+{
+    if (const QLayout *l = layout(); l && l->hasHeightForWidth())
+        return l->totalMinimumHeightForWidth(width);
+    return QWidget::heightForWidth(width);
+}
+
 void View::changeEvent(QEvent *event)
 {
     QWidget::changeEvent(event);

@@ -32,6 +32,10 @@ public:
     // The view's controls (sliders, switches, spin boxes, clickable token strips): hidden while the view is exported,
     // so a figure carries its title, axes, legend and captions only. Every interactive child lies inside one.
     virtual std::vector<QWidget *> interfaceWidgets() const { return {}; }
+    // The least height the view needs at `width`: wrapped text at its height for that width, plots at their minimum.
+    // A scroll area makes a view at least its height for width; Qt's is the height the view would like, which
+    // scrolled views that fit by their minimums (on a 720-line projector, most of them).
+    int heightForWidth(int width) const override;
 
 signals:
     // The user changed what the view shows from inside it (clicked a head, moved a slider): the Session

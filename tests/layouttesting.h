@@ -1,0 +1,187 @@
+#pragma once
+
+// What a window test asks of a laid-out window: nothing cut, nothing squeezed, no text smaller than it may be.
+#include "views/heatmapplot.h"
+#include "views/view.h"
+
+#include <QAbstractScrollArea>
+#include <QLabel>
+#include <QMainWindow>
+#include <QPaintDevice>
+#include <QPaintEngine>
+#include <QStringList>
+#include <QTabBar>
+#include <QTextItem>
+
+#include <qcustomplot.h>
+
+#include <cmath>
+#include <vector>
+
+namespace atlas::testing {
+
+// Inside a scroll area a widget may be larger than what shows: that is scrolling, not clipping. A view's own
+// scroll area does not count: a view is never smaller than the minimum it asks for, and inside it nothing may cut.
+inline bool insideScrollArea(const QWidget *w, const QWidget *top)
+{
+    for (const QWidget *p = w->parentWidget(); p && p != top && !qobject_cast<const View *>(p); p = p->parentWidget())
+        if (qobject_cast<const QAbstractScrollArea *>(p))
+            return true;
+    return false;
+}
+
+// What does not fit in the window as it is laid out now: labels cut short, plots squeezed, tabs hidden, views
+// that had to elide text.
+inline QStringList layoutProblems(QMainWindow &window)
+{
+    QStringList problems;
+    for (QLabel *label : window.findChildren<QLabel *>()) {
+        if (!label->isVisibleTo(&window) || label->text().isEmpty() || insideScrollArea(label, &window))
+            continue;
+        if (label->wordWrap() ? label->height() + 1 < label->heightForWidth(label->width())
+                              : label->width() + 1 < label->sizeHint().width())
+            problems << QString("label '%1' is cut: %2×%3, needs %4")
+                            .arg(label->text().left(40))
+                            .arg(label->width())
+                            .arg(label->height())
+                            .arg(label->wordWrap() ? label->heightForWidth(label->width()) : label->sizeHint().width());
+    }
+    for (QCustomPlot *plot : window.findChildren<QCustomPlot *>()) {
+        if (!plot->isVisibleTo(&window) || insideScrollArea(plot, &window))
+            continue;
+        if (auto *heat = qobject_cast<HeatmapPlot *>(plot); heat && heat->showingMessage())
+            continue;
+        for (QCPLayoutElement *element : plot->plotLayout()->elements(true))
+            if (auto *text = qobject_cast<QCPTextElement *>(element);
+                text && text->visible() && text->outerRect().width() + 1 < element->minimumOuterSizeHint().width())
+                problems << QString("a plot's text '%1' is cut: %2 px wide, needs %3 in %4")
+                                .arg(text->text().left(40))
+                                .arg(text->outerRect().width())
+                                .arg(element->minimumOuterSizeHint().width())
+                                .arg(plot->parentWidget()->metaObject()->className());
+        for (QCPAxisRect *r : plot->axisRects())
+            if (r->width() < 80 || r->height() < 60)
+                problems << QString("a plot's axes are squeezed to %1×%2 in %3")
+                                .arg(r->width())
+                                .arg(r->height())
+                                .arg(plot->parentWidget()->metaObject()->className());
+    }
+    for (QTabBar *bar : window.findChildren<QTabBar *>()) {
+        if (!bar->isVisibleTo(&window))
+            continue;
+        // A bar narrower than its tabs want elides their text or hides some behind scroll arrows.
+        if (bar->width() + 1 < bar->sizeHint().width())
+            problems << QString("the tabs '%1' … do not fit their bar (%2 px, they need %3)")
+                            .arg(bar->tabText(0))
+                            .arg(bar->width())
+                            .arg(bar->sizeHint().width());
+    }
+    for (View *view : window.findChildren<View *>())
+        if (view->isVisibleTo(&window))
+            for (const QString &text : view->clippedTexts())
+                problems
+                    << QString("the %1 view cut '%2'").arg(QString::fromStdString(view->spec().view), text.left(60));
+    return problems;
+}
+
+// A piece of text as it reaches the screen: its height in pixels after the painter's scaling.
+struct PaintedText
+{
+    QString text;
+    double pixels = 0;
+};
+
+// A paint device that keeps the text painted on it, with its size, and draws nothing: what a widget shows, read
+// from its own paint calls (labels, buttons, painted views, and plots through QCustomPlot::toPainter).
+class TextRecorder : public QPaintDevice
+{
+public:
+    explicit TextRecorder(int dpi)
+        : m_engine(dpi)
+    {
+    }
+
+    // Every text `root` and its visible children paint, plots included.
+    void record(QWidget *root)
+    {
+        root->render(this, QPoint(), QRegion(), QWidget::DrawChildren);
+        for (QCustomPlot *plot : root->findChildren<QCustomPlot *>()) {
+            if (!plot->isVisibleTo(root))
+                continue;
+            QCPPainter painter(this); // a plot paints from its buffer: draw its layers again, here
+            plot->toPainter(&painter, plot->width(), plot->height());
+        }
+    }
+    const std::vector<PaintedText> &texts() const { return m_engine.texts; }
+    // The smallest text drawn, with its size; none: pixels 0.
+    PaintedText smallest() const
+    {
+        PaintedText least;
+        for (const PaintedText &t : texts())
+            if (!t.text.trimmed().isEmpty() && (least.pixels == 0 || t.pixels < least.pixels))
+                least = t;
+        return least;
+    }
+    QPaintEngine *paintEngine() const override { return &m_engine; }
+
+protected:
+    int metric(PaintDeviceMetric m) const override
+    {
+        switch (m) {
+        case PdmWidth:
+        case PdmHeight:
+            return 4096;
+        case PdmWidthMM:
+        case PdmHeightMM:
+            return 4096 * 254 / (10 * m_engine.dpi);
+        case PdmDpiX:
+        case PdmDpiY:
+        case PdmPhysicalDpiX:
+        case PdmPhysicalDpiY:
+            return m_engine.dpi;
+        case PdmDevicePixelRatio:
+            return 1;
+        case PdmDevicePixelRatioScaled:
+            return int(QPaintDevice::devicePixelRatioFScale());
+        case PdmNumColors:
+            return INT_MAX;
+        case PdmDepth:
+            return 32;
+        }
+        return 0;
+    }
+
+private:
+    struct Engine : QPaintEngine
+    {
+        explicit Engine(int d)
+            : QPaintEngine(QPaintEngine::AllFeatures)
+            , dpi(d)
+        {
+        }
+        bool begin(QPaintDevice *) override { return true; }
+        bool end() override { return true; }
+        void updateState(const QPaintEngineState &state) override
+        {
+            if (state.state() & QPaintEngine::DirtyTransform)
+                transform = state.transform();
+        }
+        void drawPixmap(const QRectF &, const QPixmap &, const QRectF &) override { }
+        void drawPath(const QPainterPath &) override { }
+        void drawPolygon(const QPointF *, int, PolygonDrawMode) override { }
+        void drawTextItem(const QPointF &, const QTextItem &item) override
+        {
+            const QFont font = item.font();
+            const double pixels = font.pixelSize() > 0 ? font.pixelSize() : font.pointSizeF() * dpi / 72.0;
+            texts.push_back({item.text(), pixels * std::sqrt(std::abs(transform.determinant()))});
+        }
+        Type type() const override { return QPaintEngine::User; }
+
+        int dpi;
+        QTransform transform;
+        std::vector<PaintedText> texts;
+    };
+    mutable Engine m_engine;
+};
+
+} // namespace atlas::testing

@@ -1,0 +1,179 @@
+// Every step of every lesson in presentation mode, on a 1280×720 projector and on a 1920×1080 one, as a lecturer
+// pages through it: the whole view on screen (no scrolling), nothing cut or elided, and no text below
+// the projector minimum, in the view and in the step's panel. Set ATLAS_SCREENSHOTS=DIR to save every step.
+#include "layouttesting.h"
+#include "lesson/lessoncheck.h"
+#include "mainwindow.h"
+#include "panels/lessonpanel.h"
+#include "presentationmode.h"
+#include "session/lessonplayer.h"
+#include "session/session.h"
+#include "viewnavigator.h"
+#include "views/view.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSettings>
+#include <QTemporaryFile>
+#include <QTest>
+
+using namespace atlas;
+using namespace atlas::testing;
+
+namespace {
+
+// The two projectors, side by side on the offscreen platform's virtual desktop.
+const QRect kSmallProjector(0, 0, 1280, 720);
+const QRect kLargeProjector(1280, 0, 1920, 1080);
+
+// Text on a projector is read from the back of a room. A projector's picture is as large on the wall at any
+// resolution, so the minimum is a share of its height: 13 px on 1080 lines (two thirds of presentation mode's body
+// text there), 8.7 px on 720.
+double projectorMinimumPixels(const QRect &projector)
+{
+    return 13.0 * projector.height() / 1080.0;
+}
+
+QScreen *screenAt(const QRect &geometry)
+{
+    for (QScreen *s : QGuiApplication::screens())
+        if (s->geometry() == geometry)
+            return s;
+    return nullptr;
+}
+
+} // namespace
+
+class TestLessonWalk : public QObject
+{
+    Q_OBJECT
+
+    static void waitIdle(Session &session)
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 60000);
+        QTest::qWait(20);
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && !session.analysis().pending, 60000);
+    }
+
+    // What the step on screen gets wrong: a view that scrolls, text cut or elided, text too small to read.
+    static QStringList stepProblems(MainWindow &window, double minimumPixels)
+    {
+        QStringList problems = layoutProblems(window);
+        View *view = window.navigator()->currentView();
+        if (auto *scroll = qobject_cast<QScrollArea *>(view->parentWidget()->parentWidget());
+            scroll && (scroll->horizontalScrollBar()->isVisible() || scroll->verticalScrollBar()->isVisible()))
+            problems << QString("the view scrolls: it is %1×%2 (at least %3×%4) and has %5×%6")
+                            .arg(view->width())
+                            .arg(view->height())
+                            .arg(view->minimumSizeHint().width())
+                            .arg(view->minimumSizeHint().height())
+                            .arg(scroll->viewport()->width())
+                            .arg(scroll->viewport()->height());
+        for (QWidget *part : {static_cast<QWidget *>(view), static_cast<QWidget *>(window.lessonPanel())}) {
+            TextRecorder recorder(window.logicalDpiY());
+            recorder.record(part);
+            if (const PaintedText least = recorder.smallest(); least.pixels > 0 && least.pixels < minimumPixels)
+                problems << QString("'%1' in the %2 is %3 px high")
+                                .arg(least.text.left(40), part->metaObject()->className())
+                                .arg(least.pixels, 0, 'f', 1);
+        }
+        return problems;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("TransformerAtlasTest");
+        QCoreApplication::setApplicationName("tst_lessonwalk");
+        QSettings().clear();
+        QFont font = QApplication::font();
+        font.setPointSizeF(10); // the app's own default (main.cpp)
+        QApplication::setFont(font);
+        QVERIFY2(screenAt(kSmallProjector) && screenAt(kLargeProjector), "the offscreen platform has both projectors");
+    }
+
+    void everyStepFitsTheProjector_data()
+    {
+        QTest::addColumn<QString>("lesson");
+        QTest::addColumn<QRect>("projector");
+        const QDir dir(ATLAS_SOURCE_DIR "/lessons");
+        for (const QString &name : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
+            QTest::addRow("%s 1280x720", qPrintable(name)) << dir.filePath(name) << kSmallProjector;
+            QTest::addRow("%s 1920x1080", qPrintable(name)) << dir.filePath(name) << kLargeProjector;
+        }
+    }
+
+    void everyStepFitsTheProjector()
+    {
+        QFETCH(QString, lesson);
+        QFETCH(QRect, projector);
+        const QString shots = qEnvironmentVariable("ATLAS_SCREENSHOTS");
+        QSettings().clear();
+        Session session;
+        MainWindow window(&session);
+        window.setGeometry(projector.adjusted(40, 40, -40, -40));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QCOMPARE(window.screen(), screenAt(projector));
+        LessonPlayer &player = *window.lessons();
+        QVERIFY(player.open(lesson));
+        window.presentation()->setActive(true);
+        QTRY_COMPARE(window.geometry(), projector); // full screen on the projector
+
+        QStringList problems;
+        for (int step = 0; step < player.stepCount(); ++step) {
+            if (step > 0)
+                player.next(); // what PageDown, the clicker's key, does (tst_lessonmode)
+            QCOMPARE(player.stepIndex(), step);
+            QTRY_VERIFY_WITH_TIMEOUT(player.stepSpec().has_value(), 60000);
+            waitIdle(session);
+            QTest::qWait(100); // queued replots and relabelling
+            window.grab(); // paint every view once, so painted views report what they cut
+            const QString where = QString("step %1 '%2' (%3)")
+                                      .arg(step + 1)
+                                      .arg(QString::fromStdString(player.currentStep().title))
+                                      .arg(QString::fromStdString(session.spec().view));
+            for (const QString &p : stepProblems(window, projectorMinimumPixels(projector)))
+                problems << where + ": " + p;
+            if (!shots.isEmpty())
+                QVERIFY(window.grab().save(QString("%1/%2-%3x%4-step%5.png")
+                                               .arg(shots, QFileInfo(lesson).baseName())
+                                               .arg(projector.width())
+                                               .arg(projector.height())
+                                               .arg(step + 1, 2, 10, QChar('0'))));
+        }
+        window.presentation()->setActive(false);
+        problems.removeDuplicates();
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    }
+};
+
+// The offscreen platform's screens are set before the application starts: a 1280×720 projector and a 1920×1080 one.
+int main(int argc, char **argv)
+{
+    QTemporaryFile screens(QDir::tempPath() + "/tst_lessonwalk-screens-XXXXXX.json");
+    if (!screens.open())
+        return 2;
+    auto screen = [](const char *name, const QRect &r) {
+        return QString(R"({"name": "%1", "x": %2, "y": %3, "width": %4, "height": %5, "logicalDpi": 96, "dpr": 1})")
+            .arg(name)
+            .arg(r.x())
+            .arg(r.y())
+            .arg(r.width())
+            .arg(r.height());
+    };
+    screens.write(QString(R"({"screens": [%1, %2]})")
+                      .arg(screen("small", kSmallProjector), screen("large", kLargeProjector))
+                      .toUtf8());
+    screens.close();
+    qputenv("QT_QPA_PLATFORM", QByteArray("offscreen:configfile=") + screens.fileName().toUtf8());
+    QApplication app(argc, argv);
+    TestLessonWalk test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_lessonwalk.moc"
