@@ -31,6 +31,10 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           scores with and without them
       [--objective next|mlm|span|prefix|nsp --seed S]
                                           + the objective's corrupted input, targets, loss and attention masks
+      [--logit-lens [--lens-top-k K] [--lens-full]]
+                                          + the residual stream after each block read through the output head:
+                                          top-K tokens per cell (lens.top_ids/top_probs, lens.entropy), or every
+                                          row's logits (lens.{row}.logits)
   transformer-atlas render --spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]
                                           draw a view described by a view spec, headless
   transformer-atlas bench (--model M | --shape gpt2-small) --length N --repeat R [--no-trace]

@@ -1,5 +1,6 @@
 #include "analysis/attentionmask.h"
 #include "analysis/headimportance.h"
+#include "analysis/logitlens.h"
 #include "analysis/mostprobable.h"
 #include "analysis/objectiveexample.h"
 #include "arguments.h"
@@ -131,6 +132,33 @@ CorruptedText objectiveArgument(const Arguments &args, const Model &model, const
 
 // objective.input [T_in], objective.targets [T_out] (−1: nothing), objective.loss_mask [T_out] and the attention
 // mask the objective implies, objective.attention_mask [T_in, T_in]; returns the manifest's entry.
+// --logit-lens [--lens-top-k K] [--lens-full]: the residual stream after each block read through the output head
+// (analysis/logitlens.h): lens.top_ids and lens.top_probs [rows, T, K], lens.entropy [rows, T], and with --lens-full
+// every row's logits as lens.{row}.logits [T, V] (row 0 the embedding, row L the model's own logits).
+nlohmann::json writeLogitLens(
+    const std::filesystem::path &out, const Model &model, const Engine &engine, int topK, bool full)
+{
+    LogitLensOptions options;
+    options.topK = topK;
+    if (full)
+        options.onLogits = [&out](int row, const Tensor &logits) {
+            writeNpy((out / ("lens." + std::to_string(row) + ".logits.npy")).string(), logits);
+        };
+    const LogitLens lens = logitLens(model, engine.program(), engine.trace(), engine.input(), options);
+    const int64_t rows = lens.rows(), T = lens.tokens, K = lens.topK;
+    Tensor ids({rows, T, K}), probs({rows, T, K}), entropy({rows, T});
+    std::transform(lens.topIds.begin(), lens.topIds.end(), ids.data(), [](int id) { return float(id); });
+    std::copy(lens.topProbs.begin(), lens.topProbs.end(), probs.data());
+    std::copy(lens.entropy.begin(), lens.entropy.end(), entropy.data());
+    writeNpy((out / "lens.top_ids.npy").string(), ids);
+    writeNpy((out / "lens.top_probs.npy").string(), probs);
+    writeNpy((out / "lens.entropy.npy").string(), entropy);
+    return {{"streams", lens.streams}, {"blocks", lens.blocks}, {"top_k", lens.topK}, {"full", full},
+        {"definition",
+            "row i: the output head (the program's own operations after the last block) applied to the "
+            "residual stream after i blocks; row 0 reads the embedding, the last row is the model's logits"}};
+}
+
 nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedText &c, uint64_t seed)
 {
     auto ids = [](const std::vector<int> &v) {
@@ -185,14 +213,15 @@ nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedT
 //      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
 //      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
 //      [--capacity-factor X --expert-top-k K] [--ablate-heads 0.1,1.3 --ablation zero|mean]
-//      [--objective next|mlm|span|prefix|nsp --seed S]
+//      [--objective next|mlm|span|prefix|nsp --seed S] [--logit-lens [--lens-top-k K] [--lens-full]]
 int dumpCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
         {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
             "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor",
-            "expert-top-k", "ablate-heads", "ablation", "objective", "seed", "decoder-text", "decoder-tokens"},
-        {"grads"});
+            "expert-top-k", "ablate-heads", "ablation", "objective", "seed", "decoder-text", "decoder-tokens",
+            "lens-top-k"},
+        {"grads", "logit-lens", "lens-full"});
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
         throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");
@@ -220,6 +249,9 @@ int dumpCommand(const CommandArgs &argv)
                 + std::to_string(run.input.tokens.size())
                 + " input tokens (give one per input token, -1 to leave a position out of the loss)");
     }
+    if ((args.has("lens-top-k") || args.flag("lens-full")) && !args.flag("logit-lens"))
+        throw Error(std::string("--") + (args.flag("lens-full") ? "lens-full" : "lens-top-k")
+            + " says what the logit lens writes: give it with --logit-lens");
     if (args.has("seed") && !args.has("objective"))
         throw Error("--seed draws an objective's corruption: give it with --objective mlm|span|prefix");
     std::optional<CorruptedText> objective;
@@ -264,6 +296,10 @@ int dumpCommand(const CommandArgs &argv)
     if (objective)
         manifest["objective"]
             = writeObjective(dir, *objective, uint64_t(args.intValue("seed", 0, 0, std::numeric_limits<int>::max())));
+    if (args.flag("logit-lens")) {
+        const int topK = args.intValue("lens-top-k", 5, 1, run.model->config.vocab);
+        manifest["logit_lens"] = writeLogitLens(dir, *run.model, engine, topK, args.flag("lens-full"));
+    }
     if (!run.input.ablation.empty()) {
         std::vector<HeadRef> heads;
         for (const HeadAblation::Head &h : run.input.ablation.heads)
@@ -279,8 +315,8 @@ int dumpCommand(const CommandArgs &argv)
         manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     staged.commit();
     std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
-              << (objective ? ", objective.input/targets/loss_mask/attention_mask" : "") << " and manifest.json to "
-              << out << "\n";
+              << (objective ? ", objective.input/targets/loss_mask/attention_mask" : "")
+              << (args.flag("logit-lens") ? ", the logit lens" : "") << " and manifest.json to " << out << "\n";
     if (!run.input.ablation.empty())
         printAblationEffect(run);
     return 0;

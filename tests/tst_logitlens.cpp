@@ -1,0 +1,194 @@
+// The logit lens (analysis/logitlens.h): every row against a PyTorch computation from its definition
+// (tests/tools/make_lens_reference.py) for a Llama, a GPT-NeoX, a BERT and a T5 checkpoint; its last row equal to the
+// engine's own logits on every built-in model's layout (reversible, encoder-decoder, post-LN included); rows only as
+// far as the stepper has run; the top tokens, their probabilities, the entropy and a target's rank as defined.
+#include "analysis/logitlens.h"
+#include "engine/engine.h"
+#include "errortesting.h"
+#include "io/npy.h"
+#include "model/builtinmodels.h"
+#include "referencetesting.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace atlas;
+using atlas::testing::compareToReference;
+using atlas::testing::errorFrom;
+using atlas::testing::intList;
+
+namespace {
+
+QString dataPath(const QString &relative)
+{
+    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
+}
+
+// The input make_family_reference.py ran: <model>_ref/tokens.json, or input.json with an encoder-decoder's source.
+Input referenceInput(const QString &model)
+{
+    Input input;
+    if (QFile f(dataPath(model + "_ref/input.json")); f.open(QIODevice::ReadOnly)) {
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        input.tokens = intList(o.value("tokens"));
+        input.source = intList(o.value("source"));
+        return input;
+    }
+    QFile f(dataPath(model + "_ref/tokens.json"));
+    if (f.open(QIODevice::ReadOnly))
+        input.tokens = intList(QJsonDocument::fromJson(f.readAll()).array());
+    return input;
+}
+
+// The lens with every row's logits kept.
+struct Lensed
+{
+    LogitLens lens;
+    std::map<int, Tensor> logits;
+};
+
+Lensed lensOf(const Model &model, const Engine &engine, const Input &input, LogitLensOptions options = {})
+{
+    Lensed out;
+    options.onLogits = [&out](int row, const Tensor &z) {
+        Tensor copy(z.shape());
+        std::copy(z.data(), z.data() + z.numel(), copy.data());
+        out.logits[row] = std::move(copy);
+    };
+    out.lens = logitLens(model, engine.program(), engine.trace(), input, options);
+    return out;
+}
+
+} // namespace
+
+class TestLogitLens : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void everyRowMatchesPyTorch_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const char *m : {"llama_tiny", "neox_tiny", "bert_mlm_tiny", "t5_tiny"})
+            QTest::newRow(m) << QString(m);
+    }
+
+    void everyRowMatchesPyTorch()
+    {
+        QFETCH(QString, model);
+        const auto m = std::make_shared<const Model>(Model::load(dataPath(model).toStdString()));
+        const Input input = referenceInput(model);
+        Engine engine(m, input);
+        engine.runToEnd();
+        const Lensed got = lensOf(*m, engine, input);
+        const int layers = m->config.layers;
+        QCOMPARE(got.lens.rows(), layers + 1);
+        for (int row = 0; row <= layers; ++row) {
+            QCOMPARE(got.lens.blocks[size_t(row)], row);
+            const Tensor want
+                = readNpy(dataPath("lens/" + model + "/lens." + QString::number(row) + ".logits.npy").toStdString());
+            const QString diff = compareToReference(QString("%1 row %2").arg(model).arg(row), got.logits.at(row), want,
+                m->config.family == Family::Bert ? 2e-3 : 2e-5);
+            QVERIFY2(diff.isEmpty(), qPrintable(diff));
+        }
+        // The last row reads the stream the head reads: the model's own logits, bit for bit.
+        const Tensor &logits = engine.trace().tensor("logits");
+        QVERIFY(std::equal(logits.data(), logits.data() + logits.numel(), got.logits.at(layers).data()));
+    }
+
+    // Every layout of the built-in models (pre- and post-LN, RoPE, ALiBi, experts, reversible streams, an
+    // encoder-decoder's decoder): the last row is the engine's logits exactly, and the top token is its argmax.
+    void lastRowIsTheModelsOwnPrediction_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const char *m : {"reverse", "reverse-rev", "seq2seq-sort", "austen-mlm", "austen-switch", "tiny-bytes"})
+            QTest::newRow(m) << QString(m);
+    }
+
+    void lastRowIsTheModelsOwnPrediction()
+    {
+        QFETCH(QString, model);
+        const std::shared_ptr<const Model> m = loadModel(model.toStdString());
+        Input input;
+        input.tokens = {5, 9, 12, 7, 3, 11};
+        if (m->config.isEncoderDecoder())
+            input.source = {4, 8, 6, 10};
+        Engine engine(m, input);
+        engine.runToEnd();
+        const Lensed got = lensOf(*m, engine, input, {.topK = 3});
+        const int L = got.lens.rows() - 1;
+        QCOMPARE(L, m->config.layers);
+        const Tensor &logits = engine.trace().tensor("logits");
+        QVERIFY(std::equal(logits.data(), logits.data() + logits.numel(), got.logits.at(L).data()));
+        const Tensor &probs = engine.trace().tensor("next_probs");
+        const int V = int(logits.dim(1));
+        for (int t = 0; t < got.lens.tokens; ++t) {
+            const float *z = logits.data() + size_t(t) * size_t(V);
+            QCOMPARE(got.lens.topId(L, t), int(std::max_element(z, z + V) - z));
+            QVERIFY(
+                std::abs(got.lens.topProb(L, t) - probs.data()[size_t(t) * size_t(V) + size_t(got.lens.topId(L, t))])
+                < 1e-5);
+        }
+    }
+
+    // The stepper part way: rows for the streams computed so far, and none before the embedding.
+    void rowsFollowTheStepper()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse");
+        const Input input {{5, 9, 12, 7, 3}, {}};
+        Engine engine(m, input);
+        QVERIFY(!logitLensProblem(m->config, engine.program(), engine.trace()).empty());
+        QVERIFY(errorFrom([&] { (void)logitLens(*m, engine.program(), engine.trace(), input); }).contains("step past"));
+        engine.runTo(engine.program().producerOf(names::residualStream(1)) + 1); // through the first block
+        const LogitLens lens = logitLens(*m, engine.program(), engine.trace(), input);
+        QCOMPARE(lens.rows(), 2);
+        QCOMPARE(QString::fromStdString(lens.streams[1]), QString("layer.0.out"));
+    }
+
+    // Each cell as defined: top-k by probability, their probabilities from the softmax, the entropy −Σ p log p, a
+    // target's probability and rank (1 + the tokens more probable).
+    void cellsAreWhatTheyClaim()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse");
+        const Input input {{5, 9, 12, 7, 3}, {}};
+        Engine engine(m, input);
+        engine.runToEnd();
+        const int target = 7;
+        const Lensed got = lensOf(*m, engine, input, {.topK = 4, .target = target});
+        const int V = got.lens.vocab;
+        for (int row = 0; row < got.lens.rows(); ++row)
+            for (int t = 0; t < got.lens.tokens; ++t) {
+                const float *z = got.logits.at(row).data() + size_t(t) * size_t(V);
+                std::vector<double> p(static_cast<size_t>(V));
+                const double top = *std::max_element(z, z + V);
+                double sum = 0;
+                for (int v = 0; v < V; ++v)
+                    sum += (p[size_t(v)] = std::exp(z[v] - top));
+                double entropy = 0;
+                for (double &x : p) {
+                    x /= sum;
+                    entropy -= x > 0 ? x * std::log(x) : 0;
+                }
+                const size_t cell = size_t(row) * size_t(got.lens.tokens) + size_t(t);
+                QVERIFY(std::abs(got.lens.entropy[cell] - entropy) < 1e-4);
+                for (int k = 0; k < 4; ++k) {
+                    QVERIFY(std::abs(got.lens.topProb(row, t, k) - p[size_t(got.lens.topId(row, t, k))]) < 1e-6);
+                    if (k > 0)
+                        QVERIFY(got.lens.topProb(row, t, k) <= got.lens.topProb(row, t, k - 1));
+                }
+                QVERIFY(std::abs(got.lens.targetProb[cell] - p[size_t(target)]) < 1e-6);
+                const int above
+                    = int(std::count_if(p.begin(), p.end(), [&](double x) { return x > p[size_t(target)]; }));
+                QCOMPARE(got.lens.targetRank[cell], above + 1);
+            }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLogitLens)
+#include "tst_logitlens.moc"
