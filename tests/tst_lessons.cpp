@@ -41,6 +41,29 @@ private slots:
             QCOMPARE(QImage(QString::fromStdString(image)).size(), QSize(960, 600));
     }
 
+    // docs/lessons.md's table lists every lesson with its own title's count of steps and minutes.
+    void theDocsTableMatchesTheLessons()
+    {
+        QFile docs(ATLAS_SOURCE_DIR "/docs/lessons.md");
+        QVERIFY(docs.open(QIODevice::ReadOnly));
+        const QStringList rows = QString::fromUtf8(docs.readAll()).split('\n').filter(QStringLiteral("](../lessons/"));
+        const QDir dir(ATLAS_SOURCE_DIR "/lessons");
+        const QStringList files = dir.entryList({"*.md"}, QDir::Files, QDir::Name);
+        QCOMPARE(rows.size(), files.size());
+        for (const QString &f : files) {
+            const Lesson lesson = readLesson(dir.filePath(f).toStdString());
+            const QStringList row = rows.filter("[" + f + "]");
+            QVERIFY2(row.size() == 1, qPrintable(f + " has no row in docs/lessons.md"));
+            const QStringList cells = row.front().split(" | ");
+            QVERIFY2(cells.size() >= 5, qPrintable(row.front()));
+            QVERIFY2(cells[2].toInt() == int(lesson.steps.size()) && cells[3].toInt() == lesson.minutes,
+                qPrintable(QString("%1: docs/lessons.md says %2 steps and %3 minutes, the lesson has %4 and %5")
+                               .arg(f, cells[2], cells[3])
+                               .arg(lesson.steps.size())
+                               .arg(lesson.minutes)));
+        }
+    }
+
     // The steps are written as a set: a second render replaces the first whole (no step of a longer, older lesson
     // stays behind), and a directory of someone else's files is refused, untouched.
     void stepsReplaceAnEarlierRenderWhole()

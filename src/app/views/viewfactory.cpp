@@ -12,6 +12,7 @@
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
+#include "views/logitlensview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/memorydepthview.h"
@@ -51,6 +52,7 @@ const std::map<std::string, Make> &makers()
         {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
         {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
         {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
+        {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"memory-timeline",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},

@@ -3,6 +3,7 @@
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
+#include "analysis/logitlens.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
 #include "analysis/tokenizercomparison.h"
@@ -114,6 +115,14 @@ struct FillsAnalysis : ViewAnalysis
 struct TokenizerAnalysis : ViewAnalysis
 {
     TokenizerComparison comparison;
+};
+
+// The logit lens: every traced stream read through the output head (analysis/logitlens.h).
+struct LogitLensAnalysis : ViewAnalysis
+{
+    static constexpr int kTopK = 5; // tokens kept per cell for the hover
+    std::string target; // the spec's, as asked
+    LogitLens lens; // lens.target: the id it names, −1 none
 };
 
 // What a memory view's result was asked with (a view drawing an older result knows to wait for the new one).

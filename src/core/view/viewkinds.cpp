@@ -116,6 +116,13 @@ const std::vector<ViewKind> &viewKinds()
             .group = "Pretraining",
             .request = fillsRequest,
             .checkInput = fillsInputProblem},
+        {.kind = "logit-lens",
+            .title = "Logit lens",
+            .summary = "the residual stream after each block read through the output head: what the model would "
+                       "predict if it stopped there",
+            .group = "Research",
+            .showsEncoderDecoder = true,
+            .request = logitLensRequest},
         {.kind = "kernels",
             .title = "Kernels",
             .summary = "one head under every efficient attention kernel",

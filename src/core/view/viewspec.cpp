@@ -250,7 +250,8 @@ const std::vector<SpecKey> &specKeys()
               "(reversible blocks' rebuild error per block and precision), `objective` (a pretraining "
               "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
               "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
-              "`compare_tokenizer`'s)",
+              "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
+              "head, see below)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
             .field = &ViewSpec::model,
@@ -529,6 +530,12 @@ const std::vector<SpecKey> &specKeys()
                     return s.compareTokenizer.empty() ? std::string("compare_tokenizer: name a tokenizer")
                                                       : std::string();
                 }},
+        {.name = "target",
+            .field = &ViewSpec::target,
+            .type = "string",
+            .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
+                       "the grid: `#id`, or a text the model's tokenizer reads as exactly one token (`\" the\"`); "
+                       "`\"\"` = none, the cells coloured by their most probable token's probability"},
     };
     return keys;
 }

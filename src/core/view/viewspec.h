@@ -69,6 +69,9 @@ struct ViewSpec
     // Tokenizer view: the tokenizer whose split is shown beside the model's own (a built-in tokenizer or model, or a
     // directory: resolveTokenizer).
     std::string compareTokenizer = "bert-base-uncased";
+    // Logit lens: a token whose probability and rank every cell reports ("#id", or text the tokenizer reads as one
+    // token); "" = none, the cells coloured by their most probable token's probability.
+    std::string target;
 
     static constexpr int kMaxDepth = 64;
     static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;

@@ -1,0 +1,71 @@
+#include "view/analysisrequests.h"
+
+#include "tokenize/tokenizer.h"
+#include "util/error.h"
+#include "view/analysishelpers.h"
+
+#include <cctype>
+#include <charconv>
+
+namespace atlas {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The spec's target as a token id: "#id", or a text the model's tokenizer reads as exactly one token; −1 for "".
+int targetId(const std::string &target, const Model &model)
+{
+    if (target.empty())
+        return -1;
+    if (target[0] == '#') {
+        int id = -1;
+        const auto [end, ec] = std::from_chars(target.data() + 1, target.data() + target.size(), id);
+        if (ec != std::errc() || end != target.data() + target.size() || id < 0 || id >= model.config.vocab)
+            throw Error("target \"" + target + "\": an id is #0 … #" + std::to_string(model.config.vocab - 1));
+        return id;
+    }
+    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(model);
+    const std::vector<int> ids = tokenizer->encode(target);
+    if (ids.size() != 1)
+        throw Error("target \"" + target + "\" is " + std::to_string(ids.size())
+            + " tokens for this model's tokenizer: give one token, or its id as #id");
+    return ids.front();
+}
+
+} // namespace
+
+// Every stream traced so far read through the output head; its key names the streams' tensors, so stepping within a
+// block or switching views reruns nothing.
+AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || !c.program)
+        return problem(kNothingComputed);
+    if (std::string why = logitLensProblem(c.model->config, *c.program, *c.trace); !why.empty()) {
+        why[0] = char(std::toupper(static_cast<unsigned char>(why[0])));
+        return problem("The logit lens reads the residual stream through the output head. " + why + ".");
+    }
+    AnalysisRequest r;
+    r.key = "logit-lens/" + identity(c.model->wte) + "/target:" + spec.target;
+    for (const TraceEntry &e : c.trace->entries())
+        if (e.name == "input" || e.name.ends_with(".input") || e.name.ends_with(".out") || e.name.ends_with(".out1")
+            || e.name.ends_with(".out2")) {
+            r.key += "/" + identity(e.tensor);
+            r.pinned.push_back(e.tensor);
+        }
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c), target = spec.target](
+                const std::atomic<bool> &cancel) {
+        return timedResult<LogitLensAnalysis>([&](LogitLensAnalysis &result) {
+            result.target = target;
+            LogitLensOptions options;
+            options.topK = LogitLensAnalysis::kTopK;
+            options.target = targetId(target, *model);
+            options.cancel = &cancel;
+            result.lens = logitLens(*model, *program, *trace, input, options);
+        });
+    };
+    return r;
+}
+
+} // namespace atlas
