@@ -24,6 +24,7 @@
 #include "views/objectiveview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
+#include "views/rolloutview.h"
 #include "views/scalingview.h"
 #include "views/sparseffnview.h"
 #include "views/tensorview.h"
@@ -53,6 +54,7 @@ const std::map<std::string, Make> &makers()
         {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
         {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
         {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
+        {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"memory-timeline",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},

@@ -32,7 +32,7 @@ const char *headFusionName(HeadFusion fusion)
     return "mean";
 }
 
-std::vector<Eigen::MatrixXd> augmentedAttention(
+std::vector<Eigen::MatrixXd> combinedAttention(
     const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion)
 {
     std::vector<Eigen::MatrixXd> out;
@@ -62,10 +62,24 @@ std::vector<Eigen::MatrixXd> augmentedAttention(
             for (int64_t i = 0; i < T; ++i)
                 if (const double s = combined.row(i).sum(); s > 0)
                     combined.row(i) /= s;
-        combined += Eigen::MatrixXd::Identity(T, T);
-        const Eigen::VectorXd sums = combined.rowwise().sum();
-        out.push_back(sums.asDiagonal().inverse() * combined);
+        out.push_back(std::move(combined));
     }
+    return out;
+}
+
+Eigen::MatrixXd withResidual(const Eigen::MatrixXd &combined)
+{
+    const Eigen::MatrixXd a = combined + Eigen::MatrixXd::Identity(combined.rows(), combined.cols());
+    const Eigen::VectorXd sums = a.rowwise().sum();
+    return sums.asDiagonal().inverse() * a;
+}
+
+std::vector<Eigen::MatrixXd> augmentedAttention(
+    const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion)
+{
+    std::vector<Eigen::MatrixXd> out;
+    for (const Eigen::MatrixXd &combined : combinedAttention(trace, site, layers, fusion))
+        out.push_back(withResidual(combined));
     return out;
 }
 

@@ -23,7 +23,11 @@ enum class HeadFusion { Mean, Max, Min };
 HeadFusion headFusionFromName(const std::string &name); // "mean" | "max" | "min"; throws atlas::Error otherwise
 const char *headFusionName(HeadFusion fusion);
 
-// Â for each layer of the site's stack whose probabilities are traced, in order (a partial trace: the first layers).
+// Ā, the heads combined, for each layer of the site's stack whose probabilities are traced, in order (a partial
+// trace: the first layers); and Â, the same with the residual added.
+std::vector<Eigen::MatrixXd> combinedAttention(
+    const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion);
+Eigen::MatrixXd withResidual(const Eigen::MatrixXd &combined); // (Ā + I) / rowsum(Ā + I)
 std::vector<Eigen::MatrixXd> augmentedAttention(
     const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion);
 // R_l after each layer: rollout[l] = Â_l … Â_1 ([T, T]: row = position, column = input token).

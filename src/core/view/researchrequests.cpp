@@ -3,6 +3,7 @@
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "view/analysishelpers.h"
+#include "view/specrun.h"
 
 #include <cctype>
 #include <charconv>
@@ -63,6 +64,54 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
             options.target = targetId(target, *model);
             options.cancel = &cancel;
             result.lens = logitLens(*model, *program, *trace, input, options);
+        });
+    };
+    return r;
+}
+
+// Rollout and flow over the layers of the spec's self-attention traced so far, for output `position`.
+AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace)
+        return problem(kNothingComputed);
+    names::AttentionSite site;
+    try {
+        site = attentionSiteOf(spec, c.model->config, "the spec");
+        (void)headFusionFromName(spec.rolloutHeads);
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    if (site.cross)
+        return problem("Rollout follows one sequence through its layers; cross-attention mixes the decoder's "
+                       "positions with the source's. Choose Encoder or Decoder self-attention.");
+    const int layers = siteLayers(site, c.model->config);
+    AnalysisRequest r;
+    r.key = "rollout/" + spec.rolloutHeads + "/p" + std::to_string(spec.position);
+    for (int l = 0; l < layers; ++l)
+        if (const TraceEntry *e = c.trace->find(names::attentionTensor(site, l, "probs"))) {
+            r.key += "/" + identity(e->tensor);
+            r.pinned.push_back(e->tensor);
+        }
+    if (r.pinned.empty())
+        return problem(notComputedText(c.program.get(), names::attentionTensor(site, 0, "probs")));
+    r.run = [trace = c.trace, site, layers, fusion = spec.rolloutHeads, asked = spec.position](
+                const std::atomic<bool> &cancel) {
+        return timedResult<RolloutAnalysis>([&](RolloutAnalysis &result) {
+            const std::vector<Eigen::MatrixXd> combined
+                = combinedAttention(*trace, site, layers, headFusionFromName(fusion));
+            std::vector<Eigen::MatrixXd> augmented;
+            for (const Eigen::MatrixXd &a : combined)
+                augmented.push_back(withResidual(a));
+            const int T = int(augmented.front().rows());
+            result.fusion = fusion;
+            result.position = asked < 0 || asked >= T ? T - 1 : asked;
+            result.layers = int(augmented.size());
+            result.rollout = attentionRollout(augmented).back();
+            const Eigen::VectorXd last = combined.back().row(result.position);
+            result.lastLayer.assign(last.data(), last.data() + last.size());
+            result.flowProblem = attentionFlowProblem(result.layers, T);
+            if (result.flowProblem.empty())
+                result.flow = attentionFlow(augmented, result.position, &cancel);
         });
     };
     return r;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/attentionflow.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
@@ -115,6 +116,18 @@ struct FillsAnalysis : ViewAnalysis
 struct TokenizerAnalysis : ViewAnalysis
 {
     TokenizerComparison comparison;
+};
+
+// Attention rollout and flow through the layers traced so far (analysis/attentionflow.h), for output `position`.
+struct RolloutAnalysis : ViewAnalysis
+{
+    std::string fusion; // the spec's rollout_heads
+    int position = 0; // the output position (the spec's, −1 resolved to the last)
+    int layers = 0; // the layers whose attention was traced
+    Eigen::MatrixXd rollout; // [T, T] after the last of them
+    std::vector<double> lastLayer; // [T]: the last layer's attention of `position`, heads combined, no residual
+    AttentionFlow flow; // empty when flowProblem says why
+    std::string flowProblem;
 };
 
 // The logit lens: every traced stream read through the output head (analysis/logitlens.h).

@@ -251,7 +251,7 @@ const std::vector<SpecKey> &specKeys()
               "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
               "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
               "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
-              "head, see below)",
+              "head, see below), `rollout` (attention rollout and flow through every layer, see below)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
             .field = &ViewSpec::model,
@@ -530,6 +530,13 @@ const std::vector<SpecKey> &specKeys()
                     return s.compareTokenizer.empty() ? std::string("compare_tokenizer: name a tokenizer")
                                                       : std::string();
                 }},
+        {.name = "rollout_heads",
+            .field = &ViewSpec::rolloutHeads,
+            .type = "string",
+            .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
+                       "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "
+                       "renormalised)",
+            .choices = {"mean", "max", "min"}},
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",

@@ -72,6 +72,8 @@ struct ViewSpec
     // Logit lens: a token whose probability and rank every cell reports ("#id", or text the tokenizer reads as one
     // token); "" = none, the cells coloured by their most probable token's probability.
     std::string target;
+    // Rollout view: how each layer's heads are combined (mean | max | min; analysis/attentionflow.h).
+    std::string rolloutHeads = "mean";
 
     static constexpr int kMaxDepth = 64;
     static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;
