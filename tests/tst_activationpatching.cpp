@@ -1,0 +1,166 @@
+// Activation patching (analysis/activationpatching.h): the exact cases (the one differing position's embedding
+// restores the clean metric, an equal position changes nothing, every position together is the clean run, no patch
+// is the corrupted run), noise corruption, the refusals, and what patching finds in the built-in models: reverse's
+// letter reaches the answer through its layer-0 heads (tst_builtin_models' mirror claim), copy's through layer 0.
+#include "analysis/activationpatching.h"
+#include "engine/engine.h"
+#include "errortesting.h"
+#include "model/builtinmodels.h"
+#include "tokenize/tokenizer.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <numeric>
+
+using namespace atlas;
+using atlas::testing::errorFrom;
+
+namespace {
+
+std::vector<int> encode(const Model &model, const std::string &text)
+{
+    return Tokenizer::forModel(model)->encode(text);
+}
+
+} // namespace
+
+class TestActivationPatching : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // reverse reads "abcd>" and must write "d"; the corrupted question "abce>" makes it write "e". The metric is
+    // logit(d) − logit(e) at ">".
+    void theExactCases()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse");
+        const Input clean {encode(*m, "abcd>"), {}};
+        Corruption corruption;
+        corruption.tokens = encode(*m, "abce>");
+        PatchingOptions options;
+        options.metric = {-1, encode(*m, "d").front(), encode(*m, "e").front()};
+        const PatchingResult r = activationPatching(m, clean, corruption, options);
+        QCOMPARE(r.rows, m->config.layers);
+        QCOMPARE(r.cols, 5);
+        QCOMPARE(r.patches, r.rows * r.cols);
+        QVERIFY2(r.clean > 0 && r.corrupted < 0, qPrintable(QString("%1 %2").arg(r.clean).arg(r.corrupted)));
+        // The stream entering block 0 is the embedding: only position 3 differs, so patching it is the clean run
+        // and patching any other position changes nothing, exactly.
+        QCOMPARE(r.recoveredAt(0, 3), 1.0);
+        for (int t : {0, 1, 2, 4})
+            QCOMPARE(r.recoveredAt(0, t), 0.0);
+        // Before block 1, position 3 no longer holds all of it: the answer position ">" has read it in block 0.
+        QVERIFY(r.recoveredAt(1, 4) > 0.5);
+        std::vector<PatchCell> everyPosition;
+        for (int t = 0; t < 5; ++t)
+            everyPosition.push_back({PatchSite::Residual, 1, t});
+        QCOMPARE(patchedMetric(m, clean, corruption, options.metric, everyPosition), r.clean);
+        QCOMPARE(patchedMetric(m, clean, corruption, options.metric, {}), r.corrupted);
+        QCOMPARE(patchedMetric(m, clean, corruption, options.metric, {{PatchSite::Residual, 1, 4}}),
+            r.metric[size_t(1 * r.cols + 4)]);
+    }
+
+    // Meng et al.'s corruption: noise on the embedding at chosen positions, the same for the same seed; patching
+    // those positions' embedding back is the clean run.
+    void noiseOnTheEmbedding()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse");
+        const Input clean {encode(*m, "abcd>"), {}};
+        Corruption noise;
+        noise.noisePositions = {2, 3};
+        noise.seed = 7;
+        PatchingOptions options;
+        options.metric = {-1, encode(*m, "d").front(), -1}; // p(d)
+        const PatchingResult a = activationPatching(m, clean, noise, options);
+        const PatchingResult b = activationPatching(m, clean, noise, options);
+        QCOMPARE(a.corrupted, b.corrupted);
+        QVERIFY(a.corrupted < a.clean);
+        QCOMPARE(a.corruptedTokens, clean.tokens);
+        QCOMPARE(
+            patchedMetric(m, clean, noise, options.metric, {{PatchSite::Residual, 0, 2}, {PatchSite::Residual, 0, 3}}),
+            a.clean);
+    }
+
+    // What patching finds in the built-in models, as their claims say: in reverse the letter to write reaches the
+    // answer through the layer-0 heads (every one of them attends to the mirrored letter), not the layer-1 ones;
+    // the feed-forward layers carry little of it on their own.
+    void reversesHeadsAreTheLayerZeroOnes()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse");
+        const Input clean {encode(*m, "abcdefgh>"), {}};
+        Corruption corruption;
+        corruption.tokens = encode(*m, "abcdefgz>");
+        PatchingOptions options;
+        options.site = PatchSite::Heads;
+        options.metric = {-1, encode(*m, "h").front(), encode(*m, "z").front()};
+        const PatchingResult heads = activationPatching(m, clean, corruption, options);
+        QCOMPARE(heads.cols, m->config.heads);
+        double layer0 = 0, layer1 = 0;
+        for (int h = 0; h < heads.cols; ++h) {
+            layer0 = std::max(layer0, heads.recoveredAt(0, h));
+            layer1 = std::max(layer1, std::abs(heads.recoveredAt(1, h)));
+        }
+        QVERIFY2(layer0 > 0.3, qPrintable(QString::number(layer0)));
+        QVERIFY2(layer1 < layer0 / 2, qPrintable(QString("%1 %2").arg(layer1).arg(layer0)));
+    }
+
+    void copysHeadsAreTheLayerZeroOnes()
+    {
+        const std::shared_ptr<const Model> m = loadModel("copy");
+        const Input clean {encode(*m, "qzkxwmbt|qzkx"), {}};
+        Corruption corruption;
+        corruption.tokens = encode(*m, "qzkxambt|qzkx"); // the letter after the first "x" changed
+        PatchingOptions options;
+        options.site = PatchSite::Heads;
+        options.metric = {-1, encode(*m, "w").front(), encode(*m, "a").front()};
+        const PatchingResult heads = activationPatching(m, clean, corruption, options);
+        // Lesson 2's induction head, layer 0 head 3, carries all of it.
+        QVERIFY2(heads.recoveredAt(0, 3) > 0.99, qPrintable(QString::number(heads.recoveredAt(0, 3))));
+        double layer0 = 0, layer1 = 0;
+        for (int h = 0; h < heads.cols; ++h) {
+            layer0 = std::max(layer0, heads.recoveredAt(0, h));
+            layer1 = std::max(layer1, std::abs(heads.recoveredAt(1, h)));
+        }
+        QVERIFY2(layer0 > 0.3, qPrintable(QString::number(layer0)));
+        QVERIFY2(layer1 < layer0 / 2, qPrintable(QString("%1 %2").arg(layer1).arg(layer0)));
+        options.site = PatchSite::Mlp;
+        const PatchingResult mlp = activationPatching(m, clean, corruption, options);
+        QCOMPARE(mlp.cols, 1);
+    }
+
+    void refusals()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse");
+        const Input clean {encode(*m, "abcd>"), {}};
+        PatchingOptions options;
+        options.metric = {-1, 5, 6};
+        Corruption shorter;
+        shorter.tokens = encode(*m, "abc>");
+        QVERIFY(errorFrom([&] { (void)activationPatching(m, clean, shorter, options); }).contains("equal length"));
+        QVERIFY(errorFrom([&] {
+            (void)activationPatching(m, clean, Corruption {}, options);
+        }).contains("a corrupted input"));
+        Corruption same;
+        same.tokens = clean.tokens;
+        QVERIFY(errorFrom([&] { (void)activationPatching(m, clean, same, options); }).contains("same metric"));
+        Corruption noise;
+        noise.noisePositions = {9};
+        QVERIFY(errorFrom([&] { (void)activationPatching(m, clean, noise, options); }).contains("noise position 9"));
+        options.metric.target = m->config.vocab;
+        same.tokens = encode(*m, "abce>");
+        QVERIFY(errorFrom([&] { (void)activationPatching(m, clean, same, options); }).contains("vocabulary"));
+        options.metric = {-1, 5, -1};
+        const std::shared_ptr<const Model> rev = loadModel("reverse-rev");
+        QVERIFY(errorFrom([&] { (void)activationPatching(rev, clean, same, options); }).contains("two streams"));
+        const std::shared_ptr<const Model> s2s = loadModel("seq2seq-sort");
+        QVERIFY(errorFrom([&] { (void)activationPatching(s2s, clean, same, options); }).contains("encoder-decoder"));
+        std::atomic<bool> cancel = true;
+        options.metric = {-1, encode(*m, "d").front(), encode(*m, "e").front()};
+        options.cancel = &cancel;
+        QVERIFY(errorFrom([&] { (void)activationPatching(m, clean, same, options); }).contains("cancelled"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestActivationPatching)
+#include "tst_activationpatching.moc"
