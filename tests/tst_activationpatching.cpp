@@ -5,9 +5,14 @@
 #include "analysis/activationpatching.h"
 #include "engine/engine.h"
 #include "errortesting.h"
+#include "io/npy.h"
 #include "model/builtinmodels.h"
+#include "referencetesting.h"
 #include "tokenize/tokenizer.h"
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTest>
 
 #include <cmath>
@@ -59,6 +64,38 @@ private slots:
         QCOMPARE(patchedMetric(m, clean, corruption, options.metric, {}), r.corrupted);
         QCOMPARE(patchedMetric(m, clean, corruption, options.metric, {{PatchSite::Residual, 1, 4}}),
             r.metric[size_t(1 * r.cols + 4)]);
+    }
+
+    // Every head of a Llama checkpoint (grouped-query attention, biases, RoPE) against a PyTorch forward with a hook
+    // on each head's context (tests/tools/make_patching_reference.py).
+    void everyHeadMatchesPyTorch()
+    {
+        const QString dir = QStringLiteral(ATLAS_TEST_DATA "/patching/llama_tiny/");
+        QFile f(dir + "input.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        const auto m
+            = std::make_shared<const Model>(Model::load(QStringLiteral(ATLAS_TEST_DATA "/llama_tiny").toStdString()));
+        const Input clean {atlas::testing::intList(o["clean"]), {}};
+        Corruption corruption;
+        corruption.tokens = atlas::testing::intList(o["corrupted"]);
+        PatchingOptions options;
+        options.site = PatchSite::Heads;
+        options.metric = {-1, o["target"].toInt(), o["contrast"].toInt()};
+        const PatchingResult r = activationPatching(m, clean, corruption, options);
+        QVERIFY(std::abs(r.clean - o["clean_metric"].toDouble()) < 1e-5);
+        QVERIFY(std::abs(r.corrupted - o["corrupted_metric"].toDouble()) < 1e-5);
+        const Tensor want = readNpy((dir + "recovered.npy").toStdString());
+        QCOMPARE(want.dim(0), int64_t(r.rows));
+        QCOMPARE(want.dim(1), int64_t(r.cols));
+        for (int l = 0; l < r.rows; ++l)
+            for (int h = 0; h < r.cols; ++h)
+                QVERIFY2(std::abs(r.recoveredAt(l, h) - want.data()[l * r.cols + h]) < 1e-5,
+                    qPrintable(QString("layer %1 head %2: %3, PyTorch %4")
+                                   .arg(l)
+                                   .arg(h)
+                                   .arg(r.recoveredAt(l, h))
+                                   .arg(want.data()[l * r.cols + h])));
     }
 
     // Meng et al.'s corruption: noise on the embedding at chosen positions, the same for the same seed; patching
