@@ -49,6 +49,17 @@ private slots:
         QCOMPARE(r.rows, m->config.layers);
         QCOMPARE(r.cols, 5);
         QCOMPARE(r.patches, r.rows * r.cols);
+        std::vector<std::pair<int, int>> reported;
+        options.progress = [&reported](int done, int total) {
+            reported.push_back({done, total});
+            return true;
+        };
+        (void)activationPatching(m, clean, corruption, options);
+        QCOMPARE(int(reported.size()), r.patches + 1); // before each patch, and once done
+        QCOMPARE(reported.back(), std::make_pair(r.patches, r.patches));
+        options.progress = [](int done, int) { return done < 3; }; // the user stops it
+        QVERIFY(errorFrom([&] { (void)activationPatching(m, clean, corruption, options); }).contains("cancelled"));
+        options.progress = nullptr;
         QVERIFY2(r.clean > 0 && r.corrupted < 0, qPrintable(QString("%1 %2").arg(r.clean).arg(r.corrupted)));
         // The stream entering block 0 is the embedding: only position 3 differs, so patching it is the clean run
         // and patching any other position changes nothing, exactly.
@@ -140,6 +151,16 @@ private slots:
         }
         QVERIFY2(layer0 > 0.3, qPrintable(QString::number(layer0)));
         QVERIFY2(layer1 < layer0 / 2, qPrintable(QString("%1 %2").arg(layer1).arg(layer0)));
+        // Lesson 17: no layer-0 head does it alone, and the four together restore more than the sum of their parts.
+        double sum = 0;
+        std::vector<PatchCell> layerZero;
+        for (int h = 0; h < heads.cols; ++h) {
+            sum += heads.recoveredAt(0, h);
+            layerZero.push_back({PatchSite::Heads, 0, h});
+        }
+        const double together = (patchedMetric(m, clean, corruption, options.metric, layerZero) - heads.corrupted)
+            / (heads.clean - heads.corrupted);
+        QVERIFY2(together > 0.99 && sum < 0.8 && layer0 < 0.6, qPrintable(QString("%1 %2").arg(together).arg(sum)));
     }
 
     void copysHeadsAreTheLayerZeroOnes()

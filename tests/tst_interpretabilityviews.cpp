@@ -5,9 +5,12 @@
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/logitlensview.h"
+#include "views/patchingview.h"
 #include "views/rolloutview.h"
 #include "viewtesting.h"
 
+#include <QPushButton>
+#include <QSignalSpy>
 #include <QTest>
 
 #include <algorithm>
@@ -150,6 +153,50 @@ private slots:
         view.setSpec(cross);
         view.setInput(testing::forSpec(cross));
         QVERIFY2(view.message().contains("Encoder or Decoder self-attention"), qPrintable(view.message()));
+    }
+
+    // Patching copy's induction: the changed letter after the first "x" restores the answer when patched into the
+    // stream entering block 0 at its own position, and entering block 1 at the last position, where layer 0 moved it.
+    void patchingTracesTheLetterThroughTheLayers()
+    {
+        ViewSpec spec;
+        spec.view = "patching";
+        spec.model = "copy";
+        spec.text = "qzkxwmbt|qzkx";
+        spec.corruptedText = "qzkxambt|qzkx";
+        spec.target = "w";
+        spec.contrast = "a";
+        PatchingView view;
+        view.resize(1200, 700);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QCOMPARE(view.plot()->matrixRows(), 2);
+        QCOMPARE(view.plot()->matrixCols(), 13);
+        QCOMPARE(view.plot()->displayedValue(0, 4), 1.0);
+        QVERIFY(view.plot()->displayedValue(1, 12) > 0.99);
+        QVERIFY(std::abs(view.plot()->displayedValue(1, 4)) < 0.01);
+        QVERIFY(view.plot()->title().contains("logit('w')"));
+        QVERIFY(view.caption().contains("26 patched forward passes"));
+
+        spec.patch = "heads";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QCOMPARE(view.plot()->matrixCols(), 4);
+        QVERIFY(view.plot()->displayedValue(0, 3) > 0.99); // lesson 2's induction head
+
+        QSignalSpy cancelled(&view, &View::analysisCancelled); // the window stops the session's sweep on it
+        view.cancelButton()->click();
+        QCOMPARE(cancelled.count(), 1);
+
+        spec.corruptedText = "qzkxambt|qz"; // two tokens short
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("as many tokens"), qPrintable(view.message()));
+        spec.target.clear();
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("Target box"), qPrintable(view.message()));
     }
 };
 

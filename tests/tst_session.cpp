@@ -250,6 +250,51 @@ private slots:
         QCOMPARE(dynamic_cast<const ApproximationAnalysis *>(session.analysis().result.get())->head, 3);
     }
 
+    // A long analysis reports its progress to the views and stops when asked: the cancelled result is never adopted,
+    // and the same spec does not start it again until something changes.
+    void aLongAnalysisShowsProgressAndCancels()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.view = "patching";
+        const std::string text
+            = "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
+              "must be in want of a wife. Howeve";
+        spec.text = text + "r";
+        spec.corruptedText = text + "x";
+        spec.target = "#32";
+        spec.patch = "residual";
+        int largest = 0; // the most progress a view was told of while the sweep ran
+        connect(&session, &Session::analysisChanged, this, [&session, &largest] {
+            if (session.analysis().pending)
+                largest = std::max(largest, session.analysis().total);
+        });
+        session.setSpec(spec);
+        session.openModel("austen");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        waitForAnalysis(session);
+        const auto *done = dynamic_cast<const PatchingAnalysis *>(session.analysis().result.get());
+        QVERIFY2(done != nullptr, qPrintable(session.analysis().problem));
+        const int patches = 4 * int(text.size() + 1);
+        QCOMPARE(done->result.patches, patches);
+        if (done->milliseconds > 400) // ticks come every 150 ms: a sweep this long reported its total
+            QCOMPARE(largest, patches);
+        else
+            QWARN(qPrintable(QString("the sweep took %1 ms: too short to see its progress").arg(done->milliseconds)));
+
+        spec.target = "#11"; // another sweep, cancelled at once
+        session.setSpec(spec);
+        QVERIFY(session.analysis().pending);
+        session.cancelAnalysis();
+        QVERIFY(!session.analysis().pending);
+        QVERIFY(session.analysis().problem.startsWith("Cancelled"));
+        QTest::qWait(300);
+        session.setSpec(spec); // the same spec: not run again
+        QVERIFY(session.analysis().problem.startsWith("Cancelled"));
+        QVERIFY(session.analysis().result == nullptr);
+    }
+
     void aRequestThatCannotRunIsAProblem()
     {
         Session session;

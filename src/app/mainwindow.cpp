@@ -73,8 +73,10 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     setWindowIcon(QIcon(":/icons/transformer-atlas.svg"));
     m_navigator = new ViewNavigator(this);
     m_ui->centralLayout->addWidget(m_navigator);
-    for (View *view : m_navigator->views())
+    for (View *view : m_navigator->views()) {
         connect(view, &View::specEdited, m_session, &Session::setSpec);
+        connect(view, &View::analysisCancelled, m_session, &Session::cancelAnalysis);
+    }
     m_zoom = new ZoomController(this);
     qApp->installEventFilter(new FocusedKeys(this));
     createDocks();

@@ -62,6 +62,10 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           each head switched off alone: the loss increase, layer × head
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say
+  transformer-atlas patch --model M --text "..." (--corrupted-text "..." | --noise-positions 3,4 [--seed S])
+      --target TOKEN [--contrast TOKEN] [--position P] [--site residual|heads|mlp] [--json FILE]
+                                          activation patching: how much of logit(target) - logit(contrast) (or
+                                          p(target)) each clean activation restores in the corrupted run
   transformer-atlas lesson check [FILE|DIR ...]
                                           check lessons (default: lessons/); problems as file:line: message
   transformer-atlas lesson render FILE --out DIR [--size 1200x800]
@@ -117,6 +121,7 @@ int runCommandLine(int argc, char **argv)
         {"bench-pattern", benchPatternCommand},
         {"lesson", lessonCommand},
         {"memory", memoryCommand},
+        {"patch", patchCommand},
     };
     if (argc < 2)
         return -1;

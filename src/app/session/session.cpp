@@ -506,6 +506,24 @@ void Session::updateAnalysis()
     }
     m_analysis.pending = true;
     m_analysisPins = request.pinned;
+    m_analysisProgress = request.progress;
+    if (m_analysisProgress) {
+        if (!m_progressTimer) {
+            m_progressTimer = new QTimer(this);
+            m_progressTimer->setInterval(150);
+            connect(m_progressTimer, &QTimer::timeout, this, [this] {
+                if (!m_analysis.pending || !m_analysisProgress)
+                    return m_progressTimer->stop();
+                const int done = m_analysisProgress->done, total = m_analysisProgress->total;
+                if (done == m_analysis.done && total == m_analysis.total)
+                    return;
+                m_analysis.done = done;
+                m_analysis.total = total;
+                emit analysisChanged();
+            });
+        }
+        m_progressTimer->start();
+    }
     m_analysisJob.start([run = request.run, key = request.key](const std::atomic<bool> &cancel) {
         AnalysisOutcome outcome {key, nullptr, {}};
         try {
@@ -515,6 +533,16 @@ void Session::updateAnalysis()
         }
         return outcome;
     });
+}
+
+void Session::cancelAnalysis()
+{
+    if (!m_analysis.pending)
+        return;
+    m_analysisJob.drop(); // the key stays: the same spec and trace do not start it again
+    m_analysis = {};
+    m_analysis.problem = tr("Cancelled. Change the view's settings or the input to run it again.");
+    emit analysisChanged();
 }
 
 void Session::adoptAnalysis(AnalysisOutcome outcome)

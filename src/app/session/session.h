@@ -11,6 +11,7 @@
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
+#include <QTimer>
 
 #include <atomic>
 #include <functional>
@@ -73,6 +74,8 @@ public:
     void runToEnd();
     void rewind();
     void cancel();
+    // Stops the analysis under way; the view says it was cancelled until its spec or the trace changes.
+    void cancelAnalysis();
     // Generates `count` tokens with a KV cache, appending them to the input (an encoder-decoder's decoder input, its
     // encoder run once; it stops after the model's '.').
     void generate(int count, SamplingOptions options);
@@ -157,6 +160,8 @@ private:
     AnalysisState m_analysis;
     std::string m_analysisKey; // the request m_analysis answers or waits for
     std::vector<Tensor> m_analysisPins; // the tensors that request reads (their addresses are in its key)
+    std::shared_ptr<AnalysisProgress> m_analysisProgress; // the run's, when it reports one
+    QTimer *m_progressTimer = nullptr; // reads it while the run is under way
     LatestJob<AnalysisOutcome> m_analysisJob; // last: its destructor waits for the analysis in progress
 };
 

@@ -26,6 +26,7 @@ struct AnalysisState
     std::shared_ptr<const ViewAnalysis> result; // null while none is ready
     bool pending = false; // a run for the current spec and trace is under way
     QString problem; // why there is no result: not computed yet, a bad head, the analysis failed
+    int done = 0, total = 0; // a long run's progress while pending (total 0: none reported)
 };
 
 // Everything a view draws from: a trace (complete, or partial while the user steps; a view shows

@@ -41,6 +41,8 @@ signals:
     // The user changed what the view shows from inside it (clicked a head, moved a slider): the Session
     // adopts the new spec so the rest of the window follows.
     void specEdited(const atlas::ViewSpec &spec);
+    // The user stopped the view's analysis under way (a long patching sweep).
+    void analysisCancelled();
 
 protected:
     // Called after the input or the spec changed, and when the font changed (the app's zoom); redraw from m_input

@@ -22,6 +22,7 @@
 #include "views/neuronview.h"
 #include "views/nexttokenview.h"
 #include "views/objectiveview.h"
+#include "views/patchingview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
 #include "views/rolloutview.h"
@@ -55,6 +56,7 @@ const std::map<std::string, Make> &makers()
         {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
         {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
+        {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
         {"memory-timeline",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},

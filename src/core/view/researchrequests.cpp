@@ -15,7 +15,7 @@ namespace {
 using namespace atlas::analysis;
 
 // The spec's target as a token id: "#id", or a text the model's tokenizer reads as exactly one token; −1 for "".
-int targetId(const std::string &target, const Model &model)
+int targetId(const std::string &key, const std::string &target, const Model &model)
 {
     if (target.empty())
         return -1;
@@ -23,13 +23,13 @@ int targetId(const std::string &target, const Model &model)
         int id = -1;
         const auto [end, ec] = std::from_chars(target.data() + 1, target.data() + target.size(), id);
         if (ec != std::errc() || end != target.data() + target.size() || id < 0 || id >= model.config.vocab)
-            throw Error("target \"" + target + "\": an id is #0 … #" + std::to_string(model.config.vocab - 1));
+            throw Error(key + " \"" + target + "\": an id is #0 … #" + std::to_string(model.config.vocab - 1));
         return id;
     }
     const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(model);
     const std::vector<int> ids = tokenizer->encode(target);
     if (ids.size() != 1)
-        throw Error("target \"" + target + "\" is " + std::to_string(ids.size())
+        throw Error(key + " \"" + target + "\" is " + std::to_string(ids.size())
             + " tokens for this model's tokenizer: give one token, or its id as #id");
     return ids.front();
 }
@@ -61,7 +61,7 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
             result.target = target;
             LogitLensOptions options;
             options.topK = LogitLensAnalysis::kTopK;
-            options.target = targetId(target, *model);
+            options.target = targetId("target", target, *model);
             options.cancel = &cancel;
             result.lens = logitLens(*model, *program, *trace, input, options);
         });
@@ -112,6 +112,62 @@ AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisCon
             result.flowProblem = attentionFlowProblem(result.layers, T);
             if (result.flowProblem.empty())
                 result.flow = attentionFlow(augmented, result.position, &cancel);
+        });
+    };
+    return r;
+}
+
+std::string patchingSettings(const ViewSpec &spec)
+{
+    std::string noise;
+    for (int t : spec.noisePositions)
+        noise += std::to_string(t) + ",";
+    return spec.patch + "|" + spec.corruptedText + "|" + noise + "|" + std::to_string(spec.seed) + "|" + spec.target
+        + "|" + spec.contrast + "|" + std::to_string(spec.position);
+}
+
+// Every cell of the spec's patch site, the input against its corruption; each patched forward pass is a step of the
+// progress the window shows.
+AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (spec.target.empty())
+        return problem("Activation patching measures one token at one position: name it in the Target box (spec key "
+                       "target), and a second one in Contrast for a logit difference.");
+    if (spec.corruptedText.empty() && spec.noisePositions.empty())
+        return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
+                       "(the same number of tokens, spec key corrupted_text), or give noise_positions.");
+    AnalysisRequest r;
+    r.key = "patching/" + identity(c.model->wte) + "/" + patchingSettings(spec) + "/" + inputKey(c);
+    r.pinned = {c.model->wte};
+    r.progress = std::make_shared<AnalysisProgress>();
+    r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
+        return timedResult<PatchingAnalysis>([&](PatchingAnalysis &result) {
+            result.asked = patchingSettings(spec);
+            Corruption corruption;
+            if (!spec.corruptedText.empty()) {
+                corruption.tokens = Tokenizer::forModel(*model)->encode(spec.corruptedText);
+                if (corruption.tokens.size() != input.tokens.size())
+                    throw Error("corrupted_text \"" + spec.corruptedText + "\" is "
+                        + std::to_string(corruption.tokens.size()) + " tokens and the input "
+                        + std::to_string(input.tokens.size())
+                        + ": patching compares the same positions, give a corrupted text of as many tokens");
+            }
+            corruption.noisePositions = spec.noisePositions;
+            corruption.seed = uint64_t(spec.seed);
+            PatchingOptions options;
+            options.site = patchSiteFromName(spec.patch);
+            result.target = targetId("target", spec.target, *model);
+            result.contrast = spec.contrast.empty() ? -1 : targetId("contrast", spec.contrast, *model);
+            options.metric = {spec.position, result.target, result.contrast};
+            options.cancel = &cancel;
+            options.progress = [progress](int done, int total) {
+                progress->total = total;
+                progress->done = done;
+                return true;
+            };
+            result.result = activationPatching(model, input, corruption, options);
         });
     };
     return r;

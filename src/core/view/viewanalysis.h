@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/activationpatching.h"
 #include "analysis/attentionflow.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
@@ -130,6 +131,16 @@ struct RolloutAnalysis : ViewAnalysis
     std::string flowProblem;
 };
 
+// Activation patching of the input against its corruption (analysis/activationpatching.h).
+struct PatchingAnalysis : ViewAnalysis
+{
+    std::string asked; // the spec's settings it ran with (the view waits for the result of its own)
+    int target = 0, contrast = -1;
+    PatchingResult result;
+};
+// The spec's patching settings as one string (PatchingAnalysis::asked): a result is the view's when they agree.
+std::string patchingSettings(const ViewSpec &spec);
+
 // The logit lens: every traced stream read through the output head (analysis/logitlens.h).
 struct LogitLensAnalysis : ViewAnalysis
 {
@@ -200,6 +211,13 @@ struct AnalysisContext
     std::vector<int> tokenIds; // the input's token ids
 };
 
+// How far a long analysis has come, written by its run on the worker and read by the window (activation patching:
+// one step per patched forward pass).
+struct AnalysisProgress
+{
+    std::atomic<int> done {0}, total {0};
+};
+
 // The analysis a spec's view needs, ready to run.
 struct AnalysisRequest
 {
@@ -213,6 +231,8 @@ struct AnalysisRequest
     std::function<std::shared_ptr<const ViewAnalysis>(const std::atomic<bool> &cancel)> run;
     // The traced tensors the run reads, kept alive so that the key's addresses cannot be reused while it stands.
     std::vector<Tensor> pinned;
+    // Set by a run long enough to report its progress (null: the view says "computing…").
+    std::shared_ptr<AnalysisProgress> progress;
 };
 
 // The request for spec.view on the context; an empty key for a view that needs no analysis.

@@ -251,7 +251,8 @@ const std::vector<SpecKey> &specKeys()
               "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
               "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
               "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
-              "head, see below), `rollout` (attention rollout and flow through every layer, see below)",
+              "head, see below), `rollout` (attention rollout and flow through every layer, see below), "
+              "`patching` (activation patching: which activations restore the clean output, see below)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
             .field = &ViewSpec::model,
@@ -324,7 +325,8 @@ const std::vector<SpecKey> &specKeys()
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
-            .meaning = "query position of the next-token view; −1 = the last token",
+            .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
+                       "show, and the position whose output the patching view's metric reads; −1 = the last token",
             .minimum = -1,
             .rule = ">= 0, or -1 for the last token"},
         {.name = "theme",
@@ -518,7 +520,8 @@ const std::vector<SpecKey> &specKeys()
             .field = &ViewSpec::seed,
             .type = "int ≥ 0",
             .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
-                       "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same)"},
+                       "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same); "
+                       "patching view: the draw of the noise at `noise_positions`"},
         {.name = "compare_tokenizer",
             .field = &ViewSpec::compareTokenizer,
             .type = "string",
@@ -541,8 +544,32 @@ const std::vector<SpecKey> &specKeys()
             .field = &ViewSpec::target,
             .type = "string",
             .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
-                       "the grid: `#id`, or a text the model's tokenizer reads as exactly one token (`\" the\"`); "
-                       "`\"\"` = none, the cells coloured by their most probable token's probability"},
+                       "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
+                       "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
+                       "by each cell's most probable token)"},
+        {.name = "contrast",
+            .field = &ViewSpec::contrast,
+            .type = "string",
+            .meaning
+            = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
+              "as `target` is; `\"\"` = the probability of `target`"},
+        {.name = "patch",
+            .field = &ViewSpec::patch,
+            .type = "string",
+            .meaning = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
+                       "block at each position), `heads` (each head's output, its context C_h at every position) or "
+                       "`mlp` (each layer's feed-forward output at every position)",
+            .choices = {"residual", "heads", "mlp"}},
+        {.name = "corrupted_text",
+            .field = &ViewSpec::corruptedText,
+            .type = "string",
+            .meaning = "patching view: the corrupted input, read by the model's tokenizer into as many tokens as the "
+                       "input; `\"\"` = the input with noise at `noise_positions`"},
+        {.name = "noise_positions",
+            .field = &ViewSpec::noisePositions,
+            .type = "array of ints",
+            .meaning = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
+                       "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`"},
     };
     return keys;
 }

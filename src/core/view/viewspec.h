@@ -74,6 +74,13 @@ struct ViewSpec
     std::string target;
     // Rollout view: how each layer's heads are combined (mean | max | min; analysis/attentionflow.h).
     std::string rolloutHeads = "mean";
+    // Patching view (analysis/activationpatching.h): what is patched (residual | heads | mlp), the corrupted run
+    // (another text of the same token count, or noise on the embedding at these positions, drawn from `seed`) and
+    // the metric's second token (logit(target) − logit(contrast); "" = p(target)).
+    std::string patch = "residual";
+    std::string corruptedText;
+    std::vector<int> noisePositions;
+    std::string contrast;
 
     static constexpr int kMaxDepth = 64;
     static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;

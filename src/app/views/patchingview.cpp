@@ -1,0 +1,206 @@
+#include "views/patchingview.h"
+
+#include "view/viewanalysis.h"
+#include "views/heatmapplot.h"
+#include "views/viewfonts.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+PatchingView::PatchingView(QWidget *parent)
+    : View(parent)
+{
+    m_controls = new QWidget(this);
+    auto *grid = new QGridLayout(m_controls);
+    grid->setContentsMargins(0, 0, 0, 0);
+    const auto lineEdit = [this](const QString &placeholder, const QString &tip) {
+        auto *e = new QLineEdit(m_controls);
+        e->setPlaceholderText(placeholder);
+        e->setToolTip(tip);
+        e->setClearButtonEnabled(true);
+        return e;
+    };
+    m_corrupted = lineEdit(tr("the input with one thing changed"),
+        tr("The corrupted run's input: as many tokens as the input, differing where the information you trace "
+           "enters (spec key corrupted_text)"));
+    m_target = lineEdit(tr("a token, or #id"),
+        tr("The token whose logit (or probability) the metric reads at the position (spec key target)"));
+    m_contrast = lineEdit(tr("none: p(target)"),
+        tr("With a second token the metric is logit(target) − logit(contrast), the logit difference of the IOI "
+           "work; empty: the target's probability (spec key contrast)"));
+    m_position = new QSpinBox(m_controls);
+    m_position->setRange(-1, 0);
+    m_position->setSpecialValueText(tr("last"));
+    m_position->setToolTip(tr("The position whose output the metric reads (spec key position)"));
+    m_site = new QComboBox(m_controls);
+    m_site->addItem(tr("residual stream, by position"), QStringLiteral("residual"));
+    m_site->addItem(tr("each head's output"), QStringLiteral("heads"));
+    m_site->addItem(tr("each feed-forward output"), QStringLiteral("mlp"));
+    m_site->setToolTip(tr("What one cell patches (spec key patch)"));
+    grid->addWidget(new QLabel(tr("Corrupted:"), m_controls), 0, 0);
+    grid->addWidget(m_corrupted, 0, 1, 1, 3);
+    grid->addWidget(new QLabel(tr("Patch:"), m_controls), 0, 4);
+    grid->addWidget(m_site, 0, 5);
+    grid->addWidget(new QLabel(tr("Target:"), m_controls), 1, 0);
+    grid->addWidget(m_target, 1, 1);
+    grid->addWidget(new QLabel(tr("Contrast:"), m_controls), 1, 2);
+    grid->addWidget(m_contrast, 1, 3);
+    grid->addWidget(new QLabel(tr("Position:"), m_controls), 1, 4);
+    grid->addWidget(m_position, 1, 5);
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(3, 1);
+    connect(m_corrupted, &QLineEdit::editingFinished, this,
+        [this] { edit([this](ViewSpec &s) { s.corruptedText = m_corrupted->text().toStdString(); }); });
+    connect(m_target, &QLineEdit::editingFinished, this,
+        [this] { edit([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
+    connect(m_contrast, &QLineEdit::editingFinished, this,
+        [this] { edit([this](ViewSpec &s) { s.contrast = m_contrast->text().toStdString(); }); });
+    connect(m_position, &QSpinBox::valueChanged, this, [this](int p) { edit([p](ViewSpec &s) { s.position = p; }); });
+    connect(m_site, &QComboBox::activated, this,
+        [this](int i) { edit([this, i](ViewSpec &s) { s.patch = m_site->itemData(i).toString().toStdString(); }); });
+
+    m_formula = newFormulaLabel();
+    m_message = newMessageLabel();
+    m_running = new QWidget(this);
+    auto *runningRow = new QHBoxLayout(m_running);
+    m_progress = new QProgressBar(m_running);
+    m_progress->setFormat(tr("%v of %m patched forward passes"));
+    m_cancel = new QPushButton(tr("Cancel"), m_running);
+    m_cancel->setToolTip(tr("Stop the sweep; change a setting to run it again"));
+    runningRow->addStretch(1);
+    runningRow->addWidget(m_progress, 2);
+    runningRow->addWidget(m_cancel);
+    runningRow->addStretch(1);
+    connect(m_cancel, &QPushButton::clicked, this, &View::analysisCancelled);
+    m_plot = new HeatmapPlot(this);
+    m_plot->setValueLabel(tr("fraction of the clean metric restored"));
+    m_caption = new QLabel(this);
+    m_caption->setWordWrap(true);
+    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_controls);
+    layout->addWidget(m_formula);
+    layout->addWidget(m_message, 1);
+    layout->addWidget(m_running);
+    layout->addWidget(m_plot, 1);
+    layout->addWidget(m_caption);
+    showMessage(QString::fromUtf8(kNothingComputed));
+}
+
+QString PatchingView::message() const
+{
+    return m_plot->isHidden() ? m_message->text() : QString();
+}
+
+QString PatchingView::caption() const
+{
+    return m_caption->text();
+}
+
+void PatchingView::edit(const std::function<void(ViewSpec &)> &change)
+{
+    ViewSpec spec = m_spec;
+    change(spec);
+    if (spec == m_spec)
+        return;
+    emit specEdited(spec);
+}
+
+void PatchingView::showMessage(const QString &text, bool running)
+{
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_message->show();
+    m_running->setVisible(running);
+    m_plot->hide();
+    m_caption->hide();
+}
+
+void PatchingView::refresh()
+{
+    m_formula->setFont(sizedFont(font(), 11));
+    m_caption->setFont(sizedFont(font(), 10));
+    const auto setText = [](QLineEdit *e, const std::string &text) {
+        if (!e->hasFocus())
+            e->setText(QString::fromStdString(text));
+    };
+    setText(m_corrupted, m_spec.corruptedText);
+    setText(m_target, m_spec.target);
+    setText(m_contrast, m_spec.contrast);
+    {
+        const QSignalBlocker block(m_site);
+        m_site->setCurrentIndex(std::max(0, m_site->findData(QString::fromStdString(m_spec.patch))));
+        const QSignalBlocker blockPosition(m_position);
+        m_position->setRange(-1, std::max(0, int(m_input.tokens.size()) - 1));
+        m_position->setValue(m_spec.position);
+    }
+    const bool difference = !m_spec.contrast.empty();
+    m_formula->setText(
+        tr("The input is the clean run, the corrupted text the corrupted one. Each cell runs the corrupted input with "
+           "one activation taken from the clean run, then the rest of the model again: recovered = (m − m_corrupted) "
+           "/ (m_clean − m_corrupted), 1 where that activation alone brings the clean answer back. m = %1 at the "
+           "position (Meng et al. 2022; Wang et al. 2022).")
+            .arg(difference ? tr("logit(target) − logit(contrast)") : tr("p(target)")));
+    const auto *a = m_input.analysisAs<PatchingAnalysis>();
+    if (!a || a->asked != patchingSettings(m_spec)) {
+        if (!m_input.analysis.problem.isEmpty())
+            return showMessage(m_input.analysis.problem);
+        if (!m_input.analysis.pending)
+            return showMessage(QString::fromUtf8(kNothingComputed));
+        m_progress->setRange(0, std::max(1, m_input.analysis.total));
+        m_progress->setValue(m_input.analysis.done);
+        return showMessage(tr("Patching…"), true);
+    }
+    const PatchingResult &r = a->result;
+    m_cells = std::make_shared<std::vector<float>>(r.recovered.begin(), r.recovered.end());
+    QStringList rows, cols;
+    for (int l = 0; l < r.rows; ++l)
+        rows << (r.site == PatchSite::Residual ? tr("into block %1").arg(l) : tr("layer %1").arg(l));
+    if (r.site == PatchSite::Residual)
+        cols = tokenLabels(m_input, r.cols);
+    else if (r.site == PatchSite::Heads)
+        for (int h = 0; h < r.cols; ++h)
+            cols << tr("head %1").arg(h);
+    else
+        cols << tr("feed-forward");
+    m_plot->setTheme(m_spec.theme);
+    m_plot->setColormap(m_spec.colormap);
+    m_plot->setLabels(rows, cols);
+    m_plot->setIndexInLabels(r.site == PatchSite::Residual);
+    m_plot->setAxisTitles(r.site == PatchSite::Residual ? tr("position patched")
+            : r.site == PatchSite::Heads                ? tr("head patched")
+                                                        : QString(),
+        r.site == PatchSite::Residual ? tr("the stream entering") : tr("layer"));
+    const QString target = vocabularyLabel(m_input, a->target);
+    m_plot->setTitle(difference ? tr("What restores logit('%1') − logit('%2') at position %3")
+                                      .arg(target, vocabularyLabel(m_input, a->contrast))
+                                      .arg(r.position)
+                                : tr("What restores p('%1') at position %2").arg(target).arg(r.position));
+    m_plot->setMatrix(m_cells->data(), r.rows, r.cols, m_cells);
+    m_plot->setHoverText([this, r, rows, cols](int row, int col) {
+        const size_t at = size_t(row) * size_t(r.cols) + size_t(col);
+        return tr("%1, %2 patched: metric %3, recovered %4")
+            .arg(rows.value(row), cols.value(col), formatNumber(r.metric[at], 3), formatNumber(r.recovered[at], 3));
+    });
+    m_caption->setText(tr("Clean run: %1; corrupted: %2. %3 patched forward passes in %4 s, each rerunning only the "
+                          "operations after the patched one.")
+                           .arg(formatNumber(r.clean, 4), formatNumber(r.corrupted, 4))
+                           .arg(r.patches)
+                           .arg(formatNumber(a->milliseconds / 1000.0, 3)));
+    m_message->hide();
+    m_running->hide();
+    m_plot->show();
+    m_caption->show();
+}
+
+} // namespace atlas

@@ -1,0 +1,96 @@
+#include "analysis/activationpatching.h"
+#include "arguments.h"
+#include "commands.h"
+#include "io/atomicfile.h"
+#include "modelinput.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace atlas {
+
+namespace {
+
+// "--target w" or "--target '#87'": one token of the model's tokenizer, or an id.
+int tokenArgument(const Arguments &args, const std::string &option, const Tokenizer &tokenizer, int vocab)
+{
+    const std::string text = args.value(option);
+    const std::vector<int> ids
+        = !text.empty() && text[0] == '#' ? parseTokenList(text.substr(1)) : tokenizer.encode(text);
+    if (ids.size() != 1)
+        throw Error("--" + option + " \"" + text + "\" is " + std::to_string(ids.size())
+            + " tokens for this model's tokenizer: give one token, or its id as #id");
+    if (ids.front() >= vocab)
+        throw Error("--" + option + " " + text + ": ids run from 0 to " + std::to_string(vocab - 1));
+    return ids.front();
+}
+
+} // namespace
+
+// patch --model M (--text "..." | --tokens 1,2) (--corrupted-text "..." | --corrupted-tokens 1,2 | --noise-positions
+// 3,4
+//       [--noise-scale 3 --seed S]) --target TOKEN [--contrast TOKEN] [--position P] [--site residual|heads|mlp]
+//       [--json FILE]
+int patchCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv,
+        {"model", "text", "tokens", "padding", "corrupted-text", "corrupted-tokens", "noise-positions", "noise-scale",
+            "seed", "target", "contrast", "position", "site", "json"},
+        {});
+    ModelAndInput run = loadModelAndInput(args);
+    const ModelConfig &config = run.model->config;
+    Corruption corruption;
+    const int sources
+        = int(args.has("corrupted-text")) + int(args.has("corrupted-tokens")) + int(args.has("noise-positions"));
+    if (sources != 1)
+        throw Error("give one corruption: --corrupted-text \"...\" or --corrupted-tokens 1,2 (as many tokens as the "
+                    "input), or --noise-positions 3,4 (noise on the embedding there)");
+    if (args.has("corrupted-text"))
+        corruption.tokens = run.tokenizer->encode(args.value("corrupted-text"));
+    if (args.has("corrupted-tokens"))
+        corruption.tokens = parseTokenList(args.value("corrupted-tokens"));
+    if (args.has("noise-positions"))
+        corruption.noisePositions = parseTokenList(args.value("noise-positions"));
+    corruption.noiseScale = args.doubleValue("noise-scale", 3.0, 0.0, 1e6);
+    corruption.seed = uint64_t(args.intValue("seed", 0, 0));
+    PatchingOptions options;
+    options.site = patchSiteFromName(args.value("site", "residual"));
+    options.metric.target = tokenArgument(args, "target", *run.tokenizer, config.vocab);
+    options.metric.contrast = args.has("contrast") ? tokenArgument(args, "contrast", *run.tokenizer, config.vocab) : -1;
+    options.metric.position = args.intValue("position", -1, -1);
+    const auto start = std::chrono::steady_clock::now();
+    const PatchingResult r = activationPatching(run.model, run.input, corruption, options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    const std::string metric = options.metric.contrast >= 0
+        ? "logit('" + run.tokenizer->piece(options.metric.target) + "') - logit('"
+            + run.tokenizer->piece(options.metric.contrast) + "')"
+        : "p('" + run.tokenizer->piece(options.metric.target) + "')";
+    std::printf("%s at position %d: clean %.6g, corrupted %.6g\n", metric.c_str(), r.position, r.clean, r.corrupted);
+    std::printf("recovered fraction per %s (rows: %s)\n",
+        options.site == PatchSite::Residual    ? "position"
+            : options.site == PatchSite::Heads ? "head"
+                                               : "layer",
+        options.site == PatchSite::Residual ? "the stream entering each block" : "layers");
+    for (int l = 0; l < r.rows; ++l) {
+        std::printf("  %2d:", l);
+        for (int c = 0; c < r.cols; ++c)
+            std::printf(" %7.3f", r.recoveredAt(l, c));
+        std::printf("\n");
+    }
+    std::printf("%d patched forward passes in %.3f s\n", r.patches, seconds);
+    if (args.has("json")) {
+        const nlohmann::json j = {{"site", patchSiteName(r.site)}, {"metric", metric}, {"position", r.position},
+            {"clean", r.clean}, {"corrupted", r.corrupted}, {"rows", r.rows}, {"cols", r.cols},
+            {"recovered", r.recovered}, {"metric_patched", r.metric}, {"tokens", run.input.tokens},
+            {"corrupted_tokens", r.corruptedTokens}, {"patches", r.patches}, {"seconds", seconds}};
+        writeFileAtomically(args.value("json"), j.dump(1) + "\n");
+    }
+    return 0;
+}
+
+} // namespace atlas
