@@ -209,6 +209,30 @@ private slots:
         QVERIFY(!QFile::exists(dir.filePath("refused")));
     }
 
+    // patch: copy's induction traced through the residual stream, the grid printed and written as JSON; inputs of
+    // different lengths and a second corruption refused.
+    void patchTracesTheLetter()
+    {
+        QTemporaryDir dir;
+        const auto traced = run({"patch", "--model", "copy", "--text", "qzkxwmbt|qzkx", "--corrupted-text",
+            "qzkxambt|qzkx", "--target", "w", "--contrast", "a", "--json", dir.filePath("p.json")});
+        QVERIFY2(traced.code == 0, qPrintable(traced.err));
+        QVERIFY(traced.out.contains("26 patched forward passes"));
+        QFile f(dir.filePath("p.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(j["rows"].toInt(), 2);
+        QCOMPARE(j["cols"].toInt(), 13);
+        QCOMPARE(j["recovered"].toArray().at(4).toDouble(), 1.0); // the changed letter, entering block 0
+        QVERIFY(j["recovered"].toArray().at(13 + 12).toDouble() > 0.99); // the last position, entering block 1
+        const auto shorter
+            = run({"patch", "--model", "copy", "--text", "qzkxwmbt|qzkx", "--corrupted-text", "qzk", "--target", "w"});
+        QVERIFY(shorter.code != 0 && shorter.err.contains("equal length"));
+        const auto both = run({"patch", "--model", "copy", "--text", "abc", "--corrupted-text", "abd",
+            "--noise-positions", "1", "--target", "w"});
+        QVERIFY(both.code != 0 && both.err.contains("give one corruption"));
+    }
+
     // The same weights under another encoding: RoPE writes its rotated q and k, ALiBi its bias; a kind that needs
     // a table the model lacks is refused by name.
     void dumpOverridesThePositions()

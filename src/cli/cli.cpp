@@ -62,7 +62,8 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           each head switched off alone: the loss increase, layer × head
   transformer-atlas analyze-heads --model M --task T
                                           how much each head attends where a task's patterns say
-  transformer-atlas patch --model M --text "..." (--corrupted-text "..." | --noise-positions 3,4 [--seed S])
+  transformer-atlas patch (--model M --text "..." | --shape gpt2-small --tokens 1,2)
+      (--corrupted-text "..." | --corrupted-tokens 1,2 | --noise-positions 3,4 [--seed S])
       --target TOKEN [--contrast TOKEN] [--position P] [--site residual|heads|mlp] [--json FILE]
                                           activation patching: how much of logit(target) - logit(contrast) (or
                                           p(target)) each clean activation restores in the corrupted run

@@ -31,17 +31,26 @@ int tokenArgument(const Arguments &args, const std::string &option, const Tokeni
 
 } // namespace
 
-// patch --model M (--text "..." | --tokens 1,2) (--corrupted-text "..." | --corrupted-tokens 1,2 | --noise-positions
-// 3,4
+// patch (--model M (--text "..." | --tokens 1,2) | --shape gpt2-small --tokens 1,2) (--corrupted-text "..." |
+// --corrupted-tokens 1,2 | --noise-positions 3,4
 //       [--noise-scale 3 --seed S]) --target TOKEN [--contrast TOKEN] [--position P] [--site residual|heads|mlp]
 //       [--json FILE]
 int patchCommand(const CommandArgs &argv)
 {
     const Arguments args(argv,
-        {"model", "text", "tokens", "padding", "corrupted-text", "corrupted-tokens", "noise-positions", "noise-scale",
-            "seed", "target", "contrast", "position", "site", "json"},
+        {"model", "shape", "text", "tokens", "padding", "corrupted-text", "corrupted-tokens", "noise-positions",
+            "noise-scale", "seed", "target", "contrast", "position", "site", "json"},
         {});
-    ModelAndInput run = loadModelAndInput(args);
+    ModelAndInput run;
+    if (args.has("shape")) { // random weights of GPT-2 small's shape, for the benchmark (docs/benchmarks.md)
+        if (args.value("shape") != "gpt2-small")
+            throw Error("--shape: only 'gpt2-small' is known");
+        run.model = std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234));
+        run.tokenizer = Tokenizer::forModel(*run.model);
+        run.input.tokens = parseTokenList(args.required("tokens"));
+    } else {
+        run = loadModelAndInput(args);
+    }
     const ModelConfig &config = run.model->config;
     Corruption corruption;
     const int sources

@@ -1,5 +1,7 @@
 #include "analysis/activationpatching.h"
 
+#include "analysis/logitlens.h"
+
 #include "engine/engine.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -88,11 +90,13 @@ public:
     Engine &engine() { return m_engine; }
     const Tensor *noised() const { return m_noise.empty() ? nullptr : &m_noise; }
 
-    // Runs from `cursor` to the end with `edits` (tensor name → what to write into it) applied as they are made.
+    // Runs from `cursor` through the last block with `edits` (tensor name → what to write into it) applied as they
+    // are made. The output head is left to the metric, which needs one position's logits, not every position's.
     void runFrom(int cursor, const std::map<std::string, std::function<void(Tensor &)>> &edits)
     {
         m_engine.runTo(cursor);
-        while (!m_engine.atEnd()) {
+        const int head = outputHeadStart(m_engine.program());
+        while (m_engine.cursor() < head) {
             const int op = m_engine.cursor();
             m_engine.step();
             for (const OpOutput &out : m_engine.program().ops[size_t(op)].outputs) {
@@ -139,15 +143,21 @@ private:
     Tensor m_noise;
 };
 
-double metricOf(const Trace &trace, const PatchMetric &metric, int position)
+// The metric from the output head applied to the metric's position alone (the same arithmetic for every run, so a
+// patch that changes nothing gives the corrupted metric exactly).
+double metricOf(const Engine &run, const PatchMetric &metric, int position)
 {
-    if (metric.contrast >= 0) {
-        const Tensor &logits = trace.tensor("logits");
-        const float *z = logits.data() + int64_t(position) * logits.dim(1);
-        return double(z[metric.target]) - double(z[metric.contrast]);
-    }
-    const Tensor &probs = trace.tensor("next_probs");
-    return probs.data()[int64_t(position) * probs.dim(1) + metric.target];
+    const Tensor z = outputHeadLogits(
+        *run.modelPtr(), run.program(), run.trace(), run.input(), run.modelPtr()->config.layers, {position});
+    const float *row = z.data();
+    if (metric.contrast >= 0)
+        return double(row[metric.target]) - double(row[metric.contrast]);
+    const int64_t V = z.dim(1);
+    const double top = *std::max_element(row, row + V);
+    double sum = 0;
+    for (int64_t v = 0; v < V; ++v)
+        sum += std::exp(double(row[v]) - top);
+    return std::exp(double(row[metric.target]) - top) / sum;
 }
 
 int resolvedPosition(const PatchMetric &metric, size_t tokens)
@@ -210,7 +220,7 @@ double patchedMetric(std::shared_ptr<const Model> model, const Input &clean, con
     if (const std::string why = patchingProblem(*model, clean, corruption, options); !why.empty())
         throw Error("activation patching: " + why);
     Engine cleanRun(model, clean);
-    cleanRun.runToEnd();
+    cleanRun.runTo(outputHeadStart(cleanRun.program()));
     std::map<std::string, std::function<void(Tensor &)>> edits;
     for (const PatchCell &cell : cells) {
         const std::string name = tensorOf(cell);
@@ -223,7 +233,7 @@ double patchedMetric(std::shared_ptr<const Model> model, const Input &clean, con
     }
     CorruptedRun run(model, clean, corruption);
     run.runFrom(0, edits);
-    return metricOf(run.engine().trace(), metric, resolvedPosition(metric, clean.tokens.size()));
+    return metricOf(run.engine(), metric, resolvedPosition(metric, clean.tokens.size()));
 }
 
 PatchingResult activationPatching(std::shared_ptr<const Model> model, const Input &clean, const Corruption &corruption,
@@ -237,11 +247,11 @@ PatchingResult activationPatching(std::shared_ptr<const Model> model, const Inpu
     result.site = options.site;
     result.position = resolvedPosition(options.metric, clean.tokens.size());
     Engine cleanRun(model, clean);
-    cleanRun.runToEnd();
-    result.clean = metricOf(cleanRun.trace(), options.metric, result.position);
+    cleanRun.runTo(outputHeadStart(cleanRun.program()));
+    result.clean = metricOf(cleanRun, options.metric, result.position);
     CorruptedRun run(model, clean, corruption);
     run.runFrom(0, {});
-    result.corrupted = metricOf(run.engine().trace(), options.metric, result.position);
+    result.corrupted = metricOf(run.engine(), options.metric, result.position);
     result.corruptedTokens = run.engine().input().tokens;
     const double span = result.clean - result.corrupted;
     if (std::abs(span) <= 1e-9 * std::max(1.0, std::abs(result.clean)))
@@ -264,7 +274,7 @@ PatchingResult activationPatching(std::shared_ptr<const Model> model, const Inpu
         const int op = run.engine().program().producerOf(name);
         // From the corrupted trace as it stands up to the patched operation: only what follows runs again.
         run.runFrom(op, {{name, [&](Tensor &t) { copyCell(t, cleanRun.trace().tensor(name), cell); }}});
-        result.metric[c] = metricOf(run.engine().trace(), options.metric, result.position);
+        result.metric[c] = metricOf(run.engine(), options.metric, result.position);
         result.recovered[c] = (result.metric[c] - result.corrupted) / span;
         ++result.patches;
     }

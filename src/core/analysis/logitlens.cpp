@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 
 namespace atlas {
@@ -71,6 +72,43 @@ bool traced(const Trace &trace, const std::vector<std::string> &names)
 
 } // namespace
 
+int outputHeadStart(const Program &program)
+{
+    const OutputHead head = outputHead(program);
+    return head.ops.empty() ? -1 : head.ops.front();
+}
+
+Tensor outputHeadLogits(const Model &model, const Program &program, const Trace &trace, const Input &input, int blocks,
+    const std::vector<int> &positions)
+{
+    const OutputHead head = outputHead(program);
+    const std::vector<std::string> streams = streamsAfter(head, model.config.layers, blocks);
+    if (head.ops.empty() || !traced(trace, streams))
+        throw Error("the output head cannot read the stream after " + std::to_string(blocks) + " blocks: not traced");
+    Trace scratch;
+    for (size_t s = 0; s < streams.size(); ++s) {
+        const Tensor &x = trace.tensor(streams[s]);
+        const int64_t D = x.dim(1);
+        Tensor rows({int64_t(positions.size()), D});
+        for (size_t r = 0; r < positions.size(); ++r)
+            std::copy(x.data() + positions[r] * D, x.data() + (positions[r] + 1) * D, rows.data() + int64_t(r) * D);
+        scratch.put(head.seeds[s], {}, -1, std::move(rows));
+    }
+    // The program's operations are built for its input's length: for fewer rows, the same head built for as many.
+    const bool whole = int64_t(positions.size()) == trace.tensor(streams.front()).dim(0);
+    const Program sized
+        = whole ? Program {} : Program::build(model.config, Input {std::vector<int>(positions.size(), 0), {}});
+    const Program &run = whole ? program : sized;
+    const OutputHead ops = whole ? head : outputHead(sized);
+    for (int op : ops.ops) {
+        const Op &o = run.ops[size_t(op)];
+        std::vector<Tensor> outputs = o.run(model, input, scratch);
+        for (size_t k = 0; k < outputs.size(); ++k)
+            scratch.put(o.outputs[k].name, {}, op, std::move(outputs[k]));
+    }
+    return scratch.tensor("logits");
+}
+
 std::string logitLensProblem(const ModelConfig &config, const Program &program, const Trace &trace)
 {
     const OutputHead head = outputHead(program);
@@ -100,16 +138,10 @@ LogitLens logitLens(
         const std::vector<std::string> streams = streamsAfter(head, config.layers, blocks);
         if (!traced(trace, streams) || (options.cancel && options.cancel->load()))
             break; // the stepper has not reached this block yet
-        Trace scratch; // the head's own operations, reading this stream as if it were the last
-        for (size_t s = 0; s < streams.size(); ++s)
-            scratch.put(head.seeds[s], {}, -1, trace.tensor(streams[s]));
-        for (int op : head.ops) {
-            const Op &o = program.ops[size_t(op)];
-            std::vector<Tensor> outputs = o.run(model, input, scratch);
-            for (size_t k = 0; k < outputs.size(); ++k)
-                scratch.put(o.outputs[k].name, {}, op, std::move(outputs[k]));
-        }
-        const Tensor &logits = scratch.tensor("logits");
+        // The head's own operations, reading this stream as if it were the last.
+        std::vector<int> positions(size_t(trace.tensor(streams.front()).dim(0)));
+        std::iota(positions.begin(), positions.end(), 0);
+        const Tensor logits = outputHeadLogits(model, program, trace, input, blocks, positions);
         const size_t T = size_t(logits.dim(0));
         if (lens.streams.empty())
             lens.tokens = int(T);

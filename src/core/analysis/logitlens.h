@@ -47,6 +47,15 @@ struct LogitLens
     }
 };
 
+// The first operation of the output head (the operations after the last block that lead to "logits"); −1 for a
+// program without one.
+int outputHeadStart(const Program &program);
+// The logits [rows, V] the output head gives rows `positions` of the stream after `blocks` blocks, computed on those
+// rows alone (every operation of a head works row by row): the model's own logits of those positions when `blocks`
+// is the last. Throws atlas::Error when the stream is not traced.
+Tensor outputHeadLogits(const Model &model, const Program &program, const Trace &trace, const Input &input, int blocks,
+    const std::vector<int> &positions);
+
 // Why the lens cannot read this trace yet ("" when it can): a program without an output head, or no stream traced.
 std::string logitLensProblem(const ModelConfig &config, const Program &program, const Trace &trace);
 // The lens of every stream in the trace (the stepper may be part way: the rows so far). Throws atlas::Error when
