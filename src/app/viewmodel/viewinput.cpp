@@ -106,6 +106,14 @@ QString notComputedText(const ViewInput &input, const std::string &traceName)
     return QString::fromStdString(atlas::notComputedText(input.program.get(), traceName));
 }
 
+QString logitsFormula(const ViewInput &input)
+{
+    if (input.program)
+        if (const int op = input.program->producerOf("logits"); op >= 0)
+            return QString::fromStdString(input.program->ops[size_t(op)].outputs.front().formula);
+    return QStringLiteral("Z = LN_f(X) W_teᵀ");
+}
+
 QString tokenLabel(const ViewInput &input, int position)
 {
     if (position >= 0 && position < input.tokens.size())

@@ -84,6 +84,8 @@ int keyValueGroup(const ViewInput &input, int head);
 QString siteTitle(const ViewInput &input);
 // "Not computed yet: step to <op> in layer <i> (<trace name>)", the op read from the program (viewanalysis.h).
 QString notComputedText(const ViewInput &input, const std::string &traceName);
+// The logits' formula as the program computes them (BERT's transform and bias, T5's scale, a tied or own matrix).
+QString logitsFormula(const ViewInput &input);
 // Token labels for positions 0..count-1 ("#i" where the input has none).
 QString tokenLabel(const ViewInput &input, int position);
 // The display label of vocabulary id `id` (input.vocabLabel; "#id" where the input has none).

@@ -130,13 +130,7 @@ void FillsView::refresh()
     }
     m_cards->setFont(sizedFont(font(), 10));
     m_cards->setCards(std::move(cards));
-    // The head's formula as this model computes it (BERT's has a transform and an output bias before the softmax).
-    QString logits = QStringLiteral("Z = LN_f(X) W_teᵀ");
-    if (m_input.program)
-        for (const Op &op : m_input.program->ops)
-            for (const OpOutput &o : op.outputs)
-                if (o.name == "logits")
-                    logits = QString::fromStdString(o.formula);
+    const QString logits = logitsFormula(m_input); // BERT's has a transform and an output bias before the softmax
     m_formula->setText(m_drawn->corrupted
             ? tr("BERT's corruption from seed %1 chose %2 positions; the model read the corrupted text both ways and "
                  "named the original first at %3 of them (%4 %). The bars are its output at each position, "

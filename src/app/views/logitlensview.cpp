@@ -150,13 +150,7 @@ void LogitLensView::refresh()
         if (item)
             m_plot->removeItem(item);
     m_texts.assign(size_t(rows) * size_t(T), nullptr);
-    // The head as this model computes it (the program's own formula for the logits).
-    QString head = QStringLiteral("Z = LN_f(X) W_teᵀ");
-    if (m_input.program)
-        for (const Op &op : m_input.program->ops)
-            for (const OpOutput &o : op.outputs)
-                if (o.name == "logits")
-                    head = QString::fromStdString(o.formula);
+    const QString head = logitsFormula(m_input);
     m_formula->setText(
         tr("Row 'block i' reads X_i, the residual stream after i blocks, through the model's own output head as if "
            "the model ended there: p = softmax(Z), with %1 and X_i in place of the last stream. The top row is the "
