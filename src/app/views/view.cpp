@@ -12,6 +12,12 @@ View::View(QWidget *parent)
     setFocusPolicy(Qt::ClickFocus); // a click (or Enter in the Input box) gives the stepping keys back to the window
 }
 
+View::~View()
+{
+    for (QObject *child : findChildren<QObject *>())
+        QObject::disconnect(child, nullptr, this, nullptr);
+}
+
 int View::heightForWidth(int width) const
 {
     if (const QLayout *l = layout(); l && l->hasHeightForWidth())

@@ -21,6 +21,9 @@ class View : public QWidget
 
 public:
     explicit View(QWidget *parent = nullptr);
+    // Disconnects its children from the view first: a child's signal while QWidget deletes the children (a line
+    // edit's editingFinished on losing focus as the window goes) must not reach a view whose own part is gone.
+    ~View() override;
 
     virtual void setInput(const ViewInput &input);
     virtual void setSpec(const ViewSpec &spec);
