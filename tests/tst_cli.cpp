@@ -179,60 +179,6 @@ private slots:
         QVERIFY(!QFile::exists(dir.filePath("refused")));
     }
 
-    // dump --logit-lens: the top tokens of every row, whose last row is the model's own prediction; --lens-full
-    // writes every row's logits, the last equal to logits.npy; the lens options alone are refused.
-    void dumpWritesTheLogitLens()
-    {
-        QTemporaryDir dir;
-        const auto top = run({"dump", "--model", "reverse", "--text", "abcdef>", "--logit-lens", "--lens-top-k", "2",
-            "--lens-full", "--out", dir.filePath("lens")});
-        QVERIFY2(top.code == 0, qPrintable(top.err));
-        QFile manifestFile(dir.filePath("lens/manifest.json"));
-        QVERIFY(manifestFile.open(QIODevice::ReadOnly));
-        const QJsonObject lens = QJsonDocument::fromJson(manifestFile.readAll()).object()["logit_lens"].toObject();
-        QCOMPARE(lens["streams"].toArray().size(), 3); // the embedding and the stream after each of 2 blocks
-        QCOMPARE(lens["streams"].toArray().last().toString(), QString("layer.1.out"));
-        const atlas::Tensor ids = atlas::readNpy(dir.filePath("lens/lens.top_ids.npy").toStdString());
-        QCOMPARE(ids.shape(), (atlas::Shape {3, 7, 2}));
-        const atlas::Tensor logits = atlas::readNpy(dir.filePath("lens/logits.npy").toStdString());
-        const atlas::Tensor last = atlas::readNpy(dir.filePath("lens/lens.2.logits.npy").toStdString());
-        QCOMPARE(last.shape(), logits.shape());
-        QVERIFY(std::equal(logits.data(), logits.data() + logits.numel(), last.data()));
-        const int64_t V = logits.dim(1);
-        for (int64_t t = 0; t < 7; ++t) { // the last row's top token: the argmax of the model's logits
-            const float *z = logits.data() + t * V;
-            QCOMPARE(int(ids.data()[(2 * 7 + t) * 2]), int(std::max_element(z, z + V) - z));
-        }
-        const auto refused
-            = run({"dump", "--model", "reverse", "--text", "abc", "--lens-full", "--out", dir.filePath("refused")});
-        QVERIFY(refused.code != 0 && refused.err.contains("--logit-lens"));
-        QVERIFY(!QFile::exists(dir.filePath("refused")));
-    }
-
-    // patch: copy's induction traced through the residual stream, the grid printed and written as JSON; inputs of
-    // different lengths and a second corruption refused.
-    void patchTracesTheLetter()
-    {
-        QTemporaryDir dir;
-        const auto traced = run({"patch", "--model", "copy", "--text", "qzkxwmbt|qzkx", "--corrupted-text",
-            "qzkxambt|qzkx", "--target", "w", "--contrast", "a", "--json", dir.filePath("p.json")});
-        QVERIFY2(traced.code == 0, qPrintable(traced.err));
-        QVERIFY(traced.out.contains("26 patched forward passes"));
-        QFile f(dir.filePath("p.json"));
-        QVERIFY(f.open(QIODevice::ReadOnly));
-        const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
-        QCOMPARE(j["rows"].toInt(), 2);
-        QCOMPARE(j["cols"].toInt(), 13);
-        QCOMPARE(j["recovered"].toArray().at(4).toDouble(), 1.0); // the changed letter, entering block 0
-        QVERIFY(j["recovered"].toArray().at(13 + 12).toDouble() > 0.99); // the last position, entering block 1
-        const auto shorter
-            = run({"patch", "--model", "copy", "--text", "qzkxwmbt|qzkx", "--corrupted-text", "qzk", "--target", "w"});
-        QVERIFY(shorter.code != 0 && shorter.err.contains("equal length"));
-        const auto both = run({"patch", "--model", "copy", "--text", "abc", "--corrupted-text", "abd",
-            "--noise-positions", "1", "--target", "w"});
-        QVERIFY(both.code != 0 && both.err.contains("give one corruption"));
-    }
-
     // The same weights under another encoding: RoPE writes its rotated q and k, ALiBi its bias; a kind that needs
     // a table the model lacks is refused by name.
     void dumpOverridesThePositions()

@@ -13,24 +13,6 @@
 
 namespace atlas {
 
-namespace {
-
-// "--target w" or "--target '#87'": one token of the model's tokenizer, or an id.
-int tokenArgument(const Arguments &args, const std::string &option, const Tokenizer &tokenizer, int vocab)
-{
-    const std::string text = args.value(option);
-    const std::vector<int> ids
-        = !text.empty() && text[0] == '#' ? parseTokenList(text.substr(1)) : tokenizer.encode(text);
-    if (ids.size() != 1)
-        throw Error("--" + option + " \"" + text + "\" is " + std::to_string(ids.size())
-            + " tokens for this model's tokenizer: give one token, or its id as #id");
-    if (ids.front() >= vocab)
-        throw Error("--" + option + " " + text + ": ids run from 0 to " + std::to_string(vocab - 1));
-    return ids.front();
-}
-
-} // namespace
-
 // patch (--model M (--text "..." | --tokens 1,2) | --shape gpt2-small --tokens 1,2) (--corrupted-text "..." |
 // --corrupted-tokens 1,2 | --noise-positions 3,4
 //       [--noise-scale 3 --seed S]) --target TOKEN [--contrast TOKEN] [--position P] [--site residual|heads|mlp]
@@ -68,8 +50,9 @@ int patchCommand(const CommandArgs &argv)
     corruption.seed = uint64_t(args.intValue("seed", 0, 0));
     PatchingOptions options;
     options.site = patchSiteFromName(args.value("site", "residual"));
-    options.metric.target = tokenArgument(args, "target", *run.tokenizer, config.vocab);
-    options.metric.contrast = args.has("contrast") ? tokenArgument(args, "contrast", *run.tokenizer, config.vocab) : -1;
+    options.metric.target = singleToken(*run.tokenizer, args.required("target"), config.vocab, "--target");
+    options.metric.contrast
+        = args.has("contrast") ? singleToken(*run.tokenizer, args.value("contrast"), config.vocab, "--contrast") : -1;
     options.metric.position = args.intValue("position", -1, -1);
     const auto start = std::chrono::steady_clock::now();
     const PatchingResult r = activationPatching(run.model, run.input, corruption, options);

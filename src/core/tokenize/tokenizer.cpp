@@ -170,6 +170,18 @@ std::string ByteTokenizer::piece(int id) const
     return buf;
 }
 
+int singleToken(const Tokenizer &tokenizer, const std::string &text, int vocab, const std::string &name)
+{
+    const bool byId = !text.empty() && text[0] == '#';
+    const std::vector<int> ids = byId ? parseTokenList(text.substr(1)) : tokenizer.encode(text);
+    if (ids.size() != 1)
+        throw Error(name + " \"" + text + "\" is " + std::to_string(ids.size())
+            + " tokens for this model's tokenizer: give one token, or its id as #id");
+    if (ids.front() < 0 || ids.front() >= vocab)
+        throw Error(name + " \"" + text + "\": an id is #0 … #" + std::to_string(vocab - 1));
+    return ids.front();
+}
+
 std::vector<int> parseTokenList(const std::string &text)
 {
     std::vector<int> ids;

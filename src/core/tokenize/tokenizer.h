@@ -54,5 +54,8 @@ public:
 
 // Parses "464,3290,318" (commas or spaces) into ids; throws atlas::Error naming the bad item.
 std::vector<int> parseTokenList(const std::string &text);
+// One token named by the user: "#id", or a text `tokenizer` reads as exactly one token (" the" with its space for
+// GPT-2). Throws atlas::Error naming `name` (a spec key, a command-line option) for anything else.
+int singleToken(const Tokenizer &tokenizer, const std::string &text, int vocab, const std::string &name);
 
 } // namespace atlas

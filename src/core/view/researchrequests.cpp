@@ -6,7 +6,6 @@
 #include "view/specrun.h"
 
 #include <cctype>
-#include <charconv>
 
 namespace atlas {
 
@@ -14,24 +13,10 @@ namespace {
 
 using namespace atlas::analysis;
 
-// The spec's target as a token id: "#id", or a text the model's tokenizer reads as exactly one token; −1 for "".
-int targetId(const std::string &key, const std::string &target, const Model &model)
+// The spec's target (or contrast) as a token id; −1 for "".
+int targetId(const std::string &key, const std::string &target, const Tokenizer &tokenizer, int vocab)
 {
-    if (target.empty())
-        return -1;
-    if (target[0] == '#') {
-        int id = -1;
-        const auto [end, ec] = std::from_chars(target.data() + 1, target.data() + target.size(), id);
-        if (ec != std::errc() || end != target.data() + target.size() || id < 0 || id >= model.config.vocab)
-            throw Error(key + " \"" + target + "\": an id is #0 … #" + std::to_string(model.config.vocab - 1));
-        return id;
-    }
-    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(model);
-    const std::vector<int> ids = tokenizer->encode(target);
-    if (ids.size() != 1)
-        throw Error(key + " \"" + target + "\" is " + std::to_string(ids.size())
-            + " tokens for this model's tokenizer: give one token, or its id as #id");
-    return ids.front();
+    return target.empty() ? -1 : singleToken(tokenizer, target, vocab, key);
 }
 
 } // namespace
@@ -61,7 +46,7 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
             result.target = target;
             LogitLensOptions options;
             options.topK = LogitLensAnalysis::kTopK;
-            options.target = targetId("target", target, *model);
+            options.target = targetId("target", target, *Tokenizer::forModel(*model), model->config.vocab);
             options.cancel = &cancel;
             result.lens = logitLens(*model, *program, *trace, input, options);
         });
@@ -145,9 +130,10 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
     r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<PatchingAnalysis>([&](PatchingAnalysis &result) {
             result.asked = patchingSettings(spec);
+            const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(*model);
             Corruption corruption;
             if (!spec.corruptedText.empty()) {
-                corruption.tokens = Tokenizer::forModel(*model)->encode(spec.corruptedText);
+                corruption.tokens = tokenizer->encode(spec.corruptedText);
                 if (corruption.tokens.size() != input.tokens.size())
                     throw Error("corrupted_text \"" + spec.corruptedText + "\" is "
                         + std::to_string(corruption.tokens.size()) + " tokens and the input "
@@ -158,8 +144,8 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
             corruption.seed = uint64_t(spec.seed);
             PatchingOptions options;
             options.site = patchSiteFromName(spec.patch);
-            result.target = targetId("target", spec.target, *model);
-            result.contrast = spec.contrast.empty() ? -1 : targetId("contrast", spec.contrast, *model);
+            result.target = targetId("target", spec.target, *tokenizer, model->config.vocab);
+            result.contrast = targetId("contrast", spec.contrast, *tokenizer, model->config.vocab);
             options.metric = {spec.position, result.target, result.contrast};
             options.cancel = &cancel;
             options.progress = [progress](int done, int total) {

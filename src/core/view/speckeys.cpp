@@ -1,0 +1,361 @@
+#include "view/viewspec.h"
+
+#include "attention/attentionkernel.h"
+#include "engine/headablation.h"
+#include "io/limits.h"
+#include "util/error.h"
+
+#include <climits>
+#include <string>
+
+// The view spec's keys, each described once: the parser, the JSON writer, docs/view-spec.md's table and the lesson
+// checks read this table (view/viewspec.cpp reads and writes with it).
+namespace atlas {
+
+const std::vector<SpecKey> &specKeys()
+{
+    static const std::vector<SpecKey> keys = {
+        {.name = "view",
+            .field = &ViewSpec::view,
+            .type = "string",
+            .meaning
+            = "`attention` (one head's heat map), `heads` (every layer × head), `lines` (token-to-token "
+              "lines), `mask` (scores, mask, probabilities side by side), `scaling` (why √d: Var(q·k) against "
+              "d, and one row's softmax with and without 1/√d), `neuron` (one query and key: q, k and q∘k "
+              "component by component), `ablation` (heads switched off: the importance table, the next token "
+              "and the task's scores with and without them), `architecture` (the model's operations as a "
+              "diagram; a click steps there), `next-token` (bar chart), `tensor` (any traced tensor), "
+              "`kernels` (one head under every attention kernel, see below), `lsh` (one head's LSH buckets, "
+              "sorted chunks and misses, see below), `pattern` (the editor of a fixed sparse pattern, see "
+              "below), `approximation` (Linformer and Performer against softmax, see below), `memory-timeline` "
+              "(one training step's live memory under each memory strategy, see below), `memory-graph` (the "
+              "layers as a chain, each node's state at the cursor), `memory-depth` (peak activations and step "
+              "time against depth), `memory-tradeoff` (checkpointing every k = 1 … L), `inversion-error` "
+              "(reversible blocks' rebuild error per block and precision), `objective` (a pretraining "
+              "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
+              "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
+              "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
+              "head, see below), `rollout` (attention rollout and flow through every layer, see below), "
+              "`patching` (activation patching: which activations restore the clean output, see below)",
+            .choices = ViewSpec::viewKinds()},
+        {.name = "model",
+            .field = &ViewSpec::model,
+            .type = "string",
+            .meaning = "a built-in model (`transformer-atlas models`) or a model directory"},
+        {.name = "text",
+            .field = &ViewSpec::text,
+            .type = "string",
+            .meaning = "the input, encoded with the model's tokenizer"},
+        {.name = "tokens",
+            .field = &ViewSpec::tokens,
+            .type = "array of ints",
+            .meaning = "explicit token ids; when not empty they replace `text`"},
+        {.name = "padding",
+            .field = &ViewSpec::padding,
+            .type = "array of ints",
+            .meaning = "positions treated as padding: no query attends to them"},
+        {.name = "decoder_text",
+            .field = &ViewSpec::decoderText,
+            .type = "string",
+            .meaning = "an encoder–decoder's decoder input (`text`, `tokens` and `padding` are then its source, as "
+                       "`dump --text … --decoder-text …`); empty with the model's sample `text` = its sample decoder "
+                       "input; given for a one-stack model, an error"},
+        {.name = "decoder_tokens",
+            .field = &ViewSpec::decoderTokens,
+            .type = "array of ints",
+            .meaning = "the same as token ids; when not empty they replace `decoder_text`"},
+        {.name = "site",
+            .field = &ViewSpec::site,
+            .type = "string",
+            .meaning = "which attention the `attention`, `heads`, `lines`, `mask`, `neuron` and `positions` views "
+                       "show: `self` (a one-stack model's, or an encoder–decoder's decoder self-attention, "
+                       "`dec.layer.{i}.attn.*`), `encoder` (the encoder's bidirectional self-attention, "
+                       "`enc.layer.{i}.attn.*`) or `cross` (the decoder's cross-attention `dec.layer.{i}.cross.*`: "
+                       "decoder tokens down the rows, source tokens across; in the lines view the decoder on the left, "
+                       "the source on the right; in the neuron view a decoder query and a source key; in the positions "
+                       "view `encoder` and `self` choose the stack whose positions are drawn, and `cross`, which has "
+                       "none of its own, is refused). `layer` counts the blocks of that stack. `encoder` or `cross` on "
+                       "a one-stack model is an error naming the key. An encoder–decoder's other views: `tensor`, "
+                       "`next-token`, `architecture` and `objective` show it; the rest (kernels, memory …) say they "
+                       "show one-stack models",
+            .choices = {"self", "encoder", "cross"}},
+        {.name = "layer", .field = &ViewSpec::layer, .type = "int ≥ 0", .meaning = "layer shown"},
+        {.name = "head",
+            .field = &ViewSpec::head,
+            .type = "int ≥ −1",
+            .meaning = "head shown; −1 = every head of the layer (lines view)",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for every head"},
+        {.name = "tensor",
+            .field = &ViewSpec::tensor,
+            .type = "string",
+            .meaning = "trace name for the tensor view, e.g. `layer.0.attn.q` (see trace-names.md)"},
+        {.name = "scale",
+            .field = &ViewSpec::scale,
+            .type = "string",
+            .meaning = "colour scale of heat maps: `linear` or `log`",
+            .choices = {"linear", "log"}},
+        {.name = "colormap",
+            .field = &ViewSpec::colormap,
+            .type = "string",
+            .meaning = "`viridis`, `magma`, `cividis` or `greys` (perceptually uniform)",
+            .choices = {"viridis", "magma", "cividis", "greys"}},
+        {.name = "top_k",
+            .field = &ViewSpec::topK,
+            .type = "int ≥ 1",
+            .meaning = "bars in the next-token view",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "position",
+            .field = &ViewSpec::position,
+            .type = "int",
+            .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
+                       "show, and the position whose output the patching view's metric reads; −1 = the last token",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for the last token"},
+        {.name = "theme",
+            .field = &ViewSpec::theme,
+            .type = "string",
+            .meaning = "`light` or `dark`",
+            .choices = {"light", "dark"}},
+        {.name = "attention",
+            .field = &ViewSpec::attention,
+            .type = "string",
+            .meaning = "the attention kernel the model runs: `full`, `lsh`, `bigbird`, `longformer`, `strided`, "
+                       "`fixed`, `linformer`, `performer`",
+            .choices = attention::attentionKernelKinds()},
+        {.name = "attention_params",
+            .field = &ViewSpec::attentionParams,
+            .type = "array of strings",
+            .meaning = "its parameters as `\"key=value\"` (e.g. `\"window=4\"`; keys and defaults in "
+                       "`src/core/attention/attentionkernel.h`)"},
+        {.name = "attention_layers",
+            .field = &ViewSpec::attentionLayers,
+            .type = "array of ints",
+            .meaning = "the layers that run it, the others running full attention; empty = every layer"},
+        {.name = "hidden_heads",
+            .field = &ViewSpec::hiddenHeads,
+            .type = "array of ints",
+            .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
+                       "swatch (BertViz's head view)"},
+        {.name = "thumbnail_size",
+            .field = &ViewSpec::thumbnailSize,
+            .type = "int, 0 or 48 … 1024",
+            .meaning = "heads view: each thumbnail's side in pixels, the view scrolling when the grid is larger than "
+                       "the window (the view's \"Thumbnails\" box); 0 = fit the view. Once every token gets a row tall "
+                       "enough for text, each thumbnail is labelled with its query tokens (left) and key tokens (top)",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.thumbnailSize != 0
+                            && (s.thumbnailSize < ViewSpec::kMinThumbnail || s.thumbnailSize > ViewSpec::kMaxThumbnail)
+                        ? "0 (fit the view) or " + std::to_string(ViewSpec::kMinThumbnail) + " \u2026 "
+                            + std::to_string(ViewSpec::kMaxThumbnail) + " pixels"
+                        : std::string();
+                }},
+        {.name = "key",
+            .field = &ViewSpec::key,
+            .type = "int ≥ −1",
+            .meaning = "neuron view: the key of the pair; −1 = the key the query weights most",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for the most weighted"},
+        {.name = "ablate_heads",
+            .field = &ViewSpec::ablateHeads,
+            .type = "string",
+            .meaning
+            = "ablation view: the heads switched off as `layer.head`, comma-separated (`\"0.1,1.3\"`, as `dump "
+              "--ablate-heads`); a head the model lacks is named in the view",
+            .check =
+                [](const ViewSpec &s) {
+                    try { // the form here; whether each head exists, against the model that runs
+                        parseHeadList(s.ablateHeads, 1 << 20, 1 << 20, "heads");
+                    } catch (const Error &e) {
+                        return std::string(e.what()).substr(7); // after "heads: "
+                    }
+                    return std::string();
+                }},
+        {.name = "ablation",
+            .field = &ViewSpec::ablation,
+            .type = "string",
+            .meaning
+            = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "
+              "pruning) or `mean` (by its mean over held-out examples of the model's task, or over the input "
+              "for a model without one)",
+            .choices = {"zero", "mean"}},
+        {.name = "approximation",
+            .field = &ViewSpec::approximation,
+            .type = "string",
+            .meaning = "approximation view: `linformer` or `performer`",
+            .choices = {"linformer", "performer"}},
+        {.name = "approximation_value",
+            .field = &ViewSpec::approximationValue,
+            .type = "int ≥ 0",
+            .meaning = "approximation view: the k (Linformer) or number of features (Performer) drawn, the nearest "
+                       "swept one; 0 = the middle of the sweep",
+            .rule = ">= 1, or 0 for the middle of the sweep"},
+        {.name = "op",
+            .field = &ViewSpec::op,
+            .type = "string",
+            .meaning = "the stepper's position: the model runs up to and including this operation (`ln_f`), or the one "
+                       "that writes this tensor (`layer.0.attn.probs`); `\"\"` = the end (docs/trace-names.md lists "
+                       "them)"},
+        {.name = "query",
+            .field = &ViewSpec::query,
+            .type = "int",
+            .meaning = "a query row the Attention view outlines (a lesson's predict question sets it on Reveal); −1 = "
+                       "none; the neuron view's query (−1: the last token)",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for none"},
+        {.name = "veil_query",
+            .field = &ViewSpec::veilQuery,
+            .type = "bool",
+            .meaning = "attention view: row `query` is covered (\"hidden until Reveal\") and its hover says nothing of "
+                       "its weights. A lesson step with a predict question opens with it on, so the heat map does not "
+                       "give the answer away; Reveal turns it off"},
+        {.name = "temperature",
+            .field = &ViewSpec::temperature,
+            .type = "number, 0 < T ≤ 100",
+            .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
+                       "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "
+                       "temperature draws from",
+            .maximum = 100},
+        {.name = "checkpoint_every",
+            .field = &ViewSpec::checkpointEvery,
+            .type = "int ≥ 0",
+            .meaning = "memory views: gradient checkpointing keeps every k-th block boundary, 1 … L; 0 = ⌈√L⌉",
+            .rule = ">= 1, or 0 for the square root of the depth"},
+        {.name = "ffn_chunks",
+            .field = &ViewSpec::ffnChunks,
+            .type = "int ≥ 1",
+            .meaning
+            = "memory views: the feed-forward sub-layers run over the sequence in this many chunks (at most T)",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "memory_scope",
+            .field = &ViewSpec::memoryScope,
+            .type = "string",
+            .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
+                       "workspace only: the part the strategies change)",
+            .choices = {"all", "activations"}},
+        {.name = "cursor",
+            .field = &ViewSpec::cursor,
+            .type = "int ≥ −1",
+            .meaning = "memory timeline and computation graph: the op of the training step singled out (the scrub "
+                       "position); −1 = none",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for none"},
+        {.name = "depth",
+            .field = &ViewSpec::depth,
+            .type = "int 0 … 64",
+            .meaning = "memory-depth (the deepest of depths 1, 2, 4 …), memory-tradeoff and inversion-error: models of "
+                       "the model's shape with random weights at this depth; 0 = the model's own depth "
+                       "(inversion-error: the model's own weights, which must be reversible)",
+            .rule = ">= 0, or 0 for the model's own depth",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.depth > ViewSpec::kMaxDepth
+                        ? "at most " + std::to_string(ViewSpec::kMaxDepth) + " blocks (a sweep trains every depth)"
+                        : std::string();
+                }},
+        {.name = "capacity_factor",
+            .field = &ViewSpec::capacityFactor,
+            .type = "number ≥ 0",
+            .meaning = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
+                       "the model's own (`atlas_capacity_factor`)",
+            .maximum = 1024,
+            .zeroAllowed = true},
+        {.name = "expert_top_k",
+            .field = &ViewSpec::expertTopK,
+            .type = "int ≥ 0",
+            .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
+                       "(`atlas_expert_top_k`)",
+            .rule = ">= 1, or 0 for the model's own"},
+        {.name = "devices",
+            .field = &ViewSpec::devices,
+            .type = "int ≥ 1",
+            .meaning = "experts view: the devices the experts are spread over (clamped to E)",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "block_size",
+            .field = &ViewSpec::blockSize,
+            .type = "int ≥ 1",
+            .meaning = "sparse FFN view: one neuron kept per block of this many (N)",
+            .minimum = 1,
+            .rule = ">= 1"},
+        {.name = "positions",
+            .field = &ViewSpec::positions,
+            .type = "string",
+            .meaning
+            = "run the model's weights with another positional encoding that needs no parameters: "
+              "`sinusoidal`, `rope`, `rope-half`, `alibi` or `none` (as `dump --positions`); `\"\"` = its own. "
+              "The Positions view's \"Run the model with\" box sets it; every view then shows the same weights "
+              "under that encoding",
+            .choices = {"", "sinusoidal", "rope", "rope-half", "alibi", "none"}},
+        {.name = "objective",
+            .field = &ViewSpec::objective,
+            .type = "string",
+            .meaning = "objective view: the pretraining objective applied to the input, `next` (GPT), `mlm` (BERT's "
+                       "masked LM), `span` (T5's span corruption), `prefix` (the prefix LM) or `nsp` (BERT's "
+                       "next-sentence prediction); `\"\"` = the model's own (`mlm` for a model of task mlm such as "
+                       "`austen-mlm`, else `next`). Fills view: `mlm` corrupts the input from `seed` and fills every "
+                       "chosen position; `\"\"` fills the `[MASK]`s the input holds; another objective is an error "
+                       "naming the key",
+            .choices = {"", "next", "mlm", "span", "prefix", "nsp"}},
+        {.name = "seed",
+            .field = &ViewSpec::seed,
+            .type = "int ≥ 0",
+            .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
+                       "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same); "
+                       "patching view: the draw of the noise at `noise_positions`"},
+        {.name = "compare_tokenizer",
+            .field = &ViewSpec::compareTokenizer,
+            .type = "string",
+            .meaning = "tokenizer view: the tokenizer whose split of the input is shown beside the model's own: a "
+                       "built-in tokenizer (`gpt2`, `mistral-7b`, `bert-base-uncased`), a built-in model or a "
+                       "directory with a tokenizer (as `tokenize --model`)",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.compareTokenizer.empty() ? std::string("compare_tokenizer: name a tokenizer")
+                                                      : std::string();
+                }},
+        {.name = "rollout_heads",
+            .field = &ViewSpec::rolloutHeads,
+            .type = "string",
+            .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
+                       "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "
+                       "renormalised)",
+            .choices = {"mean", "max", "min"}},
+        {.name = "target",
+            .field = &ViewSpec::target,
+            .type = "string",
+            .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
+                       "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
+                       "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
+                       "by each cell's most probable token)"},
+        {.name = "contrast",
+            .field = &ViewSpec::contrast,
+            .type = "string",
+            .meaning
+            = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
+              "as `target` is; `\"\"` = the probability of `target`"},
+        {.name = "patch",
+            .field = &ViewSpec::patch,
+            .type = "string",
+            .meaning = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
+                       "block at each position), `heads` (each head's output, its context C_h at every position) or "
+                       "`mlp` (each layer's feed-forward output at every position)",
+            .choices = {"residual", "heads", "mlp"}},
+        {.name = "corrupted_text",
+            .field = &ViewSpec::corruptedText,
+            .type = "string",
+            .meaning = "patching view: the corrupted input, read by the model's tokenizer into as many tokens as the "
+                       "input; `\"\"` = the input with noise at `noise_positions`"},
+        {.name = "noise_positions",
+            .field = &ViewSpec::noisePositions,
+            .type = "array of ints",
+            .meaning = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
+                       "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`"},
+    };
+    return keys;
+}
+
+} // namespace atlas
