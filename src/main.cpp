@@ -13,13 +13,16 @@
 #include <QSettings>
 #include <QStandardPaths>
 
+#include <algorithm>
 #include <string>
 
 // With a subcommand (dump, render, bench …) this is the command line; with none it opens the app.
 int main(int argc, char **argv)
 {
     atlas::reuseFreedTensorMemory();
-    if (argc > 1 && std::string(argv[1]) == "bench-gui") // the one command that needs the window
+    const bool help = std::any_of(argv + 1, argv + argc,
+        [](const char *arg) { return std::string(arg) == "--help" || std::string(arg) == "-h"; });
+    if (argc > 1 && std::string(argv[1]) == "bench-gui" && !help) // the one command that needs the window
         return atlas::runGuiStallBenchmark(argc, argv);
     if (const int code = atlas::runCommandLine(argc, argv); code >= 0)
         return code;

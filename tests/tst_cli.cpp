@@ -1,6 +1,7 @@
 // The command line as a user runs it: dump and render write the files they promise, errors exit non-zero
 // with a message naming the problem.
 #include "clitesting.h"
+#include "commands.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "model/model.h"
@@ -33,6 +34,70 @@ class TestCli : public QObject
     static Result run(const QStringList &args) { return atlas::testing::runCli(args); }
 
 private slots:
+    // Every subcommand answers --help (anywhere after its name) with its part of the usage and runs nothing; the
+    // usage lists exactly the subcommands there are.
+    void everySubcommandHasItsHelp()
+    {
+        const Result all = run({"help"});
+        QCOMPARE(all.code, 0);
+        QSet<QString> listed;
+        const QRegularExpression head(
+            QStringLiteral("^  transformer-atlas ([a-z-]+)"), QRegularExpression::MultilineOption);
+        for (auto it = head.globalMatch(all.out); it.hasNext();)
+            listed.insert(it.next().captured(1));
+        QSet<QString> names;
+        for (const std::string &name : atlas::commandNames())
+            names.insert(QString::fromStdString(name));
+        QCOMPARE(listed, names);
+        for (const QString &name : names) {
+            const Result r = run({name, "--help"});
+            QVERIFY2(r.code == 0, qPrintable(name + ": " + r.err));
+            QVERIFY2(
+                r.out.startsWith("transformer-atlas " + name + ":\n\n  transformer-atlas " + name), qPrintable(r.out));
+            QVERIFY(r.out.contains("M is a built-in model name"));
+            QVERIFY2(!r.out.contains(QRegularExpression(
+                         "^  transformer-atlas (?!" + name + "\\b)", QRegularExpression::MultilineOption)),
+                qPrintable(name + " shows another subcommand:\n" + r.out));
+            QCOMPARE(run({"help", name}).out, r.out);
+        }
+        const Result lesson = run({"lesson", "export", "--help"});
+        QCOMPARE(lesson.code, 0);
+        QVERIFY(lesson.out.contains("lesson export FILE --out FILE.pdf"));
+        QVERIFY(lesson.out.contains("lesson check"));
+        QTemporaryDir dir;
+        const Result dump = run({"dump", "--model", "reverse", "--text", "ab", "--out", dir.path() + "/out", "-h"});
+        QCOMPARE(dump.code, 0);
+        QVERIFY(!QFileInfo::exists(dir.path() + "/out")); // help runs nothing
+        QVERIFY(dump.out.contains("--logit-lens"));
+    }
+
+    // The teacher's export carries each question's answer; the students' (--no-answers) the questions alone. The
+    // lesson's steps compare two runs, drawn in the export as in the app.
+    void lessonExportWithAndWithoutAnswers()
+    {
+        QTemporaryDir dir;
+        const QString lesson = ATLAS_SOURCE_DIR "/lessons/18-side-by-side.md";
+        Result r = run({"lesson", "export", lesson, "--out", dir.path() + "/teacher", "--html"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run({"lesson", "export", lesson, "--out", dir.path() + "/student", "--html", "--no-answers"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto read = [](const QString &path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+        };
+        const QString teacher = read(dir.path() + "/teacher/index.html"),
+                      student = read(dir.path() + "/student/index.html");
+        const QString explanation = "Nothing forces two training runs to split the work the same way";
+        QVERIFY(teacher.contains(explanation) && teacher.contains(QString::fromUtf8("✔")));
+        QVERIFY(!student.contains(explanation) && !student.contains(QString::fromUtf8("✔")));
+        QVERIFY(student.contains(QString::fromUtf8("☐")));
+        QVERIFY(student.contains("Both models are right on every example")); // the question itself stays
+        QCOMPARE(student.count("data:image/png"), 5);
+        r = run({"lesson", "export", lesson, "--out", dir.path() + "/student.pdf", "--no-answers"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(QFileInfo(dir.path() + "/student.pdf").size() > 10000);
+    }
+
     void dumpWritesEveryTensorAndAManifest()
     {
         QTemporaryDir dir;

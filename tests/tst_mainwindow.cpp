@@ -7,6 +7,7 @@
 #include "panels/inputpanel.h"
 #include "session/session.h"
 #include "viewnavigator.h"
+#include "views/comparisonview.h"
 #include "views/fillcards.h"
 #include "views/fillsview.h"
 #include "views/objectiveview.h"
@@ -131,6 +132,44 @@ private slots:
         QCOMPARE(session.spec().head, 3);
         QCOMPARE(window.currentView()->spec().view, std::string("attention"));
         QCOMPARE(window.currentView()->spec().head, 3);
+    }
+
+    // A comparison takes the tab of the view on screen, follows a switch to another view, and leaves when stopped:
+    // each tab then holds its own view again.
+    void aComparisonTakesTheTabOnScreen()
+    {
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        window.showViewKind("attention");
+        View *attention = window.currentView();
+        ViewSpec spec = session.spec();
+        spec.compare = "side";
+        spec.compareText = "The dog sat on the log.";
+        session.setSpec(spec);
+        QTRY_VERIFY(qobject_cast<ComparisonView *>(window.currentView()) != nullptr);
+        auto *comparison = qobject_cast<ComparisonView *>(window.currentView());
+        QTRY_VERIFY_WITH_TIMEOUT(comparison->sideB() && comparison->sideB()->isVisible(), 20000);
+        QCOMPARE(comparison->sideB()->input().tokens.join(QString()).replace(QChar(0x2423), ' '),
+            QString("The dog sat on the log."));
+        QCOMPARE(window.navigator()->currentKind(), std::string("attention"));
+
+        window.showViewKind("lines");
+        QTRY_COMPARE(session.spec().view, std::string("lines"));
+        QCOMPARE(window.currentView(), comparison);
+        QCOMPARE(comparison->sideA()->spec().view, std::string("lines"));
+        QCOMPARE(window.navigator()->currentKind(), std::string("lines"));
+        QVERIFY(attention->parentWidget() != nullptr && !attention->isWindow()); // back in its tab, not a window
+
+        for (QPushButton *button : comparison->findChildren<QPushButton *>())
+            if (button->text() == "Stop comparing")
+                button->click();
+        QTRY_VERIFY(session.spec().compare.empty());
+        QVERIFY(session.spec().compareText.empty());
+        QVERIFY(qobject_cast<ComparisonView *>(window.currentView()) == nullptr);
+        QCOMPARE(window.currentView(), window.navigator()->views()[size_t(window.navigator()->currentIndex())]);
+        window.showViewKind("attention");
+        QCOMPARE(window.currentView(), attention);
     }
 
     // As a student would: austen-mlm's Objectives view, a new draw, then "Fill with the model" opens the Masked

@@ -3,6 +3,7 @@
 #include "focusedkeys.h"
 #include "ui_mainwindow.h"
 
+#include "dialogs/comparedialog.h"
 #include "dialogs/shortcutsdialog.h"
 #include "icons.h"
 #include "model/builtinmodels.h"
@@ -23,6 +24,7 @@
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
+#include "views/comparisonview.h"
 #include "views/view.h"
 #include "views/viewexport.h"
 #include "views/viewfactory.h"
@@ -73,7 +75,9 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     setWindowIcon(QIcon(":/icons/transformer-atlas.svg"));
     m_navigator = new ViewNavigator(this);
     m_ui->centralLayout->addWidget(m_navigator);
-    for (View *view : m_navigator->views()) {
+    std::vector<View *> views = m_navigator->views();
+    views.push_back(m_navigator->comparison());
+    for (View *view : views) {
         connect(view, &View::specEdited, m_session, &Session::setSpec);
         connect(view, &View::analysisCancelled, m_session, &Session::cancelAnalysis);
     }
@@ -275,8 +279,16 @@ void MainWindow::connectActions()
             QMessageBox::warning(this, tr("Paste View Spec"), QString::fromStdString(e.what()));
         }
     });
+    connect(m_ui->actionCompare, &QAction::triggered, this, [this] {
+        if (!m_session->hasModel())
+            return;
+        CompareDialog dialog(m_session->spec(), this);
+        if (dialog.exec() == QDialog::Accepted)
+            m_session->setSpec(dialog.spec());
+    });
     connect(m_ui->actionOpenModel, &QAction::triggered, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a GPT-2 model directory"));
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Open a Hugging Face model directory (config.json and safetensors)"));
         if (!dir.isEmpty())
             m_session->openModel(dir);
     });
@@ -494,6 +506,7 @@ void MainWindow::showViewKind(const QString &kind)
 
 void MainWindow::refreshCurrentView()
 {
+    m_navigator->setComparing(!m_session->spec().compare.empty());
     View *view = currentView();
     if (!view || !m_session->hasModel())
         return;

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+class QScrollArea;
 class QTabWidget;
 
 namespace atlas {
 
+class ComparisonView;
 class View;
 
 // Every view of view/viewkinds.cpp in two rows of tabs: the groups on top (Attention, Inside the model, Efficient
@@ -32,13 +34,24 @@ public:
     void setTabsVisible(bool visible);
     // The view on screen scrolled back to its top left corner (a lesson step opens its view from the start).
     void scrollToOrigin();
+    // While a spec compares two runs, the tab on screen holds the comparison (views/comparisonview.h) in place of its
+    // view, and currentView() is the comparison; it follows the tab switches.
+    void setComparing(bool comparing);
+    ComparisonView *comparison() const { return m_comparison; }
 
 signals:
     void currentChanged(int index); // another view is on screen
 
 private:
+    QScrollArea *currentScroll() const;
+    void placeComparison();
+
     QTabWidget *m_groups;
     std::vector<View *> m_views;
+    std::vector<QScrollArea *> m_scrolls; // per view: the scroll area of its tab
+    ComparisonView *m_comparison;
+    bool m_comparing = false;
+    int m_hostIndex = -1; // the view whose tab holds the comparison
     std::vector<QTabWidget *> m_groupOf; // per view: the inner tab widget holding it
 };
 

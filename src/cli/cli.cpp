@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <new>
+#include <string_view>
 
 namespace atlas {
 
@@ -71,8 +72,9 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           check lessons (default: lessons/); problems as file:line: message
   transformer-atlas lesson render FILE --out DIR [--size 1200x800]
                                           every step's view as a PNG
-  transformer-atlas lesson export FILE --out FILE.pdf | --out DIR --html
+  transformer-atlas lesson export FILE --out FILE.pdf | --out DIR --html [--no-answers]
                                           the lesson to read offline: a PDF page per step, or a web page
+                                          (--no-answers: the students' copy, each question without its answer)
   transformer-atlas models                list the built-in models
   transformer-atlas new-model --out DIR [--layers L --heads H --d-model D ... --seed S]
                                           make a model with GPT-2's initialisation from a fixed seed
@@ -96,14 +98,37 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
   transformer-atlas bench-gui [--quick]   the longest time the window's event loop is blocked during heavy
                                           actions (a model load, a long run, every tab, training, pattern edits)
 
-M is a built-in model name (see `models`) or a Hugging Face GPT-2 directory (config.json, model.safetensors).
+M is a built-in model name (see `models`) or a Hugging Face model directory (config.json and safetensors; the
+families it reads, GPT-2, Llama, Qwen2, Mistral, Mixtral, BERT, T5, GPT-NeoX and GPT-Neo, are in docs/models.md).
 )";
 
-} // namespace
-
-int runCommandLine(int argc, char **argv)
+// The usage's section for one subcommand: each of its lines ("  transformer-atlas NAME …" and the option lines
+// under it), then the closing note. Empty for a name the usage does not list.
+std::string commandUsage(const std::string &name)
 {
-    static const std::map<std::string, std::function<int(const CommandArgs &)>> commands = {
+    const std::string usageText = usage, head = "  transformer-atlas " + name;
+    std::string section;
+    bool inside = false;
+    for (size_t start = 0; start < usageText.size();) {
+        const size_t end = usageText.find('\n', start);
+        const std::string line = usageText.substr(start, end - start + 1);
+        start = end == std::string::npos ? usageText.size() : end + 1;
+        if (line.starts_with("  transformer-atlas"))
+            inside = line.starts_with(head + " ") || line == head + "\n";
+        else if (line == "\n")
+            inside = false;
+        if (inside)
+            section += line;
+    }
+    if (section.empty())
+        return {};
+    const size_t note = usageText.rfind("\nM is ");
+    return "transformer-atlas " + name + ":\n\n" + section + usageText.substr(note);
+}
+
+const std::map<std::string, std::function<int(const CommandArgs &)>> &commands()
+{
+    static const std::map<std::string, std::function<int(const CommandArgs &)>> table = {
         {"dump", dumpCommand},
         {"render", renderCommand},
         {"bench", benchCommand},
@@ -124,15 +149,47 @@ int runCommandLine(int argc, char **argv)
         {"memory", memoryCommand},
         {"patch", patchCommand},
     };
+    return table;
+}
+
+bool asksForHelp(char **first, char **last)
+{
+    for (char **arg = first; arg != last; ++arg)
+        if (std::string_view(*arg) == "--help" || std::string_view(*arg) == "-h")
+            return true;
+    return false;
+}
+
+} // namespace
+
+std::vector<std::string> commandNames()
+{
+    std::vector<std::string> names {"bench-gui"}; // run by main() before the others: it needs the window
+    for (const auto &[name, command] : commands())
+        names.push_back(name);
+    return names;
+}
+
+int runCommandLine(int argc, char **argv)
+{
     if (argc < 2)
         return -1;
     const std::string name = argv[1];
     if (name == "help" || name == "--help" || name == "-h") {
+        if (argc > 2 && !commandUsage(argv[2]).empty()) { // help SUBCOMMAND
+            std::fputs(commandUsage(argv[2]).c_str(), stdout);
+            return 0;
+        }
         std::fputs(usage, stdout);
         return 0;
     }
-    auto it = commands.find(name);
-    if (it == commands.end()) {
+    // SUBCOMMAND --help, anywhere after the subcommand (lesson export --help): its part of the usage, nothing run.
+    if (const std::string help = commandUsage(name); !help.empty() && asksForHelp(argv + 2, argv + argc)) {
+        std::fputs(help.c_str(), stdout);
+        return 0;
+    }
+    auto it = commands().find(name);
+    if (it == commands().end()) {
         if (name.starts_with("-"))
             return -1; // Qt's own options (-platform, -style …) go to the app
         std::fprintf(stderr, "transformer-atlas: unknown command '%s'\n\n%s", name.c_str(), usage);

@@ -7,6 +7,9 @@ namespace atlas {
 
 using CommandArgs = std::vector<std::string>;
 
+// The subcommands the usage lists, each with its own `SUBCOMMAND --help` (bench-gui runs in the app's binary).
+std::vector<std::string> commandNames();
+
 // Each subcommand returns the process exit code; failures throw atlas::Error (printed by runCommandLine).
 int dumpCommand(const CommandArgs &args);
 int benchCommand(const CommandArgs &args);

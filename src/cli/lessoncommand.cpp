@@ -91,7 +91,7 @@ Lesson checkedLesson(const std::string &file)
 } // namespace
 
 // lesson check [FILE|DIR ...] | lesson render FILE --out DIR [--size WxH] | lesson export FILE --out FILE.pdf
-// | lesson export FILE --out DIR --html
+// | lesson export FILE --out DIR --html [--no-answers]
 int lessonCommand(const CommandArgs &argv)
 {
     if (argv.empty())
@@ -101,7 +101,7 @@ int lessonCommand(const CommandArgs &argv)
     auto firstOption
         = std::find_if(argv.begin() + 1, argv.end(), [](const std::string &a) { return a.starts_with("--"); });
     const std::vector<std::string> paths(argv.begin() + 1, firstOption);
-    const Arguments args(CommandArgs(firstOption, argv.end()), {"out", "size"}, {"html"});
+    const Arguments args(CommandArgs(firstOption, argv.end()), {"out", "size"}, {"html", "no-answers"});
     if (verb == "check")
         return check(paths);
     if (verb != "render" && verb != "export")
@@ -116,12 +116,12 @@ int lessonCommand(const CommandArgs &argv)
         const auto files = renderLessonSteps(lesson, out, width, height);
         std::printf("rendered %zu steps of %s to %s\n", files.size(), paths.front().c_str(), out.c_str());
     } else if (args.flag("html")) {
-        exportLessonHtml(lesson, out);
+        exportLessonHtml(lesson, out, !args.flag("no-answers"));
         std::printf("wrote %s/index.html (%zu steps)\n", out.c_str(), lesson.steps.size());
     } else {
         if (!out.ends_with(".pdf"))
             throw Error("--out: '" + out + "' is not a .pdf (add --html to write a web page into a directory)");
-        exportLessonPdf(lesson, out);
+        exportLessonPdf(lesson, out, !args.flag("no-answers"));
         std::printf("wrote %s (%zu pages)\n", out.c_str(), lesson.steps.size());
     }
     return 0;

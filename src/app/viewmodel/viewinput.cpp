@@ -11,9 +11,10 @@
 namespace atlas {
 
 ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
-    std::shared_ptr<const Trace> trace, const names::AttentionSite &site)
+    std::shared_ptr<const Trace> trace, const names::AttentionSite &site, std::shared_ptr<const Tokenizer> tokenizer)
 {
-    std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
+    if (!tokenizer)
+        tokenizer = Tokenizer::forModel(*model);
     const auto labels = [&](const std::vector<int> &ids) {
         QStringList out;
         for (int id : ids)
@@ -40,15 +41,15 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     return v;
 }
 
-ViewInput makeViewInput(const SpecRun &run)
+ViewInput makeViewInput(const SpecRun &run, std::shared_ptr<const Tokenizer> tokenizer)
 {
-    return makeViewInput(run.model, run.input, run.program, run.trace, run.site);
+    return makeViewInput(run.model, run.input, run.program, run.trace, run.site, std::move(tokenizer));
 }
 
 AnalysisContext analysisContext(const ViewInput &input)
 {
     return {input.trace, input.program, int(input.tokens.size()), input.layers, input.causal, input.padding,
-        input.model, input.tokenIds};
+        input.model, input.tokenIds, input.site};
 }
 
 void analyzeNow(ViewInput &input, const ViewSpec &spec)

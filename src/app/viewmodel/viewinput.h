@@ -60,8 +60,10 @@ struct ViewInput
 
 // Token labels and vocabulary labels from the model's tokenizer; no analysis yet.
 ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
-    std::shared_ptr<const Trace> trace, const names::AttentionSite &site = {});
-ViewInput makeViewInput(const SpecRun &run);
+    std::shared_ptr<const Trace> trace, const names::AttentionSite &site = {},
+    std::shared_ptr<const Tokenizer> tokenizer = nullptr);
+// The same for a run whose model's tokenizer is made already (a comparison's run B).
+ViewInput makeViewInput(const SpecRun &run, std::shared_ptr<const Tokenizer> tokenizer = nullptr);
 // What an analysis reads of a view input.
 AnalysisContext analysisContext(const ViewInput &input);
 // Runs the spec's analysis at once into input.analysis: `render` and tests draw the result, not "computing…".

@@ -81,6 +81,20 @@ QColor maskedColor(const std::string &name)
     return QColor(0x9a, 0x9a, 0x9a);
 }
 
+QCPColorGradient divergingColormap()
+{
+    QCPColorGradient g;
+    g.setColorStopAt(0.0, QColor(0x2166ac));
+    g.setColorStopAt(0.25, QColor(0x67a9cf));
+    g.setColorStopAt(0.5, QColor(0xf7f7f7));
+    g.setColorStopAt(0.75, QColor(0xef8a62));
+    g.setColorStopAt(1.0, QColor(0xb2182b));
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(QColor(0x303030));
+    return g;
+}
+
 QCPColorGradient colormap(const std::string &name)
 {
     QCPColorGradient gradient;

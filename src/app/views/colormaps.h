@@ -19,6 +19,10 @@ std::vector<std::string> colormapNames();
 // carry −∞) are drawn in maskedColor(name).
 QCPColorGradient colormap(const std::string &name);
 
+// Signed values (a difference, a weight): blue below 0, white at 0, red above (ColorBrewer's RdBu, colour-blind
+// safe); NaN in dark grey. Draw it over a range symmetric about 0.
+QCPColorGradient divergingColormap();
+
 // A colour for −∞ (masked) cells that none of the map's own colours resembles.
 QColor maskedColor(const std::string &name);
 

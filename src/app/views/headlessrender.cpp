@@ -2,6 +2,7 @@
 
 #include "util/error.h"
 #include "view/specrun.h"
+#include "views/comparisonview.h"
 #include "views/view.h"
 #include "views/viewexport.h"
 #include "views/viewfactory.h"
@@ -71,7 +72,7 @@ namespace {
 
 std::unique_ptr<View> viewOf(const ViewSpec &spec, const ViewInput &input, int width, int height)
 {
-    std::unique_ptr<View> view = createView(spec.view);
+    std::unique_ptr<View> view = spec.compare.empty() ? createView(spec.view) : std::make_unique<ComparisonView>();
     view->resize(width, height);
     view->setInput(input);
     view->setSpec(spec);

@@ -59,10 +59,11 @@ std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int 
 // Writes every step's view as step-01.png … into `directory` as a whole (made if missing; an earlier render there is
 // replaced, a directory of other files refused); returns the paths.
 std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height);
-// One A4 landscape page per step (its title, view, text and questions with their answers) in a PDF at `path`.
-void exportLessonPdf(const Lesson &lesson, const std::string &path);
-// A self-contained page, `directory`/index.html, with every view embedded as an image.
-void exportLessonHtml(const Lesson &lesson, const std::string &directory);
+// One A4 landscape page per step (its title, view, text and questions, with their answers unless `answers` is false:
+// the students' copy) in a PDF at `path`.
+void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers = true);
+// A self-contained page, `directory`/index.html, with every view embedded as an image; answers as for the PDF.
+void exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers = true);
 
 // What a user waits for when switching layer or head in the spec's view: setting the spec, the queued replot and
 // the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads. Milliseconds, sorted.

@@ -133,7 +133,9 @@ void HeatmapPlot::applyTheme()
 
 void HeatmapPlot::applyGradient()
 {
-    QCPColorGradient gradient = colormap(m_colormap);
+    QCPColorGradient gradient = m_diverging ? divergingColormap() : colormap(m_colormap);
+    if (m_diverging) // masked cells in the grey of viridis maps (the diverging map has no grey): hatched, as there
+        gradient.setNanColor(maskedColor("viridis"));
     if (m_maskMode) {
         const ThemeColors pal = themeColors(m_theme);
         // The lower half of the bar is −∞ (the NaN colour), the upper half 0 ("allowed").
@@ -198,6 +200,15 @@ void HeatmapPlot::setMaskLabels(const QString &masked, const QString &allowed)
     m_allowedLabel = allowed;
     applyScaleType();
     replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setDiverging(bool on)
+{
+    if (on == m_diverging)
+        return;
+    m_diverging = on;
+    applyGradient();
+    fillColorMap();
 }
 
 void HeatmapPlot::setMaskMode(bool on)
@@ -353,6 +364,11 @@ QCPRange HeatmapPlot::dataRange(float minPositive) const
 {
     if (m_maskMode)
         return {-1.0, 1.0};
+    if (m_diverging) {
+        const double reach
+            = std::max({std::abs(double(m_pooled.minFinite)), std::abs(double(m_pooled.maxFinite)), 1e-6});
+        return {-reach, reach};
+    }
     if (m_log) {
         const double upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0;
         const double lower = std::max<double>(minPositive, upper * 1e-6);

@@ -54,6 +54,8 @@ public:
     void setTheme(const std::string &theme); // light | dark
     // Mask mode draws the mask itself: every finite cell in one "allowed" colour, −∞ cells dark and hatched.
     void setMaskMode(bool on);
+    // Signed values (A − B): the diverging colour map over a range symmetric about 0, whatever the colour map set.
+    void setDiverging(bool on);
     // The two entries of the mask mode's legend (default "−∞" and "0"; the Pattern view says "masked", "attended").
     void setMaskLabels(const QString &masked, const QString &allowed);
     void setHoverText(HoverText hover) { m_hover = std::move(hover); }
@@ -148,6 +150,7 @@ private:
     std::string m_theme = "light";
     bool m_log = false;
     bool m_maskMode = false;
+    bool m_diverging = false;
     bool m_showingMessage = false;
     QString m_messageText;
     QString m_titleText; // as set; m_title shows it wrapped to the width

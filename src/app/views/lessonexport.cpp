@@ -34,24 +34,27 @@ QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int he
     return renderViewImage(view.get(), QSize(width, height));
 }
 
-// The questions as Markdown, each with its answer: a reader offline has no one to ask.
-QString questionsMarkdown(const LessonStep &step)
+// The questions as Markdown: the teacher's copy with each answer (a reader offline has no one to ask), the students'
+// with an empty box before each choice and no answer.
+QString questionsMarkdown(const LessonStep &step, bool answers)
 {
     QString md;
     for (const LessonQuestion &q : step.questions) {
         md += QStringLiteral("\n**Question.** %1\n\n").arg(QString::fromStdString(q.prompt));
         for (size_t i = 0; i < q.choices.size(); ++i) {
             const bool right = std::find(q.correct.begin(), q.correct.end(), int(i)) != q.correct.end();
-            md += QStringLiteral("- %1%2\n").arg(QString::fromStdString(q.choices[i]), right ? " ✔" : "");
+            md += answers ? QStringLiteral("- %1%2\n").arg(QString::fromStdString(q.choices[i]), right ? " ✔" : "")
+                          : QStringLiteral("- ☐ %1\n").arg(QString::fromStdString(q.choices[i]));
         }
-        md += QStringLiteral("\n*Answer:* %1\n").arg(QString::fromStdString(q.explanation));
+        if (answers)
+            md += QStringLiteral("\n*Answer:* %1\n").arg(QString::fromStdString(q.explanation));
     }
     return md;
 }
 
-QString stepMarkdown(const LessonStep &step)
+QString stepMarkdown(const LessonStep &step, bool answers)
 {
-    return QString::fromStdString(step.text) + "\n" + questionsMarkdown(step);
+    return QString::fromStdString(step.text) + "\n" + questionsMarkdown(step, answers);
 }
 
 QByteArray pngBytes(const QImage &image, const std::string &path)
@@ -89,7 +92,7 @@ std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::stri
     return paths;
 }
 
-void exportLessonPdf(const Lesson &lesson, const std::string &path)
+void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers)
 {
     QByteArray bytes;
     QBuffer file(&bytes);
@@ -125,7 +128,7 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path)
         textFont.setPointSizeF(10);
         textFont.setBold(false);
         text.setDefaultFont(textFont);
-        text.setMarkdown(stepMarkdown(step));
+        text.setMarkdown(stepMarkdown(step, answers));
         text.setTextWidth(body.width() - shown.width() - 30);
         p.save();
         p.translate(body.left() + shown.width() + 30, body.top());
@@ -137,7 +140,7 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path)
     writeBytes(path, bytes);
 }
 
-void exportLessonHtml(const Lesson &lesson, const std::string &directory)
+void exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers)
 {
     StagedDirectory staged(directory, "lesson export");
     const auto html = [](const QString &markdown) {
@@ -164,7 +167,7 @@ void exportLessonHtml(const Lesson &lesson, const std::string &directory)
             "<section><h2>%1. %2</h2>\n<img alt=\"%2\" src=\"data:image/png;base64,%3\">\n%4</section>\n")
                     .arg(i + 1)
                     .arg(QString::fromStdString(step.title).toHtmlEscaped(), QString::fromLatin1(png.toBase64()),
-                        html(stepMarkdown(step)));
+                        html(stepMarkdown(step, answers)));
     }
     page += QStringLiteral("</body></html>\n");
     writeBytes(staged.path() + "/index.html", page.toUtf8());

@@ -23,7 +23,6 @@ namespace atlas {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-const QColor kDivergingMasked(0x303030);
 
 bool endsWith(const std::string &s, const std::string &suffix)
 {
@@ -33,20 +32,6 @@ bool endsWith(const std::string &s, const std::string &suffix)
 bool isAttentionMatrix(const std::string &name)
 {
     return endsWith(name, ".scores") || endsWith(name, ".masked") || endsWith(name, ".probs");
-}
-
-QCPColorGradient divergingGradient()
-{
-    QCPColorGradient g;
-    g.setColorStopAt(0.0, QColor(0x2166ac));
-    g.setColorStopAt(0.25, QColor(0x67a9cf));
-    g.setColorStopAt(0.5, QColor(0xf7f7f7));
-    g.setColorStopAt(0.75, QColor(0xef8a62));
-    g.setColorStopAt(1.0, QColor(0xb2182b));
-    g.setColorInterpolation(QCPColorGradient::ciRGB);
-    g.setNanHandling(QCPColorGradient::nhNanColor);
-    g.setNanColor(kDivergingMasked);
-    return g;
 }
 
 struct Stats
@@ -335,7 +320,7 @@ void TensorView::setColorRange(float lo, float hi, bool signedData)
 {
     QCPColorGradient gradient;
     if (signedData) {
-        gradient = divergingGradient();
+        gradient = divergingColormap();
         const float m = std::max({std::abs(lo), std::abs(hi), 1e-12f});
         lo = -m;
         hi = m;

@@ -354,6 +354,36 @@ const std::vector<SpecKey> &specKeys()
             .type = "array of ints",
             .meaning = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
                        "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`"},
+        {.name = "compare",
+            .field = &ViewSpec::compare,
+            .type = "string",
+            .meaning = "two runs side by side: `\"\"` = one run; `side` draws the view for this spec's run (A) and, "
+                       "beside it, for a run B that differs by `compare_model`, `compare_text` or "
+                       "`compare_attention` (layer, head and position are shared); `difference` draws A − B on a "
+                       "diverging scale (attention view, equal shapes)",
+            .choices = {"", "side", "difference"}},
+        {.name = "compare_model",
+            .field = &ViewSpec::compareModel,
+            .type = "string",
+            .meaning = "run B's model (a built-in name or a directory); `\"\"` = A's"},
+        {.name = "compare_text",
+            .field = &ViewSpec::compareText,
+            .type = "string",
+            .meaning = "run B's input text (an encoder-decoder's source), replacing A's text or tokens; `\"\"` = A's"},
+        {.name = "compare_attention",
+            .field = &ViewSpec::compareAttention,
+            .type = "string",
+            .meaning = "run B's attention kernel, run by A's `attention_layers`; `\"\"` = A's",
+            .choices =
+                [] {
+                    std::vector<std::string> kinds = attention::attentionKernelKinds();
+                    kinds.insert(kinds.begin(), "");
+                    return kinds;
+                }()},
+        {.name = "compare_attention_params",
+            .field = &ViewSpec::compareAttentionParams,
+            .type = "array of strings",
+            .meaning = "the parameters of `compare_attention`, as `attention_params`"},
     };
     return keys;
 }

@@ -96,10 +96,10 @@ Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model)
     return spec.objective.empty() ? ownObjective(model) : parseObjective(spec.objective, "objective");
 }
 
-SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget)
+SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget, std::shared_ptr<const Model> loaded)
 {
     SpecRun run;
-    run.model = loadSpecModel(spec);
+    run.model = loaded ? std::move(loaded) : loadSpecModel(spec);
     const auto tokenizer = Tokenizer::forModel(*run.model);
     run.input = specInput(spec, *run.model, *tokenizer, "view spec");
     run.site = viewSiteOf(spec, run.model->config, "view spec");

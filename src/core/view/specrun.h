@@ -54,8 +54,10 @@ Objective objectiveOf(const ViewSpec &spec, const ModelConfig &model);
 SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, const Input &input);
 SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const Input &input);
 
-// Loads the spec's model, encodes its input, runs the engine to the end. Throws atlas::Error.
-SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30);
+// Loads the spec's model (or takes `loaded`, the spec's model already loaded), encodes its input, runs the engine to
+// the spec's op. Throws atlas::Error.
+SpecRun runSpec(
+    const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30, std::shared_ptr<const Model> loaded = nullptr);
 
 // Why the spec's view cannot be drawn from `run` (a layer, head, position or query the model or input does not
 // have; a tensor the view reads missing from the trace), naming the key; empty when it can. The app draws the

@@ -401,6 +401,11 @@ const char *const kNothingComputed = "Nothing computed yet: type a text and pres
 
 AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &context)
 {
+    return spec.compare.empty() ? analysis::ownRequest(spec, context) : analysis::comparisonRequest(spec, context);
+}
+
+AnalysisRequest analysis::ownRequest(const ViewSpec &spec, const AnalysisContext &context)
+{
     if (context.model) // every analysis runs one stack
         if (std::string problem = encoderDecoderProblem(spec.view, context.model->config, context.model->name);
             !problem.empty()) {

@@ -20,6 +20,7 @@
 #include "memory/memorytimeline.h"
 #include "model/model.h"
 #include "trace/trace.h"
+#include "view/specrun.h"
 #include "view/viewspec.h"
 
 #include <atomic>
@@ -149,6 +150,22 @@ struct LogitLensAnalysis : ViewAnalysis
     LogitLens lens; // lens.target: the id it names, −1 none
 };
 
+// Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.
+struct ComparisonAnalysis : ViewAnalysis
+{
+    ViewSpec b; // the spec side B draws (sideSpec)
+    SpecRun run; // B, run to the spec's op
+    std::shared_ptr<const Tokenizer> tokenizer; // B's model's, for its labels
+    std::shared_ptr<const ViewAnalysis> ownA, ownB; // each side's analysis of the view; null: none, or problemA/B
+    std::string problemA, problemB;
+    // "difference": the layer and head's attention probabilities of each run and A − B, [rows, cols] row-major; empty
+    // when differenceProblem says why (shapes that differ, a tensor A has not computed yet).
+    int rows = 0, cols = 0;
+    std::vector<float> probsA, probsB, difference;
+    std::vector<float> maskedInBoth; // −∞ where both runs mask the cell, else 0; empty when a run has no mask traced
+    std::string differenceProblem;
+};
+
 // What a memory view's result was asked with (a view drawing an older result knows to wait for the new one).
 struct MemorySweepRequest
 {
@@ -209,6 +226,7 @@ struct AnalysisContext
     std::vector<int> padding;
     std::shared_ptr<const Model> model; // the model that ran (the memory timeline trains a step of it)
     std::vector<int> tokenIds; // the input's token ids
+    names::AttentionSite site; // the attention the spec's view draws (viewSiteOf)
 };
 
 // How far a long analysis has come, written by its run on the worker and read by the window (activation patching:

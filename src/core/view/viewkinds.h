@@ -40,6 +40,7 @@ struct ViewKind
     bool showsSites = false; // draws the attention the spec's "site" names: an encoder-decoder's encoder, cross …
     bool showsEncoderDecoder = false; // draws an encoder-decoder (the others show one-stack models)
     bool everyHead = false; // "head": -1 shows every head of the layer
+    bool drawsDifference = false; // "compare": "difference" draws its layer and head's probabilities A − B
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
 };

@@ -1,5 +1,7 @@
 #include "view/viewspec.h"
 
+#include "view/comparison.h"
+
 #include "attention/attentionkernel.h"
 #include "engine/headablation.h"
 #include "io/jsonread.h"
@@ -257,6 +259,10 @@ ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
         readKey(*specKey, spec, reader, value);
     }
     Reader(source, "attention_params").checkKernel(spec.attention, spec.attentionParams);
+    if (!spec.compareAttention.empty())
+        Reader(source, "compare_attention_params").checkKernel(spec.compareAttention, spec.compareAttentionParams);
+    if (const SpecProblem problem = comparisonProblem(spec); !problem.why.empty())
+        Reader(source, problem.key).fail(problem.why);
     return spec;
 }
 

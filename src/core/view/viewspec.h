@@ -81,6 +81,14 @@ struct ViewSpec
     std::string corruptedText;
     std::vector<int> noisePositions;
     std::string contrast;
+    // Two runs side by side (view/comparison.h): "" = one run; "side" draws the view for the spec's run (A) and for
+    // a second run (B) next to it, layer, head and position linked; "difference" draws A − B (attention view). B is
+    // the spec with these applied: another model, another text, another attention kernel and its parameters.
+    std::string compare;
+    std::string compareModel;
+    std::string compareText;
+    std::string compareAttention;
+    std::vector<std::string> compareAttentionParams;
 
     static constexpr int kMaxDepth = 64;
     static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;

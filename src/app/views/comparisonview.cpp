@@ -1,0 +1,289 @@
+#include "views/comparisonview.h"
+
+#include "view/comparison.h"
+#include "view/viewkinds.h"
+#include "views/heatmapplot.h"
+#include "views/viewfactory.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+namespace {
+
+// What tells one side's run from the other's, after its letter: the model, and the text or kernel when they differ.
+QString runCaption(const QString &letter, const ViewSpec &comparison, const ViewSpec &side)
+{
+    QString caption = letter + QStringLiteral(" \u00B7 ") + QString::fromStdString(side.model);
+    if (!comparison.compareText.empty())
+        caption += QStringLiteral(" \u00B7 \u201C") + QString::fromStdString(side.text) + QStringLiteral("\u201D");
+    if (!comparison.compareAttention.empty()) {
+        QString params;
+        for (const std::string &p : side.attentionParams)
+            params += (params.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(p);
+        caption += QStringLiteral(" \u00B7 ") + QObject::tr("attention %1").arg(QString::fromStdString(side.attention))
+            + (params.isEmpty() ? QString() : QStringLiteral(" (") + params + QLatin1Char(')'));
+    }
+    return caption;
+}
+
+QLabel *captionLabel(QWidget *parent)
+{
+    auto *label = new QLabel(parent);
+    label->setWordWrap(true);
+    QFont font = label->font();
+    font.setBold(true);
+    label->setFont(font);
+    return label;
+}
+
+} // namespace
+
+ComparisonView::ComparisonView(QWidget *parent)
+    : View(parent)
+    , m_controls(new QWidget(this))
+    , m_mode(new QComboBox(m_controls))
+    , m_stop(new QPushButton(tr("Stop comparing"), m_controls))
+    , m_summary(newFormulaLabel())
+    , m_captionA(captionLabel(this))
+    , m_captionB(captionLabel(this))
+    , m_message(newMessageLabel())
+    , m_sides(new QWidget(this))
+    , m_difference(new HeatmapPlot(this))
+{
+    m_mode->addItem(tr("Side by side"), QStringLiteral("side"));
+    m_mode->addItem(tr("Difference A \u2212 B"), QStringLiteral("difference"));
+    m_mode->setToolTip(tr("Draw the two runs next to each other, or the attention view's A \u2212 B on a diverging "
+                          "scale (blue: B attends more, red: A attends more)"));
+    m_stop->setToolTip(tr("Back to one run: the view shows run A alone"));
+    auto *controls = new QHBoxLayout(m_controls);
+    controls->setContentsMargins(0, 0, 0, 0);
+    controls->addWidget(new QLabel(tr("Show:"), m_controls));
+    controls->addWidget(m_mode);
+    controls->addStretch(1);
+    controls->addWidget(m_stop);
+
+    auto *sides = new QHBoxLayout(m_sides);
+    sides->setContentsMargins(0, 0, 0, 0);
+    for (QLabel *caption : {m_captionA, m_captionB}) {
+        auto *column = new QVBoxLayout;
+        column->addWidget(caption);
+        sides->addLayout(column, 1);
+    }
+
+    m_difference->setValueLabel(tr("A \u2212 B"));
+    m_difference->setDiverging(true);
+    m_difference->setHoverText([this](int row, int col) { return differenceHover(row, col); });
+    m_difference->hide();
+    m_message->hide();
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(kViewMargin, kViewMargin, kViewMargin, kViewMargin);
+    layout->addWidget(m_controls);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_sides, 1);
+    layout->addWidget(m_difference, 1);
+    layout->addWidget(m_message);
+
+    connect(m_mode, &QComboBox::activated, this, [this] {
+        ViewSpec spec = m_spec;
+        spec.compare = m_mode->currentData().toString().toStdString();
+        emit specEdited(spec);
+    });
+    connect(m_stop, &QPushButton::clicked, this, [this] {
+        ViewSpec spec = sideSpec(m_spec, Side::A);
+        emit specEdited(spec);
+    });
+}
+
+std::vector<QWidget *> ComparisonView::interfaceWidgets() const
+{
+    std::vector<QWidget *> widgets {m_controls};
+    for (View *side : {m_a, m_b})
+        if (side)
+            for (QWidget *w : side->interfaceWidgets())
+                widgets.push_back(w);
+    return widgets;
+}
+
+QString ComparisonView::captionA() const
+{
+    return m_captionA->text();
+}
+
+QString ComparisonView::captionB() const
+{
+    return m_captionB->text();
+}
+
+QString ComparisonView::message() const
+{
+    return m_message->isVisible() || !m_message->isHidden() ? m_message->text() : QString();
+}
+
+void ComparisonView::makeSides(const std::string &kind)
+{
+    delete m_a;
+    delete m_b;
+    m_a = m_b = nullptr;
+    m_kind = kind;
+    if (!findViewKind(kind))
+        return;
+    auto *sides = static_cast<QHBoxLayout *>(m_sides->layout());
+    const Side order[] = {Side::A, Side::B};
+    for (int i = 0; i < 2; ++i) {
+        View *view = createView(kind, m_sides).release();
+        static_cast<QVBoxLayout *>(sides->itemAt(i)->layout())->addWidget(view, 1);
+        const Side side = order[i];
+        connect(view, &View::specEdited, this,
+            [this, side](const ViewSpec &edited) { emit specEdited(comparisonEdit(m_spec, edited, side)); });
+        connect(view, &View::analysisCancelled, this, &View::analysisCancelled);
+        (side == Side::A ? m_a : m_b) = view;
+    }
+}
+
+void ComparisonView::refresh()
+{
+    if (m_spec.compare.empty()) { // not on screen: let go of run B
+        m_shown.reset();
+        m_madeFrom = nullptr;
+        m_inputB = {};
+        return;
+    }
+    const ViewKind *kind = findViewKind(m_spec.view);
+    if (m_spec.view != m_kind)
+        makeSides(m_spec.view);
+    const QSignalBlocker block(m_mode);
+    m_mode->setCurrentIndex(m_spec.compare == "difference" ? 1 : 0);
+    m_mode->setEnabled(kind && kind->drawsDifference);
+    const QString change = QString::fromStdString(comparedChange(m_spec));
+    m_summary->setText(m_spec.compare == "difference"
+            ? tr("Run A is the input on screen; run B differs by %1. Red: A attends more than B; blue: B attends more; "
+                 "white: the same. Each row of A and of B sums to 1, so each row of A − B sums to 0.")
+                  .arg(change)
+            : tr("Run A is the input on screen; run B differs by %1. Layer, head and positions are shared: a click on "
+                 "either side moves both.")
+                  .arg(change));
+    m_captionA->setText(runCaption(QStringLiteral("A"), m_spec, sideSpec(m_spec, Side::A)));
+    m_captionB->setText(runCaption(QStringLiteral("B"), m_spec, sideSpec(m_spec, Side::B)));
+
+    const auto *result = m_input.analysisAs<ComparisonAnalysis>();
+    if (result)
+        m_shown = m_input.analysis.result;
+    const bool difference = m_spec.compare == "difference";
+    m_sides->setVisible(!difference);
+    m_difference->setVisible(difference);
+    if (difference)
+        refreshDifference(result);
+    else
+        refreshSides(result);
+}
+
+void ComparisonView::refreshSides(const ComparisonAnalysis *result)
+{
+    m_message->hide();
+    if (!m_a || !m_b)
+        return;
+    ViewInput a = m_input;
+    a.analysis = {};
+    if (result) {
+        a.analysis.result = result->ownA;
+        a.analysis.problem = QString::fromStdString(result->problemA);
+    } else {
+        a.analysis.pending = m_input.analysis.pending;
+        a.analysis.done = m_input.analysis.done;
+        a.analysis.total = m_input.analysis.total;
+        a.analysis.problem = m_input.analysis.problem;
+    }
+    m_a->setInput(a);
+    m_a->setSpec(sideSpec(m_spec, Side::A));
+
+    const ViewSpec b = sideSpec(m_spec, Side::B);
+    if (result && m_madeFrom != result) {
+        m_inputB = makeViewInput(result->run, result->tokenizer);
+        m_madeFrom = result;
+    }
+    // While B's analysis of a new head runs, B is drawn from the run on hand when the run is still B's.
+    const auto *madeFrom = dynamic_cast<const ComparisonAnalysis *>(m_shown.get());
+    const bool runOnHand = madeFrom && m_madeFrom == madeFrom && runKeyOf(madeFrom->b) == runKeyOf(b);
+    if (!runOnHand) {
+        m_b->hide();
+        m_message->setText(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
+                ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
+                : tr("Run B cannot be drawn: %1").arg(m_input.analysis.problem));
+        m_message->show();
+        return;
+    }
+    ViewInput input = m_inputB;
+    input.analysis = {};
+    if (result) {
+        input.analysis.result = result->ownB;
+        input.analysis.problem = QString::fromStdString(result->problemB);
+    } else {
+        input.analysis.pending = m_input.analysis.pending;
+        input.analysis.problem = m_input.analysis.problem;
+    }
+    m_b->show();
+    m_b->setInput(input);
+    m_b->setSpec(b);
+}
+
+void ComparisonView::refreshDifference(const ComparisonAnalysis *result)
+{
+    m_message->hide();
+    m_difference->setTheme(m_spec.theme);
+    m_difference->setAxisTitles(tr("key"), tr("query"));
+    const QString site = siteTitle(m_input);
+    m_difference->setTitle(tr("%1Layer %2 \u00B7 head %3 \u00B7 attention probabilities, A \u2212 B")
+                               .arg(site.isEmpty() ? QString() : site + QStringLiteral(" \u00B7 "))
+                               .arg(m_spec.layer)
+                               .arg(m_spec.head));
+    if (!result) {
+        m_difference->showMessage(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
+                ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
+                : m_input.analysis.problem);
+        return;
+    }
+    if (m_madeFrom != result) { // B's labels, for the hover
+        m_inputB = makeViewInput(result->run, result->tokenizer);
+        m_madeFrom = result;
+    }
+    if (!result->differenceProblem.empty()) {
+        m_difference->showMessage(QString::fromStdString(result->differenceProblem));
+        return;
+    }
+    // Two texts: each position's two tokens, A's first.
+    const auto labels = [](QStringList a, const QStringList &b) {
+        for (int i = 0; i < a.size() && i < b.size(); ++i)
+            if (a[i] != b[i])
+                a[i] += QStringLiteral(" / ") + b[i];
+        return a;
+    };
+    m_difference->setLabels(labels(tokenLabels(m_input, result->rows), tokenLabels(m_inputB, result->rows)),
+        labels(keyLabels(m_input, result->cols), keyLabels(m_inputB, result->cols)));
+    m_difference->setMaskedScores(result->maskedInBoth.empty() ? nullptr : result->maskedInBoth.data());
+    m_difference->setMatrix(result->difference.data(), result->rows, result->cols, m_shown);
+    m_difference->setMarkedRow(m_spec.query);
+}
+
+QString ComparisonView::differenceHover(int row, int col) const
+{
+    const auto *result = dynamic_cast<const ComparisonAnalysis *>(m_shown.get());
+    if (!result || result->difference.empty() || row < 0 || col < 0 || row >= result->rows || col >= result->cols)
+        return {};
+    const size_t cell = size_t(row) * size_t(result->cols) + size_t(col);
+    QString text = cellPrefix(m_input, row, col);
+    if (m_madeFrom == result
+        && (tokenLabel(m_inputB, row) != tokenLabel(m_input, row) || keyLabel(m_inputB, col) != keyLabel(m_input, col)))
+        text += tr(" (B: '%1' \u2192 '%2')").arg(tokenLabel(m_inputB, row), keyLabel(m_inputB, col));
+    return text
+        + tr(": A %1 \u2212 B %2 = %3")
+              .arg(formatNumber(result->probsA[cell]), formatNumber(result->probsB[cell]),
+                  formatNumber(result->difference[cell]));
+}
+
+} // namespace atlas

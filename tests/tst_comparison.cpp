@@ -1,0 +1,290 @@
+// Two runs side by side (the spec's "compare"): run B is the spec with another model, text or kernel; the analysis
+// runs it exactly as a spec of its own would run; A − B is the two runs' probabilities subtracted, cell by cell, with
+// the cells both runs mask kept masked; a click on either side moves both; what cannot be compared is refused by key.
+#include "trace/names.h"
+#include "util/error.h"
+#include "view/analysisrequests.h"
+#include "view/comparison.h"
+#include "view/viewanalysis.h"
+#include "views/attentionview.h"
+#include "views/comparisonview.h"
+#include "views/heatmapplot.h"
+#include "views/rolloutview.h"
+#include "viewtesting.h"
+
+#include <QSignalSpy>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace atlas;
+
+namespace {
+
+ViewSpec comparing(const std::string &mode)
+{
+    ViewSpec spec;
+    spec.view = "attention";
+    spec.model = "reverse";
+    spec.text = "abcdefgh>";
+    spec.layer = 1;
+    spec.head = 2;
+    spec.compare = mode;
+    spec.compareModel = "reverse-rope";
+    return spec;
+}
+
+const ComparisonAnalysis &comparisonOf(const ViewInput &input)
+{
+    const auto *result = input.analysisAs<ComparisonAnalysis>();
+    if (result == nullptr)
+        throw Error("no comparison: " + input.analysis.problem.toStdString());
+    return *result;
+}
+
+// Head `head` of layer `layer`'s probabilities in a spec's own run.
+std::vector<float> ownProbs(const ViewSpec &spec, int layer, int head)
+{
+    const SpecRun run = runSpec(spec);
+    const Tensor &t = run.trace->tensor(names::attentionTensor(run.site, layer, "probs"));
+    const float *first = t.data() + size_t(head) * size_t(t.dim(1) * t.dim(2));
+    return {first, first + t.dim(1) * t.dim(2)};
+}
+
+std::string parseError(const std::string &json)
+{
+    try {
+        ViewSpec::fromJson(json, "spec.json");
+    } catch (const Error &e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+class TestComparison : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void sideBIsTheSpecWithTheComparisonApplied()
+    {
+        ViewSpec spec = comparing("side");
+        spec.tokens = {97, 98};
+        spec.padding = {1};
+        spec.compareText = "xyz>";
+        spec.compareAttention = "longformer";
+        spec.compareAttentionParams = {"window=2"};
+        const ViewSpec a = sideSpec(spec, Side::A), b = sideSpec(spec, Side::B);
+        QVERIFY(a.compare.empty() && a.compareModel.empty() && a.compareAttentionParams.empty());
+        QCOMPARE(a.model, std::string("reverse"));
+        QCOMPARE(a.tokens, (std::vector<int> {97, 98}));
+        QCOMPARE(b.model, std::string("reverse-rope"));
+        QCOMPARE(b.text, std::string("xyz>"));
+        QVERIFY(b.tokens.empty() && b.padding.empty()); // B's text replaces A's tokens and padding
+        QCOMPARE(b.attention, std::string("longformer"));
+        QCOMPARE(b.attentionParams, (std::vector<std::string> {"window=2"}));
+        QCOMPARE(b.layer, 1);
+        QCOMPARE(b.head, 2);
+        QCOMPARE(comparedChange(spec),
+            std::string("model reverse-rope, text \u201Cxyz>\u201D, attention longformer "
+                        "(window=2)"));
+        // The keys round-trip through JSON.
+        QCOMPARE(ViewSpec::fromJson(spec.toJson(true), "spec"), spec);
+    }
+
+    void whatCannotBeComparedIsRefusedByKey()
+    {
+        QVERIFY(parseError(R"({"compare_model": "reverse-rope"})").find("key 'compare_model'") != std::string::npos);
+        QVERIFY(parseError(R"({"compare": "side"})").find("run B is the same as run A") != std::string::npos);
+        QVERIFY(parseError(R"({"compare": "side", "compare_model": "tiny-bytes"})").find("run B is the same")
+            != std::string::npos); // tiny-bytes is A's model too
+        const std::string rollout
+            = parseError(R"({"view": "rollout", "compare": "difference", "compare_model": "reverse"})");
+        QVERIFY2(rollout.find("key 'compare'") != std::string::npos
+                && rollout.find("drawn by the attention view") != std::string::npos,
+            rollout.c_str());
+        QVERIFY(parseError(R"({"compare": "side", "compare_attention_params": ["window=2"]})")
+                    .find("key 'compare_attention_params'")
+            != std::string::npos);
+        const std::string params = parseError(
+            R"({"compare": "side", "compare_attention": "longformer", "compare_attention_params": ["rounds=2"]})");
+        QVERIFY2(params.find("key 'compare_attention_params'") != std::string::npos, params.c_str());
+        QVERIFY(parseError(R"({"compare": "beside"})").find("unknown value 'beside'") != std::string::npos);
+    }
+
+    void theDifferenceIsTheTwoRunsSubtracted()
+    {
+        const ViewSpec spec = comparing("difference");
+        const ViewInput input = testing::forSpec(spec);
+        const ComparisonAnalysis &result = comparisonOf(input);
+        const std::vector<float> a = ownProbs(sideSpec(spec, Side::A), 1, 2),
+                                 b = ownProbs(sideSpec(spec, Side::B), 1, 2);
+        QCOMPARE(result.rows, 9);
+        QCOMPARE(result.cols, 9);
+        QCOMPARE(result.probsA, a);
+        QCOMPARE(result.probsB, b); // run B is the spec of its own, run on its own
+        QVERIFY(a != b);
+        constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+        for (int r = 0; r < 9; ++r) {
+            double rowSum = 0;
+            for (int c = 0; c < 9; ++c) {
+                const size_t i = size_t(r) * 9 + size_t(c);
+                QCOMPARE(result.difference[i], a[i] - b[i]);
+                QCOMPARE(result.maskedInBoth[i] == kNegInf, c > r); // both runs are causal
+                rowSum += result.difference[i];
+            }
+            QVERIFY(std::abs(rowSum) < 1e-5); // each row of A and of B sums to 1
+        }
+    }
+
+    void aDifferenceOfTwoShapesSaysSo()
+    {
+        ViewSpec spec = comparing("difference");
+        spec.compareModel.clear();
+        spec.compareText = "abc>";
+        ViewInput input = makeViewInput(runSpec(spec));
+        analyzeNow(input, spec);
+        QVERIFY(input.analysis.result == nullptr);
+        QVERIFY2(input.analysis.problem.contains("A's attention is 9 × 9 (queries × keys), B's is 4 × 4"),
+            qPrintable(input.analysis.problem));
+        spec.compare = "side"; // side by side draws two lengths
+        QVERIFY(testing::forSpec(spec).analysisAs<ComparisonAnalysis>() != nullptr);
+    }
+
+    void eachSideHasItsOwnAnalysis()
+    {
+        ViewSpec spec;
+        spec.view = "rollout";
+        spec.model = "reverse";
+        spec.text = "abcdef>";
+        spec.compare = "side";
+        spec.compareAttention = "longformer";
+        spec.compareAttentionParams = {"window=2"};
+        const ComparisonAnalysis &result = comparisonOf(testing::forSpec(spec));
+        const auto *a = dynamic_cast<const RolloutAnalysis *>(result.ownA.get());
+        const auto *b = dynamic_cast<const RolloutAnalysis *>(result.ownB.get());
+        QVERIFY(a && b);
+        const ViewInput aloneA = testing::forSpec(sideSpec(spec, Side::A)),
+                        aloneB = testing::forSpec(sideSpec(spec, Side::B));
+        QVERIFY(a->rollout.isApprox(aloneA.analysisAs<RolloutAnalysis>()->rollout, 1e-12));
+        QVERIFY(b->rollout.isApprox(aloneB.analysisAs<RolloutAnalysis>()->rollout, 1e-12));
+        QVERIFY(!a->rollout.isApprox(b->rollout, 1e-3)); // the window changes what reaches the last position
+    }
+
+    void anotherHeadReusesRunB()
+    {
+        ViewSpec spec = comparing("side");
+        const ViewInput input = makeViewInput(runSpec(spec));
+        std::string problem;
+        const auto first = runAnalysisNow(analysisRequest(spec, analysisContext(input)), &problem);
+        spec.head = 0;
+        const auto second = runAnalysisNow(analysisRequest(spec, analysisContext(input)), &problem);
+        const auto *one = dynamic_cast<const ComparisonAnalysis *>(first.get());
+        const auto *two = dynamic_cast<const ComparisonAnalysis *>(second.get());
+        QVERIFY(one && two);
+        QCOMPARE(two->run.trace, one->run.trace); // the same run while the first result is held
+        QCOMPARE(two->b.head, 0);
+        spec.compareText = "hgfedcba>";
+        const auto third = runAnalysisNow(analysisRequest(spec, analysisContext(input)), &problem);
+        QVERIFY(dynamic_cast<const ComparisonAnalysis *>(third.get())->run.trace != one->run.trace);
+    }
+
+    void aClickOnEitherSideMovesBoth()
+    {
+        ViewSpec spec = comparing("side");
+        spec.compareAttention = "longformer";
+        spec.compareAttentionParams = {"window=2"};
+        ViewSpec edited = sideSpec(spec, Side::B);
+        edited.head = 3;
+        edited.query = 4;
+        edited.attentionParams = {"window=3"}; // B's pattern editor
+        ViewSpec linked = comparisonEdit(spec, edited, Side::B);
+        QCOMPARE(linked.head, 3);
+        QCOMPARE(linked.query, 4);
+        QCOMPARE(linked.model, std::string("reverse"));
+        QCOMPARE(linked.attention, std::string("full"));
+        QVERIFY(linked.attentionParams.empty());
+        QCOMPARE(linked.compareModel, std::string("reverse-rope"));
+        QCOMPARE(linked.compareAttentionParams, (std::vector<std::string> {"window=3"}));
+        edited = sideSpec(spec, Side::A);
+        edited.layer = 0;
+        linked = comparisonEdit(spec, edited, Side::A);
+        QCOMPARE(linked.layer, 0);
+        QCOMPARE(linked.compare, std::string("side"));
+        QCOMPARE(linked.compareAttentionParams, (std::vector<std::string> {"window=2"}));
+    }
+
+    void theViewDrawsBothRunsAndFollowsEitherSide()
+    {
+        const ViewSpec spec = comparing("side");
+        ComparisonView view;
+        view.resize(1200, 650);
+        view.setInput(testing::forSpec(spec));
+        view.setSpec(spec);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto *a = qobject_cast<AttentionView *>(view.sideA());
+        auto *b = qobject_cast<AttentionView *>(view.sideB());
+        QVERIFY(a && b && b->isVisible());
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QCOMPARE(view.captionA(), QString("A \u00B7 reverse"));
+        QCOMPARE(view.captionB(), QString("B \u00B7 reverse-rope"));
+        QCOMPARE(a->input().model->name, std::string("reverse"));
+        QCOMPARE(b->input().model->name, std::string("reverse-rope"));
+        QCOMPARE(b->spec().head, 2);
+        // Both heat maps draw their own run's probabilities of the same layer and head.
+        const std::vector<float> probsB = ownProbs(sideSpec(spec, Side::B), 1, 2);
+        QTRY_VERIFY(b->plot()->matrixRows() == 9);
+        QVERIFY(std::abs(b->plot()->displayedValue(8, 7) - probsB[8 * 9 + 7]) < 1e-6);
+
+        QSignalSpy edits(&view, &View::specEdited);
+        ViewSpec clicked = b->spec();
+        clicked.head = 1;
+        emit b->specEdited(clicked);
+        QCOMPARE(edits.count(), 1);
+        const auto moved = edits.at(0).at(0).value<ViewSpec>();
+        QCOMPARE(moved.head, 1);
+        QCOMPARE(moved.model, std::string("reverse"));
+        QCOMPARE(moved.compareModel, std::string("reverse-rope"));
+
+        // While B's analysis for the new head runs, B draws the new head from the run on hand.
+        ViewInput pending = view.input();
+        pending.analysis = {};
+        pending.analysis.pending = true;
+        view.setInput(pending);
+        view.setSpec(moved);
+        QVERIFY(b->isVisible());
+        QCOMPARE(b->spec().head, 1);
+    }
+
+    void theDifferenceIsDrawnOnADivergingScale()
+    {
+        const ViewSpec spec = comparing("difference");
+        ComparisonView view;
+        view.resize(1000, 700);
+        view.setInput(testing::forSpec(spec));
+        view.setSpec(spec);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        HeatmapPlot *plot = view.differencePlot();
+        QVERIFY(plot->isVisible() && !view.sideA()->isVisible());
+        QVERIFY(!plot->showingMessage());
+        const auto &result = *view.input().analysisAs<ComparisonAnalysis>();
+        QTRY_VERIFY(plot->matrixRows() == 9);
+        const QCPRange range = plot->colorMap()->dataRange();
+        QCOMPARE(range.lower, -range.upper); // 0 is white, in the middle
+        QVERIFY(std::abs(plot->displayedValue(5, 3) - result.difference[5 * 9 + 3]) < 1e-6);
+        QVERIFY(plot->title().contains("A \u2212 B"));
+        const QString hover = plot->hoverTextAt(plot->cellCenter(5, 3));
+        QVERIFY2(
+            hover.contains(QString("A %1 \u2212 B %2")
+                               .arg(formatNumber(result.probsA[5 * 9 + 3]), formatNumber(result.probsB[5 * 9 + 3]))),
+            qPrintable(hover));
+    }
+};
+
+QTEST_MAIN(TestComparison)
+#include "tst_comparison.moc"
