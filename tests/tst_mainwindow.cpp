@@ -2,6 +2,7 @@
 // every view, clicks a head in the grid, and generates with the KV cache. Set ATLAS_SCREENSHOTS=DIR to save a
 // PNG of every view.
 #include "analysis/objectiveexample.h"
+#include "dialogs/comparedialog.h"
 #include "focusedkeys.h"
 #include "mainwindow.h"
 #include "panels/inputpanel.h"
@@ -15,7 +16,10 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
+#include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
@@ -170,6 +174,33 @@ private slots:
         QCOMPARE(window.currentView(), window.navigator()->views()[size_t(window.navigator()->currentIndex())]);
         window.showViewKind("attention");
         QCOMPARE(window.currentView(), attention);
+    }
+
+    // The dialog writes the comparison's keys, and refuses (staying open, saying why) what the spec parser refuses.
+    void theCompareDialogWritesTheComparison()
+    {
+        ViewSpec spec;
+        spec.model = "reverse";
+        spec.view = "attention";
+        CompareDialog dialog(spec);
+        auto boxes = dialog.findChildren<QCheckBox *>();
+        QCOMPARE(boxes.size(), 3);
+        dialog.show();
+        dialog.accept(); // nothing ticked: B would be A
+        QVERIFY(dialog.isVisible());
+        bool said = false;
+        for (const QLabel *label : dialog.findChildren<QLabel *>())
+            said = said || (label->isVisible() && label->text().contains("run B is the same as run A"));
+        QVERIFY(said);
+        boxes[0]->setChecked(true); // another model: reverse-rope, suggested for reverse
+        for (QComboBox *box : dialog.findChildren<QComboBox *>())
+            if (box->findData("difference") >= 0)
+                box->setCurrentIndex(box->findData("difference"));
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        QCOMPARE(dialog.spec().compare, std::string("difference"));
+        QCOMPARE(dialog.spec().compareModel, std::string("reverse-rope"));
+        QVERIFY(dialog.spec().compareText.empty() && dialog.spec().compareAttention.empty());
     }
 
     // As a student would: austen-mlm's Objectives view, a new draw, then "Fill with the model" opens the Masked

@@ -51,7 +51,7 @@ CompareDialog::CompareDialog(const ViewSpec &spec, QWidget *parent)
     for (const std::string &kind : attention::attentionKernelKinds())
         m_attention->addItem(QString::fromStdString(kind));
     m_attention->setCurrentText(QString::fromStdString(spec.compareAttention.empty() ? "lsh" : spec.compareAttention));
-    m_params->setPlaceholderText(tr("parameters, e.g. window=4, rounds=2 (empty: the kernel's defaults)"));
+    m_params->setPlaceholderText(tr("e.g. window=4 (empty: defaults)"));
     m_params->setText(QString::fromStdString(joinedCommaList(spec.compareAttentionParams)));
     m_useAttention->setChecked(!spec.compareAttention.empty());
 
