@@ -236,12 +236,15 @@ void ComparisonView::refreshDifference(const ComparisonAnalysis *result)
 {
     m_message->hide();
     m_difference->setTheme(m_spec.theme);
-    m_difference->setAxisTitles(tr("key"), tr("query"));
+    if (m_input.site.cross)
+        m_difference->setAxisTitles(tr("key: source token (encoder output)"), tr("query: decoder token"));
+    else
+        m_difference->setAxisTitles(tr("key"), tr("query"));
     const QString site = siteTitle(m_input);
-    m_difference->setTitle(tr("%1Layer %2 \u00B7 head %3 \u00B7 attention probabilities, A \u2212 B")
-                               .arg(site.isEmpty() ? QString() : site + QStringLiteral(" \u00B7 "))
-                               .arg(m_spec.layer)
-                               .arg(m_spec.head));
+    const QString where = tr("layer %1 \u00B7 head %2").arg(m_spec.layer).arg(m_spec.head);
+    m_difference->setTitle(
+        (site.isEmpty() ? QStringLiteral("L") + where.mid(1) : site + QStringLiteral(" \u00B7 ") + where)
+        + tr(" \u00B7 attention probabilities, A \u2212 B"));
     if (!result) {
         m_difference->showMessage(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
                 ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
