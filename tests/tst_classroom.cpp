@@ -225,9 +225,19 @@ private slots:
             window.grab().save(QString("%1/1280x720-%2-experts-first.png").arg(dir).arg(int(zoom * 100)));
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
         QCOMPARE(view->drawnAnalysis()->routing.capacity, 12); // ⌈1.25 · 38 / 4⌉ = ⌈11.875⌉
+        // The slider runs in the factor's order (0.25 at its left end), starting at the model's own 1.25.
+        QCOMPARE(view->capacitySlider()->minimum(), 1);
+        QCOMPARE(view->capacitySlider()->value(), 5);
         view->capacitySlider()->setValue(2); // 0.5: ⌈0.5 · 38 / 4⌉ = 5
         QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 5, 20000);
         QCOMPARE(session.spec().capacityFactor, 0.5);
+        QCOMPARE(view->capacitySlider()->value(), 2);
+        view->capacitySlider()->setValue(5); // back to 1.25: the model's own again
+        QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 12, 20000);
+        QCOMPARE(session.spec().capacityFactor, 0.0);
+        QCOMPARE(view->capacitySlider()->value(), 5);
+        view->capacitySlider()->setValue(2);
+        QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 5, 20000);
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             QVERIFY(
                 window.grab().save(QString("%1/1280x720-%2-experts-austen-switch.png").arg(dir).arg(int(zoom * 100))));

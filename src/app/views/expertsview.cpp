@@ -82,7 +82,7 @@ ExpertsView::ExpertsView(QWidget *parent)
     auto *row = new QHBoxLayout(m_controls);
     row->setContentsMargins(0, 0, 0, 0);
     m_capacity = new QSlider(Qt::Horizontal, m_controls);
-    m_capacity->setRange(0, kFactorSteps);
+    m_capacity->setRange(1, kFactorSteps);
     m_capacity->setPageStep(1);
     m_capacity->setTickPosition(QSlider::TicksBelow);
     m_capacity->setMinimumWidth(200);
@@ -167,8 +167,7 @@ void ExpertsView::showMessage(const QString &text)
 void ExpertsView::showControls()
 {
     const QSignalBlocker blockSlider(m_capacity), blockBox(m_deviceCount), blockTopK(m_topK);
-    const int step = m_spec.capacityFactor > 0 ? int(std::lround(m_spec.capacityFactor / kFactorStep)) : 0;
-    m_capacity->setValue(std::clamp(step, 0, kFactorSteps));
+    m_capacity->setValue(std::clamp(int(std::lround(shownFactor() / kFactorStep)), 1, kFactorSteps));
     const ExpertRouting *r = m_drawn ? &m_drawn->routing : nullptr;
     m_deviceCount->setRange(1, r ? std::max(1, r->experts) : 1);
     m_deviceCount->setValue(r ? r->devices : m_spec.devices);
@@ -178,8 +177,9 @@ void ExpertsView::showControls()
     m_capacity->setEnabled(!dropless);
     m_capacity->setToolTip(dropless ? tr("This router has no capacity to set: it never drops a token (Mixtral)")
                                     : tr("Capacity factor: each expert takes at most ⌈factor · T / E⌉ tokens; the rest "
-                                         "are dropped and only the residual carries them. Leftmost: the model's own "
-                                         "factor."));
+                                         "are dropped and only the residual carries them. %1 to %2; the slider "
+                                         "starts at the model's own factor.")
+                                          .arg(factorText(kFactorStep), factorText(kFactorSteps * kFactorStep)));
     m_factorLabel->setText(!r ? QString()
             : dropless        ? tr("none: dropless routing")
             : m_spec.capacityFactor > 0
@@ -187,9 +187,17 @@ void ExpertsView::showControls()
             : tr("%1 (the model's own) → capacity %2").arg(factorText(r->capacityFactor)).arg(r->capacity));
 }
 
+double ExpertsView::shownFactor() const
+{
+    if (m_spec.capacityFactor > 0)
+        return m_spec.capacityFactor;
+    return m_input.model ? double(m_input.model->config.capacityFactor) : 1.0;
+}
+
 void ExpertsView::chooseFactor(int step)
 {
-    const double factor = step == 0 ? 0.0 : step * kFactorStep;
+    const double own = m_input.model ? double(m_input.model->config.capacityFactor) : 0.0;
+    const double factor = std::abs(step * kFactorStep - own) < 1e-9 ? 0.0 : step * kFactorStep;
     if (factor == m_spec.capacityFactor)
         return;
     m_spec.capacityFactor = factor;

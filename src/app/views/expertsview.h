@@ -43,7 +43,8 @@ public:
     std::vector<QWidget *> interfaceWidgets() const override { return {m_controls}; }
     QSize sizeHint() const override { return {1200, 800}; }
 
-    // The slider's steps: 0 is the model's own factor, step n ≥ 1 is n · kFactorStep.
+    // The slider's steps, in order of the factor: step n is n · kFactorStep (n ≥ 1). The model's own factor is where
+    // the slider starts, and choosing it again goes back to "the model's own" (spec capacity_factor 0).
     static constexpr double kFactorStep = 0.25;
     static constexpr int kFactorSteps = 16;
 
@@ -60,6 +61,7 @@ private:
     void drawDevices(const ExpertRouting &r);
     void preparePlot(QCustomPlot *plot, QCPTextElement *title, const QString &text);
     void chooseFactor(int step);
+    double shownFactor() const; // the spec's factor, or the model's own when the spec leaves it at 0
     void chooseDevices(int devices);
     void chooseTopK(int topK);
     void showControls();
