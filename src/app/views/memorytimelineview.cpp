@@ -27,8 +27,11 @@ const MemoryCategory kStackOrder[kMemoryCategories]
 
 QColor categoryColor(MemoryCategory c, bool dark)
 {
+    // Okabe and Ito's colour-blind-safe palette, in MemoryCategory's order: parameters grey, gradients reddish purple,
+    // optimizer state sky blue, stored activations bluish green, recomputed orange, workspace vermillion. Gradients and
+    // recomputed activations, both of the backward pass, differ in hue and lightness for every kind of colour vision.
     static const QColor light[kMemoryCategories]
-        = {QColor(0x9e9e9e), QColor(0xc7a26b), QColor(0x6b9ac4), QColor(0x2f7d4f), QColor(0xd9822b), QColor(0xc0392b)};
+        = {QColor(0x999999), QColor(0xcc79a7), QColor(0x56b4e9), QColor(0x009e73), QColor(0xe69f00), QColor(0xd55e00)};
     QColor color = light[int(c)];
     return dark ? color.lighter(115) : color;
 }
@@ -327,9 +330,11 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         label->setClipAxisRect(rect);
         label->position->setAxisRect(rect);
         label->position->setType(QCPItemPosition::ptAxisRectRatio);
-        label->position->setCoords(0.995, 0.02);
-        label->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
-        label->setTextAlignment(Qt::AlignRight);
+        // In the half the peak is not in, so the marker never sits on the text.
+        const bool peakOnTheRight = px > (x->range().lower + x->range().upper) / 2;
+        label->position->setCoords(peakOnTheRight ? 0.005 : 0.995, 0.02);
+        label->setPositionAlignment(Qt::AlignTop | (peakOnTheRight ? Qt::AlignLeft : Qt::AlignRight));
+        label->setTextAlignment(peakOnTheRight ? Qt::AlignLeft : Qt::AlignRight);
         label->setText(
             tr("%12 %1 at op %2, %3 (%4)\nactivations there %5 = stored %6 + recomputed %7 + workspace %8\n"
                "highest activations %9 (textbook count %10), step %11 ms")

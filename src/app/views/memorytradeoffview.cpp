@@ -97,7 +97,34 @@ QString MemoryTradeoffView::draw(const ViewAnalysis &result)
         ring->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(colors.text, 2), Qt::NoBrush, 18));
         ring->setName(tr("⌈√L⌉, the default"));
     }
-    x->setLabel(tr("step time (ms, median of at least 3 steps)"));
+    // The spread of each point's step times: its middle half (first to third quartile), as a horizontal bar.
+    const auto spreadBars = [&](QCPAbstractPlottable *of, const std::vector<const SweepPoint *> &points) {
+        auto *bars = new QCPErrorBars(x, y);
+        bars->setErrorType(QCPErrorBars::etKeyError);
+        bars->setDataPlottable(of);
+        QVector<double> below, above;
+        for (const SweepPoint *p : points) {
+            below << p->stepMs - p->stepMsLow;
+            above << p->stepMsHigh - p->stepMs;
+        }
+        bars->setData(below, above);
+        bars->setPen(QPen(colors.text, 1));
+        bars->removeFromLegend();
+    };
+    std::vector<const SweepPoint *> checkpoints;
+    for (const SweepPoint &p : a.points)
+        if (p.strategy == MemoryStrategy::Checkpoint)
+            checkpoints.push_back(&p);
+    spreadBars(curve, checkpoints);
+    for (int i = 0; i < plot()->graphCount(); ++i)
+        for (const SweepPoint *p : {plain, reversible})
+            if (p && plot()->graph(i)->name() == QString::fromStdString(memoryStrategyName(p->strategy)))
+                spreadBars(plot()->graph(i), {p});
+    for (const SweepPoint &p : a.points) {
+        maxMs = std::max(maxMs, p.stepMsHigh);
+        minMs = std::min(minMs, p.stepMsLow);
+    }
+    x->setLabel(tr("step time (ms: median of at least 5 steps; bar: their middle half)"));
     y->setLabel(tr("peak (MiB)"));
     const double spread = std::max(maxMs - minMs, 0.05 * maxMs);
     x->setRange(std::max(0.0, minMs - 0.15 * spread), maxMs + 0.35 * spread); // room for the labels
@@ -106,7 +133,8 @@ QString MemoryTradeoffView::draw(const ViewAnalysis &result)
 
     QString text
         = tr("A random-weight model of this shape, %1 blocks, one recorded step of %2 tokens per point. Small k "
-             "keeps many boundaries; large k keeps few but recomputes long segments, live at once.")
+             "keeps many boundaries; large k keeps few but recomputes long segments, live at once. Where two "
+             "points' time bars overlap, this machine's timing cannot tell their times apart.")
               .arg(a.depth)
               .arg(a.tokens);
     if (plain && atSqrt && plain->peakActivationBytes > 0 && plain->stepMs > 0)

@@ -11,12 +11,18 @@ namespace atlas {
 
 namespace {
 
-double median(std::vector<double> values)
+// The value a fraction `q` of the way through the sorted values (0.5: the median; nearest rank, no interpolation).
+double quantile(std::vector<double> values, double q)
 {
     if (values.empty())
         return 0;
     std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
+    return values[std::min(values.size() - 1, size_t(q * double(values.size())))];
+}
+
+double median(const std::vector<double> &values)
+{
+    return quantile(values, 0.5);
 }
 
 SweepPoint pointOf(int depth, const MemoryOptions &o, const StepTiming &t)
@@ -29,6 +35,8 @@ SweepPoint pointOf(int depth, const MemoryOptions &o, const StepTiming &t)
     p.peakActivationBytes = t.memory.peakActivationBytes;
     p.predictedActivationBytes = t.memory.predictedActivationBytes;
     p.stepMs = t.stepMs;
+    p.stepMsLow = t.stepMsLow;
+    p.stepMsHigh = t.stepMsHigh;
     p.recordedStepMs = t.recordedStepMs;
     return p;
 }
@@ -110,6 +118,8 @@ StepTiming measureStep(Model &model, const std::vector<TrainingSequence> &sequen
     }
     t.recordedStepMs = median(recorded);
     t.stepMs = plain.empty() ? t.recordedStepMs : median(plain);
+    t.stepMsLow = plain.empty() ? t.stepMs : quantile(plain, 0.25);
+    t.stepMsHigh = plain.empty() ? t.stepMs : quantile(plain, 0.75);
     return t;
 }
 

@@ -26,6 +26,7 @@ struct StepTiming
 {
     TrainingStepMemory memory; // the last recorded step
     double stepMs = 0; // median of the unrecorded steps
+    double stepMsLow = 0, stepMsHigh = 0; // their first and third quartiles: the middle half of the times
     double recordedStepMs = 0; // median of the recorded steps (the recorder's cost is the difference)
 };
 
@@ -43,6 +44,7 @@ struct SweepPoint
     int checkpointEvery = 0; // the k used (checkpointing), else 0
     int64_t peakBytes = 0, peakActivationBytes = 0, predictedActivationBytes = 0;
     double stepMs = 0, recordedStepMs = 0;
+    double stepMsLow = 0, stepMsHigh = 0; // the unrecorded steps' first and third quartiles (StepTiming)
 };
 
 struct SweepSettings

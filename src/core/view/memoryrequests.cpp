@@ -94,8 +94,10 @@ SweepSettings sweepSettings(const ViewSpec &spec, int tokens, const std::atomic<
     SweepSettings s;
     s.tokens = tokens;
     s.ffnChunks = spec.ffnChunks;
-    s.repeat = 3;
-    s.minimumMs = 60; // a median of at least 3 steps, of more when steps take milliseconds
+    // At least 5 steps per point, and 200 ms of them: enough that one slow step (another process, a page fault) moves
+    // neither the median nor the quartiles the views draw as the spread.
+    s.repeat = 5;
+    s.minimumMs = 200;
     s.cancel = &cancel;
     return s;
 }
