@@ -21,6 +21,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QMenuBar>
 #include <QScrollArea>
@@ -210,6 +211,13 @@ private slots:
             QTest::mouseClick(choices[0]->label(), Qt::LeftButton);
             QVERIFY(choices[0]->button()->isChecked());
             QVERIFY(!choices[1]->button()->isChecked()); // one answer: the buttons stay exclusive
+            // The indicator grows with the text (the style's own is 13 px whatever the zoom).
+            WrappingChoice large(QStringLiteral("an answer"), true);
+            QFont font = large.font();
+            font.setPixelSize(32);
+            large.setFont(font);
+            QVERIFY(large.button()->sizeHint().height() >= QFontMetrics(font).ascent());
+            shoot(window, presenting ? "lesson-answer-chosen-f5" : "lesson-answer-chosen");
         }
         QTest::keyClick(&window, Qt::Key_Escape);
     }

@@ -1,10 +1,14 @@
 #include "panels/wrappingchoice.h"
 
 #include <QCheckBox>
+#include <QEvent>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QRadioButton>
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -24,6 +28,27 @@ WrappingChoice::WrappingChoice(const QString &text, bool exclusive, QWidget *par
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(m_button, 0, Qt::AlignTop);
     row->addWidget(m_label, 1);
+    sizeIndicator();
+}
+
+void WrappingChoice::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        sizeIndicator();
+}
+
+// The style draws the indicator at a fixed 13 px whatever the font: on a projector, beside 1.5× text, it was a dot.
+// It grows with the text instead, centred on the first line.
+void WrappingChoice::sizeIndicator()
+{
+    const QFontMetrics metrics(font());
+    const int side = std::max(13, metrics.ascent());
+    const QString sheet
+        = QStringLiteral("QRadioButton::indicator, QCheckBox::indicator { width: %1px; height: %1px; }").arg(side);
+    if (m_button->styleSheet() != sheet)
+        m_button->setStyleSheet(sheet);
+    m_button->setContentsMargins(0, std::max(0, (metrics.height() - side) / 2), 0, 0);
 }
 
 bool WrappingChoice::eventFilter(QObject *watched, QEvent *event)

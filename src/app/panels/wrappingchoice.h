@@ -23,8 +23,11 @@ public:
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
+    void sizeIndicator();
+
     QAbstractButton *m_button;
     QLabel *m_label;
 };
