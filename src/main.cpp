@@ -38,8 +38,12 @@ int main(int argc, char **argv)
 
     atlas::Session session;
     QSettings settings;
-    const atlas::RestoredSpec restored
+    // The first launch opens a trained model on its sample text (the defaults' tiny-bytes has random weights).
+    const bool firstLaunch = !settings.contains("session/spec");
+    atlas::RestoredSpec restored
         = atlas::restoreSavedSpec(settings, QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation));
+    if (firstLaunch)
+        restored.spec.model = "austen";
     const atlas::ViewSpec &spec = restored.spec;
     atlas::applyTheme(spec.theme == "dark");
     session.setSpec(spec);
@@ -49,6 +53,8 @@ int main(int argc, char **argv)
     window.show();
     if (!restored.problem.isEmpty())
         window.showProblem(QObject::tr("Saved session"), restored.problem);
-    session.openModel(QString::fromStdString(spec.model));
+    session.openModel(QString::fromStdString(spec.model), firstLaunch);
+    if (firstLaunch)
+        window.showWelcome();
     return app.exec();
 }

@@ -3,9 +3,12 @@
 // PNG of every view.
 #include "analysis/objectiveexample.h"
 #include "dialogs/comparedialog.h"
+#include "dialogs/quickopen.h"
+#include "dialogs/welcomedialog.h"
 #include "focusedkeys.h"
 #include "mainwindow.h"
 #include "panels/inputpanel.h"
+#include "session/lessonplayer.h"
 #include "session/session.h"
 #include "viewnavigator.h"
 #include "views/comparisonview.h"
@@ -19,11 +22,13 @@
 #include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTabWidget>
@@ -174,6 +179,65 @@ private slots:
         QCOMPARE(window.currentView(), window.navigator()->views()[size_t(window.navigator()->currentIndex())]);
         window.showViewKind("attention");
         QCOMPARE(window.currentView(), attention);
+    }
+
+    // The welcome comes on the first launch only; its first button opens lesson 1 in the Lessons panel, and
+    // Help ▸ Welcome brings it back.
+    void theWelcomeComesOnceAndLeadsToALesson()
+    {
+        QSettings().remove("welcome/dismissed");
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        WelcomeDialog *welcome = window.showWelcome();
+        QVERIFY(welcome && welcome->isVisible());
+        welcome->lessonButton()->click();
+        QTRY_VERIFY(window.lessons()->isOpen());
+        QVERIFY(QString::fromStdString(window.lessons()->lesson().path).endsWith("01-self-attention.md"));
+        QVERIFY(window.findChild<QDockWidget *>("Lessons")->isVisible());
+        QVERIFY(window.showWelcome() == nullptr); // dismissed: not again
+        QSettings settings;
+        QVERIFY(settings.value("welcome/dismissed").toBool());
+        welcome = window.showWelcome(true);
+        QVERIFY(welcome && welcome->isVisible());
+        welcome->exploreButton()->click();
+        QTRY_VERIFY(!window.findChild<WelcomeDialog *>());
+    }
+
+    // Ctrl+K finds a view, a lesson or a model by a few letters of its name, and Enter opens it.
+    void quickSearchOpensByName()
+    {
+        const std::vector<QuickOpenEntry> entries {{"View", "Mask", "Attention: the mask", {}},
+            {"View", "Memory timeline", "Memory: one step", {}}, {"Model", "reverse-rope", "reverses with RoPE", {}},
+            {"Lesson", "Masks: causal and padding", "lecture 002", {}}};
+        QCOMPARE(QuickOpen::matches(entries, "mask"), (std::vector<int> {0, 3}));
+        QCOMPARE(QuickOpen::matches(entries, "MEM time"), (std::vector<int> {1}));
+        QCOMPARE(QuickOpen::matches(entries, "rope reverses"), (std::vector<int> {2})); // title and detail
+        QCOMPARE(QuickOpen::matches(entries, "lesson"), (std::vector<int> {3})); // the kind is searched too
+        QVERIFY(QuickOpen::matches(entries, "zebra").empty());
+        QCOMPARE(QuickOpen::matches(entries, "").size(), entries.size());
+
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        window.showViewKind("attention");
+        QAction *goTo = nullptr;
+        for (QAction *a : window.findChildren<QAction *>())
+            if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_K))
+                goTo = a;
+        QVERIFY(goTo);
+        bool typed = false;
+        QTimer::singleShot(0, &window, [&] {
+            auto *dialog = qobject_cast<QuickOpen *>(QApplication::activeModalWidget());
+            if (!dialog)
+                return;
+            QTest::keyClicks(dialog->searchBox(), "timeline");
+            typed = dialog->list()->currentItem()->text().contains("Memory timeline");
+            QTest::keyClick(dialog->searchBox(), Qt::Key_Return);
+        });
+        goTo->trigger();
+        QVERIFY(typed);
+        QTRY_COMPARE(window.navigator()->currentKind(), std::string("memory-timeline"));
     }
 
     // The dialog writes the comparison's keys, and refuses (staying open, saying why) what the spec parser refuses.

@@ -23,6 +23,7 @@ class LessonPlayer;
 class PresentationMode;
 class Session;
 class TrainPanel;
+class WelcomeDialog;
 class View;
 class ViewNavigator;
 class ZoomController;
@@ -47,6 +48,10 @@ public:
     // A warning in the status bar and a window-modal box that does not block the event loop.
     void showProblem(const QString &title, const QString &message);
 
+    // The welcome (dialogs/welcomedialog.h), unless it was dismissed before ("welcome/dismissed" in the settings) and
+    // `always` is false; returns it while it is shown, else null.
+    WelcomeDialog *showWelcome(bool always = false);
+
 protected:
     void closeEvent(QCloseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
@@ -70,6 +75,8 @@ private:
     void fitToolBars();
     void connectLessons();
     void openLessonFile();
+    void openLesson(const QString &path); // in the Lessons panel, shown and raised
+    void quickOpen(); // View ▸ Go To… (Ctrl+K): any view, lesson or model by name
     void addCurrentViewAsStep();
 
     std::unique_ptr<Ui::MainWindow> m_ui;
