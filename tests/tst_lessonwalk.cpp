@@ -10,6 +10,7 @@
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "viewnavigator.h"
+#include "views/headlessrender.h"
 #include "views/view.h"
 
 #include <QApplication>
@@ -155,6 +156,31 @@ private slots:
         window.presentation()->setActive(false);
         problems.removeDuplicates();
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    }
+
+    // The PDF handout prints every step's view with its smallest text at 9 pt or more (the views drawn as the export
+    // draws them, scaled onto the page).
+    void theHandoutsFiguresPrintAtNinePoints()
+    {
+        const PdfFigureLayout layout = lessonPdfFigureLayout();
+        QVERIFY(layout.figure.width() <= layout.page.width() && layout.figure.height() < layout.page.height());
+        for (const char *name : {"01-self-attention.md", "11-experts.md", "18-side-by-side.md"}) {
+            const Lesson lesson = readLesson(ATLAS_SOURCE_DIR "/lessons/" + std::string(name));
+            for (const LessonStep &step : lesson.steps) {
+                const std::unique_ptr<View> view = drawableView(stepViewSpec(lesson, step), layout.drawn.width(),
+                    layout.drawn.height(), name, size_t(8) << 30, layout.zoom);
+                view->show();
+                QApplication::processEvents();
+                TextRecorder recorder(view->logicalDpiY());
+                recorder.record(view.get());
+                const PaintedText least = recorder.smallest();
+                QVERIFY2(view->clippedTexts().isEmpty(), qPrintable(view->clippedTexts().join(", ")));
+                QVERIFY2(least.pixels * layout.pointsPerFigurePixel >= 9.0,
+                    qPrintable(QString("%1, step '%2': '%3' prints at %4 pt")
+                                   .arg(name, QString::fromStdString(step.title), least.text.left(30))
+                                   .arg(least.pixels * layout.pointsPerFigurePixel, 0, 'f', 1)));
+            }
+        }
     }
 };
 

@@ -149,7 +149,7 @@ void TestModelViews::expertsViewDrawsTheRouting()
     QCOMPARE(kept, 10);
     QCOMPARE(view.loadPlot()->plottableCount(), 2 * 4); // kept and dropped bars per expert
     QCOMPARE(view.devicesBox()->maximum(), 4);
-    QCOMPARE(view.capacitySlider()->value(), 0); // the model's own factor
+    QCOMPARE(view.capacitySlider()->value(), 4); // the model's own factor, 1 = 4 steps of 0.25
 
     QSignalSpy edited(&view, &View::specEdited);
     view.capacitySlider()->setValue(8);

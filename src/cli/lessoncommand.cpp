@@ -122,7 +122,7 @@ int lessonCommand(const CommandArgs &argv)
         if (!out.ends_with(".pdf"))
             throw Error("--out: '" + out + "' is not a .pdf (add --html to write a web page into a directory)");
         exportLessonPdf(lesson, out, !args.flag("no-answers"));
-        std::printf("wrote %s (%zu pages)\n", out.c_str(), lesson.steps.size());
+        std::printf("wrote %s (%zu pages: each step's view, then its text)\n", out.c_str(), 2 * lesson.steps.size());
     }
     return 0;
 }

@@ -70,9 +70,14 @@ ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, siz
 
 namespace {
 
-std::unique_ptr<View> viewOf(const ViewSpec &spec, const ViewInput &input, int width, int height)
+std::unique_ptr<View> viewOf(const ViewSpec &spec, const ViewInput &input, int width, int height, double zoom = 1.0)
 {
     std::unique_ptr<View> view = spec.compare.empty() ? createView(spec.view) : std::make_unique<ComparisonView>();
+    if (zoom != 1.0) { // as the app's zoom: every text of the view scaled, the view laid out for it
+        QFont font = view->font();
+        font.setPointSizeF(font.pointSizeF() * zoom);
+        view->setFont(font);
+    }
     view->resize(width, height);
     view->setInput(input);
     view->setSpec(spec);
@@ -90,9 +95,9 @@ std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height)
 }
 
 std::unique_ptr<View> drawableView(
-    const ViewSpec &spec, int width, int height, const std::string &source, size_t memoryBudget)
+    const ViewSpec &spec, int width, int height, const std::string &source, size_t memoryBudget, double zoom)
 {
-    return viewOf(spec, preparedViewInput(spec, source, memoryBudget), width, height);
+    return viewOf(spec, preparedViewInput(spec, source, memoryBudget), width, height, zoom);
 }
 
 std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height,

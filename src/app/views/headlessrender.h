@@ -4,6 +4,9 @@
 #include "view/viewspec.h"
 #include "viewmodel/viewinput.h"
 
+#include <QRect>
+#include <QSize>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,9 +46,10 @@ ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, siz
 // The spec's view, ready to draw headless: its model run, its analysis computed, the widget sized width × height.
 // A view that cannot be drawn draws its message (tests of every view kind on one model use that).
 std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height);
-// The same for a figure: preparedViewInput's checks first, so a view that cannot be drawn is refused by name.
-std::unique_ptr<View> drawableView(
-    const ViewSpec &spec, int width, int height, const std::string &source, size_t memoryBudget = size_t(8) << 30);
+// The same for a figure: preparedViewInput's checks first, so a view that cannot be drawn is refused by name. `zoom`
+// scales its text as the app's zoom does (a printed figure's).
+std::unique_ptr<View> drawableView(const ViewSpec &spec, int width, int height, const std::string &source,
+    size_t memoryBudget = size_t(8) << 30, double zoom = 1.0);
 
 // Runs the spec's model on its input, computes its analysis, draws its view at width × height pixels and writes
 // `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error naming `source` and the
@@ -59,9 +63,20 @@ std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int 
 // Writes every step's view as step-01.png … into `directory` as a whole (made if missing; an earlier render there is
 // replaced, a directory of other files refused); returns the paths.
 std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height);
-// One A4 landscape page per step (its title, view, text and questions, with their answers unless `answers` is false:
-// the students' copy) in a PDF at `path`.
+// Two A4 landscape pages per step in a PDF at `path`: its view as large as the page holds, then its text and
+// questions, with their answers unless `answers` is false (the students' copy).
 void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers = true);
+// Where the PDF draws a step's view: the page, the view's size as drawn and as placed on the page (in the PDF's
+// pixels), and the size in points of one pixel of the view as drawn (a 13 px label prints at 13 × that pt).
+struct PdfFigureLayout
+{
+    QRect page;
+    QSize drawn; // the view's size as drawn for the PDF
+    double zoom = 1; // its text's zoom (as the app's)
+    QSize figure; // its size on the page
+    double pointsPerFigurePixel = 0;
+};
+PdfFigureLayout lessonPdfFigureLayout();
 // A self-contained page, `directory`/index.html, with every view embedded as an image; answers as for the PDF.
 void exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers = true);
 

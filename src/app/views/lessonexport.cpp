@@ -20,6 +20,20 @@ namespace {
 
 // Near the size the PDF page (A4 at 150 dpi) and the web page show them at, so the text stays readable.
 constexpr int kImageWidth = 1100, kImageHeight = 700;
+constexpr int kPdfHeadingHeight = 90; // a step's heading on its pages, in the PDF's pixels (two lines at 16 pt)
+// The PDF draws the views with their text 1.25 times the app's (as at a zoom of 125 %), so that scaled onto the page
+// their smallest labels print at 9 pt or more.
+constexpr int kPdfImageWidth = 1100, kPdfImageHeight = 700;
+constexpr double kPdfZoom = 1.25;
+
+void configureLessonPdf(QPdfWriter &pdf)
+{
+    pdf.setPageSize(QPageSize(QPageSize::A4));
+    pdf.setPageOrientation(QPageLayout::Landscape);
+    pdf.setPageMargins(QMarginsF(10, 10, 10, 10), QPageLayout::Millimeter);
+    pdf.setResolution(150);
+    pdf.setCreator(QStringLiteral("Transformer Atlas"));
+}
 
 [[noreturn]] void fail(const std::string &path, const std::string &reason)
 {
@@ -27,10 +41,10 @@ constexpr int kImageWidth = 1100, kImageHeight = 700;
 }
 
 // The step's view drawn headless, as `render` draws it.
-QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height)
+QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height, double zoom = 1.0)
 {
-    const std::unique_ptr<View> view
-        = drawableView(stepViewSpec(lesson, step), width, height, lesson.path + ":" + std::to_string(step.line));
+    const std::unique_ptr<View> view = drawableView(stepViewSpec(lesson, step), width, height,
+        lesson.path + ":" + std::to_string(step.line), size_t(8) << 30, zoom);
     return renderViewImage(view.get(), QSize(width, height));
 }
 
@@ -92,19 +106,36 @@ std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::stri
     return paths;
 }
 
+PdfFigureLayout lessonPdfFigureLayout()
+{
+    QByteArray bytes;
+    QBuffer file(&bytes);
+    file.open(QIODevice::WriteOnly);
+    QPdfWriter pdf(&file);
+    configureLessonPdf(pdf);
+    PdfFigureLayout layout;
+    layout.page = QRect(0, 0, pdf.width(), pdf.height());
+    layout.drawn = QSize(kPdfImageWidth, kPdfImageHeight);
+    layout.zoom = kPdfZoom;
+    layout.figure
+        = layout.drawn.scaled(layout.page.width(), layout.page.height() - kPdfHeadingHeight, Qt::KeepAspectRatio);
+    layout.pointsPerFigurePixel = double(layout.figure.width()) / kPdfImageWidth * 72.0 / pdf.resolution();
+    return layout;
+}
+
 void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers)
 {
     QByteArray bytes;
     QBuffer file(&bytes);
     file.open(QIODevice::WriteOnly);
     QPdfWriter pdf(&file);
-    pdf.setPageSize(QPageSize(QPageSize::A4));
-    pdf.setPageOrientation(QPageLayout::Landscape);
-    pdf.setResolution(150);
+    configureLessonPdf(pdf);
     pdf.setTitle(QString::fromStdString(lesson.title));
-    pdf.setCreator(QStringLiteral("Transformer Atlas"));
+    const PdfFigureLayout layout = lessonPdfFigureLayout();
     QPainter p(&pdf);
-    const QRect page(0, 0, pdf.width(), pdf.height());
+    const QRect page = layout.page;
+    // Each step on two pages: its view as large as the page holds (its smallest text at 9 pt or more), then its text
+    // and questions.
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const LessonStep &step = lesson.steps[i];
         if (i > 0)
@@ -117,22 +148,26 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers
                                     .arg(QString::fromStdString(lesson.title), QString::fromStdString(step.title))
                                     .arg(i + 1)
                                     .arg(lesson.steps.size());
-        const QRect titleBox = p.boundingRect(page, Qt::AlignLeft | Qt::TextWordWrap, heading);
-        p.drawText(page, Qt::AlignLeft | Qt::TextWordWrap, heading);
-        const QRect body = page.adjusted(0, titleBox.height() + 20, 0, 0);
-        const QImage image = stepImage(lesson, step, kImageWidth, kImageHeight);
-        const QSize shown = image.size().scaled(body.width() * 62 / 100, body.height(), Qt::KeepAspectRatio);
-        p.drawImage(QRect(body.topLeft(), shown), image);
+        const QRect headingBox(page.left(), page.top(), page.width(), kPdfHeadingHeight);
+        p.drawText(headingBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading);
+        const QImage image = stepImage(lesson, step, kPdfImageWidth, kPdfImageHeight, kPdfZoom);
+        const QRect figure(
+            QPoint(page.left() + (page.width() - layout.figure.width()) / 2, headingBox.bottom() + 1), layout.figure);
+        p.drawImage(figure, image);
+
+        pdf.newPage();
+        p.setFont(title);
+        p.drawText(headingBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading);
         QTextDocument text;
         QFont textFont = p.font();
-        textFont.setPointSizeF(10);
+        textFont.setPointSizeF(12);
         textFont.setBold(false);
         text.setDefaultFont(textFont);
         text.setMarkdown(stepMarkdown(step, answers));
-        text.setTextWidth(body.width() - shown.width() - 30);
+        text.setTextWidth(page.width());
         p.save();
-        p.translate(body.left() + shown.width() + 30, body.top());
-        text.drawContents(&p, QRectF(0, 0, text.textWidth(), body.height()));
+        p.translate(page.left(), headingBox.bottom() + 1);
+        text.drawContents(&p, QRectF(0, 0, page.width(), page.height() - kPdfHeadingHeight));
         p.restore();
     }
     if (!p.end())
