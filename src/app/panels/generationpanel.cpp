@@ -3,6 +3,7 @@
 #include "session/session.h"
 #include "theme.h"
 #include "viewmodel/viewinput.h"
+#include "views/byteunits.h"
 
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -89,7 +90,7 @@ void GenerationPanel::show(const GenerationReport &report)
     for (size_t i = 0; i < report.tokens.size(); ++i) {
         const GeneratedToken &t = report.tokens[i];
         const QStringList cells = {QStringLiteral("'%1'").arg(t.piece), formatNumber(t.probability, 3),
-            tr("%1 pos · %2 KiB").arg(t.cachedPositions).arg(t.cacheKiB, 0, 'f', 1), QString::number(t.id)};
+            tr("%1 pos · %2").arg(t.cachedPositions).arg(byteAmount(t.cacheKiB * 1024)), QString::number(t.id)};
         for (int c = 0; c < cells.size(); ++c)
             m_table->setItem(int(i), c, new QTableWidgetItem(cells[c]));
     }

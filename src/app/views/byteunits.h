@@ -1,8 +1,10 @@
 #pragma once
 
+#include "util/memorycheck.h"
+
 #include <QString>
 
-// Byte counts as the memory views print them: KiB below a MiB, MiB above, two decimals below 100.
+// Byte counts as the memory views print them. Axes: KiB below a MiB, MiB above.
 namespace atlas {
 
 constexpr double kMiB = 1 << 20;
@@ -20,11 +22,10 @@ inline ByteUnit byteUnitFor(double bytes)
     return {1024.0, QStringLiteral("KiB")};
 }
 
-// "3.00 MiB", "192 KiB"
+// "3.00 MiB", "192 KiB", "512 B": the core's one byte formatter (util/memorycheck.h), as the CLI prints them.
 inline QString byteAmount(double bytes)
 {
-    const ByteUnit u = byteUnitFor(bytes);
-    return QString::number(bytes / u.divisor, 'f', bytes / u.divisor >= 100 ? 0 : 2) + QLatin1Char(' ') + u.name;
+    return QString::fromStdString(formatBytes(bytes));
 }
 
 } // namespace atlas
