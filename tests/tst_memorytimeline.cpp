@@ -50,6 +50,9 @@ private slots:
                     best = i;
             QCOMPARE(s.peakPoint, best);
             QCOMPARE(totalAt(s, s.peakPoint), s.peakBytes);
+            QCOMPARE(s.liveBytesAt(s.peakPoint), s.peakBytes); // what the timeline view prints
+            QCOMPARE(s.liveAt(s.peakPoint), s.peakLive);
+            QCOMPARE(s.liveBytesAt(-1), int64_t(0)); // before the first event
             // phases: contiguous, covering every op, setup first and the optimizer last
             QCOMPARE(s.phases.front().phase, MemoryPhase::Setup);
             QCOMPARE(s.phases.back().phase, MemoryPhase::Optimizer);

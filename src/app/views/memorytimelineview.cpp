@@ -59,38 +59,15 @@ QColor phaseColor(MemoryPhase p, bool dark)
     return c;
 }
 
-int64_t activationBytes(const CategoryBytes &live)
-{
-    int64_t total = 0;
-    for (int c = 0; c < kMemoryCategories; ++c)
-        if (isActivation(MemoryCategory(c)))
-            total += live[size_t(c)];
-    return total;
-}
-
-CategoryBytes liveAtPoint(const TimelineStrategy &s, int point)
-{
-    CategoryBytes live {};
-    if (point < 0)
-        return live;
-    for (int c = 0; c < kMemoryCategories; ++c)
-        live[size_t(c)] = int64_t(s.live[size_t(c)][size_t(point)]);
-    return live;
-}
-
 bool inScope(MemoryCategory c, const std::string &scope)
 {
     return scope != "activations" || isActivation(c);
 }
 
-// The top of the stack drawn at `point`: the live bytes of the categories in scope.
+// The top of the stack drawn at `point`: every live byte, or the activations' alone.
 double stackTop(const TimelineStrategy &s, int point, const std::string &scope)
 {
-    double total = 0;
-    for (int c = 0; c < kMemoryCategories; ++c)
-        if (inScope(MemoryCategory(c), scope))
-            total += s.live[size_t(c)][size_t(point)];
-    return total;
+    return double(scope == "activations" ? s.activationBytesAt(point) : s.liveBytesAt(point));
 }
 
 } // namespace
@@ -316,7 +293,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
     const int peak = activationsOnly ? s.peakActivationPoint : s.peakPoint;
     if (peak >= 0) {
         const double px = s.x[size_t(peak)], py = stackTop(s, peak, m_spec.memoryScope) / unit.divisor;
-        const CategoryBytes atPeak = liveAtPoint(s, peak);
+        const CategoryBytes atPeak = s.liveAt(peak);
         const MemoryOp &op = s.ops[size_t(int(px))];
         auto *marker = new QCPItemText(m_plot);
         marker->setClipAxisRect(rect);
@@ -341,7 +318,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
                 .arg(byteAmount(stackTop(s, peak, m_spec.memoryScope)))
                 .arg(int(px))
                 .arg(QString::fromStdString(op.name), QString::fromLatin1(phaseName(op.phase)),
-                    byteAmount(double(activationBytes(atPeak))),
+                    byteAmount(double(s.activationBytesAt(peak))),
                     byteAmount(double(atPeak[size_t(MemoryCategory::StoredActivations)])),
                     byteAmount(double(atPeak[size_t(MemoryCategory::RecomputedActivations)])),
                     byteAmount(double(atPeak[size_t(MemoryCategory::Workspace)])),
@@ -386,18 +363,16 @@ void MemoryTimelineView::drawCursor()
             continue;
         m_cursorLines[i]->point1->setCoords(op, 0);
         m_cursorLines[i]->point2->setCoords(op, 1);
-        const CategoryBytes live = liveAtPoint(s, s.pointAtOp(op));
-        int64_t total = 0;
-        for (int64_t b : live)
-            total += b;
+        const int point = s.pointAtOp(op);
         const MemoryOp &o = s.ops[size_t(op)];
         m_cursorLabels[i]->position->setCoords(op, 0.26);
         m_cursorLabels[i]->setPositionAlignment(
             Qt::AlignTop | (op > 0.6 * std::max(1, t.maxOps) ? Qt::AlignRight : Qt::AlignLeft));
-        m_cursorLabels[i]->setText(tr("op %1: %2 (%3)\nlive %4, activations %5")
-                                       .arg(op)
-                                       .arg(QString::fromStdString(o.name), QString::fromLatin1(phaseName(o.phase)),
-                                           byteAmount(double(total)), byteAmount(double(activationBytes(live)))));
+        m_cursorLabels[i]->setText(
+            tr("op %1: %2 (%3)\nlive %4, activations %5")
+                .arg(op)
+                .arg(QString::fromStdString(o.name), QString::fromLatin1(phaseName(o.phase)),
+                    byteAmount(double(s.liveBytesAt(point))), byteAmount(double(s.activationBytesAt(point)))));
     }
 }
 

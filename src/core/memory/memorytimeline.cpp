@@ -66,6 +66,22 @@ int64_t TimelineStrategy::activationBytesAt(int point) const
     return int64_t(total);
 }
 
+CategoryBytes TimelineStrategy::liveAt(int point) const
+{
+    CategoryBytes bytes {};
+    for (int c = 0; c < kMemoryCategories && point >= 0; ++c)
+        bytes[size_t(c)] = int64_t(live[size_t(c)][size_t(point)]);
+    return bytes;
+}
+
+int64_t TimelineStrategy::liveBytesAt(int point) const
+{
+    int64_t total = 0;
+    for (int64_t b : liveAt(point))
+        total += b;
+    return total;
+}
+
 TrainingSequence nextTokenSequence(const Input &input)
 {
     TrainingSequence s {input, {}};

@@ -45,6 +45,9 @@ struct TimelineStrategy
     int pointAtOp(int op) const;
     // Live activation bytes (stored, recomputed, workspace) after point `point`; 0 before the first (point < 0).
     int64_t activationBytesAt(int point) const;
+    // Live bytes of every category after `point` (none before the first), and their sum.
+    CategoryBytes liveAt(int point) const;
+    int64_t liveBytesAt(int point) const;
 };
 
 struct MemoryTimeline
