@@ -147,6 +147,11 @@ void TestModelViews::expertsViewDrawsTheRouting()
         kept += int(buffer.size());
     }
     QCOMPARE(kept, 10);
+    QCOMPARE(r.dispatched, kept); // every kept choice is dispatched to its expert's device
+    int diagonal = 0;
+    for (int d = 0; d < r.devices; ++d)
+        diagonal += r.sent[size_t(d)][size_t(d)];
+    QCOMPARE(r.crossing, r.dispatched - diagonal);
     QCOMPARE(view.loadPlot()->plottableCount(), 2 * 4); // kept and dropped bars per expert
     QCOMPARE(view.devicesBox()->maximum(), 4);
     QCOMPARE(view.capacitySlider()->value(), 4); // the model's own factor, 1 = 4 steps of 0.25

@@ -439,14 +439,8 @@ void ExpertsView::drawLoad(const ExpertRouting &r)
 // Expert parallelism: how many kept choices each device sends to each other one (the all-to-all of the dispatch).
 void ExpertsView::drawDevices(const ExpertRouting &r)
 {
-    int crossing = 0, total = 0;
-    for (int a = 0; a < r.devices; ++a)
-        for (int b = 0; b < r.devices; ++b) {
-            total += r.sent[size_t(a)][size_t(b)];
-            crossing += a == b ? 0 : r.sent[size_t(a)][size_t(b)];
-        }
-    preparePlot(
-        m_devices, m_devicesTitle, tr("%1 devices: %2 of %3 tokens travel").arg(r.devices).arg(crossing).arg(total));
+    preparePlot(m_devices, m_devicesTitle,
+        tr("%1 devices: %2 of %3 tokens travel").arg(r.devices).arg(r.crossing).arg(r.dispatched));
     const ThemeColors colours = themeColors(m_spec.theme);
     int most = 1;
     for (const auto &row : r.sent)

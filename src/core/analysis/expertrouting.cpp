@@ -113,8 +113,12 @@ ExpertRouting expertRouting(const Model &model, const Input &input, int layer, d
     r.sent.assign(size_t(r.devices), std::vector<int>(size_t(r.devices), 0));
     for (int t = 0; t < T; ++t)
         for (int k = 0; k < K; ++k)
-            if (const int e = r.choice[size_t(t)][size_t(k)]; e >= 0)
-                ++r.sent[size_t(r.deviceOfToken[size_t(t)])][size_t(r.deviceOfExpert[size_t(e)])];
+            if (const int e = r.choice[size_t(t)][size_t(k)]; e >= 0) {
+                const int from = r.deviceOfToken[size_t(t)], to = r.deviceOfExpert[size_t(e)];
+                ++r.sent[size_t(from)][size_t(to)];
+                ++r.dispatched;
+                r.crossing += from != to;
+            }
     return r;
 }
 

@@ -40,6 +40,8 @@ struct ExpertRouting
     int devices = 1;
     std::vector<int> deviceOfExpert, deviceOfToken;
     std::vector<std::vector<int>> sent;
+    int dispatched = 0; // the sum of sent: every kept choice
+    int crossing = 0; // of them, those sent to another device (off sent's diagonal)
 };
 
 // Why layer `layer` of a model with `config` has no routing to show (no experts at all, or a dense layer: naming the
