@@ -7,6 +7,8 @@
 
 #include <QTest>
 
+#include <regex>
+
 using namespace atlas;
 
 class TestArchitectureDiagram : public QObject
@@ -35,7 +37,13 @@ private slots:
                 QCOMPARE(d.columns[size_t(b.column)], std::string("encoder output"));
             if (op.name == "next_probs")
                 QCOMPARE(d.columns[size_t(b.column)], std::string("output"));
+            // ⊕ marks exactly the adds back into a stack's residual stream: after attention, cross-attention,
+            // feed-forward
+            const bool residual = std::regex_search(op.name, std::regex(R"(layer\.\d+\.(mid|mid_cross|out)$)"));
+            QVERIFY2(b.residual == residual, op.name.c_str());
         }
+        QCOMPARE(columnRunName(d, {5, 6, true}), std::string("decoder layers 0\u20131"));
+        QCOMPARE(columnRunName(d, {3, 3, false}), std::string("encoder output"));
     }
 
     void columnsFollowTheProgram()

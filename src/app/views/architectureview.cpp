@@ -26,14 +26,9 @@ QString columnTitle(const std::string &column)
     return title;
 }
 
-bool isResidual(const DiagramBox &box)
-{
-    return box.label.find("residual") != std::string::npos;
-}
-
 QString boxName(const DiagramBox &box)
 {
-    return (isResidual(box) ? QStringLiteral("⊕ ") : QString()) + QString::fromStdString(box.label);
+    return (box.residual ? QStringLiteral("⊕ ") : QString()) + QString::fromStdString(box.label);
 }
 
 } // namespace
@@ -47,12 +42,7 @@ ArchitectureView::ArchitectureView(QWidget *parent)
 
 QString ArchitectureView::runTitle(const DiagramColumnRun &run) const
 {
-    const std::string &name = m_diagram.columns[size_t(run.first)];
-    if (!run.folded || run.last == run.first)
-        return columnTitle(name);
-    const std::string stack = name.substr(0, name.find("layer"));
-    return columnTitle(stack + "layers " + std::to_string(m_diagram.columnLayers[size_t(run.first)]) + "–"
-        + std::to_string(m_diagram.columnLayers[size_t(run.last)]));
+    return columnTitle(columnRunName(m_diagram, run));
 }
 
 QStringList ArchitectureView::foldLines(const PlacedRun &placed) const

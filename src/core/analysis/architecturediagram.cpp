@@ -19,11 +19,14 @@ namespace {
 
 // The column of an op: its stack's embedding, one of its blocks, or what follows them ("encoder output" for the
 // encoder's final norm, "output" for the head).
+std::string stackWord(const names::Stack &stack)
+{
+    return stack == names::kEncoderStack ? "encoder " : stack == names::kDecoderStack ? "decoder " : "";
+}
+
 std::string columnOf(const Op &op, bool afterBlocks)
 {
-    const std::string stack = op.stack == names::kEncoderStack ? "encoder "
-        : op.stack == names::kDecoderStack                     ? "decoder "
-                                                               : "";
+    const std::string stack = stackWord(op.stack);
     if (op.layer >= 0)
         return stack + "layer " + std::to_string(op.layer);
     if (!afterBlocks)
@@ -52,6 +55,7 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
         if (it == d.columns.end()) {
             d.columns.push_back(column);
             d.columnLayers.push_back(op.layer);
+            d.columnStacks.push_back(stackWord(op.stack));
             filled.push_back(0);
             it = d.columns.end() - 1;
         }
@@ -59,6 +63,7 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
         box.op = i;
         box.name = op.name;
         box.label = op.label;
+        box.residual = op.residual;
         if (!op.outputs.empty()) {
             box.shape = Tensor::shapeString(op.outputs.front().shape);
             box.formula = op.outputs.front().formula;
@@ -87,6 +92,15 @@ std::vector<DiagramColumnRun> columnRuns(const ArchitectureDiagram &diagram, boo
         runs.push_back({c, c, folds});
     }
     return runs;
+}
+
+std::string columnRunName(const ArchitectureDiagram &diagram, const DiagramColumnRun &run)
+{
+    if (!run.folded || run.last == run.first)
+        return diagram.columns.at(size_t(run.first));
+    return diagram.columnStacks.at(size_t(run.first)) + "layers "
+        + std::to_string(diagram.columnLayers.at(size_t(run.first))) + "\u2013"
+        + std::to_string(diagram.columnLayers.at(size_t(run.last)));
 }
 
 } // namespace atlas

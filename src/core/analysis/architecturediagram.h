@@ -20,6 +20,7 @@ struct DiagramBox
     std::string formula; // of its first output
     int column = 0, row = 0;
     bool done = false; // its outputs are in the trace
+    bool residual = false; // an add back into the residual stream (Op::residual)
 };
 
 struct ArchitectureDiagram
@@ -28,6 +29,7 @@ struct ArchitectureDiagram
     // "encoder output", "decoder embedding", "decoder layer 0" …, "output"
     std::vector<std::string> columns;
     std::vector<int> columnLayers; // per column: the layer it shows, −1 for an embedding or output column
+    std::vector<std::string> columnStacks; // per column: "encoder ", "decoder " or "" (a model of one stack)
     std::vector<DiagramBox> boxes; // in program order
     int current = -1; // the last op run (the stepper's), −1 before the first
     int rows = 0; // the tallest column's boxes
@@ -49,5 +51,7 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
 // The diagram's columns with `fold`: each stack's layers but its first and the one holding the current op folded,
 // consecutive ones into one run, so that a deep model fits a projector's width; without, one run per column.
 std::vector<DiagramColumnRun> columnRuns(const ArchitectureDiagram &diagram, bool fold);
+// A run's name: its column's ("layer 0", "encoder output"), or for folded layers "layers 1–3" ("decoder layers 1–3").
+std::string columnRunName(const ArchitectureDiagram &diagram, const DiagramColumnRun &run);
 
 } // namespace atlas

@@ -76,6 +76,7 @@ void ProgramBuilder::embeddings()
         return bertEmbeddingSum(embed, positions);
     residual(input, -1, embed, positions, "X₀ = E + P");
     m_program.ops.back().label = "add positions";
+    m_program.ops.back().residual = false; // the stream's start, not an add back into it
 }
 
 // BERT adds each token's segment embedding to E + P and normalises the sum (BertEmbeddings). An input with a [SEP]
@@ -156,6 +157,7 @@ void ProgramBuilder::residual(
             ops::add_forward(o, tr.tensor(a), tr.tensor(b));
             return Outputs {std::move(o)};
         });
+    m_program.ops.back().residual = true;
 }
 
 void ProgramBuilder::mlp(int i, const std::string &in)
@@ -371,6 +373,7 @@ void ProgramBuilder::parallelBlock(int i)
                 = tr.tensor(x).matrix() + tr.tensor(p + "attn.out").matrix() + tr.tensor(p + "mlp.down").matrix();
             return Outputs {std::move(o)};
         });
+    m_program.ops.back().residual = true;
 }
 
 // Gomez et al. (2017), as in Reformer: Y₁ = X₁ + F(X₂), Y₂ = X₂ + G(Y₁), F the attention sub-layer and G the

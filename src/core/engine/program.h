@@ -32,6 +32,7 @@ struct Op
     std::vector<OpOutput> outputs;
     std::function<std::vector<Tensor>(const Model &, const Input &, const Trace &)> run;
     names::Stack stack = names::kOnlyStack; // an encoder–decoder's ops are the encoder's, then the decoder's
+    bool residual = false; // adds a sub-layer's output back to the residual stream (⊕ in the diagram)
 };
 
 // The forward pass of a model on an input as a list of operations (docs/trace-names.md lists them).
