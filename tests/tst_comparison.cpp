@@ -52,6 +52,16 @@ std::vector<float> ownProbs(const ViewSpec &spec, int layer, int head)
     return {first, first + t.dim(1) * t.dim(2)};
 }
 
+// The view drawing the spec's comparison (computed at once), shown at `size`.
+bool shown(ComparisonView &view, const ViewSpec &spec, QSize size)
+{
+    view.resize(size);
+    view.setInput(testing::forSpec(spec));
+    view.setSpec(spec);
+    view.show();
+    return QTest::qWaitForWindowExposed(&view);
+}
+
 std::string parseError(const std::string &json)
 {
     try {
@@ -221,11 +231,7 @@ private slots:
     {
         const ViewSpec spec = comparing("side");
         ComparisonView view;
-        view.resize(1200, 650);
-        view.setInput(testing::forSpec(spec));
-        view.setSpec(spec);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(shown(view, spec, QSize(1200, 650)));
         auto *a = qobject_cast<AttentionView *>(view.sideA());
         auto *b = qobject_cast<AttentionView *>(view.sideB());
         QVERIFY(a && b && b->isVisible());
@@ -264,11 +270,7 @@ private slots:
     {
         const ViewSpec spec = comparing("difference");
         ComparisonView view;
-        view.resize(1000, 700);
-        view.setInput(testing::forSpec(spec));
-        view.setSpec(spec);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(shown(view, spec, QSize(1000, 700)));
         HeatmapPlot *plot = view.differencePlot();
         QVERIFY(plot->isVisible() && !view.sideA()->isVisible());
         QVERIFY(!plot->showingMessage());

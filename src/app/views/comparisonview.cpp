@@ -183,23 +183,28 @@ void ComparisonView::refresh()
         refreshSides(result);
 }
 
+ViewInput ComparisonView::sideInput(const ViewInput &run, const ComparisonAnalysis *result, Side side) const
+{
+    ViewInput input = run;
+    input.analysis = {};
+    if (result) { // the side's own analysis, from the comparison's result
+        input.analysis.result = side == Side::A ? result->ownA : result->ownB;
+        input.analysis.problem = QString::fromStdString(side == Side::A ? result->problemA : result->problemB);
+    } else { // the comparison's state while it runs, or why it failed
+        input.analysis.pending = m_input.analysis.pending;
+        input.analysis.done = m_input.analysis.done;
+        input.analysis.total = m_input.analysis.total;
+        input.analysis.problem = m_input.analysis.problem;
+    }
+    return input;
+}
+
 void ComparisonView::refreshSides(const ComparisonAnalysis *result)
 {
     m_message->hide();
     if (!m_a || !m_b)
         return;
-    ViewInput a = m_input;
-    a.analysis = {};
-    if (result) {
-        a.analysis.result = result->ownA;
-        a.analysis.problem = QString::fromStdString(result->problemA);
-    } else {
-        a.analysis.pending = m_input.analysis.pending;
-        a.analysis.done = m_input.analysis.done;
-        a.analysis.total = m_input.analysis.total;
-        a.analysis.problem = m_input.analysis.problem;
-    }
-    m_a->setInput(a);
+    m_a->setInput(sideInput(m_input, result, Side::A));
     m_a->setSpec(sideSpec(m_spec, Side::A));
 
     const ViewSpec b = sideSpec(m_spec, Side::B);
@@ -218,17 +223,8 @@ void ComparisonView::refreshSides(const ComparisonAnalysis *result)
         m_message->show();
         return;
     }
-    ViewInput input = m_inputB;
-    input.analysis = {};
-    if (result) {
-        input.analysis.result = result->ownB;
-        input.analysis.problem = QString::fromStdString(result->problemB);
-    } else {
-        input.analysis.pending = m_input.analysis.pending;
-        input.analysis.problem = m_input.analysis.problem;
-    }
     m_b->show();
-    m_b->setInput(input);
+    m_b->setInput(sideInput(m_inputB, result, Side::B));
     m_b->setSpec(b);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "view/comparison.h"
 #include "views/view.h"
 
 #include <memory>
@@ -42,6 +43,8 @@ protected:
 
 private:
     void makeSides(const std::string &kind);
+    // A side's view input: its run (A's is the session's, B's the comparison's) with its own analysis.
+    ViewInput sideInput(const ViewInput &run, const ComparisonAnalysis *result, Side side) const;
     void refreshSides(const ComparisonAnalysis *result);
     void refreshDifference(const ComparisonAnalysis *result);
     QString differenceHover(int row, int col) const;
