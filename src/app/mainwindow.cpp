@@ -4,11 +4,8 @@
 #include "ui_mainwindow.h"
 
 #include "dialogs/comparedialog.h"
-#include "dialogs/quickopen.h"
 #include "dialogs/shortcutsdialog.h"
-#include "dialogs/welcomedialog.h"
 #include "icons.h"
-#include "lesson/lessonlibrary.h"
 #include "model/builtinmodels.h"
 #include "panels/attentionkernelbar.h"
 #include "panels/attentionsitebox.h"
@@ -410,58 +407,6 @@ void MainWindow::showProblem(const QString &title, const QString &message)
     auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
-}
-
-void MainWindow::quickOpen()
-{
-    std::vector<QuickOpenEntry> entries;
-    const std::vector<ViewKind> &kinds = viewKinds();
-    for (size_t i = 0; i < kinds.size(); ++i)
-        entries.push_back({tr("View"), tr(kinds[i].title.c_str()),
-            tr(kinds[i].group.c_str()) + QStringLiteral(": ") + tr(kinds[i].summary.c_str()),
-            [this, i] { m_navigator->setCurrentIndex(int(i)); }});
-    if (const std::string directory = lessonsDirectory(); !directory.empty())
-        for (const LessonEntry &lesson : listLessons(directory))
-            if (lesson.problem.empty())
-                entries.push_back(
-                    {tr("Lesson"), QString::fromStdString(lesson.title), QString::fromStdString(lesson.lecture),
-                        [this, path = QString::fromStdString(lesson.path)] { openLesson(path); }});
-    for (const BuiltinModel &model : builtinModels())
-        entries.push_back({tr("Model"), QString::fromStdString(model.name), QString::fromStdString(model.description),
-            [this, name = QString::fromStdString(model.name)] { m_session->openModel(name, true); }});
-    QuickOpen dialog(std::move(entries), this);
-    if (dialog.exec() == QDialog::Accepted && dialog.chosen() >= 0)
-        dialog.entry(dialog.chosen()).open();
-}
-
-WelcomeDialog *MainWindow::showWelcome(bool always)
-{
-    QSettings settings;
-    if (!always && settings.value("welcome/dismissed", false).toBool())
-        return nullptr;
-    auto *welcome = new WelcomeDialog(QString::fromStdString(m_session->spec().model), this);
-    welcome->setAttribute(Qt::WA_DeleteOnClose);
-    connect(welcome, &QDialog::finished, this, [] { QSettings().setValue("welcome/dismissed", true); });
-    connect(welcome, &WelcomeDialog::openChosen, m_ui->actionOpenModel, &QAction::trigger);
-    connect(welcome, &WelcomeDialog::lessonChosen, this, [this] {
-        const std::string directory = lessonsDirectory();
-        const std::vector<LessonEntry> lessons
-            = directory.empty() ? std::vector<LessonEntry> {} : listLessons(directory);
-        if (!lessons.empty())
-            openLesson(QString::fromStdString(lessons.front().path));
-    });
-    welcome->open();
-    return welcome;
-}
-
-void MainWindow::openLesson(const QString &path)
-{
-    if (!m_lessons->open(path))
-        return;
-    if (QDockWidget *dock = findChild<QDockWidget *>(tr("Lessons"))) {
-        dock->show();
-        dock->raise();
-    }
 }
 
 void MainWindow::openLessonFile()
