@@ -35,6 +35,7 @@ ViewSpec comparing(const std::string &mode)
     return spec;
 }
 
+// The input's comparison; the input holds it, so keep the input while the reference is used.
 const ComparisonAnalysis &comparisonOf(const ViewInput &input)
 {
     const auto *result = input.analysisAs<ComparisonAnalysis>();
@@ -173,7 +174,8 @@ private slots:
         spec.compare = "side";
         spec.compareAttention = "longformer";
         spec.compareAttentionParams = {"window=2"};
-        const ComparisonAnalysis &result = comparisonOf(testing::forSpec(spec));
+        const ViewInput input = testing::forSpec(spec); // holds the result
+        const ComparisonAnalysis &result = comparisonOf(input);
         const auto *a = dynamic_cast<const RolloutAnalysis *>(result.ownA.get());
         const auto *b = dynamic_cast<const RolloutAnalysis *>(result.ownB.get());
         QVERIFY(a && b);
