@@ -21,13 +21,10 @@ QString runCaption(const QString &letter, const ViewSpec &comparison, const View
     QString caption = letter + QStringLiteral(" \u00B7 ") + QString::fromStdString(side.model);
     if (!comparison.compareText.empty())
         caption += QStringLiteral(" \u00B7 \u201C") + QString::fromStdString(side.text) + QStringLiteral("\u201D");
-    if (!comparison.compareAttention.empty()) {
-        QString params;
-        for (const std::string &p : side.attentionParams)
-            params += (params.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(p);
-        caption += QStringLiteral(" \u00B7 ") + QObject::tr("attention %1").arg(QString::fromStdString(side.attention))
-            + (params.isEmpty() ? QString() : QStringLiteral(" (") + params + QLatin1Char(')'));
-    }
+    if (!comparison.compareAttention.empty())
+        caption += QStringLiteral(" \u00B7 ")
+            + QObject::tr("attention %1")
+                  .arg(QString::fromStdString(kernelCaption(side.attention, side.attentionParams)));
     return caption;
 }
 

@@ -1,5 +1,7 @@
 #include "view/comparison.h"
 
+#include "util/commalist.h"
+
 namespace atlas {
 
 ViewSpec sideSpec(const ViewSpec &spec, Side side)
@@ -81,13 +83,14 @@ std::string comparedChange(const ViewSpec &spec)
         add("model " + spec.compareModel);
     if (!spec.compareText.empty())
         add("text \u201C" + spec.compareText + "\u201D");
-    if (!spec.compareAttention.empty()) {
-        std::string params;
-        for (const std::string &p : spec.compareAttentionParams)
-            params += (params.empty() ? "" : ", ") + p;
-        add("attention " + spec.compareAttention + (params.empty() ? "" : " (" + params + ")"));
-    }
+    if (!spec.compareAttention.empty())
+        add("attention " + kernelCaption(spec.compareAttention, spec.compareAttentionParams));
     return out;
+}
+
+std::string kernelCaption(const std::string &kind, const std::vector<std::string> &params)
+{
+    return params.empty() ? kind : kind + " (" + joinedCommaList(params) + ")";
 }
 
 SpecProblem comparisonProblem(const ViewSpec &spec)
@@ -109,12 +112,12 @@ SpecProblem comparisonProblem(const ViewSpec &spec)
     if (spec.compare == "difference") {
         const ViewKind *kind = findViewKind(spec.view);
         if (kind && !kind->drawsDifference) {
-            std::string views;
+            std::vector<std::string> views;
             for (const ViewKind &k : viewKinds())
                 if (k.drawsDifference)
-                    views += (views.empty() ? "" : ", ") + k.kind;
+                    views.push_back(k.kind);
             return {"compare",
-                "\"difference\" is drawn by the " + views + " view; the " + spec.view
+                "\"difference\" is drawn by the " + joinedCommaList(views) + " view; the " + spec.view
                     + " view compares two runs side by side (\"side\")"};
         }
     }

@@ -4,6 +4,7 @@
 #include "view/viewspec.h"
 
 #include <string>
+#include <vector>
 
 // Two runs side by side (the spec's "compare"): run A is the spec's own; run B is the same spec with another model,
 // text or attention kernel. Each side draws the spec's view with the same layer, head and position; the attention
@@ -26,6 +27,9 @@ std::string runKeyOf(const ViewSpec &side);
 
 // What run B changes, for captions: "model reverse-rope", "text “…”", "attention lsh (rounds=4)".
 std::string comparedChange(const ViewSpec &spec);
+
+// A kernel with its parameters, for captions: "longformer (window=2)", "full".
+std::string kernelCaption(const std::string &kind, const std::vector<std::string> &params);
 
 // Why the spec's comparison keys cannot be drawn (compare_* without compare, a comparison that changes nothing,
 // a difference of a view that has none), naming the key; an empty `why` when they can.
