@@ -72,7 +72,8 @@ private slots:
     }
 
     // The teacher's export carries each question's answer; the students' (--no-answers) the questions alone. The
-    // lesson's steps compare two runs, drawn in the export as in the app.
+    // lesson's steps compare two runs, which the page shows as the app's pictures. (What the page draws itself is
+    // tested in a browser: tests/tools/check_lesson_page.py.)
     void lessonExportWithAndWithoutAnswers()
     {
         QTemporaryDir dir;
@@ -88,11 +89,10 @@ private slots:
         const QString teacher = read(dir.path() + "/teacher/index.html"),
                       student = read(dir.path() + "/student/index.html");
         const QString explanation = "Nothing forces two training runs to split the work the same way";
-        QVERIFY(teacher.contains(explanation) && teacher.contains(QString::fromUtf8("✔")));
-        QVERIFY(!student.contains(explanation) && !student.contains(QString::fromUtf8("✔")));
-        QVERIFY(student.contains(QString::fromUtf8("☐")));
+        QVERIFY(teacher.contains(explanation) && teacher.contains("\"correct\":["));
+        QVERIFY(!student.contains(explanation) && !student.contains("\"correct\":["));
         QVERIFY(student.contains("Both models are right on every example")); // the question itself stays
-        QCOMPARE(student.count("data:image/png"), 5);
+        QCOMPARE(student.count("data:image/png"), 5); // two runs: the app's pictures (the browser test: the rest)
         r = run({"lesson", "export", lesson, "--out", dir.path() + "/student.pdf", "--no-answers"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY(QFileInfo(dir.path() + "/student.pdf").size() > 10000);

@@ -116,8 +116,10 @@ int lessonCommand(const CommandArgs &argv)
         const auto files = renderLessonSteps(lesson, out, width, height);
         std::printf("rendered %zu steps of %s to %s\n", files.size(), paths.front().c_str(), out.c_str());
     } else if (args.flag("html")) {
-        exportLessonHtml(lesson, out, !args.flag("no-answers"));
-        std::printf("wrote %s/index.html (%zu steps)\n", out.c_str(), lesson.steps.size());
+        const int drawn = exportLessonHtml(lesson, out, !args.flag("no-answers"));
+        std::printf("wrote %s/index.html (%zu steps, %d drawn in the page from their numbers, the others as "
+                    "pictures)\n",
+            out.c_str(), lesson.steps.size(), drawn);
     } else {
         if (!out.ends_with(".pdf"))
             throw Error("--out: '" + out + "' is not a .pdf (add --html to write a web page into a directory)");

@@ -68,9 +68,7 @@ ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, siz
     }
 }
 
-namespace {
-
-std::unique_ptr<View> viewOf(const ViewSpec &spec, const ViewInput &input, int width, int height, double zoom = 1.0)
+std::unique_ptr<View> preparedView(const ViewSpec &spec, const ViewInput &input, int width, int height, double zoom)
 {
     std::unique_ptr<View> view = spec.compare.empty() ? createView(spec.view) : std::make_unique<ComparisonView>();
     if (zoom != 1.0) { // as the app's zoom: every text of the view scaled, the view laid out for it
@@ -85,19 +83,17 @@ std::unique_ptr<View> viewOf(const ViewSpec &spec, const ViewInput &input, int w
     return view;
 }
 
-} // namespace
-
 std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height)
 {
     ViewInput input = makeViewInput(runSpec(spec));
     analyzeNow(input, spec);
-    return viewOf(spec, input, width, height);
+    return preparedView(spec, input, width, height);
 }
 
 std::unique_ptr<View> drawableView(
     const ViewSpec &spec, int width, int height, const std::string &source, size_t memoryBudget, double zoom)
 {
-    return viewOf(spec, preparedViewInput(spec, source, memoryBudget), width, height, zoom);
+    return preparedView(spec, preparedViewInput(spec, source, memoryBudget), width, height, zoom);
 }
 
 std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int width, int height,

@@ -51,6 +51,10 @@ std::unique_ptr<View> headlessView(const ViewSpec &spec, int width, int height);
 std::unique_ptr<View> drawableView(const ViewSpec &spec, int width, int height, const std::string &source,
     size_t memoryBudget = size_t(8) << 30, double zoom = 1.0);
 
+// The spec's view drawing an input preparedViewInput made, sized width × height, its text scaled by `zoom`.
+std::unique_ptr<View> preparedView(
+    const ViewSpec &spec, const ViewInput &input, int width, int height, double zoom = 1.0);
+
 // Runs the spec's model on its input, computes its analysis, draws its view at width × height pixels and writes
 // `path` (.png, .svg or .pdf, atomically). Returns the model's name. Throws atlas::Error naming `source` and the
 // key when the view cannot be drawn (drawProblem: a layer or head the model lacks, a missing tensor, an analysis
@@ -77,8 +81,12 @@ struct PdfFigureLayout
     double pointsPerFigurePixel = 0;
 };
 PdfFigureLayout lessonPdfFigureLayout();
-// A self-contained page, `directory`/index.html, with every view embedded as an image; answers as for the PDF.
-void exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers = true);
+// A self-contained interactive page, `directory`/index.html, that works offline: the views viewmodel/lessonpage.h
+// names drawn by its script from the step's numbers (hover values, layer and head switching), every other view as
+// the app's picture; questions that check the answer and predictions that reveal the head's row. Without `answers`,
+// the choose questions carry neither their answers nor their explanations (the students' copy, as the PDF's).
+// Returns how many steps the page draws from their numbers.
+int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers = true);
 
 // What a user waits for when switching layer or head in the spec's view: setting the spec, the queued replot and
 // the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads. Milliseconds, sorted.

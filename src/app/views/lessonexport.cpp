@@ -5,7 +5,11 @@
 #include "io/stageddirectory.h"
 #include "lesson/lessoncheck.h"
 #include "util/error.h"
+#include "viewmodel/lessonpage.h"
+#include "views/colormaps.h"
 #include "views/view.h"
+
+#include "lessonpageassets.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -13,6 +17,9 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QTextDocument>
+
+#include <filesystem>
+#include <functional>
 
 namespace atlas {
 
@@ -175,38 +182,98 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers
     writeBytes(path, bytes);
 }
 
-void exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers)
+namespace {
+
+std::string hexColor(QRgb rgb)
+{
+    return QColor(rgb).name().toStdString();
+}
+
+nlohmann::json colorTable(const std::function<QRgb(double)> &color)
+{
+    nlohmann::json table = nlohmann::json::array();
+    for (int i = 0; i < 256; ++i)
+        table.push_back(hexColor(color(i / 255.0)));
+    return table;
+}
+
+// Markdown as the HTML of a body, without QTextDocument's own page head.
+QString markdownHtml(const QString &markdown)
+{
+    QTextDocument doc;
+    doc.setMarkdown(markdown);
+    const QString full = doc.toHtml();
+    const qsizetype start = full.indexOf('>', full.indexOf("<body")) + 1, end = full.lastIndexOf("</body>");
+    return full.mid(start, end - start);
+}
+
+QString escaped(const std::string &text)
+{
+    return QString::fromStdString(text).toHtmlEscaped();
+}
+
+} // namespace
+
+int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers)
 {
     StagedDirectory staged(directory, "lesson export");
-    const auto html = [](const QString &markdown) {
-        QTextDocument doc;
-        doc.setMarkdown(markdown);
-        const QString full = doc.toHtml();
-        const qsizetype start = full.indexOf('>', full.indexOf("<body")) + 1, end = full.lastIndexOf("</body>");
-        return full.mid(start, end - start);
-    };
-    QString page
-        = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%1</title>"
-                         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.5}"
-                         "img{width:100%;border:1px solid #ccc}section{margin-bottom:3em}</style></head><body>\n")
-              .arg(QString::fromStdString(lesson.title).toHtmlEscaped());
-    page += QStringLiteral("<h1>%1</h1>\n<p><i>%2 · about %3 minutes</i></p>\n%4\n")
-                .arg(QString::fromStdString(lesson.title).toHtmlEscaped(),
-                    QString::fromStdString(lesson.lecture).toHtmlEscaped())
-                .arg(lesson.minutes)
-                .arg(html(QString::fromStdString(lesson.introduction)));
+    const std::string path = directory + "/index.html";
+    nlohmann::json steps = nlohmann::json::array();
+    QString sections, contents;
+    int drawn = 0;
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const LessonStep &step = lesson.steps[i];
-        const QByteArray png = pngBytes(stepImage(lesson, step, kImageWidth, kImageHeight), directory + "/index.html");
-        page += QStringLiteral(
-            "<section><h2>%1. %2</h2>\n<img alt=\"%2\" src=\"data:image/png;base64,%3\">\n%4</section>\n")
-                    .arg(i + 1)
-                    .arg(QString::fromStdString(step.title).toHtmlEscaped(), QString::fromLatin1(png.toBase64()),
-                        html(stepMarkdown(step, answers)));
+        const ViewSpec spec = stepViewSpec(lesson, step);
+        const ViewInput input = preparedViewInput(spec, lesson.path + ":" + std::to_string(step.line));
+        nlohmann::json figure = lessonPageFigure(input, spec);
+        QString figureHtml;
+        if (figure.is_null()) {
+            const std::unique_ptr<View> view = preparedView(spec, input, kImageWidth, kImageHeight);
+            const QByteArray png = pngBytes(renderViewImage(view.get(), QSize(kImageWidth, kImageHeight)), path);
+            figureHtml = QStringLiteral("<div class=\"figure\"><img alt=\"%1\" src=\"data:image/png;base64,%2\">"
+                                        "<p class=\"note\">The app's picture of this view.</p></div>")
+                             .arg(escaped(step.title), QString::fromLatin1(png.toBase64()));
+        } else {
+            const ColorLut lut(spec.colormap);
+            figure["lut"] = colorTable([&lut](double t) { return lut.map(float(t)); });
+            figure["maskedColor"] = hexColor(maskedColor(spec.colormap).rgb());
+            figureHtml = QStringLiteral("<div class=\"figure\" data-draw=\"%1\"><div class=\"controls\"></div>"
+                                        "<div class=\"panels\"></div><div class=\"readout\">%2</div></div>")
+                             .arg(escaped(spec.view),
+                                 spec.view == "next-token" ? QStringLiteral("Hover a bar to read it.")
+                                                           : QStringLiteral("Hover a cell to read its numbers."));
+            ++drawn;
+        }
+        // The spec too: a reader can open the step in the app (File ▸ Open View Spec), a test can run it again.
+        steps.push_back({{"figure", std::move(figure)}, {"questions", lessonPageQuestions(step, input, spec, answers)},
+            {"spec", nlohmann::json::parse(spec.toJson(true))}});
+        contents += QStringLiteral("<a href=\"#step-%1\">%1. %2</a> ").arg(i + 1).arg(escaped(step.title));
+        sections += QStringLiteral("<section id=\"step-%1\"><h2>%1. %2</h2>\n%3\n%4<div class=\"questions\"></div>"
+                                   "</section>\n")
+                        .arg(i + 1)
+                        .arg(escaped(step.title), figureHtml, markdownHtml(QString::fromStdString(step.text)));
     }
-    page += QStringLiteral("</body></html>\n");
+    QCPColorGradient diverging = divergingColormap();
+    const nlohmann::json data {{"steps", std::move(steps)},
+        {"diverging", colorTable([&diverging](double t) { return diverging.color(t, QCPRange(0, 1)); })},
+        {"masked", hexColor(maskedColor("viridis").rgb())}};
+    // "</" cannot end the script element early once written "<\/" (the same string to JSON).
+    const QString json = QString::fromStdString(data.dump()).replace(QStringLiteral("</"), QStringLiteral("<\\/"));
+    const QString page
+        = QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>%1</title>"
+                         "<style>%2</style></head><body>\n<h1>%1</h1>\n<p class=\"note\">%3 · about %4 minutes · "
+                         "made with Transformer Atlas from %5%6</p>\n%7\n<nav class=\"steps\">%8</nav>\n%9"
+                         "<script type=\"application/json\" id=\"lesson-data\">%10</script>\n<script>%11</script>"
+                         "</body></html>\n")
+              .arg(escaped(lesson.title), QString::fromUtf8(lessonpage::kStyle), escaped(lesson.lecture),
+                  QString::number(lesson.minutes), escaped(std::filesystem::path(lesson.path).filename().string()),
+                  answers ? QString() : QStringLiteral(" · the students' copy: no answers"),
+                  markdownHtml(QString::fromStdString(lesson.introduction)), contents, sections, json,
+                  QString::fromUtf8(lessonpage::kScript));
     writeBytes(staged.path() + "/index.html", page.toUtf8());
     staged.commit();
+    return drawn;
 }
 
 } // namespace atlas
