@@ -104,6 +104,67 @@ private slots:
             (std::vector<DiagramColumnRun> {
                 {0, 0}, {1, 1}, {2, 2, true}, {3, 3}, {4, 4}, {5, 5}, {6, 6, true}, {7, 7}}));
     }
+
+    // The arrows: every input an earlier op wrote, by kind. On a pre-LN GPT the stream runs X₀ → mid → out → mid …:
+    // each add reads the stream and its sub-layer's output, each ln reads the stream, and nothing reads a weight.
+    void edgesFollowTheDataAndTheStreamIsTheSpine()
+    {
+        const auto model = loadModel("reverse");
+        Engine engine(model, Input {{97, 98, 99, 62}, {}, {}});
+        const Program &program = engine.program();
+        const ArchitectureDiagram d = architectureDiagram(program, &engine.trace());
+        const auto op = [&program](const std::string &name) { return program.indexOf(name); };
+        const auto edge = [&](const std::string &from, const std::string &to) -> const DiagramEdge * {
+            for (const DiagramEdge &e : d.edges)
+                if (e.from == op(from) && e.to == op(to))
+                    return &e;
+            return nullptr;
+        };
+        for (const DiagramEdge &e : d.edges) {
+            QVERIFY(e.from < e.to);
+            const Op &target = program.ops[size_t(e.to)];
+            QVERIFY2(std::find(target.inputs.begin(), target.inputs.end(), e.tensor) != target.inputs.end(),
+                e.tensor.c_str());
+            QCOMPARE(program.producerOf(e.tensor), e.from);
+            QVERIFY(e.kind != DiagramEdge::Kind::EncoderKeyValue); // one stack
+        }
+        // The spine: X₀ into layer 0's ln_1 and its first add; each add's output into the next add.
+        const std::string x0 = program.ops[size_t(program.producerOf("input"))].name;
+        for (const auto &[from, to] : std::vector<std::pair<std::string, std::string>> {{x0, "layer.0.ln_1"},
+                 {x0, "layer.0.mid"}, {"layer.0.mid", "layer.0.ln_2"}, {"layer.0.mid", "layer.0.out"},
+                 {"layer.0.out", "layer.1.ln_1"}, {"layer.0.out", "layer.1.mid"}, {"layer.1.out", "ln_f"}}) {
+            const DiagramEdge *e = edge(from, to);
+            QVERIFY2(e && e->kind == DiagramEdge::Kind::Stream, (from + " -> " + to).c_str());
+        }
+        // A sub-layer's own chain is plain flow: its output into its add.
+        const DiagramEdge *e = edge("layer.0.attn.out", "layer.0.mid");
+        QVERIFY(e && e->kind == DiagramEdge::Kind::Flow && e->tensor == "layer.0.attn.out");
+        QCOMPARE(edgesInto(d, op("layer.0.mid")).size(), size_t(2));
+        QVERIFY(edgesInto(d, 0).empty()); // the embedding reads the ids and a weight
+    }
+
+    // An encoder-decoder: the encoder's output Z flows into each decoder block's cross K/V projection, and into
+    // nothing else; the decoder's stream is its own.
+    void theEncodersOutputIsEachCrossAttentionsKeysAndValues()
+    {
+        const auto model = loadModel("seq2seq-sort");
+        Input input;
+        input.source = {100, 98, 99, 97};
+        input.tokens = {62, 97};
+        Engine engine(model, input);
+        const Program &program = engine.program();
+        const ArchitectureDiagram d = architectureDiagram(program, &engine.trace());
+        std::vector<std::string> readers;
+        for (const DiagramEdge &e : d.edges)
+            if (e.kind == DiagramEdge::Kind::EncoderKeyValue) {
+                QCOMPARE(program.ops[size_t(e.from)].name, std::string("enc.ln_f"));
+                readers.push_back(program.ops[size_t(e.to)].label);
+            }
+        QCOMPARE(readers, (std::vector<std::string> {"cross K/V projection", "cross K/V projection"}));
+        for (const DiagramEdge &e : d.edges)
+            if (e.kind == DiagramEdge::Kind::Stream)
+                QCOMPARE(program.ops[size_t(e.from)].stack, program.ops[size_t(e.to)].stack);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestArchitectureDiagram)

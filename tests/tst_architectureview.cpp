@@ -3,7 +3,9 @@
 #include "views/architectureview.h"
 #include "viewtesting.h"
 
+#include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QtTest>
 
 using namespace atlas;
@@ -13,6 +15,11 @@ class TestArchitectureView : public QObject
     Q_OBJECT
 
 private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true); // the animation speed is a setting: not the user's
+    }
+
     // The architecture diagram boxes every op of the program, outlines the stepper's, and a click asks for its op.
     void architectureBoxesEveryOpAndStepsOnAClick()
     {
@@ -89,6 +96,93 @@ private slots:
         QVERIFY(everyBoxInside(view));
         view.render(&image);
         QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+    }
+
+    // Every arrow joins its boxes: it starts on the box that writes the tensor and ends, with its head, on the one
+    // that reads it; the stream runs down the left of the columns, the encoder's output into each cross K/V
+    // projection's right side.
+    void arrowsJoinTheBoxesTheyConnect()
+    {
+        const auto touches = [](const QRectF &box, const QPointF &point) {
+            return box.adjusted(-2, -2, 2, 2).contains(point) && !box.adjusted(2, 2, -2, -2).contains(point);
+        };
+        for (const auto &[model, text, decoder] : std::vector<std::tuple<std::string, std::string, std::string>> {
+                 {"reverse", "abcd>dcb", ""}, {"seq2seq-sort", "dbca", ">ab"}}) {
+            ViewSpec s;
+            s.view = "architecture";
+            s.model = model;
+            s.text = text;
+            s.decoderText = decoder;
+            ArchitectureView view;
+            view.resize(1280, 720);
+            view.setInput(testing::forSpec(s));
+            view.setSpec(s);
+            const ArchitectureDiagram &d = view.diagram();
+            QVERIFY(!d.edges.empty());
+            int encoderArrows = 0;
+            for (int e = 0; e < int(d.edges.size()); ++e) {
+                const DiagramEdge &edge = d.edges[size_t(e)];
+                const QPainterPath path = view.edgePath(e);
+                const QString what = QString::fromStdString(model + ": " + edge.tensor);
+                QVERIFY2(!path.isEmpty(), qPrintable(what)); // nothing folded at this size
+                QVERIFY2(touches(view.boxRect(edge.from), path.pointAtPercent(0)), qPrintable(what));
+                QVERIFY2(touches(view.boxRect(edge.to), path.currentPosition()), qPrintable(what));
+                QVERIFY2(view.rect().contains(path.boundingRect().toAlignedRect()), qPrintable(what));
+                if (edge.kind == DiagramEdge::Kind::Stream) // into the left side of its reader
+                    QVERIFY(qAbs(path.currentPosition().x() - view.boxRect(edge.to).left()) <= 2);
+                if (edge.kind == DiagramEdge::Kind::EncoderKeyValue) {
+                    ++encoderArrows;
+                    QVERIFY(qAbs(path.currentPosition().x() - view.boxRect(edge.to).right()) <= 2);
+                }
+            }
+            QCOMPARE(encoderArrows, model == "seq2seq-sort" ? 2 : 0);
+            QImage image(view.size(), QImage::Format_ARGB32);
+            view.render(&image);
+            QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        }
+    }
+
+    // A step forward pulses along the arrows into the new operation, for as long as the chosen speed says, and not
+    // when the animation is off, for a step back, or for a new input.
+    void aStepForwardPulsesIntoTheNewOperation()
+    {
+        ViewSpec s;
+        s.view = "architecture";
+        s.model = "reverse";
+        s.text = "abcd>dcb";
+        s.op = "layer.0.attn.scores";
+        const SpecRun before = runSpec(s);
+        s.op = "layer.0.attn.masked";
+        SpecRun after = runSpec(s);
+        after.model = before.model; // one model and input, stepped on: as the app's stepper runs them
+        const ViewInput first = makeViewInput(before), next = makeViewInput(after);
+
+        ArchitectureView view;
+        view.resize(1280, 720);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setAnimation(ArchitectureView::Animation::Fast);
+        QCOMPARE(view.animationMilliseconds(), 400);
+        view.setSpec(s);
+        view.setInput(first);
+        QVERIFY(!view.animating());
+        view.setInput(next);
+        QVERIFY(view.animating());
+        QVERIFY(view.pulseProgress() < 1);
+        QVERIFY(!edgesInto(view.diagram(), view.diagram().current).empty());
+        QTRY_VERIFY_WITH_TIMEOUT(!view.animating(), 3000);
+
+        view.setInput(first); // back: drawn at once
+        QVERIFY(!view.animating());
+        view.setInput(testing::forSpec(s)); // forward, but another run (its own model): drawn at once
+        QVERIFY(!view.animating());
+        view.setInput(first);
+        view.setAnimation(ArchitectureView::Animation::Off);
+        view.setInput(next);
+        QVERIFY(!view.animating());
+        QCOMPARE(QSettings().value("views/architectureAnimation").toString(), QString("off"));
+        ArchitectureView another; // the speed is kept
+        QCOMPARE(another.animation(), ArchitectureView::Animation::Off);
     }
 };
 

@@ -3,9 +3,12 @@
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
+#include <QComboBox>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QSettings>
 #include <QToolTip>
+#include <QVariantAnimation>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +19,12 @@ namespace {
 
 constexpr double kFoldBelow = 0.75; // a whole diagram that would be drawn smaller than this folds its layers
 constexpr double kMinScale = 0.6; // smaller text is unreadable: the scroll area around the view scrolls instead
+constexpr const char *kAnimationSetting = "views/architectureAnimation";
+constexpr const char *kAnimationNames[] = {"off", "slow", "normal", "fast"};
+constexpr int kAnimationMilliseconds[] = {0, 1600, 800, 400};
+// Okabe–Ito colours, told apart with colour-blind eyes too: the stream bluish green, the encoder's K/V orange.
+const QColor kStreamColor(0x00, 0x9e, 0x73);
+const QColor kEncoderColor(0xe6, 0x9f, 0x00);
 
 // "Layer 0"; an encoder-decoder's "Encoder layer 0", "Decoder embedding" …: the diagram's column names capitalised.
 QString columnTitle(const std::string &column)
@@ -38,6 +47,69 @@ ArchitectureView::ArchitectureView(QWidget *parent)
 {
     setMouseTracking(true);
     m_message = tr("Nothing to show yet: run the model");
+    m_animationBox = new QComboBox(this);
+    m_animationBox->addItems(
+        {tr("Animate steps: off"), tr("Animate steps: slow"), tr("Animate steps: normal"), tr("Animate steps: fast")});
+    m_animationBox->setToolTip(tr("When the stepper moves forward, a pulse runs along the arrows into the new "
+                                  "operation: the tensors it reads. Off draws the step at once."));
+    const QString saved = QSettings().value(kAnimationSetting, QStringLiteral("normal")).toString();
+    for (int i = 0; i < 4; ++i)
+        if (saved == QLatin1String(kAnimationNames[i]))
+            m_animationBox->setCurrentIndex(i);
+    connect(m_animationBox, &QComboBox::activated, this,
+        [this](int index) { QSettings().setValue(kAnimationSetting, QString::fromLatin1(kAnimationNames[index])); });
+    m_pulse = new QVariantAnimation(this);
+    m_pulse->setStartValue(0.0);
+    m_pulse->setEndValue(1.0);
+    m_pulse->setEasingCurve(QEasingCurve::InOutSine);
+    connect(m_pulse, &QVariantAnimation::valueChanged, this, [this](const QVariant &value) {
+        m_pulseAt = value.toDouble();
+        update();
+    });
+    connect(m_pulse, &QVariantAnimation::finished, this, [this] {
+        m_pulseOp = -1;
+        m_pulseAt = 0;
+        update();
+    });
+}
+
+ArchitectureView::Animation ArchitectureView::animation() const
+{
+    return Animation(m_animationBox->currentIndex());
+}
+
+void ArchitectureView::setAnimation(Animation speed)
+{
+    m_animationBox->setCurrentIndex(int(speed));
+    QSettings().setValue(kAnimationSetting, QString::fromLatin1(kAnimationNames[int(speed)]));
+}
+
+int ArchitectureView::animationMilliseconds() const
+{
+    return kAnimationMilliseconds[m_animationBox->currentIndex()];
+}
+
+std::vector<QWidget *> ArchitectureView::interfaceWidgets() const
+{
+    return {m_animationBox};
+}
+
+void ArchitectureView::resizeEvent(QResizeEvent *event)
+{
+    View::resizeEvent(event);
+    const QSize hint = m_animationBox->sizeHint();
+    m_animationBox->setGeometry(width() - hint.width() - kViewMargin, kViewMargin / 2, hint.width(), hint.height());
+}
+
+void ArchitectureView::startPulse(int op)
+{
+    if (edgesInto(m_diagram, op).empty())
+        return;
+    m_pulse->stop();
+    m_pulseOp = op;
+    m_pulseAt = 0;
+    m_pulse->setDuration(animationMilliseconds());
+    m_pulse->start();
 }
 
 QString ArchitectureView::runTitle(const DiagramColumnRun &run) const
@@ -64,7 +136,17 @@ QString ArchitectureView::subtitle(bool shapes) const
         .arg(stepper, shapes ? QString() : tr(", hover it for its shape"));
 }
 
-ArchitectureView::Layout ArchitectureView::layout(bool fold, bool shapes, int width) const
+std::vector<ArchitectureView::LegendItem> ArchitectureView::legend() const
+{
+    std::vector<LegendItem> items {{kStreamColor, 3.5, Qt::SolidLine, tr("the residual stream")},
+        {themeColors(m_spec.theme).axis, 1.2, Qt::SolidLine, tr("a tensor read")}};
+    if (std::any_of(m_diagram.edges.begin(), m_diagram.edges.end(),
+            [](const DiagramEdge &e) { return e.kind == DiagramEdge::Kind::EncoderKeyValue; }))
+        items.push_back({kEncoderColor, 2.0, Qt::DashLine, tr("the encoder's output Z, read as K and V")});
+    return items;
+}
+
+ArchitectureView::Layout ArchitectureView::layout(bool fold, bool shapes, int width, bool compact) const
 {
     const QFontMetrics label(sizedFont(font(), 9));
     const QFontMetrics title(sizedFont(font(), 12, true));
@@ -74,9 +156,39 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, bool shapes, int wi
     l.gap = std::max(6, label.height() / 2);
     l.top = kViewMargin + title.height() + label.height() + 2 * l.gap + head.height();
     l.boxHeight = label.height() + 6;
-    l.rowPitch = l.boxHeight + std::max(3, label.height() / 4);
+    // Room for an arrow between two boxes; compact where the height is short, the arrows then barely show.
+    l.rowPitch = l.boxHeight + (compact ? std::max(3, label.height() / 4) : std::max(8, label.height() * 3 / 5));
+    l.spineLane = std::max(8, label.height() / 2);
+    l.laneStep = 4;
     const size_t columns = m_diagram.columns.size();
     std::vector<int> rows(columns, 0), widest(columns, 0);
+    // Right lanes, per column: a flow that skips rows, and the encoder's K/V, each its own lane while it runs
+    // (greedy over the rows it spans).
+    std::vector<std::vector<int>> laneEnds(columns);
+    l.laneOfEdge.assign(m_diagram.edges.size(), -1);
+    int maxRows = 0;
+    for (const DiagramBox &b : m_diagram.boxes)
+        maxRows = std::max(maxRows, b.row + 1);
+    for (size_t e = 0; e < m_diagram.edges.size(); ++e) {
+        const DiagramEdge &edge = m_diagram.edges[e];
+        const DiagramBox &from = m_diagram.boxes[size_t(edge.from)], &to = m_diagram.boxes[size_t(edge.to)];
+        int first = 0, last = 0;
+        if (edge.kind == DiagramEdge::Kind::EncoderKeyValue) {
+            first = to.row;
+            last = maxRows;
+        } else if (edge.kind == DiagramEdge::Kind::Flow && from.column == to.column && to.row > from.row + 1) {
+            first = from.row;
+            last = to.row;
+        } else {
+            continue;
+        }
+        std::vector<int> &ends = laneEnds[size_t(to.column)];
+        auto lane = std::find_if(ends.begin(), ends.end(), [first](int end) { return end < first; });
+        if (lane == ends.end())
+            lane = ends.insert(ends.end(), last);
+        *lane = last;
+        l.laneOfEdge[e] = int(lane - ends.begin());
+    }
     for (const DiagramBox &b : m_diagram.boxes) { // each label beside its shape, as painted
         const size_t c = size_t(b.column);
         rows[c] = std::max(rows[c], b.row + 1);
@@ -88,12 +200,14 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, bool shapes, int wi
     for (const DiagramColumnRun &run : columnRuns(m_diagram, fold)) {
         PlacedRun placed {run};
         placed.rows = rows[size_t(run.first)];
+        placed.lanes = run.folded ? 0 : int(laneEnds[size_t(run.first)].size());
+        const int margins = l.spineLane + (placed.lanes > 0 ? 3 + placed.lanes * l.laneStep : 0);
         placed.width = head.horizontalAdvance(runTitle(run)) + 8;
         if (run.folded)
             for (const QString &line : foldLines(placed))
-                placed.width = std::max(placed.width, label.horizontalAdvance(line) + 16);
+                placed.width = std::max(placed.width, label.horizontalAdvance(line) + 16 + margins);
         else
-            placed.width = std::max(placed.width, widest[size_t(run.first)]);
+            placed.width = std::max(placed.width, widest[size_t(run.first)] + margins);
         for (int c = run.first; c <= run.last; ++c)
             l.runOfColumn[size_t(c)] = int(l.runs.size());
         l.runs.push_back(placed);
@@ -113,10 +227,23 @@ ArchitectureView::Layout ArchitectureView::layout(bool fold, bool shapes, int wi
         placed.x = x;
         x += placed.width + l.gap;
     }
+    int legendWidth = 0;
+    for (const LegendItem &item : legend())
+        legendWidth += 27 + label.horizontalAdvance(item.text) + 14;
+    // The key to the arrows follows the subtitle where the columns leave room, else it takes a line of its own: it
+    // never widens the diagram (which would shrink every box's text).
+    const int subtitleWidth = label.horizontalAdvance(subtitle(shapes));
+    l.legendOwnLine = subtitleWidth + 16 + legendWidth + 2 * kViewMargin > std::max(x - l.gap + kViewMargin, width);
+    if (l.legendOwnLine)
+        l.top += label.height() + 2;
     const int textWidth = 2 * kViewMargin
-        + std::max(title.horizontalAdvance(tr("The model, operation by operation")),
-            label.horizontalAdvance(subtitle(shapes)));
-    l.size = {std::max({x - l.gap + kViewMargin, textWidth, width}), l.top + rowsDrawn * l.rowPitch + kViewMargin};
+        + std::max(
+            {title.horizontalAdvance(tr("The model, operation by operation")) + m_animationBox->sizeHint().width(),
+                l.legendOwnLine ? subtitleWidth : subtitleWidth + 16 + legendWidth, legendWidth});
+    l.bottom = l.top + rowsDrawn * l.rowPitch - (l.rowPitch - l.boxHeight);
+    const bool encoderArrows = std::any_of(m_diagram.edges.begin(), m_diagram.edges.end(),
+        [](const DiagramEdge &e) { return e.kind == DiagramEdge::Kind::EncoderKeyValue; });
+    l.size = {std::max({x - l.gap + kViewMargin, textWidth, width}), l.bottom + (encoderArrows ? 12 : 0) + kViewMargin};
     return l;
 }
 
@@ -128,15 +255,20 @@ const ArchitectureView::Layout &ArchitectureView::layout() const
     const auto fitting = [this](const QSize &size) {
         return std::min({1.0, double(width()) / size.width(), double(height()) / size.height()});
     };
-    bool fold = false, shapes = true;
+    bool fold = false, shapes = true, compact = false;
     double scale = fitting(layout(false, true, 0).size);
+    if (scale < 1) { // rows closer together first: only the arrows between them get shorter
+        const double closer = fitting(layout(false, true, 0, true).size);
+        compact = closer > scale + 0.01;
+        scale = std::max(scale, closer);
+    }
     if (scale < kFoldBelow) { // folding narrows the diagram: it helps only where the width limits the scale
-        const double folded = fitting(layout(true, true, 0).size);
+        const double folded = fitting(layout(true, true, 0, compact).size);
         fold = folded > scale + 0.01;
         scale = std::max(scale, folded);
     }
     if (scale < kFoldBelow) { // then the shapes go (the tooltip and the subtitle still give them)
-        const double bare = fitting(layout(true, false, 0).size);
+        const double bare = fitting(layout(true, false, 0, compact).size);
         if (bare > scale + 0.01) {
             fold = true;
             shapes = false;
@@ -144,7 +276,7 @@ const ArchitectureView::Layout &ArchitectureView::layout() const
         }
     }
     scale = std::max(kMinScale, scale);
-    m_layout = layout(fold, shapes, int(width() / scale));
+    m_layout = layout(fold, shapes, int(width() / scale), compact);
     m_layout->scale = scale;
     return *m_layout;
 }
@@ -156,7 +288,7 @@ QSize ArchitectureView::sizeHint() const
 
 QSize ArchitectureView::minimumSizeHint() const
 {
-    const QSize folded = layout(true, false, 0).size;
+    const QSize folded = layout(true, false, 0, true).size;
     return {int(std::ceil(folded.width() * kMinScale)), int(std::ceil(folded.height() * kMinScale))};
 }
 
@@ -174,7 +306,8 @@ QRect ArchitectureView::unscaledBoxRect(const Layout &l, int op) const
     const PlacedRun &run = l.runs[size_t(l.runOfColumn[size_t(b.column)])];
     if (run.run.folded)
         return {};
-    return {run.x, l.top + b.row * l.rowPitch, run.width, l.boxHeight};
+    const int right = run.lanes > 0 ? 3 + run.lanes * l.laneStep : 0;
+    return {run.x + l.spineLane, l.top + b.row * l.rowPitch, run.width - l.spineLane - right, l.boxHeight};
 }
 
 QRect ArchitectureView::unscaledFoldRect(const Layout &l, int run) const
@@ -182,7 +315,133 @@ QRect ArchitectureView::unscaledFoldRect(const Layout &l, int run) const
     const PlacedRun &placed = l.runs[size_t(run)];
     if (!placed.run.folded)
         return {};
-    return {placed.x, l.top, placed.width, placed.rows * l.rowPitch - (l.rowPitch - l.boxHeight)};
+    return {placed.x + l.spineLane, l.top, placed.width - l.spineLane,
+        placed.rows * l.rowPitch - (l.rowPitch - l.boxHeight)};
+}
+
+QRect ArchitectureView::endRect(const Layout &l, int op, int *run) const
+{
+    *run = l.runOfColumn[size_t(m_diagram.boxes[size_t(op)].column)];
+    return l.runs[size_t(*run)].run.folded ? unscaledFoldRect(l, *run) : unscaledBoxRect(l, op);
+}
+
+QPainterPath ArchitectureView::unscaledEdgePath(const Layout &l, int edge) const
+{
+    const DiagramEdge &e = m_diagram.edges[size_t(edge)];
+    int runA = 0, runB = 0;
+    const QRectF a = endRect(l, e.from, &runA), b = endRect(l, e.to, &runB);
+    const bool folded = l.runs[size_t(runA)].run.folded || l.runs[size_t(runB)].run.folded;
+    if (a.isEmpty() || b.isEmpty() || (folded && (e.kind == DiagramEdge::Kind::Flow || runA == runB)))
+        return {};
+    QPainterPath path;
+    const double laneX = l.runs[size_t(runB)].x + l.spineLane / 2.0;
+    const double gapX = l.runs[size_t(runB)].x - l.gap / 2.0;
+    const int lane = l.laneOfEdge[size_t(edge)];
+    switch (e.kind) {
+    case DiagramEdge::Kind::Stream: // down the target column's left lane, coming from the previous column's top
+        if (runA == runB) {
+            path.moveTo(a.left(), a.center().y());
+            path.lineTo(laneX, a.center().y());
+        } else {
+            const double top = l.top - l.gap / 2.0;
+            path.moveTo(a.right(), a.center().y());
+            path.lineTo(gapX, a.center().y());
+            path.lineTo(gapX, top);
+            path.lineTo(laneX, top);
+        }
+        path.lineTo(laneX, b.center().y());
+        path.lineTo(b.left(), b.center().y());
+        break;
+    case DiagramEdge::Kind::EncoderKeyValue: { // down from Z, along the bottom, up the target's right lane
+        const double x = b.right() + 3 + std::max(0, lane) * l.laneStep, bottom = l.bottom + 8;
+        path.moveTo(a.center().x(), a.bottom());
+        path.lineTo(a.center().x(), bottom);
+        path.lineTo(x, bottom);
+        path.lineTo(x, b.center().y());
+        path.lineTo(b.right(), b.center().y());
+        break;
+    }
+    case DiagramEdge::Kind::Flow:
+        if (runA != runB) {
+            path.moveTo(a.right(), a.center().y());
+            path.lineTo(gapX, a.center().y());
+            path.lineTo(gapX, b.center().y());
+            path.lineTo(b.left(), b.center().y());
+        } else if (lane < 0) { // the next row: straight down
+            path.moveTo(a.center().x(), a.bottom());
+            path.lineTo(b.center().x(), b.top());
+        } else { // rows skipped: down a right lane
+            const double x = a.right() + 3 + lane * l.laneStep;
+            path.moveTo(a.right(), a.center().y());
+            path.lineTo(x, a.center().y());
+            path.lineTo(x, b.center().y());
+            path.lineTo(b.right(), b.center().y());
+        }
+        break;
+    }
+    return path;
+}
+
+QPainterPath ArchitectureView::edgePath(int edge) const
+{
+    if (edge < 0 || edge >= int(m_diagram.edges.size()) || !m_message.isEmpty())
+        return {};
+    const Layout &l = layout();
+    return QTransform::fromScale(l.scale, l.scale).map(unscaledEdgePath(l, edge));
+}
+
+void ArchitectureView::paintEdges(QPainter &p, const Layout &l, const QColor &accent) const
+{
+    const QColor flow = themeColors(m_spec.theme).axis;
+    std::vector<std::pair<QPainterPath, QPen>> drawn;
+    for (int e = 0; e < int(m_diagram.edges.size()); ++e) {
+        const DiagramEdge &edge = m_diagram.edges[size_t(e)];
+        const QPainterPath path = unscaledEdgePath(l, e);
+        if (path.isEmpty())
+            continue;
+        const bool into = edge.to == m_diagram.current, done = m_diagram.boxes[size_t(edge.to)].done;
+        QColor color = into                                   ? accent
+            : edge.kind == DiagramEdge::Kind::Stream          ? kStreamColor
+            : edge.kind == DiagramEdge::Kind::EncoderKeyValue ? kEncoderColor
+                                                              : flow;
+        color.setAlphaF(into ? 1.0f : done ? 0.85f : 0.4f);
+        const double width = (edge.kind == DiagramEdge::Kind::Stream        ? 3.5
+                                     : edge.kind == DiagramEdge::Kind::Flow ? 1.2
+                                                                            : 2.0)
+            + (into ? 0.8 : 0.0);
+        QPen pen(color, width, edge.kind == DiagramEdge::Kind::EncoderKeyValue ? Qt::DashLine : Qt::SolidLine,
+            Qt::FlatCap, Qt::MiterJoin);
+        drawn.emplace_back(path, pen);
+    }
+    // The accent arrows last, so that the ones into the stepper's operation are never under another.
+    std::stable_partition(
+        drawn.begin(), drawn.end(), [&accent](const auto &d) { return d.second.color().rgb() != accent.rgb(); });
+    for (const auto &[path, pen] : drawn) {
+        p.setPen(pen);
+        p.setBrush(Qt::NoBrush);
+        p.drawPath(path);
+        // The arrowhead, along the last segment.
+        const QPointF tip = path.currentPosition(), before = path.elementAt(path.elementCount() - 2);
+        const QLineF back(tip, before);
+        const double size = 4 + pen.widthF();
+        QLineF side1 = back, side2 = back;
+        side1.setLength(size);
+        side2.setLength(size);
+        side1.setAngle(back.angle() + 28);
+        side2.setAngle(back.angle() - 28);
+        QColor solid = pen.color();
+        p.setPen(Qt::NoPen);
+        p.setBrush(solid);
+        p.drawPolygon(QPolygonF({tip, side1.p2(), side2.p2()}));
+    }
+    if (m_pulseOp < 0)
+        return;
+    p.setPen(Qt::NoPen);
+    p.setBrush(accent);
+    for (int e = 0; e < int(m_diagram.edges.size()); ++e)
+        if (m_diagram.edges[size_t(e)].to == m_pulseOp)
+            if (const QPainterPath path = unscaledEdgePath(l, e); !path.isEmpty())
+                p.drawEllipse(path.pointAtPercent(std::clamp(m_pulseAt, 0.0, 1.0)), 5.0, 5.0);
 }
 
 QRect ArchitectureView::boxRect(int op) const
@@ -232,7 +491,19 @@ void ArchitectureView::refresh()
     } else {
         m_diagram = architectureDiagram(*m_input.program, m_input.trace.get());
         m_message.clear();
+        // A step forward on the same program pulses into the new operation (not a new model or input, nor a
+        // drawing that nobody sees: an export).
+        const bool sameRun = m_input.model.get() == m_shownModel && m_input.tokenIds == m_shownTokens
+            && m_input.sourceIds == m_shownSource && m_input.padding == m_shownPadding;
+        if (sameRun && m_diagram.current > m_shownCurrent && m_diagram.current >= 0 && animationMilliseconds() > 0
+            && isVisible())
+            startPulse(m_diagram.current);
     }
+    m_shownModel = m_input.model.get();
+    m_shownTokens = m_input.tokenIds;
+    m_shownSource = m_input.sourceIds;
+    m_shownPadding = m_input.padding;
+    m_shownCurrent = m_diagram.current;
     updateGeometry();
     update();
 }
@@ -262,9 +533,20 @@ void ArchitectureView::paintEvent(QPaintEvent *)
     QColor muted = colors.text;
     muted.setAlphaF(0.7f);
     p.setPen(muted);
-    p.drawText(
-        QPoint(kViewMargin, kViewMargin + QFontMetrics(titleFont).height() + QFontMetrics(labelFont).ascent() + 2),
-        subtitle(l.shapes));
+    const int subtitleBaseline = kViewMargin + QFontMetrics(titleFont).height() + QFontMetrics(labelFont).ascent() + 2;
+    p.drawText(QPoint(kViewMargin, subtitleBaseline), subtitle(l.shapes));
+    // The key to the arrows, after the subtitle or below it.
+    const QFontMetrics labelMetrics(labelFont);
+    double x = l.legendOwnLine ? kViewMargin : kViewMargin + labelMetrics.horizontalAdvance(subtitle(l.shapes)) + 16;
+    const int legendBaseline = l.legendOwnLine ? subtitleBaseline + labelMetrics.height() + 2 : subtitleBaseline;
+    for (const auto &[color, width, style, text] : legend()) {
+        const double y = legendBaseline - labelMetrics.ascent() / 2.0 + 1;
+        p.setPen(QPen(color, width, style, Qt::FlatCap));
+        p.drawLine(QPointF(x, y), QPointF(x + 22, y));
+        p.setPen(muted);
+        p.drawText(QPointF(x + 27, legendBaseline), text);
+        x += 27 + labelMetrics.horizontalAdvance(text) + 14;
+    }
     p.setFont(headFont);
     p.setPen(colors.text);
     const int headHeight = QFontMetrics(headFont).height();
@@ -290,6 +572,7 @@ void ArchitectureView::paintEvent(QPaintEvent *)
         p.setPen(muted);
         p.drawText(body, Qt::AlignCenter, foldLines(placed).join(QLatin1Char('\n')));
     }
+    paintEdges(p, l, accent);
     const int current = m_diagram.current;
     for (const DiagramBox &b : m_diagram.boxes) {
         const QRect r = unscaledBoxRect(l, b.op);
@@ -298,9 +581,13 @@ void ArchitectureView::paintEvent(QPaintEvent *)
         const bool isCurrent = b.op == current;
         QPen pen(isCurrent ? accent : colors.axis, isCurrent ? 2.5 : 1, b.done ? Qt::SolidLine : Qt::DashLine);
         p.setPen(pen);
-        p.setBrush(isCurrent ? accent : b.done ? doneFill : QBrush(Qt::NoBrush));
+        QColor currentFill = accent; // while a pulse runs into it, it fills as the pulse arrives
+        const bool arriving = isCurrent && b.op == m_pulseOp;
+        if (arriving)
+            currentFill.setAlphaF(float(0.25 + 0.75 * m_pulseAt));
+        p.setBrush(isCurrent ? currentFill : b.done ? doneFill : colors.background);
         p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 4, 4);
-        p.setPen(isCurrent ? QColor(Qt::white) : colors.text);
+        p.setPen(isCurrent && (!arriving || m_pulseAt > 0.5) ? QColor(Qt::white) : colors.text);
         const QString shape = QString::fromStdString(b.shape);
         const int shapeWidth = l.shapes ? fm.horizontalAdvance(shape) : 0;
         const QRect text = r.adjusted(6, 0, -6, 0);
@@ -309,8 +596,13 @@ void ArchitectureView::paintEvent(QPaintEvent *)
         if (shown != name)
             noteClipped(name);
         p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, shown);
-        if (l.shapes)
+        if (l.shapes) {
+            QFont shapeFont = labelFont; // the stepper's tensor's shape stands out
+            shapeFont.setBold(isCurrent);
+            p.setFont(shapeFont);
             p.drawText(text, Qt::AlignRight | Qt::AlignVCenter, shape);
+            p.setFont(labelFont);
+        }
     }
 }
 

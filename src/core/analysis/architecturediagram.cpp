@@ -1,6 +1,8 @@
 #include "analysis/architecturediagram.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace atlas {
 
@@ -32,6 +34,40 @@ std::string columnOf(const Op &op, bool afterBlocks)
     if (!afterBlocks)
         return stack + "embedding";
     return op.stack == names::kEncoderStack ? "encoder output" : "output";
+}
+
+// Every input of every op that an earlier op wrote (weights and the token ids have no producer). The stream's
+// tensors are what each residual add adds to (its first input, the embedding's sum X₀ for the first) and what it
+// writes.
+std::vector<DiagramEdge> dataFlow(const Program &program)
+{
+    std::unordered_map<std::string, int> producer;
+    std::unordered_set<std::string> stream;
+    for (int i = 0; i < int(program.ops.size()); ++i) {
+        const Op &op = program.ops[size_t(i)];
+        for (const OpOutput &out : op.outputs)
+            producer.emplace(out.name, i);
+        if (op.residual && !op.inputs.empty()) {
+            stream.insert(op.inputs.front());
+            for (const OpOutput &out : op.outputs)
+                stream.insert(out.name);
+        }
+    }
+    std::vector<DiagramEdge> edges;
+    for (int i = 0; i < int(program.ops.size()); ++i) {
+        const Op &op = program.ops[size_t(i)];
+        for (const std::string &input : op.inputs) {
+            const auto from = producer.find(input);
+            if (from == producer.end() || from->second >= i)
+                continue;
+            const DiagramEdge::Kind kind = input == names::encoderOutput() && op.stack == names::kDecoderStack
+                ? DiagramEdge::Kind::EncoderKeyValue
+                : stream.contains(input) ? DiagramEdge::Kind::Stream
+                                         : DiagramEdge::Kind::Flow;
+            edges.push_back({from->second, i, input, kind});
+        }
+    }
+    return edges;
 }
 
 } // namespace
@@ -74,7 +110,17 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
         d.boxes.push_back(std::move(box));
     }
     d.rows = filled.empty() ? 0 : *std::max_element(filled.begin(), filled.end());
+    d.edges = dataFlow(program);
     return d;
+}
+
+std::vector<DiagramEdge> edgesInto(const ArchitectureDiagram &diagram, int op)
+{
+    std::vector<DiagramEdge> into;
+    for (const DiagramEdge &e : diagram.edges)
+        if (e.to == op)
+            into.push_back(e);
+    return into;
 }
 
 std::vector<DiagramColumnRun> columnRuns(const ArchitectureDiagram &diagram, bool fold)

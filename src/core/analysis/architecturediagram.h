@@ -23,6 +23,20 @@ struct DiagramBox
     bool residual = false; // an add back into the residual stream (Op::residual)
 };
 
+// A tensor flowing from one operation into another: the diagram's arrows.
+struct DiagramEdge
+{
+    enum class Kind {
+        Flow, // an operation's output read by a later one
+        Stream, // the residual stream: the embedding's output and each residual add's, read by the next sub-layer
+                // and added to by the next add (the diagram's spine)
+        EncoderKeyValue, // the encoder's output Z, which every decoder block's cross-attention projects to K and V
+    };
+    int from = 0, to = 0; // ops (= box indices)
+    std::string tensor; // the trace name that flows
+    Kind kind = Kind::Flow;
+};
+
 struct ArchitectureDiagram
 {
     // "embedding", "layer 0" … "layer L−1", "output"; an encoder–decoder's: "encoder embedding", "encoder layer 0" …,
@@ -31,6 +45,7 @@ struct ArchitectureDiagram
     std::vector<int> columnLayers; // per column: the layer it shows, −1 for an embedding or output column
     std::vector<std::string> columnStacks; // per column: "encoder ", "decoder " or "" (a model of one stack)
     std::vector<DiagramBox> boxes; // in program order
+    std::vector<DiagramEdge> edges; // by target op, then in the order the target reads its inputs
     int current = -1; // the last op run (the stepper's), −1 before the first
     int rows = 0; // the tallest column's boxes
 };
@@ -47,6 +62,8 @@ struct DiagramColumnRun
 int opsRun(const Program &program, const Trace &trace);
 
 ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace);
+// The edges into op `op`: what it reads, from which operations.
+std::vector<DiagramEdge> edgesInto(const ArchitectureDiagram &diagram, int op);
 
 // The diagram's columns with `fold`: each stack's layers but its first and the one holding the current op folded,
 // consecutive ones into one run, so that a deep model fits a projector's width; without, one run per column.
