@@ -6,6 +6,7 @@
 #include "viewtesting.h"
 
 #include <QComboBox>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -64,13 +65,16 @@ private slots:
         const auto *a = view.input().analysisAs<HeadAblationAnalysis>();
         QVERIFY(a && a->importance && a->comparison.scored);
         QVERIFY(view.title().contains("0.3"));
-        const QString ablatedLoss = QString::number(a->comparison.ablated.loss, 'f', 3);
+        const QString ablatedLoss = formatNumber(a->comparison.ablated.loss);
         QVERIFY2(view.caption().contains(ablatedLoss), qPrintable(view.caption()));
         QVERIFY(a->comparison.ablated.loss > a->comparison.baseline.loss + 1.0f); // head 0.3 carries the copying
         const QStringList cells = cellTexts(view.plot());
-        const QString switchedOff = QStringLiteral("+%1\noff").arg(a->importance->lossIncrease(0, 3), 0, 'f', 2);
+        // Each cell: the loss increase to two decimals (trailing zeros dropped).
+        const auto cell
+            = [](double v) { return "+" + QString::number(v, 'f', 2).remove(QRegularExpression("\\.?0+$")); };
+        const QString switchedOff = cell(a->importance->lossIncrease(0, 3)) + "\noff";
         QVERIFY2(cells.contains(switchedOff), qPrintable(cells.join(" | ")));
-        QVERIFY(cells.contains(QStringLiteral("+%1").arg(a->importance->lossIncrease(0, 0), 0, 'f', 2)));
+        QVERIFY(cells.contains(cell(a->importance->lossIncrease(0, 0))));
         QImage image(view.size(), QImage::Format_ARGB32);
         view.render(&image);
         QVERIFY(view.clippedTexts().isEmpty());

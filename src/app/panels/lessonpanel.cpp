@@ -333,13 +333,13 @@ void LessonPanel::revealPrediction(int index)
             ? tr("<b>Right.</b> ")
             : tr("<b>Not this time</b>: you chose %1 (weight %2). ")
                   .arg(labels.value(guess).toHtmlEscaped())
-                  .arg(guess < int(answer.row.size()) ? answer.row[size_t(guess)] : 0.0, 0, 'f', 2);
+                  .arg(formatNumber(guess < int(answer.row.size()) ? answer.row[size_t(guess)] : 0.0, 2));
         feedback->setText(verdict
             + tr("Query %1 attends most to key %2 %3 (weight %4). ")
                   .arg(question.query)
                   .arg(answer.key)
                   .arg(labels.value(answer.key).toHtmlEscaped())
-                  .arg(answer.weight, 0, 'f', 2)
+                  .arg(formatNumber(answer.weight, 2))
             + escaped(question.explanation));
         if (TokenChipStrip *strip = m_keyStrips[size_t(index)])
             strip->setHighlighted({answer.key}); // the model's answer; the verdict names the guess

@@ -434,9 +434,7 @@ QString TrainPanel::runningText() const
     return tr("Step %1 of %2 · loss %3 · lr %4 · %5k tokens/s")
         .arg(r.step)
         .arg(m_worker->setup().options.steps)
-        .arg(r.loss, 0, 'f', 3)
-        .arg(r.learningRate, 0, 'g', 2)
-        .arg(r.tokensPerSecond / 1000, 0, 'f', 1);
+        .arg(formatNumber(r.loss), formatNumber(r.learningRate, 2), formatNumber(r.tokensPerSecond / 1000, 3));
 }
 
 void TrainPanel::showProgress(const TrainingProgress &progress)
@@ -450,11 +448,9 @@ void TrainPanel::showProgress(const TrainingProgress &progress)
     for (const HeldOutPoint &p : progress.heldOut) {
         const Evaluation &e = p.evaluation;
         m_lossPlot->addHeldOut(p.step, e.loss);
-        m_heldOut->setText(tr("Held-out at step %1: loss %2 · token accuracy %3 % · exact match %4 %")
+        m_heldOut->setText(tr("Held-out at step %1: loss %2 · token accuracy %3 · exact match %4")
                                .arg(p.step)
-                               .arg(e.loss, 0, 'f', 3)
-                               .arg(100.0 * e.tokenAccuracy, 0, 'f', 1)
-                               .arg(100.0 * e.exactMatch, 0, 'f', 1));
+                               .arg(formatNumber(e.loss), formatPercent(e.tokenAccuracy), formatPercent(e.exactMatch)));
     }
     if (!progress.steps.empty()) {
         m_lastReport = progress.steps.back();

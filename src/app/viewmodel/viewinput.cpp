@@ -189,6 +189,11 @@ QString stripZeros(QString text)
 
 } // namespace
 
+QString formatPercent(double fraction, int significant)
+{
+    return formatNumber(100.0 * fraction, significant) + QStringLiteral("\u202F%");
+}
+
 QString formatNumber(double value, int significant)
 {
     static const QChar minus(0x2212);

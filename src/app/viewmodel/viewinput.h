@@ -104,5 +104,7 @@ QString cellPrefix(const ViewInput &input, int row, int col);
 // Every number the views print: at most `significant` significant digits (no trailing zeros), a Unicode minus,
 // ×10ⁿ outside [10⁻³, 10⁵), ∞ for infinity.
 QString formatNumber(double value, int significant = 4);
+// A fraction as a percentage in formatNumber's digits and a narrow no-break space: "12.3 %", "0.0312 %".
+QString formatPercent(double fraction, int significant = 3);
 
 } // namespace atlas

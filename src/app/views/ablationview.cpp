@@ -22,9 +22,11 @@ namespace {
 constexpr int kBars = 8;
 const QColor kOffOutline(0xd6, 0x27, 0x28);
 
-QString percent(double p)
+// A cell's loss increase to two decimals, so that the grid reads as one column of figures ("+0.97", "+0", "−0.01").
+QString importanceText(double increase)
 {
-    return QString::number(100.0 * p, 'f', 1) + QStringLiteral(" %");
+    const double rounded = std::round(increase * 100.0) / 100.0;
+    return (rounded >= 0 ? QStringLiteral("+") : QString()) + formatNumber(rounded == 0 ? 0.0 : rounded, 3);
 }
 
 QString headsText(const std::vector<HeadRef> &heads)
@@ -102,10 +104,9 @@ QString AblationView::draw(const ViewAnalysis &result)
         text += tr("Held-out %1, %2 examples: loss %3 → %4 nats, token accuracy %5 → %6, exact match %7 → %8. ")
                     .arg(QString::fromStdString(m_input.model->config.task))
                     .arg(HeadAblationAnalysis::kExamples)
-                    .arg(c.baseline.loss, 0, 'f', 3)
-                    .arg(c.ablated.loss, 0, 'f', 3)
-                    .arg(percent(c.baseline.tokenAccuracy), percent(c.ablated.tokenAccuracy),
-                        percent(c.baseline.exactMatch), percent(c.ablated.exactMatch));
+                    .arg(formatNumber(c.baseline.loss), formatNumber(c.ablated.loss))
+                    .arg(formatPercent(c.baseline.tokenAccuracy), formatPercent(c.ablated.tokenAccuracy),
+                        formatPercent(c.baseline.exactMatch), formatPercent(c.ablated.exactMatch));
     if (a.importance) {
         int bestLayer = 0, bestHead = 0;
         for (int l = 0; l < int(a.importance->without.size()); ++l)
@@ -152,9 +153,7 @@ void AblationView::drawImportance(const HeadAblationAnalysis &a)
             label->position->setAxes(x, y);
             label->position->setCoords(h, l);
             label->setFont(cellFont);
-            label->setText(
-                (a.importance ? QStringLiteral("%1%2").arg(v >= 0 ? "+" : "−").arg(std::abs(v), 0, 'f', 2) : QString())
-                + (off ? tr("\noff") : QString()));
+            label->setText((a.importance ? importanceText(v) : QString()) + (off ? tr("\noff") : QString()));
             label->setColor(std::max(0.0, v) > 0.6 * largest ? Qt::black : Qt::white);
             if (!off)
                 continue;

@@ -276,7 +276,7 @@ void ApproximationView::adoptAnalysis()
         m_status->setText(tr("%1 sizes × %2 seeds in %3 ms")
                               .arg(m_sweep->points.size())
                               .arg(m_sweep->seeds)
-                              .arg(m_computeMs, 0, 'f', 0));
+                              .arg(formatNumber(std::round(m_computeMs))));
     }
     showSweep(); // a new sweep, or a new selection, scale or colour map on the same one
 }
@@ -369,10 +369,10 @@ void ApproximationView::showSelected()
             ++cells;
         }
         if (out > 0)
-            outside = tr("<br>Its weights span %1 … %2: %3 % of the cells fall outside the exact scale (drawn in "
+            outside = tr("<br>Its weights span %1 … %2: %3 of the cells fall outside the exact scale (drawn in "
                          "its end colours).")
                           .arg(formatNumber(lo, 3), formatNumber(hi, 3))
-                          .arg(100.0 * double(out) / double(std::max<int64_t>(1, cells)), 0, 'f', 0);
+                          .arg(formatPercent(double(out) / double(std::max<int64_t>(1, cells)), 2));
         const QStringList labels = tokenLabels(m_input, T);
         m_approx->setLabels(labels, labels);
         m_approx->setLogScale(m_spec.scale == "log");

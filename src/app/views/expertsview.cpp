@@ -243,8 +243,7 @@ void ExpertsView::refresh()
                 .arg(r.experts)
                 .arg(r.topK)
                 .arg(r.tokens)
-                .arg(r.auxLoss, 0, 'f', 3)
-                .arg(r.zLoss, 0, 'f', 2));
+                .arg(formatNumber(r.auxLoss), formatNumber(r.zLoss, 3)));
     else
         m_formula->setText(
             tr("Switch layer %1: %2 experts, top-%3 routing, capacity ⌈%4 · %5 / %2⌉ = %6 tokens each;  "
@@ -256,8 +255,7 @@ void ExpertsView::refresh()
                 .arg(factorText(r.capacityFactor))
                 .arg(r.tokens)
                 .arg(r.capacity)
-                .arg(r.auxLoss, 0, 'f', 3)
-                .arg(r.zLoss, 0, 'f', 2)
+                .arg(formatNumber(r.auxLoss), formatNumber(r.zLoss, 3))
                 .arg(r.droppedTokens));
     m_message->hide();
     m_plots->show();
@@ -400,7 +398,7 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
 // Tokens per expert, kept and dropped, against the capacity; fᵢ and Pᵢ, the terms of the auxiliary loss.
 void ExpertsView::drawLoad(const ExpertRouting &r)
 {
-    preparePlot(m_load, m_loadTitle, tr("Load: aux loss %1").arg(r.auxLoss, 0, 'f', 3));
+    preparePlot(m_load, m_loadTitle, tr("Load: aux loss %1").arg(formatNumber(r.auxLoss)));
     const ThemeColors colours = themeColors(m_spec.theme);
     double top = r.capacity;
     for (int e = 0; e < r.experts; ++e) {
@@ -418,7 +416,7 @@ void ExpertsView::drawLoad(const ExpertRouting &r)
         droppedBars->moveAbove(keptBars);
         top = std::max(top, kept + dropped);
         addText(m_load, e, kept + dropped,
-            tr("f %1\nP %2").arg(r.fraction[size_t(e)], 0, 'f', 2).arg(r.meanProb[size_t(e)], 0, 'f', 2),
+            tr("f %1\nP %2").arg(formatNumber(r.fraction[size_t(e)], 2), formatNumber(r.meanProb[size_t(e)], 2)),
             sizedFont(font(), 8), colours.text, Qt::AlignHCenter | Qt::AlignBottom);
     }
     auto *line = new QCPItemStraightLine(m_load);

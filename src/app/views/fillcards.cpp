@@ -140,7 +140,7 @@ void FillCards::paintCard(QPainter &p, const Card &card, const QRect &r) const
         p.fillRect(QRect(inner.left() + labelWidth + kPad, y + 2, w, line - 4),
             row.original ? kOriginalBar : pal.color(QPalette::Highlight));
         p.drawText(QRect(inner.right() - percentWidth, y, percentWidth, line), Qt::AlignRight | Qt::AlignVCenter,
-            QString::number(100 * row.probability, 'f', 1) + QStringLiteral(" %"));
+            formatPercent(row.probability));
         y += line + 3;
     }
     p.setFont(relativeFont(font(), 0.9));

@@ -121,11 +121,11 @@ void FillsView::refresh()
             card.rows.push_back({label(id), double(p), id == fill.original});
         if (fill.original >= 0)
             card.footer = fill.originalRank == 0
-                ? tr("'%1' named first (%2 %)").arg(label(fill.original)).arg(100 * fill.originalProbability, 0, 'f', 1)
-                : tr("original '%1': rank %2, %3 %")
+                ? tr("'%1' named first (%2)").arg(label(fill.original), formatPercent(fill.originalProbability))
+                : tr("original '%1': rank %2, %3")
                       .arg(label(fill.original))
                       .arg(fill.originalRank + 1)
-                      .arg(100 * fill.originalProbability, 0, 'f', 1);
+                      .arg(formatPercent(fill.originalProbability));
         cards.push_back(std::move(card));
     }
     m_cards->setFont(sizedFont(font(), 10));
@@ -138,7 +138,7 @@ void FillsView::refresh()
                   .arg(m_drawn->seed)
                   .arg(f.known)
                   .arg(f.named)
-                  .arg(f.known ? 100.0 * f.named / f.known : 0.0, 0, 'f', 0)
+                  .arg(formatPercent(f.known ? double(f.named) / f.known : 0.0, 2))
                   .arg(logits)
             : tr("The input hides %1 token(s) behind [MASK]; the model reads the text both ways and its output at each "
                  "position, softmax(Z) with %2, names the token it believes belongs there.")

@@ -230,9 +230,9 @@ QString KernelCompareView::errorText(int i) const
     if (e.skipped)
         return tr("not run: %1").arg(QString::fromStdString(e.reason));
     // No-break spaces inside each figure: the panel wraps between figures, never inside one.
-    return QStringLiteral("max\u00A0|ΔC|\u00A0%1 · mean\u00A0%2 · KL\u00A0%3 · drops\u00A0%4\u00A0%")
-        .arg(formatNumber(e.maxAbsError, 2), formatNumber(e.meanAbsError, 2), formatNumber(e.meanKl, 2))
-        .arg(100.0 * e.meanDroppedWeight, 0, 'f', 0);
+    return QStringLiteral("max\u00A0|ΔC|\u00A0%1 · mean\u00A0%2 · KL\u00A0%3 · drops\u00A0%4")
+        .arg(formatNumber(e.maxAbsError, 2), formatNumber(e.meanAbsError, 2), formatNumber(e.meanKl, 2),
+            formatPercent(e.meanDroppedWeight, 2));
 }
 
 void KernelCompareView::resizeEvent(QResizeEvent *event)

@@ -92,10 +92,10 @@ QString LogitLensView::hover(int row, int col) const
     const int r = lensRow(row);
     QStringList top;
     for (int k = 0; k < lens.topK; ++k)
-        top << tr("%1. '%2' %3 %")
+        top << tr("%1. '%2' %3")
                    .arg(k + 1)
                    .arg(vocabularyLabel(m_input, lens.topId(r, col, k)))
-                   .arg(formatNumber(100.0 * lens.topProb(r, col, k), 3));
+                   .arg(formatPercent(lens.topProb(r, col, k)));
     const size_t cell = size_t(r) * size_t(lens.tokens) + size_t(col);
     QString text
         = tr("%1, position %2 '%3'\n%4\nentropy %5 nats")
@@ -103,9 +103,9 @@ QString LogitLensView::hover(int row, int col) const
               .arg(col)
               .arg(tokenLabel(m_input, col), top.join(QLatin1Char('\n')), formatNumber(lens.entropy[cell], 3));
     if (lens.target >= 0)
-        text += tr("\ntarget '%1': %2 %, rank %3")
+        text += tr("\ntarget '%1': %2, rank %3")
                     .arg(vocabularyLabel(m_input, lens.target))
-                    .arg(formatNumber(100.0 * lens.targetProb[cell], 3))
+                    .arg(formatPercent(lens.targetProb[cell]))
                     .arg(lens.targetRank[cell]);
     return text;
 }

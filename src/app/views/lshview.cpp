@@ -239,11 +239,11 @@ QString LshView::caption(int panel) const
 {
     if (panel == 1)
         return tr("Each dot is a token's key k̂ = q/|q| (shared QK), projected on the keys' two principal directions "
-                  "(%1 % of their variance) and pushed out to the circle. Sectors: the buckets this round's random "
+                  "(%1 of their variance) and pushed out to the circle. Sectors: the buckets this round's random "
                   "rotation gives to directions lying in that plane — a 2-D view of a hash that really happens in "
                   "d = %2 dimensions, so a dot (coloured by its true bucket) may sit in another sector. Nearby keys "
                   "tend to share a bucket, round after round.")
-            .arg(100.0 * data().explained, 0, 'f', 0)
+            .arg(formatPercent(data().explained, 2))
             .arg(data().d);
     return tr("Tokens sorted by (bucket, position), cut into chunks of %1 (lines). A query sees its own chunk and the "
               "one before%2; grey cells are not allowed this round. Colour: LSH's effective weight (all rounds).")
@@ -430,9 +430,9 @@ void LshView::paintMissed(QPainter &p, const QRect &area) const
         return;
     }
     const QString intro = tr("Full attention as the LSH kernel scores it, with every token in one bucket (shared QK: "
-                             "keys k̂ = q/|q|, own key penalised, causal): %1 % of its weight (mean over queries) falls "
+                             "keys k̂ = q/|q|, own key penalised, causal): %1 of its weight (mean over queries) falls "
                              "outside LSH's mask. Pairs with full weight ≥ 0.1 that no round let the query see:")
-                              .arg(100.0 * data().missedFraction, 0, 'f', 1);
+                              .arg(formatPercent(data().missedFraction));
     const QRect introRect = sm.boundingRect(box, Qt::TextWordWrap, intro);
     p.drawText(box, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, intro);
     int top = introRect.bottom() + 6;
@@ -457,7 +457,7 @@ void LshView::paintMissed(QPainter &p, const QRect &area) const
                                   : QStringLiteral("%1 → %2   %3")
                                         .arg(tr("'%1' #%2").arg(tokenLabel(m_input, m.query)).arg(m.query),
                                             tr("'%1' #%2").arg(tokenLabel(m_input, m.key)).arg(m.key))
-                                        .arg(m.weight, 0, 'f', 2);
+                                        .arg(formatNumber(m.weight, 2));
         p.drawText(box.left() + 12 + (n / perColumn) * colW, top + (n % perColumn) * lineH + sm.ascent(),
             sm.elidedText(line, Qt::ElideRight, colW - 16));
     }

@@ -16,12 +16,11 @@ namespace {
 QString fitName(MemoryStrategy s, const DepthFit &fit)
 {
     if (s == MemoryStrategy::Reversible)
-        return QObject::tr("O(1): %1 MiB").arg(fit.constant / kMiB, 0, 'f', 2);
+        return QObject::tr("O(1): %1 MiB").arg(formatNumber(fit.constant / kMiB, 3));
     const QString growth = s == MemoryStrategy::Plain ? QStringLiteral("L") : QStringLiteral("√L");
     return QStringLiteral("O(%1): %2 + %3·%1 MiB")
         .arg(growth)
-        .arg(fit.constant / kMiB, 0, 'f', 2)
-        .arg(fit.slope / kMiB, 0, 'f', 2);
+        .arg(formatNumber(fit.constant / kMiB, 3), formatNumber(fit.slope / kMiB, 3));
 }
 
 const SweepPoint *pointAt(const std::vector<SweepPoint> &points, int depth, MemoryStrategy s)
@@ -107,15 +106,14 @@ QString MemoryDepthView::draw(const ViewAnalysis &result)
               .arg(c.dFF)
               .arg(a.tokens);
     if (plain && checkpoint && reversible && plain->peakActivationBytes > 0 && plain->stepMs > 0)
-        text
-            += tr(" Depth %1: checkpointing (k = %2) keeps %3 % of plain's peak in %4× its time, reversible blocks "
-                  "%5 % in %6×.")
-                   .arg(a.maxDepth)
-                   .arg(checkpoint->checkpointEvery)
-                   .arg(100.0 * double(checkpoint->peakActivationBytes) / double(plain->peakActivationBytes), 0, 'f', 1)
-                   .arg(checkpoint->stepMs / plain->stepMs, 0, 'f', 2)
-                   .arg(100.0 * double(reversible->peakActivationBytes) / double(plain->peakActivationBytes), 0, 'f', 1)
-                   .arg(reversible->stepMs / plain->stepMs, 0, 'f', 2);
+        text += tr(" Depth %1: checkpointing (k = %2) keeps %3 of plain's peak in %4× its time, reversible blocks "
+                   "%5 in %6×.")
+                    .arg(a.maxDepth)
+                    .arg(checkpoint->checkpointEvery)
+                    .arg(formatPercent(double(checkpoint->peakActivationBytes) / double(plain->peakActivationBytes)),
+                        formatNumber(checkpoint->stepMs / plain->stepMs, 3),
+                        formatPercent(double(reversible->peakActivationBytes) / double(plain->peakActivationBytes)),
+                        formatNumber(reversible->stepMs / plain->stepMs, 3));
     return text;
 }
 

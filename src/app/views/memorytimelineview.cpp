@@ -323,7 +323,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
                     byteAmount(double(atPeak[size_t(MemoryCategory::RecomputedActivations)])),
                     byteAmount(double(atPeak[size_t(MemoryCategory::Workspace)])),
                     byteAmount(double(s.peakActivationBytes)), byteAmount(double(s.predictedActivationBytes)))
-                .arg(s.stepMs, 0, 'f', 1)
+                .arg(formatNumber(s.stepMs, 3))
                 .arg(activationsOnly ? tr("activation peak") : tr("peak")));
         label->setColor(colors.text);
         label->setFont(sizedFont(font(), 9));

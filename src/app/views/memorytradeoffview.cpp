@@ -138,10 +138,10 @@ QString MemoryTradeoffView::draw(const ViewAnalysis &result)
               .arg(a.depth)
               .arg(a.tokens);
     if (plain && atSqrt && plain->peakActivationBytes > 0 && plain->stepMs > 0)
-        text += tr(" k = ⌈√L⌉ = %1: %2 % of plain's peak in %3× its time.")
+        text += tr(" k = ⌈√L⌉ = %1: %2 of plain's peak in %3× its time.")
                     .arg(a.sqrtK)
-                    .arg(100.0 * double(atSqrt->peakActivationBytes) / double(plain->peakActivationBytes), 0, 'f', 1)
-                    .arg(atSqrt->stepMs / plain->stepMs, 0, 'f', 2);
+                    .arg(formatPercent(double(atSqrt->peakActivationBytes) / double(plain->peakActivationBytes)),
+                        formatNumber(atSqrt->stepMs / plain->stepMs, 3));
     return text;
 }
 

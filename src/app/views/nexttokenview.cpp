@@ -28,12 +28,6 @@
 namespace atlas {
 namespace {
 
-// Every bar's label in one format: a percentage with three significant digits ("42.1 %", "0.0312 %").
-QString percent(double p)
-{
-    return formatNumber(100.0 * p, 3) + QStringLiteral("\u202F%");
-}
-
 // The temperature slider: 0 … 100 on a log scale from 0.1 to 10, 50 = 1.
 constexpr int kSliderSteps = 100;
 double temperatureOf(int slider)
@@ -197,7 +191,7 @@ void NextTokenView::drawChart()
         value->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         value->position->setCoords(b.probability, double(i)); // (x = probability, y = bar)
         value->setPadding(QMargins(5, 0, 0, 0));
-        value->setText(percent(b.probability));
+        value->setText(formatPercent(b.probability));
         value->setFont(sizedFont(font(), 10));
         value->setColor(text);
         value->setClipToAxisRect(false);

@@ -37,7 +37,7 @@ QString swatch(const QColor &c)
 
 QString number(double value)
 {
-    return QString::number(value, 'f', 1);
+    return formatNumber(value, 2);
 }
 
 } // namespace

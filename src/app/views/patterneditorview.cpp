@@ -45,7 +45,7 @@ QString compact(double n)
     int u = 0;
     for (; std::abs(n) >= 1000 && u < 4; ++u)
         n /= 1000;
-    return QString::number(n, 'f', u == 0 ? 0 : n < 10 ? 2 : n < 100 ? 1 : 0) + units[u];
+    return formatNumber(u == 0 ? std::round(n) : n, 3) + units[u];
 }
 
 } // namespace
@@ -450,9 +450,9 @@ QString PatternEditorView::readoutText() const
     text += "\n\n"
         + tr("Work %1 multiply-adds against %2 for full attention: %3× %4. The kernel computes %5 scores "
              "(%6 of them masked inside its blocks), 2·d_head = %7 multiply-adds each.")
-              .arg(compact(double(ops)), compact(double(fullOps)),
-                  QString::number(ratio >= 1 ? ratio : 1 / ratio, 'f', 1), ratio >= 1 ? tr("less") : tr("more"),
-                  grouped(s.computedPairs), grouped(s.computedPairs - s.allowedPairs), QString::number(2 * m_dHead));
+              .arg(compact(double(ops)), compact(double(fullOps)), formatNumber(ratio >= 1 ? ratio : 1 / ratio, 3),
+                  ratio >= 1 ? tr("less") : tr("more"), grouped(s.computedPairs),
+                  grouped(s.computedPairs - s.allowedPairs), QString::number(2 * m_dHead));
     if (ratio < 1)
         text += " " + tr("At this length its blocks of 64 queries hold more masked cells than the pattern saves.");
     try {
@@ -492,9 +492,8 @@ QString PatternEditorView::hoverText(int row, int col) const
     };
     const int64_t area = (s.cellEdges[size_t(row) + 1] - s.cellEdges[size_t(row)])
         * (s.cellEdges[size_t(col) + 1] - s.cellEdges[size_t(col)]);
-    return tr("queries %1 × keys %2: %3 % attended (%4 of %5 pairs)")
-        .arg(range(row), range(col), QString::number(100.0 * s.density[k], 'f', 1), grouped(s.cellAllowed[k]),
-            grouped(area));
+    return tr("queries %1 × keys %2: %3 attended (%4 of %5 pairs)")
+        .arg(range(row), range(col), formatPercent(s.density[k]), grouped(s.cellAllowed[k]), grouped(area));
 }
 
 } // namespace atlas

@@ -213,8 +213,8 @@ void PositionsView::drawRotation(const PositionProfile &p)
         caption->setText(tr("pair %1, θ = %2\nq +%3°  k +%4°")
                              .arg(n)
                              .arg(formatNumber(r.theta, 3))
-                             .arg(std::fmod(p.query * r.theta * degrees, 360.0), 0, 'f', 0)
-                             .arg(std::fmod(p.key * r.theta * degrees, 360.0), 0, 'f', 0));
+                             .arg(formatNumber(std::round(std::fmod(p.query * r.theta * degrees, 360.0))),
+                                 formatNumber(std::round(std::fmod(p.key * r.theta * degrees, 360.0)))));
     }
     auto *legend = new QCPItemText(m_rotation);
     legend->position->setCoords(-1.1, 1.15);

@@ -112,8 +112,7 @@ void SparseFfnView::refresh()
                            .arg(s.blockSize)
                            .arg((s.neurons + s.blockSize - 1) / s.blockSize)
                            .arg(s.neurons)
-                           .arg(s.error, 0, 'f', 3)
-                           .arg(100 * s.positiveShare, 0, 'f', 0));
+                           .arg(formatNumber(s.error, 3), formatPercent(s.positiveShare, 2)));
     m_message->hide();
     m_plots->show();
     const QStringList tokens = tokenLabels(m_input, s.tokens);

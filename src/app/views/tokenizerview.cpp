@@ -185,7 +185,7 @@ void TokenizerView::showSplit(const TextSplit &split, size_t bytes, QLabel *head
     }
     QStringList parts {counted(qint64(split.ids.size()), tr("token"), tr("tokens"))};
     if (!split.ids.empty())
-        parts << tr("%1 bytes per token").arg(double(bytes) / double(split.ids.size()), 0, 'f', 2);
+        parts << tr("%1 bytes per token").arg(formatNumber(double(bytes) / double(split.ids.size()), 3));
     for (TokenRole role : {TokenRole::Special, TokenRole::Unknown, TokenRole::Byte})
         if (const int n = split.count(role))
             parts << (role == TokenRole::Special ? counted(n, tr("special"), tr("special"))
