@@ -106,6 +106,19 @@ QCPColorGradient colormap(const std::string &name)
     return gradient;
 }
 
+float ColorScale::logLower(float upper, float minPositive)
+{
+    return std::min(std::max(minPositive, upper * std::pow(10.0f, -kLogDecades)), upper * 0.5f);
+}
+
+ColorScale::ColorScale(bool log, float upper, float minPositive)
+    : m_log(log)
+    , m_upper(upper > 0 ? upper : 1.0f)
+    , m_lower(logLower(m_upper, minPositive))
+    , m_logSpan(std::log(m_upper / m_lower))
+{
+}
+
 ColorLut::ColorLut(const std::string &name)
     : m_name(name)
 {

@@ -5,7 +5,9 @@
 #include <QColor>
 #include <QRgb>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,27 @@ QCPColorGradient divergingColormap();
 
 // A colour for −∞ (masked) cells that none of the map's own colours resembles.
 QColor maskedColor(const std::string &name);
+
+// Where a value sits on a heat map's colour scale, as t ∈ [0, 1]: linear over [0, upper], or logarithmic from
+// logLower (the smallest positive value drawn, but at most six decades below `upper`; anything smaller takes the
+// lowest colour). Every heat map's log scale is this one: HeatmapPlot's axis and the QPainter-drawn maps (all
+// heads' thumbnails, the kernel comparison, LSH's sorted matrices).
+class ColorScale
+{
+public:
+    static constexpr float kLogDecades = 6;
+    static float logLower(float upper, float minPositive);
+
+    ColorScale(bool log, float upper, float minPositive);
+    float place(float value) const
+    {
+        return m_log ? std::log(std::max(value, m_lower) / m_lower) / m_logSpan : value / m_upper;
+    }
+
+private:
+    bool m_log;
+    float m_upper, m_lower, m_logSpan;
+};
 
 // A 256-entry lookup table for QPainter-drawn thumbnails: map(t) for t in [0, 1] (clamped), NaN -> masked.
 class ColorLut

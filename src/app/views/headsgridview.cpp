@@ -38,9 +38,11 @@ QImage makeThumbnail(const float *data, const float *masked, int rows, int cols,
 {
     const Pooled p = downsample(data, rows, cols, kThumbPixels, kThumbPixels, masked);
     QImage image(p.cols, p.rows, QImage::Format_RGB32);
-    const float upper = p.maxFinite > 0.0f ? p.maxFinite : 1.0f;
-    const float floor = upper * 1e-4f;
-    const float logSpan = std::log(upper / floor);
+    float minPositive = p.maxFinite;
+    for (float v : p.values)
+        if (v > 0.0f && v < minPositive)
+            minPositive = v;
+    const ColorScale scale(log, p.maxFinite, minPositive);
     for (int r = 0; r < p.rows; ++r) {
         auto *line = reinterpret_cast<QRgb *>(image.scanLine(r));
         for (int c = 0; c < p.cols; ++c) {
@@ -49,8 +51,7 @@ QImage makeThumbnail(const float *data, const float *masked, int rows, int cols,
                 line[c] = lut.masked();
                 continue;
             }
-            const float t = log ? std::log(std::max(v, floor) / floor) / logSpan : v / upper;
-            line[c] = lut.map(t);
+            line[c] = lut.map(scale.place(v));
         }
     }
     return image;

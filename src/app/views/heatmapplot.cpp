@@ -370,9 +370,8 @@ QCPRange HeatmapPlot::dataRange(float minPositive) const
         return {-reach, reach};
     }
     if (m_log) {
-        const double upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0;
-        const double lower = std::max<double>(minPositive, upper * 1e-6);
-        return {std::min(lower, upper * 0.5), upper};
+        const float upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0f;
+        return {ColorScale::logLower(upper, minPositive), upper};
     }
     double lower = m_pooled.minFinite;
     double upper = m_pooled.maxFinite;

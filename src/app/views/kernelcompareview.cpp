@@ -169,13 +169,15 @@ void KernelCompareView::rebuildImages()
         lut = std::make_unique<ColorLut>("viridis");
     }
     m_maskedColor = QColor(lut->masked());
-    float upper = 0; // one scale for every panel, so their colours compare
+    float upper = 0, minPositive = std::numeric_limits<float>::max(); // one scale for every panel: colours compare
     for (const auto &e : m_entries)
-        for (int64_t i = 0; i < e.weights.numel(); ++i)
-            upper = std::max(upper, e.weights.data()[i]);
-    upper = upper > 0 ? upper : 1.0f;
-    const bool log = m_spec.scale == "log";
-    const float floor = upper * 1e-4f, logSpan = std::log(upper / floor);
+        for (int64_t i = 0; i < e.weights.numel(); ++i) {
+            const float w = e.weights.data()[i];
+            upper = std::max(upper, w);
+            if (w > 0)
+                minPositive = std::min(minPositive, w);
+        }
+    const ColorScale scale(m_spec.scale == "log", upper, minPositive);
     for (size_t n = 0; n < m_entries.size(); ++n) {
         const auto &e = m_entries[n];
         if (e.skipped)
@@ -186,8 +188,7 @@ void KernelCompareView::rebuildImages()
             auto *line = reinterpret_cast<QRgb *>(image.scanLine(r));
             for (int c = 0; c < T; ++c) {
                 const float w = e.weights.data()[r * T + c];
-                const float t = log ? std::log(std::max(w, floor) / floor) / logSpan : w / upper;
-                line[c] = e.mask.data()[r * T + c] == 0.0f ? lut->masked() : lut->map(t);
+                line[c] = e.mask.data()[r * T + c] == 0.0f ? lut->masked() : lut->map(scale.place(w));
             }
         }
         m_images[n] = image;

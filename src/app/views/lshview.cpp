@@ -161,9 +161,12 @@ std::vector<QImage> LshView::sortedImages(const attention::LshHeadAnalysis &data
         lut = std::make_unique<ColorLut>("viridis");
     }
     const int T = data.T;
-    const float upper = std::max(1e-12f, *std::max_element(data.probs.begin(), data.probs.end()));
-    const bool log = spec.scale == "log";
-    const float floor = upper * 1e-4f, logSpan = std::log(upper / floor);
+    float minPositive = std::numeric_limits<float>::max();
+    for (float p : data.probs)
+        if (p > 0)
+            minPositive = std::min(minPositive, p);
+    const ColorScale scale(
+        spec.scale == "log", std::max(1e-12f, *std::max_element(data.probs.begin(), data.probs.end())), minPositive);
     // Long inputs are drawn in blocks of `step` × `step` sorted pairs: each pixel shows its block's largest
     // allowed weight (a sparse pattern would fade under a mean), grey when the block allows nothing.
     const int step = (T + kMaxImageSide - 1) / kMaxImageSide, side = (T + step - 1) / step;
@@ -180,8 +183,7 @@ std::vector<QImage> LshView::sortedImages(const attention::LshHeadAnalysis &data
                         if (data.allowedSorted(r, a, b))
                             w = std::max(
                                 w, data.probs[size_t(order[size_t(a)]) * size_t(T) + size_t(order[size_t(b)])]);
-                const float t = log ? std::log(std::max(w, floor) / floor) / logSpan : w / upper;
-                line[x] = w >= 0 ? lut->map(t) : lut->masked();
+                line[x] = w >= 0 ? lut->map(scale.place(w)) : lut->masked();
             }
         }
         images.push_back(image);
