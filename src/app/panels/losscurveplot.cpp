@@ -155,7 +155,7 @@ void LossCurvePlot::applyTheme(const std::string &theme)
     graph(1)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, heldOut, heldOut, 6));
     legend->setBrush(Qt::NoBrush);
     legend->setBorderPen(Qt::NoPen);
-    legend->setTextColor(dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
+    legend->setTextColor(themeColors(dark ? "dark" : "light").text);
     legend->setFont(sizedFont(font(), 9));
     replot(QCustomPlot::rpQueuedReplot);
 }

@@ -1,5 +1,6 @@
 #include "views/approximationerrorplot.h"
 
+#include "views/palette.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
 
@@ -18,12 +19,12 @@ namespace {
 
 QColor weightColor(bool dark)
 {
-    return dark ? QColor(0x7eb3e6) : QColor(0x2f6aa3);
+    return palette::coolCurve(dark);
 }
 
 QColor contextColor(bool dark)
 {
-    return dark ? QColor(0xf5a55a) : QColor(0xd9700f);
+    return palette::warmCurve(dark);
 }
 
 // One series: the mean, and the min–max band as a fill between two invisible graphs.

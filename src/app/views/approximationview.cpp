@@ -155,14 +155,13 @@ void ApproximationView::buildControls(QLayout *layout)
 
 void ApproximationView::applyTheme()
 {
-    const bool dark = m_spec.theme == "dark";
     const ThemeColors colors = themeColors(m_spec.theme);
     QPalette pal = palette();
     pal.setColor(QPalette::Window, colors.background);
     pal.setColor(QPalette::WindowText, colors.text);
-    pal.setColor(QPalette::Base, dark ? QColor(0x54575d) : QColor(0xffffff)); // radio buttons stand out on dark
+    pal.setColor(QPalette::Base, colors.field);
     pal.setColor(QPalette::Text, colors.text);
-    pal.setColor(QPalette::Button, dark ? QColor(0x3a3d41) : QColor(0xf0f0f0));
+    pal.setColor(QPalette::Button, colors.control);
     pal.setColor(QPalette::ButtonText, colors.text);
     setPalette(pal);
     for (HeatmapPlot *plot : {m_exact, m_approx})

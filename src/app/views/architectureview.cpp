@@ -1,5 +1,6 @@
 #include "views/architectureview.h"
 
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -22,9 +23,9 @@ constexpr double kMinScale = 0.6; // smaller text is unreadable: the scroll area
 constexpr const char *kAnimationSetting = "views/architectureAnimation";
 constexpr const char *kAnimationNames[] = {"off", "slow", "normal", "fast"};
 constexpr int kAnimationMilliseconds[] = {0, 1600, 800, 400};
-// Okabe–Ito colours, told apart with colour-blind eyes too: the stream bluish green, the encoder's K/V orange.
-const QColor kStreamColor(0x00, 0x9e, 0x73);
-const QColor kEncoderColor(0xe6, 0x9f, 0x00);
+// Told apart with colour-blind eyes too: the stream bluish green, the encoder's K/V orange.
+const QColor &kStreamColor = palette::okabeGreen;
+const QColor &kEncoderColor = palette::okabeOrange;
 
 // "Layer 0"; an encoder-decoder's "Encoder layer 0", "Decoder embedding" …: the diagram's column names capitalised.
 QString columnTitle(const std::string &column)
@@ -553,7 +554,7 @@ void ArchitectureView::paintEvent(QPaintEvent *)
     for (const PlacedRun &placed : l.runs)
         p.drawText(QRect(placed.x, l.top - l.gap - headHeight, placed.width, headHeight), Qt::AlignCenter,
             runTitle(placed.run));
-    const QColor accent = dark ? QColor(0x4ea3ff) : QColor(0x1f77b4);
+    const QColor accent = colors.accent;
     QColor doneFill = accent;
     doneFill.setAlpha(dark ? 70 : 40);
     p.setFont(labelFont);

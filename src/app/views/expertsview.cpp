@@ -1,6 +1,7 @@
 #include "views/expertsview.h"
 
 #include "view/viewanalysis.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -28,7 +29,7 @@ QColor expertColour(int e)
 // A dropped token, on light and dark backgrounds alike: pale red, its text black.
 QColor droppedFill()
 {
-    return QColor(0xf6c4c4);
+    return palette::alertFill;
 }
 
 QString factorText(double factor)
@@ -311,7 +312,7 @@ void ExpertsView::drawRouter(const ExpertRouting &r)
         const QColor fill = e >= 0 ? expertColour(e) : droppedFill();
         addRect(m_router, t - 0.45, -1.45, t + 0.45, -0.6, fill, QPen(colours.frame, 0.5));
         if (e < 0)
-            addText(m_router, t, -1.02, QStringLiteral("✕"), sizedFont(font(), 10, true), QColor(0xd62728));
+            addText(m_router, t, -1.02, QStringLiteral("✕"), sizedFont(font(), 10, true), palette::alert);
         else if (roomy)
             addText(m_router, t, -1.02, QString::number(r.gate[size_t(t)][0], 'f', 2), small, Qt::white);
         for (int x = 0; x < r.experts; ++x) {
@@ -325,7 +326,7 @@ void ExpertsView::drawRouter(const ExpertRouting &r)
                     != r.preferred[size_t(t)].end();
             addRect(m_router, t - 0.5, x - 0.5, t + 0.5, x + 0.5, shade,
                 chosen           ? QPen(colours.text, 1.5)
-                    : turnedAway ? QPen(QColor(0xd62728), 1.5, Qt::DashLine)
+                    : turnedAway ? QPen(palette::alert, 1.5, Qt::DashLine)
                                  : Qt::NoPen);
         }
     }
@@ -372,7 +373,7 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
         const auto &dropped = r.overflow[size_t(e)];
         for (size_t s = 0; s < dropped.size(); ++s) {
             const double x = r.capacity + 1.0 + double(s);
-            addRect(m_buffers, x + 0.05, e - 0.4, x + 0.95, e + 0.4, droppedFill(), QPen(QColor(0xd62728), 1));
+            addRect(m_buffers, x + 0.05, e - 0.4, x + 0.95, e + 0.4, droppedFill(), QPen(palette::alert, 1));
             if (roomy)
                 addText(m_buffers, x + 0.5, e, labels.value(dropped[s]), small, Qt::black);
         }
@@ -380,9 +381,9 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
     auto *line = new QCPItemStraightLine(m_buffers);
     line->point1->setCoords(r.capacity + 0.5, 0);
     line->point2->setCoords(r.capacity + 0.5, 1);
-    line->setPen(QPen(QColor(0xd62728), 1.5, Qt::DashLine));
-    addText(m_buffers, r.capacity + 0.4, -0.5, tr("capacity %1").arg(r.capacity), sizedFont(font(), 9),
-        QColor(0xd62728), Qt::AlignRight | Qt::AlignBottom);
+    line->setPen(QPen(palette::alert, 1.5, Qt::DashLine));
+    addText(m_buffers, r.capacity + 0.4, -0.5, tr("capacity %1").arg(r.capacity), sizedFont(font(), 9), palette::alert,
+        Qt::AlignRight | Qt::AlignBottom);
     auto yTicks = QSharedPointer<QCPAxisTickerText>::create();
     for (int e = 0; e < r.experts; ++e)
         yTicks->addTick(e, tr("expert %1").arg(e));
@@ -410,8 +411,8 @@ void ExpertsView::drawLoad(const ExpertRouting &r)
         keptBars->setWidth(0.7);
         auto *droppedBars = new QCPBars(m_load->xAxis, m_load->yAxis);
         droppedBars->setData({double(e)}, {dropped});
-        droppedBars->setBrush(QBrush(QColor(0xd62728), Qt::BDiagPattern));
-        droppedBars->setPen(QPen(QColor(0xd62728), 1));
+        droppedBars->setBrush(QBrush(palette::alert, Qt::BDiagPattern));
+        droppedBars->setPen(QPen(palette::alert, 1));
         droppedBars->setWidth(0.7);
         droppedBars->moveAbove(keptBars);
         top = std::max(top, kept + dropped);
@@ -422,7 +423,7 @@ void ExpertsView::drawLoad(const ExpertRouting &r)
     auto *line = new QCPItemStraightLine(m_load);
     line->point1->setCoords(0, r.capacity);
     line->point2->setCoords(1, r.capacity);
-    line->setPen(QPen(QColor(0xd62728), 1.5, Qt::DashLine));
+    line->setPen(QPen(palette::alert, 1.5, Qt::DashLine));
     auto xTicks = QSharedPointer<QCPAxisTickerText>::create();
     for (int e = 0; e < r.experts; ++e)
         xTicks->addTick(e, QString::number(e));

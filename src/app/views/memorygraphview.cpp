@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/byteunits.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -23,25 +24,25 @@ QColor stateColor(NodeState state, bool dark)
     case NodeState::Waiting:
         return Qt::transparent;
     case NodeState::Computing:
-        c = QColor(0x4e79a7);
+        c = palette::tableauBlue;
         break;
     case NodeState::Kept:
-        c = QColor(0x2f7d4f);
+        c = palette::nodeKept;
         break;
     case NodeState::Dropped:
-        c = QColor(0xbab0ac);
+        c = palette::tableauGrey;
         break;
     case NodeState::Recomputing:
-        c = QColor(0xd9822b);
+        c = palette::nodeRecomputing;
         break;
     case NodeState::Recomputed:
-        c = QColor(0xf1c27d);
+        c = palette::nodeRecomputed;
         break;
     case NodeState::Backward:
-        c = QColor(0xc0392b);
+        c = palette::nodeBackward;
         break;
     case NodeState::Done:
-        c = QColor(0x8fb8de);
+        c = palette::nodeDone;
         break;
     }
     return dark ? c.darker(115) : c;
@@ -190,7 +191,9 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
         const QString label = i == 0 ? tr("emb") : i == n - 1 ? tr("head") : QString::number(i - 1);
         const bool lightFill
             = node.state == NodeState::Dropped || node.state == NodeState::Recomputed || node.state == NodeState::Done;
-        p.setPen(node.state == NodeState::Waiting ? colors.text : lightFill ? QColor(0x202020) : QColor(Qt::white));
+        p.setPen(node.state == NodeState::Waiting ? colors.text
+                : lightFill                       ? themeColors("light").text
+                                                  : QColor(Qt::white));
         p.drawText(box, Qt::AlignCenter, label);
         if (i + 1 < n) {
             p.setPen(QPen(colors.axis, 1));
@@ -213,7 +216,7 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
         path.lineTo(x, strip.bottom() - double(s.activationBytesAt(int(i))) / peak * (strip.height() - 2));
     }
     path.lineTo(strip.left() + double(s.ops.size()) / maxOps() * strip.width(), strip.bottom());
-    QColor fill = QColor(0x2f7d4f);
+    QColor fill = palette::nodeKept;
     fill.setAlpha(dark ? 120 : 90);
     p.setPen(QPen(fill.darker(130), 1));
     p.setBrush(fill);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "train/memorystrategy.h"
+#include "views/palette.h"
 
 #include <QColor>
 
@@ -12,9 +13,9 @@ inline constexpr MemoryStrategy kMemoryStrategies[]
 
 inline QColor strategyColor(MemoryStrategy strategy, bool dark)
 {
-    const QColor color = strategy == MemoryStrategy::Plain ? QColor(0x4e79a7)
-        : strategy == MemoryStrategy::Checkpoint           ? QColor(0xf28e2b)
-                                                           : QColor(0x59a14f);
+    const QColor color = strategy == MemoryStrategy::Plain ? palette::tableauBlue
+        : strategy == MemoryStrategy::Checkpoint           ? palette::tableauOrange
+                                                           : palette::tableauGreen;
     return dark ? color.lighter(125) : color;
 }
 

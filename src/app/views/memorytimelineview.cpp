@@ -3,6 +3,7 @@
 #include "view/viewanalysis.h"
 #include "views/byteunits.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -30,8 +31,9 @@ QColor categoryColor(MemoryCategory c, bool dark)
     // Okabe and Ito's colour-blind-safe palette, in MemoryCategory's order: parameters grey, gradients reddish purple,
     // optimizer state sky blue, stored activations bluish green, recomputed orange, workspace vermillion. Gradients and
     // recomputed activations, both of the backward pass, differ in hue and lightness for every kind of colour vision.
+    using namespace palette;
     static const QColor light[kMemoryCategories]
-        = {QColor(0x999999), QColor(0xcc79a7), QColor(0x56b4e9), QColor(0x009e73), QColor(0xe69f00), QColor(0xd55e00)};
+        = {okabeGrey, okabePink, okabeSkyBlue, okabeGreen, okabeOrange, okabeVermillion};
     QColor color = light[int(c)];
     return dark ? color.lighter(115) : color;
 }
@@ -41,16 +43,16 @@ QColor phaseColor(MemoryPhase p, bool dark)
     QColor c;
     switch (p) {
     case MemoryPhase::Forward:
-        c = QColor(0x4e79a7);
+        c = palette::tableauBlue;
         break;
     case MemoryPhase::Backward:
-        c = QColor(0xf28e2b);
+        c = palette::tableauOrange;
         break;
     case MemoryPhase::Recompute:
-        c = QColor(0xb07aa1);
+        c = palette::tableauPurple;
         break;
     case MemoryPhase::Optimizer:
-        c = QColor(0x59a14f);
+        c = palette::tableauGreen;
         break;
     case MemoryPhase::Setup:
         return Qt::transparent;

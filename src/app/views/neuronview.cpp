@@ -1,5 +1,6 @@
 #include "views/neuronview.h"
 
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -142,7 +143,7 @@ void NeuronView::draw()
     const QString names[3] = {(cross ? tr("%1 (decoder query %2)") : tr("%1 (query %2)")).arg(q).arg(t.query),
         (cross ? tr("%1 (source key %2)") : tr("%1 (key %2)")).arg(k).arg(t.key), tr("%1 ∘ %2: the terms").arg(q, k)};
     const std::vector<float> *rows[3] = {&t.q, &t.k, &t.product};
-    const QColor barColors[3] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f)};
+    const QColor barColors[3] = {palette::tableauBlue, palette::tableauOrange, palette::tableauGreen};
     QVector<double> x;
     for (int c = 0; c < t.dim; ++c)
         x << c;

@@ -178,7 +178,7 @@ void NextTokenView::drawChart()
     QVector<double> keys, values;
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     m_plot->clearItems();
-    const QColor text = m_spec.theme == "dark" ? QColor(0xe8e8e8) : QColor(0x1d1d1f);
+    const QColor text = themeColors(m_spec.theme).text;
     double largest = 0.0;
     for (size_t i = 0; i < m_bars.size(); ++i) {
         const Bar &b = m_bars[i];
@@ -216,15 +216,15 @@ void NextTokenView::syncControls(int tokens)
 void NextTokenView::applyTheme()
 {
     applyPlotTheme(m_plot, m_spec.theme);
-    const bool dark = m_spec.theme == "dark";
-    m_titleElement->setTextColor(dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
+    const ThemeColors colors = themeColors(m_spec.theme);
+    m_titleElement->setTextColor(colors.text);
     m_titleElement->setFont(sizedFont(font(), 12, true));
-    const QColor bar = dark ? QColor(0x4ea3ff) : QColor(0x1f77b4);
+    const QColor bar = colors.accent;
     m_barsPlottable->setPen(Qt::NoPen);
     m_barsPlottable->setBrush(bar);
     QPalette pal = m_message->palette();
-    pal.setColor(QPalette::Window, dark ? QColor(0x1e1f22) : QColor(0xffffff));
-    pal.setColor(QPalette::WindowText, dark ? QColor(0x8a8d93) : QColor(0x5f6368));
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.muted);
     m_message->setPalette(pal);
     m_message->setAutoFillBackground(true);
 }

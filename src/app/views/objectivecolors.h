@@ -1,6 +1,7 @@
 #pragma once
 
 #include "train/objectives.h"
+#include "views/palette.h"
 
 #include <QColor>
 
@@ -28,9 +29,7 @@ inline QColor fateColor(CorruptedText::Fate fate)
 // Span `index` of a span corruption; next-sentence prediction's sentences A and B take the first two.
 inline QColor spanColor(size_t index)
 {
-    static const QColor colors[]
-        = {QColor(0xfd, 0xd0, 0xa2), QColor(0xbc, 0xbd, 0xdc), QColor(0x9e, 0xca, 0xe1), QColor(0xa1, 0xd9, 0x9b)};
-    return colors[index % std::size(colors)];
+    return palette::spanFills[index % std::size(palette::spanFills)];
 }
 
 } // namespace atlas

@@ -1,5 +1,6 @@
 #include "views/plottheme.h"
 
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include <qcustomplot.h>
@@ -10,16 +11,18 @@ ThemeColors themeColors(const std::string &theme)
 {
     if (theme == "dark")
         return {QColor(0x1e, 0x1f, 0x22), QColor(0xe6, 0xe6, 0xe6), QColor(0xa8, 0xa8, 0xa8), QColor(0x55, 0x55, 0x55),
-            QColor(0x4f, 0x6a, 0x8a), QColor(0x0c, 0x0c, 0x0c), QColor(0x70, 0x70, 0x70)};
+            QColor(0x4f, 0x6a, 0x8a), QColor(0x0c, 0x0c, 0x0c), QColor(0x70, 0x70, 0x70), QColor(0x4e, 0xa3, 0xff),
+            QColor(0x8a, 0x8d, 0x93), QColor(0x3a, 0x3d, 0x41), QColor(0x3a, 0x3d, 0x41), QColor(0x4a, 0x4d, 0x53)};
     return {QColor(Qt::white), QColor(0x20, 0x20, 0x20), QColor(0x50, 0x50, 0x50), QColor(0xc8, 0xc8, 0xc8),
-        QColor(0xd6, 0xe4, 0xf5), QColor(0x30, 0x30, 0x30), QColor(0xa0, 0xa0, 0xa0)};
+        QColor(0xd6, 0xe4, 0xf5), QColor(0x30, 0x30, 0x30), QColor(0xa0, 0xa0, 0xa0), QColor(0x1f, 0x77, 0xb4),
+        QColor(0x5f, 0x63, 0x68), QColor(0xe3, 0xe3, 0xe3), QColor(0xf0, 0xf0, 0xf0), QColor(Qt::white)};
 }
 
 void applyPlotTheme(QCustomPlot *plot, const std::string &theme)
 {
     const ThemeColors colors = themeColors(theme);
     const QColor &background = colors.background, &text = colors.text, &axis = colors.axis;
-    const QColor grid = theme == "dark" ? QColor(0x3a3d41) : QColor(0xe3e3e3);
+    const QColor grid = colors.grid;
     const QFont tickFont = sizedFont(plot->font(), 10);
     plot->setBackground(background);
     QList<QCPAxis *> axes;
@@ -48,8 +51,9 @@ void applyPlotTheme(QCustomPlot *plot, const std::string &theme)
 
 const QList<QColor> &seriesColours()
 {
-    static const QList<QColor> colours = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0xe15759), QColor(0x76b7b2),
-        QColor(0x59a14f), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7), QColor(0x9c755f), QColor(0xbab0ac)};
+    using namespace palette;
+    static const QList<QColor> colours = {tableauBlue, tableauOrange, tableauRed, tableauTeal, tableauGreen,
+        tableauYellow, tableauPurple, tableauPink, tableauBrown, tableauGrey};
     return colours;
 }
 

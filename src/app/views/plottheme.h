@@ -18,6 +18,10 @@ struct ThemeColors
 {
     QColor background, text, axis, frame;
     QColor allowed, maskedFill, maskedHatch; // the mask drawn by itself: 0 cells, −∞ cells, their hatching
+    QColor accent; // the one highlight: the stepper's operation, bars, what is chosen
+    QColor muted; // secondary text: hints, subtitles
+    QColor grid; // a plot's grid lines
+    QColor control, field; // a button's face, an input field's or radio button's (widgets inside a themed view)
 };
 ThemeColors themeColors(const std::string &theme);
 

@@ -1,6 +1,7 @@
 #include "views/scalingview.h"
 
 #include "view/viewanalysis.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -19,11 +20,11 @@ namespace {
 
 QColor rawColor(bool dark)
 {
-    return dark ? QColor(0xff8a5b) : QColor(0xd1495b);
+    return palette::rawScores(dark);
 }
 QColor scaledColor(bool dark)
 {
-    return dark ? QColor(0x4ea3ff) : QColor(0x1f77b4);
+    return themeColors(dark ? "dark" : "light").accent;
 }
 
 QCPTextElement *addTitleAndLegend(QCustomPlot *plot, const QString &title)

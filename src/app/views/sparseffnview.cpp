@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -164,7 +165,7 @@ void SparseFfnView::drawError()
     now->setName(tr("this view: N = %1").arg(s.blockSize));
     now->setData({double((s.neurons + s.blockSize - 1) / s.blockSize)}, {std::max(s.error, 1e-9)});
     now->setLineStyle(QCPGraph::lsNone);
-    now->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(0xd62728), 2), Qt::NoBrush, 14));
+    now->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(palette::alert, 2), Qt::NoBrush, 14));
     for (QCPAxis *axis : {m_error->xAxis, m_error->yAxis}) {
         axis->setScaleType(QCPAxis::stLogarithmic);
         axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());

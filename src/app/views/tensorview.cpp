@@ -398,19 +398,19 @@ void TensorView::drawVector(const Tensor &t)
 
 void TensorView::applyTheme()
 {
-    const bool dark = m_spec.theme == "dark";
     QPalette pal = palette();
-    pal.setColor(QPalette::Window, dark ? QColor(0x1e1f22) : QColor(0xffffff));
-    pal.setColor(QPalette::WindowText, dark ? QColor(0xe8e8e8) : QColor(0x1d1d1f));
-    pal.setColor(QPalette::Base, dark ? QColor(0x2b2d31) : QColor(0xffffff));
+    const ThemeColors colors = themeColors(m_spec.theme);
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.text);
+    pal.setColor(QPalette::Base, colors.field);
     pal.setColor(QPalette::Text, pal.color(QPalette::WindowText));
-    pal.setColor(QPalette::Button, dark ? QColor(0x3a3d41) : QColor(0xf0f0f0));
+    pal.setColor(QPalette::Button, colors.control);
     pal.setColor(QPalette::ButtonText, pal.color(QPalette::WindowText));
     setPalette(pal);
     setAutoFillBackground(true);
     applyPlotTheme(m_heatPlot, m_spec.theme);
     applyPlotTheme(m_barPlot, m_spec.theme);
-    m_bars->setBrush(dark ? QColor(0x4ea3ff) : QColor(0x1f77b4));
+    m_bars->setBrush(colors.accent);
     m_header->setFont(sizedFont(font(), 10));
 }
 

@@ -121,9 +121,8 @@ QString TokenLinesView::message() const
 
 TokenLinesView::Palette TokenLinesView::colors() const
 {
-    if (m_spec.theme == "dark")
-        return {QColor(0x1e1f22), QColor(0xe8e8e8), QColor(0x8a8d93), QColor(0x4ea3ff)};
-    return {QColor(0xffffff), QColor(0x1d1d1f), QColor(0x9a9a9a), QColor(0x1f77b4)};
+    const ThemeColors theme = themeColors(m_spec.theme);
+    return {theme.background, theme.text, theme.muted, theme.accent};
 }
 
 QString TokenLinesView::tokenLabel(Side side, int position) const
