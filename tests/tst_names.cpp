@@ -1,6 +1,7 @@
 // Trace names are built in one place (trace/names.h); the program, the backward pass and the views all use it.
 #include "engine/program.h"
 #include "trace/names.h"
+#include "util/commalist.h"
 
 #include <QTest>
 
@@ -11,6 +12,18 @@ class TestNames : public QObject
     Q_OBJECT
 
 private slots:
+    // Lists of names and numbers as options and fields give them (util/commalist.h).
+    void listsSplitAndJoin()
+    {
+        using V = std::vector<std::string>;
+        QCOMPARE(splitCommaList(" 0.1 ,1.3,,x "), (V {"0.1", "1.3", "", "x"})); // an empty item is kept, to name it
+        QCOMPARE(splitCommaList(""), V {});
+        QCOMPARE(splitTypedList(" 0, 2 5,\t7\n"), (V {"0", "2", "5", "7"}));
+        QCOMPARE(splitTypedList(" , "), V {});
+        QCOMPARE(joinedCommaList({"a", "b", "c"}), std::string("a, b, c"));
+        QCOMPARE(joinedCommaList({}), std::string());
+    }
+
     void buildAndSplit()
     {
         QCOMPARE(names::layerTensor(3, "attn.probs"), std::string("layer.3.attn.probs"));

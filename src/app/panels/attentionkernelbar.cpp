@@ -2,6 +2,7 @@
 
 #include "attention/patternparams.h"
 #include "theme.h"
+#include "util/commalist.h"
 
 #include "attention/attentionkernel.h"
 #include "session/session.h"
@@ -10,7 +11,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QRegularExpression>
 
 namespace atlas {
 
@@ -86,7 +86,8 @@ void AttentionKernelBar::apply()
     for (const QString &p : m_params->text().split(' ', Qt::SkipEmptyParts))
         params.push_back(p.toStdString());
     std::vector<int> layers;
-    for (const QString &item : m_layers->text().split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts)) {
+    for (const std::string &text : splitTypedList(m_layers->text().toStdString())) {
+        const QString item = QString::fromStdString(text);
         bool ok = false;
         layers.push_back(item.toInt(&ok));
         if (!ok || layers.back() < 0) {

@@ -1,6 +1,7 @@
 #include "views/patterneditorview.h"
 
 #include "trace/names.h"
+#include "util/commalist.h"
 
 #include "attention/patternparams.h"
 #include "util/error.h"
@@ -13,7 +14,6 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSlider>
@@ -300,7 +300,8 @@ void PatternEditorView::kindChosen(int index)
 void PatternEditorView::globalsTyped()
 {
     std::set<int> positions;
-    for (const QString &part : m_globalEdit->text().split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts)) {
+    for (const std::string &item : splitTypedList(m_globalEdit->text().toStdString())) {
+        const QString part = QString::fromStdString(item);
         bool ok = false;
         const int p = part.toInt(&ok);
         if (!ok || p < 0 || p >= length()) {

@@ -22,6 +22,24 @@ inline std::vector<std::string> splitCommaList(const std::string &text)
     return items;
 }
 
+// "0, 2 5" -> {"0", "2", "5"}: a list typed in a field, its items separated by commas, white space or both; no
+// empty items.
+inline std::vector<std::string> splitTypedList(const std::string &text)
+{
+    std::vector<std::string> items;
+    std::string item;
+    for (const char c : text + ",") {
+        if (c == ',' || c == ' ' || c == '\t' || c == '\n') {
+            if (!item.empty())
+                items.push_back(std::move(item));
+            item.clear();
+        } else {
+            item += c;
+        }
+    }
+    return items;
+}
+
 // {"a", "b"} -> "a, b": the inverse, for messages that list names.
 inline std::string joinedCommaList(const std::vector<std::string> &items)
 {
