@@ -12,7 +12,7 @@
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "io/npy.h"
-#include "memory/allocationrecorder.h"
+#include "trace/allocationrecorder.h"
 #include "memory/inversionerror.h"
 #include "memory/trainingstepmemory.h"
 #include "model/model.h"

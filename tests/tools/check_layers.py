@@ -41,6 +41,53 @@ def widget_headers(qt_include):
     return names
 
 
+# Folders of the core that still include each other, with the reason; every other pair must not (a folder is a layer
+# of the core: docs/architecture.md).
+KNOWN_FOLDER_CYCLES = {
+    frozenset({"model", "tokenize"}): "loading a model names its special tokens from its tokenizer "
+                                      "(model/builtinmodels.cpp), and a tokenizer is chosen by the model's config",
+}
+
+
+def folder_cycles(core):
+    """Each group of core folders that include one another in a circle (train/ and memory/ once did)."""
+    graph = {}
+    for path in sources(core):
+        folder = os.path.relpath(path, core).split(os.sep)[0]
+        for h in includes(path):
+            top = h.split("/")[0]
+            if "/" in h and top != folder and os.path.isdir(os.path.join(core, top)):
+                graph.setdefault(folder, set()).add(top)
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return [f"src/core: the folders {', '.join(sorted(g))} include one another in a circle" for g in groups
+            if frozenset(g) not in KNOWN_FOLDER_CYCLES]
+
+
 def main(src, qt_include):
     widgets = widget_headers(qt_include)
     if not widgets:
@@ -78,6 +125,7 @@ def main(src, qt_include):
             for h in includes(path):
                 if h in internal:
                     problems.append(f"{path}: includes {h}, which is internal to the core")
+    problems += folder_cycles(core)
     for p in problems:
         print(p)
     if problems:

@@ -12,7 +12,7 @@
 // Memory strategies compared over models of one shape: peak against depth (view "memory-depth", `memory
 // --sweep-depth`) and checkpointing's k against step time (view "memory-tradeoff"). Each point is a real training
 // step of random tokens on a model of the shape with random weights (GPT-2's initialisation, seed 1): its peak is
-// recorded (memory/allocationrecorder.h) and its time measured without the recorder.
+// recorded (trace/allocationrecorder.h) and its time measured without the recorder.
 namespace atlas {
 
 // `shape` with `layers` blocks, reversible or not, random weights. Mixture-of-experts layers past the new depth go;

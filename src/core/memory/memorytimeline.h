@@ -1,6 +1,6 @@
 #pragma once
 
-#include "memory/allocationrecorder.h"
+#include "trace/allocationrecorder.h"
 #include "memory/trainingstepmemory.h"
 #include "model/model.h"
 #include "train/memorystrategy.h"

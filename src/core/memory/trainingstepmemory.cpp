@@ -42,11 +42,6 @@ float trainingStep(Model &model, const std::vector<TrainingSequence> &sequences,
     return loss;
 }
 
-int64_t ceilDiv(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
 } // namespace
 
 TrainingStepMemory measureTrainingStep(Model &model, const std::vector<TrainingSequence> &sequences,
@@ -82,36 +77,6 @@ double timeTrainingStep(Model &model, const std::vector<TrainingSequence> &seque
     const auto t0 = Clock::now();
     trainingStep(model, sequences, options, optimizer, learningRate);
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-int64_t predictedActivationBytes(const ModelConfig &c, int tokens, const MemoryOptions &options)
-{
-    const int64_t T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
-    const int64_t rotated = c.rotatesQueriesAndKeys() ? 2 * T * D : 0, ffn = c.gatedFfn ? 3 * T * F : 2 * T * F;
-    const int64_t block = f * (8 * T * D + rotated + (options.ffnChunks > 1 ? 0 : ffn) + H * T * T);
-    const int64_t head = f * (2 * T * D + 2 * T * V);
-    const int64_t stream = f * T * D * (c.reversible ? 2 : 1);
-    switch (options.strategy) {
-    case MemoryStrategy::Plain:
-        return L * block + head;
-    case MemoryStrategy::Checkpoint: {
-        const int64_t k = checkpointInterval(options, int(L));
-        return ceilDiv(L, k) * stream + k * block + head;
-    }
-    case MemoryStrategy::Reversible:
-        return 2 * f * T * D + block + head;
-    }
-    return 0;
-}
-
-double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const MemoryOptions &options)
-{
-    const double T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
-    // predictedActivationBytes's plain count in double, an upper bound of the other strategies' counts that cannot
-    // wrap; the strategies' own count where it is smaller and representable
-    const double plain = L * f * (10 * T * D + 3 * T * F + H * T * T) + f * (2 * T * D + 2 * T * V);
-    const double activations = plain < 1e18 ? double(predictedActivationBytes(c, tokens, options)) : plain;
-    return 16.0 * double(Model::parameterCountOf(c)) + activations;
 }
 
 int64_t peakResidentBytes()

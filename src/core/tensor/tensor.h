@@ -21,7 +21,7 @@ using ConstRowVectorMap = Eigen::Map<const RowVector>;
 
 using Shape = std::vector<int64_t>;
 
-// Hears every tensor buffer allocated and freed on its thread while installed (memory/allocationrecorder.h
+// Hears every tensor buffer allocated and freed on its thread while installed (trace/allocationrecorder.h
 // installs one to measure a training step). Nothing listens by default: the cost is one thread-local test.
 class AllocationListener
 {

@@ -1,6 +1,6 @@
 #include "train/backwardpass.h"
 
-#include "memory/allocationrecorder.h"
+#include "trace/allocationrecorder.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "util/error.h"

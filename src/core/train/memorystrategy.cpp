@@ -1,5 +1,6 @@
 #include "train/memorystrategy.h"
 
+#include "model/model.h"
 #include "util/error.h"
 
 #include <cmath>
@@ -48,6 +49,45 @@ void validateMemoryOptions(
         throw Error(fields.ffnChunks + " " + std::to_string(options.ffnChunks) + ": must be in 1.."
             + (tokens > 0 ? std::to_string(tokens) + " (the input has " + std::to_string(tokens) + " tokens)"
                           : std::string("the input's length")));
+}
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+} // namespace
+
+int64_t predictedActivationBytes(const ModelConfig &c, int tokens, const MemoryOptions &options)
+{
+    const int64_t T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
+    const int64_t rotated = c.rotatesQueriesAndKeys() ? 2 * T * D : 0, ffn = c.gatedFfn ? 3 * T * F : 2 * T * F;
+    const int64_t block = f * (8 * T * D + rotated + (options.ffnChunks > 1 ? 0 : ffn) + H * T * T);
+    const int64_t head = f * (2 * T * D + 2 * T * V);
+    const int64_t stream = f * T * D * (c.reversible ? 2 : 1);
+    switch (options.strategy) {
+    case MemoryStrategy::Plain:
+        return L * block + head;
+    case MemoryStrategy::Checkpoint: {
+        const int64_t k = checkpointInterval(options, int(L));
+        return ceilDiv(L, k) * stream + k * block + head;
+    }
+    case MemoryStrategy::Reversible:
+        return 2 * f * T * D + block + head;
+    }
+    return 0;
+}
+
+double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const MemoryOptions &options)
+{
+    const double T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
+    // predictedActivationBytes's plain count in double, an upper bound of the other strategies' counts that cannot
+    // wrap; the strategies' own count where it is smaller and representable
+    const double plain = L * f * (10 * T * D + 3 * T * F + H * T * T) + f * (2 * T * D + 2 * T * V);
+    const double activations = plain < 1e18 ? double(predictedActivationBytes(c, tokens, options)) : plain;
+    return 16.0 * double(Model::parameterCountOf(c)) + activations;
 }
 
 } // namespace atlas

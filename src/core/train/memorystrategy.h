@@ -2,6 +2,7 @@
 
 #include "model/modelconfig.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,5 +44,21 @@ int checkpointInterval(const MemoryOptions &options, int layers);
 // k outside 1..L, chunks outside 1..T (T = tokens of the input; 0 skips that check).
 void validateMemoryOptions(
     const MemoryOptions &options, const ModelConfig &config, int tokens = 0, const MemoryOptionFields &fields = {});
+
+// The textbook count of the activation memory of one sequence's step: the tensors autograd saves, in float32.
+// Per block (T tokens, width D, d_ff F, H heads): the block input, ln_1, Q, K, V, the merged heads, mid (a
+// reversible block: Y₁) and ln_2, 8·T·D, plus mlp.up and mlp.act, 2·T·F (0 with chunked FFNs), plus the attention
+// probabilities, H·T²: 4·(8TD + 2TF + HT²) bytes; RoPE adds the rotated Q and K (2TD), a gated FFN its gate (TF).
+// The head keeps ln_f's input, ln_f, the logits and their softmax,
+// 4·(2TD + 2TV). Plain keeps every block: L·block + head. Checkpointing keeps ⌈L/k⌉ boundaries of 4TD (a reversible
+// model: 8TD) and one segment of k blocks at a time: ⌈L/k⌉·4TD + k·block + head. Reversible keeps the two last
+// streams, 8TD, and one block at a time: 8TD + block + head. Workspace (scores, the gradients of activations) is
+// not in the formula: the measured peak minus this count is what the textbook leaves out.
+int64_t predictedActivationBytes(const ModelConfig &config, int tokens, const MemoryOptions &options);
+
+// What one training step of a model of `config` on `tokens` tokens needs at least, before anything is allocated:
+// the parameters with their gradients and AdamW's two moments (16 bytes a parameter) plus
+// predictedActivationBytes(). In double: huge shapes must not wrap.
+double estimatedTrainingStepBytes(const ModelConfig &config, int tokens, const MemoryOptions &options);
 
 } // namespace atlas

@@ -2,7 +2,7 @@
 
 #include "engine/input.h"
 #include "engine/program.h"
-#include "memory/allocationrecorder.h"
+#include "trace/allocationrecorder.h"
 #include "model/model.h"
 #include "trace/trace.h"
 #include "train/backprop.h"
@@ -31,7 +31,7 @@ class BackwardPass;
 //               G(Y₁), rebuilds X₂ = Y₂ − G(Y₁), backpropagates through G, recomputes F(X₂), rebuilds
 //               X₁ = Y₁ − F(X₂), backpropagates through F.
 //
-// Every op runs in a MemoryScope (memory/allocationrecorder.h) saying its phase and whether its outputs are
+// Every op runs in a MemoryScope (trace/allocationrecorder.h) saying its phase and whether its outputs are
 // stored, recomputed or transient, so a recording of the step is its real memory timeline. The same operations
 // in the same order make checkpointing's gradients bit-identical to plain's.
 class StrategyRunner

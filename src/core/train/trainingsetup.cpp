@@ -1,6 +1,6 @@
 #include "train/trainingsetup.h"
 
-#include "memory/trainingstepmemory.h"
+#include "train/memorystrategy.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "util/memorycheck.h"
 

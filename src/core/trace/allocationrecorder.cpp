@@ -1,4 +1,4 @@
-#include "memory/allocationrecorder.h"
+#include "trace/allocationrecorder.h"
 
 #include "trace/names.h"
 
