@@ -71,13 +71,14 @@ const Tensor *siteTensor(const ViewInput &input, int layer, std::string_view suf
 }
 
 // Every head of the site's scores, mask and probabilities in layers [first, last], each null where the stepper has
-// not computed it (a mask view stopped before the softmax). The attention and heads views need the probabilities.
-json attentionFigure(const ViewInput &input, const ViewSpec &spec)
+// not computed it. The attention and heads views need the probabilities; the mask view draws what there is (a step
+// stopped before the softmax).
+json attentionFigure(const ViewInput &input, const ViewSpec &spec, bool needsProbabilities)
 {
     const char *const kinds[] = {"attn.probs", "attn.masked", "attn.scores", "attn.mask"};
     const Tensor *own = nullptr;
     for (const char *kind : kinds)
-        if (own == nullptr && (spec.view == "mask" || kind == kinds[0]))
+        if (own == nullptr && (!needsProbabilities || kind == kinds[0]))
             own = siteTensor(input, spec.layer, kind);
     if (own == nullptr || spec.head < 0 || spec.head >= own->dim(0))
         return nullptr;
@@ -188,24 +189,29 @@ json logitLensFigure(const ViewInput &input, const ViewSpec &)
 
 } // namespace
 
-const std::vector<std::string> &lessonPageViews()
+const std::vector<LessonPageView> &lessonPageViews()
 {
-    static const std::vector<std::string> views {"attention", "mask", "heads", "tensor", "next-token", "logit-lens"};
+    static const std::vector<LessonPageView> views {
+        {"attention", [](auto &input, auto &spec) { return attentionFigure(input, spec, true); },
+            "Hover a cell to read its numbers."},
+        {"mask", [](auto &input, auto &spec) { return attentionFigure(input, spec, false); },
+            "Hover a cell to read its numbers."},
+        {"heads", [](auto &input, auto &spec) { return attentionFigure(input, spec, true); },
+            "Hover a cell to read its numbers."},
+        {"tensor", tensorFigure, "Hover a cell to read its numbers."},
+        {"next-token", nextTokenFigure, "Hover a bar to read it."},
+        {"logit-lens", logitLensFigure, "Hover a cell to read its top tokens."},
+    };
     return views;
 }
 
-json lessonPageFigure(const ViewInput &input, const ViewSpec &spec)
+const LessonPageView *lessonPageView(const ViewSpec &spec)
 {
     if (!spec.compare.empty())
         return nullptr; // two runs: the app's picture shows both
-    if (spec.view == "attention" || spec.view == "mask" || spec.view == "heads")
-        return attentionFigure(input, spec);
-    if (spec.view == "tensor")
-        return tensorFigure(input, spec);
-    if (spec.view == "next-token")
-        return nextTokenFigure(input, spec);
-    if (spec.view == "logit-lens")
-        return logitLensFigure(input, spec);
+    for (const LessonPageView &v : lessonPageViews())
+        if (v.view == spec.view)
+            return &v;
     return nullptr;
 }
 

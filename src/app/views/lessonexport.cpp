@@ -225,7 +225,8 @@ int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool an
         const LessonStep &step = lesson.steps[i];
         const ViewSpec spec = stepViewSpec(lesson, step);
         const ViewInput input = preparedViewInput(spec, lesson.path + ":" + std::to_string(step.line));
-        nlohmann::json figure = lessonPageFigure(input, spec);
+        const LessonPageView *drawing = lessonPageView(spec);
+        nlohmann::json figure = drawing ? drawing->figure(input, spec) : nlohmann::json(nullptr);
         QString figureHtml;
         if (figure.is_null()) {
             const std::unique_ptr<View> view = preparedView(spec, input, kImageWidth, kImageHeight);
@@ -239,9 +240,7 @@ int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool an
             figure["maskedColor"] = hexColor(maskedColor(spec.colormap).rgb());
             figureHtml = QStringLiteral("<div class=\"figure\" data-draw=\"%1\"><div class=\"controls\"></div>"
                                         "<div class=\"panels\"></div><div class=\"readout\">%2</div></div>")
-                             .arg(escaped(spec.view),
-                                 spec.view == "next-token" ? QStringLiteral("Hover a bar to read it.")
-                                                           : QStringLiteral("Hover a cell to read its numbers."));
+                             .arg(escaped(spec.view), QString::fromUtf8(drawing->readoutHint));
             ++drawn;
         }
         // The spec too: a reader can open the step in the app (File ▸ Open View Spec), a test can run it again.
