@@ -142,7 +142,7 @@ private slots:
         window.show();
         show(*view, spec("linformer"));
         QSignalSpy edited(view, &View::specEdited);
-        view->performerButton()->click();
+        view->kernelButton("performer")->click();
         QCOMPARE(edited.count(), 1);
         const ViewSpec performer = edited.at(0).at(0).value<ViewSpec>();
         QCOMPARE(performer.approximation, std::string("performer"));

@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "attention/approximationsweep.h"
+#include "attention/attentionkernel.h"
 #include "attention/gaussianstream.h"
 #include "commands.h"
 #include "util/error.h"
@@ -29,7 +30,7 @@ attention::ApproximationSweep timedSweep(const MatrixRM &q, const MatrixRM &k, c
 void printSweep(const attention::ApproximationSweep &s)
 {
     std::printf("| %s | row Σ|Δw| mean [min, max] | mean |ΔC| mean [min, max] |\n| --- | --- | --- |\n",
-        s.kernel == "linformer" ? "k" : "features");
+        attention::attentionKernel(s.kernel).approximation.key.c_str());
     for (const attention::ApproximationPoint &p : s.points)
         std::printf("| %d | %.4g [%.4g, %.4g] | %.4g [%.4g, %.4g] |\n", p.value, p.rowL1.mean, p.rowL1.min, p.rowL1.max,
             p.meanAbsError.mean, p.meanAbsError.min, p.meanAbsError.max);

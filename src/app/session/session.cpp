@@ -379,7 +379,7 @@ void Session::generate(int count, SamplingOptions options)
 {
     if (!m_model)
         return;
-    if (m_spec.attention != "full") {
+    if (!attention::isExactAttention({m_spec.attention, {}})) {
         emit errorOccurred(tr("Generation with the KV cache uses exact attention: set Attention to 'full' first"));
         return;
     }

@@ -131,8 +131,10 @@ void ApproximationErrorPlot::fill()
         add(1, m_contextLow, m_contextHigh, m_contextMean, p.value, p.meanAbsError);
     }
     xAxis->setRange(s.points.front().value / 1.5, s.points.back().value * 1.5);
-    xAxis->setLabel(
-        s.kernel == "performer" ? tr("random features m (log scale)") : tr("projected length k (log scale)"));
+    const attention::AttentionKernelKind &kernel = attention::attentionKernel(s.kernel);
+    xAxis->setLabel(tr("%1 %2 (log scale)")
+                        .arg(QString::fromStdString(kernel.approximation.counts),
+                            QString::fromStdString(kernel.approximation.symbol)));
     yAxis->setVisible(s.hasWeightErrors); // no weight errors above kMaxDenseSweepTokens: no empty axis either
     QCPAxis *axes[2] = {yAxis, yAxis2};
     for (int a = 0; a < 2; ++a)
@@ -155,7 +157,10 @@ void ApproximationErrorPlot::setSelected(int index)
     m_marker->point2->setCoords(x, 10);
     m_markerLabel->position->setCoords(x, 0.0);
     if (shown)
-        m_markerLabel->setText(QStringLiteral("%1 = %2").arg(m_sweep->kernel == "performer" ? "m" : "k").arg(int(x)));
+        m_markerLabel->setText(
+            QStringLiteral("%1 = %2")
+                .arg(QString::fromStdString(attention::attentionKernel(m_sweep->kernel).approximation.symbol))
+                .arg(int(x)));
     // In the right half the label goes left of the line, clear of the right axis.
     const bool right = shown && 2 * index >= int(m_sweep->points.size());
     m_markerLabel->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);

@@ -123,14 +123,15 @@ void ApproximationView::buildControls(QLayout *layout)
     m_controlRow = new QWidget(this);
     auto *row = new QHBoxLayout(m_controlRow);
     row->setContentsMargins(0, 0, 0, 0);
-    m_linformer = new QRadioButton(tr("Linformer"), this);
-    m_performer = new QRadioButton(tr("Performer"), this);
-    m_linformer->setToolTip(definition("linformer", false));
-    m_performer->setToolTip(definition("performer", false));
     m_kernels = new QButtonGroup(this);
-    m_kernels->addButton(m_linformer);
-    m_kernels->addButton(m_performer);
-    m_linformer->setChecked(true);
+    for (const attention::AttentionKernelKind &k : attention::attentionKernels()) // the kernels with a size to sweep
+        if (!k.approximation.key.empty()) {
+            auto *button = new QRadioButton(QString::fromStdString(k.title), this);
+            button->setToolTip(definition(k.kind, false));
+            m_kernels->addButton(button);
+            m_kernelButtons.emplace_back(k.kind, button);
+        }
+    m_kernelButtons.front().second->setChecked(true);
     m_slider = new QSlider(Qt::Horizontal, this);
     m_slider->setRange(0, 0);
     m_slider->setPageStep(1);
@@ -140,16 +141,19 @@ void ApproximationView::buildControls(QLayout *layout)
     m_valueLabel->setMinimumWidth(110);
     m_status = new QLabel(this);
     row->addWidget(new QLabel(tr("Approximation:"), this));
-    row->addWidget(m_linformer);
-    row->addWidget(m_performer);
+    for (const auto &[kind, button] : m_kernelButtons)
+        row->addWidget(button);
     row->addSpacing(24);
     row->addWidget(m_slider, 1);
     row->addWidget(m_valueLabel);
     row->addSpacing(24);
     row->addWidget(m_status, 1);
     layout->addWidget(m_controlRow);
-    connect(m_kernels, &QButtonGroup::buttonClicked, this,
-        [this](QAbstractButton *b) { chooseKernel(b == m_performer ? "performer" : "linformer"); });
+    connect(m_kernels, &QButtonGroup::buttonClicked, this, [this](QAbstractButton *b) {
+        for (const auto &[kind, button] : m_kernelButtons)
+            if (button == b)
+                chooseKernel(kind);
+    });
     connect(m_slider, &QSlider::valueChanged, this, &ApproximationView::chooseIndex);
 }
 
@@ -169,14 +173,22 @@ void ApproximationView::applyTheme()
     m_plot->setTheme(m_spec.theme);
 }
 
+QRadioButton *ApproximationView::kernelButton(const std::string &kind) const
+{
+    for (const auto &[k, button] : m_kernelButtons)
+        if (k == kind)
+            return button;
+    return nullptr;
+}
+
 QString ApproximationView::valueName() const
 {
-    return m_spec.approximation == "performer" ? QStringLiteral("m") : QStringLiteral("k");
+    return QString::fromStdString(attention::attentionKernel(m_spec.approximation).approximation.symbol);
 }
 
 QString ApproximationView::kernelName() const
 {
-    return m_spec.approximation == "performer" ? tr("Performer") : tr("Linformer");
+    return QString::fromStdString(attention::attentionKernel(m_spec.approximation).title);
 }
 
 QString ApproximationView::definition(const std::string &kernel, bool causalModel)
@@ -222,7 +234,8 @@ void ApproximationView::refresh()
     applyTheme();
     {
         const QSignalBlocker block(m_kernels);
-        (m_spec.approximation == "performer" ? m_performer : m_linformer)->setChecked(true);
+        if (QRadioButton *button = kernelButton(m_spec.approximation))
+            button->setChecked(true);
     }
     for (HeatmapPlot *plot : {m_exact, m_approx}) {
         try {
@@ -352,7 +365,9 @@ void ApproximationView::showSelected()
     m_index = std::clamp(m_index, 0, int(s.points.size()) - 1);
     const attention::ApproximationPoint &p = s.points[size_t(m_index)];
     const QString name = QStringLiteral("%1 = %2").arg(valueName()).arg(p.value);
-    m_valueLabel->setText(m_spec.approximation == "performer" ? tr("%1 features").arg(name) : name);
+    m_valueLabel->setText(name); // what the size counts is its tooltip: the label stays narrow
+    m_valueLabel->setToolTip(
+        QString::fromStdString(attention::attentionKernel(m_spec.approximation).approximation.counts));
     QString outside;
     if (s.hasWeightErrors && !p.weights.empty()) {
         const int T = int(s.T);

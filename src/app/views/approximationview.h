@@ -48,8 +48,7 @@ public:
     double computeMilliseconds() const { return m_computeMs; }
 
     QSlider *slider() const { return m_slider; }
-    QRadioButton *linformerButton() const { return m_linformer; }
-    QRadioButton *performerButton() const { return m_performer; }
+    QRadioButton *kernelButton(const std::string &kind) const; // the choice of kernel `kind`, nullptr for none
     HeatmapPlot *exactPlot() const { return m_exact; }
     HeatmapPlot *approximationPlot() const { return m_approx; }
     ApproximationErrorPlot *errorPlot() const { return m_plot; } // weightGraph(), contextGraph(): one point per value
@@ -83,8 +82,7 @@ private:
     HeatmapPlot *m_exact = nullptr;
     HeatmapPlot *m_approx = nullptr;
     ApproximationErrorPlot *m_plot = nullptr;
-    QRadioButton *m_linformer = nullptr;
-    QRadioButton *m_performer = nullptr;
+    std::vector<std::pair<std::string, QRadioButton *>> m_kernelButtons; // each kernel with a size to sweep
     QButtonGroup *m_kernels = nullptr;
     QSlider *m_slider = nullptr;
     QWidget *m_controlRow = nullptr; // the kernel switch, the slider and its readout

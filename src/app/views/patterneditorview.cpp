@@ -257,9 +257,11 @@ void PatternEditorView::syncControls()
         p.spin->setValue(value);
         p.spin->setSingleStep(key == "window_blocks" ? 2 : 1);
     }
-    const bool longformer = m_editedKind == "longformer";
-    m_globalRow->setVisible(longformer);
-    m_globalEdit->setVisible(longformer);
+    const attention::AttentionKernelKind &kernel = attention::attentionKernel(m_editedKind);
+    const bool pickGlobals = kernel.globalPositions; // Longformer: global tokens by position
+    const bool globalBlocks = m_values.contains("global_blocks"); // BigBird: the first blocks are global
+    m_globalRow->setVisible(pickGlobals);
+    m_globalEdit->setVisible(pickGlobals);
     QStringList globals;
     for (int g : m_globals)
         globals << QString::number(g);
@@ -268,15 +270,16 @@ void PatternEditorView::syncControls()
 
     const QStringList labels = tokenLabels(m_input, length());
     m_strip->setTokens(labels, {}, m_input.padding);
-    std::vector<int> shown = longformer ? m_globals : std::vector<int> {};
-    if (m_editedKind == "bigbird")
+    std::vector<int> shown = pickGlobals ? m_globals : std::vector<int> {};
+    if (globalBlocks)
         for (int t = 0; t < std::min(T, m_values["global_blocks"] * m_values["block"]); ++t)
             shown.push_back(t);
     m_strip->setHighlighted(shown);
-    m_strip->setClickHint(longformer,
-        longformer                      ? tr("Click to toggle it global")
-            : m_editedKind == "bigbird" ? tr("BigBird's global tokens are its first global blocks (see Global blocks)")
-                                        : tr("Only Longformer lets you pick global tokens"));
+    m_strip->setClickHint(pickGlobals,
+        pickGlobals        ? tr("Click to toggle it global")
+            : globalBlocks ? tr("%1's global tokens are its first global blocks (see Global blocks)")
+                                 .arg(QString::fromStdString(kernel.title))
+                           : tr("%1 has no global tokens to pick").arg(QString::fromStdString(kernel.title)));
 }
 
 void PatternEditorView::paramEdited(const std::string &key, int value)
@@ -318,7 +321,7 @@ void PatternEditorView::globalsTyped()
 
 void PatternEditorView::toggleGlobal(int position)
 {
-    if (m_editedKind != "longformer" || position < 0 || position >= length())
+    if (!attention::attentionKernel(m_editedKind).globalPositions || position < 0 || position >= length())
         return;
     const auto it = std::lower_bound(m_globals.begin(), m_globals.end(), position);
     if (it != m_globals.end() && *it == position)

@@ -31,12 +31,24 @@ SweepStat statOf(const std::vector<double> &runs)
     return s;
 }
 
+// The kernel `kind` names, when it approximates softmax attention with a size to sweep; fails naming the ones that do.
+const AttentionKernelKind &approximationKernel(const std::string &kind)
+{
+    std::string known;
+    for (const AttentionKernelKind &k : attentionKernels())
+        if (!k.approximation.key.empty()) {
+            if (k.kind == kind)
+                return k;
+            known += (known.empty() ? "'" : " or '") + k.kind + "'";
+        }
+    fail(kind, "the sweep approximates with " + known + " only");
+}
+
 // The kernel spec of one run; parseAttentionKernelSpec rejects k or features below 1, naming kernel and key.
 AttentionKernelSpec runSpec(const ApproximationSweepOptions &o, int value, int seed)
 {
     std::vector<std::string> params
-        = {std::string(o.kernel == "linformer" ? "k=" : "features=") + std::to_string(value),
-            "seed=" + std::to_string(seed)};
+        = {attentionKernel(o.kernel).approximation.key + "=" + std::to_string(value), "seed=" + std::to_string(seed)};
     if (o.identity)
         params.push_back("projection=identity");
     return parseAttentionKernelSpec(o.kernel, params);
@@ -44,12 +56,16 @@ AttentionKernelSpec runSpec(const ApproximationSweepOptions &o, int value, int s
 
 void validate(const ApproximationSweepOptions &o)
 {
-    if (o.kernel != "linformer" && o.kernel != "performer")
-        fail(o.kernel, "the sweep approximates with 'linformer' or 'performer' only");
-    if (o.causal && o.kernel == "linformer")
+    const AttentionKernelKind &kernel = approximationKernel(o.kernel);
+    if (o.causal && !kernel.causal)
         fail(o.kernel, "cannot be causal: each projected key and value mixes all T positions, future ones included");
-    if (o.identity && o.kernel != "linformer")
-        fail(o.kernel, "only linformer has an identity projection");
+    const auto projection = std::find_if(
+        kernel.params.begin(), kernel.params.end(), [](const KernelParam &p) { return p.key == "projection"; });
+    if (o.identity
+        && (projection == kernel.params.end()
+            || std::find(projection->choices.begin(), projection->choices.end(), "identity")
+                == projection->choices.end()))
+        fail(o.kernel, "it has no identity projection");
     if (o.seeds < 1)
         fail(o.kernel, "seeds must be at least 1, got " + std::to_string(o.seeds));
     if (o.values.empty() && o.identity)
@@ -119,18 +135,7 @@ ApproximationPoint contextPoint(ConstMatrixMap q, ConstMatrixMap k, ConstMatrixM
 
 std::vector<int> defaultSweepValues(const std::string &kernel, int64_t T)
 {
-    std::vector<int> values;
-    if (kernel == "linformer") {
-        for (int64_t k = 1; k < T; k *= 2)
-            values.push_back(int(k));
-        values.push_back(int(std::max<int64_t>(1, T)));
-    } else if (kernel == "performer") {
-        for (int m = 8; m <= 1024; m *= 2)
-            values.push_back(m);
-    } else {
-        fail(kernel, "the sweep approximates with 'linformer' or 'performer' only");
-    }
-    return values;
+    return approximationKernel(kernel).approximation.sweep(T);
 }
 
 double meanRowL1(const Tensor &a, const Tensor &exact)

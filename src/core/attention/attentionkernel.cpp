@@ -1,11 +1,13 @@
 #include "attention/attentionkernel.h"
 
+#include "attention/attentionpattern.h"
 #include "attention/fullattention.h"
 #include "util/error.h"
 
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cmath>
 
 namespace atlas::attention {
 
@@ -13,6 +15,12 @@ namespace {
 
 using ParamType = KernelParamType;
 using ParamInfo = KernelParam;
+
+// A stride of about √T: the Sparse Transformer's choice for T tokens.
+int sqrtStride(int T)
+{
+    return std::max(1, int(std::lround(std::sqrt(double(T)))));
+}
 
 // A spec's typed parameters, run through the kernel's own checks (buckets even, window_blocks odd, summary <=
 // stride) where it has them.
@@ -41,14 +49,26 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .complexity = "O(N²)",
             .exact = true,
             .forward = [](const AttentionKernelSpec &, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                           const AttentionOptions &o) { return full_attention_forward(q, k, v, o); }},
+                           const AttentionOptions &o) { return full_attention_forward(q, k, v, o); },
+            .title = "exact softmax"},
         {.kind = "lsh",
             .params = {{"rounds", ParamType::Integer, lsh.rounds, 1}, {"buckets", ParamType::Integer, lsh.buckets, 1},
                 {"chunk", ParamType::Integer, lsh.chunk, 1}, seed},
             .complexity = "O(N log N)",
             .check = [](const AttentionKernelSpec &s) { (void)lshParams(s); },
             .forward = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                           const AttentionOptions &o) { return lsh_attention_forward(q, k, v, lshParams(s), o); }},
+                           const AttentionOptions &o) { return lsh_attention_forward(q, k, v, lshParams(s), o); },
+            .suggest =
+                [](int T) {
+                    int buckets = 2; // about 8 keys a bucket, an even count up to 64, and chunks of that size
+                    while (buckets * 2 <= std::min(64, T / 8))
+                        buckets *= 2;
+                    const int chunk = std::clamp((T + buckets - 1) / buckets, 2, 64);
+                    return std::vector<std::string> {
+                        "rounds=2", "buckets=" + std::to_string(buckets), "chunk=" + std::to_string(chunk)};
+                },
+            .hashes = true,
+            .title = "Reformer's LSH"},
         {.kind = "bigbird",
             .params = {{"block", ParamType::Integer, bigbird.block, 1},
                 {"window_blocks", ParamType::Integer, bigbird.windowBlocks, 0},
@@ -59,7 +79,19 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .check = [](const AttentionKernelSpec &s) { (void)bigBirdParams(s); },
             .forward
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                  const AttentionOptions &o) { return bigbird_attention_forward(q, k, v, bigBirdParams(s), o); }},
+                  const AttentionOptions &o) { return bigbird_attention_forward(q, k, v, bigBirdParams(s), o); },
+            .suggest =
+                [](int T) {
+                    int block = 1; // blocks of T/16 (a power of two up to 64); more globals and randoms past 4096
+                    while (block * 2 <= std::min(64, T / 16))
+                        block *= 2;
+                    const bool large = T >= 4096;
+                    return std::vector<std::string> {"block=" + std::to_string(block), "window_blocks=3",
+                        "global_blocks=" + std::to_string(large ? 2 : 1),
+                        "random_blocks=" + std::to_string(large ? 3 : 1), "seed=0"};
+                },
+            .rule = [](const AttentionKernelSpec &s, bool) { return bigBirdRule(bigBirdParams(s)); },
+            .title = "BigBird"},
         {.kind = "longformer",
             .params = {{"window", ParamType::Integer, longformer.window, 0},
                 {"dilation", ParamType::Integer, longformer.dilation, 1}, {"global", ParamType::Positions}},
@@ -68,7 +100,16 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .check = [](const AttentionKernelSpec &s) { (void)longformerParams(s); },
             .forward
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                  const AttentionOptions &o) { return longformer_attention_forward(q, k, v, longformerParams(s), o); }},
+                  const AttentionOptions &o) { return longformer_attention_forward(q, k, v, longformerParams(s), o); },
+            .suggest =
+                [](int T) {
+                    const int window = std::clamp(2 * int(std::lround(T / 16.0)), 2, 512); // an eighth of T
+                    return std::vector<std::string> {"window=" + std::to_string(window), "dilation=1", "global=0"};
+                },
+            .rule
+            = [](const AttentionKernelSpec &s, bool causal) { return longformerRule(longformerParams(s), causal); },
+            .globalPositions = true,
+            .title = "Longformer"},
         {.kind = "strided",
             .params = {{"stride", ParamType::Integer, strided.stride, 1}},
             .complexity = "O(N√N)",
@@ -76,7 +117,14 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .check = [](const AttentionKernelSpec &s) { (void)stridedParams(s); },
             .forward
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                  const AttentionOptions &o) { return strided_attention_forward(q, k, v, stridedParams(s), o); }},
+                  const AttentionOptions &o) { return strided_attention_forward(q, k, v, stridedParams(s), o); },
+            .suggest = [](int T) { return std::vector<std::string> {"stride=" + std::to_string(sqrtStride(T))}; },
+            .rule =
+                [](const AttentionKernelSpec &s, bool) {
+                    const std::string l = std::to_string(stridedParams(s).stride);
+                    return "|i − j| ≤ " + l + "  or  (i − j) mod " + l + " = 0";
+                },
+            .title = "Sparse Transformer (strided)"},
         {.kind = "fixed",
             .params
             = {{"stride", ParamType::Integer, fixed.stride, 1}, {"summary", ParamType::Integer, fixed.summary, 0}},
@@ -84,7 +132,13 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .fixedPattern = true,
             .check = [](const AttentionKernelSpec &s) { (void)fixedParams(s); },
             .forward = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                           const AttentionOptions &o) { return fixed_attention_forward(q, k, v, fixedParams(s), o); }},
+                           const AttentionOptions &o) { return fixed_attention_forward(q, k, v, fixedParams(s), o); },
+            .suggest =
+                [](int T) {
+                    return std::vector<std::string> {"stride=" + std::to_string(sqrtStride(T)), "summary=1"};
+                },
+            .rule = [](const AttentionKernelSpec &s, bool) { return fixedRule(fixedParams(s)); },
+            .title = "Sparse Transformer (fixed)"},
         {.kind = "linformer",
             .params = {{"k", ParamType::Integer, linformer.k, 1}, seed,
                 {"projection", ParamType::Choice, 0, 0, {"random", "identity"}}},
@@ -93,14 +147,35 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .check = [](const AttentionKernelSpec &s) { (void)linformerParams(s); },
             .forward
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                  const AttentionOptions &o) { return linformer_attention_forward(q, k, v, linformerParams(s), o); }},
+                  const AttentionOptions &o) { return linformer_attention_forward(q, k, v, linformerParams(s), o); },
+            .suggest
+            = [](int T) { return std::vector<std::string> {"k=" + std::to_string(std::clamp(T / 4, 1, 256))}; },
+            .approximation = {"k", "k", "projected length",
+                [](int64_t T) { // 1, 2, 4 … below T, then T itself (no projection left to approximate)
+                    std::vector<int> values;
+                    for (int64_t k = 1; k < T; k *= 2)
+                        values.push_back(int(k));
+                    values.push_back(int(std::max<int64_t>(1, T)));
+                    return values;
+                }},
+            .title = "Linformer"},
         {.kind = "performer",
             .params = {{"features", ParamType::Integer, performer.features, 1}, seed},
             .complexity = "O(N)",
             .check = [](const AttentionKernelSpec &s) { (void)performerParams(s); },
             .forward
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
-                  const AttentionOptions &o) { return performer_attention_forward(q, k, v, performerParams(s), o); }},
+                  const AttentionOptions &o) { return performer_attention_forward(q, k, v, performerParams(s), o); },
+            .suggest
+            = [](int T) { return std::vector<std::string> {"features=" + std::to_string(T >= 1024 ? 256 : 64)}; },
+            .approximation = {"features", "m", "random features",
+                [](int64_t) {
+                    std::vector<int> values;
+                    for (int m = 8; m <= 1024; m *= 2)
+                        values.push_back(m);
+                    return values;
+                }},
+            .title = "Performer"},
     };
     return table;
 }

@@ -65,6 +65,23 @@ struct AttentionKernelKind
     bool fixedPattern = false; // the pairs it computes depend on positions alone (the Pattern view edits these)
     Check check = nullptr; // reads the typed parameters, with the rules that tie two together (buckets even …)
     Forward forward = nullptr; // attends one head with the spec's parameters
+    // Its parameters for an input of T tokens, as key=value: where the app, the pattern editor and lessons start
+    // (suggestedKernelSpec).
+    std::vector<std::string> (*suggest)(int T) = nullptr;
+    // A fixed pattern's rule over query i and key j, with the spec's numbers, as the Pattern view prints it
+    // (patternFormula adds causality).
+    std::string (*rule)(const AttentionKernelSpec &, bool causal) = nullptr;
+    // A low-rank or random-feature approximation of softmax attention, which the Approximation view sweeps: the
+    // parameter that sets its size as written (k, features), as a symbol (k, m) and what it counts, and the sizes a
+    // sweep over T tokens tries. Empty key for the other kernels.
+    struct Approximation
+    {
+        std::string key, symbol, counts;
+        std::vector<int> (*sweep)(int64_t T) = nullptr;
+    } approximation = {};
+    bool hashes = false; // buckets queries and keys by hashing, in rounds (the LSH view explains it; it traces them)
+    bool globalPositions = false; // its "global" parameter lists global token positions (a click toggles one)
+    std::string title; // as its paper names it, for captions: "Linformer", "Reformer's LSH" …
 };
 
 // Every kernel, in the order above.

@@ -113,7 +113,9 @@ std::string firstBlocks(int n)
     return n == 2 ? "{0, 1}" : "{0 … " + std::to_string(n - 1) + "}";
 }
 
-std::string bigBirdFormula(const BigBirdParams &p)
+} // namespace
+
+std::string bigBirdRule(const BigBirdParams &p)
 {
     const std::string half = std::to_string((p.windowBlocks - 1) / 2);
     std::vector<std::string> parts;
@@ -132,7 +134,7 @@ std::string bigBirdFormula(const BigBirdParams &p)
     return out;
 }
 
-std::string longformerFormula(const LongformerParams &p, bool causal)
+std::string longformerRule(const LongformerParams &p, bool causal)
 {
     const std::string w = std::to_string(causal ? p.window : p.window / 2);
     std::string window;
@@ -145,7 +147,7 @@ std::string longformerFormula(const LongformerParams &p, bool causal)
     return "j ∈ G  or  i ∈ G  or  " + window + "   (G = {" + positions(p.global) + "})";
 }
 
-std::string fixedFormula(const FixedParams &p)
+std::string fixedRule(const FixedParams &p)
 {
     const std::string l = std::to_string(p.stride);
     const std::string block = "⌊j/" + l + "⌋ = ⌊i/" + l + "⌋";
@@ -154,8 +156,6 @@ std::string fixedFormula(const FixedParams &p)
     const std::string last = std::to_string(p.stride - p.summary);
     return block + "  or  j mod " + l + (p.summary == 1 ? " = " : " ≥ ") + last;
 }
-
-} // namespace
 
 int PatternSummary::cellOf(int64_t t) const
 {
@@ -206,18 +206,10 @@ PatternSummary attentionPattern(
 
 std::string patternFormula(const AttentionKernelSpec &spec, bool causal)
 {
-    std::string out;
-    if (spec.kind == "bigbird")
-        out = bigBirdFormula(bigBirdParams(spec));
-    else if (spec.kind == "longformer")
-        out = longformerFormula(longformerParams(spec), causal);
-    else if (spec.kind == "strided") {
-        const std::string l = std::to_string(stridedParams(spec).stride);
-        out = "|i − j| ≤ " + l + "  or  (i − j) mod " + l + " = 0";
-    } else if (spec.kind == "fixed")
-        out = fixedFormula(fixedParams(spec));
-    else
+    const AttentionKernelKind &kernel = attentionKernel(spec.kind);
+    if (!kernel.rule)
         throw Error("attention pattern: kernel '" + spec.kind + "' has no fixed pattern");
+    const std::string out = kernel.rule(spec, causal);
     return causal ? out + ",  and j ≤ i" : out;
 }
 

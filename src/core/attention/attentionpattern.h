@@ -48,4 +48,9 @@ PatternSummary attentionPattern(
 // "j ∈ G  or  i ∈ G  or  j = i + 2m with |m| ≤ 4   (G = {0, 5})". Throws atlas::Error like attentionPattern.
 std::string patternFormula(const AttentionKernelSpec &spec, bool causal);
 
+// The fixed patterns' rules (AttentionKernelKind::rule), each with the kernel's numbers.
+std::string bigBirdRule(const BigBirdParams &p);
+std::string longformerRule(const LongformerParams &p, bool causal);
+std::string fixedRule(const FixedParams &p);
+
 } // namespace atlas::attention

@@ -1,5 +1,7 @@
 #include "attention/patternparams.h"
 
+#include "util/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -57,45 +59,16 @@ std::map<std::string, int> patternIntegerParams(const AttentionKernelSpec &spec,
 
 AttentionKernelSpec suggestedPatternSpec(const std::string &kind, int T)
 {
-    T = std::max(T, 1);
-    const auto n = [](int v) { return std::to_string(v); };
-    if (kind == "longformer") {
-        const int window = std::clamp(2 * int(std::lround(T / 16.0)), 2, 512);
-        return parseAttentionKernelSpec(kind, {"window=" + n(window), "dilation=1", "global=0"});
-    }
-    if (kind == "bigbird") {
-        int block = 1;
-        while (block * 2 <= std::min(64, T / 16))
-            block *= 2;
-        const bool large = T >= 4096;
-        return parseAttentionKernelSpec(kind,
-            {"block=" + n(block), "window_blocks=3", "global_blocks=" + n(large ? 2 : 1),
-                "random_blocks=" + n(large ? 3 : 1), "seed=0"});
-    }
-    const int stride = std::max(1, int(std::lround(std::sqrt(double(T)))));
-    if (kind == "fixed")
-        return parseAttentionKernelSpec(kind, {"stride=" + n(stride), "summary=1"});
-    return parseAttentionKernelSpec(kind, {"stride=" + n(stride)});
+    if (!attentionKernel(kind).fixedPattern)
+        throw Error("attention pattern: kernel '" + kind + "' has no fixed pattern");
+    return suggestedKernelSpec(kind, T);
 }
 
 AttentionKernelSpec suggestedKernelSpec(const std::string &kind, int T)
 {
-    T = std::max(T, 1);
-    const auto n = [](int v) { return std::to_string(v); };
-    if (attentionKernel(kind).fixedPattern)
-        return suggestedPatternSpec(kind, T);
-    if (kind == "lsh") {
-        int buckets = 2;
-        while (buckets * 2 <= std::min(64, T / 8))
-            buckets *= 2;
-        const int chunk = std::clamp((T + buckets - 1) / buckets, 2, 64);
-        return parseAttentionKernelSpec(kind, {"rounds=2", "buckets=" + n(buckets), "chunk=" + n(chunk)});
-    }
-    if (kind == "linformer")
-        return parseAttentionKernelSpec(kind, {"k=" + n(std::clamp(T / 4, 1, 256))});
-    if (kind == "performer")
-        return parseAttentionKernelSpec(kind, {"features=" + n(T >= 1024 ? 256 : 64)});
-    return parseAttentionKernelSpec(kind, {});
+    const AttentionKernelKind &kernel = attentionKernel(kind);
+    return parseAttentionKernelSpec(
+        kind, kernel.suggest ? kernel.suggest(std::max(T, 1)) : std::vector<std::string> {});
 }
 
 } // namespace atlas::attention

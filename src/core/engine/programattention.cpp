@@ -334,9 +334,9 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
     if (m_traced) {
         outputs.push_back({p + "attn.mask", {H, T, T},
             "Mᵢⱼ = 1 where the " + spec.kind + " pattern lets query i attend key j"
-                + (spec.kind == "lsh" ? " (in any hash round)" : "")});
+                + (attention::attentionKernel(spec.kind).hashes ? " (in any hash round)" : "")});
         outputs.push_back({p + "attn.probs", {H, T, T}, "Aᵢⱼ = the weight of V_j in C_i (effective attention)"});
-        if (spec.kind == "lsh") {
+        if (attention::attentionKernel(spec.kind).hashes) { // its buckets and rotations, for the LSH view
             const attention::LshParams lsh = attention::lshParams(spec);
             outputs.push_back(
                 {p + "lsh.buckets", {H, lsh.rounds, T}, "bucket of each token in each hash round: argmax([xR; −xR])"});

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "trace/allocationrecorder.h"
 #include "memory/trainingstepmemory.h"
 #include "model/model.h"
+#include "trace/allocationrecorder.h"
 #include "train/memorystrategy.h"
 
 #include <array>

@@ -1,7 +1,7 @@
 #include "train/backwardpass.h"
 
-#include "trace/allocationrecorder.h"
 #include "ops/ops.h"
+#include "trace/allocationrecorder.h"
 #include "trace/names.h"
 #include "util/error.h"
 

@@ -2,8 +2,8 @@
 
 #include "engine/input.h"
 #include "engine/program.h"
-#include "trace/allocationrecorder.h"
 #include "model/model.h"
+#include "trace/allocationrecorder.h"
 #include "trace/trace.h"
 #include "train/backprop.h"
 #include "train/memorystrategy.h"

@@ -1,7 +1,7 @@
 #include "train/trainingsetup.h"
 
-#include "train/memorystrategy.h"
 #include "tokenize/specialtokenstokenizer.h"
+#include "train/memorystrategy.h"
 #include "util/memorycheck.h"
 
 #include <cmath>

@@ -124,7 +124,8 @@ AnalysisRequest analysis::approximationRequest(const ViewSpec &spec, const Analy
     attention::ApproximationSweepOptions options;
     options.kernel = spec.approximation;
     options.seeds = ApproximationAnalysis::kSeeds;
-    options.causal = spec.approximation == "performer" && c.causal; // Linformer cannot be causal
+    // A kernel that cannot be causal (Linformer) is compared bidirectionally, and says so.
+    options.causal = c.causal && attention::attentionKernel(spec.approximation).causal;
     options.padding = c.padding;
     return headRequest<ApproximationAnalysis>("approximation/" + options.kernel, qkv, layer, head, c,
         [options](ApproximationAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &v,
@@ -147,7 +148,7 @@ AnalysisRequest analysis::lshRequest(const ViewSpec &spec, const AnalysisContext
     if (!c.trace || !c.trace->contains(context))
         return problem(notComputedText(c.program.get(), context));
     const attention::AttentionKernelSpec &kernel = c.program->attentionOf(layer);
-    if (kernel.kind != "lsh")
+    if (!attention::attentionKernel(kernel.kind).hashes)
         return problem("This layer runs " + kernel.kind + " attention: choose Attention ▸ lsh");
     const Trace &trace = *c.trace;
     std::vector<Tensor> tensors;
