@@ -1,5 +1,6 @@
 // The command line as a user runs it: dump and render write the files they promise, errors exit non-zero
 // with a message naming the problem.
+#include "attention/attentionkernel.h"
 #include "clitesting.h"
 #include "commands.h"
 #include "io/npy.h"
@@ -59,6 +60,14 @@ private slots:
                          "^  transformer-atlas (?!" + name + "\\b)", QRegularExpression::MultilineOption)),
                 qPrintable(name + " shows another subcommand:\n" + r.out));
             QCOMPARE(run({"help", name}).out, r.out);
+        }
+        // The kernels the usage names are the descriptors' (attentionKernels()), never a list written by hand.
+        const Result bench = run({"bench-attention", "--help"}), pattern = run({"bench-pattern", "--help"});
+        for (const atlas::attention::AttentionKernelKind &k : atlas::attention::attentionKernels()) {
+            QVERIFY2(bench.out.contains(QString::fromStdString(k.kind)), k.kind.c_str());
+            QCOMPARE(pattern.out.contains(QString::fromStdString(", " + k.kind))
+                    || pattern.out.contains(QString::fromStdString(" " + k.kind + ",")),
+                k.fixedPattern);
         }
         const Result lesson = run({"lesson", "export", "--help"});
         QCOMPARE(lesson.code, 0);

@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include "attention/attentionkernel.h"
+#include "util/commalist.h"
 #include "util/error.h"
 
 #include <cstdio>
@@ -13,7 +15,7 @@ namespace atlas {
 
 namespace {
 
-const char *usage = R"(transformer-atlas: run small transformers one operation at a time.
+const char *usageTemplate = R"(transformer-atlas: run small transformers one operation at a time.
 
   transformer-atlas                       open the desktop app on the built-in model
   transformer-atlas dump --model M (--tokens 1,2,3 | --text "...") --out DIR [--padding 5,6]
@@ -86,15 +88,17 @@ const char *usage = R"(transformer-atlas: run small transformers one operation a
                                           measure the model's tokenizer: loading time, MB/s
   transformer-atlas bench-attention --kernel KIND --length N --repeat R [--attention-param key=value ...]
       [--causal] [--sweep]                time one attention head (d_head 64) with an efficient-attention
-                                          kernel (full, lsh, bigbird, longformer, strided, fixed, linformer,
-                                          performer); --sweep times N = 256 … 16384 and fits the log-log slope
+                                          kernel, KIND one of
+                                          {KERNELS};
+                                          --sweep times N = 256 … 16384 and fits the log-log slope
                                           (--sweep --json FILE also writes or merges it into FILE)
-  transformer-atlas bench-approximation --kernel linformer|performer [--length N --repeat R --seeds S]
+  transformer-atlas bench-approximation --kernel {APPROXIMATIONS} [--length N --repeat R --seeds S]
       [--head-dim D] [--causal]           time the "approximation" view's sweep (every k or feature count,
                                           S seeds each, against exact softmax) on N random tokens
   transformer-atlas bench-pattern --kernel KIND [--length N --repeat R --cells G --causal --attention-param k=v]
-                                          time computing a fixed sparse pattern (bigbird, longformer, strided,
-                                          fixed) as the pattern editor does, with its density and work
+                                          time computing a fixed sparse pattern as the pattern editor
+                                          does, with its density and work; KIND one of
+                                          {PATTERNS}
   transformer-atlas bench-gui [--quick]   the longest time the window's event loop is blocked during heavy
                                           actions (a model load, a long run, every tab, training, pattern edits)
 
@@ -102,17 +106,45 @@ M is a built-in model name (see `models`) or a Hugging Face model directory (con
 families it reads, GPT-2, Llama, Qwen2, Mistral, Mixtral, BERT, T5, GPT-NeoX and GPT-Neo, are in docs/models.md).
 )";
 
+// The usage with the kernels' names as attentionKernels() lists them: every kind, the approximations with a size to
+// sweep, the fixed patterns.
+const std::string &usageText()
+{
+    static const std::string text = [] {
+        std::vector<std::string> all, approximations, patterns;
+        for (const attention::AttentionKernelKind &k : attention::attentionKernels()) {
+            all.push_back(k.kind);
+            if (!k.approximation.key.empty())
+                approximations.push_back(k.kind);
+            if (k.fixedPattern)
+                patterns.push_back(k.kind);
+        }
+        std::string out = usageTemplate;
+        const auto put = [&out](const std::string &slot, const std::string &value) {
+            out.replace(out.find(slot), slot.size(), value);
+        };
+        put("{KERNELS}", joinedCommaList(all));
+        std::string alternatives;
+        for (const std::string &kind : approximations)
+            alternatives += (alternatives.empty() ? "" : "|") + kind;
+        put("{APPROXIMATIONS}", alternatives);
+        put("{PATTERNS}", joinedCommaList(patterns));
+        return out;
+    }();
+    return text;
+}
+
 // The usage's section for one subcommand: each of its lines ("  transformer-atlas NAME …" and the option lines
 // under it), then the closing note. Empty for a name the usage does not list.
 std::string commandUsage(const std::string &name)
 {
-    const std::string usageText = usage, head = "  transformer-atlas " + name;
+    const std::string &usage = usageText(), head = "  transformer-atlas " + name;
     std::string section;
     bool inside = false;
-    for (size_t start = 0; start < usageText.size();) {
-        const size_t end = usageText.find('\n', start);
-        const std::string line = usageText.substr(start, end - start + 1);
-        start = end == std::string::npos ? usageText.size() : end + 1;
+    for (size_t start = 0; start < usage.size();) {
+        const size_t end = usage.find('\n', start);
+        const std::string line = usage.substr(start, end - start + 1);
+        start = end == std::string::npos ? usage.size() : end + 1;
         if (line.starts_with("  transformer-atlas"))
             inside = line.starts_with(head + " ") || line == head + "\n";
         else if (line == "\n")
@@ -122,8 +154,8 @@ std::string commandUsage(const std::string &name)
     }
     if (section.empty())
         return {};
-    const size_t note = usageText.rfind("\nM is ");
-    return "transformer-atlas " + name + ":\n\n" + section + usageText.substr(note);
+    const size_t note = usage.rfind("\nM is ");
+    return "transformer-atlas " + name + ":\n\n" + section + usage.substr(note);
 }
 
 const std::map<std::string, std::function<int(const CommandArgs &)>> &commands()
@@ -180,7 +212,7 @@ int runCommandLine(int argc, char **argv)
             std::fputs(commandUsage(argv[2]).c_str(), stdout);
             return 0;
         }
-        std::fputs(usage, stdout);
+        std::fputs(usageText().c_str(), stdout);
         return 0;
     }
     // SUBCOMMAND --help, anywhere after the subcommand (lesson export --help): its part of the usage, nothing run.
@@ -192,7 +224,7 @@ int runCommandLine(int argc, char **argv)
     if (it == commands().end()) {
         if (name.starts_with("-"))
             return -1; // Qt's own options (-platform, -style …) go to the app
-        std::fprintf(stderr, "transformer-atlas: unknown command '%s'\n\n%s", name.c_str(), usage);
+        std::fprintf(stderr, "transformer-atlas: unknown command '%s'\n\n%s", name.c_str(), usageText().c_str());
         return 2;
     }
     try {
