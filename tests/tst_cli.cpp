@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/checkpointdirectory.h"
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -343,17 +342,12 @@ private slots:
     void renderWritesPngSvgAndPdf()
     {
         QTemporaryDir dir;
-        const QString spec = dir.filePath("spec.json");
-        QFile f(spec);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(
-            R"({"view": "mask", "model": "tiny-bytes", "text": "Hi there", "padding": [6, 7], "layer": 1, "head": 2})");
-        f.close();
+        const QByteArray spec
+            = R"({"view": "mask", "model": "tiny-bytes", "text": "Hi there", "padding": [6, 7], "layer": 1, "head": 2})";
         for (const QString ext : {"png", "svg", "pdf"}) {
-            const QString out = dir.filePath("view." + ext);
-            const auto r = run({"render", "--spec", spec, "--out", out, "--size", "800x600"});
+            const auto r = atlas::testing::renderSpec(dir.path(), spec, "view." + ext, {"--size", "800x600"});
             QVERIFY2(r.code == 0, qPrintable(r.err));
-            QFile o(out);
+            QFile o(dir.filePath("view." + ext));
             QVERIFY(o.open(QIODevice::ReadOnly));
             const QByteArray head = o.read(8);
             if (ext == "png")
@@ -364,11 +358,10 @@ private slots:
                 QVERIFY(o.readAll().contains("<svg"));
         }
         // --memory-budget bounds the run's trace: a budget too small for it is refused, and nothing is written
-        const QString tight = dir.filePath("tight.png");
-        const auto r = run({"render", "--spec", spec, "--out", tight, "--memory-budget", "0.000001"});
+        const auto r = atlas::testing::renderSpec(dir.path(), spec, "tight.png", {"--memory-budget", "0.000001"});
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("over the trace memory budget"), qPrintable(r.err));
-        QVERIFY(!QFile::exists(tight));
+        QVERIFY(!QFile::exists(dir.filePath("tight.png")));
     }
 
     // The pattern and approximation benchmarks report what the core computes (their numbers are checked in
@@ -426,17 +419,12 @@ private slots:
         const auto oneStack
             = run({"dump", "--model", "reverse", "--text", "abc", "--decoder-text", ">", "--out", dir.filePath("y")});
         QVERIFY(oneStack.code != 0 && oneStack.err.contains("reverse is a decoder with one stack"));
-        QFile spec(dir.filePath("spec.json"));
-        QVERIFY(spec.open(QIODevice::WriteOnly));
-        spec.write(R"({"model": "seq2seq-sort", "view": "attention", "text": "dbca", "decoder_text": ">ab",
-                       "site": "cross", "layer": 1})");
-        spec.close();
-        const auto view = run({"render", "--spec", spec.fileName(), "--out", dir.filePath("v.png")});
+        const auto view = atlas::testing::renderSpec(dir.path(), R"({"model": "seq2seq-sort", "view": "attention",
+            "text": "dbca", "decoder_text": ">ab", "site": "cross", "layer": 1})",
+            "v.png");
         QVERIFY2(view.code == 0 && QFileInfo(dir.filePath("v.png")).size() > 0, qPrintable(view.err));
-        QVERIFY(spec.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        spec.write(R"({"model": "seq2seq-sort", "view": "lsh", "text": "dbca", "decoder_text": ">ab"})");
-        spec.close();
-        const auto lsh = run({"render", "--spec", spec.fileName(), "--out", dir.filePath("w.png")});
+        const auto lsh = atlas::testing::renderSpec(
+            dir.path(), R"({"model": "seq2seq-sort", "view": "lsh", "text": "dbca", "decoder_text": ">ab"})", "w.png");
         QVERIFY2(lsh.code != 0 && lsh.err.contains("the lsh view shows models with one stack"), qPrintable(lsh.err));
     }
 
@@ -541,12 +529,7 @@ private slots:
     {
         QTemporaryDir dir;
         const auto render = [&](const QByteArray &json, const QString &out) {
-            QFile spec(dir.filePath("spec.json"));
-            if (!spec.open(QIODevice::WriteOnly | QIODevice::Truncate))
-                return Result {1, {}, "cannot write the spec"};
-            spec.write(json);
-            spec.close();
-            return run({"render", "--spec", spec.fileName(), "--out", dir.filePath(out)});
+            return atlas::testing::renderSpec(dir.path(), json, out);
         };
         for (const char *objective : {"next", "mlm", "span", "prefix"}) {
             const QString out = QStringLiteral("objective-%1.png").arg(objective);
@@ -565,70 +548,6 @@ private slots:
             qPrintable(decoder.err));
         const auto tooShort = render(R"({"view": "objective", "model": "austen", "text": "I"})", "h.png");
         QVERIFY2(tooShort.code != 0 && tooShort.err.contains("key 'text'"), qPrintable(tooShort.err));
-    }
-
-    void errorsExitNonZeroWithAReason_data()
-    {
-        QTest::addColumn<QStringList>("args");
-        QTest::addColumn<QString>("reason");
-        const QString tiny = ATLAS_TEST_DATA "/gpt2_tiny";
-        QTest::newRow("token outside vocabulary")
-            << QStringList {"dump", "--model", tiny, "--tokens", "1,50", "--out", "/tmp/x"} << "outside the vocabulary";
-        QTest::newRow("too long") << QStringList {"dump", "--model", tiny, "--tokens", QString("1,").repeated(17) + "1",
-            "--out", "/tmp/x"} << "longer than the model's context";
-        QTest::newRow("missing model") << QStringList {"dump", "--model", "/no/such/dir", "--tokens", "1", "--out",
-            "/tmp/x"} << "/no/such/dir";
-        QTest::newRow("bad token list") << QStringList {"dump", "--model", tiny, "--tokens", "1,x", "--out", "/tmp/x"}
-                                        << "'x' is not a token id";
-        QTest::newRow("malformed safetensors")
-            << QStringList {"dump", "--model", "@BROKEN@", "--tokens", "1", "--out", "/tmp/x"} << "model.safetensors";
-        QTest::newRow("bad spec key") << QStringList {"render", "--spec", "@BADSPEC@", "--out", "/tmp/x.png"}
-                                      << "did you mean 'layer'";
-        QTest::newRow("unknown option") << QStringList {"bench", "--lenght", "3"} << "unknown option --lenght";
-        QTest::newRow("unknown command") << QStringList {"dumpp"} << "unknown command";
-        QTest::newRow("attention layer outside") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
-            "--attention", "longformer", "--attention-layers", "5", "--out", "/tmp/x"}
-                                                 << "layer 5 is not in the model";
-        QTest::newRow("attention layers alone")
-            << QStringList {"dump", "--model", tiny, "--tokens", "1,2", "--attention-layers", "1", "--out", "/tmp/x"}
-            << "--attention-layers needs --attention KIND";
-        QTest::newRow("reversible strategy, standard model") << QStringList {"memory", "--model", tiny, "--length", "4",
-            "--strategy", "reversible"} << "--strategy reversible: this model has standard blocks";
-        QTest::newRow("checkpoint interval too large") << QStringList {"memory", "--shape", "2x2x16", "--length", "8",
-            "--strategy", "checkpoint", "--checkpoint-every", "3"}
-                                                       << "--checkpoint-every 3: must be in 1..2";
-        QTest::newRow("bad shape") << QStringList {"memory", "--shape", "2x3x16", "--length", "8"}
-                                   << "d_model 16 is not a multiple of the 3 heads";
-        QTest::newRow("train checkpoint interval alone") << QStringList {"train", "--task", "reverse", "--out",
-            "/tmp/x", "--checkpoint-every", "3"} << "use --save-every K";
-        QTest::newRow("dump strategy without grads") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
-            "--memory-strategy", "checkpoint", "--out", "/tmp/x"}
-                                                     << "--memory-strategy applies to the gradients";
-        QTest::newRow("pattern of lsh") << QStringList {"bench-pattern", "--kernel", "lsh"} << "lsh";
-        QTest::newRow("causal linformer")
-            << QStringList {"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
-    }
-
-    void errorsExitNonZeroWithAReason()
-    {
-        QFETCH(QStringList, args);
-        QFETCH(QString, reason);
-        QTemporaryDir dir;
-        QDir().mkpath(dir.filePath("broken"));
-        QFile::copy(ATLAS_TEST_DATA "/gpt2_tiny/config.json", dir.filePath("broken/config.json"));
-        QFile broken(dir.filePath("broken/model.safetensors"));
-        QVERIFY(broken.open(QIODevice::WriteOnly));
-        broken.write(QByteArray("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10));
-        broken.close();
-        QFile spec(dir.filePath("bad.json"));
-        QVERIFY(spec.open(QIODevice::WriteOnly));
-        spec.write(R"({"layr": 1})");
-        spec.close();
-        args.replaceInStrings("@BROKEN@", dir.filePath("broken"));
-        args.replaceInStrings("@BADSPEC@", dir.filePath("bad.json"));
-        const auto r = run(args);
-        QVERIFY(r.code != 0);
-        QVERIFY2(r.err.contains(reason), qPrintable(r.err));
     }
 };
 

@@ -133,6 +133,42 @@ private slots:
             "--out", "@DIR@/out"} << "'[MASK]' has id 9223372036854775808";
         QTest::newRow("render of a model that is not there names the spec")
             << QStringList {"render", "--spec", "@DIR@/nomodel.json", "--out", "@DIR@/x.png"} << "nomodel.json: ";
+        // Mistakes anyone makes: a typo, a token id too large, a list that is not one.
+        QTest::newRow("token outside vocabulary") << QStringList {"dump", "--model", tiny, "--tokens", "1,50", "--out",
+            "@DIR@/out"} << "outside the vocabulary";
+        QTest::newRow("too long") << QStringList {"dump", "--model", tiny, "--tokens", QString("1,").repeated(17) + "1",
+            "--out", "@DIR@/out"} << "longer than the model's context";
+        QTest::newRow("missing model") << QStringList {"dump", "--model", "/no/such/dir", "--tokens", "1", "--out",
+            "@DIR@/out"} << "/no/such/dir";
+        QTest::newRow("bad token list") << QStringList {"dump", "--model", tiny, "--tokens", "1,x", "--out",
+            "@DIR@/out"} << "'x' is not a token id";
+        QTest::newRow("malformed safetensors") << QStringList {"dump", "--model", "@DIR@/broken", "--tokens", "1",
+            "--out", "@DIR@/out"} << "model.safetensors";
+        QTest::newRow("bad spec key") << QStringList {"render", "--spec", "@DIR@/bad.json", "--out", "@DIR@/x.png"}
+                                      << "did you mean 'layer'";
+        QTest::newRow("unknown option") << QStringList {"bench", "--lenght", "3"} << "unknown option --lenght";
+        QTest::newRow("unknown command") << QStringList {"dumpp"} << "unknown command";
+        QTest::newRow("attention layer outside") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
+            "--attention", "longformer", "--attention-layers", "5", "--out", "@DIR@/out"}
+                                                 << "layer 5 is not in the model";
+        QTest::newRow("attention layers alone")
+            << QStringList {"dump", "--model", tiny, "--tokens", "1,2", "--attention-layers", "1", "--out", "@DIR@/out"}
+            << "--attention-layers needs --attention KIND";
+        QTest::newRow("reversible strategy, standard model") << QStringList {"memory", "--model", tiny, "--length", "4",
+            "--strategy", "reversible"} << "--strategy reversible: this model has standard blocks";
+        QTest::newRow("checkpoint interval too large") << QStringList {"memory", "--shape", "2x2x16", "--length", "8",
+            "--strategy", "checkpoint", "--checkpoint-every", "3"}
+                                                       << "--checkpoint-every 3: must be in 1..2";
+        QTest::newRow("bad shape") << QStringList {"memory", "--shape", "2x3x16", "--length", "8"}
+                                   << "d_model 16 is not a multiple of the 3 heads";
+        QTest::newRow("train checkpoint interval alone") << QStringList {"train", "--task", "reverse", "--out",
+            "@DIR@/out", "--checkpoint-every", "3"} << "use --save-every K";
+        QTest::newRow("dump strategy without grads") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
+            "--memory-strategy", "checkpoint", "--out", "@DIR@/out"}
+                                                     << "--memory-strategy applies to the gradients";
+        QTest::newRow("pattern of lsh") << QStringList {"bench-pattern", "--kernel", "lsh"} << "lsh";
+        QTest::newRow("causal linformer")
+            << QStringList {"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
     }
 
     void refusedWithTheFieldNamed()
@@ -151,6 +187,9 @@ private slots:
         write(dir.filePath("neuron.json"),
             R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "view": "neuron", "key": 7})");
         write(dir.filePath("nomodel.json"), R"({"model": "/nonexistent/model", "tokens": [1, 2]})");
+        write(dir.filePath("bad.json"), R"({"layr": 1})");
+        write(dir.filePath("broken/model.safetensors"), QByteArray("\xff\xff\xff\xff\x00\x00\x00\x00{}", 10));
+        QVERIFY(QFile::copy(ATLAS_TEST_DATA "/gpt2_tiny/config.json", dir.filePath("broken/config.json")));
         for (const auto &[name, id] : {std::pair {"special", "97"}, {"special63", "9223372036854775808"}}) {
             QVERIFY(QDir().mkpath(dir.filePath(name)));
             write(dir.filePath(name) + "/config.json",

@@ -1,11 +1,15 @@
-// Every lesson shipped in lessons/ passes `lesson check` and every one of its steps renders headless.
+// Every lesson shipped in lessons/ passes `lesson check` and every one of its steps renders headless; the interactive
+// lesson page draws every view it registers.
 #include "lesson/lessoncheck.h"
 #include "util/error.h"
+#include "view/viewkinds.h"
+#include "viewmodel/lessonpage.h"
 #include "views/headlessrender.h"
 
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -16,6 +20,27 @@ class TestLessons : public QObject
     Q_OBJECT
 
 private slots:
+    // Each view the interactive lesson page draws (viewmodel/lessonpage.h) is a view kind, and the page's script
+    // has a drawing for it: a registration without one, or a drawing without a registration, fails here.
+    void theLessonPageDrawsEveryViewItRegisters()
+    {
+        QFile script(ATLAS_SOURCE_DIR "/resources/lesson-page/page.js");
+        QVERIFY(script.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(script.readAll());
+        const qsizetype table = text.indexOf("const draw = {");
+        QVERIFY(table >= 0);
+        const QString drawTable = text.mid(table, text.indexOf("};", table) - table);
+        int drawn = 0;
+        for (const LessonPageView &v : lessonPageViews()) {
+            QVERIFY2(findViewKind(v.view), v.view.c_str());
+            QVERIFY2(drawTable.contains(QRegularExpression(
+                         QString("[\\s{\"]%1\"?:").arg(QRegularExpression::escape(QString::fromStdString(v.view))))),
+                v.view.c_str());
+            ++drawn;
+        }
+        QCOMPARE(drawTable.count(":"), drawn);
+    }
+
     void everyLessonChecksAndEveryStepRenders_data()
     {
         QTest::addColumn<QString>("path");

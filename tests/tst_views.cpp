@@ -3,7 +3,6 @@
 #include "trace/trace.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
-#include "viewmodel/lessonpage.h"
 #include "views/attentionview.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
@@ -25,7 +24,6 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
-#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -82,27 +80,6 @@ class TestViews : public QObject
     Q_OBJECT
 
 private slots:
-    // Each view the interactive lesson page draws (viewmodel/lessonpage.h) is a view kind, and the page's script
-    // has a drawing for it: a registration without one, or a drawing without a registration, fails here.
-    void theLessonPageDrawsEveryViewItRegisters()
-    {
-        QFile script(ATLAS_SOURCE_DIR "/resources/lesson-page/page.js");
-        QVERIFY(script.open(QIODevice::ReadOnly));
-        const QString text = QString::fromUtf8(script.readAll());
-        const qsizetype table = text.indexOf("const draw = {");
-        QVERIFY(table >= 0);
-        const QString drawTable = text.mid(table, text.indexOf("};", table) - table);
-        int drawn = 0;
-        for (const LessonPageView &v : lessonPageViews()) {
-            QVERIFY2(findViewKind(v.view), v.view.c_str());
-            QVERIFY2(drawTable.contains(QRegularExpression(
-                         QString("[\\s{\"]%1\"?:").arg(QRegularExpression::escape(QString::fromStdString(v.view))))),
-                v.view.c_str());
-            ++drawn;
-        }
-        QCOMPARE(drawTable.count(":"), drawn);
-    }
-
     void everyDescriptorHasOneWidget();
     void downsampleMeans();
     void numbersReadAtEveryScale();

@@ -351,55 +351,6 @@ void MainWindow::connectActions()
     });
 }
 
-void MainWindow::connectLessons()
-{
-    QDockWidget *dock = findChild<QDockWidget *>(tr("Lessons"));
-    m_presentation = new PresentationMode(this, dock, m_lessonPanel, m_lessons, m_session, m_zoom, m_navigator);
-    m_ui->actionShowLessons->setCheckable(true);
-    connect(m_ui->actionShowLessons, &QAction::triggered, dock, &QDockWidget::setVisible);
-    connect(dock, &QDockWidget::visibilityChanged, m_ui->actionShowLessons, &QAction::setChecked);
-    connect(m_ui->actionOpenLessonFile, &QAction::triggered, this, &MainWindow::openLessonFile);
-    connect(m_lessonPanel, &LessonPanel::openFileRequested, this, &MainWindow::openLessonFile);
-    connect(m_ui->actionNextStep, &QAction::triggered, m_lessons, &LessonPlayer::next);
-    connect(m_ui->actionPrevStep, &QAction::triggered, m_lessons, &LessonPlayer::previous);
-    connect(m_ui->actionResetStep, &QAction::triggered, m_lessons, &LessonPlayer::resetStep);
-    connect(m_ui->actionAddStep, &QAction::triggered, this, &MainWindow::addCurrentViewAsStep);
-    connect(m_ui->actionPresentation, &QAction::toggled, m_presentation, &PresentationMode::setActive);
-    connect(m_presentation, &PresentationMode::activeChanged, m_ui->actionPresentation, &QAction::setChecked);
-    // A presentation clicker sends the arrows as well as Page Up / Page Down; outside presentation mode the arrows
-    // stay with the widget that has focus.
-    auto *right = new QAction(tr("Next Step"), this);
-    right->setShortcut(Qt::Key_Right);
-    auto *left = new QAction(tr("Previous Step"), this);
-    left->setShortcut(Qt::Key_Left);
-    for (QAction *arrow : {right, left}) {
-        arrow->setEnabled(false);
-        addAction(arrow);
-        connect(m_presentation, &PresentationMode::activeChanged, arrow, &QAction::setEnabled);
-    }
-    connect(right, &QAction::triggered, m_lessons, &LessonPlayer::next);
-    connect(left, &QAction::triggered, m_lessons, &LessonPlayer::previous);
-    auto syncLessonActions = [this, dock] {
-        const bool open = m_lessons->isOpen();
-        for (QAction *a : {m_ui->actionNextStep, m_ui->actionPrevStep, m_ui->actionResetStep, m_ui->actionAddStep})
-            a->setEnabled(open);
-        if (open)
-            dock->show();
-        else if (m_presentation->isActive())
-            m_presentation->setActive(false);
-    };
-    connect(m_lessons, &LessonPlayer::lessonChanged, this, syncLessonActions);
-    connect(m_lessons, &LessonPlayer::stepApplied, m_navigator, &ViewNavigator::scrollToOrigin);
-    syncLessonActions();
-    connect(m_lessons, &LessonPlayer::errorOccurred, this,
-        [this](const QString &message) { showProblem(tr("Lesson"), message); });
-    connect(m_lessons, &LessonPlayer::trainRequested, this, [this](const LessonAction &action) {
-        findChild<QDockWidget *>(tr("Train"))->show();
-        findChild<QDockWidget *>(tr("Train"))->raise();
-        m_train->runLessonAction(action);
-    });
-}
-
 void MainWindow::showProblem(const QString &title, const QString &message)
 {
     statusBar()->showMessage(message, 15000);
@@ -407,26 +358,6 @@ void MainWindow::showProblem(const QString &title, const QString &message)
     auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
-}
-
-void MainWindow::openLessonFile()
-{
-    const QString path
-        = QFileDialog::getOpenFileName(this, tr("Open a lesson"), QString(), tr("Lessons (*.md);;All files (*)"));
-    if (!path.isEmpty())
-        m_lessons->open(path);
-}
-
-void MainWindow::addCurrentViewAsStep()
-{
-    if (!m_lessons->isOpen())
-        return;
-    bool ok = false;
-    const QString title = QInputDialog::getText(this, tr("Add current view as step"),
-        tr("Title of the new step (its text and questions are written in the lesson file):"), QLineEdit::Normal,
-        tr("Step %1").arg(m_lessons->stepCount() + 1), &ok);
-    if (ok)
-        m_lessons->addCurrentViewAsStep(title);
 }
 
 void MainWindow::connectSession()
