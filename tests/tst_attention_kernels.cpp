@@ -233,6 +233,9 @@ private slots:
                 attention_kernel_forward(spec, view(q), view(k), view(v), {true, {}, true});
             });
             QVERIFY2(kernel.causal == refused.isEmpty(), kernel.kind.c_str());
+            QVERIFY2(kernel.causal == kernel.notCausal.empty(), "a kernel that cannot be causal says why");
+            QVERIFY2(kernel.approximation.key.empty() == kernel.approximation.weights.empty(),
+                "an approximation defines the weights it implies");
             QCOMPARE(isExactAttention(spec), kernel.kind == "full");
             if (!kernel.causal)
                 continue;

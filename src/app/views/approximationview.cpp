@@ -193,17 +193,12 @@ QString ApproximationView::kernelName() const
 
 QString ApproximationView::definition(const std::string &kernel, bool causalModel)
 {
-    if (kernel == "performer")
-        return tr("Performer (FAVOR+) estimates exp(qᵢ·kⱼ/√d) by φ(qᵢ)·φ(kⱼ), with m positive orthogonal random "
-                  "features φ(x) = exp(ω·x − |x|²/2)/√m (x = q/d^¼ or k/d^¼). Its implied weights are "
-                  "wᵢⱼ = φ(qᵢ)·φ(kⱼ) / Σⱼ′ φ(qᵢ)·φ(kⱼ′): positive, each row sums to 1, never formed by the kernel "
-                  "itself (it computes φ(Q)(φ(K)ᵀV) in O(T·m·d)).");
-    QString text = tr("Linformer projects keys and values along the sequence with a random E (k × T, entries "
-                      "N(0, 1/k)): context = P·(E V) with P = softmax(Q (E K)ᵀ/√d) (T × k). The weight of value j "
-                      "in query i's context is therefore (P·E)ᵢⱼ: it can be negative, and rows need not sum to 1.");
-    if (causalModel)
-        text += tr(" Linformer cannot be causal (every projected key mixes future tokens), so for this causal model "
-                   "both maps are bidirectional attention on the head's own Q, K, V.");
+    const attention::AttentionKernelKind &kind = attention::attentionKernel(kernel);
+    QString text = QString::fromStdString(kind.approximation.weights);
+    if (causalModel && !kind.causal)
+        text += tr(" %1 cannot be causal (%2), so for this causal model both maps are bidirectional attention on the "
+                   "head's own Q, K, V.")
+                    .arg(QString::fromStdString(kind.title), QString::fromStdString(kind.notCausal));
     return text;
 }
 
@@ -400,7 +395,7 @@ void ApproximationView::showSelected()
     };
     QString text = tr("<b>%1, %2</b> — mean [min – max] over %3 seeds:<br>").arg(kernelName(), name).arg(s.seeds);
     if (!s.causal && m_input.causal)
-        text += tr("<i>Both maps bidirectional: Linformer cannot be causal.</i><br>");
+        text += tr("<i>Both maps bidirectional: %1 cannot be causal.</i><br>").arg(kernelName());
     if (s.hasWeightErrors)
         text += tr("weights: row Σ|Δw| %1 · KL %2<br>").arg(range(p.rowL1), formatNumber(p.kl.mean, 3));
     text += tr("context: mean |ΔC| %1 · max |ΔC| %2").arg(range(p.meanAbsError), formatNumber(p.maxAbsError.mean, 3));

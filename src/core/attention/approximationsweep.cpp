@@ -58,7 +58,7 @@ void validate(const ApproximationSweepOptions &o)
 {
     const AttentionKernelKind &kernel = approximationKernel(o.kernel);
     if (o.causal && !kernel.causal)
-        fail(o.kernel, "cannot be causal: each projected key and value mixes all T positions, future ones included");
+        fail(o.kernel, "cannot be causal: " + kernel.notCausal);
     const auto projection = std::find_if(
         kernel.params.begin(), kernel.params.end(), [](const KernelParam &p) { return p.key == "projection"; });
     if (o.identity

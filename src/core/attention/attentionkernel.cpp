@@ -67,6 +67,10 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                     return std::vector<std::string> {
                         "rounds=2", "buckets=" + std::to_string(buckets), "chunk=" + std::to_string(chunk)};
                 },
+            .compared =
+                [](int64_t) {
+                    return std::vector<std::string> {"rounds=2", "buckets=4", "chunk=4"};
+                },
             .hashes = true,
             .title = "Reformer's LSH"},
         {.kind = "bigbird",
@@ -90,6 +94,11 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                         "global_blocks=" + std::to_string(large ? 2 : 1),
                         "random_blocks=" + std::to_string(large ? 3 : 1), "seed=0"};
                 },
+            .compared =
+                [](int64_t) {
+                    return std::vector<std::string> {
+                        "block=2", "window_blocks=1", "global_blocks=1", "random_blocks=1"};
+                },
             .rule = [](const AttentionKernelSpec &s, bool) { return bigBirdRule(bigBirdParams(s)); },
             .title = "BigBird"},
         {.kind = "longformer",
@@ -106,6 +115,7 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                     const int window = std::clamp(2 * int(std::lround(T / 16.0)), 2, 512); // an eighth of T
                     return std::vector<std::string> {"window=" + std::to_string(window), "dilation=1", "global=0"};
                 },
+            .compared = [](int64_t) { return std::vector<std::string> {"window=4"}; },
             .rule
             = [](const AttentionKernelSpec &s, bool causal) { return longformerRule(longformerParams(s), causal); },
             .globalPositions = true,
@@ -119,6 +129,7 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
                   const AttentionOptions &o) { return strided_attention_forward(q, k, v, stridedParams(s), o); },
             .suggest = [](int T) { return std::vector<std::string> {"stride=" + std::to_string(sqrtStride(T))}; },
+            .compared = [](int64_t) { return std::vector<std::string> {"stride=4"}; },
             .rule =
                 [](const AttentionKernelSpec &s, bool) {
                     const std::string l = std::to_string(stridedParams(s).stride);
@@ -137,6 +148,7 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                 [](int T) {
                     return std::vector<std::string> {"stride=" + std::to_string(sqrtStride(T)), "summary=1"};
                 },
+            .compared = [](int64_t) { return std::vector<std::string> {"stride=4"}; },
             .rule = [](const AttentionKernelSpec &s, bool) { return fixedRule(fixedParams(s)); },
             .title = "Sparse Transformer (fixed)"},
         {.kind = "linformer",
@@ -144,12 +156,15 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                 {"projection", ParamType::Choice, 0, 0, {"random", "identity"}}},
             .complexity = "O(N)",
             .causal = false,
+            .notCausal = "each projected key and value mixes all T positions, future ones included",
             .check = [](const AttentionKernelSpec &s) { (void)linformerParams(s); },
             .forward
             = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
                   const AttentionOptions &o) { return linformer_attention_forward(q, k, v, linformerParams(s), o); },
             .suggest
             = [](int T) { return std::vector<std::string> {"k=" + std::to_string(std::clamp(T / 4, 1, 256))}; },
+            .compared
+            = [](int64_t T) { return std::vector<std::string> {"k=" + std::to_string(std::max<int64_t>(1, T / 2))}; },
             .approximation = {"k", "k", "projected length",
                 [](int64_t T) { // 1, 2, 4 … below T, then T itself (no projection left to approximate)
                     std::vector<int> values;
@@ -157,7 +172,10 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                         values.push_back(int(k));
                     values.push_back(int(std::max<int64_t>(1, T)));
                     return values;
-                }},
+                },
+                "Linformer projects keys and values along the sequence with a random E (k × T, entries N(0, 1/k)): "
+                "context = P·(E V) with P = softmax(Q (E K)ᵀ/√d) (T × k). The weight of value j in query i's context "
+                "is therefore (P·E)ᵢⱼ: it can be negative, and rows need not sum to 1."},
             .title = "Linformer"},
         {.kind = "performer",
             .params = {{"features", ParamType::Integer, performer.features, 1}, seed},
@@ -168,13 +186,18 @@ const std::vector<AttentionKernelKind> &attentionKernels()
                   const AttentionOptions &o) { return performer_attention_forward(q, k, v, performerParams(s), o); },
             .suggest
             = [](int T) { return std::vector<std::string> {"features=" + std::to_string(T >= 1024 ? 256 : 64)}; },
+            .compared = [](int64_t) { return std::vector<std::string> {"features=64"}; },
             .approximation = {"features", "m", "random features",
                 [](int64_t) {
                     std::vector<int> values;
                     for (int m = 8; m <= 1024; m *= 2)
                         values.push_back(m);
                     return values;
-                }},
+                },
+                "Performer (FAVOR+) estimates exp(qᵢ·kⱼ/√d) by φ(qᵢ)·φ(kⱼ), with m positive orthogonal random features "
+                "φ(x) = exp(ω·x − |x|²/2)/√m (x = q/d^¼ or k/d^¼). Its implied weights are wᵢⱼ = φ(qᵢ)·φ(kⱼ) / Σⱼ′ "
+                "φ(qᵢ)·φ(kⱼ′): positive, each row sums to 1, never formed by the kernel itself (it computes "
+                "φ(Q)(φ(K)ᵀV) in O(T·m·d))."},
             .title = "Performer"},
     };
     return table;

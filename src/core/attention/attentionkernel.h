@@ -62,22 +62,28 @@ struct AttentionKernelKind
     std::string complexity;
     bool exact = false; // softmax over every allowed pair: the reference the others approximate
     bool causal = true; // runs under a causal mask (Linformer's projection mixes future keys into every one)
+    std::string notCausal; // why it cannot ("" when it can)
     bool fixedPattern = false; // the pairs it computes depend on positions alone (the Pattern view edits these)
     Check check = nullptr; // reads the typed parameters, with the rules that tie two together (buckets even …)
     Forward forward = nullptr; // attends one head with the spec's parameters
     // Its parameters for an input of T tokens, as key=value: where the app, the pattern editor and lessons start
     // (suggestedKernelSpec).
     std::vector<std::string> (*suggest)(int T) = nullptr;
+    // Its parameters in the Kernels view's comparison of one head over T tokens (kernelcomparison.h): sized for the
+    // short inputs a lesson compares on, where suggest's would leave nothing to see. Empty: the parameters' defaults.
+    std::vector<std::string> (*compared)(int64_t T) = nullptr;
     // A fixed pattern's rule over query i and key j, with the spec's numbers, as the Pattern view prints it
     // (patternFormula adds causality).
     std::string (*rule)(const AttentionKernelSpec &, bool causal) = nullptr;
     // A low-rank or random-feature approximation of softmax attention, which the Approximation view sweeps: the
-    // parameter that sets its size as written (k, features), as a symbol (k, m) and what it counts, and the sizes a
-    // sweep over T tokens tries. Empty key for the other kernels.
+    // parameter that sets its size as written (k, features), as a symbol (k, m) and what it counts, the sizes a
+    // sweep over T tokens tries, and the weights it implies, as the view's caption defines them. Empty key for the
+    // other kernels.
     struct Approximation
     {
         std::string key, symbol, counts;
         std::vector<int> (*sweep)(int64_t T) = nullptr;
+        std::string weights;
     } approximation = {};
     bool hashes = false; // buckets queries and keys by hashing, in rounds (the LSH view explains it; it traces them)
     bool globalPositions = false; // its "global" parameter lists global token positions (a click toggles one)

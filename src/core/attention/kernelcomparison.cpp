@@ -47,17 +47,10 @@ void measure(KernelComparisonEntry &entry, const Tensor &context, const Tensor &
 
 std::vector<AttentionKernelSpec> defaultComparisonKernels(int64_t T)
 {
-    const std::string linformerK = "k=" + std::to_string(std::max<int64_t>(1, T / 2));
-    return {
-        spec("full", {}),
-        spec("lsh", {"rounds=2", "buckets=4", "chunk=4"}),
-        spec("bigbird", {"block=2", "window_blocks=1", "global_blocks=1", "random_blocks=1"}),
-        spec("longformer", {"window=4"}),
-        spec("strided", {"stride=4"}),
-        spec("fixed", {"stride=4"}),
-        spec("linformer", {linformerK}),
-        spec("performer", {"features=64"}),
-    };
+    std::vector<AttentionKernelSpec> kernels;
+    for (const AttentionKernelKind &kind : attentionKernels())
+        kernels.push_back(spec(kind.kind, kind.compared ? kind.compared(T) : std::vector<std::string> {}));
+    return kernels;
 }
 
 double klDivergenceRow(const float *p, const float *q, int64_t n)
@@ -100,9 +93,9 @@ std::vector<KernelComparisonEntry> compareKernels(ConstMatrixMap q, ConstMatrixM
         KernelComparisonEntry entry;
         entry.spec = s;
         entry.description = describeAttentionKernel(s);
-        if (causal && !attentionKernel(s.kind).causal) {
+        if (const AttentionKernelKind &kind = attentionKernel(s.kind); causal && !kind.causal) {
             entry.skipped = true;
-            entry.reason = "linformer cannot be causal: each projected key mixes all T positions, future included";
+            entry.reason = kind.kind + " cannot be causal: " + kind.notCausal;
             entries.push_back(std::move(entry));
             continue;
         }
