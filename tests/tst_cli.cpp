@@ -3,6 +3,7 @@
 #include "attention/attentionkernel.h"
 #include "clitesting.h"
 #include "commands.h"
+#include "commandtable.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "model/model.h"
@@ -77,6 +78,27 @@ private slots:
         QCOMPARE(dump.code, 0);
         QVERIFY(!QFileInfo::exists(dir.path() + "/out")); // help runs nothing
         QVERIFY(dump.out.contains("--logit-lens"));
+    }
+
+    // The usage's synopses name only options their command takes, and every option says what it does (the usage,
+    // the help and the options accepted are one table: commandtable.h).
+    void theUsageNamesOnlyTheOptionsATakes()
+    {
+        const QRegularExpression option(QStringLiteral("--([a-z][a-z-]*)"));
+        for (const atlas::CliCommand &c : atlas::cliCommands()) {
+            QSet<QString> known;
+            for (const atlas::CliOption &o : c.options) {
+                QVERIFY2(!o.help.empty(), (c.name + " --" + o.name).c_str());
+                QVERIFY2(!known.contains(QString::fromStdString(o.name)), (c.name + " --" + o.name + " twice").c_str());
+                known.insert(QString::fromStdString(o.name));
+            }
+            for (const atlas::CliForm &form : c.forms)
+                for (auto it = option.globalMatch(QString::fromStdString(form.synopsis + " " + form.summary));
+                     it.hasNext();) {
+                    const QString name = it.next().captured(1);
+                    QVERIFY2(known.contains(name), qPrintable(QString::fromStdString(c.name) + ": --" + name));
+                }
+        }
     }
 
     // The teacher's export carries each question's answer; the students' (--no-answers) the questions alone. The

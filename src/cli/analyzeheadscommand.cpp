@@ -7,11 +7,11 @@
 
 namespace atlas {
 
-// analyze-heads --model M --task T [--examples N]: for each pattern of the task, the attention mass every
-// head puts where the pattern says it should, on held-out examples.
+// For each pattern of the task, the attention mass every head puts where the pattern says it should, on held-out
+// examples. (The options: commandtable.cpp.)
 int analyzeHeadsCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "task", "examples"});
+    const Arguments args(argv, "analyze-heads");
     const auto model = loadModel(args.required("model"));
     const auto task = Task::create(args.required("task"));
     const int examples = args.intValue("examples", 200, 1, 100000);

@@ -1,5 +1,6 @@
 #include "arguments.h"
 
+#include "commandtable.h"
 #include "io/limits.h"
 #include "util/error.h"
 
@@ -9,6 +10,26 @@
 #include <string_view>
 
 namespace atlas {
+
+namespace {
+
+std::pair<std::set<std::string>, std::set<std::string>> optionsAndFlags(const std::string &command)
+{
+    const CliCommand *entry = findCliCommand(command);
+    if (!entry)
+        throw Error("no subcommand '" + command + "' in the command table");
+    std::pair<std::set<std::string>, std::set<std::string>> out;
+    for (const CliOption &o : entry->options)
+        (o.value.empty() ? out.second : out.first).insert(o.name);
+    return out;
+}
+
+} // namespace
+
+Arguments::Arguments(const std::vector<std::string> &args, const std::string &command)
+    : Arguments(args, optionsAndFlags(command).first, optionsAndFlags(command).second)
+{
+}
 
 Arguments::Arguments(
     const std::vector<std::string> &args, const std::set<std::string> &options, const std::set<std::string> &flags)

@@ -12,9 +12,9 @@ namespace atlas {
 class Arguments
 {
 public:
-    // `options` take a value, `flags` do not; throws atlas::Error for anything else.
-    Arguments(const std::vector<std::string> &args, const std::set<std::string> &options,
-        const std::set<std::string> &flags = {});
+    // The options the command table (commandtable.h) lists for subcommand `command`: those with a value and the
+    // flags; throws atlas::Error for anything else.
+    Arguments(const std::vector<std::string> &args, const std::string &command);
 
     bool has(const std::string &name) const { return m_values.count(name) != 0; }
     bool flag(const std::string &name) const { return m_flags.count(name) != 0; }
@@ -33,6 +33,9 @@ public:
     std::pair<int, int> imageSize(const std::string &name, const std::string &fallback) const;
 
 private:
+    Arguments(
+        const std::vector<std::string> &args, const std::set<std::string> &options, const std::set<std::string> &flags);
+
     std::multimap<std::string, std::string> m_values;
     std::set<std::string> m_flags;
 };

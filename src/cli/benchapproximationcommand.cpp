@@ -38,10 +38,9 @@ void printSweep(const attention::ApproximationSweep &s)
 
 } // namespace
 
-// bench-approximation --kernel linformer|performer [--length N] [--repeat R] [--seeds S] [--head-dim D] [--causal]
 int benchApproximationCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"kernel", "length", "repeat", "seeds", "head-dim"}, {"causal"});
+    const Arguments args(argv, "bench-approximation");
     attention::ApproximationSweepOptions options;
     options.kernel = args.value("kernel", "linformer");
     options.causal = args.flag("causal");

@@ -134,11 +134,9 @@ void sweep(const attention::AttentionKernelSpec &spec, const attention::Attentio
 
 } // namespace
 
-// bench-attention --kernel KIND [--length N] [--repeat R] [--attention-param key=value ...] [--causal]
-//                 [--sweep [--json FILE]]
 int benchAttentionCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"kernel", "length", "repeat", "attention-param", "json"}, {"causal", "sweep"});
+    const Arguments args(argv, "bench-attention");
     const attention::AttentionKernelSpec spec
         = attention::parseAttentionKernelSpec(args.value("kernel", "full"), args.values("attention-param"));
     attention::AttentionOptions options;

@@ -14,10 +14,9 @@
 
 namespace atlas {
 
-// bench (--model NAME|DIR | --shape gpt2-small) --length N --repeat R [--no-trace] [--per-op]
 int benchCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "shape", "length", "repeat", "memory-budget"}, {"no-trace", "per-op"});
+    const Arguments args(argv, "bench");
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
     auto model = args.has("shape") ? std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234))

@@ -10,11 +10,10 @@
 
 namespace atlas {
 
-// bench-pattern --kernel KIND [--length N] [--repeat R] [--attention-param key=value ...] [--causal] [--cells G]:
-// times attentionPattern (what the pattern editor computes on every slider move) and prints its counts.
+// Times attentionPattern (what the pattern editor computes on every slider move) and prints its counts.
 int benchPatternCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"kernel", "length", "repeat", "attention-param", "cells"}, {"causal"});
+    const Arguments args(argv, "bench-pattern");
     const attention::AttentionKernelSpec spec
         = attention::parseAttentionKernelSpec(args.value("kernel", "longformer"), args.values("attention-param"));
     const int length = args.intValue("length", 16384, 1, 1 << 24), repeat = args.intValue("repeat", 10, 1, 1 << 20);

@@ -75,12 +75,11 @@ Spread spread(std::vector<double> v)
 
 } // namespace
 
-// bench-tokenizer --model NAME|DIR [--file TEXT] [--repeat R]
 // The directory's own tokenizer (tokenizer.json, GPT-2's vocab.json + merges.txt or vocab.txt): its loading time,
 // and its throughput, the first pass with an empty word cache, the repeats with it filled.
 int benchTokenizerCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "file", "repeat"});
+    const Arguments args(argv, "bench-tokenizer");
     const std::string directory = resolveTokenizer(args.required("model"));
     const int repeat = args.intValue("repeat", 10, 1, 1 << 20);
     if (repeat < 1)

@@ -46,11 +46,10 @@ std::pair<Input, std::vector<int>> randomBatch(const Model &model, int length)
 
 } // namespace
 
-// bench-train (--model NAME|DIR | --shape gpt2-small) --length N --repeat R
 // One training step = traced forward, backward (loss on the next token at every position), AdamW with clipping.
 int benchTrainCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "shape", "length", "repeat"});
+    const Arguments args(argv, "bench-train");
     if (args.has("shape") && args.value("shape") != "gpt2-small")
         throw Error("--shape: only 'gpt2-small' is known");
     std::shared_ptr<Model> model = args.has("shape")

@@ -8,11 +8,11 @@
 
 namespace atlas {
 
-// bench-view [--model M] [--length 2048] [--repeat 20] [--view attention]: times what a user waits for when
+// Times what a user waits for when
 // switching layer or head: setting the spec, the queued replot and the repaint of the window.
 int benchViewCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "length", "repeat", "view", "size"});
+    const Arguments args(argv, "bench-view");
     const HeadlessApplication app;
 
     ViewSpec spec;

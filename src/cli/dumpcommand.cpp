@@ -208,20 +208,9 @@ nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedT
 
 } // namespace
 
-// dump --model DIR (--tokens 1,2,3 | --text "...") [--padding 5,6] --out DIR [--memory-budget GIB]
-//      [--decoder-tokens 4,5 | --decoder-text "..."] (an encoder–decoder: --text is the source)
-//      [--targets 3290,318,-1 --grads [--memory-strategy S --checkpoint-every K --ffn-chunks C]]
-//      [--attention KIND --attention-param key=value ... --attention-layers 0,2] [--positions KIND]
-//      [--capacity-factor X --expert-top-k K] [--ablate-heads 0.1,1.3 --ablation zero|mean]
-//      [--objective next|mlm|span|prefix|nsp --seed S] [--logit-lens [--lens-top-k K] [--lens-full]]
 int dumpCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv,
-        {"model", "tokens", "text", "padding", "out", "memory-budget", "targets", "attention", "attention-param",
-            "attention-layers", "memory-strategy", "checkpoint-every", "ffn-chunks", "positions", "capacity-factor",
-            "expert-top-k", "ablate-heads", "ablation", "objective", "seed", "decoder-text", "decoder-tokens",
-            "lens-top-k"},
-        {"grads", "logit-lens", "lens-full"});
+    const Arguments args(argv, "dump");
     const std::string out = args.required("out");
     if (args.flag("grads") != args.has("targets"))
         throw Error("--grads and --targets go together: --targets gives one id (or -1) per input token");

@@ -40,15 +40,12 @@ void printHeadImportance(std::shared_ptr<const Model> model, HeadAblation::Mode 
 
 } // namespace
 
-// evaluate --model M --task T [--examples N --length-scale S --seed X] [--ablate-heads 0.1,1.3 --ablation zero|mean]
-// evaluate --model M --head-importance [--ablation zero|mean --examples N]
 // Held-out loss, token accuracy and exact match, on examples S times as long as training's when S > 1
 // (extrapolation; docs/models.md, "Positions"); with heads switched off beside the whole model's; or the importance
 // of every head (analysis/headimportance.h).
 int evaluateCommand(const CommandArgs &argv)
 {
-    const Arguments args(
-        argv, {"model", "task", "examples", "length-scale", "seed", "ablate-heads", "ablation"}, {"head-importance"});
+    const Arguments args(argv, "evaluate");
     const auto model = loadModel(args.required("model"));
     const int examples = args.intValue("examples", 256, 1, 100000), scale = args.intValue("length-scale", 1, 1, 64);
     if (examples < 1 || examples > 100000 || scale < 1 || scale > 64)

@@ -12,15 +12,12 @@
 
 namespace atlas {
 
-// generate --model NAME|DIR (--text "..." | --tokens ...) [--steps 20 --temperature 0 --top-k 0 --seed 0]
 // Prints each new token with its probability and the KV cache's size as it grows, then the text; stops early when the
 // context is full. An encoder-decoder (--text the source, --decoder-text the decoder's start) runs its encoder once and
 // stops after '.' when the model writes one.
 int generateCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv,
-        {"model", "tokens", "text", "padding", "steps", "temperature", "top-k", "seed", "decoder-text",
-            "decoder-tokens"});
+    const Arguments args(argv, "generate");
     ModelAndInput run = loadModelAndInput(args);
     SamplingOptions options;
     options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0, 0.0, 1000.0));

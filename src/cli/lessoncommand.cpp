@@ -90,8 +90,6 @@ Lesson checkedLesson(const std::string &file)
 
 } // namespace
 
-// lesson check [FILE|DIR ...] | lesson render FILE --out DIR [--size WxH] | lesson export FILE --out FILE.pdf
-// | lesson export FILE --out DIR --html [--no-answers]
 int lessonCommand(const CommandArgs &argv)
 {
     if (argv.empty())
@@ -101,7 +99,7 @@ int lessonCommand(const CommandArgs &argv)
     auto firstOption
         = std::find_if(argv.begin() + 1, argv.end(), [](const std::string &a) { return a.starts_with("--"); });
     const std::vector<std::string> paths(argv.begin() + 1, firstOption);
-    const Arguments args(CommandArgs(firstOption, argv.end()), {"out", "size"}, {"html", "no-answers"});
+    const Arguments args(CommandArgs(firstOption, argv.end()), "lesson");
     if (verb == "check")
         return check(paths);
     if (verb != "render" && verb != "export")

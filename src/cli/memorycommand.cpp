@@ -278,16 +278,9 @@ int inversionError(const Arguments &args, const Setup &setup)
 
 } // namespace
 
-// memory (--model M | --shape LxHxD) --length T [--batch B] [--strategy plain|checkpoint|reversible]
-//        [--checkpoint-every K] [--ffn-chunks C] [--repeat R] [--json FILE]
-// memory --sweep-depth 2,4,8 --shape [L]xHxD --length T [--batch B] [--ffn-chunks C] [--repeat R] [--json FILE]
-// memory --inversion-error (--model M | --shape LxHxD) --length T [--json FILE]
 int memoryCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv,
-        {"model", "shape", "length", "batch", "strategy", "checkpoint-every", "ffn-chunks", "repeat", "json",
-            "sweep-depth"},
-        {"inversion-error"});
+    const Arguments args(argv, "memory");
     if (args.has("model") == args.has("shape"))
         throw Error("memory: give --model NAME|DIR or --shape LxHxD (e.g. 4x4x64), one of them");
     const bool sweep = args.has("sweep-depth"), inversion = args.flag("inversion-error");

@@ -7,10 +7,10 @@
 
 namespace atlas {
 
-// models: the built-in models, one per line: name, shape and what they are for.
+// The built-in models, one per line: name, shape and what they are for.
 int modelsCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {}, {"paths"});
+    const Arguments args(argv, "models");
     const auto models = builtinModels();
     if (models.empty())
         std::cout << "no built-in models found (searched the resources/models folders)\n";

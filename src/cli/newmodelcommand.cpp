@@ -90,19 +90,13 @@ nlohmann::json gpt2Config(const Arguments &args)
 
 } // namespace
 
-// new-model --out DIR [--layers 2 --heads 4 --d-model 64 --d-ff 256 --vocab 256 --context 1024 --seed 1
-//           --activation gelu_new|relu --layer-norm pre|post --positions KIND (models.md) --bidirectional
-//           --tokenizer bytes|gpt2 --description TEXT]: a model with GPT-2's initialisation from a fixed seed.
-// With --family llama|mistral|qwen2 [--kv-heads N --tied --rope-theta X]: that family's layout (RMSNorm, RoPE,
-// grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it; --family gpt_neox (Pythia's
-// layout) or gpt_neo [--window W] (global and local layers) likewise; --family t5: an encoder and a decoder of --layers
-// blocks each, v1.1's gated GELU and untied head, or v1.0's ReLU and tied head with --tied.
+// A model with GPT-2's initialisation from a fixed seed. With --family llama|mistral|qwen2: that family's layout
+// (RMSNorm, RoPE, grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it; --family
+// gpt_neox (Pythia's layout) or gpt_neo [--window W] (global and local layers) likewise; --family t5: an encoder and a
+// decoder of --layers blocks each, v1.1's gated GELU and untied head, or v1.0's ReLU and tied head with --tied.
 int newModelCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv,
-        {"out", "layers", "heads", "d-model", "d-ff", "vocab", "context", "seed", "activation", "layer-norm",
-            "positions", "tokenizer", "description", "family", "kv-heads", "rope-theta", "window"},
-        {"bidirectional", "tied"});
+    const Arguments args(argv, "new-model");
     const std::string family = args.value("family", "gpt2");
     const nlohmann::json j = family == "gpt2" ? gpt2Config(args)
         : family == "t5"                      ? t5Config(args)

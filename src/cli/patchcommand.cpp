@@ -13,16 +13,9 @@
 
 namespace atlas {
 
-// patch (--model M (--text "..." | --tokens 1,2) | --shape gpt2-small --tokens 1,2) (--corrupted-text "..." |
-// --corrupted-tokens 1,2 | --noise-positions 3,4
-//       [--noise-scale 3 --seed S]) --target TOKEN [--contrast TOKEN] [--position P] [--site residual|heads|mlp]
-//       [--json FILE]
 int patchCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv,
-        {"model", "shape", "text", "tokens", "padding", "corrupted-text", "corrupted-tokens", "noise-positions",
-            "noise-scale", "seed", "target", "contrast", "position", "site", "json"},
-        {});
+    const Arguments args(argv, "patch");
     ModelAndInput run;
     if (args.has("shape")) { // random weights of GPT-2 small's shape, for the benchmark (docs/benchmarks.md)
         if (args.value("shape") != "gpt2-small")

@@ -11,11 +11,11 @@
 
 namespace atlas {
 
-// render --spec FILE.json --out FILE.png|.svg|.pdf [--size WxH] [--memory-budget GIB]: draws a view with no display,
+// Draws a view with no display,
 // the run's trace held to the budget (default 8 GiB).
 int renderCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"spec", "out", "size", "memory-budget"});
+    const Arguments args(argv, "render");
     const std::string specPath = args.required("spec"), out = args.required("out");
     const auto [width, height] = args.imageSize("size", "1200x800");
     const ViewSpec spec = ViewSpec::fromJson(readFile(specPath, limits::kSpecBytes), specPath);

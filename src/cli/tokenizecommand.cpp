@@ -8,13 +8,12 @@
 
 namespace atlas {
 
-// tokenize --model NAME|DIR --text "..." [--special] [--pieces]
 // Prints the ids comma-separated; with --special the model's own special tokens are added as its post-processor
 // adds them ([CLS] … [SEP], <s> …); with --pieces also each id and its readable piece on a line of its own.
 // Only the tokenizer's files (and config.json) are read, never the weights.
 int tokenizeCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv, {"model", "text"}, {"pieces", "special"});
+    const Arguments args(argv, "tokenize");
     const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forDirectory(resolveTokenizer(args.required("model")));
     const std::string &text = args.required("text");
     const std::vector<int> ids

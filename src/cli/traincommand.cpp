@@ -35,17 +35,9 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
 
 } // namespace
 
-// train --task TASK --out DIR [--steps N --batch B --lr LR --warmup W --seed S --eval-every K
-//        --save-every K --description TEXT --layers L --heads H --d-model D --reversible --positions KIND
-//        --experts E --expert-top-k K --capacity-factor X --scale-embeddings --family llama --kv-heads N]
-//        [--memory-strategy plain|checkpoint|reversible --checkpoint-every K --ffn-chunks C] [--resume]
 int trainCommand(const CommandArgs &argv)
 {
-    const Arguments args(argv,
-        {"task", "out", "steps", "batch", "lr", "warmup", "seed", "eval-every", "save-every", "description",
-            "eval-examples", "layers", "heads", "d-model", "memory-strategy", "checkpoint-every", "ffn-chunks",
-            "positions", "experts", "expert-top-k", "capacity-factor", "family", "kv-heads"},
-        {"resume", "reversible", "scale-embeddings"});
+    const Arguments args(argv, "train");
     const std::string out = args.required("out");
     if (args.has("checkpoint-every") && args.value("memory-strategy") != "checkpoint")
         throw Error("--checkpoint-every K is gradient checkpointing's interval, with --memory-strategy checkpoint; "

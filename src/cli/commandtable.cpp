@@ -1,0 +1,406 @@
+#include "commandtable.h"
+
+#include "attention/attentionkernel.h"
+#include "util/commalist.h"
+
+#include <algorithm>
+
+// The subcommands and their options, each written once. Options several commands share (the model and its input,
+// an attention kernel, a memory strategy, expert routing, switched-off heads) are groups below.
+namespace atlas {
+
+namespace {
+
+using Options = std::vector<CliOption>;
+
+Options operator+(Options a, const Options &b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+const Options kModel = {{"model", "M", "a built-in model name (see `models`) or a model directory"}};
+
+const Options kInput = {
+    {"tokens", "1,2,3", "the input as token ids"},
+    {"text", "\"...\"", "the input as text, read by the model's tokenizer (an encoder–decoder: its source)"},
+    {"padding", "5,6", "positions treated as padding: no query attends to them"},
+    {"decoder-text", "\"...\"", "an encoder–decoder's decoder input, as text"},
+    {"decoder-tokens", "4,5", "an encoder–decoder's decoder input, as token ids"},
+};
+
+const Options kMemoryBudget
+    = {{"memory-budget", "GIB", "the largest trace kept in memory, in GiB (default 8): a longer run is refused"}};
+
+const Options kAttention = {
+    {"attention", "KIND", "run an efficient attention kernel instead of full attention (see bench-attention)"},
+    {"attention-param", "key=value", "one of the kernel's parameters (repeat the option for more), e.g. window=16"},
+    {"attention-layers", "0,2", "the layers that run the kernel (default: every layer)"},
+};
+
+const Options kMemoryStrategy = {
+    {"memory-strategy", "plain|checkpoint|reversible", "how a training pass keeps its activations for backward"},
+    {"checkpoint-every", "K", "checkpointing keeps every K-th block boundary (default ⌈√L⌉)"},
+    {"ffn-chunks", "C", "run each feed-forward sub-layer in C chunks of rows"},
+};
+
+const Options kRouting = {
+    {"capacity-factor", "X", "a mixture-of-experts model routes with room for X · T / E tokens an expert"},
+    {"expert-top-k", "K", "… and sends each token to K experts"},
+};
+
+const Options kAblation = {
+    {"ablate-heads", "0.1,1.3", "switch these heads off (layer.head)"},
+    {"ablation", "zero|mean", "how a head is switched off: its output zeroed, or its mean output"},
+};
+
+const Options kBenchShape = {
+    {"shape", "gpt2-small", "random weights of GPT-2 small's shape instead of a model"},
+    {"length", "N", "the input's length in tokens"},
+    {"repeat", "R", "timed runs after one untimed warm-up; the median is reported"},
+};
+
+std::string kernelList(bool (*keep)(const attention::AttentionKernelKind &), const char *separator)
+{
+    std::string out;
+    for (const attention::AttentionKernelKind &k : attention::attentionKernels())
+        if (keep(k))
+            out += (out.empty() ? "" : separator) + k.kind;
+    return out;
+}
+
+std::vector<CliCommand> makeTable()
+{
+    using K = attention::AttentionKernelKind;
+    const std::string kernels = kernelList([](const K &) { return true; }, ", ");
+    const std::string approximations = kernelList([](const K &k) { return !k.approximation.key.empty(); }, "|");
+    const std::string patterns = kernelList([](const K &k) { return k.fixedPattern; }, ", ");
+    return {
+        {"dump",
+            {{"--model M (--tokens 1,2,3 | --text \"...\") --out DIR [--padding 5,6]",
+                 "write every traced tensor as .npy plus manifest.json"},
+                {"... [--targets 3290,318,-1 --grads [--memory-strategy S]]",
+                    "also write loss.npy and grad.<parameter>.npy (one target per token)"},
+                {"... [--attention KIND --attention-param key=value ...] [--positions KIND]",
+                    "an efficient attention kernel, or another positional encoding"},
+                {"... [--ablate-heads 0.1,1.3] [--objective next|mlm|span|prefix|nsp] [--logit-lens]",
+                    "heads switched off, a pretraining objective's input, the logit lens"}},
+            kModel + kInput
+                + Options {{"out", "DIR", "the directory written (replaced whole, only if dump wrote it)"},
+                    {"targets", "3290,318,-1", "one target id per token (-1: left out of the loss), with --grads"},
+                    {"grads", "", "also write loss.npy and grad.<parameter>.npy"}}
+                + kMemoryStrategy + kAttention
+                + Options {{"positions", "sinusoidal|rope|rope-half|alibi|none",
+                    "the same weights with another positional encoding"}}
+                + kRouting + kAblation
+                + Options {{"objective", "next|mlm|span|prefix|nsp",
+                               "+ the objective's corrupted input, targets, loss and attention masks"},
+                    {"seed", "S", "the draw of the objective's corruption"},
+                    {"logit-lens", "",
+                        "+ the residual stream after each block read through the output head (lens.top_ids, "
+                        "lens.top_probs, lens.entropy)"},
+                    {"lens-top-k", "K", "the logit lens's tokens per cell (default 5)"},
+                    {"lens-full", "", "+ every row's logits, lens.{row}.logits"}}
+                + kMemoryBudget,
+            dumpCommand},
+        {"render",
+            {{"--spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]",
+                "draw a view described by a view spec, headless"}},
+            Options {{"spec", "FILE.json", "the view spec (docs/view-spec.md)"},
+                {"out", "FILE", "the picture: .png, .svg or .pdf"},
+                {"size", "WxH", "its size in pixels (default 1200x800)"}}
+                + kMemoryBudget,
+            renderCommand},
+        {"bench",
+            {{"(--model M | --shape gpt2-small) --length N --repeat R [--no-trace]",
+                "time the forward pass and print the median"}},
+            kModel + kBenchShape
+                + Options {{"no-trace", "", "keep no intermediate tensors"},
+                    {"per-op", "", "also print each operation's share of the time"}}
+                + kMemoryBudget,
+            benchCommand},
+        {"bench-view", {{"[--model M] --length N --repeat R", "time switching the attention view's layer or head"}},
+            kModel
+                + Options {{"length", "N", "the input's length in tokens (default 2048)"},
+                    {"repeat", "R", "switches timed (default 20)"}, {"view", "KIND", "the view (default attention)"},
+                    {"size", "WxH", "the window's size"}},
+            benchViewCommand},
+        {"bench-train",
+            {{"(--model M | --shape gpt2-small) --length N --repeat R",
+                "time one training step: forward, backward, AdamW"}},
+            kModel + kBenchShape, benchTrainCommand},
+        {"generate",
+            {{"--model M --text \"...\" [--steps N --temperature T --top-k K --seed S]",
+                "generate with a KV cache, printing its growth"}},
+            kModel + kInput
+                + Options {{"steps", "N", "tokens to generate (default 20; fewer when the context fills)"},
+                    {"temperature", "T", "0 (default): the most probable token; above 0: sample softmax(z / T)"},
+                    {"top-k", "K", "sample among the K most probable tokens (0: all)"},
+                    {"seed", "S", "the sampler's seed"}},
+            generateCommand},
+        {"train",
+            {{"--task reverse|copy|sort|parens|chars|mlm --out DIR [--steps N --lr LR --seed S --resume]",
+                 "train a model, saving a resumable state in DIR every --save-every steps"},
+                {"... [--reversible] [--positions KIND] [--experts E] [--memory-strategy S]",
+                    "reversible blocks, a positional encoding, experts, a memory strategy"}},
+            Options {{"task", "T", "the task: reverse, copy, sort, parens, chars or mlm"},
+                {"out", "DIR", "where the training state and the model are saved"},
+                {"steps", "N", "optimiser steps (default 3000)"}, {"batch", "B", "examples a step (default 16)"},
+                {"lr", "LR", "the peak learning rate (default 0.003)"},
+                {"warmup", "W", "steps of linear warm-up (default 100)"}, {"seed", "S", "the run's seed"},
+                {"eval-every", "K", "evaluate every K steps (default 250)"},
+                {"eval-examples", "N", "held-out examples an evaluation (default 256)"},
+                {"save-every", "K", "save the state every K steps (default 500)"},
+                {"resume", "", "go on from the state saved in --out"},
+                {"description", "TEXT", "the model's description (shown by `models` and the app)"},
+                {"layers", "L", "blocks"}, {"heads", "H", "attention heads a block"},
+                {"d-model", "D", "the residual stream's width"},
+                {"family", "llama", "another family's layout (RMSNorm, RoPE, SwiGLU)"},
+                {"kv-heads", "N", "grouped-query attention with N K/V heads (--family llama)"},
+                {"reversible", "", "reversible blocks (RevNet), which rebuild activations in backward"},
+                {"positions", "KIND", "the positional encoding (docs/models.md)"},
+                {"scale-embeddings", "", "multiply the token embeddings by √d"},
+                {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"}}
+                + kRouting + kMemoryStrategy,
+            trainCommand},
+        {"memory",
+            {{"(--model M | --shape LxHxD) --length T [--batch B] [--strategy S] [--json FILE]",
+                 "one training step under a memory strategy, every allocation recorded"},
+                {"--sweep-depth 2,4,8,16 --shape HxD --length T",
+                    "peak activation bytes and step time against depth, every strategy"},
+                {"--inversion-error (--model M | --shape LxHxD) --length T",
+                    "a reversible model's rebuild error per block in float64/32/16, bfloat16"}},
+            kModel
+                + Options {{"shape", "LxHxD", "a byte-level model of L layers, H heads, width D (4x4x64)"},
+                    {"length", "T", "tokens a sequence"}, {"batch", "B", "sequences a step (default 1)"},
+                    {"strategy", "plain|checkpoint|reversible", "the memory strategy"},
+                    {"checkpoint-every", "K", "checkpointing keeps every K-th block boundary (default ⌈√L⌉)"},
+                    {"ffn-chunks", "C", "run each feed-forward sub-layer in C chunks of rows"},
+                    {"repeat", "R", "timed steps (default 3)"},
+                    {"json", "FILE", "also write the recording, sweep or errors as JSON"},
+                    {"sweep-depth", "2,4,8", "the depths swept"},
+                    {"inversion-error", "", "measure a reversible model's rebuild error"}},
+            memoryCommand},
+        {"evaluate",
+            {{"--model M --task T [--examples N --length-scale S --ablate-heads 0.1,1.3]",
+                 "held-out loss and accuracy, on examples S times as long as training's"},
+                {"--model M --head-importance [--ablation zero|mean --examples N]",
+                    "each head switched off alone: the loss increase, layer × head"}},
+            kModel
+                + Options {{"task", "T", "the task the examples come from"},
+                    {"examples", "N", "held-out examples (default 256)"},
+                    {"length-scale", "S", "examples S times as long as training's (extrapolation)"},
+                    {"seed", "S", "the examples' seed"},
+                    {"head-importance", "", "switch each head off alone and report what it costs"}}
+                + kAblation,
+            evaluateCommand},
+        {"analyze-heads", {{"--model M --task T", "how much each head attends where a task's patterns say"}},
+            kModel
+                + Options {{"task", "T", "the task whose patterns are measured"},
+                    {"examples", "N", "held-out examples (default 200)"}},
+            analyzeHeadsCommand},
+        {"patch",
+            {{"(--model M --text \"...\" | --shape gpt2-small --tokens 1,2) --target TOKEN [--contrast TOKEN]",
+                 "activation patching: how much of logit(target) − logit(contrast) (or p(target)) each clean "
+                 "activation restores in the corrupted run"},
+                {"... (--corrupted-text \"...\" | --corrupted-tokens 1,2 | --noise-positions 3,4 [--seed S])",
+                    "the corrupted run: another input of as many tokens, or noise on the embedding"},
+                {"... [--position P] [--site residual|heads|mlp] [--json FILE]",
+                    "the position measured, what is patched, the results as JSON"}},
+            kModel
+                + Options {{"shape", "gpt2-small", "random weights of GPT-2 small's shape"},
+                    {"text", "\"...\"", "the clean input as text"}, {"tokens", "1,2", "the clean input as token ids"},
+                    {"padding", "5,6", "positions treated as padding"},
+                    {"corrupted-text", "\"...\"", "the corrupted run's input (as many tokens as the clean one)"},
+                    {"corrupted-tokens", "1,2", "the same as token ids"},
+                    {"noise-positions", "3,4", "or: noise added to the embedding at these positions"},
+                    {"noise-scale", "X", "the noise's standard deviation (default 3)"},
+                    {"seed", "S", "the noise's seed"}, {"target", "TOKEN", "the token whose logit is measured"},
+                    {"contrast", "TOKEN", "the metric is logit(target) - logit(contrast)"},
+                    {"position", "P", "the position measured (default the last)"},
+                    {"site", "residual|heads|mlp", "what is patched"},
+                    {"json", "FILE", "also write the results as JSON"}},
+            patchCommand},
+        {"lesson",
+            {{"check [FILE|DIR ...]", "check lessons (default: lessons/); problems as file:line: message"},
+                {"render FILE --out DIR [--size 1200x800]", "every step's view as a PNG"},
+                {"export FILE --out FILE.pdf | --out DIR --html [--no-answers]",
+                    "the lesson to read offline: a PDF page per step, or a web page"}},
+            {{"out", "PATH", "render: the directory; export: the PDF, or the page's directory with --html"},
+                {"size", "WxH", "render: each picture's size (default 1200x800)"},
+                {"html", "", "export an interactive web page instead of a PDF"},
+                {"no-answers", "", "the students' copy: each question without its answer"}},
+            lessonCommand},
+        {"models", {{"", "list the built-in models"}}, {{"paths", "", "also print where each is"}}, modelsCommand},
+        {"new-model",
+            {{"--out DIR [--layers L --heads H --d-model D ... --seed S]",
+                 "make a model with GPT-2's initialisation from a fixed seed"},
+                {"--out DIR --family llama|mistral|qwen2|gpt_neox|gpt_neo|t5 [--kv-heads N --tied]",
+                    "the same in another family's layout, as its Hugging Face classes save it"}},
+            {{"out", "DIR", "the model directory written"}, {"layers", "L", "blocks (default 2)"},
+                {"heads", "H", "attention heads (default 4)"}, {"d-model", "D", "width (default 64)"},
+                {"d-ff", "F", "the feed-forward width (default 4·D)"}, {"vocab", "V", "vocabulary size (default 256)"},
+                {"context", "N", "positions (default 1024)"}, {"seed", "S", "the initialisation's seed"},
+                {"activation", "gelu_new|relu", "the feed-forward activation"},
+                {"layer-norm", "pre|post", "where the layer norms sit"},
+                {"positions", "KIND", "the positional encoding (docs/models.md)"},
+                {"bidirectional", "", "no causal mask (an encoder)"},
+                {"tokenizer", "bytes|gpt2", "the tokenizer the model reads text with"},
+                {"description", "TEXT", "the model's description"},
+                {"family", "llama|mistral|qwen2|gpt_neox|gpt_neo|t5", "another family's layout"},
+                {"kv-heads", "N", "K/V heads (grouped-query attention)"},
+                {"tied", "", "the output head tied to the embedding (T5: v1.0's ReLU)"},
+                {"rope-theta", "X", "RoPE's base (default 10000)"},
+                {"window", "W", "gpt_neo's local layers' window (default 256)"}},
+            newModelCommand},
+        {"tokenize",
+            {{"--model M|TOKENIZER --text \"...\" [--special] [--pieces]",
+                "print the token ids; TOKENIZER: a built-in one (gpt2, mistral-7b, bert-base-uncased) or any "
+                "tokenizer directory"}},
+            {{"model", "M|TOKENIZER", "a model, a built-in tokenizer or a tokenizer directory"},
+                {"text", "\"...\"", "the text"}, {"special", "", "with the model's own special tokens"},
+                {"pieces", "", "each token's readable text too"}},
+            tokenizeCommand},
+        {"bench-tokenizer",
+            {{"--model M [--file TEXT] [--repeat R]", "measure the model's tokenizer: loading time, MB/s"}},
+            kModel
+                + Options {{"file", "TEXT", "the text encoded (default: 1 MiB of English prose)"},
+                    {"repeat", "R", "timed passes (default 10)"}},
+            benchTokenizerCommand},
+        {"bench-attention",
+            {{"--kernel KIND --length N --repeat R [--attention-param key=value ...] [--causal] [--sweep]",
+                "time one attention head (d_head 64) with an efficient-attention kernel, KIND one of " + kernels
+                    + "; --sweep times N = 256 … 16384 and fits the log-log slope"}},
+            {{"kernel", "KIND", "the kernel: " + kernels}, {"length", "N", "tokens (default 4096)"},
+                {"repeat", "R", "timed runs (default 5)"},
+                {"attention-param", "key=value", "one of the kernel's parameters (repeat for more)"},
+                {"causal", "", "under a causal mask"}, {"sweep", "", "time N = 256 … 16384 and fit the log-log slope"},
+                {"json", "FILE", "with --sweep: write or merge the sweep into FILE"}},
+            benchAttentionCommand},
+        {"bench-approximation",
+            {{"--kernel " + approximations + " [--length N --repeat R --seeds S] [--head-dim D] [--causal]",
+                "time the approximation view's sweep (every k or feature count, S seeds each, against exact "
+                "softmax) on N random tokens"}},
+            {{"kernel", approximations, "the approximation swept"}, {"length", "N", "tokens (default 128)"},
+                {"repeat", "R", "timed sweeps (default 5)"}, {"seeds", "S", "seeds a size (default 5)"},
+                {"head-dim", "D", "the head's width (default 64)"}, {"causal", "", "a causal model's head"}},
+            benchApproximationCommand},
+        {"bench-pattern",
+            {{"--kernel KIND [--length N --repeat R --cells G --causal --attention-param k=v]",
+                "time computing a fixed sparse pattern as the pattern editor does, with its density and work; "
+                "KIND one of "
+                    + patterns}},
+            {{"kernel", "KIND", "the pattern: " + patterns}, {"length", "N", "tokens (default 16384)"},
+                {"repeat", "R", "timed runs (default 10)"},
+                {"cells", "G", "the editor's picture, G × G cells (default 512)"},
+                {"causal", "", "under a causal mask"},
+                {"attention-param", "key=value", "one of the kernel's parameters (repeat for more)"}},
+            benchPatternCommand},
+        {"bench-gui",
+            {{"[--quick]",
+                "the longest time the window's event loop is blocked during heavy actions (a model load, "
+                "a long run, every tab, training, pattern edits)"}},
+            {{"quick", "", "smaller sizes, for a quick check"},
+                {"same-priority", "", "run the CPU-bound neighbour at the benchmark's own priority"}},
+            nullptr},
+    };
+}
+
+// `text` broken into lines of at most `width` characters (counted as UTF-8 code points), each after `indent`. A
+// synopsis breaks only between bracketed groups ("[--head-dim D]" stays whole).
+std::string wrapped(const std::string &text, size_t indent, size_t width, bool synopsis = false)
+{
+    const auto length = [](const std::string &s) {
+        return size_t(
+            std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    };
+    std::vector<std::string> words {""};
+    int depth = 0;
+    for (char c : text) {
+        if (c == ' ' && depth == 0) {
+            words.emplace_back();
+            continue;
+        }
+        if (synopsis)
+            depth += (c == '[' || c == '(') - (c == ']' || c == ')');
+        words.back() += c;
+    }
+    std::string out, line;
+    for (const std::string &word : words) {
+        if (!line.empty() && length(line) + 1 + length(word) > width) {
+            out += line + "\n" + std::string(indent, ' ');
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    return out + line + "\n";
+}
+
+constexpr size_t kHelpColumn = 42, kWidth = 118;
+
+// "  transformer-atlas NAME SYNOPSIS" and the summary in the help column (on the next line when it does not fit).
+std::string formLines(const CliCommand &command, const CliForm &form)
+{
+    std::string head = "  "
+        + wrapped("transformer-atlas " + command.name + (form.synopsis.empty() ? "" : " " + form.synopsis), 6,
+            kWidth - 6, true);
+    head.pop_back(); // its newline
+    if (form.summary.empty())
+        return head + "\n";
+    const size_t lastLine = head.size() - (head.rfind('\n') == std::string::npos ? 0 : head.rfind('\n') + 1);
+    head += lastLine + 2 <= kHelpColumn ? std::string(kHelpColumn - lastLine, ' ')
+                                        : "\n" + std::string(kHelpColumn, ' ');
+    return head + wrapped(form.summary, kHelpColumn, kWidth - kHelpColumn);
+}
+
+const char *kModelsNote
+    = "\nM is a built-in model name (see `models`) or a Hugging Face model directory (config.json and safetensors; "
+      "the\nfamilies it reads, GPT-2, Llama, Qwen2, Mistral, Mixtral, BERT, T5, GPT-NeoX and GPT-Neo, are in "
+      "docs/models.md).\n";
+
+} // namespace
+
+const std::vector<CliCommand> &cliCommands()
+{
+    static const std::vector<CliCommand> table = makeTable();
+    return table;
+}
+
+const CliCommand *findCliCommand(const std::string &name)
+{
+    for (const CliCommand &c : cliCommands())
+        if (c.name == name)
+            return &c;
+    return nullptr;
+}
+
+std::string usageText()
+{
+    std::string out = "transformer-atlas: run small transformers one operation at a time.\n\n"
+                      "  transformer-atlas                       open the desktop app on the built-in model\n";
+    for (const CliCommand &c : cliCommands())
+        for (const CliForm &form : c.forms)
+            out += formLines(c, form);
+    return out + "\n`transformer-atlas help COMMAND` (or COMMAND --help) lists every option of a command.\n"
+        + kModelsNote;
+}
+
+std::string commandUsage(const std::string &name)
+{
+    const CliCommand *c = findCliCommand(name);
+    if (!c)
+        return {};
+    std::string out = "transformer-atlas " + name + ":\n\n";
+    for (const CliForm &form : c->forms)
+        out += formLines(*c, form);
+    out += "\nOptions:\n";
+    for (const CliOption &o : c->options) {
+        std::string head = "    --" + o.name + (o.value.empty() ? "" : " " + o.value);
+        head += head.size() + 2 <= kHelpColumn ? std::string(kHelpColumn - head.size(), ' ')
+                                               : "\n" + std::string(kHelpColumn, ' ');
+        out += head + wrapped(o.help, kHelpColumn, kWidth - kHelpColumn);
+    }
+    return out + kModelsNote;
+}
+
+} // namespace atlas
