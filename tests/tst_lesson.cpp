@@ -189,6 +189,8 @@ private slots:
             std::string("l.md:19: run-to: no operation or tensor 'layer.0.sofmax' in this model's program"));
         QCOMPARE(problems("\"head\": 3", "\"head\": 7"),
             std::string("l.md:15: head 7 does not exist: model 'reverse' has 4 heads"));
+        QCOMPARE(problems("\"head\": 3", "\"head\": 3, \"top_k\": 5"),
+            std::string("l.md:15: key 'top_k' is not read by the attention view (docs/view-spec.md: who reads it)"));
         QVERIFY(problems("\"model\": \"tiny-bytes\"", "\"model\": \"tiny-bites\"").starts_with("l.md:48: "));
         QVERIFY(problems("models: [reverse, tiny-bytes]", "models: [reverse, tiny-bytes, gpt5]")
                     .starts_with("l.md:1: model 'gpt5'"));

@@ -1,4 +1,5 @@
 #include "util/error.h"
+#include "view/viewkinds.h"
 #include "view/viewspec.h"
 
 #include <QtTest>
@@ -91,7 +92,7 @@ private slots:
         std::string line, table;
         bool inside = false;
         while (std::getline(docs, line)) {
-            inside = inside || line.starts_with("| key | type | default | meaning |");
+            inside = inside || line.starts_with("| key | type | default | read by | meaning |");
             if (inside && line.empty())
                 break;
             if (inside)
@@ -105,6 +106,26 @@ private slots:
             QFAIL(qPrintable(
                 "docs/view-spec.md's table of keys differs from specKeysMarkdown(): paste " + path + " over it"));
         }
+    }
+
+    // A key that lists the views reading it is left out of a lesson step's JSON for another view, and `lesson check`
+    // names it (unreadKeys); the keys every view reads are always kept. Each listed view exists.
+    void keysBelongToTheViewsThatReadThem()
+    {
+        for (const atlas::SpecKey &key : atlas::specKeys())
+            for (const std::string &view : key.views)
+                QVERIFY2(atlas::findViewKind(view), (key.name + ": " + view).c_str());
+        ViewSpec spec;
+        spec.view = "attention";
+        spec.topK = 7; // the next-token view's
+        spec.layer = 1; // every view's
+        QCOMPARE(atlas::unreadKeys(spec), std::vector<std::string> {"top_k"});
+        const std::string json = spec.toJson(true);
+        QVERIFY2(!contains(json, "top_k") && contains(json, "\"layer\": 1"), json.c_str());
+        spec.view = "next-token";
+        QVERIFY(atlas::unreadKeys(spec).empty());
+        QVERIFY(contains(spec.toJson(true), "\"top_k\": 7"));
+        QCOMPARE(ViewSpec::fromJson(spec.toJson(true), "t"), spec);
     }
 
     void everyKeyIsWrittenAndReadBack()

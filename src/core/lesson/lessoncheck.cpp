@@ -76,6 +76,8 @@ void Checker::checkStep(const LessonStep &step)
     const int line = step.specLine;
     if (std::find(m_lesson.models.begin(), m_lesson.models.end(), spec.model) == m_lesson.models.end())
         problem(line, "the step uses model '" + spec.model + "', which the front matter's models do not list");
+    for (const std::string &key : unreadKeys(spec))
+        problem(line, "key '" + key + "' is not read by the " + spec.view + " view (docs/view-spec.md: who reads it)");
     const std::shared_ptr<const Model> model = loaded(spec.model, line);
     if (!model)
         return;

@@ -89,10 +89,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "tensor",
             .field = &ViewSpec::tensor,
             .type = "string",
+            .views = {"tensor"},
             .meaning = "trace name for the tensor view, e.g. `layer.0.attn.q` (see trace-names.md)"},
         {.name = "scale",
             .field = &ViewSpec::scale,
             .type = "string",
+            .views
+            = {"attention", "heads", "mask", "tensor", "kernels", "lsh", "approximation", "rollout", "logit-lens"},
             .meaning = "colour scale of heat maps: `linear` or `log`",
             .choices = {"linear", "log"}},
         {.name = "colormap",
@@ -103,12 +106,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "top_k",
             .field = &ViewSpec::topK,
             .type = "int ≥ 1",
-            .meaning = "bars in the next-token view",
+            .views = {"next-token", "fills"},
+            .meaning = "bars in the next-token view; the choices the fills view lists at each hidden position",
             .minimum = 1,
             .rule = ">= 1"},
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
+            .views = {"next-token", "lines", "rollout", "patching", "ablation"},
             .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
                        "show, and the position whose output the patching view's metric reads; −1 = the last token",
             .minimum = -1,
@@ -136,11 +141,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "hidden_heads",
             .field = &ViewSpec::hiddenHeads,
             .type = "array of ints",
+            .views = {"lines"},
             .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
                        "swatch (BertViz's head view)"},
         {.name = "thumbnail_size",
             .field = &ViewSpec::thumbnailSize,
             .type = "int, 0 or 48 … 1024",
+            .views = {"heads"},
             .meaning = "heads view: each thumbnail's side in pixels, the view scrolling when the grid is larger than "
                        "the window (the view's \"Thumbnails\" box); 0 = fit the view. Once every token gets a row tall "
                        "enough for text, each thumbnail is labelled with its query tokens (left) and key tokens (top)",
@@ -155,12 +162,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "key",
             .field = &ViewSpec::key,
             .type = "int ≥ −1",
+            .views = {"neuron"},
             .meaning = "neuron view: the key of the pair; −1 = the key the query weights most",
             .minimum = -1,
             .rule = ">= 0, or -1 for the most weighted"},
         {.name = "ablate_heads",
             .field = &ViewSpec::ablateHeads,
             .type = "string",
+            .views = {"ablation"},
             .meaning
             = "ablation view: the heads switched off as `layer.head`, comma-separated (`\"0.1,1.3\"`, as `dump "
               "--ablate-heads`); a head the model lacks is named in the view",
@@ -176,6 +185,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "ablation",
             .field = &ViewSpec::ablation,
             .type = "string",
+            .views = {"ablation"},
             .meaning
             = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "
               "pruning) or `mean` (by its mean over held-out examples of the model's task, or over the input "
@@ -184,11 +194,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "approximation",
             .field = &ViewSpec::approximation,
             .type = "string",
+            .views = {"approximation"},
             .meaning = "approximation view: `linformer` or `performer`",
             .choices = {"linformer", "performer"}},
         {.name = "approximation_value",
             .field = &ViewSpec::approximationValue,
             .type = "int ≥ 0",
+            .views = {"approximation"},
             .meaning = "approximation view: the k (Linformer) or number of features (Performer) drawn, the nearest "
                        "swept one; 0 = the middle of the sweep",
             .rule = ">= 1, or 0 for the middle of the sweep"},
@@ -201,6 +213,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "query",
             .field = &ViewSpec::query,
             .type = "int",
+            .views = {"attention", "neuron", "scaling", "positions"},
             .meaning = "a query row the Attention view outlines (a lesson's predict question sets it on Reveal); −1 = "
                        "none; the neuron view's query (−1: the last token)",
             .minimum = -1,
@@ -208,12 +221,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "veil_query",
             .field = &ViewSpec::veilQuery,
             .type = "bool",
+            .views = {"attention"},
             .meaning = "attention view: row `query` is covered (\"hidden until Reveal\") and its hover says nothing of "
                        "its weights. A lesson step with a predict question opens with it on, so the heat map does not "
                        "give the answer away; Reveal turns it off"},
         {.name = "temperature",
             .field = &ViewSpec::temperature,
             .type = "number, 0 < T ≤ 100",
+            .views = {"next-token"},
             .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
                        "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "
                        "temperature draws from",
@@ -221,11 +236,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "checkpoint_every",
             .field = &ViewSpec::checkpointEvery,
             .type = "int ≥ 0",
+            .views = {"memory-timeline", "memory-graph"},
             .meaning = "memory views: gradient checkpointing keeps every k-th block boundary, 1 … L; 0 = ⌈√L⌉",
             .rule = ">= 1, or 0 for the square root of the depth"},
         {.name = "ffn_chunks",
             .field = &ViewSpec::ffnChunks,
             .type = "int ≥ 1",
+            .views = {"memory-timeline", "memory-graph", "memory-depth", "memory-tradeoff"},
             .meaning
             = "memory views: the feed-forward sub-layers run over the sequence in this many chunks (at most T)",
             .minimum = 1,
@@ -233,12 +250,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "memory_scope",
             .field = &ViewSpec::memoryScope,
             .type = "string",
+            .views = {"memory-timeline"},
             .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
                        "workspace only: the part the strategies change)",
             .choices = {"all", "activations"}},
         {.name = "cursor",
             .field = &ViewSpec::cursor,
             .type = "int ≥ −1",
+            .views = {"memory-timeline", "memory-graph"},
             .meaning = "memory timeline and computation graph: the op of the training step singled out (the scrub "
                        "position); −1 = none",
             .minimum = -1,
@@ -246,6 +265,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "depth",
             .field = &ViewSpec::depth,
             .type = "int 0 … 64",
+            .views = {"memory-depth", "memory-tradeoff", "inversion-error"},
             .meaning = "memory-depth (the deepest of depths 1, 2, 4 …), memory-tradeoff and inversion-error: models of "
                        "the model's shape with random weights at this depth; 0 = the model's own depth "
                        "(inversion-error: the model's own weights, which must be reversible)",
@@ -259,6 +279,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "capacity_factor",
             .field = &ViewSpec::capacityFactor,
             .type = "number ≥ 0",
+            .views = {"experts"},
             .meaning = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
                        "the model's own (`atlas_capacity_factor`)",
             .maximum = 1024,
@@ -266,18 +287,21 @@ const std::vector<SpecKey> &specKeys()
         {.name = "expert_top_k",
             .field = &ViewSpec::expertTopK,
             .type = "int ≥ 0",
+            .views = {"experts"},
             .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
                        "(`atlas_expert_top_k`)",
             .rule = ">= 1, or 0 for the model's own"},
         {.name = "devices",
             .field = &ViewSpec::devices,
             .type = "int ≥ 1",
+            .views = {"experts"},
             .meaning = "experts view: the devices the experts are spread over (clamped to E)",
             .minimum = 1,
             .rule = ">= 1"},
         {.name = "block_size",
             .field = &ViewSpec::blockSize,
             .type = "int ≥ 1",
+            .views = {"sparse-ffn"},
             .meaning = "sparse FFN view: one neuron kept per block of this many (N)",
             .minimum = 1,
             .rule = ">= 1"},
@@ -293,6 +317,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "objective",
             .field = &ViewSpec::objective,
             .type = "string",
+            .views = {"objective", "fills"},
             .meaning = "objective view: the pretraining objective applied to the input, `next` (GPT), `mlm` (BERT's "
                        "masked LM), `span` (T5's span corruption), `prefix` (the prefix LM) or `nsp` (BERT's "
                        "next-sentence prediction); `\"\"` = the model's own (`mlm` for a model of task mlm such as "
@@ -303,12 +328,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "seed",
             .field = &ViewSpec::seed,
             .type = "int ≥ 0",
+            .views = {"objective", "fills", "patching"},
             .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
                        "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same); "
                        "patching view: the draw of the noise at `noise_positions`"},
         {.name = "compare_tokenizer",
             .field = &ViewSpec::compareTokenizer,
             .type = "string",
+            .views = {"tokenizer"},
             .meaning = "tokenizer view: the tokenizer whose split of the input is shown beside the model's own: a "
                        "built-in tokenizer (`gpt2`, `mistral-7b`, `bert-base-uncased`), a built-in model or a "
                        "directory with a tokenizer (as `tokenize --model`)",
@@ -320,6 +347,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "rollout_heads",
             .field = &ViewSpec::rolloutHeads,
             .type = "string",
+            .views = {"rollout"},
             .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
                        "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "
                        "renormalised)",
@@ -327,6 +355,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",
+            .views = {"logit-lens", "patching"},
             .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
                        "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
                        "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
@@ -334,12 +363,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "contrast",
             .field = &ViewSpec::contrast,
             .type = "string",
+            .views = {"patching"},
             .meaning
             = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
               "as `target` is; `\"\"` = the probability of `target`"},
         {.name = "patch",
             .field = &ViewSpec::patch,
             .type = "string",
+            .views = {"patching"},
             .meaning = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
                        "block at each position), `heads` (each head's output, its context C_h at every position) or "
                        "`mlp` (each layer's feed-forward output at every position)",
@@ -347,11 +378,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "corrupted_text",
             .field = &ViewSpec::corruptedText,
             .type = "string",
+            .views = {"patching"},
             .meaning = "patching view: the corrupted input, read by the model's tokenizer into as many tokens as the "
                        "input; `\"\"` = the input with noise at `noise_positions`"},
         {.name = "noise_positions",
             .field = &ViewSpec::noisePositions,
             .type = "array of ints",
+            .views = {"patching"},
             .meaning = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
                        "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`"},
         {.name = "compare",

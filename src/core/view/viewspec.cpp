@@ -230,13 +230,32 @@ std::vector<std::string> ViewSpec::viewKinds()
     return kinds;
 }
 
+bool viewReadsKey(const std::string &view, const SpecKey &key)
+{
+    return key.views.empty() || std::find(key.views.begin(), key.views.end(), view) != key.views.end();
+}
+
+std::vector<std::string> unreadKeys(const ViewSpec &spec)
+{
+    static const ViewSpec defaults;
+    std::vector<std::string> unread;
+    for (const SpecKey &key : specKeys())
+        if (!viewReadsKey(spec.view, key) && std::visit([&](auto f) { return !(spec.*f == defaults.*f); }, key.field))
+            unread.push_back(key.name);
+    return unread;
+}
+
 std::string specKeysMarkdown()
 {
     const ViewSpec defaults;
-    std::string out = "| key | type | default | meaning |\n| --- | --- | --- | --- |\n";
+    std::string out = "| key | type | default | read by | meaning |\n| --- | --- | --- | --- | --- |\n";
     for (const SpecKey &key : specKeys()) {
         const std::string value = std::visit([&](auto f) { return Json(defaults.*f).dump(); }, key.field);
-        out += "| `" + key.name + "` | " + key.type + " | `" + value + "` | " + key.meaning + " |\n";
+        std::string readers;
+        for (const std::string &view : key.views)
+            readers += (readers.empty() ? "`" : ", `") + view + "`";
+        out += "| `" + key.name + "` | " + key.type + " | `" + value + "` | "
+            + (readers.empty() ? "every view" : readers) + " | " + key.meaning + " |\n";
     }
     return out;
 }
@@ -272,8 +291,10 @@ std::string ViewSpec::toJson(bool changedOnly) const
         const nlohmann::ordered_json all = nlohmann::ordered_json::parse(toJson()),
                                      defaults = nlohmann::ordered_json::parse(ViewSpec().toJson());
         nlohmann::ordered_json j;
+        const std::vector<std::string> unread = unreadKeys(*this);
         for (const auto &[key, value] : all.items())
-            if (key == "view" || key == "model" || value != defaults[key])
+            if (key == "view" || key == "model"
+                || (value != defaults[key] && std::find(unread.begin(), unread.end(), key) == unread.end()))
                 j[key] = value;
         return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     }

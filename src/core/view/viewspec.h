@@ -95,8 +95,8 @@ struct ViewSpec
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
     static ViewSpec fromJson(const std::string &json, const std::string &source);
-    // Pretty-printed, every key present; or, when `changedOnly`, "view", "model" and the keys whose value differs
-    // from the default (what a lesson step needs, and nothing to drift when a default changes).
+    // Pretty-printed, every key present; or, when `changedOnly`, "view", "model" and the keys the view reads whose
+    // value differs from the default (what a lesson step needs, and nothing to drift when a default changes).
     std::string toJson(bool changedOnly = false) const;
     bool operator==(const ViewSpec &) const = default;
 };
@@ -110,6 +110,9 @@ struct SpecKey
     std::string name;
     Field field;
     std::string type; // the docs' "type" column: "int ≥ 0", "string"
+    // The view kinds that read it; empty: every view (the model, its input and its run, the page's look). A lesson
+    // step that sets a key its view does not read is a problem `lesson check` names.
+    std::vector<std::string> views;
     std::string meaning; // the docs' "meaning" column (Markdown)
     std::vector<std::string> choices; // a string key's values; empty: any string
     int minimum = 0; // an int key's least value, and the rule a smaller one breaks (">= 0, or -1 for none")
@@ -121,6 +124,11 @@ struct SpecKey
 };
 
 const std::vector<SpecKey> &specKeys();
+
+// Whether a view of kind `view` reads `key`.
+bool viewReadsKey(const std::string &view, const SpecKey &key);
+// The keys `spec` sets (away from their defaults) that its view does not read.
+std::vector<std::string> unreadKeys(const ViewSpec &spec);
 
 // docs/view-spec.md's table of keys (key, type, default, meaning), one row per specKeys() entry in its order.
 std::string specKeysMarkdown();
