@@ -381,6 +381,14 @@ private slots:
                 .toUtf8());
         Result r = run({"lesson", "check", lesson});
         QVERIFY2(r.code == 1 && r.err.contains("bad.md:8:") && r.err.contains(reason), qPrintable(r.err));
+        // A directory is every lesson in it: the good one beside passes, the bad one is named.
+        write(dir.filePath("good.md"),
+            "---\ntitle: Good\nlecture: none\nminutes: 1\nmodels: reverse\n---\n\n## A step\n\nText.\n\n```view\n"
+            R"({"model": "reverse", "text": "abc>", "view": "attention"})"
+            "\n```\n");
+        r = run({"lesson", "check", dir.path()});
+        QVERIFY2(r.code == 1 && r.err.contains("bad.md:8:") && !r.err.contains("good.md"), qPrintable(r.err));
+        QVERIFY2(run({"lesson", "check", dir.filePath("good.md")}).code == 0, "the good lesson passes alone");
         r = run({"lesson", "render", lesson, "--out", dir.filePath("steps")});
         QVERIFY2(r.code == 1, qPrintable(r.err));
         QVERIFY(!QFile::exists(dir.filePath("steps/step-01.png")));

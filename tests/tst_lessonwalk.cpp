@@ -23,6 +23,9 @@
 #include <QTemporaryFile>
 #include <QTest>
 
+#include <map>
+#include <memory>
+
 using namespace atlas;
 using namespace atlas::testing;
 
@@ -53,6 +56,8 @@ QScreen *screenAt(const QRect &geometry)
 class TestLessonWalk : public QObject
 {
     Q_OBJECT
+
+    std::map<QString, std::unique_ptr<Session>> m_sessions; // by lesson, for its two walks
 
     static void waitIdle(Session &session)
     {
@@ -116,7 +121,12 @@ private slots:
         QFETCH(QRect, projector);
         const QString shots = qEnvironmentVariable("ATLAS_SCREENSHOTS");
         QSettings().clear();
-        Session session;
+        // Both projectors' walks of a lesson share a session, as a lecturer's app keeps one: the second shows the
+        // results the first computed (the session's recent analyses) instead of computing them again.
+        std::unique_ptr<Session> &shared = m_sessions[lesson];
+        if (!shared)
+            shared = std::make_unique<Session>();
+        Session &session = *shared;
         MainWindow window(&session);
         window.setGeometry(projector.adjusted(40, 40, -40, -40));
         window.show();
@@ -138,7 +148,7 @@ private slots:
             // runs, and how far it got when measured depends on the machine's load.
             for (const TrainPanel *train : window.findChildren<TrainPanel *>())
                 QTRY_VERIFY_WITH_TIMEOUT(!train->worker()->running(), 300000);
-            QTest::qWait(100); // queued replots and relabelling
+            QTest::qWait(25); // queued replots and relabelling
             window.grab(); // paint every view once, so painted views report what they cut
             const QString where = QString("step %1 '%2' (%3)")
                                       .arg(step + 1)
@@ -154,6 +164,8 @@ private slots:
                                                .arg(step + 1, 2, 10, QChar('0'))));
         }
         window.presentation()->setActive(false);
+        if (projector == kLargeProjector)
+            m_sessions.erase(lesson);
         problems.removeDuplicates();
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
     }

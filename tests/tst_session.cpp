@@ -1,6 +1,7 @@
 // The session owns the views' analyses (view/viewanalysis.h): it runs the analysis the spec's view needs off the
 // GUI thread, keyed by what it reads, so that a view only draws what it is handed. The newest request wins, a
 // settled result is reused while its key stands, and a request that cannot run is a problem, not a job.
+#include "model/builtinmodels.h"
 #include "session/savedspec.h"
 #include "session/session.h"
 
@@ -229,6 +230,59 @@ private slots:
         session.step(); // stepping back and forth keeps Q, K, V: the same tensors, the same result
         waitIdle(session);
         QCOMPARE(session.analysis().result, first);
+    }
+
+    // Back to a view shown a moment ago whose analysis took long (a memory sweep): its result is the one computed
+    // then, at once. A quick one (the kernel comparison of a few tokens) is computed again instead of kept.
+    void aRecentLongResultComesBackAtOnce()
+    {
+        Session session;
+        open(session, "memory-depth");
+        ViewSpec spec = session.spec();
+        spec.depth = 2;
+        session.setSpec(spec);
+        waitForAnalysis(session);
+        const auto sweep = session.analysis().result;
+        QVERIFY(sweep != nullptr && sweep->milliseconds >= RecentAnalyses::kWorthMs);
+        spec.view = "kernels";
+        session.setSpec(spec);
+        waitForAnalysis(session);
+        const auto kernels = session.analysis().result;
+        QVERIFY(kernels != nullptr && kernels->milliseconds < RecentAnalyses::kWorthMs);
+        spec.view = "memory-depth";
+        session.setSpec(spec);
+        QVERIFY(!session.analysis().pending);
+        QCOMPARE(session.analysis().result, sweep);
+        spec.view = "kernels";
+        session.setSpec(spec);
+        QVERIFY(session.analysis().pending);
+        waitForAnalysis(session);
+        QVERIFY(session.analysis().result != nullptr && session.analysis().result != kernels);
+    }
+
+    // Another positional encoding keeps the weights (Model::withPositions shares them) but is another model: the
+    // analyses that rerun the model ask for a new result instead of taking the one computed for its weights.
+    void anAnalysisKeyNamesTheModelNotOnlyItsWeights()
+    {
+        const auto rope = loadModel("reverse-rope");
+        const auto alibi = std::make_shared<const Model>(rope->withPositions(PositionKind::Alibi, "positions"));
+        QCOMPARE(alibi->wte.data(), rope->wte.data());
+        for (const char *view : {"ablation", "memory-timeline"}) {
+            ViewSpec spec;
+            spec.view = view;
+            spec.ablateHeads = "0.1";
+            const auto key = [&](const std::shared_ptr<const Model> &model) {
+                AnalysisContext c;
+                c.model = model;
+                c.tokenIds = {1, 2, 3, 4};
+                c.tokens = 4;
+                c.layers = model->config.layers;
+                const AnalysisRequest r = analysisRequest(spec, c);
+                return r.problem.empty() ? r.key : "problem: " + r.problem;
+            };
+            QVERIFY2(!key(rope).starts_with("problem"), key(rope).c_str());
+            QVERIFY2(key(rope) != key(alibi), view);
+        }
     }
 
     void theNewestRequestWins()

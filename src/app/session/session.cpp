@@ -504,6 +504,12 @@ void Session::updateAnalysis()
         m_analysis.problem = QString::fromStdString(request.problem);
         return;
     }
+    if (const RecentAnalyses::Entry *recent = m_recentAnalyses.find(request.key)) { // computed a moment ago
+        m_analysisJob.drop();
+        m_analysis.result = recent->result;
+        m_analysisPins = recent->pins;
+        return;
+    }
     m_analysis.pending = true;
     m_analysisPins = request.pinned;
     m_analysisProgress = request.progress;
@@ -552,6 +558,8 @@ void Session::adoptAnalysis(AnalysisOutcome outcome)
     m_analysis.pending = false;
     m_analysis.result = outcome.result;
     m_analysis.problem = outcome.error;
+    if (outcome.error.isEmpty())
+        m_recentAnalyses.add({outcome.key, outcome.result, m_analysisPins});
     emit analysisChanged();
 }
 

@@ -2,6 +2,7 @@
 
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "session/recentanalyses.h"
 #include "tokenize/tokenizer.h"
 #include "view/viewspec.h"
 #include "viewmodel/latestjob.h"
@@ -160,6 +161,7 @@ private:
     AnalysisState m_analysis;
     std::string m_analysisKey; // the request m_analysis answers or waits for
     std::vector<Tensor> m_analysisPins; // the tensors that request reads (their addresses are in its key)
+    RecentAnalyses m_recentAnalyses;
     std::shared_ptr<AnalysisProgress> m_analysisProgress; // the run's, when it reports one
     QTimer *m_progressTimer = nullptr; // reads it while the run is under way
     LatestJob<AnalysisOutcome> m_analysisJob; // last: its destructor waits for the analysis in progress

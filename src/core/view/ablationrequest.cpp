@@ -72,7 +72,7 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
     }
     const HeadAblation::Mode mode = parseAblationMode(spec.ablation, "ablation");
     AnalysisRequest r;
-    const std::string modelKey = "ablation/" + identity(c.model->wte) + "/" + spec.ablation;
+    const std::string modelKey = "ablation/" + modelIdentity(*c.model) + "/" + spec.ablation;
     r.key = modelKey + "/" + headListText(heads) + "/at" + std::to_string(position) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, input = inputOf(c), heads, mode, position, modelKey, text = spec.ablation](

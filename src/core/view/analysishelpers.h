@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/model.h"
 #include "view/viewanalysis.h"
 
 #include <chrono>
@@ -22,6 +23,14 @@ inline double millisecondsSince(Clock::time_point start)
 inline std::string identity(const Tensor &t)
 {
     return "@" + std::to_string(reinterpret_cast<uintptr_t>(t.data())) + t.shapeString();
+}
+
+// A model's identity in a request key: its weights (by the embedding's address; the request pins model.wte) and
+// what a spec changes without new weights (Model::withPositions and withRouting share the weight tensors).
+inline std::string modelIdentity(const Model &model)
+{
+    return identity(model.wte) + "/" + positionKindName(model.config.positions) + "/cf"
+        + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK);
 }
 
 // A new result of type R filled by `fill`, with the time it took.

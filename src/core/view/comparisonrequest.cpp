@@ -127,7 +127,7 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
     const bool sameModel = b.model == a.model && b.positions == a.positions;
     AnalysisRequest r;
     r.key = "compare/" + spec.compare + "/" + b.toJson() + "/A:" + own.key + "/" + own.problem
-        + (sameModel ? identity(c.model->wte) : "");
+        + (sameModel ? modelIdentity(*c.model) : "");
     r.pinned = own.pinned;
     r.progress = own.progress;
     Tensor probsA, maskedA;

@@ -62,7 +62,7 @@ AnalysisRequest analysis::timelineRequest(const ViewSpec &spec, const AnalysisCo
     if (std::string p = optionsProblem(spec, c, MemoryStrategy::Checkpoint); !p.empty())
         return problem(p);
     AnalysisRequest r;
-    r.key = "memory-timeline/" + identity(c.model->wte) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
+    r.key = "memory-timeline/" + modelIdentity(*c.model) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
         + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     const Input input = inputOf(c);
@@ -169,7 +169,7 @@ AnalysisRequest analysis::inversionRequest(const ViewSpec &spec, const AnalysisC
         return problem("depth 0 measures the model's own weights, and this model has standard blocks: choose a "
                        "depth for a random reversible model of its shape, or open a reversible model (reverse-rev).");
     AnalysisRequest r;
-    r.key = "inversion-error/" + identity(c.model->wte) + "/d" + std::to_string(spec.depth) + "/" + inputKey(c);
+    r.key = "inversion-error/" + modelIdentity(*c.model) + "/d" + std::to_string(spec.depth) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, input = inputOf(c), depth = spec.depth](const std::atomic<bool> &cancel) {
         return timedResult<InversionErrorAnalysis>([&](InversionErrorAnalysis &result) {

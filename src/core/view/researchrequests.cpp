@@ -32,7 +32,7 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
         return problem("The logit lens reads the residual stream through the output head. " + why + ".");
     }
     AnalysisRequest r;
-    r.key = "logit-lens/" + identity(c.model->wte) + "/target:" + spec.target;
+    r.key = "logit-lens/" + modelIdentity(*c.model) + "/target:" + spec.target;
     for (const TraceEntry &e : c.trace->entries())
         if (e.name == "input" || e.name.ends_with(".input") || e.name.ends_with(".out") || e.name.ends_with(".out1")
             || e.name.ends_with(".out2")) {
@@ -124,7 +124,7 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
         return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
                        "(the same number of tokens, spec key corrupted_text), or give noise_positions.");
     AnalysisRequest r;
-    r.key = "patching/" + identity(c.model->wte) + "/" + patchingSettings(spec) + "/" + inputKey(c);
+    r.key = "patching/" + modelIdentity(*c.model) + "/" + patchingSettings(spec) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {

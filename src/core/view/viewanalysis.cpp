@@ -270,7 +270,7 @@ AnalysisRequest analysis::positionsRequest(const ViewSpec &spec, const AnalysisC
     if (!entry && (config.addsPositions() || config.biasesScores()))
         return problem(notComputedText(c.program.get(), source));
     AnalysisRequest r;
-    r.key = "positions/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/" + std::to_string(head) + "/"
+    r.key = "positions/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/" + std::to_string(head) + "/"
         + std::to_string(spec.query) + "/" + std::to_string(c.tokens)
         + (entry ? identity(entry->tensor) : std::string());
     r.pinned = {c.model->wte};
@@ -314,7 +314,7 @@ AnalysisRequest analysis::expertsRequest(const ViewSpec &spec, const AnalysisCon
         return problem(std::string("The Experts view shows a mixture-of-experts layer: ") + e.what() + ".");
     }
     AnalysisRequest r;
-    r.key = "experts/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/cf"
+    r.key = "experts/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/cf"
         + std::to_string(spec.capacityFactor) + "/k" + std::to_string(spec.expertTopK) + "/d"
         + std::to_string(spec.devices) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
@@ -341,8 +341,8 @@ AnalysisRequest analysis::sparseFfnRequest(const ViewSpec &spec, const AnalysisC
         return problem("block_size " + std::to_string(spec.blockSize) + " is more than the layer's "
             + std::to_string(act.tensor.dim(1)) + " neurons.");
     AnalysisRequest r;
-    r.key = "sparse-ffn/" + identity(c.model->wte) + "/" + std::to_string(layer) + "/n" + std::to_string(spec.blockSize)
-        + "/" + identity(act.tensor) + identity(down.tensor);
+    r.key = "sparse-ffn/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/n"
+        + std::to_string(spec.blockSize) + "/" + identity(act.tensor) + identity(down.tensor);
     r.pinned = {c.model->wte, act.tensor, down.tensor};
     r.run = [model = c.model, trace = c.trace, layer, n = spec.blockSize](const std::atomic<bool> &) {
         return timedResult<SparseFfnAnalysis>(
@@ -365,7 +365,7 @@ AnalysisRequest analysis::fillsRequest(const ViewSpec &spec, const AnalysisConte
     const bool corrupted = spec.objective == "mlm";
     const int k = std::min(spec.topK, FillsAnalysis::kMaxFills);
     AnalysisRequest r;
-    r.key = "fills/" + identity(c.model->wte) + (corrupted ? "/seed" + std::to_string(spec.seed) : "/typed") + "/k"
+    r.key = "fills/" + modelIdentity(*c.model) + (corrupted ? "/seed" + std::to_string(spec.seed) : "/typed") + "/k"
         + std::to_string(k) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, input = inputOf(c), corrupted, seed = spec.seed, k](const std::atomic<bool> &cancel) {
