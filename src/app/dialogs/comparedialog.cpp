@@ -5,6 +5,7 @@
 #include "util/commalist.h"
 #include "view/comparison.h"
 #include "view/viewkinds.h"
+#include "views/palette.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -71,7 +72,7 @@ CompareDialog::CompareDialog(const ViewSpec &spec, QWidget *parent)
     form->addRow(tr("Show:"), m_mode);
 
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #b2182b"));
+    m_error->setStyleSheet(QStringLiteral("color: %1").arg(palette::alert.name()));
     m_error->hide();
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);

@@ -1,5 +1,6 @@
 #include "panels/losscurveplot.h"
 
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include "views/plottheme.h"
@@ -149,8 +150,10 @@ void LossCurvePlot::applyTheme(const std::string &theme)
     m_theme = theme;
     const bool dark = theme == "dark";
     applyPlotTheme(this, theme);
-    graph(0)->setPen(QPen(dark ? QColor(120, 175, 255, 150) : QColor(31, 119, 180, 120), 1));
-    const QColor heldOut = dark ? QColor(255, 170, 60) : QColor(214, 95, 0);
+    QColor training = palette::coolCurve(dark); // each step's loss, thin and faint under the held-out points
+    training.setAlpha(dark ? 150 : 120);
+    graph(0)->setPen(QPen(training, 1));
+    const QColor heldOut = palette::warmCurve(dark);
     graph(1)->setPen(QPen(heldOut, 2.5));
     graph(1)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, heldOut, heldOut, 6));
     legend->setBrush(Qt::NoBrush);
