@@ -131,6 +131,8 @@ void TestBackprop::matchesPyTorch_data()
     // attention, SwiGLU, biases and an untied head; Qwen2's multi-query attention and tied head; Mistral's window.
     QTest::newRow("llama_tiny: GQA, biases, untied lm_head") << "llama_tiny"
                                                              << "llama_tiny_grads";
+    QTest::newRow("llama_hd_tiny: heads of 12 in a model 32 wide") << "llama_hd_tiny"
+                                                                   << "llama_hd_tiny_grads";
     QTest::newRow("qwen2_tiny: multi-query, q/k/v biases, tied") << "qwen2_tiny"
                                                                  << "qwen2_tiny_grads";
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"

@@ -153,8 +153,10 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
                                                   << "kv" << QStringList {"num_key_value_heads", "3"};
     QTest::newRow("rope_scaling of an unsupported kind") << "llama_tiny"
                                                          << "yarn" << QStringList {"rope_scaling", "yarn"};
-    QTest::newRow("head_dim other than hidden / heads") << "llama_tiny"
-                                                        << "headdim" << QStringList {"head_dim", "16"};
+    // head_dim 16: heads wider than hidden / heads are read (llama_hd_tiny), and then q_proj must be 64 wide.
+    QTest::newRow("head_dim that the weights do not have")
+        << "llama_tiny"
+        << "headdim" << QStringList {"model.layers.0.self_attn.q_proj.weight", "64"};
     QTest::newRow("hidden_size missing") << "mistral_tiny"
                                          << "nohidden" << QStringList {"config.json", "hidden_size"};
     QTest::newRow("untied without lm_head") << "llama_tiny"

@@ -60,6 +60,7 @@ private slots:
         QTest::addColumn<int>("positions");
         // 73 positions: past the 3 + 64 rows the cache starts with
         QTest::newRow("llama (GQA, 2 K/V heads for 4)") << "llama_tiny" << 2 << 73;
+        QTest::newRow("llama (head_dim 12 in a model 32 wide)") << "llama_hd_tiny" << 2 << 64;
         QTest::newRow("qwen2 (multi-query, 1 K/V head)") << "qwen2_tiny" << 1 << 73;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
         QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;

@@ -36,6 +36,8 @@ Run it with Debian's interpreter, which has python3-torch and numpy:
 It is deterministic (fixed seeds) and rewrites, under tests/data/:
   llama_tiny/       llama: GQA (4 query heads, 2 K/V heads), attention_bias and mlp_bias, untied lm_head,
                     llama3 rope_scaling whose bands all hold a frequency; F32, one model.safetensors, "model." keys
+  llama_hd_tiny/    llama: head_dim 12 in a model 32 wide (q_proj 48 × 32, o_proj 32 × 48, as Mistral-Nemo's 128 in
+                    5120), GQA; F32
   qwen2_tiny/       qwen2: multi-query attention (1 K/V head), q/k/v biases only, tied embeddings, rope_theta 1e6,
                     linear rope_scaling (factor 2); BF16, in two shards named by model.safetensors.index.json
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
@@ -53,7 +55,7 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   bert_tiny_pair_ref/  bert_tiny on "[CLS] A [SEP] B [SEP]" with token types 0 … 0 1 … 1 (B after the first [SEP])
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json (input.json with the source and the
                     decoder's tokens for T5)
-  <name>_grads/     for llama_tiny, qwen2_tiny, mistral_tiny, bert_tiny and bert_mlm_tiny: autograd's loss.npy (mean
+  <name>_grads/     for llama_tiny, llama_hd_tiny, qwen2_tiny, mistral_tiny, bert_tiny and bert_mlm_tiny: autograd's loss.npy (mean
                     cross-entropy of the logits against `targets`, ignore_index -1: the next tokens, or for BERT the
                     originals at a few masked-LM positions) and grad.<parameter>.npy under the engine's parameter
                     names (the checkpoint's without "model." or "bert."; the NSP head, outside the loss, zeros), with
@@ -85,6 +87,12 @@ MODELS = {
                     rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
                                       original_max_position_embeddings=64)),
         dtype="F32", shards=1, seed=31),
+    "llama_hd_tiny": dict(
+        config=dict(model_type="llama", architectures=["LlamaForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=12, vocab_size=64,
+                    max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0, hidden_act="silu",
+                    tie_word_embeddings=False),
+        dtype="F32", shards=1, seed=42),
     "qwen2_tiny": dict(
         config=dict(model_type="qwen2", architectures=["Qwen2ForCausalLM"], hidden_size=32, intermediate_size=40,
                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, vocab_size=64,
@@ -354,7 +362,7 @@ def random_weights(cfg, seed):
     g = torch.Generator().manual_seed(seed)
     D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    d = D // H
+    d = cfg.get("head_dim") or D // H  # LlamaAttention's head_dim
     qwen2 = cfg["model_type"] == "qwen2"
     qkv_bias = qwen2 or cfg.get("attention_bias", False)
     o_bias = not qwen2 and cfg.get("attention_bias", False)
@@ -742,7 +750,7 @@ def forward(w, cfg, tokens):
         return neo_forward(w, cfg, tokens)
     T = len(tokens)
     D, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    d, eps = D // H, cfg["rms_norm_eps"]
+    d, eps = cfg.get("head_dim") or D // H, cfg["rms_norm_eps"]
     window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" else None
     freqs = torch.arange(T, dtype=torch.float32)[:, None] * inverse_frequencies(cfg, d)[None, :]  # float32, as HF
     emb = torch.cat((freqs, freqs), dim=-1)
@@ -827,7 +835,7 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
-GRAD_MODELS = ("llama_tiny", "qwen2_tiny", "mistral_tiny", "bert_tiny", "bert_mlm_tiny")
+GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "mistral_tiny", "bert_tiny", "bert_mlm_tiny")
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none
 MLM_TARGETS = [-1, 17, -1, 8, -1, -1, 63, -1]  # BERT: the original token at a few chosen positions
 

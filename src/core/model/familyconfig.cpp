@@ -103,11 +103,11 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         if (j.contains("router_aux_loss_coef"))
             c.routerAuxLossCoef = float(jsonNumber(j, "router_aux_loss_coef", 0.0, 1e6, source));
     }
-    if (j.contains("head_dim") && !j["head_dim"].is_null() && c.heads > 0 && c.dModel % c.heads == 0
-        && readInt(j, headDim, 0, source) != c.dModel / c.heads)
-        throw Error(source + ": key 'head_dim' is " + std::to_string(readInt(j, headDim, 0, source))
-            + ", not hidden_size / num_attention_heads (" + std::to_string(c.dModel / c.heads)
-            + "): heads of another width than the model's are not supported");
+    // LlamaAttention: head_dim = config.head_dim, else hidden_size / num_attention_heads (Mistral-Nemo: 32 heads of
+    // 128 in a model 5120 wide); q_proj and o_proj are then H · head_dim wide.
+    if (j.contains("head_dim") && !j["head_dim"].is_null())
+        if (const int width = readInt(j, headDim, 0, source); c.dModel % c.heads != 0 || width != c.dModel / c.heads)
+            c.headWidth = width;
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source); // gpt2: the directory's own files
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);

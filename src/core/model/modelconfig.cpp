@@ -229,7 +229,8 @@ void ModelConfig::validate(const std::string &source) const
         require(value >= k.minimum && value <= k.maximum,
             std::string(k.key) + " must be in " + std::to_string(k.minimum) + ".." + std::to_string(k.maximum) + ", is "
                 + std::to_string(value));
-    require(headWidth == 0 || family == Family::T5, "only a T5 model has heads of another width than n_embd / n_head");
+    require(headWidth == 0 || family == Family::T5 || family == Family::Llama,
+        "only T5 and the Llama family have heads of another width than n_embd / n_head");
     require(headWidth > 0 || family == Family::Gpt2 || dModel % heads == 0,
         "hidden_size (" + std::to_string(dModel) + ") must be a multiple of the attention heads ("
             + std::to_string(heads) + ")");

@@ -261,7 +261,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
 {
     const std::string p = layerName(i), h = paramName(i);
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
-    const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim();
+    const int64_t H = m_c.heads, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
     const bool linear = m_c.linearLayout();
     const std::string o = m_c.family == Family::Bert ? bertLayer(i) + "attention.output.dense"
@@ -269,7 +269,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     Tensor dctx({H, T, d});
     {
         Step step(i, "attn.out");
-        Tensor dmerged({T, D});
+        Tensor dmerged({T, m_c.innerDim()}); // the heads side by side: H·d, d_model unless head_dim says otherwise
         if (linear)
             ops::linear_t_backward(dmerged, grad(o + ".weight"), m_c.outBias ? &grad(o + ".bias") : nullptr, dout,
                 act(p + "attn.merged"), b.oWeight);
@@ -309,7 +309,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
             m_c.relativeClip, scale);
     if (linear)
         return linearLayoutProjectionsBackward(i, dq, dk, dv, in, din);
-    Tensor dqkv({T, 3 * D});
+    Tensor dqkv({T, 3 * m_c.innerDim()});
     ops::split_heads_backward(dqkv, dq, dk, dv);
     ops::linear_backward(din, grad(h + "attn.c_attn.weight"), grad(h + "attn.c_attn.bias"), dqkv, in, b.attnWeight);
 }
