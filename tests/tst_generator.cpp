@@ -62,6 +62,7 @@ private slots:
         QTest::newRow("llama (GQA, 2 K/V heads for 4)") << "llama_tiny" << 2 << 73;
         QTest::newRow("llama (head_dim 12 in a model 32 wide)") << "llama_hd_tiny" << 2 << 64;
         QTest::newRow("qwen2 (multi-query, 1 K/V head)") << "qwen2_tiny" << 1 << 73;
+        QTest::newRow("qwen2 (a window of 3 from layer 1 on)") << "qwen2_swa_tiny" << 2 << 64;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
         QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;
         QTest::newRow("gpt_neox (partial rotary, parallel residual)") << "neox_tiny" << 4 << 64;
@@ -81,7 +82,7 @@ private slots:
         QVERIFY2(lastRowError(g, m) < 1e-4, qPrintable(QString::number(lastRowError(g, m))));
         const int d = m->config.headDim();
         QCOMPARE(g.cachedKeys(1).shape(), (Shape {kvHeads, positions, d}));
-        QCOMPARE(g.cacheBytes(), size_t(2 * 2 * positions * kvHeads * d * 4)); // K and V, 2 layers
+        QCOMPARE(g.cacheBytes(), size_t(2 * m->config.layers * positions * kvHeads * d * 4)); // K and V per layer
     }
 
     // An encoder-decoder: the encoder and the cross-attention keys and values once, then at every step the same logits

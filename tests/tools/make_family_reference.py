@@ -40,6 +40,8 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
                     5120), GQA; F32
   qwen2_tiny/       qwen2: multi-query attention (1 K/V head), q/k/v biases only, tied embeddings, rope_theta 1e6,
                     linear rope_scaling (factor 2); BF16, in two shards named by model.safetensors.index.json
+  qwen2_swa_tiny/   qwen2 with use_sliding_window: layers 1 and 2 (from max_window_layers 1 on) see 3 keys, layer 0
+                    every earlier one; F32
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -100,6 +102,12 @@ MODELS = {
                     tie_word_embeddings=True, use_sliding_window=False,
                     rope_scaling=dict(type="linear", factor=2.0)),
         dtype="BF16", shards=2, seed=32),
+    "qwen2_swa_tiny": dict(
+        config=dict(model_type="qwen2", architectures=["Qwen2ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, vocab_size=64,
+                    max_position_embeddings=64, rms_norm_eps=1e-6, rope_theta=1000000.0, hidden_act="silu",
+                    tie_word_embeddings=True, use_sliding_window=True, sliding_window=3, max_window_layers=1),
+        dtype="F32", shards=1, seed=43),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -752,12 +760,18 @@ def forward(w, cfg, tokens):
     D, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps = cfg.get("head_dim") or D // H, cfg["rms_norm_eps"]
     window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" else None
+    windowed = set(range(cfg["num_hidden_layers"])) if window else set()
+    if cfg["model_type"] == "qwen2" and cfg.get("use_sliding_window"):
+        # Qwen2Config: layer_types, else "sliding_attention" for the layers from max_window_layers on
+        window = cfg["sliding_window"]
+        types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
+                                           for i in range(cfg["num_hidden_layers"])]
+        windowed = {i for i, kind in enumerate(types) if kind == "sliding_attention"}
     freqs = torch.arange(T, dtype=torch.float32)[:, None] * inverse_frequencies(cfg, d)[None, :]  # float32, as HF
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
-    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    if window:
-        allowed &= torch.arange(T)[None, :] > torch.arange(T)[:, None] - window
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    in_window = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - window) if window else causal
 
     def lin(x, name):
         y = x @ w[name + ".weight"].T
@@ -782,6 +796,7 @@ def forward(w, cfg, tokens):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
+        allowed = in_window if i in windowed else causal
         out = lin(attend(trace, p, q, k, v, allowed, 1 / math.sqrt(d)), m + "self_attn.o_proj")
         trace[p + "attn.out"] = out
         mid = x + out

@@ -62,6 +62,36 @@ RopeScaling readRopeScaling(const json &j, const std::string &source)
     return r;
 }
 
+// Qwen2's sliding window (Qwen2Config with use_sliding_window): the layers `layer_types` names "sliding_attention",
+// else those from max_window_layers on, see the sliding_window latest keys; the others see every earlier key.
+void readQwen2Window(const json &j, ModelConfig &c, const std::string &source)
+{
+    constexpr IntKey window {"sliding_window", 1, 1 << 24}, firstLayer {"max_window_layers", 0, 1 << 16};
+    const int first = readInt(j, firstLayer, 28, source);
+    std::vector<int> windowed;
+    if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+        const json &types = j["layer_types"];
+        if (!types.is_array() || types.size() != size_t(c.layers))
+            throw Error(source + ": key 'layer_types': expected one of \"full_attention\" or \"sliding_attention\" "
+                + "for each of the " + std::to_string(c.layers) + " layers, got " + shownJson(types));
+        for (size_t i = 0; i < types.size(); ++i) {
+            const std::string kind = types[i].is_string() ? types[i].get<std::string>() : std::string();
+            if (kind != "full_attention" && kind != "sliding_attention")
+                throw Error(source + ": key 'layer_types' [" + std::to_string(i) + "]: expected \"full_attention\" "
+                    + "or \"sliding_attention\", got " + shownJson(types[i]));
+            if (kind == "sliding_attention")
+                windowed.push_back(int(i));
+        }
+    } else {
+        for (int i = first; i < c.layers; ++i)
+            windowed.push_back(i);
+    }
+    if (windowed.empty()) // max_window_layers past the last layer: every layer attends in full
+        return;
+    c.slidingWindow = readInt(j, window, 4096, source);
+    c.windowedLayers = windowed;
+}
+
 // Llama, Mistral and Qwen2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, with their defaults where a key is
 // absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU, no positions table.
 ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
@@ -88,7 +118,7 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         c.outBias = false;
         c.mlpBias = false;
         if (readBool(j, "use_sliding_window", false, source))
-            throw Error(source + ": key 'use_sliding_window': Qwen2's per-layer sliding window is not supported");
+            readQwen2Window(j, c, source);
     } else {
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);
@@ -424,8 +454,21 @@ std::string ModelConfig::familyJson() const
         j["attention_bias"] = qkvBias;
         j["mlp_bias"] = mlpBias;
     }
+    if (headWidth > 0)
+        j["head_dim"] = headWidth;
     if (modelType == "mistral" || modelType == "mixtral")
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+    if (modelType == "qwen2") {
+        j["use_sliding_window"] = slidingWindow > 0;
+        if (slidingWindow > 0) { // layer_types for transformers ≥ 4.53, max_window_layers for the older ones
+            json types = json::array();
+            for (int i = 0; i < layers; ++i)
+                types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
+            j["sliding_window"] = slidingWindow;
+            j["layer_types"] = types;
+            j["max_window_layers"] = windowedLayers.empty() ? 0 : windowedLayers.front();
+        }
+    }
     if (modelType == "mixtral") {
         j["num_local_experts"] = experts;
         j["num_experts_per_tok"] = expertTopK;
