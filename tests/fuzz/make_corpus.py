@@ -36,6 +36,7 @@ def main():
         put("npy", os.path.basename(path), read(path))
     for path in sorted(glob.glob("tests/data/*/config.json") + glob.glob("resources/models/*/config.json")):
         put("config", path.replace("/", "_"), read(path))
+    put("checkpointindex", "qwen2_tiny.index.json", read("tests/data/qwen2_tiny/model.safetensors.index.json"))
     for path in sorted(glob.glob("docs/examples/*.json")):
         put("viewspec", os.path.basename(path), read(path))
     # A small vocab.json and merges.txt: GPT-2's first 300 tokens and first 60 merges, joined by a NUL byte.
