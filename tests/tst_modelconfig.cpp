@@ -56,6 +56,16 @@ private slots:
             << R"({"model_type": "gpt_neox", "hidden_size": 192, "num_hidden_layers": 2, "num_attention_heads": 2,
                   "intermediate_size": 48, "rotary_pct": 0.3, "use_parallel_residual": false,
                   "rope_scaling": {"type": "linear", "factor": 4}})";
+        QTest::newRow("llama: head_dim other than hidden / heads")
+            << R"({"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 40, "head_dim": 12})";
+        QTest::newRow("qwen2: sliding window from max_window_layers on")
+            << R"({"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+                  "intermediate_size": 40, "use_sliding_window": true, "sliding_window": 3, "max_window_layers": 1})";
+        QTest::newRow("qwen2: sliding window by layer_types")
+            << R"({"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+                  "intermediate_size": 40, "use_sliding_window": true, "sliding_window": 5,
+                  "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})";
         QTest::newRow("gpt_neo: local layers")
             << R"({"model_type": "gpt_neo", "hidden_size": 32, "num_layers": 4, "num_heads": 4,
                   "attention_types": [[["global", "local"], 2]], "window_size": 5})";
