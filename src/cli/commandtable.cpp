@@ -1,7 +1,6 @@
 #include "commandtable.h"
 
 #include "attention/attentionkernel.h"
-#include "util/commalist.h"
 
 #include <algorithm>
 

@@ -3,6 +3,7 @@
 #include "tensor/tensor.h"
 #include "view/viewanalysis.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -19,7 +20,8 @@ class RecentAnalyses
 public:
     static constexpr size_t kEntries = 8;
     static constexpr double kWorthMs = 100;
-    // What the entries may keep alive of traces no longer on screen; an entry that alone pins more is not kept.
+    // What the entries may keep alive of traces no longer on screen, at most: an entry that alone pins more than the
+    // limit add() is given is not kept.
     static constexpr size_t kPinnedBytes = size_t(512) << 20;
 
     struct Entry
@@ -37,16 +39,18 @@ public:
         return nullptr;
     }
 
-    void add(Entry entry)
+    // Keeps `entry`, the entries together pinning at most `pinnedLimit` bytes (and never more than kPinnedBytes).
+    void add(Entry entry, size_t pinnedLimit = kPinnedBytes)
     {
+        pinnedLimit = std::min(pinnedLimit, kPinnedBytes);
         if (entry.key.empty() || !entry.result || entry.result->milliseconds < kWorthMs
-            || pinnedBytes(entry) > kPinnedBytes || find(entry.key))
+            || pinnedBytes(entry) > pinnedLimit || find(entry.key))
             return;
         m_entries.push_front(std::move(entry));
         size_t bytes = 0, kept = 0;
         for (const Entry &e : m_entries) {
             bytes += pinnedBytes(e); // shared tensors counted twice: the bound errs low
-            if (kept == kEntries || bytes > kPinnedBytes)
+            if (kept == kEntries || bytes > pinnedLimit)
                 break;
             ++kept;
         }

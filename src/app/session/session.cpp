@@ -559,7 +559,7 @@ void Session::adoptAnalysis(AnalysisOutcome outcome)
     m_analysis.result = outcome.result;
     m_analysis.problem = outcome.error;
     if (outcome.error.isEmpty())
-        m_recentAnalyses.add({outcome.key, outcome.result, m_analysisPins});
+        m_recentAnalyses.add({outcome.key, outcome.result, m_analysisPins}, m_memoryBudget / 4); // beside the trace
     emit analysisChanged();
 }
 
