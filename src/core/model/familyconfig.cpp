@@ -75,11 +75,11 @@ void readQwen2Window(const json &j, ModelConfig &c, const std::string &source)
             throw Error(source + ": key 'layer_types': expected one of \"full_attention\" or \"sliding_attention\" "
                 + "for each of the " + std::to_string(c.layers) + " layers, got " + shownJson(types));
         for (size_t i = 0; i < types.size(); ++i) {
-            const std::string kind = types[i].is_string() ? types[i].get<std::string>() : std::string();
-            if (kind != "full_attention" && kind != "sliding_attention")
+            const std::string layerType = types[i].is_string() ? types[i].get<std::string>() : std::string();
+            if (layerType != "full_attention" && layerType != "sliding_attention")
                 throw Error(source + ": key 'layer_types' [" + std::to_string(i) + "]: expected \"full_attention\" "
                     + "or \"sliding_attention\", got " + shownJson(types[i]));
-            if (kind == "sliding_attention")
+            if (layerType == "sliding_attention")
                 windowed.push_back(int(i));
         }
     } else {
