@@ -49,8 +49,8 @@ struct Case
     std::vector<int> targets;
 };
 
-// The model and input a reference directory was made from: input.json holds tokens, padding, targets and an
-// optional activation override ("gelu" = erf GELU).
+// The model and input a reference directory was made from: input.json holds tokens, padding, targets, an encoder's
+// source and an optional activation override ("gelu" = erf GELU).
 Case loadCase(const QString &modelDir, const QString &refDir)
 {
     QFile f(dataPath(refDir + "/input.json"));
@@ -62,6 +62,8 @@ Case loadCase(const QString &modelDir, const QString &refDir)
     if (o.value("activation").toString() == QLatin1String("gelu"))
         c.model->config.activation = Activation::GeluErf;
     c.input = {intList(o.value("tokens")), intList(o.value("padding"))};
+    if (o.contains("source")) // an encoder–decoder: the encoder's tokens; "tokens" are the decoder's
+        c.input.source = intList(o.value("source"));
     if (o.contains("sep")) // a BERT pair: [SEP]'s id, which a checkpoint's tokenizer would name
         c.model->config.specialTokens = {{"[SEP]", o.value("sep").toInt()}};
     c.targets = intList(o.value("targets"));
@@ -137,6 +139,23 @@ void TestBackprop::matchesPyTorch_data()
                                                                  << "qwen2_tiny_grads";
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
                                                   << "mistral_tiny_grads";
+    // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).
+    QTest::newRow("mixtral_tiny: renormalised top-2 experts") << "mixtral_tiny"
+                                                              << "mixtral_tiny_grads";
+    // GPT-NeoX (Pythia): fused per-head Q/K/V, partial rotary, parallel or sequential residual; GPT-Neo: unscaled
+    // scores, a local layer, learned positions.
+    QTest::newRow("neox_tiny: parallel residual, partial rotary") << "neox_tiny"
+                                                                  << "neox_tiny_grads";
+    QTest::newRow("neox_seq_tiny: sequential residual, F16") << "neox_seq_tiny"
+                                                             << "neox_seq_tiny_grads";
+    QTest::newRow("neo_tiny: unscaled scores, a local layer") << "neo_tiny"
+                                                              << "neo_tiny_grads";
+    // T5: both stacks' bucket tables, RMS norms without mean, unscaled scores, cross-attention into the encoder; v1.0's
+    // ReLU and tied head scaled by d_model^-½, v1.1's gated GELU and untied head.
+    QTest::newRow("t5_tiny: v1.0, tied scaled head, two stacks") << "t5_tiny"
+                                                                 << "t5_tiny_grads";
+    QTest::newRow("t5v11_tiny: gated GELU, untied, BF16") << "t5v11_tiny"
+                                                          << "t5v11_tiny_grads";
     // BERT: embeddings, segments and their LayerNorm, post-LN blocks with exact GELU, the masked-LM head (dense, GELU,
     // LayerNorm, tied decoder, output bias); the NSP head is outside the loss (zero gradients).
     QTest::newRow("bert_tiny: post-LN, MLM head, NSP head untouched") << "bert_tiny"

@@ -151,7 +151,8 @@ private slots:
     void checkpointGradientsAreBitIdentical_data();
     void checkpointGradientsAreBitIdentical();
     void plainStrategyEqualsTheFullTrace();
-    void bertStrategiesEqualTheFullTrace();
+    void familyStrategiesEqualTheFullTrace_data();
+    void familyStrategiesEqualTheFullTrace();
     void chunkedFeedForwardMatchesWholeOne();
     void reversibleProgramComputesTheDefinition();
     void reversibleBackwardMatchesStoredActivations_data();
@@ -209,18 +210,29 @@ void TestMemoryStrategies::plainStrategyEqualsTheFullTrace()
     }
 }
 
-// BERT's layout (post-LN, embedding LayerNorm, masked-LM head) the way train runs it: the plain strategy and
-// checkpointing give the traced backward pass's gradients bit for bit, and leave nothing behind.
-void TestMemoryStrategies::bertStrategiesEqualTheFullTrace()
+// Each family's checkpoint the way `memory --model` runs it: the plain strategy and checkpointing give the traced
+// backward pass's gradients bit for bit, and leave nothing behind.
+void TestMemoryStrategies::familyStrategiesEqualTheFullTrace_data()
 {
-    const auto model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/bert_tiny"));
+    QTest::addColumn<QString>("model");
+    QTest::newRow("BERT: post-LN, embedding LayerNorm, masked-LM head") << "bert_tiny";
+    QTest::newRow("Llama: GQA, SwiGLU") << "llama_tiny";
+    QTest::newRow("Mixtral: routed SwiGLU experts") << "mixtral_tiny";
+    QTest::newRow("GPT-NeoX: parallel residual") << "neox_tiny";
+    QTest::newRow("GPT-Neo: local layer") << "neo_tiny";
+}
+
+void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
+{
+    QFETCH(QString, model);
+    const auto m = std::make_shared<Model>(Model::load((ATLAS_TEST_DATA "/" + model).toStdString()));
     const Sequence s = sequence(12, 64, 5);
-    Engine engine(model, s.input);
+    Engine engine(m, s.input);
     engine.runToEnd();
-    const Gradients traced = backward(*model, s.input, engine.trace(), s.targets);
+    const Gradients traced = backward(*m, s.input, engine.trace(), s.targets);
     for (const MemoryOptions &o : {options(MemoryStrategy::Plain), options(MemoryStrategy::Checkpoint, 1)}) {
         bool empty = false;
-        const QString why = bitDifference(run(*model, s, o, &empty), traced);
+        const QString why = bitDifference(run(*m, s, o, &empty), traced);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         QVERIFY(empty);
     }

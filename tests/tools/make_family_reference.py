@@ -57,10 +57,12 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   bert_tiny_pair_ref/  bert_tiny on "[CLS] A [SEP] B [SEP]" with token types 0 … 0 1 … 1 (B after the first [SEP])
   <name>_ref/       every trace tensor as <trace name>.npy, and tokens.json (input.json with the source and the
                     decoder's tokens for T5)
-  <name>_grads/     for llama_tiny, llama_hd_tiny, qwen2_tiny, mistral_tiny, bert_tiny and bert_mlm_tiny: autograd's loss.npy (mean
-                    cross-entropy of the logits against `targets`, ignore_index -1: the next tokens, or for BERT the
-                    originals at a few masked-LM positions) and grad.<parameter>.npy under the engine's parameter
-                    names (the checkpoint's without "model." or "bert."; the NSP head, outside the loss, zeros), with
+  <name>_grads/     for every model in GRAD_MODELS: autograd's loss.npy (mean cross-entropy of the logits against
+                    `targets`, ignore_index -1: the next tokens (T5: the decoder's, with the source in input.json), or
+                    for BERT the originals at a few masked-LM positions; Mixtral's without the router's auxiliary loss, as MixtralForCausalLM with
+                    output_router_logits false) and grad.<parameter>.npy under the engine's parameter names (the
+                    checkpoint's without "model.", "bert.", "gpt_neox." or "transformer."; the NSP head, outside the
+                    loss, zeros), with
                     input.json {"tokens", "padding", "targets"}
 """
 
@@ -850,7 +852,9 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
-GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "mistral_tiny", "bert_tiny", "bert_mlm_tiny")
+GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+               "neo_tiny", "bert_tiny", "bert_mlm_tiny", "t5_tiny", "t5v11_tiny")
+PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none
 MLM_TARGETS = [-1, 17, -1, 8, -1, -1, 63, -1]  # BERT: the original token at a few chosen positions
 
@@ -860,14 +864,17 @@ def make_grads(name, spec, pair=False):
     cfg = spec["config"]
     directory = os.path.join(DATA, name + ("_pair_grads" if pair else "_grads"))
     fresh_dir(directory)
-    bert = cfg["model_type"] == "bert"
-    weights = bert_weights(cfg, spec["seed"], spec["nsp"]) if bert else random_weights(cfg, spec["seed"])
-    targets = MLM_TARGETS if bert else TARGETS
-    tokens = BERT_PAIR if pair else TOKENS
+    bert, t5 = cfg["model_type"] == "bert", cfg["model_type"] == "t5"
+    weights = bert_weights(cfg, spec["seed"], spec["nsp"]) if bert else t5_weights(cfg, spec["seed"]) if t5 \
+        else random_weights(cfg, spec["seed"])
+    targets = MLM_TARGETS if bert else T5_DECODER[1:] + [-1] if t5 else TARGETS
+    tokens = BERT_PAIR if pair else T5_DECODER if t5 else TOKENS
     leaves = {n: stored_bytes(t, spec["dtype"])[1].clone().requires_grad_(True) for n, t in weights.items()}
     with torch.enable_grad():
         if pair:
             logits = bert_forward(leaves, cfg, tokens, BERT_PAIR_TYPES)["logits"]
+        elif t5:
+            logits = t5_forward(leaves, cfg, T5_SOURCE, T5_DECODER)["logits"]
         else:
             logits = forward(leaves, cfg, tokens)["logits"]
         loss = torch.nn.functional.cross_entropy(logits, torch.tensor(targets), ignore_index=-1)
@@ -875,13 +882,12 @@ def make_grads(name, spec, pair=False):
     np.save(os.path.join(directory, "loss.npy"), np.array(loss.item(), dtype=np.float32))
     written.append(os.path.join(directory, "loss.npy"))
     for n, t in leaves.items():
-        prefix = "bert." if bert else "model."
-        engine_name = n[len(prefix):] if n.startswith(prefix) else n
+        engine_name = next((n[len(p):] for p in PREFIXES if n.startswith(p)), n)
         path = os.path.join(directory, "grad." + engine_name + ".npy")
         grad = t.grad if t.grad is not None else torch.zeros_like(t)  # the NSP head: not in the masked-LM loss
         np.save(path, grad.to(torch.float32).numpy().copy(order="C"))
         written.append(path)
-    extra = {"sep": 3} if pair else {}
+    extra = {"sep": 3} if pair else {"source": T5_SOURCE} if t5 else {}
     write_text(os.path.join(directory, "input.json"),
                json.dumps({"tokens": tokens, "padding": [], "targets": targets, **extra}) + "\n")
 

@@ -59,6 +59,45 @@ struct ExpertPass
     }
 };
 
+// One gated expert on its rows: gate = x W1ᵀ, up = x W3ᵀ, act = act(gate) ⊙ up, y = act W2ᵀ.
+struct GatedExpertPass
+{
+    Tensor x, gate, up, act, y;
+    GatedExpertPass(const Tensor &input, const std::vector<int64_t> &tokens, const GatedExpertWeights &w)
+        : x(gatherRows(input, tokens))
+        , gate({x.dim(0), w.gate.dim(0)})
+        , up(gate.shape())
+        , act(gate.shape())
+        , y({x.dim(0), w.down.dim(0)})
+    {
+        linear_t_forward(gate, x, w.gate, Tensor());
+        linear_t_forward(up, x, w.up, Tensor());
+        gated_activation_forward(act, gate, up, w.activation);
+        linear_t_forward(y, act, w.down, Tensor());
+    }
+};
+
+// out_t += Σ gate · y over expert e's rows; dgate += dout_t · y and returns dy = gate · dout_t, row by row.
+Tensor gatedOutputBackward(
+    Tensor &dgate, const ExpertRows &rows, const Tensor &y, const Tensor &dout, const Tensor &gate)
+{
+    Tensor dy(y.shape());
+    MatrixMap dg = dgate.matrix(), dyRows = dy.matrix();
+    const ConstMatrixMap gates = gate.matrix(), d = dout.matrix();
+    for (size_t k = 0; k < rows.tokens.size(); ++k) {
+        const int64_t t = rows.tokens[k], r = rows.ranks[k];
+        dg(t, r) += d.row(t).dot(y.matrix().row(int64_t(k)));
+        dyRows.row(int64_t(k)) = gates(t, r) * d.row(t);
+    }
+    return dy;
+}
+
+void scatterAddRows(Tensor &dx, const std::vector<int64_t> &tokens, const Tensor &rows)
+{
+    for (size_t k = 0; k < tokens.size(); ++k)
+        dx.matrix().row(tokens[k]) += rows.matrix().row(int64_t(k));
+}
+
 } // namespace
 
 int64_t expert_capacity(double factor, int64_t tokens, int experts)
@@ -213,19 +252,11 @@ void moe_gated_forward(Tensor &out, const Tensor &x, const Tensor &choice, const
     for (size_t e = 0; e < experts.size(); ++e) {
         if (rows[e].tokens.empty())
             continue;
-        const GatedExpertWeights &w = experts[e];
-        const Tensor xe = gatherRows(x, rows[e].tokens);
-        const int64_t n = xe.dim(0), F = w.gate.dim(0);
-        Tensor g({n, F}), u({n, F}), a({n, F}), y({n, D});
-        linear_t_forward(g, xe, w.gate, Tensor());
-        linear_t_forward(u, xe, w.up, Tensor());
-        gated_activation_forward(a, g, u, w.activation);
-        linear_t_forward(y, a, w.down, Tensor());
+        const GatedExpertPass pass(x, rows[e].tokens, experts[e]);
         MatrixMap o = out.matrix();
         const ConstMatrixMap gates = gate.matrix();
-        for (int64_t k = 0; k < n; ++k)
-            o.row(rows[e].tokens[size_t(k)])
-                += gates(rows[e].tokens[size_t(k)], rows[e].ranks[size_t(k)]) * y.matrix().row(k);
+        for (size_t k = 0; k < rows[e].tokens.size(); ++k)
+            o.row(rows[e].tokens[k]) += gates(rows[e].tokens[k], rows[e].ranks[k]) * pass.y.matrix().row(int64_t(k));
     }
 }
 
@@ -237,26 +268,52 @@ void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g,
     requireShape(dgate, gate.shape(), "mixture of experts backward dgate");
     const std::vector<ExpertRows> rows = rowsByExpert(choice, int(experts.size()));
     for (size_t e = 0; e < experts.size(); ++e) {
-        const std::vector<int64_t> &tokens = rows[e].tokens;
-        if (tokens.empty())
+        if (rows[e].tokens.empty())
             continue;
-        const ExpertPass pass(x, tokens, experts[e]); // recomputed: the trace keeps no per-expert activations
-        const int64_t n = int64_t(tokens.size());
-        Tensor dy({n, x.dim(1)});
-        MatrixMap dg = dgate.matrix(), dyRows = dy.matrix();
-        const ConstMatrixMap gates = gate.matrix(), d = dout.matrix();
-        for (int64_t k = 0; k < n; ++k) {
-            const int64_t t = tokens[size_t(k)], r = rows[e].ranks[size_t(k)];
-            // out_t = Σ gate · y: dgate = dout_t · y, dy = gate · dout_t
-            dg(t, r) += d.row(t).dot(pass.y.matrix().row(k));
-            dyRows.row(k) = gates(t, r) * d.row(t);
-        }
+        const ExpertPass pass(x, rows[e].tokens, experts[e]); // recomputed: the trace keeps no per-expert activations
+        const Tensor dy = gatedOutputBackward(dgate, rows[e], pass.y, dout, gate);
         Tensor dact(pass.act.shape()), dup(pass.up.shape()), dxRows(pass.x.shape());
         linear_backward(dact, g[e].projWeight, g[e].projBias, dy, pass.act, experts[e].projWeight);
         activation_backward(dup, dact, pass.up, experts[e].activation);
         linear_backward(dxRows, g[e].fcWeight, g[e].fcBias, dup, pass.x, experts[e].fcWeight);
-        for (int64_t k = 0; k < n; ++k)
-            dx.matrix().row(tokens[size_t(k)]) += dxRows.matrix().row(k);
+        scatterAddRows(dx, rows[e].tokens, dxRows);
+    }
+}
+
+void moe_gated_backward(Tensor &dx, Tensor &dgate, const std::vector<GatedExpertGradients> &g, const Tensor &dout,
+    const Tensor &x, const Tensor &choice, const Tensor &gate, const std::vector<GatedExpertWeights> &experts)
+{
+    requireShape(dx, x.shape(), "mixture of experts backward dx");
+    requireShape(dout, x.shape(), "mixture of experts backward dout");
+    requireShape(dgate, gate.shape(), "mixture of experts backward dgate");
+    const std::vector<ExpertRows> rows = rowsByExpert(choice, int(experts.size()));
+    for (size_t e = 0; e < experts.size(); ++e) {
+        if (rows[e].tokens.empty())
+            continue;
+        const GatedExpertWeights &w = experts[e];
+        const GatedExpertPass pass(x, rows[e].tokens, w);
+        const Tensor dy = gatedOutputBackward(dgate, rows[e], pass.y, dout, gate);
+        Tensor dact(pass.act.shape()), dg(pass.gate.shape()), du(pass.up.shape()), dxRows(pass.x.shape());
+        linear_t_backward(dact, g[e].down, nullptr, dy, pass.act, w.down);
+        gated_activation_backward(dg, du, dact, pass.gate, pass.up, w.activation);
+        linear_t_backward(dxRows, g[e].gate, nullptr, dg, pass.x, w.gate);
+        linear_t_backward(dxRows, g[e].up, nullptr, du, pass.x, w.up);
+        scatterAddRows(dx, rows[e].tokens, dxRows);
+    }
+}
+
+void router_renormalised_gate_backward(Tensor &dgate, const Tensor &gate, const Tensor &choice, const Tensor &probs)
+{
+    requireShape(dgate, choice.shape(), "renormalised gate backward dgate");
+    MatrixMap d = dgate.matrix();
+    const ConstMatrixMap g = gate.matrix(), c = choice.matrix(), p = probs.matrix();
+    for (int64_t t = 0; t < choice.dim(0); ++t) {
+        float sum = 0.0f; // S = Σ_k p_k over the chosen experts, g_r = p_r / S
+        for (int64_t r = 0; r < choice.dim(1); ++r)
+            sum += p(t, int64_t(c(t, r)));
+        const float carried = d.row(t).dot(g.row(t)); // Σ_k dg_k g_k
+        for (int64_t r = 0; r < choice.dim(1); ++r)
+            d(t, r) = (d(t, r) - carried) / sum; // ∂g_k/∂p_r = (δ_kr − g_k) / S
     }
 }
 

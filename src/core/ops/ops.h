@@ -252,6 +252,16 @@ void moe_gated_forward(Tensor &out, const Tensor &x, const Tensor &choice, const
 // Adds into dx (T,D), dgate (T,K) and each expert's gradients; recomputes each expert on its rows.
 void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g, const Tensor &dout, const Tensor &x,
     const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts);
+struct GatedExpertGradients
+{
+    Tensor &gate, &up, &down;
+};
+// moe_backward with gated experts (no biases).
+void moe_gated_backward(Tensor &dx, Tensor &dgate, const std::vector<GatedExpertGradients> &g, const Tensor &dout,
+    const Tensor &x, const Tensor &choice, const Tensor &gate, const std::vector<GatedExpertWeights> &experts);
+// Mixtral's gates g_r = p_r / Σ_k p_k over the chosen experts (every choice kept): turns dgate (T,K), the gradient of
+// the renormalised gates, into the gradient of the chosen probabilities p_r, in place, for router_gate_backward.
+void router_renormalised_gate_backward(Tensor &dgate, const Tensor &gate, const Tensor &choice, const Tensor &probs);
 // dprobs (T,E) += dgate (T,K) at each kept choice: gate[t,r] = probs[t, choice[t,r]].
 void router_gate_backward(Tensor &dprobs, const Tensor &dgate, const Tensor &choice);
 

@@ -51,7 +51,7 @@ void accumulateGradients(
         dx = pass.streamsStart(dy1, dy2);
     } else {
         for (int i = model.config.layers - 1; i >= 0; --i)
-            dx = model.config.layerNorm == LayerNormPlacement::Pre ? pass.blockPre(i, dx) : pass.blockPost(i, dx);
+            dx = pass.block(i, dx);
     }
     pass.embeddings(dx);
     if (model.config.isEncoderDecoder()) { // then the encoder, from what cross-attention sent back to its output

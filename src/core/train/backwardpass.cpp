@@ -30,12 +30,6 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
     , m_ffnChunks(ffnChunks)
     , T(static_cast<int64_t>(input.tokens.size()))
 {
-    const bool backward = m_c.family == Family::Gpt2 || m_c.family == Family::Bert
-        || (m_c.family == Family::Llama && !m_c.hasExperts());
-    if (!backward)
-        throw Error("training and the memory lab have backward passes for GPT-2's layout, the Llama family's "
-                    "(Llama, Mistral, Qwen2) and BERT's, not for "
-            + m_c.modelType + "'s: a " + m_c.modelType + " model runs forward only");
     if (m_c.isEncoderDecoder())
         startStack(names::kDecoderStack);
     MemoryScope scope(MemoryPhase::Backward, -1, "gradients", MemoryCategory::Gradients);
@@ -59,7 +53,9 @@ void BackwardPass::layernorm(
 
 std::string BackwardPass::normParam(int i, int which) const
 {
-    if (m_c.family == Family::Llama)
+    if (m_c.family == Family::T5) // layer.0 self-attention, layer.1 cross-attention (decoder), then the feed-forward
+        return t5Layer(i) + (which == 1 ? "0" : which == 3 || m_source ? "1" : "2") + ".layer_norm";
+    if (m_c.family == Family::Llama || m_c.family == Family::GptNeoX)
         return "layers." + std::to_string(i) + (which == 1 ? ".input_layernorm" : ".post_attention_layernorm");
     if (m_c.family == Family::Bert)
         return bertLayer(i) + (which == 1 ? "attention.output.LayerNorm" : "output.LayerNorm");
@@ -68,9 +64,65 @@ std::string BackwardPass::normParam(int i, int which) const
 
 std::string BackwardPass::embeddingParam() const
 {
-    return m_c.family == Family::Llama ? "embed_tokens.weight"
-        : m_c.family == Family::Bert   ? "embeddings.word_embeddings.weight"
-                                       : "wte.weight";
+    switch (m_c.family) {
+    case Family::Llama:
+        return "embed_tokens.weight";
+    case Family::GptNeoX:
+        return "embed_in.weight";
+    case Family::Bert:
+        return "embeddings.word_embeddings.weight";
+    case Family::T5:
+        return "shared.weight";
+    default:
+        return "wte.weight";
+    }
+}
+
+std::string BackwardPass::projection(int i, Projection which) const
+{
+    static constexpr const char *bert[] = {"attention.self.query", "attention.self.key", "attention.self.value", "",
+        "attention.output.dense", "intermediate.dense", "output.dense", ""};
+    static constexpr const char *neo[] = {"attn.attention.q_proj", "attn.attention.k_proj", "attn.attention.v_proj", "",
+        "attn.attention.out_proj", "mlp.c_fc", "mlp.c_proj", ""};
+    static constexpr const char *neox[]
+        = {"", "", "", "attention.query_key_value", "attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", ""};
+    static constexpr const char *t5[] = {"0.SelfAttention.q", "0.SelfAttention.k", "0.SelfAttention.v", "",
+        "0.SelfAttention.o", "DenseReluDense.wi", "DenseReluDense.wo", "DenseReluDense.wi_0", "1.EncDecAttention.q",
+        "1.EncDecAttention.k", "1.EncDecAttention.v", "1.EncDecAttention.o"};
+    static constexpr const char *llama[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "",
+        "self_attn.o_proj", "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj"};
+    const size_t k = size_t(which);
+    if (which >= Projection::CrossQ && m_c.family != Family::T5)
+        throw Error("backward: only T5's cross-attention is in nn.Linear layout");
+    const std::string layer = "layers." + std::to_string(i) + ".";
+    switch (m_c.family) {
+    case Family::Bert:
+        return bertLayer(i) + bert[k];
+    case Family::GptNeo:
+        return "h." + std::to_string(i) + "." + neo[k];
+    case Family::GptNeoX:
+        return layer + neox[k];
+    case Family::T5: {
+        const bool ffn = which == Projection::Up || which == Projection::Down || which == Projection::Gate;
+        const std::string name = which == Projection::Up && m_c.gatedFfn ? "DenseReluDense.wi_1" : t5[k];
+        return t5Layer(i) + (ffn ? (m_source ? "1." : "2.") : "") + name;
+    }
+    default:
+        return layer + llama[k];
+    }
+}
+
+Tensor *BackwardPass::biasGrad(const std::string &module)
+{
+    const auto it = m_g.grads.find(module + ".bias");
+    return it == m_g.grads.end() ? nullptr : &it->second;
+}
+
+// A linear-layout module y = x Wᵀ (+ b) named `module`: dx += dy W, and its weight's and bias's gradients.
+void BackwardPass::linearBackward(
+    Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight)
+{
+    ops::linear_t_backward(dx, grad(module + ".weight"), biasGrad(module), dy, x, weight);
 }
 
 // BERT's masked-LM head: logits = LN_t(GELU(X W_tᵀ + b_t)) W_teᵀ + b_out, the embedding tied. Returns dX (T,D).
@@ -105,13 +157,20 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
         ops::crossentropy_softmax_backward(dlogits, act("next_probs"), targets);
         if (m_c.family == Family::Bert)
             return bertHead(dlogits);
-        ops::logits_backward(dlnf, grad(m_c.tiedHead ? embeddingParam() : "lm_head.weight"), dlogits, act("ln_f"),
-            m_model.outputWeight());
+        if (const float scale = m_c.outputScale(); scale != 1.0f) // Z = (s · ln_f) Wᵀ: s scales both gradients
+            dlogits.matrix() *= scale;
+        const std::string untied = m_c.family == Family::GptNeoX ? "embed_out.weight" : "lm_head.weight";
+        ops::logits_backward(
+            dlnf, grad(m_c.tiedHead ? embeddingParam() : untied), dlogits, act("ln_f"), m_model.outputWeight());
     }
     Step step(-1, "ln_f");
     Tensor dx({T, m_c.dModel});
     const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_s, m_c.layers);
-    layernorm(dx, m_c.family == Family::Llama ? "norm" : "ln_f", dlnf, act(in), m_model.lnfWeight);
+    const std::string norm = m_c.family == Family::Llama ? "norm"
+        : m_c.family == Family::GptNeoX                  ? "final_layer_norm"
+        : m_c.family == Family::T5                       ? "decoder.final_layer_norm"
+                                                         : "ln_f";
+    layernorm(dx, norm, dlnf, act(in), m_model.lnfWeight);
     return dx;
 }
 
@@ -119,6 +178,22 @@ void BackwardPass::streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2)
 {
     Step step(-1, names::streamMean());
     ops::average_backward(dy1, dy2, dmean);
+}
+
+Tensor BackwardPass::block(int i, const Tensor &dout)
+{
+    if (m_c.parallelResidual)
+        return blockParallel(i, dout);
+    return m_c.layerNorm == LayerNormPlacement::Pre ? blockPre(i, dout) : blockPost(i, dout);
+}
+
+Tensor BackwardPass::blockParallel(int i, const Tensor &dout)
+{
+    const Tensor &x = act(names::residualStream(m_s, i));
+    Tensor dx = copyOf(dout, i, "out"); // out = x + F(x) + G(x)
+    mlpSublayer(i, dout, x, dx);
+    attentionSublayer(i, dout, x, dx);
+    return dx;
 }
 
 Tensor BackwardPass::blockPre(int i, const Tensor &dout)
@@ -155,14 +230,18 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
 {
     const std::string p = layerName(i), h = paramName(i), c = p + "cross.", w = h + "crossattention.";
     const BlockWeights &b = m_model.blocks[size_t(i)];
-    const int64_t H = m_c.heads, D = m_c.dModel, d = m_c.headDim(), S = m_dEncoderOutput.dim(0);
+    const int64_t H = m_c.heads, I = m_c.innerDim(), d = m_c.headDim(), S = m_dEncoderOutput.dim(0);
+    const bool linear = m_c.linearLayout(); // T5's EncDecAttention: q, k, v, o without biases
     const Tensor &probs = act(c + "probs");
     Tensor dctx({H, T, d});
     {
         Step step(i, "cross.out");
-        Tensor dmerged({T, D});
-        ops::linear_backward(
-            dmerged, grad(w + "c_proj.weight"), grad(w + "c_proj.bias"), dF, act(c + "merged"), b.crossProjWeight);
+        Tensor dmerged({T, I});
+        if (linear)
+            linearBackward(dmerged, projection(i, Projection::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
+        else
+            ops::linear_backward(
+                dmerged, grad(w + "c_proj.weight"), grad(w + "c_proj.bias"), dF, act(c + "merged"), b.crossProjWeight);
         ops::merge_heads_backward(dctx, dmerged);
     }
     Tensor dscores({H, T, S}), dv({H, S, d});
@@ -173,29 +252,40 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
         ops::softmax_backward(dmasked, dprobs, probs);
         ops::attention_mask_backward(dscores, dmasked, false, m_input.sourcePadding);
     }
-    Tensor dln({T, D});
+    Tensor dln({T, m_c.dModel});
     {
         Step step(i, "cross.qkv");
-        Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, D}), dkv({S, 2 * D});
-        ops::attention_scores_backward(
-            dq, dk, dscores, act(c + "q"), act(c + "k"), 1.0f / std::sqrt(static_cast<float>(d)));
+        Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, I});
+        ops::attention_scores_backward(dq, dk, dscores, act(c + "q"), act(c + "k"), scoreScale());
         ops::split_heads_backward(dquery, {&dq});
-        ops::split_heads_backward(dkv, {&dk, &dv});
-        ops::linear_backward(
-            dln, grad(w + "q_attn.weight"), grad(w + "q_attn.bias"), dquery, act(p + "ln_cross"), b.crossQWeight);
-        ops::linear_backward(m_dEncoderOutput, grad(w + "c_attn.weight"), grad(w + "c_attn.bias"), dkv,
-            act(names::encoderOutput()), b.crossKvWeight);
+        const Tensor &z = act(names::encoderOutput());
+        if (linear) {
+            Tensor dK({S, I}), dV({S, I});
+            ops::split_heads_backward(dK, {&dk});
+            ops::split_heads_backward(dV, {&dv});
+            linearBackward(dln, projection(i, Projection::CrossQ), dquery, act(p + "ln_cross"), b.crossQWeight);
+            linearBackward(m_dEncoderOutput, projection(i, Projection::CrossK), dK, z, b.crossKWeight);
+            linearBackward(m_dEncoderOutput, projection(i, Projection::CrossV), dV, z, b.crossVWeight);
+        } else {
+            Tensor dkv({S, 2 * I});
+            ops::split_heads_backward(dkv, {&dk, &dv});
+            ops::linear_backward(
+                dln, grad(w + "q_attn.weight"), grad(w + "q_attn.bias"), dquery, act(p + "ln_cross"), b.crossQWeight);
+            ops::linear_backward(
+                m_dEncoderOutput, grad(w + "c_attn.weight"), grad(w + "c_attn.bias"), dkv, z, b.crossKvWeight);
+        }
     }
     Step step(i, "ln_cross");
-    layernorm(dx, h + "ln_cross_attn", dln, x, b.lnCrossWeight);
+    layernorm(dx, normParam(i, 3), dln, x, b.lnCrossWeight);
 }
 
 Tensor BackwardPass::encoderOutput()
 {
     Step step(-1, names::encoderOutput());
     Tensor dx({T, m_c.dModel});
-    layernorm(dx, std::string(names::kEncoderStack.parameters) + "ln_f", m_dEncoderOutput,
-        act(names::residualStream(m_s, m_c.encoderLayers)), m_model.encoderLnfWeight);
+    const std::string norm
+        = m_c.family == Family::T5 ? "encoder.final_layer_norm" : std::string(names::kEncoderStack.parameters) + "ln_f";
+    layernorm(dx, norm, m_dEncoderOutput, act(names::residualStream(m_s, m_c.encoderLayers)), m_model.encoderLnfWeight);
     return dx;
 }
 
@@ -264,15 +354,12 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     const int64_t H = m_c.heads, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
     const bool linear = m_c.linearLayout();
-    const std::string o = m_c.family == Family::Bert ? bertLayer(i) + "attention.output.dense"
-                                                     : "layers." + std::to_string(i) + ".self_attn.o_proj";
     Tensor dctx({H, T, d});
     {
         Step step(i, "attn.out");
         Tensor dmerged({T, m_c.innerDim()}); // the heads side by side: H·d, d_model unless head_dim says otherwise
         if (linear)
-            ops::linear_t_backward(dmerged, grad(o + ".weight"), m_c.outBias ? &grad(o + ".bias") : nullptr, dout,
-                act(p + "attn.merged"), b.oWeight);
+            linearBackward(dmerged, projection(i, Projection::Out), dout, act(p + "attn.merged"), b.oWeight);
         else
             ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
                 act(p + "attn.merged"), b.attnProjWeight);
@@ -289,7 +376,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     }
     Step step(i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d)); // as the forward (program.cpp)
+    const float scale = scoreScale();
     if (m_c.rotatesQueriesAndKeys()) { // S = R(Q) R(K)ᵀ/√d: back through the scores, then the rotation
         const ops::RopeStyle style
             = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
@@ -302,11 +389,16 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
         ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
     }
     // The position term B was added to the scores: dB = dS.
-    if (m_c.positions == PositionKind::T5)
-        ops::t5_bias_backward(grad("relative_attention_bias.weight"), dscores, !m_c.causal, m_c.relativeMaxDistance);
+    if (m_c.positions == PositionKind::T5) // a T5 checkpoint's stacks each have a table in their block 0
+        ops::t5_bias_backward(
+            grad(m_c.family == Family::T5 ? t5Layer(0) + "0.SelfAttention.relative_attention_bias.weight"
+                                          : "relative_attention_bias.weight"),
+            dscores, !m_causal, m_c.relativeMaxDistance);
     else if (m_c.positions == PositionKind::Shaw)
         ops::shaw_bias_backward(dq, grad(h + "attn.relative_key.weight"), dscores, act(p + "attn.q"), b.relativeKey,
             m_c.relativeClip, scale);
+    if (m_c.family == Family::GptNeoX)
+        return fusedProjectionsBackward(i, dq, dk, dv, in, din);
     if (linear)
         return linearLayoutProjectionsBackward(i, dq, dk, dv, in, din);
     Tensor dqkv({T, 3 * m_c.innerDim()});
@@ -319,23 +411,31 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
 void BackwardPass::linearLayoutProjectionsBackward(
     int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din)
 {
-    const BlockWeights &b = m_model.blocks[size_t(i)];
+    const BlockWeights &b = blocks()[size_t(i)];
     const int64_t H = m_c.heads, d = m_c.headDim(), Hkv = m_c.kvHeadCount(), group = H / Hkv;
-    const std::string a = "layers." + std::to_string(i) + ".self_attn.";
     Tensor dQ({T, H * d}), dK({T, Hkv * d}), dV({T, Hkv * d});
     for (int64_t h = 0; h < H; ++h) {
         dQ.matrix().block(0, h * d, T, d) = dq.slice(h);
         dK.matrix().block(0, (h / group) * d, T, d) += dk.slice(h);
         dV.matrix().block(0, (h / group) * d, T, d) += dv.slice(h);
     }
-    const bool bias = m_c.qkvBias, bert = m_c.family == Family::Bert;
-    const std::string names[3] = {bert ? bertLayer(i) + "attention.self.query" : a + "q_proj",
-        bert ? bertLayer(i) + "attention.self.key" : a + "k_proj",
-        bert ? bertLayer(i) + "attention.self.value" : a + "v_proj"};
-    const Tensor *gradients[3] = {&dQ, &dK, &dV}, *weights[3] = {&b.qWeight, &b.kWeight, &b.vWeight};
-    for (int j = 0; j < 3; ++j)
-        ops::linear_t_backward(din, grad(names[j] + ".weight"), bias ? &grad(names[j] + ".bias") : nullptr,
-            *gradients[j], in, *weights[j]);
+    linearBackward(din, projection(i, Projection::Q), dQ, in, b.qWeight);
+    linearBackward(din, projection(i, Projection::K), dK, in, b.kWeight);
+    linearBackward(din, projection(i, Projection::V), dV, in, b.vWeight);
+}
+
+// GPT-NeoX's query_key_value holds, for each head h in turn, its query, key and value (programattention.cpp).
+void BackwardPass::fusedProjectionsBackward(
+    int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din)
+{
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    Tensor dqkv({T, 3 * H * d});
+    for (int64_t h = 0; h < H; ++h) {
+        dqkv.matrix().block(0, 3 * h * d, T, d) = dq.slice(h);
+        dqkv.matrix().block(0, (3 * h + 1) * d, T, d) = dk.slice(h);
+        dqkv.matrix().block(0, (3 * h + 2) * d, T, d) = dv.slice(h);
+    }
+    linearBackward(din, projection(i, Projection::Qkv), dqkv, in, m_model.blocks[size_t(i)].qkvWeight);
 }
 
 // ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
@@ -349,17 +449,12 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
         if (m_ffnChunks > 1)
             throw Error("--ffn-chunks: the chunked feed-forward is GPT-2's; a gated one runs whole");
-        const std::string f = "layers." + std::to_string(i) + ".mlp.";
-        const bool bias = m_c.mlpBias;
         const Tensor &gate = act(p + "mlp.gate"), &up = act(p + "mlp.up");
         Tensor dact(up.shape()), dgate(up.shape()), dup(up.shape());
-        ops::linear_t_backward(dact, grad(f + "down_proj.weight"), bias ? &grad(f + "down_proj.bias") : nullptr, ddown,
-            act(p + "mlp.act"), b.downWeight);
+        linearBackward(dact, projection(i, Projection::Down), ddown, act(p + "mlp.act"), b.downWeight);
         ops::gated_activation_backward(dgate, dup, dact, gate, up, m_c.activation);
-        ops::linear_t_backward(
-            din, grad(f + "gate_proj.weight"), bias ? &grad(f + "gate_proj.bias") : nullptr, dgate, in, b.gateWeight);
-        ops::linear_t_backward(
-            din, grad(f + "up_proj.weight"), bias ? &grad(f + "up_proj.bias") : nullptr, dup, in, b.upWeight);
+        linearBackward(din, projection(i, Projection::Gate), dgate, in, b.gateWeight);
+        linearBackward(din, projection(i, Projection::Up), dup, in, b.upWeight);
         return;
     }
     if (m_ffnChunks > 1) {
@@ -371,13 +466,10 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     }
     const Tensor &up = act(p + "mlp.up");
     Tensor dact(up.shape()), dup(up.shape()); // (T,F)
-    if (m_c.family == Family::Bert) { // intermediate.dense, then output.dense, nn.Linear with biases
-        const std::string l = bertLayer(i);
-        ops::linear_t_backward(dact, grad(l + "output.dense.weight"), &grad(l + "output.dense.bias"), ddown,
-            act(p + "mlp.act"), b.downWeight);
+    if (m_c.linearLayout()) { // BERT's intermediate and output.dense, GPT-Neo's c_fc and c_proj, GPT-NeoX's 4h
+        linearBackward(dact, projection(i, Projection::Down), ddown, act(p + "mlp.act"), b.downWeight);
         ops::activation_backward(dup, dact, up, m_c.activation);
-        ops::linear_t_backward(
-            din, grad(l + "intermediate.dense.weight"), &grad(l + "intermediate.dense.bias"), dup, in, b.upWeight);
+        linearBackward(din, projection(i, Projection::Up), dup, in, b.upWeight);
         return;
     }
     ops::linear_backward(
@@ -391,6 +483,8 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
 void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
 {
     const std::string p = layerName(i), h = paramName(i);
+    if (m_c.gatedFfn)
+        return gatedExperts(i, ddown, in, din);
     const BlockWeights &b = m_model.blocks[size_t(i)];
     Step step(i, "experts");
     const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate");
@@ -416,6 +510,31 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
     // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
     din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix().transpose();
     grad(h + "mlp.router.weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
+}
+
+// Mixtral's MixtralSparseMoeBlock: gates renormalised over the top k, SwiGLU experts, a router without bias. The loss
+// is MixtralForCausalLM's with output_router_logits false (its default): the cross-entropy alone, no auxiliary loss.
+void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
+{
+    const std::string p = layerName(i), m = "layers." + std::to_string(i) + ".block_sparse_moe.";
+    const BlockWeights &b = m_model.blocks[size_t(i)];
+    Step step(i, "experts");
+    const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate"), &probs = act(p + "router.probs");
+    std::vector<ops::GatedExpertWeights> weights;
+    std::vector<ops::GatedExpertGradients> grads;
+    for (size_t e = 0; e < b.experts.size(); ++e) {
+        const std::string x = m + "experts." + std::to_string(e) + ".";
+        weights.push_back({b.experts[e].gateWeight, b.experts[e].upWeight, b.experts[e].downWeight, m_c.activation});
+        grads.push_back({grad(x + "w1.weight"), grad(x + "w3.weight"), grad(x + "w2.weight")});
+    }
+    Tensor dgate(gate.shape()), dprobs(probs.shape()), dlogits(probs.shape());
+    ops::moe_gated_backward(din, dgate, grads, ddown, in, choice, gate, weights);
+    ops::router_renormalised_gate_backward(dgate, gate, choice, probs);
+    ops::router_gate_backward(dprobs, dgate, choice);
+    ops::softmax_backward(dlogits, dprobs, probs);
+    // L = X W_rᵀ (nn.Linear, no bias): dX += dL W_r, dW_r += dLᵀ X.
+    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix();
+    grad(m + "gate.weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
 }
 
 void BackwardPass::embeddings(const Tensor &dinput)

@@ -9,6 +9,7 @@
 #include "trace/trace.h"
 #include "train/backprop.h"
 
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,10 @@ public:
     Tensor head(const std::vector<int> &targets);
     // A reversible model's ln_f input is (Y₁ + Y₂)/2: adds dmean/2 into dy1 and dy2 (all (T,D)).
     void streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2);
+    // Block i in the model's arrangement: blockParallel, blockPre or blockPost.
+    Tensor block(int i, const Tensor &dout);
+    // Parallel residual (GPT-NeoX): out = x + Attn(LN₁(x)) + MLP(LN₂(x)). dout is (T,D); returns dx (T,D).
+    Tensor blockParallel(int i, const Tensor &dout);
     // Pre-LN: mid = x + Attn(LN₁(x)), out = mid + MLP(LN₂(mid)). dout is (T,D); returns dx (T,D). A decoder
     // block of an encoder–decoder: mid_cross = mid + Cross(LN_c(mid), Z), out = mid_cross + MLP(LN₂(mid_cross)).
     Tensor blockPre(int i, const Tensor &dout);
@@ -67,10 +72,24 @@ private:
     void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void linearLayoutProjectionsBackward(
         int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din);
+    void fusedProjectionsBackward(
+        int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din);
+    void gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
+    // Block i's nn.Linear modules under the family's names (Hugging Face's, without the model's prefix).
+    enum class Projection { Q, K, V, Qkv, Out, Up, Down, Gate, CrossQ, CrossK, CrossV, CrossOut };
+    std::string projection(int i, Projection which) const;
+    Tensor *biasGrad(const std::string &module); // null when the module has no bias
+    void linearBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
     // Parameter names of block i's norms (which 1: before attention, 2: before the FFN) and of the token embedding,
     // in the model's family (GPT-2's h.{i}.ln_1 and wte.weight, Llama's layers.{i}.input_layernorm and embed_tokens).
     std::string normParam(int i, int which) const;
     std::string bertLayer(int i) const { return "encoder.layer." + std::to_string(i) + "."; }
+    std::string t5Layer(int i) const // "decoder.block.2.layer."
+    {
+        return std::string(m_source ? "encoder" : "decoder") + ".block." + std::to_string(i) + ".layer.";
+    }
+    // S = QKᵀ · scale, as programattention.cpp: 1/√d, or 1 for the families that do not scale (GPT-Neo, T5)
+    float scoreScale() const { return m_c.scaleScores ? 1.0f / std::sqrt(float(m_c.headDim())) : 1.0f; }
     Tensor bertHead(const Tensor &dlogits);
     std::string embeddingParam() const;
     void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);

@@ -88,6 +88,8 @@ std::vector<std::string> StrategyRunner::savedBy(int i) const
     saved.insert(saved.end(), {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(i), p + "ln_1"});
     if (c.reversible)
         saved.insert(saved.end(), {p + "out1", p + "ln_2"});
+    else if (c.parallelResidual) // both sub-layers read the block's input: there is no mid
+        saved.push_back(p + "ln_2");
     else if (c.layerNorm == LayerNormPlacement::Pre)
         saved.insert(saved.end(), {p + "mid", p + "ln_2"});
     else
@@ -242,7 +244,7 @@ void StrategyRunner::backwardBlocks(int first, int last, BackwardPass &pass, Ten
         if (c.reversible)
             pass.blockReversible(i, d1, d2);
         else
-            d1 = c.layerNorm == LayerNormPlacement::Pre ? pass.blockPre(i, d1) : pass.blockPost(i, d1);
+            d1 = pass.block(i, d1);
         dropAll(savedBy(i));
     }
 }

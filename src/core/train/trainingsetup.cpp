@@ -1,5 +1,6 @@
 #include "train/trainingsetup.h"
 
+#include "ops/ops.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
 #include "util/memorycheck.h"
@@ -7,6 +8,21 @@
 #include <cmath>
 
 namespace atlas {
+
+namespace {
+
+// BERT initialises its position table as its other embeddings, N(0, 0.02). A character-level masked LM started so
+// stays on the unigram plateau (each masked character guessed from the letter frequencies alone) for thousands of
+// steps: nothing yet tells neighbours from distant characters. Starting W_pe as Vaswani et al.'s sinusoids, scaled to
+// the same root-mean-square 0.02, gives the table that structure at step 0; training then moves it as any other.
+void startPositionsAsSinusoids(Model &model)
+{
+    Tensor table(model.wpe.shape());
+    ops::positions_sinusoidal_forward(table);
+    model.wpe.matrix() = table.matrix() * (0.02f * std::sqrt(2.0f));
+}
+
+} // namespace
 
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
 {
@@ -74,6 +90,8 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
             + std::to_string(Model::parameterCountOf(config)) + " parameters, with their gradients, AdamW's moments "
             + "and one sequence's activations)");
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
+    if (config.family == Family::Bert)
+        startPositionsAsSinusoids(*model);
     model->name = run.task;
     return std::make_unique<Trainer>(model, run.task, run.options);
 }
