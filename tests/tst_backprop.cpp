@@ -11,6 +11,7 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "model/model.h"
+#include "ops/ops.h"
 #include "referencetesting.h"
 #include "train/backprop.h"
 #include "util/error.h"
@@ -61,6 +62,8 @@ Case loadCase(const QString &modelDir, const QString &refDir)
     c.model = std::make_shared<Model>(Model::load(dataPath(modelDir).toStdString()));
     if (o.value("activation").toString() == QLatin1String("gelu"))
         c.model->config.activation = Activation::GeluErf;
+    if (o.contains("normaliser"))
+        c.model->config.normaliser = normaliserArgument(o.value("normaliser").toString().toStdString(), "normaliser");
     c.input = {intList(o.value("tokens")), intList(o.value("padding"))};
     if (o.contains("source")) // an encoder–decoder: the encoder's tokens; "tokens" are the decoder's
         c.input.source = intList(o.value("source"));
@@ -112,6 +115,7 @@ private slots:
     void matchesPyTorch_data();
     void matchesPyTorch();
     void gradientsAreNotTrivial();
+    void learnedAlphaGradientMatchesFiniteDifferences();
     void accumulatingAddsAndZeroResets();
     void badTargetsAndUntracedRunsAreErrors();
     void dumpWritesLossAndEveryGradient();
@@ -129,6 +133,11 @@ void TestBackprop::matchesPyTorch_data()
                                                                              << "gpt2_tiny_grads/gelu_erf_padded";
     QTest::newRow("variant: post-LN, sinusoidal, ReLU, bidirectional, padding") << "variant"
                                                                                 << "variant_grads";
+    // Sparse normalisers in place of softmax: exact zeros, so only the support carries a gradient.
+    QTest::newRow("gpt2_tiny, sparsemax, padding at 0") << "gpt2_tiny"
+                                                        << "gpt2_tiny_grads/sparsemax";
+    QTest::newRow("gpt2_tiny, 1.5-entmax") << "gpt2_tiny"
+                                           << "gpt2_tiny_grads/entmax15";
     // The Llama family (tests/tools/make_family_reference.py): RMSNorm, RoPE with llama3 scaling, grouped-query
     // attention, SwiGLU, biases and an untied head; Qwen2's multi-query attention and tied head; Mistral's window.
     QTest::newRow("llama_tiny: GQA, biases, untied lm_head") << "llama_tiny"
@@ -186,6 +195,51 @@ void TestBackprop::matchesPyTorch()
         const QString why = compare(QString::fromStdString(name) + " (" + ref + ")", grad, readNpy(file.toStdString()));
         QVERIFY2(why.isEmpty(), qPrintable(why));
     }
+}
+
+// A learned α per head (α = 1 + σ(a), Correia et al. 2019): the gradient of each head's a against a central difference
+// of the loss, the model run again with a ± h. Float32 losses allow about three digits.
+void TestBackprop::learnedAlphaGradientMatchesFiniteDifferences()
+{
+    Case c = loadCase("gpt2_tiny", "gpt2_tiny_grads");
+    ModelConfig config = c.model->config;
+    config.normaliser = Normaliser::LearnedEntmax;
+    auto model = std::make_shared<Model>(Model::random(config, 3));
+    for (BlockWeights &b : model->blocks)
+        for (int h = 0; h < config.heads; ++h)
+            b.alphaLogit.data()[h] = -1.5f + 0.8f * float(h); // α from 1.18 to 1.71
+    for (BlockWeights &b : model->blocks) // larger scores than N(0, 0.02) gives: rows with zeros to find
+        b.attnWeight.matrix() *= 40.0f;
+    c.model = model;
+    const Gradients g = runBackward(c);
+    const auto lossWith = [&](int layer, int head, float a) {
+        Model m = *model;
+        m.blocks[size_t(layer)].alphaLogit.data()[head] = a;
+        Engine engine(std::make_shared<Model>(std::move(m)), c.input);
+        engine.runToEnd();
+        Tensor losses({int64_t(c.targets.size())});
+        return double(ops::crossentropy_forward(losses, engine.trace().tensor("logits"), c.targets));
+    };
+    int zeros = 0;
+    for (int layer = 0; layer < config.layers; ++layer) {
+        Engine engine(model, c.input);
+        engine.runToEnd();
+        const Tensor &probs = engine.trace().tensor("layer." + std::to_string(layer) + ".attn.probs");
+        for (int64_t k = 0; k < probs.numel(); ++k)
+            zeros += probs.data()[k] == 0.0f;
+        const Tensor &grad = g.grads.at("h." + std::to_string(layer) + ".attn.alpha_logit");
+        for (int h = 0; h < config.heads; ++h) {
+            const float a = model->blocks[size_t(layer)].alphaLogit.data()[h], step = 1.0f / 32;
+            const double numeric = (lossWith(layer, h, a + step) - lossWith(layer, h, a - step)) / (2.0 * step);
+            QVERIFY2(std::fabs(numeric - grad.data()[h]) <= 2e-3 + 2e-2 * std::fabs(numeric),
+                qPrintable(QString("layer %1 head %2: analytic %3, numeric %4")
+                        .arg(layer)
+                        .arg(h)
+                        .arg(grad.data()[h])
+                        .arg(numeric)));
+        }
+    }
+    QVERIFY2(zeros > 0, "no probability is exactly 0: the sparse case is not exercised");
 }
 
 // Guards the comparison itself: every gradient has signal, and the unused vocabulary rows of wte only get

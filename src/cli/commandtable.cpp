@@ -159,6 +159,8 @@ std::vector<CliCommand> makeTable()
                 {"kv-heads", "N", "grouped-query attention with N K/V heads (--family llama)"},
                 {"reversible", "", "reversible blocks (RevNet), which rebuild activations in backward"},
                 {"positions", "KIND", "the positional encoding (docs/models.md)"},
+                {"normaliser", "softmax|sparsemax|entmax15|entmax",
+                    "the attention normaliser; entmax learns an α per head (docs/models.md)"},
                 {"scale-embeddings", "", "multiply the token embeddings by √d"},
                 {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"}}
                 + kRouting + kMemoryStrategy,

@@ -61,7 +61,7 @@ int trainCommand(const CommandArgs &argv)
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
         for (const char *option : {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k",
-                 "capacity-factor", "family", "kv-heads"})
+                 "capacity-factor", "family", "kv-heads", "normaliser"})
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
@@ -85,6 +85,7 @@ int trainCommand(const CommandArgs &argv)
         o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
+        run.normaliser = args.value("normaliser");
         run.family = args.value("family");
         run.kvHeads = args.intValue("kv-heads", 0, 1, 1024);
         run.scaleEmbeddings = args.flag("scale-embeddings");

@@ -31,12 +31,16 @@ It is deterministic and rewrites, under tests/data/:
 import json
 import math
 import os
+import sys
 import shutil
 import struct
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_entmax_reference import entmax15, sparsemax  # noqa: E402  (written there from the papers)
 
 DATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
 
@@ -46,6 +50,10 @@ GPT2_CASE = dict(tokens=[3, 17, 42, 8, 17, 25, 49, 3, 11, 0], padding=[],
 ERF_CASE = dict(tokens=GPT2_CASE["tokens"], padding=[0, 4], targets=[-1, 42, 8, 17, -1, 49, 3, 11, 0, 7],
                 activation="gelu")
 REVERSIBLE_CASE = dict(tokens=GPT2_CASE["tokens"], padding=[], targets=GPT2_CASE["targets"], reversible=True)
+# Sparse normalisers in place of softmax (atlas_attention_normaliser), through their closed forms
+# (make_entmax_reference.py: sort-based sparsemax and 1.5-entmax, differentiable on their support).
+SPARSEMAX_CASE = dict(tokens=GPT2_CASE["tokens"], padding=[0, 4], targets=ERF_CASE["targets"], normaliser="sparsemax")
+ENTMAX15_CASE = dict(tokens=GPT2_CASE["tokens"], padding=[], targets=GPT2_CASE["targets"], normaliser="entmax15")
 VARIANT_CASE = dict(tokens=[1, 5, 9, 2, 7, 0, 0], padding=[5, 6], targets=[5, 9, 2, 7, -1, -1, -1])
 
 written = []
@@ -117,7 +125,18 @@ def attention(x, w, h, cfg, allowed):
     scores = torch.matmul(q, k.transpose(1, 2)) / math.sqrt(d)  # (H, T, T)
     masked = scores.masked_fill(~allowed, float("-inf"))
     empty = ~allowed.any(dim=-1, keepdim=True)  # (T, 1): a query with no key gets all-zero weights
-    probs = F.softmax(masked.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+    if cfg.get("atlas_attention_normaliser", "softmax") == "softmax":
+        probs = F.softmax(masked.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+    else:
+        rowwise = sparsemax if cfg["atlas_attention_normaliser"] == "sparsemax" else entmax15
+        rows = []
+        for hh in range(H):
+            for t in range(T):
+                row = torch.zeros(T, dtype=scores.dtype)
+                if allowed[t].any():
+                    row = row.index_put((allowed[t].nonzero().flatten(),), rowwise(scores[hh, t][allowed[t]]))
+                rows.append(row)
+        probs = torch.stack(rows).view(H, T, T)
     context = torch.matmul(probs, v).transpose(0, 1).reshape(T, D)
     return F.linear(context, w[h + "attn.c_proj.weight"].t(), w[h + "attn.c_proj.bias"])
 
@@ -164,6 +183,8 @@ def make_grads(model, case, directory):
         cfg = dict(cfg, activation_function=case["activation"])
     if case.get("reversible"):
         cfg = dict(cfg, atlas_reversible=True)
+    if "normaliser" in case:
+        cfg = dict(cfg, atlas_attention_normaliser=case["normaliser"])
     w = {k: v.to(torch.float64).requires_grad_(True) for k, v in weights.items()}
     loss = loss_of(w, cfg, case["tokens"], case["padding"], case["targets"])
     loss.backward()
@@ -224,6 +245,8 @@ def main():
     make_grads("gpt2_tiny", GPT2_CASE, os.path.join(DATA, "gpt2_tiny_grads"))
     make_grads("gpt2_tiny", ERF_CASE, os.path.join(DATA, "gpt2_tiny_grads", "gelu_erf_padded"))
     make_grads("gpt2_tiny", REVERSIBLE_CASE, os.path.join(DATA, "gpt2_tiny_grads", "reversible"))
+    make_grads("gpt2_tiny", SPARSEMAX_CASE, os.path.join(DATA, "gpt2_tiny_grads", "sparsemax"))
+    make_grads("gpt2_tiny", ENTMAX15_CASE, os.path.join(DATA, "gpt2_tiny_grads", "entmax15"))
     make_grads("variant", VARIANT_CASE, os.path.join(DATA, "variant_grads"))
     make_adamw(os.path.join(DATA, "adamw_ref"))
     total = 0

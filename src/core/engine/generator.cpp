@@ -18,9 +18,11 @@ namespace {
 
 // One query position of H heads (q and ctx: one row of H·d, the bytes of [H, 1, d]) against rows [first, rows) of the
 // cached keys and values [·, Hkv·d], query head h reading K/V head h / (H / Hkv) (grouped-query attention):
-// ctx_h = softmax(q_h K_gᵀ · scale + bias_h) V_g, the `masked` keys at −∞. `bias` is [H, 1, rows] or empty.
+// ctx_h = softmax(q_h K_gᵀ · scale + bias_h) V_g, the `masked` keys at −∞. `bias` is [H, 1, rows] or empty. With
+// `alpha` (Model::attentionAlphas) the weights are α-entmax's instead of softmax's, as the program's.
 void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t first,
-    int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked)
+    int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked,
+    const std::vector<float> &alpha = {})
 {
     const int64_t d = ctx.numel() / heads, group = heads / (keys.cols() / d), n = rows - first;
     for (int64_t hd = 0; hd < heads; ++hd) {
@@ -30,8 +32,15 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
             s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
         for (int j : masked)
             s(j) = -std::numeric_limits<float>::infinity();
-        s = (s.array() - s.maxCoeff()).exp().matrix();
-        s /= s.sum();
+        if (alpha.empty()) {
+            s = (s.array() - s.maxCoeff()).exp().matrix();
+            s /= s.sum();
+        } else {
+            Tensor z({1, n}), p({1, n});
+            std::copy(s.data(), s.data() + n, z.data());
+            ops::entmax_forward(p, z, {alpha.size() == 1 ? alpha[0] : alpha[size_t(hd)]});
+            s = ConstRowVectorMap(p.data(), n);
+        }
         ctx.matrix().block(0, hd * d, 1, d) = s * values.block(first, g * d, n, d);
     }
 }
@@ -179,7 +188,7 @@ void Generator::feed(int token)
         m_keys[l].row(pos) = ConstRowVectorMap(k.data(), KV);
         m_values[l].row(pos) = ConstRowVectorMap(v.data(), KV);
         const int64_t first = c.windowed(l) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
-        attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {});
+        attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {}, m_model->attentionAlphas(l));
         c.linearLayout() ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
                          : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
         Tensor mid({1, D}), down({1, D});

@@ -46,6 +46,10 @@ void ProgramBuilder::attention(int i, const std::string &in)
     if (m_c.rotatesQueriesAndKeys())
         rotary(i);
     if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
+        if (m_c.normaliser != Normaliser::Softmax)
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel approximates softmax "
+                + "attention, and this model normalises with " + normaliserName(m_c.normaliser)
+                + ": run it with full attention");
         if (m_c.biasesScores())
             throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel cannot add "
                 + positionKindName(m_c.positions)
@@ -240,8 +244,7 @@ void ProgramBuilder::exactAttention(int i)
                 ops::sliding_window_mask(o, window);
             return Outputs {std::move(o)};
         });
-    unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
-        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+    normaliser(i);
     add(p + "context", "weighted sum of V", i, {p + "attn.probs", p + "attn.v"},
         {{p + "attn.context", {H, T, d}, "C_h = A_h V_h"}},
         [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
@@ -249,6 +252,49 @@ void ProgramBuilder::exactAttention(int i)
             ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
             return Outputs {std::move(o)};
         });
+}
+
+// attn.masked → attn.probs: softmax, or the model's sparse normaliser (ops::entmax_forward), whose zeros are exact.
+void ProgramBuilder::normaliser(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads;
+    const auto sparse = [i](Tensor &o, const Tensor &x, const Model &m) {
+        ops::entmax_forward(o, x, m.attentionAlphas(i));
+    };
+    switch (m_c.normaliser) {
+    case Normaliser::Softmax:
+        unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
+            [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+        return;
+    case Normaliser::Sparsemax:
+        unary(p + "attn.probs", "sparsemax", i, p + "attn.masked", {H, T, T},
+            "Aᵢⱼ = [S′ᵢⱼ − τᵢ]₊, τᵢ such that Σⱼ Aᵢⱼ = 1 (sparsemax: keys below τᵢ get exactly 0)", sparse);
+        return;
+    case Normaliser::Entmax15:
+        unary(p + "attn.probs", "1.5-entmax", i, p + "attn.masked", {H, T, T},
+            "Aᵢⱼ = [S′ᵢⱼ / 2 − τᵢ]₊², τᵢ such that Σⱼ Aᵢⱼ = 1 (1.5-entmax: keys below 2τᵢ get exactly 0)", sparse);
+        return;
+    case Normaliser::LearnedEntmax:
+        add(p + "alpha", "α per head", i, {},
+            {{p + "attn.alpha", {H}, "α_h = 1 + sigmoid(a_h)  (learned; 1 → softmax, 2 → sparsemax)"}},
+            [i](const Model &m, const Input &, const Trace &) {
+                const std::vector<float> alpha = m.attentionAlphas(i);
+                Tensor o({int64_t(alpha.size())});
+                std::copy(alpha.begin(), alpha.end(), o.data());
+                return Outputs {std::move(o)};
+            });
+        add(p + "normalise", "α-entmax", i, {p + "attn.masked", p + "attn.alpha"},
+            {{p + "attn.probs", {H, T, T},
+                "Aᵢⱼ = [(α_h − 1) S′ᵢⱼ − τᵢ]₊^(1/(α_h − 1)), τᵢ such that Σⱼ Aᵢⱼ = 1 (α-entmax: exact zeros)"}},
+            [p](const Model &, const Input &, const Trace &tr) {
+                const Tensor &x = tr.tensor(p + "attn.masked"), &alpha = tr.tensor(p + "attn.alpha");
+                Tensor o(x.shape());
+                ops::entmax_forward(o, x, {alpha.data(), alpha.data() + alpha.numel()});
+                return Outputs {std::move(o)};
+            });
+        return;
+    }
 }
 
 // The cos and sin of every position's angles, computed once for the queries and keys of every layer of the stack.

@@ -84,6 +84,7 @@ public:
     void attention(int i, const std::string &in);
     void mergeHeads(int i);
     void exactAttention(int i);
+    void normaliser(int i);
     void rotary(int i);
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);

@@ -7,6 +7,8 @@
 #include "util/error.h"
 #include "util/memorycheck.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -44,6 +46,8 @@ void forEachBlockParameter(Block &b, const ModelConfig &c, const names::Stack &s
     const std::string p = names::parameterPrefix(s, i);
     if (c.positions == PositionKind::Shaw)
         visit(p + "attn.relative_key.weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()}, b.relativeKey);
+    if (c.normaliser == Normaliser::LearnedEntmax)
+        visit(p + "attn.alpha_logit", Shape {c.heads}, b.alphaLogit);
     visit(p + "ln_1.weight", Shape {D}, b.ln1Weight);
     visit(p + "ln_1.bias", Shape {D}, b.ln1Bias);
     visit(p + "attn.c_attn.weight", Shape {D, 3 * D}, b.attnWeight);
@@ -414,6 +418,25 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
                 v = normal(rng);
     });
     return m;
+}
+
+std::vector<float> Model::attentionAlphas(int layer) const
+{
+    switch (config.normaliser) {
+    case Normaliser::Softmax:
+        return {};
+    case Normaliser::Sparsemax:
+        return {2.0f};
+    case Normaliser::Entmax15:
+        return {1.5f};
+    default: {
+        // α = 1 + σ(a) lies in (1, 2); far out a would round it to 1 or 2 exactly, so it stays a step inside.
+        std::vector<float> alpha;
+        for (const float a : blocks.at(size_t(layer)).alphaLogit.values())
+            alpha.push_back(std::clamp(1.0f + 1.0f / (1.0f + std::exp(-a)), 1.001f, 2.0f));
+        return alpha;
+    }
+    }
 }
 
 Model Model::withPositions(PositionKind kind, const std::string &field) const

@@ -33,6 +33,7 @@ struct BlockWeights
     Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router; Mixtral's gate: [E, D]), or empty
     std::vector<ExpertWeights> experts; // E of them in a mixture-of-experts layer
     Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
+    Tensor alphaLogit; // [H] a of each head's learned α = 1 + sigmoid(a) (attn.alpha_logit, Normaliser::LearnedEntmax)
     // A decoder block of an encoder–decoder model also attends to the encoder's output, after self-attention
     // (Hugging Face GPT-2's add_cross_attention names): ln_cross_attn, crossattention.q_attn (queries from the
     // decoder), crossattention.c_attn (keys | values from the encoder), crossattention.c_proj. Empty otherwise.
@@ -98,6 +99,9 @@ public:
     // any kind without learned parameters (sinusoidal, rope, rope-half, alibi, none), or the model's own. Throws
     // atlas::Error naming `field` when the kind needs a table the model does not have, or does not fit its heads.
     Model withPositions(PositionKind kind, const std::string &field) const;
+    // The α of layer i's attention normaliser (ops::entmax_forward): empty for softmax, {2} for sparsemax, {1.5}, or
+    // one per head for a learned α.
+    std::vector<float> attentionAlphas(int layer) const;
 
     // One empty BlockWeights per layer, with room for its experts: the parameters() map then names every slot.
     void allocateBlocks();

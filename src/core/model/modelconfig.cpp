@@ -201,6 +201,31 @@ PositionKind positionKindArgument(const std::string &name, const std::string &fi
     throw Error(field + ": unknown kind '" + name + "' (expected one of " + all + ")");
 }
 
+namespace {
+
+const std::vector<std::string> &normaliserNames()
+{
+    static const std::vector<std::string> names = {"softmax", "sparsemax", "entmax15", "entmax"};
+    return names;
+}
+
+} // namespace
+
+std::string normaliserName(Normaliser n)
+{
+    return normaliserNames().at(size_t(n));
+}
+
+Normaliser normaliserArgument(const std::string &name, const std::string &field)
+{
+    const auto &names = normaliserNames();
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end())
+        throw Error(field + ": unknown normaliser '" + name
+            + "' (expected softmax, sparsemax, entmax15, or entmax for a learned α per head)");
+    return Normaliser(it - names.begin());
+}
+
 std::string architectureName(Architecture a)
 {
     return a == Architecture::Decoder ? "decoder" : a == Architecture::Encoder ? "encoder" : "encoder-decoder";
@@ -303,6 +328,9 @@ void ModelConfig::validate(const std::string &source) const
                 "atlas_special_tokens: '" + specialTokens[i - 1].first + "' and '" + name + "' share id "
                     + std::to_string(id));
     }
+    require(normaliser == Normaliser::Softmax || (family == Family::Gpt2 && encoderLayers == 0),
+        "atlas_attention_normaliser '" + normaliserName(normaliser)
+            + "' is for GPT-2's layout with one stack (an encoder–decoder's cross-attention stays softmax)");
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
     if (isEncoderDecoder()) {
@@ -397,6 +425,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     if (j.contains("atlas_reversible") && !j["atlas_reversible"].is_boolean())
         throw Error(source + ": key 'atlas_reversible' must be true or false");
     c.reversible = j.value("atlas_reversible", false);
+    c.normaliser = normaliserArgument(readString(j, "atlas_attention_normaliser", "softmax", source),
+        source + ": key 'atlas_attention_normaliser'");
     c.encoderLayers = readInt(j, kEncoderLayers, 0, source);
     if (j.contains("atlas_architecture")) {
         const std::string a = readString(j, "atlas_architecture", "", source);
@@ -475,6 +505,8 @@ std::string ModelConfig::toJson() const
     }
     if (reversible)
         j["atlas_reversible"] = true;
+    if (normaliser != Normaliser::Softmax)
+        j["atlas_attention_normaliser"] = normaliserName(normaliser);
     if (encoderLayers > 0)
         j["atlas_encoder_layers"] = encoderLayers;
     if (!decoderSample.empty())

@@ -37,6 +37,12 @@ enum class PositionKind { Learned, Sinusoidal, Rope, RopeHalf, Alibi, Shaw, T5, 
 // or an encoder and a decoder whose blocks also attend to the encoder's output (cross-attention, as T5).
 enum class Architecture { Decoder, Encoder, EncoderDecoder };
 std::string architectureName(Architecture a); // "decoder", "encoder", "encoder-decoder"
+// What turns a row of attention scores into weights (docs/models.md, "Sparse attention"): softmax; sparsemax (Martins
+// & Astudillo 2016); 1.5-entmax (Peters et al. 2019); or α-entmax with a learned α per head (Correia et al. 2019,
+// α = 1 + sigmoid(a), the parameter attn.alpha_logit holding a). All but softmax give exact zeros.
+enum class Normaliser { Softmax, Sparsemax, Entmax15, LearnedEntmax };
+std::string normaliserName(Normaliser n); // "softmax", "sparsemax", "entmax15", "entmax"
+Normaliser normaliserArgument(const std::string &name, const std::string &field); // throws for an unknown name
 
 // The config.json name of each kind ("learned", "rope-half" …) and back; parse returns false for an unknown name.
 std::string positionKindName(PositionKind kind);
@@ -98,6 +104,7 @@ struct ModelConfig
     // atlas_reversible: reversible blocks (Gomez et al. 2017; Reformer): two streams, Y₁ = X₁ + Attn(LN₁(X₂)),
     // Y₂ = X₂ + FFN(LN₂(Y₁)), both starting as the embedding, averaged before ln_f (docs/models.md). Pre-LN only.
     bool reversible = false;
+    Normaliser normaliser = Normaliser::Softmax; // atlas_attention_normaliser (GPT-2's layout, one stack)
     // Switch Transformer feed-forward layers (Fedus et al. 2021; docs/models.md, "Mixture of experts"):
     int experts = 0; // atlas_experts: E experts per MoE layer, 0 for dense FFNs everywhere
     int expertTopK = 1; // atlas_expert_top_k: experts per token (Switch: 1)

@@ -160,6 +160,20 @@ void softmax_forward(Tensor &out, const Tensor &inp);
 // A cell whose probability is 0 (masked, or a row with no allowed key) gets no gradient.
 void softmax_backward(Tensor &dinp, const Tensor &dout, const Tensor &out);
 
+// ---- entmax.cpp: sparse normalisers (Martins & Astudillo 2016; Peters, Niculae & Martins 2019; Correia et al. 2019)
+
+// out, inp are (..., N): sparsemax over the last axis, the Euclidean projection of each row onto the simplex, exact
+// (sort-based). Cells far below the row's top get exactly 0; −∞ cells (masked) get 0; a row all −∞ is all 0.
+void sparsemax_forward(Tensor &out, const Tensor &inp);
+// α-entmax over the last axis, α in (1, 2]: p_i = [(α−1) z_i − τ]₊^{1/(α−1)}, τ found by bisection so that Σ p = 1
+// (α = 2 is sparsemax, computed exactly; α → 1 tends to softmax). alpha holds one value for every row, or one per
+// leading slice (the heads of an (H,T,T) tensor).
+void entmax_forward(Tensor &out, const Tensor &inp, const std::vector<float> &alpha);
+// dinp += ∂p/∂z ᵀ dout, with ∂p/∂z = diag(s) − s sᵀ / Σ s, s_i = p_i^{2−α} on the support (0 off it); and when dalpha
+// is given, dalpha[h] += Σ over its rows of dout · ∂p/∂α. out is the forward's output. Sparsemax's backward is α = 2.
+void entmax_backward(Tensor &dinp, std::vector<float> *dalpha, const Tensor &dout, const Tensor &out,
+    const std::vector<float> &alpha);
+
 // ---- activation.cpp
 
 // out, inp same shape: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))

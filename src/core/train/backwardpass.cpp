@@ -371,7 +371,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
         Tensor dprobs({H, T, T});
         ops::attention_context_backward(dprobs, dv, dctx, probs, act(p + "attn.v"));
         Tensor dmasked({H, T, T});
-        ops::softmax_backward(dmasked, dprobs, probs);
+        normaliserBackward(i, dmasked, dprobs, probs);
         ops::attention_mask_backward(dscores, dmasked, m_causal, m_source ? m_input.sourcePadding : m_input.padding);
     }
     Step step(i, "attn.qkv");
@@ -404,6 +404,22 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     Tensor dqkv({T, 3 * m_c.innerDim()});
     ops::split_heads_backward(dqkv, dq, dk, dv);
     ops::linear_backward(din, grad(h + "attn.c_attn.weight"), grad(h + "attn.c_attn.bias"), dqkv, in, b.attnWeight);
+}
+
+// Softmax's backward, or the sparse normaliser's (ops::entmax_backward); a learned α also gets its gradient, through
+// α = 1 + σ(a): dα/da = σ(a)(1 − σ(a)) = (α − 1)(2 − α).
+void BackwardPass::normaliserBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs)
+{
+    const std::vector<float> alpha = m_model.attentionAlphas(i);
+    if (alpha.empty())
+        return ops::softmax_backward(dmasked, dprobs, probs);
+    if (m_c.normaliser != Normaliser::LearnedEntmax)
+        return ops::entmax_backward(dmasked, nullptr, dprobs, probs, alpha);
+    std::vector<float> dalpha(alpha.size(), 0.0f);
+    ops::entmax_backward(dmasked, &dalpha, dprobs, probs, alpha);
+    Tensor &da = grad(paramName(i) + "attn.alpha_logit");
+    for (size_t h = 0; h < alpha.size(); ++h)
+        da.data()[h] += dalpha[h] * (alpha[h] - 1.0f) * (2.0f - alpha[h]);
 }
 
 // The Llama family's split handed query head h the K/V head ⌊h / (H/Hkv)⌋ (repeat_kv): a K/V head's gradient is the

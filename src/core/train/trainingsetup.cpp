@@ -41,6 +41,8 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.embeddingScale = std::sqrt(float(config.dModel));
     if (!run.positions.empty())
         config.positions = positionKindArgument(run.positions, "--positions");
+    if (!run.normaliser.empty())
+        config.normaliser = normaliserArgument(run.normaliser, "--normaliser");
     config.experts = run.experts;
     config.expertTopK = run.expertTopK;
     if (run.capacityFactor > 0)

@@ -17,6 +17,7 @@ struct TrainingRun
     bool scaleEmbeddings = false; // atlas_embedding_scale √d_model, as Vaswani et al.
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
     std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
+    std::string normaliser; // atlas_attention_normaliser; empty = softmax
     int experts = 0; // atlas_experts: a mixture of E experts in every layer's FFN (0: dense)
     int expertTopK = 1; // atlas_expert_top_k
     double capacityFactor = 0; // atlas_capacity_factor; 0 keeps the config's default (1.25)
