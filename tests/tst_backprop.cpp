@@ -171,6 +171,8 @@ void TestBackprop::matchesPyTorch_data()
                                                                       << "bert_tiny_grads";
     QTest::newRow("bert_mlm_tiny: F16, two heads") << "bert_mlm_tiny"
                                                    << "bert_mlm_tiny_grads";
+    QTest::newRow("bert_rel_tiny: relative_key, a key per distance") << "bert_rel_tiny"
+                                                                     << "bert_rel_tiny_grads";
     QTest::newRow("bert_tiny on a pair: both segment embeddings") << "bert_tiny"
                                                                   << "bert_tiny_pair_grads";
 }
@@ -233,10 +235,10 @@ void TestBackprop::learnedAlphaGradientMatchesFiniteDifferences()
             const double numeric = (lossWith(layer, h, a + step) - lossWith(layer, h, a - step)) / (2.0 * step);
             QVERIFY2(std::fabs(numeric - grad.data()[h]) <= 2e-3 + 2e-2 * std::fabs(numeric),
                 qPrintable(QString("layer %1 head %2: analytic %3, numeric %4")
-                        .arg(layer)
-                        .arg(h)
-                        .arg(grad.data()[h])
-                        .arg(numeric)));
+                               .arg(layer)
+                               .arg(h)
+                               .arg(grad.data()[h])
+                               .arg(numeric)));
         }
     }
     QVERIFY2(zeros > 0, "no probability is exactly 0: the sparse case is not exercised");

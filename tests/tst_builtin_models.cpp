@@ -273,6 +273,27 @@ private slots:
         QVERIFY2(next[3][2] >= 0.59, qPrintable(QString::number(next[3][2])));
     }
 
+    // The BERT-layout encoder, as its description states: BertForMaskedLM's layout with relative_key positions, 76.3 %
+    // of the chosen characters named; layer 0's heads 2 and 3 look beside each [MASK], 2.3 at the previous character
+    // and every head of layer 3 at the next one.
+    void austenBertIsABertThatFillsMaskedCharacters()
+    {
+        const auto model = loadModel("austen-bert");
+        QVERIFY(model->config.family == Family::Bert);
+        QVERIFY(model->config.positions == PositionKind::Shaw && model->config.relativeKeySign == -1);
+        QCOMPARE(QString::fromStdString(model->config.toJson()).count("\"relative_key\""), 1);
+        const Evaluation e = evaluateOnTask(model, *Task::create("mlm"), 256);
+        QVERIFY2(e.loss <= 0.78, qPrintable(QString::number(e.loss)));
+        QVERIFY2(e.tokenAccuracy >= 0.76, qPrintable(QString::number(e.tokenAccuracy)));
+        const auto around = mass("austen-bert", "around the mask");
+        for (int h : {2, 3})
+            QVERIFY2(around[0][size_t(h)] >= 0.96, qPrintable(QString::number(around[0][size_t(h)])));
+        const auto previous = mass("austen-bert", "previous token"), next = mass("austen-bert", "next token");
+        QVERIFY2(previous[2][3] >= 0.74, qPrintable(QString::number(previous[2][3])));
+        for (double m : next[3])
+            QVERIFY2(m >= 0.50, qPrintable(QString::number(m)));
+    }
+
     // The encoder-decoder, as its description states: every held-out sequence sorted; in decoder layer 1 the
     // cross-attention of heads 2 and 3 lands on the source position of the letter being written.
     void seq2seqSortAlignsCrossAttentionWithTheLetterItWrites()

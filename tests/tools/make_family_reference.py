@@ -49,6 +49,8 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
   neox_seq_tiny/    gpt_neox with use_parallel_residual false and full rotary; F16
   neo_tiny/         gpt_neo: a global then a local layer (window_size 3 over 8 tokens), unscaled scores; BF16
   bert_tiny/        bert (BertForPreTraining: masked-LM and next-sentence heads); F32, "bert." keys
+  bert_rel_tiny/    bert with position_embedding_type relative_key (a key per distance, i - j, no absolute positions
+                    added) over 8 tokens of a 12-position context; F32
   bert_mlm_tiny/    bert (BertForMaskedLM) with the older LayerNorm.gamma / .beta names and the tied
                     cls.predictions.decoder.weight stored; F16
   t5_tiny/          t5 v1.0: ReLU, tied head, 2 encoder and 3 decoder blocks, 8 buckets up to distance 12 over a
@@ -145,6 +147,12 @@ MODELS = {
                     num_hidden_layers=2, num_attention_heads=4, vocab_size=64, max_position_embeddings=16,
                     type_vocab_size=2, layer_norm_eps=1e-12, hidden_act="gelu", position_embedding_type="absolute"),
         dtype="F32", shards=1, seed=37, nsp=True),
+    "bert_rel_tiny": dict(
+        config=dict(model_type="bert", architectures=["BertForMaskedLM"], hidden_size=32, intermediate_size=48,
+                    num_hidden_layers=2, num_attention_heads=4, vocab_size=64, max_position_embeddings=12,
+                    type_vocab_size=2, layer_norm_eps=1e-12, hidden_act="gelu",
+                    position_embedding_type="relative_key"),
+        dtype="F32", shards=1, seed=44, nsp=False),
     "bert_mlm_tiny": dict(
         config=dict(model_type="bert", architectures=["BertForMaskedLM"], hidden_size=32, intermediate_size=40,
                     num_hidden_layers=2, num_attention_heads=2, vocab_size=64, max_position_embeddings=16,
@@ -265,6 +273,9 @@ def bert_weights(cfg, seed, nsp):
         p = f"bert.encoder.layer.{i}."
         for name in ("query", "key", "value"):
             linear(w, p + "attention.self." + name, D, D)
+        if cfg.get("position_embedding_type") == "relative_key":
+            M, d = cfg["max_position_embeddings"], D // cfg["num_attention_heads"]
+            w[p + "attention.self.distance_embedding.weight"] = normal(2 * M - 1, d, std=0.5)
         linear(w, p + "attention.output.dense", D, D)
         norm(w, p + "attention.output.LayerNorm")
         linear(w, p + "intermediate.dense", F, D)
@@ -454,10 +465,14 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
-def attend(trace, p, q, k, v, allowed, scale):
-    """scores, mask, softmax and context of [H, T, d] queries, keys and values into the trace; returns [T, H·d]."""
+def attend(trace, p, q, k, v, allowed, scale, bias=None):
+    """scores (plus a position term `bias`), mask, softmax and context of [H, T, d] queries, keys and values into the
+    trace; returns [T, H·d]."""
     H, T, d = q.shape
     scores = q @ k.transpose(1, 2) * scale
+    if bias is not None:
+        trace[p + "attn.bias"] = bias
+        scores = scores + bias
     trace[p + "attn.scores"] = scores
     masked = scores.masked_fill(~allowed, float("-inf"))
     trace[p + "attn.masked"] = masked
@@ -587,10 +602,14 @@ def bert_forward(w, cfg, tokens, types=None):
     trace = {}
     e = "bert.embeddings."
     trace["embed"] = w[e + "word_embeddings.weight"][torch.tensor(tokens)]
-    trace["pos.encoding"] = w[e + "position_embeddings.weight"][:T]
+    relative = cfg.get("position_embedding_type", "absolute") == "relative_key"
     types = types or [0] * T
     trace["segment.encoding"] = w[e + "token_type_embeddings.weight"][torch.tensor(types)]
-    trace["embed.sum"] = trace["embed"] + trace["pos.encoding"] + trace["segment.encoding"]
+    if relative:  # BertEmbeddings adds the absolute positions for "absolute" only
+        trace["embed.sum"] = trace["embed"] + trace["segment.encoding"]
+    else:
+        trace["pos.encoding"] = w[e + "position_embeddings.weight"][:T]
+        trace["embed.sum"] = trace["embed"] + trace["pos.encoding"] + trace["segment.encoding"]
     x = layer_norm(trace["embed.sum"], w, e + "LayerNorm", eps)
     trace["input"] = x
     for i in range(cfg["num_hidden_layers"]):
@@ -600,7 +619,13 @@ def bert_forward(w, cfg, tokens, types=None):
         trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
         q, k, v = (t.reshape(T, H, d).transpose(0, 1) for t in (q, k, v))
         trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
-        out = lin(attend(trace, p, q, k, v, everywhere, 1 / math.sqrt(d)), m + "attention.output.dense")
+        bias = None
+        if relative:  # BertSelfAttention: q_l · distance_embedding[l − r + M − 1], the sum then divided by √d
+            M = cfg["max_position_embeddings"]
+            distance = torch.arange(T)[:, None] - torch.arange(T)[None, :]
+            table = w[a + "distance_embedding.weight"][distance + M - 1]  # [T, T, d]
+            bias = torch.einsum("hld,lrd->hlr", q, table) / math.sqrt(d)
+        out = lin(attend(trace, p, q, k, v, everywhere, 1 / math.sqrt(d), bias), m + "attention.output.dense")
         trace[p + "attn.out"] = out
         trace[p + "mid"] = x + out
         x1 = layer_norm(trace[p + "mid"], w, m + "attention.output.LayerNorm", eps)
@@ -853,7 +878,7 @@ def make(name, spec):
 
 
 GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
-               "neo_tiny", "bert_tiny", "bert_mlm_tiny", "t5_tiny", "t5v11_tiny")
+               "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none
 MLM_TARGETS = [-1, 17, -1, 8, -1, -1, 63, -1]  # BERT: the original token at a few chosen positions

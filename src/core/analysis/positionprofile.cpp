@@ -125,7 +125,10 @@ void scoreTerm(
     const std::string which = "layer " + std::to_string(layer) + ", head " + std::to_string(head);
     if (c.positions == PositionKind::Shaw) {
         out.encodingTitle = "Shaw term, " + which;
-        out.formula = "S = (Q Kᵀ + Q a_clip(j−i)ᵀ)/√d,  distances clipped to ±" + std::to_string(c.relativeClip);
+        out.formula = c.relativeKeySign < 0
+            ? "S = (Q Kᵀ + Q e(i−j)ᵀ)/√d,  BERT's relative_key: a key per distance up to ±"
+                + std::to_string(c.relativeClip)
+            : "S = (Q Kᵀ + Q a_clip(j−i)ᵀ)/√d,  distances clipped to ±" + std::to_string(c.relativeClip);
         return;
     }
     const bool alibi = c.positions == PositionKind::Alibi;

@@ -310,7 +310,7 @@ Tensor Generator::positionBias(int layer, const Tensor &q, int pos) const
         ops::t5_bias_forward(bias, m_model->relativeBias, false, c.relativeMaxDistance, pos);
     else
         ops::shaw_bias_forward(bias, q, m_model->blocks[size_t(layer)].relativeKey, c.relativeClip,
-            1.0f / std::sqrt(float(c.headDim())), pos);
+            1.0f / std::sqrt(float(c.headDim())), pos, c.relativeKeySign);
     return bias;
 }
 

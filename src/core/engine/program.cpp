@@ -55,6 +55,8 @@ void ProgramBuilder::embeddings()
                 o.matrix() *= scale;
             return Outputs {std::move(o)};
         });
+    if (m_c.family == Family::Bert && !m_c.addsPositions()) // relative_key: E + S, the positions inside attention
+        return bertEmbeddingSum(embed, "");
     if (!m_c.addsPositions()) { // the positions act inside attention, or nowhere
         unary(input, "no added positions", -1, embed, {T, D},
             m_c.positions == PositionKind::None
@@ -81,6 +83,7 @@ void ProgramBuilder::embeddings()
 
 // BERT adds each token's segment embedding to E + P and normalises the sum (BertEmbeddings). An input with a [SEP]
 // inside is a pair, "[CLS] A [SEP] B [SEP]": B's tokens, after the first [SEP], take type 1 (ModelConfig::segmentsOf).
+// `positions` is empty for relative_key, which adds none.
 void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::string &positions)
 {
     const int64_t D = m_c.dModel;
@@ -97,13 +100,23 @@ void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::strin
                 o.matrix().row(t) = m.wtt.matrix().row(types[size_t(t)]);
             return Outputs {std::move(o)};
         });
-    add("embed.sum", "add positions and segments", -1, {embed, positions, "segment.encoding"},
-        {{"embed.sum", {T, D}, "E + P + S"}}, [embed, positions](const Model &, const Input &, const Trace &tr) {
-            Tensor o(tr.tensor(embed).shape());
-            o.matrix()
-                = tr.tensor(embed).matrix() + tr.tensor(positions).matrix() + tr.tensor("segment.encoding").matrix();
-            return Outputs {std::move(o)};
-        });
+    if (positions.empty()) {
+        add("embed.sum", "add segments", -1, {embed, "segment.encoding"},
+            {{"embed.sum", {T, D}, "E + S  (relative_key: the positions act inside attention)"}},
+            [embed](const Model &, const Input &, const Trace &tr) {
+                Tensor o(tr.tensor(embed).shape());
+                o.matrix() = tr.tensor(embed).matrix() + tr.tensor("segment.encoding").matrix();
+                return Outputs {std::move(o)};
+            });
+    } else {
+        add("embed.sum", "add positions and segments", -1, {embed, positions, "segment.encoding"},
+            {{"embed.sum", {T, D}, "E + P + S"}}, [embed, positions](const Model &, const Input &, const Trace &tr) {
+                Tensor o(tr.tensor(embed).shape());
+                o.matrix() = tr.tensor(embed).matrix() + tr.tensor(positions).matrix()
+                    + tr.tensor("segment.encoding").matrix();
+                return Outputs {std::move(o)};
+            });
+    }
     layernorm("input", "embedding LayerNorm", -1, "embed.sum", 4);
 }
 

@@ -259,9 +259,8 @@ void ProgramBuilder::normaliser(int i)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads;
-    const auto sparse = [i](Tensor &o, const Tensor &x, const Model &m) {
-        ops::entmax_forward(o, x, m.attentionAlphas(i));
-    };
+    const auto sparse
+        = [i](Tensor &o, const Tensor &x, const Model &m) { ops::entmax_forward(o, x, m.attentionAlphas(i)); };
     switch (m_c.normaliser) {
     case Normaliser::Softmax:
         unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
@@ -350,8 +349,11 @@ void ProgramBuilder::positionBias(int i)
             + std::to_string(m_c.relativeMaxDistance) + ")";
         break;
     default: // Shaw
-        formula = "Bᵢⱼ = Q_h,i · a_clip(j − i) / √d  (Shaw et al.: a learned key per distance, clipped to ±"
-            + std::to_string(m_c.relativeClip) + ")";
+        formula = m_c.relativeKeySign < 0
+            ? "Bᵢⱼ = Q_h,i · e(i − j) / √d  (BERT's relative_key: a learned key per distance, every distance up to ±"
+                + std::to_string(m_c.relativeClip) + ")"
+            : "Bᵢⱼ = Q_h,i · a_clip(j − i) / √d  (Shaw et al.: a learned key per distance, clipped to ±"
+                + std::to_string(m_c.relativeClip) + ")";
         inputs = {p + "attn.q"};
     }
     add(p + "bias", "position bias", i, inputs, {{p + "attn.bias", {H, T, T}, formula}},
@@ -365,7 +367,7 @@ void ProgramBuilder::positionBias(int i)
                     !causal, c.relativeMaxDistance);
             else
                 ops::shaw_bias_forward(b, tr.tensor(p + "attn.q"), m.blocks[size_t(i)].relativeKey, c.relativeClip,
-                    1.0f / std::sqrt(float(d)));
+                    1.0f / std::sqrt(float(d)), 0, c.relativeKeySign);
             return Outputs {std::move(b)};
         });
 }

@@ -247,14 +247,20 @@ ModelConfig bertFromJson(const json &j, const std::string &source)
     constexpr IntKey types {"type_vocab_size", 1, 1024};
     ModelConfig c = hiddenShape(j, Family::Bert, "bert", 30522, source);
     const std::string positions = readString(j, "position_embedding_type", "absolute", source);
-    if (positions != "absolute")
+    if (positions != "absolute" && positions != "relative_key")
         throw Error(source + ": key 'position_embedding_type': '" + positions
-            + "' is not supported (only BERT's absolute positions are)");
+            + "' is not supported (BERT's absolute positions and relative_key are; relative_key_query is not)");
     c.context = readInt(j, kMaxPositions, 512, source);
     c.tokenTypes = readInt(j, types, 2, source);
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-12f;
     c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
-    c.positions = PositionKind::Learned;
+    // relative_key (Shaw et al. 2018 as BertSelfAttention has it): no absolute positions are added; each layer's
+    // distance_embedding [2·max_positions − 1, d] gives q_i · e(i − j) / √d, every distance within the context.
+    c.positions = positions == "relative_key" ? PositionKind::Shaw : PositionKind::Learned;
+    if (c.positions == PositionKind::Shaw) {
+        c.relativeClip = c.context - 1;
+        c.relativeKeySign = -1;
+    }
     c.layerNorm = LayerNormPlacement::Post;
     c.causal = false;
     c.description = readString(j, "atlas_description", "", source);
@@ -382,7 +388,7 @@ std::string ModelConfig::familyJson() const
             {"type_vocab_size", tokenTypes},
             {"layer_norm_eps", shortestDecimal(lnEpsilon)},
             {"hidden_act", activationName(activation)},
-            {"position_embedding_type", "absolute"},
+            {"position_embedding_type", positions == PositionKind::Shaw ? "relative_key" : "absolute"},
             {"torch_dtype", "float32"},
         };
         for (const auto &[key, value] :

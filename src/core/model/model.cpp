@@ -166,6 +166,9 @@ void forEachBertBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vis
     linear(p + "attention.self.query", D, D, b.qWeight, b.qBias);
     linear(p + "attention.self.key", D, D, b.kWeight, b.kBias);
     linear(p + "attention.self.value", D, D, b.vWeight, b.vBias);
+    if (c.positions == PositionKind::Shaw) // position_embedding_type relative_key
+        visit(p + "attention.self.distance_embedding.weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()},
+            b.relativeKey);
     linear(p + "attention.output.dense", D, D, b.oWeight, b.oBias);
     visit(p + "attention.output.LayerNorm.weight", Shape {D}, b.ln1Weight);
     visit(p + "attention.output.LayerNorm.bias", Shape {D}, b.ln1Bias);

@@ -425,8 +425,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     if (j.contains("atlas_reversible") && !j["atlas_reversible"].is_boolean())
         throw Error(source + ": key 'atlas_reversible' must be true or false");
     c.reversible = j.value("atlas_reversible", false);
-    c.normaliser = normaliserArgument(readString(j, "atlas_attention_normaliser", "softmax", source),
-        source + ": key 'atlas_attention_normaliser'");
+    c.normaliser = normaliserArgument(
+        readString(j, "atlas_attention_normaliser", "softmax", source), source + ": key 'atlas_attention_normaliser'");
     c.encoderLayers = readInt(j, kEncoderLayers, 0, source);
     if (j.contains("atlas_architecture")) {
         const std::string a = readString(j, "atlas_architecture", "", source);

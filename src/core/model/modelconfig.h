@@ -95,6 +95,9 @@ struct ModelConfig
     // cls.seq_relationship) of BertForPreTraining.
     bool nspHead = false;
     int relativeClip = 16; // atlas_relative_clip: Shaw's k, distances clipped to [−k, k]
+    // Shaw's table row for key j of query i is clip(sign · (j − i)) + k: +1 as Shaw et al.; BERT's relative_key
+    // (distance_embedding, k = max_position_embeddings − 1) reads i − j, −1.
+    int relativeKeySign = 1;
     int relativeBuckets = 32; // atlas_relative_buckets: T5's bucket count
     int relativeMaxDistance = 128; // atlas_relative_max_distance: T5's last bucket starts at this distance
     bool causal = true; // atlas_causal (an encoder–decoder's decoder is causal, its encoder never)

@@ -129,8 +129,8 @@ void entmax_forward(Tensor &out, const Tensor &inp, const std::vector<float> &al
     });
 }
 
-void entmax_backward(Tensor &dinp, std::vector<float> *dalpha, const Tensor &dout, const Tensor &out,
-    const std::vector<float> &alpha)
+void entmax_backward(
+    Tensor &dinp, std::vector<float> *dalpha, const Tensor &dout, const Tensor &out, const std::vector<float> &alpha)
 {
     requireShape(dinp, out.shape(), "entmax backward dinp");
     requireShape(dout, out.shape(), "entmax backward dout");

@@ -82,11 +82,12 @@ void t5_bias_forward(Tensor &out, const Tensor &table, bool bidirectional, int m
 void t5_bias_backward(Tensor &dtable, const Tensor &dout, bool bidirectional, int maxDistance);
 // out is (H,T,K); q is (H,T,d); table is (2·clip+1, d), shared by the heads (Shaw et al. 2018):
 // out[h,i,j] = scale · q[h,i] · table[clip(j − (queryOffset + i), −clip, clip) + clip]
+// `sign` −1 reads the table by i − j instead (BERT's relative_key: distance_embedding[i − j + max_positions − 1]).
 void shaw_bias_forward(
-    Tensor &out, const Tensor &q, const Tensor &table, int clip, float scale, int64_t queryOffset = 0);
+    Tensor &out, const Tensor &q, const Tensor &table, int clip, float scale, int64_t queryOffset = 0, int sign = 1);
 // dq, q are (H,T,d); dtable, table are (2·clip+1, d); dout is (H,T,T)
-void shaw_bias_backward(
-    Tensor &dq, Tensor &dtable, const Tensor &dout, const Tensor &q, const Tensor &table, int clip, float scale);
+void shaw_bias_backward(Tensor &dq, Tensor &dtable, const Tensor &dout, const Tensor &q, const Tensor &table, int clip,
+    float scale, int sign = 1);
 
 // ---- layernorm.cpp
 
@@ -171,8 +172,8 @@ void sparsemax_forward(Tensor &out, const Tensor &inp);
 void entmax_forward(Tensor &out, const Tensor &inp, const std::vector<float> &alpha);
 // dinp += ∂p/∂z ᵀ dout, with ∂p/∂z = diag(s) − s sᵀ / Σ s, s_i = p_i^{2−α} on the support (0 off it); and when dalpha
 // is given, dalpha[h] += Σ over its rows of dout · ∂p/∂α. out is the forward's output. Sparsemax's backward is α = 2.
-void entmax_backward(Tensor &dinp, std::vector<float> *dalpha, const Tensor &dout, const Tensor &out,
-    const std::vector<float> &alpha);
+void entmax_backward(
+    Tensor &dinp, std::vector<float> *dalpha, const Tensor &dout, const Tensor &out, const std::vector<float> &alpha);
 
 // ---- activation.cpp
 

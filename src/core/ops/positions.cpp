@@ -166,7 +166,8 @@ void t5_bias_backward(Tensor &dtable, const Tensor &dout, bool bidirectional, in
         }
 }
 
-void shaw_bias_forward(Tensor &out, const Tensor &q, const Tensor &table, int clip, float scale, int64_t queryOffset)
+void shaw_bias_forward(
+    Tensor &out, const Tensor &q, const Tensor &table, int clip, float scale, int64_t queryOffset, int sign)
 {
     const int64_t H = q.dim(0), T = q.dim(1), d = q.dim(2), K = out.dim(2);
     requireShape(table, {2 * int64_t(clip) + 1, d}, "Shaw relative key table");
@@ -177,14 +178,14 @@ void shaw_bias_forward(Tensor &out, const Tensor &q, const Tensor &table, int cl
         const MatrixRM byDistance = ConstMatrixMap(q.data() + h * T * d, T, d) * a.transpose() * scale;
         for (int64_t i = 0; i < T; ++i)
             for (int64_t j = 0; j < K; ++j) {
-                const int64_t r = std::clamp<int64_t>(j - (queryOffset + i), -clip, clip) + clip;
+                const int64_t r = std::clamp<int64_t>(sign * (j - (queryOffset + i)), -clip, clip) + clip;
                 out.data()[(h * T + i) * K + j] = byDistance(i, r);
             }
     }
 }
 
-void shaw_bias_backward(
-    Tensor &dq, Tensor &dtable, const Tensor &dout, const Tensor &q, const Tensor &table, int clip, float scale)
+void shaw_bias_backward(Tensor &dq, Tensor &dtable, const Tensor &dout, const Tensor &q, const Tensor &table, int clip,
+    float scale, int sign)
 {
     const int64_t H = q.dim(0), T = q.dim(1), d = q.dim(2), R = 2 * int64_t(clip) + 1;
     requireShape(dq, q.shape(), "Shaw backward dq");
@@ -195,7 +196,8 @@ void shaw_bias_backward(
         MatrixRM byDistance = MatrixRM::Zero(T, R); // the gradient of each query's score against each distance
         for (int64_t i = 0; i < T; ++i)
             for (int64_t j = 0; j < T; ++j)
-                byDistance(i, std::clamp<int64_t>(j - i, -clip, clip) + clip) += dout.data()[(h * T + i) * T + j];
+                byDistance(i, std::clamp<int64_t>(sign * (j - i), -clip, clip) + clip)
+                    += dout.data()[(h * T + i) * T + j];
         byDistance *= scale;
         MatrixMap(dq.data() + h * T * d, T, d) += byDistance * a;
         da += byDistance.transpose() * ConstMatrixMap(q.data() + h * T * d, T, d);

@@ -395,8 +395,10 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
                                           : "relative_attention_bias.weight"),
             dscores, !m_causal, m_c.relativeMaxDistance);
     else if (m_c.positions == PositionKind::Shaw)
-        ops::shaw_bias_backward(dq, grad(h + "attn.relative_key.weight"), dscores, act(p + "attn.q"), b.relativeKey,
-            m_c.relativeClip, scale);
+        ops::shaw_bias_backward(dq,
+            grad(m_c.family == Family::Bert ? bertLayer(i) + "attention.self.distance_embedding.weight"
+                                            : h + "attn.relative_key.weight"),
+            dscores, act(p + "attn.q"), b.relativeKey, m_c.relativeClip, scale, m_c.relativeKeySign);
     if (m_c.family == Family::GptNeoX)
         return fusedProjectionsBackward(i, dq, dk, dv, in, din);
     if (linear)
@@ -562,7 +564,8 @@ void BackwardPass::embeddings(const Tensor &dinput)
         ops::layernorm_backward(dsum, grad("embeddings.LayerNorm.weight"), grad("embeddings.LayerNorm.bias"), dinput,
             act("embed.sum"), m_model.embedLnWeight, m_c.lnEpsilon);
         ops::embedding_backward(grad(embeddingParam()), dsum, m_input.tokens);
-        ops::positions_learned_backward(grad("embeddings.position_embeddings.weight"), dsum);
+        if (m_c.positions == PositionKind::Learned) // relative_key adds no absolute positions
+            ops::positions_learned_backward(grad("embeddings.position_embeddings.weight"), dsum);
         const std::vector<int> types = m_c.segmentsOf(m_input.tokens);
         MatrixMap dtypes = grad("embeddings.token_type_embeddings.weight").matrix();
         for (int64_t t = 0; t < T; ++t)

@@ -1,6 +1,5 @@
 #include "train/trainingsetup.h"
 
-#include "ops/ops.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
 #include "util/memorycheck.h"
@@ -8,21 +7,6 @@
 #include <cmath>
 
 namespace atlas {
-
-namespace {
-
-// BERT initialises its position table as its other embeddings, N(0, 0.02). A character-level masked LM started so
-// stays on the unigram plateau (each masked character guessed from the letter frequencies alone) for thousands of
-// steps: nothing yet tells neighbours from distant characters. Starting W_pe as Vaswani et al.'s sinusoids, scaled to
-// the same root-mean-square 0.02, gives the table that structure at step 0; training then moves it as any other.
-void startPositionsAsSinusoids(Model &model)
-{
-    Tensor table(model.wpe.shape());
-    ops::positions_sinusoidal_forward(table);
-    model.wpe.matrix() = table.matrix() * (0.02f * std::sqrt(2.0f));
-}
-
-} // namespace
 
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
 {
@@ -48,14 +32,20 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     if (run.capacityFactor > 0)
         config.capacityFactor = float(run.capacityFactor);
     if (run.family == "bert") { // BERT's layout: post-LN, learned positions, segments, embedding LayerNorm, MLM head
-        if (config.causal || run.kvHeads > 0 || !run.positions.empty() || config.hasExperts() || config.reversible)
-            throw Error(
-                "--family bert: BERT's layout is a bidirectional encoder with learned positions (a task such as "
-                "mlm; no --positions, --kv-heads, experts or reversible blocks)");
+        const bool relative = run.positions == "shaw";
+        if (config.causal || run.kvHeads > 0 || (!run.positions.empty() && !relative) || config.hasExperts()
+            || config.reversible)
+            throw Error("--family bert: BERT's layout is a bidirectional encoder with learned absolute positions, or "
+                        "with --positions shaw its relative_key (a task such as mlm; no other --positions, no "
+                        "--kv-heads, experts or reversible blocks)");
         config.family = Family::Bert;
         config.modelType = "bert";
         config.layerNorm = LayerNormPlacement::Post;
-        config.positions = PositionKind::Learned;
+        config.positions = relative ? PositionKind::Shaw : PositionKind::Learned;
+        if (relative) { // BertSelfAttention's distance_embedding: a key per distance, i − j, across the context
+            config.relativeClip = config.context - 1;
+            config.relativeKeySign = -1;
+        }
         config.activation = Activation::GeluErf;
         config.tokenTypes = 2;
         config.lnEpsilon = 1e-12f;
@@ -92,8 +82,6 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
             + std::to_string(Model::parameterCountOf(config)) + " parameters, with their gradients, AdamW's moments "
             + "and one sequence's activations)");
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
-    if (config.family == Family::Bert)
-        startPositionsAsSinusoids(*model);
     model->name = run.task;
     return std::make_unique<Trainer>(model, run.task, run.options);
 }
