@@ -183,9 +183,9 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("a BertModel without its heads")
         << "bert_tiny"
         << "bertmodel" << QStringList {"model.safetensors", "cls.predictions", "BertForMaskedLM"};
-    QTest::newRow("relative positions in BERT")
+    QTest::newRow("relative_key_query positions in BERT")
         << "bert_tiny"
-        << "relative" << QStringList {"position_embedding_type", "relative_key"};
+        << "relative" << QStringList {"position_embedding_type", "relative_key_query"};
     QTest::newRow("a T5 encoder alone") << "t5_tiny"
                                         << "t5encoder"
                                         << QStringList {"is_encoder_decoder", "T5EncoderModel", "config.json"};
@@ -229,7 +229,7 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
             }},
         {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
-        {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key"; }},
+        {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key_query"; }},
         {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},
         {"ffproj", [](QJsonObject &o) { o["feed_forward_proj"] = "gated-swish"; }},
         {"types",

@@ -129,7 +129,11 @@ void FillCards::paintCard(QPainter &p, const Card &card, const QRect &r) const
     int y = header.bottom() + kPad / 2;
     paintContext(p, card, QRect(inner.left(), y, inner.width(), line));
     y += line + kPad / 2;
-    const int labelWidth = fm.averageCharWidth() * 7, percentWidth = fm.horizontalAdvance(QStringLiteral("100.0 %"));
+    // The percentages keep three significant digits ("0.0346 %"): the column is as wide as the widest, bold or not.
+    const int labelWidth = fm.averageCharWidth() * 7;
+    int percentWidth = fm.horizontalAdvance(QStringLiteral("100.0 %"));
+    for (const Row &row : card.rows)
+        percentWidth = std::max(percentWidth, boldMetrics.horizontalAdvance(formatPercent(row.probability)));
     const int barWidth = inner.width() - labelWidth - percentWidth - 2 * kPad;
     for (const Row &row : card.rows) {
         p.setFont(relativeFont(font(), 1.0, row.original));

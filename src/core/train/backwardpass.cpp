@@ -59,7 +59,7 @@ std::string BackwardPass::normParam(int i, int which) const
         return "layers." + std::to_string(i) + (which == 1 ? ".input_layernorm" : ".post_attention_layernorm");
     if (m_c.family == Family::Bert)
         return bertLayer(i) + (which == 1 ? "attention.output.LayerNorm" : "output.LayerNorm");
-    return paramName(i) + (which == 1 ? "ln_1" : "ln_2");
+    return paramName(i) + (which == 1 ? "ln_1" : which == 3 ? "ln_cross_attn" : "ln_2");
 }
 
 std::string BackwardPass::embeddingParam() const

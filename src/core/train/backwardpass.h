@@ -81,8 +81,9 @@ private:
     std::string projection(int i, Projection which) const;
     Tensor *biasGrad(const std::string &module); // null when the module has no bias
     void linearBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
-    // Parameter names of block i's norms (which 1: before attention, 2: before the FFN) and of the token embedding,
-    // in the model's family (GPT-2's h.{i}.ln_1 and wte.weight, Llama's layers.{i}.input_layernorm and embed_tokens).
+    // Parameter names of block i's norms (which 1: before attention, 2: before the FFN, 3: before cross-attention) and
+    // of the token embedding, in the model's family (GPT-2's h.{i}.ln_1 and wte.weight, Llama's
+    // layers.{i}.input_layernorm and embed_tokens).
     std::string normParam(int i, int which) const;
     std::string bertLayer(int i) const { return "encoder.layer." + std::to_string(i) + "."; }
     std::string t5Layer(int i) const // "decoder.block.2.layer."
