@@ -310,7 +310,11 @@ void router_renormalised_gate_backward(Tensor &dgate, const Tensor &gate, const 
     for (int64_t t = 0; t < choice.dim(0); ++t) {
         float sum = 0.0f; // S = Σ_k p_k over the chosen experts, g_r = p_r / S
         for (int64_t r = 0; r < choice.dim(1); ++r)
-            sum += p(t, int64_t(c(t, r)));
+            if (c(t, r) < 0)
+                throw Error("renormalised gate backward: token " + std::to_string(t)
+                    + " was dropped; renormalised routing is dropless");
+            else
+                sum += p(t, int64_t(c(t, r)));
         const float carried = d.row(t).dot(g.row(t)); // Σ_k dg_k g_k
         for (int64_t r = 0; r < choice.dim(1); ++r)
             d(t, r) = (d(t, r) - carried) / sum; // ∂g_k/∂p_r = (δ_kr − g_k) / S
