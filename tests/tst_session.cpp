@@ -20,7 +20,9 @@ class TestSession : public QObject
 
     static void waitIdle(Session &session) { QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000); }
 
-    static void waitForAnalysis(Session &session) { QTRY_VERIFY_WITH_TIMEOUT(!session.analysis().pending, 30000); }
+    // A bound on the wait, not a timing claim: the residual sweep (504 forward passes) takes 34 s under the sanitizers
+    // on a slow day of the 2-core CI machine.
+    static void waitForAnalysis(Session &session) { QTRY_VERIFY_WITH_TIMEOUT(!session.analysis().pending, 120000); }
 
     // A session on the built-in tiny model, run to the end, showing `view`.
     static void open(Session &session, const std::string &view)
