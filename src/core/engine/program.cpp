@@ -100,23 +100,18 @@ void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::strin
                 o.matrix().row(t) = m.wtt.matrix().row(types[size_t(t)]);
             return Outputs {std::move(o)};
         });
-    if (positions.empty()) {
-        add("embed.sum", "add segments", -1, {embed, "segment.encoding"},
-            {{"embed.sum", {T, D}, "E + S  (relative_key: the positions act inside attention)"}},
-            [embed](const Model &, const Input &, const Trace &tr) {
-                Tensor o(tr.tensor(embed).shape());
-                o.matrix() = tr.tensor(embed).matrix() + tr.tensor("segment.encoding").matrix();
-                return Outputs {std::move(o)};
-            });
-    } else {
-        add("embed.sum", "add positions and segments", -1, {embed, positions, "segment.encoding"},
-            {{"embed.sum", {T, D}, "E + P + S"}}, [embed, positions](const Model &, const Input &, const Trace &tr) {
-                Tensor o(tr.tensor(embed).shape());
-                o.matrix() = tr.tensor(embed).matrix() + tr.tensor(positions).matrix()
-                    + tr.tensor("segment.encoding").matrix();
-                return Outputs {std::move(o)};
-            });
-    }
+    std::vector<std::string> parts = {embed, "segment.encoding"}; // summed in order: E (+ P) + S
+    if (!positions.empty())
+        parts.insert(parts.begin() + 1, positions);
+    add("embed.sum", positions.empty() ? "add segments" : "add positions and segments", -1, parts,
+        {{"embed.sum", {T, D},
+            positions.empty() ? "E + S  (relative_key: the positions act inside attention)" : "E + P + S"}},
+        [parts](const Model &, const Input &, const Trace &tr) {
+            Tensor o = tr.tensor(parts[0]);
+            for (size_t k = 1; k < parts.size(); ++k)
+                o.matrix() += tr.tensor(parts[k]).matrix();
+            return Outputs {std::move(o)};
+        });
     layernorm("input", "embedding LayerNorm", -1, "embed.sum", 4);
 }
 

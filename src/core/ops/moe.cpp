@@ -92,6 +92,14 @@ Tensor gatedOutputBackward(
     return dy;
 }
 
+void requireBackwardShapes(
+    const Tensor &dx, const Tensor &dgate, const Tensor &dout, const Tensor &x, const Tensor &gate)
+{
+    requireShape(dx, x.shape(), "mixture of experts backward dx");
+    requireShape(dout, x.shape(), "mixture of experts backward dout");
+    requireShape(dgate, gate.shape(), "mixture of experts backward dgate");
+}
+
 void scatterAddRows(Tensor &dx, const std::vector<int64_t> &tokens, const Tensor &rows)
 {
     for (size_t k = 0; k < tokens.size(); ++k)
@@ -263,9 +271,7 @@ void moe_gated_forward(Tensor &out, const Tensor &x, const Tensor &choice, const
 void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g, const Tensor &dout, const Tensor &x,
     const Tensor &choice, const Tensor &gate, const std::vector<FfnWeights> &experts)
 {
-    requireShape(dx, x.shape(), "mixture of experts backward dx");
-    requireShape(dout, x.shape(), "mixture of experts backward dout");
-    requireShape(dgate, gate.shape(), "mixture of experts backward dgate");
+    requireBackwardShapes(dx, dgate, dout, x, gate);
     const std::vector<ExpertRows> rows = rowsByExpert(choice, int(experts.size()));
     for (size_t e = 0; e < experts.size(); ++e) {
         if (rows[e].tokens.empty())
@@ -283,9 +289,7 @@ void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g,
 void moe_gated_backward(Tensor &dx, Tensor &dgate, const std::vector<GatedExpertGradients> &g, const Tensor &dout,
     const Tensor &x, const Tensor &choice, const Tensor &gate, const std::vector<GatedExpertWeights> &experts)
 {
-    requireShape(dx, x.shape(), "mixture of experts backward dx");
-    requireShape(dout, x.shape(), "mixture of experts backward dout");
-    requireShape(dgate, gate.shape(), "mixture of experts backward dgate");
+    requireBackwardShapes(dx, dgate, dout, x, gate);
     const std::vector<ExpertRows> rows = rowsByExpert(choice, int(experts.size()));
     for (size_t e = 0; e < experts.size(); ++e) {
         if (rows[e].tokens.empty())
