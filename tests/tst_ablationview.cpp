@@ -80,6 +80,26 @@ private slots:
         QVERIFY(view.clippedTexts().isEmpty());
     }
 
+    // The importance table belongs to the weights, not to one load of them: a lesson walked again or a model opened
+    // again shows the table at once; other weights, even one value apart, get their own.
+    void theImportanceTableFollowsTheWeights()
+    {
+        const ViewSpec s = specOf("reverse", "0.3");
+        const ViewInput first = testing::forSpec(s), second = testing::forSpec(s);
+        QVERIFY(first.model && second.model && first.model != second.model); // two loads
+        const auto *a = first.analysisAs<HeadAblationAnalysis>(), *b = second.analysisAs<HeadAblationAnalysis>();
+        QVERIFY(a && b && a->importance);
+        QCOMPARE(b->importance.get(), a->importance.get());
+
+        auto changed = std::make_shared<Model>(*first.model);
+        changed->parameters().begin()->second->data()[0] += 0.5f;
+        const ViewInput other = testing::analyzed(makeViewInput(runSpec(s, size_t(8) << 30, changed)), s);
+        const auto *c = other.analysisAs<HeadAblationAnalysis>();
+        QVERIFY(c && c->importance && c->importance.get() != a->importance.get());
+        QCOMPARE(first.model->parameters().begin()->second->data()[0] + 0.5f,
+            changed->parameters().begin()->second->data()[0]); // the copy changed, the loaded weights did not
+    }
+
     void aClickSwitchesAHeadOffAndOn()
     {
         AblationView view;

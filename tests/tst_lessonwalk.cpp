@@ -38,6 +38,15 @@ const QRect kLargeProjector(1280, 0, 1920, 1080);
 // Text on a projector is read from the back of a room. A projector's picture is as large on the wall at any
 // resolution, so the minimum is a share of its height: 13 px on 1080 lines (two thirds of presentation mode's body
 // text there), 8.7 px on 720.
+// Under AddressSanitizer (CI's second stage) the lessons are walked on the small projector only: the large one runs the
+// same code on other geometry, and there each walk of every lesson takes minutes (lesson 4 trains a model, lesson 2
+// scores every head). The normal build walks both.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kBothProjectors = false;
+#else
+constexpr bool kBothProjectors = true;
+#endif
+
 double projectorMinimumPixels(const QRect &projector)
 {
     return 13.0 * projector.height() / 1080.0;
@@ -111,7 +120,8 @@ private slots:
         const QDir dir(ATLAS_SOURCE_DIR "/lessons");
         for (const QString &name : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
             QTest::addRow("%s 1280x720", qPrintable(name)) << dir.filePath(name) << kSmallProjector;
-            QTest::addRow("%s 1920x1080", qPrintable(name)) << dir.filePath(name) << kLargeProjector;
+            if (kBothProjectors)
+                QTest::addRow("%s 1920x1080", qPrintable(name)) << dir.filePath(name) << kLargeProjector;
         }
     }
 
@@ -164,7 +174,7 @@ private slots:
                                                .arg(step + 1, 2, 10, QChar('0'))));
         }
         window.presentation()->setActive(false);
-        if (projector == kLargeProjector)
+        if (projector == kLargeProjector || !kBothProjectors)
             m_sessions.erase(lesson);
         problems.removeDuplicates();
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));

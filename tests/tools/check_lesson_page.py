@@ -288,6 +288,16 @@ def lesson_01(browser, binary, lessons, work):
         check(agrees(parse_number(match.group(2)), probabilities[best], 4),
               "next-token step: p %s, dump %r" % (match.group(2), probabilities[best]))
 
+    # The students' copy: no answer and no explanation in the page at all (lesson 1's: its steps compute in moments).
+    browser.open(export(binary, os.path.join(lessons, "01-self-attention.md"), os.path.join(work, "01-students"),
+                        "--no-answers"))
+    data = page_data(browser)
+    chooses = [q for s in data["steps"] for q in s["questions"] if q["kind"] == "choose"]
+    check(chooses and all("correct" not in q and "explanation" not in q for q in chooses),
+          "students' copy: a choose question carries its answer")
+    check(browser.eval("document.querySelectorAll('button.check').length") == 0,
+          "students' copy: a Check button with no answer to check against")
+
 
 def lesson_02(browser, binary, lessons, work):
     browser.open(export(binary, os.path.join(lessons, "02-what-heads-do.md"), os.path.join(work, "02")))
@@ -340,16 +350,6 @@ def lesson_02(browser, binary, lessons, work):
     match = re.search(r"probability (" + NUMBER + ")", browser.text(step + " .readout"))
     if check(match, "predict question: the row is shown after Reveal: %r" % browser.text(step + " .readout")):
         check(agrees(parse_number(match.group(1)), row[strongest], 4), "predict question: the revealed weight")
-
-    # The students' copy: no answer and no explanation in the page at all.
-    browser.open(export(binary, os.path.join(lessons, "02-what-heads-do.md"), os.path.join(work, "02-students"),
-                        "--no-answers"))
-    data = page_data(browser)
-    chooses = [q for s in data["steps"] for q in s["questions"] if q["kind"] == "choose"]
-    check(chooses and all("correct" not in q and "explanation" not in q for q in chooses),
-          "students' copy: a choose question carries its answer")
-    check(browser.eval("document.querySelectorAll('button.check').length") == 0,
-          "students' copy: a Check button with no answer to check against")
 
 
 def lesson_16(browser, binary, lessons, work):

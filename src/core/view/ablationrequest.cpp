@@ -3,6 +3,7 @@
 #include "util/error.h"
 #include "view/analysishelpers.h"
 
+#include <cstring>
 #include <mutex>
 
 namespace atlas {
@@ -11,8 +12,35 @@ namespace {
 
 using namespace atlas::analysis;
 
+// What an importance table is computed from: every parameter's values and what a spec changes without new weights.
+// Two loads of one checkpoint share a table (the session loads a model again when a lesson step changes models).
+std::string weightsFingerprint(const Model &model)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    auto mix = [&h](uint64_t v) {
+        h = (h ^ v) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    };
+    for (const auto &[name, tensor] : model.parameters()) {
+        for (char c : name)
+            mix(uint8_t(c));
+        mix(uint64_t(tensor->numel()));
+        const auto *bytes = reinterpret_cast<const unsigned char *>(tensor->data());
+        const size_t n = tensor->bytes();
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t word;
+            std::memcpy(&word, bytes + i, 8);
+            mix(word);
+        }
+        for (; i < n; ++i)
+            mix(bytes[i]);
+    }
+    return std::to_string(h) + "/" + model.config.task + "/" + positionKindName(model.config.positions) + "/cf"
+        + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK);
+}
+
 // The importance table takes L·H + 1 scorings of the task; a head toggled on and off must not pay for it again.
-// Entries hold their model, so the weights' address in the key cannot be reused by another model.
 class ImportanceCache
 {
 public:
@@ -25,19 +53,18 @@ public:
         return nullptr;
     }
 
-    void add(const std::string &key, std::shared_ptr<const Model> model, std::shared_ptr<const HeadImportance> value)
+    void add(const std::string &key, std::shared_ptr<const HeadImportance> value)
     {
         std::lock_guard lock(m_mutex);
         if (m_entries.size() >= 4)
             m_entries.erase(m_entries.begin());
-        m_entries.push_back({key, std::move(model), std::move(value)});
+        m_entries.push_back({key, std::move(value)});
     }
 
 private:
     struct Entry
     {
         std::string key;
-        std::shared_ptr<const Model> model;
         std::shared_ptr<const HeadImportance> importance;
     };
     std::mutex m_mutex;
@@ -72,10 +99,10 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
     }
     const HeadAblation::Mode mode = parseAblationMode(spec.ablation, "ablation");
     AnalysisRequest r;
-    const std::string modelKey = "ablation/" + modelIdentity(*c.model) + "/" + spec.ablation;
-    r.key = modelKey + "/" + headListText(heads) + "/at" + std::to_string(position) + "/" + inputKey(c);
+    r.key = "ablation/" + modelIdentity(*c.model) + "/" + spec.ablation + "/" + headListText(heads) + "/at"
+        + std::to_string(position) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
-    r.run = [model = c.model, input = inputOf(c), heads, mode, position, modelKey, text = spec.ablation](
+    r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.ablation](
                 const std::atomic<bool> &cancel) -> std::shared_ptr<const ViewAnalysis> {
         return timedResult<HeadAblationAnalysis>([&](HeadAblationAnalysis &result) {
             result.model = model->name;
@@ -83,13 +110,14 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
             result.mode = text;
             result.position = position;
             if (!model->config.task.empty()) {
-                result.importance = importanceCache().find(modelKey);
+                const std::string importanceKey = weightsFingerprint(*model) + "/" + text;
+                result.importance = importanceCache().find(importanceKey);
                 if (!result.importance) {
                     auto importance = std::make_shared<const HeadImportance>(headImportance(
                         model, mode, HeadAblationAnalysis::kExamples, [&](int, int) { return !cancel.load(); }));
                     if (importance->without.empty())
                         return; // cancelled: the session drops the result
-                    importanceCache().add(modelKey, model, importance);
+                    importanceCache().add(importanceKey, importance);
                     result.importance = importance;
                 }
             }
