@@ -1,8 +1,12 @@
 // The Head ablation view draws analysis/headimportance's numbers: the importance table's cells, the task's scores in
 // the caption; a click on a head switches it off or on, the mode box picks zero or mean ablation, and a spec naming a
-// head the model lacks says so.
+// head the model lacks says so. The Sparse attention view, the other layer × head table, draws each head's α and its
+// exact zeros, and the Attention view hatches a sparse head's zeros apart from masked cells.
 #include "view/viewanalysis.h"
 #include "views/ablationview.h"
+#include "views/attentionview.h"
+#include "views/heatmapplot.h"
+#include "views/sparsityview.h"
 #include "viewtesting.h"
 
 #include <QComboBox>
@@ -133,6 +137,91 @@ private slots:
         AblationView view;
         draw(view, specOf("reverse", "5.0"));
         QVERIFY2(view.message().contains("5.0 is not in the model"), qPrintable(view.message()));
+    }
+    void sparsityViewDrawsEachHeadsAlphaAndZeros()
+    {
+        SparsityView view;
+        ViewSpec s = specOf("reverse-entmax", "");
+        s.view = "sparsity";
+        s.text = "abcdefgh>hgfedcba";
+        view.resize(1280, 720);
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        view.plot()->replot();
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<SparseAttentionAnalysis>();
+        QVERIFY(a);
+        const AttentionSparsity &sparsity = a->sparsity;
+        QCOMPARE(sparsity.normaliser, Normaliser::LearnedEntmax);
+        QVERIFY2(sparsity.zeroShare() > 0.3, qPrintable(formatPercent(sparsity.zeroShare())));
+        const QStringList cells = cellTexts(view.plot());
+        for (const auto &layer : sparsity.heads)
+            for (const HeadSparsity &head : layer) {
+                QVERIFY(head.alpha > 1.0 && head.alpha <= 2.0);
+                const QString cell
+                    = QString("\u03B1 %1\n%2 zero").arg(formatNumber(head.alpha, 3), formatPercent(head.zeroShare()));
+                QVERIFY2(cells.contains(cell), qPrintable(cell + " not in " + cells.join(" | ")));
+            }
+        QVERIFY2(view.caption().contains(formatPercent(sparsity.zeroShare())), qPrintable(view.caption()));
+        QVERIFY(view.title().contains("learned per head"));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, cellCentre(view.plot(), 1, 2));
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().layer, 1);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().head, 2);
+    }
+
+    void softmaxGivesNoZeroAndSaysWhy()
+    {
+        SparsityView view;
+        ViewSpec s = specOf("reverse", "");
+        s.view = "sparsity";
+        view.resize(1280, 720);
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        const auto *a = view.input().analysisAs<SparseAttentionAnalysis>();
+        QVERIFY(a && a->sparsity.zeros == 0);
+        QVERIFY2(view.caption().contains("Softmax gives every allowed key some weight"), qPrintable(view.caption()));
+    }
+
+    // Sparsemax's and entmax's zeros are allowed keys, not masked ones: hatched the other way, named in the note and
+    // the tooltip. Softmax's heat map has no such note.
+    void theAttentionViewHatchesExactZerosApartFromMasked()
+    {
+        ViewSpec s = specOf("reverse-entmax", "");
+        s.view = "attention";
+        s.text = "abcdefgh>hgfedcba";
+        s.layer = 0;
+        s.head = 0;
+        AttentionView view;
+        view.resize(900, 700);
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        view.plot()->replot();
+        QVERIFY(view.plot()->exactZeroNote().contains("exactly 0, not masked"));
+        QVERIFY(view.plot()->pooled().hasZero && view.plot()->pooled().hasNegInf);
+        const Tensor &probs = view.input().trace->tensor("layer.0.attn.probs");
+        int zeroRow = -1, zeroCol = -1;
+        for (int i = 0; i < int(probs.dim(1)) && zeroRow < 0; ++i)
+            for (int j = 0; j <= i; ++j)
+                if (probs.slice(0)(i, j) == 0.0f) {
+                    zeroRow = i;
+                    zeroCol = j;
+                    break;
+                }
+        QVERIFY(zeroRow >= 0);
+        QVERIFY2(view.cellText(zeroRow, zeroCol).contains("exactly 0, not masked"),
+            qPrintable(view.cellText(zeroRow, zeroCol)));
+        QVERIFY(view.cellText(0, 1).contains("masked (\u2212\u221E"));
+
+        s.model = "reverse";
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        QVERIFY(view.plot()->exactZeroNote().isEmpty());
     }
 };
 

@@ -1,5 +1,6 @@
 // The built-in trained models do what their descriptions (config.json, shown in the model menu and by
 // `transformer-atlas models`) say: the stated held-out accuracy, and the stated heads attending where claimed.
+#include "analysis/attentionsparsity.h"
 #include "analysis/headpatterns.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <random>
 
 using namespace atlas;
 
@@ -75,6 +77,7 @@ private slots:
         QTest::newRow("reverse-rope (RoPE)") << "reverse-rope" << 0.999 << 0.999;
         QTest::newRow("reverse-llama (Llama layout: RMSNorm, RoPE, GQA, SwiGLU)") << "reverse-llama" << 0.999 << 0.999;
         QTest::newRow("reverse-alibi (ALiBi)") << "reverse-alibi" << 0.93 << 0.68;
+        QTest::newRow("reverse-entmax (α-entmax, learned α per head)") << "reverse-entmax" << 0.999 << 0.999;
         QTest::newRow("reverse-sin (sinusoidal, embeddings × √d)") << "reverse-sin" << 0.996 << 0.98;
         QTest::newRow("copy") << "copy" << 0.99 << 0.89;
         QTest::newRow("sort") << "sort" << 0.96 << 0.81;
@@ -271,6 +274,51 @@ private slots:
         const auto previous = mass("austen-mlm", "previous token"), next = mass("austen-mlm", "next token");
         QVERIFY2(previous[2][1] >= 0.52, qPrintable(QString::number(previous[2][1])));
         QVERIFY2(next[3][2] >= 0.59, qPrintable(QString::number(next[3][2])));
+    }
+
+    // The α-entmax model, as docs/models.md states: layer 0's heads, which mirror the question, give 66–79 % of the
+    // allowed pairs exactly 0 and read 1.5–2.5 keys per query; layer 1's α fell to 1.35–1.37, and it gives 34–39 % and
+    // reads about 4.5 keys. Over 100 held-out examples of the task.
+    void reverseEntmaxIsSparseWhereItMirrors()
+    {
+        const auto model = loadModel("reverse-entmax");
+        QVERIFY(model->config.normaliser == Normaliser::LearnedEntmax);
+        const auto task = Task::create("reverse");
+        std::mt19937_64 rng(7);
+        std::vector<std::vector<double>> zeros(2, std::vector<double>(4)), allowed = zeros, support = zeros,
+                                                                           queries = zeros;
+        for (int example = 0; example < 100; ++example) {
+            Engine engine(model, {task->sample(rng, true).tokens, {}});
+            engine.runToEnd();
+            const AttentionSparsity s = attentionSparsity(*model, engine.trace());
+            for (size_t l = 0; l < 2; ++l)
+                for (size_t h = 0; h < 4; ++h) {
+                    const HeadSparsity &head = s.heads[l][h];
+                    zeros[l][h] += double(head.zeros);
+                    allowed[l][h] += double(head.allowedPairs);
+                    support[l][h] += head.meanSupport() * double(head.support.size());
+                    queries[l][h] += double(head.support.size());
+                }
+        }
+        const std::vector<float> alpha0 = model->attentionAlphas(0), alpha1 = model->attentionAlphas(1);
+        for (size_t h = 0; h < 4; ++h) {
+            const double share0 = zeros[0][h] / allowed[0][h], share1 = zeros[1][h] / allowed[1][h];
+            const QString at = QString("head %1: zero share %2 and %3, keys per query %4 and %5, α %6 and %7")
+                                   .arg(h)
+                                   .arg(share0)
+                                   .arg(share1)
+                                   .arg(support[0][h] / queries[0][h])
+                                   .arg(support[1][h] / queries[1][h])
+                                   .arg(alpha0[h])
+                                   .arg(alpha1[h]);
+            qInfo("%s", qPrintable(at));
+            QVERIFY2(
+                alpha0[h] >= 1.35f && alpha0[h] <= 1.51f && alpha1[h] >= 1.35f && alpha1[h] <= 1.38f, qPrintable(at));
+            QVERIFY2(share0 >= (h == 0 ? 0.65 : 0.74), qPrintable(at));
+            QVERIFY2(share1 >= 0.33 && share1 <= 0.40, qPrintable(at));
+            QVERIFY2(support[0][h] / queries[0][h] <= 2.6, qPrintable(at));
+            QVERIFY2(support[1][h] / queries[1][h] >= 4.4 && support[1][h] / queries[1][h] <= 4.9, qPrintable(at));
+        }
     }
 
     // The BERT-layout encoder, as its description states: BertForMaskedLM's layout with relative_key positions, 76.3 %

@@ -1,8 +1,10 @@
 // Sparsemax and α-entmax (src/core/ops/entmax.cpp) against references written from the papers
 // (tests/tools/make_entmax_reference.py: sort-based sparsemax and 1.5-entmax, bisection for other α, autograd and
 // finite differences), and the properties the lecture states: rows sum to 1 with exact zeros, α = 2 is sparsemax,
-// α → 1 tends to softmax.
+// α → 1 tends to softmax. The Sparse attention view's counts (analysis/attentionsparsity.h) against a count of its own.
 
+#include "analysis/attentionsparsity.h"
+#include "engine/engine.h"
 #include "io/npy.h"
 #include "ops/ops.h"
 #include "util/error.h"
@@ -11,8 +13,10 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 using namespace atlas;
 
@@ -40,6 +44,7 @@ private slots:
     void rowsSumToOneWithExactZeros();
     void alphaTwoIsSparsemaxAndNearOneIsSoftmax();
     void badAlphasAreRefused();
+    void sparsityCountsTheAllowedZeros();
 };
 
 void TestEntmax::forwardMatchesThePapers()
@@ -126,3 +131,55 @@ void TestEntmax::badAlphasAreRefused()
 
 QTEST_APPLESS_MAIN(TestEntmax)
 #include "tst_entmax.moc"
+
+// The Sparse attention view's numbers, counted again here from the probabilities and the causal rule (key j allowed for
+// query i when j ≤ i): each head's α (1 + σ(a) learned), its exact zeros among the allowed pairs, its keys per query.
+// Softmax's heads have α = 1 and no zero at ordinary scores (only an exponential below float's range gives one).
+void TestEntmax::sparsityCountsTheAllowedZeros()
+{
+    ModelConfig config = ModelConfig::fromJson(R"({"n_layer": 2, "n_head": 4, "n_embd": 32, "vocab_size": 256,
+        "n_positions": 32, "atlas_tokenizer": "bytes", "atlas_attention_normaliser": "entmax"})",
+        "sparse.json");
+    auto model = std::make_shared<Model>(Model::random(config, 5));
+    for (BlockWeights &b : model->blocks) {
+        for (int h = 0; h < config.heads; ++h)
+            b.alphaLogit.data()[h] = -1.5f + 0.8f * float(h);
+        b.attnWeight.matrix() *= 40.0f; // scores large enough for rows with zeros
+    }
+    Input input;
+    for (int t = 0; t < 20; ++t)
+        input.tokens.push_back((7 * t + 3) % 256);
+    Engine engine(model, input);
+    engine.runToEnd();
+    const AttentionSparsity s = attentionSparsity(*model, engine.trace());
+    QCOMPARE(int(s.heads.size()), config.layers);
+    int64_t zeros = 0;
+    for (int layer = 0; layer < config.layers; ++layer) {
+        const Tensor &probs = engine.trace().tensor("layer." + std::to_string(layer) + ".attn.probs");
+        for (int h = 0; h < config.heads; ++h) {
+            const HeadSparsity &head = s.heads[size_t(layer)][size_t(h)];
+            const float a = model->blocks[size_t(layer)].alphaLogit.data()[h];
+            QCOMPARE(float(head.alpha), std::clamp(1.0f + 1.0f / (1.0f + std::exp(-a)), 1.001f, 2.0f));
+            int64_t headZeros = 0, support = 0;
+            for (int i = 0; i < 20; ++i)
+                for (int j = 0; j <= i; ++j) {
+                    const bool zero = probs.slice(h)(i, j) == 0.0f;
+                    headZeros += zero;
+                    support += !zero;
+                }
+            QCOMPARE(head.allowedPairs, int64_t(20 * 21 / 2));
+            QCOMPARE(head.zeros, headZeros);
+            QCOMPARE(head.meanSupport(), double(support) / 20.0);
+            zeros += headZeros;
+        }
+    }
+    QCOMPARE(s.zeros, zeros);
+    QVERIFY2(zeros > 50, qPrintable(QString("%1 allowed pairs are exactly 0").arg(zeros)));
+
+    config.normaliser = Normaliser::Softmax; // at GPT-2's initial scale: scores far from exp's underflow
+    Engine softEngine(std::make_shared<Model>(Model::random(config, 5)), input);
+    softEngine.runToEnd();
+    const AttentionSparsity none = attentionSparsity(softEngine.model(), softEngine.trace());
+    QCOMPARE(none.zeros, int64_t(0));
+    QCOMPARE(none.heads[1][3].alpha, 1.0);
+}

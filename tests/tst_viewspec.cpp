@@ -35,9 +35,9 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(28));
+        QCOMPARE(kinds.size(), size_t(29));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
-                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn",
+                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "sparsity",
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
                  "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);

@@ -51,6 +51,12 @@
     const i = !(t > 0) ? 0 : t >= 1 ? 255 : Math.round(t * 255);
     return lut[i];
   }
+  // A hatch that shows on a cell of colour "#rrggbb": white on dark colours, black on light ones.
+  function strokeOver(hex) {
+    const v = parseInt(hex.slice(1), 16);
+    const light = 0.299 * (v >> 16) + 0.587 * ((v >> 8) & 255) + 0.114 * (v & 255) > 128;
+    return light ? "rgba(0,0,0,0.55)" : "rgba(255,255,255,0.7)";
+  }
   function finiteRange(values) {
     let lo = Infinity, hi = -Infinity;
     for (const v of values) if (v !== null && Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
@@ -105,6 +111,14 @@
             ctx.beginPath();
             ctx.moveTo(x, y + cell);
             ctx.lineTo(x + cell, y);
+            ctx.stroke();
+          }
+          if (c.zero && cell >= 6) { // exactly 0 but allowed (sparsemax, entmax): the other diagonal, as the app
+            ctx.strokeStyle = strokeOver(c.color);
+            ctx.lineWidth = 1;
+            ctx.beginPath();
+            ctx.moveTo(x, y);
+            ctx.lineTo(x + cell, y + cell);
             ctx.stroke();
           }
         }
@@ -208,6 +222,9 @@
     const veiled = (layer, head, i) => step.questions.some((q) => q.kind === "predict" && !q.revealed &&
       q.layer === layer && q.head === head && q.query === i);
     const isMasked = (layer, head, i, j) => fig.masked[layer] !== null && fig.masked[layer][head][at(i, j)] === "1";
+    // Sparsemax and entmax give allowed keys exactly 0: drawn and named apart from the mask.
+    const isZero = (layer, head, i, j) => Boolean(fig.exactZeros) && !isMasked(layer, head, i, j) &&
+      fig.probs[layer] !== null && fig.probs[layer][head][at(i, j)] === 0;
     const notComputed = (what) => el("p", { class: "note" }, what + " is not computed yet at this step: the app's " +
       "stepper stopped before it.");
 
@@ -216,6 +233,10 @@
       if (isMasked(layer, head, i, j)) {
         return cellPrefix(fig, i, j) + ": " + (fig.pattern ? "outside the kernel's pattern (weight 0)"
           : "masked (" + MINUS + "∞ before softmax)");
+      }
+      if (isZero(layer, head, i, j)) {
+        return cellPrefix(fig, i, j) + ": probability exactly 0, not masked: its score is below " + fig.exactZeros +
+          "'s threshold \u03C4";
       }
       const scores = fig.scores[layer];
       return cellPrefix(fig, i, j) + ":" + (scores ? " score " + formatNumber(scores[head][at(i, j)]) + "," : "") +
@@ -239,7 +260,7 @@
       return heatmap(Object.assign({
         rows: T, cols: S, rowLabels: fig.queries, colLabels: fig.keys, scale: { lut: lut, lo: lo, hi: hi },
         cell: (i, j) => ({ color: isMasked(layer, head, i, j) ? masked : lutColor(lut, (p[at(i, j)] - lo) / (hi - lo)),
-          masked: isMasked(layer, head, i, j), veiled: veiled(layer, head, i) }),
+          masked: isMasked(layer, head, i, j), zero: isZero(layer, head, i, j), veiled: veiled(layer, head, i) }),
         hover: (i, j) => { readout.textContent = (prefix || "") + probabilityText(layer, head, i, j); },
       }, opts));
     }

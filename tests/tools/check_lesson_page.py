@@ -369,6 +369,29 @@ def lesson_16(browser, binary, lessons, work):
               "logit-lens step: top probability %s %%, dump %r" % (match.group(1), expected))
 
 
+def lesson_19(browser, binary, lessons, work):
+    """reverse-entmax's exact zeros: an allowed key given exactly 0 reads as such, apart from a masked one."""
+    browser.open(export(binary, os.path.join(lessons, "19-learned-sparsity.md"), os.path.join(work, "19")))
+    data = page_data(browser)
+    i = next(k for k, s in enumerate(data["steps"])
+             if s["figure"] and s["figure"]["draw"] == "attention" and s["spec"]["model"] == "reverse-entmax")
+    step = "#step-%d" % (i + 1)
+    figure = data["steps"][i]["figure"]
+    check(data["steps"][first_step(data, "attention")]["figure"]["exactZeros"] == "",
+          "softmax step: no exact zeros to name")
+    check(figure["exactZeros"] == "entmax", "entmax step: the figure names its normaliser: %r" % figure["exactZeros"])
+    dumped = Dumped(binary, data["steps"][i]["spec"], os.path.join(work, "dump-19"))
+    probs = "layer.%d.attn.probs" % figure["layer"]
+    zero = next((j for j in range(9) if dumped.at(probs, figure["head"], 9, j) == 0), None)
+    if check(zero is not None, "entmax step: the dump has an allowed zero in row 9"):
+        browser.hover_cell(step + " canvas.heatmap", 9, zero)
+        shown = browser.text(step + " .readout")
+        check("probability exactly 0, not masked" in shown, "entmax step: an allowed zero: %r" % shown)
+    browser.hover_cell(step + " canvas.heatmap", 3, 9)
+    check(browser.text(step + " .readout").endswith("masked (−∞ before softmax)"),
+          "entmax step: a future key still reads as masked: %r" % browser.text(step + " .readout"))
+
+
 def main(binary, lessons, chromium):
     with tempfile.TemporaryDirectory(prefix="atlas-lesson-page-") as work:
         browser = Browser(chromium, os.path.join(work, "profile"))
@@ -376,6 +399,7 @@ def main(binary, lessons, chromium):
             lesson_01(browser, binary, lessons, work)
             lesson_02(browser, binary, lessons, work)
             lesson_16(browser, binary, lessons, work)
+            lesson_19(browser, binary, lessons, work)
         finally:
             browser.close()
     if FAILURES:

@@ -120,7 +120,7 @@ json attentionFigure(const ViewInput &input, const ViewSpec &spec, bool needsPro
         {"heads", int(own->dim(0))}, {"queries", labels(tokenLabels(input, T))}, {"keys", labels(keyLabels(input, S))},
         {"site", siteTitle(input).toStdString()}, {"probs", std::move(probs)}, {"scores", std::move(scores)},
         {"masked", std::move(masked)}, {"pattern", pattern}, {"causal", input.causal}, {"keyPadding", keyPadding},
-        {"cross", input.site.cross}};
+        {"cross", input.site.cross}, {"exactZeros", sparseNormaliserName(input).toStdString()}};
 }
 
 json tensorFigure(const ViewInput &input, const ViewSpec &spec)

@@ -158,6 +158,14 @@ QStringList numberedLabels(int count)
     return labels;
 }
 
+QString sparseNormaliserName(const ViewInput &input)
+{
+    if (!input.model || input.model->config.normaliser == Normaliser::Softmax || input.site.cross
+        || input.model->config.isEncoderDecoder())
+        return {};
+    return QString::fromStdString(normaliserName(input.model->config.normaliser));
+}
+
 QStringList tokenLabels(const ViewInput &input, int count)
 {
     QStringList labels(std::max(0, count));

@@ -84,6 +84,9 @@ QString sharedKeyValueText(const ViewInput &input, int head);
 int keyValueGroup(const ViewInput &input, int head);
 // "Encoder self-attention", "Decoder self-attention", "Cross-attention"; empty for a one-stack model.
 QString siteTitle(const ViewInput &input);
+// The normaliser of the site's attention when it gives allowed keys exactly 0 ("sparsemax", "entmax15", "entmax");
+// empty for softmax (a cross-attention or an encoder–decoder has softmax's).
+QString sparseNormaliserName(const ViewInput &input);
 // "Not computed yet: step to <op> in layer <i> (<trace name>)", the op read from the program (viewanalysis.h).
 QString notComputedText(const ViewInput &input, const std::string &traceName);
 // The logits' formula as the program computes them (BERT's transform and bias, T5's scale, a tied or own matrix).

@@ -1,7 +1,6 @@
 #include "views/ablationview.h"
 
 #include "view/viewanalysis.h"
-#include "views/colormaps.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -32,22 +31,6 @@ QString importanceText(double increase)
 QString headsText(const std::vector<HeadRef> &heads)
 {
     return QString::fromStdString(headListText(heads)).replace(',', QStringLiteral(", "));
-}
-
-// A panel's title on its top axis, which shows nothing else.
-void setPanelTitle(QCPAxisRect *rect, const QString &text)
-{
-    QCPAxis *top = rect->axis(QCPAxis::atTop);
-    top->setVisible(true);
-    top->setTicks(false);
-    top->setTickLabels(false);
-    top->setBasePen(Qt::NoPen);
-    top->setLabel(text);
-    const QCPAxis *left = rect->axis(QCPAxis::atLeft);
-    top->setLabelColor(left->labelColor());
-    QFont bold = left->labelFont();
-    bold.setBold(true);
-    top->setLabelFont(bold);
 }
 
 } // namespace
@@ -127,59 +110,22 @@ QString AblationView::draw(const ViewAnalysis &result)
 void AblationView::drawImportance(const HeadAblationAnalysis &a)
 {
     const int L = m_input.model->config.layers, H = m_input.model->config.heads;
-    const std::vector<HeadRef> &switchedOff = a.heads;
-    m_grid = addAxisRect(0, 0);
-    QCPAxis *x = m_grid->axis(QCPAxis::atBottom), *y = m_grid->axis(QCPAxis::atLeft);
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(H, L);
-    map->data()->setRange(QCPRange(0, H - 1), QCPRange(0, L - 1));
     double largest = 1e-6;
-    for (int l = 0; l < L; ++l)
-        for (int h = 0; h < H; ++h) {
-            const double v = a.importance ? std::max(0.0, a.importance->lossIncrease(l, h)) : 0.0;
-            largest = std::max(largest, v);
-            map->data()->setCell(h, l, v);
-        }
-    map->setGradient(colormap(m_spec.colormap));
-    map->setDataRange(QCPRange(0, largest));
-    map->setInterpolate(false);
-    const QFont cellFont = sizedFont(font(), L * H > 48 ? 7 : 9);
-    for (int l = 0; l < L; ++l)
-        for (int h = 0; h < H; ++h) {
-            const bool off = std::find(switchedOff.begin(), switchedOff.end(), HeadRef {l, h}) != switchedOff.end();
-            const double v = a.importance ? a.importance->lossIncrease(l, h) : 0.0;
-            auto *label = new QCPItemText(plot());
-            label->setClipAxisRect(m_grid);
-            label->position->setAxes(x, y);
-            label->position->setCoords(h, l);
-            label->setFont(cellFont);
-            label->setText((a.importance ? importanceText(v) : QString()) + (off ? tr("\noff") : QString()));
-            label->setColor(std::max(0.0, v) > 0.6 * largest ? Qt::black : Qt::white);
-            if (!off)
-                continue;
-            auto *outline = new QCPItemRect(plot());
-            outline->setClipAxisRect(m_grid);
-            outline->topLeft->setAxes(x, y);
-            outline->bottomRight->setAxes(x, y);
-            outline->topLeft->setCoords(h - 0.46, l - 0.46);
-            outline->bottomRight->setCoords(h + 0.46, l + 0.46);
-            outline->setPen(QPen(kOffOutline, 3));
-        }
-    auto headTicks = QSharedPointer<QCPAxisTickerText>::create(),
-         layerTicks = QSharedPointer<QCPAxisTickerText>::create();
-    for (int h = 0; h < H; ++h)
-        headTicks->addTick(h, QString::number(h));
-    for (int l = 0; l < L; ++l)
-        layerTicks->addTick(l, QString::number(l));
-    x->setTicker(headTicks);
-    y->setTicker(layerTicks);
-    x->setRange(-0.5, H - 0.5);
-    y->setRange(-0.5, L - 0.5);
-    y->setRangeReversed(true);
-    x->setLabel(tr("head"));
-    y->setLabel(tr("layer"));
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
+    for (int l = 0; l < L && a.importance; ++l)
+        for (int h = 0; h < H; ++h)
+            largest = std::max(largest, a.importance->lossIncrease(l, h));
+    const auto off = [&a](int l, int h) {
+        return std::find(a.heads.begin(), a.heads.end(), HeadRef {l, h}) != a.heads.end();
+    };
+    m_grid = addHeadTable(
+        0, 0, L, H, [&a](int l, int h) { return a.importance ? std::max(0.0, a.importance->lossIncrease(l, h)) : 0.0; },
+        largest,
+        [&](int l, int h) {
+            return (a.importance ? importanceText(a.importance->lossIncrease(l, h)) : QString())
+                + (off(l, h) ? tr("\noff") : QString());
+        });
+    for (const HeadRef &h : a.heads)
+        outlineHead(m_grid, h.layer, h.head, kOffOutline);
     setPanelTitle(m_grid, a.importance ? tr("Each head alone off: loss increase") : tr("Heads (click one)"));
 }
 
@@ -229,25 +175,13 @@ void AblationView::drawNextToken(const HeadAblationAnalysis &a)
     const QString token = a.position < m_input.tokens.size() ? m_input.tokens.at(a.position) : QString();
     x->setLabel(tr("after '%1' (position %2)").arg(token).arg(a.position));
     setPanelTitle(rect, tr("Next token"));
-    auto *legend = new QCPLegend; // inside the panel: the view has no row to spare at projector sizes
-    rect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
-    legend->setLayer(QStringLiteral("legend"));
-    const ThemeColors colors = themeColors(m_spec.theme);
-    legend->setBrush(colors.background);
-    legend->setBorderPen(QPen(colors.frame));
-    legend->setTextColor(colors.text);
-    legend->setFont(sizedFont(font(), 9));
-    whole->addToLegend(legend);
-    off->addToLegend(legend);
+    addInsetLegend(rect, Qt::AlignTop | Qt::AlignRight, {whole, off});
 }
 
 void AblationView::toggleHeadAt(QMouseEvent *event)
 {
-    if (!m_grid || !m_input.model || !m_grid->rect().contains(event->pos()))
-        return;
-    const int head = int(std::lround(m_grid->axis(QCPAxis::atBottom)->pixelToCoord(event->pos().x())));
-    const int layer = int(std::lround(m_grid->axis(QCPAxis::atLeft)->pixelToCoord(event->pos().y())));
-    if (head < 0 || head >= m_input.model->config.heads || layer < 0 || layer >= m_input.model->config.layers)
+    const std::optional<HeadRef> clicked = headAt(m_grid, event->pos());
+    if (!clicked)
         return;
     std::vector<HeadRef> heads;
     try {
@@ -255,11 +189,10 @@ void AblationView::toggleHeadAt(QMouseEvent *event)
     } catch (const std::exception &) {
         heads.clear(); // a spec naming heads this model lacks: start again from this click
     }
-    const HeadRef clicked {layer, head};
-    if (const auto it = std::find(heads.begin(), heads.end(), clicked); it != heads.end())
+    if (const auto it = std::find(heads.begin(), heads.end(), *clicked); it != heads.end())
         heads.erase(it);
     else
-        heads.push_back(clicked);
+        heads.push_back(*clicked);
     std::sort(heads.begin(), heads.end(),
         [](const HeadRef &p, const HeadRef &q) { return std::pair(p.layer, p.head) < std::pair(q.layer, q.head); });
     m_spec.ablateHeads = headListText(heads);

@@ -1,6 +1,7 @@
 #include "views/analysisplotview.h"
 
 #include "view/viewanalysis.h"
+#include "views/colormaps.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -11,6 +12,8 @@
 #include <QLabel>
 #include <QStackedLayout>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace atlas {
 
@@ -131,6 +134,101 @@ QCPAxisRect *AnalysisPlotView::addAxisRect(int row, int column)
     m_body->addElement(row, column, rect);
     applyAxisRectTheme(rect, m_spec.theme, font());
     return rect;
+}
+
+QCPAxisRect *AnalysisPlotView::addHeadTable(int row, int column, int layers, int heads,
+    const std::function<double(int, int)> &value, double top, const std::function<QString(int, int)> &text)
+{
+    QCPAxisRect *table = addAxisRect(row, column);
+    QCPAxis *x = table->axis(QCPAxis::atBottom), *y = table->axis(QCPAxis::atLeft);
+    auto *map = new QCPColorMap(x, y);
+    map->data()->setSize(heads, layers);
+    map->data()->setRange(QCPRange(0, heads - 1), QCPRange(0, layers - 1));
+    const QFont cellFont = sizedFont(font(), layers * heads > 48 ? 7 : 9);
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) {
+            const double v = value(l, h);
+            map->data()->setCell(h, l, v);
+            auto *label = new QCPItemText(m_plot);
+            label->setClipAxisRect(table);
+            label->position->setAxes(x, y);
+            label->position->setCoords(h, l);
+            label->setFont(cellFont);
+            label->setText(text(l, h));
+            label->setColor(v > 0.6 * top ? Qt::black : Qt::white);
+        }
+    map->setGradient(colormap(m_spec.colormap));
+    map->setDataRange(QCPRange(0, top));
+    map->setInterpolate(false);
+    auto headTicks = QSharedPointer<QCPAxisTickerText>::create(),
+         layerTicks = QSharedPointer<QCPAxisTickerText>::create();
+    for (int h = 0; h < heads; ++h)
+        headTicks->addTick(h, QString::number(h));
+    for (int l = 0; l < layers; ++l)
+        layerTicks->addTick(l, QString::number(l));
+    x->setTicker(headTicks);
+    y->setTicker(layerTicks);
+    x->setRange(-0.5, heads - 0.5);
+    y->setRange(-0.5, layers - 0.5);
+    y->setRangeReversed(true);
+    x->setLabel(tr("head"));
+    y->setLabel(tr("layer"));
+    x->grid()->setVisible(false);
+    y->grid()->setVisible(false);
+    return table;
+}
+
+void AnalysisPlotView::outlineHead(QCPAxisRect *table, int layer, int head, const QColor &color)
+{
+    QCPAxis *x = table->axis(QCPAxis::atBottom), *y = table->axis(QCPAxis::atLeft);
+    auto *outline = new QCPItemRect(m_plot);
+    outline->setClipAxisRect(table);
+    outline->topLeft->setAxes(x, y);
+    outline->bottomRight->setAxes(x, y);
+    outline->topLeft->setCoords(head - 0.46, layer - 0.46);
+    outline->bottomRight->setCoords(head + 0.46, layer + 0.46);
+    outline->setPen(QPen(color, 3));
+}
+
+std::optional<HeadRef> AnalysisPlotView::headAt(QCPAxisRect *table, const QPoint &pos) const
+{
+    if (!table || !m_input.model || !table->rect().contains(pos))
+        return std::nullopt;
+    const int head = int(std::lround(table->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
+    const int layer = int(std::lround(table->axis(QCPAxis::atLeft)->pixelToCoord(pos.y())));
+    if (head < 0 || head >= m_input.model->config.heads || layer < 0 || layer >= m_input.model->config.layers)
+        return std::nullopt;
+    return HeadRef {layer, head};
+}
+
+void AnalysisPlotView::addInsetLegend(
+    QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries)
+{
+    auto *legend = new QCPLegend;
+    rect->insetLayout()->addElement(legend, where);
+    legend->setLayer(QStringLiteral("legend"));
+    const ThemeColors colors = themeColors(m_spec.theme);
+    legend->setBrush(colors.background);
+    legend->setBorderPen(QPen(colors.frame));
+    legend->setTextColor(colors.text);
+    legend->setFont(sizedFont(font(), 9));
+    for (QCPAbstractPlottable *entry : entries)
+        entry->addToLegend(legend);
+}
+
+void AnalysisPlotView::setPanelTitle(QCPAxisRect *rect, const QString &text)
+{
+    QCPAxis *top = rect->axis(QCPAxis::atTop);
+    top->setVisible(true);
+    top->setTicks(false);
+    top->setTickLabels(false);
+    top->setBasePen(Qt::NoPen);
+    top->setLabel(text);
+    const QCPAxis *left = rect->axis(QCPAxis::atLeft);
+    top->setLabelColor(left->labelColor());
+    QFont bold = left->labelFont();
+    bold.setBold(true);
+    top->setLabelFont(bold);
 }
 
 void AnalysisPlotView::addLegend(int columns)

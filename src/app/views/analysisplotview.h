@@ -2,11 +2,16 @@
 
 #include "views/view.h"
 
+#include "engine/headablation.h"
+
 #include <QString>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+class QCPAbstractPlottable;
 class QCPAxisRect;
 class QCPLayoutGrid;
 class QCPTextElement;
@@ -49,6 +54,18 @@ protected:
 
     // An axis rect in row `row`, column `column` of the grid under the title, styled for the theme.
     QCPAxisRect *addAxisRect(int row, int column);
+    // A layer × head table in row `row`, column `column` of the grid (head across, layer 0 on top): a colour map of
+    // value(layer, head) over [0, top], each cell's text(layer, head) in black or white to stand out from its colour.
+    QCPAxisRect *addHeadTable(int row, int column, int layers, int heads, const std::function<double(int, int)> &value,
+        double top, const std::function<QString(int, int)> &text);
+    // Outlines one head of a table from addHeadTable.
+    void outlineHead(QCPAxisRect *table, int layer, int head, const QColor &color);
+    // The model's head of a table from addHeadTable under a widget position, if any.
+    std::optional<HeadRef> headAt(QCPAxisRect *table, const QPoint &pos) const;
+    // A legend of `entries` inside `rect` at `where` (the views have no row to spare at projector sizes).
+    void addInsetLegend(QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries);
+    // A panel's title, bold on its top axis (which shows nothing else).
+    static void setPanelTitle(QCPAxisRect *rect, const QString &text);
     // A legend under the plots of every named plottable, `columns` entries a row, in the theme's colours.
     void addLegend(int columns);
     void setTitle(const QString &text);

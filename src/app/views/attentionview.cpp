@@ -36,6 +36,9 @@ QString AttentionView::cellText(int row, int col) const
     if (masked != nullptr && masked->shape() == probs->shape()
         && masked->slice(m_spec.head)(row, col) == -std::numeric_limits<float>::infinity())
         return text + tr(" masked (\u2212\u221E before softmax)");
+    if (const QString sparse = sparseNormaliserName(m_input);
+        !sparse.isEmpty() && probs->slice(m_spec.head)(row, col) == 0.0f)
+        return text + tr(" probability exactly 0, not masked: its score is below %1's threshold \u03C4").arg(sparse);
     const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
     if (scores != nullptr && scores->shape() == probs->shape())
         text += tr(" score %1,").arg(formatNumber(scores->slice(m_spec.head)(row, col)));
@@ -80,6 +83,8 @@ void AttentionView::refresh()
         m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
         QString ignored;
         const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
+        const QString sparse = sparseNormaliserName(m_input);
+        m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
         m_plot->setMaskedScores(
             masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr);
         m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);

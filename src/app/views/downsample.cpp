@@ -34,6 +34,7 @@ void findRange(Pooled &p)
             p.hasNegInf = true;
             continue;
         }
+        p.hasZero = p.hasZero || v == 0.0f;
         lo = std::min(lo, v);
         hi = std::max(hi, v);
     }

@@ -17,6 +17,7 @@ struct Pooled
     int blockCols = 1;
     bool hasFinite = false; // whether any pooled cell is finite (not −∞)
     bool hasNegInf = false; // whether any pooled cell is −∞
+    bool hasZero = false; // whether any pooled cell is exactly 0 (of non-negative data: a block whose cells all are)
     float minFinite = 0.0f; // range of the finite pooled cells (0 when none)
     float maxFinite = 0.0f;
 

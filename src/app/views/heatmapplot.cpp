@@ -129,6 +129,10 @@ void HeatmapPlot::applyTheme()
     m_note->setTextColor(pal.text);
     m_message->setColor(pal.text);
     m_masked->hatch = m_maskMode ? pal.maskedHatch : maskedColor(m_colormap).darker(170);
+    // Over the colour of 0 (dark in viridis, light in the sequential maps): the hatch of the other lightness.
+    QCPColorGradient gradient = colormap(m_colormap);
+    const QColor zero = QColor::fromRgb(gradient.color(0, QCPRange(0, 1)));
+    m_masked->zeroHatch = zero.lightnessF() < 0.5 ? QColor(Qt::white) : QColor(Qt::black);
 }
 
 void HeatmapPlot::applyGradient()
@@ -469,11 +473,23 @@ bool HeatmapPlot::updateTicks()
     return true;
 }
 
+void HeatmapPlot::setExactZeroNote(const QString &note)
+{
+    if (note == m_zeroNote)
+        return;
+    m_zeroNote = note;
+    updateNote();
+    replot(rpQueuedReplot);
+}
+
 void HeatmapPlot::updateNote()
 {
-    QString text;
+    QStringList notes;
     if (m_pooled.hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
-        text = QStringLiteral("\u25A8 masked (\u2212\u221E before softmax)");
+        notes << QStringLiteral("\u25A8 masked (\u2212\u221E before softmax)");
+    if (m_pooled.hasZero && !m_maskMode && !m_zeroNote.isEmpty())
+        notes << m_zeroNote;
+    const QString text = notes.join(QStringLiteral(" \u00B7 "));
     m_noteText = text;
     wrapTexts();
     const bool inLayout = m_note->layout() != nullptr;

@@ -42,6 +42,11 @@ public:
     // Masked cells: wherever `maskedScores` ([rows, cols], kept alive by the same owner) is −∞, the cell is drawn in
     // the masked style (grey, hatched) whatever its value; null draws the values only. Call before setMatrix.
     void setMaskedScores(const float *maskedScores) { m_maskedScores = maskedScores; }
+    // Cells exactly 0 that are not masked (sparsemax and entmax give them) drawn hatched the other way, with `note`
+    // under the plot; an empty note draws them as values. For non-negative matrices: a pooled block is 0 only when
+    // each of its cells is.
+    void setExactZeroNote(const QString &note);
+    const QString &exactZeroNote() const { return m_zeroNote; }
     // Axis tick labels; rebuilt only when they (or the room for them) change.
     void setLabels(const QStringList &rowLabels, const QStringList &colLabels);
     // Whether sparse tick labels start with the row/column index ("#40 t"); off when the labels are numbers already.
@@ -135,6 +140,7 @@ private:
 
     const float *m_data = nullptr;
     const float *m_maskedScores = nullptr;
+    QString m_zeroNote;
     QString m_maskLabel = QStringLiteral("\u2212\u221E"), m_allowedLabel = QStringLiteral("0");
     int m_rows = 0;
     int m_cols = 0;

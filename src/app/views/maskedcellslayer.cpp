@@ -27,26 +27,37 @@ void MaskedCellsLayer::draw(QCPPainter *painter)
 {
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     const Pooled &p = m_plot->pooled();
-    if (!p.hasNegInf || m_plot->showingMessage())
+    const bool zeros = p.hasZero && !m_plot->exactZeroNote().isEmpty() && !m_plot->maskMode();
+    if ((!p.hasNegInf && !zeros) || m_plot->showingMessage())
         return;
     const int rows = m_plot->matrixRows(), cols = m_plot->matrixCols();
     auto colEdge = [&](int pc) { return m_plot->xAxis->coordToPixel(std::min(pc * p.blockCols, cols) - 0.5); };
     auto rowEdge = [&](int pr) { return m_plot->yAxis->coordToPixel(std::min(pr * p.blockRows, rows) - 0.5); };
-    QVector<QRectF> rects;
-    for (int r = 0; r < p.rows; ++r) {
-        for (int c = 0; c < p.cols; ++c) {
-            if (p.at(r, c) != kNegInf)
-                continue;
-            const int c0 = c; // a run of −∞ cells: [c0, c]
-            while (c + 1 < p.cols && p.at(r, c + 1) == kNegInf)
-                ++c;
-            rects.append(
-                QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c + 1), rowEdge(r + 1))).normalized());
+    // The runs of pooled cells equal to `value` in each pooled row, as rectangles.
+    auto runsOf = [&](float value) {
+        QVector<QRectF> rects;
+        for (int r = 0; r < p.rows; ++r) {
+            for (int c = 0; c < p.cols; ++c) {
+                if (p.at(r, c) != value)
+                    continue;
+                const int c0 = c; // a run: [c0, c]
+                while (c + 1 < p.cols && p.at(r, c + 1) == value)
+                    ++c;
+                rects.append(
+                    QRectF(QPointF(colEdge(c0), rowEdge(r)), QPointF(colEdge(c + 1), rowEdge(r + 1))).normalized());
+            }
         }
-    }
+        return rects;
+    };
     painter->setPen(Qt::NoPen);
-    painter->setBrush(QBrush(hatch, Qt::BDiagPattern));
-    painter->drawRects(rects);
+    if (p.hasNegInf) {
+        painter->setBrush(QBrush(hatch, Qt::BDiagPattern));
+        painter->drawRects(runsOf(kNegInf));
+    }
+    if (zeros) { // exactly 0 but allowed: the other diagonal, over the colour map's colour for 0
+        painter->setBrush(QBrush(zeroHatch, Qt::FDiagPattern));
+        painter->drawRects(runsOf(0.0f));
+    }
 }
 
 } // namespace atlas

@@ -6,14 +6,16 @@ namespace atlas {
 
 class HeatmapPlot;
 
-// Hatches the −∞ cells of the plot's pooled matrix over the colour map (whose NaN colour already fills them),
-// as runs of rectangles per pooled row, so vector exports keep the hatching.
+// Hatches the −∞ cells of the plot's pooled matrix over the colour map (whose NaN colour already fills them), and
+// where the plot asks for it the cells exactly 0 the other way, as runs of rectangles per pooled row, so vector
+// exports keep the hatching.
 class MaskedCellsLayer : public QCPLayerable
 {
 public:
     explicit MaskedCellsLayer(HeatmapPlot *plot);
 
     QColor hatch = Qt::darkGray;
+    QColor zeroHatch = Qt::white; // over cells exactly 0 (HeatmapPlot::setExactZeroNote)
 
 protected:
     QRect clipRect() const override;

@@ -28,6 +28,7 @@
 #include "views/rolloutview.h"
 #include "views/scalingview.h"
 #include "views/sparseffnview.h"
+#include "views/sparsityview.h"
 #include "views/tensorview.h"
 #include "views/tokenizerview.h"
 #include "views/tokenlinesview.h"
@@ -63,6 +64,7 @@ const std::map<std::string, Make> &makers()
         {"architecture", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ArchitectureView>(p); }},
         {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
         {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
+        {"sparsity", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparsityView>(p); }},
         {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
         {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
         {"memory-tradeoff",

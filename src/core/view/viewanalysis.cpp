@@ -351,6 +351,33 @@ AnalysisRequest analysis::sparseFfnRequest(const ViewSpec &spec, const AnalysisC
     return r;
 }
 
+// Every layer's heads counted for exact zeros: the whole forward pass must be traced.
+AnalysisRequest analysis::sparseAttentionRequest(const ViewSpec &, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    if (const std::string why = attentionSparsityProblem(*c.model, *c.trace); !why.empty()) {
+        for (int layer = 0; layer < c.model->config.layers; ++layer)
+            if (const std::string probs = names::layerTensor(layer, "attn.probs"); !c.trace->find(probs))
+                return problem(notComputedText(c.program.get(), probs));
+        return problem("The Sparse attention view cannot count this model's heads: " + why + ".");
+    }
+    AnalysisRequest r;
+    r.key = "sparse-attention/" + modelIdentity(*c.model);
+    r.pinned = {c.model->wte};
+    for (int layer = 0; layer < c.model->config.layers; ++layer)
+        for (const char *part : {"attn.probs", "attn.masked"}) {
+            const Tensor &t = c.trace->find(names::layerTensor(layer, part))->tensor;
+            r.key += identity(t);
+            r.pinned.push_back(t);
+        }
+    r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {
+        return timedResult<SparseAttentionAnalysis>(
+            [&](SparseAttentionAnalysis &result) { result.sparsity = attentionSparsity(*model, *trace); });
+    };
+    return r;
+}
+
 // The masked LM's fills at each hidden position: the model rerun on the input, corrupted from the spec's seed when its
 // objective is "mlm".
 AnalysisRequest analysis::fillsRequest(const ViewSpec &spec, const AnalysisContext &c)

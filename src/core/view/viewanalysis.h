@@ -2,6 +2,7 @@
 
 #include "analysis/activationpatching.h"
 #include "analysis/attentionflow.h"
+#include "analysis/attentionsparsity.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
@@ -96,6 +97,11 @@ struct ExpertsAnalysis : ViewAnalysis
 struct SparseFfnAnalysis : ViewAnalysis
 {
     FfnSparsity sparsity;
+};
+
+struct SparseAttentionAnalysis : ViewAnalysis
+{
+    AttentionSparsity sparsity;
 };
 
 struct MemoryTimelineAnalysis : ViewAnalysis

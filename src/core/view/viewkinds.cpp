@@ -161,6 +161,13 @@ const std::vector<ViewKind> &viewKinds()
             .summary = "the editor of a fixed sparse pattern",
             .group = "Efficient attention",
             .request = patternRequest},
+        {.kind = "sparsity",
+            .title = "Sparse attention",
+            .summary
+            = "sparsemax and \u03B1-entmax: each head's \u03B1 and the share of its query\u2013key pairs given "
+              "exactly 0, layer by layer",
+            .group = "Efficient attention",
+            .request = sparseAttentionRequest},
         {.kind = "memory-timeline",
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",
