@@ -1,14 +1,17 @@
 // The interpretability views as a researcher reads them: the logit lens's grid (the output on top, the embedding at
 // the bottom), each cell's most probable token written in it and equal to the model's own prediction on the top row,
 // a tracked target's probabilities, the rows so far while stepping, and a target the tokenizer cannot read as one
-// token refused with its key.
+// token refused with its key. Early exit: the caption's numbers are the rule's, the controls edit the spec, and a run
+// not finished says what to step past.
 #include "view/viewanalysis.h"
+#include "views/earlyexitview.h"
 #include "views/heatmapplot.h"
 #include "views/logitlensview.h"
 #include "views/patchingview.h"
 #include "views/rolloutview.h"
 #include "viewtesting.h"
 
+#include <QComboBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -99,6 +102,52 @@ private slots:
         view.setSpec(bad);
         view.setInput(testing::forSpec(bad));
         QVERIFY2(view.message().contains("target \"ab\" is 2 tokens"), qPrintable(view.message()));
+    }
+
+    void earlyExitDrawsTheChosenRule()
+    {
+        ViewSpec spec;
+        spec.view = "early-exit";
+        spec.model = "austen";
+        spec.text = "It is a truth universally acknowledged";
+        spec.exitThreshold = 0.5;
+        EarlyExitView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<EarlyExitAnalysis>();
+        QVERIFY(a);
+        const EarlyExit exit = a->exit; // the input is replaced below
+        const EarlyExitPoint half = exit.measure(ExitRule::Confidence, 0.5);
+        QVERIFY2(
+            view.caption().contains(formatNumber(half.meanLayers, 3) + " of 4 blocks"), qPrintable(view.caption()));
+        QVERIFY2(view.caption().contains(formatPercent(half.accuracy)), qPrintable(view.caption()));
+        QVERIFY(view.title().contains("\u03B8 = 0.50"));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        auto *rule = view.findChild<QComboBox *>();
+        QVERIFY(rule);
+        rule->setCurrentIndex(1);
+        emit rule->activated(1);
+        QCOMPARE(edited.count(), 1);
+        spec = edited.at(0).at(0).value<ViewSpec>();
+        QCOMPARE(QString::fromStdString(spec.exitRule), QString("patience"));
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        const EarlyExitPoint two = exit.measure(ExitRule::Patience, 2);
+        QVERIFY(view.title().contains("patience (PABEE) \u00B7 t = 2"));
+        QVERIFY2(view.caption().contains(formatNumber(two.meanLayers, 3) + " of 4 blocks"), qPrintable(view.caption()));
+
+        spec.op = "layer.1.out";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("run to the end"), qPrintable(view.message()));
     }
 
     // Rollout and flow: the map is the rollout of every position, the bars of the spec's position are the last

@@ -1,7 +1,9 @@
 // The logit lens (analysis/logitlens.h): every row against a PyTorch computation from its definition
 // (tests/tools/make_lens_reference.py) for a Llama, a GPT-NeoX, a BERT and a T5 checkpoint; its last row equal to the
 // engine's own logits on every built-in model's layout (reversible, encoder-decoder, post-LN included); rows only as
-// far as the stepper has run; the top tokens, their probabilities, the entropy and a target's rank as defined.
+// far as the stepper has run; the top tokens, their probabilities, the entropy and a target's rank as defined. Early
+// exit (analysis/earlyexit.h): both rules as their papers define them on a lens written by hand, and on a real model.
+#include "analysis/earlyexit.h"
 #include "analysis/logitlens.h"
 #include "engine/engine.h"
 #include "errortesting.h"
@@ -187,6 +189,72 @@ private slots:
                     = int(std::count_if(p.begin(), p.end(), [&](double x) { return x > p[size_t(target)]; }));
                 QCOMPARE(got.lens.targetRank[cell], above + 1);
             }
+    }
+
+    // Three blocks, three positions, by hand. Predictions per block (rows) and position, and their confidences:
+    //   block 1: 4 4 7    0.30 0.95 0.50
+    //   block 2: 4 5 7    0.60 0.40 0.55
+    //   block 3: 4 5 8    0.90 0.70 0.45
+    // Confidence θ = 0.5 stops them after blocks 2, 1 and 1; θ = 0.8 after 3, 1 and 3 (none reaches it: the last).
+    // Patience t = 1 (PABEE: the prediction unchanged once): after 2, 3 and 2; t = 2: after 3, 3 and 3.
+    void exitRulesStopWhereTheirPapersSay()
+    {
+        LogitLens lens;
+        lens.tokens = 3;
+        lens.topK = 1;
+        lens.blocks = {0, 1, 2, 3};
+        lens.streams = {"input", "layer.0.out", "layer.1.out", "layer.2.out"};
+        lens.topIds = {1, 1, 1, 4, 4, 7, 4, 5, 7, 4, 5, 8};
+        lens.topProbs = {0.1f, 0.1f, 0.1f, 0.30f, 0.95f, 0.50f, 0.60f, 0.40f, 0.55f, 0.90f, 0.70f, 0.45f};
+        const EarlyExit e = earlyExit(lens, 3, {2, 4, 5}, true);
+        QCOMPARE(e.exitBlocks(ExitRule::Confidence, 0.5), (std::vector<int> {2, 1, 1}));
+        QCOMPARE(e.exitBlocks(ExitRule::Confidence, 0.8), (std::vector<int> {3, 1, 3}));
+        QCOMPARE(e.exitBlocks(ExitRule::Patience, 1), (std::vector<int> {2, 3, 2}));
+        QCOMPARE(e.exitBlocks(ExitRule::Patience, 2), (std::vector<int> {3, 3, 3}));
+        QCOMPARE(e.target, (std::vector<int> {4, 5, -1}));
+        // θ = 0.5: predictions 4, 4, 7 against the whole model's 4, 5, 8; targets 4, 5 for the first two.
+        const EarlyExitPoint half = e.measure(ExitRule::Confidence, 0.5);
+        QCOMPARE(half.meanLayers, 4.0 / 3.0);
+        QCOMPARE(half.agreement, 1.0 / 3.0);
+        QCOMPARE(half.accuracy, 0.5);
+        QCOMPARE(e.fullAccuracy, 1.0);
+        QCOMPARE(e.confidenceCurve.size(), size_t(20));
+        QCOMPARE(e.patienceCurve.size(), size_t(2));
+        QCOMPARE(e.patienceCurve[0].meanLayers, 7.0 / 3.0);
+        QVERIFY(earlyExit(lens, 3, {2, 4, 5}, false).fullAccuracy < 0); // not causal: nothing scored
+        lens.blocks = {0, 1, 1, 3};
+        QVERIFY(errorFrom([&] { (void)earlyExit(lens, 3, {2, 4, 5}, true); }).contains("after block 2"));
+    }
+
+    // On a trained model: the blocks run grow with θ and with t, the last setting that stops nothing early is the whole
+    // model (every prediction its own), and each block's prediction is the lens's.
+    void exitSweepsFollowTheLens()
+    {
+        const std::shared_ptr<const Model> m = loadModel("austen");
+        const Input input {{40, 73, 1, 70, 74, 1, 56, 1, 75, 73, 76, 75, 63, 1, 59, 68}, {}};
+        Engine engine(m, input);
+        QVERIFY(!earlyExitProblem(m->config, engine.program(), engine.trace()).empty());
+        engine.runToEnd();
+        QVERIFY(earlyExitProblem(m->config, engine.program(), engine.trace()).empty());
+        const LogitLens lens = logitLens(*m, engine.program(), engine.trace(), input, {.topK = 1});
+        const EarlyExit e = earlyExit(lens, m->config.layers, input.tokens, true);
+        for (size_t i = 1; i < e.confidenceCurve.size(); ++i)
+            QVERIFY(e.confidenceCurve[i].meanLayers >= e.confidenceCurve[i - 1].meanLayers);
+        for (size_t i = 1; i < e.patienceCurve.size(); ++i)
+            QVERIFY(e.patienceCurve[i].meanLayers >= e.patienceCurve[i - 1].meanLayers);
+        const EarlyExitPoint whole = e.measure(ExitRule::Confidence, 2.0);
+        QCOMPARE(whole.meanLayers, double(m->config.layers));
+        QCOMPARE(whole.agreement, 1.0);
+        const Tensor &probs = engine.trace().tensor("next_probs");
+        const int V = int(probs.dim(1));
+        int correct = 0;
+        for (int t = 0; t < e.tokens; ++t) {
+            QCOMPARE(e.predictionAt(m->config.layers, t), lens.topId(lens.rows() - 1, t));
+            const float *p = probs.data() + size_t(t) * size_t(V);
+            if (t + 1 < e.tokens)
+                correct += int(std::max_element(p, p + V) - p) == input.tokens[size_t(t) + 1];
+        }
+        QCOMPARE(e.fullAccuracy, double(correct) / (e.tokens - 1));
     }
 };
 

@@ -82,8 +82,8 @@ std::vector<CliCommand> makeTable()
                     "also write loss.npy and grad.<parameter>.npy (one target per token)"},
                 {"... [--attention KIND --attention-param key=value ...] [--positions KIND]",
                     "an efficient attention kernel, or another positional encoding"},
-                {"... [--ablate-heads 0.1,1.3] [--objective next|mlm|span|prefix|nsp] [--logit-lens]",
-                    "heads switched off, a pretraining objective's input, the logit lens"}},
+                {"... [--ablate-heads 0.1,1.3] [--objective next|mlm|span|prefix|nsp] [--logit-lens] [--early-exit]",
+                    "heads switched off, a pretraining objective's input, the logit lens, early exit"}},
             kModel + kInput
                 + Options {{"out", "DIR", "the directory written (replaced whole, only if dump wrote it)"},
                     {"targets", "3290,318,-1", "one target id per token (-1: left out of the loss), with --grads"},
@@ -98,6 +98,9 @@ std::vector<CliCommand> makeTable()
                     {"logit-lens", "",
                         "+ the residual stream after each block read through the output head (lens.top_ids, "
                         "lens.top_probs, lens.entropy)"},
+                    {"early-exit", "",
+                        "+ early exit's sweeps in manifest.json: blocks run and accuracy for every confidence "
+                        "threshold and patience"},
                     {"lens-top-k", "K", "the logit lens's tokens per cell (default 5)"},
                     {"lens-full", "", "+ every row's logits, lens.{row}.logits"}}
                 + kMemoryBudget,

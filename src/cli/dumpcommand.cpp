@@ -1,4 +1,5 @@
 #include "analysis/attentionmask.h"
+#include "analysis/earlyexit.h"
 #include "analysis/headimportance.h"
 #include "analysis/logitlens.h"
 #include "analysis/mostprobable.h"
@@ -159,6 +160,31 @@ nlohmann::json writeLogitLens(
             "residual stream after i blocks; row 0 reads the embedding, the last row is the model's logits"}};
 }
 
+// --early-exit: each block's lens prediction scored by the exit rules (analysis/earlyexit.h), as the view draws it.
+nlohmann::json earlyExitJson(const Model &model, const Engine &engine)
+{
+    LogitLensOptions options;
+    options.topK = 1;
+    const LogitLens lens = logitLens(model, engine.program(), engine.trace(), engine.input(), options);
+    const EarlyExit e = earlyExit(
+        lens, model.config.layers, engine.input().tokens, model.config.causal && !model.config.isEncoderDecoder());
+    const auto points = [](const std::vector<EarlyExitPoint> &curve, const char *setting) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const EarlyExitPoint &p : curve)
+            out.push_back({{setting, p.setting}, {"mean_blocks", p.meanLayers}, {"agreement", p.agreement},
+                {"accuracy", p.accuracy >= 0 ? nlohmann::json(p.accuracy) : nlohmann::json()}});
+        return out;
+    };
+    return {{"blocks", e.layers},
+        {"full_accuracy", e.fullAccuracy >= 0 ? nlohmann::json(e.fullAccuracy) : nlohmann::json()},
+        {"confidence", points(e.confidenceCurve, "threshold")}, {"patience", points(e.patienceCurve, "patience")},
+        {"definition",
+            "each block's prediction is the logit lens's argmax; confidence stops a token after the first block whose "
+            "top probability >= threshold, patience (PABEE) once the prediction stayed unchanged that many times in a "
+            "row; accuracy: the exit prediction against the next input token (null for a model that is not causal), "
+            "agreement: against the whole model's prediction"}};
+}
+
 nlohmann::json writeObjective(const std::filesystem::path &out, const CorruptedText &c, uint64_t seed)
 {
     auto ids = [](const std::vector<int> &v) {
@@ -289,6 +315,8 @@ int dumpCommand(const CommandArgs &argv)
         const int topK = args.intValue("lens-top-k", 5, 1, run.model->config.vocab);
         manifest["logit_lens"] = writeLogitLens(dir, *run.model, engine, topK, args.flag("lens-full"));
     }
+    if (args.flag("early-exit"))
+        manifest["early_exit"] = earlyExitJson(*run.model, engine);
     if (!run.input.ablation.empty()) {
         std::vector<HeadRef> heads;
         for (const HeadAblation::Head &h : run.input.ablation.heads)
@@ -305,7 +333,8 @@ int dumpCommand(const CommandArgs &argv)
     staged.commit();
     std::cout << "wrote " << tensors.size() << " tensors" << (args.flag("grads") ? ", loss.npy, the gradients" : "")
               << (objective ? ", objective.input/targets/loss_mask/attention_mask" : "")
-              << (args.flag("logit-lens") ? ", the logit lens" : "") << " and manifest.json to " << out << "\n";
+              << (args.flag("logit-lens") ? ", the logit lens" : "")
+              << (args.flag("early-exit") ? ", early exit's sweeps" : "") << " and manifest.json to " << out << "\n";
     if (!run.input.ablation.empty())
         printAblationEffect(run);
     return 0;

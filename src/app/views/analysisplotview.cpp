@@ -35,6 +35,7 @@ AnalysisPlotView::AnalysisPlotView(QWidget *parent)
     column->addWidget(m_plot, 1);
     column->addWidget(m_caption);
     m_plot->setMinimumSize(320, 240);
+    m_plot->setAutoAddPlottableToLegend(false); // every legend names its entries (a first inset legend would take all)
     m_stack->addWidget(m_message);
     m_stack->addWidget(m_page);
     showMessage(QString::fromUtf8(kNothingComputed));
@@ -201,7 +202,29 @@ std::optional<HeadRef> AnalysisPlotView::headAt(QCPAxisRect *table, const QPoint
     return HeadRef {layer, head};
 }
 
-void AnalysisPlotView::addInsetLegend(
+void AnalysisPlotView::addColorScale(int row, int column, QCPColorMap *map, QCPAxisRect *like, const QString &label)
+{
+    auto *scale = new QCPColorScale(m_plot);
+    scale->setBarWidth(12);
+    m_body->addElement(row, column, scale);
+    m_body->setColumnStretchFactor(column, 0.01);
+    map->setColorScale(scale);
+    auto *group = new QCPMarginGroup(m_plot);
+    like->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    scale->setMarginGroup(QCP::msTop | QCP::msBottom, group);
+    const QCPAxis *from = like->axis(QCPAxis::atLeft);
+    QCPAxis *to = scale->axis();
+    to->setBasePen(from->basePen());
+    to->setTickPen(from->tickPen());
+    to->setSubTickPen(from->subTickPen());
+    to->setTickLabelColor(from->tickLabelColor());
+    to->setTickLabelFont(from->tickLabelFont());
+    to->setLabelColor(from->labelColor());
+    to->setLabelFont(from->labelFont());
+    to->setLabel(label);
+}
+
+QCPLegend *AnalysisPlotView::addInsetLegend(
     QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries)
 {
     auto *legend = new QCPLegend;
@@ -214,6 +237,7 @@ void AnalysisPlotView::addInsetLegend(
     legend->setFont(sizedFont(font(), 9));
     for (QCPAbstractPlottable *entry : entries)
         entry->addToLegend(legend);
+    return legend;
 }
 
 void AnalysisPlotView::setPanelTitle(QCPAxisRect *rect, const QString &text)

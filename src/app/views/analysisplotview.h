@@ -13,6 +13,8 @@
 
 class QCPAbstractPlottable;
 class QCPAxisRect;
+class QCPColorMap;
+class QCPLegend;
 class QCPLayoutGrid;
 class QCPTextElement;
 class QCustomPlot;
@@ -62,8 +64,12 @@ protected:
     void outlineHead(QCPAxisRect *table, int layer, int head, const QColor &color);
     // The model's head of a table from addHeadTable under a widget position, if any.
     std::optional<HeadRef> headAt(QCPAxisRect *table, const QPoint &pos) const;
+    // A colour scale for `map` in row `row`, column `column` of the grid, its axis styled as `like`'s left axis and
+    // named `label`; the column is kept narrow.
+    void addColorScale(int row, int column, QCPColorMap *map, QCPAxisRect *like, const QString &label);
     // A legend of `entries` inside `rect` at `where` (the views have no row to spare at projector sizes).
-    void addInsetLegend(QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries);
+    QCPLegend *addInsetLegend(
+        QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries);
     // A panel's title, bold on its top axis (which shows nothing else).
     static void setPanelTitle(QCPAxisRect *rect, const QString &text);
     // A legend under the plots of every named plottable, `columns` entries a row, in the theme's colours.

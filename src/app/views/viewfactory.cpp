@@ -7,6 +7,7 @@
 #include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
+#include "views/earlyexitview.h"
 #include "views/expertsview.h"
 #include "views/fillsview.h"
 #include "views/headsgridview.h"
@@ -56,6 +57,7 @@ const std::map<std::string, Make> &makers()
         {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
         {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
         {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
+        {"early-exit", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<EarlyExitView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
         {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},

@@ -19,6 +19,29 @@ int targetId(const std::string &key, const std::string &target, const Tokenizer 
     return target.empty() ? -1 : singleToken(tokenizer, target, vocab, key);
 }
 
+// A request keyed by every residual stream traced so far (and pinning them and the embedding): stepping within a
+// block or switching views reruns nothing.
+AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c)
+{
+    AnalysisRequest r;
+    r.key = std::move(key);
+    for (const TraceEntry &e : c.trace->entries())
+        if (e.name == "input" || e.name.ends_with(".input") || e.name.ends_with(".out") || e.name.ends_with(".out1")
+            || e.name.ends_with(".out2")) {
+            r.key += "/" + identity(e.tensor);
+            r.pinned.push_back(e.tensor);
+        }
+    r.pinned.push_back(c.model->wte);
+    return r;
+}
+
+std::string capitalised(std::string text)
+{
+    if (!text.empty())
+        text[0] = char(std::toupper(static_cast<unsigned char>(text[0])));
+    return text;
+}
+
 } // namespace
 
 // Every stream traced so far read through the output head; its key names the streams' tensors, so stepping within a
@@ -27,19 +50,9 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
 {
     if (!c.model || !c.trace || !c.program)
         return problem(kNothingComputed);
-    if (std::string why = logitLensProblem(c.model->config, *c.program, *c.trace); !why.empty()) {
-        why[0] = char(std::toupper(static_cast<unsigned char>(why[0])));
-        return problem("The logit lens reads the residual stream through the output head. " + why + ".");
-    }
-    AnalysisRequest r;
-    r.key = "logit-lens/" + modelIdentity(*c.model) + "/target:" + spec.target;
-    for (const TraceEntry &e : c.trace->entries())
-        if (e.name == "input" || e.name.ends_with(".input") || e.name.ends_with(".out") || e.name.ends_with(".out1")
-            || e.name.ends_with(".out2")) {
-            r.key += "/" + identity(e.tensor);
-            r.pinned.push_back(e.tensor);
-        }
-    r.pinned.push_back(c.model->wte);
+    if (const std::string why = logitLensProblem(c.model->config, *c.program, *c.trace); !why.empty())
+        return problem("The logit lens reads the residual stream through the output head. " + capitalised(why) + ".");
+    AnalysisRequest r = streamsRequest("logit-lens/" + modelIdentity(*c.model) + "/target:" + spec.target, c);
     r.run = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c), target = spec.target](
                 const std::atomic<bool> &cancel) {
         return timedResult<LogitLensAnalysis>([&](LogitLensAnalysis &result) {
@@ -51,6 +64,31 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
             result.lens = logitLens(*model, *program, *trace, input, options);
         });
     };
+    return r;
+}
+
+// Each block's lens prediction and the exit rules' sweeps; the rule and its setting only choose what is drawn.
+AnalysisRequest analysis::earlyExitRequest(const ViewSpec &, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || !c.program)
+        return problem(kNothingComputed);
+    if (const std::string why = earlyExitProblem(c.model->config, *c.program, *c.trace); !why.empty())
+        return problem("Early exit reads each block's prediction through the output head (the logit lens). "
+            + capitalised(why) + ".");
+    AnalysisRequest r = streamsRequest("early-exit/" + modelIdentity(*c.model), c);
+    r.run
+        = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c)](const std::atomic<bool> &cancel) {
+              return timedResult<EarlyExitAnalysis>([&](EarlyExitAnalysis &result) {
+                  LogitLensOptions options;
+                  options.topK = 1;
+                  options.cancel = &cancel;
+                  const LogitLens lens = logitLens(*model, *program, *trace, input, options);
+                  if (cancel.load())
+                      return;
+                  result.exit = earlyExit(lens, model->config.layers, input.tokens,
+                      model->config.causal && !model->config.isEncoderDecoder());
+              });
+          };
     return r;
 }
 

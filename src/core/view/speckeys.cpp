@@ -37,7 +37,9 @@ const std::vector<SpecKey> &specKeys()
               "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
               "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
               "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
-              "head, see below), `rollout` (attention rollout and flow through every layer, see below), "
+              "head, see below), `early-exit` (each token stops at the first layer sure enough of its prediction: "
+              "layers "
+              "saved against accuracy), `rollout` (attention rollout and flow through every layer, see below), "
               "`patching` (activation patching: which activations restore the clean output, see below)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
@@ -362,6 +364,28 @@ const std::vector<SpecKey> &specKeys()
                        "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
                        "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
                        "by each cell's most probable token)"},
+        {.name = "exit_rule",
+            .field = &ViewSpec::exitRule,
+            .type = "string",
+            .views = {"early-exit"},
+            .meaning = "early exit: the rule that stops a token, `confidence` (after the first block whose top "
+                       "probability is at least `exit_threshold`) or `patience` (PABEE: once its prediction has "
+                       "stayed unchanged `exit_patience` times in a row)",
+            .choices = {"confidence", "patience"}},
+        {.name = "exit_threshold",
+            .field = &ViewSpec::exitThreshold,
+            .type = "number, 0 < θ ≤ 1",
+            .views = {"early-exit"},
+            .meaning = "early exit by confidence: θ, the top probability a block's prediction needs",
+            .maximum = 1},
+        {.name = "exit_patience",
+            .field = &ViewSpec::exitPatience,
+            .type = "int ≥ 1",
+            .views = {"early-exit"},
+            .meaning = "early exit by patience: t, how many times in a row the prediction must stay unchanged "
+                       "(clamped to the model's layers − 1)",
+            .minimum = 1,
+            .rule = ">= 1"},
         {.name = "contrast",
             .field = &ViewSpec::contrast,
             .type = "string",

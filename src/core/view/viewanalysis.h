@@ -3,6 +3,7 @@
 #include "analysis/activationpatching.h"
 #include "analysis/attentionflow.h"
 #include "analysis/attentionsparsity.h"
+#include "analysis/earlyexit.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
@@ -154,6 +155,11 @@ struct LogitLensAnalysis : ViewAnalysis
     static constexpr int kTopK = 5; // tokens kept per cell for the hover
     std::string target; // the spec's, as asked
     LogitLens lens; // lens.target: the id it names, −1 none
+};
+
+struct EarlyExitAnalysis : ViewAnalysis
+{
+    EarlyExit exit;
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

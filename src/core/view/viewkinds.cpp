@@ -124,6 +124,12 @@ const std::vector<ViewKind> &viewKinds()
             .group = "Research",
             .showsEncoderDecoder = true,
             .request = logitLensRequest},
+        {.kind = "early-exit",
+            .title = "Early exit",
+            .summary = "each token stops at the first layer sure enough of its prediction (confidence or PABEE's "
+                       "patience): layers saved against accuracy",
+            .group = "Research",
+            .request = earlyExitRequest},
         {.kind = "rollout",
             .title = "Rollout and flow",
             .summary = "attention rollout and attention flow: how much each input token reaches a position through "

@@ -72,6 +72,10 @@ struct ViewSpec
     // Logit lens: a token whose probability and rank every cell reports ("#id", or text the tokenizer reads as one
     // token); "" = none, the cells coloured by their most probable token's probability.
     std::string target;
+    // Early exit (analysis/earlyexit.h): the rule drawn (confidence | patience), its θ and its t.
+    std::string exitRule = "confidence";
+    double exitThreshold = 0.9;
+    int exitPatience = 2;
     // Rollout view: how each layer's heads are combined (mean | max | min; analysis/attentionflow.h).
     std::string rolloutHeads = "mean";
     // Patching view (analysis/activationpatching.h): what is patched (residual | heads | mlp), the corrupted run

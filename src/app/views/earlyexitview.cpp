@@ -1,0 +1,247 @@
+#include "views/earlyexitview.h"
+
+#include "analysis/earlyexit.h"
+#include "view/viewanalysis.h"
+#include "views/colormaps.h"
+#include "views/plottheme.h"
+#include "views/viewfonts.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+const QColor kDisagrees(0xd6, 0x27, 0x28);
+constexpr double kLegendBand = 0.55; // room above the top block for the markers' legend, in blocks
+
+ExitRule ruleOf(const ViewSpec &spec)
+{
+    return spec.exitRule == "patience" ? ExitRule::Patience : ExitRule::Confidence;
+}
+
+int patienceOf(const ViewSpec &spec, int layers)
+{
+    return std::clamp(spec.exitPatience, 1, std::max(1, layers - 1));
+}
+
+double settingOf(const ViewSpec &spec, int layers)
+{
+    return ruleOf(spec) == ExitRule::Confidence ? spec.exitThreshold : double(patienceOf(spec, layers));
+}
+
+// What the trade-off's vertical axis measures: next-token accuracy when the input scores it, else how often the exit
+// prediction is the whole model's.
+double scoreOf(const EarlyExitPoint &p)
+{
+    return p.accuracy >= 0 ? p.accuracy : p.agreement;
+}
+
+} // namespace
+
+EarlyExitView::EarlyExitView(QWidget *parent)
+    : AnalysisPlotView(parent)
+    , m_rule(new QComboBox(controlRow()))
+    , m_threshold(new QDoubleSpinBox(controlRow()))
+    , m_patience(new QSpinBox(controlRow()))
+{
+    auto *row = static_cast<QHBoxLayout *>(controlRow()->layout());
+    row->addWidget(new QLabel(tr("Exit by"), controlRow()));
+    m_rule->addItem(tr("confidence: top probability \u2265 \u03B8"), QStringLiteral("confidence"));
+    m_rule->addItem(tr("patience (PABEE): unchanged t times"), QStringLiteral("patience"));
+    m_rule->setToolTip(tr("Confidence: a token stops after the first block whose most probable next token has "
+                          "probability \u2265 \u03B8. Patience (Zhou et al. 2020): it stops once its prediction has "
+                          "stayed the same t times in a row."));
+    row->addWidget(m_rule);
+    row->addWidget(new QLabel(tr("\u03B8"), controlRow()));
+    m_threshold->setRange(0.05, 1.0);
+    m_threshold->setSingleStep(0.05);
+    m_threshold->setDecimals(2);
+    m_threshold->setToolTip(tr("The confidence a block's prediction needs to stop the token there (spec key "
+                               "exit_threshold)"));
+    row->addWidget(m_threshold);
+    row->addWidget(new QLabel(tr("t"), controlRow()));
+    m_patience->setRange(1, 1);
+    m_patience->setToolTip(tr("How many times in a row the prediction must stay unchanged (spec key exit_patience)"));
+    row->addWidget(m_patience);
+    row->addStretch(1);
+    connect(m_rule, &QComboBox::activated, this, [this] {
+        m_spec.exitRule = m_rule->currentData().toString().toStdString();
+        emit specEdited(m_spec);
+    });
+    connect(m_threshold, &QDoubleSpinBox::valueChanged, this, [this](double value) {
+        m_spec.exitThreshold = value;
+        emit specEdited(m_spec);
+    });
+    connect(m_patience, &QSpinBox::valueChanged, this, [this](int value) {
+        m_spec.exitPatience = value;
+        emit specEdited(m_spec);
+    });
+}
+
+bool EarlyExitView::isCurrent(const ViewAnalysis &result) const
+{
+    const auto *a = dynamic_cast<const EarlyExitAnalysis *>(&result);
+    return a && m_input.model && a->exit.layers == m_input.model->config.layers && a->exit.tokens > 0
+        && !a->exit.confidenceCurve.empty();
+}
+
+QString EarlyExitView::pendingText() const
+{
+    return tr("Reading every block's prediction through the output head…");
+}
+
+void EarlyExitView::syncControls(int layers)
+{
+    const QSignalBlocker blockRule(m_rule), blockThreshold(m_threshold), blockPatience(m_patience);
+    m_rule->setCurrentIndex(m_rule->findData(QString::fromStdString(m_spec.exitRule)));
+    m_threshold->setValue(m_spec.exitThreshold);
+    m_patience->setRange(1, std::max(1, layers - 1));
+    m_patience->setValue(patienceOf(m_spec, layers));
+    const bool confidence = ruleOf(m_spec) == ExitRule::Confidence;
+    m_threshold->setEnabled(confidence);
+    m_patience->setEnabled(!confidence);
+}
+
+QString EarlyExitView::draw(const ViewAnalysis &result)
+{
+    const EarlyExit &e = static_cast<const EarlyExitAnalysis &>(result).exit;
+    syncControls(e.layers);
+    const ExitRule rule = ruleOf(m_spec);
+    const double setting = settingOf(m_spec, e.layers);
+    const std::vector<int> exits = e.exitBlocks(rule, setting);
+    const EarlyExitPoint now = e.measure(rule, setting);
+    const QString settingText = rule == ExitRule::Confidence ? tr("\u03B8 = %1").arg(setting, 0, 'f', 2)
+                                                             : tr("patience t = %1").arg(int(setting));
+    setTitle(rule == ExitRule::Confidence ? tr("Early exit by confidence \u00B7 %1").arg(settingText)
+                                          : tr("Early exit by patience (PABEE) \u00B7 t = %1").arg(int(setting)));
+    drawExits(e, exits);
+    drawTradeOff(e);
+
+    QString text = rule == ExitRule::Confidence
+        ? tr("A token stops after the first block i whose prediction, read through the final norm and output head, "
+             "has top probability p\u1D62 \u2265 \u03B8. ")
+        : tr("PABEE: cnt\u1D62 = cnt\u1D62\u208B\u2081 + 1 when block i predicts what block i \u2212 1 did, else 0; a "
+             "token stops once cnt\u1D62 = t. ");
+    text += tr("At %1 tokens run %2 of %3 blocks on average (%4 of the work saved), and %5 stop with the whole "
+               "model's prediction")
+                .arg(settingText, formatNumber(now.meanLayers, 3))
+                .arg(e.layers)
+                .arg(formatPercent(1.0 - now.meanLayers / e.layers), formatPercent(now.agreement));
+    if (now.accuracy >= 0)
+        text += tr("; next-token accuracy %1 against the whole model's %2")
+                    .arg(formatPercent(now.accuracy), formatPercent(e.fullAccuracy));
+    text += tr(". Each layer here reads the model's own head (the logit lens); a model trained for early exit gives "
+               "every layer a classifier of its own.");
+    return text;
+}
+
+void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
+{
+    QCPAxisRect *rect = addAxisRect(0, 0);
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    const int T = e.tokens, L = e.layers;
+    auto *map = new QCPColorMap(x, y);
+    map->data()->setSize(T, L);
+    map->data()->setRange(QCPRange(0, std::max(1, T - 1)), QCPRange(1, std::max(2, L)));
+    for (int t = 0; t < T; ++t)
+        for (int block = 1; block <= L; ++block)
+            map->data()->setCell(t, block - 1, e.confidenceAt(block, t));
+    map->setGradient(colormap(m_spec.colormap));
+    map->setInterpolate(false);
+    addColorScale(0, 1, map, rect, tr("top probability p\u1D62"));
+    map->setDataRange(QCPRange(0, 1));
+
+    auto *agrees = new QCPGraph(x, y), *differs = new QCPGraph(x, y);
+    for (int t = 0; t < T; ++t) {
+        const int block = exits[size_t(t)];
+        (e.predictionAt(block, t) == e.predictionAt(L, t) ? agrees : differs)->addData(t, block);
+    }
+    const ThemeColors colors = themeColors(m_spec.theme);
+    agrees->setName(tr("stops: the whole model's prediction"));
+    agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.background, colors.text, 9));
+    differs->setName(tr("stops: another prediction"));
+    differs->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, 10));
+    for (QCPGraph *g : {agrees, differs})
+        g->setLineStyle(QCPGraph::lsNone);
+
+    if (T <= 32) {
+        auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+        const QStringList labels = tokenLabels(m_input, T);
+        for (int t = 0; t < T; ++t)
+            ticks->addTick(t, labels.value(t));
+        x->setTicker(ticks);
+        x->setTickLabelRotation(T > 12 ? 60 : 0);
+        x->setLabel(tr("token"));
+    } else {
+        x->setLabel(tr("position"));
+    }
+    x->setRange(-0.5, T - 0.5);
+    y->setRange(0.5, L + 0.5 + kLegendBand);
+    auto blockTicks = QSharedPointer<QCPAxisTickerText>::create();
+    for (int block = 1; block <= L; block += std::max(1, L / 12))
+        blockTicks->addTick(block, QString::number(block));
+    y->setTicker(blockTicks);
+    y->setLabel(tr("after block"));
+    x->grid()->setVisible(false);
+    y->grid()->setVisible(false);
+    setPanelTitle(rect, tr("Each block's confidence, and where each token stops"));
+    QCPLegend *legend = addInsetLegend(rect, Qt::AlignTop | Qt::AlignRight, {agrees, differs});
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(2);
+}
+
+void EarlyExitView::drawTradeOff(const EarlyExit &e)
+{
+    QCPAxisRect *rect = addAxisRect(0, 2);
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    const QList<QColor> &series = seriesColours();
+    const auto curve = [&](const std::vector<EarlyExitPoint> &points, const QString &name, const QColor &color,
+                           QCPScatterStyle::ScatterShape shape) {
+        auto *c = new QCPCurve(x, y);
+        for (const EarlyExitPoint &p : points)
+            c->addData(p.meanLayers, 100.0 * scoreOf(p));
+        c->setName(name);
+        c->setPen(QPen(color, 2));
+        c->setScatterStyle(QCPScatterStyle(shape, color, color, 6));
+        return c;
+    };
+    QCPCurve *confidence
+        = curve(e.confidenceCurve, tr("confidence, \u03B8 = 0.05 \u2026 1"), series.at(0), QCPScatterStyle::ssDisc);
+    QCPCurve *patience = curve(
+        e.patienceCurve, tr("patience, t = 1 \u2026 %1").arg(e.layers - 1), series.at(1), QCPScatterStyle::ssSquare);
+
+    const ThemeColors colors = themeColors(m_spec.theme);
+    auto *whole = new QCPGraph(x, y);
+    const EarlyExitPoint full = e.measure(ExitRule::Confidence, 2.0);
+    whole->addData(full.meanLayers, 100.0 * scoreOf(full));
+    whole->setLineStyle(QCPGraph::lsNone);
+    whole->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssStar, QPen(colors.text, 2), Qt::NoBrush, 14));
+    whole->setName(tr("every block"));
+
+    auto *chosen = new QCPGraph(x, y);
+    const EarlyExitPoint now = e.measure(ruleOf(m_spec), settingOf(m_spec, e.layers));
+    chosen->addData(now.meanLayers, 100.0 * scoreOf(now));
+    chosen->setLineStyle(QCPGraph::lsNone);
+    chosen->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(kDisagrees, 3), Qt::NoBrush, 18));
+    chosen->setName(tr("this setting"));
+
+    x->setRange(0.8, e.layers + 0.2);
+    setIntegerTicks(x);
+    x->setLabel(tr("blocks run per token (mean)"));
+    y->setRange(0, 105);
+    y->setLabel(full.accuracy >= 0 ? tr("next-token accuracy (%)") : tr("stops with the whole model's prediction (%)"));
+    setPanelTitle(rect, tr("Layers saved against accuracy"));
+    addInsetLegend(rect, Qt::AlignBottom | Qt::AlignRight, {confidence, patience, whole, chosen});
+}
+
+} // namespace atlas

@@ -1,0 +1,40 @@
+#pragma once
+
+#include "views/analysisplotview.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+
+namespace atlas {
+
+struct EarlyExit;
+
+// Early exit (view kind "early-exit"): each token stops after the first block sure enough of its prediction, read
+// through the logit lens. On the left, every block's confidence per position and where the chosen rule stops each
+// token; on the right, the layers run per token against the accuracy kept, for every confidence threshold θ and
+// every patience t, with the chosen setting ringed. The numbers are EarlyExitAnalysis's (view/viewanalysis.h).
+class EarlyExitView : public AnalysisPlotView
+{
+    Q_OBJECT
+
+public:
+    explicit EarlyExitView(QWidget *parent = nullptr);
+
+protected:
+    bool isCurrent(const ViewAnalysis &result) const override;
+    QString draw(const ViewAnalysis &result) override;
+    QString pendingText() const override;
+    bool keepsResultWhilePending() const override { return true; }
+
+private:
+    void drawExits(const EarlyExit &e, const std::vector<int> &exits);
+    void drawTradeOff(const EarlyExit &e);
+    void syncControls(int layers);
+
+    QComboBox *m_rule;
+    QDoubleSpinBox *m_threshold;
+    QSpinBox *m_patience;
+};
+
+} // namespace atlas
