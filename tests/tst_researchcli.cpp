@@ -52,6 +52,31 @@ private slots:
 
     // patch: copy's induction traced through the residual stream, the grid printed and written as JSON; inputs of
     // different lengths and a second corruption refused.
+    // dump --early-exit writes both rules' sweeps; evaluate --layer-sweep prints both pruning rules at every depth.
+    void earlyExitAndLayerSweep()
+    {
+        QTemporaryDir dir;
+        const auto dumped = run({"dump", "--model", "austen", "--text", "She was not in the habit of", "--early-exit",
+            "--out", dir.filePath("exit")});
+        QVERIFY2(dumped.code == 0, qPrintable(dumped.err));
+        QVERIFY(dumped.out.contains("early exit's sweeps"));
+        QFile manifest(dir.filePath("exit/manifest.json"));
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        const QJsonObject exit = QJsonDocument::fromJson(manifest.readAll()).object().value("early_exit").toObject();
+        QCOMPARE(exit.value("blocks").toInt(), 4);
+        QCOMPARE(exit.value("confidence").toArray().size(), 20);
+        QCOMPARE(exit.value("patience").toArray().size(), 3);
+        QVERIFY(std::abs(exit.value("full_accuracy").toDouble() - 22.0 / 26.0) < 1e-9); // 22 of 26 next characters
+
+        const auto sweep = run({"evaluate", "--model", "reverse", "--layer-sweep", "--examples", "16"});
+        QVERIFY2(sweep.code == 0, qPrintable(sweep.err));
+        QVERIFY2(sweep.out.contains("first k kept") && sweep.out.contains("(drops 0)"), qPrintable(sweep.out));
+        const auto both = run({"evaluate", "--model", "reverse", "--layer-sweep", "--drop-layers", "1"});
+        QVERIFY(both.code != 0 && both.err.contains("--layer-sweep prunes blocks at every depth"));
+        const auto bad = run({"evaluate", "--model", "reverse", "--task", "reverse", "--drop-layers", "2"});
+        QVERIFY(bad.code != 0 && bad.err.contains("--drop-layers: layer 2 is not one of the model's 2 layers"));
+    }
+
     void patchTracesTheLetter()
     {
         QTemporaryDir dir;

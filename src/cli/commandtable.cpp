@@ -165,7 +165,8 @@ std::vector<CliCommand> makeTable()
                 {"normaliser", "softmax|sparsemax|entmax15|entmax",
                     "the attention normaliser; entmax learns an α per head (docs/models.md)"},
                 {"scale-embeddings", "", "multiply the token embeddings by √d"},
-                {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"}}
+                {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"},
+                {"layerdrop", "P", "LayerDrop: each example drops each block with probability P (0 … 0.9)"}}
                 + kRouting + kMemoryStrategy,
             trainCommand},
         {"memory",
@@ -190,13 +191,17 @@ std::vector<CliCommand> makeTable()
             {{"--model M --task T [--examples N --length-scale S --ablate-heads 0.1,1.3]",
                  "held-out loss and accuracy, on examples S times as long as training's"},
                 {"--model M --head-importance [--ablation zero|mean --examples N]",
-                    "each head switched off alone: the loss increase, layer × head"}},
+                    "each head switched off alone: the loss increase, layer × head"},
+                {"--model M --layer-sweep [--examples N]",
+                    "blocks pruned (LayerDrop): accuracy keeping the first k, or k spread evenly"}},
             kModel
                 + Options {{"task", "T", "the task the examples come from"},
                     {"examples", "N", "held-out examples (default 256)"},
                     {"length-scale", "S", "examples S times as long as training's (extrapolation)"},
                     {"seed", "S", "the examples' seed"},
-                    {"head-importance", "", "switch each head off alone and report what it costs"}}
+                    {"head-importance", "", "switch each head off alone and report what it costs"},
+                    {"drop-layers", "1,3", "also score the model with these blocks left out"},
+                    {"layer-sweep", "", "score the model's own task with 1 … L blocks kept, two ways"}}
                 + kAblation,
             evaluateCommand},
         {"analyze-heads", {{"--model M --task T", "how much each head attends where a task's patterns say"}},

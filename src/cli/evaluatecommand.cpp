@@ -1,4 +1,5 @@
 #include "analysis/headimportance.h"
+#include "analysis/layerdrop.h"
 #include "arguments.h"
 #include "commands.h"
 #include "model/builtinmodels.h"
@@ -38,6 +39,26 @@ void printHeadImportance(std::shared_ptr<const Model> model, HeadAblation::Mode 
     }
 }
 
+// The model's task with blocks pruned, both ways, at every depth (analysis/layerdrop.h).
+void printDepthSweep(std::shared_ptr<const Model> model, int examples)
+{
+    const DepthSweep sweep = depthSweep(model, examples);
+    std::printf("%s on %s with blocks pruned (%d examples): token accuracy | exact match\n", sweep.model.c_str(),
+        sweep.task.c_str(), examples);
+    std::printf("%6s  %-20s %-20s\n", "blocks", "first k kept", "every other kept");
+    for (size_t k = 0; k < sweep.first.size(); ++k) {
+        const PrunedDepth &a = sweep.first[k], &b = sweep.everyOther[k];
+        std::printf("%6d  %6.2f%% | %6.2f%%    %6.2f%% | %6.2f%%   (drops %s)\n", a.kept, 100 * a.score.tokenAccuracy,
+            100 * a.score.exactMatch, 100 * b.score.tokenAccuracy, 100 * b.score.exactMatch,
+            b.dropped.empty() ? "none" : [&] {
+                std::string text;
+                for (int l : b.dropped)
+                    text += (text.empty() ? "" : ",") + std::to_string(l);
+                return text;
+            }().c_str());
+    }
+}
+
 } // namespace
 
 // Held-out loss, token accuracy and exact match, on examples S times as long as training's when S > 1
@@ -50,6 +71,13 @@ int evaluateCommand(const CommandArgs &argv)
     const int examples = args.intValue("examples", 256, 1, 100000), scale = args.intValue("length-scale", 1, 1, 64);
     if (examples < 1 || examples > 100000 || scale < 1 || scale > 64)
         throw Error("--examples must be in 1..100000 and --length-scale in 1..64");
+    if (args.flag("layer-sweep")) {
+        if (args.has("ablate-heads") || args.has("task") || args.has("length-scale") || args.has("drop-layers"))
+            throw Error("--layer-sweep prunes blocks at every depth on the model's own task (atlas_task): give it "
+                        "without --ablate-heads, --drop-layers, --task and --length-scale");
+        printDepthSweep(model, examples);
+        return 0;
+    }
     if (args.flag("head-importance")) {
         if (args.has("ablate-heads") || args.has("task") || args.has("length-scale"))
             throw Error("--head-importance switches off every head in turn on the model's own task (atlas_task): "
@@ -63,6 +91,12 @@ int evaluateCommand(const CommandArgs &argv)
     std::printf("%s on %s at %dx the training length: held-out loss %.4f, token accuracy %.2f%%, exact match "
                 "%.2f%% (%d examples)\n",
         model->name.c_str(), task->name().c_str(), scale, e.loss, 100 * e.tokenAccuracy, 100 * e.exactMatch, examples);
+    if (args.has("drop-layers")) {
+        const std::vector<int> dropped
+            = parseLayerList(args.value("drop-layers"), model->config.layers, "--drop-layers");
+        printScores(("blocks " + args.value("drop-layers") + " dropped: ").c_str(),
+            evaluateOnTask(model, *task, examples, seed, scale, {}, dropped));
+    }
     if (args.has("ablate-heads")) {
         const HeadAblation ablation = ablationArgument(args, model, {});
         printScores(

@@ -65,6 +65,8 @@ int trainCommand(const CommandArgs &argv)
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
+        if (args.has("layerdrop"))
+            throw Error("--layerdrop is the run's own: a resumed run keeps the rate it was started with");
         trainer = Trainer::resume(out, memory);
         std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
@@ -83,6 +85,7 @@ int trainCommand(const CommandArgs &argv)
         o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
         o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
         o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
+        o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
         run.normaliser = args.value("normaliser");

@@ -13,6 +13,7 @@
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
+#include "views/layerdropview.h"
 #include "views/logitlensview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
@@ -58,6 +59,7 @@ const std::map<std::string, Make> &makers()
         {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
         {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
         {"early-exit", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<EarlyExitView>(p); }},
+        {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
         {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},

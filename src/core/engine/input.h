@@ -3,6 +3,7 @@
 #include "attention/attentionkernel.h"
 #include "engine/headablation.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace atlas {
@@ -20,6 +21,12 @@ struct Input
     // padding positions, which neither the encoder's self-attention nor the decoder's cross-attention attends.
     std::vector<int> source;
     std::vector<int> sourcePadding;
+    // LayerDrop (Fan et al. 2019): blocks left out of this run, ascending. A dropped block passes its input stream
+    // on unchanged (layer.{i}.out = its input), in training (each step drops each block with probability p) and at
+    // inference (a model pruned to fewer blocks). One stack, not reversible (Program::build checks).
+    std::vector<int> droppedLayers;
+
+    bool drops(int layer) const { return std::binary_search(droppedLayers.begin(), droppedLayers.end(), layer); }
 
     const attention::AttentionKernelSpec *kernelFor(int layer) const
     {

@@ -36,6 +36,25 @@ std::string plusBias(bool bias, const std::string &b)
     return bias ? " + " + b : "";
 }
 
+// LayerDrop's blocks: each inside the model, listed once, ascending; a model of one stack without reversible blocks
+// (a reversible block's two streams and an encoder–decoder's two stacks are not wired for it).
+void checkDroppedLayers(const ModelConfig &config, const Input &input)
+{
+    if (input.droppedLayers.empty())
+        return;
+    if (config.reversible || config.isEncoderDecoder())
+        throw Error("dropping layers (LayerDrop) needs a model of one stack without reversible blocks");
+    for (size_t k = 0; k < input.droppedLayers.size(); ++k) {
+        const int layer = input.droppedLayers[k];
+        if (layer < 0 || layer >= config.layers)
+            throw Error("dropped layer " + std::to_string(layer) + " is not one of the model's "
+                + std::to_string(config.layers) + " layers (0.." + std::to_string(config.layers - 1) + ")");
+        if (k > 0 && layer <= input.droppedLayers[k - 1])
+            throw Error("dropped layers must be ascending and listed once; got " + std::to_string(layer) + " after "
+                + std::to_string(input.droppedLayers[k - 1]));
+    }
+}
+
 } // namespace
 
 void ProgramBuilder::embeddings()
@@ -363,6 +382,20 @@ void ProgramBuilder::block(int i)
     }
 }
 
+// LayerDrop: the block is not run; the stream passes through it unchanged.
+void ProgramBuilder::droppedBlock(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const std::string x = names::residualStream(m_s, i);
+    add(p + "out", "block dropped (LayerDrop)", i, {x},
+        {{p + "out", {T, m_c.dModel}, "X_next = X  (block " + std::to_string(i) + " dropped: LayerDrop)"}},
+        [x](const Model &, const Input &, const Trace &tr) {
+            Tensor o(tr.tensor(x).shape());
+            o.matrix() = tr.tensor(x).matrix();
+            return Outputs {std::move(o)};
+        });
+}
+
 // GPT-NeoX's parallel residual (GPT-J; Pythia): both sub-layers read the block's input, and their outputs add to it
 // at once.
 void ProgramBuilder::parallelBlock(int i)
@@ -483,8 +516,13 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
         b.startStack(names::kDecoderStack);
     }
     b.embeddings();
-    for (int i = 0; i < config.layers; ++i)
-        b.block(i);
+    checkDroppedLayers(config, input);
+    for (int i = 0; i < config.layers; ++i) {
+        if (input.drops(i))
+            b.droppedBlock(i);
+        else
+            b.block(i);
+    }
     b.head();
     return b.take();
 }

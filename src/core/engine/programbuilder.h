@@ -78,6 +78,7 @@ public:
     }
     void embeddings();
     void block(int i);
+    void droppedBlock(int i);
     void crossAttention(int i);
     void encoderOutput();
     void reversibleBlock(int i);

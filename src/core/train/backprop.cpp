@@ -51,7 +51,8 @@ void accumulateGradients(
         dx = pass.streamsStart(dy1, dy2);
     } else {
         for (int i = model.config.layers - 1; i >= 0; --i)
-            dx = pass.block(i, dx);
+            if (!input.drops(i)) // a dropped block (LayerDrop) passes the gradient through unchanged
+                dx = pass.block(i, dx);
     }
     pass.embeddings(dx);
     if (model.config.isEncoderDecoder()) { // then the encoder, from what cross-attention sent back to its output

@@ -10,7 +10,7 @@
 namespace atlas {
 
 Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed,
-    int lengthScale, const HeadAblation &ablation)
+    int lengthScale, const HeadAblation &ablation, const std::vector<int> &droppedLayers)
 {
     std::mt19937_64 rng(seed);
     std::vector<Example> set;
@@ -35,6 +35,7 @@ Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, 
         for (int64_t i = begin; i < end; ++i) {
             Input input = inputOf(set[size_t(i)]);
             input.ablation = ablation;
+            input.droppedLayers = droppedLayers;
             Engine engine(model, std::move(input), {false});
             engine.runToEnd();
             const Tensor &probs = engine.trace().tensor("next_probs");

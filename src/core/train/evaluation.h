@@ -21,8 +21,9 @@ struct Evaluation
 // whose positions work at any distance (sinusoidal, RoPE, ALiBi, T5's saturating buckets, Shaw's clipped keys,
 // none) then runs with its context stretched to fit them; one with a learned table is refused by name
 // (atlas::Error): it has no row past its context.
-// `ablation`: the heads switched off in every run (engine/headablation.h).
+// `ablation`: the heads switched off in every run (engine/headablation.h); `droppedLayers`: the blocks left out of
+// every run (LayerDrop's pruning, engine/input.h).
 Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed = 12345,
-    int lengthScale = 1, const HeadAblation &ablation = {});
+    int lengthScale = 1, const HeadAblation &ablation = {}, const std::vector<int> &droppedLayers = {});
 
 } // namespace atlas

@@ -39,6 +39,9 @@ StrategyRunner::StrategyRunner(const Model &model, Input input, MemoryOptions op
     validateMemoryOptions(m_options, model.config, int(T));
     if (!m_input.ablation.empty())
         throw Error("training with heads switched off is not implemented: drop the ablation");
+    if (!m_input.droppedLayers.empty() && m_options.strategy != MemoryStrategy::Plain)
+        throw Error("dropping layers (LayerDrop) trains with the plain memory strategy: checkpointing and "
+                    "reversible blocks keep every block's boundary");
     for (int l = 0; l < model.config.layers; ++l)
         if (m_input.kernelFor(l))
             throw Error("training needs exact attention: backpropagation through the efficient kernels is not "
@@ -241,6 +244,8 @@ void StrategyRunner::backwardBlocks(int first, int last, BackwardPass &pass, Ten
 {
     const ModelConfig &c = m_model.config;
     for (int i = last - 1; i >= first; --i) {
+        if (m_input.drops(i)) // its output is its input: the gradient passes through unchanged
+            continue;
         if (c.reversible)
             pass.blockReversible(i, d1, d2);
         else

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <random>
 #include <sstream>
 
 namespace atlas {
@@ -34,6 +35,12 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1))
         throw Error("an encoder-decoder model trains with the plain memory strategy and whole feed-forward layers "
                     "(checkpointing, reversible blocks and FFN chunks are not implemented for two stacks)");
+    if (!(options.layerDrop >= 0 && options.layerDrop <= TrainOptions::kMaxLayerDrop))
+        throw Error("LayerDrop's rate must be in 0..0.9 (the probability of dropping each block)");
+    if (options.layerDrop > 0
+        && (m_model->config.reversible || m_model->config.isEncoderDecoder()
+            || options.memory.strategy != MemoryStrategy::Plain))
+        throw Error("LayerDrop trains a model of one stack without reversible blocks, with the plain memory strategy");
     m_schedule = {options.learningRate, options.learningRate / 10, options.warmupSteps, options.steps};
 }
 
@@ -46,11 +53,20 @@ StepReport Trainer::step()
         batch.push_back(m_task->sample(m_rng, false));
         tokens += batch.back().tokens.size();
     }
+    std::vector<std::vector<int>> dropped(batch.size()); // drawn in example order: the same bits on any thread
+    if (m_options.layerDrop > 0) {
+        std::bernoulli_distribution drop(m_options.layerDrop);
+        for (std::vector<int> &layers : dropped)
+            for (int l = 0; l < m_model->config.layers; ++l)
+                if (drop(m_rng))
+                    layers.push_back(l);
+    }
     std::vector<Gradients> perExample(batch.size());
     const std::shared_ptr<const Model> model = m_model;
     parallelFor(static_cast<int64_t>(batch.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            const Input input = inputOf(batch[size_t(i)]);
+            Input input = inputOf(batch[size_t(i)]);
+            input.droppedLayers = dropped[size_t(i)];
             if (model->config.isEncoderDecoder()) { // two stacks: a traced run, then backprop through both
                 Engine engine(model, input);
                 engine.runToEnd();

@@ -24,6 +24,10 @@ struct TrainOptions
     float weightDecay = 0.01f;
     uint64_t seed = 1;
     MemoryOptions memory; // how each example's forward and backward pass trade memory for computation
+    // LayerDrop (Fan et al. 2019): each example drops each block with this probability (its input passes on
+    // unchanged), so that the model still works with blocks pruned. 0 = every block runs.
+    float layerDrop = 0;
+    static constexpr float kMaxLayerDrop = 0.9f;
 };
 
 struct StepReport

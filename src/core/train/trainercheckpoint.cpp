@@ -96,6 +96,7 @@ void Trainer::save(const std::string &directory) const
         {"memory_strategy", memoryStrategyName(m_options.memory.strategy)},
         {"checkpoint_every", m_options.memory.checkpointEvery},
         {"ffn_chunks", m_options.memory.ffnChunks},
+        {"layer_drop", m_options.layerDrop},
     };
     const CheckpointDirectory checkpoints(directory);
     const std::string staged = checkpoints.stage();
@@ -125,6 +126,8 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std
     o.warmupSteps = int(jsonInteger(j, "warmup_steps", 0, TrainOptions::kMaxSteps, source));
     o.weightDecay = float(jsonNumber(j, "weight_decay", 0.0, 100.0, source));
     o.seed = readSeed(j, source);
+    if (j.contains("layer_drop")) // checkpoints from before LayerDrop trained every block
+        o.layerDrop = float(jsonNumber(j, "layer_drop", 0.0, TrainOptions::kMaxLayerDrop, source));
     const int step = int(jsonInteger(j, "step", 0, o.steps, source));
     const int64_t optimizerSteps = jsonInteger(j, "optimizer_steps", 0, INT_MAX, source);
     if (optimizerSteps != step) // one optimiser step per training step

@@ -1,5 +1,6 @@
 #include "view/analysisrequests.h"
 
+#include "model/builtinmodels.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "view/analysishelpers.h"
@@ -89,6 +90,30 @@ AnalysisRequest analysis::earlyExitRequest(const ViewSpec &, const AnalysisConte
                       model->config.causal && !model->config.isEncoderDecoder());
               });
           };
+    return r;
+}
+
+// The spec's model, and baseline_model's, scored on their task with 1 … L blocks kept: a sweep of held-out
+// evaluations, so it runs once per pair of models.
+AnalysisRequest analysis::layerDropRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model)
+        return problem(kNothingComputed);
+    const ModelConfig &config = c.model->config;
+    if (config.task.empty() || config.reversible || config.isEncoderDecoder())
+        return problem("Pruning blocks scores a model of one stack on its own task: " + c.model->name
+            + (config.task.empty() ? " has no task (atlas_task)" : " has two stacks or reversible blocks")
+            + ". Open austen-layerdrop.");
+    AnalysisRequest r;
+    r.key = "layerdrop/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel;
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, other = spec.baselineModel](const std::atomic<bool> &cancel) {
+        return timedResult<LayerDropAnalysis>([&](LayerDropAnalysis &result) {
+            result.sweeps.push_back(depthSweep(model, LayerDropAnalysis::kExamples));
+            if (!other.empty() && !cancel.load())
+                result.sweeps.push_back(depthSweep(loadModel(other), LayerDropAnalysis::kExamples));
+        });
+    };
     return r;
 }
 

@@ -39,7 +39,8 @@ const std::vector<SpecKey> &specKeys()
               "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
               "head, see below), `early-exit` (each token stops at the first layer sure enough of its prediction: "
               "layers "
-              "saved against accuracy), `rollout` (attention rollout and flow through every layer, see below), "
+              "saved against accuracy), `layerdrop` (whole blocks pruned: accuracy against the blocks kept, for "
+              "`model` and `baseline_model`), `rollout` (attention rollout and flow through every layer, see below), "
               "`patching` (activation patching: which activations restore the clean output, see below)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
@@ -364,6 +365,13 @@ const std::vector<SpecKey> &specKeys()
                        "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
                        "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
                        "by each cell's most probable token)"},
+        {.name = "baseline_model",
+            .field = &ViewSpec::baselineModel,
+            .type = "string",
+            .views = {"layerdrop"},
+            .meaning = "LayerDrop view: a second model (a built-in name or a directory) whose pruned depths are drawn "
+                       "beside `model`'s, e.g. `austen-6`, trained as `austen-layerdrop` without LayerDrop; `\"\"` = "
+                       "`model`'s alone"},
         {.name = "exit_rule",
             .field = &ViewSpec::exitRule,
             .type = "string",

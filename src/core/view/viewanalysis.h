@@ -7,6 +7,7 @@
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
+#include "analysis/layerdrop.h"
 #include "analysis/logitlens.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
@@ -160,6 +161,13 @@ struct LogitLensAnalysis : ViewAnalysis
 struct EarlyExitAnalysis : ViewAnalysis
 {
     EarlyExit exit;
+};
+
+// LayerDrop (analysis/layerdrop.h): the spec's model, and `baseline_model` when given, scored with blocks pruned.
+struct LayerDropAnalysis : ViewAnalysis
+{
+    static constexpr int kExamples = 64; // held-out examples per depth and rule
+    std::vector<DepthSweep> sweeps; // the spec's model first
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

@@ -130,6 +130,12 @@ const std::vector<ViewKind> &viewKinds()
                        "patience): layers saved against accuracy",
             .group = "Research",
             .request = earlyExitRequest},
+        {.kind = "layerdrop",
+            .title = "LayerDrop",
+            .summary = "whole blocks pruned: the task's accuracy against the blocks kept, for a model trained with "
+                       "LayerDrop and one without",
+            .group = "Research",
+            .request = layerDropRequest},
         {.kind = "rollout",
             .title = "Rollout and flow",
             .summary = "attention rollout and attention flow: how much each input token reaches a position through "

@@ -76,6 +76,8 @@ struct ViewSpec
     std::string exitRule = "confidence";
     double exitThreshold = 0.9;
     int exitPatience = 2;
+    std::string
+        baselineModel; // LayerDrop view: a second model whose pruned depths are drawn beside (analysis/layerdrop.h)
     // Rollout view: how each layer's heads are combined (mean | max | min; analysis/attentionflow.h).
     std::string rolloutHeads = "mean";
     // Patching view (analysis/activationpatching.h): what is patched (residual | heads | mlp), the corrupted run

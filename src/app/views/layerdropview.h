@@ -1,0 +1,23 @@
+#pragma once
+
+#include "views/analysisplotview.h"
+
+namespace atlas {
+
+// LayerDrop (view kind "layerdrop"; Fan et al. 2019): whole blocks pruned at inference. For the spec's model and
+// `baseline_model`, the task's held-out token accuracy against the blocks kept, keeping the first k (solid) or k
+// spread evenly (dashed, Fan et al.'s "every other"). The numbers are LayerDropAnalysis's (view/viewanalysis.h).
+class LayerDropView : public AnalysisPlotView
+{
+    Q_OBJECT
+
+public:
+    explicit LayerDropView(QWidget *parent = nullptr);
+
+protected:
+    bool isCurrent(const ViewAnalysis &result) const override;
+    QString draw(const ViewAnalysis &result) override;
+    QString pendingText() const override;
+};
+
+} // namespace atlas

@@ -1,0 +1,70 @@
+#include "analysis/layerdrop.h"
+
+#include "train/task.h"
+#include "util/commalist.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace atlas {
+
+std::vector<int> parseLayerList(const std::string &text, int layers, const std::string &source)
+{
+    std::vector<int> out;
+    for (const std::string &item : splitCommaList(text)) {
+        int value = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
+            throw Error(source + ": '" + item + "' is not a layer number");
+        if (value < 0 || value >= layers)
+            throw Error(source + ": layer " + item + " is not one of the model's " + std::to_string(layers)
+                + " layers (0.." + std::to_string(layers - 1) + ")");
+        if (std::find(out.begin(), out.end(), value) != out.end())
+            throw Error(source + ": layer " + item + " is listed twice");
+        out.push_back(value);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<int> droppedBlocks(PruneRule rule, int kept, int layers)
+{
+    if (kept < 1 || kept > layers)
+        throw Error("keeping " + std::to_string(kept) + " of " + std::to_string(layers) + " blocks: give 1.."
+            + std::to_string(layers));
+    std::vector<bool> keep(size_t(layers), false);
+    for (int j = 0; j < kept; ++j)
+        keep[size_t(rule == PruneRule::First ? j : (j + 1) * layers / kept - 1)] = true;
+    std::vector<int> dropped;
+    for (int l = 0; l < layers; ++l)
+        if (!keep[size_t(l)])
+            dropped.push_back(l);
+    return dropped;
+}
+
+DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples)
+{
+    const ModelConfig &c = model->config;
+    if (c.task.empty())
+        throw Error("model '" + model->name + "' has no task to score (atlas_task): pruning is measured on it");
+    if (c.reversible || c.isEncoderDecoder())
+        throw Error("pruning blocks needs a model of one stack without reversible blocks");
+    DepthSweep sweep;
+    sweep.model = model->name;
+    sweep.task = c.task;
+    sweep.layers = c.layers;
+    sweep.examples = examples;
+    const std::unique_ptr<Task> task = Task::create(c.task);
+    for (PruneRule rule : {PruneRule::First, PruneRule::EveryOther})
+        for (int k = 1; k <= c.layers; ++k) {
+            PrunedDepth d;
+            d.kept = k;
+            d.dropped = droppedBlocks(rule, k, c.layers);
+            d.score = evaluateOnTask(model, *task, examples, 12345, 1, {}, d.dropped);
+            (rule == PruneRule::First ? sweep.first : sweep.everyOther).push_back(std::move(d));
+        }
+    return sweep;
+}
+
+} // namespace atlas
