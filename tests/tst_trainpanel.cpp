@@ -14,6 +14,7 @@
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
@@ -24,6 +25,7 @@
 #include <QTest>
 #include <QTimer>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace atlas;
@@ -262,6 +264,32 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
         QVERIFY(session.model()->config.reversible);
         QVERIFY(session.trace()->contains("layer.1.out2"));
+    }
+
+    // The LayerDrop field reaches the run and its summary; it is off, and disabled, for a memory strategy other than
+    // plain and for an encoder-decoder task (the trainer refuses both).
+    void trainsWithLayerDrop()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 4, 2, 2);
+        auto *rate = panel.findChild<QDoubleSpinBox *>("trainLayerDrop");
+        auto *memory = panel.findChild<QComboBox *>("trainMemory");
+        QVERIFY(rate && memory && rate->isEnabled());
+        rate->setValue(0.2);
+        memory->setCurrentIndex(memory->findData("checkpoint"));
+        QVERIFY(!rate->isEnabled());
+        QCOMPARE(rate->value(), 0.0);
+        memory->setCurrentIndex(memory->findData("plain"));
+        rate->setValue(0.25);
+        click(panel, "trainStart");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QCOMPARE(panel.worker()->setup().options.layerDrop, 0.25f);
+        const QList<QLabel *> labels = panel.findChildren<QLabel *>();
+        QVERIFY(std::any_of(
+            labels.begin(), labels.end(), [](const QLabel *l) { return l->text().contains("LayerDrop 0.25"); }));
+        configure(panel, 4, 2, 2, "seq2seq-sort");
+        QVERIFY(!rate->isEnabled());
     }
 
     // Checkpointing's k and the feed-forward chunks reach the run; k is only editable for checkpointing, and at most

@@ -137,6 +137,17 @@ QWidget *TrainPanel::createSettings()
         tr("Run the feed-forward sub-layers over the sequence in this many chunks of rows (Reformer), so the "
            "d_ff-wide intermediate never exists whole; at most the example's length"));
 
+    m_layerDrop = new QDoubleSpinBox(box);
+    m_layerDrop->setObjectName("trainLayerDrop");
+    m_layerDrop->setRange(0.0, double(TrainOptions::kMaxLayerDrop));
+    m_layerDrop->setSingleStep(0.05);
+    m_layerDrop->setDecimals(2);
+    m_layerDrop->setSpecialValueText(tr("off"));
+    m_layerDrop->setToolTip(tr("LayerDrop (Fan et al. 2019): each example drops each block with this probability, the "
+                               "stream passing through it unchanged, so that the model still works with blocks "
+                               "pruned (the LayerDrop tab, lesson 20). Plain memory strategy, one stack, no "
+                               "reversible blocks"));
+
     auto *grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(fieldLabel(tr("T&ask"), m_task), 0, 0);
@@ -157,6 +168,8 @@ QWidget *TrainPanel::createSettings()
     grid->addWidget(m_checkpointEvery, 4, 1);
     grid->addWidget(fieldLabel(tr("FFN c&hunks"), m_ffnChunks), 4, 2);
     grid->addWidget(m_ffnChunks, 4, 3);
+    grid->addWidget(fieldLabel(tr("Layer&Drop"), m_layerDrop), 5, 0);
+    grid->addWidget(m_layerDrop, 5, 1);
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
@@ -164,16 +177,31 @@ QWidget *TrainPanel::createSettings()
         m_probe->setShape(c);
         m_checkpointEvery->setMaximum(c.layers);
         allowMemoryOptions(!c.isEncoderDecoder());
+        allowLayerDrop();
     });
-    connect(m_memory, &QComboBox::currentIndexChanged, this,
-        [this] { m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint")); });
+    connect(m_memory, &QComboBox::currentIndexChanged, this, [this] {
+        m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint"));
+        allowLayerDrop();
+    });
     m_checkpointEvery->setEnabled(false);
     const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
     m_checkpointEvery->setMaximum(shape.layers);
     for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks})
         w->setProperty("baseToolTip", w->toolTip());
     allowMemoryOptions(!shape.isEncoderDecoder());
+    allowLayerDrop();
     return box;
+}
+
+// LayerDrop trains one stack with the plain strategy (Trainer refuses the rest).
+void TrainPanel::allowLayerDrop()
+{
+    const bool plain = m_memory->currentData().toString() == QStringLiteral("plain");
+    const bool oneStack
+        = !Task::create(m_task->currentData().toString().toStdString())->modelConfig().isEncoderDecoder();
+    m_layerDrop->setEnabled(plain && oneStack);
+    if (!m_layerDrop->isEnabled())
+        m_layerDrop->setValue(0.0);
 }
 
 // An encoder-decoder trains with the plain strategy and whole feed-forward layers only (Trainer refuses the rest).
@@ -276,6 +304,7 @@ TrainingSetup TrainPanel::setupFromControls() const
         = s.options.memory.strategy == MemoryStrategy::Checkpoint ? m_checkpointEvery->value() : 0;
     s.options.memory.ffnChunks = m_ffnChunks->value();
     s.reversible = s.options.memory.strategy == MemoryStrategy::Reversible;
+    s.options.layerDrop = float(m_layerDrop->value());
     return s;
 }
 
@@ -421,11 +450,14 @@ void TrainPanel::showState()
 QString TrainPanel::setupText() const
 {
     const TrainingSetup &s = m_worker->setup();
-    return tr("Task %1 · batch %2 · peak lr %3 · seed %4")
-        .arg(QString::fromStdString(s.task))
-        .arg(s.options.batch)
-        .arg(s.options.learningRate, 0, 'g', 3)
-        .arg(s.options.seed);
+    QString text = tr("Task %1 · batch %2 · peak lr %3 · seed %4")
+                       .arg(QString::fromStdString(s.task))
+                       .arg(s.options.batch)
+                       .arg(s.options.learningRate, 0, 'g', 3)
+                       .arg(s.options.seed);
+    if (s.options.layerDrop > 0)
+        text += tr(" · LayerDrop %1").arg(double(s.options.layerDrop), 0, 'g', 2);
+    return text;
 }
 
 QString TrainPanel::runningText() const

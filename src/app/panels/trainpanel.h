@@ -62,6 +62,7 @@ private:
     QWidget *createCurveArea();
     void connectWorker();
     void allowMemoryOptions(bool allowed);
+    void allowLayerDrop();
     TrainingSetup setupFromControls() const;
     void showState();
     QString runningText() const;
@@ -80,6 +81,7 @@ private:
     QComboBox *m_memory = nullptr; // the memory strategy: plain, checkpoint, reversible (a reversible model)
     QSpinBox *m_checkpointEvery = nullptr; // checkpointing's k; 0 = ⌈√L⌉
     QSpinBox *m_ffnChunks = nullptr; // the feed-forward sub-layers in this many chunks of rows
+    QDoubleSpinBox *m_layerDrop = nullptr; // LayerDrop's rate: each example drops each block with this probability
     QSpinBox *m_steps = nullptr;
     QSpinBox *m_batch = nullptr;
     QDoubleSpinBox *m_learningRate = nullptr;
