@@ -244,8 +244,10 @@ void StrategyRunner::backwardBlocks(int first, int last, BackwardPass &pass, Ten
 {
     const ModelConfig &c = m_model.config;
     for (int i = last - 1; i >= first; --i) {
-        if (m_input.drops(i)) // its output is its input: the gradient passes through unchanged
+        if (m_input.drops(i)) { // its output is its input: the gradient passes through unchanged
+            dropAll(savedBy(i));
             continue;
+        }
         if (c.reversible)
             pass.blockReversible(i, d1, d2);
         else
