@@ -206,7 +206,11 @@ private slots:
         lens.streams = {"input", "layer.0.out", "layer.1.out", "layer.2.out"};
         lens.topIds = {1, 1, 1, 4, 4, 7, 4, 5, 7, 4, 5, 8};
         lens.topProbs = {0.1f, 0.1f, 0.1f, 0.30f, 0.95f, 0.50f, 0.60f, 0.40f, 0.55f, 0.90f, 0.70f, 0.45f};
-        const EarlyExit e = earlyExit(lens, 3, {2, 4, 5}, true);
+        ModelConfig decoder; // causal, one stack
+        decoder.layers = 3;
+        ModelConfig encoder = decoder;
+        encoder.causal = false;
+        const EarlyExit e = earlyExit(lens, decoder, {2, 4, 5});
         QCOMPARE(e.exitBlocks(ExitRule::Confidence, 0.5), (std::vector<int> {2, 1, 1}));
         QCOMPARE(e.exitBlocks(ExitRule::Confidence, 0.8), (std::vector<int> {3, 1, 3}));
         QCOMPARE(e.exitBlocks(ExitRule::Patience, 1), (std::vector<int> {2, 3, 2}));
@@ -221,9 +225,9 @@ private slots:
         QCOMPARE(e.confidenceCurve.size(), size_t(20));
         QCOMPARE(e.patienceCurve.size(), size_t(2));
         QCOMPARE(e.patienceCurve[0].meanLayers, 7.0 / 3.0);
-        QVERIFY(earlyExit(lens, 3, {2, 4, 5}, false).fullAccuracy < 0); // not causal: nothing scored
+        QVERIFY(earlyExit(lens, encoder, {2, 4, 5}).fullAccuracy < 0); // not causal: nothing scored
         lens.blocks = {0, 1, 1, 3};
-        QVERIFY(errorFrom([&] { (void)earlyExit(lens, 3, {2, 4, 5}, true); }).contains("after block 2"));
+        QVERIFY(errorFrom([&] { (void)earlyExit(lens, decoder, {2, 4, 5}); }).contains("after block 2"));
     }
 
     // On a trained model: the blocks run grow with θ and with t, the last setting that stops nothing early is the whole
@@ -237,7 +241,7 @@ private slots:
         engine.runToEnd();
         QVERIFY(earlyExitProblem(m->config, engine.program(), engine.trace()).empty());
         const LogitLens lens = logitLens(*m, engine.program(), engine.trace(), input, {.topK = 1});
-        const EarlyExit e = earlyExit(lens, m->config.layers, input.tokens, true);
+        const EarlyExit e = earlyExit(lens, m->config, input.tokens);
         for (size_t i = 1; i < e.confidenceCurve.size(); ++i)
             QVERIFY(e.confidenceCurve[i].meanLayers >= e.confidenceCurve[i - 1].meanLayers);
         for (size_t i = 1; i < e.patienceCurve.size(); ++i)

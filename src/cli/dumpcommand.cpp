@@ -166,8 +166,7 @@ nlohmann::json earlyExitJson(const Model &model, const Engine &engine)
     LogitLensOptions options;
     options.topK = 1;
     const LogitLens lens = logitLens(model, engine.program(), engine.trace(), engine.input(), options);
-    const EarlyExit e = earlyExit(
-        lens, model.config.layers, engine.input().tokens, model.config.causal && !model.config.isEncoderDecoder());
+    const EarlyExit e = earlyExit(lens, model.config, engine.input().tokens);
     const auto points = [](const std::vector<EarlyExitPoint> &curve, const char *setting) {
         nlohmann::json out = nlohmann::json::array();
         for (const EarlyExitPoint &p : curve)

@@ -26,7 +26,7 @@ constexpr double kLegendBand = 0.55; // room above the top block for the markers
 
 ExitRule ruleOf(const ViewSpec &spec)
 {
-    return spec.exitRule == "patience" ? ExitRule::Patience : ExitRule::Confidence;
+    return parseExitRule(spec.exitRule, "exit_rule"); // the spec's parser admits only the rules' names
 }
 
 int patienceOf(const ViewSpec &spec, int layers)

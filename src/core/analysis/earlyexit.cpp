@@ -72,8 +72,10 @@ std::string earlyExitProblem(const ModelConfig &config, const Program &program, 
     return {};
 }
 
-EarlyExit earlyExit(const LogitLens &lens, int layers, const std::vector<int> &tokens, bool causal)
+EarlyExit earlyExit(const LogitLens &lens, const ModelConfig &config, const std::vector<int> &tokens)
 {
+    const int layers = config.layers;
+    const bool causal = config.causal && !config.isEncoderDecoder();
     EarlyExit e;
     e.layers = layers;
     e.tokens = lens.tokens;
@@ -105,11 +107,6 @@ EarlyExit earlyExit(const LogitLens &lens, int layers, const std::vector<int> &t
     for (int t = 1; t < layers; ++t)
         e.patienceCurve.push_back(e.measure(ExitRule::Patience, t));
     return e;
-}
-
-const char *exitRuleName(ExitRule rule)
-{
-    return rule == ExitRule::Confidence ? "confidence" : "patience";
 }
 
 ExitRule parseExitRule(const std::string &text, const std::string &source)

@@ -43,11 +43,11 @@ struct EarlyExit
 
 // Why the lens cannot give every block's prediction yet (its reason, or a stream not traced yet); "" when it can.
 std::string earlyExitProblem(const ModelConfig &config, const Program &program, const Trace &trace);
-// Each block's prediction and confidence from `lens` (computed on the whole run), scored against the next input
-// token when the model is causal. Throws atlas::Error when the lens lacks a block's row.
-EarlyExit earlyExit(const LogitLens &lens, int layers, const std::vector<int> &tokens, bool causal);
+// Each block's prediction and confidence from `lens` (computed on the whole run of a model of `config`), scored
+// against the next input token when the model is a causal decoder of one stack. Throws atlas::Error when the lens
+// lacks a block's row.
+EarlyExit earlyExit(const LogitLens &lens, const ModelConfig &config, const std::vector<int> &tokens);
 
-const char *exitRuleName(ExitRule rule); // "confidence" | "patience"
-ExitRule parseExitRule(const std::string &text, const std::string &source);
+ExitRule parseExitRule(const std::string &text, const std::string &source); // "confidence" | "patience"
 
 } // namespace atlas

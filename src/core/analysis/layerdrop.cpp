@@ -43,13 +43,21 @@ std::vector<int> droppedBlocks(PruneRule rule, int kept, int layers)
     return dropped;
 }
 
+std::string depthSweepProblem(const Model &model)
+{
+    const ModelConfig &c = model.config;
+    if (c.task.empty())
+        return model.name + " has no task to score (atlas_task)";
+    if (c.reversible || c.isEncoderDecoder())
+        return model.name + " has two stacks or reversible blocks";
+    return {};
+}
+
 DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples)
 {
+    if (const std::string why = depthSweepProblem(*model); !why.empty())
+        throw Error("pruning blocks scores a model of one stack on its own task: " + why);
     const ModelConfig &c = model->config;
-    if (c.task.empty())
-        throw Error("model '" + model->name + "' has no task to score (atlas_task): pruning is measured on it");
-    if (c.reversible || c.isEncoderDecoder())
-        throw Error("pruning blocks needs a model of one stack without reversible blocks");
     DepthSweep sweep;
     sweep.model = model->name;
     sweep.task = c.task;

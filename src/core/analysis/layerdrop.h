@@ -34,8 +34,10 @@ struct DepthSweep
 std::vector<int> parseLayerList(const std::string &text, int layers, const std::string &source);
 // The blocks `rule` drops to keep `kept` of `layers` (1 ≤ kept ≤ layers).
 std::vector<int> droppedBlocks(PruneRule rule, int kept, int layers);
+// Why `model` cannot be swept ("" when it can): it has no task (atlas_task), or two stacks or reversible blocks.
+std::string depthSweepProblem(const Model &model);
 // The model's own task (atlas_task) scored at every depth by both rules, on `examples` held-out examples. Throws
-// atlas::Error for a model without a task, of two stacks or with reversible blocks.
+// atlas::Error with depthSweepProblem's reason.
 DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples = 256);
 
 } // namespace atlas

@@ -86,8 +86,7 @@ AnalysisRequest analysis::earlyExitRequest(const ViewSpec &, const AnalysisConte
                   const LogitLens lens = logitLens(*model, *program, *trace, input, options);
                   if (cancel.load())
                       return;
-                  result.exit = earlyExit(lens, model->config.layers, input.tokens,
-                      model->config.causal && !model->config.isEncoderDecoder());
+                  result.exit = earlyExit(lens, model->config, input.tokens);
               });
           };
     return r;
@@ -99,11 +98,9 @@ AnalysisRequest analysis::layerDropRequest(const ViewSpec &spec, const AnalysisC
 {
     if (!c.model)
         return problem(kNothingComputed);
-    const ModelConfig &config = c.model->config;
-    if (config.task.empty() || config.reversible || config.isEncoderDecoder())
-        return problem("Pruning blocks scores a model of one stack on its own task: " + c.model->name
-            + (config.task.empty() ? " has no task (atlas_task)" : " has two stacks or reversible blocks")
-            + ". Open austen-layerdrop.");
+    if (const std::string why = depthSweepProblem(*c.model); !why.empty())
+        return problem(
+            "Pruning blocks scores a model of one stack on its own task: " + why + ". Open austen-layerdrop.");
     AnalysisRequest r;
     r.key = "layerdrop/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel;
     r.pinned.push_back(c.model->wte);
