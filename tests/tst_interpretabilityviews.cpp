@@ -4,6 +4,7 @@
 // token refused with its key. Early exit: the caption's numbers are the rule's, the controls edit the spec, and a run
 // not finished says what to step past.
 #include "view/viewanalysis.h"
+#include "views/adaptivespanview.h"
 #include "views/earlyexitview.h"
 #include "views/heatmapplot.h"
 #include "views/layerdropview.h"
@@ -149,6 +150,51 @@ private slots:
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("run to the end"), qPrintable(view.message()));
+    }
+
+    // Adaptive span: a bar per head with the model's spans, the caption's numbers the analysis's, a click on a bar
+    // chooses that head; a model without spans is refused by name.
+    void adaptiveSpanDrawsEveryHeadsSpan()
+    {
+        ViewSpec spec;
+        spec.view = "adaptive-span";
+        spec.model = "copy-span";
+        spec.text = "qzkxwabmeq|qzkxwabmeq";
+        AdaptiveSpanView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<AdaptiveSpanAnalysis>();
+        QVERIFY(a);
+        const AdaptiveSpans spans = a->spans;
+        QCOMPARE(int(spans.heads.size()), 2);
+        for (int layer = 0; layer < 2; ++layer)
+            for (int h = 0; h < 4; ++h)
+                QCOMPARE(float(spans.heads[size_t(layer)][size_t(h)].span),
+                    view.input().model->attentionSpans(layer)[size_t(h)]);
+        QVERIFY2(view.caption().contains(formatNumber(spans.meanSpan(), 3) + " tokens"), qPrintable(view.caption()));
+        QVERIFY2(view.caption().contains(formatPercent(spans.reachShare())), qPrintable(view.caption()));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        QCPAxis *x = view.plot()->axisRect(0)->axis(QCPAxis::atBottom);
+        QCPAxis *y = view.plot()->axisRect(0)->axis(QCPAxis::atLeft);
+        const QPoint bar(int(x->coordToPixel(5.0)), int(y->coordToPixel(1.0))); // layer 1, head 0
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, bar);
+        QCOMPARE(edited.count(), 1);
+        const ViewSpec chosen = edited.at(0).at(0).value<ViewSpec>();
+        QCOMPARE(chosen.layer, 1);
+        QCOMPARE(chosen.head, 0);
+
+        spec.model = "reverse";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("no adaptive span"), qPrintable(view.message()));
     }
 
     // LayerDrop: one curve per model and rule, the caption's numbers the sweep's; a model without a task is refused.

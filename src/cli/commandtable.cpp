@@ -164,6 +164,9 @@ std::vector<CliCommand> makeTable()
                 {"positions", "KIND", "the positional encoding (docs/models.md)"},
                 {"normaliser", "softmax|sparsemax|entmax15|entmax",
                     "the attention normaliser; entmax learns an α per head (docs/models.md)"},
+                {"adaptive-span", "R", "adaptive attention span: each head learns its span, a mask ramp R tokens wide"},
+                {"span-penalty", "λ", "the L1 penalty on the spans (λ · mean span per layer; default 0.001)"},
+                {"span-init", "F", "every span starts at F × the context (default 0: spans grow from nothing)"},
                 {"scale-embeddings", "", "multiply the token embeddings by √d"},
                 {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"},
                 {"layerdrop", "P", "LayerDrop: each example drops each block with probability P (0 … 0.9)"}}

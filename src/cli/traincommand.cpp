@@ -27,6 +27,8 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
         std::string(size_t(width - filled), '.').c_str(), r.step, total, r.loss, r.learningRate, r.tokensPerSecond);
     if (r.routerLoss > 0)
         std::fprintf(stderr, "  router loss %.4f", r.routerLoss);
+    if (r.spanLoss > 0)
+        std::fprintf(stderr, "  span penalty %.4f", r.spanLoss);
     if (eval)
         std::fprintf(stderr, "  held-out loss %.4f, token accuracy %.1f%%, exact %.1f%%\n", eval->loss,
             100 * eval->tokenAccuracy, 100 * eval->exactMatch);
@@ -61,7 +63,7 @@ int trainCommand(const CommandArgs &argv)
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
         for (const char *option : {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k",
-                 "capacity-factor", "family", "kv-heads", "normaliser"})
+                 "capacity-factor", "family", "kv-heads", "normaliser", "adaptive-span", "span-penalty", "span-init"})
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
@@ -89,6 +91,11 @@ int trainCommand(const CommandArgs &argv)
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
         run.normaliser = args.value("normaliser");
+        run.spanRamp = args.intValue("adaptive-span", 0, 1, 65536);
+        run.spanPenalty = args.doubleValue("span-penalty", run.spanPenalty, 0.0, 1e6);
+        run.spanInit = args.doubleValue("span-init", 0.0, 0.0, 1.0);
+        if ((args.has("span-penalty") || args.has("span-init")) && run.spanRamp == 0)
+            throw Error("--span-penalty and --span-init set up the adaptive spans: give --adaptive-span R too");
         run.family = args.value("family");
         run.kvHeads = args.intValue("kv-heads", 0, 1, 1024);
         run.scaleEmbeddings = args.flag("scale-embeddings");

@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "views/ablationview.h"
+#include "views/adaptivespanview.h"
 #include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
@@ -69,6 +70,7 @@ const std::map<std::string, Make> &makers()
         {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
         {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
         {"sparsity", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparsityView>(p); }},
+        {"adaptive-span", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AdaptiveSpanView>(p); }},
         {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
         {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
         {"memory-tradeoff",

@@ -19,10 +19,11 @@ namespace {
 // One query position of H heads (q and ctx: one row of H·d, the bytes of [H, 1, d]) against rows [first, rows) of the
 // cached keys and values [·, Hkv·d], query head h reading K/V head h / (H / Hkv) (grouped-query attention):
 // ctx_h = softmax(q_h K_gᵀ · scale + bias_h) V_g, the `masked` keys at −∞. `bias` is [H, 1, rows] or empty. With
-// `alpha` (Model::attentionAlphas) the weights are α-entmax's instead of softmax's, as the program's.
+// `alpha` (Model::attentionAlphas) the weights are α-entmax's instead of softmax's, and with `spans`
+// (Model::attentionSpans) softmax's within each head's adaptive span, as the program's; the query is at rows − 1.
 void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t first,
     int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked,
-    const std::vector<float> &alpha = {})
+    const std::vector<float> &alpha = {}, const std::vector<float> &spans = {}, float ramp = 0)
 {
     const int64_t d = ctx.numel() / heads, group = heads / (keys.cols() / d), n = rows - first;
     for (int64_t hd = 0; hd < heads; ++hd) {
@@ -32,7 +33,14 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
             s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
         for (int j : masked)
             s(j) = -std::numeric_limits<float>::infinity();
-        if (alpha.empty()) {
+        if (!spans.empty()) {
+            Tensor z({1, n}), m({1, n}), p({1, n});
+            std::copy(s.data(), s.data() + n, z.data());
+            for (int64_t j = 0; j < n; ++j)
+                m.data()[j] = ops::span_ramp_value(spans[size_t(hd)], ramp, rows - 1 - (first + j));
+            ops::span_softmax_forward(p, z, m);
+            s = ConstRowVectorMap(p.data(), n);
+        } else if (alpha.empty()) {
             s = (s.array() - s.maxCoeff()).exp().matrix();
             s /= s.sum();
         } else {
@@ -188,7 +196,8 @@ void Generator::feed(int token)
         m_keys[l].row(pos) = ConstRowVectorMap(k.data(), KV);
         m_values[l].row(pos) = ConstRowVectorMap(v.data(), KV);
         const int64_t first = c.windowed(l) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
-        attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {}, m_model->attentionAlphas(l));
+        attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {}, m_model->attentionAlphas(l),
+            m_model->attentionSpans(l), float(c.spanRamp));
         c.linearLayout() ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
                          : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
         Tensor mid({1, D}), down({1, D});

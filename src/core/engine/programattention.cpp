@@ -263,6 +263,8 @@ void ProgramBuilder::normaliser(int i)
         = [i](Tensor &o, const Tensor &x, const Model &m) { ops::entmax_forward(o, x, m.attentionAlphas(i)); };
     switch (m_c.normaliser) {
     case Normaliser::Softmax:
+        if (m_c.adaptiveSpan())
+            return adaptiveSpan(i);
         unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
             [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
         return;
@@ -294,6 +296,35 @@ void ProgramBuilder::normaliser(int i)
             });
         return;
     }
+}
+
+// Sukhbaatar et al. 2019: each head's learned span, the soft mask it makes, and softmax weighted by that mask.
+void ProgramBuilder::adaptiveSpan(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads;
+    const float ramp = float(m_c.spanRamp);
+    const std::string R = std::to_string(m_c.spanRamp), S = std::to_string(m_c.context);
+    add(p + "span", "span mask", i, {},
+        {{p + "attn.span", {H}, "z_h = v_h · " + S + "  (learned, v_h in [0, 1])"},
+            {p + "attn.span_mask", {H, T, T},
+                "mᵢⱼ = clamp((R + z_h − (i − j)) / R, 0, 1), R = " + R + "  (1 within the span, a ramp of " + R
+                    + " tokens, 0 beyond)"}},
+        [i, H, T = T, ramp](const Model &m, const Input &, const Trace &) {
+            const std::vector<float> spans = m.attentionSpans(i);
+            Tensor z({H}), mask({H, T, T});
+            std::copy(spans.begin(), spans.end(), z.data());
+            ops::span_mask_forward(mask, spans, ramp);
+            return Outputs {std::move(z), std::move(mask)};
+        });
+    add(p + "normalise", "softmax within the span", i, {p + "attn.masked", p + "attn.span_mask"},
+        {{p + "attn.probs", {H, T, T}, "Aᵢⱼ = mᵢⱼ exp(S′ᵢⱼ) / Σₖ mᵢₖ exp(S′ᵢₖ)  (keys beyond z_h + R get exactly 0)"}},
+        [p](const Model &, const Input &, const Trace &tr) {
+            const Tensor &x = tr.tensor(p + "attn.masked");
+            Tensor o(x.shape());
+            ops::span_softmax_forward(o, x, tr.tensor(p + "attn.span_mask"));
+            return Outputs {std::move(o)};
+        });
 }
 
 // The cos and sin of every position's angles, computed once for the queries and keys of every layer of the stack.

@@ -86,6 +86,7 @@ public:
     void mergeHeads(int i);
     void exactAttention(int i);
     void normaliser(int i);
+    void adaptiveSpan(int i);
     void rotary(int i);
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);

@@ -26,7 +26,8 @@ inline constexpr IntKey kLayers {"n_layer", 1, 256}, kHeads {"n_head", 1, 1024},
     kInner {"n_inner", 1, 1 << 20}, kVocab {"vocab_size", 1, 1 << 24}, kPositions {"n_positions", 1, 1 << 20},
     kCtx {"n_ctx", 1, 1 << 20}, kClip {"atlas_relative_clip", 1, 4096}, kBuckets {"atlas_relative_buckets", 2, 4096},
     kMaxDistance {"atlas_relative_max_distance", 2, 1 << 20}, kExperts {"atlas_experts", 0, 1024},
-    kTopK {"atlas_expert_top_k", 1, 1024}, kEncoderLayers {"atlas_encoder_layers", 0, 256};
+    kTopK {"atlas_expert_top_k", 1, 1024}, kEncoderLayers {"atlas_encoder_layers", 0, 256},
+    kSpanRamp {"atlas_span_ramp", 0, 65536};
 
 // The shape keys the other families share (Hugging Face's PretrainedConfig names), with the same ranges as GPT-2's.
 inline constexpr IntKey kHidden {"hidden_size", 1, 65536}, kHiddenLayers {"num_hidden_layers", 1, 256},

@@ -48,6 +48,8 @@ void forEachBlockParameter(Block &b, const ModelConfig &c, const names::Stack &s
         visit(p + "attn.relative_key.weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()}, b.relativeKey);
     if (c.normaliser == Normaliser::LearnedEntmax)
         visit(p + "attn.alpha_logit", Shape {c.heads}, b.alphaLogit);
+    if (c.adaptiveSpan())
+        visit(p + "attn.span_fraction", Shape {c.heads}, b.spanFraction);
     visit(p + "ln_1.weight", Shape {D}, b.ln1Weight);
     visit(p + "ln_1.bias", Shape {D}, b.ln1Bias);
     visit(p + "attn.c_attn.weight", Shape {D, 3 * D}, b.attnWeight);
@@ -415,8 +417,9 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
         const bool isNorm = name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos
             || name.find("LayerNorm") != std::string::npos;
         const bool isBias = name.ends_with(".bias");
+        const bool isSpan = name.ends_with("attn.span_fraction"); // spans start at 0 and grow, as the paper's
         tensor = Tensor(shape, isNorm && !isBias ? 1.0f : 0.0f);
-        if (!isNorm && !isBias)
+        if (!isNorm && !isBias && !isSpan)
             for (float &v : tensor.values())
                 v = normal(rng);
     });
@@ -440,6 +443,23 @@ std::vector<float> Model::attentionAlphas(int layer) const
         return alpha;
     }
     }
+}
+
+std::vector<float> Model::attentionSpans(int layer) const
+{
+    if (!config.adaptiveSpan())
+        return {};
+    std::vector<float> spans;
+    for (const float v : blocks.at(size_t(layer)).spanFraction.values())
+        spans.push_back(std::clamp(v, 0.0f, 1.0f) * float(config.context));
+    return spans;
+}
+
+void Model::clampSpanFractions()
+{
+    for (BlockWeights &b : blocks)
+        for (float &v : b.spanFraction.values())
+            v = std::clamp(v, 0.0f, 1.0f);
 }
 
 Model Model::withPositions(PositionKind kind, const std::string &field) const

@@ -33,6 +33,7 @@ struct BlockWeights
     Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router; Mixtral's gate: [E, D]), or empty
     std::vector<ExpertWeights> experts; // E of them in a mixture-of-experts layer
     Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
+    Tensor spanFraction; // [H] v of each head's adaptive span z = v · n_positions (attn.span_fraction, v in [0, 1])
     Tensor alphaLogit; // [H] a of each head's learned α = 1 + sigmoid(a) (attn.alpha_logit, Normaliser::LearnedEntmax)
     // A decoder block of an encoder–decoder model also attends to the encoder's output, after self-attention
     // (Hugging Face GPT-2's add_cross_attention names): ln_cross_attn, crossattention.q_attn (queries from the
@@ -102,6 +103,10 @@ public:
     // The α of layer i's attention normaliser (ops::entmax_forward): empty for softmax, {2} for sparsemax, {1.5}, or
     // one per head for a learned α.
     std::vector<float> attentionAlphas(int layer) const;
+    // Each head's adaptive span z_h = clamp(v_h, 0, 1) · n_positions in layer i, in tokens; empty without spans.
+    std::vector<float> attentionSpans(int layer) const;
+    // After an optimiser step: every span fraction v back into [0, 1], as the paper's reference code clamps it.
+    void clampSpanFractions();
 
     // One empty BlockWeights per layer, with room for its experts: the parameters() map then names every slot.
     void allocateBlocks();

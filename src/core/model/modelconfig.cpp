@@ -331,6 +331,14 @@ void ModelConfig::validate(const std::string &source) const
     require(normaliser == Normaliser::Softmax || (family == Family::Gpt2 && encoderLayers == 0),
         "atlas_attention_normaliser '" + normaliserName(normaliser)
             + "' is for GPT-2's layout with one stack (an encoder–decoder's cross-attention stays softmax)");
+    require(
+        spanRamp == 0 || (normaliser == Normaliser::Softmax && family == Family::Gpt2 && encoderLayers == 0 && causal),
+        "atlas_span_ramp (adaptive attention span) is for a causal decoder in GPT-2's layout with the softmax "
+        "normaliser");
+    require(spanRamp <= context,
+        "atlas_span_ramp must not exceed n_positions (" + std::to_string(context) + "), is "
+            + std::to_string(spanRamp));
+    require(spanPenalty >= 0, "atlas_span_penalty must not be negative");
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
     if (isEncoderDecoder()) {
@@ -428,6 +436,9 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.normaliser = normaliserArgument(
         readString(j, "atlas_attention_normaliser", "softmax", source), source + ": key 'atlas_attention_normaliser'");
     c.encoderLayers = readInt(j, kEncoderLayers, 0, source);
+    c.spanRamp = readInt(j, kSpanRamp, 0, source);
+    if (j.contains("atlas_span_penalty"))
+        c.spanPenalty = float(jsonNumber(j, "atlas_span_penalty", 0.0, 1e6, source));
     if (j.contains("atlas_architecture")) {
         const std::string a = readString(j, "atlas_architecture", "", source);
         if (a != "decoder" && a != "encoder" && a != "encoder-decoder")
@@ -509,6 +520,10 @@ std::string ModelConfig::toJson() const
         j["atlas_attention_normaliser"] = normaliserName(normaliser);
     if (encoderLayers > 0)
         j["atlas_encoder_layers"] = encoderLayers;
+    if (adaptiveSpan()) {
+        j["atlas_span_ramp"] = spanRamp;
+        j["atlas_span_penalty"] = shortestDecimal(spanPenalty);
+    }
     if (!decoderSample.empty())
         j["atlas_decoder_sample"] = decoderSample;
     if (rotatesQueriesAndKeys())

@@ -108,6 +108,12 @@ struct ModelConfig
     // Y₂ = X₂ + FFN(LN₂(Y₁)), both starting as the embedding, averaged before ln_f (docs/models.md). Pre-LN only.
     bool reversible = false;
     Normaliser normaliser = Normaliser::Softmax; // atlas_attention_normaliser (GPT-2's layout, one stack)
+    // Adaptive attention span (Sukhbaatar et al. 2019; docs/models.md, "Adaptive span"): every head h learns a span
+    // z_h = v_h · n_positions (attn.span_fraction holds v_h in [0, 1]) and weighs key j of query i by the soft mask
+    // m(i − j) = clamp((R + z_h − (i − j)) / R, 0, 1). atlas_span_ramp is R (0: no span, plain softmax); training adds
+    // atlas_span_penalty λ times the mean span of every layer's heads, in tokens, to the loss (the paper's λ/M Σ z).
+    int spanRamp = 0;
+    float spanPenalty = 0.0f;
     // Switch Transformer feed-forward layers (Fedus et al. 2021; docs/models.md, "Mixture of experts"):
     int experts = 0; // atlas_experts: E experts per MoE layer, 0 for dense FFNs everywhere
     int expertTopK = 1; // atlas_expert_top_k: experts per token (Switch: 1)
@@ -135,6 +141,7 @@ struct ModelConfig
     // T5 with a tied head scales the decoder's output by d_model^−½ before reading the embedding; 1 elsewhere.
     float outputScale() const;
     int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
+    bool adaptiveSpan() const { return spanRamp > 0; }
     bool linearLayout() const { return family != Family::Gpt2; } // nn.Linear weights, [out, in]
     // Whether layer `layer` masks keys older than the sliding window.
     bool windowed(int layer) const

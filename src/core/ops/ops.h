@@ -175,6 +175,22 @@ void entmax_forward(Tensor &out, const Tensor &inp, const std::vector<float> &al
 void entmax_backward(
     Tensor &dinp, std::vector<float> *dalpha, const Tensor &dout, const Tensor &out, const std::vector<float> &alpha);
 
+// ---- adaptivespan.cpp: adaptive attention span (Sukhbaatar et al. 2019)
+
+// The soft mask of a head with span z at distance x = i − j: m_z(x) = clamp((R + z − x) / R, 0, 1), 1 up to z, a ramp
+// of width R, 0 beyond z + R.
+float span_ramp_value(float z, float ramp, int64_t distance);
+// mask is (H,T,T): mask[h,i,j] = m_{z_h}(i − j) for keys j ≤ i, 0 for later keys; spans holds z_h for each head.
+void span_mask_forward(Tensor &mask, const std::vector<float> &spans, float ramp);
+// out, inp, mask are (..., N): a_j = m_j exp(s_j) / Σ_k m_k exp(s_k) over the last axis (the paper's eq. 3: softmax,
+// the mask, and renormalised); −∞ cells and m = 0 cells get exactly 0, a row with nothing in reach is all 0.
+void span_softmax_forward(Tensor &out, const Tensor &inp, const Tensor &mask);
+// out, dout, mask, dinp are (H, ..., N): dinp += a ⊙ (dout − Σ_k dout_k a_k), as softmax's; and dspans[h] (one per
+// head) += ∂L/∂z_h = Σ over head h's cells on the ramp (0 < m < 1, where ∂m/∂z = 1/R) of (a_j / m_j)(dout_j − Σ_k
+// dout_k a_k) / R. Off the ramp the mask is flat in z.
+void span_softmax_backward(
+    Tensor &dinp, std::vector<float> &dspans, const Tensor &dout, const Tensor &out, const Tensor &mask, float ramp);
+
 // ---- activation.cpp
 
 // out, inp same shape: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))

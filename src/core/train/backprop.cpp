@@ -15,6 +15,7 @@ void Gradients::zero()
 {
     loss = 0.0f;
     routerLoss = 0.0f;
+    spanLoss = 0.0f;
     for (auto &[name, g] : grads) {
         float *data = g.data();
         parallelFor(

@@ -18,6 +18,8 @@ struct Gradients
     // Σ over mixture-of-experts layers of α·aux_loss + β·z_loss (ModelConfig's coefficients): differentiated with
     // the loss, reported apart from it.
     float routerLoss = 0.0f;
+    // Adaptive span's penalty, Σ over layers of λ · mean_h z_h (ModelConfig::spanPenalty): likewise apart.
+    float spanLoss = 0.0f;
     std::map<std::string, Tensor> grads; // d loss / d parameter, under Model::parameters()'s names and shapes
 
     // Sets the loss and every gradient to 0, keeping the buffers (a training loop reuses them every step:

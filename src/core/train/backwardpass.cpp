@@ -412,6 +412,8 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
 // α = 1 + σ(a): dα/da = σ(a)(1 − σ(a)) = (α − 1)(2 − α).
 void BackwardPass::normaliserBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs)
 {
+    if (m_c.adaptiveSpan())
+        return adaptiveSpanBackward(i, dmasked, dprobs, probs);
     const std::vector<float> alpha = m_model.attentionAlphas(i);
     if (alpha.empty())
         return ops::softmax_backward(dmasked, dprobs, probs);
@@ -422,6 +424,22 @@ void BackwardPass::normaliserBackward(int i, Tensor &dmasked, const Tensor &dpro
     Tensor &da = grad(paramName(i) + "attn.alpha_logit");
     for (size_t h = 0; h < alpha.size(); ++h)
         da.data()[h] += dalpha[h] * (alpha[h] - 1.0f) * (2.0f - alpha[h]);
+}
+
+// Adaptive span: the scores' gradient as softmax's, each head's span z_h through the mask's ramp, and the penalty
+// λ · mean_h z_h of this layer; v_h = z_h / n_positions is the parameter, so ∂L/∂v_h = n_positions · ∂L/∂z_h.
+void BackwardPass::adaptiveSpanBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs)
+{
+    const std::vector<float> spans = m_model.attentionSpans(i);
+    std::vector<float> dspans(spans.size(), 0.0f);
+    ops::span_softmax_backward(
+        dmasked, dspans, dprobs, probs, act(layerName(i) + "attn.span_mask"), float(m_c.spanRamp));
+    const float heads = float(spans.size()), S = float(m_c.context);
+    Tensor &dv = grad(paramName(i) + "attn.span_fraction");
+    for (size_t h = 0; h < spans.size(); ++h) {
+        dv.data()[h] += S * (dspans[h] + m_c.spanPenalty / heads);
+        m_g.spanLoss += m_c.spanPenalty * spans[h] / heads;
+    }
 }
 
 // The Llama family's split handed query head h the K/V head ⌊h / (H/Hkv)⌋ (repeat_kv): a K/V head's gradient is the

@@ -76,6 +76,7 @@ private:
         int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din);
     void gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void normaliserBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs);
+    void adaptiveSpanBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs);
     // Block i's nn.Linear modules under the family's names (Hugging Face's, without the model's prefix).
     enum class Projection { Q, K, V, Qkv, Out, Up, Down, Gate, CrossQ, CrossK, CrossV, CrossOut };
     std::string projection(int i, Projection which) const;

@@ -80,6 +80,8 @@ std::vector<std::string> StrategyRunner::attentionTensors(int i) const
     std::vector<std::string> names = {p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged"};
     if (m_model.config.rotatesQueriesAndKeys())
         names.insert(names.end(), {names::queriesOf(i, true), names::keysOf(i, true)});
+    if (m_model.config.adaptiveSpan()) // the span's gradient reads the mask
+        names.push_back(p + "attn.span_mask");
     return names;
 }
 

@@ -82,6 +82,7 @@ StepReport Trainer::step()
     for (size_t i = 1; i < perExample.size(); ++i) {
         total.loss += perExample[i].loss;
         total.routerLoss += perExample[i].routerLoss;
+        total.spanLoss += perExample[i].spanLoss;
         for (auto &[name, g] : total.grads) {
             const Tensor &add = perExample[i].grads.at(name);
             Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel())
@@ -95,8 +96,10 @@ StepReport Trainer::step()
     StepReport report;
     report.learningRate = m_schedule.at(m_step);
     report.gradientNorm = m_optimizer.step(m_model->parameters(), total.grads, report.learningRate);
+    m_model->clampSpanFractions();
     report.loss = total.loss * scale;
     report.routerLoss = total.routerLoss * scale;
+    report.spanLoss = total.spanLoss * scale;
     report.step = ++m_step;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.tokensPerSecond = double(tokens) / seconds;

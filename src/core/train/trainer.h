@@ -35,6 +35,7 @@ struct StepReport
     int step = 0; // steps done after this one
     float loss = 0; // mean cross-entropy of the batch
     float routerLoss = 0; // mean α·aux + β·z of the mixture-of-experts layers (0 without experts), not in loss
+    float spanLoss = 0; // adaptive span's penalty λ · Σ_layers mean_h z_h (0 without spans), not in loss
     float learningRate = 0;
     float gradientNorm = 0; // before clipping
     double tokensPerSecond = 0;

@@ -2,8 +2,10 @@
 
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
+#include "util/error.h"
 #include "util/memorycheck.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas {
@@ -27,6 +29,9 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.positions = positionKindArgument(run.positions, "--positions");
     if (!run.normaliser.empty())
         config.normaliser = normaliserArgument(run.normaliser, "--normaliser");
+    config.spanRamp = run.spanRamp;
+    if (run.spanRamp > 0)
+        config.spanPenalty = float(run.spanPenalty);
     config.experts = run.experts;
     config.expertTopK = run.expertTopK;
     if (run.capacityFactor > 0)
@@ -83,6 +88,10 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
             + "and one sequence's activations)");
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
     model->name = run.task;
+    if (!(run.spanInit >= 0 && run.spanInit <= 1))
+        throw Error("--span-init is a fraction of the context, in 0..1");
+    for (BlockWeights &b : model->blocks)
+        std::fill(b.spanFraction.values().begin(), b.spanFraction.values().end(), float(run.spanInit));
     return std::make_unique<Trainer>(model, run.task, run.options);
 }
 

@@ -18,6 +18,11 @@ struct TrainingRun
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
     std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
     std::string normaliser; // atlas_attention_normaliser; empty = softmax
+    int spanRamp = 0; // atlas_span_ramp: adaptive attention span with a ramp of R tokens (0: none)
+    double spanPenalty = 1e-3; // atlas_span_penalty λ, with spans
+    // Every span's starting fraction v of n_positions: 0 grows the spans from nothing (the paper's), 1 starts at the
+    // whole context and lets the penalty shrink the spans no head needs (a task whose reach comes all at once).
+    double spanInit = 0;
     int experts = 0; // atlas_experts: a mixture of E experts in every layer's FFN (0: dense)
     int expertTopK = 1; // atlas_expert_top_k
     double capacityFactor = 0; // atlas_capacity_factor; 0 keeps the config's default (1.25)

@@ -16,6 +16,7 @@ AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &co
 AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseAttentionRequest(const ViewSpec &spec, const AnalysisContext &context);
+AnalysisRequest adaptiveSpanRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest tokenizerRequest(const ViewSpec &spec, const AnalysisContext &context);
 // Research (view/researchrequests.cpp): the logit lens of every stream traced so far; attention rollout and flow.

@@ -378,6 +378,32 @@ AnalysisRequest analysis::sparseAttentionRequest(const ViewSpec &, const Analysi
     return r;
 }
 
+// Every head's learned span, and how far back its weight lies on the input: the whole forward pass must be traced.
+AnalysisRequest analysis::adaptiveSpanRequest(const ViewSpec &, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    if (const std::string why = adaptiveSpanProblem(*c.model, *c.trace); !why.empty()) {
+        if (c.model->config.adaptiveSpan())
+            return problem(notComputedText(c.program.get(), why.substr(0, why.find(' '))));
+        return problem("The Adaptive span view shows heads that learned how far back to look: " + why
+            + ". Open austen-span (Model menu), trained with adaptive span.");
+    }
+    AnalysisRequest r;
+    r.key = "adaptive-span/" + modelIdentity(*c.model);
+    r.pinned = {c.model->wte};
+    for (int layer = 0; layer < c.model->config.layers; ++layer) {
+        const Tensor &t = c.trace->find(names::layerTensor(layer, "attn.probs"))->tensor;
+        r.key += identity(t);
+        r.pinned.push_back(t);
+    }
+    r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {
+        return timedResult<AdaptiveSpanAnalysis>(
+            [&](AdaptiveSpanAnalysis &result) { result.spans = adaptiveSpans(*model, *trace); });
+    };
+    return r;
+}
+
 // The masked LM's fills at each hidden position: the model rerun on the input, corrupted from the spec's seed when its
 // objective is "mlm".
 AnalysisRequest analysis::fillsRequest(const ViewSpec &spec, const AnalysisContext &c)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/activationpatching.h"
+#include "analysis/adaptivespan.h"
 #include "analysis/attentionflow.h"
 #include "analysis/attentionsparsity.h"
 #include "analysis/earlyexit.h"
@@ -104,6 +105,11 @@ struct SparseFfnAnalysis : ViewAnalysis
 struct SparseAttentionAnalysis : ViewAnalysis
 {
     AttentionSparsity sparsity;
+};
+
+struct AdaptiveSpanAnalysis : ViewAnalysis
+{
+    AdaptiveSpans spans;
 };
 
 struct MemoryTimelineAnalysis : ViewAnalysis

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "views/analysisplotview.h"
+
+class QCPAxisRect;
+class QMouseEvent;
+
+namespace atlas {
+
+struct AdaptiveSpans;
+
+// Adaptive attention span (view kind "adaptive-span"; Sukhbaatar et al. 2019). On the left, every head's learned span
+// on a log scale, layer by layer, with how far back its weight lies on this input; on the right, the chosen head's
+// attention with the edges of its soft mask: full weight within z of the query, a ramp R wide, exactly 0 beyond. A
+// click on a head's bar chooses it. The spans are AdaptiveSpanAnalysis's (view/viewanalysis.h), the weights the
+// trace's.
+class AdaptiveSpanView : public AnalysisPlotView
+{
+    Q_OBJECT
+
+public:
+    explicit AdaptiveSpanView(QWidget *parent = nullptr);
+
+protected:
+    bool isCurrent(const ViewAnalysis &result) const override;
+    QString draw(const ViewAnalysis &result) override;
+    QString pendingText() const override;
+    bool keepsResultWhilePending() const override { return true; }
+
+private:
+    void drawSpans(const AdaptiveSpans &s, int layer, int head);
+    void drawHead(const AdaptiveSpans &s, int layer, int head);
+    void chooseHeadAt(QMouseEvent *event);
+
+    QCPAxisRect *m_spans = nullptr;
+    int m_headsPerLayer = 0;
+};
+
+} // namespace atlas
