@@ -257,10 +257,10 @@ private slots:
         const int T = 37;
         const MatrixRM q = randn(T, 8, 4), k = randn(T, 8, 5), v = randn(T, 8, 6);
         const std::vector<int> padding {2, 9, 30};
-        const std::map<std::string, std::vector<std::string>> params
-            = {{"lsh", {"buckets=4", "chunk=5", "rounds=3"}}, {"bigbird", {"block=4", "random_blocks=2"}},
-                {"longformer", {"window=4", "dilation=2", "global=3,20"}}, {"strided", {"stride=5"}},
-                {"fixed", {"stride=6", "summary=2"}}, {"linformer", {"k=12"}}, {"performer", {"features=64"}}};
+        const std::map<std::string, std::vector<std::string>> params = {{"lsh", {"buckets=4", "chunk=5", "rounds=3"}},
+            {"bigbird", {"block=4", "random_blocks=2"}}, {"longformer", {"window=4", "dilation=2", "global=3,20"}},
+            {"strided", {"stride=5"}}, {"fixed", {"stride=6", "summary=2"}}, {"swin", {"window=5", "shift=2"}},
+            {"linformer", {"k=12"}}, {"performer", {"features=64"}}};
         for (const std::string &kind : attentionKernelKinds())
             for (bool causal : {false, true}) {
                 if (kind == "linformer" && causal)
@@ -466,6 +466,31 @@ private slots:
             expectSoftmaxOver(run("fixed", {"stride=7", "summary=2"}, q, k, v, {causal, {}, true}), q, k, v,
                 maskOf(T, [&](int i, int j) { return (i / 7 == j / 7 || j % 7 >= 5) && c(i, j); }), "fixed");
         }
+    }
+
+    // Liu et al. 2021, §3.2: non-overlapping windows, shifted by s in the next layer (the edge windows cut short,
+    // as the cyclic shift with its mask computes them); over a grid, W × W windows of patches, shifted by s rows and
+    // s columns.
+    void swinWindows()
+    {
+        const MatrixRM q8 = randn(8, 4, 41), k8 = randn(8, 4, 42), v8 = randn(8, 4, 43);
+        expectSoftmaxOver(run("swin", {"window=4"}, q8, k8, v8, {false, {}, true}), q8, k8, v8,
+            literalMask(
+                {"11110000", "11110000", "11110000", "11110000", "00001111", "00001111", "00001111", "00001111"}),
+            "swin literal");
+        expectSoftmaxOver(run("swin", {"window=4", "shift=2"}, q8, k8, v8, {true, {}, true}), q8, k8, v8,
+            literalMask(
+                {"10000000", "11000000", "00100000", "00110000", "00111000", "00111100", "00000010", "00000011"}),
+            "swin literal, shifted, causal");
+        const int T = 23; // a grid 5 patches wide, its last row short
+        const MatrixRM q = randn(T, 8, 44), k = randn(T, 8, 45), v = randn(T, 8, 46);
+        for (bool causal : {false, true}) {
+            const auto window = [](int t) { return std::pair((t / 5 + 1) / 2, (t % 5 + 1) / 2); };
+            expectSoftmaxOver(run("swin", {"window=2", "shift=1", "grid=5"}, q, k, v, {causal, {}, true}), q, k, v,
+                maskOf(T, [&](int i, int j) { return window(i) == window(j) && (!causal || j <= i); }), "swin grid");
+        }
+        QCOMPARE(attention::swinWindows({2, 1, 5}, 23).size(), size_t(9)); // 3 × 3 windows
+        QVERIFY_THROWS_EXCEPTION(Error, run("swin", {"window=4", "shift=4"}, q8, k8, v8, {}));
     }
 
     void linformerProjectsKeysAndValues()

@@ -53,6 +53,8 @@ std::vector<AttentionKernelSpec> specs()
         {"fixed", {"stride=4", "summary=0"}},
         {"fixed", {"stride=5", "summary=2"}},
         {"fixed", {"stride=1", "summary=1"}},
+        {"swin", {"window=3", "shift=1"}},
+        {"swin", {"window=2", "shift=1", "grid=4"}},
     };
     std::vector<AttentionKernelSpec> out;
     for (const auto &[kind, params] : table)
@@ -95,7 +97,7 @@ private slots:
                         QCOMPARE(p.fullPairs, causal ? T * (T + 1) / 2 : T * T);
                         ++cases;
                     }
-        QCOMPARE(cases, 14 * 4 * 2 * 2);
+        QCOMPARE(cases, 16 * 4 * 2 * 2);
     }
 
     // Σ|queries|·|keys| of the kernels' blocks, worked out by hand from each kernel's block layout.
@@ -195,6 +197,8 @@ private slots:
             std::string("j ∈ G  or  i ∈ G  or  j = i + 2m with −8 ≤ m ≤ 0   (G = {0, 5}),  and j ≤ i"));
         QCOMPARE(patternFormula(parseAttentionKernelSpec("fixed", {"stride=8", "summary=2"}), false),
             std::string("⌊j/8⌋ = ⌊i/8⌋  or  j mod 8 ≥ 6"));
+        QCOMPARE(patternFormula(parseAttentionKernelSpec("swin", {"window=8", "shift=4"}), false),
+            std::string("⌊(i + 4) / 8⌋ = ⌊(j + 4) / 8⌋   (odd layers; the even ones unshifted)"));
         QVERIFY(patternFormula(parseAttentionKernelSpec("bigbird", {"block=16"}), false).find("⌊i/16⌋")
             != std::string::npos);
     }

@@ -93,6 +93,19 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, attentionPerLayer(spec, {1, 1}, 2));
     }
 
+    // Swin alternates its windows between layers (Liu et al. 2021, Fig. 2): layer 0 regular, layer 1 shifted.
+    void swinShiftsEveryOtherLayer()
+    {
+        Trace trace;
+        run({attention::parseAttentionKernelSpec("swin", {"window=4", "shift=2"})}, &trace);
+        const Tensor &regular = trace.tensor("layer.0.attn.mask"), &shifted = trace.tensor("layer.1.attn.mask");
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j <= i; ++j) {
+                QCOMPARE(regular.data()[i * 8 + j], i / 4 == j / 4 ? 1.0f : 0.0f);
+                QCOMPARE(shifted.data()[i * 8 + j], (i + 2) / 4 == (j + 2) / 4 ? 1.0f : 0.0f);
+            }
+    }
+
     void badKernelRequestsAreErrors()
     {
         QVERIFY_THROWS_EXCEPTION(Error, attention::parseAttentionKernelSpec("lsh", {"roundz=2"}));

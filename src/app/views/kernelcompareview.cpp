@@ -273,7 +273,7 @@ void KernelCompareView::paintEvent(QPaintEvent *)
                                   .arg(m_entries.front().weights.dim(0));
         const QRect titleBox = p.fontMetrics().boundingRect(area, Qt::TextWordWrap, title);
         p.drawText(titleBox, Qt::TextWordWrap, title);
-        const int cols = m_entries.size() > 6 ? 4 : 3;
+        const int cols = m_entries.size() > 8 ? 5 : m_entries.size() > 6 ? 4 : 3; // two rows where they fit
         const int rows = (static_cast<int>(m_entries.size()) + cols - 1) / cols;
         const QRect grid = area.adjusted(0, titleBox.height() + 8, 0, 0);
         const int cw = grid.width() / cols, ch = grid.height() / rows;

@@ -89,7 +89,8 @@ QWidget *PatternEditorView::buildControls()
     for (const std::string &kind : kinds())
         m_kind->addItem(QString::fromStdString(kind));
     m_kind->setToolTip(tr("The fixed sparse pattern: BigBird (window, global and random blocks), Longformer "
-                          "(sliding, dilated window and global tokens), the Sparse Transformer's strided and fixed"));
+                          "(sliding, dilated window and global tokens), the Sparse Transformer's strided and fixed, "
+                          "Swin's windows (shifted in every other layer)"));
     connect(m_kind, &QComboBox::activated, this, &PatternEditorView::kindChosen);
     grid->addWidget(new QLabel(tr("Pattern"), panel), 0, 0);
     grid->addWidget(m_kind, 0, 1, 1, 2);
@@ -249,7 +250,7 @@ void PatternEditorView::syncControls()
             continue;
         const QSignalBlocker b1(p.slider), b2(p.spin);
         const int value = m_values[key];
-        const auto [lo, hi] = attention::patternParamRange(key, T, m_values);
+        const auto [lo, hi] = attention::patternParamRange(m_editedKind, key, T, m_values);
         p.slider->setRange(std::min(lo, value), std::max(hi, value));
         p.spin->setRange(std::min(lo, value), std::max(hi, value));
         p.slider->setPageStep(std::max(1, (hi - lo) / 16));

@@ -10,7 +10,8 @@ const std::vector<PatternParamInfo> &patternParamInfo()
         {"window", QT_TRANSLATE_NOOP("PatternEditorView", "Window w"),
             QT_TRANSLATE_NOOP("PatternEditorView",
                 "Longformer: each query attends the w/2 keys on each side of it "
-                "(causal: the w keys before it), stepping by the dilation")},
+                "(causal: the w keys before it), stepping by the dilation. Swin: positions per "
+                "window (over a grid, the window's side in patches)")},
         {"dilation", QT_TRANSLATE_NOOP("PatternEditorView", "Dilation δ"),
             QT_TRANSLATE_NOOP("PatternEditorView",
                 "Longformer: the window takes every δ-th key (i ± δ, i ± 2δ …), so "
@@ -41,6 +42,14 @@ const std::vector<PatternParamInfo> &patternParamInfo()
             QT_TRANSLATE_NOOP("PatternEditorView",
                 "Fixed: the last c positions of every l-block, which every query "
                 "attends (they summarise their block)")},
+        {"shift", QT_TRANSLATE_NOOP("PatternEditorView", "Shift s"),
+            QT_TRANSLATE_NOOP("PatternEditorView",
+                "Swin: the windows of every odd layer start s positions earlier (over a grid, s rows and "
+                "s columns), so they straddle the even layers' windows; Swin takes s = w/2")},
+        {"grid", QT_TRANSLATE_NOOP("PatternEditorView", "Grid width"),
+            QT_TRANSLATE_NOOP("PatternEditorView",
+                "Swin: 0 for text; G > 0 reads the tokens as a grid of patches G wide, row by row (as a "
+                "vision transformer's), with w × w windows")},
     };
     return table;
 }

@@ -41,6 +41,7 @@ const std::vector<AttentionKernelKind> &attentionKernels()
     static const LongformerParams longformer;
     static const StridedParams strided;
     static const FixedParams fixed;
+    static const SwinParams swin;
     static const LinformerParams linformer;
     static const PerformerParams performer;
     const ParamInfo seed {"seed", ParamType::Seed};
@@ -151,6 +152,43 @@ const std::vector<AttentionKernelKind> &attentionKernels()
             .compared = [](int64_t) { return std::vector<std::string> {"stride=4"}; },
             .rule = [](const AttentionKernelSpec &s, bool) { return fixedRule(fixedParams(s)); },
             .title = "Sparse Transformer (fixed)"},
+        {.kind = "swin",
+            .params = {{"window", ParamType::Integer, swin.window, 1}, {"shift", ParamType::Integer, swin.shift, 0},
+                {"grid", ParamType::Integer, swin.grid, 0}},
+            .complexity = "O(N)",
+            .fixedPattern = true,
+            .check = [](const AttentionKernelSpec &s) { (void)swinParams(s); },
+            .forward = [](const AttentionKernelSpec &s, ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
+                           const AttentionOptions &o) { return swin_attention_forward(q, k, v, swinParams(s), o); },
+            .suggest =
+                [](int T) { // windows of about T/8 (a power of two up to 64), shifted by half in the odd layers
+                    int window = 2;
+                    while (window * 2 <= std::min(64, T / 8))
+                        window *= 2;
+                    return std::vector<std::string> {
+                        "window=" + std::to_string(window), "shift=" + std::to_string(window / 2), "grid=0"};
+                },
+            .compared =
+                [](int64_t) {
+                    return std::vector<std::string> {"window=4", "shift=2"};
+                },
+            .rule =
+                [](const AttentionKernelSpec &s, bool) {
+                    const SwinParams p = swinParams(s);
+                    const std::string W = std::to_string(p.window), sh = std::to_string(p.shift);
+                    const std::string windows = p.grid == 0
+                        ? "⌊(i + " + sh + ") / " + W + "⌋ = ⌊(j + " + sh + ") / " + W + "⌋"
+                        : "i and j in the same " + W + " × " + W + " window of a grid " + std::to_string(p.grid)
+                            + " patches wide" + (p.shift > 0 ? ", shifted by " + sh : "");
+                    return p.shift > 0 ? windows + "   (odd layers; the even ones unshifted)" : windows;
+                },
+            .atLayer =
+                [](const AttentionKernelSpec &s, int layer) {
+                    AttentionKernelSpec out = s;
+                    out.params["shift"] = std::to_string(swinParamsAtLayer(swinParams(s), layer).shift);
+                    return out;
+                },
+            .title = "Swin (shifted windows)"},
         {.kind = "linformer",
             .params = {{"k", ParamType::Integer, linformer.k, 1}, seed,
                 {"projection", ParamType::Choice, 0, 0, {"random", "identity"}}},
@@ -410,6 +448,18 @@ FixedParams fixedParams(const AttentionKernelSpec &spec)
 {
     const Params r(spec, "fixed");
     return checked(FixedParams {r.integer("stride"), r.integer("summary")}, checkFixedParams);
+}
+
+SwinParams swinParams(const AttentionKernelSpec &spec)
+{
+    const Params r(spec, "swin");
+    return checked(SwinParams {r.integer("window"), r.integer("shift"), r.integer("grid")}, checkSwinParams);
+}
+
+AttentionKernelSpec kernelSpecAtLayer(const AttentionKernelSpec &spec, int layer)
+{
+    const AttentionKernelKind &kind = attentionKernel(spec.kind);
+    return kind.atLayer ? kind.atLayer(spec, layer) : spec;
 }
 
 LinformerParams linformerParams(const AttentionKernelSpec &spec)

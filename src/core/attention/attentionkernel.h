@@ -8,6 +8,7 @@
 #include "attention/lshattention.h"
 #include "attention/performerattention.h"
 #include "attention/stridedattention.h"
+#include "attention/swinattention.h"
 
 #include <map>
 #include <string>
@@ -23,6 +24,7 @@
 //   longformer  window=512 dilation=1 global=0,5,9 (none by default)
 //   strided     stride=128
 //   fixed       stride=128 summary=1
+//   swin        window=64 shift=0 grid=0   (a model shifts its odd layers' windows by `shift`)
 //   linformer   k=256 seed=0 projection=random|identity   (not causal)
 //   performer   features=256 seed=0
 namespace atlas::attention {
@@ -87,6 +89,9 @@ struct AttentionKernelKind
     } approximation = {};
     bool hashes = false; // buckets queries and keys by hashing, in rounds (the LSH view explains it; it traces them)
     bool globalPositions = false; // its "global" parameter lists global token positions (a click toggles one)
+    // The spec a model's layer runs, when layers differ (Swin shifts its windows in every other layer); null: every
+    // layer runs the spec as it is.
+    AttentionKernelSpec (*atLayer)(const AttentionKernelSpec &, int layer) = nullptr;
     std::string title; // as its paper names it, for captions: "Linformer", "Reformer's LSH" …
 };
 
@@ -117,6 +122,9 @@ BigBirdParams bigBirdParams(const AttentionKernelSpec &spec);
 LongformerParams longformerParams(const AttentionKernelSpec &spec);
 StridedParams stridedParams(const AttentionKernelSpec &spec);
 FixedParams fixedParams(const AttentionKernelSpec &spec);
+SwinParams swinParams(const AttentionKernelSpec &spec);
+// The spec layer `layer` of a model runs (AttentionKernelKind::atLayer): the spec itself for most kinds.
+AttentionKernelSpec kernelSpecAtLayer(const AttentionKernelSpec &spec, int layer);
 LinformerParams linformerParams(const AttentionKernelSpec &spec);
 PerformerParams performerParams(const AttentionKernelSpec &spec);
 

@@ -8,6 +8,10 @@
 
 namespace atlas::attention {
 
+namespace {
+std::pair<int, int> sliderRange(const std::string &key, int T, const std::map<std::string, int> &v);
+} // namespace
+
 std::vector<std::string> patternParamKeys(const std::string &kind)
 {
     std::vector<std::string> keys;
@@ -17,7 +21,19 @@ std::vector<std::string> patternParamKeys(const std::string &kind)
     return keys;
 }
 
-std::pair<int, int> patternParamRange(const std::string &key, int T, const std::map<std::string, int> &v)
+std::pair<int, int> patternParamRange(
+    const std::string &kind, const std::string &key, int T, const std::map<std::string, int> &v)
+{
+    auto [lo, hi] = sliderRange(key, T, v);
+    for (const KernelParam &p : attentionKernel(kind).params)
+        if (p.key == key)
+            lo = std::max(lo, p.minimum); // Swin's window is at least 1, Longformer's may be 0
+    return {lo, std::max(lo, hi)};
+}
+
+namespace {
+
+std::pair<int, int> sliderRange(const std::string &key, int T, const std::map<std::string, int> &v)
 {
     const auto value = [&v](const char *k) { return v.count(k) ? v.at(k) : 1; };
     const int blocks = std::max(1, (T + std::max(1, value("block")) - 1) / std::max(1, value("block")));
@@ -35,8 +51,14 @@ std::pair<int, int> patternParamRange(const std::string &key, int T, const std::
         return {0, 999};
     if (key == "summary")
         return {0, value("stride")};
+    if (key == "shift")
+        return {0, std::max(0, value("window") - 1)};
+    if (key == "grid")
+        return {0, std::max(1, T)};
     return {1, std::max(1, T)}; // stride
 }
+
+} // namespace
 
 std::map<std::string, int> patternIntegerParams(const AttentionKernelSpec &spec, std::vector<int> &globals)
 {

@@ -7,15 +7,17 @@
 #include <utility>
 #include <vector>
 
-// The integer parameters of the fixed sparse patterns (bigbird, longformer, strided, fixed) as the pattern
+// The integer parameters of the fixed sparse patterns (bigbird, longformer, strided, fixed, swin) as the pattern
 // editor edits them: which a kind has, their ranges on T tokens, and the values that show a kind's structure on
 // T tokens (the editor's suggestion, and the Pattern view's when the model runs another kernel).
 namespace atlas::attention {
 
 // The integer parameters of a kind, in the editor's order; Longformer's global list apart.
 std::vector<std::string> patternParamKeys(const std::string &kind);
-// The slider range of a parameter on T tokens, given the kind's other values (window_blocks depends on block).
-std::pair<int, int> patternParamRange(const std::string &key, int T, const std::map<std::string, int> &values);
+// The slider range of a kind's parameter on T tokens, given its other values (window_blocks depends on block, Swin's
+// shift on its window), never below the kernel's minimum.
+std::pair<int, int> patternParamRange(
+    const std::string &kind, const std::string &key, int T, const std::map<std::string, int> &values);
 // The spec's parameters as integers by key (validated, defaults filled in); Longformer's globals, sorted and
 // distinct, in `globals`. Throws atlas::Error for a bad spec.
 std::map<std::string, int> patternIntegerParams(const AttentionKernelSpec &spec, std::vector<int> &globals);

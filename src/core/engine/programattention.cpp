@@ -59,7 +59,7 @@ void ProgramBuilder::attention(int i, const std::string &in)
                 + "earlier key, and this " + m_c.modelType + " layer "
                 + (m_c.scaleScores ? "sees a sliding window only" : "does not scale its scores")
                 + ": run this model with full attention");
-        efficientAttention(i, *kernel);
+        efficientAttention(i, attention::kernelSpecAtLayer(*kernel, i));
     } else {
         exactAttention(i);
     }

@@ -133,7 +133,7 @@ const std::vector<SpecKey> &specKeys()
             .field = &ViewSpec::attention,
             .type = "string",
             .meaning = "the attention kernel the model runs: `full`, `lsh`, `bigbird`, `longformer`, `strided`, "
-                       "`fixed`, `linformer`, `performer`",
+                       "`fixed`, `swin`, `linformer`, `performer`",
             .choices = attention::attentionKernelKinds()},
         {.name = "attention_params",
             .field = &ViewSpec::attentionParams,
