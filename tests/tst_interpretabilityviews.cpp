@@ -191,10 +191,17 @@ private slots:
         QCOMPARE(chosen.layer, 1);
         QCOMPARE(chosen.head, 0);
 
+        spec.op = "layer.1.ln_1"; // stepped into layer 1: its weights are not computed yet
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("step to softmax within the span in layer 1"), qPrintable(view.message()));
+
+        spec.op.clear();
         spec.model = "reverse";
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().contains("no adaptive span"), qPrintable(view.message()));
+        QVERIFY2(view.message().contains("no adaptive span") && view.message().contains("copy-span"),
+            qPrintable(view.message()));
     }
 
     // LayerDrop: one curve per model and rule, the caption's numbers the sweep's; a model without a task is refused.

@@ -104,6 +104,9 @@ void writeSweepJson(const std::string &path, const attention::AttentionKernelSpe
     attention::writeAttentionSweep(path, file);
 }
 
+// Times N = 256 … 16384. A kernel other than full attention is timed against full attention at each N in the same
+// process, one right after the other, so that its speed-up is measured under the same conditions (issue 34): the
+// machine's speed drifts between minutes by more than the ratios themselves.
 void sweep(const attention::AttentionKernelSpec &spec, const attention::AttentionOptions &options, int repeat,
     const std::string &jsonPath)
 {
@@ -112,11 +115,21 @@ void sweep(const attention::AttentionKernelSpec &spec, const attention::Attentio
     std::vector<double> upperMs;
     for (int64_t N = 256; N <= 16384; N *= 2)
         lengths.push_back(N);
-    std::printf("| N | median ms | min ms | max ms |\n| --- | --- | --- | --- |\n");
+    const bool againstFull = spec.kind != "full";
+    const attention::AttentionKernelSpec full = attention::parseAttentionKernelSpec("full", {});
+    std::printf(againstFull ? "| N | median ms | min ms | max ms | max/min | full attention ms | speed-up |\n"
+                              "| --- | --- | --- | --- | --- | --- | --- |\n"
+                            : "| N | median ms | min ms | max ms | max/min |\n| --- | --- | --- | --- | --- |\n");
     for (size_t i = 0; i < lengths.size(); ++i) {
         const Timing t = timeKernel(spec, options, lengths[i], repeat);
         timings.push_back(t);
-        std::printf("| %lld | %.2f | %.2f | %.2f |\n", (long long)lengths[i], t.median, t.min, t.max);
+        std::printf(
+            "| %lld | %.2f | %.2f | %.2f | %.2f |", (long long)lengths[i], t.median, t.min, t.max, t.max / t.min);
+        if (againstFull) {
+            const Timing f = timeKernel(full, options, lengths[i], repeat);
+            std::printf(" %.2f | %.1f× |", f.median, f.median / t.median);
+        }
+        std::printf("\n");
         std::fflush(stdout);
         if (i >= lengths.size() / 2) { // the upper half: N >= 2048
             upper.push_back(lengths[i]);

@@ -287,7 +287,10 @@ std::vector<CliCommand> makeTable()
             {{"kernel", "KIND", "the kernel: " + kernels}, {"length", "N", "tokens (default 4096)"},
                 {"repeat", "R", "timed runs (default 5)"},
                 {"attention-param", "key=value", "one of the kernel's parameters (repeat for more)"},
-                {"causal", "", "under a causal mask"}, {"sweep", "", "time N = 256 … 16384 and fit the log-log slope"},
+                {"causal", "", "under a causal mask"},
+                {"sweep", "",
+                    "time N = 256 … 16384, fit the log-log slope; another kernel than full is timed against full "
+                    "attention at each N in the same process (its speed-up)"},
                 {"json", "FILE", "with --sweep: write or merge the sweep into FILE"}},
             benchAttentionCommand},
         {"bench-approximation",

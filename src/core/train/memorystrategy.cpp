@@ -64,7 +64,8 @@ int64_t predictedActivationBytes(const ModelConfig &c, int tokens, const MemoryO
 {
     const int64_t T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
     const int64_t rotated = c.rotatesQueriesAndKeys() ? 2 * T * D : 0, ffn = c.gatedFfn ? 3 * T * F : 2 * T * F;
-    const int64_t block = f * (8 * T * D + rotated + (options.ffnChunks > 1 ? 0 : ffn) + H * T * T);
+    const int64_t maps = H * T * T * (c.adaptiveSpan() ? 2 : 1); // the weights, and the span mask its gradient reads
+    const int64_t block = f * (8 * T * D + rotated + (options.ffnChunks > 1 ? 0 : ffn) + maps);
     const int64_t head = f * (2 * T * D + 2 * T * V);
     const int64_t stream = f * T * D * (c.reversible ? 2 : 1);
     switch (options.strategy) {
@@ -85,7 +86,8 @@ double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const Memory
     const double T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
     // predictedActivationBytes's plain count in double, an upper bound of the other strategies' counts that cannot
     // wrap; the strategies' own count where it is smaller and representable
-    const double plain = L * f * (10 * T * D + 3 * T * F + H * T * T) + f * (2 * T * D + 2 * T * V);
+    const double maps = H * T * T * (c.adaptiveSpan() ? 2 : 1);
+    const double plain = L * f * (10 * T * D + 3 * T * F + maps) + f * (2 * T * D + 2 * T * V);
     const double activations = plain < 1e18 ? double(predictedActivationBytes(c, tokens, options)) : plain;
     return 16.0 * double(Model::parameterCountOf(c)) + activations;
 }

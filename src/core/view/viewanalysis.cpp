@@ -383,12 +383,12 @@ AnalysisRequest analysis::adaptiveSpanRequest(const ViewSpec &, const AnalysisCo
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
-    if (const std::string why = adaptiveSpanProblem(*c.model, *c.trace); !why.empty()) {
-        if (c.model->config.adaptiveSpan())
-            return problem(notComputedText(c.program.get(), why.substr(0, why.find(' '))));
-        return problem("The Adaptive span view shows heads that learned how far back to look: " + why
-            + ". Open austen-span (Model menu), trained with adaptive span.");
-    }
+    if (!c.model->config.adaptiveSpan())
+        return problem("The Adaptive span view shows heads that learned how far back to look: "
+            + adaptiveSpanProblem(*c.model, *c.trace) + ". Open copy-span (Model menu), trained with adaptive span.");
+    for (int layer = 0; layer < c.model->config.layers; ++layer)
+        if (const std::string probs = names::layerTensor(layer, "attn.probs"); !c.trace->find(probs))
+            return problem(notComputedText(c.program.get(), probs));
     AnalysisRequest r;
     r.key = "adaptive-span/" + modelIdentity(*c.model);
     r.pinned = {c.model->wte};
