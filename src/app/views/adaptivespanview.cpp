@@ -130,10 +130,10 @@ void AdaptiveSpanView::drawSpans(const AdaptiveSpans &s, int chosenLayer, int ch
     x->setLabel(tr("head"));
     y->setScaleType(QCPAxis::stLogarithmic);
     y->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    y->setRange(floor, s.limit * 2.5);
+    y->setRange(floor, s.limit * 10.0); // room above the limit for the legend
     y->setLabel(tr("tokens back (log scale); dashed: S = %1").arg(s.limit));
     setPanelTitle(m_spans, tr("Each head's learned span"));
-    addInsetLegend(m_spans, Qt::AlignTop | Qt::AlignLeft, {bars, chosen, used});
+    addInsetLegend(m_spans, Qt::AlignTop | Qt::AlignRight, {bars, chosen, used});
 }
 
 void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
