@@ -115,7 +115,7 @@ void sweep(const attention::AttentionKernelSpec &spec, const attention::Attentio
     std::vector<double> upperMs;
     for (int64_t N = 256; N <= 16384; N *= 2)
         lengths.push_back(N);
-    const bool againstFull = spec.kind != "full";
+    const bool againstFull = !attention::isExactAttention(spec);
     const attention::AttentionKernelSpec full = attention::parseAttentionKernelSpec("full", {});
     std::printf(againstFull ? "| N | median ms | min ms | max ms | max/min | full attention ms | speed-up |\n"
                               "| --- | --- | --- | --- | --- | --- | --- |\n"

@@ -351,26 +351,46 @@ AnalysisRequest analysis::sparseFfnRequest(const ViewSpec &spec, const AnalysisC
     return r;
 }
 
+namespace {
+
+// Where to step for the first layer whose attention weights are not traced yet; empty when every layer's are.
+std::string untracedWeightsText(const AnalysisContext &c)
+{
+    for (int layer = 0; layer < c.model->config.layers; ++layer)
+        if (const std::string probs = names::layerTensor(layer, "attn.probs"); !c.trace->find(probs))
+            return notComputedText(c.program.get(), probs);
+    return {};
+}
+
+// A request keyed by, and pinning, every layer's traced `parts` (and the embedding): the analysis of the whole pass.
+AnalysisRequest everyLayerRequest(
+    const std::string &kind, const AnalysisContext &c, std::initializer_list<const char *> parts)
+{
+    AnalysisRequest r;
+    r.key = kind + "/" + modelIdentity(*c.model);
+    r.pinned = {c.model->wte};
+    for (int layer = 0; layer < c.model->config.layers; ++layer)
+        for (const char *part : parts) {
+            const Tensor &t = c.trace->find(names::layerTensor(layer, part))->tensor;
+            r.key += identity(t);
+            r.pinned.push_back(t);
+        }
+    return r;
+}
+
+} // namespace
+
 // Every layer's heads counted for exact zeros: the whole forward pass must be traced.
 AnalysisRequest analysis::sparseAttentionRequest(const ViewSpec &, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
     if (const std::string why = attentionSparsityProblem(*c.model, *c.trace); !why.empty()) {
-        for (int layer = 0; layer < c.model->config.layers; ++layer)
-            if (const std::string probs = names::layerTensor(layer, "attn.probs"); !c.trace->find(probs))
-                return problem(notComputedText(c.program.get(), probs));
+        if (const std::string untraced = untracedWeightsText(c); !untraced.empty())
+            return problem(untraced);
         return problem("The Sparse attention view cannot count this model's heads: " + why + ".");
     }
-    AnalysisRequest r;
-    r.key = "sparse-attention/" + modelIdentity(*c.model);
-    r.pinned = {c.model->wte};
-    for (int layer = 0; layer < c.model->config.layers; ++layer)
-        for (const char *part : {"attn.probs", "attn.masked"}) {
-            const Tensor &t = c.trace->find(names::layerTensor(layer, part))->tensor;
-            r.key += identity(t);
-            r.pinned.push_back(t);
-        }
+    AnalysisRequest r = everyLayerRequest("sparse-attention", c, {"attn.probs", "attn.masked"});
     r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {
         return timedResult<SparseAttentionAnalysis>(
             [&](SparseAttentionAnalysis &result) { result.sparsity = attentionSparsity(*model, *trace); });
@@ -386,17 +406,9 @@ AnalysisRequest analysis::adaptiveSpanRequest(const ViewSpec &, const AnalysisCo
     if (!c.model->config.adaptiveSpan())
         return problem("The Adaptive span view shows heads that learned how far back to look: "
             + adaptiveSpanProblem(*c.model, *c.trace) + ". Open copy-span (Model menu), trained with adaptive span.");
-    for (int layer = 0; layer < c.model->config.layers; ++layer)
-        if (const std::string probs = names::layerTensor(layer, "attn.probs"); !c.trace->find(probs))
-            return problem(notComputedText(c.program.get(), probs));
-    AnalysisRequest r;
-    r.key = "adaptive-span/" + modelIdentity(*c.model);
-    r.pinned = {c.model->wte};
-    for (int layer = 0; layer < c.model->config.layers; ++layer) {
-        const Tensor &t = c.trace->find(names::layerTensor(layer, "attn.probs"))->tensor;
-        r.key += identity(t);
-        r.pinned.push_back(t);
-    }
+    if (const std::string untraced = untracedWeightsText(c); !untraced.empty())
+        return problem(untraced);
+    AnalysisRequest r = everyLayerRequest("adaptive-span", c, {"attn.probs"});
     r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {
         return timedResult<AdaptiveSpanAnalysis>(
             [&](AdaptiveSpanAnalysis &result) { result.spans = adaptiveSpans(*model, *trace); });
