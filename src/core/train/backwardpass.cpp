@@ -9,19 +9,6 @@
 
 namespace atlas {
 
-namespace {
-
-// The backward of one operation: what it allocates is transient workspace (gradients of activations).
-struct Step : MemoryScope
-{
-    Step(int layer, std::string_view op)
-        : MemoryScope(MemoryPhase::Backward, layer, op, MemoryCategory::Workspace)
-    {
-    }
-};
-
-} // namespace
-
 BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks)
     : m_model(model)
     , m_c(model.config)
@@ -130,7 +117,7 @@ Tensor BackwardPass::bertHead(const Tensor &dlogits)
 {
     const int64_t D = m_c.dModel;
     Tensor dlnf({T, D}), dact({T, D}), ddense({T, D}), dx({T, D});
-    Step step(-1, "MLM head");
+    BackwardStep step(-1, "MLM head");
     ops::logits_backward(dlnf, grad(embeddingParam()), dlogits, act("ln_f"), m_model.wte);
     RowVectorMap(grad("cls.predictions.bias").data(), m_c.vocab) += dlogits.matrix().colwise().sum();
     const std::string t = "cls.predictions.transform.";
@@ -150,7 +137,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
             + std::to_string(m_c.vocab) + "]: the trace is not of this model and input");
     Tensor dlnf({T, m_c.dModel});
     {
-        Step step(-1, "logits");
+        BackwardStep step(-1, "logits");
         Tensor losses({T});
         m_g.loss += ops::crossentropy_forward(losses, logits, targets);
         Tensor dlogits(logits.shape()); // (T,V)
@@ -163,7 +150,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
         ops::logits_backward(
             dlnf, grad(m_c.tiedHead ? embeddingParam() : untied), dlogits, act("ln_f"), m_model.outputWeight());
     }
-    Step step(-1, "ln_f");
+    BackwardStep step(-1, "ln_f");
     Tensor dx({T, m_c.dModel});
     const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_s, m_c.layers);
     const std::string norm = m_c.family == Family::Llama ? "norm"
@@ -176,7 +163,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
 
 void BackwardPass::streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2)
 {
-    Step step(-1, names::streamMean());
+    BackwardStep step(-1, names::streamMean());
     ops::average_backward(dy1, dy2, dmean);
 }
 
@@ -219,7 +206,7 @@ void BackwardPass::startStack(const names::Stack &stack)
     m_causal = !m_source && m_c.causal;
     T = static_cast<int64_t>((m_source ? m_input.source : m_input.tokens).size());
     if (stack == names::kDecoderStack) {
-        Step step(-1, "cross-attention");
+        BackwardStep step(-1, "cross-attention");
         m_dEncoderOutput = Tensor({static_cast<int64_t>(m_input.source.size()), m_c.dModel});
     }
 }
@@ -235,7 +222,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
     const Tensor &probs = act(c + "probs");
     Tensor dctx({H, T, d});
     {
-        Step step(i, "cross.out");
+        BackwardStep step(i, "cross.out");
         Tensor dmerged({T, I});
         if (linear)
             linearBackward(dmerged, projection(i, Projection::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
@@ -246,7 +233,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
     }
     Tensor dscores({H, T, S}), dv({H, S, d});
     {
-        Step step(i, "cross.probs");
+        BackwardStep step(i, "cross.probs");
         Tensor dprobs({H, T, S}), dmasked({H, T, S});
         ops::attention_context_backward(dprobs, dv, dctx, probs, act(c + "v"));
         ops::softmax_backward(dmasked, dprobs, probs);
@@ -254,7 +241,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
     }
     Tensor dln({T, m_c.dModel});
     {
-        Step step(i, "cross.qkv");
+        BackwardStep step(i, "cross.qkv");
         Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, I});
         ops::attention_scores_backward(dq, dk, dscores, act(c + "q"), act(c + "k"), scoreScale());
         ops::split_heads_backward(dquery, {&dq});
@@ -275,13 +262,13 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
                 m_dEncoderOutput, grad(w + "c_attn.weight"), grad(w + "c_attn.bias"), dkv, z, b.crossKvWeight);
         }
     }
-    Step step(i, "ln_cross");
+    BackwardStep step(i, "ln_cross");
     layernorm(dx, normParam(i, 3), dln, x, b.lnCrossWeight);
 }
 
 Tensor BackwardPass::encoderOutput()
 {
-    Step step(-1, names::encoderOutput());
+    BackwardStep step(-1, names::encoderOutput());
     Tensor dx({T, m_c.dModel});
     const std::string norm
         = m_c.family == Family::T5 ? "encoder.final_layer_norm" : std::string(names::kEncoderStack.parameters) + "ln_f";
@@ -295,18 +282,18 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dresid({T, m_c.dModel});
     {
-        Step step(i, "out");
+        BackwardStep step(i, "out");
         layernorm(dresid, normParam(i, 2), dout, act(p + "resid"), b.ln2Weight);
     }
     Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
     {
-        Step step(i, "resid");
+        BackwardStep step(i, "resid");
         ops::add_backward(dln1, ddown, dresid);
     }
     mlp(i, ddown, act(p + "ln_1"), dln1); // ln_1 feeds both the MLP and the residual: both add into dln1
     Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
     {
-        Step step(i, "ln_1");
+        BackwardStep step(i, "ln_1");
         layernorm(dmid, normParam(i, 1), dln1, act(p + "mid"), b.ln1Weight);
         ops::add_backward(dx, dattn, dmid);
     }
@@ -324,7 +311,7 @@ void BackwardPass::blockReversible(int i, Tensor &dy1, Tensor &dy2)
 
 Tensor BackwardPass::streamsStart(const Tensor &dx1, const Tensor &dx2)
 {
-    Step step(-1, "input");
+    BackwardStep step(-1, "input");
     Tensor dx(dx1.shape());
     ops::add_forward(dx, dx1, dx2);
     return dx;
@@ -334,7 +321,7 @@ void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, T
 {
     Tensor dln1({T, m_c.dModel});
     attention(i, dF, act(layerName(i) + "ln_1"), dln1);
-    Step step(i, "ln_1");
+    BackwardStep step(i, "ln_1");
     layernorm(dx, normParam(i, 1), dln1, x, blocks()[size_t(i)].ln1Weight);
 }
 
@@ -342,7 +329,7 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
 {
     Tensor dln2({T, m_c.dModel});
     mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
-    Step step(i, "ln_2");
+    BackwardStep step(i, "ln_2");
     layernorm(dy, normParam(i, 2), dln2, y, blocks()[size_t(i)].ln2Weight);
 }
 
@@ -356,7 +343,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     const bool linear = m_c.linearLayout();
     Tensor dctx({H, T, d});
     {
-        Step step(i, "attn.out");
+        BackwardStep step(i, "attn.out");
         Tensor dmerged({T, m_c.innerDim()}); // the heads side by side: H·d, d_model unless head_dim says otherwise
         if (linear)
             linearBackward(dmerged, projection(i, Projection::Out), dout, act(p + "attn.merged"), b.oWeight);
@@ -367,14 +354,14 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     }
     Tensor dscores({H, T, T}), dv({H, T, d});
     {
-        Step step(i, "attn.probs");
+        BackwardStep step(i, "attn.probs");
         Tensor dprobs({H, T, T});
         ops::attention_context_backward(dprobs, dv, dctx, probs, act(p + "attn.v"));
         Tensor dmasked({H, T, T});
         normaliserBackward(i, dmasked, dprobs, probs);
         ops::attention_mask_backward(dscores, dmasked, m_causal, m_source ? m_input.sourcePadding : m_input.padding);
     }
-    Step step(i, "attn.qkv");
+    BackwardStep step(i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
     const float scale = scoreScale();
     if (m_c.rotatesQueriesAndKeys()) { // S = R(Q) R(K)ᵀ/√d: back through the scores, then the rotation
@@ -481,7 +468,7 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     if (m_c.isMoeLayer(i))
         return mixtureOfExperts(i, ddown, in, din);
-    Step step(i, "mlp");
+    BackwardStep step(i, "mlp");
     if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
         if (m_ffnChunks > 1)
             throw Error("--ffn-chunks: the chunked feed-forward is GPT-2's; a gated one runs whole");
@@ -514,68 +501,9 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     ops::linear_backward(din, grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), dup, in, b.fcWeight);
 }
 
-// M = Σ g·FFN_e(x) with g = softmax(x W_r)_e, plus α·aux and β·z on the router: the gradient reaches the router
-// through the gates and the two losses, the experts through the tokens they took.
-void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
-{
-    const std::string p = layerName(i), h = paramName(i);
-    if (m_c.gatedFfn)
-        return gatedExperts(i, ddown, in, din);
-    const BlockWeights &b = m_model.blocks[size_t(i)];
-    Step step(i, "experts");
-    const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate");
-    const Tensor &logits = act(p + "router.logits"), &probs = act(p + "router.probs");
-    std::vector<ops::FfnWeights> weights;
-    std::vector<ops::FfnGradients> grads;
-    for (size_t e = 0; e < b.experts.size(); ++e) {
-        const std::string x = names::expertPrefix(i, int(e));
-        weights.push_back({b.experts[e].fcWeight, b.experts[e].fcBias, b.experts[e].fcProjWeight,
-            b.experts[e].fcProjBias, m_c.activation});
-        grads.push_back(
-            {grad(x + "c_fc.weight"), grad(x + "c_fc.bias"), grad(x + "c_proj.weight"), grad(x + "c_proj.bias")});
-    }
-    Tensor dgate(gate.shape());
-    ops::moe_backward(din, dgate, grads, ddown, in, choice, gate, weights);
-    Tensor dprobs(probs.shape()), dlogits(logits.shape());
-    ops::router_gate_backward(dprobs, dgate, choice);
-    ops::router_aux_loss_backward(dprobs, probs, m_c.routerAuxLossCoef);
-    ops::softmax_backward(dlogits, dprobs, probs);
-    ops::router_z_loss_backward(dlogits, logits, probs, m_c.routerZLossCoef);
-    m_g.routerLoss += m_c.routerAuxLossCoef * act(p + "router.aux_loss").data()[0]
-        + m_c.routerZLossCoef * act(p + "router.z_loss").data()[0];
-    // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
-    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix().transpose();
-    grad(h + "mlp.router.weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
-}
-
-// Mixtral's MixtralSparseMoeBlock: gates renormalised over the top k, SwiGLU experts, a router without bias. The loss
-// is MixtralForCausalLM's with output_router_logits false (its default): the cross-entropy alone, no auxiliary loss.
-void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
-{
-    const std::string p = layerName(i), m = "layers." + std::to_string(i) + ".block_sparse_moe.";
-    const BlockWeights &b = m_model.blocks[size_t(i)];
-    Step step(i, "experts");
-    const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate"), &probs = act(p + "router.probs");
-    std::vector<ops::GatedExpertWeights> weights;
-    std::vector<ops::GatedExpertGradients> grads;
-    for (size_t e = 0; e < b.experts.size(); ++e) {
-        const std::string x = m + "experts." + std::to_string(e) + ".";
-        weights.push_back({b.experts[e].gateWeight, b.experts[e].upWeight, b.experts[e].downWeight, m_c.activation});
-        grads.push_back({grad(x + "w1.weight"), grad(x + "w3.weight"), grad(x + "w2.weight")});
-    }
-    Tensor dgate(gate.shape()), dprobs(probs.shape()), dlogits(probs.shape());
-    ops::moe_gated_backward(din, dgate, grads, ddown, in, choice, gate, weights);
-    ops::router_renormalised_gate_backward(dgate, gate, choice, probs);
-    ops::router_gate_backward(dprobs, dgate, choice);
-    ops::softmax_backward(dlogits, dprobs, probs);
-    // L = X W_rᵀ (nn.Linear, no bias): dX += dL W_r, dW_r += dLᵀ X.
-    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix();
-    grad(m + "gate.weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
-}
-
 void BackwardPass::embeddings(const Tensor &dinput)
 {
-    Step step(-1, "input");
+    BackwardStep step(-1, "input");
     Tensor dembed(dinput.shape()), dpos(dinput.shape());
     if (m_c.family == Family::Bert) { // input = LN_e(E + P + S), S the segment's embedding (A, or B of a pair)
         Tensor dsum(dinput.shape());
@@ -600,7 +528,7 @@ void BackwardPass::embeddings(const Tensor &dinput)
 
 Tensor BackwardPass::copyOf(const Tensor &t, int layer, std::string_view op)
 {
-    Step step(layer, op);
+    BackwardStep step(layer, op);
     Tensor copy(t.shape());
     std::copy(t.data(), t.data() + t.numel(), copy.data());
     return copy;

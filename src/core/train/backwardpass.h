@@ -5,6 +5,7 @@
 
 #include "engine/input.h"
 #include "model/model.h"
+#include "trace/allocationrecorder.h"
 #include "trace/names.h"
 #include "trace/trace.h"
 #include "train/backprop.h"
@@ -15,6 +16,15 @@
 #include <vector>
 
 namespace atlas {
+
+// The backward of one operation: what it allocates is transient workspace (gradients of activations).
+struct BackwardStep : MemoryScope
+{
+    BackwardStep(int layer, std::string_view op)
+        : MemoryScope(MemoryPhase::Backward, layer, op, MemoryCategory::Workspace)
+    {
+    }
+};
 
 // Walks the Program of engine/program.cpp backwards, one block at a time. Each function takes the gradient of
 // an operation's output and adds the gradients of its inputs (activations: into a tensor it is given or returns;

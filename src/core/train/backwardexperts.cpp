@@ -1,0 +1,68 @@
+#include "train/backwardpass.h"
+
+#include "ops/ops.h"
+#include "trace/names.h"
+
+// The backward of the mixture-of-experts feed-forward layers: Switch's (GPT-2 layout) and Mixtral's.
+namespace atlas {
+
+// M = Σ g·FFN_e(x) with g = softmax(x W_r)_e, plus α·aux and β·z on the router: the gradient reaches the router
+// through the gates and the two losses, the experts through the tokens they took.
+void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
+{
+    const std::string p = layerName(i), h = paramName(i);
+    if (m_c.gatedFfn)
+        return gatedExperts(i, ddown, in, din);
+    const BlockWeights &b = m_model.blocks[size_t(i)];
+    BackwardStep step(i, "experts");
+    const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate");
+    const Tensor &logits = act(p + "router.logits"), &probs = act(p + "router.probs");
+    std::vector<ops::FfnWeights> weights;
+    std::vector<ops::FfnGradients> grads;
+    for (size_t e = 0; e < b.experts.size(); ++e) {
+        const std::string x = names::expertPrefix(i, int(e));
+        weights.push_back({b.experts[e].fcWeight, b.experts[e].fcBias, b.experts[e].fcProjWeight,
+            b.experts[e].fcProjBias, m_c.activation});
+        grads.push_back(
+            {grad(x + "c_fc.weight"), grad(x + "c_fc.bias"), grad(x + "c_proj.weight"), grad(x + "c_proj.bias")});
+    }
+    Tensor dgate(gate.shape());
+    ops::moe_backward(din, dgate, grads, ddown, in, choice, gate, weights);
+    Tensor dprobs(probs.shape()), dlogits(logits.shape());
+    ops::router_gate_backward(dprobs, dgate, choice);
+    ops::router_aux_loss_backward(dprobs, probs, m_c.routerAuxLossCoef);
+    ops::softmax_backward(dlogits, dprobs, probs);
+    ops::router_z_loss_backward(dlogits, logits, probs, m_c.routerZLossCoef);
+    m_g.routerLoss += m_c.routerAuxLossCoef * act(p + "router.aux_loss").data()[0]
+        + m_c.routerZLossCoef * act(p + "router.z_loss").data()[0];
+    // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
+    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix().transpose();
+    grad(h + "mlp.router.weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
+}
+
+// Mixtral's MixtralSparseMoeBlock: gates renormalised over the top k, SwiGLU experts, a router without bias. The loss
+// is MixtralForCausalLM's with output_router_logits false (its default): the cross-entropy alone, no auxiliary loss.
+void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
+{
+    const std::string p = layerName(i), m = "layers." + std::to_string(i) + ".block_sparse_moe.";
+    const BlockWeights &b = m_model.blocks[size_t(i)];
+    BackwardStep step(i, "experts");
+    const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate"), &probs = act(p + "router.probs");
+    std::vector<ops::GatedExpertWeights> weights;
+    std::vector<ops::GatedExpertGradients> grads;
+    for (size_t e = 0; e < b.experts.size(); ++e) {
+        const std::string x = m + "experts." + std::to_string(e) + ".";
+        weights.push_back({b.experts[e].gateWeight, b.experts[e].upWeight, b.experts[e].downWeight, m_c.activation});
+        grads.push_back({grad(x + "w1.weight"), grad(x + "w3.weight"), grad(x + "w2.weight")});
+    }
+    Tensor dgate(gate.shape()), dprobs(probs.shape()), dlogits(probs.shape());
+    ops::moe_gated_backward(din, dgate, grads, ddown, in, choice, gate, weights);
+    ops::router_renormalised_gate_backward(dgate, gate, choice, probs);
+    ops::router_gate_backward(dprobs, dgate, choice);
+    ops::softmax_backward(dlogits, dprobs, probs);
+    // L = X W_rᵀ (nn.Linear, no bias): dX += dL W_r, dW_r += dLᵀ X.
+    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix();
+    grad(m + "gate.weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
+}
+
+} // namespace atlas
