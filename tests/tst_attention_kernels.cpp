@@ -490,6 +490,7 @@ private slots:
                 maskOf(T, [&](int i, int j) { return window(i) == window(j) && (!causal || j <= i); }), "swin grid");
         }
         QCOMPARE(attention::swinWindows({2, 1, 5}, 23).size(), size_t(9)); // 3 × 3 windows
+        QCOMPARE(attention::swinWindows({1, 0, 2000000000}, 8).size(), size_t(8)); // one row, sized by the input
         QVERIFY_THROWS_EXCEPTION(Error, run("swin", {"window=4", "shift=4"}, q8, k8, v8, {}));
     }
 

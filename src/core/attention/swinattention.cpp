@@ -3,6 +3,7 @@
 #include "attention/blockattention.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -31,7 +32,9 @@ std::vector<std::vector<int>> swinWindows(const SwinParams &params, int64_t T)
         for (int64_t t = 0; t < T; ++t)
             windows[size_t((t + s) / W)].push_back(int(t));
     } else {
-        const int64_t rows = (T + G - 1) / G, across = (G - 1 + s) / W + 1, down = (rows - 1 + s) / W + 1;
+        // Columns past the last token hold no window: a grid wider than the input counts as T wide, so that the
+        // window table never outgrows the input (grid=2000000000 would otherwise ask for gigabytes).
+        const int64_t rows = (T + G - 1) / G, across = (std::min(G, T) - 1 + s) / W + 1, down = (rows - 1 + s) / W + 1;
         windows.resize(size_t(across * down));
         for (int64_t t = 0; t < T; ++t) // row by row: each window's positions come out ascending
             windows[size_t(((t / G + s) / W) * across + (t % G + s) / W)].push_back(int(t));
