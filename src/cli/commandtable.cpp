@@ -101,6 +101,9 @@ std::vector<CliCommand> makeTable()
                     {"early-exit", "",
                         "+ early exit's sweeps in manifest.json: blocks run and accuracy for every confidence "
                         "threshold and patience"},
+                    {"token-retention", "0.7",
+                        "PoWER-BERT: keep this share after each layer (r, r², …, or one per layer but the last); "
+                        "+ layer.{i}.attn.significance and .kept"},
                     {"lens-top-k", "K", "the logit lens's tokens per cell (default 5)"},
                     {"lens-full", "", "+ every row's logits, lens.{row}.logits"}}
                 + kMemoryBudget,
@@ -169,7 +172,8 @@ std::vector<CliCommand> makeTable()
                 {"span-init", "F", "every span starts at F × the context (default 0: spans grow from nothing)"},
                 {"scale-embeddings", "", "multiply the token embeddings by √d"},
                 {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"},
-                {"layerdrop", "P", "LayerDrop: each example drops each block with probability P (0 … 0.9)"}}
+                {"layerdrop", "P", "LayerDrop: each example drops each block with probability P (0 … 0.9)"},
+                {"token-retention", "R", "PoWER-BERT: keep R of the tokens after each layer (by significance)"}}
                 + kRouting + kMemoryStrategy,
             trainCommand},
         {"memory",
@@ -196,7 +200,9 @@ std::vector<CliCommand> makeTable()
                 {"--model M --head-importance [--ablation zero|mean --examples N]",
                     "each head switched off alone: the loss increase, layer × head"},
                 {"--model M --layer-sweep [--examples N]",
-                    "blocks pruned (LayerDrop): accuracy keeping the first k, or k spread evenly"}},
+                    "blocks pruned (LayerDrop): accuracy keeping the first k, or k spread evenly"},
+                {"--model M --token-sweep [--examples N]",
+                    "tokens eliminated (PoWER-BERT): accuracy against work, by significance and at random"}},
             kModel
                 + Options {{"task", "T", "the task the examples come from"},
                     {"examples", "N", "held-out examples (default 256)"},
@@ -204,7 +210,8 @@ std::vector<CliCommand> makeTable()
                     {"seed", "S", "the examples' seed"},
                     {"head-importance", "", "switch each head off alone and report what it costs"},
                     {"drop-layers", "1,3", "also score the model with these blocks left out"},
-                    {"layer-sweep", "", "score the model's own task with 1 … L blocks kept, two ways"}}
+                    {"layer-sweep", "", "score the model's own task with 1 … L blocks kept, two ways"},
+                    {"token-sweep", "", "score a masked LM with tokens eliminated layer by layer, two ways"}}
                 + kAblation,
             evaluateCommand},
         {"analyze-heads", {{"--model M --task T", "how much each head attends where a task's patterns say"}},

@@ -4,6 +4,7 @@
 #include "analysis/logitlens.h"
 #include "analysis/mostprobable.h"
 #include "analysis/objectiveexample.h"
+#include "analysis/tokenreduction.h"
 #include "arguments.h"
 #include "commands.h"
 #include "engine/engine.h"
@@ -253,6 +254,14 @@ int dumpCommand(const CommandArgs &argv)
     if (args.has("ablate-heads") && args.flag("grads"))
         throw Error("--grads of a run with heads switched off is not implemented: drop --ablate-heads");
     run.input.ablation = ablationArgument(args, run.model, run.input.tokens);
+    if (args.has("token-retention")) { // PoWER-BERT: the input's [MASK] and [CLS] protected
+        if (args.flag("grads"))
+            throw Error("--grads of a run with tokens eliminated is not implemented: drop --token-retention "
+                        "(train --token-retention trains with it)");
+        run.input.retention.keep
+            = parseRetentionSchedule(args.value("token-retention"), run.model->config.layers, "--token-retention");
+        run.input.retention.protect = protectedPositions(run.model->config, run.input.tokens);
+    }
     if (!run.input.attention.empty() && args.flag("grads"))
         throw Error("--grads needs exact attention: backpropagation through the efficient kernels is not implemented");
     std::vector<int> targets;
@@ -322,6 +331,8 @@ int dumpCommand(const CommandArgs &argv)
             heads.push_back({h.layer, h.head});
         manifest["ablation"] = {{"mode", ablationModeName(run.input.ablation.mode)}, {"heads", headListText(heads)}};
     }
+    if (!run.input.retention.empty())
+        manifest["token_retention"] = {{"keep", run.input.retention.keep}, {"protect", run.input.retention.protect}};
     if (args.flag("grads")) {
         manifest.update(writeGradients(dir, gradientsOf(args, engine, targets), targets));
         if (args.has("memory-strategy"))

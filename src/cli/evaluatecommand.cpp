@@ -1,5 +1,6 @@
 #include "analysis/headimportance.h"
 #include "analysis/layerdrop.h"
+#include "analysis/tokenreduction.h"
 #include "arguments.h"
 #include "commands.h"
 #include "model/builtinmodels.h"
@@ -59,6 +60,23 @@ void printDepthSweep(std::shared_ptr<const Model> model, int examples)
     }
 }
 
+// The model's task with tokens eliminated layer by layer at every geometric rate (analysis/tokenreduction.h).
+void printTokenSweep(std::shared_ptr<const Model> model, int examples)
+{
+    const ReductionSweep sweep = tokenReductionSweep(model, examples);
+    std::printf("%s on %s with tokens eliminated after each layer (PoWER-BERT; %d examples, the targets kept)\n",
+        sweep.model.c_str(), sweep.task.c_str(), examples);
+    std::printf("%5s  %-22s %6s  %-16s %-16s %-16s\n", "rate", "tokens after each layer", "work", "by significance",
+        "at random", "targets' attention");
+    for (const ReductionPoint &p : sweep.points)
+        std::printf("%5.2f  %-22s %5.1f%%  %6.2f%% %6.3f  %6.2f%% %6.3f  %6.2f%% %6.3f\n", p.rate,
+            retentionScheduleText(TokenRetention::geometric(p.rate, sweep.layers).keep).c_str(), 100 * p.work,
+            100 * p.significance.tokenAccuracy, p.significance.loss, 100 * p.random.tokenAccuracy, p.random.loss,
+            100 * p.targets.tokenAccuracy, p.targets.loss);
+    std::printf("(work: the token-positions the sub-layers process, as a share of the whole model's; each ranking's "
+                "token accuracy and loss in nats)\n");
+}
+
 } // namespace
 
 // Held-out loss, token accuracy and exact match, on examples S times as long as training's when S > 1
@@ -76,6 +94,13 @@ int evaluateCommand(const CommandArgs &argv)
             throw Error("--layer-sweep prunes blocks at every depth on the model's own task (atlas_task): give it "
                         "without --ablate-heads, --drop-layers, --task and --length-scale");
         printDepthSweep(model, examples);
+        return 0;
+    }
+    if (args.flag("token-sweep")) {
+        if (args.has("ablate-heads") || args.has("task") || args.has("length-scale") || args.has("drop-layers"))
+            throw Error("--token-sweep eliminates tokens at every rate on the model's own task (atlas_task): give it "
+                        "without --ablate-heads, --drop-layers, --task and --length-scale");
+        printTokenSweep(model, examples);
         return 0;
     }
     if (args.flag("head-importance")) {

@@ -67,8 +67,10 @@ int trainCommand(const CommandArgs &argv)
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
-        if (args.has("layerdrop"))
-            throw Error("--layerdrop is the run's own: a resumed run keeps the rate it was started with");
+        for (const char *option : {"layerdrop", "token-retention"})
+            if (args.has(option))
+                throw Error(
+                    std::string("--") + option + " is the run's own: a resumed run keeps the rate it was started with");
         trainer = Trainer::resume(out, memory);
         std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
@@ -88,6 +90,7 @@ int trainCommand(const CommandArgs &argv)
         o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
         o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
         o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
+        o.tokenRetention = float(args.doubleValue("token-retention", 0.0, 1e-6, 1.0));
         run.reversible = args.flag("reversible");
         run.positions = args.value("positions");
         run.normaliser = args.value("normaliser");

@@ -158,7 +158,6 @@ void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
     map->rescaleDataRange();
     // The mask's edges: keys from i − z on get full weight; from i − z − R back, exactly 0.
     const HeadSpan &span = s.heads[size_t(layer)][size_t(head)];
-    const ThemeColors colors = themeColors(m_spec.theme);
     const auto edge = [&](double back, Qt::PenStyle style, const QString &name) {
         auto *g = new QCPGraph(x, y);
         for (int i = 0; i < T; ++i)

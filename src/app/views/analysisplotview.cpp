@@ -208,6 +208,9 @@ void AnalysisPlotView::addColorScale(int row, int column, QCPColorMap *map, QCPA
     scale->setBarWidth(12);
     m_body->addElement(row, column, scale);
     m_body->setColumnStretchFactor(column, 0.01);
+    // A colour map joining a scale takes the scale's gradient and range: hand the scale the map's own first.
+    scale->setGradient(map->gradient());
+    scale->setDataRange(map->dataRange());
     map->setColorScale(scale);
     auto *group = new QCPMarginGroup(m_plot);
     like->setMarginGroup(QCP::msTop | QCP::msBottom, group);

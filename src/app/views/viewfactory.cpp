@@ -35,6 +35,7 @@
 #include "views/tensorview.h"
 #include "views/tokenizerview.h"
 #include "views/tokenlinesview.h"
+#include "views/tokenreductionview.h"
 
 #include <map>
 
@@ -61,6 +62,8 @@ const std::map<std::string, Make> &makers()
         {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
         {"early-exit", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<EarlyExitView>(p); }},
         {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
+        {"token-reduction",
+            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
         {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},

@@ -2,6 +2,7 @@
 
 #include "attention/attentionkernel.h"
 #include "engine/headablation.h"
+#include "engine/tokenretention.h"
 
 #include <algorithm>
 #include <vector>
@@ -25,6 +26,9 @@ struct Input
     // on unchanged (layer.{i}.out = its input), in training (each step drops each block with probability p) and at
     // inference (a model pruned to fewer blocks). One stack, not reversible (Program::build checks).
     std::vector<int> droppedLayers;
+    // PoWER-BERT: tokens eliminated layer by layer by the attention they receive (engine/tokenretention.h); empty:
+    // every token goes through every layer.
+    TokenRetention retention;
 
     bool drops(int layer) const { return std::binary_search(droppedLayers.begin(), droppedLayers.end(), layer); }
 

@@ -517,6 +517,10 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
     }
     b.embeddings();
     checkDroppedLayers(config, input);
+    bool efficient = false;
+    for (int i = 0; i < config.layers; ++i)
+        efficient = efficient || input.kernelFor(i);
+    checkTokenRetention(config, input.retention, int(input.tokens.size()), efficient, !input.droppedLayers.empty());
     for (int i = 0; i < config.layers; ++i) {
         if (input.drops(i))
             b.droppedBlock(i);

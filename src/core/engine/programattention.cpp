@@ -62,6 +62,8 @@ void ProgramBuilder::attention(int i, const std::string &in)
         efficientAttention(i, attention::kernelSpecAtLayer(*kernel, i));
     } else {
         exactAttention(i);
+        if (m_input.retention.eliminatesAfter(i))
+            extractTokens(i);
     }
     mergeHeads(i);
     if (m_c.linearLayout()) {
@@ -234,14 +236,22 @@ void ProgramBuilder::exactAttention(int i)
                   : window > 0  ? "i − " + std::to_string(window) + " < key j ≤ query i (sliding window)"
                                 : "key j ≤ query i")
         + " and j not padding";
-    add(p + "mask", "mask", i, {p + "attn.scores"},
-        {{p + "attn.masked", {H, T, T}, "S′ᵢⱼ = Sᵢⱼ if " + rule + ", else −∞"}},
-        [p, window, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
+    // PoWER-BERT: the tokens an earlier layer eliminated are no longer keys (engine/tokenretention.h).
+    const std::string present = m_input.retention.eliminatesAfter(i - 1) ? names::layerPrefix(m_s, i - 1) + "kept" : "";
+    std::vector<std::string> maskInputs = {p + "attn.scores"};
+    if (!present.empty())
+        maskInputs.push_back(present);
+    add(p + "mask", "mask", i, maskInputs,
+        {{p + "attn.masked", {H, T, T},
+            "S′ᵢⱼ = Sᵢⱼ if " + rule + (present.empty() ? "" : " and still present (" + present + ")") + ", else −∞"}},
+        [p, window, present, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
             const Tensor &s = tr.tensor(p + "attn.scores");
             Tensor o(s.shape());
             ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
             if (window > 0)
                 ops::sliding_window_mask(o, window);
+            if (!present.empty())
+                maskEliminatedKeys(o, tr.tensor(present));
             return Outputs {std::move(o)};
         });
     normaliser(i);

@@ -87,6 +87,7 @@ public:
     void exactAttention(int i);
     void normaliser(int i);
     void adaptiveSpan(int i);
+    void extractTokens(int i); // engine/tokenretention.cpp
     void rotary(int i);
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);

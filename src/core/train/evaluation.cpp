@@ -9,8 +9,10 @@
 
 namespace atlas {
 
-Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed,
-    int lengthScale, const HeadAblation &ablation, const std::vector<int> &droppedLayers)
+namespace {
+
+Evaluation evaluate(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed, int lengthScale,
+    const InputAdjustment &adjust)
 {
     std::mt19937_64 rng(seed);
     std::vector<Example> set;
@@ -34,8 +36,7 @@ Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, 
     parallelFor(static_cast<int64_t>(set.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
             Input input = inputOf(set[size_t(i)]);
-            input.ablation = ablation;
-            input.droppedLayers = droppedLayers;
+            adjust(input, set[size_t(i)]);
             Engine engine(model, std::move(input), {false});
             engine.runToEnd();
             const Tensor &probs = engine.trace().tensor("next_probs");
@@ -67,6 +68,23 @@ Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, 
     e.tokenAccuracy = float(correct) / float(std::max(targets, 1));
     e.exactMatch = float(exact) / float(std::max<size_t>(set.size(), 1));
     return e;
+}
+
+} // namespace
+
+Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed,
+    int lengthScale, const HeadAblation &ablation, const std::vector<int> &droppedLayers)
+{
+    return evaluate(model, task, examples, seed, lengthScale, [&](Input &input, const Example &) {
+        input.ablation = ablation;
+        input.droppedLayers = droppedLayers;
+    });
+}
+
+Evaluation evaluateAdjusted(
+    std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed, const InputAdjustment &adjust)
+{
+    return evaluate(std::move(model), task, examples, seed, 1, adjust);
 }
 
 } // namespace atlas

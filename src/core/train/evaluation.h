@@ -5,6 +5,7 @@
 #include "train/task.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace atlas {
@@ -25,5 +26,11 @@ struct Evaluation
 // every run (LayerDrop's pruning, engine/input.h).
 Evaluation evaluateOnTask(std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed = 12345,
     int lengthScale = 1, const HeadAblation &ablation = {}, const std::vector<int> &droppedLayers = {});
+
+// Changes each held-out example's run before it starts (the Input made from that Example), e.g. to protect its targets.
+using InputAdjustment = std::function<void(Input &, const Example &)>;
+// evaluateOnTask with every run changed by `adjust` (examples drawn as by lengthScale 1).
+Evaluation evaluateAdjusted(
+    std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed, const InputAdjustment &adjust);
 
 } // namespace atlas

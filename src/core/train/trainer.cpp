@@ -41,6 +41,11 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         && (m_model->config.reversible || m_model->config.isEncoderDecoder()
             || options.memory.strategy != MemoryStrategy::Plain))
         throw Error("LayerDrop trains a model of one stack without reversible blocks, with the plain memory strategy");
+    if (!(options.tokenRetention == 0 || (options.tokenRetention > 0 && options.tokenRetention <= 1)))
+        throw Error("the token retention rate must be in (0, 1] (the share kept after each layer), or 0 for none");
+    if (options.tokenRetention > 0) // the engine's refusals, before the first step
+        checkTokenRetention(m_model->config, TokenRetention::geometric(options.tokenRetention, m_model->config.layers),
+            m_model->config.context, false, options.layerDrop > 0);
     m_schedule = {options.learningRate, options.learningRate / 10, options.warmupSteps, options.steps};
 }
 
@@ -67,6 +72,13 @@ StepReport Trainer::step()
         for (int64_t i = begin; i < end; ++i) {
             Input input = inputOf(batch[size_t(i)]);
             input.droppedLayers = dropped[size_t(i)];
+            if (m_options.tokenRetention > 0) {
+                input.retention = TokenRetention::geometric(m_options.tokenRetention, model->config.layers);
+                const std::vector<int> &targets = batch[size_t(i)].targets;
+                for (size_t t = 0; t < targets.size(); ++t)
+                    if (targets[t] >= 0)
+                        input.retention.protect.push_back(int(t));
+            }
             if (model->config.isEncoderDecoder()) { // two stacks: a traced run, then backprop through both
                 Engine engine(model, input);
                 engine.runToEnd();

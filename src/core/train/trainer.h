@@ -28,6 +28,10 @@ struct TrainOptions
     // unchanged), so that the model still works with blocks pruned. 0 = every block runs.
     float layerDrop = 0;
     static constexpr float kMaxLayerDrop = 0.9f;
+    // PoWER-BERT's re-training (Goyal et al. 2020): every example runs with tokens eliminated after each layer at this
+    // geometric rate (engine/tokenretention.h), its targets kept, so that the model learns to work with fewer tokens.
+    // 0 = every token goes through (an encoder of one stack only).
+    float tokenRetention = 0;
 };
 
 struct StepReport

@@ -97,6 +97,7 @@ void Trainer::save(const std::string &directory) const
         {"checkpoint_every", m_options.memory.checkpointEvery},
         {"ffn_chunks", m_options.memory.ffnChunks},
         {"layer_drop", m_options.layerDrop},
+        {"token_retention", m_options.tokenRetention},
     };
     const CheckpointDirectory checkpoints(directory);
     const std::string staged = checkpoints.stage();
@@ -128,6 +129,8 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std
     o.seed = readSeed(j, source);
     if (j.contains("layer_drop")) // checkpoints from before LayerDrop trained every block
         o.layerDrop = float(jsonNumber(j, "layer_drop", 0.0, TrainOptions::kMaxLayerDrop, source));
+    if (j.contains("token_retention")) // checkpoints from before PoWER-BERT kept every token
+        o.tokenRetention = float(jsonNumber(j, "token_retention", 0.0, 1.0, source));
     const int step = int(jsonInteger(j, "step", 0, o.steps, source));
     const int64_t optimizerSteps = jsonInteger(j, "optimizer_steps", 0, INT_MAX, source);
     if (optimizerSteps != step) // one optimiser step per training step

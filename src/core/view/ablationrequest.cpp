@@ -4,7 +4,6 @@
 #include "view/analysishelpers.h"
 
 #include <cstring>
-#include <mutex>
 
 namespace atlas {
 
@@ -12,9 +11,16 @@ namespace {
 
 using namespace atlas::analysis;
 
-// What an importance table is computed from: every parameter's values and what a spec changes without new weights.
-// Two loads of one checkpoint share a table (the session loads a model again when a lesson step changes models).
-std::string weightsFingerprint(const Model &model)
+// The importance table takes L·H + 1 scorings of the task; a head toggled on and off must not pay for it again.
+ResultCache<HeadImportance> &importanceCache()
+{
+    static ResultCache<HeadImportance> cache;
+    return cache;
+}
+
+} // namespace
+
+std::string analysis::weightsFingerprint(const Model &model)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     auto mix = [&h](uint64_t v) {
@@ -39,45 +45,6 @@ std::string weightsFingerprint(const Model &model)
     return std::to_string(h) + "/" + model.config.task + "/" + positionKindName(model.config.positions) + "/cf"
         + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK);
 }
-
-// The importance table takes L·H + 1 scorings of the task; a head toggled on and off must not pay for it again.
-class ImportanceCache
-{
-public:
-    std::shared_ptr<const HeadImportance> find(const std::string &key)
-    {
-        std::lock_guard lock(m_mutex);
-        for (const Entry &e : m_entries)
-            if (e.key == key)
-                return e.importance;
-        return nullptr;
-    }
-
-    void add(const std::string &key, std::shared_ptr<const HeadImportance> value)
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_entries.size() >= 4)
-            m_entries.erase(m_entries.begin());
-        m_entries.push_back({key, std::move(value)});
-    }
-
-private:
-    struct Entry
-    {
-        std::string key;
-        std::shared_ptr<const HeadImportance> importance;
-    };
-    std::mutex m_mutex;
-    std::vector<Entry> m_entries;
-};
-
-ImportanceCache &importanceCache()
-{
-    static ImportanceCache cache;
-    return cache;
-}
-
-} // namespace
 
 AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisContext &c)
 {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,38 @@ inline std::string inputKey(const AnalysisContext &c)
         key += "," + std::to_string(t);
     return key;
 }
+
+// What a result computed from a model's weights alone is keyed by: every parameter's values and what a spec changes
+// without new weights. Two loads of one checkpoint share it (the session loads a model again when a lesson step
+// changes models). Defined in view/ablationrequest.cpp.
+std::string weightsFingerprint(const Model &model);
+
+// The last few results of a costly analysis that does not depend on the input (a table of held-out scorings), shared
+// by every request that needs one, so that a spec edited in place does not pay for it again.
+template <typename T> class ResultCache
+{
+public:
+    std::shared_ptr<const T> find(const std::string &key)
+    {
+        std::lock_guard lock(m_mutex);
+        for (const auto &[k, value] : m_entries)
+            if (k == key)
+                return value;
+        return nullptr;
+    }
+
+    void add(const std::string &key, std::shared_ptr<const T> value)
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_entries.size() >= 4)
+            m_entries.erase(m_entries.begin());
+        m_entries.emplace_back(key, std::move(value));
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::pair<std::string, std::shared_ptr<const T>>> m_entries;
+};
 
 inline AnalysisRequest problem(std::string text)
 {

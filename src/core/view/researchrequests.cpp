@@ -114,6 +114,55 @@ AnalysisRequest analysis::layerDropRequest(const ViewSpec &spec, const AnalysisC
     return r;
 }
 
+// The input run with the spec's schedule, and the held-out sweep of the spec's model and of baseline_model, each
+// sweep computed once per model's weights.
+AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (const std::string why = tokenReductionProblem(*c.model); !why.empty())
+        return problem("PoWER-BERT eliminates the tokens an encoder attends to least: " + why
+            + ". Open austen-mlm or austen-mlm-power.");
+    std::vector<float> keep;
+    TokenRetention::Rank rank {};
+    try {
+        keep = parseRetentionSchedule(spec.retention, c.model->config.layers, "retention");
+        rank = parseRanking(spec.ranking, "ranking");
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    AnalysisRequest r;
+    r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.retention + "/" + spec.ranking
+        + "/vs:" + spec.baselineModel + "/" + inputKey(c);
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel](
+                const std::atomic<bool> &cancel) {
+        return timedResult<TokenReductionAnalysis>([&](TokenReductionAnalysis &result) {
+            static ResultCache<ReductionSweep> cache;
+            result.survival = tokenSurvival(model, tokens, keep, rank);
+            std::vector<std::shared_ptr<const Model>> models = {model};
+            if (!other.empty())
+                models.push_back(loadModel(other));
+            for (const std::shared_ptr<const Model> &m : models) {
+                if (m->config.task.empty()) // a real checkpoint: its own input only
+                    continue;
+                const std::string key = weightsFingerprint(*m);
+                std::shared_ptr<const ReductionSweep> sweep = cache.find(key);
+                if (!sweep) {
+                    auto made = std::make_shared<ReductionSweep>(
+                        tokenReductionSweep(m, TokenReductionAnalysis::kExamples, &cancel));
+                    if (made->points.empty())
+                        return; // cancelled: the session drops the result
+                    cache.add(key, made);
+                    sweep = made;
+                }
+                result.sweeps.push_back(sweep);
+            }
+        });
+    };
+    return r;
+}
+
 // Rollout and flow over the layers of the spec's self-attention traced so far, for output `position`.
 AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisContext &c)
 {

@@ -2,6 +2,7 @@
 
 #include "attention/attentionkernel.h"
 #include "engine/headablation.h"
+#include "engine/tokenretention.h"
 #include "io/limits.h"
 #include "util/error.h"
 
@@ -41,7 +42,9 @@ const std::vector<SpecKey> &specKeys()
               "head, see below), `early-exit` (each token stops at the first layer sure enough of its prediction: "
               "layers "
               "saved against accuracy), `layerdrop` (whole blocks pruned: accuracy against the blocks kept, for "
-              "`model` and `baseline_model`), `rollout` (attention rollout and flow through every layer, see below), "
+              "`model` and `baseline_model`), `token-reduction` (PoWER-BERT: which tokens survive each layer, and a "
+              "masked LM's accuracy against the work left, see below), `rollout` (attention rollout and flow through "
+              "every layer, see below), "
               "`patching` (activation patching: which activations restore the clean output, see below)",
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
@@ -369,10 +372,35 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop"},
-            .meaning = "LayerDrop view: a second model (a built-in name or a directory) whose pruned depths are drawn "
-                       "beside `model`'s, e.g. `austen-6`, trained as `austen-layerdrop` without LayerDrop; `\"\"` = "
-                       "`model`'s alone"},
+            .views = {"layerdrop", "token-reduction"},
+            .meaning = "LayerDrop and Token reduction views: a second model (a built-in name or a directory) whose "
+                       "sweep is drawn beside `model`'s, e.g. `austen-6`, trained as `austen-layerdrop` without "
+                       "LayerDrop, or `austen-mlm` beside `austen-mlm-power`; `\"\"` = `model`'s alone"},
+        {.name = "retention",
+            .field = &ViewSpec::retention,
+            .type = "string",
+            .views = {"token-reduction"},
+            .meaning = "token reduction: the share of the input's tokens kept after each layer (PoWER-BERT's retention "
+                       "schedule), one rate r (r, r², r³ … of them) or one share per layer but the last, "
+                       "non-increasing (`\"0.9,0.6,0.4\"`)",
+            .check =
+                [](const ViewSpec &s) {
+                    try { // the form here; the count of shares against the model that runs
+                        if (s.retention.find(',') == std::string::npos)
+                            parseRetentionSchedule(s.retention, 2, "retention");
+                    } catch (const Error &e) {
+                        return std::string(e.what()).substr(11); // after "retention: "
+                    }
+                    return std::string();
+                }},
+        {.name = "ranking",
+            .field = &ViewSpec::ranking,
+            .type = "string",
+            .views = {"token-reduction"},
+            .meaning = "token reduction: how the tokens that go on are chosen, `significance` (PoWER-BERT: the "
+                       "attention each receives from every query), `random` (a control) or `targets` (not "
+                       "PoWER-BERT: the attention the [MASK] positions pay)",
+            .choices = {"significance", "random", "targets"}},
         {.name = "exit_rule",
             .field = &ViewSpec::exitRule,
             .type = "string",

@@ -13,6 +13,7 @@
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
 #include "analysis/tokenizercomparison.h"
+#include "analysis/tokenreduction.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
 #include "attention/dotproductscaling.h"
@@ -174,6 +175,15 @@ struct LayerDropAnalysis : ViewAnalysis
 {
     static constexpr int kExamples = 64; // held-out examples per depth and rule
     std::vector<DepthSweep> sweeps; // the spec's model first
+};
+
+// Token reduction (analysis/tokenreduction.h): the input run with the spec's schedule, and the held-out sweep of
+// the spec's model and of `baseline_model` when given (each computed once per model and reused).
+struct TokenReductionAnalysis : ViewAnalysis
+{
+    static constexpr int kExamples = 64; // held-out examples per rate and ranking
+    TokenSurvival survival;
+    std::vector<std::shared_ptr<const ReductionSweep>> sweeps; // the spec's model first
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

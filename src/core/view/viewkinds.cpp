@@ -136,6 +136,12 @@ const std::vector<ViewKind> &viewKinds()
                        "LayerDrop and one without",
             .group = "Research",
             .request = layerDropRequest},
+        {.kind = "token-reduction",
+            .title = "Token reduction",
+            .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
+                       "survive, and a masked LM's accuracy against the work left",
+            .group = "Research",
+            .request = tokenReductionRequest},
         {.kind = "rollout",
             .title = "Rollout and flow",
             .summary = "attention rollout and attention flow: how much each input token reaches a position through "

@@ -76,8 +76,12 @@ struct ViewSpec
     std::string exitRule = "confidence";
     double exitThreshold = 0.9;
     int exitPatience = 2;
-    std::string
-        baselineModel; // LayerDrop view: a second model whose pruned depths are drawn beside (analysis/layerdrop.h)
+    // LayerDrop and Token reduction views: a second model whose sweep is drawn beside the spec's model's.
+    std::string baselineModel;
+    // Token reduction (engine/tokenretention.h): the share kept after each layer ("0.7": that rate at every layer, or
+    // one share per layer but the last) and how the tokens are ranked (significance | random | targets).
+    std::string retention = "0.7";
+    std::string ranking = "significance";
     // Rollout view: how each layer's heads are combined (mean | max | min; analysis/attentionflow.h).
     std::string rolloutHeads = "mean";
     // Patching view (analysis/activationpatching.h): what is patched (residual | heads | mlp), the corrupted run
