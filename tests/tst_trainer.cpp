@@ -37,6 +37,39 @@ class TestTrainer : public QObject
     }
 
 private slots:
+    // Key–value retrieval (lost in the middle): ten distinct keys with three digits each, the asked key last, the
+    // answer its value; targets only on the answer; each pair asked in turn; held-out questions never trained on.
+    void retrievalAsksThePairItIsTold()
+    {
+        std::mt19937_64 rng(3);
+        for (int position = 0; position < kRetrievalPairs; ++position) {
+            const Example e = retrievalExample(rng, true, position);
+            const std::string text(e.tokens.begin(), e.tokens.end());
+            QCOMPARE(int(text.size()), 10 * 8 - 1 + 2 + 3 + 1 + 3); // the pairs, " ?", the key, ">", the value
+            const std::string pairs = text.substr(0, 79), key = text.substr(81, 3);
+            QCOMPARE(text.substr(79, 2), std::string(" ?"));
+            QCOMPARE(pairs.substr(size_t(position) * 8, 3), key);
+            QCOMPARE(text.substr(84, 1), std::string(">"));
+            QCOMPARE(text.substr(85), pairs.substr(size_t(position) * 8 + 4, 3));
+            for (int other = 0; other < kRetrievalPairs; ++other)
+                QVERIFY(other == position || pairs.substr(size_t(other) * 8, 3) != key);
+            QVERIFY(isHeldOutQuestion(text.substr(0, 84)));
+            int targets = 0;
+            for (size_t t = 0; t < e.targets.size(); ++t)
+                if (e.targets[t] >= 0) {
+                    QVERIFY(t >= 84);
+                    QCOMPARE(e.targets[t], e.tokens[t + 1]);
+                    ++targets;
+                }
+            QCOMPARE(targets, 3);
+        }
+        const Example trained = retrievalExample(rng, false, 0);
+        QVERIFY(!isHeldOutQuestion(std::string(trained.tokens.begin(), trained.tokens.begin() + 84)));
+        QVERIFY_THROWS_EXCEPTION(Error, retrievalExample(rng, true, kRetrievalPairs));
+        const auto task = Task::create("retrieval");
+        QVERIFY(int(task->sample(rng, false).tokens.size()) <= task->modelConfig().context);
+    }
+
     void sameSeedSameBits()
     {
         auto a = make(12), b = make(12);

@@ -144,7 +144,7 @@ std::vector<CliCommand> makeTable()
                     {"seed", "S", "the sampler's seed"}},
             generateCommand},
         {"train",
-            {{"--task reverse|copy|sort|parens|chars|mlm --out DIR [--steps N --lr LR --seed S --resume]",
+            {{"--task reverse|copy|sort|parens|chars|mlm|retrieval --out DIR [--steps N --lr LR --seed S --resume]",
                  "train a model, saving a resumable state in DIR every --save-every steps"},
                 {"... [--reversible] [--positions KIND] [--experts E] [--memory-strategy S]",
                     "reversible blocks, a positional encoding, experts, a memory strategy"}},

@@ -23,6 +23,18 @@ struct Example
 // An example as the engine's input: tokens, and for an encoder–decoder its source.
 Input inputOf(const Example &example);
 
+// Held-out examples are those whose question hashes to the last fifth of a fixed partition, so no held-out question
+// is ever trained on.
+bool isHeldOutQuestion(const std::string &question);
+
+// Key–value retrieval (Liu et al. 2023, "Lost in the Middle", §4, as characters): kRetrievalPairs pairs of a
+// three-letter key and a three-digit value, then '?' and one of the keys; the answer after '>' is its value:
+//   "kqz=481 abe=090 … ?abe>090"
+// The example asking pair `position` (0 = the first), so that accuracy can be measured against where the pair stands.
+// The task ("retrieval") asks every pair equally often: a preference for the start or the end is the model's own.
+constexpr int kRetrievalPairs = 10;
+Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position);
+
 // A source of examples and the model shape that suits it. Tasks use bytes as tokens, so every example is
 // readable text in the app ("abc>cba").
 class Task

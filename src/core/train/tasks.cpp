@@ -32,13 +32,6 @@ std::string randomLetters(std::mt19937_64 &rng, int count, char first, int alpha
     return s;
 }
 
-// Held-out examples are those whose question hashes to the last fifth of a fixed partition, so no held-out
-// question is ever trained on.
-bool isHeldOut(const std::string &question)
-{
-    return std::hash<std::string> {}(question) % 5 == 0;
-}
-
 // "question" + separator + "answer": targets only on the answer (and on the end after it).
 Example questionAnswer(const std::string &question, char separator, const std::string &answer)
 {
@@ -58,7 +51,7 @@ Example drawQuestion(std::mt19937_64 &rng, bool heldOut, MakeQuestion make, char
 {
     for (;;) {
         const std::string q = make(rng);
-        if (isHeldOut(q) == heldOut)
+        if (isHeldOutQuestion(q) == heldOut)
             return questionAnswer(q, separator, answer(q));
     }
 }
@@ -101,7 +94,7 @@ public:
         std::string letters;
         do
             letters = randomLetters(rng, 4 + int(rng() % 5), 'a', 26);
-        while (isHeldOut(letters) != heldOut);
+        while (isHeldOutQuestion(letters) != heldOut);
         std::string sorted = letters;
         std::sort(sorted.begin(), sorted.end());
         Example e;
@@ -208,6 +201,23 @@ private:
     }
 };
 
+// Key–value retrieval (Liu et al. 2023): the pairs, then a key; the answer is its value. Every pair is asked equally
+// often in training.
+class RetrievalTask : public Task
+{
+public:
+    std::string name() const override { return "retrieval"; }
+    std::string summary() const override
+    {
+        return "ten key=value pairs, then a key: its value (\"kqz=481 … abe=090 ?abe>090\": lost in the middle)";
+    }
+    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 96, ""); }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        return retrievalExample(rng, heldOut, int(rng() % kRetrievalPairs));
+    }
+};
+
 // Next-character prediction on the shipped public-domain corpus (train/corpus.h).
 class CharactersTask : public Task
 {
@@ -267,6 +277,34 @@ public:
 
 } // namespace
 
+bool isHeldOutQuestion(const std::string &question)
+{
+    return std::hash<std::string> {}(question) % 5 == 0;
+}
+
+Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position)
+{
+    if (position < 0 || position >= kRetrievalPairs)
+        throw Error("the retrieval task asks pair 0.." + std::to_string(kRetrievalPairs - 1) + "; got "
+            + std::to_string(position));
+    const auto make = [position](std::mt19937_64 &r) {
+        std::vector<std::string> keys;
+        while (int(keys.size()) < kRetrievalPairs) {
+            const std::string key = randomLetters(r, 3, 'a', 26);
+            if (std::find(keys.begin(), keys.end(), key) == keys.end())
+                keys.push_back(key);
+        }
+        std::string q;
+        for (const std::string &key : keys)
+            q += (q.empty() ? "" : " ") + key + "=" + randomLetters(r, 3, '0', 10);
+        return q + " ?" + keys[size_t(position)];
+    };
+    return drawQuestion(rng, heldOut, make, '>', [](const std::string &q) {
+        const std::string key = q.substr(q.size() - 3);
+        return q.substr(q.find(key + "=") + 4, 3);
+    });
+}
+
 Input inputOf(const Example &example)
 {
     Input input;
@@ -284,7 +322,7 @@ Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
 
 std::vector<std::string> Task::names()
 {
-    return {"reverse", "copy", "sort", "parens", "chars", "mlm", "seq2seq-sort"};
+    return {"reverse", "copy", "sort", "parens", "chars", "mlm", "seq2seq-sort", "retrieval"};
 }
 
 std::unique_ptr<Task> Task::create(const std::string &name)
@@ -303,6 +341,8 @@ std::unique_ptr<Task> Task::create(const std::string &name)
         return std::make_unique<MaskedCharactersTask>();
     if (name == "seq2seq-sort")
         return std::make_unique<Seq2seqSortTask>();
+    if (name == "retrieval")
+        return std::make_unique<RetrievalTask>();
     std::string known;
     for (const std::string &n : names())
         known += (known.empty() ? "" : ", ") + n;
