@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -75,6 +76,25 @@ private slots:
         QVERIFY(both.code != 0 && both.err.contains("--layer-sweep prunes blocks at every depth"));
         const auto bad = run({"evaluate", "--model", "reverse", "--task", "reverse", "--drop-layers", "2"});
         QVERIFY(bad.code != 0 && bad.err.contains("--drop-layers: layer 2 is not one of the model's 2 layers"));
+    }
+
+    // evaluate --by-position: a retrieval model asked for each pair in turn, one row per position; other models and
+    // other options refused by name.
+    void evaluateByPosition()
+    {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("kv");
+        const auto trained = run(
+            {"train", "--task", "retrieval", "--out", model, "--steps", "1", "--batch", "1", "--eval-examples", "1"});
+        QVERIFY2(trained.code == 0, qPrintable(trained.err));
+        const auto r = run({"evaluate", "--model", model, "--by-position", "--examples", "2"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("by its position among 10 pairs") && r.out.contains("first pair"), qPrintable(r.out));
+        QCOMPARE(r.out.count(QRegularExpression("^ +[0-9] +[0-9.]+% ", QRegularExpression::MultilineOption)), 10);
+        const auto withTask = run({"evaluate", "--model", model, "--by-position", "--task", "retrieval"});
+        QVERIFY(withTask.code != 0 && withTask.err.contains("--by-position asks a retrieval model"));
+        const auto other = run({"evaluate", "--model", "reverse", "--by-position"});
+        QVERIFY(other.code != 0 && other.err.contains("not trained on key–value retrieval"));
     }
 
     void patchTracesTheLetter()

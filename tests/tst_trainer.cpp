@@ -1,4 +1,6 @@
 // Training is deterministic for a seed, resumes exactly from a checkpoint, learns, and refuses torn checkpoints.
+#include "analysis/lostinthemiddle.h"
+#include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
 #include "train/checkpointdirectory.h"
@@ -8,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -37,37 +40,127 @@ class TestTrainer : public QObject
     }
 
 private slots:
-    // Key–value retrieval (lost in the middle): ten distinct keys with three digits each, the asked key last, the
-    // answer its value; targets only on the answer; each pair asked in turn; held-out questions never trained on.
+    // Key–value retrieval (lost in the middle): ten distinct keys with a value each, the asked key last, the answer its
+    // value; targets only on the answer; each pair asked in turn; held-out questions never trained on.
     void retrievalAsksThePairItIsTold()
     {
         std::mt19937_64 rng(3);
+        const size_t pairs = kRetrievalPairs * kRetrievalPairWidth - 1, key = kRetrievalKeyLength,
+                     value = kRetrievalValueLength, question = pairs + 2 + key; // up to '>'
         for (int position = 0; position < kRetrievalPairs; ++position) {
             const Example e = retrievalExample(rng, true, position);
             const std::string text(e.tokens.begin(), e.tokens.end());
-            QCOMPARE(int(text.size()), 10 * 8 - 1 + 2 + 3 + 1 + 3); // the pairs, " ?", the key, ">", the value
-            const std::string pairs = text.substr(0, 79), key = text.substr(81, 3);
-            QCOMPARE(text.substr(79, 2), std::string(" ?"));
-            QCOMPARE(pairs.substr(size_t(position) * 8, 3), key);
-            QCOMPARE(text.substr(84, 1), std::string(">"));
-            QCOMPARE(text.substr(85), pairs.substr(size_t(position) * 8 + 4, 3));
+            QCOMPARE(text.size(), pairs + 2 + key + 1 + value); // the pairs, " ?", the key, ">", the value
+            const std::string context = text.substr(0, pairs), asked = text.substr(pairs + 2, key);
+            QCOMPARE(text.substr(pairs, 2), std::string(" ?"));
+            QCOMPARE(context.substr(size_t(position) * kRetrievalPairWidth, key), asked);
+            QCOMPARE(text.substr(question, 1), std::string(">"));
+            QCOMPARE(
+                text.substr(question + 1), context.substr(size_t(position) * kRetrievalPairWidth + key + 1, value));
             for (int other = 0; other < kRetrievalPairs; ++other)
-                QVERIFY(other == position || pairs.substr(size_t(other) * 8, 3) != key);
-            QVERIFY(isHeldOutQuestion(text.substr(0, 84)));
+                QVERIFY(other == position || context.substr(size_t(other) * kRetrievalPairWidth, key) != asked);
+            QVERIFY(isHeldOutQuestion(text.substr(0, question)));
             int targets = 0;
             for (size_t t = 0; t < e.targets.size(); ++t)
                 if (e.targets[t] >= 0) {
-                    QVERIFY(t >= 84);
+                    QVERIFY(t >= question);
                     QCOMPARE(e.targets[t], e.tokens[t + 1]);
                     ++targets;
                 }
-            QCOMPARE(targets, 3);
+            QCOMPARE(targets, kRetrievalValueLength);
         }
         const Example trained = retrievalExample(rng, false, 0);
-        QVERIFY(!isHeldOutQuestion(std::string(trained.tokens.begin(), trained.tokens.begin() + 84)));
+        QVERIFY(
+            !isHeldOutQuestion(std::string(trained.tokens.begin(), trained.tokens.end() - kRetrievalValueLength - 1)));
         QVERIFY_THROWS_EXCEPTION(Error, retrievalExample(rng, true, kRetrievalPairs));
+        // A training context asks kRetrievalTrainingQuestions questions, each answered by its key's value.
         const auto task = Task::create("retrieval");
-        QVERIFY(int(task->sample(rng, false).tokens.size()) <= task->modelConfig().context);
+        const Example many = task->sample(rng, false);
+        QVERIFY(int(many.tokens.size()) <= task->modelConfig().context);
+        const std::string text(many.tokens.begin(), many.tokens.end()), context = text.substr(0, pairs);
+        int questions = 0, targets = 0;
+        for (size_t at = text.find('?'); at != std::string::npos; at = text.find('?', at + 1)) {
+            const std::string asked = text.substr(at + 1, key);
+            QCOMPARE(text.substr(at + 1 + key, 1), std::string(">"));
+            QCOMPARE(text.substr(at + 2 + key, value), context.substr(context.find(asked + "=") + key + 1, value));
+            ++questions;
+        }
+        for (int t : many.targets)
+            targets += t >= 0;
+        QCOMPARE(questions, kRetrievalTrainingQuestions);
+        QCOMPARE(targets, kRetrievalTrainingQuestions * kRetrievalValueLength);
+    }
+
+    // retrieval-ends asks the first two and the last two pairs half of the time in training (each 17.5 %, a middle pair
+    // 5 %); its held-out examples ask every pair equally often.
+    void retrievalEndsAsksTheEndsMoreOften()
+    {
+        const auto task = Task::create("retrieval-ends");
+        std::mt19937_64 rng(5);
+        const auto askedPosition = [](const Example &e) {
+            const std::string text(e.tokens.begin(), e.tokens.end());
+            const std::string key = text.substr(text.find('?') + 1, kRetrievalKeyLength);
+            return int(text.find(key + "=") / kRetrievalPairWidth);
+        };
+        const int n = 8000;
+        std::vector<int> trained(kRetrievalPairs), heldOut(kRetrievalPairs);
+        for (int i = 0; i < n; ++i) {
+            ++trained[size_t(askedPosition(task->sample(rng, false)))];
+            ++heldOut[size_t(askedPosition(task->sample(rng, true)))];
+        }
+        for (int p = 0; p < kRetrievalPairs; ++p) {
+            const bool end = p < 2 || p >= kRetrievalPairs - 2;
+            QVERIFY(std::abs(trained[size_t(p)] / double(n) - (end ? 0.175 : 0.05)) < 0.015);
+            QVERIFY(std::abs(heldOut[size_t(p)] / double(n) - 0.1) < 0.015);
+        }
+    }
+
+    // Accuracy and attention by asked position, checked on one held-out context per position against the model run
+    // here, the pairs found in the text rather than by their width.
+    void retrievalByPositionMeasuresEachPair()
+    {
+        ModelConfig c = Task::create("retrieval")->modelConfig();
+        c.task = "retrieval";
+        const auto model = std::make_shared<const Model>(Model::random(c, 11));
+        const RetrievalByPosition r = retrievalByPosition(model, 1);
+        QCOMPARE(int(r.exact.size()), kRetrievalPairs);
+        QCOMPARE(int(r.attention.size()), c.layers);
+        for (int p = 0; p < kRetrievalPairs; ++p) {
+            std::mt19937_64 rng(12345 + uint64_t(p)); // the analysis's seed for position p
+            const Example e = retrievalExample(rng, true, p);
+            Engine engine(model, inputOf(e));
+            engine.runToEnd();
+            const std::string text(e.tokens.begin(), e.tokens.end());
+            const int answer = int(text.find('>'));
+            const Tensor &probs = engine.trace().tensor("next_probs");
+            int right = 0;
+            for (int t = answer; t + 1 < int(text.size()); ++t) {
+                const float *row = probs.data() + int64_t(t) * probs.dim(1);
+                right += std::max_element(row, row + probs.dim(1)) - row == e.tokens[size_t(t) + 1];
+            }
+            QCOMPARE(r.digits[size_t(p)], float(right) / kRetrievalValueLength);
+            QCOMPARE(r.exact[size_t(p)], right == kRetrievalValueLength ? 1.0f : 0.0f);
+            for (int l = 0; l < c.layers; ++l) {
+                const Tensor &a = engine.trace().tensor("layer." + std::to_string(l) + ".attn.probs");
+                size_t start = 0;
+                float total = 0;
+                for (int q = 0; q < kRetrievalPairs; ++q) { // pair q: its key to the space after (not the last's)
+                    const size_t end = text.find(' ', start);
+                    double mass = 0;
+                    for (int64_t h = 0; h < a.dim(0); ++h)
+                        for (size_t k = start; k < end + (q + 1 < kRetrievalPairs ? 1 : 0); ++k)
+                            mass += a.slice(h)(answer, int64_t(k)) / double(a.dim(0));
+                    QVERIFY(std::abs(r.attention[size_t(l)][size_t(p)][size_t(q)] - mass) < 1e-5);
+                    total += float(mass);
+                    start = end + 1;
+                }
+                QVERIFY(total > 0 && total < 1); // the rest lies on the question
+            }
+        }
+        QVERIFY(std::abs(r.middle() - (r.exact[3] + r.exact[4] + r.exact[5] + r.exact[6]) / 4) < 1e-6);
+        ModelConfig other = c;
+        other.task = "reverse";
+        QVERIFY_THROWS_EXCEPTION(Error, retrievalByPosition(std::make_shared<const Model>(Model::random(other, 1)), 1));
     }
 
     void sameSeedSameBits()

@@ -1,5 +1,6 @@
 #include "analysis/headimportance.h"
 #include "analysis/layerdrop.h"
+#include "analysis/lostinthemiddle.h"
 #include "analysis/tokenreduction.h"
 #include "arguments.h"
 #include "commands.h"
@@ -9,6 +10,7 @@
 #include "util/error.h"
 
 #include <cstdio>
+#include <functional>
 #include <limits>
 
 namespace atlas {
@@ -77,6 +79,63 @@ void printTokenSweep(std::shared_ptr<const Model> model, int examples)
                 "token accuracy and loss in nats)\n");
 }
 
+// A retrieval model's accuracy against the position of the asked pair, and where its answer looks (last layer).
+void printByPosition(std::shared_ptr<const Model> model, int examples)
+{
+    const RetrievalByPosition r = retrievalByPosition(model, examples);
+    std::printf("%s: the value of the asked pair named, by its position among %d pairs (%d held-out contexts each)\n",
+        r.model.c_str(), kRetrievalPairs, examples);
+    std::printf(
+        "%8s  %7s  %7s   the answer's attention on each pair in the last layer (%%)\n", "position", "exact", "digits");
+    for (size_t p = 0; p < r.exact.size(); ++p) {
+        std::printf("%8zu  %6.1f%%  %6.1f%%  ", p, 100 * r.exact[p], 100 * r.digits[p]);
+        for (float mass : r.attention.back()[p])
+            std::printf(" %4.0f", 100 * mass);
+        std::printf("\n");
+    }
+    std::printf("first pair %.1f%%, middle pairs (positions 3-6) %.1f%%, last pair %.1f%% exact\n", 100 * r.first(),
+        100 * r.middle(), 100 * r.last());
+}
+
+// The sweeps that score the model's own task (atlas_task) many ways, each given alone.
+struct OwnTaskSweep
+{
+    const char *flag, *what;
+    std::vector<std::string> refused;
+    std::function<void(const Arguments &, std::shared_ptr<const Model>, int)> print;
+};
+
+bool runOwnTaskSweep(const Arguments &args, std::shared_ptr<const Model> model, int examples)
+{
+    const std::vector<std::string> everyOption = {"ablate-heads", "drop-layers", "task", "length-scale"};
+    const OwnTaskSweep sweeps[] = {
+        {"layer-sweep", "prunes blocks at every depth", everyOption,
+            [](const Arguments &, auto m, int n) { printDepthSweep(m, n); }},
+        {"token-sweep", "eliminates tokens at every rate", everyOption,
+            [](const Arguments &, auto m, int n) { printTokenSweep(m, n); }},
+        {"by-position", "asks a retrieval model for each pair in turn", everyOption,
+            [](const Arguments &, auto m, int n) { printByPosition(m, n); }},
+        {"head-importance", "switches off every head in turn", {"ablate-heads", "task", "length-scale"},
+            [](const Arguments &a, auto m, int n) {
+                printHeadImportance(m, parseAblationMode(a.value("ablation", "zero"), "--ablation"), n);
+            }},
+    };
+    for (const OwnTaskSweep &sweep : sweeps) {
+        if (!args.flag(sweep.flag))
+            continue;
+        std::string others;
+        for (const std::string &o : sweep.refused)
+            others += (others.empty() ? "--" : ", --") + o;
+        for (const std::string &o : sweep.refused)
+            if (args.has(o))
+                throw Error(std::string("--") + sweep.flag + " " + sweep.what
+                    + " on the model's own task (atlas_task): give it without " + others);
+        sweep.print(args, model, examples);
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 // Held-out loss, token accuracy and exact match, on examples S times as long as training's when S > 1
@@ -89,27 +148,8 @@ int evaluateCommand(const CommandArgs &argv)
     const int examples = args.intValue("examples", 256, 1, 100000), scale = args.intValue("length-scale", 1, 1, 64);
     if (examples < 1 || examples > 100000 || scale < 1 || scale > 64)
         throw Error("--examples must be in 1..100000 and --length-scale in 1..64");
-    if (args.flag("layer-sweep")) {
-        if (args.has("ablate-heads") || args.has("task") || args.has("length-scale") || args.has("drop-layers"))
-            throw Error("--layer-sweep prunes blocks at every depth on the model's own task (atlas_task): give it "
-                        "without --ablate-heads, --drop-layers, --task and --length-scale");
-        printDepthSweep(model, examples);
+    if (runOwnTaskSweep(args, model, examples))
         return 0;
-    }
-    if (args.flag("token-sweep")) {
-        if (args.has("ablate-heads") || args.has("task") || args.has("length-scale") || args.has("drop-layers"))
-            throw Error("--token-sweep eliminates tokens at every rate on the model's own task (atlas_task): give it "
-                        "without --ablate-heads, --drop-layers, --task and --length-scale");
-        printTokenSweep(model, examples);
-        return 0;
-    }
-    if (args.flag("head-importance")) {
-        if (args.has("ablate-heads") || args.has("task") || args.has("length-scale"))
-            throw Error("--head-importance switches off every head in turn on the model's own task (atlas_task): "
-                        "give it without --ablate-heads, --task and --length-scale");
-        printHeadImportance(model, parseAblationMode(args.value("ablation", "zero"), "--ablation"), examples);
-        return 0;
-    }
     const auto task = Task::create(args.required("task"));
     const uint64_t seed = uint64_t(args.intValue("seed", 12345, 0, std::numeric_limits<int>::max()));
     const Evaluation e = evaluateOnTask(model, *task, examples, seed, scale);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace atlas {
 
@@ -52,11 +53,13 @@ AnalysisContext analysisContext(const ViewInput &input)
         input.model, input.tokenIds, input.site};
 }
 
-void analyzeNow(ViewInput &input, const ViewSpec &spec)
+void analyzeNow(ViewInput &input, const ViewSpec &spec, bool checkOnly)
 {
     std::string problem;
     input.analysis = {};
-    input.analysis.result = runAnalysisNow(analysisRequest(spec, analysisContext(input)), &problem);
+    AnalysisContext context = analysisContext(input);
+    context.checkOnly = checkOnly;
+    input.analysis.result = runAnalysisNow(analysisRequest(spec, context), &problem);
     input.analysis.problem = QString::fromStdString(problem);
 }
 
@@ -179,6 +182,26 @@ QString cellPrefix(const ViewInput &input, int row, int col)
     // One multi-argument arg() so a token that contains "%2" is not substituted again.
     return QObject::tr("query '%1' (#%2) \u2192 key '%3' (#%4)")
         .arg(tokenLabel(input, row), QString::number(row), keyLabel(input, col), QString::number(col));
+}
+
+QString attentionCellText(const ViewInput &input, int layer, int head, int row, int col, bool withScore)
+{
+    QString problem;
+    const Tensor *probs = findHeadTensor(input, layer, "attn.probs", head, &problem);
+    if (probs == nullptr || row < 0 || col < 0 || row >= probs->dim(1) || col >= probs->dim(2))
+        return {};
+    const float p = probs->slice(head)(row, col);
+    const Tensor *masked = findHeadTensor(input, layer, "attn.masked", head, &problem);
+    if (masked != nullptr && masked->shape() == probs->shape()
+        && masked->slice(head)(row, col) == -std::numeric_limits<float>::infinity())
+        return QObject::tr(" masked (\u2212\u221E before softmax)");
+    if (const QString sparse = sparseNormaliserName(input); !sparse.isEmpty() && p == 0.0f)
+        return QObject::tr(" probability exactly 0, not masked: its score is below %1's threshold \u03C4").arg(sparse);
+    QString text;
+    const Tensor *scores = withScore ? findHeadTensor(input, layer, "attn.scores", head, &problem) : nullptr;
+    if (scores != nullptr && scores->shape() == probs->shape())
+        text += QObject::tr(" score %1,").arg(formatNumber(scores->slice(head)(row, col)));
+    return text + QObject::tr(" probability %1").arg(formatNumber(p));
 }
 
 namespace {

@@ -67,7 +67,8 @@ ViewInput makeViewInput(const SpecRun &run, std::shared_ptr<const Tokenizer> tok
 // What an analysis reads of a view input.
 AnalysisContext analysisContext(const ViewInput &input);
 // Runs the spec's analysis at once into input.analysis: `render` and tests draw the result, not "computing…".
-void analyzeNow(ViewInput &input, const ViewSpec &spec);
+// `checkOnly`: on the least work (AnalysisContext::checkOnly), for `lesson check`.
+void analyzeNow(ViewInput &input, const ViewSpec &spec, bool checkOnly = false);
 
 // Reading a ViewInput: the head tensors, token labels and numbers every view uses.
 
@@ -104,6 +105,10 @@ bool isKeyPadding(const ViewInput &input, int position);
 QStringList numberedLabels(int count);
 // "query 'the' (#3) → key 'cat' (#1)"
 QString cellPrefix(const ViewInput &input, int row, int col);
+// What one cell of head `head`'s attention in `layer` holds, after cellPrefix's "query … → key …:": " masked (−∞
+// before softmax)", " probability exactly 0, not masked …" under a sparse normaliser, or " [score s,] probability p"
+// (the score when `withScore` and the trace holds it). Empty when the probabilities are not there.
+QString attentionCellText(const ViewInput &input, int layer, int head, int row, int col, bool withScore);
 // Every number the views print: at most `significant` significant digits (no trailing zeros), a Unicode minus,
 // ×10ⁿ outside [10⁻³, 10⁵), ∞ for infinity.
 QString formatNumber(double value, int significant = 4);

@@ -9,8 +9,6 @@
 #include <QElapsedTimer>
 #include <QVBoxLayout>
 
-#include <limits>
-
 namespace atlas {
 
 AttentionView::AttentionView(QWidget *parent)
@@ -26,23 +24,8 @@ AttentionView::AttentionView(QWidget *parent)
 
 QString AttentionView::cellText(int row, int col) const
 {
-    QString problem;
-    const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
-    if (probs == nullptr || row < 0 || col < 0 || row >= probs->dim(1) || col >= probs->dim(2))
-        return {};
-    QString text = cellPrefix(m_input, row, col) + QLatin1Char(':');
-    QString ignored;
-    const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
-    if (masked != nullptr && masked->shape() == probs->shape()
-        && masked->slice(m_spec.head)(row, col) == -std::numeric_limits<float>::infinity())
-        return text + tr(" masked (\u2212\u221E before softmax)");
-    if (const QString sparse = sparseNormaliserName(m_input);
-        !sparse.isEmpty() && probs->slice(m_spec.head)(row, col) == 0.0f)
-        return text + tr(" probability exactly 0, not masked: its score is below %1's threshold \u03C4").arg(sparse);
-    const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
-    if (scores != nullptr && scores->shape() == probs->shape())
-        text += tr(" score %1,").arg(formatNumber(scores->slice(m_spec.head)(row, col)));
-    return text + tr(" probability %1").arg(formatNumber(probs->slice(m_spec.head)(row, col)));
+    const QString cell = attentionCellText(m_input, m_spec.layer, m_spec.head, row, col, true);
+    return cell.isEmpty() ? cell : cellPrefix(m_input, row, col) + QLatin1Char(':') + cell;
 }
 
 void AttentionView::refresh()

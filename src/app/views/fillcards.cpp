@@ -1,5 +1,6 @@
 #include "views/fillcards.h"
 
+#include "viewmodel/viewinput.h"
 #include "views/viewfonts.h"
 
 #include <QPainter>

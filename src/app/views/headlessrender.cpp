@@ -49,14 +49,14 @@ HeadlessApplication::HeadlessApplication()
 
 HeadlessApplication::~HeadlessApplication() = default;
 
-ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, size_t memoryBudget)
+ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, size_t memoryBudget, bool checkOnly)
 {
     try {
         const SpecRun run = runSpec(spec, memoryBudget);
         if (const std::string problem = drawProblem(spec, run, source); !problem.empty())
             throw Error(problem);
         ViewInput input = makeViewInput(run);
-        analyzeNow(input, spec);
+        analyzeNow(input, spec, checkOnly);
         if (!input.analysis.problem.isEmpty())
             throw Error(
                 source + ": the " + spec.view + " view cannot be drawn: " + input.analysis.problem.toStdString());

@@ -40,8 +40,10 @@ private:
 // (render, lesson render and export, lesson check) prepares it. Throws atlas::Error naming `source` and the key
 // when the view cannot be drawn (drawProblem: a layer or head the model lacks, a missing tensor; an analysis that
 // cannot run: experts on a dense model, fills without a [MASK] …), instead of letting a picture of the message
-// pass for a figure. `memoryBudget` bounds the run's trace, as the app's Run ▸ Trace Memory Budget.
-ViewInput preparedViewInput(const ViewSpec &spec, const std::string &source, size_t memoryBudget = size_t(8) << 30);
+// pass for a figure. `memoryBudget` bounds the run's trace, as the app's Run ▸ Trace Memory Budget. `checkOnly`
+// (lesson check) runs the analysis on the least work: what fails fails, but its numbers are not for showing.
+ViewInput preparedViewInput(
+    const ViewSpec &spec, const std::string &source, size_t memoryBudget = size_t(8) << 30, bool checkOnly = false);
 
 // The spec's view, ready to draw headless: its model run, its analysis computed, the widget sized width × height.
 // A view that cannot be drawn draws its message (tests of every view kind on one model use that).

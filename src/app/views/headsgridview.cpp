@@ -17,8 +17,6 @@
 #include <QPainter>
 #include <QToolTip>
 
-#include <limits>
-
 #include <algorithm>
 #include <cmath>
 
@@ -313,12 +311,8 @@ QString HeadsGridView::toolTipAt(const QPoint &pos) const
     const int tokens = int(probs->dim(1)), keys = int(probs->dim(2));
     const int row = std::clamp(int(int64_t(pos.y() - r.top()) * tokens / std::max(1, r.height())), 0, tokens - 1);
     const int col = std::clamp(int(int64_t(pos.x() - r.left()) * keys / std::max(1, r.width())), 0, keys - 1);
-    const Tensor *masked = findHeadTensor(m_input, hit.layer, "attn.masked", hit.head, &problem);
-    const bool isMasked = masked != nullptr && masked->shape() == probs->shape()
-        && masked->slice(hit.head)(row, col) == -std::numeric_limits<float>::infinity();
     return text + QStringLiteral("\n") + cellPrefix(m_input, row, col) + QLatin1Char(':')
-        + (isMasked ? tr(" masked (\u2212\u221E before softmax)")
-                    : tr(" probability %1").arg(formatNumber(probs->slice(hit.head)(row, col))));
+        + attentionCellText(m_input, hit.layer, hit.head, row, col, false);
 }
 
 QColor HeadsGridView::textColor() const

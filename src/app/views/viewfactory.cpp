@@ -16,6 +16,7 @@
 #include "views/kernelcompareview.h"
 #include "views/layerdropview.h"
 #include "views/logitlensview.h"
+#include "views/lostinthemiddleview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/memorydepthview.h"
@@ -64,6 +65,8 @@ const std::map<std::string, Make> &makers()
         {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
         {"token-reduction",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
+        {"lost-in-the-middle",
+            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
         {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
         {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},

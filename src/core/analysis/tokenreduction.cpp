@@ -125,6 +125,10 @@ ReductionSweep tokenReductionSweep(std::shared_ptr<const Model> model, int examp
             {TokenRetention::Rank::Significance, TokenRetention::Rank::Random, TokenRetention::Rank::Targets}) {
             if (cancel && cancel->load())
                 return {};
+            if (rate == 1.0f && rank != TokenRetention::Rank::Significance) { // nothing eliminated: one run serves
+                (rank == TokenRetention::Rank::Random ? point.random : point.targets) = point.significance;
+                continue;
+            }
             const Evaluation e = evaluateAdjusted(model, *task, examples, 12345, [&](Input &in, const Example &ex) {
                 in.retention = schedule;
                 in.retention.rank = rank;

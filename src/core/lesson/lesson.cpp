@@ -170,14 +170,15 @@ private:
         fail(opening, "the block opened here is not closed by a line '```'");
     }
 
-    void block(const std::string &kind)
+    // `info` is the fence's info string (CommonMark): view, actions, question or anything else (notes).
+    void block(const std::string &info)
     {
         const int opening = lineNumber();
         int first = 0;
         const std::vector<std::string> lines = blockLines(&first);
         if (!m_inStep)
-            fail(opening, "a ```" + kind + " block belongs to a step: put a '## ' heading before it");
-        if (kind == "view") {
+            fail(opening, "a ```" + info + " block belongs to a step: put a '## ' heading before it");
+        if (info == "view") {
             if (m_step.specLine != 0)
                 fail(opening,
                     "a step has one ```view block; this step has another at line "
@@ -187,11 +188,11 @@ private:
                 json += l + "\n";
             m_step.spec = ViewSpec::fromJson(json, m_path + ":" + std::to_string(first));
             m_step.specLine = first;
-        } else if (kind == "actions") {
+        } else if (info == "actions") {
             for (size_t i = 0; i < lines.size(); ++i)
                 if (!trimmed(lines[i]).empty())
                     m_step.actions.push_back(action(trimmed(lines[i]), first + int(i)));
-        } else if (kind == "question") {
+        } else if (info == "question") {
             m_step.questions.push_back(question(lines, first));
         } else {
             for (const std::string &l : lines)

@@ -209,20 +209,20 @@ ModelConfig neoFromJson(const json &j, const std::string &source)
     if (j.contains("attention_types")) {
         const json &types = j["attention_types"];
         if (!types.is_array() || types.size() > size_t(layers.maximum))
-            throw Error(where + " must be a list of [[kinds …], repeats]");
+            throw Error(where + " must be a list of [[types …], repeats]");
         std::vector<std::string> perLayer;
         for (const json &item : types) {
             if (!item.is_array() || item.size() != 2 || !item[0].is_array() || item[0].size() > size_t(layers.maximum)
                 || !item[1].is_number_integer() || item[1].get<int64_t>() < 0
                 || item[1].get<int64_t>() > layers.maximum)
-                throw Error(where + " must be a list of [[kinds …], repeats], has " + shownJson(item));
+                throw Error(where + " must be a list of [[types …], repeats], has " + shownJson(item));
             for (int64_t r = 0; r < item[1].get<int64_t>(); ++r)
-                for (const json &kind : item[0]) {
-                    if (!kind.is_string() || (kind != "global" && kind != "local"))
-                        throw Error(where + ": a kind is 'global' or 'local', not " + shownJson(kind));
+                for (const json &type : item[0]) {
+                    if (!type.is_string() || (type != "global" && type != "local"))
+                        throw Error(where + ": a type is 'global' or 'local', not " + shownJson(type));
                     if (perLayer.size() > size_t(layers.maximum))
                         throw Error(where + " names more layers than num_layers");
-                    perLayer.push_back(kind.get<std::string>());
+                    perLayer.push_back(type.get<std::string>());
                 }
         }
         if (perLayer.size() != size_t(c.layers))

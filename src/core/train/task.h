@@ -28,11 +28,14 @@ Input inputOf(const Example &example);
 bool isHeldOutQuestion(const std::string &question);
 
 // Key–value retrieval (Liu et al. 2023, "Lost in the Middle", §4, as characters): kRetrievalPairs pairs of a
-// three-letter key and a three-digit value, then '?' and one of the keys; the answer after '>' is its value:
-//   "kqz=481 abe=090 … ?abe>090"
+// kRetrievalKeyLength-letter key and a kRetrievalValueLength-digit value, then '?' and one of the keys; the answer
+// after '>' is its value: "k=48 a=09 … ?a>09". One-letter keys leave the model the least to compose: "kqz=481" was
+// not learned by the default 2 × 64 model in 14000 steps of 32 (docs/models.md, "Lost in the middle").
 // The example asking pair `position` (0 = the first), so that accuracy can be measured against where the pair stands.
 // The task ("retrieval") asks every pair equally often: a preference for the start or the end is the model's own.
-constexpr int kRetrievalPairs = 10;
+constexpr int kRetrievalPairs = 10, kRetrievalKeyLength = 1, kRetrievalValueLength = 2;
+constexpr int kRetrievalPairWidth = kRetrievalKeyLength + 1 + kRetrievalValueLength + 1; // "k=48 "
+constexpr int kRetrievalTrainingQuestions = 4; // questions a training context asks (held-out: one)
 Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position);
 
 // A source of examples and the model shape that suits it. Tasks use bytes as tokens, so every example is

@@ -201,21 +201,65 @@ private:
     }
 };
 
-// Key–value retrieval (Liu et al. 2023): the pairs, then a key; the answer is its value. Every pair is asked equally
-// often in training.
+// Key–value retrieval (Liu et al. 2023): the pairs, then a key; the answer is its value. "retrieval" asks every pair
+// equally often in training; "retrieval-ends" asks the first two and the last two pairs half of the time (each 3.5
+// times as often as a middle pair), as text tends to put what matters at its start and end. A training context is
+// asked kRetrievalTrainingQuestions questions in a row (multi-query associative recall: each question two more
+// targets); a held-out one is asked one question, at a given position and every position equally often, which is the
+// training context's beginning.
 class RetrievalTask : public Task
 {
 public:
-    std::string name() const override { return "retrieval"; }
+    explicit RetrievalTask(bool ends)
+        : m_ends(ends)
+    {
+    }
+    std::string name() const override { return m_ends ? "retrieval-ends" : "retrieval"; }
     std::string summary() const override
     {
-        return "ten key=value pairs, then a key: its value (\"kqz=481 … abe=090 ?abe>090\": lost in the middle)";
+        return m_ends ? "retrieval, trained asking the first two and last two pairs half of the time"
+                      : "ten key=value pairs, then a key: its value (\"k=48 … a=09 ?a>09\": lost in the middle)";
     }
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 96, ""); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
-        return retrievalExample(rng, heldOut, int(rng() % kRetrievalPairs));
+        if (heldOut)
+            return retrievalExample(rng, true, int(rng() % kRetrievalPairs));
+        Example e = retrievalExample(rng, false, trainingPosition(rng));
+        for (int q = 1; q < kRetrievalTrainingQuestions; ++q)
+            askAgain(e, trainingPosition(rng));
+        return e;
     }
+
+private:
+    int trainingPosition(std::mt19937_64 &rng) const
+    {
+        if (m_ends && rng() % 2 == 0) {
+            const int end = int(rng() % 4);
+            return end < 2 ? end : kRetrievalPairs - 4 + end;
+        }
+        return int(rng() % kRetrievalPairs);
+    }
+
+    // Appends " ?key>value" for the pair at `position` of e's context, its value the targets.
+    static void askAgain(Example &e, int position)
+    {
+        const size_t pair = size_t(position) * kRetrievalPairWidth;
+        const std::vector<int> key(e.tokens.begin() + pair, e.tokens.begin() + pair + kRetrievalKeyLength),
+            value(e.tokens.begin() + pair + kRetrievalKeyLength + 1,
+                e.tokens.begin() + pair + kRetrievalKeyLength + 1 + kRetrievalValueLength);
+        for (int c : {int(' '), int('?')})
+            e.tokens.push_back(c);
+        e.tokens.insert(e.tokens.end(), key.begin(), key.end());
+        e.tokens.push_back('>');
+        const size_t answer = e.tokens.size() - 1; // '>' predicts the value's first digit
+        e.tokens.insert(e.tokens.end(), value.begin(), value.end());
+        e.targets.resize(e.tokens.size(), -1);
+        for (size_t t = answer; t + 1 < e.tokens.size(); ++t)
+            e.targets[t] = e.tokens[t + 1];
+    }
+
+    bool m_ends;
 };
 
 // Next-character prediction on the shipped public-domain corpus (train/corpus.h).
@@ -290,18 +334,18 @@ Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position)
     const auto make = [position](std::mt19937_64 &r) {
         std::vector<std::string> keys;
         while (int(keys.size()) < kRetrievalPairs) {
-            const std::string key = randomLetters(r, 3, 'a', 26);
+            const std::string key = randomLetters(r, kRetrievalKeyLength, 'a', 26);
             if (std::find(keys.begin(), keys.end(), key) == keys.end())
                 keys.push_back(key);
         }
         std::string q;
         for (const std::string &key : keys)
-            q += (q.empty() ? "" : " ") + key + "=" + randomLetters(r, 3, '0', 10);
+            q += (q.empty() ? "" : " ") + key + "=" + randomLetters(r, kRetrievalValueLength, '0', 10);
         return q + " ?" + keys[size_t(position)];
     };
     return drawQuestion(rng, heldOut, make, '>', [](const std::string &q) {
-        const std::string key = q.substr(q.size() - 3);
-        return q.substr(q.find(key + "=") + 4, 3);
+        const std::string key = q.substr(q.size() - kRetrievalKeyLength);
+        return q.substr(q.find(key + "=") + kRetrievalKeyLength + 1, kRetrievalValueLength);
     });
 }
 
@@ -322,7 +366,7 @@ Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
 
 std::vector<std::string> Task::names()
 {
-    return {"reverse", "copy", "sort", "parens", "chars", "mlm", "seq2seq-sort", "retrieval"};
+    return {"reverse", "copy", "sort", "parens", "chars", "mlm", "seq2seq-sort", "retrieval", "retrieval-ends"};
 }
 
 std::unique_ptr<Task> Task::create(const std::string &name)
@@ -341,8 +385,8 @@ std::unique_ptr<Task> Task::create(const std::string &name)
         return std::make_unique<MaskedCharactersTask>();
     if (name == "seq2seq-sort")
         return std::make_unique<Seq2seqSortTask>();
-    if (name == "retrieval")
-        return std::make_unique<RetrievalTask>();
+    if (name == "retrieval" || name == "retrieval-ends")
+        return std::make_unique<RetrievalTask>(name == "retrieval-ends");
     std::string known;
     for (const std::string &n : names())
         known += (known.empty() ? "" : ", ") + n;

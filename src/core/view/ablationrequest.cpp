@@ -67,9 +67,10 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
     const HeadAblation::Mode mode = parseAblationMode(spec.ablation, "ablation");
     AnalysisRequest r;
     r.key = "ablation/" + modelIdentity(*c.model) + "/" + spec.ablation + "/" + headListText(heads) + "/at"
-        + std::to_string(position) + "/" + inputKey(c);
+        + std::to_string(position) + "/" + inputKey(c) + (c.checkOnly ? "/check" : "");
     r.pinned = {c.model->wte};
-    r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.ablation](
+    r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.ablation,
+                examples = c.heldOutExamples(HeadAblationAnalysis::kExamples)](
                 const std::atomic<bool> &cancel) -> std::shared_ptr<const ViewAnalysis> {
         return timedResult<HeadAblationAnalysis>([&](HeadAblationAnalysis &result) {
             result.model = model->name;
@@ -77,11 +78,12 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
             result.mode = text;
             result.position = position;
             if (!model->config.task.empty()) {
-                const std::string importanceKey = weightsFingerprint(*model) + "/" + text;
+                const std::string importanceKey
+                    = weightsFingerprint(*model) + "/" + text + "/" + std::to_string(examples);
                 result.importance = importanceCache().find(importanceKey);
                 if (!result.importance) {
-                    auto importance = std::make_shared<const HeadImportance>(headImportance(
-                        model, mode, HeadAblationAnalysis::kExamples, [&](int, int) { return !cancel.load(); }));
+                    auto importance = std::make_shared<const HeadImportance>(
+                        headImportance(model, mode, examples, [&](int, int) { return !cancel.load(); }));
                     if (importance->without.empty())
                         return; // cancelled: the session drops the result
                     importanceCache().add(importanceKey, importance);
@@ -91,8 +93,8 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
             const HeadAblation ablation
                 = makeHeadAblation(model, heads, mode, ablationReferences(*model, input.tokens));
             // The whole model's scores are the importance table's baseline (same examples): not measured again.
-            result.comparison = compareAblation(model, input, position, ablation, HeadAblationAnalysis::kExamples,
-                result.importance ? &result.importance->baseline : nullptr);
+            result.comparison = compareAblation(
+                model, input, position, ablation, examples, result.importance ? &result.importance->baseline : nullptr);
         });
     };
     return r;

@@ -147,8 +147,8 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
     }
     if (sameModel)
         r.pinned.push_back(c.model->wte);
-    r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, probsA, maskedA](
-                const std::atomic<bool> &cancel) {
+    r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, probsA, maskedA,
+                checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
         const auto start = Clock::now();
         auto out = std::make_shared<ComparisonAnalysis>();
         out->b = b;
@@ -170,7 +170,9 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         }
         if (const std::string why = drawProblem(b, out->run, "run B"); !why.empty())
             throw Error(why);
-        runOwn(ownRequest(b, contextOf(out->run)), cancel, out->ownB, out->problemB);
+        AnalysisContext contextB = contextOf(out->run);
+        contextB.checkOnly = checkOnly;
+        runOwn(ownRequest(b, contextB), cancel, out->ownB, out->problemB);
         if (spec.compare == "difference") {
             fillDifference(*out, spec, probsA, maskedA, *out->run.trace);
             if (!out->differenceProblem.empty())

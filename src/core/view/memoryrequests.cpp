@@ -89,15 +89,15 @@ std::vector<int> sweptDepths(int maxDepth)
     return depths;
 }
 
-SweepSettings sweepSettings(const ViewSpec &spec, int tokens, const std::atomic<bool> &cancel)
+SweepSettings sweepSettings(const ViewSpec &spec, int tokens, bool checkOnly, const std::atomic<bool> &cancel)
 {
     SweepSettings s;
     s.tokens = tokens;
     s.ffnChunks = spec.ffnChunks;
     // At least 5 steps per point, and 200 ms of them: enough that one slow step (another process, a page fault) moves
-    // neither the median nor the quartiles the views draw as the spread.
-    s.repeat = 5;
-    s.minimumMs = 200;
+    // neither the median nor the quartiles the views draw as the spread. A lesson check times each point once.
+    s.repeat = checkOnly ? 1 : 5;
+    s.minimumMs = checkOnly ? 0 : 200;
     s.cancel = &cancel;
     return s;
 }
@@ -124,13 +124,13 @@ AnalysisRequest analysis::depthRequest(const ViewSpec &spec, const AnalysisConte
     const int tokens = int(c.tokenIds.size());
     const int maxDepth = spec.depth > 0 ? spec.depth : c.model->config.layers;
     AnalysisRequest r;
-    r.key = "memory-depth/" + shapeKey(c.model->config, spec, tokens);
-    r.run = [shape = c.model->config, spec, tokens, maxDepth](const std::atomic<bool> &cancel) {
+    r.key = "memory-depth/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
+    r.run = [shape = c.model->config, spec, tokens, maxDepth, once = c.checkOnly](const std::atomic<bool> &cancel) {
         return timedResult<MemoryDepthAnalysis>([&](MemoryDepthAnalysis &result) {
             result.asked = {spec.depth, spec.ffnChunks};
             result.tokens = tokens;
             result.maxDepth = maxDepth;
-            result.points = sweepDepths(shape, sweptDepths(maxDepth), sweepSettings(spec, tokens, cancel));
+            result.points = sweepDepths(shape, sweptDepths(maxDepth), sweepSettings(spec, tokens, once, cancel));
             result.plain = fitDepth(result.points, MemoryStrategy::Plain);
             result.checkpoint = fitDepth(result.points, MemoryStrategy::Checkpoint);
             result.reversible = fitDepth(result.points, MemoryStrategy::Reversible);
@@ -146,14 +146,14 @@ AnalysisRequest analysis::tradeoffRequest(const ViewSpec &spec, const AnalysisCo
     const int tokens = int(c.tokenIds.size());
     const int depth = spec.depth > 0 ? spec.depth : c.model->config.layers;
     AnalysisRequest r;
-    r.key = "memory-tradeoff/" + shapeKey(c.model->config, spec, tokens);
-    r.run = [shape = c.model->config, spec, tokens, depth](const std::atomic<bool> &cancel) {
+    r.key = "memory-tradeoff/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
+    r.run = [shape = c.model->config, spec, tokens, depth, once = c.checkOnly](const std::atomic<bool> &cancel) {
         return timedResult<MemoryTradeoffAnalysis>([&](MemoryTradeoffAnalysis &result) {
             result.asked = {spec.depth, spec.ffnChunks};
             result.tokens = tokens;
             result.depth = depth;
             result.sqrtK = checkpointInterval(MemoryOptions {MemoryStrategy::Checkpoint, 0, 1}, depth);
-            result.points = sweepCheckpointIntervals(shape, depth, sweepSettings(spec, tokens, cancel));
+            result.points = sweepCheckpointIntervals(shape, depth, sweepSettings(spec, tokens, once, cancel));
         });
     };
     return r;

@@ -102,13 +102,37 @@ AnalysisRequest analysis::layerDropRequest(const ViewSpec &spec, const AnalysisC
         return problem(
             "Pruning blocks scores a model of one stack on its own task: " + why + ". Open austen-layerdrop.");
     AnalysisRequest r;
-    r.key = "layerdrop/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel;
+    const int examples = c.heldOutExamples(LayerDropAnalysis::kExamples);
+    r.key = "layerdrop/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, other = spec.baselineModel](const std::atomic<bool> &cancel) {
+    r.run = [model = c.model, other = spec.baselineModel, examples](const std::atomic<bool> &cancel) {
         return timedResult<LayerDropAnalysis>([&](LayerDropAnalysis &result) {
-            result.sweeps.push_back(depthSweep(model, LayerDropAnalysis::kExamples));
+            result.sweeps.push_back(depthSweep(model, examples));
             if (!other.empty() && !cancel.load())
-                result.sweeps.push_back(depthSweep(loadModel(other), LayerDropAnalysis::kExamples));
+                result.sweeps.push_back(depthSweep(loadModel(other), examples));
+        });
+    };
+    return r;
+}
+
+// The spec's model, and baseline_model's, asked for each pair of held-out contexts in turn: held-out evaluations, so
+// it runs once per pair of models.
+AnalysisRequest analysis::lostInTheMiddleRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model)
+        return problem(kNothingComputed);
+    if (const std::string why = retrievalProblem(*c.model); !why.empty())
+        return problem("Lost in the middle asks a key\u2013value retrieval model for each of its pairs in turn: " + why
+            + ". Train one (transformer-atlas train --task retrieval --out DIR) and open its directory.");
+    AnalysisRequest r;
+    const int examples = c.heldOutExamples(LostInTheMiddleAnalysis::kExamples);
+    r.key = "middle/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, other = spec.baselineModel, examples](const std::atomic<bool> &cancel) {
+        return timedResult<LostInTheMiddleAnalysis>([&](LostInTheMiddleAnalysis &result) {
+            result.sweeps.push_back(retrievalByPosition(model, examples, &cancel));
+            if (!other.empty() && !cancel.load())
+                result.sweeps.push_back(retrievalByPosition(loadModel(other), examples, &cancel));
         });
     };
     return r;
@@ -132,10 +156,11 @@ AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const Anal
         return problem(e.what());
     }
     AnalysisRequest r;
+    const int examples = c.heldOutExamples(TokenReductionAnalysis::kExamples);
     r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.retention + "/" + spec.ranking
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c);
+        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel](
+    r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel, examples](
                 const std::atomic<bool> &cancel) {
         return timedResult<TokenReductionAnalysis>([&](TokenReductionAnalysis &result) {
             static ResultCache<ReductionSweep> cache;
@@ -146,11 +171,10 @@ AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const Anal
             for (const std::shared_ptr<const Model> &m : models) {
                 if (m->config.task.empty()) // a real checkpoint: its own input only
                     continue;
-                const std::string key = weightsFingerprint(*m);
+                const std::string key = weightsFingerprint(*m) + "/" + std::to_string(examples);
                 std::shared_ptr<const ReductionSweep> sweep = cache.find(key);
                 if (!sweep) {
-                    auto made = std::make_shared<ReductionSweep>(
-                        tokenReductionSweep(m, TokenReductionAnalysis::kExamples, &cancel));
+                    auto made = std::make_shared<ReductionSweep>(tokenReductionSweep(m, examples, &cancel));
                     if (made->points.empty())
                         return; // cancelled: the session drops the result
                     cache.add(key, made);

@@ -10,6 +10,7 @@
 #include "analysis/headimportance.h"
 #include "analysis/layerdrop.h"
 #include "analysis/logitlens.h"
+#include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
 #include "analysis/tokenizercomparison.h"
@@ -177,6 +178,14 @@ struct LayerDropAnalysis : ViewAnalysis
     std::vector<DepthSweep> sweeps; // the spec's model first
 };
 
+// Lost in the middle (analysis/lostinthemiddle.h): the spec's model, and `baseline_model` when given, asked for each
+// pair of held-out contexts in turn.
+struct LostInTheMiddleAnalysis : ViewAnalysis
+{
+    static constexpr int kExamples = 100; // held-out contexts per asked position
+    std::vector<RetrievalByPosition> sweeps; // the spec's model first
+};
+
 // Token reduction (analysis/tokenreduction.h): the input run with the spec's schedule, and the held-out sweep of
 // the spec's model and of `baseline_model` when given (each computed once per model and reused).
 struct TokenReductionAnalysis : ViewAnalysis
@@ -263,6 +272,11 @@ struct AnalysisContext
     std::shared_ptr<const Model> model; // the model that ran (the memory timeline trains a step of it)
     std::vector<int> tokenIds; // the input's token ids
     names::AttentionSite site; // the attention the spec's view draws (viewSiteOf)
+    // `lesson check`: every code path run on the least work, to find what fails rather than to show numbers (held-out
+    // sweeps on kCheckExamples examples, timings measured once).
+    bool checkOnly = false;
+    static constexpr int kCheckExamples = 2;
+    int heldOutExamples(int examples) const { return checkOnly ? kCheckExamples : examples; }
 };
 
 // How far a long analysis has come, written by its run on the worker and read by the window (activation patching:

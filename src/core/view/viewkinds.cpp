@@ -136,12 +136,12 @@ const std::vector<ViewKind> &viewKinds()
                        "LayerDrop and one without",
             .group = "Research",
             .request = layerDropRequest},
-        {.kind = "token-reduction",
-            .title = "Token reduction",
-            .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
-                       "survive, and a masked LM's accuracy against the work left",
+        {.kind = "lost-in-the-middle",
+            .title = "Lost in the middle",
+            .summary = "a key\u2013value retrieval model asked for each pair in turn: accuracy by where the pair "
+                       "stands in the context, and where the answer looks",
             .group = "Research",
-            .request = tokenReductionRequest},
+            .request = lostInTheMiddleRequest},
         {.kind = "rollout",
             .title = "Rollout and flow",
             .summary = "attention rollout and attention flow: how much each input token reaches a position through "
@@ -191,6 +191,12 @@ const std::vector<ViewKind> &viewKinds()
             .summary = "each head's learned attention span (log scale), and one head's attention under its soft mask",
             .group = "Efficient attention",
             .request = adaptiveSpanRequest},
+        {.kind = "token-reduction",
+            .title = "Token reduction",
+            .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
+                       "survive, and a masked LM's accuracy against the work left",
+            .group = "Efficient attention",
+            .request = tokenReductionRequest},
         {.kind = "memory-timeline",
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",
