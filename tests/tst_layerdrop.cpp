@@ -13,6 +13,8 @@
 #include "train/strategyrunner.h"
 #include "train/task.h"
 #include "train/trainer.h"
+#include "view/analysisrequests.h"
+#include "view/viewanalysis.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -128,6 +130,27 @@ private slots:
         QCOMPARE(viaRunner.loss, g.loss);
         for (const auto &[name, grad] : g.grads)
             QVERIFY2(maxDifference(viaRunner.grads.at(name), grad) < 1e-6f, name.c_str());
+    }
+
+    // A lesson check runs the LayerDrop sweep on two examples under a key of its own; the view's own request scores
+    // LayerDropAnalysis::kExamples, and neither is served the other's result.
+    void aLessonCheckSweepsTheLeastWork()
+    {
+        ViewSpec spec;
+        spec.view = "layerdrop";
+        spec.model = "reverse";
+        AnalysisContext c;
+        c.model = loadModel("reverse");
+        const AnalysisRequest full = analysis::layerDropRequest(spec, c);
+        c.checkOnly = true;
+        const AnalysisRequest check = analysis::layerDropRequest(spec, c);
+        QVERIFY(full.key != check.key);
+        std::string problem;
+        const auto result = runAnalysisNow(check, &problem);
+        QVERIFY2(result, problem.c_str());
+        const DepthSweep &sweep = static_cast<const LayerDropAnalysis &>(*result).sweeps.front();
+        QCOMPARE(sweep.examples, AnalysisContext::kCheckExamples);
+        QCOMPARE(int(sweep.first.size()), 2);
     }
 
     void droppedLayersAreChecked()
