@@ -111,6 +111,18 @@ private slots:
     void byteLevelBpeWithSplitRegexQwen() { checkCases("qwen2_5"); }
     void byteFallbackBpeMistral() { checkCases("mistral"); }
 
+    // A SentencePiece-style vocabulary's ▁ shows as the visible space, wherever it stands in the piece; a byte-fallback
+    // piece shows its byte.
+    void mistralPiecesShowTheirSpaces()
+    {
+        const auto mistral = Tokenizer::forDirectory(tokenizerDir("mistral"));
+        const std::vector<int> ids = mistral->encode("Hello world\t");
+        QCOMPARE(int(ids.size()), 3);
+        QCOMPARE(mistral->piece(ids[0]), std::string("\u2423Hello"));
+        QCOMPARE(mistral->piece(ids[1]), std::string("\u2423world"));
+        QCOMPARE(mistral->piece(ids[2]), std::string("\u21E5")); // <0x09>, a byte-fallback piece
+    }
+
     // Llama 3's option (its file is not committed, see tests/data/tokenizers/README.md): a word that is itself in
     // the vocabulary is taken whole, whatever the merges would make of it.
     void ignoreMergesTakesWholeWords()

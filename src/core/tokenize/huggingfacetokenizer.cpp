@@ -473,10 +473,12 @@ std::string HuggingFaceTokenizer::piece(int id) const
     } else if (const int b = pipeline::byteFallbackValue(*token); b >= 0) {
         bytes = std::string(1, static_cast<char>(b));
     } else {
-        static const std::string kMetaspace = "\xE2\x96\x81";
-        bytes = *token;
-        for (size_t at = bytes.find(kMetaspace); at != bytes.npos; at = bytes.find(kMetaspace, at + 1))
-            bytes.replace(at, kMetaspace.size(), " ");
+        static const std::string kMetaspace = "\xE2\x96\x81"; // SentencePiece's ▁ stands for a space
+        for (size_t at = 0; at < token->size();) {
+            const bool space = token->compare(at, kMetaspace.size(), kMetaspace) == 0;
+            bytes += space ? ' ' : (*token)[at];
+            at += space ? kMetaspace.size() : 1;
+        }
     }
     return unicode::readableText(bytes);
 }
