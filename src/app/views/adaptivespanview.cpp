@@ -115,15 +115,7 @@ void AdaptiveSpanView::drawSpans(const AdaptiveSpans &s, int chosenLayer, int ch
     used->setName(tr("mean distance of its weight here"));
     used->setLineStyle(QCPGraph::lsNone);
     used->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(colors.text, 1.5), colors.background, 9));
-    auto *limit = new QCPItemStraightLine(plot());
-    limit->setClipAxisRect(m_spans);
-    for (QCPItemPosition *p : {limit->point1, limit->point2}) {
-        p->setAxes(x, y);
-        p->setAxisRect(m_spans);
-    }
-    limit->point1->setCoords(0, s.limit);
-    limit->point2->setCoords(1, s.limit);
-    limit->setPen(QPen(colors.text, 1.5, Qt::DashLine));
+    addReferenceLine(m_spans, Qt::Horizontal, s.limit, QPen(colors.text, 1.5, Qt::DashLine));
     x->setTicker(ticks);
     x->setRange(-0.8, barPosition(L - 1, H - 1, H) + 0.8);
     x->grid()->setVisible(false);

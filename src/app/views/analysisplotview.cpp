@@ -227,6 +227,20 @@ void AnalysisPlotView::addColorScale(int row, int column, QCPColorMap *map, QCPA
     to->setLabel(label);
 }
 
+void AnalysisPlotView::addReferenceLine(QCPAxisRect *rect, Qt::Orientation orientation, double at, const QPen &pen)
+{
+    auto *line = new QCPItemStraightLine(m_plot);
+    line->setClipAxisRect(rect);
+    for (QCPItemPosition *p : {line->point1, line->point2}) {
+        p->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+        p->setAxisRect(rect);
+    }
+    const bool across = orientation == Qt::Horizontal;
+    line->point1->setCoords(across ? 0 : at, across ? at : 0);
+    line->point2->setCoords(across ? 1 : at, across ? at : 1);
+    line->setPen(pen);
+}
+
 QCPLegend *AnalysisPlotView::addInsetLegend(
     QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries)
 {

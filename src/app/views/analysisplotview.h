@@ -67,6 +67,9 @@ protected:
     // A colour scale for `map` in row `row`, column `column` of the grid, its axis styled as `like`'s left axis and
     // named `label`; the column is kept narrow.
     void addColorScale(int row, int column, QCPColorMap *map, QCPAxisRect *like, const QString &label);
+    // A line across `rect` at `at` on its left axis (Qt::Horizontal) or bottom axis (Qt::Vertical), clipped to it: a
+    // limit, a chance level, the input's own value.
+    void addReferenceLine(QCPAxisRect *rect, Qt::Orientation orientation, double at, const QPen &pen);
     // A legend of `entries` inside `rect` at `where` (the views have no row to spare at projector sizes).
     QCPLegend *addInsetLegend(
         QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries);

@@ -82,15 +82,7 @@ void LostInTheMiddleView::drawAccuracy(const std::vector<RetrievalByPosition> &s
         curve(s.exact, Qt::SolidLine, QCPScatterStyle::ssDisc, tr("the whole value"));
         curve(s.digits, Qt::DashLine, QCPScatterStyle::ssSquare, tr("each digit"));
     }
-    auto *chance = new QCPItemStraightLine(plot());
-    chance->setClipAxisRect(rect);
-    for (QCPItemPosition *p : {chance->point1, chance->point2}) {
-        p->setAxes(x, y);
-        p->setAxisRect(rect);
-    }
-    chance->point1->setCoords(0, 10);
-    chance->point2->setCoords(1, 10);
-    chance->setPen(QPen(themeColors(m_spec.theme).text, 1, Qt::DotLine));
+    addReferenceLine(rect, Qt::Horizontal, 10, QPen(themeColors(m_spec.theme).text, 1, Qt::DotLine));
     x->setRange(-0.4, kRetrievalPairs - 0.6);
     setIntegerTicks(x);
     x->ticker()->setTickCount(kRetrievalPairs); // every position labelled

@@ -44,7 +44,7 @@ TokenReductionView::TokenReductionView(QWidget *parent)
 bool TokenReductionView::isCurrent(const ViewAnalysis &result) const
 {
     const auto *a = dynamic_cast<const TokenReductionAnalysis *>(&result);
-    return a && m_input.model && a->survival.tokens.size() == m_input.tokens.size()
+    return a && m_input.model && int64_t(a->survival.tokens.size()) == m_input.tokens.size()
         && int(a->survival.kept.size()) == m_input.model->config.layers - 1;
 }
 
@@ -184,15 +184,7 @@ void TokenReductionView::drawSweeps(const std::vector<const ReductionSweep *> &s
         main->setName(QString::fromStdString(s.model));
         entries.push_back(main); // the rankings are told apart by the panel's title
     }
-    auto *here = new QCPItemStraightLine(plot());
-    here->setClipAxisRect(rect);
-    for (QCPItemPosition *p : {here->point1, here->point2}) {
-        p->setAxes(x, y);
-        p->setAxisRect(rect);
-    }
-    here->point1->setCoords(100.0 * inputWork, 0);
-    here->point2->setCoords(100.0 * inputWork, 1);
-    here->setPen(QPen(themeColors(m_spec.theme).text, 1.5, Qt::DashLine));
+    addReferenceLine(rect, Qt::Vertical, 100.0 * inputWork, QPen(themeColors(m_spec.theme).text, 1.5, Qt::DashLine));
     x->setRange(20, 102);
     x->setLabel(tr("work left: token-positions processed, % of the whole model's (dashed: this input)"));
     y->setRange(0, 100);
