@@ -7,6 +7,7 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "model/builtinmodels.h"
+#include "sanitizertesting.h"
 #include "train/backprop.h"
 #include "train/task.h"
 #include "util/error.h"
@@ -140,6 +141,14 @@ private slots:
             QVERIFY2(r.lossIncrease(0, h) > 0.5, qPrintable(QString::number(r.lossIncrease(0, h))));
             QVERIFY2(std::abs(r.lossIncrease(1, h)) < 0.1, qPrintable(QString::number(r.lossIncrease(1, h))));
         }
+        // Mean ablation scores every head against the same intact model (on few examples: its code runs under the
+        // sanitizers too, where theLessonsClaimsHold skips).
+        const HeadImportance mean = headImportance(loadModel("reverse"), HeadAblation::Mode::Mean, 16);
+        QCOMPARE(mean.without.size(), size_t(2));
+        QCOMPARE(mean.without[1].size(), size_t(4));
+        QCOMPARE(mean.examples, 16);
+        QVERIFY(mean.baseline.tokenAccuracy > 0.999f);
+        QVERIFY(mean.lossIncrease(0, 0) > 0.0);
         int calls = 0;
         const HeadImportance cancelled
             = headImportance(loadModel("reverse"), HeadAblation::Mode::Zero, 16, [&](int, int) { return ++calls < 3; });
@@ -151,6 +160,7 @@ private slots:
     // and word-start heads (1.1, 1.2) cost about a tenth of a nat or less, zeroed or mean-ablated.
     void theLessonsClaimsHold()
     {
+        ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
         const auto reverse = loadModel("reverse");
         const auto task = Task::create("reverse");
         const Evaluation layerOne = evaluateOnTask(reverse, *task, 256, 12345, 1,

@@ -12,6 +12,7 @@
 #include "train/trainer.h"
 
 #include "referencetesting.h"
+#include "sanitizertesting.h"
 
 #include <QDir>
 #include <QTest>
@@ -229,6 +230,7 @@ private slots:
     // PoWER-BERT's significance keeps more than the random control at rate 0.8 (tests the claim in docs/models.md).
     void sweepOnTheBuiltInMaskedModel()
     {
+        ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
         const ReductionSweep s = tokenReductionSweep(loadModel("austen-mlm"), 64);
         QCOMPARE(int(s.points.size()), 8);
         const Evaluation whole = evaluateOnTask(loadModel("austen-mlm"), *Task::create("mlm"), 64);

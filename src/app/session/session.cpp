@@ -491,9 +491,11 @@ names::AttentionSite Session::viewSite() const
 void Session::updateAnalysis()
 {
     AnalysisRequest request;
-    if (m_model)
-        request
-            = analysisRequest(m_spec, analysisContext(makeViewInput(m_model, m_input, m_program, m_trace, viewSite())));
+    if (m_model) {
+        AnalysisContext context = analysisContext(makeViewInput(m_model, m_input, m_program, m_trace, viewSite()));
+        context.checkOnly = m_analysesOnLeastWork;
+        request = analysisRequest(m_spec, context);
+    }
     if (request.key == m_analysisKey && !request.key.empty() && request.problem.empty())
         return; // the result on hand, or under way, still fits
     m_analysisKey = request.key;

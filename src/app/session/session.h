@@ -68,6 +68,9 @@ public:
         const std::string &kind, const std::vector<std::string> &params, const std::vector<int> &layers = {});
     void setMemoryBudget(size_t bytes) { m_memoryBudget = bytes; }
     size_t memoryBudget() const { return m_memoryBudget; }
+    // Analyses on the least work (AnalysisContext::checkOnly): their code runs, their numbers are not for showing. For
+    // the lesson walk under the sanitizers, which checks what a step's view meets, not what it says.
+    void setAnalysesOnLeastWork(bool leastWork) { m_analysesOnLeastWork = leastWork; }
 
     void step();
     void back();
@@ -155,6 +158,7 @@ private:
     QString m_error;
     std::atomic<bool> m_cancel {false};
     bool m_busy = false;
+    bool m_analysesOnLeastWork = false;
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
     std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits
 

@@ -166,6 +166,8 @@ void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
     y->setRangeReversed(true); // query 0 on top, as every attention map
     x->setLabel(tr("key j"));
     y->setLabel(tr("query i"));
+    setIntegerTicks(x);
+    setIntegerTicks(y);
     x->grid()->setVisible(false);
     y->grid()->setVisible(false);
     addInsetLegend(rect, Qt::AlignTop | Qt::AlignRight, {full, zero});
