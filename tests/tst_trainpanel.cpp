@@ -18,6 +18,7 @@
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -82,6 +83,41 @@ private slots:
         QStandardPaths::setTestModeEnabled(true);
         QCoreApplication::setOrganizationName("TransformerAtlasTest");
         QCoreApplication::setApplicationName("tst_trainpanel");
+    }
+
+    void init() { QSettings().clear(); } // each test's panel starts from the defaults
+
+    // The settings of the last run started with the Start button are the next panel's, in this session or the next;
+    // a lesson's run does not replace them.
+    void keepsTheLastRunsSettings()
+    {
+        Session session;
+        {
+            TrainPanel panel(&session);
+            configure(panel, 6, 3, 2, "copy");
+            auto *memory = panel.findChild<QComboBox *>("trainMemory");
+            memory->setCurrentIndex(memory->findData("checkpoint"));
+            panel.findChild<QSpinBox *>("trainCheckpointEvery")->setValue(1);
+            panel.findChild<QSpinBox *>("trainSeed")->setValue(77);
+            panel.findChild<QDoubleSpinBox *>("trainLearningRate")->setValue(0.002);
+            click(panel, "trainStart");
+            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+            LessonAction lesson;
+            lesson.kind = LessonAction::Kind::Train;
+            lesson.target = "reverse";
+            lesson.count = 4;
+            panel.runLessonAction(lesson);
+            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        }
+        TrainPanel next(&session);
+        QCOMPARE(next.findChild<QComboBox *>("trainTask")->currentData().toString(), QString("copy"));
+        QCOMPARE(next.findChild<QComboBox *>("trainMemory")->currentData().toString(), QString("checkpoint"));
+        QCOMPARE(next.findChild<QSpinBox *>("trainCheckpointEvery")->value(), 1);
+        QCOMPARE(next.findChild<QSpinBox *>("trainSteps")->value(), 6);
+        QCOMPARE(next.findChild<QSpinBox *>("trainBatch")->value(), 3);
+        QCOMPARE(next.findChild<QSpinBox *>("trainEvalEvery")->value(), 2);
+        QCOMPARE(next.findChild<QSpinBox *>("trainSeed")->value(), 77);
+        QCOMPARE(next.findChild<QDoubleSpinBox *>("trainLearningRate")->value(), 0.002);
     }
 
     void trainsPausesSavesResumesAndStops()

@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
@@ -65,6 +66,7 @@ TrainPanel::TrainPanel(Session *session, QWidget *parent)
     layout->addWidget(splitter, 1);
 
     m_probe->setShape(Task::create(m_task->currentData().toString().toStdString())->modelConfig());
+    restoreSettings();
     connectWorker();
     connect(m_session, &Session::specChanged, this, &TrainPanel::applyTheme);
     applyTheme();
@@ -193,6 +195,35 @@ QWidget *TrainPanel::createSettings()
     return box;
 }
 
+// The settings of the last run the user started (not a lesson's), kept between sessions: a run tuned in one class
+// is there in the next. The task first: choosing it sets the other fields' limits.
+void TrainPanel::rememberSettings() const
+{
+    QSettings s;
+    s.beginGroup("train");
+    s.setValue("task", m_task->currentData());
+    s.setValue("memory", m_memory->currentData());
+    for (const QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
+        s.setValue(spin->objectName(), spin->value());
+    for (const QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
+        s.setValue(spin->objectName(), spin->value());
+}
+
+void TrainPanel::restoreSettings()
+{
+    QSettings s;
+    s.beginGroup("train");
+    for (QComboBox *box : {m_task, m_memory})
+        if (const int i = box->findData(s.value(box == m_task ? "task" : "memory")); i >= 0 && box->isEnabled())
+            box->setCurrentIndex(i);
+    for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
+        if (spin->isEnabled()) // disabled: what the task or the strategy allows (allowMemoryOptions)
+            spin->setValue(s.value(spin->objectName(), spin->value()).toInt());
+    for (QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
+        if (spin->isEnabled())
+            spin->setValue(s.value(spin->objectName(), spin->value()).toDouble());
+}
+
 // LayerDrop trains one stack with the plain strategy (Trainer refuses the rest).
 void TrainPanel::allowLayerDrop()
 {
@@ -250,7 +281,10 @@ QWidget *TrainPanel::createButtons()
     grid->addWidget(m_resume, 1, 0);
     grid->addWidget(m_save, 1, 1);
     grid->addWidget(m_explore, 1, 2);
-    connect(m_start, &QPushButton::clicked, this, &TrainPanel::start);
+    connect(m_start, &QPushButton::clicked, this, [this] {
+        rememberSettings();
+        start();
+    });
     connect(m_pause, &QPushButton::clicked, this, &TrainPanel::togglePause);
     connect(m_stop, &QPushButton::clicked, this, &TrainPanel::stop);
     connect(m_explore, &QPushButton::clicked, this, &TrainPanel::openInExplorer);

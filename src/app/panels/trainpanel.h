@@ -63,6 +63,8 @@ private:
     void connectWorker();
     void allowMemoryOptions(bool allowed);
     void allowLayerDrop();
+    void rememberSettings() const;
+    void restoreSettings();
     TrainingSetup setupFromControls() const;
     void showState();
     QString runningText() const;
