@@ -201,8 +201,8 @@ void TrainPanel::rememberSettings() const
 {
     QSettings s;
     s.beginGroup("train");
-    s.setValue("task", m_task->currentData());
-    s.setValue("memory", m_memory->currentData());
+    for (const QComboBox *box : {m_task, m_memory})
+        s.setValue(box->objectName(), box->currentData());
     for (const QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
         s.setValue(spin->objectName(), spin->value());
     for (const QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
@@ -214,7 +214,7 @@ void TrainPanel::restoreSettings()
     QSettings s;
     s.beginGroup("train");
     for (QComboBox *box : {m_task, m_memory})
-        if (const int i = box->findData(s.value(box == m_task ? "task" : "memory")); i >= 0 && box->isEnabled())
+        if (const int i = box->findData(s.value(box->objectName())); i >= 0 && box->isEnabled())
             box->setCurrentIndex(i);
     for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
         if (spin->isEnabled()) // disabled: what the task or the strategy allows (allowMemoryOptions)
