@@ -67,7 +67,7 @@ private slots:
         // build renders the steps whole.
         for (const LessonStep &step : lesson.steps) {
             const ViewSpec spec = stepViewSpec(lesson, step);
-            const std::string source = lesson.path + ":" + std::to_string(step.line);
+            const std::string source = stepSource(lesson, step);
             const std::unique_ptr<View> view
                 = preparedView(spec, preparedViewInput(spec, source, size_t(8) << 30, true), 960, 600);
             QCOMPARE(renderViewImage(view.get(), QSize(960, 600)).size(), QSize(960, 600));

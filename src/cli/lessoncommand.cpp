@@ -40,8 +40,8 @@ std::vector<std::string> drawingProblems(const Lesson &lesson)
     std::vector<std::string> problems;
     for (const LessonStep &step : lesson.steps) {
         try {
-            preparedViewInput(stepViewSpec(lesson, step), lesson.path + ":" + std::to_string(step.line),
-                EngineOptions {}.memoryBudget, true);
+            preparedViewInput(
+                stepViewSpec(lesson, step), stepSource(lesson, step), EngineOptions {}.memoryBudget, true);
         } catch (const Error &e) {
             problems.push_back(e.what());
         }

@@ -50,8 +50,8 @@ void configureLessonPdf(QPdfWriter &pdf)
 // The step's view drawn headless, as `render` draws it.
 QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height, double zoom = 1.0)
 {
-    const std::unique_ptr<View> view = drawableView(stepViewSpec(lesson, step), width, height,
-        lesson.path + ":" + std::to_string(step.line), size_t(8) << 30, zoom);
+    const std::unique_ptr<View> view
+        = drawableView(stepViewSpec(lesson, step), width, height, stepSource(lesson, step), size_t(8) << 30, zoom);
     return renderViewImage(view.get(), QSize(width, height));
 }
 
@@ -224,7 +224,7 @@ int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool an
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const LessonStep &step = lesson.steps[i];
         const ViewSpec spec = stepViewSpec(lesson, step);
-        const ViewInput input = preparedViewInput(spec, lesson.path + ":" + std::to_string(step.line));
+        const ViewInput input = preparedViewInput(spec, stepSource(lesson, step));
         const LessonPageView *drawing = lessonPageView(spec);
         nlohmann::json figure = drawing ? drawing->figure(input, spec) : nlohmann::json(nullptr);
         QString figureHtml;

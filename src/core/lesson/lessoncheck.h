@@ -28,6 +28,11 @@ PredictAnswer predictAnswer(
 // sets a kernel parameter, generate appends the tokens the model generates (deterministic: greedy, or sampled
 // from the action's seed). Train starts a run in the app and leaves the view as it is. Throws atlas::Error.
 ViewSpec stepViewSpec(const Lesson &lesson, const LessonStep &step);
+// Where a step's view is written, for messages about it: the lesson's path and the step's line.
+inline std::string stepSource(const Lesson &lesson, const LessonStep &step)
+{
+    return lesson.path + ":" + std::to_string(step.line);
+}
 
 // The step's view as the class first sees it: with a predict question, its query's row veiled (on its layer and
 // head) so that the heat map does not give the answer away before Reveal.
