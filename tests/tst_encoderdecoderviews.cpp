@@ -218,7 +218,7 @@ private slots:
         e = errorOf([&] { runSpec(oneStack); });
         QVERIFY2(
             e.find("key 'decoder_text'") != std::string::npos && e.find("one stack") != std::string::npos, e.c_str());
-        for (const char *view : {"kernels", "memory-timeline"}) {
+        for (const char *view : {"kernels", "memory-graph"}) {
             const ViewSpec spec = sortSpec(view, "self");
             const std::string problem = drawProblem(spec, runSpec(spec), "s.json");
             QVERIFY2(problem.find("one stack") != std::string::npos, problem.c_str());
@@ -227,6 +227,31 @@ private slots:
         layer.layer = 2;
         const std::string problem = drawProblem(layer, runSpec(layer), "s.json");
         QVERIFY2(problem.find("2 encoder layers") != std::string::npos, problem.c_str());
+    }
+
+    // The memory timeline trains a step of both stacks: the source for the encoder, the decoder input's next tokens as
+    // targets; plain and checkpointing run, reversible blocks are refused (standard blocks).
+    void theMemoryTimelineTrainsBothStacks()
+    {
+        const ViewInput memory = testing::forSpec(sortSpec("memory-timeline", "self"));
+        QVERIFY2(memory.analysis.problem.isEmpty(), qPrintable(memory.analysis.problem));
+        const MemoryTimeline &t = memory.analysisAs<MemoryTimelineAnalysis>()->timeline;
+        QCOMPARE(t.sourceTokens, 7);
+        QCOMPARE(t.tokens, 8);
+        QCOMPARE(t.encoderLayers, 2);
+        QCOMPARE(int(t.strategies.size()), 3);
+        for (int s : {0, 1}) {
+            QVERIFY2(t.strategies[size_t(s)].problem.empty(), t.strategies[size_t(s)].problem.c_str());
+            QVERIFY(t.strategies[size_t(s)].peakActivationBytes > 0);
+            bool encoder = false, decoder = false; // both stacks' blocks ran, each backward too
+            for (const MemoryOp &op : t.strategies[size_t(s)].ops) {
+                encoder = encoder || (op.phase == MemoryPhase::Backward && op.name.rfind("enc.layer.0.", 0) == 0);
+                decoder = decoder || (op.phase == MemoryPhase::Backward && op.name.rfind("dec.layer.0.", 0) == 0);
+            }
+            QVERIFY(encoder && decoder);
+        }
+        QVERIFY(t.strategies[1].peakActivationBytes < t.strategies[0].peakActivationBytes);
+        QVERIFY(!t.strategies[2].problem.empty());
     }
 
     // Each stack's positions: seq2seq-sort's shared learned table from either stack; T5's encoder reads its own

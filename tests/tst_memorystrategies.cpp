@@ -153,6 +153,7 @@ private slots:
     void plainStrategyEqualsTheFullTrace();
     void familyStrategiesEqualTheFullTrace_data();
     void familyStrategiesEqualTheFullTrace();
+    void encoderDecoderFormulaCountsWhatPlainKeeps();
     void chunkedFeedForwardMatchesWholeOne();
     void reversibleProgramComputesTheDefinition();
     void reversibleBackwardMatchesStoredActivations_data();
@@ -220,13 +221,19 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace_data()
     QTest::newRow("Mixtral: routed SwiGLU experts") << "mixtral_tiny";
     QTest::newRow("GPT-NeoX: parallel residual") << "neox_tiny";
     QTest::newRow("GPT-Neo: local layer") << "neo_tiny";
+    QTest::newRow("T5 v1.0: relative buckets, cross-attention") << "t5_tiny";
+    QTest::newRow("T5 v1.1: gated GELU, untied head") << "t5v11_tiny";
+    QTest::newRow("the project's encoder-decoder") << "seq2seq_tiny";
 }
 
 void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
 {
     QFETCH(QString, model);
     const auto m = std::make_shared<Model>(Model::load((ATLAS_TEST_DATA "/" + model).toStdString()));
-    const Sequence s = sequence(12, 64, 5);
+    const int vocab = std::min(64, m->config.vocab);
+    Sequence s = sequence(12, vocab, 5);
+    if (m->config.isEncoderDecoder()) // a source of another length: the cross-attention's S ≠ T
+        s.input.source = sequence(9, vocab, 8).input.tokens;
     Engine engine(m, s.input);
     engine.runToEnd();
     const Gradients traced = backward(*m, s.input, engine.trace(), s.targets);
@@ -236,6 +243,24 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
         QVERIFY2(why.isEmpty(), qPrintable(why));
         QVERIFY(empty);
     }
+}
+
+// The textbook count of an encoder–decoder's saved tensors (memorystrategy.h: E encoder blocks on S tokens, L decoder
+// blocks with their cross-attention, the encoder's tail, the head) is what the plain strategy keeps after its forward
+// pass, byte for byte, on a model of standard shapes.
+void TestMemoryStrategies::encoderDecoderFormulaCountsWhatPlainKeeps()
+{
+    const Model m = Model::load(ATLAS_TEST_DATA "/seq2seq_tiny");
+    QVERIFY(m.config.isEncoderDecoder() && m.config.innerDim() == m.config.dModel);
+    Sequence s = sequence(7, m.config.vocab, 3);
+    s.input.source = sequence(11, m.config.vocab, 4).input.tokens;
+    StrategyRunner runner(m, s.input, options(MemoryStrategy::Plain));
+    runner.forward();
+    int64_t kept = 0;
+    for (const auto &e : runner.store().entries())
+        kept += int64_t(e.tensor.bytes());
+    QCOMPARE(kept, predictedActivationBytes(m.config, 7, options(MemoryStrategy::Plain), 11));
+    QVERIFY(predictedActivationBytes(m.config, 7, options(MemoryStrategy::Checkpoint, 1), 11) < kept);
 }
 
 void TestMemoryStrategies::chunkedFeedForwardMatchesWholeOne()
@@ -556,6 +581,20 @@ void TestMemoryStrategies::badOptionsNameTheField()
     QVERIFY2(e.startsWith("memory_strategy"), qPrintable(e));
     e = errorFrom([&] { measureInversionError(*standard, s.input, s.targets, StreamPrecision::Float32); });
     QVERIFY2(e.contains("atlas_reversible"), qPrintable(e));
+    // The chunked feed-forward is GPT-2's: other layouts are refused by name, before anything runs.
+    for (const char *name : {"llama_tiny", "bert_tiny", "t5_tiny", "mixtral_tiny"}) {
+        const Model m = Model::load(std::string(ATLAS_TEST_DATA "/") + name);
+        Input input = s.input;
+        input.source = m.config.isEncoderDecoder() ? s.input.tokens : std::vector<int> {};
+        e = errorFrom([&] { StrategyRunner(m, input, options(MemoryStrategy::Plain, 0, 2)); });
+        QVERIFY2(e.startsWith("--ffn-chunks 2") && e.contains("runs whole"), qPrintable(name + (": " + e)));
+    }
+    const Model seq2seq = Model::load(ATLAS_TEST_DATA "/seq2seq_tiny"); // an encoder-decoder in GPT-2's layout
+    Sequence pair = sequence(8, seq2seq.config.vocab, 2);
+    pair.input.source = sequence(6, seq2seq.config.vocab, 3).input.tokens;
+    const double rel = relativeDifference(
+        run(seq2seq, pair, options(MemoryStrategy::Plain, 0, 3)), run(seq2seq, pair, options(MemoryStrategy::Plain)));
+    QVERIFY2(rel <= 1e-4, qPrintable(QString::number(rel)));
 }
 
 QTEST_GUILESS_MAIN(TestMemoryStrategies)

@@ -246,8 +246,8 @@ void TestSeq2seq::badInputsAreClearErrors()
     badPadding.sourcePadding = {7};
     QVERIFY(errorFrom([&] { Engine(c.model, badPadding); }).contains("padding position 7"));
     QVERIFY(errorFrom([&] {
-        StrategyRunner(*c.model, c.input, MemoryOptions {});
-    }).contains("memory strategies run one stack"));
+        StrategyRunner(*c.model, noSource, MemoryOptions {});
+    }).contains("needs a source for its encoder"));
     Input kernel = c.input;
     kernel.attention = {{"local", {{"window", "2"}}}};
     QVERIFY(errorFrom([&] { Engine(c.model, kernel); }).contains("exact attention only"));

@@ -185,7 +185,8 @@ std::vector<CliCommand> makeTable()
                     "a reversible model's rebuild error per block in float64/32/16, bfloat16"}},
             kModel
                 + Options {{"shape", "LxHxD", "a byte-level model of L layers, H heads, width D (4x4x64)"},
-                    {"length", "T", "tokens a sequence"}, {"batch", "B", "sequences a step (default 1)"},
+                    {"length", "T", "tokens a sequence (an encoder-decoder: T source and T target tokens)"},
+                    {"batch", "B", "sequences a step (default 1)"},
                     {"strategy", "plain|checkpoint|reversible", "the memory strategy"},
                     {"checkpoint-every", "K", "checkpointing keeps every K-th block boundary (default ⌈√L⌉)"},
                     {"ffn-chunks", "C", "run each feed-forward sub-layer in C chunks of rows"},

@@ -141,7 +141,7 @@ void checkStepFits(const Setup &s, int layers, const MemoryOptions &options)
     ModelConfig c = s.loaded ? s.loaded->config : shapeConfig(s.shape, s.tokens);
     if (!s.loaded)
         c.layers = layers;
-    checkFitsInMemory(estimatedTrainingStepBytes(c, s.tokens, options),
+    checkFitsInMemory(estimatedTrainingStepBytes(c, s.tokens, options, s.tokens),
         "one training step of " + std::to_string(c.layers) + " layers, " + std::to_string(c.heads)
             + " heads and d_model " + std::to_string(c.dModel) + " on " + std::to_string(s.tokens)
             + " tokens (--shape, --length)");
@@ -167,10 +167,14 @@ int singleStep(const Arguments &args, const Setup &setup)
     validateMemoryOptions(o, model.config, setup.tokens, fields);
     const std::vector<TrainingSequence> sequences = randomSequences(model.config, setup.tokens, setup.batch);
     const StepTiming m = measureStep(model, sequences, o, setup.repeat);
-    std::printf("%s: %s, %d layers, %d tokens x %d: peak %s, activations %s (formula %s), step %.2f ms "
+    const ModelConfig &c = model.config;
+    const std::string layers = c.isEncoderDecoder() // the source as long as the target (randomSequences)
+        ? std::to_string(c.encoderLayers) + " encoder and " + std::to_string(c.layers) + " decoder layers"
+        : std::to_string(c.layers) + " layers";
+    std::printf("%s: %s, %s, %d tokens x %d: peak %s, activations %s (formula %s), step %.2f ms "
                 "(recorded %.2f ms), peak RSS %s\n",
-        model.name.c_str(), strategyLabel(o, model.config.layers).c_str(), model.config.layers, setup.tokens,
-        setup.batch, mib(m.memory.peakBytes).c_str(), mib(m.memory.peakActivationBytes).c_str(),
+        model.name.c_str(), strategyLabel(o, c.layers).c_str(), layers.c_str(), setup.tokens, setup.batch,
+        mib(m.memory.peakBytes).c_str(), mib(m.memory.peakActivationBytes).c_str(),
         mib(m.memory.predictedActivationBytes).c_str(), m.stepMs, m.recordedStepMs, mib(peakResidentBytes()).c_str());
     if (args.has("json"))
         writeFileAtomically(args.value("json"), recordingJson(m, model.name).dump(1) + "\n");

@@ -29,6 +29,7 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     v.program = std::move(program);
     v.tokenIds = encoder ? input.source : input.tokens;
     v.sourceIds = input.source;
+    v.sourcePadding = input.sourcePadding;
     v.tokens = labels(v.tokenIds);
     v.padding = encoder ? input.sourcePadding : input.padding;
     v.keyTokens = encoder || site.cross ? labels(input.source) : v.tokens;
@@ -50,7 +51,7 @@ ViewInput makeViewInput(const SpecRun &run, std::shared_ptr<const Tokenizer> tok
 AnalysisContext analysisContext(const ViewInput &input)
 {
     return {input.trace, input.program, int(input.tokens.size()), input.layers, input.causal, input.padding,
-        input.model, input.tokenIds, input.site};
+        input.model, input.tokenIds, input.site, input.sourceIds, input.sourcePadding};
 }
 
 void analyzeNow(ViewInput &input, const ViewSpec &spec, bool checkOnly)

@@ -52,6 +52,7 @@ struct ViewInput
     std::shared_ptr<const Model> model; // what ran (analyses that train a step read it)
     std::vector<int> tokenIds; // the input's token ids
     std::vector<int> sourceIds; // an encoder–decoder's source, whatever the site (empty for one stack)
+    std::vector<int> sourcePadding; // and its padding
     AnalysisState analysis;
 
     // The analysis result as the type a view expects; nullptr while there is none (or another kind's).

@@ -171,11 +171,16 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
     int64_t residentBytes = 0;
     for (const TimelineStrategy &strategy : t.strategies)
         residentBytes = std::max(residentBytes, strategy.peakResidentBytes);
+    const QString shape = t.encoderLayers > 0 ? tr("%1 source and %2 target tokens, %3 encoder and %4 decoder layers")
+                                                    .arg(t.sourceTokens)
+                                                    .arg(t.tokens)
+                                                    .arg(t.encoderLayers)
+                                                    .arg(t.layers)
+                                              : tr("%1 tokens, %2 layers").arg(t.tokens).arg(t.layers);
     m_title = new PlotTitle(m_plot,
-        tr("One training step of %1 tokens, %2 layers: live memory by category (checkpoint every %3, FFN in %4 "
-           "chunk%5); the process's peak RSS %6")
-            .arg(t.tokens)
-            .arg(t.layers)
+        tr("One training step of %1: live memory by category (checkpoint every %2, FFN in %3 "
+           "chunk%4); the process's peak RSS %5")
+            .arg(shape)
             .arg(analysis.checkpointEvery > 0 ? QString::number(analysis.checkpointEvery) : tr("√L"))
             .arg(analysis.ffnChunks)
             .arg(analysis.ffnChunks == 1 ? "" : "s")

@@ -95,6 +95,9 @@ std::vector<TrainingSequence> randomSequences(const ModelConfig &config, int tok
             ids.push_back(int(rng() % unsigned(config.vocab)));
         s.input.tokens.assign(ids.begin(), ids.end() - 1);
         s.targets.assign(ids.begin() + 1, ids.end());
+        if (config.isEncoderDecoder()) // a source of the same length for the encoder
+            for (int i = 0; i < tokens; ++i)
+                s.input.source.push_back(int(rng() % unsigned(config.vocab)));
     }
     return out;
 }

@@ -19,7 +19,8 @@ namespace atlas {
 // every other setting (heads, widths, d_ff, positions, vocabulary, context) stays.
 Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible);
 
-// `batch` sequences of `tokens` random ids (a fixed seed), each id's successor its target.
+// `batch` sequences of `tokens` random ids (a fixed seed), each id's successor its target; an encoder–decoder's
+// also a source of `tokens` random ids.
 std::vector<TrainingSequence> randomSequences(const ModelConfig &config, int tokens, int batch);
 
 struct StepTiming

@@ -96,6 +96,10 @@ MemoryTimeline memoryTimeline(const Model &model, const TrainingSequence &sequen
     MemoryTimeline timeline;
     timeline.tokens = int(sequence.input.tokens.size());
     timeline.layers = model.config.layers;
+    if (model.config.isEncoderDecoder()) {
+        timeline.sourceTokens = int(sequence.input.source.size());
+        timeline.encoderLayers = model.config.encoderLayers;
+    }
     if (timeline.tokens < 2)
         throw Error("a training step needs at least 2 tokens: each position learns the next one");
     for (MemoryStrategy strategy : {MemoryStrategy::Plain, MemoryStrategy::Checkpoint, MemoryStrategy::Reversible}) {

@@ -54,6 +54,7 @@ struct MemoryTimeline
 {
     std::vector<TimelineStrategy> strategies; // plain, checkpoint, reversible
     int tokens = 0, layers = 0;
+    int sourceTokens = 0, encoderLayers = 0; // an encoder–decoder's encoder (0 for a model of one stack)
     int64_t maxBytes = 0; // the highest peak of them all (the shared y axis)
     int64_t maxActivationBytes = 0; // the highest activation peak of them all
     int maxOps = 0; // the longest step in ops (the shared x axis)

@@ -53,7 +53,8 @@ TrainingStepMemory measureTrainingStep(Model &model, const std::vector<TrainingS
     m.layers = model.config.layers;
     m.tokens = sequences.empty() ? 0 : int(sequences.front().input.tokens.size());
     m.batch = int(sequences.size());
-    m.predictedActivationBytes = predictedActivationBytes(model.config, m.tokens, options);
+    m.predictedActivationBytes = predictedActivationBytes(
+        model.config, m.tokens, options, sequences.empty() ? 0 : int(sequences.front().input.source.size()));
     AllocationRecorder recorder;
     for (const auto &[name, p] : model.parameters())
         recorder.adopt(*p, MemoryCategory::Parameters);

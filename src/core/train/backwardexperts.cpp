@@ -14,7 +14,7 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
     if (m_c.gatedFfn)
         return gatedExperts(i, ddown, in, din);
     const BlockWeights &b = m_model.blocks[size_t(i)];
-    BackwardStep step(i, "experts");
+    BackwardStep step(m_s, i, "experts");
     const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate");
     const Tensor &logits = act(p + "router.logits"), &probs = act(p + "router.probs");
     std::vector<ops::FfnWeights> weights;
@@ -46,7 +46,7 @@ void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Te
 {
     const std::string p = layerName(i), m = "layers." + std::to_string(i) + ".block_sparse_moe.";
     const BlockWeights &b = m_model.blocks[size_t(i)];
-    BackwardStep step(i, "experts");
+    BackwardStep step(m_s, i, "experts");
     const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate"), &probs = act(p + "router.probs");
     std::vector<ops::GatedExpertWeights> weights;
     std::vector<ops::GatedExpertGradients> grads;

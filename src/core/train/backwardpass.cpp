@@ -117,7 +117,7 @@ Tensor BackwardPass::bertHead(const Tensor &dlogits)
 {
     const int64_t D = m_c.dModel;
     Tensor dlnf({T, D}), dact({T, D}), ddense({T, D}), dx({T, D});
-    BackwardStep step(-1, "MLM head");
+    BackwardStep step(m_s, -1, "MLM head");
     ops::logits_backward(dlnf, grad(embeddingParam()), dlogits, act("ln_f"), m_model.wte);
     RowVectorMap(grad("cls.predictions.bias").data(), m_c.vocab) += dlogits.matrix().colwise().sum();
     const std::string t = "cls.predictions.transform.";
@@ -137,7 +137,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
             + std::to_string(m_c.vocab) + "]: the trace is not of this model and input");
     Tensor dlnf({T, m_c.dModel});
     {
-        BackwardStep step(-1, "logits");
+        BackwardStep step(m_s, -1, "logits");
         Tensor losses({T});
         m_g.loss += ops::crossentropy_forward(losses, logits, targets);
         Tensor dlogits(logits.shape()); // (T,V)
@@ -150,7 +150,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
         ops::logits_backward(
             dlnf, grad(m_c.tiedHead ? embeddingParam() : untied), dlogits, act("ln_f"), m_model.outputWeight());
     }
-    BackwardStep step(-1, "ln_f");
+    BackwardStep step(m_s, -1, "ln_f");
     Tensor dx({T, m_c.dModel});
     const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_s, m_c.layers);
     const std::string norm = m_c.family == Family::Llama ? "norm"
@@ -163,7 +163,7 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
 
 void BackwardPass::streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2)
 {
-    BackwardStep step(-1, names::streamMean());
+    BackwardStep step(m_s, -1, names::streamMean());
     ops::average_backward(dy1, dy2, dmean);
 }
 
@@ -206,7 +206,7 @@ void BackwardPass::startStack(const names::Stack &stack)
     m_causal = !m_source && m_c.causal;
     T = static_cast<int64_t>((m_source ? m_input.source : m_input.tokens).size());
     if (stack == names::kDecoderStack) {
-        BackwardStep step(-1, "cross-attention");
+        BackwardStep step(m_s, -1, "cross-attention");
         m_dEncoderOutput = Tensor({static_cast<int64_t>(m_input.source.size()), m_c.dModel});
     }
 }
@@ -222,7 +222,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
     const Tensor &probs = act(c + "probs");
     Tensor dctx({H, T, d});
     {
-        BackwardStep step(i, "cross.out");
+        BackwardStep step(m_s, i, "cross.out");
         Tensor dmerged({T, I});
         if (linear)
             linearBackward(dmerged, projection(i, Projection::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
@@ -233,7 +233,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
     }
     Tensor dscores({H, T, S}), dv({H, S, d});
     {
-        BackwardStep step(i, "cross.probs");
+        BackwardStep step(m_s, i, "cross.probs");
         Tensor dprobs({H, T, S}), dmasked({H, T, S});
         ops::attention_context_backward(dprobs, dv, dctx, probs, act(c + "v"));
         ops::softmax_backward(dmasked, dprobs, probs);
@@ -241,7 +241,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
     }
     Tensor dln({T, m_c.dModel});
     {
-        BackwardStep step(i, "cross.qkv");
+        BackwardStep step(m_s, i, "cross.qkv");
         Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, I});
         ops::attention_scores_backward(dq, dk, dscores, act(c + "q"), act(c + "k"), scoreScale());
         ops::split_heads_backward(dquery, {&dq});
@@ -262,13 +262,13 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
                 m_dEncoderOutput, grad(w + "c_attn.weight"), grad(w + "c_attn.bias"), dkv, z, b.crossKvWeight);
         }
     }
-    BackwardStep step(i, "ln_cross");
+    BackwardStep step(m_s, i, "ln_cross");
     layernorm(dx, normParam(i, 3), dln, x, b.lnCrossWeight);
 }
 
 Tensor BackwardPass::encoderOutput()
 {
-    BackwardStep step(-1, names::encoderOutput());
+    BackwardStep step(m_s, -1, names::encoderOutput());
     Tensor dx({T, m_c.dModel});
     const std::string norm
         = m_c.family == Family::T5 ? "encoder.final_layer_norm" : std::string(names::kEncoderStack.parameters) + "ln_f";
@@ -282,18 +282,18 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dresid({T, m_c.dModel});
     {
-        BackwardStep step(i, "out");
+        BackwardStep step(m_s, i, "out");
         layernorm(dresid, normParam(i, 2), dout, act(p + "resid"), b.ln2Weight);
     }
     Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
     {
-        BackwardStep step(i, "resid");
+        BackwardStep step(m_s, i, "resid");
         ops::add_backward(dln1, ddown, dresid);
     }
     mlp(i, ddown, act(p + "ln_1"), dln1); // ln_1 feeds both the MLP and the residual: both add into dln1
     Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
     {
-        BackwardStep step(i, "ln_1");
+        BackwardStep step(m_s, i, "ln_1");
         layernorm(dmid, normParam(i, 1), dln1, act(p + "mid"), b.ln1Weight);
         ops::add_backward(dx, dattn, dmid);
     }
@@ -311,7 +311,7 @@ void BackwardPass::blockReversible(int i, Tensor &dy1, Tensor &dy2)
 
 Tensor BackwardPass::streamsStart(const Tensor &dx1, const Tensor &dx2)
 {
-    BackwardStep step(-1, "input");
+    BackwardStep step(m_s, -1, names::stackTensor(m_s, "input"));
     Tensor dx(dx1.shape());
     ops::add_forward(dx, dx1, dx2);
     return dx;
@@ -321,7 +321,7 @@ void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, T
 {
     Tensor dln1({T, m_c.dModel});
     attention(i, dF, act(layerName(i) + "ln_1"), dln1);
-    BackwardStep step(i, "ln_1");
+    BackwardStep step(m_s, i, "ln_1");
     layernorm(dx, normParam(i, 1), dln1, x, blocks()[size_t(i)].ln1Weight);
 }
 
@@ -329,7 +329,7 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
 {
     Tensor dln2({T, m_c.dModel});
     mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
-    BackwardStep step(i, "ln_2");
+    BackwardStep step(m_s, i, "ln_2");
     layernorm(dy, normParam(i, 2), dln2, y, blocks()[size_t(i)].ln2Weight);
 }
 
@@ -343,7 +343,7 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     const bool linear = m_c.linearLayout();
     Tensor dctx({H, T, d});
     {
-        BackwardStep step(i, "attn.out");
+        BackwardStep step(m_s, i, "attn.out");
         Tensor dmerged({T, m_c.innerDim()}); // the heads side by side: H·d, d_model unless head_dim says otherwise
         if (linear)
             linearBackward(dmerged, projection(i, Projection::Out), dout, act(p + "attn.merged"), b.oWeight);
@@ -354,14 +354,14 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
     }
     Tensor dscores({H, T, T}), dv({H, T, d});
     {
-        BackwardStep step(i, "attn.probs");
+        BackwardStep step(m_s, i, "attn.probs");
         Tensor dprobs({H, T, T});
         ops::attention_context_backward(dprobs, dv, dctx, probs, act(p + "attn.v"));
         Tensor dmasked({H, T, T});
         normaliserBackward(i, dmasked, dprobs, probs);
         ops::attention_mask_backward(dscores, dmasked, m_causal, m_source ? m_input.sourcePadding : m_input.padding);
     }
-    BackwardStep step(i, "attn.qkv");
+    BackwardStep step(m_s, i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
     const float scale = scoreScale();
     if (m_c.rotatesQueriesAndKeys()) { // S = R(Q) R(K)ᵀ/√d: back through the scores, then the rotation
@@ -468,7 +468,7 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     if (m_c.isMoeLayer(i))
         return mixtureOfExperts(i, ddown, in, din);
-    BackwardStep step(i, "mlp");
+    BackwardStep step(m_s, i, "mlp");
     if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
         if (m_ffnChunks > 1)
             throw Error("--ffn-chunks: the chunked feed-forward is GPT-2's; a gated one runs whole");
@@ -503,7 +503,7 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
 
 void BackwardPass::embeddings(const Tensor &dinput)
 {
-    BackwardStep step(-1, "input");
+    BackwardStep step(m_s, -1, names::stackTensor(m_s, "input"));
     Tensor dembed(dinput.shape()), dpos(dinput.shape());
     if (m_c.family == Family::Bert) { // input = LN_e(E + P + S), S the segment's embedding (A, or B of a pair)
         Tensor dsum(dinput.shape());
@@ -528,7 +528,7 @@ void BackwardPass::embeddings(const Tensor &dinput)
 
 Tensor BackwardPass::copyOf(const Tensor &t, int layer, std::string_view op)
 {
-    BackwardStep step(layer, op);
+    BackwardStep step(m_s, layer, op);
     Tensor copy(t.shape());
     std::copy(t.data(), t.data() + t.numel(), copy.data());
     return copy;

@@ -20,8 +20,10 @@ namespace atlas {
 // The backward of one operation: what it allocates is transient workspace (gradients of activations).
 struct BackwardStep : MemoryScope
 {
-    BackwardStep(int layer, std::string_view op)
-        : MemoryScope(MemoryPhase::Backward, layer, op, MemoryCategory::Workspace)
+    // Op `op` of block `layer` of stack `s` ("dec.layer.2.cross.qkv"), or the whole name `op` when layer < 0.
+    BackwardStep(const names::Stack &s, int layer, std::string_view op)
+        : MemoryScope(MemoryPhase::Backward, layer,
+            WholeName {layer >= 0 ? names::layerTensor(s, layer, op) : std::string(op)}, MemoryCategory::Workspace)
     {
     }
 };

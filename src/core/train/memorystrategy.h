@@ -54,11 +54,16 @@ void validateMemoryOptions(
 // model: 8TD) and one segment of k blocks at a time: ⌈L/k⌉·4TD + k·block + head. Reversible keeps the two last
 // streams, 8TD, and one block at a time: 8TD + block + head. Workspace (scores, the gradients of activations) is
 // not in the formula: the measured peak minus this count is what the textbook leaves out.
-int64_t predictedActivationBytes(const ModelConfig &config, int tokens, const MemoryOptions &options);
+// An encoder–decoder on `sourceTokens` source tokens (S) adds its E encoder blocks on S, a cross-attention per decoder
+// block, 4·(4TD + 2SD + HTS), and the encoder's last stream and output Z, 4·2SD; checkpointed, each stack keeps its
+// own boundaries (k_E = min(k, E) for the encoder) and the larger of the two stacks' segments is counted.
+int64_t predictedActivationBytes(
+    const ModelConfig &config, int tokens, const MemoryOptions &options, int sourceTokens = 0);
 
 // What one training step of a model of `config` on `tokens` tokens needs at least, before anything is allocated:
 // the parameters with their gradients and AdamW's two moments (16 bytes a parameter) plus
 // predictedActivationBytes(). In double: huge shapes must not wrap.
-double estimatedTrainingStepBytes(const ModelConfig &config, int tokens, const MemoryOptions &options);
+double estimatedTrainingStepBytes(
+    const ModelConfig &config, int tokens, const MemoryOptions &options, int sourceTokens = 0);
 
 } // namespace atlas

@@ -33,10 +33,16 @@ StrategyRunner::StrategyRunner(const Model &model, Input input, MemoryOptions op
     , m_options(options)
     , T(int64_t(m_input.tokens.size()))
 {
-    if (model.config.isEncoderDecoder())
-        throw Error("memory strategies run one stack: an encoder-decoder trains with a traced run and backprop "
-                    "(train does this; memory timelines of encoder-decoders are not implemented)");
     validateMemoryOptions(m_options, model.config, int(T));
+    if (model.config.isEncoderDecoder()) {
+        if (m_input.source.empty())
+            throw Error("an encoder-decoder's training pass needs a source for its encoder");
+        if (!m_input.droppedLayers.empty())
+            throw Error("dropping layers (LayerDrop) trains a model of one stack, not an encoder-decoder");
+        m_stacks = {{names::kDecoderStack, model.config.layers}, {names::kEncoderStack, model.config.encoderLayers}};
+    } else {
+        m_stacks = {{names::kOnlyStack, model.config.layers}};
+    }
     if (!m_input.ablation.empty())
         throw Error("training with heads switched off is not implemented: drop the ablation");
     if (!m_input.droppedLayers.empty() && m_options.strategy != MemoryStrategy::Plain)
@@ -59,38 +65,53 @@ int StrategyRunner::opIndex(const std::string &name) const
     return it->second;
 }
 
-int StrategyRunner::blockBegin(int layer) const
+int StrategyRunner::blockBegin(const names::Stack &s, int layer) const
 {
-    if (layer >= m_model.config.layers)
-        return opIndex(m_model.config.reversible ? names::streamMean() : "ln_f");
-    return opIndex(names::layerTensor(
-        layer, m_model.config.layerNorm == LayerNormPlacement::Pre || m_model.config.reversible ? "ln_1" : "attn.qkv"));
+    const ModelConfig &c = m_model.config;
+    if (s == names::kEncoderStack && layer >= c.encoderLayers)
+        return opIndex(names::encoderOutput());
+    if (layer >= c.layers)
+        return opIndex(c.reversible ? names::streamMean() : "ln_f");
+    return opIndex(
+        names::layerTensor(s, layer, c.layerNorm == LayerNormPlacement::Pre || c.reversible ? "ln_1" : "attn.qkv"));
 }
 
-std::vector<std::string> StrategyRunner::boundary(int layer) const
+std::vector<std::string> StrategyRunner::boundary(const names::Stack &s, int layer) const
 {
-    if (!m_model.config.reversible || layer == 0)
-        return {m_model.config.reversible ? names::reversibleStream(layer, 1) : names::residualStream(layer)};
+    if (!m_model.config.reversible)
+        return {names::residualStream(s, layer)};
+    if (layer == 0)
+        return {names::reversibleStream(layer, 1)};
     return {names::reversibleStream(layer, 1), names::reversibleStream(layer, 2)};
 }
 
-std::vector<std::string> StrategyRunner::attentionTensors(int i) const
+int StrategyRunner::segmentLength(const StackPart &part) const
 {
-    const std::string p = names::layerPrefix(i);
+    return std::min(checkpointInterval(m_options, part.layers), part.layers);
+}
+
+std::vector<std::string> StrategyRunner::attentionTensors(const names::Stack &s, int i) const
+{
+    const std::string p = names::layerPrefix(s, i);
     std::vector<std::string> names = {p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged"};
     if (m_model.config.rotatesQueriesAndKeys())
-        names.insert(names.end(), {names::queriesOf(i, true), names::keysOf(i, true)});
+        names.insert(names.end(), {names::queriesOf(s, i, true), names::keysOf(s, i, true)});
     if (m_model.config.adaptiveSpan()) // the span's gradient reads the mask
         names.push_back(p + "attn.span_mask");
     return names;
 }
 
-std::vector<std::string> StrategyRunner::savedBy(int i) const
+std::vector<std::string> StrategyRunner::savedBy(const names::Stack &s, int i) const
 {
     const ModelConfig &c = m_model.config;
-    const std::string p = names::layerPrefix(i);
-    std::vector<std::string> saved = attentionTensors(i);
-    saved.insert(saved.end(), {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(i), p + "ln_1"});
+    const std::string p = names::layerPrefix(s, i);
+    std::vector<std::string> saved = attentionTensors(s, i);
+    saved.insert(saved.end(), {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(s, i), p + "ln_1"});
+    if (s == names::kDecoderStack) { // mid_cross = mid + Cross(LN_c(mid), Z): its backward reads these
+        for (const char *what : {"q", "k", "v", "probs", "merged"})
+            saved.push_back(names::attentionTensor({s, true}, i, what));
+        saved.insert(saved.end(), {p + "ln_cross", p + "mid_cross"});
+    }
     if (c.reversible)
         saved.insert(saved.end(), {p + "out1", p + "ln_2"});
     else if (c.parallelResidual) // both sub-layers read the block's input: there is no mid
@@ -99,14 +120,14 @@ std::vector<std::string> StrategyRunner::savedBy(int i) const
         saved.insert(saved.end(), {p + "mid", p + "ln_2"});
     else
         saved.insert(saved.end(), {p + "mid", p + "resid"});
-    const std::vector<std::string> mlp = mlpTensors(i);
+    const std::vector<std::string> mlp = mlpTensors(s, i);
     saved.insert(saved.end(), mlp.begin(), mlp.end());
     return saved;
 }
 
-std::vector<std::string> StrategyRunner::mlpTensors(int i) const
+std::vector<std::string> StrategyRunner::mlpTensors(const names::Stack &s, int i) const
 {
-    const std::string p = names::layerPrefix(i);
+    const std::string p = names::layerPrefix(s, i);
     if (m_model.config.isMoeLayer(i))
         return {p + "router.logits", p + "router.probs", p + "router.choice", p + "router.gate", p + "router.aux_loss",
             p + "router.z_loss"};
@@ -121,7 +142,8 @@ std::vector<std::string> StrategyRunner::savedByHead() const
 {
     const ModelConfig &c = m_model.config;
     std::vector<std::string> saved
-        = {c.reversible ? names::streamMean() : names::residualStream(c.layers), "ln_f", "logits", "next_probs"};
+        = {c.reversible ? names::streamMean() : names::residualStream(m_stacks[0].stack, c.layers), "ln_f", "logits",
+            "next_probs"};
     if (c.family == Family::Bert) // the masked-LM head's transform
         saved.insert(saved.end(), {"head.dense", "head.act"});
     return saved;
@@ -131,6 +153,13 @@ std::vector<std::string> StrategyRunner::savedByEmbeddings() const
 {
     // BERT normalises E + P + S: its backward reads the sum, kept from the forward pass to the end.
     return m_model.config.family == Family::Bert ? std::vector<std::string> {"embed.sum"} : std::vector<std::string> {};
+}
+
+std::vector<std::string> StrategyRunner::encoderTail() const
+{
+    if (!m_model.config.isEncoderDecoder())
+        return {};
+    return {names::encoderOutput(), names::residualStream(names::kEncoderStack, m_model.config.encoderLayers)};
 }
 
 void StrategyRunner::runOps(Trace &trace, int first, int last, MemoryPhase phase, const NameSet &keep) const
@@ -186,19 +215,21 @@ void StrategyRunner::dropAll(const std::vector<std::string> &names)
 void StrategyRunner::forward()
 {
     const ModelConfig &c = m_model.config;
-    const std::vector<std::string> head = savedByHead(), embeddings = savedByEmbeddings();
-    NameSet keep(head.begin(), head.end());
-    keep.insert(embeddings.begin(), embeddings.end());
+    NameSet keep;
+    for (const std::vector<std::string> &names : {savedByHead(), savedByEmbeddings(), encoderTail()})
+        keep.insert(names.begin(), names.end());
     switch (m_options.strategy) {
     case MemoryStrategy::Plain:
-        for (int i = 0; i < c.layers; ++i)
-            for (const std::string &name : savedBy(i))
-                keep.insert(name);
+        for (const StackPart &part : m_stacks)
+            for (int i = 0; i < part.layers; ++i)
+                for (const std::string &name : savedBy(part.stack, i))
+                    keep.insert(name);
         break;
     case MemoryStrategy::Checkpoint:
-        for (int b = 0; b < c.layers; b += checkpointInterval(m_options, c.layers))
-            for (const std::string &name : boundary(b))
-                keep.insert(name);
+        for (const StackPart &part : m_stacks)
+            for (int b = 0; b < part.layers; b += segmentLength(part))
+                for (const std::string &name : boundary(part.stack, b))
+                    keep.insert(name);
         break;
     case MemoryStrategy::Reversible:
         keep.insert({names::reversibleStream(c.layers, 1), names::reversibleStream(c.layers, 2)});
@@ -231,45 +262,57 @@ void StrategyRunner::backward(const std::vector<int> &targets, Gradients &g)
         d1 = Tensor(dmean.shape());
         pass.streamMean(dmean, d1, d2);
     }
-    if (m_options.strategy == MemoryStrategy::Checkpoint)
-        backwardCheckpoint(pass, d1, d2);
-    else
-        backwardBlocks(0, c.layers, pass, d1, d2);
-    const Tensor dx = c.reversible ? pass.streamsStart(d1, d2) : std::move(d1);
-    dropAll(boundary(0));
-    pass.embeddings(dx);
+    for (const StackPart &part : m_stacks) {
+        if (part.stack == names::kEncoderStack) { // from the gradient the decoder's cross-attention sent to Z
+            pass.startStack(names::kEncoderStack);
+            d1 = pass.encoderOutput();
+            dropAll(encoderTail());
+        }
+        if (m_options.strategy == MemoryStrategy::Checkpoint)
+            backwardCheckpoint(part, pass, d1, d2);
+        else
+            backwardBlocks(part.stack, 0, part.layers, pass, d1, d2);
+        const Tensor dx = c.reversible ? pass.streamsStart(d1, d2) : std::move(d1);
+        dropAll(boundary(part.stack, 0));
+        pass.embeddings(dx);
+    }
     dropAll(savedByEmbeddings());
 }
 
-// Blocks last−1 … first, reading the store; each block's saved tensors are dropped after its backward pass.
-void StrategyRunner::backwardBlocks(int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2)
+// Blocks last−1 … first of stack s, reading the store; each block's saved tensors are dropped after its backward
+// pass.
+void StrategyRunner::backwardBlocks(
+    const names::Stack &s, int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2)
 {
     const ModelConfig &c = m_model.config;
     for (int i = last - 1; i >= first; --i) {
         if (m_input.drops(i)) { // its output is its input: the gradient passes through unchanged
-            dropAll(savedBy(i));
+            dropAll(savedBy(s, i));
             continue;
         }
         if (c.reversible)
             pass.blockReversible(i, d1, d2);
         else
             d1 = pass.block(i, d1);
-        dropAll(savedBy(i));
+        dropAll(savedBy(s, i));
     }
 }
 
-void StrategyRunner::backwardCheckpoint(BackwardPass &pass, Tensor &d1, Tensor &d2)
+void StrategyRunner::backwardCheckpoint(const StackPart &part, BackwardPass &pass, Tensor &d1, Tensor &d2)
 {
-    const int L = m_model.config.layers, k = checkpointInterval(m_options, L);
+    const int L = part.layers, k = segmentLength(part);
     for (int b = ((L - 1) / k) * k; b >= 0; b -= k) {
         const int e = std::min(L, b + k);
-        NameSet keep;
-        for (int i = b; i < e; ++i)
-            for (const std::string &name : savedBy(i))
+        NameSet keep; // in the decoder, Z too: the next segment's cross-attention reads it
+        if (part.stack == names::kDecoderStack)
+            for (const std::string &name : encoderTail())
                 keep.insert(name);
-        runOps(m_store, blockBegin(b), blockBegin(e), MemoryPhase::Recompute, keep);
-        backwardBlocks(b, e, pass, d1, d2);
-        dropAll(boundary(b));
+        for (int i = b; i < e; ++i)
+            for (const std::string &name : savedBy(part.stack, i))
+                keep.insert(name);
+        runOps(m_store, blockBegin(part.stack, b), blockBegin(part.stack, e), MemoryPhase::Recompute, keep);
+        backwardBlocks(part.stack, b, e, pass, d1, d2);
+        dropAll(boundary(part.stack, b));
     }
 }
 
@@ -307,7 +350,7 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
                       x2 = names::reversibleStream(i, 2);
     const std::string g = p + "mlp.down";
     // G(Y₁), then X₂ = Y₂ − G(Y₁) and the backward pass through G.
-    std::vector<std::string> inside = mlpTensors(i);
+    std::vector<std::string> inside = mlpTensors(names::kOnlyStack, i);
     inside.push_back(p + "ln_2");
     NameSet keepG(inside.begin(), inside.end());
     keepG.insert({y1, g});
@@ -318,7 +361,7 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
     pass.mlpSublayer(i, dy2, m_store.tensor(y1), dy1);
     dropAll(inside);
     // F(X₂), then X₁ = Y₁ − F(X₂) and the backward pass through F.
-    const std::vector<std::string> attention = attentionTensors(i);
+    const std::vector<std::string> attention = attentionTensors(names::kOnlyStack, i);
     NameSet keep(attention.begin(), attention.end());
     keep.insert({x2, p + "ln_1", p + "attn.out"});
     runOps(m_store, opIndex(p + "ln_1"), opIndex(p + "out1"), MemoryPhase::Recompute, keep);
@@ -327,7 +370,7 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
         *used = {rebuiltX1, rebuiltX2};
     m_store.drop(p + "attn.out");
     pass.attentionSublayer(i, dy1, m_store.tensor(x2), dy2);
-    std::vector<std::string> done = attentionTensors(i);
+    std::vector<std::string> done = attentionTensors(names::kOnlyStack, i);
     done.insert(done.end(), {p + "ln_1", y1});
     dropAll(done);
     if (i > 0)
@@ -343,13 +386,13 @@ void StrategyRunner::startFromStreams(const Tensor &y1, const Tensor &y2)
     const std::vector<std::string> head = savedByHead();
     NameSet keep(head.begin(), head.end());
     keep.insert({names::reversibleStream(L, 1), names::reversibleStream(L, 2)});
-    runOps(m_store, blockBegin(L), int(m_program.ops.size()), MemoryPhase::Forward, keep);
+    runOps(m_store, blockBegin(names::kOnlyStack, L), int(m_program.ops.size()), MemoryPhase::Forward, keep);
 }
 
 Tensor StrategyRunner::embedding() const
 {
     Trace trace;
-    runOps(trace, 0, blockBegin(0), MemoryPhase::Forward, {"input"});
+    runOps(trace, 0, blockBegin(names::kOnlyStack, 0), MemoryPhase::Forward, {"input"});
     return trace.tensor("input");
 }
 

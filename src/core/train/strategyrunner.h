@@ -4,6 +4,7 @@
 #include "engine/program.h"
 #include "model/model.h"
 #include "trace/allocationrecorder.h"
+#include "trace/names.h"
 #include "trace/trace.h"
 #include "train/backprop.h"
 #include "train/memorystrategy.h"
@@ -31,6 +32,11 @@ class BackwardPass;
 //               G(Y₁), rebuilds X₂ = Y₂ − G(Y₁), backpropagates through G, recomputes F(X₂), rebuilds
 //               X₁ = Y₁ − F(X₂), backpropagates through F.
 //
+// An encoder–decoder runs both stacks, the encoder first; going back, the decoder first, each of its blocks also
+// keeping its cross-attention's Q, K, V, probabilities and merged heads, ln_cross and mid_cross, and the encoder
+// output Z kept until the encoder's turn. Checkpointing keeps each stack's boundaries, k per stack (at most its
+// depth). Reversible blocks are one stack's.
+//
 // Every op runs in a MemoryScope (trace/allocationrecorder.h) saying its phase and whether its outputs are
 // stored, recomputed or transient, so a recording of the step is its real memory timeline. The same operations
 // in the same order make checkpointing's gradients bit-identical to plain's.
@@ -47,13 +53,6 @@ public:
     const Trace &store() const { return m_store; } // what is kept now
     const Program &program() const { return m_program; }
     const MemoryOptions &options() const { return m_options; }
-    // The tensors block `layer`'s backward pass reads (trace names), and the head's.
-    std::vector<std::string> savedBy(int layer) const;
-    // What block i's backward pass reads of its feed-forward sub-layer: mlp.up/act, the router's tensors, or
-    // nothing for an FFN run in chunks.
-    std::vector<std::string> mlpTensors(int i) const;
-    std::vector<std::string> savedByHead() const;
-    std::vector<std::string> savedByEmbeddings() const; // what embeddings()' backward reads, kept throughout
 
     // For the inversion analysis (memory/inversionerror.h), on a reversible model:
     // the embedding X₀ = "input" (T,D), as the program computes it.
@@ -71,24 +70,43 @@ public:
 
 private:
     using NameSet = std::unordered_set<std::string>;
+    // One stack of blocks: a model's only one, or an encoder–decoder's decoder and encoder, in the order the
+    // backward pass goes through them (the decoder first: its cross-attention sends the encoder its gradient).
+    struct StackPart
+    {
+        names::Stack stack;
+        int layers = 0;
+    };
+    // The tensors block `layer` of stack `s`'s backward pass reads (trace names), and the head's.
+    std::vector<std::string> savedBy(const names::Stack &s, int layer) const;
+    // What block i's backward pass reads of its feed-forward sub-layer: mlp.up/act, the router's tensors, or
+    // nothing for an FFN run in chunks.
+    std::vector<std::string> mlpTensors(const names::Stack &s, int i) const;
+    std::vector<std::string> savedByHead() const;
+    std::vector<std::string> savedByEmbeddings() const; // what embeddings()' backward reads, kept throughout
+    // An encoder–decoder's encoder output Z, which every decoder block's cross-attention reads, and the encoder's
+    // last stream, which Z's norm reads going back: kept until the encoder's backward pass begins. Else none.
+    std::vector<std::string> encoderTail() const;
+    int segmentLength(const StackPart &part) const; // checkpointing's k for this stack
     // Runs ops [first, last) on `trace`: skips an op whose outputs nobody needs, keeps the outputs in `keep`, drops
     // every other tensor once no later op in the range reads it.
     void runOps(Trace &trace, int first, int last, MemoryPhase phase, const NameSet &keep) const;
     int opIndex(const std::string &name) const;
-    int blockBegin(int layer) const; // index of block `layer`'s first op
-    std::vector<std::string> boundary(int layer) const; // the stream(s) entering block `layer`
+    int blockBegin(const names::Stack &s, int layer) const; // index of block `layer`'s first op
+    std::vector<std::string> boundary(const names::Stack &s, int layer) const; // the stream(s) entering it
     // What the attention sub-layer's backward reads: q, k, v, probs, merged, and RoPE's rotated q and k.
-    std::vector<std::string> attentionTensors(int layer) const;
+    std::vector<std::string> attentionTensors(const names::Stack &s, int layer) const;
     void dropAll(const std::vector<std::string> &names);
     Tensor headBackward(const std::vector<int> &targets, BackwardPass &pass);
-    void backwardBlocks(int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2);
-    void backwardCheckpoint(BackwardPass &pass, Tensor &d1, Tensor &d2);
+    void backwardBlocks(const names::Stack &s, int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2);
+    void backwardCheckpoint(const StackPart &part, BackwardPass &pass, Tensor &d1, Tensor &d2);
     void reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Tensor &dy2, const std::array<Tensor, 2> *given,
         std::array<Tensor, 2> *used);
 
     const Model &m_model;
     Input m_input;
     MemoryOptions m_options;
+    std::vector<StackPart> m_stacks;
     Program m_program;
     std::unordered_map<std::string, int> m_opIndex;
     Trace m_store;

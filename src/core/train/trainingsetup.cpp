@@ -81,7 +81,7 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.decoderSample = tokenizer.decode(example.tokens);
     config.task = task->name();
     config.validate("train --task " + run.task);
-    checkFitsInMemory(estimatedTrainingStepBytes(config, config.context, run.options.memory),
+    checkFitsInMemory(estimatedTrainingStepBytes(config, config.context, run.options.memory, config.context),
         "training a model of " + std::to_string(config.layers) + " layers of width " + std::to_string(config.dModel)
             + (config.experts > 0 ? " with " + std::to_string(config.experts) + " experts" : std::string()) + " ("
             + std::to_string(Model::parameterCountOf(config)) + " parameters, with their gradients, AdamW's moments "

@@ -52,21 +52,28 @@ inline std::string paddingKey(const std::vector<int> &padding)
     return key;
 }
 
-// The input an analysis reruns the model on: the context's token ids and padding.
+// The input an analysis reruns the model on: the context's token ids and padding, and an encoder–decoder's source.
 inline Input inputOf(const AnalysisContext &c)
 {
     Input input;
     input.tokens = c.tokenIds;
     input.padding = c.padding;
+    input.source = c.sourceIds;
+    input.sourcePadding = c.sourcePadding;
     return input;
 }
 
-// What a rerun of the input depends on: its padding and every token id.
+// What a rerun of the input depends on: its padding and every token id, the source's too.
 inline std::string inputKey(const AnalysisContext &c)
 {
     std::string key = paddingKey(c.padding) + "/tokens";
     for (int t : c.tokenIds)
         key += "," + std::to_string(t);
+    if (!c.sourceIds.empty()) {
+        key += "/source" + paddingKey(c.sourcePadding);
+        for (int t : c.sourceIds)
+            key += "," + std::to_string(t);
+    }
     return key;
 }
 

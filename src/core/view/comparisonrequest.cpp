@@ -112,6 +112,8 @@ AnalysisContext analysis::contextOf(const SpecRun &run)
     c.padding = encoder ? run.input.sourcePadding : run.input.padding;
     c.model = run.model;
     c.site = run.site;
+    c.sourceIds = run.input.source;
+    c.sourcePadding = run.input.sourcePadding;
     return c;
 }
 

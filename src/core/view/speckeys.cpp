@@ -88,8 +88,9 @@ const std::vector<SpecKey> &specKeys()
                        "view `encoder` and `self` choose the stack whose positions are drawn, and `cross`, which has "
                        "none of its own, is refused). `layer` counts the blocks of that stack. `encoder` or `cross` on "
                        "a one-stack model is an error naming the key. An encoder–decoder's other views: `tensor`, "
-                       "`next-token`, `architecture` and `objective` show it; the rest (kernels, memory …) say they "
-                       "show one-stack models",
+                       "`next-token`, `architecture`, `objective`, `tokenizer`, `logit-lens`, `rollout` and "
+                       "`memory-timeline` show it; the rest (kernels, the computation graph, the memory sweeps …) say "
+                       "they show one-stack models",
             .choices = {"self", "encoder", "cross"}},
         {.name = "layer", .field = &ViewSpec::layer, .type = "int ≥ 0", .meaning = "layer shown"},
         {.name = "head",

@@ -272,6 +272,7 @@ struct AnalysisContext
     std::shared_ptr<const Model> model; // the model that ran (the memory timeline trains a step of it)
     std::vector<int> tokenIds; // the input's token ids
     names::AttentionSite site; // the attention the spec's view draws (viewSiteOf)
+    std::vector<int> sourceIds, sourcePadding; // an encoder–decoder's source, whatever the site (else empty)
     // `lesson check`: every code path run on the least work, to find what fails rather than to show numbers (held-out
     // sweeps on kCheckExamples examples, timings measured once).
     bool checkOnly = false;

@@ -201,6 +201,7 @@ const std::vector<ViewKind> &viewKinds()
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",
             .group = "Memory",
+            .showsEncoderDecoder = true,
             .request = timelineRequest},
         {.kind = "memory-graph",
             .title = "Computation graph",
