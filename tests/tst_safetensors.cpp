@@ -73,6 +73,7 @@ private slots:
     void metadataAndLayout();
     void readsF16();
     void readsBF16();
+    void readsLargeTensorsWhole();
     void listsOtherDtypes();
     void rejectsMalformed_data();
     void rejectsMalformed();
@@ -195,6 +196,41 @@ void TestSafetensors::readsBF16()
     QCOMPARE(t.data()[1], -5.0f);
     QVERIFY(std::isinf(t.data()[2]) && t.data()[2] < 0);
     QCOMPARE(t.data()[3], 3.140625f);
+}
+
+// Tensors of millions of elements are converted in parallel blocks, from data at an odd offset, and the file's pages
+// are released once read: every element arrives, and a second read gives the same bits.
+void TestSafetensors::readsLargeTensorsWhole()
+{
+    const int64_t nb = 3 * (int64_t(1) << 20) + 5, nf = 2 * (int64_t(1) << 20) + 3;
+    const auto bf16 = [](int64_t i) { return uint16_t(0x3F80 + (i * 7919) % 0x3000); }; // finite values
+    std::string data(1, '\0'); // the BF16 tensor starts one byte in: unaligned
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint16_t v = bf16(i);
+        data.append(reinterpret_cast<const char *>(&v), 2);
+    }
+    data.append(1, '\0');
+    const int64_t f32Begin = int64_t(data.size());
+    for (int64_t i = 0; i < nf; ++i) {
+        const float v = float(i) * 0.5f - 7.0f;
+        data.append(reinterpret_cast<const char *>(&v), 4);
+    }
+    const std::string header = R"({"pad":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"BF16","shape":[)"
+        + std::to_string(nb) + R"(],"data_offsets":[1,)" + std::to_string(1 + 2 * nb)
+        + R"(]},"f":{"dtype":"F32","shape":[)" + std::to_string(nf) + R"(],"data_offsets":[)" + std::to_string(f32Begin)
+        + "," + std::to_string(data.size()) + "]}}";
+    const std::string file = path("large.safetensors");
+    writeFileAtomically(file, buildFile(header, data));
+    SafetensorsFile f(file);
+    const Tensor b = f.tensor("b"), fl = f.tensor("f");
+    for (int64_t i = 0; i < nb; ++i)
+        if (bits(b.data()[i]) != uint32_t(bf16(i)) << 16)
+            QFAIL(qPrintable(QString("BF16 element %1").arg(i)));
+    for (int64_t i = 0; i < nf; ++i)
+        if (fl.data()[i] != float(i) * 0.5f - 7.0f)
+            QFAIL(qPrintable(QString("F32 element %1").arg(i)));
+    QVERIFY(sameBits(f.tensor("b"), b));
+    QVERIFY(sameBits(f.tensor("f"), fl));
 }
 
 void TestSafetensors::listsOtherDtypes()

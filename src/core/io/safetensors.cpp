@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -210,6 +211,17 @@ const unsigned char *mapFile(const std::string &path, size_t &size)
     return static_cast<const unsigned char *>(map);
 }
 
+// Drops the mapping's pages wholly inside [data, data + bytes) from this process's memory once they are read: the file
+// stays mapped (a page read again comes back from the file), but a checkpoint's pages no longer sit beside its
+// float32 copy, so reading a model peaks at about its float32 size instead of that plus the file.
+void releasePages(const unsigned char *data, uint64_t bytes)
+{
+    const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (uintptr_t(data) + page - 1) / page * page, end = (uintptr_t(data) + bytes) / page * page;
+    if (end > first)
+        ::madvise(reinterpret_cast<void *>(first), end - first, MADV_DONTNEED);
+}
+
 } // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string &path)
@@ -261,23 +273,32 @@ Tensor SafetensorsFile::tensor(const std::string &name) const
     if (Tensor::count(entry.shape) > int64_t(std::numeric_limits<size_t>::max() / sizeof(float)))
         throw Error(fieldError(m_path, name, "too large to load"));
 
-    Tensor out(entry.shape);
+    Tensor out = Tensor::uninitialized(entry.shape);
     const unsigned char *src = m_dataStart + entry.begin;
     float *dst = out.data();
     const size_t n = static_cast<size_t>(out.numel());
-    // The data may sit at any alignment in the mapping, so every element is read with memcpy.
     if (n == 0) // a zero-element tensor has no data pointer, and memcpy to null is undefined
         return out;
-    if (entry.dtype == "F32") {
-        std::memcpy(dst, src, n * sizeof(float));
-    } else {
-        const bool half = entry.dtype == "F16";
-        for (size_t i = 0; i < n; ++i) {
-            uint16_t v;
-            std::memcpy(&v, src + 2 * i, 2);
-            dst[i] = half ? halfToFloat(v) : bf16ToFloat(v);
+    // Both cores: the copy's first touch of the new pages is most of a large checkpoint's reading time.
+    const bool f32 = entry.dtype == "F32", half = entry.dtype == "F16";
+    parallelFor(int64_t(n), int64_t(1) << 20, [&](int64_t begin, int64_t end) {
+        if (f32)
+            return (void)std::memcpy(dst + begin, src + 4 * begin, size_t(end - begin) * sizeof(float));
+        // The data may sit at any alignment in the mapping, so it is read with memcpy, a block at a time.
+        constexpr int64_t kBlock = 1024;
+        uint16_t block[kBlock];
+        for (int64_t b = begin; b < end; b += kBlock) {
+            const int64_t m = std::min(kBlock, end - b);
+            std::memcpy(block, src + 2 * b, size_t(m) * 2);
+            if (half)
+                for (int64_t i = 0; i < m; ++i)
+                    dst[b + i] = halfToFloat(block[i]);
+            else
+                for (int64_t i = 0; i < m; ++i)
+                    dst[b + i] = bf16ToFloat(block[i]);
         }
-    }
+    });
+    releasePages(src, entry.end - entry.begin);
     return out;
 }
 

@@ -1,6 +1,9 @@
 #include "tensor/backgroundfree.h"
 
+#include <sys/mman.h>
+
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -97,6 +100,14 @@ size_t backgroundFreesPending()
 size_t backgroundFreesTotal()
 {
     return releaser().total();
+}
+
+void adviseHugePages(void *p, size_t bytes)
+{
+    constexpr uintptr_t huge = uintptr_t(2) << 20;
+    const uintptr_t first = (uintptr_t(p) + huge - 1) / huge * huge, end = (uintptr_t(p) + bytes) / huge * huge;
+    if (end > first)
+        ::madvise(reinterpret_cast<void *>(first), end - first, MADV_HUGEPAGE);
 }
 
 } // namespace atlas

@@ -16,6 +16,14 @@ Tensor::Tensor(Shape shape, float fill)
 {
 }
 
+Tensor Tensor::uninitialized(Shape shape)
+{
+    Tensor t;
+    t.m_data = std::make_shared<FloatBuffer>(static_cast<size_t>(count(shape)));
+    t.m_shape = std::move(shape);
+    return t;
+}
+
 FloatBuffer &Tensor::values()
 {
     detach();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace atlas {
@@ -45,6 +46,8 @@ template <typename T> struct AlignedAllocator
     T *allocate(size_t n)
     {
         T *p = static_cast<T *>(::operator new(n * sizeof(T), alignment));
+        if (n * sizeof(T) >= kHugePageAdviceBytes)
+            adviseHugePages(p, n * sizeof(T));
         if (AllocationListener *listener = allocationListener())
             listener->allocated(p, n * sizeof(T));
         return p;
@@ -58,6 +61,13 @@ template <typename T> struct AlignedAllocator
         else
             ::operator delete(p, alignment);
     }
+    // Elements made without a value are left uninitialised (Tensor::uninitialized): a loader that writes every element
+    // then pays neither a pass of zeros nor, on fresh pages, their faults twice. Tensor(shape, fill) still fills.
+    template <typename U> void construct(U *p) noexcept { ::new (static_cast<void *>(p)) U; }
+    template <typename U, typename... Args> void construct(U *p, Args &&...args)
+    {
+        ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+    }
     template <typename U> bool operator==(const AlignedAllocator<U> &) const { return true; }
 };
 using FloatBuffer = std::vector<float, AlignedAllocator<float>>;
@@ -70,6 +80,8 @@ class Tensor
 public:
     Tensor() = default;
     explicit Tensor(Shape shape, float fill = 0.0f);
+    // A tensor whose elements are not set: for a writer that sets every one of them (a checkpoint's reader).
+    static Tensor uninitialized(Shape shape);
 
     const Shape &shape() const { return m_shape; }
     int rank() const { return static_cast<int>(m_shape.size()); }
