@@ -21,9 +21,10 @@ void freeInBackground(void *p, std::align_val_t alignment);
 size_t backgroundFreesPending();
 size_t backgroundFreesTotal();
 
-// A new buffer of at least this size asks for transparent huge pages: touching it for the first time then takes one
-// fault per 2 MB instead of one per 4 kB (a model's float32 weights, 2 GB for Qwen2.5-0.5B, are half a million
-// faults otherwise; docs/benchmarks.md).
+// A checkpoint's tensor of at least this size asks for transparent huge pages (Tensor::uninitialized): touching it for
+// the first time then takes one fault per 2 MB instead of one per 4 kB (a model's float32 weights, 2 GB for
+// Qwen2.5-0.5B, are half a million faults otherwise; docs/benchmarks.md). Not every large buffer: the forward pass
+// reuses freed heap memory (util/memorycheck.h), where the advice measured a little slower.
 constexpr size_t kHugePageAdviceBytes = size_t(8) << 20;
 // madvise(MADV_HUGEPAGE) over the 2 MB-aligned pages inside [p, p + bytes); does nothing where the system says no.
 void adviseHugePages(void *p, size_t bytes);

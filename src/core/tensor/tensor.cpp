@@ -21,6 +21,8 @@ Tensor Tensor::uninitialized(Shape shape)
     Tensor t;
     t.m_data = std::make_shared<FloatBuffer>(static_cast<size_t>(count(shape)));
     t.m_shape = std::move(shape);
+    if (t.bytes() >= kHugePageAdviceBytes)
+        adviseHugePages(t.m_data->data(), t.bytes());
     return t;
 }
 

@@ -46,8 +46,6 @@ template <typename T> struct AlignedAllocator
     T *allocate(size_t n)
     {
         T *p = static_cast<T *>(::operator new(n * sizeof(T), alignment));
-        if (n * sizeof(T) >= kHugePageAdviceBytes)
-            adviseHugePages(p, n * sizeof(T));
         if (AllocationListener *listener = allocationListener())
             listener->allocated(p, n * sizeof(T));
         return p;
@@ -80,7 +78,8 @@ class Tensor
 public:
     Tensor() = default;
     explicit Tensor(Shape shape, float fill = 0.0f);
-    // A tensor whose elements are not set: for a writer that sets every one of them (a checkpoint's reader).
+    // A tensor whose elements are not set: for a writer that sets every one of them (a checkpoint's reader). One of
+    // kHugePageAdviceBytes or more asks for transparent huge pages: weights are long-lived and touched once whole.
     static Tensor uninitialized(Shape shape);
 
     const Shape &shape() const { return m_shape; }
