@@ -70,10 +70,6 @@ int64_t ceilDiv(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-} // namespace
-
-namespace {
-
 // What one block's backward pass reads, in float32 bytes, on T tokens; with S > 0 a decoder block's cross-attention
 // over S source tokens adds ln_cross, Q, the merged heads and mid_cross (4TD), K and V (2SD) and the weights (HTS).
 int64_t blockBytes(const ModelConfig &c, int64_t T, const MemoryOptions &options, int64_t S)
