@@ -35,11 +35,11 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(34));
+        QCOMPARE(kinds.size(), size_t(35));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
                  "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "sparsity",
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
-                 "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching"})
+                 "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

@@ -173,7 +173,10 @@ std::vector<CliCommand> makeTable()
                 {"scale-embeddings", "", "multiply the token embeddings by √d"},
                 {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"},
                 {"layerdrop", "P", "LayerDrop: each example drops each block with probability P (0 … 0.9)"},
-                {"token-retention", "R", "PoWER-BERT: keep R of the tokens after each layer (by significance)"}}
+                {"token-retention", "R", "PoWER-BERT: keep R of the tokens after each layer (by significance)"},
+                {"funnel", "G1,G2,…",
+                    "Funnel-Transformer: groups of G layers, the sequence pooled by 2 between groups"},
+                {"funnel-decoder", "N", "the funnel's full-length layers after upsampling (default 1)"}}
                 + kRouting + kMemoryStrategy,
             trainCommand},
         {"memory",

@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "model/funnel.h"
 #include "train/checkpointdirectory.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
@@ -62,8 +63,9 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        for (const char *option : {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k",
-                 "capacity-factor", "family", "kv-heads", "normaliser", "adaptive-span", "span-penalty", "span-init"})
+        for (const char *option :
+            {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k", "capacity-factor", "family",
+                "kv-heads", "normaliser", "adaptive-span", "span-penalty", "span-init", "funnel", "funnel-decoder"})
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
@@ -99,6 +101,11 @@ int trainCommand(const CommandArgs &argv)
         run.spanInit = args.doubleValue("span-init", 0.0, 0.0, 1.0);
         if ((args.has("span-penalty") || args.has("span-init")) && run.spanRamp == 0)
             throw Error("--span-penalty and --span-init set up the adaptive spans: give --adaptive-span R too");
+        if (args.has("funnel"))
+            run.funnelBlocks = parseFunnelBlocks(args.value("funnel"), "--funnel");
+        run.funnelDecoderLayers = args.intValue("funnel-decoder", 1, 1, 64);
+        if (args.has("funnel-decoder") && run.funnelBlocks.empty())
+            throw Error("--funnel-decoder sets up the funnel: give --funnel G1,G2,… too");
         run.family = args.value("family");
         run.kvHeads = args.intValue("kv-heads", 0, 1, 1024);
         run.scaleEmbeddings = args.flag("scale-embeddings");

@@ -11,6 +11,7 @@
 #include "views/earlyexitview.h"
 #include "views/expertsview.h"
 #include "views/fillsview.h"
+#include "views/funnelview.h"
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
@@ -65,6 +66,7 @@ const std::map<std::string, Make> &makers()
         {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
         {"token-reduction",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
+        {"funnel", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FunnelView>(p); }},
         {"lost-in-the-middle",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},

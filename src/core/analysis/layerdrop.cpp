@@ -5,18 +5,14 @@
 #include "util/error.h"
 
 #include <algorithm>
-#include <charconv>
 
 namespace atlas {
 
 std::vector<int> parseLayerList(const std::string &text, int layers, const std::string &source)
 {
     std::vector<int> out;
-    for (const std::string &item : splitCommaList(text)) {
-        int value = 0;
-        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
-            throw Error(source + ": '" + item + "' is not a layer number");
+    for (const int value : parseIntList(text, source, "a layer number")) {
+        const std::string item = std::to_string(value);
         if (value < 0 || value >= layers)
             throw Error(source + ": layer " + item + " is not one of the model's " + std::to_string(layers)
                 + " layers (0.." + std::to_string(layers - 1) + ")");

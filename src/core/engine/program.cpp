@@ -356,13 +356,22 @@ void ProgramBuilder::block(int i)
     if (m_c.reversible)
         return reversibleBlock(i);
     const std::string p = names::layerPrefix(m_s, i);
-    const std::string x = names::residualStream(m_s, i);
+    if (m_c.funnel.upsamplesAt(i))
+        funnelUpsample(i);
+    const std::string x = blockInput(i);
     if (m_c.parallelResidual)
         return parallelBlock(i);
     if (m_c.layerNorm == LayerNormPlacement::Pre) {
         layernorm(p + "ln_1", "ln_1", i, x, 1);
-        attention(i, p + "ln_1");
-        residual(p + "mid", i, x, p + "attn.out", "X′ = X + O");
+        if (m_c.funnel.poolsAt(i)) { // queries from the pooled stream, keys and values from the unpooled one
+            funnelPool(i);
+            layernorm(p + "ln_1_pooled", "ln_1 of the pooled stream", i, p + "pooled", 1);
+            attention(i, p + "ln_1", p + "ln_1_pooled");
+            residual(p + "mid", i, p + "pooled", p + "attn.out", "X′ = P + O  (P: the pooled stream)");
+        } else {
+            attention(i, p + "ln_1");
+            residual(p + "mid", i, x, p + "attn.out", "X′ = X + O");
+        }
         std::string beforeMlp = p + "mid";
         if (m_s == names::kDecoderStack) {
             crossAttention(i);
@@ -521,6 +530,9 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
     for (int i = 0; i < config.layers; ++i)
         efficient = efficient || input.kernelFor(i);
     checkTokenRetention(config, input.retention, int(input.tokens.size()), efficient, !input.droppedLayers.empty());
+    if (config.funnel.active() && (efficient || !input.retention.empty() || !input.droppedLayers.empty()))
+        throw Error("a funnel model (Funnel-Transformer) runs exact attention with every block and every token: drop "
+                    "the efficient kernel, the token schedule or the dropped layers");
     for (int i = 0; i < config.layers; ++i) {
         if (input.drops(i))
             b.droppedBlock(i);

@@ -33,9 +33,11 @@ attention::AttentionKernelSpec seededForHead(attention::AttentionKernelSpec spec
 
 } // namespace
 
-void ProgramBuilder::attention(int i, const std::string &in)
+void ProgramBuilder::attention(int i, const std::string &in, const std::string &queryIn)
 {
-    if (m_c.family == Family::GptNeoX)
+    if (!queryIn.empty())
+        pooledQueryProjections(i, in, queryIn);
+    else if (m_c.family == Family::GptNeoX)
         fusedPerHeadProjections(i, in);
     else if (m_c.linearLayout())
         linearLayoutProjections(i, in);
@@ -241,15 +243,24 @@ void ProgramBuilder::exactAttention(int i)
     std::vector<std::string> maskInputs = {p + "attn.scores"};
     if (!present.empty())
         maskInputs.push_back(present);
+    // A funnel's keys: the tokens present at the stride of the layer's keys (model/funnel.h).
+    const int keyStride = m_c.funnel.active() ? m_c.funnel.keyStride(i) : 1;
+    const std::string funnelRule = keyStride > 1
+        ? " and key j present at stride " + std::to_string(keyStride) + " (j mod " + std::to_string(keyStride)
+            + " = 0: the funnel's " + (m_c.funnel.poolsAt(i) ? "unpooled keys" : "pooled tokens") + ")"
+        : "";
     add(p + "mask", "mask", i, maskInputs,
         {{p + "attn.masked", {H, T, T},
-            "S′ᵢⱼ = Sᵢⱼ if " + rule + (present.empty() ? "" : " and still present (" + present + ")") + ", else −∞"}},
-        [p, window, present, causal = m_causal, src = m_source](const Model &, const Input &in, const Trace &tr) {
+            "S′ᵢⱼ = Sᵢⱼ if " + rule + funnelRule + (present.empty() ? "" : " and still present (" + present + ")")
+                + ", else −∞"}},
+        [p, window, present, keyStride, causal = m_causal, src = m_source](
+            const Model &, const Input &in, const Trace &tr) {
             const Tensor &s = tr.tensor(p + "attn.scores");
             Tensor o(s.shape());
             ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
             if (window > 0)
                 ops::sliding_window_mask(o, window);
+            ops::funnel_mask_keys(o, keyStride);
             if (!present.empty())
                 maskEliminatedKeys(o, tr.tensor(present));
             return Outputs {std::move(o)};

@@ -82,13 +82,19 @@ public:
     void crossAttention(int i);
     void encoderOutput();
     void reversibleBlock(int i);
-    void attention(int i, const std::string &in);
+    // `queryIn` non-empty: the queries read it and the keys and values read `in` (a funnel's pooling layer).
+    void attention(int i, const std::string &in, const std::string &queryIn = {});
     void mergeHeads(int i);
     void exactAttention(int i);
     void normaliser(int i);
     void adaptiveSpan(int i);
     void extractTokens(int i); // engine/tokenretention.cpp
     void rotary(int i);
+    // Funnel-Transformer (model/funnel.h; engine/programfunnel.cpp)
+    std::string blockInput(int i) const; // the stream block i reads: the upsampled one in a funnel's decoder
+    void funnelPool(int i);
+    void funnelUpsample(int i);
+    void pooledQueryProjections(int i, const std::string &in, const std::string &queryIn);
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);

@@ -341,6 +341,7 @@ void ModelConfig::validate(const std::string &source) const
     require(spanPenalty >= 0, "atlas_span_penalty must not be negative");
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
+    funnel.validate(*this, source);
     if (isEncoderDecoder()) {
         const std::string what
             = "an encoder-decoder model (atlas_encoder_layers " + std::to_string(encoderLayers) + ")";
@@ -471,6 +472,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
             c.moeLayers.push_back(int(std::clamp<int64_t>(layer.get<int64_t>(), -1, kLayers.maximum)));
         }
     }
+    c.funnel = FunnelLayout::fromJson(j, source);
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
@@ -516,6 +518,7 @@ std::string ModelConfig::toJson() const
     }
     if (reversible)
         j["atlas_reversible"] = true;
+    funnel.toJson(j);
     if (normaliser != Normaliser::Softmax)
         j["atlas_attention_normaliser"] = normaliserName(normaliser);
     if (encoderLayers > 0)

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "model/funnel.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -124,6 +126,7 @@ struct ModelConfig
     std::vector<int> moeLayers; // atlas_moe_layers: the layers with experts; empty means every layer
     float routerAuxLossCoef = 0.01f; // atlas_router_aux_loss_coef: α of the load-balancing loss in training
     float routerZLossCoef = 0.001f; // atlas_router_z_loss_coef: weight of the router z-loss in training
+    FunnelLayout funnel; // atlas_funnel_blocks, atlas_funnel_decoder_layers (Funnel-Transformer: model/funnel.h)
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty

@@ -296,6 +296,20 @@ void router_renormalised_gate_backward(Tensor &dgate, const Tensor &gate, const 
 // dprobs (T,E) += dgate (T,K) at each kept choice: gate[t,r] = probs[t, choice[t,r]].
 void router_gate_backward(Tensor &dprobs, const Tensor &dgate, const Tensor &choice);
 
+// ---- funnel.cpp: Funnel-Transformer's pooling (Dai et al. 2020; model/funnel.h). Tensors stay (T, D); a position t
+// is present at stride s when t mod s = 0, and a pooled token keeps the position of its first member.
+
+// out[t] = (x[t] + x[t + s/2]) / 2 for t present at stride s (x[t] alone when t + s/2 ≥ T), 0 at the other positions.
+void funnel_pool_forward(Tensor &out, const Tensor &x, int stride);
+// dx[t] += dout[t] / 2 and dx[t + s/2] += dout[t] / 2 at the present t (all of dout[t] when alone).
+void funnel_pool_backward(Tensor &dx, const Tensor &dout, int stride);
+// out[t] = compressed[t − t mod s] + skip[t]: each compressed token repeated over the s positions it covers.
+void funnel_upsample_forward(Tensor &out, const Tensor &compressed, const Tensor &skip, int stride);
+// dcompressed[t − t mod s] += dout[t], dskip[t] += dout[t].
+void funnel_upsample_backward(Tensor &dcompressed, Tensor &dskip, const Tensor &dout, int stride);
+// Scores (H, T, T): key j gets −∞ unless j mod s = 0.
+void funnel_mask_keys(Tensor &scores, int stride);
+
 // ---- loss.cpp
 
 // losses is (T); logits is (T,V); targets are T ids in [0,V) or -1 (not counted). losses[t] is

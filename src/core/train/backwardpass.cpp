@@ -169,6 +169,12 @@ void BackwardPass::streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2)
 
 Tensor BackwardPass::block(int i, const Tensor &dout)
 {
+    if (m_c.funnel.active() && i == m_c.funnel.skipLayer() && m_dFunnelSkip.numel() > 0) {
+        Tensor d = copyOf(dout, i, "out"); // the skip layer's output also went into the upsampled stream
+        d.matrix() += m_dFunnelSkip.matrix();
+        m_dFunnelSkip = Tensor();
+        return blockPre(i, d);
+    }
     if (m_c.parallelResidual)
         return blockParallel(i, dout);
     return m_c.layerNorm == LayerNormPlacement::Pre ? blockPre(i, dout) : blockPost(i, dout);
@@ -194,9 +200,11 @@ Tensor BackwardPass::blockPre(int i, const Tensor &dout)
         crossAttentionSublayer(i, dmid, act(p + "mid"), dx);
         dmid = std::move(dx);
     }
+    if (m_c.funnel.poolsAt(i))
+        return pooledAttentionSublayer(i, dmid);
     Tensor dx = copyOf(dmid, i, "mid"); // mid = x + F(x)
-    attentionSublayer(i, dmid, act(names::residualStream(m_s, i)), dx);
-    return dx;
+    attentionSublayer(i, dmid, act(blockInput(i)), dx);
+    return m_c.funnel.upsamplesAt(i) ? upsampleBackward(i, dx) : dx;
 }
 
 void BackwardPass::startStack(const names::Stack &stack)
@@ -334,7 +342,8 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
 }
 
 // dout is (T,D), the gradient of attn.out; in is (T,D), the input of attn.qkv; adds d in into din (T,D).
-void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor &din)
+void BackwardPass::attention(
+    int i, const Tensor &dout, const Tensor &in, Tensor &din, const Tensor *queryIn, Tensor *dqueryIn)
 {
     const std::string p = layerName(i), h = paramName(i);
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
@@ -386,6 +395,8 @@ void BackwardPass::attention(int i, const Tensor &dout, const Tensor &in, Tensor
             grad(m_c.family == Family::Bert ? bertLayer(i) + "attention.self.distance_embedding.weight"
                                             : h + "attn.relative_key.weight"),
             dscores, act(p + "attn.q"), b.relativeKey, m_c.relativeClip, scale, m_c.relativeKeySign);
+    if (queryIn)
+        return pooledProjectionsBackward(i, dq, dk, dv, in, din, *queryIn, *dqueryIn);
     if (m_c.family == Family::GptNeoX)
         return fusedProjectionsBackward(i, dq, dk, dv, in, din);
     if (linear)

@@ -79,7 +79,18 @@ private:
     std::string layerName(int i) const { return names::layerPrefix(m_s, i); } // "dec.layer.0."
     std::string paramName(int i) const { return names::parameterPrefix(m_s, i); } // "encoder.h.0."
     const std::vector<BlockWeights> &blocks() const { return m_source ? m_model.encoderBlocks : m_model.blocks; }
-    void attention(int i, const Tensor &dout, const Tensor &in, Tensor &din);
+    // `queryIn` set (a funnel's pooling layer): the queries read it, the keys and values `in`; its gradient goes
+    // into *dqueryIn.
+    void attention(int i, const Tensor &dout, const Tensor &in, Tensor &din, const Tensor *queryIn = nullptr,
+        Tensor *dqueryIn = nullptr);
+    // Funnel-Transformer (train/backwardfunnel.cpp). A pooling layer: mid = P + Attn(Q = LN₁(P), K, V = LN₁(X)),
+    // P = pool(X); dmid is (T,D), returns dX.
+    Tensor pooledAttentionSublayer(int i, const Tensor &dmid);
+    void pooledProjectionsBackward(int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in,
+        Tensor &din, const Tensor &queryIn, Tensor &dqueryIn);
+    // The decoder's first block reads U = up(X) + X_skip: returns dX and keeps dX_skip for the skip layer's output.
+    Tensor upsampleBackward(int i, const Tensor &dupsampled);
+    std::string blockInput(int i) const; // as ProgramBuilder::blockInput
     void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void linearLayoutProjectionsBackward(
@@ -123,6 +134,7 @@ private:
     bool m_causal = m_c.causal;
     int64_t T; // the current stack's length
     Tensor m_dEncoderOutput; // (S,D) d loss / d Z, gathered in the decoder, used in the encoder
+    Tensor m_dFunnelSkip; // (T,D) d loss / d X_skip, gathered on upsampling, added at the skip layer's output
 };
 
 } // namespace atlas

@@ -35,6 +35,12 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1))
         throw Error("an encoder-decoder model trains with the plain memory strategy and whole feed-forward layers "
                     "(checkpointing, reversible blocks and FFN chunks are not implemented for two stacks)");
+    if (m_model->config.funnel.active()
+        && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1 || options.layerDrop > 0
+            || options.tokenRetention > 0))
+        throw Error("a funnel model (Funnel-Transformer) trains with the plain memory strategy, whole feed-forward "
+                    "layers, every block and every token (checkpointing, reversible blocks, FFN chunks, LayerDrop and "
+                    "token retention are not implemented with its pooling)");
     if (!(options.layerDrop >= 0 && options.layerDrop <= TrainOptions::kMaxLayerDrop))
         throw Error("LayerDrop's rate must be in 0..0.9 (the probability of dropping each block)");
     if (options.layerDrop > 0
@@ -79,7 +85,8 @@ StepReport Trainer::step()
                     if (targets[t] >= 0)
                         input.retention.protect.push_back(int(t));
             }
-            if (model->config.isEncoderDecoder()) { // two stacks: a traced run, then backprop through both
+            // Two stacks, or a funnel's pooling: a traced run, then backprop through it (no memory strategy).
+            if (model->config.isEncoderDecoder() || model->config.funnel.active()) {
                 Engine engine(model, input);
                 engine.runToEnd();
                 accumulateGradients(perExample[size_t(i)], *model, input, engine.trace(), batch[size_t(i)].targets);

@@ -23,6 +23,14 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.dFF = 4 * run.dModel;
     }
     config.reversible = run.reversible;
+    if (!run.funnelBlocks.empty()) {
+        config.funnel = {run.funnelBlocks, run.funnelDecoderLayers};
+        const int layers = config.funnel.encoderLayers() + run.funnelDecoderLayers;
+        if (run.layers > 0 && run.layers != layers)
+            throw Error("--layers " + std::to_string(run.layers) + ": the funnel's groups and decoder have "
+                + std::to_string(layers) + " layers (leave --layers out)");
+        config.layers = layers;
+    }
     if (run.scaleEmbeddings)
         config.embeddingScale = std::sqrt(float(config.dModel));
     if (!run.positions.empty())

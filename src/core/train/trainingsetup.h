@@ -26,6 +26,10 @@ struct TrainingRun
     int experts = 0; // atlas_experts: a mixture of E experts in every layer's FFN (0: dense)
     int expertTopK = 1; // atlas_expert_top_k
     double capacityFactor = 0; // atlas_capacity_factor; 0 keeps the config's default (1.25)
+    // Funnel-Transformer (model/funnel.h): the layers of each group, pooled between groups, and the decoder's
+    // full-length layers after them; the model has their sum of layers. Empty: no funnel.
+    std::vector<int> funnelBlocks;
+    int funnelDecoderLayers = 1;
     std::string description; // the model's description; empty takes the task's summary
     // "llama": the Llama layout instead of GPT-2's (RMSNorm, rotate-half RoPE, SwiGLU of width ⌈8/3·d_model⌉ to a
     // multiple of 8, no biases, an untied head), with `kvHeads` K/V heads (0: one per query head).

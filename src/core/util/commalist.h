@@ -1,5 +1,8 @@
 #pragma once
 
+#include "util/error.h"
+
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,21 @@ inline std::vector<std::string> splitCommaList(const std::string &text)
         i = j + 1;
     }
     return items;
+}
+
+// "0, 2, 5" -> {0, 2, 5}: whole numbers separated by commas; an item that is not one throws atlas::Error
+// "<source>: '<item>' is not <what>".
+inline std::vector<int> parseIntList(const std::string &text, const std::string &source, const std::string &what)
+{
+    std::vector<int> values;
+    for (const std::string &item : splitCommaList(text)) {
+        int value = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+        if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
+            throw Error(source + ": '" + item + "' is not " + what);
+        values.push_back(value);
+    }
+    return values;
 }
 
 // "0, 2 5" -> {"0", "2", "5"}: a list typed in a field, its items separated by commas, white space or both; no

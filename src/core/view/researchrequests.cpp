@@ -187,6 +187,50 @@ AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const Anal
     return r;
 }
 
+// The input's funnel at the spec's layer and head, and the held-out score of the spec's model and baseline_model.
+AnalysisRequest analysis::funnelRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (const std::string why = funnelProblem(*c.model); !why.empty())
+        return problem(
+            "Funnel-Transformer pools the sequence between groups of layers: " + why + ". Open austen-mlm-funnel.");
+    const int head = std::max(spec.head, 0); // −1, every head elsewhere: the first here
+    if (spec.layer >= c.model->config.layers || head >= c.model->config.heads)
+        return problem("layer " + std::to_string(spec.layer) + ", head " + std::to_string(head) + ": " + c.model->name
+            + " has " + std::to_string(c.model->config.layers) + " layers of " + std::to_string(c.model->config.heads)
+            + " heads");
+    AnalysisRequest r;
+    const int examples = c.heldOutExamples(FunnelAnalysis::kExamples);
+    r.key = "funnel/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
+        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
+                const std::atomic<bool> &cancel) {
+        return timedResult<FunnelAnalysis>([&](FunnelAnalysis &result) {
+            static ResultCache<FunnelScore> cache;
+            result.picture = funnelPicture(model, tokens, layer, head);
+            std::vector<std::shared_ptr<const Model>> models = {model};
+            if (!other.empty())
+                models.push_back(loadModel(other));
+            for (const std::shared_ptr<const Model> &m : models) {
+                const std::string key = weightsFingerprint(*m) + "/" + std::to_string(examples);
+                std::shared_ptr<const FunnelScore> score = cache.find(key);
+                if (!score) {
+                    auto made = std::make_shared<FunnelScore>(funnelScore(m, examples, &cancel));
+                    if (cancel.load())
+                        return;
+                    cache.add(key, made);
+                    score = made;
+                }
+                if (!score->model.empty())
+                    result.scores.push_back(*score);
+            }
+        });
+    };
+    return r;
+}
+
 // Rollout and flow over the layers of the spec's self-attention traced so far, for output `position`.
 AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisContext &c)
 {

@@ -43,7 +43,9 @@ const std::vector<SpecKey> &specKeys()
               "layers "
               "saved against accuracy), `layerdrop` (whole blocks pruned: accuracy against the blocks kept, for "
               "`model` and `baseline_model`), `token-reduction` (PoWER-BERT: which tokens survive each layer, and a "
-              "masked LM's accuracy against the work left, see below), `lost-in-the-middle` (a key\u2013value "
+              "masked LM's accuracy against the work left, see below), `funnel` (Funnel-Transformer: the sequence "
+              "each layer keeps and the `layer` and `head`'s attention at its resolution), `lost-in-the-middle` (a "
+              "key\u2013value "
               "retrieval "
               "model's accuracy by where the asked pair stands, and where its answer looks), `rollout` (attention "
               "rollout and flow through "
@@ -376,11 +378,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop", "token-reduction", "lost-in-the-middle"},
-            .meaning = "LayerDrop, Token reduction and Lost in the middle views: a second model (a built-in name or a "
-                       "directory) whose sweep is drawn beside `model`'s, e.g. `austen-6`, trained as "
-                       "`austen-layerdrop` without LayerDrop, or `austen-mlm` beside `austen-mlm-power`; `\"\"` = "
-                       "`model`'s alone"},
+            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel"},
+            .meaning
+            = "LayerDrop, Token reduction, Lost in the middle and Funnel views: a second model (a built-in name or a "
+              "directory) whose sweep is drawn beside `model`'s, e.g. `austen-6`, trained as "
+              "`austen-layerdrop` without LayerDrop, or `austen-mlm` beside `austen-mlm-power` or `austen-mlm-funnel`; "
+              "`\"\"` = "
+              "`model`'s alone"},
         {.name = "retention",
             .field = &ViewSpec::retention,
             .type = "string",

@@ -7,6 +7,7 @@
 #include "analysis/earlyexit.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
+#include "analysis/funnelresolution.h"
 #include "analysis/headimportance.h"
 #include "analysis/layerdrop.h"
 #include "analysis/logitlens.h"
@@ -193,6 +194,15 @@ struct TokenReductionAnalysis : ViewAnalysis
     static constexpr int kExamples = 64; // held-out examples per rate and ranking
     TokenSurvival survival;
     std::vector<std::shared_ptr<const ReductionSweep>> sweeps; // the spec's model first
+};
+
+// Funnel (analysis/funnelresolution.h): the input's sequence at every layer and one head's attention at its
+// resolution, and the held-out scores of the spec's model and of `baseline_model` when given.
+struct FunnelAnalysis : ViewAnalysis
+{
+    static constexpr int kExamples = 64; // held-out examples per model
+    FunnelPicture picture;
+    std::vector<FunnelScore> scores; // the spec's model first; a model without a task is left out
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

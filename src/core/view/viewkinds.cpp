@@ -197,6 +197,12 @@ const std::vector<ViewKind> &viewKinds()
                        "survive, and a masked LM's accuracy against the work left",
             .group = "Efficient attention",
             .request = tokenReductionRequest},
+        {.kind = "funnel",
+            .title = "Funnel",
+            .summary = "Funnel-Transformer: the sequence pooled to half its length between groups of layers, one "
+                       "head's attention at each resolution, and what the pooling costs a masked LM",
+            .group = "Efficient attention",
+            .request = funnelRequest},
         {.kind = "memory-timeline",
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",

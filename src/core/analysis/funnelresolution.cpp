@@ -1,0 +1,81 @@
+#include "analysis/funnelresolution.h"
+
+#include "engine/engine.h"
+#include "train/task.h"
+#include "util/error.h"
+
+namespace atlas {
+
+namespace {
+
+std::vector<int> presentPositions(int tokens, int stride)
+{
+    std::vector<int> out;
+    for (int t = 0; t < tokens; t += stride)
+        out.push_back(t);
+    return out;
+}
+
+} // namespace
+
+int FunnelPicture::presentAt(int l) const
+{
+    const int stride = strides.at(size_t(l));
+    return (int(tokens.size()) + stride - 1) / stride;
+}
+
+std::string funnelProblem(const Model &model)
+{
+    return model.config.funnel.active() ? std::string()
+                                        : model.name
+            + " has no funnel (atlas_funnel_blocks): every layer keeps every "
+              "token";
+}
+
+FunnelPicture funnelPicture(std::shared_ptr<const Model> model, const std::vector<int> &tokens, int layer, int head)
+{
+    if (const std::string why = funnelProblem(*model); !why.empty())
+        throw Error(why);
+    const ModelConfig &c = model->config;
+    if (layer < 0 || layer >= c.layers || head < 0 || head >= c.heads)
+        throw Error("layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": " + model->name + " has "
+            + std::to_string(c.layers) + " layers of " + std::to_string(c.heads) + " heads");
+    FunnelPicture f;
+    f.tokens = tokens;
+    f.layer = layer;
+    f.head = head;
+    for (int l = 0; l < c.layers; ++l) {
+        f.strides.push_back(c.funnel.stride(l));
+        f.keyStrides.push_back(c.funnel.keyStride(l));
+    }
+    const int T = int(tokens.size());
+    f.work = c.funnel.workShare(T);
+    f.queries = presentPositions(T, f.strides[size_t(layer)]);
+    f.keys = presentPositions(T, f.keyStrides[size_t(layer)]);
+    Input input;
+    input.tokens = tokens;
+    Engine engine(model, std::move(input));
+    const std::string name = "layer." + std::to_string(layer) + ".attn.probs";
+    engine.runTo(engine.program().producerOf(name) + 1);
+    const ConstMatrixMap probs = engine.trace().tensor(name).slice(head);
+    for (int q : f.queries)
+        for (int k : f.keys)
+            f.attention.push_back(probs(q, k));
+    return f;
+}
+
+FunnelScore funnelScore(std::shared_ptr<const Model> model, int examples, const std::atomic<bool> *cancel)
+{
+    FunnelScore s;
+    if (model->config.task.empty() || (cancel && cancel->load()))
+        return s;
+    const std::unique_ptr<Task> task = Task::create(model->config.task);
+    s.evaluation = evaluateOnTask(model, *task, examples);
+    if (cancel && cancel->load())
+        return s;
+    s.model = model->name;
+    s.work = model->config.funnel.workShare(model->config.context);
+    return s;
+}
+
+} // namespace atlas
