@@ -328,6 +328,18 @@ private slots:
         QVERIFY2(plain.tokenAccuracy <= 0.52, qPrintable(QString::number(plain.tokenAccuracy)));
     }
 
+    // Funnel-Transformer's pooling, as docs/models.md states: austen-mlm-funnel names 79.6 % of the chosen characters
+    // with 68.8 % of austen-mlm's token-positions; its layers run on 128, 64, 32 and 128 of them.
+    void austenMlmFunnelPools()
+    {
+        ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
+        const auto model = loadModel("austen-mlm-funnel");
+        QCOMPARE(model->config.funnel.blocks, (std::vector<int> {1, 1, 1}));
+        QCOMPARE(model->config.funnel.workShare(model->config.context), 0.6875);
+        const Evaluation e = evaluateOnTask(model, *Task::create("mlm"), 256);
+        QVERIFY2(e.tokenAccuracy >= 0.79 && e.tokenAccuracy < 0.80, qPrintable(QString::number(e.tokenAccuracy)));
+    }
+
     // The adaptive-span model, as docs/models.md states: two heads of layer 0 kept spans of about 11 and 10 tokens,
     // reaching the earlier copy; the other six fell to 2.4 or less. On held-out questions the long heads' weight lies
     // farther back than any short head's.

@@ -150,12 +150,11 @@ void FunnelView::drawAttention(const FunnelPicture &f)
     m_attention = rect;
     labelAxes();
     addColorScale(1, 1, map, rect, tr("attention weight"));
-    setPanelTitle(rect,
-        tr("Layer %1, head %2: %3 queries (each the text it pools) \u00D7 %4 keys")
-            .arg(f.layer)
-            .arg(f.head)
-            .arg(rows)
-            .arg(cols));
+    const QString shape = stride == 1 ? tr("%1 queries \u00D7 %2 keys, every token").arg(rows).arg(cols)
+        : keyStride < stride
+        ? tr("%1 pooled queries \u00D7 %2 unpooled keys, each labelled with the text it covers").arg(rows).arg(cols)
+        : tr("%1 queries \u00D7 %2 keys, each labelled with the text it covers").arg(rows).arg(cols);
+    setPanelTitle(rect, tr("Layer %1, head %2: %3").arg(f.layer).arg(f.head).arg(shape));
 }
 
 void FunnelView::labelAxes()
