@@ -1,6 +1,6 @@
 // The Head ablation view draws analysis/headimportance's numbers: the importance table's cells, the task's scores in
 // the caption; a click on a head switches it off or on, the mode box picks zero or mean ablation, and a spec naming a
-// head the model lacks says so. The Sparse attention view, the other layer × head table, draws each head's α and its
+// head the model lacks says so. The Sparsity view, the other layer × head table, draws each head's α and its
 // exact zeros, and the Attention view hatches a sparse head's zeros apart from masked cells.
 #include "view/viewanalysis.h"
 #include "views/ablationview.h"

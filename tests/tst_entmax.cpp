@@ -1,7 +1,7 @@
 // Sparsemax and α-entmax (src/core/ops/entmax.cpp) against references written from the papers
 // (tests/tools/make_entmax_reference.py: sort-based sparsemax and 1.5-entmax, bisection for other α, autograd and
 // finite differences), and the properties the lecture states: rows sum to 1 with exact zeros, α = 2 is sparsemax,
-// α → 1 tends to softmax. The Sparse attention view's counts (analysis/attentionsparsity.h) against a count of its own.
+// α → 1 tends to softmax. The Sparsity view's counts (analysis/attentionsparsity.h) against a count of its own.
 
 #include "analysis/attentionsparsity.h"
 #include "engine/engine.h"
@@ -132,7 +132,7 @@ void TestEntmax::badAlphasAreRefused()
 QTEST_APPLESS_MAIN(TestEntmax)
 #include "tst_entmax.moc"
 
-// The Sparse attention view's numbers, counted again here from the probabilities and the causal rule (key j allowed for
+// The Sparsity view's numbers, counted again here from the probabilities and the causal rule (key j allowed for
 // query i when j ≤ i): each head's α (1 + σ(a) learned), its exact zeros among the allowed pairs, its keys per query.
 // Softmax's heads have α = 1 and no zero at ordinary scores (only an exponential below float's range gives one).
 void TestEntmax::sparsityCountsTheAllowedZeros()

@@ -18,7 +18,7 @@ double HeadSparsity::meanSupport() const
 std::string attentionSparsityProblem(const Model &model, const Trace &trace)
 {
     if (model.config.isEncoderDecoder())
-        return "the Sparse attention view counts one stack's heads, and " + model.name + " is an encoder–decoder";
+        return "the Sparsity view counts one stack's heads, and " + model.name + " is an encoder–decoder";
     for (int layer = 0; layer < model.config.layers; ++layer)
         for (const char *part : {"attn.probs", "attn.masked"}) {
             const std::string name = names::layerTensor(layer, part);

@@ -388,7 +388,7 @@ AnalysisRequest analysis::sparseAttentionRequest(const ViewSpec &, const Analysi
     if (const std::string why = attentionSparsityProblem(*c.model, *c.trace); !why.empty()) {
         if (const std::string untraced = untracedWeightsText(c); !untraced.empty())
             return problem(untraced);
-        return problem("The Sparse attention view cannot count this model's heads: " + why + ".");
+        return problem("The Sparsity view cannot count this model's heads: " + why + ".");
     }
     AnalysisRequest r = everyLayerRequest("sparse-attention", c, {"attn.probs", "attn.masked"});
     r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {

@@ -180,7 +180,7 @@ const std::vector<ViewKind> &viewKinds()
             .group = "Efficient attention",
             .request = patternRequest},
         {.kind = "sparsity",
-            .title = "Sparse attention",
+            .title = "Sparsity",
             .summary
             = "sparsemax and \u03B1-entmax: each head's \u03B1 and the share of its query\u2013key pairs given "
               "exactly 0, layer by layer",
@@ -192,7 +192,7 @@ const std::vector<ViewKind> &viewKinds()
             .group = "Efficient attention",
             .request = adaptiveSpanRequest},
         {.kind = "token-reduction",
-            .title = "Token reduction",
+            .title = "PoWER-BERT",
             .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
                        "survive, and a masked LM's accuracy against the work left",
             .group = "Efficient attention",

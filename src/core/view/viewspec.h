@@ -76,7 +76,8 @@ struct ViewSpec
     std::string exitRule = "confidence";
     double exitThreshold = 0.9;
     int exitPatience = 2;
-    // LayerDrop and Token reduction views: a second model whose sweep is drawn beside the spec's model's.
+    // LayerDrop, PoWER-BERT, Lost in the middle and Funnel views: a second model whose sweep is drawn beside the spec's
+    // model's.
     std::string baselineModel;
     // Token reduction (engine/tokenretention.h): the share kept after each layer ("0.7": that rate at every layer, or
     // one share per layer but the last) and how the tokens are ranked (significance | random | targets).
