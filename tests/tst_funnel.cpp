@@ -2,6 +2,8 @@
 // against literal examples, the engine (which masks the positions no longer present) against a PyTorch forward that
 // shortens the sequence for real, gradients included (tests/tools/make_funnel_reference.py), and the refusals.
 
+#include "analysis/earlyexit.h"
+#include "analysis/logitlens.h"
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "io/npy.h"
@@ -155,6 +157,20 @@ private slots:
                 QString::fromStdString(name), g.grads.at(name), readNpy((kRef + file).toStdString()), 1e-4);
             QVERIFY2(diff.isEmpty(), qPrintable(diff));
         }
+    }
+
+    // The logit lens reads every stream, and says which positions a pooled block no longer has; early exit, which
+    // needs each token's own prediction after every block, refuses a funnel.
+    void lensMarksPooledPositions()
+    {
+        const testing::ReferenceCase c = testing::loadReferenceCase("funnel", "tiny");
+        Engine engine(c.model, c.input);
+        engine.runToEnd();
+        const LogitLens lens = logitLens(*c.model, engine.program(), engine.trace(), c.input, {});
+        QCOMPARE(lens.strides, (std::vector<int> {1, 1, 2, 4, 1}));
+        QVERIFY(lens.present(2, 4) && !lens.present(2, 5) && !lens.present(3, 6) && lens.present(3, 8));
+        QVERIFY(
+            earlyExitProblem(c.model->config, engine.program(), engine.trace()).find("funnel") != std::string::npos);
     }
 
     void refusals()

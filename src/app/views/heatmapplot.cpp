@@ -482,11 +482,20 @@ void HeatmapPlot::setExactZeroNote(const QString &note)
     replot(rpQueuedReplot);
 }
 
+void HeatmapPlot::setMaskedNote(const QString &note)
+{
+    if (note == m_maskedNote)
+        return;
+    m_maskedNote = note;
+    updateNote();
+    replot(rpQueuedReplot);
+}
+
 void HeatmapPlot::updateNote()
 {
     QStringList notes;
     if (m_pooled.hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
-        notes << QStringLiteral("\u25A8 masked (\u2212\u221E before softmax)");
+        notes << QStringLiteral("\u25A8 ") + m_maskedNote;
     if (m_pooled.hasZero && !m_maskMode && !m_zeroNote.isEmpty())
         notes << m_zeroNote;
     const QString text = notes.join(QStringLiteral(" \u00B7 "));

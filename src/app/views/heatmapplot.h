@@ -46,6 +46,8 @@ public:
     // under the plot; an empty note draws them as values. For non-negative matrices: a pooled block is 0 only when
     // each of its cells is.
     void setExactZeroNote(const QString &note);
+    // What the note under the plot calls the −∞ cells (default "masked (−∞ before softmax)").
+    void setMaskedNote(const QString &note);
     const QString &exactZeroNote() const { return m_zeroNote; }
     // Axis tick labels; rebuilt only when they (or the room for them) change.
     void setLabels(const QStringList &rowLabels, const QStringList &colLabels);
@@ -141,6 +143,7 @@ private:
     const float *m_data = nullptr;
     const float *m_maskedScores = nullptr;
     QString m_zeroNote;
+    QString m_maskedNote = QStringLiteral("masked (\u2212\u221E before softmax)");
     QString m_maskLabel = QStringLiteral("\u2212\u221E"), m_allowedLabel = QStringLiteral("0");
     int m_rows = 0;
     int m_cols = 0;

@@ -11,6 +11,8 @@
 
 #include <qcustomplot.h>
 
+#include <limits>
+
 namespace atlas {
 
 LogitLensView::LogitLensView(QWidget *parent)
@@ -96,6 +98,13 @@ QString LogitLensView::hover(int row, int col) const
                    .arg(k + 1)
                    .arg(vocabularyLabel(m_input, lens.topId(r, col, k)))
                    .arg(formatPercent(lens.topProb(r, col, k)));
+    if (!lens.present(r, col))
+        return tr("after block %1, position %2: pooled away (the funnel's stride there is %3, so position %4 holds "
+                  "this token's pool)")
+            .arg(lens.blocks[size_t(r)])
+            .arg(col)
+            .arg(lens.strides[size_t(r)])
+            .arg(col - col % lens.strides[size_t(r)]);
     const size_t cell = size_t(r) * size_t(lens.tokens) + size_t(col);
     QString text
         = tr("%1, position %2 '%3'\n%4\nentropy %5 nats")
@@ -130,8 +139,10 @@ void LogitLensView::refresh()
         const int r = lensRow(d), blocks = lens.blocks[size_t(r)];
         rowLabels << (blocks == 0 ? tr("embedding") : tr("block %1").arg(blocks));
         for (int t = 0; t < T; ++t)
-            (*m_cells)[size_t(d) * size_t(T) + size_t(t)]
-                = tracking ? lens.targetProb[size_t(r) * size_t(T) + size_t(t)] : lens.topProb(r, t);
+            (*m_cells)[size_t(d) * size_t(T) + size_t(t)] = !lens.present(r, t)
+                ? -std::numeric_limits<float>::infinity()
+                : tracking ? lens.targetProb[size_t(r) * size_t(T) + size_t(t)]
+                           : lens.topProb(r, t);
     }
     m_plot->setTheme(m_spec.theme);
     m_plot->setColormap(m_spec.colormap);
@@ -145,6 +156,8 @@ void LogitLensView::refresh()
             ? tr("Logit lens: the probability of '%1' read from each stream").arg(vocabularyLabel(m_input, lens.target))
             : complete ? tr("Logit lens: what each stream would predict")
                        : tr("Logit lens: the %1 streams computed so far (step on for the rest)").arg(rows));
+    m_plot->setMaskedNote(m_input.model->config.funnel.active() ? tr("pooled away by the funnel")
+                                                                : tr("masked (\u2212\u221E before softmax)"));
     m_plot->setMatrix(m_cells->data(), rows, T, m_cells);
     for (QCPItemText *item : m_texts)
         if (item)
@@ -155,7 +168,10 @@ void LogitLensView::refresh()
         tr("Row 'block i' reads X_i, the residual stream after i blocks, through the model's own output head as if "
            "the model ended there: p = softmax(Z), with %1 and X_i in place of the last stream. The top row is the "
            "model's own prediction; each cell writes its most probable token (nostalgebraist's logit lens).")
-            .arg(head));
+            .arg(head)
+        + (m_input.model->config.funnel.active()
+                ? tr(" Hatched: the positions the funnel pooled away after that block, which no token owns.")
+                : QString()));
     m_message->hide();
     m_plot->show();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -185,7 +201,7 @@ void LogitLensView::writeCellTexts()
         for (int t = 0; t < T; ++t) {
             QCPItemText *&item = m_texts[size_t(d) * size_t(T) + size_t(t)];
             QString text;
-            if (room) {
+            if (room && lens.present(lensRow(d), t)) {
                 text = metrics.elidedText(
                     vocabularyLabel(m_input, lens.topId(lensRow(d), t)), Qt::ElideRight, int(cellWidth) - 4);
                 if (text == QStringLiteral("…"))

@@ -63,6 +63,9 @@ std::string earlyExitProblem(const ModelConfig &config, const Program &program, 
 {
     if (std::string why = logitLensProblem(config, program, trace); !why.empty())
         return why;
+    if (config.funnel.active())
+        return "a funnel model pools its tokens between blocks, so after a pooled block most tokens have no "
+               "prediction of their own to exit with";
     const int head = outputHeadStart(program);
     if (head < 0)
         return "this model has no output head";

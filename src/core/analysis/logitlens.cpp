@@ -147,6 +147,7 @@ LogitLens logitLens(
             lens.tokens = int(T);
         lens.streams.push_back(streams.front());
         lens.blocks.push_back(blocks);
+        lens.strides.push_back(blocks > 0 && config.funnel.active() ? config.funnel.stride(blocks - 1) : 1);
         if (options.onLogits)
             options.onLogits(lens.rows() - 1, logits);
         for (size_t t = 0; t < T; ++t) {

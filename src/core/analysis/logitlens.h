@@ -33,6 +33,9 @@ struct LogitLens
     // are named by their first) and the blocks it has passed (0 … L).
     std::vector<std::string> streams;
     std::vector<int> blocks;
+    // Per row: 1, or in a funnel model (model/funnel.h) the stride of the stream after that many blocks: a position
+    // t with t mod stride ≠ 0 was pooled away there, and its cells read a stream no token owns.
+    std::vector<int> strides;
     std::vector<int> topIds; // [rows, T, topK]
     std::vector<float> topProbs; // [rows, T, topK]
     std::vector<float> entropy; // [rows, T], nats
@@ -40,6 +43,7 @@ struct LogitLens
     std::vector<float> targetProb; // [rows, T] when target ≥ 0
     std::vector<int> targetRank; // [rows, T]: 1 = the most probable token
     int rows() const { return int(streams.size()); }
+    bool present(int row, int t) const { return strides.empty() || t % strides[size_t(row)] == 0; }
     int topId(int row, int t, int k = 0) const { return topIds[(size_t(row) * size_t(tokens) + size_t(t)) * topK + k]; }
     float topProb(int row, int t, int k = 0) const
     {

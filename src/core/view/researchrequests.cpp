@@ -243,6 +243,10 @@ AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisCon
     } catch (const Error &e) {
         return problem(e.what());
     }
+    if (c.model->config.funnel.active())
+        return problem("Rollout follows each position's residual stream through the layers; a funnel model pools the "
+                       "positions between its blocks and adds an early stream back on upsampling, which rollout's "
+                       "identity term does not describe. The Funnel view shows its attention at each resolution.");
     if (site.cross)
         return problem("Rollout follows one sequence through its layers; cross-attention mixes the decoder's "
                        "positions with the source's. Choose Encoder or Decoder self-attention.");
