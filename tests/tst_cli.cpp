@@ -522,14 +522,15 @@ private slots:
         QCOMPARE(r.out.count(QRegularExpression(R"(\n +[0-2] +\d)")), 3); // a row per block
     }
 
-    // train --memory-strategy: a reversible model trained the reversible way, its strategy kept for --resume.
+    // train --memory-strategy: a reversible model trained the reversible way, its strategy kept for --resume (and
+    // --weight-decay in trainer.json).
     void trainUnderAMemoryStrategy()
     {
         QTemporaryDir dir;
         const QString out = dir.filePath("rev");
         const auto r = run({"train", "--task", "reverse", "--out", out, "--steps", "2", "--batch", "2", "--layers", "2",
             "--d-model", "16", "--heads", "2", "--reversible", "--memory-strategy", "reversible", "--ffn-chunks", "2",
-            "--eval-examples", "4"});
+            "--eval-examples", "4", "--weight-decay", "0"});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("memory strategy reversible, feed-forward in 2 chunks"), qPrintable(r.err));
         const QString current = QString::fromStdString(atlas::CheckpointDirectory(out.toStdString()).current());
@@ -539,6 +540,7 @@ private slots:
         const QJsonObject s = QJsonDocument::fromJson(state.readAll()).object();
         QCOMPARE(s["memory_strategy"].toString(), QString("reversible"));
         QCOMPARE(s["ffn_chunks"].toInt(), 2);
+        QCOMPARE(s["weight_decay"].toDouble(), 0.0); // --weight-decay 0
         const auto resumed = run({"train", "--out", out, "--resume", "--memory-strategy", "checkpoint",
             "--checkpoint-every", "1", "--eval-examples", "4"});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.err));

@@ -69,7 +69,7 @@ int trainCommand(const CommandArgs &argv)
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
-        for (const char *option : {"layerdrop", "token-retention"})
+        for (const char *option : {"layerdrop", "token-retention", "weight-decay"})
             if (args.has(option))
                 throw Error(
                     std::string("--") + option + " is the run's own: a resumed run keeps the rate it was started with");
@@ -90,6 +90,7 @@ int trainCommand(const CommandArgs &argv)
         o.batch = args.intValue("batch", o.batch, 1, 1 << 16);
         o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
         o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
+        o.weightDecay = float(args.doubleValue("weight-decay", o.weightDecay, 0.0, 100.0));
         o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
         o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
         o.tokenRetention = float(args.doubleValue("token-retention", 0.0, 1e-6, 1.0));
