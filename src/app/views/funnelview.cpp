@@ -24,6 +24,15 @@ QString layerRole(const FunnelPicture &f, int l)
     return {};
 }
 
+// The text of the input tokens a token at `position` covers at `stride`: "th" for two characters.
+QString coveredText(const QStringList &labels, int position, int stride)
+{
+    QString text;
+    for (int t = position; t < std::min(position + stride, int(labels.size())); ++t)
+        text += labels.value(t);
+    return text;
+}
+
 } // namespace
 
 FunnelView::FunnelView(QWidget *parent)
@@ -43,15 +52,6 @@ bool FunnelView::isCurrent(const ViewAnalysis &result) const
 QString FunnelView::pendingText() const
 {
     return tr("Running the funnel, and scoring held-out text\u2026");
-}
-
-QString FunnelView::coveredText(int position, int stride) const
-{
-    const QStringList labels = tokenLabels(m_input, m_tokens);
-    QString text;
-    for (int t = position; t < std::min(position + stride, m_tokens); ++t)
-        text += labels.value(t);
-    return text;
 }
 
 QString FunnelView::draw(const ViewAnalysis &result)
@@ -143,10 +143,11 @@ void FunnelView::drawAttention(const FunnelPicture &f)
     const int stride = f.strides[size_t(f.layer)], keyStride = f.keyStrides[size_t(f.layer)];
     m_queryLabels.clear();
     m_keyLabels.clear();
+    const QStringList labels = tokenLabels(m_input, m_tokens);
     for (int q : f.queries)
-        m_queryLabels << coveredText(q, stride);
+        m_queryLabels << coveredText(labels, q, stride);
     for (int k : f.keys)
-        m_keyLabels << coveredText(k, keyStride);
+        m_keyLabels << coveredText(labels, k, keyStride);
     m_attention = rect;
     labelAxes();
     addColorScale(1, 1, map, rect, tr("attention weight"));

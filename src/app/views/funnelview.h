@@ -29,8 +29,6 @@ private:
     void drawFunnel(const FunnelPicture &f);
     void drawAttention(const FunnelPicture &f);
     void labelAxes();
-    // The text of the input tokens a token at `position` covers at `stride`: "th" for two characters.
-    QString coveredText(int position, int stride) const;
 
     QPointer<QCPAxisRect> m_funnel, m_attention; // while drawn
     QStringList m_queryLabels, m_keyLabels;
