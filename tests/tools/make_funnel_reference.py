@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_positions_reference import rope_interleaved  # noqa: E402
 from make_reference import fresh_dir, random_weights, write_safetensors, write_text  # noqa: E402
 
 DATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
@@ -52,12 +53,8 @@ BASE = 10000.0
 
 
 def rope(x, positions):
-    """RoFormer's interleaved pairs (x0 + i x1) · e^(i p θ_j), θ_j = base^(−2j/d), at the given positions."""
-    H, T, d = x.shape
-    theta = BASE ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angles = torch.tensor(positions, dtype=torch.float64)[:, None] * theta[None, :]
-    z = torch.view_as_complex(x.reshape(H, T, d // 2, 2).contiguous()) * torch.polar(torch.ones_like(angles), angles)
-    return torch.view_as_real(z).reshape(H, T, d)
+    """RoFormer's interleaved pairs at the given positions (make_positions_reference.py writes them)."""
+    return rope_interleaved(x, BASE, positions)
 
 
 def pool(x):

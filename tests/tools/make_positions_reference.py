@@ -77,10 +77,12 @@ def t5_bucket(relative_position, bidirectional, num_buckets, max_distance):
     return relative_buckets + torch.where(is_small, relative_position, large)
 
 
-def rope_interleaved(x, base):
+def rope_interleaved(x, base, positions=None):
+    """positions: each row's position (default 0 … T − 1; a funnel's pooled token keeps its first member's)."""
     H, T, d = x.shape
     theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angles = torch.arange(T, dtype=torch.float64)[:, None] * theta[None, :]
+    at = torch.arange(T, dtype=torch.float64) if positions is None else torch.tensor(positions, dtype=torch.float64)
+    angles = at[:, None] * theta[None, :]
     z = torch.view_as_complex(x.reshape(H, T, d // 2, 2).contiguous()) * torch.polar(torch.ones_like(angles), angles)
     return torch.view_as_real(z).reshape(H, T, d)
 

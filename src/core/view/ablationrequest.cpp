@@ -80,15 +80,14 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
             if (!model->config.task.empty()) {
                 const std::string importanceKey
                     = weightsFingerprint(*model) + "/" + text + "/" + std::to_string(examples);
-                result.importance = importanceCache().find(importanceKey);
-                if (!result.importance) {
-                    auto importance = std::make_shared<const HeadImportance>(
-                        headImportance(model, mode, examples, [&](int, int) { return !cancel.load(); }));
-                    if (importance->without.empty())
-                        return; // cancelled: the session drops the result
-                    importanceCache().add(importanceKey, importance);
-                    result.importance = importance;
-                }
+                result.importance
+                    = importanceCache().findOrMake(importanceKey, [&]() -> std::shared_ptr<const HeadImportance> {
+                          auto importance = std::make_shared<const HeadImportance>(
+                              headImportance(model, mode, examples, [&](int, int) { return !cancel.load(); }));
+                          return importance->without.empty() ? nullptr : importance;
+                      });
+                if (!result.importance)
+                    return; // cancelled: the session drops the result
             }
             const HeadAblation ablation
                 = makeHeadAblation(model, heads, mode, ablationReferences(*model, input.tokens));

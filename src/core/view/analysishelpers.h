@@ -104,6 +104,16 @@ public:
         m_entries.emplace_back(key, std::move(value));
     }
 
+    // The value under `key`, or `make()`'s, kept for next time; null, and nothing kept, when `make` returns null (a
+    // cancelled computation).
+    template <typename Make> std::shared_ptr<const T> findOrMake(const std::string &key, Make make)
+    {
+        std::shared_ptr<const T> value = find(key);
+        if (!value && (value = make()))
+            add(key, value);
+        return value;
+    }
+
 private:
     std::mutex m_mutex;
     std::vector<std::pair<std::string, std::shared_ptr<const T>>> m_entries;

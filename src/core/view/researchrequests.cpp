@@ -171,15 +171,13 @@ AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const Anal
             for (const std::shared_ptr<const Model> &m : models) {
                 if (m->config.task.empty()) // a real checkpoint: its own input only
                     continue;
-                const std::string key = weightsFingerprint(*m) + "/" + std::to_string(examples);
-                std::shared_ptr<const ReductionSweep> sweep = cache.find(key);
-                if (!sweep) {
-                    auto made = std::make_shared<ReductionSweep>(tokenReductionSweep(m, examples, &cancel));
-                    if (made->points.empty())
-                        return; // cancelled: the session drops the result
-                    cache.add(key, made);
-                    sweep = made;
-                }
+                const auto sweep = cache.findOrMake(weightsFingerprint(*m) + "/" + std::to_string(examples),
+                    [&]() -> std::shared_ptr<const ReductionSweep> {
+                        auto made = std::make_shared<ReductionSweep>(tokenReductionSweep(m, examples, &cancel));
+                        return made->points.empty() ? nullptr : made;
+                    });
+                if (!sweep)
+                    return; // cancelled: the session drops the result
                 result.sweeps.push_back(sweep);
             }
         });
@@ -214,15 +212,13 @@ AnalysisRequest analysis::funnelRequest(const ViewSpec &spec, const AnalysisCont
             if (!other.empty())
                 models.push_back(loadModel(other));
             for (const std::shared_ptr<const Model> &m : models) {
-                const std::string key = weightsFingerprint(*m) + "/" + std::to_string(examples);
-                std::shared_ptr<const FunnelScore> score = cache.find(key);
-                if (!score) {
-                    auto made = std::make_shared<FunnelScore>(funnelScore(m, examples, &cancel));
-                    if (cancel.load())
-                        return;
-                    cache.add(key, made);
-                    score = made;
-                }
+                const auto score = cache.findOrMake(weightsFingerprint(*m) + "/" + std::to_string(examples),
+                    [&]() -> std::shared_ptr<const FunnelScore> {
+                        auto made = std::make_shared<FunnelScore>(funnelScore(m, examples, &cancel));
+                        return cancel.load() ? nullptr : made;
+                    });
+                if (!score)
+                    return; // cancelled
                 if (!score->model.empty())
                     result.scores.push_back(*score);
             }
