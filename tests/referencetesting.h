@@ -53,6 +53,15 @@ inline ReferenceCase loadReferenceCase(const QString &set, const QString &name)
     return c;
 }
 
+// Rows `rows` of a [T, N] tensor, in that order (the positions a shortened reference sequence kept).
+inline Tensor rowsOf(const Tensor &t, const std::vector<int> &rows)
+{
+    Tensor out({int64_t(rows.size()), t.dim(1)});
+    for (size_t r = 0; r < rows.size(); ++r)
+        out.matrix().row(int64_t(r)) = t.matrix().row(rows[r]);
+    return out;
+}
+
 // Empty when max |got − want| <= relTol × max |want|, else what differs. `ratio`, when given, receives
 // max |got − want| / max |want|.
 inline QString compareToReference(

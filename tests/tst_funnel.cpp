@@ -37,14 +37,6 @@ std::vector<int> present(int T, int stride)
     return rows;
 }
 
-Tensor rowsOf(const Tensor &t, const std::vector<int> &rows)
-{
-    Tensor out({int64_t(rows.size()), t.dim(1)});
-    for (size_t r = 0; r < rows.size(); ++r)
-        out.matrix().row(int64_t(r)) = t.matrix().row(rows[r]);
-    return out;
-}
-
 // probs [H, T, T] at the given query rows and key columns: [H, rows, cols].
 Tensor attentionAt(const Tensor &probs, const std::vector<int> &rows, const std::vector<int> &cols)
 {
@@ -130,8 +122,8 @@ private slots:
             diff = testing::compareToReference(QString::fromStdString(p + "attn.probs"),
                 attentionAt(tr.tensor(p + "attn.probs"), rows, keys), reference("probs." + QString::number(l)), 1e-5);
             QVERIFY2(diff.isEmpty(), qPrintable(diff));
-            diff = testing::compareToReference(QString::fromStdString(p + "out"), rowsOf(tr.tensor(p + "out"), rows),
-                reference("out." + QString::number(l)), 1e-5);
+            diff = testing::compareToReference(QString::fromStdString(p + "out"),
+                testing::rowsOf(tr.tensor(p + "out"), rows), reference("out." + QString::number(l)), 1e-5);
             QVERIFY2(diff.isEmpty(), qPrintable(diff));
             // Keys no longer present get exactly nothing.
             const Tensor &probs = tr.tensor(p + "attn.probs");

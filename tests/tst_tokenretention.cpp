@@ -51,15 +51,6 @@ Tensor reference(const QString &name)
     return readNpy((kRef + name + ".npy").toStdString());
 }
 
-// Rows `rows` of a [T, N] tensor.
-Tensor rowsOf(const Tensor &t, const std::vector<int> &rows)
-{
-    Tensor out({int64_t(rows.size()), t.dim(1)});
-    for (size_t r = 0; r < rows.size(); ++r)
-        out.matrix().row(int64_t(r)) = t.matrix().row(rows[r]);
-    return out;
-}
-
 } // namespace
 
 class TestTokenRetention : public QObject
@@ -137,9 +128,10 @@ private slots:
         const std::vector<int> survivors = testing::intList(o.value("survivors"));
         QCOMPARE(int(survivors.size()), kept[1]);
         QString diff = testing::compareToReference(
-            "layer.2.out", rowsOf(tr.tensor("layer.2.out"), survivors), reference("out"), 1e-5);
+            "layer.2.out", testing::rowsOf(tr.tensor("layer.2.out"), survivors), reference("out"), 1e-5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
-        diff = testing::compareToReference("logits", rowsOf(tr.tensor("logits"), survivors), reference("logits"), 1e-5);
+        diff = testing::compareToReference(
+            "logits", testing::rowsOf(tr.tensor("logits"), survivors), reference("logits"), 1e-5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
         // An eliminated token is no key of layer 2: its column of weights is exactly 0 for every query.
         const Tensor &probs = tr.tensor("layer.2.attn.probs");
