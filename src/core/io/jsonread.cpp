@@ -100,7 +100,7 @@ int64_t jsonInteger(
         throw Error(source + ": key '" + key + "' must be an integer, is " + shownJson(value) + range);
     if (value.is_number_unsigned()) {
         const uint64_t v = value.get<uint64_t>();
-        if (maximum < 0 || v > uint64_t(maximum))
+        if (maximum < 0 || v > uint64_t(maximum) || (minimum > 0 && v < uint64_t(minimum)))
             throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value) + range);
         return int64_t(v);
     }
