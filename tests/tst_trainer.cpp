@@ -10,10 +10,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 using namespace atlas;
 
@@ -46,73 +49,93 @@ private slots:
     {
         std::mt19937_64 rng(3);
         const size_t pairs = kRetrievalPairs * kRetrievalPairWidth - 1, key = kRetrievalKeyLength,
-                     value = kRetrievalValueLength, question = pairs + 2 + key; // up to '>'
+                     value = kRetrievalValueLength, question = pairs + 2 + key; // up to the asked key
         for (int position = 0; position < kRetrievalPairs; ++position) {
             const Example e = retrievalExample(rng, true, position);
             const std::string text(e.tokens.begin(), e.tokens.end());
-            QCOMPARE(text.size(), pairs + 2 + key + 1 + value); // the pairs, " ?", the key, ">", the value
+            QCOMPARE(text.size(), pairs + 2 + key + value); // the pairs, " ?", the key, the value
             const std::string context = text.substr(0, pairs), asked = text.substr(pairs + 2, key);
             QCOMPARE(text.substr(pairs, 2), std::string(" ?"));
             QCOMPARE(context.substr(size_t(position) * kRetrievalPairWidth, key), asked);
-            QCOMPARE(text.substr(question, 1), std::string(">"));
-            QCOMPARE(
-                text.substr(question + 1), context.substr(size_t(position) * kRetrievalPairWidth + key + 1, value));
+            QCOMPARE(text.substr(question), context.substr(size_t(position) * kRetrievalPairWidth + key, value));
             for (int other = 0; other < kRetrievalPairs; ++other)
                 QVERIFY(other == position || context.substr(size_t(other) * kRetrievalPairWidth, key) != asked);
             QVERIFY(isHeldOutQuestion(text.substr(0, question)));
             int targets = 0;
             for (size_t t = 0; t < e.targets.size(); ++t)
                 if (e.targets[t] >= 0) {
-                    QVERIFY(t >= question);
+                    QVERIFY(t >= question - 1); // the asked key predicts the first digit
                     QCOMPARE(e.targets[t], e.tokens[t + 1]);
                     ++targets;
                 }
             QCOMPARE(targets, kRetrievalValueLength);
         }
         const Example trained = retrievalExample(rng, false, 0);
-        QVERIFY(
-            !isHeldOutQuestion(std::string(trained.tokens.begin(), trained.tokens.end() - kRetrievalValueLength - 1)));
+        QVERIFY(!isHeldOutQuestion(std::string(trained.tokens.begin(), trained.tokens.end() - kRetrievalValueLength)));
         QVERIFY_THROWS_EXCEPTION(Error, retrievalExample(rng, true, kRetrievalPairs));
-        // A training context asks kRetrievalTrainingQuestions questions, each answered by its key's value.
+        QVERIFY_THROWS_EXCEPTION(Error, retrievalExample(rng, true, 3, 3));
+        // A training context holds 2 … 10 pairs and asks kRetrievalTrainingQuestions questions, each answered by its
+        // key's value.
         const auto task = Task::create("retrieval");
-        const Example many = task->sample(rng, false);
-        QVERIFY(int(many.tokens.size()) <= task->modelConfig().context);
-        const std::string text(many.tokens.begin(), many.tokens.end()), context = text.substr(0, pairs);
-        int questions = 0, targets = 0;
-        for (size_t at = text.find('?'); at != std::string::npos; at = text.find('?', at + 1)) {
-            const std::string asked = text.substr(at + 1, key);
-            QCOMPARE(text.substr(at + 1 + key, 1), std::string(">"));
-            QCOMPARE(text.substr(at + 2 + key, value), context.substr(context.find(asked + "=") + key + 1, value));
-            ++questions;
+        std::vector<int> counts(kRetrievalPairs + 1);
+        for (int i = 0; i < 400; ++i) {
+            const Example many = task->sample(rng, false);
+            QVERIFY(int(many.tokens.size()) <= task->modelConfig().context);
+            const std::string text(many.tokens.begin(), many.tokens.end()), context = text.substr(0, text.find(" ?"));
+            const int n = int(context.size() + 1) / kRetrievalPairWidth;
+            QCOMPARE(int(context.size()), n * kRetrievalPairWidth - 1);
+            ++counts[size_t(n)];
+            int questions = 0, targets = 0;
+            for (size_t at = text.find('?'); at != std::string::npos; at = text.find('?', at + 1)) {
+                const size_t pair = context.find(text.substr(at + 1, key));
+                QCOMPARE(pair % kRetrievalPairWidth, size_t(0));
+                QCOMPARE(text.substr(at + 1 + key, value), context.substr(pair + key, value));
+                ++questions;
+            }
+            for (int t : many.targets)
+                targets += t >= 0;
+            QCOMPARE(questions, kRetrievalTrainingQuestions);
+            QCOMPARE(targets, kRetrievalTrainingQuestions * kRetrievalValueLength);
         }
-        for (int t : many.targets)
-            targets += t >= 0;
-        QCOMPARE(questions, kRetrievalTrainingQuestions);
-        QCOMPARE(targets, kRetrievalTrainingQuestions * kRetrievalValueLength);
+        QCOMPARE(counts[1], 0);
+        for (int n = kRetrievalMinTrainingPairs; n <= kRetrievalPairs; ++n)
+            QVERIFY(counts[size_t(n)] > 20); // 400 / 9 ≈ 44 each
     }
 
-    // retrieval-ends asks the first two and the last two pairs half of the time in training (each 17.5 %, a middle pair
-    // 5 %); its held-out examples ask every pair equally often.
+    // retrieval-ends asks the first two and the last two pairs of a training context half of the time (a context of
+    // more than four pairs); its held-out examples ask every pair equally often.
     void retrievalEndsAsksTheEndsMoreOften()
     {
         const auto task = Task::create("retrieval-ends");
         std::mt19937_64 rng(5);
-        const auto askedPosition = [](const Example &e) {
+        // The asked pair's place from the start and from the end of its context, and the context's pairs.
+        const auto asked = [](const Example &e) {
             const std::string text(e.tokens.begin(), e.tokens.end());
+            const std::string context = text.substr(0, text.find(" ?"));
             const std::string key = text.substr(text.find('?') + 1, kRetrievalKeyLength);
-            return int(text.find(key + "=") / kRetrievalPairWidth);
+            const int pairs = int(context.size() + 1) / kRetrievalPairWidth,
+                      p = int(context.find(key)) / kRetrievalPairWidth;
+            return std::tuple {p, pairs - 1 - p, pairs};
         };
         const int n = 8000;
-        std::vector<int> trained(kRetrievalPairs), heldOut(kRetrievalPairs);
+        int trainedEnds = 0, trainedLong = 0;
+        std::vector<int> heldOut(kRetrievalPairs);
         for (int i = 0; i < n; ++i) {
-            ++trained[size_t(askedPosition(task->sample(rng, false)))];
-            ++heldOut[size_t(askedPosition(task->sample(rng, true)))];
+            const auto [p, fromEnd, pairs] = asked(task->sample(rng, false));
+            if (pairs > 4) {
+                ++trainedLong;
+                trainedEnds += p < 2 || fromEnd < 2;
+            }
+            ++heldOut[size_t(std::get<0>(asked(task->sample(rng, true))))];
         }
-        for (int p = 0; p < kRetrievalPairs; ++p) {
-            const bool end = p < 2 || p >= kRetrievalPairs - 2;
-            QVERIFY(std::abs(trained[size_t(p)] / double(n) - (end ? 0.175 : 0.05)) < 0.015);
+        // Half of the questions go to the ends, and the other half fall there 4 / pairs of the time: 0.5 + 0.5 ·
+        // E[4/n].
+        double share = 0;
+        for (int pairs = 5; pairs <= kRetrievalPairs; ++pairs)
+            share += (0.5 + 0.5 * 4.0 / pairs) / (kRetrievalPairs - 4);
+        QVERIFY(std::abs(trainedEnds / double(trainedLong) - share) < 0.03);
+        for (int p = 0; p < kRetrievalPairs; ++p)
             QVERIFY(std::abs(heldOut[size_t(p)] / double(n) - 0.1) < 0.015);
-        }
     }
 
     // Accuracy and attention by asked position, checked on one held-out context per position against the model run
@@ -131,7 +154,7 @@ private slots:
             Engine engine(model, inputOf(e));
             engine.runToEnd();
             const std::string text(e.tokens.begin(), e.tokens.end());
-            const int answer = int(text.find('>'));
+            const int answer = int(text.find('?')) + kRetrievalKeyLength; // the asked key
             const Tensor &probs = engine.trace().tensor("next_probs");
             int right = 0;
             for (int t = answer; t + 1 < int(text.size()); ++t) {

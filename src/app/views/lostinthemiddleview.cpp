@@ -14,7 +14,7 @@ namespace atlas {
 LostInTheMiddleView::LostInTheMiddleView(QWidget *parent)
     : AnalysisPlotView(parent)
 {
-    plot()->setToolTip(tr("Held-out contexts of ten key=value pairs, each pair asked in turn: how often the model "
+    plot()->setToolTip(tr("Held-out contexts of ten key\u2013value pairs, each pair asked in turn: how often the model "
                           "names the value, and where its answer position attends"));
 }
 
@@ -35,7 +35,7 @@ QString LostInTheMiddleView::draw(const ViewAnalysis &result)
     const auto &a = static_cast<const LostInTheMiddleAnalysis &>(result);
     const RetrievalByPosition &own = a.sweeps.front();
     const int layer = std::clamp(m_spec.layer, 0, std::max(0, int(own.attention.size()) - 1));
-    setTitle(tr("Lost in the middle \u00B7 %1 \u00B7 %2 key=value pairs, each asked in turn")
+    setTitle(tr("Lost in the middle \u00B7 %1 \u00B7 %2 key\u2013value pairs, each asked in turn")
                  .arg(QString::fromStdString(own.model))
                  .arg(kRetrievalPairs));
     drawAccuracy(a.sweeps);
@@ -43,10 +43,11 @@ QString LostInTheMiddleView::draw(const ViewAnalysis &result)
 
     const QString key = QStringLiteral("kqz").left(kRetrievalKeyLength),
                   value = QStringLiteral("481").left(kRetrievalValueLength);
-    QString text = tr("Each context holds %1 pairs such as \u201C%2=%3\u201D, then \u201C?%2>\u201D: the answer is "
-                      "that key's value. ")
-                       .arg(kRetrievalPairs)
-                       .arg(key, value);
+    QString text
+        = tr("Each context holds %1 pairs such as \u201C%2%3\u201D, a key and its value, then \u201C?%2\u201D: "
+             "the answer is that key's value. ")
+              .arg(kRetrievalPairs)
+              .arg(key, value);
     for (const RetrievalByPosition &s : a.sweeps)
         text += tr("%1 names the value of the first pair %2 of the time, of the middle pairs (positions 3\u20136) "
                    "%3, of the last %4. ")

@@ -27,7 +27,7 @@ OneExample measure(std::shared_ptr<const Model> model, const Example &example)
     const Tensor &probs = trace.tensor("next_probs");
     const int64_t V = probs.dim(1);
     OneExample r;
-    int answer = -1; // the query at '>', whose prediction is the value's first digit
+    int answer = -1; // the asked key, whose prediction is the value's first digit
     for (size_t t = 0; t < example.targets.size(); ++t) {
         if (example.targets[t] < 0)
             continue;

@@ -18,8 +18,8 @@ struct RetrievalByPosition
     // Per asked position p = 0 … kRetrievalPairs − 1 (0 = the first pair):
     std::vector<float> exact; // the whole value right
     std::vector<float> digits; // each of its digits right (teacher-forced)
-    // attention[layer][p][q]: the share of the answer position's attention (the query at '>', averaged over heads and
-    // examples) on pair q's eight characters, when pair p is asked. The rest lies on the question.
+    // attention[layer][p][q]: the share of the answer position's attention (the asked key in the question, averaged
+    // over heads and examples) on pair q's eight characters, when pair p is asked. The rest lies on the question.
     std::vector<std::vector<std::vector<float>>> attention;
 
     // Exact accuracy at the first pair, over the middle pairs (a quarter to three quarters through the context:

@@ -201,12 +201,12 @@ private:
     }
 };
 
-// Key–value retrieval (Liu et al. 2023): the pairs, then a key; the answer is its value. "retrieval" asks every pair
-// equally often in training; "retrieval-ends" asks the first two and the last two pairs half of the time (each 3.5
-// times as often as a middle pair), as text tends to put what matters at its start and end. A training context is
-// asked kRetrievalTrainingQuestions questions in a row (multi-query associative recall: each question two more
-// targets); a held-out one is asked one question, at a given position and every position equally often, which is the
-// training context's beginning.
+// Key–value retrieval (Liu et al. 2023): the pairs, then a key; the answer is its value. A training context holds
+// 2 to kRetrievalPairs pairs, every count equally often (a curriculum within each batch: the lookup is learned on
+// short contexts first), and is asked kRetrievalTrainingQuestions questions in a row (multi-query associative recall:
+// each question two more targets). "retrieval" asks every pair of a context equally often; "retrieval-ends" asks its
+// first two and last two pairs half of the time, as text tends to put what matters at its start and end. A held-out
+// context always holds kRetrievalPairs pairs and is asked one question, at a given position.
 class RetrievalTask : public Task
 {
 public:
@@ -217,42 +217,47 @@ public:
     std::string name() const override { return m_ends ? "retrieval-ends" : "retrieval"; }
     std::string summary() const override
     {
-        return m_ends ? "retrieval, trained asking the first two and last two pairs half of the time"
-                      : "ten key=value pairs, then a key: its value (\"k=48 … a=09 ?a>09\": lost in the middle)";
+        return m_ends
+            ? "retrieval, trained asking the first two and last two pairs half of the time"
+            : "ten pairs of a key and a value, then a key: its value (\"k48 … a09 ?a09\": lost in the middle)";
     }
-    ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 96, ""); }
+    ModelConfig modelConfig() const override
+    {
+        ModelConfig c = smallConfig(2, 4, 128, 64, "");
+        c.positions = PositionKind::Rope;
+        return c;
+    }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         if (heldOut)
             return retrievalExample(rng, true, int(rng() % kRetrievalPairs));
-        Example e = retrievalExample(rng, false, trainingPosition(rng));
+        const int pairs = kRetrievalMinTrainingPairs + int(rng() % (kRetrievalPairs - kRetrievalMinTrainingPairs + 1));
+        Example e = retrievalExample(rng, false, trainingPosition(rng, pairs), pairs);
         for (int q = 1; q < kRetrievalTrainingQuestions; ++q)
-            askAgain(e, trainingPosition(rng));
+            askAgain(e, trainingPosition(rng, pairs));
         return e;
     }
 
 private:
-    int trainingPosition(std::mt19937_64 &rng) const
+    int trainingPosition(std::mt19937_64 &rng, int pairs) const
     {
-        if (m_ends && rng() % 2 == 0) {
+        if (m_ends && pairs > 4 && rng() % 2 == 0) {
             const int end = int(rng() % 4);
-            return end < 2 ? end : kRetrievalPairs - 4 + end;
+            return end < 2 ? end : pairs - 4 + end;
         }
-        return int(rng() % kRetrievalPairs);
+        return int(rng() % uint64_t(pairs));
     }
 
-    // Appends " ?key>value" for the pair at `position` of e's context, its value the targets.
+    // Appends " ?key" for the pair at `position` of e's context, its value after it as the targets.
     static void askAgain(Example &e, int position)
     {
-        const size_t pair = size_t(position) * kRetrievalPairWidth;
-        const std::vector<int> key(e.tokens.begin() + pair, e.tokens.begin() + pair + kRetrievalKeyLength),
-            value(e.tokens.begin() + pair + kRetrievalKeyLength + 1,
-                e.tokens.begin() + pair + kRetrievalKeyLength + 1 + kRetrievalValueLength);
+        const auto pair = e.tokens.begin() + ptrdiff_t(position) * kRetrievalPairWidth;
+        const std::vector<int> key(pair, pair + kRetrievalKeyLength),
+            value(pair + kRetrievalKeyLength, pair + kRetrievalKeyLength + kRetrievalValueLength);
         for (int c : {int(' '), int('?')})
             e.tokens.push_back(c);
         e.tokens.insert(e.tokens.end(), key.begin(), key.end());
-        e.tokens.push_back('>');
-        const size_t answer = e.tokens.size() - 1; // '>' predicts the value's first digit
+        const size_t answer = e.tokens.size() - 1; // the key's last character predicts the value's first digit
         e.tokens.insert(e.tokens.end(), value.begin(), value.end());
         e.targets.resize(e.tokens.size(), -1);
         for (size_t t = answer; t + 1 < e.tokens.size(); ++t)
@@ -326,27 +331,36 @@ bool isHeldOutQuestion(const std::string &question)
     return std::hash<std::string> {}(question) % 5 == 0;
 }
 
-Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position)
+Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position, int pairs)
 {
-    if (position < 0 || position >= kRetrievalPairs)
-        throw Error("the retrieval task asks pair 0.." + std::to_string(kRetrievalPairs - 1) + "; got "
-            + std::to_string(position));
-    const auto make = [position](std::mt19937_64 &r) {
+    if (pairs < 1 || pairs > kRetrievalPairs || position < 0 || position >= pairs)
+        throw Error("the retrieval task has 1.." + std::to_string(kRetrievalPairs) + " pairs and asks pair 0.."
+            + std::to_string(pairs - 1) + "; got pair " + std::to_string(position) + " of " + std::to_string(pairs));
+    for (;;) {
         std::vector<std::string> keys;
-        while (int(keys.size()) < kRetrievalPairs) {
-            const std::string key = randomLetters(r, kRetrievalKeyLength, 'a', 26);
+        while (int(keys.size()) < pairs) {
+            const std::string key = randomLetters(rng, kRetrievalKeyLength, 'a', 26);
             if (std::find(keys.begin(), keys.end(), key) == keys.end())
                 keys.push_back(key);
         }
-        std::string q;
-        for (const std::string &key : keys)
-            q += (q.empty() ? "" : " ") + key + "=" + randomLetters(r, kRetrievalValueLength, '0', 10);
-        return q + " ?" + keys[size_t(position)];
-    };
-    return drawQuestion(rng, heldOut, make, '>', [](const std::string &q) {
-        const std::string key = q.substr(q.size() - kRetrievalKeyLength);
-        return q.substr(q.find(key + "=") + kRetrievalKeyLength + 1, kRetrievalValueLength);
-    });
+        std::string question, value;
+        for (size_t k = 0; k < keys.size(); ++k) {
+            const std::string v = randomLetters(rng, kRetrievalValueLength, '0', 10);
+            question += (question.empty() ? "" : " ") + keys[k] + v;
+            if (int(k) == position)
+                value = v;
+        }
+        question += " ?" + keys[size_t(position)];
+        if (isHeldOutQuestion(question) != heldOut)
+            continue;
+        Example e;
+        for (unsigned char c : question + value)
+            e.tokens.push_back(c);
+        e.targets.assign(e.tokens.size(), -1);
+        for (size_t t = question.size() - 1; t + 1 < e.tokens.size(); ++t)
+            e.targets[t] = e.tokens[t + 1];
+        return e;
+    }
 }
 
 Input inputOf(const Example &example)
