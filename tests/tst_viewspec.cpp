@@ -35,7 +35,7 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(35));
+        QCOMPARE(kinds.size(), size_t(36));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
                  "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "sparsity",
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",

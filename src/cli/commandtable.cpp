@@ -177,7 +177,10 @@ std::vector<CliCommand> makeTable()
                 {"token-retention", "R", "PoWER-BERT: keep R of the tokens after each layer (by significance)"},
                 {"funnel", "G1,G2,…",
                     "Funnel-Transformer: groups of G layers, the sequence pooled by 2 between groups"},
-                {"funnel-decoder", "N", "the funnel's full-length layers after upsampling (default 1)"}}
+                {"funnel-decoder", "N", "the funnel's full-length layers after upsampling (default 1)"},
+                {"sinkhorn", "B",
+                    "Sparse Sinkhorn attention: blocks of B tokens, each attending to itself and a learned sorted "
+                    "block"}}
                 + kRouting + kMemoryStrategy,
             trainCommand},
         {"memory",

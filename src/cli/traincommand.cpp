@@ -63,9 +63,9 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        for (const char *option :
-            {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k", "capacity-factor", "family",
-                "kv-heads", "normaliser", "adaptive-span", "span-penalty", "span-init", "funnel", "funnel-decoder"})
+        for (const char *option : {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k",
+                 "capacity-factor", "family", "kv-heads", "normaliser", "adaptive-span", "span-penalty", "span-init",
+                 "funnel", "funnel-decoder", "sinkhorn"})
             if (args.has(option) || args.flag(option))
                 throw Error(std::string("--") + option
                     + " makes a new model; a resumed run keeps the model it was trained with");
@@ -107,6 +107,7 @@ int trainCommand(const CommandArgs &argv)
         run.funnelDecoderLayers = args.intValue("funnel-decoder", 1, 1, 64);
         if (args.has("funnel-decoder") && run.funnelBlocks.empty())
             throw Error("--funnel-decoder sets up the funnel: give --funnel G1,G2,… too");
+        run.sinkhornBlock = args.intValue("sinkhorn", 0, 1, 4096);
         run.family = args.value("family");
         run.kvHeads = args.intValue("kv-heads", 0, 1, 1024);
         run.scaleEmbeddings = args.flag("scale-embeddings");

@@ -73,7 +73,7 @@ QString FunnelView::draw(const ViewAnalysis &result)
                       "compressed token over the positions it covers and adds the stream after the first group. "
                       "This input: %1 of the work of the same layers at full length. ")
                        .arg(formatPercent(f.work));
-    for (const FunnelScore &s : a.scores)
+    for (const HeldOutScore &s : a.scores)
         text += tr("%1 names %2 of the held-out chosen tokens with %3 of the work. ")
                     .arg(QString::fromStdString(s.model), formatPercent(s.evaluation.tokenAccuracy),
                         formatPercent(s.work));

@@ -32,6 +32,7 @@
 #include "views/positionsview.h"
 #include "views/rolloutview.h"
 #include "views/scalingview.h"
+#include "views/sinkhornview.h"
 #include "views/sparseffnview.h"
 #include "views/sparsityview.h"
 #include "views/tensorview.h"
@@ -67,6 +68,7 @@ const std::map<std::string, Make> &makers()
         {"token-reduction",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
         {"funnel", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FunnelView>(p); }},
+        {"sinkhorn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SinkhornView>(p); }},
         {"lost-in-the-middle",
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
         {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},

@@ -1,7 +1,7 @@
 #include "analysis/funnelresolution.h"
 
+#include "analysis/headchoice.h"
 #include "engine/engine.h"
-#include "train/task.h"
 #include "util/error.h"
 
 namespace atlas {
@@ -37,9 +37,8 @@ FunnelPicture funnelPicture(std::shared_ptr<const Model> model, const std::vecto
     if (const std::string why = funnelProblem(*model); !why.empty())
         throw Error(why);
     const ModelConfig &c = model->config;
-    if (layer < 0 || layer >= c.layers || head < 0 || head >= c.heads)
-        throw Error("layer " + std::to_string(layer) + ", head " + std::to_string(head) + ": " + model->name + " has "
-            + std::to_string(c.layers) + " layers of " + std::to_string(c.heads) + " heads");
+    if (const std::string why = headChoiceProblem(*model, layer, head); !why.empty())
+        throw Error(why);
     FunnelPicture f;
     f.tokens = tokens;
     f.layer = layer;
@@ -62,20 +61,6 @@ FunnelPicture funnelPicture(std::shared_ptr<const Model> model, const std::vecto
         for (int k : f.keys)
             f.attention.push_back(probs(q, k));
     return f;
-}
-
-FunnelScore funnelScore(std::shared_ptr<const Model> model, int examples, const std::atomic<bool> *cancel)
-{
-    FunnelScore s;
-    if (model->config.task.empty() || (cancel && cancel->load()))
-        return s;
-    const std::unique_ptr<Task> task = Task::create(model->config.task);
-    s.evaluation = evaluateOnTask(model, *task, examples);
-    if (cancel && cancel->load())
-        return s;
-    s.model = model->name;
-    s.work = model->config.funnel.workShare(model->config.context);
-    return s;
 }
 
 } // namespace atlas

@@ -3,7 +3,6 @@
 #include "model/model.h"
 #include "train/evaluation.h"
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,21 +23,9 @@ struct FunnelPicture
     int presentAt(int layer) const; // how many positions layer `layer` keeps
 };
 
-// The held-out score of a model on its own task (atlas_task), with its work share on the task's windows.
-struct FunnelScore
-{
-    std::string model;
-    Evaluation evaluation;
-    double work = 1;
-};
-
 // Why `model` has no funnel to show ("" when it has one).
 std::string funnelProblem(const Model &model);
 // `model` run on `tokens`; `layer` and `head` choose the attention drawn. Throws atlas::Error for a model
 // funnelProblem refuses, or a layer or head it does not have.
 FunnelPicture funnelPicture(std::shared_ptr<const Model> model, const std::vector<int> &tokens, int layer, int head);
-// `model` scored on `examples` held-out examples of its task; an empty model name when it has no task or when
-// `cancel` turns true.
-FunnelScore funnelScore(std::shared_ptr<const Model> model, int examples, const std::atomic<bool> *cancel = nullptr);
-
 } // namespace atlas

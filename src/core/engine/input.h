@@ -5,6 +5,7 @@
 #include "engine/tokenretention.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace atlas {
@@ -29,6 +30,12 @@ struct Input
     // PoWER-BERT: tokens eliminated layer by layer by the attention they receive (engine/tokenretention.h); empty:
     // every token goes through every layer.
     TokenRetention retention;
+    // Sparse Sinkhorn attention in training: the seed of the Gumbel noise added to each layer's sorting scores (layer i
+    // draws from seed + i); 0: none, as at inference (model/sinkhorn.h).
+    uint64_t sortingNoiseSeed = 0;
+    // Sparse Sinkhorn attention with the sort switched off: every block's sorted half is the block itself (S = I), so
+    // each query reads its own block only. What the learned sort adds is the difference.
+    bool sortSwitchedOff = false;
 
     bool drops(int layer) const { return std::binary_search(droppedLayers.begin(), droppedLayers.end(), layer); }
 

@@ -533,6 +533,9 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
     if (config.funnel.active() && (efficient || !input.retention.empty() || !input.droppedLayers.empty()))
         throw Error("a funnel model (Funnel-Transformer) runs exact attention with every block and every token: drop "
                     "the efficient kernel, the token schedule or the dropped layers");
+    if (config.sinkhorn.active() && (efficient || !input.retention.empty() || !input.padding.empty()))
+        throw Error("a Sinkhorn model sorts blocks of every token with exact scores: drop the efficient kernel, the "
+                    "token schedule or the padding");
     for (int i = 0; i < config.layers; ++i) {
         if (input.drops(i))
             b.droppedBlock(i);

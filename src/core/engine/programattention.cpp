@@ -63,6 +63,8 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
                 + ": run this model with full attention");
         efficientAttention(i, attention::kernelSpecAtLayer(*kernel, i));
     } else {
+        if (m_c.sinkhorn.active())
+            sortingNetwork(i, in);
         exactAttention(i);
         if (m_input.retention.eliminatesAfter(i))
             extractTokens(i);
@@ -284,6 +286,8 @@ void ProgramBuilder::normaliser(int i)
         = [i](Tensor &o, const Tensor &x, const Model &m) { ops::entmax_forward(o, x, m.attentionAlphas(i)); };
     switch (m_c.normaliser) {
     case Normaliser::Softmax:
+        if (m_c.sinkhorn.active())
+            return sinkhornAttention(i);
         if (m_c.adaptiveSpan())
             return adaptiveSpan(i);
         unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",

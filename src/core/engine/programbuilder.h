@@ -88,6 +88,9 @@ public:
     void exactAttention(int i);
     void normaliser(int i);
     void adaptiveSpan(int i);
+    // Sparse Sinkhorn attention (model/sinkhorn.h; engine/programsinkhorn.cpp): the sorting network reads `in`
+    void sortingNetwork(int i, const std::string &in);
+    void sinkhornAttention(int i);
     void extractTokens(int i); // engine/tokenretention.cpp
     void rotary(int i);
     // Funnel-Transformer (model/funnel.h; engine/programfunnel.cpp)

@@ -50,6 +50,13 @@ void forEachBlockParameter(Block &b, const ModelConfig &c, const names::Stack &s
         visit(p + "attn.alpha_logit", Shape {c.heads}, b.alphaLogit);
     if (c.adaptiveSpan())
         visit(p + "attn.span_fraction", Shape {c.heads}, b.spanFraction);
+    if (c.sinkhorn.active()) {
+        const int64_t N = c.sinkhorn.blocks(c.context);
+        visit(p + "attn.sort.c_fc.weight", Shape {D, D}, b.sortFcWeight);
+        visit(p + "attn.sort.c_fc.bias", Shape {D}, b.sortFcBias);
+        visit(p + "attn.sort.c_proj.weight", Shape {D, N}, b.sortProjWeight);
+        visit(p + "attn.sort.c_proj.bias", Shape {N}, b.sortProjBias);
+    }
     visit(p + "ln_1.weight", Shape {D}, b.ln1Weight);
     visit(p + "ln_1.bias", Shape {D}, b.ln1Bias);
     visit(p + "attn.c_attn.weight", Shape {D, 3 * D}, b.attnWeight);

@@ -35,6 +35,10 @@ struct BlockWeights
     Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
     Tensor spanFraction; // [H] v of each head's adaptive span z = v · n_positions (attn.span_fraction, v in [0, 1])
     Tensor alphaLogit; // [H] a of each head's learned α = 1 + sigmoid(a) (attn.alpha_logit, Normaliser::LearnedEntmax)
+    // Sparse Sinkhorn attention's sorting network (attn.sort.c_fc, attn.sort.c_proj; model/sinkhorn.h): N = the most
+    // blocks n_positions holds, one output per place a block can be sorted to.
+    Tensor sortFcWeight, sortFcBias; // [D, D], [D]
+    Tensor sortProjWeight, sortProjBias; // [D, N], [N]
     // A decoder block of an encoder–decoder model also attends to the encoder's output, after self-attention
     // (Hugging Face GPT-2's add_cross_attention names): ln_cross_attn, crossattention.q_attn (queries from the
     // decoder), crossattention.c_attn (keys | values from the encoder), crossattention.c_proj. Empty otherwise.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/funnel.h"
+#include "model/sinkhorn.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -127,6 +128,7 @@ struct ModelConfig
     float routerAuxLossCoef = 0.01f; // atlas_router_aux_loss_coef: α of the load-balancing loss in training
     float routerZLossCoef = 0.001f; // atlas_router_z_loss_coef: weight of the router z-loss in training
     FunnelLayout funnel; // atlas_funnel_blocks, atlas_funnel_decoder_layers (Funnel-Transformer: model/funnel.h)
+    SinkhornLayout sinkhorn; // atlas_sinkhorn_block, …_iterations, …_temperature (model/sinkhorn.h)
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty

@@ -395,6 +395,8 @@ void BackwardPass::attention(
             grad(m_c.family == Family::Bert ? bertLayer(i) + "attention.self.distance_embedding.weight"
                                             : h + "attn.relative_key.weight"),
             dscores, act(p + "attn.q"), b.relativeKey, m_c.relativeClip, scale, m_c.relativeKeySign);
+    if (m_c.sinkhorn.active())
+        sortingNetworkBackward(i, din);
     if (queryIn)
         return pooledProjectionsBackward(i, dq, dk, dv, in, din, *queryIn, *dqueryIn);
     if (m_c.family == Family::GptNeoX)
@@ -410,6 +412,8 @@ void BackwardPass::attention(
 // α = 1 + σ(a): dα/da = σ(a)(1 − σ(a)) = (α − 1)(2 − α).
 void BackwardPass::normaliserBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs)
 {
+    if (m_c.sinkhorn.active())
+        return sinkhornBackward(i, dmasked, dprobs);
     if (m_c.adaptiveSpan())
         return adaptiveSpanBackward(i, dmasked, dprobs, probs);
     const std::vector<float> alpha = m_model.attentionAlphas(i);

@@ -100,6 +100,10 @@ private:
     void gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void normaliserBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs);
     void adaptiveSpanBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs);
+    // Sparse Sinkhorn attention (train/backwardsinkhorn.cpp): the scores' gradient, keeping the sort matrix's in
+    // m_dSort; then, from m_dSort, the sorting network's parameters and its input's gradient, added into din (T,D).
+    void sinkhornBackward(int i, Tensor &dmasked, const Tensor &dprobs);
+    void sortingNetworkBackward(int i, Tensor &din);
     // Block i's nn.Linear modules under the family's names (Hugging Face's, without the model's prefix).
     enum class Projection { Q, K, V, Qkv, Out, Up, Down, Gate, CrossQ, CrossK, CrossV, CrossOut };
     std::string projection(int i, Projection which) const;
@@ -135,6 +139,7 @@ private:
     int64_t T; // the current stack's length
     Tensor m_dEncoderOutput; // (S,D) d loss / d Z, gathered in the decoder, used in the encoder
     Tensor m_dFunnelSkip; // (T,D) d loss / d X_skip, gathered on upsampling, added at the skip layer's output
+    Tensor m_dSort; // (N,N) d loss / d S of the layer being gone back through (Sinkhorn attention)
 };
 
 } // namespace atlas

@@ -87,4 +87,18 @@ Evaluation evaluateAdjusted(
     return evaluate(std::move(model), task, examples, seed, 1, adjust);
 }
 
+HeldOutScore heldOutScore(std::shared_ptr<const Model> model, int examples, const std::atomic<bool> *cancel)
+{
+    HeldOutScore s;
+    if (model->config.task.empty() || (cancel && cancel->load()))
+        return s;
+    const std::unique_ptr<Task> task = Task::create(model->config.task);
+    s.evaluation = evaluateOnTask(model, *task, examples);
+    if (cancel && cancel->load())
+        return s;
+    s.model = model->name;
+    s.work = model->config.funnel.workShare(model->config.context);
+    return s;
+}
+
 } // namespace atlas

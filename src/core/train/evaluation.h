@@ -4,6 +4,7 @@
 #include "model/model.h"
 #include "train/task.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,5 +33,15 @@ using InputAdjustment = std::function<void(Input &, const Example &)>;
 // evaluateOnTask with every run changed by `adjust` (examples drawn as by lengthScale 1).
 Evaluation evaluateAdjusted(
     std::shared_ptr<const Model> model, const Task &task, int examples, uint64_t seed, const InputAdjustment &adjust);
+
+// A model's held-out score on its own task (atlas_task), with the share of token-positions its layers process on the
+// task's windows (below 1 for a funnel, which shortens the sequence: model/funnel.h).
+struct HeldOutScore
+{
+    std::string model; // empty: the model has no task, or the scoring was cancelled
+    Evaluation evaluation;
+    double work = 1;
+};
+HeldOutScore heldOutScore(std::shared_ptr<const Model> model, int examples, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace atlas

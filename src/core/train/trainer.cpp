@@ -41,6 +41,12 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         throw Error("a funnel model (Funnel-Transformer) trains with the plain memory strategy, whole feed-forward "
                     "layers, every block and every token (checkpointing, reversible blocks, FFN chunks, LayerDrop and "
                     "token retention are not implemented with its pooling)");
+    if (m_model->config.sinkhorn.active()
+        && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1
+            || options.tokenRetention > 0))
+        throw Error("a Sinkhorn model trains with the plain memory strategy, whole feed-forward layers and every token "
+                    "(checkpointing, reversible blocks, FFN chunks and token retention are not implemented with its "
+                    "sorting)");
     if (!(options.layerDrop >= 0 && options.layerDrop <= TrainOptions::kMaxLayerDrop))
         throw Error("LayerDrop's rate must be in 0..0.9 (the probability of dropping each block)");
     if (options.layerDrop > 0
@@ -72,12 +78,17 @@ StepReport Trainer::step()
                 if (drop(m_rng))
                     layers.push_back(l);
     }
+    std::vector<uint64_t> sortingNoise(batch.size(), 0); // Sinkhorn attention's Gumbel noise, a seed per example
+    if (m_model->config.sinkhorn.active())
+        for (uint64_t &seed : sortingNoise)
+            seed = m_rng() | 1;
     std::vector<Gradients> perExample(batch.size());
     const std::shared_ptr<const Model> model = m_model;
     parallelFor(static_cast<int64_t>(batch.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
             Input input = inputOf(batch[size_t(i)]);
             input.droppedLayers = dropped[size_t(i)];
+            input.sortingNoiseSeed = sortingNoise[size_t(i)];
             if (m_options.tokenRetention > 0) {
                 input.retention = TokenRetention::geometric(m_options.tokenRetention, model->config.layers);
                 const std::vector<int> &targets = batch[size_t(i)].targets;
@@ -85,8 +96,9 @@ StepReport Trainer::step()
                     if (targets[t] >= 0)
                         input.retention.protect.push_back(int(t));
             }
-            // Two stacks, or a funnel's pooling: a traced run, then backprop through it (no memory strategy).
-            if (model->config.isEncoderDecoder() || model->config.funnel.active()) {
+            // Two stacks, a funnel's pooling or Sinkhorn's sorting: a traced run, then backprop through it (no memory
+            // strategy).
+            if (model->config.isEncoderDecoder() || model->config.funnel.active() || model->config.sinkhorn.active()) {
                 Engine engine(model, input);
                 engine.runToEnd();
                 accumulateGradients(perExample[size_t(i)], *model, input, engine.trace(), batch[size_t(i)].targets);

@@ -31,6 +31,7 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
                 + std::to_string(layers) + " layers (leave --layers out)");
         config.layers = layers;
     }
+    config.sinkhorn.block = run.sinkhornBlock;
     if (run.scaleEmbeddings)
         config.embeddingScale = std::sqrt(float(config.dModel));
     if (!run.positions.empty())

@@ -1,5 +1,6 @@
 #include "view/analysisrequests.h"
 
+#include "analysis/headchoice.h"
 #include "model/builtinmodels.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -34,6 +35,29 @@ AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c)
         }
     r.pinned.push_back(c.model->wte);
     return r;
+}
+
+// The held-out scores of `model` and of `baseline` (a model's name or directory; empty: none), each computed once per
+// weights and example count; a model without a task is left out. False when `cancel` turned true.
+bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &baseline, int examples,
+    const std::atomic<bool> &cancel, std::vector<HeldOutScore> &out)
+{
+    static ResultCache<HeldOutScore> cache;
+    std::vector<std::shared_ptr<const Model>> models = {std::move(model)};
+    if (!baseline.empty())
+        models.push_back(loadModel(baseline));
+    for (const std::shared_ptr<const Model> &m : models) {
+        const auto score = cache.findOrMake(
+            weightsFingerprint(*m) + "/" + std::to_string(examples), [&]() -> std::shared_ptr<const HeldOutScore> {
+                auto made = std::make_shared<HeldOutScore>(heldOutScore(m, examples, &cancel));
+                return cancel.load() ? nullptr : made;
+            });
+        if (!score)
+            return false;
+        if (!score->model.empty())
+            out.push_back(*score);
+    }
+    return true;
 }
 
 std::string capitalised(std::string text)
@@ -194,10 +218,8 @@ AnalysisRequest analysis::funnelRequest(const ViewSpec &spec, const AnalysisCont
         return problem(
             "Funnel-Transformer pools the sequence between groups of layers: " + why + ". Open austen-mlm-funnel.");
     const int head = std::max(spec.head, 0); // −1, every head elsewhere: the first here
-    if (spec.layer >= c.model->config.layers || head >= c.model->config.heads)
-        return problem("layer " + std::to_string(spec.layer) + ", head " + std::to_string(head) + ": " + c.model->name
-            + " has " + std::to_string(c.model->config.layers) + " layers of " + std::to_string(c.model->config.heads)
-            + " heads");
+    if (const std::string why = headChoiceProblem(*c.model, spec.layer, head); !why.empty())
+        return problem(why);
     AnalysisRequest r;
     const int examples = c.heldOutExamples(FunnelAnalysis::kExamples);
     r.key = "funnel/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
@@ -206,22 +228,44 @@ AnalysisRequest analysis::funnelRequest(const ViewSpec &spec, const AnalysisCont
     r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
                 const std::atomic<bool> &cancel) {
         return timedResult<FunnelAnalysis>([&](FunnelAnalysis &result) {
-            static ResultCache<FunnelScore> cache;
             result.picture = funnelPicture(model, tokens, layer, head);
-            std::vector<std::shared_ptr<const Model>> models = {model};
-            if (!other.empty())
-                models.push_back(loadModel(other));
-            for (const std::shared_ptr<const Model> &m : models) {
-                const auto score = cache.findOrMake(weightsFingerprint(*m) + "/" + std::to_string(examples),
-                    [&]() -> std::shared_ptr<const FunnelScore> {
-                        auto made = std::make_shared<FunnelScore>(funnelScore(m, examples, &cancel));
-                        return cancel.load() ? nullptr : made;
-                    });
-                if (!score)
-                    return; // cancelled
-                if (!score->model.empty())
-                    result.scores.push_back(*score);
-            }
+            scoreWithBaseline(model, other, examples, cancel, result.scores);
+        });
+    };
+    return r;
+}
+
+// The input's sort and attention at the spec's layer and head, and the held-out score of the spec's model and
+// baseline_model.
+AnalysisRequest analysis::sinkhornRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (const std::string why = sinkhornProblem(*c.model); !why.empty())
+        return problem("Sparse Sinkhorn attention sorts blocks of the sequence with a learned network: " + why
+            + ". Open austen-mlm-sinkhorn.");
+    const int head = std::max(spec.head, 0); // −1, every head elsewhere: the first here
+    if (const std::string why = headChoiceProblem(*c.model, spec.layer, head); !why.empty())
+        return problem(why);
+    AnalysisRequest r;
+    const int examples = c.heldOutExamples(SinkhornAnalysis::kExamples);
+    r.key = "sinkhorn/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
+        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
+                const std::atomic<bool> &cancel) {
+        return timedResult<SinkhornAnalysis>([&](SinkhornAnalysis &result) {
+            static ResultCache<HeldOutScore> sortOff;
+            result.picture = sinkhornPicture(model, tokens, layer, head);
+            if (!scoreWithBaseline(model, other, examples, cancel, result.scores) || model->config.task.empty())
+                return;
+            const auto off = sortOff.findOrMake(weightsFingerprint(*model) + "/" + std::to_string(examples),
+                [&]() -> std::shared_ptr<const HeldOutScore> {
+                    auto made = std::make_shared<HeldOutScore>(sortSwitchedOffScore(model, examples));
+                    return cancel.load() ? nullptr : made;
+                });
+            if (off)
+                result.sortOff = *off;
         });
     };
     return r;

@@ -44,7 +44,9 @@ const std::vector<SpecKey> &specKeys()
               "saved against accuracy), `layerdrop` (whole blocks pruned: accuracy against the blocks kept, for "
               "`model` and `baseline_model`), `token-reduction` (PoWER-BERT: which tokens survive each layer, and a "
               "masked LM's accuracy against the work left, see below), `funnel` (Funnel-Transformer: the sequence "
-              "each layer keeps and the `layer` and `head`'s attention at its resolution), `lost-in-the-middle` (a "
+              "each layer keeps and the `layer` and `head`'s attention at its resolution), `sinkhorn` (Sparse "
+              "Sinkhorn attention: the `layer`'s learned sort of the blocks and the `head`'s attention), "
+              "`lost-in-the-middle` (a "
               "key\u2013value "
               "retrieval "
               "model's accuracy by where the asked pair stands, and where its answer looks), `rollout` (attention "
@@ -378,11 +380,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel"},
+            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn"},
             .meaning
-            = "LayerDrop, Token reduction, Lost in the middle and Funnel views: a second model (a built-in name or a "
+            = "LayerDrop, Token reduction, Lost in the middle, Funnel and Sinkhorn views: a second model (a built-in "
+              "name or a "
               "directory) whose sweep is drawn beside `model`'s, e.g. `austen-6`, trained as "
-              "`austen-layerdrop` without LayerDrop, or `austen-mlm` beside `austen-mlm-power` or `austen-mlm-funnel`; "
+              "`austen-layerdrop` without LayerDrop, or `austen-mlm` beside `austen-mlm-power`, `austen-mlm-funnel` or "
+              "`austen-mlm-sinkhorn`; "
               "`\"\"` = "
               "`model`'s alone"},
         {.name = "retention",

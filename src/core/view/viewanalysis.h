@@ -14,6 +14,7 @@
 #include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
+#include "analysis/sinkhornsort.h"
 #include "analysis/tokenizercomparison.h"
 #include "analysis/tokenreduction.h"
 #include "attention/approximationsweep.h"
@@ -202,7 +203,17 @@ struct FunnelAnalysis : ViewAnalysis
 {
     static constexpr int kExamples = 64; // held-out examples per model
     FunnelPicture picture;
-    std::vector<FunnelScore> scores; // the spec's model first; a model without a task is left out
+    std::vector<HeldOutScore> scores; // the spec's model first; a model without a task is left out
+};
+
+// Sinkhorn (analysis/sinkhornsort.h): the chosen layer's sort and head's attention on the input, and the held-out
+// scores of the spec's model and of `baseline_model` when given.
+struct SinkhornAnalysis : ViewAnalysis
+{
+    static constexpr int kExamples = 64; // held-out examples per model
+    SinkhornPicture picture;
+    std::vector<HeldOutScore> scores; // the spec's model first; a model without a task is left out
+    HeldOutScore sortOff; // the spec's model with the sort switched off (S = I: each block reads only itself)
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

@@ -187,7 +187,7 @@ const std::vector<ViewKind> &viewKinds()
             .group = "Efficient attention",
             .request = sparseAttentionRequest},
         {.kind = "adaptive-span",
-            .title = "Adaptive span",
+            .title = "Span",
             .summary = "each head's learned attention span (log scale), and one head's attention under its soft mask",
             .group = "Efficient attention",
             .request = adaptiveSpanRequest},
@@ -203,6 +203,13 @@ const std::vector<ViewKind> &viewKinds()
                        "head's attention at each resolution, and what the pooling costs a masked LM",
             .group = "Efficient attention",
             .request = funnelRequest},
+        {.kind = "sinkhorn",
+            .title = "Sinkhorn",
+            .summary
+            = "Sparse Sinkhorn attention: a learned network sorts the blocks, each block attends to itself and "
+              "its sorted block; the sort matrix, one head's attention, and what it costs a masked LM",
+            .group = "Efficient attention",
+            .request = sinkhornRequest},
         {.kind = "memory-timeline",
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",

@@ -1,0 +1,179 @@
+#include "views/sinkhornview.h"
+
+#include "view/viewanalysis.h"
+#include "views/colormaps.h"
+#include "views/heatmapticks.h"
+#include "views/plottheme.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+QCPColorMap *heatmap(QCPAxisRect *rect, int cols, int rows, const std::vector<float> &values, const QString &name)
+{
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    auto *map = new QCPColorMap(x, y);
+    map->setName(name);
+    map->data()->setSize(cols, rows);
+    map->data()->setRange(QCPRange(0, std::max(1, cols - 1)), QCPRange(0, std::max(1, rows - 1)));
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            map->data()->setCell(c, r, values[size_t(r) * size_t(cols) + size_t(c)]);
+    map->setInterpolate(false);
+    map->setDataRange(QCPRange(0, 1));
+    x->setRange(-0.5, cols - 0.5);
+    y->setRange(-0.5, rows - 0.5);
+    y->setRangeReversed(true);
+    x->grid()->setVisible(false);
+    y->grid()->setVisible(false);
+    return map;
+}
+
+// An outline of the cells [x0, x1) × [y0, y1) of a heat map.
+void outline(QCustomPlot *plot, QCPAxisRect *rect, double x0, double y0, double x1, double y1, const QPen &pen)
+{
+    auto *box = new QCPItemRect(plot);
+    box->setClipAxisRect(rect);
+    box->topLeft->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    box->bottomRight->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+    box->topLeft->setCoords(x0 - 0.5, y0 - 0.5);
+    box->bottomRight->setCoords(x1 - 0.5, y1 - 0.5);
+    box->setPen(pen);
+    box->setBrush(Qt::NoBrush);
+}
+
+} // namespace
+
+SinkhornView::SinkhornView(QWidget *parent)
+    : AnalysisPlotView(parent)
+{
+    plot()->setToolTip(tr("Left: the layer's sort matrix S (query blocks down, the blocks their sorted half reads "
+                          "across); right: the chosen head's weight of each value, each block's own block and its "
+                          "sorted block outlined"));
+}
+
+bool SinkhornView::isCurrent(const ViewAnalysis &result) const
+{
+    const auto *a = dynamic_cast<const SinkhornAnalysis *>(&result);
+    return a && m_input.model && int64_t(a->picture.tokens.size()) == m_input.tokens.size()
+        && a->picture.layer == m_spec.layer && a->picture.head == std::max(m_spec.head, 0);
+}
+
+QString SinkhornView::pendingText() const
+{
+    return tr("Sorting the blocks, and scoring held-out text\u2026");
+}
+
+QString SinkhornView::draw(const ViewAnalysis &result)
+{
+    const auto &a = static_cast<const SinkhornAnalysis &>(result);
+    const SinkhornPicture &s = a.picture;
+    m_tokens = int(s.tokens.size());
+    setTitle(tr("Sparse Sinkhorn attention \u00B7 %1 \u00B7 %2 blocks of %3 tokens")
+                 .arg(m_input.model ? QString::fromStdString(m_input.model->name) : QString())
+                 .arg(s.blocks)
+                 .arg(s.block));
+    drawSort(s);
+    drawAttention(s);
+    QString text = tr("A sorting network reads each block's summed input and scores where it belongs, R = "
+                      "ReLU(P W_fc + b_fc) W_proj + b_proj; Sinkhorn's normalisation makes R / \u03C4 a soft "
+                      "permutation S. Each query attends, in one softmax, to its own block's keys and to the sorted "
+                      "block \u03A3_J S_IJ K_J: %1 keys of %2, %3 of the pairs. Layer %4's S gives each block's "
+                      "sorted half on average %5 of one block (1 would be a permutation, %6 a plain average); head "
+                      "%7 puts %8 of its weight there. ")
+                       .arg(2 * s.block)
+                       .arg(m_tokens)
+                       .arg(formatPercent(s.pairs))
+                       .arg(s.layer)
+                       .arg(formatPercent(s.sharpness))
+                       .arg(formatPercent(1.0 / std::max(1, s.blocks)))
+                       .arg(s.head)
+                       .arg(formatPercent(s.sortedShare));
+    for (const HeldOutScore &score : a.scores)
+        text += tr("%1 names %2 of the held-out chosen tokens. ")
+                    .arg(QString::fromStdString(score.model), formatPercent(score.evaluation.tokenAccuracy));
+    if (!a.sortOff.model.empty())
+        text += tr("With the sort switched off (S = I: each block reads only itself) %1 names %2. ")
+                    .arg(QString::fromStdString(a.sortOff.model), formatPercent(a.sortOff.evaluation.tokenAccuracy));
+    if (!a.scores.empty())
+        text += tr("%1 held-out windows each. ").arg(SinkhornAnalysis::kExamples);
+    text += tr("The app scores every pair and mixes the scores with S, which gives the same numbers as sorting the "
+               "keys first.");
+    return text;
+}
+
+void SinkhornView::drawSort(const SinkhornPicture &s)
+{
+    QCPAxisRect *rect = addAxisRect(0, 0);
+    QCPColorMap *map = heatmap(rect, s.blocks, s.blocks, s.sort, tr("sort matrix"));
+    map->setGradient(colormap(m_spec.colormap));
+    const ThemeColors colours = themeColors(m_spec.theme);
+    for (int I = 0; I < s.blocks; ++I) {
+        const int J = s.sortedTo[size_t(I)];
+        outline(plot(), rect, J, I, J + 1, I + 1, QPen(colours.accent, 2));
+    }
+    const QStringList labels = tokenLabels(m_input, m_tokens);
+    m_blockLabels.clear();
+    for (int I = 0; I < s.blocks; ++I) {
+        QString text;
+        for (int t = I * s.block; t < std::min((I + 1) * s.block, m_tokens); ++t)
+            text += labels.value(t);
+        m_blockLabels << QString::number(I) + QStringLiteral(" ") + text;
+    }
+    setPanelTitle(rect, tr("Layer %1: S, the blocks each block reads").arg(s.layer));
+    m_sort = rect;
+}
+
+void SinkhornView::drawAttention(const SinkhornPicture &s)
+{
+    QCPAxisRect *rect = addAxisRect(0, 1);
+    QCPColorMap *map = heatmap(rect, m_tokens, m_tokens, s.attention, tr("attention"));
+    map->setGradient(colormap(m_spec.colormap));
+    const ThemeColors colours = themeColors(m_spec.theme);
+    const int b = s.block;
+    for (int I = 0; I < s.blocks; ++I) {
+        const int top = I * b, bottom = std::min(top + b, m_tokens), J = s.sortedTo[size_t(I)];
+        outline(plot(), rect, top, top, bottom, bottom, QPen(colours.frame, 1));
+        if (J != I)
+            outline(plot(), rect, J * b, top, std::min(J * b + b, m_tokens), bottom, QPen(colours.accent, 2));
+    }
+    m_attention = rect;
+    labelAxes();
+    addColorScale(0, 2, map, rect, tr("weight"));
+    if (auto *grid = qobject_cast<QCPLayoutGrid *>(rect->layout())) { // the sort small, the tokens' map large
+        grid->setColumnStretchFactor(0, 1.0);
+        grid->setColumnStretchFactor(1, 1.5);
+    }
+    setPanelTitle(rect, tr("Head %1: the weight of each value (own block framed, sorted block in colour)").arg(s.head));
+}
+
+void SinkhornView::labelAxes()
+{
+    const QStringList labels = tokenLabels(m_input, m_tokens);
+    if (m_sort) {
+        setTokenTicks(m_sort->axis(QCPAxis::atLeft), m_blockLabels, int(m_blockLabels.size()),
+            std::max(100, height() / 2), false, false);
+        QStringList numbers;
+        for (int I = 0; I < int(m_blockLabels.size()); ++I)
+            numbers << QString::number(I);
+        setTokenTicks(
+            m_sort->axis(QCPAxis::atBottom), numbers, int(numbers.size()), std::max(100, width() / 4), true, false);
+    }
+    if (m_attention) {
+        setTokenTicks(m_attention->axis(QCPAxis::atBottom), labels, m_tokens, std::max(200, width() / 2), true, false);
+        setTokenTicks(m_attention->axis(QCPAxis::atLeft), labels, m_tokens, std::max(100, height() / 2), false, false);
+    }
+}
+
+void SinkhornView::resizeEvent(QResizeEvent *event)
+{
+    AnalysisPlotView::resizeEvent(event);
+    labelAxes();
+    plot()->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace atlas
