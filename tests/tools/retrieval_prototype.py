@@ -6,7 +6,8 @@ to tell the task's difficulty from the app's trainer. The 2026-11-28 runs, one c
     /usr/bin/python3 tests/tools/retrieval_prototype.py --fmt adj --min-pairs 2 --steps 6000 --every 500
         [--clip 1 --linear 1] [--bytes 1] [--seed N]
 --fmt app is the earlier "k=48 … ?a>09", --fmt adj the current "k48 … ?a48"; --min-pairs 2 mixes 2 … 10 pairs in
-every batch; --clip and --linear take the app's clipping and schedule, --bytes its 256-id vocabulary.
+every batch; --clip takes the app's clipping, --linear a schedule falling to a tenth (the app's falls along a cosine), --bytes the
+app's 256-id vocabulary.
 """
 import argparse, math, random, string, time
 import torch, torch.nn as nn, torch.nn.functional as F
