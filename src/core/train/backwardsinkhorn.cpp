@@ -17,6 +17,10 @@ void BackwardPass::sinkhornBackward(int i, Tensor &dmasked, const Tensor &dprobs
 // S = Sinkhorn((R + G)/τ), R = F W_proj[:, 0:N] + b_proj[0:N], F = ReLU(P W_fc + b_fc), P = block sums of `in`.
 void BackwardPass::sortingNetworkBackward(int i, Tensor &din)
 {
+    if (m_input.sortSwitchedOff) { // S = I was given, not computed: the sorting network gets no gradient
+        m_dSort = Tensor();
+        return;
+    }
     BackwardStep step(m_s, i, "sort_net");
     const std::string p = layerName(i), h = paramName(i);
     const SinkhornLayout &sk = m_c.sinkhorn;
