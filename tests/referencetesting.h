@@ -1,10 +1,12 @@
 #pragma once
 
 #include "engine/input.h"
+#include "io/npy.h"
 #include "model/model.h"
 #include "tensor/tensor.h"
 #include "util/error.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -51,6 +54,15 @@ inline ReferenceCase loadReferenceCase(const QString &set, const QString &name)
     c.input.source = intList(o.value("source"));
     c.input.sourcePadding = intList(o.value("source_padding"));
     return c;
+}
+
+// The gradients a make_*_reference.py script wrote into `dir` (grad.<parameter>.npy), by parameter name.
+inline std::map<std::string, Tensor> referenceGradients(const QString &dir)
+{
+    std::map<std::string, Tensor> out;
+    for (const QString &file : QDir(dir).entryList({"grad.*.npy"}, QDir::Files))
+        out[file.mid(5).chopped(4).toStdString()] = readNpy(QDir(dir).filePath(file).toStdString());
+    return out;
 }
 
 // Rows `rows` of a [T, N] tensor, in that order (the positions a shortened reference sequence kept).
