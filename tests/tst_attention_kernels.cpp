@@ -7,6 +7,7 @@
 #include "util/error.h"
 
 #include <QTest>
+#include <array>
 
 #include <algorithm>
 #include <cmath>
@@ -345,6 +346,32 @@ private slots:
                     = maskOf(T, [&](int i, int j) { return (j != i || (causal && i == 0)) && (!causal || j <= i); });
                 const AttentionResult r = run("lsh", {"buckets=1", "chunk=30", rounds}, q, k, v, {causal, {}, true});
                 expectSoftmaxOver(r, q, khat, v, mask, rounds);
+            }
+    }
+
+    // Without dense weights LSH attends each round's chunks through a window sliding over the sorted order
+    // (lshattention.cpp) instead of BlockAttention's blocks: the same context for chunks that are and are not a
+    // multiple of the product's tile, a short last chunk, one chunk, chunks of one, padding, causal, a zero query,
+    // and queries whose only key is padding.
+    void lshWithoutWeightsAttendsTheSameKeys()
+    {
+        const std::vector<std::array<int, 4>> shapes {
+            {48, 8, 6, 4}, {77, 16, 16, 8}, {130, 24, 40, 2}, {20, 8, 64, 1}, {33, 5, 1, 4}, {300, 64, 64, 32}};
+        for (const auto &[T, d, chunk, buckets] : shapes)
+            for (bool causal : {false, true}) {
+                MatrixRM q = randn(T, d, unsigned(T + d)), v = randn(T, d, unsigned(T + 2 * d));
+                q.row(3).setZero();
+                const AttentionKernelSpec spec = parseAttentionKernelSpec("lsh",
+                    {"rounds=3", "buckets=" + std::to_string(buckets), "chunk=" + std::to_string(chunk), "seed=4"});
+                const AttentionOptions options {causal, {0, 5, T - 1}, false};
+                const AttentionResult window = attention_kernel_forward(spec, view(q), view(q), view(v), options);
+                AttentionOptions dense = options;
+                dense.dense = true;
+                const AttentionResult blocks = attention_kernel_forward(spec, view(q), view(q), view(v), dense);
+                const std::string what = "T " + std::to_string(T) + " chunk " + std::to_string(chunk);
+                QVERIFY2(maxDiff(blocks.context.matrix().cast<double>(), window.context) < 1e-5, what.c_str());
+                if (causal) // query 0's only key is its own, a padding key
+                    QVERIFY(window.context.matrix().row(0).isZero());
             }
     }
 

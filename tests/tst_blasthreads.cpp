@@ -1,7 +1,9 @@
 // Behaviour on a busy machine. OpenBLAS gets as many threads as there are idle cores (util/blasthreads.h): a busy
 // machine gets one thread, not two that wait for each other. The app's background threads run nicer than its
-// window's thread (util/threadpriority.h), and so do the threads they start.
+// window's thread (util/threadpriority.h), and so do the threads they start. parallelFor's threads wait in a pool
+// between loops; loops in pieces share their work out as it goes.
 #include "util/blasthreads.h"
+#include "util/error.h"
 #include "util/parallel.h"
 #include "util/threadpriority.h"
 
@@ -31,6 +33,68 @@ private slots:
         QCOMPARE(blasThreadsFor(4, -1), 4); // an unknown load counts as idle
     }
 
+    void piecesCoverEveryIndexOnce()
+    {
+        for (const auto &[n, piece] : std::vector<std::pair<int64_t, int64_t>> {{1000, 7}, {5, 64}, {0, 3}, {64, 1}}) {
+            std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+            std::atomic<int> calls {0};
+            parallelForPieces(n, piece, [&](int64_t begin, int64_t end) {
+                QVERIFY(end - begin <= piece && begin < end);
+                ++calls;
+                for (int64_t i = begin; i < end; ++i)
+                    ++hits[size_t(i)];
+            });
+            for (const std::atomic<int> &h : hits)
+                QCOMPARE(h.load(), 1);
+            QCOMPARE(calls.load(), n == 0 ? 0 : n <= piece ? 1 : int((n + piece - 1) / piece));
+        }
+    }
+
+    void aFailingBodyIsRethrownOnceEveryThreadHasFinished()
+    {
+        for (bool pieces : {false, true}) {
+            std::atomic<int> finished {0};
+            const auto body = [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                    if (i == 3)
+                        throw Error("index 3");
+                ++finished;
+            };
+            try {
+                if (pieces)
+                    parallelForPieces(100, 1, body);
+                else
+                    parallelFor(100, 1, body);
+                QFAIL("no exception");
+            } catch (const Error &e) {
+                QCOMPARE(QString(e.what()), QString("index 3"));
+            }
+            parallelFor(4, 1, [](int64_t, int64_t) {}); // the pool is free again
+        }
+    }
+
+    void loopsFromSeveralThreadsAtOnceAllFinish()
+    {
+        std::vector<std::thread> callers;
+        std::vector<int64_t> sums(3, 0);
+        for (size_t c = 0; c < sums.size(); ++c)
+            callers.emplace_back([&, c] {
+                for (int loop = 0; loop < 200; ++loop) {
+                    std::vector<int64_t> values(64, 0);
+                    parallelFor(64, 1, [&](int64_t begin, int64_t end) {
+                        for (int64_t i = begin; i < end; ++i)
+                            values[size_t(i)] = i;
+                    });
+                    for (int64_t v : values)
+                        sums[c] += v;
+                }
+            });
+        for (std::thread &t : callers)
+            t.join();
+        for (int64_t sum : sums)
+            QCOMPARE(sum, int64_t(200) * (63 * 64 / 2));
+    }
+
     void adaptingIsSafeToCallOften()
     {
         for (int i = 0; i < 10000; ++i)
@@ -46,7 +110,7 @@ private slots:
         std::thread job([&] {
             runAtBackgroundPriority();
             background = currentThreadNiceness();
-            // parallelFor starts a thread per core beyond this one: each reports its own value.
+            // parallelFor runs on a thread per core beyond this one: each reports its own value.
             parallelFor(int64_t(seen.size()), 1, [&](int64_t begin, int64_t end) {
                 for (int64_t i = begin; i < end; ++i)
                     seen[size_t(i)] = currentThreadNiceness();
@@ -57,6 +121,12 @@ private slots:
         for (int n : seen)
             QVERIFY2(n >= backgroundNiceness, qPrintable(QString::number(n)));
         QCOMPARE(currentThreadNiceness(), window); // the calling thread is left alone
+        parallelFor(int64_t(seen.size()), 1, [&](int64_t begin, int64_t end) { // and its loops' threads too
+            for (int64_t i = begin; i < end; ++i)
+                seen[size_t(i)] = currentThreadNiceness();
+        });
+        for (int n : seen)
+            QCOMPARE(n, window);
     }
 
     void threadsThatExistAlreadyAreLowered()

@@ -56,7 +56,7 @@ const Options kAblation = {
 const Options kBenchShape = {
     {"shape", "gpt2-small", "random weights of GPT-2 small's shape instead of a model"},
     {"length", "N", "the input's length in tokens"},
-    {"repeat", "R", "timed runs after one untimed warm-up; the median is reported"},
+    {"repeat", "R", "timed runs after untimed warm-ups; the median is reported"},
 };
 
 std::string kernelList(bool (*keep)(const attention::AttentionKernelKind &), const char *separator)

@@ -58,6 +58,7 @@ AttentionResult bigbird_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const BigBirdParams &params, const AttentionOptions &options)
 {
     checkBigBirdParams(params);
+    RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("bigbird", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), B = params.block, n = (T + B - 1) / B;
     const int64_t globalRows = std::min<int64_t>(params.globalBlocks * B, T);
@@ -80,7 +81,6 @@ AttentionResult bigbird_attention_forward(
         range(keys, 0, causal ? int64_t(queries.back()) + 1 : T);
     };
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    RowState state(T, d);
     attention.pass(state, dense.get(), n, sparseBlock, rule); // global blocks have empty key lists
     attention.pass(state, dense.get(), (globalRows + 63) / 64, globalBlock, rule);
     BlockAttention::complete(state, dense.get(), result);

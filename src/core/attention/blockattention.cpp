@@ -8,18 +8,14 @@ namespace atlas::attention {
 
 namespace {
 
-constexpr int64_t kRows = 8, kCols = 16; // blockProduct's register tile
+constexpr int64_t kRows = kBlockRows, kCols = kBlockCols;
 constexpr float kMaskedScore = -1e30f; // finite, so that score − max never makes a NaN
 const float kNoKey = -std::numeric_limits<float>::infinity();
 
-int64_t roundUp(int64_t n, int64_t to)
-{
-    return (n + to - 1) / to * to;
-}
-
 } // namespace
 
-void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k, int64_t n)
+void blockProduct(
+    float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb, int64_t m, int64_t k, int64_t n)
 {
     using Tile = Eigen::Array<float, 1, kCols>;
     // Columns outermost: a (k,16) panel of b stays in L1 while every row tile of a passes over it.
@@ -28,22 +24,40 @@ void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k
             Tile acc[kRows];
             for (Tile &t : acc)
                 t.setZero();
-            const float *ar = a + r0 * k;
+            const float *ar = a + r0 * lda;
             for (int64_t t = 0; t < k; ++t) {
-                const Eigen::Map<const Tile> bt(b + t * n + j);
+                const Eigen::Map<const Tile> bt(b + t * ldb + j);
                 for (int64_t r = 0; r < kRows; ++r)
-                    acc[r] += ar[r * k + t] * bt;
+                    acc[r] += ar[r * lda + t] * bt;
             }
             for (int64_t r = 0; r < kRows; ++r)
-                Eigen::Map<Tile>(c + (r0 + r) * n + j) = acc[r];
+                Eigen::Map<Tile>(c + (r0 + r) * ldc + j) = acc[r];
         }
 }
 
 RowState::RowState(int64_t T, int64_t d)
     : m(static_cast<size_t>(T), kNoKey)
     , z(static_cast<size_t>(T), 0.0f)
-    , acc(MatrixRM::Zero(T, d))
+    , context({T, d})
+    , acc(context.matrix())
 {
+}
+
+void RowState::merge(int64_t i, float blockMax, float blockSum, const float *blockAcc)
+{
+    float &mi = m[size_t(i)], &zi = z[size_t(i)];
+    auto row = acc.row(i).array();
+    const Eigen::Map<const Eigen::ArrayXf> block(blockAcc, acc.cols());
+    if (blockMax <= mi) { // one exp: the larger max scales by 1
+        const float beta = std::exp(blockMax - mi);
+        row += beta * block.transpose();
+        zi += beta * blockSum;
+        return;
+    }
+    const float alpha = std::exp(mi - blockMax); // 0 for a query's first block (m = −inf)
+    row = row * alpha + block.transpose();
+    zi = zi * alpha + blockSum;
+    mi = blockMax;
 }
 
 DenseRecord::DenseRecord(int64_t T)
@@ -150,40 +164,15 @@ void BlockAttention::attendBlock(RowState &state, DenseRecord *dense, BlockScrat
     rowSoftmax(dense, s);
     s.o.resize(mp, dp);
     blockProduct(s.o.data(), s.s.data(), s.vg.data(), mp, np, dp);
-    for (size_t a = 0; a < s.queries.size(); ++a) {
-        const float mb = s.rowMax[a];
-        if (mb == kNoKey)
-            continue;
-        const int i = s.queries[a];
-        float &m = state.m[size_t(i)], &z = state.z[size_t(i)];
-        const float mNew = std::max(m, mb), alpha = std::exp(m - mNew), beta = std::exp(mb - mNew);
-        state.acc.row(i) = state.acc.row(i) * alpha + s.o.row(int64_t(a)).head(d) * beta;
-        z = z * alpha + s.rowSum[a] * beta;
-        m = mNew;
-    }
+    for (size_t a = 0; a < s.queries.size(); ++a)
+        if (s.rowMax[a] != kNoKey)
+            state.merge(s.queries[a], s.rowMax[a], s.rowSum[a], s.o.row(int64_t(a)).data());
 }
 
 void BlockAttention::visit(const BlockScratch &s) const
 {
     const std::lock_guard<std::mutex> lock(m_visitLock);
     m_options.patternVisitor->visitBlock(s.queries, s.keys, s.rules);
-}
-
-void BlockAttention::finish(const RowState &state, MatrixMap context, std::vector<double> *lse)
-{
-    const int64_t T = state.acc.rows();
-    if (lse)
-        lse->assign(size_t(T), -std::numeric_limits<double>::infinity());
-    for (int64_t i = 0; i < T; ++i) {
-        const float z = state.z[size_t(i)];
-        if (z <= 0.0f) {
-            context.row(i).setZero();
-            continue;
-        }
-        context.row(i) = state.acc.row(i) / z;
-        if (lse)
-            (*lse)[size_t(i)] = double(state.m[size_t(i)]) + std::log(double(z));
-    }
 }
 
 void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<double> &lse, AttentionResult &result)
@@ -199,11 +188,20 @@ void BlockAttention::finishDense(const DenseRecord &dense, const std::vector<dou
                 w(i, j) = float(dense.count(i, j) * std::exp(double(dense.score(i, j)) - lse[size_t(i)]));
 }
 
-void BlockAttention::complete(const RowState &state, const DenseRecord *dense, AttentionResult &result)
+void BlockAttention::complete(RowState &state, const DenseRecord *dense, AttentionResult &result)
 {
-    result.context = Tensor({state.acc.rows(), state.acc.cols()});
-    std::vector<double> lse;
-    finish(state, result.context.matrix(), &lse);
+    const int64_t T = state.acc.rows();
+    std::vector<double> lse(size_t(T), -std::numeric_limits<double>::infinity());
+    for (int64_t i = 0; i < T; ++i) {
+        const float z = state.z[size_t(i)];
+        if (z <= 0.0f) {
+            state.acc.row(i).setZero();
+            continue;
+        }
+        state.acc.row(i) /= z;
+        lse[size_t(i)] = double(state.m[size_t(i)]) + std::log(double(z));
+    }
+    result.context = std::move(state.context);
     if (dense)
         finishDense(*dense, lse, result);
 }

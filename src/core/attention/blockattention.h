@@ -6,6 +6,7 @@
 #include "attention/attentionresult.h"
 #include "util/parallel.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -41,12 +42,19 @@ public:
 // yet a query whose only key is itself (the first token under a causal mask) still attends it with weight 1.
 inline constexpr float kSelfPenalty = 1e5f;
 
-// Per-query online-softmax state: running max m, running sum z = Σ exp(s − m), unnormalised context acc.
+// Per-query online-softmax state: running max m, running sum z = Σ exp(s − m), unnormalised context acc, which
+// BlockAttention::complete divides by z in place and hands over as the result's context. A kernel makes it before
+// anything else: the previous call's context, just freed, then fits it again, where a smaller buffer allocated
+// first could take part of that memory and send the context to new pages (about 11 µs each on first touch on the
+// benchmark machine: a bimodal kernel).
 struct RowState
 {
     RowState(int64_t T, int64_t d);
+    // Folds one block's part of query i in: its max score, Σ exp(s − max) and Σ exp(s − max) v (d values).
+    void merge(int64_t i, float blockMax, float blockSum, const float *blockAcc);
     std::vector<float> m, z; // (T)
-    MatrixRM acc; // (T,d)
+    Tensor context; // (T,d)
+    MatrixMap acc; // context's values
 };
 
 // The scores and rules seen by each (query, key), kept only when dense weights are asked for.
@@ -93,13 +101,13 @@ public:
     bool dense() const { return m_options.dense; }
     bool keyAllowed(int64_t j) const { return m_keyOk[static_cast<size_t>(j)] != 0; }
 
-    // Runs blocks [0, count) on all cores. makeBlock(b, queries, keys) fills block b's positions: keys distinct
-    // within a block, and no query in two blocks of one pass. rule(i, j) says how query i treats key j; padding
-    // keys are masked before it is asked. dense may be null.
+    // Runs blocks [0, count) on all cores, in pieces. makeBlock(b, queries, keys) fills block b's positions: keys
+    // distinct within a block, and no query in two blocks of one pass. rule(i, j) says how query i treats key j;
+    // padding keys are masked before it is asked. dense may be null.
     template <class MakeBlock, class Rule>
     void pass(RowState &state, DenseRecord *dense, int64_t count, const MakeBlock &makeBlock, const Rule &rule) const
     {
-        parallelFor(count, 1, [&](int64_t begin, int64_t end) {
+        parallelForPieces(count, std::max<int64_t>(1, count / 16), [&](int64_t begin, int64_t end) {
             BlockScratch s;
             for (int64_t b = begin; b < end; ++b) {
                 s.queries.clear();
@@ -123,13 +131,12 @@ public:
         });
     }
 
-    // context (T,d) = acc / z (0 for a query that attended nothing); lse (T) = m + log z (−inf for none). In
-    // double: next to Reformer's own-key score of about −1e5, float would keep only 1/128 of log z.
-    static void finish(const RowState &state, MatrixMap context, std::vector<double> *lse);
     // weights (T,T) = count · exp(score − lse_i) and the mask, from the record and each query's final lse.
     static void finishDense(const DenseRecord &dense, const std::vector<double> &lse, AttentionResult &result);
-    // Both: result.context (T,d) from the state, and the dense weights and mask when `dense` was recorded.
-    static void complete(const RowState &state, const DenseRecord *dense, AttentionResult &result);
+    // result.context (T,d) = acc / z (0 for a query that attended nothing), and the dense weights and mask when
+    // `dense` was recorded, from lse = m + log z (−inf for none), in double: next to Reformer's own-key score of
+    // about −1e5, float would keep only 1/128 of log z. Consumes the state's accumulator.
+    static void complete(RowState &state, const DenseRecord *dense, AttentionResult &result);
 
 private:
     void attendBlock(RowState &state, DenseRecord *dense, BlockScratch &s) const;
@@ -145,9 +152,25 @@ private:
     mutable std::mutex m_visitLock; // serialises the pattern visitor's calls
 };
 
+// blockProduct's register tile: m must be a multiple of kBlockRows, n of kBlockCols.
+inline constexpr int64_t kBlockRows = 8, kBlockCols = 16;
+inline int64_t roundUp(int64_t n, int64_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
 // C (m,n) = A (m,k) B (k,n), all row-major and contiguous, m a multiple of 8, n of 16. A register-blocked
 // kernel for the blocks' small products: here it runs as fast as OpenBLAS on one core, and unlike OpenBLAS it
 // scales when two threads call it at once (measured: two threads calling sgemm were slower than one).
-void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k, int64_t n);
+// The same with leading dimensions (floats between rows): C's rows ldc apart, A's lda, B's ldb.
+void blockProduct(
+    float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb, int64_t m, int64_t k, int64_t n);
+// C = A B with A given transposed: at (k, m) row-major, its rows ldat apart.
+void blockProductTransposedA(
+    float *c, int64_t ldc, const float *at, int64_t ldat, const float *b, int64_t ldb, int64_t m, int64_t k, int64_t n);
+inline void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k, int64_t n)
+{
+    blockProduct(c, n, a, k, b, n, m, k, n);
+}
 
 } // namespace atlas::attention

@@ -23,6 +23,7 @@ AttentionResult fixed_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const FixedParams &params, const AttentionOptions &options)
 {
     checkFixedParams(params);
+    RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("fixed", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), l = params.stride, c = params.summary;
     const bool causal = options.causal;
@@ -46,7 +47,6 @@ AttentionResult fixed_attention_forward(
 
     AttentionResult result;
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    RowState state(T, d);
     attention.pass(state, dense.get(), queryRuns(T), block, rule);
     BlockAttention::complete(state, dense.get(), result);
     return result;

@@ -44,6 +44,7 @@ std::vector<ClassBlock> classBlocks(int64_t T, int64_t delta)
 AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v,
     const LongformerParams &params, const AttentionOptions &options)
 {
+    RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("longformer", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), delta = params.dilation;
     checkParams(params, T);
@@ -89,7 +90,6 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     const auto causalRule = [causal](int i, int j) { return causal && j > i ? KeyRule::Masked : KeyRule::Allowed; };
 
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    RowState state(T, d);
     attention.pass(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRule);
     attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueryRun - 1) / kQueryRun, globalBlock, causalRule);
     AttentionResult result;

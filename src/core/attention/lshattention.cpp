@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
+#include <utility>
 
 namespace atlas::attention {
 
@@ -39,29 +39,167 @@ std::vector<int> hashRound(ConstMatrixMap q, const MatrixRM &rotation, int bucke
     return bucket;
 }
 
-// out (T,d) = Σ_r exp(lse_r − L) out_r with L = logsumexp_r lse_r, the Reformer combination of rounds; returns
-// L (T). lses are per round (T).
-std::vector<double> combineRounds(
-    const std::vector<MatrixRM> &outs, const std::vector<std::vector<double>> &lses, MatrixMap out)
+// 1/|q_t|, or 0 for a zero row: the shared keys are k_t = q_t/|q_t| (a zero query's key stays zero).
+std::vector<float> keyScales(ConstMatrixMap q)
 {
-    const double ninf = -std::numeric_limits<double>::infinity();
-    std::vector<double> total(size_t(out.rows()), ninf);
-    for (int64_t i = 0; i < out.rows(); ++i) {
-        double mx = ninf;
-        for (const auto &lse : lses)
-            mx = std::max(mx, lse[size_t(i)]);
-        out.row(i).setZero();
-        if (mx == ninf)
-            continue;
-        double sum = 0.0;
-        for (const auto &lse : lses)
-            sum += std::exp(lse[size_t(i)] - mx);
-        total[size_t(i)] = mx + std::log(sum);
-        for (size_t r = 0; r < outs.size(); ++r)
-            out.row(i) += float(std::exp(lses[r][size_t(i)] - total[size_t(i)])) * outs[r].row(i);
+    std::vector<float> scale(size_t(q.rows()));
+    for (int64_t t = 0; t < q.rows(); ++t) {
+        const float norm = q.row(t).norm();
+        scale[size_t(t)] = norm > 0.0f ? 1.0f / norm : 0.0f;
     }
-    return total;
+    return scale;
 }
+
+// Asks for the cache lines of n floats from p, for rows read in a scattered order.
+void prefetchRow(const float *p, int64_t n)
+{
+    for (int64_t k = 0; k < n; k += 16)
+        __builtin_prefetch(p + k);
+}
+
+// One round in sorted order, read by the chunk windows of every thread.
+struct SortedRound
+{
+    ConstMatrixMap q, v;
+    const std::vector<float> &keyScale; // 1/|q_j| (keyScales)
+    const BlockAttention &attention; // which keys are padding
+    std::vector<int> order; // the positions sorted by (bucket, position)
+    int64_t chunk;
+    bool causal;
+};
+
+// A thread's window on a round's sorted order when only the context is asked for: the queries of the current
+// chunk and the keys and values of it and of the chunk before, gathered as the chunks come, so that a chunk's
+// keys are contiguous columns that blockProduct reads in place and the sorted sequence is never written out
+// whole. BlockAttention's generic pass gathers and transposes every key twice per round and asks the rule per
+// pair; at 16384 tokens that was two thirds of the kernel's time. Each half of the window is `width` columns,
+// the chunk rounded up to blockProduct's tile; columns past a chunk's keys are masked.
+class ChunkWindow
+{
+public:
+    explicit ChunkWindow(const SortedRound &round)
+        : m_round(round)
+        , m_T(round.q.rows())
+        , m_d(round.q.cols())
+        , m_dp(roundUp(m_d, kBlockCols))
+        , m_width(roundUp(round.chunk, kBlockCols))
+        , m_queries(MatrixRM::Zero(roundUp(round.chunk, kBlockRows), m_d))
+        , m_keys(MatrixRM::Zero(m_d, 2 * m_width))
+        , m_values(MatrixRM::Zero(2 * m_width, m_dp))
+        , m_position(size_t(2 * m_width), 0)
+        , m_scale(size_t(2 * m_width), kMaskedKey)
+    {
+    }
+
+    // Attends the queries of chunk a (sorted [a·c, (a+1)·c)) to the keys of chunks a − 1 and a, and folds them
+    // into state. Chunks must come in increasing order; the window loads what it lacks.
+    void attend(RowState &state, int64_t a)
+    {
+        if (m_loaded != a - 1)
+            load(a - 1, 0);
+        load(a, 1);
+        const int64_t c = m_round.chunk, nq = std::min(m_T, (a + 1) * c) - a * c, mp = roundUp(nq, kBlockRows);
+        const int64_t first = a == 0 ? m_width : 0, np = 2 * m_width - first; // the first chunk has none before it
+        m_score.resize(mp, np);
+        // q_i · q_j, then scaled by 1/√d and 1/|q_j|: the query against the shared key k_j = q_j/|q_j|.
+        blockProduct(m_score.data(), np, m_queries.data(), m_d, m_keys.data() + first, 2 * m_width, mp, m_d, np);
+        const int *position = m_position.data() + first;
+        const float *scale = m_scale.data() + first;
+        m_max.assign(size_t(nq), kMasked);
+        m_sum.assign(size_t(nq), 0.0f);
+        for (int64_t r = 0; r < nq; ++r) {
+            float *row = &m_score(r, 0);
+            const int i = m_position[size_t(m_width + r)];
+            for (int64_t j = 0; j < np; ++j) { // branch-free, so that it vectorises
+                const bool masked = scale[j] == kMaskedKey || (m_round.causal && position[j] > i);
+                row[j] = masked ? kMasked : row[j] * scale[j];
+            }
+            row[m_width - first + r] -= kSelfPenalty; // the query's own key
+            auto scores = m_score.row(r).array();
+            const float mx = scores.maxCoeff();
+            if (mx <= kMasked / 2) { // every key masked: the row adds nothing
+                scores.setZero();
+                continue;
+            }
+            scores = (scores - mx).exp();
+            m_max[size_t(r)] = mx;
+            m_sum[size_t(r)] = scores.sum();
+        }
+        m_score.bottomRows(mp - nq).setZero();
+        m_out.resize(mp, m_dp);
+        blockProduct(m_out.data(), m_dp, m_score.data(), np, m_values.data() + first * m_dp, m_dp, mp, np, m_dp);
+        for (int64_t r = 0; r < nq; ++r) {
+            const int i = m_position[size_t(m_width + r)];
+            if (r + kAhead < nq) // the state's rows are scattered: ask for them early
+                prefetchRow(state.acc.row(m_position[size_t(m_width + r + kAhead)]).data(), m_d);
+            if (m_max[size_t(r)] > kMasked / 2)
+                state.merge(i, m_max[size_t(r)], m_sum[size_t(r)], m_out.row(r).data());
+        }
+    }
+
+private:
+    static constexpr float kMasked = -1e30f; // finite, so that score − max never makes a NaN
+    static constexpr float kMaskedKey = -1.0f; // a key scale no key has: padding, or no key in this column
+    static constexpr int64_t kAhead = 4;
+
+    // Gathers chunk b's keys and values into half h (0: the chunk before, 1: the current one), and for the
+    // current one its queries. Moves the current half to the first when the next chunk comes.
+    void load(int64_t b, int h)
+    {
+        if (h == 1 && m_loaded == b - 1 && b > 0)
+            shift();
+        if (b < 0)
+            return;
+        const int64_t c = m_round.chunk, begin = b * c, n = std::min(m_T, begin + c) - begin, col = h * m_width;
+        const int *order = m_round.order.data() + begin;
+        const float scale = 1.0f / std::sqrt(float(m_d));
+        float *keys = m_keys.data();
+        for (int64_t t = 0; t < n; ++t) {
+            if (t + kAhead < n) {
+                prefetchRow(m_round.q.row(order[t + kAhead]).data(), m_d);
+                prefetchRow(m_round.v.row(order[t + kAhead]).data(), m_d);
+            }
+            const int i = order[t];
+            const auto qi = m_round.q.row(i);
+            for (int64_t j = 0; j < m_d; ++j)
+                keys[j * 2 * m_width + col + t] = qi(j);
+            if (h == 1)
+                m_queries.row(t) = qi;
+            m_values.row(col + t).head(m_d) = m_round.v.row(i);
+            m_position[size_t(col + t)] = i;
+            m_scale[size_t(col + t)]
+                = m_round.attention.keyAllowed(i) ? scale * m_round.keyScale[size_t(i)] : kMaskedKey;
+        }
+        for (int64_t t = n; t < m_width; ++t) { // a short last chunk
+            m_keys.col(col + t).setZero();
+            m_values.row(col + t).setZero();
+            m_scale[size_t(col + t)] = kMaskedKey;
+            if (h == 1 && t < m_queries.rows())
+                m_queries.row(t).setZero();
+        }
+        m_loaded = h == 1 ? b : m_loaded;
+    }
+
+    void shift()
+    {
+        for (int64_t j = 0; j < m_d; ++j)
+            std::copy_n(m_keys.row(j).data() + m_width, m_width, m_keys.row(j).data());
+        m_values.topRows(m_width) = m_values.bottomRows(m_width);
+        std::copy_n(m_position.begin() + m_width, m_width, m_position.begin());
+        std::copy_n(m_scale.begin() + m_width, m_width, m_scale.begin());
+    }
+
+    const SortedRound &m_round;
+    int64_t m_T, m_d, m_dp, m_width;
+    int64_t m_loaded = -2; // the chunk in the current half
+    MatrixRM m_queries; // the current chunk's queries (roundUp(c, 8), d)
+    MatrixRM m_keys; // transposed, (d, 2·width): the chunk before, then the current one
+    MatrixRM m_values; // (2·width, dp)
+    std::vector<int> m_position; // (2·width) each column's position
+    std::vector<float> m_scale; // (2·width) 1/(√d |q_j|), or kMaskedKey
+    MatrixRM m_score, m_out;
+    std::vector<float> m_max, m_sum;
+};
 
 } // namespace
 
@@ -99,9 +237,18 @@ AttentionResult lsh_attention_forward(
 {
     checkLshParams(params);
     checkHeadInputs("lsh", q, k, v, options);
-    const int64_t T = q.rows(), d = q.cols(), half = params.buckets / 2, c = params.chunk;
-    const MatrixRM keys = q.rowwise().normalized(); // shared QK; a zero row stays zero
-    const BlockAttention attention("lsh", q, ConstMatrixMap(keys.data(), T, d), v, options, 1.0f / std::sqrt(float(d)));
+    const int64_t T = q.rows(), d = q.cols(), half = params.buckets / 2, c = params.chunk, chunks = (T + c - 1) / c;
+    // Every round folds into one online softmax: exactly Reformer's combination of rounds by their
+    // log-sum-exps, out_i = Σ_r exp(lse_r(i) − L_i) out_r(i), each (round, key) pair counted once. First: see
+    // RowState.
+    RowState state(T, d);
+    const std::vector<float> keyScale = keyScales(q);
+    const bool sorted = !options.dense && !options.patternVisitor;
+    MatrixRM keys; // the generic pass's shared keys
+    if (!sorted)
+        keys = q.array().colwise() * Eigen::Map<const Eigen::ArrayXf>(keyScale.data(), T);
+    const BlockAttention attention(
+        "lsh", q, sorted ? q : ConstMatrixMap(keys.data(), T, d), v, options, 1.0f / std::sqrt(float(d)));
     const bool causal = options.causal;
     const auto rule = [causal](int i, int j) {
         if (causal && j > i)
@@ -113,28 +260,31 @@ AttentionResult lsh_attention_forward(
     result.extras["buckets"] = Tensor({params.rounds, T});
     result.extras["rotations"] = Tensor({params.rounds, d, half});
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    std::vector<MatrixRM> outs(size_t(params.rounds), MatrixRM(T, d));
-    std::vector<std::vector<double>> lses(size_t(params.rounds));
     for (int r = 0; r < params.rounds; ++r) {
         const MatrixRM rotation = GaussianStream(params.seed, uint64_t(r)).matrix(d, half);
         const std::vector<int> bucket = hashRound(q, rotation, params.buckets);
         std::copy(rotation.data(), rotation.data() + rotation.size(), result.extras["rotations"].data() + r * d * half);
         for (int64_t t = 0; t < T; ++t)
             result.extras["buckets"].data()[r * T + t] = float(bucket[size_t(t)]);
-        const std::vector<int> order = lshSortByBucket(bucket, params.buckets);
+        std::vector<int> order = lshSortByBucket(bucket, params.buckets);
+        if (sorted) {
+            const SortedRound round {q, v, keyScale, attention, std::move(order), c, causal};
+            // Pieces of 8 chunks: each piece gathers the chunk before its first once more.
+            parallelForPieces(chunks, 8, [&](int64_t begin, int64_t end) {
+                ChunkWindow window(round);
+                for (int64_t a = begin; a < end; ++a)
+                    window.attend(state, a);
+            });
+            continue;
+        }
         const auto chunkBlock = [&](int64_t a, std::vector<int> &queries, std::vector<int> &keyPositions) {
             queries.assign(order.begin() + a * c, order.begin() + std::min(T, (a + 1) * c));
             const auto [first, last] = lshChunkKeys(a, c, T);
             keyPositions.assign(order.begin() + first, order.begin() + last);
         };
-        RowState state(T, d);
-        attention.pass(state, dense.get(), (T + c - 1) / c, chunkBlock, rule);
-        BlockAttention::finish(state, MatrixMap(outs[size_t(r)].data(), T, d), &lses[size_t(r)]);
+        attention.pass(state, dense.get(), chunks, chunkBlock, rule);
     }
-    result.context = Tensor({T, d});
-    const std::vector<double> total = combineRounds(outs, lses, result.context.matrix());
-    if (dense)
-        BlockAttention::finishDense(*dense, total, result);
+    BlockAttention::complete(state, dense.get(), result);
     return result;
 }
 

@@ -20,6 +20,7 @@ AttentionResult strided_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const StridedParams &params, const AttentionOptions &options)
 {
     checkStridedParams(params);
+    RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("strided", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols(), l = params.stride;
     const bool causal = options.causal;
@@ -49,7 +50,6 @@ AttentionResult strided_attention_forward(
 
     AttentionResult result;
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    RowState state(T, d);
     attention.pass(state, dense.get(), queryRuns(T), bandBlock, bandRule);
     attention.pass(state, dense.get(), std::min(l, T) * blocksPerClass, columnBlock, columnRule);
     BlockAttention::complete(state, dense.get(), result);

@@ -47,6 +47,7 @@ AttentionResult swin_attention_forward(
     ConstMatrixMap q, ConstMatrixMap k, ConstMatrixMap v, const SwinParams &params, const AttentionOptions &options)
 {
     checkSwinParams(params);
+    RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("swin", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
     const int64_t T = q.rows(), d = q.cols();
     const std::vector<std::vector<int>> windows = swinWindows(params, T);
@@ -58,7 +59,6 @@ AttentionResult swin_attention_forward(
     const auto rule = [causal](int i, int j) { return causal && j > i ? KeyRule::Masked : KeyRule::Allowed; };
     AttentionResult result;
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    RowState state(T, d);
     attention.pass(state, dense.get(), int64_t(windows.size()), block, rule);
     BlockAttention::complete(state, dense.get(), result);
     return result;

@@ -1,5 +1,7 @@
 #include "tensor/tensor.h"
 
+#include "tensor/backgroundfree.h"
+
 #include "util/error.h"
 
 namespace atlas {

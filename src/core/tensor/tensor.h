@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tensor/backgroundfree.h"
+#include "tensor/buffercache.h"
 
 #include <Eigen/Core>
 
@@ -40,12 +40,11 @@ AllocationListener *&allocationListener();
 template <typename T> struct AlignedAllocator
 {
     using value_type = T;
-    static constexpr std::align_val_t alignment {64};
     AlignedAllocator() = default;
     template <typename U> AlignedAllocator(const AlignedAllocator<U> &) { }
     T *allocate(size_t n)
     {
-        T *p = static_cast<T *>(::operator new(n * sizeof(T), alignment));
+        T *p = static_cast<T *>(allocateTensorBuffer(n * sizeof(T)));
         if (AllocationListener *listener = allocationListener())
             listener->allocated(p, n * sizeof(T));
         return p;
@@ -54,18 +53,12 @@ template <typename T> struct AlignedAllocator
     {
         if (AllocationListener *listener = allocationListener())
             listener->freed(p, n * sizeof(T));
-        if (n * sizeof(T) >= kBackgroundFreeBytes && freesLargeBuffersInBackground())
-            freeInBackground(p, alignment);
-        else
-            ::operator delete(p, alignment);
+        freeTensorBuffer(p, n * sizeof(T));
     }
     // Elements made without a value are left uninitialised (Tensor::uninitialized): a loader that writes every element
     // then pays neither a pass of zeros nor, on fresh pages, their faults twice. Tensor(shape, fill) still fills.
+    // (Any other construction falls back to std::allocator_traits' placement new.)
     template <typename U> void construct(U *p) noexcept { ::new (static_cast<void *>(p)) U; }
-    template <typename U, typename... Args> void construct(U *p, Args &&...args)
-    {
-        ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
-    }
     template <typename U> bool operator==(const AlignedAllocator<U> &) const { return true; }
 };
 using FloatBuffer = std::vector<float, AlignedAllocator<float>>;

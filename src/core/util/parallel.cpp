@@ -1,13 +1,16 @@
 #include "util/parallel.h"
 
 #include "util/blasthreads.h"
+#include "util/threadpriority.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -125,37 +128,148 @@ int workerThreads()
     return n;
 }
 
-void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &body)
+namespace {
+
+// Threads that wait, asleep, for the next parallel loop. Starting threads per loop cost about 70 µs a loop on the
+// benchmark machine, and a loop whose thread was late to start waited for it; waking a waiting thread costs
+// about 25 µs. One loop at a time: a second caller meanwhile runs its loop on its own thread. One pool per nice
+// value of the callers (util/threadpriority.h), made by the first caller of that value, so that its threads
+// inherit it: background work stays background work. Never destroyed, so that a loop during the process's exit
+// still finds its pool.
+class WorkerPool
 {
-    const int64_t threads = t_insideParallelFor ? 1 : std::min<int64_t>(workerThreads(), grain > 0 ? n / grain : n);
-    if (threads <= 1) {
-        if (n > 0)
-            body(0, n);
-        return;
+public:
+    static WorkerPool &forThisThread()
+    {
+        static std::mutex mutex;
+        static auto *pools = new std::map<int, WorkerPool *>;
+        const std::lock_guard<std::mutex> lock(mutex);
+        WorkerPool *&pool = (*pools)[currentThreadNiceness()];
+        if (!pool)
+            pool = new WorkerPool(workerThreads() - 1);
+        return *pool;
     }
+
+    // Runs work(0) on the calling thread and work(1) … work(threads − 1) on the pool's threads, and returns when
+    // all have finished; false, having run nothing, when another caller's loop is running.
+    bool run(int threads, const std::function<void(int)> &work)
+    {
+        const std::unique_lock<std::mutex> caller(m_caller, std::try_to_lock);
+        if (!caller.owns_lock())
+            return false;
+        threads = std::min(threads, int(m_threads.size()) + 1);
+        {
+            const std::lock_guard<std::mutex> lock(m_mutex);
+            m_work = &work;
+            m_wanted = threads - 1;
+            m_pending = threads - 1;
+            ++m_generation;
+        }
+        m_wake.notify_all();
+        work(0);
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_done.wait(lock, [&] { return m_pending == 0; });
+        m_work = nullptr;
+        return true;
+    }
+
+private:
+    explicit WorkerPool(int threads)
+    {
+        for (int t = 1; t <= threads; ++t)
+            m_threads.emplace_back([this, t] { serve(t); });
+    }
+
+    void serve(int index)
+    {
+        int64_t seen = 0;
+        std::unique_lock<std::mutex> lock(m_mutex);
+        for (;;) {
+            m_wake.wait(lock, [&] { return m_generation != seen; });
+            seen = m_generation;
+            if (index > m_wanted)
+                continue;
+            const std::function<void(int)> &work = *m_work;
+            lock.unlock();
+            work(index);
+            lock.lock();
+            if (--m_pending == 0)
+                m_done.notify_one();
+        }
+    }
+
+    std::mutex m_caller; // held by the loop running
+    std::mutex m_mutex;
+    std::condition_variable m_wake, m_done;
+    std::vector<std::thread> m_threads;
+    const std::function<void(int)> *m_work = nullptr;
+    int64_t m_generation = 0;
+    int m_wanted = 0, m_pending = 0;
+};
+
+// Runs work(t) for t in [0, threads) on the pool, or all of them on this thread when the pool is busy; the first
+// exception of any is rethrown once all have finished.
+void runOnCores(int threads, const std::function<void(int)> &work)
+{
     const SingleThreadedBlas blas;
-    std::exception_ptr failure; // the first exception of any chunk, rethrown once every thread has joined
+    std::exception_ptr failure;
     std::mutex failureMutex;
-    const auto run = [&](int64_t begin, int64_t end) {
+    const std::function<void(int)> guarded = [&](int t) {
+        const bool nested = t_insideParallelFor;
         t_insideParallelFor = true;
         try {
-            body(begin, end);
+            work(t);
         } catch (...) {
             const std::lock_guard<std::mutex> lock(failureMutex);
             if (!failure)
                 failure = std::current_exception();
         }
-        t_insideParallelFor = false;
+        t_insideParallelFor = nested;
     };
-    std::vector<std::thread> pool;
-    const int64_t chunk = (n + threads - 1) / threads;
-    for (int64_t t = 1; t < threads; ++t)
-        pool.emplace_back([&, t] { run(t * chunk, std::min(n, (t + 1) * chunk)); });
-    run(0, std::min(n, chunk));
-    for (std::thread &th : pool)
-        th.join();
+    if (!WorkerPool::forThisThread().run(threads, guarded))
+        for (int t = 0; t < threads; ++t)
+            guarded(t);
     if (failure)
         std::rethrow_exception(failure);
+}
+
+int64_t threadsFor(int64_t n, int64_t grain)
+{
+    return t_insideParallelFor ? 1 : std::min<int64_t>(workerThreads(), grain > 0 ? n / grain : n);
+}
+
+} // namespace
+
+void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &body)
+{
+    const int64_t threads = threadsFor(n, grain);
+    if (threads <= 1) {
+        if (n > 0)
+            body(0, n);
+        return;
+    }
+    const int64_t chunk = (n + threads - 1) / threads;
+    runOnCores(int(threads), [&](int t) {
+        const int64_t begin = t * chunk, end = std::min(n, begin + chunk);
+        if (begin < end)
+            body(begin, end);
+    });
+}
+
+void parallelForPieces(int64_t n, int64_t piece, const std::function<void(int64_t, int64_t)> &body)
+{
+    piece = std::max<int64_t>(1, piece);
+    const int64_t threads = threadsFor(n, piece);
+    if (threads <= 1) {
+        if (n > 0)
+            body(0, n);
+        return;
+    }
+    std::atomic<int64_t> next {0};
+    runOnCores(int(threads), [&](int) {
+        for (int64_t begin = next.fetch_add(piece); begin < n; begin = next.fetch_add(piece))
+            body(begin, std::min(n, begin + piece));
+    });
 }
 
 } // namespace atlas

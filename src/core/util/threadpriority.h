@@ -5,7 +5,8 @@ namespace atlas {
 // The app's window must answer within 100 ms while the engine keeps both cores busy. Linux gives each thread its
 // own nice value, so background work runs a few steps nicer than the window's thread and the scheduler hands the
 // window a core as soon as it has something to do; the work loses only the moments the window uses. Threads a
-// lowered thread starts (parallelFor's) inherit its value. The command line keeps normal priority throughout.
+// lowered thread starts inherit its value, and parallelFor's
+// threads run at their caller's (a pool of threads per value). The command line keeps normal priority throughout.
 
 // How much nicer background threads run than the window's thread.
 inline constexpr int backgroundNiceness = 5;

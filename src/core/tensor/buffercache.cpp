@@ -1,0 +1,137 @@
+#include "tensor/buffercache.h"
+
+#include "tensor/backgroundfree.h"
+
+#include <deque>
+#include <mutex>
+#include <new>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ATLAS_KEEP_BUFFERS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATLAS_KEEP_BUFFERS 0
+#endif
+#endif
+#ifndef ATLAS_KEEP_BUFFERS
+#define ATLAS_KEEP_BUFFERS 1
+#endif
+
+namespace atlas {
+namespace {
+
+constexpr std::align_val_t kAlignment {64};
+
+struct Kept
+{
+    size_t bytes;
+    void *p;
+};
+
+class BufferCache
+{
+public:
+    void *take(size_t bytes)
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        for (auto it = m_kept.rbegin(); it != m_kept.rend(); ++it) // the most recently kept: still in cache
+            if (it->bytes == bytes) {
+                void *p = it->p;
+                m_bytes -= bytes;
+                m_kept.erase(std::next(it).base());
+                return p;
+            }
+        return nullptr;
+    }
+
+    // Keeps p; returns the buffers that no longer fit, oldest first, for the caller to free.
+    std::deque<Kept> keep(void *p, size_t bytes)
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_kept.push_back({bytes, p});
+        m_bytes += bytes;
+        std::deque<Kept> evicted;
+        while (m_bytes > kCachedBufferBytes) {
+            evicted.push_back(m_kept.front());
+            m_bytes -= m_kept.front().bytes;
+            m_kept.pop_front();
+        }
+        return evicted;
+    }
+
+    std::deque<Kept> takeAll()
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        m_bytes = 0;
+        return std::exchange(m_kept, {});
+    }
+
+    size_t bytes()
+    {
+        const std::lock_guard<std::mutex> lock(m_mutex);
+        return m_bytes;
+    }
+
+private:
+    std::mutex m_mutex;
+    std::deque<Kept> m_kept; // oldest first
+    size_t m_bytes = 0;
+};
+
+// Never destroyed: a tensor may be freed during static destruction.
+BufferCache &cache()
+{
+    static BufferCache *c = new BufferCache;
+    return *c;
+}
+
+bool keptSize(size_t bytes)
+{
+    return ATLAS_KEEP_BUFFERS && bytes >= kCachedBufferMinBytes && bytes < kBackgroundFreeBytes;
+}
+
+void release(void *p, size_t bytes)
+{
+    if (bytes >= kBackgroundFreeBytes && freesLargeBuffersInBackground())
+        freeInBackground(p, kAlignment);
+    else
+        ::operator delete(p, kAlignment);
+}
+
+} // namespace
+
+void *allocateTensorBuffer(size_t bytes)
+{
+    if (keptSize(bytes))
+        if (void *p = cache().take(bytes))
+            return p;
+    return ::operator new(bytes, kAlignment);
+}
+
+void freeTensorBuffer(void *p, size_t bytes)
+{
+    if (!keptSize(bytes)) {
+        release(p, bytes);
+        return;
+    }
+    for (const Kept &old : cache().keep(p, bytes))
+        release(old.p, old.bytes);
+}
+
+bool keepsTensorBuffers()
+{
+    return ATLAS_KEEP_BUFFERS;
+}
+
+size_t cachedTensorBufferBytes()
+{
+    return cache().bytes();
+}
+
+void releaseCachedTensorBuffers()
+{
+    for (const Kept &old : cache().takeAll())
+        release(old.p, old.bytes);
+}
+
+} // namespace atlas
