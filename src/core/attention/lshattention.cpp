@@ -87,7 +87,8 @@ public:
         , m_keys(MatrixRM::Zero(m_d, 2 * m_width))
         , m_values(MatrixRM::Zero(2 * m_width, m_dp))
         , m_position(size_t(2 * m_width), 0)
-        , m_scale(size_t(2 * m_width), kMaskedKey)
+        , m_scale(size_t(2 * m_width), 0.0f)
+        , m_bias(size_t(2 * m_width), kMasked)
     {
     }
 
@@ -104,16 +105,18 @@ public:
         // q_i · q_j, then scaled by 1/√d and 1/|q_j|: the query against the shared key k_j = q_j/|q_j|.
         blockProduct(m_score.data(), np, m_queries.data(), m_d, m_keys.data() + first, 2 * m_width, mp, m_d, np);
         const int *position = m_position.data() + first;
-        const float *scale = m_scale.data() + first;
+        const float *scale = m_scale.data() + first, *bias = m_bias.data() + first;
+        const bool causal = m_round.causal;
         m_max.assign(size_t(nq), kMasked);
         m_sum.assign(size_t(nq), 0.0f);
         for (int64_t r = 0; r < nq; ++r) {
             float *row = &m_score(r, 0);
             const int i = m_position[size_t(m_width + r)];
-            for (int64_t j = 0; j < np; ++j) { // branch-free, so that it vectorises
-                const bool masked = scale[j] == kMaskedKey || (m_round.causal && position[j] > i);
-                row[j] = masked ? kMasked : row[j] * scale[j];
-            }
+            for (int64_t j = 0; j < np; ++j) // scale · score, or kMasked for a masked key (finite · 0 + kMasked)
+                row[j] = row[j] * scale[j] + bias[j];
+            if (causal)
+                for (int64_t j = 0; j < np; ++j)
+                    row[j] = position[j] > i ? kMasked : row[j];
             row[m_width - first + r] -= kSelfPenalty; // the query's own key
             auto scores = m_score.row(r).array();
             const float mx = scores.maxCoeff();
@@ -139,7 +142,6 @@ public:
 
 private:
     static constexpr float kMasked = -1e30f; // finite, so that score − max never makes a NaN
-    static constexpr float kMaskedKey = -1.0f; // a key scale no key has: padding, or no key in this column
     static constexpr int64_t kAhead = 4;
 
     // Gathers chunk b's keys and values into half h (0: the chunk before, 1: the current one), and for the
@@ -167,13 +169,15 @@ private:
                 m_queries.row(t) = qi;
             m_values.row(col + t).head(m_d) = m_round.v.row(i);
             m_position[size_t(col + t)] = i;
-            m_scale[size_t(col + t)]
-                = m_round.attention.keyAllowed(i) ? scale * m_round.keyScale[size_t(i)] : kMaskedKey;
+            const bool allowed = m_round.attention.keyAllowed(i);
+            m_scale[size_t(col + t)] = allowed ? scale * m_round.keyScale[size_t(i)] : 0.0f;
+            m_bias[size_t(col + t)] = allowed ? 0.0f : kMasked;
         }
         for (int64_t t = n; t < m_width; ++t) { // a short last chunk
             m_keys.col(col + t).setZero();
             m_values.row(col + t).setZero();
-            m_scale[size_t(col + t)] = kMaskedKey;
+            m_scale[size_t(col + t)] = 0.0f;
+            m_bias[size_t(col + t)] = kMasked;
             if (h == 1 && t < m_queries.rows())
                 m_queries.row(t).setZero();
         }
@@ -187,6 +191,7 @@ private:
         m_values.topRows(m_width) = m_values.bottomRows(m_width);
         std::copy_n(m_position.begin() + m_width, m_width, m_position.begin());
         std::copy_n(m_scale.begin() + m_width, m_width, m_scale.begin());
+        std::copy_n(m_bias.begin() + m_width, m_width, m_bias.begin());
     }
 
     const SortedRound &m_round;
@@ -196,7 +201,7 @@ private:
     MatrixRM m_keys; // transposed, (d, 2·width): the chunk before, then the current one
     MatrixRM m_values; // (2·width, dp)
     std::vector<int> m_position; // (2·width) each column's position
-    std::vector<float> m_scale; // (2·width) 1/(√d |q_j|), or kMaskedKey
+    std::vector<float> m_scale, m_bias; // (2·width) 1/(√d |q_j|) and 0, or 0 and kMasked (padding, no key)
     MatrixRM m_score, m_out;
     std::vector<float> m_max, m_sum;
 };
