@@ -33,22 +33,35 @@ uint64_t GaussianStream::below(uint64_t n)
     return x % n;
 }
 
-MatrixRM GaussianStream::matrix(int64_t rows, int64_t cols, double stddev)
+void GaussianStream::draw(float *out, int64_t n, double stddev)
 {
-    const int64_t n = rows * cols, pairs = (n + 1) / 2;
-    Eigen::ArrayXf u1(pairs), u2(pairs);
+    const int64_t pairs = (n + 1) / 2;
+    Tensor first = Tensor::uninitialized({pairs}), second = Tensor::uninitialized({pairs});
+    Eigen::Map<Eigen::ArrayXf> u1(first.data(), pairs), u2(second.data(), pairs);
     for (int64_t p = 0; p < pairs; ++p) { // one 64-bit draw gives both uniforms of a pair
         const uint64_t x = m_engine();
         u1[p] = (float(uint32_t(x) >> 8) + 0.5f) * 0x1.0p-24f; // in (0, 1), so log(u1) is finite
         u2[p] = float(uint32_t(x >> 32) >> 8) * 0x1.0p-24f; // in [0, 1)
     }
-    const Eigen::ArrayXf radius = (-2.0f * u1.log()).sqrt() * float(stddev);
-    const Eigen::ArrayXf angle = float(2.0 * M_PI) * u2;
+    u1 = (-2.0f * u1.log()).sqrt() * float(stddev); // the radius
+    u2 = float(2.0 * M_PI) * u2; // the angle
+    Eigen::Map<Eigen::ArrayXf> all(out, n);
+    all.head(pairs) = u1 * u2.cos();
+    all.tail(n - pairs) = (u1 * u2.sin()).head(n - pairs);
+}
+
+MatrixRM GaussianStream::matrix(int64_t rows, int64_t cols, double stddev)
+{
     MatrixRM m(rows, cols);
-    Eigen::Map<Eigen::ArrayXf> out(m.data(), n);
-    out.head(pairs) = radius * angle.cos();
-    out.tail(n - pairs) = (radius * angle.sin()).head(n - pairs);
+    draw(m.data(), rows * cols, stddev);
     return m;
+}
+
+Tensor GaussianStream::tensor(int64_t rows, int64_t cols, double stddev)
+{
+    Tensor t = Tensor::uninitialized({rows, cols});
+    draw(t.data(), rows * cols, stddev);
+    return t;
 }
 
 } // namespace atlas::attention

@@ -24,8 +24,13 @@ public:
     // log, sqrt, cos and sin (a Linformer projection at 16384 tokens draws 4M numbers per call). The first
     // half of the entries (row by row) are the cosine draws, the rest the sine draws.
     MatrixRM matrix(int64_t rows, int64_t cols, double stddev = 1.0);
+    // The same numbers as a tensor, whose buffer (like the draw's scratch) is one the engine keeps for reuse
+    // (tensor/buffercache.h): a kernel that draws on every call then does not touch new memory each time.
+    Tensor tensor(int64_t rows, int64_t cols, double stddev = 1.0);
 
 private:
+    void draw(float *out, int64_t n, double stddev);
+
     std::mt19937_64 m_engine;
 };
 

@@ -11,25 +11,26 @@ namespace atlas::attention {
 namespace {
 
 // E (k,T) from the parameters, padding columns zeroed.
-MatrixRM projection(const LinformerParams &p, int64_t T, const std::vector<int> &padding)
+Tensor projection(const LinformerParams &p, int64_t T, const std::vector<int> &padding)
 {
     const auto fail = [](const std::string &what) { throw Error("attention kernel 'linformer': " + what); };
-    MatrixRM E;
+    Tensor E;
     if (!p.projection.empty()) {
         if (p.projection.rank() != 2 || p.projection.dim(1) != T)
             fail("the given projection must be (k," + std::to_string(T) + "), got " + p.projection.shapeString());
-        E = p.projection.matrix();
+        E = p.projection;
     } else if (p.k < 1) {
         fail("k must be at least 1, got " + std::to_string(p.k));
     } else if (p.identity) {
         if (p.k != T)
             fail("the identity projection needs k = T = " + std::to_string(T) + ", got k = " + std::to_string(p.k));
-        E = MatrixRM::Identity(T, T);
+        E = Tensor({T, T});
+        E.matrix().setIdentity();
     } else {
-        E = GaussianStream(p.seed, 0).matrix(p.k, T, 1.0 / std::sqrt(double(p.k)));
+        E = GaussianStream(p.seed, 0).tensor(p.k, T, 1.0 / std::sqrt(double(p.k)));
     }
-    for (int j : padding)
-        E.col(j).setZero();
+    for (int j : padding) // (a given projection is copied before the first write)
+        E.matrix().col(j).setZero();
     return E;
 }
 
@@ -43,9 +44,12 @@ AttentionResult linformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, 
                     "positions, future ones included, so no mask on its scores can hide the future");
     checkHeadInputs("linformer", q, k, v, options);
     const int64_t T = q.rows(), d = q.cols();
-    const MatrixRM E = projection(params, T, options.padding);
+    const Tensor projected = projection(params, T, options.padding);
+    const ConstMatrixMap E = projected.matrix();
     const MatrixRM kp = E * k, vp = E * v; // (k,d)
-    MatrixRM p = (q * (1.0f / std::sqrt(float(d)))) * kp.transpose(); // (T,k)
+    Tensor scores = Tensor::uninitialized({T, E.rows()});
+    MatrixMap p = scores.matrix(); // (T,k)
+    p.noalias() = (q * (1.0f / std::sqrt(float(d)))) * kp.transpose();
     // A projected key made of no real key (E's row is zero on every non-padding position) is masked, so that
     // with E = I padding is masked exactly as in full attention.
     const RowVector keep = (E.array() != 0.0f).rowwise().any().cast<float>().transpose();
@@ -63,8 +67,7 @@ AttentionResult linformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k, 
     AttentionResult result;
     result.context = Tensor({T, d});
     result.context.matrix().noalias() = p * vp;
-    result.extras["projection"] = Tensor({E.rows(), T});
-    result.extras["projection"].matrix() = E;
+    result.extras["projection"] = projected;
     if (options.dense) {
         result.weights = Tensor({T, T});
         result.weights.matrix().noalias() = p * E;

@@ -87,7 +87,7 @@ BufferCache &cache()
 
 bool keptSize(size_t bytes)
 {
-    return ATLAS_KEEP_BUFFERS && bytes >= kCachedBufferMinBytes && bytes < kBackgroundFreeBytes;
+    return ATLAS_KEEP_BUFFERS && bytes >= kCachedBufferMinBytes && bytes < kCachedBufferMaxBytes;
 }
 
 void release(void *p, size_t bytes)

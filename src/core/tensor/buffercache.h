@@ -4,7 +4,7 @@
 
 namespace atlas {
 
-// Tensor buffers of kCachedBufferMinBytes up to kBackgroundFreeBytes are kept when freed and handed out again for a
+// Tensor buffers of kCachedBufferMinBytes up to kCachedBufferMaxBytes are kept when freed and handed out again for a
 // buffer of the same size. The engine allocates the same sizes over and over (every layer of a forward pass, every
 // call of an attention kernel), and the heap alone did not give them back reliably: a smaller allocation carved up
 // the memory just freed, the next buffer of that size went to new pages, and on the benchmark machine (a virtual
@@ -12,12 +12,14 @@ namespace atlas {
 // (docs/benchmarks.md). At most kCachedBufferBytes stay kept, the oldest given back first. Off under the address
 // sanitizer, which must see every buffer freed.
 constexpr size_t kCachedBufferMinBytes = size_t(64) << 10;
+constexpr size_t kCachedBufferMaxBytes = size_t(64) << 20; // exclusive
 constexpr size_t kCachedBufferBytes = size_t(256) << 20;
 
 // ::operator new(bytes, 64-byte alignment), or a kept buffer of exactly `bytes`.
 void *allocateTensorBuffer(size_t bytes);
 // Keeps the buffer, or frees it: on the background thread when the calling thread asked for that
-// (setFreeLargeBuffersInBackground) and it is large, otherwise at once.
+// (setFreeLargeBuffersInBackground) and it is large, otherwise at once. A buffer evicted to make room is freed the
+// same way.
 void freeTensorBuffer(void *p, size_t bytes);
 // Whether buffers are kept in this build (not under the address sanitizer).
 bool keepsTensorBuffers();
