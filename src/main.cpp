@@ -5,6 +5,7 @@
 #include "session/savedspec.h"
 #include "session/session.h"
 #include "theme.h"
+#include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 #include "util/threadpriority.h"
@@ -19,6 +20,7 @@
 // With a subcommand (dump, render, bench …) this is the command line; with none it opens the app.
 int main(int argc, char **argv)
 {
+    atlas::startWithShortBlasSpin(argv);
     atlas::reuseFreedTensorMemory();
     const bool help = std::any_of(argv + 1, argv + argc,
         [](const char *arg) { return std::string(arg) == "--help" || std::string(arg) == "-h"; });

@@ -8,6 +8,7 @@
 #include "io/safetensors.h"
 #include "model/model.h"
 #include "train/checkpointdirectory.h"
+#include "util/blasthreads.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,28 @@ class TestCli : public QObject
     static Result run(const QStringList &args) { return atlas::testing::runCli(args); }
 
 private slots:
+
+    // OpenBLAS reads how long its threads spin as it loads, so the program starts itself again with it set
+    // (util/blasthreads.h): the benchmarks say what they ran with.
+    void theProgramRunsWithOpenBlasThreadsSpinningBriefly()
+    {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("not restarted under the address sanitizer");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+        QSKIP("not restarted under the address sanitizer");
+#endif
+#endif
+#ifndef ATLAS_OPENBLAS
+        QSKIP("the Eigen build has no OpenBLAS");
+#endif
+        if (qEnvironmentVariableIsSet("OPENBLAS_THREAD_TIMEOUT"))
+            QSKIP("the user's OPENBLAS_THREAD_TIMEOUT stays");
+        const Result r = run({"bench-attention", "--kernel", "strided", "--length", "256", "--repeat", "1"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(
+            r.out.contains(QString("(threads spin 2^%1 cycles)").arg(atlas::kBlasSpinExponent)), qPrintable(r.out));
+    }
     // Every subcommand answers --help (anywhere after its name) with its part of the usage and runs nothing; the
     // usage lists exactly the subcommands there are.
     void everySubcommandHasItsHelp()

@@ -22,4 +22,20 @@ int blasThreadsFor(int cores, int othersRunnable);
 // count is then applied when it lets go). Thread-safe.
 void adaptBlasThreadsToLoad();
 
+// How long OpenBLAS's threads spin, asking the scheduler to run something else (sched_yield), before they sleep
+// when a product has ended: 2^kBlasSpinExponent cycles, about 25 µs here, against OpenBLAS's 2^28, about 0.1 s.
+// On these two cores the engine's own loops and its next operations had a spinning thread beside them: a
+// GPT-2-small forward took 290–320 ms (some runs 210) and a training step's backward 780–910 ms; with the short
+// spin, 222 and 445 ms (docs/benchmarks.md).
+inline constexpr int kBlasSpinExponent = 16;
+
+// OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, as it loads, before main() and before anything main() could set
+// (an environment set in a .preinit_array function is replaced by the C library's own start). So main() calls
+// this first: unless the variable is set (by the user, or by this), it sets it to kBlasSpinExponent and starts
+// the program again (execv of /proc/self/exe, about 50 ms), which then returns at once. Does nothing in the Eigen
+// build or under the address sanitizer; if the restart fails the program goes on with OpenBLAS's default.
+void startWithShortBlasSpin(char **argv);
+// The exponent OpenBLAS read (openblas_thread_timeout), or -1 in the Eigen build.
+int blasSpinExponent();
+
 } // namespace atlas
