@@ -190,16 +190,18 @@ public:
         const std::unique_lock<std::mutex> caller(m_caller, std::try_to_lock);
         if (!caller.owns_lock())
             return false;
-        threads = std::min(threads, int(m_threads.size()) + 1);
+        const int helpers = std::min(threads - 1, int(m_threads.size()));
         {
             const std::lock_guard<std::mutex> lock(m_mutex);
             m_work = &work;
-            m_wanted = threads - 1;
-            m_pending = threads - 1;
+            m_wanted = helpers;
+            m_pending = helpers;
             ++m_generation;
         }
         m_wake.notify_all();
         work(0);
+        for (int t = helpers + 1; t < threads; ++t) // more than the pool has threads: the caller runs the rest
+            work(t);
         std::unique_lock<std::mutex> lock(m_mutex);
         m_done.wait(lock, [&] { return m_pending == 0; });
         m_work = nullptr;
