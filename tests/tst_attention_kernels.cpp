@@ -361,13 +361,11 @@ private slots:
             for (bool causal : {false, true}) {
                 MatrixRM q = randn(T, d, unsigned(T + d)), v = randn(T, d, unsigned(T + 2 * d));
                 q.row(3).setZero();
-                const AttentionKernelSpec spec = parseAttentionKernelSpec("lsh",
-                    {"rounds=3", "buckets=" + std::to_string(buckets), "chunk=" + std::to_string(chunk), "seed=4"});
-                const AttentionOptions options {causal, {0, 5, T - 1}, false};
-                const AttentionResult window = attention_kernel_forward(spec, view(q), view(q), view(v), options);
-                AttentionOptions dense = options;
-                dense.dense = true;
-                const AttentionResult blocks = attention_kernel_forward(spec, view(q), view(q), view(v), dense);
+                const std::vector<std::string> params {
+                    "rounds=3", "buckets=" + std::to_string(buckets), "chunk=" + std::to_string(chunk), "seed=4"};
+                const AttentionResult window = attention_kernel_forward(
+                    parseAttentionKernelSpec("lsh", params), view(q), view(q), view(v), {causal, {0, 5, T - 1}, false});
+                const AttentionResult blocks = run("lsh", params, q, q, v, {causal, {0, 5, T - 1}}); // dense
                 const std::string what = "T " + std::to_string(T) + " chunk " + std::to_string(chunk);
                 QVERIFY2(maxDiff(blocks.context.matrix().cast<double>(), window.context) < 1e-5, what.c_str());
                 if (causal) // query 0's only key is its own, a padding key

@@ -41,15 +41,8 @@ private slots:
     // (util/blasthreads.h): the benchmarks say what they ran with.
     void theProgramRunsWithOpenBlasThreadsSpinningBriefly()
     {
-#if defined(__SANITIZE_ADDRESS__)
-        QSKIP("not restarted under the address sanitizer");
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-        QSKIP("not restarted under the address sanitizer");
-#endif
-#endif
-#ifndef ATLAS_OPENBLAS
-        QSKIP("the Eigen build has no OpenBLAS");
+#if defined(__SANITIZE_ADDRESS__) || !defined(ATLAS_OPENBLAS)
+        QSKIP("not restarted under the address sanitizer, and no OpenBLAS in the Eigen build");
 #endif
         if (qEnvironmentVariableIsSet("OPENBLAS_THREAD_TIMEOUT"))
             QSKIP("the user's OPENBLAS_THREAD_TIMEOUT stays");
@@ -58,6 +51,7 @@ private slots:
         QVERIFY2(
             r.out.contains(QString("(threads spin 2^%1 cycles)").arg(atlas::kBlasSpinExponent)), qPrintable(r.out));
     }
+
     // Every subcommand answers --help (anywhere after its name) with its part of the usage and runs nothing; the
     // usage lists exactly the subcommands there are.
     void everySubcommandHasItsHelp()

@@ -8,7 +8,6 @@ namespace atlas::attention {
 
 namespace {
 
-constexpr int64_t kRows = kBlockRows, kCols = kBlockCols;
 constexpr float kMaskedScore = -1e30f; // finite, so that score − max never makes a NaN
 const float kNoKey = -std::numeric_limits<float>::infinity();
 
@@ -17,20 +16,20 @@ const float kNoKey = -std::numeric_limits<float>::infinity();
 void blockProduct(
     float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb, int64_t m, int64_t k, int64_t n)
 {
-    using Tile = Eigen::Array<float, 1, kCols>;
+    using Tile = Eigen::Array<float, 1, kBlockCols>;
     // Columns outermost: a (k,16) panel of b stays in L1 while every row tile of a passes over it.
-    for (int64_t j = 0; j < n; j += kCols)
-        for (int64_t r0 = 0; r0 < m; r0 += kRows) {
-            Tile acc[kRows];
+    for (int64_t j = 0; j < n; j += kBlockCols)
+        for (int64_t r0 = 0; r0 < m; r0 += kBlockRows) {
+            Tile acc[kBlockRows];
             for (Tile &t : acc)
                 t.setZero();
             const float *ar = a + r0 * lda;
             for (int64_t t = 0; t < k; ++t) {
                 const Eigen::Map<const Tile> bt(b + t * ldb + j);
-                for (int64_t r = 0; r < kRows; ++r)
+                for (int64_t r = 0; r < kBlockRows; ++r)
                     acc[r] += ar[r * lda + t] * bt;
             }
-            for (int64_t r = 0; r < kRows; ++r)
+            for (int64_t r = 0; r < kBlockRows; ++r)
                 Eigen::Map<Tile>(c + (r0 + r) * ldc + j) = acc[r];
         }
 }
@@ -82,7 +81,7 @@ BlockAttention::BlockAttention(const char *kernel, ConstMatrixMap q, ConstMatrix
 void BlockAttention::gather(BlockScratch &s) const
 {
     const int64_t nq = int64_t(s.queries.size()), nk = int64_t(s.keys.size()), d = width();
-    const int64_t mp = roundUp(nq, kRows), np = roundUp(nk, kCols), dp = roundUp(d, kCols);
+    const int64_t mp = roundUp(nq, kBlockRows), np = roundUp(nk, kBlockCols), dp = roundUp(d, kBlockCols);
     s.qg.resize(mp, d);
     s.qg.bottomRows(mp - nq).setZero();
     for (int64_t a = 0; a < nq; ++a)
@@ -96,12 +95,12 @@ void BlockAttention::gather(BlockScratch &s) const
     s.zeros.assign(size_t(d), 0.0f);
     s.kt.resize(d, np);
     float *kt = s.kt.data();
-    for (int64_t c0 = 0; c0 < np; c0 += kCols) {
-        const float *src[kCols];
-        for (int64_t c = 0; c < kCols; ++c)
+    for (int64_t c0 = 0; c0 < np; c0 += kBlockCols) {
+        const float *src[kBlockCols];
+        for (int64_t c = 0; c < kBlockCols; ++c)
             src[c] = c0 + c < nk ? m_k.data() + int64_t(s.keys[size_t(c0 + c)]) * d : s.zeros.data();
         for (int64_t t = 0; t < d; ++t)
-            for (int64_t c = 0; c < kCols; ++c)
+            for (int64_t c = 0; c < kBlockCols; ++c)
                 kt[t * np + c0 + c] = src[c][t];
     }
 }
