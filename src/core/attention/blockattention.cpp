@@ -8,7 +8,6 @@ namespace atlas::attention {
 
 namespace {
 
-constexpr float kMaskedScore = -1e30f; // finite, so that score − max never makes a NaN
 const float kNoKey = -std::numeric_limits<float>::infinity();
 
 } // namespace

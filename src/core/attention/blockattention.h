@@ -41,6 +41,8 @@ public:
 // the query's own score instead of masking it: next to any real score its weight underflows to 0 in float32,
 // yet a query whose only key is itself (the first token under a causal mask) still attends it with weight 1.
 inline constexpr float kSelfPenalty = 1e5f;
+// A masked key's score: finite, so that score − max never makes a NaN.
+inline constexpr float kMaskedScore = -1e30f;
 
 // Per-query online-softmax state: running max m, running sum z = Σ exp(s − m), unnormalised context acc, which
 // BlockAttention::complete divides by z in place and hands over as the result's context. A kernel makes it before

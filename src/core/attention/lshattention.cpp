@@ -88,7 +88,7 @@ public:
         , m_values(MatrixRM::Zero(2 * m_width, m_dp))
         , m_position(size_t(2 * m_width), 0)
         , m_scale(size_t(2 * m_width), 0.0f)
-        , m_bias(size_t(2 * m_width), kMasked)
+        , m_bias(size_t(2 * m_width), kMaskedScore)
     {
     }
 
@@ -107,20 +107,21 @@ public:
         const int *position = m_position.data() + first;
         const float *scale = m_scale.data() + first, *bias = m_bias.data() + first;
         const bool causal = m_round.causal;
-        m_max.assign(size_t(nq), kMasked);
+        m_max.assign(size_t(nq), kMaskedScore);
         m_sum.assign(size_t(nq), 0.0f);
         for (int64_t r = 0; r < nq; ++r) {
             float *row = &m_score(r, 0);
             const int i = m_position[size_t(m_width + r)];
-            for (int64_t j = 0; j < np; ++j) // scale · score, or kMasked for a masked key (finite · 0 + kMasked)
+            for (int64_t j = 0; j < np;
+                 ++j) // scale · score, or kMaskedScore for a masked key (finite · 0 + kMaskedScore)
                 row[j] = row[j] * scale[j] + bias[j];
             if (causal)
                 for (int64_t j = 0; j < np; ++j)
-                    row[j] = position[j] > i ? kMasked : row[j];
+                    row[j] = position[j] > i ? kMaskedScore : row[j];
             row[m_width - first + r] -= kSelfPenalty; // the query's own key
             auto scores = m_score.row(r).array();
             const float mx = scores.maxCoeff();
-            if (mx <= kMasked / 2) { // every key masked: the row adds nothing
+            if (mx <= kMaskedScore / 2) { // every key masked: the row adds nothing
                 scores.setZero();
                 continue;
             }
@@ -135,13 +136,12 @@ public:
             const int i = m_position[size_t(m_width + r)];
             if (r + kAhead < nq) // the state's rows are scattered: ask for them early
                 prefetchRow(state.acc.row(m_position[size_t(m_width + r + kAhead)]).data(), m_d);
-            if (m_max[size_t(r)] > kMasked / 2)
+            if (m_max[size_t(r)] > kMaskedScore / 2)
                 state.merge(i, m_max[size_t(r)], m_sum[size_t(r)], m_out.row(r).data());
         }
     }
 
 private:
-    static constexpr float kMasked = -1e30f; // finite, so that score − max never makes a NaN
     static constexpr int64_t kAhead = 4;
 
     // Gathers chunk b's keys and values into half h (0: the chunk before, 1: the current one), and for the
@@ -171,13 +171,13 @@ private:
             m_position[size_t(col + t)] = i;
             const bool allowed = m_round.attention.keyAllowed(i);
             m_scale[size_t(col + t)] = allowed ? scale * m_round.keyScale[size_t(i)] : 0.0f;
-            m_bias[size_t(col + t)] = allowed ? 0.0f : kMasked;
+            m_bias[size_t(col + t)] = allowed ? 0.0f : kMaskedScore;
         }
         for (int64_t t = n; t < m_width; ++t) { // a short last chunk
             m_keys.col(col + t).setZero();
             m_values.row(col + t).setZero();
             m_scale[size_t(col + t)] = 0.0f;
-            m_bias[size_t(col + t)] = kMasked;
+            m_bias[size_t(col + t)] = kMaskedScore;
             if (h == 1 && t < m_queries.rows())
                 m_queries.row(t).setZero();
         }
@@ -201,7 +201,7 @@ private:
     MatrixRM m_keys; // transposed, (d, 2·width): the chunk before, then the current one
     MatrixRM m_values; // (2·width, dp)
     std::vector<int> m_position; // (2·width) each column's position
-    std::vector<float> m_scale, m_bias; // (2·width) 1/(√d |q_j|) and 0, or 0 and kMasked (padding, no key)
+    std::vector<float> m_scale, m_bias; // (2·width) 1/(√d |q_j|) and 0, or 0 and kMaskedScore (padding, no key)
     MatrixRM m_score, m_out;
     std::vector<float> m_max, m_sum;
 };
