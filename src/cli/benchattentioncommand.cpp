@@ -169,10 +169,10 @@ int benchAttentionCommand(const CommandArgs &argv)
         throw Error("--length and --repeat must be at least 1");
     if (args.has("json") && !args.flag("sweep"))
         throw Error("--json writes a sweep: add --sweep");
-    std::printf("kernel %s, d_head %lld, %s, %d cores, matrix products by %s (threads spin 2^%d cycles), %d timed "
-                "runs after %d warm-ups\n",
+    std::printf("kernel %s, d_head %lld, %s, %d cores, matrix products by %s, %d timed runs after %d "
+                "warm-ups\n",
         attention::describeAttentionKernel(spec).c_str(), (long long)kHeadWidth,
-        options.causal ? "causal" : "not causal", workerThreads(), ATLAS_MATRIX_BACKEND, blasSpinExponent(), repeat,
+        options.causal ? "causal" : "not causal", workerThreads(), matrixProductsDescription().c_str(), repeat,
         kWarmups);
     if (args.flag("sweep")) {
         sweep(spec, options, repeat, args.value("json"));

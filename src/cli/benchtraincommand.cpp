@@ -92,10 +92,9 @@ int benchTrainCommand(const CommandArgs &argv)
         timings.backward.push_back(backwardMs);
         timings.update.push_back(updateMs);
     }
-    std::printf("model %s (%lld parameters), %d tokens, %d cores, matrix products by %s (threads spin 2^%d cycles), "
-                "%d steps\n",
+    std::printf("model %s (%lld parameters), %d tokens, %d cores, matrix products by %s, %d steps\n",
         model->name.c_str(), static_cast<long long>(model->parameterCount()), length, workerThreads(),
-        ATLAS_MATRIX_BACKEND, blasSpinExponent(), repeat);
+        matrixProductsDescription().c_str(), repeat);
     std::printf("loss %.4f at step 0, %.4f at step %d (the same batch every step)\n", firstLoss, lastLoss, repeat);
     printMedian("step", timings.total);
     printMedian("forward", timings.forward);

@@ -167,9 +167,6 @@ inline int64_t roundUp(int64_t n, int64_t to)
 // The same with leading dimensions (floats between rows): C's rows ldc apart, A's lda, B's ldb.
 void blockProduct(
     float *c, int64_t ldc, const float *a, int64_t lda, const float *b, int64_t ldb, int64_t m, int64_t k, int64_t n);
-// C = A B with A given transposed: at (k, m) row-major, its rows ldat apart.
-void blockProductTransposedA(
-    float *c, int64_t ldc, const float *at, int64_t ldat, const float *b, int64_t ldb, int64_t m, int64_t k, int64_t n);
 inline void blockProduct(float *c, const float *a, const float *b, int64_t m, int64_t k, int64_t n)
 {
     blockProduct(c, n, a, k, b, n, m, k, n);

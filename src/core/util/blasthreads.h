@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 namespace atlas {
 
 // How many threads OpenBLAS may use for the next products, from how busy the machine is.
@@ -37,5 +39,7 @@ inline constexpr int kBlasSpinExponent = 16;
 void startWithShortBlasSpin(char **argv);
 // The exponent OpenBLAS read (openblas_thread_timeout), or -1 in the Eigen build.
 int blasSpinExponent();
+// What does the matrix products, for the benchmarks' headers: "OpenBLAS (threads spin 2^16 cycles)", or "Eigen".
+std::string matrixProductsDescription();
 
 } // namespace atlas

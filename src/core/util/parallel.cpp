@@ -130,6 +130,15 @@ int blasSpinExponent()
 #endif
 }
 
+std::string matrixProductsDescription()
+{
+#ifdef ATLAS_OPENBLAS
+    return std::string(ATLAS_MATRIX_BACKEND) + " (threads spin 2^" + std::to_string(blasSpinExponent()) + " cycles)";
+#else
+    return ATLAS_MATRIX_BACKEND;
+#endif
+}
+
 int blasThreadsFor(int cores, int othersRunnable)
 {
     return std::clamp(cores - std::max(0, othersRunnable), 1, std::max(1, cores));
