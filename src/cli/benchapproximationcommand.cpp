@@ -3,6 +3,7 @@
 #include "attention/attentionkernel.h"
 #include "attention/gaussianstream.h"
 #include "commands.h"
+#include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
@@ -56,7 +57,7 @@ int benchApproximationCommand(const CommandArgs &argv)
     std::printf("approximation sweep: %s, N %d, d_head %d, %s, %d seeds per size, %d cores, products by %s, "
                 "%d timed runs after one warm-up\n",
         options.kernel.c_str(), length, d, options.causal ? "causal" : "not causal", options.seeds, workerThreads(),
-        ATLAS_MATRIX_BACKEND, repeat);
+        matrixProductsDescription().c_str(), repeat);
     std::vector<double> times;
     attention::ApproximationSweep sweep;
     for (int r = 0; r <= repeat; ++r) {

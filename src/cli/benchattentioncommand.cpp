@@ -105,7 +105,7 @@ void writeSweepJson(const std::string &path, const attention::AttentionKernelSpe
     file.machine = machineDescription();
     file.date = todayUtc();
     file.dHead = int(kHeadWidth);
-    file.matrixBackend = ATLAS_MATRIX_BACKEND;
+    file.matrixBackend = matrixProductsDescription();
     attention::KernelSweep sweep {
         spec.kind, attention::describeAttentionKernel(spec), options.causal, repeat, slope, {}};
     for (size_t i = 0; i < lengths.size(); ++i)

@@ -39,7 +39,11 @@ inline constexpr int kBlasSpinExponent = 16;
 void startWithShortBlasSpin(char **argv);
 // The exponent OpenBLAS read (openblas_thread_timeout), or -1 in the Eigen build.
 int blasSpinExponent();
-// What does the matrix products, for the benchmarks' headers: "OpenBLAS (threads spin 2^16 cycles)", or "Eigen".
+// The kernels OpenBLAS runs ("Haswell", "Cooperlake", ...): its choice for the CPU, or OPENBLAS_CORETYPE's. ""
+// in the Eigen build.
+std::string blasKernels();
+// What does the matrix products, for the benchmarks' headers: "OpenBLAS (SkylakeX kernels, threads spin 2^16
+// cycles)", or "Eigen".
 std::string matrixProductsDescription();
 
 } // namespace atlas

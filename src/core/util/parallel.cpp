@@ -16,22 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
 #ifdef ATLAS_OPENBLAS
 extern "C" {
 void openblas_set_num_threads(int threads);
 int openblas_get_num_threads(void);
-int openblas_thread_timeout(void);
 }
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ATLAS_ADDRESS_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATLAS_ADDRESS_SANITIZER 1
-#endif
 #endif
 
 namespace atlas {
@@ -107,37 +96,6 @@ int runnableProcesses()
 }
 
 } // namespace
-
-void startWithShortBlasSpin(char **argv)
-{
-#if defined(__linux__) && defined(ATLAS_OPENBLAS) && !defined(ATLAS_ADDRESS_SANITIZER)
-    static_assert(kBlasSpinExponent >= 4 && kBlasSpinExponent <= 30, "OpenBLAS clamps it to [4, 30]");
-    if (std::getenv("OPENBLAS_THREAD_TIMEOUT")) // ours, after the restart, or the user's
-        return;
-    ::setenv("OPENBLAS_THREAD_TIMEOUT", std::to_string(kBlasSpinExponent).c_str(), 1);
-    ::execv("/proc/self/exe", argv); // returns only if it failed: then carry on with OpenBLAS's default
-#else
-    (void)argv;
-#endif
-}
-
-int blasSpinExponent()
-{
-#ifdef ATLAS_OPENBLAS
-    return openblas_thread_timeout();
-#else
-    return -1;
-#endif
-}
-
-std::string matrixProductsDescription()
-{
-#ifdef ATLAS_OPENBLAS
-    return std::string(ATLAS_MATRIX_BACKEND) + " (threads spin 2^" + std::to_string(blasSpinExponent()) + " cycles)";
-#else
-    return ATLAS_MATRIX_BACKEND;
-#endif
-}
 
 int blasThreadsFor(int cores, int othersRunnable)
 {

@@ -1,0 +1,68 @@
+// OpenBLAS's settings that it reads as it loads (util/blasthreads.h), and what the benchmarks say about them.
+#include "util/blasthreads.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <unistd.h>
+
+#ifdef ATLAS_OPENBLAS
+extern "C" {
+int openblas_thread_timeout(void);
+char *openblas_get_corename(void);
+}
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ATLAS_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ATLAS_ADDRESS_SANITIZER 1
+#endif
+#endif
+
+namespace atlas {
+
+void startWithShortBlasSpin(char **argv)
+{
+#if defined(__linux__) && defined(ATLAS_OPENBLAS) && !defined(ATLAS_ADDRESS_SANITIZER)
+    static_assert(kBlasSpinExponent >= 4 && kBlasSpinExponent <= 30, "OpenBLAS clamps it to [4, 30]");
+    if (std::getenv("OPENBLAS_THREAD_TIMEOUT")) // ours, after the restart, or the user's
+        return;
+    ::setenv("OPENBLAS_THREAD_TIMEOUT", std::to_string(kBlasSpinExponent).c_str(), 1);
+    ::execv("/proc/self/exe", argv); // returns only if it failed: then carry on with OpenBLAS's default
+#else
+    (void)argv;
+#endif
+}
+
+int blasSpinExponent()
+{
+#ifdef ATLAS_OPENBLAS
+    return openblas_thread_timeout();
+#else
+    return -1;
+#endif
+}
+
+std::string blasKernels()
+{
+#ifdef ATLAS_OPENBLAS
+    const char *name = openblas_get_corename();
+    return name ? name : "";
+#else
+    return {};
+#endif
+}
+
+std::string matrixProductsDescription()
+{
+#ifdef ATLAS_OPENBLAS
+    return std::string(ATLAS_MATRIX_BACKEND) + " (" + blasKernels() + " kernels, threads spin 2^"
+        + std::to_string(blasSpinExponent()) + " cycles)";
+#else
+    return ATLAS_MATRIX_BACKEND;
+#endif
+}
+
+} // namespace atlas
