@@ -76,6 +76,7 @@ struct BlockScratch
     MatrixRM qg, kt, vg, s, o, keep;
     std::vector<float> rowMax, rowSum, zeros;
     std::vector<unsigned char> keyOk; // (keys)
+    std::vector<unsigned char> keyFlags; // (keys) for a kernel's setRules
 };
 
 // Queries per block of the kernels that cut the sequence into runs of consecutive queries (strided, fixed,
@@ -109,6 +110,21 @@ public:
     template <class MakeBlock, class Rule>
     void pass(RowState &state, DenseRecord *dense, int64_t count, const MakeBlock &makeBlock, const Rule &rule) const
     {
+        passSettingRules(state, dense, count, makeBlock, [&](BlockScratch &s) {
+            const size_t nk = s.keys.size();
+            for (size_t a = 0; a < s.queries.size(); ++a)
+                for (size_t c = 0; c < nk; ++c)
+                    s.rules[a * nk + c] = s.keyOk[c] ? rule(s.queries[a], s.keys[c]) : KeyRule::Masked;
+        });
+    }
+
+    // The same, with a block's rules set at once where asking per (query, key) would cost more than the block's
+    // products: setRules(s) fills s.rules (queries × keys, row-major) from s.queries, s.keys and s.keyOk, and
+    // must mask the keys whose keyOk is 0 (padding).
+    template <class MakeBlock, class SetRules>
+    void passSettingRules(
+        RowState &state, DenseRecord *dense, int64_t count, const MakeBlock &makeBlock, const SetRules &setRules) const
+    {
         parallelForPieces(count, std::max<int64_t>(1, count / 16), [&](int64_t begin, int64_t end) {
             BlockScratch s;
             for (int64_t b = begin; b < end; ++b) {
@@ -122,9 +138,7 @@ public:
                 for (size_t c = 0; c < nk; ++c)
                     s.keyOk[c] = keyAllowed(s.keys[c]);
                 s.rules.resize(s.queries.size() * nk);
-                for (size_t a = 0; a < s.queries.size(); ++a)
-                    for (size_t c = 0; c < nk; ++c)
-                        s.rules[a * nk + c] = s.keyOk[c] ? rule(s.queries[a], s.keys[c]) : KeyRule::Masked;
+                setRules(s);
                 if (m_options.patternVisitor)
                     visit(s);
                 else

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 namespace atlas::attention {
@@ -37,6 +38,20 @@ std::vector<ClassBlock> classBlocks(int64_t T, int64_t delta)
         for (int64_t t = 0, members = (T - r + delta - 1) / delta; t < members; t += kQueryRun)
             blocks.push_back({r, t, std::min(members, t + kQueryRun)});
     return blocks;
+}
+
+// Query i's rules for keys[0, nk): attended when the key is allowed (ok), not later than latest, and in the window
+// [lowest, highest] or global. Restrict pointers: the rules' bytes could alias the rest, which stopped the
+// compiler from vectorising the loop.
+void setWindowRow(KeyRule *__restrict row, int i, const int *__restrict keys, const unsigned char *__restrict ok,
+    const unsigned char *__restrict global, size_t nk, int lowest, int highest, int latest)
+{
+    static_assert(int(KeyRule::Masked) == 0 && int(KeyRule::Allowed) == 1);
+    for (size_t c = 0; c < nk; ++c) {
+        const int gap = keys[c] - i;
+        const bool inWindow = gap >= lowest && gap <= highest;
+        row[c] = KeyRule(ok[c] & (gap <= latest) & (inWindow | global[c]));
+    }
 }
 
 } // namespace
@@ -72,14 +87,21 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
             if (g % delta != c.residue || (g - c.residue) / delta < lo || (g - c.residue) / delta >= hi)
                 keys.push_back(g);
     };
-    // j − i is a multiple of δ (the same residue class): within the window when −before·δ ≤ j − i ≤ after·δ. No
-    // division: asked for every (query, key) of every block, it was a third of the kernel's time.
-    const int64_t lowest = -before * delta, highest = after * delta;
-    const auto windowRule = [&](int i, int j) {
-        if (causal && j > i)
-            return KeyRule::Masked;
-        const int64_t gap = int64_t(j) - i;
-        return (gap >= lowest && gap <= highest) || isGlobal[size_t(j)] ? KeyRule::Allowed : KeyRule::Masked;
+    // j − i is a multiple of δ (the same residue class): within the window when −before·δ ≤ j − i ≤ after·δ
+    // (after is 0 when causal). A global key is attended from anywhere, a later one not when causal. A block's
+    // rules are set at once, a row in a loop the compiler vectorises (setWindowRow): asked per (query, key), they were a quarter of
+    // the kernel's time (docs/benchmarks.md).
+    // In int, as the positions: clamped to ±T, beyond which no gap lies.
+    const int lowest = int(std::max(-before * delta, -T)), highest = int(std::min(after * delta, T));
+    const int latest = causal ? 0 : std::numeric_limits<int>::max(); // the largest j − i attended
+    const auto windowRules = [&](BlockScratch &s) {
+        const size_t nk = s.keys.size();
+        s.keyFlags.resize(nk);
+        for (size_t c = 0; c < nk; ++c)
+            s.keyFlags[c] = isGlobal[size_t(s.keys[c])];
+        for (size_t a = 0; a < s.queries.size(); ++a)
+            setWindowRow(s.rules.data() + a * nk, s.queries[a], s.keys.data(), s.keyOk.data(), s.keyFlags.data(), nk,
+                lowest, highest, latest);
     };
     // Global queries, 64 at a time, against every key.
     const auto globalBlock = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
@@ -91,7 +113,7 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
     const auto causalRule = [causal](int i, int j) { return causal && j > i ? KeyRule::Masked : KeyRule::Allowed; };
 
     std::unique_ptr<DenseRecord> dense = options.dense ? std::make_unique<DenseRecord>(T) : nullptr;
-    attention.pass(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRule);
+    attention.passSettingRules(state, dense.get(), int64_t(blocks.size()), windowBlock, windowRules);
     attention.pass(state, dense.get(), (int64_t(globals.size()) + kQueryRun - 1) / kQueryRun, globalBlock, causalRule);
     AttentionResult result;
     BlockAttention::complete(state, dense.get(), result);
