@@ -1,7 +1,9 @@
 // Behaviour on a busy machine. OpenBLAS gets as many threads as there are idle cores (util/blasthreads.h): a busy
 // machine gets one thread, not two that wait for each other. The app's background threads run nicer than its
 // window's thread (util/threadpriority.h), and so do the threads they start. parallelFor's threads wait in a pool
-// between loops; loops in pieces share their work out as it goes.
+// between loops; loops in pieces share their work out as it goes. The packed matrix product shares its columns out
+// over the cores and gives the same bits on one thread as on two.
+#include "tensor/matrixproduct.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -10,9 +12,12 @@
 #include <QTest>
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <random>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace atlas;
@@ -31,6 +36,81 @@ private slots:
         QCOMPARE(blasThreadsFor(8, 3), 5);
         QCOMPARE(blasThreadsFor(1, 0), 1);
         QCOMPARE(blasThreadsFor(4, -1), 4); // an unknown load counts as idle
+    }
+
+    // Against a double-precision sum, for every transposition; shapes that leave partial tiles (8 × 32) and cross
+    // the 256-deep and 256-wide blocks; rows stored wider than the matrix (whose extra values stay as they were);
+    // with and without accumulating (C's old NaNs must not show when not).
+    void packedProductAgreesWithADoubleSum()
+    {
+        std::mt19937 rng(7);
+        std::normal_distribution<float> normal;
+        const auto shapes = std::vector<std::tuple<int64_t, int64_t, int64_t>> {
+            {1, 1, 1}, {8, 16, 32}, {13, 300, 70}, {37, 257, 290}, {64, 513, 33}, {9, 5, 600}, {3, 0, 40}};
+        for (const auto &[m, k, n] : shapes)
+            for (const bool ta : {false, true})
+                for (const bool tb : {false, true})
+                    for (const bool accumulate : {false, true}) {
+                        const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 3, ldc = n + 3;
+                        std::vector<float> a(size_t((ta ? k : m) * lda)), b(size_t((tb ? n : k) * ldb));
+                        std::vector<float> c(size_t(m * ldc), 7.0f);
+                        for (float &x : a)
+                            x = normal(rng);
+                        for (float &x : b)
+                            x = normal(rng);
+                        for (int64_t i = 0; i < m; ++i)
+                            for (int64_t j = 0; j < n; ++j)
+                                c[size_t(i * ldc + j)] = accumulate ? normal(rng) : std::nanf("");
+                        const std::vector<float> before = c;
+                        packedMatrixProduct(c.data(), ldc, a.data(), lda, ta, b.data(), ldb, tb, m, k, n, accumulate);
+                        for (int64_t i = 0; i < m; ++i)
+                            for (int64_t j = 0; j < ldc; ++j) {
+                                const float got = c[size_t(i * ldc + j)];
+                                if (j >= n) {
+                                    QCOMPARE(got, 7.0f);
+                                    continue;
+                                }
+                                double sum = accumulate ? before[size_t(i * ldc + j)] : 0.0, size = std::abs(sum);
+                                for (int64_t t = 0; t < k; ++t) {
+                                    const double x = ta ? a[size_t(t * lda + i)] : a[size_t(i * lda + t)];
+                                    const double y = tb ? b[size_t(j * ldb + t)] : b[size_t(t * ldb + j)];
+                                    sum += x * y;
+                                    size += std::abs(x * y);
+                                }
+                                QVERIFY2(std::abs(got - sum) <= 1e-6 * size + 1e-6,
+                                    qPrintable(QString("m %1 k %2 n %3 ta %4 tb %5 acc %6 at (%7, %8): %9, not %10")
+                                                   .arg(m)
+                                                   .arg(k)
+                                                   .arg(n)
+                                                   .arg(ta)
+                                                   .arg(tb)
+                                                   .arg(accumulate)
+                                                   .arg(i)
+                                                   .arg(j)
+                                                   .arg(got)
+                                                   .arg(sum)));
+                            }
+                    }
+    }
+
+    // Each element is summed in one order whatever the threads: inside a parallelFor body the product runs on one
+    // thread.
+    void packedProductGivesTheSameBitsOnOneThread()
+    {
+        const int64_t m = 100, k = 700, n = 3000;
+        std::mt19937 rng(3);
+        std::normal_distribution<float> normal;
+        std::vector<float> a(size_t(m * k)), b(size_t(n * k)), shared(size_t(m * n)), alone(size_t(m * n));
+        for (float &x : a)
+            x = normal(rng);
+        for (float &x : b)
+            x = normal(rng);
+        packedMatrixProduct(shared.data(), n, a.data(), k, false, b.data(), k, true, m, k, n, false);
+        parallelFor(2, 1, [&](int64_t begin, int64_t) {
+            if (begin == 0)
+                packedMatrixProduct(alone.data(), n, a.data(), k, false, b.data(), k, true, m, k, n, false);
+        });
+        QVERIFY(shared == alone);
     }
 
     void piecesCoverEveryIndexOnce()

@@ -3,6 +3,7 @@
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
 #include "modelinput.h"
+#include "tensor/matrixproduct.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -51,8 +52,9 @@ int benchCommand(const CommandArgs &argv)
     }
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2];
-    std::printf("model %s, %d tokens, %s, %d cores, matrix products by %s, %d runs\n", model->name.c_str(), length,
-        options.trace ? "traced" : "untraced", workerThreads(), matrixProductsDescription().c_str(), repeat);
+    std::printf("model %s, %d tokens, %s, %d cores, layers' products by %s, other products by %s, %d runs\n",
+        model->name.c_str(), length, options.trace ? "traced" : "untraced", workerThreads(), layerProductsDescription(),
+        matrixProductsDescription().c_str(), repeat);
     std::printf("median %.2f ms  (min %.2f, max %.2f)  %.0f tokens/s  trace %.1f MiB\n", median, ms.front(), ms.back(),
         length / (median / 1000.0), double(traceBytes) / (1 << 20));
     if (args.flag("per-op"))

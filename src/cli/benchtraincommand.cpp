@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "tensor/matrixproduct.h"
 #include "train/adamw.h"
 #include "train/backprop.h"
 #include "util/blasthreads.h"
@@ -92,9 +93,10 @@ int benchTrainCommand(const CommandArgs &argv)
         timings.backward.push_back(backwardMs);
         timings.update.push_back(updateMs);
     }
-    std::printf("model %s (%lld parameters), %d tokens, %d cores, matrix products by %s, %d steps\n",
+    std::printf("model %s (%lld parameters), %d tokens, %d cores, layers' products by %s, other products by %s, "
+                "%d steps\n",
         model->name.c_str(), static_cast<long long>(model->parameterCount()), length, workerThreads(),
-        matrixProductsDescription().c_str(), repeat);
+        layerProductsDescription(), matrixProductsDescription().c_str(), repeat);
     std::printf("loss %.4f at step 0, %.4f at step %d (the same batch every step)\n", firstLoss, lastLoss, repeat);
     printMedian("step", timings.total);
     printMedian("forward", timings.forward);

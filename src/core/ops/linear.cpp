@@ -1,5 +1,6 @@
 #include "ops/ops.h"
 #include "ops/shapecheck.h"
+#include "tensor/matrixproduct.h"
 
 namespace atlas::ops {
 
@@ -10,7 +11,7 @@ void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const 
         throw Error(
             "linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
     MatrixMap o = out.matrix();
-    o.noalias() = inp.matrix() * weight.matrix();
+    matrixProduct(o, inp.matrix(), false, weight.matrix(), false, false);
     o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
 
@@ -21,7 +22,7 @@ void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, cons
         throw Error(
             "linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
     MatrixMap o = out.matrix();
-    o.noalias() = inp.matrix() * weight.matrix().transpose();
+    matrixProduct(o, inp.matrix(), false, weight.matrix(), true, false);
     if (!bias.empty())
         o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
@@ -33,8 +34,8 @@ void linear_t_backward(
     requireShape(dinp, inp.shape(), "linear backward dinp");
     requireShape(dweight, weight.shape(), "linear backward dweight");
     ConstMatrixMap g = dout.matrix();
-    dinp.matrix().noalias() += g * weight.matrix();
-    dweight.matrix().noalias() += g.transpose() * inp.matrix();
+    matrixProduct(dinp.matrix(), g, false, weight.matrix(), false, true);
+    matrixProduct(dweight.matrix(), g, true, inp.matrix(), false, true);
     if (dbias != nullptr) {
         requireShape(*dbias, {weight.dim(0)}, "linear backward dbias");
         RowVectorMap(dbias->data(), dbias->numel()) += g.colwise().sum();
@@ -50,14 +51,14 @@ void linear_backward(
     requireShape(dbias, {weight.dim(1)}, "linear backward dbias");
     ConstMatrixMap g = dout.matrix();
     // Both products accumulate straight into the gradients (GEMM with beta = 1), no temporaries.
-    dinp.matrix().noalias() += g * weight.matrix().transpose();
-    dweight.matrix().noalias() += inp.matrix().transpose() * g;
+    matrixProduct(dinp.matrix(), g, false, weight.matrix(), true, true);
+    matrixProduct(dweight.matrix(), inp.matrix(), true, g, false, true);
     RowVectorMap(dbias.data(), dbias.numel()) += g.colwise().sum();
 }
 
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte)
 {
-    out.matrix().noalias() = inp.matrix() * wte.matrix().transpose();
+    matrixProduct(out.matrix(), inp.matrix(), false, wte.matrix(), true, false);
 }
 
 void logits_backward(Tensor &dinp, Tensor &dwte, const Tensor &dout, const Tensor &inp, const Tensor &wte)
@@ -66,8 +67,8 @@ void logits_backward(Tensor &dinp, Tensor &dwte, const Tensor &dout, const Tenso
     requireShape(dinp, inp.shape(), "logits backward dinp");
     requireShape(dwte, wte.shape(), "logits backward dwte");
     ConstMatrixMap g = dout.matrix();
-    dinp.matrix().noalias() += g * wte.matrix();
-    dwte.matrix().noalias() += g.transpose() * inp.matrix();
+    matrixProduct(dinp.matrix(), g, false, wte.matrix(), false, true);
+    matrixProduct(dwte.matrix(), g, true, inp.matrix(), false, true);
 }
 
 } // namespace atlas::ops
