@@ -24,7 +24,8 @@ size_t backgroundFreesTotal();
 // A checkpoint's tensor of at least this size asks for transparent huge pages (Tensor::uninitialized): touching it for
 // the first time then takes one fault per 2 MB instead of one per 4 kB (a model's float32 weights, 2 GB for
 // Qwen2.5-0.5B, are half a million faults otherwise; docs/benchmarks.md). Not every large buffer: the forward pass
-// reuses freed heap memory (util/memorycheck.h), where the advice measured a little slower.
+// reuses freed heap memory (util/memorycheck.h), where the advice measured a little slower; but every buffer too
+// large to be kept for reuse (tensor/buffercache.h) is new pages, and asks for them.
 constexpr size_t kHugePageAdviceBytes = size_t(8) << 20;
 // madvise(MADV_HUGEPAGE) over the 2 MB-aligned pages inside [p, p + bytes); does nothing where the system says no.
 void adviseHugePages(void *p, size_t bytes);

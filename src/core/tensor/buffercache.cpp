@@ -105,7 +105,13 @@ void *allocateTensorBuffer(size_t bytes)
     if (keptSize(bytes))
         if (void *p = cache().take(bytes))
             return p;
-    return ::operator new(bytes, kAlignment);
+    void *p = ::operator new(bytes, kAlignment);
+    // Above the kept sizes (and above glibc's largest mmap threshold, 32 MiB) every buffer is new pages: in 2 MB
+    // pages, a 311 MB buffer (Qwen2.5-0.5B's logits at 512 tokens) is first touched in tens of milliseconds rather
+    // than about 0.9 s (docs/benchmarks.md).
+    if (bytes >= kCachedBufferMaxBytes)
+        adviseHugePages(p, bytes);
+    return p;
 }
 
 void freeTensorBuffer(void *p, size_t bytes)
