@@ -1,10 +1,13 @@
 // Long inputs are drawn without holding up the window: what would take the GUI thread past a frame runs on a
 // worker when the view is shown, at once when it is drawn headless, with the same picture either way.
+#include "analysis/objectiveexample.h"
 #include "heatmaptesting.h"
 #include "views/downsample.h"
 #include "views/headsgridview.h"
 #include "views/heatmapplot.h"
 #include "views/maskview.h"
+#include "views/objectiveview.h"
+#include "viewtesting.h"
 
 #include <QTest>
 
@@ -76,6 +79,39 @@ private slots:
         QVERIFY(p.rows < T); // pooled
         QCOMPARE(p.at(0, p.cols - 1), kNegInf); // every key after the first queries: masked
         QCOMPARE(p.at(p.rows - 1, 0), 0.0f); // allowed
+    }
+
+    // Shown with 2100 tokens, the Objective tab makes its example and T² mask on a worker (0.4 s on the window's
+    // thread before): a message first, then the example and its causal mask.
+    void objectiveViewMakesLongExamplesOnAWorker()
+    {
+        ViewSpec spec;
+        spec.view = "objective";
+        spec.model = "austen";
+        spec.text = "It is a truth universally acknowledged";
+        ViewInput input = forSpec(spec);
+        const std::vector<int> passage = input.tokenIds;
+        input.tokenIds.clear();
+        while (input.tokenIds.size() < 2100)
+            input.tokenIds.insert(input.tokenIds.end(), passage.begin(), passage.end());
+        input.tokenIds.resize(2100);
+        QWidget window;
+        auto *view = new ObjectiveView(&window);
+        window.resize(1500, 700);
+        view->resize(1500, 700);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        view->setSpec(spec);
+        view->setInput(input);
+        QVERIFY(!view->message().isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(view->example() != nullptr && view->message().isEmpty(), 20000);
+        const int T = int(view->example()->text.input.size());
+        QVERIFY(T >= 2100);
+        HeatmapPlot *mask = view->maskPlot();
+        QTRY_VERIFY_WITH_TIMEOUT(mask->matrixRows() == T && !mask->pooling(), 20000);
+        const Pooled &p = mask->pooled();
+        QCOMPARE(p.at(0, p.cols - 1), kNegInf); // the first queries see no later key
+        QCOMPARE(p.at(p.rows - 1, 0), 0.0f);
     }
 
     // Above 1024 tokens a shown grid pools its thumbnails on a worker: "pooling…" first, then the same images a

@@ -335,7 +335,7 @@ std::vector<CliCommand> makeTable()
                 "the longest time the window's event loop is blocked during heavy actions (a model load, "
                 "a long run, every tab, training, pattern edits)"}},
             {{"quick", "", "smaller sizes, for a quick check"},
-                {"same-priority", "", "run the CPU-bound neighbour at the benchmark's own priority"}},
+                {"same-priority", "", "run the app's background work at the window's priority (for comparison)"}},
             nullptr},
     };
 }

@@ -40,6 +40,19 @@ QString number(double value)
     return formatNumber(value, 2);
 }
 
+// The mask as the Mask view draws it (0 attended, −∞ not), or null when nothing is masked: a mask with no −∞ says
+// only "both ways", which the strip's title says, and its panel would take the width the wrapped chips need (three
+// strips of 89 tokens overflowed a 720-line projector beside it).
+std::shared_ptr<const std::vector<float>> maskCells(const ObjectiveExample &example)
+{
+    if (std::find(example.mask.begin(), example.mask.end(), 0) == example.mask.end())
+        return nullptr;
+    auto cells = std::make_shared<std::vector<float>>(example.mask.size());
+    for (size_t i = 0; i < cells->size(); ++i)
+        (*cells)[i] = example.mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+    return cells;
+}
+
 } // namespace
 
 ObjectiveView::ObjectiveView(QWidget *parent)
@@ -207,20 +220,46 @@ void ObjectiveView::refresh()
         m_objective->setCurrentIndex(std::max(0, m_objective->findData(QString::fromStdString(m_spec.objective))));
         m_seed->setValue(m_spec.seed);
     }
-    if (!m_input.model || m_input.tokenIds.empty())
+    if (!m_input.model || m_input.tokenIds.empty()) {
+        m_job.drop();
         return showMessage(QString::fromUtf8(kNothingComputed));
+    }
     const ModelConfig &config = m_input.model->config;
     const Objective objective = objectiveOf(m_spec, config);
-    const std::vector<int> text = objectiveText(config, objective, m_input.tokenIds, m_input.sourceIds);
+    std::vector<int> text = objectiveText(config, objective, m_input.tokenIds, m_input.sourceIds);
     const std::shared_ptr<const Tokenizer> tokenizer
         = m_input.tokenizer ? m_input.tokenizer : Tokenizer::forModel(*m_input.model);
-    try {
-        m_example = std::make_shared<const ObjectiveExample>(
-            objectiveExample(*m_input.model, *tokenizer, text, objective, uint64_t(m_spec.seed)));
-    } catch (const Error &e) {
-        return showMessage(tr("The %1 objective cannot take this input: %2.")
-                               .arg(QString::fromUtf8(objectiveName(objective)), QString::fromUtf8(e.what())));
+    const int64_t cells = int64_t(text.size()) * int64_t(text.size());
+    auto build = [model = m_input.model, tokenizer, text = std::move(text), objective, seed = uint64_t(m_spec.seed)](
+                     const std::atomic<bool> &) {
+        ObjectiveDrawing out;
+        try {
+            auto example
+                = std::make_shared<const ObjectiveExample>(objectiveExample(*model, *tokenizer, text, objective, seed));
+            out.maskCells = maskCells(*example);
+            out.example = std::move(example);
+        } catch (const std::exception &e) {
+            out.problem = tr("The %1 objective cannot take this input: %2.")
+                              .arg(QString::fromUtf8(objectiveName(objective)), QString::fromUtf8(e.what()));
+        }
+        return out;
+    };
+    if (cells > HeatmapPlot::kPoolOnWorkerCells && !drawnHeadless(this)) {
+        showMessage(tr("Drawing the example…"));
+        m_job.start(std::move(build));
+    } else {
+        m_job.runNow(build);
     }
+}
+
+void ObjectiveView::adopt(const ObjectiveDrawing &drawing)
+{
+    if (!drawing.example)
+        return showMessage(drawing.problem);
+    m_example = drawing.example;
+    m_maskCells = drawing.maskCells;
+    const ModelConfig &config = m_input.model->config;
+    const Objective objective = m_example->text.objective;
     m_fill->setVisible(objective == Objective::MaskedLm && maskedFillsProblem(config, m_input.model->name).empty());
     m_message->hide();
     m_body->show();
@@ -428,15 +467,9 @@ void ObjectiveView::drawMask()
 {
     const CorruptedText &c = m_example->text;
     const int T = int(c.input.size());
-    // A mask with no −∞ says only "both ways", which the strip's title says: its panel would take the width the
-    // wrapped chips need (three strips of 89 tokens overflowed a 720-line projector beside it).
-    const bool masks = std::find(m_example->mask.begin(), m_example->mask.end(), 0) != m_example->mask.end();
-    m_mask->setVisible(masks);
-    if (!masks)
+    m_mask->setVisible(m_maskCells != nullptr); // none: see maskCells
+    if (!m_maskCells)
         return;
-    m_maskCells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
-    for (size_t i = 0; i < m_maskCells->size(); ++i)
-        (*m_maskCells)[i] = m_example->mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();
     const QStringList tokens = labels(c.input);
     m_mask->setTheme(m_spec.theme);
     m_mask->setLabels(tokens, tokens);

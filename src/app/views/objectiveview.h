@@ -1,5 +1,6 @@
 #pragma once
 
+#include "viewmodel/latestjob.h"
 #include "views/tokenchipstrip.h"
 #include "views/view.h"
 
@@ -14,6 +15,14 @@ namespace atlas {
 
 class HeatmapPlot;
 struct ObjectiveExample;
+
+// An example and its mask's cells (null when the mask has no −∞), or why there is none.
+struct ObjectiveDrawing
+{
+    std::shared_ptr<const ObjectiveExample> example;
+    std::shared_ptr<const std::vector<float>> maskCells;
+    QString problem;
+};
 
 // A pretraining objective applied to the input (view kind "objective"; spec "objective" and "seed"): GPT's next
 // token, BERT's masked LM (the chosen 15 % and what each became, counted against the 80/10/10 rule), T5's span
@@ -49,6 +58,7 @@ protected:
 
 private:
     void showMessage(const QString &text);
+    void adopt(const ObjectiveDrawing &drawing);
     QString label(int id) const;
     QStringList labels(const std::vector<int> &ids) const;
     void drawMaskedLm();
@@ -72,7 +82,9 @@ private:
     TokenChipStrip *m_text = nullptr, *m_read = nullptr, *m_targets = nullptr;
     HeatmapPlot *m_mask = nullptr;
     std::shared_ptr<const ObjectiveExample> m_example;
-    std::shared_ptr<std::vector<float>> m_maskCells;
+    std::shared_ptr<const std::vector<float>> m_maskCells;
+    // At thousands of tokens the example's T² mask takes longer than a frame: a worker makes it for a shown view.
+    LatestJob<ObjectiveDrawing> m_job {[this](const ObjectiveDrawing &d) { adopt(d); }}; // last: waits in ~
 };
 
 } // namespace atlas

@@ -138,18 +138,16 @@ void RolloutView::refresh()
         m_position->setValue(m_spec.position < 0 || m_spec.position >= T ? -1 : m_spec.position);
     }
     const QStringList tokens = keyLabels(m_input, T);
-    m_cells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
-    for (int i = 0; i < T; ++i)
-        for (int j = 0; j < T; ++j)
-            (*m_cells)[size_t(i) * size_t(T) + size_t(j)] = float(a->rollout(i, j));
     m_map->setTheme(m_spec.theme);
     m_map->setColormap(m_spec.colormap);
     m_map->setLogScale(m_spec.scale == "log");
     m_map->setLabels(tokens, tokens);
     m_map->setTitle(tr("Rollout through %1 layer(s)").arg(a->layers));
-    m_map->setMatrix(m_cells->data(), T, T, m_cells);
+    m_map->setMatrix(a->cells->data(), T, T, a->cells);
     m_map->setMarkedRow(a->position);
-    m_map->setHoverText([this, tokens, rollout = a->rollout](int i, int j) {
+    // The analysis, not a copy of its T × T doubles (134 MB at 4096 tokens), stays with the hover text.
+    m_map->setHoverText([this, tokens, analysis = m_input.analysis.result](int i, int j) {
+        const Eigen::MatrixXd &rollout = static_cast<const RolloutAnalysis &>(*analysis).rollout;
         return tr("position %1 '%2' ← input %3 '%4': rollout %5")
             .arg(i)
             .arg(tokens.value(i))

@@ -54,7 +54,6 @@ private:
     QCustomPlot *m_plot = nullptr;
     PlotTitle *m_title = nullptr;
     std::vector<QCPBars *> m_bars;
-    std::shared_ptr<std::vector<float>> m_cells;
 };
 
 } // namespace atlas

@@ -30,7 +30,14 @@ void startWithShortBlasSpin(char **argv)
     if (std::getenv("OPENBLAS_THREAD_TIMEOUT")) // ours, after the restart, or the user's
         return;
     ::setenv("OPENBLAS_THREAD_TIMEOUT", std::to_string(kBlasSpinExponent).c_str(), 1);
-    ::execv("/proc/self/exe", argv); // returns only if it failed: then carry on with OpenBLAS's default
+    // By its own path, not /proc/self/exe: the process takes its name from the file it runs, and would be "exe" in
+    // every process list.
+    char path[4096];
+    const ssize_t length = ::readlink("/proc/self/exe", path, sizeof path - 1);
+    if (length <= 0)
+        return;
+    path[length] = '\0';
+    ::execv(path, argv); // returns only if it failed: then carry on with OpenBLAS's default
 #else
     (void)argv;
 #endif

@@ -34,8 +34,8 @@ inline constexpr int kBlasSpinExponent = 16;
 // OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, as it loads, before main() and before anything main() could set
 // (an environment set in a .preinit_array function is replaced by the C library's own start). So main() calls
 // this first: unless the variable is set (by the user, or by this), it sets it to kBlasSpinExponent and starts
-// the program again (execv of /proc/self/exe, about 50 ms), which then returns at once. Does nothing in the Eigen
-// build or under the address sanitizer; if the restart fails the program goes on with OpenBLAS's default.
+// the program again (execv of the file /proc/self/exe links to, about 50 ms), which then returns at once. Does nothing
+// in the Eigen build or under the address sanitizer; if the restart fails the program goes on with OpenBLAS's default.
 void startWithShortBlasSpin(char **argv);
 // The exponent OpenBLAS read (openblas_thread_timeout), or -1 in the Eigen build.
 int blasSpinExponent();

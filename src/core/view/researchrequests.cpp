@@ -313,6 +313,11 @@ AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisCon
             result.position = asked < 0 || asked >= T ? T - 1 : asked;
             result.layers = int(augmented.size());
             result.rollout = attentionRollout(augmented).back();
+            // Here, not in the view: at thousands of tokens the T² cells took the window's thread 0.35 s.
+            auto cells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
+            Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(cells->data(), T, T)
+                = result.rollout.cast<float>();
+            result.cells = std::move(cells);
             const Eigen::VectorXd last = combined.back().row(result.position);
             result.lastLayer.assign(last.data(), last.data() + last.size());
             result.flowProblem = attentionFlowProblem(result.layers, T);
