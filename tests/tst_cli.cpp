@@ -48,8 +48,7 @@ private slots:
             QSKIP("the user's OPENBLAS_THREAD_TIMEOUT stays");
         const Result r = run({"bench-attention", "--kernel", "strided", "--length", "256", "--repeat", "1"});
         QCOMPARE(r.code, 0);
-        QVERIFY2(
-            r.out.contains(QString("threads spin 2^%1 cycles)").arg(atlas::kBlasSpinExponent)), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QString("threads spin 2^%1 cycles)").arg(atlas::kBlasSpinExponent)), qPrintable(r.out));
     }
 
     // Every subcommand answers --help (anywhere after its name) with its part of the usage and runs nothing; the

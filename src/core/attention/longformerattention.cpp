@@ -88,10 +88,9 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
                 keys.push_back(g);
     };
     // j − i is a multiple of δ (the same residue class): within the window when −before·δ ≤ j − i ≤ after·δ
-    // (after is 0 when causal). A global key is attended from anywhere, a later one not when causal. A block's
-    // rules are set at once, a row in a loop the compiler vectorises (setWindowRow): asked per (query, key), they were a quarter of
-    // the kernel's time (docs/benchmarks.md).
-    // In int, as the positions: clamped to ±T, beyond which no gap lies.
+    // (after is 0 when causal; the bounds in int, as the positions, clamped to ±T). A global key is attended from
+    // anywhere, a later one not when causal. A block's rules are set a row at a time, in a loop the compiler
+    // vectorises (setWindowRow): asked per (query, key), they were a quarter of the kernel's time.
     const int lowest = int(std::max(-before * delta, -T)), highest = int(std::min(after * delta, T));
     const int latest = causal ? 0 : std::numeric_limits<int>::max(); // the largest j − i attended
     const auto windowRules = [&](BlockScratch &s) {
