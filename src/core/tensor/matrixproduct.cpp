@@ -78,23 +78,35 @@ void packRows(float *panel, const float *a, int64_t lda, bool transposed, int64_
 void packColumns(
     float *panels, const float *b, int64_t ldb, bool transposed, int64_t p0, int64_t depth, int64_t j0, int64_t width)
 {
-    for (int64_t s = 0; s * kCols < width; ++s) {
-        float *panel = panels + s * depth * kCols;
-        const int64_t first = j0 + s * kCols, cols = std::min(kCols, j0 + width - first);
-        if (cols < kCols) { // the last panel, zero-padded
-            for (int64_t t = 0; t < depth; ++t)
-                for (int64_t c = 0; c < kCols; ++c)
-                    panel[t * kCols + c] = c >= cols ? 0.0f
-                        : transposed                 ? b[(first + c) * ldb + p0 + t]
-                                                     : b[(p0 + t) * ldb + first + c];
-        } else if (transposed) { // op(B)(t, j) = B(j, t): a row of the panel from kCols rows of B, which stay in L1
-            for (int64_t t = 0; t < depth; ++t)
-                for (int64_t c = 0; c < kCols; ++c)
-                    panel[t * kCols + c] = b[(first + c) * ldb + p0 + t];
-        } else {
-            for (int64_t t = 0; t < depth; ++t)
-                std::memcpy(panel + t * kCols, b + (p0 + t) * ldb + first, kCols * sizeof(float));
+    const int64_t count = (width + kCols - 1) / kCols;
+    if (!transposed) { // each row of the block read once, in order: the weights come from memory here
+        for (int64_t t = 0; t < depth; ++t) {
+            const float *src = b + (p0 + t) * ldb + j0;
+            for (int64_t s = 0; s < count; ++s) {
+                float *row = panels + (s * depth + t) * kCols;
+                const int64_t cols = std::min(kCols, width - s * kCols);
+                if (cols == kCols) { // a fixed size: inlined
+                    std::memcpy(row, src + s * kCols, kCols * sizeof(float));
+                    continue;
+                }
+                std::memcpy(row, src + s * kCols, size_t(cols) * sizeof(float));
+                std::fill(row + cols, row + kCols, 0.0f);
+            }
         }
+        return;
+    }
+    for (int64_t s = 0; s < count; ++s) { // op(B)(t, j) = B(j, t): a panel's kCols rows of B stay in L1
+        float *panel = panels + s * depth * kCols;
+        const int64_t first = j0 + s * kCols, cols = std::min(kCols, width - s * kCols);
+        if (cols < kCols) {
+            for (int64_t t = 0; t < depth; ++t)
+                for (int64_t c = 0; c < kCols; ++c)
+                    panel[t * kCols + c] = c < cols ? b[(first + c) * ldb + p0 + t] : 0.0f;
+            continue;
+        }
+        for (int64_t t = 0; t < depth; ++t)
+            for (int64_t c = 0; c < kCols; ++c)
+                panel[t * kCols + c] = b[(first + c) * ldb + p0 + t];
     }
 }
 
