@@ -20,6 +20,8 @@ constexpr int64_t kRows = 8, kCols = 32;
 // k is taken kDepth at a time (a B panel of kDepth × kCols, 32 KiB, stays in L1), and the columns kWidth at a time
 // (a packed B block of 256 KiB in L2).
 constexpr int64_t kDepth = 256, kWidth = 256;
+// The largest packed copy of A matrixProduct makes.
+constexpr int64_t kPackedALimit = int64_t(64) << 20;
 
 typedef float Vec16 __attribute__((vector_size(64)));
 
@@ -216,8 +218,11 @@ void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMa
     const int64_t n = transposeB ? b.rows() : b.cols();
     if ((transposeB ? b.cols() : b.rows()) != k || c.rows() != m || c.cols() != n)
         throw Error("matrixProduct: shapes do not agree");
-    // Below a tile's rows (a token at a time) packing B costs more than it saves: the BLAS's matrix-vector path.
-    if (packedProductsChosen() && m >= kRows && n >= kCols && k >= 16) {
+    // Below a tile's rows (a token at a time) packing B costs more than it saves: the BLAS's matrix-vector path. A is
+    // packed whole: past kPackedALimit (a tied head's weight gradient at long inputs, vocabulary × tokens) the BLAS,
+    // which packs in bounded blocks, keeps the memory the trainer's estimate counts.
+    const bool packedAFits = (m + kRows - 1) / kRows * kRows * k * int64_t(sizeof(float)) <= kPackedALimit;
+    if (packedProductsChosen() && m >= kRows && n >= kCols && k >= 16 && packedAFits) {
         packedMatrixProduct(
             c.data(), n, a.data(), a.cols(), transposeA, b.data(), b.cols(), transposeB, m, k, n, accumulate);
         return;

@@ -9,7 +9,8 @@ namespace atlas {
 // C (m,n) = op(A) op(B), or C += op(A) op(B) when accumulating; op(X) is X or Xᵀ. Every matrix row-major and
 // contiguous; C is not read when not accumulating (a NaN there does not survive), and must not overlap A or B.
 // The layers' products (ops/linear.cpp) go through here: by the packed kernel below when packedProductsChosen()
-// and the product is not tiny, by Eigen otherwise (and so by the BLAS this build links).
+// and the product is neither tiny nor A too large to pack whole (64 MiB), by Eigen otherwise (and so by the BLAS
+// this build links).
 void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate);
 
 // The project's own product: A and B packed into panels, an 8 × 32 register tile of C accumulated over up to 256
@@ -19,11 +20,12 @@ void packedMatrixProduct(float *c, int64_t ldc, const float *a, int64_t lda, boo
     int64_t ldb, bool transposeB, int64_t m, int64_t k, int64_t n, bool accumulate);
 
 // Whether matrixProduct takes the packed kernel. OpenBLAS runs the kernels of the CPU it recognises, or those
-// OPENBLAS_CORETYPE names: this machine sets Haswell (AVX2) there, since older OpenBLAS builds compute wrong results
-// on its AMD EPYC, which has AVX-512. Compiled for the build machine's CPU (-march=native), the packed kernel uses
-// AVX-512 and ran GPT-2-small's layer products 1.3–1.7× faster than those kernels on one core (docs/benchmarks.md).
-// So: true when this file was compiled for AVX-512 and OpenBLAS runs an AVX2 kernel (Haswell, Zen); false in the
-// Eigen build. ATLAS_MATRIX_PRODUCTS=blas or =packed decides instead (for benchmarks and tests).
+// OPENBLAS_CORETYPE names: the benchmark machine's environment sets Haswell (AVX2) on an AMD EPYC with AVX-512, as
+// older OpenBLAS builds compute wrong results or crash on some processors. Compiled for the build machine's CPU
+// (-march=native), the packed kernel uses AVX-512 there: GPT-2-small's forward took 151–168 ms with it and 260–272
+// ms with OpenBLAS's Haswell kernels (docs/benchmarks.md). So: true when this file was compiled for AVX-512 and
+// OpenBLAS runs an AVX2 kernel (Haswell, Zen); false in the Eigen build. ATLAS_MATRIX_PRODUCTS=blas or =packed
+// decides instead (for benchmarks and tests).
 bool packedProductsChosen();
 
 // What does the layers' products, for the benchmarks' headers: "packed AVX-512 kernel" or "BLAS".
