@@ -24,7 +24,8 @@ float gradientNorm(const std::map<std::string, Tensor> &grads)
     // Over every core, in pieces whose sums are added in order: the same norm for any number of threads.
     constexpr int64_t kPiece = 1 << 16;
     double sumSquares = 0.0;
-    for (const auto &[name, g] : grads) {
+    for (const auto &entry : grads) { // not a structured binding: clang 14 cannot capture one in the lambda
+        const Tensor &g = entry.second;
         const int64_t n = g.numel(), pieces = (n + kPiece - 1) / kPiece;
         std::vector<double> sums(static_cast<size_t>(pieces));
         parallelFor(pieces, 4, [&](int64_t begin, int64_t end) {
