@@ -16,6 +16,21 @@
 using namespace atlas;
 using namespace atlas::testing;
 
+namespace {
+
+// A widget of `width` × `height` in a window that is shown and exposed (so drawnHeadless is false and long work
+// goes to a worker), or null if the window never appeared.
+template <class W> W *shownIn(QWidget &window, int width, int height)
+{
+    auto *widget = new W(&window);
+    window.resize(width, height);
+    widget->resize(width, height);
+    window.show();
+    return QTest::qWaitForWindowExposed(&window) ? widget : nullptr;
+}
+
+} // namespace
+
 class TestOffGuiThread : public QObject
 {
     Q_OBJECT
@@ -31,11 +46,8 @@ private slots:
         for (size_t i = 0; i < cells->size(); ++i)
             (*cells)[i] = i % 7 == 3 ? -std::numeric_limits<float>::infinity() : float(i % 97) / 97.0f;
         QWidget window;
-        auto *plot = new HeatmapPlot(&window);
-        plot->resize(700, 500);
-        window.resize(700, 500);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *plot = shownIn<HeatmapPlot>(window, 700, 500);
+        QVERIFY(plot);
         const Pooled expected = downsample(
             cells->data(), T, T, std::clamp(plot->height(), 16, 1024), std::clamp(plot->width(), 16, 1024));
         plot->setMatrix(cells->data(), T, T, cells);
@@ -66,11 +78,8 @@ private slots:
         for (int t = 0; t < T; ++t)
             tokens << QStringLiteral("t%1").arg(t);
         QWidget window;
-        auto *view = new MaskView(&window);
-        window.resize(1500, 560);
-        view->resize(1500, 560);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *view = shownIn<MaskView>(window, 1500, 560);
+        QVERIFY(view);
         view->setSpec(makeSpec("mask", 0, 0));
         view->setInput(makeInput(trace, 1, 1, tokens));
         HeatmapPlot *mask = view->maskPlot();
@@ -96,11 +105,8 @@ private slots:
             input.tokenIds.insert(input.tokenIds.end(), passage.begin(), passage.end());
         input.tokenIds.resize(2100);
         QWidget window;
-        auto *view = new ObjectiveView(&window);
-        window.resize(1500, 700);
-        view->resize(1500, 700);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *view = shownIn<ObjectiveView>(window, 1500, 700);
+        QVERIFY(view);
         view->setSpec(spec);
         view->setInput(input);
         QVERIFY(!view->message().isEmpty());
