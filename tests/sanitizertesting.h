@@ -13,3 +13,15 @@
 #else
 #define ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY() static_cast<void>(0)
 #endif
+
+// How much longer a test waits there for work the code computes (training steps, analyses): that build runs the code
+// many times slower, and CI runs two tests at once. A wait for the window (a paint, a signal) is the same in both.
+// And there a test that checks layout rather than numbers may run the analyses on the least work
+// (Session::setAnalysesOnLeastWork).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kComputeWaitFactor = 4;
+constexpr bool kAnalysesOnLeastWork = true;
+#else
+constexpr int kComputeWaitFactor = 1;
+constexpr bool kAnalysesOnLeastWork = false;
+#endif

@@ -7,6 +7,7 @@
 #include "panels/lessonpanel.h"
 #include "panels/trainpanel.h"
 #include "presentationmode.h"
+#include "sanitizertesting.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "viewnavigator.h"
@@ -45,16 +46,15 @@ const QRect kLargeProjector(1280, 0, 1920, 1080);
 // There, too, a step is walked only when no earlier step of the run showed the same view of the same model: the
 // sanitizers look for memory errors, which a view already walked on that model would meet again, and every step's
 // layout is checked by the normal build's walk. ATLAS_WALK_DISTINCT=1 does the same in any build.
-// And there the analyses run on the least work (Session::setAnalysesOnLeastWork): all of their code on two held-out
-// examples instead of hundreds; the numbers a step shows are the normal build's to check (tst_lessons, the walk).
+// And there the analyses run on the least work (kAnalysesOnLeastWork, sanitizertesting.h): all of their code on two
+// held-out examples instead of hundreds; the numbers a step shows are the normal build's to check (tst_lessons, the
+// walk).
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kBothProjectors = false;
 constexpr bool kDistinctStepsOnly = true;
-constexpr bool kAnalysesOnLeastWork = true;
 #else
 constexpr bool kBothProjectors = true;
 constexpr bool kDistinctStepsOnly = false;
-constexpr bool kAnalysesOnLeastWork = false;
 #endif
 
 double projectorMinimumPixels(const QRect &projector)

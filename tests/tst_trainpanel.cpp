@@ -5,6 +5,7 @@
 #include "mainwindow.h"
 #include "panels/losscurveplot.h"
 #include "panels/trainpanel.h"
+#include "sanitizertesting.h"
 #include "session/session.h"
 #include "train/task.h"
 #include "views/attentionview.h"
@@ -101,13 +102,13 @@ private slots:
             panel.findChild<QSpinBox *>("trainSeed")->setValue(77);
             panel.findChild<QDoubleSpinBox *>("trainLearningRate")->setValue(0.002);
             click(panel, "trainStart");
-            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
             LessonAction lesson;
             lesson.kind = LessonAction::Kind::Train;
             lesson.target = "reverse";
             lesson.count = 4;
             panel.runLessonAction(lesson);
-            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
         }
         TrainPanel next(&session);
         QCOMPARE(next.findChild<QComboBox *>("trainTask")->currentData().toString(), QString("copy"));
@@ -131,13 +132,13 @@ private slots:
         QSignalSpy reports(panel.worker(), &TrainingWorker::progressed);
         click(panel, "trainStart");
         QCOMPARE(panel.worker()->state(), State::Running);
-        QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= 10, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= 10, kComputeWaitFactor * 10000);
         QCOMPARE(panel.lossPlot()->graph(0)->dataCount(), panel.stepShown()); // one point per step
         QVERIFY(panel.lossPlot()->graph(1)->dataCount() >= 1); // the untrained model's loss
 
         // The attention view draws the probe's trace from the worker.
         AttentionView *view = panel.attentionView();
-        QTRY_VERIFY_WITH_TIMEOUT(view->input().trace != nullptr, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->input().trace != nullptr, kComputeWaitFactor * 10000);
         QVERIFY(view->input().trace->contains("layer.0.attn.probs"));
         QVERIFY(!view->plot()->showingMessage());
         QVERIFY(panel.probeText().contains('>'));
@@ -145,7 +146,7 @@ private slots:
 
         // Pause holds the step count.
         click(panel, "trainPause");
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Paused, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Paused, kComputeWaitFactor * 10000);
         const int pausedAt = panel.stepShown();
         QCOMPARE(panel.worker()->stepsDone(), pausedAt);
         QTest::qWait(300);
@@ -157,7 +158,7 @@ private slots:
         QTemporaryDir dir;
         QSignalSpy saved(panel.worker(), &TrainingWorker::saved);
         panel.saveTo(dir.filePath("checkpoint"));
-        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 1, kComputeWaitFactor * 10000);
         QCOMPARE(saved.first().at(1).toInt(), pausedAt);
         QVERIFY(panel.noticeText().contains("checkpoint"));
         const std::string checkpoint = dir.filePath("checkpoint").toStdString();
@@ -171,13 +172,14 @@ private slots:
         // Resume continues; the probe's attention changes as the weights do.
         const auto traceBefore = view->input().trace;
         click(panel, "trainPause");
-        QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= std::max(60, pausedAt + 1), 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(view->input().trace != traceBefore, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.stepShown() >= std::max(60, pausedAt + 1), kComputeWaitFactor * 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(view->input().trace != traceBefore, kComputeWaitFactor * 10000);
         const Tensor &before = traceBefore->tensor("layer.0.attn.probs");
         const Tensor &after = view->input().trace->tensor("layer.0.attn.probs");
         QCOMPARE(after.shape(), before.shape());
         QVERIFY(!std::equal(before.data(), before.data() + before.numel(), after.data()));
-        QTRY_VERIFY_WITH_TIMEOUT(panel.lossPlot()->graph(1)->dataCount() >= 3, 10000); // steps 0, 20, 40
+        QTRY_VERIFY_WITH_TIMEOUT(
+            panel.lossPlot()->graph(1)->dataCount() >= 3, kComputeWaitFactor * 10000); // steps 0, 20, 40
         auto held = panel.lossPlot()->graph(1)->data();
         QVERIFY((held->constEnd() - 1)->value < held->constBegin()->value); // held-out loss fell
         QVERIFY(panel.heldOutText().contains("token accuracy"));
@@ -189,7 +191,7 @@ private slots:
 
         click(panel, "trainStop");
         QVERIFY(panel.worker()->wait(5000));
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 5000);
         QVERIFY(panel.stepShown() < 300);
         QVERIFY(panel.statusText().contains("Stopped"));
         // Steps (a few ms each here) reach the GUI in batches, at most ~10 reports a second plus one per pause.
@@ -212,14 +214,14 @@ private slots:
         TrainPanel panel(&session);
         configure(panel, 30, 4, 10);
         click(panel, "trainStart");
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
         QCOMPARE(panel.stepShown(), 30);
         QVERIFY(panel.statusText().contains("Finished"));
 
         QSignalSpy modelChanged(&session, &Session::modelChanged);
         click(panel, "trainExplore");
-        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, kComputeWaitFactor * 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), kComputeWaitFactor * 10000);
         QCOMPARE(session.model()->config.layers, 2);
         QVERIFY(QString::fromStdString(session.model()->directory).endsWith("trained/reverse"));
         const std::string probe = panel.probeText().toStdString();
@@ -228,7 +230,7 @@ private slots:
         // A save that cannot be written is reported, and the app goes on.
         QSignalSpy errors(panel.worker(), &TrainingWorker::errorOccurred);
         panel.saveTo("/proc/atlas-cannot-write-here");
-        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, kComputeWaitFactor * 10000);
         QVERIFY(panel.noticeText().contains("/proc/atlas-cannot-write-here"));
         for (QMessageBox *box : panel.findChildren<QMessageBox *>())
             box->close();
@@ -248,9 +250,9 @@ private slots:
         auto *site = panel.findChild<QComboBox *>("trainSite");
         QVERIFY(site->isVisibleTo(&panel));
         click(panel, "trainStart");
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 20000);
         QCOMPARE(panel.stepShown(), 12);
-        QTRY_VERIFY_WITH_TIMEOUT(panel.attentionView()->input().trace != nullptr, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.attentionView()->input().trace != nullptr, kComputeWaitFactor * 10000);
         QVERIFY(!panel.attentionView()->input().site.cross);
         const QString decoder = panel.probeText();
         QVERIFY(decoder.startsWith('>'));
@@ -273,8 +275,8 @@ private slots:
 
         QSignalSpy modelChanged(&session, &Session::modelChanged);
         click(panel, "trainExplore");
-        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, kComputeWaitFactor * 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), kComputeWaitFactor * 10000);
         QVERIFY(session.model()->config.isEncoderDecoder());
         QCOMPARE(QString::fromStdString(session.spec().decoderText), decoder);
         QCOMPARE(session.spec().site, std::string("cross"));
@@ -291,13 +293,13 @@ private slots:
         QVERIFY(memory);
         memory->setCurrentIndex(memory->findData("reversible"));
         click(panel, "trainStart");
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
         QCOMPARE(panel.worker()->setup().options.memory.strategy, MemoryStrategy::Reversible);
         QVERIFY(panel.worker()->setup().reversible);
         QSignalSpy modelChanged(&session, &Session::modelChanged);
         click(panel, "trainExplore");
-        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, 10000);
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, kComputeWaitFactor * 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr && !session.busy(), kComputeWaitFactor * 10000);
         QVERIFY(session.model()->config.reversible);
         QVERIFY(session.trace()->contains("layer.1.out2"));
     }
@@ -319,7 +321,7 @@ private slots:
         memory->setCurrentIndex(memory->findData("plain"));
         rate->setValue(0.25);
         click(panel, "trainStart");
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
         QCOMPARE(panel.worker()->setup().options.layerDrop, 0.25f);
         const QList<QLabel *> labels = panel.findChildren<QLabel *>();
         QVERIFY(std::any_of(
@@ -346,7 +348,7 @@ private slots:
         k->setValue(1);
         chunks->setValue(3);
         click(panel, "trainStart");
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
         const MemoryOptions &used = panel.worker()->setup().options.memory;
         QCOMPARE(used.strategy, MemoryStrategy::Checkpoint);
         QCOMPARE(used.checkpointEvery, 1);
@@ -359,7 +361,7 @@ private slots:
         QSignalSpy failed(panel.worker(), &TrainingWorker::errorOccurred);
         for (int i = 0; i < 4; ++i)
             panel.saveTo(dir.filePath("checkpoint"));
-        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 4, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(saved.count(), 4, kComputeWaitFactor * 20000);
         QCOMPARE(failed.count(), 0);
         QCOMPARE(Trainer::resume(dir.filePath("checkpoint").toStdString())->stepCount(), 6);
     }
@@ -384,7 +386,7 @@ private slots:
         configure(panel, 300, 8, 5); // the checkpoint's own task (sort) and steps (25) win over these
         QSignalSpy resumed(panel.worker(), &TrainingWorker::resumed);
         panel.resumeFrom(QString::fromStdString(checkpoint));
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 15000);
         QCOMPARE(resumed.count(), 1);
         QCOMPARE(resumed.first().at(0).toInt(), 10);
         QCOMPARE(panel.worker()->setup().task, std::string("sort"));
@@ -400,13 +402,13 @@ private slots:
         // Again: nothing is left to train; a directory without a checkpoint is named in the error.
         QSignalSpy errors(panel.worker(), &TrainingWorker::errorOccurred);
         panel.saveTo(QString::fromStdString(checkpoint));
-        QTRY_VERIFY_WITH_TIMEOUT(panel.noticeText().contains("Saved step 25"), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.noticeText().contains("Saved step 25"), kComputeWaitFactor * 10000);
         panel.resumeFrom(QString::fromStdString(checkpoint));
-        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, kComputeWaitFactor * 10000);
         QVERIFY2(panel.noticeText().contains("already trained all its 25 steps"), qPrintable(panel.noticeText()));
-        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
         panel.resumeFrom(dir.filePath("nothing-here"));
-        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 2, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 2, kComputeWaitFactor * 10000);
         QVERIFY2(panel.noticeText().contains("nothing-here"), qPrintable(panel.noticeText()));
         for (QMessageBox *box : panel.findChildren<QMessageBox *>())
             box->close();
@@ -426,7 +428,8 @@ private slots:
         QVERIFY(panel);
         configure(*panel, 100000, 8, 50);
         click(*panel, "trainStart");
-        QTRY_VERIFY_WITH_TIMEOUT(panel->attentionView()->input().trace && panel->stepShown() > 60, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            panel->attentionView()->input().trace && panel->stepShown() > 60, kComputeWaitFactor * 15000);
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             QVERIFY(window->grab().save(dir + "/window-train.png"));
 

@@ -1,19 +1,16 @@
 #include "tensor/buffercache.h"
 
 #include "tensor/backgroundfree.h"
+#include "util/sanitizers.h"
 
 #include <deque>
 #include <mutex>
 #include <new>
+#include <utility>
 
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef ATLAS_ADDRESS_SANITIZER
 #define ATLAS_KEEP_BUFFERS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATLAS_KEEP_BUFFERS 0
-#endif
-#endif
-#ifndef ATLAS_KEEP_BUFFERS
+#else
 #define ATLAS_KEEP_BUFFERS 1
 #endif
 

@@ -4,6 +4,7 @@
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/parallel.h"
+#include "util/sanitizers.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -198,7 +199,7 @@ bool packedProductsChosen()
     static const bool chosen = [] {
         if (const char *asked = std::getenv("ATLAS_MATRIX_PRODUCTS"))
             return std::string(asked) == "packed";
-#if defined(ATLAS_OPENBLAS) && defined(__AVX512F__)
+#if defined(ATLAS_OPENBLAS) && defined(__AVX512F__) && !defined(ATLAS_ADDRESS_SANITIZER)
         return runsAvx2Kernels(blasKernels());
 #else
         return false;

@@ -1,5 +1,6 @@
 // OpenBLAS's settings that it reads as it loads (util/blasthreads.h), and what the benchmarks say about them.
 #include "util/blasthreads.h"
+#include "util/sanitizers.h"
 
 #include <cstdlib>
 #include <string>
@@ -11,14 +12,6 @@ extern "C" {
 int openblas_thread_timeout(void);
 char *openblas_get_corename(void);
 }
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ATLAS_ADDRESS_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATLAS_ADDRESS_SANITIZER 1
-#endif
 #endif
 
 namespace atlas {
