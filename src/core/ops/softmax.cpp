@@ -19,7 +19,9 @@ void softmax_forward(Tensor &out, const Tensor &inp)
                 y.setZero(); // no key may be attended: the row carries no weight at all
                 continue;
             }
-            y = (x - m).exp();
+            // A masked score (−∞) gets exactly 0. Eigen's vectorised exp clamps its argument near −88, so without the
+            // select a masked key would keep about 1e-38 on CPUs without AVX-512 (tst_engine_parity).
+            y = (x > -std::numeric_limits<float>::infinity()).select((x - m).exp(), 0.0f);
             y /= y.sum();
         }
     });
