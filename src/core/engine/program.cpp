@@ -1,5 +1,7 @@
 #include "engine/programbuilder.h"
 
+#include "engine/feedforward.h"
+
 #include "util/error.h"
 
 #include <algorithm>
@@ -15,19 +17,6 @@ std::string formatFactor(float factor)
     char text[32];
     std::snprintf(text, sizeof text, "%g", double(factor));
     return text;
-}
-
-std::string activationFormula(Activation act)
-{
-    return act == Activation::Relu    ? "ReLU(u) = max(0, u)"
-        : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
-        : act == Activation::Silu     ? "SiLU(u) = u / (1 + e^(−u))"
-                                      : "GELU(u) = ½u(1 + erf(u/√2))";
-}
-
-const char *activationLabel(Activation act)
-{
-    return act == Activation::Relu ? "ReLU" : act == Activation::Silu ? "SiLU" : "GELU";
 }
 
 // " + b" when the map has a bias: formulas show only the terms computed.
@@ -249,19 +238,15 @@ void ProgramBuilder::gatedMlp(int i, const std::string &in)
         });
 }
 
-// Reformer's chunked feed-forward: one op, the (T,F) intermediate never whole.
+// Reformer's chunked feed-forward: one op, the (T,F) intermediates never whole (engine/feedforward.h).
 void ProgramBuilder::chunkedMlp(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int chunks = m_ffnChunks;
-    const Activation act = m_c.activation;
-    const std::string rows = std::to_string((T + chunks - 1) / chunks);
     unary(p + "mlp.down", "FFN in " + std::to_string(chunks) + " chunks", i, in, {T, m_c.dModel},
-        "M_c = act(X_c W_fc + b_fc) W_proj + b_proj for each of " + std::to_string(chunks) + " chunks X_c of " + rows
-            + " rows (" + activationFormula(act) + ")",
-        [i, chunks, act, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::ffn_chunked_forward(o, x, {b.fcWeight, b.fcBias, b.fcProjWeight, b.fcProjBias, act}, chunks);
+        chunkedFeedForwardFormula(m_c, chunks, T),
+        [i, chunks, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
+            feedForwardInChunks(o, x, m.config, blocksOf(m, src)[size_t(i)], chunks);
         });
     m_program.ops.back().name = p + "mlp";
 }

@@ -222,7 +222,8 @@ void activation_forward(Tensor &out, const Tensor &inp, Activation activation);
 // dinp, dout, inp same shape: dinp += dout · act′(inp)
 void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Activation activation);
 
-// ---- ffn.cpp: the feed-forward sub-layer in chunks of rows (Reformer, Kitaev et al. 2020)
+// ---- ffn.cpp: the feed-forward sub-layer's weights, and its chunks of rows (Reformer, Kitaev et al. 2020; the
+// chunked sub-layer itself is engine/feedforward.h)
 
 // The FFN's weights (Conv1D layout): fcWeight (D,F), fcBias (F), projWeight (F,D), projBias (D).
 struct FfnWeights
@@ -236,13 +237,6 @@ struct FfnGradients
 };
 // Rows [begin, end) of chunk `chunk` of `chunks` over T rows: ⌈T/chunks⌉ rows each, the last one shorter.
 std::pair<int64_t, int64_t> chunk_rows(int64_t T, int chunks, int chunk);
-// out, inp are (T,D): out = act(inp W_fc + b_fc) W_proj + b_proj, computed `chunks` rows-chunks at a time, so the
-// (T,F) intermediate never exists whole: only (⌈T/chunks⌉,F) buffers, freed chunk by chunk.
-void ffn_chunked_forward(Tensor &out, const Tensor &inp, const FfnWeights &w, int chunks);
-// dinp, inp, dout are (T,D); gradients shaped as the weights. Recomputes each chunk's U = inp W_fc + b_fc and
-// act(U) from inp, then backpropagates through the chunk: nothing (T,F) is stored or allocated.
-void ffn_chunked_backward(
-    Tensor &dinp, const FfnGradients &g, const Tensor &dout, const Tensor &inp, const FfnWeights &w, int chunks);
 
 // ---- moe.cpp: Switch Transformer routing (Fedus et al. 2021; docs/models.md, "Mixture of experts")
 

@@ -1,5 +1,7 @@
 #include "train/backwardpass.h"
 
+#include "engine/feedforward.h"
+
 #include "ops/ops.h"
 #include "trace/allocationrecorder.h"
 #include "trace/names.h"
@@ -479,40 +481,52 @@ void BackwardPass::fusedProjectionsBackward(
 // ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
 void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
 {
-    const std::string p = layerName(i), h = paramName(i);
-    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     if (m_c.isMoeLayer(i))
         return mixtureOfExperts(i, ddown, in, din);
     BackwardStep step(m_s, i, "mlp");
+    if (m_ffnChunks <= 1) {
+        const std::string p = layerName(i);
+        denseMlp(
+            i, ddown, in, din, {m_c.gatedFfn ? act(p + "mlp.gate") : Tensor(), act(p + "mlp.up"), act(p + "mlp.act")});
+        return;
+    }
+    // Reformer's chunks: each chunk's activations recomputed from its rows, then backpropagated; the weights'
+    // gradients add up over the chunks.
+    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
+    for (int chunk = 0; chunk < m_ffnChunks; ++chunk) {
+        const auto [begin, end] = ops::chunk_rows(T, m_ffnChunks, chunk);
+        if (begin == end)
+            continue;
+        const Tensor x = copyRows(in, begin, end);
+        Tensor dx(x.shape());
+        denseMlp(i, copyRows(ddown, begin, end), x, dx, feedForwardActivations(m_c, b, x));
+        din.matrix().middleRows(begin, end - begin) += dx.matrix();
+    }
+}
+
+// A dense feed-forward's backward on the rows of `in`, from its activations a (engine/feedforward.h).
+void BackwardPass::denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din, const FeedForwardActivations &a)
+{
+    const std::string h = paramName(i);
+    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
+    Tensor dact(a.up.shape()), dup(a.up.shape());
     if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
-        if (m_ffnChunks > 1)
-            throw Error("--ffn-chunks: the chunked feed-forward is GPT-2's; a gated one runs whole");
-        const Tensor &gate = act(p + "mlp.gate"), &up = act(p + "mlp.up");
-        Tensor dact(up.shape()), dgate(up.shape()), dup(up.shape());
-        linearBackward(dact, projection(i, Projection::Down), ddown, act(p + "mlp.act"), b.downWeight);
-        ops::gated_activation_backward(dgate, dup, dact, gate, up, m_c.activation);
+        Tensor dgate(a.up.shape());
+        linearBackward(dact, projection(i, Projection::Down), ddown, a.act, b.downWeight);
+        ops::gated_activation_backward(dgate, dup, dact, a.gate, a.up, m_c.activation);
         linearBackward(din, projection(i, Projection::Gate), dgate, in, b.gateWeight);
         linearBackward(din, projection(i, Projection::Up), dup, in, b.upWeight);
         return;
     }
-    if (m_ffnChunks > 1) {
-        ops::ffn_chunked_backward(din,
-            {grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), grad(h + "mlp.c_proj.weight"),
-                grad(h + "mlp.c_proj.bias")},
-            ddown, in, {b.fcWeight, b.fcBias, b.fcProjWeight, b.fcProjBias, m_c.activation}, m_ffnChunks);
-        return;
-    }
-    const Tensor &up = act(p + "mlp.up");
-    Tensor dact(up.shape()), dup(up.shape()); // (T,F)
     if (m_c.linearLayout()) { // BERT's intermediate and output.dense, GPT-Neo's c_fc and c_proj, GPT-NeoX's 4h
-        linearBackward(dact, projection(i, Projection::Down), ddown, act(p + "mlp.act"), b.downWeight);
-        ops::activation_backward(dup, dact, up, m_c.activation);
+        linearBackward(dact, projection(i, Projection::Down), ddown, a.act, b.downWeight);
+        ops::activation_backward(dup, dact, a.up, m_c.activation);
         linearBackward(din, projection(i, Projection::Up), dup, in, b.upWeight);
         return;
     }
     ops::linear_backward(
-        dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, act(p + "mlp.act"), b.fcProjWeight);
-    ops::activation_backward(dup, dact, up, m_c.activation);
+        dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, a.act, b.fcProjWeight);
+    ops::activation_backward(dup, dact, a.up, m_c.activation);
     ops::linear_backward(din, grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), dup, in, b.fcWeight);
 }
 

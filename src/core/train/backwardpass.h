@@ -17,6 +17,8 @@
 
 namespace atlas {
 
+struct FeedForwardActivations;
+
 // The backward of one operation: what it allocates is transient workspace (gradients of activations).
 struct BackwardStep : MemoryScope
 {
@@ -92,6 +94,7 @@ private:
     Tensor upsampleBackward(int i, const Tensor &dupsampled);
     std::string blockInput(int i) const; // as ProgramBuilder::blockInput
     void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
+    void denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din, const FeedForwardActivations &a);
     void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void linearLayoutProjectionsBackward(
         int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din);

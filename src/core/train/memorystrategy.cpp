@@ -46,10 +46,6 @@ void validateMemoryOptions(
         throw Error(fields.checkpointEvery + " " + std::to_string(options.checkpointEvery) + ": must be in 1.."
             + std::to_string(config.layers) + " (the model has " + std::to_string(config.layers)
             + " layers), or 0 for ⌈√L⌉");
-    if (options.ffnChunks > 1 && (config.linearLayout() || config.gatedFfn))
-        throw Error(fields.ffnChunks + " " + std::to_string(options.ffnChunks)
-            + ": the feed-forward in chunks is implemented for GPT-2's layout (Conv1D weights, one activation); this "
-            + (config.gatedFfn ? "gated" : config.modelType) + " feed-forward runs whole (use 1)");
     bool dense = false;
     for (int i = 0; i < config.layers; ++i)
         dense = dense || !config.isMoeLayer(i);

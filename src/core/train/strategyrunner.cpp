@@ -137,11 +137,11 @@ std::vector<std::string> StrategyRunner::mlpTensors(const names::Stack &s, int i
     if (m_model.config.isMoeLayer(i))
         return {p + "router.logits", p + "router.probs", p + "router.choice", p + "router.gate", p + "router.aux_loss",
             p + "router.z_loss"};
+    if (m_options.ffnChunks > 1) // the backward pass recomputes each chunk's activations from the block's input
+        return {};
     if (m_model.config.gatedFfn) // SwiGLU's backward reads both halves of the gate product
         return {p + "mlp.gate", p + "mlp.up", p + "mlp.act"};
-    if (m_options.ffnChunks == 1)
-        return {p + "mlp.up", p + "mlp.act"};
-    return {};
+    return {p + "mlp.up", p + "mlp.act"};
 }
 
 std::vector<std::string> StrategyRunner::savedByHead() const

@@ -1,0 +1,87 @@
+#include "engine/feedforward.h"
+
+#include "ops/ops.h"
+#include "util/error.h"
+
+namespace atlas {
+
+std::string activationFormula(Activation act)
+{
+    return act == Activation::Relu    ? "ReLU(u) = max(0, u)"
+        : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
+        : act == Activation::Silu     ? "SiLU(u) = u / (1 + e^(−u))"
+                                      : "GELU(u) = ½u(1 + erf(u/√2))";
+}
+
+const char *activationLabel(Activation act)
+{
+    return act == Activation::Relu ? "ReLU" : act == Activation::Silu ? "SiLU" : "GELU";
+}
+
+Tensor copyRows(const Tensor &t, int64_t begin, int64_t end)
+{
+    Tensor rows = Tensor::uninitialized({end - begin, t.dim(1)});
+    rows.matrix() = t.matrix().middleRows(begin, end - begin);
+    return rows;
+}
+
+FeedForwardActivations feedForwardActivations(const ModelConfig &c, const BlockWeights &b, const Tensor &x)
+{
+    const int64_t rows = x.dim(0), F = c.dFF;
+    FeedForwardActivations a;
+    a.up = Tensor::uninitialized({rows, F});
+    a.act = Tensor::uninitialized({rows, F});
+    if (c.gatedFfn) {
+        a.gate = Tensor::uninitialized({rows, F});
+        ops::linear_t_forward(a.gate, x, b.gateWeight, b.gateBias);
+        ops::linear_t_forward(a.up, x, b.upWeight, b.upBias);
+        ops::gated_activation_forward(a.act, a.gate, a.up, c.activation);
+        return a;
+    }
+    if (c.linearLayout())
+        ops::linear_t_forward(a.up, x, b.upWeight, b.upBias);
+    else
+        ops::linear_forward(a.up, x, b.fcWeight, b.fcBias);
+    ops::activation_forward(a.act, a.up, c.activation);
+    return a;
+}
+
+void feedForwardDown(Tensor &out, const ModelConfig &c, const BlockWeights &b, const Tensor &act)
+{
+    if (c.linearLayout())
+        ops::linear_t_forward(out, act, b.downWeight, b.downBias);
+    else
+        ops::linear_forward(out, act, b.fcProjWeight, b.fcProjBias);
+}
+
+void feedForwardInChunks(Tensor &out, const Tensor &x, const ModelConfig &c, const BlockWeights &b, int chunks)
+{
+    const int64_t T = x.dim(0), D = c.dModel;
+    if (out.shape() != Shape {T, D})
+        throw Error("chunked FFN output: expected shape " + Tensor::shapeString({T, D}) + ", got " + out.shapeString());
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        const auto [begin, end] = ops::chunk_rows(T, chunks, chunk);
+        if (begin == end)
+            continue;
+        const FeedForwardActivations a = feedForwardActivations(c, b, copyRows(x, begin, end));
+        Tensor down = Tensor::uninitialized({end - begin, D});
+        feedForwardDown(down, c, b, a.act);
+        out.matrix().middleRows(begin, end - begin) = down.matrix();
+    }
+}
+
+std::string chunkedFeedForwardFormula(const ModelConfig &c, int chunks, int64_t tokens)
+{
+    const std::string each = " for each of " + std::to_string(chunks) + " chunks X_c of "
+        + std::to_string((tokens + chunks - 1) / chunks) + " rows (" + activationFormula(c.activation) + ")";
+    const std::string act = activationLabel(c.activation);
+    if (c.gatedFfn)
+        return "M_c = (" + act + "(X_c W_gateᵀ" + (c.mlpBias ? " + b_gate" : "") + ") ⊙ "
+            + (c.mlpBias ? "(X_c W_upᵀ + b_up)" : "X_c W_upᵀ") + ") W_downᵀ" + (c.mlpBias ? " + b_down" : "") + each;
+    if (c.linearLayout())
+        return "M_c = " + act + "(X_c W_upᵀ" + (c.mlpBias ? " + b_up" : "") + ") W_downᵀ"
+            + (c.mlpBias ? " + b_down" : "") + each;
+    return "M_c = " + act + "(X_c W_fc + b_fc) W_proj + b_proj" + each;
+}
+
+} // namespace atlas
