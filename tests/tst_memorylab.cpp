@@ -5,6 +5,7 @@
 #include "memory/computationgraph.h"
 #include "memory/memorysweep.h"
 #include "model/builtinmodels.h"
+#include "model/model.h"
 #include "util/error.h"
 #include "view/viewanalysis.h"
 
@@ -124,6 +125,54 @@ private slots:
         QVERIFY(sawRecompute);
         QVERIFY(sawRecomputedHeld);
         QVERIFY(computationGraphAt(stepOf(2, MemoryStrategy::Plain, 0), 2, 0).size() == 4);
+    }
+
+    // An encoder–decoder is one chain: the embedding, the encoder's blocks, the decoder's, the head. The encoder runs
+    // forward before the decoder, and its backward pass after the decoder's.
+    void encoderDecoderGraphIsOneChain()
+    {
+        const Model model = Model::load(ATLAS_TEST_DATA "/seq2seq_tiny");
+        const int E = model.config.encoderLayers, L = model.config.layers, n = E + L + 2;
+        QVERIFY(E > 0 && L > 0);
+        const MemoryTimeline t = memoryTimeline(model, randomSequences(model.config, 9, 1).front(), 1, 1);
+        for (const MemoryStrategy strategy : {MemoryStrategy::Plain, MemoryStrategy::Checkpoint}) {
+            const TimelineStrategy &s = t.strategies[size_t(strategy)];
+            const std::vector<GraphNode> nodes = computationGraphAt(s, L, endOfForward(s) + 1, E);
+            QCOMPARE(int(nodes.size()), n);
+            QCOMPARE(nodes[1].label, std::string("encoder block 0"));
+            QCOMPARE(nodes[size_t(E + 1)].tag, std::string("d0"));
+            const std::vector<int> opNodes = nodesOfOps(s.ops, L, E);
+            int lastEncoderForward = -1, firstDecoderForward = -1, lastDecoderBackward = -1, firstEncoderBackward = -1;
+            for (int op = 0; op < int(s.ops.size()); ++op) {
+                const int node = opNodes[size_t(op)];
+                const bool encoder = node >= 1 && node <= E, decoder = node > E && node <= E + L;
+                if (s.ops[size_t(op)].phase == MemoryPhase::Forward) {
+                    lastEncoderForward = encoder ? op : lastEncoderForward;
+                    firstDecoderForward = decoder && firstDecoderForward < 0 ? op : firstDecoderForward;
+                }
+                if (s.ops[size_t(op)].phase == MemoryPhase::Backward) {
+                    lastDecoderBackward = decoder ? op : lastDecoderBackward;
+                    firstEncoderBackward = encoder && firstEncoderBackward < 0 ? op : firstEncoderBackward;
+                }
+                // every stored byte live at the op belongs to some node
+                const int point = s.pointAtOp(op);
+                int64_t stored = 0;
+                for (const GraphNode &node : computationGraphAt(s, L, op, E))
+                    stored += node.storedBytes;
+                if (point >= 0)
+                    QCOMPARE(double(stored), s.live[size_t(MemoryCategory::StoredActivations)][size_t(point)]);
+            }
+            QVERIFY(lastEncoderForward >= 0 && lastEncoderForward < firstDecoderForward);
+            QVERIFY(lastDecoderBackward >= 0 && lastDecoderBackward < firstEncoderBackward);
+            std::vector<NodeState> done;
+            for (const GraphNode &node : computationGraphAt(s, L, int(s.ops.size()), E))
+                done.push_back(node.state);
+            QCOMPARE(done, std::vector<NodeState>(size_t(n), NodeState::Done));
+        }
+        // plain keeps every node after the forward pass
+        const TimelineStrategy &plain = t.strategies[size_t(MemoryStrategy::Plain)];
+        for (const GraphNode &node : computationGraphAt(plain, L, endOfForward(plain) + 1, E))
+            QVERIFY2(node.state == NodeState::Kept, node.label.c_str());
     }
 
     void depthSweepGrowsAsTheLecturesSay()

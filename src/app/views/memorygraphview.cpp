@@ -83,7 +83,8 @@ std::vector<GraphNode> MemoryGraphView::nodes(int row) const
 {
     if (!m_drawn || row < 0 || row >= strategyRows())
         return {};
-    return computationGraphAt(m_drawn->timeline.strategies[size_t(row)], m_drawn->timeline.layers, m_spec.cursor);
+    const MemoryTimeline &t = m_drawn->timeline;
+    return computationGraphAt(t.strategies[size_t(row)], t.layers, m_spec.cursor, t.encoderLayers);
 }
 
 void MemoryGraphView::refresh()
@@ -170,7 +171,8 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
         return;
     }
     // The chain of nodes.
-    const std::vector<GraphNode> graph = computationGraphAt(s, m_drawn->timeline.layers, op);
+    const std::vector<GraphNode> graph
+        = computationGraphAt(s, m_drawn->timeline.layers, op, m_drawn->timeline.encoderLayers);
     const int n = int(graph.size());
     const int gap = std::max(4, line / 3);
     const int nodeWidth = std::clamp((area.width() - (n - 1) * gap) / std::max(1, n), 12, 8 * line);
@@ -188,7 +190,7 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
         p.setPen(pen);
         p.setBrush(fill);
         p.drawRoundedRect(box, 4, 4);
-        const QString label = i == 0 ? tr("emb") : i == n - 1 ? tr("head") : QString::number(i - 1);
+        const QString label = i == 0 ? tr("emb") : i == n - 1 ? tr("head") : QString::fromStdString(node.tag);
         const bool lightFill
             = node.state == NodeState::Dropped || node.state == NodeState::Recomputed || node.state == NodeState::Done;
         p.setPen(node.state == NodeState::Waiting ? colors.text

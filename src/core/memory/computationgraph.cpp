@@ -1,5 +1,7 @@
 #include "memory/computationgraph.h"
 
+#include "trace/names.h"
+
 #include <algorithm>
 
 namespace atlas {
@@ -7,11 +9,23 @@ namespace atlas {
 namespace {
 
 // The backward pass's outer scopes (train/strategyrunner.cpp, train/backwardpass.cpp): they free what a block
-// kept and hold the parameters' gradients, work of no node.
+// kept, hold the parameters' gradients and, in a decoder, the gradient of the encoder's output ("cross-attention"):
+// work of no node.
 bool isBookkeeping(const MemoryOp &op)
 {
     return op.phase == MemoryPhase::Setup || op.phase == MemoryPhase::Optimizer || op.name == "backward"
-        || op.name == "gradients";
+        || op.name == "gradients" || op.name == "cross-attention";
+}
+
+// An encoder–decoder's op outside the blocks. Each stack's own names are prefixed (enc.input, dec.embed, enc.ln_f);
+// the encoder's final norm goes with the last encoder block, the rest (ln_f, logits, the loss) with the head.
+int encoderDecoderNodeOutsideBlocks(const std::string &name, int layers, int encoderLayers)
+{
+    if (name == names::encoderOutput())
+        return encoderLayers;
+    if (name.starts_with(names::kEncoderStack.trace) || name.starts_with(names::kDecoderStack.trace))
+        return 0;
+    return encoderLayers + layers + 1;
 }
 
 struct NodeSpan
@@ -29,16 +43,20 @@ const char *nodeStateName(NodeState state)
     return names[int(state)];
 }
 
-std::vector<int> nodesOfOps(const std::vector<MemoryOp> &ops, int layers)
+std::vector<int> nodesOfOps(const std::vector<MemoryOp> &ops, int layers, int encoderLayers)
 {
     std::vector<int> nodes;
+    const bool twoStacks = encoderLayers > 0;
     bool blockForwardSeen = false, blockBackwardSeen = false;
     for (const MemoryOp &op : ops) {
         int node = -1;
-        if (op.layer >= 0) {
-            node = op.layer + 1;
+        if (op.layer >= 0) { // "enc.layer.1.mlp": encoder block 1
+            const bool decoder = twoStacks && !op.name.starts_with(names::kEncoderStack.trace);
+            node = op.layer + 1 + (decoder ? encoderLayers : 0);
             blockForwardSeen = blockForwardSeen || op.phase == MemoryPhase::Forward;
             blockBackwardSeen = blockBackwardSeen || op.phase == MemoryPhase::Backward;
+        } else if (twoStacks && !isBookkeeping(op)) {
+            node = encoderDecoderNodeOutsideBlocks(op.name, layers, encoderLayers);
         } else if (!isBookkeeping(op)) {
             // Outside the blocks: the embedding before them in the forward pass and after them in the backward pass.
             const bool beforeBlocks = op.phase == MemoryPhase::Backward ? blockBackwardSeen : !blockForwardSeen;
@@ -49,17 +67,22 @@ std::vector<int> nodesOfOps(const std::vector<MemoryOp> &ops, int layers)
     return nodes;
 }
 
-std::vector<GraphNode> computationGraphAt(const TimelineStrategy &s, int layers, int op)
+std::vector<GraphNode> computationGraphAt(const TimelineStrategy &s, int layers, int op, int encoderLayers)
 {
     if (!s.problem.empty() || s.ops.empty())
         return {};
-    const int nodeCount = layers + 2;
+    const int E = std::max(0, encoderLayers), nodeCount = E + layers + 2;
     std::vector<GraphNode> nodes(static_cast<size_t>(nodeCount));
     nodes.front().label = "embedding";
-    nodes.back().label = "head";
-    for (int i = 1; i <= layers; ++i)
-        nodes[size_t(i)].label = "block " + std::to_string(i - 1);
-    const std::vector<int> opNodes = nodesOfOps(s.ops, layers);
+    nodes.front().tag = "emb";
+    nodes.back().label = nodes.back().tag = "head";
+    for (int i = 0; i < E + layers; ++i) {
+        GraphNode &node = nodes[size_t(i + 1)];
+        const int block = i < E ? i : i - E;
+        node.label = (E == 0 ? "" : i < E ? "encoder " : "decoder ") + ("block " + std::to_string(block));
+        node.tag = (E == 0 ? "" : i < E ? "e" : "d") + std::to_string(block);
+    }
+    const std::vector<int> opNodes = nodesOfOps(s.ops, layers, E);
     std::vector<NodeSpan> spans(static_cast<size_t>(nodeCount));
     for (int i = 0; i < int(s.ops.size()); ++i) {
         const int n = opNodes[size_t(i)];

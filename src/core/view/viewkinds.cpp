@@ -220,6 +220,7 @@ const std::vector<ViewKind> &viewKinds()
             .title = "Computation graph",
             .summary = "the layers as a chain: which are computing, kept, freed or recomputed at each op of the step",
             .group = "Memory",
+            .showsEncoderDecoder = true,
             .request = timelineRequest},
         {.kind = "memory-depth",
             .title = "Peak vs depth",
