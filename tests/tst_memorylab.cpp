@@ -175,6 +175,40 @@ private slots:
             QVERIFY2(node.state == NodeState::Kept, node.label.c_str());
     }
 
+    // A shape that cannot have reversible blocks (a Llama layout; an encoder–decoder, deepened in both stacks) is swept
+    // under plain and checkpointing, and says why reversible is missing.
+    void sweepsLeaveOutWhatTheShapeCannotRun_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("why");
+        QTest::newRow("Llama layout") << "llama_tiny"
+                                      << "one stack of dense blocks";
+        QTest::newRow("encoder-decoder") << "seq2seq_tiny"
+                                         << "encoder–decoder";
+    }
+    void sweepsLeaveOutWhatTheShapeCannotRun()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, why);
+        const ModelConfig shape = Model::load((ATLAS_TEST_DATA "/" + model).toStdString()).config;
+        const QString problem = QString::fromStdString(reversibleProblem(shape));
+        QVERIFY2(problem.contains(why), qPrintable(problem));
+        QVERIFY(reversibleProblem(smallShape()).empty());
+        const Model deeper = modelAtDepth(shape, 3, false);
+        QCOMPARE(deeper.config.layers, 3);
+        QCOMPARE(deeper.config.encoderLayers, shape.isEncoderDecoder() ? 3 : 0);
+        SweepSettings settings;
+        settings.tokens = 8;
+        settings.repeat = 0;
+        const std::vector<SweepPoint> points = sweepDepths(shape, {1, 2}, settings);
+        QCOMPARE(int(points.size()), 4);
+        for (const SweepPoint &p : points)
+            QVERIFY(p.strategy != MemoryStrategy::Reversible && p.peakActivationBytes > 0);
+        QVERIFY(points[2].peakActivationBytes > points[0].peakActivationBytes); // plain at depth 2 against 1
+        const std::vector<SweepPoint> ks = sweepCheckpointIntervals(shape, 2, settings);
+        QCOMPARE(int(ks.size()), 3); // plain, k = 1, k = 2
+    }
+
     void depthSweepGrowsAsTheLecturesSay()
     {
         SweepSettings settings;

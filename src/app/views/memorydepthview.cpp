@@ -52,6 +52,8 @@ QString MemoryDepthView::draw(const ViewAnalysis &result)
     const bool dark = m_spec.theme == "dark";
     double topBytes = 1e-3, topMs = 1e-3;
     for (MemoryStrategy s : kMemoryStrategies) {
+        if (s == MemoryStrategy::Reversible && !a.withoutReversible.empty())
+            continue;
         QVector<double> depth, bytes, ms;
         for (const SweepPoint &p : a.points)
             if (p.strategy == s) {
@@ -114,6 +116,16 @@ QString MemoryDepthView::draw(const ViewAnalysis &result)
                         formatNumber(checkpoint->stepMs / plain->stepMs, 3),
                         formatPercent(double(reversible->peakActivationBytes) / double(plain->peakActivationBytes)),
                         formatNumber(reversible->stepMs / plain->stepMs, 3));
+    else if (plain && checkpoint && plain->peakActivationBytes > 0 && plain->stepMs > 0)
+        text += tr(" Depth %1: checkpointing (k = %2) keeps %3 of plain's peak in %4× its time.")
+                    .arg(a.maxDepth)
+                    .arg(checkpoint->checkpointEvery)
+                    .arg(formatPercent(double(checkpoint->peakActivationBytes) / double(plain->peakActivationBytes)),
+                        formatNumber(checkpoint->stepMs / plain->stepMs, 3));
+    if (c.isEncoderDecoder())
+        text += tr(" Depth L is L encoder and L decoder blocks.");
+    if (!a.withoutReversible.empty())
+        text += tr(" No reversible blocks: %1.").arg(QString::fromStdString(a.withoutReversible));
     return text;
 }
 

@@ -142,6 +142,10 @@ QString MemoryTradeoffView::draw(const ViewAnalysis &result)
                     .arg(a.sqrtK)
                     .arg(formatPercent(double(atSqrt->peakActivationBytes) / double(plain->peakActivationBytes)),
                         formatNumber(atSqrt->stepMs / plain->stepMs, 3));
+    if (m_input.model && m_input.model->config.isEncoderDecoder())
+        text += tr(" %1 blocks in each stack, encoder and decoder, each checkpointed every k.").arg(a.depth);
+    if (!a.withoutReversible.empty())
+        text += tr(" No reversible blocks: %1.").arg(QString::fromStdString(a.withoutReversible));
     return text;
 }
 

@@ -75,6 +75,8 @@ Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible)
         throw Error("a model needs at least 1 block (depth " + std::to_string(layers) + ")");
     ModelConfig c = shape;
     c.layers = layers;
+    if (c.isEncoderDecoder())
+        c.encoderLayers = layers;
     c.reversible = reversible;
     if (!c.moeLayers.empty()) {
         std::erase_if(c.moeLayers, [layers](int l) { return l >= layers; });
@@ -83,6 +85,22 @@ Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible)
     }
     c.validate("depth " + std::to_string(layers));
     return Model::random(c, 1);
+}
+
+std::string reversibleProblem(const ModelConfig &shape)
+{
+    if (shape.isEncoderDecoder())
+        return "an encoder–decoder's blocks are standard (reversible blocks are one stack's)";
+    ModelConfig c = shape;
+    c.reversible = true;
+    const std::string source = "reversible";
+    try {
+        c.validate(source);
+    } catch (const Error &e) { // "reversible: a llama model has one stack of dense blocks"
+        const std::string why = e.what();
+        return why.starts_with(source + ": ") ? why.substr(source.size() + 2) : why;
+    }
+    return {};
 }
 
 std::vector<TrainingSequence> randomSequences(const ModelConfig &config, int tokens, int batch)
@@ -129,12 +147,14 @@ StepTiming measureStep(Model &model, const std::vector<TrainingSequence> &sequen
 std::vector<SweepPoint> sweepDepths(const ModelConfig &shape, const std::vector<int> &depths, const SweepSettings &s)
 {
     std::vector<SweepPoint> points;
+    const bool reversible = reversibleProblem(shape).empty();
     for (int depth : depths)
         for (MemoryStrategy strategy :
             {MemoryStrategy::Plain, MemoryStrategy::Checkpoint, MemoryStrategy::Reversible}) {
             if (cancelled(s))
                 return points;
-            points.push_back(measurePoint(shape, depth, optionsFor(strategy, 0, s.ffnChunks), s));
+            if (strategy != MemoryStrategy::Reversible || reversible)
+                points.push_back(measurePoint(shape, depth, optionsFor(strategy, 0, s.ffnChunks), s));
         }
     return points;
 }
@@ -145,7 +165,8 @@ std::vector<SweepPoint> sweepCheckpointIntervals(const ModelConfig &shape, int d
     std::vector<MemoryOptions> runs = {optionsFor(MemoryStrategy::Plain, 0, s.ffnChunks)};
     for (int k = 1; k <= depth; ++k)
         runs.push_back(optionsFor(MemoryStrategy::Checkpoint, k, s.ffnChunks));
-    runs.push_back(optionsFor(MemoryStrategy::Reversible, 0, s.ffnChunks));
+    if (reversibleProblem(shape).empty())
+        runs.push_back(optionsFor(MemoryStrategy::Reversible, 0, s.ffnChunks));
     for (const MemoryOptions &o : runs) {
         if (cancelled(s))
             break;

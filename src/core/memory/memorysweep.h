@@ -15,9 +15,14 @@
 // recorded (trace/allocationrecorder.h) and its time measured without the recorder.
 namespace atlas {
 
-// `shape` with `layers` blocks, reversible or not, random weights. Mixture-of-experts layers past the new depth go;
-// every other setting (heads, widths, d_ff, positions, vocabulary, context) stays.
+// `shape` with `layers` blocks, reversible or not, random weights: an encoder–decoder gets `layers` blocks in each
+// stack. Mixture-of-experts layers past the new depth go; every other setting (heads, widths, d_ff, positions,
+// vocabulary, context) stays.
 Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible);
+
+// Why a model of this shape cannot have reversible blocks (an encoder–decoder, a Llama, BERT or T5 layout, post-LN
+// blocks …), or empty when it can. The sweeps leave the reversible strategy out of such shapes.
+std::string reversibleProblem(const ModelConfig &shape);
 
 // `batch` sequences of `tokens` random ids (a fixed seed), each id's successor its target; an encoder–decoder's
 // also a source of `tokens` random ids.
@@ -56,11 +61,12 @@ struct SweepSettings
     std::function<void(const SweepPoint &)> measured; // told of each point as it is measured (the CLI prints)
 };
 
-// Every depth under plain, checkpointing (k = ⌈√L⌉) and reversible blocks, in that order. Throws atlas::Error for
+// Every depth under plain, checkpointing (k = ⌈√L⌉) and reversible blocks (where the shape allows them), in that
+// order. Throws atlas::Error for
 // a depth below 1 or settings the shape cannot train (chunks outside 1 … T, T past a learned table).
 std::vector<SweepPoint> sweepDepths(const ModelConfig &shape, const std::vector<int> &depths, const SweepSettings &s);
 
-// At `depth`: plain, checkpointing for every k = 1 … depth, and reversible blocks.
+// At `depth`: plain, checkpointing for every k = 1 … depth, and reversible blocks (where the shape allows them).
 std::vector<SweepPoint> sweepCheckpointIntervals(const ModelConfig &shape, int depth, const SweepSettings &s);
 
 // How a strategy's activation peak grows with depth L, as the lectures teach: plain O(L), checkpointing O(√L),

@@ -134,6 +134,7 @@ AnalysisRequest analysis::depthRequest(const ViewSpec &spec, const AnalysisConte
             result.plain = fitDepth(result.points, MemoryStrategy::Plain);
             result.checkpoint = fitDepth(result.points, MemoryStrategy::Checkpoint);
             result.reversible = fitDepth(result.points, MemoryStrategy::Reversible);
+            result.withoutReversible = reversibleProblem(shape);
         });
     };
     return r;
@@ -154,6 +155,7 @@ AnalysisRequest analysis::tradeoffRequest(const ViewSpec &spec, const AnalysisCo
             result.depth = depth;
             result.sqrtK = checkpointInterval(MemoryOptions {MemoryStrategy::Checkpoint, 0, 1}, depth);
             result.points = sweepCheckpointIntervals(shape, depth, sweepSettings(spec, tokens, once, cancel));
+            result.withoutReversible = reversibleProblem(shape);
         });
     };
     return r;

@@ -249,6 +249,7 @@ struct MemoryDepthAnalysis : ViewAnalysis
     int tokens = 0, maxDepth = 0;
     std::vector<SweepPoint> points; // depths 1, 2, 4 … maxDepth, each under plain, checkpoint, reversible
     DepthFit plain, checkpoint, reversible; // peak activation bytes against L, √L and 1
+    std::string withoutReversible; // why the shape has no reversible points (memory/memorysweep.h), or empty
 };
 
 struct MemoryTradeoffAnalysis : ViewAnalysis
@@ -258,6 +259,7 @@ struct MemoryTradeoffAnalysis : ViewAnalysis
     int tokens = 0, depth = 0;
     int sqrtK = 0; // ⌈√L⌉, checkpointing's default
     std::vector<SweepPoint> points; // plain, checkpoint k = 1 … depth, reversible
+    std::string withoutReversible; // why the shape has no reversible point, or empty
 };
 
 struct InversionErrorAnalysis : ViewAnalysis
