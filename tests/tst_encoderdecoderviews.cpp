@@ -218,11 +218,14 @@ private slots:
         e = errorOf([&] { runSpec(oneStack); });
         QVERIFY2(
             e.find("key 'decoder_text'") != std::string::npos && e.find("one stack") != std::string::npos, e.c_str());
-        for (const char *view : {"kernels", "memory-graph"}) {
+        for (const char *view : {"kernels", "inversion-error"}) {
             const ViewSpec spec = sortSpec(view, "self");
             const std::string problem = drawProblem(spec, runSpec(spec), "s.json");
             QVERIFY2(problem.find("one stack") != std::string::npos, problem.c_str());
         }
+        const ViewSpec graph = sortSpec("memory-graph", "self"); // the computation graph chains both stacks
+        const std::string graphProblem = drawProblem(graph, runSpec(graph), "s.json");
+        QVERIFY2(graphProblem.empty(), graphProblem.c_str());
         ViewSpec layer = sortSpec("attention", "encoder");
         layer.layer = 2;
         const std::string problem = drawProblem(layer, runSpec(layer), "s.json");
