@@ -60,7 +60,7 @@ AttentionResult bigbird_attention_forward(
     checkBigBirdParams(params);
     RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("bigbird", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
-    const int64_t T = q.rows(), d = q.cols(), B = params.block, n = (T + B - 1) / B;
+    const int64_t T = q.rows(), B = params.block, n = (T + B - 1) / B;
     const int64_t globalRows = std::min<int64_t>(params.globalBlocks * B, T);
     AttentionResult result;
     const std::vector<std::vector<int>> lists = keyBlocks(n, params, result.extras["random_blocks"]);

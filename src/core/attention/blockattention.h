@@ -110,11 +110,17 @@ public:
     template <class MakeBlock, class Rule>
     void pass(RowState &state, DenseRecord *dense, int64_t count, const MakeBlock &makeBlock, const Rule &rule) const
     {
+        static_assert(static_cast<int>(KeyRule::Masked) == 0);
         passSettingRules(state, dense, count, makeBlock, [&](BlockScratch &s) {
             const size_t nk = s.keys.size();
-            for (size_t a = 0; a < s.queries.size(); ++a)
-                for (size_t c = 0; c < nk; ++c)
-                    s.rules[a * nk + c] = s.keyOk[c] ? rule(s.queries[a], s.keys[c]) : KeyRule::Masked;
+            const unsigned char *ok = s.keyOk.data();
+            const int *keys = s.keys.data();
+            for (size_t a = 0; a < s.queries.size(); ++a) {
+                KeyRule *row = s.rules.data() + a * nk;
+                const int i = s.queries[a];
+                for (size_t c = 0; c < nk; ++c) // keyOk is 0 or 1: a product, not a branch, so that it vectorises
+                    row[c] = KeyRule(ok[c] * static_cast<unsigned char>(rule(i, keys[c])));
+            }
         });
     }
 

@@ -25,7 +25,7 @@ AttentionResult fixed_attention_forward(
     checkFixedParams(params);
     RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("fixed", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
-    const int64_t T = q.rows(), d = q.cols(), l = params.stride, c = params.summary;
+    const int64_t T = q.rows(), l = params.stride, c = params.summary;
     const bool causal = options.causal;
     const auto isSummary = [l, c](int64_t j) { return j % l >= l - c; };
 

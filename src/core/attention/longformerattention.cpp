@@ -61,7 +61,7 @@ AttentionResult longformer_attention_forward(ConstMatrixMap q, ConstMatrixMap k,
 {
     RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("longformer", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
-    const int64_t T = q.rows(), d = q.cols(), delta = params.dilation;
+    const int64_t T = q.rows(), delta = params.dilation;
     checkParams(params, T);
     std::vector<unsigned char> isGlobal(size_t(T), 0);
     for (int g : params.global)

@@ -22,7 +22,7 @@ AttentionResult strided_attention_forward(
     checkStridedParams(params);
     RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("strided", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
-    const int64_t T = q.rows(), d = q.cols(), l = params.stride;
+    const int64_t T = q.rows(), l = params.stride;
     const bool causal = options.causal;
 
     // Pass 1, the band |i − j| <= l.

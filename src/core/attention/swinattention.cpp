@@ -49,7 +49,7 @@ AttentionResult swin_attention_forward(
     checkSwinParams(params);
     RowState state(q.rows(), q.cols()); // first: see RowState
     const BlockAttention attention("swin", q, k, v, options, 1.0f / std::sqrt(float(q.cols())));
-    const int64_t T = q.rows(), d = q.cols();
+    const int64_t T = q.rows();
     const std::vector<std::vector<int>> windows = swinWindows(params, T);
     const bool causal = options.causal;
     const auto block = [&](int64_t b, std::vector<int> &queries, std::vector<int> &keys) {
