@@ -18,7 +18,7 @@ const float kNoKey = -std::numeric_limits<float>::infinity();
 
 // dst's rows 0..7 (ld floats apart), 8 floats each, = columns t..t+7 of the rows src[0..7]: an 8 × 8 transpose
 // in registers, where one float at a time took a sixth of a sparse kernel's time.
-void transpose8x8(const float *const *src, int64_t t, float *dst, int64_t ld)
+inline void transpose8x8(const float *const *src, int64_t t, float *dst, int64_t ld)
 {
     __m256 r[8], u[8], v[8];
     for (int i = 0; i < 8; ++i)
@@ -40,8 +40,19 @@ void transpose8x8(const float *const *src, int64_t t, float *dst, int64_t ld)
 }
 
 #endif
-
 } // namespace
+
+void transposeRows8(const float *const *src, int64_t d, float *dst, int64_t ld)
+{
+    int64_t t = 0;
+#if defined(__AVX2__)
+    for (; t + 8 <= d; t += 8)
+        transpose8x8(src, t, dst + t * ld, ld);
+#endif
+    for (; t < d; ++t)
+        for (int64_t c = 0; c < 8; ++c)
+            dst[t * ld + c] = src[c][t];
+}
 
 #if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
 
@@ -181,14 +192,7 @@ void BlockAttention::gather(BlockScratch &s) const
         const float *src[8];
         for (int64_t c = 0; c < 8; ++c)
             src[c] = c0 + c < nk ? m_k.data() + int64_t(s.keys[size_t(c0 + c)]) * d : s.zeros.data();
-        int64_t t = 0;
-#if defined(__AVX2__)
-        for (; t + 8 <= d; t += 8)
-            transpose8x8(src, t, kt + t * np + c0, np);
-#endif
-        for (; t < d; ++t)
-            for (int64_t c = 0; c < 8; ++c)
-                kt[t * np + c0 + c] = src[c][t];
+        transposeRows8(src, d, kt + c0, np);
     }
 }
 

@@ -89,6 +89,7 @@ public:
         , m_position(size_t(2 * m_width), 0)
         , m_scale(size_t(2 * m_width), 0.0f)
         , m_bias(size_t(2 * m_width), kMaskedScore)
+        , m_zeros(size_t(m_d), 0.0f)
     {
     }
 
@@ -163,8 +164,6 @@ private:
             }
             const int i = order[t];
             const auto qi = m_round.q.row(i);
-            for (int64_t j = 0; j < m_d; ++j)
-                keys[j * 2 * m_width + col + t] = qi(j);
             if (h == 1)
                 m_queries.row(t) = qi;
             m_values.row(col + t).head(m_d) = m_round.v.row(i);
@@ -173,8 +172,13 @@ private:
             m_scale[size_t(col + t)] = allowed ? scale * m_round.keyScale[size_t(i)] : 0.0f;
             m_bias[size_t(col + t)] = allowed ? 0.0f : kMaskedScore;
         }
+        for (int64_t t0 = 0; t0 < m_width; t0 += 8) { // the keys, 8 at a time into columns
+            const float *src[8];
+            for (int64_t c = 0; c < 8; ++c)
+                src[c] = t0 + c < n ? m_round.q.row(order[t0 + c]).data() : m_zeros.data();
+            transposeRows8(src, m_d, keys + col + t0, 2 * m_width);
+        }
         for (int64_t t = n; t < m_width; ++t) { // a short last chunk
-            m_keys.col(col + t).setZero();
             m_values.row(col + t).setZero();
             m_scale[size_t(col + t)] = 0.0f;
             m_bias[size_t(col + t)] = kMaskedScore;
@@ -202,6 +206,7 @@ private:
     MatrixRM m_values; // (2·width, dp)
     std::vector<int> m_position; // (2·width) each column's position
     std::vector<float> m_scale, m_bias; // (2·width) 1/(√d |q_j|) and 0, or 0 and kMaskedScore (padding, no key)
+    std::vector<float> m_zeros; // (d) the key of a column past a short chunk's end
     MatrixRM m_score, m_out;
     std::vector<float> m_max, m_sum;
 };
