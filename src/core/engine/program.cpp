@@ -448,20 +448,24 @@ void ProgramBuilder::head()
     if (scale != 1.0f)
         formula = "Z = (d_model^−½ · " + norm + ") W_teᵀ  (T5's tied head: scaled by 1/√" + std::to_string(m_c.dModel)
             + " before the embedding reads it)";
-    unary("logits", "logits", -1, "ln_f", {T, m_c.vocab}, formula, [scale](Tensor &o, const Tensor &x, const Model &m) {
-        if (scale == 1.0f)
-            return ops::logits_forward(o, x, m.outputWeight());
-        Tensor scaled(x.shape());
-        scaled.matrix() = x.matrix() * scale;
-        ops::logits_forward(o, scaled, m.outputWeight());
-    });
+    unary(
+        "logits", "logits", -1, "ln_f", {T, m_c.vocab}, formula,
+        [scale](Tensor &o, const Tensor &x, const Model &m) {
+            if (scale == 1.0f)
+                return ops::logits_forward(o, x, m.outputWeight());
+            Tensor scaled(x.shape());
+            scaled.matrix() = x.matrix() * scale;
+            ops::logits_forward(o, scaled, m.outputWeight());
+        },
+        Written::Whole);
     // A decoder predicts the token after t from x≤t; an encoder (BERT's masked LM) names the token at t from the
     // whole input, the [MASK]s it must fill included. The same softmax, read differently.
     const bool nextToken = m_c.causal || m_c.isEncoderDecoder();
-    unary("next_probs", nextToken ? "next-token softmax" : "masked-LM softmax", -1, "logits", {T, m_c.vocab},
+    unary(
+        "next_probs", nextToken ? "next-token softmax" : "masked-LM softmax", -1, "logits", {T, m_c.vocab},
         nextToken ? "p(next = v | x≤t) = exp(Z_tv) / Σ_u exp(Z_tu)"
                   : "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
-        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); }, Written::Whole);
 }
 
 // BERT's masked-LM head (BertLMPredictionHead): a dense layer, GELU and LayerNorm (`ln_f`), then the word embeddings
@@ -477,14 +481,17 @@ void ProgramBuilder::bertHeads(const std::string &last)
     unary("head.act", activationLabel(act), -1, "head.dense", {T, D}, activationFormula(act),
         [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
     layernorm("ln_f", "MLM LayerNorm", -1, "head.act", 0);
-    unary("logits", "logits", -1, "ln_f", {T, V}, "Z = LN_t(H) W_teᵀ + b_out  (tied to the word embeddings)",
+    unary(
+        "logits", "logits", -1, "ln_f", {T, V}, "Z = LN_t(H) W_teᵀ + b_out  (tied to the word embeddings)",
         [](Tensor &o, const Tensor &x, const Model &m) {
             ops::logits_forward(o, x, m.wte);
             o.matrix().rowwise() += ConstRowVectorMap(m.outputBias.data(), m.outputBias.numel());
-        });
-    unary("next_probs", "masked-LM softmax", -1, "logits", {T, V},
+        },
+        Written::Whole);
+    unary(
+        "next_probs", "masked-LM softmax", -1, "logits", {T, V},
         "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
-        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); }, Written::Whole);
     if (!m_c.nspHead)
         return;
     unary("pooled", "pooler", -1, last, {1, D}, "c = tanh(X[CLS] W_pᵀ + b_p)  (position 0)",

@@ -258,7 +258,7 @@ void ProgramBuilder::exactAttention(int i)
         [p, window, present, keyStride, causal = m_causal, src = m_source](
             const Model &, const Input &in, const Trace &tr) {
             const Tensor &s = tr.tensor(p + "attn.scores");
-            Tensor o(s.shape());
+            Tensor o = Tensor::uninitialized(s.shape()); // attention_mask_forward sets every element
             ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
             if (window > 0)
                 ops::sliding_window_mask(o, window);

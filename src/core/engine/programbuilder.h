@@ -55,14 +55,17 @@ public:
             std::move(inputs), std::move(outputs), std::move(run), m_s});
     }
 
-    // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`.
+    // One unary op producing a tensor of `shape` from `in`, computed by `fn(out, inputTensor, model)`. `out` starts
+    // as zeros, or uninitialised for an fn that sets every element (Written::Whole): for the vocabulary-wide
+    // tensors a pass of zeros over hundreds of megabytes.
+    enum class Written { InPart, Whole };
     template <typename Fn>
     void unary(const std::string &out, const std::string &label, int layer, const std::string &in, Shape shape,
-        const std::string &formula, Fn fn)
+        const std::string &formula, Fn fn, Written written = Written::InPart)
     {
         add(out, label, layer, {in}, {{out, shape, formula}},
-            [in, shape, fn](const Model &m, const Input &, const Trace &tr) {
-                Tensor o(shape);
+            [in, shape, fn, written](const Model &m, const Input &, const Trace &tr) {
+                Tensor o = written == Written::Whole ? Tensor::uninitialized(shape) : Tensor(shape);
                 fn(o, tr.tensor(in), m);
                 return Outputs {std::move(o)};
             });

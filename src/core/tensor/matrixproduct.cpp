@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace atlas {
@@ -228,6 +229,19 @@ void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMa
             c.data(), n, a.data(), a.cols(), transposeA, b.data(), b.cols(), transposeB, m, k, n, accumulate);
         return;
     }
+#if defined(ATLAS_OPENBLAS)
+    // Straight to the BLAS with beta 0 or 1: Eigen's `c = a * b` first zeroes c on one thread, then has the BLAS add
+    // to it (for Qwen2.5-0.5B's logits at 512 tokens, 311 MB written and read once more for nothing).
+    if (m >= kRows && n >= kRows && k >= kRows && std::max({m, n, k}) <= std::numeric_limits<int>::max()) {
+        const int mi = int(m), ni = int(n), ki = int(k), lda = int(a.cols()), ldb = int(b.cols()), ldc = int(n);
+        const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+        // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ, and a row-major matrix read column-major is
+        // its transpose: so B comes first, each with its own transpose flag.
+        const char tb = transposeB ? 'T' : 'N', ta = transposeA ? 'T' : 'N';
+        sgemm_(&tb, &ta, &ni, &mi, &ki, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+        return;
+    }
+#endif
     const auto product = [&](const auto &x, const auto &y) {
         if (accumulate)
             c.noalias() += x * y;
