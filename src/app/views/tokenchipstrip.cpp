@@ -97,17 +97,25 @@ bool TokenChipStrip::isHighlighted(int position) const
     return position >= 0 && position < int(m_highlighted.size()) && m_highlighted[size_t(position)];
 }
 
-std::vector<QRect> TokenChipStrip::layoutChips(int width) const
+void TokenChipStrip::measureChips()
 {
     const QFontMetrics fm(font());
     const QFontMetrics small(relativeFont(font(), 0.8));
-    const int h = chipHeight();
     const int n = m_layout == Layout::Wrap ? std::min<int>(int(m_labels.size()), kMaxWrapped) : int(m_labels.size());
+    m_widths.resize(size_t(n));
+    for (int t = 0; t < n; ++t)
+        m_widths[size_t(t)]
+            = std::max({fm.horizontalAdvance(chipText(t)), small.horizontalAdvance(secondLine(t)), 10}) + 12;
+    m_lastHeight = {-1, 0};
+}
+
+std::vector<QRect> TokenChipStrip::layoutChips(int width) const
+{
+    const int h = chipHeight();
     std::vector<QRect> rects;
-    rects.reserve(size_t(n));
+    rects.reserve(m_widths.size());
     int x = 0, y = 0;
-    for (int t = 0; t < n; ++t) {
-        const int w = std::max({fm.horizontalAdvance(chipText(t)), small.horizontalAdvance(secondLine(t)), 10}) + 12;
+    for (const int w : m_widths) {
         if (m_layout == Layout::Wrap && x > 0 && x + w > width) {
             x = 0;
             y += h + kGap;
@@ -120,6 +128,7 @@ std::vector<QRect> TokenChipStrip::layoutChips(int width) const
 
 void TokenChipStrip::relayout()
 {
+    measureChips();
     m_rects = layoutChips(width());
     if (m_layout == Layout::Row)
         resize(sizeHint());
@@ -149,8 +158,18 @@ int TokenChipStrip::chipAt(const QPoint &pos) const
 
 int TokenChipStrip::heightForWidth(int width) const
 {
-    const std::vector<QRect> rects = layoutChips(width);
-    return rects.empty() ? chipHeight() + 2 : rects.back().bottom() + 2;
+    if (m_lastHeight.first != width) {
+        const std::vector<QRect> rects = layoutChips(width);
+        m_lastHeight = {width, rects.empty() ? chipHeight() + 2 : rects.back().bottom() + 2};
+    }
+    return m_lastHeight.second;
+}
+
+void TokenChipStrip::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange)
+        relayout();
 }
 
 QSize TokenChipStrip::sizeHint() const

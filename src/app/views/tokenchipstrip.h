@@ -59,12 +59,14 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     bool event(QEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
     int chipHeight() const;
     QString chipText(int position) const;
     QString secondLine(int position) const;
     std::vector<QRect> layoutChips(int width) const;
+    void measureChips();
     void relayout();
 
     Layout m_layout;
@@ -73,6 +75,10 @@ private:
     std::vector<unsigned char> m_padding, m_highlighted; // (T)
     std::vector<ChipMark> m_marks; // (T) or empty
     std::vector<QRect> m_rects; // the chips laid out at the current width
+    // Each shown chip's width, measured once per labels, marks and font: layouts ask heightForWidth many times, and
+    // measuring 512 chips' two lines each time made a tab of three strips stall the window for over 100 ms.
+    std::vector<int> m_widths;
+    mutable std::pair<int, int> m_lastHeight {-1, 0}; // heightForWidth's last width and answer
     bool m_clickable = true;
     QString m_hint;
 };
