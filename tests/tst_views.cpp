@@ -140,6 +140,7 @@ void TestViews::downsampleMeans()
     QVERIFY(p.hasNegInf);
     QCOMPARE(p.minFinite, 2.5f);
     QCOMPARE(p.maxFinite, 25.0f);
+    QCOMPARE(p.minPositive, 2.5f);
 
     // 5 columns into at most 2: blocks of 3, the last one partial (columns 3 and 4).
     const float r[5] = {1, 2, 3, 10, 20};
@@ -161,6 +162,7 @@ void TestViews::downsampleKeepsSmallMatrices()
     QCOMPARE(p.blockRows, 1);
     QVERIFY(p.values == m);
     QVERIFY(!p.hasNegInf);
+    QCOMPARE(p.minPositive, 0.5f); // cell 0 is 0: not positive
 }
 
 void TestViews::colormapsHaveMatplotlibEnds()

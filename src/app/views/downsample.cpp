@@ -35,6 +35,8 @@ void findRange(Pooled &p)
             continue;
         }
         p.hasZero = p.hasZero || v == 0.0f;
+        if (v > 0.0f)
+            p.minPositive = std::min(p.minPositive, v);
         lo = std::min(lo, v);
         hi = std::max(hi, v);
     }

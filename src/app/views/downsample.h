@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace atlas {
@@ -20,6 +21,7 @@ struct Pooled
     bool hasZero = false; // whether any pooled cell is exactly 0 (of non-negative data: a block whose cells all are)
     float minFinite = 0.0f; // range of the finite pooled cells (0 when none)
     float maxFinite = 0.0f;
+    float minPositive = std::numeric_limits<float>::max(); // the smallest cell above 0 (the largest float if none)
 
     float at(int row, int col) const { return values[static_cast<std::size_t>(row) * cols + col]; }
 };

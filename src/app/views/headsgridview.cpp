@@ -36,11 +36,7 @@ QImage makeThumbnail(const float *data, const float *masked, int rows, int cols,
 {
     const Pooled p = downsample(data, rows, cols, kThumbPixels, kThumbPixels, masked);
     QImage image(p.cols, p.rows, QImage::Format_RGB32);
-    float minPositive = p.maxFinite;
-    for (float v : p.values)
-        if (v > 0.0f && v < minPositive)
-            minPositive = v;
-    const ColorScale scale(log, p.maxFinite, minPositive);
+    const ColorScale scale(log, p.maxFinite, std::min(p.minPositive, p.maxFinite));
     for (int r = 0; r < p.rows; ++r) {
         auto *line = reinterpret_cast<QRgb *>(image.scanLine(r));
         for (int c = 0; c < p.cols; ++c) {

@@ -1,5 +1,6 @@
 #include "views/heatmapplot.h"
 
+#include "views/colormapcells.h"
 #include "views/colormaps.h"
 #include "views/heatmapticks.h"
 #include "views/maskedcellslayer.h"
@@ -62,6 +63,7 @@ void HeatmapPlot::buildLayout()
     m_note->setVisible(false);
 
     m_map = new QCPColorMap(xAxis, yAxis);
+    m_map->setData(new ColorMapCells(1, 1, QCPRange(0, 1), QCPRange(0, 1)), false);
     m_map->setInterpolate(false);
     m_map->setTightBoundary(false);
     m_map->setColorScale(m_scale);
@@ -364,7 +366,7 @@ void HeatmapPlot::finishPooling()
         m_poolJob.runNow(poolJob());
 }
 
-QCPRange HeatmapPlot::dataRange(float minPositive) const
+QCPRange HeatmapPlot::dataRange() const
 {
     if (m_maskMode)
         return {-1.0, 1.0};
@@ -375,7 +377,7 @@ QCPRange HeatmapPlot::dataRange(float minPositive) const
     }
     if (m_log) {
         const float upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0f;
-        return {ColorScale::logLower(upper, minPositive), upper};
+        return {ColorScale::logLower(upper, m_pooled.minPositive), upper};
     }
     double lower = m_pooled.minFinite;
     double upper = m_pooled.maxFinite;
@@ -389,7 +391,7 @@ QCPRange HeatmapPlot::dataRange(float minPositive) const
 void HeatmapPlot::fillColorMap()
 {
     const Pooled &p = m_pooled;
-    QCPColorMapData *d = m_map->data();
+    auto *d = static_cast<ColorMapCells *>(m_map->data()); // as the constructor installed it
     if (d->keySize() != p.cols || d->valueSize() != p.rows)
         d->setSize(p.cols, p.rows);
     // Cell centres in original indices; a single pooled cell spans the whole axis.
@@ -399,27 +401,23 @@ void HeatmapPlot::fillColorMap()
     const double valHi = p.rows > 1 ? (p.rows - 1) * p.blockRows + (p.blockRows - 1) / 2.0 : m_rows - 0.5;
     d->setRange(QCPRange(keyLo, keyHi), QCPRange(valLo, valHi));
 
-    float minPositive = std::numeric_limits<float>::max();
-    for (float v : p.values)
-        if (v > 0.0f && v < minPositive)
-            minPositive = v;
-    const QCPRange range = dataRange(minPositive);
+    const QCPRange range = dataRange();
     const auto floor = static_cast<float>(range.lower);
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    for (int r = 0; r < p.rows; ++r) {
-        const float *row = p.values.data() + static_cast<size_t>(r) * p.cols;
-        for (int c = 0; c < p.cols; ++c) {
-            const float v = row[c];
-            double z = v;
-            if (v == kNegInf)
-                z = nan;
-            else if (m_maskMode)
-                z = 0.5; // "allowed": the upper half of the mask gradient
-            else if (m_log)
-                z = std::max(v, floor);
-            d->setCell(c, r, z);
-        }
+    const auto nan = std::numeric_limits<double>::quiet_NaN();
+    for (int r = 0; r < p.rows; ++r) { // one loop per mode, without a branch per cell
+        const float *in = p.values.data() + static_cast<size_t>(r) * p.cols;
+        double *out = d->row(r);
+        if (m_maskMode) // "allowed": the upper half of the mask gradient
+            for (int c = 0; c < p.cols; ++c)
+                out[c] = in[c] == kNegInf ? nan : 0.5;
+        else if (m_log)
+            for (int c = 0; c < p.cols; ++c)
+                out[c] = in[c] == kNegInf ? nan : double(std::max(in[c], floor));
+        else
+            for (int c = 0; c < p.cols; ++c)
+                out[c] = in[c] == kNegInf ? nan : double(in[c]);
     }
+    d->markWritten(range);
     m_map->setDataRange(range);
     replot(rpQueuedReplot);
 }

@@ -123,7 +123,7 @@ private:
     LatestJob<Pooled>::Job poolJob() const;
     void adoptPooled(Pooled pooled);
     void fillColorMap();
-    QCPRange dataRange(float minPositive) const;
+    QCPRange dataRange() const;
     bool updateTicks(); // true when the labels changed (a replot is queued)
     QSize labelRoom() const;
     void updateNote();

@@ -32,7 +32,10 @@ void setTokenTicks(QCPAxis *axis, const QStringList &labels, int count, int pixe
 {
     const QFontMetrics fm(axis->tickLabelFont());
     int widest = 0; // widest token label: short ones fit side by side even where turned ones would not
-    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels; ++i)
+    // Measuring stops once they cannot: widest only grows. At thousands of tokens that is after the first label.
+    const auto tooWide = [&] { return count * std::min(fm.height(), widest + 4) > pixels; };
+    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels && !tooWide();
+         ++i)
         widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
     const int perLabel = horizontal ? std::min(fm.height(), widest + 4) : fm.height();
     int step = count * perLabel <= pixels && count <= kMaxMeasuredLabels

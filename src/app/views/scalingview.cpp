@@ -225,11 +225,18 @@ void ScalingView::updateSoftmaxTicks()
     const int pixels = m_softmax->axisRect()->width();
     const QStringList labels = tokenLabels(m_input, T);
     const QFontMetrics metrics(sizedFont(font(), 9));
-    int widest = metrics.height();
-    for (const QString &label : labels)
-        widest = std::max(widest, metrics.horizontalAdvance(label));
-    const int room = std::max(1, pixels / (widest + metrics.height()));
-    const int every = std::max(1, (T + room - 1) / room);
+    // Only the labels shown must not overlap: measure those, and thin them out further while the widest of them
+    // needs more room (every only grows, so this ends). At thousands of tokens it measures dozens, not thousands.
+    int widest = metrics.height(), every = 0;
+    for (;;) {
+        const int room = std::max(1, pixels / (widest + metrics.height()));
+        const int needed = std::max(1, (T + room - 1) / room);
+        if (needed <= every)
+            break;
+        every = needed;
+        for (int j = 0; j < T; j += every)
+            widest = std::max(widest, metrics.horizontalAdvance(labels.value(j)));
+    }
     if (every == m_tickedEvery && T == m_tickedTokens)
         return;
     m_tickedEvery = every;

@@ -364,9 +364,9 @@ void TensorView::labelAxes(int rows, int cols)
         setIntegerTicks(m_heatPlot->xAxis);
     qreal widest = 0;
     const QFontMetricsF metrics(m_heatPlot->xAxis->tickLabelFont());
-    for (int i = 0; tokenCols && i < cols; ++i)
-        widest = std::max(widest, metrics.horizontalAdvance(m_input.tokens.at(i)));
     const qreal cellWidth = (m_heatPlot->width() - 160.0) / std::max(1, cols); // minus axis and colour bar
+    for (int i = 0; tokenCols && i < cols && widest <= 0.9 * cellWidth; ++i) // one too wide label turns them all
+        widest = std::max(widest, metrics.horizontalAdvance(m_input.tokens.at(i)));
     m_heatPlot->xAxis->setTickLabelRotation(widest > 0.9 * cellWidth ? 60 : 0);
     const bool vocab = name == "logits" || name == "next_probs";
     m_heatPlot->xAxis->setLabel(attention ? tr("key") : vocab ? tr("vocabulary id") : tr("dimension"));

@@ -2,6 +2,7 @@
 
 #include "views/viewfonts.h"
 
+#include <QHash>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPaintEvent>
@@ -102,10 +103,16 @@ void TokenChipStrip::measureChips()
     const QFontMetrics fm(font());
     const QFontMetrics small(relativeFont(font(), 0.8));
     const int n = m_layout == Layout::Wrap ? std::min<int>(int(m_labels.size()), kMaxWrapped) : int(m_labels.size());
+    // Texts repeat (a token and its id recur through a text): each distinct one is shaped once.
+    QHash<QString, int> measured[2];
+    const auto advance = [&](const QFontMetrics &metrics, QHash<QString, int> &known, const QString &text) {
+        const auto it = known.constFind(text);
+        return it != known.cend() ? *it : *known.insert(text, metrics.horizontalAdvance(text));
+    };
     m_widths.resize(size_t(n));
     for (int t = 0; t < n; ++t)
         m_widths[size_t(t)]
-            = std::max({fm.horizontalAdvance(chipText(t)), small.horizontalAdvance(secondLine(t)), 10}) + 12;
+            = std::max({advance(fm, measured[0], chipText(t)), advance(small, measured[1], secondLine(t)), 10}) + 12;
     m_lastHeight = {-1, 0};
 }
 
@@ -197,6 +204,8 @@ void TokenChipStrip::paintEvent(QPaintEvent *event)
     for (auto it = first; it != m_rects.end(); ++it) {
         if (m_layout == Layout::Row && it->left() > event->rect().right())
             break;
+        if (!it->intersects(event->rect())) // a wrapped strip in a scroll area shows a few of its rows
+            continue;
         const int t = int(it - m_rects.begin());
         const QRect &r = *it;
         const QColor fill = m_highlighted[size_t(t)] ? kHighlightFill
