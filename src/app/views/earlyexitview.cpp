@@ -171,8 +171,10 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.background, colors.text, 9));
     differs->setName(tr("stops: another prediction"));
     differs->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, 10));
-    for (QCPGraph *g : {agrees, differs})
+    for (QCPGraph *g : {agrees, differs}) {
         g->setLineStyle(QCPGraph::lsNone);
+        g->setAntialiasedScatters(T < kAntialiasedMarksBelow);
+    }
 
     if (T <= 32) {
         auto ticks = QSharedPointer<QCPAxisTickerText>::create();

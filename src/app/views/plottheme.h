@@ -36,6 +36,10 @@ void applyThemeBackground(QWidget *widget, const std::string &theme);
 // The bottom and left axes of an axis rect added by hand (applyPlotTheme styles the default one): the theme's
 // colours, tick labels at 9 and labels at 10 points as designed, scaled as `base` (views/viewfonts.h).
 void applyAxisRectTheme(QCPAxisRect *rect, const std::string &theme, const QFont &base);
+// Bars and scatter symbols drawn this many to a plot or more are a pixel or two wide: antialiasing them changes
+// nothing one can see, and it was most of the GUI thread's time in painting thousands of them.
+constexpr int kAntialiasedMarksBelow = 512;
+
 // An axis that counts (blocks, slots, components): ticks on whole numbers only, every `step` at least.
 void setIntegerTicks(QCPAxis *axis, int step = 1);
 

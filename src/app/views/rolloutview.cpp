@@ -204,6 +204,7 @@ void RolloutView::drawBars(const RolloutAnalysis &a, const QStringList &tokens)
     const QVector<double> *values[] = {&last, &rollout, &flow};
     for (int s = 0; s < 3; ++s) {
         m_bars[size_t(s)]->setBrush(colours[s]);
+        m_bars[size_t(s)]->setAntialiased(T < kAntialiasedMarksBelow);
         m_bars[size_t(s)]->setData(values[s]->isEmpty() ? QVector<double>() : keys, *values[s], true);
     }
     m_plot->xAxis->setTicker(ticker);

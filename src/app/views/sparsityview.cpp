@@ -114,6 +114,7 @@ void SparsityView::drawSupport(const AttentionSparsity &s, int layer, int head)
     for (QCPBars *bars : {allowed, support}) {
         bars->setWidth(T > 64 ? 1.0 : 0.8);
         bars->setPen(Qt::NoPen);
+        bars->setAntialiased(T < kAntialiasedMarksBelow);
     }
     allowed->setBrush(colors.frame);
     support->setBrush(seriesColours().at(0));
