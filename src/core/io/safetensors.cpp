@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "util/error.h"
+#include "util/pageadvice.h"
 #include "util/parallel.h"
 
 #include <nlohmann/json.hpp>
@@ -216,10 +217,7 @@ const unsigned char *mapFile(const std::string &path, size_t &size)
 // float32 copy, so reading a model peaks at about its float32 size instead of that plus the file.
 void releasePages(const unsigned char *data, uint64_t bytes)
 {
-    const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
-    const uintptr_t first = (uintptr_t(data) + page - 1) / page * page, end = (uintptr_t(data) + bytes) / page * page;
-    if (end > first)
-        ::madvise(reinterpret_cast<void *>(first), end - first, MADV_DONTNEED);
+    adviseWholePages(data, bytes, size_t(::sysconf(_SC_PAGESIZE)), MADV_DONTNEED);
 }
 
 } // namespace

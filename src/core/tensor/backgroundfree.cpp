@@ -1,5 +1,7 @@
 #include "tensor/backgroundfree.h"
 
+#include "util/pageadvice.h"
+
 #include <sys/mman.h>
 
 #include <condition_variable>
@@ -104,10 +106,7 @@ size_t backgroundFreesTotal()
 
 void adviseHugePages(void *p, size_t bytes)
 {
-    constexpr uintptr_t huge = uintptr_t(2) << 20;
-    const uintptr_t first = (uintptr_t(p) + huge - 1) / huge * huge, end = (uintptr_t(p) + bytes) / huge * huge;
-    if (end > first)
-        ::madvise(reinterpret_cast<void *>(first), end - first, MADV_HUGEPAGE);
+    adviseWholePages(p, bytes, size_t(2) << 20, MADV_HUGEPAGE);
 }
 
 } // namespace atlas
