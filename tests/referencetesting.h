@@ -65,6 +65,24 @@ inline std::map<std::string, Tensor> referenceGradients(const QString &dir)
     return out;
 }
 
+// Empty when `grads` holds exactly the parameters `dir` has reference gradients for (grad.<name>.npy) and
+// `check(name, got, want)` finds nothing wrong with any of them; else the first problem.
+template <typename Check>
+QString checkReferenceGradients(const std::map<std::string, Tensor> &grads, const QString &dir, Check check)
+{
+    const std::map<std::string, Tensor> reference = referenceGradients(dir);
+    if (reference.size() != grads.size())
+        return QString("%1 gradients, %2 references in %3").arg(grads.size()).arg(reference.size()).arg(dir);
+    for (const auto &[name, want] : reference) {
+        const auto got = grads.find(name);
+        if (got == grads.end())
+            return QString::fromStdString(name) + ": no gradient";
+        if (const QString why = check(QString::fromStdString(name), got->second, want); !why.isEmpty())
+            return why;
+    }
+    return {};
+}
+
 // Rows `rows` of a [T, N] tensor, in that order (the positions a shortened reference sequence kept).
 inline Tensor rowsOf(const Tensor &t, const std::vector<int> &rows)
 {
