@@ -102,30 +102,4 @@ inline QString bitDifference(const Gradients &a, const Gradients &b)
     return {};
 }
 
-// The largest max |a − b| / max |b| over the parameters. With a floor f, max |b| counts as at least f times the largest
-// |b| of any parameter: a gradient that is 0 in exact arithmetic (a key bias's, as softmax ignores a shift of a row's
-// scores) holds rounding noise, measured against the model's gradients.
-inline double relativeDifference(const Gradients &a, const Gradients &b, std::string *worst = nullptr, double floor = 0)
-{
-    double largest = 0;
-    for (const auto &[name, h] : b.grads)
-        for (int64_t i = 0; i < h.numel(); ++i)
-            largest = std::max(largest, double(std::fabs(h.data()[i])));
-    double result = 0;
-    for (const auto &[name, g] : a.grads) {
-        const Tensor &h = b.grads.at(name);
-        double maxRef = 0, maxDiff = 0;
-        for (int64_t i = 0; i < g.numel(); ++i) {
-            maxRef = std::max(maxRef, double(std::fabs(h.data()[i])));
-            maxDiff = std::max(maxDiff, std::fabs(double(g.data()[i]) - double(h.data()[i])));
-        }
-        maxRef = std::max(maxRef, floor * largest);
-        const double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
-        if (rel > result && worst)
-            *worst = name;
-        result = std::max(result, rel);
-    }
-    return result;
-}
-
 } // namespace atlas::testing

@@ -1,5 +1,6 @@
 #include "memory/inversionerror.h"
 
+#include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "util/error.h"
 
@@ -68,21 +69,6 @@ double maxAbs(const Stream &a)
     for (double x : a)
         m = std::max(m, std::fabs(x));
     return m;
-}
-
-double gradientDifference(const Gradients &a, const Gradients &b)
-{
-    double result = 0;
-    for (const auto &[name, g] : a.grads) {
-        const Tensor &h = b.grads.at(name);
-        double maxRef = 0, maxDiff = 0;
-        for (int64_t i = 0; i < g.numel(); ++i) {
-            maxRef = std::max(maxRef, double(std::fabs(h.data()[i])));
-            maxDiff = std::max(maxDiff, std::fabs(double(g.data()[i]) - double(h.data()[i])));
-        }
-        result = std::max(result, maxRef > 0 ? maxDiff / maxRef : maxDiff);
-    }
-    return result;
 }
 
 } // namespace

@@ -65,4 +65,27 @@ void accumulateGradients(
     }
 }
 
+double gradientDifference(const Gradients &a, const Gradients &b, std::string *worst, double floor)
+{
+    double largest = 0;
+    for (const auto &[name, h] : b.grads)
+        for (int64_t i = 0; i < h.numel(); ++i)
+            largest = std::max(largest, double(std::fabs(h.data()[i])));
+    double result = 0;
+    for (const auto &[name, g] : a.grads) {
+        const Tensor &h = b.grads.at(name);
+        double maxRef = 0, maxDiff = 0;
+        for (int64_t i = 0; i < g.numel(); ++i) {
+            maxRef = std::max(maxRef, double(std::fabs(h.data()[i])));
+            maxDiff = std::max(maxDiff, std::fabs(double(g.data()[i]) - double(h.data()[i])));
+        }
+        maxRef = std::max(maxRef, floor * largest);
+        const double rel = maxRef > 0 ? maxDiff / maxRef : maxDiff;
+        if (rel > result && worst)
+            *worst = name;
+        result = std::max(result, rel);
+    }
+    return result;
+}
+
 } // namespace atlas

@@ -40,4 +40,10 @@ Gradients backward(const Model &model, const Input &input, const Trace &trace, c
 void accumulateGradients(
     Gradients &into, const Model &model, const Input &input, const Trace &trace, const std::vector<int> &targets);
 
+// The largest max |a − b| / max |b| over a's parameters (each one in b, of the same shape). With a floor f, max |b|
+// counts as at least f times the largest |b| of any parameter: a gradient that is 0 in exact arithmetic (a key
+// bias's, as softmax ignores a shift of a row's scores) holds rounding noise, measured against the model's gradients.
+// `worst`, when given, receives the parameter that differs most.
+double gradientDifference(const Gradients &a, const Gradients &b, std::string *worst = nullptr, double floor = 0);
+
 } // namespace atlas
