@@ -16,28 +16,13 @@ namespace atlas {
 
 namespace {
 
-// The register tile: kRows × kCols of C in 16 vectors of 16 floats. Vector extensions rather than intrinsics: with
-// AVX-512 each is one register, elsewhere the compiler splits them (correct, slower; not chosen there).
+// The register tile: kRows × kCols of C in 16 vectors of 16 floats, one AVX-512 register each.
 constexpr int64_t kRows = 8, kCols = 32;
 // k is taken kDepth at a time (a B panel of kDepth × kCols, 32 KiB, stays in L1), and the columns kWidth at a time
 // (a packed B block of 256 KiB in L2).
 constexpr int64_t kDepth = 256, kWidth = 256;
 // The largest packed copy of A matrixProduct makes.
 constexpr int64_t kPackedALimit = int64_t(64) << 20;
-
-typedef float Vec16 __attribute__((vector_size(64)));
-
-// C's rows are not aligned: memcpy is an unaligned load or store.
-Vec16 loadUnaligned(const float *p)
-{
-    Vec16 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-void storeUnaligned(float *p, const Vec16 &v)
-{
-    std::memcpy(p, &v, sizeof v);
-}
 
 // A tensor buffer (kept for reuse, tensor/buffercache.h) outside the allocation listeners: scratch, like the BLAS's.
 class Scratch
@@ -114,6 +99,29 @@ void packColumns(
     }
 }
 
+// The first rows × cols of a full tile's results into C (= or +=): a tile at C's edge.
+void storePart(float *c, int64_t ldc, const float (&part)[kRows][kCols], bool add, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j)
+            c[r * ldc + j] = add ? c[r * ldc + j] + part[r][j] : part[r][j];
+}
+
+#if defined(__AVX512F__)
+typedef float Vec16 __attribute__((vector_size(64)));
+
+// C's rows are not aligned: memcpy is an unaligned load or store.
+Vec16 loadUnaligned(const float *p)
+{
+    Vec16 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+void storeUnaligned(float *p, const Vec16 &v)
+{
+    std::memcpy(p, &v, sizeof v);
+}
+
 // C's tile (rows × cols of at most kRows × kCols) = or += the product of an A panel and a B panel over depth.
 void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64_t depth, bool add, int64_t rows,
     int64_t cols)
@@ -143,10 +151,23 @@ void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64
         *reinterpret_cast<Vec16 *>(part[r]) = acc[r][0];
         *reinterpret_cast<Vec16 *>(part[r] + 16) = acc[r][1];
     }
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < cols; ++j)
-            c[r * ldc + j] = add ? c[r * ldc + j] + part[r][j] : part[r][j];
+    storePart(c, ldc, part, add, rows, cols);
 }
+#else
+// Without AVX-512 the kernel runs only when asked for (ATLAS_MATRIX_PRODUCTS=packed, and tst_blasthreads): plain
+// loops in the same order of summation. (16-float vectors there made GCC warn of an ABI change, and GPT-2-small's
+// forward took 8.2 s with them against 0.56 s with these loops on an AVX2 Zen 3.)
+void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64_t depth, bool add, int64_t rows,
+    int64_t cols)
+{
+    float acc[kRows][kCols] = {};
+    for (int64_t t = 0; t < depth; ++t)
+        for (int64_t r = 0; r < kRows; ++r)
+            for (int64_t j = 0; j < kCols; ++j)
+                acc[r][j] += aPanel[t * kRows + r] * bPanel[t * kCols + j];
+    storePart(c, ldc, acc, add, rows, cols);
+}
+#endif
 
 [[maybe_unused]] bool runsAvx2Kernels(const std::string &kernels)
 {
@@ -211,7 +232,11 @@ bool packedProductsChosen()
 
 const char *layerProductsDescription()
 {
+#if defined(__AVX512F__)
     return packedProductsChosen() ? "packed AVX-512 kernel" : "BLAS";
+#else
+    return packedProductsChosen() ? "packed kernel in plain loops (no AVX-512)" : "BLAS";
+#endif
 }
 
 void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate)

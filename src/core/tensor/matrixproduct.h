@@ -30,7 +30,8 @@ void packedMatrixProduct(float *c, int64_t ldc, const float *a, int64_t lda, boo
 // ATLAS_MATRIX_PRODUCTS=blas or =packed decides instead (for benchmarks and tests).
 bool packedProductsChosen();
 
-// What does the layers' products, for the benchmarks' headers: "packed AVX-512 kernel" or "BLAS".
+// What does the layers' products, for the benchmarks' headers: "packed AVX-512 kernel", "packed kernel in plain
+// loops (no AVX-512)" or "BLAS".
 const char *layerProductsDescription();
 
 } // namespace atlas
