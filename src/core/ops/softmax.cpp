@@ -18,7 +18,7 @@ float expShiftedMasked(const float *x, float *y, int64_t n, float m)
 {
     using namespace Eigen::internal;
     using Packet = packet_traits<float>::type;
-    constexpr int64_t kWidth = unpacket_traits<Packet>::size;
+    constexpr int64_t kWidth = packet_traits<float>::size;
     const float ninf = -std::numeric_limits<float>::infinity();
     const Packet shift = pset1<Packet>(m), masked = pset1<Packet>(ninf);
     Packet sum = pset1<Packet>(0.0f);
