@@ -15,10 +15,13 @@ constexpr int64_t kElementGrain = 1 << 15;
 
 void gelu_tanh_forward(Tensor &out, const Tensor &inp)
 {
+    requireShape(out, inp.shape(), "GELU output");
     const float c = std::sqrt(2.0f / static_cast<float>(M_PI));
-    Eigen::Map<const Eigen::ArrayXf> u(inp.data(), inp.numel());
-    Eigen::Map<Eigen::ArrayXf> y(out.data(), out.numel());
-    y = 0.5f * u * (1.0f + (c * (u + 0.044715f * u.cube())).tanh());
+    parallelFor(inp.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+        Eigen::Map<const Eigen::ArrayXf> u(inp.data() + begin, end - begin);
+        Eigen::Map<Eigen::ArrayXf>(out.data() + begin, end - begin)
+            = 0.5f * u * (1.0f + (c * (u + 0.044715f * u.cube())).tanh());
+    });
 }
 
 // d/du = ½(1 + tanh z) + ½u (1 − tanh² z) c (1 + 3·0.044715 u²), z = c (u + 0.044715 u³)
@@ -38,10 +41,13 @@ void gelu_tanh_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
 
 void gelu_erf_forward(Tensor &out, const Tensor &inp)
 {
+    requireShape(out, inp.shape(), "GELU output");
     const float *u = inp.data();
     float *y = out.data();
-    for (int64_t i = 0; i < inp.numel(); ++i)
-        y[i] = 0.5f * u[i] * (1.0f + std::erf(u[i] * static_cast<float>(M_SQRT1_2)));
+    parallelFor(inp.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+            y[i] = 0.5f * u[i] * (1.0f + std::erf(u[i] * static_cast<float>(M_SQRT1_2)));
+    });
 }
 
 // d/du = Φ(u) + u φ(u), with Φ the normal CDF and φ its density
