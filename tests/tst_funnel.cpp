@@ -206,7 +206,7 @@ private slots:
         const StepReport r = trainer->step();
         QVERIFY(std::isfinite(r.loss) && r.loss > 0);
         run.layers = 5;
-        QVERIFY(errorFrom([&] { newTrainer(run); }).contains("--layers 5: the funnel's groups and decoder have 3"));
+        QVERIFY(errorFrom([&] { newTrainer(run); }).contains("layers 5: the funnel's groups and decoder have 3"));
     }
 };
 

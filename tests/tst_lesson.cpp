@@ -1,6 +1,8 @@
 // The lesson format (docs/lessons.md): parsing, the file:line errors of malformed lessons, the semantic check
 // against the models, a step's view after its actions, and appending a step.
+#include "lesson/lesson.h"
 #include "lesson/lessoncheck.h"
+#include "train/trainingsetup.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -118,6 +120,21 @@ private slots:
         QCOMPARE(m.actions[0].temperature, 0.8);
         QCOMPARE(m.actions[1].count, 50);
         QCOMPARE(m.actions[1].target, std::string("reverse"));
+
+        // A train action's model options, as `train`'s, in order; lessonTrainingRun makes the run of them.
+        std::string withModel = kGood;
+        withModel.replace(withModel.find("steps=50"), 8, "steps=50 positions=alibi scale-embeddings experts=2");
+        const LessonAction a = parseLesson(withModel, "l.md").steps[1].actions[1];
+        QCOMPARE(a.trainOptions,
+            (std::vector<std::pair<std::string, std::string>> {
+                {"positions", "alibi"}, {"scale-embeddings", ""}, {"experts", "2"}}));
+        const TrainingRun run = lessonTrainingRun(a);
+        QCOMPARE(run.task, std::string("reverse"));
+        QCOMPARE(run.options.steps, 50);
+        QCOMPARE(run.options.seed, uint64_t(2));
+        QCOMPARE(run.positions, std::string("alibi"));
+        QVERIFY(run.scaleEmbeddings);
+        QCOMPARE(run.experts, 2);
     }
 
     void malformedLessonsNameTheLineAndTheProblem_data()
@@ -144,6 +161,12 @@ private slots:
                                   << "l.md:10: the block opened here";
         QTest::newRow("unknown action") << QString::fromStdString(withStep(kView + "```actions\nrewind\n```\n"))
                                         << "l.md:14: unknown action 'rewind'";
+        QTest::newRow("train option out of range")
+            << QString::fromStdString(withStep(kView + "```actions\ntrain reverse experts=100000\n```\n"))
+            << "l.md:14: train: experts: 100000 is out of range (allowed: 0 to 1024)";
+        QTest::newRow("train option unknown value")
+            << QString::fromStdString(withStep(kView + "```actions\ntrain reverse positions=spiral\n```\n"))
+            << "l.md:14: train: positions: unknown";
         QTest::newRow("missing answer")
             << QString::fromStdString(
                    withStep(kView + "```question\nchoose: Why?\n- [ ] a\n- [ ] b\nexplain: x\n```\n"))
@@ -201,6 +224,16 @@ private slots:
         QCOMPARE(problems("pad 5,6", "pad 2,3"),
             std::string(
                 "l.md:23: the lesson says the answer is key 2, but the model's strongest key from query 13 is 13"));
+        // A train action's model options: the lesson check makes the model the Train panel would, so a combination
+        // the layouts do not have is found before class.
+        QCOMPARE(problems("train reverse", "train reverse family=bert"),
+            std::string("l.md:53: train: family bert: BERT's layout is a bidirectional encoder"
+                        " with learned absolute positions, or with positions shaw its relative_key (a task such as mlm;"
+                        " no other positions, no kv-heads, experts or reversible blocks)"));
+        QCOMPARE(problems("train reverse", "train reverse span-penalty=0.1"),
+            std::string(
+                "l.md:53: train: span-penalty and span-init set up the adaptive spans: give adaptive-span R too"));
+        QCOMPARE(problems("train reverse", "train reverse positions=alibi experts=2 layers=3"), std::string());
         QCOMPARE(problems("train reverse", "train reverso"), std::string("l.md:53: train: unknown task 'reverso'"));
         // A param action changes a parameter the spec already sets (as stepViewSpec shows the step), rather than
         // giving it twice.

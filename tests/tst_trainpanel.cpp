@@ -26,6 +26,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolButton>
 
 #include <algorithm>
 #include <cmath>
@@ -294,8 +295,8 @@ private slots:
         memory->setCurrentIndex(memory->findData("reversible"));
         click(panel, "trainStart");
         QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
-        QCOMPARE(panel.worker()->setup().options.memory.strategy, MemoryStrategy::Reversible);
-        QVERIFY(panel.worker()->setup().reversible);
+        QCOMPARE(panel.worker()->setup().run.options.memory.strategy, MemoryStrategy::Reversible);
+        QVERIFY(panel.worker()->setup().run.reversible);
         QSignalSpy modelChanged(&session, &Session::modelChanged);
         click(panel, "trainExplore");
         QTRY_COMPARE_WITH_TIMEOUT(modelChanged.count(), 1, kComputeWaitFactor * 10000);
@@ -322,7 +323,7 @@ private slots:
         rate->setValue(0.25);
         click(panel, "trainStart");
         QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
-        QCOMPARE(panel.worker()->setup().options.layerDrop, 0.25f);
+        QCOMPARE(panel.worker()->setup().run.options.layerDrop, 0.25f);
         const QList<QLabel *> labels = panel.findChildren<QLabel *>();
         QVERIFY(std::any_of(
             labels.begin(), labels.end(), [](const QLabel *l) { return l->text().contains("LayerDrop 0.25"); }));
@@ -349,7 +350,7 @@ private slots:
         chunks->setValue(3);
         click(panel, "trainStart");
         QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
-        const MemoryOptions &used = panel.worker()->setup().options.memory;
+        const MemoryOptions &used = panel.worker()->setup().run.options.memory;
         QCOMPARE(used.strategy, MemoryStrategy::Checkpoint);
         QCOMPARE(used.checkpointEvery, 1);
         QCOMPARE(used.ffnChunks, 3);
@@ -389,9 +390,9 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 15000);
         QCOMPARE(resumed.count(), 1);
         QCOMPARE(resumed.first().at(0).toInt(), 10);
-        QCOMPARE(panel.worker()->setup().task, std::string("sort"));
-        QCOMPARE(panel.worker()->setup().options.steps, 25);
-        QCOMPARE(panel.worker()->setup().options.batch, 4);
+        QCOMPARE(panel.worker()->setup().run.task, std::string("sort"));
+        QCOMPARE(panel.worker()->setup().run.options.steps, 25);
+        QCOMPARE(panel.worker()->setup().run.options.batch, 4);
         QCOMPARE(panel.stepShown(), 25);
         QCOMPARE(panel.lossPlot()->graph(0)->dataCount(), 15); // steps 11 … 25
         QCOMPARE(panel.lossPlot()->graph(0)->data()->constBegin()->key, 11.0);
@@ -414,6 +415,74 @@ private slots:
             box->close();
     }
 
+    // The Model section: its options reach the run's model under `train`'s names and values; a combination the
+    // layouts do not have is said before Start, which refuses it; the section is kept between sessions, and a
+    // lesson's train action shows its own model whatever the section held.
+    void trainsTheModelSectionsModel()
+    {
+        Session session;
+        {
+            TrainPanel panel(&session);
+            configure(panel, 4, 2, 2);
+            auto *positions = panel.findChild<QComboBox *>("trainModel-positions");
+            auto *experts = panel.findChild<QSpinBox *>("trainModel-experts");
+            auto *layers = panel.findChild<QSpinBox *>("trainModel-layers");
+            auto *topK = panel.findChild<QSpinBox *>("trainModel-expert-top-k");
+            auto *family = panel.findChild<QComboBox *>("trainModel-family");
+            auto *problem = panel.findChild<QLabel *>("trainModelProblem");
+            QVERIFY(positions && experts && layers && topK && family && problem);
+            QVERIFY(!topK->isEnabled()); // it tunes the experts
+            positions->setCurrentIndex(positions->findData("alibi"));
+            experts->setValue(2);
+            QVERIFY(topK->isEnabled());
+            layers->setValue(3);
+            QCOMPARE(panel.findChild<QSpinBox *>("trainLayer")->maximum(), 2); // the probe follows the shape
+            QVERIFY(!problem->isVisibleTo(&panel));
+            click(panel, "trainStart");
+            QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+            const TrainingRun &run = panel.worker()->setup().run;
+            QCOMPARE(run.positions, std::string("alibi"));
+            QCOMPARE(run.experts, 2);
+            QCOMPARE(run.layers, 3);
+            QTRY_VERIFY_WITH_TIMEOUT(panel.attentionView()->input().model, kComputeWaitFactor * 10000);
+            const ModelConfig &trained = panel.attentionView()->input().model->config;
+            QCOMPARE(int(trained.positions), int(PositionKind::Alibi));
+            QCOMPARE(trained.experts, 2);
+            QCOMPARE(trained.layers, 3);
+            QVERIFY2(panel.statusText().contains("Model: layers=3 positions=alibi experts=2"),
+                qPrintable(panel.statusText()));
+
+            family->setCurrentIndex(family->findData("bert")); // an encoder's layout on a causal task
+            QVERIFY(problem->isVisibleTo(&panel));
+            QVERIFY2(problem->text().startsWith("family bert:"), qPrintable(problem->text()));
+            panel.findChild<QPushButton *>("trainStart")->click();
+            QVERIFY2(panel.noticeText().startsWith("family bert:"), qPrintable(panel.noticeText()));
+            QCOMPARE(panel.worker()->state(), State::Finished); // not started
+            for (QMessageBox *box : panel.findChildren<QMessageBox *>())
+                box->close();
+        }
+        TrainPanel next(&session); // the last run's model, not the refused one
+        auto *positions = next.findChild<QComboBox *>("trainModel-positions");
+        auto *experts = next.findChild<QSpinBox *>("trainModel-experts");
+        QCOMPARE(positions->currentData().toString(), QString("alibi"));
+        QCOMPARE(experts->value(), 2);
+        QCOMPARE(next.findChild<QSpinBox *>("trainModel-layers")->value(), 3);
+        QCOMPARE(next.findChild<QComboBox *>("trainModel-family")->currentData().toString(), QString());
+
+        LessonAction lesson;
+        lesson.kind = LessonAction::Kind::Train;
+        lesson.target = "reverse";
+        lesson.count = 3;
+        lesson.trainOptions = {{"positions", "t5"}};
+        next.runLessonAction(lesson);
+        QCOMPARE(positions->currentData().toString(), QString("t5"));
+        QCOMPARE(experts->value(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(next.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+        QCOMPARE(next.worker()->setup().run.positions, std::string("t5"));
+        QCOMPARE(next.worker()->setup().run.experts, 0);
+        QCOMPARE(next.worker()->setup().run.layers, 0);
+    }
+
     void closingTheWindowWhileTrainingStopsTheWorker()
     {
         Session session;
@@ -427,6 +496,13 @@ private slots:
         auto *panel = window->findChild<TrainPanel *>();
         QVERIFY(panel);
         configure(*panel, 100000, 8, 50);
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty()) {
+            auto *header = panel->findChild<QToolButton *>("trainModelHeader");
+            header->click(); // the Model section open, as a user changing the model sees it
+            QTest::qWait(100); // the layouts settle
+            QVERIFY(window->grab().save(dir + "/window-train-settings.png"));
+            header->click();
+        }
         click(*panel, "trainStart");
         QTRY_VERIFY_WITH_TIMEOUT(
             panel->attentionView()->input().trace && panel->stepShown() > 60, kComputeWaitFactor * 15000);

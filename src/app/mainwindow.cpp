@@ -45,6 +45,7 @@
 #include <QProgressBar>
 #include <QScreen>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -105,11 +106,26 @@ void MainWindow::createDocks()
         auto *dock = new QDockWidget(title, this);
         dock->setObjectName(title);
         if (scroll) {
-            auto *area = new QScrollArea(dock);
-            area->setWidget(panel);
-            area->setWidgetResizable(true);
-            area->setFrameShape(QFrame::NoFrame);
-            dock->setWidget(area);
+            auto *scrollArea = new QScrollArea(dock);
+            scrollArea->setWidget(panel);
+            scrollArea->setWidgetResizable(true);
+            scrollArea->setFrameShape(QFrame::NoFrame);
+            dock->setWidget(scrollArea);
+            // It scrolls down, not sideways: shown in a dock narrower than the panel, the dock widens to it (once the
+            // window has laid the dock out: a dock raised as the window opens has no width yet).
+            connect(dock, &QDockWidget::visibilityChanged, this, [this, dock, panel, scrollArea](bool visible) {
+                if (!visible)
+                    return;
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, dock, panel, scrollArea] {
+                        const int needed
+                            = panel->minimumSizeHint().width() + scrollArea->verticalScrollBar()->sizeHint().width();
+                        if (dock->isVisible() && dock->width() < needed)
+                            resizeDocks({dock}, {needed}, Qt::Horizontal);
+                    },
+                    Qt::QueuedConnection);
+            });
         } else {
             dock->setWidget(panel);
         }

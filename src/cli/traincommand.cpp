@@ -1,6 +1,5 @@
 #include "arguments.h"
 #include "commands.h"
-#include "model/funnel.h"
 #include "train/checkpointdirectory.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
@@ -63,12 +62,9 @@ int trainCommand(const CommandArgs &argv)
     checkpoints.removeStale(); // what an interrupted run left
     std::unique_ptr<Trainer> trainer;
     if (args.flag("resume")) {
-        for (const char *option : {"reversible", "scale-embeddings", "positions", "experts", "expert-top-k",
-                 "capacity-factor", "family", "kv-heads", "normaliser", "adaptive-span", "span-penalty", "span-init",
-                 "funnel", "funnel-decoder", "sinkhorn"})
-            if (args.has(option) || args.flag(option))
-                throw Error(std::string("--") + option
-                    + " makes a new model; a resumed run keeps the model it was trained with");
+        for (const std::string &option : trainingRunOptionNames())
+            if (option != "token-retention" && (args.has(option) || args.flag(option)))
+                throw Error("--" + option + " makes a new model; a resumed run keeps the model it was trained with");
         for (const char *option : {"layerdrop", "token-retention", "weight-decay"})
             if (args.has(option))
                 throw Error(
@@ -78,12 +74,10 @@ int trainCommand(const CommandArgs &argv)
     } else {
         TrainingRun run;
         run.task = args.required("task");
-        for (const char *shape : {"layers", "heads", "d-model"})
-            if (args.has(shape) && args.intValue(shape, 0) < 1)
-                throw Error(std::string("--") + shape + " must be at least 1");
-        run.layers = args.intValue("layers", 0, 1, 256);
-        run.heads = args.intValue("heads", 0, 1, 1024);
-        run.dModel = args.intValue("d-model", 0, 1, 65536);
+        for (const std::string &option : trainingRunOptionNames())
+            if (args.has(option) || args.flag(option))
+                setTrainingRunOption(
+                    run, option, args.flag(option) ? "true" : args.value(option), "option --" + option);
         run.description = args.value("description");
         TrainOptions &o = run.options;
         o.steps = args.intValue("steps", o.steps, 1, 1 << 30);
@@ -93,29 +87,6 @@ int trainCommand(const CommandArgs &argv)
         o.weightDecay = float(args.doubleValue("weight-decay", o.weightDecay, 0.0, 100.0));
         o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
         o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
-        o.tokenRetention = float(args.doubleValue("token-retention", 0.0, 1e-6, 1.0));
-        run.reversible = args.flag("reversible");
-        run.positions = args.value("positions");
-        run.normaliser = args.value("normaliser");
-        run.spanRamp = args.intValue("adaptive-span", 0, 1, 65536);
-        run.spanPenalty = args.doubleValue("span-penalty", run.spanPenalty, 0.0, 1e6);
-        run.spanInit = args.doubleValue("span-init", 0.0, 0.0, 1.0);
-        if ((args.has("span-penalty") || args.has("span-init")) && run.spanRamp == 0)
-            throw Error("--span-penalty and --span-init set up the adaptive spans: give --adaptive-span R too");
-        if (args.has("funnel"))
-            run.funnelBlocks = parseFunnelBlocks(args.value("funnel"), "--funnel");
-        run.funnelDecoderLayers = args.intValue("funnel-decoder", 1, 1, 64);
-        if (args.has("funnel-decoder") && run.funnelBlocks.empty())
-            throw Error("--funnel-decoder sets up the funnel: give --funnel G1,G2,… too");
-        run.sinkhornBlock = args.intValue("sinkhorn", 0, 1, 4096);
-        run.family = args.value("family");
-        run.kvHeads = args.intValue("kv-heads", 0, 1, 1024);
-        run.scaleEmbeddings = args.flag("scale-embeddings");
-        run.experts = args.intValue("experts", 0, 0, 1024);
-        run.expertTopK = args.intValue("expert-top-k", 1, 1, 1024);
-        run.capacityFactor = args.doubleValue("capacity-factor", 0.0, 1e-6, 1024.0);
-        if ((args.has("expert-top-k") || args.has("capacity-factor")) && run.experts == 0)
-            throw Error("--expert-top-k and --capacity-factor set up the experts: give --experts E too");
         if (memory)
             o.memory = *memory;
         trainer = newTrainer(run);

@@ -5,6 +5,8 @@
 
 #include "views/plottheme.h"
 
+#include <QResizeEvent>
+
 #include <cmath>
 
 namespace atlas {
@@ -49,6 +51,7 @@ LossCurvePlot::LossCurvePlot(QWidget *parent)
     : QCustomPlot(parent)
 {
     setMinimumHeight(110);
+    setMinimumWidth(160); // the legend wraps (resizeEvent) in a dock narrower than its entries
     setToolTip(tr("Cross-entropy loss on a log scale: every training step (thin) and held-out examples (thick)"));
     QCPGraph *train = addGraph();
     train->setName(tr("training step"));
@@ -126,6 +129,13 @@ void LossCurvePlot::rescaleLossAxis()
 
 void LossCurvePlot::resizeEvent(QResizeEvent *event)
 {
+    // The legend's entries side by side when they fit, else one a row (a narrow dock).
+    legend->setWrap(0);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    if (legend->minimumOuterSizeHint().width() > event->size().width()) {
+        legend->setWrap(1);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
     QCustomPlot::resizeEvent(event);
     // The axis rect takes its new size at the next layout: retick after it.
     QMetaObject::invokeMethod(

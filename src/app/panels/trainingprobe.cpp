@@ -8,6 +8,7 @@
 #include "views/viewfonts.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QGridLayout>
 #include <QLabel>
 #include <QSpinBox>
@@ -36,25 +37,27 @@ TrainingProbe::TrainingProbe(QWidget *parent)
     m_head->setObjectName("trainHead");
     m_head->setToolTip(tr("Head whose attention the heat map shows"));
     m_attention = new AttentionView(this);
-    m_attention->setMinimumHeight(160);
+    fitAttentionHeight();
     // The view's title font suits the main window; in a dock it would be clipped.
     for (QCPLayoutElement *e : m_attention->plot()->plotLayout()->elements(false))
         if (auto *title = qobject_cast<QCPTextElement *>(e))
             title->setFont(sizedFont(font(), 10, true));
     m_attention->plot()->showMessage(tr("Start training to watch this head's attention form."));
 
+    // The example above its controls, one row each: the dock is narrow beside the views.
     auto *grid = new QGridLayout(this);
     grid->setContentsMargins(0, 4, 0, 0);
-    grid->addWidget(m_probe, 0, 0, 3, 1);
+    grid->addWidget(m_probe, 0, 0, 1, 4);
     m_siteLabel = fieldLabel(tr("&Show"), m_site);
-    grid->addWidget(m_siteLabel, 0, 1);
-    grid->addWidget(m_site, 0, 2);
-    grid->addWidget(fieldLabel(tr("&Layer"), m_layer), 1, 1);
-    grid->addWidget(m_layer, 1, 2);
-    grid->addWidget(fieldLabel(tr("H&ead"), m_head), 2, 1);
-    grid->addWidget(m_head, 2, 2);
-    grid->addWidget(m_attention, 3, 0, 1, 3);
-    grid->setColumnStretch(0, 1);
+    grid->addWidget(m_siteLabel, 1, 0);
+    grid->addWidget(m_site, 1, 1, 1, 3);
+    grid->addWidget(fieldLabel(tr("&Layer"), m_layer), 2, 0);
+    grid->addWidget(m_layer, 2, 1);
+    grid->addWidget(fieldLabel(tr("H&ead"), m_head), 2, 2);
+    grid->addWidget(m_head, 2, 3);
+    grid->addWidget(m_attention, 3, 0, 1, 4);
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(3, 1);
     grid->setRowStretch(3, 1);
 
     connect(m_site, &QComboBox::currentIndexChanged, this, [this] {
@@ -64,6 +67,20 @@ TrainingProbe::TrainingProbe(QWidget *parent)
     connect(m_layer, &QSpinBox::valueChanged, this, &TrainingProbe::refresh);
     connect(m_head, &QSpinBox::valueChanged, this, &TrainingProbe::refresh);
     setShape(m_shape);
+}
+
+// In a narrow dock the heat map's title takes three lines and its key labels several more: room for them and for
+// the axes, in lines of the current font (the window's zoom changes it).
+void TrainingProbe::fitAttentionHeight()
+{
+    m_attention->setMinimumHeight(20 * fontMetrics().height());
+}
+
+void TrainingProbe::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange && m_attention)
+        fitAttentionHeight();
 }
 
 void TrainingProbe::setShape(const ModelConfig &shape)

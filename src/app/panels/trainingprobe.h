@@ -38,7 +38,11 @@ public:
     int head() const;
     std::string site() const; // the spec's "site" the heat map shows
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void fitAttentionHeight();
     void refresh(); // the heat map of the chosen site, layer and head
     void updateRanges();
 

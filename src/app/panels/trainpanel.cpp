@@ -2,10 +2,11 @@
 
 #include "theme.h"
 
-#include "panels/fieldlabel.h"
 #include "panels/losscurveplot.h"
 #include "panels/trainingprobe.h"
+#include "panels/trainsettings.h"
 #include "session/session.h"
+#include "util/error.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -42,8 +43,8 @@ TrainPanel::TrainPanel(Session *session, QWidget *parent)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
-    m_settingsBox = createSettings();
-    layout->addWidget(m_settingsBox);
+    m_settings = new TrainSettings(this);
+    layout->addWidget(m_settings);
     layout->addWidget(createButtons());
     m_notice = new QLabel(this);
     m_notice->setWordWrap(true);
@@ -65,8 +66,8 @@ TrainPanel::TrainPanel(Session *session, QWidget *parent)
     splitter->setSizes({2000, 3000});
     layout->addWidget(splitter, 1);
 
-    m_probe->setShape(Task::create(m_task->currentData().toString().toStdString())->modelConfig());
-    restoreSettings();
+    connect(m_settings, &TrainSettings::shapeChanged, m_probe, &TrainingProbe::setShape);
+    m_settings->restore();
     connectWorker();
     connect(m_session, &Session::specChanged, this, &TrainPanel::applyTheme);
     applyTheme();
@@ -78,176 +79,6 @@ TrainPanel::~TrainPanel()
     // Stop before the widgets the worker reports to go away; the worker finishes at most the step it is in.
     m_worker->stop();
     m_worker->wait(-1);
-}
-
-QWidget *TrainPanel::createSettings()
-{
-    auto *box = new QWidget(this);
-    m_task = new QComboBox(box);
-    m_task->setObjectName("trainTask");
-    QStringList tips;
-    for (const std::string &name : Task::names()) {
-        const std::unique_ptr<Task> task = Task::create(name);
-        const QString summary = QString::fromStdString(task->summary());
-        m_task->addItem(QString::fromStdString(name), QString::fromStdString(name));
-        m_task->setItemData(m_task->count() - 1, summary, Qt::ToolTipRole);
-        tips << QStringLiteral("%1: %2").arg(QString::fromStdString(name), summary);
-    }
-    m_task->setToolTip(tr("What the model learns:\n") + tips.join('\n'));
-    const TrainOptions defaults;
-    auto spin = [box](const char *name, int low, int high, int value, const QString &tip) {
-        auto *s = new QSpinBox(box);
-        s->setObjectName(name);
-        s->setRange(low, high);
-        s->setValue(value);
-        s->setToolTip(tip);
-        return s;
-    };
-    m_steps = spin("trainSteps", 1, 1000000, defaults.steps, tr("Optimiser steps in the run"));
-    m_batch = spin("trainBatch", 1, 1024, defaults.batch, tr("Examples per step; their gradients are averaged"));
-    m_seed = spin("trainSeed", 0, 1 << 30, int(defaults.seed),
-        tr("Seeds the initial weights and the example stream: the same seed trains the same model"));
-    m_evalEvery = spin("trainEvalEvery", 1, 100000, 100,
-        tr("Measure the loss on held-out examples every this many steps (thick curve)"));
-    m_evalEvery->setSuffix(tr(" steps"));
-    m_learningRate = new QDoubleSpinBox(box);
-    m_learningRate->setObjectName("trainLearningRate");
-    m_learningRate->setDecimals(5);
-    m_learningRate->setRange(0.00001, 0.1);
-    m_learningRate->setSingleStep(0.0005);
-    m_learningRate->setValue(defaults.learningRate);
-    m_learningRate->setToolTip(tr("Peak learning rate of AdamW: a linear warm-up to it, then a cosine decay to a "
-                                  "tenth of it at the last step"));
-
-    m_memory = new QComboBox(box);
-    m_memory->setObjectName("trainMemory");
-    m_memory->addItem(tr("plain"), "plain");
-    m_memory->addItem(tr("checkpoint"), "checkpoint");
-    m_memory->addItem(tr("reversible"), "reversible");
-    m_memory->setToolTip(tr("What each step keeps for its backward pass (docs/models.md, Memory strategies):\n"
-                            "plain: every activation;\n"
-                            "checkpoint: every ⌈√L⌉-th layer's input, recomputing the rest (the same gradients);\n"
-                            "reversible: nothing, rebuilding each layer's input from its output (the new model "
-                            "gets reversible blocks)"));
-
-    m_checkpointEvery = spin("trainCheckpointEvery", 0, 64, 0,
-        tr("Checkpointing keeps every k-th block's input and recomputes the blocks between during the backward pass "
-           "(the same gradients); the default, ⌈√L⌉, keeps O(√L) of them"));
-    m_checkpointEvery->setSpecialValueText(tr("⌈√L⌉"));
-    m_checkpointEvery->setPrefix(tr("k = "));
-    m_ffnChunks = spin("trainFfnChunks", 1, 64, 1,
-        tr("Run the feed-forward sub-layers over the sequence in this many chunks of rows (Reformer), so the "
-           "d_ff-wide intermediate never exists whole; at most the example's length"));
-
-    m_layerDrop = new QDoubleSpinBox(box);
-    m_layerDrop->setObjectName("trainLayerDrop");
-    m_layerDrop->setRange(0.0, double(TrainOptions::kMaxLayerDrop));
-    m_layerDrop->setSingleStep(0.05);
-    m_layerDrop->setDecimals(2);
-    m_layerDrop->setSpecialValueText(tr("off"));
-    m_layerDrop->setToolTip(tr("LayerDrop (Fan et al. 2019): each example drops each block with this probability, the "
-                               "stream passing through it unchanged, so that the model still works with blocks "
-                               "pruned (the LayerDrop tab, lesson 20). Plain memory strategy, one stack, no "
-                               "reversible blocks"));
-
-    auto *grid = new QGridLayout(box);
-    grid->setContentsMargins(0, 0, 0, 0);
-    grid->addWidget(fieldLabel(tr("T&ask"), m_task), 0, 0);
-    grid->addWidget(m_task, 0, 1, 1, 3);
-    grid->addWidget(fieldLabel(tr("Ste&ps"), m_steps), 1, 0);
-    grid->addWidget(m_steps, 1, 1);
-    grid->addWidget(fieldLabel(tr("&Batch"), m_batch), 1, 2);
-    grid->addWidget(m_batch, 1, 3);
-    grid->addWidget(fieldLabel(tr("Lea&rning rate"), m_learningRate), 2, 0);
-    grid->addWidget(m_learningRate, 2, 1);
-    grid->addWidget(fieldLabel(tr("Seed"), m_seed), 2, 2);
-    grid->addWidget(m_seed, 2, 3);
-    grid->addWidget(fieldLabel(tr("E&valuate every"), m_evalEvery), 3, 0);
-    grid->addWidget(m_evalEvery, 3, 1);
-    grid->addWidget(fieldLabel(tr("&Memory"), m_memory), 3, 2);
-    grid->addWidget(m_memory, 3, 3);
-    grid->addWidget(fieldLabel(tr("Chec&kpoint every"), m_checkpointEvery), 4, 0);
-    grid->addWidget(m_checkpointEvery, 4, 1);
-    grid->addWidget(fieldLabel(tr("FFN c&hunks"), m_ffnChunks), 4, 2);
-    grid->addWidget(m_ffnChunks, 4, 3);
-    grid->addWidget(fieldLabel(tr("Layer&Drop"), m_layerDrop), 5, 0);
-    grid->addWidget(m_layerDrop, 5, 1);
-    grid->setColumnStretch(1, 1);
-    grid->setColumnStretch(3, 1);
-    connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
-        const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
-        m_probe->setShape(c);
-        m_checkpointEvery->setMaximum(c.layers);
-        allowMemoryOptions(!c.isEncoderDecoder());
-        allowLayerDrop();
-    });
-    connect(m_memory, &QComboBox::currentIndexChanged, this, [this] {
-        m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint"));
-        allowLayerDrop();
-    });
-    m_checkpointEvery->setEnabled(false);
-    const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
-    m_checkpointEvery->setMaximum(shape.layers);
-    for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks})
-        w->setProperty("baseToolTip", w->toolTip());
-    allowMemoryOptions(!shape.isEncoderDecoder());
-    allowLayerDrop();
-    return box;
-}
-
-// The settings of the last run the user started (not a lesson's), kept between sessions: a run tuned in one class
-// is there in the next. The task first: choosing it sets the other fields' limits.
-void TrainPanel::rememberSettings() const
-{
-    QSettings s;
-    s.beginGroup("train");
-    for (const QComboBox *box : {m_task, m_memory})
-        s.setValue(box->objectName(), box->currentData());
-    for (const QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
-        s.setValue(spin->objectName(), spin->value());
-    for (const QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
-        s.setValue(spin->objectName(), spin->value());
-}
-
-void TrainPanel::restoreSettings()
-{
-    QSettings s;
-    s.beginGroup("train");
-    for (QComboBox *box : {m_task, m_memory})
-        if (const int i = box->findData(s.value(box->objectName())); i >= 0 && box->isEnabled())
-            box->setCurrentIndex(i);
-    for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
-        if (spin->isEnabled()) // disabled: what the task or the strategy allows (allowMemoryOptions)
-            spin->setValue(s.value(spin->objectName(), spin->value()).toInt());
-    for (QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
-        if (spin->isEnabled())
-            spin->setValue(s.value(spin->objectName(), spin->value()).toDouble());
-}
-
-// LayerDrop trains one stack with the plain strategy (Trainer refuses the rest).
-void TrainPanel::allowLayerDrop()
-{
-    const bool plain = m_memory->currentData().toString() == QStringLiteral("plain");
-    const bool oneStack
-        = !Task::create(m_task->currentData().toString().toStdString())->modelConfig().isEncoderDecoder();
-    m_layerDrop->setEnabled(plain && oneStack);
-    if (!m_layerDrop->isEnabled())
-        m_layerDrop->setValue(0.0);
-}
-
-// An encoder-decoder trains with the plain strategy and whole feed-forward layers only (Trainer refuses the rest).
-void TrainPanel::allowMemoryOptions(bool allowed)
-{
-    if (!allowed) {
-        m_memory->setCurrentIndex(m_memory->findData("plain"));
-        m_ffnChunks->setValue(1);
-    }
-    const QString why
-        = allowed ? QString() : tr("\nAn encoder-decoder trains with the plain strategy and whole layers.");
-    for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks}) {
-        w->setEnabled(allowed);
-        w->setToolTip(w->property("baseToolTip").toString() + why);
-    }
 }
 
 QWidget *TrainPanel::createButtons()
@@ -275,15 +106,16 @@ QWidget *TrainPanel::createButtons()
 
     auto *grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
+    // Two columns: the dock is narrow beside the views.
     grid->addWidget(m_start, 0, 0);
     grid->addWidget(m_pause, 0, 1);
-    grid->addWidget(m_stop, 0, 2);
-    grid->addWidget(m_resume, 1, 0);
-    grid->addWidget(m_save, 1, 1);
-    grid->addWidget(m_explore, 1, 2);
+    grid->addWidget(m_stop, 1, 0);
+    grid->addWidget(m_resume, 1, 1);
+    grid->addWidget(m_save, 2, 0);
+    grid->addWidget(m_explore, 2, 1);
     connect(m_start, &QPushButton::clicked, this, [this] {
-        rememberSettings();
-        start();
+        if (start())
+            m_settings->remember();
     });
     connect(m_pause, &QPushButton::clicked, this, &TrainPanel::togglePause);
     connect(m_stop, &QPushButton::clicked, this, &TrainPanel::stop);
@@ -322,50 +154,32 @@ void TrainPanel::connectWorker()
     connect(m_worker, &TrainingWorker::resumed, this, &TrainPanel::onResumed);
 }
 
-TrainingSetup TrainPanel::setupFromControls() const
-{
-    TrainingSetup s;
-    s.task = m_task->currentData().toString().toStdString();
-    s.options.steps = m_steps->value();
-    s.options.batch = m_batch->value();
-    s.options.learningRate = float(m_learningRate->value());
-    s.options.seed = uint64_t(m_seed->value());
-    // A short run still reaches its peak learning rate: warm up over at most a tenth of it.
-    s.options.warmupSteps = std::min(s.options.warmupSteps, std::max(1, s.options.steps / 10));
-    s.evalEvery = m_evalEvery->value();
-    s.options.memory.strategy = parseMemoryStrategy(m_memory->currentData().toString().toStdString(), "Memory");
-    s.options.memory.checkpointEvery
-        = s.options.memory.strategy == MemoryStrategy::Checkpoint ? m_checkpointEvery->value() : 0;
-    s.options.memory.ffnChunks = m_ffnChunks->value();
-    s.reversible = s.options.memory.strategy == MemoryStrategy::Reversible;
-    s.options.layerDrop = float(m_layerDrop->value());
-    return s;
-}
-
-void TrainPanel::start()
+bool TrainPanel::start()
 {
     if (m_worker->running())
-        return;
-    const TrainingSetup setup = setupFromControls();
-    m_lossPlot->reset(0, setup.options.steps);
+        return false;
+    TrainingSetup setup;
+    try {
+        setup = m_settings->setup();
+        trainingModelConfig(setup.run); // refused here, before the run's state changes
+    } catch (const Error &e) {
+        showError(QString::fromUtf8(e.what()));
+        return false;
+    }
+    m_runModelText = m_settings->modelText();
+    m_lossPlot->reset(0, setup.run.options.steps);
     m_stepShown = 0;
     m_probe->clear();
     m_heldOut->setText(tr("Held-out: evaluating the untrained model…"));
     m_worker->start(setup);
+    return true;
 }
 
 void TrainPanel::runLessonAction(const LessonAction &action)
 {
     if (m_worker->running())
         m_worker->stop();
-    const int task = m_task->findData(QString::fromStdString(action.target));
-    if (task >= 0)
-        m_task->setCurrentIndex(task);
-    if (action.count > 0)
-        m_steps->setValue(action.count);
-    m_seed->setValue(int(action.seed));
-    if (action.learningRate > 0)
-        m_learningRate->setValue(action.learningRate);
+    m_settings->showLessonRun(action);
     start();
 }
 
@@ -375,7 +189,8 @@ void TrainPanel::resumeFrom(const QString &directory)
         return;
     TrainingSetup setup;
     setup.resumeDirectory = directory.toStdString();
-    setup.evalEvery = m_evalEvery->value();
+    setup.evalEvery = m_settings->evalEvery();
+    m_runModelText.clear(); // the checkpoint's own model
     m_stepShown = 0;
     m_probe->clear();
     m_heldOut->setText(tr("Held-out: reading the checkpoint in %1…").arg(QDir::toNativeSeparators(directory)));
@@ -396,7 +211,7 @@ void TrainPanel::chooseCheckpoint()
 void TrainPanel::onResumed(int step)
 {
     m_stepShown = step;
-    m_lossPlot->reset(step, m_worker->setup().options.steps);
+    m_lossPlot->reset(step, m_worker->setup().run.options.steps);
     showState();
 }
 
@@ -423,7 +238,7 @@ void TrainPanel::openInExplorer()
     const QString cache = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
     const QString root = (cache.isEmpty() ? QDir::tempPath() : cache) + "/trained";
     // One directory per task, replaced each time: the Session has the model in memory once opened.
-    m_exploreDirectory = root + "/" + QString::fromStdString(m_worker->setup().task);
+    m_exploreDirectory = root + "/" + QString::fromStdString(m_worker->setup().run.task);
     m_worker->save(m_exploreDirectory);
 }
 
@@ -458,7 +273,7 @@ void TrainPanel::showState()
     const State state = m_worker->state();
     const bool running = m_worker->running();
     // The settings cannot change during a run: their room goes to the curve and the heat map meanwhile.
-    m_settingsBox->setVisible(!running);
+    m_settings->setVisible(!running);
     m_start->setEnabled(!running);
     m_resume->setEnabled(!running);
     m_pause->setEnabled(running);
@@ -467,7 +282,7 @@ void TrainPanel::showState()
     m_stop->setEnabled(running);
     m_save->setEnabled(state != State::Idle);
     m_explore->setEnabled(state != State::Idle);
-    const int total = m_worker->setup().options.steps;
+    const int total = m_worker->setup().run.options.steps;
     QString text;
     if (state == State::Running)
         text = m_stepShown > 0 ? runningText() : tr("Starting…");
@@ -483,14 +298,16 @@ void TrainPanel::showState()
 // The run's settings, shown while the settings themselves are hidden.
 QString TrainPanel::setupText() const
 {
-    const TrainingSetup &s = m_worker->setup();
+    const TrainingRun &r = m_worker->setup().run;
     QString text = tr("Task %1 · batch %2 · peak lr %3 · seed %4")
-                       .arg(QString::fromStdString(s.task))
-                       .arg(s.options.batch)
-                       .arg(s.options.learningRate, 0, 'g', 3)
-                       .arg(s.options.seed);
-    if (s.options.layerDrop > 0)
-        text += tr(" · LayerDrop %1").arg(double(s.options.layerDrop), 0, 'g', 2);
+                       .arg(QString::fromStdString(r.task))
+                       .arg(r.options.batch)
+                       .arg(r.options.learningRate, 0, 'g', 3)
+                       .arg(r.options.seed);
+    if (r.options.layerDrop > 0)
+        text += tr(" · LayerDrop %1").arg(double(r.options.layerDrop), 0, 'g', 2);
+    if (!m_runModelText.isEmpty())
+        text += tr("\nModel: %1").arg(m_runModelText);
     return text;
 }
 
@@ -499,7 +316,7 @@ QString TrainPanel::runningText() const
     const StepReport &r = m_lastReport;
     return tr("Step %1 of %2 · loss %3 · lr %4 · %5k tokens/s")
         .arg(r.step)
-        .arg(m_worker->setup().options.steps)
+        .arg(m_worker->setup().run.options.steps)
         .arg(formatNumber(r.loss), formatNumber(r.learningRate, 2), formatNumber(r.tokensPerSecond / 1000, 3));
 }
 

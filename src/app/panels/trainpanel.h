@@ -7,11 +7,8 @@
 
 #include <string>
 
-class QComboBox;
-class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
-class QSpinBox;
 
 namespace atlas {
 
@@ -19,6 +16,7 @@ class AttentionView;
 class LossCurvePlot;
 class Session;
 class TrainingProbe;
+class TrainSettings;
 
 // Train a small model on an algorithmic task and watch it learn: the settings, Start / Pause / Stop, a live
 // loss curve (every step thin, held-out evaluations thick) and one head's attention on a fixed held-out
@@ -32,8 +30,10 @@ public:
     explicit TrainPanel(Session *session, QWidget *parent = nullptr);
     ~TrainPanel() override;
 
-    void start();
-    // A lesson's train action: its task, steps, seed and learning rate (when given) in the controls, then start().
+    // Starts a run of the settings; false when one is going, or when the settings describe a model the run cannot
+    // have (said in a message box).
+    bool start();
+    // A lesson's train action: its task, steps, seed, learning rate and model in the controls, then start().
     void runLessonAction(const LessonAction &action);
     // Continues the checkpoint in `directory` (Trainer::resume) with its own task and settings; errors are
     // reported like any other.
@@ -57,15 +57,9 @@ public:
     QSize sizeHint() const override { return {400, 820}; }
 
 private:
-    QWidget *createSettings();
     QWidget *createButtons();
     QWidget *createCurveArea();
     void connectWorker();
-    void allowMemoryOptions(bool allowed);
-    void allowLayerDrop();
-    void rememberSettings() const;
-    void restoreSettings();
-    TrainingSetup setupFromControls() const;
     void showState();
     QString runningText() const;
     QString setupText() const;
@@ -79,17 +73,7 @@ private:
 
     Session *m_session;
     TrainingWorker *m_worker;
-    QComboBox *m_task = nullptr;
-    QComboBox *m_memory = nullptr; // the memory strategy: plain, checkpoint, reversible (a reversible model)
-    QSpinBox *m_checkpointEvery = nullptr; // checkpointing's k; 0 = ⌈√L⌉
-    QSpinBox *m_ffnChunks = nullptr; // the feed-forward sub-layers in this many chunks of rows
-    QDoubleSpinBox *m_layerDrop = nullptr; // LayerDrop's rate: each example drops each block with this probability
-    QSpinBox *m_steps = nullptr;
-    QSpinBox *m_batch = nullptr;
-    QDoubleSpinBox *m_learningRate = nullptr;
-    QSpinBox *m_seed = nullptr;
-    QSpinBox *m_evalEvery = nullptr;
-    QWidget *m_settingsBox = nullptr; // hidden while a run is going
+    TrainSettings *m_settings = nullptr; // hidden while a run is going
     QPushButton *m_start = nullptr;
     QPushButton *m_pause = nullptr;
     QPushButton *m_stop = nullptr;
@@ -105,6 +89,7 @@ private:
     int m_stepShown = 0;
     StepReport m_lastReport;
     QString m_exploreDirectory; // the checkpoint "Open in explorer" waits for
+    QString m_runModelText; // the run's model options, "positions=alibi experts=4" (empty: the task's, or resumed)
     std::string m_theme;
 };
 

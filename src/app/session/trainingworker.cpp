@@ -124,18 +124,14 @@ void TrainingWorker::run(const TrainingSetup &setup)
     try {
         TrainingSetup effective = setup;
         if (setup.resumeDirectory.empty()) {
-            TrainingRun run;
-            run.task = setup.task;
-            run.options = setup.options;
-            run.reversible = setup.reversible;
-            trainer = newTrainer(run);
+            trainer = newTrainer(setup.run);
         } else {
             trainer = Trainer::resume(setup.resumeDirectory);
             if (trainer->stepCount() >= trainer->options().steps)
                 throw Error(setup.resumeDirectory + ": the checkpoint has already trained all its "
                     + std::to_string(trainer->options().steps) + " steps");
-            effective.task = trainer->task().name();
-            effective.options = trainer->options();
+            effective.run.task = trainer->task().name();
+            effective.run.options = trainer->options();
             const int step = trainer->stepCount();
             m_stepsDone = step;
             post([this, effective, step] {
@@ -158,7 +154,7 @@ void TrainingWorker::run(const TrainingSetup &setup)
 void TrainingWorker::train(Trainer &trainer, const TrainingSetup &setup)
 {
     const Example probe = probeExample(trainer.task(), setup.probeSeed);
-    const int total = setup.options.steps;
+    const int total = setup.run.options.steps;
     const int evalEvery = std::max(1, setup.evalEvery);
     TrainingProgress pending;
     pending.heldOut.push_back({trainer.stepCount(), trainer.evaluate(setup.evalExamples)});

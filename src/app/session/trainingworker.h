@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/input.h"
-#include "train/trainer.h"
+#include "train/trainingsetup.h"
 #include "viewmodel/viewinput.h"
 
 #include <QFutureSynchronizer>
@@ -18,14 +18,12 @@ class QThread;
 
 namespace atlas {
 
-// What a training run starts from: a fresh model of the task's shape, initialised from options.seed, or the
-// checkpoint in resumeDirectory (whose own task and options then replace these).
+// What a training run starts from: a fresh model (newTrainer: the task's shape with the run's changes, initialised
+// from run.options.seed), or the checkpoint in resumeDirectory (whose own task and options then replace run's).
 struct TrainingSetup
 {
     std::string resumeDirectory;
-    std::string task = "reverse";
-    TrainOptions options; // options.memory: the memory strategy of every step
-    bool reversible = false; // a fresh model has reversible blocks (atlas_reversible)
+    TrainingRun run; // run.options.memory: the memory strategy of every step
     int evalEvery = 100; // held-out evaluation every this many steps, before the first and after the last
     int evalExamples = 128; // the same held-out examples each time (Trainer::evaluate's fixed seed)
     uint64_t probeSeed = 7; // picks the held-out example the attention probe runs on

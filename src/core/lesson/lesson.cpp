@@ -2,6 +2,7 @@
 
 #include "io/atomicfile.h"
 #include "io/limits.h"
+#include "train/trainingsetup.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -233,6 +234,12 @@ std::vector<std::pair<std::string, std::string>> options(std::istringstream &wor
     return out;
 }
 
+bool trainingRunOption(const std::string &key)
+{
+    const std::vector<std::string> &names = trainingRunOptionNames();
+    return std::find(names.begin(), names.end(), key) != names.end();
+}
+
 LessonAction Parser::action(const std::string &line, int at) const
 {
     std::istringstream words(line);
@@ -251,6 +258,14 @@ LessonAction Parser::action(const std::string &line, int at) const
             a.count = integer(value, a.line, "steps", 1, 100000);
         else if (key == "lr" && a.kind == LessonAction::Kind::Train)
             a.learningRate = number(value, a.line, "lr");
+        else if (a.kind == LessonAction::Kind::Train && trainingRunOption(key))
+            try {
+                TrainingRun scratch; // the value is checked now; the combination by the lesson check
+                setTrainingRunOption(scratch, key, value, "train: " + key);
+                a.trainOptions.emplace_back(key, value);
+            } catch (const Error &e) {
+                fail(a.line, e.what());
+            }
         else
             fail(a.line, "action '" + verb + "': unknown option '" + key + "'");
     };
@@ -356,6 +371,19 @@ std::string stepToText(const LessonStep &step)
     if (!step.notes.empty())
         text += "\n```notes\n" + step.notes + (step.notes.ends_with('\n') ? "" : "\n") + "```\n";
     return text;
+}
+
+TrainingRun lessonTrainingRun(const LessonAction &action)
+{
+    TrainingRun run;
+    run.task = action.target;
+    run.options.steps = action.count;
+    run.options.seed = uint64_t(action.seed);
+    if (action.learningRate > 0)
+        run.options.learningRate = float(action.learningRate);
+    for (const auto &[key, value] : action.trainOptions)
+        setTrainingRunOption(run, key, value, "train: " + key);
+    return run;
 }
 
 } // namespace atlas

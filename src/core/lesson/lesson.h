@@ -18,7 +18,9 @@ struct LessonAction
         Generate, // generate N [temperature=T] [top-k=K] [seed=S]: N tokens with the KV cache
         Pad, // pad P[,P…]: toggle padding on those positions
         Param, // param KEY=VALUE: set a parameter of the spec's attention kernel
-        Train, // train TASK [steps=N] [seed=S] [lr=X]: a short run in the Train panel
+        // train TASK [steps=N] [seed=S] [lr=X] [positions=alibi experts=4 …]: a short run in the Train panel, the
+        // model changed by `train`'s options (train/trainingsetup.h, trainingRunOptionNames)
+        Train,
     };
     Kind kind = Kind::RunTo;
     std::string target; // RunTo: the op or tensor; Train: the task; Param: "key=value"
@@ -28,6 +30,7 @@ struct LessonAction
     int topK = 0; // Generate: 0 = all
     long long seed = 1; // Generate, Train
     double learningRate = 0; // Train: 0 = the task's default
+    std::vector<std::pair<std::string, std::string>> trainOptions; // Train: the model's options, in the line's order
     int line = 0;
 };
 
@@ -79,5 +82,10 @@ Lesson readLesson(const std::string &path);
 // A step as text in the format parseLesson reads: "Add current view as step" appends it to the lesson's file,
 // leaving what the author wrote as it was.
 std::string stepToText(const LessonStep &step);
+
+struct TrainingRun;
+// The run a train action asks for: its task, steps, seed, learning rate and model options, everything else as
+// TrainOptions' defaults. The lesson check makes it (newTrainer); the Train panel shows it and starts it.
+TrainingRun lessonTrainingRun(const LessonAction &action);
 
 } // namespace atlas

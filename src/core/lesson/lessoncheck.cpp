@@ -7,6 +7,7 @@
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "train/task.h"
+#include "train/trainingsetup.h"
 #include "util/error.h"
 #include "view/specrun.h"
 
@@ -155,8 +156,15 @@ void Checker::checkActions(const LessonStep &step, const Model &model, const Inp
                         + std::to_string(model.config.context));
             break;
         case LessonAction::Kind::Train:
-            if (std::find(tasks.begin(), tasks.end(), a.target) == tasks.end())
+            if (std::find(tasks.begin(), tasks.end(), a.target) == tasks.end()) {
                 problem(a.line, "train: unknown task '" + a.target + "'");
+            } else {
+                try { // the model the Train panel would make: the options' combination, its size
+                    trainingModelConfig(lessonTrainingRun(a));
+                } catch (const Error &e) {
+                    problem(a.line, std::string("train: ") + e.what());
+                }
+            }
             break;
         }
     }

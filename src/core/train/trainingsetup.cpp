@@ -1,17 +1,119 @@
 #include "train/trainingsetup.h"
 
+#include "model/funnel.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <sstream>
 
 namespace atlas {
 
-std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
+namespace {
+
+int integerOption(const std::string &v, const std::string &where, int minimum, int maximum)
 {
+    long long out = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (v.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != v.data() + v.size())
+        throw Error(where + ": '" + v + "' is not an integer");
+    if (ec == std::errc::result_out_of_range || out < minimum || out > maximum)
+        throw Error(where + ": " + v + " is out of range (allowed: " + std::to_string(minimum) + " to "
+            + std::to_string(maximum) + ")");
+    return int(out);
+}
+
+double numberOption(const std::string &v, const std::string &where, double minimum, double maximum)
+{
+    double d = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+    if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(d))
+        throw Error(where + ": '" + v + "' is not a number");
+    if (d < minimum || d > maximum) {
+        std::ostringstream range;
+        range << minimum << " to " << maximum;
+        throw Error(where + ": " + v + " is out of range (allowed: " + range.str() + ")");
+    }
+    return d;
+}
+
+} // namespace
+
+const std::vector<std::string> &trainingRunOptionNames()
+{
+    static const std::vector<std::string> names = {"layers", "heads", "d-model", "family", "kv-heads", "reversible",
+        "scale-embeddings", "positions", "normaliser", "adaptive-span", "span-penalty", "span-init", "experts",
+        "expert-top-k", "capacity-factor", "funnel", "funnel-decoder", "sinkhorn", "token-retention"};
+    return names;
+}
+
+bool isTrainingRunFlag(const std::string &name)
+{
+    return name == "reversible" || name == "scale-embeddings";
+}
+
+void setTrainingRunOption(TrainingRun &run, const std::string &name, const std::string &value, const std::string &where)
+{
+    const auto integer = [&](int low, int high) { return integerOption(value, where, low, high); };
+    const auto number = [&](double low, double high) { return numberOption(value, where, low, high); };
+    if (isTrainingRunFlag(name)) {
+        if (!value.empty() && value != "true" && value != "false")
+            throw Error(where + ": '" + value + "' is not true or false");
+        (name == "reversible" ? run.reversible : run.scaleEmbeddings) = value != "false";
+    } else if (name == "layers") {
+        run.layers = integer(1, 256);
+    } else if (name == "heads") {
+        run.heads = integer(1, 1024);
+    } else if (name == "d-model") {
+        run.dModel = integer(1, 65536);
+    } else if (name == "family") {
+        if (value != "gpt2" && value != "llama" && value != "bert")
+            throw Error(where + ": '" + value + "' cannot be trained here (gpt2, llama or bert)");
+        run.family = value;
+    } else if (name == "kv-heads") {
+        run.kvHeads = integer(1, 1024);
+    } else if (name == "positions") {
+        run.positions = positionKindName(positionKindArgument(value, where));
+    } else if (name == "normaliser") {
+        run.normaliser = normaliserName(normaliserArgument(value, where));
+    } else if (name == "adaptive-span") {
+        run.spanRamp = integer(1, 65536);
+    } else if (name == "span-penalty") {
+        run.spanPenalty = number(0.0, 1e6);
+    } else if (name == "span-init") {
+        run.spanInit = number(0.0, 1.0);
+    } else if (name == "experts") {
+        run.experts = integer(0, 1024);
+    } else if (name == "expert-top-k") {
+        run.expertTopK = integer(1, 1024);
+    } else if (name == "capacity-factor") {
+        run.capacityFactor = number(1e-6, 1024.0);
+    } else if (name == "funnel") {
+        run.funnelBlocks = parseFunnelBlocks(value, where);
+    } else if (name == "funnel-decoder") {
+        run.funnelDecoderLayers = integer(1, 64);
+    } else if (name == "sinkhorn") {
+        run.sinkhornBlock = integer(1, 4096);
+    } else if (name == "token-retention") {
+        run.options.tokenRetention = float(number(1e-6, 1.0));
+    } else {
+        throw Error(where + ": not an option of a training run's model");
+    }
+}
+
+ModelConfig trainingModelConfig(const TrainingRun &run)
+{
+    const TrainingRun defaults;
+    if (run.spanRamp == 0 && (run.spanPenalty != defaults.spanPenalty || run.spanInit != defaults.spanInit))
+        throw Error("span-penalty and span-init set up the adaptive spans: give adaptive-span R too");
+    if (run.experts == 0 && (run.expertTopK != defaults.expertTopK || run.capacityFactor != defaults.capacityFactor))
+        throw Error("expert-top-k and capacity-factor set up the experts: give experts E too");
+    if (run.funnelBlocks.empty() && run.funnelDecoderLayers != defaults.funnelDecoderLayers)
+        throw Error("funnel-decoder sets up the funnel: give funnel G1,G2,… too");
     const std::unique_ptr<Task> task = Task::create(run.task);
     ModelConfig config = task->modelConfig();
     if (run.layers > 0)
@@ -27,17 +129,17 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.funnel = {run.funnelBlocks, run.funnelDecoderLayers};
         const int layers = config.funnel.encoderLayers() + run.funnelDecoderLayers;
         if (run.layers > 0 && run.layers != layers)
-            throw Error("--layers " + std::to_string(run.layers) + ": the funnel's groups and decoder have "
-                + std::to_string(layers) + " layers (leave --layers out)");
+            throw Error("layers " + std::to_string(run.layers) + ": the funnel's groups and decoder have "
+                + std::to_string(layers) + " layers (leave layers out)");
         config.layers = layers;
     }
     config.sinkhorn.block = run.sinkhornBlock;
     if (run.scaleEmbeddings)
         config.embeddingScale = std::sqrt(float(config.dModel));
     if (!run.positions.empty())
-        config.positions = positionKindArgument(run.positions, "--positions");
+        config.positions = positionKindArgument(run.positions, "positions");
     if (!run.normaliser.empty())
-        config.normaliser = normaliserArgument(run.normaliser, "--normaliser");
+        config.normaliser = normaliserArgument(run.normaliser, "normaliser");
     config.spanRamp = run.spanRamp;
     if (run.spanRamp > 0)
         config.spanPenalty = float(run.spanPenalty);
@@ -49,9 +151,9 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         const bool relative = run.positions == "shaw";
         if (config.causal || run.kvHeads > 0 || (!run.positions.empty() && !relative) || config.hasExperts()
             || config.reversible)
-            throw Error("--family bert: BERT's layout is a bidirectional encoder with learned absolute positions, or "
-                        "with --positions shaw its relative_key (a task such as mlm; no other --positions, no "
-                        "--kv-heads, experts or reversible blocks)");
+            throw Error("family bert: BERT's layout is a bidirectional encoder with learned absolute positions, or "
+                        "with positions shaw its relative_key (a task such as mlm; no other positions, no kv-heads, "
+                        "experts or reversible blocks)");
         config.family = Family::Bert;
         config.modelType = "bert";
         config.layerNorm = LayerNormPlacement::Post;
@@ -65,7 +167,7 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.lnEpsilon = 1e-12f;
     } else if (!run.family.empty() && run.family != "gpt2") {
         if (run.family != "llama")
-            throw Error("--family: '" + run.family + "' cannot be trained here (gpt2, llama or bert)");
+            throw Error("family: '" + run.family + "' cannot be trained here (gpt2, llama or bert)");
         config.family = Family::Llama;
         config.modelType = "llama";
         config.norm = NormKind::RmsNorm;
@@ -78,7 +180,7 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
         config.tiedHead = false;
         config.kvHeads = run.kvHeads;
     } else if (run.kvHeads > 0) {
-        throw Error("--kv-heads: grouped-query attention is the Llama layout's (add --family llama)");
+        throw Error("kv-heads: grouped-query attention is the Llama layout's (add family llama)");
     }
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
@@ -95,10 +197,16 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
             + (config.experts > 0 ? " with " + std::to_string(config.experts) + " experts" : std::string()) + " ("
             + std::to_string(Model::parameterCountOf(config)) + " parameters, with their gradients, AdamW's moments "
             + "and one sequence's activations)");
+    if (!(run.spanInit >= 0 && run.spanInit <= 1))
+        throw Error("span-init is a fraction of the context, in 0..1");
+    return config;
+}
+
+std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
+{
+    const ModelConfig config = trainingModelConfig(run);
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
     model->name = run.task;
-    if (!(run.spanInit >= 0 && run.spanInit <= 1))
-        throw Error("--span-init is a fraction of the context, in 0..1");
     for (BlockWeights &b : model->blocks)
         std::fill(b.spanFraction.values().begin(), b.spanFraction.values().end(), float(run.spanInit));
     return std::make_unique<Trainer>(model, run.task, run.options);

@@ -38,8 +38,23 @@ struct TrainingRun
     int kvHeads = 0;
 };
 
-// The task's model shape with the run's changes, initialised as GPT-2 from options.seed (Model::random), named
-// after the task, in a Trainer. Throws atlas::Error for an unknown task or a shape the config rejects.
+// The options of `train` that change the model, and PoWER-BERT's token retention, by their names without "--"
+// (layers, positions, experts, funnel …): the command line, a lesson's train action and the Train panel's
+// architecture settings all read them through setTrainingRunOption, so they take the same values.
+const std::vector<std::string> &trainingRunOptionNames();
+bool isTrainingRunFlag(const std::string &name); // reversible, scale-embeddings: no value
+// Sets the option `name` of `run` from its text (a flag from "" or "true"). Throws atlas::Error beginning with
+// `where` ("option --experts", "line 12: experts") for an unknown name, a value that is not a number, or one out of
+// the option's range.
+void setTrainingRunOption(
+    TrainingRun &run, const std::string &name, const std::string &value, const std::string &where);
+
+// The task's model shape with the run's changes, checked (ModelConfig::validate, and that a training step fits in
+// memory). Throws atlas::Error for an unknown task, a combination of options the layouts do not have, or a shape
+// the config rejects.
+ModelConfig trainingModelConfig(const TrainingRun &run);
+// A model of trainingModelConfig(run), initialised as GPT-2 from options.seed (Model::random), named after the
+// task, in a Trainer.
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run);
 
 } // namespace atlas

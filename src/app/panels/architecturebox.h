@@ -1,0 +1,63 @@
+#pragma once
+
+#include "model/modelconfig.h"
+
+#include <QWidget>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+class QToolButton;
+
+namespace atlas {
+
+// The Train panel's "Model" section: the changes to the task's model that `train` takes as options (layers,
+// positions, experts, funnel …; train/trainingsetup.h). Its state is a list of key=value options, the same text a
+// lesson's train action and the command line take, so the three cannot disagree: options() gives the controls'
+// changes (a control at the task's own value, or disabled, gives nothing) and setOptions() shows a list. Collapsed
+// under a header that says what is changed.
+class ArchitectureBox : public QWidget
+{
+    Q_OBJECT
+
+public:
+    using Options = std::vector<std::pair<std::string, std::string>>;
+
+    explicit ArchitectureBox(QWidget *parent = nullptr);
+
+    // The task's own model: the fields' "task's" texts say its layers, heads and width.
+    void setTaskShape(const ModelConfig &shape);
+    Options options() const;
+    // Every control back to the task's model, then `options` shown; an unknown key or a value a control cannot
+    // show is left out (the run then refuses nothing it was not shown).
+    void setOptions(const Options &options);
+    static QString optionsText(const Options &options); // "positions=alibi experts=4", the lesson syntax
+    static Options parseOptionsText(const QString &text);
+
+    bool expanded() const;
+    void setExpanded(bool expanded);
+
+signals:
+    void changed();
+
+private:
+    struct Field
+    {
+        std::string key;
+        QWidget *control = nullptr;
+        QString defaultText; // the control's text of the task's model: no option
+    };
+
+    QWidget *createControls();
+    QString currentText(const Field &field) const;
+    void setText(const Field &field, const QString &text);
+    void updateEnabled();
+    void updateHeader();
+
+    QToolButton *m_header = nullptr;
+    QWidget *m_controls = nullptr;
+    std::vector<Field> m_fields;
+};
+
+} // namespace atlas

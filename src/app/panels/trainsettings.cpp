@@ -1,0 +1,267 @@
+#include "panels/trainsettings.h"
+
+#include "theme.h"
+
+#include "panels/architecturebox.h"
+#include "panels/fieldlabel.h"
+#include "train/task.h"
+#include "util/error.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QGridLayout>
+#include <QLabel>
+#include <QSettings>
+#include <QSpinBox>
+
+#include <algorithm>
+
+namespace atlas {
+
+TrainSettings::TrainSettings(QWidget *parent)
+    : QWidget(parent)
+{
+    createControls();
+}
+
+void TrainSettings::createControls()
+{
+    QWidget *box = this;
+    m_task = new QComboBox(box);
+    m_task->setObjectName("trainTask");
+    QStringList tips;
+    for (const std::string &name : Task::names()) {
+        const std::unique_ptr<Task> task = Task::create(name);
+        const QString summary = QString::fromStdString(task->summary());
+        m_task->addItem(QString::fromStdString(name), QString::fromStdString(name));
+        m_task->setItemData(m_task->count() - 1, summary, Qt::ToolTipRole);
+        tips << QStringLiteral("%1: %2").arg(QString::fromStdString(name), summary);
+    }
+    m_task->setToolTip(tr("What the model learns:\n") + tips.join('\n'));
+    const TrainOptions defaults;
+    auto spin = [box](const char *name, int low, int high, int value, const QString &tip) {
+        auto *s = new QSpinBox(box);
+        s->setObjectName(name);
+        s->setRange(low, high);
+        s->setValue(value);
+        s->setToolTip(tip);
+        return s;
+    };
+    m_steps = spin("trainSteps", 1, 1000000, defaults.steps, tr("Optimiser steps in the run"));
+    m_batch = spin("trainBatch", 1, 1024, defaults.batch, tr("Examples per step; their gradients are averaged"));
+    m_seed = spin("trainSeed", 0, 1 << 30, int(defaults.seed),
+        tr("Seeds the initial weights and the example stream: the same seed trains the same model"));
+    m_evalEvery = spin("trainEvalEvery", 1, 100000, 100,
+        tr("Measure the loss on held-out examples every this many steps (thick curve)"));
+    m_evalEvery->setSuffix(tr(" steps"));
+    m_learningRate = new QDoubleSpinBox(box);
+    m_learningRate->setObjectName("trainLearningRate");
+    m_learningRate->setDecimals(5);
+    m_learningRate->setRange(0.00001, 0.1);
+    m_learningRate->setSingleStep(0.0005);
+    m_learningRate->setValue(defaults.learningRate);
+    m_learningRate->setToolTip(tr("Peak learning rate of AdamW: a linear warm-up to it, then a cosine decay to a "
+                                  "tenth of it at the last step"));
+
+    m_memory = new QComboBox(box);
+    m_memory->setObjectName("trainMemory");
+    m_memory->addItem(tr("plain"), "plain");
+    m_memory->addItem(tr("checkpoint"), "checkpoint");
+    m_memory->addItem(tr("reversible"), "reversible");
+    m_memory->setToolTip(tr("What each step keeps for its backward pass (docs/models.md, Memory strategies):\n"
+                            "plain: every activation;\n"
+                            "checkpoint: every ⌈√L⌉-th layer's input, recomputing the rest (the same gradients);\n"
+                            "reversible: nothing, rebuilding each layer's input from its output (the new model "
+                            "gets reversible blocks)"));
+
+    m_checkpointEvery = spin("trainCheckpointEvery", 0, 64, 0,
+        tr("Checkpointing keeps every k-th block's input and recomputes the blocks between during the backward pass "
+           "(the same gradients); the default, ⌈√L⌉, keeps O(√L) of them"));
+    m_checkpointEvery->setSpecialValueText(tr("⌈√L⌉"));
+    m_checkpointEvery->setPrefix(tr("k = "));
+    m_ffnChunks = spin("trainFfnChunks", 1, 64, 1,
+        tr("Run the feed-forward sub-layers over the sequence in this many chunks of rows (Reformer), so the "
+           "d_ff-wide intermediate never exists whole; at most the example's length"));
+
+    m_layerDrop = new QDoubleSpinBox(box);
+    m_layerDrop->setObjectName("trainLayerDrop");
+    m_layerDrop->setRange(0.0, double(TrainOptions::kMaxLayerDrop));
+    m_layerDrop->setSingleStep(0.05);
+    m_layerDrop->setDecimals(2);
+    m_layerDrop->setSpecialValueText(tr("off"));
+    m_layerDrop->setToolTip(tr("LayerDrop (Fan et al. 2019): each example drops each block with this probability, the "
+                               "stream passing through it unchanged, so that the model still works with blocks "
+                               "pruned (the LayerDrop tab, lesson 20). Plain memory strategy, one stack, no "
+                               "reversible blocks"));
+
+    m_architecture = new ArchitectureBox(box);
+
+    // Label and field in two columns: the dock is narrow beside the views.
+    auto *grid = new QGridLayout(box);
+    grid->setContentsMargins(0, 0, 0, 0);
+    int row = 0;
+    for (const auto &[label, field] : std::initializer_list<std::pair<QString, QWidget *>> {{tr("T&ask"), m_task},
+             {tr("Ste&ps"), m_steps}, {tr("&Batch"), m_batch}, {tr("Lea&rning rate"), m_learningRate},
+             {tr("Seed"), m_seed}, {tr("E&valuate every"), m_evalEvery}, {tr("&Memory"), m_memory},
+             {tr("Chec&kpoint every"), m_checkpointEvery}, {tr("FFN c&hunks"), m_ffnChunks},
+             {tr("Layer&Drop"), m_layerDrop}}) {
+        grid->addWidget(fieldLabel(label, field), row, 0);
+        allowNarrow(field);
+        grid->addWidget(field, row++, 1);
+    }
+    grid->addWidget(m_architecture, row++, 0, 1, 2);
+    m_modelProblem = new QLabel(box);
+    m_modelProblem->setObjectName("trainModelProblem");
+    m_modelProblem->setWordWrap(true);
+    m_modelProblem->setStyleSheet(textColorStyle(warningTextColor()));
+    m_modelProblem->setToolTip(tr("Start would refuse this model: change the task or the Model section"));
+    m_modelProblem->hide();
+    grid->addWidget(m_modelProblem, row, 0, 1, 2);
+    grid->setColumnStretch(1, 1);
+    grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
+    connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
+        const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
+        m_architecture->setTaskShape(c);
+        showShape();
+        allowMemoryOptions(!c.isEncoderDecoder());
+        allowLayerDrop();
+    });
+    connect(m_architecture, &ArchitectureBox::changed, this, &TrainSettings::showShape);
+    connect(m_memory, &QComboBox::currentIndexChanged, this, [this] {
+        m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint"));
+        allowLayerDrop();
+    });
+    m_checkpointEvery->setEnabled(false);
+    const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
+    m_architecture->setTaskShape(shape);
+    for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks})
+        w->setProperty("baseToolTip", w->toolTip());
+    allowMemoryOptions(!shape.isEncoderDecoder());
+    allowLayerDrop();
+}
+
+// The settings of the last run the user started (not a lesson's), kept between sessions: a run tuned in one class
+// is there in the next. The task first: choosing it sets the other fields' limits.
+void TrainSettings::remember() const
+{
+    QSettings s;
+    s.beginGroup("train");
+    for (const QComboBox *box : {m_task, m_memory})
+        s.setValue(box->objectName(), box->currentData());
+    for (const QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
+        s.setValue(spin->objectName(), spin->value());
+    for (const QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
+        s.setValue(spin->objectName(), spin->value());
+    s.setValue("model", ArchitectureBox::optionsText(m_architecture->options()));
+    s.setValue("modelExpanded", m_architecture->expanded());
+}
+
+void TrainSettings::restore()
+{
+    QSettings s;
+    s.beginGroup("train");
+    for (QComboBox *box : {m_task, m_memory})
+        if (const int i = box->findData(s.value(box->objectName())); i >= 0 && box->isEnabled())
+            box->setCurrentIndex(i);
+    for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
+        if (spin->isEnabled()) // disabled: what the task or the strategy allows (allowMemoryOptions)
+            spin->setValue(s.value(spin->objectName(), spin->value()).toInt());
+    for (QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
+        if (spin->isEnabled())
+            spin->setValue(s.value(spin->objectName(), spin->value()).toDouble());
+    m_architecture->setOptions(ArchitectureBox::parseOptionsText(s.value("model").toString()));
+    m_architecture->setExpanded(s.value("modelExpanded", false).toBool());
+    showShape();
+}
+
+// LayerDrop trains one stack with the plain strategy (Trainer refuses the rest).
+void TrainSettings::allowLayerDrop()
+{
+    const bool plain = m_memory->currentData().toString() == QStringLiteral("plain");
+    const bool oneStack
+        = !Task::create(m_task->currentData().toString().toStdString())->modelConfig().isEncoderDecoder();
+    m_layerDrop->setEnabled(plain && oneStack);
+    if (!m_layerDrop->isEnabled())
+        m_layerDrop->setValue(0.0);
+}
+
+// An encoder-decoder trains with the plain strategy and whole feed-forward layers only (Trainer refuses the rest).
+void TrainSettings::allowMemoryOptions(bool allowed)
+{
+    if (!allowed) {
+        m_memory->setCurrentIndex(m_memory->findData("plain"));
+        m_ffnChunks->setValue(1);
+    }
+    const QString why
+        = allowed ? QString() : tr("\nAn encoder-decoder trains with the plain strategy and whole layers.");
+    for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks}) {
+        w->setEnabled(allowed);
+        w->setToolTip(w->property("baseToolTip").toString() + why);
+    }
+}
+
+// Throws atlas::Error for a model option the run cannot take (a funnel's groups that do not parse).
+TrainingSetup TrainSettings::setup() const
+{
+    TrainingSetup s;
+    TrainingRun &run = s.run;
+    run.task = m_task->currentData().toString().toStdString();
+    TrainOptions &o = run.options;
+    o.steps = m_steps->value();
+    o.batch = m_batch->value();
+    o.learningRate = float(m_learningRate->value());
+    o.seed = uint64_t(m_seed->value());
+    // A short run still reaches its peak learning rate: warm up over at most a tenth of it.
+    o.warmupSteps = std::min(o.warmupSteps, std::max(1, o.steps / 10));
+    s.evalEvery = m_evalEvery->value();
+    o.memory.strategy = parseMemoryStrategy(m_memory->currentData().toString().toStdString(), "Memory");
+    o.memory.checkpointEvery = o.memory.strategy == MemoryStrategy::Checkpoint ? m_checkpointEvery->value() : 0;
+    o.memory.ffnChunks = m_ffnChunks->value();
+    run.reversible = o.memory.strategy == MemoryStrategy::Reversible;
+    o.layerDrop = float(m_layerDrop->value());
+    for (const auto &[key, value] : m_architecture->options())
+        setTrainingRunOption(run, key, value, "Model: " + key);
+    return s;
+}
+
+// The probe's layer and head ranges and checkpointing's k follow the model the settings describe; a combination
+// the layouts do not have is said under the settings before Start is pressed.
+void TrainSettings::showShape()
+{
+    ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
+    QString problem;
+    try {
+        shape = trainingModelConfig(setup().run);
+    } catch (const Error &e) {
+        problem = QString::fromUtf8(e.what());
+    }
+    m_checkpointEvery->setMaximum(shape.layers);
+    m_modelProblem->setText(problem);
+    m_modelProblem->setVisible(!problem.isEmpty());
+    emit shapeChanged(shape);
+}
+
+void TrainSettings::showLessonRun(const LessonAction &action)
+{
+    const int task = m_task->findData(QString::fromStdString(action.target));
+    if (task >= 0)
+        m_task->setCurrentIndex(task);
+    if (action.count > 0)
+        m_steps->setValue(action.count);
+    m_seed->setValue(int(action.seed));
+    m_learningRate->setValue(action.learningRate > 0 ? action.learningRate : double(TrainOptions {}.learningRate));
+    m_layerDrop->setValue(0.0);
+    m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried
+}
+
+int TrainSettings::evalEvery() const
+{
+    return m_evalEvery->value();
+}
+
+QString TrainSettings::modelText() const
+{
+    return ArchitectureBox::optionsText(m_architecture->options());
+}
+
+} // namespace atlas
