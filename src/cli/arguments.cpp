@@ -2,11 +2,10 @@
 
 #include "commandtable.h"
 #include "io/limits.h"
+#include "util/boundednumber.h"
 #include "util/error.h"
 
 #include <charconv>
-#include <cmath>
-#include <sstream>
 #include <string_view>
 
 namespace atlas {
@@ -83,34 +82,12 @@ std::vector<std::string> Arguments::values(const std::string &name) const
 
 int Arguments::intValue(const std::string &name, int fallback, int minimum, int maximum) const
 {
-    if (!has(name))
-        return fallback;
-    const std::string v = value(name);
-    long long out = 0;
-    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    if (v.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != v.data() + v.size())
-        throw Error("option --" + name + ": '" + v + "' is not an integer");
-    if (ec == std::errc::result_out_of_range || out < minimum || out > maximum)
-        throw Error("option --" + name + ": " + v + " is out of range (allowed: " + std::to_string(minimum) + " to "
-            + std::to_string(maximum) + ")");
-    return int(out);
+    return has(name) ? boundedInteger(value(name), "option --" + name, minimum, maximum) : fallback;
 }
 
 double Arguments::doubleValue(const std::string &name, double fallback, double minimum, double maximum) const
 {
-    if (!has(name))
-        return fallback;
-    const std::string v = value(name);
-    double d = 0;
-    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-    if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(d))
-        throw Error("option --" + name + ": '" + v + "' is not a number");
-    if (d < minimum || d > maximum) {
-        std::ostringstream range;
-        range << minimum << " to " << maximum;
-        throw Error("option --" + name + ": " + v + " is out of range (allowed: " + range.str() + ")");
-    }
-    return d;
+    return has(name) ? boundedNumber(value(name), "option --" + name, minimum, maximum) : fallback;
 }
 
 std::pair<int, int> Arguments::imageSize(const std::string &name, const std::string &fallback) const

@@ -3,45 +3,14 @@
 #include "model/funnel.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
+#include "util/boundednumber.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <sstream>
 
 namespace atlas {
-
-namespace {
-
-int integerOption(const std::string &v, const std::string &where, int minimum, int maximum)
-{
-    long long out = 0;
-    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    if (v.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || ptr != v.data() + v.size())
-        throw Error(where + ": '" + v + "' is not an integer");
-    if (ec == std::errc::result_out_of_range || out < minimum || out > maximum)
-        throw Error(where + ": " + v + " is out of range (allowed: " + std::to_string(minimum) + " to "
-            + std::to_string(maximum) + ")");
-    return int(out);
-}
-
-double numberOption(const std::string &v, const std::string &where, double minimum, double maximum)
-{
-    double d = 0;
-    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-    if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(d))
-        throw Error(where + ": '" + v + "' is not a number");
-    if (d < minimum || d > maximum) {
-        std::ostringstream range;
-        range << minimum << " to " << maximum;
-        throw Error(where + ": " + v + " is out of range (allowed: " + range.str() + ")");
-    }
-    return d;
-}
-
-} // namespace
 
 const std::vector<std::string> &trainingRunOptionNames()
 {
@@ -58,8 +27,8 @@ bool isTrainingRunFlag(const std::string &name)
 
 void setTrainingRunOption(TrainingRun &run, const std::string &name, const std::string &value, const std::string &where)
 {
-    const auto integer = [&](int low, int high) { return integerOption(value, where, low, high); };
-    const auto number = [&](double low, double high) { return numberOption(value, where, low, high); };
+    const auto integer = [&](int low, int high) { return boundedInteger(value, where, low, high); };
+    const auto number = [&](double low, double high) { return boundedNumber(value, where, low, high); };
     if (isTrainingRunFlag(name)) {
         if (!value.empty() && value != "true" && value != "false")
             throw Error(where + ": '" + value + "' is not true or false");
