@@ -95,30 +95,8 @@ void TrainSettings::createControls()
                                "reversible blocks"));
 
     m_architecture = new ArchitectureBox(box);
-
-    // Label and field in two columns: the dock is narrow beside the views.
-    auto *grid = new QGridLayout(box);
-    grid->setContentsMargins(0, 0, 0, 0);
-    int row = 0;
-    for (const auto &[label, field] : std::initializer_list<std::pair<QString, QWidget *>> {{tr("T&ask"), m_task},
-             {tr("Ste&ps"), m_steps}, {tr("&Batch"), m_batch}, {tr("Lea&rning rate"), m_learningRate},
-             {tr("Seed"), m_seed}, {tr("E&valuate every"), m_evalEvery}, {tr("&Memory"), m_memory},
-             {tr("Chec&kpoint every"), m_checkpointEvery}, {tr("FFN c&hunks"), m_ffnChunks},
-             {tr("Layer&Drop"), m_layerDrop}}) {
-        grid->addWidget(fieldLabel(label, field), row, 0);
-        allowNarrow(field);
-        grid->addWidget(field, row++, 1);
-    }
-    grid->addWidget(m_architecture, row++, 0, 1, 2);
     m_modelProblem = new QLabel(box);
-    m_modelProblem->setObjectName("trainModelProblem");
-    m_modelProblem->setWordWrap(true);
-    m_modelProblem->setStyleSheet(textColorStyle(warningTextColor()));
-    m_modelProblem->setToolTip(tr("Start would refuse this model: change the task or the Model section"));
-    m_modelProblem->hide();
-    grid->addWidget(m_modelProblem, row, 0, 1, 2);
-    grid->setColumnStretch(1, 1);
-    grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
+    layOut();
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
         const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
         m_architecture->setTaskShape(c);
@@ -138,6 +116,32 @@ void TrainSettings::createControls()
         w->setProperty("baseToolTip", w->toolTip());
     allowMemoryOptions(!shape.isEncoderDecoder());
     allowLayerDrop();
+}
+
+// Label and field in two columns: the dock is narrow beside the views.
+void TrainSettings::layOut()
+{
+    auto *grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    int row = 0;
+    for (const auto &[label, field] : std::initializer_list<std::pair<QString, QWidget *>> {{tr("T&ask"), m_task},
+             {tr("Ste&ps"), m_steps}, {tr("&Batch"), m_batch}, {tr("Lea&rning rate"), m_learningRate},
+             {tr("Seed"), m_seed}, {tr("E&valuate every"), m_evalEvery}, {tr("&Memory"), m_memory},
+             {tr("Chec&kpoint every"), m_checkpointEvery}, {tr("FFN c&hunks"), m_ffnChunks},
+             {tr("Layer&Drop"), m_layerDrop}}) {
+        grid->addWidget(fieldLabel(label, field), row, 0);
+        allowNarrow(field);
+        grid->addWidget(field, row++, 1);
+    }
+    grid->addWidget(m_architecture, row++, 0, 1, 2);
+    m_modelProblem->setObjectName("trainModelProblem");
+    m_modelProblem->setWordWrap(true);
+    m_modelProblem->setStyleSheet(textColorStyle(warningTextColor()));
+    m_modelProblem->setToolTip(tr("Start would refuse this model: change the task or the Model section"));
+    m_modelProblem->hide();
+    grid->addWidget(m_modelProblem, row, 0, 1, 2);
+    grid->setColumnStretch(1, 1);
+    grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
 }
 
 // The settings of the last run the user started (not a lesson's), kept between sessions: a run tuned in one class

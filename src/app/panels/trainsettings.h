@@ -40,6 +40,7 @@ signals:
 
 private:
     void createControls();
+    void layOut();
     void showShape();
     void allowMemoryOptions(bool allowed);
     void allowLayerDrop();
