@@ -104,6 +104,8 @@ private slots:
             "--experts", "100000"} << "--experts: 100000 is out of range";
         QTest::newRow("train experts -3") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--experts",
             "-3"} << "--experts: -3 is out of range";
+        QTest::newRow("train an encoder's layout on a causal task") << QStringList {"train", "--task", "reverse",
+            "--out", "@DIR@/t", "--family", "bert"} << "family bert: BERT's layout is a bidirectional encoder";
         QTest::newRow("memory shape too wide")
             << QStringList {"memory", "--shape", "4x4x16384", "--length", "128"} << "needs about";
         QTest::newRow("memory length 1048576")
@@ -212,6 +214,7 @@ private slots:
         QVERIFY2(!r.err.contains("unexpected error"), qPrintable(r.err));
         QVERIFY2(timer.elapsed() < 30000, "refused only after doing the work");
         QVERIFY(!QFile::exists(dir.filePath("x.png")) && !QFile::exists(dir.filePath("x.svg")));
+        QVERIFY2(!QFile::exists(dir.filePath("t")), "a refused train left its --out directory behind");
     }
 
     // kill -9 at random moments of a dump over an earlier dump: the directory always holds one whole dump (the old

@@ -35,6 +35,28 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
     std::fflush(stderr);
 }
 
+// The new run the options describe: the task, the model's options (setTrainingRunOption), the optimiser's.
+TrainingRun newRun(const Arguments &args, const std::optional<MemoryOptions> &memory)
+{
+    TrainingRun run;
+    run.task = args.required("task");
+    for (const std::string &option : trainingRunOptionNames())
+        if (args.has(option) || args.flag(option))
+            setTrainingRunOption(run, option, args.flag(option) ? "true" : args.value(option), "option --" + option);
+    run.description = args.value("description");
+    TrainOptions &o = run.options;
+    o.steps = args.intValue("steps", o.steps, 1, 1 << 30);
+    o.batch = args.intValue("batch", o.batch, 1, 1 << 16);
+    o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
+    o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
+    o.weightDecay = float(args.doubleValue("weight-decay", o.weightDecay, 0.0, 100.0));
+    o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
+    o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
+    if (memory)
+        o.memory = *memory;
+    return run;
+}
+
 } // namespace
 
 int trainCommand(const CommandArgs &argv)
@@ -56,11 +78,7 @@ int trainCommand(const CommandArgs &argv)
     const int evalExamples = args.intValue("eval-examples", 256, 1, 100000);
     if (evalEvery < 1 || saveEvery < 1 || evalExamples < 1)
         throw Error("--eval-every, --save-every and --eval-examples must be at least 1");
-    // Before the first step, not at the first save: a read-only --out fails now.
-    const CheckpointDirectory checkpoints(out);
-    checkpoints.checkWritable();
-    checkpoints.removeStale(); // what an interrupted run left
-    std::unique_ptr<Trainer> trainer;
+    std::optional<TrainingRun> run; // a new run; none with --resume
     if (args.flag("resume")) {
         for (const std::string &option : trainingRunOptionNames())
             if (option != "token-retention" && (args.has(option) || args.flag(option)))
@@ -69,28 +87,17 @@ int trainCommand(const CommandArgs &argv)
             if (args.has(option))
                 throw Error(
                     std::string("--") + option + " is the run's own: a resumed run keeps the rate it was started with");
-        trainer = Trainer::resume(out, memory);
-        std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     } else {
-        TrainingRun run;
-        run.task = args.required("task");
-        for (const std::string &option : trainingRunOptionNames())
-            if (args.has(option) || args.flag(option))
-                setTrainingRunOption(
-                    run, option, args.flag(option) ? "true" : args.value(option), "option --" + option);
-        run.description = args.value("description");
-        TrainOptions &o = run.options;
-        o.steps = args.intValue("steps", o.steps, 1, 1 << 30);
-        o.batch = args.intValue("batch", o.batch, 1, 1 << 16);
-        o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
-        o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
-        o.weightDecay = float(args.doubleValue("weight-decay", o.weightDecay, 0.0, 100.0));
-        o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
-        o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
-        if (memory)
-            o.memory = *memory;
-        trainer = newTrainer(run);
+        run = newRun(args, memory);
+        trainingModelConfig(*run); // a model the layouts do not have is refused before --out is made
     }
+    // Before the first step, not at the first save: a read-only --out fails now.
+    const CheckpointDirectory checkpoints(out);
+    checkpoints.checkWritable();
+    checkpoints.removeStale(); // what an interrupted run left
+    const std::unique_ptr<Trainer> trainer = run ? newTrainer(*run) : Trainer::resume(out, memory);
+    if (!run)
+        std::fprintf(stderr, "resuming %s at step %d\n", out.c_str(), trainer->stepCount());
     const int total = trainer->options().steps;
     const MemoryOptions &m = trainer->options().memory;
     std::fprintf(stderr, "memory strategy %s%s%s\n", memoryStrategyName(m.strategy).c_str(),
