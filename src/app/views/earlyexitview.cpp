@@ -168,9 +168,18 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     }
     const ThemeColors colors = themeColors(m_spec.theme);
     agrees->setName(tr("stops: the whole model's prediction"));
-    agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.background, colors.text, 9));
     differs->setName(tr("stops: another prediction"));
-    differs->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, 10));
+    // A mark no wider than a token's share of the axes, set once they are laid out: outlines of 9 px on tokens a
+    // pixel apart made one solid band that hid the confidences. Small marks are rings, a run of them a thin line.
+    const auto fitMarks = [agrees, differs, rect, T, colors] {
+        const double mark = std::clamp(rect->width() / double(std::max(1, T)), 3.0, 9.0);
+        agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.text, colors.background, mark));
+        differs->setScatterStyle(mark >= 6
+                ? QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, mark + 1)
+                : QCPScatterStyle(QCPScatterStyle::ssDisc, kDisagrees, kDisagrees, mark + 1));
+    };
+    fitMarks();
+    connect(plot(), &QCustomPlot::afterLayout, agrees, fitMarks);
     for (QCPGraph *g : {agrees, differs}) {
         g->setLineStyle(QCPGraph::lsNone);
         g->setAntialiasedScatters(T < kAntialiasedMarksBelow);
