@@ -177,13 +177,11 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
                                                     .arg(t.encoderLayers)
                                                     .arg(t.layers)
                                               : tr("%1 tokens, %2 layers").arg(t.tokens).arg(t.layers);
+    // Checkpointing's k is in its row's label; the feed-forward's chunks only when there are several.
     m_title = new PlotTitle(m_plot,
-        tr("One training step of %1: live memory by category (checkpoint every %2, FFN in %3 "
-           "chunk%4); the process's peak RSS %5")
+        tr("One training step of %1: live memory by category%2; the process's peak RSS %3")
             .arg(shape)
-            .arg(analysis.checkpointEvery > 0 ? QString::number(analysis.checkpointEvery) : tr("√L"))
-            .arg(analysis.ffnChunks)
-            .arg(analysis.ffnChunks == 1 ? "" : "s")
+            .arg(analysis.ffnChunks > 1 ? tr(", the feed-forward in %1 chunks").arg(analysis.ffnChunks) : QString())
             .arg(residentBytes > 0 ? byteAmount(double(residentBytes)) : tr("unknown")),
         sizedFont(font(), 12, true));
     m_title->setTextColor(colors.text);
