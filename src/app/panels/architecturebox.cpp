@@ -48,11 +48,11 @@ QComboBox *comboBox(const std::vector<std::pair<QString, QString>> &items, const
     return c;
 }
 
-QLabel *heading(const QString &text, QWidget *parent)
+void addSection(QGridLayout *grid, int &row, const QString &text)
 {
-    auto *label = new QLabel(QStringLiteral("<b>%1</b>").arg(text), parent);
+    auto *label = new QLabel(QStringLiteral("<b>%1</b>").arg(text), grid->parentWidget());
     label->setContentsMargins(0, 4, 0, 0);
-    return label;
+    grid->addWidget(label, row++, 0, 1, 2);
 }
 
 } // namespace
@@ -83,44 +83,68 @@ QWidget *ArchitectureBox::createControls()
     auto *grid = new QGridLayout(box);
     grid->setContentsMargins(0, 0, 0, 0);
     int row = 0;
-    const auto add = [&](const std::string &key, const QString &label, QWidget *control) {
-        control->setObjectName(QString::fromStdString("trainModel-" + key));
-        m_fields.push_back({key, control, currentText({key, control, {}})});
-        grid->addWidget(fieldLabel(label, control), row, 0);
-        allowNarrow(control);
-        grid->addWidget(control, row++, 1);
-    };
-    const auto section = [&](const QString &text) { grid->addWidget(heading(text, box), row++, 0, 1, 2); };
+    addShapeFields(grid, row);
+    addAttentionFields(grid, row);
+    addWidthAndLengthFields(grid, row);
+    auto *reset = new QToolButton(box);
+    reset->setObjectName("trainModelReset");
+    reset->setText(tr("The task's model"));
+    reset->setToolTip(tr("Every field back to the task's own model"));
+    grid->addWidget(reset, row++, 0, 1, 2, Qt::AlignRight);
+    grid->setColumnStretch(1, 1);
+    grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
+    connect(reset, &QToolButton::clicked, this, [this] { setOptions({}); });
 
-    section(tr("Shape"));
-    add("layers", tr("La&yers"),
+    connectFields();
+    return box;
+}
+
+void ArchitectureBox::addField(
+    QGridLayout *grid, int &row, const std::string &key, const QString &label, QWidget *control)
+{
+    control->setObjectName(QString::fromStdString("trainModel-" + key));
+    m_fields.push_back({key, control, currentText({key, control, {}})});
+    grid->addWidget(fieldLabel(label, control), row, 0);
+    allowNarrow(control);
+    grid->addWidget(control, row++, 1);
+}
+
+void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
+{
+    QWidget *box = grid->parentWidget();
+    addSection(grid, row, tr("Shape"));
+    addField(grid, row, "layers", tr("La&yers"),
         spinBox(0, 256, tr("task's"), tr("Blocks in the stack (the task's own by default)"), box));
-    add("heads", tr("Heads"),
+    addField(grid, row, "heads", tr("Heads"),
         spinBox(0, 64, tr("task's"), tr("Attention heads a block; d_model must divide by them"), box));
-    add("d-model", tr("d_model"),
+    addField(grid, row, "d-model", tr("d_model"),
         spinBox(0, 1024, tr("task's"), tr("The residual stream's width; the feed-forward is 4 × as wide"), box));
-    add("family", tr("Lay&out"),
+    addField(grid, row, "family", tr("Lay&out"),
         comboBox(
             {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("BERT"), QStringLiteral("bert")}},
             tr("GPT-2: LayerNorm before each sub-layer, GELU, learned positions (the task's).\n"
                "Llama: RMSNorm, rotate-half RoPE, SwiGLU, no biases, an untied head (lesson 15).\n"
                "BERT: LayerNorm after each sub-layer, segments, exact GELU: a bidirectional task such as mlm"),
             box));
-    add("kv-heads", tr("K/V heads"),
+    addField(grid, row, "kv-heads", tr("K/V heads"),
         spinBox(0, 64, tr("one each"),
             tr("Grouped-query attention (Llama layout): this many K/V heads, each shared by a group of query heads"),
             box));
+}
 
-    section(tr("Attention"));
+void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
+{
+    QWidget *box = grid->parentWidget();
+    addSection(grid, row, tr("Attention"));
     std::vector<std::pair<QString, QString>> positions {{tr("task's"), QString()}};
     for (const std::string &name : positionKindNames())
         positions.emplace_back(QString::fromStdString(name), QString::fromStdString(name));
-    add("positions", tr("Pos&itions"),
+    addField(grid, row, "positions", tr("Pos&itions"),
         comboBox(positions,
             tr("How the model knows where each token is (lesson 10): added to the embedding (learned, sinusoidal), "
                "rotating queries and keys (rope, rope-half), a bias on every score (alibi, shaw, t5) or nothing"),
             box));
-    add("normaliser", tr("&Normaliser"),
+    addField(grid, row, "normaliser", tr("&Normaliser"),
         comboBox({{tr("softmax"), QString()}, {QStringLiteral("sparsemax"), QStringLiteral("sparsemax")},
                      {QStringLiteral("entmax15"), QStringLiteral("entmax15")},
                      {tr("entmax (learned α)"), QStringLiteral("entmax")}},
@@ -132,80 +156,82 @@ QWidget *ArchitectureBox::createControls()
            "sorted block (lesson 19)"),
         box);
     sinkhorn->setSuffix(tr(" tokens"));
-    add("sinkhorn", tr("Sinkhorn blocks"), sinkhorn);
+    addField(grid, row, "sinkhorn", tr("Sinkhorn blocks"), sinkhorn);
     auto *span = spinBox(0, 1024, tr("off"),
         tr("Adaptive attention span (lesson 21): each head learns how far back it reads, behind a mask ramp this "
            "many tokens wide"),
         box);
     span->setSuffix(tr(" ramp"));
-    add("adaptive-span", tr("Adaptive span"), span);
+    addField(grid, row, "adaptive-span", tr("Adaptive span"), span);
     auto *penalty = doubleSpinBox(0, 10, 0.001, 4, tr("The L1 penalty on the spans: λ · mean span per layer"), box);
     penalty->setValue(TrainingRun {}.spanPenalty);
-    add("span-penalty", tr("Span penalty"), penalty);
-    add("span-init", tr("Span start"),
+    addField(grid, row, "span-penalty", tr("Span penalty"), penalty);
+    addField(grid, row, "span-init", tr("Span start"),
         doubleSpinBox(0, 1, 0.1, 2,
             tr("Every span starts at this fraction of the context: 0 grows spans from nothing (the paper's), 1 lets "
                "the penalty shrink the spans no head needs"),
             box));
+}
 
-    section(tr("Feed-forward"));
-    add("experts", tr("E&xperts"),
+// The feed-forward's experts, the sequence's length (funnel, token retention) and the embeddings' scale.
+void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
+{
+    QWidget *box = grid->parentWidget();
+    addSection(grid, row, tr("Feed-forward"));
+    addField(grid, row, "experts", tr("E&xperts"),
         spinBox(
             0, 64, tr("dense"), tr("A mixture of this many experts in each feed-forward sub-layer (lesson 11)"), box));
-    add("expert-top-k", tr("Experts a token"),
+    addField(grid, row, "expert-top-k", tr("Experts a token"),
         spinBox(1, 64, QString(), tr("Each token goes to this many experts (Switch: 1)"), box));
     auto *capacity = doubleSpinBox(0, 16, 0.25, 2,
         tr("Room for this factor × tokens / experts in each expert; the tokens beyond are dropped"), box);
     capacity->setSpecialValueText(tr("1.25 (default)"));
-    add("capacity-factor", tr("Capacity factor"), capacity);
+    addField(grid, row, "capacity-factor", tr("Capacity factor"), capacity);
 
-    section(tr("Sequence length"));
+    addSection(grid, row, tr("Sequence length"));
     auto *funnel = new QLineEdit(box);
     funnel->setPlaceholderText(tr("off, or groups: 2,2"));
     funnel->setValidator(new QRegularExpressionValidator(QRegularExpression("[0-9]*(,[0-9]*)*"), funnel));
     funnel->setToolTip(
         tr("Funnel-Transformer (lesson 22): groups of this many layers, the sequence pooled by 2 between "
            "groups, then full-length layers after upsampling"));
-    add("funnel", tr("&Funnel groups"), funnel);
-    add("funnel-decoder", tr("Funnel decoder"),
+    addField(grid, row, "funnel", tr("&Funnel groups"), funnel);
+    addField(grid, row, "funnel-decoder", tr("Funnel decoder"),
         spinBox(1, 64, QString(), tr("The funnel's full-length layers after upsampling"), box));
     auto *retention = doubleSpinBox(0, 1, 0.05, 2,
         tr("PoWER-BERT (lesson 22): keep this fraction of the tokens after each layer, by significance, while "
            "training"),
         box);
     retention->setSpecialValueText(tr("off"));
-    add("token-retention", tr("Token retention"), retention);
+    addField(grid, row, "token-retention", tr("Token retention"), retention);
 
-    section(tr("Embeddings"));
+    addSection(grid, row, tr("Embeddings"));
     auto *scale = new QCheckBox(tr("Scale by √d_model"), box);
     scale->setToolTip(tr("Multiply the token embeddings by √d_model, as Vaswani et al."));
-    add("scale-embeddings", tr("Embeddings"), scale);
+    addField(grid, row, "scale-embeddings", tr("Embeddings"), scale);
+}
 
-    auto *reset = new QToolButton(box);
-    reset->setObjectName("trainModelReset");
-    reset->setText(tr("The task's model"));
-    reset->setToolTip(tr("Every field back to the task's own model"));
-    grid->addWidget(reset, row++, 0, 1, 2, Qt::AlignRight);
-    grid->setColumnStretch(1, 1);
-    grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
-    connect(reset, &QToolButton::clicked, this, [this] { setOptions({}); });
-
+// Any change: the dependent fields, the header and the panel follow.
+void ArchitectureBox::connectFields()
+{
+    const auto follow = [this] {
+        updateEnabled();
+        updateHeader();
+        emit changed();
+    };
     for (const Field &f : m_fields) {
         QWidget *w = f.control;
         if (auto *s = qobject_cast<QSpinBox *>(w))
-            connect(s, &QSpinBox::valueChanged, this, [this] { updateEnabled(), updateHeader(), emit changed(); });
+            connect(s, &QSpinBox::valueChanged, this, follow);
         else if (auto *d = qobject_cast<QDoubleSpinBox *>(w))
-            connect(
-                d, &QDoubleSpinBox::valueChanged, this, [this] { updateEnabled(), updateHeader(), emit changed(); });
+            connect(d, &QDoubleSpinBox::valueChanged, this, follow);
         else if (auto *c = qobject_cast<QComboBox *>(w))
-            connect(
-                c, &QComboBox::currentIndexChanged, this, [this] { updateEnabled(), updateHeader(), emit changed(); });
+            connect(c, &QComboBox::currentIndexChanged, this, follow);
         else if (auto *b = qobject_cast<QCheckBox *>(w))
-            connect(b, &QCheckBox::toggled, this, [this] { updateEnabled(), updateHeader(), emit changed(); });
+            connect(b, &QCheckBox::toggled, this, follow);
         else if (auto *e = qobject_cast<QLineEdit *>(w))
-            connect(e, &QLineEdit::textChanged, this, [this] { updateEnabled(), updateHeader(), emit changed(); });
+            connect(e, &QLineEdit::textChanged, this, follow);
     }
-    return box;
 }
 
 QString ArchitectureBox::currentText(const Field &field) const
@@ -329,8 +355,9 @@ void ArchitectureBox::updateEnabled()
 void ArchitectureBox::updateHeader()
 {
     const Options changes = options();
-    m_header->setText(
-        changes.empty() ? tr("Model: the task's own") : tr("Model: %n change(s)", nullptr, int(changes.size())));
+    m_header->setText(changes.empty() ? tr("Model: the task's own")
+            : changes.size() == 1     ? tr("Model: 1 change")
+                                      : tr("Model: %1 changes").arg(changes.size()));
     m_header->setToolTip(changes.empty()
             ? tr("Change the task's model: shape, layout, positions, normaliser, experts, funnel … (as `train`'s "
                  "options)")

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+class QGridLayout;
 class QToolButton;
 
 namespace atlas {
@@ -50,6 +51,11 @@ private:
     };
 
     QWidget *createControls();
+    void addField(QGridLayout *grid, int &row, const std::string &key, const QString &label, QWidget *control);
+    void addShapeFields(QGridLayout *grid, int &row);
+    void addAttentionFields(QGridLayout *grid, int &row);
+    void addWidthAndLengthFields(QGridLayout *grid, int &row);
+    void connectFields();
     QString currentText(const Field &field) const;
     void setText(const Field &field, const QString &text);
     void updateEnabled();

@@ -133,13 +133,14 @@ void TrainSettings::layOut()
         allowNarrow(field);
         grid->addWidget(field, row++, 1);
     }
-    grid->addWidget(m_architecture, row++, 0, 1, 2);
+    // Above the Model section, in sight with its header rather than below its last field.
     m_modelProblem->setObjectName("trainModelProblem");
     m_modelProblem->setWordWrap(true);
     m_modelProblem->setStyleSheet(textColorStyle(warningTextColor()));
     m_modelProblem->setToolTip(tr("Start would refuse this model: change the task or the Model section"));
     m_modelProblem->hide();
-    grid->addWidget(m_modelProblem, row, 0, 1, 2);
+    grid->addWidget(m_modelProblem, row++, 0, 1, 2);
+    grid->addWidget(m_architecture, row, 0, 1, 2);
     grid->setColumnStretch(1, 1);
     grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
 }
