@@ -5,6 +5,7 @@
 #include "panels/architecturebox.h"
 #include "panels/fieldlabel.h"
 #include "train/task.h"
+#include "train/trainingsetup.h"
 #include "util/error.h"
 
 #include <QComboBox>
@@ -248,14 +249,13 @@ void TrainSettings::showShape()
 
 void TrainSettings::showLessonRun(const LessonAction &action)
 {
-    const int task = m_task->findData(QString::fromStdString(action.target));
-    if (task >= 0)
+    const TrainingRun run = lessonTrainingRun(action);
+    if (const int task = m_task->findData(QString::fromStdString(run.task)); task >= 0)
         m_task->setCurrentIndex(task);
-    if (action.count > 0)
-        m_steps->setValue(action.count);
-    m_seed->setValue(int(action.seed));
-    m_learningRate->setValue(action.learningRate > 0 ? action.learningRate : double(TrainOptions {}.learningRate));
-    m_layerDrop->setValue(0.0);
+    m_steps->setValue(run.options.steps);
+    m_seed->setValue(int(run.options.seed));
+    m_learningRate->setValue(run.options.learningRate);
+    m_layerDrop->setValue(run.options.layerDrop);
     m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried
 }
 

@@ -258,15 +258,15 @@ LessonAction Parser::action(const std::string &line, int at) const
             a.count = integer(value, a.line, "steps", 1, 100000);
         else if (key == "lr" && a.kind == LessonAction::Kind::Train)
             a.learningRate = number(value, a.line, "lr");
-        else if (a.kind == LessonAction::Kind::Train && trainingRunOption(key))
+        else if (a.kind == LessonAction::Kind::Train && trainingRunOption(key)) {
             try {
                 TrainingRun scratch; // the value is checked now; the combination by the lesson check
                 setTrainingRunOption(scratch, key, value, "train: " + key);
-                a.trainOptions.emplace_back(key, value);
             } catch (const Error &e) {
                 fail(a.line, e.what());
             }
-        else
+            a.trainOptions.emplace_back(key, value);
+        } else
             fail(a.line, "action '" + verb + "': unknown option '" + key + "'");
     };
     if (verb == "run-to") {
@@ -377,7 +377,8 @@ TrainingRun lessonTrainingRun(const LessonAction &action)
 {
     TrainingRun run;
     run.task = action.target;
-    run.options.steps = action.count;
+    if (action.count > 0)
+        run.options.steps = action.count;
     run.options.seed = uint64_t(action.seed);
     if (action.learningRate > 0)
         run.options.learningRate = float(action.learningRate);

@@ -85,7 +85,8 @@ std::string stepToText(const LessonStep &step);
 
 struct TrainingRun;
 // The run a train action asks for: its task, steps, seed, learning rate and model options, everything else as
-// TrainOptions' defaults. The lesson check makes it (newTrainer); the Train panel shows it and starts it.
+// TrainOptions' defaults. The lesson check makes its model (trainingModelConfig); the Train panel shows it and
+// starts it.
 TrainingRun lessonTrainingRun(const LessonAction &action);
 
 } // namespace atlas
