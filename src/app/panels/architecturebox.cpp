@@ -118,7 +118,8 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
     addField(grid, row, "heads", tr("Heads"),
         spinBox(0, 64, tr("task's"), tr("Attention heads a block; d_model must divide by them"), box));
     addField(grid, row, "d-model", tr("d_model"),
-        spinBox(0, 1024, tr("task's"), tr("The residual stream's width; the feed-forward is 4 × as wide"), box));
+        spinBox(0, 1024, tr("task's"),
+            tr("The residual stream's width; the feed-forward is 4 × as wide (the Llama layout's SwiGLU 8/3 ×)"), box));
     addField(grid, row, "family", tr("Lay&out"),
         comboBox(
             {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("BERT"), QStringLiteral("bert")}},
@@ -153,7 +154,7 @@ void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
             box));
     auto *sinkhorn = spinBox(0, 512, tr("off"),
         tr("Sparse Sinkhorn attention: blocks of this many tokens, each attending to itself and one learned, "
-           "sorted block (lesson 19)"),
+           "sorted block (lesson 6)"),
         box);
     sinkhorn->setSuffix(tr(" tokens"));
     addField(grid, row, "sinkhorn", tr("Sinkhorn blocks"), sinkhorn);
