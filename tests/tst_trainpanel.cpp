@@ -451,6 +451,11 @@ private slots:
             QCOMPARE(trained.layers, 3);
             QVERIFY2(panel.statusText().contains("Model: layers=3 positions=alibi experts=2"),
                 qPrintable(panel.statusText()));
+            const QString summary = panel.findChild<QLabel *>("trainModelSummary")->text(); // the model's own count
+            QVERIFY2(summary.startsWith("3 layers × 4 heads, d_model 64")
+                    && summary.contains(
+                        QLocale().toString(qlonglong(panel.attentionView()->input().model->parameterCount()))),
+                qPrintable(summary));
 
             family->setCurrentIndex(family->findData("bert")); // an encoder's layout on a causal task
             QVERIFY(problem->isVisibleTo(&panel));

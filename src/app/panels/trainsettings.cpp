@@ -2,16 +2,20 @@
 
 #include "theme.h"
 
+#include "model/model.h"
 #include "panels/architecturebox.h"
 #include "panels/fieldlabel.h"
+#include "train/memorystrategy.h"
 #include "train/task.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
+#include "views/byteunits.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QSettings>
 #include <QSpinBox>
 
@@ -97,6 +101,7 @@ void TrainSettings::createControls()
 
     m_architecture = new ArchitectureBox(box);
     m_modelProblem = new QLabel(box);
+    m_modelSummary = new QLabel(box);
     layOut();
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
         const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
@@ -141,6 +146,12 @@ void TrainSettings::layOut()
     m_modelProblem->setToolTip(tr("Start would refuse this model: change the task or the Model section"));
     m_modelProblem->hide();
     grid->addWidget(m_modelProblem, row++, 0, 1, 2);
+    m_modelSummary->setObjectName("trainModelSummary");
+    m_modelSummary->setWordWrap(true);
+    m_modelSummary->setToolTip(tr("The model a run of these settings trains, and what one training step holds in "
+                                  "memory: the weights, their gradients, AdamW's two moments and one example's "
+                                  "activations (a textbook count, as `train` checks it)"));
+    grid->addWidget(m_modelSummary, row++, 0, 1, 2);
     grid->addWidget(m_architecture, row, 0, 1, 2);
     grid->setColumnStretch(1, 1);
     grid->setColumnMinimumWidth(0, trainFormLabelWidth(this));
@@ -230,18 +241,28 @@ TrainingSetup TrainSettings::setup() const
     return s;
 }
 
-// The probe's layer and head ranges and checkpointing's k follow the model the settings describe; a combination
-// the layouts do not have is said under the settings before Start is pressed.
+// The model the settings describe: its size and a step's memory above the Model section, or why Start would refuse
+// it; the probe's layer and head ranges and checkpointing's k follow it.
 void TrainSettings::showShape()
 {
     ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
-    QString problem;
+    QString problem, summary;
     try {
-        shape = trainingModelConfig(setup().run);
+        const TrainingRun run = setup().run;
+        shape = trainingModelConfig(run);
+        summary
+            = tr("%1 layers × %2 heads, d_model %3 · %4 parameters · a step holds about %5")
+                  .arg(shape.layers)
+                  .arg(shape.heads)
+                  .arg(shape.dModel)
+                  .arg(QLocale().toString(qlonglong(Model::parameterCountOf(shape))))
+                  .arg(byteAmount(estimatedTrainingStepBytes(shape, shape.context, run.options.memory, shape.context)));
     } catch (const Error &e) {
         problem = QString::fromUtf8(e.what());
     }
     m_checkpointEvery->setMaximum(shape.layers);
+    m_modelSummary->setText(summary);
+    m_modelSummary->setVisible(problem.isEmpty());
     m_modelProblem->setText(problem);
     m_modelProblem->setVisible(!problem.isEmpty());
     emit shapeChanged(shape);

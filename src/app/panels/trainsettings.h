@@ -57,6 +57,7 @@ private:
     QSpinBox *m_evalEvery = nullptr;
     ArchitectureBox *m_architecture = nullptr; // the task's model, changed as `train`'s options change it
     QLabel *m_modelProblem = nullptr; // why Start would refuse the model the settings describe
+    QLabel *m_modelSummary = nullptr; // else its shape, parameters and a step's memory
 };
 
 } // namespace atlas
