@@ -102,14 +102,20 @@ private slots:
             panel.findChild<QSpinBox *>("trainCheckpointEvery")->setValue(1);
             panel.findChild<QSpinBox *>("trainSeed")->setValue(77);
             panel.findChild<QDoubleSpinBox *>("trainLearningRate")->setValue(0.002);
+            panel.findChild<QSpinBox *>("trainWarmup")->setValue(0);
+            panel.findChild<QDoubleSpinBox *>("trainWeightDecay")->setValue(0.1);
             click(panel, "trainStart");
             QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+            QCOMPARE(panel.worker()->setup().run.options.warmupSteps, 0);
+            QCOMPARE(panel.worker()->setup().run.options.weightDecay, 0.1f);
             LessonAction lesson;
             lesson.kind = LessonAction::Kind::Train;
             lesson.target = "reverse";
             lesson.count = 4;
             panel.runLessonAction(lesson);
             QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+            QCOMPARE(panel.worker()->setup().run.options.warmupSteps, 1); // auto: a tenth of 4 steps, at least 1
+            QCOMPARE(panel.worker()->setup().run.options.weightDecay, TrainOptions {}.weightDecay);
         }
         TrainPanel next(&session);
         QCOMPARE(next.findChild<QComboBox *>("trainTask")->currentData().toString(), QString("copy"));
@@ -120,6 +126,8 @@ private slots:
         QCOMPARE(next.findChild<QSpinBox *>("trainEvalEvery")->value(), 2);
         QCOMPARE(next.findChild<QSpinBox *>("trainSeed")->value(), 77);
         QCOMPARE(next.findChild<QDoubleSpinBox *>("trainLearningRate")->value(), 0.002);
+        QCOMPARE(next.findChild<QSpinBox *>("trainWarmup")->value(), 0);
+        QCOMPARE(next.findChild<QDoubleSpinBox *>("trainWeightDecay")->value(), 0.1);
     }
 
     void trainsPausesSavesResumesAndStops()

@@ -29,6 +29,28 @@ TrainSettings::TrainSettings(QWidget *parent)
     createControls();
 }
 
+// Warm-up and weight decay: AdamW's settings besides the learning rate, as `train --warmup --weight-decay`.
+void TrainSettings::createOptimiserControls()
+{
+    m_warmup = new QSpinBox(this);
+    m_warmup->setObjectName("trainWarmup");
+    m_warmup->setRange(-1, TrainOptions::kMaxSteps);
+    m_warmup->setValue(-1);
+    m_warmup->setSpecialValueText(tr("auto"));
+    m_warmup->setSuffix(tr(" steps"));
+    m_warmup->setToolTip(tr("Steps of linear warm-up to the peak learning rate; auto: %1, or a tenth of a shorter run, "
+                            "so that it still reaches its peak")
+                             .arg(TrainOptions {}.warmupSteps));
+    m_weightDecay = new QDoubleSpinBox(this);
+    m_weightDecay->setObjectName("trainWeightDecay");
+    m_weightDecay->setRange(0.0, 1.0);
+    m_weightDecay->setDecimals(3);
+    m_weightDecay->setSingleStep(0.01);
+    m_weightDecay->setValue(TrainOptions {}.weightDecay);
+    m_weightDecay->setToolTip(tr("AdamW's decoupled weight decay: each step shrinks every matrix (the embeddings "
+                                 "included) by lr × this fraction of itself; biases and norm gains are not decayed"));
+}
+
 void TrainSettings::createControls()
 {
     QWidget *box = this;
@@ -67,6 +89,7 @@ void TrainSettings::createControls()
     m_learningRate->setValue(defaults.learningRate);
     m_learningRate->setToolTip(tr("Peak learning rate of AdamW: a linear warm-up to it, then a cosine decay to a "
                                   "tenth of it at the last step"));
+    createOptimiserControls();
 
     m_memory = new QComboBox(box);
     m_memory->setObjectName("trainMemory");
@@ -130,11 +153,12 @@ void TrainSettings::layOut()
     auto *grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
     int row = 0;
-    for (const auto &[label, field] : std::initializer_list<std::pair<QString, QWidget *>> {{tr("T&ask"), m_task},
-             {tr("Ste&ps"), m_steps}, {tr("&Batch"), m_batch}, {tr("Lea&rning rate"), m_learningRate},
-             {tr("Seed"), m_seed}, {tr("E&valuate every"), m_evalEvery}, {tr("&Memory"), m_memory},
-             {tr("Chec&kpoint every"), m_checkpointEvery}, {tr("FFN c&hunks"), m_ffnChunks},
-             {tr("Layer&Drop"), m_layerDrop}}) {
+    for (const auto &[label, field] :
+        std::initializer_list<std::pair<QString, QWidget *>> {{tr("T&ask"), m_task}, {tr("Ste&ps"), m_steps},
+            {tr("&Batch"), m_batch}, {tr("Lea&rning rate"), m_learningRate}, {tr("&Warm-up"), m_warmup},
+            {tr("Weight decay"), m_weightDecay}, {tr("Seed"), m_seed}, {tr("E&valuate every"), m_evalEvery},
+            {tr("&Memory"), m_memory}, {tr("Chec&kpoint every"), m_checkpointEvery}, {tr("FFN c&hunks"), m_ffnChunks},
+            {tr("Layer&Drop"), m_layerDrop}}) {
         grid->addWidget(fieldLabel(label, field), row, 0);
         allowNarrow(field);
         grid->addWidget(field, row++, 1);
@@ -165,9 +189,9 @@ void TrainSettings::remember() const
     s.beginGroup("train");
     for (const QComboBox *box : {m_task, m_memory})
         s.setValue(box->objectName(), box->currentData());
-    for (const QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
+    for (const QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks, m_warmup})
         s.setValue(spin->objectName(), spin->value());
-    for (const QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
+    for (const QDoubleSpinBox *spin : {m_learningRate, m_layerDrop, m_weightDecay})
         s.setValue(spin->objectName(), spin->value());
     s.setValue("model", ArchitectureBox::optionsText(m_architecture->options()));
     s.setValue("modelExpanded", m_architecture->expanded());
@@ -180,10 +204,10 @@ void TrainSettings::restore()
     for (QComboBox *box : {m_task, m_memory})
         if (const int i = box->findData(s.value(box->objectName())); i >= 0 && box->isEnabled())
             box->setCurrentIndex(i);
-    for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks})
+    for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks, m_warmup})
         if (spin->isEnabled()) // disabled: what the task or the strategy allows (allowMemoryOptions)
             spin->setValue(s.value(spin->objectName(), spin->value()).toInt());
-    for (QDoubleSpinBox *spin : {m_learningRate, m_layerDrop})
+    for (QDoubleSpinBox *spin : {m_learningRate, m_layerDrop, m_weightDecay})
         if (spin->isEnabled())
             spin->setValue(s.value(spin->objectName(), spin->value()).toDouble());
     m_architecture->setOptions(ArchitectureBox::parseOptionsText(s.value("model").toString()));
@@ -228,8 +252,9 @@ TrainingSetup TrainSettings::setup() const
     o.batch = m_batch->value();
     o.learningRate = float(m_learningRate->value());
     o.seed = uint64_t(m_seed->value());
-    // A short run still reaches its peak learning rate: warm up over at most a tenth of it.
-    o.warmupSteps = std::min(o.warmupSteps, std::max(1, o.steps / 10));
+    // Auto: a short run still reaches its peak learning rate, warming up over at most a tenth of it.
+    o.warmupSteps = m_warmup->value() >= 0 ? m_warmup->value() : std::min(o.warmupSteps, std::max(1, o.steps / 10));
+    o.weightDecay = float(m_weightDecay->value());
     s.evalEvery = m_evalEvery->value();
     o.memory.strategy = parseMemoryStrategy(m_memory->currentData().toString().toStdString(), "Memory");
     o.memory.checkpointEvery = o.memory.strategy == MemoryStrategy::Checkpoint ? m_checkpointEvery->value() : 0;
@@ -277,6 +302,8 @@ void TrainSettings::showLessonRun(const LessonAction &action)
     m_seed->setValue(int(run.options.seed));
     m_learningRate->setValue(run.options.learningRate);
     m_layerDrop->setValue(run.options.layerDrop);
+    m_warmup->setValue(-1); // auto, as a lesson's run always had
+    m_weightDecay->setValue(run.options.weightDecay);
     m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried
 }
 

@@ -40,6 +40,7 @@ signals:
 
 private:
     void createControls();
+    void createOptimiserControls();
     void layOut();
     void showShape();
     void allowMemoryOptions(bool allowed);
@@ -53,6 +54,8 @@ private:
     QSpinBox *m_steps = nullptr;
     QSpinBox *m_batch = nullptr;
     QDoubleSpinBox *m_learningRate = nullptr;
+    QSpinBox *m_warmup = nullptr; // −1: auto
+    QDoubleSpinBox *m_weightDecay = nullptr;
     QSpinBox *m_seed = nullptr;
     QSpinBox *m_evalEvery = nullptr;
     ArchitectureBox *m_architecture = nullptr; // the task's model, changed as `train`'s options change it
