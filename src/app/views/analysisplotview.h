@@ -6,6 +6,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -44,6 +45,14 @@ protected:
 
     // Whether `result` is this view's, for the spec on screen.
     virtual bool isCurrent(const ViewAnalysis &result) const = 0;
+    // For views that draw one head's picture: whether `result` is an Analysis whose picture is of the input on
+    // screen, at the spec's layer and head.
+    template <typename Analysis> bool picturesThisHead(const ViewAnalysis &result) const
+    {
+        const auto *a = dynamic_cast<const Analysis *>(&result);
+        return a && m_input.model && int64_t(a->picture.tokens.size()) == m_input.tokens.size()
+            && a->picture.layer == m_spec.layer && a->picture.head == std::max(m_spec.head, 0);
+    }
     // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
     virtual QString draw(const ViewAnalysis &result) = 0;
     // What the view says while its analysis runs.

@@ -44,9 +44,7 @@ FunnelView::FunnelView(QWidget *parent)
 
 bool FunnelView::isCurrent(const ViewAnalysis &result) const
 {
-    const auto *a = dynamic_cast<const FunnelAnalysis *>(&result);
-    return a && m_input.model && int64_t(a->picture.tokens.size()) == m_input.tokens.size()
-        && a->picture.layer == m_spec.layer && a->picture.head == std::max(m_spec.head, 0);
+    return picturesThisHead<FunnelAnalysis>(result);
 }
 
 QString FunnelView::pendingText() const

@@ -58,9 +58,7 @@ SinkhornView::SinkhornView(QWidget *parent)
 
 bool SinkhornView::isCurrent(const ViewAnalysis &result) const
 {
-    const auto *a = dynamic_cast<const SinkhornAnalysis *>(&result);
-    return a && m_input.model && int64_t(a->picture.tokens.size()) == m_input.tokens.size()
-        && a->picture.layer == m_spec.layer && a->picture.head == std::max(m_spec.head, 0);
+    return picturesThisHead<SinkhornAnalysis>(result);
 }
 
 QString SinkhornView::pendingText() const
