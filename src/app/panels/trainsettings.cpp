@@ -299,6 +299,7 @@ void TrainSettings::showLessonRun(const LessonAction &action)
     if (const int task = m_task->findData(QString::fromStdString(run.task)); task >= 0)
         m_task->setCurrentIndex(task);
     m_steps->setValue(run.options.steps);
+    m_batch->setValue(run.options.batch);
     m_seed->setValue(int(run.options.seed));
     m_learningRate->setValue(run.options.learningRate);
     m_layerDrop->setValue(run.options.layerDrop);
