@@ -12,6 +12,7 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPointer>
 #include <QSignalBlocker>
 #include <QSpinBox>
 
@@ -171,13 +172,17 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     differs->setName(tr("stops: another prediction"));
     // A mark no wider than a token's share of the axes, set once they are laid out: outlines of 9 px on tokens a
     // pixel apart made one solid band that hid the confidences. Small marks are rings, a run of them a thin line.
-    const auto fitMarks = [agrees, differs, rect, T, colors] {
-        const double mark = std::clamp(rect->width() / double(std::max(1, T)), 3.0, 9.0);
-        agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.text, colors.background, mark));
-        differs->setScatterStyle(mark >= 6
-                ? QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, mark + 1)
-                : QCPScatterStyle(QCPScatterStyle::ssDisc, kDisagrees, kDisagrees, mark + 1));
-    };
+    // Called from the plot's layout as long as `agrees` lives; the other two may go first when the plot is cleared.
+    const auto fitMarks
+        = [agrees, differs = QPointer<QCPGraph>(differs), rect = QPointer<QCPAxisRect>(rect), T, colors] {
+              if (!differs || !rect)
+                  return;
+              const double mark = std::clamp(rect->width() / double(std::max(1, T)), 3.0, 9.0);
+              agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.text, colors.background, mark));
+              differs->setScatterStyle(mark >= 6
+                      ? QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, mark + 1)
+                      : QCPScatterStyle(QCPScatterStyle::ssDisc, kDisagrees, kDisagrees, mark + 1));
+          };
     fitMarks();
     connect(plot(), &QCustomPlot::afterLayout, agrees, fitMarks);
     for (QCPGraph *g : {agrees, differs}) {
