@@ -459,11 +459,17 @@ private slots:
             QCOMPARE(trained.layers, 3);
             QVERIFY2(panel.statusText().contains("Model: layers=3 positions=alibi experts=2"),
                 qPrintable(panel.statusText()));
-            const QString summary = panel.findChild<QLabel *>("trainModelSummary")->text(); // the model's own count
+            auto *summaryLabel = panel.findChild<QLabel *>("trainModelSummary");
+            const QString summary = summaryLabel->text(); // the model's own count
             QVERIFY2(summary.startsWith("3 layers × 4 heads, d_model 64")
                     && summary.contains(
                         QLocale().toString(qlonglong(panel.attentionView()->input().model->parameterCount()))),
                 qPrintable(summary));
+            auto *memory = panel.findChild<QComboBox *>("trainMemory"); // a step's memory follows the strategy
+            memory->setCurrentIndex(memory->findData("reversible"));
+            QVERIFY2(summaryLabel->text() != summary, qPrintable(summaryLabel->text()));
+            memory->setCurrentIndex(memory->findData("plain"));
+            QCOMPARE(summaryLabel->text(), summary);
 
             family->setCurrentIndex(family->findData("bert")); // an encoder's layout on a causal task
             QVERIFY(problem->isVisibleTo(&panel));

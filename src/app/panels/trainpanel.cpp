@@ -8,16 +8,12 @@
 #include "session/session.h"
 #include "util/error.h"
 
-#include <QComboBox>
 #include <QDir>
-#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QGridLayout>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSettings>
-#include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QVBoxLayout>

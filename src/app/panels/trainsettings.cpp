@@ -129,15 +129,19 @@ void TrainSettings::createControls()
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
         const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
         m_architecture->setTaskShape(c);
-        showShape();
         allowMemoryOptions(!c.isEncoderDecoder());
         allowLayerDrop();
+        showShape();
     });
+    // The summary's memory follows the strategy too (reversible blocks also change the model).
     connect(m_architecture, &ArchitectureBox::changed, this, &TrainSettings::showShape);
     connect(m_memory, &QComboBox::currentIndexChanged, this, [this] {
         m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint"));
         allowLayerDrop();
+        showShape();
     });
+    for (QSpinBox *spin : {m_checkpointEvery, m_ffnChunks})
+        connect(spin, &QSpinBox::valueChanged, this, &TrainSettings::showShape);
     m_checkpointEvery->setEnabled(false);
     const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
     m_architecture->setTaskShape(shape);
