@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 using namespace atlas;
 
 class TestLessons : public QObject
@@ -79,6 +81,43 @@ private slots:
         for (const std::string &image : images)
             QCOMPARE(QImage(QString::fromStdString(image)).size(), QSize(960, 600));
 #endif
+    }
+
+    // The interactive page opens each step on what its spec chooses, as the app's view of the same spec does: a
+    // tensor's slice is the spec's head (lesson 01 follows head 3 through q, k, scores and probabilities), an attention
+    // figure's layer and head are the spec's, the next-token figure's position the spec's.
+    void everyPageFigureShowsItsStepsChoice()
+    {
+        const QDir dir(ATLAS_SOURCE_DIR "/lessons");
+        int slices = 0, heads = 0;
+        for (const QString &f : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
+            const Lesson lesson = readLesson(dir.filePath(f).toStdString());
+            for (const LessonStep &step : lesson.steps) {
+                const ViewSpec spec = stepViewSpec(lesson, step);
+                const LessonPageView *drawing = lessonPageView(spec);
+                if (drawing == nullptr)
+                    continue;
+                const ViewInput input = preparedViewInput(spec, stepSource(lesson, step));
+                const nlohmann::json figure = drawing->figure(input, spec);
+                const QByteArray where = (f + " line " + QString::number(step.line)).toUtf8();
+                if (figure.is_null())
+                    continue;
+                if (figure.contains("slices") && figure["slices"].get<int>() > 1) {
+                    QVERIFY2(figure["slice"].get<int>() == std::clamp(spec.head, 0, figure["slices"].get<int>() - 1),
+                        where.constData());
+                    slices += spec.head > 0;
+                }
+                if (figure.contains("heads")) {
+                    QVERIFY2(figure["layer"].get<int>() == spec.layer && figure["head"].get<int>() == spec.head,
+                        where.constData());
+                    ++heads;
+                }
+                if (figure["draw"] == "next-token" && spec.position >= 0)
+                    QVERIFY2(figure["position"].get<int>() == spec.position, where.constData());
+            }
+        }
+        QVERIFY(slices >= 4); // lesson 01's steps on head 3
+        QVERIFY(heads > 0);
     }
 
     // docs/lessons.md's table lists every lesson with its own title's count of steps and minutes.

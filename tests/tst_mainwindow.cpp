@@ -503,6 +503,50 @@ private slots:
         QCOMPARE(box->text(), before);
     }
 
+    // Issue 58: a long text pasted, Enter, and a tab switched while it runs: the box, the chips and the views end on
+    // the new text (the box showed the old sentence while the chips showed the new).
+    void switchingViewsDuringARunLeavesTheBoxOnTheNewInput()
+    {
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
+        box->setFocus();
+        const QString pasted = QString("A pasted paragraph. ").repeated(3);
+        box->setText(pasted);
+        QTest::keyClick(box, Qt::Key_Return);
+        QVERIFY(session.busy());
+        window.showViewKind("heads");
+        waitIdle(session);
+        QCOMPARE(session.spec().text, pasted.toStdString());
+        QCOMPARE(box->text(), pasted);
+        QCOMPARE(session.input().tokens.size(), size_t(pasted.size()));
+        QCOMPARE(session.spec().view, std::string("heads"));
+    }
+
+    // A typed text that starts with '#' but is no list of ids is text; "##" writes a leading '#'.
+    void theBoxReadsHashesAsTextUnlessTheyStartIds()
+    {
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        box->setFocus();
+        box->setText("#tag cats");
+        QTest::keyClick(box, Qt::Key_Return);
+        waitIdle(session);
+        QCOMPARE(session.spec().text, std::string("#tag cats"));
+        box->setFocus();
+        box->setText("##12");
+        QTest::keyClick(box, Qt::Key_Return);
+        waitIdle(session);
+        QCOMPARE(session.spec().text, std::string("#12"));
+        QCOMPARE(session.input().tokens.size(), size_t(3));
+        QCOMPARE(box->text(), QString("##12"));
+        QCOMPARE(errors.count(), 0);
+    }
+
     void badInputKeepsTheAppRunning()
     {
         Session session;

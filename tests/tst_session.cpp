@@ -99,6 +99,97 @@ private slots:
             qPrintable(noticed.first().first().toString()));
     }
 
+    // A directory without a tokenizer (as `new-model` writes them) says so as it opens, and its boxes hold ids; text
+    // gets the app's syntax in the message, not the command line's.
+    void aModelWithoutATokenizerSaysSoAndRunsIds()
+    {
+        Session session;
+        open(session, "attention");
+        QSignalSpy noticed(&session, &Session::noticed);
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        session.openModel(ATLAS_TEST_DATA "/llama_tiny");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->directory.ends_with("llama_tiny"), 20000);
+        waitIdle(session);
+        QCOMPARE(noticed.count(), 1);
+        QVERIFY2(noticed.first().first().toString().contains("no tokenizer"),
+            qPrintable(noticed.first().first().toString()));
+        QVERIFY(session.spec().text.empty()); // the last model's sentence is not shown over ids it never read
+        QCOMPARE(session.spec().tokens, std::vector<int> {0});
+        session.submitBoxes("The cat", {});
+        QCOMPARE(errors.count(), 1);
+        const QString message = errors.first().first().toString();
+        QVERIFY2(message.contains("#0,1,2") && !message.contains("--tokens"), qPrintable(message));
+        session.submitBoxes("#3,1,4", {});
+        waitIdle(session);
+        QCOMPARE(session.input().tokens, (std::vector<int> {3, 1, 4}));
+        QCOMPARE(session.spec().tokens, (std::vector<int> {3, 1, 4}));
+    }
+
+    // T5 without a tokenizer: both boxes take ids (the CLI's --tokens and --decoder-tokens).
+    void anEncoderDecoderWithoutATokenizerTakesIdsInBothBoxes()
+    {
+        Session session;
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        session.openModel(ATLAS_TEST_DATA "/t5_tiny");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        QCOMPARE(errors.count(), 0);
+        session.submitBoxes("#5,6,7", "#0,3");
+        waitIdle(session);
+        QCOMPARE(errors.count(), 0);
+        QCOMPARE(session.input().source, (std::vector<int> {5, 6, 7}));
+        QCOMPARE(session.input().tokens, (std::vector<int> {0, 3}));
+        QCOMPARE(session.spec().decoderTokens, (std::vector<int> {0, 3}));
+    }
+
+    // An input given while a run is under way runs after it (none is dropped), and the spec names it: the box, the
+    // chips and the views agree even when the view changed meanwhile.
+    void anInputGivenDuringARunRunsAfterIt()
+    {
+        Session session;
+        open(session, "attention");
+        QSignalSpy specs(&session, &Session::specChanged);
+        session.setText(QString(40, 'a'));
+        QVERIFY(session.busy());
+        ViewSpec spec = session.spec();
+        spec.view = "heads"; // a tab switch while it runs
+        session.setSpec(spec);
+        session.setText("The dog");
+        waitIdle(session);
+        QTRY_COMPARE_WITH_TIMEOUT(session.input().tokens.size(), size_t(7), 20000);
+        QCOMPARE(session.spec().text, std::string("The dog"));
+        QCOMPARE(session.spec().view, std::string("heads"));
+    }
+
+    // Each view keeps its own settings (the Logit lens's token is not Patching's target); another model starts from
+    // the defaults of those that name one model's tokens or experts.
+    void eachViewKeepsItsOwnSettingsUntilAnotherModel()
+    {
+        Session session;
+        open(session, "logit-lens");
+        ViewSpec spec = session.spec();
+        spec.target = "e";
+        session.setSpec(spec);
+        spec.view = "patching";
+        session.setSpec(spec);
+        QCOMPARE(session.spec().target, std::string());
+        spec = session.spec();
+        spec.target = "x";
+        spec.corruptedText = "The dog sat on the mat.";
+        session.setSpec(spec);
+        spec.view = "logit-lens";
+        session.setSpec(spec);
+        QCOMPARE(session.spec().target, std::string("e"));
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "reverse", 20000);
+        waitIdle(session);
+        QVERIFY(session.spec().target.empty());
+        spec = session.spec();
+        spec.view = "patching";
+        session.setSpec(spec);
+        QVERIFY(session.spec().target.empty() && session.spec().corruptedText.empty());
+    }
+
     // A view that names an op (the architecture diagram) steps the model there; the spec keeps no op, so the same
     // op asked for again after other steps steps there again; the timeline and the graph share one cursor.
     void aSpecNamingAnOpStepsThere()
@@ -313,6 +404,7 @@ private slots:
         Session session;
         ViewSpec spec;
         spec.view = "patching";
+        spec.model = "austen"; // the settings are austen's: another model opened afresh starts without them
         const std::string text
             = "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
               "must be in want of a wife. Howeve";

@@ -311,8 +311,11 @@
 
   function tensorFigure(box, fig) {
     const readout = box.querySelector(".readout");
-    let slice = 0;
+    let slice = fig.slice;
     const perSlice = fig.rows * fig.cols;
+    // The colours span the whole tensor, as in the app, so that slices can be compared by eye.
+    const [lo, hi] = finiteRange(fig.values);
+    const bound = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
     function render() {
       const controls = box.querySelector(".controls"), panels = box.querySelector(".panels");
       controls.replaceChildren();
@@ -320,8 +323,6 @@
       if (fig.slices > 1)
         controls.append(chooser(fig.name.includes(".attn.") ? "Head" : "Index", fig.slices, slice, () => true, (k) => { slice = k; render(); }));
       const values = fig.values.slice(slice * perSlice, (slice + 1) * perSlice);
-      const [lo, hi] = finiteRange(values);
-      const bound = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
       const index = (i, j) => (fig.slices > 1 ? slice + ", " : "") + (fig.rows > 1 || fig.slices > 1 ? i + ", " : "") + j;
       panels.append(heatmap({ rows: fig.rows, cols: fig.cols, rowLabels: fig.rowLabels,
         colLabels: fig.cols <= 64 ? fig.colLabels : null, maxWidth: panels.clientWidth || 1000, maxCell: 28,

@@ -374,6 +374,8 @@ void MainWindow::showProblem(const QString &title, const QString &message)
     auto *box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
+    box->raise(); // in front of the window, even where the window manager keeps the focus on it (Xvfb, some X11 setups)
+    box->activateWindow();
 }
 
 void MainWindow::connectSession()

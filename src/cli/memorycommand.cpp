@@ -74,13 +74,6 @@ Model modelOfShape(const ShapeArgument &s, int layers, int tokens, bool reversib
     return m;
 }
 
-std::string mib(int64_t bytes)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f MiB", double(bytes) / (1 << 20));
-    return text;
-}
-
 std::string strategyLabel(const MemoryOptions &o, int layers)
 {
     std::string label = memoryStrategyName(o.strategy);
@@ -174,8 +167,9 @@ int singleStep(const Arguments &args, const Setup &setup)
     std::printf("%s: %s, %s, %d tokens x %d: peak %s, activations %s (formula %s), step %.2f ms "
                 "(recorded %.2f ms), peak RSS %s\n",
         model.name.c_str(), strategyLabel(o, c.layers).c_str(), layers.c_str(), setup.tokens, setup.batch,
-        mib(m.memory.peakBytes).c_str(), mib(m.memory.peakActivationBytes).c_str(),
-        mib(m.memory.predictedActivationBytes).c_str(), m.stepMs, m.recordedStepMs, mib(peakResidentBytes()).c_str());
+        formatBytes(double(m.memory.peakBytes)).c_str(), formatBytes(double(m.memory.peakActivationBytes)).c_str(),
+        formatBytes(double(m.memory.predictedActivationBytes)).c_str(), m.stepMs, m.recordedStepMs,
+        formatBytes(double(peakResidentBytes())).c_str());
     if (args.has("json"))
         writeFileAtomically(args.value("json"), recordingJson(m, model.name).dump(1) + "\n");
     return 0;
@@ -222,7 +216,7 @@ int sweepDepth(const Arguments &args, const Setup &setup)
         if (p.strategy == MemoryStrategy::Plain)
             std::printf("%6d", p.depth);
         char cell[64];
-        std::snprintf(cell, sizeof cell, "%s %8.2f ms", mib(p.peakActivationBytes).c_str(), p.stepMs);
+        std::snprintf(cell, sizeof cell, "%s %8.2f ms", formatBytes(double(p.peakActivationBytes)).c_str(), p.stepMs);
         std::printf("  %-26s", cell);
         if (p.strategy == MemoryStrategy::Reversible)
             std::printf("\n");

@@ -239,6 +239,24 @@ def lesson_01(browser, binary, lessons, work):
     spec = data["steps"][0]["spec"]
     dumped = Dumped(binary, spec, os.path.join(work, "dump-01"))
 
+    # Every step opens on what its spec chooses, as the app's view of the same spec does: a tensor's slice (the
+    # spec's head), an attention figure's layer and head.
+    for i, step in enumerate(data["steps"]):
+        figure = step["figure"]
+        if not figure:
+            continue
+        chosen = lambda label: browser.eval(
+            "(document.querySelector('#step-%d .chooser%s button.chosen') || {}).textContent"
+            % (i + 1, "[aria-label=%s]" % label if label else ""))
+        wanted = step["spec"].get("head", 0)
+        if figure["draw"] == "tensor" and figure["slices"] > 1:
+            check(chosen(None) == str(wanted),
+                  "step %d: the tensor page shows slice %r, its spec head %d" % (i + 1, chosen(None), wanted))
+        elif figure["draw"] in ("attention", "mask"):
+            check(chosen("Head") == str(wanted) and chosen("Layer") == str(step["spec"].get("layer", 0)),
+                  "step %d: the page shows layer %r head %r, its spec layer %d head %d"
+                  % (i + 1, chosen("Layer"), chosen("Head"), step["spec"].get("layer", 0), wanted))
+
     # The tensor view: a hovered cell shows the traced value to seven digits.
     i = first_step(data, "tensor")
     name = data["steps"][i]["spec"]["tensor"]

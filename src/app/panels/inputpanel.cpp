@@ -1,7 +1,9 @@
 #include "panels/inputpanel.h"
 
+#include "engine/inputbuilder.h"
 #include "session/session.h"
 #include "tokenize/tokenizer.h"
+#include "util/text.h"
 #include "views/tokenchipstrip.h"
 
 #include <QLabel>
@@ -26,7 +28,8 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
 {
     m_text->setPlaceholderText(tr("Type text, or token ids as #464,3290,318"));
     m_text->setToolTip(tr("The model's input. Press Enter to tokenize and run it.\n"
-                          "Start with # to give token ids directly: #464,3290,318"));
+                          "Start with # to give token ids directly: #464,3290,318\n"
+                          "A text that starts with # is written ##: ##1 is the text #1"));
     m_text->setClearButtonEnabled(true);
     m_chips->setClickHint(true, tr("Click to toggle padding (no query attends a padding key)"));
     auto *run = new QPushButton(tr("Run"), this);
@@ -35,7 +38,8 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     m_sourceLabel->setToolTip(tr("The encoder's input: every decoder step's cross-attention reads it"));
     m_decoderLabel->setBuddy(m_decoderText);
     m_decoderText->setToolTip(tr("The decoder's input: what it has written so far (teacher forcing: the target "
-                                 "shifted right). Press Enter to run; Generate continues it."));
+                                 "shifted right). Press Enter to run; Generate continues it.\n"
+                                 "Start with # to give token ids directly: #0,7,12"));
     m_decoderText->setClearButtonEnabled(true);
     m_decoderText->setObjectName("decoderText");
     m_decoderChips->setClickHint(false, tr("The decoder's tokens"));
@@ -77,13 +81,13 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
             return;
         m_submitting = false;
         m_text->setText(displayedInput());
-        m_decoderText->setText(QString::fromStdString(m_session->spec().decoderText));
+        m_decoderText->setText(displayedDecoderInput());
     });
     connect(m_session, &Session::specChanged, this, [this] {
         if (!m_text->hasFocus())
             m_text->setText(displayedInput());
         if (!m_decoderText->hasFocus())
-            m_decoderText->setText(QString::fromStdString(m_session->spec().decoderText));
+            m_decoderText->setText(displayedDecoderInput());
     });
 }
 
@@ -103,34 +107,27 @@ void InputPanel::submit()
 {
     emit submitted(); // the window moves the focus to the view, so Space, Home and the arrows step again
     m_submitting = true;
-    const QString text = m_text->text();
-    if (text.startsWith('#')) {
-        try {
-            m_session->setTokens(parseTokenList(text.mid(1).toStdString()), m_decoderText->text());
-        } catch (const std::exception &e) {
-            emit m_session->errorOccurred(QString::fromStdString(e.what()));
-        }
-        return;
-    }
-    m_session->setText(text, m_decoderText->text());
+    m_session->submitBoxes(m_text->text(), m_decoderText->text());
 }
 
 // The spec's input as the box shows it: its text, or "#ids" when explicit ids are not what the text encodes to.
 QString InputPanel::displayedInput() const
 {
     const ViewSpec &spec = m_session->spec();
-    if (spec.tokens.empty())
-        return QString::fromStdString(spec.text);
     const Tokenizer *tokenizer = m_session->tokenizer();
     try {
-        if (tokenizer && tokenizer->canEncode() && tokenizer->encodeWithSpecialTokens(spec.text) == spec.tokens)
-            return QString::fromStdString(spec.text);
+        if (!spec.tokens.empty() && tokenizer && tokenizer->canEncode() && !spec.text.empty()
+            && tokenizer->encodeWithSpecialTokens(spec.text) == spec.tokens)
+            return QString::fromStdString(boxInputText(spec.text, {}));
     } catch (const std::exception &) {
     }
-    QStringList ids;
-    for (int id : spec.tokens)
-        ids << QString::number(id);
-    return "#" + ids.join(',');
+    return QString::fromStdString(boxInputText(spec.text, spec.tokens));
+}
+
+QString InputPanel::displayedDecoderInput() const
+{
+    const ViewSpec &spec = m_session->spec();
+    return QString::fromStdString(boxInputText(spec.decoderText, spec.decoderTokens));
 }
 
 void InputPanel::showInput()
@@ -152,14 +149,24 @@ void InputPanel::showInput()
     show(m_chips, m_scroll, first, padding);
     if (twoStacks)
         show(m_decoderChips, m_decoderScroll, input.tokens, {});
-    m_summary->setText(twoStacks ? tr("source %1 · decoder %2 · %3 padding · context %4")
-                                       .arg(first.size())
-                                       .arg(input.tokens.size())
-                                       .arg(padding.size())
-                                       .arg(m_session->model()->config.context)
-                                 : tr("%n token(s) · %1 padding · context %2", nullptr, int(first.size()))
-                                       .arg(padding.size())
-                                       .arg(m_session->model()->config.context));
+    QString summary = twoStacks ? tr("source %1 · decoder %2 · %3 padding · context %4")
+                                      .arg(first.size())
+                                      .arg(input.tokens.size())
+                                      .arg(padding.size())
+                                      .arg(m_session->model()->config.context)
+                                : tr("%1 · %2 padding · context %3")
+                                      .arg(QString::fromStdString(countOf(first.size(), "token")))
+                                      .arg(padding.size())
+                                      .arg(m_session->model()->config.context);
+    const Tokenizer *tokenizer = m_session->tokenizer();
+    const bool idsOnly = tokenizer && !tokenizer->canEncode();
+    if (idsOnly) // said where the ids are typed, not only in the status bar
+        summary += tr(" · ids only: no tokenizer");
+    m_summary->setText(summary);
+    m_summary->setToolTip(idsOnly ? tr("This model has no tokenizer this program reads (%1): type token ids, as "
+                                       "#0,1,2")
+                                        .arg(QString::fromStdString(tokenizer->noTextReason()))
+                                  : tr("Tokens in the input, padding positions, and the most the model can read"));
 }
 
 } // namespace atlas

@@ -29,6 +29,7 @@ private:
     void submit();
     void showInput();
     QString displayedInput() const;
+    QString displayedDecoderInput() const;
     QScrollArea *chipRow(TokenChipStrip *chips);
 
     Session *m_session;

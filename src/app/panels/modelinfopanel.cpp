@@ -1,5 +1,7 @@
 #include "panels/modelinfopanel.h"
 
+#include "views/byteunits.h"
+
 #include "session/session.h"
 #include "tokenize/tokenizer.h"
 
@@ -91,7 +93,7 @@ void ModelInfoPanel::showModel()
     html += row(tr("parameters"), QLocale().toString(parameters));
     html += row(tr("weights"),
         tr("%1 in memory as float32 (stored as %2)")
-            .arg(QLocale().formattedDataSize(parameters * 4, 1, QLocale::DataSizeTraditionalFormat))
+            .arg(byteAmount(double(parameters) * 4))
             .arg(QString::fromStdString(model->dtype)));
     html += row(tr("attention"),
         c.causal ? c.slidingWindow > 0

@@ -5,6 +5,7 @@
 #include "util/error.h"
 #include "util/threadpriority.h"
 #include "view/specrun.h"
+#include "view/viewsettings.h"
 
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -57,7 +58,12 @@ void Session::finishJob()
     if (m_applyWhenFree) {
         auto [spec, source] = *std::exchange(m_applyWhenFree, std::nullopt);
         m_rerunWhenFree = false;
+        m_runWhenFree.reset();
         applySpec(spec, source);
+    } else if (m_runWhenFree) {
+        auto [input, ran] = *std::exchange(m_runWhenFree, std::nullopt);
+        m_rerunWhenFree = false;
+        runInput(std::move(input), std::move(ran));
     } else if (m_rerunWhenFree) {
         m_rerunWhenFree = false;
         runInput(m_input);
@@ -109,12 +115,18 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
         wanted.text = shown;
         wanted.tokens = useSample ? std::vector<int> {} : tokens;
         wanted.decoderText = useSample || decoderText.empty() ? model->config.decoderSample : decoderText;
+        // Without a tokenizer the boxes hold ids: one token, or the decoder's start, until the user types others.
+        const bool idsOnly = !tokenizer->canEncode();
+        if (idsOnly && wanted.tokens.empty())
+            wanted.tokens = {0};
+        if (idsOnly) {
+            wanted.decoderText.clear();
+            wanted.decoderTokens = {std::max(0, model->config.decoderStart)};
+        }
         if (model->config.isEncoderDecoder())
             input = specInput(wanted, *model, *tokenizer, name);
         else
-            input.tokens = !useSample && !tokens.empty() ? tokens
-                : tokenizer->canEncode()                 ? tokenizer->encodeWithSpecialTokens(shown)
-                                                         : std::vector<int> {0};
+            input.tokens = wanted.tokens.empty() ? tokenizer->encodeWithSpecialTokens(shown) : wanted.tokens;
         QString notice; // a learned table stops at the context: cut the input (other kinds run past it, runInput)
         if (int(input.tokens.size()) > model->config.context && model->config.positions == PositionKind::Learned) {
             notice = tr("The input has %1 tokens, more than the %2 of %3's context: it was cut to the first %2.")
@@ -124,11 +136,20 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             input.tokens.resize(size_t(model->config.context));
         }
         const bool cut = !notice.isEmpty();
-        const std::string newText = cut && tokenizer->canEncode() ? tokenizer->decode(input.tokens) : shown;
-        const bool encoded = useSample || tokens.empty();
-        return [this, model, tokenizer, input, name, newText, encoded, cut, notice, wanted] {
+        const std::string newText = idsOnly ? std::string() : cut ? tokenizer->decode(input.tokens) : shown;
+        const bool encoded = !idsOnly && (useSample || tokens.empty());
+        if (idsOnly)
+            notice += (notice.isEmpty() ? "" : " ")
+                + tr("%1 has no tokenizer this program reads (%2): the Input box takes token ids, as #0,1,2.")
+                      .arg(QString::fromStdString(model->name), QString::fromStdString(tokenizer->noTextReason()));
+        return [this, model, tokenizer, input, name, newText, encoded, cut, notice, wanted, idsOnly] {
             m_model = model;
             m_tokenizer = tokenizer;
+            if (m_spec.model != name) { // another model: no token, head or expert count of the last one
+                resetModelSettings(m_spec);
+                for (auto &[view, settings] : m_viewSettings)
+                    resetModelSettings(settings);
+            }
             m_spec.model = name;
             m_spec.positions.clear(); // a model opened afresh runs with its own encoding
             QString kernelNotice; // and with exact attention: a kernel chosen for the last model is not carried over
@@ -142,7 +163,7 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             }
             const bool twoStacks = model->config.isEncoderDecoder();
             m_spec.decoderText = twoStacks ? wanted.decoderText : std::string();
-            m_spec.decoderTokens.clear();
+            m_spec.decoderTokens = twoStacks ? wanted.decoderTokens : std::vector<int> {};
             if (!twoStacks)
                 m_spec.site = "self";
             m_spec.text = newText;
@@ -150,6 +171,8 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
                 m_spec.tokens.clear();
                 m_spec.padding.clear();
             }
+            if (idsOnly) // the boxes show the ids the model runs
+                m_spec.tokens = twoStacks ? input.source : input.tokens;
             m_spec.layer = std::min(m_spec.layer,
                 (twoStacks ? std::min(model->config.layers, model->config.encoderLayers) : model->config.layers) - 1);
             m_spec.head = std::min(m_spec.head, model->config.heads - 1);
@@ -210,6 +233,7 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
             m_input = input;
             m_spec = shown;
             m_spec.op.clear(); // applied: the stepper's position is the cursor from now on (setSpec steps on an op)
+            m_viewSettings.clear(); // the spec is whole: what it does not set is at its default in every view
             if (newModel)
                 emit modelChanged();
             emit inputChanged();
@@ -236,6 +260,10 @@ void Session::runInput(Input input, std::function<void(ViewSpec &)> ran)
 {
     if (!m_model)
         return;
+    if (m_busy) { // after the job under way: the latest input wins, none is dropped
+        m_runWhenFree = {std::move(input), std::move(ran)};
+        return;
+    }
     try {
         input.attention = attentionOfSpec(m_spec, m_model->config.layers);
     } catch (const std::exception &e) {
@@ -261,54 +289,61 @@ void Session::runInput(Input input, std::function<void(ViewSpec &)> ran)
                 ran(m_spec);
             emit inputChanged();
             publish();
+            if (ran) // the spec names the new input: the boxes show it, whatever happened to the spec meanwhile
+                emit specChanged();
         };
     });
 }
 
-void Session::setText(const QString &text, const QString &decoderText)
+void Session::setText(const QString &text, const QString &decoderBox)
 {
-    if (!m_tokenizer)
-        return;
+    runBoxes({text.toStdString(), {}}, decoderBox);
+}
+
+bool Session::setTokens(const std::vector<int> &tokens, const QString &decoderBox)
+{
+    return runBoxes({{}, tokens}, decoderBox);
+}
+
+void Session::submitBoxes(const QString &box, const QString &decoderBox)
+{
     try {
-        runTokens(m_tokenizer->encodeWithSpecialTokens(text.toStdString()), decoderText, text.toStdString());
+        runBoxes(readBoxInput(box.toStdString()), decoderBox);
     } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
     }
 }
 
-bool Session::setTokens(const std::vector<int> &tokens, const QString &decoderText)
+bool Session::runBoxes(const BoxInput &box, const QString &decoderBox)
 {
-    return runTokens(tokens, decoderText, std::nullopt);
-}
-
-bool Session::runTokens(
-    const std::vector<int> &tokens, const QString &decoderText, const std::optional<std::string> &text)
-{
-    if (!m_model)
+    if (!m_model || !m_tokenizer)
         return false;
     Input input;
+    BoxInput decoder;
     const bool twoStacks = m_model->config.isEncoderDecoder();
     try {
+        input.tokens = boxTokens(*m_tokenizer, box);
         if (twoStacks) {
-            if (decoderText.isEmpty())
+            decoder = readBoxInput(decoderBox.toStdString());
+            if (decoder.text.empty() && decoder.tokens.empty())
                 throw Error(m_model->name + " is an encoder-decoder: its decoder needs an input too (the Decoder box; "
-                    + "'" + m_model->config.decoderSample.substr(0, 1) + "' starts its output)");
-            input.source = tokens;
-            input.tokens = m_tokenizer->encode(decoderText.toStdString());
-        } else
-            input.tokens = tokens;
+                    + (m_tokenizer->canEncode() ? "'" + m_model->config.decoderSample.substr(0, 1) + "'"
+                                                : "#" + std::to_string(std::max(0, m_model->config.decoderStart)))
+                    + " starts its output)");
+            input.source = std::move(input.tokens);
+            input.tokens = boxDecoderTokens(*m_tokenizer, decoder, m_model->config.decoderStart);
+        }
     } catch (const std::exception &e) {
         emit errorOccurred(QString::fromStdString(e.what()));
         return false;
     }
-    runInput(input, [tokens, text, twoStacks, decoder = decoderText.toStdString()](ViewSpec &spec) {
+    runInput(input, [box, decoder, twoStacks](ViewSpec &spec) {
         if (twoStacks) {
-            spec.decoderText = decoder;
-            spec.decoderTokens.clear();
+            spec.decoderText = decoder.text;
+            spec.decoderTokens = decoder.tokens;
         }
-        spec.tokens = text ? std::vector<int> {} : tokens;
-        if (text)
-            spec.text = *text;
+        spec.tokens = box.tokens;
+        spec.text = box.tokens.empty() ? box.text : std::string();
         spec.padding.clear();
     });
     return true;
@@ -427,8 +462,14 @@ void Session::generate(int count, SamplingOptions options)
     });
 }
 
-void Session::setSpec(const ViewSpec &spec)
+void Session::setSpec(const ViewSpec &asked)
 {
+    ViewSpec spec = asked;
+    if (asked.view != m_spec.view) { // each view keeps its own settings (view/viewsettings.h)
+        m_viewSettings[m_spec.view] = m_spec;
+        const auto saved = m_viewSettings.find(asked.view);
+        spec = withViewSettings(asked, m_spec, saved == m_viewSettings.end() ? nullptr : &saved->second);
+    }
     if (spec == m_spec)
         return;
     if (spec.positions != m_spec.positions && m_model) // the same weights under another encoding: load it again

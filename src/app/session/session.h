@@ -2,6 +2,7 @@
 
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "engine/inputbuilder.h"
 #include "session/recentanalyses.h"
 #include "tokenize/tokenizer.h"
 #include "view/viewspec.h"
@@ -16,6 +17,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -57,10 +59,13 @@ public:
     // input (config atlas_sample) when `sampleInput` is set and it has one. An input longer than the model's
     // context is cut to fit, and noticed() says so. On failure the previous model stays, and errorOccurred says why.
     void openModel(const QString &nameOrDirectory, bool sampleInput = false);
-    // The input as text or token ids: an encoder-decoder's source, with `decoderText` its decoder's input (ignored
-    // for a model with one stack). setTokens says whether it ran (errorOccurred says why not).
-    void setText(const QString &text, const QString &decoderText = {});
-    bool setTokens(const std::vector<int> &tokens, const QString &decoderText = {});
+    // The input as text or token ids: an encoder-decoder's source, with `decoderBox` its decoder's input as the
+    // Decoder box holds it (text, or "#ids"; ignored for a model with one stack). setTokens says whether it ran
+    // (errorOccurred says why not).
+    void setText(const QString &text, const QString &decoderBox = {});
+    bool setTokens(const std::vector<int> &tokens, const QString &decoderBox = {});
+    // The Input and Decoder boxes as typed: text, or token ids after '#' (engine/inputbuilder.h, readBoxInput).
+    void submitBoxes(const QString &box, const QString &decoderBox);
     void togglePadding(int position);
     // The attention kernel and its "key=value" parameters, run by the listed layers (every layer when `layers` is
     // empty; the others run full attention); reruns the input.
@@ -128,7 +133,7 @@ private:
     // A new engine on `input`, run to the end; `ran` then updates the spec to name that input (set with the result,
     // so that a refused input never becomes the spec the views are said to show).
     void runInput(Input input, std::function<void(ViewSpec &)> ran = {});
-    bool runTokens(const std::vector<int> &tokens, const QString &decoderText, const std::optional<std::string> &text);
+    bool runBoxes(const BoxInput &box, const QString &decoderBox);
     void rerun(); // runInput(m_input) now, or when the job in progress is done
     Commit snapshot(); // on the worker: what the GUI thread publishes after an engine change
     // Starts the analysis the spec's view needs for the current trace, unless the one on hand or under way fits.
@@ -145,6 +150,7 @@ private:
     std::shared_ptr<const Tokenizer> m_tokenizer;
     Input m_input;
     ViewSpec m_spec;
+    std::map<std::string, ViewSpec> m_viewSettings; // each view's spec when it was last on screen: its own settings
     size_t m_memoryBudget = size_t(8) << 30;
 
     std::unique_ptr<Engine> m_engine; // touched only by the worker while busy
@@ -161,6 +167,7 @@ private:
     bool m_analysesOnLeastWork = false;
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
     std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits
+    std::optional<std::pair<Input, std::function<void(ViewSpec &)>>> m_runWhenFree; // runInput during a job
 
     AnalysisState m_analysis;
     std::string m_analysisKey; // the request m_analysis answers or waits for

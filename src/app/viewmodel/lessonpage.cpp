@@ -134,8 +134,9 @@ json tensorFigure(const ViewInput &input, const ViewSpec &spec)
     const int cols = int(t.dim(rank - 1)), rows = rank >= 2 ? int(t.dim(rank - 2)) : 1;
     const int slices = rank == 3 ? int(t.dim(0)) : 1;
     const int T = int(input.tokens.size());
+    // The slice the app's Tensor view shows first: the spec's head (a rank-3 tensor's first index).
     return json {{"draw", "tensor"}, {"name", spec.tensor}, {"formula", e->formula}, {"shape", t.shapeString()},
-        {"slices", slices}, {"rows", rows}, {"cols", cols},
+        {"slices", slices}, {"slice", std::clamp(spec.head, 0, slices - 1)}, {"rows", rows}, {"cols", cols},
         {"rowLabels", labels(rank >= 2 && rows == T ? tokenLabels(input, T) : numberedLabels(rows))},
         {"colLabels", labels(numberedLabels(cols))}, {"values", values(t.data(), size_t(t.numel()))}};
 }

@@ -1,7 +1,9 @@
 #include "views/patchingview.h"
 
+#include "tokenize/tokenizer.h"
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include <QComboBox>
@@ -30,9 +32,13 @@ PatchingView::PatchingView(QWidget *parent)
         e->setClearButtonEnabled(true);
         return e;
     };
-    m_corrupted = lineEdit(tr("the input with one thing changed"),
+    m_corrupted = lineEdit(tr("the input with one thing changed (text, or #ids)"),
         tr("The corrupted run's input: as many tokens as the input, differing where the information you trace "
-           "enters (spec key corrupted_text)"));
+           "enters. Text, or token ids as the Input box takes them (#464,3290). (spec key corrupted_text)"));
+    m_noise = lineEdit(tr("positions, e.g. 2,3"),
+        tr("With no corrupted input: the positions whose embedding gets Gaussian noise (3 × the embedding's "
+           "standard deviation, Meng et al. 2022), the corrupted run of a model without a tokenizer too "
+           "(spec key noise_positions)"));
     m_target = lineEdit(tr("a token, or #id"),
         tr("The token whose logit (or probability) the metric reads at the position (spec key target)"));
     m_contrast = lineEdit(tr("none: p(target)"),
@@ -48,7 +54,9 @@ PatchingView::PatchingView(QWidget *parent)
     m_site->addItem(tr("each feed-forward output"), QStringLiteral("mlp"));
     m_site->setToolTip(tr("What one cell patches (spec key patch)"));
     grid->addWidget(new QLabel(tr("Corrupted:"), m_controls), 0, 0);
-    grid->addWidget(m_corrupted, 0, 1, 1, 3);
+    grid->addWidget(m_corrupted, 0, 1);
+    grid->addWidget(new QLabel(tr("or noise at:"), m_controls), 0, 2);
+    grid->addWidget(m_noise, 0, 3);
     grid->addWidget(new QLabel(tr("Patch:"), m_controls), 0, 4);
     grid->addWidget(m_site, 0, 5);
     grid->addWidget(new QLabel(tr("Target:"), m_controls), 1, 0);
@@ -61,6 +69,16 @@ PatchingView::PatchingView(QWidget *parent)
     grid->setColumnStretch(3, 1);
     connect(m_corrupted, &QLineEdit::editingFinished, this,
         [this] { edit([this](ViewSpec &s) { s.corruptedText = m_corrupted->text().toStdString(); }); });
+    connect(m_noise, &QLineEdit::editingFinished, this, [this] {
+        try {
+            const std::vector<int> positions = parseTokenList(m_noise->text().toStdString());
+            m_noise->setStyleSheet({});
+            edit([&positions](ViewSpec &s) { s.noisePositions = positions; });
+        } catch (const std::exception &e) { // said at the box; the spec keeps its positions
+            m_noise->setStyleSheet(QStringLiteral("color: %1").arg(palette::alert.name()));
+            m_noise->setToolTip(QString::fromStdString(e.what()));
+        }
+    });
     connect(m_target, &QLineEdit::editingFinished, this,
         [this] { edit([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
     connect(m_contrast, &QLineEdit::editingFinished, this,
@@ -135,6 +153,11 @@ void PatchingView::refresh()
             e->setText(QString::fromStdString(text));
     };
     setText(m_corrupted, m_spec.corruptedText);
+    QStringList noise;
+    for (int t : m_spec.noisePositions)
+        noise << QString::number(t);
+    if (!m_noise->hasFocus())
+        m_noise->setText(noise.join(','));
     setText(m_target, m_spec.target);
     setText(m_contrast, m_spec.contrast);
     {
@@ -146,7 +169,8 @@ void PatchingView::refresh()
     }
     const bool difference = !m_spec.contrast.empty();
     m_formula->setText(
-        tr("The input is the clean run, the corrupted text the corrupted one. Each cell runs the corrupted input with "
+        tr("The input is the clean run, the corrupted input (or the input with noise) the corrupted one. Each cell "
+           "runs the corrupted input with "
            "one activation taken from the clean run, then the rest of the model again: recovered = (m − m_corrupted) "
            "/ (m_clean − m_corrupted), 1 where that activation alone brings the clean answer back. m = %1 at the "
            "position (Meng et al. 2022; Wang et al. 2022).")

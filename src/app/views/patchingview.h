@@ -45,6 +45,7 @@ private:
 
     QWidget *m_controls = nullptr;
     QWidget *m_running = nullptr; // the progress and its Cancel button, while the sweep runs
+    QLineEdit *m_noise = nullptr;
     QLineEdit *m_corrupted = nullptr, *m_target = nullptr, *m_contrast = nullptr;
     QSpinBox *m_position = nullptr;
     QComboBox *m_site = nullptr;

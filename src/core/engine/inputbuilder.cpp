@@ -14,6 +14,55 @@ Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::
     return input;
 }
 
+BoxInput readBoxInput(const std::string &box)
+{
+    if (box.starts_with("##"))
+        return {box.substr(1), {}};
+    if (!box.starts_with('#') || box.find_first_not_of("0123456789, \t\n", 1) != std::string::npos)
+        return {box, {}};
+    std::vector<int> ids = parseTokenList(box.substr(1));
+    if (ids.empty())
+        throw Error("'#' starts token ids, as #464,3290,318, and none follow it (a text that starts with '#' is "
+                    "written ##)");
+    return {{}, std::move(ids)};
+}
+
+std::string boxInputText(const std::string &text, const std::vector<int> &tokens)
+{
+    if (tokens.empty())
+        return text.starts_with('#') ? "#" + text : text;
+    std::string box = "#";
+    for (size_t i = 0; i < tokens.size(); ++i)
+        box += (i ? "," : "") + std::to_string(tokens[i]);
+    return box;
+}
+
+namespace {
+
+void requireTextTokenizer(const Tokenizer &tokenizer)
+{
+    if (!tokenizer.canEncode())
+        throw Error(
+            "This model reads token ids only (" + tokenizer.noTextReason() + "): type ids after '#', as #0,1,2");
+}
+
+} // namespace
+
+std::vector<int> boxTokens(const Tokenizer &tokenizer, const BoxInput &box)
+{
+    if (!box.tokens.empty())
+        return box.tokens;
+    requireTextTokenizer(tokenizer);
+    return tokenizer.encodeWithSpecialTokens(box.text);
+}
+
+std::vector<int> boxDecoderTokens(const Tokenizer &tokenizer, const BoxInput &box, int startToken)
+{
+    if (box.tokens.empty())
+        requireTextTokenizer(tokenizer);
+    return decoderInput(tokenizer, box.text, box.tokens, startToken);
+}
+
 std::vector<int> decoderInput(
     const Tokenizer &tokenizer, const std::string &text, const std::vector<int> &tokens, int startToken)
 {

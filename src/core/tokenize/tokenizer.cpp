@@ -29,6 +29,7 @@ public:
     }
     std::string kind() const override { return "ids"; }
     bool canEncode() const override { return false; }
+    std::string noTextReason() const override { return m_reason; }
     std::vector<int> encode(const std::string &) const override
     {
         throw Error(m_reason + ", so text cannot be tokenized: give token ids instead (--tokens 464,3290,318)");

@@ -20,6 +20,8 @@ public:
     virtual ~Tokenizer() = default;
     virtual std::string kind() const = 0;
     virtual bool canEncode() const { return true; }
+    // Why text cannot be encoded ("this model's directory has no tokenizer.json, …"), when canEncode() is false.
+    virtual std::string noTextReason() const { return {}; }
     // Throws atlas::Error when the text cannot be encoded (the message says why and what to do instead).
     virtual std::vector<int> encode(const std::string &text) const = 0;
     // The same with the model's own special tokens around it, as its post-processor adds them for training

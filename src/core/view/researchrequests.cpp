@@ -1,9 +1,11 @@
 #include "view/analysisrequests.h"
 
 #include "analysis/headchoice.h"
+#include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "view/analysishelpers.h"
 #include "view/specrun.h"
 
@@ -344,11 +346,12 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
     if (!c.model || c.tokenIds.empty())
         return problem(kNothingComputed);
     if (spec.target.empty())
-        return problem("Activation patching measures one token at one position: name it in the Target box (spec key "
-                       "target), and a second one in Contrast for a logit difference.");
+        return problem("Activation patching measures one token at one position: name it in the Target box (a token, "
+                       "or #id), and a second one in Contrast for a logit difference.");
     if (spec.corruptedText.empty() && spec.noisePositions.empty())
         return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
-                       "(the same number of tokens, spec key corrupted_text), or give noise_positions.");
+                       "(as many tokens as the input; text, or #ids), or list positions in the Noise box to "
+                       "corrupt them with noise.");
     AnalysisRequest r;
     r.key = "patching/" + modelIdentity(*c.model) + "/" + patchingSettings(spec) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
@@ -358,13 +361,13 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
             result.asked = patchingSettings(spec);
             const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(*model);
             Corruption corruption;
-            if (!spec.corruptedText.empty()) {
-                corruption.tokens = tokenizer->encode(spec.corruptedText);
+            if (!spec.corruptedText.empty()) { // as the Input box reads it: text, or #ids
+                corruption.tokens = boxTokens(*tokenizer, readBoxInput(spec.corruptedText));
                 if (corruption.tokens.size() != input.tokens.size())
-                    throw Error("corrupted_text \"" + spec.corruptedText + "\" is "
-                        + std::to_string(corruption.tokens.size()) + " tokens and the input "
-                        + std::to_string(input.tokens.size())
-                        + ": patching compares the same positions, give a corrupted text of as many tokens");
+                    throw Error("The corrupted input \"" + shownText(spec.corruptedText) + "\" is "
+                        + countOf(corruption.tokens.size(), "token") + " and the input "
+                        + countOf(input.tokens.size(), "token")
+                        + ": patching compares the same positions, so give a corrupted input of as many tokens");
             }
             corruption.noisePositions = spec.noisePositions;
             corruption.seed = uint64_t(spec.seed);

@@ -126,7 +126,8 @@ const std::vector<SpecKey> &specKeys()
             .views = {"next-token", "fills"},
             .meaning = "bars in the next-token view; the choices the fills view lists at each hidden position",
             .minimum = 1,
-            .rule = ">= 1"},
+            .rule = ">= 1",
+            .ownedByView = true},
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
@@ -160,7 +161,9 @@ const std::vector<SpecKey> &specKeys()
             .type = "array of ints",
             .views = {"lines"},
             .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
-                       "swatch (BertViz's head view)"},
+                       "swatch (BertViz's head view)",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "thumbnail_size",
             .field = &ViewSpec::thumbnailSize,
             .type = "int, 0 or 48 … 1024",
@@ -175,7 +178,8 @@ const std::vector<SpecKey> &specKeys()
                         ? "0 (fit the view) or " + std::to_string(ViewSpec::kMinThumbnail) + " \u2026 "
                             + std::to_string(ViewSpec::kMaxThumbnail) + " pixels"
                         : std::string();
-                }},
+                },
+            .ownedByView = true},
         {.name = "key",
             .field = &ViewSpec::key,
             .type = "int ≥ −1",
@@ -198,7 +202,9 @@ const std::vector<SpecKey> &specKeys()
                         return std::string(e.what()).substr(7); // after "heads: "
                     }
                     return std::string();
-                }},
+                },
+            .ownedByView = true,
+            .perModel = true},
         {.name = "ablation",
             .field = &ViewSpec::ablation,
             .type = "string",
@@ -207,20 +213,23 @@ const std::vector<SpecKey> &specKeys()
             = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "
               "pruning) or `mean` (by its mean over held-out examples of the model's task, or over the input "
               "for a model without one)",
-            .choices = {"zero", "mean"}},
+            .choices = {"zero", "mean"},
+            .ownedByView = true},
         {.name = "approximation",
             .field = &ViewSpec::approximation,
             .type = "string",
             .views = {"approximation"},
             .meaning = "approximation view: `linformer` or `performer`",
-            .choices = {"linformer", "performer"}},
+            .choices = {"linformer", "performer"},
+            .ownedByView = true},
         {.name = "approximation_value",
             .field = &ViewSpec::approximationValue,
             .type = "int ≥ 0",
             .views = {"approximation"},
             .meaning = "approximation view: the k (Linformer) or number of features (Performer) drawn, the nearest "
                        "swept one; 0 = the middle of the sweep",
-            .rule = ">= 1, or 0 for the middle of the sweep"},
+            .rule = ">= 1, or 0 for the middle of the sweep",
+            .ownedByView = true},
         {.name = "op",
             .field = &ViewSpec::op,
             .type = "string",
@@ -249,13 +258,15 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
                        "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "
                        "temperature draws from",
-            .maximum = 100},
+            .maximum = 100,
+            .ownedByView = true},
         {.name = "checkpoint_every",
             .field = &ViewSpec::checkpointEvery,
             .type = "int ≥ 0",
             .views = {"memory-timeline", "memory-graph"},
             .meaning = "memory views: gradient checkpointing keeps every k-th block boundary, 1 … L; 0 = ⌈√L⌉",
-            .rule = ">= 1, or 0 for the square root of the depth"},
+            .rule = ">= 1, or 0 for the square root of the depth",
+            .ownedByView = true},
         {.name = "ffn_chunks",
             .field = &ViewSpec::ffnChunks,
             .type = "int ≥ 1",
@@ -263,14 +274,16 @@ const std::vector<SpecKey> &specKeys()
             .meaning
             = "memory views: the feed-forward sub-layers run over the sequence in this many chunks (at most T)",
             .minimum = 1,
-            .rule = ">= 1"},
+            .rule = ">= 1",
+            .ownedByView = true},
         {.name = "memory_scope",
             .field = &ViewSpec::memoryScope,
             .type = "string",
             .views = {"memory-timeline"},
             .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
                        "workspace only: the part the strategies change)",
-            .choices = {"all", "activations"}},
+            .choices = {"all", "activations"},
+            .ownedByView = true},
         {.name = "cursor",
             .field = &ViewSpec::cursor,
             .type = "int ≥ −1",
@@ -292,7 +305,8 @@ const std::vector<SpecKey> &specKeys()
                     return s.depth > ViewSpec::kMaxDepth
                         ? "at most " + std::to_string(ViewSpec::kMaxDepth) + " blocks (a sweep trains every depth)"
                         : std::string();
-                }},
+                },
+            .ownedByView = true},
         {.name = "capacity_factor",
             .field = &ViewSpec::capacityFactor,
             .type = "number ≥ 0",
@@ -300,28 +314,34 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
                        "the model's own (`atlas_capacity_factor`)",
             .maximum = 1024,
-            .zeroAllowed = true},
+            .zeroAllowed = true,
+            .ownedByView = true,
+            .perModel = true},
         {.name = "expert_top_k",
             .field = &ViewSpec::expertTopK,
             .type = "int ≥ 0",
             .views = {"experts"},
             .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
                        "(`atlas_expert_top_k`)",
-            .rule = ">= 1, or 0 for the model's own"},
+            .rule = ">= 1, or 0 for the model's own",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "devices",
             .field = &ViewSpec::devices,
             .type = "int ≥ 1",
             .views = {"experts"},
             .meaning = "experts view: the devices the experts are spread over (clamped to E)",
             .minimum = 1,
-            .rule = ">= 1"},
+            .rule = ">= 1",
+            .ownedByView = true},
         {.name = "block_size",
             .field = &ViewSpec::blockSize,
             .type = "int ≥ 1",
             .views = {"sparse-ffn"},
             .meaning = "sparse FFN view: one neuron kept per block of this many (N)",
             .minimum = 1,
-            .rule = ">= 1"},
+            .rule = ">= 1",
+            .ownedByView = true},
         {.name = "positions",
             .field = &ViewSpec::positions,
             .type = "string",
@@ -360,7 +380,8 @@ const std::vector<SpecKey> &specKeys()
                 [](const ViewSpec &s) {
                     return s.compareTokenizer.empty() ? std::string("compare_tokenizer: name a tokenizer")
                                                       : std::string();
-                }},
+                },
+            .ownedByView = true},
         {.name = "rollout_heads",
             .field = &ViewSpec::rolloutHeads,
             .type = "string",
@@ -368,7 +389,8 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
                        "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "
                        "renormalised)",
-            .choices = {"mean", "max", "min"}},
+            .choices = {"mean", "max", "min"},
+            .ownedByView = true},
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",
@@ -376,7 +398,9 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
                        "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
                        "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
-                       "by each cell's most probable token)"},
+                       "by each cell's most probable token)",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
@@ -388,7 +412,9 @@ const std::vector<SpecKey> &specKeys()
               "`austen-layerdrop` without LayerDrop, or `austen-mlm` beside `austen-mlm-power`, `austen-mlm-funnel` or "
               "`austen-mlm-sinkhorn`; "
               "`\"\"` = "
-              "`model`'s alone"},
+              "`model`'s alone",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "retention",
             .field = &ViewSpec::retention,
             .type = "string",
@@ -405,7 +431,8 @@ const std::vector<SpecKey> &specKeys()
                         return std::string(e.what()).substr(11); // after "retention: "
                     }
                     return std::string();
-                }},
+                },
+            .ownedByView = true},
         {.name = "ranking",
             .field = &ViewSpec::ranking,
             .type = "string",
@@ -413,7 +440,8 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "token reduction: how the tokens that go on are chosen, `significance` (PoWER-BERT: the "
                        "attention each receives from every query), `random` (a control) or `targets` (not "
                        "PoWER-BERT: the attention the [MASK] positions pay)",
-            .choices = {"significance", "random", "targets"}},
+            .choices = {"significance", "random", "targets"},
+            .ownedByView = true},
         {.name = "exit_rule",
             .field = &ViewSpec::exitRule,
             .type = "string",
@@ -421,13 +449,15 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "early exit: the rule that stops a token, `confidence` (after the first block whose top "
                        "probability is at least `exit_threshold`) or `patience` (PABEE: once its prediction has "
                        "stayed unchanged `exit_patience` times in a row)",
-            .choices = {"confidence", "patience"}},
+            .choices = {"confidence", "patience"},
+            .ownedByView = true},
         {.name = "exit_threshold",
             .field = &ViewSpec::exitThreshold,
             .type = "number, 0 < θ ≤ 1",
             .views = {"early-exit"},
             .meaning = "early exit by confidence: θ, the top probability a block's prediction needs",
-            .maximum = 1},
+            .maximum = 1,
+            .ownedByView = true},
         {.name = "exit_patience",
             .field = &ViewSpec::exitPatience,
             .type = "int ≥ 1",
@@ -435,14 +465,17 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "early exit by patience: t, how many times in a row the prediction must stay unchanged "
                        "(clamped to the model's layers − 1)",
             .minimum = 1,
-            .rule = ">= 1"},
+            .rule = ">= 1",
+            .ownedByView = true},
         {.name = "contrast",
             .field = &ViewSpec::contrast,
             .type = "string",
             .views = {"patching"},
             .meaning
             = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
-              "as `target` is; `\"\"` = the probability of `target`"},
+              "as `target` is; `\"\"` = the probability of `target`",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "patch",
             .field = &ViewSpec::patch,
             .type = "string",
@@ -450,19 +483,25 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
                        "block at each position), `heads` (each head's output, its context C_h at every position) or "
                        "`mlp` (each layer's feed-forward output at every position)",
-            .choices = {"residual", "heads", "mlp"}},
+            .choices = {"residual", "heads", "mlp"},
+            .ownedByView = true},
         {.name = "corrupted_text",
             .field = &ViewSpec::corruptedText,
             .type = "string",
             .views = {"patching"},
-            .meaning = "patching view: the corrupted input, read by the model's tokenizer into as many tokens as the "
-                       "input; `\"\"` = the input with noise at `noise_positions`"},
+            .meaning = "patching view: the corrupted input, read as the Input box reads it (text the model's tokenizer "
+                       "reads, or token ids as `#464,3290`) into as many tokens as the input; `\"\"` = the input with "
+                       "noise at `noise_positions`",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "noise_positions",
             .field = &ViewSpec::noisePositions,
             .type = "array of ints",
             .views = {"patching"},
             .meaning = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
-                       "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`"},
+                       "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "compare",
             .field = &ViewSpec::compare,
             .type = "string",

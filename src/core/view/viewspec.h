@@ -132,6 +132,12 @@ struct SpecKey
     bool zeroAllowed = false;
     // A rule beyond the type and range, on the value just read: why the spec breaks it, or "" when it does not.
     std::function<std::string(const ViewSpec &)> check;
+    // A view's own setting: each view that reads it keeps its own value while others are shown (the Logit lens's
+    // tracked token is not Patching's target). Keys without it (layer, head, the input, the stepper) are shared.
+    bool ownedByView = false;
+    // It names something of one model (a token, a head, a second model, an expert count): another model opened
+    // afresh starts from its default.
+    bool perModel = false;
 };
 
 const std::vector<SpecKey> &specKeys();

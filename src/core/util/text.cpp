@@ -1,0 +1,28 @@
+#include "util/text.h"
+
+namespace atlas {
+
+std::string countOf(size_t count, std::string_view singular, std::string_view plural)
+{
+    std::string text = std::to_string(count) + " ";
+    if (count == 1)
+        return text.append(singular);
+    return plural.empty() ? text.append(singular).append("s") : text.append(plural);
+}
+
+std::string shownText(std::string_view text)
+{
+    constexpr size_t kShown = 60;
+    std::string shown;
+    size_t characters = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const bool starts = (byte & 0xC0) != 0x80; // not a UTF-8 continuation byte
+        if (starts && ++characters > kShown)
+            return shown + "…";
+        shown += byte < 0x20 || byte == 0x7F ? '?' : text[i];
+    }
+    return shown;
+}
+
+} // namespace atlas
