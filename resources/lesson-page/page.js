@@ -286,7 +286,7 @@
           const [lo, hi] = finiteRange(s[head]);
           const bound = Math.max(Math.abs(lo), Math.abs(hi));
           panels.append(heatmap({ rows: T, cols: S, rowLabels: fig.queries, colLabels: fig.keys, maxWidth: third,
-            title: "Scores S = QK\u1D40/\u221Ad", scale: { lut: page.diverging, lo: -bound, hi: bound },
+            title: where + ", head " + head + ": scores S = QK\u1D40/\u221Ad", scale: { lut: page.diverging, lo: -bound, hi: bound },
             cell: (i, j) => ({ color: lutColor(page.diverging, (s[head][at(i, j)] + bound) / (2 * bound)) }),
             hover: (i, j) => { readout.textContent = cellPrefix(fig, i, j) + ": score S = " + formatNumber(s[head][at(i, j)]); } }));
         }

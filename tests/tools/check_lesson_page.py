@@ -253,9 +253,13 @@ def lesson_01(browser, binary, lessons, work):
             check(chosen(None) == str(wanted),
                   "step %d: the tensor page shows slice %r, its spec head %d" % (i + 1, chosen(None), wanted))
         elif figure["draw"] in ("attention", "mask"):
-            check(chosen("Head") == str(wanted) and chosen("Layer") == str(step["spec"].get("layer", 0)),
+            layer = step["spec"].get("layer", 0)
+            # Without a Layer chooser (one layer traced so far) the figure's title names the layer.
+            title = browser.eval("document.querySelector('#step-%d canvas.heatmap').getAttribute('aria-label')" % (i + 1))
+            shown_layer = chosen("Layer") or re.search(r"layer (\d+)", title).group(1)
+            check(chosen("Head") == str(wanted) and shown_layer == str(layer),
                   "step %d: the page shows layer %r head %r, its spec layer %d head %d"
-                  % (i + 1, chosen("Layer"), chosen("Head"), step["spec"].get("layer", 0), wanted))
+                  % (i + 1, shown_layer, chosen("Head"), layer, wanted))
 
     # The tensor view: a hovered cell shows the traced value to seven digits.
     i = first_step(data, "tensor")
