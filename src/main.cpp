@@ -46,6 +46,7 @@ int main(int argc, char **argv)
         = atlas::restoreSavedSpec(settings, QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation));
     if (firstLaunch)
         restored.spec.model = "austen";
+    const std::string asked = atlas::appModelArgument(argc, argv); // transformer-atlas DIR, or --model M
     const atlas::ViewSpec &spec = restored.spec;
     atlas::applyTheme(spec.theme == "dark");
     session.setSpec(spec);
@@ -55,7 +56,10 @@ int main(int argc, char **argv)
     window.show();
     if (!restored.problem.isEmpty())
         window.showProblem(QObject::tr("Saved session"), restored.problem);
-    session.openModel(QString::fromStdString(spec.model), firstLaunch);
+    if (asked.empty())
+        session.openModel(QString::fromStdString(spec.model), firstLaunch);
+    else // the model asked for, on its sample input
+        session.openModel(QString::fromStdString(asked), true);
     if (firstLaunch)
         window.showWelcome();
     return app.exec();

@@ -36,6 +36,26 @@ class TestCli : public QObject
     static Result run(const QStringList &args) { return atlas::testing::runCli(args); }
 
 private slots:
+    // Issue 58: `transformer-atlas DIR` printed "unknown command" and the whole help, and `--model DIR` was ignored.
+    // A model named on the command line opens the app on it; a word that is neither says so in one line.
+    void aModelNamedOnTheCommandLineOpensTheApp()
+    {
+        const auto asked = [](std::vector<const char *> args) {
+            args.insert(args.begin(), "transformer-atlas");
+            return atlas::appModelArgument(int(args.size()), const_cast<char **>(args.data()));
+        };
+        QCOMPARE(asked({ATLAS_TEST_DATA "/llama_tiny"}), std::string(ATLAS_TEST_DATA "/llama_tiny"));
+        QCOMPARE(asked({"austen"}), std::string("austen"));
+        QCOMPARE(asked({"--model", "reverse"}), std::string("reverse"));
+        QCOMPARE(asked({"dump", "--model", "reverse"}), std::string());
+        QCOMPARE(asked({}), std::string());
+        std::vector<const char *> dir = {"transformer-atlas", ATLAS_TEST_DATA "/llama_tiny"};
+        QCOMPARE(atlas::runCommandLine(int(dir.size()), const_cast<char **>(dir.data())), -1); // the app, not an error
+        const Result unknown = run({"/no/such/model"});
+        QCOMPARE(unknown.code, 2);
+        QVERIFY2(unknown.err.contains("neither a command nor a model") && unknown.err.count('\n') == 1,
+            qPrintable(unknown.err));
+    }
 
     // OpenBLAS reads how long its threads spin as it loads, so the program starts itself again with it set
     // (util/blasthreads.h): the benchmarks say what they ran with.

@@ -24,6 +24,7 @@
 #include <QFontMetrics>
 #include <QLabel>
 #include <QMenuBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -248,6 +249,8 @@ private slots:
         window.zoom()->setZoom(1.0);
     }
 
+    // Issue 58: a lesson reopened at the last step viewed without saying so. It opens at its start and offers the
+    // step it was left at.
     void positionKeptBetweenRuns()
     {
         {
@@ -259,9 +262,54 @@ private slots:
         }
         Session session;
         MainWindow window(&session);
+        window.show();
         QVERIFY(window.lessons()->open(kLesson));
+        QCOMPARE(window.lessons()->stepIndex(), 0);
+        QCOMPARE(window.lessons()->leftAt(), 3);
+        QPushButton *resume = nullptr;
+        for (QPushButton *b : window.lessonPanel()->findChildren<QPushButton *>())
+            if (b->text() == "Resume at Step 4")
+                resume = b;
+        QVERIFY(resume != nullptr && resume->isVisibleTo(window.lessonPanel()));
+        resume->click();
         QCOMPARE(window.lessons()->stepIndex(), 3);
+        QVERIFY(!resume->isVisibleTo(window.lessonPanel()));
         verifyStepApplied(*window.lessons(), session);
+    }
+
+    // A first wrong answer is a try, not the answer: the row stays covered and the class may try again, or ask.
+    void aWrongTryLeavesTheAnswerHidden()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.show();
+        LessonPlayer &player = *window.lessons();
+        QVERIFY(player.open(kLesson));
+        player.goTo(1);
+        verifyStepApplied(player, session);
+        const LessonQuestion &question = player.currentStep().questions.at(0);
+        QCOMPARE(question.kind, LessonQuestion::Kind::Predict);
+        window.lessonPanel()->answer({question.answer + 1});
+        QVERIFY2(window.lessonPanel()->feedbackText().startsWith("Not this one"),
+            qPrintable(window.lessonPanel()->feedbackText()));
+        QVERIFY(session.spec().veilQuery); // still covered
+        window.lessonPanel()->answer({question.answer});
+        QVERIFY(window.lessonPanel()->feedbackText().startsWith("Right."));
+        QVERIFY(!session.spec().veilQuery);
+
+        player.goTo(2); // a choose question: a wrong tick names no answer
+        verifyStepApplied(player, session);
+        const LessonQuestion &choose = player.currentStep().questions.at(0);
+        QCOMPARE(choose.kind, LessonQuestion::Kind::Choose);
+        int wrong = 0;
+        while (std::find(choose.correct.begin(), choose.correct.end(), wrong) != choose.correct.end())
+            ++wrong;
+        window.lessonPanel()->answer({wrong});
+        const QString verdict = window.lessonPanel()->feedbackText();
+        QVERIFY2(verdict.startsWith("Not quite. Try again"), qPrintable(verdict));
+        QVERIFY(!verdict.contains(QString::fromStdString(choose.choices.at(size_t(choose.correct.front())))));
+        window.lessonPanel()->answer(choose.correct);
+        QVERIFY(window.lessonPanel()->feedbackText().startsWith("Right."));
     }
 
     void trainActionStartsTheTrainPanel()

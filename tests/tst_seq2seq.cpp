@@ -256,8 +256,12 @@ void TestSeq2seq::badInputsAreClearErrors()
 }
 
 // Lesson 12's "Train one" step, as the Train panel runs it (300 steps, batch 16, warm-up a tenth, seed 1): most
-// held-out sources sorted already, and decoder layer 1's cross-attention on the letter being written (measured: 94.9 %
-// exact, heads 75.5–87.9 %; layer 0 24–28 %).
+// held-out sources sorted already, and decoder layer 1's cross-attention on the letter being written. A trained outcome
+// depends on the order the kernels add in, which differs between CPUs and BLAS kernels, so the bounds are set below
+// every order measured (docs/benchmarks.md, "Trained outcomes across floating-point orders"): at seed 1, exact match
+// 87.5 % (Zen 4, AVX-512 build), 91.8 % (the same with OpenBLAS's Haswell kernels), 94.9 % (Zen 3, AVX2 build); over
+// seeds 1–6 and both kernels 87.1–92.9 %. Layer 1's heads 74.6–88.2 % at seed 1 (66.0–88.2 % over the seeds, means
+// 79–84 %), layer 0's 21–34 %.
 void TestSeq2seq::threeHundredStepsAlignTheCrossAttention()
 {
     TrainOptions options;
@@ -268,7 +272,8 @@ void TestSeq2seq::threeHundredStepsAlignTheCrossAttention()
     Trainer trainer(std::make_shared<Model>(Model::random(task->modelConfig(), options.seed)), "seq2seq-sort", options);
     for (int i = 0; i < options.steps; ++i)
         trainer.step();
-    QVERIFY2(trainer.evaluate(256).exactMatch >= 0.9, qPrintable(QString::number(trainer.evaluate(256).exactMatch)));
+    const float exact = trainer.evaluate(256).exactMatch;
+    QVERIFY2(exact >= 0.8, qPrintable(QString::number(exact)));
     const HeadPattern pattern = [] {
         for (const HeadPattern &p : headPatterns("seq2seq-sort"))
             if (p.name == "source letter")
@@ -276,10 +281,14 @@ void TestSeq2seq::threeHundredStepsAlignTheCrossAttention()
         return HeadPattern {};
     }();
     const auto mass = patternMass(trainer.snapshot(), *task, pattern, 100);
-    for (double m : mass[1])
-        QVERIFY2(m >= 0.7, qPrintable(QString::number(m)));
+    double layerOne = 0;
+    for (double m : mass[1]) {
+        QVERIFY2(m >= 0.6, qPrintable(QString::number(m)));
+        layerOne += m / double(mass[1].size());
+    }
+    QVERIFY2(layerOne >= 0.75, qPrintable(QString::number(layerOne)));
     for (double m : mass[0])
-        QVERIFY2(m <= 0.35, qPrintable(QString::number(m)));
+        QVERIFY2(m <= 0.4, qPrintable(QString::number(m)));
 }
 
 QTEST_GUILESS_MAIN(TestSeq2seq)

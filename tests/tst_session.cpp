@@ -443,6 +443,66 @@ private slots:
         QVERIFY(session.analysis().result == nullptr);
     }
 
+    // Issue 58: leaving Patching or Head ablation mid-run restarted them from zero. A run left behind goes on, and
+    // its tab comes back to its result; a run of the same view made stale by a new setting is cancelled.
+    void aRunLeftBehindFinishesAndIsThereWhenItsTabComesBack()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.view = "patching";
+        spec.model = "austen";
+        spec.text = "It is a truth universally acknowledged, that a single man";
+        spec.corruptedText = "It is a truth universally acknowledged, that a single mat"; // the last position
+        spec.target = "#32";
+        session.setSpec(spec);
+        session.openModel("austen");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        QVERIFY(session.analysis().pending);
+        spec = session.spec();
+        spec.view = "attention"; // away mid-run
+        session.setSpec(spec);
+        QCOMPARE(session.analysesUnderWay(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(session.analysesUnderWay(), 0, 120000); // it went on, and finished
+        spec.view = "patching";
+        session.setSpec(spec);
+        QVERIFY(!session.analysis().pending); // its result, at once
+        QVERIFY(dynamic_cast<const PatchingAnalysis *>(session.analysis().result.get()) != nullptr);
+        // A new setting of the same view cancels the stale run: one run, the newest.
+        spec.contrast = "#101";
+        session.setSpec(spec);
+        spec.contrast = "#116";
+        session.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(session.analysesUnderWay() <= 1, 20000);
+        waitForAnalysis(session);
+        const auto *last = dynamic_cast<const PatchingAnalysis *>(session.analysis().result.get());
+        QVERIFY2(last != nullptr, qPrintable(session.analysis().problem));
+        QCOMPARE(last->contrast, 116);
+    }
+
+    // The memory sweeps and the head ablation report their progress (the views show a bar and Cancel), to the end.
+    void theSweepsAndTheAblationReportProgress()
+    {
+        Session session;
+        ViewSpec opened;
+        opened.model = "reverse"; // a task to score: the ablation's importance table
+        opened.text = "abcd>dcba";
+        session.setSpec(opened);
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        for (const std::string view : {"memory-depth", "memory-tradeoff", "ablation"}) {
+            ViewSpec spec = session.spec();
+            spec.view = view;
+            spec.depth = 2;
+            const AnalysisRequest request = analysisRequest(spec, analysisContext(session.viewInput()));
+            QVERIFY2(request.progress != nullptr, view.c_str());
+            std::string problem;
+            QVERIFY2(runAnalysisNow(request, &problem) != nullptr, problem.c_str());
+            QVERIFY2(request.progress->total > 0 && request.progress->done == request.progress->total, view.c_str());
+        }
+    }
+
     void aRequestThatCannotRunIsAProblem()
     {
         Session session;

@@ -12,6 +12,7 @@
 #include "panels/generationpanel.h"
 #include "panels/inputpanel.h"
 #include "panels/lessonpanel.h"
+#include "panels/modelchooser.h"
 #include "panels/modelinfopanel.h"
 #include "panels/operationpanel.h"
 #include "panels/trainpanel.h"
@@ -163,14 +164,12 @@ void MainWindow::createToolBarWidgets()
 {
     auto *bar = m_ui->stepToolBar;
     bar->addSeparator();
-    m_models = new QComboBox(this);
-    m_models->setToolTip(tr("The built-in models; File ▸ Open Model Directory opens your own"));
-    for (const BuiltinModel &m : builtinModels()) {
-        m_models->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
-        m_models->setItemData(m_models->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
-    }
+    auto *recent = new QMenu(tr("Open &Recent Model"), this);
+    m_ui->menuFile->insertMenu(m_ui->actionOpenModel, recent);
+    m_ui->menuFile->insertAction(recent->menuAction(), m_ui->actionOpenModel); // Open Model Directory first
+    m_models = new ModelChooser(m_session, this, recent);
     bar->addWidget(new QLabel(tr(" Model "), this));
-    bar->addWidget(m_models);
+    bar->addWidget(m_models->box());
     auto *info = new QToolButton(this);
     m_infoButton = info;
     info->setToolTip(tr("What this model is, what to look at, its shape (the Model panel)"));
@@ -352,8 +351,6 @@ void MainWindow::connectActions()
             tr("<b>Transformer Atlas</b><p>Runs small transformers one operation at a time and shows "
                "what each operation does.</p>"));
     });
-    connect(m_models, &QComboBox::activated, this,
-        [this] { m_session->openModel(m_models->currentData().toString(), true); }); // with the model's sample input
     connect(m_layer, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(v - m_session->spec().layer, 0); });
     connect(m_head, &QSpinBox::valueChanged, this, [this](int v) { moveSelection(0, v - m_session->spec().head); });
     connect(m_navigator, &ViewNavigator::currentChanged, this, [this](int index) {
@@ -388,10 +385,8 @@ void MainWindow::connectSession()
     });
     connect(m_session, &Session::analysisChanged, this, &MainWindow::refreshCurrentView);
     connect(m_session, &Session::modelChanged, this, [this] {
-        syncModelBox();
         setWindowTitle(QString::fromStdString(m_session->model()->name)); // Qt appends " — Transformer Atlas"
         const ModelConfig &c = m_session->model()->config;
-        m_models->setToolTip(QString::fromStdString(c.description));
         statusBar()->showMessage(
             tr("%1: %2 × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
                 .arg(QString::fromStdString(m_session->model()->name))
@@ -414,10 +409,8 @@ void MainWindow::connectSession()
     });
     connect(m_session, &Session::noticed, this,
         [this](const QString &message) { statusBar()->showMessage(message, 15000); });
-    connect(m_session, &Session::errorOccurred, this, [this](const QString &message) {
-        syncModelBox(); // a model that failed to open is not the one on screen
-        showProblem(tr("Transformer Atlas"), message);
-    });
+    connect(m_session, &Session::errorOccurred, this,
+        [this](const QString &message) { showProblem(tr("Transformer Atlas"), message); });
 }
 
 // The toolbar's icons in the palette's text colour: visible on the light and on the dark palette.
@@ -436,17 +429,6 @@ void MainWindow::changeEvent(QEvent *event)
     QMainWindow::changeEvent(event);
     if (event->type() == QEvent::PaletteChange && m_infoButton)
         paintIcons();
-}
-
-void MainWindow::syncModelBox()
-{
-    if (!m_session->hasModel())
-        return;
-    const int index = m_models->findData(QString::fromStdString(m_session->spec().model));
-    if (index < 0) // a model directory: shown by name, not listed among the built-in ones
-        m_models->setCurrentIndex(-1);
-    m_models->setCurrentIndex(index);
-    m_models->setPlaceholderText(QString::fromStdString(m_session->model()->name));
 }
 
 View *MainWindow::currentView() const

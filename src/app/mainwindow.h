@@ -19,6 +19,7 @@ class MainWindow;
 namespace atlas {
 
 class LessonPanel;
+class ModelChooser;
 class LessonPlayer;
 class PresentationMode;
 class Session;
@@ -65,7 +66,6 @@ private:
     void connectSession();
     void refreshCurrentView();
     void syncControls();
-    void syncModelBox();
     void paintIcons();
     void moveSelection(int dLayer, int dHead);
     void exportCurrentView();
@@ -82,7 +82,7 @@ private:
     std::unique_ptr<Ui::MainWindow> m_ui;
     Session *m_session;
     ViewNavigator *m_navigator = nullptr;
-    QComboBox *m_models = nullptr;
+    ModelChooser *m_models = nullptr;
     QSpinBox *m_layer = nullptr;
     QSpinBox *m_head = nullptr;
     QProgressBar *m_progress = nullptr;

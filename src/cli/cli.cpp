@@ -1,6 +1,7 @@
 #include "commands.h"
 
 #include "commandtable.h"
+#include "model/builtinmodels.h"
 #include "util/error.h"
 
 #include <cstdio>
@@ -20,7 +21,28 @@ bool asksForHelp(char **first, char **last)
     return false;
 }
 
+bool isBuiltinModelName(const std::string &name)
+{
+    for (const BuiltinModel &m : builtinModels())
+        if (m.name == name)
+            return true;
+    return false;
+}
+
 } // namespace
+
+std::string appModelArgument(int argc, char **argv)
+{
+    if (argc < 2)
+        return {};
+    const std::string first = argv[1];
+    if (first == "--model")
+        return argc > 2 ? argv[2] : std::string();
+    std::error_code ec;
+    if (isBuiltinModelName(first) || std::filesystem::is_directory(first, ec))
+        return first;
+    return {};
+}
 
 std::vector<std::string> commandNames()
 {
@@ -50,9 +72,12 @@ int runCommandLine(int argc, char **argv)
     }
     const CliCommand *command = findCliCommand(name);
     if (!command || !command->run) {
-        if (name.starts_with("-"))
-            return -1; // Qt's own options (-platform, -style …) go to the app
-        std::fprintf(stderr, "transformer-atlas: unknown command '%s'\n\n%s", name.c_str(), usageText().c_str());
+        if (name.starts_with("-") || !appModelArgument(argc, argv).empty())
+            return -1; // Qt's own options (-platform, -style …) and a model to open go to the app
+        std::fprintf(stderr,
+            "transformer-atlas: '%s' is neither a command nor a model (a built-in model's name, or a directory with "
+            "config.json and safetensors): `transformer-atlas help` lists the commands\n",
+            name.c_str());
         return 2;
     }
     try {

@@ -33,5 +33,8 @@ int patchCommand(const CommandArgs &args);
 
 // Returns -1 when argv does not name a subcommand (then the app opens).
 int runCommandLine(int argc, char **argv);
+// The model the app is asked to open: `transformer-atlas DIR`, `transformer-atlas NAME` (a built-in model) or
+// `transformer-atlas --model M`; empty when none is named.
+std::string appModelArgument(int argc, char **argv);
 
 } // namespace atlas

@@ -7,15 +7,19 @@
 #include "viewmodel/viewinput.h"
 #include "views/tokenchipstrip.h"
 
+#include <QAbstractItemView>
+#include <QApplication>
 #include <QButtonGroup>
 #include <QEvent>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QStackedWidget>
+#include <QStyledItemDelegate>
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextCursor>
@@ -26,6 +30,71 @@
 namespace atlas {
 
 namespace {
+
+constexpr int kDetailsRole = Qt::UserRole + 1; // a lesson's lecture, minutes and steps, under its title
+
+// A lesson in the list: its number and title in bold, its lecture, minutes and steps under it, smaller and muted, so
+// that the titles read as titles.
+class LessonItemDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override
+    {
+        QStyleOptionViewItem opt(option);
+        initStyleOption(&opt, index);
+        opt.text.clear(); // the background and the selection only
+        const QWidget *widget = opt.widget;
+        (widget ? widget->style() : QApplication::style())->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
+        const bool selected = opt.state & QStyle::State_Selected;
+        const QColor text = opt.palette.color(selected ? QPalette::HighlightedText : QPalette::Text);
+        QColor muted = text;
+        muted.setAlphaF(0.7f);
+        const auto [titleRect, detailsRect] = rects(opt.rect, opt.font, index);
+        painter->save();
+        painter->setFont(titleFont(opt.font));
+        painter->setPen(text);
+        painter->drawText(titleRect, Qt::TextWordWrap, index.data(Qt::DisplayRole).toString());
+        painter->setFont(detailsFont(opt.font));
+        painter->setPen(muted);
+        painter->drawText(detailsRect, Qt::TextWordWrap, index.data(kDetailsRole).toString());
+        painter->restore();
+    }
+
+    QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override
+    {
+        const auto *view = qobject_cast<const QAbstractItemView *>(parent());
+        const int width = view ? view->viewport()->width() : option.rect.width();
+        const auto [titleRect, detailsRect] = rects(QRect(0, 0, width, 0), option.font, index);
+        return {width, detailsRect.bottom() + kMargin + 1};
+    }
+
+private:
+    static constexpr int kMargin = 5;
+    static QFont titleFont(QFont font)
+    {
+        font.setBold(true);
+        return font;
+    }
+    static QFont detailsFont(QFont font)
+    {
+        font.setPointSizeF(font.pointSizeF() * 0.9);
+        return font;
+    }
+    static std::pair<QRect, QRect> rects(const QRect &cell, const QFont &font, const QModelIndex &index)
+    {
+        const QRect area = cell.adjusted(kMargin, kMargin, -kMargin, 0);
+        const QRect title = QFontMetrics(titleFont(font))
+                                .boundingRect(QRect(area.left(), area.top(), area.width(), 10000), Qt::TextWordWrap,
+                                    index.data(Qt::DisplayRole).toString());
+        const QRect details = QFontMetrics(detailsFont(font))
+                                  .boundingRect(QRect(area.left(), title.bottom() + 2, area.width(), 10000),
+                                      Qt::TextWordWrap, index.data(kDetailsRole).toString());
+        return {QRect(area.left(), area.top(), area.width(), title.height()),
+            QRect(area.left(), title.bottom() + 2, area.width(), details.height())};
+    }
+};
 
 // Markdown as HTML for a label, with code spans (token pieces, formulas) at the text's size: Qt's Markdown reader
 // gives them the system's fixed font, which does not follow the app's zoom.
@@ -90,7 +159,9 @@ QWidget *LessonPanel::createListPage()
     intro->setWordWrap(true);
     m_list = new QListWidget(page);
     m_list->setWordWrap(true);
-    m_list->setToolTip(tr("Double-click a lesson to open it at the step it was left at"));
+    m_list->setItemDelegate(new LessonItemDelegate(m_list));
+    m_list->setResizeMode(QListView::Adjust); // the titles wrap anew at every width
+    m_list->setToolTip(tr("Double-click a lesson to open it (at its start; where you left it is offered)"));
     connect(m_list, &QListWidget::itemActivated, this, &LessonPanel::openSelected);
     auto *open = new QPushButton(tr("Open"), page);
     open->setToolTip(tr("Open the selected lesson"));
@@ -119,6 +190,20 @@ QWidget *LessonPanel::createStepPage()
     auto *header = new QHBoxLayout;
     header->addWidget(m_lessonTitle, 1);
     header->addWidget(m_counter, 0, Qt::AlignTop);
+    // A lesson opens at its start; where it was left last time is one click away.
+    m_resume = new QWidget(page);
+    auto *resumeRow = new QHBoxLayout(m_resume);
+    resumeRow->setContentsMargins(0, 0, 0, 0);
+    m_resumeButton = new QPushButton(m_resume);
+    m_resumeButton->setToolTip(tr("Go on from the step this lesson was left at last time"));
+    connect(m_resumeButton, &QPushButton::clicked, this, [this] { m_player->goTo(m_player->leftAt()); });
+    auto *fromStart = new QPushButton(tr("Start Over"), m_resume);
+    fromStart->setToolTip(tr("Stay at the first step"));
+    connect(fromStart, &QPushButton::clicked, m_resume, &QWidget::hide);
+    resumeRow->addWidget(m_resumeButton);
+    resumeRow->addWidget(fromStart);
+    resumeRow->addStretch(1);
+    m_resume->hide();
     m_stepTitle = new QLabel(page);
     m_stepTitle->setWordWrap(true);
     // The step's text and its questions scroll together; the step's title and the buttons stay in place.
@@ -167,6 +252,7 @@ QWidget *LessonPanel::createStepPage()
     nav->addStretch();
     nav->addWidget(m_close);
     layout->addLayout(header);
+    layout->addWidget(m_resume);
     layout->addWidget(m_stepTitle);
     layout->addWidget(scroll, 1);
     layout->addWidget(m_notesLabel);
@@ -180,15 +266,19 @@ void LessonPanel::refreshList()
     m_list->clear();
     const std::string directory = lessonsDirectory();
     for (const LessonEntry &entry : directory.empty() ? std::vector<LessonEntry> {} : listLessons(directory)) {
-        QString text = QString::fromStdString(entry.title);
-        if (entry.problem.empty())
-            text += tr("\n%1 · %2 min · %3 steps")
-                        .arg(QString::fromStdString(entry.lecture))
-                        .arg(entry.minutes)
-                        .arg(entry.steps);
-        else
-            text += tr("\ndoes not open: %1").arg(QString::fromStdString(entry.problem));
-        auto *item = new QListWidgetItem(text, m_list);
+        // Numbered as the files are ("01-self-attention.md" is lesson 1), the details under the title.
+        const QString file = QFileInfo(QString::fromStdString(entry.path)).fileName();
+        const int number = file.section('-', 0, 0).toInt();
+        const QString title = number > 0 ? tr("%1. %2").arg(number).arg(QString::fromStdString(entry.title))
+                                         : QString::fromStdString(entry.title);
+        const QString details = entry.problem.empty()
+            ? tr("%1 · %2 min · %3 steps")
+                  .arg(QString::fromStdString(entry.lecture))
+                  .arg(entry.minutes)
+                  .arg(entry.steps)
+            : tr("does not open: %1").arg(QString::fromStdString(entry.problem));
+        auto *item = new QListWidgetItem(title, m_list);
+        item->setData(kDetailsRole, details);
         item->setData(Qt::UserRole, QString::fromStdString(entry.path));
         item->setToolTip(QString::fromStdString(entry.problem.empty() ? entry.path : entry.problem));
     }
@@ -216,6 +306,8 @@ void LessonPanel::showLesson()
                                .arg(escaped(lesson.title), escaped(lesson.lecture))
                                .arg(lesson.minutes));
     m_lessonTitle->setToolTip(QString::fromStdString(lesson.path));
+    m_resumeButton->setText(tr("Resume at Step %1").arg(m_player->leftAt() + 1));
+    m_resume->setVisible(m_player->leftAt() > 0 && m_player->stepIndex() == 0);
     showStep();
 }
 
@@ -225,6 +317,8 @@ void LessonPanel::showStep()
         return;
     const LessonStep &step = m_player->currentStep();
     const int index = m_player->stepIndex();
+    if (index != 0) // moved on: the offer is taken or passed
+        m_resume->hide();
     m_counter->setText(tr("Step %1 / %2").arg(index + 1).arg(m_player->stepCount()));
     m_stepTitle->setText(QStringLiteral("<h2>%1</h2>").arg(escaped(step.title)));
     m_markdown = QString::fromStdString(step.text);
@@ -242,6 +336,8 @@ void LessonPanel::showStep()
     m_keyStrips.assign(step.questions.size(), nullptr);
     m_guess.assign(step.questions.size(), -1);
     m_feedback.assign(step.questions.size(), nullptr);
+    m_showAnswer.assign(step.questions.size(), nullptr);
+    m_revealed.assign(step.questions.size(), false);
     for (int q = 0; q < int(step.questions.size()); ++q)
         addQuestion(q);
 }
@@ -295,9 +391,42 @@ void LessonPanel::addQuestion(int index)
     feedback->setWordWrap(true);
     feedback->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_feedback[size_t(index)] = feedback;
-    layout->addWidget(button, 0, Qt::AlignLeft);
+    // After a wrong try the class may try again, or ask for the answer.
+    auto *show = new QPushButton(tr("Show the Answer"), box);
+    show->setToolTip(tr("The right answer and why"));
+    show->hide();
+    m_showAnswer[size_t(index)] = show;
+    connect(show, &QPushButton::clicked, this, [this, index] { showAnswer(index); });
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(button);
+    buttons->addWidget(show);
+    buttons->addStretch(1);
+    layout->addLayout(buttons);
     layout->addWidget(feedback);
     m_questionLayout->addWidget(box);
+}
+
+void LessonPanel::showAnswer(int index)
+{
+    const LessonQuestion &question = m_player->currentStep().questions.at(size_t(index));
+    m_showAnswer[size_t(index)]->hide();
+    if (question.kind == LessonQuestion::Kind::Predict) {
+        m_guess[size_t(index)] = -1; // the model's row, without a verdict on the last guess
+        return revealPrediction(index);
+    }
+    QStringList answers;
+    for (int c : question.correct)
+        answers << QString::fromStdString(question.choices.at(size_t(c)));
+    m_feedback[size_t(index)]->setText(
+        tr("The answer is %1. ").arg(answers.join(tr(" and ")).toHtmlEscaped()) + escaped(question.explanation));
+    m_scroll->ensureWidgetVisible(m_feedback[size_t(index)]);
+}
+
+void LessonPanel::offerAnotherTry(int index, const QString &verdict)
+{
+    m_feedback[size_t(index)]->setText(verdict);
+    m_showAnswer[size_t(index)]->show();
+    m_scroll->ensureWidgetVisible(m_feedback[size_t(index)]);
 }
 
 void LessonPanel::check(int index)
@@ -308,14 +437,11 @@ void LessonPanel::check(int index)
     for (int i = 0; i < int(boxes.size()); ++i)
         if (boxes[size_t(i)]->isChecked())
             selected.push_back(i);
-    const bool right = LessonPlayer::isCorrect(question, selected);
-    QStringList answers;
-    for (int c : question.correct)
-        answers << QString::fromStdString(question.choices.at(size_t(c)));
-    m_feedback[size_t(index)]->setText(
-        (right ? tr("<b>Right.</b> ")
-               : tr("<b>Not quite</b>: the answer is %1. ").arg(answers.join(tr(" and ")).toHtmlEscaped()))
-        + escaped(question.explanation));
+    if (!LessonPlayer::isCorrect(question, selected))
+        return offerAnotherTry(index,
+            selected.empty() ? tr("Pick an answer first.") : tr("<b>Not quite.</b> Try again, or show the answer."));
+    m_showAnswer[size_t(index)]->hide();
+    m_feedback[size_t(index)]->setText(tr("<b>Right.</b> ") + escaped(question.explanation));
     m_scroll->ensureWidgetVisible(m_feedback[size_t(index)]);
 }
 
@@ -328,6 +454,14 @@ void LessonPanel::revealPrediction(int index)
         const ViewInput input = m_session->viewInput();
         const QStringList labels = tokenLabels(input, int(answer.row.size()));
         const int guess = m_guess[size_t(index)];
+        if (guess >= 0 && guess != answer.key && !m_revealed[size_t(index)]) // the row stays covered: another try
+            return offerAnotherTry(index,
+                tr("<b>Not this one</b>: query %1 attends more to another key than to %2. Click another key, or "
+                   "show the answer.")
+                    .arg(question.query)
+                    .arg(labels.value(guess).toHtmlEscaped()));
+        m_revealed[size_t(index)] = true;
+        m_showAnswer[size_t(index)]->hide();
         QString verdict = guess < 0 ? QString()
             : guess == answer.key
             ? tr("<b>Right.</b> ")

@@ -52,6 +52,8 @@ private:
     void addQuestion(int index);
     void check(int index);
     void revealPrediction(int index);
+    void showAnswer(int index);
+    void offerAnotherTry(int index, const QString &verdict); // a wrong try: the verdict and Show the Answer
     void openSelected();
 
     LessonPlayer *m_player;
@@ -61,6 +63,8 @@ private:
     QLabel *m_lessonTitle = nullptr;
     QLabel *m_counter = nullptr;
     QLabel *m_stepTitle = nullptr;
+    QWidget *m_resume = nullptr; // "Resume at step N" when the lesson was left there last time
+    QPushButton *m_resumeButton = nullptr;
     QScrollArea *m_scroll = nullptr;
     QLabel *m_text = nullptr;
     QWidget *m_questions = nullptr;
@@ -75,6 +79,8 @@ private:
     std::vector<TokenChipStrip *> m_keyStrips; // per question (predict), else nullptr
     std::vector<int> m_guess; // per question (predict): the key clicked, −1 before
     std::vector<QLabel *> m_feedback; // per question
+    std::vector<QPushButton *> m_showAnswer; // per question: shown after a wrong try
+    std::vector<bool> m_revealed; // per question (predict): the model's row is shown
     bool m_presenting = false;
     QString m_markdown; // the step's text
 };

@@ -47,8 +47,12 @@ bool LessonPlayer::load(const QString &path, bool keepStep)
     if (!m_watcher.files().isEmpty())
         m_watcher.removePaths(m_watcher.files());
     m_watcher.addPath(path);
-    const int step = keepStep ? m_step : QSettings().value(positionKey(path), 0).toInt();
+    // A lesson opens at its start; where it was left is offered (the panel's "Resume at step N"), not imposed on a
+    // class that starts afresh.
+    const int step = keepStep ? m_step : 0;
     m_lesson = std::move(lesson);
+    if (!keepStep)
+        m_leftAt = std::clamp(QSettings().value(positionKey(path), 0).toInt(), 0, stepCount() - 1);
     m_step = std::clamp(step, 0, stepCount() - 1);
     emit lessonChanged();
     applyStep();

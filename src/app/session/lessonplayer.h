@@ -25,9 +25,11 @@ class LessonPlayer : public QObject
 public:
     explicit LessonPlayer(Session *session, QObject *parent = nullptr);
 
-    // Opens a lesson at the step it was left at. On failure the lesson open before stays, and errorOccurred says
-    // why ("path:line: …").
+    // Opens a lesson at its first step; leftAt() says where it was left last time. On failure the lesson open before
+    // stays, and errorOccurred says why ("path:line: …").
     bool open(const QString &path);
+    // The step the lesson was left at when last open (kept between runs), as it was when opened; 0 when none.
+    int leftAt() const { return m_leftAt; }
     void close();
     bool isOpen() const { return m_lesson.has_value(); }
     const Lesson &lesson() const { return *m_lesson; }
@@ -74,6 +76,7 @@ private:
     Session *m_session;
     std::optional<Lesson> m_lesson;
     int m_step = 0;
+    int m_leftAt = 0;
     std::optional<ViewSpec> m_stepSpec;
     QFileSystemWatcher m_watcher;
     LatestJob<StepView> m_stepJob; // last: its destructor waits for the step in progress

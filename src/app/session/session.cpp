@@ -15,7 +15,7 @@ namespace atlas {
 
 Session::Session(QObject *parent)
     : QObject(parent)
-    , m_analysisJob([this](AnalysisOutcome outcome) { adoptAnalysis(std::move(outcome)); })
+    , m_analysisJobs([this](const std::string &, AnalysisOutcome outcome) { adoptAnalysis(std::move(outcome)); })
 {
     m_worker.setMaxThreadCount(1); // jobs run in order, one at a time
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &Session::finishJob);
@@ -285,6 +285,7 @@ void Session::runInput(Input input, std::function<void(ViewSpec &)> ran)
         Commit publish = snapshot();
         return [this, input, publish, ran] {
             m_input = input;
+            m_analysisJobs.cancelOtherViews(m_spec.view); // what the other tabs were computing was of the last input
             if (ran)
                 ran(m_spec);
             emit inputChanged();
@@ -543,52 +544,62 @@ void Session::updateAnalysis()
     m_analysis = {};
     m_analysisPins.clear();
     if (request.key.empty() || !request.problem.empty()) {
-        m_analysisJob.drop();
+        m_analysisJobs.stop(m_spec.view);
         m_analysis.problem = QString::fromStdString(request.problem);
         return;
     }
     if (const RecentAnalyses::Entry *recent = m_recentAnalyses.find(request.key)) { // computed a moment ago
-        m_analysisJob.drop();
+        m_analysisJobs.stop(m_spec.view);
         m_analysis.result = recent->result;
         m_analysisPins = recent->pins;
         return;
     }
     m_analysis.pending = true;
     m_analysisPins = request.pinned;
-    m_analysisProgress = request.progress;
-    if (m_analysisProgress) {
-        if (!m_progressTimer) {
-            m_progressTimer = new QTimer(this);
-            m_progressTimer->setInterval(150);
-            connect(m_progressTimer, &QTimer::timeout, this, [this] {
-                if (!m_analysis.pending || !m_analysisProgress)
-                    return m_progressTimer->stop();
-                const int done = m_analysisProgress->done, total = m_analysisProgress->total;
-                if (done == m_analysis.done && total == m_analysis.total)
-                    return;
-                m_analysis.done = done;
-                m_analysis.total = total;
-                emit analysisChanged();
-            });
-        }
-        m_progressTimer->start();
+    // A run left behind when its tab was switched away may still be under way: its progress, not a new run.
+    m_analysisProgress = m_analysisJobs.running(request.key)
+        ? std::static_pointer_cast<AnalysisProgress>(m_analysisJobs.progress(request.key))
+        : request.progress;
+    if (m_analysisProgress)
+        watchAnalysisProgress();
+    m_analysisJobs.start(
+        m_spec.view, request.key,
+        [run = request.run, key = request.key, pins = request.pinned](const std::atomic<bool> &cancel) {
+            AnalysisOutcome outcome {key, nullptr, {}, pins};
+            try {
+                outcome.result = run(cancel);
+            } catch (const std::exception &e) {
+                outcome.error = QString::fromStdString(e.what());
+            }
+            return outcome;
+        },
+        request.progress);
+}
+
+void Session::watchAnalysisProgress()
+{
+    if (!m_progressTimer) {
+        m_progressTimer = new QTimer(this);
+        m_progressTimer->setInterval(150);
+        connect(m_progressTimer, &QTimer::timeout, this, [this] {
+            if (!m_analysis.pending || !m_analysisProgress)
+                return m_progressTimer->stop();
+            const int done = m_analysisProgress->done, total = m_analysisProgress->total;
+            if (done == m_analysis.done && total == m_analysis.total)
+                return;
+            m_analysis.done = done;
+            m_analysis.total = total;
+            emit analysisChanged();
+        });
     }
-    m_analysisJob.start([run = request.run, key = request.key](const std::atomic<bool> &cancel) {
-        AnalysisOutcome outcome {key, nullptr, {}};
-        try {
-            outcome.result = run(cancel);
-        } catch (const std::exception &e) {
-            outcome.error = QString::fromStdString(e.what());
-        }
-        return outcome;
-    });
+    m_progressTimer->start();
 }
 
 void Session::cancelAnalysis()
 {
     if (!m_analysis.pending)
         return;
-    m_analysisJob.drop(); // the key stays: the same spec and trace do not start it again
+    m_analysisJobs.cancel(m_analysisKey); // the key stays: the same spec and trace do not start it again
     m_analysis = {};
     m_analysis.problem = tr("Cancelled. Change the view's settings or the input to run it again.");
     emit analysisChanged();
@@ -596,13 +607,13 @@ void Session::cancelAnalysis()
 
 void Session::adoptAnalysis(AnalysisOutcome outcome)
 {
+    if (outcome.error.isEmpty()) // beside the trace; a run left behind is found here when its tab comes back
+        m_recentAnalyses.add({outcome.key, outcome.result, outcome.pins}, m_memoryBudget / 4);
     if (outcome.key != m_analysisKey)
         return;
     m_analysis.pending = false;
     m_analysis.result = outcome.result;
     m_analysis.problem = outcome.error;
-    if (outcome.error.isEmpty())
-        m_recentAnalyses.add({outcome.key, outcome.result, m_analysisPins}, m_memoryBudget / 4); // beside the trace
     emit analysisChanged();
 }
 

@@ -6,7 +6,7 @@
 #include "session/recentanalyses.h"
 #include "tokenize/tokenizer.h"
 #include "view/viewspec.h"
-#include "viewmodel/latestjob.h"
+#include "viewmodel/analysisjobs.h"
 #include "viewmodel/viewinput.h"
 
 #include <QFutureWatcher>
@@ -109,6 +109,8 @@ public:
     // What the views draw: the trace snapshot, its program, token labels and the spec's analysis.
     ViewInput viewInput() const;
     const AnalysisState &analysis() const { return m_analysis; }
+    // Analyses running: the view on screen's, and one a tab switch left behind.
+    int analysesUnderWay() const { return m_analysisJobs.runningCount(); }
 
 signals:
     void modelChanged();
@@ -143,8 +145,10 @@ private:
         std::string key;
         std::shared_ptr<const ViewAnalysis> result;
         QString error;
+        std::vector<Tensor> pins; // the tensors the run read (their addresses are in its key)
     };
     void adoptAnalysis(AnalysisOutcome outcome);
+    void watchAnalysisProgress(); // m_analysisProgress into m_analysis while the run is under way
 
     std::shared_ptr<const Model> m_model;
     std::shared_ptr<const Tokenizer> m_tokenizer;
@@ -175,7 +179,7 @@ private:
     RecentAnalyses m_recentAnalyses;
     std::shared_ptr<AnalysisProgress> m_analysisProgress; // the run's, when it reports one
     QTimer *m_progressTimer = nullptr; // reads it while the run is under way
-    LatestJob<AnalysisOutcome> m_analysisJob; // last: its destructor waits for the analysis in progress
+    AnalysisJobs<AnalysisOutcome> m_analysisJobs; // last: its destructor waits for the analyses in progress
 };
 
 } // namespace atlas

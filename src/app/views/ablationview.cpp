@@ -62,6 +62,11 @@ bool AblationView::isCurrent(const ViewAnalysis &result) const
     return a && m_input.model && a->model == m_input.model->name && a->mode == m_spec.ablation;
 }
 
+QString AblationView::progressFormat() const
+{
+    return tr("%v of %m scorings of the task (one per head, and the whole model)");
+}
+
 QString AblationView::pendingText() const
 {
     return tr("Running the model with and without the heads, and scoring its task…");

@@ -23,6 +23,7 @@ protected:
     bool isCurrent(const ViewAnalysis &result) const override;
     QString draw(const ViewAnalysis &result) override;
     QString pendingText() const override;
+    QString progressFormat() const override;
     bool keepsResultWhilePending() const override { return true; }
 
 private:

@@ -10,6 +10,8 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QStackedLayout>
 #include <QVBoxLayout>
 
@@ -20,7 +22,10 @@ namespace atlas {
 AnalysisPlotView::AnalysisPlotView(QWidget *parent)
     : View(parent)
     , m_stack(new QStackedLayout(this))
+    , m_messagePage(new QWidget(this))
     , m_message(newMessageLabel())
+    , m_running(new QWidget(m_messagePage))
+    , m_progress(new QProgressBar(m_running))
     , m_page(new QWidget(this))
     , m_plot(new QCustomPlot(m_page))
     , m_title(nullptr)
@@ -36,14 +41,26 @@ AnalysisPlotView::AnalysisPlotView(QWidget *parent)
     column->addWidget(m_caption);
     m_plot->setMinimumSize(320, 240);
     m_plot->setAutoAddPlottableToLegend(false); // every legend names its entries (a first inset legend would take all)
-    m_stack->addWidget(m_message);
+    auto *cancel = new QPushButton(tr("Cancel"), m_running);
+    cancel->setToolTip(tr("Stop the run; change a setting or the input to run it again"));
+    connect(cancel, &QPushButton::clicked, this, &View::analysisCancelled);
+    auto *runningRow = new QHBoxLayout(m_running);
+    runningRow->addStretch(1);
+    runningRow->addWidget(m_progress, 2);
+    runningRow->addWidget(cancel);
+    runningRow->addStretch(1);
+    auto *messageColumn = new QVBoxLayout(m_messagePage);
+    messageColumn->addWidget(m_message, 1);
+    messageColumn->addWidget(m_running);
+    messageColumn->addStretch(1);
+    m_stack->addWidget(m_messagePage);
     m_stack->addWidget(m_page);
     showMessage(QString::fromUtf8(kNothingComputed));
 }
 
 QString AnalysisPlotView::message() const
 {
-    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+    return m_stack->currentWidget() == m_messagePage ? m_message->text() : QString();
 }
 
 QString AnalysisPlotView::caption() const
@@ -56,16 +73,29 @@ QString AnalysisPlotView::title() const
     return m_title ? m_title->text() : QString();
 }
 
-void AnalysisPlotView::showMessage(const QString &text)
+void AnalysisPlotView::showMessage(const QString &text, bool running)
 {
     m_message->setFont(sizedFont(font(), 12));
     m_message->setText(text);
-    m_stack->setCurrentWidget(m_message);
+    m_running->setVisible(running);
+    if (running) { // steps done of those reported, or a busy bar while the run reports none
+        const AnalysisState &a = m_input.analysis;
+        m_progress->setRange(0, a.total > 0 ? a.total : 0);
+        m_progress->setValue(a.done);
+        m_progress->setFormat(a.total > 0 ? progressFormat() : QString());
+    }
+    m_stack->setCurrentWidget(m_messagePage);
+}
+
+QString AnalysisPlotView::progressFormat() const
+{
+    return tr("%v of %m");
 }
 
 void AnalysisPlotView::applyTheme()
 {
     applyPlotTheme(m_plot, m_spec.theme);
+    applyThemeBackground(m_messagePage, m_spec.theme);
     applyThemeBackground(m_message, m_spec.theme);
     applyThemeBackground(m_page, m_spec.theme);
 }
@@ -80,7 +110,9 @@ void AnalysisPlotView::refresh()
     if (!result || !isCurrent(*result)) {
         if (!m_input.analysis.problem.isEmpty())
             return showMessage(m_input.analysis.problem);
-        return showMessage(m_input.trace ? pendingText() : QString::fromUtf8(kNothingComputed));
+        if (!m_input.trace)
+            return showMessage(QString::fromUtf8(kNothingComputed));
+        return showMessage(pendingText(), m_input.analysis.pending);
     }
     m_shown = result;
     m_plot->clearItems();
@@ -119,8 +151,8 @@ QWidget *AnalysisPlotView::controlRow()
 std::vector<QWidget *> AnalysisPlotView::interfaceWidgets() const
 {
     if (m_controls)
-        return {m_controls};
-    return {};
+        return {m_controls, m_running};
+    return {m_running};
 }
 
 void AnalysisPlotView::setTitle(const QString &text)

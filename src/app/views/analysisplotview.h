@@ -20,6 +20,7 @@ class QCPLayoutGrid;
 class QCPTextElement;
 class QCustomPlot;
 class QLabel;
+class QProgressBar;
 class QStackedLayout;
 
 namespace atlas {
@@ -55,8 +56,10 @@ protected:
     }
     // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
     virtual QString draw(const ViewAnalysis &result) = 0;
-    // What the view says while its analysis runs.
+    // What the view says while its analysis runs, and its progress bar's text when the run reports one ("%v of %m
+    // points").
     virtual QString pendingText() const;
+    virtual QString progressFormat() const;
     // Whether the last drawn result stays on screen while a new one runs (when it is still current): a view the
     // user edits in place (switching heads) keeps its picture rather than flash a message.
     virtual bool keepsResultWhilePending() const { return false; }
@@ -90,11 +93,15 @@ protected:
 
 private:
     void refresh() final;
-    void showMessage(const QString &text);
+    // The message instead of the plot; `running`: with the analysis's progress and Cancel under it.
+    void showMessage(const QString &text, bool running = false);
     void applyTheme();
 
     QStackedLayout *m_stack;
+    QWidget *m_messagePage; // the message, and the progress and Cancel of a run under way
     QLabel *m_message;
+    QWidget *m_running;
+    QProgressBar *m_progress;
     QWidget *m_page;
     QCustomPlot *m_plot;
     QCPTextElement *m_title;

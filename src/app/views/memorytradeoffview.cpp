@@ -27,6 +27,16 @@ MemoryTradeoffView::MemoryTradeoffView(QWidget *parent)
 {
 }
 
+QString MemoryTradeoffView::pendingText() const
+{
+    return tr("Measuring… training steps of a model of this shape under checkpointing at every k");
+}
+
+QString MemoryTradeoffView::progressFormat() const
+{
+    return tr("%v of %m points measured");
+}
+
 bool MemoryTradeoffView::isCurrent(const ViewAnalysis &result) const
 {
     const auto *a = dynamic_cast<const MemoryTradeoffAnalysis *>(&result);

@@ -18,6 +18,8 @@ public:
 protected:
     bool isCurrent(const ViewAnalysis &result) const override;
     QString draw(const ViewAnalysis &result) override;
+    QString pendingText() const override;
+    QString progressFormat() const override;
 };
 
 } // namespace atlas

@@ -144,6 +144,18 @@ StepTiming measureStep(Model &model, const std::vector<TrainingSequence> &sequen
     return t;
 }
 
+TimeRatio timeRatio(const SweepPoint &of, const SweepPoint &to)
+{
+    TimeRatio r;
+    if (to.stepMs <= 0 || to.stepMsLow <= 0)
+        return r;
+    r.median = of.stepMs / to.stepMs;
+    r.low = of.stepMsLow / to.stepMsHigh;
+    r.high = of.stepMsHigh / to.stepMsLow;
+    r.overlaps = of.stepMsLow <= to.stepMsHigh && to.stepMsLow <= of.stepMsHigh;
+    return r;
+}
+
 std::vector<SweepPoint> sweepDepths(const ModelConfig &shape, const std::vector<int> &depths, const SweepSettings &s)
 {
     std::vector<SweepPoint> points;

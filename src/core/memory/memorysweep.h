@@ -69,6 +69,16 @@ std::vector<SweepPoint> sweepDepths(const ModelConfig &shape, const std::vector<
 // At `depth`: plain, checkpointing for every k = 1 … depth, and reversible blocks (where the shape allows them).
 std::vector<SweepPoint> sweepCheckpointIntervals(const ModelConfig &shape, int depth, const SweepSettings &s);
 
+// `of`'s step time over `to`'s: the ratio of their medians, and its least and most over the middle halves of their
+// steps (first to third quartile). `overlaps`: the two middle halves overlap, so this machine's timing cannot tell the
+// two times apart.
+struct TimeRatio
+{
+    double median = 0, low = 0, high = 0;
+    bool overlaps = false;
+};
+TimeRatio timeRatio(const SweepPoint &of, const SweepPoint &to);
+
 // How a strategy's activation peak grows with depth L, as the lectures teach: plain O(L), checkpointing O(√L),
 // reversible O(1). growth(L) is L, √L or 0.
 double depthGrowth(MemoryStrategy strategy, double layers);

@@ -69,9 +69,10 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
     r.key = "ablation/" + modelIdentity(*c.model) + "/" + spec.ablation + "/" + headListText(heads) + "/at"
         + std::to_string(position) + "/" + inputKey(c) + (c.checkOnly ? "/check" : "");
     r.pinned = {c.model->wte};
+    r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.ablation,
-                examples = c.heldOutExamples(HeadAblationAnalysis::kExamples)](
-                const std::atomic<bool> &cancel) -> std::shared_ptr<const ViewAnalysis> {
+                examples = c.heldOutExamples(HeadAblationAnalysis::kExamples),
+                progress = r.progress](const std::atomic<bool> &cancel) -> std::shared_ptr<const ViewAnalysis> {
         return timedResult<HeadAblationAnalysis>([&](HeadAblationAnalysis &result) {
             result.model = model->name;
             result.heads = heads;
@@ -83,7 +84,11 @@ AnalysisRequest analysis::ablationRequest(const ViewSpec &spec, const AnalysisCo
                 result.importance
                     = importanceCache().findOrMake(importanceKey, [&]() -> std::shared_ptr<const HeadImportance> {
                           auto importance = std::make_shared<const HeadImportance>(
-                              headImportance(model, mode, examples, [&](int, int) { return !cancel.load(); }));
+                              headImportance(model, mode, examples, [&](int done, int total) {
+                                  progress->total = total; // the scorings of the task, one per head and the whole
+                                  progress->done = done;
+                                  return !cancel.load();
+                              }));
                           return importance->without.empty() ? nullptr : importance;
                       });
                 if (!result.importance)

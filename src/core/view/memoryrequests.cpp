@@ -89,7 +89,9 @@ std::vector<int> sweptDepths(int maxDepth)
     return depths;
 }
 
-SweepSettings sweepSettings(const ViewSpec &spec, int tokens, bool checkOnly, const std::atomic<bool> &cancel)
+// `progress` counts the points measured.
+SweepSettings sweepSettings(
+    const ViewSpec &spec, int tokens, bool checkOnly, const std::atomic<bool> &cancel, AnalysisProgress &progress)
 {
     SweepSettings s;
     s.tokens = tokens;
@@ -99,6 +101,7 @@ SweepSettings sweepSettings(const ViewSpec &spec, int tokens, bool checkOnly, co
     s.repeat = checkOnly ? 1 : 5;
     s.minimumMs = checkOnly ? 0 : 200;
     s.cancel = &cancel;
+    s.measured = [&progress](const SweepPoint &) { ++progress.done; };
     return s;
 }
 
@@ -125,12 +128,16 @@ AnalysisRequest analysis::depthRequest(const ViewSpec &spec, const AnalysisConte
     const int maxDepth = spec.depth > 0 ? spec.depth : c.model->config.layers;
     AnalysisRequest r;
     r.key = "memory-depth/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
-    r.run = [shape = c.model->config, spec, tokens, maxDepth, once = c.checkOnly](const std::atomic<bool> &cancel) {
+    r.progress = std::make_shared<AnalysisProgress>();
+    r.run = [shape = c.model->config, spec, tokens, maxDepth, once = c.checkOnly, progress = r.progress](
+                const std::atomic<bool> &cancel) {
         return timedResult<MemoryDepthAnalysis>([&](MemoryDepthAnalysis &result) {
             result.asked = {spec.depth, spec.ffnChunks};
             result.tokens = tokens;
             result.maxDepth = maxDepth;
-            result.points = sweepDepths(shape, sweptDepths(maxDepth), sweepSettings(spec, tokens, once, cancel));
+            const std::vector<int> depths = sweptDepths(maxDepth);
+            progress->total = int(depths.size()) * (reversibleProblem(shape).empty() ? 3 : 2);
+            result.points = sweepDepths(shape, depths, sweepSettings(spec, tokens, once, cancel, *progress));
             result.plain = fitDepth(result.points, MemoryStrategy::Plain);
             result.checkpoint = fitDepth(result.points, MemoryStrategy::Checkpoint);
             result.reversible = fitDepth(result.points, MemoryStrategy::Reversible);
@@ -148,13 +155,17 @@ AnalysisRequest analysis::tradeoffRequest(const ViewSpec &spec, const AnalysisCo
     const int depth = spec.depth > 0 ? spec.depth : c.model->config.layers;
     AnalysisRequest r;
     r.key = "memory-tradeoff/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
-    r.run = [shape = c.model->config, spec, tokens, depth, once = c.checkOnly](const std::atomic<bool> &cancel) {
+    r.progress = std::make_shared<AnalysisProgress>();
+    r.run = [shape = c.model->config, spec, tokens, depth, once = c.checkOnly, progress = r.progress](
+                const std::atomic<bool> &cancel) {
         return timedResult<MemoryTradeoffAnalysis>([&](MemoryTradeoffAnalysis &result) {
             result.asked = {spec.depth, spec.ffnChunks};
             result.tokens = tokens;
             result.depth = depth;
             result.sqrtK = checkpointInterval(MemoryOptions {MemoryStrategy::Checkpoint, 0, 1}, depth);
-            result.points = sweepCheckpointIntervals(shape, depth, sweepSettings(spec, tokens, once, cancel));
+            progress->total = depth + (reversibleProblem(shape).empty() ? 2 : 1); // plain, every k, reversible
+            result.points
+                = sweepCheckpointIntervals(shape, depth, sweepSettings(spec, tokens, once, cancel, *progress));
             result.withoutReversible = reversibleProblem(shape);
         });
     };

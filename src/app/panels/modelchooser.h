@@ -1,0 +1,47 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+class QComboBox;
+class QMainWindow;
+class QMenu;
+
+namespace atlas {
+
+class Session;
+
+// The models the window offers: the built-in ones and the model directories opened lately (most recent first, kept
+// between sessions), in the toolbar's box and in File ▸ Open Recent; a model directory dropped on the window opens
+// too. Choosing one opens it in the session with its sample input.
+class ModelChooser : public QObject
+{
+    Q_OBJECT
+
+public:
+    ModelChooser(Session *session, QMainWindow *window, QMenu *recentMenu);
+
+    QComboBox *box() const { return m_box; }
+    QStringList recentDirectories() const { return m_recent; }
+    // The model directory a dropped path names: the directory itself, or the folder of a file in it (config.json,
+    // a safetensors file); empty when it names neither.
+    static QString modelDirectoryOf(const QString &path);
+    static constexpr int kRecentCount = 8;
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override; // drops on the window
+
+private:
+    void sync(); // the box and the menu show the session's model and the recent list
+    void remember(const QString &directory);
+    void fillBox();
+    void fillRecentMenu();
+
+    Session *m_session;
+    QComboBox *m_box;
+    QMenu *m_recentMenu;
+    QStringList m_recent;
+};
+
+} // namespace atlas
