@@ -1,6 +1,7 @@
 #pragma once
 
 // What a window test asks of a laid-out window: nothing cut, nothing squeezed, no text smaller than it may be.
+#include "view/viewspec.h"
 #include "views/heatmapplot.h"
 #include "views/view.h"
 
@@ -9,6 +10,7 @@
 #include <QMainWindow>
 #include <QPaintDevice>
 #include <QPaintEngine>
+#include <QRegularExpression>
 #include <QStringList>
 #include <QTabBar>
 #include <QTextItem>
@@ -58,6 +60,13 @@ inline QStringList layoutProblems(QMainWindow &window)
                                 .arg(text->text().left(40))
                                 .arg(text->outerRect().width())
                                 .arg(element->minimumOuterSizeHint().width())
+                                .arg(plot->parentWidget()->metaObject()->className());
+        // A legend inside the axes covers data; the one allowed (the Sparse FFN's, in the corner its falling curve
+        // leaves empty) says so with its object name.
+        for (QCPLegend *legend : plot->findChildren<QCPLegend *>()) // the plot's own, then those views add
+            if (legend->visible() && legend->realVisibility() && legend->layout()
+                && qobject_cast<QCPLayoutInset *>(legend->layout()) && legend->objectName() != "emptyCornerLegend")
+                problems << QString("a legend lies inside the axes in %1")
                                 .arg(plot->parentWidget()->metaObject()->className());
         for (QCPAxisRect *r : plot->axisRects())
             if (r->width() < 80 || r->height() < 60)
@@ -183,5 +192,27 @@ private:
     };
     mutable Engine m_engine;
 };
+
+// What a painted text says wrongly (issue 58): a unit said twice ("22 % %"), a plural after one ("1 tokens"), a
+// "(s)" the app does not resolve, or a name the user never typed: a config key (atlas_task), "spec key", a spec key
+// spelled as code (noise_positions).
+inline QStringList wordingProblems(const std::vector<PaintedText> &texts)
+{
+    static const QRegularExpression wrong(QStringLiteral(
+        "%[\\s\u202F]*%|[a-z]{2}\\(s\\)|(?<![\\d.,])1 (tokens|bytes|layers|heads|blocks|steps|keys|queries|positions|"
+        "examples|pairs|experts|passes|points|characters|sentences|spans|scorings)\\b|\\batlas_[a-z_]+|\\bspec "
+        "key\\b"));
+    QStringList specKeyNames;
+    for (const SpecKey &key : specKeys())
+        if (key.name.find('_') != std::string::npos)
+            specKeyNames << QRegularExpression::escape(QString::fromStdString(key.name));
+    const QRegularExpression keys(QStringLiteral("\\b(%1)\\b").arg(specKeyNames.join('|')));
+    QStringList problems;
+    for (const PaintedText &t : texts)
+        if (t.text.contains(wrong) || t.text.contains(keys))
+            problems << QStringLiteral("the text '%1' reads wrongly").arg(t.text.left(80));
+    problems.removeDuplicates();
+    return problems;
+}
 
 } // namespace atlas::testing

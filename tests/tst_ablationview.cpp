@@ -68,7 +68,7 @@ private slots:
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<HeadAblationAnalysis>();
         QVERIFY(a && a->importance && a->comparison.scored);
-        QVERIFY(view.title().contains("0.3"));
+        QVERIFY2(view.title().contains("L0 H3"), qPrintable(view.title())); // layer 0, head 3, not "0.3"
         const QString ablatedLoss = formatNumber(a->comparison.ablated.loss);
         QVERIFY2(view.caption().contains(ablatedLoss), qPrintable(view.caption()));
         QVERIFY(a->comparison.ablated.loss > a->comparison.baseline.loss + 1.0f); // head 0.3 carries the copying
@@ -117,7 +117,7 @@ private slots:
         // The mode box is the view's interface, hidden on export.
         auto *mode = view.findChild<QComboBox *>();
         QVERIFY(mode);
-        QCOMPARE(view.interfaceWidgets().size(), size_t(1));
+        QCOMPARE(view.interfaceWidgets().size(), size_t(2)); // the mode box's row, and a run's progress and Cancel
         mode->setCurrentIndex(1);
         emit mode->activated(1);
         QCOMPARE(edited.last().at(0).value<ViewSpec>().ablation, std::string("mean"));

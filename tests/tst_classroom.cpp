@@ -45,6 +45,8 @@
 
 using namespace atlas;
 using atlas::testing::layoutProblems;
+using atlas::testing::TextRecorder;
+using atlas::testing::wordingProblems;
 
 namespace {
 
@@ -185,6 +187,10 @@ private slots:
             window.grab(); // paint every view once, so painted views report what they cut
             const QString kind = QString::fromStdString(viewKinds()[size_t(i)].kind);
             for (const QString &p : layoutProblems(window))
+                problems << kind + ": " + p;
+            TextRecorder recorder(window.logicalDpiY());
+            recorder.record(tabs->currentView());
+            for (const QString &p : wordingProblems(recorder.texts()))
                 problems << kind + ": " + p;
             if (!dir.isEmpty())
                 QVERIFY(window.grab().save(QString("%1/%2x%3-%4-%5.png")

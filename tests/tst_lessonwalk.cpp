@@ -104,6 +104,7 @@ class TestLessonWalk : public QObject
         for (QWidget *part : {static_cast<QWidget *>(view), static_cast<QWidget *>(window.lessonPanel())}) {
             TextRecorder recorder(window.logicalDpiY());
             recorder.record(part);
+            problems << wordingProblems(recorder.texts());
             if (const PaintedText least = recorder.smallest(); least.pixels > 0 && least.pixels < minimumPixels)
                 problems << QString("'%1' in the %2 is %3 px high")
                                 .arg(least.text.left(40), part->metaObject()->className())

@@ -190,6 +190,44 @@ private slots:
         QVERIFY(session.spec().target.empty() && session.spec().corruptedText.empty());
     }
 
+    // Issue 58: with layer 1 chosen, stepping through layer 0 said "Not computed yet: step to softmax in layer 1".
+    // The views follow the stepper into the layer it runs, unless the user chose a layer while stepping.
+    void theViewsFollowTheStepperIntoItsLayer()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.model = "reverse";
+        spec.text = "abc>cba";
+        spec.layer = 1;
+        session.setSpec(spec);
+        session.openModel("reverse");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        QCOMPARE(session.spec().layer, 1); // at the end, the layer chosen
+        session.rewind();
+        waitIdle(session);
+        const int softmax0 = session.program()->producerOf("layer.0.attn.probs");
+        QVERIFY(softmax0 > 0);
+        session.runTo(softmax0 + 1);
+        waitIdle(session);
+        QCOMPARE(session.spec().layer, 0);
+        QVERIFY(session.trace()->contains("layer.0.attn.probs"));
+        spec = session.spec();
+        spec.layer = 1; // chosen while stepping: kept
+        session.setSpec(spec);
+        session.step();
+        waitIdle(session);
+        QCOMPARE(session.spec().layer, 1);
+        session.rewind();
+        waitIdle(session);
+        session.runTo(softmax0 + 1);
+        waitIdle(session);
+        QCOMPARE(session.spec().layer, 0);
+        session.runTo(session.program()->producerOf("layer.1.attn.probs") + 1);
+        waitIdle(session);
+        QCOMPARE(session.spec().layer, 1);
+    }
+
     // A view that names an op (the architecture diagram) steps the model there; the spec keeps no op, so the same
     // op asked for again after other steps steps there again; the timeline and the graph share one cursor.
     void aSpecNamingAnOpStepsThere()

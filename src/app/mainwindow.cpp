@@ -82,6 +82,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     for (View *view : views) {
         connect(view, &View::specEdited, m_session, &Session::setSpec);
         connect(view, &View::analysisCancelled, m_session, &Session::cancelAnalysis);
+        connect(view, &View::modelRequested, this, [this](const QString &model) { m_session->openModel(model, true); });
     }
     m_zoom = new ZoomController(this);
     qApp->installEventFilter(new FocusedKeys(this));

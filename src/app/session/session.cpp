@@ -15,8 +15,8 @@ namespace atlas {
 
 Session::Session(QObject *parent)
     : QObject(parent)
-    , m_analysisJobs([this](const std::string &, AnalysisOutcome outcome) { adoptAnalysis(std::move(outcome)); })
 {
+    connect(&m_analyses, &ViewAnalyses::changed, this, &Session::analysisChanged);
     m_worker.setMaxThreadCount(1); // jobs run in order, one at a time
     connect(&m_watcher, &QFutureWatcher<void>::finished, this, &Session::finishJob);
 }
@@ -82,8 +82,11 @@ Session::Commit Session::snapshot()
         // The tensor view follows the stepper: it shows what the operation just run produced.
         if (cursor > 0)
             m_spec.tensor = program->ops[size_t(cursor - 1)].outputs.front().name;
+        const bool layerMoved = followStepperLayer();
         updateAnalysis();
         emit traceChanged();
+        if (layerMoved)
+            emit specChanged();
     };
 }
 
@@ -233,6 +236,7 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
             m_input = input;
             m_spec = shown;
             m_spec.op.clear(); // applied: the stepper's position is the cursor from now on (setSpec steps on an op)
+            m_layerPinned = true; // the spec chose its layer, wherever its stepper stands
             m_viewSettings.clear(); // the spec is whole: what it does not set is at its default in every view
             if (newModel)
                 emit modelChanged();
@@ -285,7 +289,8 @@ void Session::runInput(Input input, std::function<void(ViewSpec &)> ran)
         Commit publish = snapshot();
         return [this, input, publish, ran] {
             m_input = input;
-            m_analysisJobs.cancelOtherViews(m_spec.view); // what the other tabs were computing was of the last input
+            m_layerPinned = false;
+            m_analyses.cancelOtherViews(m_spec.view); // what the other tabs were computing was of the last input
             if (ran)
                 ran(m_spec);
             emit inputChanged();
@@ -403,6 +408,7 @@ void Session::runToEnd()
 
 void Session::rewind()
 {
+    m_layerPinned = false; // from the start, the views follow the stepper again
     runTo(0);
 }
 
@@ -463,6 +469,17 @@ void Session::generate(int count, SamplingOptions options)
     });
 }
 
+bool Session::followStepperLayer()
+{
+    if (m_layerPinned || !m_program || m_cursor <= 0 || m_cursor >= int(m_program->ops.size()))
+        return false;
+    const Op &op = m_program->ops[size_t(m_cursor - 1)];
+    if (op.layer < 0 || op.layer == m_spec.layer || op.stack != viewSite().stack)
+        return false;
+    m_spec.layer = op.layer;
+    return true;
+}
+
 void Session::setSpec(const ViewSpec &asked)
 {
     ViewSpec spec = asked;
@@ -473,6 +490,10 @@ void Session::setSpec(const ViewSpec &asked)
     }
     if (spec == m_spec)
         return;
+    // A layer chosen while the stepper is inside the blocks is kept as the stepper moves on (until Home, a new input
+    // or a new model); otherwise the views follow the stepper into the layer it runs.
+    if (spec.layer != m_spec.layer && m_program && m_cursor < int(m_program->ops.size()))
+        m_layerPinned = true;
     if (spec.positions != m_spec.positions && m_model) // the same weights under another encoding: load it again
         return applySpec(spec, tr("positions"));
     const bool attentionChanged = spec.attention != m_spec.attention || spec.attentionParams != m_spec.attentionParams
@@ -506,7 +527,7 @@ ViewInput Session::viewInput() const
     if (!m_model)
         return {};
     ViewInput input = makeViewInput(m_model, m_input, m_program, m_trace, viewSite());
-    input.analysis = m_analysis;
+    input.analysis = m_analyses.state();
     return input;
 }
 
@@ -530,6 +551,11 @@ names::AttentionSite Session::viewSite() const
     }
 }
 
+void Session::cancelAnalysis()
+{
+    m_analyses.cancel();
+}
+
 void Session::updateAnalysis()
 {
     AnalysisRequest request;
@@ -538,83 +564,7 @@ void Session::updateAnalysis()
         context.checkOnly = m_analysesOnLeastWork;
         request = analysisRequest(m_spec, context);
     }
-    if (request.key == m_analysisKey && !request.key.empty() && request.problem.empty())
-        return; // the result on hand, or under way, still fits
-    m_analysisKey = request.key;
-    m_analysis = {};
-    m_analysisPins.clear();
-    if (request.key.empty() || !request.problem.empty()) {
-        m_analysisJobs.stop(m_spec.view);
-        m_analysis.problem = QString::fromStdString(request.problem);
-        return;
-    }
-    if (const RecentAnalyses::Entry *recent = m_recentAnalyses.find(request.key)) { // computed a moment ago
-        m_analysisJobs.stop(m_spec.view);
-        m_analysis.result = recent->result;
-        m_analysisPins = recent->pins;
-        return;
-    }
-    m_analysis.pending = true;
-    m_analysisPins = request.pinned;
-    // A run left behind when its tab was switched away may still be under way: its progress, not a new run.
-    m_analysisProgress = m_analysisJobs.running(request.key)
-        ? std::static_pointer_cast<AnalysisProgress>(m_analysisJobs.progress(request.key))
-        : request.progress;
-    if (m_analysisProgress)
-        watchAnalysisProgress();
-    m_analysisJobs.start(
-        m_spec.view, request.key,
-        [run = request.run, key = request.key, pins = request.pinned](const std::atomic<bool> &cancel) {
-            AnalysisOutcome outcome {key, nullptr, {}, pins};
-            try {
-                outcome.result = run(cancel);
-            } catch (const std::exception &e) {
-                outcome.error = QString::fromStdString(e.what());
-            }
-            return outcome;
-        },
-        request.progress);
-}
-
-void Session::watchAnalysisProgress()
-{
-    if (!m_progressTimer) {
-        m_progressTimer = new QTimer(this);
-        m_progressTimer->setInterval(150);
-        connect(m_progressTimer, &QTimer::timeout, this, [this] {
-            if (!m_analysis.pending || !m_analysisProgress)
-                return m_progressTimer->stop();
-            const int done = m_analysisProgress->done, total = m_analysisProgress->total;
-            if (done == m_analysis.done && total == m_analysis.total)
-                return;
-            m_analysis.done = done;
-            m_analysis.total = total;
-            emit analysisChanged();
-        });
-    }
-    m_progressTimer->start();
-}
-
-void Session::cancelAnalysis()
-{
-    if (!m_analysis.pending)
-        return;
-    m_analysisJobs.cancel(m_analysisKey); // the key stays: the same spec and trace do not start it again
-    m_analysis = {};
-    m_analysis.problem = tr("Cancelled. Change the view's settings or the input to run it again.");
-    emit analysisChanged();
-}
-
-void Session::adoptAnalysis(AnalysisOutcome outcome)
-{
-    if (outcome.error.isEmpty()) // beside the trace; a run left behind is found here when its tab comes back
-        m_recentAnalyses.add({outcome.key, outcome.result, outcome.pins}, m_memoryBudget / 4);
-    if (outcome.key != m_analysisKey)
-        return;
-    m_analysis.pending = false;
-    m_analysis.result = outcome.result;
-    m_analysis.problem = outcome.error;
-    emit analysisChanged();
+    m_analyses.show(m_spec.view, std::move(request), m_memoryBudget / 4);
 }
 
 } // namespace atlas

@@ -3,17 +3,15 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "engine/inputbuilder.h"
-#include "session/recentanalyses.h"
+#include "session/viewanalyses.h"
 #include "tokenize/tokenizer.h"
 #include "view/viewspec.h"
-#include "viewmodel/analysisjobs.h"
 #include "viewmodel/viewinput.h"
 
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
-#include <QTimer>
 
 #include <atomic>
 #include <functional>
@@ -108,9 +106,9 @@ public:
     std::shared_ptr<const Trace> trace() const { return m_trace; }
     // What the views draw: the trace snapshot, its program, token labels and the spec's analysis.
     ViewInput viewInput() const;
-    const AnalysisState &analysis() const { return m_analysis; }
+    const AnalysisState &analysis() const { return m_analyses.state(); }
     // Analyses running: the view on screen's, and one a tab switch left behind.
-    int analysesUnderWay() const { return m_analysisJobs.runningCount(); }
+    int analysesUnderWay() const { return m_analyses.underWay(); }
 
 signals:
     void modelChanged();
@@ -137,18 +135,11 @@ private:
     void runInput(Input input, std::function<void(ViewSpec &)> ran = {});
     bool runBoxes(const BoxInput &box, const QString &decoderBox);
     void rerun(); // runInput(m_input) now, or when the job in progress is done
+    // The spec's layer moved to the one the stepper's last op ran, unless the user pinned one; whether it moved.
+    bool followStepperLayer();
     Commit snapshot(); // on the worker: what the GUI thread publishes after an engine change
     // Starts the analysis the spec's view needs for the current trace, unless the one on hand or under way fits.
     void updateAnalysis();
-    struct AnalysisOutcome
-    {
-        std::string key;
-        std::shared_ptr<const ViewAnalysis> result;
-        QString error;
-        std::vector<Tensor> pins; // the tensors the run read (their addresses are in its key)
-    };
-    void adoptAnalysis(AnalysisOutcome outcome);
-    void watchAnalysisProgress(); // m_analysisProgress into m_analysis while the run is under way
 
     std::shared_ptr<const Model> m_model;
     std::shared_ptr<const Tokenizer> m_tokenizer;
@@ -169,17 +160,12 @@ private:
     std::atomic<bool> m_cancel {false};
     bool m_busy = false;
     bool m_analysesOnLeastWork = false;
+    bool m_layerPinned = false; // a layer chosen while stepping: the views stay on it as the stepper moves
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
     std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits
     std::optional<std::pair<Input, std::function<void(ViewSpec &)>>> m_runWhenFree; // runInput during a job
 
-    AnalysisState m_analysis;
-    std::string m_analysisKey; // the request m_analysis answers or waits for
-    std::vector<Tensor> m_analysisPins; // the tensors that request reads (their addresses are in its key)
-    RecentAnalyses m_recentAnalyses;
-    std::shared_ptr<AnalysisProgress> m_analysisProgress; // the run's, when it reports one
-    QTimer *m_progressTimer = nullptr; // reads it while the run is under way
-    AnalysisJobs<AnalysisOutcome> m_analysisJobs; // last: its destructor waits for the analyses in progress
+    ViewAnalyses m_analyses; // last: its destructor waits for the analyses in progress
 };
 
 } // namespace atlas

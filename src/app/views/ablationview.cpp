@@ -28,9 +28,13 @@ QString importanceText(double increase)
     return (rounded >= 0 ? QStringLiteral("+") : QString()) + formatNumber(rounded == 0 ? 0.0 : rounded, 3);
 }
 
+// "L0 H2, L1 H3": layer and head named, not the spec's "0.2,1.3", which reads as a number.
 QString headsText(const std::vector<HeadRef> &heads)
 {
-    return QString::fromStdString(headListText(heads)).replace(',', QStringLiteral(", "));
+    QStringList names;
+    for (const HeadRef &h : heads)
+        names << QStringLiteral("L%1 H%2").arg(h.layer).arg(h.head);
+    return names.join(QStringLiteral(", "));
 }
 
 } // namespace
@@ -106,8 +110,8 @@ QString AblationView::draw(const ViewAnalysis &result)
                     .arg(bestHead)
                     .arg(bestLayer);
     } else {
-        text += tr("This model names no task (atlas_task in its config.json), so there is no held-out score or "
-                   "importance table: the bars still compare the next token.");
+        text += tr("This model names no task (it was not trained on one of the project's tasks), so there is no "
+                   "held-out score or importance table: the bars still compare the next token.");
     }
     return text;
 }
@@ -180,7 +184,7 @@ void AblationView::drawNextToken(const HeadAblationAnalysis &a)
     const QString token = a.position < m_input.tokens.size() ? m_input.tokens.at(a.position) : QString();
     x->setLabel(tr("after '%1' (position %2)").arg(token).arg(a.position));
     setPanelTitle(rect, tr("Next token"));
-    addInsetLegend(rect, Qt::AlignTop | Qt::AlignRight, {whole, off});
+    addPanelLegend(rect, {whole, off});
 }
 
 void AblationView::toggleHeadAt(QMouseEvent *event)

@@ -125,7 +125,7 @@ void AdaptiveSpanView::drawSpans(const AdaptiveSpans &s, int chosenLayer, int ch
     y->setRange(floor, s.limit * 10.0); // room above the limit for the legend
     y->setLabel(tr("tokens back (log scale); dashed: S = %1").arg(s.limit));
     setPanelTitle(m_spans, tr("Each head's learned span"));
-    addInsetLegend(m_spans, Qt::AlignTop | Qt::AlignRight, {bars, chosen, used});
+    addPanelLegend(m_spans, {bars, chosen, used});
 }
 
 void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
@@ -170,7 +170,7 @@ void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
     setIntegerTicks(y);
     x->grid()->setVisible(false);
     y->grid()->setVisible(false);
-    addInsetLegend(rect, Qt::AlignTop | Qt::AlignRight, {full, zero});
+    addPanelLegend(rect, {full, zero});
 }
 
 void AdaptiveSpanView::chooseHeadAt(QMouseEvent *event)

@@ -76,7 +76,7 @@ QString AnalysisPlotView::title() const
 void AnalysisPlotView::showMessage(const QString &text, bool running)
 {
     m_message->setFont(sizedFont(font(), 12));
-    m_message->setText(text);
+    setMessageText(m_message, text);
     m_running->setVisible(running);
     if (running) { // steps done of those reported, or a busy bar while the run reports none
         const AnalysisState &a = m_input.analysis;
@@ -161,10 +161,21 @@ void AnalysisPlotView::setTitle(const QString &text)
         m_title->setText(text);
 }
 
+// A row of panels is two rows of the body: the axes, and under them their legends when they have one (addPanelLegend),
+// a row that takes no height while it is empty.
+int AnalysisPlotView::bodyRow(int row)
+{
+    for (int r = m_body->rowCount(); r <= 2 * row + 1; ++r) {
+        m_body->insertRow(r);
+        m_body->setRowStretchFactor(r, r % 2 ? 0.001 : 1.0);
+    }
+    return 2 * row;
+}
+
 QCPAxisRect *AnalysisPlotView::addAxisRect(int row, int column)
 {
     auto *rect = new QCPAxisRect(m_plot);
-    m_body->addElement(row, column, rect);
+    m_body->addElement(bodyRow(row), column, rect);
     applyAxisRectTheme(rect, m_spec.theme, font());
     return rect;
 }
@@ -238,7 +249,7 @@ void AnalysisPlotView::addColorScale(int row, int column, QCPColorMap *map, QCPA
 {
     auto *scale = new QCPColorScale(m_plot);
     scale->setBarWidth(12);
-    m_body->addElement(row, column, scale);
+    m_body->addElement(bodyRow(row), column, scale);
     m_body->setColumnStretchFactor(column, 0.01);
     // A colour map joining a scale takes the scale's gradient and range: hand the scale the map's own first.
     scale->setGradient(map->gradient());
@@ -273,15 +284,21 @@ void AnalysisPlotView::addReferenceLine(QCPAxisRect *rect, Qt::Orientation orien
     line->setPen(pen);
 }
 
-QCPLegend *AnalysisPlotView::addInsetLegend(
-    QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries)
+QCPLegend *AnalysisPlotView::addPanelLegend(QCPAxisRect *rect, const std::vector<QCPAbstractPlottable *> &entries)
 {
     auto *legend = new QCPLegend;
-    rect->insetLayout()->addElement(legend, where);
+    for (int i = 0; i < m_body->elementCount(); ++i)
+        if (m_body->elementAt(i) == rect) {
+            int row = 0, column = 0;
+            m_body->indexToRowCol(i, row, column);
+            m_body->addElement(row + 1, column, legend);
+        }
     legend->setLayer(QStringLiteral("legend"));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(entries.size() <= 2 ? int(entries.size()) : 2);
     const ThemeColors colors = themeColors(m_spec.theme);
     legend->setBrush(colors.background);
-    legend->setBorderPen(QPen(colors.frame));
+    legend->setBorderPen(Qt::NoPen);
     legend->setTextColor(colors.text);
     legend->setFont(sizedFont(font(), 9));
     for (QCPAbstractPlottable *entry : entries)

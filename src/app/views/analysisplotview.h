@@ -66,6 +66,8 @@ protected:
     // A row of controls over the plot, made on first use; hidden on export (interfaceWidgets).
     QWidget *controlRow();
 
+    // The body's row of the axes of panel row `row` (the next holds their legends).
+    int bodyRow(int row);
     // An axis rect in row `row`, column `column` of the grid under the title, styled for the theme.
     QCPAxisRect *addAxisRect(int row, int column);
     // A layer × head table in row `row`, column `column` of the grid (head across, layer 0 on top): a colour map of
@@ -82,9 +84,8 @@ protected:
     // A line across `rect` at `at` on its left axis (Qt::Horizontal) or bottom axis (Qt::Vertical), clipped to it: a
     // limit, a chance level, the input's own value.
     void addReferenceLine(QCPAxisRect *rect, Qt::Orientation orientation, double at, const QPen &pen);
-    // A legend of `entries` inside `rect` at `where` (the views have no row to spare at projector sizes).
-    QCPLegend *addInsetLegend(
-        QCPAxisRect *rect, Qt::Alignment where, const std::vector<QCPAbstractPlottable *> &entries);
+    // A legend of `entries` under `rect` (an axis rect from addAxisRect), two a row: never over the data.
+    QCPLegend *addPanelLegend(QCPAxisRect *rect, const std::vector<QCPAbstractPlottable *> &entries);
     // A panel's title, bold on its top axis (which shows nothing else).
     static void setPanelTitle(QCPAxisRect *rect, const QString &text);
     // A legend under the plots of every named plottable, `columns` entries a row, in the theme's colours.

@@ -1,4 +1,5 @@
 #include "views/earlyexitview.h"
+#include "views/heatmapticks.h"
 
 #include "analysis/earlyexit.h"
 #include "view/viewanalysis.h"
@@ -23,7 +24,6 @@ namespace atlas {
 namespace {
 
 const QColor kDisagrees(0xd6, 0x27, 0x28);
-constexpr double kLegendBand = 0.55; // room above the top block for the markers' legend, in blocks
 
 ExitRule ruleOf(const ViewSpec &spec)
 {
@@ -141,8 +141,11 @@ QString EarlyExitView::draw(const ViewAnalysis &result)
     if (now.accuracy >= 0)
         text += tr("; next-token accuracy %1 against the whole model's %2")
                     .arg(formatPercent(now.accuracy), formatPercent(e.fullAccuracy));
-    text += tr(". Each layer here reads the model's own head (the logit lens); a model trained for early exit gives "
-               "every layer a classifier of its own.");
+    text += tr(". Left, each block's confidence: \u25CB a token stops there with the whole model's prediction, "
+               "\u2715 with another. Right, every \u03B8 from 0.05 to 1 and %1. Each layer here "
+               "reads the model's own head (the logit lens); a model trained for early exit gives every layer a "
+               "classifier of its own.")
+                .arg(e.layers > 2 ? tr("every t from 1 to %1").arg(e.layers - 1) : tr("t = 1"));
     return text;
 }
 
@@ -159,7 +162,7 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
             map->data()->setCell(t, block - 1, e.confidenceAt(block, t));
     map->setGradient(colormap(m_spec.colormap));
     map->setInterpolate(false);
-    addColorScale(0, 1, map, rect, tr("top probability p\u1D62"));
+    addColorScale(0, 1, map, rect, tr("top probability"));
     map->setDataRange(QCPRange(0, 1));
 
     auto *agrees = new QCPGraph(x, y), *differs = new QCPGraph(x, y);
@@ -191,18 +194,14 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     }
 
     if (T <= 32) {
-        auto ticks = QSharedPointer<QCPAxisTickerText>::create();
-        const QStringList labels = tokenLabels(m_input, T);
-        for (int t = 0; t < T; ++t)
-            ticks->addTick(t, labels.value(t));
-        x->setTicker(ticks);
-        x->setTickLabelRotation(T > 12 ? 60 : 0);
+        // The heat map takes about two fifths of the plot's width.
+        setTokenTicks(x, tokenLabels(m_input, T), T, std::max(100, plot()->width() * 2 / 5), true, false);
         x->setLabel(tr("token"));
     } else {
         x->setLabel(tr("position"));
     }
     x->setRange(-0.5, T - 0.5);
-    y->setRange(0.5, L + 0.5 + kLegendBand);
+    y->setRange(0.5, L + 0.5);
     auto blockTicks = QSharedPointer<QCPAxisTickerText>::create();
     for (int block = 1; block <= L; block += std::max(1, L / 12))
         blockTicks->addTick(block, QString::number(block));
@@ -210,10 +209,8 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     y->setLabel(tr("after block"));
     x->grid()->setVisible(false);
     y->grid()->setVisible(false);
-    setPanelTitle(rect, tr("Each block's confidence, and where each token stops"));
-    QCPLegend *legend = addInsetLegend(rect, Qt::AlignTop | Qt::AlignRight, {agrees, differs});
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(2);
+    // The marks are named in the caption: a legend row would squeeze the map on a projector.
+    setPanelTitle(rect, tr("Where each token stops"));
 }
 
 void EarlyExitView::drawTradeOff(const EarlyExit &e)
@@ -231,10 +228,8 @@ void EarlyExitView::drawTradeOff(const EarlyExit &e)
         c->setScatterStyle(QCPScatterStyle(shape, color, color, 6));
         return c;
     };
-    QCPCurve *confidence
-        = curve(e.confidenceCurve, tr("confidence, \u03B8 = 0.05 \u2026 1"), series.at(0), QCPScatterStyle::ssDisc);
-    QCPCurve *patience = curve(
-        e.patienceCurve, tr("patience, t = 1 \u2026 %1").arg(e.layers - 1), series.at(1), QCPScatterStyle::ssSquare);
+    QCPCurve *confidence = curve(e.confidenceCurve, tr("confidence \u03B8"), series.at(0), QCPScatterStyle::ssDisc);
+    QCPCurve *patience = curve(e.patienceCurve, tr("patience t"), series.at(1), QCPScatterStyle::ssSquare);
 
     const ThemeColors colors = themeColors(m_spec.theme);
     auto *whole = new QCPGraph(x, y);
@@ -256,8 +251,22 @@ void EarlyExitView::drawTradeOff(const EarlyExit &e)
     x->setLabel(tr("blocks run per token (mean)"));
     y->setRange(0, 105);
     y->setLabel(full.accuracy >= 0 ? tr("next-token accuracy (%)") : tr("stops with the whole model's prediction (%)"));
-    setPanelTitle(rect, tr("Layers saved against accuracy"));
-    addInsetLegend(rect, Qt::AlignBottom | Qt::AlignRight, {confidence, patience, whole, chosen});
+    setPanelTitle(rect, tr("Blocks run against accuracy"));
+    addPanelLegend(rect, {confidence, patience});
+    // The two marked points are named beside them: one legend row fits a projector, two squeeze the axes.
+    const auto nameBeside = [&](const EarlyExitPoint &p, const QString &text, Qt::Alignment side) {
+        auto *label = new QCPItemText(plot());
+        label->setClipAxisRect(rect);
+        label->position->setAxes(x, y);
+        label->position->setCoords(p.meanLayers, 100.0 * scoreOf(p));
+        label->setPositionAlignment(side);
+        label->setPadding(QMargins(10, 0, 10, 10));
+        label->setText(text);
+        label->setColor(colors.text);
+        label->setFont(sizedFont(font(), 9));
+    };
+    nameBeside(full, tr("every block"), Qt::AlignRight | Qt::AlignBottom);
+    nameBeside(now, tr("this setting"), Qt::AlignHCenter | Qt::AlignBottom);
 }
 
 } // namespace atlas

@@ -1,6 +1,7 @@
 #include "views/fillsview.h"
 
 #include "tokenize/tokenizer.h"
+#include "util/text.h"
 #include "view/viewanalysis.h"
 #include "views/fillcards.h"
 #include "views/objectivecolors.h"
@@ -133,16 +134,16 @@ void FillsView::refresh()
     const QString logits = logitsFormula(m_input); // BERT's has a transform and an output bias before the softmax
     m_formula->setText(m_drawn->corrupted
             ? tr("BERT's corruption from seed %1 chose %2 positions; the model read the corrupted text both ways and "
-                 "named the original first at %3 of them (%4 %). The bars are its output at each position, "
+                 "named the original first at %3 of them (%4). The bars are its output at each position, "
                  "softmax(Z) with %5: the token it believes belongs there.")
                   .arg(m_drawn->seed)
                   .arg(f.known)
                   .arg(f.named)
                   .arg(formatPercent(f.known ? double(f.named) / f.known : 0.0, 2))
                   .arg(logits)
-            : tr("The input hides %1 token(s) behind [MASK]; the model reads the text both ways and its output at each "
+            : tr("The input hides %1 behind [MASK]; the model reads the text both ways and its output at each "
                  "position, softmax(Z) with %2, names the token it believes belongs there.")
-                  .arg(f.fills.size())
+                  .arg(QString::fromStdString(countOf(f.fills.size(), "token")))
                   .arg(logits));
     m_message->hide();
     m_scroll->show();

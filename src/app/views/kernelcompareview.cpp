@@ -300,7 +300,7 @@ QString KernelCompareView::panelText(int i) const
     QString params = panelTitle(i).mid(static_cast<int>(entry.spec.kind.size())).trimmed();
     params.remove(QStringLiteral(", seed=0")).remove(QStringLiteral("seed=0"));
     params = params == QStringLiteral("()") ? QString() : params;
-    return (params.isEmpty() ? QString() : params + "\n") + (entry.skipped ? tr("not run (see below)") : errorText(i));
+    return (params.isEmpty() ? QString() : params + "\n") + (entry.skipped ? tr("not run") : errorText(i));
 }
 
 // A kernel's panel: its name, its parameters and errors (wrapped to the panel), then its weights as a square.
@@ -329,8 +329,21 @@ void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell)
         p.setPen(theme.frame);
         p.drawRect(thumb);
         p.setPen(theme.text);
-        p.drawText(thumb.adjusted(6, 6, -6, -6), Qt::AlignCenter | Qt::TextWordWrap,
-            tr("not run: %1").arg(QString::fromStdString(m_entries[size_t(i)].reason)));
+        // The reason's first clause in the box ("linformer cannot be causal"), at the largest size down to 6 pt
+        // that fits it whole.
+        const QRect box = thumb.adjusted(4, 4, -4, -4);
+        const QString reason
+            = tr("not run: %1")
+                  .arg(QString::fromStdString(m_entries[size_t(i)].reason).section(QLatin1Char(':'), 0, 0));
+        QFont small = textFont;
+        while (small.pointSizeF() > 6
+            && QFontMetrics(small).boundingRect(box, Qt::AlignCenter | Qt::TextWordWrap, reason).height()
+                > box.height())
+            small.setPointSizeF(small.pointSizeF() - 0.5);
+        p.setFont(small);
+        if (QFontMetrics(small).boundingRect(box, Qt::AlignCenter | Qt::TextWordWrap, reason).height() > box.height())
+            noteClipped(reason);
+        p.drawText(box, Qt::AlignCenter | Qt::TextWordWrap, reason);
         return;
     }
     p.drawImage(thumb, image); // nearest-neighbour: one token per block of pixels

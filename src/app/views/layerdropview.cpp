@@ -70,7 +70,7 @@ QString LayerDropView::draw(const ViewAnalysis &result)
     y->setRange(0, 100);
     y->setLabel(tr("held-out token accuracy (%)"));
     setPanelTitle(rect, tr("The task's accuracy with only k blocks run"));
-    addInsetLegend(rect, Qt::AlignBottom | Qt::AlignRight, entries);
+    addPanelLegend(rect, entries);
 
     QString text = tr("A dropped block passes its input on unchanged (X\u1D62\u208A\u2081 = X\u1D62). ");
     for (const DepthSweep &s : a.sweeps) {

@@ -107,15 +107,13 @@ QString MemoryTimelineView::message() const
 
 QString MemoryTimelineView::peakLabel(int row) const
 {
-    return row >= 0 && row < int(m_peakLabels.size()) && m_peakLabels[size_t(row)] ? m_peakLabels[size_t(row)]->text()
+    return row >= 0 && row < int(m_peakLabels.size()) && m_peakLabels[size_t(row)] ? m_peakLabels[size_t(row)]->label()
                                                                                    : QString();
 }
 
 QString MemoryTimelineView::cursorLabel(int row) const
 {
-    return row >= 0 && row < int(m_cursorLabels.size()) && m_cursorLabels[size_t(row)]->visible()
-        ? m_cursorLabels[size_t(row)]->text()
-        : QString();
+    return row >= 0 && row < int(m_cursorTexts.size()) ? m_cursorTexts[size_t(row)] : QString();
 }
 
 QString MemoryTimelineView::title() const
@@ -166,7 +164,8 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
     m_plot->plotLayout()->clear(); // the default axis rect and legend go too
     m_rects.clear();
     m_peakLabels.clear();
-    m_cursorLabels.clear();
+    m_cursorAxes.clear();
+    m_cursorTexts.clear();
     m_cursorLines.clear();
     int64_t residentBytes = 0;
     for (const TimelineStrategy &strategy : t.strategies)
@@ -219,7 +218,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
     applyAxisRectTheme(rect, m_spec.theme, font());
     const int maxOps = m_drawn ? std::max(1, m_drawn->timeline.maxOps) : 1;
     x->setRange(-0.5, maxOps - 0.5);
-    y->setRange(0, maxBytes / unit.divisor * 1.6); // room above the stack for the labels
+    y->setRange(0, maxBytes / unit.divisor * 1.3); // room above the stack for the peak's marker
     y->setLabel(QString::fromStdString(s.label) + QLatin1Char('\n') + unit.name);
     x->setLabel(tr("op of the step"));
     if (!s.problem.empty()) {
@@ -235,9 +234,8 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         auto *line = new QCPItemStraightLine(m_plot);
         line->setVisible(false);
         m_cursorLines.push_back(line);
-        auto *label = new QCPItemText(m_plot);
-        label->setVisible(false);
-        m_cursorLabels.push_back(label);
+        m_cursorAxes.push_back(x);
+        m_cursorTexts.push_back({});
         return;
     }
     for (const TimelinePhase &p : s.phases) {
@@ -291,8 +289,8 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
             g->setChannelFillGraph(below);
         below = g;
     }
-    // The peak: a marker at the point, and what was live there in the top right corner.
-    auto *label = new QCPItemText(m_plot);
+    // The peak: a marker at the point, and what was live there above the panel (never over the data or the cursor).
+    QCPAxis *label = rect->axis(QCPAxis::atTop);
     m_peakLabels.push_back(label);
     const bool activationsOnly = m_spec.memoryScope == "activations";
     const int peak = activationsOnly ? s.peakActivationPoint : s.peakPoint;
@@ -301,7 +299,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         const CategoryBytes atPeak = s.liveAt(peak);
         const MemoryOp &op = s.ops[size_t(int(px))];
         auto *marker = new QCPItemText(m_plot);
-        marker->setClipAxisRect(rect);
+        marker->setClipToAxisRect(false); // at a small height it may reach into the margin above
         marker->position->setAxisRect(rect);
         marker->position->setAxes(x, y);
         marker->position->setCoords(px, py);
@@ -309,16 +307,12 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         marker->setText(QStringLiteral("▼ peak"));
         marker->setColor(colors.text);
         marker->setFont(sizedFont(font(), 9, true));
-        label->setClipAxisRect(rect);
-        label->position->setAxisRect(rect);
-        label->position->setType(QCPItemPosition::ptAxisRectRatio);
-        // In the half the peak is not in, so the marker never sits on the text.
-        const bool peakOnTheRight = px > (x->range().lower + x->range().upper) / 2;
-        label->position->setCoords(peakOnTheRight ? 0.005 : 0.995, 0.02);
-        label->setPositionAlignment(Qt::AlignTop | (peakOnTheRight ? Qt::AlignLeft : Qt::AlignRight));
-        label->setTextAlignment(peakOnTheRight ? Qt::AlignLeft : Qt::AlignRight);
-        label->setText(
-            tr("%12 %1 at op %2, %3 (%4)\nactivations there %5 = stored %6 + recomputed %7 + workspace %8\n"
+        label->setVisible(true);
+        label->setTicks(false);
+        label->setTickLabels(false);
+        label->setBasePen(Qt::NoPen);
+        label->setLabel(
+            tr("%12 %1 at op %2, %3 (%4): activations %5 = stored %6 + recomputed %7 + workspace %8\n"
                "highest activations %9 (textbook count %10), step %11 ms")
                 .arg(byteAmount(stackTop(s, peak, m_spec.memoryScope)))
                 .arg(int(px))
@@ -330,8 +324,9 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
                     byteAmount(double(s.peakActivationBytes)), byteAmount(double(s.predictedActivationBytes)))
                 .arg(formatNumber(s.stepMs, 3))
                 .arg(activationsOnly ? tr("activation peak") : tr("peak")));
-        label->setColor(colors.text);
-        label->setFont(sizedFont(font(), 9));
+        label->setLabelColor(colors.text);
+        label->setLabelFont(sizedFont(font(), 9));
+        label->setLabelPadding(2);
     }
     auto *line = new QCPItemStraightLine(m_plot);
     line->setClipAxisRect(rect);
@@ -341,16 +336,8 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
     line->point2->setAxes(x, y);
     line->setPen(QPen(colors.text, 1.5, Qt::DashLine));
     m_cursorLines.push_back(line);
-    auto *cursorText = new QCPItemText(m_plot);
-    cursorText->setClipAxisRect(rect);
-    cursorText->position->setAxisRect(rect);
-    cursorText->position->setAxes(x, y);
-    cursorText->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    cursorText->setColor(colors.text);
-    cursorText->setBrush(colors.background);
-    cursorText->setFont(sizedFont(font(), 9));
-    cursorText->setPadding(QMargins(3, 1, 3, 1));
-    m_cursorLabels.push_back(cursorText);
+    m_cursorAxes.push_back(x); // what is live at the cursor: in the axis's label, under the data
+    m_cursorTexts.push_back({});
 }
 
 void MemoryTimelineView::drawCursor()
@@ -363,21 +350,21 @@ void MemoryTimelineView::drawCursor()
         const TimelineStrategy &s = t.strategies[i];
         const bool show = op >= 0 && s.problem.empty() && op < int(s.ops.size());
         m_cursorLines[i]->setVisible(show);
-        m_cursorLabels[i]->setVisible(show);
-        if (!show)
-            continue;
-        m_cursorLines[i]->point1->setCoords(op, 0);
-        m_cursorLines[i]->point2->setCoords(op, 1);
-        const int point = s.pointAtOp(op);
-        const MemoryOp &o = s.ops[size_t(op)];
-        m_cursorLabels[i]->position->setCoords(op, 0.26);
-        m_cursorLabels[i]->setPositionAlignment(
-            Qt::AlignTop | (op > 0.6 * std::max(1, t.maxOps) ? Qt::AlignRight : Qt::AlignLeft));
-        m_cursorLabels[i]->setText(
-            tr("op %1: %2 (%3)\nlive %4, activations %5")
-                .arg(op)
-                .arg(QString::fromStdString(o.name), QString::fromLatin1(phaseName(o.phase)),
-                    byteAmount(double(s.liveBytesAt(point))), byteAmount(double(s.activationBytesAt(point)))));
+        m_cursorTexts[i].clear();
+        if (show) {
+            m_cursorLines[i]->point1->setCoords(op, 0);
+            m_cursorLines[i]->point2->setCoords(op, 1);
+            const int point = s.pointAtOp(op);
+            const MemoryOp &o = s.ops[size_t(op)];
+            m_cursorTexts[i]
+                = tr("op %1: %2 (%3), live %4, activations %5")
+                      .arg(op)
+                      .arg(QString::fromStdString(o.name), QString::fromLatin1(phaseName(o.phase)),
+                          byteAmount(double(s.liveBytesAt(point))), byteAmount(double(s.activationBytesAt(point))));
+        }
+        m_cursorAxes[i]->setLabel(m_cursorTexts[i].isEmpty()
+                ? tr("op of the step")
+                : tr("op of the step · at the cursor, %1").arg(m_cursorTexts[i]));
     }
 }
 

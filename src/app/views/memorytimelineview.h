@@ -3,11 +3,14 @@
 #include "memory/memorytimeline.h"
 #include "views/view.h"
 
+#include <QStringList>
+
 #include <memory>
 #include <vector>
 
 class QCPAxisRect;
 class QCPItemStraightLine;
+class QCPAxis;
 class QCPItemText;
 class QCPTextElement;
 class QCustomPlot;
@@ -66,7 +69,9 @@ private:
     QCustomPlot *m_plot;
     QCPTextElement *m_title = nullptr;
     std::vector<QCPAxisRect *> m_rects;
-    std::vector<QCPItemText *> m_peakLabels, m_cursorLabels;
+    std::vector<QCPAxis *> m_peakLabels; // each panel's top axis, its label what was live at the peak
+    std::vector<QCPAxis *> m_cursorAxes; // each panel's bottom axis, its label what is live at the cursor
+    QStringList m_cursorTexts; // each panel's: "op 31: … live …", empty without a cursor
     std::vector<QCPItemStraightLine *> m_cursorLines;
     std::shared_ptr<const MemoryTimelineAnalysis> m_drawn;
 };

@@ -90,4 +90,19 @@ void setIntegerTicks(QCPAxis *axis, int step)
     axis->setTicker(ticker);
 }
 
+void legendUnderAxes(QCustomPlot *plot, int columns)
+{
+    QCPLegend *legend = plot->legend;
+    legend->setVisible(true);
+    if (legend->layout() == plot->axisRect()->insetLayout())
+        plot->axisRect()->insetLayout()->take(legend);
+    QCPLayoutGrid *grid = plot->plotLayout();
+    const int row = grid->rowCount();
+    grid->addElement(row, 0, legend);
+    grid->setRowStretchFactor(row, 0.001);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(columns);
+    legend->setBorderPen(Qt::NoPen);
+}
+
 } // namespace atlas

@@ -43,4 +43,8 @@ constexpr int kAntialiasedMarksBelow = 512;
 // An axis that counts (blocks, slots, components): ticks on whole numbers only, every `step` at least.
 void setIntegerTicks(QCPAxis *axis, int step = 1);
 
+// The plot's own legend as a row of its own under its axes, `columns` entries a row: inside the axes it would cover
+// the data (a tall bar, a curve's end).
+void legendUnderAxes(QCustomPlot *plot, int columns);
+
 } // namespace atlas

@@ -70,7 +70,7 @@ PositionsView::PositionsView(QWidget *parent)
     m_curves->plotLayout()->insertRow(0);
     m_curvesTitle = new PlotTitle(m_curves, QString(), sizedFont(m_curves->font(), 11, true));
     m_curves->plotLayout()->addElement(0, 0, m_curvesTitle);
-    m_curves->legend->setVisible(true);
+    legendUnderAxes(m_curves, 4);
     m_rotation->plotLayout()->insertRow(0);
     m_rotationTitle = new PlotTitle(m_rotation, QString(), sizedFont(m_rotation->font(), 11, true));
     m_rotation->plotLayout()->addElement(0, 0, m_rotationTitle);

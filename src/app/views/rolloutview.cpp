@@ -1,7 +1,9 @@
 #include "views/rolloutview.h"
 
+#include "util/text.h"
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
+#include "views/heatmapticks.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -14,6 +16,8 @@
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
+
+#include <cmath>
 
 namespace atlas {
 
@@ -70,11 +74,9 @@ RolloutView::RolloutView(QWidget *parent)
         bars->setPen(Qt::NoPen);
         m_bars.push_back(bars);
     }
-    m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    legendUnderAxes(m_plot, 3);
     m_plot->yAxis->setLabel(tr("weight of input token j"));
     m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
-    m_plot->xAxis->setTickLabelRotation(60);
     body->addWidget(m_map, 1);
     body->addWidget(m_plot, 1);
     auto *layout = new QVBoxLayout(this);
@@ -142,7 +144,7 @@ void RolloutView::refresh()
     m_map->setColormap(m_spec.colormap);
     m_map->setLogScale(m_spec.scale == "log");
     m_map->setLabels(tokens, tokens);
-    m_map->setTitle(tr("Rollout through %1 layer(s)").arg(a->layers));
+    m_map->setTitle(tr("Rollout through %1").arg(QString::fromStdString(countOf(size_t(a->layers), "layer"))));
     m_map->setMatrix(a->cells->data(), T, T, a->cells);
     m_map->setMarkedRow(a->position);
     // The analysis, not a copy of its T × T doubles (134 MB at 4096 tokens), stays with the hover text.
@@ -170,10 +172,10 @@ void RolloutView::refresh()
     m_caption->setText(!a->flowProblem.empty()
             ? tr("Flow not computed: %1.").arg(QString::fromStdString(a->flowProblem))
             : tr("The flow bars are the maximum flows normalised to sum to 1 (their raw sum is %1; each raw value is "
-                 "at most 1, the capacity into position %2). %3 layer(s) traced, computed in %4 ms.")
+                 "at most 1, the capacity into position %2). %3 traced, computed in %4 ms.")
                   .arg(formatNumber(rawFlow, 3))
                   .arg(a->position)
-                  .arg(a->layers)
+                  .arg(QString::fromStdString(countOf(size_t(a->layers), "layer")))
                   .arg(formatNumber(a->milliseconds, 2)));
     m_message->hide();
     m_body->show();
@@ -189,17 +191,14 @@ void RolloutView::drawBars(const RolloutAnalysis &a, const QStringList &tokens)
     m_plot->legend->setFont(sizedFont(font(), 9));
     const int T = int(a.rollout.rows());
     QVector<double> keys(T), last(T), rollout(T), flow;
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    const int step = std::max(1, T / 24);
     for (int j = 0; j < T; ++j) {
         keys[j] = j;
         last[j] = a.lastLayer[size_t(j)];
         rollout[j] = a.rollout(a.position, j);
         if (!a.flow.normalised.empty())
             flow << a.flow.normalised[size_t(j)];
-        if (j % step == 0)
-            ticker->addTick(j, tokens.value(j));
     }
+    setTokenTicks(m_plot->xAxis, tokens, T, std::max(100, m_plot->width() - 90), true, true);
     const QColor colours[] = {colors.axis, seriesColours().value(0), seriesColours().value(1)};
     const QVector<double> *values[] = {&last, &rollout, &flow};
     for (int s = 0; s < 3; ++s) {
@@ -207,7 +206,6 @@ void RolloutView::drawBars(const RolloutAnalysis &a, const QStringList &tokens)
         m_bars[size_t(s)]->setAntialiased(T < kAntialiasedMarksBelow);
         m_bars[size_t(s)]->setData(values[s]->isEmpty() ? QVector<double>() : keys, *values[s], true);
     }
-    m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setRange(-0.6, T - 0.4);
     m_plot->xAxis->setLabel(tr("input token j"));
     double top = 0;
@@ -216,9 +214,6 @@ void RolloutView::drawBars(const RolloutAnalysis &a, const QStringList &tokens)
             top = std::max(top, x);
     m_plot->yAxis->setRange(0, std::max(0.05, top * 1.15));
     m_title->setText(tr("Where position %1 '%2' reads from").arg(a.position).arg(tokens.value(a.position)));
-    // The legend in the corner away from the position's own bars (a causal position has none to its right).
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(
-        0, Qt::AlignTop | (a.position >= T / 2 ? Qt::AlignLeft : Qt::AlignRight));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -32,10 +32,7 @@ QCPTextElement *addTitleAndLegend(QCustomPlot *plot, const QString &title)
     plot->plotLayout()->insertRow(0);
     auto *element = new PlotTitle(plot, title, sizedFont(plot->font(), 11, true));
     plot->plotLayout()->addElement(0, 0, element);
-    plot->legend->setVisible(true);
-    plot->axisRect()->insetLayout()->take(plot->legend); // a row of its own: inside, it would cover the points
-    plot->plotLayout()->addElement(2, 0, plot->legend);
-    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    legendUnderAxes(plot, 2);
     return element;
 }
 

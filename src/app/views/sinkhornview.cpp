@@ -77,20 +77,22 @@ QString SinkhornView::draw(const ViewAnalysis &result)
                  .arg(s.block));
     drawSort(s);
     drawAttention(s);
-    QString text = tr("A sorting network reads each block's summed input and scores where it belongs, R = "
-                      "ReLU(P W_fc + b_fc) W_proj + b_proj; Sinkhorn's normalisation makes R / \u03C4 a soft "
-                      "permutation S. Each query attends, in one softmax, to its own block's keys and to the sorted "
-                      "block \u03A3_J S_IJ K_J: %1 keys of %2, %3 of the pairs. Layer %4's S gives each block's "
-                      "sorted half on average %5 of one block (1 would be a permutation, %6 a plain average); head "
-                      "%7 puts %8 of its weight there. ")
-                       .arg(2 * s.block)
-                       .arg(m_tokens)
-                       .arg(formatPercent(s.pairs))
-                       .arg(s.layer)
-                       .arg(formatPercent(s.sharpness))
-                       .arg(formatPercent(1.0 / std::max(1, s.blocks)))
-                       .arg(s.head)
-                       .arg(formatPercent(s.sortedShare));
+    QString text
+        = tr("A sorting network reads each block's summed input and scores where it belongs, R = "
+             "ReLU(P W_fc + b_fc) W_proj + b_proj; Sinkhorn's normalisation makes R / \u03C4 a soft "
+             "permutation S. Each query attends, in one softmax, to its own block's keys and to the sorted "
+             "block \u03A3_J S_IJ K_J: %1 keys of %2, %3 of the pairs. Layer %4's S gives each block's "
+             "sorted half on average %5 of its weight from one block (100 % would be a permutation, %6 a plain "
+             "average); head "
+             "%7 puts %8 of its weight there. ")
+              .arg(2 * s.block)
+              .arg(m_tokens)
+              .arg(formatPercent(s.pairs))
+              .arg(s.layer)
+              .arg(formatPercent(s.sharpness))
+              .arg(formatPercent(1.0 / std::max(1, s.blocks)))
+              .arg(s.head)
+              .arg(formatPercent(s.sortedShare));
     for (const HeldOutScore &score : a.scores)
         text += tr("%1 names %2 of the held-out chosen tokens. ")
                     .arg(QString::fromStdString(score.model), formatPercent(score.evaluation.tokenAccuracy));

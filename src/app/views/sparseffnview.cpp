@@ -1,5 +1,6 @@
 #include "views/sparseffnview.h"
 
+#include "util/text.h"
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
@@ -59,6 +60,7 @@ SparseFfnView::SparseFfnView(QWidget *parent)
     m_errorTitle = new PlotTitle(m_error, QString(), sizedFont(m_error->font(), 11, true));
     m_error->plotLayout()->addElement(0, 0, m_errorTitle);
     m_error->legend->setVisible(true);
+    m_error->legend->setObjectName(QStringLiteral("emptyCornerLegend")); // inside the axes, where no data is
     showMessage(QString::fromUtf8(kNothingComputed));
 }
 
@@ -108,7 +110,7 @@ void SparseFfnView::refresh()
     m_formula->setText(tr("Layer %1's feed-forward layer keeps one neuron in %2 for each token, the one of largest "
                           "|act(U)|: %3 of %4 neurons, and its output M = act(U) W_proj + b_proj is off by "
                           "‖M_sparse − M‖ / ‖M‖ = %5 (an oracle's choice; Sparse is Enough trains a controller to make "
-                          "it). In the dense layer %6 % of the activations are positive.")
+                          "it). In the dense layer %6 of the activations are positive.")
                            .arg(s.layer)
                            .arg(s.blockSize)
                            .arg((s.neurons + s.blockSize - 1) / s.blockSize)
@@ -179,6 +181,8 @@ void SparseFfnView::drawError()
     m_error->yAxis->rescale();
     m_error->yAxis->setRange(m_error->yAxis->range().lower * 0.5, std::max(1.5, m_error->yAxis->range().upper * 1.4));
     m_error->legend->setFont(sizedFont(font(), 9));
+    // The error falls as neurons are kept: the lower left corner is free of data, and a row under the axes would
+    // squeeze them on a projector.
     m_error->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignBottom);
     m_error->replot();
 }

@@ -134,7 +134,7 @@ void SparsityView::drawSupport(const AttentionSparsity &s, int layer, int head)
     setIntegerTicks(y, std::max(1, most / 6));
     y->setLabel(tr("keys"));
     setPanelTitle(rect, tr("Layer %1, head %2: keys per query").arg(layer).arg(head));
-    addInsetLegend(rect, Qt::AlignTop | Qt::AlignLeft, {allowed, support});
+    addPanelLegend(rect, {allowed, support});
 }
 
 void SparsityView::chooseHeadAt(QMouseEvent *event)

@@ -184,8 +184,10 @@ void TokenizerView::showSplit(const TextSplit &split, size_t bytes, QLabel *head
         return;
     }
     QStringList parts {counted(qint64(split.ids.size()), tr("token"), tr("tokens"))};
-    if (!split.ids.empty())
-        parts << tr("%1 bytes per token").arg(formatNumber(double(bytes) / double(split.ids.size()), 3));
+    if (!split.ids.empty()) {
+        const QString perToken = formatNumber(double(bytes) / double(split.ids.size()), 3);
+        parts << (perToken == QStringLiteral("1") ? tr("1 byte per token") : tr("%1 bytes per token").arg(perToken));
+    }
     for (TokenRole role : {TokenRole::Special, TokenRole::Unknown, TokenRole::Byte})
         if (const int n = split.count(role))
             parts << (role == TokenRole::Special ? counted(n, tr("special"), tr("special"))

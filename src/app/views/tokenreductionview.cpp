@@ -190,9 +190,9 @@ void TokenReductionView::drawSweeps(const std::vector<const ReductionSweep *> &s
     y->setRange(0, 100);
     y->setLabel(tr("targets right (%)"));
     if (sweeps.empty())
-        setPanelTitle(rect, tr("No held-out sweep: the model has no task of its own (atlas_task)"));
+        setPanelTitle(rect, tr("No held-out sweep: the model was not trained on a task of its own"));
     else
-        addInsetLegend(rect, Qt::AlignBottom | Qt::AlignRight, entries);
+        addPanelLegend(rect, entries);
 }
 
 } // namespace atlas

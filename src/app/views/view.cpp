@@ -1,5 +1,9 @@
 #include "views/view.h"
 
+#include "model/builtinmodels.h"
+
+#include <QRegularExpression>
+
 #include <QEvent>
 #include <QLabel>
 #include <QLayout>
@@ -60,7 +64,43 @@ QLabel *View::newMessageLabel()
     label->setAlignment(Qt::AlignCenter);
     label->setWordWrap(true);
     label->setMargin(20);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+    connect(label, &QLabel::linkActivated, this, [this](const QString &link) {
+        if (link.startsWith(QStringLiteral("model:")))
+            emit modelRequested(link.mid(6));
+    });
     return label;
+}
+
+void View::setMessageText(QLabel *label, const QString &text)
+{
+    static const QRegularExpression names(QStringLiteral("the built-in ([a-z0-9-]+(?:(?:, | or | and )[a-z0-9-]+)*)"));
+    QStringList builtin;
+    for (const BuiltinModel &m : builtinModels())
+        builtin << QString::fromStdString(m.name);
+    QString html;
+    qsizetype done = 0;
+    bool linked = false;
+    for (const QRegularExpressionMatch &match : names.globalMatch(text)) {
+        html += text.mid(done, match.capturedStart(1) - done).toHtmlEscaped();
+        static const QRegularExpression word(QStringLiteral("[a-z0-9-]+"));
+        QString list = match.captured(1);
+        QString linkedList;
+        qsizetype at = 0;
+        for (const QRegularExpressionMatch &name : word.globalMatch(list)) {
+            linkedList += list.mid(at, name.capturedStart() - at).toHtmlEscaped();
+            const QString n = name.captured();
+            const bool isModel = builtin.contains(n);
+            linked = linked || isModel;
+            linkedList += isModel ? QStringLiteral("<a href=\"model:%1\">%1</a>").arg(n) : n.toHtmlEscaped();
+            at = name.capturedEnd();
+        }
+        html += linkedList + list.mid(at).toHtmlEscaped();
+        done = match.capturedEnd(1);
+    }
+    html += text.mid(done).toHtmlEscaped();
+    label->setTextFormat(linked ? Qt::RichText : Qt::PlainText);
+    label->setText(linked ? html : text);
 }
 
 void layOutHidden(QWidget *view)

@@ -46,6 +46,8 @@ signals:
     void specEdited(const atlas::ViewSpec &spec);
     // The user stopped the view's analysis under way (a long patching sweep).
     void analysisCancelled();
+    // The user clicked a built-in model named in the view's message ("the built-in austen-mlm-funnel").
+    void modelRequested(const QString &model);
 
 protected:
     // Called after the input or the spec changed, and when the font changed (the app's zoom); redraw from m_input
@@ -57,6 +59,9 @@ protected:
     QLabel *newFormulaLabel();
     // A centred, wrapping message, shown instead of the plots (nothing computed, a layer without …).
     QLabel *newMessageLabel();
+    // `text` in a message label, each built-in model it names after "the built-in" a link that opens it
+    // (modelRequested).
+    static void setMessageText(QLabel *label, const QString &text);
 
     // A painted view calls these: clearClipped() when a paint starts, noteClipped(text) for text it elided.
     void clearClipped() { m_clipped.clear(); }

@@ -34,7 +34,7 @@ double AdaptiveSpans::reachShare() const
 std::string adaptiveSpanProblem(const Model &model, const Trace &trace)
 {
     if (!model.config.adaptiveSpan())
-        return model.name + " has no adaptive span (atlas_span_ramp): its heads see every earlier key";
+        return model.name + " has no adaptive span: its heads see every earlier key (the built-in copy-span has one)";
     for (int layer = 0; layer < model.config.layers; ++layer)
         if (const std::string name = names::layerTensor(layer, "attn.probs"); trace.find(name) == nullptr)
             return name + " is not traced yet";

@@ -26,10 +26,9 @@ int FunnelPicture::presentAt(int l) const
 
 std::string funnelProblem(const Model &model)
 {
-    return model.config.funnel.active() ? std::string()
-                                        : model.name
-            + " has no funnel (atlas_funnel_blocks): every layer keeps every "
-              "token";
+    return model.config.funnel.active()
+        ? std::string()
+        : model.name + " has no funnel: every layer keeps every token (the built-in austen-mlm-funnel has one)";
 }
 
 FunnelPicture funnelPicture(std::shared_ptr<const Model> model, const std::vector<int> &tokens, int layer, int head)

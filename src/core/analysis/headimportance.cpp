@@ -17,7 +17,9 @@ std::unique_ptr<Task> taskOf(const Model &model)
 {
     if (model.config.task.empty())
         throw Error("model " + model.name
-            + " names no task (atlas_task in its config.json), so there are no held-out examples to score it on");
+            + " names no task: it was not trained on one of the project's tasks (train --task), so there are no "
+              "held-out "
+              "examples to score it on");
     return Task::create(model.config.task);
 }
 
@@ -35,7 +37,7 @@ std::vector<std::vector<int>> ablationReferences(const Model &model, const std::
     if (model.config.task.empty()) {
         if (input.empty())
             throw Error("mean ablation needs sequences to average over: model " + model.name
-                + " names no task (atlas_task in its config.json) and no input was given");
+                + " names no task (it was not trained by train --task) and no input was given");
         return {input};
     }
     const auto task = Task::create(model.config.task);

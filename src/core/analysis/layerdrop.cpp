@@ -43,7 +43,7 @@ std::string depthSweepProblem(const Model &model)
 {
     const ModelConfig &c = model.config;
     if (c.task.empty())
-        return model.name + " has no task to score (atlas_task)";
+        return model.name + " names no task to score: it was not trained on one of the project's tasks (train --task)";
     if (c.reversible || c.isEncoderDecoder())
         return model.name + " has two stacks or reversible blocks";
     return {};

@@ -69,7 +69,9 @@ float RetrievalByPosition::middle() const
 std::string retrievalProblem(const Model &model)
 {
     if (model.config.task != "retrieval" && model.config.task != "retrieval-ends")
-        return model.name + " was not trained on key–value retrieval (atlas_task retrieval or retrieval-ends)";
+        return model.name
+            + " was not trained on key–value retrieval: open the built-in retrieval or retrieval-ends, or train one "
+              "(train --task retrieval)";
     if (model.config.isEncoderDecoder() || model.config.reversible)
         return model.name + " has two stacks or reversible blocks";
     return {};

@@ -96,18 +96,15 @@ CorruptedText applyObjective(const Model &model, const std::vector<int> &tokens,
         return prefixLmObjective(tokens, seed);
     case Objective::MaskedLm:
         if (config.specialToken("[MASK]") < 0)
-            throw Error("model " + modelName
-                + " has no [MASK] token (atlas_special_tokens in its config.json) to hide tokens with");
+            throw Error("model " + modelName + " has no [MASK] token to hide tokens with");
         return maskedLmObjective(tokens, config.specialToken("[MASK]"), config.ordinaryTokens(), seed, kMlmRate);
     case Objective::SpanCorruption:
         if (config.sentinelTokens().empty())
-            throw Error("model " + modelName
-                + " has no sentinels <extra_id_0>, <extra_id_1> … (atlas_special_tokens in its config.json)");
+            throw Error("model " + modelName + " has no sentinels <extra_id_0>, <extra_id_1> … to stand for the spans");
         return spanCorruptionObjective(tokens, config.sentinelTokens(), seed);
     case Objective::NextSentence:
         if (config.specialToken("[CLS]") < 0 || config.specialToken("[SEP]") < 0)
-            throw Error("model " + modelName
-                + " has no [CLS] and [SEP] tokens (atlas_special_tokens in its config.json) to join two sentences");
+            throw Error("model " + modelName + " has no [CLS] and [SEP] tokens to join two sentences");
         return nextSentenceObjective(tokens, sentenceEnds(*Tokenizer::forModel(model), tokens),
             config.specialToken("[CLS]"), config.specialToken("[SEP]"), seed);
     }

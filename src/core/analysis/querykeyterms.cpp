@@ -1,6 +1,7 @@
 #include "analysis/querykeyterms.h"
 
 #include "trace/names.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,8 +51,8 @@ QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, 
         return out;
     }
     if (query < 0 || query >= T || key < -1 || key >= S) {
-        *problem = (S == T ? "The input has " + std::to_string(T) + " tokens"
-                           : "The decoder has " + std::to_string(T) + " tokens and the source " + std::to_string(S))
+        *problem = (S == T ? "The input has " + countOf(size_t(T), "token")
+                           : "The decoder has " + countOf(size_t(T), "token") + " and the source " + std::to_string(S))
             + ": query " + std::to_string(query) + ", key " + std::to_string(key) + " do not exist";
         return out;
     }

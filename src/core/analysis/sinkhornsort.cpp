@@ -11,9 +11,9 @@ namespace atlas {
 
 std::string sinkhornProblem(const Model &model)
 {
-    return model.config.sinkhorn.active()
-        ? std::string()
-        : model.name + " has no Sinkhorn attention (atlas_sinkhorn_block): every query scores every key";
+    return model.config.sinkhorn.active() ? std::string()
+                                          : model.name
+            + " has no Sinkhorn attention: every query scores every key (the built-in austen-mlm-sinkhorn has it)";
 }
 
 SinkhornPicture sinkhornPicture(std::shared_ptr<const Model> model, const std::vector<int> &tokens, int layer, int head)

@@ -108,7 +108,8 @@ ReductionSweep tokenReductionSweep(std::shared_ptr<const Model> model, int examp
         throw Error("eliminating tokens: " + why);
     const ModelConfig &c = model->config;
     if (c.task.empty())
-        throw Error("eliminating tokens: " + model->name + " has no task to score (atlas_task)");
+        throw Error("eliminating tokens: " + model->name
+            + " names no task to score: it was not trained on one of the project's tasks (train --task)");
     const std::unique_ptr<Task> task = Task::create(c.task);
     ReductionSweep sweep;
     sweep.model = model->name;

@@ -9,6 +9,7 @@
 #include "train/task.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "view/specrun.h"
 
 #include <algorithm>
@@ -106,8 +107,7 @@ void Checker::checkStep(const LessonStep &step)
                 + std::to_string(c.heads) + " heads");
     if (spec.query >= int(input.tokens.size()))
         problem(line,
-            "query " + std::to_string(spec.query) + " is outside the input's " + std::to_string(input.tokens.size())
-                + " tokens");
+            "query " + std::to_string(spec.query) + " is outside the input's " + countOf(input.tokens.size(), "token"));
     const Program program = Program::build(c, input);
     if (!spec.tensor.empty() && program.producerOf(spec.tensor) < 0)
         problem(line, "tensor '" + spec.tensor + "' is not in the trace of this model and input (docs/trace-names.md)");
@@ -135,7 +135,7 @@ void Checker::checkActions(const LessonStep &step, const Model &model, const Inp
                 if (p >= int(input.tokens.size()))
                     problem(a.line,
                         "pad: position " + std::to_string(p) + " is outside the input's "
-                            + std::to_string(input.tokens.size()) + " tokens");
+                            + countOf(input.tokens.size(), "token"));
             break;
         case LessonAction::Kind::Param:
             try {

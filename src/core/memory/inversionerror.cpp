@@ -107,7 +107,8 @@ InversionError measureInversionError(
     const Model &model, const Input &input, const std::vector<int> &targets, StreamPrecision precision)
 {
     if (!model.config.reversible)
-        throw Error("the inversion error needs a reversible model (\"atlas_reversible\": true in config.json); "
+        throw Error("the inversion error needs a reversible model (such as reverse-rev, or one trained with train "
+                    "--reversible); "
             + model.name + " has standard blocks");
     const int L = model.config.layers;
     MemoryOptions options;

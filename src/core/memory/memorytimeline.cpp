@@ -119,8 +119,9 @@ MemoryTimeline memoryTimeline(const Model &model, const TrainingSequence &sequen
             TimelineStrategy s;
             s.options = o;
             s.label = "reversible";
-            s.problem = "This model has standard blocks: a reversible model (\"atlas_reversible\": true, e.g. "
-                        "reverse-rev) can rebuild its activations";
+            s.problem
+                = "This model has standard blocks: a reversible model (such as the built-in reverse-rev) rebuilds "
+                  "its activations instead of keeping them";
             timeline.strategies.push_back(std::move(s));
             continue;
         }

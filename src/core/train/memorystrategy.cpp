@@ -39,9 +39,8 @@ void validateMemoryOptions(
 {
     if (options.strategy == MemoryStrategy::Reversible && !config.reversible)
         throw Error(fields.strategy + " reversible: this model has standard blocks, whose inputs cannot be rebuilt "
-            + "from their outputs (a reversible model has \"atlas_reversible\": true in its config.json; train one "
-              "with "
-              "train --reversible, or use plain or checkpoint)");
+            + "from their outputs (open a reversible model such as reverse-rev, train one with train --reversible, or "
+              "use plain or checkpoint)");
     if (options.checkpointEvery < 0 || options.checkpointEvery > config.layers)
         throw Error(fields.checkpointEvery + " " + std::to_string(options.checkpointEvery) + ": must be in 1.."
             + std::to_string(config.layers) + " (the model has " + std::to_string(config.layers)

@@ -148,8 +148,8 @@ AnalysisRequest analysis::lostInTheMiddleRequest(const ViewSpec &spec, const Ana
     if (!c.model)
         return problem(kNothingComputed);
     if (const std::string why = retrievalProblem(*c.model); !why.empty())
-        return problem("Lost in the middle asks a key\u2013value retrieval model for each of its pairs in turn: " + why
-            + ". Train one (transformer-atlas train --task retrieval --out DIR) and open its directory.");
+        return problem(
+            "Lost in the middle asks a key\u2013value retrieval model for each of its pairs in turn: " + why + ".");
     AnalysisRequest r;
     const int examples = c.heldOutExamples(LostInTheMiddleAnalysis::kExamples);
     r.key = "middle/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
@@ -217,8 +217,7 @@ AnalysisRequest analysis::funnelRequest(const ViewSpec &spec, const AnalysisCont
     if (!c.model || c.tokenIds.empty())
         return problem(kNothingComputed);
     if (const std::string why = funnelProblem(*c.model); !why.empty())
-        return problem(
-            "Funnel-Transformer pools the sequence between groups of layers: " + why + ". Open austen-mlm-funnel.");
+        return problem("Funnel-Transformer pools the sequence between groups of layers: " + why + ".");
     const int head = std::max(spec.head, 0); // −1, every head elsewhere: the first here
     if (const std::string why = headChoiceProblem(*c.model, spec.layer, head); !why.empty())
         return problem(why);

@@ -9,6 +9,7 @@
 #include "trace/names.h"
 #include "util/commalist.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "view/viewkinds.h"
 
 #include <algorithm>
@@ -193,11 +194,11 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
             "head", "-1 (every head) is for the lines and heads views; the " + spec.view + " view shows one head");
     if (spec.position >= tokens)
         return key("position",
-            "position " + std::to_string(spec.position) + " is outside the input's " + std::to_string(tokens)
-                + " tokens");
+            "position " + std::to_string(spec.position) + " is outside the input's "
+                + countOf(size_t(tokens), "token"));
     if (spec.query >= tokens)
         return key("query",
-            "query " + std::to_string(spec.query) + " is outside the input's " + std::to_string(tokens) + " tokens");
+            "query " + std::to_string(spec.query) + " is outside the input's " + countOf(size_t(tokens), "token"));
     const int keys = run.site.cross ? int(run.input.source.size()) : tokens; // cross-attention's keys: the source
     if (spec.key >= keys)
         return key("key",

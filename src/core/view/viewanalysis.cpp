@@ -9,6 +9,7 @@
 #include "attention/patternparams.h"
 #include "trace/names.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 
@@ -227,7 +228,7 @@ AnalysisRequest analysis::scalingRequest(const ViewSpec &spec, const AnalysisCon
     const int T = int(qkv.q.dim(1));
     if (spec.query >= T)
         return problem(
-            "Query " + std::to_string(spec.query) + " is outside the input (" + std::to_string(T) + " tokens).");
+            "Query " + std::to_string(spec.query) + " is outside the input (" + countOf(size_t(T), "token") + ").");
     AnalysisRequest r = headRequest<ScalingAnalysis>("scaling/" + std::to_string(spec.query), qkv, layer, head, c,
         [causal = c.causal, padding = c.padding, query = spec.query](
             ScalingAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &, const std::atomic<bool> &) {
