@@ -199,7 +199,8 @@ private:
 inline QStringList wordingProblems(const std::vector<PaintedText> &texts)
 {
     static const QRegularExpression wrong(QStringLiteral(
-        "%[\\s\u202F]*%|[a-z]{2}\\(s\\)|(?<![\\d.,])1 (tokens|bytes|layers|heads|blocks|steps|keys|queries|positions|"
+        "%[\\s\u202F]*%|[a-z]{2}\\(s\\)|(?<![\\d.,])(?<!layer |block |head |step )1 "
+        "(tokens|bytes|layers|heads|blocks|steps|keys|queries|positions|"
         "examples|pairs|experts|passes|points|characters|sentences|spans|scorings)\\b|\\batlas_[a-z_]+|\\bspec "
         "key\\b"));
     QStringList specKeyNames;
@@ -209,8 +210,9 @@ inline QStringList wordingProblems(const std::vector<PaintedText> &texts)
     const QRegularExpression keys(QStringLiteral("\\b(%1)\\b").arg(specKeyNames.join('|')));
     QStringList problems;
     for (const PaintedText &t : texts)
-        if (t.text.contains(wrong) || t.text.contains(keys))
-            problems << QStringLiteral("the text '%1' reads wrongly").arg(t.text.left(80));
+        for (const QRegularExpression *rule : {&wrong, &keys})
+            if (const QRegularExpressionMatch m = rule->match(t.text); m.hasMatch())
+                problems << QStringLiteral("'%1' in the text '%2' reads wrongly").arg(m.captured(), t.text.left(80));
     problems.removeDuplicates();
     return problems;
 }

@@ -39,6 +39,27 @@ class TestEntmax : public QObject
     Q_OBJECT
 
 private slots:
+    // Token lines says why its lines are faint: rows that spread their weight evenly (issue 58) against peaked ones.
+    void rowPeaksTellUniformFromPeakedRows()
+    {
+        // Causal rows of 4 keys: row q reads q + 1 keys, evenly.
+        const std::vector<float> even
+            = {1, 0, 0, 0, 0.5f, 0.5f, 0, 0, 1 / 3.f, 1 / 3.f, 1 / 3.f, 0, 0.25f, 0.25f, 0.25f, 0.25f};
+        const RowPeaks flat = rowPeaks(even.data(), 4, 4, 0.3f);
+        QVERIFY(std::abs(flat.meanLargest - flat.meanEven) < 1e-6);
+        QVERIFY(std::abs(flat.meanEven - (1 + 0.5 + 1 / 3.0 + 0.25) / 4) < 1e-6);
+        QVERIFY(std::abs(flat.visibleShare - 6.0 / 10.0) < 1e-6); // 1, 0.5, 0.5, ⅓ × 3 of the 10 weights above 0
+        QVERIFY(flat.nearlyUniform());
+        const std::vector<float> peaked = {0.97f, 0.01f, 0.01f, 0.01f, 0.01f, 0.91f, 0.04f, 0.04f};
+        const RowPeaks sharp = rowPeaks(peaked.data(), 2, 4, 0.3f);
+        QVERIFY(std::abs(sharp.meanLargest - 0.94) < 1e-6);
+        QVERIFY(std::abs(sharp.meanEven - 0.25) < 1e-6);
+        QVERIFY(!sharp.nearlyUniform());
+        const std::vector<float> wide(100, 0.01f);
+        QVERIFY(rowPeaks(wide.data(), 1, 100, 0.02f).nearlyUniform());
+        QCOMPARE(rowPeaks(wide.data(), 1, 100, 0.02f).visibleShare, 0.0);
+    }
+
     void forwardMatchesThePapers();
     void backwardMatchesAutogradAndFiniteDifferences();
     void rowsSumToOneWithExactZeros();

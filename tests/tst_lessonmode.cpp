@@ -277,6 +277,26 @@ private slots:
         verifyStepApplied(*window.lessons(), session);
     }
 
+    // Issue 58: presentation text was about 1/55 of the screen's height. Lessons ▸ Presentation Text makes it larger
+    // for a large room, kept between runs.
+    void aLargeRoomGetsLargerText()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.show();
+        PresentationMode &presentation = *window.presentation();
+        presentation.setActive(true);
+        const double projector = window.zoom()->zoom();
+        presentation.setActive(false);
+        PresentationMode::setTextScale(1.5);
+        presentation.setActive(true);
+        const double hall = window.zoom()->zoom();
+        presentation.setActive(false);
+        PresentationMode::setTextScale(1.0);
+        QVERIFY2(hall >= 1.4 * projector, qPrintable(QString("%1 against %2").arg(hall).arg(projector)));
+        QCOMPARE(window.zoom()->zoom(), 1.0); // leaving restores the window's own
+    }
+
     // A first wrong answer is a try, not the answer: the row stays covered and the class may try again, or ask.
     void aWrongTryLeavesTheAnswerHidden()
     {

@@ -82,6 +82,23 @@ private slots:
             maskedLmObjective(text, maskId, ordinary, 7).input == maskedLmObjective(text, maskId, ordinary, 7).input);
     }
 
+    // Issue 58: the fills view's "Corrupt as BERT does" took a [MASK] the user typed as the original token there.
+    // Special tokens ([CLS], [SEP], a [MASK] already in the text) are never chosen, as BERT's collator chooses none.
+    void theMaskedLmChoosesOrdinaryTokensOnly()
+    {
+        const int maskId = 103, cls = 101, sep = 102, ordinary = 100;
+        const std::vector<int> text = {cls, 7, 8, maskId, 9, 10, 11, 12, sep};
+        for (int seed = 0; seed < 200; ++seed) {
+            const CorruptedText c = maskedLmObjective(text, maskId, ordinary, uint64_t(seed), 0.5);
+            for (size_t t : {size_t(0), size_t(3), size_t(8)}) {
+                QCOMPARE(c.lossMask[t], 0.0f);
+                QCOMPARE(c.input[t], text[t]);
+            }
+            QCOMPARE(int(std::count(c.lossMask.begin(), c.lossMask.end(), 1.0f)), 3); // half of the 6 ordinary
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, maskedLmObjective({cls, maskId, sep}, maskId, ordinary, 1));
+    }
+
     void spanCorruptionRoundTrips()
     {
         std::vector<int> sentinels;

@@ -252,10 +252,11 @@ private slots:
         QCOMPARE(r.upper, 6.75);
         maybeSave(view, "tensor-q");
 
-        // Rows are tokens: the y axis is labelled with them.
+        // Rows are tokens: the y axis is labelled with them and their index, as the Attention view's rows (a lesson's
+        // "rows 7 and 9").
         auto ticker = view.heatPlot()->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
         QVERIFY(ticker);
-        QCOMPARE(ticker->ticks().value(1.0), QStringLiteral(" cat"));
+        QCOMPARE(ticker->ticks().value(1.0), QStringLiteral("#1  cat"));
     }
 
     void tensorViewMaskedAndMissing()

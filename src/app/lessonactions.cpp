@@ -9,9 +9,13 @@
 #include "viewnavigator.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QInputDialog>
+#include <QMenu>
+
+#include <cmath>
 
 namespace atlas {
 
@@ -30,6 +34,18 @@ void MainWindow::connectLessons()
     connect(m_ui->actionAddStep, &QAction::triggered, this, &MainWindow::addCurrentViewAsStep);
     connect(m_ui->actionPresentation, &QAction::toggled, m_presentation, &PresentationMode::setActive);
     connect(m_presentation, &PresentationMode::activeChanged, m_ui->actionPresentation, &QAction::setChecked);
+    auto *textSize = new QMenu(tr("Presentation &Text"), this);
+    textSize->setToolTip(tr("How large presentation mode draws the text (on top of the projector's own size)"));
+    auto *sizes = new QActionGroup(textSize);
+    for (const auto &[scale, name] : PresentationMode::textScales()) {
+        QAction *choice = textSize->addAction(tr(name));
+        choice->setCheckable(true);
+        choice->setChecked(std::abs(scale - PresentationMode::textScale()) < 1e-6);
+        sizes->addAction(choice);
+        connect(choice, &QAction::triggered, this, [scale] { PresentationMode::setTextScale(scale); });
+    }
+    m_ui->menuLessons->insertMenu(m_ui->actionPresentation, textSize);
+    m_ui->menuLessons->insertAction(textSize->menuAction(), m_ui->actionPresentation);
     // A presentation clicker sends the arrows as well as Page Up / Page Down; outside presentation mode the arrows
     // stay with the widget that has focus.
     auto *right = new QAction(tr("Next Step"), this);

@@ -14,10 +14,12 @@
 #include <QMainWindow>
 #include <QMenuBar>
 #include <QScreen>
+#include <QSettings>
 #include <QStatusBar>
 #include <QToolBar>
 
 #include <algorithm>
+#include <cmath>
 
 namespace atlas {
 
@@ -33,6 +35,27 @@ PresentationMode::PresentationMode(QMainWindow *window, QDockWidget *lessonDock,
     , m_navigator(navigator)
     , m_pointer(new PointerHighlight(window))
 {
+}
+
+const std::vector<std::pair<double, const char *>> &PresentationMode::textScales()
+{
+    static const std::vector<std::pair<double, const char *>> scales = {{1.0, QT_TR_NOOP("Projector Size")},
+        {1.25, QT_TR_NOOP("Larger, for a Large Room")}, {1.5, QT_TR_NOOP("Largest, for a Lecture Hall")}};
+    return scales;
+}
+
+double PresentationMode::textScale()
+{
+    const double scale = QSettings().value("presentation/textScale", 1.0).toDouble();
+    for (const auto &[known, name] : textScales())
+        if (std::abs(known - scale) < 1e-6)
+            return known;
+    return 1.0;
+}
+
+void PresentationMode::setTextScale(double scale)
+{
+    QSettings().setValue("presentation/textScale", scale);
 }
 
 PresentationMode::~PresentationMode()
@@ -68,7 +91,7 @@ void PresentationMode::enter()
     ViewSpec spec = m_session->spec();
     spec.theme = "light";
     m_session->setSpec(spec);
-    m_zoom->setZoom(std::max(m_zoomBefore, projectorZoom(m_window->screen()->geometry().height())));
+    m_zoom->setZoom(std::max(m_zoomBefore, projectorZoom(m_window->screen()->geometry().height()) * textScale()));
     m_panel->setPresenting(true);
     m_navigator->setTabsVisible(false);
     m_window->showFullScreen();

@@ -5,6 +5,8 @@
 #include <QPalette>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 class QDockWidget;
 class QMainWindow;
@@ -33,6 +35,11 @@ public:
     // the desktop's own. (At 1.5 on 720 lines the Mask view's three panels and most two-panel views did not fit.)
     static constexpr double kZoomAt1080Lines = 1.5;
     static double projectorZoom(int screenHeight) { return std::max(1.0, kZoomAt1080Lines * screenHeight / 1080.0); }
+    // For a large room, the text a size or two larger still (Lessons ▸ Presentation Text): 1, 1.25 or 1.5 times
+    // projectorZoom, kept in the settings. Ctrl+= and Ctrl+− go on zooming while presenting.
+    static const std::vector<std::pair<double, const char *>> &textScales();
+    static double textScale();
+    static void setTextScale(double scale);
 
     PresentationMode(QMainWindow *window, QDockWidget *lessonDock, LessonPanel *panel, LessonPlayer *player,
         Session *session, ZoomController *zoom, ViewNavigator *navigator);

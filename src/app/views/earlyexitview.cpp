@@ -133,7 +133,7 @@ QString EarlyExitView::draw(const ViewAnalysis &result)
              "has top probability p\u1D62 \u2265 \u03B8. ")
         : tr("PABEE: cnt\u1D62 = cnt\u1D62\u208B\u2081 + 1 when block i predicts what block i \u2212 1 did, else 0; a "
              "token stops once cnt\u1D62 = t. ");
-    text += tr("At %1 tokens run %2 of %3 blocks on average (%4 of the work saved), and %5 stop with the whole "
+    text += tr("At %1, tokens run %2 of %3 blocks on average (%4 of the work saved), and %5 stop with the whole "
                "model's prediction")
                 .arg(settingText, formatNumber(now.meanLayers, 3))
                 .arg(e.layers)

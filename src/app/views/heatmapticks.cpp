@@ -47,10 +47,13 @@ void setTokenTicks(QCPAxis *axis, const QStringList &labels, int count, int pixe
         const QString number = QStringLiteral("#%1").arg(i);
         const QString token = i < labels.size() ? shortLabel(labels.at(i)) : QString();
         ticks.append(i);
+        // Rows have room for their index beside the token, so a lesson's "row 9" can be found at once; columns
+        // name it only where they skip some.
+        const bool numbered = indexInLabels && (step > 1 || !horizontal);
         if (token.isEmpty() || token == number)
             texts.append(number);
         else
-            texts.append(step == 1 || !indexInLabels ? token : number + QLatin1Char(' ') + token);
+            texts.append(numbered ? number + QLatin1Char(' ') + token : token);
     }
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     ticker->setTicks(ticks, texts);

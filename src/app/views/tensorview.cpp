@@ -1,4 +1,5 @@
 #include "views/tensorview.h"
+#include "views/heatmapticks.h"
 
 #include "views/viewfonts.h"
 
@@ -344,30 +345,23 @@ void TensorView::labelAxes(int rows, int cols)
     const std::string &name = m_spec.tensor;
     const bool attention = isAttentionMatrix(name);
     const bool tokenRows = rows == m_input.tokens.size();
-    auto tokenTicker = [this](int n, int maxLabels) {
-        auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-        const int step = std::max(1, (n + maxLabels - 1) / maxLabels);
-        for (int i = 0; i < n; i += step)
-            ticker->addTick(i, m_input.tokens.at(i));
-        return ticker;
-    };
-    const int maxRowLabels = std::max(4, m_heatPlot->height() / 18);
+    // Token rows (and an attention matrix's key columns) are labelled as the Attention view labels them: each row
+    // with its index ("#7 h"), which a lesson's "rows 7 and 9" points at.
+    const QStringList tokens = tokenLabels(m_input, int(m_input.tokens.size()));
+    const int plotHeight = std::max(100, m_heatPlot->height() - 90),
+              plotWidth = std::max(100, m_heatPlot->width() - 160);
     if (tokenRows)
-        m_heatPlot->yAxis->setTicker(tokenTicker(rows, maxRowLabels));
+        setTokenTicks(m_heatPlot->yAxis, tokens, rows, plotHeight, false, true);
     else
         setIntegerTicks(m_heatPlot->yAxis);
     m_heatPlot->yAxis->setLabel(tokenRows ? (attention ? tr("query") : tr("token")) : tr("row"));
     const bool tokenCols = attention && cols == m_input.tokens.size();
     if (tokenCols)
-        m_heatPlot->xAxis->setTicker(tokenTicker(cols, 24));
-    else
+        setTokenTicks(m_heatPlot->xAxis, tokens, cols, plotWidth, true, true);
+    else {
         setIntegerTicks(m_heatPlot->xAxis);
-    qreal widest = 0;
-    const QFontMetricsF metrics(m_heatPlot->xAxis->tickLabelFont());
-    const qreal cellWidth = (m_heatPlot->width() - 160.0) / std::max(1, cols); // minus axis and colour bar
-    for (int i = 0; tokenCols && i < cols && widest <= 0.9 * cellWidth; ++i) // one too wide label turns them all
-        widest = std::max(widest, metrics.horizontalAdvance(m_input.tokens.at(i)));
-    m_heatPlot->xAxis->setTickLabelRotation(widest > 0.9 * cellWidth ? 60 : 0);
+        m_heatPlot->xAxis->setTickLabelRotation(0);
+    }
     const bool vocab = name == "logits" || name == "next_probs";
     m_heatPlot->xAxis->setLabel(attention ? tr("key") : vocab ? tr("vocabulary id") : tr("dimension"));
 }

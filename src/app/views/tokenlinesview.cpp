@@ -1,5 +1,7 @@
 #include "views/tokenlinesview.h"
 
+#include "analysis/attentionsparsity.h"
+
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -162,8 +164,9 @@ TokenLinesView::Geometry TokenLinesView::geometry() const
     const qreal minRow = label.height() + 2;
     qreal available = height() - kLinesMargin - y;
     int fit = std::max(1, int(available / minRow));
-    if (std::max(tokens, keys) > std::min(kMaxWindow, fit)) {
-        available -= small.height() + 6; // the "showing a–b of T" note
+    const bool faint = !uniformNote().isEmpty();
+    if (std::max(tokens, keys) > std::min(kMaxWindow, fit) || faint) {
+        available -= (faint ? 2 : 1) * small.height() + 6; // the "showing a–b of T" note, and why the lines are faint
         fit = std::max(1, int(available / minRow));
     }
     g.count = std::min({tokens, kMaxWindow, fit});
@@ -298,10 +301,32 @@ void TokenLinesView::paintHeader(QPainter &p, const Geometry &g, const Palette &
     if (g.keyCount < keys && m_input.site.cross)
         note += (note.isEmpty() ? QString() : QStringLiteral(" · "))
             + tr("source %1–%2 of %3").arg(g.keyFirst).arg(g.keyFirst + g.keyCount - 1).arg(keys);
-    if (!note.isEmpty())
-        p.drawText(
-            QRectF(kLinesMargin, height() - kLinesMargin - small.height(), width() - 2 * kLinesMargin, small.height()),
-            Qt::AlignHCenter | Qt::AlignVCenter, note);
+    if (const QString uniform = uniformNote(); !uniform.isEmpty())
+        note += (note.isEmpty() ? QString() : QStringLiteral(" · ")) + uniform;
+    if (!note.isEmpty()) // two lines at most (geometry keeps them)
+        p.drawText(QRectF(kLinesMargin, height() - kLinesMargin - 2 * small.height(), width() - 2 * kLinesMargin,
+                       2 * small.height()),
+            Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap, note);
+}
+
+// Why the lines are faint when they are (a line's opacity is its weight): the rows spread their weight nearly evenly.
+QString TokenLinesView::uniformNote() const
+{
+    if (!message().isEmpty())
+        return {};
+    const Tensor &a = *probs();
+    double largest = 0, even = 0;
+    const std::vector<int> heads = headsShown();
+    for (int h : heads) {
+        const RowPeaks peaks = rowPeaks(a.slice(h).data(), int(a.dim(1)), int(a.dim(2)), kMinWeight);
+        largest += peaks.meanLargest / double(heads.size());
+        even += peaks.meanEven / double(heads.size());
+    }
+    if (heads.empty() || largest >= 2 * even)
+        return {};
+    return tr("Nearly uniform attention: a row's largest weight is %1 on average, an even split %2, so every line is "
+              "faint (the Attention tab shows the weights on a colour scale)")
+        .arg(formatNumber(largest, 2), formatNumber(even, 2));
 }
 
 QRectF TokenLinesView::legendChip(const Geometry &g, int head) const

@@ -47,6 +47,8 @@ public:
     // The lines drawn at the current size and hover, lightest first (the paint order).
     std::vector<Segment> segments() const;
     // The centred message shown instead of the lines ("Not computed yet: …"), or empty when drawing lines.
+    // Why the lines are faint, when the shown heads' rows spread their weight nearly evenly; else empty.
+    QString uniformNote() const;
     QString message() const;
     // First position and number of positions drawn (all of them unless the input is long): the queries', and the
     // keys' (the same for self-attention).

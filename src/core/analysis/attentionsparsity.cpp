@@ -3,6 +3,7 @@
 #include "trace/names.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace atlas {
@@ -68,6 +69,35 @@ AttentionSparsity attentionSparsity(const Model &model, const Trace &trace)
         }
     }
     return out;
+}
+
+RowPeaks rowPeaks(const float *probs, int queries, int keys, float visible)
+{
+    RowPeaks peaks;
+    int64_t given = 0, shown = 0;
+    int rows = 0;
+    for (int q = 0; q < queries; ++q) {
+        const float *row = probs + int64_t(q) * keys;
+        float largest = 0;
+        int positive = 0;
+        for (int k = 0; k < keys; ++k) {
+            largest = std::max(largest, row[k]);
+            positive += row[k] > 0;
+            shown += row[k] >= visible;
+        }
+        if (positive == 0)
+            continue; // a padding row, all masked
+        given += positive;
+        peaks.meanLargest += largest;
+        peaks.meanEven += 1.0 / positive;
+        ++rows;
+    }
+    if (rows > 0) {
+        peaks.meanLargest /= rows;
+        peaks.meanEven /= rows;
+        peaks.visibleShare = double(shown) / double(given);
+    }
+    return peaks;
 }
 
 } // namespace atlas

@@ -38,4 +38,17 @@ std::string attentionSparsityProblem(const Model &model, const Trace &trace);
 // Throws atlas::Error with attentionSparsityProblem's reason.
 AttentionSparsity attentionSparsity(const Model &model, const Trace &trace);
 
+// How peaked one head's rows are: each row's largest weight against an even split over the keys it reads (those
+// given more than 0), averaged over the rows, and the share of those weights at or above `visible`. Near-uniform
+// attention has largest weights close to the even split and few weights above a drawing threshold.
+struct RowPeaks
+{
+    double meanLargest = 0; // over the rows: the largest weight
+    double meanEven = 0; // over the rows: 1 / the keys given more than 0
+    double visibleShare = 0; // of the weights above 0, those at or above `visible`
+    bool nearlyUniform() const { return meanLargest < 2 * meanEven; }
+};
+// probs is [queries, keys], row-major.
+RowPeaks rowPeaks(const float *probs, int queries, int keys, float visible);
+
 } // namespace atlas

@@ -99,11 +99,17 @@ CorruptedText maskedLmObjective(
         throw Error("the masked LM needs a rate in (0, 1] and at least one ordinary token to draw");
     const int T = int(tokens.size());
     std::mt19937_64 rng(seed);
-    std::vector<int> order(static_cast<size_t>(T));
+    // Only ordinary tokens are chosen, as BERT's collator masks no special token: a [CLS], a [SEP] or a [MASK] the
+    // text already holds has no original to recover.
+    std::vector<int> order;
     for (int t = 0; t < T; ++t)
-        order[size_t(t)] = t;
+        if (tokens[size_t(t)] >= 0 && tokens[size_t(t)] < ordinaryTokens)
+            order.push_back(t);
+    if (order.empty())
+        throw Error("the masked LM chooses among ordinary tokens, and the text has only special ones");
     shuffle(order, rng);
-    const int chosen = std::clamp(int(std::lround(rate * T)), 1, T);
+    const int eligible = int(order.size());
+    const int chosen = std::clamp(int(std::lround(rate * eligible)), 1, eligible);
     CorruptedText out;
     out.objective = Objective::MaskedLm;
     out.input = tokens;
