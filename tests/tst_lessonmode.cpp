@@ -271,6 +271,8 @@ private slots:
             if (b->text() == "Resume at Step 4")
                 resume = b;
         QVERIFY(resume != nullptr && resume->isVisibleTo(window.lessonPanel()));
+        window.findChild<QDockWidget *>("Lessons")->show();
+        shoot(window, "lesson-resume");
         resume->click();
         QCOMPARE(window.lessons()->stepIndex(), 3);
         QVERIFY(!resume->isVisibleTo(window.lessonPanel()));
@@ -312,6 +314,8 @@ private slots:
         window.lessonPanel()->answer({question.answer + 1});
         QVERIFY2(window.lessonPanel()->feedbackText().startsWith("Not this one"),
             qPrintable(window.lessonPanel()->feedbackText()));
+        window.findChild<QDockWidget *>("Lessons")->show();
+        shoot(window, "lesson-another-try");
         QVERIFY(session.spec().veilQuery); // still covered
         window.lessonPanel()->answer({question.answer});
         QVERIFY(window.lessonPanel()->feedbackText().startsWith("Right."));

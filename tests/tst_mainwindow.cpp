@@ -524,6 +524,32 @@ private slots:
         QCOMPARE(session.spec().view, std::string("heads"));
     }
 
+    // Issue 58: a directory without a tokenizer kept the last model's sentence in the box while it ran token #0. The
+    // box shows the ids the model runs and the summary says why; Patching takes ids and noise positions.
+    void aModelWithoutATokenizerShowsIdsInTheBox()
+    {
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
+        session.openModel(ATLAS_TEST_DATA "/llama_tiny");
+        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->directory.ends_with("llama_tiny"), 20000);
+        waitIdle(session);
+        QCOMPARE(box->text(), QString("#0"));
+        bool said = false;
+        for (QLabel *label : window.findChild<InputPanel *>()->findChildren<QLabel *>())
+            said = said || label->text().contains("ids only");
+        QVERIFY(said);
+        box->setFocus();
+        box->setText("#3,1,4,1,5");
+        QTest::keyClick(box, Qt::Key_Return);
+        waitIdle(session);
+        window.showViewKind("patching");
+        QTest::qWait(50);
+        screenshot(window, "no-tokenizer-patching");
+        QCOMPARE(session.input().tokens, (std::vector<int> {3, 1, 4, 1, 5}));
+    }
+
     // A typed text that starts with '#' but is no list of ids is text; "##" writes a leading '#'.
     void theBoxReadsHashesAsTextUnlessTheyStartIds()
     {
