@@ -1,6 +1,7 @@
 #include "views/ablationview.h"
 
 #include "view/viewanalysis.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -19,7 +20,7 @@ namespace atlas {
 namespace {
 
 constexpr int kBars = 8;
-const QColor kOffOutline(0xd6, 0x27, 0x28);
+const QColor &kOffOutline = palette::alert;
 
 // A cell's loss increase to two decimals, so that the grid reads as one column of figures ("+0.97", "+0", "−0.01").
 QString importanceText(double increase)

@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/colormaps.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 
 #include <qcustomplot.h>
@@ -15,7 +16,7 @@ namespace atlas {
 
 namespace {
 
-const QColor kChosen(0xd6, 0x27, 0x28);
+const QColor &kChosen = palette::alert;
 
 // A head's bar sits at layer · (H + 1) + head: a gap between layers.
 double barPosition(int layer, int head, int heads)

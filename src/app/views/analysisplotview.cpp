@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/colormaps.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -199,7 +200,7 @@ QCPAxisRect *AnalysisPlotView::addHeadTable(int row, int column, int layers, int
             label->position->setCoords(h, l);
             label->setFont(cellFont);
             label->setText(text(l, h));
-            label->setColor(v > 0.6 * top ? Qt::black : Qt::white);
+            label->setColor(palette::inkOn(colormap(m_spec.colormap).color(v, QCPRange(0, top))));
         }
     map->setGradient(colormap(m_spec.colormap));
     map->setDataRange(QCPRange(0, top));

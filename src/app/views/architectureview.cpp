@@ -450,7 +450,7 @@ void ArchitectureView::paintEvent(QPaintEvent *)
             currentFill.setAlphaF(float(0.25 + 0.75 * m_pulseAt));
         p.setBrush(isCurrent ? currentFill : b.done ? doneFill : colors.background);
         p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 4, 4);
-        p.setPen(isCurrent && (!arriving || m_pulseAt > 0.5) ? QColor(Qt::white) : colors.text);
+        p.setPen(isCurrent && (!arriving || m_pulseAt > 0.5) ? palette::inkOn(currentFill) : colors.text);
         const QString shape = QString::fromStdString(b.shape);
         const int shapeWidth = l.shapes ? fm.horizontalAdvance(shape) : 0;
         const QRect text = r.adjusted(6, 0, -6, 0);

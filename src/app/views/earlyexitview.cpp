@@ -4,6 +4,7 @@
 #include "analysis/earlyexit.h"
 #include "view/viewanalysis.h"
 #include "views/colormaps.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -23,7 +24,7 @@ namespace atlas {
 
 namespace {
 
-const QColor kDisagrees(0xd6, 0x27, 0x28);
+const QColor &kDisagrees = palette::alert;
 
 ExitRule ruleOf(const ViewSpec &spec)
 {

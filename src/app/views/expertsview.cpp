@@ -314,7 +314,7 @@ void ExpertsView::drawRouter(const ExpertRouting &r)
         if (e < 0)
             addText(m_router, t, -1.02, QStringLiteral("✕"), sizedFont(font(), 10, true), palette::alert);
         else if (roomy)
-            addText(m_router, t, -1.02, QString::number(r.gate[size_t(t)][0], 'f', 2), small, Qt::white);
+            addText(m_router, t, -1.02, QString::number(r.gate[size_t(t)][0], 'f', 2), small, palette::inkOn(fill));
         for (int x = 0; x < r.experts; ++x) {
             const double p = r.probs[size_t(t)][size_t(x)];
             QColor shade = expertColour(x);
@@ -366,7 +366,7 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
                 fill.setAlphaF(0.5);
             addRect(m_buffers, double(s) + 0.05, e - 0.4, double(s) + 0.95, e + 0.4, fill, QPen(colours.frame, 0.5));
             if (roomy)
-                addText(m_buffers, double(s) + 0.5, e, labels.value(kept[s]), small, Qt::white);
+                addText(m_buffers, double(s) + 0.5, e, labels.value(kept[s]), small, palette::inkOn(fill));
         }
         for (int s = int(kept.size()); s < r.capacity; ++s) // room left
             addRect(m_buffers, s + 0.05, e - 0.4, s + 0.95, e + 0.4, Qt::NoBrush, QPen(colours.axis, 0.5, Qt::DotLine));
@@ -375,7 +375,7 @@ void ExpertsView::drawBuffers(const ExpertRouting &r)
             const double x = r.capacity + 1.0 + double(s);
             addRect(m_buffers, x + 0.05, e - 0.4, x + 0.95, e + 0.4, droppedFill(), QPen(palette::alert, 1));
             if (roomy)
-                addText(m_buffers, x + 0.5, e, labels.value(dropped[s]), small, Qt::black);
+                addText(m_buffers, x + 0.5, e, labels.value(dropped[s]), small, palette::inkOn(droppedFill()));
         }
     }
     auto *line = new QCPItemStraightLine(m_buffers);

@@ -1,6 +1,7 @@
 #include "views/fillcards.h"
 
 #include "viewmodel/viewinput.h"
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include <QPainter>
@@ -12,7 +13,7 @@ namespace atlas {
 namespace {
 
 constexpr int kGap = 10, kPad = 6;
-const QColor kOriginalBar(0x31, 0xa3, 0x54); // green: the token that belongs there
+const QColor &kOriginalBar = palette::original; // the token that belongs there
 
 } // namespace
 
@@ -101,7 +102,7 @@ void FillCards::paintContext(QPainter &p, const Card &card, const QRect &r) cons
     const QRect box(r.left() + side, r.top(), hiddenWidth, r.height());
     p.fillRect(box, card.fill.isValid() ? card.fill : palette().color(QPalette::Highlight));
     p.setFont(bold);
-    p.setPen(Qt::black);
+    p.setPen(palette::inkOn(card.fill.isValid() ? card.fill : palette().color(QPalette::Highlight)));
     p.drawText(box, Qt::AlignCenter, hidden);
     p.setFont(font());
     p.setPen(palette().color(QPalette::Text));
@@ -123,7 +124,7 @@ void FillCards::paintCard(QPainter &p, const Card &card, const QRect &r) const
     const QFont bold = relativeFont(font(), 1.0, true);
     const QFontMetrics boldMetrics(bold);
     p.setFont(bold);
-    p.setPen(card.fill.isValid() ? QColor(Qt::black) : pal.color(QPalette::Text));
+    p.setPen(card.fill.isValid() ? palette::inkOn(card.fill) : pal.color(QPalette::Text));
     const QRect inner = r.adjusted(kPad, 0, -kPad, 0);
     p.drawText(QRect(inner.left(), header.top(), inner.width(), header.height()), Qt::AlignVCenter | Qt::AlignLeft,
         boldMetrics.elidedText(card.title, Qt::ElideRight, inner.width()));

@@ -7,6 +7,7 @@
 #include "views/colormaps.h"
 #include "views/downsample.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include "util/error.h"
@@ -28,7 +29,7 @@ constexpr int kThumbPixels = 96; // thumbnails are pooled to at most this many c
 constexpr int64_t kInlineTokens = 1024; // up to this T the thumbnails are pooled at once (a few ms)
 constexpr int kMinCell = 14;
 constexpr int kMaxCell = 200;
-const QColor kSelected(0xff, 0x8c, 0x00);
+const QColor &kSelected = palette::selected;
 
 // One head's [T, T] probabilities as an image, pooled to <= 96 px and scaled to its own maximum.
 // Masked cells (−∞ in `masked`, when given) in the lookup table's masked colour, never as a probability of 0.

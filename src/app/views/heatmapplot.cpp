@@ -4,6 +4,7 @@
 #include "views/colormaps.h"
 #include "views/heatmapticks.h"
 #include "views/maskedcellslayer.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/view.h"
 #include "views/viewfonts.h"
@@ -134,7 +135,7 @@ void HeatmapPlot::applyTheme()
     // Over the colour of 0 (dark in viridis, light in the sequential maps): the hatch of the other lightness.
     QCPColorGradient gradient = colormap(m_colormap);
     const QColor zero = QColor::fromRgb(gradient.color(0, QCPRange(0, 1)));
-    m_masked->zeroHatch = zero.lightnessF() < 0.5 ? QColor(Qt::white) : QColor(Qt::black);
+    m_masked->zeroHatch = palette::inkOn(zero);
 }
 
 void HeatmapPlot::applyGradient()

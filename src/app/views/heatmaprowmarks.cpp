@@ -33,8 +33,8 @@ void HeatmapRowMarks::update(int rows, int cols, const std::string &theme, bool 
     const bool outlined = contentVisible && m_marked >= 0 && m_marked < rows;
     if (outlined) {
         cover(m_outline, m_marked);
-        m_outline->setPen(QPen(
-            theme == "dark" ? QColor(Qt::white) : palette::alert, std::max(2.0, m_plot->fontMetrics().height() / 6.0)));
+        m_outline->setPen(QPen(theme == "dark" ? palette::inkOn(themeColors(theme).background) : palette::alert,
+            std::max(2.0, m_plot->fontMetrics().height() / 6.0)));
     }
     m_outline->setVisible(outlined);
     const bool veiled = contentVisible && m_veiled >= 0 && m_veiled < rows;

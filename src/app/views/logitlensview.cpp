@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include <QHBoxLayout>
@@ -220,7 +221,7 @@ void LogitLensView::writeCellTexts()
             const double v = m_plot->displayedValue(d, t);
             const QColor cell
                 = m_plot->colorMap()->gradient().color(v, m_plot->colorMap()->dataRange(), m_plot->logScale());
-            const QColor ink = qGray(cell.rgb()) > 140 ? QColor(Qt::black) : QColor(Qt::white);
+            const QColor ink = palette::inkOn(cell);
             if (item->text() != text || item->font() != font || item->color() != ink
                 || item->visible() == text.isEmpty()) {
                 item->setText(text);

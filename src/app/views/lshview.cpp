@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include <QMouseEvent>
@@ -22,7 +23,7 @@ namespace {
 
 QColor readableOn(const QColor &fill)
 {
-    return fill.lightnessF() > 0.55 ? Qt::black : Qt::white;
+    return palette::inkOn(fill);
 }
 
 // A bucket colour for text: darker on a light background, lighter on a dark one.

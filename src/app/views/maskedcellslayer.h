@@ -1,5 +1,7 @@
 #pragma once
 
+#include "views/palette.h"
+
 #include <qcustomplot.h>
 
 namespace atlas {
@@ -14,8 +16,8 @@ class MaskedCellsLayer : public QCPLayerable
 public:
     explicit MaskedCellsLayer(HeatmapPlot *plot);
 
-    QColor hatch = Qt::darkGray;
-    QColor zeroHatch = Qt::white; // over cells exactly 0 (HeatmapPlot::setExactZeroNote)
+    QColor hatch = palette::maskedHatch;
+    QColor zeroHatch = palette::zeroHatch; // over cells exactly 0 (HeatmapPlot::setExactZeroNote)
 
 protected:
     QRect clipRect() const override;

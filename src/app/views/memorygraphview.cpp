@@ -191,11 +191,7 @@ void MemoryGraphView::paintStrategy(QPainter &p, const QRect &area, int row)
         p.setBrush(fill);
         p.drawRoundedRect(box, 4, 4);
         const QString label = i == 0 ? tr("emb") : i == n - 1 ? tr("head") : QString::fromStdString(node.tag);
-        const bool lightFill
-            = node.state == NodeState::Dropped || node.state == NodeState::Recomputed || node.state == NodeState::Done;
-        p.setPen(node.state == NodeState::Waiting ? colors.text
-                : lightFill                       ? themeColors("light").text
-                                                  : QColor(Qt::white));
+        p.setPen(node.state == NodeState::Waiting ? colors.text : palette::inkOn(fill));
         p.drawText(box, Qt::AlignCenter, label);
         if (i + 1 < n) {
             p.setPen(QPen(colors.axis, 1));

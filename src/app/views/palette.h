@@ -2,6 +2,8 @@
 
 #include <QColor>
 
+#include <cmath>
+
 // Every named colour the views draw with, in one place; the theme's surfaces and text are plottheme.h's
 // ThemeColors, and the colour maps of heat maps colormaps.h's.
 namespace atlas::palette {
@@ -19,6 +21,14 @@ inline const QColor okabeGrey {0x99, 0x99, 0x99}, okabePink {0xcc, 0x79, 0xa7}, 
 
 // Something lost or wrong: a dropped token, an overflowing buffer, a switched-off head, the point being measured.
 inline const QColor alert {0xd6, 0x27, 0x28};
+// What an exported picture starts from before its view paints (a view paints its own theme's background).
+inline const QColor paper {0xff, 0xff, 0xff};
+// The hatch over masked cells, and over cells exactly 0, before a colour map chooses them (views/maskedcellslayer.h).
+inline const QColor maskedHatch {0x80, 0x80, 0x80}, zeroHatch {0xff, 0xff, 0xff};
+// The head or cell singled out in a grid (the heads view's chosen thumbnail).
+inline const QColor selected {0xff, 0x8c, 0x00};
+// The token that truly belongs at a hidden position (the masked fills' cards).
+inline const QColor original {0x31, 0xa3, 0x54};
 // A dropped token's fill, pale enough for black text on light and dark backgrounds.
 inline const QColor alertFill {0xf6, 0xc4, 0xc4};
 
@@ -42,6 +52,22 @@ inline QColor warmCurve(bool dark)
 inline QColor rawScores(bool dark)
 {
     return dark ? QColor(0xff, 0x8a, 0x5b) : QColor(0xd1, 0x49, 0x5b);
+}
+
+// Text on a coloured cell, chip or box: black or white, whichever stands out more from `fill` (WCAG's contrast of
+// relative luminances). The one rule for every view; a translucent fill is judged as painted over white.
+inline QColor inkOn(QColor fill)
+{
+    if (fill.alphaF() < 1.0) {
+        const double a = fill.alphaF();
+        fill = QColor::fromRgbF(
+            float(a * fill.redF() + 1 - a), float(a * fill.greenF() + 1 - a), float(a * fill.blueF() + 1 - a));
+    }
+    const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+    const double luminance
+        = 0.2126 * channel(fill.redF()) + 0.7152 * channel(fill.greenF()) + 0.0722 * channel(fill.blueF());
+    // Against black (L + 0.05) / 0.05, against white 1.05 / (L + 0.05): equal where L ≈ 0.179.
+    return luminance > 0.179 ? QColor(0, 0, 0) : QColor(255, 255, 255);
 }
 
 } // namespace atlas::palette

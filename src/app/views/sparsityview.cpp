@@ -1,6 +1,7 @@
 #include "views/sparsityview.h"
 
 #include "view/viewanalysis.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
 
@@ -14,7 +15,7 @@ namespace atlas {
 
 namespace {
 
-const QColor kChosenOutline(0xd6, 0x27, 0x28);
+const QColor &kChosenOutline = palette::alert;
 
 QString normaliserText(Normaliser n)
 {

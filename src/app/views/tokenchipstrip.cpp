@@ -1,5 +1,6 @@
 #include "views/tokenchipstrip.h"
 
+#include "views/palette.h"
 #include "views/viewfonts.h"
 
 #include <QHash>
@@ -16,7 +17,7 @@ namespace atlas {
 namespace {
 
 constexpr int kGap = 4;
-const QColor kHighlightFill(0xf2, 0x8e, 0x2b); // Tableau orange: stands out from every colour map's ends
+const QColor &kHighlightFill = palette::tableauOrange; // stands out from every colour map's ends
 
 std::vector<unsigned char> flags(int count, const std::vector<int> &positions)
 {
@@ -217,10 +218,10 @@ void TokenChipStrip::paintEvent(QPaintEvent *event)
                 : m_padding[size_t(t)] ? QBrush(pal.color(QPalette::Mid), Qt::BDiagPattern)
                                        : pal.brush(QPalette::AlternateBase));
         p.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
-        p.setPen(highlighted ? QColor(Qt::black) : pal.color(QPalette::Text));
+        p.setPen(highlighted ? palette::inkOn(fill) : pal.color(QPalette::Text));
         p.setFont(relativeFont(font(), 1.0, highlighted));
         p.drawText(r.adjusted(0, 2, 0, -r.height() / 2), Qt::AlignCenter, chipText(t));
-        p.setPen(highlighted ? QColor(Qt::black) : pal.color(QPalette::PlaceholderText));
+        p.setPen(highlighted ? palette::inkOn(fill) : pal.color(QPalette::PlaceholderText));
         p.setFont(small);
         p.drawText(r.adjusted(0, r.height() / 2, 0, -2), Qt::AlignCenter, secondLine(t));
     }

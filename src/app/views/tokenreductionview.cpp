@@ -3,6 +3,7 @@
 #include "view/viewanalysis.h"
 #include "views/colormaps.h"
 #include "views/heatmapticks.h"
+#include "views/palette.h"
 #include "views/plottheme.h"
 
 #include <qcustomplot.h>
@@ -14,7 +15,7 @@ namespace atlas {
 
 namespace {
 
-const QColor kEliminated(0xd6, 0x27, 0x28);
+const QColor &kEliminated = palette::alert;
 
 QString rankingName(TokenRetention::Rank rank)
 {
@@ -123,7 +124,7 @@ void TokenReductionView::drawSurvival(const TokenSurvival &s)
     }
     QCPColorGradient gradient = colormap(m_spec.colormap);
     gradient.setNanHandling(QCPColorGradient::nhNanColor);
-    gradient.setNanColor(QColor(0x99, 0x99, 0x99)); // mid grey: apart from the colour map's ends in either palette
+    gradient.setNanColor(palette::okabeGrey); // mid grey: apart from the colour map's ends in either palette
     map->setGradient(gradient);
     map->setInterpolate(false);
     dropped->setLineStyle(QCPGraph::lsNone);

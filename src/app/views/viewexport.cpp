@@ -5,6 +5,7 @@
 
 #include "io/atomicfile.h"
 #include "util/error.h"
+#include "views/palette.h"
 
 #include <qcustomplot.h>
 
@@ -57,7 +58,7 @@ QByteArray renderPng(QWidget *view, const QString &path)
 {
     // Rendered into an image of exactly the view's size (grab() would scale by the screen's pixel ratio).
     QImage image(view->size(), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
+    image.fill(palette::paper);
     view->render(&image);
     QByteArray bytes;
     QBuffer buffer(&bytes);
@@ -194,7 +195,7 @@ QImage renderViewImage(QWidget *view, QSize size)
 {
     ExportSize resized(view, size);
     QImage image(view->size(), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
+    image.fill(palette::paper);
     view->render(&image);
     return image;
 }
