@@ -4,7 +4,7 @@
 #include "mainwindow.h"
 #include "session/savedspec.h"
 #include "session/session.h"
-#include "theme.h"
+#include "style/theme.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/memorycheck.h"

@@ -8,7 +8,7 @@
 #include "presentationmode.h"
 #include "sanitizertesting.h"
 #include "session/session.h"
-#include "theme.h"
+#include "style/theme.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
 #include "views/attentionview.h"

@@ -21,7 +21,7 @@
 #include "session/savedspec.h"
 #include "session/session.h"
 #include "tensor/backgroundfree.h"
-#include "theme.h"
+#include "style/theme.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"

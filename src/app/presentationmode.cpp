@@ -5,7 +5,7 @@
 #include "pointerhighlight.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
-#include "theme.h"
+#include "style/theme.h"
 #include "viewnavigator.h"
 #include "zoomcontroller.h"
 

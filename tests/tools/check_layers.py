@@ -49,14 +49,16 @@ KNOWN_FOLDER_CYCLES = {
 }
 
 
-def folder_cycles(core):
-    """Each group of core folders that include one another in a circle (train/ and memory/ once did)."""
+def folder_cycles(root, label):
+    """Each group of ROOT's folders that include one another in a circle (the core's train/ and memory/ once did; the
+    app's window and panels/ through theme.h). Files directly in ROOT are the folder "."."""
     graph = {}
-    for path in sources(core):
-        folder = os.path.relpath(path, core).split(os.sep)[0]
+    for path in sources(root):
+        parts = os.path.relpath(path, root).split(os.sep)
+        folder = parts[0] if len(parts) > 1 else "."
         for h in includes(path):
-            top = h.split("/")[0]
-            if "/" in h and top != folder and os.path.isdir(os.path.join(core, top)):
+            top = h.split("/")[0] if "/" in h else ("." if os.path.isfile(os.path.join(root, h)) else None)
+            if top and top != folder and (top == "." or os.path.isdir(os.path.join(root, top))):
                 graph.setdefault(folder, set()).add(top)
     index, low, stack, on_stack, groups = {}, {}, [], set(), []
 
@@ -84,7 +86,7 @@ def folder_cycles(core):
     for v in sorted(graph):
         if v not in index:
             visit(v)
-    return [f"src/core: the folders {', '.join(sorted(g))} include one another in a circle" for g in groups
+    return [f"{label}: the folders {', '.join(sorted(g))} include one another in a circle" for g in groups
             if frozenset(g) not in KNOWN_FOLDER_CYCLES]
 
 
@@ -114,7 +116,7 @@ def main(src, qt_include):
             for h in includes(path):
                 if is_widget(h):
                     problems.append(f"{path}: {layer} includes the widget/GUI header <{h}>")
-                elif h.startswith(("views/", "panels/")) or h in ("mainwindow.h", "theme.h"):
+                elif h.startswith(("views/", "panels/", "style/")) or h == "mainwindow.h":
                     if not (layer == "cli" and h == "views/headlessrender.h"):
                         problems.append(f"{path}: {layer} includes {h} from the widget layer")
     for layer in ("app/views", "app/panels", "app"):
@@ -125,7 +127,8 @@ def main(src, qt_include):
             for h in includes(path):
                 if h in internal:
                     problems.append(f"{path}: includes {h}, which is internal to the core")
-    problems += folder_cycles(core)
+    problems += folder_cycles(core, "src/core")
+    problems += folder_cycles(os.path.join(src, "app"), "src/app")
     for p in problems:
         print(p)
     if problems:

@@ -1,7 +1,7 @@
 #include "panels/attentionkernelbar.h"
 
 #include "attention/patternparams.h"
-#include "theme.h"
+#include "style/theme.h"
 #include "util/commalist.h"
 
 #include "attention/attentionkernel.h"

@@ -1,7 +1,7 @@
 #include "panels/generationpanel.h"
 
 #include "session/session.h"
-#include "theme.h"
+#include "style/theme.h"
 #include "viewmodel/viewinput.h"
 #include "views/byteunits.h"
 

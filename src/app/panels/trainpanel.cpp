@@ -1,6 +1,6 @@
 #include "panels/trainpanel.h"
 
-#include "theme.h"
+#include "style/theme.h"
 
 #include "panels/losscurveplot.h"
 #include "panels/trainingprobe.h"

@@ -1,6 +1,6 @@
 #include "panels/trainsettings.h"
 
-#include "theme.h"
+#include "style/theme.h"
 
 #include "model/model.h"
 #include "panels/architecturebox.h"

@@ -1,4 +1,4 @@
-#include "theme.h"
+#include "style/theme.h"
 
 #include <QApplication>
 #include <QPalette>
