@@ -9,7 +9,7 @@ import re
 import sys
 
 # The files that define colours: the palette, the plots' light and dark themes, the app's palettes, the colour maps.
-DEFINITIONS = {"app/views/palette.h", "app/views/plottheme.cpp", "app/theme.cpp", "app/views/colormaps.cpp"}
+DEFINITIONS = {"app/views/palette.h", "app/views/plottheme.cpp", "app/style/theme.cpp", "app/views/colormaps.cpp"}
 LITERAL = re.compile(r"QColor\s*[({]\s*(0x|\d|\"#|Qt::)|Qt::(black|white|red|green|blue|gray|darkGray|lightGray|yellow)\b"
                      r"|\"#[0-9a-fA-F]{6}\"")
 
