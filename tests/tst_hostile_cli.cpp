@@ -98,6 +98,12 @@ private slots:
         QTest::newRow("dump over a directory of other files") << QStringList {"dump", "--model", tiny, "--tokens", "1",
             "--out", "@DIR@"} << "holds files that transformer-atlas did not write";
         // Round two (issue 27): sizes far over the machine refused with the figure, before any allocation.
+        QTest::newRow("train over a downloaded model") << QStringList {"train", "--task", "reverse", "--out",
+            "@DIR@/wide", "--steps", "1"} << "wide: holds config.json but no training run's state";
+        QTest::newRow("resume with --steps")
+            << QStringList {"train", "--out", "@DIR@/t", "--resume", "--steps", "5"} << "--steps is the run's own";
+        QTest::newRow("resume with --task")
+            << QStringList {"train", "--out", "@DIR@/t", "--resume", "--task", "copy"} << "--task is the run's own";
         QTest::newRow("train d-model 16384")
             << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--d-model", "16384"} << "needs about";
         QTest::newRow("train experts 100000") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t",
@@ -106,6 +112,27 @@ private slots:
             "-3"} << "--experts: -3 is out of range";
         QTest::newRow("train an encoder's layout on a causal task") << QStringList {"train", "--task", "reverse",
             "--out", "@DIR@/t", "--family", "bert"} << "family bert: BERT's layout is a bidirectional encoder";
+        QTest::newRow("new-model t5 with K/V heads")
+            << QStringList {"new-model", "--family", "t5", "--kv-heads", "2", "--out", "@DIR@/m"}
+            << "option --kv-heads: the t5 family has no such setting (it is llama, mistral, qwen2's)";
+        QTest::newRow("new-model gpt_neox with K/V heads") << QStringList {"new-model", "--family", "gpt_neox",
+            "--kv-heads", "2", "--out", "@DIR@/m"} << "option --kv-heads: the gpt_neox family has no such setting";
+        QTest::newRow("new-model gpt2 with --kv-heads nan") << QStringList {"new-model", "--kv-heads", "nan", "--out",
+            "@DIR@/m"} << "option --kv-heads: the gpt2 family has no such setting";
+        QTest::newRow("new-model gpt2 with --rope-theta -1") << QStringList {"new-model", "--rope-theta", "-1", "--out",
+            "@DIR@/m"} << "option --rope-theta: the gpt2 family";
+        QTest::newRow("new-model gpt2 with --window 5abc") << QStringList {"new-model", "--window", "5abc", "--out",
+            "@DIR@/m"} << "option --window: the gpt2 family has no such setting (it is gpt_neo's)";
+        QTest::newRow("new-model of 3.3 TB") << QStringList {"new-model", "--layers", "256", "--d-model", "16384",
+            "--out", "@DIR@/m"} << "parameters, held as float32, needs about";
+        QTest::newRow("patch over the work budget") << QStringList {"patch", "--shape", "gpt2-small", "--tokens",
+            QString("1,").repeated(63) + "1", "--noise-positions", "3", "--target",
+            "#5"} << "Patching 64 tokens at the residual (768 forward passes) is about";
+        QTest::newRow("render over a lowered work budget")
+            << QStringList {"render", "--spec", "@DIR@/rollout.json", "--out", "@DIR@/x.png", "--work-budget", "1e-15"}
+            << "Rollout over 2 layers of 3 tokens is about";
+        QTest::newRow("work budget 0") << QStringList {"render", "--spec", "@DIR@/rollout.json", "--out", "@DIR@/x.png",
+            "--work-budget", "0"} << "option --work-budget must be positive";
         QTest::newRow("memory shape too wide")
             << QStringList {"memory", "--shape", "4x4x16384", "--length", "128"} << "needs about";
         QTest::newRow("memory length 1048576")
@@ -186,6 +213,8 @@ private slots:
         write(dir.filePath("tensor.json"),
             R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "view": "tensor", "tensor": "nope"})");
         write(dir.filePath("ok.json"), R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2]})");
+        write(dir.filePath("rollout.json"),
+            R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2, 3], "view": "rollout"})");
         write(dir.filePath("neuron.json"),
             R"({"model": ")" ATLAS_TEST_DATA R"(/gpt2_tiny", "tokens": [1, 2], "view": "neuron", "key": 7})");
         write(dir.filePath("nomodel.json"), R"({"model": "/nonexistent/model", "tokens": [1, 2]})");
@@ -214,7 +243,8 @@ private slots:
         QVERIFY2(!r.err.contains("unexpected error"), qPrintable(r.err));
         QVERIFY2(timer.elapsed() < 30000, "refused only after doing the work");
         QVERIFY(!QFile::exists(dir.filePath("x.png")) && !QFile::exists(dir.filePath("x.svg")));
-        QVERIFY2(!QFile::exists(dir.filePath("t")), "a refused train left its --out directory behind");
+        QVERIFY2(!QFile::exists(dir.filePath("t")) && !QFile::exists(dir.filePath("m")),
+            "a refused train or new-model left its --out directory behind");
     }
 
     // kill -9 at random moments of a dump over an earlier dump: the directory always holds one whole dump (the old
@@ -258,13 +288,12 @@ private slots:
         const QString out = dir.filePath("run");
         const QStringList train = {"train", "--task", "reverse", "--out", out, "--steps", "400", "--save-every", "1",
             "--eval-every", "1000", "--eval-examples", "4", "--batch", "2"};
+        const QStringList resume
+            = {"train", "--out", out, "--resume", "--save-every", "1", "--eval-every", "1000", "--eval-examples", "4"};
         QRandomGenerator random(7);
         int resumedFrom = -1;
         for (int i = 0; i < 10; ++i) {
-            QStringList args = train;
-            if (QFile::exists(out + "/checkpoint.json"))
-                args << "--resume";
-            killAfter(args, 300 + int(random.bounded(900)));
+            killAfter(QFile::exists(out + "/checkpoint.json") ? resume : train, 300 + int(random.bounded(900)));
             if (!QFile::exists(out + "/checkpoint.json"))
                 continue;
             try {

@@ -14,6 +14,7 @@
 #include "viewtesting.h"
 
 #include <QComboBox>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -334,6 +335,35 @@ private slots:
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("Target box"), qPrintable(view.message()));
+    }
+
+    // Patching over the work budget is refused with its estimate, and the message's "Run anyway" is a link that asks
+    // the window to run it.
+    void patchingOverTheBudgetOffersToRunAnyway()
+    {
+        ViewSpec spec;
+        spec.view = "patching";
+        spec.model = "copy";
+        spec.text = "qzkxwmbt|qzkx";
+        spec.corruptedText = "qzkxambt|qzkx";
+        spec.target = "w";
+        const WorkBudget saved = WorkBudget::process();
+        WorkBudget::process().flops = 1e3;
+        PatchingView view;
+        view.resize(1200, 700);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        WorkBudget::process() = saved;
+        QVERIFY2(view.message().startsWith("Patching 13 tokens at the residual (26 forward passes) is about "),
+            qPrintable(view.message()));
+        QLabel *message = nullptr;
+        for (QLabel *label : view.findChildren<QLabel *>())
+            if (label->text().contains("href=\"run-anyway:\""))
+                message = label;
+        QVERIFY(message);
+        QSignalSpy asked(&view, &View::runAnywayRequested);
+        emit message->linkActivated("run-anyway:");
+        QCOMPARE(asked.count(), 1);
     }
 };
 

@@ -335,6 +335,35 @@ private slots:
         QVERIFY(!analysisRequest(spec, contextFor(model, {97})).problem.empty());
     }
 
+    // Heavy work is refused before it starts, with its estimate and the budget it is over; a lifted budget runs it.
+    void heavyWorkIsRefusedWithItsEstimate()
+    {
+        const auto model = loadModel("reverse");
+        ViewSpec spec;
+        spec.depth = 64;
+        AnalysisContext c = contextFor(model, {97, 98, 99, 62, 99, 98, 97});
+        c.budget.flops = 1e6;
+        for (const char *view : {"memory-depth", "memory-tradeoff", "memory-timeline"}) {
+            spec.view = view;
+            const AnalysisRequest refused = analysisRequest(spec, c);
+            const QString problem = QString::fromStdString(refused.problem);
+            QVERIFY2(refused.overBudget && !refused.run, view);
+            QVERIFY2(problem.contains(" of work, over the work budget of 1.0 MFLOP; shorten the input"),
+                qPrintable(problem));
+        }
+        QVERIFY(
+            QString::fromStdString(analysisRequest(spec, c).problem).startsWith("Three training steps of 7 tokens"));
+        spec.view = "memory-depth";
+        QVERIFY(QString::fromStdString(analysisRequest(spec, c).problem)
+                    .startsWith("The depth sweep to 64 layers at 7 tokens is about "));
+        c.budget = WorkBudget {};
+        c.budget.bytes = 1024;
+        const QString memory = QString::fromStdString(analysisRequest(spec, c).problem);
+        QVERIFY2(memory.contains("at once, over the memory budget of 1.00 KiB"), qPrintable(memory));
+        c.budget = WorkBudget::unbounded();
+        QVERIFY(analysisRequest(spec, c).run);
+    }
+
     void inversionErrorOfTheReversibleModel()
     {
         const auto model = loadModel("reverse-rev");

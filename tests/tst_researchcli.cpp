@@ -111,6 +111,10 @@ private slots:
         QCOMPARE(j["cols"].toInt(), 13);
         QCOMPARE(j["recovered"].toArray().at(4).toDouble(), 1.0); // the changed letter, entering block 0
         QVERIFY(j["recovered"].toArray().at(13 + 12).toDouble() > 0.99); // the last position, entering block 1
+        // --json /dev/stdout into a pipe (the test's): /proc/self/fd/1 links to "pipe:[…]", written as it is.
+        const auto piped = run({"patch", "--model", "copy", "--text", "qzkxwmbt|qzkx", "--corrupted-text",
+            "qzkxambt|qzkx", "--target", "w", "--contrast", "a", "--json", "/dev/stdout"});
+        QVERIFY2(piped.code == 0 && piped.out.contains("\"recovered\""), qPrintable(piped.err));
         const auto shorter
             = run({"patch", "--model", "copy", "--text", "qzkxwmbt|qzkx", "--corrupted-text", "qzk", "--target", "w"});
         QVERIFY(shorter.code != 0 && shorter.err.contains("equal length"));

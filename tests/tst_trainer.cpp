@@ -272,6 +272,51 @@ private slots:
         QVERIFY(sameWeights(Model::load(path), *t->model())); // the top-level model follows the checkpoint
     }
 
+    // A training run never replaces what it did not write: a directory holding a model but no run's state is
+    // refused at every save (the command line's and the app's), and stays byte for byte.
+    void saveRefusesAModelItDidNotTrain()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString();
+        writeFileAtomically(path + "/config.json", R"({"model_type": "llama"})");
+        writeFileAtomically(path + "/model.safetensors", "downloaded weights");
+        auto t = make(12);
+        t->step();
+        try {
+            t->save(path);
+            QFAIL("saved over a downloaded model");
+        } catch (const Error &e) {
+            QVERIFY2(QString(e.what()).contains("holds config.json but no training run's state"), e.what());
+        }
+        QCOMPARE(readFile(path + "/model.safetensors"), std::string("downloaded weights"));
+        QVERIFY(!std::filesystem::exists(path + "/checkpoints"));
+    }
+
+    // Only checkpoints this program wrote are removed as stale: a directory named like one but holding a user's
+    // file, or a marked one a user added a file to, stays with its content.
+    void staleCheckpointsAreRemovedOnlyWithTheMark()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString();
+        auto t = make(12);
+        t->step();
+        t->save(path);
+        const std::string users = path + "/checkpoints/step-000009-QQQQQQ";
+        std::filesystem::create_directories(users);
+        writeFileAtomically(users + "/notes.txt", "mine");
+        const CheckpointDirectory checkpoints(path);
+        const std::string added = checkpoints.stage(), orphan = checkpoints.stage();
+        writeFileAtomically(added + "/notes.txt", "mine too");
+        t->model()->save(orphan, {});
+        checkpoints.removeStale();
+        QVERIFY(!std::filesystem::exists(orphan));
+        t->step();
+        t->save(path); // a save's own clean-up
+        QCOMPARE(readFile(users + "/notes.txt"), std::string("mine"));
+        QCOMPARE(readFile(added + "/notes.txt"), std::string("mine too"));
+        QCOMPARE(Trainer::resume(path)->stepCount(), 2);
+    }
+
     // checkpoint.json may only name a checkpoint inside its own checkpoints/ directory.
     void pointerOutsideTheCheckpointsIsRefused()
     {

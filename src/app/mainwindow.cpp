@@ -83,6 +83,7 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
         connect(view, &View::specEdited, m_session, &Session::setSpec);
         connect(view, &View::analysisCancelled, m_session, &Session::cancelAnalysis);
         connect(view, &View::modelRequested, this, [this](const QString &model) { m_session->openModel(model, true); });
+        connect(view, &View::runAnywayRequested, m_session, &Session::runAnalysisAnyway);
     }
     m_zoom = new ZoomController(this);
     qApp->installEventFilter(new FocusedKeys(this));

@@ -31,6 +31,9 @@ const Options kInput = {
 const Options kMemoryBudget
     = {{"memory-budget", "GIB", "the largest trace kept in memory, in GiB (default 8): a longer run is refused"}};
 
+const Options kWorkBudget = {{"work-budget", "TFLOP",
+    "the work one analysis may do, in TFLOP (default 2): a heavier one is refused with its estimate"}};
+
 const Options kAttention = {
     {"attention", "KIND", "run an efficient attention kernel instead of full attention (see bench-attention)"},
     {"attention-param", "key=value", "one of the kernel's parameters (repeat the option for more), e.g. window=16"},
@@ -114,7 +117,7 @@ std::vector<CliCommand> makeTable()
             Options {{"spec", "FILE.json", "the view spec (docs/view-spec.md)"},
                 {"out", "FILE", "the picture: .png, .svg or .pdf"},
                 {"size", "WxH", "its size in pixels (default 1200x800)"}}
-                + kMemoryBudget,
+                + kMemoryBudget + kWorkBudget,
             renderCommand},
         {"bench",
             {{"(--model M | --shape gpt2-small) --length N --repeat R [--no-trace]",
@@ -250,17 +253,19 @@ std::vector<CliCommand> makeTable()
                     {"contrast", "TOKEN", "the metric is logit(target) - logit(contrast)"},
                     {"position", "P", "the position measured (default the last)"},
                     {"site", "residual|heads|mlp", "what is patched"},
-                    {"json", "FILE", "also write the results as JSON"}},
+                    {"json", "FILE", "also write the results as JSON"}}
+                + kWorkBudget,
             patchCommand},
         {"lesson",
             {{"check [FILE|DIR ...]", "check lessons (default: lessons/); problems as file:line: message"},
                 {"render FILE --out DIR [--size 1200x800]", "every step's view as a PNG"},
                 {"export FILE --out FILE.pdf | --out DIR --html [--no-answers]",
                     "the lesson to read offline: a PDF page per step, or a web page"}},
-            {{"out", "PATH", "render: the directory; export: the PDF, or the page's directory with --html"},
+            Options {{"out", "PATH", "render: the directory; export: the PDF, or the page's directory with --html"},
                 {"size", "WxH", "render: each picture's size (default 1200x800)"},
                 {"html", "", "export an interactive web page instead of a PDF"},
-                {"no-answers", "", "the students' copy: each question without its answer"}},
+                {"no-answers", "", "the students' copy: each question without its answer"}}
+                + kMemoryBudget + kWorkBudget,
             lessonCommand},
         {"models", {{"", "list the built-in models"}}, {{"paths", "", "also print where each is"}}, modelsCommand},
         {"new-model",

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "engine/engine.h"
 #include "lesson/lessoncheck.h"
+#include "modelinput.h"
 #include "util/error.h"
 #include "views/headlessrender.h"
 
@@ -41,7 +42,7 @@ std::vector<std::string> drawingProblems(const Lesson &lesson)
     for (const LessonStep &step : lesson.steps) {
         try {
             preparedViewInput(
-                stepViewSpec(lesson, step), stepSource(lesson, step), EngineOptions {}.memoryBudget, true);
+                stepViewSpec(lesson, step), stepSource(lesson, step), size_t(WorkBudget::process().bytes), true);
         } catch (const Error &e) {
             problems.push_back(e.what());
         }
@@ -103,6 +104,7 @@ int lessonCommand(const CommandArgs &argv)
         = std::find_if(argv.begin() + 1, argv.end(), [](const std::string &a) { return a.starts_with("--"); });
     const std::vector<std::string> paths(argv.begin() + 1, firstOption);
     const Arguments args(CommandArgs(firstOption, argv.end()), "lesson");
+    setWorkBudgetArguments(args);
     if (verb == "check")
         return check(paths);
     if (verb != "render" && verb != "export")

@@ -5,6 +5,7 @@
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "util/error.h"
+#include "util/workbudget.h"
 
 namespace atlas {
 
@@ -74,6 +75,19 @@ size_t memoryBudgetArgument(const Arguments &args)
     if (gib <= 0)
         throw Error("option --memory-budget must be positive (GiB)");
     return static_cast<size_t>(gib * double(size_t(1) << 30));
+}
+
+void setWorkBudgetArguments(const Arguments &args)
+{
+    WorkBudget &budget = WorkBudget::process();
+    if (args.has("work-budget")) {
+        const double tflop = args.doubleValue("work-budget", 2.0, 0.0, 1e9);
+        if (tflop <= 0)
+            throw Error("option --work-budget must be positive (TFLOP)");
+        budget.flops = tflop * 1e12;
+    }
+    if (args.has("memory-budget"))
+        budget.bytes = double(memoryBudgetArgument(args));
 }
 
 HeadAblation ablationArgument(const Arguments &args, std::shared_ptr<const Model> model, const std::vector<int> &input)

@@ -9,6 +9,8 @@
 #include <iostream>
 
 #include <limits>
+#include <map>
+#include <set>
 
 namespace atlas {
 
@@ -88,6 +90,35 @@ nlohmann::json gpt2Config(const Arguments &args)
     return j;
 }
 
+// The options only some families read; one a family cannot honour is refused rather than silently dropped (a T5
+// with --kv-heads 2 would be written with full multi-head attention).
+void checkFamilyOptions(const Arguments &args, const std::string &family)
+{
+    static const std::map<std::string, std::set<std::string>> honoured = {
+        {"gpt2", {"activation", "layer-norm", "positions", "bidirectional", "tokenizer"}},
+        {"t5", {"tied"}},
+        {"llama", {"kv-heads", "tied", "rope-theta"}},
+        {"mistral", {"kv-heads", "tied", "rope-theta"}},
+        {"qwen2", {"kv-heads", "tied", "rope-theta"}},
+        {"gpt_neox", {"tied", "rope-theta"}},
+        {"gpt_neo", {"tied", "window"}},
+    };
+    const auto own = honoured.find(family);
+    if (own == honoured.end())
+        throw Error(
+            "option --family: '" + family + "' is not one of gpt2, llama, mistral, qwen2, gpt_neox, gpt_neo, t5");
+    for (const auto &[other, options] : honoured)
+        for (const std::string &option : options)
+            if ((args.has(option) || args.flag(option)) && !own->second.contains(option)) {
+                std::string which;
+                for (const auto &[name, theirs] : honoured)
+                    if (theirs.contains(option))
+                        which += (which.empty() ? "" : ", ") + name;
+                throw Error("option --" + option + ": the " + family + " family has no such setting (it is " + which
+                    + "'s); leave it out or choose one of those with --family");
+            }
+}
+
 } // namespace
 
 // A model with GPT-2's initialisation from a fixed seed. With --family llama|mistral|qwen2: that family's layout
@@ -98,6 +129,7 @@ int newModelCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "new-model");
     const std::string family = args.value("family", "gpt2");
+    checkFamilyOptions(args, family);
     const nlohmann::json j = family == "gpt2" ? gpt2Config(args)
         : family == "t5"                      ? t5Config(args)
                                               : llamaFamilyConfig(args, family);

@@ -16,6 +16,7 @@ namespace atlas {
 int patchCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "patch");
+    setWorkBudgetArguments(args);
     ModelAndInput run;
     if (args.has("shape")) { // random weights of GPT-2 small's shape, for the benchmark (docs/benchmarks.md)
         if (args.value("shape") != "gpt2-small")

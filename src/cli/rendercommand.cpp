@@ -16,6 +16,7 @@ namespace atlas {
 int renderCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "render");
+    setWorkBudgetArguments(args);
     const std::string specPath = args.required("spec"), out = args.required("out");
     const auto [width, height] = args.imageSize("size", "1200x800");
     const ViewSpec spec = ViewSpec::fromJson(readFile(specPath, limits::kSpecBytes), specPath);

@@ -83,10 +83,13 @@ int trainCommand(const CommandArgs &argv)
         for (const std::string &option : trainingRunOptionNames())
             if (option != "token-retention" && (args.has(option) || args.flag(option)))
                 throw Error("--" + option + " makes a new model; a resumed run keeps the model it was trained with");
-        for (const char *option : {"layerdrop", "token-retention", "weight-decay"})
+        // What newRun reads: a resumed run keeps what it was started with (trainer.json), never silently ignores it.
+        for (const char *option : {"task", "steps", "batch", "lr", "warmup", "weight-decay", "seed", "layerdrop",
+                 "token-retention", "description"})
             if (args.has(option))
-                throw Error(
-                    std::string("--") + option + " is the run's own: a resumed run keeps the rate it was started with");
+                throw Error(std::string("--") + option
+                    + " is the run's own: a resumed run keeps the value it was started with (its trainer.json); "
+                      "to train on with other settings, start a new run in another directory");
     } else {
         run = newRun(args, memory);
         trainingModelConfig(*run); // a model the layouts do not have is refused before --out is made

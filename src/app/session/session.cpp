@@ -556,12 +556,21 @@ void Session::cancelAnalysis()
     m_analyses.cancel();
 }
 
+void Session::runAnalysisAnyway()
+{
+    m_budgetLifted = {m_spec.view, m_trace.get()};
+    updateAnalysis();
+}
+
 void Session::updateAnalysis()
 {
     AnalysisRequest request;
     if (m_model) {
         AnalysisContext context = analysisContext(makeViewInput(m_model, m_input, m_program, m_trace, viewSite()));
         context.checkOnly = m_analysesOnLeastWork;
+        context.budget.bytes = double(m_memoryBudget);
+        if (m_budgetLifted == std::pair<std::string, const Trace *>(m_spec.view, m_trace.get()))
+            context.budget = WorkBudget::unbounded();
         request = analysisRequest(m_spec, context);
     }
     m_analyses.show(m_spec.view, std::move(request), m_memoryBudget / 4);

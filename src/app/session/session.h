@@ -83,6 +83,9 @@ public:
     void cancel();
     // Stops the analysis under way; the view says it was cancelled until its spec or the trace changes.
     void cancelAnalysis();
+    // Runs the view's analysis that was refused over the work budget (util/workbudget.h), with progress and Cancel,
+    // for this view and this trace; another view or a new run checks the budget again.
+    void runAnalysisAnyway();
     // Generates `count` tokens with a KV cache, appending them to the input (an encoder-decoder's decoder input, its
     // encoder run once; it stops after the model's '.').
     void generate(int count, SamplingOptions options);
@@ -160,6 +163,7 @@ private:
     std::atomic<bool> m_cancel {false};
     bool m_busy = false;
     bool m_analysesOnLeastWork = false;
+    std::pair<std::string, const Trace *> m_budgetLifted; // the view and trace runAnalysisAnyway was asked for
     bool m_layerPinned = false; // a layer chosen while stepping: the views stay on it as the stepper moves
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
     std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits

@@ -77,12 +77,9 @@ double stackTop(const TimelineStrategy &s, int point, const std::string &scope)
 MemoryTimelineView::MemoryTimelineView(QWidget *parent)
     : View(parent)
     , m_stack(new QStackedLayout(this))
-    , m_message(new QLabel(this))
+    , m_message(newMessageLabel())
     , m_plot(new QCustomPlot(this))
 {
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setMargin(20);
     m_stack->addWidget(m_message);
     m_stack->addWidget(m_plot);
     setFocusPolicy(Qt::StrongFocus);
@@ -125,7 +122,7 @@ void MemoryTimelineView::showMessage(const QString &text)
 {
     m_drawn.reset();
     m_message->setFont(sizedFont(font(), 12));
-    m_message->setText(text);
+    setMessageText(m_message, text);
     m_stack->setCurrentWidget(m_message);
 }
 

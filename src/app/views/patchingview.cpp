@@ -137,7 +137,7 @@ void PatchingView::edit(const std::function<void(ViewSpec &)> &change)
 void PatchingView::showMessage(const QString &text, bool running)
 {
     m_message->setFont(sizedFont(font(), 12));
-    m_message->setText(text);
+    setMessageText(m_message, text);
     m_message->show();
     m_running->setVisible(running);
     m_plot->hide();

@@ -113,7 +113,7 @@ void RolloutView::showMessage(const QString &text)
     m_formula->clear();
     m_caption->clear();
     m_message->setFont(sizedFont(font(), 12));
-    m_message->setText(text);
+    setMessageText(m_message, text);
     m_message->show();
     m_body->hide();
     m_caption->hide();

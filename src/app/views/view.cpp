@@ -68,6 +68,8 @@ QLabel *View::newMessageLabel()
     connect(label, &QLabel::linkActivated, this, [this](const QString &link) {
         if (link.startsWith(QStringLiteral("model:")))
             emit modelRequested(link.mid(6));
+        else if (link == QStringLiteral("run-anyway:"))
+            emit runAnywayRequested();
     });
     return label;
 }
@@ -99,6 +101,12 @@ void View::setMessageText(QLabel *label, const QString &text)
         done = match.capturedEnd(1);
     }
     html += text.mid(done).toHtmlEscaped();
+    // Work over the budget (util/workbudget.h) says "Run anyway in the app": here that is the link that runs it.
+    static const QString runAnyway = QStringLiteral("Run anyway");
+    if (text.contains(runAnyway)) {
+        html.replace(runAnyway, QStringLiteral("<a href=\"run-anyway:\">%1</a>").arg(tr("Run anyway")));
+        linked = true;
+    }
     label->setTextFormat(linked ? Qt::RichText : Qt::PlainText);
     label->setText(linked ? html : text);
 }

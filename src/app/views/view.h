@@ -48,6 +48,8 @@ signals:
     void analysisCancelled();
     // The user clicked a built-in model named in the view's message ("the built-in austen-mlm-funnel").
     void modelRequested(const QString &model);
+    // The user clicked "Run anyway" in a message of work over the budget (util/workbudget.h).
+    void runAnywayRequested();
 
 protected:
     // Called after the input or the spec changed, and when the font changed (the app's zoom); redraw from m_input
@@ -60,7 +62,7 @@ protected:
     // A centred, wrapping message, shown instead of the plots (nothing computed, a layer without …).
     QLabel *newMessageLabel();
     // `text` in a message label, each built-in model it names after "the built-in" a link that opens it
-    // (modelRequested).
+    // (modelRequested), and "Run anyway" a link that runs work over the budget (runAnywayRequested).
     static void setMessageText(QLabel *label, const QString &text);
 
     // A painted view calls these: clearClipped() when a paint starts, noteClipped(text) for text it elided.

@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "trace/names.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -178,6 +179,17 @@ std::vector<PatchCell> cellsOf(PatchSite site, const ModelConfig &config, int to
 
 } // namespace
 
+PatchingWork patchingWork(const ModelConfig &config, int tokens, PatchSite site, double tracedBytes)
+{
+    PatchingWork w;
+    w.passes = double(cellsOf(site, config, tokens).size());
+    w.flops = w.passes * Model::forwardFlopsOf(config, tokens);
+    w.bytes = 3.0 * tracedBytes;
+    w.what = "Patching " + countOf(size_t(tokens), "token") + " at the " + patchSiteName(site) + " ("
+        + countOf(size_t(w.passes), "forward pass", "forward passes") + ")";
+    return w;
+}
+
 std::string patchingProblem(
     const Model &model, const Input &clean, const Corruption &corruption, const PatchingOptions &options)
 {
@@ -247,6 +259,9 @@ PatchingResult activationPatching(std::shared_ptr<const Model> model, const Inpu
     result.site = options.site;
     result.position = resolvedPosition(options.metric, clean.tokens.size());
     Engine cleanRun(model, clean);
+    const PatchingWork work = patchingWork(config, T, options.site, double(cleanRun.estimatedTraceBytes()));
+    if (const std::string why = overBudget(work.what, work.flops, work.bytes, options.budget); !why.empty())
+        throw Error(why);
     cleanRun.runTo(outputHeadStart(cleanRun.program()));
     result.clean = metricOf(cleanRun, options.metric, result.position);
     CorruptedRun run(model, clean, corruption);

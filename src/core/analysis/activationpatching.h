@@ -2,6 +2,7 @@
 
 #include "engine/input.h"
 #include "model/model.h"
+#include "util/workbudget.h"
 
 #include <atomic>
 #include <functional>
@@ -49,7 +50,18 @@ struct PatchingOptions
     // Called after each patch with (done, total); returning false stops the sweep (the result is then refused).
     std::function<bool(int, int)> progress;
     const std::atomic<bool> *cancel = nullptr;
+    // Checked before the first forward pass against patchingWork's estimate (util/workbudget.h).
+    WorkBudget budget = WorkBudget::process();
 };
+
+// Patching's work on `tokens` tokens at `site`: a forward pass per cell (layers × positions, heads or 1) and three
+// traces of `tracedBytes` held at once (the clean run, the corrupted one, the patched one); `what` names it.
+struct PatchingWork
+{
+    double passes = 0, flops = 0, bytes = 0;
+    std::string what;
+};
+PatchingWork patchingWork(const ModelConfig &config, int tokens, PatchSite site, double tracedBytes);
 
 struct PatchingResult
 {

@@ -123,6 +123,13 @@ void writeFileAtomically(const std::string &userPath, std::string_view bytes)
 {
     if (userPath.empty())
         throw Error("cannot write a file with an empty name");
+    // A special file at the end of the links (/dev/stdout → /proc/self/fd/1 → pipe:[…], which names no file):
+    // written into as it is, before its links are followed by name.
+    if (struct stat followed;
+        ::stat(userPath.c_str(), &followed) == 0 && !S_ISREG(followed.st_mode) && !S_ISDIR(followed.st_mode)) {
+        writeThrough(userPath, bytes);
+        return;
+    }
     const std::string path = resolveLink(userPath);
     const size_t slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));

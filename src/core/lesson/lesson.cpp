@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <sstream>
 
 namespace atlas {
@@ -61,7 +62,14 @@ public:
             } else if (line.starts_with("```") && isBlock(trimmed(line.substr(3)))) {
                 block(trimmed(line.substr(3)));
             } else {
-                (m_inStep ? m_step.text : m_lesson.introduction) += line + "\n";
+                std::string &text = m_inStep ? m_step.text : m_lesson.introduction;
+                text += line + "\n";
+                // Qt lays a step's Markdown out in time that grows with the square of its length (the panel, the
+                // PDF and the HTML export alike): a step is one screen of text, and is bounded as one.
+                if (text.size() > limits::kStepTextBytes)
+                    fail(lineNumber(),
+                        std::string(m_inStep ? "a step's text" : "the introduction") + " is longer than "
+                            + std::to_string(limits::kStepTextBytes / 1024) + " KiB; split it into several steps");
                 ++m_at;
             }
         }
@@ -190,14 +198,28 @@ private:
             m_step.spec = ViewSpec::fromJson(json, m_path + ":" + std::to_string(first));
             m_step.specLine = first;
         } else if (info == "actions") {
-            for (size_t i = 0; i < lines.size(); ++i)
-                if (!trimmed(lines[i]).empty())
-                    m_step.actions.push_back(action(trimmed(lines[i]), first + int(i)));
+            for (size_t i = 0; i < lines.size(); ++i) {
+                if (trimmed(lines[i]).empty())
+                    continue;
+                // Each action may run a forward pass or train a model: a step's and a lesson's are bounded.
+                if (m_step.actions.size() >= size_t(limits::kStepActions))
+                    fail(first + int(i),
+                        "a step has at most " + std::to_string(limits::kStepActions) + " actions; split the step");
+                if (++m_lessonActions > limits::kLessonActions)
+                    fail(first + int(i),
+                        "a lesson has at most " + std::to_string(limits::kLessonActions)
+                            + " actions; split the lesson");
+                m_step.actions.push_back(action(trimmed(lines[i]), first + int(i)));
+            }
         } else if (info == "question") {
             m_step.questions.push_back(question(lines, first));
         } else {
             for (const std::string &l : lines)
                 m_step.notes += l + "\n";
+            if (m_step.notes.size() > limits::kStepTextBytes)
+                fail(opening,
+                    "a step's notes are longer than " + std::to_string(limits::kStepTextBytes / 1024)
+                        + " KiB; split them over several steps");
         }
     }
 
@@ -221,6 +243,7 @@ private:
     Lesson m_lesson;
     LessonStep m_step;
     bool m_inStep = false;
+    int m_lessonActions = 0;
 };
 
 // "key=value" words after an action's verb; unknown keys are errors.
@@ -299,8 +322,12 @@ LessonAction Parser::action(const std::string &line, int at) const
     } else {
         fail(at, "unknown action '" + verb + "' (expected run-to, generate, pad, param, train)");
     }
-    for (const auto &[key, value] : options(words))
+    std::set<std::string> given;
+    for (const auto &[key, value] : options(words)) {
+        if (!given.insert(key).second)
+            fail(a.line, "action '" + verb + "': option '" + key + "' is given twice");
         option(key, value);
+    }
     return a;
 }
 

@@ -346,6 +346,15 @@ std::string legacyLayerNormKey(const std::string &key)
     return key;
 }
 
+// Before the weights are allocated: a shape over this machine's memory is refused with the figure, as train and
+// memory refuse it (the weights alone here; a training step needs more).
+void checkWeightsFit(const ModelConfig &config, const std::string &what)
+{
+    const int64_t parameters = Model::parameterCountOf(config);
+    checkFitsInMemory(double(parameters) * sizeof(float),
+        what + ": its " + std::to_string(parameters) + " parameters, held as float32,");
+}
+
 } // namespace
 
 Model Model::load(const std::string &directory)
@@ -360,9 +369,7 @@ Model Model::load(const std::string &directory)
     m.config = ModelConfig::fromJson(readFile(configPath, limits::kSpecBytes), configPath);
     m.directory = directory;
     m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-    const int64_t parameters = parameterCountOf(m.config);
-    checkFitsInMemory(double(parameters) * sizeof(float),
-        directory + ": its " + std::to_string(parameters) + " parameters, held as float32,");
+    checkWeightsFit(m.config, directory);
     m.allocateBlocks();
 
     const SafetensorsCheckpoint file(directory);
@@ -411,9 +418,16 @@ void Model::save(const std::string &directory, const std::map<std::string, std::
     writeFileAtomically((fs::path(directory) / "config.json").string(), config.toJson());
 }
 
+double Model::forwardFlopsOf(const ModelConfig &config, int tokens)
+{
+    const double T = tokens, layers = config.layers + config.encoderLayers;
+    return 2.0 * double(parameterCountOf(config)) * T + 4.0 * layers * T * T * double(config.dModel);
+}
+
 Model Model::random(const ModelConfig &config, uint64_t seed)
 {
     config.validate("model config");
+    checkWeightsFit(config, "a model of this shape");
     Model m;
     m.config = config;
     m.name = "random";

@@ -130,6 +130,9 @@ public:
     // The parameters a model of `config` has, counted from the shapes alone (nothing is allocated): for an
     // estimate of the memory a request implies before it is made.
     static int64_t parameterCountOf(const ModelConfig &config);
+    // A forward pass's floating-point operations on `tokens` tokens, about: 2 per parameter and token, and the
+    // attention's scores and weighted sums, 4·T²·D per layer. For budgets (util/workbudget.h), not for timing.
+    static double forwardFlopsOf(const ModelConfig &config, int tokens);
 };
 
 // `model` when `tokens` fit its context. Otherwise, for positions computed at any distance (every kind but learned),

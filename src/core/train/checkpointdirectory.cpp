@@ -29,6 +29,11 @@ constexpr const char *kSets = "checkpoints";
 constexpr const char *kModelFiles[] = {"model.safetensors", "config.json"};
 // Files of the layout before checkpoint sets, stale once DIR has a checkpoint.json.
 constexpr const char *kLegacyFiles[] = {"optimizer.safetensors", "trainer.json"};
+// Written first into every staged checkpoint: only a directory carrying it is ever removed from checkpoints/.
+constexpr const char *kMark = ".transformer-atlas-checkpoint";
+// What a checkpoint's directory may hold besides the mark (Trainer::save's files and their temporaries).
+constexpr const char *kCheckpointFiles[]
+    = {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json"};
 
 [[noreturn]] void failErrno(const std::string &path, const std::string &what)
 {
@@ -76,6 +81,24 @@ bool isOurTemporary(const std::string &name)
     return false;
 }
 
+// A directory in checkpoints/ this program wrote: it carries the mark and holds only a checkpoint's files (regular
+// files, never links), so a user's directory of the same name, or one a user added a file to, is kept.
+bool isOurCheckpoint(const fs::path &dir)
+{
+    std::error_code ec;
+    if (!fs::is_directory(fs::symlink_status(dir, ec)) || !fs::is_regular_file(fs::symlink_status(dir / kMark, ec)))
+        return false;
+    for (const auto &entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        bool known = name == kMark;
+        for (const char *file : kCheckpointFiles)
+            known = known || name == file || name.starts_with(std::string(".") + file + ".tmp-");
+        if (!known || !fs::is_regular_file(fs::symlink_status(entry.path(), ec)))
+            return false;
+    }
+    return !ec;
+}
+
 } // namespace
 
 CheckpointDirectory::CheckpointDirectory(std::string directory)
@@ -104,8 +127,23 @@ std::string CheckpointDirectory::current() const
     return dir.string();
 }
 
+void CheckpointDirectory::checkOwned() const
+{
+    const fs::path dir(m_directory);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec) || fs::exists(dir / kPointer, ec) || fs::exists(dir / "trainer.json", ec))
+        return;
+    for (const char *name : {"config.json", "model.safetensors", "optimizer.safetensors", kSets})
+        if (fs::exists(fs::symlink_status(dir / name, ec)))
+            throw Error(m_directory + ": holds " + name
+                + " but no training run's state (checkpoint.json): it is not a directory transformer-atlas train "
+                  "wrote, and its files are not replaced; choose a new or empty directory, or a training run's "
+                  "directory");
+}
+
 void CheckpointDirectory::checkWritable() const
 {
+    checkOwned();
     std::error_code ec;
     fs::create_directories(m_directory, ec);
     if (ec)
@@ -122,6 +160,7 @@ void CheckpointDirectory::checkWritable() const
 
 std::string CheckpointDirectory::stage() const
 {
+    checkOwned();
     const fs::path sets = fs::path(m_directory) / kSets;
     std::error_code ec;
     fs::create_directories(sets, ec);
@@ -132,6 +171,8 @@ std::string CheckpointDirectory::stage() const
     name.push_back('\0');
     if (!::mkdtemp(name.data()))
         failErrno(sets.string(), "cannot create a directory for the checkpoint");
+    const nlohmann::json mark = {{"program", "transformer-atlas"}, {"output", "checkpoint"}};
+    writeFileAtomically((fs::path(name.data()) / kMark).string(), mark.dump() + "\n");
     return std::string(name.data());
 }
 
@@ -181,8 +222,12 @@ void CheckpointDirectory::removeStale() const
         return;
     for (const auto &entry : fs::directory_iterator(sets, ec)) {
         const std::string name = entry.path().filename().string();
-        if (name.starts_with(".tmp-") || (name.starts_with("step-") && name != keep))
+        if (!name.starts_with(".tmp-") && !(name.starts_with("step-") && name != keep))
+            continue;
+        if (isOurCheckpoint(entry.path()))
             fs::remove_all(entry.path(), ec);
+        else if (name.starts_with(".tmp-"))
+            fs::remove(entry.path(), ec); // empty when a kill came before its mark; otherwise not ours and kept
     }
 }
 

@@ -1,12 +1,14 @@
 #pragma once
 
 #include "model/model.h"
+#include "util/workbudget.h"
 #include "view/viewanalysis.h"
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,19 @@ inline AnalysisRequest problem(std::string text)
     AnalysisRequest r;
     r.key = "problem";
     r.problem = std::move(text);
+    return r;
+}
+
+// The request of work over the context's budget (util/workbudget.h), or none when it fits: the app offers to run it
+// anyway.
+inline std::optional<AnalysisRequest> overBudgetRequest(
+    const AnalysisContext &c, const std::string &what, double flops, double bytes)
+{
+    std::string text = overBudget(what, flops, bytes, c.budget);
+    if (text.empty())
+        return std::nullopt;
+    AnalysisRequest r = problem(std::move(text));
+    r.overBudget = true;
     return r;
 }
 

@@ -1,6 +1,7 @@
 #include "view/analysisrequests.h"
 
 #include "util/error.h"
+#include "util/text.h"
 #include "view/analysishelpers.h"
 
 #include <algorithm>
@@ -50,6 +51,23 @@ std::string shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens)
         + std::to_string(spec.depth) + "/c" + std::to_string(spec.ffnChunks) + "/t" + std::to_string(tokens);
 }
 
+// A training step's work, about: the forward, the backward (twice the forward), a recomputed forward (checkpointing
+// and reversible blocks). `steps` of them at `layers` layers of the input model's shape.
+double trainingFlops(const ModelConfig &shape, int layers, int tokens, double steps)
+{
+    ModelConfig c = shape;
+    c.layers = layers;
+    return steps * 4.0 * Model::forwardFlopsOf(c, tokens);
+}
+
+// The plain step's memory at `layers` layers (the largest of the strategies').
+double trainingBytes(const ModelConfig &shape, int layers, int tokens)
+{
+    ModelConfig c = shape;
+    c.layers = layers;
+    return estimatedTrainingStepBytes(c, tokens, MemoryOptions {}, tokens);
+}
+
 } // namespace
 
 // One training step of the input under every memory strategy (memory/memorytimeline.h). The key names the model's
@@ -61,6 +79,11 @@ AnalysisRequest analysis::timelineRequest(const ViewSpec &spec, const AnalysisCo
         return problem(p);
     if (std::string p = optionsProblem(spec, c, MemoryStrategy::Checkpoint); !p.empty())
         return problem(p);
+    const int T = int(c.tokenIds.size()), L = c.model->config.layers;
+    if (auto over
+        = overBudgetRequest(c, "Three training steps of " + countOf(size_t(T), "token") + " (and their warm-ups)",
+            trainingFlops(c.model->config, L, T, 6), trainingBytes(c.model->config, L, T)))
+        return *over;
     AnalysisRequest r;
     r.key = "memory-timeline/" + modelIdentity(*c.model) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
         + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
@@ -126,6 +149,15 @@ AnalysisRequest analysis::depthRequest(const ViewSpec &spec, const AnalysisConte
         return problem(p);
     const int tokens = int(c.tokenIds.size());
     const int maxDepth = spec.depth > 0 ? spec.depth : c.model->config.layers;
+    // Each depth under each strategy: at least 5 timed steps and a warm-up (a lesson check: one and one).
+    const double steps = (c.checkOnly ? 2 : 6) * 3;
+    double flops = 0;
+    for (int d : sweptDepths(maxDepth))
+        flops += trainingFlops(c.model->config, d, tokens, steps);
+    if (auto over = overBudgetRequest(c,
+            "The depth sweep to " + countOf(size_t(maxDepth), "layer") + " at " + countOf(size_t(tokens), "token"),
+            flops, trainingBytes(c.model->config, maxDepth, tokens)))
+        return *over;
     AnalysisRequest r;
     r.key = "memory-depth/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
     r.progress = std::make_shared<AnalysisProgress>();
@@ -153,6 +185,12 @@ AnalysisRequest analysis::tradeoffRequest(const ViewSpec &spec, const AnalysisCo
         return problem(p);
     const int tokens = int(c.tokenIds.size());
     const int depth = spec.depth > 0 ? spec.depth : c.model->config.layers;
+    // Plain, every k and reversible, each at least 5 timed steps and a warm-up (a lesson check: one and one).
+    if (auto over = overBudgetRequest(c,
+            "The trade-off at " + countOf(size_t(depth), "layer") + " and " + countOf(size_t(tokens), "token"),
+            trainingFlops(c.model->config, depth, tokens, (c.checkOnly ? 2 : 6) * (depth + 2.0)),
+            trainingBytes(c.model->config, depth, tokens)))
+        return *over;
     AnalysisRequest r;
     r.key = "memory-tradeoff/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
     r.progress = std::make_shared<AnalysisProgress>();

@@ -301,17 +301,25 @@ AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisCon
         }
     if (r.pinned.empty())
         return problem(notComputedText(c.program.get(), names::attentionTensor(site, 0, "probs")));
+    // Each traced layer's heads combined and its residual added (T × T doubles each), a T × T × T product per layer
+    // for the rollout, its L products, and the cells drawn in float.
+    const double T = r.pinned.front().dim(1), traced = double(r.pinned.size());
+    if (auto over = overBudgetRequest(c,
+            "Rollout over " + countOf(r.pinned.size(), "layer") + " of " + countOf(size_t(T), "token"),
+            2.0 * traced * T * T * T, (2.0 * traced + 1.0) * T * T * 8.0 + T * T * 4.0))
+        return *over;
     r.run = [trace = c.trace, site, layers, fusion = spec.rolloutHeads, asked = spec.position](
                 const std::atomic<bool> &cancel) {
         return timedResult<RolloutAnalysis>([&](RolloutAnalysis &result) {
-            const std::vector<Eigen::MatrixXd> combined
+            std::vector<Eigen::MatrixXd> augmented
                 = combinedAttention(*trace, site, layers, headFusionFromName(fusion));
-            std::vector<Eigen::MatrixXd> augmented;
-            for (const Eigen::MatrixXd &a : combined)
-                augmented.push_back(withResidual(a));
             const int T = int(augmented.front().rows());
             result.fusion = fusion;
             result.position = asked < 0 || asked >= T ? T - 1 : asked;
+            const Eigen::VectorXd last = augmented.back().row(result.position);
+            result.lastLayer.assign(last.data(), last.data() + last.size());
+            for (Eigen::MatrixXd &a : augmented) // in place: the request's estimate counts one copy
+                a = withResidual(a);
             result.layers = int(augmented.size());
             result.rollout = attentionRollout(augmented).back();
             // Here, not in the view: at thousands of tokens the T² cells took the window's thread 0.35 s.
@@ -319,8 +327,6 @@ AnalysisRequest analysis::rolloutRequest(const ViewSpec &spec, const AnalysisCon
             Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(cells->data(), T, T)
                 = result.rollout.cast<float>();
             result.cells = std::move(cells);
-            const Eigen::VectorXd last = combined.back().row(result.position);
-            result.lastLayer.assign(last.data(), last.data() + last.size());
             result.flowProblem = attentionFlowProblem(result.layers, T);
             if (result.flowProblem.empty())
                 result.flow = attentionFlow(augmented, result.position, &cancel);
@@ -351,6 +357,18 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
         return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
                        "(as many tokens as the input; text, or #ids), or list positions in the Noise box to "
                        "corrupt them with noise.");
+    // Every cell is a forward pass of the input from the patched operation on, beside the clean and the corrupted
+    // runs' traces: at 2000 tokens hours of work, and a bad_alloc at 8000 before this estimate.
+    PatchSite site = PatchSite::Residual;
+    try {
+        site = patchSiteFromName(spec.patch);
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    const PatchingWork work
+        = patchingWork(c.model->config, c.tokens, site, double(c.program ? c.program->tracedBytes() : 0));
+    if (auto over = overBudgetRequest(c, work.what, work.flops, work.bytes))
+        return *over;
     AnalysisRequest r;
     r.key = "patching/" + modelIdentity(*c.model) + "/" + patchingSettings(spec) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
@@ -376,6 +394,7 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
             result.contrast = targetId("contrast", spec.contrast, *tokenizer, model->config.vocab);
             options.metric = {spec.position, result.target, result.contrast};
             options.cancel = &cancel;
+            options.budget = WorkBudget::unbounded(); // the request checked the context's
             options.progress = [progress](int done, int total) {
                 progress->total = total;
                 progress->done = done;

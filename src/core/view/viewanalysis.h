@@ -28,6 +28,7 @@
 #include "memory/memorytimeline.h"
 #include "model/model.h"
 #include "trace/trace.h"
+#include "util/workbudget.h"
 #include "view/specrun.h"
 #include "view/viewspec.h"
 
@@ -301,6 +302,8 @@ struct AnalysisContext
     // sweeps on kCheckExamples examples, timings measured once).
     bool checkOnly = false;
     static constexpr int kCheckExamples = 2;
+    // What a heavy analysis may do before it is refused (util/workbudget.h).
+    WorkBudget budget = WorkBudget::process();
     int heldOutExamples(int examples) const { return checkOnly ? kCheckExamples : examples; }
 };
 
@@ -326,6 +329,8 @@ struct AnalysisRequest
     std::vector<Tensor> pinned;
     // Set by a run long enough to report its progress (null: the view says "computing…").
     std::shared_ptr<AnalysisProgress> progress;
+    // The problem is the work's size against the context's budget: the app offers to run it anyway.
+    bool overBudget = false;
 };
 
 // The request for spec.view on the context; an empty key for a view that needs no analysis.
