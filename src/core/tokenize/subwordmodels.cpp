@@ -247,7 +247,11 @@ public:
         std::vector<int> pieces;
         std::string candidate;
         for (size_t start = 0; start < word.size();) {
-            size_t end = word.size();
+            // No candidate longer than the longest token: a long word costs its length times that, not its square
+            // (max_input_chars_per_word may be as large as a file likes).
+            size_t end = std::min(word.size(), start + m_vocab.longest);
+            while (end > start && end < word.size() && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80)
+                --end;
             int found = -1;
             while (start < end) {
                 candidate.assign(start > 0 ? m_prefix : std::string());

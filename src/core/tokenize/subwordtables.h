@@ -119,6 +119,7 @@ struct Vocabulary
     std::vector<bool> present;
     FlatTable<std::string_view, int> ids;
     int count = 0;
+    size_t longest = 0; // bytes of the longest token: no longer piece of a text can be one
 
     Vocabulary() = default;
     Vocabulary(const Vocabulary &) = delete;
@@ -162,6 +163,7 @@ struct Vocabulary
                 present[*earlier] = false;
                 --count;
             }
+            longest = std::max(longest, token.size());
             tokens[id] = std::move(token);
             present[id] = true;
             ids.put(tokens[id], id);
