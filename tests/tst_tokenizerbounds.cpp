@@ -132,6 +132,15 @@ private slots:
         QCOMPARE(ids.size(), size_t(200000));
         QCOMPARE(ids.front() * 10 + ids.back(), 12);
         QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
+
+        // Added tokens were looked for by a walk from each byte: the same quadratic time with a long one.
+        const std::string addedPath = write({{"model", letters()},
+            {"added_tokens", {{{"id", 4}, {"content", std::string(100000, 'a')}, {"normalized", false}}}}});
+        const auto withAdded = HuggingFaceTokenizer::fromFile(addedPath);
+        timer.restart();
+        QCOMPARE(withAdded->encode(std::string(99999, 'a')).size(), size_t(50000)); // "aa"s and one "a"
+        QCOMPARE(withAdded->encode("b" + std::string(100001, 'a')), (std::vector<int> {1, 4, 0}));
+        QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
     }
 
     // Issue 66 #6: Qwen2.5's split regex on a 5 MB run of spaces hit PCRE2's match limit ("match limit exceeded",

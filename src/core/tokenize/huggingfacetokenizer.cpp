@@ -165,6 +165,8 @@ void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file, 
     postProcessor = pipeline::makePostProcessor(part("post_processor"), {file, "post_processor"});
     decoder = pipeline::makeDecoder(part("decoder"), {file, "decoder"});
     readAddedTokens(part("added_tokens"), {file, "added_tokens"});
+    rawAdded.link();
+    normalizedAdded.link();
     byteLevel = mentionsType(part("decoder"), "ByteLevel") || mentionsType(part("pre_tokenizer"), "ByteLevel");
 }
 
@@ -222,19 +224,25 @@ std::vector<HuggingFaceTokenizerParts::Section> HuggingFaceTokenizerParts::split
         sections.push_back({text, -1, 0});
         return sections;
     }
+    // The longest token starting at each byte, found in one pass (ByteTrie::step): a walk from each byte cost the
+    // text's length times the longest token's when a long token nearly matches over and over.
+    std::vector<uint32_t> longestAt(text.size(), 0);
+    for (size_t end = 1, node = 0; end <= text.size(); ++end) {
+        node = size_t(trie.step(int(node), static_cast<unsigned char>(text[end - 1])));
+        trie.eachEnding(int(node), [&](size_t length, int) {
+            uint32_t &longest = longestAt[end - length];
+            longest = std::max(longest, uint32_t(length));
+        });
+    }
     size_t sectionStart = 0, pos = 0;
     while (pos < text.size()) {
-        if (!trie.startsWith(static_cast<unsigned char>(text[pos]))) {
+        const size_t length = longestAt[pos];
+        if (length == 0) {
             ++pos;
             continue;
         }
-        size_t length = 0;
         int index = -1;
-        trie.eachPrefix(text.substr(pos), [&](size_t n, int value) { length = n, index = value; });
-        if (index < 0) {
-            ++pos;
-            continue;
-        }
+        trie.eachPrefix(text.substr(pos, length), [&](size_t n, int value) { index = n == length ? value : index; });
         const AddedToken &token = added[index];
         size_t start = pos, stop = pos + length;
         pos = stop;

@@ -10,7 +10,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -152,8 +151,6 @@ public:
         }
     }
     bool empty() const { return m_values.size() <= 1; }
-    // Whether some key starts with this byte: most positions of a text can be skipped at once.
-    bool startsWith(unsigned char byte) const { return m_firstBytes[byte]; }
 
     // Every key ending at each position of a text, in time linear in the text plus the keys found (Aho–Corasick):
     // where eachPrefix from every position costs the text's length times the longest key's when a long key nearly
@@ -175,7 +172,6 @@ public:
     }
 
 private:
-    std::array<bool, 256> m_firstBytes {};
     int child(int node, unsigned char byte) const;
     std::vector<int> m_values {-1}; // node -> value, -1 for none; node 0 is the root
     std::unordered_map<uint64_t, int> m_children; // node << 8 | byte -> child

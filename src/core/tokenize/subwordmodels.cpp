@@ -464,8 +464,6 @@ private:
 
 void ByteTrie::insert(std::string_view key, int value)
 {
-    if (!key.empty())
-        m_firstBytes[static_cast<unsigned char>(key[0])] = true;
     int node = 0;
     for (unsigned char byte : key) {
         int next = child(node, byte);
