@@ -185,6 +185,18 @@ private slots:
             std::ofstream out(path);
             out << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n##s\nhello\n";
         }
+        // GPT-2's vocab.json: its keys are counted as they are parsed, before the vocabulary is built.
+        const std::string vocabJson = (dir + "/vocab.json").toStdString();
+        {
+            std::ofstream out(vocabJson);
+            out << "{";
+            for (int i = 0; i <= (1 << 21); ++i)
+                out << "\"a\":0,";
+            out << "\"b\":1}";
+        }
+        expectRefusal(
+            errorFrom([&] { HuggingFaceTokenizer::fromGpt2Files(vocabJson, path); }), vocabJson, {"2097153 tokens"});
+
         const auto bert = HuggingFaceTokenizer::fromWordPieceVocab(path, true);
         QCOMPARE(bert->encode("Hellos"), (std::vector<int> {5, 6})); // the repeated line keeps its first id
         QCOMPARE(bert->encodeWithSpecialTokens("x"), (std::vector<int> {2, 1, 3}));
