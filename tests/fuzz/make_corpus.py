@@ -47,6 +47,7 @@ def main():
     for i, case in enumerate(json.loads(read("tests/data/gpt2_bpe/cases.json"))[:24]):
         put("tokenizer", "case-%02d" % i, case["text"].encode())
     put_tokenizer_json_seeds()
+    put_normalizer_seeds()
     for path in sorted(glob.glob("lessons/*.md")):
         put("lesson", os.path.basename(path), read(path))
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,6 +89,39 @@ def put_tokenizer_json_seeds():
     }
     for name, (tok, special) in seeds.items():
         put("tokenizerjson", name, json.dumps(tok, ensure_ascii=False).encode() + b"\0" + (text + special).encode())
+
+
+def put_normalizer_seeds():
+    """The normalizers and pre-tokenizers of the fixtures' tokenizer.json files, and the expanding Replace chains of
+    issue 66, each with a text."""
+    text = "Hello  world, it's 2024!\n\tna\u00efve CAF\u00c9 \u4e2d\u6587 \ufdfa \U0001F44D   end"
+    for name in ["qwen2_5", "unigram"]:
+        tok = json.loads(read("tests/data/tokenizers/%s/tokenizer.json" % name))
+        parts = {"normalizer": tok.get("normalizer"), "pre_tokenizer": tok.get("pre_tokenizer")}
+        put("normalizers", name, json.dumps(parts, ensure_ascii=False).encode() + b"\0" + text.encode())
+    for name in ["mistral-7b", "bert-base-uncased", "gpt2"]:
+        tok = json.loads(read("resources/tokenizers/%s/tokenizer.json" % name))
+        parts = {"normalizer": tok.get("normalizer"), "pre_tokenizer": tok.get("pre_tokenizer")}
+        put("normalizers", name, json.dumps(parts, ensure_ascii=False).encode() + b"\0" + text.encode())
+    double = {"type": "Replace", "pattern": {"String": "a"}, "content": "aa"}
+    seeds = {
+        "replace-chain": {"normalizer": {"type": "Sequence", "normalizers": [double] * 30}},
+        "replace-10000": {"normalizer": {"type": "Replace", "pattern": {"Regex": "a"}, "content": "b" * 10000}},
+        "forms": {"normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFKD"}, {"type": "StripAccents"}, {"type": "Lowercase"}, {"type": "Strip"},
+            {"type": "Prepend", "prepend": "\u2581"}]},
+                  "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                      {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True},
+                      {"type": "Digits", "individual_digits": True}, {"type": "Punctuation"}]}},
+        "byte-levels": {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "ByteLevel", "add_prefix_space": True, "use_regex": False}] * 6}},
+        "splits": {"normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"}, {"type": "CharDelimiterSplit", "delimiter": ","},
+            {"type": "Split", "pattern": {"Regex": "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Contiguous",
+             "invert": False}, {"type": "Whitespace"}]}},
+    }
+    for name, parts in seeds.items():
+        put("normalizers", name, json.dumps(parts, ensure_ascii=False).encode() + b"\0" + ("a" * 40 + text).encode())
 
 
 def put_deep_seeds():

@@ -16,7 +16,7 @@ struct TextSplit
     std::vector<std::string> pieces; // Tokenizer::piece, one per id
     std::vector<TokenRole> roles;
     int count(TokenRole role) const;
-    std::string problem; // why it could not split the text (ids only, text it refuses); then ids is empty
+    std::string problem; // why it cannot split any text (it reads ids only); then ids is empty
 };
 
 // How two tokenizers split one text: the model's own and another, with the text's size to compare against.
@@ -28,7 +28,8 @@ struct TokenizerComparison
     TextSplit own, other;
 };
 
-// `tokenizer`'s split of `text` without special tokens; a tokenizer that cannot encode leaves its reason.
+// `tokenizer`'s split of `text` without special tokens; a tokenizer that cannot encode leaves its reason. Throws
+// atlas::Error when the tokenizer fails on this text (Tokenizer::encode).
 TextSplit splitText(const Tokenizer &tokenizer, const std::string &name, const std::string &text);
 
 // The model's split beside the tokenizer of `otherName` (resolveTokenizer: a built-in tokenizer or model, or a

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace atlas::pipeline {
 
 namespace {
@@ -16,7 +18,7 @@ using namespace unicode;
 class ByteLevelDecoder : public Decoder
 {
 public:
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         std::string bytes;
         for (const std::string &token : tokens) {
@@ -50,7 +52,7 @@ public:
         if (m_replacement.empty())
             throw Error(where.at("replacement")() + ": expected one character");
     }
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         for (size_t i = 0; i < tokens.size(); ++i) {
             std::string out;
@@ -103,7 +105,7 @@ public:
         , m_cleanup(boolMember(json, "cleanup", where, true))
     {
     }
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         for (size_t i = 0; i < tokens.size(); ++i) {
             std::string &t = tokens[i];
@@ -123,7 +125,7 @@ private:
 class ByteFallbackDecoder : public Decoder
 {
 public:
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         std::vector<std::string> out;
         std::string bytes;
@@ -156,7 +158,7 @@ public:
 class Fuse : public Decoder
 {
 public:
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         std::string all;
         for (const std::string &t : tokens)
@@ -177,7 +179,7 @@ public:
         if (m_content.empty())
             throw Error(where.at("content")() + ": expected one character");
     }
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         for (std::string &t : tokens) {
             for (size_t i = 0; i < m_start && t.starts_with(m_content); ++i)
@@ -209,10 +211,14 @@ public:
         : m_replace(json, where)
     {
     }
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t limit) const override
     {
-        for (std::string &t : tokens)
-            t = m_replace(t);
+        size_t bytes = 0;
+        for (std::string &t : tokens) {
+            t = m_replace(t, limit - std::min(bytes, limit));
+            if ((bytes += t.size()) > limit)
+                return; // refused by BoundedDecoder
+        }
     }
 
 private:
@@ -227,7 +233,7 @@ public:
         : m_suffix(stringMember(json, "suffix", where, "</w>"))
     {
     }
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t) const override
     {
         for (size_t i = 0; i < tokens.size(); ++i)
             tokens[i] = replaced(tokens[i], m_suffix, i + 1 == tokens.size() ? "" : " ");
@@ -244,23 +250,44 @@ public:
         : m_steps(readSteps(json, "decoders", where, &makeDecoder))
     {
     }
-    void decodeChain(std::vector<std::string> &tokens) const override
+    void decodeChain(std::vector<std::string> &tokens, size_t limit) const override
     {
         for (const auto &step : m_steps)
-            step->decodeChain(tokens);
+            step->decodeChain(tokens, limit);
     }
 
 private:
     std::vector<std::unique_ptr<Decoder>> m_steps;
 };
 
-} // namespace
-
-std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where)
+// A component with its output's size checked (pipeline.h: rewrittenLimit).
+class BoundedDecoder : public Decoder
 {
-    if (json.is_null())
-        return nullptr;
-    const std::string type = typeOf(json, where);
+public:
+    BoundedDecoder(std::unique_ptr<Decoder> inner, Where where, std::string type)
+        : m_inner(std::move(inner))
+        , m_where(std::move(where))
+        , m_type(std::move(type))
+    {
+    }
+    void decodeChain(std::vector<std::string> &tokens, size_t limit) const override
+    {
+        m_inner->decodeChain(tokens, limit);
+        size_t bytes = 0;
+        for (const std::string &t : tokens)
+            bytes += t.size();
+        if (bytes > limit)
+            refuseGrowth(m_where, m_type, "decoder", limit);
+    }
+
+private:
+    std::unique_ptr<Decoder> m_inner;
+    Where m_where;
+    std::string m_type;
+};
+
+std::unique_ptr<Decoder> makeUncheckedDecoder(const std::string &type, const Json &json, const Where &where)
+{
     if (type == "ByteLevel")
         return std::make_unique<ByteLevelDecoder>();
     if (type == "Metaspace")
@@ -281,6 +308,16 @@ std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where)
         return std::make_unique<DecoderSequence>(json, where);
     refuseType(type, "decoder",
         "ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip, Replace, BPEDecoder, Sequence", where);
+}
+
+} // namespace
+
+std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where)
+{
+    if (json.is_null())
+        return nullptr;
+    const std::string type = typeOf(json, where);
+    return std::make_unique<BoundedDecoder>(makeUncheckedDecoder(type, json, where), where, type);
 }
 
 } // namespace atlas::pipeline

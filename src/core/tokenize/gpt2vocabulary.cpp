@@ -4,6 +4,7 @@
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "tokenize/pipeline.h"
+#include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
 
@@ -40,7 +41,12 @@ uint32_t firstNonByteSymbol(std::string_view symbol)
 
 nlohmann::json readVocab(const std::string &path)
 {
-    nlohmann::json json = parseJson(readFile(path, limits::kTokenizerBytes), path);
+    size_t tokens = 0; // counted as they are read: a vocabulary past the bound is refused before it is built
+    nlohmann::json json = parseJson(readFile(path, limits::kTokenizerBytes), path,
+        [&](int depth, nlohmann::json::parse_event_t event, const auto &) {
+            if (depth == 1 && event == nlohmann::json::parse_event_t::key && ++tokens > pipeline::kMaxVocabularyTokens)
+                pipeline::checkVocabularySize(tokens, path);
+        });
     if (!json.is_object() || json.empty())
         throw Error(path + ": expected a JSON object mapping each token to its id");
     std::unordered_set<int64_t> ids;

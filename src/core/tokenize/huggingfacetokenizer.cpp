@@ -5,11 +5,13 @@
 #include "io/limits.h"
 #include "tokenize/gpt2vocabulary.h"
 #include "tokenize/pipeline.h"
+#include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -96,6 +98,8 @@ Json parseVocabularyAside(const std::string &text, const std::string &file, pipe
                 vocab.emplace_back(std::move(keys[3]), std::move(parsed));
             else if (event == E::object_start || event == E::array_start)
                 vocab.emplace_back(std::move(keys[3]), event == E::object_start ? Json::object() : Json::array());
+            if (vocab.size() > pipeline::kMaxVocabularyTokens) // refused before the rest is read
+                pipeline::checkVocabularySize(vocab.size(), file + ": model.vocab");
             return false;
         }
         if (event == E::key && depth >= 1 && depth <= 2)
@@ -161,6 +165,8 @@ void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file, 
     postProcessor = pipeline::makePostProcessor(part("post_processor"), {file, "post_processor"});
     decoder = pipeline::makeDecoder(part("decoder"), {file, "decoder"});
     readAddedTokens(part("added_tokens"), {file, "added_tokens"});
+    rawAdded.link();
+    normalizedAdded.link();
     byteLevel = mentionsType(part("decoder"), "ByteLevel") || mentionsType(part("pre_tokenizer"), "ByteLevel");
 }
 
@@ -188,11 +194,17 @@ void HuggingFaceTokenizerParts::readAddedTokens(const Json &list, const Where &w
             throw Error(at.at("content")() + ": not valid UTF-8");
         if (addedById.count(token.id))
             continue; // listed twice: the first wins
+        // The id names one token: an added token that takes the id of another of the vocabulary's would show and
+        // decode that token as itself (the file's own tokens, as BERT's [CLS] or GPT-2's <|endoftext|>, agree).
+        if (const std::string *own = model->tokenOf(token.id); own && *own != token.content)
+            throw Error(at() + ": the added token \"" + token.content.substr(0, 60) + "\" is given id "
+                + std::to_string(token.id) + ", which model.vocab gives to \"" + own->substr(0, 60)
+                + "\"; one id cannot stand for two tokens");
         const int index = static_cast<int>(added.size());
         addedById[token.id] = added.size();
         if (token.normalized && normalizer) {
             std::string key = token.content;
-            normalizer->normalize(key);
+            normalizer->normalize(key, pipeline::rewrittenLimit(key.size()));
             if (!key.empty())
                 normalizedAdded.insert(key, index);
         } else {
@@ -212,19 +224,25 @@ std::vector<HuggingFaceTokenizerParts::Section> HuggingFaceTokenizerParts::split
         sections.push_back({text, -1, 0});
         return sections;
     }
+    // The longest token starting at each byte, found in one pass (ByteTrie::step): a walk from each byte cost the
+    // text's length times the longest token's when a long token nearly matches over and over.
+    std::vector<uint32_t> longestAt(text.size(), 0);
+    for (size_t end = 1, node = 0; end <= text.size(); ++end) {
+        node = size_t(trie.step(int(node), static_cast<unsigned char>(text[end - 1])));
+        trie.eachEnding(int(node), [&](size_t length, int) {
+            uint32_t &longest = longestAt[end - length];
+            longest = std::max(longest, uint32_t(length));
+        });
+    }
     size_t sectionStart = 0, pos = 0;
     while (pos < text.size()) {
-        if (!trie.startsWith(static_cast<unsigned char>(text[pos]))) {
+        const size_t length = longestAt[pos];
+        if (length == 0) {
             ++pos;
             continue;
         }
-        size_t length = 0;
         int index = -1;
-        trie.eachPrefix(text.substr(pos), [&](size_t n, int value) { length = n, index = value; });
-        if (index < 0) {
-            ++pos;
-            continue;
-        }
+        trie.eachPrefix(text.substr(pos, length), [&](size_t n, int value) { index = n == length ? value : index; });
         const AddedToken &token = added[index];
         size_t start = pos, stop = pos + length;
         pos = stop;
@@ -251,8 +269,9 @@ std::vector<HuggingFaceTokenizerParts::Section> HuggingFaceTokenizerParts::split
 void HuggingFaceTokenizerParts::encodeText(std::string_view text, bool atOrigin, std::vector<int> &ids) const
 {
     std::string normalizedText(text);
+    const size_t limit = pipeline::rewrittenLimit(text.size());
     if (normalizer)
-        normalizer->normalize(normalizedText);
+        normalizer->normalize(normalizedText, limit);
     bool first = true;
     for (const Section &s : splitAdded(normalizedText, normalizedAdded)) {
         if (s.added >= 0) {
@@ -265,7 +284,7 @@ void HuggingFaceTokenizerParts::encodeText(std::string_view text, bool atOrigin,
         std::vector<pipeline::Piece> pieces {{std::string(s.text), atOrigin && first && s.offset == 0}};
         first = false;
         if (preTokenizer)
-            preTokenizer->preTokenize(pieces);
+            preTokenizer->preTokenize(pieces, limit);
         for (const pipeline::Piece &p : pieces)
             model->tokenize(p.text, ids);
     }
@@ -277,11 +296,19 @@ std::vector<int> HuggingFaceTokenizerParts::encode(const std::string &text) cons
         throw Error("the text is not valid UTF-8 (byte " + std::to_string(bad) + "); " + path + " reads Unicode text");
     std::vector<int> ids;
     ids.reserve(text.size() / 3 + 4);
-    for (const Section &s : splitAdded(text, rawAdded)) {
-        if (s.added >= 0)
-            ids.push_back(added[s.added].id);
-        else if (!s.text.empty())
-            encodeText(s.text, s.offset == 0, ids);
+    try {
+        for (const Section &s : splitAdded(text, rawAdded)) {
+            if (s.added >= 0)
+                ids.push_back(added[s.added].id);
+            else if (!s.text.empty())
+                encodeText(s.text, s.offset == 0, ids);
+        }
+    } catch (const std::bad_alloc &) {
+        throw Error(path + ": encoding a text of " + std::to_string(text.size()) + " bytes ran out of memory");
+    } catch (const Error &e) { // every message of an encoding names the tokenizer's file
+        if (std::string_view(e.what()).starts_with(path))
+            throw;
+        throw Error(path + ": " + e.what());
     }
     return ids;
 }
@@ -319,34 +346,44 @@ std::shared_ptr<const HuggingFaceTokenizerParts> sharedParts(const std::vector<s
     return parts;
 }
 
-// BERT's vocab.txt as the tokenizer.json BertTokenizerFast writes for it.
+// BERT's vocab.txt as the tokenizer.json BertTokenizerFast writes for it. Its lines are counted first
+// (checkVocabularySize) and go to the vocabulary as its members read aside, not into a JSON object (a vocab.txt of
+// 10 million lines cost 4.8 GB that way, 80 times its size).
 std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &vocabTxt, bool lowercase)
 {
     const std::string text = readFile(vocabTxt, limits::kTokenizerBytes);
-    Json vocab = Json::object();
+    const size_t lines = size_t(std::count(text.begin(), text.end(), '\n')) + (text.ends_with('\n') ? 0 : 1);
+    pipeline::checkVocabularySize(lines, vocabTxt);
+    pipeline::VocabEntries vocab;
+    vocab.reserve(lines);
+    pipeline::FlatTable<std::string_view, int> ids; // views into `text`
+    ids.reserve(lines);
     int id = 0;
     for (size_t start = 0; start < text.size(); ++id) {
         size_t end = text.find('\n', start);
         if (end == std::string::npos)
             end = text.size();
-        std::string token = text.substr(start, end - start);
+        std::string_view token = std::string_view(text).substr(start, end - start);
         start = end + 1;
         if (!token.empty() && token.back() == '\r')
-            token.pop_back();
+            token.remove_suffix(1);
         if (unicode::firstInvalidUtf8(token) != std::string::npos)
             throw Error(vocabTxt + ": line " + std::to_string(id + 1) + ": not valid UTF-8");
-        if (!vocab.contains(token)) // as BERT's load_vocab, a repeated line keeps its first id
-            vocab[token] = id;
+        if (!ids.find(token)) { // as BERT's load_vocab, a repeated line keeps its first id
+            ids.put(token, id);
+            vocab.emplace_back(std::string(token), id);
+        }
     }
     const auto idOf = [&](const char *token) {
-        if (!vocab.contains(token))
+        const int *found = ids.find(token);
+        if (!found)
             throw Error(vocabTxt + ": has no " + token + " token, which BERT's tokenizer needs");
-        return vocab[token].get<int>();
+        return *found;
     };
     Json added = Json::array();
     for (const char *special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
-        if (vocab.contains(special))
-            added.push_back({{"id", vocab[special]}, {"content", special}, {"single_word", false}, {"lstrip", false},
+        if (ids.find(special))
+            added.push_back({{"id", idOf(special)}, {"content", special}, {"single_word", false}, {"lstrip", false},
                 {"rstrip", false}, {"normalized", false}, {"special", true}});
     const Json root = {
         {"added_tokens", added},
@@ -356,13 +393,13 @@ std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &voc
         {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
         {"model",
             {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-                {"max_input_chars_per_word", 100}, {"vocab", vocab}}},
+                {"max_input_chars_per_word", 100}}},
         {"post_processor",
             {{"type", "BertProcessing"}, {"cls", {"[CLS]", idOf("[CLS]")}}, {"sep", {"[SEP]", idOf("[SEP]")}}}},
         {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
     };
     auto parts = std::make_unique<HuggingFaceTokenizerParts>();
-    parts->read(root, vocabTxt);
+    parts->read(root, vocabTxt, &vocab);
     parts->cleanUpSpaces = true; // BertTokenizer's default
     return parts;
 }
@@ -449,7 +486,10 @@ std::string HuggingFaceTokenizer::decode(const std::vector<int> &ids) const
         tokens.push_back(tokenString(id));
     std::string text;
     if (m_parts->decoder) {
-        m_parts->decoder->decodeChain(tokens);
+        size_t bytes = 0;
+        for (const std::string &t : tokens)
+            bytes += t.size();
+        m_parts->decoder->decodeChain(tokens, pipeline::rewrittenLimit(bytes));
         for (const std::string &t : tokens)
             text += t;
     } else {

@@ -33,7 +33,7 @@ public:
         : m_form(form)
     {
     }
-    void normalize(std::string &text) const override { text = normalized(text, m_form); }
+    void normalize(std::string &text, size_t) const override { text = normalized(text, m_form); }
 
 private:
     NormalForm m_form;
@@ -42,14 +42,14 @@ private:
 class Lowercase : public Normalizer
 {
 public:
-    void normalize(std::string &text) const override { text = lowercased(text); }
+    void normalize(std::string &text, size_t) const override { text = lowercased(text); }
 };
 
 // Removes every combining mark (Mn, Mc, Me), as the Rust crate's is_combining_mark; usually after NFD.
 class StripAccents : public Normalizer
 {
 public:
-    void normalize(std::string &text) const override
+    void normalize(std::string &text, size_t) const override
     {
         text = mapChars(text, [](uint32_t cp, std::string_view raw, std::string &out) {
             if (!isMark(cp))
@@ -66,7 +66,7 @@ public:
         , m_right(right)
     {
     }
-    void normalize(std::string &text) const override
+    void normalize(std::string &text, size_t) const override
     {
         size_t begin = 0, end = text.size();
         if (m_left)
@@ -99,7 +99,7 @@ public:
         : m_replace(json, where)
     {
     }
-    void normalize(std::string &text) const override { text = m_replace(text); }
+    void normalize(std::string &text, size_t limit) const override { text = m_replace(text, limit); }
 
 private:
     Replacement m_replace;
@@ -112,7 +112,7 @@ public:
         : m_prefix(std::move(prefix))
     {
     }
-    void normalize(std::string &text) const override
+    void normalize(std::string &text, size_t) const override
     {
         if (!text.empty())
             text.insert(0, m_prefix);
@@ -136,7 +136,7 @@ public:
         m_stripAccents
             = it == json.end() || it->is_null() ? m_lowercase : boolMember(json, "strip_accents", where, false);
     }
-    void normalize(std::string &text) const override
+    void normalize(std::string &text, size_t) const override
     {
         if (m_cleanText)
             text = mapChars(text, [](uint32_t cp, std::string_view raw, std::string &out) {
@@ -178,15 +178,40 @@ public:
         : m_steps(readSteps(json, "normalizers", where, &makeNormalizer))
     {
     }
-    void normalize(std::string &text) const override
+    void normalize(std::string &text, size_t limit) const override
     {
         for (const auto &step : m_steps)
-            step->normalize(text);
+            step->normalize(text, limit);
     }
 
 private:
     std::vector<std::unique_ptr<Normalizer>> m_steps;
 };
+
+// A component with its output's size checked (pipeline.h: rewrittenLimit).
+class BoundedNormalizer : public Normalizer
+{
+public:
+    BoundedNormalizer(std::unique_ptr<Normalizer> inner, Where where, std::string type)
+        : m_inner(std::move(inner))
+        , m_where(std::move(where))
+        , m_type(std::move(type))
+    {
+    }
+    void normalize(std::string &text, size_t limit) const override
+    {
+        m_inner->normalize(text, limit);
+        if (text.size() > limit)
+            refuseGrowth(m_where, m_type, "normalizer", limit);
+    }
+
+private:
+    std::unique_ptr<Normalizer> m_inner;
+    Where m_where;
+    std::string m_type;
+};
+
+std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const Where &where);
 
 struct ByteLevelAlphabet
 {
@@ -284,6 +309,7 @@ bool boolMember(const Json &json, const char *name, const Where &where, bool fal
 }
 
 Pattern::Pattern(const Json &json, const Where &where)
+    : m_where(where)
 {
     if (!json.is_object() || json.size() != 1)
         throw Error(where() + ": expected {\"String\": …} or {\"Regex\": …}, got " + shownJson(json));
@@ -314,23 +340,51 @@ Replacement::Replacement(const Json &json, const Where &where)
 std::vector<std::pair<size_t, size_t>> Pattern::findAll(std::string_view text) const
 {
     if (m_regex)
-        return m_regex->findAll(text);
+        try {
+            return m_regex->findAll(text);
+        } catch (const Error &e) {
+            throw Error(m_where.at("Regex")() + ": " + e.what());
+        }
     std::vector<std::pair<size_t, size_t>> matches;
     for (size_t at = text.find(m_literal); at != text.npos; at = text.find(m_literal, at + m_literal.size()))
         matches.emplace_back(at, at + m_literal.size());
     return matches;
 }
 
-std::string Pattern::replaceAll(std::string_view text, std::string_view content) const
+std::string Pattern::replaceAll(std::string_view text, std::string_view content, size_t limit) const
 {
     std::string out;
     size_t done = 0;
-    for (const auto &[begin, end] : findAll(text)) {
+    const auto replace = [&](size_t begin, size_t end) {
         out.append(text.substr(done, begin - done)).append(content);
         done = end;
+        return out.size() <= limit;
+    };
+    if (!m_regex) { // a literal streams: a list of its matches would cost 16 bytes each
+        for (size_t at = text.find(m_literal); at != text.npos; at = text.find(m_literal, at + m_literal.size()))
+            if (!replace(at, at + m_literal.size()))
+                return out;
+    } else {
+        for (const auto &[begin, end] : findAll(text))
+            if (!replace(begin, end))
+                return out;
     }
     out.append(text.substr(done));
     return out;
+}
+
+size_t rewrittenLimit(size_t bytes)
+{
+    return bytes > (kMaxRewrittenBytes - kRewriteSlack) / kRewriteGrowth ? kMaxRewrittenBytes
+                                                                         : bytes * kRewriteGrowth + kRewriteSlack;
+}
+
+void refuseGrowth(const Where &where, const std::string &type, const char *what, size_t limit)
+{
+    throw Error(where() + ": the " + type + " " + what + " makes the text longer than " + std::to_string(limit)
+        + " bytes, the most it may become (" + std::to_string(kRewriteGrowth) + " times its length plus "
+        + std::to_string(kRewriteSlack) + " bytes, at most " + std::to_string(kMaxRewrittenBytes >> 20) + " MiB); a "
+        + what + " that expands text this much is refused");
 }
 
 std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where)
@@ -338,6 +392,13 @@ std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where)
     if (json.is_null())
         return nullptr;
     const std::string type = typeOf(json, where);
+    return std::make_unique<BoundedNormalizer>(makeUncheckedNormalizer(type, json, where), where, type);
+}
+
+namespace {
+
+std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const Where &where)
+{
     if (type == "NFC")
         return std::make_unique<UnicodeForm>(NormalForm::NFC);
     if (type == "NFD")
@@ -364,6 +425,8 @@ std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where)
     refuseType(type, "normalizer",
         "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer, Sequence", where);
 }
+
+} // namespace
 
 uint32_t byteLevelChar(unsigned char byte)
 {

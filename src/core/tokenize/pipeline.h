@@ -10,7 +10,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,13 +35,27 @@ struct Where
     std::string operator()() const { return path + ": " + key; }
 };
 
+// Normalizers, pre-tokenizers and decoders rewrite text, and a file may make them grow it without bound (a Replace of
+// "a" by 10,000 "b"s, thirty chained "a" -> "aa"): each component's output is bounded by rewrittenLimit() of the text
+// the chain was given, checked after each component (a Replace stops as it passes the bound), and past it the
+// component is refused by name (refuseGrowth). The largest growth of a real component is 11 times (NFKD of U+FDFA,
+// 3 bytes -> 33); byte-level pre-tokenization doubles, Metaspace triples a space.
+constexpr size_t kRewriteGrowth = 16;
+constexpr size_t kRewriteSlack = 1024; // bytes: Prepend and the prefix spaces of a short text
+constexpr size_t kMaxRewrittenBytes = size_t(256) << 20;
+// kRewriteGrowth times `bytes` plus kRewriteSlack, at most kMaxRewrittenBytes.
+size_t rewrittenLimit(size_t bytes);
+// Throws atlas::Error: the component at `where` (of type `type`, a `what`: "normalizer") grew the text past `limit`.
+[[noreturn]] void refuseGrowth(const Where &where, const std::string &type, const char *what, size_t limit);
+
 class Normalizer
 {
 public:
     virtual ~Normalizer() = default;
-    virtual void normalize(std::string &text) const = 0;
+    // `limit`: rewrittenLimit() of the text the chain was given; makeNormalizer's components throw past it.
+    virtual void normalize(std::string &text, size_t limit) const = 0;
 };
-// Null JSON gives nullptr (no normalizer).
+// Null JSON gives nullptr (no normalizer). The component (each step of a Sequence too) checks its output's size.
 std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where);
 
 // One piece of pre-tokenized text; `atOrigin` when it begins at offset 0 of the whole input (Metaspace's
@@ -57,8 +70,9 @@ class PreTokenizer
 {
 public:
     virtual ~PreTokenizer() = default;
-    // Splits (and may rewrite) each piece; empty pieces are dropped.
-    virtual void preTokenize(std::vector<Piece> &pieces) const = 0;
+    // Splits (and may rewrite) each piece; empty pieces are dropped. `limit` bounds the pieces' bytes as in
+    // Normalizer.
+    virtual void preTokenize(std::vector<Piece> &pieces, size_t limit) const = 0;
 };
 std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &where);
 
@@ -94,8 +108,9 @@ class Decoder
 {
 public:
     virtual ~Decoder() = default;
-    // Rewrites the token strings; the decoded text is their concatenation.
-    virtual void decodeChain(std::vector<std::string> &tokens) const = 0;
+    // Rewrites the token strings; the decoded text is their concatenation. `limit` bounds their bytes as in
+    // Normalizer.
+    virtual void decodeChain(std::vector<std::string> &tokens, size_t limit) const = 0;
 };
 std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where);
 
@@ -106,10 +121,13 @@ class Pattern
 public:
     Pattern(const Json &json, const Where &where);
     ~Pattern();
+    // Throws atlas::Error naming the file, the component and the pattern when PCRE2 gives up on a text (Regex).
     std::vector<std::pair<size_t, size_t>> findAll(std::string_view text) const;
-    std::string replaceAll(std::string_view text, std::string_view content) const;
+    // Stops as the result passes `limit` bytes (the caller refuses it).
+    std::string replaceAll(std::string_view text, std::string_view content, size_t limit) const;
 
 private:
+    Where m_where;
     std::string m_literal;
     std::unique_ptr<Regex> m_regex;
 };
@@ -133,14 +151,33 @@ public:
         }
     }
     bool empty() const { return m_values.size() <= 1; }
-    // Whether some key starts with this byte: most positions of a text can be skipped at once.
-    bool startsWith(unsigned char byte) const { return m_firstBytes[byte]; }
+
+    // Every key ending at each position of a text, in time linear in the text plus the keys found (Aho–Corasick):
+    // where eachPrefix from every position costs the text's length times the longest key's when a long key nearly
+    // matches (a Unigram piece of 100,000 "a"s over a text of "a"s). link() once after the last insert; then
+    // node = step(node, byte) for each byte from node 0, and eachEnding(node, found) calls found(length, value) for
+    // each key that ends at that byte, longest first.
+    void link();
+    int step(int node, unsigned char byte) const
+    {
+        int next;
+        while ((next = child(node, byte)) < 0 && node != 0)
+            node = m_fail[size_t(node)];
+        return next < 0 ? 0 : next;
+    }
+    template <typename F> void eachEnding(int node, F found) const
+    {
+        for (int n = m_values[size_t(node)] >= 0 ? node : m_output[size_t(node)]; n > 0; n = m_output[size_t(n)])
+            found(size_t(m_depth[size_t(n)]), m_values[size_t(n)]);
+    }
 
 private:
-    std::array<bool, 256> m_firstBytes {};
     int child(int node, unsigned char byte) const;
     std::vector<int> m_values {-1}; // node -> value, -1 for none; node 0 is the root
     std::unordered_map<uint64_t, int> m_children; // node << 8 | byte -> child
+    // After link(): node -> its longest proper suffix that is a node, the longest such suffix that ends a key (-1 for
+    // none), and its depth (the length of the key it spells).
+    std::vector<int> m_fail, m_output, m_depth;
 };
 
 // A Sequence's steps: json[key] must be an array of components of one kind; null entries are skipped.
@@ -154,7 +191,10 @@ class Replacement
 public:
     // {"pattern": {"String" | "Regex": …}, "content": …}
     Replacement(const Json &json, const Where &where);
-    std::string operator()(std::string_view text) const { return m_pattern.replaceAll(text, m_content); }
+    std::string operator()(std::string_view text, size_t limit) const
+    {
+        return m_pattern.replaceAll(text, m_content, limit);
+    }
 
 private:
     Pattern m_pattern;

@@ -143,7 +143,7 @@ public:
         for (int b = 0; b < 256; ++b)
             m_utf8[b] = byteLevelUtf8(static_cast<unsigned char>(b));
     }
-    void preTokenize(std::vector<Piece> &pieces) const override
+    void preTokenize(std::vector<Piece> &pieces, size_t) const override
     {
         eachPiece(pieces, [&](const Piece &p, std::vector<Piece> &out) {
             const std::string text = m_addPrefixSpace && !p.text.starts_with(' ') ? " " + p.text : p.text;
@@ -184,7 +184,7 @@ public:
         if (!json.contains("behavior"))
             throw Error(where.at("behavior")() + ": missing");
     }
-    void preTokenize(std::vector<Piece> &pieces) const override
+    void preTokenize(std::vector<Piece> &pieces, size_t) const override
     {
         eachPiece(pieces, [&](const Piece &p, std::vector<Piece> &out) {
             splitPiece(p, segmentsOf(p.text.size(), m_pattern.findAll(p.text), m_invert), m_behavior, out);
@@ -219,7 +219,7 @@ public:
             m_prepend = boolMember(json, "add_prefix_space", where, true) ? "always" : "never"; // older files
         }
     }
-    void preTokenize(std::vector<Piece> &pieces) const override
+    void preTokenize(std::vector<Piece> &pieces, size_t) const override
     {
         eachPiece(pieces, [&](const Piece &p, std::vector<Piece> &out) {
             std::string text;
@@ -258,7 +258,7 @@ public:
         , m_behavior(behavior)
     {
     }
-    void preTokenize(std::vector<Piece> &pieces) const override
+    void preTokenize(std::vector<Piece> &pieces, size_t) const override
     {
         eachPiece(pieces, [&](const Piece &p, std::vector<Piece> &out) {
             splitPiece(p, charSegments(p.text, m_test), m_behavior, out);
@@ -280,7 +280,7 @@ public:
                   R"(|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\x{B2}\x{B3}\x{B9}\x{BC}-\x{BE}\s]+)")
     {
     }
-    void preTokenize(std::vector<Piece> &pieces) const override
+    void preTokenize(std::vector<Piece> &pieces, size_t) const override
     {
         eachPiece(pieces, [&](const Piece &p, std::vector<Piece> &out) {
             splitPiece(p, segmentsOf(p.text.size(), m_regex.findAll(p.text), true), Behavior::Removed, out);
@@ -302,23 +302,44 @@ public:
         : m_steps(std::move(steps))
     {
     }
-    void preTokenize(std::vector<Piece> &pieces) const override
+    void preTokenize(std::vector<Piece> &pieces, size_t limit) const override
     {
         for (const auto &step : m_steps)
-            step->preTokenize(pieces);
+            step->preTokenize(pieces, limit);
     }
 
 private:
     std::vector<std::unique_ptr<PreTokenizer>> m_steps;
 };
 
-} // namespace
-
-std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &where)
+// A component with its output's size checked (pipeline.h: rewrittenLimit).
+class BoundedPreTokenizer : public PreTokenizer
 {
-    if (json.is_null())
-        return nullptr;
-    const std::string type = typeOf(json, where);
+public:
+    BoundedPreTokenizer(std::unique_ptr<PreTokenizer> inner, Where where, std::string type)
+        : m_inner(std::move(inner))
+        , m_where(std::move(where))
+        , m_type(std::move(type))
+    {
+    }
+    void preTokenize(std::vector<Piece> &pieces, size_t limit) const override
+    {
+        m_inner->preTokenize(pieces, limit);
+        size_t bytes = 0;
+        for (const Piece &p : pieces)
+            bytes += p.text.size();
+        if (bytes > limit)
+            refuseGrowth(m_where, m_type, "pre-tokenizer", limit);
+    }
+
+private:
+    std::unique_ptr<PreTokenizer> m_inner;
+    Where m_where;
+    std::string m_type;
+};
+
+std::unique_ptr<PreTokenizer> makeUncheckedPreTokenizer(const std::string &type, const Json &json, const Where &where)
+{
     if (type == "ByteLevel")
         return std::make_unique<ByteLevel>(json, where);
     if (type == "Split")
@@ -354,6 +375,16 @@ std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &wh
         "ByteLevel, Split, Metaspace, Whitespace, WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, "
         "CharDelimiterSplit, Sequence",
         where);
+}
+
+} // namespace
+
+std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &where)
+{
+    if (json.is_null())
+        return nullptr;
+    const std::string type = typeOf(json, where);
+    return std::make_unique<BoundedPreTokenizer>(makeUncheckedPreTokenizer(type, json, where), where, type);
 }
 
 } // namespace atlas::pipeline

@@ -247,7 +247,11 @@ public:
         std::vector<int> pieces;
         std::string candidate;
         for (size_t start = 0; start < word.size();) {
-            size_t end = word.size();
+            // No candidate longer than the longest token: a long word costs its length times that, not its square
+            // (max_input_chars_per_word may be as large as a file likes).
+            size_t end = std::min(word.size(), start + m_vocab.longest);
+            while (end > start && end < word.size() && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80)
+                --end;
             int found = -1;
             while (start < end) {
                 candidate.assign(start > 0 ? m_prefix : std::string());
@@ -297,14 +301,13 @@ class Unigram : public SubwordModel
 {
 public:
     Unigram(const Json &json, const Where &where)
+        : m_where(where)
     {
         const Json &vocab = json.contains("vocab") ? json["vocab"] : Json();
         const Where at = where.at("vocab");
         if (!vocab.is_array() || vocab.empty())
             throw Error(at() + ": expected a non-empty array of [piece, score]");
-        if (vocab.size() > size_t(kMaxTokenId))
-            throw Error(at() + ": " + std::to_string(vocab.size()) + " pieces, more than the "
-                + std::to_string(kMaxTokenId) + " this program reads");
+        checkVocabularySize(vocab.size(), at());
         m_pieces.reserve(vocab.size());
         m_scores.reserve(vocab.size());
         for (size_t i = 0; i < vocab.size(); ++i) {
@@ -317,6 +320,7 @@ public:
             m_ids.emplace(m_pieces.back(), int(i));
             m_trie.insert(m_pieces.back(), int(i));
         }
+        m_trie.link();
         m_minScore = *std::min_element(m_scores.begin(), m_scores.end());
         const auto unk = json.find("unk_id");
         if (unk != json.end() && !unk->is_null()) {
@@ -325,6 +329,7 @@ public:
                     + ", got " + shownJson(*unk));
             m_unk = unk->get<int>();
         }
+        m_unkGiven = unk == json.end() ? "missing" : "null";
         m_byteFallback = boolMember(json, "byte_fallback", where, false);
     }
 
@@ -356,9 +361,11 @@ public:
             }
             if (m_byteFallback && appendBytes(piece, out))
                 continue;
-            if (m_unk < 0)
-                throw Error("the Unigram model has no unk_id, and \"" + std::string(piece.substr(0, 40))
-                    + "\" is not one of its pieces");
+            if (m_unk < 0) // as the crate, which fails on such a text too
+                throw Error(m_where.at("unk_id")() + ": the Unigram model has no unknown token (unk_id is " + m_unkGiven
+                    + "), and the text's \"" + std::string(piece.substr(0, 40)) + "\" is not one of its pieces"
+                    + (m_byteFallback ? "" : " (nor is byte_fallback on)")
+                    + ": give unk_id the index of the <unk> piece");
             out.push_back(m_unk);
         }
         ids.insert(ids.end(), out.begin(), out.end());
@@ -385,6 +392,10 @@ private:
         return true;
     }
 
+    // The lattice's edges by their end (ByteTrie::step): a piece of `length` bytes ending at byte `end` is an edge
+    // from end - length, which is final by then; the character ending there is an unknown edge when no piece of its
+    // length covers it. The edges and their order (by start, the unknown one last) are those of a walk from each
+    // start, in time linear in the text plus the edges however long the pieces are.
     std::vector<Span> bestPath(std::string_view text) const
     {
         constexpr double kUnknownPenalty = 10.0;
@@ -397,24 +408,31 @@ private:
         const size_t n = text.size();
         std::vector<Node> best(n + 1);
         const double unknownScore = m_minScore - kUnknownPenalty;
-        for (size_t start = 0; start < n;) {
-            const double here = best[start].score;
-            const size_t charLength = decodeUtf8(text, start).length;
+        const auto isBoundary = [&](size_t pos) {
+            return pos == 0 || pos == n || (static_cast<unsigned char>(text[pos]) & 0xC0) != 0x80;
+        };
+        const auto offer = [&](size_t start, size_t end, int id, double score) {
+            Node &target = best[end];
+            const double candidate = score + best[start].score;
+            if (target.start == std::string_view::npos || candidate > target.score)
+                target = {id, candidate, start};
+        };
+        size_t charStart = 0;
+        for (size_t end = 1, node = 0; end <= n; ++end) {
+            if (isBoundary(end - 1))
+                charStart = end - 1;
+            node = size_t(m_trie.step(int(node), static_cast<unsigned char>(text[end - 1])));
+            const bool charEnds = isBoundary(end);
             bool coversChar = false;
-            m_trie.eachPrefix(text.substr(start), [&](size_t length, int id) {
-                Node &target = best[start + length];
-                const double candidate = m_scores[id] + here;
-                if (target.start == std::string_view::npos || candidate > target.score)
-                    target = {id, candidate, start};
-                coversChar = coversChar || length == charLength;
+            m_trie.eachEnding(int(node), [&](size_t length, int id) {
+                const size_t start = end - length;
+                if (!isBoundary(start) || !charEnds) // pieces and text are UTF-8: edges join characters
+                    return;
+                offer(start, end, id, m_scores[size_t(id)]);
+                coversChar = coversChar || start == charStart;
             });
-            if (!coversChar) {
-                Node &target = best[start + charLength];
-                const double candidate = unknownScore + here;
-                if (target.start == std::string_view::npos || candidate > target.score)
-                    target = {m_unk, candidate, start};
-            }
-            start += charLength;
+            if (charEnds && !coversChar)
+                offer(charStart, end, m_unk, unknownScore);
         }
         std::vector<Span> spans;
         for (size_t end = n; end > 0;) {
@@ -430,6 +448,8 @@ private:
         return spans;
     }
 
+    Where m_where;
+    std::string m_unkGiven; // "missing" or "null", when the model has no unk_id
     std::vector<std::string> m_pieces;
     std::vector<double> m_scores;
     TokenIds m_ids;
@@ -444,8 +464,6 @@ private:
 
 void ByteTrie::insert(std::string_view key, int value)
 {
-    if (!key.empty())
-        m_firstBytes[static_cast<unsigned char>(key[0])] = true;
     int node = 0;
     for (unsigned char byte : key) {
         int next = child(node, byte);
@@ -458,6 +476,41 @@ void ByteTrie::insert(std::string_view key, int value)
     }
     if (m_values[node] < 0) // the first of two equal keys wins, as a map insert
         m_values[node] = value;
+}
+
+void ByteTrie::link()
+{
+    const size_t nodes = m_values.size();
+    std::vector<int> parent(nodes, 0);
+    std::vector<unsigned char> byteOf(nodes, 0);
+    for (const auto &[key, node] : m_children)
+        parent[size_t(node)] = int(key >> 8), byteOf[size_t(node)] = static_cast<unsigned char>(key & 0xFF);
+    m_depth.assign(nodes, 0);
+    for (size_t n = 1; n < nodes; ++n) // a node is made after its parent
+        m_depth[n] = m_depth[size_t(parent[n])] + 1;
+    std::vector<int> order(nodes); // breadth first: by depth
+    for (size_t n = 0; n < nodes; ++n)
+        order[n] = int(n);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return m_depth[size_t(a)] < m_depth[size_t(b)]; });
+    m_fail.assign(nodes, 0);
+    m_output.assign(nodes, -1);
+    for (int n : order) {
+        if (n == 0)
+            continue;
+        const int p = parent[size_t(n)];
+        int fail = 0;
+        if (p != 0)
+            for (int f = m_fail[size_t(p)];; f = m_fail[size_t(f)]) {
+                if (const int next = child(f, byteOf[size_t(n)]); next >= 0) {
+                    fail = next;
+                    break;
+                }
+                if (f == 0)
+                    break;
+            }
+        m_fail[size_t(n)] = fail;
+        m_output[size_t(n)] = fail != 0 && m_values[size_t(fail)] >= 0 ? fail : m_output[size_t(fail)];
+    }
 }
 
 int ByteTrie::child(int node, unsigned char byte) const

@@ -22,6 +22,18 @@
 namespace atlas::pipeline {
 
 constexpr int64_t kMaxTokenId = (1 << 24) - 1;
+// The most tokens a vocabulary may hold: eight times the largest published ones (Gemma's 262,144). A token costs
+// about 150 bytes while it is read (its string, its table slots and its id), so this bounds a vocabulary at about
+// 300 MiB however small its lines are (a vocab.txt of 10 million one-letter lines is refused at once).
+constexpr size_t kMaxVocabularyTokens = size_t(1) << 21;
+// Throws atlas::Error when `count` tokens are more than kMaxVocabularyTokens.
+inline void checkVocabularySize(size_t count, const std::string &where)
+{
+    if (count > kMaxVocabularyTokens)
+        throw Error(where + ": " + std::to_string(count) + " tokens, more than the "
+            + std::to_string(kMaxVocabularyTokens)
+            + " a vocabulary may hold here (the largest published ones hold about 262,000)");
+}
 constexpr size_t kMaxCachedWords = size_t(1) << 18;
 constexpr size_t kMaxCachedWordBytes = 256; // longer words are rare and would only fill the cache
 
@@ -107,6 +119,7 @@ struct Vocabulary
     std::vector<bool> present;
     FlatTable<std::string_view, int> ids;
     int count = 0;
+    size_t longest = 0; // bytes of the longest token: no longer piece of a text can be one
 
     Vocabulary() = default;
     Vocabulary(const Vocabulary &) = delete;
@@ -118,9 +131,12 @@ struct Vocabulary
         if (!json.is_object() && !(aside && json.is_null()))
             throw Error(where() + ": expected an object mapping each token to its id");
         VocabEntries entries = aside ? std::move(*aside) : VocabEntries();
+        checkVocabularySize(entries.size() + (json.is_object() ? json.size() : 0), where());
         if (json.is_object())
             for (const auto &[token, value] : json.items())
                 entries.emplace_back(token, value);
+        if (entries.empty()) // BPE drops what it cannot spell; with no token, the whole text would vanish
+            throw Error(where() + ": empty: a tokenizer without tokens cannot encode any text");
         int64_t largest = -1;
         for (const auto &[token, value] : entries) {
             if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > kMaxTokenId)
@@ -147,6 +163,7 @@ struct Vocabulary
                 present[*earlier] = false;
                 --count;
             }
+            longest = std::max(longest, token.size());
             tokens[id] = std::move(token);
             present[id] = true;
             ids.put(tokens[id], id);
