@@ -171,8 +171,17 @@ std::string CheckpointDirectory::stage() const
     name.push_back('\0');
     if (!::mkdtemp(name.data()))
         failErrno(sets.string(), "cannot create a directory for the checkpoint");
-    const nlohmann::json mark = {{"program", "transformer-atlas"}, {"output", "checkpoint"}};
-    writeFileAtomically((fs::path(name.data()) / kMark).string(), mark.dump() + "\n");
+    // Created in place, not renamed into it: its presence is the mark, so a kill at any moment leaves an empty
+    // directory (removed as empty) or a marked one.
+    const std::string mark = (fs::path(name.data()) / kMark).string();
+    const int fd = ::open(mark.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        failErrno(mark, "cannot mark the checkpoint");
+    static const char text[] = "{\"program\": \"transformer-atlas\", \"output\": \"checkpoint\"}\n";
+    const bool written = ::write(fd, text, sizeof text - 1) == ssize_t(sizeof text - 1);
+    ::close(fd);
+    if (!written)
+        failErrno(mark, "cannot mark the checkpoint");
     return std::string(name.data());
 }
 
