@@ -57,6 +57,7 @@ def main():
         put("trainerstate", "reverse-step-2.json", read(os.path.join(out, pointer["checkpoint"], "trainer.json")))
 
     put_deep_seeds()
+    put_manytensors_seeds()
 
 
 def small_tokenizer_json(path, keep):
@@ -88,6 +89,20 @@ def put_tokenizer_json_seeds():
     }
     for name, (tok, special) in seeds.items():
         put("tokenizerjson", name, json.dumps(tok, ensure_ascii=False).encode() + b"\0" + (text + special).encode())
+
+
+def put_manytensors_seeds():
+    """Recipes for fuzz_manytensors: a count (two bytes, little-endian), each entry's kind, then a NUL and a raw value."""
+    seeds = {
+        "plain-10000": (10000, b"\x00", b""),
+        "overlapping": (300, b"\x00\x01", b""),
+        "reversed": (300, b"\x02", b""),
+        "duplicates": (200, b"\x00\x10", b""),
+        "missing-shard": (50, b"\x00\x00\x04", b""),
+        "raw-bf16": (100, b"\x00\xc0", b'{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}'),
+    }
+    for name, (count, kinds, raw) in seeds.items():
+        put("manytensors", name, struct.pack("<H", count) + kinds + (b"\0" + raw if raw else b""))
 
 
 def put_deep_seeds():
