@@ -7,6 +7,7 @@ BINARY (build/src/transformer-atlas) makes a real checkpoint for the trainer-sta
 import glob
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -58,6 +59,8 @@ def main():
         put("trainerstate", "reverse-step-2.json", read(os.path.join(out, pointer["checkpoint"], "trainer.json")))
 
     put_deep_seeds()
+    put_manytensors_seeds()
+    put_lessonactions_seeds()
 
 
 def small_tokenizer_json(path, keep):
@@ -122,6 +125,33 @@ def put_normalizer_seeds():
     }
     for name, parts in seeds.items():
         put("normalizers", name, json.dumps(parts, ensure_ascii=False).encode() + b"\0" + ("a" * 40 + text).encode())
+
+
+def put_lessonactions_seeds():
+    """Every action line of the shipped lessons, and a few of each verb's options, one per seed."""
+    lines = set()
+    for path in glob.glob("lessons/*.md"):
+        for block in re.findall(r"```actions\n(.*?)```", read(path).decode(), re.S):
+            lines.update(line.strip() for line in block.splitlines() if line.strip())
+    extra = ["generate 5 temperature=0.8 top-k=3 seed=2", "pad 1,2", "param window=4", "run-to layer.0.attn.probs",
+             "train copy-span steps=20 lr=0.003 seed=1 spans=true", "train reverse experts=4 positions=rope",
+             "generate 1\ngenerate 2\npad 0"]
+    for i, line in enumerate(sorted(lines) + extra):
+        put("lessonactions", "seed-%02d" % i, (line + "\n").encode())
+
+
+def put_manytensors_seeds():
+    """Recipes for fuzz_manytensors: a count (two bytes, little-endian), each entry's kind, then a NUL and a raw value."""
+    seeds = {
+        "plain-10000": (10000, b"\x00", b""),
+        "overlapping": (300, b"\x00\x01", b""),
+        "reversed": (300, b"\x02", b""),
+        "duplicates": (200, b"\x00\x10", b""),
+        "missing-shard": (50, b"\x00\x00\x04", b""),
+        "raw-bf16": (100, b"\x00\xc0", b'{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}'),
+    }
+    for name, (count, kinds, raw) in seeds.items():
+        put("manytensors", name, struct.pack("<H", count) + kinds + (b"\0" + raw if raw else b""))
 
 
 def put_deep_seeds():

@@ -217,7 +217,11 @@ int openRegularFile(const std::string &path)
 
 std::string readFile(const std::string &path, size_t maxBytes)
 {
-    const int fd = openRegularFile(path);
+    return readDescriptor(openRegularFile(path), path, maxBytes);
+}
+
+std::string readDescriptor(int fd, const std::string &path, size_t maxBytes)
+{
     std::string out;
     try {
         struct stat st;

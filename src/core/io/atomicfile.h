@@ -19,6 +19,9 @@ std::string readFile(const std::string &path, size_t maxBytes = SIZE_MAX);
 // returns the descriptor (the caller closes it).
 int openRegularFile(const std::string &path);
 
+// readFile's reading of a descriptor opened for `path` (by openRegularFile, or openModelFile); closes it.
+std::string readDescriptor(int fd, const std::string &path, size_t maxBytes = SIZE_MAX);
+
 // "a named pipe (FIFO)", "a character device" …: what a stat mode says a path is, for messages.
 std::string fileKind(unsigned mode);
 

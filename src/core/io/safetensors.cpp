@@ -2,15 +2,19 @@
 
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
+#include "io/modelfile.h"
 #include "util/error.h"
 #include "util/pageadvice.h"
 #include "util/parallel.h"
+#include "util/text.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -76,9 +80,36 @@ float bf16ToFloat(uint16_t b)
     return std::bit_cast<float>(uint32_t(b) << 16);
 }
 
+// Whether every value is a number: the exponent bits of NaN and of ±infinity are all ones. Vectorises, so checking a
+// checkpoint as it is read costs little beside the copy (docs/reliability.md).
+bool allFinite(const float *values, int64_t n)
+{
+    uint32_t nonFinite = 0;
+    for (int64_t i = 0; i < n; ++i)
+        nonFinite |= uint32_t((std::bit_cast<uint32_t>(values[i]) & 0x7F800000u) == 0x7F800000u);
+    return nonFinite == 0;
+}
+
+// "holds 3 values that are not finite numbers, the first element 17, NaN: …"
+std::string nonFiniteReason(const float *values, int64_t n)
+{
+    int64_t count = 0, first = -1;
+    for (int64_t i = 0; i < n; ++i)
+        if (!std::isfinite(values[i]) && count++ == 0)
+            first = i;
+    const float v = values[first];
+    return "holds " + std::to_string(count) + (count == 1 ? " value" : " values") + " that "
+        + (count == 1 ? "is" : "are") + " not a finite number, the first element " + std::to_string(first) + " of "
+        + std::to_string(n) + " ("
+        + (std::isnan(v) ? "NaN"
+                : v > 0  ? "infinity"
+                         : "-infinity")
+        + "): a model's weights must be finite numbers (a training run that diverged writes NaN)";
+}
+
 std::string fieldError(const std::string &path, const std::string &name, const std::string &reason)
 {
-    return path + ": tensor '" + name + "': " + reason;
+    return path + ": tensor '" + shownText(name) + "': " + reason;
 }
 
 std::string headerError(const std::string &path, const std::string &reason)
@@ -92,7 +123,7 @@ nlohmann::json parseHeader(const std::string &path, const char *begin, const cha
     std::set<std::string> seen;
     const JsonEventHook noDuplicates = [&](int depth, nlohmann::json::parse_event_t event, const nlohmann::json &key) {
         if (event == nlohmann::json::parse_event_t::key && depth == 1 && !seen.insert(key.get<std::string>()).second)
-            throw Error(headerError(path, "duplicate entry '" + key.get<std::string>() + "'"));
+            throw Error(headerError(path, "duplicate entry '" + shownText(key.get<std::string>()) + "'"));
     };
     const nlohmann::json header = parseJson(begin, end, path + ": header", noDuplicates);
     if (!header.is_object())
@@ -107,7 +138,7 @@ std::map<std::string, std::string> parseMetadata(const std::string &path, const 
     std::map<std::string, std::string> metadata;
     for (const auto &[key, v] : value.items()) {
         if (!v.is_string())
-            throw Error(headerError(path, "__metadata__ value of '" + key + "' is not a string"));
+            throw Error(headerError(path, "__metadata__ value of '" + shownText(key) + "' is not a string"));
         metadata[key] = v.get<std::string>();
     }
     return metadata;
@@ -184,14 +215,13 @@ void checkNoOverlap(const std::string &path, const std::map<std::string, Safeten
         const auto &[prevName, prev] = sorted[i - 1];
         const auto &[name, entry] = sorted[i];
         if (entry->begin < prev->end)
-            throw Error(fieldError(path, *name, "data_offsets overlap those of tensor '" + *prevName + "'"));
+            throw Error(fieldError(path, *name, "data_offsets overlap those of tensor '" + shownText(*prevName) + "'"));
     }
 }
 
-// Maps the whole file read-only; refuses files too short to hold the header length.
-const unsigned char *mapFile(const std::string &path, size_t &size)
+// Maps the whole file open on `fd` read-only and closes `fd`; refuses files too short to hold the header length.
+const unsigned char *mapFile(const std::string &path, int fd, size_t &size)
 {
-    const int fd = openRegularFile(path); // a FIFO would block in open()
     struct stat st;
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
@@ -223,9 +253,14 @@ void releasePages(const unsigned char *data, uint64_t bytes)
 } // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string &path)
+    : SafetensorsFile(path, openRegularFile(path)) // a FIFO would block in open()
+{
+}
+
+SafetensorsFile::SafetensorsFile(const std::string &path, int fd)
     : m_path(path)
 {
-    m_map = mapFile(path, m_mapSize);
+    m_map = mapFile(path, fd, m_mapSize);
     try {
         const uint64_t fileSize = m_mapSize;
         uint64_t headerSize = 0;
@@ -260,7 +295,7 @@ SafetensorsFile::~SafetensorsFile()
         ::munmap(const_cast<unsigned char *>(m_map), m_mapSize);
 }
 
-Tensor SafetensorsFile::tensor(const std::string &name) const
+Tensor SafetensorsFile::tensor(const std::string &name, NonFinite nonFinite) const
 {
     const auto it = m_entries.find(name);
     if (it == m_entries.end())
@@ -277,25 +312,36 @@ Tensor SafetensorsFile::tensor(const std::string &name) const
     const size_t n = static_cast<size_t>(out.numel());
     if (n == 0) // a zero-element tensor has no data pointer, and memcpy to null is undefined
         return out;
-    // Both cores: the copy's first touch of the new pages is most of a large checkpoint's reading time.
+    // Both cores: the copy's first touch of the new pages is most of a large checkpoint's reading time. Each block is
+    // checked for NaN and infinity, when asked, while it is in the cache.
     const bool f32 = entry.dtype == "F32", half = entry.dtype == "F16";
+    std::atomic<bool> refused = false;
     parallelFor(int64_t(n), int64_t(1) << 20, [&](int64_t begin, int64_t end) {
-        if (f32)
-            return (void)std::memcpy(dst + begin, src + 4 * begin, size_t(end - begin) * sizeof(float));
         // The data may sit at any alignment in the mapping, so it is read with memcpy, a block at a time.
-        constexpr int64_t kBlock = 1024;
+        constexpr int64_t kBlock = 4096;
         uint16_t block[kBlock];
+        bool bad = false;
         for (int64_t b = begin; b < end; b += kBlock) {
             const int64_t m = std::min(kBlock, end - b);
-            std::memcpy(block, src + 2 * b, size_t(m) * 2);
-            if (half)
-                for (int64_t i = 0; i < m; ++i)
-                    dst[b + i] = halfToFloat(block[i]);
-            else
-                for (int64_t i = 0; i < m; ++i)
-                    dst[b + i] = bf16ToFloat(block[i]);
+            if (f32) {
+                std::memcpy(dst + b, src + 4 * b, size_t(m) * sizeof(float));
+            } else {
+                std::memcpy(block, src + 2 * b, size_t(m) * 2);
+                if (half)
+                    for (int64_t i = 0; i < m; ++i)
+                        dst[b + i] = halfToFloat(block[i]);
+                else
+                    for (int64_t i = 0; i < m; ++i)
+                        dst[b + i] = bf16ToFloat(block[i]);
+            }
+            if (nonFinite == NonFinite::Refuse)
+                bad |= !allFinite(dst + b, m);
         }
+        if (bad)
+            refused = true;
     });
+    if (refused)
+        throw Error(fieldError(m_path, name, nonFiniteReason(dst, int64_t(n))));
     releasePages(src, entry.end - entry.begin);
     return out;
 }
@@ -359,35 +405,36 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string &directory)
         if (!fs::exists(single, ec))
             throw Error(single + ": missing (a model directory needs config.json and model.safetensors, or "
                 + kIndexFile + " and its shards)");
-        m_files.push_back(std::make_unique<SafetensorsFile>(single));
+        m_files.push_back(std::make_unique<SafetensorsFile>(single, openModelFile(single)));
         for (const auto &[name, entry] : m_files.back()->entries())
             m_where[name] = m_files.back().get();
         m_description = single;
         return;
     }
-    const nlohmann::json j = parseJson(readFile(index, kMaxHeaderBytes), index);
+    const nlohmann::json j = parseJson(readModelFile(index, kMaxHeaderBytes), index);
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
         throw Error(index + ": expected an object with a \"weight_map\" of tensor names to shard files");
     std::map<std::string, const SafetensorsFile *> shards;
     for (const auto &[name, file] : j["weight_map"].items()) {
         if (!file.is_string())
-            throw Error(index + ": weight_map: tensor '" + name + "' must map to a file name, is " + shownJson(file));
+            throw Error(index + ": weight_map: tensor '" + shownText(name) + "' must map to a file name, is "
+                + shownJson(file));
         const std::string shard = file.get<std::string>();
         if (shard.empty() || shard.size() > 255 || shard == "." || shard == ".." || shard.find('/') != std::string::npos
             || shard.find('\0') != std::string::npos)
-            throw Error(index + ": weight_map: tensor '" + name + "' maps to '" + shard
+            throw Error(index + ": weight_map: tensor '" + shownText(name) + "' maps to '" + shownText(shard)
                 + "', which is not a file name in the model's directory");
         auto it = shards.find(shard);
         if (it == shards.end()) {
             const std::string path = (dir / shard).string();
             if (!fs::exists(path, ec))
-                throw Error(index + ": weight_map: tensor '" + name + "' is in shard '" + shard
+                throw Error(index + ": weight_map: tensor '" + shownText(name) + "' is in shard '" + shownText(shard)
                     + "', which is missing (" + path + ")");
-            m_files.push_back(std::make_unique<SafetensorsFile>(path));
+            m_files.push_back(std::make_unique<SafetensorsFile>(path, openModelFile(path)));
             it = shards.emplace(shard, m_files.back().get()).first;
         }
         if (!it->second->contains(name))
-            throw Error(index + ": weight_map: tensor '" + name + "' is said to be in '" + shard
+            throw Error(index + ": weight_map: tensor '" + shownText(name) + "' is said to be in '" + shownText(shard)
                 + "', which has no such tensor");
         m_where[name] = it->second;
     }
@@ -398,14 +445,14 @@ const SafetensorsFile::Entry &SafetensorsCheckpoint::entry(const std::string &na
 {
     const auto it = m_where.find(name);
     if (it == m_where.end())
-        throw Error(m_description + ": no tensor '" + name + "'");
+        throw Error(m_description + ": no tensor '" + shownText(name) + "'");
     return it->second->entries().at(name);
 }
 
 Tensor SafetensorsCheckpoint::tensor(const std::string &name) const
 {
     entry(name);
-    return m_where.at(name)->tensor(name);
+    return m_where.at(name)->tensor(name, SafetensorsFile::NonFinite::Refuse);
 }
 
 const std::string &SafetensorsCheckpoint::pathOf(const std::string &name) const

@@ -25,6 +25,8 @@ public:
     };
 
     explicit SafetensorsFile(const std::string &path);
+    // The same from a descriptor opened for `path` (openModelFile's), which it closes.
+    SafetensorsFile(const std::string &path, int fd);
     ~SafetensorsFile();
     SafetensorsFile(const SafetensorsFile &) = delete;
     SafetensorsFile &operator=(const SafetensorsFile &) = delete;
@@ -34,8 +36,11 @@ public:
     const std::map<std::string, std::string> &metadata() const { return m_metadata; }
     bool contains(const std::string &name) const { return m_entries.count(name) != 0; }
 
-    // The named tensor converted to float32; throws atlas::Error for an unknown name or unsupported dtype.
-    Tensor tensor(const std::string &name) const;
+    // The named tensor converted to float32; throws atlas::Error for an unknown name or unsupported dtype, and with
+    // NonFinite::Refuse for a NaN or an infinity ("holds 3 values that are not a finite number, the first element 17
+    // of 768 (NaN)…"), checked block by block as it is converted.
+    enum class NonFinite { Keep, Refuse };
+    Tensor tensor(const std::string &name, NonFinite nonFinite = NonFinite::Keep) const;
 
 private:
     std::string m_path;
@@ -48,9 +53,10 @@ private:
 };
 
 // A model directory's tensors, from model.safetensors or from the shards that model.safetensors.index.json maps each
-// tensor to (its "weight_map"). Every shard is opened and validated, and every mapped tensor found in its shard, before
-// any tensor is read; an index naming a file outside the directory, a missing shard or a tensor its shard lacks is
-// refused with the index's path, the tensor and the file.
+// tensor to (its "weight_map"). Every file is opened by openModelFile (a symbolic link must stay within the directory
+// or its Hugging Face cache), and a tensor holding NaN or infinity is refused as it is read. Every shard is opened and
+// validated, and every mapped tensor found in its shard, before any tensor is read; an index naming a file outside the
+// directory, a missing shard or a tensor its shard lacks is refused with the index's path, the tensor and the file.
 class SafetensorsCheckpoint
 {
 public:
@@ -58,7 +64,7 @@ public:
 
     bool contains(const std::string &name) const { return m_where.count(name) != 0; }
     const SafetensorsFile::Entry &entry(const std::string &name) const;
-    Tensor tensor(const std::string &name) const; // converted to float32
+    Tensor tensor(const std::string &name) const; // converted to float32, refused when not finite
     const std::string &pathOf(const std::string &name) const; // the file that holds it
     // "DIR/model.safetensors", or "DIR/model.safetensors.index.json (3 shards)": for messages
     std::string describe() const { return m_description; }

@@ -2,6 +2,7 @@
 
 #include "io/atomicfile.h"
 #include "io/limits.h"
+#include "io/modelfile.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -69,7 +70,8 @@ std::vector<BuiltinModel> builtinModels()
             BuiltinModel m {name, entry.path().string(), ""};
             try {
                 m.description
-                    = ModelConfig::fromJson(readFile(config.string(), limits::kSpecBytes), config.string()).description;
+                    = ModelConfig::fromJson(readModelFile(config.string(), limits::kSpecBytes), config.string())
+                          .description;
             } catch (const Error &e) {
                 m.description = std::string("(unreadable: ") + e.what() + ")";
             }

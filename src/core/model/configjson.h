@@ -38,7 +38,7 @@ inline constexpr IntKey kHidden {"hidden_size", 1, 65536}, kHiddenLayers {"num_h
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source);
 std::string readString(const json &j, const char *key, const std::string &fallback, const std::string &source);
 bool readBool(const json &j, const char *key, bool fallback, const std::string &source);
-Activation parseActivation(const std::string &s, const std::string &source);
+Activation parseActivation(const std::string &s, const char *key, const std::string &source); // key: the one read
 std::string activationName(Activation a);
 // The shortest decimal that reads back as `value`: 0.01f is written 0.01, not 0.009999999776482582.
 double shortestDecimal(float value);

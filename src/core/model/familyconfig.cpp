@@ -30,6 +30,8 @@ ModelConfig hiddenShape(
     c.heads = readInt(j, kAttentionHeads, 0, source);
     c.dFF = readInt(j, kIntermediate, 0, source);
     c.vocab = readInt(j, kVocab, defaultVocab, source);
+    c.sourceKeys = {{kEmbd.key, kHidden.key}, {kLayers.key, kHiddenLayers.key}, {kHeads.key, kAttentionHeads.key},
+        {kInner.key, kIntermediate.key}, {kPositions.key, kMaxPositions.key}};
     return c;
 }
 
@@ -103,7 +105,8 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
     c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source)) : 1e-6f;
-    c.activation = parseActivation(readString(j, "hidden_act", "silu", source), source);
+    c.sourceKeys["layer_norm_epsilon"] = "rms_norm_eps";
+    c.activation = parseActivation(readString(j, "hidden_act", "silu", source), "hidden_act", source);
     if (c.activation != Activation::Silu)
         throw Error(source + ": key 'hidden_act': a " + name + " model's SwiGLU takes silu, not '"
             + readString(j, "hidden_act", "", source) + "'");
@@ -129,6 +132,8 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         constexpr IntKey experts {"num_local_experts", 2, 1024}, topK {"num_experts_per_tok", 1, 1024};
         c.experts = readInt(j, experts, 8, source);
         c.expertTopK = readInt(j, topK, 2, source);
+        c.sourceKeys[kExperts.key] = experts.key;
+        c.sourceKeys[kTopK.key] = topK.key;
         c.droplessRouting = true;
         if (j.contains("router_aux_loss_coef"))
             c.routerAuxLossCoef = float(jsonNumber(j, "router_aux_loss_coef", 0.0, 1e6, source));
@@ -153,7 +158,8 @@ ModelConfig neoxFromJson(const json &j, const std::string &source)
     ModelConfig c = hiddenShape(j, Family::GptNeoX, "gpt_neox", 50432, source);
     c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-5f;
-    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
+    c.sourceKeys["layer_norm_epsilon"] = "layer_norm_eps";
+    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), "hidden_act", source);
     c.positions = PositionKind::RopeHalf;
     const char *baseKey = j.contains("rope_theta") ? "rope_theta" : "rotary_emb_base";
     c.ropeBase = j.contains(baseKey) ? float(jsonNumber(j, baseKey, 2.0, 1e9, source)) : 10000.0f;
@@ -196,9 +202,12 @@ ModelConfig neoFromJson(const json &j, const std::string &source)
     c.dFF = readInt(j, kIntermediate, std::min<int64_t>(defaultInner, kIntermediate.maximum), source);
     c.vocab = readInt(j, kVocab, 50257, source);
     c.context = readInt(j, kMaxPositions, 2048, source);
+    c.sourceKeys = {{kEmbd.key, kHidden.key}, {kLayers.key, layers.key}, {kHeads.key, heads.key},
+        {kInner.key, kIntermediate.key}, {kPositions.key, kMaxPositions.key}};
     c.lnEpsilon
         = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-5f;
-    c.activation = parseActivation(readString(j, "activation_function", "gelu_new", source), source);
+    c.activation
+        = parseActivation(readString(j, "activation_function", "gelu_new", source), "activation_function", source);
     c.positions = PositionKind::Learned;
     c.scaleScores = false;
     c.qkvBias = false;
@@ -211,11 +220,13 @@ ModelConfig neoFromJson(const json &j, const std::string &source)
         if (!types.is_array() || types.size() > size_t(layers.maximum))
             throw Error(where + " must be a list of [[types …], repeats]");
         std::vector<std::string> perLayer;
-        for (const json &item : types) {
-            if (!item.is_array() || item.size() != 2 || !item[0].is_array() || item[0].size() > size_t(layers.maximum)
-                || !item[1].is_number_integer() || item[1].get<int64_t>() < 0
-                || item[1].get<int64_t>() > layers.maximum)
+        for (size_t at = 0; at < types.size(); ++at) {
+            const json &item = types[at];
+            if (!item.is_array() || item.size() != 2 || !item[0].is_array() || item[0].size() > size_t(layers.maximum))
                 throw Error(where + " must be a list of [[types …], repeats], has " + shownJson(item));
+            if (!item[1].is_number_integer() || item[1].get<int64_t>() < 0 || item[1].get<int64_t>() > layers.maximum)
+                throw Error(where + " [" + std::to_string(at) + "]: the repeat count must be an integer in 0.."
+                    + std::to_string(layers.maximum) + ", is " + shownJson(item[1]));
             for (int64_t r = 0; r < item[1].get<int64_t>(); ++r)
                 for (const json &type : item[0]) {
                     if (!type.is_string() || (type != "global" && type != "local"))
@@ -253,7 +264,8 @@ ModelConfig bertFromJson(const json &j, const std::string &source)
     c.context = readInt(j, kMaxPositions, 512, source);
     c.tokenTypes = readInt(j, types, 2, source);
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-12f;
-    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), source);
+    c.sourceKeys["layer_norm_epsilon"] = "layer_norm_eps";
+    c.activation = parseActivation(readString(j, "hidden_act", "gelu", source), "hidden_act", source);
     // relative_key (Shaw et al. 2018 as BertSelfAttention has it): no absolute positions are added; each layer's
     // distance_embedding [2·max_positions − 1, d] gives q_i · e(i − j) / √d, every distance within the context.
     c.positions = positions == "relative_key" ? PositionKind::Shaw : PositionKind::Learned;
@@ -296,6 +308,8 @@ ModelConfig t5FromJson(const json &j, const std::string &source)
     c.layers = readInt(j, decoderLayers, c.encoderLayers, source);
     c.dFF = readInt(j, ff, 0, source);
     c.vocab = readInt(j, kVocab, 32128, source);
+    c.sourceKeys = {{kEmbd.key, model.key}, {kHeads.key, heads.key}, {kInner.key, ff.key},
+        {kLayers.key, j.contains(decoderLayers.key) ? decoderLayers.key : layers.key}};
     c.context = readInt(j, kPositions, 512, source); // T5 has no position table: n_positions only bounds the input
     c.lnEpsilon
         = j.contains("layer_norm_epsilon") ? float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source)) : 1e-6f;
@@ -307,7 +321,7 @@ ModelConfig t5FromJson(const json &j, const std::string &source)
         throw Error(source + ": key 'feed_forward_proj': '" + proj
             + "' is not supported (expected relu, gated-gelu, gelu, gated-relu, gated-silu or silu)");
     c.gatedFfn = gated;
-    c.activation = proj == "gated-gelu" ? Activation::GeluTanh : parseActivation(act, source);
+    c.activation = proj == "gated-gelu" ? Activation::GeluTanh : parseActivation(act, "feed_forward_proj", source);
     c.norm = NormKind::RmsNorm;
     c.positions = PositionKind::T5;
     c.relativeBuckets = readInt(j, buckets, 32, source);

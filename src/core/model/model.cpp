@@ -2,6 +2,7 @@
 
 #include "io/atomicfile.h"
 #include "io/limits.h"
+#include "io/modelfile.h"
 #include "io/safetensors.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -326,6 +327,10 @@ std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &c
         return "";
     if (file.contains(prefixed + embedding))
         return prefixed;
+    if (!config.modelTypeGiven) // read as GPT-2's, which it may not be
+        throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding
+            + "'), GPT-2's embedding: config.json has no 'model_type', so it was read as a gpt2 config; add the "
+              "model's \"model_type\" (llama, mistral, qwen2, mixtral, gpt_neox, gpt_neo, bert or t5)");
     throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding + "'): not a "
         + config.modelType + " model file");
 }
@@ -357,7 +362,10 @@ void checkWeightsFit(const ModelConfig &config, const std::string &what)
 
 } // namespace
 
-Model Model::load(const std::string &directory)
+namespace {
+
+// Model::load's work; Model::load names the directory when memory runs out.
+Model loadModelFiles(const std::string &directory)
 {
     const fs::path dir(directory);
     if (!fs::is_directory(dir))
@@ -366,7 +374,7 @@ Model Model::load(const std::string &directory)
     if (!fs::exists(configPath))
         throw Error(configPath + ": missing (a model directory needs config.json and model.safetensors)");
     Model m;
-    m.config = ModelConfig::fromJson(readFile(configPath, limits::kSpecBytes), configPath);
+    m.config = ModelConfig::fromJson(readModelFile(configPath, limits::kSpecBytes), configPath);
     m.directory = directory;
     m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
     checkWeightsFit(m.config, directory);
@@ -397,6 +405,18 @@ Model Model::load(const std::string &directory)
     });
     m.dtype = file.dtype();
     return m;
+}
+
+} // namespace
+
+Model Model::load(const std::string &directory)
+{
+    try {
+        return loadModelFiles(directory);
+    } catch (const std::bad_alloc &) { // a shape checkFitsInMemory let through, on a machine already short of memory
+        throw Error(directory + ": out of memory while reading the model (its config.json shape, held as float32, "
+            + "did not fit in the memory free now)");
+    }
 }
 
 void Model::save(const std::string &directory, const std::map<std::string, std::string> &metadata) const

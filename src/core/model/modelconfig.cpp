@@ -4,6 +4,7 @@
 
 #include "io/jsonread.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -33,7 +34,7 @@ std::string readString(const json &j, const char *key, const std::string &fallba
     return j[key].get<std::string>();
 }
 
-Activation parseActivation(const std::string &s, const std::string &source)
+Activation parseActivation(const std::string &s, const char *key, const std::string &source)
 {
     if (s == "gelu_new" || s == "gelu_pytorch_tanh" || s == "gelu_fast")
         return Activation::GeluTanh;
@@ -43,8 +44,8 @@ Activation parseActivation(const std::string &s, const std::string &source)
         return Activation::Relu;
     if (s == "silu" || s == "swish")
         return Activation::Silu;
-    throw Error(
-        source + ": key 'activation_function': unsupported value '" + s + "' (expected gelu_new, gelu or relu)");
+    throw Error(source + ": key '" + key + "': unsupported value '" + shownText(s)
+        + "' (expected gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu, silu or swish)");
 }
 
 std::string activationName(Activation a)
@@ -243,33 +244,36 @@ ModelConfig ModelConfig::gpt2Small()
     return c;
 }
 
+std::string ModelConfig::keyName(const std::string &gpt2Name) const
+{
+    const auto it = sourceKeys.find(gpt2Name);
+    return it == sourceKeys.end() ? gpt2Name : it->second;
+}
+
 void ModelConfig::validate(const std::string &source) const
 {
     auto require = [&](bool ok, const std::string &what) {
         if (!ok)
             throw Error(source + ": " + what);
     };
+    const std::string embd = keyName(kEmbd.key), head = keyName(kHeads.key), inner = keyName(kInner.key);
     for (const auto &[k, value] : {std::pair {kLayers, layers}, {kHeads, heads}, {kEmbd, dModel}, {kInner, dFF},
              {kVocab, vocab}, {kPositions, context}})
         require(value >= k.minimum && value <= k.maximum,
-            std::string(k.key) + " must be in " + std::to_string(k.minimum) + ".." + std::to_string(k.maximum) + ", is "
+            keyName(k.key) + " must be in " + std::to_string(k.minimum) + ".." + std::to_string(k.maximum) + ", is "
                 + std::to_string(value));
     require(headWidth == 0 || family == Family::T5 || family == Family::Llama,
-        "only T5 and the Llama family have heads of another width than n_embd / n_head");
-    require(headWidth > 0 || family == Family::Gpt2 || dModel % heads == 0,
-        "hidden_size (" + std::to_string(dModel) + ") must be a multiple of the attention heads ("
-            + std::to_string(heads) + ")");
+        "only T5 and the Llama family have heads of another width than " + embd + " / " + head);
     require(headWidth > 0 || dModel % heads == 0,
-        "n_embd (" + std::to_string(dModel) + ") must be a positive multiple of n_head (" + std::to_string(heads)
-            + ")");
+        embd + " (" + std::to_string(dModel) + ") must be a multiple of " + head + " (" + std::to_string(heads) + ")");
     // Every weight matrix must fit a tensor (at most INT_MAX elements).
-    for (const auto &[what, a, b] :
-        {std::tuple {"vocab_size · n_embd", vocab, dModel}, {"n_positions · n_embd", context, dModel},
-            {"n_embd · n_inner", dModel, dFF}, {"n_embd · n_head · d_kv", dModel, heads * headWidth}})
+    for (const auto &[what, a, b] : {std::tuple {keyName(kVocab.key) + " · " + embd, vocab, dModel},
+             {keyName(kPositions.key) + " · " + embd, context, dModel}, {embd + " · " + inner, dModel, dFF},
+             {embd + " · " + head + " · d_kv", dModel, heads * headWidth}})
         require(int64_t(a) * int64_t(b) <= INT_MAX,
-            std::string(what) + " = " + std::to_string(int64_t(a) * int64_t(b))
+            what + " = " + std::to_string(int64_t(a) * int64_t(b))
                 + " weights in one matrix, more than a tensor may hold (2147483647)");
-    require(lnEpsilon > 0, "layer_norm_epsilon must be positive");
+    require(lnEpsilon > 0, keyName("layer_norm_epsilon") + " must be positive");
     require(kvHeads >= 0 && kvHeads <= heads && (kvHeads == 0 || heads % kvHeads == 0),
         "num_key_value_heads (" + std::to_string(kvHeads) + ") must divide num_attention_heads ("
             + std::to_string(heads) + ")");
@@ -293,17 +297,18 @@ void ModelConfig::validate(const std::string &source) const
     require(tokenizer == "bytes" || tokenizer == "gpt2", "atlas_tokenizer must be 'bytes' or 'gpt2'");
     require(tokenizer != "bytes" || vocab >= 256, "a byte-level tokenizer needs vocab_size >= 256");
     require(!rotatesQueriesAndKeys() || headDim() % 2 == 0,
-        "atlas_positions '" + positionKindName(positions) + "' rotates pairs of a head's dimensions: n_embd / n_head ("
-            + std::to_string(headDim()) + ") must be even");
+        "atlas_positions '" + positionKindName(positions) + "' rotates pairs of a head's dimensions: " + embd + " / "
+            + head + " (" + std::to_string(headDim()) + ") must be even");
     require(positions != PositionKind::T5 || relativeBuckets >= 4,
         "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
     require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,
         "atlas_relative_max_distance must exceed half of atlas_relative_buckets");
+    const std::string expertsKey = keyName(kExperts.key);
     require(experts >= kExperts.minimum && experts <= kExperts.maximum && experts != 1,
-        "atlas_experts must be 0 (dense feed-forward layers) or 2.." + std::to_string(kExperts.maximum) + ", is "
+        expertsKey + " must be 0 (dense feed-forward layers) or 2.." + std::to_string(kExperts.maximum) + ", is "
             + std::to_string(experts));
     require(experts == 0 || (expertTopK >= 1 && expertTopK <= experts),
-        "atlas_expert_top_k must be in 1..atlas_experts (" + std::to_string(experts) + "), is "
+        keyName(kTopK.key) + " must be in 1.." + expertsKey + " (" + std::to_string(experts) + "), is "
             + std::to_string(expertTopK));
     require(capacityFactor > 0 && capacityFactor <= 1024,
         "atlas_capacity_factor must be in (0, 1024], is " + std::to_string(capacityFactor));
@@ -336,7 +341,7 @@ void ModelConfig::validate(const std::string &source) const
         "atlas_span_ramp (adaptive attention span) is for a causal decoder in GPT-2's layout with the softmax "
         "normaliser");
     require(spanRamp <= context,
-        "atlas_span_ramp must not exceed n_positions (" + std::to_string(context) + "), is "
+        "atlas_span_ramp must not exceed " + keyName(kPositions.key) + " (" + std::to_string(context) + "), is "
             + std::to_string(spanRamp));
     require(spanPenalty >= 0, "atlas_span_penalty must not be negative");
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
@@ -401,6 +406,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     if (type.family != Family::Gpt2)
         return familyFromJson(j, type, source);
     ModelConfig c;
+    c.modelTypeGiven = j.contains("model_type") && !j["model_type"].is_null();
     c.layers = readInt(j, kLayers, c.layers, source);
     c.heads = readInt(j, kHeads, c.heads, source);
     c.dModel = readInt(j, kEmbd, c.dModel, source);
@@ -415,7 +421,8 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.context = readInt(j, kPositions, readInt(j, kCtx, c.context, source), source);
     if (j.contains("layer_norm_epsilon"))
         c.lnEpsilon = float(jsonNumber(j, "layer_norm_epsilon", 1e-12, 1.0, source));
-    c.activation = parseActivation(readString(j, "activation_function", "gelu_new", source), source);
+    c.activation
+        = parseActivation(readString(j, "activation_function", "gelu_new", source), "activation_function", source);
     const std::string ln = readString(j, "atlas_layer_norm", "pre", source);
     if (ln != "pre" && ln != "post")
         throw Error(source + ": key 'atlas_layer_norm' must be 'pre' or 'post'");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,13 @@ struct ModelConfig
     // GPT-2 small's shape (12 layers, 12 heads, 768 wide, vocabulary 50257, context 1024), for benchmarks.
     static ModelConfig gpt2Small();
     void validate(const std::string &source) const; // throws atlas::Error naming source and field
+
+    // The config.json key each value validate() checks was read from, by the name GPT-2's config gives it ("n_embd" →
+    // "hidden_size" in a Llama config, "atlas_expert_top_k" → "num_experts_per_tok" in Mixtral's), so that a message
+    // names the key the user wrote; keyName falls back to GPT-2's name (a config made in code, or GPT-2's own).
+    std::map<std::string, std::string> sourceKeys;
+    std::string keyName(const std::string &gpt2Name) const;
+    bool modelTypeGiven = true; // false when config.json has no model_type, and was read as GPT-2's
 
     static ModelConfig fromJson(const std::string &json, const std::string &source);
     std::string toJson() const;

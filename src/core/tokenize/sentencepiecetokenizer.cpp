@@ -42,9 +42,12 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &modelPath)
 {
     // Read here, not by the library: readFile refuses special files and files past the size limit.
     const std::string bytes = readFile(modelPath, limits::kTokenizerBytes);
-    const auto status = m_processor->LoadFromSerializedProto(bytes);
-    if (!status.ok())
-        throw Error(modelPath + ": not a SentencePiece model (" + status.ToString() + ")");
+    if (bytes.empty())
+        throw Error(modelPath + ": empty file, not a SentencePiece model");
+    // The library's status names its own source file and line, which mean nothing to a user.
+    if (!m_processor->LoadFromSerializedProto(bytes).ok())
+        throw Error(modelPath + ": not a SentencePiece model (its " + std::to_string(bytes.size())
+            + " bytes do not parse as one: truncated, or another kind of file)");
     if (m_processor->GetPieceSize() <= 0)
         throw Error(modelPath + ": the SentencePiece model has no pieces");
     readSpecialTokenPolicy(modelPath, m_addBos, m_addEos);
