@@ -304,7 +304,11 @@ private slots:
                 QFAIL(e.what());
             }
             // the current checkpoint, at most one being written and one not yet removed
-            QVERIFY(filesIn((out + "/checkpoints").toStdString()).size() <= 3);
+            const std::set<std::string> sets = filesIn((out + "/checkpoints").toStdString());
+            std::string names;
+            for (const std::string &name : sets)
+                names += name + " ";
+            QVERIFY2(sets.size() <= 3, names.c_str());
         }
         QVERIFY2(resumedFrom > 0, "no checkpoint was written in 10 runs");
     }

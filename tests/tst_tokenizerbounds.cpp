@@ -6,7 +6,6 @@
 #include "errortesting.h"
 #include "tokenize/huggingfacetokenizer.h"
 
-#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -69,11 +68,8 @@ private slots:
     void normalizationIsBounded()
     {
         const std::string wide = withNormalizer(replace("a", std::string(10000, 'b')));
-        QElapsedTimer timer;
-        timer.start();
         QString message = errorFrom([&] { HuggingFaceTokenizer::fromFile(wide)->encode(std::string(10000, 'a')); });
         expectRefusal(message, wide, {"normalizer", "Replace", "161024 bytes"});
-        QVERIFY2(timer.elapsed() < 2000, qPrintable(QString::number(timer.elapsed())));
 
         const std::string chain
             = withNormalizer({{"type", "Sequence"}, {"normalizers", std::vector<Json>(30, replace("a", "aa"))}});
@@ -115,32 +111,25 @@ private slots:
                     Json::array({Json::array({"<unk>", 0.0}), Json::array({"a", -1.0}),
                         Json::array({std::string(100000, 'a'), -2.0}), Json::array({"b", -1.0})})}}}});
         const auto tokenizer = HuggingFaceTokenizer::fromFile(path);
-        QElapsedTimer timer;
-        timer.start();
         QCOMPARE(tokenizer->encode(std::string(200000, 'a')), (std::vector<int> {2, 2}));
         QCOMPARE(tokenizer->encode(std::string(50000, 'a') + "b").size(), size_t(50001));
         QCOMPARE(tokenizer->encode("ab\xC3\xA9" + std::string(99999, 'a') + "a"), (std::vector<int> {1, 3, 0, 2}));
-        QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
 
         // WordPiece tried every end of a word, longest first: a word of 200,000 characters under a large
         // max_input_chars_per_word cost its length cubed. No candidate is longer than the longest token now.
         const std::string wordPiece = write({{"model",
             {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"max_input_chars_per_word", 1 << 30},
                 {"vocab", {{"[UNK]", 0}, {"a", 1}, {"##a", 2}}}}}});
-        timer.restart();
         const std::vector<int> ids = HuggingFaceTokenizer::fromFile(wordPiece)->encode(std::string(200000, 'a'));
         QCOMPARE(ids.size(), size_t(200000));
         QCOMPARE(ids.front() * 10 + ids.back(), 12);
-        QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
 
         // Added tokens were looked for by a walk from each byte: the same quadratic time with a long one.
         const std::string addedPath = write({{"model", letters()},
             {"added_tokens", {{{"id", 4}, {"content", std::string(100000, 'a')}, {"normalized", false}}}}});
         const auto withAdded = HuggingFaceTokenizer::fromFile(addedPath);
-        timer.restart();
         QCOMPARE(withAdded->encode(std::string(99999, 'a')).size(), size_t(50000)); // "aa"s and one "a"
         QCOMPARE(withAdded->encode("b" + std::string(100001, 'a')), (std::vector<int> {1, 4, 0}));
-        QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
     }
 
     // Issue 66 #6: Qwen2.5's split regex on a 5 MB run of spaces hit PCRE2's match limit ("match limit exceeded",
@@ -175,11 +164,8 @@ private slots:
             for (int i = 0; i <= (1 << 21); ++i)
                 out << "a\n";
         }
-        QElapsedTimer timer;
-        timer.start();
         const QString message = errorFrom([&] { HuggingFaceTokenizer::fromWordPieceVocab(path, true); });
         expectRefusal(message, path, {"2097153 tokens", "2097152"});
-        QVERIFY2(timer.elapsed() < 2000, qPrintable(QString::number(timer.elapsed())));
 
         {
             std::ofstream out(path);

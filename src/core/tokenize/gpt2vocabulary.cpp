@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
+#include "io/modelfile.h"
 #include "tokenize/pipeline.h"
 #include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
@@ -42,7 +43,7 @@ uint32_t firstNonByteSymbol(std::string_view symbol)
 nlohmann::json readVocab(const std::string &path)
 {
     size_t tokens = 0; // counted as they are read: a vocabulary past the bound is refused before it is built
-    nlohmann::json json = parseJson(readFile(path, limits::kTokenizerBytes), path,
+    nlohmann::json json = parseJson(readModelFile(path, limits::kTokenizerBytes), path,
         [&](int depth, nlohmann::json::parse_event_t event, const auto &) {
             if (depth == 1 && event == nlohmann::json::parse_event_t::key && ++tokens > pipeline::kMaxVocabularyTokens)
                 pipeline::checkVocabularySize(tokens, path);
@@ -70,7 +71,7 @@ nlohmann::json readVocab(const std::string &path)
 
 nlohmann::json readMerges(const std::string &path, const nlohmann::json &vocab, const std::string &vocabPath)
 {
-    const std::string text = readFile(path, limits::kTokenizerBytes);
+    const std::string text = readModelFile(path, limits::kTokenizerBytes);
     nlohmann::json merges = nlohmann::json::array();
     int lineNo = 0;
     for (size_t start = 0; start < text.size();) {

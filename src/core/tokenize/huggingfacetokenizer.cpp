@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
+#include "io/modelfile.h"
 #include "tokenize/gpt2vocabulary.h"
 #include "tokenize/pipeline.h"
 #include "tokenize/subwordtables.h"
@@ -351,7 +352,7 @@ std::shared_ptr<const HuggingFaceTokenizerParts> sharedParts(const std::vector<s
 // 10 million lines cost 4.8 GB that way, 80 times its size).
 std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &vocabTxt, bool lowercase)
 {
-    const std::string text = readFile(vocabTxt, limits::kTokenizerBytes);
+    const std::string text = readModelFile(vocabTxt, limits::kTokenizerBytes);
     const size_t lines = size_t(std::count(text.begin(), text.end(), '\n')) + (text.ends_with('\n') ? 0 : 1);
     pipeline::checkVocabularySize(lines, vocabTxt);
     pipeline::VocabEntries vocab;
@@ -421,10 +422,11 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromFile(const std::
     auto parts = sharedParts(hasConfig ? std::vector {tokenizerJson, config} : std::vector {tokenizerJson}, "", [&] {
         auto parts = std::make_unique<HuggingFaceTokenizerParts>();
         pipeline::VocabEntries vocab;
-        const Json root = parseVocabularyAside(readFile(tokenizerJson, limits::kTokenizerBytes), tokenizerJson, vocab);
+        const Json root
+            = parseVocabularyAside(readModelFile(tokenizerJson, limits::kTokenizerBytes), tokenizerJson, vocab);
         parts->read(root, tokenizerJson, &vocab);
         if (hasConfig) {
-            const Json json = parseJson(readFile(config, limits::kTokenizerBytes), config);
+            const Json json = parseJson(readModelFile(config, limits::kTokenizerBytes), config);
             if (json.is_object())
                 parts->cleanUpSpaces = pipeline::boolMember(json, "clean_up_tokenization_spaces", {config, ""}, false);
         }

@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
+#include "io/modelfile.h"
 #include "tokenize/pipeline.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
@@ -23,7 +24,7 @@ void readSpecialTokenPolicy(const std::string &modelPath, bool &addBos, bool &ad
     std::error_code ec;
     if (!std::filesystem::is_regular_file(config, ec))
         return;
-    const nlohmann::json json = parseJson(readFile(config, limits::kTokenizerBytes), config);
+    const nlohmann::json json = parseJson(readModelFile(config, limits::kTokenizerBytes), config);
     if (!json.is_object())
         return;
     const auto cls = json.find("tokenizer_class");
@@ -41,7 +42,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &modelPath)
     , m_processor(std::make_unique<sentencepiece::SentencePieceProcessor>())
 {
     // Read here, not by the library: readFile refuses special files and files past the size limit.
-    const std::string bytes = readFile(modelPath, limits::kTokenizerBytes);
+    const std::string bytes = readModelFile(modelPath, limits::kTokenizerBytes);
     if (bytes.empty())
         throw Error(modelPath + ": empty file, not a SentencePiece model");
     // The library's status names its own source file and line, which mean nothing to a user.

@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
+#include "io/modelfile.h"
 #include "model/model.h"
 #include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/sentencepiecetokenizer.h"
@@ -58,7 +59,7 @@ bool lowerCasesWordPieces(const std::string &directory)
     const std::string config = (std::filesystem::path(directory) / "tokenizer_config.json").string();
     if (!hasFile(directory, "tokenizer_config.json"))
         return true; // bert-base-uncased, the usual vocab.txt
-    const nlohmann::json json = parseJson(readFile(config, limits::kSpecBytes), config);
+    const nlohmann::json json = parseJson(readModelFile(config, limits::kSpecBytes), config);
     const auto it = json.is_object() ? json.find("do_lower_case") : json.end();
     if (it == json.end() || it->is_null())
         return true;
@@ -129,7 +130,7 @@ std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
     std::error_code ec;
     if (std::filesystem::is_regular_file(config, ec)) {
         Model model; // no weights: forModel reads only the config and the directory
-        model.config = ModelConfig::fromJson(readFile(config, limits::kSpecBytes), config);
+        model.config = ModelConfig::fromJson(readModelFile(config, limits::kSpecBytes), config);
         model.directory = directory;
         return forModel(model);
     }

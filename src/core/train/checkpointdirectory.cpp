@@ -99,6 +99,18 @@ bool isOurCheckpoint(const fs::path &dir)
     return !ec;
 }
 
+// Removes one of our checkpoints, its mark last: a kill part-way leaves the mark beside what remains (removed at the
+// next clean-up) or an empty directory, never a marked checkpoint's files without their mark.
+void removeCheckpoint(const fs::path &dir)
+{
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(dir, ec))
+        if (entry.path().filename() != kMark)
+            fs::remove(entry.path(), ec);
+    fs::remove(dir / kMark, ec);
+    fs::remove(dir, ec);
+}
+
 } // namespace
 
 CheckpointDirectory::CheckpointDirectory(std::string directory)
@@ -133,6 +145,15 @@ void CheckpointDirectory::checkOwned() const
     std::error_code ec;
     if (!fs::is_directory(dir, ec) || fs::exists(dir / kPointer, ec) || fs::exists(dir / "trainer.json", ec))
         return;
+    // A run killed in its first save, before checkpoint.json: checkpoints/ holds only our marked or empty stages.
+    if (fs::is_directory(fs::symlink_status(dir / kSets, ec)) && !fs::exists(dir / "config.json", ec)
+        && !fs::exists(dir / "model.safetensors", ec)) {
+        bool ours = true;
+        for (const auto &entry : fs::directory_iterator(dir / kSets, ec))
+            ours = ours && (isOurCheckpoint(entry.path()) || fs::is_empty(entry.path(), ec));
+        if (ours && !ec)
+            return;
+    }
     for (const char *name : {"config.json", "model.safetensors", "optimizer.safetensors", kSets})
         if (fs::exists(fs::symlink_status(dir / name, ec)))
             throw Error(m_directory + ": holds " + name
@@ -234,9 +255,9 @@ void CheckpointDirectory::removeStale() const
         if (!name.starts_with(".tmp-") && !(name.starts_with("step-") && name != keep))
             continue;
         if (isOurCheckpoint(entry.path()))
-            fs::remove_all(entry.path(), ec);
-        else if (name.starts_with(".tmp-"))
-            fs::remove(entry.path(), ec); // empty when a kill came before its mark; otherwise not ours and kept
+            removeCheckpoint(entry.path());
+        else // only when empty (a kill before the mark was made, or after it was removed): otherwise not ours, kept
+            fs::remove(entry.path(), ec);
     }
 }
 
