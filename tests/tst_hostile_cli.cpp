@@ -127,7 +127,7 @@ private slots:
             "--out", "@DIR@/m"} << "parameters, held as float32, needs about";
         QTest::newRow("patch over the work budget") << QStringList {"patch", "--shape", "gpt2-small", "--tokens",
             QString("1,").repeated(63) + "1", "--noise-positions", "3", "--target",
-            "#5"} << "Patching 64 tokens at the residual (768 forward passes) is about";
+            "#5"} << "Patching 64 tokens (768 forward passes, site residual) is about";
         QTest::newRow("render over a lowered work budget")
             << QStringList {"render", "--spec", "@DIR@/rollout.json", "--out", "@DIR@/x.png", "--work-budget", "1e-15"}
             << "Rollout over 2 layers of 3 tokens is about";

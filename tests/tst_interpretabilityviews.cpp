@@ -354,7 +354,7 @@ private slots:
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         WorkBudget::process() = saved;
-        QVERIFY2(view.message().startsWith("Patching 13 tokens at the residual (26 forward passes) is about "),
+        QVERIFY2(view.message().startsWith("Patching 13 tokens (26 forward passes, site residual) is about "),
             qPrintable(view.message()));
         QLabel *message = nullptr;
         for (QLabel *label : view.findChildren<QLabel *>())

@@ -74,8 +74,13 @@ QLabel *View::newMessageLabel()
     return label;
 }
 
-void View::setMessageText(QLabel *label, const QString &text)
+void View::setMessageText(QLabel *label, const QString &shown)
 {
+    // Work over the budget (util/workbudget.h) names the command line's option and the app's link; here, the link.
+    static const QRegularExpression bothWays(
+        QStringLiteral(" \\(--(work|memory)-budget [^)]*, Run anyway in the app\\)"));
+    QString text = shown;
+    text.replace(bothWays, QStringLiteral(": Run anyway"));
     static const QRegularExpression names(QStringLiteral("the built-in ([a-z0-9-]+(?:(?:, | or | and )[a-z0-9-]+)*)"));
     QStringList builtin;
     for (const BuiltinModel &m : builtinModels())
@@ -104,7 +109,9 @@ void View::setMessageText(QLabel *label, const QString &text)
     // Work over the budget (util/workbudget.h) says "Run anyway in the app": here that is the link that runs it.
     static const QString runAnyway = QStringLiteral("Run anyway");
     if (text.contains(runAnyway)) {
-        html.replace(runAnyway, QStringLiteral("<a href=\"run-anyway:\">%1</a>").arg(tr("Run anyway")));
+        html.replace(runAnyway,
+            QStringLiteral("<a href=\"run-anyway:\">%1</a>")
+                .arg(tr("Run anyway").replace(' ', QStringLiteral("&nbsp;"))));
         linked = true;
     }
     label->setTextFormat(linked ? Qt::RichText : Qt::PlainText);

@@ -185,8 +185,8 @@ PatchingWork patchingWork(const ModelConfig &config, int tokens, PatchSite site,
     w.passes = double(cellsOf(site, config, tokens).size());
     w.flops = w.passes * Model::forwardFlopsOf(config, tokens);
     w.bytes = 3.0 * tracedBytes;
-    w.what = "Patching " + countOf(size_t(tokens), "token") + " at the " + patchSiteName(site) + " ("
-        + countOf(size_t(w.passes), "forward pass", "forward passes") + ")";
+    w.what = "Patching " + countOf(size_t(tokens), "token") + " ("
+        + countOf(size_t(w.passes), "forward pass", "forward passes") + ", site " + patchSiteName(site) + ")";
     return w;
 }
 

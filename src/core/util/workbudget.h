@@ -10,7 +10,7 @@ namespace atlas {
 
 struct WorkBudget
 {
-    static constexpr double kDefaultFlops = 2e12; // docs/reliability.md: its time measured
+    static constexpr double kDefaultFlops = 2e12; // a quarter of a 143-s sweep's estimate (docs/reliability.md)
     static constexpr double kDefaultBytes = double(size_t(8) << 30);
     double flops = kDefaultFlops; // 0: no bound
     double bytes = kDefaultBytes; // 0: no bound (the machine's memory still is: checkFitsInMemory)
