@@ -343,21 +343,6 @@ private slots:
         QVERIFY(!QFile::exists(dir.filePath("t5")));
     }
 
-    void evaluateScoresLongerQuestions()
-    {
-        auto r = run(
-            {"evaluate", "--model", "reverse-alibi", "--task", "reverse", "--length-scale", "2", "--examples", "16"});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        QVERIFY2(
-            r.out.contains("reverse-alibi on reverse at 2x the training length: held-out loss"), qPrintable(r.out));
-        r = run({"evaluate", "--model", "reverse", "--task", "reverse", "--length-scale", "4", "--examples", "16"});
-        QCOMPARE(r.code, 1);
-        QVERIFY2(r.err.contains("do not fit the model's 32 learned positions"), qPrintable(r.err));
-        r = run({"evaluate", "--model", "copy", "--task", "copy", "--length-scale", "2"});
-        QCOMPARE(r.code, 1);
-        QVERIFY2(r.err.contains("task copy has one length only"), qPrintable(r.err));
-    }
-
     // The router's tensors, with the capacity the factor gives: ⌈0.5 · 12 / 4⌉ = 2 tokens per expert.
     void dumpWritesTheRouterAtAChosenCapacity()
     {
@@ -487,15 +472,6 @@ private slots:
         const auto lsh = atlas::testing::renderSpec(
             dir.path(), R"({"model": "seq2seq-sort", "view": "lsh", "text": "dbca", "decoder_text": ">ab"})", "w.png");
         QVERIFY2(lsh.code != 0 && lsh.err.contains("the lsh view shows models with one stack"), qPrintable(lsh.err));
-    }
-
-    void generateStopsWhenTheContextIsFull()
-    {
-        const auto r = run({"generate", "--model", "austen", "--text", "It is a truth", "--steps", "200"});
-        QCOMPARE(r.code, 0);
-        QVERIFY2(
-            r.out.contains("stopped after 115 tokens: the model's context of 128 tokens is full"), qPrintable(r.out));
-        QVERIFY(r.out.contains("\nIt is a truth"));
     }
 
     // memory --json: the contract's fields; the events' bytes add up to their live column, whose maximum is the peak.

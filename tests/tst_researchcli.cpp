@@ -1,5 +1,6 @@
-// The research tools on the command line: dump --logit-lens writes the lens beside the trace, and patch prints and
-// writes an activation-patching sweep; their misuse is refused before anything is written.
+// The research tools on the command line: dump --logit-lens writes the lens beside the trace, patch prints and
+// writes an activation-patching sweep, evaluate scores questions longer than the training ones, and generate stops
+// at a full context; their misuse is refused before anything is written.
 #include "clitesting.h"
 #include "io/npy.h"
 
@@ -95,6 +96,30 @@ private slots:
         QVERIFY(withTask.code != 0 && withTask.err.contains("--by-position asks a retrieval model"));
         const auto other = run({"evaluate", "--model", "reverse", "--by-position"});
         QVERIFY(other.code != 0 && other.err.contains("not trained on key–value retrieval"));
+    }
+
+    void evaluateScoresLongerQuestions()
+    {
+        auto r = run(
+            {"evaluate", "--model", "reverse-alibi", "--task", "reverse", "--length-scale", "2", "--examples", "16"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(
+            r.out.contains("reverse-alibi on reverse at 2x the training length: held-out loss"), qPrintable(r.out));
+        r = run({"evaluate", "--model", "reverse", "--task", "reverse", "--length-scale", "4", "--examples", "16"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("do not fit the model's 32 learned positions"), qPrintable(r.err));
+        r = run({"evaluate", "--model", "copy", "--task", "copy", "--length-scale", "2"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("task copy has one length only"), qPrintable(r.err));
+    }
+
+    void generateStopsWhenTheContextIsFull()
+    {
+        const auto r = run({"generate", "--model", "austen", "--text", "It is a truth", "--steps", "200"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(
+            r.out.contains("stopped after 115 tokens: the model's context of 128 tokens is full"), qPrintable(r.out));
+        QVERIFY(r.out.contains("\nIt is a truth"));
     }
 
     void patchTracesTheLetter()
