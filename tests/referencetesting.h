@@ -23,6 +23,9 @@
 // Comparing the engine's tensors with the PyTorch references under tests/data (tst_backprop, tst_positions).
 namespace atlas::testing {
 
+// The relative tolerance of a comparison with a PyTorch reference.
+constexpr double kRelTol = 1e-4;
+
 inline std::vector<int> intList(const QJsonValue &value)
 {
     std::vector<int> out;

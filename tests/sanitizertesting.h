@@ -2,12 +2,14 @@
 
 #include <QTest>
 
+#include "util/sanitizers.h"
+
 // CI's second stage runs the suite built with AddressSanitizer and UndefinedBehaviorSanitizer (./atlas test
 // --sanitize), about twenty times slower. There it looks for memory errors and undefined behaviour in the code; the
 // numbers a built-in model is documented to reach are the same in every build and are checked by the normal one.
 // A test function that only re-measures such numbers over hundreds of held-out examples skips itself there, and
 // says so; the code it runs is run under the sanitizers by the tests of the same analyses on small inputs.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(ATLAS_ADDRESS_SANITIZER)
 #define ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY()                                                                        \
     QSKIP("a built-in model's documented numbers: checked by the normal build, not under the sanitizers")
 #else
@@ -18,7 +20,7 @@
 // many times slower, and CI runs two tests at once. A wait for the window (a paint, a signal) is the same in both.
 // And there a test that checks layout rather than numbers may run the analyses on the least work
 // (Session::setAnalysesOnLeastWork).
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(ATLAS_ADDRESS_SANITIZER)
 constexpr int kComputeWaitFactor = 4;
 constexpr bool kAnalysesOnLeastWork = true;
 #else

@@ -2,6 +2,7 @@
 // the caption; a click on a head switches it off or on, the mode box picks zero or mean ablation, and a spec naming a
 // head the model lacks says so. The Sparsity view, the other layer × head table, draws each head's α and its
 // exact zeros, and the Attention view hatches a sparse head's zeros apart from masked cells.
+#include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/ablationview.h"
 #include "views/attentionview.h"
@@ -20,7 +21,7 @@ using namespace atlas;
 
 namespace {
 
-ViewSpec specOf(const std::string &model, const std::string &heads)
+ViewSpec ablationSpec(const std::string &model, const std::string &heads)
 {
     ViewSpec s;
     s.view = "ablation";
@@ -30,7 +31,7 @@ ViewSpec specOf(const std::string &model, const std::string &heads)
     return s;
 }
 
-void draw(AblationView &view, const ViewSpec &s)
+void drawAblation(AblationView &view, const ViewSpec &s)
 {
     view.resize(1280, 720);
     view.setInput(testing::forSpec(s));
@@ -64,7 +65,7 @@ private slots:
     void drawsTheImportanceAndTheScores()
     {
         AblationView view;
-        draw(view, specOf("reverse", "0.3"));
+        drawAblation(view, ablationSpec("reverse", "0.3"));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<HeadAblationAnalysis>();
         QVERIFY(a && a->importance && a->comparison.scored);
@@ -88,7 +89,7 @@ private slots:
     // again shows the table at once; other weights, even one value apart, get their own.
     void theImportanceTableFollowsTheWeights()
     {
-        const ViewSpec s = specOf("reverse", "0.3");
+        const ViewSpec s = ablationSpec("reverse", "0.3");
         const ViewInput first = testing::forSpec(s), second = testing::forSpec(s);
         QVERIFY(first.model && second.model && first.model != second.model); // two loads
         const auto *a = first.analysisAs<HeadAblationAnalysis>(), *b = second.analysisAs<HeadAblationAnalysis>();
@@ -107,7 +108,7 @@ private slots:
     void aClickSwitchesAHeadOffAndOn()
     {
         AblationView view;
-        draw(view, specOf("reverse", "0.3"));
+        drawAblation(view, ablationSpec("reverse", "0.3"));
         QSignalSpy edited(&view, &View::specEdited);
         QTest::mouseClick(view.plot(), Qt::LeftButton, {}, cellCentre(view.plot(), 1, 2));
         QCOMPARE(edited.count(), 1);
@@ -126,7 +127,7 @@ private slots:
     void aModelWithoutATaskComparesTheNextTokenOnly()
     {
         AblationView view;
-        draw(view, specOf("tiny-bytes", "1.1"));
+        drawAblation(view, ablationSpec("tiny-bytes", "1.1"));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         QVERIFY(view.caption().contains("names no task"));
         QVERIFY(!view.input().analysisAs<HeadAblationAnalysis>()->importance);
@@ -135,13 +136,13 @@ private slots:
     void aHeadTheModelLacksIsNamed()
     {
         AblationView view;
-        draw(view, specOf("reverse", "5.0"));
+        drawAblation(view, ablationSpec("reverse", "5.0"));
         QVERIFY2(view.message().contains("5.0 is not in the model"), qPrintable(view.message()));
     }
     void sparsityViewDrawsEachHeadsAlphaAndZeros()
     {
         SparsityView view;
-        ViewSpec s = specOf("reverse-entmax", "");
+        ViewSpec s = ablationSpec("reverse-entmax", "");
         s.view = "sparsity";
         s.text = "abcdefgh>hgfedcba";
         view.resize(1280, 720);
@@ -178,7 +179,7 @@ private slots:
     void softmaxGivesNoZeroAndSaysWhy()
     {
         SparsityView view;
-        ViewSpec s = specOf("reverse", "");
+        ViewSpec s = ablationSpec("reverse", "");
         s.view = "sparsity";
         view.resize(1280, 720);
         view.setInput(testing::forSpec(s));
@@ -192,7 +193,7 @@ private slots:
     // the tooltip. Softmax's heat map has no such note.
     void theAttentionViewHatchesExactZerosApartFromMasked()
     {
-        ViewSpec s = specOf("reverse-entmax", "");
+        ViewSpec s = ablationSpec("reverse-entmax", "");
         s.view = "attention";
         s.text = "abcdefgh>hgfedcba";
         s.layer = 0;

@@ -8,6 +8,8 @@
 #include "io/npy.h"
 #include "model/builtinmodels.h"
 #include "referencetesting.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 
 #include <QFile>
@@ -19,14 +21,10 @@
 #include <numeric>
 
 using namespace atlas;
+using namespace atlas::testing;
 using atlas::testing::errorFrom;
 
 namespace {
-
-std::vector<int> encode(const Model &model, const std::string &text)
-{
-    return Tokenizer::forModel(model)->encode(text);
-}
 
 } // namespace
 

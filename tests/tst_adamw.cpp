@@ -3,6 +3,7 @@
 // (tests/tools/make_grad_reference.py wrote tests/data/adamw_ref).
 
 #include "io/npy.h"
+#include "testbundle.h"
 #include "train/adamw.h"
 #include "util/error.h"
 
@@ -18,14 +19,14 @@ using namespace atlas;
 
 namespace {
 
-QString refPath(const QString &file)
+QString adamwRefPath(const QString &file)
 {
     return QStringLiteral(ATLAS_TEST_DATA "/adamw_ref/") + file;
 }
 
-Tensor load(const QString &file)
+Tensor loadAdamw(const QString &file)
 {
-    return readNpy(refPath(file).toStdString());
+    return readNpy(adamwRefPath(file).toStdString());
 }
 
 double maxAbsDiff(const Tensor &a, const Tensor &b)
@@ -57,7 +58,7 @@ private:
 
 void TestAdamW::initTestCase()
 {
-    QFile f(refPath("steps.json"));
+    QFile f(adamwRefPath("steps.json"));
     QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
     m_steps = QJsonDocument::fromJson(f.readAll()).object();
     const QJsonObject s = m_steps["schedule"].toObject();
@@ -90,7 +91,7 @@ void TestAdamW::stepsMatchPyTorch()
 
     std::map<std::string, Tensor> params;
     for (const QJsonValue &n : m_steps["names"].toArray())
-        params[n.toString().toStdString()] = load("init." + n.toString() + ".npy");
+        params[n.toString().toStdString()] = loadAdamw("init." + n.toString() + ".npy");
     std::map<std::string, Tensor *> pointers;
     for (auto &[name, t] : params)
         pointers[name] = &t;
@@ -100,13 +101,13 @@ void TestAdamW::stepsMatchPyTorch()
     for (int step = 0; step < lr.size(); ++step) {
         std::map<std::string, Tensor> grads;
         for (const auto &[name, t] : params)
-            grads[name] = load(QString("grad.%1.%2.npy").arg(step).arg(QString::fromStdString(name)));
+            grads[name] = loadAdamw(QString("grad.%1.%2.npy").arg(step).arg(QString::fromStdString(name)));
         const float norm = adamw.step(pointers, grads, m_schedule.at(step));
         QVERIFY(std::fabs(norm - norms[step].toDouble()) < 1e-5 * norms[step].toDouble());
         clipped += norm > options.maxGradNorm;
         for (const auto &[name, t] : params) {
             const QString file = QString("param.%1.%2.npy").arg(step).arg(QString::fromStdString(name));
-            const double diff = maxAbsDiff(t, load(file));
+            const double diff = maxAbsDiff(t, loadAdamw(file));
             QVERIFY2(diff < 2e-6, qPrintable(QString("%1: max |diff| %2").arg(file).arg(diff)));
         }
     }

@@ -9,6 +9,8 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "ops/ops.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "train/trainer.h"
@@ -20,18 +22,14 @@
 #include <cmath>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::errorFrom;
 
 namespace {
 
-Tensor load(const char *name)
+Tensor loadSpan(const char *name)
 {
     return readNpy(std::string(ATLAS_TEST_DATA "/span/") + name + ".npy");
-}
-
-std::vector<float> values(const Tensor &t)
-{
-    return {t.data(), t.data() + t.numel()};
 }
 
 ModelConfig spanConfig(float penalty)
@@ -91,14 +89,14 @@ private slots:
 
 void TestAdaptiveSpan::maskAndWeightsMatchThePaper()
 {
-    const Tensor scores = load("scores");
-    const float ramp = load("ramp").data()[0];
+    const Tensor scores = loadSpan("scores");
+    const float ramp = loadSpan("ramp").data()[0];
     Tensor mask(scores.shape()), probs(scores.shape());
-    ops::span_mask_forward(mask, values(load("spans")), ramp);
-    QString why = testing::compareToReference("mask", mask, load("mask"), 1e-6);
+    ops::span_mask_forward(mask, values(loadSpan("spans")), ramp);
+    QString why = testing::compareToReference("mask", mask, loadSpan("mask"), 1e-6);
     QVERIFY2(why.isEmpty(), qPrintable(why));
     ops::span_softmax_forward(probs, scores, mask);
-    why = testing::compareToReference("probs", probs, load("probs"), 1e-5);
+    why = testing::compareToReference("probs", probs, loadSpan("probs"), 1e-5);
     QVERIFY2(why.isEmpty(), qPrintable(why));
     // The paper's definition by hand: z = 2.7, R = 3 at distances 0, 3, 5 and 6.
     QCOMPARE(ops::span_ramp_value(2.7f, 3.0f, 0), 1.0f);
@@ -109,16 +107,16 @@ void TestAdaptiveSpan::maskAndWeightsMatchThePaper()
 
 void TestAdaptiveSpan::backwardMatchesAutograd()
 {
-    const Tensor scores = load("scores"), mask = load("mask");
+    const Tensor scores = loadSpan("scores"), mask = loadSpan("mask");
     Tensor probs(scores.shape()), dscores(scores.shape());
     ops::span_softmax_forward(probs, scores, mask);
     std::vector<float> dspans(size_t(scores.dim(0)), 0.0f);
-    ops::span_softmax_backward(dscores, dspans, load("dout"), probs, mask, load("ramp").data()[0]);
-    QString why = testing::compareToReference("dscores", dscores, load("dscores"), 1e-5);
+    ops::span_softmax_backward(dscores, dspans, loadSpan("dout"), probs, mask, loadSpan("ramp").data()[0]);
+    QString why = testing::compareToReference("dscores", dscores, loadSpan("dscores"), 1e-5);
     QVERIFY2(why.isEmpty(), qPrintable(why));
     Tensor dz({int64_t(dspans.size())});
     std::copy(dspans.begin(), dspans.end(), dz.data());
-    why = testing::compareToReference("dspans", dz, load("dspans"), 1e-5);
+    why = testing::compareToReference("dspans", dz, loadSpan("dspans"), 1e-5);
     QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 

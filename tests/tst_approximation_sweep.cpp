@@ -3,6 +3,7 @@
 #include "attention/attentionkernel.h"
 #include "attention/gaussianstream.h"
 #include "attention/performerattention.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>

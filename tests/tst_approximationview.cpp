@@ -2,6 +2,7 @@
 // slider over k / features, the error plot. (tst_session checks that the session runs the sweep off the GUI
 // thread, the newest request winning.)
 #include "attention/approximationsweep.h"
+#include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "views/approximationerrorplot.h"

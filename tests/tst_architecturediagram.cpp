@@ -4,6 +4,7 @@
 #include "analysis/architecturediagram.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "testbundle.h"
 
 #include <QTest>
 

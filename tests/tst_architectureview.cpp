@@ -1,5 +1,6 @@
 // The architecture diagram (views/architectureview.h): a box per op of the program, the stepper's outlined, a click
 // asks for its op; a diagram wider than the view is scaled, or its layers folded, so that every box stays inside.
+#include "testbundle.h"
 #include "views/architectureview.h"
 #include "viewtesting.h"
 

@@ -4,6 +4,7 @@
 #include "attention/attentionkernel.h"
 #include "attention/fullattention.h"
 #include "attention/patternparams.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>

@@ -1,6 +1,7 @@
 // attentionPattern: the pattern each fixed sparse kernel reports through its PatternVisitor against the dense mask
 // the same kernel returns when it really attends, the work counts, the block-level grid, and T = 16384.
 #include "attention/attentionpattern.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -14,7 +15,7 @@ using namespace atlas::attention;
 
 namespace {
 
-MatrixRM randn(int64_t rows, int64_t cols, unsigned seed)
+MatrixRM randomMatrix(int64_t rows, int64_t cols, unsigned seed)
 {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -27,7 +28,7 @@ MatrixRM randn(int64_t rows, int64_t cols, unsigned seed)
 // The (T,T) mask the kernel itself returns when it attends random q, k, v with options.dense.
 MatrixRM denseMask(const AttentionKernelSpec &spec, int64_t T, bool causal, const std::vector<int> &padding)
 {
-    const MatrixRM q = randn(T, 4, 1), k = randn(T, 4, 2), v = randn(T, 4, 3);
+    const MatrixRM q = randomMatrix(T, 4, 1), k = randomMatrix(T, 4, 2), v = randomMatrix(T, 4, 3);
     AttentionOptions options;
     options.causal = causal;
     options.padding = padding;

@@ -7,6 +7,8 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "model/builtinmodels.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -16,16 +18,12 @@
 #include <cmath>
 
 using namespace atlas;
+using namespace atlas::testing;
 using atlas::testing::errorFrom;
 
 namespace {
 
-QString dataPath(const QString &relative)
-{
-    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
-}
-
-std::vector<int> referenceTokens(const QString &model)
+std::vector<int> flowTokens(const QString &model)
 {
     QFile f(dataPath(model + "_ref/tokens.json"));
     std::vector<int> tokens;
@@ -35,7 +33,7 @@ std::vector<int> referenceTokens(const QString &model)
     return tokens;
 }
 
-double maxDiff(const Eigen::MatrixXd &got, const float *want)
+double maxDiffFrom(const Eigen::MatrixXd &got, const float *want)
 {
     double worst = 0;
     for (int i = 0; i < got.rows(); ++i)
@@ -62,7 +60,7 @@ private slots:
     {
         QFETCH(QString, model);
         const auto m = std::make_shared<const Model>(Model::load(dataPath(model).toStdString()));
-        Engine engine(m, Input {referenceTokens(model), {}});
+        Engine engine(m, Input {flowTokens(model), {}});
         engine.runToEnd();
         const int L = m->config.layers;
         for (const char *fusion : {"mean", "max", "min"}) {
@@ -72,11 +70,11 @@ private slots:
             const Tensor want = readNpy(dataPath("flow/" + model + "/rollout." + fusion + ".npy").toStdString());
             const int64_t T = want.dim(1);
             for (int l = 0; l < L; ++l)
-                QVERIFY2(maxDiff(rollout[size_t(l)], want.data() + l * T * T) < 2e-6,
+                QVERIFY2(maxDiffFrom(rollout[size_t(l)], want.data() + l * T * T) < 2e-6,
                     qPrintable(QString("%1 rollout after layer %2: %3")
                                    .arg(fusion)
                                    .arg(l)
-                                   .arg(maxDiff(rollout[size_t(l)], want.data() + l * T * T))));
+                                   .arg(maxDiffFrom(rollout[size_t(l)], want.data() + l * T * T))));
         }
         const auto augmented = augmentedAttention(engine.trace(), {}, L, HeadFusion::Mean);
         const Tensor raw = readNpy(dataPath("flow/" + model + "/flow.raw.npy").toStdString());

@@ -1,6 +1,7 @@
 // The measured attention sweep file (attention/attentionsweep.h): one parser for bench-attention and the Kernels
 // view, validated, with errors that name the file and the field.
 #include "attention/attentionsweep.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTemporaryDir>

@@ -3,6 +3,7 @@
 #include "tensor/backgroundfree.h"
 #include "tensor/buffercache.h"
 #include "tensor/tensor.h"
+#include "testbundle.h"
 
 #include <QTest>
 

@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "ops/ops.h"
 #include "referencetesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "util/error.h"
 

@@ -4,6 +4,7 @@
 // between loops; loops in pieces share their work out as it goes. The packed matrix product shares its columns out
 // over the cores and gives the same bits on one thread as on two.
 #include "tensor/matrixproduct.h"
+#include "testbundle.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/parallel.h"

@@ -1,6 +1,7 @@
 // GPT-2's byte-level BPE: ids equal the reference encoder's (tests/data/gpt2_bpe, made by
 // tests/tools/make_bpe_fixture.sh), decoding inverts encoding, pieces are readable, bad files are reported.
 #include "model/model.h"
+#include "testbundle.h"
 #include "tokenize/gpt2words.h"
 #include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/pipeline.h"
@@ -20,15 +21,15 @@ using namespace atlas;
 
 namespace {
 
-const std::string kData = ATLAS_TEST_DATA "/gpt2_bpe/";
+const std::string kBpeData = ATLAS_TEST_DATA "/gpt2_bpe/";
 
-std::string readFile(const std::string &path)
+std::string readText(const std::string &path)
 {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-void writeFile(const std::string &path, const std::string &text)
+void writeText(const std::string &path, const std::string &text)
 {
     std::ofstream(path, std::ios::binary) << text;
 }
@@ -77,8 +78,8 @@ class TestBpe : public QObject
     // Loads a vocabulary and merges written into the temporary directory.
     std::unique_ptr<HuggingFaceTokenizer> small(const std::vector<std::string> &extra, const std::string &merges)
     {
-        writeFile(tmpPath("vocab.json"), smallVocab(extra));
-        writeFile(tmpPath("merges.txt"), merges);
+        writeText(tmpPath("vocab.json"), smallVocab(extra));
+        writeText(tmpPath("merges.txt"), merges);
         return HuggingFaceTokenizer::fromGpt2Files(tmpPath("vocab.json"), tmpPath("merges.txt"));
     }
 
@@ -86,7 +87,7 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_tmp.isValid());
-        m_gpt2 = HuggingFaceTokenizer::fromGpt2Files(kData + "vocab.json", kData + "merges.txt");
+        m_gpt2 = HuggingFaceTokenizer::fromGpt2Files(kBpeData + "vocab.json", kBpeData + "merges.txt");
         QCOMPARE(m_gpt2->vocabSize(), 50257);
     }
 
@@ -94,7 +95,7 @@ private slots:
     {
         QTest::addColumn<QByteArray>("text");
         QTest::addColumn<QList<int>>("ids");
-        const auto cases = nlohmann::json::parse(readFile(kData + "cases.json"));
+        const auto cases = nlohmann::json::parse(readText(kBpeData + "cases.json"));
         QVERIFY(cases.size() >= 40);
         int i = 0;
         for (const auto &c : cases) {
@@ -202,8 +203,8 @@ private slots:
     void mergeResultMissingFromVocabIsRefused()
     {
         // As Hugging Face's BPE: every merge makes a token of the vocabulary.
-        writeFile(tmpPath("vocab.json"), smallVocab({"abc"}));
-        writeFile(tmpPath("merges.txt"), "a b\nab c\n");
+        writeText(tmpPath("vocab.json"), smallVocab({"abc"}));
+        writeText(tmpPath("merges.txt"), "a b\nab c\n");
         QVERIFY_THROWS_EXCEPTION(
             Error, HuggingFaceTokenizer::fromGpt2Files(tmpPath("vocab.json"), tmpPath("merges.txt")));
         try {
@@ -254,8 +255,8 @@ private slots:
         QFETCH(QByteArray, merges);
         QFETCH(QString, file);
         QFETCH(QString, reason);
-        writeFile(tmpPath("vocab.json"), vocab.toStdString());
-        writeFile(tmpPath("merges.txt"), merges.toStdString());
+        writeText(tmpPath("vocab.json"), vocab.toStdString());
+        writeText(tmpPath("merges.txt"), merges.toStdString());
         try {
             HuggingFaceTokenizer::fromGpt2Files(tmpPath("vocab.json"), tmpPath("merges.txt"));
             QFAIL("no error");
@@ -268,7 +269,7 @@ private slots:
     void missingFileIsAnError()
     {
         try {
-            HuggingFaceTokenizer::fromGpt2Files(tmpPath("nowhere.json"), kData + "merges.txt");
+            HuggingFaceTokenizer::fromGpt2Files(tmpPath("nowhere.json"), kBpeData + "merges.txt");
             QFAIL("no error");
         } catch (const Error &e) {
             QVERIFY2(QString(e.what()).contains("nowhere.json: cannot open"), e.what());
@@ -285,7 +286,7 @@ private slots:
         QCOMPARE(Tokenizer::forModel(plain)->kind(), std::string("ids"));
 
         for (const char *f : {"vocab.json", "merges.txt"})
-            QVERIFY(QFile::copy(QString::fromStdString(kData + f), dir.filePath(f)));
+            QVERIFY(QFile::copy(QString::fromStdString(kBpeData + f), dir.filePath(f)));
         const Model model = Model::load(d);
         const auto tokenizer = Tokenizer::forModel(model);
         QCOMPARE(tokenizer->kind(), std::string("BPE"));
@@ -299,10 +300,10 @@ private slots:
 
     void encodesFromSeveralThreads()
     {
-        const std::string text = readFile(kData + "cases.json");
+        const std::string text = readText(kBpeData + "cases.json");
         const std::vector<int> expected = m_gpt2->encode(text);
-        writeFile(tmpPath("vocab.json"), readFile(kData + "vocab.json")); // other files: a tokenizer of its own
-        writeFile(tmpPath("merges.txt"), readFile(kData + "merges.txt"));
+        writeText(tmpPath("vocab.json"), readText(kBpeData + "vocab.json")); // other files: a tokenizer of its own
+        writeText(tmpPath("merges.txt"), readText(kBpeData + "merges.txt"));
         const auto fresh = HuggingFaceTokenizer::fromGpt2Files(tmpPath("vocab.json"), tmpPath("merges.txt"));
         std::vector<std::vector<int>> got(4);
         std::vector<std::thread> threads;

@@ -10,6 +10,7 @@
 #include "engine/tokenretention.h"
 #include "model/builtinmodels.h"
 #include "sanitizertesting.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "train/corpus.h"

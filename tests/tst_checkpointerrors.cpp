@@ -2,6 +2,8 @@
 // the key or tensor and the problem (Model::load, docs/models.md "Families"); nothing is half-loaded.
 #include "errortesting.h"
 #include "model/model.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -17,20 +19,10 @@
 #include <map>
 
 using namespace atlas;
+using namespace atlas::testing;
 using atlas::testing::errorFrom;
 
 namespace {
-
-QString dataPath(const QString &relative)
-{
-    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
-}
-
-QByteArray readFile(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 // A safetensors file as raw pieces, to write broken copies without the engine's own writer.
 struct RawSafetensors

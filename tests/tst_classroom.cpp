@@ -9,6 +9,7 @@
 #include "sanitizertesting.h"
 #include "session/session.h"
 #include "style/theme.h"
+#include "testbundle.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
 #include "views/attentionview.h"

@@ -7,8 +7,10 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "model/model.h"
+#include "testbundle.h"
 #include "train/checkpointdirectory.h"
 #include "util/blasthreads.h"
+#include "util/sanitizers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,7 +63,7 @@ private slots:
     // (util/blasthreads.h): the benchmarks say what they ran with.
     void theProgramRunsWithOpenBlasThreadsSpinningBriefly()
     {
-#if defined(__SANITIZE_ADDRESS__) || !defined(ATLAS_OPENBLAS)
+#if defined(ATLAS_ADDRESS_SANITIZER) || !defined(ATLAS_OPENBLAS)
         QSKIP("not restarted under the address sanitizer, and no OpenBLAS in the Eigen build");
 #endif
         if (qEnvironmentVariableIsSet("OPENBLAS_THREAD_TIMEOUT"))

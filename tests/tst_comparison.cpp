@@ -1,6 +1,7 @@
 // Two runs side by side (the spec's "compare"): run B is the spec with another model, text or kernel; the analysis
 // runs it exactly as a spec of its own would run; A − B is the two runs' probabilities subtracted, cell by cell, with
 // the cells both runs mask kept masked; a click on either side moves both; what cannot be compared is refused by key.
+#include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "view/analysisrequests.h"

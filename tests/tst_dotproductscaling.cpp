@@ -2,6 +2,7 @@
 // real head, softmax with the division is the model's own attention row, and without it is softmax(√d · S) of the
 // traced scores S = QKᵀ/√d.
 #include "attention/dotproductscaling.h"
+#include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "view/specrun.h"

@@ -2,6 +2,7 @@
 // views drawing the site's tensors (cross-attention: decoder queries down, source keys across), the session
 // opening, running and generating one, and the views and sites that cannot show it naming why.
 #include "session/session.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "views/attentionview.h"

@@ -2,6 +2,7 @@
 // attention, and traced with their effective weights and mask.
 #include "engine/engine.h"
 #include "engine/inputbuilder.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>

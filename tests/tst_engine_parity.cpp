@@ -6,6 +6,8 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "model/model.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -26,19 +28,9 @@
 #include <set>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
-
-QString dataPath(const QString &relative)
-{
-    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
-}
-
-QByteArray readFile(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 std::vector<int> intList(const QJsonValue &value)
 {

@@ -7,6 +7,8 @@
 #include "engine/engine.h"
 #include "io/npy.h"
 #include "ops/ops.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include "referencetesting.h"
@@ -19,17 +21,13 @@
 #include <memory>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
 
-Tensor load(const char *name)
+Tensor loadEntmax(const char *name)
 {
     return readNpy(std::string(ATLAS_TEST_DATA "/entmax/") + name + ".npy");
-}
-
-std::vector<float> values(const Tensor &t)
-{
-    return {t.data(), t.data() + t.numel()};
 }
 
 } // namespace
@@ -70,26 +68,26 @@ private slots:
 
 void TestEntmax::forwardMatchesThePapers()
 {
-    const Tensor scores = load("scores");
+    const Tensor scores = loadEntmax("scores");
     Tensor probs(scores.shape());
-    ops::entmax_forward(probs, scores, values(load("alpha")));
-    const QString why = testing::compareToReference("probs", probs, load("probs"), 1e-5);
+    ops::entmax_forward(probs, scores, values(loadEntmax("alpha")));
+    const QString why = testing::compareToReference("probs", probs, loadEntmax("probs"), 1e-5);
     QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 
 void TestEntmax::backwardMatchesAutogradAndFiniteDifferences()
 {
-    const Tensor scores = load("scores"), dout = load("dout");
-    const std::vector<float> alpha = values(load("alpha"));
+    const Tensor scores = loadEntmax("scores"), dout = loadEntmax("dout");
+    const std::vector<float> alpha = values(loadEntmax("alpha"));
     Tensor probs(scores.shape()), dscores(scores.shape());
     ops::entmax_forward(probs, scores, alpha);
     std::vector<float> dalpha(alpha.size(), 0.0f);
     ops::entmax_backward(dscores, &dalpha, dout, probs, alpha);
-    QString why = testing::compareToReference("dscores", dscores, load("dscores"), 1e-4);
+    QString why = testing::compareToReference("dscores", dscores, loadEntmax("dscores"), 1e-4);
     QVERIFY2(why.isEmpty(), qPrintable(why));
     Tensor got({int64_t(dalpha.size())});
     std::copy(dalpha.begin(), dalpha.end(), got.data());
-    why = testing::compareToReference("dalpha", got, load("dalpha"), 1e-4);
+    why = testing::compareToReference("dalpha", got, loadEntmax("dalpha"), 1e-4);
     QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 
@@ -106,9 +104,9 @@ void TestEntmax::rowsSumToOneWithExactZeros()
     for (int i = 0; i < 12; ++i)
         QVERIFY2(std::fabs(p.data()[i] - want[i]) < 1e-6f, qPrintable(QString("cell %1: %2").arg(i).arg(p.data()[i])));
     QCOMPARE(p.data()[2], 0.0f); // exactly
-    const Tensor scores = load("scores");
+    const Tensor scores = loadEntmax("scores");
     Tensor probs(scores.shape());
-    ops::entmax_forward(probs, scores, values(load("alpha")));
+    ops::entmax_forward(probs, scores, values(loadEntmax("alpha")));
     int zeros = 0;
     for (int64_t r = 0; r < probs.numel() / probs.shape().back(); ++r) {
         double sum = 0;
@@ -124,7 +122,7 @@ void TestEntmax::rowsSumToOneWithExactZeros()
 
 void TestEntmax::alphaTwoIsSparsemaxAndNearOneIsSoftmax()
 {
-    const Tensor scores = load("scores");
+    const Tensor scores = loadEntmax("scores");
     Tensor sparse(scores.shape()), two(scores.shape()), soft(scores.shape()), nearOne(scores.shape());
     ops::sparsemax_forward(sparse, scores);
     ops::entmax_forward(two, scores, {2.0f});
@@ -137,7 +135,7 @@ void TestEntmax::alphaTwoIsSparsemaxAndNearOneIsSoftmax()
 
 void TestEntmax::badAlphasAreRefused()
 {
-    const Tensor scores = load("scores");
+    const Tensor scores = loadEntmax("scores");
     Tensor out(scores.shape());
     for (const std::vector<float> &alpha : {std::vector<float> {1.0f}, {2.5f}, {1.5f, 1.5f}, {std::nanf("")}}) {
         bool refused = false;

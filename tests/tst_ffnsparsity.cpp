@@ -3,6 +3,7 @@
 #include "analysis/ffnsparsity.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
 

@@ -8,6 +8,8 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "ops/ops.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "train/trainingsetup.h"
@@ -17,15 +19,16 @@
 #include <QTest>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::errorFrom;
 
 namespace {
 
-const QString kRef = QStringLiteral(ATLAS_TEST_DATA "/funnel/tiny_ref/");
+const QString kFunnelRef = QStringLiteral(ATLAS_TEST_DATA "/funnel/tiny_ref/");
 
-Tensor reference(const QString &name)
+Tensor funnelReference(const QString &name)
 {
-    return readNpy((kRef + name + ".npy").toStdString());
+    return readNpy((kFunnelRef + name + ".npy").toStdString());
 }
 
 std::vector<int> present(int T, int stride)
@@ -46,13 +49,6 @@ Tensor attentionAt(const Tensor &probs, const std::vector<int> &rows, const std:
             for (size_t c = 0; c < cols.size(); ++c)
                 out.slice(h)(int64_t(r), int64_t(c)) = probs.slice(h)(rows[r], cols[c]);
     return out;
-}
-
-Tensor literal(Shape shape, std::vector<float> values)
-{
-    Tensor t(std::move(shape));
-    std::copy(values.begin(), values.end(), t.data());
-    return t;
 }
 
 } // namespace
@@ -113,16 +109,17 @@ private slots:
         engine.runToEnd();
         const Trace &tr = engine.trace();
         const int T = int(c.input.tokens.size());
-        QString diff = testing::compareToReference("logits", tr.tensor("logits"), reference("logits"), 1e-5);
+        QString diff = testing::compareToReference("logits", tr.tensor("logits"), funnelReference("logits"), 1e-5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
         for (int l = 0; l < c.model->config.layers; ++l) {
             const std::string p = "layer." + std::to_string(l) + ".";
             const std::vector<int> rows = present(T, f.stride(l)), keys = present(T, f.keyStride(l));
             diff = testing::compareToReference(QString::fromStdString(p + "attn.probs"),
-                attentionAt(tr.tensor(p + "attn.probs"), rows, keys), reference("probs." + QString::number(l)), 1e-5);
+                attentionAt(tr.tensor(p + "attn.probs"), rows, keys), funnelReference("probs." + QString::number(l)),
+                1e-5);
             QVERIFY2(diff.isEmpty(), qPrintable(diff));
             diff = testing::compareToReference(QString::fromStdString(p + "out"),
-                testing::rowsOf(tr.tensor(p + "out"), rows), reference("out." + QString::number(l)), 1e-5);
+                testing::rowsOf(tr.tensor(p + "out"), rows), funnelReference("out." + QString::number(l)), 1e-5);
             QVERIFY2(diff.isEmpty(), qPrintable(diff));
             // Keys no longer present get exactly nothing.
             const Tensor &probs = tr.tensor(p + "attn.probs");
@@ -138,9 +135,9 @@ private slots:
         Engine engine(c.model, c.input);
         engine.runToEnd();
         const Gradients g = backward(*c.model, c.input, engine.trace(), c.targets);
-        QVERIFY(std::fabs(g.loss - reference("loss").data()[0]) < 1e-5f);
+        QVERIFY(std::fabs(g.loss - funnelReference("loss").data()[0]) < 1e-5f);
         const QString why = testing::checkReferenceGradients(
-            g.grads, kRef, [](const QString &name, const Tensor &got, const Tensor &want) {
+            g.grads, kFunnelRef, [](const QString &name, const Tensor &got, const Tensor &want) {
                 return testing::compareToReference(name, got, want, 1e-4);
             });
         QVERIFY2(why.isEmpty(), qPrintable(why));

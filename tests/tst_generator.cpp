@@ -3,6 +3,7 @@
 #include "engine/generator.h"
 #include "engine/temperature.h"
 #include "model/builtinmodels.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>

@@ -9,6 +9,7 @@
 // gradcheckCatchesWrongGradients shows that a 1 % error, a dropped term or a transposed operand fail it.
 
 #include "ops/ops.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>

@@ -1,4 +1,5 @@
 #include "guardedapplication.h"
+#include "testbundle.h"
 
 #include <QSignalSpy>
 #include <QTimer>
@@ -80,7 +81,7 @@ private slots:
     }
 };
 
-int main(int argc, char **argv)
+ATLAS_TEST_OWN_MAIN(TestGuardedApplication)
 {
     GuardedApplication app(argc, argv);
     TestGuardedApplication test;

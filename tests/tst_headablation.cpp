@@ -8,6 +8,8 @@
 #include "io/npy.h"
 #include "model/builtinmodels.h"
 #include "sanitizertesting.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "train/task.h"
 #include "util/error.h"
@@ -20,32 +22,23 @@
 #include <cmath>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
 
-std::string dataPath(const std::string &relative)
+std::string dataFile(const std::string &relative)
 {
     return std::string(ATLAS_TEST_DATA "/") + relative;
 }
 
-std::vector<int> referenceTokens()
+std::vector<int> ablationTokens()
 {
-    QFile f(QString::fromStdString(dataPath("gpt2_tiny_ref/tokens.json")));
+    QFile f(QString::fromStdString(dataFile("gpt2_tiny_ref/tokens.json")));
     f.open(QIODevice::ReadOnly);
     std::vector<int> out;
     for (const QJsonValue &v : QJsonDocument::fromJson(f.readAll()).array())
         out.push_back(v.toInt());
     return out;
-}
-
-float maxDifference(const Tensor &a, const Tensor &b)
-{
-    if (a.shape() != b.shape())
-        return INFINITY;
-    float worst = 0;
-    for (int64_t i = 0; i < a.numel(); ++i)
-        worst = std::max(worst, std::abs(a.data()[i] - b.data()[i]));
-    return worst;
 }
 
 using atlas::testing::errorFrom;
@@ -67,15 +60,15 @@ private slots:
     void matchesThePyTorchReference()
     {
         QFETCH(QString, mode);
-        const auto model = std::make_shared<const Model>(Model::load(dataPath("gpt2_tiny")));
-        const std::vector<int> tokens = referenceTokens();
+        const auto model = std::make_shared<const Model>(Model::load(dataFile("gpt2_tiny")));
+        const std::vector<int> tokens = ablationTokens();
         const std::vector<HeadRef> heads = {{0, 1}, {1, 3}};
         // gpt2_tiny names no task, so a mean ablation averages over the input itself, as the reference does.
         const HeadAblation ablation = makeHeadAblation(
             model, heads, parseAblationMode(mode.toStdString(), "test"), ablationReferences(*model, tokens));
         Engine engine(model, {tokens, {}, {}, ablation});
         engine.runToEnd();
-        const std::string dir = dataPath("gpt2_tiny_ablated_ref/" + mode.toStdString() + "/");
+        const std::string dir = dataFile("gpt2_tiny_ablated_ref/" + mode.toStdString() + "/");
         for (const char *name : {"layer.0.attn.merged", "layer.1.attn.merged", "logits", "next_probs"}) {
             const float diff = maxDifference(engine.trace().tensor(name), readNpy(dir + name + ".npy"));
             QVERIFY2(diff < 2e-5f, qPrintable(QString("%1 differs by %2").arg(name).arg(diff)));

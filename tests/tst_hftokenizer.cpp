@@ -4,6 +4,7 @@
 // SentencePiece models through libsentencepiece equal python3-sentencepiece's ids, pieces and decoded text.
 // The fixtures and the script that made them: tests/data/tokenizers/README.md. Bad files are refused by name.
 #include "errortesting.h"
+#include "testbundle.h"
 #include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/tokenizer.h"
@@ -23,7 +24,7 @@ using atlas::testing::errorFrom;
 
 namespace {
 
-const std::string kData = std::string(ATLAS_TEST_DATA) + "/tokenizers/";
+const std::string kTokenizerData = std::string(ATLAS_TEST_DATA) + "/tokenizers/";
 const std::string kBuiltin = std::string(ATLAS_SOURCE_DIR) + "/resources/tokenizers/";
 
 // Where a fixture's tokenizer files are: the real, whole ones ship with the app (resources/tokenizers), the cut
@@ -36,7 +37,7 @@ std::string tokenizerDir(const std::string &fixture)
         return kBuiltin + "mistral-7b/";
     if (fixture == "bert_uncased")
         return kBuiltin + "bert-base-uncased/";
-    return kData + fixture + "/";
+    return kTokenizerData + fixture + "/";
 }
 
 nlohmann::json readJson(const std::string &path)
@@ -55,7 +56,7 @@ QString shown(const std::vector<int> &ids)
     return parts.join(',');
 }
 
-void writeFile(const QString &path, const std::string &text)
+void writeTokenizerFile(const QString &path, const std::string &text)
 {
     std::ofstream(path.toStdString(), std::ios::binary) << text;
 }
@@ -78,7 +79,7 @@ class TestHfTokenizer : public QObject
         const std::unique_ptr<HuggingFaceTokenizer> tokenizer = fromVocabTxt
             ? HuggingFaceTokenizer::fromWordPieceVocab(tokenizerDir(name) + "vocab.txt", true)
             : HuggingFaceTokenizer::fromFile(tokenizerDir(name) + "tokenizer.json");
-        const nlohmann::json cases = readJson(kData + name + "/cases.json");
+        const nlohmann::json cases = readJson(kTokenizerData + name + "/cases.json");
         QVERIFY(cases.size() >= 60);
         int checked = 0;
         for (const auto &c : cases) {
@@ -130,10 +131,10 @@ private slots:
         const QString path = m_tmp.filePath("ignore_merges.json");
         nlohmann::json model = {{"type", "BPE"},
             {"vocab", {{"a", 0}, {"b", 1}, {"c", 2}, {"ab", 3}, {"abc", 4}, {"bc", 5}}}, {"merges", {"b c", "a b"}}};
-        writeFile(path, nlohmann::json {{"model", model}}.dump());
+        writeTokenizerFile(path, nlohmann::json {{"model", model}}.dump());
         QCOMPARE(HuggingFaceTokenizer::fromFile(path.toStdString())->encode("abc"), (std::vector<int> {0, 5}));
         model["ignore_merges"] = true;
-        writeFile(path, nlohmann::json {{"model", model}}.dump());
+        writeTokenizerFile(path, nlohmann::json {{"model", model}}.dump());
         QCOMPARE(HuggingFaceTokenizer::fromFile(path.toStdString())->encode("abc"), (std::vector<int> {4}));
     }
     void wordPieceBertTokenizerJson() { checkCases("bert_uncased"); }
@@ -162,8 +163,8 @@ private slots:
     void sentencePieceMatchesPython()
     {
         QFETCH(QString, model);
-        const SentencePieceTokenizer tokenizer(kData + model.toStdString());
-        const std::string dir = kData + model.section('/', 0, 0).toStdString();
+        const SentencePieceTokenizer tokenizer(kTokenizerData + model.toStdString());
+        const std::string dir = kTokenizerData + model.section('/', 0, 0).toStdString();
         const nlohmann::json cases = readJson(dir + "/cases.json");
         QVERIFY(cases.size() >= 60);
         for (const auto &c : cases) {
@@ -181,7 +182,7 @@ private slots:
     void sentencePieceSpecialTokensFollowTheConfig()
     {
         // spm_bpe's tokenizer_config.json: LlamaTokenizer with add_bos_token; the unigram one names no class.
-        const auto llama = Tokenizer::forDirectory(kData + "spm_bpe");
+        const auto llama = Tokenizer::forDirectory(kTokenizerData + "spm_bpe");
         QCOMPARE(llama->kind(), std::string("SentencePiece"));
         const std::vector<int> ids = llama->encode("Hello world");
         std::vector<int> withBos {1};
@@ -198,7 +199,7 @@ private slots:
     void gpt2LosslessRoundTrip()
     {
         const auto tokenizer = HuggingFaceTokenizer::fromFile(kBuiltin + "gpt2/tokenizer.json");
-        for (const auto &c : readJson(kData + "gpt2/cases.json")) {
+        for (const auto &c : readJson(kTokenizerData + "gpt2/cases.json")) {
             const std::string text = c["text"];
             const auto ids = tokenizer->encode(text);
             if (!ids.empty() && text.find(" .") == std::string::npos && text.find(" ,") == std::string::npos
@@ -229,7 +230,7 @@ private slots:
     {
         const QString path = m_tmp.filePath("tokenizer.json");
         auto refused = [&](const nlohmann::json &json) {
-            writeFile(path, json.dump());
+            writeTokenizerFile(path, json.dump());
             return errorFrom([&] { HuggingFaceTokenizer::fromFile(path.toStdString()); });
         };
         const nlohmann::json bpe = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {"ab", 2}}}, {"merges", {"a b"}}};
@@ -277,7 +278,7 @@ private slots:
     void directoriesPickTheirOwnTokenizer()
     {
         QCOMPARE(Tokenizer::forDirectory(kBuiltin + "mistral-7b")->kind(), std::string("BPE"));
-        QCOMPARE(Tokenizer::forDirectory(kData + "unigram")->kind(), std::string("Unigram"));
+        QCOMPARE(Tokenizer::forDirectory(kTokenizerData + "unigram")->kind(), std::string("Unigram"));
         QCOMPARE(Tokenizer::forDirectory(kBuiltin + "bert-base-uncased")->kind(), std::string("WordPiece"));
     }
 };

@@ -4,6 +4,7 @@
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
 #include "io/stageddirectory.h"
+#include "testbundle.h"
 #include "train/trainer.h"
 #include "util/error.h"
 

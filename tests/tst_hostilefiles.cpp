@@ -10,6 +10,7 @@
 #include "io/stageddirectory.h"
 #include "lesson/lesson.h"
 #include "model/modelconfig.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "train/checkpointdirectory.h"
 #include "train/trainer.h"
@@ -39,7 +40,7 @@ using atlas::testing::errorFrom;
 namespace {
 
 using Result = atlas::testing::CliResult;
-Result run(const QStringList &args)
+Result runProgram(const QStringList &args)
 {
     return atlas::testing::runCli(args);
 }
@@ -131,12 +132,12 @@ private slots:
             message = errorFrom([&] { CheckpointDirectory(d).current(); });
             break;
         case 7: {
-            const Result trained = run({"train", "--task", "reverse", "--out", dir.path() + "/run", "--steps", "1",
-                "--eval-examples", "1", "--batch", "1"});
+            const Result trained = runProgram({"train", "--task", "reverse", "--out", dir.path() + "/runProgram",
+                "--steps", "1", "--eval-examples", "1", "--batch", "1"});
             QVERIFY2(trained.code == 0, qPrintable(trained.err));
-            const std::string state = CheckpointDirectory(d + "/run").current();
+            const std::string state = CheckpointDirectory(d + "/runProgram").current();
             writeFileAtomically(state + "/trainer.json", R"({"steps": )" + deep + "}");
-            message = errorFrom([&] { Trainer::resume(d + "/run"); });
+            message = errorFrom([&] { Trainer::resume(d + "/runProgram"); });
             break;
         }
         case 8:
@@ -201,7 +202,7 @@ private slots:
         args.replaceInStrings("@DIR@", d);
         QElapsedTimer timer;
         timer.start();
-        const Result r = run(args);
+        const Result r = runProgram(args);
         QVERIFY2(r.code > 0, qPrintable(QString::number(r.code) + " " + r.err));
         QVERIFY2(r.err.contains(reason), qPrintable(r.err));
         QVERIFY2(timer.elapsed() < 60000, "waited on the special file");
@@ -216,32 +217,34 @@ private slots:
         const QStringList dump = {"dump", "--model", tiny, "--tokens", "1,2", "--out"};
         write(d + "/web/manifest.json", "{\"name\": \"my web app\"}");
         write(d + "/web/index.html", "<html></html>");
-        Result r = run(QStringList(dump) << d + "/web");
+        Result r = runProgram(QStringList(dump) << d + "/web");
         QVERIFY(r.code > 0);
         QVERIFY2(r.err.contains("did not write"), qPrintable(r.err));
         QCOMPARE(read(d + "/web/index.html"), QByteArray("<html></html>"));
         QCOMPARE(read(d + "/web/manifest.json"), QByteArray("{\"name\": \"my web app\"}"));
 
         // Our own dump is replaced; once the user adds a file beside it, it is not.
-        QCOMPARE(run(QStringList(dump) << d + "/dump").code, 0);
+        QCOMPARE(runProgram(QStringList(dump) << d + "/dump").code, 0);
         QVERIFY(QFile::exists(d + "/dump/" + StagedDirectory::kMarker));
-        QCOMPARE(run(QStringList(dump) << d + "/dump").code, 0);
+        QCOMPARE(runProgram(QStringList(dump) << d + "/dump").code, 0);
         write(d + "/dump/notes.txt", "my notes");
-        r = run(QStringList(dump) << d + "/dump");
+        r = runProgram(QStringList(dump) << d + "/dump");
         QVERIFY(r.code > 0);
         QVERIFY2(r.err.contains("holds notes.txt, which transformer-atlas did not write"), qPrintable(r.err));
         QCOMPARE(read(d + "/dump/notes.txt"), QByteArray("my notes"));
 
         // Another kind of output of ours is not a dump either.
-        QCOMPARE(run({"new-model", "--out", d + "/model", "--layers", "1", "--d-model", "8", "--heads", "2"}).code, 0);
-        r = run(QStringList(dump) << d + "/model");
+        QCOMPARE(
+            runProgram({"new-model", "--out", d + "/model", "--layers", "1", "--d-model", "8", "--heads", "2"}).code,
+            0);
+        r = runProgram(QStringList(dump) << d + "/model");
         QVERIFY2(r.code > 0 && r.err.contains("another kind of output"), qPrintable(r.err));
         QVERIFY(QFile::exists(d + "/model/model.safetensors"));
 
         // lesson render: a step-01.png beside a thesis.
         write(d + "/thesis/step-01.png", "not ours");
         write(d + "/thesis/thesis.pdf", "chapter 1");
-        r = run({"lesson", "render", ATLAS_SOURCE_DIR "/lessons/01-self-attention.md", "--out", d + "/thesis"});
+        r = runProgram({"lesson", "render", ATLAS_SOURCE_DIR "/lessons/01-self-attention.md", "--out", d + "/thesis"});
         QVERIFY(r.code > 0);
         QCOMPARE(read(d + "/thesis/thesis.pdf"), QByteArray("chapter 1"));
         QCOMPARE(read(d + "/thesis/step-01.png"), QByteArray("not ours"));
@@ -287,7 +290,7 @@ private slots:
         QVERIFY(QFile::link(fifo, link));
         const QStringList memory = {"memory", "--shape", "1x2x16", "--length", "8", "--repeat", "0", "--json"};
 
-        Result r = run(QStringList(memory) << fifo);
+        Result r = runProgram(QStringList(memory) << fifo);
         QVERIFY2(r.code > 0 && r.err.contains("that no process reads"), qPrintable(r.err));
 
         QByteArray received;
@@ -297,7 +300,7 @@ private slots:
                 received = f.readAll();
         });
         QTest::qWait(200); // the reader is in open(), waiting for a writer
-        r = run(QStringList(memory) << link);
+        r = runProgram(QStringList(memory) << link);
         reader.join();
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QVERIFY(received.contains("\"peak_bytes\""));
@@ -322,9 +325,9 @@ private slots:
         QVERIFY(QFile::link(loop, loop));
         const QString message = errorFrom([&] { writeFileAtomically(loop.toStdString(), "{}"); });
         QVERIFY2(message.contains("loop: cannot follow the symbolic link"), qPrintable(message));
-        const Result r = run({"render", "--spec", loop, "--out", dir.filePath("x.png")});
+        const Result r = runProgram({"render", "--spec", loop, "--out", dir.filePath("x.png")});
         QVERIFY2(r.code == 1 && r.err.contains("loop:") && !r.err.contains("unexpected error"), qPrintable(r.err));
-        const Result dumped = run({"dump", "--model", loop, "--tokens", "1", "--out", dir.filePath("d")});
+        const Result dumped = runProgram({"dump", "--model", loop, "--tokens", "1", "--out", dir.filePath("d")});
         QVERIFY2(dumped.code == 1 && !dumped.err.contains("unexpected error"), qPrintable(dumped.err));
     }
 
@@ -332,17 +335,17 @@ private slots:
     void savedTrainingSettingsNameTheirKey()
     {
         QTemporaryDir dir;
-        const QString out = dir.filePath("run");
-        QCOMPARE(
-            run({"train", "--task", "reverse", "--out", out, "--steps", "1", "--eval-examples", "1", "--batch", "1"})
-                .code,
+        const QString out = dir.filePath("runProgram");
+        QCOMPARE(runProgram({"train", "--task", "reverse", "--out", out, "--steps", "1", "--eval-examples", "1",
+                                "--batch", "1"})
+                     .code,
             0);
         const std::string state = CheckpointDirectory(out.toStdString()).current();
         const QString trainer = QString::fromStdString(state) + "/trainer.json";
         QByteArray json = read(trainer);
         json.replace("\"ffn_chunks\": 1", "\"ffn_chunks\": 100000");
         write(trainer, json);
-        const Result r = run({"train", "--out", out, "--resume"});
+        const Result r = runProgram({"train", "--out", out, "--resume"});
         QVERIFY2(r.code == 1 && r.err.contains("trainer.json: key 'ffn_chunks'") && !r.err.contains("--ffn-chunks"),
             qPrintable(r.err));
     }
@@ -379,20 +382,20 @@ private slots:
              "```view\n"
                 + view + "\n```\n")
                 .toUtf8());
-        Result r = run({"lesson", "check", lesson});
+        Result r = runProgram({"lesson", "check", lesson});
         QVERIFY2(r.code == 1 && r.err.contains("bad.md:8:") && r.err.contains(reason), qPrintable(r.err));
         // A directory is every lesson in it: the good one beside passes, the bad one is named.
         write(dir.filePath("good.md"),
             "---\ntitle: Good\nlecture: none\nminutes: 1\nmodels: reverse\n---\n\n## A step\n\nText.\n\n```view\n"
             R"({"model": "reverse", "text": "abc>", "view": "attention"})"
             "\n```\n");
-        r = run({"lesson", "check", dir.path()});
+        r = runProgram({"lesson", "check", dir.path()});
         QVERIFY2(r.code == 1 && r.err.contains("bad.md:8:") && !r.err.contains("good.md"), qPrintable(r.err));
-        QVERIFY2(run({"lesson", "check", dir.filePath("good.md")}).code == 0, "the good lesson passes alone");
-        r = run({"lesson", "render", lesson, "--out", dir.filePath("steps")});
+        QVERIFY2(runProgram({"lesson", "check", dir.filePath("good.md")}).code == 0, "the good lesson passes alone");
+        r = runProgram({"lesson", "render", lesson, "--out", dir.filePath("steps")});
         QVERIFY2(r.code == 1, qPrintable(r.err));
         QVERIFY(!QFile::exists(dir.filePath("steps/step-01.png")));
-        r = run({"lesson", "export", lesson, "--out", dir.filePath("bad.pdf")});
+        r = runProgram({"lesson", "export", lesson, "--out", dir.filePath("bad.pdf")});
         QVERIFY2(r.code == 1, qPrintable(r.err));
         QVERIFY(!QFile::exists(dir.filePath("bad.pdf")));
     }

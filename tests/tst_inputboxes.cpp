@@ -2,6 +2,7 @@
 // what each view keeps of its own settings while others are shown (view/viewsettings.h).
 #include "engine/inputbuilder.h"
 #include "model/model.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "util/text.h"

@@ -3,6 +3,7 @@
 // a tracked target's probabilities, the rows so far while stepping, and a target the tokenizer cannot read as one
 // token refused with its key. Early exit: the caption's numbers are the rule's, the controls edit the spec, and a run
 // not finished says what to step past.
+#include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/adaptivespanview.h"
 #include "views/earlyexitview.h"

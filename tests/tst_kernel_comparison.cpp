@@ -1,6 +1,7 @@
 // The kernel comparison: every kernel on one head against full attention (context errors and the KL of rows).
 #include "attention/gaussianstream.h"
 #include "attention/kernelcomparison.h"
+#include "testbundle.h"
 
 #include <QTest>
 

@@ -9,6 +9,8 @@
 #include "errortesting.h"
 #include "model/builtinmodels.h"
 #include "ops/ops.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "train/task.h"
@@ -23,17 +25,10 @@
 #include <numeric>
 
 using namespace atlas;
+using namespace atlas::testing;
 using atlas::testing::errorFrom;
 
 namespace {
-
-float maxDifference(const Tensor &a, const Tensor &b)
-{
-    float worst = 0;
-    for (int64_t i = 0; i < a.numel(); ++i)
-        worst = std::max(worst, std::fabs(a.data()[i] - b.data()[i]));
-    return worst;
-}
 
 Tensor logitsOf(std::shared_ptr<const Model> model, const Input &input)
 {

@@ -2,6 +2,7 @@
 // against the models, a step's view after its actions, and appending a step.
 #include "lesson/lesson.h"
 #include "lesson/lessoncheck.h"
+#include "testbundle.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
 

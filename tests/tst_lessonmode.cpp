@@ -10,6 +10,7 @@
 #include "presentationmode.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
+#include "testbundle.h"
 #include "viewnavigator.h"
 #include "views/heatmapplot.h"
 #include "views/view.h"

@@ -1,7 +1,9 @@
 // Every lesson shipped in lessons/ passes `lesson check` and every one of its steps renders headless; the interactive
 // lesson page draws every view it registers.
 #include "lesson/lessoncheck.h"
+#include "testbundle.h"
 #include "util/error.h"
+#include "util/sanitizers.h"
 #include "view/viewkinds.h"
 #include "viewmodel/lessonpage.h"
 #include "views/headlessrender.h"
@@ -63,7 +65,7 @@ private slots:
         const std::vector<std::string> problems = checkLesson(lesson);
         QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().c_str());
         QVERIFY2(lesson.steps.size() >= 5 && lesson.steps.size() <= 20, "a lesson has 5 to 20 steps");
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(ATLAS_ADDRESS_SANITIZER)
         // Under the sanitizers (CI's second stage) each step is drawn from its analysis on the least work, as `lesson
         // check` runs it: all of the code a step meets, on two held-out examples instead of hundreds. The normal
         // build renders the steps whole.

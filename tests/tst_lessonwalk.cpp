@@ -10,6 +10,7 @@
 #include "sanitizertesting.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
+#include "testbundle.h"
 #include "viewnavigator.h"
 #include "views/headlessrender.h"
 #include "views/view.h"
@@ -49,7 +50,7 @@ const QRect kLargeProjector(1280, 0, 1920, 1080);
 // And there the analyses run on the least work (kAnalysesOnLeastWork, sanitizertesting.h): all of their code on two
 // held-out examples instead of hundreds; the numbers a step shows are the normal build's to check (tst_lessons, the
 // walk).
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(ATLAS_ADDRESS_SANITIZER)
 constexpr bool kBothProjectors = false;
 constexpr bool kDistinctStepsOnly = true;
 #else
@@ -226,7 +227,7 @@ private slots:
 };
 
 // The offscreen platform's screens are set before the application starts: a 1280×720 projector and a 1920×1080 one.
-int main(int argc, char **argv)
+ATLAS_TEST_OWN_MAIN(TestLessonWalk)
 {
     QTemporaryFile screens(QDir::tempPath() + "/tst_lessonwalk-screens-XXXXXX.json");
     if (!screens.open())

@@ -10,6 +10,8 @@
 #include "io/npy.h"
 #include "model/builtinmodels.h"
 #include "referencetesting.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -21,19 +23,15 @@
 #include <map>
 
 using namespace atlas;
+using namespace atlas::testing;
 using atlas::testing::compareToReference;
 using atlas::testing::errorFrom;
 using atlas::testing::intList;
 
 namespace {
 
-QString dataPath(const QString &relative)
-{
-    return QStringLiteral(ATLAS_TEST_DATA "/") + relative;
-}
-
 // The input make_family_reference.py ran: <model>_ref/tokens.json, or input.json with an encoder-decoder's source.
-Input referenceInput(const QString &model)
+Input lensInput(const QString &model)
 {
     Input input;
     if (QFile f(dataPath(model + "_ref/input.json")); f.open(QIODevice::ReadOnly)) {
@@ -85,7 +83,7 @@ private slots:
     {
         QFETCH(QString, model);
         const auto m = std::make_shared<const Model>(Model::load(dataPath(model).toStdString()));
-        const Input input = referenceInput(model);
+        const Input input = lensInput(model);
         Engine engine(m, input);
         engine.runToEnd();
         const Lensed got = lensOf(*m, engine, input);

@@ -10,6 +10,7 @@
 #include "panels/inputpanel.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
+#include "testbundle.h"
 #include "viewnavigator.h"
 #include "views/comparisonview.h"
 #include "views/fillcards.h"

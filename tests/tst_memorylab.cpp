@@ -6,6 +6,7 @@
 #include "memory/memorysweep.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
+#include "testbundle.h"
 #include "util/error.h"
 #include "view/viewanalysis.h"
 

@@ -1,6 +1,8 @@
-// The memory lab's views draw the core's numbers: the computation graph (memory-graph) shows computationGraphAt's
-// states at the spec's cursor and steps with Space; the depth, trade-off and inversion-error views plot their
-// analyses' points and wait for a result asked with the spec's settings.
+// The memory lab's views draw the core's numbers: the computation graph (memory-graph) shows
+// computationGraphAt's states at the spec's cursor and steps with Space; the depth, trade-off and inversion-error views
+// plot their analyses' points and wait for a result asked with the spec's settings.
+#include "testbundle.h"
+#include "util/workbudget.h"
 #include "view/viewanalysis.h"
 #include "views/inversionerrorview.h"
 #include "views/memorydepthview.h"
@@ -8,6 +10,7 @@
 #include "views/memorytradeoffview.h"
 #include "viewtesting.h"
 
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -19,7 +22,7 @@ using namespace atlas;
 
 namespace {
 
-ViewSpec specOf(const std::string &view, const std::string &model, int depth = 4)
+ViewSpec memoryLabSpec(const std::string &view, const std::string &model, int depth = 4)
 {
     ViewSpec s;
     s.view = view;
@@ -29,7 +32,7 @@ ViewSpec specOf(const std::string &view, const std::string &model, int depth = 4
     return s;
 }
 
-template <class V> void draw(V &view, const ViewSpec &s)
+template <class V> void drawMemoryView(V &view, const ViewSpec &s)
 {
     view.resize(1280, 720);
     view.setInput(testing::forSpec(s));
@@ -45,10 +48,10 @@ class TestMemoryLabViews : public QObject
 private slots:
     void graphShowsTheStatesAtTheCursor()
     {
-        ViewSpec s = specOf("memory-graph", "reverse-rev");
+        ViewSpec s = memoryLabSpec("memory-graph", "reverse-rev");
         s.cursor = 20;
         MemoryGraphView view;
-        draw(view, s);
+        drawMemoryView(view, s);
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         QCOMPARE(view.strategyRows(), 3);
         const auto *analysis = view.input().analysisAs<MemoryTimelineAnalysis>();
@@ -76,20 +79,42 @@ private slots:
 
     void graphWaitsForItsOwnRecording()
     {
-        ViewSpec s = specOf("memory-graph", "reverse-rev");
+        ViewSpec s = memoryLabSpec("memory-graph", "reverse-rev");
         MemoryGraphView view;
-        draw(view, s);
+        drawMemoryView(view, s);
         QVERIFY(view.message().isEmpty());
         s.checkpointEvery = 1; // the session still holds the recording for k = ⌈√L⌉
         view.setSpec(s);
         QVERIFY(view.message().startsWith("Computing"));
     }
 
+    // Over the work budget the graph's place says why, with the estimate, and "Run anyway" is a link that asks the
+    // window to run it.
+    void graphOverTheBudgetOffersToRunAnyway()
+    {
+        const ViewSpec s = memoryLabSpec("memory-graph", "reverse-rev");
+        const WorkBudget saved = WorkBudget::process();
+        WorkBudget::process().flops = 1e3;
+        MemoryGraphView view;
+        drawMemoryView(view, s);
+        WorkBudget::process() = saved;
+        QVERIFY2(view.message().startsWith("Three training steps of 13 tokens"), qPrintable(view.message()));
+        QCOMPARE(view.strategyRows(), 0);
+        QLabel *message = nullptr;
+        for (QLabel *label : view.findChildren<QLabel *>())
+            if (label->isVisibleTo(&view) && label->text().contains("href=\"run-anyway:\""))
+                message = label;
+        QVERIFY(message);
+        QSignalSpy asked(&view, &View::runAnywayRequested);
+        emit message->linkActivated("run-anyway:");
+        QCOMPARE(asked.count(), 1);
+    }
+
     void depthViewPlotsEveryPointAndItsFit()
     {
-        const ViewSpec s = specOf("memory-depth", "reverse");
+        const ViewSpec s = memoryLabSpec("memory-depth", "reverse");
         MemoryDepthView view;
-        draw(view, s);
+        drawMemoryView(view, s);
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<MemoryDepthAnalysis>();
         QVERIFY(a);
@@ -109,9 +134,9 @@ private slots:
 
     void tradeoffViewRingsTheSquareRoot()
     {
-        const ViewSpec s = specOf("memory-tradeoff", "reverse", 4);
+        const ViewSpec s = memoryLabSpec("memory-tradeoff", "reverse", 4);
         MemoryTradeoffView view;
-        draw(view, s);
+        drawMemoryView(view, s);
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<MemoryTradeoffAnalysis>();
         QVERIFY(a);
@@ -125,9 +150,9 @@ private slots:
 
     void inversionViewDrawsEveryPrecision()
     {
-        const ViewSpec s = specOf("inversion-error", "reverse-rev", 0);
+        const ViewSpec s = memoryLabSpec("inversion-error", "reverse-rev", 0);
         InversionErrorView view;
-        draw(view, s);
+        drawMemoryView(view, s);
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         QCOMPARE(view.plot()->graphCount(), 4);
         QCOMPARE(view.plot()->graph(2)->name(), QString("float16"));
@@ -139,8 +164,8 @@ private slots:
         for (double tick : blocks->tickVector())
             QCOMPARE(tick, std::round(tick));
         QVERIFY(blocks->tickVector().size() >= 3);
-        const ViewSpec standard = specOf("inversion-error", "reverse", 0);
-        draw(view, standard);
+        const ViewSpec standard = memoryLabSpec("inversion-error", "reverse", 0);
+        drawMemoryView(view, standard);
         QVERIFY(view.message().contains("standard blocks"));
     }
 };

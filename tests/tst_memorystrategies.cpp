@@ -10,6 +10,7 @@
 #include "memory/trainingstepmemory.h"
 #include "model/model.h"
 #include "strategytesting.h"
+#include "testbundle.h"
 #include "trace/allocationrecorder.h"
 #include "trace/names.h"
 #include "train/backprop.h"

@@ -4,6 +4,7 @@
 #include "analysistesting.h"
 #include "memory/memorytimeline.h"
 #include "model/builtinmodels.h"
+#include "testbundle.h"
 #include "view/viewanalysis.h"
 
 #include <QTest>

@@ -1,5 +1,6 @@
 // The memory timeline view draws the core's timeline: a row per strategy on shared axes, the stacked categories,
 // each peak labelled with what was live, a cursor that the spec sets and the mouse and keys move.
+#include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/memorytimelineview.h"
 #include "views/viewfactory.h"

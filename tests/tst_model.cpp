@@ -2,6 +2,7 @@
 // order of its random draws, which the shipped models' training commands depend on (the same seed gives the same
 // weights, docs/models.md); save and load bring back every tensor by name and shape.
 #include "model/model.h"
+#include "testbundle.h"
 
 #include <QTemporaryDir>
 #include <QTest>

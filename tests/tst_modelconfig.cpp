@@ -1,6 +1,7 @@
 // config.json as a stranger writes it: every integer is type- and range-checked before use, and every failure,
 // nlohmann's own exceptions included, names the file and the key.
 #include "model/modelconfig.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QTest>

@@ -7,6 +7,7 @@
 #include "io/safetensors.h"
 #include "model/model.h"
 #include "model/modelconfig.h"
+#include "testbundle.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -33,7 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kData = ATLAS_TEST_DATA;
+const fs::path kDataDir = ATLAS_TEST_DATA;
 
 // A safetensors file: its header (padded to 8 bytes), then `data`.
 std::string safetensorsFile(std::string header, const std::string &data = {})
@@ -62,7 +63,7 @@ fs::path copyModel(const QTemporaryDir &dir, const std::string &name, const std:
 {
     const fs::path to = fs::path(dir.path().toStdString()) / (as.empty() ? name : as);
     fs::create_directories(to.parent_path());
-    fs::copy(kData / name, to, fs::copy_options::recursive);
+    fs::copy(kDataDir / name, to, fs::copy_options::recursive);
     return to;
 }
 
@@ -149,7 +150,7 @@ private slots:
         QTemporaryDir dir;
         const fs::path root = dir.path().toStdString(), model = root / "m", elsewhere = root / "elsewhere.json";
         fs::create_directories(model);
-        fs::copy_file(kData / "tokenizers" / "qwen2_5" / "tokenizer.json", elsewhere);
+        fs::copy_file(kDataDir / "tokenizers" / "qwen2_5" / "tokenizer.json", elsewhere);
         fs::create_symlink(elsewhere, model / "tokenizer.json");
         const std::string refused = message([&] { Tokenizer::forDirectory(model.string()); });
         QVERIFY2(refused.starts_with((model / "tokenizer.json").string() + ": a symbolic link to '"), refused.c_str());
@@ -171,7 +172,7 @@ private slots:
         for (const char *name : {"config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors",
                  "model-00002-of-00002.safetensors"}) {
             const std::string blob = "blob" + std::to_string(n++);
-            fs::copy_file(kData / "qwen2_tiny" / name, root / "blobs" / blob);
+            fs::copy_file(kDataDir / "qwen2_tiny" / name, root / "blobs" / blob);
             fs::create_symlink(fs::path("../../blobs") / blob, snapshot / name);
         }
         QCOMPARE(message([&] { Model::load(snapshot.string()); }), std::string());
@@ -247,7 +248,7 @@ private slots:
     {
         QTemporaryDir dir;
         const fs::path root = dir.path().toStdString();
-        Model model = Model::load((kData / "gpt2_tiny").string());
+        Model model = Model::load((kDataDir / "gpt2_tiny").string());
         for (auto &[name, tensor] : model.parameters())
             std::fill(tensor->data(), tensor->data() + tensor->numel(), std::numeric_limits<float>::quiet_NaN());
         model.save((root / "nan").string());
@@ -255,7 +256,7 @@ private slots:
         QVERIFY2(allNan.starts_with((root / "nan" / "model.safetensors").string() + ": tensor '"), allNan.c_str());
         QVERIFY2(allNan.find("not a finite number, the first element 0 of") != std::string::npos, allNan.c_str());
 
-        Model bf16 = Model::load((kData / "gpt2_tiny").string());
+        Model bf16 = Model::load((kDataDir / "gpt2_tiny").string());
         bf16.wte.data()[37] = std::numeric_limits<float>::quiet_NaN();
         bf16.wte.data()[40] = -std::numeric_limits<float>::infinity();
         copyModel(dir, "gpt2_tiny", "bf16");
@@ -306,7 +307,7 @@ private slots:
         QTest::newRow("experts") << "mixtral_tiny"
                                  << R"({"num_experts_per_tok": 9, "num_local_experts": 8})"
                                  << "num_experts_per_tok must be in 1..num_local_experts (8), is 9"
-                                 << "atlas_";
+                                 << "atlas_expert";
         QTest::newRow("hidden_size") << "llama_tiny"
                                      << R"({"hidden_size": 34, "num_attention_heads": 4})"
                                      << "hidden_size (34) must be a multiple of num_attention_heads (4)"
@@ -382,7 +383,7 @@ private slots:
     {
         QTemporaryDir dir;
         const fs::path root = dir.path().toStdString();
-        const std::string real = readFile((kData / "tokenizers" / "unigram" / "spiece.model").string());
+        const std::string real = readFile((kDataDir / "tokenizers" / "unigram" / "spiece.model").string());
         for (const size_t size : {size_t(0), size_t(7), real.size() / 2}) {
             const std::string path = (root / ("spiece" + std::to_string(size) + ".model")).string();
             writeFileAtomically(path, real.substr(0, size));

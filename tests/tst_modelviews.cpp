@@ -1,5 +1,6 @@
 // Widget tests of the analysis views under "Inside the model": Positions, Experts and Sparse FFN, each drawn from its
 // analysis on the fixture or built-in models, with the controls that edit the spec.
+#include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/attentionview.h"
 #include "views/expertsview.h"

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "ops/ops.h"
 #include "referencetesting.h"
+#include "testbundle.h"
 #include "trace/names.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
@@ -27,25 +28,24 @@
 #include <random>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::intList;
 
 namespace {
 
-constexpr double kRelTol = 1e-4;
-
-QString dataPath(const QString &relative)
+QString moeDataPath(const QString &relative)
 {
     return QStringLiteral(ATLAS_TEST_DATA "/moe/") + relative;
 }
 
 using Case = testing::ReferenceCase;
 
-Case loadCase(const QString &name)
+Case loadMoeCase(const QString &name)
 {
     return testing::loadReferenceCase("moe", name);
 }
 
-void addCases()
+void addMoeCases()
 {
     QTest::addColumn<QString>("name");
     for (const char *name : {"switch", "top2"})
@@ -54,7 +54,7 @@ void addCases()
 
 float scalarOf(const QString &file)
 {
-    return readNpy(dataPath(file).toStdString()).data()[0];
+    return readNpy(moeDataPath(file).toStdString()).data()[0];
 }
 
 // The same probabilities for many (T, E) shapes: rows of a softmax over random logits.
@@ -85,14 +85,14 @@ class TestMoe : public QObject
     Q_OBJECT
 
 private slots:
-    void forwardMatchesPyTorch_data() { addCases(); }
+    void forwardMatchesPyTorch_data() { addMoeCases(); }
     void forwardMatchesPyTorch()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadMoeCase(name);
         Engine engine(c.model, c.input);
         engine.runToEnd();
-        const QDir dir(dataPath(name + "_ref"));
+        const QDir dir(moeDataPath(name + "_ref"));
         int compared = 0;
         for (const QString &file : dir.entryList({"*.npy"}, QDir::Files, QDir::Name)) {
             const std::string tensor = file.chopped(4).toStdString();
@@ -111,11 +111,11 @@ private slots:
         QVERIFY(compared >= 12);
     }
 
-    void gradientsMatchPyTorch_data() { addCases(); }
+    void gradientsMatchPyTorch_data() { addMoeCases(); }
     void gradientsMatchPyTorch()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadMoeCase(name);
         Engine engine(c.model, c.input);
         engine.runToEnd();
         const Gradients g = backward(*c.model, c.input, engine.trace(), c.targets);
@@ -125,7 +125,7 @@ private slots:
             qPrintable(QString("router loss %1, PyTorch %2").arg(g.routerLoss).arg(routerLoss)));
         QCOMPARE(g.grads.size(), c.model->parameters().size()); // the router and every expert too
         const QString why = testing::checkReferenceGradients(
-            g.grads, dataPath(name + "_ref"), [](const QString &parameter, const Tensor &got, const Tensor &want) {
+            g.grads, moeDataPath(name + "_ref"), [](const QString &parameter, const Tensor &got, const Tensor &want) {
                 return testing::compareToReference(parameter, got, want, kRelTol);
             });
         QVERIFY2(why.isEmpty(), qPrintable(why));
@@ -204,11 +204,11 @@ private slots:
         QVERIFY(std::fabs(ops::router_z_loss(logits) - (z1 * z1 + z2 * z2) / 2) < 1e-6);
     }
 
-    void memoryStrategiesKeepEveryBit_data() { addCases(); }
+    void memoryStrategiesKeepEveryBit_data() { addMoeCases(); }
     void memoryStrategiesKeepEveryBit()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadMoeCase(name);
         const auto run = [&](MemoryStrategy strategy) {
             MemoryOptions options;
             options.strategy = strategy;
@@ -266,11 +266,11 @@ private slots:
 
     // Generation routes each new token alone, so no capacity binds: with room for every token, the KV-cached
     // generator must give the full forward pass's logits position by position.
-    void generationMatchesTheForwardPassWhenNothingIsDropped_data() { addCases(); }
+    void generationMatchesTheForwardPassWhenNothingIsDropped_data() { addMoeCases(); }
     void generationMatchesTheForwardPassWhenNothingIsDropped()
     {
         QFETCH(QString, name);
-        Case c = loadCase(name);
+        Case c = loadMoeCase(name);
         c.model->config.capacityFactor = float(c.model->config.experts); // capacity T: nothing dropped
         Engine engine(c.model, c.input);
         engine.runToEnd();
@@ -291,7 +291,7 @@ private slots:
 
     void savedModelLoadsBackTheSame()
     {
-        const Case c = loadCase("top2");
+        const Case c = loadMoeCase("top2");
         QTemporaryDir dir;
         c.model->save(dir.path().toStdString());
         const Model back = Model::load(dir.path().toStdString());

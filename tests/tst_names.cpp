@@ -1,5 +1,6 @@
 // Trace names are built in one place (trace/names.h); the program, the backward pass and the views all use it.
 #include "engine/program.h"
+#include "testbundle.h"
 #include "trace/names.h"
 #include "util/commalist.h"
 

@@ -1,5 +1,7 @@
 #include "io/atomicfile.h"
 #include "io/npy.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QProcess>
@@ -11,23 +13,18 @@
 #include <limits>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
 
 const QString kPython = QStringLiteral("/usr/bin/python3");
 
-Tensor sequence(Shape shape)
+Tensor npySequence(Shape shape)
 {
     Tensor t(std::move(shape));
     for (int64_t i = 0; i < t.numel(); ++i)
         t.data()[i] = 0.5f * static_cast<float>(i) - 3.0f;
     return t;
-}
-
-bool sameBits(const Tensor &a, const Tensor &b)
-{
-    // memcmp with the null data of a zero-element tensor is undefined (UBSan): compare only what there is
-    return a.shape() == b.shape() && (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
 }
 
 std::string preambleOf(const std::string &dict, size_t total)
@@ -91,7 +88,7 @@ void TestNpy::roundTrip_data()
 void TestNpy::roundTrip()
 {
     QFETCH(Shape, shape);
-    const Tensor t = sequence(shape);
+    const Tensor t = npySequence(shape);
     const std::string file = path("rt.npy");
     writeNpy(file, t);
     const std::string raw = readFile(file);
@@ -135,7 +132,7 @@ void TestNpy::numpyReadsOurFiles()
     if (!haveNumpy())
         QSKIP("numpy is not installed for /usr/bin/python3");
     QFETCH(Shape, shape);
-    const Tensor t = sequence(shape);
+    const Tensor t = npySequence(shape);
     const std::string ours = path("ours.npy");
     const std::string theirs = path("theirs.npy");
     writeNpy(ours, t);

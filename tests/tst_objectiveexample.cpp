@@ -7,6 +7,8 @@
 #include "analysis/objectiveexample.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 
@@ -16,13 +18,9 @@
 #include <cmath>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
-
-std::vector<int> encode(const Model &model, const std::string &text)
-{
-    return Tokenizer::forModel(model)->encode(text);
-}
 
 const std::string kPassage = "It is a truth universally acknowledged, that a single man in possession of a good "
                              "fortune, must be in want of a wife.";

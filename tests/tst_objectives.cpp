@@ -1,6 +1,7 @@
 // Pretraining objectives (train/objectives.h): BERT's masked LM chooses 15 % and splits them 80/10/10 within binomial
 // tolerances over many seeds; T5's span corruption round-trips (filling the sentinels with the targets gives the text
 // back) with the noise and span counts of its definition; the prefix LM's and next token's masks and targets.
+#include "testbundle.h"
 #include "train/objectives.h"
 #include "train/task.h"
 #include "train/trainingsetup.h"

@@ -2,6 +2,7 @@
 // worker when the view is shown, at once when it is drawn headless, with the same picture either way.
 #include "analysis/objectiveexample.h"
 #include "heatmaptesting.h"
+#include "testbundle.h"
 #include "views/downsample.h"
 #include "views/headsgridview.h"
 #include "views/heatmapplot.h"

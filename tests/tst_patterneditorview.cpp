@@ -3,6 +3,8 @@
 // session: every edit the view makes comes back with its pattern analysed (tst_session checks that the session
 // does so off the GUI thread).
 #include "attention/attentionpattern.h"
+#include "testbundle.h"
+#include "util/sanitizers.h"
 #include "views/heatmapplot.h"
 #include "views/patterneditorview.h"
 #include "views/tokenchipstrip.h"
@@ -80,7 +82,7 @@ long peakRssMiB()
 }
 
 // Saves the view when ATLAS_PATTERN_PNG_DIR is set (for looking at it; the tests never need it).
-void maybeSave(PatternEditorView &view, const QString &name)
+void maybeSavePattern(PatternEditorView &view, const QString &name)
 {
     const QString dir = qEnvironmentVariable("ATLAS_PATTERN_PNG_DIR");
     if (!dir.isEmpty())
@@ -221,14 +223,14 @@ private slots:
         QVERIFY(ticker && ticker->ticks().size() > 1);
         QCOMPARE(ticker->ticks().first(), QStringLiteral("0"));
         QCOMPARE(ticker->ticks().last(), QString::number(view.summary()->cellEdges[size_t(ticker->ticks().lastKey())]));
-        maybeSave(view, "pattern-longformer-16384.png");
+        maybeSavePattern(view, "pattern-longformer-16384.png");
         view.kindBox()->setCurrentText("bigbird");
         emit view.kindBox()->activated(view.kindBox()->currentIndex());
         QVERIFY(view.computing()); // the longformer pattern stays on screen until bigbird's arrives
         QVERIFY(view.readoutText().contains("computing"));
         QTRY_VERIFY_WITH_TIMEOUT(!view.computing() && view.summary()->allowedPairs != expected.allowedPairs, 10000);
-        maybeSave(view, "pattern-bigbird-16384.png");
-#ifndef __SANITIZE_ADDRESS__ // AddressSanitizer's shadow memory and quarantine are not the view's
+        maybeSavePattern(view, "pattern-bigbird-16384.png");
+#ifndef ATLAS_ADDRESS_SANITIZER // AddressSanitizer's shadow memory and quarantine are not the view's
         QVERIFY2(peakRssMiB() - before < 150, qPrintable(QString("peak RSS grew %1 MiB").arg(peakRssMiB() - before)));
 #endif
     }

@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "ops/ops.h"
 #include "referencetesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "util/error.h"
@@ -25,25 +26,24 @@
 #include <memory>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::intList;
 
 namespace {
 
-constexpr double kRelTol = 1e-4;
-
-QString dataPath(const QString &relative)
+QString positionsDataPath(const QString &relative)
 {
     return QStringLiteral(ATLAS_TEST_DATA "/positions/") + relative;
 }
 
 using Case = testing::ReferenceCase;
 
-Case loadCase(const QString &name)
+Case loadPositionsCase(const QString &name)
 {
     return testing::loadReferenceCase("positions", name);
 }
 
-void addCases()
+void addPositionsCases()
 {
     QTest::addColumn<QString>("name");
     for (const char *name :
@@ -55,7 +55,7 @@ void addCases()
 std::vector<std::pair<std::string, Tensor>> referenceTrace(const QString &name, const QString &prefix = {})
 {
     std::vector<std::pair<std::string, Tensor>> out;
-    const QDir dir(dataPath(name + "_ref"));
+    const QDir dir(positionsDataPath(name + "_ref"));
     for (const QString &file : dir.entryList({"*.npy"}, QDir::Files, QDir::Name)) {
         const QString tensor = file.chopped(4);
         const bool isGrad = tensor.startsWith("grad.") || tensor == "loss";
@@ -72,11 +72,11 @@ class TestPositions : public QObject
     Q_OBJECT
 
 private slots:
-    void forwardMatchesPyTorch_data() { addCases(); }
+    void forwardMatchesPyTorch_data() { addPositionsCases(); }
     void forwardMatchesPyTorch()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadPositionsCase(name);
         Engine engine(c.model, c.input);
         engine.runToEnd();
         const auto reference = referenceTrace(name);
@@ -89,15 +89,15 @@ private slots:
         }
     }
 
-    void gradientsMatchPyTorch_data() { addCases(); }
+    void gradientsMatchPyTorch_data() { addPositionsCases(); }
     void gradientsMatchPyTorch()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadPositionsCase(name);
         Engine engine(c.model, c.input);
         engine.runToEnd();
         const Gradients g = backward(*c.model, c.input, engine.trace(), c.targets);
-        const Tensor loss = readNpy(dataPath(name + "_ref/loss.npy").toStdString());
+        const Tensor loss = readNpy(positionsDataPath(name + "_ref/loss.npy").toStdString());
         QVERIFY2(std::fabs(g.loss - loss.data()[0]) <= 1e-4 * std::fabs(loss.data()[0]),
             qPrintable(QString("loss %1, PyTorch %2").arg(g.loss).arg(loss.data()[0])));
         const auto reference = referenceTrace(name, "grad.");
@@ -113,11 +113,11 @@ private slots:
 
     // The generator caches keys (rotated by their own position for RoPE) and adds the position term for one query
     // at a time: its logits must be the full forward's, position by position.
-    void cachedGenerationMatchesTheForwardPass_data() { addCases(); }
+    void cachedGenerationMatchesTheForwardPass_data() { addPositionsCases(); }
     void cachedGenerationMatchesTheForwardPass()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadPositionsCase(name);
         if (!c.model->config.causal)
             QSKIP("generation needs a causal model");
         Engine engine(c.model, c.input);
@@ -135,11 +135,11 @@ private slots:
     }
 
     // Checkpointing recomputes the rotation and the position term: the gradients keep every bit.
-    void memoryStrategiesKeepEveryBit_data() { addCases(); }
+    void memoryStrategiesKeepEveryBit_data() { addPositionsCases(); }
     void memoryStrategiesKeepEveryBit()
     {
         QFETCH(QString, name);
-        const Case c = loadCase(name);
+        const Case c = loadPositionsCase(name);
         const auto run = [&](MemoryStrategy strategy) {
             MemoryOptions options;
             options.strategy = strategy;
@@ -167,7 +167,7 @@ private slots:
     // move with its input rows.
     void withoutPositionsPermutingTheInputPermutesTheOutput()
     {
-        const Case c = loadCase("none");
+        const Case c = loadPositionsCase("none");
         std::vector<int> permuted = c.input.tokens;
         std::reverse(permuted.begin(), permuted.end());
         std::rotate(permuted.begin(), permuted.begin() + 3, permuted.end());
@@ -182,7 +182,7 @@ private slots:
                 QVERIFY(std::fabs(la.data()[i * V + v] - lb.data()[j * V + v]) <= 1e-4f);
         }
         // With RoPE the same permutation changes the outputs: the positions are felt.
-        const Case rope = loadCase("rope");
+        const Case rope = loadPositionsCase("rope");
         Model bidirectional = *rope.model;
         bidirectional.config.causal = false;
         const auto model = std::make_shared<Model>(bidirectional);
@@ -241,7 +241,7 @@ private slots:
     void profilesShowWhatTheEngineComputes()
     {
         for (const char *name : {"rope", "alibi", "t5", "shaw", "none"}) {
-            const Case c = loadCase(name);
+            const Case c = loadPositionsCase(name);
             Engine engine(c.model, c.input);
             engine.runToEnd();
             const int T = int(c.input.tokens.size()), H = c.model->config.heads;
@@ -288,7 +288,7 @@ private slots:
                         QCOMPARE(float(p.biasByDistance[size_t(h)][size_t(d)]), bias.data()[(h * T + d) * T]);
         }
         // Sinusoidal: the wavelengths of Vaswani et al., 2π·10000^(2i/D).
-        const Model sinusoidal = loadCase("rope").model->withPositions(PositionKind::Sinusoidal, "test");
+        const Model sinusoidal = loadPositionsCase("rope").model->withPositions(PositionKind::Sinusoidal, "test");
         Engine engine(std::make_shared<Model>(sinusoidal), Input {{1, 2, 3}, {}});
         engine.runToEnd();
         const PositionProfile p = positionProfile(sinusoidal, engine.trace(), 3, 0, 0);
@@ -316,7 +316,7 @@ private slots:
         }
         QVERIFY2(message.contains("unknown kind 'rotary'") && message.contains("rope-half"), qPrintable(message));
 
-        const Case c = loadCase("alibi");
+        const Case c = loadPositionsCase("alibi");
         Input input = c.input;
         input.attention = {attention::parseAttentionKernelSpec("longformer", {})};
         message.clear();

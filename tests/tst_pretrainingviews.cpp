@@ -4,6 +4,7 @@
 #include "analysis/objectiveexample.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
+#include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "view/viewanalysis.h"
@@ -34,7 +35,7 @@ namespace {
 const char *const kPassage = "It is a truth universally acknowledged, that a single man in possession of a good "
                              "fortune, must be in want of a wife.";
 
-ViewSpec specOf(const char *view, const char *model, const char *objective, int seed)
+ViewSpec pretrainingSpec(const char *view, const char *model, const char *objective, int seed)
 {
     ViewSpec spec;
     spec.view = view;
@@ -82,7 +83,7 @@ private slots:
     // originals to name, the counts table, no mask panel (every key is read), and the button to fill with the model.
     void theObjectivesViewShowsTheMaskedLm()
     {
-        const ViewSpec spec = specOf("objective", "austen-mlm", "", 3);
+        const ViewSpec spec = pretrainingSpec("objective", "austen-mlm", "", 3);
         ObjectiveView view;
         view.resize(1100, 700);
         view.setSpec(spec);
@@ -110,7 +111,7 @@ private slots:
     {
         ObjectiveView view;
         view.resize(1100, 700);
-        const ViewSpec span = specOf("objective", "tiny-bytes", "span", 2);
+        const ViewSpec span = pretrainingSpec("objective", "tiny-bytes", "span", 2);
         view.setSpec(span);
         view.setInput(testing::forSpec(span));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
@@ -121,7 +122,7 @@ private slots:
         QVERIFY(!view.fillButton()->isVisibleTo(&view));
         QVERIFY(view.counts().isEmpty());
 
-        const ViewSpec prefix = specOf("objective", "austen", "prefix", 4);
+        const ViewSpec prefix = pretrainingSpec("objective", "austen", "prefix", 4);
         view.setSpec(prefix);
         view.setInput(testing::forSpec(prefix));
         const int P = view.example()->text.prefix;
@@ -130,7 +131,7 @@ private slots:
         QCOMPARE(view.targetStrip()->marks().size(), view.example()->original.size() - size_t(P));
         QVERIFY(view.maskPlot()->pooled().hasNegInf); // causal after the prefix
 
-        ViewSpec nsp = specOf("objective", "austen-mlm", "nsp", 1);
+        ViewSpec nsp = pretrainingSpec("objective", "austen-mlm", "nsp", 1);
         nsp.text = "It is a truth. A single man must want a wife. The neighbours know it. So they say.";
         view.setSpec(nsp);
         view.setInput(testing::forSpec(nsp));
@@ -139,7 +140,7 @@ private slots:
         QCOMPARE(view.targetStrip()->marks().size(), size_t(1));
         QVERIFY(view.formula().contains(view.example()->text.isNext ? "This draw: IsNext" : "This draw: NotNext"));
 
-        const ViewSpec next = specOf("objective", "austen", "", 0);
+        const ViewSpec next = pretrainingSpec("objective", "austen", "", 0);
         view.setSpec(next);
         view.setInput(testing::forSpec(next));
         QCOMPARE(view.example()->text.objective, Objective::NextToken);
@@ -148,7 +149,7 @@ private slots:
 
     void theObjectivesControlsEditTheSpec()
     {
-        const ViewSpec spec = specOf("objective", "austen-mlm", "mlm", 3);
+        const ViewSpec spec = pretrainingSpec("objective", "austen-mlm", "mlm", 3);
         ObjectiveView view;
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
@@ -169,7 +170,7 @@ private slots:
     // bar marked when the corruption knows it.
     void theFillsViewDrawsACardPerHiddenPosition()
     {
-        ViewSpec spec = specOf("fills", "austen-mlm", "", 0);
+        ViewSpec spec = pretrainingSpec("fills", "austen-mlm", "", 0);
         spec.text = loadModel("austen-mlm")->config.sample;
         FillsView view;
         view.resize(1000, 650);
@@ -181,7 +182,7 @@ private slots:
         QCOMPARE(view.cards()->cards()[0].rows[0].label, QStringLiteral("a")); // wh[MASK]t
         QVERIFY(view.formula().contains("hides 3 tokens"));
 
-        const ViewSpec corrupted = specOf("fills", "austen-mlm", "mlm", 3);
+        const ViewSpec corrupted = pretrainingSpec("fills", "austen-mlm", "mlm", 3);
         view.setSpec(corrupted);
         view.setInput(testing::forSpec(corrupted));
         const auto *analysis = view.input().analysisAs<FillsAnalysis>();
@@ -216,7 +217,7 @@ private slots:
         QCOMPARE(model->config.specialToken("[CLS]"), 101);
         QCOMPARE(model->config.ordinaryTokens(), 30522); // random replacements from the whole vocabulary
 
-        ViewSpec spec = specOf("fills", "", "", 0);
+        ViewSpec spec = pretrainingSpec("fills", "", "", 0);
         spec.model = dir.path().toStdString();
         spec.text = "The capital of France is [MASK].";
         FillsView view;
@@ -261,7 +262,7 @@ private slots:
         QCOMPARE(model->config.specialToken("</s>"), 2);
         QCOMPARE(ownObjective(model->config), Objective::SpanCorruption);
 
-        ViewSpec spec = specOf("objective", "", "", 1);
+        ViewSpec spec = pretrainingSpec("objective", "", "", 1);
         spec.model = dir.path().toStdString();
         spec.text = "the quick brown fox jumps over the lazy dog";
         spec.decoderText = "der";
@@ -283,20 +284,20 @@ private slots:
     void whatCannotBeShownSaysWhy()
     {
         FillsView view;
-        const ViewSpec decoder = specOf("fills", "tiny-bytes", "", 0);
+        const ViewSpec decoder = pretrainingSpec("fills", "tiny-bytes", "", 0);
         view.setSpec(decoder);
         view.setInput(testing::forSpec(decoder));
         QVERIFY2(view.message().contains("no [MASK] token"), qPrintable(view.message()));
         QVERIFY(QString::fromStdString(drawProblem(decoder, runSpec(decoder), "spec.json"))
                     .startsWith("spec.json: key 'model'"));
-        const ViewSpec span = specOf("fills", "austen-mlm", "span", 0);
+        const ViewSpec span = pretrainingSpec("fills", "austen-mlm", "span", 0);
         view.setSpec(span);
         view.setInput(testing::forSpec(span));
         QVERIFY2(view.message().contains("hides nothing"), qPrintable(view.message()));
         QVERIFY(QString::fromStdString(drawProblem(span, runSpec(span), "spec.json")).contains("key 'objective'"));
-        const ViewSpec typed = specOf("fills", "austen-mlm", "", 0); // the passage has no [MASK]
+        const ViewSpec typed = pretrainingSpec("fills", "austen-mlm", "", 0); // the passage has no [MASK]
         QVERIFY(QString::fromStdString(drawProblem(typed, runSpec(typed), "spec.json")).contains("key 'text'"));
-        ViewSpec tooShort = specOf("objective", "austen", "next", 0);
+        ViewSpec tooShort = pretrainingSpec("objective", "austen", "next", 0);
         tooShort.text = "A";
         QVERIFY(QString::fromStdString(drawProblem(tooShort, runSpec(tooShort), "spec.json")).contains("at least 2"));
     }

@@ -4,6 +4,7 @@
 #include "analysis/querykeyterms.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "testbundle.h"
 
 #include <QTest>
 

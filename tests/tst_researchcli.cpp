@@ -3,6 +3,7 @@
 // at a full context; their misuse is refused before anything is written.
 #include "clitesting.h"
 #include "io/npy.h"
+#include "testbundle.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -10,6 +10,7 @@
 #include "io/npy.h"
 #include "memory/inversionerror.h"
 #include "strategytesting.h"
+#include "testbundle.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,5 +1,7 @@
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 namespace {
 
@@ -36,18 +39,12 @@ std::string u16Bytes(std::initializer_list<uint16_t> values)
     return out;
 }
 
-Tensor sequence(Shape shape, float start)
+Tensor sequenceFrom(Shape shape, float start)
 {
     Tensor t(std::move(shape));
     for (int64_t i = 0; i < t.numel(); ++i)
         t.data()[i] = start + 0.25f * static_cast<float>(i);
     return t;
-}
-
-bool sameBits(const Tensor &a, const Tensor &b)
-{
-    // memcmp with the null data of a zero-element tensor is undefined (UBSan): compare only what there is
-    return a.shape() == b.shape() && (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
 }
 
 uint32_t bits(float f)
@@ -108,9 +105,9 @@ void TestSafetensors::roundTrip()
 {
     QVERIFY(m_dir.isValid());
     Tensor scalar(Shape {}, -3.5f);
-    Tensor vector = sequence({7}, 1.0f);
-    Tensor matrix = sequence({3, 4}, -2.0f);
-    Tensor cube = sequence({2, 3, 5}, 0.5f);
+    Tensor vector = sequenceFrom({7}, 1.0f);
+    Tensor matrix = sequenceFrom({3, 4}, -2.0f);
+    Tensor cube = sequenceFrom({2, 3, 5}, 0.5f);
     Tensor empty(Shape {0, 3});
     // Values whose bits a lossy path would change: NaN payload, -0, a float32 subnormal, infinity.
     matrix.data()[0] = std::bit_cast<float>(0x7FC01234u);
@@ -139,8 +136,8 @@ void TestSafetensors::roundTrip()
 
 void TestSafetensors::metadataAndLayout()
 {
-    Tensor b = sequence({3}, 1.0f);
-    Tensor a = sequence({2, 2}, 5.0f);
+    Tensor b = sequenceFrom({3}, 1.0f);
+    Tensor a = sequenceFrom({2, 2}, 5.0f);
     const std::map<std::string, std::string> metadata = {{"format", "pt"}, {"note", "héllo \"quoted\""}};
     const std::string file = path("meta.safetensors");
     writeSafetensors(file, {{"b", &b}, {"a", &a}}, metadata);

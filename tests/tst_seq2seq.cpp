@@ -10,6 +10,7 @@
 #include "io/npy.h"
 #include "model/model.h"
 #include "referencetesting.h"
+#include "testbundle.h"
 #include "trace/names.h"
 #include "train/backprop.h"
 #include "train/evaluation.h"
@@ -25,21 +26,20 @@
 #include <cmath>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::errorFrom;
 using testing::intList;
 
 namespace {
 
-constexpr double kRelTol = 1e-4;
-
-QString refPath(const QString &file)
+QString seq2seqRefPath(const QString &file)
 {
     return QStringLiteral(ATLAS_TEST_DATA "/seq2seq_tiny_ref/") + file;
 }
 
 using Case = testing::ReferenceCase;
 
-Case loadCase()
+Case loadSeq2SeqCase()
 {
     return testing::loadReferenceCase(".", "seq2seq_tiny");
 }
@@ -63,7 +63,7 @@ private slots:
 
 void TestSeq2seq::configNamesTheArchitecture()
 {
-    const Case c = loadCase();
+    const Case c = loadSeq2SeqCase();
     const ModelConfig &config = c.model->config;
     QVERIFY(config.architecture() == Architecture::EncoderDecoder);
     QCOMPARE(config.encoderLayers, 2);
@@ -94,18 +94,18 @@ void TestSeq2seq::configNamesTheArchitecture()
 
 void TestSeq2seq::forwardMatchesPyTorch()
 {
-    const Case c = loadCase();
+    const Case c = loadSeq2SeqCase();
     Engine engine(c.model, c.input);
     engine.runToEnd();
-    const QStringList files = QDir(refPath("")).entryList({"*.npy"}, QDir::Files);
+    const QStringList files = QDir(seq2seqRefPath("")).entryList({"*.npy"}, QDir::Files);
     int compared = 0;
     for (const QString &file : files) {
         if (file.startsWith("grad.") || file == "loss.npy")
             continue;
         const std::string name = file.chopped(4).toStdString();
         QVERIFY2(engine.trace().contains(name), name.c_str());
-        const QString why = testing::compareToReference(
-            QString::fromStdString(name), engine.trace().tensor(name), readNpy(refPath(file).toStdString()), kRelTol);
+        const QString why = testing::compareToReference(QString::fromStdString(name), engine.trace().tensor(name),
+            readNpy(seq2seqRefPath(file).toStdString()), kRelTol);
         QVERIFY2(why.isEmpty(), qPrintable(why));
         ++compared;
     }
@@ -114,7 +114,7 @@ void TestSeq2seq::forwardMatchesPyTorch()
 
 void TestSeq2seq::crossAttentionHasItsShapesAndMask()
 {
-    const Case c = loadCase();
+    const Case c = loadSeq2SeqCase();
     Engine engine(c.model, c.input);
     engine.runToEnd();
     const int64_t H = 2, T = int64_t(c.input.tokens.size()), S = int64_t(c.input.source.size()), d = 8;
@@ -159,15 +159,15 @@ void TestSeq2seq::crossAttentionHasItsShapesAndMask()
 
 void TestSeq2seq::gradientsMatchPyTorch()
 {
-    const Case c = loadCase();
+    const Case c = loadSeq2SeqCase();
     Engine engine(c.model, c.input);
     engine.runToEnd();
     const Gradients g = backward(*c.model, c.input, engine.trace(), c.targets);
-    const Tensor loss = readNpy(refPath("loss.npy").toStdString());
+    const Tensor loss = readNpy(seq2seqRefPath("loss.npy").toStdString());
     QVERIFY2(std::fabs(g.loss - loss.data()[0]) <= 1e-5 * std::fabs(loss.data()[0]),
         qPrintable(QString("loss %1, PyTorch %2").arg(g.loss).arg(loss.data()[0])));
     const QString why = testing::checkReferenceGradients(
-        g.grads, refPath(""), [](const QString &name, const Tensor &got, const Tensor &want) {
+        g.grads, seq2seqRefPath(""), [](const QString &name, const Tensor &got, const Tensor &want) {
             // Every parameter is reached, the encoder's through cross-attention only.
             if (Eigen::Map<const Eigen::ArrayXf>(got.data(), got.numel()).abs().maxCoeff() == 0.0f)
                 return name + ": a gradient of 0";
@@ -180,7 +180,7 @@ void TestSeq2seq::gradientsMatchPyTorch()
 // encoder's reached only through the decoder's cross-attention.
 void TestSeq2seq::gradientsMatchFiniteDifferences()
 {
-    const Case c = loadCase();
+    const Case c = loadSeq2SeqCase();
     auto lossOf = [&](const std::shared_ptr<Model> &model) {
         Engine engine(model, c.input);
         engine.runToEnd();
@@ -217,7 +217,7 @@ void TestSeq2seq::gradientsMatchFiniteDifferences()
 
 void TestSeq2seq::savedModelLoadsBack()
 {
-    const Case c = loadCase();
+    const Case c = loadSeq2SeqCase();
     QTemporaryDir dir;
     c.model->save(dir.path().toStdString());
     const auto again = std::make_shared<Model>(Model::load(dir.path().toStdString()));
@@ -232,7 +232,7 @@ void TestSeq2seq::savedModelLoadsBack()
 
 void TestSeq2seq::badInputsAreClearErrors()
 {
-    Case c = loadCase();
+    Case c = loadSeq2SeqCase();
     Input noSource = c.input;
     noSource.source.clear();
     QVERIFY(errorFrom([&] { Engine(c.model, noSource); }).contains("the source (the encoder's input) is empty"));

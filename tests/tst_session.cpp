@@ -4,6 +4,7 @@
 #include "model/builtinmodels.h"
 #include "session/savedspec.h"
 #include "session/session.h"
+#include "testbundle.h"
 
 #include <QDir>
 #include <QFile>

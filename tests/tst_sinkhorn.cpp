@@ -6,6 +6,8 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "ops/sinkhorn.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "train/backprop.h"
 #include "train/strategyrunner.h"
 #include "train/trainingsetup.h"
@@ -15,22 +17,16 @@
 #include <QTest>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::errorFrom;
 
 namespace {
 
-const QString kRef = QStringLiteral(ATLAS_TEST_DATA "/sinkhorn/tiny_ref/");
+const QString kSinkhornRef = QStringLiteral(ATLAS_TEST_DATA "/sinkhorn/tiny_ref/");
 
-Tensor reference(const QString &name)
+Tensor sinkhornReference(const QString &name)
 {
-    return readNpy((kRef + name + ".npy").toStdString());
-}
-
-Tensor literal(Shape shape, std::vector<float> values)
-{
-    Tensor t(std::move(shape));
-    std::copy(values.begin(), values.end(), t.data());
-    return t;
+    return readNpy((kSinkhornRef + name + ".npy").toStdString());
 }
 
 float maxAbs(const Tensor &t)
@@ -114,7 +110,7 @@ private slots:
         Engine engine(c.model, c.input);
         engine.runToEnd();
         const Trace &tr = engine.trace();
-        QString diff = testing::compareToReference("logits", tr.tensor("logits"), reference("logits"), 1e-5);
+        QString diff = testing::compareToReference("logits", tr.tensor("logits"), sinkhornReference("logits"), 1e-5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
         for (int l = 0; l < c.model->config.layers; ++l) {
             const std::string p = "layer." + std::to_string(l) + ".";
@@ -122,7 +118,7 @@ private slots:
             for (const auto &[name, file] : std::vector<std::pair<std::string, QString>> {{"attn.sort", "sort." + n},
                      {"attn.block_probs", "block_probs." + n}, {"attn.probs", "probs." + n}, {"out", "out." + n}}) {
                 diff = testing::compareToReference(
-                    QString::fromStdString(p + name), tr.tensor(p + name), reference(file), 1e-5);
+                    QString::fromStdString(p + name), tr.tensor(p + name), sinkhornReference(file), 1e-5);
                 QVERIFY2(diff.isEmpty(), qPrintable(diff));
             }
         }
@@ -135,9 +131,9 @@ private slots:
         Engine engine(c.model, c.input);
         engine.runToEnd();
         const Gradients g = backward(*c.model, c.input, engine.trace(), c.targets);
-        QVERIFY(std::fabs(g.loss - reference("loss").data()[0]) < 1e-5f);
+        QVERIFY(std::fabs(g.loss - sinkhornReference("loss").data()[0]) < 1e-5f);
         const QString why = testing::checkReferenceGradients(
-            g.grads, kRef, [&](const QString &name, const Tensor &got, const Tensor &want) -> QString {
+            g.grads, kSinkhornRef, [&](const QString &name, const Tensor &got, const Tensor &want) -> QString {
                 // Adding a constant to a column of R changes nothing once the columns are normalised: b_proj's
                 // gradient is close to 0 (only the last row normalisation's imperfection gives it any), so it is
                 // held to the precision of the layer's other gradients instead of its own size.
@@ -148,7 +144,7 @@ private slots:
                 for (int64_t k = 0; k < got.numel(); ++k)
                     diff.data()[k] = got.data()[k] - want.data()[k];
                 if (!(maxAbs(want) < 1e-3f * scale) || !(maxAbs(diff) < 1e-6f * scale))
-                    return QString("%1: reference %2, difference %3, against the weight's %4")
+                    return QString("%1: sinkhornReference %2, difference %3, against the weight's %4")
                         .arg(name)
                         .arg(maxAbs(want))
                         .arg(maxAbs(diff))

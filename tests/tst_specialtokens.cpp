@@ -1,6 +1,7 @@
 // A model's special tokens on top of its tokenizer: typed names encode to their ids, ids read as their names in
 // chips and decoded text, and the ordinary text around them goes through the model's own tokenizer.
 #include "model/model.h"
+#include "testbundle.h"
 #include "tokenize/specialtokenstokenizer.h"
 
 #include <QTest>

@@ -3,6 +3,7 @@
 #include "attention/attentionkernel.h"
 #include "attention/attentionpattern.h"
 #include "attention/patternparams.h"
+#include "testbundle.h"
 
 #include <QTest>
 

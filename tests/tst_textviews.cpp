@@ -1,4 +1,5 @@
 #include "engine/temperature.h"
+#include "testbundle.h"
 #include "util/error.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"

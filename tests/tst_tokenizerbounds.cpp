@@ -4,6 +4,7 @@
 #include "analysis/tokenizercomparison.h"
 #include "clitesting.h"
 #include "errortesting.h"
+#include "testbundle.h"
 #include "tokenize/huggingfacetokenizer.h"
 
 #include <QTemporaryDir>

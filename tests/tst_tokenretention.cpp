@@ -9,6 +9,8 @@
 #include "errortesting.h"
 #include "io/npy.h"
 #include "model/builtinmodels.h"
+#include "tensortesting.h"
+#include "testbundle.h"
 #include "train/trainer.h"
 
 #include "referencetesting.h"
@@ -20,35 +22,24 @@
 #include <algorithm>
 
 using namespace atlas;
+using namespace atlas::testing;
 using testing::errorFrom;
 
 namespace {
 
-Tensor literal(Shape shape, std::vector<float> values)
-{
-    Tensor t(std::move(shape));
-    std::copy(values.begin(), values.end(), t.data());
-    return t;
-}
+const QString kPowerRef = QStringLiteral(ATLAS_TEST_DATA "/bert_power_tiny_ref/");
 
-std::vector<float> values(const Tensor &t)
+QJsonObject powerInput()
 {
-    return {t.data(), t.data() + t.numel()};
-}
-
-const QString kRef = QStringLiteral(ATLAS_TEST_DATA "/bert_power_tiny_ref/");
-
-QJsonObject referenceInput()
-{
-    QFile f(kRef + "input.json");
+    QFile f(kPowerRef + "input.json");
     if (!f.open(QIODevice::ReadOnly))
         throw Error("missing " + f.fileName().toStdString());
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
-Tensor reference(const QString &name)
+Tensor powerReference(const QString &name)
 {
-    return readNpy((kRef + name + ".npy").toStdString());
+    return readNpy((kPowerRef + name + ".npy").toStdString());
 }
 
 } // namespace
@@ -105,7 +96,7 @@ private slots:
     // layer, same survivors, and the same last layer and logits at the survivors.
     void maskingEqualsRemovingTheTokens()
     {
-        const QJsonObject o = referenceInput();
+        const QJsonObject o = powerInput();
         auto model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/bert_power_tiny"));
         Input input;
         input.tokens = testing::intList(o.value("tokens"));
@@ -119,19 +110,20 @@ private slots:
         const Trace &tr = engine.trace();
         for (int j = 0; j < 2; ++j) {
             const QString p = QStringLiteral("layer.%1.").arg(j);
-            QVERIFY(testing::compareToReference(p + "attn.significance",
-                tr.tensor((p + "attn.significance").toStdString()), reference(QStringLiteral("sig.%1").arg(j)), 1e-5)
-                        .isEmpty());
-            QCOMPARE(
-                values(tr.tensor((p + "kept").toStdString())), values(reference(QStringLiteral("kept.%1").arg(j))));
+            QVERIFY(
+                testing::compareToReference(p + "attn.significance", tr.tensor((p + "attn.significance").toStdString()),
+                    powerReference(QStringLiteral("sig.%1").arg(j)), 1e-5)
+                    .isEmpty());
+            QCOMPARE(values(tr.tensor((p + "kept").toStdString())),
+                values(powerReference(QStringLiteral("kept.%1").arg(j))));
         }
         const std::vector<int> survivors = testing::intList(o.value("survivors"));
         QCOMPARE(int(survivors.size()), kept[1]);
         QString diff = testing::compareToReference(
-            "layer.2.out", testing::rowsOf(tr.tensor("layer.2.out"), survivors), reference("out"), 1e-5);
+            "layer.2.out", testing::rowsOf(tr.tensor("layer.2.out"), survivors), powerReference("out"), 1e-5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
         diff = testing::compareToReference(
-            "logits", testing::rowsOf(tr.tensor("logits"), survivors), reference("logits"), 1e-5);
+            "logits", testing::rowsOf(tr.tensor("logits"), survivors), powerReference("logits"), 1e-5);
         QVERIFY2(diff.isEmpty(), qPrintable(diff));
         // An eliminated token is no key of layer 2: its column of weights is exactly 0 for every query.
         const Tensor &probs = tr.tensor("layer.2.attn.probs");
@@ -152,7 +144,7 @@ private slots:
     {
         auto model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/bert_power_tiny"));
         Input input;
-        input.tokens = testing::intList(referenceInput().value("tokens"));
+        input.tokens = testing::intList(powerInput().value("tokens"));
         input.retention.keep = {0.75f, 0.5f};
         input.retention.protect = {3, 10};
         input.retention.rank = TokenRetention::Rank::Random;

@@ -3,6 +3,7 @@
 #include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
+#include "testbundle.h"
 #include "train/checkpointdirectory.h"
 #include "train/trainer.h"
 #include "util/error.h"

@@ -7,6 +7,7 @@
 #include "panels/trainpanel.h"
 #include "sanitizertesting.h"
 #include "session/session.h"
+#include "testbundle.h"
 #include "train/task.h"
 #include "views/attentionview.h"
 #include "views/heatmapplot.h"
@@ -206,7 +207,7 @@ private slots:
         // Steps (a few ms each here) reach the GUI in batches, at most ~10 reports a second plus one per pause.
         QVERIFY2(reports.count() <= gui.clock.elapsed() / TrainingWorker::kReportIntervalMs + 4,
             qPrintable(QString("%1 reports in %2 ms").arg(reports.count()).arg(gui.clock.elapsed())));
-#ifndef __SANITIZE_ADDRESS__ // several steps per report holds only while steps take a few ms, not under ASan
+#ifndef ATLAS_ADDRESS_SANITIZER // several steps per report holds only while steps take a few ms, not under ASan
         QVERIFY2(reports.count() * 3 < panel.stepShown(),
             qPrintable(QString("%1 reports for %2 steps").arg(reports.count()).arg(panel.stepShown())));
 #endif

@@ -1,5 +1,6 @@
 // Widget tests of the heat-map views: attention, mask, heads grid, colour maps, pooling and export.
 #include "heatmaptesting.h"
+#include "testbundle.h"
 #include "trace/trace.h"
 #include "util/error.h"
 #include "view/viewkinds.h"

@@ -1,3 +1,4 @@
+#include "testbundle.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "view/viewspec.h"

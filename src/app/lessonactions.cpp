@@ -42,7 +42,7 @@ void MainWindow::connectLessons()
         choice->setCheckable(true);
         choice->setChecked(std::abs(scale - PresentationMode::textScale()) < 1e-6);
         sizes->addAction(choice);
-        connect(choice, &QAction::triggered, this, [scale] { PresentationMode::setTextScale(scale); });
+        connect(choice, &QAction::triggered, this, [scale = scale] { PresentationMode::setTextScale(scale); });
     }
     m_ui->menuLessons->insertMenu(m_ui->actionPresentation, textSize);
     m_ui->menuLessons->insertAction(textSize->menuAction(), m_ui->actionPresentation);

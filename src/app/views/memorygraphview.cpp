@@ -7,9 +7,11 @@
 #include "views/viewfonts.h"
 
 #include <QKeyEvent>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -57,10 +59,26 @@ bool isActive(NodeState s)
 
 MemoryGraphView::MemoryGraphView(QWidget *parent)
     : View(parent)
+    , m_messageLabel(newMessageLabel())
 {
     setFocusPolicy(Qt::StrongFocus);
     setAutoFillBackground(false);
-    m_message = tr("Nothing to show yet: run the model");
+    // The message is a label over the painted graph's place: its links (a built-in model, Run anyway) are clickable.
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_messageLabel);
+    showMessage(tr("Nothing to show yet: run the model"));
+}
+
+void MemoryGraphView::showMessage(const QString &text)
+{
+    m_message = text;
+    m_messageLabel->setVisible(!text.isEmpty());
+    if (text.isEmpty())
+        return;
+    m_messageLabel->setFont(sizedFont(font(), 12));
+    setMessageText(m_messageLabel, text);
+    applyThemeBackground(m_messageLabel, m_spec.theme);
 }
 
 QSize MemoryGraphView::minimumSizeHint() const
@@ -94,12 +112,12 @@ void MemoryGraphView::refresh()
         analysis = nullptr; // the session's recording for other options: this one is on its way
     if (!analysis) {
         m_drawn.reset();
-        m_message = !m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
-            : m_input.trace ? tr("Computing… one training step under each memory strategy")
-                            : tr("Nothing to show yet: run the model");
+        showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
+                : m_input.trace ? tr("Computing… one training step under each memory strategy")
+                                : tr("Nothing to show yet: run the model"));
     } else {
         m_drawn = std::static_pointer_cast<const MemoryTimelineAnalysis>(m_input.analysis.result);
-        m_message.clear();
+        showMessage({});
     }
     update();
 }
@@ -113,9 +131,8 @@ void MemoryGraphView::paintEvent(QPaintEvent *)
     p.fillRect(rect(), colors.background);
     p.setPen(colors.text);
     if (!m_drawn) {
-        p.setFont(sizedFont(font(), 12));
-        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, m_message);
-        return;
+        m_strips.clear();
+        return; // the message label shows why
     }
     const int line = QFontMetrics(sizedFont(font(), 10)).height();
     const QRect inner = rect().adjusted(line, line / 2, -line, -line / 2);

@@ -5,6 +5,8 @@
 
 #include <QRect>
 
+class QLabel;
+
 #include <memory>
 #include <vector>
 
@@ -40,11 +42,13 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
+    void showMessage(const QString &text); // empty: the graph is drawn
     void setCursor(int op);
     void paintStrategy(QPainter &p, const QRect &area, int row);
     void paintLegend(QPainter &p, const QRect &area);
     int maxOps() const;
 
+    QLabel *m_messageLabel;
     QString m_message;
     std::shared_ptr<const MemoryTimelineAnalysis> m_drawn;
     std::vector<QRect> m_strips; // where each strategy's live-bytes strip was painted (clicks move the cursor)
