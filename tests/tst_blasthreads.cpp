@@ -119,7 +119,7 @@ private slots:
         for (const auto &[n, piece] : std::vector<std::pair<int64_t, int64_t>> {{1000, 7}, {5, 64}, {0, 3}, {64, 1}}) {
             std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
             std::atomic<int> calls {0};
-            parallelForPieces(n, piece, [&](int64_t begin, int64_t end) {
+            parallelForPieces(n, piece, [&, piece = piece](int64_t begin, int64_t end) {
                 QVERIFY(end - begin <= piece && begin < end);
                 ++calls;
                 for (int64_t i = begin; i < end; ++i)

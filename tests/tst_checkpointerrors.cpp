@@ -226,11 +226,19 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
         {"ffproj", [](QJsonObject &o) { o["feed_forward_proj"] = "gated-swish"; }},
         {"types",
             [](QJsonObject &o) {
-                o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "local", "global"}, 1}};
+                // one pattern, repeated once: appended, since QJsonArray {QJsonArray {…}} is a copy for one compiler
+                // and a nesting for another
+                QJsonArray types;
+                types.append(QJsonArray {QJsonArray {"global", "local", "global"}, 1});
+                o["attention_types"] = types;
             }},
         {"kind",
             [](QJsonObject &o) {
-                o["attention_types"] = QJsonArray {QJsonArray {QJsonArray {"global", "sparse"}, 1}};
+                // one pattern, repeated once: appended, since QJsonArray {QJsonArray {…}} is a copy for one compiler
+                // and a nesting for another
+                QJsonArray types;
+                types.append(QJsonArray {QJsonArray {"global", "sparse"}, 1});
+                o["attention_types"] = types;
             }},
     };
     if (configEdits.count(broken))

@@ -4,6 +4,7 @@
 #include "io/atomicfile.h"
 #include "modelinput.h"
 #include "util/error.h"
+#include "util/workbudget.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,9 +22,16 @@ int patchCommand(const CommandArgs &argv)
     if (args.has("shape")) { // random weights of GPT-2 small's shape, for the benchmark (docs/benchmarks.md)
         if (args.value("shape") != "gpt2-small")
             throw Error("--shape: only 'gpt2-small' is known");
-        run.model = std::make_shared<const Model>(Model::random(ModelConfig::gpt2Small(), 1234));
-        run.tokenizer = Tokenizer::forModel(*run.model);
+        const ModelConfig shape = ModelConfig::gpt2Small();
         run.input.tokens = parseTokenList(args.required("tokens"));
+        // Refused before the weights are drawn when the passes alone are over the budget (the trace's bytes are
+        // checked with the rest, in activationPatching).
+        const PatchingWork work
+            = patchingWork(shape, int(run.input.tokens.size()), patchSiteFromName(args.value("site", "residual")), 0.0);
+        if (const std::string why = overBudget(work.what, work.flops, 0.0, WorkBudget::process()); !why.empty())
+            throw Error(why);
+        run.model = std::make_shared<const Model>(Model::random(shape, 1234));
+        run.tokenizer = Tokenizer::forModel(*run.model);
     } else {
         run = loadModelAndInput(args);
     }

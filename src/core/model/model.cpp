@@ -4,6 +4,7 @@
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "io/safetensors.h"
+#include "model/parameternames.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
@@ -19,23 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kLmHead[] = "lm_head.weight", kEmbedOut[] = "embed_out.weight"; // output heads, never prefixed
-
-// Each family's embedding and the prefix its …ForCausalLM class adds to every other key.
-std::pair<std::string, std::string> embeddingAndPrefix(Family family)
+// The family's embedding and the prefix its …ForCausalLM class adds to every other key.
+std::pair<std::string, std::string> embeddingAndPrefix(const ModelConfig &c)
 {
-    switch (family) {
-    case Family::Llama:
-        return {"embed_tokens.weight", "model."};
-    case Family::GptNeoX:
-        return {"embed_in.weight", "gpt_neox."};
-    case Family::Bert:
-        return {"embeddings.word_embeddings.weight", "bert."};
-    case Family::T5:
-        return {"shared.weight", ""}; // T5ForConditionalGeneration prefixes nothing
-    default:
-        return {"wte.weight", "transformer."};
-    }
+    return {modelParameter(c, ModelPart::Embedding) + ".weight", modelPrefix(c.family)};
 }
 
 // Every parameter of block `i` of stack `s`: visit(name, expected shape, the tensor that holds it), in the order of
@@ -44,52 +32,50 @@ template <typename Block, typename Visit>
 void forEachBlockParameter(Block &b, const ModelConfig &c, const names::Stack &s, int i, Visit &visit)
 {
     const int64_t D = c.dModel, F = c.dFF;
-    const std::string p = names::parameterPrefix(s, i);
+    auto name = [&](BlockPart part) { return blockParameter(c, s, i, part); };
+    auto conv1d = [&](BlockPart part, int64_t in, int64_t out, auto &weight, auto &bias) { // GPT-2's [in, out]
+        visit(name(part) + ".weight", Shape {in, out}, weight);
+        visit(name(part) + ".bias", Shape {out}, bias);
+    };
+    auto norm = [&](BlockPart part, auto &weight, auto &bias) {
+        visit(name(part) + ".weight", Shape {D}, weight);
+        visit(name(part) + ".bias", Shape {D}, bias);
+    };
     if (c.positions == PositionKind::Shaw)
-        visit(p + "attn.relative_key.weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()}, b.relativeKey);
+        visit(name(BlockPart::RelativeKey) + ".weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()},
+            b.relativeKey);
     if (c.normaliser == Normaliser::LearnedEntmax)
-        visit(p + "attn.alpha_logit", Shape {c.heads}, b.alphaLogit);
+        visit(name(BlockPart::AlphaLogit), Shape {c.heads}, b.alphaLogit);
     if (c.adaptiveSpan())
-        visit(p + "attn.span_fraction", Shape {c.heads}, b.spanFraction);
+        visit(name(BlockPart::SpanFraction), Shape {c.heads}, b.spanFraction);
     if (c.sinkhorn.active()) {
         const int64_t N = c.sinkhorn.blocks(c.context);
-        visit(p + "attn.sort.c_fc.weight", Shape {D, D}, b.sortFcWeight);
-        visit(p + "attn.sort.c_fc.bias", Shape {D}, b.sortFcBias);
-        visit(p + "attn.sort.c_proj.weight", Shape {D, N}, b.sortProjWeight);
-        visit(p + "attn.sort.c_proj.bias", Shape {N}, b.sortProjBias);
+        conv1d(BlockPart::SortFc, D, D, b.sortFcWeight, b.sortFcBias);
+        conv1d(BlockPart::SortProj, D, N, b.sortProjWeight, b.sortProjBias);
     }
-    visit(p + "ln_1.weight", Shape {D}, b.ln1Weight);
-    visit(p + "ln_1.bias", Shape {D}, b.ln1Bias);
-    visit(p + "attn.c_attn.weight", Shape {D, 3 * D}, b.attnWeight);
-    visit(p + "attn.c_attn.bias", Shape {3 * D}, b.attnBias);
-    visit(p + "attn.c_proj.weight", Shape {D, D}, b.attnProjWeight);
-    visit(p + "attn.c_proj.bias", Shape {D}, b.attnProjBias);
+    norm(BlockPart::NormAttention, b.ln1Weight, b.ln1Bias);
+    conv1d(BlockPart::Qkv, D, 3 * D, b.attnWeight, b.attnBias);
+    conv1d(BlockPart::Out, D, D, b.attnProjWeight, b.attnProjBias);
     if (s == names::kDecoderStack) {
-        visit(p + "ln_cross_attn.weight", Shape {D}, b.lnCrossWeight);
-        visit(p + "ln_cross_attn.bias", Shape {D}, b.lnCrossBias);
-        visit(p + "crossattention.q_attn.weight", Shape {D, D}, b.crossQWeight);
-        visit(p + "crossattention.q_attn.bias", Shape {D}, b.crossQBias);
-        visit(p + "crossattention.c_attn.weight", Shape {D, 2 * D}, b.crossKvWeight);
-        visit(p + "crossattention.c_attn.bias", Shape {2 * D}, b.crossKvBias);
-        visit(p + "crossattention.c_proj.weight", Shape {D, D}, b.crossProjWeight);
-        visit(p + "crossattention.c_proj.bias", Shape {D}, b.crossProjBias);
+        norm(BlockPart::NormCross, b.lnCrossWeight, b.lnCrossBias);
+        conv1d(BlockPart::CrossQ, D, D, b.crossQWeight, b.crossQBias);
+        conv1d(BlockPart::CrossKv, D, 2 * D, b.crossKvWeight, b.crossKvBias);
+        conv1d(BlockPart::CrossOut, D, D, b.crossProjWeight, b.crossProjBias);
     }
-    visit(p + "ln_2.weight", Shape {D}, b.ln2Weight);
-    visit(p + "ln_2.bias", Shape {D}, b.ln2Bias);
+    norm(BlockPart::NormFfn, b.ln2Weight, b.ln2Bias);
     if (!c.isMoeLayer(i)) {
-        visit(p + "mlp.c_fc.weight", Shape {D, F}, b.fcWeight);
-        visit(p + "mlp.c_fc.bias", Shape {F}, b.fcBias);
-        visit(p + "mlp.c_proj.weight", Shape {F, D}, b.fcProjWeight);
-        visit(p + "mlp.c_proj.bias", Shape {D}, b.fcProjBias);
+        conv1d(BlockPart::Up, D, F, b.fcWeight, b.fcBias);
+        conv1d(BlockPart::Down, F, D, b.fcProjWeight, b.fcProjBias);
         return;
     }
-    visit(p + "mlp.router.weight", Shape {D, c.experts}, b.routerWeight);
+    visit(name(BlockPart::Router) + ".weight", Shape {D, c.experts}, b.routerWeight);
     for (size_t e = 0; e < b.experts.size(); ++e) {
-        const std::string x = names::expertPrefix(i, int(e));
-        visit(x + "c_fc.weight", Shape {D, F}, b.experts[e].fcWeight);
-        visit(x + "c_fc.bias", Shape {F}, b.experts[e].fcBias);
-        visit(x + "c_proj.weight", Shape {F, D}, b.experts[e].fcProjWeight);
-        visit(x + "c_proj.bias", Shape {D}, b.experts[e].fcProjBias);
+        const std::string up = expertParameter(c, i, int(e), BlockPart::Up),
+                          down = expertParameter(c, i, int(e), BlockPart::Down);
+        visit(up + ".weight", Shape {D, F}, b.experts[e].fcWeight);
+        visit(up + ".bias", Shape {F}, b.experts[e].fcBias);
+        visit(down + ".weight", Shape {F, D}, b.experts[e].fcProjWeight);
+        visit(down + ".bias", Shape {D}, b.experts[e].fcProjBias);
     }
 }
 
@@ -100,32 +86,31 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
 {
     const int64_t D = c.dModel, F = c.dFF, Q = int64_t(c.heads) * c.headDim(),
                   KV = int64_t(c.kvHeadCount()) * c.headDim();
-    const std::string p = "layers." + std::to_string(i) + ".", a = p + "self_attn.", f = p + "mlp.";
-    auto linear = [&](const std::string &name, int64_t out, int64_t in, bool bias, auto &weight, auto &biasTensor) {
-        visit(name + ".weight", Shape {out, in}, weight);
+    auto name = [&](BlockPart part) { return blockParameter(c, names::kOnlyStack, i, part); };
+    auto linear = [&](BlockPart part, int64_t out, int64_t in, bool bias, auto &weight, auto &biasTensor) {
+        visit(name(part) + ".weight", Shape {out, in}, weight);
         if (bias)
-            visit(name + ".bias", Shape {out}, biasTensor);
+            visit(name(part) + ".bias", Shape {out}, biasTensor);
     };
-    visit(p + "input_layernorm.weight", Shape {D}, b.ln1Weight);
-    linear(a + "q_proj", Q, D, c.qkvBias, b.qWeight, b.qBias);
-    linear(a + "k_proj", KV, D, c.qkvBias, b.kWeight, b.kBias);
-    linear(a + "v_proj", KV, D, c.qkvBias, b.vWeight, b.vBias);
-    linear(a + "o_proj", D, Q, c.outBias, b.oWeight, b.oBias);
-    visit(p + "post_attention_layernorm.weight", Shape {D}, b.ln2Weight);
+    visit(name(BlockPart::NormAttention) + ".weight", Shape {D}, b.ln1Weight);
+    linear(BlockPart::Q, Q, D, c.qkvBias, b.qWeight, b.qBias);
+    linear(BlockPart::K, KV, D, c.qkvBias, b.kWeight, b.kBias);
+    linear(BlockPart::V, KV, D, c.qkvBias, b.vWeight, b.vBias);
+    linear(BlockPart::Out, D, Q, c.outBias, b.oWeight, b.oBias);
+    visit(name(BlockPart::NormFfn) + ".weight", Shape {D}, b.ln2Weight);
     if (c.isMoeLayer(i)) { // Mixtral's block_sparse_moe: a router (gate) and SwiGLU experts
-        const std::string m = p + "block_sparse_moe.";
-        visit(m + "gate.weight", Shape {c.experts, D}, b.routerWeight);
+        visit(name(BlockPart::Router) + ".weight", Shape {c.experts, D}, b.routerWeight);
         for (size_t e = 0; e < b.experts.size(); ++e) {
-            const std::string x = m + "experts." + std::to_string(e) + ".";
-            visit(x + "w1.weight", Shape {F, D}, b.experts[e].gateWeight);
-            visit(x + "w2.weight", Shape {D, F}, b.experts[e].downWeight);
-            visit(x + "w3.weight", Shape {F, D}, b.experts[e].upWeight);
+            auto expert = [&](BlockPart part) { return expertParameter(c, i, int(e), part) + ".weight"; };
+            visit(expert(BlockPart::Gate), Shape {F, D}, b.experts[e].gateWeight);
+            visit(expert(BlockPart::Down), Shape {D, F}, b.experts[e].downWeight);
+            visit(expert(BlockPart::Up), Shape {F, D}, b.experts[e].upWeight);
         }
         return;
     }
-    linear(f + "gate_proj", F, D, c.mlpBias, b.gateWeight, b.gateBias);
-    linear(f + "up_proj", F, D, c.mlpBias, b.upWeight, b.upBias);
-    linear(f + "down_proj", D, F, c.mlpBias, b.downWeight, b.downBias);
+    linear(BlockPart::Gate, F, D, c.mlpBias, b.gateWeight, b.gateBias);
+    linear(BlockPart::Up, F, D, c.mlpBias, b.upWeight, b.upBias);
+    linear(BlockPart::Down, D, F, c.mlpBias, b.downWeight, b.downBias);
 }
 
 // GPT-NeoX's block i (GPTNeoXLayer), and GPT-Neo's (GPTNeoBlock).
@@ -133,34 +118,28 @@ template <typename Block, typename Visit>
 void forEachNeoBlockParameter(Block &b, const ModelConfig &c, int i, Visit &visit)
 {
     const int64_t D = c.dModel, F = c.dFF;
-    auto linear = [&](const std::string &name, int64_t out, int64_t in, bool bias, auto &weight, auto &biasTensor) {
-        visit(name + ".weight", Shape {out, in}, weight);
+    auto name = [&](BlockPart part) { return blockParameter(c, names::kOnlyStack, i, part); };
+    auto linear = [&](BlockPart part, int64_t out, int64_t in, bool bias, auto &weight, auto &biasTensor) {
+        visit(name(part) + ".weight", Shape {out, in}, weight);
         if (bias)
-            visit(name + ".bias", Shape {out}, biasTensor);
+            visit(name(part) + ".bias", Shape {out}, biasTensor);
     };
-    auto norm = [&](const std::string &name, auto &weight, auto &bias) {
-        visit(name + ".weight", Shape {D}, weight);
-        visit(name + ".bias", Shape {D}, bias);
+    auto norm = [&](BlockPart part, auto &weight, auto &bias) {
+        visit(name(part) + ".weight", Shape {D}, weight);
+        visit(name(part) + ".bias", Shape {D}, bias);
     };
+    norm(BlockPart::NormAttention, b.ln1Weight, b.ln1Bias);
     if (c.family == Family::GptNeoX) {
-        const std::string p = "layers." + std::to_string(i) + ".";
-        norm(p + "input_layernorm", b.ln1Weight, b.ln1Bias);
-        linear(p + "attention.query_key_value", 3 * D, D, c.qkvBias, b.qkvWeight, b.qkvBias);
-        linear(p + "attention.dense", D, D, c.outBias, b.oWeight, b.oBias);
-        norm(p + "post_attention_layernorm", b.ln2Weight, b.ln2Bias);
-        linear(p + "mlp.dense_h_to_4h", F, D, true, b.upWeight, b.upBias);
-        linear(p + "mlp.dense_4h_to_h", D, F, true, b.downWeight, b.downBias);
-        return;
+        linear(BlockPart::Qkv, 3 * D, D, c.qkvBias, b.qkvWeight, b.qkvBias);
+    } else {
+        linear(BlockPart::Q, D, D, false, b.qWeight, b.qBias);
+        linear(BlockPart::K, D, D, false, b.kWeight, b.kBias);
+        linear(BlockPart::V, D, D, false, b.vWeight, b.vBias);
     }
-    const std::string p = "h." + std::to_string(i) + ".", a = p + "attn.attention.";
-    norm(p + "ln_1", b.ln1Weight, b.ln1Bias);
-    linear(a + "q_proj", D, D, false, b.qWeight, b.qBias);
-    linear(a + "k_proj", D, D, false, b.kWeight, b.kBias);
-    linear(a + "v_proj", D, D, false, b.vWeight, b.vBias);
-    linear(a + "out_proj", D, D, true, b.oWeight, b.oBias);
-    norm(p + "ln_2", b.ln2Weight, b.ln2Bias);
-    linear(p + "mlp.c_fc", F, D, true, b.upWeight, b.upBias);
-    linear(p + "mlp.c_proj", D, F, true, b.downWeight, b.downBias);
+    linear(BlockPart::Out, D, D, c.family == Family::GptNeoX ? c.outBias : true, b.oWeight, b.oBias);
+    norm(BlockPart::NormFfn, b.ln2Weight, b.ln2Bias);
+    linear(BlockPart::Up, F, D, true, b.upWeight, b.upBias);
+    linear(BlockPart::Down, D, F, true, b.downWeight, b.downBias);
 }
 
 // BERT's block i (BertLayer), post-LN: attention, output.dense, LayerNorm; intermediate, output, LayerNorm.
@@ -168,24 +147,26 @@ template <typename Block, typename Visit>
 void forEachBertBlockParameter(Block &b, const ModelConfig &c, int i, Visit &visit)
 {
     const int64_t D = c.dModel, F = c.dFF;
-    const std::string p = "encoder.layer." + std::to_string(i) + ".";
-    auto linear = [&](const std::string &name, int64_t out, int64_t in, auto &weight, auto &bias) {
-        visit(name + ".weight", Shape {out, in}, weight);
-        visit(name + ".bias", Shape {out}, bias);
+    auto name = [&](BlockPart part) { return blockParameter(c, names::kOnlyStack, i, part); };
+    auto linear = [&](BlockPart part, int64_t out, int64_t in, auto &weight, auto &bias) {
+        visit(name(part) + ".weight", Shape {out, in}, weight);
+        visit(name(part) + ".bias", Shape {out}, bias);
     };
-    linear(p + "attention.self.query", D, D, b.qWeight, b.qBias);
-    linear(p + "attention.self.key", D, D, b.kWeight, b.kBias);
-    linear(p + "attention.self.value", D, D, b.vWeight, b.vBias);
+    linear(BlockPart::Q, D, D, b.qWeight, b.qBias);
+    linear(BlockPart::K, D, D, b.kWeight, b.kBias);
+    linear(BlockPart::V, D, D, b.vWeight, b.vBias);
     if (c.positions == PositionKind::Shaw) // position_embedding_type relative_key
-        visit(p + "attention.self.distance_embedding.weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()},
+        visit(name(BlockPart::RelativeKey) + ".weight", Shape {2 * int64_t(c.relativeClip) + 1, c.headDim()},
             b.relativeKey);
-    linear(p + "attention.output.dense", D, D, b.oWeight, b.oBias);
-    visit(p + "attention.output.LayerNorm.weight", Shape {D}, b.ln1Weight);
-    visit(p + "attention.output.LayerNorm.bias", Shape {D}, b.ln1Bias);
-    linear(p + "intermediate.dense", F, D, b.upWeight, b.upBias);
-    linear(p + "output.dense", D, F, b.downWeight, b.downBias);
-    visit(p + "output.LayerNorm.weight", Shape {D}, b.ln2Weight);
-    visit(p + "output.LayerNorm.bias", Shape {D}, b.ln2Bias);
+    auto norm = [&](BlockPart part, auto &weight, auto &bias) {
+        visit(name(part) + ".weight", Shape {D}, weight);
+        visit(name(part) + ".bias", Shape {D}, bias);
+    };
+    linear(BlockPart::Out, D, D, b.oWeight, b.oBias);
+    norm(BlockPart::NormAttention, b.ln1Weight, b.ln1Bias);
+    linear(BlockPart::Up, F, D, b.upWeight, b.upBias);
+    linear(BlockPart::Down, D, F, b.downWeight, b.downBias);
+    norm(BlockPart::NormFfn, b.ln2Weight, b.ln2Bias);
 }
 
 // BERT's embeddings, blocks and heads (BertForMaskedLM, BertForPreTraining).
@@ -193,24 +174,26 @@ template <typename ModelT, typename Visit> void forEachBertParameter(ModelT &m, 
 {
     const ModelConfig &c = m.config;
     const int64_t D = c.dModel;
-    visit("embeddings.word_embeddings.weight", Shape {c.vocab, D}, m.wte);
-    visit("embeddings.position_embeddings.weight", Shape {c.context, D}, m.wpe);
-    visit("embeddings.token_type_embeddings.weight", Shape {c.tokenTypes, D}, m.wtt);
-    visit("embeddings.LayerNorm.weight", Shape {D}, m.embedLnWeight);
-    visit("embeddings.LayerNorm.bias", Shape {D}, m.embedLnBias);
+    auto name = [&](ModelPart part) { return modelParameter(c, part); };
+    auto linear = [&](ModelPart part, int64_t out, int64_t in, auto &weight, auto &bias) {
+        visit(name(part) + ".weight", Shape {out, in}, weight);
+        visit(name(part) + ".bias", Shape {out}, bias);
+    };
+    visit(name(ModelPart::Embedding) + ".weight", Shape {c.vocab, D}, m.wte);
+    visit(name(ModelPart::Positions) + ".weight", Shape {c.context, D}, m.wpe);
+    visit(name(ModelPart::TokenTypes) + ".weight", Shape {c.tokenTypes, D}, m.wtt);
+    visit(name(ModelPart::EmbeddingNorm) + ".weight", Shape {D}, m.embedLnWeight);
+    visit(name(ModelPart::EmbeddingNorm) + ".bias", Shape {D}, m.embedLnBias);
     for (size_t i = 0; i < m.blocks.size(); ++i)
         forEachBertBlockParameter(m.blocks[i], c, int(i), visit);
-    visit("cls.predictions.transform.dense.weight", Shape {D, D}, m.headDenseWeight);
-    visit("cls.predictions.transform.dense.bias", Shape {D}, m.headDenseBias);
-    visit("cls.predictions.transform.LayerNorm.weight", Shape {D}, m.lnfWeight);
-    visit("cls.predictions.transform.LayerNorm.bias", Shape {D}, m.lnfBias);
-    visit("cls.predictions.bias", Shape {c.vocab}, m.outputBias);
+    linear(ModelPart::MlmTransform, D, D, m.headDenseWeight, m.headDenseBias);
+    visit(name(ModelPart::MlmNorm) + ".weight", Shape {D}, m.lnfWeight);
+    visit(name(ModelPart::MlmNorm) + ".bias", Shape {D}, m.lnfBias);
+    visit(name(ModelPart::MlmOutput) + ".bias", Shape {c.vocab}, m.outputBias);
     if (!c.nspHead)
         return;
-    visit("pooler.dense.weight", Shape {D, D}, m.poolerWeight);
-    visit("pooler.dense.bias", Shape {D}, m.poolerBias);
-    visit("cls.seq_relationship.weight", Shape {2, D}, m.nspWeight);
-    visit("cls.seq_relationship.bias", Shape {2}, m.nspBias);
+    linear(ModelPart::Pooler, D, D, m.poolerWeight, m.poolerBias);
+    linear(ModelPart::NextSentence, 2, D, m.nspWeight, m.nspBias);
 }
 
 // T5's stacks (T5ForConditionalGeneration): block i of the encoder holds layer.0 (self-attention) and layer.1 (the
@@ -220,43 +203,41 @@ template <typename ModelT, typename Visit> void forEachT5Parameter(ModelT &m, Vi
 {
     const ModelConfig &c = m.config;
     const int64_t D = c.dModel, F = c.dFF, I = c.innerDim();
-    visit("shared.weight", Shape {c.vocab, D}, m.wte);
+    visit(modelParameter(c, ModelPart::Embedding) + ".weight", Shape {c.vocab, D}, m.wte);
     for (const bool encoder : {true, false}) {
-        const std::string stack = encoder ? "encoder." : "decoder.";
+        const names::Stack &stack = encoder ? names::kEncoderStack : names::kDecoderStack;
         auto &blocks = encoder ? m.encoderBlocks : m.blocks;
         for (size_t i = 0; i < blocks.size(); ++i) {
             auto &b = blocks[i];
-            const std::string p = stack + "block." + std::to_string(i) + ".layer.";
-            const std::string a = p + "0.SelfAttention.", f = p + (encoder ? "1" : "2") + ".";
-            visit(a + "q.weight", Shape {I, D}, b.qWeight);
-            visit(a + "k.weight", Shape {I, D}, b.kWeight);
-            visit(a + "v.weight", Shape {I, D}, b.vWeight);
-            visit(a + "o.weight", Shape {D, I}, b.oWeight);
+            auto weight = [&](BlockPart part, const Shape &shape, auto &tensor) {
+                visit(blockParameter(c, stack, int(i), part) + ".weight", shape, tensor);
+            };
+            weight(BlockPart::Q, Shape {I, D}, b.qWeight);
+            weight(BlockPart::K, Shape {I, D}, b.kWeight);
+            weight(BlockPart::V, Shape {I, D}, b.vWeight);
+            weight(BlockPart::Out, Shape {D, I}, b.oWeight);
             if (i == 0)
-                visit(a + "relative_attention_bias.weight", Shape {c.relativeBuckets, c.heads},
+                weight(BlockPart::RelativeBias, Shape {c.relativeBuckets, c.heads},
                     encoder ? m.encoderRelativeBias : m.relativeBias);
-            visit(p + "0.layer_norm.weight", Shape {D}, b.ln1Weight);
+            weight(BlockPart::NormAttention, Shape {D}, b.ln1Weight);
             if (!encoder) {
-                const std::string x = p + "1.EncDecAttention.";
-                visit(x + "q.weight", Shape {I, D}, b.crossQWeight);
-                visit(x + "k.weight", Shape {I, D}, b.crossKWeight);
-                visit(x + "v.weight", Shape {I, D}, b.crossVWeight);
-                visit(x + "o.weight", Shape {D, I}, b.crossProjWeight);
-                visit(p + "1.layer_norm.weight", Shape {D}, b.lnCrossWeight);
+                weight(BlockPart::CrossQ, Shape {I, D}, b.crossQWeight);
+                weight(BlockPart::CrossK, Shape {I, D}, b.crossKWeight);
+                weight(BlockPart::CrossV, Shape {I, D}, b.crossVWeight);
+                weight(BlockPart::CrossOut, Shape {D, I}, b.crossProjWeight);
+                weight(BlockPart::NormCross, Shape {D}, b.lnCrossWeight);
             }
-            if (c.gatedFfn) {
-                visit(f + "DenseReluDense.wi_0.weight", Shape {F, D}, b.gateWeight);
-                visit(f + "DenseReluDense.wi_1.weight", Shape {F, D}, b.upWeight);
-            } else {
-                visit(f + "DenseReluDense.wi.weight", Shape {F, D}, b.upWeight);
-            }
-            visit(f + "DenseReluDense.wo.weight", Shape {D, F}, b.downWeight);
-            visit(f + "layer_norm.weight", Shape {D}, b.ln2Weight);
+            if (c.gatedFfn)
+                weight(BlockPart::Gate, Shape {F, D}, b.gateWeight);
+            weight(BlockPart::Up, Shape {F, D}, b.upWeight);
+            weight(BlockPart::Down, Shape {D, F}, b.downWeight);
+            weight(BlockPart::NormFfn, Shape {D}, b.ln2Weight);
         }
-        visit(stack + "final_layer_norm.weight", Shape {D}, encoder ? m.encoderLnfWeight : m.lnfWeight);
+        visit(modelParameter(c, ModelPart::FinalNorm, stack) + ".weight", Shape {D},
+            encoder ? m.encoderLnfWeight : m.lnfWeight);
     }
     if (!c.tiedHead)
-        visit(kLmHead, Shape {c.vocab, D}, m.lmHead);
+        visit(modelParameter(c, ModelPart::OutputHead) + ".weight", Shape {c.vocab, D}, m.lmHead);
 }
 
 // Every parameter the config requires, of a model whose blocks are allocated: visit(name, expected shape, tensor). The
@@ -270,45 +251,35 @@ template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visi
         return forEachBertParameter(m, visit);
     if (c.family == Family::T5)
         return forEachT5Parameter(m, visit);
-    if (c.family == Family::Llama) {
-        visit("embed_tokens.weight", Shape {c.vocab, D}, m.wte);
-        for (size_t i = 0; i < m.blocks.size(); ++i)
-            forEachLlamaBlockParameter(m.blocks[i], c, int(i), visit);
-        visit("norm.weight", Shape {D}, m.lnfWeight);
-        if (!c.tiedHead)
-            visit(kLmHead, Shape {c.vocab, D}, m.lmHead);
-        return;
-    }
-    if (c.family == Family::GptNeoX || c.family == Family::GptNeo) {
-        const bool neox = c.family == Family::GptNeoX;
-        visit(neox ? "embed_in.weight" : "wte.weight", Shape {c.vocab, D}, m.wte);
-        if (!neox)
-            visit("wpe.weight", Shape {c.context, D}, m.wpe);
-        for (size_t i = 0; i < m.blocks.size(); ++i)
-            forEachNeoBlockParameter(m.blocks[i], c, int(i), visit);
-        visit(neox ? "final_layer_norm.weight" : "ln_f.weight", Shape {D}, m.lnfWeight);
-        visit(neox ? "final_layer_norm.bias" : "ln_f.bias", Shape {D}, m.lnfBias);
-        if (!c.tiedHead)
-            visit(neox ? kEmbedOut : kLmHead, Shape {c.vocab, D}, m.lmHead);
-        return;
-    }
-    visit("wte.weight", Shape {c.vocab, D}, m.wte);
+    auto name
+        = [&](ModelPart part, const names::Stack &stack = names::kOnlyStack) { return modelParameter(c, part, stack); };
+    auto finalNorm = [&](const names::Stack &stack, auto &weight, auto &bias) {
+        visit(name(ModelPart::FinalNorm, stack) + ".weight", Shape {D}, weight);
+        if (c.family != Family::Llama) // RMSNorm there, without a bias
+            visit(name(ModelPart::FinalNorm, stack) + ".bias", Shape {D}, bias);
+    };
+    visit(name(ModelPart::Embedding) + ".weight", Shape {c.vocab, D}, m.wte);
     if (c.positions == PositionKind::Learned)
-        visit("wpe.weight", Shape {c.context, D}, m.wpe);
+        visit(name(ModelPart::Positions) + ".weight", Shape {c.context, D}, m.wpe);
     if (c.positions == PositionKind::T5)
-        visit("relative_attention_bias.weight", Shape {c.relativeBuckets, c.heads}, m.relativeBias);
+        visit(name(ModelPart::RelativeBias) + ".weight", Shape {c.relativeBuckets, c.heads}, m.relativeBias);
     if (c.isEncoderDecoder()) {
         for (size_t i = 0; i < m.encoderBlocks.size(); ++i)
             forEachBlockParameter(m.encoderBlocks[i], c, names::kEncoderStack, int(i), visit);
-        const std::string lnf = std::string(names::kEncoderStack.parameters) + "ln_f.";
-        visit(lnf + "weight", Shape {D}, m.encoderLnfWeight);
-        visit(lnf + "bias", Shape {D}, m.encoderLnfBias);
+        finalNorm(names::kEncoderStack, m.encoderLnfWeight, m.encoderLnfBias);
     }
     const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
-    for (size_t i = 0; i < m.blocks.size(); ++i)
-        forEachBlockParameter(m.blocks[i], c, decoder, int(i), visit);
-    visit("ln_f.weight", Shape {D}, m.lnfWeight);
-    visit("ln_f.bias", Shape {D}, m.lnfBias);
+    for (size_t i = 0; i < m.blocks.size(); ++i) {
+        if (c.family == Family::Llama)
+            forEachLlamaBlockParameter(m.blocks[i], c, int(i), visit);
+        else if (c.family == Family::GptNeoX || c.family == Family::GptNeo)
+            forEachNeoBlockParameter(m.blocks[i], c, int(i), visit);
+        else
+            forEachBlockParameter(m.blocks[i], c, decoder, int(i), visit);
+    }
+    finalNorm(decoder, m.lnfWeight, m.lnfBias);
+    if (!c.tiedHead && c.family != Family::Gpt2)
+        visit(name(ModelPart::OutputHead) + ".weight", Shape {c.vocab, D}, m.lmHead);
 }
 
 template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap(ModelT &m)
@@ -322,7 +293,7 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
 // with "model." (LlamaForCausalLM) or not (LlamaModel), lm_head.weight never.
 std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &config)
 {
-    const auto [embedding, prefixed] = embeddingAndPrefix(config.family);
+    const auto [embedding, prefixed] = embeddingAndPrefix(config);
     if (file.contains(embedding))
         return "";
     if (file.contains(prefixed + embedding))
@@ -336,9 +307,10 @@ std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &c
 }
 
 // The heads outside the base model keep their own names (lm_head, embed_out, BERT's cls.*).
-std::string checkpointKey(const std::string &prefix, const std::string &name)
+std::string checkpointKey(const ModelConfig &c, const std::string &prefix, const std::string &name)
 {
-    return name == kLmHead || name == kEmbedOut || name.starts_with("cls.") ? name : prefix + name;
+    const bool head = name == modelParameter(c, ModelPart::OutputHead) + ".weight" || name.starts_with("cls.");
+    return head ? name : prefix + name;
 }
 
 // Older BERT checkpoints name a LayerNorm's weight and bias gamma and beta (transformers renames them on loading).
@@ -392,7 +364,7 @@ Model loadModelFiles(const std::string &directory)
         m.config.nspHead = file.contains("cls.seq_relationship.weight");
     }
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
-        std::string key = checkpointKey(prefix, name);
+        std::string key = checkpointKey(m.config, prefix, name);
         if (!file.contains(key) && file.contains(legacyLayerNormKey(key)))
             key = legacyLayerNormKey(key);
         if (!file.contains(key))
@@ -431,7 +403,7 @@ void Model::save(const std::string &directory, const std::map<std::string, std::
     if (config.family != Family::Gpt2) { // as the family's …ForCausalLM class saves them
         std::map<std::string, const Tensor *> prefixed;
         for (const auto &[name, tensor] : tensors)
-            prefixed[checkpointKey(embeddingAndPrefix(config.family).second, name)] = tensor;
+            prefixed[checkpointKey(config, modelPrefix(config.family), name)] = tensor;
         tensors = std::move(prefixed);
     }
     writeSafetensors((fs::path(directory) / "model.safetensors").string(), tensors, header);

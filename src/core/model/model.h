@@ -121,7 +121,8 @@ public:
     Model withRouting(double capacityFactor, int topK, const std::string &field) const;
 
     // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight";
-    // "layers.0.self_attn.q_proj.weight", "embed_tokens.weight", "lm_head.weight" in the Llama family).
+    // "layers.0.self_attn.q_proj.weight", "embed_tokens.weight", "lm_head.weight" in the Llama family): the names of
+    // model/parameternames.h.
     std::map<std::string, const Tensor *> parameters() const;
     // The output projection the logits read: lm_head when untied, else wte.
     const Tensor &outputWeight() const { return lmHead.empty() ? wte : lmHead; }

@@ -10,7 +10,7 @@ namespace atlas {
 // through the gates and the two losses, the experts through the tokens they took.
 void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
 {
-    const std::string p = layerName(i), h = paramName(i);
+    const std::string p = layerName(i);
     if (m_c.gatedFfn)
         return gatedExperts(i, ddown, in, din);
     const BlockWeights &b = m_model.blocks[size_t(i)];
@@ -20,11 +20,11 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
     std::vector<ops::FfnWeights> weights;
     std::vector<ops::FfnGradients> grads;
     for (size_t e = 0; e < b.experts.size(); ++e) {
-        const std::string x = names::expertPrefix(i, int(e));
+        const std::string up = expertParameter(m_c, i, int(e), BlockPart::Up),
+                          down = expertParameter(m_c, i, int(e), BlockPart::Down);
         weights.push_back({b.experts[e].fcWeight, b.experts[e].fcBias, b.experts[e].fcProjWeight,
             b.experts[e].fcProjBias, m_c.activation});
-        grads.push_back(
-            {grad(x + "c_fc.weight"), grad(x + "c_fc.bias"), grad(x + "c_proj.weight"), grad(x + "c_proj.bias")});
+        grads.push_back({grad(up + ".weight"), grad(up + ".bias"), grad(down + ".weight"), grad(down + ".bias")});
     }
     Tensor dgate(gate.shape());
     ops::moe_backward(din, dgate, grads, ddown, in, choice, gate, weights);
@@ -37,23 +37,24 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
         + m_c.routerZLossCoef * act(p + "router.z_loss").data()[0];
     // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
     din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix().transpose();
-    grad(h + "mlp.router.weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
+    grad(param(i, BlockPart::Router) + ".weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
 }
 
 // Mixtral's MixtralSparseMoeBlock: gates renormalised over the top k, SwiGLU experts, a router without bias. The loss
 // is MixtralForCausalLM's with output_router_logits false (its default): the cross-entropy alone, no auxiliary loss.
 void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
 {
-    const std::string p = layerName(i), m = "layers." + std::to_string(i) + ".block_sparse_moe.";
+    const std::string p = layerName(i);
     const BlockWeights &b = m_model.blocks[size_t(i)];
     BackwardStep step(m_s, i, "experts");
     const Tensor &choice = act(p + "router.choice"), &gate = act(p + "router.gate"), &probs = act(p + "router.probs");
     std::vector<ops::GatedExpertWeights> weights;
     std::vector<ops::GatedExpertGradients> grads;
     for (size_t e = 0; e < b.experts.size(); ++e) {
-        const std::string x = m + "experts." + std::to_string(e) + ".";
+        auto expert
+            = [&](BlockPart part) -> Tensor & { return grad(expertParameter(m_c, i, int(e), part) + ".weight"); };
         weights.push_back({b.experts[e].gateWeight, b.experts[e].upWeight, b.experts[e].downWeight, m_c.activation});
-        grads.push_back({grad(x + "w1.weight"), grad(x + "w3.weight"), grad(x + "w2.weight")});
+        grads.push_back({expert(BlockPart::Gate), expert(BlockPart::Up), expert(BlockPart::Down)});
     }
     Tensor dgate(gate.shape()), dprobs(probs.shape()), dlogits(probs.shape());
     ops::moe_gated_backward(din, dgate, grads, ddown, in, choice, gate, weights);
@@ -62,7 +63,7 @@ void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Te
     ops::softmax_backward(dlogits, dprobs, probs);
     // L = X W_rᵀ (nn.Linear, no bias): dX += dL W_r, dW_r += dLᵀ X.
     din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix();
-    grad(m + "gate.weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
+    grad(param(i, BlockPart::Router) + ".weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
 }
 
 } // namespace atlas

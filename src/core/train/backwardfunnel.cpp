@@ -20,8 +20,8 @@ Tensor BackwardPass::pooledAttentionSublayer(int i, const Tensor &dmid)
     {
         BackwardStep step(m_s, i, "ln_1");
         const Tensor &gamma = blocks()[size_t(i)].ln1Weight;
-        layernorm(dx, normParam(i, 1), dln1, act(names::residualStream(m_s, i)), gamma);
-        layernorm(dpooled, normParam(i, 1), dln1Pooled, act(p + "pooled"), gamma);
+        layernorm(dx, param(i, BlockPart::NormAttention), dln1, act(names::residualStream(m_s, i)), gamma);
+        layernorm(dpooled, param(i, BlockPart::NormAttention), dln1Pooled, act(p + "pooled"), gamma);
     }
     BackwardStep step(m_s, i, "pooled");
     ops::funnel_pool_backward(dx, dpooled, m_c.funnel.stride(i));
@@ -32,11 +32,11 @@ Tensor BackwardPass::pooledAttentionSublayer(int i, const Tensor &dmid)
 void BackwardPass::pooledProjectionsBackward(int i, const Tensor &dq, const Tensor &dk, const Tensor &dv,
     const Tensor &in, Tensor &din, const Tensor &queryIn, Tensor &dqueryIn)
 {
-    const std::string h = paramName(i);
+    const std::string qkv = param(i, BlockPart::Qkv);
     const int64_t D = m_c.dModel;
     const ConstMatrixMap w = blocks()[size_t(i)].attnWeight.matrix();
-    MatrixMap dw = grad(h + "attn.c_attn.weight").matrix();
-    float *db = grad(h + "attn.c_attn.bias").data();
+    MatrixMap dw = grad(qkv + ".weight").matrix();
+    float *db = grad(qkv + ".bias").data();
     Tensor dquery({T, D}), dkv({T, 2 * D});
     ops::split_heads_backward(dquery, {&dq});
     ops::split_heads_backward(dkv, {&dk, &dv});

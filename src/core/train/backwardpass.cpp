@@ -40,71 +40,17 @@ void BackwardPass::layernorm(
     ops::layernorm_backward(din, grad(param + ".weight"), grad(param + ".bias"), dout, in, weight, m_c.lnEpsilon);
 }
 
-std::string BackwardPass::normParam(int i, int which) const
-{
-    if (m_c.family == Family::T5) // layer.0 self-attention, layer.1 cross-attention (decoder), then the feed-forward
-        return t5Layer(i) + (which == 1 ? "0" : which == 3 || m_source ? "1" : "2") + ".layer_norm";
-    if (m_c.family == Family::Llama || m_c.family == Family::GptNeoX)
-        return "layers." + std::to_string(i) + (which == 1 ? ".input_layernorm" : ".post_attention_layernorm");
-    if (m_c.family == Family::Bert)
-        return bertLayer(i) + (which == 1 ? "attention.output.LayerNorm" : "output.LayerNorm");
-    return paramName(i) + (which == 1 ? "ln_1" : which == 3 ? "ln_cross_attn" : "ln_2");
-}
-
-std::string BackwardPass::embeddingParam() const
-{
-    switch (m_c.family) {
-    case Family::Llama:
-        return "embed_tokens.weight";
-    case Family::GptNeoX:
-        return "embed_in.weight";
-    case Family::Bert:
-        return "embeddings.word_embeddings.weight";
-    case Family::T5:
-        return "shared.weight";
-    default:
-        return "wte.weight";
-    }
-}
-
-std::string BackwardPass::projection(int i, Projection which) const
-{
-    static constexpr const char *bert[] = {"attention.self.query", "attention.self.key", "attention.self.value", "",
-        "attention.output.dense", "intermediate.dense", "output.dense", ""};
-    static constexpr const char *neo[] = {"attn.attention.q_proj", "attn.attention.k_proj", "attn.attention.v_proj", "",
-        "attn.attention.out_proj", "mlp.c_fc", "mlp.c_proj", ""};
-    static constexpr const char *neox[]
-        = {"", "", "", "attention.query_key_value", "attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h", ""};
-    static constexpr const char *t5[] = {"0.SelfAttention.q", "0.SelfAttention.k", "0.SelfAttention.v", "",
-        "0.SelfAttention.o", "DenseReluDense.wi", "DenseReluDense.wo", "DenseReluDense.wi_0", "1.EncDecAttention.q",
-        "1.EncDecAttention.k", "1.EncDecAttention.v", "1.EncDecAttention.o"};
-    static constexpr const char *llama[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "",
-        "self_attn.o_proj", "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj"};
-    const size_t k = size_t(which);
-    if (which >= Projection::CrossQ && m_c.family != Family::T5)
-        throw Error("backward: only T5's cross-attention is in nn.Linear layout");
-    const std::string layer = "layers." + std::to_string(i) + ".";
-    switch (m_c.family) {
-    case Family::Bert:
-        return bertLayer(i) + bert[k];
-    case Family::GptNeo:
-        return "h." + std::to_string(i) + "." + neo[k];
-    case Family::GptNeoX:
-        return layer + neox[k];
-    case Family::T5: {
-        const bool ffn = which == Projection::Up || which == Projection::Down || which == Projection::Gate;
-        const std::string name = which == Projection::Up && m_c.gatedFfn ? "DenseReluDense.wi_1" : t5[k];
-        return t5Layer(i) + (ffn ? (m_source ? "1." : "2.") : "") + name;
-    }
-    default:
-        return layer + llama[k];
-    }
-}
-
 Tensor *BackwardPass::biasGrad(const std::string &module)
 {
     const auto it = m_g.grads.find(module + ".bias");
     return it == m_g.grads.end() ? nullptr : &it->second;
+}
+
+// A GPT-2-layout module (Conv1D) y = x W + b named `module`: dx += dy Wᵀ, and its weight's and bias's gradients.
+void BackwardPass::conv1dBackward(
+    Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight)
+{
+    ops::linear_backward(dx, grad(module + ".weight"), grad(module + ".bias"), dy, x, weight);
 }
 
 // A linear-layout module y = x Wᵀ (+ b) named `module`: dx += dy W, and its weight's and bias's gradients.
@@ -120,14 +66,13 @@ Tensor BackwardPass::bertHead(const Tensor &dlogits)
     const int64_t D = m_c.dModel;
     Tensor dlnf({T, D}), dact({T, D}), ddense({T, D}), dx({T, D});
     BackwardStep step(m_s, -1, "MLM head");
-    ops::logits_backward(dlnf, grad(embeddingParam()), dlogits, act("ln_f"), m_model.wte);
-    RowVectorMap(grad("cls.predictions.bias").data(), m_c.vocab) += dlogits.matrix().colwise().sum();
-    const std::string t = "cls.predictions.transform.";
-    ops::layernorm_backward(dact, grad(t + "LayerNorm.weight"), grad(t + "LayerNorm.bias"), dlnf, act("head.act"),
-        m_model.lnfWeight, m_c.lnEpsilon);
+    ops::logits_backward(dlnf, grad(modelParam(ModelPart::Embedding) + ".weight"), dlogits, act("ln_f"), m_model.wte);
+    RowVectorMap(grad(modelParam(ModelPart::MlmOutput) + ".bias").data(), m_c.vocab)
+        += dlogits.matrix().colwise().sum();
+    layernorm(dact, modelParam(ModelPart::MlmNorm), dlnf, act("head.act"), m_model.lnfWeight);
     ops::activation_backward(ddense, dact, act("head.dense"), m_c.activation);
-    ops::linear_t_backward(dx, grad(t + "dense.weight"), &grad(t + "dense.bias"), ddense,
-        act(names::residualStream(m_s, m_c.layers)), m_model.headDenseWeight);
+    linearBackward(dx, modelParam(ModelPart::MlmTransform), ddense, act(names::residualStream(m_s, m_c.layers)),
+        m_model.headDenseWeight);
     return dx;
 }
 
@@ -148,18 +93,13 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
             return bertHead(dlogits);
         if (const float scale = m_c.outputScale(); scale != 1.0f) // Z = (s · ln_f) Wᵀ: s scales both gradients
             dlogits.matrix() *= scale;
-        const std::string untied = m_c.family == Family::GptNeoX ? "embed_out.weight" : "lm_head.weight";
-        ops::logits_backward(
-            dlnf, grad(m_c.tiedHead ? embeddingParam() : untied), dlogits, act("ln_f"), m_model.outputWeight());
+        const ModelPart output = m_c.tiedHead ? ModelPart::Embedding : ModelPart::OutputHead;
+        ops::logits_backward(dlnf, grad(modelParam(output) + ".weight"), dlogits, act("ln_f"), m_model.outputWeight());
     }
     BackwardStep step(m_s, -1, "ln_f");
     Tensor dx({T, m_c.dModel});
     const std::string in = m_c.reversible ? names::streamMean() : names::residualStream(m_s, m_c.layers);
-    const std::string norm = m_c.family == Family::Llama ? "norm"
-        : m_c.family == Family::GptNeoX                  ? "final_layer_norm"
-        : m_c.family == Family::T5                       ? "decoder.final_layer_norm"
-                                                         : "ln_f";
-    layernorm(dx, norm, dlnf, act(in), m_model.lnfWeight);
+    layernorm(dx, modelParam(ModelPart::FinalNorm), dlnf, act(in), m_model.lnfWeight);
     return dx;
 }
 
@@ -225,7 +165,7 @@ void BackwardPass::startStack(const names::Stack &stack)
 // encoder's output Z (S,D), which every decoder block reads.
 void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx)
 {
-    const std::string p = layerName(i), h = paramName(i), c = p + "cross.", w = h + "crossattention.";
+    const std::string p = layerName(i), c = p + "cross.";
     const BlockWeights &b = m_model.blocks[size_t(i)];
     const int64_t H = m_c.heads, I = m_c.innerDim(), d = m_c.headDim(), S = m_dEncoderOutput.dim(0);
     const bool linear = m_c.linearLayout(); // T5's EncDecAttention: q, k, v, o without biases
@@ -235,10 +175,9 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
         BackwardStep step(m_s, i, "cross.out");
         Tensor dmerged({T, I});
         if (linear)
-            linearBackward(dmerged, projection(i, Projection::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
+            linearBackward(dmerged, param(i, BlockPart::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
         else
-            ops::linear_backward(
-                dmerged, grad(w + "c_proj.weight"), grad(w + "c_proj.bias"), dF, act(c + "merged"), b.crossProjWeight);
+            conv1dBackward(dmerged, param(i, BlockPart::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
         ops::merge_heads_backward(dctx, dmerged);
     }
     Tensor dscores({H, T, S}), dv({H, S, d});
@@ -260,40 +199,37 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
             Tensor dK({S, I}), dV({S, I});
             ops::split_heads_backward(dK, {&dk});
             ops::split_heads_backward(dV, {&dv});
-            linearBackward(dln, projection(i, Projection::CrossQ), dquery, act(p + "ln_cross"), b.crossQWeight);
-            linearBackward(m_dEncoderOutput, projection(i, Projection::CrossK), dK, z, b.crossKWeight);
-            linearBackward(m_dEncoderOutput, projection(i, Projection::CrossV), dV, z, b.crossVWeight);
+            linearBackward(dln, param(i, BlockPart::CrossQ), dquery, act(p + "ln_cross"), b.crossQWeight);
+            linearBackward(m_dEncoderOutput, param(i, BlockPart::CrossK), dK, z, b.crossKWeight);
+            linearBackward(m_dEncoderOutput, param(i, BlockPart::CrossV), dV, z, b.crossVWeight);
         } else {
             Tensor dkv({S, 2 * I});
             ops::split_heads_backward(dkv, {&dk, &dv});
-            ops::linear_backward(
-                dln, grad(w + "q_attn.weight"), grad(w + "q_attn.bias"), dquery, act(p + "ln_cross"), b.crossQWeight);
-            ops::linear_backward(
-                m_dEncoderOutput, grad(w + "c_attn.weight"), grad(w + "c_attn.bias"), dkv, z, b.crossKvWeight);
+            conv1dBackward(dln, param(i, BlockPart::CrossQ), dquery, act(p + "ln_cross"), b.crossQWeight);
+            conv1dBackward(m_dEncoderOutput, param(i, BlockPart::CrossKv), dkv, z, b.crossKvWeight);
         }
     }
     BackwardStep step(m_s, i, "ln_cross");
-    layernorm(dx, normParam(i, 3), dln, x, b.lnCrossWeight);
+    layernorm(dx, param(i, BlockPart::NormCross), dln, x, b.lnCrossWeight);
 }
 
 Tensor BackwardPass::encoderOutput()
 {
     BackwardStep step(m_s, -1, names::encoderOutput());
     Tensor dx({T, m_c.dModel});
-    const std::string norm
-        = m_c.family == Family::T5 ? "encoder.final_layer_norm" : std::string(names::kEncoderStack.parameters) + "ln_f";
-    layernorm(dx, norm, m_dEncoderOutput, act(names::residualStream(m_s, m_c.encoderLayers)), m_model.encoderLnfWeight);
+    layernorm(dx, modelParam(ModelPart::FinalNorm), m_dEncoderOutput,
+        act(names::residualStream(m_s, m_c.encoderLayers)), m_model.encoderLnfWeight);
     return dx;
 }
 
 Tensor BackwardPass::blockPost(int i, const Tensor &dout)
 {
-    const std::string p = layerName(i), h = paramName(i);
+    const std::string p = layerName(i);
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dresid({T, m_c.dModel});
     {
         BackwardStep step(m_s, i, "out");
-        layernorm(dresid, normParam(i, 2), dout, act(p + "resid"), b.ln2Weight);
+        layernorm(dresid, param(i, BlockPart::NormFfn), dout, act(p + "resid"), b.ln2Weight);
     }
     Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
     {
@@ -304,7 +240,7 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
     Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
     {
         BackwardStep step(m_s, i, "ln_1");
-        layernorm(dmid, normParam(i, 1), dln1, act(p + "mid"), b.ln1Weight);
+        layernorm(dmid, param(i, BlockPart::NormAttention), dln1, act(p + "mid"), b.ln1Weight);
         ops::add_backward(dx, dattn, dmid);
     }
     attention(i, dattn, act(names::residualStream(m_s, i)), dx);
@@ -332,7 +268,7 @@ void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, T
     Tensor dln1({T, m_c.dModel});
     attention(i, dF, act(layerName(i) + "ln_1"), dln1);
     BackwardStep step(m_s, i, "ln_1");
-    layernorm(dx, normParam(i, 1), dln1, x, blocks()[size_t(i)].ln1Weight);
+    layernorm(dx, param(i, BlockPart::NormAttention), dln1, x, blocks()[size_t(i)].ln1Weight);
 }
 
 void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy)
@@ -340,14 +276,14 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
     Tensor dln2({T, m_c.dModel});
     mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
     BackwardStep step(m_s, i, "ln_2");
-    layernorm(dy, normParam(i, 2), dln2, y, blocks()[size_t(i)].ln2Weight);
+    layernorm(dy, param(i, BlockPart::NormFfn), dln2, y, blocks()[size_t(i)].ln2Weight);
 }
 
 // dout is (T,D), the gradient of attn.out; in is (T,D), the input of attn.qkv; adds d in into din (T,D).
 void BackwardPass::attention(
     int i, const Tensor &dout, const Tensor &in, Tensor &din, const Tensor *queryIn, Tensor *dqueryIn)
 {
-    const std::string p = layerName(i), h = paramName(i);
+    const std::string p = layerName(i);
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     const int64_t H = m_c.heads, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
@@ -357,10 +293,9 @@ void BackwardPass::attention(
         BackwardStep step(m_s, i, "attn.out");
         Tensor dmerged({T, m_c.innerDim()}); // the heads side by side: H·d, d_model unless head_dim says otherwise
         if (linear)
-            linearBackward(dmerged, projection(i, Projection::Out), dout, act(p + "attn.merged"), b.oWeight);
+            linearBackward(dmerged, param(i, BlockPart::Out), dout, act(p + "attn.merged"), b.oWeight);
         else
-            ops::linear_backward(dmerged, grad(h + "attn.c_proj.weight"), grad(h + "attn.c_proj.bias"), dout,
-                act(p + "attn.merged"), b.attnProjWeight);
+            conv1dBackward(dmerged, param(i, BlockPart::Out), dout, act(p + "attn.merged"), b.attnProjWeight);
         ops::merge_heads_backward(dctx, dmerged);
     }
     Tensor dscores({H, T, T}), dv({H, T, d});
@@ -389,14 +324,12 @@ void BackwardPass::attention(
     // The position term B was added to the scores: dB = dS.
     if (m_c.positions == PositionKind::T5) // a T5 checkpoint's stacks each have a table in their block 0
         ops::t5_bias_backward(
-            grad(m_c.family == Family::T5 ? t5Layer(0) + "0.SelfAttention.relative_attention_bias.weight"
-                                          : "relative_attention_bias.weight"),
+            grad((m_c.family == Family::T5 ? param(0, BlockPart::RelativeBias) : modelParam(ModelPart::RelativeBias))
+                + ".weight"),
             dscores, !m_causal, m_c.relativeMaxDistance);
     else if (m_c.positions == PositionKind::Shaw)
-        ops::shaw_bias_backward(dq,
-            grad(m_c.family == Family::Bert ? bertLayer(i) + "attention.self.distance_embedding.weight"
-                                            : h + "attn.relative_key.weight"),
-            dscores, act(p + "attn.q"), b.relativeKey, m_c.relativeClip, scale, m_c.relativeKeySign);
+        ops::shaw_bias_backward(dq, grad(param(i, BlockPart::RelativeKey) + ".weight"), dscores, act(p + "attn.q"),
+            b.relativeKey, m_c.relativeClip, scale, m_c.relativeKeySign);
     if (m_c.sinkhorn.active())
         sortingNetworkBackward(i, din);
     if (queryIn)
@@ -407,7 +340,7 @@ void BackwardPass::attention(
         return linearLayoutProjectionsBackward(i, dq, dk, dv, in, din);
     Tensor dqkv({T, 3 * m_c.innerDim()});
     ops::split_heads_backward(dqkv, dq, dk, dv);
-    ops::linear_backward(din, grad(h + "attn.c_attn.weight"), grad(h + "attn.c_attn.bias"), dqkv, in, b.attnWeight);
+    conv1dBackward(din, param(i, BlockPart::Qkv), dqkv, in, b.attnWeight);
 }
 
 // Softmax's backward, or the sparse normaliser's (ops::entmax_backward); a learned α also gets its gradient, through
@@ -425,7 +358,7 @@ void BackwardPass::normaliserBackward(int i, Tensor &dmasked, const Tensor &dpro
         return ops::entmax_backward(dmasked, nullptr, dprobs, probs, alpha);
     std::vector<float> dalpha(alpha.size(), 0.0f);
     ops::entmax_backward(dmasked, &dalpha, dprobs, probs, alpha);
-    Tensor &da = grad(paramName(i) + "attn.alpha_logit");
+    Tensor &da = grad(param(i, BlockPart::AlphaLogit));
     for (size_t h = 0; h < alpha.size(); ++h)
         da.data()[h] += dalpha[h] * (alpha[h] - 1.0f) * (2.0f - alpha[h]);
 }
@@ -439,7 +372,7 @@ void BackwardPass::adaptiveSpanBackward(int i, Tensor &dmasked, const Tensor &dp
     ops::span_softmax_backward(
         dmasked, dspans, dprobs, probs, act(layerName(i) + "attn.span_mask"), float(m_c.spanRamp));
     const float heads = float(spans.size()), S = float(m_c.context);
-    Tensor &dv = grad(paramName(i) + "attn.span_fraction");
+    Tensor &dv = grad(param(i, BlockPart::SpanFraction));
     for (size_t h = 0; h < spans.size(); ++h) {
         dv.data()[h] += S * (dspans[h] + m_c.spanPenalty / heads);
         m_g.spanLoss += m_c.spanPenalty * spans[h] / heads;
@@ -459,9 +392,9 @@ void BackwardPass::linearLayoutProjectionsBackward(
         dK.matrix().block(0, (h / group) * d, T, d) += dk.slice(h);
         dV.matrix().block(0, (h / group) * d, T, d) += dv.slice(h);
     }
-    linearBackward(din, projection(i, Projection::Q), dQ, in, b.qWeight);
-    linearBackward(din, projection(i, Projection::K), dK, in, b.kWeight);
-    linearBackward(din, projection(i, Projection::V), dV, in, b.vWeight);
+    linearBackward(din, param(i, BlockPart::Q), dQ, in, b.qWeight);
+    linearBackward(din, param(i, BlockPart::K), dK, in, b.kWeight);
+    linearBackward(din, param(i, BlockPart::V), dV, in, b.vWeight);
 }
 
 // GPT-NeoX's query_key_value holds, for each head h in turn, its query, key and value (programattention.cpp).
@@ -475,7 +408,7 @@ void BackwardPass::fusedProjectionsBackward(
         dqkv.matrix().block(0, (3 * h + 1) * d, T, d) = dk.slice(h);
         dqkv.matrix().block(0, (3 * h + 2) * d, T, d) = dv.slice(h);
     }
-    linearBackward(din, projection(i, Projection::Qkv), dqkv, in, m_model.blocks[size_t(i)].qkvWeight);
+    linearBackward(din, param(i, BlockPart::Qkv), dqkv, in, m_model.blocks[size_t(i)].qkvWeight);
 }
 
 // ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
@@ -507,27 +440,25 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
 // A dense feed-forward's backward on the rows of `in`, from its activations a (engine/feedforward.h).
 void BackwardPass::denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din, const FeedForwardActivations &a)
 {
-    const std::string h = paramName(i);
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dact(a.up.shape()), dup(a.up.shape());
     if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
         Tensor dgate(a.up.shape());
-        linearBackward(dact, projection(i, Projection::Down), ddown, a.act, b.downWeight);
+        linearBackward(dact, param(i, BlockPart::Down), ddown, a.act, b.downWeight);
         ops::gated_activation_backward(dgate, dup, dact, a.gate, a.up, m_c.activation);
-        linearBackward(din, projection(i, Projection::Gate), dgate, in, b.gateWeight);
-        linearBackward(din, projection(i, Projection::Up), dup, in, b.upWeight);
+        linearBackward(din, param(i, BlockPart::Gate), dgate, in, b.gateWeight);
+        linearBackward(din, param(i, BlockPart::Up), dup, in, b.upWeight);
         return;
     }
     if (m_c.linearLayout()) { // BERT's intermediate and output.dense, GPT-Neo's c_fc and c_proj, GPT-NeoX's 4h
-        linearBackward(dact, projection(i, Projection::Down), ddown, a.act, b.downWeight);
+        linearBackward(dact, param(i, BlockPart::Down), ddown, a.act, b.downWeight);
         ops::activation_backward(dup, dact, a.up, m_c.activation);
-        linearBackward(din, projection(i, Projection::Up), dup, in, b.upWeight);
+        linearBackward(din, param(i, BlockPart::Up), dup, in, b.upWeight);
         return;
     }
-    ops::linear_backward(
-        dact, grad(h + "mlp.c_proj.weight"), grad(h + "mlp.c_proj.bias"), ddown, a.act, b.fcProjWeight);
+    conv1dBackward(dact, param(i, BlockPart::Down), ddown, a.act, b.fcProjWeight);
     ops::activation_backward(dup, dact, a.up, m_c.activation);
-    ops::linear_backward(din, grad(h + "mlp.c_fc.weight"), grad(h + "mlp.c_fc.bias"), dup, in, b.fcWeight);
+    conv1dBackward(din, param(i, BlockPart::Up), dup, in, b.fcWeight);
 }
 
 void BackwardPass::embeddings(const Tensor &dinput)
@@ -536,13 +467,12 @@ void BackwardPass::embeddings(const Tensor &dinput)
     Tensor dembed(dinput.shape()), dpos(dinput.shape());
     if (m_c.family == Family::Bert) { // input = LN_e(E + P + S), S the segment's embedding (A, or B of a pair)
         Tensor dsum(dinput.shape());
-        ops::layernorm_backward(dsum, grad("embeddings.LayerNorm.weight"), grad("embeddings.LayerNorm.bias"), dinput,
-            act("embed.sum"), m_model.embedLnWeight, m_c.lnEpsilon);
-        ops::embedding_backward(grad(embeddingParam()), dsum, m_input.tokens);
+        layernorm(dsum, modelParam(ModelPart::EmbeddingNorm), dinput, act("embed.sum"), m_model.embedLnWeight);
+        ops::embedding_backward(grad(modelParam(ModelPart::Embedding) + ".weight"), dsum, m_input.tokens);
         if (m_c.positions == PositionKind::Learned) // relative_key adds no absolute positions
-            ops::positions_learned_backward(grad("embeddings.position_embeddings.weight"), dsum);
+            ops::positions_learned_backward(grad(modelParam(ModelPart::Positions) + ".weight"), dsum);
         const std::vector<int> types = m_c.segmentsOf(m_input.tokens);
-        MatrixMap dtypes = grad("embeddings.token_type_embeddings.weight").matrix();
+        MatrixMap dtypes = grad(modelParam(ModelPart::TokenTypes) + ".weight").matrix();
         for (int64_t t = 0; t < T; ++t)
             dtypes.row(types[size_t(t)]) += dsum.matrix().row(t);
         return;
@@ -550,9 +480,10 @@ void BackwardPass::embeddings(const Tensor &dinput)
     ops::add_backward(dembed, dpos, dinput);
     if (m_c.embeddingScale != 1.0f) // E = s · W_te[ids]
         dembed.matrix() *= m_c.embeddingScale;
-    ops::embedding_backward(grad(embeddingParam()), dembed, m_source ? m_input.source : m_input.tokens);
+    ops::embedding_backward(
+        grad(modelParam(ModelPart::Embedding) + ".weight"), dembed, m_source ? m_input.source : m_input.tokens);
     if (m_c.positions == PositionKind::Learned)
-        ops::positions_learned_backward(grad("wpe.weight"), dpos);
+        ops::positions_learned_backward(grad(modelParam(ModelPart::Positions) + ".weight"), dpos);
 }
 
 Tensor BackwardPass::copyOf(const Tensor &t, int layer, std::string_view op)

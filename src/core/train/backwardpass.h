@@ -5,6 +5,7 @@
 
 #include "engine/input.h"
 #include "model/model.h"
+#include "model/parameternames.h"
 #include "trace/allocationrecorder.h"
 #include "trace/names.h"
 #include "trace/trace.h"
@@ -79,7 +80,6 @@ public:
 private:
     void crossAttentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx);
     std::string layerName(int i) const { return names::layerPrefix(m_s, i); } // "dec.layer.0."
-    std::string paramName(int i) const { return names::parameterPrefix(m_s, i); } // "encoder.h.0."
     const std::vector<BlockWeights> &blocks() const { return m_source ? m_model.encoderBlocks : m_model.blocks; }
     // `queryIn` set (a funnel's pooling layer): the queries read it, the keys and values `in`; its gradient goes
     // into *dqueryIn.
@@ -107,24 +107,16 @@ private:
     // m_dSort; then, from m_dSort, the sorting network's parameters and its input's gradient, added into din (T,D).
     void sinkhornBackward(int i, Tensor &dmasked, const Tensor &dprobs);
     void sortingNetworkBackward(int i, Tensor &din);
-    // Block i's nn.Linear modules under the family's names (Hugging Face's, without the model's prefix).
-    enum class Projection { Q, K, V, Qkv, Out, Up, Down, Gate, CrossQ, CrossK, CrossV, CrossOut };
-    std::string projection(int i, Projection which) const;
+    // Block i's parameter `part` of this stack, and the model's `part`, under the family's names
+    // (model/parameternames.h): "layers.3.self_attn.q_proj", "encoder.h.0.ln_1", "embed_tokens" …
+    std::string param(int i, BlockPart part) const { return blockParameter(m_c, m_s, i, part); }
+    std::string modelParam(ModelPart part) const { return modelParameter(m_c, part, m_s); }
     Tensor *biasGrad(const std::string &module); // null when the module has no bias
     void linearBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
-    // Parameter names of block i's norms (which 1: before attention, 2: before the FFN, 3: before cross-attention) and
-    // of the token embedding, in the model's family (GPT-2's h.{i}.ln_1 and wte.weight, Llama's
-    // layers.{i}.input_layernorm and embed_tokens).
-    std::string normParam(int i, int which) const;
-    std::string bertLayer(int i) const { return "encoder.layer." + std::to_string(i) + "."; }
-    std::string t5Layer(int i) const // "decoder.block.2.layer."
-    {
-        return std::string(m_source ? "encoder" : "decoder") + ".block." + std::to_string(i) + ".layer.";
-    }
+    void conv1dBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
     // S = QKᵀ · scale, as programattention.cpp: 1/√d, or 1 for the families that do not scale (GPT-Neo, T5)
     float scoreScale() const { return m_c.scaleScores ? 1.0f / std::sqrt(float(m_c.headDim())) : 1.0f; }
     Tensor bertHead(const Tensor &dlogits);
-    std::string embeddingParam() const;
     void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);
     Tensor copyOf(const Tensor &t, int layer, std::string_view op); // a new buffer, in a backward step of op
     const Tensor &act(const std::string &name) const { return m_trace->tensor(name); }

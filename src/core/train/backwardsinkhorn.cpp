@@ -22,7 +22,7 @@ void BackwardPass::sortingNetworkBackward(int i, Tensor &din)
         return;
     }
     BackwardStep step(m_s, i, "sort_net");
-    const std::string p = layerName(i), h = paramName(i);
+    const std::string p = layerName(i), fc = param(i, BlockPart::SortFc), proj = param(i, BlockPart::SortProj);
     const SinkhornLayout &sk = m_c.sinkhorn;
     const BlockWeights &b = blocks()[size_t(i)];
     const int64_t N = m_dSort.dim(0), D = m_c.dModel;
@@ -30,15 +30,13 @@ void BackwardPass::sortingNetworkBackward(int i, Tensor &din)
     Tensor dlogits({N, N});
     ops::sinkhorn_backward(dlogits, m_dSort, act(p + "attn.sort_logits"), noise, sk.iterations, sk.temperature);
     const Tensor &hidden = act(p + "attn.sort_hidden");
-    grad(h + "attn.sort.c_proj.weight").matrix().leftCols(N).noalias()
-        += hidden.matrix().transpose() * dlogits.matrix();
-    RowVectorMap(grad(h + "attn.sort.c_proj.bias").data(), N) += dlogits.matrix().colwise().sum();
+    grad(proj + ".weight").matrix().leftCols(N).noalias() += hidden.matrix().transpose() * dlogits.matrix();
+    RowVectorMap(grad(proj + ".bias").data(), N) += dlogits.matrix().colwise().sum();
     Tensor dhidden({N, D});
     dhidden.matrix().noalias() = dlogits.matrix() * b.sortProjWeight.matrix().leftCols(N).transpose();
     dhidden.matrix() = dhidden.matrix().cwiseProduct((hidden.matrix().array() > 0.0f).cast<float>().matrix());
     Tensor dpooled({N, D});
-    ops::linear_backward(dpooled, grad(h + "attn.sort.c_fc.weight"), grad(h + "attn.sort.c_fc.bias"), dhidden,
-        act(p + "attn.sort_pooled"), b.sortFcWeight);
+    conv1dBackward(dpooled, fc, dhidden, act(p + "attn.sort_pooled"), b.sortFcWeight);
     ops::block_sum_backward(din, dpooled, sk.block);
     m_dSort = Tensor();
 }

@@ -1,0 +1,195 @@
+#include "model/parameternames.h"
+
+#include "util/error.h"
+
+#include <array>
+
+namespace atlas {
+
+namespace {
+
+constexpr size_t kBlockParts = size_t(BlockPart::SortProj) + 1;
+using BlockNames = std::array<const char *, kBlockParts>;
+
+// A block's names after its prefix, in BlockPart's order; null where the family has no such parameter.
+// GPT-2's layout (Conv1D: [in, out]), which the built-in models and encoder–decoders use too.
+constexpr BlockNames kGpt2Block = {"ln_1", "ln_cross_attn", "ln_2", nullptr, nullptr, nullptr, "attn.c_attn",
+    "attn.c_proj", "crossattention.q_attn", nullptr, nullptr, "crossattention.c_attn", "crossattention.c_proj",
+    "mlp.c_fc", "mlp.c_proj", nullptr, "mlp.router", "attn.relative_key", nullptr, "attn.alpha_logit",
+    "attn.span_fraction", "attn.sort.c_fc", "attn.sort.c_proj"};
+// LlamaDecoderLayer (MistralDecoderLayer, Qwen2DecoderLayer; MixtralDecoderLayer's block_sparse_moe).
+constexpr BlockNames kLlamaBlock = {"input_layernorm", nullptr, "post_attention_layernorm", "self_attn.q_proj",
+    "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+    "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj", "block_sparse_moe.gate", nullptr, nullptr, nullptr, nullptr,
+    nullptr, nullptr};
+// GPTNeoXLayer.
+constexpr BlockNames kNeoXBlock = {"input_layernorm", nullptr, "post_attention_layernorm", nullptr, nullptr, nullptr,
+    "attention.query_key_value", "attention.dense", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.dense_h_to_4h",
+    "mlp.dense_4h_to_h", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+// GPTNeoBlock.
+constexpr BlockNames kNeoBlock = {"ln_1", nullptr, "ln_2", "attn.attention.q_proj", "attn.attention.k_proj",
+    "attn.attention.v_proj", nullptr, "attn.attention.out_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+    "mlp.c_fc", "mlp.c_proj", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+// BertLayer, post-LN.
+constexpr BlockNames kBertBlock = {"attention.output.LayerNorm", nullptr, "output.LayerNorm", "attention.self.query",
+    "attention.self.key", "attention.self.value", nullptr, "attention.output.dense", nullptr, nullptr, nullptr, nullptr,
+    nullptr, "intermediate.dense", "output.dense", nullptr, nullptr, "attention.self.distance_embedding", nullptr,
+    nullptr, nullptr, nullptr, nullptr};
+// T5Block's layer.0 (self-attention) and layer.1 (a decoder's EncDecAttention); the feed-forward's sub-layer,
+// layer.1 in the encoder and layer.2 in the decoder, is put in front of these names by t5Parameter.
+constexpr BlockNames kT5Block
+    = {"0.layer_norm", "1.layer_norm", "layer_norm", "0.SelfAttention.q", "0.SelfAttention.k", "0.SelfAttention.v",
+        nullptr, "0.SelfAttention.o", "1.EncDecAttention.q", "1.EncDecAttention.k", "1.EncDecAttention.v", nullptr,
+        "1.EncDecAttention.o", "DenseReluDense.wi", "DenseReluDense.wo", "DenseReluDense.wi_0", nullptr, nullptr,
+        "0.SelfAttention.relative_attention_bias", nullptr, nullptr, nullptr, nullptr};
+
+const char *familyName(Family family)
+{
+    switch (family) {
+    case Family::Llama:
+        return "Llama";
+    case Family::GptNeoX:
+        return "GPT-NeoX";
+    case Family::GptNeo:
+        return "GPT-Neo";
+    case Family::Bert:
+        return "BERT";
+    case Family::T5:
+        return "T5";
+    default:
+        return "GPT-2";
+    }
+}
+
+[[noreturn]] std::string missing(Family family, const char *what)
+{
+    throw Error(std::string(familyName(family)) + " files have no " + what + " parameter");
+}
+
+bool isFeedForward(BlockPart part)
+{
+    return part == BlockPart::NormFfn || part == BlockPart::Up || part == BlockPart::Down || part == BlockPart::Gate;
+}
+
+} // namespace
+
+std::string modelPrefix(Family family)
+{
+    switch (family) {
+    case Family::Llama:
+        return "model.";
+    case Family::GptNeoX:
+        return "gpt_neox.";
+    case Family::Bert:
+        return "bert.";
+    case Family::T5:
+        return ""; // T5ForConditionalGeneration prefixes nothing
+    default:
+        return "transformer.";
+    }
+}
+
+std::string modelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack)
+{
+    const Family f = c.family;
+    switch (part) {
+    case ModelPart::Embedding:
+        return f == Family::Llama  ? "embed_tokens"
+            : f == Family::GptNeoX ? "embed_in"
+            : f == Family::Bert    ? "embeddings.word_embeddings"
+            : f == Family::T5      ? "shared"
+                                   : "wte";
+    case ModelPart::Positions:
+        if (f == Family::Bert)
+            return "embeddings.position_embeddings";
+        if (f == Family::Gpt2 || f == Family::GptNeo)
+            return "wpe";
+        return missing(f, "learned position");
+    case ModelPart::RelativeBias:
+        return f == Family::Gpt2 ? "relative_attention_bias" : missing(f, "model-wide relative bias");
+    case ModelPart::FinalNorm:
+        if (stack == names::kEncoderStack)
+            return f == Family::T5 ? "encoder.final_layer_norm" : std::string(stack.parameters) + "ln_f";
+        return f == Family::Llama  ? "norm"
+            : f == Family::GptNeoX ? "final_layer_norm"
+            : f == Family::T5      ? "decoder.final_layer_norm"
+            : f == Family::Bert    ? missing(f, "final norm")
+                                   : "ln_f";
+    case ModelPart::OutputHead:
+        return f == Family::GptNeoX ? "embed_out" : "lm_head";
+    default:
+        break;
+    }
+    if (f != Family::Bert)
+        return missing(f, "BERT head");
+    switch (part) {
+    case ModelPart::TokenTypes:
+        return "embeddings.token_type_embeddings";
+    case ModelPart::EmbeddingNorm:
+        return "embeddings.LayerNorm";
+    case ModelPart::MlmTransform:
+        return "cls.predictions.transform.dense";
+    case ModelPart::MlmNorm:
+        return "cls.predictions.transform.LayerNorm";
+    case ModelPart::MlmOutput:
+        return "cls.predictions";
+    case ModelPart::Pooler:
+        return "pooler.dense";
+    default:
+        return "cls.seq_relationship";
+    }
+}
+
+std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int layer, BlockPart part)
+{
+    const std::string i = std::to_string(layer);
+    const char *name = nullptr;
+    std::string prefix;
+    switch (c.family) {
+    case Family::Llama:
+        name = kLlamaBlock[size_t(part)];
+        prefix = "layers." + i + ".";
+        break;
+    case Family::GptNeoX:
+        name = kNeoXBlock[size_t(part)];
+        prefix = "layers." + i + ".";
+        break;
+    case Family::GptNeo:
+        name = kNeoBlock[size_t(part)];
+        prefix = "h." + i + ".";
+        break;
+    case Family::Bert:
+        name = kBertBlock[size_t(part)];
+        prefix = "encoder.layer." + i + ".";
+        break;
+    case Family::T5: {
+        const bool encoder = stack == names::kEncoderStack;
+        name = part == BlockPart::Up && c.gatedFfn ? "DenseReluDense.wi_1" : kT5Block[size_t(part)];
+        prefix = std::string(encoder ? "encoder" : "decoder") + ".block." + i + ".layer.";
+        if (isFeedForward(part))
+            prefix += encoder ? "1." : "2.";
+        break;
+    }
+    default:
+        name = kGpt2Block[size_t(part)];
+        prefix = names::parameterPrefix(stack, layer);
+    }
+    if (!name)
+        return missing(c.family, "such block");
+    return prefix + name;
+}
+
+std::string expertParameter(const ModelConfig &c, int layer, int expert, BlockPart part)
+{
+    if (part != BlockPart::Up && part != BlockPart::Down && part != BlockPart::Gate)
+        return missing(c.family, "such expert");
+    if (c.family == Family::Llama) { // Mixtral's experts: w1 the gate, w3 up, w2 down
+        const char *w = part == BlockPart::Up ? "w3" : part == BlockPart::Down ? "w2" : "w1";
+        return "layers." + std::to_string(layer) + ".block_sparse_moe.experts." + std::to_string(expert) + "." + w;
+    }
+    if (c.family != Family::Gpt2 || part == BlockPart::Gate)
+        return missing(c.family, "such expert");
+    return names::expertPrefix(layer, expert) + (part == BlockPart::Up ? "c_fc" : "c_proj");
+}
+
+} // namespace atlas

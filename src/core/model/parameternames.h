@@ -1,0 +1,67 @@
+#pragma once
+
+#include "model/modelconfig.h"
+#include "trace/names.h"
+
+#include <string>
+
+// Where each parameter lives in a family's files: Hugging Face's module names, without the prefix its …ForCausalLM
+// class adds ("model.", "transformer."). The loader, the saver and the backward pass all ask here, so a family's
+// names are written once (docs/architecture.md, "Adding a family"). A module's tensors are its name + ".weight" and
+// ".bias"; the few parameters that are tensors of their own (alpha_logit, span_fraction) are the name itself.
+namespace atlas {
+
+// The model's parameters outside its blocks.
+enum class ModelPart {
+    Embedding, // wte, embed_tokens, embed_in, embeddings.word_embeddings, shared
+    Positions, // learned absolute positions: wpe, embeddings.position_embeddings
+    TokenTypes, // BERT's segment embeddings
+    EmbeddingNorm, // BERT's LayerNorm after the embeddings
+    RelativeBias, // GPT-2-layout models' shared T5-style relative position bias
+    FinalNorm, // of the stack asked for: ln_f, norm, final_layer_norm, encoder.ln_f …
+    OutputHead, // an untied output matrix: lm_head, embed_out
+    MlmTransform, // BERT's masked-LM head: dense, LayerNorm, then the tied embedding and a bias
+    MlmNorm,
+    MlmOutput,
+    Pooler, // BERT's next-sentence head: the pooler and the classifier
+    NextSentence,
+};
+
+// A block's parameters, by what they do.
+enum class BlockPart {
+    NormAttention, // the norm before self-attention (after it in BERT's post-LN blocks)
+    NormCross, // before cross-attention (a decoder block of an encoder–decoder)
+    NormFfn, // before the feed-forward (after it in BERT)
+    Q,
+    K,
+    V,
+    Qkv, // the fused projection: GPT-2's c_attn, GPT-NeoX's query_key_value
+    Out,
+    CrossQ,
+    CrossK,
+    CrossV,
+    CrossKv, // GPT-2 layout's fused cross-attention keys and values
+    CrossOut,
+    Up, // the feed-forward's first matrix (GPT-2's c_fc)
+    Down, // its second (c_proj)
+    Gate, // the gated feed-forward's gate (SwiGLU, GeGLU)
+    Router, // a mixture-of-experts layer's router
+    RelativeKey, // Shaw et al.'s relative key table
+    RelativeBias, // T5's relative attention bias, in block 0 of each stack
+    AlphaLogit, // entmax's learned α per head
+    SpanFraction, // adaptive span's learned span per head
+    SortFc, // Sparse Sinkhorn's sorting network
+    SortProj,
+};
+
+std::string modelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack = names::kOnlyStack);
+// Block `layer` of `stack`: blockParameter(llama, kOnlyStack, 3, BlockPart::Q) == "layers.3.self_attn.q_proj".
+std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int layer, BlockPart part);
+// Expert `expert` of block `layer`'s mixture (Up, Down, Gate): GPT-2 layout's "h.3.mlp.experts.2.c_fc", Mixtral's
+// "layers.3.block_sparse_moe.experts.2.w3".
+std::string expertParameter(const ModelConfig &c, int layer, int expert, BlockPart part);
+
+// The prefix the family's …ForCausalLM (…ForMaskedLM) class adds to every name but the output heads'.
+std::string modelPrefix(Family family);
+
+} // namespace atlas
