@@ -22,6 +22,14 @@
 
 namespace atlas::testing {
 
+// A picture of what a test drew, written to $ATLAS_SAVE_PNG/NAME.png when that is set (to look at it).
+inline void maybeSave(QWidget &w, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("ATLAS_SAVE_PNG");
+    if (!dir.isEmpty())
+        w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
+}
+
 // Inside a scroll area a widget may be larger than what shows: that is scrolling, not clipping. A view's own
 // scroll area does not count: a view is never smaller than the minimum it asks for, and inside it nothing may cut.
 inline bool insideScrollArea(const QWidget *w, const QWidget *top)

@@ -1,6 +1,7 @@
 // The memory lab's views draw the core's numbers: the computation graph (memory-graph) shows
 // computationGraphAt's states at the spec's cursor and steps with Space; the depth, trade-off and inversion-error views
 // plot their analyses' points and wait for a result asked with the spec's settings.
+#include "layouttesting.h"
 #include "testbundle.h"
 #include "util/workbudget.h"
 #include "view/viewanalysis.h"
@@ -8,6 +9,7 @@
 #include "views/memorydepthview.h"
 #include "views/memorygraphview.h"
 #include "views/memorytradeoffview.h"
+#include "views/plottheme.h"
 #include "viewtesting.h"
 
 #include <QLabel>
@@ -99,12 +101,20 @@ private slots:
         drawMemoryView(view, s);
         WorkBudget::process() = saved;
         QVERIFY2(view.message().startsWith("Three training steps of 13 tokens"), qPrintable(view.message()));
+        testing::maybeSave(view, "memory-graph-over-the-budget");
+        ViewSpec dark = s;
+        dark.theme = "dark";
+        view.setSpec(dark);
+        QVERIFY2(view.message().startsWith("Three training steps"), qPrintable(view.message()));
+        testing::maybeSave(view, "memory-graph-over-the-budget-dark");
         QCOMPARE(view.strategyRows(), 0);
         QLabel *message = nullptr;
         for (QLabel *label : view.findChildren<QLabel *>())
             if (label->isVisibleTo(&view) && label->text().contains("href=\"run-anyway:\""))
                 message = label;
         QVERIFY(message);
+        // The link in the theme's accent: Qt's rich text would give it the application's blue, unreadable on dark.
+        QVERIFY2(message->text().contains(themeColors("dark").accent.name()), qPrintable(message->text()));
         QSignalSpy asked(&view, &View::runAnywayRequested);
         emit message->linkActivated("run-anyway:");
         QCOMPARE(asked.count(), 1);

@@ -1,4 +1,5 @@
 #include "engine/temperature.h"
+#include "layouttesting.h"
 #include "testbundle.h"
 #include "util/error.h"
 #include "views/attentionview.h"
@@ -102,13 +103,6 @@ ViewSpec spec(const std::string &kind)
     return s;
 }
 
-void maybeSave(QWidget &w, const QString &name)
-{
-    const QString dir = qEnvironmentVariable("ATLAS_SAVE_PNG");
-    if (!dir.isEmpty())
-        w.grab().save(dir + QLatin1Char('/') + name + QStringLiteral(".png"));
-}
-
 } // namespace
 
 class TestTextViews : public QObject
@@ -144,10 +138,10 @@ private slots:
         QCOMPARE(plottable->data()->at(0)->value, bars[0].probability);
         QVERIFY(plottable->data()->at(0)->value > plottable->data()->at(2)->value);
         QVERIFY(view.plot()->yAxis->rangeReversed()); // bar 0 (largest) on top
-        maybeSave(view, "next-token-light");
+        testing::maybeSave(view, "next-token-light");
         s.theme = "dark";
         view.setSpec(s);
-        maybeSave(view, "next-token-dark");
+        testing::maybeSave(view, "next-token-dark");
     }
 
     void nextTokenLastPosition()
@@ -251,7 +245,7 @@ private slots:
         const QCPRange r = view.colorScale()->dataRange();
         QCOMPARE(r.lower, -6.75);
         QCOMPARE(r.upper, 6.75);
-        maybeSave(view, "tensor-q");
+        testing::maybeSave(view, "tensor-q");
 
         // Rows are tokens: the y axis is labelled with them and their index, as the Attention view's rows (a lesson's
         // "rows 7 and 9").
@@ -271,13 +265,13 @@ private slots:
         QVERIFY(std::isnan(view.colorMap()->data()->cell(3, 0))); // key 3 of query 0: −∞ -> NaN colour
         QCOMPARE(view.colorMap()->data()->cell(0, 3), 2.0);
         QVERIFY(view.headerText().contains(QStringLiteral("−∞")));
-        maybeSave(view, "tensor-masked");
+        testing::maybeSave(view, "tensor-masked");
 
         s.tensor = "layer.1.attn.probs";
         s.theme = "dark";
         view.setSpec(s);
         QCOMPARE(view.colorScale()->dataRange().lower, 0.0); // non-negative: not the diverging map
-        maybeSave(view, "tensor-probs-dark");
+        testing::maybeSave(view, "tensor-probs-dark");
 
         s.tensor = "layer.1.attn.context";
         view.setSpec(s);
@@ -368,7 +362,7 @@ private slots:
         for (const auto &seg : view.segments())
             QCOMPARE(seg.key, 1);
         QCOMPARE(view.segments().size(), size_t(4)); // queries 1, 2, 3, 4
-        maybeSave(view, "lines-hover-key");
+        testing::maybeSave(view, "lines-hover-key");
     }
 
     void linesAllHeadsAndPixels()
@@ -384,7 +378,7 @@ private slots:
             heads.insert(seg.head);
         QCOMPARE(heads.size(), 2);
         QVERIFY(TokenLinesView::headColor(0, 2) != TokenLinesView::headColor(1, 2));
-        maybeSave(view, "lines-all-heads");
+        testing::maybeSave(view, "lines-all-heads");
 
         s.head = 0;
         view.setSpec(s);
@@ -401,12 +395,12 @@ private slots:
         QVERIFY(drawn.pixel(mid) != blank.pixel(mid));
         QCOMPARE(blank.pixel(mid), blank.pixel(mid + QPoint(3, 0))); // background only
         QVERIFY(drawn != blank);
-        maybeSave(view, "lines-zero");
+        testing::maybeSave(view, "lines-zero");
 
         s.theme = "dark";
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
-        maybeSave(view, "lines-dark");
+        testing::maybeSave(view, "lines-dark");
     }
 
     // BertViz's head view: every head in its colour, each switched off and on by its swatch; the spec says which.
@@ -492,7 +486,7 @@ private slots:
         QVERIFY(first <= 80 && 80 < first + count);
         for (const auto &seg : view.segments())
             QVERIFY(seg.query >= first && seg.key >= first && seg.query < first + count);
-        maybeSave(view, "lines-window");
+        testing::maybeSave(view, "lines-window");
     }
 
     void linesMissingTensor()

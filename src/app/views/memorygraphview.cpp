@@ -77,8 +77,8 @@ void MemoryGraphView::showMessage(const QString &text)
     if (text.isEmpty())
         return;
     m_messageLabel->setFont(sizedFont(font(), 12));
-    setMessageText(m_messageLabel, text);
     applyThemeBackground(m_messageLabel, m_spec.theme);
+    setMessageText(m_messageLabel, text);
 }
 
 QSize MemoryGraphView::minimumSizeHint() const

@@ -63,6 +63,10 @@ void applyThemeBackground(QWidget *widget, const std::string &theme)
     QPalette pal = widget->palette();
     pal.setColor(QPalette::Window, colors.background);
     pal.setColor(QPalette::WindowText, colors.text);
+    // A message's links (a built-in model, Run anyway) in the theme's accent: the application's link blue is
+    // unreadable on the dark background.
+    pal.setColor(QPalette::Link, colors.accent);
+    pal.setColor(QPalette::LinkVisited, colors.accent);
     widget->setPalette(pal);
     widget->setAutoFillBackground(true);
 }

@@ -85,6 +85,9 @@ void View::setMessageText(QLabel *label, const QString &shown)
     QStringList builtin;
     for (const BuiltinModel &m : builtinModels())
         builtin << QString::fromStdString(m.name);
+    // Qt's rich text colours a link with the application's palette, not the label's: the label's link colour (its
+    // view's theme, applyThemeBackground) is written into each link.
+    const QString linkStyle = QStringLiteral("color: %1").arg(label->palette().color(QPalette::Link).name());
     QString html;
     qsizetype done = 0;
     bool linked = false;
@@ -99,7 +102,8 @@ void View::setMessageText(QLabel *label, const QString &shown)
             const QString n = name.captured();
             const bool isModel = builtin.contains(n);
             linked = linked || isModel;
-            linkedList += isModel ? QStringLiteral("<a href=\"model:%1\">%1</a>").arg(n) : n.toHtmlEscaped();
+            linkedList += isModel ? QStringLiteral("<a href=\"model:%1\" style=\"%2\">%1</a>").arg(n, linkStyle)
+                                  : n.toHtmlEscaped();
             at = name.capturedEnd();
         }
         html += linkedList + list.mid(at).toHtmlEscaped();
@@ -110,8 +114,8 @@ void View::setMessageText(QLabel *label, const QString &shown)
     static const QString runAnyway = QStringLiteral("Run anyway");
     if (text.contains(runAnyway)) {
         html.replace(runAnyway,
-            QStringLiteral("<a href=\"run-anyway:\">%1</a>")
-                .arg(tr("Run anyway").replace(' ', QStringLiteral("&nbsp;"))));
+            QStringLiteral("<a href=\"run-anyway:\" style=\"%2\">%1</a>")
+                .arg(tr("Run anyway").replace(' ', QStringLiteral("&nbsp;")), linkStyle));
         linked = true;
     }
     label->setTextFormat(linked ? Qt::RichText : Qt::PlainText);
