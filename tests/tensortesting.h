@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,17 @@ inline QByteArray readFile(const QString &path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// A rows × cols matrix of normal draws (mean 0, standard deviation `scale`) from `seed`.
+inline MatrixRM randomMatrix(int64_t rows, int64_t cols, unsigned seed, float scale = 1.0f)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, scale);
+    MatrixRM m(rows, cols);
+    for (int64_t i = 0; i < m.size(); ++i)
+        m.data()[i] = normal(rng);
+    return m;
 }
 
 inline std::vector<float> values(const Tensor &t)

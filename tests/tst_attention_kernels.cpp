@@ -4,6 +4,7 @@
 #include "attention/attentionkernel.h"
 #include "attention/fullattention.h"
 #include "attention/patternparams.h"
+#include "tensortesting.h"
 #include "testbundle.h"
 #include "util/error.h"
 
@@ -17,22 +18,13 @@
 #include <random>
 
 using namespace atlas;
+using namespace atlas::testing;
 using namespace atlas::attention;
 
 namespace {
 
 using MatrixD = Eigen::MatrixXd;
 using Allowed = std::function<bool(int, int)>; // may query i attend key j
-
-MatrixRM randn(int64_t rows, int64_t cols, unsigned seed, float scale = 1.0f)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, scale);
-    MatrixRM m(rows, cols);
-    for (int64_t i = 0; i < m.size(); ++i)
-        m.data()[i] = normal(rng);
-    return m;
-}
 
 ConstMatrixMap view(const MatrixRM &m)
 {
@@ -215,7 +207,7 @@ private slots:
 
     void denseWeightsOnlyWhenAsked()
     {
-        const MatrixRM q = randn(20, 8, 1), k = randn(20, 8, 2), v = randn(20, 8, 3);
+        const MatrixRM q = randomMatrix(20, 8, 1), k = randomMatrix(20, 8, 2), v = randomMatrix(20, 8, 3);
         for (const std::string &kind : attentionKernelKinds()) {
             const AttentionResult r = attention_kernel_forward({kind, {}}, view(q), view(k), view(v), {});
             QVERIFY2(r.weights.empty() && r.mask.empty(), kind.c_str());
@@ -228,7 +220,8 @@ private slots:
     void descriptorsSayWhatTheKernelsDo()
     {
         const int T = 24;
-        const MatrixRM q = randn(T, 8, 7), k = randn(T, 8, 8), v = randn(T, 8, 9), other = randn(T, 8, 10);
+        const MatrixRM q = randomMatrix(T, 8, 7), k = randomMatrix(T, 8, 8), v = randomMatrix(T, 8, 9),
+                       other = randomMatrix(T, 8, 10);
         for (const AttentionKernelKind &kernel : attentionKernels()) {
             const AttentionKernelSpec spec = suggestedKernelSpec(kernel.kind, T); // LSH: several buckets and chunks
             const QString refused = errorOf([&] {
@@ -257,7 +250,7 @@ private slots:
     void weightsExplainTheContextAndRespectMasks()
     {
         const int T = 37;
-        const MatrixRM q = randn(T, 8, 4), k = randn(T, 8, 5), v = randn(T, 8, 6);
+        const MatrixRM q = randomMatrix(T, 8, 4), k = randomMatrix(T, 8, 5), v = randomMatrix(T, 8, 6);
         const std::vector<int> padding {2, 9, 30};
         const std::map<std::string, std::vector<std::string>> params = {{"lsh", {"buckets=4", "chunk=5", "rounds=3"}},
             {"bigbird", {"block=4", "random_blocks=2"}}, {"longformer", {"window=4", "dilation=2", "global=3,20"}},
@@ -287,14 +280,14 @@ private slots:
     void fullIsTheMaskedSoftmax()
     {
         const int T = 45;
-        const MatrixRM q = randn(T, 16, 7), k = randn(T, 16, 8), v = randn(T, 16, 9);
+        const MatrixRM q = randomMatrix(T, 16, 7), k = randomMatrix(T, 16, 8), v = randomMatrix(T, 16, 9);
         const std::vector<int> padding {0, 4};
         for (bool causal : {false, true}) {
             const MatrixD mask = maskOf(T, [&](int i, int j) { return j != 0 && j != 4 && (!causal || j <= i); });
             expectSoftmaxOver(run("full", {}, q, k, v, {causal, padding, true}), q, k, v, mask, "full");
         }
         // Row blocks: at 1500 tokens the scores are computed 256 rows at a time.
-        const MatrixRM ql = randn(1500, 8, 10), kl = randn(1500, 8, 11), vl = randn(1500, 8, 12);
+        const MatrixRM ql = randomMatrix(1500, 8, 10), kl = randomMatrix(1500, 8, 11), vl = randomMatrix(1500, 8, 12);
         const AttentionResult r = full_attention_forward(view(ql), view(kl), view(vl), {true, {}, false});
         const auto [ctx, w] = softmaxAttention(ql, kl, vl, maskOf(1500, [](int i, int j) { return j <= i; }));
         QVERIFY(maxDiff(ctx, r.context) < 1e-5);
@@ -303,7 +296,7 @@ private slots:
     void lshFollowsTheReformerDefinition()
     {
         const int T = 48, chunk = 6;
-        const MatrixRM q = randn(T, 8, 13), k = randn(T, 8, 14), v = randn(T, 8, 15);
+        const MatrixRM q = randomMatrix(T, 8, 13), k = randomMatrix(T, 8, 14), v = randomMatrix(T, 8, 15);
         for (bool causal : {false, true}) {
             const std::vector<int> padding {5};
             const AttentionResult r
@@ -338,7 +331,7 @@ private slots:
     void lshWithOneBucketAndOneChunkIsFullAttentionWithoutSelf()
     {
         const int T = 30;
-        const MatrixRM q = randn(T, 8, 16), k = randn(T, 8, 17), v = randn(T, 8, 18);
+        const MatrixRM q = randomMatrix(T, 8, 16), k = randomMatrix(T, 8, 17), v = randomMatrix(T, 8, 18);
         MatrixRM khat = q;
         khat.rowwise().normalize();
         for (bool causal : {false, true})
@@ -360,7 +353,7 @@ private slots:
             {48, 8, 6, 4}, {77, 12, 16, 8}, {130, 24, 40, 2}, {20, 8, 64, 1}, {33, 5, 1, 4}, {300, 64, 64, 32}};
         for (const auto &[T, d, chunk, buckets] : shapes)
             for (bool causal : {false, true}) {
-                MatrixRM q = randn(T, d, unsigned(T + d)), v = randn(T, d, unsigned(T + 2 * d));
+                MatrixRM q = randomMatrix(T, d, unsigned(T + d)), v = randomMatrix(T, d, unsigned(T + 2 * d));
                 q.row(3).setZero();
                 const std::vector<std::string> params {
                     "rounds=3", "buckets=" + std::to_string(buckets), "chunk=" + std::to_string(chunk), "seed=4"};
@@ -376,7 +369,7 @@ private slots:
 
     void bigbirdFollowsItsBlockPattern()
     {
-        const MatrixRM q8 = randn(8, 4, 19), k8 = randn(8, 4, 20), v8 = randn(8, 4, 21);
+        const MatrixRM q8 = randomMatrix(8, 4, 19), k8 = randomMatrix(8, 4, 20), v8 = randomMatrix(8, 4, 21);
         const MatrixD literal = literalMask(
             {"11111111", "11111111", "11110000", "11110000", "11001100", "11001100", "11000011", "11000011"});
         expectSoftmaxOver(
@@ -384,7 +377,7 @@ private slots:
             k8, v8, literal, "bigbird literal");
 
         const int T = 42, B = 4, n = 11; // the last block is short
-        const MatrixRM q = randn(T, 8, 22), k = randn(T, 8, 23), v = randn(T, 8, 24);
+        const MatrixRM q = randomMatrix(T, 8, 22), k = randomMatrix(T, 8, 23), v = randomMatrix(T, 8, 24);
         for (bool causal : {false, true}) {
             const AttentionResult r
                 = run("bigbird", {"block=4", "window_blocks=3", "global_blocks=1", "random_blocks=2", "seed=5"}, q, k,
@@ -434,7 +427,7 @@ private slots:
 
     void longformerFollowsItsWindows()
     {
-        const MatrixRM q8 = randn(8, 4, 25), k8 = randn(8, 4, 26), v8 = randn(8, 4, 27);
+        const MatrixRM q8 = randomMatrix(8, 4, 25), k8 = randomMatrix(8, 4, 26), v8 = randomMatrix(8, 4, 27);
         expectSoftmaxOver(run("longformer", {"window=2", "global=5"}, q8, k8, v8, {}), q8, k8, v8,
             literalMask(
                 {"11000100", "11100100", "01110100", "00111100", "00011100", "11111111", "00000111", "00000111"}),
@@ -445,7 +438,7 @@ private slots:
             "longformer causal dilated literal");
 
         const int T = 41; // 12 wide: keys are gathered 8 columns at a time, then the rest one by one
-        const MatrixRM q = randn(T, 12, 28), k = randn(T, 12, 29), v = randn(T, 12, 30);
+        const MatrixRM q = randomMatrix(T, 12, 28), k = randomMatrix(T, 12, 29), v = randomMatrix(T, 12, 30);
         for (bool causal : {false, true})
             for (int dilation : {1, 3}) {
                 const int w = 6;
@@ -468,7 +461,7 @@ private slots:
     // mod l = 0}; fixed A(1)_i = {j : ⌊j/l⌋ = ⌊i/l⌋}, A(2)_i = {j : j mod l ≥ l − c}.
     void sparseTransformerPatterns()
     {
-        const MatrixRM q8 = randn(8, 4, 31), k8 = randn(8, 4, 32), v8 = randn(8, 4, 33);
+        const MatrixRM q8 = randomMatrix(8, 4, 31), k8 = randomMatrix(8, 4, 32), v8 = randomMatrix(8, 4, 33);
         expectSoftmaxOver(run("strided", {"stride=3"}, q8, k8, v8, {true, {}, true}), q8, k8, v8,
             literalMask(
                 {"10000000", "11000000", "11100000", "11110000", "01111000", "00111100", "10011110", "01001111"}),
@@ -483,7 +476,7 @@ private slots:
             "fixed literal, not causal");
 
         const int T = 150; // several query blocks and residue classes; 150 is not a multiple of 7
-        const MatrixRM q = randn(T, 8, 34), k = randn(T, 8, 35), v = randn(T, 8, 36);
+        const MatrixRM q = randomMatrix(T, 8, 34), k = randomMatrix(T, 8, 35), v = randomMatrix(T, 8, 36);
         for (bool causal : {false, true}) {
             const auto c = [causal](int i, int j) { return !causal || j <= i; };
             expectSoftmaxOver(run("strided", {"stride=7"}, q, k, v, {causal, {}, true}), q, k, v,
@@ -499,7 +492,7 @@ private slots:
     // s columns.
     void swinWindows()
     {
-        const MatrixRM q8 = randn(8, 4, 41), k8 = randn(8, 4, 42), v8 = randn(8, 4, 43);
+        const MatrixRM q8 = randomMatrix(8, 4, 41), k8 = randomMatrix(8, 4, 42), v8 = randomMatrix(8, 4, 43);
         expectSoftmaxOver(run("swin", {"window=4"}, q8, k8, v8, {false, {}, true}), q8, k8, v8,
             literalMask(
                 {"11110000", "11110000", "11110000", "11110000", "00001111", "00001111", "00001111", "00001111"}),
@@ -509,7 +502,7 @@ private slots:
                 {"10000000", "11000000", "00100000", "00110000", "00111000", "00111100", "00000010", "00000011"}),
             "swin literal, shifted, causal");
         const int T = 23; // a grid 5 patches wide, its last row short
-        const MatrixRM q = randn(T, 8, 44), k = randn(T, 8, 45), v = randn(T, 8, 46);
+        const MatrixRM q = randomMatrix(T, 8, 44), k = randomMatrix(T, 8, 45), v = randomMatrix(T, 8, 46);
         for (bool causal : {false, true}) {
             const auto window = [](int t) { return std::pair((t / 5 + 1) / 2, (t % 5 + 1) / 2); };
             expectSoftmaxOver(run("swin", {"window=2", "shift=1", "grid=5"}, q, k, v, {causal, {}, true}), q, k, v,
@@ -523,7 +516,7 @@ private slots:
     void linformerProjectsKeysAndValues()
     {
         const int T = 33;
-        const MatrixRM q = randn(T, 8, 37), k = randn(T, 8, 38), v = randn(T, 8, 39);
+        const MatrixRM q = randomMatrix(T, 8, 37), k = randomMatrix(T, 8, 38), v = randomMatrix(T, 8, 39);
         // k = T with the identity projection is full attention.
         const AttentionResult id = run("linformer", {"k=33", "projection=identity"}, q, k, v, {false, {6}, true});
         const AttentionResult full = run("full", {}, q, k, v, {false, {6}, true});
@@ -549,7 +542,7 @@ private slots:
     void performerEstimatesSoftmaxAttention()
     {
         const int T = 12, d = 16;
-        const MatrixRM q = randn(T, d, 40, 0.6f), k = randn(T, d, 41, 0.6f), v = randn(T, d, 42);
+        const MatrixRM q = randomMatrix(T, d, 40, 0.6f), k = randomMatrix(T, d, 41, 0.6f), v = randomMatrix(T, d, 42);
         // The estimator, from the returned ω: φ(x) = exp(ωx − |x|²/2)/√m with x = q/d^¼, k/d^¼.
         const AttentionResult r = run("performer", {"features=64", "seed=3"}, q, k, v, {});
         const MatrixD omega = r.extras.at("features").matrix().cast<double>();
@@ -571,7 +564,7 @@ private slots:
 
         // The estimate converges to softmax attention as the features grow, as 1/√m (mean error over seeds).
         // (Without the sign fix of the QR factors it stalls near 0.006: the features were biased.)
-        const MatrixRM qs = randn(T, d, 40, 0.3f), ks = randn(T, d, 41, 0.3f);
+        const MatrixRM qs = randomMatrix(T, d, 40, 0.3f), ks = randomMatrix(T, d, 41, 0.3f);
         const auto [exact, w] = softmaxAttention(qs, ks, v, MatrixD::Ones(T, T));
         std::vector<double> error;
         for (int m : {16, 256, 4096}) {
@@ -586,7 +579,8 @@ private slots:
             qPrintable(QString("%1 %2 %3").arg(error[0]).arg(error[1]).arg(error[2])));
 
         // Causal by prefix sums: row i is the non-causal estimate over tokens 0..i (same features).
-        const MatrixRM ql = randn(150, d, 43, 0.6f), kl = randn(150, d, 44, 0.6f), vl = randn(150, d, 45);
+        const MatrixRM ql = randomMatrix(150, d, 43, 0.6f), kl = randomMatrix(150, d, 44, 0.6f),
+                       vl = randomMatrix(150, d, 45);
         const AttentionResult causal = run("performer", {"features=32"}, ql, kl, vl, {true, {}, true});
         for (int i : {0, 1, 63, 64, 100, 149}) {
             const AttentionResult prefix

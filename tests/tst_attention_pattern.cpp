@@ -1,6 +1,7 @@
 // attentionPattern: the pattern each fixed sparse kernel reports through its PatternVisitor against the dense mask
 // the same kernel returns when it really attends, the work counts, the block-level grid, and T = 16384.
 #include "attention/attentionpattern.h"
+#include "tensortesting.h"
 #include "testbundle.h"
 #include "util/error.h"
 
@@ -11,19 +12,10 @@
 #include <random>
 
 using namespace atlas;
+using namespace atlas::testing;
 using namespace atlas::attention;
 
 namespace {
-
-MatrixRM randomMatrix(int64_t rows, int64_t cols, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    MatrixRM m(rows, cols);
-    for (int64_t i = 0; i < m.size(); ++i)
-        m.data()[i] = normal(rng);
-    return m;
-}
 
 // The (T,T) mask the kernel itself returns when it attends random q, k, v with options.dense.
 MatrixRM denseMask(const AttentionKernelSpec &spec, int64_t T, bool causal, const std::vector<int> &padding)

@@ -120,9 +120,8 @@ public:
     // experts, a factor outside (0, 1024] or a k outside 1..E.
     Model withRouting(double capacityFactor, int topK, const std::string &field) const;
 
-    // Every parameter under its safetensors name without prefix ("h.0.attn.c_attn.weight", "wte.weight";
-    // "layers.0.self_attn.q_proj.weight", "embed_tokens.weight", "lm_head.weight" in the Llama family): the names of
-    // model/parameternames.h.
+    // Every parameter under its safetensors name without the family's prefix ("h.0.attn.c_attn.weight" in GPT-2's
+    // layout): the names of model/parameternames.h.
     std::map<std::string, const Tensor *> parameters() const;
     // The output projection the logits read: lm_head when untied, else wte.
     const Tensor &outputWeight() const { return lmHead.empty() ? wte : lmHead; }

@@ -13,7 +13,7 @@ namespace atlas {
 
 // The model's parameters outside its blocks.
 enum class ModelPart {
-    Embedding, // wte, embed_tokens, embed_in, embeddings.word_embeddings, shared
+    Embedding, // the token embedding (GPT-2's wte)
     Positions, // learned absolute positions: wpe, embeddings.position_embeddings
     TokenTypes, // BERT's segment embeddings
     EmbeddingNorm, // BERT's LayerNorm after the embeddings

@@ -108,7 +108,7 @@ private:
     void sinkhornBackward(int i, Tensor &dmasked, const Tensor &dprobs);
     void sortingNetworkBackward(int i, Tensor &din);
     // Block i's parameter `part` of this stack, and the model's `part`, under the family's names
-    // (model/parameternames.h): "layers.3.self_attn.q_proj", "encoder.h.0.ln_1", "embed_tokens" …
+    // (model/parameternames.h), without ".weight": "encoder.h.0.ln_1" …
     std::string param(int i, BlockPart part) const { return blockParameter(m_c, m_s, i, part); }
     std::string modelParam(ModelPart part) const { return modelParameter(m_c, part, m_s); }
     Tensor *biasGrad(const std::string &module); // null when the module has no bias
