@@ -141,17 +141,22 @@ def put_lessonactions_seeds():
 
 
 def put_manytensors_seeds():
-    """Recipes for fuzz_manytensors: a count (two bytes, little-endian), each entry's kind, then a NUL and a raw value."""
+    """Recipes for fuzz_manytensors: a count (two bytes: n and 0 for n < 8, n and 0xFF up to 255), each entry's kind,
+    then a NUL and a raw value."""
+    def count(n):
+        return bytes([n, 0]) if n < 8 else bytes([n, 0xFF])
+
     seeds = {
-        "plain-10000": (10000, b"\x00", b""),
-        "overlapping": (300, b"\x00\x01", b""),
-        "reversed": (300, b"\x02", b""),
+        "plain-255": (255, b"\x00", b""),
+        "overlapping": (255, b"\x00\x01", b""),
+        "reversed": (255, b"\x02", b""),
+        "few": (5, b"\x00\x01\x02\x10\xc0", b'{"dtype":"F32","shape":[1],"data_offsets":[0,8]}'),
         "duplicates": (200, b"\x00\x10", b""),
         "missing-shard": (50, b"\x00\x00\x04", b""),
         "raw-bf16": (100, b"\x00\xc0", b'{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}'),
     }
-    for name, (count, kinds, raw) in seeds.items():
-        put("manytensors", name, struct.pack("<H", count) + kinds + (b"\0" + raw if raw else b""))
+    for name, (n, kinds, raw) in seeds.items():
+        put("manytensors", name, count(n) + kinds + (b"\0" + raw if raw else b""))
 
 
 def put_deep_seeds():
