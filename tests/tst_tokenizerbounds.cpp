@@ -149,8 +149,34 @@ private slots:
                 {{"type", "Split"}, {"pattern", {{"Regex", "(a|aa)+$"}}}, {"behavior", "Isolated"},
                     {"invert", false}}}});
         const QString message
-            = errorFrom([&] { HuggingFaceTokenizer::fromFile(hostile)->encode(std::string(60, 'a') + "b"); });
+            = errorFrom([&] { HuggingFaceTokenizer::fromFile(hostile)->encode(std::string(60, 'a').append("b")); });
         expectRefusal(message, hostile, {"pre_tokenizer.pattern.Regex", "(a|aa)+$", "match limit"});
+    }
+
+    // PCRE2's limits count backtracking, not the characters a repeat reads: a lookahead that reads to the end of the
+    // text at every position took time growing with the square of the text (8 s for 100 KB, about 70 s for these
+    // 300 KB), within every limit, in one search or across matches. Matching a text is now bounded in time too
+    // (0.05 s and 2 µs a byte: 0.65 s here), and the refusal names the file, the component and the pattern.
+    void regexWorkGrowingFasterThanTheTextIsStopped()
+    {
+        for (const std::string pattern : {"(?=.*c)", "a(?=[^b]*c)|a"}) {
+            const std::string hostile = write({{"model", letters()},
+                {"pre_tokenizer",
+                    {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"},
+                        {"invert", false}}}});
+            const QString message
+                = errorFrom([&] { HuggingFaceTokenizer::fromFile(hostile)->encode(std::string(300000, 'a')); });
+            expectRefusal(message, hostile,
+                {"pre_tokenizer.pattern.Regex", QString::fromStdString(pattern), "300000 bytes took more than 0.65 s",
+                    "grows faster"});
+        }
+
+        // The bound's callout goes after the option verbs PCRE2 reads only at a pattern's start.
+        const std::string verbs = write({{"model", letters()},
+            {"pre_tokenizer",
+                {{"type", "Split"}, {"pattern", {{"Regex", "(*UTF)(*LIMIT_MATCH=100000)a"}}}, {"behavior", "Isolated"},
+                    {"invert", false}}}});
+        QCOMPARE(HuggingFaceTokenizer::fromFile(verbs)->encode("aaab"), (std::vector<int> {0, 0, 0, 1}));
     }
 
     // Issue 66 #7: a vocab.txt of 10 million lines took 13 s and 4.8 GB. Past 2^21 lines it is refused before any

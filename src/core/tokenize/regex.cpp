@@ -7,7 +7,10 @@
 #include <pcre2.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 
 namespace atlas {
 
@@ -34,6 +37,56 @@ uint32_t matchLimit(size_t bytesLeft)
     return uint32_t(std::min<uint64_t>(kMatchLimit + kMatchStepsPerByte * bytesLeft, UINT32_MAX));
 }
 
+// PCRE2 counts backtracking, not the characters a repeat runs over, so a pattern whose every attempt reads to the
+// end of the text ((?=.*c) on a text without a c) takes time growing with the square of the text within every
+// limit above: 8 s for 100 KB, a quarter of an hour for 1 MB. A callout at the pattern's start runs at every
+// position a match is tried from, and matching one text may take kTimeBase plus kTimePerByte for each of its bytes:
+// valid patterns need about 20 ns a byte (Qwen2.5's on a novel), so only work that grows faster than the text
+// meets this bound. (A callout before every item, PCRE2_AUTO_CALLOUT, would cost 40 % more on valid patterns.)
+constexpr double kTimeBase = 0.05, kTimePerByte = 2e-6; // seconds
+constexpr uint32_t kCalloutsPerClockRead = 64;
+
+struct Deadline
+{
+    std::chrono::steady_clock::time_point end;
+    uint32_t callouts = 0;
+    bool passed = false;
+};
+
+int checkDeadline(pcre2_callout_block *, void *data)
+{
+    auto &deadline = *static_cast<Deadline *>(data);
+    if (++deadline.callouts % kCalloutsPerClockRead)
+        return 0;
+    deadline.passed = std::chrono::steady_clock::now() > deadline.end;
+    return deadline.passed ? PCRE2_ERROR_CALLOUT : 0;
+}
+
+// The pattern with a callout in front, after the option verbs such as (*UTF) or (*LIMIT_MATCH=…) that PCRE2 reads
+// only at the very start. A callout that returns 0 changes no match.
+std::string withStartCallout(const std::string &pattern)
+{
+    size_t at = 0;
+    while (pattern.compare(at, 2, "(*") == 0) {
+        size_t end = at + 2;
+        while (end < pattern.size()
+            && (std::isupper(uint8_t(pattern[end])) || std::isdigit(uint8_t(pattern[end])) || pattern[end] == '_'
+                || pattern[end] == '='))
+            ++end;
+        if (end == pattern.size() || pattern[end] != ')')
+            break;
+        at = end + 1;
+    }
+    return pattern.substr(0, at) + "(?C)" + pattern.substr(at);
+}
+
+std::string seconds(double s)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f s", s);
+    return text;
+}
+
 } // namespace
 
 struct Regex::Compiled
@@ -53,11 +106,20 @@ Regex::Regex(const std::string &pattern)
 {
     int error = 0;
     PCRE2_SIZE offset = 0;
-    m_compiled->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-        PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &error, &offset, nullptr);
-    if (!m_compiled->code)
+    const auto compile = [&](const std::string &text) {
+        return pcre2_compile(reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(),
+            PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &error, &offset, nullptr);
+    };
+    // The pattern as written first, so that an error's offset is the file's.
+    pcre2_code *written = compile(pattern);
+    if (!written)
         throw Error("regular expression '" + pattern.substr(0, 200) + "': " + pcre2Message(error) + " at offset "
             + std::to_string(offset));
+    pcre2_code_free(written);
+    m_compiled->code = compile(withStartCallout(pattern));
+    if (!m_compiled->code)
+        throw Error("regular expression '" + pattern.substr(0, 200) + "': " + pcre2Message(error)
+            + " once a callout is put at its start");
     pcre2_jit_compile(m_compiled->code, PCRE2_JIT_COMPLETE); // when JIT is not available, matching interprets
     m_compiled->context = pcre2_match_context_create(nullptr);
     pcre2_set_match_limit(m_compiled->context, kMatchLimit);
@@ -74,6 +136,11 @@ std::vector<std::pair<size_t, size_t>> Regex::findAll(std::string_view text) con
     // This call's own context: its match limit follows the text left (matchLimit), and other threads match too.
     std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)> context(
         pcre2_match_context_copy(m_compiled->context), &pcre2_match_context_free);
+    Deadline deadline;
+    const double allowed = kTimeBase + kTimePerByte * double(text.size());
+    deadline.end = std::chrono::steady_clock::now()
+        + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(allowed));
+    pcre2_set_callout(context.get(), &checkDeadline, &deadline);
     const auto *subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t start = 0;
     while (start <= text.size()) {
@@ -86,6 +153,11 @@ std::vector<std::pair<size_t, size_t>> Regex::findAll(std::string_view text) con
                 data.get(), context.get());
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
+        if (rc == PCRE2_ERROR_CALLOUT && deadline.passed)
+            throw Error("regular expression '" + m_pattern.substr(0, 200) + "': matching a text of "
+                + std::to_string(text.size()) + " bytes took more than " + seconds(allowed) + " (" + seconds(kTimeBase)
+                + " and 2 microseconds a byte) searching from byte " + std::to_string(start)
+                + ": the pattern's work grows faster than the text");
         if (rc < 0)
             throw Error("regular expression '" + m_pattern.substr(0, 200) + "': " + pcre2Message(rc) + " at byte "
                 + std::to_string(start) + " of a text of " + std::to_string(text.size()) + " bytes");

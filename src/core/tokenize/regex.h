@@ -26,8 +26,9 @@ public:
 
     // Every non-overlapping match, left to right, as [begin, end) byte offsets; after an empty match the
     // search goes on one character later. `text` must be valid UTF-8. Throws atlas::Error when the pattern
-    // backtracks past PCRE2's match limit on this text: 5 million steps plus 16 for each byte left to match
-    // (regex.cpp), which a pattern that needs work in proportion to the text stays within.
+    // backtracks past PCRE2's match limit on this text (5 million steps plus 16 for each byte left to match), or
+    // when matching the text takes longer than 0.05 s plus 2 µs a byte (regex.cpp): bounds that a pattern
+    // needing work in proportion to the text stays well within.
     std::vector<std::pair<size_t, size_t>> findAll(std::string_view text) const;
 
     const std::string &pattern() const { return m_pattern; }
