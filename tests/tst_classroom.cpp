@@ -15,6 +15,7 @@
 #include "views/attentionview.h"
 #include "views/expertsview.h"
 #include "views/heatmapplot.h"
+#include "views/plottheme.h"
 #include "views/view.h"
 #include "zoomcontroller.h"
 
@@ -189,6 +190,11 @@ private slots:
             const QString kind = QString::fromStdString(viewKinds()[size_t(i)].kind);
             for (const QString &p : layoutProblems(window))
                 problems << kind + ": " + p;
+            // The page in the theme's colours, not the application's: a caption written for the dark theme on the
+            // light grey was unreadable.
+            if (const QColor corner = tabs->currentView()->grab().toImage().pixelColor(0, 0);
+                corner != themeColors(spec.theme).background)
+                problems << kind + ": the page's corner is " + corner.name() + ", not the theme's background";
             TextRecorder recorder(window.logicalDpiY());
             recorder.record(tabs->currentView());
             for (const QString &p : wordingProblems(recorder.texts()))

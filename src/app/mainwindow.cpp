@@ -95,6 +95,9 @@ MainWindow::MainWindow(Session *session, QWidget *parent)
     connectSession();
     connectLessons();
     restoreSettings();
+    // A session that already holds a model and a spec (a second window, a test) sends no signal: show them now.
+    showViewKind(QString::fromStdString(m_session->spec().view));
+    refreshCurrentView();
     // The menus' shortcuts keep working while the menu bar is hidden (full screen, presentation).
     for (QMenu *menu : menuBar()->findChildren<QMenu *>())
         addActions(menu->actions());

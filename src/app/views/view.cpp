@@ -1,6 +1,7 @@
 #include "views/view.h"
 
 #include "model/builtinmodels.h"
+#include "views/plottheme.h"
 
 #include <QRegularExpression>
 
@@ -46,6 +47,9 @@ void View::setInput(const ViewInput &input)
 void View::setSpec(const ViewSpec &spec)
 {
     m_spec = spec;
+    // The whole page in the theme's colours, so that no view leaves its formula or caption on the application's
+    // palette: white text on the light grey under a dark plot was unreadable (the Scaling view's caption).
+    applyThemeBackground(this, spec.theme);
     refresh();
     updateGeometry();
 }
