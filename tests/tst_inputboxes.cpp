@@ -31,7 +31,7 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(Error, readBoxInput("#"));
         QVERIFY_THROWS_EXCEPTION(Error, readBoxInput("# ,"));
         // What the box shows reads back as the same input.
-        for (const std::string &text : {"The cat", "#12", "##x", "#hashtag", ""})
+        for (const std::string text : {"The cat", "#12", "##x", "#hashtag", ""})
             QCOMPARE(readBoxInput(boxInputText(text, {})).text, text);
         QCOMPARE(boxInputText("ignored", {5, 7}), std::string("#5,7"));
         QCOMPARE(readBoxInput(boxInputText("", {5, 7})).tokens, (std::vector<int> {5, 7}));

@@ -210,7 +210,7 @@ private slots:
         QFETCH(QString, json);
         QFETCH(QString, key);
         const std::string m = errorOf(json.toStdString(), "clipboard");
-        QVERIFY2(m.starts_with("clipboard: key '" + key.toStdString() + "': "), m.c_str());
+        QVERIFY2(m.starts_with("clipboard: key '" + key.toStdString()), m.c_str());
     }
 
     void badValues_data()
@@ -244,7 +244,7 @@ private slots:
                                      << "got -2";
         QTest::newRow("attention layer -1") << R"({"attention_layers": [0, -1]})"
                                             << "attention_layers"
-                                            << "element 1 must be a non-negative integer";
+                                            << "'attention_layers[1]' must be a non-negative integer";
         QTest::newRow("depth 65") << R"({"depth": 65})"
                                   << "depth"
                                   << "at most 64 blocks";
@@ -253,7 +253,7 @@ private slots:
                                   << "got -1";
         QTest::newRow("hidden head text") << R"({"hidden_heads": ["h1"]})"
                                           << "hidden_heads"
-                                          << "element 0 must be a non-negative integer";
+                                          << "'hidden_heads[0]' must be a non-negative integer";
         QTest::newRow("ablated head without a dot") << R"({"ablate_heads": "0.1,3"})"
                                                     << "ablate_heads"
                                                     << "'3' is not layer.head";
@@ -274,7 +274,7 @@ private slots:
         QFETCH(QString, key);
         QFETCH(QString, reason);
         const std::string m = errorOf(json.toStdString(), "spec.json");
-        QVERIFY2(m.starts_with("spec.json: key '" + key.toStdString() + "': "), m.c_str());
+        QVERIFY2(m.starts_with("spec.json: key '" + key.toStdString()), m.c_str());
         QVERIFY2(contains(m, reason.toStdString()), m.c_str());
     }
 

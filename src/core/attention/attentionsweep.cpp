@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <limits>
 
 namespace atlas::attention {
 
@@ -14,96 +15,53 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Reads the members of one JSON object; every failure names the source and the path to the field.
+// Reads the members of one JSON object with io/jsonread.h's readers; every failure names the source and the path
+// to the field.
 class Fields
 {
 public:
-    Fields(const Json &object, std::string source, std::string path)
+    Fields(const Json &object, JsonPlace place)
         : m_object(object)
-        , m_source(std::move(source))
-        , m_path(std::move(path))
+        , m_place(std::move(place))
     {
         if (!object.is_object())
-            fail("", "expected an object");
+            m_place.fail("must be an object, is " + shownJson(object));
     }
 
-    [[noreturn]] void fail(const std::string &key, const std::string &what) const
-    {
-        const std::string field = m_path.empty() ? key : key.empty() ? m_path : m_path + "." + key;
-        throw Error(m_source + ": " + (field.empty() ? std::string() : "field '" + field + "': ") + what);
-    }
+    [[noreturn]] void fail(const std::string &key, const std::string &what) const { m_place.at(key).fail(what); }
 
-    const Json &at(const std::string &key) const
-    {
-        const auto it = m_object.find(key);
-        if (it == m_object.end())
-            fail(key, "missing");
-        return *it;
-    }
-
-    std::string text(const std::string &key) const
-    {
-        const Json &v = at(key);
-        if (!v.is_string())
-            fail(key, "expected a string");
-        return v.get<std::string>();
-    }
-
+    std::string text(const std::string &key) const { return jsonString(m_object, key, m_place); }
     double number(const std::string &key) const
     {
-        const Json &v = at(key);
-        if (!v.is_number() || !std::isfinite(v.get<double>()))
-            fail(key, "expected a finite number");
-        return v.get<double>();
+        return jsonNumber(jsonMember(m_object, key, m_place), m_place.at(key), std::numeric_limits<double>::lowest(),
+            std::numeric_limits<double>::max());
     }
-
     double nonNegative(const std::string &key) const
     {
-        const double v = number(key);
-        if (v < 0)
-            fail(key, "must not be negative");
-        return v;
+        return jsonNumber(jsonMember(m_object, key, m_place), m_place.at(key), 0.0, std::numeric_limits<double>::max());
     }
-
     int64_t integer(const std::string &key, int64_t minimum) const
     {
-        const Json &v = at(key);
-        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
-            || v.get<int64_t>() < minimum)
-            fail(key, "expected an integer of at least " + std::to_string(minimum));
-        return v.get<int64_t>();
+        return jsonInteger(jsonMember(m_object, key, m_place), m_place.at(key), minimum, INT64_MAX);
     }
-
-    bool boolean(const std::string &key) const
-    {
-        const Json &v = at(key);
-        if (!v.is_boolean())
-            fail(key, "expected true or false");
-        return v.get<bool>();
-    }
-
+    bool boolean(const std::string &key) const { return jsonBool(jsonMember(m_object, key, m_place), m_place.at(key)); }
     const Json &array(const std::string &key) const
     {
-        const Json &v = at(key);
+        const Json &v = jsonMember(m_object, key, m_place);
         if (!v.is_array())
-            fail(key, "expected an array");
+            fail(key, "must be an array, is " + shownJson(v));
         return v;
     }
-
-    std::string path(const std::string &key, size_t index) const
-    {
-        return (m_path.empty() ? key : m_path + "." + key) + "[" + std::to_string(index) + "]";
-    }
+    JsonPlace place(const std::string &key, size_t index) const { return m_place.at(key).at(index); }
 
 private:
     const Json &m_object;
-    std::string m_source;
-    std::string m_path;
+    JsonPlace m_place;
 };
 
-KernelSweep readKernel(const Json &json, const std::string &source, const std::string &path)
+KernelSweep readKernel(const Json &json, const JsonPlace &place)
 {
-    const Fields f(json, source, path);
+    const Fields f(json, place);
     KernelSweep k;
     k.kind = f.text("kind");
     k.description = f.text("description");
@@ -112,11 +70,11 @@ KernelSweep readKernel(const Json &json, const std::string &source, const std::s
     k.slopeUpperHalf = f.number("slope_upper_half");
     const Json &points = f.array("points");
     for (size_t i = 0; i < points.size(); ++i) {
-        const Fields p(points[i], source, f.path("points", i));
+        const Fields p(points[i], f.place("points", i));
         SweepPoint point {
             p.integer("n", 1), p.nonNegative("median_ms"), p.nonNegative("min_ms"), p.nonNegative("max_ms")};
         if (!k.points.empty() && point.n <= k.points.back().n)
-            p.fail("n", "lengths must increase");
+            p.fail("n", "must increase from point to point");
         k.points.push_back(point);
     }
     return k;
@@ -133,7 +91,7 @@ void AttentionSweepFile::put(const KernelSweep &sweep)
 AttentionSweepFile parseAttentionSweep(const std::string &json, const std::string &source)
 {
     const Json root = parseJson(json, source);
-    const Fields f(root, source, "");
+    const Fields f(root, JsonPlace {source, ""});
     AttentionSweepFile file;
     file.machine = f.text("machine");
     file.date = f.text("date");
@@ -141,7 +99,7 @@ AttentionSweepFile parseAttentionSweep(const std::string &json, const std::strin
     file.matrixBackend = f.text("matrix_backend");
     const Json &kernels = f.array("kernels");
     for (size_t i = 0; i < kernels.size(); ++i)
-        file.kernels.push_back(readKernel(kernels[i], source, f.path("kernels", i)));
+        file.kernels.push_back(readKernel(kernels[i], f.place("kernels", i)));
     return file;
 }
 

@@ -213,57 +213,109 @@ std::string shownJson(const Json &value)
     return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-namespace {
-
-const Json &member(const Json &object, const std::string &key, const std::string &source)
+void JsonPlace::fail(const std::string &problem) const
 {
-    if (!object.is_object())
-        throw Error(source + ": expected a JSON object");
-    const auto it = object.find(key);
-    if (it == object.end())
-        throw Error(source + ": key '" + key + "' is missing");
-    return *it;
+    throw Error(key.empty() ? source + ": the file " + problem : source + ": key '" + key + "' " + problem);
 }
 
-} // namespace
-
-int64_t jsonInteger(
-    const Json &object, const std::string &key, int64_t minimum, int64_t maximum, const std::string &source)
+std::string jsonString(const Json &value, const JsonPlace &place)
 {
-    const Json &value = member(object, key, source);
+    if (!value.is_string())
+        place.fail("must be a string, is " + shownJson(value));
+    return value.get<std::string>();
+}
+
+bool jsonBool(const Json &value, const JsonPlace &place)
+{
+    if (!value.is_boolean())
+        place.fail("must be true or false, is " + shownJson(value));
+    return value.get<bool>();
+}
+
+int64_t jsonInteger(const Json &value, const JsonPlace &place, int64_t minimum, int64_t maximum)
+{
     const std::string range = " (allowed: " + std::to_string(minimum) + " to " + std::to_string(maximum) + ")";
     if (!value.is_number_integer())
-        throw Error(source + ": key '" + key + "' must be an integer, is " + shownJson(value) + range);
+        place.fail("must be an integer, is " + shownJson(value));
     if (value.is_number_unsigned()) {
         const uint64_t v = value.get<uint64_t>();
         if (maximum < 0 || v > uint64_t(maximum) || (minimum > 0 && v < uint64_t(minimum)))
-            throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value) + range);
+            place.fail("is out of range: " + shownJson(value) + range);
         return int64_t(v);
     }
     const int64_t v = value.get<int64_t>();
     if (v < minimum || v > maximum)
-        throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value) + range);
+        place.fail("is out of range: " + shownJson(value) + range);
     return v;
+}
+
+double jsonNumber(const Json &value, const JsonPlace &place, double minimum, double maximum)
+{
+    if (!value.is_number())
+        place.fail("must be a number, is " + shownJson(value));
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || v < minimum || v > maximum)
+        place.fail("is out of range: " + shownJson(value) + " (allowed: " + Json(minimum).dump() + " to "
+            + Json(maximum).dump() + ")");
+    return v;
+}
+
+const Json &jsonMember(const Json &object, const std::string &key, const JsonPlace &place)
+{
+    if (!object.is_object())
+        throw Error(place() + ": expected a JSON object");
+    const auto it = object.find(key);
+    if (it == object.end())
+        place.at(key).fail("is missing");
+    return *it;
+}
+
+const Json *optionalJsonMember(const Json &object, const std::string &key)
+{
+    if (!object.is_object())
+        return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+int64_t jsonInteger(
+    const Json &object, const std::string &key, int64_t minimum, int64_t maximum, const std::string &source)
+{
+    return jsonInteger(jsonMember(object, key, {source, ""}), JsonPlace {source, key}, minimum, maximum);
 }
 
 double jsonNumber(const Json &object, const std::string &key, double minimum, double maximum, const std::string &source)
 {
-    const Json &value = member(object, key, source);
-    if (!value.is_number())
-        throw Error(source + ": key '" + key + "' must be a number, is " + shownJson(value));
-    const double v = value.get<double>();
-    if (!std::isfinite(v) || v < minimum || v > maximum)
-        throw Error(source + ": key '" + key + "' is out of range: " + shownJson(value)
-            + " (allowed: " + Json(minimum).dump() + " to " + Json(maximum).dump() + ")");
-    return v;
+    return jsonNumber(jsonMember(object, key, {source, ""}), JsonPlace {source, key}, minimum, maximum);
 }
 
 std::string jsonString(const Json &object, const std::string &key, const std::string &source)
 {
-    const Json &value = member(object, key, source);
-    if (!value.is_string())
-        throw Error(source + ": key '" + key + "' must be a string, is " + shownJson(value));
-    return value.get<std::string>();
+    return jsonString(jsonMember(object, key, {source, ""}), JsonPlace {source, key});
+}
+
+std::string jsonString(const Json &object, const std::string &key, const JsonPlace &place)
+{
+    return jsonString(jsonMember(object, key, place), place.at(key));
+}
+
+int64_t jsonInteger(const Json &object, const std::string &key, const JsonPlace &place, int64_t minimum,
+    int64_t maximum, int64_t fallback)
+{
+    const Json *value = optionalJsonMember(object, key);
+    return value ? jsonInteger(*value, place.at(key), minimum, maximum) : fallback;
+}
+
+std::string jsonString(const Json &object, const std::string &key, const JsonPlace &place, const std::string &fallback)
+{
+    const Json *value = optionalJsonMember(object, key);
+    return value ? jsonString(*value, place.at(key)) : fallback;
+}
+
+bool jsonBool(const Json &object, const std::string &key, const JsonPlace &place, bool fallback)
+{
+    const Json *value = optionalJsonMember(object, key);
+    return value ? jsonBool(*value, place.at(key)) : fallback;
 }
 
 } // namespace atlas

@@ -30,15 +30,45 @@ nlohmann::json parseJson(
 // replaced, cut after 60 characters), an array or object by its size ("an array of 3 values").
 std::string shownJson(const nlohmann::json &value);
 
-// `object[key]` as an integer in [minimum, maximum]; throws atlas::Error "<source>: key '<key>': …" when it is
-// missing, not an integer (1.5, 1e30, "3") or out of range.
+// Where a value sits in a file, for messages: the file and the path of keys to it ("model.vocab",
+// "pre_tokenizer.pretokenizers[1]"). Every typed reader below names it: "tokenizer.json: key 'model.unk_id' …".
+struct JsonPlace
+{
+    std::string source;
+    std::string key; // "" for the whole file
+    JsonPlace at(const std::string &child) const { return {source, key.empty() ? child : key + "." + child}; }
+    JsonPlace at(size_t index) const { return {source, key + "[" + std::to_string(index) + "]"}; }
+    // "tokenizer.json: pre_tokenizer.pattern", or the source alone.
+    std::string operator()() const { return key.empty() ? source : source + ": " + key; }
+    // "<source>: key '<key>' <problem>", or "<source>: the file <problem>" at the top level.
+    [[noreturn]] void fail(const std::string &problem) const;
+};
+
+// A value of the expected type, or atlas::Error "<source>: key '<key>' must be …, is <value as written>".
+std::string jsonString(const nlohmann::json &value, const JsonPlace &place);
+bool jsonBool(const nlohmann::json &value, const JsonPlace &place);
+// An integer in [minimum, maximum], checked before it is converted: 1.5, 1e30, "3" and 2^64 are refused.
+int64_t jsonInteger(const nlohmann::json &value, const JsonPlace &place, int64_t minimum, int64_t maximum);
+// A finite number in [minimum, maximum].
+double jsonNumber(const nlohmann::json &value, const JsonPlace &place, double minimum, double maximum);
+
+// `object[key]`: atlas::Error when `object` is not an object or has no such key.
+const nlohmann::json &jsonMember(const nlohmann::json &object, const std::string &key, const JsonPlace &place);
+// `object[key]`, or nullptr when it is absent or null (a key whose value falls back to a default).
+const nlohmann::json *optionalJsonMember(const nlohmann::json &object, const std::string &key);
+
+// The typed readers of a member: `object[key]` must exist; with a fallback, an absent or null key gives it.
 int64_t jsonInteger(
     const nlohmann::json &object, const std::string &key, int64_t minimum, int64_t maximum, const std::string &source);
-// The same for a number (integer or not) that must be finite and in [minimum, maximum].
 double jsonNumber(
     const nlohmann::json &object, const std::string &key, double minimum, double maximum, const std::string &source);
-// `object[key]` as a string; throws atlas::Error when it is missing or not a string.
 std::string jsonString(const nlohmann::json &object, const std::string &key, const std::string &source);
+std::string jsonString(const nlohmann::json &object, const std::string &key, const JsonPlace &place);
+int64_t jsonInteger(const nlohmann::json &object, const std::string &key, const JsonPlace &place, int64_t minimum,
+    int64_t maximum, int64_t fallback);
+std::string jsonString(
+    const nlohmann::json &object, const std::string &key, const JsonPlace &place, const std::string &fallback);
+bool jsonBool(const nlohmann::json &object, const std::string &key, const JsonPlace &place, bool fallback);
 
 // nlohmann's message without its "[json.exception.type_error.302] " prefix, which means nothing to a user.
 std::string jsonReason(const std::exception &e);

@@ -34,7 +34,8 @@ inline constexpr IntKey kHidden {"hidden_size", 1, 65536}, kHiddenLayers {"num_h
     kAttentionHeads {"num_attention_heads", 1, 1024}, kIntermediate {"intermediate_size", 1, 1 << 20},
     kMaxPositions {"max_position_embeddings", 1, 1 << 24};
 
-// A key's value, or `fallback` when the key is absent or null; atlas::Error naming `source` and the key otherwise.
+// A key's value, or `fallback` when the key is absent or null; atlas::Error naming `source` and the key otherwise
+// (io/jsonread.h's readers, in config.json's terms).
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source);
 std::string readString(const json &j, const char *key, const std::string &fallback, const std::string &source);
 bool readBool(const json &j, const char *key, bool fallback, const std::string &source);

@@ -20,18 +20,12 @@ namespace configjson {
 
 int readInt(const json &j, const IntKey &k, int64_t fallback, const std::string &source)
 {
-    if (!j.contains(k.key) || j[k.key].is_null())
-        return int(fallback);
-    return int(jsonInteger(j, k.key, k.minimum, k.maximum, source));
+    return int(jsonInteger(j, k.key, {source, ""}, k.minimum, k.maximum, fallback));
 }
 
 std::string readString(const json &j, const char *key, const std::string &fallback, const std::string &source)
 {
-    if (!j.contains(key) || j[key].is_null())
-        return fallback;
-    if (!j[key].is_string())
-        throw Error(source + ": key '" + key + "' must be a string");
-    return j[key].get<std::string>();
+    return jsonString(j, key, {source, ""}, fallback);
 }
 
 Activation parseActivation(const std::string &s, const char *key, const std::string &source)
@@ -73,11 +67,7 @@ double shortestDecimal(float value)
 
 bool readBool(const json &j, const char *key, bool fallback, const std::string &source)
 {
-    if (!j.contains(key) || j[key].is_null())
-        return fallback;
-    if (!j[key].is_boolean())
-        throw Error(source + ": key '" + key + "' must be true or false, is " + shownJson(j[key]));
-    return j[key].get<bool>();
+    return jsonBool(j, key, {source, ""}, fallback);
 }
 
 // atlas_special_tokens: {"[MASK]": 256, …}, sorted by id into c.specialTokens (checked against the vocabulary by

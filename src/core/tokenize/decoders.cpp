@@ -41,14 +41,14 @@ public:
 class MetaspaceDecoder : public Decoder
 {
 public:
-    MetaspaceDecoder(const Json &json, const Where &where)
-        : m_replacement(stringMember(json, "replacement", where, "\xE2\x96\x81"))
+    MetaspaceDecoder(const Json &json, const JsonPlace &where)
+        : m_replacement(jsonString(json, "replacement", where, "\xE2\x96\x81"))
     {
         const auto scheme = json.find("prepend_scheme");
         if (scheme != json.end() && !scheme->is_null())
-            m_stripFirst = stringMember(json, "prepend_scheme", where) != "never";
+            m_stripFirst = jsonString(json, "prepend_scheme", where) != "never";
         else
-            m_stripFirst = boolMember(json, "add_prefix_space", where, true);
+            m_stripFirst = jsonBool(json, "add_prefix_space", where, true);
         if (m_replacement.empty())
             throw Error(where.at("replacement")() + ": expected one character");
     }
@@ -100,9 +100,9 @@ std::string cleanedUp(std::string text)
 class WordPieceDecoder : public Decoder
 {
 public:
-    WordPieceDecoder(const Json &json, const Where &where)
-        : m_prefix(stringMember(json, "prefix", where, "##"))
-        , m_cleanup(boolMember(json, "cleanup", where, true))
+    WordPieceDecoder(const Json &json, const JsonPlace &where)
+        : m_prefix(jsonString(json, "prefix", where, "##"))
+        , m_cleanup(jsonBool(json, "cleanup", where, true))
     {
     }
     void decodeChain(std::vector<std::string> &tokens, size_t) const override
@@ -171,8 +171,8 @@ public:
 class StripDecoder : public Decoder
 {
 public:
-    StripDecoder(const Json &json, const Where &where)
-        : m_content(stringMember(json, "content", where))
+    StripDecoder(const Json &json, const JsonPlace &where)
+        : m_content(jsonString(json, "content", where))
         , m_start(count(json, "start", where))
         , m_stop(count(json, "stop", where))
     {
@@ -190,7 +190,7 @@ public:
     }
 
 private:
-    static size_t count(const Json &json, const char *name, const Where &where)
+    static size_t count(const Json &json, const char *name, const JsonPlace &where)
     {
         const auto it = json.find(name);
         if (it == json.end())
@@ -207,7 +207,7 @@ private:
 class ReplaceDecoder : public Decoder
 {
 public:
-    ReplaceDecoder(const Json &json, const Where &where)
+    ReplaceDecoder(const Json &json, const JsonPlace &where)
         : m_replace(json, where)
     {
     }
@@ -229,8 +229,8 @@ private:
 class BpeDecoder : public Decoder
 {
 public:
-    BpeDecoder(const Json &json, const Where &where)
-        : m_suffix(stringMember(json, "suffix", where, "</w>"))
+    BpeDecoder(const Json &json, const JsonPlace &where)
+        : m_suffix(jsonString(json, "suffix", where, "</w>"))
     {
     }
     void decodeChain(std::vector<std::string> &tokens, size_t) const override
@@ -246,7 +246,7 @@ private:
 class DecoderSequence : public Decoder
 {
 public:
-    DecoderSequence(const Json &json, const Where &where)
+    DecoderSequence(const Json &json, const JsonPlace &where)
         : m_steps(readSteps(json, "decoders", where, &makeDecoder))
     {
     }
@@ -264,7 +264,7 @@ private:
 class BoundedDecoder : public Decoder
 {
 public:
-    BoundedDecoder(std::unique_ptr<Decoder> inner, Where where, std::string type)
+    BoundedDecoder(std::unique_ptr<Decoder> inner, JsonPlace where, std::string type)
         : m_inner(std::move(inner))
         , m_where(std::move(where))
         , m_type(std::move(type))
@@ -282,11 +282,11 @@ public:
 
 private:
     std::unique_ptr<Decoder> m_inner;
-    Where m_where;
+    JsonPlace m_where;
     std::string m_type;
 };
 
-std::unique_ptr<Decoder> makeUncheckedDecoder(const std::string &type, const Json &json, const Where &where)
+std::unique_ptr<Decoder> makeUncheckedDecoder(const std::string &type, const Json &json, const JsonPlace &where)
 {
     if (type == "ByteLevel")
         return std::make_unique<ByteLevelDecoder>();
@@ -312,7 +312,7 @@ std::unique_ptr<Decoder> makeUncheckedDecoder(const std::string &type, const Jso
 
 } // namespace
 
-std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where)
+std::unique_ptr<Decoder> makeDecoder(const Json &json, const JsonPlace &where)
 {
     if (json.is_null())
         return nullptr;

@@ -22,7 +22,6 @@
 namespace atlas {
 
 using pipeline::Json;
-using pipeline::Where;
 
 namespace {
 
@@ -137,7 +136,7 @@ struct HuggingFaceTokenizerParts
     bool cleanUpSpaces = false;
 
     void read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab = nullptr);
-    void readAddedTokens(const Json &list, const Where &where);
+    void readAddedTokens(const Json &list, const JsonPlace &where);
 
     struct Section
     {
@@ -171,7 +170,7 @@ void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file, 
     byteLevel = mentionsType(part("decoder"), "ByteLevel") || mentionsType(part("pre_tokenizer"), "ByteLevel");
 }
 
-void HuggingFaceTokenizerParts::readAddedTokens(const Json &list, const Where &where)
+void HuggingFaceTokenizerParts::readAddedTokens(const Json &list, const JsonPlace &where)
 {
     if (list.is_null())
         return;
@@ -179,16 +178,15 @@ void HuggingFaceTokenizerParts::readAddedTokens(const Json &list, const Where &w
         throw Error(where() + ": expected an array");
     for (size_t i = 0; i < list.size(); ++i) {
         const Json &t = list[i];
-        const Where at = where.at(i);
+        const JsonPlace at = where.at(i);
         if (!t.is_object())
             throw Error(at() + ": expected an object, got " + shownJson(t));
         const auto id = t.find("id");
         if (id == t.end() || !pipeline::isIntegerUpTo(*id, 1 << 24))
             throw Error(at.at("id")() + ": expected a token id, got " + (id == t.end() ? "nothing" : shownJson(*id)));
-        AddedToken token {id->get<int>(), pipeline::stringMember(t, "content", at),
-            pipeline::boolMember(t, "single_word", at, false), pipeline::boolMember(t, "lstrip", at, false),
-            pipeline::boolMember(t, "rstrip", at, false), pipeline::boolMember(t, "normalized", at, true),
-            pipeline::boolMember(t, "special", at, false)};
+        AddedToken token {id->get<int>(), jsonString(t, "content", at), jsonBool(t, "single_word", at, false),
+            jsonBool(t, "lstrip", at, false), jsonBool(t, "rstrip", at, false), jsonBool(t, "normalized", at, true),
+            jsonBool(t, "special", at, false)};
         if (token.content.empty())
             throw Error(at.at("content")() + ": empty");
         if (unicode::firstInvalidUtf8(token.content) != std::string::npos)
@@ -428,7 +426,7 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromFile(const std::
         if (hasConfig) {
             const Json json = parseJson(readModelFile(config, limits::kTokenizerBytes), config);
             if (json.is_object())
-                parts->cleanUpSpaces = pipeline::boolMember(json, "clean_up_tokenization_spaces", {config, ""}, false);
+                parts->cleanUpSpaces = jsonBool(json, "clean_up_tokenization_spaces", {config, ""}, false);
         }
         return parts;
     });

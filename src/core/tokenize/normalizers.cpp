@@ -95,7 +95,7 @@ private:
 class Replace : public Normalizer
 {
 public:
-    Replace(const Json &json, const Where &where)
+    Replace(const Json &json, const JsonPlace &where)
         : m_replace(json, where)
     {
     }
@@ -127,14 +127,14 @@ private:
 class BertNormalizer : public Normalizer
 {
 public:
-    BertNormalizer(const Json &json, const Where &where)
-        : m_cleanText(boolMember(json, "clean_text", where, true))
-        , m_chineseChars(boolMember(json, "handle_chinese_chars", where, true))
-        , m_lowercase(boolMember(json, "lowercase", where, true))
+    BertNormalizer(const Json &json, const JsonPlace &where)
+        : m_cleanText(jsonBool(json, "clean_text", where, true))
+        , m_chineseChars(jsonBool(json, "handle_chinese_chars", where, true))
+        , m_lowercase(jsonBool(json, "lowercase", where, true))
     {
         const auto it = json.find("strip_accents");
         m_stripAccents
-            = it == json.end() || it->is_null() ? m_lowercase : boolMember(json, "strip_accents", where, false);
+            = it == json.end() || it->is_null() ? m_lowercase : jsonBool(json, "strip_accents", where, false);
     }
     void normalize(std::string &text, size_t) const override
     {
@@ -174,7 +174,7 @@ private:
 class NormalizerSequence : public Normalizer
 {
 public:
-    NormalizerSequence(const Json &json, const Where &where)
+    NormalizerSequence(const Json &json, const JsonPlace &where)
         : m_steps(readSteps(json, "normalizers", where, &makeNormalizer))
     {
     }
@@ -192,7 +192,7 @@ private:
 class BoundedNormalizer : public Normalizer
 {
 public:
-    BoundedNormalizer(std::unique_ptr<Normalizer> inner, Where where, std::string type)
+    BoundedNormalizer(std::unique_ptr<Normalizer> inner, JsonPlace where, std::string type)
         : m_inner(std::move(inner))
         , m_where(std::move(where))
         , m_type(std::move(type))
@@ -207,11 +207,11 @@ public:
 
 private:
     std::unique_ptr<Normalizer> m_inner;
-    Where m_where;
+    JsonPlace m_where;
     std::string m_type;
 };
 
-std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const Where &where);
+std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const JsonPlace &where);
 
 struct ByteLevelAlphabet
 {
@@ -247,8 +247,8 @@ bool isIntegerUpTo(const Json &value, int64_t maximum)
 }
 
 template <typename Component>
-std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *key, const Where &where,
-    std::unique_ptr<Component> (*make)(const Json &, const Where &))
+std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *key, const JsonPlace &where,
+    std::unique_ptr<Component> (*make)(const Json &, const JsonPlace &))
 {
     const auto it = json.find(key);
     if (it == json.end() || !it->is_array())
@@ -261,15 +261,15 @@ std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *
 }
 
 template std::vector<std::unique_ptr<Normalizer>> readSteps(
-    const Json &, const char *, const Where &, std::unique_ptr<Normalizer> (*)(const Json &, const Where &));
+    const Json &, const char *, const JsonPlace &, std::unique_ptr<Normalizer> (*)(const Json &, const JsonPlace &));
 template std::vector<std::unique_ptr<PreTokenizer>> readSteps(
-    const Json &, const char *, const Where &, std::unique_ptr<PreTokenizer> (*)(const Json &, const Where &));
+    const Json &, const char *, const JsonPlace &, std::unique_ptr<PreTokenizer> (*)(const Json &, const JsonPlace &));
 template std::vector<std::unique_ptr<PostProcessor>> readSteps(
-    const Json &, const char *, const Where &, std::unique_ptr<PostProcessor> (*)(const Json &, const Where &));
+    const Json &, const char *, const JsonPlace &, std::unique_ptr<PostProcessor> (*)(const Json &, const JsonPlace &));
 template std::vector<std::unique_ptr<Decoder>> readSteps(
-    const Json &, const char *, const Where &, std::unique_ptr<Decoder> (*)(const Json &, const Where &));
+    const Json &, const char *, const JsonPlace &, std::unique_ptr<Decoder> (*)(const Json &, const JsonPlace &));
 
-std::string typeOf(const Json &json, const Where &where)
+std::string typeOf(const Json &json, const JsonPlace &where)
 {
     if (!json.is_object())
         throw Error(where() + ": expected an object with a \"type\", got " + shownJson(json));
@@ -279,36 +279,13 @@ std::string typeOf(const Json &json, const Where &where)
     return it->get<std::string>();
 }
 
-void refuseType(const std::string &type, const char *what, const char *supported, const Where &where)
+void refuseType(const std::string &type, const char *what, const char *supported, const JsonPlace &where)
 {
     throw Error(
         where() + ": the " + what + " \"" + type.substr(0, 80) + "\" is not supported (supported: " + supported + ")");
 }
 
-std::string stringMember(const Json &json, const char *name, const Where &where, const char *fallback)
-{
-    const auto it = json.find(name);
-    if (it == json.end() || (it->is_null() && fallback)) {
-        if (fallback)
-            return fallback;
-        throw Error(where.at(name)() + ": missing");
-    }
-    if (!it->is_string())
-        throw Error(where.at(name)() + ": expected a string, got " + shownJson(*it));
-    return it->get<std::string>();
-}
-
-bool boolMember(const Json &json, const char *name, const Where &where, bool fallback)
-{
-    const auto it = json.find(name);
-    if (it == json.end() || it->is_null())
-        return fallback;
-    if (!it->is_boolean())
-        throw Error(where.at(name)() + ": expected true or false, got " + shownJson(*it));
-    return it->get<bool>();
-}
-
-Pattern::Pattern(const Json &json, const Where &where)
+Pattern::Pattern(const Json &json, const JsonPlace &where)
     : m_where(where)
 {
     if (!json.is_object() || json.size() != 1)
@@ -331,9 +308,9 @@ Pattern::Pattern(const Json &json, const Where &where)
 
 Pattern::~Pattern() = default;
 
-Replacement::Replacement(const Json &json, const Where &where)
+Replacement::Replacement(const Json &json, const JsonPlace &where)
     : m_pattern(json.contains("pattern") ? json["pattern"] : Json(), where.at("pattern"))
-    , m_content(stringMember(json, "content", where))
+    , m_content(jsonString(json, "content", where))
 {
 }
 
@@ -379,7 +356,7 @@ size_t rewrittenLimit(size_t bytes)
                                                                          : bytes * kRewriteGrowth + kRewriteSlack;
 }
 
-void refuseGrowth(const Where &where, const std::string &type, const char *what, size_t limit)
+void refuseGrowth(const JsonPlace &where, const std::string &type, const char *what, size_t limit)
 {
     throw Error(where() + ": the " + type + " " + what + " makes the text longer than " + std::to_string(limit)
         + " bytes, the most it may become (" + std::to_string(kRewriteGrowth) + " times its length plus "
@@ -387,7 +364,7 @@ void refuseGrowth(const Where &where, const std::string &type, const char *what,
         + what + " that expands text this much is refused");
 }
 
-std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where)
+std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const JsonPlace &where)
 {
     if (json.is_null())
         return nullptr;
@@ -397,7 +374,7 @@ std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where)
 
 namespace {
 
-std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const Where &where)
+std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const JsonPlace &where)
 {
     if (type == "NFC")
         return std::make_unique<UnicodeForm>(NormalForm::NFC);
@@ -413,11 +390,11 @@ std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, con
         return std::make_unique<StripAccents>();
     if (type == "Strip")
         return std::make_unique<StripNormalizer>(
-            boolMember(json, "strip_left", where, true), boolMember(json, "strip_right", where, true));
+            jsonBool(json, "strip_left", where, true), jsonBool(json, "strip_right", where, true));
     if (type == "Replace")
         return std::make_unique<Replace>(json, where);
     if (type == "Prepend")
-        return std::make_unique<Prepend>(stringMember(json, "prepend", where));
+        return std::make_unique<Prepend>(jsonString(json, "prepend", where));
     if (type == "BertNormalizer")
         return std::make_unique<BertNormalizer>(json, where);
     if (type == "Sequence")

@@ -8,6 +8,8 @@
 // that wrote the files; where the JavaScript port (the tests' reference) differs, the comment says so. A
 // component or option this file does not implement is refused by name, never approximated.
 
+#include "io/jsonread.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -24,17 +26,6 @@ class Regex;
 namespace atlas::pipeline {
 
 using Json = nlohmann::json;
-
-// Where a component sits in its file, for messages: "tokenizer.json: pre_tokenizer.pretokenizers[1]".
-struct Where
-{
-    std::string path;
-    std::string key;
-    Where at(const std::string &child) const { return {path, key + "." + child}; }
-    Where at(size_t index) const { return {path, key + "[" + std::to_string(index) + "]"}; }
-    std::string operator()() const { return path + ": " + key; }
-};
-
 // Normalizers, pre-tokenizers and decoders rewrite text, and a file may make them grow it without bound (a Replace of
 // "a" by 10,000 "b"s, thirty chained "a" -> "aa"): each component's output is bounded by rewrittenLimit() of the text
 // the chain was given, checked after each component (a Replace stops as it passes the bound), and past it the
@@ -46,7 +37,7 @@ constexpr size_t kMaxRewrittenBytes = size_t(256) << 20;
 // kRewriteGrowth times `bytes` plus kRewriteSlack, at most kMaxRewrittenBytes.
 size_t rewrittenLimit(size_t bytes);
 // Throws atlas::Error: the component at `where` (of type `type`, a `what`: "normalizer") grew the text past `limit`.
-[[noreturn]] void refuseGrowth(const Where &where, const std::string &type, const char *what, size_t limit);
+[[noreturn]] void refuseGrowth(const JsonPlace &where, const std::string &type, const char *what, size_t limit);
 
 class Normalizer
 {
@@ -56,7 +47,7 @@ public:
     virtual void normalize(std::string &text, size_t limit) const = 0;
 };
 // Null JSON gives nullptr (no normalizer). The component (each step of a Sequence too) checks its output's size.
-std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const Where &where);
+std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const JsonPlace &where);
 
 // One piece of pre-tokenized text; `atOrigin` when it begins at offset 0 of the whole input (Metaspace's
 // prepend_scheme "first").
@@ -74,7 +65,7 @@ public:
     // Normalizer.
     virtual void preTokenize(std::vector<Piece> &pieces, size_t limit) const = 0;
 };
-std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &where);
+std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const JsonPlace &where);
 
 // The vocabulary and the algorithm that turns one pre-tokenized piece into ids.
 class SubwordModel
@@ -92,7 +83,7 @@ public:
 // the file's order, each a token and the value given as its id.
 using VocabEntries = std::vector<std::pair<std::string, Json>>;
 // `vocab`, when given, stands for json["vocab"] (BPE, WordPiece), which then holds only what was not read aside.
-std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where, VocabEntries *vocab = nullptr);
+std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const JsonPlace &where, VocabEntries *vocab = nullptr);
 
 class PostProcessor
 {
@@ -102,7 +93,7 @@ public:
     virtual void addSpecialTokens(std::vector<int> &ids) const = 0;
 };
 // `vocab` resolves the token names that BertProcessing and RobertaProcessing give with their ids.
-std::unique_ptr<PostProcessor> makePostProcessor(const Json &json, const Where &where);
+std::unique_ptr<PostProcessor> makePostProcessor(const Json &json, const JsonPlace &where);
 
 class Decoder
 {
@@ -112,14 +103,14 @@ public:
     // Normalizer.
     virtual void decodeChain(std::vector<std::string> &tokens, size_t limit) const = 0;
 };
-std::unique_ptr<Decoder> makeDecoder(const Json &json, const Where &where);
+std::unique_ptr<Decoder> makeDecoder(const Json &json, const JsonPlace &where);
 
 // The literal or regular-expression pattern of Split, Replace and the Replace decoder: {"String": …} or
 // {"Regex": …}. Finds the non-overlapping matches as [begin, end) byte offsets.
 class Pattern
 {
 public:
-    Pattern(const Json &json, const Where &where);
+    Pattern(const Json &json, const JsonPlace &where);
     ~Pattern();
     // Throws atlas::Error naming the file, the component and the pattern when PCRE2 gives up on a text (Regex).
     std::vector<std::pair<size_t, size_t>> findAll(std::string_view text) const;
@@ -127,7 +118,7 @@ public:
     std::string replaceAll(std::string_view text, std::string_view content, size_t limit) const;
 
 private:
-    Where m_where;
+    JsonPlace m_where;
     std::string m_literal;
     std::unique_ptr<Regex> m_regex;
 };
@@ -182,15 +173,15 @@ private:
 
 // A Sequence's steps: json[key] must be an array of components of one kind; null entries are skipped.
 template <typename Component>
-std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *key, const Where &where,
-    std::unique_ptr<Component> (*make)(const Json &, const Where &));
+std::vector<std::unique_ptr<Component>> readSteps(const Json &json, const char *key, const JsonPlace &where,
+    std::unique_ptr<Component> (*make)(const Json &, const JsonPlace &));
 
 // A pattern's matches replaced by a content string: the Replace normalizer and the Replace decoder.
 class Replacement
 {
 public:
     // {"pattern": {"String" | "Regex": …}, "content": …}
-    Replacement(const Json &json, const Where &where);
+    Replacement(const Json &json, const JsonPlace &where);
     std::string operator()(std::string_view text, size_t limit) const
     {
         return m_pattern.replaceAll(text, m_content, limit);
@@ -201,14 +192,11 @@ private:
     std::string m_content;
 };
 
-// Reads a required or optional member with the expected JSON type; throws atlas::Error naming file and key.
-std::string stringMember(const Json &json, const char *name, const Where &where, const char *fallback = nullptr);
-bool boolMember(const Json &json, const char *name, const Where &where, bool fallback);
 // A JSON integer in [0, maximum] (parsed files give unsigned numbers, JSON built in code signed ones).
 bool isIntegerUpTo(const Json &value, int64_t maximum);
 // The component's "type", checked to be a string.
-std::string typeOf(const Json &json, const Where &where);
-[[noreturn]] void refuseType(const std::string &type, const char *what, const char *supported, const Where &where);
+std::string typeOf(const Json &json, const JsonPlace &where);
+[[noreturn]] void refuseType(const std::string &type, const char *what, const char *supported, const JsonPlace &where);
 
 // GPT-2's bytes_to_unicode(): the printable character each byte is spelled with in byte-level vocabularies.
 uint32_t byteLevelChar(unsigned char byte);

@@ -11,7 +11,7 @@ namespace atlas::pipeline {
 
 namespace {
 
-int tokenIdMember(const Json &pair, const Where &where)
+int tokenIdMember(const Json &pair, const JsonPlace &where)
 {
     // BertProcessing and RobertaProcessing write a token as ["[CLS]", 101].
     if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !isIntegerUpTo(pair[1], 1 << 24))
@@ -23,7 +23,7 @@ int tokenIdMember(const Json &pair, const Where &where)
 class AroundSequence : public PostProcessor
 {
 public:
-    AroundSequence(const Json &json, const Where &where)
+    AroundSequence(const Json &json, const JsonPlace &where)
         : m_cls(tokenIdMember(json.contains("cls") ? json["cls"] : Json(), where.at("cls")))
         , m_sep(tokenIdMember(json.contains("sep") ? json["sep"] : Json(), where.at("sep")))
     {
@@ -42,14 +42,14 @@ private:
 class Template : public PostProcessor
 {
 public:
-    Template(const Json &json, const Where &where)
+    Template(const Json &json, const JsonPlace &where)
     {
         std::map<std::string, std::vector<int>> specials;
         const Json &table = json.contains("special_tokens") ? json["special_tokens"] : Json::object();
         if (!table.is_object())
             throw Error(where.at("special_tokens")() + ": expected an object");
         for (const auto &[name, entry] : table.items()) {
-            const Where at = where.at("special_tokens").at(name.substr(0, 40));
+            const JsonPlace at = where.at("special_tokens").at(name.substr(0, 40));
             const auto ids = entry.is_object() ? entry.find("ids") : entry.end();
             if (ids == entry.end() || !ids->is_array())
                 throw Error(at() + ": expected an object with an \"ids\" array");
@@ -61,7 +61,7 @@ public:
             }
         }
         for (const char *which : {"single", "pair"}) {
-            const Where at = where.at(which);
+            const JsonPlace at = where.at(which);
             const auto it = json.find(which);
             if (it == json.end())
                 throw Error(at() + ": missing");
@@ -74,7 +74,7 @@ public:
                         at.at(i)() + ": expected {\"SpecialToken\": …} or {\"Sequence\": …}, got " + shownJson(piece));
                 const std::string &kind = piece.begin().key(); // not items(): its proxy would die with this line
                 const Json &body = piece.begin().value();
-                const std::string id = body.is_object() ? stringMember(body, "id", at.at(i).at(kind)) : "";
+                const std::string id = body.is_object() ? jsonString(body, "id", at.at(i).at(kind)) : "";
                 if (kind == "Sequence") {
                     if (id != "A" && id != "B")
                         throw Error(at.at(i).at(kind)() + ": the sequence id must be \"A\" or \"B\"");
@@ -119,7 +119,7 @@ public:
 class PostProcessorSequence : public PostProcessor
 {
 public:
-    PostProcessorSequence(const Json &json, const Where &where)
+    PostProcessorSequence(const Json &json, const JsonPlace &where)
         : m_steps(readSteps(json, "processors", where, &makePostProcessor))
     {
     }
@@ -135,7 +135,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<PostProcessor> makePostProcessor(const Json &json, const Where &where)
+std::unique_ptr<PostProcessor> makePostProcessor(const Json &json, const JsonPlace &where)
 {
     if (json.is_null())
         return nullptr;

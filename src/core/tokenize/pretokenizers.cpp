@@ -28,7 +28,7 @@ struct Segment
 // The Rust crate's SplitDelimiterBehavior.
 enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
 
-Behavior behaviorOf(const Json &json, const Where &where, Behavior fallback)
+Behavior behaviorOf(const Json &json, const JsonPlace &where, Behavior fallback)
 {
     const auto it = json.find("behavior");
     if (it == json.end() || it->is_null())
@@ -136,9 +136,9 @@ bool isBertPunctuation(uint32_t cp)
 class ByteLevel : public PreTokenizer
 {
 public:
-    ByteLevel(const Json &json, const Where &where)
-        : m_addPrefixSpace(boolMember(json, "add_prefix_space", where, true))
-        , m_useRegex(boolMember(json, "use_regex", where, true))
+    ByteLevel(const Json &json, const JsonPlace &where)
+        : m_addPrefixSpace(jsonBool(json, "add_prefix_space", where, true))
+        , m_useRegex(jsonBool(json, "use_regex", where, true))
     {
         for (int b = 0; b < 256; ++b)
             m_utf8[b] = byteLevelUtf8(static_cast<unsigned char>(b));
@@ -176,10 +176,10 @@ private:
 class Split : public PreTokenizer
 {
 public:
-    Split(const Json &json, const Where &where)
+    Split(const Json &json, const JsonPlace &where)
         : m_pattern(json.contains("pattern") ? json["pattern"] : Json(), where.at("pattern"))
         , m_behavior(behaviorOf(json, where, Behavior::Removed))
-        , m_invert(boolMember(json, "invert", where, false))
+        , m_invert(jsonBool(json, "invert", where, false))
     {
         if (!json.contains("behavior"))
             throw Error(where.at("behavior")() + ": missing");
@@ -200,9 +200,9 @@ private:
 class Metaspace : public PreTokenizer
 {
 public:
-    Metaspace(const Json &json, const Where &where)
-        : m_replacement(stringMember(json, "replacement", where, "\xE2\x96\x81"))
-        , m_split(boolMember(json, "split", where, true))
+    Metaspace(const Json &json, const JsonPlace &where)
+        : m_replacement(jsonString(json, "replacement", where, "\xE2\x96\x81"))
+        , m_split(jsonBool(json, "split", where, true))
     {
         const DecodedChar c = decodeUtf8(m_replacement, 0);
         if (m_replacement.empty() || size_t(c.length) != m_replacement.size() || c.codePoint == kInvalidCodePoint)
@@ -210,13 +210,13 @@ public:
         m_replacementChar = c.codePoint;
         const auto scheme = json.find("prepend_scheme");
         if (scheme != json.end() && !scheme->is_null()) {
-            const std::string s = stringMember(json, "prepend_scheme", where);
+            const std::string s = jsonString(json, "prepend_scheme", where);
             if (s != "always" && s != "first" && s != "never")
                 throw Error(
                     where.at("prepend_scheme")() + ": \"" + s.substr(0, 40) + "\" is not one of always, first, never");
             m_prepend = s;
         } else {
-            m_prepend = boolMember(json, "add_prefix_space", where, true) ? "always" : "never"; // older files
+            m_prepend = jsonBool(json, "add_prefix_space", where, true) ? "always" : "never"; // older files
         }
     }
     void preTokenize(std::vector<Piece> &pieces, size_t) const override
@@ -294,7 +294,7 @@ private:
 class PreTokenizerSequence : public PreTokenizer
 {
 public:
-    PreTokenizerSequence(const Json &json, const Where &where)
+    PreTokenizerSequence(const Json &json, const JsonPlace &where)
         : m_steps(readSteps(json, "pretokenizers", where, &makePreTokenizer))
     {
     }
@@ -316,7 +316,7 @@ private:
 class BoundedPreTokenizer : public PreTokenizer
 {
 public:
-    BoundedPreTokenizer(std::unique_ptr<PreTokenizer> inner, Where where, std::string type)
+    BoundedPreTokenizer(std::unique_ptr<PreTokenizer> inner, JsonPlace where, std::string type)
         : m_inner(std::move(inner))
         , m_where(std::move(where))
         , m_type(std::move(type))
@@ -334,11 +334,12 @@ public:
 
 private:
     std::unique_ptr<PreTokenizer> m_inner;
-    Where m_where;
+    JsonPlace m_where;
     std::string m_type;
 };
 
-std::unique_ptr<PreTokenizer> makeUncheckedPreTokenizer(const std::string &type, const Json &json, const Where &where)
+std::unique_ptr<PreTokenizer> makeUncheckedPreTokenizer(
+    const std::string &type, const Json &json, const JsonPlace &where)
 {
     if (type == "ByteLevel")
         return std::make_unique<ByteLevel>(json, where);
@@ -359,11 +360,11 @@ std::unique_ptr<PreTokenizer> makeUncheckedPreTokenizer(const std::string &type,
     if (type == "Punctuation")
         return std::make_unique<CharSplit>(isBertPunctuation, behaviorOf(json, where, Behavior::Isolated));
     if (type == "Digits") {
-        const bool individual = boolMember(json, "individual_digits", where, false);
+        const bool individual = jsonBool(json, "individual_digits", where, false);
         return std::make_unique<CharSplit>(isNumeric, individual ? Behavior::Isolated : Behavior::Contiguous);
     }
     if (type == "CharDelimiterSplit") {
-        const std::string delimiter = stringMember(json, "delimiter", where);
+        const std::string delimiter = jsonString(json, "delimiter", where);
         const DecodedChar c = delimiter.empty() ? DecodedChar {kInvalidCodePoint, 0} : decodeUtf8(delimiter, 0);
         if (c.codePoint == kInvalidCodePoint || size_t(c.length) != delimiter.size())
             throw Error(where.at("delimiter")() + ": expected one character");
@@ -379,7 +380,7 @@ std::unique_ptr<PreTokenizer> makeUncheckedPreTokenizer(const std::string &type,
 
 } // namespace
 
-std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const Where &where)
+std::unique_ptr<PreTokenizer> makePreTokenizer(const Json &json, const JsonPlace &where)
 {
     if (json.is_null())
         return nullptr;

@@ -31,8 +31,8 @@ void readSpecialTokenPolicy(const std::string &modelPath, bool &addBos, bool &ad
     const std::string name = cls != json.end() && cls->is_string() ? cls->get<std::string>() : "";
     addBos = name.starts_with("LlamaTokenizer");
     addEos = name.starts_with("T5Tokenizer");
-    addBos = pipeline::boolMember(json, "add_bos_token", {config, ""}, addBos);
-    addEos = pipeline::boolMember(json, "add_eos_token", {config, ""}, addEos);
+    addBos = jsonBool(json, "add_bos_token", {config, ""}, addBos);
+    addEos = jsonBool(json, "add_eos_token", {config, ""}, addEos);
 }
 
 } // namespace

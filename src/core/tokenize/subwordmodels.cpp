@@ -25,7 +25,7 @@ using namespace unicode;
 class Bpe : public SubwordModel
 {
 public:
-    Bpe(const Json &json, const Where &where, VocabEntries *vocab)
+    Bpe(const Json &json, const JsonPlace &where, VocabEntries *vocab)
     {
         const auto dropout = json.find("dropout");
         if (dropout != json.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0.0))
@@ -33,11 +33,11 @@ public:
                 + ") randomises tokenisation for training; set it to null to open this tokenizer");
         m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), vocab, where.at("vocab"));
         m_unk = optionalTokenId(json, "unk_token", m_vocab, where);
-        m_fuseUnk = boolMember(json, "fuse_unk", where, false);
-        m_byteFallback = boolMember(json, "byte_fallback", where, false);
-        m_ignoreMerges = boolMember(json, "ignore_merges", where, false);
-        m_prefix = stringMember(json, "continuing_subword_prefix", where, "");
-        m_suffix = stringMember(json, "end_of_word_suffix", where, "");
+        m_fuseUnk = jsonBool(json, "fuse_unk", where, false);
+        m_byteFallback = jsonBool(json, "byte_fallback", where, false);
+        m_ignoreMerges = jsonBool(json, "ignore_merges", where, false);
+        m_prefix = jsonString(json, "continuing_subword_prefix", where, "");
+        m_suffix = jsonString(json, "end_of_word_suffix", where, "");
         readMerges(json.contains("merges") ? json["merges"] : Json::array(), where.at("merges"));
     }
 
@@ -69,7 +69,7 @@ private:
         int rank, result;
     };
 
-    void readMerges(const Json &merges, const Where &where)
+    void readMerges(const Json &merges, const JsonPlace &where)
     {
         if (!merges.is_array())
             throw Error(where() + ": expected an array of merges");
@@ -223,7 +223,7 @@ private:
 class WordPiece : public SubwordModel
 {
 public:
-    WordPiece(const Json &json, const Where &where, VocabEntries *vocab)
+    WordPiece(const Json &json, const JsonPlace &where, VocabEntries *vocab)
     {
         m_vocab.read(json.contains("vocab") ? json["vocab"] : Json(), vocab, where.at("vocab"));
         init(json, where);
@@ -273,12 +273,12 @@ public:
     }
 
 private:
-    void init(const Json &json, const Where &where)
+    void init(const Json &json, const JsonPlace &where)
     {
         m_unk = optionalTokenId(json, "unk_token", m_vocab, where);
         if (m_unk < 0)
             throw Error(where.at("unk_token")() + ": WordPiece needs an unknown token");
-        m_prefix = stringMember(json, "continuing_subword_prefix", where, "##");
+        m_prefix = jsonString(json, "continuing_subword_prefix", where, "##");
         const auto max = json.find("max_input_chars_per_word");
         if (max != json.end() && !max->is_null()) {
             if (!isIntegerUpTo(*max, std::numeric_limits<int32_t>::max()))
@@ -300,11 +300,11 @@ private:
 class Unigram : public SubwordModel
 {
 public:
-    Unigram(const Json &json, const Where &where)
+    Unigram(const Json &json, const JsonPlace &where)
         : m_where(where)
     {
         const Json &vocab = json.contains("vocab") ? json["vocab"] : Json();
-        const Where at = where.at("vocab");
+        const JsonPlace at = where.at("vocab");
         if (!vocab.is_array() || vocab.empty())
             throw Error(at() + ": expected a non-empty array of [piece, score]");
         checkVocabularySize(vocab.size(), at());
@@ -330,7 +330,7 @@ public:
             m_unk = unk->get<int>();
         }
         m_unkGiven = unk == json.end() ? "missing" : "null";
-        m_byteFallback = boolMember(json, "byte_fallback", where, false);
+        m_byteFallback = jsonBool(json, "byte_fallback", where, false);
     }
 
     std::string kind() const override { return "Unigram"; }
@@ -448,7 +448,7 @@ private:
         return spans;
     }
 
-    Where m_where;
+    JsonPlace m_where;
     std::string m_unkGiven; // "missing" or "null", when the model has no unk_id
     std::vector<std::string> m_pieces;
     std::vector<double> m_scores;
@@ -519,7 +519,7 @@ int ByteTrie::child(int node, unsigned char byte) const
     return it == m_children.end() ? -1 : it->second;
 }
 
-std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const Where &where, VocabEntries *vocab)
+std::unique_ptr<SubwordModel> makeSubwordModel(const Json &json, const JsonPlace &where, VocabEntries *vocab)
 {
     const std::string type = json.is_object() && !json.contains("type") && json.contains("merges")
         ? std::string("BPE") // files written before "type" was stored

@@ -126,7 +126,7 @@ struct Vocabulary
     Vocabulary &operator=(const Vocabulary &) = delete;
 
     // The model's "vocab" object, or its members read aside (`aside`, then what json still holds).
-    void read(const Json &json, VocabEntries *aside, const Where &where)
+    void read(const Json &json, VocabEntries *aside, const JsonPlace &where)
     {
         if (!json.is_object() && !(aside && json.is_null()))
             throw Error(where() + ": expected an object mapping each token to its id");
@@ -181,12 +181,12 @@ struct Vocabulary
     }
 };
 
-inline int optionalTokenId(const Json &json, const char *name, const Vocabulary &vocab, const Where &where)
+inline int optionalTokenId(const Json &json, const char *name, const Vocabulary &vocab, const JsonPlace &where)
 {
     const auto it = json.find(name);
     if (it == json.end() || it->is_null())
         return -1;
-    const std::string token = stringMember(json, name, where);
+    const std::string token = jsonString(json, name, where);
     const int id = vocab.idOf(token);
     if (id < 0)
         throw Error(where.at(name)() + ": \"" + token.substr(0, 60) + "\" is not in the vocabulary");

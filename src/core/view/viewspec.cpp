@@ -13,9 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <climits>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <utility>
 #include <variant>
@@ -78,27 +80,22 @@ const char *typeName(const Json &value)
     return "an object";
 }
 
-// Reads one member of the spec object; every failure names the source and the key.
+// Reads one member of the spec object; every failure names the source and the key. The types are io/jsonread.h's
+// readers'; the rules of a spec's values (an index at least −1, a positive rate) are this file's.
 class Reader
 {
 public:
     Reader(std::string source, std::string key)
-        : m_source(std::move(source))
-        , m_key(std::move(key))
+        : m_place {std::move(source), std::move(key)}
     {
     }
 
     [[noreturn]] void fail(const std::string &reason) const
     {
-        throw Error(m_source + ": key '" + m_key + "': " + reason);
+        throw Error(m_place.source + ": key '" + m_place.key + "': " + reason);
     }
 
-    std::string string(const Json &value) const
-    {
-        if (!value.is_string())
-            fail(std::string("expected a string, got ") + typeName(value));
-        return value.get<std::string>();
-    }
+    std::string string(const Json &value) const { return jsonString(value, m_place); }
 
     std::string oneOf(const Json &value, const std::vector<std::string> &allowed) const
     {
@@ -110,30 +107,18 @@ public:
 
     int integer(const Json &value, int minimum, const std::string &rule) const
     {
-        if (!value.is_number_integer())
-            fail(std::string("expected an integer, got ") + typeName(value));
-        if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(INT_MAX)
-                                       : value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX)
-            fail("integer " + shownJson(value) + " is out of range");
-        const int v = value.get<int>();
+        const int v = int(jsonInteger(value, m_place, INT_MIN, INT_MAX));
         if (v < minimum)
             fail("must be " + rule + ", got " + std::to_string(v));
         return v;
     }
 
-    bool boolean(const Json &value) const
-    {
-        if (!value.is_boolean())
-            fail(std::string("expected true or false, got ") + typeName(value));
-        return value.get<bool>();
-    }
+    bool boolean(const Json &value) const { return jsonBool(value, m_place); }
 
     double positive(const Json &value, double maximum) const
     {
-        if (!value.is_number())
-            fail(std::string("expected a number, got ") + typeName(value));
-        const double v = value.get<double>();
-        if (!std::isfinite(v) || v <= 0 || v > maximum)
+        const double v = jsonNumber(value, m_place, std::numeric_limits<double>::lowest(), DBL_MAX);
+        if (v <= 0 || v > maximum)
             fail("must be above 0 and at most " + Json(maximum).dump() + ", got " + shownJson(value));
         return v;
     }
@@ -141,10 +126,10 @@ public:
     std::vector<std::string> strings(const Json &value) const
     {
         if (!value.is_array())
-            fail(std::string("expected an array of strings, got ") + typeName(value));
+            m_place.fail("must be an array of strings, is " + shownJson(value));
         std::vector<std::string> out;
-        for (const Json &e : value)
-            out.push_back(string(e));
+        for (size_t i = 0; i < value.size(); ++i)
+            out.push_back(jsonString(value[i], m_place.at(i)));
         return out;
     }
 
@@ -161,21 +146,20 @@ public:
     std::vector<int> integers(const Json &value) const
     {
         if (!value.is_array())
-            fail(std::string("expected an array of integers, got ") + typeName(value));
+            m_place.fail("must be an array of integers, is " + shownJson(value));
         std::vector<int> out;
         for (size_t i = 0; i < value.size(); ++i) {
             const Json &e = value[i];
             if (!e.is_number_integer() || (!e.is_number_unsigned() && e.get<int64_t>() < 0)
                 || (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT_MAX)))
-                fail("element " + std::to_string(i) + " must be a non-negative integer, got " + shownJson(e));
+                m_place.at(i).fail("must be a non-negative integer, is " + shownJson(e));
             out.push_back(e.get<int>());
         }
         return out;
     }
 
 private:
-    std::string m_source;
-    std::string m_key;
+    JsonPlace m_place;
 };
 
 // The visitor of a key's field: one call operator per field type.
