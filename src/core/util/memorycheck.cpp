@@ -32,12 +32,18 @@ double physicalMemoryBytes()
     return pages > 0 && pageSize > 0 ? double(pages) * double(pageSize) : 0.0;
 }
 
-void checkFitsInMemory(double bytes, const std::string &what)
+std::string overMachineMemory(double bytes)
 {
     const double available = physicalMemoryBytes();
     if (available > 0 && !(bytes <= available)) // also refuses a NaN estimate
-        throw Error(what + " needs about " + formatBytes(bytes) + ", more than this machine's " + formatBytes(available)
-            + " of memory");
+        return "more than this machine's " + formatBytes(available) + " of memory";
+    return {};
+}
+
+void checkFitsInMemory(double bytes, const std::string &what)
+{
+    if (const std::string over = overMachineMemory(bytes); !over.empty())
+        throw Error(what + " needs about " + formatBytes(bytes) + ", " + over);
 }
 
 void reuseFreedTensorMemory()

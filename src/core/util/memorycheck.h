@@ -12,6 +12,10 @@ std::string formatBytes(double bytes);
 // The machine's physical memory in bytes (sysconf), or 0 when the system does not say.
 double physicalMemoryBytes();
 
+// "" when `bytes` fits in this machine's memory (or it does not say how much it has), else "more than this
+// machine's 23.4 GiB of memory": the one test of an estimate against the machine, here and in overBudget.
+std::string overMachineMemory(double bytes);
+
 // Throws atlas::Error "<what> needs about 96.0 GiB, more than this machine's 23.4 GiB of memory" when `bytes` is
 // over the physical memory. `what` names the request and, where it helps, the option to change.
 void checkFitsInMemory(double bytes, const std::string &what);

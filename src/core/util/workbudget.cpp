@@ -38,10 +38,8 @@ std::string overBudget(const std::string &what, double flops, double bytes, cons
             + formatBytes(budget.bytes)
             + "; shorten the input, or lift the budget (--memory-budget GIB on the command line, Run anyway in the "
               "app)";
-    const double available = physicalMemoryBytes();
-    if (available > 0 && !(bytes <= available))
-        return what + " holds about " + formatBytes(bytes) + " at once, more than this machine's "
-            + formatBytes(available) + " of memory; shorten the input";
+    if (const std::string over = overMachineMemory(bytes); !over.empty())
+        return what + " holds about " + formatBytes(bytes) + " at once, " + over + "; shorten the input";
     return {};
 }
 
