@@ -350,7 +350,7 @@ private slots:
         QTemporaryDir dir;
         const fs::path model = copyModel(dir, "qwen2_tiny");
         const fs::path index = model / "model.safetensors.index.json";
-        for (const std::string shard : {std::string("a\0b.safetensors", 15), std::string(5000, 'x')}) {
+        for (const std::string &shard : {std::string("a\0b.safetensors", 15), std::string(5000, 'x')}) {
             writeFileAtomically(index.string(), nlohmann::json {{"weight_map", {{"t", shard}}}}.dump());
             const std::string text = message([&] { SafetensorsCheckpoint(model.string()); });
             QVERIFY2(text.starts_with(index.string() + ": weight_map: tensor 't' maps to '"), text.c_str());
@@ -367,8 +367,8 @@ private slots:
         QVERIFY2(nul.find("maps to 'a?b'") != std::string::npos, nul.c_str());
 
         const std::string config = (model / "config.json").string();
-        const std::string digits
-            = message([&] { ModelConfig::fromJson("{\"n_layer\": 1" + std::string(400, '0') + "}", config); });
+        const std::string digits = message(
+            [&] { ModelConfig::fromJson(std::string("{\"n_layer\": 1").append(400, '0').append("}"), config); });
         QVERIFY2(digits.find("number overflow") != std::string::npos && digits.find("…") != std::string::npos,
             digits.c_str());
         QVERIFY2(digits.size() < 250 && digits.find("(at key 'n_layer')") != std::string::npos, digits.c_str());
