@@ -177,6 +177,13 @@ private slots:
                 {{"type", "Split"}, {"pattern", {{"Regex", "(*UTF)(*LIMIT_MATCH=100000)a"}}}, {"behavior", "Isolated"},
                     {"invert", false}}}});
         QCOMPARE(HuggingFaceTokenizer::fromFile(verbs)->encode("aaab"), (std::vector<int> {0, 0, 0, 1}));
+        // A pattern PCRE2 refuses is reported at its offset in the file, not in the pattern with the callout.
+        const std::string unclosed = write({{"model", letters()},
+            {"pre_tokenizer",
+                {{"type", "Split"}, {"pattern", {{"Regex", "(*UTF)ab(c"}}}, {"behavior", "Isolated"},
+                    {"invert", false}}}});
+        expectRefusal(errorFrom([&] { HuggingFaceTokenizer::fromFile(unclosed)->encode("a"); }), unclosed,
+            {"'(*UTF)ab(c'", "missing closing parenthesis at offset 10"});
     }
 
     // Issue 66 #7: a vocab.txt of 10 million lines took 13 s and 4.8 GB. Past 2^21 lines it is refused before any

@@ -234,18 +234,18 @@ bool jsonBool(const Json &value, const JsonPlace &place)
 
 int64_t jsonInteger(const Json &value, const JsonPlace &place, int64_t minimum, int64_t maximum)
 {
-    const std::string range = " (allowed: " + std::to_string(minimum) + " to " + std::to_string(maximum) + ")";
+    const auto range = [&] { return " (allowed: " + std::to_string(minimum) + " to " + std::to_string(maximum) + ")"; };
     if (!value.is_number_integer())
         place.fail("must be an integer, is " + shownJson(value));
     if (value.is_number_unsigned()) {
         const uint64_t v = value.get<uint64_t>();
         if (maximum < 0 || v > uint64_t(maximum) || (minimum > 0 && v < uint64_t(minimum)))
-            place.fail("is out of range: " + shownJson(value) + range);
+            place.fail("is out of range: " + shownJson(value) + range());
         return int64_t(v);
     }
     const int64_t v = value.get<int64_t>();
     if (v < minimum || v > maximum)
-        place.fail("is out of range: " + shownJson(value) + range);
+        place.fail("is out of range: " + shownJson(value) + range());
     return v;
 }
 

@@ -44,8 +44,7 @@ public:
     MetaspaceDecoder(const Json &json, const JsonPlace &where)
         : m_replacement(jsonString(json, "replacement", where, "\xE2\x96\x81"))
     {
-        const auto scheme = json.find("prepend_scheme");
-        if (scheme != json.end() && !scheme->is_null())
+        if (optionalJsonMember(json, "prepend_scheme"))
             m_stripFirst = jsonString(json, "prepend_scheme", where) != "never";
         else
             m_stripFirst = jsonBool(json, "add_prefix_space", where, true);

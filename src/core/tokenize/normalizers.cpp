@@ -132,9 +132,7 @@ public:
         , m_chineseChars(jsonBool(json, "handle_chinese_chars", where, true))
         , m_lowercase(jsonBool(json, "lowercase", where, true))
     {
-        const auto it = json.find("strip_accents");
-        m_stripAccents
-            = it == json.end() || it->is_null() ? m_lowercase : jsonBool(json, "strip_accents", where, false);
+        m_stripAccents = jsonBool(json, "strip_accents", where, m_lowercase);
     }
     void normalize(std::string &text, size_t) const override
     {

@@ -208,8 +208,7 @@ public:
         if (m_replacement.empty() || size_t(c.length) != m_replacement.size() || c.codePoint == kInvalidCodePoint)
             throw Error(where.at("replacement")() + ": expected one character");
         m_replacementChar = c.codePoint;
-        const auto scheme = json.find("prepend_scheme");
-        if (scheme != json.end() && !scheme->is_null()) {
+        if (optionalJsonMember(json, "prepend_scheme")) {
             const std::string s = jsonString(json, "prepend_scheme", where);
             if (s != "always" && s != "first" && s != "never")
                 throw Error(

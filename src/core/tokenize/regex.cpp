@@ -110,16 +110,13 @@ Regex::Regex(const std::string &pattern)
         return pcre2_compile(reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(),
             PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &error, &offset, nullptr);
     };
-    // The pattern as written first, so that an error's offset is the file's.
-    pcre2_code *written = compile(pattern);
-    if (!written)
+    m_compiled->code = compile(withStartCallout(pattern));
+    if (!m_compiled->code) {
+        // Compiled again as written, so that the error's offset is the file's.
+        pcre2_code_free(compile(pattern));
         throw Error("regular expression '" + pattern.substr(0, 200) + "': " + pcre2Message(error) + " at offset "
             + std::to_string(offset));
-    pcre2_code_free(written);
-    m_compiled->code = compile(withStartCallout(pattern));
-    if (!m_compiled->code)
-        throw Error("regular expression '" + pattern.substr(0, 200) + "': " + pcre2Message(error)
-            + " once a callout is put at its start");
+    }
     pcre2_jit_compile(m_compiled->code, PCRE2_JIT_COMPLETE); // when JIT is not available, matching interprets
     m_compiled->context = pcre2_match_context_create(nullptr);
     pcre2_set_match_limit(m_compiled->context, kMatchLimit);
