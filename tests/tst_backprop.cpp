@@ -309,7 +309,7 @@ void TestBackprop::dumpWritesLossAndEveryGradient()
     auto list = [](const std::vector<int> &v) {
         std::string s;
         for (int x : v)
-            s += (s.empty() ? "" : ",") + std::to_string(x);
+            s.append(s.empty() ? "" : ",").append(std::to_string(x));
         return s;
     };
     const int code

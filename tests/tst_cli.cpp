@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "testbundle.h"
 #include "train/checkpointdirectory.h"
+#include "train/trainingrunoptions.h"
 #include "util/blasthreads.h"
 #include "util/sanitizers.h"
 
@@ -116,6 +117,37 @@ private slots:
         QCOMPARE(dump.code, 0);
         QVERIFY(!QFileInfo::exists(dir.path() + "/out")); // help runs nothing
         QVERIFY(dump.out.contains("--logit-lens"));
+        // The help column lines up whatever characters a value's name has ("--weight-decay λ", "--funnel G1,G2,…").
+        const Result train = run({"train", "--help"});
+        int lines = 0;
+        for (const QString &line : train.out.split('\n')) {
+            if (!line.startsWith("    --") || line.indexOf(QStringLiteral("  "), 6) < 0)
+                continue;
+            ++lines;
+            QVERIFY2(line.size() > 42 && line[41] == ' ' && line[42] != ' ', qPrintable(line));
+        }
+        QVERIFY(lines > 30);
+    }
+
+    // `train` takes every option of a training run's table (train/trainingrunoptions.h), with its value's name and
+    // help: the command line, lessons and the Train panel read the one table.
+    void trainTakesTheTrainingRunsOptions()
+    {
+        const atlas::CliCommand *train = atlas::findCliCommand("train");
+        QVERIFY(train);
+        for (const atlas::TrainingRunOption &o : atlas::trainingRunOptions()) {
+            const auto it = std::find_if(train->options.begin(), train->options.end(),
+                [&](const atlas::CliOption &c) { return c.name == o.name; });
+            QVERIFY2(it != train->options.end(), o.name.c_str());
+            QCOMPARE(it->value, o.valueName);
+            QCOMPARE(it->help, o.help);
+        }
+        QTemporaryDir dir;
+        const Result tooMany = run({"train", "--task", "reverse", "--out", dir.path() + "/t", "--steps", "20000000"});
+        QCOMPARE(tooMany.code, 1);
+        QVERIFY2(tooMany.err.contains("option --steps: 20000000 is out of range (allowed: 1 to 10000000)"),
+            qPrintable(tooMany.err));
+        QVERIFY(!QFileInfo::exists(dir.path() + "/t"));
     }
 
     // The usage's synopses name only options their command takes, and every option says what it does (the usage,

@@ -256,8 +256,7 @@ private slots:
                         " with learned absolute positions, or with positions shaw its relative_key (a task such as mlm;"
                         " no other positions, no kv-heads, experts or reversible blocks)"));
         QCOMPARE(problems("train reverse", "train reverse span-penalty=0.1"),
-            std::string(
-                "l.md:53: train: span-penalty and span-init set up the adaptive spans: give adaptive-span R too"));
+            std::string("l.md:53: train: span-penalty needs adaptive-span: give adaptive-span R too"));
         QCOMPARE(problems("train reverse", "train reverse positions=alibi experts=2 layers=3"), std::string());
         QCOMPARE(problems("train reverse", "train reverso"), std::string("l.md:53: train: unknown task 'reverso'"));
         // A param action changes a parameter the spec already sets (as stepViewSpec shows the step), rather than

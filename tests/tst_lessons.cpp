@@ -114,7 +114,7 @@ private slots:
                         where.constData());
                     ++heads;
                 }
-                if (figure["draw"] == "next-token" && spec.position >= 0)
+                if (figure.value("draw", std::string()) == "next-token" && spec.position >= 0)
                     QVERIFY2(figure["position"].get<int>() == spec.position, where.constData());
             }
         }

@@ -9,6 +9,7 @@
 #include "session/session.h"
 #include "testbundle.h"
 #include "train/task.h"
+#include "train/trainingrunoptions.h"
 #include "views/attentionview.h"
 #include "views/heatmapplot.h"
 
@@ -17,6 +18,7 @@
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
@@ -31,6 +33,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace atlas;
 using State = TrainingWorker::State;
@@ -422,6 +425,45 @@ private slots:
         QVERIFY2(panel.noticeText().contains("nothing-here"), qPrintable(panel.noticeText()));
         for (QMessageBox *box : panel.findChildren<QMessageBox *>())
             box->close();
+    }
+
+    // The panel's fields offer what `train` and lessons take: each option's field has the table's highest value and
+    // its help as a tooltip (train/trainingrunoptions.h), and a field that only sets up another is off until it is.
+    void theFieldsOfferTheTablesRanges()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        const std::map<std::string, QString> runFields
+            = {{"steps", "trainSteps"}, {"batch", "trainBatch"}, {"seed", "trainSeed"}, {"lr", "trainLearningRate"},
+                {"warmup", "trainWarmup"}, {"weight-decay", "trainWeightDecay"}, {"layerdrop", "trainLayerDrop"}};
+        int checked = 0;
+        for (const TrainingRunOption &o : trainingRunOptions()) {
+            const QString name
+                = runFields.count(o.name) ? runFields.at(o.name) : QString::fromStdString("trainModel-" + o.name);
+            QWidget *field = panel.findChild<QWidget *>(name);
+            // The command line's description; reversible blocks come with the Memory field's reversible strategy.
+            if (o.name == "description" || o.name == "reversible")
+                continue;
+            QVERIFY2(field, qPrintable(name));
+            ++checked;
+            QVERIFY2(field->toolTip().contains(QString::fromStdString(o.help).mid(1, 30)), qPrintable(name));
+            if (auto *spin = qobject_cast<QSpinBox *>(field))
+                QCOMPARE(spin->maximum(), int(o.high));
+            if (auto *spin = qobject_cast<QDoubleSpinBox *>(field))
+                QCOMPARE(float(spin->maximum()), float(o.high)); // 0.9 shown, 0.9f held
+        }
+        QCOMPARE(checked, int(trainingRunOptions().size()) - 2);
+        auto *family = panel.findChild<QComboBox *>("trainModel-family");
+        auto *kvHeads = panel.findChild<QSpinBox *>("trainModel-kv-heads");
+        auto *funnel = panel.findChild<QLineEdit *>("trainModel-funnel");
+        auto *decoder = panel.findChild<QSpinBox *>("trainModel-funnel-decoder");
+        QVERIFY(family && kvHeads && funnel && decoder);
+        family->setCurrentIndex(0); // GPT-2's layout
+        funnel->clear();
+        QVERIFY(!kvHeads->isEnabled() && !decoder->isEnabled());
+        family->setCurrentIndex(family->findData("llama"));
+        funnel->setText("2,2");
+        QVERIFY(kvHeads->isEnabled() && decoder->isEnabled());
     }
 
     // The Model section: its options reach the run's model under `train`'s names and values; a combination the

@@ -1,8 +1,10 @@
 #include "commandtable.h"
 
 #include "attention/attentionkernel.h"
+#include "train/trainingrunoptions.h"
 
 #include <algorithm>
+#include <string_view>
 
 // The subcommands and their options, each written once. Options several commands share (the model and its input,
 // an attention kernel, a memory strategy, expert routing, switched-off heads) are groups below.
@@ -55,6 +57,15 @@ const Options kAblation = {
     {"ablate-heads", "0.1,1.3", "switch these heads off (layer.head)"},
     {"ablation", "zero|mean", "how a head is switched off: its output zeroed, or its mean output"},
 };
+
+// `train`'s options for the run and its model, from their one table (train/trainingrunoptions.h).
+Options trainingRunCliOptions()
+{
+    Options out;
+    for (const TrainingRunOption &o : trainingRunOptions())
+        out.push_back({o.name, o.valueName, o.help});
+    return out;
+}
 
 const Options kBenchShape = {
     {"shape", "gpt2-small", "random weights of GPT-2 small's shape instead of a model"},
@@ -153,38 +164,11 @@ std::vector<CliCommand> makeTable()
                     "reversible blocks, a positional encoding, experts, a memory strategy"}},
             Options {{"task", "T", "the task: reverse, copy, sort, parens, chars, mlm, seq2seq-sort or retrieval"},
                 {"out", "DIR", "where the training state and the model are saved"},
-                {"steps", "N", "optimiser steps (default 3000)"}, {"batch", "B", "examples a step (default 16)"},
-                {"lr", "LR", "the peak learning rate (default 0.003)"},
-                {"warmup", "W", "steps of linear warm-up (default 100)"},
-                {"weight-decay", "λ", "AdamW's decoupled weight decay of the matrices (default 0.01)"},
-                {"seed", "S", "the run's seed"}, {"eval-every", "K", "evaluate every K steps (default 250)"},
+                {"eval-every", "K", "evaluate every K steps (default 250)"},
                 {"eval-examples", "N", "held-out examples an evaluation (default 256)"},
                 {"save-every", "K", "save the state every K steps (default 500)"},
-                {"resume", "", "go on from the state saved in --out"},
-                {"description", "TEXT", "the model's description (shown by `models` and the app)"},
-                {"layers", "L", "blocks"}, {"heads", "H", "attention heads a block"},
-                {"d-model", "D", "the residual stream's width"},
-                {"family", "llama|bert",
-                    "another family's layout: Llama's (RMSNorm, RoPE, SwiGLU) or BERT's (post-LN, segments, MLM head)"},
-                {"kv-heads", "N", "grouped-query attention with N K/V heads (--family llama)"},
-                {"reversible", "", "reversible blocks (RevNet), which rebuild activations in backward"},
-                {"positions", "KIND", "the positional encoding (docs/models.md)"},
-                {"normaliser", "softmax|sparsemax|entmax15|entmax",
-                    "the attention normaliser; entmax learns an α per head (docs/models.md)"},
-                {"adaptive-span", "R", "adaptive attention span: each head learns its span, a mask ramp R tokens wide"},
-                {"span-penalty", "λ", "the L1 penalty on the spans (λ · mean span per layer; default 0.001)"},
-                {"span-init", "F", "every span starts at F × the context (default 0: spans grow from nothing)"},
-                {"scale-embeddings", "", "multiply the token embeddings by √d"},
-                {"experts", "E", "a mixture of E experts in each feed-forward sub-layer"},
-                {"layerdrop", "P", "LayerDrop: each example drops each block with probability P (0 … 0.9)"},
-                {"token-retention", "R", "PoWER-BERT: keep R of the tokens after each layer (by significance)"},
-                {"funnel", "G1,G2,…",
-                    "Funnel-Transformer: groups of G layers, the sequence pooled by 2 between groups"},
-                {"funnel-decoder", "N", "the funnel's full-length layers after upsampling (default 1)"},
-                {"sinkhorn", "B",
-                    "Sparse Sinkhorn attention: blocks of B tokens, each attending to itself and a learned sorted "
-                    "block"}}
-                + kRouting + kMemoryStrategy,
+                {"resume", "", "go on from the state saved in --out"}}
+                + trainingRunCliOptions() + kMemoryStrategy,
             trainCommand},
         {"memory",
             {{"(--model M | --shape LxHxD) --length T [--batch B] [--strategy S] [--json FILE]",
@@ -347,12 +331,15 @@ std::vector<CliCommand> makeTable()
 
 // `text` broken into lines of at most `width` characters (counted as UTF-8 code points), each after `indent`. A
 // synopsis breaks only between bracketed groups ("[--head-dim D]" stays whole).
+// Columns on a terminal: one per UTF-8 character, not per byte ("λ", "…" and "⌈√L⌉" are one column each).
+size_t columns(std::string_view s)
+{
+    return size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 std::string wrapped(const std::string &text, size_t indent, size_t width, bool synopsis = false)
 {
-    const auto length = [](const std::string &s) {
-        return size_t(
-            std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-    };
     std::vector<std::string> words {""};
     int depth = 0;
     for (char c : text) {
@@ -366,7 +353,7 @@ std::string wrapped(const std::string &text, size_t indent, size_t width, bool s
     }
     std::string out, line;
     for (const std::string &word : words) {
-        if (!line.empty() && length(line) + 1 + length(word) > width) {
+        if (!line.empty() && columns(line) + 1 + columns(word) > width) {
             out += line + "\n" + std::string(indent, ' ');
             line.clear();
         }
@@ -377,6 +364,14 @@ std::string wrapped(const std::string &text, size_t indent, size_t width, bool s
 
 constexpr size_t kHelpColumn = 42, kWidth = 118;
 
+// From column `at` to the help column: spaces, or a new line when `at` leaves less than two spaces before it.
+std::string toHelpColumn(size_t at)
+{
+    if (at + 2 > kHelpColumn)
+        return std::string(1, '\n').append(kHelpColumn, ' ');
+    return std::string(kHelpColumn - at, ' ');
+}
+
 // "  transformer-atlas NAME SYNOPSIS" and the summary in the help column (on the next line when it does not fit).
 std::string formLines(const CliCommand &command, const CliForm &form)
 {
@@ -386,10 +381,9 @@ std::string formLines(const CliCommand &command, const CliForm &form)
     head.pop_back(); // its newline
     if (form.summary.empty())
         return head + "\n";
-    const size_t lastLine = head.size() - (head.rfind('\n') == std::string::npos ? 0 : head.rfind('\n') + 1);
-    head += lastLine + 2 <= kHelpColumn ? std::string(kHelpColumn - lastLine, ' ')
-                                        : "\n" + std::string(kHelpColumn, ' ');
-    return head + wrapped(form.summary, kHelpColumn, kWidth - kHelpColumn);
+    const size_t lastLine = head.rfind('\n') == std::string::npos ? 0 : head.rfind('\n') + 1;
+    return head + toHelpColumn(columns(std::string_view(head).substr(lastLine)))
+        + wrapped(form.summary, kHelpColumn, kWidth - kHelpColumn);
 }
 
 const char *kModelsNote
@@ -434,10 +428,8 @@ std::string commandUsage(const std::string &name)
         out += formLines(*c, form);
     out += "\nOptions:\n";
     for (const CliOption &o : c->options) {
-        std::string head = "    --" + o.name + (o.value.empty() ? "" : " " + o.value);
-        head += head.size() + 2 <= kHelpColumn ? std::string(kHelpColumn - head.size(), ' ')
-                                               : "\n" + std::string(kHelpColumn, ' ');
-        out += head + wrapped(o.help, kHelpColumn, kWidth - kHelpColumn);
+        const std::string head = "    --" + o.name + (o.value.empty() ? "" : " " + o.value);
+        out += head + toHelpColumn(columns(head)) + wrapped(o.help, kHelpColumn, kWidth - kHelpColumn);
     }
     return out + kModelsNote;
 }

@@ -56,7 +56,7 @@ void printDepthSweep(std::shared_ptr<const Model> model, int examples)
             b.dropped.empty() ? "none" : [&] {
                 std::string text;
                 for (int l : b.dropped)
-                    text += (text.empty() ? "" : ",") + std::to_string(l);
+                    text.append(text.empty() ? "" : ",").append(std::to_string(l));
                 return text;
             }().c_str());
     }

@@ -35,25 +35,16 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
     std::fflush(stderr);
 }
 
-// The new run the options describe: the task, the model's options (setTrainingRunOption), the optimiser's.
+// The new run the options describe: the task, then every option of the run and its model (train/trainingrunoptions.h).
 TrainingRun newRun(const Arguments &args, const std::optional<MemoryOptions> &memory)
 {
     TrainingRun run;
     run.task = args.required("task");
-    for (const std::string &option : trainingRunOptionNames())
-        if (args.has(option) || args.flag(option))
-            setTrainingRunOption(run, option, args.flag(option) ? "true" : args.value(option), "option --" + option);
-    run.description = args.value("description");
-    TrainOptions &o = run.options;
-    o.steps = args.intValue("steps", o.steps, 1, 1 << 30);
-    o.batch = args.intValue("batch", o.batch, 1, 1 << 16);
-    o.learningRate = float(args.doubleValue("lr", o.learningRate, 1e-12, 100.0));
-    o.warmupSteps = args.intValue("warmup", o.warmupSteps, 0, 1 << 30);
-    o.weightDecay = float(args.doubleValue("weight-decay", o.weightDecay, 0.0, 100.0));
-    o.seed = uint64_t(args.intValue("seed", 1, 0, std::numeric_limits<int>::max()));
-    o.layerDrop = float(args.doubleValue("layerdrop", 0.0, 0.0, TrainOptions::kMaxLayerDrop));
+    for (const TrainingRunOption &o : trainingRunOptions())
+        if (args.has(o.name) || args.flag(o.name))
+            setTrainingRunOption(run, o.name, args.flag(o.name) ? "true" : args.value(o.name), "option --" + o.name);
     if (memory)
-        o.memory = *memory;
+        run.options.memory = *memory;
     return run;
 }
 
@@ -80,16 +71,16 @@ int trainCommand(const CommandArgs &argv)
         throw Error("--eval-every, --save-every and --eval-examples must be at least 1");
     std::optional<TrainingRun> run; // a new run; none with --resume
     if (args.flag("resume")) {
-        for (const std::string &option : trainingRunOptionNames())
-            if (option != "token-retention" && (args.has(option) || args.flag(option)))
-                throw Error("--" + option + " makes a new model; a resumed run keeps the model it was trained with");
-        // What newRun reads: a resumed run keeps what it was started with (trainer.json), never silently ignores it.
-        for (const char *option : {"task", "steps", "batch", "lr", "warmup", "weight-decay", "seed", "layerdrop",
-                 "token-retention", "description"})
-            if (args.has(option))
-                throw Error(std::string("--") + option
-                    + " is the run's own: a resumed run keeps the value it was started with (its trainer.json); "
-                      "to train on with other settings, start a new run in another directory");
+        // A resumed run keeps what it was started with (trainer.json), never silently ignores an option.
+        for (const TrainingRunOption &o : trainingRunOptions())
+            if (args.has(o.name) || args.flag(o.name))
+                throw Error("--" + o.name
+                    + (o.group == TrainingRunOption::Group::Model
+                            ? " makes a new model; a resumed run keeps the model it was trained with"
+                            : " is the run's own: a resumed run keeps the value it was started with (its "
+                              "trainer.json); to train on with other settings, start a new run in another directory"));
+        if (args.has("task"))
+            throw Error("--task is the run's own: a resumed run keeps the task it was started with (its trainer.json)");
     } else {
         run = newRun(args, memory);
         trainingModelConfig(*run); // a model the layouts do not have is refused before --out is made

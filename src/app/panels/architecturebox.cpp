@@ -1,6 +1,7 @@
 #include "panels/architecturebox.h"
 
 #include "panels/fieldlabel.h"
+#include "panels/trainingoptionfield.h"
 #include "train/trainingsetup.h"
 
 #include <QCheckBox>
@@ -19,32 +20,32 @@ namespace atlas {
 
 namespace {
 
-QSpinBox *spinBox(int low, int high, const QString &special, const QString &tip, QWidget *parent)
+// A field of the option `key`, its range and tooltip from the option table, starting at `special`: a value below
+// the range ("task's", "off": the option not given), or the range's lowest ("dense": no experts), or none.
+enum class Special { Below, Lowest };
+QSpinBox *spinBox(const std::string &key, const QString &special, QWidget *parent, Special at = Special::Below)
 {
     auto *s = new QSpinBox(parent);
-    s->setRange(low, high);
-    s->setValue(low);
+    setTrainingOptionRange(s, key, special.isEmpty() || at == Special::Lowest ? 0 : 1);
+    s->setValue(s->minimum());
     s->setSpecialValueText(special);
-    s->setToolTip(tip);
     return s;
 }
 
-QDoubleSpinBox *doubleSpinBox(double low, double high, double step, int decimals, const QString &tip, QWidget *parent)
+QDoubleSpinBox *doubleSpinBox(const std::string &key, double step, int decimals, bool off, QWidget *parent)
 {
     auto *s = new QDoubleSpinBox(parent);
-    s->setRange(low, high);
+    setTrainingOptionRange(s, key, decimals, off);
     s->setSingleStep(step);
-    s->setDecimals(decimals);
-    s->setToolTip(tip);
     return s;
 }
 
-QComboBox *comboBox(const std::vector<std::pair<QString, QString>> &items, const QString &tip, QWidget *parent)
+QComboBox *comboBox(const std::string &key, const std::vector<std::pair<QString, QString>> &items, QWidget *parent)
 {
     auto *c = new QComboBox(parent);
     for (const auto &[text, data] : items)
         c->addItem(text, data);
-    c->setToolTip(tip);
+    c->setToolTip(trainingOptionTip(key));
     return c;
 }
 
@@ -113,24 +114,14 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
     addSection(grid, row, tr("Shape"));
-    addField(grid, row, "layers", tr("La&yers"),
-        spinBox(0, 256, tr("task's"), tr("Blocks in the stack (the task's own by default)"), box));
-    addField(grid, row, "heads", tr("Heads"),
-        spinBox(0, 64, tr("task's"), tr("Attention heads a block; d_model must divide by them"), box));
-    addField(grid, row, "d-model", tr("d_model"),
-        spinBox(0, 1024, tr("task's"),
-            tr("The residual stream's width; the feed-forward is 4 × as wide (the Llama layout's SwiGLU 8/3 ×)"), box));
+    addField(grid, row, "layers", tr("La&yers"), spinBox("layers", tr("task's"), box));
+    addField(grid, row, "heads", tr("Heads"), spinBox("heads", tr("task's"), box));
+    addField(grid, row, "d-model", tr("d_model"), spinBox("d-model", tr("task's"), box));
     addField(grid, row, "family", tr("Lay&out"),
-        comboBox(
+        comboBox("family",
             {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("BERT"), QStringLiteral("bert")}},
-            tr("GPT-2: LayerNorm before each sub-layer, GELU, learned positions (the task's).\n"
-               "Llama: RMSNorm, rotate-half RoPE, SwiGLU, no biases, an untied head (lesson 15).\n"
-               "BERT: LayerNorm after each sub-layer, segments, exact GELU: a bidirectional task such as mlm"),
             box));
-    addField(grid, row, "kv-heads", tr("K/V heads"),
-        spinBox(0, 64, tr("one each"),
-            tr("Grouped-query attention (Llama layout): this many K/V heads, each shared by a group of query heads"),
-            box));
+    addField(grid, row, "kv-heads", tr("K/V heads"), spinBox("kv-heads", tr("one each"), box));
 }
 
 void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
@@ -140,38 +131,23 @@ void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
     std::vector<std::pair<QString, QString>> positions {{tr("task's"), QString()}};
     for (const std::string &name : positionKindNames())
         positions.emplace_back(QString::fromStdString(name), QString::fromStdString(name));
-    addField(grid, row, "positions", tr("Pos&itions"),
-        comboBox(positions,
-            tr("How the model knows where each token is (lesson 10): added to the embedding (learned, sinusoidal), "
-               "rotating queries and keys (rope, rope-half), a bias on every score (alibi, shaw, t5) or nothing"),
-            box));
+    addField(grid, row, "positions", tr("Pos&itions"), comboBox("positions", positions, box));
     addField(grid, row, "normaliser", tr("&Normaliser"),
-        comboBox({{tr("softmax"), QString()}, {QStringLiteral("sparsemax"), QStringLiteral("sparsemax")},
-                     {QStringLiteral("entmax15"), QStringLiteral("entmax15")},
-                     {tr("entmax (learned α)"), QStringLiteral("entmax")}},
-            tr("What turns scores into weights (lesson 19): sparsemax and entmax give exact zeros; entmax learns an α "
-               "per head"),
+        comboBox("normaliser",
+            {{tr("softmax"), QString()}, {QStringLiteral("sparsemax"), QStringLiteral("sparsemax")},
+                {QStringLiteral("entmax15"), QStringLiteral("entmax15")},
+                {tr("entmax (learned α)"), QStringLiteral("entmax")}},
             box));
-    auto *sinkhorn = spinBox(0, 512, tr("off"),
-        tr("Sparse Sinkhorn attention: blocks of this many tokens, each attending to itself and one learned, "
-           "sorted block (lesson 6)"),
-        box);
+    auto *sinkhorn = spinBox("sinkhorn", tr("off"), box);
     sinkhorn->setSuffix(tr(" tokens"));
     addField(grid, row, "sinkhorn", tr("Sinkhorn blocks"), sinkhorn);
-    auto *span = spinBox(0, 1024, tr("off"),
-        tr("Adaptive attention span (lesson 21): each head learns how far back it reads, behind a mask ramp this "
-           "many tokens wide"),
-        box);
+    auto *span = spinBox("adaptive-span", tr("off"), box);
     span->setSuffix(tr(" ramp"));
     addField(grid, row, "adaptive-span", tr("Adaptive span"), span);
-    auto *penalty = doubleSpinBox(0, 10, 0.001, 4, tr("The L1 penalty on the spans: λ · mean span per layer"), box);
+    auto *penalty = doubleSpinBox("span-penalty", 0.001, 4, false, box);
     penalty->setValue(TrainingRun {}.spanPenalty);
     addField(grid, row, "span-penalty", tr("Span penalty"), penalty);
-    addField(grid, row, "span-init", tr("Span start"),
-        doubleSpinBox(0, 1, 0.1, 2,
-            tr("Every span starts at this fraction of the context: 0 grows spans from nothing (the paper's), 1 lets "
-               "the penalty shrink the spans no head needs"),
-            box));
+    addField(grid, row, "span-init", tr("Span start"), doubleSpinBox("span-init", 0.1, 2, false, box));
 }
 
 // The feed-forward's experts, the sequence's length (funnel, token retention) and the embeddings' scale.
@@ -179,13 +155,9 @@ void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
     addSection(grid, row, tr("Feed-forward"));
-    addField(grid, row, "experts", tr("E&xperts"),
-        spinBox(
-            0, 64, tr("dense"), tr("A mixture of this many experts in each feed-forward sub-layer (lesson 11)"), box));
-    addField(grid, row, "expert-top-k", tr("Experts a token"),
-        spinBox(1, 64, QString(), tr("Each token goes to this many experts (Switch: 1)"), box));
-    auto *capacity = doubleSpinBox(0, 16, 0.25, 2,
-        tr("Room for this factor × tokens / experts in each expert; the tokens beyond are dropped"), box);
+    addField(grid, row, "experts", tr("E&xperts"), spinBox("experts", tr("dense"), box, Special::Lowest));
+    addField(grid, row, "expert-top-k", tr("Experts a token"), spinBox("expert-top-k", QString(), box));
+    auto *capacity = doubleSpinBox("capacity-factor", 0.25, 2, true, box);
     capacity->setSpecialValueText(tr("1.25 (default)"));
     addField(grid, row, "capacity-factor", tr("Capacity factor"), capacity);
 
@@ -193,22 +165,16 @@ void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
     auto *funnel = new QLineEdit(box);
     funnel->setPlaceholderText(tr("off, or groups: 2,2"));
     funnel->setValidator(new QRegularExpressionValidator(QRegularExpression("[0-9]*(,[0-9]*)*"), funnel));
-    funnel->setToolTip(
-        tr("Funnel-Transformer (lesson 22): groups of this many layers, the sequence pooled by 2 between "
-           "groups, then full-length layers after upsampling"));
+    funnel->setToolTip(trainingOptionTip("funnel"));
     addField(grid, row, "funnel", tr("&Funnel groups"), funnel);
-    addField(grid, row, "funnel-decoder", tr("Funnel decoder"),
-        spinBox(1, 64, QString(), tr("The funnel's full-length layers after upsampling"), box));
-    auto *retention = doubleSpinBox(0, 1, 0.05, 2,
-        tr("PoWER-BERT (lesson 22): keep this fraction of the tokens after each layer, by significance, while "
-           "training"),
-        box);
+    addField(grid, row, "funnel-decoder", tr("Funnel decoder"), spinBox("funnel-decoder", QString(), box));
+    auto *retention = doubleSpinBox("token-retention", 0.05, 2, true, box);
     retention->setSpecialValueText(tr("off"));
     addField(grid, row, "token-retention", tr("Token retention"), retention);
 
     addSection(grid, row, tr("Embeddings"));
     auto *scale = new QCheckBox(tr("Scale by √d_model"), box);
-    scale->setToolTip(tr("Multiply the token embeddings by √d_model, as Vaswani et al."));
+    scale->setToolTip(trainingOptionTip("scale-embeddings"));
     addField(grid, row, "scale-embeddings", tr("Embeddings"), scale);
 }
 
@@ -331,26 +297,26 @@ ArchitectureBox::Options ArchitectureBox::parseOptionsText(const QString &text)
     return out;
 }
 
-// An option that only tunes another is off while that one is.
+// An option that only sets up another is off while that one is (its `needs`, train/trainingrunoptions.h): "experts"
+// must be given, "family=llama" must have that value.
 void ArchitectureBox::updateEnabled()
 {
-    const auto value = [this](const std::string &key) {
+    const auto field = [this](const std::string &key) -> const Field * {
         for (const Field &f : m_fields)
             if (f.key == key)
-                return currentText(f);
-        return QString();
+                return &f;
+        return nullptr;
     };
-    const auto enable = [this](const std::string &key, bool on) {
-        for (const Field &f : m_fields)
-            if (f.key == key)
-                f.control->setEnabled(on);
-    };
-    enable("kv-heads", value("family") == QLatin1String("llama"));
-    enable("span-penalty", value("adaptive-span") != QLatin1String("0"));
-    enable("span-init", value("adaptive-span") != QLatin1String("0"));
-    enable("expert-top-k", value("experts") != QLatin1String("0"));
-    enable("capacity-factor", value("experts") != QLatin1String("0"));
-    enable("funnel-decoder", !value("funnel").isEmpty());
+    for (const Field &f : m_fields) {
+        const std::string &needs = trainingOption(f.key).needs;
+        if (needs.empty())
+            continue;
+        const size_t eq = needs.find('=');
+        const Field *other = field(needs.substr(0, eq));
+        const QString now = other ? currentText(*other) : QString();
+        f.control->setEnabled(eq != std::string::npos ? now == QString::fromStdString(needs.substr(eq + 1))
+                                                      : other && now != other->defaultText && !now.isEmpty());
+    }
 }
 
 void ArchitectureBox::updateHeader()

@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "panels/architecturebox.h"
 #include "panels/fieldlabel.h"
+#include "panels/trainingoptionfield.h"
 #include "train/memorystrategy.h"
 #include "train/task.h"
 #include "train/trainingsetup.h"
@@ -34,21 +35,18 @@ void TrainSettings::createOptimiserControls()
 {
     m_warmup = new QSpinBox(this);
     m_warmup->setObjectName("trainWarmup");
-    m_warmup->setRange(-1, TrainOptions::kMaxSteps);
+    setTrainingOptionRange(m_warmup, "warmup", 1);
     m_warmup->setValue(-1);
     m_warmup->setSpecialValueText(tr("auto"));
     m_warmup->setSuffix(tr(" steps"));
-    m_warmup->setToolTip(tr("Steps of linear warm-up to the peak learning rate; auto: %1, or a tenth of a shorter run, "
-                            "so that it still reaches its peak")
-                             .arg(TrainOptions {}.warmupSteps));
+    m_warmup->setToolTip(m_warmup->toolTip()
+        + tr(". Auto: %1, or a tenth of a shorter run, so that it still reaches its peak")
+              .arg(TrainOptions {}.warmupSteps));
     m_weightDecay = new QDoubleSpinBox(this);
     m_weightDecay->setObjectName("trainWeightDecay");
-    m_weightDecay->setRange(0.0, 1.0);
-    m_weightDecay->setDecimals(3);
+    setTrainingOptionRange(m_weightDecay, "weight-decay", 3);
     m_weightDecay->setSingleStep(0.01);
     m_weightDecay->setValue(TrainOptions {}.weightDecay);
-    m_weightDecay->setToolTip(tr("AdamW's decoupled weight decay: each step shrinks every matrix (the embeddings "
-                                 "included) by lr × this fraction of itself; biases and norm gains are not decayed"));
 }
 
 void TrainSettings::createControls()
@@ -74,21 +72,25 @@ void TrainSettings::createControls()
         s->setToolTip(tip);
         return s;
     };
-    m_steps = spin("trainSteps", 1, 1000000, defaults.steps, tr("Optimiser steps in the run"));
-    m_batch = spin("trainBatch", 1, 1024, defaults.batch, tr("Examples per step; their gradients are averaged"));
-    m_seed = spin("trainSeed", 0, 1 << 30, int(defaults.seed),
-        tr("Seeds the initial weights and the example stream: the same seed trains the same model"));
+    // A field of the run's option `key`: its range and tooltip from the option table.
+    auto optionSpin = [box](const char *name, const std::string &key, int value) {
+        auto *s = new QSpinBox(box);
+        s->setObjectName(name);
+        setTrainingOptionRange(s, key);
+        s->setValue(value);
+        return s;
+    };
+    m_steps = optionSpin("trainSteps", "steps", defaults.steps);
+    m_batch = optionSpin("trainBatch", "batch", defaults.batch);
+    m_seed = optionSpin("trainSeed", "seed", int(defaults.seed));
     m_evalEvery = spin("trainEvalEvery", 1, 100000, 100,
         tr("Measure the loss on held-out examples every this many steps (thick curve)"));
     m_evalEvery->setSuffix(tr(" steps"));
     m_learningRate = new QDoubleSpinBox(box);
     m_learningRate->setObjectName("trainLearningRate");
-    m_learningRate->setDecimals(5);
-    m_learningRate->setRange(0.00001, 0.1);
+    setTrainingOptionRange(m_learningRate, "lr", 5);
     m_learningRate->setSingleStep(0.0005);
     m_learningRate->setValue(defaults.learningRate);
-    m_learningRate->setToolTip(tr("Peak learning rate of AdamW: a linear warm-up to it, then a cosine decay to a "
-                                  "tenth of it at the last step"));
     createOptimiserControls();
 
     m_memory = new QComboBox(box);
@@ -113,14 +115,10 @@ void TrainSettings::createControls()
 
     m_layerDrop = new QDoubleSpinBox(box);
     m_layerDrop->setObjectName("trainLayerDrop");
-    m_layerDrop->setRange(0.0, double(TrainOptions::kMaxLayerDrop));
+    setTrainingOptionRange(m_layerDrop, "layerdrop", 2);
     m_layerDrop->setSingleStep(0.05);
-    m_layerDrop->setDecimals(2);
     m_layerDrop->setSpecialValueText(tr("off"));
-    m_layerDrop->setToolTip(tr("LayerDrop (Fan et al. 2019): each example drops each block with this probability, the "
-                               "stream passing through it unchanged, so that the model still works with blocks "
-                               "pruned (the LayerDrop tab, lesson 20). Plain memory strategy, one stack, no "
-                               "reversible blocks"));
+    m_layerDrop->setToolTip(m_layerDrop->toolTip() + tr(". Plain memory strategy, one stack, no reversible blocks"));
 
     m_architecture = new ArchitectureBox(box);
     m_modelProblem = new QLabel(box);
@@ -307,7 +305,9 @@ void TrainSettings::showLessonRun(const LessonAction &action)
     m_seed->setValue(int(run.options.seed));
     m_learningRate->setValue(run.options.learningRate);
     m_layerDrop->setValue(run.options.layerDrop);
-    m_warmup->setValue(-1); // auto, as a lesson's run always had
+    const bool warmup = std::any_of(action.trainOptions.begin(), action.trainOptions.end(),
+        [](const auto &option) { return option.first == "warmup"; });
+    m_warmup->setValue(warmup ? run.options.warmupSteps : -1); // auto unless the lesson gives it
     m_weightDecay->setValue(run.options.weightDecay);
     m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried
 }

@@ -257,12 +257,6 @@ std::vector<std::pair<std::string, std::string>> options(std::istringstream &wor
     return out;
 }
 
-bool trainingRunOption(const std::string &key)
-{
-    const std::vector<std::string> &names = trainingRunOptionNames();
-    return std::find(names.begin(), names.end(), key) != names.end();
-}
-
 LessonAction Parser::action(const std::string &line, int at) const
 {
     std::istringstream words(line);
@@ -271,17 +265,16 @@ LessonAction Parser::action(const std::string &line, int at) const
     LessonAction a;
     a.line = at;
     const auto option = [&](const std::string &key, const std::string &value) {
+        const bool train = a.kind == LessonAction::Kind::Train;
         if (key == "temperature" && a.kind == LessonAction::Kind::Generate)
             a.temperature = number(value, a.line, "temperature");
         else if (key == "top-k" && a.kind == LessonAction::Kind::Generate)
             a.topK = integer(value, a.line, "top-k", 0, 1 << 20);
         else if (key == "seed")
             a.seed = integer(value, a.line, "seed", 0, 1 << 30);
-        else if (key == "steps" && a.kind == LessonAction::Kind::Train)
+        else if (key == "steps" && train) // a run in class: shorter than `train` allows
             a.count = integer(value, a.line, "steps", 1, 100000);
-        else if (key == "lr" && a.kind == LessonAction::Kind::Train)
-            a.learningRate = number(value, a.line, "lr");
-        else if (a.kind == LessonAction::Kind::Train && trainingRunOption(key)) {
+        else if (train && findTrainingRunOption(key)) {
             try {
                 TrainingRun scratch; // the value is checked now; the combination by the lesson check
                 setTrainingRunOption(scratch, key, value, "train: " + key);
@@ -407,8 +400,6 @@ TrainingRun lessonTrainingRun(const LessonAction &action)
     if (action.count > 0)
         run.options.steps = action.count;
     run.options.seed = uint64_t(action.seed);
-    if (action.learningRate > 0)
-        run.options.learningRate = float(action.learningRate);
     for (const auto &[key, value] : action.trainOptions)
         setTrainingRunOption(run, key, value, "train: " + key);
     return run;

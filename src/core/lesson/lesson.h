@@ -18,8 +18,8 @@ struct LessonAction
         Generate, // generate N [temperature=T] [top-k=K] [seed=S]: N tokens with the KV cache
         Pad, // pad P[,P…]: toggle padding on those positions
         Param, // param KEY=VALUE: set a parameter of the spec's attention kernel
-        // train TASK [steps=N] [seed=S] [lr=X] [positions=alibi experts=4 …]: a short run in the Train panel, the
-        // model changed by `train`'s options (train/trainingsetup.h, trainingRunOptionNames)
+        // train TASK [steps=N] [seed=S] [lr=X batch=B positions=alibi experts=4 …]: a short run in the Train panel,
+        // with `train`'s options (train/trainingrunoptions.h)
         Train,
     };
     Kind kind = Kind::RunTo;
@@ -29,8 +29,8 @@ struct LessonAction
     double temperature = 0; // Generate: 0 = greedy
     int topK = 0; // Generate: 0 = all
     long long seed = 1; // Generate, Train
-    double learningRate = 0; // Train: 0 = the task's default
-    std::vector<std::pair<std::string, std::string>> trainOptions; // Train: the model's options, in the line's order
+    // Train: the options of the run (but steps and seed) and of its model, in the line's order
+    std::vector<std::pair<std::string, std::string>> trainOptions;
     int line = 0;
 };
 

@@ -3,7 +3,6 @@
 #include "model/funnel.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
-#include "util/boundednumber.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 
@@ -12,77 +11,9 @@
 
 namespace atlas {
 
-const std::vector<std::string> &trainingRunOptionNames()
-{
-    static const std::vector<std::string> names = {"layers", "heads", "d-model", "family", "kv-heads", "reversible",
-        "scale-embeddings", "positions", "normaliser", "adaptive-span", "span-penalty", "span-init", "experts",
-        "expert-top-k", "capacity-factor", "funnel", "funnel-decoder", "sinkhorn", "token-retention"};
-    return names;
-}
-
-bool isTrainingRunFlag(const std::string &name)
-{
-    return name == "reversible" || name == "scale-embeddings";
-}
-
-void setTrainingRunOption(TrainingRun &run, const std::string &name, const std::string &value, const std::string &where)
-{
-    const auto integer = [&](int low, int high) { return boundedInteger(value, where, low, high); };
-    const auto number = [&](double low, double high) { return boundedNumber(value, where, low, high); };
-    if (isTrainingRunFlag(name)) {
-        if (!value.empty() && value != "true" && value != "false")
-            throw Error(where + ": '" + value + "' is not true or false");
-        (name == "reversible" ? run.reversible : run.scaleEmbeddings) = value != "false";
-    } else if (name == "layers") {
-        run.layers = integer(1, 256);
-    } else if (name == "heads") {
-        run.heads = integer(1, 1024);
-    } else if (name == "d-model") {
-        run.dModel = integer(1, 65536);
-    } else if (name == "family") {
-        if (value != "gpt2" && value != "llama" && value != "bert")
-            throw Error(where + ": '" + value + "' cannot be trained here (gpt2, llama or bert)");
-        run.family = value;
-    } else if (name == "kv-heads") {
-        run.kvHeads = integer(1, 1024);
-    } else if (name == "positions") {
-        run.positions = positionKindName(positionKindArgument(value, where));
-    } else if (name == "normaliser") {
-        run.normaliser = normaliserName(normaliserArgument(value, where));
-    } else if (name == "adaptive-span") {
-        run.spanRamp = integer(1, 65536);
-    } else if (name == "span-penalty") {
-        run.spanPenalty = number(0.0, 1e6);
-    } else if (name == "span-init") {
-        run.spanInit = number(0.0, 1.0);
-    } else if (name == "experts") {
-        run.experts = integer(0, 1024);
-    } else if (name == "expert-top-k") {
-        run.expertTopK = integer(1, 1024);
-    } else if (name == "capacity-factor") {
-        run.capacityFactor = number(1e-6, 1024.0);
-    } else if (name == "funnel") {
-        run.funnelBlocks = parseFunnelBlocks(value, where);
-    } else if (name == "funnel-decoder") {
-        run.funnelDecoderLayers = integer(1, 64);
-    } else if (name == "sinkhorn") {
-        run.sinkhornBlock = integer(1, 4096);
-    } else if (name == "token-retention") {
-        run.options.tokenRetention = float(number(1e-6, 1.0));
-    } else {
-        throw Error(where + ": not an option of a training run's model");
-    }
-}
-
 ModelConfig trainingModelConfig(const TrainingRun &run)
 {
-    const TrainingRun defaults;
-    if (run.spanRamp == 0 && (run.spanPenalty != defaults.spanPenalty || run.spanInit != defaults.spanInit))
-        throw Error("span-penalty and span-init set up the adaptive spans: give adaptive-span R too");
-    if (run.experts == 0 && (run.expertTopK != defaults.expertTopK || run.capacityFactor != defaults.capacityFactor))
-        throw Error("expert-top-k and capacity-factor set up the experts: give experts E too");
-    if (run.funnelBlocks.empty() && run.funnelDecoderLayers != defaults.funnelDecoderLayers)
-        throw Error("funnel-decoder sets up the funnel: give funnel G1,G2,… too");
+    checkTrainingRunOptionsNeeded(run);
     const std::unique_ptr<Task> task = Task::create(run.task);
     ModelConfig config = task->modelConfig();
     if (run.layers > 0)
@@ -148,8 +79,6 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         config.qkvBias = config.outBias = config.mlpBias = false;
         config.tiedHead = false;
         config.kvHeads = run.kvHeads;
-    } else if (run.kvHeads > 0) {
-        throw Error("kv-heads: grouped-query attention is the Llama layout's (add family llama)");
     }
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input

@@ -1,14 +1,16 @@
 #pragma once
 
 #include "train/trainer.h"
+#include "train/trainingrunoptions.h"
 
 #include <memory>
 #include <string>
 
 namespace atlas {
 
-// A new training run as `train` and the Train panel describe it: a task, the optimiser's options and any changes
-// to the task's model shape. Both start a run through newTrainer, so they cannot drift apart.
+// A new training run as `train`, a lesson's train action and the Train panel describe it: a task, the optimiser's
+// options and any changes to the task's model shape, each set through one table (train/trainingrunoptions.h). All
+// start a run through newTrainer, so they cannot drift apart.
 struct TrainingRun
 {
     std::string task = "reverse";
@@ -37,17 +39,6 @@ struct TrainingRun
     std::string family;
     int kvHeads = 0;
 };
-
-// The options of `train` that change the model, and PoWER-BERT's token retention, by their names without "--"
-// (layers, positions, experts, funnel …): the command line, a lesson's train action and the Train panel's
-// architecture settings all read them through setTrainingRunOption, so they take the same values.
-const std::vector<std::string> &trainingRunOptionNames();
-bool isTrainingRunFlag(const std::string &name); // reversible, scale-embeddings: no value
-// Sets the option `name` of `run` from its text (a flag from "" or "true"). Throws atlas::Error beginning with
-// `where` ("option --experts", "line 12: experts") for an unknown name, a value that is not a number, or one out of
-// the option's range.
-void setTrainingRunOption(
-    TrainingRun &run, const std::string &name, const std::string &value, const std::string &where);
 
 // The task's model shape with the run's changes, checked (ModelConfig::validate, and that a training step fits in
 // memory). Throws atlas::Error for an unknown task, a combination of options the layouts do not have, or a shape

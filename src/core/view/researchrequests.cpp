@@ -32,7 +32,7 @@ AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c)
     for (const TraceEntry &e : c.trace->entries())
         if (e.name == "input" || e.name.ends_with(".input") || e.name.ends_with(".out") || e.name.ends_with(".out1")
             || e.name.ends_with(".out2")) {
-            r.key += "/" + identity(e.tensor);
+            r.key.append("/").append(identity(e.tensor));
             r.pinned.push_back(e.tensor);
         }
     r.pinned.push_back(c.model->wte);

@@ -1,0 +1,169 @@
+// A training run's options (src/core/train/trainingrunoptions.h): one table that `train`, lessons' train actions and
+// the Train panel read. Each option takes its whole range and refuses past it by name; an option that only sets
+// up another is refused alone; a lesson's train action takes every option but the lesson's own steps and seed.
+
+#include "errortesting.h"
+#include "lesson/lesson.h"
+#include "testbundle.h"
+#include "train/trainingsetup.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace atlas;
+using testing::errorFrom;
+
+namespace {
+
+// A value just outside [low, high] on the `above` side, as the option's text.
+std::string beyond(const TrainingRunOption &o, bool above)
+{
+    if (o.kind == TrainingRunOption::Kind::Integer)
+        return std::to_string(static_cast<long long>(above ? o.high : o.low) + (above ? 1 : -1));
+    const double edge = above ? o.high : o.low;
+    return std::to_string(above ? edge * 1.5 + 1 : (edge > 0 ? edge / 2 : -1.0));
+}
+
+std::string asText(double value, TrainingRunOption::Kind kind)
+{
+    if (kind == TrainingRunOption::Kind::Integer)
+        return std::to_string(static_cast<long long>(value));
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return text;
+}
+
+} // namespace
+
+class TestTrainingRunOptions : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Every option with a range takes both ends and refuses just past each, naming where it was given; the value set
+    // is the one the run reads back.
+    void everyOptionTakesItsRangeAndNothingPastIt()
+    {
+        QVERIFY(trainingRunOptions().size() >= 20);
+        for (const TrainingRunOption &o : trainingRunOptions()) {
+            const std::string where = "option --" + o.name;
+            QVERIFY2(!o.help.empty() && o.text, o.name.c_str());
+            if (o.kind == TrainingRunOption::Kind::Flag) {
+                QVERIFY2(o.valueName.empty(), o.name.c_str());
+                TrainingRun run;
+                setTrainingRunOption(run, o.name, "", where);
+                QCOMPARE(o.text(run), std::string("true"));
+                QVERIFY(isTrainingRunOptionSet(run, o));
+                setTrainingRunOption(run, o.name, "false", where);
+                QVERIFY(!isTrainingRunOptionSet(run, o));
+                QCOMPARE(errorFrom([&] { setTrainingRunOption(run, o.name, "maybe", where); }),
+                    QString::fromStdString(where + ": 'maybe' is not true or false"));
+                continue;
+            }
+            QVERIFY2(!o.valueName.empty(), o.name.c_str());
+            if (o.kind == TrainingRunOption::Kind::Text)
+                continue; // below, one by one
+            QVERIFY2(o.low <= o.high, o.name.c_str());
+            for (const double edge : {o.low, o.high}) {
+                TrainingRun run;
+                setTrainingRunOption(run, o.name, asText(edge, o.kind), where);
+                QVERIFY2(std::abs(std::stod(o.text(run)) - edge) <= 1e-6 * std::max(1.0, std::abs(edge)),
+                    (o.name + " read back as " + o.text(run)).c_str());
+            }
+            for (const bool above : {false, true}) {
+                TrainingRun run;
+                const QString e = errorFrom([&] { setTrainingRunOption(run, o.name, beyond(o, above), where); });
+                QVERIFY2(e.startsWith(QString::fromStdString(where + ": ")) && e.contains("out of range"),
+                    qPrintable(QString::fromStdString(o.name) + ": " + e));
+            }
+            TrainingRun run;
+            QVERIFY2(errorFrom([&] {
+                setTrainingRunOption(run, o.name, "many", where);
+            }).startsWith(QString::fromStdString(where + ": ")),
+                o.name.c_str());
+        }
+    }
+
+    // The options of text are checked by their setters, with the place in the message.
+    void textOptionsAreCheckedByName()
+    {
+        TrainingRun run;
+        setTrainingRunOption(run, "family", "llama", "train: family");
+        QCOMPARE(run.family, std::string("llama"));
+        setTrainingRunOption(run, "family", "gpt2", "train: family");
+        QVERIFY(run.family.empty()); // GPT-2's layout is the default
+        QCOMPARE(errorFrom([&] { setTrainingRunOption(run, "family", "t5", "train: family"); }),
+            QString("train: family: 't5' cannot be trained here (gpt2, llama or bert)"));
+        setTrainingRunOption(run, "positions", "alibi", "p");
+        QCOMPARE(run.positions, std::string("alibi"));
+        QVERIFY(!errorFrom([&] { setTrainingRunOption(run, "positions", "spiral", "option --positions"); }).isEmpty());
+        setTrainingRunOption(run, "normaliser", "entmax", "n");
+        QCOMPARE(run.normaliser, std::string("entmax"));
+        setTrainingRunOption(run, "funnel", "2,2", "f");
+        QCOMPARE(run.funnelBlocks, (std::vector<int> {2, 2}));
+        QCOMPARE(findTrainingRunOption("funnel")->text(run), std::string("2,2"));
+        QCOMPARE(errorFrom([&] { setTrainingRunOption(run, "colour", "red", "option --colour"); }),
+            QString("option --colour: not an option of a training run"));
+    }
+
+    // An option that only sets up another (its `needs`) is refused without it, naming both; with it, it is not.
+    void anOptionThatSetsUpAnotherNeedsIt()
+    {
+        int needing = 0;
+        for (const TrainingRunOption &o : trainingRunOptions()) {
+            if (o.needs.empty())
+                continue;
+            ++needing;
+            const size_t eq = o.needs.find('=');
+            const TrainingRunOption *needed = findTrainingRunOption(o.needs.substr(0, eq));
+            QVERIFY2(needed, o.needs.c_str());
+            // A value other than the default, inside the range.
+            const std::string value
+                = o.kind == TrainingRunOption::Kind::Integer ? asText(o.low + 1, o.kind) : asText(o.high / 2, o.kind);
+            TrainingRun run;
+            setTrainingRunOption(run, o.name, value, "t");
+            QVERIFY2(isTrainingRunOptionSet(run, o), o.name.c_str());
+            const QString e = errorFrom([&] { checkTrainingRunOptionsNeeded(run); });
+            QVERIFY2(e.startsWith(QString::fromStdString(o.name)) && e.contains(QString::fromStdString(needed->name)),
+                qPrintable(e));
+            const std::string neededValue = eq != std::string::npos ? o.needs.substr(eq + 1)
+                : needed->kind == TrainingRunOption::Kind::Text     ? std::string("2,2")
+                                                                    : std::string("2");
+            setTrainingRunOption(run, needed->name, neededValue, "t");
+            QCOMPARE(errorFrom([&] { checkTrainingRunOptionsNeeded(run); }), QString());
+        }
+        QVERIFY(needing >= 5);
+        TrainingRun both;
+        setTrainingRunOption(both, "span-penalty", "0.1", "t");
+        setTrainingRunOption(both, "span-init", "1", "t");
+        QCOMPARE(errorFrom([&] { trainingModelConfig(both); }),
+            QString("span-penalty and span-init need adaptive-span: give adaptive-span R too"));
+    }
+
+    // A lesson's train action takes the run's options as `train` does (lr, batch, warm-up …), checked by the same
+    // table; its steps and seed stay the lesson's own (a run in class: at most 100 000 steps).
+    void aLessonTakesTheRunsOptions()
+    {
+        const std::string lesson
+            = "---\ntitle: T\nlecture: L\nminutes: 5\nmodels: [reverse]\n---\n\n## One\n\nText.\n\n```view\n"
+              "{\"view\": \"attention\", \"model\": \"reverse\"}\n```\n\n```actions\ntrain copy "
+              "steps=40 seed=3 lr=0.01 batch=4 warmup=2 weight-decay=0.2 layers=3\n```\n";
+        const LessonAction a = parseLesson(lesson, "l.md").steps[0].actions[0];
+        const TrainingRun run = lessonTrainingRun(a);
+        QCOMPARE(run.task, std::string("copy"));
+        QCOMPARE(run.options.steps, 40);
+        QCOMPARE(run.options.seed, uint64_t(3));
+        QCOMPARE(run.options.learningRate, 0.01f);
+        QCOMPARE(run.options.batch, 4);
+        QCOMPARE(run.options.warmupSteps, 2);
+        QCOMPARE(run.options.weightDecay, 0.2f);
+        QCOMPARE(run.layers, 3);
+        std::string tooLarge = lesson;
+        tooLarge.replace(tooLarge.find("lr=0.01"), 7, "lr=1000");
+        QVERIFY(errorFrom([&] { parseLesson(tooLarge, "l.md"); }).contains("train: lr: 1000 is out of range"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTrainingRunOptions)
+#include "tst_trainingrunoptions.moc"
