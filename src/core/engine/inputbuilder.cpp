@@ -33,7 +33,7 @@ std::string boxInputText(const std::string &text, const std::vector<int> &tokens
         return text.starts_with('#') ? "#" + text : text;
     std::string box = "#";
     for (size_t i = 0; i < tokens.size(); ++i)
-        box += (i ? "," : "") + std::to_string(tokens[i]);
+        box.append(i ? "," : "").append(std::to_string(tokens[i]));
     return box;
 }
 

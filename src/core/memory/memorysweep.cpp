@@ -69,10 +69,8 @@ MemoryOptions optionsFor(MemoryStrategy strategy, int checkpointEvery, int ffnCh
 
 } // namespace
 
-Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible)
+ModelConfig configAtDepth(const ModelConfig &shape, int layers, bool reversible)
 {
-    if (layers < 1)
-        throw Error("a model needs at least 1 block (depth " + std::to_string(layers) + ")");
     ModelConfig c = shape;
     c.layers = layers;
     if (c.isEncoderDecoder())
@@ -83,6 +81,14 @@ Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible)
         if (c.moeLayers.empty())
             c.experts = 0;
     }
+    return c;
+}
+
+Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible)
+{
+    if (layers < 1)
+        throw Error("a model needs at least 1 block (depth " + std::to_string(layers) + ")");
+    const ModelConfig c = configAtDepth(shape, layers, reversible);
     c.validate("depth " + std::to_string(layers));
     return Model::random(c, 1);
 }

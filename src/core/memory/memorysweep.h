@@ -15,9 +15,11 @@
 // recorded (trace/allocationrecorder.h) and its time measured without the recorder.
 namespace atlas {
 
-// `shape` with `layers` blocks, reversible or not, random weights: an encoder–decoder gets `layers` blocks in each
-// stack. Mixture-of-experts layers past the new depth go; every other setting (heads, widths, d_ff, positions,
-// vocabulary, context) stays.
+// `shape` with `layers` blocks, reversible or not: an encoder–decoder gets `layers` blocks in each stack.
+// Mixture-of-experts layers past the new depth go; every other setting (heads, widths, d_ff, positions, vocabulary,
+// context) stays. Not validated: the estimates of a depth read it as it is.
+ModelConfig configAtDepth(const ModelConfig &shape, int layers, bool reversible);
+// A model of configAtDepth(shape, layers, reversible), validated, with random weights.
 Model modelAtDepth(const ModelConfig &shape, int layers, bool reversible);
 
 // Why a model of this shape cannot have reversible blocks (an encoder–decoder, a Llama, BERT or T5 layout, post-LN

@@ -1,6 +1,7 @@
 #include "util/memorycheck.h"
 
 #include "util/error.h"
+#include "util/text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -13,11 +14,8 @@ namespace atlas {
 std::string formatBytes(double bytes)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int unit = 0;
-    while (std::fabs(bytes) >= 1024 && unit < 6) {
-        bytes /= 1024;
-        ++unit;
-    }
+    const auto [value, unit] = scaledToUnit(bytes, 1024, 7);
+    bytes = value;
     char text[48];
     if (unit == 0)
         std::snprintf(text, sizeof text, "%.0f B", bytes);

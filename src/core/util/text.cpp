@@ -1,5 +1,7 @@
 #include "util/text.h"
 
+#include <cmath>
+
 namespace atlas {
 
 std::string countOf(size_t count, std::string_view singular, std::string_view plural)
@@ -23,6 +25,16 @@ std::string shownText(std::string_view text)
         shown += byte < 0x20 || byte == 0x7F ? '?' : text[i];
     }
     return shown;
+}
+
+ScaledValue scaledToUnit(double value, double base, int units)
+{
+    int unit = 0;
+    while (std::fabs(value) >= base && unit < units - 1) {
+        value /= base;
+        ++unit;
+    }
+    return {value, unit};
 }
 
 } // namespace atlas

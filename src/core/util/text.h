@@ -10,6 +10,15 @@ namespace atlas {
 // "1 token", "3 tokens", "0 tokens"; `plural` when adding an "s" is wrong ("1 query", "2 queries").
 std::string countOf(size_t count, std::string_view singular, std::string_view plural = {});
 
+// `value` in the largest of `units` units, each `base` times the one before, that keeps it at least 1 (or in the
+// last): {3.5, 2} for 3.5·base². formatBytes (base 1024) and formatFlops (base 1000) print with it.
+struct ScaledValue
+{
+    double value;
+    int unit;
+};
+ScaledValue scaledToUnit(double value, double base, int units);
+
 // A user's text inside a message: control characters shown as '?', cut after 60 characters (at a character's
 // boundary) with "…".
 std::string shownText(std::string_view text);

@@ -1,6 +1,7 @@
 #include "util/workbudget.h"
 
 #include "util/memorycheck.h"
+#include "util/text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -16,11 +17,8 @@ WorkBudget &WorkBudget::process()
 std::string formatFlops(double flops)
 {
     static const char *const units[] = {"", "k", "M", "G", "T", "P", "E"};
-    int unit = 0;
-    while (std::fabs(flops) >= 1000 && unit < 6) {
-        flops /= 1000;
-        ++unit;
-    }
+    const auto [value, unit] = scaledToUnit(flops, 1000, 7);
+    flops = value;
     char text[48];
     std::snprintf(text, sizeof text, flops >= 100 || unit == 0 ? "%.0f %sFLOP" : "%.1f %sFLOP", flops, units[unit]);
     return text;

@@ -25,7 +25,8 @@ inline double millisecondsSince(Clock::time_point start)
 // "@<address><shape>": a traced tensor's identity; the request pins the tensor so the address stays its own.
 inline std::string identity(const Tensor &t)
 {
-    return "@" + std::to_string(reinterpret_cast<uintptr_t>(t.data())) + t.shapeString();
+    std::string id = "@"; // appended piece by piece: GCC 12 misreads "@" + std::to_string(…) (-Wstringop-overflow)
+    return id.append(std::to_string(reinterpret_cast<uintptr_t>(t.data()))).append(t.shapeString());
 }
 
 // A model's identity in a request key: its weights (by the embedding's address; the request pins model.wte) and

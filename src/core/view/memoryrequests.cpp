@@ -52,20 +52,16 @@ std::string shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens)
 }
 
 // A training step's work, about: the forward, the backward (twice the forward), a recomputed forward (checkpointing
-// and reversible blocks). `steps` of them at `layers` layers of the input model's shape.
+// and reversible blocks). `steps` of them on the model the sweep measures at `layers` layers (configAtDepth).
 double trainingFlops(const ModelConfig &shape, int layers, int tokens, double steps)
 {
-    ModelConfig c = shape;
-    c.layers = layers;
-    return steps * 4.0 * Model::forwardFlopsOf(c, tokens);
+    return steps * 4.0 * Model::forwardFlopsOf(configAtDepth(shape, layers, shape.reversible), tokens);
 }
 
 // The plain step's memory at `layers` layers (the largest of the strategies').
 double trainingBytes(const ModelConfig &shape, int layers, int tokens)
 {
-    ModelConfig c = shape;
-    c.layers = layers;
-    return estimatedTrainingStepBytes(c, tokens, MemoryOptions {}, tokens);
+    return estimatedTrainingStepBytes(configAtDepth(shape, layers, shape.reversible), tokens, MemoryOptions {}, tokens);
 }
 
 } // namespace
