@@ -162,6 +162,9 @@ private slots:
         std::string tooLarge = lesson;
         tooLarge.replace(tooLarge.find("lr=0.01"), 7, "lr=1000");
         QVERIFY(errorFrom([&] { parseLesson(tooLarge, "l.md"); }).contains("train: lr: 1000 is out of range"));
+        std::string described = lesson;
+        described.replace(described.find("lr=0.01"), 7, "description=mine");
+        QVERIFY(errorFrom([&] { parseLesson(described, "l.md"); }).contains("unknown option 'description'"));
     }
 };
 

@@ -543,6 +543,15 @@ private slots:
         QCOMPARE(next.worker()->setup().run.positions, std::string("t5"));
         QCOMPARE(next.worker()->setup().run.experts, 0);
         QCOMPARE(next.worker()->setup().run.layers, 0);
+
+        // The run's options of a lesson reach the run too, reversible blocks as the reversible strategy.
+        lesson.trainOptions = {{"reversible", ""}, {"batch", "3"}, {"lr", "0.002"}};
+        next.runLessonAction(lesson);
+        QTRY_COMPARE_WITH_TIMEOUT(next.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+        QVERIFY(next.worker()->setup().run.reversible);
+        QCOMPARE(next.worker()->setup().run.options.memory.strategy, MemoryStrategy::Reversible);
+        QCOMPARE(next.worker()->setup().run.options.batch, 3);
+        QCOMPARE(next.worker()->setup().run.options.learningRate, 0.002f);
     }
 
     void closingTheWindowWhileTrainingStopsTheWorker()

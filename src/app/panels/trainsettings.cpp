@@ -309,6 +309,8 @@ void TrainSettings::showLessonRun(const LessonAction &action)
         [](const auto &option) { return option.first == "warmup"; });
     m_warmup->setValue(warmup ? run.options.warmupSteps : -1); // auto unless the lesson gives it
     m_weightDecay->setValue(run.options.weightDecay);
+    if (run.reversible) // the panel's reversible blocks come with the reversible strategy
+        m_memory->setCurrentIndex(m_memory->findData(QStringLiteral("reversible")));
     m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried
 }
 

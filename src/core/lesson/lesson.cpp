@@ -274,7 +274,7 @@ LessonAction Parser::action(const std::string &line, int at) const
             a.seed = integer(value, a.line, "seed", 0, 1 << 30);
         else if (key == "steps" && train) // a run in class: shorter than `train` allows
             a.count = integer(value, a.line, "steps", 1, 100000);
-        else if (train && findTrainingRunOption(key)) {
+        else if (train && key != "description" && findTrainingRunOption(key)) { // the model keeps the task's summary
             try {
                 TrainingRun scratch; // the value is checked now; the combination by the lesson check
                 setTrainingRunOption(scratch, key, value, "train: " + key);

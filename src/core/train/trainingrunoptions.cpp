@@ -313,14 +313,6 @@ const TrainingRunOption *findTrainingRunOption(const std::string &name)
     return nullptr;
 }
 
-std::vector<std::string> trainingRunOptionNames()
-{
-    std::vector<std::string> names;
-    for (const TrainingRunOption &o : trainingRunOptions())
-        names.push_back(o.name);
-    return names;
-}
-
 void setTrainingRunOption(TrainingRun &run, const std::string &name, const std::string &value, const std::string &where)
 {
     const TrainingRunOption *o = findTrainingRunOption(name);

@@ -39,8 +39,6 @@ struct TrainingRunOption
 const std::vector<TrainingRunOption> &trainingRunOptions();
 // The entry of `name`; nullptr for an unknown one.
 const TrainingRunOption *findTrainingRunOption(const std::string &name);
-// Every option's name, in the table's order.
-std::vector<std::string> trainingRunOptionNames();
 
 // Sets the option `name` of `run` from its text (a flag from "", "true" or "false"). Throws atlas::Error beginning
 // with `where` ("option --experts", "train: experts") for an unknown name, a value that is not a number, or one out
