@@ -95,10 +95,7 @@ QString AnalysisPlotView::progressFormat() const
 
 void AnalysisPlotView::applyTheme()
 {
-    applyPlotTheme(m_plot, m_spec.theme);
-    applyThemeBackground(m_messagePage, m_spec.theme);
-    applyThemeBackground(m_message, m_spec.theme);
-    applyThemeBackground(m_page, m_spec.theme);
+    applyPlotTheme(m_plot, m_spec.theme); // the pages around it take the view's palette (View::setSpec)
 }
 
 void AnalysisPlotView::refresh()

@@ -128,8 +128,7 @@ void MemoryTimelineView::showMessage(const QString &text)
 
 void MemoryTimelineView::applyTheme()
 {
-    applyPlotTheme(m_plot, m_spec.theme);
-    applyThemeBackground(m_message, m_spec.theme);
+    applyPlotTheme(m_plot, m_spec.theme); // the message page takes the view's palette (View::setSpec)
 }
 
 void MemoryTimelineView::refresh()

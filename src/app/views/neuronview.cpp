@@ -91,9 +91,7 @@ void NeuronView::showMessage(const QString &text)
 void NeuronView::refresh()
 {
     layOutHidden(this);
-    applyPlotTheme(m_plot, m_spec.theme);
-    applyThemeBackground(m_message, m_spec.theme);
-    applyThemeBackground(m_page, m_spec.theme);
+    applyPlotTheme(m_plot, m_spec.theme); // the pages take the view's palette (View::setSpec)
     if (!m_input.trace)
         return showMessage(tr("Nothing to show yet: run the model"));
     if (m_input.model)
