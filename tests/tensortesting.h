@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/model.h"
+#include "model/modeltokenizer.h"
 #include "tensor/tensor.h"
 #include "tokenize/tokenizer.h"
 
@@ -74,7 +75,7 @@ inline float maxDifference(const Tensor &a, const Tensor &b)
 // TEXT's ids under the model's own tokenizer.
 inline std::vector<int> encode(const Model &model, const std::string &text)
 {
-    return Tokenizer::forModel(model)->encode(text);
+    return tokenizerForModel(model)->encode(text);
 }
 
 } // namespace atlas::testing

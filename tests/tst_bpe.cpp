@@ -1,6 +1,7 @@
 // GPT-2's byte-level BPE: ids equal the reference encoder's (tests/data/gpt2_bpe, made by
 // tests/tools/make_bpe_fixture.sh), decoding inverts encoding, pieces are readable, bad files are reported.
 #include "model/model.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/gpt2words.h"
 #include "tokenize/huggingfacetokenizer.h"
@@ -283,19 +284,19 @@ private slots:
         for (const char *f : {"config.json", "model.safetensors"})
             QVERIFY(QFile::copy(QString(ATLAS_TEST_DATA "/gpt2_tiny/") + f, dir.filePath(f)));
         const Model plain = Model::load(d);
-        QCOMPARE(Tokenizer::forModel(plain)->kind(), std::string("ids"));
+        QCOMPARE(tokenizerForModel(plain)->kind(), std::string("ids"));
 
         for (const char *f : {"vocab.json", "merges.txt"})
             QVERIFY(QFile::copy(QString::fromStdString(kBpeData + f), dir.filePath(f)));
         const Model model = Model::load(d);
-        const auto tokenizer = Tokenizer::forModel(model);
+        const auto tokenizer = tokenizerForModel(model);
         QCOMPARE(tokenizer->kind(), std::string("BPE"));
         QCOMPARE(tokenizer->encode("Hello world"), (std::vector<int> {15496, 995}));
         QCOMPARE(tokenizer->piece(995), std::string("␣world"));
 
         Model bytes = model; // atlas_tokenizer: bytes wins over the files beside it
         bytes.config.tokenizer = "bytes";
-        QCOMPARE(Tokenizer::forModel(bytes)->kind(), std::string("bytes"));
+        QCOMPARE(tokenizerForModel(bytes)->kind(), std::string("bytes"));
     }
 
     void encodesFromSeveralThreads()

@@ -9,6 +9,7 @@
 #include "engine/generator.h"
 #include "engine/tokenretention.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "sanitizertesting.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
@@ -344,7 +345,7 @@ private slots:
         QVERIFY2(e.tokenAccuracy >= 0.79 && e.tokenAccuracy < 0.80, qPrintable(QString::number(e.tokenAccuracy)));
         // On its sample (lesson 22's sentence) the full-length layers read each [MASK]'s neighbours: layer 0's heads 0
         // and 1 all of its attention on the next and the previous character, the decoder's head 2 58 % on the next.
-        const std::vector<int> tokens = Tokenizer::forModel(*model)->encode(model->config.sample);
+        const std::vector<int> tokens = tokenizerForModel(*model)->encode(model->config.sample);
         Engine engine(model, {tokens, {}});
         engine.runToEnd();
         const auto meanAtMasks = [&](int layer, int head, int offset) {
@@ -379,7 +380,7 @@ private slots:
         QVERIFY2(e.tokenAccuracy >= 0.675 && e.tokenAccuracy < 0.685, qPrintable(QString::number(e.tokenAccuracy)));
         QVERIFY2(off.evaluation.tokenAccuracy >= 0.655 && off.evaluation.tokenAccuracy < 0.67,
             qPrintable(QString::number(off.evaluation.tokenAccuracy)));
-        const std::vector<int> tokens = Tokenizer::forModel(*model)->encode(model->config.sample);
+        const std::vector<int> tokens = tokenizerForModel(*model)->encode(model->config.sample);
         for (int layer = 0; layer < model->config.layers; ++layer)
             for (int head = 0; head < model->config.heads; ++head) {
                 const double share = sinkhornPicture(model, tokens, layer, head).sortedShare;
@@ -410,7 +411,7 @@ private slots:
         // key before it; every head of layer 1 reads the asked pair's two digits from the question's key.
         const auto model = loadModel("retrieval");
         const std::string text = model->config.sample;
-        Engine engine(model, {Tokenizer::forModel(*model)->encode(text), {}});
+        Engine engine(model, {tokenizerForModel(*model)->encode(text), {}});
         engine.runToEnd();
         const auto probs = [&](int layer, int head) {
             return engine.trace().tensor(names::attentionTensor({}, layer, "probs")).slice(head);

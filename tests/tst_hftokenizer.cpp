@@ -4,6 +4,7 @@
 // SentencePiece models through libsentencepiece equal python3-sentencepiece's ids, pieces and decoded text.
 // The fixtures and the script that made them: tests/data/tokenizers/README.md. Bad files are refused by name.
 #include "errortesting.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/sentencepiecetokenizer.h"
@@ -116,7 +117,7 @@ private slots:
     // piece shows its byte.
     void mistralPiecesShowTheirSpaces()
     {
-        const auto mistral = Tokenizer::forDirectory(tokenizerDir("mistral"));
+        const auto mistral = tokenizerForDirectory(tokenizerDir("mistral"));
         const std::vector<int> ids = mistral->encode("Hello world\t");
         QCOMPARE(int(ids.size()), 3);
         QCOMPARE(mistral->piece(ids[0]), std::string("\u2423Hello"));
@@ -182,7 +183,7 @@ private slots:
     void sentencePieceSpecialTokensFollowTheConfig()
     {
         // spm_bpe's tokenizer_config.json: LlamaTokenizer with add_bos_token; the unigram one names no class.
-        const auto llama = Tokenizer::forDirectory(kTokenizerData + "spm_bpe");
+        const auto llama = tokenizerForDirectory(kTokenizerData + "spm_bpe");
         QCOMPARE(llama->kind(), std::string("SentencePiece"));
         const std::vector<int> ids = llama->encode("Hello world");
         std::vector<int> withBos {1};
@@ -277,9 +278,9 @@ private slots:
 
     void directoriesPickTheirOwnTokenizer()
     {
-        QCOMPARE(Tokenizer::forDirectory(kBuiltin + "mistral-7b")->kind(), std::string("BPE"));
-        QCOMPARE(Tokenizer::forDirectory(kTokenizerData + "unigram")->kind(), std::string("Unigram"));
-        QCOMPARE(Tokenizer::forDirectory(kBuiltin + "bert-base-uncased")->kind(), std::string("WordPiece"));
+        QCOMPARE(tokenizerForDirectory(kBuiltin + "mistral-7b")->kind(), std::string("BPE"));
+        QCOMPARE(tokenizerForDirectory(kTokenizerData + "unigram")->kind(), std::string("Unigram"));
+        QCOMPARE(tokenizerForDirectory(kBuiltin + "bert-base-uncased")->kind(), std::string("WordPiece"));
     }
 };
 

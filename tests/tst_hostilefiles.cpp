@@ -10,6 +10,7 @@
 #include "io/stageddirectory.h"
 #include "lesson/lesson.h"
 #include "model/modelconfig.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "train/checkpointdirectory.h"
@@ -122,7 +123,7 @@ private slots:
         case 4:
             writeFileAtomically(d + "/vocab.json", R"({"a": )" + deep + "}");
             writeFileAtomically(d + "/merges.txt", "#version: 0.2\n");
-            message = errorFrom([&] { Tokenizer::forDirectory(d); });
+            message = errorFrom([&] { tokenizerForDirectory(d); });
             break;
         case 5:
             message = errorFrom([&] { attention::parseAttentionSweep(R"({"kernels": )" + deep + "}", "sweep.json"); });

@@ -2,6 +2,7 @@
 // what each view keeps of its own settings while others are shown (view/viewsettings.h).
 #include "engine/inputbuilder.h"
 #include "model/model.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -42,7 +43,7 @@ private slots:
     void aModelWithoutATokenizerAsksForIdsInTheBoxesSyntax()
     {
         const Model model = Model::load(ATLAS_TEST_DATA "/llama_tiny");
-        const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(model);
+        const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(model);
         QVERIFY(!tokenizer->canEncode());
         QVERIFY(tokenizer->noTextReason().find("no tokenizer.json") != std::string::npos);
         QCOMPARE(boxTokens(*tokenizer, readBoxInput("#3,1,4")), (std::vector<int> {3, 1, 4}));

@@ -7,6 +7,7 @@
 #include "io/safetensors.h"
 #include "model/model.h"
 #include "model/modelconfig.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/tokenizer.h"
@@ -152,11 +153,11 @@ private slots:
         fs::create_directories(model);
         fs::copy_file(kDataDir / "tokenizers" / "qwen2_5" / "tokenizer.json", elsewhere);
         fs::create_symlink(elsewhere, model / "tokenizer.json");
-        const std::string refused = message([&] { Tokenizer::forDirectory(model.string()); });
+        const std::string refused = message([&] { tokenizerForDirectory(model.string()); });
         QVERIFY2(refused.starts_with((model / "tokenizer.json").string() + ": a symbolic link to '"), refused.c_str());
         fs::remove(model / "tokenizer.json");
         fs::rename(elsewhere, model / "tokenizer.json");
-        QCOMPARE(message([&] { Tokenizer::forDirectory(model.string()); }), std::string());
+        QCOMPARE(message([&] { tokenizerForDirectory(model.string()); }), std::string());
     }
 
     // Hugging Face's cache: snapshots/<revision>/x → ../../blobs/<hash> is followed; a link into another model's

@@ -7,6 +7,7 @@
 #include "analysis/objectiveexample.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
@@ -37,8 +38,7 @@ private slots:
         const auto model = loadModel("austen-mlm");
         const std::vector<int> tokens = encode(*model, kPassage);
         const int T = int(tokens.size());
-        const ObjectiveExample e
-            = objectiveExample(*model, *Tokenizer::forModel(*model), tokens, Objective::MaskedLm, 3);
+        const ObjectiveExample e = objectiveExample(*model, *tokenizerForModel(*model), tokens, Objective::MaskedLm, 3);
         QVERIFY(e.specialsInVocabulary);
         QCOMPARE(e.specialNames.at(256), std::string("[MASK]"));
         QCOMPARE(e.chosen.measured, int(std::lround(0.15 * T)));
@@ -66,7 +66,7 @@ private slots:
         const auto model = loadModel("tiny-bytes");
         const std::vector<int> tokens = encode(*model, kPassage);
         const ObjectiveExample mlm
-            = objectiveExample(*model, *Tokenizer::forModel(*model), tokens, Objective::MaskedLm, 1);
+            = objectiveExample(*model, *tokenizerForModel(*model), tokens, Objective::MaskedLm, 1);
         QVERIFY(!mlm.specialsInVocabulary);
         QCOMPARE(mlm.specialNames.at(model->config.vocab), std::string("[MASK]"));
         QVERIFY(std::count(mlm.text.input.begin(), mlm.text.input.end(), model->config.vocab) == mlm.masked.measured);
@@ -78,7 +78,7 @@ private slots:
         }
 
         const ObjectiveExample span
-            = objectiveExample(*model, *Tokenizer::forModel(*model), tokens, Objective::SpanCorruption, 5);
+            = objectiveExample(*model, *tokenizerForModel(*model), tokens, Objective::SpanCorruption, 5);
         QVERIFY(!span.specialsInVocabulary);
         std::vector<int> sentinels;
         for (const auto &[id, name] : span.specialNames) {
@@ -98,9 +98,9 @@ private slots:
         const std::vector<int> tokens = encode(*model, "Mr. Darcy");
         const int T = int(tokens.size());
         const ObjectiveExample next
-            = objectiveExample(*model, *Tokenizer::forModel(*model), tokens, Objective::NextToken, 0);
+            = objectiveExample(*model, *tokenizerForModel(*model), tokens, Objective::NextToken, 0);
         const ObjectiveExample prefix
-            = objectiveExample(*model, *Tokenizer::forModel(*model), tokens, Objective::PrefixLm, 4);
+            = objectiveExample(*model, *tokenizerForModel(*model), tokens, Objective::PrefixLm, 4);
         QCOMPARE(ownObjective(model->config), Objective::NextToken);
         QCOMPARE(ownObjective(loadModel("austen-mlm")->config), Objective::MaskedLm);
         QVERIFY(prefix.text.prefix >= 1 && prefix.text.prefix < T);
@@ -111,7 +111,7 @@ private slots:
                 QCOMPARE(bool(prefix.mask[size_t(i * T + j)]), j <= i || bothWays);
             }
         try {
-            (void)objectiveExample(*model, *Tokenizer::forModel(*model), {65}, Objective::NextToken, 0);
+            (void)objectiveExample(*model, *tokenizerForModel(*model), {65}, Objective::NextToken, 0);
             QFAIL("one token took the next-token objective");
         } catch (const Error &e) {
             QVERIFY2(QString(e.what()).contains("at least 2 tokens"), e.what());
@@ -125,19 +125,19 @@ private slots:
         const auto mlm = loadModel("austen-mlm");
         const std::string text = "Mr. Darcy bowed. \"Who?\" said she! It was 3.5 miles off. Then rain.";
         const std::vector<int> tokens = encode(*mlm, text);
-        const std::vector<bool> ends = sentenceEnds(*Tokenizer::forModel(*mlm), tokens);
+        const std::vector<bool> ends = sentenceEnds(*tokenizerForModel(*mlm), tokens);
         std::string cut;
         for (size_t t = 0; t < tokens.size(); ++t)
             cut += std::string(1, char(tokens[t])) + (ends[t] ? "|" : "");
         QCOMPARE(cut, std::string("Mr.| Darcy bowed.| \"Who?\"| said she!| It was 3.5 miles off.| Then rain.|"));
         const ObjectiveExample own
-            = objectiveExample(*mlm, *Tokenizer::forModel(*mlm), tokens, Objective::NextSentence, 7);
+            = objectiveExample(*mlm, *tokenizerForModel(*mlm), tokens, Objective::NextSentence, 7);
         QVERIFY(own.specialsInVocabulary);
         QCOMPARE(own.text.input.front(), mlm->config.specialToken("[CLS]"));
         QCOMPARE(own.text.input.back(), mlm->config.specialToken("[SEP]"));
         const auto tiny = loadModel("tiny-bytes");
         const ObjectiveExample named
-            = objectiveExample(*tiny, *Tokenizer::forModel(*tiny), tokens, Objective::NextSentence, 7);
+            = objectiveExample(*tiny, *tokenizerForModel(*tiny), tokens, Objective::NextSentence, 7);
         QVERIFY(!named.specialsInVocabulary);
         QCOMPARE(named.specialNames.at(named.text.input.front()), std::string("[CLS]"));
         QCOMPARE(named.text.sentenceA, own.text.sentenceA); // the same draw, other ids

@@ -4,6 +4,7 @@
 #include "analysis/objectiveexample.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -275,7 +276,7 @@ private slots:
         QVERIFY(view.example()->specialsInVocabulary);
         QVERIFY(!view.formula().contains("has no sentinels"));
         // the source without its </s>, which T5 appends after corrupting
-        std::vector<int> source = Tokenizer::forModel(*model)->encodeWithSpecialTokens(spec.text);
+        std::vector<int> source = tokenizerForModel(*model)->encodeWithSpecialTokens(spec.text);
         QCOMPARE(source.back(), 2);
         source.pop_back();
         QCOMPARE(view.example()->original, source);

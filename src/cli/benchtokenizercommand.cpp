@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "io/atomicfile.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 
@@ -88,7 +89,7 @@ int benchTokenizerCommand(const CommandArgs &argv)
     if (text.empty())
         throw Error(args.value("file") + ": empty file");
     const Stopwatch load;
-    const auto tokenizer = Tokenizer::forDirectory(directory);
+    const auto tokenizer = tokenizerForDirectory(directory);
     const double loadSeconds = load.wallSeconds();
     if (!tokenizer->canEncode())
         throw Error(directory + ": no tokenizer to benchmark");

@@ -4,6 +4,7 @@
 #include "arguments.h"
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "util/error.h"
 #include "util/workbudget.h"
 
@@ -13,7 +14,7 @@ ModelAndInput loadModelAndInput(const Arguments &args)
 {
     ModelAndInput r;
     r.model = loadModel(args.value("model", "tiny-bytes"));
-    r.tokenizer = Tokenizer::forModel(*r.model);
+    r.tokenizer = tokenizerForModel(*r.model);
     if (args.has("tokens") == args.has("text"))
         throw Error("give the input as exactly one of --tokens 464,3290,318 or --text \"...\"");
     const std::vector<int> tokens = args.has("tokens") ? parseTokenList(args.value("tokens")) : std::vector<int> {};

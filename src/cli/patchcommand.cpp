@@ -2,6 +2,7 @@
 #include "arguments.h"
 #include "commands.h"
 #include "io/atomicfile.h"
+#include "model/modeltokenizer.h"
 #include "modelinput.h"
 #include "util/error.h"
 #include "util/workbudget.h"
@@ -31,7 +32,7 @@ int patchCommand(const CommandArgs &argv)
         if (const std::string why = overBudget(work.what, work.flops, 0.0, WorkBudget::process()); !why.empty())
             throw Error(why);
         run.model = std::make_shared<const Model>(Model::random(shape, 1234));
-        run.tokenizer = Tokenizer::forModel(*run.model);
+        run.tokenizer = tokenizerForModel(*run.model);
     } else {
         run = loadModelAndInput(args);
     }

@@ -1,6 +1,7 @@
 #include "arguments.h"
 #include "commands.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 
 #include <cstdio>
@@ -14,7 +15,7 @@ namespace atlas {
 int tokenizeCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "tokenize");
-    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forDirectory(resolveTokenizer(args.required("model")));
+    const std::unique_ptr<Tokenizer> tokenizer = tokenizerForDirectory(resolveTokenizer(args.required("model")));
     const std::string &text = args.required("text");
     const std::vector<int> ids
         = args.flag("special") ? tokenizer->encodeWithSpecialTokens(text) : tokenizer->encode(text);

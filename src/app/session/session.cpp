@@ -2,6 +2,7 @@
 
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "util/error.h"
 #include "util/threadpriority.h"
 #include "view/specrun.h"
@@ -110,7 +111,7 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
     const std::vector<int> tokens = m_spec.model == name ? m_spec.tokens : std::vector<int> {};
     runJob([this, name, text, decoderText, tokens, sampleInput]() -> Commit {
         auto model = loadModel(name);
-        std::shared_ptr<const Tokenizer> tokenizer = Tokenizer::forModel(*model);
+        std::shared_ptr<const Tokenizer> tokenizer = tokenizerForModel(*model);
         const bool useSample = sampleInput && !model->config.sample.empty();
         const std::string shown = useSample ? model->config.sample : text;
         Input input;
@@ -208,7 +209,7 @@ void Session::applySpec(const ViewSpec &spec, const QString &source)
     runJob([this, spec, source, current, currentTokenizer, budget]() -> Commit {
         const std::string where = source.toStdString();
         auto model = current ? current : loadSpecModel(spec);
-        auto tokenizer = currentTokenizer ? currentTokenizer : Tokenizer::forModel(*model);
+        auto tokenizer = currentTokenizer ? currentTokenizer : tokenizerForModel(*model);
         ViewSpec shown = spec;
         shown.layer
             = std::clamp(spec.layer, 0, siteLayers(attentionSiteOf(spec, model->config, where), model->config) - 1);

@@ -1,5 +1,6 @@
 #include "session/trainingworker.h"
 
+#include "model/modeltokenizer.h"
 #include "util/error.h"
 
 #include "engine/engine.h"
@@ -252,7 +253,7 @@ void TrainingWorker::runProbe(const Trainer &trainer, const Example &probe)
     engine.runToEnd();
     ProbeRun run;
     run.step = trainer.stepCount();
-    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(*model);
+    const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(*model);
     run.text = QString::fromStdString(tokenizer->decode(probe.tokens));
     if (!probe.source.empty())
         run.sourceText = QString::fromStdString(tokenizer->decode(probe.source));

@@ -1,5 +1,6 @@
 #include "viewmodel/viewinput.h"
 
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 
@@ -15,7 +16,7 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     std::shared_ptr<const Trace> trace, const names::AttentionSite &site, std::shared_ptr<const Tokenizer> tokenizer)
 {
     if (!tokenizer)
-        tokenizer = Tokenizer::forModel(*model);
+        tokenizer = tokenizerForModel(*model);
     const auto labels = [&](const std::vector<int> &ids) {
         QStringList out;
         for (int id : ids)

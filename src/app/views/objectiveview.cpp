@@ -2,6 +2,7 @@
 
 #include "analysis/maskedfills.h"
 #include "analysis/objectiveexample.h"
+#include "model/modeltokenizer.h"
 #include "util/error.h"
 #include "view/specrun.h"
 #include "view/viewanalysis.h"
@@ -228,7 +229,7 @@ void ObjectiveView::refresh()
     const Objective objective = objectiveOf(m_spec, config);
     std::vector<int> text = objectiveText(config, objective, m_input.tokenIds, m_input.sourceIds);
     const std::shared_ptr<const Tokenizer> tokenizer
-        = m_input.tokenizer ? m_input.tokenizer : Tokenizer::forModel(*m_input.model);
+        = m_input.tokenizer ? m_input.tokenizer : tokenizerForModel(*m_input.model);
     const int64_t cells = int64_t(text.size()) * int64_t(text.size());
     auto build = [model = m_input.model, tokenizer, text = std::move(text), objective, seed = uint64_t(m_spec.seed)](
                      const std::atomic<bool> &) {

@@ -1,5 +1,6 @@
 #include "analysis/objectiveexample.h"
 
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 
@@ -105,7 +106,7 @@ CorruptedText applyObjective(const Model &model, const std::vector<int> &tokens,
     case Objective::NextSentence:
         if (config.specialToken("[CLS]") < 0 || config.specialToken("[SEP]") < 0)
             throw Error("model " + modelName + " has no [CLS] and [SEP] tokens to join two sentences");
-        return nextSentenceObjective(tokens, sentenceEnds(*Tokenizer::forModel(model), tokens),
+        return nextSentenceObjective(tokens, sentenceEnds(*tokenizerForModel(model), tokens),
             config.specialToken("[CLS]"), config.specialToken("[SEP]"), seed);
     }
     return nextTokenObjective(tokens);

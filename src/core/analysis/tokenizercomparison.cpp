@@ -1,6 +1,7 @@
 #include "analysis/tokenizercomparison.h"
 
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -38,7 +39,7 @@ TokenizerComparison compareTokenizers(
     c.characters = size_t(std::count_if(
         text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
     c.own = splitText(own, ownName, text);
-    const std::unique_ptr<Tokenizer> other = Tokenizer::forDirectory(resolveTokenizer(otherName));
+    const std::unique_ptr<Tokenizer> other = tokenizerForDirectory(resolveTokenizer(otherName));
     c.other = splitText(*other, otherName, text);
     return c;
 }

@@ -4,6 +4,7 @@
 #include "engine/generator.h"
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "train/task.h"
@@ -87,7 +88,7 @@ void Checker::checkStep(const LessonStep &step)
     Input input;
     int layers = c.layers; // of the stack the step's attention is in
     try {
-        input = specInput(spec, *model, *Tokenizer::forModel(*model), "view spec");
+        input = specInput(spec, *model, *tokenizerForModel(*model), "view spec");
         input.attention = attentionOfSpec(spec, c.layers);
         layers = siteLayers(attentionSiteOf(spec, c, "view spec"), c);
         Engine check(model, input, {true, size_t(1) << 40}); // validates ids, length, padding, kernels
@@ -181,7 +182,7 @@ void Checker::checkQuestion(const LessonStep &step, const LessonQuestion &q, con
     try {
         spec = stepViewSpec(m_lesson, step);
         spec.op.clear();
-        shown = specInput(spec, *model, *Tokenizer::forModel(*model), "the step's view");
+        shown = specInput(spec, *model, *tokenizerForModel(*model), "the step's view");
         shown.attention = attentionOfSpec(spec, model->config.layers);
         const names::AttentionSite site = attentionSiteOf(spec, model->config, "the step's view");
         const bool encoder = site.stack == names::kEncoderStack;
@@ -269,7 +270,7 @@ ViewSpec stepViewSpec(const Lesson &lesson, const LessonStep &step)
             spec.attentionParams.push_back(a.target);
         } else if (a.kind == LessonAction::Kind::Generate) {
             const auto model = loadModel(lessonModelPath(lesson, spec.model));
-            const Input input = makeInput(*Tokenizer::forModel(*model), spec.text, spec.tokens, spec.padding);
+            const Input input = makeInput(*tokenizerForModel(*model), spec.text, spec.tokens, spec.padding);
             Generator generator(
                 model, input.tokens, {float(a.temperature), a.topK, uint64_t(std::max<long long>(0, a.seed))});
             for (int i = 0; i < a.count && int(generator.tokens().size()) < model->config.context; ++i)

@@ -4,6 +4,7 @@
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "model/model.h"
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 
@@ -108,7 +109,7 @@ void namesSpecialTokensFromTokenizer(Model &model)
         return;
     std::unique_ptr<Tokenizer> tokenizer;
     try {
-        tokenizer = Tokenizer::forModel(model);
+        tokenizer = tokenizerForModel(model);
     } catch (const Error &) {
         return; // no tokenizer: the model still runs on ids, and the views that need [MASK] say so
     }

@@ -4,7 +4,6 @@
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
-#include "model/model.h"
 #include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
@@ -68,9 +67,8 @@ bool lowerCasesWordPieces(const std::string &directory)
     return it->get<bool>();
 }
 
-// The directory's own tokenizer, the first of: tokenizer.json, SentencePiece's spiece.model or tokenizer.model,
-// GPT-2's vocab.json + merges.txt, BERT's vocab.txt. A tokenizer.json this program cannot read (T5's Precompiled
-// normaliser) gives way to a SentencePiece model beside it. nullptr when the directory has none.
+} // namespace
+
 std::unique_ptr<Tokenizer> directoryTokenizer(const std::string &directory)
 {
     const std::filesystem::path dir(directory);
@@ -94,49 +92,9 @@ std::unique_ptr<Tokenizer> directoryTokenizer(const std::string &directory)
     return nullptr;
 }
 
-constexpr char kNoTokenizerFiles[]
-    = "this model's directory has no tokenizer.json, SentencePiece model, vocab.json and merges.txt, or vocab.txt";
-
-} // namespace
-
-std::unique_ptr<Tokenizer> Tokenizer::forModel(const Model &model)
+std::unique_ptr<Tokenizer> idTokenizer(const std::string &reason)
 {
-    std::unique_ptr<Tokenizer> tokenizer;
-    if (model.config.tokenizer == "bytes")
-        tokenizer = std::make_unique<ByteTokenizer>();
-    else {
-        try {
-            tokenizer = directoryTokenizer(model.directory);
-        } catch (const Error &e) {
-            tokenizer
-                = std::make_unique<IdTokenizer>(std::string("its tokenizer could not be read (") + e.what() + ")");
-        }
-        if (!tokenizer)
-            tokenizer = std::make_unique<IdTokenizer>(kNoTokenizerFiles);
-    }
-    // A checkpoint's own tokenizer already knows its special tokens (and adds them around an input); the project's
-    // models, in any family's layout, name theirs in config.json.
-    if (model.config.specialTokens.empty()
-        || (model.config.family != Family::Gpt2 && model.config.tokenizer != "bytes"))
-        return tokenizer;
-    return std::make_unique<SpecialTokensTokenizer>(std::move(tokenizer), model.config.specialTokens);
-}
-
-std::unique_ptr<Tokenizer> Tokenizer::forDirectory(const std::string &directory)
-{
-    if (auto tokenizer = directoryTokenizer(directory))
-        return tokenizer;
-    const std::string config = (std::filesystem::path(directory) / "config.json").string();
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(config, ec)) {
-        Model model; // no weights: forModel reads only the config and the directory
-        model.config = ModelConfig::fromJson(readModelFile(config, limits::kSpecBytes), config);
-        model.directory = directory;
-        return forModel(model);
-    }
-    throw Error(directory
-        + ": no tokenizer.json, SentencePiece model (spiece.model, tokenizer.model), vocab.json and merges.txt, "
-          "vocab.txt or config.json found");
+    return std::make_unique<IdTokenizer>(reason);
 }
 
 std::vector<int> ByteTokenizer::encode(const std::string &text) const

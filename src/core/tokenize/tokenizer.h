@@ -6,8 +6,6 @@
 
 namespace atlas {
 
-class Model;
-
 // What a token is, for showing how a tokenizer split a text: a piece of the text, one of the model's special tokens
 // ([CLS], <s>, <|endoftext|>), the unknown token, or a single byte (byte fallback, or a byte-level piece that is
 // only part of a character).
@@ -35,13 +33,15 @@ public:
         (void)id;
         return TokenRole::Text;
     }
-
-    // The tokenizer a model declares in its config (atlas_tokenizer).
-    static std::unique_ptr<Tokenizer> forModel(const Model &model);
-    // The same from a directory without loading its weights: config.json decides as in forModel; a directory
-    // with only vocab.json and merges.txt gives GPT-2's BPE. Throws atlas::Error when neither is there.
-    static std::unique_ptr<Tokenizer> forDirectory(const std::string &directory);
 };
+
+// A directory's own tokenizer, the first of: tokenizer.json, SentencePiece's spiece.model or tokenizer.model, GPT-2's
+// vocab.json + merges.txt, BERT's vocab.txt. A tokenizer.json this program cannot read (T5's Precompiled normaliser)
+// gives way to a SentencePiece model beside it. nullptr when the directory has none. (A model's tokenizer, which its
+// config may choose instead: tokenizerForModel, model/modeltokenizer.h.)
+std::unique_ptr<Tokenizer> directoryTokenizer(const std::string &directory);
+// Ids only, shown as "#id": for a model without a tokenizer this program reads; `reason` says why.
+std::unique_ptr<Tokenizer> idTokenizer(const std::string &reason);
 
 // One token per byte: id = byte value (0..255). Used by the built-in models.
 class ByteTokenizer : public Tokenizer

@@ -1,3 +1,4 @@
+#include "model/modeltokenizer.h"
 #include "view/analysisrequests.h"
 
 #include "tokenize/tokenizer.h"
@@ -168,7 +169,7 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         }
         if (!out->run.trace) {
             out->run = runSpec(b, size_t(8) << 30, model);
-            out->tokenizer = Tokenizer::forModel(*out->run.model);
+            out->tokenizer = tokenizerForModel(*out->run.model);
         }
         if (const std::string why = drawProblem(b, out->run, "run B"); !why.empty())
             throw Error(why);

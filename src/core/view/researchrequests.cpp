@@ -1,3 +1,4 @@
+#include "model/modeltokenizer.h"
 #include "view/analysisrequests.h"
 
 #include "analysis/headchoice.h"
@@ -86,7 +87,7 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
             result.target = target;
             LogitLensOptions options;
             options.topK = LogitLensAnalysis::kTopK;
-            options.target = targetId("target", target, *Tokenizer::forModel(*model), model->config.vocab);
+            options.target = targetId("target", target, *tokenizerForModel(*model), model->config.vocab);
             options.cancel = &cancel;
             result.lens = logitLens(*model, *program, *trace, input, options);
         });
@@ -376,7 +377,7 @@ AnalysisRequest analysis::patchingRequest(const ViewSpec &spec, const AnalysisCo
     r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<PatchingAnalysis>([&](PatchingAnalysis &result) {
             result.asked = patchingSettings(spec);
-            const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::forModel(*model);
+            const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(*model);
             Corruption corruption;
             if (!spec.corruptedText.empty()) { // as the Input box reads it: text, or #ids
                 corruption.tokens = boxTokens(*tokenizer, readBoxInput(spec.corruptedText));

@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "util/commalist.h"
@@ -101,7 +102,7 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget, std::shared_ptr<const
 {
     SpecRun run;
     run.model = loaded ? std::move(loaded) : loadSpecModel(spec);
-    const auto tokenizer = Tokenizer::forModel(*run.model);
+    const auto tokenizer = tokenizerForModel(*run.model);
     run.input = specInput(spec, *run.model, *tokenizer, "view spec");
     run.site = viewSiteOf(spec, run.model->config, "view spec");
     run.model = stretchedForLength(run.model, std::max(run.input.tokens.size(), run.input.source.size()));
@@ -118,7 +119,7 @@ SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, cons
     const Objective objective = objectiveOf(spec, model.config);
     const std::vector<int> tokens = objectiveText(model.config, objective, input.tokens, input.source);
     try {
-        (void)objectiveExample(model, *Tokenizer::forModel(model), tokens, objective, uint64_t(spec.seed));
+        (void)objectiveExample(model, *tokenizerForModel(model), tokens, objective, uint64_t(spec.seed));
     } catch (const Error &e) {
         return {
             "text", std::string("the ") + objectiveName(objective) + " objective cannot take this input: " + e.what()};

@@ -1,5 +1,6 @@
 #include "view/viewanalysis.h"
 
+#include "model/modeltokenizer.h"
 #include "view/specrun.h"
 
 #include "view/analysishelpers.h"
@@ -456,7 +457,7 @@ AnalysisRequest analysis::tokenizerRequest(const ViewSpec &spec, const AnalysisC
     r.run = [model = c.model, other = spec.compareTokenizer, text = spec.text, tokens = spec.tokens](
                 const std::atomic<bool> &) {
         return timedResult<TokenizerAnalysis>([&](TokenizerAnalysis &result) {
-            const std::unique_ptr<Tokenizer> own = Tokenizer::forModel(*model);
+            const std::unique_ptr<Tokenizer> own = tokenizerForModel(*model);
             const std::string name = model->name.empty() ? model->directory : model->name;
             result.comparison = compareTokenizers(*own, name, other, tokens.empty() ? text : own->decode(tokens));
         });
