@@ -162,6 +162,12 @@ private slots:
         std::string tooLarge = lesson;
         tooLarge.replace(tooLarge.find("lr=0.01"), 7, "lr=1000");
         QVERIFY(errorFrom([&] { parseLesson(tooLarge, "l.md"); }).contains("train: lr: 1000 is out of range"));
+        std::string heavy = lesson; // a run in class: at most 1 600 000 examples (100 000 steps of the default 16)
+        heavy.replace(heavy.find("steps=40"), 8, "steps=100000");
+        heavy.replace(heavy.find("batch=4"), 7, "batch=1024");
+        QVERIFY(errorFrom([&] {
+            parseLesson(heavy, "l.md");
+        }).contains("train: 100000 steps of 1024 examples is more than a lesson's run trains"));
         std::string described = lesson;
         described.replace(described.find("lr=0.01"), 7, "description=mine");
         QVERIFY(errorFrom([&] { parseLesson(described, "l.md"); }).contains("unknown option 'description'"));

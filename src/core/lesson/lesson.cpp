@@ -257,6 +257,10 @@ std::vector<std::pair<std::string, std::string>> options(std::istringstream &wor
     return out;
 }
 
+// A run in class: at most this many steps, and this many examples in all (steps × batch; 100 000 of the default 16).
+constexpr int kLessonSteps = 100000;
+constexpr int64_t kLessonExamples = int64_t(kLessonSteps) * 16;
+
 LessonAction Parser::action(const std::string &line, int at) const
 {
     std::istringstream words(line);
@@ -273,7 +277,7 @@ LessonAction Parser::action(const std::string &line, int at) const
         else if (key == "seed")
             a.seed = integer(value, a.line, "seed", 0, 1 << 30);
         else if (key == "steps" && train) // a run in class: shorter than `train` allows
-            a.count = integer(value, a.line, "steps", 1, 100000);
+            a.count = integer(value, a.line, "steps", 1, kLessonSteps);
         else if (train && key != "description" && findTrainingRunOption(key)) { // the model keeps the task's summary
             try {
                 TrainingRun scratch; // the value is checked now; the combination by the lesson check
@@ -320,6 +324,14 @@ LessonAction Parser::action(const std::string &line, int at) const
         if (!given.insert(key).second)
             fail(a.line, "action '" + verb + "': option '" + key + "' is given twice");
         option(key, value);
+    }
+    if (a.kind == LessonAction::Kind::Train) {
+        const TrainOptions o = lessonTrainingRun(a).options;
+        if (int64_t(o.steps) * o.batch > kLessonExamples)
+            fail(a.line,
+                "train: " + std::to_string(o.steps) + " steps of " + std::to_string(o.batch)
+                    + " examples is more than a lesson's run trains (" + std::to_string(kLessonExamples)
+                    + " examples: fewer steps or a smaller batch)");
     }
     return a;
 }
