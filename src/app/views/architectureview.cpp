@@ -55,7 +55,7 @@ ArchitectureView::ArchitectureView(QWidget *parent)
         if (saved == QLatin1String(kAnimationNames[i]))
             m_animationBox->setCurrentIndex(i);
     connect(m_animationBox, &QComboBox::activated, this,
-        [this](int index) { QSettings().setValue(kAnimationSetting, QString::fromLatin1(kAnimationNames[index])); });
+        [](int index) { QSettings().setValue(kAnimationSetting, QString::fromLatin1(kAnimationNames[index])); });
     m_pulse = new QVariantAnimation(this);
     m_pulse->setStartValue(0.0);
     m_pulse->setEndValue(1.0);

@@ -211,7 +211,7 @@ void PatchingView::refresh()
                                       .arg(r.position)
                                 : tr("What restores p('%1') at position %2").arg(target).arg(r.position));
     m_plot->setMatrix(m_cells->data(), r.rows, r.cols, m_cells);
-    m_plot->setHoverText([this, r, rows, cols](int row, int col) {
+    m_plot->setHoverText([r, rows, cols](int row, int col) {
         const size_t at = size_t(row) * size_t(r.cols) + size_t(col);
         return tr("%1, %2 patched: metric %3, recovered %4")
             .arg(rows.value(row), cols.value(col), formatNumber(r.metric[at], 3), formatNumber(r.recovered[at], 3));

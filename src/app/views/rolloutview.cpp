@@ -148,7 +148,7 @@ void RolloutView::refresh()
     m_map->setMatrix(a->cells->data(), T, T, a->cells);
     m_map->setMarkedRow(a->position);
     // The analysis, not a copy of its T × T doubles (134 MB at 4096 tokens), stays with the hover text.
-    m_map->setHoverText([this, tokens, analysis = m_input.analysis.result](int i, int j) {
+    m_map->setHoverText([tokens, analysis = m_input.analysis.result](int i, int j) {
         const Eigen::MatrixXd &rollout = static_cast<const RolloutAnalysis &>(*analysis).rollout;
         return tr("position %1 '%2' ← input %3 '%4': rollout %5")
             .arg(i)
