@@ -2,6 +2,7 @@
 
 #include "engine/engine.h"
 
+#include "model/blockrecipe.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "util/blasthreads.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace atlas {
@@ -142,6 +144,8 @@ Generator::Generator(std::shared_ptr<const Model> model, const Input &input, Sam
         encodeSource(input);
     else if (!input.source.empty())
         throw Error("a model with one stack reads no source: give its input as the prompt alone");
+    if (c.rotatesQueriesAndKeys())
+        m_ropeFrequencies = c.ropeFrequencies();
     // The cache grows as tokens come (a model's context may be 128k positions); each row holds the K/V heads only.
     const int64_t rows = std::min<int64_t>(c.context, int64_t(prompt.size()) + 64);
     m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(rows, int64_t(c.kvHeadCount()) * c.headDim()));
@@ -159,7 +163,7 @@ void Generator::feed(int token)
     if (token < 0 || token >= c.vocab)
         throw Error(
             "token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
-    const int64_t D = c.dModel, H = c.heads, d = c.headDim(), KV = int64_t(c.kvHeadCount()) * d;
+    const int64_t D = c.dModel, KV = int64_t(c.kvHeadCount()) * c.headDim();
     const int pos = m_cached;
     if (pos >= m_keys.front().rows()) {
         const int64_t rows = std::min<int64_t>(c.context, 2 * m_keys.front().rows());
@@ -178,44 +182,68 @@ void Generator::feed(int token)
         ops::positions_sinusoidal_forward(p);
         x.matrix() += p.matrix().row(pos);
     }
-    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
-    const std::vector<double> theta = c.rotatesQueriesAndKeys() ? c.ropeFrequencies() : std::vector<double> {};
+    // Each block as its recipe arranges it (model/blockrecipe.h), on the one new position: a reversible model carries
+    // two streams from block to block, every other one stream.
+    const names::Stack stack = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
+    std::vector<Tensor> streams = {x};
+    if (c.reversible)
+        streams.push_back(x);
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = m_model->blocks[static_cast<size_t>(l)];
-        const bool pre = c.layerNorm == LayerNormPlacement::Pre;
-        Tensor h({1, D}), q({H, 1, d}), k({c.kvHeadCount(), 1, d}), v({1, KV}), ctx({1, H * d}), out({1, D});
-        pre ? normalise(h, x, b.ln1Weight, b.ln1Bias, c) : void(h = x);
-        projectQueryKeyValue(q, k, v, h, b, c);
-        if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
-            const ops::RopeStyle style
-                = c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
-            ops::rope_forward(q, Tensor(q), pos, style, theta);
-            ops::rope_forward(k, Tensor(k), pos, style, theta);
+        const BlockRecipe recipe = blockRecipe(c, stack, l);
+        std::map<std::string, Tensor> local; // the block's tensors by their names in the recipe
+        if (c.reversible) {
+            local[BlockStep::kStream1] = std::move(streams[0]);
+            local[BlockStep::kStream2] = std::move(streams[1]);
+        } else {
+            local[BlockStep::kInput] = std::move(streams[0]);
         }
-        const Tensor bias = positionBias(l, q, pos);
-        m_keys[l].row(pos) = ConstRowVectorMap(k.data(), KV);
-        m_values[l].row(pos) = ConstRowVectorMap(v.data(), KV);
-        const int64_t first = c.windowed(l) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
-        attendOneQuery(ctx, q, m_keys[l], m_values[l], first, pos + 1, H, scale, bias, {}, m_model->attentionAlphas(l),
-            m_model->attentionSpans(l), float(c.spanRamp));
-        c.linearLayout() ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
-                         : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
-        Tensor mid({1, D}), down({1, D});
-        mid.matrix() = x.matrix() + out.matrix();
-        if (!pre)
-            ops::layernorm_forward(mid, Tensor(mid), b.ln1Weight, b.ln1Bias, c.lnEpsilon);
-        if (!m_crossKeys.empty()) // an encoder-decoder (pre-LN): the FFN reads X″ = X′ + cross-attention
-            crossAttend(mid, l);
-        // A parallel residual (GPT-NeoX) feeds the FFN the block's input, not X + O.
-        pre ? normalise(h, c.parallelResidual ? x : mid, b.ln2Weight, b.ln2Bias, c) : void(h = mid);
-        if (c.isMoeLayer(l))
-            routeAlone(down, h, b);
-        else
-            feedForward(down, h, b, c);
-        x.matrix() = mid.matrix() + down.matrix();
-        if (!pre)
-            ops::layernorm_forward(x, Tensor(x), b.ln2Weight, b.ln2Bias, c.lnEpsilon);
+        for (const BlockStep &step : recipe.steps) {
+            const Tensor &in = local.at(step.in[0]);
+            Tensor out({1, D});
+            switch (step.kind) {
+            case BlockStep::Kind::Norm: {
+                const bool ffn = step.norm == BlockPart::NormFfn, cross = step.norm == BlockPart::NormCross;
+                normalise(out, in,
+                    ffn         ? b.ln2Weight
+                        : cross ? b.lnCrossWeight
+                                : b.ln1Weight,
+                    ffn         ? b.ln2Bias
+                        : cross ? b.lnCrossBias
+                                : b.ln1Bias,
+                    c);
+                break;
+            }
+            case BlockStep::Kind::Attention:
+                if (step.in.size() > 1)
+                    throw Error("a funnel's pooling layer cannot run one token at a time");
+                selfAttend(out, in, l, pos);
+                break;
+            case BlockStep::Kind::CrossAttention:
+                crossAttend(out, in, l);
+                break;
+            case BlockStep::Kind::FeedForward:
+                c.isMoeLayer(l) ? routeAlone(out, in, b) : feedForward(out, in, b, c);
+                break;
+            case BlockStep::Kind::Add:
+                out.matrix() = in.matrix();
+                for (size_t k = 1; k < step.in.size(); ++k) // summed left to right, as the forward pass
+                    out.matrix() += local.at(step.in[k]).matrix();
+                break;
+            case BlockStep::Kind::FunnelPool:
+            case BlockStep::Kind::FunnelUpsample:
+                throw Error("a funnel pools or upsamples the whole sequence: it cannot run one token at a time");
+            }
+            local[step.out] = std::move(out);
+        }
+        streams.clear();
+        for (const std::string &name : recipe.outputs)
+            streams.push_back(std::move(local.at(name)));
     }
+    if (c.reversible) // X_L = (Y₁ + Y₂) / 2
+        ops::average_forward(x, streams[0], streams[1]);
+    else
+        x = std::move(streams[0]);
     Tensor lnf({1, D});
     normalise(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
     m_logits = Tensor({c.vocab});
@@ -256,17 +284,16 @@ void Generator::encodeSource(const Input &input)
     m_sourcePadding = input.sourcePadding;
 }
 
-// As the engine's cross-attention (program.cpp, crossAttention) for the one new decoder position: no causal mask,
-// the source's padding masked.
-void Generator::crossAttend(Tensor &x, int layer) const
+// As the engine's cross-attention (programattention.cpp, crossAttention) for the one new decoder position, from its
+// normalised stream h: no causal mask, the source's padding masked.
+void Generator::crossAttend(Tensor &out, const Tensor &h, int layer) const
 {
     const ModelConfig &c = m_model->config;
     const BlockWeights &b = m_model->blocks[size_t(layer)];
-    const int64_t D = c.dModel, H = c.heads, d = c.headDim(), I = c.innerDim();
+    const int64_t H = c.heads, d = c.headDim(), I = c.innerDim();
     const MatrixRM &keys = m_crossKeys[size_t(layer)], &values = m_crossValues[size_t(layer)];
     const int64_t S = keys.rows();
-    Tensor h({1, D}), q({1, I}), ctx({1, I}), out({1, D});
-    normalise(h, x, b.lnCrossWeight, b.lnCrossBias, c);
+    Tensor q({1, I}), ctx({1, I});
     const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
     if (c.linearLayout()) { // T5
         ops::linear_t_forward(q, h, b.crossQWeight, {});
@@ -277,7 +304,33 @@ void Generator::crossAttend(Tensor &x, int layer) const
         attendOneQuery(ctx, q, keys, values, 0, S, H, scale, {}, m_sourcePadding);
         ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
     }
-    x.matrix() += out.matrix();
+}
+
+// Self-attention of the new position `pos` from its normalised stream h: its query, key and value, the key turned by
+// its position (RoPE), the key and value appended to the layer's cache, and the query against every cached key in
+// the layer's window.
+void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
+{
+    const ModelConfig &c = m_model->config;
+    const BlockWeights &b = m_model->blocks[static_cast<size_t>(layer)];
+    const int64_t H = c.heads, d = c.headDim(), KV = int64_t(c.kvHeadCount()) * d;
+    Tensor q({H, 1, d}), k({c.kvHeadCount(), 1, d}), v({1, KV}), ctx({1, H * d});
+    projectQueryKeyValue(q, k, v, h, b, c);
+    if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
+        const ops::RopeStyle style
+            = c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+        ops::rope_forward(q, Tensor(q), pos, style, m_ropeFrequencies);
+        ops::rope_forward(k, Tensor(k), pos, style, m_ropeFrequencies);
+    }
+    const Tensor bias = positionBias(layer, q, pos);
+    m_keys[size_t(layer)].row(pos) = ConstRowVectorMap(k.data(), KV);
+    m_values[size_t(layer)].row(pos) = ConstRowVectorMap(v.data(), KV);
+    const int64_t first = c.windowed(layer) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
+    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
+    attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scale, bias, {},
+        m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp));
+    c.linearLayout() ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
+                     : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
 }
 
 // A mixture-of-experts layer on the one new token: routed alone, it always fits its experts' capacity (so this matches

@@ -51,7 +51,10 @@ private:
     Tensor positionBias(int layer, const Tensor &q, int pos) const;
     void routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) const;
     void encodeSource(const Input &input);
-    void crossAttend(Tensor &x, int layer) const; // X″ = X′ + CrossAttn(LN_c(X′), Z) for the one new position
+    // The attention sub-layers of block `layer` on the one new position, from its normalised stream h (model/
+    // blockrecipe.h's Attention and CrossAttention steps): out is the sub-layer's output, [1, D].
+    void selfAttend(Tensor &out, const Tensor &h, int layer, int pos);
+    void crossAttend(Tensor &out, const Tensor &h, int layer) const;
 
     std::shared_ptr<const Model> m_model;
     SamplingOptions m_options;
@@ -60,6 +63,7 @@ private:
     // per layer [rows, Hkv·d], rows [0, m_cached) filled, grown by doubling up to the context; RoPE models cache keys
     // already rotated
     std::vector<MatrixRM> m_keys, m_values;
+    std::vector<double> m_ropeFrequencies; // θ_i of a RoPE model (ModelConfig::ropeFrequencies)
     int m_cached = 0;
     // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z
     std::vector<MatrixRM> m_crossKeys, m_crossValues;

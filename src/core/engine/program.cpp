@@ -84,7 +84,7 @@ void ProgramBuilder::embeddings()
         });
     if (m_c.family == Family::Bert)
         return bertEmbeddingSum(embed, positions);
-    residual(input, -1, embed, positions, "X₀ = E + P");
+    residual(input, -1, {embed, positions}, "X₀ = E + P");
     m_program.ops.back().label = "add positions";
     m_program.ops.back().residual = false; // the stream's start, not an add back into it
 }
@@ -165,12 +165,14 @@ void ProgramBuilder::layernorm(
 }
 
 void ProgramBuilder::residual(
-    const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula)
+    const std::string &out, int layer, const std::vector<std::string> &terms, const std::string &formula)
 {
-    add(out, "residual add", layer, {a, b}, {{out, {T, m_c.dModel}, formula}},
-        [a, b](const Model &, const Input &, const Trace &tr) {
-            Tensor o(tr.tensor(a).shape());
-            ops::add_forward(o, tr.tensor(a), tr.tensor(b));
+    add(out, "residual add", layer, terms, {{out, {T, m_c.dModel}, formula}},
+        [terms](const Model &, const Input &, const Trace &tr) {
+            Tensor o(tr.tensor(terms[0]).shape());
+            ops::add_forward(o, tr.tensor(terms[0]), tr.tensor(terms[1]));
+            for (size_t k = 2; k < terms.size(); ++k) // summed left to right: (a + b) + c
+                o.matrix() += tr.tensor(terms[k]).matrix();
             return Outputs {std::move(o)};
         });
     m_program.ops.back().residual = true;
@@ -336,43 +338,43 @@ void ProgramBuilder::encoderOutput()
     layernorm(names::encoderOutput(), "encoder ln_f", -1, names::residualStream(m_s, m_c.encoderLayers), 0);
 }
 
+// Block i as its recipe arranges it (model/blockrecipe.h): each step one op, or one sub-layer's ops.
 void ProgramBuilder::block(int i)
 {
-    if (m_c.reversible)
-        return reversibleBlock(i);
-    const std::string p = names::layerPrefix(m_s, i);
-    if (m_c.funnel.upsamplesAt(i))
-        funnelUpsample(i);
-    const std::string x = blockInput(i);
-    if (m_c.parallelResidual)
-        return parallelBlock(i);
-    if (m_c.layerNorm == LayerNormPlacement::Pre) {
-        layernorm(p + "ln_1", "ln_1", i, x, 1);
-        if (m_c.funnel.poolsAt(i)) { // queries from the pooled stream, keys and values from the unpooled one
-            funnelPool(i);
-            layernorm(p + "ln_1_pooled", "ln_1 of the pooled stream", i, p + "pooled", 1);
-            attention(i, p + "ln_1", p + "ln_1_pooled");
-            residual(p + "mid", i, p + "pooled", p + "attn.out", "X′ = P + O  (P: the pooled stream)");
-        } else {
-            attention(i, p + "ln_1");
-            residual(p + "mid", i, x, p + "attn.out", "X′ = X + O");
+    const BlockRecipe recipe = blockRecipe(m_c, m_s, i);
+    const auto at = [&](const std::string &local) { return blockTensor(m_s, i, local); };
+    for (const BlockStep &step : recipe.steps) {
+        switch (step.kind) {
+        case BlockStep::Kind::Norm:
+            layernorm(at(step.out), step.label, i, at(step.in[0]),
+                step.norm == BlockPart::NormAttention ? 1
+                    : step.norm == BlockPart::NormFfn ? 2
+                                                      : 3);
+            break;
+        case BlockStep::Kind::Attention:
+            attention(i, at(step.in[0]), step.in.size() > 1 ? at(step.in[1]) : std::string());
+            break;
+        case BlockStep::Kind::CrossAttention:
+            crossAttention(i, at(step.in[0]));
+            break;
+        case BlockStep::Kind::FeedForward:
+            mlp(i, at(step.in[0]));
+            break;
+        case BlockStep::Kind::FunnelPool:
+            funnelPool(i, at(step.in[0]));
+            break;
+        case BlockStep::Kind::FunnelUpsample:
+            funnelUpsample(i);
+            break;
+        case BlockStep::Kind::Add: {
+            std::vector<std::string> terms;
+            for (const std::string &local : step.in)
+                terms.push_back(at(local));
+            residual(at(step.out), i, terms, step.formula);
+            m_program.ops.back().label = step.label;
+            break;
         }
-        std::string beforeMlp = p + "mid";
-        if (m_s == names::kDecoderStack) {
-            crossAttention(i);
-            beforeMlp = p + "mid_cross";
         }
-        layernorm(p + "ln_2", "ln_2", i, beforeMlp, 2);
-        mlp(i, p + "ln_2");
-        residual(p + "out", i, beforeMlp, p + "mlp.down",
-            m_s == names::kDecoderStack ? "X_next = X″ + M" : "X_next = X′ + M");
-    } else {
-        attention(i, x);
-        residual(p + "mid", i, x, p + "attn.out", "X + O");
-        layernorm(p + "ln_1", "ln_1", i, p + "mid", 1);
-        mlp(i, p + "ln_1");
-        residual(p + "resid", i, p + "ln_1", p + "mlp.down", "X′ + M  (X′ = LN₁(X + O))");
-        layernorm(p + "out", "ln_2", i, p + "resid", 2);
     }
 }
 
@@ -388,41 +390,6 @@ void ProgramBuilder::droppedBlock(int i)
             o.matrix() = tr.tensor(x).matrix();
             return Outputs {std::move(o)};
         });
-}
-
-// GPT-NeoX's parallel residual (GPT-J; Pythia): both sub-layers read the block's input, and their outputs add to it
-// at once.
-void ProgramBuilder::parallelBlock(int i)
-{
-    const std::string p = names::layerPrefix(m_s, i);
-    const std::string x = names::residualStream(m_s, i);
-    layernorm(p + "ln_1", "ln_1", i, x, 1);
-    attention(i, p + "ln_1");
-    layernorm(p + "ln_2", "ln_2 (reads X, not X + O)", i, x, 2);
-    mlp(i, p + "ln_2");
-    add(p + "out", "parallel residual add", i, {x, p + "attn.out", p + "mlp.down"},
-        {{p + "out", {T, m_c.dModel}, "X_next = X + O + M  (O = Attn(LN₁(X)), M = FFN(LN₂(X)): parallel residual)"}},
-        [x, p](const Model &, const Input &, const Trace &tr) {
-            Tensor o(tr.tensor(x).shape());
-            o.matrix()
-                = tr.tensor(x).matrix() + tr.tensor(p + "attn.out").matrix() + tr.tensor(p + "mlp.down").matrix();
-            return Outputs {std::move(o)};
-        });
-    m_program.ops.back().residual = true;
-}
-
-// Gomez et al. (2017), as in Reformer: Y₁ = X₁ + F(X₂), Y₂ = X₂ + G(Y₁), F the attention sub-layer and G the
-// feed-forward one, each with its LayerNorm. Both streams of block 0 are the embedding X₀.
-void ProgramBuilder::reversibleBlock(int i)
-{
-    const std::string p = names::layerPrefix(m_s, i);
-    const std::string x1 = names::reversibleStream(i, 1), x2 = names::reversibleStream(i, 2);
-    layernorm(p + "ln_1", "ln_1", i, x2, 1);
-    attention(i, p + "ln_1");
-    residual(p + "out1", i, x1, p + "attn.out", "Y₁ = X₁ + F(X₂),  F(X₂) = O = Attn(LN₁(X₂))");
-    layernorm(p + "ln_2", "ln_2", i, p + "out1", 2);
-    mlp(i, p + "ln_2");
-    residual(p + "out2", i, x2, p + "mlp.down", "Y₂ = X₂ + G(Y₁),  G(Y₁) = M = FFN(LN₂(Y₁))");
 }
 
 void ProgramBuilder::head()

@@ -485,15 +485,14 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
 // token is already known), the source's padding masked; no positions inside (each stack added its own).
 // A T5 decoder block's is the same with its own layout: nn.Linear q, k, v and o without biases, RMS layer norm, and
 // scores not divided by √d.
-void ProgramBuilder::crossAttention(int i)
+void ProgramBuilder::crossAttention(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i), c = p + "cross.", z = names::encoderOutput();
     const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim(), I = m_c.innerDim();
     const int64_t S = static_cast<int64_t>(m_input.source.size());
     const bool linear = m_c.linearLayout();
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_c(X′)" : "LN_c(X′)";
-    layernorm(p + "ln_cross", "ln_cross", i, p + "mid", 3);
-    unary(c + "query", "cross Q projection", i, p + "ln_cross", {T, I},
+    unary(c + "query", "cross Q projection", i, in, {T, I},
         "Q = " + norm + (linear ? " W_qᵀ" : " W_q + b_q") + "  (decoder side)",
         [i, linear](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = m.blocks[size_t(i)];
@@ -554,7 +553,6 @@ void ProgramBuilder::crossAttention(int i)
             linear ? ops::linear_t_forward(o, x, b.crossProjWeight, b.crossProjBias)
                    : ops::linear_forward(o, x, b.crossProjWeight, b.crossProjBias);
         });
-    residual(p + "mid_cross", i, p + "mid", c + "out", "X″ = X′ + O_c");
 }
 
 } // namespace atlas

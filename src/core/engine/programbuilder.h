@@ -4,6 +4,7 @@
 // programbuilder.cpp (embeddings, blocks, feed-forward, head) and programattention.cpp (the attention sub-layers).
 
 #include "engine/program.h"
+#include "model/blockrecipe.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 
@@ -82,9 +83,8 @@ public:
     void embeddings();
     void block(int i);
     void droppedBlock(int i);
-    void crossAttention(int i);
+    void crossAttention(int i, const std::string &in); // from the normalised stream `in` and the encoder's output
     void encoderOutput();
-    void reversibleBlock(int i);
     // `queryIn` non-empty: the queries read it and the keys and values read `in` (a funnel's pooling layer).
     void attention(int i, const std::string &in, const std::string &queryIn = {});
     void mergeHeads(int i);
@@ -97,15 +97,13 @@ public:
     void extractTokens(int i); // engine/tokenretention.cpp
     void rotary(int i);
     // Funnel-Transformer (model/funnel.h; engine/programfunnel.cpp)
-    std::string blockInput(int i) const; // the stream block i reads: the upsampled one in a funnel's decoder
-    void funnelPool(int i);
+    void funnelPool(int i, const std::string &in);
     void funnelUpsample(int i);
     void pooledQueryProjections(int i, const std::string &in, const std::string &queryIn);
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
     void gatedMlp(int i, const std::string &in);
-    void parallelBlock(int i);
     void bertEmbeddingSum(const std::string &embed, const std::string &positions);
     void bertHeads(const std::string &last);
     void conv1dProjections(int i, const std::string &in);
@@ -119,8 +117,8 @@ public:
 
 private:
     void layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which);
-    void residual(
-        const std::string &out, int layer, const std::string &a, const std::string &b, const std::string &formula);
+    // out = terms[0] + terms[1] (+ terms[2] …), summed left to right.
+    void residual(const std::string &out, int layer, const std::vector<std::string> &terms, const std::string &formula);
 
     const ModelConfig &m_c;
     int64_t T; // the current stack's length

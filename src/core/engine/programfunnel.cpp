@@ -4,17 +4,12 @@
 
 namespace atlas {
 
-std::string ProgramBuilder::blockInput(int i) const
-{
-    return m_c.funnel.upsamplesAt(i) ? names::layerPrefix(m_s, i) + "upsampled" : names::residualStream(m_s, i);
-}
-
-void ProgramBuilder::funnelPool(int i)
+void ProgramBuilder::funnelPool(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int stride = m_c.funnel.stride(i), half = stride / 2;
     const std::string s = std::to_string(stride), h = std::to_string(half);
-    unary(p + "pooled", "pool pairs (Funnel)", i, names::residualStream(m_s, i), {T, m_c.dModel},
+    unary(p + "pooled", "pool pairs (Funnel)", i, in, {T, m_c.dModel},
         "P_t = (X_t + X_t+" + h + ") / 2 for t mod " + s + " = 0 (X_t alone at the end), 0 elsewhere: each token "
             + "pooled with the one beside it at stride " + h + ", the sequence 1/" + s + " as long",
         [stride](Tensor &o, const Tensor &x, const Model &) { ops::funnel_pool_forward(o, x, stride); });

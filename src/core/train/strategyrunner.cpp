@@ -1,5 +1,6 @@
 #include "train/strategyrunner.h"
 
+#include "model/blockrecipe.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "train/backwardpass.h"
@@ -110,22 +111,12 @@ std::vector<std::string> StrategyRunner::attentionTensors(const names::Stack &s,
 std::vector<std::string> StrategyRunner::savedBy(const names::Stack &s, int i) const
 {
     const ModelConfig &c = m_model.config;
-    const std::string p = names::layerPrefix(s, i);
     std::vector<std::string> saved = attentionTensors(s, i);
-    saved.insert(saved.end(), {c.reversible ? names::reversibleStream(i, 2) : names::residualStream(s, i), p + "ln_1"});
-    if (s == names::kDecoderStack) { // mid_cross = mid + Cross(LN_c(mid), Z): its backward reads these
+    if (s == names::kDecoderStack) // the cross-attention's backward reads these
         for (const char *what : {"q", "k", "v", "probs", "merged"})
             saved.push_back(names::attentionTensor({s, true}, i, what));
-        saved.insert(saved.end(), {p + "ln_cross", p + "mid_cross"});
-    }
-    if (c.reversible)
-        saved.insert(saved.end(), {p + "out1", p + "ln_2"});
-    else if (c.parallelResidual) // both sub-layers read the block's input: there is no mid
-        saved.push_back(p + "ln_2");
-    else if (c.layerNorm == LayerNormPlacement::Pre)
-        saved.insert(saved.end(), {p + "mid", p + "ln_2"});
-    else
-        saved.insert(saved.end(), {p + "mid", p + "resid"});
+    for (const std::string &local : blockRecipe(c, s, i).readByBackward()) // every norm's and sub-layer's input
+        saved.push_back(blockTensor(s, i, local));
     const std::vector<std::string> mlp = mlpTensors(s, i);
     saved.insert(saved.end(), mlp.begin(), mlp.end());
     return saved;

@@ -1,0 +1,133 @@
+// A block's recipe (model/blockrecipe.h) is the one description of its arrangement: the traced forward builds exactly
+// its steps, in its order, and the memory strategies keep what its backward reads. (That the cached generator walking
+// the same recipe equals the forward is tst_generator's everyBuiltInModelCachesWhatTheForwardComputes.)
+#include "engine/program.h"
+#include "model/blockrecipe.h"
+#include "model/builtinmodels.h"
+#include "testbundle.h"
+
+#include <QTest>
+
+#include <algorithm>
+
+using namespace atlas;
+
+namespace {
+
+QStringList localNames(const std::vector<std::string> &names)
+{
+    QStringList out;
+    for (const std::string &n : names)
+        out << QString::fromStdString(n);
+    return out;
+}
+
+} // namespace
+
+class TestBlockRecipe : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // What each arrangement's backward reads, from its recipe: the inputs of its norms and sub-layers.
+    void theBackwardReadsEveryNormsAndSublayersInput_data()
+    {
+        QTest::addColumn<bool>("postNorm");
+        QTest::addColumn<bool>("parallel");
+        QTest::addColumn<bool>("reversible");
+        QTest::addColumn<bool>("decoder");
+        QTest::addColumn<QStringList>("read");
+        QTest::addColumn<QStringList>("outputs");
+        QTest::newRow("pre-norm") << false << false << false << false << QStringList {"x", "ln_1", "mid", "ln_2"}
+                                  << QStringList {"out"};
+        QTest::newRow("post-norm (BERT)")
+            << true << false << false << false << QStringList {"x", "mid", "ln_1", "resid"} << QStringList {"out"};
+        QTest::newRow("parallel (GPT-NeoX)")
+            << false << true << false << false << QStringList {"x", "ln_1", "ln_2"} << QStringList {"out"};
+        QTest::newRow("reversible") << false << false << true << false << QStringList {"x2", "ln_1", "out1", "ln_2"}
+                                    << QStringList {"out1", "out2"};
+        QTest::newRow("decoder of an encoder–decoder")
+            << false << false << false << true << QStringList {"x", "ln_1", "mid", "ln_cross", "mid_cross", "ln_2"}
+            << QStringList {"out"};
+    }
+    void theBackwardReadsEveryNormsAndSublayersInput()
+    {
+        QFETCH(bool, postNorm);
+        QFETCH(bool, parallel);
+        QFETCH(bool, reversible);
+        QFETCH(bool, decoder);
+        QFETCH(QStringList, read);
+        QFETCH(QStringList, outputs);
+        ModelConfig c;
+        c.layerNorm = postNorm ? LayerNormPlacement::Post : LayerNormPlacement::Pre;
+        c.parallelResidual = parallel;
+        c.reversible = reversible;
+        const BlockRecipe recipe = blockRecipe(c, decoder ? names::kDecoderStack : names::kOnlyStack, 1);
+        QCOMPARE(localNames(recipe.readByBackward()), read);
+        QCOMPARE(localNames(recipe.outputs), outputs);
+    }
+
+    // The streams entering a block are the trace's: the residual stream, or a reversible model's two (both the
+    // embedding in block 0).
+    void theStreamsEnteringABlockAreTheTraces()
+    {
+        QCOMPARE(blockTensor(names::kOnlyStack, 0, BlockStep::kInput), std::string("input"));
+        QCOMPARE(blockTensor(names::kOnlyStack, 3, BlockStep::kInput), std::string("layer.2.out"));
+        QCOMPARE(blockTensor(names::kDecoderStack, 1, "ln_cross"), std::string("dec.layer.1.ln_cross"));
+        QCOMPARE(blockTensor(names::kOnlyStack, 0, BlockStep::kStream2), std::string("input"));
+        QCOMPARE(blockTensor(names::kOnlyStack, 2, BlockStep::kStream1), std::string("layer.1.out1"));
+    }
+
+    // Every built-in model: each step of each block's recipe is an op of the traced forward whose inputs are the
+    // step's, after the ops that made them, and every residual add shows the recipe's formula.
+    void theForwardBuildsEachStepOfTheRecipe()
+    {
+        int blocks = 0;
+        for (const BuiltinModel &builtin : builtinModels()) {
+            const ModelConfig c = loadModel(builtin.name)->config;
+            Input input;
+            input.tokens = std::vector<int>(size_t(std::min(c.context, 8)), 1);
+            if (c.isEncoderDecoder())
+                input.source = std::vector<int>(size_t(std::min(c.context, 6)), 1);
+            const Program program = Program::build(c, input, true, 1);
+            std::vector<std::pair<names::Stack, int>> all;
+            if (c.isEncoderDecoder())
+                for (int i = 0; i < c.encoderLayers; ++i)
+                    all.push_back({names::kEncoderStack, i});
+            for (int i = 0; i < c.layers; ++i)
+                all.push_back({c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack, i});
+            for (const auto &[stack, layer] : all) {
+                int previous = -1;
+                for (const BlockStep &step : blockRecipe(c, stack, layer).steps) {
+                    const std::string out = blockTensor(stack, layer, step.out);
+                    const std::string where = builtin.name + ": " + out;
+                    const int op = program.producerOf(out);
+                    QVERIFY2(op > previous, where.c_str());
+                    previous = op;
+                    for (const std::string &local : step.in) {
+                        const std::string in = blockTensor(stack, layer, local);
+                        QVERIFY2(
+                            program.producerOf(in) >= 0 && program.producerOf(in) < op, (where + " ← " + in).c_str());
+                    }
+                    if (step.kind == BlockStep::Kind::Norm || step.kind == BlockStep::Kind::Add) {
+                        const Op &made = program.ops[size_t(op)];
+                        QCOMPARE(made.label.substr(0, step.label.size()), step.label);
+                        std::vector<std::string> inputs;
+                        for (const std::string &local : step.in)
+                            inputs.push_back(blockTensor(stack, layer, local));
+                        QCOMPARE(made.inputs, inputs);
+                    }
+                    if (step.kind == BlockStep::Kind::Add) {
+                        QCOMPARE(program.ops[size_t(op)].outputs.front().formula, step.formula);
+                        QVERIFY(program.ops[size_t(op)].residual);
+                    }
+                }
+                ++blocks;
+            }
+        }
+        QVERIFY(blocks > 40);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestBlockRecipe)
+#include "tst_blockrecipe.moc"
