@@ -202,18 +202,9 @@ void Generator::feed(int token)
             const Tensor &in = local.at(step.in[0]);
             Tensor out({1, D});
             switch (step.kind) {
-            case BlockStep::Kind::Norm: {
-                const bool ffn = step.norm == BlockPart::NormFfn, cross = step.norm == BlockPart::NormCross;
-                normalise(out, in,
-                    ffn         ? b.ln2Weight
-                        : cross ? b.lnCrossWeight
-                                : b.ln1Weight,
-                    ffn         ? b.ln2Bias
-                        : cross ? b.lnCrossBias
-                                : b.ln1Bias,
-                    c);
+            case BlockStep::Kind::Norm:
+                normalise(out, in, b.normWeight(step.norm), b.normBias(step.norm), c);
                 break;
-            }
             case BlockStep::Kind::Attention:
                 if (step.in.size() > 1)
                     throw Error("a funnel's pooling layer cannot run one token at a time");

@@ -120,48 +120,45 @@ void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::strin
                 o.matrix() += tr.tensor(parts[k]).matrix();
             return Outputs {std::move(o)};
         });
-    layernorm("input", "embedding LayerNorm", -1, "embed.sum", 4);
+    norm("input", "embedding LayerNorm", -1, "embed.sum", "_e", [](const Model &m) {
+        return std::pair {&m.embedLnWeight, &m.embedLnBias};
+    });
 }
 
-void ProgramBuilder::layernorm(
-    const std::string &out, const std::string &label, int layer, const std::string &in, int which)
+void ProgramBuilder::norm(const std::string &out, const std::string &label, int layer, const std::string &in,
+    const std::string &sub, NormWeights weights)
 {
-    const char *g = which == 1 ? "γ₁" : which == 2 ? "γ₂" : which == 3 ? "γ_c" : which == 4 ? "γ_e" : "γ_f";
-    const char *b = which == 1 ? "β₁" : which == 2 ? "β₂" : which == 3 ? "β_c" : which == 4 ? "β_e" : "β_f";
+    const std::string g = "γ" + sub, b = "β" + sub;
     if (m_c.norm == NormKind::RmsNorm) {
         unary(out, label + " (RMSNorm)", layer, in, {T, m_c.dModel},
-            std::string("RMS(x) = ") + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)",
-            [layer, which, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-                if (which == 0) {
-                    ops::rmsnorm_forward(o, x, src ? m.encoderLnfWeight : m.lnfWeight, m.config.lnEpsilon);
-                    return;
-                }
-                const BlockWeights &k = blocksOf(m, src)[size_t(layer)];
-                ops::rmsnorm_forward(o, x,
-                    which == 1       ? k.ln1Weight
-                        : which == 2 ? k.ln2Weight
-                                     : k.lnCrossWeight,
-                    m.config.lnEpsilon);
+            "RMS(x) = " + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)",
+            [weights](Tensor &o, const Tensor &x, const Model &m) {
+                ops::rmsnorm_forward(o, x, *weights(m).first, m.config.lnEpsilon);
             });
         return;
     }
-    unary(out, label, layer, in, {T, m_c.dModel},
-        std::string("LN(x) = ") + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
-        [layer, which, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            if (which == 0) {
-                ops::layernorm_forward(o, x, src ? m.encoderLnfWeight : m.lnfWeight, src ? m.encoderLnfBias : m.lnfBias,
-                    m.config.lnEpsilon);
-                return;
-            }
-            if (which == 4) {
-                ops::layernorm_forward(o, x, m.embedLnWeight, m.embedLnBias, m.config.lnEpsilon);
-                return;
-            }
-            const BlockWeights &k = blocksOf(m, src)[size_t(layer)];
-            const Tensor &w = which == 1 ? k.ln1Weight : which == 2 ? k.ln2Weight : k.lnCrossWeight;
-            const Tensor &bb = which == 1 ? k.ln1Bias : which == 2 ? k.ln2Bias : k.lnCrossBias;
-            ops::layernorm_forward(o, x, w, bb, m.config.lnEpsilon);
+    unary(out, label, layer, in, {T, m_c.dModel}, "LN(x) = " + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
+        [weights](Tensor &o, const Tensor &x, const Model &m) {
+            const auto [gamma, beta] = weights(m);
+            ops::layernorm_forward(o, x, *gamma, *beta, m.config.lnEpsilon);
         });
+}
+
+void ProgramBuilder::blockNorm(
+    const std::string &out, const std::string &label, int layer, const std::string &in, BlockPart part)
+{
+    const std::string sub = part == BlockPart::NormAttention ? "₁" : part == BlockPart::NormFfn ? "₂" : "_c";
+    norm(out, label, layer, in, sub, [layer, part, src = m_source](const Model &m) {
+        const BlockWeights &b = blocksOf(m, src)[size_t(layer)];
+        return std::pair {&b.normWeight(part), &b.normBias(part)};
+    });
+}
+
+void ProgramBuilder::finalNorm(const std::string &out, const std::string &label, const std::string &in)
+{
+    norm(out, label, -1, in, "_f", [src = m_source](const Model &m) {
+        return src ? std::pair {&m.encoderLnfWeight, &m.encoderLnfBias} : std::pair {&m.lnfWeight, &m.lnfBias};
+    });
 }
 
 void ProgramBuilder::residual(
@@ -335,7 +332,7 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
 // The encoder's last LayerNorm: its output Z is what every decoder block's cross-attention reads.
 void ProgramBuilder::encoderOutput()
 {
-    layernorm(names::encoderOutput(), "encoder ln_f", -1, names::residualStream(m_s, m_c.encoderLayers), 0);
+    finalNorm(names::encoderOutput(), "encoder ln_f", names::residualStream(m_s, m_c.encoderLayers));
 }
 
 // Block i as its recipe arranges it (model/blockrecipe.h): each step one op, or one sub-layer's ops.
@@ -346,10 +343,7 @@ void ProgramBuilder::block(int i)
     for (const BlockStep &step : recipe.steps) {
         switch (step.kind) {
         case BlockStep::Kind::Norm:
-            layernorm(at(step.out), step.label, i, at(step.in[0]),
-                step.norm == BlockPart::NormAttention ? 1
-                    : step.norm == BlockPart::NormFfn ? 2
-                                                      : 3);
+            blockNorm(at(step.out), step.label, i, at(step.in[0]), step.norm);
             break;
         case BlockStep::Kind::Attention:
             attention(i, at(step.in[0]), step.in.size() > 1 ? at(step.in[1]) : std::string());
@@ -407,7 +401,7 @@ void ProgramBuilder::head()
     }
     if (m_c.family == Family::Bert)
         return bertHeads(last);
-    layernorm("ln_f", "ln_f", -1, last, 0);
+    finalNorm("ln_f", "ln_f", last);
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_f(X)" : "LN_f(X)";
     const float scale = m_c.outputScale();
     std::string formula = m_c.tiedHead ? "Z = " + norm + " W_teᵀ  (tied to the token embedding)"
@@ -447,7 +441,7 @@ void ProgramBuilder::bertHeads(const std::string &last)
     const Activation act = m_c.activation;
     unary("head.act", activationLabel(act), -1, "head.dense", {T, D}, activationFormula(act),
         [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
-    layernorm("ln_f", "MLM LayerNorm", -1, "head.act", 0);
+    finalNorm("ln_f", "MLM LayerNorm", "head.act");
     unary(
         "logits", "logits", -1, "ln_f", {T, V}, "Z = LN_t(H) W_teᵀ + b_out  (tied to the word embeddings)",
         [](Tensor &o, const Tensor &x, const Model &m) {

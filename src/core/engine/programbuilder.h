@@ -8,8 +8,10 @@
 #include "ops/ops.h"
 #include "trace/names.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace atlas {
@@ -116,7 +118,13 @@ public:
     Program take() { return std::move(m_program); }
 
 private:
-    void layernorm(const std::string &out, const std::string &label, int layer, const std::string &in, int which);
+    // out = the model's norm of `in` (RMSNorm: γ only; LayerNorm: γ and β), with the γ and β `weights` picks from the
+    // model; `sub` subscripts them in the formula (γ₁, γ_f).
+    using NormWeights = std::function<std::pair<const Tensor *, const Tensor *>(const Model &)>;
+    void norm(const std::string &out, const std::string &label, int layer, const std::string &in,
+        const std::string &sub, NormWeights weights);
+    void blockNorm(const std::string &out, const std::string &label, int layer, const std::string &in, BlockPart part);
+    void finalNorm(const std::string &out, const std::string &label, const std::string &in); // the stack's ln_f
     // out = terms[0] + terms[1] (+ terms[2] …), summed left to right.
     void residual(const std::string &out, int layer, const std::vector<std::string> &terms, const std::string &formula);
 

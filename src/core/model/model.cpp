@@ -564,4 +564,32 @@ int64_t Model::parameterCount() const
     return n;
 }
 
+namespace {
+
+const Tensor &normOf(const BlockWeights &b, BlockPart part, bool bias)
+{
+    switch (part) {
+    case BlockPart::NormAttention:
+        return bias ? b.ln1Bias : b.ln1Weight;
+    case BlockPart::NormFfn:
+        return bias ? b.ln2Bias : b.ln2Weight;
+    case BlockPart::NormCross:
+        return bias ? b.lnCrossBias : b.lnCrossWeight;
+    default:
+        throw Error("a block's norm is ln_1, ln_2 or ln_cross: asked for another part");
+    }
+}
+
+} // namespace
+
+const Tensor &BlockWeights::normWeight(BlockPart part) const
+{
+    return normOf(*this, part, false);
+}
+
+const Tensor &BlockWeights::normBias(BlockPart part) const
+{
+    return normOf(*this, part, true);
+}
+
 } // namespace atlas

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/modelconfig.h"
+#include "model/parameternames.h"
 #include "tensor/tensor.h"
 
 #include <cstdint>
@@ -60,6 +61,11 @@ struct BlockWeights
     Tensor gateWeight, gateBias; // [F, D], [F]    (mlp.gate_proj)
     Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj; GPT-NeoX's dense_h_to_4h, GPT-Neo's c_fc)
     Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj; dense_4h_to_h, c_proj)
+
+    // The block's norm `part` (BlockPart::NormAttention, NormFfn or NormCross): its scale γ and its shift β (empty for
+    // RMSNorm). Throws for a part that is not a norm.
+    const Tensor &normWeight(BlockPart part) const;
+    const Tensor &normBias(BlockPart part) const;
 };
 
 // A model of any architecture (ModelConfig::architecture): config plus weights, loaded from or saved to a Hugging Face

@@ -19,9 +19,8 @@ Tensor BackwardPass::pooledAttentionSublayer(int i, const Tensor &dmid)
     Tensor dx({T, D});
     {
         BackwardStep step(m_s, i, "ln_1");
-        const Tensor &gamma = blocks()[size_t(i)].ln1Weight;
-        layernorm(dx, param(i, BlockPart::NormAttention), dln1, act(names::residualStream(m_s, i)), gamma);
-        layernorm(dpooled, param(i, BlockPart::NormAttention), dln1Pooled, act(p + "pooled"), gamma);
+        blockNorm(dx, i, BlockPart::NormAttention, dln1, act(names::residualStream(m_s, i)));
+        blockNorm(dpooled, i, BlockPart::NormAttention, dln1Pooled, act(p + "pooled"));
     }
     BackwardStep step(m_s, i, "pooled");
     ops::funnel_pool_backward(dx, dpooled, m_c.funnel.stride(i));

@@ -40,6 +40,11 @@ void BackwardPass::layernorm(
     ops::layernorm_backward(din, grad(param + ".weight"), grad(param + ".bias"), dout, in, weight, m_c.lnEpsilon);
 }
 
+void BackwardPass::blockNorm(Tensor &din, int i, BlockPart part, const Tensor &dout, const Tensor &in)
+{
+    layernorm(din, param(i, part), dout, in, blocks()[size_t(i)].normWeight(part));
+}
+
 Tensor *BackwardPass::biasGrad(const std::string &module)
 {
     const auto it = m_g.grads.find(module + ".bias");
@@ -210,7 +215,7 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
         }
     }
     BackwardStep step(m_s, i, "ln_cross");
-    layernorm(dx, param(i, BlockPart::NormCross), dln, x, b.lnCrossWeight);
+    blockNorm(dx, i, BlockPart::NormCross, dln, x);
 }
 
 Tensor BackwardPass::encoderOutput()
@@ -225,11 +230,10 @@ Tensor BackwardPass::encoderOutput()
 Tensor BackwardPass::blockPost(int i, const Tensor &dout)
 {
     const std::string p = layerName(i);
-    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dresid({T, m_c.dModel});
     {
         BackwardStep step(m_s, i, "out");
-        layernorm(dresid, param(i, BlockPart::NormFfn), dout, act(p + "resid"), b.ln2Weight);
+        blockNorm(dresid, i, BlockPart::NormFfn, dout, act(p + "resid"));
     }
     Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
     {
@@ -240,7 +244,7 @@ Tensor BackwardPass::blockPost(int i, const Tensor &dout)
     Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
     {
         BackwardStep step(m_s, i, "ln_1");
-        layernorm(dmid, param(i, BlockPart::NormAttention), dln1, act(p + "mid"), b.ln1Weight);
+        blockNorm(dmid, i, BlockPart::NormAttention, dln1, act(p + "mid"));
         ops::add_backward(dx, dattn, dmid);
     }
     attention(i, dattn, act(names::residualStream(m_s, i)), dx);
@@ -268,7 +272,7 @@ void BackwardPass::attentionSublayer(int i, const Tensor &dF, const Tensor &x, T
     Tensor dln1({T, m_c.dModel});
     attention(i, dF, act(layerName(i) + "ln_1"), dln1);
     BackwardStep step(m_s, i, "ln_1");
-    layernorm(dx, param(i, BlockPart::NormAttention), dln1, x, blocks()[size_t(i)].ln1Weight);
+    blockNorm(dx, i, BlockPart::NormAttention, dln1, x);
 }
 
 void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy)
@@ -276,7 +280,7 @@ void BackwardPass::mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor 
     Tensor dln2({T, m_c.dModel});
     mlp(i, dG, act(layerName(i) + "ln_2"), dln2);
     BackwardStep step(m_s, i, "ln_2");
-    layernorm(dy, param(i, BlockPart::NormFfn), dln2, y, blocks()[size_t(i)].ln2Weight);
+    blockNorm(dy, i, BlockPart::NormFfn, dln2, y);
 }
 
 // dout is (T,D), the gradient of attn.out; in is (T,D), the input of attn.qkv; adds d in into din (T,D).

@@ -118,6 +118,8 @@ private:
     float scoreScale() const { return m_c.scaleScores ? 1.0f / std::sqrt(float(m_c.headDim())) : 1.0f; }
     Tensor bertHead(const Tensor &dlogits);
     void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);
+    // The backward of block i's norm `part` (ln_1, ln_2, ln_cross): adds into din.
+    void blockNorm(Tensor &din, int i, BlockPart part, const Tensor &dout, const Tensor &in);
     Tensor copyOf(const Tensor &t, int layer, std::string_view op); // a new buffer, in a backward step of op
     const Tensor &act(const std::string &name) const { return m_trace->tensor(name); }
     Tensor &grad(const std::string &param) { return m_g.grads.at(param); }
