@@ -60,7 +60,7 @@ void accumulateGradients(
         pass.startStack(names::kEncoderStack);
         dx = pass.encoderOutput();
         for (int i = model.config.encoderLayers - 1; i >= 0; --i)
-            dx = pass.blockPre(i, dx);
+            dx = pass.block(i, dx);
         pass.embeddings(dx);
     }
 }

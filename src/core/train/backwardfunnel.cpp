@@ -4,29 +4,6 @@
 
 namespace atlas {
 
-std::string BackwardPass::blockInput(int i) const
-{
-    return m_c.funnel.upsamplesAt(i) ? layerName(i) + "upsampled" : names::residualStream(m_s, i);
-}
-
-Tensor BackwardPass::pooledAttentionSublayer(int i, const Tensor &dmid)
-{
-    const std::string p = layerName(i);
-    const int64_t D = m_c.dModel;
-    Tensor dpooled = copyOf(dmid, i, "mid"); // mid = P + F
-    Tensor dln1({T, D}), dln1Pooled({T, D});
-    attention(i, dmid, act(p + "ln_1"), dln1, &act(p + "ln_1_pooled"), &dln1Pooled);
-    Tensor dx({T, D});
-    {
-        BackwardStep step(m_s, i, "ln_1");
-        blockNorm(dx, i, BlockPart::NormAttention, dln1, act(names::residualStream(m_s, i)));
-        blockNorm(dpooled, i, BlockPart::NormAttention, dln1Pooled, act(p + "pooled"));
-    }
-    BackwardStep step(m_s, i, "pooled");
-    ops::funnel_pool_backward(dx, dpooled, m_c.funnel.stride(i));
-    return dx;
-}
-
 // Q = queryIn W[:, 0:D] + b[0:D], [K V] = in W[:, D:3D] + b[D:3D] (GPT-2's c_attn by columns).
 void BackwardPass::pooledProjectionsBackward(int i, const Tensor &dq, const Tensor &dk, const Tensor &dv,
     const Tensor &in, Tensor &din, const Tensor &queryIn, Tensor &dqueryIn)

@@ -2,12 +2,15 @@
 
 #include "engine/feedforward.h"
 
+#include "model/blockrecipe.h"
 #include "ops/ops.h"
 #include "trace/allocationrecorder.h"
 #include "trace/names.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace atlas {
 
@@ -120,38 +123,97 @@ Tensor BackwardPass::block(int i, const Tensor &dout)
         Tensor d = copyOf(dout, i, "out"); // the skip layer's output also went into the upsampled stream
         d.matrix() += m_dFunnelSkip.matrix();
         m_dFunnelSkip = Tensor();
-        return blockPre(i, d);
+        return recipeBackward(i, d);
     }
-    if (m_c.parallelResidual)
-        return blockParallel(i, dout);
-    return m_c.layerNorm == LayerNormPlacement::Pre ? blockPre(i, dout) : blockPost(i, dout);
+    return recipeBackward(i, dout);
 }
 
-Tensor BackwardPass::blockParallel(int i, const Tensor &dout)
+// Block i's recipe (model/blockrecipe.h) walked backwards. Each step takes the gradient of its output and adds those
+// of its inputs: an add copies it to its first term (the stream) and hands it on unchanged to the others (the
+// sub-layers' outputs); a norm or a sub-layer adds its backward into its input's gradient, made as zeros by the first
+// step that adds into it. A gradient is freed after the norm that follows the last step reading it.
+Tensor BackwardPass::recipeBackward(int i, const Tensor &dout)
 {
-    const Tensor &x = act(names::residualStream(m_s, i));
-    Tensor dx = copyOf(dout, i, "out"); // out = x + F(x) + G(x)
-    mlpSublayer(i, dout, x, dx);
-    attentionSublayer(i, dout, x, dx);
-    return dx;
-}
-
-Tensor BackwardPass::blockPre(int i, const Tensor &dout)
-{
-    const bool cross = m_s == names::kDecoderStack;
-    const std::string p = layerName(i);
-    Tensor dmid = copyOf(dout, i, "out"); // out = mid + G(mid), mid_cross in a decoder block with cross-attention
-    mlpSublayer(i, dout, act(p + (cross ? "mid_cross" : "mid")), dmid);
-    if (cross) { // mid_cross = mid + Cross(LN_c(mid), Z)
-        Tensor dx = copyOf(dmid, i, "mid_cross");
-        crossAttentionSublayer(i, dmid, act(p + "mid"), dx);
-        dmid = std::move(dx);
+    using Kind = BlockStep::Kind;
+    const BlockRecipe recipe = blockRecipe(m_c, m_s, i);
+    const std::vector<BlockStep> &steps = recipe.steps;
+    std::map<std::string, Tensor> owned; // the gradients this walk made, by the recipe's names
+    std::map<std::string, std::string> handedOn; // a sub-layer's output -> the add whose gradient is also its own
+    std::map<std::string, size_t> firstReader; // the earliest step (forward order) that reads a name's gradient
+    for (size_t k = steps.size(); k-- > 0;) {
+        firstReader[steps[k].out] = k;
+        if (steps[k].kind == Kind::Add)
+            for (size_t t = 1; t < steps[k].in.size(); ++t)
+                for (size_t j = 0; j < k; ++j)
+                    if (steps[j].out == steps[k].in[t])
+                        firstReader[steps[k].out] = std::min(firstReader[steps[k].out], j);
     }
-    if (m_c.funnel.poolsAt(i))
-        return pooledAttentionSublayer(i, dmid);
-    Tensor dx = copyOf(dmid, i, "mid"); // mid = x + F(x)
-    attentionSublayer(i, dmid, act(blockInput(i)), dx);
-    return m_c.funnel.upsamplesAt(i) ? upsampleBackward(i, dx) : dx;
+    const auto gradientOf = [&](std::string name) -> const Tensor & {
+        for (auto it = handedOn.find(name); it != handedOn.end(); it = handedOn.find(name))
+            name = it->second;
+        const auto it = owned.find(name);
+        return it != owned.end() ? it->second : dout; // not made here: the block's output, whose gradient is dout
+    };
+    const auto into = [&](const std::string &name) -> Tensor & {
+        Tensor &g = owned[name];
+        if (g.empty())
+            g = Tensor({T, m_c.dModel});
+        return g;
+    };
+    const auto at = [&](const std::string &local) -> const Tensor & { return act(blockTensor(m_s, i, local)); };
+    for (size_t k = steps.size(); k-- > 0;) {
+        const BlockStep &step = steps[k];
+        switch (step.kind) {
+        case Kind::Add: {
+            const Tensor &g = gradientOf(step.out);
+            if (const auto it = owned.find(step.in[0]); it != owned.end()) {
+                BackwardStep scope(m_s, i, step.out);
+                it->second.matrix() += g.matrix();
+            } else {
+                owned.emplace(step.in[0], copyOf(g, i, step.out));
+            }
+            for (size_t t = 1; t < step.in.size(); ++t)
+                handedOn[step.in[t]] = step.out;
+            break;
+        }
+        case Kind::Norm: {
+            Tensor &din = into(step.in[0]);
+            BackwardStep scope(m_s, i, step.out);
+            blockNorm(din, i, step.norm, gradientOf(step.out), at(step.in[0]));
+            break;
+        }
+        case Kind::Attention:
+            if (step.in.size() > 1) { // a funnel's pooling layer: the queries from in[1]
+                Tensor &din = into(step.in[0]), &dqueries = into(step.in[1]);
+                attention(i, gradientOf(step.out), at(step.in[0]), din, &at(step.in[1]), &dqueries);
+            } else {
+                attention(i, gradientOf(step.out), at(step.in[0]), into(step.in[0]));
+            }
+            break;
+        case Kind::CrossAttention:
+            crossAttention(i, gradientOf(step.out), owned[step.in[0]]);
+            break;
+        case Kind::FeedForward:
+            mlp(i, gradientOf(step.out), at(step.in[0]), into(step.in[0]));
+            break;
+        case Kind::FunnelPool: {
+            Tensor &dx = into(step.in[0]);
+            BackwardStep scope(m_s, i, step.out);
+            ops::funnel_pool_backward(dx, gradientOf(step.out), m_c.funnel.stride(i));
+            break;
+        }
+        case Kind::FunnelUpsample:
+            owned[step.in[0]] = upsampleBackward(i, gradientOf(step.out));
+            break;
+        }
+        if (step.kind != Kind::Norm)
+            continue;
+        for (auto it = owned.begin(); it != owned.end();) // what no earlier step reads
+            it = it->first != BlockStep::kInput && firstReader.count(it->first) && firstReader[it->first] >= k
+                ? owned.erase(it)
+                : std::next(it);
+    }
+    return std::move(owned.at(BlockStep::kInput));
 }
 
 void BackwardPass::startStack(const names::Stack &stack)
@@ -166,9 +228,10 @@ void BackwardPass::startStack(const names::Stack &stack)
     }
 }
 
-// dF is (T,D), the gradient of cross.out; x is mid (T,D); adds into dx (T,D), and into the gradient of the
-// encoder's output Z (S,D), which every decoder block reads.
-void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx)
+// dF is (T,D), the gradient of cross.out; adds into dln (T,D), the gradient of its input ln_cross (made as zeros
+// where empty, when the queries' gradient is due), and into the gradient of the encoder's output Z (S,D), which
+// every decoder block reads.
+void BackwardPass::crossAttention(int i, const Tensor &dF, Tensor &dln)
 {
     const std::string p = layerName(i), c = p + "cross.";
     const BlockWeights &b = m_model.blocks[size_t(i)];
@@ -193,7 +256,8 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
         ops::softmax_backward(dmasked, dprobs, probs);
         ops::attention_mask_backward(dscores, dmasked, false, m_input.sourcePadding);
     }
-    Tensor dln({T, m_c.dModel});
+    if (dln.empty())
+        dln = Tensor({T, m_c.dModel});
     {
         BackwardStep step(m_s, i, "cross.qkv");
         Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, I});
@@ -214,8 +278,6 @@ void BackwardPass::crossAttentionSublayer(int i, const Tensor &dF, const Tensor 
             conv1dBackward(m_dEncoderOutput, param(i, BlockPart::CrossKv), dkv, z, b.crossKvWeight);
         }
     }
-    BackwardStep step(m_s, i, "ln_cross");
-    blockNorm(dx, i, BlockPart::NormCross, dln, x);
 }
 
 Tensor BackwardPass::encoderOutput()
@@ -224,30 +286,6 @@ Tensor BackwardPass::encoderOutput()
     Tensor dx({T, m_c.dModel});
     layernorm(dx, modelParam(ModelPart::FinalNorm), m_dEncoderOutput,
         act(names::residualStream(m_s, m_c.encoderLayers)), m_model.encoderLnfWeight);
-    return dx;
-}
-
-Tensor BackwardPass::blockPost(int i, const Tensor &dout)
-{
-    const std::string p = layerName(i);
-    Tensor dresid({T, m_c.dModel});
-    {
-        BackwardStep step(m_s, i, "out");
-        blockNorm(dresid, i, BlockPart::NormFfn, dout, act(p + "resid"));
-    }
-    Tensor dln1({T, m_c.dModel}), ddown({T, m_c.dModel});
-    {
-        BackwardStep step(m_s, i, "resid");
-        ops::add_backward(dln1, ddown, dresid);
-    }
-    mlp(i, ddown, act(p + "ln_1"), dln1); // ln_1 feeds both the MLP and the residual: both add into dln1
-    Tensor dmid({T, m_c.dModel}), dx({T, m_c.dModel}), dattn({T, m_c.dModel});
-    {
-        BackwardStep step(m_s, i, "ln_1");
-        blockNorm(dmid, i, BlockPart::NormAttention, dln1, act(p + "mid"));
-        ops::add_backward(dx, dattn, dmid);
-    }
-    attention(i, dattn, act(names::residualStream(m_s, i)), dx);
     return dx;
 }
 

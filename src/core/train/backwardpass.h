@@ -44,7 +44,7 @@ public:
     BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks = 1);
 
     void setActivations(const Trace *trace) { m_trace = trace; }
-    // An encoder–decoder goes back through its decoder (the stack it starts in), then its encoder: blockPre,
+    // An encoder–decoder goes back through its decoder (the stack it starts in), then its encoder: block,
     // embeddings and the rest act on the current stack.
     void startStack(const names::Stack &stack);
     // The encoder's ln_f, whose output Z every decoder block's cross-attention read: returns dX (S,D) for the
@@ -56,15 +56,10 @@ public:
     Tensor head(const std::vector<int> &targets);
     // A reversible model's ln_f input is (Y₁ + Y₂)/2: adds dmean/2 into dy1 and dy2 (all (T,D)).
     void streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2);
-    // Block i in the model's arrangement: blockParallel, blockPre or blockPost.
+    // Block i as its recipe arranges it (model/blockrecipe.h: pre-norm, post-norm, parallel, a decoder's
+    // cross-attention, a funnel's pooling or upsampling), walked in reverse: dout is the gradient of its output
+    // (T,D); returns that of its input. Not for reversible blocks (blockReversible).
     Tensor block(int i, const Tensor &dout);
-    // Parallel residual (GPT-NeoX): out = x + Attn(LN₁(x)) + MLP(LN₂(x)). dout is (T,D); returns dx (T,D).
-    Tensor blockParallel(int i, const Tensor &dout);
-    // Pre-LN: mid = x + Attn(LN₁(x)), out = mid + MLP(LN₂(mid)). dout is (T,D); returns dx (T,D). A decoder
-    // block of an encoder–decoder: mid_cross = mid + Cross(LN_c(mid), Z), out = mid_cross + MLP(LN₂(mid_cross)).
-    Tensor blockPre(int i, const Tensor &dout);
-    // Post-LN: mid = x + Attn(x), ln_1 = LN₁(mid), resid = ln_1 + MLP(ln_1), out = LN₂(resid).
-    Tensor blockPost(int i, const Tensor &dout);
     // Reversible: Y₁ = X₁ + F(X₂), Y₂ = X₂ + G(Y₁). dy1, dy2 are dY₁, dY₂ (T,D) on entry and dX₁, dX₂ on return.
     // Reads Y₁ (ln_2's input), X₂ (ln_1's input) and F's and G's insides from the trace.
     void blockReversible(int i, Tensor &dy1, Tensor &dy2);
@@ -78,21 +73,19 @@ public:
     void embeddings(const Tensor &dinput);
 
 private:
-    void crossAttentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx);
+    Tensor recipeBackward(int i, const Tensor &dout); // block(), after a funnel's skip connection
+    void crossAttention(int i, const Tensor &dF, Tensor &dln);
     std::string layerName(int i) const { return names::layerPrefix(m_s, i); } // "dec.layer.0."
     const std::vector<BlockWeights> &blocks() const { return m_source ? m_model.encoderBlocks : m_model.blocks; }
     // `queryIn` set (a funnel's pooling layer): the queries read it, the keys and values `in`; its gradient goes
     // into *dqueryIn.
     void attention(int i, const Tensor &dout, const Tensor &in, Tensor &din, const Tensor *queryIn = nullptr,
         Tensor *dqueryIn = nullptr);
-    // Funnel-Transformer (train/backwardfunnel.cpp). A pooling layer: mid = P + Attn(Q = LN₁(P), K, V = LN₁(X)),
-    // P = pool(X); dmid is (T,D), returns dX.
-    Tensor pooledAttentionSublayer(int i, const Tensor &dmid);
+    // Funnel-Transformer (train/backwardfunnel.cpp): a pooling layer's queries read the pooled stream.
     void pooledProjectionsBackward(int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in,
         Tensor &din, const Tensor &queryIn, Tensor &dqueryIn);
     // The decoder's first block reads U = up(X) + X_skip: returns dX and keeps dX_skip for the skip layer's output.
     Tensor upsampleBackward(int i, const Tensor &dupsampled);
-    std::string blockInput(int i) const; // as ProgramBuilder::blockInput
     void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din, const FeedForwardActivations &a);
     void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
