@@ -79,8 +79,11 @@ int StrategyRunner::blockBegin(const names::Stack &s, int layer) const
         return opIndex(names::encoderOutput());
     if (layer >= c.layers)
         return opIndex(c.reversible ? names::streamMean() : "ln_f");
-    return opIndex(
-        names::layerTensor(s, layer, c.layerNorm == LayerNormPlacement::Pre || c.reversible ? "ln_1" : "attn.qkv"));
+    // The block's first op, whichever step of its recipe makes it (a norm, or a post-norm block's attention).
+    for (size_t k = 0; k < m_program.ops.size(); ++k)
+        if (m_program.ops[k].layer == layer && m_program.ops[k].stack == s)
+            return int(k);
+    throw Error("the training program has no op in block " + std::to_string(layer));
 }
 
 std::vector<std::string> StrategyRunner::boundary(const names::Stack &s, int layer) const
