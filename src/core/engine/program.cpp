@@ -147,7 +147,20 @@ void ProgramBuilder::norm(const std::string &out, const std::string &label, int 
 void ProgramBuilder::blockNorm(
     const std::string &out, const std::string &label, int layer, const std::string &in, BlockPart part)
 {
-    const std::string sub = part == BlockPart::NormAttention ? "₁" : part == BlockPart::NormFfn ? "₂" : "_c";
+    std::string sub; // of γ and β in the formula
+    switch (part) {
+    case BlockPart::NormAttention:
+        sub = "₁";
+        break;
+    case BlockPart::NormFfn:
+        sub = "₂";
+        break;
+    case BlockPart::NormCross:
+        sub = "_c";
+        break;
+    default:
+        throw Error("layer " + std::to_string(layer) + ": a block's norm is ln_1, ln_2 or ln_cross");
+    }
     norm(out, label, layer, in, sub, [layer, part, src = m_source](const Model &m) {
         const BlockWeights &b = blocksOf(m, src)[size_t(layer)];
         return std::pair {&b.normWeight(part), &b.normBias(part)};
