@@ -4,11 +4,15 @@
 #include "engine/program.h"
 #include "model/blockrecipe.h"
 #include "model/builtinmodels.h"
+#include "model/model.h"
+#include "model/parameternames.h"
 #include "testbundle.h"
 
 #include <QTest>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 using namespace atlas;
 
@@ -76,6 +80,43 @@ private slots:
         QCOMPARE(blockTensor(names::kDecoderStack, 1, "ln_cross"), std::string("dec.layer.1.ln_cross"));
         QCOMPARE(blockTensor(names::kOnlyStack, 0, BlockStep::kStream2), std::string("input"));
         QCOMPARE(blockTensor(names::kOnlyStack, 2, BlockStep::kStream1), std::string("layer.1.out1"));
+    }
+
+    // Every family's checkpoint (tests/data) and every built-in model: each norm its blocks' recipes use has a name in
+    // the family's table (model/parameternames.cpp), and the loaded model holds that weight, the one normWeight gives.
+    void everyNormOfARecipeHasItsNameAndWeight()
+    {
+        std::vector<std::shared_ptr<const Model>> models;
+        for (const char *dir : {"gpt2_tiny", "llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny",
+                 "qwen2_tiny", "qwen2_swa_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_rel_tiny",
+                 "bert_mlm_tiny", "t5_tiny", "t5v11_tiny", "seq2seq_tiny"})
+            models.push_back(loadModel(std::string(ATLAS_TEST_DATA "/") + dir));
+        for (const BuiltinModel &builtin : builtinModels())
+            models.push_back(loadModel(builtin.name));
+        int norms = 0;
+        for (const std::shared_ptr<const Model> &model : models) {
+            const ModelConfig &c = model->config;
+            const std::map<std::string, const Tensor *> parameters = model->parameters();
+            std::vector<std::pair<names::Stack, int>> all;
+            for (int i = 0; c.isEncoderDecoder() && i < c.encoderLayers; ++i)
+                all.push_back({names::kEncoderStack, i});
+            for (int i = 0; i < c.layers; ++i)
+                all.push_back({c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack, i});
+            for (const auto &[stack, layer] : all) {
+                const BlockWeights &b
+                    = (stack == names::kEncoderStack ? model->encoderBlocks : model->blocks)[size_t(layer)];
+                for (const BlockStep &step : blockRecipe(c, stack, layer).steps) {
+                    if (step.kind != BlockStep::Kind::Norm)
+                        continue;
+                    const std::string name = blockParameter(c, stack, layer, step.norm) + ".weight";
+                    const auto it = parameters.find(name);
+                    QVERIFY2(it != parameters.end(), (c.modelType + ": " + name).c_str());
+                    QCOMPARE(it->second, &b.normWeight(step.norm));
+                    ++norms;
+                }
+            }
+        }
+        QVERIFY(norms > 100);
     }
 
     // Every built-in model: each step of each block's recipe is an op of the traced forward whose inputs are the
