@@ -2,7 +2,6 @@
 
 #include "engine/engine.h"
 
-#include "model/blockrecipe.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "util/blasthreads.h"
@@ -146,6 +145,9 @@ Generator::Generator(std::shared_ptr<const Model> model, const Input &input, Sam
         throw Error("a model with one stack reads no source: give its input as the prompt alone");
     if (c.rotatesQueriesAndKeys())
         m_ropeFrequencies = c.ropeFrequencies();
+    const names::Stack stack = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
+    for (int l = 0; l < c.layers; ++l)
+        m_recipes.push_back(blockRecipe(c, stack, l));
     // The cache grows as tokens come (a model's context may be 128k positions); each row holds the K/V heads only.
     const int64_t rows = std::min<int64_t>(c.context, int64_t(prompt.size()) + 64);
     m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(rows, int64_t(c.kvHeadCount()) * c.headDim()));
@@ -184,13 +186,12 @@ void Generator::feed(int token)
     }
     // Each block as its recipe arranges it (model/blockrecipe.h), on the one new position: a reversible model carries
     // two streams from block to block, every other one stream.
-    const names::Stack stack = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
     std::vector<Tensor> streams = {x};
     if (c.reversible)
         streams.push_back(x);
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = m_model->blocks[static_cast<size_t>(l)];
-        const BlockRecipe recipe = blockRecipe(c, stack, l);
+        const BlockRecipe &recipe = m_recipes[size_t(l)];
         std::map<std::string, Tensor> local; // the block's tensors by their names in the recipe
         if (c.reversible) {
             local[BlockStep::kStream1] = std::move(streams[0]);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/input.h"
+#include "model/blockrecipe.h"
 #include "model/model.h"
 
 #include <cstdint>
@@ -64,6 +65,7 @@ private:
     // already rotated
     std::vector<MatrixRM> m_keys, m_values;
     std::vector<double> m_ropeFrequencies; // θ_i of a RoPE model (ModelConfig::ropeFrequencies)
+    std::vector<BlockRecipe> m_recipes; // each block's (model/blockrecipe.h), worked out once for every token
     int m_cached = 0;
     // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z
     std::vector<MatrixRM> m_crossKeys, m_crossValues;
