@@ -26,6 +26,17 @@ QStringList localNames(const std::vector<std::string> &names)
     return out;
 }
 
+// Every block of a model, as (stack, layer): an encoder–decoder's encoder blocks, then its decoder's.
+std::vector<std::pair<names::Stack, int>> everyBlock(const ModelConfig &c)
+{
+    std::vector<std::pair<names::Stack, int>> all;
+    for (int i = 0; c.isEncoderDecoder() && i < c.encoderLayers; ++i)
+        all.push_back({names::kEncoderStack, i});
+    for (int i = 0; i < c.layers; ++i)
+        all.push_back({c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack, i});
+    return all;
+}
+
 } // namespace
 
 class TestBlockRecipe : public QObject
@@ -97,12 +108,7 @@ private slots:
         for (const std::shared_ptr<const Model> &model : models) {
             const ModelConfig &c = model->config;
             const std::map<std::string, const Tensor *> parameters = model->parameters();
-            std::vector<std::pair<names::Stack, int>> all;
-            for (int i = 0; c.isEncoderDecoder() && i < c.encoderLayers; ++i)
-                all.push_back({names::kEncoderStack, i});
-            for (int i = 0; i < c.layers; ++i)
-                all.push_back({c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack, i});
-            for (const auto &[stack, layer] : all) {
+            for (const auto &[stack, layer] : everyBlock(c)) {
                 const BlockWeights &b
                     = (stack == names::kEncoderStack ? model->encoderBlocks : model->blocks)[size_t(layer)];
                 for (const BlockStep &step : blockRecipe(c, stack, layer).steps) {
@@ -131,13 +137,7 @@ private slots:
             if (c.isEncoderDecoder())
                 input.source = std::vector<int>(size_t(std::min(c.context, 6)), 1);
             const Program program = Program::build(c, input, true, 1);
-            std::vector<std::pair<names::Stack, int>> all;
-            if (c.isEncoderDecoder())
-                for (int i = 0; i < c.encoderLayers; ++i)
-                    all.push_back({names::kEncoderStack, i});
-            for (int i = 0; i < c.layers; ++i)
-                all.push_back({c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack, i});
-            for (const auto &[stack, layer] : all) {
+            for (const auto &[stack, layer] : everyBlock(c)) {
                 int previous = -1;
                 for (const BlockStep &step : blockRecipe(c, stack, layer).steps) {
                     const std::string out = blockTensor(stack, layer, step.out);
