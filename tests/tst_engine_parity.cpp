@@ -2,6 +2,7 @@
 // (tests/tools/make_reference.py wrote the fixtures under tests/data), stepping is exact, and bad input
 // or bad model files raise atlas::Error with a useful message.
 
+#include "engine/blockcomponents.h"
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "io/npy.h"
@@ -152,6 +153,8 @@ private slots:
     void parity_data();
     void parity();
     void bertReadsAPairOfSegments();
+    void formulasAddOnlyTheBiasesTheModelHas_data();
+    void formulasAddOnlyTheBiasesTheModelHas();
     void traceHasExactlyTheDocumentedNames_data();
     void traceHasExactlyTheDocumentedNames();
     void probsAreZeroWhereMaskedAndRowsSumToOne_data();
@@ -300,6 +303,44 @@ void TestEngineParity::traceHasExactlyTheDocumentedNames()
             missing << QString::fromStdString(n);
     QVERIFY2(extra.isEmpty() && missing.isEmpty(),
         qPrintable("not documented: " + extra.join(' ') + "; missing: " + missing.join(' ')));
+}
+
+void TestEngineParity::formulasAddOnlyTheBiasesTheModelHas_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::newRow("gpt2_tiny") << "gpt2_tiny";
+    for (const char *model : kFamilyModels)
+        QTest::newRow(model) << model;
+}
+
+// Each projection's formula writes "+ b" exactly where its module has a bias (T5 has none, Qwen2 biases Q, K and V
+// only, GPT-2's Conv1D always has them): the formula shown is the one computed.
+void TestEngineParity::formulasAddOnlyTheBiasesTheModelHas()
+{
+    QFETCH(QString, model);
+    const std::shared_ptr<const Model> m = loadModel(model);
+    const ModelConfig &c = m->config;
+    const Engine engine(m, inputFor(model));
+    const std::map<std::string, std::vector<BlockPart>> modules = {{"attn.qkv", qkvParts(c)},
+        {"attn.out", {BlockPart::Out}}, {"mlp.gate", {BlockPart::Gate}}, {"mlp.up", {BlockPart::Up}},
+        {"mlp.down", {BlockPart::Down}}, {"cross.query", {BlockPart::CrossQ}}, {"cross.out", {BlockPart::CrossOut}}};
+    int checked = 0;
+    for (const Op &op : engine.program().ops)
+        for (const OpOutput &out : op.outputs)
+            for (const auto &[local, parts] : modules) {
+                if (op.layer < 0 || out.name != names::layerPrefix(op.stack, op.layer) + local)
+                    continue;
+                const BlockWeights &b = (op.stack == names::kEncoderStack ? m->encoderBlocks : m->blocks)[op.layer];
+                bool bias = false;
+                for (BlockPart part : parts)
+                    bias = bias || !blockModule(c, b, part).bias.empty();
+                const bool shown = out.formula.find(" + b") != std::string::npos;
+                QVERIFY2(shown == bias,
+                    qPrintable(QString::fromStdString(
+                        out.name + ": \"" + out.formula + "\" but the module has " + (bias ? "a bias" : "no bias"))));
+                ++checked;
+            }
+    QVERIFY2(checked >= 2 * c.layers, qPrintable(QString("only %1 projections checked").arg(checked)));
 }
 
 void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne_data()

@@ -1,5 +1,7 @@
 #include "engine/feedforward.h"
 
+#include "engine/blockcomponents.h"
+
 #include "ops/ops.h"
 #include "util/error.h"
 
@@ -31,27 +33,20 @@ FeedForwardActivations feedForwardActivations(const ModelConfig &c, const BlockW
     FeedForwardActivations a;
     a.up = Tensor::uninitialized({rows, F});
     a.act = Tensor::uninitialized({rows, F});
-    if (c.gatedFfn) {
-        a.gate = Tensor::uninitialized({rows, F});
-        ops::linear_t_forward(a.gate, x, b.gateWeight, b.gateBias);
-        ops::linear_t_forward(a.up, x, b.upWeight, b.upBias);
-        ops::gated_activation_forward(a.act, a.gate, a.up, c.activation);
+    moduleForward(a.up, x, blockModule(c, b, BlockPart::Up));
+    if (!c.gatedFfn) {
+        ops::activation_forward(a.act, a.up, c.activation);
         return a;
     }
-    if (c.linearLayout())
-        ops::linear_t_forward(a.up, x, b.upWeight, b.upBias);
-    else
-        ops::linear_forward(a.up, x, b.fcWeight, b.fcBias);
-    ops::activation_forward(a.act, a.up, c.activation);
+    a.gate = Tensor::uninitialized({rows, F});
+    moduleForward(a.gate, x, blockModule(c, b, BlockPart::Gate));
+    ops::gated_activation_forward(a.act, a.gate, a.up, c.activation);
     return a;
 }
 
 void feedForwardDown(Tensor &out, const ModelConfig &c, const BlockWeights &b, const Tensor &act)
 {
-    if (c.linearLayout())
-        ops::linear_t_forward(out, act, b.downWeight, b.downBias);
-    else
-        ops::linear_forward(out, act, b.fcProjWeight, b.fcProjBias);
+    moduleForward(out, act, blockModule(c, b, BlockPart::Down));
 }
 
 void feedForwardInChunks(Tensor &out, const Tensor &x, const ModelConfig &c, const BlockWeights &b, int chunks)

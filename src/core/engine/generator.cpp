@@ -1,6 +1,8 @@
 #include "engine/generator.h"
 
+#include "engine/blockcomponents.h"
 #include "engine/engine.h"
+#include "engine/feedforward.h"
 
 #include "ops/ops.h"
 #include "trace/names.h"
@@ -51,64 +53,6 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
             s = ConstRowVectorMap(p.data(), n);
         }
         ctx.matrix().block(0, hd * d, 1, d) = s * values.block(first, g * d, n, d);
-    }
-}
-
-// A normalisation of the model's kind: LayerNorm, or RMSNorm (no bias).
-void normalise(Tensor &out, const Tensor &in, const Tensor &weight, const Tensor &bias, const ModelConfig &c)
-{
-    c.norm == NormKind::RmsNorm ? ops::rmsnorm_forward(out, in, weight, c.lnEpsilon)
-                                : ops::layernorm_forward(out, in, weight, bias, c.lnEpsilon);
-}
-
-// The new position's queries q [H, 1, d], keys k [Hkv, 1, d] and values v [1, Hkv·d] from its normalised input h, in
-// each family's layout (a row of H·d is H blocks of d: the same bytes as [H, 1, d]).
-void projectQueryKeyValue(Tensor &q, Tensor &k, Tensor &v, const Tensor &h, const BlockWeights &b, const ModelConfig &c)
-{
-    const int64_t D = c.dModel, d = c.headDim(), Q = int64_t(c.heads) * d, KV = int64_t(c.kvHeadCount()) * d;
-    if (c.family == Family::GptNeoX) { // per head h: [q_h k_h v_h]
-        Tensor qkv({1, 3 * D});
-        ops::linear_t_forward(qkv, h, b.qkvWeight, b.qkvBias);
-        for (int64_t head = 0; head < c.heads; ++head) {
-            const float *row = qkv.data() + 3 * head * d;
-            std::copy(row, row + d, q.data() + head * d);
-            std::copy(row + d, row + 2 * d, k.data() + head * d);
-            std::copy(row + 2 * d, row + 3 * d, v.data() + head * d);
-        }
-    } else if (c.linearLayout()) {
-        Tensor qRow({1, Q}), kRow({1, KV});
-        ops::linear_t_forward(qRow, h, b.qWeight, b.qBias);
-        ops::linear_t_forward(kRow, h, b.kWeight, b.kBias);
-        ops::linear_t_forward(v, h, b.vWeight, b.vBias);
-        std::copy(qRow.data(), qRow.data() + Q, q.data());
-        std::copy(kRow.data(), kRow.data() + KV, k.data());
-    } else {
-        Tensor qkv({1, 3 * D});
-        ops::linear_forward(qkv, h, b.attnWeight, b.attnBias);
-        std::copy(qkv.data(), qkv.data() + D, q.data());
-        std::copy(qkv.data() + D, qkv.data() + 2 * D, k.data());
-        std::copy(qkv.data() + 2 * D, qkv.data() + 3 * D, v.data());
-    }
-}
-
-// The dense feed-forward sub-layer on one position: SwiGLU, or act(h W_up) W_down in either layout.
-void feedForward(Tensor &down, const Tensor &h, const BlockWeights &b, const ModelConfig &c)
-{
-    Tensor up({1, c.dFF}), act({1, c.dFF});
-    if (c.gatedFfn) {
-        Tensor gate({1, c.dFF});
-        ops::linear_t_forward(gate, h, b.gateWeight, b.gateBias);
-        ops::linear_t_forward(up, h, b.upWeight, b.upBias);
-        ops::gated_activation_forward(act, gate, up, c.activation);
-        ops::linear_t_forward(down, act, b.downWeight, b.downBias);
-    } else if (c.linearLayout()) {
-        ops::linear_t_forward(up, h, b.upWeight, b.upBias);
-        ops::activation_forward(act, up, c.activation);
-        ops::linear_t_forward(down, act, b.downWeight, b.downBias);
-    } else {
-        ops::linear_forward(up, h, b.fcWeight, b.fcBias);
-        ops::activation_forward(act, up, c.activation);
-        ops::linear_forward(down, act, b.fcProjWeight, b.fcProjBias);
     }
 }
 
@@ -204,7 +148,7 @@ void Generator::feed(int token)
             Tensor out({1, D});
             switch (step.kind) {
             case BlockStep::Kind::Norm:
-                normalise(out, in, b.normWeight(step.norm), b.normBias(step.norm), c);
+                normForward(out, in, b.normWeight(step.norm), b.normBias(step.norm), c);
                 break;
             case BlockStep::Kind::Attention:
                 if (step.in.size() > 1)
@@ -215,7 +159,8 @@ void Generator::feed(int token)
                 crossAttend(out, in, l);
                 break;
             case BlockStep::Kind::FeedForward:
-                c.isMoeLayer(l) ? routeAlone(out, in, b) : feedForward(out, in, b, c);
+                c.isMoeLayer(l) ? routeAlone(out, in, b)
+                                : feedForwardDown(out, c, b, feedForwardActivations(c, b, in).act);
                 break;
             case BlockStep::Kind::Add:
                 out.matrix() = in.matrix();
@@ -237,7 +182,7 @@ void Generator::feed(int token)
     else
         x = std::move(streams[0]);
     Tensor lnf({1, D});
-    normalise(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
+    normForward(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
     m_logits = Tensor({c.vocab});
     Eigen::Map<RowVector>(m_logits.data(), c.vocab)
         = (lnf.matrix() * c.outputScale()) * m_model->outputWeight().matrix().transpose();
@@ -262,14 +207,14 @@ void Generator::encodeSource(const Input &input)
     for (const BlockWeights &b : m_model->blocks) {
         if (c.linearLayout()) { // T5: K = Z W_kᵀ, V = Z W_vᵀ
             Tensor k({S, I}), v({S, I});
-            ops::linear_t_forward(k, z, b.crossKWeight, {});
-            ops::linear_t_forward(v, z, b.crossVWeight, {});
+            moduleForward(k, z, blockModule(c, b, BlockPart::CrossK));
+            moduleForward(v, z, blockModule(c, b, BlockPart::CrossV));
             m_crossKeys.push_back(k.matrix());
             m_crossValues.push_back(v.matrix());
             continue;
         }
         Tensor kv({S, 2 * I});
-        ops::linear_forward(kv, z, b.crossKvWeight, b.crossKvBias); // [K V] = Z W_kv + b_kv
+        moduleForward(kv, z, blockModule(c, b, BlockPart::CrossKv)); // [K V] = Z W_kv + b_kv
         m_crossKeys.push_back(kv.matrix().leftCols(I));
         m_crossValues.push_back(kv.matrix().rightCols(I));
     }
@@ -282,20 +227,13 @@ void Generator::crossAttend(Tensor &out, const Tensor &h, int layer) const
 {
     const ModelConfig &c = m_model->config;
     const BlockWeights &b = m_model->blocks[size_t(layer)];
-    const int64_t H = c.heads, d = c.headDim(), I = c.innerDim();
+    const int64_t H = c.heads, I = c.innerDim();
     const MatrixRM &keys = m_crossKeys[size_t(layer)], &values = m_crossValues[size_t(layer)];
     const int64_t S = keys.rows();
     Tensor q({1, I}), ctx({1, I});
-    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
-    if (c.linearLayout()) { // T5
-        ops::linear_t_forward(q, h, b.crossQWeight, {});
-        attendOneQuery(ctx, q, keys, values, 0, S, H, scale, {}, m_sourcePadding);
-        ops::linear_t_forward(out, ctx, b.crossProjWeight, {});
-    } else {
-        ops::linear_forward(q, h, b.crossQWeight, b.crossQBias);
-        attendOneQuery(ctx, q, keys, values, 0, S, H, scale, {}, m_sourcePadding);
-        ops::linear_forward(out, ctx, b.crossProjWeight, b.crossProjBias);
-    }
+    moduleForward(q, h, blockModule(c, b, BlockPart::CrossQ));
+    attendOneQuery(ctx, q, keys, values, 0, S, H, scoreScale(c), {}, m_sourcePadding);
+    moduleForward(out, ctx, blockModule(c, b, BlockPart::CrossOut));
 }
 
 // Self-attention of the new position `pos` from its normalised stream h: its query, key and value, the key turned by
@@ -305,24 +243,22 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
 {
     const ModelConfig &c = m_model->config;
     const BlockWeights &b = m_model->blocks[static_cast<size_t>(layer)];
-    const int64_t H = c.heads, d = c.headDim(), KV = int64_t(c.kvHeadCount()) * d;
-    Tensor q({H, 1, d}), k({c.kvHeadCount(), 1, d}), v({1, KV}), ctx({1, H * d});
-    projectQueryKeyValue(q, k, v, h, b, c);
+    const int64_t H = c.heads, KV = int64_t(c.kvHeadCount()) * c.headDim();
+    Tensor qkv({1, qkvWidth(c)}), ctx({1, c.innerDim()});
+    projectQkv(qkv, h, c, b);
+    QkvHeads heads = splitQkv(qkv, c, false); // q [H, 1, d], k and v [Hkv, 1, d]: a row of H·d is H blocks of d
+    Tensor &q = heads.q, &k = heads.k;
     if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
-        const ops::RopeStyle style
-            = c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
-        ops::rope_forward(q, Tensor(q), pos, style, m_ropeFrequencies);
-        ops::rope_forward(k, Tensor(k), pos, style, m_ropeFrequencies);
+        ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies);
+        ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies);
     }
     const Tensor bias = positionBias(layer, q, pos);
     m_keys[size_t(layer)].row(pos) = ConstRowVectorMap(k.data(), KV);
-    m_values[size_t(layer)].row(pos) = ConstRowVectorMap(v.data(), KV);
+    m_values[size_t(layer)].row(pos) = ConstRowVectorMap(heads.v.data(), KV);
     const int64_t first = c.windowed(layer) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
-    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
-    attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scale, bias, {},
+    attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, {},
         m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp));
-    c.linearLayout() ? ops::linear_t_forward(out, ctx, b.oWeight, b.oBias)
-                     : ops::linear_forward(out, ctx, b.attnProjWeight, b.attnProjBias);
+    moduleForward(out, ctx, blockModule(c, b, BlockPart::Out));
 }
 
 // A mixture-of-experts layer on the one new token: routed alone, it always fits its experts' capacity (so this matches

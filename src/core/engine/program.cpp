@@ -1,5 +1,6 @@
 #include "engine/programbuilder.h"
 
+#include "engine/blockcomponents.h"
 #include "engine/feedforward.h"
 
 #include "util/error.h"
@@ -128,19 +129,10 @@ void ProgramBuilder::bertEmbeddingSum(const std::string &embed, const std::strin
 void ProgramBuilder::norm(const std::string &out, const std::string &label, int layer, const std::string &in,
     const std::string &sub, NormWeights weights)
 {
-    const std::string g = "γ" + sub, b = "β" + sub;
-    if (m_c.norm == NormKind::RmsNorm) {
-        unary(out, label + " (RMSNorm)", layer, in, {T, m_c.dModel},
-            "RMS(x) = " + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)",
-            [weights](Tensor &o, const Tensor &x, const Model &m) {
-                ops::rmsnorm_forward(o, x, *weights(m).first, m.config.lnEpsilon);
-            });
-        return;
-    }
-    unary(out, label, layer, in, {T, m_c.dModel}, "LN(x) = " + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b,
-        [weights](Tensor &o, const Tensor &x, const Model &m) {
+    unary(out, m_c.norm == NormKind::RmsNorm ? label + " (RMSNorm)" : label, layer, in, {T, m_c.dModel},
+        normFormula(m_c, sub), [weights](Tensor &o, const Tensor &x, const Model &m) {
             const auto [gamma, beta] = weights(m);
-            ops::layernorm_forward(o, x, *gamma, *beta, m.config.lnEpsilon);
+            normForward(o, x, *gamma, *beta, m.config);
         });
 }
 
@@ -188,66 +180,44 @@ void ProgramBuilder::residual(
     m_program.ops.back().residual = true;
 }
 
+// A dense feed-forward sub-layer, in GPT-2's Conv1D layout, nn.Linear's, or gated (Shazeer 2020; Llama's SwiGLU:
+// M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ). mlp.act is what the down projection reads, the F values that are the
+// "neurons" of the Neuron view.
 void ProgramBuilder::mlp(int i, const std::string &in)
 {
     if (m_c.isMoeLayer(i))
         return mixtureOfExperts(i, in);
     if (m_ffnChunks > 1)
         return chunkedMlp(i, in);
-    if (m_c.gatedFfn)
-        return gatedMlp(i, in);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
-    const bool linear = m_c.linearLayout();
-    unary(p + "mlp.up", "FFN up", i, in, {T, F}, linear ? "U = X W_upᵀ + b_up" : "U = X W_fc + b_fc",
-        [i, linear, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            linear ? ops::linear_t_forward(o, x, b.upWeight, b.upBias)
-                   : ops::linear_forward(o, x, b.fcWeight, b.fcBias);
-        });
+    const bool linear = m_c.linearLayout(), bias = !linear || m_c.mlpBias, gated = m_c.gatedFfn;
+    const auto module = [i, src = m_source](BlockPart part) {
+        return [i, src, part](Tensor &o, const Tensor &x, const Model &m) {
+            moduleForward(o, x, blockModule(m.config, blocksOf(m, src)[size_t(i)], part));
+        };
+    };
     const Activation act = m_c.activation;
-    unary(p + "mlp.act", activationLabel(act), i, p + "mlp.up", {T, F}, activationFormula(act),
-        [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
+    const std::string name = activationLabel(act);
+    if (gated)
+        unary(p + "mlp.gate", "FFN gate", i, in, {T, F}, "G = X W_gateᵀ" + plusBias(bias, "b_gate"),
+            module(BlockPart::Gate));
+    unary(p + "mlp.up", "FFN up", i, in, {T, F}, linear ? "U = X W_upᵀ" + plusBias(bias, "b_up") : "U = X W_fc + b_fc",
+        module(BlockPart::Up));
+    if (gated)
+        add(p + "mlp.act", name + " gate ⊙ up", i, {p + "mlp.gate", p + "mlp.up"},
+            {{p + "mlp.act", {T, F}, name + "(G) ⊙ U,  " + activationFormula(act)}},
+            [p, act](const Model &, const Input &, const Trace &tr) {
+                Tensor o(tr.tensor(p + "mlp.up").shape());
+                ops::gated_activation_forward(o, tr.tensor(p + "mlp.gate"), tr.tensor(p + "mlp.up"), act);
+                return Outputs {std::move(o)};
+            });
+    else
+        unary(p + "mlp.act", name, i, p + "mlp.up", {T, F}, activationFormula(act),
+            [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
+    const std::string down = gated ? "(" + name + "(G) ⊙ U) W_downᵀ" : linear ? "act(U) W_downᵀ" : "act(U) W_proj";
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D},
-        linear ? "M = act(U) W_downᵀ + b_down" : "M = act(U) W_proj + b_proj",
-        [i, linear, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            linear ? ops::linear_t_forward(o, x, b.downWeight, b.downBias)
-                   : ops::linear_forward(o, x, b.fcProjWeight, b.fcProjBias);
-        });
-}
-
-// A gated feed-forward sub-layer in nn.Linear layout (Shazeer 2020; Llama's SwiGLU): M = (act(X W_gateᵀ) ⊙ X W_upᵀ)
-// W_downᵀ. mlp.act is the gated product, the F values the down projection reads (the "neurons" of the Neuron view).
-void ProgramBuilder::gatedMlp(int i, const std::string &in)
-{
-    const std::string p = names::layerPrefix(m_s, i);
-    const int64_t D = m_c.dModel, F = m_c.dFF;
-    const bool bias = m_c.mlpBias;
-    unary(p + "mlp.gate", "FFN gate", i, in, {T, F}, "G = X W_gateᵀ" + plusBias(bias, "b_gate"),
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_t_forward(o, x, b.gateWeight, b.gateBias);
-        });
-    unary(p + "mlp.up", "FFN up", i, in, {T, F}, "U = X W_upᵀ" + plusBias(bias, "b_up"),
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_t_forward(o, x, b.upWeight, b.upBias);
-        });
-    const Activation act = m_c.activation;
-    add(p + "mlp.act", std::string(activationLabel(act)) + " gate ⊙ up", i, {p + "mlp.gate", p + "mlp.up"},
-        {{p + "mlp.act", {T, F}, std::string(activationLabel(act)) + "(G) ⊙ U,  " + activationFormula(act)}},
-        [p, act](const Model &, const Input &, const Trace &tr) {
-            Tensor o(tr.tensor(p + "mlp.up").shape());
-            ops::gated_activation_forward(o, tr.tensor(p + "mlp.gate"), tr.tensor(p + "mlp.up"), act);
-            return Outputs {std::move(o)};
-        });
-    unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D},
-        "M = (" + std::string(activationLabel(act)) + "(G) ⊙ U) W_downᵀ" + plusBias(bias, "b_down"),
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_t_forward(o, x, b.downWeight, b.downBias);
-        });
+        "M = " + down + plusBias(bias, linear ? "b_down" : "b_proj"), module(BlockPart::Down));
 }
 
 // Reformer's chunked feed-forward: one op, the (T,F) intermediates never whole (engine/feedforward.h).

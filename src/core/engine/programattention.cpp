@@ -1,5 +1,7 @@
 #include "engine/programbuilder.h"
 
+#include "engine/blockcomponents.h"
+
 #include "util/error.h"
 
 #include <algorithm>
@@ -37,12 +39,8 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
 {
     if (!queryIn.empty())
         pooledQueryProjections(i, in, queryIn);
-    else if (m_c.family == Family::GptNeoX)
-        fusedPerHeadProjections(i, in);
-    else if (m_c.linearLayout())
-        linearLayoutProjections(i, in);
     else
-        conv1dProjections(i, in);
+        qkvProjections(i, in);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel;
     if (m_c.rotatesQueriesAndKeys())
@@ -70,110 +68,29 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
             extractTokens(i);
     }
     mergeHeads(i);
-    if (m_c.linearLayout()) {
-        unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D},
-            std::string("O = C W_oᵀ") + (m_c.outBias ? " + b_o" : ""),
-            [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-                const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-                ops::linear_t_forward(o, x, b.oWeight, b.oBias);
-            });
-        return;
-    }
-    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, "O = C W_proj + b_proj",
+    unary(p + "attn.out", "output projection", i, p + "attn.merged", {T, D}, outputFormula(m_c),
         [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_forward(o, x, b.attnProjWeight, b.attnProjBias);
+            moduleForward(o, x, blockModule(m.config, blocksOf(m, src)[size_t(i)], BlockPart::Out));
         });
 }
 
-// GPT-2's one Conv1D for queries, keys and values, split into H heads each.
-void ProgramBuilder::conv1dProjections(int i, const std::string &in)
+// The block's Q/K/V projection in its family's layout (engine/blockcomponents.h), then its H heads. With grouped-query
+// attention (Ainslie et al. 2023) each K/V head serves H / Hkv query heads: the split hands head h the K/V head
+// ⌊h / (H/Hkv)⌋, as Hugging Face's repeat_kv does, so that every later op and view sees H heads; the K/V cache of
+// generation stores the Hkv heads only.
+void ProgramBuilder::qkvProjections(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i);
-    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
-    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D}, "[Q K V] = X W_attn + b_attn",
-        [i, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            ops::linear_forward(o, x, b.attnWeight, b.attnBias);
-        });
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, qkvWidth(m_c)}, qkvFormula(m_c),
+        [i, src = m_source](
+            Tensor &o, const Tensor &x, const Model &m) { projectQkv(o, x, m.config, blocksOf(m, src)[size_t(i)]); });
+    const QkvSplitFormulas split = splitFormulas(m_c);
     add(p + "split", "split heads", i, {p + "attn.qkv"},
-        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},
-            {p + "attn.v", {H, T, d}, "V_h = V[:, h·d : (h+1)·d]"}},
-        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
-            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
-            ops::split_heads_forward(q, k, v, tr.tensor(p + "attn.qkv"), static_cast<int>(H));
-            return Outputs {std::move(q), std::move(k), std::move(v)};
-        });
-}
-
-// GPT-NeoX's query_key_value: one nn.Linear whose output holds, for each head h in turn, its query, key and value.
-void ProgramBuilder::fusedPerHeadProjections(int i, const std::string &in)
-{
-    const std::string p = names::layerPrefix(m_s, i);
-    const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim();
-    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, 3 * D},
-        std::string("[q₀ k₀ v₀ q₁ k₁ v₁ …] = X W_qkvᵀ") + (m_c.qkvBias ? " + b_qkv" : "")
-            + "  (per head h: q_h, k_h, v_h)",
-        [i](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_t_forward(o, x, m.blocks[size_t(i)].qkvWeight, m.blocks[size_t(i)].qkvBias);
-        });
-    add(p + "split", "split heads", i, {p + "attn.qkv"},
-        {{p + "attn.q", {H, T, d}, "Q_h = QKV[:, 3h·d : (3h+1)·d]"},
-            {p + "attn.k", {H, T, d}, "K_h = QKV[:, (3h+1)·d : (3h+2)·d]"},
-            {p + "attn.v", {H, T, d}, "V_h = QKV[:, (3h+2)·d : (3h+3)·d]"}},
-        [p, H, T = T, d](const Model &, const Input &, const Trace &tr) {
-            ConstMatrixMap x = tr.tensor(p + "attn.qkv").matrix();
-            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
-            for (int64_t h = 0; h < H; ++h) {
-                q.slice(h) = x.block(0, 3 * h * d, T, d);
-                k.slice(h) = x.block(0, (3 * h + 1) * d, T, d);
-                v.slice(h) = x.block(0, (3 * h + 2) * d, T, d);
-            }
-            return Outputs {std::move(q), std::move(k), std::move(v)};
-        });
-}
-
-// The Llama family's q_proj, k_proj and v_proj (nn.Linear layout), side by side in attn.qkv: H query heads, and Hkv
-// key and value heads. With grouped-query attention (Ainslie et al. 2023) each K/V head serves H / Hkv query heads:
-// the split hands head h the K/V head ⌊h / (H/Hkv)⌋, as Hugging Face's repeat_kv does, so that every later op and view
-// sees H heads; the K/V cache of generation stores the Hkv heads only.
-void ProgramBuilder::linearLayoutProjections(int i, const std::string &in)
-{
-    const std::string p = names::layerPrefix(m_s, i);
-    const int64_t H = m_c.heads, d = m_c.headDim(), Hkv = m_c.kvHeadCount(), Q = H * d, KV = Hkv * d;
-    const std::string bias = m_c.qkvBias ? " + b" : "";
-    unary(p + "attn.qkv", "Q/K/V projection", i, in, {T, Q + 2 * KV},
-        "[Q K V] = [X W_qᵀ" + bias + "  X W_kᵀ" + bias + "  X W_vᵀ" + bias + "]  (" + std::to_string(H) + " query, "
-            + std::to_string(Hkv) + " key/value heads)",
-        [i, Q, KV, src = m_source](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
-            const int64_t rows = x.dim(0);
-            Tensor q({rows, Q}), k({rows, KV}), v({rows, KV});
-            ops::linear_t_forward(q, x, b.qWeight, b.qBias);
-            ops::linear_t_forward(k, x, b.kWeight, b.kBias);
-            ops::linear_t_forward(v, x, b.vWeight, b.vBias);
-            o.matrix() << q.matrix(), k.matrix(), v.matrix();
-        });
-    const int64_t group = H / Hkv;
-    const std::string shared = group == 1 ? "K_h = K[:, h·d : (h+1)·d]"
-                                          : "K_h = K[:, g·d : (g+1)·d],  g = ⌊h / " + std::to_string(group)
-            + "⌋: each of the " + std::to_string(Hkv) + " K/V heads serves " + std::to_string(group) + " query heads";
-    std::string sharedV = shared;
-    sharedV.replace(0, 3, "V_h = V");
-    add(p + "split", "split heads", i, {p + "attn.qkv"},
-        {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, shared},
-            {p + "attn.v", {H, T, d}, sharedV}},
-        [p, H, Hkv, group, T = T, d](const Model &, const Input &, const Trace &tr) {
-            const Tensor &qkv = tr.tensor(p + "attn.qkv");
-            Tensor q({H, T, d}), k({H, T, d}), v({H, T, d});
-            ConstMatrixMap x = qkv.matrix();
-            for (int64_t h = 0; h < H; ++h) {
-                const int64_t g = h / group;
-                q.slice(h) = x.block(0, h * d, T, d);
-                k.slice(h) = x.block(0, H * d + g * d, T, d);
-                v.slice(h) = x.block(0, (H + Hkv) * d + g * d, T, d);
-            }
-            return Outputs {std::move(q), std::move(k), std::move(v)};
+        {{p + "attn.q", {H, T, d}, split.q}, {p + "attn.k", {H, T, d}, split.k}, {p + "attn.v", {H, T, d}, split.v}},
+        [p](const Model &m, const Input &, const Trace &tr) {
+            QkvHeads heads = splitQkv(tr.tensor(p + "attn.qkv"), m.config, true);
+            return Outputs {std::move(heads.q), std::move(heads.k), std::move(heads.v)};
         });
 }
 
@@ -214,7 +131,7 @@ void ProgramBuilder::exactAttention(int i)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
-    const float scale = m_c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
+    const float scale = scoreScale(m_c);
     const std::string q = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
                       k = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
     const bool biased = m_c.biasesScores();
@@ -364,8 +281,7 @@ void ProgramBuilder::rotary(int i)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
-    const ops::RopeStyle style
-        = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+    const ops::RopeStyle style = ropeStyle(m_c);
     const std::string pairs = style == ops::RopeStyle::Interleaved ? "pairs (x₂ⱼ, x₂ⱼ₊₁)"
         : m_c.rotaryDims > 0 ? "pairs (xⱼ, xⱼ₊ᵣ/₂) of the first r = " + std::to_string(m_c.rotaryDims)
             + " of d = " + std::to_string(d) + " dimensions (partial rotary; the rest pass through)"
@@ -376,16 +292,17 @@ void ProgramBuilder::rotary(int i)
                 ? ", each divided by " + formatNumber(m_c.ropeScaling.factor) + " (linear rope_scaling)"
                 : " with Llama 3's rope_scaling (factor " + formatNumber(m_c.ropeScaling.factor)
                     + ": low frequencies divided, the middle band blended)");
-    add(p + "rotate", "rotate (RoPE)", i, {p + "attn.q", p + "attn.k"},
+    const std::string q = p + "attn.q", k = p + "attn.k";
+    add(p + "rotate", "rotate (RoPE)", i, {q, k},
         {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
              "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")},
             {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
                 "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
-        [p, style, H, T = T, d, table = ropeTable()](const Model &, const Input &, const Trace &tr) {
-            Tensor q({H, T, d}), k({H, T, d});
-            ops::rope_forward(q, tr.tensor(p + "attn.q"), style, *table);
-            ops::rope_forward(k, tr.tensor(p + "attn.k"), style, *table);
-            return Outputs {std::move(q), std::move(k)};
+        [q, k, style, H, T = T, d, table = ropeTable()](const Model &, const Input &, const Trace &tr) {
+            Tensor qRot({H, T, d}), kRot({H, T, d});
+            ops::rope_forward(qRot, tr.tensor(q), style, *table);
+            ops::rope_forward(kRot, tr.tensor(k), style, *table);
+            return Outputs {std::move(qRot), std::move(kRot)};
         });
 }
 
@@ -494,20 +411,18 @@ void ProgramBuilder::crossAttention(int i, const std::string &in)
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_c(X′)" : "LN_c(X′)";
     unary(c + "query", "cross Q projection", i, in, {T, I},
         "Q = " + norm + (linear ? " W_qᵀ" : " W_q + b_q") + "  (decoder side)",
-        [i, linear](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = m.blocks[size_t(i)];
-            linear ? ops::linear_t_forward(o, x, b.crossQWeight, b.crossQBias)
-                   : ops::linear_forward(o, x, b.crossQWeight, b.crossQBias);
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            moduleForward(o, x, blockModule(m.config, m.blocks[size_t(i)], BlockPart::CrossQ));
         });
     unary(c + "kv", "cross K/V projection", i, z, {S, 2 * I},
         std::string(linear ? "[K V] = [Z W_kᵀ  Z W_vᵀ]" : "[K V] = Z W_kv + b_kv") + "  (Z: the encoder's output)",
         [i, linear, I](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = m.blocks[size_t(i)];
             if (!linear)
-                return ops::linear_forward(o, x, b.crossKvWeight, b.crossKvBias);
+                return moduleForward(o, x, blockModule(m.config, b, BlockPart::CrossKv));
             Tensor k({x.dim(0), I}), v({x.dim(0), I});
-            ops::linear_t_forward(k, x, b.crossKWeight, {});
-            ops::linear_t_forward(v, x, b.crossVWeight, {});
+            moduleForward(k, x, blockModule(m.config, b, BlockPart::CrossK));
+            moduleForward(v, x, blockModule(m.config, b, BlockPart::CrossV));
             o.matrix() << k.matrix(), v.matrix();
         });
     add(c + "split", "split heads", i, {c + "query", c + "kv"},
@@ -519,7 +434,7 @@ void ProgramBuilder::crossAttention(int i, const std::string &in)
             ops::split_heads_forward({&k, &v}, tr.tensor(c + "kv"), int(H));
             return Outputs {std::move(q), std::move(k), std::move(v)};
         });
-    const float scale = m_c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f;
+    const float scale = scoreScale(m_c);
     add(c + "scores", "cross scores", i, {c + "q", c + "k"},
         {{c + "scores", {H, T, S},
             std::string(m_c.scaleScores ? "S = Q_h K_hᵀ / √d" : "S = Q_h K_hᵀ  (not divided by √d)")
@@ -548,10 +463,8 @@ void ProgramBuilder::crossAttention(int i, const std::string &in)
     unary(c + "merged", "merge heads", i, c + "context", {T, I}, "C = [C_1 … C_H]",
         [](Tensor &o, const Tensor &x, const Model &) { ops::merge_heads_forward(o, x); });
     unary(c + "out", "cross output projection", i, c + "merged", {T, D}, linear ? "O_c = C W_oᵀ" : "O_c = C W_o + b_o",
-        [i, linear](Tensor &o, const Tensor &x, const Model &m) {
-            const BlockWeights &b = m.blocks[size_t(i)];
-            linear ? ops::linear_t_forward(o, x, b.crossProjWeight, b.crossProjBias)
-                   : ops::linear_forward(o, x, b.crossProjWeight, b.crossProjBias);
+        [i](Tensor &o, const Tensor &x, const Model &m) {
+            moduleForward(o, x, blockModule(m.config, m.blocks[size_t(i)], BlockPart::CrossOut));
         });
 }
 

@@ -89,6 +89,7 @@ public:
     void encoderOutput();
     // `queryIn` non-empty: the queries read it and the keys and values read `in` (a funnel's pooling layer).
     void attention(int i, const std::string &in, const std::string &queryIn = {});
+    void qkvProjections(int i, const std::string &in);
     void mergeHeads(int i);
     void exactAttention(int i);
     void normaliser(int i);
@@ -105,13 +106,9 @@ public:
     void positionBias(int i);
     void efficientAttention(int i, const attention::AttentionKernelSpec &spec);
     void mlp(int i, const std::string &in);
-    void gatedMlp(int i, const std::string &in);
     void bertEmbeddingSum(const std::string &embed, const std::string &positions);
     void bertHeads(const std::string &last);
-    void conv1dProjections(int i, const std::string &in);
     std::shared_ptr<const ops::RopeTable> ropeTable();
-    void linearLayoutProjections(int i, const std::string &in);
-    void fusedPerHeadProjections(int i, const std::string &in);
     void chunkedMlp(int i, const std::string &in);
     void mixtureOfExperts(int i, const std::string &in);
     void head();

@@ -79,8 +79,12 @@ std::vector<GraphNode> computationGraphAt(const TimelineStrategy &s, int layers,
     for (int i = 0; i < E + layers; ++i) {
         GraphNode &node = nodes[size_t(i + 1)];
         const int block = i < E ? i : i - E;
-        node.label = (E == 0 ? "" : i < E ? "encoder " : "decoder ") + ("block " + std::to_string(block));
-        node.tag = (E == 0 ? "" : i < E ? "e" : "d") + std::to_string(block);
+        node.label = std::string(E == 0 ? ""
+                : i < E                 ? "encoder "
+                                        : "decoder ")
+                         .append("block ")
+                         .append(std::to_string(block));
+        node.tag = std::string(E == 0 ? "" : i < E ? "e" : "d").append(std::to_string(block));
     }
     const std::vector<int> opNodes = nodesOfOps(s.ops, layers, E);
     std::vector<NodeSpan> spans(static_cast<size_t>(nodeCount));

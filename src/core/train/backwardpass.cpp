@@ -1,5 +1,6 @@
 #include "train/backwardpass.h"
 
+#include "engine/blockcomponents.h"
 #include "engine/feedforward.h"
 
 #include "model/blockrecipe.h"
@@ -52,6 +53,15 @@ Tensor *BackwardPass::biasGrad(const std::string &module)
 {
     const auto it = m_g.grads.find(module + ".bias");
     return it == m_g.grads.end() ? nullptr : &it->second;
+}
+
+// Block i's module `part` (model/blockmodules.h): dx += dy Wᵀ (Conv1D) or dy W (nn.Linear), and its weight's and
+// bias's gradients.
+void BackwardPass::moduleBackward(Tensor &dx, int i, BlockPart part, const Tensor &dy, const Tensor &x)
+{
+    const LinearModule m = blockModule(m_c, blocks()[size_t(i)], part);
+    const std::string name = param(i, part);
+    m.transposed ? linearBackward(dx, name, dy, x, m.weight) : conv1dBackward(dx, name, dy, x, m.weight);
 }
 
 // A GPT-2-layout module (Conv1D) y = x W + b named `module`: dx += dy Wᵀ, and its weight's and bias's gradients.
@@ -234,18 +244,13 @@ void BackwardPass::startStack(const names::Stack &stack)
 void BackwardPass::crossAttention(int i, const Tensor &dF, Tensor &dln)
 {
     const std::string p = layerName(i), c = p + "cross.";
-    const BlockWeights &b = m_model.blocks[size_t(i)];
     const int64_t H = m_c.heads, I = m_c.innerDim(), d = m_c.headDim(), S = m_dEncoderOutput.dim(0);
-    const bool linear = m_c.linearLayout(); // T5's EncDecAttention: q, k, v, o without biases
     const Tensor &probs = act(c + "probs");
     Tensor dctx({H, T, d});
     {
         BackwardStep step(m_s, i, "cross.out");
         Tensor dmerged({T, I});
-        if (linear)
-            linearBackward(dmerged, param(i, BlockPart::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
-        else
-            conv1dBackward(dmerged, param(i, BlockPart::CrossOut), dF, act(c + "merged"), b.crossProjWeight);
+        moduleBackward(dmerged, i, BlockPart::CrossOut, dF, act(c + "merged"));
         ops::merge_heads_backward(dctx, dmerged);
     }
     Tensor dscores({H, T, S}), dv({H, S, d});
@@ -261,21 +266,20 @@ void BackwardPass::crossAttention(int i, const Tensor &dF, Tensor &dln)
     {
         BackwardStep step(m_s, i, "cross.qkv");
         Tensor dq({H, T, d}), dk({H, S, d}), dquery({T, I});
-        ops::attention_scores_backward(dq, dk, dscores, act(c + "q"), act(c + "k"), scoreScale());
+        ops::attention_scores_backward(dq, dk, dscores, act(c + "q"), act(c + "k"), scoreScale(m_c));
         ops::split_heads_backward(dquery, {&dq});
         const Tensor &z = act(names::encoderOutput());
-        if (linear) {
+        moduleBackward(dln, i, BlockPart::CrossQ, dquery, act(p + "ln_cross"));
+        if (m_c.linearLayout()) { // T5's EncDecAttention: k and v of their own
             Tensor dK({S, I}), dV({S, I});
             ops::split_heads_backward(dK, {&dk});
             ops::split_heads_backward(dV, {&dv});
-            linearBackward(dln, param(i, BlockPart::CrossQ), dquery, act(p + "ln_cross"), b.crossQWeight);
-            linearBackward(m_dEncoderOutput, param(i, BlockPart::CrossK), dK, z, b.crossKWeight);
-            linearBackward(m_dEncoderOutput, param(i, BlockPart::CrossV), dV, z, b.crossVWeight);
+            moduleBackward(m_dEncoderOutput, i, BlockPart::CrossK, dK, z);
+            moduleBackward(m_dEncoderOutput, i, BlockPart::CrossV, dV, z);
         } else {
             Tensor dkv({S, 2 * I});
             ops::split_heads_backward(dkv, {&dk, &dv});
-            conv1dBackward(dln, param(i, BlockPart::CrossQ), dquery, act(p + "ln_cross"), b.crossQWeight);
-            conv1dBackward(m_dEncoderOutput, param(i, BlockPart::CrossKv), dkv, z, b.crossKvWeight);
+            moduleBackward(m_dEncoderOutput, i, BlockPart::CrossKv, dkv, z);
         }
     }
 }
@@ -329,15 +333,11 @@ void BackwardPass::attention(
     const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     const int64_t H = m_c.heads, d = m_c.headDim();
     const Tensor &probs = act(p + "attn.probs");
-    const bool linear = m_c.linearLayout();
     Tensor dctx({H, T, d});
     {
         BackwardStep step(m_s, i, "attn.out");
         Tensor dmerged({T, m_c.innerDim()}); // the heads side by side: H·d, d_model unless head_dim says otherwise
-        if (linear)
-            linearBackward(dmerged, param(i, BlockPart::Out), dout, act(p + "attn.merged"), b.oWeight);
-        else
-            conv1dBackward(dmerged, param(i, BlockPart::Out), dout, act(p + "attn.merged"), b.attnProjWeight);
+        moduleBackward(dmerged, i, BlockPart::Out, dout, act(p + "attn.merged"));
         ops::merge_heads_backward(dctx, dmerged);
     }
     Tensor dscores({H, T, T}), dv({H, T, d});
@@ -351,15 +351,13 @@ void BackwardPass::attention(
     }
     BackwardStep step(m_s, i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
-    const float scale = scoreScale();
+    const float scale = scoreScale(m_c);
     if (m_c.rotatesQueriesAndKeys()) { // S = R(Q) R(K)ᵀ/√d: back through the scores, then the rotation
-        const ops::RopeStyle style
-            = m_c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
         Tensor dqRot({H, T, d}), dkRot({H, T, d});
         ops::attention_scores_backward(
             dqRot, dkRot, dscores, act(names::queriesOf(m_s, i, true)), act(names::keysOf(m_s, i, true)), scale);
-        ops::rope_backward(dq, dqRot, style, m_c.ropeFrequencies());
-        ops::rope_backward(dk, dkRot, style, m_c.ropeFrequencies());
+        ops::rope_backward(dq, dqRot, ropeStyle(m_c), m_c.ropeFrequencies());
+        ops::rope_backward(dk, dkRot, ropeStyle(m_c), m_c.ropeFrequencies());
     } else {
         ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
     }
@@ -376,13 +374,11 @@ void BackwardPass::attention(
         sortingNetworkBackward(i, din);
     if (queryIn)
         return pooledProjectionsBackward(i, dq, dk, dv, in, din, *queryIn, *dqueryIn);
-    if (m_c.family == Family::GptNeoX)
-        return fusedProjectionsBackward(i, dq, dk, dv, in, din);
-    if (linear)
-        return linearLayoutProjectionsBackward(i, dq, dk, dv, in, din);
-    Tensor dqkv({T, 3 * m_c.innerDim()});
-    ops::split_heads_backward(dqkv, dq, dk, dv);
-    conv1dBackward(din, param(i, BlockPart::Qkv), dqkv, in, b.attnWeight);
+    // Back through the split (a K/V head's gradient sums its query heads') and the projection's modules.
+    const std::vector<BlockPart> parts = qkvParts(m_c);
+    const std::vector<Tensor> dparts = qkvGradients(dq, dk, dv, m_c);
+    for (size_t k = 0; k < parts.size(); ++k)
+        moduleBackward(din, i, parts[k], dparts[k], in);
 }
 
 // Softmax's backward, or the sparse normaliser's (ops::entmax_backward); a learned α also gets its gradient, through
@@ -421,38 +417,6 @@ void BackwardPass::adaptiveSpanBackward(int i, Tensor &dmasked, const Tensor &dp
     }
 }
 
-// The Llama family's split handed query head h the K/V head ⌊h / (H/Hkv)⌋ (repeat_kv): a K/V head's gradient is the
-// sum of its query heads'. Then back through q_proj, k_proj and v_proj into din.
-void BackwardPass::linearLayoutProjectionsBackward(
-    int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din)
-{
-    const BlockWeights &b = blocks()[size_t(i)];
-    const int64_t H = m_c.heads, d = m_c.headDim(), Hkv = m_c.kvHeadCount(), group = H / Hkv;
-    Tensor dQ({T, H * d}), dK({T, Hkv * d}), dV({T, Hkv * d});
-    for (int64_t h = 0; h < H; ++h) {
-        dQ.matrix().block(0, h * d, T, d) = dq.slice(h);
-        dK.matrix().block(0, (h / group) * d, T, d) += dk.slice(h);
-        dV.matrix().block(0, (h / group) * d, T, d) += dv.slice(h);
-    }
-    linearBackward(din, param(i, BlockPart::Q), dQ, in, b.qWeight);
-    linearBackward(din, param(i, BlockPart::K), dK, in, b.kWeight);
-    linearBackward(din, param(i, BlockPart::V), dV, in, b.vWeight);
-}
-
-// GPT-NeoX's query_key_value holds, for each head h in turn, its query, key and value (programattention.cpp).
-void BackwardPass::fusedProjectionsBackward(
-    int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din)
-{
-    const int64_t H = m_c.heads, d = m_c.headDim();
-    Tensor dqkv({T, 3 * H * d});
-    for (int64_t h = 0; h < H; ++h) {
-        dqkv.matrix().block(0, 3 * h * d, T, d) = dq.slice(h);
-        dqkv.matrix().block(0, (3 * h + 1) * d, T, d) = dk.slice(h);
-        dqkv.matrix().block(0, (3 * h + 2) * d, T, d) = dv.slice(h);
-    }
-    linearBackward(din, param(i, BlockPart::Qkv), dqkv, in, m_model.blocks[size_t(i)].qkvWeight);
-}
-
 // ddown is (T,D), the gradient of mlp.down; in is (T,D), the input of mlp.up; adds d in into din (T,D).
 void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din)
 {
@@ -482,25 +446,17 @@ void BackwardPass::mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din
 // A dense feed-forward's backward on the rows of `in`, from its activations a (engine/feedforward.h).
 void BackwardPass::denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din, const FeedForwardActivations &a)
 {
-    const BlockWeights &b = blocks()[static_cast<size_t>(i)];
     Tensor dact(a.up.shape()), dup(a.up.shape());
-    if (m_c.gatedFfn) { // SwiGLU: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
-        Tensor dgate(a.up.shape());
-        linearBackward(dact, param(i, BlockPart::Down), ddown, a.act, b.downWeight);
-        ops::gated_activation_backward(dgate, dup, dact, a.gate, a.up, m_c.activation);
-        linearBackward(din, param(i, BlockPart::Gate), dgate, in, b.gateWeight);
-        linearBackward(din, param(i, BlockPart::Up), dup, in, b.upWeight);
-        return;
-    }
-    if (m_c.linearLayout()) { // BERT's intermediate and output.dense, GPT-Neo's c_fc and c_proj, GPT-NeoX's 4h
-        linearBackward(dact, param(i, BlockPart::Down), ddown, a.act, b.downWeight);
+    moduleBackward(dact, i, BlockPart::Down, ddown, a.act);
+    if (!m_c.gatedFfn) {
         ops::activation_backward(dup, dact, a.up, m_c.activation);
-        linearBackward(din, param(i, BlockPart::Up), dup, in, b.upWeight);
+        moduleBackward(din, i, BlockPart::Up, dup, in);
         return;
     }
-    conv1dBackward(dact, param(i, BlockPart::Down), ddown, a.act, b.fcProjWeight);
-    ops::activation_backward(dup, dact, a.up, m_c.activation);
-    conv1dBackward(din, param(i, BlockPart::Up), dup, in, b.fcWeight);
+    Tensor dgate(a.up.shape()); // gated: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
+    ops::gated_activation_backward(dgate, dup, dact, a.gate, a.up, m_c.activation);
+    moduleBackward(din, i, BlockPart::Gate, dgate, in);
+    moduleBackward(din, i, BlockPart::Up, dup, in);
 }
 
 void BackwardPass::embeddings(const Tensor &dinput)

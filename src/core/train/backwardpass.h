@@ -89,10 +89,6 @@ private:
     void mlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor &din, const FeedForwardActivations &a);
     void mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
-    void linearLayoutProjectionsBackward(
-        int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din);
-    void fusedProjectionsBackward(
-        int i, const Tensor &dq, const Tensor &dk, const Tensor &dv, const Tensor &in, Tensor &din);
     void gatedExperts(int i, const Tensor &ddown, const Tensor &in, Tensor &din);
     void normaliserBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs);
     void adaptiveSpanBackward(int i, Tensor &dmasked, const Tensor &dprobs, const Tensor &probs);
@@ -107,8 +103,8 @@ private:
     Tensor *biasGrad(const std::string &module); // null when the module has no bias
     void linearBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
     void conv1dBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
-    // S = QKᵀ · scale, as programattention.cpp: 1/√d, or 1 for the families that do not scale (GPT-Neo, T5)
-    float scoreScale() const { return m_c.scaleScores ? 1.0f / std::sqrt(float(m_c.headDim())) : 1.0f; }
+    // Block i's linear module `part` in its layout (model/blockmodules.h): adds dy·∂y/∂x into dx, and its gradients.
+    void moduleBackward(Tensor &dx, int i, BlockPart part, const Tensor &dy, const Tensor &x);
     Tensor bertHead(const Tensor &dlogits);
     void layernorm(Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight);
     // The backward of block i's norm `part` (ln_1, ln_2, ln_cross): adds into din.

@@ -1,0 +1,138 @@
+#include "engine/blockcomponents.h"
+
+#include <cmath>
+
+namespace atlas {
+
+void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m)
+{
+    m.transposed ? ops::linear_t_forward(out, x, m.weight, m.bias) : ops::linear_forward(out, x, m.weight, m.bias);
+}
+
+void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c)
+{
+    c.norm == NormKind::RmsNorm ? ops::rmsnorm_forward(out, x, weight, c.lnEpsilon)
+                                : ops::layernorm_forward(out, x, weight, bias, c.lnEpsilon);
+}
+
+std::string normFormula(const ModelConfig &c, const std::string &sub)
+{
+    const std::string g = "γ" + sub, b = "β" + sub;
+    return c.norm == NormKind::RmsNorm ? "RMS(x) = " + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)"
+                                       : "LN(x) = " + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b;
+}
+
+std::vector<BlockPart> qkvParts(const ModelConfig &c)
+{
+    if (c.linearLayout() && c.family != Family::GptNeoX)
+        return {BlockPart::Q, BlockPart::K, BlockPart::V};
+    return {BlockPart::Qkv};
+}
+
+int64_t qkvWidth(const ModelConfig &c)
+{
+    return (int64_t(c.heads) + 2 * int64_t(c.kvHeadCount())) * c.headDim();
+}
+
+int64_t qkvColumn(const ModelConfig &c, int which, int64_t head)
+{
+    const int64_t d = c.headDim(), H = c.heads, Hkv = c.kvHeadCount();
+    if (c.family == Family::GptNeoX)
+        return (3 * head + which) * d;
+    return which == 0 ? head * d : which == 1 ? (H + head) * d : (H + Hkv + head) * d;
+}
+
+void projectQkv(Tensor &qkv, const Tensor &x, const ModelConfig &c, const BlockWeights &b)
+{
+    const std::vector<BlockPart> parts = qkvParts(c);
+    if (parts.size() == 1)
+        return moduleForward(qkv, x, blockModule(c, b, parts[0]));
+    const int64_t rows = x.dim(0), Q = c.innerDim(), KV = int64_t(c.kvHeadCount()) * c.headDim();
+    Tensor q({rows, Q}), k({rows, KV}), v({rows, KV});
+    moduleForward(q, x, blockModule(c, b, BlockPart::Q));
+    moduleForward(k, x, blockModule(c, b, BlockPart::K));
+    moduleForward(v, x, blockModule(c, b, BlockPart::V));
+    qkv.matrix() << q.matrix(), k.matrix(), v.matrix();
+}
+
+std::string qkvFormula(const ModelConfig &c)
+{
+    if (c.family == Family::GptNeoX)
+        return std::string("[q₀ k₀ v₀ q₁ k₁ v₁ …] = X W_qkvᵀ") + (c.qkvBias ? " + b_qkv" : "")
+            + "  (per head h: q_h, k_h, v_h)";
+    if (!c.linearLayout())
+        return "[Q K V] = X W_attn + b_attn";
+    const std::string bias = c.qkvBias ? " + b" : "";
+    return "[Q K V] = [X W_qᵀ" + bias + "  X W_kᵀ" + bias + "  X W_vᵀ" + bias + "]  (" + std::to_string(c.heads)
+        + " query, " + std::to_string(c.kvHeadCount()) + " key/value heads)";
+}
+
+QkvHeads splitQkv(const Tensor &qkv, const ModelConfig &c, bool repeatKv)
+{
+    const int64_t H = c.heads, Hkv = c.kvHeadCount(), d = c.headDim(), rows = qkv.dim(0);
+    const int64_t shared = repeatKv ? H : Hkv, group = repeatKv ? H / Hkv : 1;
+    QkvHeads out {Tensor::uninitialized({H, rows, d}), Tensor::uninitialized({shared, rows, d}),
+        Tensor::uninitialized({shared, rows, d})};
+    ConstMatrixMap x = qkv.matrix();
+    for (int64_t h = 0; h < H; ++h)
+        out.q.slice(h) = x.block(0, qkvColumn(c, 0, h), rows, d);
+    for (int64_t h = 0; h < shared; ++h) {
+        out.k.slice(h) = x.block(0, qkvColumn(c, 1, h / group), rows, d);
+        out.v.slice(h) = x.block(0, qkvColumn(c, 2, h / group), rows, d);
+    }
+    return out;
+}
+
+QkvSplitFormulas splitFormulas(const ModelConfig &c)
+{
+    if (c.family == Family::GptNeoX)
+        return {
+            "Q_h = QKV[:, 3h·d : (3h+1)·d]", "K_h = QKV[:, (3h+1)·d : (3h+2)·d]", "V_h = QKV[:, (3h+2)·d : (3h+3)·d]"};
+    const int64_t group = c.heads / c.kvHeadCount();
+    if (group == 1)
+        return {"Q_h = Q[:, h·d : (h+1)·d]", "K_h = K[:, h·d : (h+1)·d]", "V_h = V[:, h·d : (h+1)·d]"};
+    const std::string shared = "[:, g·d : (g+1)·d],  g = ⌊h / " + std::to_string(group) + "⌋: each of the "
+        + std::to_string(c.kvHeadCount()) + " K/V heads serves " + std::to_string(group) + " query heads";
+    return {"Q_h = Q[:, h·d : (h+1)·d]", "K_h = K" + shared, "V_h = V" + shared};
+}
+
+std::vector<Tensor> qkvGradients(const Tensor &dq, const Tensor &dk, const Tensor &dv, const ModelConfig &c)
+{
+    const std::vector<BlockPart> parts = qkvParts(c);
+    const int64_t H = c.heads, Hkv = c.kvHeadCount(), d = c.headDim(), rows = dq.dim(1), group = H / Hkv;
+    std::vector<Tensor> grads;
+    if (parts.size() == 1)
+        grads.emplace_back(Shape {rows, qkvWidth(c)});
+    else
+        grads = {Tensor({rows, H * d}), Tensor({rows, Hkv * d}), Tensor({rows, Hkv * d})};
+    const int64_t starts[3] = {0, qkvColumn(c, 1, 0), qkvColumn(c, 2, 0)};
+    const Tensor *heads[3] = {&dq, &dk, &dv};
+    for (int which = 0; which < 3; ++which) {
+        Tensor &g = grads[parts.size() == 1 ? 0 : size_t(which)];
+        const int64_t offset = parts.size() == 1 ? 0 : starts[which];
+        for (int64_t h = 0; h < H; ++h) {
+            const int64_t source = which == 0 ? h : h / group;
+            g.matrix().block(0, qkvColumn(c, which, source) - offset, rows, d) += heads[which]->slice(h);
+        }
+    }
+    return grads;
+}
+
+std::string outputFormula(const ModelConfig &c)
+{
+    if (!c.linearLayout())
+        return "O = C W_proj + b_proj";
+    return std::string("O = C W_oᵀ") + (c.outBias ? " + b_o" : "");
+}
+
+ops::RopeStyle ropeStyle(const ModelConfig &c)
+{
+    return c.positions == PositionKind::Rope ? ops::RopeStyle::Interleaved : ops::RopeStyle::RotateHalf;
+}
+
+float scoreScale(const ModelConfig &c)
+{
+    return c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(c.headDim())) : 1.0f;
+}
+
+} // namespace atlas

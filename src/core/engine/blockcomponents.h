@@ -1,0 +1,63 @@
+#pragma once
+
+// What a block's sub-layers compute beside the ops themselves, written once for the traced forward (program*.cpp),
+// the generator's K/V-cache path (generator.cpp) and the backward pass (train/backwardpass.cpp): a linear module in
+// either layout, the norm, the Q/K/V projection in each family's layout and its split into heads, the output
+// projection, the rotation's convention and the scores' scale. The forward traces one op per step; the generator
+// runs the same functions on its one new row; the backward pass inverts them. The feed-forward's are in
+// engine/feedforward.h.
+
+#include "model/blockmodules.h"
+#include "ops/ops.h"
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// y = x W + b or x Wᵀ + b, as the module's layout says; out is (rows, out).
+void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m);
+
+// The model's norm of x's rows: LayerNorm with γ and β, or RMSNorm with γ alone.
+void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c);
+// "LN(x) = γ₁ ⊙ (x − mean(x)) / √(var(x) + ε) + β₁" and the like, `sub` subscripting γ and β.
+std::string normFormula(const ModelConfig &c, const std::string &sub);
+
+// The modules of the Q/K/V projection, in the order of attn.qkv's columns: {Qkv} for a fused one (GPT-2's c_attn,
+// GPT-NeoX's query_key_value), {Q, K, V} for the Llama family's and T5's three.
+std::vector<BlockPart> qkvParts(const ModelConfig &c);
+// attn.qkv's width, (H + 2 Hkv)·d: H query heads and Hkv key/value heads of d.
+int64_t qkvWidth(const ModelConfig &c);
+// Where head `head`'s queries (which = 0), or K/V head `head`'s keys (1) or values (2), begin in attn.qkv: [Q K V]
+// side by side, or GPT-NeoX's [q₀ k₀ v₀ q₁ k₁ v₁ …].
+int64_t qkvColumn(const ModelConfig &c, int which, int64_t head);
+// qkv (rows, qkvWidth) = the block's projection of x (rows, D), in the family's column order.
+void projectQkv(Tensor &qkv, const Tensor &x, const ModelConfig &c, const BlockWeights &b);
+std::string qkvFormula(const ModelConfig &c);
+
+// attn.qkv's heads: q [H, rows, d]; k and v [H, rows, d] with `repeatKv` (query head h gets K/V head ⌊h / (H/Hkv)⌋,
+// as Hugging Face's repeat_kv: what the trace and every view see), else [Hkv, rows, d] (what the K/V cache stores).
+struct QkvHeads
+{
+    Tensor q, k, v;
+};
+QkvHeads splitQkv(const Tensor &qkv, const ModelConfig &c, bool repeatKv);
+// The split's formulas for Q_h, K_h and V_h.
+struct QkvSplitFormulas
+{
+    std::string q, k, v;
+};
+QkvSplitFormulas splitFormulas(const ModelConfig &c);
+// The gradients of the qkvParts modules' outputs, from those of the H heads (dq, dk, dv [H, rows, d]): a shared K/V
+// head's is the sum of its query heads'.
+std::vector<Tensor> qkvGradients(const Tensor &dq, const Tensor &dk, const Tensor &dv, const ModelConfig &c);
+
+// The output projection's formula, O = C W_proj + b_proj or C W_oᵀ (+ b_o).
+std::string outputFormula(const ModelConfig &c);
+
+// RoPE on adjacent pairs (`rope`) or on the two halves (`rope-half`, GPT-NeoX's and the Llama family's).
+ops::RopeStyle ropeStyle(const ModelConfig &c);
+// S = QKᵀ · scale: 1/√d, or 1 for the families that do not scale (GPT-Neo, T5).
+float scoreScale(const ModelConfig &c);
+
+} // namespace atlas
