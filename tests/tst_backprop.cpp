@@ -147,6 +147,10 @@ void TestBackprop::matchesPyTorch_data()
                                                                    << "llama_hd_tiny_grads";
     QTest::newRow("qwen2_tiny: multi-query, q/k/v biases, tied") << "qwen2_tiny"
                                                                  << "qwen2_tiny_grads";
+    QTest::newRow("qwen3_tiny: QK-norm, head_dim 12, all four attention biases") << "qwen3_tiny"
+                                                                                 << "qwen3_tiny_grads";
+    QTest::newRow("olmo2_tiny: norms after the sub-layers, QK-norm over the projections") << "olmo2_tiny"
+                                                                                          << "olmo2_tiny_grads";
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
                                                   << "mistral_tiny_grads";
     // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).

@@ -159,6 +159,10 @@ private slots:
                                << "model.layers.1.mlp.gate_proj.weight";
         QTest::newRow("qwen2") << "qwen2"
                                << "model.layers.0.self_attn.k_proj.bias";
+        QTest::newRow("qwen3") << "qwen3"
+                               << "model.layers.1.self_attn.k_norm.weight";
+        QTest::newRow("olmo2") << "olmo2"
+                               << "model.layers.0.post_feedforward_layernorm.weight";
         QTest::newRow("mistral") << "mistral"
                                  << "lm_head.weight";
         QTest::newRow("gpt_neox") << "gpt_neox"

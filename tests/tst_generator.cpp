@@ -92,6 +92,8 @@ private slots:
         QTest::newRow("llama (head_dim 12 in a model 32 wide)") << "llama_hd_tiny" << 2 << 64;
         QTest::newRow("qwen2 (multi-query, 1 K/V head)") << "qwen2_tiny" << 1 << 73;
         QTest::newRow("qwen2 (a window of 3 from layer 1 on)") << "qwen2_swa_tiny" << 2 << 64;
+        QTest::newRow("qwen3 (QK-norm on the new row's query and key)") << "qwen3_tiny" << 2 << 73;
+        QTest::newRow("olmo2 (norms after the sub-layers, QK-norm over the projections)") << "olmo2_tiny" << 2 << 73;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
         QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;
         QTest::newRow("gpt_neox (partial rotary, parallel residual)") << "neox_tiny" << 4 << 64;

@@ -115,7 +115,7 @@ private slots:
             "--out", "@DIR@/t", "--family", "bert"} << "family bert: BERT's layout is a bidirectional encoder";
         QTest::newRow("new-model t5 with K/V heads")
             << QStringList {"new-model", "--family", "t5", "--kv-heads", "2", "--out", "@DIR@/m"}
-            << "option --kv-heads: the t5 family has no such setting (it is llama, mistral, qwen2's)";
+            << "option --kv-heads: the t5 family has no such setting (it is llama, mistral, olmo2, qwen2, qwen3's)";
         QTest::newRow("new-model gpt_neox with K/V heads") << QStringList {"new-model", "--family", "gpt_neox",
             "--kv-heads", "2", "--out", "@DIR@/m"} << "option --kv-heads: the gpt_neox family has no such setting";
         QTest::newRow("new-model gpt2 with --kv-heads nan") << QStringList {"new-model", "--kv-heads", "nan", "--out",

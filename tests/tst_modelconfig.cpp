@@ -67,6 +67,14 @@ private slots:
             << R"({"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
                   "intermediate_size": 40, "use_sliding_window": true, "sliding_window": 5,
                   "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})";
+        QTest::newRow("qwen3: QK-norm, head_dim, attention_bias, a window by layer_types")
+            << R"({"model_type": "qwen3", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 40, "head_dim": 12, "attention_bias": true,
+                  "use_sliding_window": true, "sliding_window": 4,
+                  "layer_types": ["full_attention", "sliding_attention"]})";
+        QTest::newRow("olmo2: norms after the sub-layers, QK-norm over the projections")
+            << R"({"model_type": "olmo2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 40, "attention_bias": true})";
         QTest::newRow("gpt_neo: local layers")
             << R"({"model_type": "gpt_neo", "hidden_size": 32, "num_layers": 4, "num_heads": 4,
                   "attention_types": [[["global", "local"], 2]], "window_size": 5})";
@@ -95,6 +103,10 @@ private slots:
         QCOMPARE(again.task, first.task);
         QCOMPARE(again.tiedHead, first.tiedHead);
         QCOMPARE(again.qkvBias, first.qkvBias);
+        QCOMPARE(again.outBias, first.outBias);
+        QCOMPARE(again.mlpBias, first.mlpBias);
+        QVERIFY(again.qkNorm == first.qkNorm);
+        QVERIFY(again.layerNorm == first.layerNorm);
         QCOMPARE(again.headDim(), first.headDim());
         QCOMPARE(again.encoderLayers, first.encoderLayers);
         QCOMPARE(again.gatedFfn, first.gatedFfn);

@@ -16,7 +16,7 @@ namespace atlas {
 
 namespace {
 
-// A family's config.json keys for new-model's options (--family llama|mistral|qwen2|gpt_neox|gpt_neo).
+// A family's config.json keys for new-model's options (--family llama|mistral|qwen2|qwen3|olmo2|gpt_neox|gpt_neo).
 nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
     const int heads = args.intValue("heads", 4, 1, 1024);
@@ -100,13 +100,15 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
         {"llama", {"kv-heads", "tied", "rope-theta"}},
         {"mistral", {"kv-heads", "tied", "rope-theta"}},
         {"qwen2", {"kv-heads", "tied", "rope-theta"}},
+        {"qwen3", {"kv-heads", "tied", "rope-theta"}},
+        {"olmo2", {"kv-heads", "tied", "rope-theta"}},
         {"gpt_neox", {"tied", "rope-theta"}},
         {"gpt_neo", {"tied", "window"}},
     };
     const auto own = honoured.find(family);
     if (own == honoured.end())
-        throw Error(
-            "option --family: '" + family + "' is not one of gpt2, llama, mistral, qwen2, gpt_neox, gpt_neo, t5");
+        throw Error("option --family: '" + family
+            + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, gpt_neo, t5");
     for (const auto &[other, options] : honoured)
         for (const std::string &option : options)
             if ((args.has(option) || args.flag(option)) && !own->second.contains(option)) {
@@ -121,10 +123,11 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
 
 } // namespace
 
-// A model with GPT-2's initialisation from a fixed seed. With --family llama|mistral|qwen2: that family's layout
-// (RMSNorm, RoPE, grouped-query attention with N K/V heads, SwiGLU), as its Hugging Face classes save it; --family
-// gpt_neox (Pythia's layout) or gpt_neo [--window W] (global and local layers) likewise; --family t5: an encoder and a
-// decoder of --layers blocks each, v1.1's gated GELU and untied head, or v1.0's ReLU and tied head with --tied.
+// A model with GPT-2's initialisation from a fixed seed. With --family llama|mistral|qwen2|qwen3|olmo2: that family's
+// layout (RMSNorm, RoPE, grouped-query attention with N K/V heads, SwiGLU; qwen3's and olmo2's QK-norm), as its Hugging
+// Face classes save it; --family gpt_neox (Pythia's layout) or gpt_neo [--window W] (global and local layers) likewise;
+// --family t5: an encoder and a decoder of --layers blocks each, v1.1's gated GELU and untied head, or v1.0's ReLU and
+// tied head with --tied.
 int newModelCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "new-model");

@@ -2,12 +2,17 @@
 """Independent PyTorch references for checkpoints of other families than GPT-2 (tests/tst_engine_parity.cpp).
 
 This script shares no code with the C++ engine. It writes the forward pass of Hugging Face's modeling_llama.py,
-modeling_mistral.py and modeling_qwen2.py again with plain torch operations:
+modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py and modeling_olmo2.py again with plain torch operations:
   - RMSNorm: w * x / sqrt(mean(x^2) + eps);
   - q_proj, k_proj, v_proj and o_proj as nn.Linear (y = x W^T + b), with the biases each family has;
   - rotary embeddings in the rotate-half convention. inv_freq = 1 / theta^(arange(0, d, 2) / d) is computed in
     float32, as LlamaRotaryEmbedding does, and rope_scaling follows _compute_linear_scaling_parameters and
     _compute_llama3_parameters;
+  - Qwen3's QK-norm: q_norm and k_norm, an RMSNorm over each head's d dimensions, on the K/V heads before repeat_kv
+    and before RoPE;
+  - OLMo 2's block: attention and MLP read the stream itself, and each output is normalised (post_attention_layernorm,
+    post_feedforward_layernorm) before its residual add; its q_norm and k_norm normalise the whole q and k projections
+    before they are split into heads;
   - repeat_kv for grouped-query attention: query head h reads K/V head h // (H / Hkv);
   - scores Q K^T / sqrt(d), the causal mask (and Mistral's sliding window: key j is masked when j <= i - window),
     softmax, probs V, o_proj;
@@ -33,7 +38,7 @@ Run it with Debian's interpreter, which has python3-torch and numpy:
 
     /usr/bin/python3 tests/tools/make_family_reference.py
 
-It is deterministic (fixed seeds) and rewrites, under tests/data/:
+It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the models named, given names):
   llama_tiny/       llama: GQA (4 query heads, 2 K/V heads), attention_bias and mlp_bias, untied lm_head,
                     llama3 rope_scaling whose bands all hold a frequency; F32, one model.safetensors, "model." keys
   llama_hd_tiny/    llama: head_dim 12 in a model 32 wide (q_proj 48 × 32, o_proj 32 × 48, as Mistral-Nemo's 128 in
@@ -42,6 +47,11 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/:
                     linear rope_scaling (factor 2); BF16, in two shards named by model.safetensors.index.json
   qwen2_swa_tiny/   qwen2 with use_sliding_window: layers 1 and 2 (from max_window_layers 1 on) see 3 keys, layer 0
                     every earlier one; F32
+  qwen3_tiny/       qwen3: QK-norm (q_norm and k_norm over each head's 12 dimensions, before repeat_kv and RoPE),
+                    head_dim 12 in a model 32 wide, GQA, attention_bias on q, k, v and o, no MLP biases, tied; BF16
+  olmo2_tiny/       olmo2: a norm on each sub-layer's output before its add and none before the sub-layers
+                    (post_attention_layernorm, post_feedforward_layernorm), QK-norm over the whole q (H·d) and k
+                    (Hkv·d) projections before the split, GQA, untied; F32
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -112,6 +122,18 @@ MODELS = {
                     max_position_embeddings=64, rms_norm_eps=1e-6, rope_theta=1000000.0, hidden_act="silu",
                     tie_word_embeddings=True, use_sliding_window=True, sliding_window=3, max_window_layers=1),
         dtype="F32", shards=1, seed=43),
+    "qwen3_tiny": dict(
+        config=dict(model_type="qwen3", architectures=["Qwen3ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=12, vocab_size=64,
+                    max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=1000000.0, hidden_act="silu",
+                    tie_word_embeddings=True, attention_bias=True, use_sliding_window=False, rope_scaling=None),
+        dtype="BF16", shards=1, seed=44),
+    "olmo2_tiny": dict(
+        config=dict(model_type="olmo2", architectures=["Olmo2ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=64,
+                    max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=500000.0, hidden_act="silu",
+                    tie_word_embeddings=False, attention_bias=False, rope_scaling=None),
+        dtype="F32", shards=1, seed=45),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -384,10 +406,10 @@ def random_weights(cfg, seed):
     D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d = cfg.get("head_dim") or D // H  # LlamaAttention's head_dim
-    qwen2 = cfg["model_type"] == "qwen2"
+    qwen2, qwen3, olmo2 = cfg["model_type"] == "qwen2", cfg["model_type"] == "qwen3", cfg["model_type"] == "olmo2"
     qkv_bias = qwen2 or cfg.get("attention_bias", False)
     o_bias = not qwen2 and cfg.get("attention_bias", False)
-    mlp_bias = not qwen2 and cfg.get("mlp_bias", False)
+    mlp_bias = not (qwen2 or qwen3 or olmo2) and cfg.get("mlp_bias", False)  # Qwen3MLP, Olmo2MLP: no biases
 
     def normal(*shape, std=0.2):
         return torch.randn(*shape, generator=g, dtype=torch.float32) * std
@@ -400,11 +422,18 @@ def random_weights(cfg, seed):
     w = {"model.embed_tokens.weight": normal(V, D, std=0.5)}
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
-        w[p + "input_layernorm.weight"] = 1.0 + normal(D, std=0.1)
+        if not olmo2:  # Olmo2DecoderLayer has no norm before its sub-layers
+            w[p + "input_layernorm.weight"] = 1.0 + normal(D, std=0.1)
         linear(w, p + "self_attn.q_proj", H * d, D, qkv_bias)
         linear(w, p + "self_attn.k_proj", Hkv * d, D, qkv_bias)
         linear(w, p + "self_attn.v_proj", Hkv * d, D, qkv_bias)
         linear(w, p + "self_attn.o_proj", D, H * d, o_bias)
+        if qwen3:  # Qwen3Attention's q_norm and k_norm, over one head's d
+            w[p + "self_attn.q_norm.weight"] = 1.0 + normal(d, std=0.3)
+            w[p + "self_attn.k_norm.weight"] = 1.0 + normal(d, std=0.3)
+        if olmo2:  # Olmo2Attention's q_norm and k_norm, over the whole q and k projections
+            w[p + "self_attn.q_norm.weight"] = 1.0 + normal(H * d, std=0.3)
+            w[p + "self_attn.k_norm.weight"] = 1.0 + normal(Hkv * d, std=0.3)
         w[p + "post_attention_layernorm.weight"] = 1.0 + normal(D, std=0.1)
         if cfg["model_type"] == "mixtral":
             w[p + "block_sparse_moe.gate.weight"] = normal(cfg["num_local_experts"], D, std=0.5)
@@ -417,6 +446,8 @@ def random_weights(cfg, seed):
         linear(w, p + "mlp.gate_proj", F, D, mlp_bias)
         linear(w, p + "mlp.up_proj", F, D, mlp_bias)
         linear(w, p + "mlp.down_proj", D, F, mlp_bias)
+        if olmo2:
+            w[p + "post_feedforward_layernorm.weight"] = 1.0 + normal(D, std=0.1)
     w["model.norm.weight"] = 1.0 + normal(D, std=0.1)
     if not cfg["tie_word_embeddings"]:
         w["lm_head.weight"] = normal(V, D)
@@ -788,7 +819,7 @@ def forward(w, cfg, tokens):
     d, eps = cfg.get("head_dim") or D // H, cfg["rms_norm_eps"]
     window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" else None
     windowed = set(range(cfg["num_hidden_layers"])) if window else set()
-    if cfg["model_type"] == "qwen2" and cfg.get("use_sliding_window"):
+    if cfg["model_type"] in ("qwen2", "qwen3") and cfg.get("use_sliding_window"):
         # Qwen2Config: layer_types, else "sliding_attention" for the layers from max_window_layers on
         window = cfg["sliding_window"]
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
@@ -810,26 +841,46 @@ def forward(w, cfg, tokens):
     trace["input"] = x
     for i in range(cfg["num_hidden_layers"]):
         p, m = f"layer.{i}.", f"model.layers.{i}."
-        h = rms_norm(x, w[m + "input_layernorm.weight"], eps)
-        trace[p + "ln_1"] = h
+        olmo2 = cfg["model_type"] == "olmo2"  # Olmo2DecoderLayer: the sub-layers read x; their outputs are normalised
+        if olmo2:
+            h = x
+        else:
+            h = rms_norm(x, w[m + "input_layernorm.weight"], eps)
+            trace[p + "ln_1"] = h
         q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
         trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
+        if olmo2:  # Olmo2Attention: q_norm and k_norm over the whole projections, before the split and RoPE
+            q_norm = rms_norm(q, w[m + "self_attn.q_norm.weight"], eps).reshape(T, H, d).transpose(0, 1)
+            k_norm = rms_norm(k, w[m + "self_attn.k_norm.weight"], eps).reshape(T, Hkv, d).transpose(0, 1)
+            k_norm = k_norm.repeat_interleave(H // Hkv, dim=0)
         q = q.reshape(T, H, d).transpose(0, 1)
         k = k.reshape(T, Hkv, d).transpose(0, 1)
         v = v.reshape(T, Hkv, d).transpose(0, 1)
+        if cfg["model_type"] == "qwen3":  # Qwen3Attention: q_norm and k_norm on each head, before repeat_kv and RoPE
+            q_norm = rms_norm(q, w[m + "self_attn.q_norm.weight"], eps)
+            k_norm = rms_norm(k, w[m + "self_attn.k_norm.weight"], eps).repeat_interleave(H // Hkv, dim=0)
         k = k.repeat_interleave(H // Hkv, dim=0)  # repeat_kv: head h reads K/V head h // (H / Hkv)
         v = v.repeat_interleave(H // Hkv, dim=0)
         trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+        if cfg["model_type"] in ("qwen3", "olmo2"):
+            trace[p + "attn.q_norm"], trace[p + "attn.k_norm"] = q_norm, k_norm
+            q, k = q_norm, k_norm
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
         allowed = in_window if i in windowed else causal
         out = lin(attend(trace, p, q, k, v, allowed, 1 / math.sqrt(d)), m + "self_attn.o_proj")
         trace[p + "attn.out"] = out
+        if olmo2:
+            out = rms_norm(out, w[m + "post_attention_layernorm.weight"], eps)
+            trace[p + "attn.out_norm"] = out
         mid = x + out
         trace[p + "mid"] = mid
-        h2 = rms_norm(mid, w[m + "post_attention_layernorm.weight"], eps)
-        trace[p + "ln_2"] = h2
+        if olmo2:
+            h2 = mid
+        else:
+            h2 = rms_norm(mid, w[m + "post_attention_layernorm.weight"], eps)
+            trace[p + "ln_2"] = h2
         if cfg["model_type"] == "mixtral":
             down = mixtral_experts(w, cfg, h2, trace, p, m)
         else:
@@ -839,6 +890,9 @@ def forward(w, cfg, tokens):
             trace[p + "mlp.act"] = act
             down = lin(act, m + "mlp.down_proj")
         trace[p + "mlp.down"] = down
+        if olmo2:
+            down = rms_norm(down, w[m + "post_feedforward_layernorm.weight"], eps)
+            trace[p + "mlp.out_norm"] = down
         x = mid + down
         trace[p + "out"] = x
     trace["ln_f"] = rms_norm(x, w["model.norm.weight"], eps)
@@ -877,7 +931,7 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
-GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
                "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none
@@ -934,13 +988,22 @@ def make_bert_pair():
 
 
 def main():
+    """Every model, or only those named on the command line (their checkpoint, reference and gradients)."""
     torch.set_grad_enabled(False)
+    only = set(sys.argv[1:])
+    unknown = only - set(MODELS)
+    if unknown:
+        sys.exit(f"not a model of this script: {', '.join(sorted(unknown))} (it makes {', '.join(MODELS)})")
     for name, spec in MODELS.items():
-        make(name, spec)
-    make_bert_pair()
+        if not only or name in only:
+            make(name, spec)
+    if not only or "bert_tiny" in only:
+        make_bert_pair()
     for name in GRAD_MODELS:
-        make_grads(name, MODELS[name])
-    make_grads("bert_tiny", MODELS["bert_tiny"], pair=True)
+        if not only or name in only:
+            make_grads(name, MODELS[name])
+    if not only or "bert_tiny" in only:
+        make_grads("bert_tiny", MODELS["bert_tiny"], pair=True)
     print(f"wrote {len(written)} files under {DATA}")
 
 

@@ -22,6 +22,91 @@ std::string normFormula(const ModelConfig &c, const std::string &sub)
                                        : "LN(x) = " + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b;
 }
 
+namespace {
+
+// QK-norm's rows: x [heads, rows, d] as a matrix [heads · rows, d] (each head's rows of d), or [rows, heads · d]
+// (each position's heads side by side); and back.
+Tensor normRows(const Tensor &x, bool acrossHeads)
+{
+    const int64_t heads = x.dim(0), rows = x.dim(1), d = x.dim(2);
+    if (!acrossHeads) {
+        Tensor m = x;
+        m.reshape({heads * rows, d});
+        return m;
+    }
+    Tensor m = Tensor::uninitialized({rows, heads * d});
+    for (int64_t h = 0; h < heads; ++h)
+        m.matrix().block(0, h * d, rows, d) = x.slice(h);
+    return m;
+}
+
+void addFromRows(Tensor &x, const Tensor &m, bool acrossHeads)
+{
+    const int64_t heads = x.dim(0), rows = x.dim(1), d = x.dim(2);
+    for (int64_t h = 0; h < heads; ++h)
+        x.slice(h) += acrossHeads ? m.matrix().block(0, h * d, rows, d) : m.matrix().block(h * rows, 0, rows, d);
+}
+
+// Where element k of a row of heads·d (head h = k / d) finds its γ in a weight of Hγ·d: head h reads γ's head
+// h / (heads / Hγ), as repeat_kv hands K/V head g to its query heads.
+int64_t sharedWeightIndex(int64_t k, int64_t d, int64_t group)
+{
+    return (k / d / group) * d + k % d;
+}
+
+// γ over a row of the matrix normRows(x, true) makes: [Hγ·d] repeated to the row's heads·d.
+Tensor rowWeight(const Tensor &weight, int64_t width, int64_t d)
+{
+    if (weight.numel() == width)
+        return weight;
+    Tensor w = Tensor::uninitialized({width});
+    const int64_t group = width / weight.numel();
+    for (int64_t k = 0; k < width; ++k)
+        w.data()[k] = weight.data()[sharedWeightIndex(k, d, group)];
+    return w;
+}
+
+} // namespace
+
+void qkNormForward(Tensor &out, const Tensor &x, const Tensor &weight, const ModelConfig &c)
+{
+    const bool across = c.qkNorm == QkNorm::Projections;
+    const Tensor rows = normRows(x, across);
+    Tensor normed = Tensor::uninitialized(rows.shape());
+    ops::rmsnorm_forward(normed, rows, across ? rowWeight(weight, rows.dim(1), x.dim(2)) : weight, c.lnEpsilon);
+    out = Tensor(x.shape());
+    addFromRows(out, normed, across);
+}
+
+void qkNormBackward(
+    Tensor &dx, Tensor &dweight, const Tensor &dout, const Tensor &x, const Tensor &weight, const ModelConfig &c)
+{
+    const bool across = c.qkNorm == QkNorm::Projections;
+    const Tensor rows = normRows(x, across);
+    Tensor drows(rows.shape());
+    if (!across) {
+        ops::rmsnorm_backward(drows, dweight, normRows(dout, false), rows, weight, c.lnEpsilon);
+        return addFromRows(dx, drows, false);
+    }
+    const int64_t width = rows.dim(1), d = x.dim(2), group = width / weight.numel();
+    Tensor dwRow({width});
+    ops::rmsnorm_backward(drows, dwRow, normRows(dout, true), rows, rowWeight(weight, width, d), c.lnEpsilon);
+    addFromRows(dx, drows, true);
+    for (int64_t k = 0; k < width; ++k) // a shared γ's gradient sums over the heads that read it
+        dweight.data()[sharedWeightIndex(k, d, group)] += dwRow.data()[k];
+}
+
+std::string qkNormFormula(const ModelConfig &c, bool keys)
+{
+    const std::string x = keys ? "K" : "Q", g = keys ? "γ_k" : "γ_q", n = keys ? "RMS_k" : "RMS_q";
+    if (c.qkNorm == QkNorm::Heads)
+        return n + "(" + x + "_h) = " + g + " ⊙ " + x + "_h / √(mean(" + x + "_h²) + ε) over each head's d = "
+            + std::to_string(c.headDim()) + " dimensions  (one " + g + " for every head)";
+    const int64_t heads = keys ? c.kvHeadCount() : c.heads;
+    return n + "(" + x + ") = " + g + " ⊙ " + x + " / √(mean(" + x + "²) + ε) over all " + std::to_string(heads)
+        + " heads of a position together (" + std::to_string(heads * c.headDim()) + " dimensions), then split";
+}
+
 std::vector<BlockPart> qkvParts(const ModelConfig &c)
 {
     if (c.linearLayout() && c.family != Family::GptNeoX)

@@ -23,6 +23,16 @@ void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tenso
 // "LN(x) = γ₁ ⊙ (x − mean(x)) / √(var(x) + ε) + β₁" and the like, `sub` subscripting γ and β.
 std::string normFormula(const ModelConfig &c, const std::string &sub);
 
+// QK-norm (ModelConfig::qkNorm) on x [heads, rows, d], with γ (q_norm or k_norm): QkNorm::Heads normalises each
+// head's row of d with γ [d] (Qwen3); QkNorm::Projections each position's heads together, a row of heads·d, with γ
+// [Hγ·d] repeated over the heads that share it (OLMo 2: the trace's K heads repeat the Hkv K/V heads, whose mean
+// square is the same). The backward adds into dx and dweight.
+void qkNormForward(Tensor &out, const Tensor &x, const Tensor &weight, const ModelConfig &c);
+void qkNormBackward(
+    Tensor &dx, Tensor &dweight, const Tensor &dout, const Tensor &x, const Tensor &weight, const ModelConfig &c);
+// "RMS_q(Q_h) = γ_q ⊙ Q_h / √(…)" and the like, for the queries (`keys` false) or the keys.
+std::string qkNormFormula(const ModelConfig &c, bool keys);
+
 // The modules of the Q/K/V projection, in the order of attn.qkv's columns: {Qkv} for a fused one (GPT-2's c_attn,
 // GPT-NeoX's query_key_value), {Q, K, V} for the Llama family's and T5's three.
 std::vector<BlockPart> qkvParts(const ModelConfig &c);

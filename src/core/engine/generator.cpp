@@ -248,6 +248,10 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
     projectQkv(qkv, h, c, b);
     QkvHeads heads = splitQkv(qkv, c, false); // q [H, 1, d], k and v [Hkv, 1, d]: a row of H·d is H blocks of d
     Tensor &q = heads.q, &k = heads.k;
+    if (c.qkNorm != QkNorm::None) { // the new row's queries and keys normalised (its Hkv K/V heads: γ_k as is)
+        qkNormForward(q, Tensor(q), b.normWeight(BlockPart::QNorm), c);
+        qkNormForward(k, Tensor(k), b.normWeight(BlockPart::KNorm), c);
+    }
     if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
         ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies);
         ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies);

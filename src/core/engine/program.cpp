@@ -150,8 +150,15 @@ void ProgramBuilder::blockNorm(
     case BlockPart::NormCross:
         sub = "_c";
         break;
+    case BlockPart::NormAttentionOut:
+        sub = "_a";
+        break;
+    case BlockPart::NormFfnOut:
+        sub = "_m";
+        break;
     default:
-        throw Error("layer " + std::to_string(layer) + ": a block's norm is ln_1, ln_2 or ln_cross");
+        throw Error(
+            "layer " + std::to_string(layer) + ": a block's norm is ln_1, ln_2, ln_cross or a sub-layer output's");
     }
     norm(out, label, layer, in, sub, [layer, part, src = m_source](const Model &m) {
         const BlockWeights &b = blocksOf(m, src)[size_t(layer)];

@@ -41,6 +41,8 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
         pooledQueryProjections(i, in, queryIn);
     else
         qkvProjections(i, in);
+    if (m_c.qkNorm != QkNorm::None)
+        qkNorm(i);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel;
     if (m_c.rotatesQueriesAndKeys())
@@ -91,6 +93,26 @@ void ProgramBuilder::qkvProjections(int i, const std::string &in)
         [p](const Model &m, const Input &, const Trace &tr) {
             QkvHeads heads = splitQkv(tr.tensor(p + "attn.qkv"), m.config, true);
             return Outputs {std::move(heads.q), std::move(heads.k), std::move(heads.v)};
+        });
+}
+
+// QK-norm: an RMSNorm of the queries and of the keys, each with a γ of its own, before RoPE: over each head's d
+// dimensions (Qwen3), or over the whole projection, a position's heads together (OLMo 2). A query's length then no
+// longer grows with its input, so the scores cannot grow without bound (Dehghani et al. 2023 found attention
+// entropy collapse without it).
+void ProgramBuilder::qkNorm(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    add(p + "qk_norm", "QK-norm (RMSNorm)", i, {p + "attn.q", p + "attn.k"},
+        {{p + "attn.q_norm", {H, T, d}, qkNormFormula(m_c, false)},
+            {p + "attn.k_norm", {H, T, d}, qkNormFormula(m_c, true)}},
+        [p, i, src = m_source](const Model &m, const Input &, const Trace &tr) {
+            const BlockWeights &b = blocksOf(m, src)[size_t(i)];
+            Tensor q, k;
+            qkNormForward(q, tr.tensor(p + "attn.q"), b.normWeight(BlockPart::QNorm), m.config);
+            qkNormForward(k, tr.tensor(p + "attn.k"), b.normWeight(BlockPart::KNorm), m.config);
+            return Outputs {std::move(q), std::move(k)};
         });
 }
 
@@ -292,12 +314,15 @@ void ProgramBuilder::rotary(int i)
                 ? ", each divided by " + formatNumber(m_c.ropeScaling.factor) + " (linear rope_scaling)"
                 : " with Llama 3's rope_scaling (factor " + formatNumber(m_c.ropeScaling.factor)
                     + ": low frequencies divided, the middle band blended)");
-    const std::string q = p + "attn.q", k = p + "attn.k";
+    const std::string q = p + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q"),
+                      k = p + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
     add(p + "rotate", "rotate (RoPE)", i, {q, k},
         {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
-             "R(Q_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")},
+             (m_c.qkNorm != QkNorm::None ? "R(RMS_q(Q)_h): " : "R(Q_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
+                 + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")},
             {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
-                "R(K_h): " + pairs + " turned by t·θⱼ, θⱼ = " + base + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
+                (m_c.qkNorm != QkNorm::None ? "R(RMS_k(K)_h): " : "R(K_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
+                    + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
         [q, k, style, H, T = T, d, table = ropeTable()](const Model &, const Input &, const Trace &tr) {
             Tensor qRot({H, T, d}), kRot({H, T, d});
             ops::rope_forward(qRot, tr.tensor(q), style, *table);

@@ -90,6 +90,7 @@ public:
     // `queryIn` non-empty: the queries read it and the keys and values read `in` (a funnel's pooling layer).
     void attention(int i, const std::string &in, const std::string &queryIn = {});
     void qkvProjections(int i, const std::string &in);
+    void qkNorm(int i);
     void mergeHeads(int i);
     void exactAttention(int i);
     void normaliser(int i);

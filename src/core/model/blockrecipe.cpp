@@ -58,6 +58,18 @@ void postNorm(BlockRecipe &r, const std::string &x)
             norm("out", "resid", BlockPart::NormFfn, "ln_2")});
 }
 
+// OLMo 2's: each sub-layer reads the stream itself, and its output is normalised before it is added back.
+void afterSublayer(BlockRecipe &r, const std::string &x)
+{
+    r.steps.insert(r.steps.end(),
+        {sublayer(Kind::Attention, "attn.out", {x}),
+            norm("attn.out_norm", "attn.out", BlockPart::NormAttentionOut, "attention output norm"),
+            add("mid", {x, "attn.out_norm"}, "X′ = X + N_a(O)  (O = Attn(X): no norm before the sub-layer)"),
+            sublayer(Kind::FeedForward, "mlp.down", {"mid"}),
+            norm("mlp.out_norm", "mlp.down", BlockPart::NormFfnOut, "feed-forward output norm"),
+            add("out", {"mid", "mlp.out_norm"}, "X_next = X′ + N_m(M)  (M = FFN(X′))")});
+}
+
 // GPT-2's and most decoders': each sub-layer reads a normalised copy of the stream and adds into it. A funnel's
 // pooling layer takes its queries from the pooled stream; a decoder block of an encoder–decoder attends to the
 // encoder's output between its two sub-layers.
@@ -117,6 +129,8 @@ BlockRecipe blockRecipe(const ModelConfig &c, const names::Stack &stack, int lay
         parallel(r, x);
     else if (c.layerNorm == LayerNormPlacement::Pre)
         preNorm(r, x, c.funnel.poolsAt(layer), stack == names::kDecoderStack);
+    else if (c.layerNorm == LayerNormPlacement::AfterSublayer)
+        afterSublayer(r, x);
     else
         postNorm(r, x);
     return r;

@@ -3,7 +3,8 @@
 // How a block arranges its sub-layers, as data: the norms, the attention and feed-forward sub-layers and the
 // residual adds, in order, with the names they read and write. The traced forward (engine/program.cpp), the cached
 // generator (engine/generator.cpp) and the memory strategies (train/strategyrunner.cpp) all walk the one recipe, so
-// an arrangement (pre-norm, post-norm, parallel, reversible, a decoder's cross-attention, a funnel's pooling) is
+// an arrangement (pre-norm, post-norm, norms after the sub-layers, parallel, reversible, a decoder's cross-attention,
+// a funnel's pooling) is
 // written once. docs/architecture.md, "A block's recipe".
 
 #include "model/modelconfig.h"
@@ -35,7 +36,7 @@ struct BlockStep
     Kind kind;
     std::string out;
     std::vector<std::string> in;
-    BlockPart norm = BlockPart::NormAttention; // Norm: whose weights (ln_1, ln_2 or ln_cross)
+    BlockPart norm = BlockPart::NormAttention; // Norm: whose weights (ln_1, ln_2, ln_cross, a sub-layer output's)
     std::string label; // Norm and Add: the op's label in the trace
     std::string formula; // Add: what it computes, as the Trace view shows it
 };

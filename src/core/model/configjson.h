@@ -58,6 +58,8 @@ struct ModelType
     const char *architecture; // for config.json's "architectures"
 };
 const ModelType &modelTypeOf(const std::string &name, const std::string &source);
+// "gpt2, llama, mistral, …": every model_type this app reads, for messages.
+std::string knownModelTypes();
 
 // Every family but GPT-2's config.json (familyconfig.cpp), validated.
 ModelConfig familyFromJson(const json &j, const ModelType &type, const std::string &source);

@@ -94,8 +94,9 @@ void readQwen2Window(const json &j, ModelConfig &c, const std::string &source)
     c.windowedLayers = windowed;
 }
 
-// Llama, Mistral and Qwen2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, with their defaults where a key is
-// absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU, no positions table.
+// Llama, Mistral, Qwen2, Qwen3 and OLMo 2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
+// Olmo2Config, with their defaults where a key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU,
+// no positions table.
 ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
 {
     constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, window {"sliding_window", 1, 1 << 24},
@@ -104,7 +105,9 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
     ModelConfig c = hiddenShape(j, Family::Llama, name, 32000, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
     c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
-    c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source)) : 1e-6f;
+    c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source))
+        : name == "olmo2"                    ? 1e-5f // Olmo2Config's default
+                                             : 1e-6f;
     c.sourceKeys["layer_norm_epsilon"] = "rms_norm_eps";
     c.activation = parseActivation(readString(j, "hidden_act", "silu", source), "hidden_act", source);
     if (c.activation != Activation::Silu)
@@ -122,6 +125,18 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         c.mlpBias = false;
         if (readBool(j, "use_sliding_window", false, source))
             readQwen2Window(j, c, source);
+    } else if (name == "qwen3") { // Qwen3Attention: attention_bias on q, k, v and o; q_norm and k_norm per head
+        c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
+        c.mlpBias = false;
+        c.qkNorm = QkNorm::Heads;
+        if (readBool(j, "use_sliding_window", false, source))
+            readQwen2Window(j, c, source);
+    } else if (name == "olmo2") { // Olmo2DecoderLayer: a norm on each sub-layer's output and none before it; QK-norm
+                                  // over the whole q and k projections
+        c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
+        c.mlpBias = false;
+        c.qkNorm = QkNorm::Projections;
+        c.layerNorm = LayerNormPlacement::AfterSublayer;
     } else {
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);
@@ -478,7 +493,9 @@ std::string ModelConfig::familyJson() const
         j["head_dim"] = headWidth;
     if (modelType == "mistral" || modelType == "mixtral")
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-    if (modelType == "qwen2") {
+    if (modelType == "qwen3" || modelType == "olmo2")
+        j["attention_bias"] = qkvBias;
+    if (modelType == "qwen2" || modelType == "qwen3") {
         j["use_sliding_window"] = slidingWindow > 0;
         if (slidingWindow > 0) { // layer_types for transformers ≥ 4.53, max_window_layers for the older ones
             json types = json::array();

@@ -4,6 +4,7 @@
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "io/safetensors.h"
+#include "model/configjson.h"
 #include "model/parameternames.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -92,12 +93,22 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
         if (bias)
             visit(name(part) + ".bias", Shape {out}, biasTensor);
     };
-    visit(name(BlockPart::NormAttention) + ".weight", Shape {D}, b.ln1Weight);
+    const bool afterSublayer = c.layerNorm == LayerNormPlacement::AfterSublayer; // OLMo 2: no norm before
+    if (!afterSublayer)
+        visit(name(BlockPart::NormAttention) + ".weight", Shape {D}, b.ln1Weight);
     linear(BlockPart::Q, Q, D, c.qkvBias, b.qWeight, b.qBias);
     linear(BlockPart::K, KV, D, c.qkvBias, b.kWeight, b.kBias);
     linear(BlockPart::V, KV, D, c.qkvBias, b.vWeight, b.vBias);
     linear(BlockPart::Out, D, Q, c.outBias, b.oWeight, b.oBias);
-    visit(name(BlockPart::NormFfn) + ".weight", Shape {D}, b.ln2Weight);
+    if (c.qkNorm != QkNorm::None) { // Qwen3's q_norm and k_norm over one head's d, OLMo 2's over the projections
+        const bool heads = c.qkNorm == QkNorm::Heads;
+        visit(name(BlockPart::QNorm) + ".weight", Shape {heads ? c.headDim() : Q}, b.qNormWeight);
+        visit(name(BlockPart::KNorm) + ".weight", Shape {heads ? c.headDim() : KV}, b.kNormWeight);
+    }
+    if (afterSublayer)
+        visit(name(BlockPart::NormAttentionOut) + ".weight", Shape {D}, b.attnOutNormWeight);
+    else
+        visit(name(BlockPart::NormFfn) + ".weight", Shape {D}, b.ln2Weight);
     if (c.isMoeLayer(i)) { // Mixtral's block_sparse_moe: a router (gate) and SwiGLU experts
         visit(name(BlockPart::Router) + ".weight", Shape {c.experts, D}, b.routerWeight);
         for (size_t e = 0; e < b.experts.size(); ++e) {
@@ -111,6 +122,8 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
     linear(BlockPart::Gate, F, D, c.mlpBias, b.gateWeight, b.gateBias);
     linear(BlockPart::Up, F, D, c.mlpBias, b.upWeight, b.upBias);
     linear(BlockPart::Down, D, F, c.mlpBias, b.downWeight, b.downBias);
+    if (afterSublayer)
+        visit(name(BlockPart::NormFfnOut) + ".weight", Shape {D}, b.ffnOutNormWeight);
 }
 
 // GPT-NeoX's block i (GPTNeoXLayer), and GPT-Neo's (GPTNeoBlock).
@@ -301,7 +314,8 @@ std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &c
     if (!config.modelTypeGiven) // read as GPT-2's, which it may not be
         throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding
             + "'), GPT-2's embedding: config.json has no 'model_type', so it was read as a gpt2 config; add the "
-              "model's \"model_type\" (llama, mistral, qwen2, mixtral, gpt_neox, gpt_neo, bert or t5)");
+              "model's \"model_type\" ("
+            + knownModelTypes() + ")");
     throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding + "'): not a "
         + config.modelType + " model file");
 }
@@ -568,6 +582,7 @@ namespace {
 
 const Tensor &normOf(const BlockWeights &b, BlockPart part, bool bias)
 {
+    static const Tensor none; // QK-norm is an RMSNorm: no β
     switch (part) {
     case BlockPart::NormAttention:
         return bias ? b.ln1Bias : b.ln1Weight;
@@ -575,8 +590,17 @@ const Tensor &normOf(const BlockWeights &b, BlockPart part, bool bias)
         return bias ? b.ln2Bias : b.ln2Weight;
     case BlockPart::NormCross:
         return bias ? b.lnCrossBias : b.lnCrossWeight;
+    case BlockPart::QNorm:
+        return bias ? none : b.qNormWeight;
+    case BlockPart::KNorm:
+        return bias ? none : b.kNormWeight;
+    case BlockPart::NormAttentionOut:
+        return bias ? none : b.attnOutNormWeight;
+    case BlockPart::NormFfnOut:
+        return bias ? none : b.ffnOutNormWeight;
     default:
-        throw Error("a block's norm is ln_1, ln_2 or ln_cross: asked for another part");
+        throw Error("a block's norm is ln_1, ln_2, ln_cross, a sub-layer's output norm, q_norm or k_norm: asked for "
+                    "another part");
     }
 }
 

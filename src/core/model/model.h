@@ -61,9 +61,15 @@ struct BlockWeights
     Tensor gateWeight, gateBias; // [F, D], [F]    (mlp.gate_proj)
     Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj; GPT-NeoX's dense_h_to_4h, GPT-Neo's c_fc)
     Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj; dense_4h_to_h, c_proj)
+    // QK-norm's γ (self_attn.q_norm, k_norm): [d], shared by the heads (Qwen3), or [H·d] and [Hkv·d] (OLMo 2); empty
+    // without QK-norm.
+    Tensor qNormWeight, kNormWeight;
+    // The norms of a sub-layer's output before its residual add (OLMo 2's post_attention_layernorm and
+    // post_feedforward_layernorm), or empty.
+    Tensor attnOutNormWeight, ffnOutNormWeight; // [D]
 
-    // The block's norm `part` (BlockPart::NormAttention, NormFfn or NormCross): its scale γ and its shift β (empty for
-    // RMSNorm). Throws for a part that is not a norm.
+    // The block's norm `part` (BlockPart::NormAttention, NormFfn, NormCross, NormAttentionOut, NormFfnOut, or QK-norm's
+    // QNorm and KNorm): its scale γ and its shift β (empty for RMSNorm). Throws for a part that is not a norm.
     const Tensor &normWeight(BlockPart part) const;
     const Tensor &normBias(BlockPart part) const;
 };

@@ -97,17 +97,24 @@ constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
     {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
     {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
     {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"},
-    {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"}};
+    {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"},
+    {"qwen3", Family::Llama, "Qwen3ForCausalLM"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM"}};
+
+std::string knownModelTypes()
+{
+    std::string known;
+    for (const ModelType &t : kModelTypes)
+        known += std::string(known.empty() ? "" : ", ") + t.name;
+    return known;
+}
 
 const ModelType &modelTypeOf(const std::string &name, const std::string &source)
 {
     for (const ModelType &t : kModelTypes)
         if (name == t.name)
             return t;
-    std::string known;
-    for (const ModelType &t : kModelTypes)
-        known += std::string(known.empty() ? "" : ", ") + t.name;
-    throw Error(source + ": key 'model_type': '" + name + "' is not a family this app opens (it opens " + known + ")");
+    throw Error(source + ": key 'model_type': '" + name + "' is not a family this app opens (it opens "
+        + knownModelTypes() + ")");
 }
 
 // The keys a family's config.json cannot do without (its shape).
@@ -289,6 +296,10 @@ void ModelConfig::validate(const std::string &source) const
     require(!rotatesQueriesAndKeys() || headDim() % 2 == 0,
         "atlas_positions '" + positionKindName(positions) + "' rotates pairs of a head's dimensions: " + embd + " / "
             + head + " (" + std::to_string(headDim()) + ") must be even");
+    require(qkNorm == QkNorm::None || rotatesQueriesAndKeys(),
+        "QK-norm (q_norm and k_norm) normalises the queries and keys RoPE turns: this model's positions must be rope "
+        "or rope-half, not "
+            + positionKindName(positions));
     require(positions != PositionKind::T5 || relativeBuckets >= 4,
         "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
     require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,

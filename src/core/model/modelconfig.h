@@ -11,7 +11,12 @@
 
 namespace atlas {
 
-enum class LayerNormPlacement { Pre, Post };
+// Where a block's norms sit: before each sub-layer (GPT-2, Llama), after each residual sum (BERT, the original
+// Transformer), or on each sub-layer's output before its add, with none before (OLMo 2).
+enum class LayerNormPlacement { Pre, Post, AfterSublayer };
+// QK-norm: an RMSNorm of the queries and of the keys before RoPE, over each head's d dimensions (Qwen3, Gemma 3) or
+// over the whole projection, every head of a position together (OLMo 2).
+enum class QkNorm { None, Heads, Projections };
 enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 // The normalisation of every sub-layer: LayerNorm (γ ⊙ (x − mean) / √(var + ε) + β), or RMSNorm (Zhang & Sennrich
 // 2019; Llama: γ ⊙ x / √(mean(x²) + ε), no mean and no bias).
@@ -62,7 +67,8 @@ const std::vector<std::string> &positionKindNames();
 struct ModelConfig
 {
     Family family = Family::Gpt2;
-    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, mixtral, gpt_neox, gpt_neo, bert or t5
+    std::string modelType
+        = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, mixtral, gpt_neox, gpt_neo, bert or t5
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -85,6 +91,9 @@ struct ModelConfig
                      // heads; 0 = heads
     NormKind norm = NormKind::LayerNorm;
     bool gatedFfn = false; // SwiGLU (Shazeer 2020): FFN(x) = (act(x W_gate) ⊙ x W_up) W_down
+    // QK-norm (Dehghani et al. 2023; Wortsman et al. 2023): the queries and keys go through an RMSNorm before RoPE,
+    // with a weight of its own for Q and for K (q_norm, k_norm)
+    QkNorm qkNorm = QkNorm::None;
     // Which linear maps add a bias: GPT-2's all do; Llama's none (attention_bias, mlp_bias), Qwen2's q, k and v only.
     bool qkvBias = true, outBias = true, mlpBias = true;
     bool tiedHead = true; // tie_word_embeddings: logits read W_te; otherwise lm_head.weight

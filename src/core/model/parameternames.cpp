@@ -8,7 +8,7 @@ namespace atlas {
 
 namespace {
 
-constexpr size_t kBlockParts = size_t(BlockPart::SortProj) + 1;
+constexpr size_t kBlockParts = size_t(BlockPart::NormFfnOut) + 1;
 using BlockNames = std::array<const char *, kBlockParts>;
 
 // A block's names after its prefix, in BlockPart's order; null where the family has no such parameter.
@@ -17,11 +17,18 @@ constexpr BlockNames kGpt2Block = {"ln_1", "ln_cross_attn", "ln_2", nullptr, nul
     "attn.c_proj", "crossattention.q_attn", nullptr, nullptr, "crossattention.c_attn", "crossattention.c_proj",
     "mlp.c_fc", "mlp.c_proj", nullptr, "mlp.router", "attn.relative_key", nullptr, "attn.alpha_logit",
     "attn.span_fraction", "attn.sort.c_fc", "attn.sort.c_proj"};
-// LlamaDecoderLayer (MistralDecoderLayer, Qwen2DecoderLayer; MixtralDecoderLayer's block_sparse_moe).
+// LlamaDecoderLayer (MistralDecoderLayer, Qwen2DecoderLayer, Qwen3DecoderLayer's QK-norm; MixtralDecoderLayer's
+// block_sparse_moe).
 constexpr BlockNames kLlamaBlock = {"input_layernorm", nullptr, "post_attention_layernorm", "self_attn.q_proj",
     "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
     "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj", "block_sparse_moe.gate", nullptr, nullptr, nullptr, nullptr,
-    nullptr, nullptr};
+    nullptr, nullptr, "self_attn.q_norm", "self_attn.k_norm"};
+// Olmo2DecoderLayer: Llama's names, but its post_attention_layernorm normalises the attention's output, and no norm
+// comes before a sub-layer.
+constexpr BlockNames kOlmo2Block = {nullptr, nullptr, nullptr, "self_attn.q_proj", "self_attn.k_proj",
+    "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.up_proj",
+    "mlp.down_proj", "mlp.gate_proj", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_norm",
+    "self_attn.k_norm", "post_attention_layernorm", "post_feedforward_layernorm"};
 // GPTNeoXLayer.
 constexpr BlockNames kNeoXBlock = {"input_layernorm", nullptr, "post_attention_layernorm", nullptr, nullptr, nullptr,
     "attention.query_key_value", "attention.dense", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.dense_h_to_4h",
@@ -147,7 +154,7 @@ std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int 
     std::string prefix;
     switch (c.family) {
     case Family::Llama:
-        name = kLlamaBlock[size_t(part)];
+        name = (c.modelType == "olmo2" ? kOlmo2Block : kLlamaBlock)[size_t(part)];
         prefix = "layers." + i + ".";
         break;
     case Family::GptNeoX:

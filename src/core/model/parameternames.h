@@ -52,6 +52,10 @@ enum class BlockPart {
     SpanFraction, // adaptive span's learned span per head
     SortFc, // Sparse Sinkhorn's sorting network
     SortProj,
+    QNorm, // QK-norm (Qwen3, OLMo 2): RMSNorm over the queries, and the keys, before RoPE
+    KNorm,
+    NormAttentionOut, // the norm of the attention's output before its residual add (OLMo 2)
+    NormFfnOut, // the norm of the feed-forward's output before its residual add
 };
 
 std::string modelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack = names::kOnlyStack);

@@ -356,8 +356,18 @@ void BackwardPass::attention(
         Tensor dqRot({H, T, d}), dkRot({H, T, d});
         ops::attention_scores_backward(
             dqRot, dkRot, dscores, act(names::queriesOf(m_s, i, true)), act(names::keysOf(m_s, i, true)), scale);
-        ops::rope_backward(dq, dqRot, ropeStyle(m_c), m_c.ropeFrequencies());
-        ops::rope_backward(dk, dkRot, ropeStyle(m_c), m_c.ropeFrequencies());
+        if (m_c.qkNorm != QkNorm::None) { // R(RMS_q(Q)), R(RMS_k(K)): back through the rotation, then through QK-norm
+            Tensor dqNorm({H, T, d}), dkNorm({H, T, d});
+            ops::rope_backward(dqNorm, dqRot, ropeStyle(m_c), m_c.ropeFrequencies());
+            ops::rope_backward(dkNorm, dkRot, ropeStyle(m_c), m_c.ropeFrequencies());
+            qkNormBackward(dq, grad(param(i, BlockPart::QNorm) + ".weight"), dqNorm, act(p + "attn.q"),
+                b.normWeight(BlockPart::QNorm), m_c);
+            qkNormBackward(dk, grad(param(i, BlockPart::KNorm) + ".weight"), dkNorm, act(p + "attn.k"),
+                b.normWeight(BlockPart::KNorm), m_c);
+        } else {
+            ops::rope_backward(dq, dqRot, ropeStyle(m_c), m_c.ropeFrequencies());
+            ops::rope_backward(dk, dkRot, ropeStyle(m_c), m_c.ropeFrequencies());
+        }
     } else {
         ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
     }

@@ -71,9 +71,11 @@ int64_t blockBytes(const ModelConfig &c, int64_t T, const MemoryOptions &options
 {
     const int64_t D = c.dModel, F = c.dFF, H = c.heads;
     const int64_t rotated = c.rotatesQueriesAndKeys() ? 2 * T * D : 0, ffn = c.gatedFfn ? 3 * T * F : 2 * T * F;
+    const int64_t qkNormed
+        = c.qkNorm != QkNorm::None ? 2 * T * c.innerDim() : 0; // QK-norm's normalised Q and K, H·d wide
     const int64_t maps = H * T * T * (c.adaptiveSpan() ? 2 : 1); // the weights, and the span mask its gradient reads
     const int64_t cross = S > 0 ? 4 * T * D + 2 * S * D + H * T * S : 0;
-    return int64_t(sizeof(float)) * (8 * T * D + rotated + (options.ffnChunks > 1 ? 0 : ffn) + maps + cross);
+    return int64_t(sizeof(float)) * (8 * T * D + rotated + qkNormed + (options.ffnChunks > 1 ? 0 : ffn) + maps + cross);
 }
 
 } // namespace
