@@ -203,7 +203,7 @@ private slots:
     void longInputDrawsBlocks()
     {
         const int T = 16384;
-        const long before = peakRssMiB();
+        [[maybe_unused]] const long before = peakRssMiB(); // read only without AddressSanitizer
         PatternEditorView view;
         view.resize(1200, 800);
         view.show();

@@ -10,6 +10,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <tuple>
 
 using namespace atlas;
 using testing::errorFrom;
@@ -94,7 +95,7 @@ private slots:
         setTrainingRunOption(run, "family", "gpt2", "train: family");
         QVERIFY(run.family.empty()); // GPT-2's layout is the default
         QCOMPARE(errorFrom([&] { setTrainingRunOption(run, "family", "t5", "train: family"); }),
-            QString("train: family: 't5' cannot be trained here (gpt2, llama or bert)"));
+            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2 or bert)"));
         setTrainingRunOption(run, "positions", "alibi", "p");
         QCOMPARE(run.positions, std::string("alibi"));
         QVERIFY(!errorFrom([&] { setTrainingRunOption(run, "positions", "spiral", "option --positions"); }).isEmpty());
@@ -127,10 +128,15 @@ private slots:
             const QString e = errorFrom([&] { checkTrainingRunOptionsNeeded(run); });
             QVERIFY2(e.startsWith(QString::fromStdString(o.name)) && e.contains(QString::fromStdString(needed->name)),
                 qPrintable(e));
-            const std::string neededValue = eq != std::string::npos ? o.needs.substr(eq + 1)
-                : needed->kind == TrainingRunOption::Kind::Text     ? std::string("2,2")
-                                                                    : std::string("2");
-            setTrainingRunOption(run, needed->name, neededValue, "t");
+            if (eq != std::string::npos) { // each value it accepts will do
+                std::string values = o.needs.substr(eq + 1) + "|";
+                for (size_t bar; (bar = values.find('|')) != std::string::npos; values.erase(0, bar + 1)) {
+                    setTrainingRunOption(run, needed->name, values.substr(0, bar), "t");
+                    QCOMPARE(errorFrom([&] { checkTrainingRunOptionsNeeded(run); }), QString());
+                }
+                continue;
+            }
+            setTrainingRunOption(run, needed->name, needed->kind == TrainingRunOption::Kind::Text ? "2,2" : "2", "t");
             QCOMPARE(errorFrom([&] { checkTrainingRunOptionsNeeded(run); }), QString());
         }
         QVERIFY(needing >= 5);
@@ -139,6 +145,28 @@ private slots:
         setTrainingRunOption(both, "span-init", "1", "t");
         QCOMPARE(errorFrom([&] { trainingModelConfig(both); }),
             QString("span-penalty and span-init need adaptive-span: give adaptive-span R too"));
+    }
+
+    // train --family qwen3 | olmo2: the Llama layout with QK-norm on each head, or with the norms after the sub-layers
+    // and QK-norm over the projections; the config.json the model is saved with reads back as the same layout.
+    void qwen3AndOlmo2LayoutsTrain()
+    {
+        using Layout = std::tuple<const char *, QkNorm, LayerNormPlacement>;
+        for (const auto &[family, qkNorm, placement] : {Layout {"qwen3", QkNorm::Heads, LayerNormPlacement::Pre},
+                 Layout {"olmo2", QkNorm::Projections, LayerNormPlacement::AfterSublayer}}) {
+            TrainingRun run;
+            run.task = "reverse";
+            setTrainingRunOption(run, "family", family, "train: family");
+            const ModelConfig c = trainingModelConfig(run);
+            QCOMPARE(c.modelType, std::string(family));
+            QVERIFY(c.qkNorm == qkNorm);
+            QVERIFY(c.layerNorm == placement);
+            const ModelConfig again = ModelConfig::fromJson(c.toJson(), "again");
+            QVERIFY(again.qkNorm == qkNorm && again.layerNorm == placement);
+            QCOMPARE(again.toJson(), c.toJson());
+            setTrainingRunOption(run, "positions", "alibi", "train: positions");
+            QVERIFY(errorFrom([&] { trainingModelConfig(run); }).contains("QK-norm"));
+        }
     }
 
     // A lesson's train action takes the run's options as `train` does (lr, batch, warm-up …), checked by the same

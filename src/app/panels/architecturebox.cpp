@@ -119,7 +119,10 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
     addField(grid, row, "d-model", tr("d_model"), spinBox("d-model", tr("task's"), box));
     addField(grid, row, "family", tr("Lay&out"),
         comboBox("family",
-            {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("BERT"), QStringLiteral("bert")}},
+            {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")},
+                {tr("Qwen3 (QK-norm)"), QStringLiteral("qwen3")},
+                {tr("OLMo 2 (norms after the sub-layers)"), QStringLiteral("olmo2")},
+                {tr("BERT"), QStringLiteral("bert")}},
             box));
     addField(grid, row, "kv-heads", tr("K/V heads"), spinBox("kv-heads", tr("one each"), box));
 }
@@ -308,13 +311,14 @@ void ArchitectureBox::updateEnabled()
         return nullptr;
     };
     for (const Field &f : m_fields) {
-        const std::string &needs = trainingOption(f.key).needs;
+        const TrainingRunOption &option = trainingOption(f.key);
+        const std::string &needs = option.needs;
         if (needs.empty())
             continue;
         const size_t eq = needs.find('=');
         const Field *other = field(needs.substr(0, eq));
         const QString now = other ? currentText(*other) : QString();
-        f.control->setEnabled(eq != std::string::npos ? now == QString::fromStdString(needs.substr(eq + 1))
+        f.control->setEnabled(eq != std::string::npos ? neededValueAccepts(option, now.toStdString())
                                                       : other && now != other->defaultText && !now.isEmpty());
     }
 }

@@ -153,16 +153,17 @@ std::vector<TrainingRunOption> makeTable()
             .setNumber = [](TrainingRun &r, double v) { r.dModel = int(v); },
             .text = [](const TrainingRun &r) { return integerText(r.dModel); }},
         {.name = "family",
-            .valueName = "gpt2|llama|bert",
+            .valueName = "gpt2|llama|qwen3|olmo2|bert",
             .help = "the layout: GPT-2's (LayerNorm before each sub-layer, GELU, learned positions; the default), "
-                    "Llama's (RMSNorm, rotate-half RoPE, SwiGLU, no biases, an untied head; lesson 15) or BERT's "
-                    "(LayerNorm after each sub-layer, segments, exact GELU, an MLM head: a bidirectional task such as "
-                    "mlm)",
+                    "Llama's (RMSNorm, rotate-half RoPE, SwiGLU, no biases, an untied head; lesson 15), Qwen3's "
+                    "(Llama's with QK-norm on each head), OLMo 2's (Llama's with the norms after the sub-layers and "
+                    "QK-norm over the projections) or BERT's (LayerNorm after each sub-layer, segments, exact GELU, an "
+                    "MLM head: a bidirectional task such as mlm)",
             .kind = K::Text,
             .setText =
                 [](TrainingRun &r, const std::string &v, const std::string &where) {
-                    if (v != "gpt2" && v != "llama" && v != "bert")
-                        throw Error(where + ": '" + v + "' cannot be trained here (gpt2, llama or bert)");
+                    if (v != "gpt2" && v != "llama" && v != "qwen3" && v != "olmo2" && v != "bert")
+                        throw Error(where + ": '" + v + "' cannot be trained here (gpt2, llama, qwen3, olmo2 or bert)");
                     r.family = v == "gpt2" ? std::string() : v;
                 },
             .text = [](const TrainingRun &r) { return r.family.empty() ? std::string("gpt2") : r.family; }},
@@ -172,7 +173,7 @@ std::vector<TrainingRunOption> makeTable()
             = "grouped-query attention: this many K/V heads, each shared by a group of query heads (the Llama layout)",
             .low = 1,
             .high = 1024,
-            .needs = "family=llama",
+            .needs = "family=llama|qwen3|olmo2",
             .setNumber = [](TrainingRun &r, double v) { r.kvHeads = int(v); },
             .text = [](const TrainingRun &r) { return integerText(r.kvHeads); }},
         {.name = "reversible",
@@ -338,6 +339,21 @@ bool isTrainingRunOptionSet(const TrainingRun &run, const TrainingRunOption &opt
     return option.text(run) != option.text(defaults);
 }
 
+bool neededValueAccepts(const TrainingRunOption &option, const std::string &value)
+{
+    const size_t eq = option.needs.find('=');
+    if (eq == std::string::npos)
+        return false;
+    for (size_t begin = eq + 1;;) {
+        const size_t end = option.needs.find('|', begin);
+        if (option.needs.compare(begin, end == std::string::npos ? std::string::npos : end - begin, value) == 0)
+            return true;
+        if (end == std::string::npos)
+            return false;
+        begin = end + 1;
+    }
+}
+
 void checkTrainingRunOptionsNeeded(const TrainingRun &run)
 {
     for (const TrainingRunOption &needed : trainingRunOptions()) {
@@ -354,10 +370,15 @@ void checkTrainingRunOptionsNeeded(const TrainingRun &run)
         if (eq == std::string::npos || !isTrainingRunOptionSet(run, o))
             continue;
         const TrainingRunOption *other = findTrainingRunOption(o.needs.substr(0, eq));
-        const std::string value = o.needs.substr(eq + 1);
-        if (other->text(run) != value)
-            throw Error(
-                o.name + " needs " + other->name + " " + value + ": give " + other->name + " " + value + " too");
+        if (neededValueAccepts(o, other->text(run)))
+            continue;
+        std::string values = o.needs.substr(eq + 1);
+        const size_t last = values.rfind('|');
+        if (last != std::string::npos) // "llama|qwen3|olmo2" → "llama, qwen3 or olmo2"
+            values.replace(last, 1, " or ");
+        for (size_t bar = values.find('|'); bar != std::string::npos; bar = values.find('|', bar))
+            values.replace(bar, 1, ", ");
+        throw Error(o.name + " needs " + other->name + " " + values + ": give " + other->name + " " + values + " too");
     }
 }
 

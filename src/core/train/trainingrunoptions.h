@@ -29,7 +29,8 @@ struct TrainingRunOption
     Group group = Group::Model;
     Kind kind = Kind::Integer;
     double low = 0, high = 0;
-    // The option this one only sets up: "experts" (it must be set too), or "family=llama" (it must have that value).
+    // The option this one only sets up: "experts" (it must be set too), or "family=llama|qwen3|olmo2" (it must have
+    // one of those values).
     std::string needs;
     void (*setNumber)(TrainingRun &, double) = nullptr; // Flag (0 or 1), Integer, Number
     void (*setText)(TrainingRun &, const std::string &value, const std::string &where) = nullptr; // Text
@@ -47,6 +48,8 @@ void setTrainingRunOption(
     TrainingRun &run, const std::string &name, const std::string &value, const std::string &where);
 // Whether `run` changes the option from a new run's default.
 bool isTrainingRunOptionSet(const TrainingRun &run, const TrainingRunOption &option);
+// For an option that needs another to have a value ("family=llama|qwen3|olmo2"): whether `value` is one of those.
+bool neededValueAccepts(const TrainingRunOption &option, const std::string &value);
 // Throws atlas::Error when an option is set without the one it `needs` ("span-penalty and span-init need
 // adaptive-span: give adaptive-span R too").
 void checkTrainingRunOptionsNeeded(const TrainingRun &run);

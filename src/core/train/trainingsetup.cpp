@@ -66,10 +66,16 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         config.tokenTypes = 2;
         config.lnEpsilon = 1e-12f;
     } else if (!run.family.empty() && run.family != "gpt2") {
-        if (run.family != "llama")
-            throw Error("family: '" + run.family + "' cannot be trained here (gpt2, llama or bert)");
+        if (run.family != "llama" && run.family != "qwen3" && run.family != "olmo2")
+            throw Error("family: '" + run.family + "' cannot be trained here (gpt2, llama, qwen3, olmo2 or bert)");
         config.family = Family::Llama;
-        config.modelType = "llama";
+        config.modelType = run.family;
+        if (run.family == "qwen3") // QK-norm on each head's queries and keys
+            config.qkNorm = QkNorm::Heads;
+        if (run.family == "olmo2") { // each sub-layer's output normalised, none before; QK-norm over the projections
+            config.qkNorm = QkNorm::Projections;
+            config.layerNorm = LayerNormPlacement::AfterSublayer;
+        }
         config.norm = NormKind::RmsNorm;
         config.gatedFfn = true;
         config.activation = Activation::Silu;
