@@ -468,7 +468,7 @@ private slots:
         if (done->milliseconds > 400) // ticks come every 150 ms: a sweep this long reported its total
             QCOMPARE(largest, patches);
         else
-            QWARN(qPrintable(QString("the sweep took %1 ms: too short to see its progress").arg(done->milliseconds)));
+            qWarning("the sweep took %d ms: too short to see its progress", int(done->milliseconds));
 
         spec.target = "#11"; // another sweep, cancelled at once
         session.setSpec(spec);
