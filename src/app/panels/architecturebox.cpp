@@ -119,10 +119,8 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
     addField(grid, row, "d-model", tr("d_model"), spinBox("d-model", tr("task's"), box));
     addField(grid, row, "family", tr("Lay&out"),
         comboBox("family",
-            {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")},
-                {tr("Qwen3 (QK-norm)"), QStringLiteral("qwen3")},
-                {tr("OLMo 2 (norms after the sub-layers)"), QStringLiteral("olmo2")},
-                {tr("BERT"), QStringLiteral("bert")}},
+            {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("Qwen3"), QStringLiteral("qwen3")},
+                {tr("OLMo 2"), QStringLiteral("olmo2")}, {tr("BERT"), QStringLiteral("bert")}},
             box));
     addField(grid, row, "kv-heads", tr("K/V heads"), spinBox("kv-heads", tr("one each"), box));
 }
