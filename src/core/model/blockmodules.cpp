@@ -4,6 +4,45 @@
 
 namespace atlas {
 
+namespace {
+
+// A block's norm by its role: γ, or β (empty for RMSNorm's).
+const Tensor &normOf(const BlockWeights &b, BlockPart part, bool bias)
+{
+    static const Tensor none; // QK-norm is an RMSNorm: no β
+    switch (part) {
+    case BlockPart::NormAttention:
+        return bias ? b.ln1Bias : b.ln1Weight;
+    case BlockPart::NormFfn:
+        return bias ? b.ln2Bias : b.ln2Weight;
+    case BlockPart::NormCross:
+        return bias ? b.lnCrossBias : b.lnCrossWeight;
+    case BlockPart::QNorm:
+        return bias ? none : b.qNormWeight;
+    case BlockPart::KNorm:
+        return bias ? none : b.kNormWeight;
+    case BlockPart::NormAttentionOut:
+        return bias ? none : b.attnOutNormWeight;
+    case BlockPart::NormFfnOut:
+        return bias ? none : b.ffnOutNormWeight;
+    default:
+        throw Error("a block's norm is ln_1, ln_2, ln_cross, a sub-layer's output norm, q_norm or k_norm: asked for "
+                    "another part");
+    }
+}
+
+} // namespace
+
+const Tensor &BlockWeights::normWeight(BlockPart part) const
+{
+    return normOf(*this, part, false);
+}
+
+const Tensor &BlockWeights::normBias(BlockPart part) const
+{
+    return normOf(*this, part, true);
+}
+
 LinearModule blockModule(const ModelConfig &c, const BlockWeights &b, BlockPart part)
 {
     static const Tensor none; // T5's cross-attention keys and values have no bias

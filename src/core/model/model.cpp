@@ -578,42 +578,4 @@ int64_t Model::parameterCount() const
     return n;
 }
 
-namespace {
-
-const Tensor &normOf(const BlockWeights &b, BlockPart part, bool bias)
-{
-    static const Tensor none; // QK-norm is an RMSNorm: no β
-    switch (part) {
-    case BlockPart::NormAttention:
-        return bias ? b.ln1Bias : b.ln1Weight;
-    case BlockPart::NormFfn:
-        return bias ? b.ln2Bias : b.ln2Weight;
-    case BlockPart::NormCross:
-        return bias ? b.lnCrossBias : b.lnCrossWeight;
-    case BlockPart::QNorm:
-        return bias ? none : b.qNormWeight;
-    case BlockPart::KNorm:
-        return bias ? none : b.kNormWeight;
-    case BlockPart::NormAttentionOut:
-        return bias ? none : b.attnOutNormWeight;
-    case BlockPart::NormFfnOut:
-        return bias ? none : b.ffnOutNormWeight;
-    default:
-        throw Error("a block's norm is ln_1, ln_2, ln_cross, a sub-layer's output norm, q_norm or k_norm: asked for "
-                    "another part");
-    }
-}
-
-} // namespace
-
-const Tensor &BlockWeights::normWeight(BlockPart part) const
-{
-    return normOf(*this, part, false);
-}
-
-const Tensor &BlockWeights::normBias(BlockPart part) const
-{
-    return normOf(*this, part, true);
-}
-
 } // namespace atlas
