@@ -74,8 +74,13 @@ void qkNormForward(Tensor &out, const Tensor &x, const Tensor &weight, const Mod
     const Tensor rows = normRows(x, across);
     Tensor normed = Tensor::uninitialized(rows.shape());
     ops::rmsnorm_forward(normed, rows, across ? rowWeight(weight, rows.dim(1), x.dim(2)) : weight, c.lnEpsilon);
+    if (!across) { // each head's rows of d are already in x's order
+        normed.reshape(x.shape());
+        out = std::move(normed);
+        return;
+    }
     out = Tensor(x.shape());
-    addFromRows(out, normed, across);
+    addFromRows(out, normed, true);
 }
 
 void qkNormBackward(
