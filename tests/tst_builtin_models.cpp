@@ -4,6 +4,7 @@
 #include "analysis/attentionsparsity.h"
 #include "analysis/headpatterns.h"
 #include "analysis/lostinthemiddle.h"
+#include "analysis/qknormeffect.h"
 #include "analysis/sinkhornsort.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
@@ -75,6 +76,37 @@ private slots:
         QCOMPARE(checked, 1);
     }
 
+    // reverse-qwen3 is reverse-llama's shape with Qwen3's per-head QK-norm; what docs/models.md and lesson 24 say of
+    // its scores on "dsfacdd>ddcafsd": γ caps them at ±11.6 (layer 0) and ±19.1 (layer 1), layer 0's heads reach 9 to
+    // 10.5, and reverse-llama's layer-1 head 0, with no cap, goes past −40 and +35.
+    void reverseQwen3HasQkNormAndItsScoresStayUnderTheCap()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse-qwen3");
+        const ModelConfig &c = m->config;
+        QCOMPARE(QString::fromStdString(c.modelType), QString("qwen3"));
+        QVERIFY(c.qkNorm == QkNorm::Heads && c.gatedFfn && !c.tiedHead && c.positions == PositionKind::RopeHalf);
+        QCOMPARE(c.heads, 4);
+        QCOMPARE(c.kvHeadCount(), 2);
+        const std::vector<int> question = {'d', 's', 'f', 'a', 'c', 'd', 'd', '>', 'd', 'd', 'c', 'a', 'f', 's', 'd'};
+        const auto effectOf = [&](const std::shared_ptr<const Model> &model, int layer) {
+            Engine e(model, Input {question, {}, {}});
+            e.runToEnd();
+            return qkNormEffect(*model, e.trace(), layer);
+        };
+        const double caps[2] = {11.6, 19.1};
+        for (int layer = 0; layer < 2; ++layer)
+            for (const QkNormHead &h : effectOf(m, layer).heads) {
+                QVERIFY2(std::fabs(h.weightBound - caps[layer]) < 0.05, qPrintable(QString::number(h.weightBound)));
+                const double reach = std::max(std::fabs(h.lowest), std::fabs(h.highest));
+                QVERIFY(reach <= h.weightBound);
+                if (layer == 0)
+                    QVERIFY2(reach >= 9.0 && reach <= 10.5, qPrintable(QString::number(reach)));
+            }
+        const QkNormHead llama = effectOf(loadModel("reverse-llama"), 1).heads[0];
+        QVERIFY2(llama.lowest < -40 && llama.highest > 35 && llama.weightBound == 0,
+            qPrintable(QString("%1 %2").arg(llama.lowest).arg(llama.highest)));
+    }
+
     void heldOutAccuracyIsAsStated_data()
     {
         QTest::addColumn<QString>("name");
@@ -84,6 +116,8 @@ private slots:
         QTest::newRow("reverse-rev (reversible blocks)") << "reverse-rev" << 0.999 << 0.999;
         QTest::newRow("reverse-rope (RoPE)") << "reverse-rope" << 0.999 << 0.999;
         QTest::newRow("reverse-llama (Llama layout: RMSNorm, RoPE, GQA, SwiGLU)") << "reverse-llama" << 0.999 << 0.999;
+        QTest::newRow("reverse-qwen3 (Qwen3 layout: reverse-llama's with QK-norm)")
+            << "reverse-qwen3" << 0.999 << 0.999;
         QTest::newRow("reverse-alibi (ALiBi)") << "reverse-alibi" << 0.93 << 0.68;
         QTest::newRow("reverse-entmax (α-entmax, learned α per head)") << "reverse-entmax" << 0.999 << 0.999;
         QTest::newRow("reverse-sin (sinusoidal, embeddings × √d)") << "reverse-sin" << 0.996 << 0.98;

@@ -36,11 +36,12 @@ private slots:
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
-        QCOMPARE(kinds.size(), size_t(36));
+        QCOMPARE(kinds.size(), size_t(37));
         for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
                  "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "sparsity",
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
-                 "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel"})
+                 "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel",
+                 "qk-norm"})
             QVERIFY2(std::find(kinds.begin(), kinds.end(), k) != kinds.end(), k);
     }
 

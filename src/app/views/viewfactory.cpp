@@ -30,6 +30,7 @@
 #include "views/patchingview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
+#include "views/qknormview.h"
 #include "views/rolloutview.h"
 #include "views/scalingview.h"
 #include "views/sinkhornview.h"
@@ -89,6 +90,7 @@ const std::map<std::string, Make> &makers()
             [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
         {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
         {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
+        {"qk-norm", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<QkNormView>(p); }},
         {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},
         {"positions", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PositionsView>(p); }},
         {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},

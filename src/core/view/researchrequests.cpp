@@ -10,6 +10,7 @@
 #include "view/analysishelpers.h"
 #include "view/specrun.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace atlas {
@@ -71,6 +72,33 @@ std::string capitalised(std::string text)
 }
 
 } // namespace
+
+// Every head's query and key lengths before and after QK-norm, and its scores' range against the bounds: a pass over
+// the layer's traced q, k and masked scores.
+AnalysisRequest analysis::qkNormRequest(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    const int layer = std::clamp(spec.layer, 0, c.layers - 1);
+    if (const std::string why = qkNormEffectProblem(*c.model, layer); !why.empty())
+        return problem(
+            "The QK-norm view compares the lengths of q and k with the scores they make: " + capitalised(why) + ".");
+    AnalysisRequest r;
+    r.key = "qk-norm/" + modelIdentity(*c.model) + "/" + std::to_string(layer);
+    r.pinned = {c.model->wte};
+    for (const std::string &name : qkNormEffectInputs(c.model->config, layer)) {
+        const TraceEntry *entry = c.trace->find(name);
+        if (!entry)
+            return problem(notComputedText(c.program.get(), name));
+        r.key += identity(entry->tensor);
+        r.pinned.push_back(entry->tensor);
+    }
+    r.run = [model = c.model, trace = c.trace, layer](const std::atomic<bool> &) {
+        return timedResult<QkNormAnalysis>(
+            [&](QkNormAnalysis &result) { result.effect = qkNormEffect(*model, *trace, layer); });
+    };
+    return r;
+}
 
 // Every stream traced so far read through the output head; its key names the streams' tensors, so stepping within a
 // block or switching views reruns nothing.

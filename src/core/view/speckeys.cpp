@@ -22,7 +22,9 @@ const std::vector<SpecKey> &specKeys()
             .meaning
             = "`attention` (one head's heat map), `heads` (every layer × head), `lines` (token-to-token "
               "lines), `mask` (scores, mask, probabilities side by side), `scaling` (why √d: Var(q·k) against "
-              "d, and one row's softmax with and without 1/√d), `neuron` (one query and key: q, k and q∘k "
+              "d, and one row's softmax with and without 1/√d), `qk-norm` (each head's ‖q‖ and ‖k‖ before and after "
+              "QK-norm, and its scores "
+              "against the bounds they allow), `neuron` (one query and key: q, k and q∘k "
               "component by component), `sparsity` (sparsemax and α-entmax: each head's α and its pairs given exactly "
               "0), `adaptive-span` (each head's learned attention span on a log scale, and one head's attention "
               "under its soft mask), "

@@ -14,6 +14,7 @@
 #include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
+#include "analysis/qknormeffect.h"
 #include "analysis/sinkhornsort.h"
 #include "analysis/tokenizercomparison.h"
 #include "analysis/tokenreduction.h"
@@ -94,6 +95,12 @@ struct PositionsAnalysis : ViewAnalysis
     static constexpr int kMaxTokens = 2048; // the similarity is T × T
     int layer = 0, head = 0;
     PositionProfile profile;
+};
+
+// What QK-norm does to one layer's queries, keys and scores, every head (analysis/qknormeffect.h).
+struct QkNormAnalysis : ViewAnalysis
+{
+    QkNormEffect effect;
 };
 
 struct ExpertsAnalysis : ViewAnalysis
