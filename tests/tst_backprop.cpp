@@ -151,6 +151,10 @@ void TestBackprop::matchesPyTorch_data()
                                                                                  << "qwen3_tiny_grads";
     QTest::newRow("olmo2_tiny: norms after the sub-layers, QK-norm over the projections") << "olmo2_tiny"
                                                                                           << "olmo2_tiny_grads";
+    QTest::newRow("gemma2_tiny: sandwich (1 + w) norms, both soft-caps, alternating window") << "gemma2_tiny"
+                                                                                             << "gemma2_tiny_grads";
+    QTest::newRow("gemma3_tiny: (1 + w) QK-norm, a RoPE base per layer kind") << "gemma3_tiny"
+                                                                              << "gemma3_tiny_grads";
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
                                                   << "mistral_tiny_grads";
     // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).

@@ -151,6 +151,14 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
         << "headdim" << QStringList {"model.layers.0.self_attn.q_proj.weight", "64"};
     QTest::newRow("layer_types of another length") << "qwen2_swa_tiny"
                                                    << "layertypes" << QStringList {"layer_types", "3 layers"};
+    QTest::newRow("Gemma 2's hidden_activation not GELU")
+        << "gemma2_tiny"
+        << "gemmaact" << QStringList {"hidden_activation", "silu", "GeGLU"};
+    QTest::newRow("Gemma 3's RoPE in rope_parameters only")
+        << "gemma3_tiny"
+        << "ropeparams" << QStringList {"config.json", "rope_parameters", "rope_local_base_freq"};
+    QTest::newRow("a soft-cap of 0") << "gemma2_tiny"
+                                     << "softcap" << QStringList {"attn_logit_softcapping", "0"};
     QTest::newRow("hidden_size missing") << "mistral_tiny"
                                          << "nohidden" << QStringList {"config.json", "hidden_size"};
     QTest::newRow("untied without lm_head") << "llama_tiny"
@@ -220,6 +228,13 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
                 o["layer_types"] = QJsonArray {"full_attention", "sliding_attention"};
             }},
         {"nohidden", [](QJsonObject &o) { o.remove("hidden_size"); }},
+        {"gemmaact", [](QJsonObject &o) { o["hidden_activation"] = "silu"; }},
+        {"ropeparams",
+            [](QJsonObject &o) {
+                o.remove("rope_theta");
+                o["rope_parameters"] = QJsonObject {{"full_attention", QJsonObject {{"rope_theta", 1e6}}}};
+            }},
+        {"softcap", [](QJsonObject &o) { o["attn_logit_softcapping"] = 0; }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
         {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key_query"; }},
         {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},

@@ -163,6 +163,10 @@ private slots:
                                << "model.layers.1.self_attn.k_norm.weight";
         QTest::newRow("olmo2") << "olmo2"
                                << "model.layers.0.post_feedforward_layernorm.weight";
+        QTest::newRow("gemma2") << "gemma2"
+                                << "model.layers.1.pre_feedforward_layernorm.weight";
+        QTest::newRow("gemma3_text") << "gemma3_text"
+                                     << "model.layers.0.self_attn.q_norm.weight";
         QTest::newRow("mistral") << "mistral"
                                  << "lm_head.weight";
         QTest::newRow("gpt_neox") << "gpt_neox"

@@ -109,6 +109,10 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace_data()
     QTest::newRow("BERT: post-LN, embedding LayerNorm, masked-LM head") << "bert_tiny";
     QTest::newRow("Llama: GQA, SwiGLU") << "llama_tiny";
     QTest::newRow("Mixtral: routed SwiGLU experts") << "mixtral_tiny";
+    QTest::newRow("Qwen3: QK-norm") << "qwen3_tiny";
+    QTest::newRow("OLMo 2: norms after the sub-layers") << "olmo2_tiny";
+    QTest::newRow("Gemma 2: sandwich norms, soft-caps, alternating window") << "gemma2_tiny";
+    QTest::newRow("Gemma 3: (1 + w) QK-norm, local and global RoPE") << "gemma3_tiny";
     QTest::newRow("GPT-NeoX: parallel residual") << "neox_tiny";
     QTest::newRow("GPT-Neo: local layer") << "neo_tiny";
     QTest::newRow("T5 v1.0: relative buckets, cross-attention") << "t5_tiny";

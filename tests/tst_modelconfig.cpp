@@ -75,6 +75,14 @@ private slots:
         QTest::newRow("olmo2: norms after the sub-layers, QK-norm over the projections")
             << R"({"model_type": "olmo2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
                   "num_key_value_heads": 2, "intermediate_size": 40, "attention_bias": true})";
+        QTest::newRow("gemma2: sandwich (1 + w) norms, soft-caps, query_pre_attn_scalar, alternating window")
+            << R"({"model_type": "gemma2", "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 40, "head_dim": 12, "query_pre_attn_scalar": 10,
+                  "attn_logit_softcapping": 1.5, "final_logit_softcapping": null, "sliding_window": 3})";
+        QTest::newRow("gemma3_text: QK-norm, a global layer every 3, a local RoPE base")
+            << R"({"model_type": "gemma3_text", "hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 40, "head_dim": 12, "sliding_window": 3,
+                  "sliding_window_pattern": 3, "rope_local_base_freq": 100, "rope_theta": 10000})";
         QTest::newRow("gpt_neo: local layers")
             << R"({"model_type": "gpt_neo", "hidden_size": 32, "num_layers": 4, "num_heads": 4,
                   "attention_types": [[["global", "local"], 2]], "window_size": 5})";
@@ -96,6 +104,8 @@ private slots:
         QCOMPARE(again.kvHeadCount(), first.kvHeadCount());
         QCOMPARE(again.rotaryDims, first.rotaryDims);
         QCOMPARE(again.windowedLayers, first.windowedLayers);
+        QCOMPARE(again.ropeLocalBase, first.ropeLocalBase);
+        QCOMPARE(again.ropeBase, first.ropeBase);
         QCOMPARE(again.slidingWindow, first.slidingWindow);
         QCOMPARE(again.experts, first.experts);
         QCOMPARE(again.ropeFrequencies(), first.ropeFrequencies());
@@ -107,6 +117,13 @@ private slots:
         QCOMPARE(again.mlpBias, first.mlpBias);
         QVERIFY(again.qkNorm == first.qkNorm);
         QVERIFY(again.layerNorm == first.layerNorm);
+        QCOMPARE(again.normAddsOne, first.normAddsOne);
+        QCOMPARE(again.attentionSoftcap, first.attentionSoftcap);
+        QCOMPARE(again.logitSoftcap, first.logitSoftcap);
+        QCOMPARE(again.queryScaleBase, first.queryScaleBase);
+        QCOMPARE(again.embeddingScale, first.embeddingScale);
+        QCOMPARE(again.slidingWindow, first.slidingWindow);
+        QCOMPARE(again.windowedLayers, first.windowedLayers);
         QCOMPARE(again.headDim(), first.headDim());
         QCOMPARE(again.encoderLayers, first.encoderLayers);
         QCOMPARE(again.gatedFfn, first.gatedFfn);

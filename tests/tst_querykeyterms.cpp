@@ -79,6 +79,25 @@ private slots:
         QVERIFY(std::abs(self.bias - double(e.trace().tensor("enc.layer.0.attn.bias").slice(1)(3, 10))) < 1e-4);
     }
 
+    // Gemma 2 divides by √query_pre_attn_scalar (10 here, not d = 12), then soft-caps: with the model's divisor the
+    // terms sum to the traced score with no "bias", and the capped score is c · tanh(score / c) as traced.
+    void gemmaScoresDivideByTheirScalarAndAreCapped()
+    {
+        auto model = std::make_shared<Model>(Model::load(ATLAS_TEST_DATA "/gemma2_tiny"));
+        Engine e(model, Input {{3, 17, 42, 8, 0, 25, 63, 11}, {}, {}});
+        e.runToEnd();
+        std::string problem;
+        const QueryKeyTerms t
+            = queryKeyTerms(e.trace(), 1, 2, 7, 4, &problem, {}, true, double(model->config.queryScaleBase));
+        QVERIFY2(problem.empty(), problem.c_str());
+        QCOMPARE(t.divisor, 10.0);
+        QVERIFY(std::abs(t.scaled - t.score) < 1e-5 * std::max(1.0, std::abs(t.score)));
+        QVERIFY(std::abs(t.bias) < 1e-5);
+        QVERIFY(t.capped);
+        QCOMPARE(t.cappedScore, double(e.trace().tensor("layer.1.attn.capped").slice(2)(7, 4)));
+        QVERIFY(std::abs(t.cappedScore - 1.5 * std::tanh(t.score / 1.5)) < 1e-5);
+    }
+
     void termsSumToTheTracedScore()
     {
         for (const char *model : {"reverse", "reverse-rope", "reverse-alibi"}) {

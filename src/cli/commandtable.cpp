@@ -255,7 +255,8 @@ std::vector<CliCommand> makeTable()
         {"new-model",
             {{"--out DIR [--layers L --heads H --d-model D ... --seed S]",
                  "make a model with GPT-2's initialisation from a fixed seed"},
-                {"--out DIR --family llama|mistral|qwen2|qwen3|olmo2|gpt_neox|gpt_neo|t5 [--kv-heads N --tied]",
+                {"--out DIR --family llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|gpt_neox|gpt_neo|t5 "
+                 "[--kv-heads N --tied]",
                     "the same in another family's layout, as its Hugging Face classes save it"}},
             {{"out", "DIR", "the model directory written"}, {"layers", "L", "blocks (default 2)"},
                 {"heads", "H", "attention heads (default 4)"}, {"d-model", "D", "width (default 64)"},
@@ -267,11 +268,14 @@ std::vector<CliCommand> makeTable()
                 {"bidirectional", "", "no causal mask (an encoder)"},
                 {"tokenizer", "bytes|gpt2", "the tokenizer the model reads text with"},
                 {"description", "TEXT", "the model's description"},
-                {"family", "llama|mistral|qwen2|qwen3|olmo2|gpt_neox|gpt_neo|t5", "another family's layout"},
+                {"family", "llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|gpt_neox|gpt_neo|t5",
+                    "another family's layout"},
                 {"kv-heads", "N", "K/V heads (grouped-query attention)"},
                 {"tied", "", "the output head tied to the embedding (T5: v1.0's ReLU)"},
                 {"rope-theta", "X", "RoPE's base (default 10000)"},
-                {"window", "W", "gpt_neo's local layers' window (default 256)"}},
+                {"window", "W",
+                    "gpt_neo's local layers' window (default 256), gemma2's and gemma3_text's sliding window (default "
+                    "4096)"}},
             newModelCommand},
         {"tokenize",
             {{"--model M|TOKENIZER --text \"...\" [--special] [--pieces]",
@@ -388,7 +392,9 @@ std::string formLines(const CliCommand &command, const CliForm &form)
 
 const char *kModelsNote
     = "\nM is a built-in model name (see `models`) or a Hugging Face model directory (config.json and safetensors; "
-      "the\nfamilies it reads, GPT-2, Llama, Qwen2, Mistral, Mixtral, BERT, T5, GPT-NeoX and GPT-Neo, are in "
+      "the\nfamilies it reads, GPT-2, Llama, Qwen2, Qwen3, OLMo 2, Gemma 2 and 3, Mistral, Mixtral, BERT, T5, GPT-NeoX "
+      "and "
+      "GPT-Neo, are in "
       "docs/models.md).\n";
 
 } // namespace

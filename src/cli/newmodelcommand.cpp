@@ -16,7 +16,8 @@ namespace atlas {
 
 namespace {
 
-// A family's config.json keys for new-model's options (--family llama|mistral|qwen2|qwen3|olmo2|gpt_neox|gpt_neo).
+// A family's config.json keys for new-model's options (--family
+// llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|gpt_neox|gpt_neo).
 nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
     const int heads = args.intValue("heads", 4, 1, 1024);
@@ -28,12 +29,17 @@ nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &famil
         {"hidden_size", args.intValue("d-model", 64, 1, 65536)},
         {"vocab_size", args.intValue("vocab", 256, 1, 1 << 24)},
         {"max_position_embeddings", args.intValue("context", 1024, 1, 1 << 20)},
-        {"tie_word_embeddings", args.flag("tied")},
+        {"tie_word_embeddings", args.flag("tied") || family.starts_with("gemma")}, // Gemma's head is the embedding
         {"atlas_description", args.value("description", "")},
     };
     j["intermediate_size"] = args.intValue("d-ff", 4 * j["hidden_size"].get<int>(), 1, 1 << 20);
     if (args.has("rope-theta"))
         j["rope_theta"] = args.doubleValue("rope-theta", 10000, 2, 1e9);
+    if (family == "gemma2" || family == "gemma3_text") { // head_dim is 256 when absent
+        j["head_dim"] = j["hidden_size"].get<int>() / heads;
+        j["query_pre_attn_scalar"] = j["head_dim"];
+        j["sliding_window"] = args.intValue("window", 4096, 1, 1 << 20);
+    }
     if (family == "gpt_neox") // Pythia's defaults: a quarter of each head turns, parallel residual
         j["rotary_pct"] = 0.25;
     if (family == "gpt_neo") { // GPT-Neo's keys, and its alternating global and local layers
@@ -102,13 +108,15 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
         {"qwen2", {"kv-heads", "tied", "rope-theta"}},
         {"qwen3", {"kv-heads", "tied", "rope-theta"}},
         {"olmo2", {"kv-heads", "tied", "rope-theta"}},
+        {"gemma2", {"kv-heads", "tied", "rope-theta", "window"}},
+        {"gemma3_text", {"kv-heads", "tied", "rope-theta", "window"}},
         {"gpt_neox", {"tied", "rope-theta"}},
         {"gpt_neo", {"tied", "window"}},
     };
     const auto own = honoured.find(family);
     if (own == honoured.end())
         throw Error("option --family: '" + family
-            + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, gpt_neo, t5");
+            + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, gpt_neox, gpt_neo, t5");
     for (const auto &[other, options] : honoured)
         for (const std::string &option : options)
             if ((args.has(option) || args.flag(option)) && !own->second.contains(option)) {

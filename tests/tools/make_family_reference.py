@@ -13,6 +13,15 @@ modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py and modeling_olmo2.py 
   - OLMo 2's block: attention and MLP read the stream itself, and each output is normalised (post_attention_layernorm,
     post_feedforward_layernorm) before its residual add; its q_norm and k_norm normalise the whole q and k projections
     before they are split into heads;
+  - Gemma 2's block (modeling_gemma2.py): the embedding times a float32 sqrt(hidden_size); RMSNorms that scale by
+    (1 + w), one before and one after each sub-layer (input_layernorm, post_attention_layernorm,
+    pre_feedforward_layernorm, post_feedforward_layernorm); scores times query_pre_attn_scalar^-0.5, soft-capped as
+    c * tanh(s / c) before the mask; a sliding window on the even layers; GeGLU with the tanh GELU; the final logits
+    soft-capped; the head tied;
+  - Gemma 3's (modeling_gemma3.py) as Gemma 2's without the soft-caps, plus q_norm and k_norm (Gemma3RMSNorm, 1 + w,
+    over each head's d, before RoPE), a window on every layer but each sliding_window_pattern-th (or as layer_types
+    says), and RoPE with rope_local_base_freq on the windowed layers (no scaling) and rope_theta with rope_scaling on
+    the others;
   - repeat_kv for grouped-query attention: query head h reads K/V head h // (H / Hkv);
   - scores Q K^T / sqrt(d), the causal mask (and Mistral's sliding window: key j is masked when j <= i - window),
     softmax, probs V, o_proj;
@@ -52,6 +61,12 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
   olmo2_tiny/       olmo2: a norm on each sub-layer's output before its add and none before the sub-layers
                     (post_attention_layernorm, post_feedforward_layernorm), QK-norm over the whole q (H·d) and k
                     (Hkv·d) projections before the split, GQA, untied; F32
+  gemma2_tiny/      gemma2: sandwich norms of (1 + w), head_dim 12 in a model 32 wide, query_pre_attn_scalar 10,
+                    attention soft-cap 1.5 and final soft-cap 3 (both active), sliding_window 3 on layers 0 and 2 of
+                    3, GeGLU, tied, GQA; F32
+  gemma3_tiny/      gemma3_text: Gemma 2's block without soft-caps, QK-norm of (1 + w), 4 layers with
+                    sliding_window_pattern 3 (layers 0, 1 and 3 see 3 keys), rope_local_base_freq 100 on those and
+                    rope_theta 10000 with linear rope_scaling (factor 2) on layer 2, query_pre_attn_scalar 8; BF16
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -134,6 +149,22 @@ MODELS = {
                     max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=500000.0, hidden_act="silu",
                     tie_word_embeddings=False, attention_bias=False, rope_scaling=None),
         dtype="F32", shards=1, seed=45),
+    "gemma2_tiny": dict(
+        config=dict(model_type="gemma2", architectures=["Gemma2ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=12, vocab_size=64,
+                    max_position_embeddings=64, rms_norm_eps=1e-6, rope_theta=10000.0,
+                    hidden_act="gelu_pytorch_tanh", hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=10,
+                    attn_logit_softcapping=1.5, final_logit_softcapping=3.0, sliding_window=3,
+                    tie_word_embeddings=True, attention_bias=False),
+        dtype="F32", shards=1, seed=46),
+    "gemma3_tiny": dict(
+        config=dict(model_type="gemma3_text", architectures=["Gemma3ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, head_dim=12, vocab_size=64,
+                    max_position_embeddings=64, rms_norm_eps=1e-6, rope_theta=10000.0, rope_local_base_freq=100.0,
+                    rope_scaling=dict(rope_type="linear", factor=2.0), hidden_activation="gelu_pytorch_tanh",
+                    query_pre_attn_scalar=8, attn_logit_softcapping=None, final_logit_softcapping=None,
+                    sliding_window=3, sliding_window_pattern=3, tie_word_embeddings=True, attention_bias=False),
+        dtype="BF16", shards=1, seed=47),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -407,9 +438,11 @@ def random_weights(cfg, seed):
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d = cfg.get("head_dim") or D // H  # LlamaAttention's head_dim
     qwen2, qwen3, olmo2 = cfg["model_type"] == "qwen2", cfg["model_type"] == "qwen3", cfg["model_type"] == "olmo2"
+    gemma2 = cfg["model_type"] in ("gemma2", "gemma3_text")
     qkv_bias = qwen2 or cfg.get("attention_bias", False)
     o_bias = not qwen2 and cfg.get("attention_bias", False)
-    mlp_bias = not (qwen2 or qwen3 or olmo2) and cfg.get("mlp_bias", False)  # Qwen3MLP, Olmo2MLP: no biases
+    mlp_bias = not (qwen2 or qwen3 or olmo2 or gemma2) and cfg.get("mlp_bias", False)  # Qwen3MLP, Olmo2MLP: no biases
+    norm_base = 0.0 if gemma2 else 1.0  # Gemma2RMSNorm scales by 1 + w: its weights start at 0
 
     def normal(*shape, std=0.2):
         return torch.randn(*shape, generator=g, dtype=torch.float32) * std
@@ -423,18 +456,24 @@ def random_weights(cfg, seed):
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         if not olmo2:  # Olmo2DecoderLayer has no norm before its sub-layers
-            w[p + "input_layernorm.weight"] = 1.0 + normal(D, std=0.1)
+            w[p + "input_layernorm.weight"] = norm_base + normal(D, std=0.1)
         linear(w, p + "self_attn.q_proj", H * d, D, qkv_bias)
         linear(w, p + "self_attn.k_proj", Hkv * d, D, qkv_bias)
         linear(w, p + "self_attn.v_proj", Hkv * d, D, qkv_bias)
         linear(w, p + "self_attn.o_proj", D, H * d, o_bias)
+        if cfg["model_type"] == "gemma3_text":  # Gemma3Attention's q_norm and k_norm: 1 + w over one head's d
+            w[p + "self_attn.q_norm.weight"] = normal(d, std=0.3)
+            w[p + "self_attn.k_norm.weight"] = normal(d, std=0.3)
         if qwen3:  # Qwen3Attention's q_norm and k_norm, over one head's d
             w[p + "self_attn.q_norm.weight"] = 1.0 + normal(d, std=0.3)
             w[p + "self_attn.k_norm.weight"] = 1.0 + normal(d, std=0.3)
         if olmo2:  # Olmo2Attention's q_norm and k_norm, over the whole q and k projections
             w[p + "self_attn.q_norm.weight"] = 1.0 + normal(H * d, std=0.3)
             w[p + "self_attn.k_norm.weight"] = 1.0 + normal(Hkv * d, std=0.3)
-        w[p + "post_attention_layernorm.weight"] = 1.0 + normal(D, std=0.1)
+        w[p + "post_attention_layernorm.weight"] = norm_base + normal(D, std=0.1)
+        if gemma2:  # Gemma2DecoderLayer: the feed-forward's norms before and after
+            w[p + "pre_feedforward_layernorm.weight"] = normal(D, std=0.1)
+            w[p + "post_feedforward_layernorm.weight"] = normal(D, std=0.1)
         if cfg["model_type"] == "mixtral":
             w[p + "block_sparse_moe.gate.weight"] = normal(cfg["num_local_experts"], D, std=0.5)
             for e in range(cfg["num_local_experts"]):
@@ -448,7 +487,7 @@ def random_weights(cfg, seed):
         linear(w, p + "mlp.down_proj", D, F, mlp_bias)
         if olmo2:
             w[p + "post_feedforward_layernorm.weight"] = 1.0 + normal(D, std=0.1)
-    w["model.norm.weight"] = 1.0 + normal(D, std=0.1)
+    w["model.norm.weight"] = norm_base + normal(D, std=0.1)
     if not cfg["tie_word_embeddings"]:
         w["lm_head.weight"] = normal(V, D)
     return w
@@ -496,15 +535,18 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
-def attend(trace, p, q, k, v, allowed, scale, bias=None):
-    """scores (plus a position term `bias`), mask, softmax and context of [H, T, d] queries, keys and values into the
-    trace; returns [T, H·d]."""
+def attend(trace, p, q, k, v, allowed, scale, bias=None, cap=None):
+    """scores (plus a position term `bias`; soft-capped as cap * tanh(s / cap) with a `cap`), mask, softmax and context
+    of [H, T, d] queries, keys and values into the trace; returns [T, H·d]."""
     H, T, d = q.shape
     scores = q @ k.transpose(1, 2) * scale
     if bias is not None:
         trace[p + "attn.bias"] = bias
         scores = scores + bias
     trace[p + "attn.scores"] = scores
+    if cap is not None:  # Gemma 2's attn_logit_softcapping, before the mask
+        scores = cap * torch.tanh(scores / cap)
+        trace[p + "attn.capped"] = scores
     masked = scores.masked_fill(~allowed, float("-inf"))
     trace[p + "attn.masked"] = masked
     probs = torch.softmax(masked, dim=-1)
@@ -807,7 +849,92 @@ def mixtral_experts(w, cfg, x, trace, p, m):
     return out
 
 
+def gemma2_forward(w, cfg, tokens):
+    """Gemma2ForCausalLM's forward (eager attention), and Gemma3ForCausalLM's (gemma3_text)."""
+    T = len(tokens)
+    gemma3 = cfg["model_type"] == "gemma3_text"
+    D, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    d, eps = cfg["head_dim"], cfg["rms_norm_eps"]
+    window, attn_cap, final_cap = cfg["sliding_window"], cfg["attn_logit_softcapping"], cfg["final_logit_softcapping"]
+    if gemma3:  # Gemma3TextConfig: layer_types from sliding_window_pattern; a global layer every pattern-th
+        pattern = cfg["sliding_window_pattern"]
+        sliding = [(i + 1) % pattern != 0 for i in range(cfg["num_hidden_layers"])]
+    else:  # Gemma2Attention: sliding unless layer_idx % 2
+        sliding = [i % 2 == 0 for i in range(cfg["num_hidden_layers"])]
+
+    def rope(local):  # Gemma3RotaryEmbedding: rope_local_base_freq without scaling on the local layers
+        params = dict(cfg, rope_theta=cfg["rope_local_base_freq"], rope_scaling=None) if local else cfg
+        freqs = torch.arange(T, dtype=torch.float32)[:, None] * inverse_frequencies(params, d)[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    # Gemma2DecoderLayer's sliding mask: key j is masked when j <= i - window
+    in_window = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - window)
+
+    def norm(x, name):  # Gemma2RMSNorm: x / sqrt(mean(x^2) + eps) * (1 + w)
+        return (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)) * (1.0 + w[name + ".weight"])
+
+    def lin(x, name):
+        return x @ w[name + ".weight"].T
+
+    def softcap(x, cap):
+        return cap * torch.tanh(x / cap)
+
+    trace = {}
+    x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
+    x = x * torch.tensor(D**0.5, dtype=torch.float32).to(x.dtype)  # Gemma2Model's normalizer, in the weights' dtype
+    trace["embed"] = x
+    trace["input"] = x
+    for i in range(cfg["num_hidden_layers"]):
+        p, m = f"layer.{i}.", f"model.layers.{i}."
+        h = norm(x, m + "input_layernorm")
+        trace[p + "ln_1"] = h
+        q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
+        trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
+        q = q.reshape(T, H, d).transpose(0, 1)
+        k = k.reshape(T, Hkv, d).transpose(0, 1).repeat_interleave(H // Hkv, dim=0)
+        v = v.reshape(T, Hkv, d).transpose(0, 1).repeat_interleave(H // Hkv, dim=0)
+        trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+        if gemma3:  # Gemma3Attention: q_norm and k_norm (1 + w) on each head, before RoPE
+            q, k = norm(q, m + "self_attn.q_norm"), norm(k, m + "self_attn.k_norm")
+            trace[p + "attn.q_norm"], trace[p + "attn.k_norm"] = q, k
+        cos, sin = rope(gemma3 and sliding[i])
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
+        allowed = in_window if sliding[i] else causal
+        merged = attend(trace, p, q, k, v, allowed, cfg["query_pre_attn_scalar"] ** -0.5, cap=attn_cap)
+        out = lin(merged, m + "self_attn.o_proj")
+        trace[p + "attn.out"] = out
+        out = norm(out, m + "post_attention_layernorm")
+        trace[p + "attn.out_norm"] = out
+        mid = x + out
+        trace[p + "mid"] = mid
+        h2 = norm(mid, m + "pre_feedforward_layernorm")
+        trace[p + "ln_2"] = h2
+        gate, up = lin(h2, m + "mlp.gate_proj"), lin(h2, m + "mlp.up_proj")
+        trace[p + "mlp.gate"], trace[p + "mlp.up"] = gate, up
+        act = gelu_tanh(gate) * up
+        trace[p + "mlp.act"] = act
+        down = lin(act, m + "mlp.down_proj")
+        trace[p + "mlp.down"] = down
+        down = norm(down, m + "post_feedforward_layernorm")
+        trace[p + "mlp.out_norm"] = down
+        x = mid + down
+        trace[p + "out"] = x
+    trace["ln_f"] = norm(x, "model.norm")
+    logits = trace["ln_f"] @ w["model.embed_tokens.weight"].T
+    if final_cap is not None:
+        trace["head.logits"] = logits
+        logits = softcap(logits, final_cap)
+    trace["logits"] = logits
+    trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
+    return trace
+
+
 def forward(w, cfg, tokens):
+    if cfg["model_type"] in ("gemma2", "gemma3_text"):
+        return gemma2_forward(w, cfg, tokens)
     if cfg["model_type"] == "bert":
         return bert_forward(w, cfg, tokens)
     if cfg["model_type"] == "gpt_neox":
@@ -931,7 +1058,7 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
-GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
                "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none

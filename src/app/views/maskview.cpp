@@ -39,14 +39,16 @@ MaskView::MaskView(QWidget *parent)
     layout->addLayout(panels, 1);
     layout->addWidget(m_caption);
 
-    m_scores->setTitle(tr("Scores QK\u1D40/\u221Ad (before masking)"));
     m_scores->setValueLabel(tr("score"));
     m_mask->setTitle(tr("Mask (\u2212\u221E = not allowed)"));
     m_mask->setMaskMode(true);
     m_mask->setValueLabel(tr("mask M"));
     m_probs->setTitle(tr("Probabilities after softmax"));
     m_probs->setValueLabel(tr("probability"));
-    m_scores->setHoverText([this](int r, int c) { return valueText("attn.scores", tr("score"), r, c); });
+    m_scores->setHoverText([this](int r, int c) {
+        return capped() ? valueText("attn.capped", tr("soft-capped score"), r, c)
+                        : valueText("attn.scores", tr("score"), r, c);
+    });
     m_mask->setHoverText([this](int r, int c) { return maskText(r, c); });
     m_probs->setHoverText([this](int r, int c) { return valueText("attn.probs", tr("probability"), r, c); });
 
@@ -91,6 +93,22 @@ QString MaskView::maskText(int row, int col) const
     return cellPrefix(m_input, row, col) + tr(": not allowed (M = \u2212\u221E)") + why;
 }
 
+QString MaskView::scoresFormula() const
+{
+    const ModelConfig *c = m_input.model ? &m_input.model->config : nullptr;
+    QString s = !c || (c->scaleScores && c->queryScaleBase <= 0) ? tr("QK\u1D40/\u221Ad")
+        : c->scaleScores                                         ? tr("QK\u1D40/\u221As")
+                                                                 : tr("QK\u1D40");
+    if (c && c->biasesScores() && !m_input.site.cross)
+        s += tr(" + B");
+    return capped() ? tr("c\u00B7tanh((%1)/c)").arg(s) : s;
+}
+
+bool MaskView::capped() const
+{
+    return m_input.model && m_input.model->config.attentionSoftcap > 0 && !m_input.site.cross;
+}
+
 void MaskView::showPanel(HeatmapPlot *plot, const char *suffix)
 {
     QString problem;
@@ -109,9 +127,15 @@ void MaskView::refresh()
 {
     layOutHidden(this);
     applyTheme();
-    QString caption = tr("A = softmax(QK\u1D40/\u221Ad + M), row by row, where M\u1D62\u2C7C = 0 if query i may "
+    m_scores->setTitle(capped() ? tr("Soft-capped scores %1 (before masking)").arg(scoresFormula())
+                                : tr("Scores %1 (before masking)").arg(scoresFormula()));
+    QString caption = tr("A = softmax(%1 + M), row by row, where M\u1D62\u2C7C = 0 if query i may "
                          "attend key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get "
-                         "probability 0.");
+                         "probability 0.")
+                          .arg(scoresFormula());
+    if (capped())
+        caption += tr(" c = %1 (attn_logit_softcapping): every score lies within \u00B1c.")
+                       .arg(formatNumber(m_input.model->config.attentionSoftcap));
     if (m_input.site.cross)
         caption += tr(" Cross-attention: the decoder's queries, the encoder's keys; only the source's padding is "
                       "masked, never a later source token.");
@@ -130,7 +154,7 @@ void MaskView::refresh()
     const bool exact = !m_input.program || m_input.site.stack != names::kOnlyStack // kernels: one-stack models only
         || attention::isExactAttention(m_input.program->attentionOf(m_spec.layer));
     if (exact)
-        showPanel(m_scores, "attn.scores");
+        showPanel(m_scores, capped() ? "attn.capped" : "attn.scores");
     else
         m_scores->showMessage(tr("This layer runs an efficient attention kernel: it never forms the full matrix of "
                                  "scores. The middle panel shows which keys its pattern lets each query attend, the "

@@ -44,6 +44,10 @@ private:
     void adoptMask(const MaskCells &mask);
     QString maskText(int row, int col) const;
     QString valueText(const char *suffix, const QString &what, int row, int col) const;
+    // The scores as this model computes them ("QKᵀ/√d", "QKᵀ/√s + B" …), and what softmax reads before the mask:
+    // the scores, or Gemma 2's soft-capped ones (attn.capped).
+    QString scoresFormula() const;
+    bool capped() const;
     void applyTheme();
 
     HeatmapPlot *m_scores = nullptr;

@@ -102,7 +102,8 @@ void NeuronView::refresh()
     const int query = m_spec.query >= 0 ? m_spec.query : tokens - 1;
     std::string problem;
     m_terms = queryKeyTerms(*m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem,
-        m_input.site, !m_input.model || m_input.model->config.scaleScores);
+        m_input.site, !m_input.model || m_input.model->config.scaleScores,
+        m_input.model ? double(m_input.model->config.queryScaleBase) : 0.0);
     if (!problem.empty())
         return showMessage(QString::fromStdString(problem));
     {
@@ -125,7 +126,9 @@ void NeuronView::draw()
     const QString site = siteTitle(m_input), plusBias = std::abs(t.bias) > 1e-4 ? tr(" + b") : QString();
     const QString formula = t.unscaled
         ? tr("score = %1·%2%3 = Σ_c %1_c %2_c%3  (not divided by √d)").arg(q, k, plusBias)
-        : tr("score = %1·%2 / √d%3 = Σ_c %1_c %2_c / √%4%3").arg(q, k, plusBias).arg(t.dim);
+        : tr("score = %1·%2 / √%5%3 = Σ_c %1_c %2_c / √%4%3")
+              .arg(q, k, plusBias)
+              .arg(formatNumber(t.divisor, 4), t.divisor == t.dim ? tr("d") : tr("s"));
     m_formula->setText((site.isEmpty() ? QString() : site + QStringLiteral(" · "))
         + tr("Layer %1 · head %2: query %3 '%4' → key %5 '%6'.  %7")
               .arg(t.layer)
@@ -175,10 +178,13 @@ void NeuronView::draw()
     }
     QString text = t.unscaled
         ? tr("Σ terms = %1 (this model does not divide by √%2)").arg(formatNumber(t.dot, 4)).arg(t.dim)
-        : tr("Σ terms = %1;  / √%2 = %3").arg(formatNumber(t.dot, 4)).arg(t.dim).arg(formatNumber(t.scaled, 4));
+        : tr("Σ terms = %1;  / √%2 = %3")
+              .arg(formatNumber(t.dot, 4), formatNumber(t.divisor, 4), formatNumber(t.scaled, 4));
     if (std::abs(t.bias) > 1e-4)
         text += tr(";  + position bias b = %1").arg(formatNumber(t.bias, 4));
     text += tr(";  the traced score %1").arg(formatNumber(t.score, 4));
+    if (t.capped)
+        text += tr(", soft-capped to c·tanh(s/c) = %1").arg(formatNumber(t.cappedScore, 4));
     text += t.masked ? tr(", masked (−∞ before softmax): weight 0.")
                      : tr(", weight after softmax %1.").arg(formatNumber(t.weight, 3));
     text += tr(" Largest terms: %1.").arg(largest.join(QStringLiteral(", ")));
@@ -189,10 +195,10 @@ void NeuronView::draw()
                     .arg(t.dim)
                     .arg(formatNumber(std::sqrt(double(t.dim)), 3));
     else
-        text += tr(" Without 1/√d the score would be %1: √%2 = %3 times larger, and softmax that much sharper.")
-                    .arg(formatNumber(t.dot + t.bias, 4))
-                    .arg(t.dim)
-                    .arg(formatNumber(std::sqrt(double(t.dim)), 3));
+        text += tr(" Without the division the score would be %1: √%2 = %3 times larger, and softmax that much "
+                   "sharper.")
+                    .arg(formatNumber(t.dot + t.bias, 4), formatNumber(t.divisor, 4))
+                    .arg(formatNumber(std::sqrt(t.divisor), 3));
     m_caption->setFont(sizedFont(font(), 10));
     m_caption->setText(text);
 }

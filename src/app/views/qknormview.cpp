@@ -84,8 +84,8 @@ QString QkNormView::draw(const ViewAnalysis &result)
     else
         text
             = tr("QK-norm divides each query and key by its root mean square before the scores (%1), then "
-                 "multiplies by the learned \u03B3: whatever W_q, W_k and the input, a query is at most "
-                 "%2 long and a key %3 (\u221An \u00B7 max|\u03B3|, dotted). Head %4: \u2016q\u2016 %5 before the norm "
+                 "multiplies by the learned %14: whatever W_q, W_k and the input, a query is at most "
+                 "%2 long and a key %3 (\u221An \u00B7 max|%14|, dotted). Head %4: \u2016q\u2016 %5 before the norm "
                  "(dashed), %6 after (solid; RoPE turns q and k without changing their length); \u2016k\u2016 %7 "
                  "before, %8 after. Its scores span %9 to %10; this input's lengths allow "
                  "\u00B1%11 (+) and the weights alone \u00B1%12 (\u00D7), so no input can make one key weigh more than "
@@ -96,7 +96,9 @@ QString QkNormView::draw(const ViewAnalysis &result)
                   .arg(lengthRange(h.queryBefore), lengthRange(h.queryAfter), lengthRange(h.keyBefore),
                       lengthRange(h.keyAfter), formatNumber(h.lowest, 3), formatNumber(h.highest, 3),
                       formatNumber(h.inputBound, 3), formatNumber(h.weightBound, 3))
-                  .arg(formatNumber(2.0 * h.weightBound, 3));
+                  .arg(formatNumber(2.0 * h.weightBound, 3))
+                  .arg(m_input.model && m_input.model->config.normAddsOne ? tr("(1 + \u03B3)") // Gemma 3's
+                                                                          : tr("\u03B3"));
     return text;
 }
 

@@ -49,12 +49,12 @@ void additive(PositionProfile &out, const Model &model, const Trace &trace, cons
         out.wavelengths.push_back(2 * std::numbers::pi * std::pow(10000.0, 2.0 * double(i) / double(D)));
 }
 
-void rotary(PositionProfile &out, const ModelConfig &c, int T)
+void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
 {
     const int64_t d = c.headDim(), pairs = d / 2;
     const bool interleaved = c.positions == PositionKind::Rope;
     out.encoding = Tensor({T, pairs});
-    const std::vector<double> theta = c.ropeFrequencies();
+    const std::vector<double> theta = c.ropeFrequencies(layer); // Gemma 3's local layers: a base of their own
     for (int64_t j = 0; j < pairs; ++j)
         out.wavelengths.push_back(2 * std::numbers::pi / theta[size_t(j)]);
     for (int t = 0; t < T; ++t)
@@ -105,7 +105,7 @@ void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace
         p.qRot[1] = at(qr->tensor, out.query, b);
         p.kRot[0] = at(kr->tensor, out.key, a);
         p.kRot[1] = at(kr->tensor, out.key, b);
-        p.theta = c.ropeFrequencies()[size_t(j)];
+        p.theta = c.ropeFrequencies(layer)[size_t(j)];
         out.rotatedPairs.push_back(p);
     }
 }
@@ -167,7 +167,7 @@ PositionProfile positionProfile(
     if (model.config.addsPositions())
         additive(out, model, trace, stack);
     else if (model.config.rotatesQueriesAndKeys()) {
-        rotary(out, model.config, tokens);
+        rotary(out, model.config, tokens, layer);
         rotatedPairs(out, model.config, trace, tokens, layer, head, query, stack);
     } else if (model.config.biasesScores())
         scoreTerm(out, model, trace, tokens, layer, head, stack);

@@ -29,7 +29,7 @@ const Tensor *headTensor(const Trace &trace, const std::string &name, std::strin
 } // namespace
 
 QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, int key, std::string *problem,
-    const names::AttentionSite &site, bool scaledScores)
+    const names::AttentionSite &site, bool scaledScores, double divisor)
 {
     problem->clear();
     QueryKeyTerms out;
@@ -73,8 +73,13 @@ QueryKeyTerms queryKeyTerms(const Trace &trace, int layer, int head, int query, 
         out.dot += double(qs(query, c)) * double(ks(key, c));
     }
     out.unscaled = !scaledScores;
-    out.scaled = scaledScores ? out.dot / std::sqrt(double(d)) : out.dot;
+    out.divisor = !scaledScores ? 1.0 : divisor > 0 ? divisor : double(d);
+    out.scaled = out.dot / std::sqrt(out.divisor);
     out.score = scores->slice(head)(query, key);
+    if (const TraceEntry *capped = trace.find(name("capped"))) { // Gemma 2's soft-cap, between scores and mask
+        out.capped = true;
+        out.cappedScore = capped->tensor.slice(head)(query, key);
+    }
     out.bias = out.score - out.scaled;
     out.masked = std::isinf(masked->slice(head)(query, key));
     out.weight = w(query, key);

@@ -9,16 +9,27 @@ void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m)
     m.transposed ? ops::linear_t_forward(out, x, m.weight, m.bias) : ops::linear_forward(out, x, m.weight, m.bias);
 }
 
+Tensor normScale(const Tensor &weight, const ModelConfig &c)
+{
+    if (!c.normAddsOne)
+        return weight;
+    Tensor scale = Tensor::uninitialized(weight.shape());
+    for (int64_t i = 0; i < weight.numel(); ++i)
+        scale.data()[i] = 1.0f + weight.data()[i];
+    return scale;
+}
+
 void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c)
 {
-    c.norm == NormKind::RmsNorm ? ops::rmsnorm_forward(out, x, weight, c.lnEpsilon)
+    c.norm == NormKind::RmsNorm ? ops::rmsnorm_forward(out, x, normScale(weight, c), c.lnEpsilon)
                                 : ops::layernorm_forward(out, x, weight, bias, c.lnEpsilon);
 }
 
 std::string normFormula(const ModelConfig &c, const std::string &sub)
 {
     const std::string g = "γ" + sub, b = "β" + sub;
-    return c.norm == NormKind::RmsNorm ? "RMS(x) = " + g + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)"
+    const std::string scale = c.normAddsOne ? "(1 + " + g + ")" : g;
+    return c.norm == NormKind::RmsNorm ? "RMS(x) = " + scale + " ⊙ x / √(mean(x²) + ε)  (no mean subtracted, no bias)"
                                        : "LN(x) = " + g + " ⊙ (x − mean(x)) / √(var(x) + ε) + " + b;
 }
 
@@ -68,8 +79,9 @@ Tensor rowWeight(const Tensor &weight, int64_t width, int64_t d)
 
 } // namespace
 
-void qkNormForward(Tensor &out, const Tensor &x, const Tensor &weight, const ModelConfig &c)
+void qkNormForward(Tensor &out, const Tensor &x, const Tensor &stored, const ModelConfig &c)
 {
+    const Tensor weight = normScale(stored, c); // Gemma 3's q_norm and k_norm scale by 1 + γ too
     const bool across = c.qkNorm == QkNorm::Projections;
     const Tensor rows = normRows(x, across);
     Tensor normed = Tensor::uninitialized(rows.shape());
@@ -84,8 +96,9 @@ void qkNormForward(Tensor &out, const Tensor &x, const Tensor &weight, const Mod
 }
 
 void qkNormBackward(
-    Tensor &dx, Tensor &dweight, const Tensor &dout, const Tensor &x, const Tensor &weight, const ModelConfig &c)
+    Tensor &dx, Tensor &dweight, const Tensor &dout, const Tensor &x, const Tensor &stored, const ModelConfig &c)
 {
+    const Tensor weight = normScale(stored, c);
     const bool across = c.qkNorm == QkNorm::Projections;
     const Tensor rows = normRows(x, across);
     Tensor drows(rows.shape());
@@ -103,7 +116,8 @@ void qkNormBackward(
 
 std::string qkNormFormula(const ModelConfig &c, bool keys)
 {
-    const std::string x = keys ? "K" : "Q", g = keys ? "γ_k" : "γ_q", n = keys ? "RMS_k" : "RMS_q";
+    const std::string x = keys ? "K" : "Q", n = keys ? "RMS_k" : "RMS_q";
+    const std::string g = c.normAddsOne ? (keys ? "(1 + γ_k)" : "(1 + γ_q)") : (keys ? "γ_k" : "γ_q");
     if (c.qkNorm == QkNorm::Heads)
         return n + "(" + x + "_h) = " + g + " ⊙ " + x + "_h / √(mean(" + x + "_h²) + ε) over each head's d = "
             + std::to_string(c.headDim()) + " dimensions  (one " + g + " for every head)";
@@ -222,7 +236,9 @@ ops::RopeStyle ropeStyle(const ModelConfig &c)
 
 float scoreScale(const ModelConfig &c)
 {
-    return c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(c.headDim())) : 1.0f;
+    if (!c.scaleScores)
+        return 1.0f;
+    return float(1.0 / std::sqrt(c.queryScaleBase > 0 ? double(c.queryScaleBase) : double(c.headDim())));
 }
 
 } // namespace atlas

@@ -18,7 +18,9 @@ namespace atlas {
 // y = x W + b or x Wᵀ + b, as the module's layout says; out is (rows, out).
 void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m);
 
-// The model's norm of x's rows: LayerNorm with γ and β, or RMSNorm with γ alone.
+// What an RMSNorm multiplies by: γ as stored, or 1 + γ for Gemma (ModelConfig::normAddsOne). Its gradient is γ's.
+Tensor normScale(const Tensor &weight, const ModelConfig &c);
+// The model's norm of x's rows: LayerNorm with γ and β, or RMSNorm with γ alone (1 + γ for Gemma).
 void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c);
 // "LN(x) = γ₁ ⊙ (x − mean(x)) / √(var(x) + ε) + β₁" and the like, `sub` subscripting γ and β.
 std::string normFormula(const ModelConfig &c, const std::string &sub);

@@ -26,7 +26,7 @@ namespace {
 // (Model::attentionSpans) softmax's within each head's adaptive span, as the program's; the query is at rows − 1.
 void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t first,
     int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked,
-    const std::vector<float> &alpha = {}, const std::vector<float> &spans = {}, float ramp = 0)
+    const std::vector<float> &alpha = {}, const std::vector<float> &spans = {}, float ramp = 0, float softcap = 0)
 {
     const int64_t d = ctx.numel() / heads, group = heads / (keys.cols() / d), n = rows - first;
     for (int64_t hd = 0; hd < heads; ++hd) {
@@ -34,6 +34,9 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
         RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(first, g * d, n, d).transpose()) * scale;
         if (!bias.empty())
             s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
+        if (softcap > 0) // Gemma 2's c · tanh(s / c), before the mask
+            for (int64_t j = 0; j < n; ++j)
+                s(j) = softcap * std::tanh(s(j) / softcap);
         for (int j : masked)
             s(j) = -std::numeric_limits<float>::infinity();
         if (!spans.empty()) {
@@ -88,7 +91,8 @@ Generator::Generator(std::shared_ptr<const Model> model, const Input &input, Sam
     else if (!input.source.empty())
         throw Error("a model with one stack reads no source: give its input as the prompt alone");
     if (c.rotatesQueriesAndKeys())
-        m_ropeFrequencies = c.ropeFrequencies();
+        for (int l = 0; l < c.layers; ++l)
+            m_ropeFrequencies.push_back(c.ropeFrequencies(l));
     const names::Stack stack = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
     for (int l = 0; l < c.layers; ++l)
         m_recipes.push_back(blockRecipe(c, stack, l));
@@ -186,6 +190,8 @@ void Generator::feed(int token)
     m_logits = Tensor({c.vocab});
     Eigen::Map<RowVector>(m_logits.data(), c.vocab)
         = (lnf.matrix() * c.outputScale()) * m_model->outputWeight().matrix().transpose();
+    if (c.logitSoftcap > 0) // Gemma 2's final_logit_softcapping
+        ops::softcap_forward(m_logits, Tensor(m_logits), c.logitSoftcap);
     m_tokens.push_back(token);
     ++m_cached;
 }
@@ -253,15 +259,15 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
         qkNormForward(k, Tensor(k), b.normWeight(BlockPart::KNorm), c);
     }
     if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
-        ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies);
-        ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies);
+        ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)]);
+        ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)]);
     }
     const Tensor bias = positionBias(layer, q, pos);
     m_keys[size_t(layer)].row(pos) = ConstRowVectorMap(k.data(), KV);
     m_values[size_t(layer)].row(pos) = ConstRowVectorMap(heads.v.data(), KV);
     const int64_t first = c.windowed(layer) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
     attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, {},
-        m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp));
+        m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp), c.attentionSoftcap);
     moduleForward(out, ctx, blockModule(c, b, BlockPart::Out));
 }
 

@@ -64,7 +64,7 @@ private:
     // per layer [rows, Hkv·d], rows [0, m_cached) filled, grown by doubling up to the context; RoPE models cache keys
     // already rotated
     std::vector<MatrixRM> m_keys, m_values;
-    std::vector<double> m_ropeFrequencies; // θ_i of a RoPE model (ModelConfig::ropeFrequencies)
+    std::vector<std::vector<double>> m_ropeFrequencies; // θ_i of a RoPE model per layer (ModelConfig::ropeFrequencies)
     std::vector<BlockRecipe> m_recipes; // each block's (model/blockrecipe.h), worked out once for every token
     int m_cached = 0;
     // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z

@@ -399,8 +399,10 @@ void ProgramBuilder::head()
     if (scale != 1.0f)
         formula = "Z = (d_model^−½ · " + norm + ") W_teᵀ  (T5's tied head: scaled by 1/√" + std::to_string(m_c.dModel)
             + " before the embedding reads it)";
+    const float cap = m_c.logitSoftcap; // Gemma 2: the head's logits, then capped
+    const std::string logits = cap > 0 ? "head.logits" : "logits";
     unary(
-        "logits", "logits", -1, "ln_f", {T, m_c.vocab}, formula,
+        logits, "logits", -1, "ln_f", {T, m_c.vocab}, formula,
         [scale](Tensor &o, const Tensor &x, const Model &m) {
             if (scale == 1.0f)
                 return ops::logits_forward(o, x, m.outputWeight());
@@ -409,6 +411,14 @@ void ProgramBuilder::head()
             ops::logits_forward(o, scaled, m.outputWeight());
         },
         Written::Whole);
+    if (cap > 0) {
+        char capped[96];
+        std::snprintf(
+            capped, sizeof capped, "Z = c · tanh(Z_head / c)  (c = %g, final_logit_softcapping)", double(cap));
+        unary(
+            "logits", "logit soft-cap", -1, logits, {T, m_c.vocab}, capped,
+            [cap](Tensor &o, const Tensor &x, const Model &) { ops::softcap_forward(o, x, cap); }, Written::Whole);
+    }
     // A decoder predicts the token after t from x≤t; an encoder (BERT's masked LM) names the token at t from the
     // whole input, the [MASK]s it must fill included. The same softmax, read differently.
     const bool nextToken = m_c.causal || m_c.isEncoderDecoder();

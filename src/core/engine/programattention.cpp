@@ -61,6 +61,10 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
                 + "earlier key, and this " + m_c.modelType + " layer "
                 + (m_c.scaleScores ? "sees a sliding window only" : "does not scale its scores")
                 + ": run this model with full attention");
+        if (m_c.attentionSoftcap > 0 || m_c.queryScaleBase > 0)
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel computes QKᵀ/√d, and this "
+                + m_c.modelType + " model divides by √query_pre_attn_scalar and soft-caps its scores: run it with "
+                + "full attention");
         efficientAttention(i, attention::kernelSpecAtLayer(*kernel, i));
     } else {
         if (m_c.sinkhorn.active())
@@ -163,7 +167,10 @@ void ProgramBuilder::exactAttention(int i)
     if (biased)
         inputs.push_back(p + "attn.bias");
     const std::string content = std::string(m_c.rotatesQueriesAndKeys() ? "S = R(Q_h) R(K_h)ᵀ" : "S = Q_h K_hᵀ")
-        + (m_c.scaleScores ? " / √d" : "  (not divided by √d: " + m_c.modelType + " does not scale its scores)");
+        + (!m_c.scaleScores ? "  (not divided by √d: " + m_c.modelType + " does not scale its scores)"
+                : m_c.queryScaleBase > 0
+                ? " / √s  (s = " + formatNumber(m_c.queryScaleBase) + ": query_pre_attn_scalar)"
+                : " / √d");
     add(p + "scores", "scores", i, inputs,
         {{p + "attn.scores", {H, T, T}, content + (biased ? " + B" : "") + "  (d = " + std::to_string(d) + ")"}},
         [p, q, k, biased, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
@@ -173,6 +180,21 @@ void ProgramBuilder::exactAttention(int i)
                 ops::add_forward(s, Tensor(s), tr.tensor(p + "attn.bias"));
             return Outputs {std::move(s)};
         });
+    // Gemma 2: every score soft-capped before the mask; the mask reads the capped scores.
+    std::string scores = p + "attn.scores";
+    if (const float cap = m_c.attentionSoftcap; cap > 0) {
+        add(p + "softcap", "soft-cap", i, {scores},
+            {{p + "attn.capped", {H, T, T},
+                "S_c = c · tanh(S / c)  (c = " + formatNumber(cap)
+                    + ", attn_logit_softcapping: every score within ±c)"}},
+            [scores, cap](const Model &, const Input &, const Trace &tr) {
+                const Tensor &s = tr.tensor(scores);
+                Tensor o = Tensor::uninitialized(s.shape());
+                ops::softcap_forward(o, s, cap);
+                return Outputs {std::move(o)};
+            });
+        scores = p + "attn.capped";
+    }
     const int window = m_c.windowed(i) ? m_c.slidingWindow : 0;
     const std::string rule
         = std::string(!m_causal ? "every key"
@@ -181,7 +203,7 @@ void ProgramBuilder::exactAttention(int i)
         + " and j not padding";
     // PoWER-BERT: the tokens an earlier layer eliminated are no longer keys (engine/tokenretention.h).
     const std::string present = m_input.retention.eliminatesAfter(i - 1) ? names::layerPrefix(m_s, i - 1) + "kept" : "";
-    std::vector<std::string> maskInputs = {p + "attn.scores"};
+    std::vector<std::string> maskInputs = {scores};
     if (!present.empty())
         maskInputs.push_back(present);
     // A funnel's keys: the tokens present at the stride of the layer's keys (model/funnel.h).
@@ -194,9 +216,9 @@ void ProgramBuilder::exactAttention(int i)
         {{p + "attn.masked", {H, T, T},
             "S′ᵢⱼ = Sᵢⱼ if " + rule + funnelRule + (present.empty() ? "" : " and still present (" + present + ")")
                 + ", else −∞"}},
-        [p, window, present, keyStride, causal = m_causal, src = m_source](
+        [scores, window, present, keyStride, causal = m_causal, src = m_source](
             const Model &, const Input &in, const Trace &tr) {
-            const Tensor &s = tr.tensor(p + "attn.scores");
+            const Tensor &s = tr.tensor(scores);
             Tensor o = Tensor::uninitialized(s.shape()); // attention_mask_forward sets every element
             ops::attention_mask_forward(o, s, causal, paddingOf(in, src));
             if (window > 0)
@@ -291,12 +313,15 @@ void ProgramBuilder::adaptiveSpan(int i)
         });
 }
 
-// The cos and sin of every position's angles, computed once for the queries and keys of every layer of the stack.
-std::shared_ptr<const ops::RopeTable> ProgramBuilder::ropeTable()
+// The cos and sin of every position's angles, computed once for the queries and keys of every layer of the stack
+// (once more for Gemma 3's windowed layers, which turn with a base of their own).
+std::shared_ptr<const ops::RopeTable> ProgramBuilder::ropeTable(int layer)
 {
-    if (!m_ropeTable || m_ropeTable->T != T)
-        m_ropeTable = std::make_shared<const ops::RopeTable>(ops::rope_table(0, T, m_c.ropeFrequencies()));
-    return m_ropeTable;
+    const bool local = m_c.ropeLocalBase > 0 && m_c.windowed(layer);
+    std::shared_ptr<const ops::RopeTable> &table = local ? m_localRopeTable : m_ropeTable;
+    if (!table || table->T != T)
+        table = std::make_shared<const ops::RopeTable>(ops::rope_table(0, T, m_c.ropeFrequencies(layer)));
+    return table;
 }
 
 void ProgramBuilder::rotary(int i)
@@ -323,7 +348,7 @@ void ProgramBuilder::rotary(int i)
             {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
                 (m_c.qkNorm != QkNorm::None ? "R(RMS_k(K)_h): " : "R(K_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
                     + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
-        [q, k, style, H, T = T, d, table = ropeTable()](const Model &, const Input &, const Trace &tr) {
+        [q, k, style, H, T = T, d, table = ropeTable(i)](const Model &, const Input &, const Trace &tr) {
             Tensor qRot({H, T, d}), kRot({H, T, d});
             ops::rope_forward(qRot, tr.tensor(q), style, *table);
             ops::rope_forward(kRot, tr.tensor(k), style, *table);

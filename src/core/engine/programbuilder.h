@@ -109,7 +109,7 @@ public:
     void mlp(int i, const std::string &in);
     void bertEmbeddingSum(const std::string &embed, const std::string &positions);
     void bertHeads(const std::string &last);
-    std::shared_ptr<const ops::RopeTable> ropeTable();
+    std::shared_ptr<const ops::RopeTable> ropeTable(int layer);
     void chunkedMlp(int i, const std::string &in);
     void mixtureOfExperts(int i, const std::string &in);
     void head();
@@ -134,7 +134,8 @@ private:
     const Input &m_input;
     const bool m_traced;
     const int m_ffnChunks;
-    std::shared_ptr<const ops::RopeTable> m_ropeTable; // ropeTable()
+    // ropeTable(): the global layers', and Gemma 3's windowed layers' with their own base
+    std::shared_ptr<const ops::RopeTable> m_ropeTable, m_localRopeTable;
     Program m_program;
 };
 

@@ -70,6 +70,19 @@ void afterSublayer(BlockRecipe &r, const std::string &x)
             add("out", {"mid", "mlp.out_norm"}, "X_next = X′ + N_m(M)  (M = FFN(X′))")});
 }
 
+// Gemma 2's and 3's "sandwich": each sub-layer reads a normalised copy of the stream, as in pre-norm, and its output
+// is normalised again before it is added back, as in OLMo 2.
+void sandwich(BlockRecipe &r, const std::string &x)
+{
+    r.steps.insert(r.steps.end(),
+        {norm("ln_1", x, BlockPart::NormAttention, "ln_1"), sublayer(Kind::Attention, "attn.out", {"ln_1"}),
+            norm("attn.out_norm", "attn.out", BlockPart::NormAttentionOut, "attention output norm"),
+            add("mid", {x, "attn.out_norm"}, "X′ = X + N_a(O)  (O = Attn(LN₁(X)))"),
+            norm("ln_2", "mid", BlockPart::NormFfn, "ln_2"), sublayer(Kind::FeedForward, "mlp.down", {"ln_2"}),
+            norm("mlp.out_norm", "mlp.down", BlockPart::NormFfnOut, "feed-forward output norm"),
+            add("out", {"mid", "mlp.out_norm"}, "X_next = X′ + N_m(M)  (M = FFN(LN₂(X′)))")});
+}
+
 // GPT-2's and most decoders': each sub-layer reads a normalised copy of the stream and adds into it. A funnel's
 // pooling layer takes its queries from the pooled stream; a decoder block of an encoder–decoder attends to the
 // encoder's output between its two sub-layers.
@@ -131,6 +144,8 @@ BlockRecipe blockRecipe(const ModelConfig &c, const names::Stack &stack, int lay
         preNorm(r, x, c.funnel.poolsAt(layer), stack == names::kDecoderStack);
     else if (c.layerNorm == LayerNormPlacement::AfterSublayer)
         afterSublayer(r, x);
+    else if (c.layerNorm == LayerNormPlacement::Sandwich)
+        sandwich(r, x);
     else
         postNorm(r, x);
     return r;

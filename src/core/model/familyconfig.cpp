@@ -5,6 +5,7 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -64,34 +65,102 @@ RopeScaling readRopeScaling(const json &j, const std::string &source)
     return r;
 }
 
+// The layers `layer_types` names "sliding_attention" (transformers ≥ 4.53), or false when it is absent.
+bool readSlidingLayers(const json &j, const ModelConfig &c, const std::string &source, std::vector<int> &windowed)
+{
+    if (!j.contains("layer_types") || j["layer_types"].is_null())
+        return false;
+    const json &types = j["layer_types"];
+    if (!types.is_array() || types.size() != size_t(c.layers))
+        throw Error(source + ": key 'layer_types': expected one of \"full_attention\" or \"sliding_attention\" "
+            + "for each of the " + std::to_string(c.layers) + " layers, got " + shownJson(types));
+    for (size_t i = 0; i < types.size(); ++i) {
+        const std::string layerType = types[i].is_string() ? types[i].get<std::string>() : std::string();
+        if (layerType != "full_attention" && layerType != "sliding_attention")
+            throw Error(source + ": key 'layer_types' [" + std::to_string(i) + "]: expected \"full_attention\" "
+                + "or \"sliding_attention\", got " + shownJson(types[i]));
+        if (layerType == "sliding_attention")
+            windowed.push_back(int(i));
+    }
+    return true;
+}
+
+constexpr IntKey kWindow {"sliding_window", 1, 1 << 24};
+
 // Qwen2's sliding window (Qwen2Config with use_sliding_window): the layers `layer_types` names "sliding_attention",
 // else those from max_window_layers on, see the sliding_window latest keys; the others see every earlier key.
 void readQwen2Window(const json &j, ModelConfig &c, const std::string &source)
 {
-    constexpr IntKey window {"sliding_window", 1, 1 << 24}, firstLayer {"max_window_layers", 0, 1 << 16};
+    constexpr IntKey firstLayer {"max_window_layers", 0, 1 << 16};
     const int first = readInt(j, firstLayer, 28, source);
     std::vector<int> windowed;
-    if (j.contains("layer_types") && !j["layer_types"].is_null()) {
-        const json &types = j["layer_types"];
-        if (!types.is_array() || types.size() != size_t(c.layers))
-            throw Error(source + ": key 'layer_types': expected one of \"full_attention\" or \"sliding_attention\" "
-                + "for each of the " + std::to_string(c.layers) + " layers, got " + shownJson(types));
-        for (size_t i = 0; i < types.size(); ++i) {
-            const std::string layerType = types[i].is_string() ? types[i].get<std::string>() : std::string();
-            if (layerType != "full_attention" && layerType != "sliding_attention")
-                throw Error(source + ": key 'layer_types' [" + std::to_string(i) + "]: expected \"full_attention\" "
-                    + "or \"sliding_attention\", got " + shownJson(types[i]));
-            if (layerType == "sliding_attention")
-                windowed.push_back(int(i));
-        }
-    } else {
+    if (!readSlidingLayers(j, c, source, windowed))
         for (int i = first; i < c.layers; ++i)
             windowed.push_back(i);
-    }
     if (windowed.empty()) // max_window_layers past the last layer: every layer attends in full
         return;
-    c.slidingWindow = readInt(j, window, 4096, source);
+    c.slidingWindow = readInt(j, kWindow, 4096, source);
     c.windowedLayers = windowed;
+}
+
+// A soft-cap key of Gemma 2: a positive number, or null for none.
+float readSoftcap(const json &j, const char *key, double byDefault, const std::string &source)
+{
+    if (!j.contains(key))
+        return float(byDefault);
+    return j[key].is_null() ? 0.0f : float(jsonNumber(j, key, 1e-3, 1e6, source));
+}
+
+// Gemma 2 and 3 (Gemma2Config, Gemma3TextConfig; their decoder layers): RMSNorms that scale by 1 + γ, sandwiched
+// around each sub-layer; the embedding times √hidden_size; GeGLU with the tanh GELU; scores over
+// √query_pre_attn_scalar; a tied head. Gemma 2 soft-caps the scores (attn_logit_softcapping) and the logits
+// (final_logit_softcapping) and has a window on every other layer (the even ones, or those `layer_types` names).
+// Gemma 3 caps nothing by default, normalises q and k per head (q_norm, k_norm, also 1 + γ), has a window on five
+// layers of six (sliding_window_pattern, or `layer_types`), and turns the windowed layers with rope_local_base_freq
+// and no rope_scaling, the others with rope_theta (default 1e6) and rope_scaling.
+void readGemma(const json &j, ModelConfig &c, const std::string &source)
+{
+    const bool gemma3 = c.modelType == "gemma3_text";
+    const char *act = j.contains("hidden_activation") ? "hidden_activation" : "hidden_act";
+    c.activation = parseActivation(readString(j, act, "gelu_pytorch_tanh", source), act, source);
+    if (c.activation != Activation::GeluTanh)
+        throw Error(source + ": key '" + act + "': Gemma's GeGLU takes gelu_pytorch_tanh, not '"
+            + readString(j, act, "", source) + "'");
+    c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
+    c.mlpBias = false;
+    c.layerNorm = LayerNormPlacement::Sandwich;
+    c.normAddsOne = true;
+    c.embeddingScale = float(std::sqrt(double(c.dModel))); // Gemma's normalizer, in the weights' dtype
+    c.queryScaleBase = j.contains("query_pre_attn_scalar")
+        ? float(jsonNumber(j, "query_pre_attn_scalar", 1.0, 1e9, source))
+        : 256.0f;
+    c.attentionSoftcap = readSoftcap(j, "attn_logit_softcapping", gemma3 ? 0.0 : 50.0, source);
+    c.logitSoftcap = readSoftcap(j, "final_logit_softcapping", gemma3 ? 0.0 : 30.0, source);
+    c.tiedHead = readBool(j, "tie_word_embeddings", true, source);
+    if (!j.contains("head_dim") || j["head_dim"].is_null())
+        c.headWidth = 256; // Gemma2Config's and Gemma3TextConfig's default
+    if (gemma3) {
+        if (j.contains("rope_parameters") && !j["rope_parameters"].is_null() && !j.contains("rope_theta"))
+            throw Error(source + ": key 'rope_parameters': this version reads Gemma 3's RoPE from rope_theta, "
+                + "rope_local_base_freq and rope_scaling; give those keys instead");
+        c.qkNorm = QkNorm::Heads;
+        if (!j.contains("rope_theta"))
+            c.ropeBase = 1e6f;
+        c.ropeLocalBase = j.contains("rope_local_base_freq")
+            ? float(jsonNumber(j, "rope_local_base_freq", 2.0, 1e9, source))
+            : 10000.0f;
+    }
+    constexpr IntKey pattern {"sliding_window_pattern", 1, 1 << 16};
+    const int every = gemma3 ? readInt(j, pattern, 6, source) : 2;
+    std::vector<int> windowed;
+    if (!readSlidingLayers(j, c, source, windowed))
+        for (int i = 0; i < c.layers; ++i)
+            if (gemma3 ? (i + 1) % every != 0 : i % every == 0) // Gemma 3: every sixth layer global; Gemma 2: the odd
+                windowed.push_back(i);
+    if (!windowed.empty() && !(j.contains("sliding_window") && j["sliding_window"].is_null())) {
+        c.slidingWindow = readInt(j, kWindow, 4096, source);
+        c.windowedLayers = windowed;
+    }
 }
 
 // Llama, Mistral, Qwen2, Qwen3 and OLMo 2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
@@ -99,8 +168,7 @@ void readQwen2Window(const json &j, ModelConfig &c, const std::string &source)
 // no positions table.
 ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
 {
-    constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, window {"sliding_window", 1, 1 << 24},
-        headDim {"head_dim", 1, 65536};
+    constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
     ModelConfig c = hiddenShape(j, Family::Llama, name, 32000, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
@@ -109,8 +177,10 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         : name == "olmo2"                    ? 1e-5f // Olmo2Config's default
                                              : 1e-6f;
     c.sourceKeys["layer_norm_epsilon"] = "rms_norm_eps";
-    c.activation = parseActivation(readString(j, "hidden_act", "silu", source), "hidden_act", source);
-    if (c.activation != Activation::Silu)
+    const bool gemma = name == "gemma2" || name == "gemma3_text";
+    c.activation = gemma ? Activation::GeluTanh // readGemma reads hidden_activation
+                         : parseActivation(readString(j, "hidden_act", "silu", source), "hidden_act", source);
+    if (c.activation != Activation::Silu && !gemma)
         throw Error(source + ": key 'hidden_act': a " + name + " model's SwiGLU takes silu, not '"
             + readString(j, "hidden_act", "", source) + "'");
     c.positions = PositionKind::RopeHalf;
@@ -137,12 +207,14 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         c.mlpBias = false;
         c.qkNorm = QkNorm::Projections;
         c.layerNorm = LayerNormPlacement::AfterSublayer;
+    } else if (gemma) {
+        readGemma(j, c, source);
     } else {
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);
     }
     if (name == "mistral" || name == "mixtral")
-        c.slidingWindow = readInt(j, window, 0, source);
+        c.slidingWindow = readInt(j, kWindow, 0, source);
     if (name == "mixtral") { // MixtralSparseMoeBlock in every layer
         constexpr IntKey experts {"num_local_experts", 2, 1024}, topK {"num_experts_per_tok", 1, 1024};
         c.experts = readInt(j, experts, 8, source);
@@ -493,8 +565,22 @@ std::string ModelConfig::familyJson() const
         j["head_dim"] = headWidth;
     if (modelType == "mistral" || modelType == "mixtral")
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-    if (modelType == "qwen3" || modelType == "olmo2")
+    if (modelType == "qwen3" || modelType == "olmo2" || modelType == "gemma2" || modelType == "gemma3_text")
         j["attention_bias"] = qkvBias;
+    if (modelType == "gemma3_text")
+        j["rope_local_base_freq"] = shortestDecimal(ropeLocalBase);
+    if (modelType == "gemma2" || modelType == "gemma3_text") {
+        j["hidden_act"] = j["hidden_activation"] = "gelu_pytorch_tanh";
+        j["head_dim"] = headDim();
+        j["query_pre_attn_scalar"] = shortestDecimal(queryScaleBase);
+        j["attn_logit_softcapping"] = attentionSoftcap > 0 ? json(shortestDecimal(attentionSoftcap)) : json(nullptr);
+        j["final_logit_softcapping"] = logitSoftcap > 0 ? json(shortestDecimal(logitSoftcap)) : json(nullptr);
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+        json types = json::array();
+        for (int i = 0; i < layers; ++i)
+            types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
+        j["layer_types"] = types;
+    }
     if (modelType == "qwen2" || modelType == "qwen3") {
         j["use_sliding_window"] = slidingWindow > 0;
         if (slidingWindow > 0) { // layer_types for transformers ≥ 4.53, max_window_layers for the older ones

@@ -93,7 +93,9 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
         if (bias)
             visit(name(part) + ".bias", Shape {out}, biasTensor);
     };
-    const bool afterSublayer = c.layerNorm == LayerNormPlacement::AfterSublayer; // OLMo 2: no norm before
+    // OLMo 2 normalises each sub-layer's output and nothing before it; Gemma 2 both (its "sandwich").
+    const bool afterSublayer = c.layerNorm == LayerNormPlacement::AfterSublayer,
+               normsOutputs = afterSublayer || c.layerNorm == LayerNormPlacement::Sandwich;
     if (!afterSublayer)
         visit(name(BlockPart::NormAttention) + ".weight", Shape {D}, b.ln1Weight);
     linear(BlockPart::Q, Q, D, c.qkvBias, b.qWeight, b.qBias);
@@ -105,9 +107,9 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
         visit(name(BlockPart::QNorm) + ".weight", Shape {heads ? c.headDim() : Q}, b.qNormWeight);
         visit(name(BlockPart::KNorm) + ".weight", Shape {heads ? c.headDim() : KV}, b.kNormWeight);
     }
-    if (afterSublayer)
+    if (normsOutputs)
         visit(name(BlockPart::NormAttentionOut) + ".weight", Shape {D}, b.attnOutNormWeight);
-    else
+    if (!afterSublayer)
         visit(name(BlockPart::NormFfn) + ".weight", Shape {D}, b.ln2Weight);
     if (c.isMoeLayer(i)) { // Mixtral's block_sparse_moe: a router (gate) and SwiGLU experts
         visit(name(BlockPart::Router) + ".weight", Shape {c.experts, D}, b.routerWeight);
@@ -122,7 +124,7 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
     linear(BlockPart::Gate, F, D, c.mlpBias, b.gateWeight, b.gateBias);
     linear(BlockPart::Up, F, D, c.mlpBias, b.upWeight, b.upBias);
     linear(BlockPart::Down, D, F, c.mlpBias, b.downWeight, b.downBias);
-    if (afterSublayer)
+    if (normsOutputs)
         visit(name(BlockPart::NormFfnOut) + ".weight", Shape {D}, b.ffnOutNormWeight);
 }
 
@@ -445,7 +447,8 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
             || name.find("LayerNorm") != std::string::npos;
         const bool isBias = name.ends_with(".bias");
         const bool isSpan = name.ends_with("attn.span_fraction"); // spans start at 0 and grow, as the paper's
-        tensor = Tensor(shape, isNorm && !isBias ? 1.0f : 0.0f);
+        // A norm scales by 1 at the start: γ = 1, or Gemma's stored γ − 1 = 0 (Gemma2RMSNorm's zeros).
+        tensor = Tensor(shape, isNorm && !isBias && !config.normAddsOne ? 1.0f : 0.0f);
         if (!isNorm && !isBias && !isSpan)
             for (float &v : tensor.values())
                 v = normal(rng);

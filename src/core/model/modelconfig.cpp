@@ -98,7 +98,8 @@ constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
     {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
     {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"},
     {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"},
-    {"qwen3", Family::Llama, "Qwen3ForCausalLM"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM"}};
+    {"qwen3", Family::Llama, "Qwen3ForCausalLM"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM"},
+    {"gemma2", Family::Llama, "Gemma2ForCausalLM"}, {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"}};
 
 std::string knownModelTypes()
 {
@@ -135,15 +136,19 @@ float ModelConfig::outputScale() const
     return family == Family::T5 && tiedHead ? 1.0f / std::sqrt(float(dModel)) : 1.0f;
 }
 
-std::vector<double> ModelConfig::ropeFrequencies() const
+std::vector<double> ModelConfig::ropeFrequencies(int layer) const
 {
     const int64_t d = rotaryDims > 0 ? rotaryDims : headDim(); // the width that turns
+    const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
+    const float base = local ? ropeLocalBase : ropeBase;
     std::vector<double> theta;
     for (int64_t j = 0; j < d / 2; ++j) {
         // As Hugging Face computes them: 1 / base^(2j/d) in float32.
-        const double f = double(1.0f / std::pow(ropeBase, float(2 * j) / float(d)));
-        theta.push_back(family == Family::Gpt2 ? std::pow(double(ropeBase), -2.0 * double(j) / double(d)) : f);
+        const double f = double(1.0f / std::pow(base, float(2 * j) / float(d)));
+        theta.push_back(family == Family::Gpt2 ? std::pow(double(base), -2.0 * double(j) / double(d)) : f);
     }
+    if (local)
+        return theta;
     const RopeScaling &r = ropeScaling;
     if (r.kind == RopeScaling::Kind::Linear)
         for (double &f : theta)
@@ -300,6 +305,10 @@ void ModelConfig::validate(const std::string &source) const
         "QK-norm (q_norm and k_norm) normalises the queries and keys RoPE turns: this model's positions must be rope "
         "or rope-half, not "
             + positionKindName(positions));
+    require(attentionSoftcap >= 0 && logitSoftcap >= 0 && queryScaleBase >= 0,
+        "attn_logit_softcapping, final_logit_softcapping and query_pre_attn_scalar must be positive, or absent");
+    require((!normAddsOne && layerNorm != LayerNormPlacement::Sandwich) || norm == NormKind::RmsNorm,
+        "Gemma's norms (1 + γ, sandwiched around each sub-layer) are RMSNorms");
     require(positions != PositionKind::T5 || relativeBuckets >= 4,
         "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
     require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,

@@ -12,8 +12,9 @@
 namespace atlas {
 
 // Where a block's norms sit: before each sub-layer (GPT-2, Llama), after each residual sum (BERT, the original
-// Transformer), or on each sub-layer's output before its add, with none before (OLMo 2).
-enum class LayerNormPlacement { Pre, Post, AfterSublayer };
+// Transformer), on each sub-layer's output before its add, with none before (OLMo 2), or both before each sub-layer
+// and on its output (Gemma 2's and 3's "sandwich").
+enum class LayerNormPlacement { Pre, Post, AfterSublayer, Sandwich };
 // QK-norm: an RMSNorm of the queries and of the keys before RoPE, over each head's d dimensions (Qwen3, Gemma 3) or
 // over the whole projection, every head of a position together (OLMo 2).
 enum class QkNorm { None, Heads, Projections };
@@ -67,8 +68,8 @@ const std::vector<std::string> &positionKindNames();
 struct ModelConfig
 {
     Family family = Family::Gpt2;
-    std::string modelType
-        = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, mixtral, gpt_neox, gpt_neo, bert or t5
+    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, mixtral, gpt_neox,
+                                    // gpt_neo, bert or t5
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -86,6 +87,9 @@ struct ModelConfig
     // embedding from drowning under an added sinusoidal encoding (docs/models.md, "Positions").
     float embeddingScale = 1.0f;
     float ropeBase = 10000.0f; // atlas_rope_base (rope_theta): θᵢ = base^(−2i/d)
+    // Gemma 3's rope_local_base_freq: the windowed layers turn with this base and no rope_scaling, the others with
+    // rope_theta and rope_scaling; 0 = every layer alike.
+    float ropeLocalBase = 0.0f;
     RopeScaling ropeScaling; // rope_scaling (Llama family only)
     int kvHeads = 0; // num_key_value_heads: grouped-query attention's K/V heads, each shared by heads / kvHeads query
                      // heads; 0 = heads
@@ -102,6 +106,13 @@ struct ModelConfig
     std::vector<int> windowedLayers;
     int rotaryDims = 0; // GPT-NeoX's rotary_pct · d: only the first rotaryDims of each head turn; 0 = all d
     bool scaleScores = true; // S = QKᵀ/√d; GPT-Neo's scores are not scaled
+    // Gemma 2's query_pre_attn_scalar: the scores divide by √(this) instead of √d (its 27B: 144 with d = 128); 0 = d.
+    float queryScaleBase = 0.0f;
+    // Gemma 2's soft-caps, c · tanh(x / c): attn_logit_softcapping on every score before the mask,
+    // final_logit_softcapping on the logits; 0 = none.
+    float attentionSoftcap = 0.0f, logitSoftcap = 0.0f;
+    // Gemma's RMSNorm multiplies by (1 + γ): its checkpoints store γ − 1, and a norm of zeros passes x through.
+    bool normAddsOne = false;
     bool parallelResidual = false; // GPT-NeoX: X + Attn(LN₁(X)) + FFN(LN₂(X)), both sub-layers reading X
     int tokenTypes = 0; // BERT's type_vocab_size: segment embeddings added to the input (0: none)
     // BERT's heads, as its checkpoint has them (set when the weights are read): the next-sentence head (pooler and
@@ -167,8 +178,9 @@ struct ModelConfig
     }
     // Query heads per K/V head (1 without grouped-query attention).
     int queriesPerKv() const { return heads / kvHeadCount(); }
-    // The angle per position of each rotated pair: base^(−2j/d), with rope_scaling applied.
-    std::vector<double> ropeFrequencies() const;
+    // The angle per position of each rotated pair in layer `layer`: base^(−2j/d), with rope_scaling applied (Gemma 3's
+    // windowed layers: their own base, unscaled). Layer −1: the global layers'.
+    std::vector<double> ropeFrequencies(int layer = -1) const;
     Architecture architecture() const
     {
         return encoderLayers > 0 ? Architecture::EncoderDecoder

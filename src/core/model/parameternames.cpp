@@ -29,6 +29,12 @@ constexpr BlockNames kOlmo2Block = {nullptr, nullptr, nullptr, "self_attn.q_proj
     "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.up_proj",
     "mlp.down_proj", "mlp.gate_proj", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_norm",
     "self_attn.k_norm", "post_attention_layernorm", "post_feedforward_layernorm"};
+// Gemma2DecoderLayer: a norm before and after each sub-layer; its post_attention_layernorm normalises the attention's
+// output, and pre_feedforward_layernorm is the norm before the feed-forward.
+constexpr BlockNames kGemma2Block = {"input_layernorm", nullptr, "pre_feedforward_layernorm", "self_attn.q_proj",
+    "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+    "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    "self_attn.q_norm", "self_attn.k_norm", "post_attention_layernorm", "post_feedforward_layernorm"};
 // GPTNeoXLayer.
 constexpr BlockNames kNeoXBlock = {"input_layernorm", nullptr, "post_attention_layernorm", nullptr, nullptr, nullptr,
     "attention.query_key_value", "attention.dense", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.dense_h_to_4h",
@@ -154,7 +160,9 @@ std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int 
     std::string prefix;
     switch (c.family) {
     case Family::Llama:
-        name = (c.modelType == "olmo2" ? kOlmo2Block : kLlamaBlock)[size_t(part)];
+        name = (c.modelType == "olmo2"                                    ? kOlmo2Block
+                : c.modelType == "gemma2" || c.modelType == "gemma3_text" ? kGemma2Block
+                                                                          : kLlamaBlock)[size_t(part)];
         prefix = "layers." + i + ".";
         break;
     case Family::GptNeoX:

@@ -13,6 +13,27 @@ constexpr int64_t kElementGrain = 1 << 15;
 
 } // namespace
 
+void softcap_forward(Tensor &out, const Tensor &inp, float cap)
+{
+    requireShape(out, inp.shape(), "soft-cap output");
+    const float *u = inp.data();
+    float *o = out.data();
+    for (int64_t i = 0; i < inp.numel(); ++i)
+        o[i] = cap * std::tanh(u[i] / cap);
+}
+
+void softcap_backward(Tensor &dinp, const Tensor &dout, const Tensor &out, float cap)
+{
+    requireShape(dinp, out.shape(), "soft-cap input gradient");
+    requireShape(dout, out.shape(), "soft-cap output gradient");
+    const float *g = dout.data(), *o = out.data();
+    float *d = dinp.data();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+        const float t = o[i] / cap;
+        d[i] += g[i] * (1.0f - t * t);
+    }
+}
+
 void gelu_tanh_forward(Tensor &out, const Tensor &inp)
 {
     requireShape(out, inp.shape(), "GELU output");

@@ -193,6 +193,11 @@ void span_softmax_backward(
 
 // ---- activation.cpp
 
+// out, inp same shape: Gemma 2's soft-cap, cap · tanh(u / cap)
+void softcap_forward(Tensor &out, const Tensor &inp, float cap);
+// dinp, dout, out same shape: dinp += dout (1 − (out / cap)²), from the capped values
+void softcap_backward(Tensor &dinp, const Tensor &dout, const Tensor &out, float cap);
+
 // out, inp same shape: 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))
 void gelu_tanh_forward(Tensor &out, const Tensor &inp);
 // dinp, dout, inp same shape

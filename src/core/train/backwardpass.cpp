@@ -40,7 +40,7 @@ void BackwardPass::layernorm(
     Tensor &din, const std::string &param, const Tensor &dout, const Tensor &in, const Tensor &weight)
 {
     if (m_c.norm == NormKind::RmsNorm)
-        return ops::rmsnorm_backward(din, grad(param + ".weight"), dout, in, weight, m_c.lnEpsilon);
+        return ops::rmsnorm_backward(din, grad(param + ".weight"), dout, in, normScale(weight, m_c), m_c.lnEpsilon);
     ops::layernorm_backward(din, grad(param + ".weight"), grad(param + ".bias"), dout, in, weight, m_c.lnEpsilon);
 }
 
@@ -109,6 +109,11 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
         ops::crossentropy_softmax_backward(dlogits, act("next_probs"), targets);
         if (m_c.family == Family::Bert)
             return bertHead(dlogits);
+        if (const float cap = m_c.logitSoftcap; cap > 0) { // Z = c · tanh(Z_head / c)
+            Tensor dcapped = std::move(dlogits);
+            dlogits = Tensor(logits.shape());
+            ops::softcap_backward(dlogits, dcapped, logits, cap);
+        }
         if (const float scale = m_c.outputScale(); scale != 1.0f) // Z = (s · ln_f) Wᵀ: s scales both gradients
             dlogits.matrix() *= scale;
         const ModelPart output = m_c.tiedHead ? ModelPart::Embedding : ModelPart::OutputHead;
@@ -348,6 +353,11 @@ void BackwardPass::attention(
         Tensor dmasked({H, T, T});
         normaliserBackward(i, dmasked, dprobs, probs);
         ops::attention_mask_backward(dscores, dmasked, m_causal, m_source ? m_input.sourcePadding : m_input.padding);
+        if (const float cap = m_c.attentionSoftcap; cap > 0) { // S_c = c · tanh(S / c): dS = dS_c (1 − (S_c / c)²)
+            Tensor dcapped = std::move(dscores);
+            dscores = Tensor({H, T, T});
+            ops::softcap_backward(dscores, dcapped, act(p + "attn.capped"), cap);
+        }
     }
     BackwardStep step(m_s, i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
@@ -358,15 +368,15 @@ void BackwardPass::attention(
             dqRot, dkRot, dscores, act(names::queriesOf(m_s, i, true)), act(names::keysOf(m_s, i, true)), scale);
         if (m_c.qkNorm != QkNorm::None) { // R(RMS_q(Q)), R(RMS_k(K)): back through the rotation, then through QK-norm
             Tensor dqNorm({H, T, d}), dkNorm({H, T, d});
-            ops::rope_backward(dqNorm, dqRot, ropeStyle(m_c), m_c.ropeFrequencies());
-            ops::rope_backward(dkNorm, dkRot, ropeStyle(m_c), m_c.ropeFrequencies());
+            ops::rope_backward(dqNorm, dqRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
+            ops::rope_backward(dkNorm, dkRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
             qkNormBackward(dq, grad(param(i, BlockPart::QNorm) + ".weight"), dqNorm, act(p + "attn.q"),
                 b.normWeight(BlockPart::QNorm), m_c);
             qkNormBackward(dk, grad(param(i, BlockPart::KNorm) + ".weight"), dkNorm, act(p + "attn.k"),
                 b.normWeight(BlockPart::KNorm), m_c);
         } else {
-            ops::rope_backward(dq, dqRot, ropeStyle(m_c), m_c.ropeFrequencies());
-            ops::rope_backward(dk, dkRot, ropeStyle(m_c), m_c.ropeFrequencies());
+            ops::rope_backward(dq, dqRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
+            ops::rope_backward(dk, dkRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
         }
     } else {
         ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);

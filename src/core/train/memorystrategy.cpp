@@ -73,9 +73,13 @@ int64_t blockBytes(const ModelConfig &c, int64_t T, const MemoryOptions &options
     const int64_t rotated = c.rotatesQueriesAndKeys() ? 2 * T * D : 0, ffn = c.gatedFfn ? 3 * T * F : 2 * T * F;
     const int64_t qkNormed
         = c.qkNorm != QkNorm::None ? 2 * T * c.innerDim() : 0; // QK-norm's normalised Q and K, H·d wide
-    const int64_t maps = H * T * T * (c.adaptiveSpan() ? 2 : 1); // the weights, and the span mask its gradient reads
+    // The weights, the span mask its gradient reads, and the soft-capped scores the cap's gradient reads.
+    const int64_t maps = H * T * T * (1 + (c.adaptiveSpan() ? 1 : 0) + (c.attentionSoftcap > 0 ? 1 : 0));
     const int64_t cross = S > 0 ? 4 * T * D + 2 * S * D + H * T * S : 0;
-    return int64_t(sizeof(float)) * (8 * T * D + rotated + qkNormed + (options.ffnChunks > 1 ? 0 : ffn) + maps + cross);
+    // Gemma 2's sandwich also normalises each sub-layer's output: the norms read attn.out and mlp.down.
+    const int64_t sandwich = c.layerNorm == LayerNormPlacement::Sandwich ? 2 * T * D : 0;
+    return int64_t(sizeof(float))
+        * (8 * T * D + rotated + qkNormed + sandwich + (options.ffnChunks > 1 ? 0 : ffn) + maps + cross);
 }
 
 } // namespace

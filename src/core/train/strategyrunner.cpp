@@ -108,6 +108,8 @@ std::vector<std::string> StrategyRunner::attentionTensors(const names::Stack &s,
         names.insert(names.end(), {names::queriesOf(s, i, true), names::keysOf(s, i, true)});
     if (m_model.config.adaptiveSpan()) // the span's gradient reads the mask
         names.push_back(p + "attn.span_mask");
+    if (m_model.config.attentionSoftcap > 0) // the cap's gradient reads the capped scores
+        names.push_back(p + "attn.capped");
     return names;
 }
 

@@ -39,6 +39,13 @@ HeadQkv headQkv(const AnalysisContext &c, int layer, int head)
             + " layers.";
         return out;
     }
+    if (const ModelConfig *config = c.model ? &c.model->config : nullptr;
+        config && (config->attentionSoftcap > 0 || config->queryScaleBase > 0)) {
+        out.problem = "This view reruns a head as softmax(QKᵀ/√d); " + config->modelType
+            + " divides its scores by √query_pre_attn_scalar and soft-caps them, so the rerun would not be this "
+              "model's attention.";
+        return out;
+    }
     // The queries and keys the scores use: RoPE's rotated ones when the model has them.
     const bool rotated = c.trace && c.trace->find(names::queriesOf(layer, true));
     const TraceEntry *q = c.trace ? c.trace->find(names::queriesOf(layer, rotated)) : nullptr;
