@@ -299,6 +299,27 @@ private slots:
             QVERIFY(std::fabs(p.similarity.data()[t * 3 + t] - 1.0f) < 1e-6);
     }
 
+    // Gemma 3's windowed layers turn with rope_local_base_freq (100 in gemma3_tiny) and no scaling, its global layer 2
+    // with rope_theta (10000) and linear rope_scaling (÷ 2): the Positions view's wavelengths and formula are the
+    // layer's own.
+    void gemma3LayersTurnWithTheirOwnBase()
+    {
+        const Model m = Model::load(ATLAS_TEST_DATA "/gemma3_tiny");
+        Engine engine(std::make_shared<Model>(m), Input {{3, 17, 42, 8, 0, 25, 63, 11}, {}});
+        engine.runToEnd();
+        const int d = m.config.headDim();
+        const PositionProfile local = positionProfile(m, engine.trace(), 8, 1, 0),
+                              global = positionProfile(m, engine.trace(), 8, 2, 0);
+        QVERIFY(std::fabs(local.wavelengths[1] - 2 * M_PI * std::pow(100.0, 2.0 / d)) < 1e-3 * local.wavelengths[1]);
+        QVERIFY(std::fabs(global.wavelengths[1] - 2 * 2 * M_PI * std::pow(10000.0, 2.0 / d))
+            < 1e-3 * global.wavelengths[1]);
+        QVERIFY2(local.formula.find("100^(−2j/d)") != std::string::npos
+                && local.formula.find("rope_local_base_freq") != std::string::npos,
+            local.formula.c_str());
+        QVERIFY2(global.formula.find("10000^(−2j/d) / 2 (rope_scaling linear)") != std::string::npos,
+            global.formula.c_str());
+    }
+
     void modelsThatCannotRunSaySo()
     {
         QString message;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 
 namespace atlas {
@@ -49,6 +50,14 @@ void additive(PositionProfile &out, const Model &model, const Trace &trace, cons
         out.wavelengths.push_back(2 * std::numbers::pi * std::pow(10000.0, 2.0 * double(i) / double(D)));
 }
 
+// "2", "0.25": a factor as short as it reads.
+std::string shortNumber(double x)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
+}
+
 void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
 {
     const int64_t d = c.headDim(), pairs = d / 2;
@@ -71,8 +80,17 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
     out.encodingTitle = std::string("cos(t·θⱼ): the turn of pair j at t");
     out.encodingColumns = interleaved ? "pair j (dimensions 2j, 2j+1)" : "pair j (dimensions j, j+d/2)";
     out.similarityTitle = "R(t)q · R(s)q: a function of t − s";
-    out.formula = std::string("S = R(Q) R(K)ᵀ/√d,  pairs ") + (interleaved ? "(x₂ⱼ, x₂ⱼ₊₁)" : "(xⱼ, xⱼ₊d/2)")
-        + " turned by t·θⱼ,  θⱼ = " + std::to_string(int64_t(c.ropeBase)) + "^(−2j/d)";
+    // The layer's own base (Gemma 3's local layers have one) and rope_scaling, which those local layers skip.
+    const bool local = c.ropeLocalBase > 0 && c.windowed(layer);
+    const float base = local ? c.ropeLocalBase : c.ropeBase;
+    std::string scaling;
+    if (!local && c.ropeScaling.kind == RopeScaling::Kind::Linear)
+        scaling = " / " + shortNumber(c.ropeScaling.factor) + " (rope_scaling linear)";
+    else if (!local && c.ropeScaling.kind == RopeScaling::Kind::Llama3)
+        scaling = ", the low frequencies divided by " + shortNumber(c.ropeScaling.factor) + " (rope_scaling llama3)";
+    out.formula = std::string(c.queryScaleBase > 0 ? "S = R(Q) R(K)ᵀ/√s,  pairs " : "S = R(Q) R(K)ᵀ/√d,  pairs ")
+        + (interleaved ? "(x₂ⱼ, x₂ⱼ₊₁)" : "(xⱼ, xⱼ₊d/2)") + " turned by t·θⱼ,  θⱼ = " + std::to_string(int64_t(base))
+        + "^(−2j/d)" + scaling + (local ? "  (this windowed layer's own base, rope_local_base_freq)" : "");
 }
 
 // The query's pairs and those of the key it attends to most, from the trace, before and after the rotation.
