@@ -470,6 +470,35 @@ private slots:
         s.head = 7;
         view.setSpec(s);
         QVERIFY(view.message().contains("no head 7"));
+        QCOMPARE(view.plot()->axisRectCount(), 3); // no soft-cap panel for a model without one
+    }
+
+    // Gemma 2: the scores divide by √query_pre_attn_scalar, the caption gives the capped score, and a fourth panel
+    // draws the cap's curve with this pair on it.
+    void neuronViewShowsTheSoftcap()
+    {
+        ViewSpec s = spec("neuron");
+        s.model = ATLAS_TEST_DATA "/gemma2_tiny";
+        s.tokens = {3, 17, 42, 8, 0, 25, 63, 11};
+        s.layer = 0;
+        s.head = 1;
+        s.query = 7;
+        s.key = 5;
+        NeuronView view;
+        view.resize(1200, 700);
+        view.setInput(testing::forSpec(s));
+        view.setSpec(s);
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const QueryKeyTerms &t = view.terms();
+        QVERIFY(t.capped);
+        QVERIFY2(view.formula().contains("/ √10"), qPrintable(view.formula()));
+        QVERIFY2(view.caption().contains("soft-capped to c·tanh(s/c) = " + formatNumber(t.cappedScore, 4)),
+            qPrintable(view.caption()));
+        QCOMPARE(view.plot()->axisRectCount(), 4);
+        const auto *point = qobject_cast<QCPGraph *>(view.plot()->plottable(view.plot()->plottableCount() - 1));
+        QVERIFY(point && point->dataCount() == 1);
+        QCOMPARE(point->data()->at(0)->key, t.score);
+        QCOMPARE(point->data()->at(0)->value, t.cappedScore);
     }
 
     void linesWindowForLongInputs()

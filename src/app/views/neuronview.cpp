@@ -171,6 +171,8 @@ void NeuronView::draw()
         xa->setLabel(names[r]);
         ya->setLabel(r == 0 ? tr("c (d = %1)").arg(t.dim) : QString());
     }
+    if (t.capped && m_input.model)
+        drawSoftcap(m_input.model->config.attentionSoftcap);
     QStringList largest;
     for (size_t i = 0; i < std::min<size_t>(3, t.largestTerms.size()); ++i) {
         const int c = t.largestTerms[i];
@@ -201,6 +203,35 @@ void NeuronView::draw()
                     .arg(formatNumber(std::sqrt(t.divisor), 3));
     m_caption->setFont(sizedFont(font(), 10));
     m_caption->setText(text);
+}
+
+// Gemma 2's soft-cap beside the terms: the curve c·tanh(s/c) against the identity, and where this pair's score lands.
+void NeuronView::drawSoftcap(double cap)
+{
+    const QueryKeyTerms &t = m_terms;
+    auto *rect = new QCPAxisRect(m_plot);
+    m_plot->plotLayout()->addElement(0, 3, rect);
+    applyAxisRectTheme(rect, m_spec.theme, font());
+    QCPAxis *xa = rect->axis(QCPAxis::atBottom), *ya = rect->axis(QCPAxis::atLeft);
+    const ThemeColors colors = themeColors(m_spec.theme);
+    const double reach = std::max(3.0 * cap, 1.2 * std::abs(t.score));
+    auto *identity = new QCPGraph(xa, ya);
+    identity->setData({-reach, reach}, {-reach, reach});
+    identity->setPen(QPen(colors.muted, 1.2, Qt::DashLine));
+    auto *curve = new QCPGraph(xa, ya);
+    for (int i = 0; i <= 200; ++i) {
+        const double s = -reach + 2.0 * reach * i / 200.0;
+        curve->addData(s, cap * std::tanh(s / cap));
+    }
+    curve->setPen(QPen(palette::tableauPurple, 2.5));
+    auto *point = new QCPGraph(xa, ya);
+    point->addData(t.score, t.cappedScore);
+    point->setLineStyle(QCPGraph::lsNone);
+    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, palette::alert, palette::alert, 10));
+    xa->setRange(-reach, reach);
+    ya->setRange(-reach, reach);
+    xa->setLabel(tr("score s; dashed: no cap"));
+    ya->setLabel(tr("soft-capped: c\u00B7tanh(s/c), c = %1").arg(formatNumber(cap, 3)));
 }
 
 } // namespace atlas

@@ -38,6 +38,7 @@ protected:
 private:
     void showMessage(const QString &text);
     void draw();
+    void drawSoftcap(double cap);
 
     QStackedLayout *m_stack;
     QLabel *m_message;
