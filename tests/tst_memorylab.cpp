@@ -15,6 +15,7 @@
 #include <cmath>
 
 using namespace atlas;
+using MemorySweepPoint = atlas::SweepPoint; // atlas::attention has a SweepPoint too, in the same test bundle
 using atlas::testing::contextFor;
 
 namespace {
@@ -201,12 +202,12 @@ private slots:
         SweepSettings settings;
         settings.tokens = 8;
         settings.repeat = 0;
-        const std::vector<SweepPoint> points = sweepDepths(shape, {1, 2}, settings);
+        const std::vector<MemorySweepPoint> points = sweepDepths(shape, {1, 2}, settings);
         QCOMPARE(int(points.size()), 4);
-        for (const SweepPoint &p : points)
+        for (const MemorySweepPoint &p : points)
             QVERIFY(p.strategy != MemoryStrategy::Reversible && p.peakActivationBytes > 0);
         QVERIFY(points[2].peakActivationBytes > points[0].peakActivationBytes); // plain at depth 2 against 1
-        const std::vector<SweepPoint> ks = sweepCheckpointIntervals(shape, 2, settings);
+        const std::vector<MemorySweepPoint> ks = sweepCheckpointIntervals(shape, 2, settings);
         QCOMPARE(int(ks.size()), 3); // plain, k = 1, k = 2
     }
 
@@ -216,12 +217,12 @@ private slots:
         settings.tokens = 16;
         settings.repeat = 0;
         int told = 0;
-        settings.measured = [&told](const SweepPoint &) { ++told; };
-        const std::vector<SweepPoint> points = sweepDepths(smallShape(), {1, 4, 16}, settings);
+        settings.measured = [&told](const MemorySweepPoint &) { ++told; };
+        const std::vector<MemorySweepPoint> points = sweepDepths(smallShape(), {1, 4, 16}, settings);
         QCOMPARE(int(points.size()), 9);
         QCOMPARE(told, 9);
         const auto peak = [&](int depth, MemoryStrategy s) {
-            for (const SweepPoint &p : points)
+            for (const MemorySweepPoint &p : points)
                 if (p.depth == depth && p.strategy == s)
                     return double(p.peakActivationBytes);
             return -1.0;
@@ -231,7 +232,7 @@ private slots:
         QVERIFY2(plainGrowth > 3.0, qPrintable(QString::number(plainGrowth))); // 4× the blocks
         QVERIFY2(checkpointGrowth > 1.3 && checkpointGrowth < 2.6, qPrintable(QString::number(checkpointGrowth)));
         QCOMPARE(peak(16, MemoryStrategy::Reversible), peak(1, MemoryStrategy::Reversible)); // flat
-        for (const SweepPoint &p : points) {
+        for (const MemorySweepPoint &p : points) {
             QVERIFY(p.stepMs > 0 && p.recordedStepMs > 0);
             QCOMPARE(p.checkpointEvery,
                 p.strategy == MemoryStrategy::Checkpoint ? int(std::ceil(std::sqrt(double(p.depth)))) : 0);
@@ -248,9 +249,9 @@ private slots:
 
     void fitRecoversAKnownCurve()
     {
-        std::vector<SweepPoint> points;
+        std::vector<MemorySweepPoint> points;
         for (int depth : {1, 4, 9, 25}) {
-            SweepPoint p;
+            MemorySweepPoint p;
             p.depth = depth;
             p.strategy = MemoryStrategy::Checkpoint;
             p.peakActivationBytes = 1000 + 300 * int64_t(std::lround(std::sqrt(double(depth))));
@@ -269,7 +270,7 @@ private slots:
         SweepSettings settings;
         settings.tokens = 16;
         settings.repeat = 0;
-        const std::vector<SweepPoint> points = sweepCheckpointIntervals(smallShape(), 6, settings);
+        const std::vector<MemorySweepPoint> points = sweepCheckpointIntervals(smallShape(), 6, settings);
         QCOMPARE(int(points.size()), 8);
         QCOMPARE(points.front().strategy, MemoryStrategy::Plain);
         QCOMPARE(points.back().strategy, MemoryStrategy::Reversible);

@@ -317,7 +317,7 @@ std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &c
         throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding
             + "'), GPT-2's embedding: config.json has no 'model_type', so it was read as a gpt2 config; add the "
               "model's \"model_type\" ("
-            + knownModelTypes() + ")");
+            + configjson::knownModelTypes() + ")");
     throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding + "'): not a "
         + config.modelType + " model file");
 }

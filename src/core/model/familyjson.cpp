@@ -1,0 +1,180 @@
+#include "model/modelconfig.h"
+
+#include "model/configjson.h"
+
+#include <string>
+
+// ModelConfig::familyJson: the config.json of every family but GPT-2, as each family's Hugging Face class writes it
+// (the readers are in familyconfig.cpp).
+namespace atlas {
+
+std::string ModelConfig::familyJson() const
+{
+    if (family == Family::T5) {
+        json j = {
+            {"model_type", "t5"},
+            {"architectures", {"T5ForConditionalGeneration"}},
+            {"is_encoder_decoder", true},
+            {"d_model", dModel},
+            {"d_kv", headDim()},
+            {"num_heads", heads},
+            {"num_layers", encoderLayers},
+            {"num_decoder_layers", layers},
+            {"d_ff", dFF},
+            {"vocab_size", vocab},
+            {"n_positions", context},
+            {"relative_attention_num_buckets", relativeBuckets},
+            {"relative_attention_max_distance", relativeMaxDistance},
+            {"layer_norm_epsilon", shortestDecimal(lnEpsilon)},
+            {"feed_forward_proj", (gatedFfn ? "gated-" : "") + activationName(activation)},
+            {"tie_word_embeddings", tiedHead},
+            {"decoder_start_token_id", decoderStart},
+            {"torch_dtype", "float32"},
+        };
+        if (gatedFfn && activation == Activation::GeluTanh)
+            j["feed_forward_proj"] = "gated-gelu"; // T5Config's name for a gelu_new gate
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample},
+                 {"atlas_decoder_sample", decoderSample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+    if (family == Family::Bert) {
+        json j = {
+            {"model_type", "bert"},
+            {"architectures", {nspHead ? "BertForPreTraining" : "BertForMaskedLM"}},
+            {"hidden_size", dModel},
+            {"intermediate_size", dFF},
+            {"num_hidden_layers", layers},
+            {"num_attention_heads", heads},
+            {"vocab_size", vocab},
+            {"max_position_embeddings", context},
+            {"type_vocab_size", tokenTypes},
+            {"layer_norm_eps", shortestDecimal(lnEpsilon)},
+            {"hidden_act", activationName(activation)},
+            {"position_embedding_type", positions == PositionKind::Shaw ? "relative_key" : "absolute"},
+            {"torch_dtype", "float32"},
+        };
+        for (const auto &[key, value] :
+            {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
+            if (!value.empty())
+                j[key] = value;
+        if (tokenizer != "gpt2") // the project's own models read bytes; a checkpoint, the files beside it
+            j["atlas_tokenizer"] = tokenizer;
+        if (!specialTokens.empty()) {
+            json specials = json::object();
+            for (const auto &[name, id] : specialTokens)
+                specials[name] = id;
+            j["atlas_special_tokens"] = specials;
+        }
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+    if (family == Family::GptNeoX || family == Family::GptNeo) {
+        const bool neox = family == Family::GptNeoX;
+        json j = {
+            {"model_type", modelType},
+            {"architectures", {modelTypeOf(modelType, "config").architecture}},
+            {"hidden_size", dModel},
+            {"intermediate_size", dFF},
+            {neox ? "num_hidden_layers" : "num_layers", layers},
+            {neox ? "num_attention_heads" : "num_heads", heads},
+            {"vocab_size", vocab},
+            {"max_position_embeddings", context},
+            {neox ? "layer_norm_eps" : "layer_norm_epsilon", shortestDecimal(lnEpsilon)},
+            {neox ? "hidden_act" : "activation_function", activationName(activation)},
+            {"tie_word_embeddings", tiedHead},
+            {"torch_dtype", "float32"},
+        };
+        if (neox) {
+            j["rotary_pct"] = double(rotaryDims > 0 ? rotaryDims : headDim()) / headDim();
+            j["rotary_emb_base"] = shortestDecimal(ropeBase);
+            if (ropeScaling.kind == RopeScaling::Kind::Linear)
+                j["rope_scaling"] = {{"type", "linear"}, {"factor", ropeScaling.factor}};
+            j["use_parallel_residual"] = parallelResidual;
+            j["attention_bias"] = qkvBias;
+        } else {
+            json kinds = json::array();
+            for (int i = 0; i < layers; ++i)
+                kinds.push_back(windowed(i) ? "local" : "global");
+            j["attention_types"] = json::array({json::array({kinds, 1})});
+            j["window_size"] = slidingWindow > 0 ? slidingWindow : 256;
+        }
+        for (const auto &[key, value] : {std::pair {"atlas_description", description}, {"atlas_sample", sample}})
+            if (!value.empty())
+                j[key] = value;
+        return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    }
+    json j = {
+        {"model_type", modelType},
+        {"architectures", {modelTypeOf(modelType, "config").architecture}},
+        {"hidden_size", dModel},
+        {"intermediate_size", dFF},
+        {"num_hidden_layers", layers},
+        {"num_attention_heads", heads},
+        {"num_key_value_heads", kvHeadCount()},
+        {"vocab_size", vocab},
+        {"max_position_embeddings", context},
+        {"rms_norm_eps", shortestDecimal(lnEpsilon)},
+        {"rope_theta", shortestDecimal(ropeBase)},
+        {"hidden_act", "silu"},
+        {"tie_word_embeddings", tiedHead},
+        {"torch_dtype", "float32"},
+    };
+    if (modelType == "llama") {
+        j["attention_bias"] = qkvBias;
+        j["mlp_bias"] = mlpBias;
+    }
+    if (headWidth > 0)
+        j["head_dim"] = headWidth;
+    if (modelType == "mistral" || modelType == "mixtral")
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+    if (modelType == "qwen3" || modelType == "olmo2" || modelType == "gemma2" || modelType == "gemma3_text")
+        j["attention_bias"] = qkvBias;
+    if (modelType == "gemma3_text")
+        j["rope_local_base_freq"] = shortestDecimal(ropeLocalBase);
+    if (modelType == "gemma2" || modelType == "gemma3_text") {
+        j["hidden_act"] = j["hidden_activation"] = "gelu_pytorch_tanh";
+        j["head_dim"] = headDim();
+        j["query_pre_attn_scalar"] = shortestDecimal(queryScaleBase);
+        j["attn_logit_softcapping"] = attentionSoftcap > 0 ? json(shortestDecimal(attentionSoftcap)) : json(nullptr);
+        j["final_logit_softcapping"] = logitSoftcap > 0 ? json(shortestDecimal(logitSoftcap)) : json(nullptr);
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+        json types = json::array();
+        for (int i = 0; i < layers; ++i)
+            types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
+        j["layer_types"] = types;
+    }
+    if (modelType == "qwen2" || modelType == "qwen3") {
+        j["use_sliding_window"] = slidingWindow > 0;
+        if (slidingWindow > 0) { // layer_types for transformers ≥ 4.53, max_window_layers for the older ones
+            json types = json::array();
+            for (int i = 0; i < layers; ++i)
+                types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
+            j["sliding_window"] = slidingWindow;
+            j["layer_types"] = types;
+            j["max_window_layers"] = windowedLayers.empty() ? 0 : windowedLayers.front();
+        }
+    }
+    if (modelType == "mixtral") {
+        j["num_local_experts"] = experts;
+        j["num_experts_per_tok"] = expertTopK;
+        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
+    }
+    const RopeScaling &r = ropeScaling;
+    if (r.kind == RopeScaling::Kind::None)
+        j["rope_scaling"] = nullptr;
+    else if (r.kind == RopeScaling::Kind::Linear)
+        j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
+    else
+        j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", r.factor}, {"low_freq_factor", r.lowFreqFactor},
+            {"high_freq_factor", r.highFreqFactor}, {"original_max_position_embeddings", r.originalContext}};
+    for (const auto &[key, value] :
+        {std::pair {"atlas_description", description}, {"atlas_sample", sample}, {"atlas_task", task}})
+        if (!value.empty())
+            j[key] = value;
+    if (tokenizer != "gpt2") // the project's own models read bytes; a checkpoint, the files beside it
+        j["atlas_tokenizer"] = tokenizer;
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace atlas
