@@ -155,6 +155,8 @@ void TestBackprop::matchesPyTorch_data()
                                                                                              << "gemma2_tiny_grads";
     QTest::newRow("gemma3_tiny: (1 + w) QK-norm, a RoPE base per layer kind") << "gemma3_tiny"
                                                                               << "gemma3_tiny_grads";
+    QTest::newRow("smollm3_tiny: NoPE layers 1 and 3, a window on them") << "smollm3_tiny"
+                                                                         << "smollm3_tiny_grads";
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
                                                   << "mistral_tiny_grads";
     // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).

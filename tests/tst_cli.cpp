@@ -167,6 +167,8 @@ private slots:
                                 << "model.layers.1.pre_feedforward_layernorm.weight";
         QTest::newRow("gemma3_text") << "gemma3_text"
                                      << "model.layers.0.self_attn.q_norm.weight";
+        QTest::newRow("smollm3") << "smollm3"
+                                 << "model.layers.1.self_attn.o_proj.weight";
         QTest::newRow("mistral") << "mistral"
                                  << "lm_head.weight";
         QTest::newRow("gpt_neox") << "gpt_neox"
@@ -187,10 +189,15 @@ private slots:
         if (family != "gpt_neox" && family != "gpt_neo" && family != "t5") // the others have no grouped K/V heads
             args << "--kv-heads"
                  << "2";
+        if (family == "smollm3") // its second layer without RoPE
+            args << "--nope-every"
+                 << "2";
         const auto made = run(args);
         QVERIFY2(made.code == 0, qPrintable(made.err));
         const atlas::Model model = atlas::Model::load(out.toStdString());
         QCOMPARE(QString::fromStdString(model.config.modelType), family);
+        if (family == "smollm3")
+            QCOMPARE(model.config.noRopeLayers, std::vector<int> {1});
         QVERIFY(atlas::SafetensorsFile((out + "/model.safetensors").toStdString()).contains(key.toStdString()));
         QStringList dump = {"dump", "--model", out, "--tokens", "1,2,3", "--out", dir.filePath("d")};
         if (family == "t5")

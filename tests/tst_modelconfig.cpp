@@ -83,6 +83,13 @@ private slots:
             << R"({"model_type": "gemma3_text", "hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4,
                   "num_key_value_heads": 2, "intermediate_size": 40, "head_dim": 12, "sliding_window": 3,
                   "sliding_window_pattern": 3, "rope_local_base_freq": 100, "rope_theta": 10000})";
+        QTest::newRow("smollm3: NoPE layers by no_rope_layers, a window on them")
+            << R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 40, "no_rope_layers": [1, 0, 1, 0],
+                  "use_sliding_window": true, "sliding_window": 3})";
+        QTest::newRow("smollm3: NoPE every third layer")
+            << R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 7, "num_attention_heads": 4,
+                  "intermediate_size": 40, "no_rope_layer_interval": 3})";
         QTest::newRow("gpt_neo: local layers")
             << R"({"model_type": "gpt_neo", "hidden_size": 32, "num_layers": 4, "num_heads": 4,
                   "attention_types": [[["global", "local"], 2]], "window_size": 5})";
@@ -104,6 +111,7 @@ private slots:
         QCOMPARE(again.kvHeadCount(), first.kvHeadCount());
         QCOMPARE(again.rotaryDims, first.rotaryDims);
         QCOMPARE(again.windowedLayers, first.windowedLayers);
+        QCOMPARE(again.noRopeLayers, first.noRopeLayers);
         QCOMPARE(again.ropeLocalBase, first.ropeLocalBase);
         QCOMPARE(again.ropeBase, first.ropeBase);
         QCOMPARE(again.slidingWindow, first.slidingWindow);
@@ -195,6 +203,64 @@ private slots:
     }
 
     // Model::random and new-model validate built configs with the same ranges.
+    // SmolLM3Config: no_rope_layers[i] == 0 marks a NoPE layer; without it every no_rope_layer_interval-th layer (4)
+    // is one; with use_sliding_window the window sits on the NoPE layers unless layer_types says otherwise; the
+    // head is tied and rope_theta is 2e6 when the keys are absent.
+    void smolLM3ReadsItsNoPELayers()
+    {
+        const ModelConfig byDefault = ModelConfig::fromJson(
+            R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 8, "num_attention_heads": 4,
+                "intermediate_size": 40})",
+            "smol/config.json");
+        QCOMPARE(byDefault.noRopeLayers, (std::vector<int> {3, 7}));
+        QVERIFY(byDefault.rotates(2) && !byDefault.rotates(3) && !byDefault.rotates(7));
+        QVERIFY(byDefault.tiedHead);
+        QCOMPARE(byDefault.ropeBase, 2e6f);
+        QCOMPARE(byDefault.slidingWindow, 0);
+        const ModelConfig windowed = ModelConfig::fromJson(
+            R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4,
+                "intermediate_size": 40, "no_rope_layers": [1, 0, 1, 0], "use_sliding_window": true,
+                "sliding_window": 3})",
+            "smol/config.json");
+        QCOMPARE(windowed.noRopeLayers, (std::vector<int> {1, 3}));
+        QCOMPARE(windowed.windowedLayers, (std::vector<int> {1, 3}));
+        QCOMPARE(windowed.slidingWindow, 3);
+        const ModelConfig byTypes = ModelConfig::fromJson(
+            R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                "intermediate_size": 40, "no_rope_layers": [1, 0], "use_sliding_window": true, "sliding_window": 3,
+                "layer_types": ["sliding_attention", "full_attention"]})",
+            "smol/config.json");
+        QCOMPARE(byTypes.windowedLayers, (std::vector<int> {0}));
+    }
+
+    void smolLM3RefusesBadNoPELists_data()
+    {
+        QTest::addColumn<QString>("flags");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("too short") << "[1, 0]"
+                                   << "each of the 4 layers";
+        QTest::newRow("not a list") << "\"every fourth\""
+                                    << "each of the 4 layers";
+        QTest::newRow("a flag of 2") << "[1, 2, 1, 0]"
+                                     << "no_rope_layers[1]";
+        QTest::newRow("a flag of true") << "[1, true, 1, 0]"
+                                        << "no_rope_layers[1]";
+    }
+    void smolLM3RefusesBadNoPELists()
+    {
+        QFETCH(QString, flags);
+        QFETCH(QString, expected);
+        const std::string json = R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 4,
+            "num_attention_heads": 4, "intermediate_size": 40, "no_rope_layers": )"
+            + flags.toStdString() + "}";
+        try {
+            ModelConfig::fromJson(json, "smol/config.json");
+            QFAIL("accepted");
+        } catch (const Error &e) {
+            QVERIFY2(QString(e.what()).contains("smol/config.json") && QString(e.what()).contains(expected), e.what());
+        }
+    }
+
     void validateChecksRanges()
     {
         ModelConfig c;

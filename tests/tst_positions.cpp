@@ -320,6 +320,28 @@ private slots:
             global.formula.c_str());
     }
 
+    // SmolLM3's NoPE layers (1 and 3 in smollm3_tiny) do not turn q and k: no rotate operation, scores of the
+    // projected q and k, and a Positions profile that says so; its other layers turn as any RoPE model's.
+    void smolLM3NoPELayersTurnNothing()
+    {
+        const Model m = Model::load(ATLAS_TEST_DATA "/smollm3_tiny");
+        Engine engine(std::make_shared<Model>(m), Input {{3, 17, 42, 8, 0, 25, 63, 11}, {}});
+        engine.runToEnd();
+        QVERIFY(engine.trace().contains("layer.0.attn.q_rot"));
+        QVERIFY(!engine.trace().contains("layer.1.attn.q_rot"));
+        QVERIFY(!engine.trace().contains("layer.3.attn.k_rot"));
+        QVERIFY(engine.program().indexOf("layer.0.rotate") >= 0);
+        QCOMPARE(engine.program().indexOf("layer.1.rotate"), -1);
+        const PositionProfile nope = positionProfile(m, engine.trace(), 8, 1, 0),
+                              turned = positionProfile(m, engine.trace(), 8, 2, 0);
+        QVERIFY(nope.nopeLayer);
+        QVERIFY(nope.encoding.empty());
+        QVERIFY2(nope.formula.find("NoPE") != std::string::npos, nope.formula.c_str());
+        QVERIFY(!turned.nopeLayer);
+        QCOMPARE(turned.kind, PositionKind::RopeHalf);
+        QVERIFY(!turned.rotatedPairs.empty());
+    }
+
     void modelsThatCannotRunSaySo()
     {
         QString message;

@@ -95,7 +95,7 @@ private slots:
         setTrainingRunOption(run, "family", "gpt2", "train: family");
         QVERIFY(run.family.empty()); // GPT-2's layout is the default
         QCOMPARE(errorFrom([&] { setTrainingRunOption(run, "family", "t5", "train: family"); }),
-            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2 or bert)"));
+            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3 or bert)"));
         setTrainingRunOption(run, "positions", "alibi", "p");
         QCOMPARE(run.positions, std::string("alibi"));
         QVERIFY(!errorFrom([&] { setTrainingRunOption(run, "positions", "spiral", "option --positions"); }).isEmpty());
@@ -167,6 +167,37 @@ private slots:
             setTrainingRunOption(run, "positions", "alibi", "train: positions");
             QVERIFY(errorFrom([&] { trainingModelConfig(run); }).contains("QK-norm"));
         }
+    }
+
+    // train --family gemma2 | smollm3: Gemma 2's sandwich of (1 + γ) norms, soft-caps, √d embedding, GeGLU, tied head
+    // and a window of half the context on the even layers; SmolLM3's NoPE on every fourth layer. Both read back as
+    // saved.
+    void gemma2AndSmolLM3LayoutsTrain()
+    {
+        TrainingRun run;
+        run.task = "reverse";
+        setTrainingRunOption(run, "family", "gemma2", "train: family");
+        setTrainingRunOption(run, "layers", "3", "train: layers");
+        const ModelConfig gemma = trainingModelConfig(run);
+        QVERIFY(gemma.layerNorm == LayerNormPlacement::Sandwich && gemma.normAddsOne && gemma.tiedHead);
+        QVERIFY(gemma.activation == Activation::GeluTanh && gemma.gatedFfn);
+        QCOMPARE(gemma.attentionSoftcap, 50.0f);
+        QCOMPARE(gemma.logitSoftcap, 30.0f);
+        QCOMPARE(gemma.queryScaleBase, float(gemma.headDim()));
+        QCOMPARE(gemma.slidingWindow, gemma.context / 2);
+        QCOMPARE(gemma.windowedLayers, (std::vector<int> {0, 2}));
+        const ModelConfig gemmaAgain = ModelConfig::fromJson(gemma.toJson(), "again");
+        QCOMPARE(gemmaAgain.toJson(), gemma.toJson());
+        QCOMPARE(gemmaAgain.embeddingScale, gemma.embeddingScale);
+        QCOMPARE(gemmaAgain.windowedLayers, gemma.windowedLayers);
+
+        setTrainingRunOption(run, "family", "smollm3", "train: family");
+        setTrainingRunOption(run, "layers", "8", "train: layers");
+        const ModelConfig smol = trainingModelConfig(run);
+        QCOMPARE(smol.noRopeLayers, (std::vector<int> {3, 7}));
+        QCOMPARE(ModelConfig::fromJson(smol.toJson(), "again").noRopeLayers, smol.noRopeLayers);
+        setTrainingRunOption(run, "positions", "learned", "train: positions");
+        QVERIFY(errorFrom([&] { trainingModelConfig(run); }).contains("family smollm3"));
     }
 
     // A lesson's train action takes the run's options as `train` does (lr, batch, warm-up …), checked by the same

@@ -2,7 +2,8 @@
 """Independent PyTorch references for checkpoints of other families than GPT-2 (tests/tst_engine_parity.cpp).
 
 This script shares no code with the C++ engine. It writes the forward pass of Hugging Face's modeling_llama.py,
-modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py and modeling_olmo2.py again with plain torch operations:
+modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py and modeling_smollm3.py again with plain
+torch operations:
   - RMSNorm: w * x / sqrt(mean(x^2) + eps);
   - q_proj, k_proj, v_proj and o_proj as nn.Linear (y = x W^T + b), with the biases each family has;
   - rotary embeddings in the rotate-half convention. inv_freq = 1 / theta^(arange(0, d, 2) / d) is computed in
@@ -22,6 +23,8 @@ modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py and modeling_olmo2.py 
     over each head's d, before RoPE), a window on every layer but each sliding_window_pattern-th (or as layer_types
     says), and RoPE with rope_local_base_freq on the windowed layers (no scaling) and rope_theta with rope_scaling on
     the others;
+  - SmolLM3's NoPE layers (no_rope_layers 0, else every no_rope_layer_interval-th): q and k go to the scores
+    unturned; with use_sliding_window, the window sits on the layers layer_types names, else on the NoPE ones;
   - repeat_kv for grouped-query attention: query head h reads K/V head h // (H / Hkv);
   - scores Q K^T / sqrt(d), the causal mask (and Mistral's sliding window: key j is masked when j <= i - window),
     softmax, probs V, o_proj;
@@ -67,6 +70,8 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
   gemma3_tiny/      gemma3_text: Gemma 2's block without soft-caps, QK-norm of (1 + w), 4 layers with
                     sliding_window_pattern 3 (layers 0, 1 and 3 see 3 keys), rope_local_base_freq 100 on those and
                     rope_theta 10000 with linear rope_scaling (factor 2) on layer 2, query_pre_attn_scalar 8; BF16
+  smollm3_tiny/     smollm3: no_rope_layers [1, 0, 1, 0] (layers 1 and 3 do not turn q and k), use_sliding_window
+                    with sliding_window 3 on those NoPE layers, GQA, tied; BF16
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -165,6 +170,13 @@ MODELS = {
                     query_pre_attn_scalar=8, attn_logit_softcapping=None, final_logit_softcapping=None,
                     sliding_window=3, sliding_window_pattern=3, tie_word_embeddings=True, attention_bias=False),
         dtype="BF16", shards=1, seed=47),
+    "smollm3_tiny": dict(
+        config=dict(model_type="smollm3", architectures=["SmolLM3ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, vocab_size=64,
+                    max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=2000000.0, hidden_act="silu",
+                    tie_word_embeddings=True, attention_bias=False, mlp_bias=False, no_rope_layers=[1, 0, 1, 0],
+                    use_sliding_window=True, sliding_window=3, rope_scaling=None),
+        dtype="BF16", shards=1, seed=48),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -952,6 +964,17 @@ def forward(w, cfg, tokens):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
                                            for i in range(cfg["num_hidden_layers"])]
         windowed = {i for i, kind in enumerate(types) if kind == "sliding_attention"}
+    turns = set(range(cfg["num_hidden_layers"]))
+    if cfg["model_type"] == "smollm3":  # SmolLM3Config: no_rope_layers[i] == 0 is a NoPE layer; with
+        # use_sliding_window, layer_types or else the NoPE layers are "sliding_attention"
+        flags = cfg.get("no_rope_layers") or [int((i + 1) % cfg.get("no_rope_layer_interval", 4) != 0)
+                                              for i in range(cfg["num_hidden_layers"])]
+        turns = {i for i in range(cfg["num_hidden_layers"]) if flags[i]}
+        if cfg.get("use_sliding_window") and cfg.get("sliding_window"):
+            window = cfg["sliding_window"]
+            types = cfg.get("layer_types") or ["full_attention" if flags[i] else "sliding_attention"
+                                               for i in range(cfg["num_hidden_layers"])]
+            windowed = {i for i, kind in enumerate(types) if kind == "sliding_attention"}
     freqs = torch.arange(T, dtype=torch.float32)[:, None] * inverse_frequencies(cfg, d)[None, :]  # float32, as HF
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
@@ -992,9 +1015,10 @@ def forward(w, cfg, tokens):
         if cfg["model_type"] in ("qwen3", "olmo2"):
             trace[p + "attn.q_norm"], trace[p + "attn.k_norm"] = q_norm, k_norm
             q, k = q_norm, k_norm
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
+        if i in turns:  # SmolLM3Attention: a NoPE layer's q and k go to the scores unturned
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
         allowed = in_window if i in windowed else causal
         out = lin(attend(trace, p, q, k, v, allowed, 1 / math.sqrt(d)), m + "self_attn.o_proj")
         trace[p + "attn.out"] = out
@@ -1058,7 +1082,8 @@ def make(name, spec):
     write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
 
 
-GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny",
+               "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
                "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none

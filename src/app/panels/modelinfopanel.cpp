@@ -106,6 +106,10 @@ void ModelInfoPanel::showModel()
     QString positions = QString::fromStdString(positionKindName(c.positions));
     if (c.rotatesQueriesAndKeys())
         positions += tr(", θ base %1").arg(double(c.ropeBase), 0, 'g', 7);
+    if (c.ropeLocalBase > 0)
+        positions += tr(" (the local layers %1)").arg(double(c.ropeLocalBase), 0, 'g', 7);
+    if (!c.noRopeLayers.empty())
+        positions += tr("; layers %1 without RoPE (NoPE)").arg(QString::fromStdString(joinedLayers(c.noRopeLayers)));
     if (c.rotaryDims > 0)
         positions += tr(", the first %1 of %2 dimensions of each head").arg(c.rotaryDims).arg(c.headDim());
     if (c.ropeScaling.kind != RopeScaling::Kind::None)
@@ -115,8 +119,11 @@ void ModelInfoPanel::showModel()
     html += row(tr("positions"), positions);
     const QString norm = c.norm == NormKind::RmsNorm ? tr("RMSNorm") : tr("LayerNorm");
     html += row(norm,
-        c.layerNorm == LayerNormPlacement::Pre ? tr("before each sub-layer (pre-norm)")
-                                               : tr("after each residual add (post-norm)"));
+        c.layerNorm == LayerNormPlacement::Pre        ? tr("before each sub-layer (pre-norm)")
+            : c.layerNorm == LayerNormPlacement::Post ? tr("after each residual add (post-norm)")
+            : c.layerNorm == LayerNormPlacement::AfterSublayer
+            ? tr("on each sub-layer's output, before its add; none before (OLMo 2)")
+            : tr("before each sub-layer and on its output (sandwich)"));
     if (c.parallelResidual)
         html += row(tr("residual"), tr("parallel: X + Attn(LN₁(X)) + FFN(LN₂(X))"));
     const QString activation = c.activation == Activation::Relu ? QStringLiteral("ReLU")

@@ -112,14 +112,47 @@ void ArchitectureView::startPulse(int op)
 
 QString ArchitectureView::runTitle(const DiagramColumnRun &run) const
 {
-    return columnTitle(columnRunName(m_diagram, run));
+    const std::string &kind = m_diagram.columnKinds.at(size_t(run.first));
+    return columnTitle(columnRunName(m_diagram, run))
+        + (run.folded || kind.empty() ? QString() : QStringLiteral(" · ") + QString::fromStdString(kind));
+}
+
+// The kinds of a folded run's layers with their counts ("2 × window 512", "1 × global"), or empty when every one is
+// of the kind of the stack's first layer, whose operations they then repeat.
+QStringList ArchitectureView::foldKinds(const DiagramColumnRun &run) const
+{
+    std::vector<std::pair<std::string, int>> counts;
+    bool likeFirst = true;
+    const auto first = std::find(m_diagram.columnLayers.begin(), m_diagram.columnLayers.end(), 0);
+    const std::string firstKind = first == m_diagram.columnLayers.end()
+        ? ""
+        : m_diagram.columnKinds[size_t(first - m_diagram.columnLayers.begin())];
+    for (int c = run.first; c <= run.last; ++c) {
+        const std::string &kind = m_diagram.columnKinds[size_t(c)];
+        likeFirst = likeFirst && kind == firstKind;
+        auto it = std::find_if(counts.begin(), counts.end(), [&kind](const auto &k) { return k.first == kind; });
+        if (it == counts.end())
+            counts.push_back({kind, 1});
+        else
+            ++it->second;
+    }
+    QStringList lines;
+    if (!likeFirst)
+        for (const auto &[kind, count] : counts)
+            lines << tr("%1 × %2").arg(count).arg(kind.empty() ? tr("plain") : QString::fromStdString(kind));
+    return lines;
 }
 
 QStringList ArchitectureView::foldLines(const PlacedRun &placed) const
 {
     const int layers = placed.run.last - placed.run.first + 1;
-    return {QStringLiteral("⋮"), layers == 1 ? tr("one layer") : tr("%1 layers").arg(layers), tr("of the same"),
-        tr("%1 operations").arg(placed.rows), tr("as layer 0"), QString(), tr("click to open")};
+    QStringList lines = {QStringLiteral("⋮"), layers == 1 ? tr("one layer") : tr("%1 layers").arg(layers)};
+    const QStringList kinds = foldKinds(placed.run);
+    if (kinds.isEmpty())
+        lines << tr("of the same") << tr("%1 operations").arg(placed.rows) << tr("as layer 0");
+    else
+        lines << kinds;
+    return lines << QString() << tr("click to open");
 }
 
 QString ArchitectureView::subtitle(bool shapes) const
@@ -352,7 +385,8 @@ void ArchitectureView::refresh()
         m_diagram = {};
         m_message = tr("Nothing to show yet: run the model");
     } else {
-        m_diagram = architectureDiagram(*m_input.program, m_input.trace.get());
+        m_diagram = architectureDiagram(
+            *m_input.program, m_input.trace.get(), m_input.model ? &m_input.model->config : nullptr);
         m_message.clear();
         // A step forward on the same program pulses into the new operation (not a new model or input, nor a
         // drawing that nobody sees: an export).
@@ -489,11 +523,13 @@ void ArchitectureView::mouseMoveEvent(QMouseEvent *event)
     if (const int folded = foldAt(at); folded >= 0) {
         const Layout &l = layout();
         const PlacedRun &placed = l.runs[size_t(l.runOfColumn[size_t(folded)])];
+        const QStringList kinds = foldKinds(placed.run);
+        const QString what = kinds.isEmpty() ? tr("each runs the same %1 operations as layer 0").arg(placed.rows)
+                                             : tr("their layers differ: %1").arg(kinds.join(QStringLiteral(", ")));
         return QToolTip::showText(event->globalPosition().toPoint(),
-            tr("%1: folded to fit the width, each runs the same %2 operations as layer 0.\nClick to step into "
-               "the first of them, which opens it; a wider window shows them all.")
-                .arg(runTitle(placed.run))
-                .arg(placed.rows),
+            tr("%1: folded to fit the width, %2.\nClick to step into the first of them, which opens it; a wider "
+               "window shows them all.")
+                .arg(runTitle(placed.run), what),
             this);
     }
     const int op = boxAt(at);

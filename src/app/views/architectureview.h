@@ -99,6 +99,7 @@ private:
     QRect unscaledFoldRect(const Layout &l, int run) const;
     QString runTitle(const DiagramColumnRun &run) const;
     QStringList foldLines(const PlacedRun &placed) const; // the text of a folded run
+    QStringList foldKinds(const DiagramColumnRun &run) const;
     QString subtitle(bool shapes) const;
     int boxAt(const QPoint &point) const;
     int foldAt(const QPoint &point) const; // the first column of the folded run at `point`, or −1

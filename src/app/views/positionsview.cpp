@@ -115,6 +115,13 @@ void PositionsView::refresh()
     const PositionProfile &p = analysis->profile;
     m_formula->setText(tr("%1 positions:  %2")
                            .arg(QString::fromStdString(positionKindName(p.kind)), QString::fromStdString(p.formula)));
+    if (p.nopeLayer)
+        return showMessage(tr("Layer %1 is a NoPE layer: it does not turn its queries and keys, so its scores compare "
+                              "content only. It knows the order of the tokens only through the causal mask and what "
+                              "earlier layers wrote into the stream. SmolLM3 leaves RoPE out of every fourth layer, "
+                              "which its authors found helps on long texts (after Yang et al. 2025, \"RoPE to NoPE "
+                              "and back again\"). Choose another layer to see its rotation.")
+                               .arg(m_spec.layer));
     if (p.encoding.empty())
         return showMessage(tr("This model has no positions: nothing tells attention where a token stands (a causal "
                               "mask only says which tokens came before). In a bidirectional model, permuting the input "

@@ -72,7 +72,20 @@ std::vector<DiagramEdge> dataFlow(const Program &program)
 
 } // namespace
 
-ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace)
+std::string layerKind(const ModelConfig &c, int layer)
+{
+    std::vector<std::string> parts;
+    if (c.slidingWindow > 0)
+        parts.push_back(c.windowed(layer) ? "window " + std::to_string(c.slidingWindow) : "global");
+    if (c.rotatesQueriesAndKeys() && !c.rotates(layer))
+        parts.push_back("NoPE");
+    std::string kind;
+    for (const std::string &part : parts)
+        kind += (kind.empty() ? "" : ", ") + part;
+    return kind;
+}
+
+ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace, const ModelConfig *config)
 {
     ArchitectureDiagram d;
     const int run = trace ? opsRun(program, *trace) : 0;
@@ -92,6 +105,10 @@ ArchitectureDiagram architectureDiagram(const Program &program, const Trace *tra
             d.columns.push_back(column);
             d.columnLayers.push_back(op.layer);
             d.columnStacks.push_back(stackWord(op.stack));
+            // An encoder–decoder's stacks share the layer settings these describe (windows and NoPE are decoder-only
+            // families').
+            d.columnKinds.push_back(
+                config && op.layer >= 0 && !config->isEncoderDecoder() ? layerKind(*config, op.layer) : std::string());
             filled.push_back(0);
             it = d.columns.end() - 1;
         }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/program.h"
+#include "model/modelconfig.h"
 #include "trace/trace.h"
 
 #include <string>
@@ -44,6 +45,8 @@ struct ArchitectureDiagram
     std::vector<std::string> columns;
     std::vector<int> columnLayers; // per column: the layer it shows, −1 for an embedding or output column
     std::vector<std::string> columnStacks; // per column: "encoder ", "decoder " or "" (a model of one stack)
+    // per column: what sets its layer apart from others of the model (layerKind), "" for none or outside the blocks
+    std::vector<std::string> columnKinds;
     std::vector<DiagramBox> boxes; // in program order
     std::vector<DiagramEdge> edges; // by target op, then in the order the target reads its inputs
     int current = -1; // the last op run (the stepper's), −1 before the first
@@ -61,7 +64,14 @@ struct DiagramColumnRun
 // How far a run has got: the leading ops of `program` whose outputs `trace` holds (the engine runs them in order).
 int opsRun(const Program &program, const Trace &trace);
 
-ArchitectureDiagram architectureDiagram(const Program &program, const Trace *trace);
+// What sets layer `layer` apart where a model's layers differ: "window W" (it sees the last W keys), "global" (a
+// model with windows elsewhere), "NoPE" (q and k not turned in a RoPE model), joined by ", "; "" when its layers are
+// all alike in these.
+std::string layerKind(const ModelConfig &config, int layer);
+
+// `config`, when given, names each layer's kind (columnKinds).
+ArchitectureDiagram architectureDiagram(
+    const Program &program, const Trace *trace, const ModelConfig *config = nullptr);
 // The edges into op `op`: what it reads, from which operations.
 std::vector<DiagramEdge> edgesInto(const ArchitectureDiagram &diagram, int op);
 

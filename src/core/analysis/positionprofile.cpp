@@ -184,7 +184,13 @@ PositionProfile positionProfile(
     out.length = tokens;
     if (model.config.addsPositions())
         additive(out, model, trace, stack);
-    else if (model.config.rotatesQueriesAndKeys()) {
+    else if (model.config.rotatesQueriesAndKeys() && !model.config.rotates(layer)) {
+        out.kind = PositionKind::None; // SmolLM3's NoPE layers: nothing to draw but the formula
+        out.nopeLayer = true;
+        out.formula = "layer " + std::to_string(layer) + " (NoPE): S = Q Kᵀ/√d with q and k not turned; this "
+            + "layer's scores see where a token is only through what earlier layers wrote into the stream and "
+            + "through the causal mask (the model's other layers turn q and k with RoPE)";
+    } else if (model.config.rotatesQueriesAndKeys()) {
         rotary(out, model.config, tokens, layer);
         rotatedPairs(out, model.config, trace, tokens, layer, head, query, stack);
     } else if (model.config.biasesScores())

@@ -29,6 +29,7 @@ struct PositionProfile
     // ALiBi and T5, per head: the term a query adds to a key d = 0, 1, … T−1 positions behind it.
     std::vector<std::vector<double>> biasByDistance;
     std::string formula; // the kind's formula, as the engine computes it
+    bool nopeLayer = false; // the layer asked for does not turn q and k in a model whose other layers do (SmolLM3)
 
     // RoPE only: one query of the chosen head and the key it attends to most, pair by pair (the first pairs, which
     // turn fastest), before and after the rotation. q_rot · k_rot sums, over the pairs, |q||k| cos of the angle

@@ -45,7 +45,7 @@ float largestOf(const std::vector<float> &values)
 
 std::string metName(const ModelConfig &c, int layer, bool keys)
 {
-    if (c.rotatesQueriesAndKeys())
+    if (c.rotates(layer))
         return keys ? names::keysOf(layer, true) : names::queriesOf(layer, true);
     if (c.qkNorm != QkNorm::None)
         return names::layerTensor(layer, keys ? "attn.k_norm" : "attn.q_norm");

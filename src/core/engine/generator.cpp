@@ -258,7 +258,7 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
         qkNormForward(q, Tensor(q), b.normWeight(BlockPart::QNorm), c);
         qkNormForward(k, Tensor(k), b.normWeight(BlockPart::KNorm), c);
     }
-    if (c.rotatesQueriesAndKeys()) { // the cache keeps rotated keys: each turned by its own position
+    if (c.rotates(layer)) { // the cache keeps rotated keys: each turned by its own position
         ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)]);
         ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)]);
     }

@@ -45,7 +45,7 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
         qkNorm(i);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel;
-    if (m_c.rotatesQueriesAndKeys())
+    if (m_c.rotates(i))
         rotary(i);
     if (const attention::AttentionKernelSpec *kernel = m_input.kernelFor(i)) {
         if (m_c.normaliser != Normaliser::Softmax)
@@ -158,15 +158,17 @@ void ProgramBuilder::exactAttention(int i)
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const float scale = scoreScale(m_c);
-    const std::string q = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
-                      k = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
+    const std::string q = scoredQueries(i), k = scoredKeys(i);
     const bool biased = m_c.biasesScores();
     if (biased)
         positionBias(i);
     std::vector<std::string> inputs = {q, k};
     if (biased)
         inputs.push_back(p + "attn.bias");
-    const std::string content = std::string(m_c.rotatesQueriesAndKeys() ? "S = R(Q_h) R(K_h)ᵀ" : "S = Q_h K_hᵀ")
+    const std::string content
+        = std::string(m_c.rotates(i)            ? "S = R(Q_h) R(K_h)ᵀ"
+                  : m_c.rotatesQueriesAndKeys() ? "S = Q_h K_hᵀ  (a NoPE layer: q and k are not turned)"
+                                                : "S = Q_h K_hᵀ")
         + (!m_c.scaleScores ? "  (not divided by √d: " + m_c.modelType + " does not scale its scores)"
                 : m_c.queryScaleBase > 0
                 ? " / √s  (s = " + formatNumber(m_c.queryScaleBase) + ": query_pre_attn_scalar)"
@@ -342,10 +344,10 @@ void ProgramBuilder::rotary(int i)
     const std::string q = p + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q"),
                       k = p + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
     add(p + "rotate", "rotate (RoPE)", i, {q, k},
-        {{names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+        {{names::queriesOf(m_s, i, true), {H, T, d},
              (m_c.qkNorm != QkNorm::None ? "R(RMS_q(Q)_h): " : "R(Q_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
                  + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")},
-            {names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys()), {H, T, d},
+            {names::keysOf(m_s, i, true), {H, T, d},
                 (m_c.qkNorm != QkNorm::None ? "R(RMS_k(K)_h): " : "R(K_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
                     + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
         [q, k, style, H, T = T, d, table = ropeTable(i)](const Model &, const Input &, const Trace &tr) {
@@ -354,6 +356,20 @@ void ProgramBuilder::rotary(int i)
             ops::rope_forward(kRot, tr.tensor(k), style, *table);
             return Outputs {std::move(qRot), std::move(kRot)};
         });
+}
+
+std::string ProgramBuilder::scoredQueries(int i) const
+{
+    if (m_c.rotates(i))
+        return names::queriesOf(m_s, i, true);
+    return names::layerPrefix(m_s, i) + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q");
+}
+
+std::string ProgramBuilder::scoredKeys(int i) const
+{
+    if (m_c.rotates(i))
+        return names::keysOf(m_s, i, true);
+    return names::layerPrefix(m_s, i) + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
 }
 
 void ProgramBuilder::positionBias(int i)
@@ -417,8 +433,7 @@ void ProgramBuilder::efficientAttention(int i, const attention::AttentionKernelS
         }
     }
     const bool dense = m_traced;
-    const std::string qName = names::queriesOf(m_s, i, m_c.rotatesQueriesAndKeys()),
-                      kName = names::keysOf(m_s, i, m_c.rotatesQueriesAndKeys());
+    const std::string qName = scoredQueries(i), kName = scoredKeys(i);
     add(p + "kernel", spec.kind + " attention", i, {qName, kName, p + "attn.v"}, outputs,
         [p, i, spec, dense, extras, qName, kName, H, T = T, d](const Model &m, const Input &in, const Trace &tr) {
             const Tensor &q = tr.tensor(qName), &k = tr.tensor(kName), &v = tr.tensor(p + "attn.v");

@@ -100,6 +100,10 @@ public:
     void sinkhornAttention(int i);
     void extractTokens(int i); // engine/tokenretention.cpp
     void rotary(int i);
+    // What layer i's scores read: the rotated queries and keys, or (a NoPE layer, a model without RoPE) them as
+    // projected, or as QK-norm left them.
+    std::string scoredQueries(int i) const;
+    std::string scoredKeys(int i) const;
     // Funnel-Transformer (model/funnel.h; engine/programfunnel.cpp)
     void funnelPool(int i, const std::string &in);
     void funnelUpsample(int i);

@@ -163,9 +163,42 @@ void readGemma(const json &j, ModelConfig &c, const std::string &source)
     }
 }
 
-// Llama, Mistral, Qwen2, Qwen3 and OLMo 2 (transformers' LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
-// Olmo2Config, with their defaults where a key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU,
-// no positions table.
+// SmolLM3 (SmolLM3Config, SmolLM3Attention): Llama's block, but the layers no_rope_layers marks 0 (else every
+// no_rope_layer_interval-th) do not turn q and k (NoPE); with use_sliding_window, the layers `layer_types` names
+// "sliding_attention", else the NoPE ones, see the sliding_window latest keys.
+void readSmolLM3(const json &j, ModelConfig &c, const std::string &source)
+{
+    c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
+    c.mlpBias = readBool(j, "mlp_bias", false, source);
+    if (const json *flags = optionalJsonMember(j, "no_rope_layers")) {
+        const JsonPlace place {source, "no_rope_layers"};
+        if (!flags->is_array() || flags->size() < size_t(c.layers))
+            place.fail("must hold 1 (RoPE) or 0 (no RoPE) for each of the " + std::to_string(c.layers) + " layers, is "
+                + shownJson(*flags));
+        for (int i = 0; i < c.layers; ++i)
+            if (jsonInteger((*flags)[size_t(i)], place.at(size_t(i)), 0, 1) == 0)
+                c.noRopeLayers.push_back(i);
+    } else {
+        constexpr IntKey interval {"no_rope_layer_interval", 1, 1 << 16};
+        const int every = readInt(j, interval, 4, source);
+        for (int i = 0; i < c.layers; ++i)
+            if ((i + 1) % every == 0)
+                c.noRopeLayers.push_back(i);
+    }
+    if (!readBool(j, "use_sliding_window", false, source) || !optionalJsonMember(j, "sliding_window"))
+        return;
+    std::vector<int> windowed;
+    if (!readSlidingLayers(j, c, source, windowed))
+        windowed = c.noRopeLayers;
+    if (windowed.empty())
+        return;
+    c.slidingWindow = readInt(j, kWindow, 4096, source);
+    c.windowedLayers = windowed;
+}
+
+// Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2 and 3 and SmolLM3 (transformers' LlamaConfig, MistralConfig,
+// Qwen2Config, Qwen3Config, Olmo2Config, Gemma2Config, Gemma3TextConfig and SmolLM3Config, with their defaults where a
+// key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, a gated feed-forward, no positions table.
 ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
 {
     constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, headDim {"head_dim", 1, 65536};
@@ -184,11 +217,13 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         throw Error(source + ": key 'hidden_act': a " + name + " model's SwiGLU takes silu, not '"
             + readString(j, "hidden_act", "", source) + "'");
     c.positions = PositionKind::RopeHalf;
-    c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source)) : 10000.0f;
+    c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source))
+        : name == "smollm3"               ? 2e6f // SmolLM3Config's default
+                                          : 10000.0f;
     c.ropeScaling = readRopeScaling(j, source);
     c.norm = NormKind::RmsNorm;
     c.gatedFfn = true;
-    c.tiedHead = readBool(j, "tie_word_embeddings", false, source);
+    c.tiedHead = readBool(j, "tie_word_embeddings", name == "smollm3", source); // SmolLM3Config ties by default
     if (name == "qwen2") {
         c.qkvBias = true; // Qwen2Attention: q, k and v with bias, o without
         c.outBias = false;
@@ -209,6 +244,8 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
         c.layerNorm = LayerNormPlacement::AfterSublayer;
     } else if (gemma) {
         readGemma(j, c, source);
+    } else if (name == "smollm3") {
+        readSmolLM3(j, c, source);
     } else {
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);

@@ -120,9 +120,20 @@ std::string ModelConfig::familyJson() const
         {"tie_word_embeddings", tiedHead},
         {"torch_dtype", "float32"},
     };
-    if (modelType == "llama") {
+    if (modelType == "llama" || modelType == "smollm3") {
         j["attention_bias"] = qkvBias;
         j["mlp_bias"] = mlpBias;
+    }
+    if (modelType == "smollm3") { // each layer's flag: 1 turns q and k, 0 is a NoPE layer
+        json flags = json::array(), types = json::array();
+        for (int i = 0; i < layers; ++i) {
+            flags.push_back(rotates(i) ? 1 : 0);
+            types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
+        }
+        j["no_rope_layers"] = flags;
+        j["use_sliding_window"] = slidingWindow > 0;
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+        j["layer_types"] = types;
     }
     if (headWidth > 0)
         j["head_dim"] = headWidth;

@@ -93,13 +93,14 @@ void readSpecialTokens(const json &j, ModelConfig &c, const std::string &source)
         [](const auto &a, const auto &b) { return a.second < b.second; });
 }
 
-constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
-    {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
-    {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
-    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"},
-    {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"},
-    {"qwen3", Family::Llama, "Qwen3ForCausalLM"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM"},
-    {"gemma2", Family::Llama, "Gemma2ForCausalLM"}, {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"}};
+constexpr ModelType kModelTypes[]
+    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
+        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
+        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"},
+        {"bert", Family::Bert, "BertForMaskedLM"}, {"mixtral", Family::Llama, "MixtralForCausalLM"},
+        {"t5", Family::T5, "T5ForConditionalGeneration"}, {"qwen3", Family::Llama, "Qwen3ForCausalLM"},
+        {"olmo2", Family::Llama, "Olmo2ForCausalLM"}, {"gemma2", Family::Llama, "Gemma2ForCausalLM"},
+        {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"}, {"smollm3", Family::Llama, "SmolLM3ForCausalLM"}};
 
 std::string knownModelTypes()
 {
@@ -282,6 +283,9 @@ void ModelConfig::validate(const std::string &source) const
     require(slidingWindow >= 0, "sliding_window must not be negative");
     for (int layer : windowedLayers)
         require(layer >= 0 && layer < layers, "a local-attention layer is outside the model's layers");
+    for (int layer : noRopeLayers)
+        require(layer >= 0 && layer < layers && rotatesQueriesAndKeys(),
+            "a layer without RoPE must be a layer of a RoPE model");
     require(rotaryDims >= 0 && rotaryDims % 2 == 0 && rotaryDims <= headDim(),
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");

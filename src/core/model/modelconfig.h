@@ -68,8 +68,8 @@ const std::vector<std::string> &positionKindNames();
 struct ModelConfig
 {
     Family family = Family::Gpt2;
-    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, mixtral, gpt_neox,
-                                    // gpt_neo, bert or t5
+    std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text,
+                                    // smollm3, mixtral, gpt_neox, gpt_neo, bert or t5
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -105,6 +105,9 @@ struct ModelConfig
     // The layers the window applies to (GPT-Neo's "local" layers); empty with a window: every layer (Mistral).
     std::vector<int> windowedLayers;
     int rotaryDims = 0; // GPT-NeoX's rotary_pct · d: only the first rotaryDims of each head turn; 0 = all d
+    // SmolLM3's NoPE layers (no_rope_layers holding 0, or every no_rope_layer_interval-th): their queries and keys are
+    // not turned, so nothing in the layer's scores says where a token is; empty: every layer turns.
+    std::vector<int> noRopeLayers;
     bool scaleScores = true; // S = QKᵀ/√d; GPT-Neo's scores are not scaled
     // Gemma 2's query_pre_attn_scalar: the scores divide by √(this) instead of √d (its 27B: 144 with d = 128); 0 = d.
     float queryScaleBase = 0.0f;
@@ -192,6 +195,12 @@ struct ModelConfig
     bool rotatesQueriesAndKeys() const
     {
         return positions == PositionKind::Rope || positions == PositionKind::RopeHalf;
+    }
+    // Whether layer `layer` turns its queries and keys: a RoPE model's layer that is not one of its NoPE layers.
+    bool rotates(int layer) const
+    {
+        return rotatesQueriesAndKeys()
+            && std::find(noRopeLayers.begin(), noRopeLayers.end(), layer) == noRopeLayers.end();
     }
     // ALiBi, Shaw and T5 add a position term to the scores (layer.{i}.attn.bias)
     bool biasesScores() const

@@ -362,24 +362,28 @@ void BackwardPass::attention(
     BackwardStep step(m_s, i, "attn.qkv");
     Tensor dq({H, T, d}), dk({H, T, d});
     const float scale = scoreScale(m_c);
-    if (m_c.rotatesQueriesAndKeys()) { // S = R(Q) R(K)ᵀ/√d: back through the scores, then the rotation
-        Tensor dqRot({H, T, d}), dkRot({H, T, d});
-        ops::attention_scores_backward(
-            dqRot, dkRot, dscores, act(names::queriesOf(m_s, i, true)), act(names::keysOf(m_s, i, true)), scale);
-        if (m_c.qkNorm != QkNorm::None) { // R(RMS_q(Q)), R(RMS_k(K)): back through the rotation, then through QK-norm
-            Tensor dqNorm({H, T, d}), dkNorm({H, T, d});
-            ops::rope_backward(dqNorm, dqRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
-            ops::rope_backward(dkNorm, dkRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
-            qkNormBackward(dq, grad(param(i, BlockPart::QNorm) + ".weight"), dqNorm, act(p + "attn.q"),
-                b.normWeight(BlockPart::QNorm), m_c);
-            qkNormBackward(dk, grad(param(i, BlockPart::KNorm) + ".weight"), dkNorm, act(p + "attn.k"),
-                b.normWeight(BlockPart::KNorm), m_c);
-        } else {
-            ops::rope_backward(dq, dqRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
-            ops::rope_backward(dk, dkRot, ropeStyle(m_c), m_c.ropeFrequencies(i));
-        }
+    // S = R(Q) R(K)ᵀ/√d, or Q Kᵀ/√d in a layer that does not turn them: back through the scores, then the rotation,
+    // then QK-norm.
+    const bool rotated = m_c.rotates(i), normed = m_c.qkNorm != QkNorm::None;
+    const std::string scoredQ = rotated ? names::queriesOf(m_s, i, true) : p + (normed ? "attn.q_norm" : "attn.q"),
+                      scoredK = rotated ? names::keysOf(m_s, i, true) : p + (normed ? "attn.k_norm" : "attn.k");
+    Tensor dqScored({H, T, d}), dkScored({H, T, d});
+    ops::attention_scores_backward(dqScored, dkScored, dscores, act(scoredQ), act(scoredK), scale);
+    if (rotated) {
+        Tensor dqTurned = std::move(dqScored), dkTurned = std::move(dkScored);
+        dqScored = Tensor({H, T, d});
+        dkScored = Tensor({H, T, d});
+        ops::rope_backward(dqScored, dqTurned, ropeStyle(m_c), m_c.ropeFrequencies(i));
+        ops::rope_backward(dkScored, dkTurned, ropeStyle(m_c), m_c.ropeFrequencies(i));
+    }
+    if (normed) {
+        qkNormBackward(dq, grad(param(i, BlockPart::QNorm) + ".weight"), dqScored, act(p + "attn.q"),
+            b.normWeight(BlockPart::QNorm), m_c);
+        qkNormBackward(dk, grad(param(i, BlockPart::KNorm) + ".weight"), dkScored, act(p + "attn.k"),
+            b.normWeight(BlockPart::KNorm), m_c);
     } else {
-        ops::attention_scores_backward(dq, dk, dscores, act(p + "attn.q"), act(p + "attn.k"), scale);
+        dq = std::move(dqScored);
+        dk = std::move(dkScored);
     }
     // The position term B was added to the scores: dB = dS.
     if (m_c.positions == PositionKind::T5) // a T5 checkpoint's stacks each have a table in their block 0

@@ -29,8 +29,8 @@ struct TrainingRunOption
     Group group = Group::Model;
     Kind kind = Kind::Integer;
     double low = 0, high = 0;
-    // The option this one only sets up: "experts" (it must be set too), or "family=llama|qwen3|olmo2" (it must have
-    // one of those values).
+    // The option this one only sets up: "experts" (it must be set too), or "family=llama|qwen3|olmo2|gemma2|smollm3"
+    // (it must have one of those values).
     std::string needs;
     void (*setNumber)(TrainingRun &, double) = nullptr; // Flag (0 or 1), Integer, Number
     void (*setText)(TrainingRun &, const std::string &value, const std::string &where) = nullptr; // Text

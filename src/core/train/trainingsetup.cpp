@@ -66,8 +66,10 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         config.tokenTypes = 2;
         config.lnEpsilon = 1e-12f;
     } else if (!run.family.empty() && run.family != "gpt2") {
-        if (run.family != "llama" && run.family != "qwen3" && run.family != "olmo2")
-            throw Error("family: '" + run.family + "' cannot be trained here (gpt2, llama, qwen3, olmo2 or bert)");
+        if (run.family != "llama" && run.family != "qwen3" && run.family != "olmo2" && run.family != "gemma2"
+            && run.family != "smollm3")
+            throw Error("family: '" + run.family
+                + "' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3 or bert)");
         config.family = Family::Llama;
         config.modelType = run.family;
         if (run.family == "qwen3") // QK-norm on each head's queries and keys
@@ -85,6 +87,27 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         config.qkvBias = config.outBias = config.mlpBias = false;
         config.tiedHead = false;
         config.kvHeads = run.kvHeads;
+        if (run.family == "smollm3") { // SmolLM3Config's no_rope_layer_interval: every fourth layer is NoPE
+            if (!config.rotatesQueriesAndKeys())
+                throw Error("family smollm3: its NoPE layers are the ones left out of RoPE, which the others use; "
+                            "leave positions out or give rope-half");
+            for (int i = 3; i < config.layers; i += 4)
+                config.noRopeLayers.push_back(i);
+        }
+        if (run.family == "gemma2") { // Gemma2Config's choices, the window scaled to this context
+            config.layerNorm = LayerNormPlacement::Sandwich;
+            config.normAddsOne = true;
+            config.embeddingScale = std::sqrt(float(config.dModel));
+            config.activation = Activation::GeluTanh;
+            config.queryScaleBase = float(config.headDim()); // Gemma 2 2B and 9B: query_pre_attn_scalar = head_dim
+            config.attentionSoftcap = 50.0f;
+            config.logitSoftcap = 30.0f;
+            config.tiedHead = true;
+            // Gemma 2 sees 4096 of its 8192 positions on the even layers, the odd ones every earlier key.
+            config.slidingWindow = std::max(1, config.context / 2);
+            for (int i = 0; i < config.layers; i += 2)
+                config.windowedLayers.push_back(i);
+        }
     }
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
