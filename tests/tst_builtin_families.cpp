@@ -1,6 +1,6 @@
 // The built-in models trained in other families' layouts are what their descriptions (config.json, docs/models.md)
-// and lessons 15 and 24 say: reverse-llama's grouped-query attention and cache, reverse-qwen3's QK-norm and the
-// ceiling it puts on the scores.
+// and lessons 15, 24 and 25 say: reverse-llama's grouped-query attention and cache, reverse-qwen3's QK-norm and the
+// ceiling it puts on the scores, reverse-gemma2's sandwich, soft-caps and local layer.
 #include "analysis/headpatterns.h"
 #include "analysis/qknormeffect.h"
 #include "engine/engine.h"
@@ -11,6 +11,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -79,6 +80,40 @@ private slots:
         const QkNormHead llama = effectOf(loadModel("reverse-llama"), 1).heads[0];
         QVERIFY2(llama.lowest < -40 && llama.highest > 35 && llama.weightBound == 0,
             qPrintable(QString("%1 %2").arg(llama.lowest).arg(llama.highest)));
+    }
+
+    // reverse-gemma2 is what its description and lesson 25 say: Gemma 2's sandwich of (1 + γ) norms, GeGLU, a tied
+    // head, layer 0 local (16 keys) and layer 1 global; on "dsfacdd>ddcafsd" layer 0's scores go past ±35, where the
+    // cap 50·tanh(s/50) takes off more than a tenth, and the largest logit passes 20 before its cap 30·tanh(z/30).
+    void reverseGemma2SoftCapsItsScoresAndLogits()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse-gemma2");
+        const ModelConfig &c = m->config;
+        QCOMPARE(QString::fromStdString(c.modelType), QString("gemma2"));
+        QVERIFY(c.layerNorm == LayerNormPlacement::Sandwich && c.normAddsOne && c.tiedHead && c.gatedFfn);
+        QVERIFY(c.activation == Activation::GeluTanh);
+        QCOMPARE(c.attentionSoftcap, 50.0f);
+        QCOMPARE(c.logitSoftcap, 30.0f);
+        QVERIFY(c.windowed(0) && !c.windowed(1));
+        QCOMPARE(c.slidingWindow, 16);
+        const std::vector<int> question = {'d', 's', 'f', 'a', 'c', 'd', 'd', '>', 'd', 'd', 'c', 'a', 'f', 's', 'd'};
+        Engine e(m, Input {question, {}, {}});
+        e.runToEnd();
+        const Tensor &scores = e.trace().tensor("layer.0.attn.scores"),
+                     &capped = e.trace().tensor("layer.0.attn.capped");
+        float widest = 0;
+        for (int64_t i = 0; i < scores.numel(); ++i) {
+            const float s = scores.data()[i];
+            QVERIFY(std::fabs(capped.data()[i] - 50.0f * std::tanh(s / 50.0f)) <= 1e-4f * 50.0f);
+            widest = std::max(widest, std::fabs(s));
+        }
+        QVERIFY2(widest > 35.0f, qPrintable(QString::number(widest)));
+        const Tensor &raw = e.trace().tensor("head.logits");
+        const float largest = *std::max_element(raw.data(), raw.data() + raw.numel());
+        QVERIFY2(largest > 20.0f, qPrintable(QString::number(largest)));
+        const Tensor &logits = e.trace().tensor("logits");
+        for (int64_t i = 0; i < raw.numel(); ++i)
+            QVERIFY(std::fabs(logits.data()[i] - 30.0f * std::tanh(raw.data()[i] / 30.0f)) <= 1e-4f * 30.0f);
     }
 };
 

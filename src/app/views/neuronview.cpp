@@ -230,6 +230,7 @@ void NeuronView::drawSoftcap(double cap)
     point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, palette::alert, palette::alert, 10));
     xa->setRange(-reach, reach);
     ya->setRange(-reach, reach);
+    xa->ticker()->setTickCount(3); // the panel is narrow: −100, 0, 100 rather than labels run together
     xa->setLabel(tr("score s; dashed: no cap"));
     ya->setLabel(tr("soft-capped: c\u00B7tanh(s/c), c = %1").arg(formatNumber(cap, 3)));
 }
