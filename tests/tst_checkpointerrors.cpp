@@ -1,5 +1,6 @@
 // Loading refuses a broken checkpoint, of GPT-2's layout or another family's, with an atlas::Error naming the file,
 // the key or tensor and the problem (Model::load, docs/models.md "Families"); nothing is half-loaded.
+#include "engine/engine.h"
 #include "errortesting.h"
 #include "model/model.h"
 #include "tensortesting.h"
@@ -15,6 +16,7 @@
 #include <QTest>
 #include <QtEndian>
 
+#include <cstring>
 #include <functional>
 #include <map>
 
@@ -103,6 +105,7 @@ private slots:
     void loadReportsBrokenModels();
     void loadReportsBrokenFamilyCheckpoints_data();
     void loadReportsBrokenFamilyCheckpoints();
+    void gemma3MultimodalOpensInBothLayouts();
 };
 
 void TestCheckpointErrors::loadReportsBrokenModels_data()
@@ -157,6 +160,12 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("Gemma 3's RoPE in rope_parameters only")
         << "gemma3_tiny"
         << "ropeparams" << QStringList {"config.json", "rope_parameters", "rope_local_base_freq"};
+    QTest::newRow("a gemma3 config without text_config")
+        << "gemma3_mm_tiny"
+        << "notext" << QStringList {"config.json", "text_config", "gemma3"};
+    QTest::newRow("a gemma3 checkpoint whose language model is missing")
+        << "gemma3_mm_tiny"
+        << "nolanguage" << QStringList {"language_model.model.embed_tokens.weight", "gemma3"};
     QTest::newRow("a soft-cap of 0") << "gemma2_tiny"
                                      << "softcap" << QStringList {"attn_logit_softcapping", "0"};
     QTest::newRow("hidden_size missing") << "mistral_tiny"
@@ -235,6 +244,7 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
                 o["rope_parameters"] = QJsonObject {{"full_attention", QJsonObject {{"rope_theta", 1e6}}}};
             }},
         {"softcap", [](QJsonObject &o) { o["attn_logit_softcapping"] = 0; }},
+        {"notext", [](QJsonObject &o) { o.remove("text_config"); }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
         {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key_query"; }},
         {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},
@@ -258,10 +268,12 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
     };
     if (configEdits.count(broken))
         editJson(config, configEdits.at(broken));
-    if (broken == "nohead" || broken == "kshape" || broken == "bertmodel" || broken == "nodecoder"
-        || broken == "t5bias") {
+    if (broken == "nohead" || broken == "kshape" || broken == "bertmodel" || broken == "nodecoder" || broken == "t5bias"
+        || broken == "nolanguage") {
         RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
-        if (broken == "bertmodel")
+        if (broken == "nolanguage") // the vision tower alone
+            std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("language_model."); });
+        else if (broken == "bertmodel")
             std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("cls."); });
         else if (broken == "nodecoder")
             std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("decoder."); });
@@ -286,6 +298,43 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
             o["weight_map"] = map;
         });
     refusedNaming(dir, mentions);
+}
+
+// Gemma 3 4B and up are saved as Gemma3ForConditionalGeneration: the language model under "language_model.model."
+// (transformers before 4.52), or under "model.language_model." (after), its config as text_config, beside a vision
+// tower the app leaves unread. Both open as the text model they hold, logits for logits (gemma3_mm_tiny wraps
+// gemma3_tiny's weights; its reference is gemma3_tiny's forward).
+void TestCheckpointErrors::gemma3MultimodalOpensInBothLayouts()
+{
+    const Input input {{3, 17, 42, 8, 0, 25, 63, 11}, {}};
+    const auto logitsOf = [&](const std::string &dir) {
+        Engine e(std::make_shared<Model>(Model::load(dir)), input);
+        e.runToEnd();
+        return e.trace().tensor("logits");
+    };
+    const Tensor text = logitsOf(dataPath("gemma3_tiny").toStdString());
+    const Model older = Model::load(dataPath("gemma3_mm_tiny").toStdString());
+    QCOMPARE(QString::fromStdString(older.config.multimodalType), QString("gemma3"));
+    QCOMPARE(QString::fromStdString(older.config.modelType), QString("gemma3_text"));
+    QVERIFY(older.config.qkNorm == QkNorm::Heads && older.config.layerNorm == LayerNormPlacement::Sandwich);
+    QTemporaryDir tmp;
+    const QString dir = tmp.path() + "/newer";
+    QVERIFY(QDir().mkpath(dir));
+    QVERIFY(QFile::copy(dataPath("gemma3_mm_tiny") + "/config.json", dir + "/config.json"));
+    RawSafetensors raw = readRawSafetensors(dataPath("gemma3_mm_tiny") + "/model.safetensors"), renamed;
+    renamed.metadata = raw.metadata;
+    for (auto &[name, piece] : raw.tensors)
+        renamed.tensors[name.startsWith("language_model.model.")
+                ? "model.language_model." + name.mid(int(strlen("language_model.model.")))
+                : name]
+            = piece;
+    writeRawSafetensors(dir + "/model.safetensors", renamed);
+    for (const std::string &path : {dataPath("gemma3_mm_tiny").toStdString(), dir.toStdString()}) {
+        const Tensor logits = logitsOf(path);
+        QCOMPARE(logits.shape(), text.shape());
+        for (int64_t i = 0; i < text.numel(); ++i)
+            QCOMPARE(logits.data()[i], text.data()[i]);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCheckpointErrors)

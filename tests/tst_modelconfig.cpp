@@ -233,6 +233,29 @@ private slots:
         QCOMPARE(byTypes.windowedLayers, (std::vector<int> {0}));
     }
 
+    // A gemma3 (multimodal) config is read as its text_config's Gemma 3, with Gemma3TextConfig's defaults for the
+    // keys Google's configs leave out there (vocab_size 262208, max_position_embeddings 131072).
+    void gemma3MultimodalReadsItsTextConfig()
+    {
+        const ModelConfig c = ModelConfig::fromJson(
+            R"({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                "num_attention_heads": 8, "num_hidden_layers": 34, "num_key_value_heads": 4,
+                "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+                "vision_config": {"model_type": "siglip_vision_model"}})",
+            "gemma-3-4b/config.json");
+        QCOMPARE(QString::fromStdString(c.modelType), QString("gemma3_text"));
+        QCOMPARE(QString::fromStdString(c.multimodalType), QString("gemma3"));
+        QCOMPARE(c.vocab, 262208);
+        QCOMPARE(c.context, 131072);
+        QCOMPARE(c.headDim(), 256);
+        QCOMPARE(c.layers, 34);
+        QCOMPARE(c.slidingWindow, 1024);
+        QVERIFY(c.windowed(0) && !c.windowed(5));
+        QVERIFY(c.ropeScaling.kind == RopeScaling::Kind::Linear);
+        QVERIFY(c.tiedHead);
+    }
+
     void smolLM3RefusesBadNoPELists_data()
     {
         QTest::addColumn<QString>("flags");

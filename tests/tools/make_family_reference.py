@@ -72,6 +72,8 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
                     rope_theta 10000 with linear rope_scaling (factor 2) on layer 2, query_pre_attn_scalar 8; BF16
   smollm3_tiny/     smollm3: no_rope_layers [1, 0, 1, 0] (layers 1 and 3 do not turn q and k), use_sliding_window
                     with sliding_window 3 on those NoPE layers, GQA, tied; BF16
+  gemma3_mm_tiny/   gemma3 (Gemma3ForConditionalGeneration): gemma3_tiny as the text_config of a multimodal config,
+                    its weights under language_model.model., a vision tower and projector beside them; BF16
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -177,6 +179,9 @@ MODELS = {
                     tie_word_embeddings=True, attention_bias=False, mlp_bias=False, no_rope_layers=[1, 0, 1, 0],
                     use_sliding_window=True, sliding_window=3, rope_scaling=None),
         dtype="BF16", shards=1, seed=48),
+    # Gemma3ForConditionalGeneration's layout (Gemma 3 4B and up): gemma3_tiny's weights under "language_model.model.",
+    # its config as text_config, beside a vision tower and projector that the app leaves unread.
+    "gemma3_mm_tiny": dict(multimodal="gemma3_tiny"),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -1055,7 +1060,33 @@ def forward(w, cfg, tokens):
 
 # ---------------------------------------------------------------------------------------------- models
 
+def make_multimodal(name, spec):
+    """A text model's checkpoint and reference wrapped as Gemma3ForConditionalGeneration saves it (before transformers
+    4.52): config.json with the text model as text_config, its weights under language_model.model., a vision tower."""
+    inner = MODELS[spec["multimodal"]]
+    cfg = inner["config"]
+    directory, ref = os.path.join(DATA, name), os.path.join(DATA, name + "_ref")
+    fresh_dir(directory)
+    fresh_dir(ref)
+    outer = dict(model_type="gemma3", architectures=["Gemma3ForConditionalGeneration"], text_config=cfg,
+                 vision_config=dict(model_type="siglip_vision_model", hidden_size=8, image_size=16, patch_size=8,
+                                    num_hidden_layers=1, num_attention_heads=2, intermediate_size=16),
+                 mm_tokens_per_image=4, image_token_index=63, boi_token_index=61, eoi_token_index=62)
+    write_text(os.path.join(directory, "config.json"), json.dumps(outer, indent=2) + "\n")
+    weights = random_weights(cfg, inner["seed"])
+    g = torch.Generator().manual_seed(inner["seed"] + 1000)
+    stored = {"language_model." + n: t for n, t in weights.items()}
+    stored["vision_tower.vision_model.embeddings.patch_embedding.weight"] = torch.randn(8, 3, 8, 8, generator=g)
+    stored["multi_modal_projector.mm_input_projection_weight"] = torch.randn(8, cfg["hidden_size"], generator=g)
+    write_checkpoint(directory, stored, inner["dtype"], inner["shards"])
+    rounded = {n: stored_bytes(t, inner["dtype"])[1] for n, t in weights.items()}
+    save_trace(ref, forward(rounded, cfg, TOKENS))
+    write_text(os.path.join(ref, "tokens.json"), json.dumps(TOKENS) + "\n")
+
+
 def make(name, spec):
+    if spec.get("multimodal"):
+        return make_multimodal(name, spec)
     cfg = spec["config"]
     directory, ref = os.path.join(DATA, name), os.path.join(DATA, name + "_ref")
     fresh_dir(directory)

@@ -203,9 +203,19 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
 {
     constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
-    ModelConfig c = hiddenShape(j, Family::Llama, name, 32000, source);
+    // vocab_size when absent: each config class's default (Gemma 3's multimodal text_config leaves it out)
+    const int vocab = name == "gemma2"       ? 256000
+        : name == "gemma3_text"              ? 262208
+        : name == "qwen2" || name == "qwen3" ? 151936
+        : name == "smollm3"                  ? 128256
+                                             : 32000;
+    ModelConfig c = hiddenShape(j, Family::Llama, name, vocab, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
-    c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
+    const int positions = name == "gemma3_text"                   ? 131072 // the config classes' defaults
+        : name == "qwen2" || name == "qwen3" || name == "smollm3" ? 32768
+        : name == "gemma2"                                        ? 8192
+                                                                  : 2048;
+    c.context = std::min(readInt(j, kMaxPositions, positions, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source))
         : name == "olmo2"                    ? 1e-5f // Olmo2Config's default
                                              : 1e-6f;

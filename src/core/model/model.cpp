@@ -305,14 +305,20 @@ template <typename ModelT, typename Ptr> std::map<std::string, Ptr> parameterMap
 }
 
 // Hugging Face files may prefix every key with "transformer." (GPT2LMHeadModel) or not (GPT2Model); the Llama family
-// with "model." (LlamaForCausalLM) or not (LlamaModel), lm_head.weight never.
+// with "model." (LlamaForCausalLM) or not (LlamaModel), lm_head.weight never; a multimodal model's language model with
+// its wrapper's prefix (ModelConfig::checkpointPrefixes).
 std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &config)
 {
     const auto [embedding, prefixed] = embeddingAndPrefix(config);
-    if (file.contains(embedding))
+    if (file.contains(embedding) && config.multimodalType.empty())
         return "";
-    if (file.contains(prefixed + embedding))
-        return prefixed;
+    for (const std::string &prefix : config.checkpointPrefixes())
+        if (file.contains(prefix + embedding))
+            return prefix;
+    if (!config.multimodalType.empty())
+        throw Error(file.describe() + ": no '" + config.checkpointPrefixes().front() + embedding + "' (nor '"
+            + config.checkpointPrefixes().back() + embedding + "'): not the language model of a "
+            + config.multimodalType + " checkpoint");
     if (!config.modelTypeGiven) // read as GPT-2's, which it may not be
         throw Error(file.describe() + ": no '" + embedding + "' (nor '" + prefixed + embedding
             + "'), GPT-2's embedding: config.json has no 'model_type', so it was read as a gpt2 config; add the "
@@ -322,10 +328,13 @@ std::string detectPrefix(const SafetensorsCheckpoint &file, const ModelConfig &c
         + config.modelType + " model file");
 }
 
-// The heads outside the base model keep their own names (lm_head, embed_out, BERT's cls.*).
+// The heads outside the base model keep their own names (lm_head, embed_out, BERT's cls.*); a multimodal wrapper
+// saved before transformers 4.52 kept its language model's head inside it (language_model.lm_head).
 std::string checkpointKey(const ModelConfig &c, const std::string &prefix, const std::string &name)
 {
     const bool head = name == modelParameter(c, ModelPart::OutputHead) + ".weight" || name.starts_with("cls.");
+    if (head && prefix == "language_model.model.")
+        return "language_model." + name;
     return head ? name : prefix + name;
 }
 

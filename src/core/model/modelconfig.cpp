@@ -3,6 +3,7 @@
 #include "model/configjson.h"
 
 #include "io/jsonread.h"
+#include "model/parameternames.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -107,7 +108,7 @@ std::string knownModelTypes()
     std::string known;
     for (const ModelType &t : kModelTypes)
         known += std::string(known.empty() ? "" : ", ") + t.name;
-    return known;
+    return known + ", and gemma3's language model";
 }
 
 const ModelType &modelTypeOf(const std::string &name, const std::string &source)
@@ -402,6 +403,13 @@ std::vector<int> ModelConfig::segmentsOf(const std::vector<int> &tokens) const
     return types;
 }
 
+std::vector<std::string> ModelConfig::checkpointPrefixes() const
+{
+    if (!multimodalType.empty()) // Gemma 3 as saved by transformers before 4.52, and after
+        return {"language_model.model.", "model.language_model."};
+    return {modelPrefix(family)};
+}
+
 int ModelConfig::ordinaryTokens() const
 {
     // A checkpoint's special tokens may sit anywhere (BERT's [PAD] is 0): Hugging Face's masked-LM collator draws
@@ -416,7 +424,19 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     const json j = parseJson(text, source);
     if (!j.is_object())
         throw Error(source + ": expected a JSON object");
-    const ModelType &type = modelTypeOf(readString(j, "model_type", "gpt2", source), source);
+    const std::string modelType = readString(j, "model_type", "gpt2", source);
+    if (modelType == "gemma3") { // Gemma3ForConditionalGeneration: the language model is text_config's Gemma 3
+        const json *text = optionalJsonMember(j, "text_config");
+        if (!text || !text->is_object())
+            throw Error(source + ": key 'text_config': a gemma3 (multimodal) config holds its language model's "
+                + "settings there; it is " + (text ? shownJson(*text) : std::string("missing")));
+        json inner = *text;
+        inner["model_type"] = "gemma3_text";
+        ModelConfig c = familyFromJson(inner, modelTypeOf("gemma3_text", source), source + " (text_config)");
+        c.multimodalType = modelType;
+        return c;
+    }
+    const ModelType &type = modelTypeOf(modelType, source);
     if (type.family != Family::Gpt2)
         return familyFromJson(j, type, source);
     ModelConfig c;

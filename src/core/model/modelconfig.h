@@ -234,6 +234,13 @@ struct ModelConfig
     std::map<std::string, std::string> sourceKeys;
     std::string keyName(const std::string &gpt2Name) const;
     bool modelTypeGiven = true; // false when config.json has no model_type, and was read as GPT-2's
+    // Set when config.json describes a multimodal model whose language model is the one read (Gemma 3 4B and up:
+    // model_type "gemma3", its text_config): that model's model_type. Its weights sit under the wrapper's prefix
+    // (checkpointPrefixes), and the vision tower is left unread.
+    std::string multimodalType;
+    // The prefixes a checkpoint of this model may put before the base model's keys, most likely first: Hugging Face's
+    // …ForCausalLM's ("model."), or a multimodal wrapper's ("language_model.model.", "model.language_model.").
+    std::vector<std::string> checkpointPrefixes() const;
 
     static ModelConfig fromJson(const std::string &json, const std::string &source);
     std::string toJson() const;
