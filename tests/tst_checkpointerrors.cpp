@@ -157,9 +157,9 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("Gemma 2's hidden_activation not GELU")
         << "gemma2_tiny"
         << "gemmaact" << QStringList {"hidden_activation", "silu", "GeGLU"};
-    QTest::newRow("Gemma 3's RoPE in rope_parameters only")
+    QTest::newRow("Gemma 3's local layers scaled in rope_parameters")
         << "gemma3_tiny"
-        << "ropeparams" << QStringList {"config.json", "rope_parameters", "rope_local_base_freq"};
+        << "ropeparams" << QStringList {"config.json", "rope_parameters.sliding_attention", "yarn"};
     QTest::newRow("a gemma3 config without text_config")
         << "gemma3_mm_tiny"
         << "notext" << QStringList {"config.json", "text_config", "gemma3"};
@@ -241,7 +241,8 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
         {"ropeparams",
             [](QJsonObject &o) {
                 o.remove("rope_theta");
-                o["rope_parameters"] = QJsonObject {{"full_attention", QJsonObject {{"rope_theta", 1e6}}}};
+                o["rope_parameters"] = QJsonObject {{"full_attention", QJsonObject {{"rope_theta", 1e6}}},
+                    {"sliding_attention", QJsonObject {{"rope_theta", 1e4}, {"rope_type", "yarn"}}}};
             }},
         {"softcap", [](QJsonObject &o) { o["attn_logit_softcapping"] = 0; }},
         {"notext", [](QJsonObject &o) { o.remove("text_config"); }},

@@ -1,5 +1,6 @@
 // config.json as a stranger writes it: every integer is type- and range-checked before use, and every failure,
 // nlohmann's own exceptions included, names the file and the key.
+#include "errortesting.h"
 #include "model/modelconfig.h"
 #include "testbundle.h"
 #include "util/error.h"
@@ -7,6 +8,7 @@
 #include <QTest>
 
 using namespace atlas;
+using atlas::testing::errorFrom;
 
 class TestModelConfig : public QObject
 {
@@ -254,6 +256,37 @@ private slots:
         QVERIFY(c.windowed(0) && !c.windowed(5));
         QVERIFY(c.ropeScaling.kind == RopeScaling::Kind::Linear);
         QVERIFY(c.tiedHead);
+    }
+
+    // transformers 5's rope_parameters, flat or per kind of layer, read as the rope_theta, rope_scaling and
+    // rope_local_base_freq they replace; a kind it cannot read is named where it was written.
+    void ropeParametersReadAsTheKeysTheyReplace()
+    {
+        const std::string shape = R"("hidden_size": 32, "num_hidden_layers": 6, "num_attention_heads": 4,
+            "intermediate_size": 40, "head_dim": 8, )";
+        const ModelConfig older = ModelConfig::fromJson("{" + shape + R"("model_type": "gemma3_text",
+            "rope_theta": 1e6, "rope_local_base_freq": 1e4, "rope_scaling": {"rope_type": "linear", "factor": 8}})",
+            "old.json");
+        const ModelConfig newer = ModelConfig::fromJson("{" + shape + R"("model_type": "gemma3_text",
+            "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8, "rope_theta": 1e6},
+                                "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}})",
+            "new.json");
+        for (int layer = 0; layer < 6; ++layer)
+            QCOMPARE(newer.ropeFrequencies(layer), older.ropeFrequencies(layer));
+        QCOMPARE(newer.ropeLocalBase, 1e4f);
+        const ModelConfig llama = ModelConfig::fromJson("{" + shape + R"("model_type": "llama",
+            "rope_parameters": {"rope_type": "llama3", "rope_theta": 5e5, "factor": 8, "low_freq_factor": 1,
+                                "high_freq_factor": 4, "original_max_position_embeddings": 64}})",
+            "llama.json");
+        QCOMPARE(llama.ropeBase, 5e5f);
+        QVERIFY(llama.ropeScaling.kind == RopeScaling::Kind::Llama3);
+        const QString error = errorFrom([&] {
+            ModelConfig::fromJson("{" + shape + R"("model_type": "qwen3",
+                "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4}})",
+                "qwen.json");
+        });
+        QVERIFY2(error.contains("qwen.json") && error.contains("'rope_parameters'") && error.contains("yarn"),
+            qPrintable(error));
     }
 
     void smolLM3RefusesBadNoPELists_data()

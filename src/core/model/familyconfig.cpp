@@ -36,13 +36,14 @@ ModelConfig hiddenShape(
     return c;
 }
 
-RopeScaling readRopeScaling(const json &j, const std::string &source)
+// `j`'s rope_scaling, named in messages as `key` (rope_parameters, when withRopeParametersRead moved it there).
+RopeScaling readRopeScaling(const json &j, const std::string &source, const std::string &key = "rope_scaling")
 {
     RopeScaling r;
     if (!j.contains("rope_scaling") || j["rope_scaling"].is_null())
         return r;
     const json &s = j["rope_scaling"];
-    const std::string where = source + ": key 'rope_scaling'";
+    const std::string where = source + ": key '" + key + "'";
     if (!s.is_object())
         throw Error(where + " must be an object or null, is " + shownJson(s));
     // Hugging Face wrote "type" before 4.43 and "rope_type" since.
@@ -63,6 +64,42 @@ RopeScaling readRopeScaling(const json &j, const std::string &source)
             throw Error(where + ": high_freq_factor must exceed low_freq_factor");
     }
     return r;
+}
+
+// transformers 5 writes RoPE's settings as one object, rope_parameters: {"rope_type", "rope_theta", "factor" …}, or
+// one per kind of layer ({"full_attention": {…}, "sliding_attention": {…}}: Gemma 3). The readers below take the keys
+// it replaced (rope_theta, rope_scaling, rope_local_base_freq): a config with rope_parameters and no rope_theta is read
+// as if it had written those. `scalingKey` is where the scaling was written, for messages.
+json withRopeParametersRead(const json &j, const std::string &source, std::string &scalingKey)
+{
+    scalingKey = "rope_scaling";
+    const json *parameters = optionalJsonMember(j, "rope_parameters");
+    if (!parameters || j.contains("rope_theta"))
+        return j;
+    const JsonPlace place {source, "rope_parameters"};
+    if (!parameters->is_object())
+        place.fail("must be an object, is " + shownJson(*parameters));
+    const auto theta = [](const json &p, const JsonPlace &at) {
+        if (!p.is_object() || !p.contains("rope_theta"))
+            at.fail("must hold rope_theta, is " + shownJson(p));
+        return p["rope_theta"];
+    };
+    json out = j;
+    out.erase("rope_parameters");
+    const bool perKind = parameters->contains("full_attention");
+    const json &global = perKind ? (*parameters)["full_attention"] : *parameters;
+    const JsonPlace globalPlace = perKind ? place.at("full_attention") : place;
+    out["rope_theta"] = theta(global, globalPlace);
+    out["rope_scaling"] = global;
+    scalingKey = globalPlace.key;
+    if (const json *local = perKind ? optionalJsonMember(*parameters, "sliding_attention") : nullptr) {
+        const JsonPlace localPlace = place.at("sliding_attention");
+        out["rope_local_base_freq"] = theta(*local, localPlace);
+        const std::string kind = jsonString(*local, "rope_type", localPlace, "default");
+        if (kind != "default") // Gemma 3 turns its local layers unscaled
+            localPlace.fail("has rope_type '" + kind + "': the local layers' RoPE is read unscaled only");
+    }
+    return out;
 }
 
 // The layers `layer_types` names "sliding_attention" (transformers ≥ 4.53), or false when it is absent.
@@ -140,9 +177,6 @@ void readGemma(const json &j, ModelConfig &c, const std::string &source)
     if (!j.contains("head_dim") || j["head_dim"].is_null())
         c.headWidth = 256; // Gemma2Config's and Gemma3TextConfig's default
     if (gemma3) {
-        if (j.contains("rope_parameters") && !j["rope_parameters"].is_null() && !j.contains("rope_theta"))
-            throw Error(source + ": key 'rope_parameters': this version reads Gemma 3's RoPE from rope_theta, "
-                + "rope_local_base_freq and rope_scaling; give those keys instead");
         c.qkNorm = QkNorm::Heads;
         if (!j.contains("rope_theta"))
             c.ropeBase = 1e6f;
@@ -199,8 +233,10 @@ void readSmolLM3(const json &j, ModelConfig &c, const std::string &source)
 // Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2 and 3 and SmolLM3 (transformers' LlamaConfig, MistralConfig,
 // Qwen2Config, Qwen3Config, Olmo2Config, Gemma2Config, Gemma3TextConfig and SmolLM3Config, with their defaults where a
 // key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, a gated feed-forward, no positions table.
-ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std::string &source)
+ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, const std::string &source)
 {
+    std::string scalingKey;
+    const json j = withRopeParametersRead(written, source, scalingKey);
     constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
     // vocab_size when absent: each config class's default (Gemma 3's multimodal text_config leaves it out)
@@ -230,7 +266,7 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
     c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source))
         : name == "smollm3"               ? 2e6f // SmolLM3Config's default
                                           : 10000.0f;
-    c.ropeScaling = readRopeScaling(j, source);
+    c.ropeScaling = readRopeScaling(j, source, scalingKey);
     c.norm = NormKind::RmsNorm;
     c.gatedFfn = true;
     c.tiedHead = readBool(j, "tie_word_embeddings", name == "smollm3", source); // SmolLM3Config ties by default
@@ -287,8 +323,10 @@ ModelConfig llamaFamilyFromJson(const json &j, const ModelType &type, const std:
 
 // GPT-NeoX (Pythia; transformers' GPTNeoXConfig defaults): LayerNorm with bias, one fused query_key_value per head,
 // rotary on the first rotary_pct of each head, parallel residual, exact GELU, an untied embed_out.
-ModelConfig neoxFromJson(const json &j, const std::string &source)
+ModelConfig neoxFromJson(const json &written, const std::string &source)
 {
+    std::string scalingKey;
+    const json j = withRopeParametersRead(written, source, scalingKey);
     ModelConfig c = hiddenShape(j, Family::GptNeoX, "gpt_neox", 50432, source);
     c.context = std::min(readInt(j, kMaxPositions, 2048, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("layer_norm_eps") ? float(jsonNumber(j, "layer_norm_eps", 1e-12, 1.0, source)) : 1e-5f;
@@ -297,9 +335,9 @@ ModelConfig neoxFromJson(const json &j, const std::string &source)
     c.positions = PositionKind::RopeHalf;
     const char *baseKey = j.contains("rope_theta") ? "rope_theta" : "rotary_emb_base";
     c.ropeBase = j.contains(baseKey) ? float(jsonNumber(j, baseKey, 2.0, 1e9, source)) : 10000.0f;
-    c.ropeScaling = readRopeScaling(j, source);
+    c.ropeScaling = readRopeScaling(j, source, scalingKey);
     if (c.ropeScaling.kind == RopeScaling::Kind::Llama3)
-        throw Error(source + ": key 'rope_scaling': GPT-NeoX takes linear scaling, not llama3");
+        throw Error(source + ": key '" + scalingKey + "': GPT-NeoX takes linear scaling, not llama3");
     const double pct = j.contains("rotary_pct") ? jsonNumber(j, "rotary_pct", 0.0, 1.0, source) : 0.25;
     if (c.heads > 0 && c.dModel % c.heads == 0) {
         // as GPTNeoXAttention, int(head_size · rotary_pct), allowing for a decimal that missed an integer product
