@@ -130,6 +130,29 @@ private slots:
         QVERIFY(!strip->isHighlighted(7));
     }
 
+    // A layer with a sliding window of its own (gemma2_tiny's layers 0 and 2: 3 keys) shows that window, as the
+    // Longformer kernel writes it, and says so; its global layer 1 gets the usual suggestion.
+    void aWindowedLayerShowsItsOwnWindow()
+    {
+        ViewSpec spec;
+        spec.view = "pattern";
+        spec.model = ATLAS_TEST_DATA "/gemma2_tiny";
+        spec.tokens = {3, 17, 42, 8, 0, 25, 63, 11};
+        spec.layer = 0;
+        PatternEditorView view;
+        view.resize(1100, 700);
+        const ViewInput input = testing::forSpec(spec);
+        show(view, input, spec);
+        QVERIFY(view.summary());
+        for (int j = 0; j < 8; ++j)
+            QCOMPARE(view.summary()->allowed(7, j), j > 4); // i − 3 < j ≤ i
+        QVERIFY2(view.readoutText().contains("Layer 0's own pattern") && view.readoutText().contains("3 keys"),
+            qPrintable(view.readoutText()));
+        spec.layer = 1;
+        show(view, testing::forSpec(spec), spec);
+        QVERIFY(!view.readoutText().contains("own pattern"));
+    }
+
     void tokensAreNotClickableForOtherKinds()
     {
         PatternEditorView view;

@@ -501,6 +501,29 @@ private slots:
         QCOMPARE(point->data()->at(0)->value, t.cappedScore);
     }
 
+    // Gemma 2's Mask view: a score cell's hover gives the score before and after the cap, c·tanh(s/c).
+    void maskViewHoverGivesBothSidesOfTheCap()
+    {
+        ViewSpec s = spec("mask");
+        s.model = ATLAS_TEST_DATA "/gemma2_tiny";
+        s.tokens = {3, 17, 42, 8, 0, 25, 63, 11};
+        s.layer = 0;
+        s.head = 1;
+        MaskView view;
+        view.resize(1200, 560);
+        const ViewInput input = testing::forSpec(s);
+        view.setInput(input);
+        view.setSpec(s);
+        const float score = input.trace->tensor("layer.0.attn.scores").slice(1)(7, 5),
+                    capped = input.trace->tensor("layer.0.attn.capped").slice(1)(7, 5);
+        const float cap = input.model->config.attentionSoftcap;
+        QVERIFY(std::fabs(capped - cap * std::tanh(score / cap)) < 1e-5f);
+        view.scoresPlot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QString text = view.scoresPlot()->hoverTextAt(view.scoresPlot()->cellCenter(7, 5));
+        QVERIFY2(
+            text.contains("score " + formatNumber(score) + " → soft-capped " + formatNumber(capped)), qPrintable(text));
+    }
+
     void linesWindowForLongInputs()
     {
         const int tokens = 100;

@@ -46,8 +46,12 @@ MaskView::MaskView(QWidget *parent)
     m_probs->setTitle(tr("Probabilities after softmax"));
     m_probs->setValueLabel(tr("probability"));
     m_scores->setHoverText([this](int r, int c) {
-        return capped() ? valueText("attn.capped", tr("soft-capped score"), r, c)
-                        : valueText("attn.scores", tr("score"), r, c);
+        if (!capped())
+            return valueText("attn.scores", tr("score"), r, c);
+        const QString before = cellNumber("attn.scores", r, c), after = cellNumber("attn.capped", r, c);
+        if (before.isEmpty() || after.isEmpty())
+            return QString();
+        return cellPrefix(m_input, r, c) + tr(": score %1 → soft-capped %2").arg(before, after);
     });
     m_mask->setHoverText([this](int r, int c) { return maskText(r, c); });
     m_probs->setHoverText([this](int r, int c) { return valueText("attn.probs", tr("probability"), r, c); });
@@ -58,14 +62,19 @@ MaskView::MaskView(QWidget *parent)
     applyTheme();
 }
 
-QString MaskView::valueText(const char *suffix, const QString &what, int row, int col) const
+QString MaskView::cellNumber(const char *suffix, int row, int col) const
 {
     QString problem;
     const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
     if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
         return {};
-    return cellPrefix(m_input, row, col)
-        + QStringLiteral(": %1 %2").arg(what, formatNumber(t->slice(m_spec.head)(row, col)));
+    return formatNumber(t->slice(m_spec.head)(row, col));
+}
+
+QString MaskView::valueText(const char *suffix, const QString &what, int row, int col) const
+{
+    const QString number = cellNumber(suffix, row, col);
+    return number.isEmpty() ? QString() : cellPrefix(m_input, row, col) + QStringLiteral(": %1 %2").arg(what, number);
 }
 
 QString MaskView::maskText(int row, int col) const

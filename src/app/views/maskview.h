@@ -43,6 +43,7 @@ private:
     void showMask(const char *source);
     void adoptMask(const MaskCells &mask);
     QString maskText(int row, int col) const;
+    QString cellNumber(const char *suffix, int row, int col) const; // the head's value there, formatted
     QString valueText(const char *suffix, const QString &what, int row, int col) const;
     // The scores as this model computes them ("QKᵀ/√d", "QKᵀ/√s + B" …), and what softmax reads before the mask:
     // the scores, or Gemma 2's soft-capped ones (attn.capped).

@@ -4,6 +4,7 @@
 #include "util/commalist.h"
 
 #include "attention/patternparams.h"
+#include "model/model.h"
 #include "util/error.h"
 #include "views/heatmapplot.h"
 #include "views/patternparamlabels.h"
@@ -220,13 +221,22 @@ void PatternEditorView::adoptSpec()
         }
         return;
     }
-    // The spec runs another kernel: show the suggestion for this length (the analysis draws the same), until the
-    // user edits it.
-    if (m_fromSpec || m_suggestedFor != length()) {
-        setEdited(attention::suggestedPatternSpec("longformer", length()));
+    // The spec runs another kernel: show the layer's own sliding window if it has one, else the suggestion for this
+    // length (the analysis draws the same), until the user edits it.
+    const int window = ownWindow();
+    if (m_fromSpec || m_suggestedFor != length() || m_suggestedWindow != window) {
+        setEdited(window > 0 ? attention::slidingWindowPattern(window)
+                             : attention::suggestedPatternSpec("longformer", length()));
         m_fromSpec = false;
         m_suggestedFor = length();
+        m_suggestedWindow = window;
     }
+}
+
+int PatternEditorView::ownWindow() const
+{
+    const ModelConfig *c = m_input.model ? &m_input.model->config : nullptr;
+    return c && c->causal && c->windowed(m_spec.layer) ? c->slidingWindow : 0;
 }
 
 void PatternEditorView::setEdited(const AttentionKernelSpec &spec)
@@ -412,6 +422,8 @@ void PatternEditorView::showSummary()
                         .arg(QString::fromStdString(m_editedKind))
                         .arg(s.length)
                         .arg(m_input.causal ? tr(" · causal") : QString(), params);
+    if (!m_fromSpec && m_suggestedWindow > 0)
+        title += tr("\nlayer %1's own sliding window: %2 keys").arg(m_spec.layer).arg(m_suggestedWindow);
     if (!exact)
         title += tr("\ndrawn in %1×%1 blocks of about %2 positions").arg(s.cells).arg(s.length / s.cells);
     m_plot->setTitle(title);
@@ -465,7 +477,14 @@ QString PatternEditorView::readoutText() const
         text += "\n\n" + tr("Pattern: query i attends key j when  %1").arg(QString::fromStdString(formula));
     } catch (const Error &) {
     }
-    if (!m_fromSpec)
+    if (!m_fromSpec && m_suggestedWindow > 0)
+        text += "\n\n"
+            + tr("Layer %1's own pattern: this model's sliding window of %2 keys (i − %2 < j ≤ i), written as "
+                 "Longformer's causal window w = %3. Edit it to run another pattern in its place.")
+                  .arg(m_spec.layer)
+                  .arg(m_suggestedWindow)
+                  .arg(m_suggestedWindow - 1);
+    else if (!m_fromSpec)
         text += "\n\n"
             + tr("Suggested: the spec's attention is '%1', which has no fixed pattern; edit this one to set it.")
                   .arg(QString::fromStdString(m_spec.attention));

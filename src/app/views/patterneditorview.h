@@ -72,6 +72,7 @@ private:
     int length() const { return int(m_input.tokens.size()); }
     void adoptSpec();
     void setEdited(const attention::AttentionKernelSpec &spec);
+    int ownWindow() const; // the model's sliding window in the spec's layer (W), 0 when that layer sees every key
     void syncControls();
     void paramEdited(const std::string &key, int value);
     void kindChosen(int index);
@@ -98,6 +99,7 @@ private:
     std::vector<int> m_globals; // Longformer's global positions, sorted
     bool m_fromSpec = false; // the parameters came from the spec (else suggested for the length)
     int m_suggestedFor = -1; // the length the suggestion was made for
+    int m_suggestedWindow = 0; // the layer's own window it showed, 0 for none
     int m_dHead = 64;
     QString m_message; // a problem shown instead of the pattern
 

@@ -86,6 +86,12 @@ AttentionKernelSpec suggestedPatternSpec(const std::string &kind, int T)
     return suggestedKernelSpec(kind, T);
 }
 
+AttentionKernelSpec slidingWindowPattern(int window)
+{
+    return parseAttentionKernelSpec(
+        "longformer", {"window=" + std::to_string(std::max(window - 1, 0)), "dilation=1"}); // no global tokens
+}
+
 AttentionKernelSpec suggestedKernelSpec(const std::string &kind, int T)
 {
     const AttentionKernelKind &kernel = attentionKernel(kind);

@@ -24,6 +24,9 @@ std::map<std::string, int> patternIntegerParams(const AttentionKernelSpec &spec,
 // Parameters that show the kind's structure on T tokens: a window of about T/8, l ≈ √T (the paper's choice),
 // BigBird blocks of about T/16; at T = 16384 the kernels' defaults.
 AttentionKernelSpec suggestedPatternSpec(const std::string &kind, int T);
+// A model's own sliding window of W keys (Mistral's, Gemma's local layers': query i sees i − W < j ≤ i) as the
+// Longformer kernel writes it: causal, the past w = W − 1 keys and the query itself, no dilation, no global tokens.
+AttentionKernelSpec slidingWindowPattern(int window);
 // Parameters for any kind that suit T tokens, as the toolbar's chooser fills them in: the fixed patterns as
 // suggestedPatternSpec; LSH with about 8 keys per bucket (an even count, at most 64) and chunks of that size;
 // Linformer k ≈ T/4 (at most 256); Performer 64 features, or 256 from 1024 tokens. Full attention has none.

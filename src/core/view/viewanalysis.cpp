@@ -204,20 +204,27 @@ AnalysisRequest analysis::patternRequest(const ViewSpec &spec, const AnalysisCon
         return problem("No input yet: type some text in the Input box.");
     attention::AttentionKernelSpec kernel;
     const bool suggested = !attention::hasFixedPattern(spec.attention);
+    // A layer with a sliding window of its own (Mistral, Gemma's local layers) is suggested that window.
+    const int ownWindow = suggested && c.model && c.model->config.windowed(spec.layer) && c.model->config.causal
+        ? c.model->config.slidingWindow
+        : 0;
     try {
-        kernel = suggested ? attention::suggestedPatternSpec("longformer", c.tokens)
-                           : attention::parseAttentionKernelSpec(spec.attention, spec.attentionParams);
+        kernel = !suggested ? attention::parseAttentionKernelSpec(spec.attention, spec.attentionParams)
+            : ownWindow > 0 ? attention::slidingWindowPattern(ownWindow)
+                            : attention::suggestedPatternSpec("longformer", c.tokens);
     } catch (const Error &e) {
         return problem(e.what());
     }
     AnalysisRequest r;
     r.key = "pattern/" + attention::describeAttentionKernel(kernel) + "/" + std::to_string(c.tokens)
-        + (c.causal ? "/causal/" : "/") + paddingKey(c.padding);
-    r.run = [kernel, suggested, T = c.tokens, causal = c.causal, padding = c.padding](const std::atomic<bool> &) {
+        + (c.causal ? "/causal/" : "/") + paddingKey(c.padding) + "/own" + std::to_string(ownWindow);
+    r.run = [kernel, suggested, ownWindow, T = c.tokens, causal = c.causal, padding = c.padding](
+                const std::atomic<bool> &) {
         const auto start = Clock::now();
         auto result = std::make_shared<PatternAnalysis>();
         result->spec = kernel;
         result->suggested = suggested;
+        result->ownWindow = ownWindow;
         const int cells = T <= PatternAnalysis::kExactCells ? T : PatternAnalysis::kGridCells;
         result->summary = attention::attentionPattern(kernel, T, causal, padding, cells);
         result->formula = attention::patternFormula(kernel, causal);
