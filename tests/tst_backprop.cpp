@@ -160,6 +160,8 @@ void TestBackprop::matchesPyTorch_data()
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
                                                   << "mistral_tiny_grads";
     // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).
+    QTest::newRow("qwen3_moe_tiny: QK-norm, renormalised top-2 experts under mlp.experts") << "qwen3_moe_tiny"
+                                                                                           << "qwen3_moe_tiny_grads";
     QTest::newRow("mixtral_tiny: renormalised top-2 experts") << "mixtral_tiny"
                                                               << "mixtral_tiny_grads";
     // GPT-NeoX (Pythia): fused per-head Q/K/V, partial rotary, parallel or sequential residual; GPT-Neo: unscaled

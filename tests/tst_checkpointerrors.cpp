@@ -166,6 +166,12 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("a gemma3 checkpoint whose language model is missing")
         << "gemma3_mm_tiny"
         << "nolanguage" << QStringList {"language_model.model.embed_tokens.weight", "gemma3"};
+    QTest::newRow("Qwen3-MoE's chosen experts not renormalised")
+        << "qwen3_moe_tiny"
+        << "normtopk" << QStringList {"config.json", "norm_topk_prob"};
+    QTest::newRow("Qwen3-MoE with dense layers")
+        << "qwen3_moe_tiny"
+        << "mlponly" << QStringList {"config.json", "mlp_only_layers", "decoder_sparse_step"};
     QTest::newRow("a soft-cap of 0") << "gemma2_tiny"
                                      << "softcap" << QStringList {"attn_logit_softcapping", "0"};
     QTest::newRow("hidden_size missing") << "mistral_tiny"
@@ -246,6 +252,8 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
             }},
         {"softcap", [](QJsonObject &o) { o["attn_logit_softcapping"] = 0; }},
         {"notext", [](QJsonObject &o) { o.remove("text_config"); }},
+        {"normtopk", [](QJsonObject &o) { o["norm_topk_prob"] = false; }},
+        {"mlponly", [](QJsonObject &o) { o["mlp_only_layers"] = QJsonArray {1}; }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
         {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key_query"; }},
         {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},

@@ -51,8 +51,8 @@ std::vector<int> intList(const QJsonValue &value)
 // and Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16).
 constexpr const char *kFamilyModels[]
     = {"llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen2_swa_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny",
-        "gemma3_tiny", "gemma3_mm_tiny", "smollm3_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny",
-        "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "mixtral_tiny", "t5_tiny", "t5v11_tiny"};
+        "gemma3_tiny", "gemma3_mm_tiny", "smollm3_tiny", "qwen3_moe_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny",
+        "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "mixtral_tiny", "t5_tiny", "t5v11_tiny"};
 
 Input inputFor(const QString &model)
 {

@@ -99,6 +99,7 @@ private slots:
         QTest::newRow("gemma3 (QK-norm, local and global RoPE bases)") << "gemma3_tiny" << 2 << 64;
         QTest::newRow("smollm3 (NoPE layers 1 and 3, a window of 3 on them)") << "smollm3_tiny" << 2 << 73;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
+        QTest::newRow("qwen3_moe (QK-norm, top-2 of 4 experts under mlp.experts)") << "qwen3_moe_tiny" << 2 << 64;
         QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;
         QTest::newRow("gpt_neox (partial rotary, parallel residual)") << "neox_tiny" << 4 << 64;
         QTest::newRow("gpt_neox (sequential residual)") << "neox_seq_tiny" << 2 << 64;

@@ -109,6 +109,7 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace_data()
     QTest::newRow("BERT: post-LN, embedding LayerNorm, masked-LM head") << "bert_tiny";
     QTest::newRow("Llama: GQA, SwiGLU") << "llama_tiny";
     QTest::newRow("Mixtral: routed SwiGLU experts") << "mixtral_tiny";
+    QTest::newRow("Qwen3-MoE: QK-norm, routed experts") << "qwen3_moe_tiny";
     QTest::newRow("Qwen3: QK-norm") << "qwen3_tiny";
     QTest::newRow("OLMo 2: norms after the sub-layers") << "olmo2_tiny";
     QTest::newRow("Gemma 2: sandwich norms, soft-caps, alternating window") << "gemma2_tiny";
@@ -139,8 +140,9 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
         QVERIFY(empty);
     }
     // The feed-forward in 5 chunks (12 tokens: 3 rows each, the last chunk empty) in every layout (Conv1D, nn.Linear,
-    // gated): the same gradients but for the order of the sums. Mixtral's layers are all experts: no chunks there.
-    if (model == "mixtral_tiny")
+    // gated): the same gradients but for the order of the sums. Mixtral's and Qwen3-MoE's layers are all experts: no
+    // chunks there.
+    if (model == "mixtral_tiny" || model == "qwen3_moe_tiny")
         return;
     for (const MemoryOptions &o : {options(MemoryStrategy::Plain, 0, 5), options(MemoryStrategy::Checkpoint, 1, 5)}) {
         std::string worst;

@@ -92,6 +92,10 @@ private slots:
         QTest::newRow("smollm3: NoPE every third layer")
             << R"({"model_type": "smollm3", "hidden_size": 32, "num_hidden_layers": 7, "num_attention_heads": 4,
                   "intermediate_size": 40, "no_rope_layer_interval": 3})";
+        QTest::newRow("qwen3_moe: QK-norm, experts moe_intermediate_size wide")
+            << R"({"model_type": "qwen3_moe", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 2, "intermediate_size": 64, "moe_intermediate_size": 20, "num_experts": 4,
+                  "num_experts_per_tok": 2, "norm_topk_prob": true, "head_dim": 12})";
         QTest::newRow("gpt_neo: local layers")
             << R"({"model_type": "gpt_neo", "hidden_size": 32, "num_layers": 4, "num_heads": 4,
                   "attention_types": [[["global", "local"], 2]], "window_size": 5})";

@@ -74,6 +74,8 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
                     with sliding_window 3 on those NoPE layers, GQA, tied; BF16
   gemma3_mm_tiny/   gemma3 (Gemma3ForConditionalGeneration): gemma3_tiny as the text_config of a multimodal config,
                     its weights under language_model.model., a vision tower and projector beside them; BF16
+  qwen3_moe_tiny/   qwen3_moe: Qwen3's attention (QK-norm, head_dim 12) with 4 SwiGLU experts 20 wide per layer under
+                    mlp.experts, top-2 renormalised (norm_topk_prob), the router at mlp.gate, untied; BF16
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -182,6 +184,14 @@ MODELS = {
     # Gemma3ForConditionalGeneration's layout (Gemma 3 4B and up): gemma3_tiny's weights under "language_model.model.",
     # its config as text_config, beside a vision tower and projector that the app leaves unread.
     "gemma3_mm_tiny": dict(multimodal="gemma3_tiny"),
+    "qwen3_moe_tiny": dict(
+        config=dict(model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"], hidden_size=32,
+                    intermediate_size=64, moe_intermediate_size=20, num_experts=4, num_experts_per_tok=2,
+                    norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[], num_hidden_layers=2,
+                    num_attention_heads=4, num_key_value_heads=2, head_dim=12, vocab_size=64,
+                    max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=1000000.0, hidden_act="silu",
+                    tie_word_embeddings=False, attention_bias=False, router_aux_loss_coef=0.001, rope_scaling=None),
+        dtype="BF16", shards=1, seed=49),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -454,7 +464,8 @@ def random_weights(cfg, seed):
     D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d = cfg.get("head_dim") or D // H  # LlamaAttention's head_dim
-    qwen2, qwen3, olmo2 = cfg["model_type"] == "qwen2", cfg["model_type"] == "qwen3", cfg["model_type"] == "olmo2"
+    qwen2, olmo2 = cfg["model_type"] == "qwen2", cfg["model_type"] == "olmo2"
+    qwen3 = cfg["model_type"] in ("qwen3", "qwen3_moe")
     gemma2 = cfg["model_type"] in ("gemma2", "gemma3_text")
     qkv_bias = qwen2 or cfg.get("attention_bias", False)
     o_bias = not qwen2 and cfg.get("attention_bias", False)
@@ -491,6 +502,15 @@ def random_weights(cfg, seed):
         if gemma2:  # Gemma2DecoderLayer: the feed-forward's norms before and after
             w[p + "pre_feedforward_layernorm.weight"] = normal(D, std=0.1)
             w[p + "post_feedforward_layernorm.weight"] = normal(D, std=0.1)
+        if cfg["model_type"] == "qwen3_moe":  # Qwen3MoeSparseMoeBlock: experts moe_intermediate_size wide
+            w[p + "mlp.gate.weight"] = normal(cfg["num_experts"], D, std=0.5)
+            Fe = cfg["moe_intermediate_size"]
+            for e in range(cfg["num_experts"]):
+                x = p + f"mlp.experts.{e}."
+                w[x + "gate_proj.weight"] = normal(Fe, D)
+                w[x + "up_proj.weight"] = normal(Fe, D)
+                w[x + "down_proj.weight"] = normal(D, Fe)
+            continue
         if cfg["model_type"] == "mixtral":
             w[p + "block_sparse_moe.gate.weight"] = normal(cfg["num_local_experts"], D, std=0.5)
             for e in range(cfg["num_local_experts"]):
@@ -842,11 +862,14 @@ def t5_forward(w, cfg, source, decoder):
 
 
 def mixtral_experts(w, cfg, x, trace, p, m):
-    """MixtralSparseMoeBlock: softmax router, top-k, the k weights renormalised, SwiGLU experts w2(silu(w1 x) * w3 x).
+    """MixtralSparseMoeBlock: softmax router, top-k, the k weights renormalised, SwiGLU experts w2(silu(w1 x) * w3 x);
+    Qwen3MoeSparseMoeBlock the same under mlp.gate and mlp.experts.{e}.{gate,up,down}_proj (norm_topk_prob true).
     Also the trace's routing diagnostics under the project's definitions (docs/trace-names.md): the top-1 expert,
     the capacity (T: nothing is dropped), Switch's balance E * sum f_i P_i and the z-loss."""
-    T, E, K = x.shape[0], cfg["num_local_experts"], cfg["num_experts_per_tok"]
-    b = m + "block_sparse_moe."
+    qwen = cfg["model_type"] == "qwen3_moe"
+    T, E, K = x.shape[0], cfg["num_experts" if qwen else "num_local_experts"], cfg["num_experts_per_tok"]
+    b = m + ("mlp." if qwen else "block_sparse_moe.")
+    names = ("gate_proj", "up_proj", "down_proj") if qwen else ("w1", "w3", "w2")
     logits = x @ w[b + "gate.weight"].T
     probs = torch.softmax(logits, dim=-1)
     top, choice = torch.topk(probs, K, dim=-1)
@@ -855,7 +878,8 @@ def mixtral_experts(w, cfg, x, trace, p, m):
     for e in range(E):
         weight = (gate * (choice == e)).sum(dim=1, keepdim=True)
         ex = b + f"experts.{e}."
-        y = (torch.nn.functional.silu(x @ w[ex + "w1.weight"].T) * (x @ w[ex + "w3.weight"].T)) @ w[ex + "w2.weight"].T
+        gate_w, up_w, down_w = (w[ex + n + ".weight"] for n in names)
+        y = (torch.nn.functional.silu(x @ gate_w.T) * (x @ up_w.T)) @ down_w.T
         out = out + weight * y
     f = torch.nn.functional.one_hot(probs.argmax(dim=-1), E).to(probs.dtype).mean(dim=0)
     trace.update({p + "router.logits": logits, p + "router.probs": probs, p + "router.choice": choice.double(),
@@ -1011,13 +1035,14 @@ def forward(w, cfg, tokens):
         q = q.reshape(T, H, d).transpose(0, 1)
         k = k.reshape(T, Hkv, d).transpose(0, 1)
         v = v.reshape(T, Hkv, d).transpose(0, 1)
-        if cfg["model_type"] == "qwen3":  # Qwen3Attention: q_norm and k_norm on each head, before repeat_kv and RoPE
+        if cfg["model_type"] in ("qwen3", "qwen3_moe"):  # Qwen3Attention: q_norm and k_norm on each head, before
+            # repeat_kv and RoPE
             q_norm = rms_norm(q, w[m + "self_attn.q_norm.weight"], eps)
             k_norm = rms_norm(k, w[m + "self_attn.k_norm.weight"], eps).repeat_interleave(H // Hkv, dim=0)
         k = k.repeat_interleave(H // Hkv, dim=0)  # repeat_kv: head h reads K/V head h // (H / Hkv)
         v = v.repeat_interleave(H // Hkv, dim=0)
         trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
-        if cfg["model_type"] in ("qwen3", "olmo2"):
+        if cfg["model_type"] in ("qwen3", "qwen3_moe", "olmo2"):
             trace[p + "attn.q_norm"], trace[p + "attn.k_norm"] = q_norm, k_norm
             q, k = q_norm, k_norm
         if i in turns:  # SmolLM3Attention: a NoPE layer's q and k go to the scores unturned
@@ -1037,7 +1062,7 @@ def forward(w, cfg, tokens):
         else:
             h2 = rms_norm(mid, w[m + "post_attention_layernorm.weight"], eps)
             trace[p + "ln_2"] = h2
-        if cfg["model_type"] == "mixtral":
+        if cfg["model_type"] in ("mixtral", "qwen3_moe"):
             down = mixtral_experts(w, cfg, h2, trace, p, m)
         else:
             gate, up = lin(h2, m + "mlp.gate_proj"), lin(h2, m + "mlp.up_proj")
@@ -1114,7 +1139,7 @@ def make(name, spec):
 
 
 GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny",
-               "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+               "qwen3_moe_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
                "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none

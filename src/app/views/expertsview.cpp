@@ -1,5 +1,7 @@
 #include "views/expertsview.h"
 
+#include "model/model.h"
+
 #include "view/viewanalysis.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -237,14 +239,15 @@ void ExpertsView::refresh()
     showControls();
     if (r.dropless)
         m_formula->setText(
-            tr("Mixtral layer %1: %2 experts, top-%3 routing with no capacity: every expert may take all %4 tokens, "
+            tr("%7 layer %1: %2 experts, top-%3 routing with no capacity: every expert may take all %4 tokens, "
                "so none is dropped (Switch's buffers turn the overflow away), and the %3 chosen probabilities are "
                "renormalised to sum to 1;  aux loss E·Σ fᵢPᵢ = %5 (1 when balanced), z-loss %6")
                 .arg(r.layer)
                 .arg(r.experts)
                 .arg(r.topK)
                 .arg(r.tokens)
-                .arg(formatNumber(r.auxLoss), formatNumber(r.zLoss, 3)));
+                .arg(formatNumber(r.auxLoss), formatNumber(r.zLoss, 3),
+                    m_input.model && m_input.model->config.modelType == "qwen3_moe" ? tr("Qwen3-MoE") : tr("Mixtral")));
     else
         m_formula->setText(
             tr("Switch layer %1: %2 experts, top-%3 routing, capacity ⌈%4 · %5 / %2⌉ = %6 tokens each;  "

@@ -240,17 +240,17 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
     constexpr IntKey kvHeads {"num_key_value_heads", 1, 1024}, headDim {"head_dim", 1, 65536};
     const std::string name = type.name;
     // vocab_size when absent: each config class's default (Gemma 3's multimodal text_config leaves it out)
-    const int vocab = name == "gemma2"       ? 256000
-        : name == "gemma3_text"              ? 262208
-        : name == "qwen2" || name == "qwen3" ? 151936
-        : name == "smollm3"                  ? 128256
-                                             : 32000;
+    const int vocab = name == "gemma2"                              ? 256000
+        : name == "gemma3_text"                                     ? 262208
+        : name == "qwen2" || name == "qwen3" || name == "qwen3_moe" ? 151936
+        : name == "smollm3"                                         ? 128256
+                                                                    : 32000;
     ModelConfig c = hiddenShape(j, Family::Llama, name, vocab, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
-    const int positions = name == "gemma3_text"                   ? 131072 // the config classes' defaults
-        : name == "qwen2" || name == "qwen3" || name == "smollm3" ? 32768
-        : name == "gemma2"                                        ? 8192
-                                                                  : 2048;
+    const int positions = name == "gemma3_text" ? 131072 // the config classes' defaults
+        : name == "qwen2" || name == "qwen3" || name == "qwen3_moe" || name == "smollm3" ? 32768
+        : name == "gemma2"                                                               ? 8192
+                                                                                         : 2048;
     c.context = std::min(readInt(j, kMaxPositions, positions, source), int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source))
         : name == "olmo2"                    ? 1e-5f // Olmo2Config's default
@@ -276,7 +276,8 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         c.mlpBias = false;
         if (readBool(j, "use_sliding_window", false, source))
             readQwen2Window(j, c, source);
-    } else if (name == "qwen3") { // Qwen3Attention: attention_bias on q, k, v and o; q_norm and k_norm per head
+    } else if (name == "qwen3" || name == "qwen3_moe") { // Qwen3Attention: attention_bias on q, k, v and o; q_norm
+                                                         // and k_norm per head
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = false;
         c.qkNorm = QkNorm::Heads;
@@ -298,10 +299,24 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
     }
     if (name == "mistral" || name == "mixtral")
         c.slidingWindow = readInt(j, kWindow, 0, source);
-    if (name == "mixtral") { // MixtralSparseMoeBlock in every layer
-        constexpr IntKey experts {"num_local_experts", 2, 1024}, topK {"num_experts_per_tok", 1, 1024};
-        c.experts = readInt(j, experts, 8, source);
-        c.expertTopK = readInt(j, topK, 2, source);
+    if (name == "qwen3_moe") { // Qwen3MoeSparseMoeBlock: experts moe_intermediate_size wide, in every layer here
+        constexpr IntKey step {"decoder_sparse_step", 1, 1 << 16}, expertWidth {"moe_intermediate_size", 1, 1 << 20};
+        const json *dense = optionalJsonMember(j, "mlp_only_layers");
+        if (readInt(j, step, 1, source) != 1 || (dense && !(dense->is_array() && dense->empty())))
+            throw Error(source + ": keys 'decoder_sparse_step' and 'mlp_only_layers': this version reads a "
+                + "qwen3_moe model with experts in every layer (decoder_sparse_step 1, no mlp_only_layers)");
+        if (!readBool(j, "norm_topk_prob", false, source))
+            throw Error(source + ": key 'norm_topk_prob': false (the chosen experts' weights not renormalised) is not "
+                + "read; Qwen3-MoE's checkpoints set it true");
+        c.dFF = readInt(j, expertWidth, 768, source);
+        c.sourceKeys[kInner.key] = expertWidth.key;
+    }
+    if (name == "mixtral" || name == "qwen3_moe") { // MixtralSparseMoeBlock, Qwen3MoeSparseMoeBlock: in every layer
+        const bool qwen = name == "qwen3_moe";
+        const IntKey experts {qwen ? "num_experts" : "num_local_experts", 2, 1024},
+            topK {"num_experts_per_tok", 1, 1024};
+        c.experts = readInt(j, experts, qwen ? 128 : 8, source);
+        c.expertTopK = readInt(j, topK, qwen ? 8 : 2, source);
         c.sourceKeys[kExperts.key] = experts.key;
         c.sourceKeys[kTopK.key] = topK.key;
         c.droplessRouting = true;

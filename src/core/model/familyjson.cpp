@@ -139,7 +139,8 @@ std::string ModelConfig::familyJson() const
         j["head_dim"] = headWidth;
     if (modelType == "mistral" || modelType == "mixtral")
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-    if (modelType == "qwen3" || modelType == "olmo2" || modelType == "gemma2" || modelType == "gemma3_text")
+    if (modelType == "qwen3" || modelType == "qwen3_moe" || modelType == "olmo2" || modelType == "gemma2"
+        || modelType == "gemma3_text")
         j["attention_bias"] = qkvBias;
     if (modelType == "gemma3_text")
         j["rope_local_base_freq"] = shortestDecimal(ropeLocalBase);
@@ -165,6 +166,15 @@ std::string ModelConfig::familyJson() const
             j["layer_types"] = types;
             j["max_window_layers"] = windowedLayers.empty() ? 0 : windowedLayers.front();
         }
+    }
+    if (modelType == "qwen3_moe") {
+        j["num_experts"] = experts;
+        j["moe_intermediate_size"] = dFF;
+        j["norm_topk_prob"] = true;
+        j["decoder_sparse_step"] = 1;
+        j["mlp_only_layers"] = json::array();
+        j["num_experts_per_tok"] = expertTopK;
+        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
     }
     if (modelType == "mixtral") {
         j["num_local_experts"] = experts;

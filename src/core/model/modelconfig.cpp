@@ -94,14 +94,14 @@ void readSpecialTokens(const json &j, ModelConfig &c, const std::string &source)
         [](const auto &a, const auto &b) { return a.second < b.second; });
 }
 
-constexpr ModelType kModelTypes[]
-    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
-        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
-        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"},
-        {"bert", Family::Bert, "BertForMaskedLM"}, {"mixtral", Family::Llama, "MixtralForCausalLM"},
-        {"t5", Family::T5, "T5ForConditionalGeneration"}, {"qwen3", Family::Llama, "Qwen3ForCausalLM"},
-        {"olmo2", Family::Llama, "Olmo2ForCausalLM"}, {"gemma2", Family::Llama, "Gemma2ForCausalLM"},
-        {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"}, {"smollm3", Family::Llama, "SmolLM3ForCausalLM"}};
+constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
+    {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
+    {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
+    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"},
+    {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"},
+    {"qwen3", Family::Llama, "Qwen3ForCausalLM"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM"},
+    {"gemma2", Family::Llama, "Gemma2ForCausalLM"}, {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"},
+    {"smollm3", Family::Llama, "SmolLM3ForCausalLM"}, {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM"}};
 
 std::string knownModelTypes()
 {
@@ -291,7 +291,8 @@ void ModelConfig::validate(const std::string &source) const
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");
     require(family == Family::Gpt2 || family == Family::T5
-            || (!reversible && encoderLayers == 0 && (experts == 0 || modelType == "mixtral")),
+            || (!reversible && encoderLayers == 0
+                && (experts == 0 || modelType == "mixtral" || modelType == "qwen3_moe")),
         "a " + modelType + " model has one stack of dense blocks");
     require(family != Family::T5 || (encoderLayers > 0 && !reversible && experts == 0),
         "a t5 model has an encoder and a decoder of dense blocks");

@@ -23,6 +23,11 @@ constexpr BlockNames kLlamaBlock = {"input_layernorm", nullptr, "post_attention_
     "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
     "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj", "block_sparse_moe.gate", nullptr, nullptr, nullptr, nullptr,
     nullptr, nullptr, "self_attn.q_norm", "self_attn.k_norm"};
+// Qwen3MoeDecoderLayer: Qwen3's, with the router at mlp.gate (its experts: expertParameter).
+constexpr BlockNames kQwen3MoeBlock = {"input_layernorm", nullptr, "post_attention_layernorm", "self_attn.q_proj",
+    "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+    nullptr, nullptr, nullptr, "mlp.gate", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_norm",
+    "self_attn.k_norm"};
 // Olmo2DecoderLayer: Llama's names, but its post_attention_layernorm normalises the attention's output, and no norm
 // comes before a sub-layer.
 constexpr BlockNames kOlmo2Block = {nullptr, nullptr, nullptr, "self_attn.q_proj", "self_attn.k_proj",
@@ -161,6 +166,7 @@ std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int 
     switch (c.family) {
     case Family::Llama:
         name = (c.modelType == "olmo2"                                    ? kOlmo2Block
+                : c.modelType == "qwen3_moe"                              ? kQwen3MoeBlock
                 : c.modelType == "gemma2" || c.modelType == "gemma3_text" ? kGemma2Block
                                                                           : kLlamaBlock)[size_t(part)];
         prefix = "layers." + i + ".";
@@ -198,6 +204,10 @@ std::string expertParameter(const ModelConfig &c, int layer, int expert, BlockPa
 {
     if (part != BlockPart::Up && part != BlockPart::Down && part != BlockPart::Gate)
         return missing(c.family, "such expert");
+    if (c.modelType == "qwen3_moe") { // Qwen3MoeMLP under mlp.experts.{e}
+        const char *w = part == BlockPart::Up ? "up_proj" : part == BlockPart::Down ? "down_proj" : "gate_proj";
+        return "layers." + std::to_string(layer) + ".mlp.experts." + std::to_string(expert) + "." + w;
+    }
     if (c.family == Family::Llama) { // Mixtral's experts: w1 the gate, w3 up, w2 down
         const char *w = part == BlockPart::Up ? "w3" : part == BlockPart::Down ? "w2" : "w1";
         return "layers." + std::to_string(layer) + ".block_sparse_moe.experts." + std::to_string(expert) + "." + w;
