@@ -8,6 +8,19 @@
 // (the readers are in familyconfig.cpp).
 namespace atlas {
 
+namespace {
+
+// Each layer's kind as transformers ≥ 4.53 writes it: "sliding_attention" or "full_attention".
+nlohmann::json layerTypes(const ModelConfig &c)
+{
+    nlohmann::json types = nlohmann::json::array();
+    for (int i = 0; i < c.layers; ++i)
+        types.push_back(c.windowed(i) ? "sliding_attention" : "full_attention");
+    return types;
+}
+
+} // namespace
+
 std::string ModelConfig::familyJson() const
 {
     if (family == Family::T5) {
@@ -125,15 +138,13 @@ std::string ModelConfig::familyJson() const
         j["mlp_bias"] = mlpBias;
     }
     if (modelType == "smollm3") { // each layer's flag: 1 turns q and k, 0 is a NoPE layer
-        json flags = json::array(), types = json::array();
-        for (int i = 0; i < layers; ++i) {
+        json flags = json::array();
+        for (int i = 0; i < layers; ++i)
             flags.push_back(rotates(i) ? 1 : 0);
-            types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
-        }
         j["no_rope_layers"] = flags;
         j["use_sliding_window"] = slidingWindow > 0;
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-        j["layer_types"] = types;
+        j["layer_types"] = layerTypes(*this);
     }
     if (headWidth > 0)
         j["head_dim"] = headWidth;
@@ -151,19 +162,13 @@ std::string ModelConfig::familyJson() const
         j["attn_logit_softcapping"] = attentionSoftcap > 0 ? json(shortestDecimal(attentionSoftcap)) : json(nullptr);
         j["final_logit_softcapping"] = logitSoftcap > 0 ? json(shortestDecimal(logitSoftcap)) : json(nullptr);
         j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-        json types = json::array();
-        for (int i = 0; i < layers; ++i)
-            types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
-        j["layer_types"] = types;
+        j["layer_types"] = layerTypes(*this);
     }
     if (modelType == "qwen2" || modelType == "qwen3") {
         j["use_sliding_window"] = slidingWindow > 0;
         if (slidingWindow > 0) { // layer_types for transformers ≥ 4.53, max_window_layers for the older ones
-            json types = json::array();
-            for (int i = 0; i < layers; ++i)
-                types.push_back(windowed(i) ? "sliding_attention" : "full_attention");
             j["sliding_window"] = slidingWindow;
-            j["layer_types"] = types;
+            j["layer_types"] = layerTypes(*this);
             j["max_window_layers"] = windowedLayers.empty() ? 0 : windowedLayers.front();
         }
     }
