@@ -360,16 +360,12 @@ void ProgramBuilder::rotary(int i)
 
 std::string ProgramBuilder::scoredQueries(int i) const
 {
-    if (m_c.rotates(i))
-        return names::queriesOf(m_s, i, true);
-    return names::layerPrefix(m_s, i) + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q");
+    return names::queriesOf(m_s, i, m_c.rotates(i), m_c.qkNorm != QkNorm::None);
 }
 
 std::string ProgramBuilder::scoredKeys(int i) const
 {
-    if (m_c.rotates(i))
-        return names::keysOf(m_s, i, true);
-    return names::layerPrefix(m_s, i) + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
+    return names::keysOf(m_s, i, m_c.rotates(i), m_c.qkNorm != QkNorm::None);
 }
 
 void ProgramBuilder::positionBias(int i)

@@ -134,4 +134,14 @@ std::string keysOf(const Stack &s, int layer, bool rotated)
     return stackTensor(s, keysOf(layer, rotated));
 }
 
+std::string queriesOf(const Stack &s, int layer, bool rotated, bool normed)
+{
+    return rotated || !normed ? queriesOf(s, layer, rotated) : layerTensor(s, layer, "attn.q_norm");
+}
+
+std::string keysOf(const Stack &s, int layer, bool rotated, bool normed)
+{
+    return rotated || !normed ? keysOf(s, layer, rotated) : layerTensor(s, layer, "attn.k_norm");
+}
+
 } // namespace atlas::names

@@ -69,6 +69,10 @@ std::string queriesOf(int layer, bool rotated);
 std::string keysOf(int layer, bool rotated);
 std::string queriesOf(const Stack &s, int layer, bool rotated);
 std::string keysOf(const Stack &s, int layer, bool rotated);
+// The same in a model with QK-norm (`normed`): a layer that does not rotate (SmolLM3's NoPE layers) scores
+// "attn.q_norm" / "k_norm", QK-norm's output as it is.
+std::string queriesOf(const Stack &s, int layer, bool rotated, bool normed);
+std::string keysOf(const Stack &s, int layer, bool rotated, bool normed);
 
 // "h.{layer}." — the prefix of block `layer`'s parameters in model.safetensors (Hugging Face GPT-2 layout).
 std::string parameterPrefix(int layer);

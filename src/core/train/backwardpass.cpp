@@ -365,8 +365,8 @@ void BackwardPass::attention(
     // S = R(Q) R(K)ᵀ/√d, or Q Kᵀ/√d in a layer that does not turn them: back through the scores, then the rotation,
     // then QK-norm.
     const bool rotated = m_c.rotates(i), normed = m_c.qkNorm != QkNorm::None;
-    const std::string scoredQ = rotated ? names::queriesOf(m_s, i, true) : p + (normed ? "attn.q_norm" : "attn.q"),
-                      scoredK = rotated ? names::keysOf(m_s, i, true) : p + (normed ? "attn.k_norm" : "attn.k");
+    const std::string scoredQ = names::queriesOf(m_s, i, rotated, normed),
+                      scoredK = names::keysOf(m_s, i, rotated, normed);
     Tensor dqScored({H, T, d}), dkScored({H, T, d});
     ops::attention_scores_backward(dqScored, dkScored, dscores, act(scoredQ), act(scoredK), scale);
     if (rotated) {

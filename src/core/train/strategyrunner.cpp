@@ -104,10 +104,11 @@ std::vector<std::string> StrategyRunner::attentionTensors(const names::Stack &s,
 {
     const std::string p = names::layerPrefix(s, i);
     std::vector<std::string> names = {p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged"};
-    if (m_model.config.rotates(i))
-        names.insert(names.end(), {names::queriesOf(s, i, true), names::keysOf(s, i, true)});
-    else if (m_model.config.qkNorm != QkNorm::None) // the scores read QK-norm's output as it is
-        names.insert(names.end(), {p + "attn.q_norm", p + "attn.k_norm"});
+    const ModelConfig &c = m_model.config;
+    if (c.rotates(i) || c.qkNorm != QkNorm::None) // what the scores read, when it is not q and k as projected
+        names.insert(names.end(),
+            {names::queriesOf(s, i, c.rotates(i), c.qkNorm != QkNorm::None),
+                names::keysOf(s, i, c.rotates(i), c.qkNorm != QkNorm::None)});
     if (m_model.config.adaptiveSpan()) // the span's gradient reads the mask
         names.push_back(p + "attn.span_mask");
     if (m_model.config.attentionSoftcap > 0) // the cap's gradient reads the capped scores
