@@ -157,6 +157,11 @@ void TestBackprop::matchesPyTorch_data()
                                                                               << "gemma3_tiny_grads";
     QTest::newRow("smollm3_tiny: NoPE layers 1 and 3, a window on them") << "smollm3_tiny"
                                                                          << "smollm3_tiny_grads";
+    QTest::newRow("phi3_tiny: fused qkv_proj and gate_up_proj, half the head turned, LongRoPE's short factors")
+        << "phi3_tiny"
+        << "phi3_tiny_grads";
+    QTest::newRow("phi3_long_tiny: LongRoPE's long factors, a window on every layer") << "phi3_long_tiny"
+                                                                                      << "phi3_long_tiny_grads";
     QTest::newRow("mistral_tiny: sliding window") << "mistral_tiny"
                                                   << "mistral_tiny_grads";
     // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).

@@ -169,6 +169,8 @@ private slots:
                                      << "model.layers.0.self_attn.q_norm.weight";
         QTest::newRow("smollm3") << "smollm3"
                                  << "model.layers.1.self_attn.o_proj.weight";
+        QTest::newRow("phi3") << "phi3"
+                              << "model.layers.1.mlp.gate_up_proj.weight";
         QTest::newRow("mistral") << "mistral"
                                  << "lm_head.weight";
         QTest::newRow("gpt_neox") << "gpt_neox"
@@ -192,12 +194,17 @@ private slots:
         if (family == "smollm3") // its second layer without RoPE
             args << "--nope-every"
                  << "2";
+        if (family == "phi3") // half of each head of 8 turned
+            args << "--partial-rotary"
+                 << "0.5";
         const auto made = run(args);
         QVERIFY2(made.code == 0, qPrintable(made.err));
         const atlas::Model model = atlas::Model::load(out.toStdString());
         QCOMPARE(QString::fromStdString(model.config.modelType), family);
         if (family == "smollm3")
             QCOMPARE(model.config.noRopeLayers, std::vector<int> {1});
+        if (family == "phi3")
+            QCOMPARE(model.config.rotaryDims, 4);
         QVERIFY(atlas::SafetensorsFile((out + "/model.safetensors").toStdString()).contains(key.toStdString()));
         QStringList dump = {"dump", "--model", out, "--tokens", "1,2,3", "--out", dir.filePath("d")};
         if (family == "t5")

@@ -45,14 +45,15 @@ std::vector<int> intList(const QJsonValue &value)
 // Checkpoints in the layouts of other families, each with its PyTorch reference (tests/tools/make_family_reference.py):
 // Llama (GQA, biases, untied, llama3 rope_scaling, F32; and heads of head_dim 12 in a model 32 wide), Qwen2
 // (multi-query, tied, BF16 in two shards), Qwen3 (QK-norm, head_dim 12, every attention bias, BF16), OLMo 2, Gemma 2
-// and 3, SmolLM3 (NoPE layers with a window, BF16), Mistral (sliding window, F16), GPT-NeoX (partial rotary with a
+// and 3, SmolLM3 (NoPE layers with a window, BF16), Phi-3 (fused projections, partial rotary, LongRoPE's short and
+// long factors), Mistral (sliding window, F16), GPT-NeoX (partial rotary with a
 // parallel residual, F32; full rotary, sequential, F16) and GPT-Neo (a global and a local layer, unscaled scores,
 // BF16), BERT (pre-training heads, F32; masked-LM head with the older gamma/beta names, F16; relative_key positions)
 // and Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16).
-constexpr const char *kFamilyModels[]
-    = {"llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen2_swa_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny",
-        "gemma3_tiny", "gemma3_mm_tiny", "smollm3_tiny", "qwen3_moe_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny",
-        "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "mixtral_tiny", "t5_tiny", "t5v11_tiny"};
+constexpr const char *kFamilyModels[] = {"llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen2_swa_tiny", "qwen3_tiny",
+    "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "gemma3_mm_tiny", "smollm3_tiny", "phi3_tiny", "phi3_long_tiny",
+    "qwen3_moe_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_mlm_tiny",
+    "bert_rel_tiny", "mixtral_tiny", "t5_tiny", "t5v11_tiny"};
 
 Input inputFor(const QString &model)
 {

@@ -98,6 +98,10 @@ private slots:
             << "gemma2_tiny" << 2 << 64;
         QTest::newRow("gemma3 (QK-norm, local and global RoPE bases)") << "gemma3_tiny" << 2 << 64;
         QTest::newRow("smollm3 (NoPE layers 1 and 3, a window of 3 on them)") << "smollm3_tiny" << 2 << 73;
+        // 64 positions: past LongRoPE's original context of 16, where every cached key turns again by the long factors
+        QTest::newRow("phi3 (fused projections, partial rotary, LongRoPE)") << "phi3_tiny" << 2 << 64;
+        QTest::newRow("phi3 (LongRoPE's long factors from the 5th token, a window of 5)")
+            << "phi3_long_tiny" << 1 << 32;
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
         QTest::newRow("qwen3_moe (QK-norm, top-2 of 4 experts under mlp.experts)") << "qwen3_moe_tiny" << 2 << 64;
         QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;

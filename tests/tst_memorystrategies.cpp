@@ -115,6 +115,7 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace_data()
     QTest::newRow("Gemma 2: sandwich norms, soft-caps, alternating window") << "gemma2_tiny";
     QTest::newRow("Gemma 3: (1 + w) QK-norm, local and global RoPE") << "gemma3_tiny";
     QTest::newRow("SmolLM3: NoPE layers") << "smollm3_tiny";
+    QTest::newRow("Phi-3: fused projections, LongRoPE's long factors") << "phi3_long_tiny";
     QTest::newRow("GPT-NeoX: parallel residual") << "neox_tiny";
     QTest::newRow("GPT-Neo: local layer") << "neo_tiny";
     QTest::newRow("T5 v1.0: relative buckets, cross-attention") << "t5_tiny";

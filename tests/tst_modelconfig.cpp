@@ -7,6 +7,8 @@
 
 #include <QTest>
 
+#include <cmath>
+
 using namespace atlas;
 using atlas::testing::errorFrom;
 
@@ -291,6 +293,77 @@ private slots:
         });
         QVERIFY2(error.contains("qwen.json") && error.contains("'rope_parameters'") && error.contains("yarn"),
             qPrintable(error));
+    }
+
+    // Phi-4-mini's config.json (Phi3Config): q, k and v fused, 96 of each head's 128 dimensions turned
+    // (partial_rotary_factor 0.75), LongRoPE from an original context of 4096 to 131072 (attention factor
+    // √(1 + ln 32 / ln 4096)), its short factors up to 4096 positions and its long ones past that; a window on every
+    // layer. Written back and read again, it turns the same.
+    void phi3ReadsLongRopeAndPartialRotary()
+    {
+        std::string shortFactors, longFactors;
+        for (int j = 0; j < 48; ++j) {
+            shortFactors += (j ? ", " : "") + std::to_string(1.0 + 0.01 * j);
+            longFactors += (j ? ", " : "") + std::to_string(1.0 + 0.5 * j);
+        }
+        const std::string json = R"({"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "hidden_size": 3072,
+            "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+            "vocab_size": 200064, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+            "partial_rotary_factor": 0.75, "rope_theta": 10000.0, "tie_word_embeddings": true,
+            "sliding_window": 262144, "rope_scaling": {"type": "longrope", "short_factor": [)"
+            + shortFactors + R"(], "long_factor": [)" + longFactors + "]}}";
+        const ModelConfig c = ModelConfig::fromJson(json, "phi-4-mini/config.json");
+        QVERIFY(c.fusesProjections());
+        QCOMPARE(c.headDim(), 128);
+        QCOMPARE(c.rotaryDims, 96);
+        QCOMPARE(c.kvHeadCount(), 8);
+        QVERIFY(c.tiedHead && !c.qkvBias && !c.outBias && !c.mlpBias);
+        QCOMPARE(c.lnEpsilon, 1e-5f);
+        QVERIFY(c.windowed(0) && c.windowed(31));
+        QVERIFY(c.ropeScaling.kind == RopeScaling::Kind::LongRope);
+        QCOMPARE(c.ropeScaling.originalContext, 4096);
+        QVERIFY(std::abs(c.ropeAmplitude() - std::sqrt(1.0 + std::log(32.0) / std::log(4096.0))) < 1e-12);
+        const std::vector<double> within = c.ropeFrequencies(-1, 4096), beyond = c.ropeFrequencies(-1, 4097);
+        QCOMPARE(within.size(), size_t(48));
+        for (const size_t j : {size_t(0), size_t(20), size_t(47)}) {
+            const double plain = std::pow(10000.0, -2.0 * double(j) / 96.0);
+            QVERIFY2(std::abs(within[j] * (1.0 + 0.01 * double(j)) / plain - 1) < 1e-6, qPrintable(QString::number(j)));
+            QVERIFY2(std::abs(beyond[j] * (1.0 + 0.5 * double(j)) / plain - 1) < 1e-6, qPrintable(QString::number(j)));
+        }
+        const ModelConfig again = ModelConfig::fromJson(c.toJson(), "written/config.json");
+        QCOMPARE(again.rotaryDims, 96);
+        QCOMPARE(again.ropeFrequencies(-1, 5000), beyond);
+        QCOMPARE(again.ropeFrequencies(-1, 100), within);
+        QCOMPARE(again.ropeAmplitude(), c.ropeAmplitude());
+        QCOMPARE(again.slidingWindow, 262144);
+    }
+
+    void phi3RefusesWhatItCannotTurn_data()
+    {
+        QTest::addColumn<QString>("keys");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("a factor short") << R"("rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1],
+            "long_factor": [1, 1, 1, 1]})"
+                                        << "short_factor must hold one factor for each of the 4 rotated pairs";
+        QTest::newRow("a factor of 0") << R"("rope_scaling": {"type": "longrope", "short_factor": [1, 0, 1, 1],
+            "long_factor": [1, 1, 1, 1]})"
+                                       << "rope_scaling.short_factor[1]";
+        QTest::newRow("no long factors") << R"("rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1]})"
+                                         << "long_factor";
+        QTest::newRow("yarn") << R"("rope_scaling": {"type": "yarn", "factor": 4})"
+                              << "'yarn' is not supported (supported: linear, llama3 and longrope";
+        QTest::newRow("an odd rotary width") << R"("partial_rotary_factor": 0.375)"
+                                             << "partial_rotary_factor' turns 3 of a head's 8 dimensions";
+    }
+    void phi3RefusesWhatItCannotTurn()
+    {
+        QFETCH(QString, keys);
+        QFETCH(QString, expected);
+        const std::string json = R"({"model_type": "phi3", "hidden_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 40, )"
+            + keys.toStdString() + "}";
+        const QString error = errorFrom([&] { ModelConfig::fromJson(json, "phi/config.json"); });
+        QVERIFY2(error.contains("phi/config.json") && error.contains(expected), qPrintable(error));
     }
 
     void smolLM3RefusesBadNoPELists_data()

@@ -17,7 +17,7 @@ namespace atlas {
 namespace {
 
 // A family's config.json keys for new-model's options (--family
-// llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|gpt_neox|gpt_neo).
+// llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_neox|gpt_neo).
 nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
     const int heads = args.intValue("heads", 4, 1, 1024);
@@ -46,6 +46,11 @@ nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &famil
             j["use_sliding_window"] = true;
             j["sliding_window"] = args.intValue("window", 4096, 1, 1 << 20);
         }
+    }
+    if (family == "phi3") { // fused projections; a part of each head turned, a window, if asked for, on every layer
+        j["partial_rotary_factor"] = args.doubleValue("partial-rotary", 1.0, 0.01, 1.0);
+        if (args.has("window"))
+            j["sliding_window"] = args.intValue("window", 4096, 1, 1 << 20);
     }
     if (family == "gpt_neox") // Pythia's defaults: a quarter of each head turns, parallel residual
         j["rotary_pct"] = 0.25;
@@ -118,14 +123,15 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
         {"gemma2", {"kv-heads", "tied", "rope-theta", "window"}},
         {"gemma3_text", {"kv-heads", "tied", "rope-theta", "window"}},
         {"smollm3", {"kv-heads", "tied", "rope-theta", "window", "nope-every"}},
+        {"phi3", {"kv-heads", "tied", "rope-theta", "window", "partial-rotary"}},
         {"gpt_neox", {"tied", "rope-theta"}},
         {"gpt_neo", {"tied", "window"}},
     };
     const auto own = honoured.find(family);
     if (own == honoured.end())
         throw Error("option --family: '" + family
-            + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, smollm3, gpt_neox, "
-              "gpt_neo, t5");
+            + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, smollm3, phi3, "
+              "gpt_neox, gpt_neo, t5");
     for (const auto &[other, options] : honoured)
         for (const std::string &option : options)
             if ((args.has(option) || args.flag(option)) && !own->second.contains(option)) {

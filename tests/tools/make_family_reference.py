@@ -2,13 +2,14 @@
 """Independent PyTorch references for checkpoints of other families than GPT-2 (tests/tst_engine_parity.cpp).
 
 This script shares no code with the C++ engine. It writes the forward pass of Hugging Face's modeling_llama.py,
-modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py and modeling_smollm3.py again with plain
-torch operations:
+modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py, modeling_olmo2.py, modeling_smollm3.py and modeling_phi3.py
+again with plain torch operations:
   - RMSNorm: w * x / sqrt(mean(x^2) + eps);
   - q_proj, k_proj, v_proj and o_proj as nn.Linear (y = x W^T + b), with the biases each family has;
   - rotary embeddings in the rotate-half convention. inv_freq = 1 / theta^(arange(0, d, 2) / d) is computed in
-    float32, as LlamaRotaryEmbedding does, and rope_scaling follows _compute_linear_scaling_parameters and
-    _compute_llama3_parameters;
+    float32, as LlamaRotaryEmbedding does, and rope_scaling follows _compute_linear_scaling_parameters,
+    _compute_llama3_parameters and _compute_longrope_parameters (Phi-3: the short or long factors by the text's
+    length, cos and sin times the attention factor; partial_rotary_factor turns the first dimensions only);
   - Qwen3's QK-norm: q_norm and k_norm, an RMSNorm over each head's d dimensions, on the K/V heads before repeat_kv
     and before RoPE;
   - OLMo 2's block: attention and MLP read the stream itself, and each output is normalised (post_attention_layernorm,
@@ -72,6 +73,12 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
                     rope_theta 10000 with linear rope_scaling (factor 2) on layer 2, query_pre_attn_scalar 8; BF16
   smollm3_tiny/     smollm3: no_rope_layers [1, 0, 1, 0] (layers 1 and 3 do not turn q and k), use_sliding_window
                     with sliding_window 3 on those NoPE layers, GQA, tied; BF16
+  phi3_tiny/        phi3: q, k and v in one qkv_proj and the gate and up projections in one gate_up_proj, RoPE on
+                    the first half of each head (partial_rotary_factor 0.5), LongRoPE (original context 16, so the
+                    8 tokens turn by the short factors; cos and sin × √(1 + ln 4 / ln 16)), GQA, untied; BF16
+  phi3_long_tiny/   phi3 with original_max_position_embeddings 4, so the 8 tokens turn by LongRoPE's long factors
+                    (× √(1 + ln 8 / ln 4)), partial_rotary_factor 0.75, sliding_window 5 on every layer, one K/V
+                    head, tied; F32
   gemma3_mm_tiny/   gemma3 (Gemma3ForConditionalGeneration): gemma3_tiny as the text_config of a multimodal config,
                     its weights under language_model.model., a vision tower and projector beside them; BF16
   qwen3_moe_tiny/   qwen3_moe: Qwen3's attention (QK-norm, head_dim 12) with 4 SwiGLU experts 20 wide per layer under
@@ -181,6 +188,23 @@ MODELS = {
                     tie_word_embeddings=True, attention_bias=False, mlp_bias=False, no_rope_layers=[1, 0, 1, 0],
                     use_sliding_window=True, sliding_window=3, rope_scaling=None),
         dtype="BF16", shards=1, seed=48),
+    "phi3_tiny": dict(
+        config=dict(model_type="phi3", architectures=["Phi3ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=64,
+                    max_position_embeddings=64, original_max_position_embeddings=16, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, partial_rotary_factor=0.5, hidden_act="silu", tie_word_embeddings=False,
+                    sliding_window=None,
+                    rope_scaling=dict(type="longrope", short_factor=[1.0, 1.5], long_factor=[2.0, 4.0])),
+        dtype="BF16", shards=1, seed=50),
+    "phi3_long_tiny": dict(
+        config=dict(model_type="phi3", architectures=["Phi3ForCausalLM"], hidden_size=32, intermediate_size=40,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, vocab_size=64,
+                    max_position_embeddings=32, original_max_position_embeddings=4, rms_norm_eps=1e-5,
+                    rope_theta=10000.0, partial_rotary_factor=0.75, hidden_act="silu", tie_word_embeddings=True,
+                    sliding_window=5,
+                    rope_scaling=dict(type="longrope", short_factor=[1.0, 1.25, 2.0],
+                                      long_factor=[1.5, 3.0, 6.0])),
+        dtype="F32", shards=1, seed=51),
     # Gemma3ForConditionalGeneration's layout (Gemma 3 4B and up): gemma3_tiny's weights under "language_model.model.",
     # its config as text_config, beside a vision tower and projector that the app leaves unread.
     "gemma3_mm_tiny": dict(multimodal="gemma3_tiny"),
@@ -480,14 +504,18 @@ def random_weights(cfg, seed):
         if bias:
             w[name + ".bias"] = normal(out, std=0.1)
 
+    phi3 = cfg["model_type"] == "phi3"
     w = {"model.embed_tokens.weight": normal(V, D, std=0.5)}
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         if not olmo2:  # Olmo2DecoderLayer has no norm before its sub-layers
             w[p + "input_layernorm.weight"] = norm_base + normal(D, std=0.1)
-        linear(w, p + "self_attn.q_proj", H * d, D, qkv_bias)
-        linear(w, p + "self_attn.k_proj", Hkv * d, D, qkv_bias)
-        linear(w, p + "self_attn.v_proj", Hkv * d, D, qkv_bias)
+        if phi3:  # Phi3Attention: one qkv_proj, rows [q (H·d), k (Hkv·d), v (Hkv·d)], no bias
+            linear(w, p + "self_attn.qkv_proj", (H + 2 * Hkv) * d, D, False)
+        else:
+            linear(w, p + "self_attn.q_proj", H * d, D, qkv_bias)
+            linear(w, p + "self_attn.k_proj", Hkv * d, D, qkv_bias)
+            linear(w, p + "self_attn.v_proj", Hkv * d, D, qkv_bias)
         linear(w, p + "self_attn.o_proj", D, H * d, o_bias)
         if cfg["model_type"] == "gemma3_text":  # Gemma3Attention's q_norm and k_norm: 1 + w over one head's d
             w[p + "self_attn.q_norm.weight"] = normal(d, std=0.3)
@@ -519,8 +547,11 @@ def random_weights(cfg, seed):
                 w[x + "w2.weight"] = normal(D, F)
                 w[x + "w3.weight"] = normal(F, D)
             continue
-        linear(w, p + "mlp.gate_proj", F, D, mlp_bias)
-        linear(w, p + "mlp.up_proj", F, D, mlp_bias)
+        if phi3:  # Phi3MLP: one gate_up_proj, the gate's rows first
+            linear(w, p + "mlp.gate_up_proj", 2 * F, D, False)
+        else:
+            linear(w, p + "mlp.gate_proj", F, D, mlp_bias)
+            linear(w, p + "mlp.up_proj", F, D, mlp_bias)
         linear(w, p + "mlp.down_proj", D, F, mlp_bias)
         if olmo2:
             w[p + "post_feedforward_layernorm.weight"] = 1.0 + normal(D, std=0.1)
@@ -532,12 +563,16 @@ def random_weights(cfg, seed):
 
 # ---------------------------------------------------------------------------------------------- forward
 
-def inverse_frequencies(cfg, d):
-    """LlamaRotaryEmbedding's inv_freq (float32), with rope_scaling applied."""
+def inverse_frequencies(cfg, d, seq_len=0):
+    """LlamaRotaryEmbedding's inv_freq (float32), with rope_scaling applied; LongRoPE's by the text's length."""
     base = cfg["rope_theta"]
-    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
     scaling = cfg.get("rope_scaling") or {}
     kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if kind in ("longrope", "su"):  # _compute_longrope_parameters with Phi3Config's original_max_position_embeddings
+        long = seq_len > cfg["original_max_position_embeddings"]
+        ext = torch.tensor(scaling["long_factor"] if long else scaling["short_factor"], dtype=torch.float32)
+        return 1.0 / (ext * base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
     if kind == "linear":
         return inv_freq / scaling["factor"]
     if kind == "llama3":  # _compute_llama3_parameters
@@ -930,7 +965,11 @@ def gemma2_forward(w, cfg, tokens):
         p, m = f"layer.{i}.", f"model.layers.{i}."
         h = norm(x, m + "input_layernorm")
         trace[p + "ln_1"] = h
-        q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
+        if cfg["model_type"] == "phi3":  # Phi3Attention: qkv_proj's columns [q | k | v]
+            qkv = lin(h, m + "self_attn.qkv_proj")
+            q, k, v = qkv[:, :H * d], qkv[:, H * d:(H + Hkv) * d], qkv[:, (H + Hkv) * d:]
+        else:
+            q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
         trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
         q = q.reshape(T, H, d).transpose(0, 1)
         k = k.reshape(T, Hkv, d).transpose(0, 1).repeat_interleave(H // Hkv, dim=0)
@@ -985,7 +1024,7 @@ def forward(w, cfg, tokens):
     T = len(tokens)
     D, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps = cfg.get("head_dim") or D // H, cfg["rms_norm_eps"]
-    window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" else None
+    window = cfg.get("sliding_window") if cfg["model_type"] in ("mistral", "phi3") else None
     windowed = set(range(cfg["num_hidden_layers"])) if window else set()
     if cfg["model_type"] in ("qwen2", "qwen3") and cfg.get("use_sliding_window"):
         # Qwen2Config: layer_types, else "sliding_attention" for the layers from max_window_layers on
@@ -1004,9 +1043,16 @@ def forward(w, cfg, tokens):
             types = cfg.get("layer_types") or ["full_attention" if flags[i] else "sliding_attention"
                                                for i in range(cfg["num_hidden_layers"])]
             windowed = {i for i, kind in enumerate(types) if kind == "sliding_attention"}
-    freqs = torch.arange(T, dtype=torch.float32)[:, None] * inverse_frequencies(cfg, d)[None, :]  # float32, as HF
+    # Phi3RotaryEmbedding: the first int(d · partial_rotary_factor) dimensions turn; LongRoPE multiplies cos and sin by
+    # √(1 + ln s / ln L), s = max_position_embeddings / L
+    rd = int(d * cfg.get("partial_rotary_factor", 1.0))
+    freqs = torch.arange(T, dtype=torch.float32)[:, None] * inverse_frequencies(cfg, rd, T)[None, :]  # float32, as HF
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+    amplitude = 1.0
+    if (cfg.get("rope_scaling") or {}).get("type") == "longrope":
+        stretch = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
+        amplitude = math.sqrt(1 + math.log(stretch) / math.log(cfg["original_max_position_embeddings"]))
+    cos, sin = (emb.cos() * amplitude).to(torch.float64), (emb.sin() * amplitude).to(torch.float64)
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
     in_window = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - window) if window else causal
 
@@ -1026,7 +1072,11 @@ def forward(w, cfg, tokens):
         else:
             h = rms_norm(x, w[m + "input_layernorm.weight"], eps)
             trace[p + "ln_1"] = h
-        q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
+        if cfg["model_type"] == "phi3":  # Phi3Attention: qkv_proj's columns [q | k | v]
+            qkv = lin(h, m + "self_attn.qkv_proj")
+            q, k, v = qkv[:, :H * d], qkv[:, H * d:(H + Hkv) * d], qkv[:, (H + Hkv) * d:]
+        else:
+            q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
         trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
         if olmo2:  # Olmo2Attention: q_norm and k_norm over the whole projections, before the split and RoPE
             q_norm = rms_norm(q, w[m + "self_attn.q_norm.weight"], eps).reshape(T, H, d).transpose(0, 1)
@@ -1045,9 +1095,10 @@ def forward(w, cfg, tokens):
         if cfg["model_type"] in ("qwen3", "qwen3_moe", "olmo2"):
             trace[p + "attn.q_norm"], trace[p + "attn.k_norm"] = q_norm, k_norm
             q, k = q_norm, k_norm
-        if i in turns:  # SmolLM3Attention: a NoPE layer's q and k go to the scores unturned
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
+        if i in turns:  # SmolLM3Attention: a NoPE layer's q and k go to the scores unturned; Phi-3's apply_rotary_pos_emb
+            # turns the first rd dimensions and passes the rest
+            q = torch.cat((q[..., :rd] * cos + rotate_half(q[..., :rd]) * sin, q[..., rd:]), dim=-1)
+            k = torch.cat((k[..., :rd] * cos + rotate_half(k[..., :rd]) * sin, k[..., rd:]), dim=-1)
             trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
         allowed = in_window if i in windowed else causal
         out = lin(attend(trace, p, q, k, v, allowed, 1 / math.sqrt(d)), m + "self_attn.o_proj")
@@ -1065,7 +1116,10 @@ def forward(w, cfg, tokens):
         if cfg["model_type"] in ("mixtral", "qwen3_moe"):
             down = mixtral_experts(w, cfg, h2, trace, p, m)
         else:
-            gate, up = lin(h2, m + "mlp.gate_proj"), lin(h2, m + "mlp.up_proj")
+            if cfg["model_type"] == "phi3":  # Phi3MLP: gate_up_proj's output chunked in two, the gate first
+                gate, up = lin(h2, m + "mlp.gate_up_proj").chunk(2, dim=-1)
+            else:
+                gate, up = lin(h2, m + "mlp.gate_proj"), lin(h2, m + "mlp.up_proj")
             trace[p + "mlp.gate"], trace[p + "mlp.up"] = gate, up
             act = torch.nn.functional.silu(gate) * up
             trace[p + "mlp.act"] = act
@@ -1139,7 +1193,7 @@ def make(name, spec):
 
 
 GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny",
-               "qwen3_moe_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+               "phi3_tiny", "phi3_long_tiny", "qwen3_moe_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
                "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none

@@ -112,7 +112,13 @@ void ModelInfoPanel::showModel()
         positions += tr("; layers %1 without RoPE (NoPE)").arg(QString::fromStdString(joinedLayers(c.noRopeLayers)));
     if (c.rotaryDims > 0)
         positions += tr(", the first %1 of %2 dimensions of each head").arg(c.rotaryDims).arg(c.headDim());
-    if (c.ropeScaling.kind != RopeScaling::Kind::None)
+    if (c.ropeScaling.kind == RopeScaling::Kind::LongRope)
+        positions += tr(", LongRoPE: its short factors up to %1 positions, its long ones past that (×%2 the "
+                        "original context); cos and sin × %3")
+                         .arg(c.ropeScaling.originalContext)
+                         .arg(c.ropeScaling.factor, 0, 'g', 4)
+                         .arg(c.ropeScaling.attentionFactor, 0, 'g', 4);
+    else if (c.ropeScaling.kind != RopeScaling::Kind::None)
         positions += c.ropeScaling.kind == RopeScaling::Kind::Linear
             ? tr(", linear scaling ×%1").arg(c.ropeScaling.factor)
             : tr(", Llama 3 scaling ×%1").arg(c.ropeScaling.factor);
@@ -130,8 +136,12 @@ void ModelInfoPanel::showModel()
         : c.activation == Activation::Silu                      ? QStringLiteral("SiLU")
         : c.activation == Activation::GeluErf                   ? QStringLiteral("GELU (exact, erf)")
                                                                 : QStringLiteral("GELU (tanh approximation)");
-    html += row(
-        tr("feed-forward"), c.gatedFfn ? tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up)").arg(activation) : activation);
+    html += row(tr("feed-forward"),
+        !c.gatedFfn                ? activation
+            : c.fusesProjections() ? tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up), W_gate and W_up stacked in one "
+                                        "gate_up_proj; Q, K and V in one qkv_proj")
+                                         .arg(activation)
+                                   : tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up)").arg(activation));
     if (c.hasExperts())
         html += row(tr("experts"),
             c.droplessRouting ? tr("%1 per layer, top-%2, no capacity (nothing dropped; the chosen gates renormalised)")

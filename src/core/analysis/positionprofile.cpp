@@ -60,10 +60,12 @@ std::string shortNumber(double x)
 
 void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
 {
-    const int64_t d = c.headDim(), pairs = d / 2;
+    // Gemma 3's local layers: a base of their own; LongRoPE: factors chosen by the text's length. A partial rotary
+    // (GPT-NeoX, Phi-4-mini) turns the first r = 2·theta.size() dimensions of a head only.
+    const std::vector<double> theta = c.ropeFrequencies(layer, T);
+    const int64_t pairs = int64_t(theta.size());
     const bool interleaved = c.positions == PositionKind::Rope;
     out.encoding = Tensor({T, pairs});
-    const std::vector<double> theta = c.ropeFrequencies(layer); // Gemma 3's local layers: a base of their own
     for (int64_t j = 0; j < pairs; ++j)
         out.wavelengths.push_back(2 * std::numbers::pi / theta[size_t(j)]);
     for (int t = 0; t < T; ++t)
@@ -78,7 +80,10 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
             out.similarity.data()[int64_t(t) * T + s] = float(sum / double(pairs));
         }
     out.encodingTitle = std::string("cos(t·θⱼ): the turn of pair j at t");
-    out.encodingColumns = interleaved ? "pair j (dimensions 2j, 2j+1)" : "pair j (dimensions j, j+d/2)";
+    const bool partial = c.rotaryDims > 0;
+    out.encodingColumns = interleaved ? "pair j (dimensions 2j, 2j+1)"
+        : partial ? "pair j (dimensions j, j+r/2 of the first r = " + std::to_string(c.rotaryDims) + ")"
+                  : "pair j (dimensions j, j+d/2)";
     out.similarityTitle = "R(t)q · R(s)q: a function of t − s";
     // The layer's own base (Gemma 3's local layers have one) and rope_scaling, which those local layers skip.
     const bool local = c.ropeLocalBase > 0 && c.windowed(layer);
@@ -88,9 +93,18 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
         scaling = " / " + shortNumber(c.ropeScaling.factor) + " (rope_scaling linear)";
     else if (!local && c.ropeScaling.kind == RopeScaling::Kind::Llama3)
         scaling = ", the low frequencies divided by " + shortNumber(c.ropeScaling.factor) + " (rope_scaling llama3)";
+    else if (!local && c.ropeScaling.kind == RopeScaling::Kind::LongRope) {
+        const bool longer = T > c.ropeScaling.originalContext;
+        scaling = " / λⱼ, LongRoPE's " + std::string(longer ? "long" : "short") + " factors (" + std::to_string(T)
+            + (longer ? " > " : " ≤ ") + std::to_string(c.ropeScaling.originalContext) + " positions); cos and sin × "
+            + shortNumber(c.ropeAmplitude(layer));
+    }
     out.formula = std::string(c.queryScaleBase > 0 ? "S = R(Q) R(K)ᵀ/√s,  pairs " : "S = R(Q) R(K)ᵀ/√d,  pairs ")
-        + (interleaved ? "(x₂ⱼ, x₂ⱼ₊₁)" : "(xⱼ, xⱼ₊d/2)") + " turned by t·θⱼ,  θⱼ = " + std::to_string(int64_t(base))
-        + "^(−2j/d)" + scaling + (local ? "  (this windowed layer's own base, rope_local_base_freq)" : "");
+        + (interleaved    ? "(x₂ⱼ, x₂ⱼ₊₁)"
+                : partial ? "(xⱼ, xⱼ₊r/2)"
+                          : "(xⱼ, xⱼ₊d/2)")
+        + " turned by t·θⱼ,  θⱼ = " + std::to_string(int64_t(base)) + (partial ? "^(−2j/r)" : "^(−2j/d)") + scaling
+        + (local ? "  (this windowed layer's own base, rope_local_base_freq)" : "");
 }
 
 // The query's pairs and those of the key it attends to most, from the trace, before and after the rotation.
@@ -112,8 +126,10 @@ void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace
         return double(t.data()[(int64_t(head) * T + position) * d + dim]);
     };
     const bool interleaved = c.positions == PositionKind::Rope;
-    for (int64_t j = 0; j < std::min<int64_t>(4, d / 2); ++j) {
-        const int64_t a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + d / 2;
+    const std::vector<double> theta = c.ropeFrequencies(layer, T);
+    const int64_t turned = int64_t(theta.size()); // the pairs that turn (a partial rotary's first r/2)
+    for (int64_t j = 0; j < std::min<int64_t>(4, turned); ++j) {
+        const int64_t a = interleaved ? 2 * j : j, b = interleaved ? 2 * j + 1 : j + turned;
         PositionProfile::RotatedPair p {};
         p.q[0] = at(q->tensor, out.query, a);
         p.q[1] = at(q->tensor, out.query, b);
@@ -123,7 +139,7 @@ void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace
         p.qRot[1] = at(qr->tensor, out.query, b);
         p.kRot[0] = at(kr->tensor, out.key, a);
         p.kRot[1] = at(kr->tensor, out.key, b);
-        p.theta = c.ropeFrequencies(layer)[size_t(j)];
+        p.theta = theta[size_t(j)];
         out.rotatedPairs.push_back(p);
     }
 }

@@ -1,12 +1,21 @@
 #include "engine/blockcomponents.h"
 
+#include "tensor/matrixproduct.h"
+
 #include <cmath>
 
 namespace atlas {
 
 void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m)
 {
-    m.transposed ? ops::linear_t_forward(out, x, m.weight, m.bias) : ops::linear_forward(out, x, m.weight, m.bias);
+    if (m.rows == 0)
+        return m.transposed ? ops::linear_t_forward(out, x, m.weight, m.bias)
+                            : ops::linear_forward(out, x, m.weight, m.bias);
+    if (out.shape() != Shape {x.dim(0), m.rows} || x.dim(1) != m.weight.dim(1))
+        throw Error("a fused module's rows: expected input [rows, " + std::to_string(m.weight.dim(1))
+            + "] and output [rows, " + std::to_string(m.rows) + "], got " + x.shapeString() + " and "
+            + out.shapeString());
+    matrixProduct(out.matrix(), x.matrix(), false, m.ownRows(), true, false);
 }
 
 Tensor normScale(const Tensor &weight, const ModelConfig &c)
@@ -128,7 +137,7 @@ std::string qkNormFormula(const ModelConfig &c, bool keys)
 
 std::vector<BlockPart> qkvParts(const ModelConfig &c)
 {
-    if (c.linearLayout() && c.family != Family::GptNeoX)
+    if (c.linearLayout() && c.family != Family::GptNeoX && !c.fusesProjections())
         return {BlockPart::Q, BlockPart::K, BlockPart::V};
     return {BlockPart::Qkv};
 }
@@ -161,6 +170,9 @@ void projectQkv(Tensor &qkv, const Tensor &x, const ModelConfig &c, const BlockW
 
 std::string qkvFormula(const ModelConfig &c)
 {
+    if (c.fusesProjections())
+        return "[Q K V] = X W_qkvᵀ  (one qkv_proj: " + std::to_string(c.heads) + " query, "
+            + std::to_string(c.kvHeadCount()) + " key/value heads side by side)";
     if (c.family == Family::GptNeoX)
         return std::string("[q₀ k₀ v₀ q₁ k₁ v₁ …] = X W_qkvᵀ") + (c.qkvBias ? " + b_qkv" : "")
             + "  (per head h: q_h, k_h, v_h)";
@@ -193,6 +205,14 @@ QkvSplitFormulas splitFormulas(const ModelConfig &c)
         return {
             "Q_h = QKV[:, 3h·d : (3h+1)·d]", "K_h = QKV[:, (3h+1)·d : (3h+2)·d]", "V_h = QKV[:, (3h+2)·d : (3h+3)·d]"};
     const int64_t group = c.heads / c.kvHeadCount();
+    if (c.fusesProjections()) { // Phi-3's qkv_proj: H query heads, then Hkv key heads, then Hkv value heads
+        const std::string H = std::to_string(c.heads), Hkv = std::to_string(c.kvHeadCount());
+        const std::string g = group == 1 ? "h" : "g",
+                          which = group == 1 ? "" : ",  g = ⌊h / " + std::to_string(group) + "⌋";
+        return {"Q_h = QKV[:, h·d : (h+1)·d]",
+            "K_h = QKV[:, (" + H + "+" + g + ")·d : (" + H + "+" + g + "+1)·d]" + which,
+            "V_h = QKV[:, (" + H + "+" + Hkv + "+" + g + ")·d : (" + H + "+" + Hkv + "+" + g + "+1)·d]" + which};
+    }
     if (group == 1)
         return {"Q_h = Q[:, h·d : (h+1)·d]", "K_h = K[:, h·d : (h+1)·d]", "V_h = V[:, h·d : (h+1)·d]"};
     const std::string shared = "[:, g·d : (g+1)·d],  g = ⌊h / " + std::to_string(group) + "⌋: each of the "

@@ -115,6 +115,21 @@ void Generator::feed(int token)
             "token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
     const int64_t D = c.dModel, KV = int64_t(c.kvHeadCount()) * c.headDim();
     const int pos = m_cached;
+    if (c.ropeDependsOnLength() && !m_longRope && pos + 1 > c.ropeScaling.originalContext) {
+        // LongRoPE turns by its long factors once the text outgrows the original context, every earlier key too:
+        // the cached keys were turned by the short ones, so the text so far runs again (Phi3ForCausalLM drops its
+        // cache at this point), and then this token.
+        m_longRope = true;
+        m_ropeFrequencies.clear();
+        for (int l = 0; l < c.layers; ++l)
+            m_ropeFrequencies.push_back(c.ropeFrequencies(l, pos + 1));
+        const std::vector<int> earlier = std::move(m_tokens);
+        m_tokens.clear();
+        m_cached = 0;
+        for (const int t : earlier)
+            feed(t);
+        return feed(token);
+    }
     if (pos >= m_keys.front().rows()) {
         const int64_t rows = std::min<int64_t>(c.context, 2 * m_keys.front().rows());
         for (size_t l = 0; l < m_keys.size(); ++l) {
@@ -259,8 +274,9 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
         qkNormForward(k, Tensor(k), b.normWeight(BlockPart::KNorm), c);
     }
     if (c.rotates(layer)) { // the cache keeps rotated keys: each turned by its own position
-        ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)]);
-        ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)]);
+        const double amplitude = c.ropeAmplitude(layer);
+        ops::rope_forward(q, Tensor(q), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)], amplitude);
+        ops::rope_forward(k, Tensor(k), pos, ropeStyle(c), m_ropeFrequencies[size_t(layer)], amplitude);
     }
     const Tensor bias = positionBias(layer, q, pos);
     m_keys[size_t(layer)].row(pos) = ConstRowVectorMap(k.data(), KV);

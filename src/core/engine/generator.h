@@ -65,6 +65,7 @@ private:
     // already rotated
     std::vector<MatrixRM> m_keys, m_values;
     std::vector<std::vector<double>> m_ropeFrequencies; // θ_i of a RoPE model per layer (ModelConfig::ropeFrequencies)
+    bool m_longRope = false; // LongRoPE: the text has outgrown the original context, and turns by the long factors
     std::vector<BlockRecipe> m_recipes; // each block's (model/blockrecipe.h), worked out once for every token
     int m_cached = 0;
     // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z

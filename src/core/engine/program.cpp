@@ -206,11 +206,16 @@ void ProgramBuilder::mlp(int i, const std::string &in)
     };
     const Activation act = m_c.activation;
     const std::string name = activationLabel(act);
+    // Phi-3's gate_up_proj holds W_gate's rows, then W_up's
+    const std::string fused = m_c.fusesProjections() ? "  (gate_up_proj's rows 0…" + std::to_string(F - 1) + ")" : "",
+                      fusedUp = m_c.fusesProjections()
+        ? "  (gate_up_proj's rows " + std::to_string(F) + "…" + std::to_string(2 * F - 1) + ")"
+        : "";
     if (gated)
-        unary(p + "mlp.gate", "FFN gate", i, in, {T, F}, "G = X W_gateᵀ" + plusBias(bias, "b_gate"),
+        unary(p + "mlp.gate", "FFN gate", i, in, {T, F}, "G = X W_gateᵀ" + plusBias(bias, "b_gate") + fused,
             module(BlockPart::Gate));
-    unary(p + "mlp.up", "FFN up", i, in, {T, F}, linear ? "U = X W_upᵀ" + plusBias(bias, "b_up") : "U = X W_fc + b_fc",
-        module(BlockPart::Up));
+    unary(p + "mlp.up", "FFN up", i, in, {T, F},
+        linear ? "U = X W_upᵀ" + plusBias(bias, "b_up") + fusedUp : "U = X W_fc + b_fc", module(BlockPart::Up));
     if (gated)
         add(p + "mlp.act", name + " gate ⊙ up", i, {p + "mlp.gate", p + "mlp.up"},
             {{p + "mlp.act", {T, F}, name + "(G) ⊙ U,  " + activationFormula(act)}},

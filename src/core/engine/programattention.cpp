@@ -322,7 +322,8 @@ std::shared_ptr<const ops::RopeTable> ProgramBuilder::ropeTable(int layer)
     const bool local = m_c.ropeLocalBase > 0 && m_c.windowed(layer);
     std::shared_ptr<const ops::RopeTable> &table = local ? m_localRopeTable : m_ropeTable;
     if (!table || table->T != T)
-        table = std::make_shared<const ops::RopeTable>(ops::rope_table(0, T, m_c.ropeFrequencies(layer)));
+        table = std::make_shared<const ops::RopeTable>(
+            ops::rope_table(0, T, m_c.ropeFrequencies(layer, T), m_c.ropeAmplitude(layer)));
     return table;
 }
 
@@ -335,21 +336,32 @@ void ProgramBuilder::rotary(int i)
         : m_c.rotaryDims > 0 ? "pairs (xⱼ, xⱼ₊ᵣ/₂) of the first r = " + std::to_string(m_c.rotaryDims)
             + " of d = " + std::to_string(d) + " dimensions (partial rotary; the rest pass through)"
                              : "pairs (xⱼ, xⱼ₊d/2)";
-    const std::string base = std::to_string(int64_t(m_c.ropeBase))
-        + (m_c.ropeScaling.kind == RopeScaling::Kind::None ? ""
-                : m_c.ropeScaling.kind == RopeScaling::Kind::Linear
-                ? ", each divided by " + formatNumber(m_c.ropeScaling.factor) + " (linear rope_scaling)"
-                : " with Llama 3's rope_scaling (factor " + formatNumber(m_c.ropeScaling.factor)
-                    + ": low frequencies divided, the middle band blended)");
+    const RopeScaling &r = m_c.ropeScaling;
+    const std::string exponent = m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)";
+    const std::string theta = std::to_string(int64_t(m_c.ropeBase))
+        + (r.kind == RopeScaling::Kind::None ? exponent
+                : r.kind == RopeScaling::Kind::Linear
+                ? exponent + ", each divided by " + formatNumber(r.factor) + " (linear rope_scaling)"
+                : r.kind == RopeScaling::Kind::Llama3
+                ? " with Llama 3's rope_scaling (factor " + formatNumber(r.factor)
+                    + ": low frequencies divided, the middle band blended)" + exponent
+                : exponent + " / λⱼ, LongRoPE's " + (T > r.originalContext ? "long" : "short") + " factors (the text's "
+                    + std::to_string(T) + " positions " + (T > r.originalContext ? ">" : "≤") + " "
+                    + std::to_string(r.originalContext) + ")");
+    const double amplitude = m_c.ropeAmplitude(i);
+    const std::string times = amplitude != 1.0 ? formatNumber(amplitude) + "·" : "";
+    const std::string scaled = amplitude != 1.0 ? "; cos and sin × " + formatNumber(amplitude)
+            + " (LongRoPE's attention factor √(1 + ln s / ln L), s = " + formatNumber(r.factor) + ")"
+                                                : "";
     const std::string q = p + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q"),
                       k = p + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
     add(p + "rotate", "rotate (RoPE)", i, {q, k},
         {{names::queriesOf(m_s, i, true), {H, T, d},
-             (m_c.qkNorm != QkNorm::None ? "R(RMS_q(Q)_h): " : "R(Q_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
-                 + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")},
+             times + (m_c.qkNorm != QkNorm::None ? "R(RMS_q(Q)_h): " : "R(Q_h): ") + pairs
+                 + " turned by t·θⱼ, θⱼ = " + theta + scaled},
             {names::keysOf(m_s, i, true), {H, T, d},
-                (m_c.qkNorm != QkNorm::None ? "R(RMS_k(K)_h): " : "R(K_h): ") + pairs + " turned by t·θⱼ, θⱼ = " + base
-                    + (m_c.rotaryDims > 0 ? "^(−2j/r)" : "^(−2j/d)")}},
+                times + (m_c.qkNorm != QkNorm::None ? "R(RMS_k(K)_h): " : "R(K_h): ") + pairs
+                    + " turned by t·θⱼ, θⱼ = " + theta + scaled}},
         [q, k, style, H, T = T, d, table = ropeTable(i)](const Model &, const Input &, const Trace &tr) {
             Tensor qRot({H, T, d}), kRot({H, T, d});
             ops::rope_forward(qRot, tr.tensor(q), style, *table);

@@ -54,7 +54,7 @@ LinearModule blockModule(const ModelConfig &c, const BlockWeights &b, BlockPart 
         return {b.kWeight, b.kBias, true};
     case BlockPart::V:
         return {b.vWeight, b.vBias, true};
-    case BlockPart::Qkv: // GPT-2's c_attn, GPT-NeoX's query_key_value
+    case BlockPart::Qkv: // GPT-2's c_attn, GPT-NeoX's query_key_value, Phi-3's qkv_proj
         return linear ? LinearModule {b.qkvWeight, b.qkvBias, true} : LinearModule {b.attnWeight, b.attnBias, false};
     case BlockPart::Out:
         return linear ? LinearModule {b.oWeight, b.oBias, true}
@@ -70,8 +70,12 @@ LinearModule blockModule(const ModelConfig &c, const BlockWeights &b, BlockPart 
     case BlockPart::CrossOut:
         return {b.crossProjWeight, b.crossProjBias, linear};
     case BlockPart::Up:
+        if (c.fusesProjections()) // gate_up_proj's second half
+            return {b.gateUpWeight, none, true, c.dFF, c.dFF};
         return linear ? LinearModule {b.upWeight, b.upBias, true} : LinearModule {b.fcWeight, b.fcBias, false};
     case BlockPart::Gate:
+        if (c.fusesProjections()) // gate_up_proj's first half
+            return {b.gateUpWeight, none, true, 0, c.dFF};
         return {b.gateWeight, b.gateBias, true};
     case BlockPart::Down:
         return linear ? LinearModule {b.downWeight, b.downBias, true}

@@ -15,6 +15,15 @@ struct LinearModule
     const Tensor &weight;
     const Tensor &bias; // empty where the module has none
     bool transposed; // nn.Linear: y = x Wᵀ + b
+    // A module that is part of a fused nn.Linear (Phi-3's gate_up_proj holds the gate's rows, then up's): its rows
+    // [firstRow, firstRow + rows) of `weight`; rows 0 = all of it.
+    int64_t firstRow = 0, rows = 0;
+    // The module's own rows of an nn.Linear weight, [out, in] (the whole weight when it is not fused).
+    ConstMatrixMap ownRows() const
+    {
+        return rows > 0 ? ConstMatrixMap(weight.data() + firstRow * weight.dim(1), rows, weight.dim(1))
+                        : weight.matrix();
+    }
 };
 
 // Block `b`'s module `part`: Q, K, V, Qkv, Out, the cross-attention's, Up, Gate, Down. Throws atlas::Error for a part

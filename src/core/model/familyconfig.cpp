@@ -36,8 +36,50 @@ ModelConfig hiddenShape(
     return c;
 }
 
+// LongRoPE's rope_scaling `s` (Phi-3's "longrope", "su" before transformers 4.42), as _compute_longrope_parameters
+// reads it: the original context L is the config's own original_max_position_embeddings where it has one (Phi3Config
+// always does, 4096 by default) and the stretch s = max_position_embeddings / L; else L = max_position_embeddings and
+// s = rope_scaling.factor. The attention factor is rope_scaling.attention_factor, else √(1 + ln s / ln L) (1 for
+// s ≤ 1). `positions`: max_position_embeddings as read.
+RopeScaling readLongRope(
+    const json &j, const json &s, const JsonPlace &place, const std::string &modelType, int positions)
+{
+    RopeScaling r;
+    r.kind = RopeScaling::Kind::LongRope;
+    const auto factors = [&](const char *key) {
+        const JsonPlace at = place.at(key);
+        const json &list = jsonMember(s, key, place);
+        if (!list.is_array() || list.empty() || list.size() > 65536)
+            at.fail("must be a list of one positive factor per rotated pair, is " + shownJson(list));
+        std::vector<double> out;
+        for (size_t i = 0; i < list.size(); ++i)
+            out.push_back(jsonNumber(list[i], at.at(i), 1e-6, 1e6));
+        return out;
+    };
+    r.shortFactors = factors("short_factor");
+    r.longFactors = factors("long_factor");
+    constexpr IntKey original {"original_max_position_embeddings", 1, 1 << 24};
+    const bool ownOriginal = j.contains(original.key) || modelType == "phi3";
+    double stretch = 1.0;
+    if (ownOriginal) {
+        r.originalContext = readInt(j, original, 4096, place.source);
+        stretch = double(positions) / r.originalContext;
+    } else {
+        r.originalContext = positions;
+        stretch = jsonNumber(s, "factor", 1.0, 1024.0, place.source + ": key '" + place.key + "'");
+    }
+    r.factor = stretch;
+    r.attentionFactor = optionalJsonMember(s, "attention_factor")
+        ? jsonNumber(s["attention_factor"], place.at("attention_factor"), 1e-3, 1e3)
+        : stretch <= 1.0 ? 1.0
+                         : std::sqrt(1.0 + std::log(stretch) / std::log(double(r.originalContext)));
+    return r;
+}
+
 // `j`'s rope_scaling, named in messages as `key` (rope_parameters, when withRopeParametersRead moved it there).
-RopeScaling readRopeScaling(const json &j, const std::string &source, const std::string &key = "rope_scaling")
+// `positions`: max_position_embeddings as read, which LongRoPE's stretch reads.
+RopeScaling readRopeScaling(const json &j, const std::string &source, const std::string &key = "rope_scaling",
+    const std::string &modelType = "", int positions = 0)
 {
     RopeScaling r;
     if (!j.contains("rope_scaling") || j["rope_scaling"].is_null())
@@ -51,9 +93,11 @@ RopeScaling readRopeScaling(const json &j, const std::string &source, const std:
     const std::string type = readString(s, typeKey, "", where);
     if (type == "default" || type.empty())
         return r;
+    if ((type == "longrope" || type == "su") && positions > 0)
+        return readLongRope(j, s, JsonPlace {source, key}, modelType, positions);
     if (type != "linear" && type != "llama3")
-        throw Error(where + ": rope_type '" + type
-            + "' is not supported (supported: linear and llama3; dynamic, yarn, longrope and others are not)");
+        throw Error(where + ": rope_type '" + type + "' is not supported (supported: linear, llama3"
+            + (positions > 0 ? " and longrope" : "") + "; dynamic, yarn and others are not)");
     r.kind = type == "linear" ? RopeScaling::Kind::Linear : RopeScaling::Kind::Llama3;
     r.factor = jsonNumber(s, "factor", 1.0, 1024.0, where);
     if (r.kind == RopeScaling::Kind::Llama3) {
@@ -230,9 +274,32 @@ void readSmolLM3(const json &j, ModelConfig &c, const std::string &source)
     c.windowedLayers = windowed;
 }
 
-// Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2 and 3 and SmolLM3 (transformers' LlamaConfig, MistralConfig,
-// Qwen2Config, Qwen3Config, Olmo2Config, Gemma2Config, Gemma3TextConfig and SmolLM3Config, with their defaults where a
-// key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, a gated feed-forward, no positions table.
+// Phi-3, 3.5 and 4-mini (Phi3Config, Phi3Attention, Phi3MLP): Llama's block with q, k and v in one qkv_proj and the
+// gate and up projections in one gate_up_proj (ModelConfig::fusesProjections), no biases; RoPE on the first
+// partial_rotary_factor of each head (Phi-4-mini: 0.75), LongRoPE's rope_scaling (readLongRope), and a sliding_window,
+// when it is not null, on every layer.
+void readPhi3(const json &j, ModelConfig &c, const std::string &source)
+{
+    c.qkvBias = c.outBias = c.mlpBias = false;
+    if (const json *partial = optionalJsonMember(j, "partial_rotary_factor")) {
+        const JsonPlace place {source, "partial_rotary_factor"};
+        const double fraction = jsonNumber(*partial, place, 1e-6, 1.0);
+        const int d = c.headDim();
+        c.rotaryDims = int(double(d) * fraction + 1e-9); // Phi3RotaryEmbedding: int(head_dim · factor)
+        if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
+            place.fail("turns " + std::to_string(c.rotaryDims) + " of a head's " + std::to_string(d)
+                + " dimensions: RoPE needs an even number, at least 2");
+        if (c.rotaryDims == d)
+            c.rotaryDims = 0;
+    }
+    if (optionalJsonMember(j, "sliding_window"))
+        c.slidingWindow = readInt(j, kWindow, 0, source);
+}
+
+// Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2 and 3, SmolLM3 and Phi-3 (transformers' LlamaConfig, MistralConfig,
+// Qwen2Config, Qwen3Config, Olmo2Config, Gemma2Config, Gemma3TextConfig, SmolLM3Config and Phi3Config, with their
+// defaults where a key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, a gated feed-forward, no
+// positions table.
 ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, const std::string &source)
 {
     std::string scalingKey;
@@ -244,16 +311,24 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         : name == "gemma3_text"                                     ? 262208
         : name == "qwen2" || name == "qwen3" || name == "qwen3_moe" ? 151936
         : name == "smollm3"                                         ? 128256
+        : name == "phi3"                                            ? 32064
                                                                     : 32000;
     ModelConfig c = hiddenShape(j, Family::Llama, name, vocab, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
+    // LlamaAttention: head_dim = config.head_dim, else hidden_size / num_attention_heads (Mistral-Nemo: 32 heads of
+    // 128 in a model 5120 wide); q_proj and o_proj are then H · head_dim wide.
+    if (j.contains("head_dim") && !j["head_dim"].is_null())
+        if (const int width = readInt(j, headDim, 0, source); c.dModel % c.heads != 0 || width != c.dModel / c.heads)
+            c.headWidth = width;
     const int positions = name == "gemma3_text" ? 131072 // the config classes' defaults
         : name == "qwen2" || name == "qwen3" || name == "qwen3_moe" || name == "smollm3" ? 32768
         : name == "gemma2"                                                               ? 8192
+        : name == "phi3"                                                                 ? 4096
                                                                                          : 2048;
-    c.context = std::min(readInt(j, kMaxPositions, positions, source), int(kPositions.maximum));
+    const int maxPositions = readInt(j, kMaxPositions, positions, source);
+    c.context = std::min(maxPositions, int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source))
-        : name == "olmo2"                    ? 1e-5f // Olmo2Config's default
+        : name == "olmo2" || name == "phi3"  ? 1e-5f // Olmo2Config's and Phi3Config's default
                                              : 1e-6f;
     c.sourceKeys["layer_norm_epsilon"] = "rms_norm_eps";
     const bool gemma = name == "gemma2" || name == "gemma3_text";
@@ -266,7 +341,7 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
     c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source))
         : name == "smollm3"               ? 2e6f // SmolLM3Config's default
                                           : 10000.0f;
-    c.ropeScaling = readRopeScaling(j, source, scalingKey);
+    c.ropeScaling = readRopeScaling(j, source, scalingKey, name, maxPositions);
     c.norm = NormKind::RmsNorm;
     c.gatedFfn = true;
     c.tiedHead = readBool(j, "tie_word_embeddings", name == "smollm3", source); // SmolLM3Config ties by default
@@ -293,6 +368,8 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         readGemma(j, c, source);
     } else if (name == "smollm3") {
         readSmolLM3(j, c, source);
+    } else if (name == "phi3") {
+        readPhi3(j, c, source);
     } else {
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);
@@ -323,11 +400,6 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         if (j.contains("router_aux_loss_coef"))
             c.routerAuxLossCoef = float(jsonNumber(j, "router_aux_loss_coef", 0.0, 1e6, source));
     }
-    // LlamaAttention: head_dim = config.head_dim, else hidden_size / num_attention_heads (Mistral-Nemo: 32 heads of
-    // 128 in a model 5120 wide); q_proj and o_proj are then H · head_dim wide.
-    if (j.contains("head_dim") && !j["head_dim"].is_null())
-        if (const int width = readInt(j, headDim, 0, source); c.dModel % c.heads != 0 || width != c.dModel / c.heads)
-            c.headWidth = width;
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source); // gpt2: the directory's own files
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);

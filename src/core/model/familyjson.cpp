@@ -172,6 +172,10 @@ std::string ModelConfig::familyJson() const
             j["max_window_layers"] = windowedLayers.empty() ? 0 : windowedLayers.front();
         }
     }
+    if (modelType == "phi3") {
+        j["partial_rotary_factor"] = rotaryDims > 0 ? double(rotaryDims) / headDim() : 1.0;
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+    }
     if (modelType == "qwen3_moe") {
         j["num_experts"] = experts;
         j["moe_intermediate_size"] = dFF;
@@ -191,7 +195,11 @@ std::string ModelConfig::familyJson() const
         j["rope_scaling"] = nullptr;
     else if (r.kind == RopeScaling::Kind::Linear)
         j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
-    else
+    else if (r.kind == RopeScaling::Kind::LongRope) { // the attention factor written out, as read
+        j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", r.shortFactors}, {"long_factor", r.longFactors},
+            {"attention_factor", r.attentionFactor}};
+        j["original_max_position_embeddings"] = r.originalContext;
+    } else
         j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", r.factor}, {"low_freq_factor", r.lowFreqFactor},
             {"high_freq_factor", r.highFreqFactor}, {"original_max_position_embeddings", r.originalContext}};
     for (const auto &[key, value] :

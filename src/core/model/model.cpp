@@ -98,9 +98,13 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
                normsOutputs = afterSublayer || c.layerNorm == LayerNormPlacement::Sandwich;
     if (!afterSublayer)
         visit(name(BlockPart::NormAttention) + ".weight", Shape {D}, b.ln1Weight);
-    linear(BlockPart::Q, Q, D, c.qkvBias, b.qWeight, b.qBias);
-    linear(BlockPart::K, KV, D, c.qkvBias, b.kWeight, b.kBias);
-    linear(BlockPart::V, KV, D, c.qkvBias, b.vWeight, b.vBias);
+    if (c.fusesProjections()) { // Phi-3's qkv_proj: rows [Q K V]
+        linear(BlockPart::Qkv, Q + 2 * KV, D, false, b.qkvWeight, b.qkvBias);
+    } else {
+        linear(BlockPart::Q, Q, D, c.qkvBias, b.qWeight, b.qBias);
+        linear(BlockPart::K, KV, D, c.qkvBias, b.kWeight, b.kBias);
+        linear(BlockPart::V, KV, D, c.qkvBias, b.vWeight, b.vBias);
+    }
     linear(BlockPart::Out, D, Q, c.outBias, b.oWeight, b.oBias);
     if (c.qkNorm != QkNorm::None) { // Qwen3's q_norm and k_norm over one head's d, OLMo 2's over the projections
         const bool heads = c.qkNorm == QkNorm::Heads;
@@ -121,8 +125,12 @@ void forEachLlamaBlockParameter(Block &b, const ModelConfig &c, int i, Visit &vi
         }
         return;
     }
-    linear(BlockPart::Gate, F, D, c.mlpBias, b.gateWeight, b.gateBias);
-    linear(BlockPart::Up, F, D, c.mlpBias, b.upWeight, b.upBias);
+    if (c.fusesProjections()) { // Phi-3's gate_up_proj: the gate's rows, then up's
+        visit(name(BlockPart::Gate) + ".weight", Shape {2 * F, D}, b.gateUpWeight);
+    } else {
+        linear(BlockPart::Gate, F, D, c.mlpBias, b.gateWeight, b.gateBias);
+        linear(BlockPart::Up, F, D, c.mlpBias, b.upWeight, b.upBias);
+    }
     linear(BlockPart::Down, D, F, c.mlpBias, b.downWeight, b.downBias);
     if (normsOutputs)
         visit(name(BlockPart::NormFfnOut) + ".weight", Shape {D}, b.ffnOutNormWeight);

@@ -53,7 +53,9 @@ struct BlockWeights
     // Every other family's block (ModelConfig::linearLayout) is in nn.Linear layout, weights [out, in], so
     // y = x Wᵀ + b (Llama's model.layers.{i}.self_attn.q_proj …). ln1/ln2 hold its norms (Llama's RMSNorms have no
     // bias); a bias is empty where the config has none.
-    Tensor qkvWeight, qkvBias; // [3D, D], [3D]  GPT-NeoX's query_key_value: per head h, rows [q_h k_h v_h]
+    // GPT-NeoX's query_key_value [3D, D], [3D]: per head h, rows [q_h k_h v_h]; Phi-3's qkv_proj [(H + 2 Hkv)·d, D]:
+    // rows [Q K V], no bias.
+    Tensor qkvWeight, qkvBias;
     Tensor qWeight, qBias; // [H·d, D], [H·d]
     Tensor kWeight, kBias; // [Hkv·d, D], [Hkv·d]  (Hkv K/V heads, grouped-query attention)
     Tensor vWeight, vBias; // [Hkv·d, D], [Hkv·d]
@@ -61,6 +63,7 @@ struct BlockWeights
     Tensor gateWeight, gateBias; // [F, D], [F]    (mlp.gate_proj)
     Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj; GPT-NeoX's dense_h_to_4h, GPT-Neo's c_fc)
     Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj; dense_4h_to_h, c_proj)
+    Tensor gateUpWeight; // [2F, D] Phi-3's mlp.gate_up_proj: the gate's rows, then up's (gateWeight, upWeight empty)
     // QK-norm's γ (self_attn.q_norm, k_norm): [d], shared by the heads (Qwen3), or [H·d] and [Hkv·d] (OLMo 2); empty
     // without QK-norm.
     Tensor qNormWeight, kNormWeight;

@@ -94,14 +94,15 @@ void readSpecialTokens(const json &j, ModelConfig &c, const std::string &source)
         [](const auto &a, const auto &b) { return a.second < b.second; });
 }
 
-constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"},
-    {"llama", Family::Llama, "LlamaForCausalLM"}, {"mistral", Family::Llama, "MistralForCausalLM"},
-    {"qwen2", Family::Llama, "Qwen2ForCausalLM"}, {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"},
-    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"}, {"bert", Family::Bert, "BertForMaskedLM"},
-    {"mixtral", Family::Llama, "MixtralForCausalLM"}, {"t5", Family::T5, "T5ForConditionalGeneration"},
-    {"qwen3", Family::Llama, "Qwen3ForCausalLM"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM"},
-    {"gemma2", Family::Llama, "Gemma2ForCausalLM"}, {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"},
-    {"smollm3", Family::Llama, "SmolLM3ForCausalLM"}, {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM"}};
+constexpr ModelType kModelTypes[]
+    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
+        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
+        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"},
+        {"bert", Family::Bert, "BertForMaskedLM"}, {"mixtral", Family::Llama, "MixtralForCausalLM"},
+        {"t5", Family::T5, "T5ForConditionalGeneration"}, {"qwen3", Family::Llama, "Qwen3ForCausalLM"},
+        {"olmo2", Family::Llama, "Olmo2ForCausalLM"}, {"gemma2", Family::Llama, "Gemma2ForCausalLM"},
+        {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"}, {"smollm3", Family::Llama, "SmolLM3ForCausalLM"},
+        {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM"}, {"phi3", Family::Llama, "Phi3ForCausalLM"}};
 
 std::string knownModelTypes()
 {
@@ -138,20 +139,25 @@ float ModelConfig::outputScale() const
     return family == Family::T5 && tiedHead ? 1.0f / std::sqrt(float(dModel)) : 1.0f;
 }
 
-std::vector<double> ModelConfig::ropeFrequencies(int layer) const
+std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) const
 {
     const int64_t d = rotaryDims > 0 ? rotaryDims : headDim(); // the width that turns
     const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
     const float base = local ? ropeLocalBase : ropeBase;
+    const RopeScaling &r = ropeScaling;
+    // LongRoPE's per-pair factors, as _compute_longrope_parameters: 1 / (λ_j · base^(2j/d)) in float32
+    const std::vector<double> *stretch = r.kind != RopeScaling::Kind::LongRope ? nullptr
+        : positions > r.originalContext                                        ? &r.longFactors
+                                                                               : &r.shortFactors;
     std::vector<double> theta;
     for (int64_t j = 0; j < d / 2; ++j) {
         // As Hugging Face computes them: 1 / base^(2j/d) in float32.
-        const double f = double(1.0f / std::pow(base, float(2 * j) / float(d)));
+        const float turn = std::pow(base, float(2 * j) / float(d));
+        const double f = double(1.0f / (stretch ? float((*stretch)[size_t(j)]) * turn : turn));
         theta.push_back(family == Family::Gpt2 ? std::pow(double(base), -2.0 * double(j) / double(d)) : f);
     }
     if (local)
         return theta;
-    const RopeScaling &r = ropeScaling;
     if (r.kind == RopeScaling::Kind::Linear)
         for (double &f : theta)
             f /= r.factor;
@@ -171,6 +177,12 @@ std::vector<double> ModelConfig::ropeFrequencies(int layer) const
         }
     }
     return theta;
+}
+
+double ModelConfig::ropeAmplitude(int layer) const
+{
+    const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
+    return ropeScaling.kind == RopeScaling::Kind::LongRope && !local ? ropeScaling.attentionFactor : 1.0;
 }
 
 const std::vector<std::string> &positionKindNames()
@@ -290,6 +302,14 @@ void ModelConfig::validate(const std::string &source) const
     require(rotaryDims >= 0 && rotaryDims % 2 == 0 && rotaryDims <= headDim(),
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");
+    if (ropeScaling.kind == RopeScaling::Kind::LongRope) {
+        const size_t pairs = size_t(rotaryDims > 0 ? rotaryDims : headDim()) / 2;
+        for (const auto &[key, factors] : {std::pair {"short_factor", &ropeScaling.shortFactors},
+                 std::pair {"long_factor", &ropeScaling.longFactors}})
+            require(factors->size() == pairs,
+                "rope_scaling." + std::string(key) + " must hold one factor for each of the " + std::to_string(pairs)
+                    + " rotated pairs, holds " + std::to_string(factors->size()));
+    }
     require(family == Family::Gpt2 || family == Family::T5
             || (!reversible && encoderLayers == 0
                 && (experts == 0 || modelType == "mixtral" || modelType == "qwen3_moe")),

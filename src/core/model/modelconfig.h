@@ -33,11 +33,15 @@ enum class Family { Gpt2, Llama, GptNeoX, GptNeo, Bert, T5 };
 // the middle band (llama3).
 struct RopeScaling
 {
-    enum class Kind { None, Linear, Llama3 } kind = Kind::None;
+    enum class Kind { None, Linear, Llama3, LongRope } kind = Kind::None;
     double factor = 1.0;
     double lowFreqFactor = 1.0; // llama3 only
     double highFreqFactor = 4.0; // llama3 only
-    int originalContext = 8192; // llama3: original_max_position_embeddings
+    int originalContext = 8192; // llama3 and longrope: original_max_position_embeddings
+    // LongRoPE (Ding et al. 2024; Phi-3's "longrope", once "su"): pair j's frequency divided by short_factor[j] while
+    // the text has at most originalContext positions, by long_factor[j] past it; cos and sin times attentionFactor.
+    std::vector<double> shortFactors, longFactors;
+    double attentionFactor = 1.0;
 };
 // How a model knows where each token is (docs/models.md, "Positions"): added to the embedding (learned,
 // sinusoidal), rotating queries and keys (RoPE in RoFormer's interleaved pairs or the rotate-half convention), a
@@ -69,7 +73,7 @@ struct ModelConfig
 {
     Family family = Family::Gpt2;
     std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text,
-                                    // smollm3, mixtral, gpt_neox, gpt_neo, bert or t5
+                                    // smollm3, phi3, mixtral, gpt_neox, gpt_neo, bert or t5
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -104,7 +108,9 @@ struct ModelConfig
     int slidingWindow = 0; // sliding_window (Mistral): query i sees keys i − W < j ≤ i; 0 = every earlier key
     // The layers the window applies to (GPT-Neo's "local" layers); empty with a window: every layer (Mistral).
     std::vector<int> windowedLayers;
-    int rotaryDims = 0; // GPT-NeoX's rotary_pct · d: only the first rotaryDims of each head turn; 0 = all d
+    // GPT-NeoX's rotary_pct · d, Phi-3's partial_rotary_factor · d: only the first rotaryDims of each head turn; 0 =
+    // all d
+    int rotaryDims = 0;
     // SmolLM3's NoPE layers (no_rope_layers holding 0, or every no_rope_layer_interval-th): their queries and keys are
     // not turned, so nothing in the layer's scores says where a token is; empty: every layer turns.
     std::vector<int> noRopeLayers;
@@ -182,8 +188,16 @@ struct ModelConfig
     // Query heads per K/V head (1 without grouped-query attention).
     int queriesPerKv() const { return heads / kvHeadCount(); }
     // The angle per position of each rotated pair in layer `layer`: base^(−2j/d), with rope_scaling applied (Gemma 3's
-    // windowed layers: their own base, unscaled). Layer −1: the global layers'.
-    std::vector<double> ropeFrequencies(int layer = -1) const;
+    // windowed layers: their own base, unscaled). Layer −1: the global layers'. LongRoPE's factors depend on the
+    // text's length: `positions`, the positions a forward pass covers (0: the short factors).
+    std::vector<double> ropeFrequencies(int layer = -1, int64_t positions = 0) const;
+    // What RoPE's cos and sin are multiplied by in layer `layer`: LongRoPE's attention factor, 1 otherwise.
+    double ropeAmplitude(int layer = -1) const;
+    // Whether the rotation's frequencies change with the text's length (LongRoPE): a text that grows past
+    // ropeScaling.originalContext turns every earlier key again.
+    bool ropeDependsOnLength() const { return ropeScaling.kind == RopeScaling::Kind::LongRope; }
+    // Phi-3's fused projections: one qkv_proj for [Q K V] and one gate_up_proj for [gate up].
+    bool fusesProjections() const { return modelType == "phi3"; }
     Architecture architecture() const
     {
         return encoderLayers > 0 ? Architecture::EncoderDecoder

@@ -40,6 +40,11 @@ constexpr BlockNames kGemma2Block = {"input_layernorm", nullptr, "pre_feedforwar
     "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
     "mlp.up_proj", "mlp.down_proj", "mlp.gate_proj", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
     "self_attn.q_norm", "self_attn.k_norm", "post_attention_layernorm", "post_feedforward_layernorm"};
+// Phi3DecoderLayer: Llama's names, with q, k and v fused in qkv_proj and the gate and up projections in gate_up_proj
+// (the gate's rows first: blockModule picks each half).
+constexpr BlockNames kPhi3Block = {"input_layernorm", nullptr, "post_attention_layernorm", nullptr, nullptr, nullptr,
+    "self_attn.qkv_proj", "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.gate_up_proj",
+    "mlp.down_proj", "mlp.gate_up_proj"};
 // GPTNeoXLayer.
 constexpr BlockNames kNeoXBlock = {"input_layernorm", nullptr, "post_attention_layernorm", nullptr, nullptr, nullptr,
     "attention.query_key_value", "attention.dense", nullptr, nullptr, nullptr, nullptr, nullptr, "mlp.dense_h_to_4h",
@@ -166,6 +171,7 @@ std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int 
     switch (c.family) {
     case Family::Llama:
         name = (c.modelType == "olmo2"                                    ? kOlmo2Block
+                : c.modelType == "phi3"                                   ? kPhi3Block
                 : c.modelType == "qwen3_moe"                              ? kQwen3MoeBlock
                 : c.modelType == "gemma2" || c.modelType == "gemma3_text" ? kGemma2Block
                                                                           : kLlamaBlock)[size_t(part)];

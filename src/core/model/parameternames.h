@@ -35,7 +35,7 @@ enum class BlockPart {
     Q,
     K,
     V,
-    Qkv, // the fused projection: GPT-2's c_attn, GPT-NeoX's query_key_value
+    Qkv, // the fused projection: GPT-2's c_attn, GPT-NeoX's query_key_value, Phi-3's qkv_proj
     Out,
     CrossQ,
     CrossK,
@@ -44,7 +44,7 @@ enum class BlockPart {
     CrossOut,
     Up, // the feed-forward's first matrix (GPT-2's c_fc)
     Down, // its second (c_proj)
-    Gate, // the gated feed-forward's gate (SwiGLU, GeGLU)
+    Gate, // the gated feed-forward's gate (SwiGLU, GeGLU); Phi-3's Gate and Up are the halves of gate_up_proj
     Router, // a mixture-of-experts layer's router
     RelativeKey, // Shaw et al.'s relative key table
     RelativeBias, // T5's relative attention bias, in block 0 of each stack

@@ -56,20 +56,22 @@ std::vector<double> ropeFrequencies(int64_t d, float base);
 // out, in are (H,T,d); row t is position firstPosition + t; pair i turns by t·theta[i]. theta has at most d/2 angles;
 // with fewer, only the first 2·theta.size() dimensions turn (GPT-NeoX's partial rotary; the rotate-half pairs are
 // then (xᵢ, xᵢ₊ₙ), n = theta.size()) and the rest pass through.
-void rope_forward(
-    Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta);
-// cos and sin of t·θᵢ, [T, n] each, for positions firstPosition … firstPosition + T − 1 and the n angles θ: computed
-// once, then shared by the queries and keys of every layer.
+// `amplitude` multiplies cos and sin, and so the turned dimensions (LongRoPE's attention factor; 1 elsewhere).
+void rope_forward(Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style,
+    const std::vector<double> &theta, double amplitude = 1.0);
+// a·cos and a·sin of t·θᵢ, [T, n] each, for positions firstPosition … firstPosition + T − 1, the n angles θ and the
+// amplitude a: computed once, then shared by the queries and keys of every layer.
 struct RopeTable
 {
     int64_t T = 0, n = 0;
     std::vector<float> cos, sin;
 };
-RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double> &theta);
+RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double> &theta, double amplitude = 1.0);
 // As rope_forward above, the angles read from the table (its first T rows).
 void rope_forward(Tensor &out, const Tensor &in, RopeStyle style, const RopeTable &table);
-// din, dout are (H,T,d) from position 0: din += R(−angle) dout
-void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta);
+// din, dout are (H,T,d) from position 0: din += a·R(−angle) dout
+void rope_backward(
+    Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta, double amplitude = 1.0);
 // ALiBi's head slopes (Press et al. 2022), including their rule for a head count that is not a power of two
 std::vector<float> alibiSlopes(int heads);
 // out is (H,T,K): out[h,i,j] = −m_h |queryOffset + i − j| (causal models mask j > i anyway)

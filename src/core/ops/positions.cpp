@@ -54,7 +54,7 @@ std::vector<double> ropeFrequencies(int64_t d, float base)
     return theta;
 }
 
-RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double> &theta)
+RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double> &theta, double amplitude)
 {
     RopeTable table;
     table.T = T;
@@ -64,8 +64,8 @@ RopeTable rope_table(int64_t firstPosition, int64_t T, const std::vector<double>
     for (int64_t t = 0; t < T; ++t)
         for (int64_t p = 0; p < table.n; ++p) {
             const double angle = double(firstPosition + t) * theta[size_t(p)];
-            table.cos[size_t(t * table.n + p)] = float(std::cos(angle));
-            table.sin[size_t(t * table.n + p)] = float(std::sin(angle));
+            table.cos[size_t(t * table.n + p)] = float(amplitude * std::cos(angle));
+            table.sin[size_t(t * table.n + p)] = float(amplitude * std::sin(angle));
         }
     return table;
 }
@@ -78,17 +78,18 @@ void rope_forward(Tensor &out, const Tensor &in, RopeStyle style, const RopeTabl
     rotate(out, in, style, table, 1.0f);
 }
 
-void rope_forward(
-    Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style, const std::vector<double> &theta)
+void rope_forward(Tensor &out, const Tensor &in, int64_t firstPosition, RopeStyle style,
+    const std::vector<double> &theta, double amplitude)
 {
-    rope_forward(out, in, style, rope_table(firstPosition, in.rank() == 3 ? in.dim(1) : 0, theta));
+    rope_forward(out, in, style, rope_table(firstPosition, in.rank() == 3 ? in.dim(1) : 0, theta, amplitude));
 }
 
-void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta)
+void rope_backward(Tensor &din, const Tensor &dout, RopeStyle style, const std::vector<double> &theta, double amplitude)
 {
     requireShape(din, dout.shape(), "RoPE backward");
-    Tensor back(dout.shape()); // Rᵀ = R(−angle): a rotation's gradient is the inverse rotation
-    rotate(back, dout, style, rope_table(0, dout.dim(1), theta), -1.0f);
+    // Rᵀ = R(−angle): a rotation's gradient is the inverse rotation (times the amplitude, which scales both)
+    Tensor back(dout.shape());
+    rotate(back, dout, style, rope_table(0, dout.dim(1), theta, amplitude), -1.0f);
     Eigen::Map<Eigen::ArrayXf>(din.data(), din.numel()) += Eigen::Map<const Eigen::ArrayXf>(back.data(), back.numel());
 }
 

@@ -5,6 +5,7 @@
 
 #include "model/blockrecipe.h"
 #include "ops/ops.h"
+#include "tensor/matrixproduct.h"
 #include "trace/allocationrecorder.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -61,6 +62,13 @@ void BackwardPass::moduleBackward(Tensor &dx, int i, BlockPart part, const Tenso
 {
     const LinearModule m = blockModule(m_c, blocks()[size_t(i)], part);
     const std::string name = param(i, part);
+    if (m.rows > 0) { // its rows of a fused weight (Phi-3's gate_up_proj), without a bias: dx += dy W, dW += dyᵀ x
+        Tensor &dweight = grad(name + ".weight");
+        matrixProduct(dx.matrix(), dy.matrix(), false, m.ownRows(), false, true);
+        matrixProduct(MatrixMap(dweight.data() + m.firstRow * dweight.dim(1), m.rows, dweight.dim(1)), dy.matrix(),
+            true, x.matrix(), false, true);
+        return;
+    }
     m.transposed ? linearBackward(dx, name, dy, x, m.weight) : conv1dBackward(dx, name, dy, x, m.weight);
 }
 
@@ -373,8 +381,9 @@ void BackwardPass::attention(
         Tensor dqTurned = std::move(dqScored), dkTurned = std::move(dkScored);
         dqScored = Tensor({H, T, d});
         dkScored = Tensor({H, T, d});
-        ops::rope_backward(dqScored, dqTurned, ropeStyle(m_c), m_c.ropeFrequencies(i));
-        ops::rope_backward(dkScored, dkTurned, ropeStyle(m_c), m_c.ropeFrequencies(i));
+        const std::vector<double> theta = m_c.ropeFrequencies(i, T);
+        ops::rope_backward(dqScored, dqTurned, ropeStyle(m_c), theta, m_c.ropeAmplitude(i));
+        ops::rope_backward(dkScored, dkTurned, ropeStyle(m_c), theta, m_c.ropeAmplitude(i));
     }
     if (normed) {
         qkNormBackward(dq, grad(param(i, BlockPart::QNorm) + ".weight"), dqScored, act(p + "attn.q"),
