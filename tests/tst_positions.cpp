@@ -342,6 +342,42 @@ private slots:
         QVERIFY(!turned.rotatedPairs.empty());
     }
 
+    // A partial rotary turns the first r dimensions of each head: the profile draws those r/2 pairs (GPT-NeoX's 2 of
+    // 4, Phi-3's 3 of 4), each rotated pair the query's dimensions (j, j + r/2); Phi-3's LongRoPE says which factors
+    // the text turns by and the amplitude.
+    void aPartialRotaryDrawsOnlyTheTurnedPairs_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("pairs");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("gpt_neox, rotary_pct 0.5") << "neox_tiny" << 2 << "^(−2j/r)";
+        QTest::newRow("phi3, 0.75, LongRoPE past its original 4 positions")
+            << "phi3_long_tiny" << 3 << "LongRoPE's long factors (8 > 4 positions); cos and sin × 1.58114";
+        QTest::newRow("phi3, 0.5, LongRoPE within its original 16") << "phi3_tiny" << 2 << "short factors (8 ≤ 16";
+    }
+    void aPartialRotaryDrawsOnlyTheTurnedPairs()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, pairs);
+        QFETCH(QString, named);
+        const Model m = Model::load(std::string(ATLAS_TEST_DATA "/") + model.toStdString());
+        Engine engine(std::make_shared<Model>(m), Input {{3, 17, 42, 8, 0, 25, 63, 11}, {}});
+        engine.runToEnd();
+        const PositionProfile p = positionProfile(m, engine.trace(), 8, 1, 0);
+        QCOMPARE(p.encoding.dim(1), int64_t(pairs));
+        QCOMPARE(p.wavelengths.size(), size_t(pairs));
+        QCOMPARE(p.rotatedPairs.size(), size_t(pairs));
+        QVERIFY2(p.formula.find(named.toStdString()) != std::string::npos, p.formula.c_str());
+        const Tensor &q = engine.trace().tensor("layer.1.attn.q"),
+                     &turned = engine.trace().tensor("layer.1.attn.q_rot");
+        const int64_t d = q.dim(2);
+        const float *row = q.data() + int64_t(p.query) * d, *rowTurned = turned.data() + int64_t(p.query) * d;
+        for (int j = 0; j < pairs; ++j) {
+            QCOMPARE(p.rotatedPairs[size_t(j)].q[1], double(row[j + pairs]));
+            QCOMPARE(p.rotatedPairs[size_t(j)].qRot[1], double(rowTurned[j + pairs]));
+        }
+    }
+
     void modelsThatCannotRunSaySo()
     {
         QString message;
