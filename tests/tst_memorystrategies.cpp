@@ -140,6 +140,19 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
         QVERIFY2(why.isEmpty(), qPrintable(why));
         QVERIFY(empty);
     }
+    // What plain keeps after its forward pass is what predictedActivationBytes counts, byte for byte, whole and with
+    // the feed-forward in chunks (its activations then recomputed, not kept).
+    for (const int chunks : {1, 5}) {
+        if (chunks > 1 && (model == "mixtral_tiny" || model == "qwen3_moe_tiny"))
+            continue;
+        const MemoryOptions plain = options(MemoryStrategy::Plain, 0, chunks);
+        StrategyRunner runner(*m, s.input, plain);
+        runner.forward();
+        int64_t kept = 0;
+        for (const auto &e : runner.store().entries())
+            kept += int64_t(e.tensor.bytes());
+        QCOMPARE(kept, predictedActivationBytes(m->config, 12, plain, int(s.input.source.size())));
+    }
     // The feed-forward in 5 chunks (12 tokens: 3 rows each, the last chunk empty) in every layout (Conv1D, nn.Linear,
     // gated): the same gradients but for the order of the sums. Mixtral's and Qwen3-MoE's layers are all experts: no
     // chunks there.

@@ -317,13 +317,12 @@ void ProgramBuilder::adaptiveSpan(int i)
 
 // The cos and sin of every position's angles, computed once for the queries and keys of every layer of the stack
 // (once more for Gemma 3's windowed layers, which turn with a base of their own).
-std::shared_ptr<const ops::RopeTable> ProgramBuilder::ropeTable(int layer)
+std::shared_ptr<const RopeTableOnDemand> ProgramBuilder::ropeTable(int layer)
 {
     const bool local = m_c.ropeLocalBase > 0 && m_c.windowed(layer);
-    std::shared_ptr<const ops::RopeTable> &table = local ? m_localRopeTable : m_ropeTable;
-    if (!table || table->T != T)
-        table = std::make_shared<const ops::RopeTable>(
-            ops::rope_table(0, T, m_c.ropeFrequencies(layer, T), m_c.ropeAmplitude(layer)));
+    std::shared_ptr<const RopeTableOnDemand> &table = local ? m_localRopeTable : m_ropeTable;
+    if (!table || table->positions() != T)
+        table = std::make_shared<const RopeTableOnDemand>(T, m_c.ropeFrequencies(layer, T), m_c.ropeAmplitude(layer));
     return table;
 }
 
@@ -364,8 +363,8 @@ void ProgramBuilder::rotary(int i)
                     + " turned by t·θⱼ, θⱼ = " + theta + scaled}},
         [q, k, style, H, T = T, d, table = ropeTable(i)](const Model &, const Input &, const Trace &tr) {
             Tensor qRot({H, T, d}), kRot({H, T, d});
-            ops::rope_forward(qRot, tr.tensor(q), style, *table);
-            ops::rope_forward(kRot, tr.tensor(k), style, *table);
+            ops::rope_forward(qRot, tr.tensor(q), style, table->table());
+            ops::rope_forward(kRot, tr.tensor(k), style, table->table());
             return Outputs {std::move(qRot), std::move(kRot)};
         });
 }

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,32 @@ inline const std::vector<int> &paddingOf(const Input &in, bool source)
 {
     return source ? in.sourcePadding : in.padding;
 }
+
+// RoPE's cos and sin for T positions (ops::rope_table), computed when a rotate op first runs: a program built only for
+// its shapes (the memory estimate's, predictedActivationBytes) allocates no table.
+class RopeTableOnDemand
+{
+public:
+    RopeTableOnDemand(int64_t positions, std::vector<double> theta, double amplitude)
+        : m_positions(positions)
+        , m_theta(std::move(theta))
+        , m_amplitude(amplitude)
+    {
+    }
+    int64_t positions() const { return m_positions; }
+    const ops::RopeTable &table() const
+    {
+        std::call_once(m_once, [this] { m_table = ops::rope_table(0, m_positions, m_theta, m_amplitude); });
+        return m_table;
+    }
+
+private:
+    int64_t m_positions;
+    std::vector<double> m_theta;
+    double m_amplitude;
+    mutable std::once_flag m_once;
+    mutable ops::RopeTable m_table;
+};
 
 // Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
 class ProgramBuilder
@@ -113,7 +140,7 @@ public:
     void mlp(int i, const std::string &in);
     void bertEmbeddingSum(const std::string &embed, const std::string &positions);
     void bertHeads(const std::string &last);
-    std::shared_ptr<const ops::RopeTable> ropeTable(int layer);
+    std::shared_ptr<const RopeTableOnDemand> ropeTable(int layer);
     void chunkedMlp(int i, const std::string &in);
     void mixtureOfExperts(int i, const std::string &in);
     void head();
@@ -139,7 +166,7 @@ private:
     const bool m_traced;
     const int m_ffnChunks;
     // ropeTable(): the global layers', and Gemma 3's windowed layers' with their own base
-    std::shared_ptr<const ops::RopeTable> m_ropeTable, m_localRopeTable;
+    std::shared_ptr<const RopeTableOnDemand> m_ropeTable, m_localRopeTable;
     Program m_program;
 };
 

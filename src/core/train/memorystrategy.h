@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/modelconfig.h"
+#include "trace/names.h"
 
 #include <cstdint>
 #include <string>
@@ -45,19 +46,36 @@ int checkpointInterval(const MemoryOptions &options, int layers);
 void validateMemoryOptions(
     const MemoryOptions &options, const ModelConfig &config, int tokens = 0, const MemoryOptionFields &fields = {});
 
-// The textbook count of the activation memory of one sequence's step: the tensors autograd saves, in float32.
-// Per block (T tokens, width D, d_ff F, H heads): the block input, ln_1, Q, K, V, the merged heads, mid (a
-// reversible block: Y₁) and ln_2, 8·T·D, plus mlp.up and mlp.act, 2·T·F (0 with chunked FFNs), plus the attention
-// probabilities, H·T²: 4·(8TD + 2TF + HT²) bytes; RoPE adds the rotated Q and K (2TD), a gated FFN its gate (TF),
-// QK-norm the normalised Q and K (2T·H·d).
-// The head keeps ln_f's input, ln_f, the logits and their softmax,
-// 4·(2TD + 2TV). Plain keeps every block: L·block + head. Checkpointing keeps ⌈L/k⌉ boundaries of 4TD (a reversible
-// model: 8TD) and one segment of k blocks at a time: ⌈L/k⌉·4TD + k·block + head. Reversible keeps the two last
-// streams, 8TD, and one block at a time: 8TD + block + head. Workspace (scores, the gradients of activations) is
-// not in the formula: the measured peak minus this count is what the textbook leaves out.
-// An encoder–decoder on `sourceTokens` source tokens (S) adds its E encoder blocks on S, a cross-attention per decoder
-// block, 4·(4TD + 2SD + HTS), and the encoder's last stream and output Z, 4·2SD; checkpointed, each stack keeps its
-// own boundaries (k_E = min(k, E) for the encoder) and the larger of the two stacks' segments is counted.
+// What a training step's backward pass reads of its forward pass (trace names): the plain strategy keeps these, the
+// others recompute them, and predictedActivationBytes counts them. Block `layer` of stack `s`: every norm's and
+// sub-layer's input (its recipe's readByBackward), the attention's (attentionReadByBackward) and the feed-forward's
+// (feedForwardReadByBackward), and a decoder block's cross-attention's q, k, v, probabilities and merged heads.
+std::vector<std::string> readByBlockBackward(
+    const ModelConfig &c, const MemoryOptions &options, const names::Stack &s, int layer);
+// q, k, v, the probabilities, the merged heads; what the scores read when it is not q and k as projected (RoPE's
+// turned q and k, QK-norm's normalised ones); adaptive span's mask; the soft-capped scores.
+std::vector<std::string> attentionReadByBackward(const ModelConfig &c, const names::Stack &s, int layer);
+// mlp.up and mlp.act (and mlp.gate, gated), a mixture's router tensors, or nothing for an FFN run in chunks.
+std::vector<std::string> feedForwardReadByBackward(
+    const ModelConfig &c, const MemoryOptions &options, const names::Stack &s, int layer);
+// The head's: the last stream (a reversible model's mean), ln_f, the logits, their softmax (BERT's transform too).
+std::vector<std::string> readByHeadBackward(const ModelConfig &c);
+std::vector<std::string> readByEmbeddingBackward(const ModelConfig &c); // BERT's embed.sum; else none
+// An encoder–decoder's encoder output Z, which every decoder block's cross-attention reads, and the encoder's last
+// stream, which Z's norm reads going back: kept until the encoder's backward pass begins. Else none.
+std::vector<std::string> encoderTail(const ModelConfig &c);
+
+// The activation memory of one sequence's step, in float32 bytes: the tensors above at the shapes the model's program
+// gives them (T tokens, width D, d_ff F, H heads; a GPT-2 block keeps its input, ln_1, Q, K, V, the merged heads,
+// mid and ln_2, 8·T·D, mlp.up and mlp.act, 2·T·F (0 with chunked FFNs), and the probabilities, H·T²: 4·(8TD + 2TF +
+// HT²) bytes; RoPE adds the turned Q and K, a gated FFN its gate, QK-norm the normalised Q and K, a soft-cap the
+// capped scores, each at its own width and only in the layers that have it). The head's tensors are counted once.
+// Plain keeps every block. Checkpointing keeps ⌈L/k⌉ boundaries of 4TD (a reversible model: 8TD) and one segment of k
+// blocks at a time (the largest segment). Reversible keeps the two last streams, 8TD, and one block at a time (the
+// largest). Workspace (scores, the gradients of activations) is not counted: the measured peak minus this count is
+// what a textbook count leaves out. An encoder–decoder on `sourceTokens` source tokens (S) adds its encoder blocks on
+// S, each decoder block's cross-attention, and the encoder's last stream and output Z; checkpointed, each stack keeps
+// its own boundaries (k_E = min(k, E) for the encoder) and the larger of the two stacks' segments is counted.
 int64_t predictedActivationBytes(
     const ModelConfig &config, int tokens, const MemoryOptions &options, int sourceTokens = 0);
 

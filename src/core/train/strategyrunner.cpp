@@ -100,73 +100,6 @@ int StrategyRunner::segmentLength(const StackPart &part) const
     return std::min(checkpointInterval(m_options, part.layers), part.layers);
 }
 
-std::vector<std::string> StrategyRunner::attentionTensors(const names::Stack &s, int i) const
-{
-    const std::string p = names::layerPrefix(s, i);
-    std::vector<std::string> names = {p + "attn.q", p + "attn.k", p + "attn.v", p + "attn.probs", p + "attn.merged"};
-    const ModelConfig &c = m_model.config;
-    if (c.rotates(i) || c.qkNorm != QkNorm::None) // what the scores read, when it is not q and k as projected
-        names.insert(names.end(),
-            {names::queriesOf(s, i, c.rotates(i), c.qkNorm != QkNorm::None),
-                names::keysOf(s, i, c.rotates(i), c.qkNorm != QkNorm::None)});
-    if (m_model.config.adaptiveSpan()) // the span's gradient reads the mask
-        names.push_back(p + "attn.span_mask");
-    if (m_model.config.attentionSoftcap > 0) // the cap's gradient reads the capped scores
-        names.push_back(p + "attn.capped");
-    return names;
-}
-
-std::vector<std::string> StrategyRunner::savedBy(const names::Stack &s, int i) const
-{
-    const ModelConfig &c = m_model.config;
-    std::vector<std::string> saved = attentionTensors(s, i);
-    if (s == names::kDecoderStack) // the cross-attention's backward reads these
-        for (const char *what : {"q", "k", "v", "probs", "merged"})
-            saved.push_back(names::attentionTensor({s, true}, i, what));
-    for (const std::string &local : blockRecipe(c, s, i).readByBackward()) // every norm's and sub-layer's input
-        saved.push_back(blockTensor(s, i, local));
-    const std::vector<std::string> mlp = mlpTensors(s, i);
-    saved.insert(saved.end(), mlp.begin(), mlp.end());
-    return saved;
-}
-
-std::vector<std::string> StrategyRunner::mlpTensors(const names::Stack &s, int i) const
-{
-    const std::string p = names::layerPrefix(s, i);
-    if (m_model.config.isMoeLayer(i))
-        return {p + "router.logits", p + "router.probs", p + "router.choice", p + "router.gate", p + "router.aux_loss",
-            p + "router.z_loss"};
-    if (m_options.ffnChunks > 1) // the backward pass recomputes each chunk's activations from the block's input
-        return {};
-    if (m_model.config.gatedFfn) // SwiGLU's backward reads both halves of the gate product
-        return {p + "mlp.gate", p + "mlp.up", p + "mlp.act"};
-    return {p + "mlp.up", p + "mlp.act"};
-}
-
-std::vector<std::string> StrategyRunner::savedByHead() const
-{
-    const ModelConfig &c = m_model.config;
-    std::vector<std::string> saved
-        = {c.reversible ? names::streamMean() : names::residualStream(m_stacks[0].stack, c.layers), "ln_f", "logits",
-            "next_probs"};
-    if (c.family == Family::Bert) // the masked-LM head's transform
-        saved.insert(saved.end(), {"head.dense", "head.act"});
-    return saved;
-}
-
-std::vector<std::string> StrategyRunner::savedByEmbeddings() const
-{
-    // BERT normalises E + P + S: its backward reads the sum, kept from the forward pass to the end.
-    return m_model.config.family == Family::Bert ? std::vector<std::string> {"embed.sum"} : std::vector<std::string> {};
-}
-
-std::vector<std::string> StrategyRunner::encoderTail() const
-{
-    if (!m_model.config.isEncoderDecoder())
-        return {};
-    return {names::encoderOutput(), names::residualStream(names::kEncoderStack, m_model.config.encoderLayers)};
-}
-
 void StrategyRunner::runOps(Trace &trace, int first, int last, MemoryPhase phase, const NameSet &keep) const
 {
     // Which ops to run, from the last one back: an op is needed when it makes a kept tensor or one that a needed
@@ -221,13 +154,14 @@ void StrategyRunner::forward()
 {
     const ModelConfig &c = m_model.config;
     NameSet keep;
-    for (const std::vector<std::string> &names : {savedByHead(), savedByEmbeddings(), encoderTail()})
+    for (const std::vector<std::string> &names :
+        {readByHeadBackward(m_model.config), readByEmbeddingBackward(m_model.config), encoderTail(m_model.config)})
         keep.insert(names.begin(), names.end());
     switch (m_options.strategy) {
     case MemoryStrategy::Plain:
         for (const StackPart &part : m_stacks)
             for (int i = 0; i < part.layers; ++i)
-                for (const std::string &name : savedBy(part.stack, i))
+                for (const std::string &name : readByBlockBackward(m_model.config, m_options, part.stack, i))
                     keep.insert(name);
         break;
     case MemoryStrategy::Checkpoint:
@@ -247,7 +181,7 @@ void StrategyRunner::forward()
 Tensor StrategyRunner::headBackward(const std::vector<int> &targets, BackwardPass &pass)
 {
     Tensor d = pass.head(targets);
-    dropAll(savedByHead());
+    dropAll(readByHeadBackward(m_model.config));
     return d;
 }
 
@@ -271,7 +205,7 @@ void StrategyRunner::backward(const std::vector<int> &targets, Gradients &g)
         if (part.stack == names::kEncoderStack) { // from the gradient the decoder's cross-attention sent to Z
             pass.startStack(names::kEncoderStack);
             d1 = pass.encoderOutput();
-            dropAll(encoderTail());
+            dropAll(encoderTail(m_model.config));
         }
         if (m_options.strategy == MemoryStrategy::Checkpoint)
             backwardCheckpoint(part, pass, d1, d2);
@@ -281,7 +215,7 @@ void StrategyRunner::backward(const std::vector<int> &targets, Gradients &g)
         dropAll(boundary(part.stack, 0));
         pass.embeddings(dx);
     }
-    dropAll(savedByEmbeddings());
+    dropAll(readByEmbeddingBackward(m_model.config));
 }
 
 // Blocks last−1 … first of stack s, reading the store; each block's saved tensors are dropped after its backward
@@ -292,14 +226,14 @@ void StrategyRunner::backwardBlocks(
     const ModelConfig &c = m_model.config;
     for (int i = last - 1; i >= first; --i) {
         if (m_input.drops(i)) { // its output is its input: the gradient passes through unchanged
-            dropAll(savedBy(s, i));
+            dropAll(readByBlockBackward(m_model.config, m_options, s, i));
             continue;
         }
         if (c.reversible)
             pass.blockReversible(i, d1, d2);
         else
             d1 = pass.block(i, d1);
-        dropAll(savedBy(s, i));
+        dropAll(readByBlockBackward(m_model.config, m_options, s, i));
     }
 }
 
@@ -310,10 +244,10 @@ void StrategyRunner::backwardCheckpoint(const StackPart &part, BackwardPass &pas
         const int e = std::min(L, b + k);
         NameSet keep; // in the decoder, Z too: the next segment's cross-attention reads it
         if (part.stack == names::kDecoderStack)
-            for (const std::string &name : encoderTail())
+            for (const std::string &name : encoderTail(m_model.config))
                 keep.insert(name);
         for (int i = b; i < e; ++i)
-            for (const std::string &name : savedBy(part.stack, i))
+            for (const std::string &name : readByBlockBackward(m_model.config, m_options, part.stack, i))
                 keep.insert(name);
         runOps(m_store, blockBegin(part.stack, b), blockBegin(part.stack, e), MemoryPhase::Recompute, keep);
         backwardBlocks(part.stack, b, e, pass, d1, d2);
@@ -355,7 +289,7 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
                       x2 = names::reversibleStream(i, 2);
     const std::string g = p + "mlp.down";
     // G(Y₁), then X₂ = Y₂ − G(Y₁) and the backward pass through G.
-    std::vector<std::string> inside = mlpTensors(names::kOnlyStack, i);
+    std::vector<std::string> inside = feedForwardReadByBackward(m_model.config, m_options, names::kOnlyStack, i);
     inside.push_back(p + "ln_2");
     NameSet keepG(inside.begin(), inside.end());
     keepG.insert({y1, g});
@@ -366,7 +300,7 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
     pass.mlpSublayer(i, dy2, m_store.tensor(y1), dy1);
     dropAll(inside);
     // F(X₂), then X₁ = Y₁ − F(X₂) and the backward pass through F.
-    const std::vector<std::string> attention = attentionTensors(names::kOnlyStack, i);
+    const std::vector<std::string> attention = attentionReadByBackward(m_model.config, names::kOnlyStack, i);
     NameSet keep(attention.begin(), attention.end());
     keep.insert({x2, p + "ln_1", p + "attn.out"});
     runOps(m_store, opIndex(p + "ln_1"), opIndex(p + "out1"), MemoryPhase::Recompute, keep);
@@ -375,7 +309,7 @@ void StrategyRunner::reversibleLayer(int i, BackwardPass &pass, Tensor &dy1, Ten
         *used = {rebuiltX1, rebuiltX2};
     m_store.drop(p + "attn.out");
     pass.attentionSublayer(i, dy1, m_store.tensor(x2), dy2);
-    std::vector<std::string> done = attentionTensors(names::kOnlyStack, i);
+    std::vector<std::string> done = attentionReadByBackward(m_model.config, names::kOnlyStack, i);
     done.insert(done.end(), {p + "ln_1", y1});
     dropAll(done);
     if (i > 0)
@@ -388,7 +322,7 @@ void StrategyRunner::startFromStreams(const Tensor &y1, const Tensor &y2)
     m_store.clear();
     m_store.put(names::reversibleStream(L, 1), {}, -1, y1);
     m_store.put(names::reversibleStream(L, 2), {}, -1, y2);
-    const std::vector<std::string> head = savedByHead();
+    const std::vector<std::string> head = readByHeadBackward(m_model.config);
     NameSet keep(head.begin(), head.end());
     keep.insert({names::reversibleStream(L, 1), names::reversibleStream(L, 2)});
     runOps(m_store, blockBegin(names::kOnlyStack, L), int(m_program.ops.size()), MemoryPhase::Forward, keep);

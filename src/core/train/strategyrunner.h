@@ -77,16 +77,6 @@ private:
         names::Stack stack;
         int layers = 0;
     };
-    // The tensors block `layer` of stack `s`'s backward pass reads (trace names), and the head's.
-    std::vector<std::string> savedBy(const names::Stack &s, int layer) const;
-    // What block i's backward pass reads of its feed-forward sub-layer: mlp.up/act, the router's tensors, or
-    // nothing for an FFN run in chunks.
-    std::vector<std::string> mlpTensors(const names::Stack &s, int i) const;
-    std::vector<std::string> savedByHead() const;
-    std::vector<std::string> savedByEmbeddings() const; // what embeddings()' backward reads, kept throughout
-    // An encoder–decoder's encoder output Z, which every decoder block's cross-attention reads, and the encoder's
-    // last stream, which Z's norm reads going back: kept until the encoder's backward pass begins. Else none.
-    std::vector<std::string> encoderTail() const;
     int segmentLength(const StackPart &part) const; // checkpointing's k for this stack
     // Runs ops [first, last) on `trace`: skips an op whose outputs nobody needs, keeps the outputs in `keep`, drops
     // every other tensor once no later op in the range reads it.
@@ -94,8 +84,6 @@ private:
     int opIndex(const std::string &name) const;
     int blockBegin(const names::Stack &s, int layer) const; // index of block `layer`'s first op
     std::vector<std::string> boundary(const names::Stack &s, int layer) const; // the stream(s) entering it
-    // What the attention sub-layer's backward reads: q, k, v, probs, merged, and RoPE's rotated q and k.
-    std::vector<std::string> attentionTensors(const names::Stack &s, int layer) const;
     void dropAll(const std::vector<std::string> &names);
     Tensor headBackward(const std::vector<int> &targets, BackwardPass &pass);
     void backwardBlocks(const names::Stack &s, int first, int last, BackwardPass &pass, Tensor &d1, Tensor &d2);
