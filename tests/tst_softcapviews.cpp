@@ -1,7 +1,8 @@
 // Gemma 2's soft-cap c·tanh(s/c) as the views show it, on gemma2_tiny (attn_logit_softcapping 1.5): the Neuron view
 // divides by the model's own √query_pre_attn_scalar and draws the cap's curve with the pair on it; the Mask view gives
-// a score on both sides of the cap under the mouse.
+// a score on both sides of the cap under the mouse and draws the cap with the head's every score.
 #include "testbundle.h"
+#include "trace/trace.h"
 #include "views/maskview.h"
 #include "views/neuronview.h"
 #include "viewtesting.h"
@@ -76,6 +77,43 @@ private slots:
         const QString text = view.scoresPlot()->hoverTextAt(view.scoresPlot()->cellCenter(7, 5));
         QVERIFY2(
             text.contains("score " + formatNumber(score) + " → soft-capped " + formatNumber(capped)), qPrintable(text));
+    }
+
+    // A fourth panel draws the cap c·tanh(s/c) with every score of the head on it (8 × 8 here, all drawn), and the
+    // caption counts the scores the cap moved by more than a tenth; a model without a cap has no such panel.
+    void maskViewDrawsTheCapWithTheHeadsScores()
+    {
+        const ViewSpec s = gemma2Spec("mask");
+        MaskView view;
+        view.resize(1400, 560);
+        const ViewInput input = testing::forSpec(s);
+        view.setInput(input);
+        view.setSpec(s);
+        QVERIFY(!view.capPlot()->isHidden());
+        const Tensor &scores = input.trace->tensor("layer.0.attn.scores"),
+                     &capped = input.trace->tensor("layer.0.attn.capped");
+        const auto *points = qobject_cast<QCPGraph *>(view.capPlot()->plottable(0));
+        QVERIFY(points && points->dataCount() == 64);
+        int squashed = 0;
+        for (int64_t i = 0; i < 64; ++i) {
+            const float sc = scores.slice(1).data()[i], cc = capped.slice(1).data()[i];
+            squashed += std::fabs(sc - cc) > std::fabs(sc) / 10 ? 1 : 0;
+        }
+        const double cap = input.model->config.attentionSoftcap;
+        for (int i = 0; i < points->dataCount(); ++i) { // each point (s, c·tanh(s/c)), sorted by s
+            const auto p = points->data()->at(i);
+            QVERIFY(std::fabs(p->value - cap * std::tanh(p->key / cap)) < 1e-5);
+        }
+        QVERIFY(squashed > 0); // c = 1.5: the scores of this random model reach past it
+        QVERIFY2(view.caption()->text().contains(QString("The cap moved %1 of this head's scores").arg(squashed)),
+            qPrintable(view.caption()->text()));
+
+        ViewSpec plain = s;
+        plain.model = ATLAS_TEST_DATA "/qwen3_tiny";
+        view.setInput(testing::forSpec(plain));
+        view.setSpec(plain);
+        QVERIFY(view.capPlot()->isHidden());
+        QVERIFY(!view.caption()->text().contains("cap"));
     }
 };
 

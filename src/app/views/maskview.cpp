@@ -8,6 +8,9 @@
 
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
+#include "views/palette.h"
+
+#include <qcustomplot.h>
 
 #include "analysis/attentionmask.h"
 #include "attention/attentionkernel.h"
@@ -28,16 +31,26 @@ MaskView::MaskView(QWidget *parent)
     , m_scores(new HeatmapPlot(this))
     , m_mask(new HeatmapPlot(this))
     , m_probs(new HeatmapPlot(this))
+    , m_cap(new QCustomPlot(this))
     , m_caption(new QLabel(this))
 {
     auto *panels = new QHBoxLayout;
     panels->setSpacing(4);
     for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
         panels->addWidget(plot, 1);
+    m_cap->hide(); // under the maps, beside the caption: a projector's width holds the three maps and no fourth
+    m_cap->plotLayout()->insertRow(0);
+    m_capTitle = new QCPTextElement(m_cap, tr("The cap and the head's scores"));
+    m_cap->plotLayout()->addElement(0, 0, m_capTitle);
+    m_cap->setToolTip(tr("The soft-cap c·tanh(s/c) (solid) against no cap (dashed), with every score of this head "
+                         "at (s, c·tanh(s/c)): scores far beyond ±c all land near ±c."));
+    auto *under = new QHBoxLayout;
+    under->addWidget(m_caption, 1);
+    under->addWidget(m_cap);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     layout->addLayout(panels, 1);
-    layout->addWidget(m_caption);
+    layout->addLayout(under);
 
     m_scores->setValueLabel(tr("score"));
     m_mask->setTitle(tr("Mask (\u2212\u221E = not allowed)"));
@@ -142,9 +155,13 @@ void MaskView::refresh()
                          "attend key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get "
                          "probability 0.")
                           .arg(scoresFormula());
-    if (capped())
+    if (capped()) {
         caption += tr(" c = %1 (attn_logit_softcapping): every score lies within \u00B1c.")
                        .arg(formatNumber(m_input.model->config.attentionSoftcap));
+        if (const int squashed = showCap(); squashed >= 0)
+            caption += tr(" The cap moved %n of this head's scores by more than a tenth.", nullptr, squashed);
+    }
+    m_cap->setVisible(capped());
     if (m_input.site.cross)
         caption += tr(" Cross-attention: the decoder's queries, the encoder's keys; only the source's padding is "
                       "masked, never a later source token.");
@@ -170,6 +187,54 @@ void MaskView::refresh()
                                  "right one the weights it gives them."));
     showMask(exact ? "attn.masked" : "attn.mask");
     showPanel(m_probs, "attn.probs");
+}
+
+int MaskView::showCap()
+{
+    m_cap->clearPlottables();
+    m_cap->clearItems();
+    applyPlotTheme(m_cap, m_spec.theme);
+    const double cap = m_input.model->config.attentionSoftcap;
+    QString problem;
+    const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
+    const Tensor *cappedScores = findHeadTensor(m_input, m_spec.layer, "attn.capped", m_spec.head, &problem);
+    m_cap->xAxis->setLabel(tr("score s; dashed: no cap"));
+    m_cap->yAxis->setLabel(tr("c\u00B7tanh(s/c), c = %1").arg(formatNumber(cap, 3)));
+    m_cap->xAxis->ticker()->setTickCount(3); // a narrow panel: a few round ticks
+    if (!scores || !cappedScores) {
+        m_cap->replot();
+        return -1;
+    }
+    const int64_t cells = scores->dim(1) * scores->dim(2);
+    const float *s = scores->data() + m_spec.head * cells, *sc = cappedScores->data() + m_spec.head * cells;
+    // At most about 4000 points drawn (every k-th cell): the curve is what they show, not each one.
+    const int64_t every = std::max<int64_t>(1, cells / 4000);
+    double reach = 3.0 * cap;
+    int squashed = 0;
+    auto *points = new QCPGraph(m_cap->xAxis, m_cap->yAxis);
+    for (int64_t i = 0; i < cells; ++i) {
+        if (std::abs(double(s[i]) - double(sc[i])) > std::abs(double(s[i])) / 10)
+            ++squashed;
+        reach = std::max(reach, 1.05 * std::abs(double(s[i])));
+        if (i % every == 0)
+            points->addData(s[i], sc[i]);
+    }
+    points->setLineStyle(QCPGraph::lsNone);
+    points->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, palette::alert, palette::alert, 5));
+    const ThemeColors colors = themeColors(m_spec.theme);
+    auto *identity = new QCPGraph(m_cap->xAxis, m_cap->yAxis);
+    identity->setData({-reach, reach}, {-reach, reach});
+    identity->setPen(QPen(colors.muted, 1.2, Qt::DashLine));
+    auto *curve = new QCPGraph(m_cap->xAxis, m_cap->yAxis);
+    for (int i = 0; i <= 200; ++i) {
+        const double x = -reach + 2.0 * reach * i / 200.0;
+        curve->addData(x, cap * std::tanh(x / cap));
+    }
+    curve->setPen(QPen(palette::tableauPurple, 2.5));
+    m_cap->xAxis->setRange(-reach, reach);
+    m_cap->yAxis->setRange(-1.2 * cap, 1.2 * cap);
+    m_cap->replot();
+    return squashed;
 }
 
 // The mask M as attentionMask reads it from the trace (the same function `dump` writes attn.mask with): 0 where
@@ -220,9 +285,14 @@ void MaskView::adoptMask(const MaskCells &mask)
 void MaskView::applyTheme()
 {
     m_caption->setFont(sizedFont(font(), 11));
+    applyPlotTheme(m_cap, m_spec.theme);
     for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
         plot->setTheme(m_spec.theme);
     const ThemeColors colors = themeColors(m_spec.theme);
+    m_capTitle->setFont(sizedFont(font(), 12, true));
+    m_capTitle->setTextColor(colors.text);
+    const QFontMetrics title(m_capTitle->font()); // the panel grows with the fonts (a projector's are larger)
+    m_cap->setFixedSize(title.horizontalAdvance(m_capTitle->text()) + 4 * title.height(), 12 * title.height());
     QPalette pal = palette();
     pal.setColor(QPalette::Window, colors.background);
     pal.setColor(QPalette::WindowText, colors.text);

@@ -7,6 +7,8 @@
 #include <vector>
 
 class QLabel;
+class QCustomPlot;
+class QCPTextElement;
 
 namespace atlas {
 
@@ -14,7 +16,8 @@ class HeatmapPlot;
 
 // How masking turns scores into probabilities, for one layer and head, side by side: the scores QKᵀ/√d before
 // masking, the mask itself (0 where a query may attend a key, −∞ where not), and the probabilities after
-// softmax, with the formula underneath. Each panel shows "not computed yet" until its operation has run.
+// softmax, with the formula underneath. Each panel shows "not computed yet" until its operation has run. A model that
+// soft-caps its scores (Gemma 2) gets a fourth panel: the cap c·tanh(s/c), with every score of the head on it.
 class MaskView : public View
 {
     Q_OBJECT
@@ -26,6 +29,7 @@ public:
     HeatmapPlot *maskPlot() const { return m_mask; }
     HeatmapPlot *probsPlot() const { return m_probs; }
     QLabel *caption() const { return m_caption; }
+    QCustomPlot *capPlot() const { return m_cap; } // hidden unless the model soft-caps its scores
 
 protected:
     void refresh() override;
@@ -49,11 +53,16 @@ private:
     // the scores, or Gemma 2's soft-capped ones (attn.capped).
     QString scoresFormula() const;
     bool capped() const;
+    // The cap's curve and the head's (score, capped score) pairs; returns how many scores it squashed by more than
+    // a tenth (|s − c·tanh(s/c)| > |s| / 10), or −1 when the trace lacks them.
+    int showCap();
     void applyTheme();
 
     HeatmapPlot *m_scores = nullptr;
     HeatmapPlot *m_mask = nullptr;
     HeatmapPlot *m_probs = nullptr;
+    QCustomPlot *m_cap = nullptr;
+    QCPTextElement *m_capTitle = nullptr;
     QLabel *m_caption = nullptr;
     LatestJob<MaskCells> m_maskJob {[this](MaskCells mask) { adoptMask(mask); }}; // last: waits in ~
 };

@@ -21,7 +21,9 @@ const std::vector<SpecKey> &specKeys()
             .type = "string",
             .meaning
             = "`attention` (one head's heat map), `heads` (every layer × head), `lines` (token-to-token "
-              "lines), `mask` (scores, mask, probabilities side by side), `scaling` (why √d: Var(q·k) against "
+              "lines), `mask` (scores, mask, probabilities side by side; with a soft-cap, the cap and the head's "
+              "scores on "
+              "it), `scaling` (why √d: Var(q·k) against "
               "d, and one row's softmax with and without 1/√d), `qk-norm` (each head's ‖q‖ and ‖k‖ before and after "
               "QK-norm, and its scores "
               "against the bounds they allow), `neuron` (one query and key: q, k and q∘k "
