@@ -64,4 +64,12 @@ std::string knownModelTypes();
 // Every family but GPT-2's config.json (familyconfig.cpp), validated.
 ModelConfig familyFromJson(const json &j, const ModelType &type, const std::string &source);
 
+// `j`'s rope_scaling (ropeconfig.cpp): none, linear, llama3, or LongRoPE (longrope, su) when `positions`, the
+// max_position_embeddings read, is given; named in messages as `key`. Another kind is refused by name.
+RopeScaling readRopeScaling(const json &j, const std::string &source, const std::string &key = "rope_scaling",
+    const std::string &modelType = "", int positions = 0);
+// transformers 5's rope_parameters (flat, or per kind of layer) read as the rope_theta, rope_scaling and
+// rope_local_base_freq it replaced; `scalingKey` is set to where the scaling was written, for messages.
+json withRopeParametersRead(const json &j, const std::string &source, std::string &scalingKey);
+
 } // namespace atlas::configjson

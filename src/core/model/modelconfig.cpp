@@ -139,52 +139,6 @@ float ModelConfig::outputScale() const
     return family == Family::T5 && tiedHead ? 1.0f / std::sqrt(float(dModel)) : 1.0f;
 }
 
-std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) const
-{
-    const int64_t d = rotaryDims > 0 ? rotaryDims : headDim(); // the width that turns
-    const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
-    const float base = local ? ropeLocalBase : ropeBase;
-    const RopeScaling &r = ropeScaling;
-    // LongRoPE's per-pair factors, as _compute_longrope_parameters: 1 / (λ_j · base^(2j/d)) in float32
-    const std::vector<double> *stretch = r.kind != RopeScaling::Kind::LongRope ? nullptr
-        : positions > r.originalContext                                        ? &r.longFactors
-                                                                               : &r.shortFactors;
-    std::vector<double> theta;
-    for (int64_t j = 0; j < d / 2; ++j) {
-        // As Hugging Face computes them: 1 / base^(2j/d) in float32.
-        const float turn = std::pow(base, float(2 * j) / float(d));
-        const double f = double(1.0f / (stretch ? float((*stretch)[size_t(j)]) * turn : turn));
-        theta.push_back(family == Family::Gpt2 ? std::pow(double(base), -2.0 * double(j) / double(d)) : f);
-    }
-    if (local)
-        return theta;
-    if (r.kind == RopeScaling::Kind::Linear)
-        for (double &f : theta)
-            f /= r.factor;
-    if (r.kind == RopeScaling::Kind::Llama3) {
-        const double pi = 3.14159265358979323846;
-        const double lowWavelength = r.originalContext / r.lowFreqFactor,
-                     highWavelength = r.originalContext / r.highFreqFactor;
-        for (double &f : theta) {
-            const double wavelength = 2 * pi / f;
-            if (wavelength > lowWavelength) {
-                f /= r.factor;
-            } else if (wavelength >= highWavelength) {
-                const double smooth
-                    = (r.originalContext / wavelength - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
-                f = (1 - smooth) * f / r.factor + smooth * f;
-            }
-        }
-    }
-    return theta;
-}
-
-double ModelConfig::ropeAmplitude(int layer) const
-{
-    const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
-    return ropeScaling.kind == RopeScaling::Kind::LongRope && !local ? ropeScaling.attentionFactor : 1.0;
-}
-
 const std::vector<std::string> &positionKindNames()
 {
     static const std::vector<std::string> names
