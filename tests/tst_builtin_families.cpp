@@ -2,10 +2,10 @@
 // and lessons 15, 24 and 25 say: reverse-llama's grouped-query attention and cache, reverse-qwen3's QK-norm and the
 // ceiling it puts on the scores, reverse-gemma2's sandwich, soft-caps and local layer.
 #include "analysis/headpatterns.h"
-#include "analysis/qknormeffect.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "model/builtinmodels.h"
+#include "qknorm/qknormeffect.h"
 #include "testbundle.h"
 #include "train/task.h"
 

@@ -11,7 +11,6 @@
 #include "views/layerdropview.h"
 #include "views/logitlensview.h"
 #include "views/patchingview.h"
-#include "views/qknormview.h"
 #include "views/rolloutview.h"
 #include "viewtesting.h"
 
@@ -205,56 +204,6 @@ private slots:
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("no adaptive span") && view.message().contains("copy-span"),
             qPrintable(view.message()));
-    }
-
-    // QK-norm: the caption's numbers are the analysis's for the chosen head, a click on the scores panel chooses a
-    // head, a model without QK-norm says so, and one whose scores carry a position bias is refused.
-    void qkNormDrawsLengthsAndBounds()
-    {
-        ViewSpec spec;
-        spec.view = "qk-norm";
-        spec.model = "reverse-qwen3";
-        spec.text = "dsfacdd>ddcafsd";
-        spec.layer = 1;
-        spec.head = 2;
-        QkNormView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-        const auto *a = view.input().analysisAs<QkNormAnalysis>();
-        QVERIFY(a);
-        const QkNormHead &head = a->effect.heads[2];
-        QVERIFY(head.weightBound > 0);
-        for (const QString &number : {formatNumber(head.weightBound, 3), formatNumber(head.inputBound, 3),
-                 formatNumber(head.highest, 3), formatNumber(head.queryLimit, 3)})
-            QVERIFY2(view.caption().contains(number), qPrintable(number + " in " + view.caption()));
-        QVERIFY2(view.caption().contains("Head 2"), qPrintable(view.caption()));
-        QImage image(view.size(), QImage::Format_ARGB32);
-        view.render(&image);
-        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
-
-        QSignalSpy edited(&view, &View::specEdited);
-        QCPAxisRect *scores = view.plot()->axisRect(1);
-        const QPoint head0(int(scores->axis(QCPAxis::atBottom)->coordToPixel(0.0)),
-            int(scores->axis(QCPAxis::atLeft)->coordToPixel(0.0)));
-        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, head0);
-        QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().head, 0);
-
-        spec.model = "reverse-llama";
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-        QVERIFY2(view.caption().contains("no QK-norm") && view.caption().contains("reverse-qwen3"),
-            qPrintable(view.caption()));
-
-        spec.model = "reverse-alibi";
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().contains("position bias"), qPrintable(view.message()));
     }
 
     // LayerDrop: one curve per model and rule, the caption's numbers the sweep's; a model without a task is refused.

@@ -6,7 +6,6 @@
 #include "views/expertsview.h"
 #include "views/heatmapplot.h"
 #include "views/positionsview.h"
-#include "views/scalingview.h"
 #include "views/sparseffnview.h"
 #include "viewtesting.h"
 
@@ -32,7 +31,6 @@ private slots:
     void expertsViewSaysAMixtralRouterDropsNothing();
     void attentionViewsNameTheSharedKeyValueHead();
     void sparseFfnViewDrawsDenseAndSparse();
-    void scalingViewNamesTheRuleTheModelUses();
 };
 
 // The Positions view on the fixture models of tst_positions: each kind's matrices, with a causal model's
@@ -229,28 +227,6 @@ void TestModelViews::sparseFfnViewDrawsDenseAndSparse()
     view.setSpec(spec);
     view.setInput(testing::forSpec(spec));
     QVERIFY2(view.message().contains("is a mixture of experts"), qPrintable(view.message()));
-}
-
-// "The model" is the rule the model computes: softmax(q·k/√d) in GPT-2's layout, softmax(q·k) in GPT-Neo's, whose
-// local layer's window the comparison does not apply (the caption says so).
-void TestModelViews::scalingViewNamesTheRuleTheModelUses()
-{
-    for (const char *model : {"gpt2_tiny", "neo_tiny"}) {
-        ViewSpec spec;
-        spec.view = "scaling";
-        spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
-        spec.tokens = {3, 17, 42, 8, 0, 25};
-        spec.layer = 1;
-        ScalingView view;
-        view.resize(900, 600);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-        const bool neo = QString(model) == "neo_tiny";
-        QCOMPARE(view.caption().contains("does not divide its scores"), neo);
-        QCOMPARE(view.caption().contains("sliding window of 3 positions is not applied"), neo);
-    }
 }
 
 QTEST_MAIN(TestModelViews)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every colour the app draws with is named once (views/palette.h, and the theme and colour-map tables that are
-colour definitions themselves): a colour literal anywhere else in src/app fails this check, naming the file and line.
+colour definitions themselves): a colour literal anywhere else in src/app or a view folder (src/views) fails this check, naming the file and line.
 
 Usage: check_colours.py SRC_DIR
 """
@@ -17,7 +17,7 @@ LITERAL = re.compile(r"QColor\s*[({]\s*(0x|\d|\"#|Qt::)|Qt::(black|white|red|gre
 def main(src):
     root = pathlib.Path(src)
     problems = []
-    for path in sorted(root.joinpath("app").rglob("*")):
+    for path in sorted(list(root.joinpath("app").rglob("*")) + list(root.joinpath("views").rglob("*"))):
         if path.suffix not in (".cpp", ".h") or path.relative_to(root).as_posix() in DEFINITIONS:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -7,6 +7,8 @@
   cli           the same, but it may reach the views through views/headlessrender.h (render, bench-view)
   views, panels, the window
                 only the core's public headers: a core header that says "Internal to the core" is off limits
+  a view folder (src/views/NAME/)
+                its *view.h/.cpp files are the widget layer's, its tst_* files tests, the rest the core's
 
 Usage: check_layers.py SOURCE_DIR QT_INCLUDE_DIR
 """
@@ -104,10 +106,18 @@ def main(src, qt_include):
         return header in widgets or top in WIDGET_MODULES or header == "qcustomplot.h"
 
     problems = []
-    for path in sources(core):
+    folders = os.path.join(src, "views")
+    folder_widgets, folder_core = [], []
+    for path in sources(folders):
+        name = os.path.basename(path)
+        if not name.startswith("tst_"):
+            (folder_widgets if re.search(r"view\.(h|cpp)$", name) else folder_core).append(path)
+    for path in list(sources(core)) + folder_core:
         for h in includes(path):
             if re.match(r"(Q[A-Z]\w*|Qt\w*/.*|qcustomplot\.h)$", h):
                 problems.append(f"{path}: the core includes Qt header <{h}>")
+            elif h.startswith(("views/", "panels/", "style/")) or os.path.join(folders, h) in folder_widgets:
+                problems.append(f"{path}: the core includes {h} from the widget layer")
     for layer in ("app/viewmodel", "app/session", "cli"):
         for path in sources(os.path.join(src, layer)):
             for h in includes(path):
@@ -124,6 +134,10 @@ def main(src, qt_include):
             for h in includes(path):
                 if h in internal:
                     problems.append(f"{path}: includes {h}, which is internal to the core")
+    for path in folder_widgets:
+        for h in includes(path):
+            if h in internal:
+                problems.append(f"{path}: includes {h}, which is internal to the core")
     problems += folder_cycles(core, "src/core")
     problems += folder_cycles(os.path.join(src, "app"), "src/app")
     for p in problems:

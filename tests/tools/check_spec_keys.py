@@ -3,8 +3,9 @@
 
 A key of src/core/view/speckeys.cpp that lists `.views` belongs to those view kinds: `lesson check` refuses a step
 that sets it for another view, and a lesson step's JSON leaves it out. This check reads the sources and fails when a
-view's widget (src/app/views, the class viewfactory.cpp makes for the kind) or its analysis request (the
-`.request` of its descriptor in viewkinds.cpp) reads a ViewSpec field whose key does not list that view.
+view's widget (src/app/views, the class viewfactory.cpp makes for the kind), its analysis request (the
+`.request` of its descriptor in viewkinds.cpp) or any file of its folder (src/views/NAME/, the tests aside) reads a
+ViewSpec field whose key does not list that view.
 
 Usage: check_spec_keys.py SOURCE_DIR
 """
@@ -57,6 +58,13 @@ def main():
         request = re.search(r"\.request = (\w+)", entry)
         if request:
             readers.setdefault(kind, []).append((request.group(1), function_body(requests, request.group(1))))
+    for folder in sorted(p for p in (src / "views").iterdir() if p.is_dir()):  # a view folder reads for its kind
+        texts = [(path, path.read_text()) for path in sorted(folder.iterdir())
+                 if path.suffix in (".cpp", ".h") and not path.name.startswith("tst_")]
+        kind = re.search(r'\.kind = "([^"]+)"', "".join(text for _, text in texts))
+        if not kind:
+            sys.exit("check_spec_keys: %s describes no view kind (.kind = \"…\")" % folder)
+        readers.setdefault(kind.group(1), []).extend(texts)
     if len(readers) < 20:
         sys.exit("check_spec_keys: found the readers of only %d view kinds" % len(readers))
 

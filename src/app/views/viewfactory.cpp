@@ -30,9 +30,7 @@
 #include "views/patchingview.h"
 #include "views/patterneditorview.h"
 #include "views/positionsview.h"
-#include "views/qknormview.h"
 #include "views/rolloutview.h"
-#include "views/scalingview.h"
 #include "views/sinkhornview.h"
 #include "views/sparseffnview.h"
 #include "views/sparsityview.h"
@@ -47,55 +45,60 @@ namespace atlas {
 
 namespace {
 
-using Make = std::unique_ptr<View> (*)(QWidget *);
-
-// One widget per view descriptor (view/viewkinds.cpp); tst_views holds the two lists to each other.
-const std::map<std::string, Make> &makers()
+// One widget per view descriptor (view/viewkinds.cpp, and each view folder's); tst_views holds the two lists to each
+// other.
+const std::map<std::string, ViewMaker> &makers()
 {
-    static const std::map<std::string, Make> table = {
-        {"approximation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
-        {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
-        {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
-        {"fills", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FillsView>(p); }},
-        {"tokenizer", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenizerView>(p); }},
-        {"objective", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ObjectiveView>(p); }},
-        {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
-        {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
-        {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
-        {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
-        {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
-        {"early-exit", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<EarlyExitView>(p); }},
-        {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
-        {"token-reduction",
-            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
-        {"funnel", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FunnelView>(p); }},
-        {"sinkhorn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SinkhornView>(p); }},
-        {"lost-in-the-middle",
-            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
-        {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
-        {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
-        {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
-        {"memory-timeline",
-            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
-        {"architecture", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ArchitectureView>(p); }},
-        {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
-        {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
-        {"sparsity", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparsityView>(p); }},
-        {"adaptive-span", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AdaptiveSpanView>(p); }},
-        {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
-        {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
-        {"memory-tradeoff",
-            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTradeoffView>(p); }},
-        {"inversion-error",
-            [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
-        {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
-        {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
-        {"qk-norm", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<QkNormView>(p); }},
-        {"scaling", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ScalingView>(p); }},
-        {"positions", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PositionsView>(p); }},
-        {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},
-        {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
-    };
+    static const std::map<std::string, ViewMaker> table = [] {
+        std::map<std::string, ViewMaker> made = {
+            {"approximation",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
+            {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
+            {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
+            {"fills", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FillsView>(p); }},
+            {"tokenizer", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenizerView>(p); }},
+            {"objective", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ObjectiveView>(p); }},
+            {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
+            {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
+            {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
+            {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
+            {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
+            {"early-exit", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<EarlyExitView>(p); }},
+            {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
+            {"token-reduction",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
+            {"funnel", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FunnelView>(p); }},
+            {"sinkhorn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SinkhornView>(p); }},
+            {"lost-in-the-middle",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
+            {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
+            {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
+            {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
+            {"memory-timeline",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
+            {"architecture", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ArchitectureView>(p); }},
+            {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
+            {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
+            {"sparsity", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparsityView>(p); }},
+            {"adaptive-span",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AdaptiveSpanView>(p); }},
+            {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
+            {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
+            {"memory-tradeoff",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTradeoffView>(p); }},
+            {"inversion-error",
+                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
+            {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
+            {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
+            {"positions", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PositionsView>(p); }},
+            {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},
+            {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
+        };
+        for (const auto &[kind, make] : viewFolderMakers())
+            if (!made.emplace(kind, make).second)
+                throw Error("two widgets for the view kind '" + kind + "'");
+        return made;
+    }();
     return table;
 }
 

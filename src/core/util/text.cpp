@@ -1,8 +1,16 @@
 #include "util/text.h"
 
+#include <cctype>
 #include <cmath>
 
 namespace atlas {
+
+std::string sentenceCased(std::string text)
+{
+    if (!text.empty())
+        text[0] = char(std::toupper(static_cast<unsigned char>(text[0])));
+    return text;
+}
 
 std::string countOf(size_t count, std::string_view singular, std::string_view plural)
 {

@@ -10,6 +10,9 @@ namespace atlas {
 // "1 token", "3 tokens", "0 tokens"; `plural` when adding an "s" is wrong ("1 query", "2 queries").
 std::string countOf(size_t count, std::string_view singular, std::string_view plural = {});
 
+// `text` with its first letter in upper case ("the layer has no QK-norm" as a sentence's start).
+std::string sentenceCased(std::string text);
+
 // `value` in the largest of `units` units, each `base` times the one before, that keeps it at least 1 (or in the
 // last): {3.5, 2} for 3.5·base². formatBytes (base 1024) and formatFlops (base 1000) print with it.
 struct ScaledValue

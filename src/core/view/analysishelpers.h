@@ -143,4 +143,49 @@ inline std::optional<AnalysisRequest> overBudgetRequest(
     return r;
 }
 
+// Layer `layer`'s [H,T,d] Q, K, V for head `head`, or the problem that stops an analysis reading them (the queries
+// and keys the scores use: RoPE's rotated ones when the model has them).
+struct HeadQkv
+{
+    std::string problem;
+    Tensor q, k, v; // the layer's whole [H,T,d] tensors (shared with the trace)
+};
+HeadQkv headQkv(const AnalysisContext &c, int layer, int head);
+
+// A head's (T,d) copy: the job must not read the trace's tensors after they are released.
+inline Tensor headCopy(const Tensor &t, int head)
+{
+    Tensor out({t.dim(1), t.dim(2)});
+    out.matrix() = t.slice(head);
+    return out;
+}
+
+// What an analysis of one head's Q, K, V computes, given the head's (T,d) copies.
+template <class Result>
+using HeadWork
+    = std::function<void(Result &, const Tensor &q, const Tensor &k, const Tensor &v, const std::atomic<bool> &)>;
+
+// A request for an analysis of (layer, head)'s Q, K, V: keyed by `what`, the tensors' identity, the mask; it pins
+// the layer's tensors and hands the job copies of the head's. Result has `layer` and `head`.
+template <class Result>
+AnalysisRequest headRequest(
+    const std::string &what, const HeadQkv &qkv, int layer, int head, const AnalysisContext &c, HeadWork<Result> work)
+{
+    AnalysisRequest r;
+    r.key = what + "/" + std::to_string(layer) + "/" + std::to_string(head) + identity(qkv.q) + identity(qkv.k)
+        + identity(qkv.v) + (c.causal ? "/causal/" : "/") + paddingKey(c.padding);
+    r.pinned = {qkv.q, qkv.k, qkv.v};
+    r.run = [q = headCopy(qkv.q, head), k = headCopy(qkv.k, head), v = headCopy(qkv.v, head), layer, head,
+                work = std::move(work)](const std::atomic<bool> &cancel) {
+        const auto start = Clock::now();
+        auto result = std::make_shared<Result>();
+        result->layer = layer;
+        result->head = head;
+        work(*result, q, k, v, cancel);
+        result->milliseconds = millisecondsSince(start);
+        return std::shared_ptr<const ViewAnalysis>(result);
+    };
+    return r;
+}
+
 } // namespace atlas::analysis

@@ -11,9 +11,7 @@ AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &cont
 AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest scalingRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest qkNormRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseAttentionRequest(const ViewSpec &spec, const AnalysisContext &context);

@@ -11,7 +11,6 @@
 #include "view/specrun.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace atlas {
 
@@ -64,41 +63,7 @@ bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &ba
     return true;
 }
 
-std::string capitalised(std::string text)
-{
-    if (!text.empty())
-        text[0] = char(std::toupper(static_cast<unsigned char>(text[0])));
-    return text;
-}
-
 } // namespace
-
-// Every head's query and key lengths before and after QK-norm, and its scores' range against the bounds: a pass over
-// the layer's traced q, k and masked scores.
-AnalysisRequest analysis::qkNormRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model || !c.trace || c.tokens < 1)
-        return problem(kNothingComputed);
-    const int layer = std::clamp(spec.layer, 0, c.layers - 1);
-    if (const std::string why = qkNormEffectProblem(*c.model, layer); !why.empty())
-        return problem(
-            "The QK-norm view compares the lengths of q and k with the scores they make: " + capitalised(why) + ".");
-    AnalysisRequest r;
-    r.key = "qk-norm/" + modelIdentity(*c.model) + "/" + std::to_string(layer);
-    r.pinned = {c.model->wte};
-    for (const std::string &name : qkNormEffectInputs(c.model->config, layer)) {
-        const TraceEntry *entry = c.trace->find(name);
-        if (!entry)
-            return problem(notComputedText(c.program.get(), name));
-        r.key += identity(entry->tensor);
-        r.pinned.push_back(entry->tensor);
-    }
-    r.run = [model = c.model, trace = c.trace, layer](const std::atomic<bool> &) {
-        return timedResult<QkNormAnalysis>(
-            [&](QkNormAnalysis &result) { result.effect = qkNormEffect(*model, *trace, layer); });
-    };
-    return r;
-}
 
 // Every stream traced so far read through the output head; its key names the streams' tensors, so stepping within a
 // block or switching views reruns nothing.
@@ -107,7 +72,7 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
     if (!c.model || !c.trace || !c.program)
         return problem(kNothingComputed);
     if (const std::string why = logitLensProblem(c.model->config, *c.program, *c.trace); !why.empty())
-        return problem("The logit lens reads the residual stream through the output head. " + capitalised(why) + ".");
+        return problem("The logit lens reads the residual stream through the output head. " + sentenceCased(why) + ".");
     AnalysisRequest r = streamsRequest("logit-lens/" + modelIdentity(*c.model) + "/target:" + spec.target, c);
     r.run = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c), target = spec.target](
                 const std::atomic<bool> &cancel) {
@@ -130,7 +95,7 @@ AnalysisRequest analysis::earlyExitRequest(const ViewSpec &, const AnalysisConte
         return problem(kNothingComputed);
     if (const std::string why = earlyExitProblem(c.model->config, *c.program, *c.trace); !why.empty())
         return problem("Early exit reads each block's prediction through the output head (the logit lens). "
-            + capitalised(why) + ".");
+            + sentenceCased(why) + ".");
     AnalysisRequest r = streamsRequest("early-exit/" + modelIdentity(*c.model), c);
     r.run
         = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c)](const std::atomic<bool> &cancel) {

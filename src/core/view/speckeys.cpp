@@ -5,6 +5,7 @@
 #include "engine/tokenretention.h"
 #include "io/limits.h"
 #include "util/error.h"
+#include "view/viewkinds.h"
 
 #include <climits>
 #include <string>
@@ -13,50 +14,27 @@
 // checks read this table (view/viewspec.cpp reads and writes with it).
 namespace atlas {
 
+namespace {
+
+// "`attention` (one head's attention weights as a heat map), `heads` (…), …": every kind with its descriptor's
+// summary, in the app's order.
+std::string viewKeyMeaning()
+{
+    std::string meaning;
+    for (const ViewKind &k : viewKinds())
+        meaning.append(meaning.empty() ? "" : ", ").append("`" + k.kind + "` (" + k.summary + ")");
+    return meaning;
+}
+
+} // namespace
+
 const std::vector<SpecKey> &specKeys()
 {
     static const std::vector<SpecKey> keys = {
         {.name = "view",
             .field = &ViewSpec::view,
             .type = "string",
-            .meaning
-            = "`attention` (one head's heat map), `heads` (every layer × head), `lines` (token-to-token "
-              "lines), `mask` (scores, mask, probabilities side by side; with a soft-cap, the cap and the head's "
-              "scores on "
-              "it), `scaling` (why √d: Var(q·k) against "
-              "d, and one row's softmax with and without 1/√d), `qk-norm` (each head's ‖q‖ and ‖k‖ before and after "
-              "QK-norm, and its scores "
-              "against the bounds they allow), `neuron` (one query and key: q, k and q∘k "
-              "component by component), `sparsity` (sparsemax and α-entmax: each head's α and its pairs given exactly "
-              "0), `adaptive-span` (each head's learned attention span on a log scale, and one head's attention "
-              "under its soft mask), "
-              "`ablation` (heads switched off: the importance table, the next token "
-              "and the task's scores with and without them), `architecture` (the model's operations as a "
-              "diagram; a click steps there), `next-token` (bar chart), `tensor` (any traced tensor), "
-              "`kernels` (one head under every attention kernel, see below), `lsh` (one head's LSH buckets, "
-              "sorted chunks and misses, see below), `pattern` (the editor of a fixed sparse pattern, see "
-              "below), `approximation` (Linformer and Performer against softmax, see below), `memory-timeline` "
-              "(one training step's live memory under each memory strategy, see below), `memory-graph` (the "
-              "layers as a chain, each node's state at the cursor), `memory-depth` (peak activations and step "
-              "time against depth), `memory-tradeoff` (checkpointing every k = 1 … L), `inversion-error` "
-              "(reversible blocks' rebuild error per block and precision), `objective` (a pretraining "
-              "objective applied to the input, see below), `fills` (a masked LM's first choices at each hidden "
-              "position, see below), `tokenizer` (how the model's tokenizer splits the input, beside "
-              "`compare_tokenizer`'s), `logit-lens` (the residual stream after each block read through the output "
-              "head, see below), `early-exit` (each token stops at the first layer sure enough of its prediction: "
-              "layers "
-              "saved against accuracy), `layerdrop` (whole blocks pruned: accuracy against the blocks kept, for "
-              "`model` and `baseline_model`), `token-reduction` (PoWER-BERT: which tokens survive each layer, and a "
-              "masked LM's accuracy against the work left, see below), `funnel` (Funnel-Transformer: the sequence "
-              "each layer keeps and the `layer` and `head`'s attention at its resolution), `sinkhorn` (Sparse "
-              "Sinkhorn attention: the `layer`'s learned sort of the blocks and the `head`'s attention), "
-              "`lost-in-the-middle` (a "
-              "key\u2013value "
-              "retrieval "
-              "model's accuracy by where the asked pair stands, and where its answer looks), `rollout` (attention "
-              "rollout and flow through "
-              "every layer, see below), "
-              "`patching` (activation patching: which activations restore the clean output, see below)",
+            .meaning = viewKeyMeaning(),
             .choices = ViewSpec::viewKinds()},
         {.name = "model",
             .field = &ViewSpec::model,

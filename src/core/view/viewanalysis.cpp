@@ -20,14 +20,9 @@ namespace {
 
 using namespace atlas::analysis;
 
-// Layer `layer`'s [H,T,d] Q, K, V for head `head`, or the problem that stops an analysis reading them.
-struct HeadQkv
-{
-    std::string problem;
-    Tensor q, k, v; // the layer's whole [H,T,d] tensors (shared with the trace)
-};
+} // namespace
 
-HeadQkv headQkv(const AnalysisContext &c, int layer, int head)
+HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int head)
 {
     HeadQkv out;
     if (!c.trace || !c.program) {
@@ -65,44 +60,6 @@ HeadQkv headQkv(const AnalysisContext &c, int layer, int head)
     out.v = v->tensor;
     return out;
 }
-
-// A head's (T,d) copy: the job must not read the trace's tensors after they are released.
-Tensor headCopy(const Tensor &t, int head)
-{
-    Tensor out({t.dim(1), t.dim(2)});
-    out.matrix() = t.slice(head);
-    return out;
-}
-
-// What an analysis of one head's Q, K, V computes, given the head's (T,d) copies.
-template <class Result>
-using HeadWork
-    = std::function<void(Result &, const Tensor &q, const Tensor &k, const Tensor &v, const std::atomic<bool> &)>;
-
-// A request for an analysis of (layer, head)'s Q, K, V: keyed by `what`, the tensors' identity, the mask; it pins
-// the layer's tensors and hands the job copies of the head's.
-template <class Result>
-AnalysisRequest headRequest(
-    const std::string &what, const HeadQkv &qkv, int layer, int head, const AnalysisContext &c, HeadWork<Result> work)
-{
-    AnalysisRequest r;
-    r.key = what + "/" + std::to_string(layer) + "/" + std::to_string(head) + identity(qkv.q) + identity(qkv.k)
-        + identity(qkv.v) + (c.causal ? "/causal/" : "/") + paddingKey(c.padding);
-    r.pinned = {qkv.q, qkv.k, qkv.v};
-    r.run = [q = headCopy(qkv.q, head), k = headCopy(qkv.k, head), v = headCopy(qkv.v, head), layer, head,
-                work = std::move(work)](const std::atomic<bool> &cancel) {
-        const auto start = Clock::now();
-        auto result = std::make_shared<Result>();
-        result->layer = layer;
-        result->head = head;
-        work(*result, q, k, v, cancel);
-        result->milliseconds = millisecondsSince(start);
-        return std::shared_ptr<const ViewAnalysis>(result);
-    };
-    return r;
-}
-
-} // namespace
 
 AnalysisRequest analysis::kernelsRequest(const ViewSpec &spec, const AnalysisContext &c)
 {
@@ -231,31 +188,6 @@ AnalysisRequest analysis::patternRequest(const ViewSpec &spec, const AnalysisCon
         result->milliseconds = millisecondsSince(start);
         return std::shared_ptr<const ViewAnalysis>(result);
     };
-    return r;
-}
-
-AnalysisRequest analysis::scalingRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    const int layer = spec.layer, head = std::max(0, spec.head);
-    const HeadQkv qkv = headQkv(c, layer, head);
-    if (!qkv.problem.empty())
-        return problem(qkv.problem);
-    const int T = int(qkv.q.dim(1));
-    if (spec.query >= T)
-        return problem(
-            "Query " + std::to_string(spec.query) + " is outside the input (" + countOf(size_t(T), "token") + ").");
-    AnalysisRequest r = headRequest<ScalingAnalysis>("scaling/" + std::to_string(spec.query), qkv, layer, head, c,
-        [causal = c.causal, padding = c.padding, query = spec.query](
-            ScalingAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &, const std::atomic<bool> &) {
-            std::vector<int> dims;
-            for (int d = 1; d <= 1024; d *= 2)
-                dims.push_back(d);
-            const int own = int(q.dim(1));
-            if (std::find(dims.begin(), dims.end(), own) == dims.end())
-                dims.insert(std::upper_bound(dims.begin(), dims.end(), own), own);
-            out.random = attention::randomDotProductVariance(dims, ScalingAnalysis::kSamples);
-            out.measured = attention::headScaling(q.matrix(), k.matrix(), causal, padding, query);
-        });
     return r;
 }
 
@@ -493,8 +425,7 @@ AnalysisRequest analysis::ownRequest(const ViewSpec &spec, const AnalysisContext
             !problem.empty()) {
             AnalysisRequest r;
             r.key = "encoder-decoder/" + spec.view;
-            problem[0] = char(std::toupper(static_cast<unsigned char>(problem[0])));
-            r.problem = problem;
+            r.problem = sentenceCased(problem);
             return r;
         }
     const ViewKind *kind = findViewKind(spec.view);

@@ -14,13 +14,11 @@
 #include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
 #include "analysis/positionprofile.h"
-#include "analysis/qknormeffect.h"
 #include "analysis/sinkhornsort.h"
 #include "analysis/tokenizercomparison.h"
 #include "analysis/tokenreduction.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
-#include "attention/dotproductscaling.h"
 #include "attention/kernelcomparison.h"
 #include "attention/lshanalysis.h"
 #include "engine/program.h"
@@ -85,25 +83,11 @@ struct PatternAnalysis : ViewAnalysis
     std::string formula; // patternFormula(spec, causal)
 };
 
-struct ScalingAnalysis : ViewAnalysis
-{
-    static constexpr int kSamples = 4000; // random pairs per d
-    int layer = 0, head = 0;
-    std::vector<attention::DotProductVariance> random; // d = 1, 2, 4 … 1024 and the head's own d
-    attention::HeadScaling measured; // the head's own q and k (exact softmax)
-};
-
 struct PositionsAnalysis : ViewAnalysis
 {
     static constexpr int kMaxTokens = 2048; // the similarity is T × T
     int layer = 0, head = 0;
     PositionProfile profile;
-};
-
-// What QK-norm does to one layer's queries, keys and scores, every head (analysis/qknormeffect.h).
-struct QkNormAnalysis : ViewAnalysis
-{
-    QkNormEffect effect;
 };
 
 struct ExpertsAnalysis : ViewAnalysis

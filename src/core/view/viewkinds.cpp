@@ -1,15 +1,27 @@
 #include "view/viewkinds.h"
 
+#include "util/error.h"
 #include "view/analysisrequests.h"
 #include "view/specrun.h"
 
 namespace atlas {
 
-const std::vector<ViewKind> &viewKinds()
+namespace {
+
+const ViewKind *findIn(const std::vector<ViewKind> &kinds, const std::string &kind)
+{
+    for (const ViewKind &k : kinds)
+        if (k.kind == kind)
+            return &k;
+    return nullptr;
+}
+
+// The kinds whose descriptors are still written here; a view folder's (src/views/NAME/) describes itself.
+std::vector<ViewKind> listedKinds()
 {
     using N = ViewNeeds;
     using namespace analysis;
-    static const std::vector<ViewKind> kinds = {
+    return {
         {.kind = "attention",
             .title = "Attention",
             .summary = "one head's attention weights as a heat map",
@@ -41,18 +53,6 @@ const std::vector<ViewKind> &viewKinds()
             .needs = N::LayerScores,
             .showsSites = true,
             .showsEncoderDecoder = true},
-        {.kind = "scaling",
-            .title = "Why \u221Ad",
-            .summary = "the variance of q\u00B7k against d, and softmax with and without 1/\u221Ad",
-            .group = "Attention",
-            .request = scalingRequest},
-        {.kind = "qk-norm",
-            .title = "QK-norm",
-            .summary
-            = "each head's \u2016q\u2016 and \u2016k\u2016 before and after QK-norm, and the range of scores it "
-              "allows",
-            .group = "Attention",
-            .request = qkNormRequest},
         {.kind = "neuron",
             .title = "Neuron",
             .summary
@@ -248,15 +248,45 @@ const std::vector<ViewKind> &viewKinds()
             .group = "Memory",
             .request = inversionRequest},
     };
+}
+
+// Each folder's kind after the kind its `after` names, else after its group's last kind (else last of all).
+std::vector<ViewKind> withFolderKinds(std::vector<ViewKind> kinds, std::vector<ViewKind> folders)
+{
+    const auto place = [&](const ViewKind &k) {
+        auto at = kinds.end();
+        for (auto it = kinds.begin(); it != kinds.end(); ++it)
+            if (k.after.empty() ? it->group == k.group : it->kind == k.after)
+                at = it + 1;
+        return at;
+    };
+    while (!folders.empty()) { // a folder may follow another folder's kind: place those whose anchor is in
+        const size_t before = folders.size();
+        for (auto it = folders.begin(); it != folders.end();)
+            if (it->after.empty() || findIn(kinds, it->after)) {
+                kinds.insert(place(*it), std::move(*it));
+                it = folders.erase(it);
+            } else {
+                ++it;
+            }
+        if (folders.size() == before)
+            throw Error("the view kind '" + folders.front().kind + "' follows '" + folders.front().after
+                + "', which no view describes");
+    }
+    return kinds;
+}
+
+} // namespace
+
+const std::vector<ViewKind> &viewKinds()
+{
+    static const std::vector<ViewKind> kinds = withFolderKinds(listedKinds(), viewFolderKinds());
     return kinds;
 }
 
 const ViewKind *findViewKind(const std::string &kind)
 {
-    for (const ViewKind &k : viewKinds())
-        if (k.kind == kind)
-            return &k;
-    return nullptr;
+    return findIn(viewKinds(), kind);
 }
 
 } // namespace atlas

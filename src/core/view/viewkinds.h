@@ -25,8 +25,8 @@ enum class ViewNeeds { Nothing, LayerProbs, LayerScores, FirstLayerProbs, NextPr
 
 // A kind of view, described once: the spec's "view" key, the tab's title and group, a line for menus and lessons,
 // what it reads and what it can show. ViewSpec validates against these, the app builds its tabs and a widget for
-// each (views/viewfactory.cpp), render and lesson check ask them what a spec needs: adding a view starts here
-// (docs/architecture.md).
+// each (views/viewfactory.cpp), render and lesson check ask them what a spec needs. A new view describes itself in
+// its own folder, src/views/NAME/ (docs/architecture.md, "Adding a view").
 struct ViewKind
 {
     using Request = AnalysisRequest (*)(const ViewSpec &, const AnalysisContext &);
@@ -43,9 +43,13 @@ struct ViewKind
     bool drawsDifference = false; // "compare": "difference" draws its layer and head's probabilities A − B
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
+    std::string after; // a view folder's: the kind whose tab it follows (empty: its group's last)
 };
 
 const std::vector<ViewKind> &viewKinds();
+// The descriptor of each view folder, src/views/NAME/ (its `atlas::views::NAME::kind()`): made by
+// src/views/CMakeLists.txt. viewKinds() holds them too.
+std::vector<ViewKind> viewFolderKinds();
 // The entry of `kind`; nullptr for an unknown one.
 const ViewKind *findViewKind(const std::string &kind);
 

@@ -1,6 +1,6 @@
-#include "views/scalingview.h"
+#include "scaling/scalingview.h"
 
-#include "view/viewanalysis.h"
+#include "scaling/scaling.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
@@ -291,3 +291,8 @@ void ScalingView::applyTheme()
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::scaling::makeView(QWidget *parent)
+{
+    return std::make_unique<ScalingView>(parent);
+}

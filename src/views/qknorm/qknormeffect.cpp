@@ -1,4 +1,4 @@
-#include "analysis/qknormeffect.h"
+#include "qknorm/qknormeffect.h"
 
 #include "engine/blockcomponents.h"
 #include "trace/names.h"

@@ -1,10 +1,10 @@
-// The QK-norm view's numbers (analysis/qknormeffect.h): each head's query and key lengths are those of the traced
+// The QK-norm view's numbers (qknorm/qknormeffect.h): each head's query and key lengths are those of the traced
 // vectors, its scores lie within the bound its input's lengths allow and that within the bound its γ alone allows
 // (computed here from the weights, per head for Qwen3 and per slice of the whole projection for OLMo 2), and
 // QK-norm makes the scores ignore the size of W_q, which a model without it multiplies them by.
-#include "analysis/qknormeffect.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
+#include "qknorm/qknormeffect.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "trace/names.h"

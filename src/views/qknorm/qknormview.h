@@ -13,7 +13,7 @@ struct QkNormEffect;
 // them be; right, every head's scores from lowest to highest against the bound this input allows (‖q‖‖k‖·scale, by
 // Cauchy–Schwarz) and, with QK-norm, the bound its weights allow whatever the input. A model without QK-norm draws
 // the same panels with no weights' bound: side by side ("compare") they show what the norm holds in. Click a head
-// on the right to choose it. The numbers are QkNormAnalysis's (analysis/qknormeffect.h).
+// on the right to choose it. The numbers are QkNormAnalysis's (qknorm/qknorm.h).
 class QkNormView : public AnalysisPlotView
 {
     Q_OBJECT
@@ -37,3 +37,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::qknorm {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::qknorm

@@ -1,4 +1,4 @@
-#include "attention/dotproductscaling.h"
+#include "scaling/dotproductscaling.h"
 
 #include "util/error.h"
 

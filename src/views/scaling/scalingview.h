@@ -52,3 +52,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::scaling {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::scaling

@@ -1,12 +1,12 @@
 // Why √d: the variance of q·k grows as d for unit-variance components and the division brings it back to 1; on a
 // real head, softmax with the division is the model's own attention row, and without it is softmax(√d · S) of the
 // traced scores S = QKᵀ/√d.
-#include "attention/dotproductscaling.h"
+#include "scaling/dotproductscaling.h"
+#include "scaling/scaling.h"
 #include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "view/specrun.h"
-#include "view/viewanalysis.h"
 
 #include <QTest>
 

@@ -1,6 +1,6 @@
-#include "views/qknormview.h"
+#include "qknorm/qknormview.h"
 
-#include "view/viewanalysis.h"
+#include "qknorm/qknorm.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
 
@@ -209,3 +209,8 @@ void QkNormView::chooseHeadAt(QMouseEvent *event)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::qknorm::makeView(QWidget *parent)
+{
+    return std::make_unique<QkNormView>(parent);
+}
