@@ -13,8 +13,9 @@
 #include "views/tokenlinesview.h"
 #include "viewtesting.h"
 
-#include "analysis/positionprofile.h"
 #include "ops/ops.h"
+#include "positions/positionprofile.h"
+#include "positions/positions.h"
 
 #include <QSignalSpy>
 #include <QSpinBox>

@@ -1,11 +1,10 @@
-// Widget tests of the analysis views under "Inside the model": Positions, Experts and Sparse FFN, each drawn from its
+// Widget tests of the analysis views under "Inside the model": Experts and Sparse FFN, each drawn from its
 // analysis on the fixture or built-in models, with the controls that edit the spec.
 #include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/attentionview.h"
 #include "views/expertsview.h"
 #include "views/heatmapplot.h"
-#include "views/positionsview.h"
 #include "views/sparseffnview.h"
 #include "viewtesting.h"
 
@@ -26,50 +25,11 @@ class TestModelViews : public QObject
     Q_OBJECT
 
 private slots:
-    void positionsViewDrawsEachKind();
     void expertsViewDrawsTheRouting();
     void expertsViewSaysAMixtralRouterDropsNothing();
     void attentionViewsNameTheSharedKeyValueHead();
     void sparseFfnViewDrawsDenseAndSparse();
 };
-
-// The Positions view on the fixture models of tst_positions: each kind's matrices, with a causal model's
-// future keys in the masked style; no positions, a message saying what that means.
-void TestModelViews::positionsViewDrawsEachKind()
-{
-    for (const QString kind : {"alibi", "rope", "none"}) {
-        ViewSpec spec;
-        spec.view = "positions";
-        spec.model = (QStringLiteral(ATLAS_TEST_DATA "/positions/") + kind).toStdString();
-        spec.tokens = {3, 17, 22, 8, 0, 25};
-        spec.layer = 1;
-        spec.head = 2;
-        PositionsView view;
-        view.resize(1000, 700);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.formula().startsWith(kind + " positions:"), qPrintable(view.formula()));
-        if (kind == "none") {
-            QVERIFY(view.message().contains("no positions"));
-            continue;
-        }
-        QVERIFY(view.message().isEmpty());
-        QCOMPARE(view.encodingPlot()->matrixRows(), 6);
-        if (kind == "alibi") {
-            QCOMPARE(view.encodingPlot()->matrixCols(), 6); // the score term of layer 1, head 2: query × key
-            QVERIFY(view.similarityPlot()->isHidden());
-            QCOMPARE(view.curvesPlot()->graphCount(), 3); // a bias line per head
-            QVERIFY(view.rotationPlot()->isHidden());
-            QVERIFY(view.encodingPlot()->pooled().hasNegInf); // causal: the keys after each query are masked
-        } else {
-            QCOMPARE(view.encodingPlot()->matrixCols(), 4); // d = 8: four pairs
-            QCOMPARE(view.similarityPlot()->matrixCols(), 6);
-            QCOMPARE(view.curvesPlot()->graphCount(), 1); // the wavelengths
-            QVERIFY(!view.rotationPlot()->isHidden()); // four pairs on circles: a circle and four arrows each
-            QCOMPARE(view.rotationPlot()->itemCount(), 4 * (1 + 4 + 1) + 1);
-        }
-    }
-}
 
 // The Experts view on tst_moe's top-1 fixture: the routing at the model's own factor (capacity ⌈1 · 12 / 4⌉ = 3, two
 // tokens dropped), the slider asking for another factor, and what it says of a dense layer or a dense model.

@@ -3,12 +3,12 @@
 // buckets (causal and bidirectional), Shaw et al.'s relative keys, and none. For each: every traced tensor of the
 // forward pass, the loss and every parameter's gradient; the KV-cached generator against the full forward; the
 // memory strategies against plain backprop. Tolerance as tst_backprop: max |diff| <= 1e-4 x max |ref|.
-#include "analysis/positionprofile.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "io/npy.h"
 #include "model/model.h"
 #include "ops/ops.h"
+#include "positions/positionprofile.h"
 #include "referencetesting.h"
 #include "testbundle.h"
 #include "train/backprop.h"

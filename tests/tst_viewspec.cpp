@@ -34,7 +34,8 @@ private:
 
 private slots:
     // Every view of this list is there once, whether its descriptor is listed in view/viewkinds.cpp or comes from its
-    // folder (src/views/NAME/), and the folders' tabs keep their places (Mask, Why √d, QK-norm, Neuron).
+    // folder (src/views/NAME/), and the folders' tabs keep their places (Mask, Why √d, QK-norm, Neuron; Tensor,
+    // Positions, Experts).
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
@@ -50,6 +51,10 @@ private slots:
         QVERIFY(kinds.end() - mask > 3);
         QCOMPARE(std::vector<std::string>(mask, mask + 4),
             std::vector<std::string>({"mask", "scaling", "qk-norm", "neuron"}));
+        const auto tensor = std::find(kinds.begin(), kinds.end(), "tensor");
+        QVERIFY(kinds.end() - tensor > 2);
+        QCOMPARE(
+            std::vector<std::string>(tensor, tensor + 3), std::vector<std::string>({"tensor", "positions", "experts"}));
     }
 
     void roundTrip()

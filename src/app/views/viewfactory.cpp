@@ -29,7 +29,6 @@
 #include "views/objectiveview.h"
 #include "views/patchingview.h"
 #include "views/patterneditorview.h"
-#include "views/positionsview.h"
 #include "views/rolloutview.h"
 #include "views/sinkhornview.h"
 #include "views/sparseffnview.h"
@@ -90,7 +89,6 @@ const std::map<std::string, ViewMaker> &makers()
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
             {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
             {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
-            {"positions", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PositionsView>(p); }},
             {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},
             {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
         };

@@ -11,7 +11,6 @@ AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &cont
 AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest positionsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseAttentionRequest(const ViewSpec &spec, const AnalysisContext &context);

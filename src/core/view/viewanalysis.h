@@ -13,7 +13,6 @@
 #include "analysis/logitlens.h"
 #include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
-#include "analysis/positionprofile.h"
 #include "analysis/sinkhornsort.h"
 #include "analysis/tokenizercomparison.h"
 #include "analysis/tokenreduction.h"
@@ -81,13 +80,6 @@ struct PatternAnalysis : ViewAnalysis
     int ownWindow = 0;
     attention::PatternSummary summary;
     std::string formula; // patternFormula(spec, causal)
-};
-
-struct PositionsAnalysis : ViewAnalysis
-{
-    static constexpr int kMaxTokens = 2048; // the similarity is T × T
-    int layer = 0, head = 0;
-    PositionProfile profile;
 };
 
 struct ExpertsAnalysis : ViewAnalysis

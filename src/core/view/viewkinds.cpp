@@ -88,14 +88,6 @@ std::vector<ViewKind> listedKinds()
             .group = "Inside the model",
             .needs = N::SpecTensor,
             .showsEncoderDecoder = true},
-        {.kind = "positions",
-            .title = "Positions",
-            .summary
-            = "the model's positional encoding: what it adds or turns at each position, and how positions relate",
-            .group = "Inside the model",
-            .showsSites = true,
-            .showsEncoderDecoder = true,
-            .request = positionsRequest},
         {.kind = "experts",
             .title = "Experts",
             .summary

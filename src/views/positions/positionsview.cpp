@@ -1,6 +1,6 @@
-#include "views/positionsview.h"
+#include "positions/positionsview.h"
 
-#include "view/viewanalysis.h"
+#include "positions/positions.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
@@ -303,3 +303,8 @@ void PositionsView::drawCurves(const PositionProfile &p)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::positions::makeView(QWidget *parent)
+{
+    return std::make_unique<PositionsView>(parent);
+}

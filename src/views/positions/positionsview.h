@@ -12,7 +12,7 @@ namespace atlas {
 class HeatmapPlot;
 struct PositionProfile;
 
-// The model's positional encoding (the spec's "positions" analysis, analysis/positionprofile.h). Left: what it adds
+// The model's positional encoding (the spec's "positions" analysis, positions/positionprofile.h). Left: what it adds
 // or turns at each position (P for learned and sinusoidal, each RoPE pair's cos(t·θⱼ), the chosen head's score term
 // for ALiBi, T5 and Shaw). Right: how two positions relate (the cosine similarity of P's rows, RoPE's factor of
 // t − s). Below: each dimension pair's wavelength (sinusoidal, RoPE) or each head's bias against distance (ALiBi, T5),
@@ -60,3 +60,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::positions {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::positions

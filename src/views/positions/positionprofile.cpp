@@ -1,4 +1,4 @@
-#include "analysis/positionprofile.h"
+#include "positions/positionprofile.h"
 
 #include "ops/ops.h"
 #include "trace/names.h"
