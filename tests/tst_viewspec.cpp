@@ -35,7 +35,7 @@ private:
 private slots:
     // Every view of this list is there once, whether its descriptor is listed in view/viewkinds.cpp or comes from its
     // folder (src/views/NAME/), and the folders' tabs keep their places (Mask, Why √d, QK-norm, Neuron; Tensor,
-    // Positions, Experts).
+    // Positions, Experts; Token reduction, Funnel, Sinkhorn, Memory timeline).
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
@@ -55,6 +55,10 @@ private slots:
         QVERIFY(kinds.end() - tensor > 2);
         QCOMPARE(
             std::vector<std::string>(tensor, tensor + 3), std::vector<std::string>({"tensor", "positions", "experts"}));
+        const auto reduction = std::find(kinds.begin(), kinds.end(), "token-reduction");
+        QVERIFY(kinds.end() - reduction > 3);
+        QCOMPARE(std::vector<std::string>(reduction, reduction + 4),
+            std::vector<std::string>({"token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
     }
 
     void roundTrip()

@@ -11,7 +11,6 @@
 #include "views/earlyexitview.h"
 #include "views/expertsview.h"
 #include "views/fillsview.h"
-#include "views/funnelview.h"
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
@@ -30,7 +29,6 @@
 #include "views/patchingview.h"
 #include "views/patterneditorview.h"
 #include "views/rolloutview.h"
-#include "views/sinkhornview.h"
 #include "views/sparseffnview.h"
 #include "views/sparsityview.h"
 #include "views/tensorview.h"
@@ -66,8 +64,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
             {"token-reduction",
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
-            {"funnel", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FunnelView>(p); }},
-            {"sinkhorn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SinkhornView>(p); }},
             {"lost-in-the-middle",
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
             {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},

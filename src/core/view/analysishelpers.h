@@ -188,4 +188,9 @@ AnalysisRequest headRequest(
     return r;
 }
 
+// The held-out scores of `model` and of `baseline` (a model's name or directory; empty: none), each computed once per
+// weights and example count; a model without a task is left out. False when `cancel` turned true.
+bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &baseline, int examples,
+    const std::atomic<bool> &cancel, std::vector<HeldOutScore> &out);
+
 } // namespace atlas::analysis

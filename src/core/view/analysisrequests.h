@@ -22,8 +22,6 @@ AnalysisRequest logitLensRequest(const ViewSpec &spec, const AnalysisContext &co
 AnalysisRequest earlyExitRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest layerDropRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest tokenReductionRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest funnelRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest sinkhornRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest lostInTheMiddleRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest rolloutRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest patchingRequest(const ViewSpec &spec, const AnalysisContext &context);

@@ -40,9 +40,9 @@ AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c)
     return r;
 }
 
-// The held-out scores of `model` and of `baseline` (a model's name or directory; empty: none), each computed once per
-// weights and example count; a model without a task is left out. False when `cancel` turned true.
-bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &baseline, int examples,
+} // namespace
+
+bool analysis::scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &baseline, int examples,
     const std::atomic<bool> &cancel, std::vector<HeldOutScore> &out)
 {
     static ResultCache<HeldOutScore> cache;
@@ -62,8 +62,6 @@ bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &ba
     }
     return true;
 }
-
-} // namespace
 
 // Every stream traced so far read through the output head; its key names the streams' tensors, so stepping within a
 // block or switching views reruns nothing.
@@ -200,67 +198,6 @@ AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const Anal
                     return; // cancelled: the session drops the result
                 result.sweeps.push_back(sweep);
             }
-        });
-    };
-    return r;
-}
-
-// The input's funnel at the spec's layer and head, and the held-out score of the spec's model and baseline_model.
-AnalysisRequest analysis::funnelRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model || c.tokenIds.empty())
-        return problem(kNothingComputed);
-    if (const std::string why = funnelProblem(*c.model); !why.empty())
-        return problem("Funnel-Transformer pools the sequence between groups of layers: " + why + ".");
-    const int head = std::max(spec.head, 0); // −1, every head elsewhere: the first here
-    if (const std::string why = headChoiceProblem(*c.model, spec.layer, head); !why.empty())
-        return problem(why);
-    AnalysisRequest r;
-    const int examples = c.heldOutExamples(FunnelAnalysis::kExamples);
-    r.key = "funnel/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
-    r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
-                const std::atomic<bool> &cancel) {
-        return timedResult<FunnelAnalysis>([&](FunnelAnalysis &result) {
-            result.picture = funnelPicture(model, tokens, layer, head);
-            scoreWithBaseline(model, other, examples, cancel, result.scores);
-        });
-    };
-    return r;
-}
-
-// The input's sort and attention at the spec's layer and head, and the held-out score of the spec's model and
-// baseline_model.
-AnalysisRequest analysis::sinkhornRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model || c.tokenIds.empty())
-        return problem(kNothingComputed);
-    if (const std::string why = sinkhornProblem(*c.model); !why.empty())
-        return problem("Sparse Sinkhorn attention sorts blocks of the sequence with a learned network: " + why
-            + ". Open austen-mlm-sinkhorn.");
-    const int head = std::max(spec.head, 0); // −1, every head elsewhere: the first here
-    if (const std::string why = headChoiceProblem(*c.model, spec.layer, head); !why.empty())
-        return problem(why);
-    AnalysisRequest r;
-    const int examples = c.heldOutExamples(SinkhornAnalysis::kExamples);
-    r.key = "sinkhorn/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
-    r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
-                const std::atomic<bool> &cancel) {
-        return timedResult<SinkhornAnalysis>([&](SinkhornAnalysis &result) {
-            static ResultCache<HeldOutScore> sortOff;
-            result.picture = sinkhornPicture(model, tokens, layer, head);
-            if (!scoreWithBaseline(model, other, examples, cancel, result.scores) || model->config.task.empty())
-                return;
-            const auto off = sortOff.findOrMake(weightsFingerprint(*model) + "/" + std::to_string(examples),
-                [&]() -> std::shared_ptr<const HeldOutScore> {
-                    auto made = std::make_shared<HeldOutScore>(sortSwitchedOffScore(model, examples));
-                    return cancel.load() ? nullptr : made;
-                });
-            if (off)
-                result.sortOff = *off;
         });
     };
     return r;

@@ -7,13 +7,11 @@
 #include "analysis/earlyexit.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
-#include "analysis/funnelresolution.h"
 #include "analysis/headimportance.h"
 #include "analysis/layerdrop.h"
 #include "analysis/logitlens.h"
 #include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
-#include "analysis/sinkhornsort.h"
 #include "analysis/tokenizercomparison.h"
 #include "analysis/tokenreduction.h"
 #include "attention/approximationsweep.h"
@@ -183,25 +181,6 @@ struct TokenReductionAnalysis : ViewAnalysis
     static constexpr int kExamples = 64; // held-out examples per rate and ranking
     TokenSurvival survival;
     std::vector<std::shared_ptr<const ReductionSweep>> sweeps; // the spec's model first
-};
-
-// Funnel (analysis/funnelresolution.h): the input's sequence at every layer and one head's attention at its
-// resolution, and the held-out scores of the spec's model and of `baseline_model` when given.
-struct FunnelAnalysis : ViewAnalysis
-{
-    static constexpr int kExamples = 64; // held-out examples per model
-    FunnelPicture picture;
-    std::vector<HeldOutScore> scores; // the spec's model first; a model without a task is left out
-};
-
-// Sinkhorn (analysis/sinkhornsort.h): the chosen layer's sort and head's attention on the input, and the held-out
-// scores of the spec's model and of `baseline_model` when given.
-struct SinkhornAnalysis : ViewAnalysis
-{
-    static constexpr int kExamples = 64; // held-out examples per model
-    SinkhornPicture picture;
-    std::vector<HeldOutScore> scores; // the spec's model first; a model without a task is left out
-    HeldOutScore sortOff; // the spec's model with the sort switched off (S = I: each block reads only itself)
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

@@ -196,19 +196,6 @@ std::vector<ViewKind> listedKinds()
                        "survive, and a masked LM's accuracy against the work left",
             .group = "Efficient attention",
             .request = tokenReductionRequest},
-        {.kind = "funnel",
-            .title = "Funnel",
-            .summary = "Funnel-Transformer: the sequence pooled to half its length between groups of layers, one "
-                       "head's attention at each resolution, and what the pooling costs a masked LM",
-            .group = "Efficient attention",
-            .request = funnelRequest},
-        {.kind = "sinkhorn",
-            .title = "Sinkhorn",
-            .summary
-            = "Sparse Sinkhorn attention: a learned network sorts the blocks, each block attends to itself and "
-              "its sorted block; the sort matrix, one head's attention, and what it costs a masked LM",
-            .group = "Efficient attention",
-            .request = sinkhornRequest},
         {.kind = "memory-timeline",
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",

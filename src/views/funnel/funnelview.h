@@ -36,3 +36,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::funnel {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::funnel

@@ -1,6 +1,6 @@
-#include "views/funnelview.h"
+#include "funnel/funnelview.h"
 
-#include "view/viewanalysis.h"
+#include "funnel/funnel.h"
 #include "views/colormaps.h"
 #include "views/heatmapticks.h"
 #include "views/plottheme.h"
@@ -177,3 +177,8 @@ void FunnelView::resizeEvent(QResizeEvent *event)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::funnel::makeView(QWidget *parent)
+{
+    return std::make_unique<FunnelView>(parent);
+}

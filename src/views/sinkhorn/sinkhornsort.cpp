@@ -1,4 +1,4 @@
-#include "analysis/sinkhornsort.h"
+#include "sinkhorn/sinkhornsort.h"
 
 #include "analysis/headchoice.h"
 #include "engine/engine.h"

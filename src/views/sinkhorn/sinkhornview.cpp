@@ -1,6 +1,6 @@
-#include "views/sinkhornview.h"
+#include "sinkhorn/sinkhornview.h"
 
-#include "view/viewanalysis.h"
+#include "sinkhorn/sinkhorn.h"
 #include "views/colormaps.h"
 #include "views/heatmapticks.h"
 #include "views/plottheme.h"
@@ -177,3 +177,8 @@ void SinkhornView::resizeEvent(QResizeEvent *event)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::sinkhorn::makeView(QWidget *parent)
+{
+    return std::make_unique<SinkhornView>(parent);
+}

@@ -1,4 +1,4 @@
-#include "analysis/funnelresolution.h"
+#include "funnel/funnelresolution.h"
 
 #include "analysis/headchoice.h"
 #include "engine/engine.h"
