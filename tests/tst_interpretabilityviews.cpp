@@ -1,14 +1,11 @@
 // The interpretability views as a researcher reads them: the logit lens's grid (the output on top, the embedding at
 // the bottom), each cell's most probable token written in it and equal to the model's own prediction on the top row,
 // a tracked target's probabilities, the rows so far while stepping, and a target the tokenizer cannot read as one
-// token refused with its key. Early exit: the caption's numbers are the rule's, the controls edit the spec, and a run
-// not finished says what to step past.
+// token refused with its key; adaptive spans, rollout and patching.
 #include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/adaptivespanview.h"
-#include "views/earlyexitview.h"
 #include "views/heatmapplot.h"
-#include "views/layerdropview.h"
 #include "views/logitlensview.h"
 #include "views/patchingview.h"
 #include "views/rolloutview.h"
@@ -108,52 +105,6 @@ private slots:
         QVERIFY2(view.message().contains("target \"ab\" is 2 tokens"), qPrintable(view.message()));
     }
 
-    void earlyExitDrawsTheChosenRule()
-    {
-        ViewSpec spec;
-        spec.view = "early-exit";
-        spec.model = "austen";
-        spec.text = "It is a truth universally acknowledged";
-        spec.exitThreshold = 0.5;
-        EarlyExitView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-        const auto *a = view.input().analysisAs<EarlyExitAnalysis>();
-        QVERIFY(a);
-        const EarlyExit exit = a->exit; // the input is replaced below
-        const EarlyExitPoint half = exit.measure(ExitRule::Confidence, 0.5);
-        QVERIFY2(
-            view.caption().contains(formatNumber(half.meanLayers, 3) + " of 4 blocks"), qPrintable(view.caption()));
-        QVERIFY2(view.caption().contains(formatPercent(half.accuracy)), qPrintable(view.caption()));
-        QVERIFY(view.title().contains("\u03B8 = 0.50"));
-        QImage image(view.size(), QImage::Format_ARGB32);
-        view.render(&image);
-        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
-
-        QSignalSpy edited(&view, &View::specEdited);
-        auto *rule = view.findChild<QComboBox *>();
-        QVERIFY(rule);
-        rule->setCurrentIndex(1);
-        emit rule->activated(1);
-        QCOMPARE(edited.count(), 1);
-        spec = edited.at(0).at(0).value<ViewSpec>();
-        QCOMPARE(QString::fromStdString(spec.exitRule), QString("patience"));
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        const EarlyExitPoint two = exit.measure(ExitRule::Patience, 2);
-        QVERIFY(view.title().contains("patience (PABEE) \u00B7 t = 2"));
-        QVERIFY2(view.caption().contains(formatNumber(two.meanLayers, 3) + " of 4 blocks"), qPrintable(view.caption()));
-
-        spec.op = "layer.1.out";
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().contains("run to the end"), qPrintable(view.message()));
-    }
-
     // Adaptive span: a bar per head with the model's spans, the caption's numbers the analysis's, a click on a bar
     // chooses that head; a model without spans is refused by name.
     void adaptiveSpanDrawsEveryHeadsSpan()
@@ -204,40 +155,6 @@ private slots:
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("no adaptive span") && view.message().contains("copy-span"),
             qPrintable(view.message()));
-    }
-
-    // LayerDrop: one curve per model and rule, the caption's numbers the sweep's; a model without a task is refused.
-    void layerDropDrawsBothModelsPruned()
-    {
-        ViewSpec spec;
-        spec.view = "layerdrop";
-        spec.model = "austen-layerdrop";
-        spec.baselineModel = "austen-6";
-        LayerDropView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-        const auto *a = view.input().analysisAs<LayerDropAnalysis>();
-        QVERIFY(a && a->sweeps.size() == 2);
-        QCOMPARE(view.plot()->graphCount(), 4);
-        for (const DepthSweep &s : a->sweeps) {
-            QCOMPARE(s.layers, 6);
-            const PrunedDepth &half = s.everyOther[2];
-            QCOMPARE(half.dropped, (std::vector<int> {0, 2, 4}));
-            QVERIFY2(view.caption().contains(formatPercent(half.score.tokenAccuracy)), qPrintable(view.caption()));
-        }
-        QVERIFY(a->sweeps[0].everyOther[2].score.tokenAccuracy > 3 * a->sweeps[1].everyOther[2].score.tokenAccuracy);
-        QVERIFY(view.title().contains("austen-layerdrop against austen-6"));
-        QImage image(view.size(), QImage::Format_ARGB32);
-        view.render(&image);
-        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
-
-        spec.model = "reverse-rev";
-        spec.baselineModel.clear();
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().contains("reversible blocks"), qPrintable(view.message()));
     }
 
     // Rollout and flow: the map is the rollout of every position, the bars of the spec's position are the last

@@ -7,6 +7,7 @@
 #include "analysis/logitlens.h"
 #include "engine/engine.h"
 #include "errortesting.h"
+#include "layerdrop/layerdrop.h"
 #include "model/builtinmodels.h"
 #include "ops/ops.h"
 #include "tensortesting.h"
@@ -15,8 +16,7 @@
 #include "train/strategyrunner.h"
 #include "train/task.h"
 #include "train/trainer.h"
-#include "view/analysisrequests.h"
-#include "view/viewanalysis.h"
+#include "view/viewkinds.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -136,9 +136,9 @@ private slots:
         spec.model = "reverse";
         AnalysisContext c;
         c.model = loadModel("reverse");
-        const AnalysisRequest full = analysis::layerDropRequest(spec, c);
+        const AnalysisRequest full = findViewKind("layerdrop")->request(spec, c);
         c.checkOnly = true;
-        const AnalysisRequest check = analysis::layerDropRequest(spec, c);
+        const AnalysisRequest check = findViewKind("layerdrop")->request(spec, c);
         QVERIFY(full.key != check.key);
         std::string problem;
         const auto result = runAnalysisNow(check, &problem);

@@ -35,7 +35,8 @@ private:
 private slots:
     // Every view of this list is there once, whether its descriptor is listed in view/viewkinds.cpp or comes from its
     // folder (src/views/NAME/), and the folders' tabs keep their places (Mask, Why √d, QK-norm, Neuron; Tensor,
-    // Positions, Experts; Token reduction, Funnel, Sinkhorn, Memory timeline).
+    // Positions, Experts; Adaptive span, Token reduction, Funnel, Sinkhorn, Memory timeline; Logit lens, Early exit,
+    // LayerDrop, Lost in the middle, Rollout).
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
@@ -55,10 +56,14 @@ private slots:
         QVERIFY(kinds.end() - tensor > 2);
         QCOMPARE(
             std::vector<std::string>(tensor, tensor + 3), std::vector<std::string>({"tensor", "positions", "experts"}));
-        const auto reduction = std::find(kinds.begin(), kinds.end(), "token-reduction");
-        QVERIFY(kinds.end() - reduction > 3);
-        QCOMPARE(std::vector<std::string>(reduction, reduction + 4),
-            std::vector<std::string>({"token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
+        const auto spans = std::find(kinds.begin(), kinds.end(), "adaptive-span");
+        QVERIFY(kinds.end() - spans > 4);
+        QCOMPARE(std::vector<std::string>(spans, spans + 5),
+            std::vector<std::string>({"adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
+        const auto lens = std::find(kinds.begin(), kinds.end(), "logit-lens");
+        QVERIFY(kinds.end() - lens > 4);
+        QCOMPARE(std::vector<std::string>(lens, lens + 5),
+            std::vector<std::string>({"logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout"}));
     }
 
     void roundTrip()

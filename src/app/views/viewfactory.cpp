@@ -8,15 +8,12 @@
 #include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
-#include "views/earlyexitview.h"
 #include "views/expertsview.h"
 #include "views/fillsview.h"
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
-#include "views/layerdropview.h"
 #include "views/logitlensview.h"
-#include "views/lostinthemiddleview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/memorydepthview.h"
@@ -34,7 +31,6 @@
 #include "views/tensorview.h"
 #include "views/tokenizerview.h"
 #include "views/tokenlinesview.h"
-#include "views/tokenreductionview.h"
 
 #include <map>
 
@@ -60,12 +56,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
             {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
             {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
-            {"early-exit", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<EarlyExitView>(p); }},
-            {"layerdrop", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LayerDropView>(p); }},
-            {"token-reduction",
-                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenReductionView>(p); }},
-            {"lost-in-the-middle",
-                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LostInTheMiddleView>(p); }},
             {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
             {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
             {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},

@@ -193,4 +193,8 @@ AnalysisRequest headRequest(
 bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &baseline, int examples,
     const std::atomic<bool> &cancel, std::vector<HeldOutScore> &out);
 
+// A request keyed by every residual stream traced so far (and pinning them and the embedding): stepping within a
+// block or switching views reruns nothing.
+AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c);
+
 } // namespace atlas::analysis

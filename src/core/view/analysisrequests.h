@@ -19,10 +19,6 @@ AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &contex
 AnalysisRequest tokenizerRequest(const ViewSpec &spec, const AnalysisContext &context);
 // Research (view/researchrequests.cpp): the logit lens of every stream traced so far; attention rollout and flow.
 AnalysisRequest logitLensRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest earlyExitRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest layerDropRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest tokenReductionRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest lostInTheMiddleRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest rolloutRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest patchingRequest(const ViewSpec &spec, const AnalysisContext &context);
 // The input rerun with the spec's heads switched off (ablate_heads, ablation), the task scored both ways, and the

@@ -24,9 +24,9 @@ int targetId(const std::string &key, const std::string &target, const Tokenizer 
     return target.empty() ? -1 : singleToken(tokenizer, target, vocab, key);
 }
 
-// A request keyed by every residual stream traced so far (and pinning them and the embedding): stepping within a
-// block or switching views reruns nothing.
-AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c)
+} // namespace
+
+AnalysisRequest analysis::streamsRequest(std::string key, const AnalysisContext &c)
 {
     AnalysisRequest r;
     r.key = std::move(key);
@@ -39,8 +39,6 @@ AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c)
     r.pinned.push_back(c.model->wte);
     return r;
 }
-
-} // namespace
 
 bool analysis::scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &baseline, int examples,
     const std::atomic<bool> &cancel, std::vector<HeldOutScore> &out)
@@ -81,123 +79,6 @@ AnalysisRequest analysis::logitLensRequest(const ViewSpec &spec, const AnalysisC
             options.target = targetId("target", target, *tokenizerForModel(*model), model->config.vocab);
             options.cancel = &cancel;
             result.lens = logitLens(*model, *program, *trace, input, options);
-        });
-    };
-    return r;
-}
-
-// Each block's lens prediction and the exit rules' sweeps; the rule and its setting only choose what is drawn.
-AnalysisRequest analysis::earlyExitRequest(const ViewSpec &, const AnalysisContext &c)
-{
-    if (!c.model || !c.trace || !c.program)
-        return problem(kNothingComputed);
-    if (const std::string why = earlyExitProblem(c.model->config, *c.program, *c.trace); !why.empty())
-        return problem("Early exit reads each block's prediction through the output head (the logit lens). "
-            + sentenceCased(why) + ".");
-    AnalysisRequest r = streamsRequest("early-exit/" + modelIdentity(*c.model), c);
-    r.run
-        = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c)](const std::atomic<bool> &cancel) {
-              return timedResult<EarlyExitAnalysis>([&](EarlyExitAnalysis &result) {
-                  LogitLensOptions options;
-                  options.topK = 1;
-                  options.cancel = &cancel;
-                  const LogitLens lens = logitLens(*model, *program, *trace, input, options);
-                  if (cancel.load())
-                      return;
-                  result.exit = earlyExit(lens, model->config, input.tokens);
-              });
-          };
-    return r;
-}
-
-// The spec's model, and baseline_model's, scored on their task with 1 … L blocks kept: a sweep of held-out
-// evaluations, so it runs once per pair of models.
-AnalysisRequest analysis::layerDropRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model)
-        return problem(kNothingComputed);
-    if (const std::string why = depthSweepProblem(*c.model); !why.empty())
-        return problem(
-            "Pruning blocks scores a model of one stack on its own task: " + why + ". Open austen-layerdrop.");
-    AnalysisRequest r;
-    const int examples = c.heldOutExamples(LayerDropAnalysis::kExamples);
-    r.key = "layerdrop/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
-    r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, other = spec.baselineModel, examples](const std::atomic<bool> &cancel) {
-        return timedResult<LayerDropAnalysis>([&](LayerDropAnalysis &result) {
-            result.sweeps.push_back(depthSweep(model, examples));
-            if (!other.empty() && !cancel.load())
-                result.sweeps.push_back(depthSweep(loadModel(other), examples));
-        });
-    };
-    return r;
-}
-
-// The spec's model, and baseline_model's, asked for each pair of held-out contexts in turn: held-out evaluations, so
-// it runs once per pair of models.
-AnalysisRequest analysis::lostInTheMiddleRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model)
-        return problem(kNothingComputed);
-    if (const std::string why = retrievalProblem(*c.model); !why.empty())
-        return problem(
-            "Lost in the middle asks a key\u2013value retrieval model for each of its pairs in turn: " + why + ".");
-    AnalysisRequest r;
-    const int examples = c.heldOutExamples(LostInTheMiddleAnalysis::kExamples);
-    r.key = "middle/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
-    r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, other = spec.baselineModel, examples](const std::atomic<bool> &cancel) {
-        return timedResult<LostInTheMiddleAnalysis>([&](LostInTheMiddleAnalysis &result) {
-            result.sweeps.push_back(retrievalByPosition(model, examples, &cancel));
-            if (!other.empty() && !cancel.load())
-                result.sweeps.push_back(retrievalByPosition(loadModel(other), examples, &cancel));
-        });
-    };
-    return r;
-}
-
-// The input run with the spec's schedule, and the held-out sweep of the spec's model and of baseline_model, each
-// sweep computed once per model's weights.
-AnalysisRequest analysis::tokenReductionRequest(const ViewSpec &spec, const AnalysisContext &c)
-{
-    if (!c.model || c.tokenIds.empty())
-        return problem(kNothingComputed);
-    if (const std::string why = tokenReductionProblem(*c.model); !why.empty())
-        return problem("PoWER-BERT eliminates the tokens an encoder attends to least: " + why
-            + ". Open austen-mlm or austen-mlm-power.");
-    std::vector<float> keep;
-    TokenRetention::Rank rank {};
-    try {
-        keep = parseRetentionSchedule(spec.retention, c.model->config.layers, "retention");
-        rank = parseRanking(spec.ranking, "ranking");
-    } catch (const Error &e) {
-        return problem(e.what());
-    }
-    AnalysisRequest r;
-    const int examples = c.heldOutExamples(TokenReductionAnalysis::kExamples);
-    r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.retention + "/" + spec.ranking
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
-    r.pinned.push_back(c.model->wte);
-    r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel, examples](
-                const std::atomic<bool> &cancel) {
-        return timedResult<TokenReductionAnalysis>([&](TokenReductionAnalysis &result) {
-            static ResultCache<ReductionSweep> cache;
-            result.survival = tokenSurvival(model, tokens, keep, rank);
-            std::vector<std::shared_ptr<const Model>> models = {model};
-            if (!other.empty())
-                models.push_back(loadModel(other));
-            for (const std::shared_ptr<const Model> &m : models) {
-                if (m->config.task.empty()) // a real checkpoint: its own input only
-                    continue;
-                const auto sweep = cache.findOrMake(weightsFingerprint(*m) + "/" + std::to_string(examples),
-                    [&]() -> std::shared_ptr<const ReductionSweep> {
-                        auto made = std::make_shared<ReductionSweep>(tokenReductionSweep(m, examples, &cancel));
-                        return made->points.empty() ? nullptr : made;
-                    });
-                if (!sweep)
-                    return; // cancelled: the session drops the result
-                result.sweeps.push_back(sweep);
-            }
         });
     };
     return r;

@@ -4,16 +4,12 @@
 #include "analysis/adaptivespan.h"
 #include "analysis/attentionflow.h"
 #include "analysis/attentionsparsity.h"
-#include "analysis/earlyexit.h"
 #include "analysis/expertrouting.h"
 #include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
-#include "analysis/layerdrop.h"
 #include "analysis/logitlens.h"
-#include "analysis/lostinthemiddle.h"
 #include "analysis/maskedfills.h"
 #include "analysis/tokenizercomparison.h"
-#include "analysis/tokenreduction.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
 #include "attention/kernelcomparison.h"
@@ -152,35 +148,6 @@ struct LogitLensAnalysis : ViewAnalysis
     static constexpr int kTopK = 5; // tokens kept per cell for the hover
     std::string target; // the spec's, as asked
     LogitLens lens; // lens.target: the id it names, −1 none
-};
-
-struct EarlyExitAnalysis : ViewAnalysis
-{
-    EarlyExit exit;
-};
-
-// LayerDrop (analysis/layerdrop.h): the spec's model, and `baseline_model` when given, scored with blocks pruned.
-struct LayerDropAnalysis : ViewAnalysis
-{
-    static constexpr int kExamples = 64; // held-out examples per depth and rule
-    std::vector<DepthSweep> sweeps; // the spec's model first
-};
-
-// Lost in the middle (analysis/lostinthemiddle.h): the spec's model, and `baseline_model` when given, asked for each
-// pair of held-out contexts in turn.
-struct LostInTheMiddleAnalysis : ViewAnalysis
-{
-    static constexpr int kExamples = 100; // held-out contexts per asked position
-    std::vector<RetrievalByPosition> sweeps; // the spec's model first
-};
-
-// Token reduction (analysis/tokenreduction.h): the input run with the spec's schedule, and the held-out sweep of
-// the spec's model and of `baseline_model` when given (each computed once per model and reused).
-struct TokenReductionAnalysis : ViewAnalysis
-{
-    static constexpr int kExamples = 64; // held-out examples per rate and ranking
-    TokenSurvival survival;
-    std::vector<std::shared_ptr<const ReductionSweep>> sweeps; // the spec's model first
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

@@ -123,24 +123,6 @@ std::vector<ViewKind> listedKinds()
             .group = "Research",
             .showsEncoderDecoder = true,
             .request = logitLensRequest},
-        {.kind = "early-exit",
-            .title = "Early exit",
-            .summary = "each token stops at the first layer sure enough of its prediction (confidence or PABEE's "
-                       "patience): layers saved against accuracy",
-            .group = "Research",
-            .request = earlyExitRequest},
-        {.kind = "layerdrop",
-            .title = "LayerDrop",
-            .summary = "whole blocks pruned: the task's accuracy against the blocks kept, for a model trained with "
-                       "LayerDrop and one without",
-            .group = "Research",
-            .request = layerDropRequest},
-        {.kind = "lost-in-the-middle",
-            .title = "Lost in the middle",
-            .summary = "a key\u2013value retrieval model asked for each pair in turn: accuracy by where the pair "
-                       "stands in the context, and where the answer looks",
-            .group = "Research",
-            .request = lostInTheMiddleRequest},
         {.kind = "rollout",
             .title = "Rollout and flow",
             .summary = "attention rollout and attention flow: how much each input token reaches a position through "
@@ -190,12 +172,6 @@ std::vector<ViewKind> listedKinds()
             .summary = "each head's learned attention span (log scale), and one head's attention under its soft mask",
             .group = "Efficient attention",
             .request = adaptiveSpanRequest},
-        {.kind = "token-reduction",
-            .title = "PoWER-BERT",
-            .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
-                       "survive, and a masked LM's accuracy against the work left",
-            .group = "Efficient attention",
-            .request = tokenReductionRequest},
         {.kind = "memory-timeline",
             .title = "Memory timeline",
             .summary = "one training step's live memory under plain backprop, checkpointing and reversible blocks",

@@ -38,3 +38,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::earlyexit {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::earlyexit

@@ -1,6 +1,6 @@
-#include "views/tokenreductionview.h"
+#include "tokenreduction/tokenreductionview.h"
 
-#include "view/viewanalysis.h"
+#include "tokenreduction/tokenreduction.h"
 #include "views/colormaps.h"
 #include "views/heatmapticks.h"
 #include "views/palette.h"
@@ -197,3 +197,8 @@ void TokenReductionView::drawSweeps(const std::vector<const ReductionSweep *> &s
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::tokenreduction::makeView(QWidget *parent)
+{
+    return std::make_unique<TokenReductionView>(parent);
+}

@@ -37,3 +37,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::tokenreduction {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::tokenreduction

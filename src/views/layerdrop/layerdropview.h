@@ -21,3 +21,9 @@ protected:
 };
 
 } // namespace atlas
+
+namespace atlas::views::layerdrop {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::layerdrop

@@ -1,6 +1,6 @@
-#include "views/layerdropview.h"
+#include "layerdrop/layerdropview.h"
 
-#include "view/viewanalysis.h"
+#include "layerdrop/layerdrop.h"
 #include "views/plottheme.h"
 
 #include <qcustomplot.h>
@@ -90,3 +90,8 @@ QString LayerDropView::draw(const ViewAnalysis &result)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::layerdrop::makeView(QWidget *parent)
+{
+    return std::make_unique<LayerDropView>(parent);
+}

@@ -1,7 +1,7 @@
-#include "views/lostinthemiddleview.h"
+#include "lostinthemiddle/lostinthemiddleview.h"
 
+#include "lostinthemiddle/lostinthemiddle.h"
 #include "train/task.h"
-#include "view/viewanalysis.h"
 #include "views/colormaps.h"
 #include "views/plottheme.h"
 
@@ -124,3 +124,8 @@ void LostInTheMiddleView::drawAttention(const RetrievalByPosition &s, int layer)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::lostinthemiddle::makeView(QWidget *parent)
+{
+    return std::make_unique<LostInTheMiddleView>(parent);
+}

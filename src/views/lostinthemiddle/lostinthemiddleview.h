@@ -28,3 +28,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::lostinthemiddle {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::lostinthemiddle

@@ -1,8 +1,8 @@
-#include "views/earlyexitview.h"
+#include "earlyexit/earlyexitview.h"
 #include "views/heatmapticks.h"
 
 #include "analysis/earlyexit.h"
-#include "view/viewanalysis.h"
+#include "earlyexit/earlyexit.h"
 #include "views/colormaps.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -271,3 +271,8 @@ void EarlyExitView::drawTradeOff(const EarlyExit &e)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::earlyexit::makeView(QWidget *parent)
+{
+    return std::make_unique<EarlyExitView>(parent);
+}

@@ -1,0 +1,13 @@
+#pragma once
+
+#include "analysis/earlyexit.h"
+#include "view/viewanalysis.h"
+
+namespace atlas {
+
+struct EarlyExitAnalysis : ViewAnalysis
+{
+    EarlyExit exit;
+};
+
+} // namespace atlas

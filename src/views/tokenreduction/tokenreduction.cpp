@@ -1,0 +1,76 @@
+#include "tokenreduction/tokenreduction.h"
+
+#include "model/builtinmodels.h"
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+
+// The Token reduction view (PoWER-BERT): its descriptor and its analysis request.
+namespace atlas::views::tokenreduction {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The input run with the spec's schedule, and the held-out sweep of the spec's model and of baseline_model, each
+// sweep computed once per model's weights.
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (const std::string why = tokenReductionProblem(*c.model); !why.empty())
+        return problem("PoWER-BERT eliminates the tokens an encoder attends to least: " + why
+            + ". Open austen-mlm or austen-mlm-power.");
+    std::vector<float> keep;
+    TokenRetention::Rank rank {};
+    try {
+        keep = parseRetentionSchedule(spec.retention, c.model->config.layers, "retention");
+        rank = parseRanking(spec.ranking, "ranking");
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    AnalysisRequest r;
+    const int examples = c.heldOutExamples(TokenReductionAnalysis::kExamples);
+    r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.retention + "/" + spec.ranking
+        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
+    r.pinned.push_back(c.model->wte);
+    r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel, examples](
+                const std::atomic<bool> &cancel) {
+        return timedResult<TokenReductionAnalysis>([&](TokenReductionAnalysis &result) {
+            static ResultCache<ReductionSweep> cache;
+            result.survival = tokenSurvival(model, tokens, keep, rank);
+            std::vector<std::shared_ptr<const Model>> models = {model};
+            if (!other.empty())
+                models.push_back(loadModel(other));
+            for (const std::shared_ptr<const Model> &m : models) {
+                if (m->config.task.empty()) // a real checkpoint: its own input only
+                    continue;
+                const auto sweep = cache.findOrMake(weightsFingerprint(*m) + "/" + std::to_string(examples),
+                    [&]() -> std::shared_ptr<const ReductionSweep> {
+                        auto made = std::make_shared<ReductionSweep>(tokenReductionSweep(m, examples, &cancel));
+                        return made->points.empty() ? nullptr : made;
+                    });
+                if (!sweep)
+                    return; // cancelled: the session drops the result
+                result.sweeps.push_back(sweep);
+            }
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "token-reduction",
+        .title = "PoWER-BERT",
+        .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
+                   "survive, and a masked LM's accuracy against the work left",
+        .group = "Efficient attention",
+        .request = request,
+        .after = "adaptive-span"};
+}
+
+} // namespace atlas::views::tokenreduction
