@@ -1,6 +1,6 @@
 // The built-in trained models do what their descriptions (config.json, shown in the model menu and by
 // `transformer-atlas models`) say: the stated held-out accuracy, and the stated heads attending where claimed.
-#include "analysis/adaptivespan.h"
+#include "adaptivespan/adaptivespans.h"
 #include "analysis/attentionsparsity.h"
 #include "analysis/headpatterns.h"
 #include "analysis/lostinthemiddle.h"

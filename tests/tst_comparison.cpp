@@ -1,6 +1,8 @@
 // Two runs side by side (the spec's "compare"): run B is the spec with another model, text or kernel; the analysis
 // runs it exactly as a spec of its own would run; A − B is the two runs' probabilities subtracted, cell by cell, with
 // the cells both runs mask kept masked; a click on either side moves both; what cannot be compared is refused by key.
+#include "rollout/rollout.h"
+#include "rollout/rolloutview.h"
 #include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -10,7 +12,6 @@
 #include "views/attentionview.h"
 #include "views/comparisonview.h"
 #include "views/heatmapplot.h"
-#include "views/rolloutview.h"
 #include "viewtesting.h"
 
 #include <QSignalSpy>

@@ -2,6 +2,7 @@
 // GUI thread, keyed by what it reads, so that a view only draws what it is handed. The newest request wins, a
 // settled result is reused while its key stands, and a request that cannot run is a problem, not a job.
 #include "model/builtinmodels.h"
+#include "patching/patching.h"
 #include "session/savedspec.h"
 #include "session/session.h"
 #include "testbundle.h"

@@ -35,8 +35,8 @@ private:
 private slots:
     // Every view of this list is there once, whether its descriptor is listed in view/viewkinds.cpp or comes from its
     // folder (src/views/NAME/), and the folders' tabs keep their places (Mask, Why √d, QK-norm, Neuron; Tensor,
-    // Positions, Experts; Adaptive span, Token reduction, Funnel, Sinkhorn, Memory timeline; Logit lens, Early exit,
-    // LayerDrop, Lost in the middle, Rollout).
+    // Positions, Experts; Sparsity, Span, Token reduction, Funnel, Sinkhorn, Memory timeline; Fills, Logit lens, Early
+    // exit, LayerDrop, Lost in the middle, Rollout, Patching, Kernels).
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
@@ -56,14 +56,16 @@ private slots:
         QVERIFY(kinds.end() - tensor > 2);
         QCOMPARE(
             std::vector<std::string>(tensor, tensor + 3), std::vector<std::string>({"tensor", "positions", "experts"}));
-        const auto spans = std::find(kinds.begin(), kinds.end(), "adaptive-span");
-        QVERIFY(kinds.end() - spans > 4);
-        QCOMPARE(std::vector<std::string>(spans, spans + 5),
-            std::vector<std::string>({"adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
-        const auto lens = std::find(kinds.begin(), kinds.end(), "logit-lens");
-        QVERIFY(kinds.end() - lens > 4);
-        QCOMPARE(std::vector<std::string>(lens, lens + 5),
-            std::vector<std::string>({"logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout"}));
+        const auto sparsity = std::find(kinds.begin(), kinds.end(), "sparsity");
+        QVERIFY(kinds.end() - sparsity > 5);
+        QCOMPARE(std::vector<std::string>(sparsity, sparsity + 6),
+            std::vector<std::string>(
+                {"sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
+        const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
+        QVERIFY(kinds.end() - fills > 7);
+        QCOMPARE(std::vector<std::string>(fills, fills + 8),
+            std::vector<std::string>({"fills", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
+                "patching", "kernels"}));
     }
 
     void roundTrip()

@@ -1,6 +1,7 @@
 #include "viewmodel/lessonpage.h"
 
 #include "lesson/lessoncheck.h"
+#include "logitlens/logitlens.h"
 #include "view/viewanalysis.h"
 
 #include <algorithm>

@@ -4,7 +4,6 @@
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "views/ablationview.h"
-#include "views/adaptivespanview.h"
 #include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
@@ -13,7 +12,6 @@
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
-#include "views/logitlensview.h"
 #include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/memorydepthview.h"
@@ -23,9 +21,7 @@
 #include "views/neuronview.h"
 #include "views/nexttokenview.h"
 #include "views/objectiveview.h"
-#include "views/patchingview.h"
 #include "views/patterneditorview.h"
-#include "views/rolloutview.h"
 #include "views/sparseffnview.h"
 #include "views/sparsityview.h"
 #include "views/tensorview.h"
@@ -55,9 +51,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
             {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
             {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
-            {"logit-lens", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LogitLensView>(p); }},
-            {"rollout", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<RolloutView>(p); }},
-            {"patching", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatchingView>(p); }},
             {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
             {"memory-timeline",
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
@@ -65,8 +58,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
             {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
             {"sparsity", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparsityView>(p); }},
-            {"adaptive-span",
-                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AdaptiveSpanView>(p); }},
             {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
             {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
             {"memory-tradeoff",

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -196,5 +197,15 @@ bool scoreWithBaseline(std::shared_ptr<const Model> model, const std::string &ba
 // A request keyed by every residual stream traced so far (and pinning them and the embedding): stepping within a
 // block or switching views reruns nothing.
 AnalysisRequest streamsRequest(std::string key, const AnalysisContext &c);
+
+// The spec's target (or contrast) `key`, `target`, as a token id of `tokenizer`; −1 for "".
+int targetId(const std::string &key, const std::string &target, const Tokenizer &tokenizer, int vocab);
+
+// Where to step for the first layer whose attention weights are not traced yet; empty when every layer's are.
+std::string untracedWeightsText(const AnalysisContext &c);
+
+// A request keyed by, and pinning, every layer's traced `parts` (and the embedding): the analysis of the whole pass.
+AnalysisRequest everyLayerRequest(
+    const std::string &kind, const AnalysisContext &c, std::initializer_list<const char *> parts);
 
 } // namespace atlas::analysis

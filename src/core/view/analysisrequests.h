@@ -14,13 +14,8 @@ AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &cont
 AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest sparseAttentionRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest adaptiveSpanRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest tokenizerRequest(const ViewSpec &spec, const AnalysisContext &context);
-// Research (view/researchrequests.cpp): the logit lens of every stream traced so far; attention rollout and flow.
-AnalysisRequest logitLensRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest rolloutRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest patchingRequest(const ViewSpec &spec, const AnalysisContext &context);
 // The input rerun with the spec's heads switched off (ablate_heads, ablation), the task scored both ways, and the
 // importance of every head (computed once per model and mode, then reused while the user switches heads).
 AnalysisRequest ablationRequest(const ViewSpec &spec, const AnalysisContext &context);

@@ -248,35 +248,6 @@ AnalysisRequest analysis::sparseFfnRequest(const ViewSpec &spec, const AnalysisC
     return r;
 }
 
-namespace {
-
-// Where to step for the first layer whose attention weights are not traced yet; empty when every layer's are.
-std::string untracedWeightsText(const AnalysisContext &c)
-{
-    for (int layer = 0; layer < c.model->config.layers; ++layer)
-        if (const std::string probs = names::layerTensor(layer, "attn.probs"); !c.trace->find(probs))
-            return notComputedText(c.program.get(), probs);
-    return {};
-}
-
-// A request keyed by, and pinning, every layer's traced `parts` (and the embedding): the analysis of the whole pass.
-AnalysisRequest everyLayerRequest(
-    const std::string &kind, const AnalysisContext &c, std::initializer_list<const char *> parts)
-{
-    AnalysisRequest r;
-    r.key = kind + "/" + modelIdentity(*c.model);
-    r.pinned = {c.model->wte};
-    for (int layer = 0; layer < c.model->config.layers; ++layer)
-        for (const char *part : parts) {
-            const Tensor &t = c.trace->find(names::layerTensor(layer, part))->tensor;
-            r.key += identity(t);
-            r.pinned.push_back(t);
-        }
-    return r;
-}
-
-} // namespace
-
 // Every layer's heads counted for exact zeros: the whole forward pass must be traced.
 AnalysisRequest analysis::sparseAttentionRequest(const ViewSpec &, const AnalysisContext &c)
 {
@@ -291,24 +262,6 @@ AnalysisRequest analysis::sparseAttentionRequest(const ViewSpec &, const Analysi
     r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {
         return timedResult<SparseAttentionAnalysis>(
             [&](SparseAttentionAnalysis &result) { result.sparsity = attentionSparsity(*model, *trace); });
-    };
-    return r;
-}
-
-// Every head's learned span, and how far back its weight lies on the input: the whole forward pass must be traced.
-AnalysisRequest analysis::adaptiveSpanRequest(const ViewSpec &, const AnalysisContext &c)
-{
-    if (!c.model || !c.trace || c.tokens < 1)
-        return problem(kNothingComputed);
-    if (!c.model->config.adaptiveSpan())
-        return problem("The Adaptive span view shows heads that learned how far back to look: "
-            + adaptiveSpanProblem(*c.model, *c.trace) + ". Open copy-span (Model menu), trained with adaptive span.");
-    if (const std::string untraced = untracedWeightsText(c); !untraced.empty())
-        return problem(untraced);
-    AnalysisRequest r = everyLayerRequest("adaptive-span", c, {"attn.probs"});
-    r.run = [model = c.model, trace = c.trace](const std::atomic<bool> &) {
-        return timedResult<AdaptiveSpanAnalysis>(
-            [&](AdaptiveSpanAnalysis &result) { result.spans = adaptiveSpans(*model, *trace); });
     };
     return r;
 }

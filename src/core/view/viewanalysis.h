@@ -1,7 +1,6 @@
 #pragma once
 
 #include "analysis/activationpatching.h"
-#include "analysis/adaptivespan.h"
 #include "analysis/attentionflow.h"
 #include "analysis/attentionsparsity.h"
 #include "analysis/expertrouting.h"
@@ -92,11 +91,6 @@ struct SparseAttentionAnalysis : ViewAnalysis
     AttentionSparsity sparsity;
 };
 
-struct AdaptiveSpanAnalysis : ViewAnalysis
-{
-    AdaptiveSpans spans;
-};
-
 struct MemoryTimelineAnalysis : ViewAnalysis
 {
     static constexpr int kMaxTokens = 4096; // three training steps (and three warm-ups) of the input
@@ -117,37 +111,6 @@ struct FillsAnalysis : ViewAnalysis
 struct TokenizerAnalysis : ViewAnalysis
 {
     TokenizerComparison comparison;
-};
-
-// Attention rollout and flow through the layers traced so far (analysis/attentionflow.h), for output `position`.
-struct RolloutAnalysis : ViewAnalysis
-{
-    std::string fusion; // the spec's rollout_heads
-    int position = 0; // the output position (the spec's, −1 resolved to the last)
-    int layers = 0; // the layers whose attention was traced
-    Eigen::MatrixXd rollout; // [T, T] after the last of them
-    std::shared_ptr<const std::vector<float>> cells; // the same, row-major in float, as the view draws it
-    std::vector<double> lastLayer; // [T]: the last layer's attention of `position`, heads combined, no residual
-    AttentionFlow flow; // empty when flowProblem says why
-    std::string flowProblem;
-};
-
-// Activation patching of the input against its corruption (analysis/activationpatching.h).
-struct PatchingAnalysis : ViewAnalysis
-{
-    std::string asked; // the spec's settings it ran with (the view waits for the result of its own)
-    int target = 0, contrast = -1;
-    PatchingResult result;
-};
-// The spec's patching settings as one string (PatchingAnalysis::asked): a result is the view's when they agree.
-std::string patchingSettings(const ViewSpec &spec);
-
-// The logit lens: every traced stream read through the output head (analysis/logitlens.h).
-struct LogitLensAnalysis : ViewAnalysis
-{
-    static constexpr int kTopK = 5; // tokens kept per cell for the hover
-    std::string target; // the spec's, as asked
-    LogitLens lens; // lens.target: the id it names, −1 none
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

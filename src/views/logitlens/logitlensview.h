@@ -53,3 +53,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::logitlens {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::logitlens

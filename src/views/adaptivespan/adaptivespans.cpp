@@ -1,4 +1,4 @@
-#include "analysis/adaptivespan.h"
+#include "adaptivespan/adaptivespans.h"
 
 #include "trace/names.h"
 #include "util/error.h"

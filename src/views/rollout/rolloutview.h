@@ -57,3 +57,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::rollout {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::rollout

@@ -1,6 +1,6 @@
-#include "views/logitlensview.h"
+#include "logitlens/logitlensview.h"
 
-#include "view/viewanalysis.h"
+#include "logitlens/logitlens.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
 #include "views/viewfonts.h"
@@ -236,3 +236,8 @@ void LogitLensView::writeCellTexts()
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::logitlens::makeView(QWidget *parent)
+{
+    return std::make_unique<LogitLensView>(parent);
+}

@@ -1,6 +1,6 @@
-#include "views/adaptivespanview.h"
+#include "adaptivespan/adaptivespanview.h"
 
-#include "view/viewanalysis.h"
+#include "adaptivespan/adaptivespan.h"
 #include "views/colormaps.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -188,3 +188,8 @@ void AdaptiveSpanView::chooseHeadAt(QMouseEvent *event)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::adaptivespan::makeView(QWidget *parent)
+{
+    return std::make_unique<AdaptiveSpanView>(parent);
+}

@@ -1,7 +1,7 @@
-#include "views/patchingview.h"
+#include "patching/patchingview.h"
 
+#include "patching/patching.h"
 #include "tokenize/tokenizer.h"
-#include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
 #include "views/viewfonts.h"
@@ -228,3 +228,8 @@ void PatchingView::refresh()
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::patching::makeView(QWidget *parent)
+{
+    return std::make_unique<PatchingView>(parent);
+}

@@ -1,7 +1,7 @@
-#include "views/rolloutview.h"
+#include "rollout/rolloutview.h"
 
+#include "rollout/rollout.h"
 #include "util/text.h"
-#include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/heatmapticks.h"
 #include "views/plottheme.h"
@@ -218,3 +218,8 @@ void RolloutView::drawBars(const RolloutAnalysis &a, const QStringList &tokens)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::rollout::makeView(QWidget *parent)
+{
+    return std::make_unique<RolloutView>(parent);
+}

@@ -57,3 +57,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::patching {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::patching

@@ -37,3 +37,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::adaptivespan {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::adaptivespan

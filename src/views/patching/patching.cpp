@@ -1,0 +1,104 @@
+#include "patching/patching.h"
+
+#include "engine/inputbuilder.h"
+#include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
+#include "util/error.h"
+#include "util/text.h"
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+
+std::string atlas::patchingSettings(const ViewSpec &spec)
+{
+    std::string noise;
+    for (int t : spec.noisePositions)
+        noise += std::to_string(t) + ",";
+    return spec.patch + "|" + spec.corruptedText + "|" + noise + "|" + std::to_string(spec.seed) + "|" + spec.target
+        + "|" + spec.contrast + "|" + std::to_string(spec.position);
+}
+
+// The Patching view (activation patching): its descriptor and its analysis request.
+namespace atlas::views::patching {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// Every cell of the spec's patch site, the input against its corruption; each patched forward pass is a step of the
+// progress the window shows.
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || c.tokenIds.empty())
+        return problem(kNothingComputed);
+    if (spec.target.empty())
+        return problem("Activation patching measures one token at one position: name it in the Target box (a token, "
+                       "or #id), and a second one in Contrast for a logit difference.");
+    if (spec.corruptedText.empty() && spec.noisePositions.empty())
+        return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
+                       "(as many tokens as the input; text, or #ids), or list positions in the Noise box to "
+                       "corrupt them with noise.");
+    // Every cell is a forward pass of the input from the patched operation on, beside the clean and the corrupted
+    // runs' traces: at 2000 tokens hours of work, and a bad_alloc at 8000 before this estimate.
+    PatchSite site = PatchSite::Residual;
+    try {
+        site = patchSiteFromName(spec.patch);
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    const PatchingWork work
+        = patchingWork(c.model->config, c.tokens, site, double(c.program ? c.program->tracedBytes() : 0));
+    if (auto over = overBudgetRequest(c, work.what, work.flops, work.bytes))
+        return *over;
+    AnalysisRequest r;
+    r.key = "patching/" + modelIdentity(*c.model) + "/" + patchingSettings(spec) + "/" + inputKey(c);
+    r.pinned = {c.model->wte};
+    r.progress = std::make_shared<AnalysisProgress>();
+    r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
+        return timedResult<PatchingAnalysis>([&](PatchingAnalysis &result) {
+            result.asked = patchingSettings(spec);
+            const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(*model);
+            Corruption corruption;
+            if (!spec.corruptedText.empty()) { // as the Input box reads it: text, or #ids
+                corruption.tokens = boxTokens(*tokenizer, readBoxInput(spec.corruptedText));
+                if (corruption.tokens.size() != input.tokens.size())
+                    throw Error("The corrupted input \"" + shownText(spec.corruptedText) + "\" is "
+                        + countOf(corruption.tokens.size(), "token") + " and the input "
+                        + countOf(input.tokens.size(), "token")
+                        + ": patching compares the same positions, so give a corrupted input of as many tokens");
+            }
+            corruption.noisePositions = spec.noisePositions;
+            corruption.seed = uint64_t(spec.seed);
+            PatchingOptions options;
+            options.site = patchSiteFromName(spec.patch);
+            result.target = targetId("target", spec.target, *tokenizer, model->config.vocab);
+            result.contrast = targetId("contrast", spec.contrast, *tokenizer, model->config.vocab);
+            options.metric = {spec.position, result.target, result.contrast};
+            options.cancel = &cancel;
+            options.budget = WorkBudget::unbounded(); // the request checked the context's
+            options.progress = [progress](int done, int total) {
+                progress->total = total;
+                progress->done = done;
+                return true;
+            };
+            result.result = activationPatching(model, input, corruption, options);
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "patching",
+        .title = "Patching",
+        .summary = "activation patching: which residual streams, heads or feed-forward layers restore the clean "
+                   "output in a corrupted run",
+        .group = "Research",
+        .request = request,
+        .after = "rollout"};
+}
+
+} // namespace atlas::views::patching

@@ -1,0 +1,93 @@
+#include "rollout/rollout.h"
+
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+
+// The Rollout view (attention rollout and flow): its descriptor and its analysis request.
+namespace atlas::views::rollout {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// Rollout and flow over the layers of the spec's self-attention traced so far, for output `position`.
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace)
+        return problem(kNothingComputed);
+    names::AttentionSite site;
+    try {
+        site = attentionSiteOf(spec, c.model->config, "the spec");
+        (void)headFusionFromName(spec.rolloutHeads);
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    if (c.model->config.funnel.active())
+        return problem("Rollout follows each position's residual stream through the layers; a funnel model pools the "
+                       "positions between its blocks and adds an early stream back on upsampling, which rollout's "
+                       "identity term does not describe. The Funnel view shows its attention at each resolution.");
+    if (site.cross)
+        return problem("Rollout follows one sequence through its layers; cross-attention mixes the decoder's "
+                       "positions with the source's. Choose Encoder or Decoder self-attention.");
+    const int layers = siteLayers(site, c.model->config);
+    AnalysisRequest r;
+    r.key = "rollout/" + spec.rolloutHeads + "/p" + std::to_string(spec.position);
+    for (int l = 0; l < layers; ++l)
+        if (const TraceEntry *e = c.trace->find(names::attentionTensor(site, l, "probs"))) {
+            r.key += "/" + identity(e->tensor);
+            r.pinned.push_back(e->tensor);
+        }
+    if (r.pinned.empty())
+        return problem(notComputedText(c.program.get(), names::attentionTensor(site, 0, "probs")));
+    // Each traced layer's heads combined and its residual added (T × T doubles each), a T × T × T product per layer
+    // for the rollout, its L products, and the cells drawn in float.
+    const double T = r.pinned.front().dim(1), traced = double(r.pinned.size());
+    if (auto over = overBudgetRequest(c,
+            "Rollout over " + countOf(r.pinned.size(), "layer") + " of " + countOf(size_t(T), "token"),
+            2.0 * traced * T * T * T, (2.0 * traced + 1.0) * T * T * 8.0 + T * T * 4.0))
+        return *over;
+    r.run = [trace = c.trace, site, layers, fusion = spec.rolloutHeads, asked = spec.position](
+                const std::atomic<bool> &cancel) {
+        return timedResult<RolloutAnalysis>([&](RolloutAnalysis &result) {
+            std::vector<Eigen::MatrixXd> augmented
+                = combinedAttention(*trace, site, layers, headFusionFromName(fusion));
+            const int T = int(augmented.front().rows());
+            result.fusion = fusion;
+            result.position = asked < 0 || asked >= T ? T - 1 : asked;
+            const Eigen::VectorXd last = augmented.back().row(result.position);
+            result.lastLayer.assign(last.data(), last.data() + last.size());
+            for (Eigen::MatrixXd &a : augmented) // in place: the request's estimate counts one copy
+                a = withResidual(a);
+            result.layers = int(augmented.size());
+            result.rollout = attentionRollout(augmented).back();
+            // Here, not in the view: at thousands of tokens the T² cells took the window's thread 0.35 s.
+            auto cells = std::make_shared<std::vector<float>>(size_t(T) * size_t(T));
+            Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(cells->data(), T, T)
+                = result.rollout.cast<float>();
+            result.cells = std::move(cells);
+            result.flowProblem = attentionFlowProblem(result.layers, T);
+            if (result.flowProblem.empty())
+                result.flow = attentionFlow(augmented, result.position, &cancel);
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "rollout",
+        .title = "Rollout and flow",
+        .summary = "attention rollout and attention flow: how much each input token reaches a position through "
+                   "every layer, beside the last layer's own attention",
+        .group = "Research",
+        .showsSites = true,
+        .showsEncoderDecoder = true,
+        .request = request,
+        .after = "lost-in-the-middle"};
+}
+
+} // namespace atlas::views::rollout
