@@ -2,12 +2,13 @@
 // the caption; a click on a head switches it off or on, the mode box picks zero or mean ablation, and a spec naming a
 // head the model lacks says so. The Sparsity view, the other layer × head table, draws each head's α and its
 // exact zeros, and the Attention view hatches a sparse head's zeros apart from masked cells.
+#include "sparsity/sparsity.h"
+#include "sparsity/sparsityview.h"
 #include "testbundle.h"
 #include "view/viewanalysis.h"
 #include "views/ablationview.h"
 #include "views/attentionview.h"
 #include "views/heatmapplot.h"
-#include "views/sparsityview.h"
 #include "viewtesting.h"
 
 #include <QComboBox>

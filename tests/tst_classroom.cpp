@@ -2,6 +2,8 @@
 // and 150 %, in both themes; the stepping keys after Enter; the tab and zoom shortcuts. Set ATLAS_SCREENSHOTS=DIR to
 // save a picture of every tab at every size.
 #include "dialogs/shortcutsdialog.h"
+#include "experts/experts.h"
+#include "experts/expertsview.h"
 #include "layouttesting.h"
 #include "mainwindow.h"
 #include "panels/trainpanel.h"
@@ -13,7 +15,6 @@
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
 #include "views/attentionview.h"
-#include "views/expertsview.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
 #include "views/view.h"

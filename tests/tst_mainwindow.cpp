@@ -5,6 +5,7 @@
 #include "dialogs/comparedialog.h"
 #include "dialogs/quickopen.h"
 #include "dialogs/welcomedialog.h"
+#include "fills/fillsview.h"
 #include "focusedkeys.h"
 #include "mainwindow.h"
 #include "panels/inputpanel.h"
@@ -14,7 +15,6 @@
 #include "viewnavigator.h"
 #include "views/comparisonview.h"
 #include "views/fillcards.h"
-#include "views/fillsview.h"
 #include "views/objectiveview.h"
 #include "views/view.h"
 

@@ -2,6 +2,8 @@
 // against BERT's rule, the mask it implies, its controls) and the Masked fills view (austen-mlm's first choices at
 // each hidden position), drawn from runSpec as `render` draws them; and the spec keys and errors that go with them.
 #include "analysis/objectiveexample.h"
+#include "fills/fills.h"
+#include "fills/fillsview.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
 #include "model/modeltokenizer.h"
@@ -10,7 +12,6 @@
 #include "util/error.h"
 #include "view/viewanalysis.h"
 #include "views/fillcards.h"
-#include "views/fillsview.h"
 #include "views/heatmapplot.h"
 #include "views/objectiveview.h"
 #include "viewtesting.h"

@@ -34,9 +34,7 @@ private:
 
 private slots:
     // Every view of this list is there once, whether its descriptor is listed in view/viewkinds.cpp or comes from its
-    // folder (src/views/NAME/), and the folders' tabs keep their places (Mask, Why √d, QK-norm, Neuron; Tensor,
-    // Positions, Experts; Sparsity, Span, Token reduction, Funnel, Sinkhorn, Memory timeline; Fills, Logit lens, Early
-    // exit, LayerDrop, Lost in the middle, Rollout, Patching, Kernels).
+    // folder (src/views/NAME/), and the folders' tabs keep the places they had before they moved into folders.
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
@@ -52,15 +50,16 @@ private slots:
         QVERIFY(kinds.end() - mask > 3);
         QCOMPARE(std::vector<std::string>(mask, mask + 4),
             std::vector<std::string>({"mask", "scaling", "qk-norm", "neuron"}));
-        const auto tensor = std::find(kinds.begin(), kinds.end(), "tensor");
-        QVERIFY(kinds.end() - tensor > 2);
-        QCOMPARE(
-            std::vector<std::string>(tensor, tensor + 3), std::vector<std::string>({"tensor", "positions", "experts"}));
-        const auto sparsity = std::find(kinds.begin(), kinds.end(), "sparsity");
-        QVERIFY(kinds.end() - sparsity > 5);
-        QCOMPARE(std::vector<std::string>(sparsity, sparsity + 6),
+        const auto next = std::find(kinds.begin(), kinds.end(), "next-token");
+        QVERIFY(kinds.end() - next > 7);
+        QCOMPARE(std::vector<std::string>(next, next + 8),
             std::vector<std::string>(
-                {"sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
+                {"next-token", "tokenizer", "tensor", "positions", "experts", "sparse-ffn", "objective", "fills"}));
+        const auto pattern = std::find(kinds.begin(), kinds.end(), "pattern");
+        QVERIFY(kinds.end() - pattern > 6);
+        QCOMPARE(std::vector<std::string>(pattern, pattern + 7),
+            std::vector<std::string>(
+                {"pattern", "sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
         QVERIFY(kinds.end() - fills > 7);
         QCOMPARE(std::vector<std::string>(fills, fills + 8),

@@ -7,8 +7,6 @@
 #include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
-#include "views/expertsview.h"
-#include "views/fillsview.h"
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
 #include "views/kernelcompareview.h"
@@ -22,10 +20,7 @@
 #include "views/nexttokenview.h"
 #include "views/objectiveview.h"
 #include "views/patterneditorview.h"
-#include "views/sparseffnview.h"
-#include "views/sparsityview.h"
 #include "views/tensorview.h"
-#include "views/tokenizerview.h"
 #include "views/tokenlinesview.h"
 
 #include <map>
@@ -43,9 +38,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"approximation",
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
             {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
-            {"experts", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ExpertsView>(p); }},
-            {"fills", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<FillsView>(p); }},
-            {"tokenizer", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenizerView>(p); }},
             {"objective", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ObjectiveView>(p); }},
             {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
             {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
@@ -57,7 +49,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"architecture", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ArchitectureView>(p); }},
             {"neuron", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NeuronView>(p); }},
             {"ablation", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AblationView>(p); }},
-            {"sparsity", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparsityView>(p); }},
             {"memory-graph", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryGraphView>(p); }},
             {"memory-depth", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryDepthView>(p); }},
             {"memory-tradeoff",
@@ -66,7 +57,6 @@ const std::map<std::string, ViewMaker> &makers()
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
             {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
             {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
-            {"sparse-ffn", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<SparseFfnView>(p); }},
             {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
         };
         for (const auto &[kind, make] : viewFolderMakers())

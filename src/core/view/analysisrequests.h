@@ -11,11 +11,6 @@ AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &cont
 AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &context);
 AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest expertsRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest sparseFfnRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest sparseAttentionRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest fillsRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest tokenizerRequest(const ViewSpec &spec, const AnalysisContext &context);
 // The input rerun with the spec's heads switched off (ablate_heads, ablation), the task scored both ways, and the
 // importance of every head (computed once per model and mode, then reused while the user switches heads).
 AnalysisRequest ablationRequest(const ViewSpec &spec, const AnalysisContext &context);

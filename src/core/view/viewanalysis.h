@@ -1,14 +1,6 @@
 #pragma once
 
-#include "analysis/activationpatching.h"
-#include "analysis/attentionflow.h"
-#include "analysis/attentionsparsity.h"
-#include "analysis/expertrouting.h"
-#include "analysis/ffnsparsity.h"
 #include "analysis/headimportance.h"
-#include "analysis/logitlens.h"
-#include "analysis/maskedfills.h"
-#include "analysis/tokenizercomparison.h"
 #include "attention/approximationsweep.h"
 #include "attention/attentionpattern.h"
 #include "attention/kernelcomparison.h"
@@ -75,42 +67,11 @@ struct PatternAnalysis : ViewAnalysis
     std::string formula; // patternFormula(spec, causal)
 };
 
-struct ExpertsAnalysis : ViewAnalysis
-{
-    static constexpr int kMaxTokens = 4096; // the view routes the input through the whole model again
-    ExpertRouting routing;
-};
-
-struct SparseFfnAnalysis : ViewAnalysis
-{
-    FfnSparsity sparsity;
-};
-
-struct SparseAttentionAnalysis : ViewAnalysis
-{
-    AttentionSparsity sparsity;
-};
-
 struct MemoryTimelineAnalysis : ViewAnalysis
 {
     static constexpr int kMaxTokens = 4096; // three training steps (and three warm-ups) of the input
     int checkpointEvery = 0, ffnChunks = 1; // as the spec asked
     MemoryTimeline timeline;
-};
-
-// The Masked fills view: what a masked LM names at each hidden position of the input (analysis/maskedfills.h).
-struct FillsAnalysis : ViewAnalysis
-{
-    static constexpr int kMaxFills = 5; // fills listed per position (the spec's top_k, at most this)
-    bool corrupted = false; // the input corrupted by the masked LM from `seed` (spec objective "mlm"), or as typed
-    int seed = 0;
-    MaskedFills fills;
-};
-
-// The Tokenizer view: the input split by the model's tokenizer and by spec.compareTokenizer.
-struct TokenizerAnalysis : ViewAnalysis
-{
-    TokenizerComparison comparison;
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.

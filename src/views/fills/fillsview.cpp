@@ -1,8 +1,8 @@
-#include "views/fillsview.h"
+#include "fills/fillsview.h"
 
+#include "fills/fills.h"
 #include "tokenize/tokenizer.h"
 #include "util/text.h"
-#include "view/viewanalysis.h"
 #include "views/fillcards.h"
 #include "views/objectivecolors.h"
 #include "views/viewfonts.h"
@@ -150,3 +150,8 @@ void FillsView::refresh()
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::fills::makeView(QWidget *parent)
+{
+    return std::make_unique<FillsView>(parent);
+}

@@ -76,3 +76,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::experts {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::experts

@@ -1,8 +1,8 @@
-#include "views/expertsview.h"
+#include "experts/expertsview.h"
 
 #include "model/model.h"
 
-#include "view/viewanalysis.h"
+#include "experts/experts.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
@@ -482,3 +482,8 @@ void ExpertsView::drawDevices(const ExpertRouting &r)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::experts::makeView(QWidget *parent)
+{
+    return std::make_unique<ExpertsView>(parent);
+}

@@ -1,7 +1,7 @@
-#include "views/sparseffnview.h"
+#include "sparseffn/sparseffnview.h"
 
+#include "sparseffn/sparseffn.h"
 #include "util/text.h"
-#include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -188,3 +188,8 @@ void SparseFfnView::drawError()
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::sparseffn::makeView(QWidget *parent)
+{
+    return std::make_unique<SparseFfnView>(parent);
+}

@@ -54,3 +54,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::sparseffn {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::sparseffn

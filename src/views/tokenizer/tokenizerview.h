@@ -46,3 +46,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::tokenizer {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::tokenizer

@@ -1,6 +1,6 @@
-#include "views/sparsityview.h"
+#include "sparsity/sparsityview.h"
 
-#include "view/viewanalysis.h"
+#include "sparsity/sparsity.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/viewfonts.h"
@@ -149,3 +149,8 @@ void SparsityView::chooseHeadAt(QMouseEvent *event)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::sparsity::makeView(QWidget *parent)
+{
+    return std::make_unique<SparsityView>(parent);
+}

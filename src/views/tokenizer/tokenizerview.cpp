@@ -1,7 +1,7 @@
-#include "views/tokenizerview.h"
+#include "tokenizer/tokenizerview.h"
 
 #include "model/builtinmodels.h"
-#include "view/viewanalysis.h"
+#include "tokenizer/tokenizer.h"
 #include "views/tokenchipstrip.h"
 #include "views/viewfonts.h"
 
@@ -232,3 +232,8 @@ void TokenizerView::refresh()
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::tokenizer::makeView(QWidget *parent)
+{
+    return std::make_unique<TokenizerView>(parent);
+}

@@ -47,3 +47,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::fills {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::fills

@@ -32,3 +32,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::sparsity {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::sparsity

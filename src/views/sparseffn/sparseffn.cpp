@@ -1,0 +1,53 @@
+#include "sparseffn/sparseffn.h"
+
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+
+// The Sparse FFN view: its descriptor and its analysis request.
+namespace atlas::views::sparseffn {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The spec's dense feed-forward layer made sparse, one neuron per block of `block_size` (analysis/ffnsparsity.h).
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    const int layer = std::clamp(spec.layer, 0, c.model->config.layers - 1);
+    if (const std::string why = ffnSparsityProblem(c.model->config, *c.trace, layer); !why.empty())
+        return problem("The Sparse FFN view needs a dense feed-forward layer: " + why + ".");
+    const TraceEntry &act = *c.trace->find(names::layerTensor(layer, "mlp.act"));
+    const TraceEntry &down = *c.trace->find(names::layerTensor(layer, "mlp.down"));
+    if (spec.blockSize > act.tensor.dim(1))
+        return problem("block_size " + std::to_string(spec.blockSize) + " is more than the layer's "
+            + std::to_string(act.tensor.dim(1)) + " neurons.");
+    AnalysisRequest r;
+    r.key = "sparse-ffn/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/n"
+        + std::to_string(spec.blockSize) + "/" + identity(act.tensor) + identity(down.tensor);
+    r.pinned = {c.model->wte, act.tensor, down.tensor};
+    r.run = [model = c.model, trace = c.trace, layer, n = spec.blockSize](const std::atomic<bool> &) {
+        return timedResult<SparseFfnAnalysis>(
+            [&](SparseFfnAnalysis &result) { result.sparsity = ffnSparsity(*model, *trace, layer, n); });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "sparse-ffn",
+        .title = "Sparse FFN",
+        .summary
+        = "a dense feed-forward layer with one neuron kept per block (Sparse is Enough): which neurons each token "
+          "uses, and the error",
+        .group = "Inside the model",
+        .request = request,
+        .after = "experts"};
+}
+
+} // namespace atlas::views::sparseffn

@@ -1,0 +1,13 @@
+#pragma once
+
+#include "analysis/ffnsparsity.h"
+#include "view/viewanalysis.h"
+
+namespace atlas {
+
+struct SparseFfnAnalysis : ViewAnalysis
+{
+    FfnSparsity sparsity;
+};
+
+} // namespace atlas

@@ -1,0 +1,48 @@
+#include "tokenizer/tokenizer.h"
+
+#include "model/modeltokenizer.h"
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+
+// The Tokenizer view: its descriptor and its analysis request.
+namespace atlas::views::tokenizer {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The input's text split by the model's tokenizer and by another; ids given instead of text are decoded first.
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model)
+        return problem(kNothingComputed);
+    AnalysisRequest r;
+    r.key = "tokenizer/" + c.model->directory + "|" + c.model->name + "/" + spec.compareTokenizer + "/"
+        + (spec.tokens.empty() ? "text:" + spec.text : "tokens/" + inputKey(c));
+    r.run = [model = c.model, other = spec.compareTokenizer, text = spec.text, tokens = spec.tokens](
+                const std::atomic<bool> &) {
+        return timedResult<TokenizerAnalysis>([&](TokenizerAnalysis &result) {
+            const std::unique_ptr<Tokenizer> own = tokenizerForModel(*model);
+            const std::string name = model->name.empty() ? model->directory : model->name;
+            result.comparison = compareTokenizers(*own, name, other, tokens.empty() ? text : own->decode(tokens));
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "tokenizer",
+        .title = "Tokenizer",
+        .summary = "how the model's tokenizer splits the input, beside another tokenizer",
+        .group = "Inside the model",
+        .showsEncoderDecoder = true,
+        .request = request,
+        .after = "next-token"};
+}
+
+} // namespace atlas::views::tokenizer
