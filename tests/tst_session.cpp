@@ -1,8 +1,11 @@
 // The session owns the views' analyses (view/viewanalysis.h): it runs the analysis the spec's view needs off the
 // GUI thread, keyed by what it reads, so that a view only draws what it is handed. The newest request wins, a
 // settled result is reused while its key stands, and a request that cannot run is a problem, not a job.
+#include "approximation/approximation.h"
+#include "kernels/kernels.h"
 #include "model/builtinmodels.h"
 #include "patching/patching.h"
+#include "pattern/pattern.h"
 #include "session/savedspec.h"
 #include "session/session.h"
 #include "testbundle.h"

@@ -61,10 +61,10 @@ private slots:
             std::vector<std::string>(
                 {"pattern", "sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
-        QVERIFY(kinds.end() - fills > 7);
-        QCOMPARE(std::vector<std::string>(fills, fills + 8),
+        QVERIFY(kinds.end() - fills > 10);
+        QCOMPARE(std::vector<std::string>(fills, fills + 11),
             std::vector<std::string>({"fills", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
-                "patching", "kernels"}));
+                "patching", "kernels", "lsh", "approximation", "pattern"}));
     }
 
     void roundTrip()

@@ -5,11 +5,11 @@
 #include "mainwindow.h"
 #include "model/model.h"
 #include "panels/trainpanel.h"
+#include "pattern/patterneditorview.h"
 #include "session/session.h"
 #include "session/trainingworker.h"
 #include "util/threadpriority.h"
 #include "viewnavigator.h"
-#include "views/patterneditorview.h"
 
 #include <QApplication>
 #include <QEventLoop>

@@ -4,13 +4,10 @@
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "views/ablationview.h"
-#include "views/approximationview.h"
 #include "views/architectureview.h"
 #include "views/attentionview.h"
 #include "views/headsgridview.h"
 #include "views/inversionerrorview.h"
-#include "views/kernelcompareview.h"
-#include "views/lshview.h"
 #include "views/maskview.h"
 #include "views/memorydepthview.h"
 #include "views/memorygraphview.h"
@@ -19,7 +16,6 @@
 #include "views/neuronview.h"
 #include "views/nexttokenview.h"
 #include "views/objectiveview.h"
-#include "views/patterneditorview.h"
 #include "views/tensorview.h"
 #include "views/tokenlinesview.h"
 
@@ -35,14 +31,10 @@ const std::map<std::string, ViewMaker> &makers()
 {
     static const std::map<std::string, ViewMaker> table = [] {
         std::map<std::string, ViewMaker> made = {
-            {"approximation",
-                [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ApproximationView>(p); }},
             {"attention", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<AttentionView>(p); }},
             {"objective", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<ObjectiveView>(p); }},
             {"heads", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<HeadsGridView>(p); }},
-            {"kernels", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<KernelCompareView>(p); }},
             {"lines", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TokenLinesView>(p); }},
-            {"lsh", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<LshView>(p); }},
             {"mask", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MaskView>(p); }},
             {"memory-timeline",
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<MemoryTimelineView>(p); }},
@@ -56,7 +48,6 @@ const std::map<std::string, ViewMaker> &makers()
             {"inversion-error",
                 [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<InversionErrorView>(p); }},
             {"next-token", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<NextTokenView>(p); }},
-            {"pattern", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<PatternEditorView>(p); }},
             {"tensor", [](QWidget *p) -> std::unique_ptr<View> { return std::make_unique<TensorView>(p); }},
         };
         for (const auto &[kind, make] : viewFolderMakers())

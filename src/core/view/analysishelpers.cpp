@@ -77,4 +77,43 @@ AnalysisRequest analysis::everyLayerRequest(
     return r;
 }
 
+HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int head)
+{
+    HeadQkv out;
+    if (!c.trace || !c.program) {
+        out.problem = kNothingComputed;
+        return out;
+    }
+    if (layer < 0 || layer >= c.layers) {
+        out.problem = "Layer " + std::to_string(layer) + " does not exist: the model has " + std::to_string(c.layers)
+            + " layers.";
+        return out;
+    }
+    if (const ModelConfig *config = c.model ? &c.model->config : nullptr;
+        config && (config->attentionSoftcap > 0 || config->queryScaleBase > 0)) {
+        out.problem = "This view reruns a head as softmax(QKᵀ/√d); " + config->modelType
+            + " divides its scores by √query_pre_attn_scalar and soft-caps them, so the rerun would not be this "
+              "model's attention.";
+        return out;
+    }
+    // The queries and keys the scores use: RoPE's rotated ones when the model has them.
+    const bool rotated = c.trace && c.trace->find(names::queriesOf(layer, true));
+    const TraceEntry *q = c.trace ? c.trace->find(names::queriesOf(layer, rotated)) : nullptr;
+    const TraceEntry *k = c.trace ? c.trace->find(names::keysOf(layer, rotated)) : nullptr;
+    const TraceEntry *v = c.trace ? c.trace->find(names::layerTensor(layer, "attn.v")) : nullptr;
+    if (q == nullptr || k == nullptr || v == nullptr) {
+        out.problem = notComputedText(c.program.get(), names::layerTensor(layer, "attn.q"));
+        return out;
+    }
+    if (q->tensor.rank() != 3 || head < 0 || head >= q->tensor.dim(0) || k->tensor.shape() != q->tensor.shape()
+        || v->tensor.shape() != q->tensor.shape()) {
+        out.problem = "Layer " + std::to_string(layer) + " has no head " + std::to_string(head) + ".";
+        return out;
+    }
+    out.q = q->tensor;
+    out.k = k->tensor;
+    out.v = v->tensor;
+    return out;
+}
+
 } // namespace atlas

@@ -7,10 +7,6 @@
 // work for a worker thread.
 namespace atlas::analysis {
 
-AnalysisRequest kernelsRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest approximationRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest lshRequest(const ViewSpec &spec, const AnalysisContext &context);
-AnalysisRequest patternRequest(const ViewSpec &spec, const AnalysisContext &context);
 // The input rerun with the spec's heads switched off (ablate_heads, ablation), the task scored both ways, and the
 // importance of every head (computed once per model and mode, then reused while the user switches heads).
 AnalysisRequest ablationRequest(const ViewSpec &spec, const AnalysisContext &context);

@@ -1,10 +1,6 @@
 #pragma once
 
 #include "analysis/headimportance.h"
-#include "attention/approximationsweep.h"
-#include "attention/attentionpattern.h"
-#include "attention/kernelcomparison.h"
-#include "attention/lshanalysis.h"
 #include "engine/program.h"
 #include "memory/inversionerror.h"
 #include "memory/memorysweep.h"
@@ -32,39 +28,6 @@ struct ViewAnalysis
 {
     virtual ~ViewAnalysis() = default;
     double milliseconds = 0; // how long the analysis took (shown by the views that time it)
-};
-
-struct KernelComparisonAnalysis : ViewAnalysis
-{
-    static constexpr int kMaxTokens = 512; // every kernel runs dense: T × T weights each
-    int layer = 0, head = 0;
-    std::vector<attention::KernelComparisonEntry> entries;
-};
-
-struct ApproximationAnalysis : ViewAnalysis
-{
-    static constexpr int kSeeds = 5;
-    int layer = 0, head = 0;
-    attention::ApproximationSweep sweep;
-};
-
-struct LshAnalysis : ViewAnalysis
-{
-    int layer = 0, head = 0;
-    attention::LshHeadAnalysis data;
-};
-
-struct PatternAnalysis : ViewAnalysis
-{
-    static constexpr int kExactCells = 512; // up to this many tokens every cell is one (query, key)
-    static constexpr int kGridCells = 512; // above it, a (512,512) grid of blocks
-    attention::AttentionKernelSpec spec; // the pattern drawn: the spec's kernel, or a suggestion for T
-    // the spec runs another kernel: spec is the layer's own sliding window (ownWindow > 0: W), or else
-    // suggestedPatternSpec("longformer", T)
-    bool suggested = false;
-    int ownWindow = 0;
-    attention::PatternSummary summary;
-    std::string formula; // patternFormula(spec, causal)
 };
 
 struct MemoryTimelineAnalysis : ViewAnalysis

@@ -1,5 +1,6 @@
 #include "experts/experts.h"
 
+#include "util/error.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 

@@ -1,5 +1,7 @@
 #include "rollout/rollout.h"
 
+#include "util/error.h"
+#include "util/text.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 

@@ -1,6 +1,7 @@
 #include "tokenreduction/tokenreduction.h"
 
 #include "model/builtinmodels.h"
+#include "util/error.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 

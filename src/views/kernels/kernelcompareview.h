@@ -72,3 +72,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::kernels {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::kernels

@@ -103,3 +103,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::approximation {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::approximation

@@ -1,4 +1,6 @@
-#include "views/kernelcompareview.h"
+#include "kernels/kernelcompareview.h"
+
+#include "kernels/kernels.h"
 
 #include "trace/names.h"
 
@@ -353,3 +355,8 @@ void KernelCompareView::paintPanel(QPainter &p, int i, const QRect &cell)
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::kernels::makeView(QWidget *parent)
+{
+    return std::make_unique<KernelCompareView>(parent);
+}

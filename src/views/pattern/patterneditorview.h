@@ -107,3 +107,9 @@ private:
 };
 
 } // namespace atlas
+
+namespace atlas::views::pattern {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::pattern

@@ -2,8 +2,8 @@
 // the (bucket, position) order, the sorted matrix's allowed cells against the kernel's own mask, full attention
 // and the pairs LSH missed, the in-plane sectors. No widget: the LSH view only draws this.
 #include "engine/engine.h"
+#include "lsh/lsh.h"
 #include "testbundle.h"
-#include "view/viewanalysis.h"
 
 #include <QTest>
 

@@ -1,12 +1,12 @@
 // The low-rank view draws the session's approximation sweep: exact and approximated weights side by side, a
 // slider over k / features, the error plot. (tst_session checks that the session runs the sweep off the GUI
 // thread, the newest request winning.)
+#include "approximation/approximationview.h"
 #include "attention/approximationsweep.h"
 #include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "views/approximationerrorplot.h"
-#include "views/approximationview.h"
 #include "views/heatmapplot.h"
 #include "viewtesting.h"
 

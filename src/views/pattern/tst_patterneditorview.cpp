@@ -3,10 +3,11 @@
 // session: every edit the view makes comes back with its pattern analysed (tst_session checks that the session
 // does so off the GUI thread).
 #include "attention/attentionpattern.h"
+#include "pattern/pattern.h"
+#include "pattern/patterneditorview.h"
 #include "testbundle.h"
 #include "util/sanitizers.h"
 #include "views/heatmapplot.h"
-#include "views/patterneditorview.h"
 #include "views/tokenchipstrip.h"
 #include "viewtesting.h"
 

@@ -1,7 +1,7 @@
 // The kernel comparison view draws the session's comparison: one panel per kernel with its errors, and the
 // measured time plot read through the core's sweep-file parser.
+#include "kernels/kernelcompareview.h"
 #include "testbundle.h"
-#include "views/kernelcompareview.h"
 #include "viewtesting.h"
 
 #include <QTest>

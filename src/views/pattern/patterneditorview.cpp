@@ -1,4 +1,6 @@
-#include "views/patterneditorview.h"
+#include "pattern/patterneditorview.h"
+
+#include "pattern/pattern.h"
 
 #include "trace/names.h"
 #include "util/commalist.h"
@@ -521,3 +523,8 @@ QString PatternEditorView::hoverText(int row, int col) const
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::pattern::makeView(QWidget *parent)
+{
+    return std::make_unique<PatternEditorView>(parent);
+}

@@ -1,4 +1,4 @@
-#include "views/lshview.h"
+#include "lsh/lshview.h"
 
 #include "trace/names.h"
 
@@ -467,3 +467,8 @@ void LshView::paintMissed(QPainter &p, const QRect &area) const
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::lsh::makeView(QWidget *parent)
+{
+    return std::make_unique<LshView>(parent);
+}

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "attention/lshanalysis.h"
+#include "lsh/lsh.h"
 #include "viewmodel/latestjob.h"
 #include "views/view.h"
 
@@ -94,3 +94,9 @@ private:
 QColor lshBucketColor(int b, int n);
 
 } // namespace atlas
+
+namespace atlas::views::lsh {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::lsh

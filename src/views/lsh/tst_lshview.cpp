@@ -1,9 +1,9 @@
 // The LSH view draws the session's LSH analysis (tst_lshanalysis checks its numbers): the grid and the order it
 // shows, the animation, the sorted matrix drawn in blocks for long inputs (on a worker in a window), and the
 // analysis's problems as messages.
+#include "lsh/lshview.h"
 #include "testbundle.h"
 #include "views/colormaps.h"
-#include "views/lshview.h"
 #include "viewtesting.h"
 
 #include <QTest>

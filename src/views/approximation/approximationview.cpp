@@ -1,4 +1,6 @@
-#include "views/approximationview.h"
+#include "approximation/approximationview.h"
+
+#include "approximation/approximation.h"
 
 #include "trace/names.h"
 
@@ -443,3 +445,8 @@ QString ApproximationView::hoverText(int row, int col) const
 }
 
 } // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::approximation::makeView(QWidget *parent)
+{
+    return std::make_unique<ApproximationView>(parent);
+}

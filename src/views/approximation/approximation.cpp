@@ -1,0 +1,49 @@
+#include "approximation/approximation.h"
+
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+
+// The Approximation view (Linformer and Performer against softmax): its descriptor and its analysis request.
+namespace atlas::views::approximation {
+
+namespace {
+
+using namespace atlas::analysis;
+
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    const int layer = spec.layer, head = std::max(0, spec.head);
+    const HeadQkv qkv = headQkv(c, layer, head);
+    if (!qkv.problem.empty())
+        return problem(qkv.problem);
+    attention::ApproximationSweepOptions options;
+    options.kernel = spec.approximation;
+    options.seeds = ApproximationAnalysis::kSeeds;
+    // A kernel that cannot be causal (Linformer) is compared bidirectionally, and says so.
+    options.causal = c.causal && attention::attentionKernel(spec.approximation).causal;
+    options.padding = c.padding;
+    return headRequest<ApproximationAnalysis>("approximation/" + options.kernel, qkv, layer, head, c,
+        [options](ApproximationAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &v,
+            const std::atomic<bool> &cancel) {
+            attention::ApproximationSweepOptions o = options;
+            o.cancel = &cancel;
+            out.sweep = attention::approximation_sweep(q.matrix(), k.matrix(), v.matrix(), o);
+        });
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "approximation",
+        .title = "Low-rank",
+        .summary = "Linformer and Performer against exact softmax",
+        .group = "Efficient attention",
+        .needs = ViewNeeds::LayerProbs,
+        .request = request,
+        .after = "lsh"};
+}
+
+} // namespace atlas::views::approximation
