@@ -23,7 +23,8 @@
 // off the GUI thread (render runs it in place), and the view only draws the result. See docs/architecture.md.
 namespace atlas {
 
-// The result of an analysis. Each view kind that needs one has its own type below.
+// The result of an analysis. Each view kind that needs one has its own type: in its folder (src/views/NAME/NAME.h),
+// or below for the views not moved there yet.
 struct ViewAnalysis
 {
     virtual ~ViewAnalysis() = default;
