@@ -130,10 +130,8 @@ void ViewNavigator::setCurrentIndex(int index)
 
 void ViewNavigator::setCurrentKind(const std::string &kind)
 {
-    const std::vector<ViewKind> &kinds = viewKinds();
-    for (size_t i = 0; i < kinds.size(); ++i)
-        if (kinds[i].kind == kind)
-            setCurrentIndex(int(i));
+    if (const int index = viewKindIndex(kind); index >= 0)
+        setCurrentIndex(index);
 }
 
 void ViewNavigator::scrollToOrigin()

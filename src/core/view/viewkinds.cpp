@@ -8,12 +8,13 @@ namespace atlas {
 
 namespace {
 
-const ViewKind *findIn(const std::vector<ViewKind> &kinds, const std::string &kind)
+// Where `kind` stands in `kinds`; −1 when none describes it. The one place a view's name is looked up.
+int indexIn(const std::vector<ViewKind> &kinds, const std::string &kind)
 {
-    for (const ViewKind &k : kinds)
-        if (k.kind == kind)
-            return &k;
-    return nullptr;
+    for (size_t i = 0; i < kinds.size(); ++i)
+        if (kinds[i].kind == kind)
+            return int(i);
+    return -1;
 }
 
 // The kinds whose descriptors are still written here; a view folder's (src/views/NAME/) describes itself.
@@ -127,16 +128,18 @@ std::vector<ViewKind> listedKinds()
 std::vector<ViewKind> withFolderKinds(std::vector<ViewKind> kinds, std::vector<ViewKind> folders)
 {
     const auto place = [&](const ViewKind &k) {
+        if (!k.after.empty())
+            return kinds.begin() + indexIn(kinds, k.after) + 1;
         auto at = kinds.end();
         for (auto it = kinds.begin(); it != kinds.end(); ++it)
-            if (k.after.empty() ? it->group == k.group : it->kind == k.after)
+            if (it->group == k.group)
                 at = it + 1;
         return at;
     };
     while (!folders.empty()) { // a folder may follow another folder's kind: place those whose anchor is in
         const size_t before = folders.size();
         for (auto it = folders.begin(); it != folders.end();)
-            if (it->after.empty() || findIn(kinds, it->after)) {
+            if (it->after.empty() || indexIn(kinds, it->after) >= 0) {
                 kinds.insert(place(*it), std::move(*it));
                 it = folders.erase(it);
             } else {
@@ -157,9 +160,15 @@ const std::vector<ViewKind> &viewKinds()
     return kinds;
 }
 
+int viewKindIndex(const std::string &kind)
+{
+    return indexIn(viewKinds(), kind);
+}
+
 const ViewKind *findViewKind(const std::string &kind)
 {
-    return findIn(viewKinds(), kind);
+    const int index = viewKindIndex(kind);
+    return index < 0 ? nullptr : &viewKinds()[size_t(index)];
 }
 
 } // namespace atlas

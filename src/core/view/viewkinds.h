@@ -50,6 +50,8 @@ const std::vector<ViewKind> &viewKinds();
 // The descriptor of each view folder, src/views/NAME/ (its `atlas::views::NAME::kind()`): made by
 // src/views/CMakeLists.txt. viewKinds() holds them too.
 std::vector<ViewKind> viewFolderKinds();
+// Where `kind` stands in viewKinds() (the app's order of tabs); −1 for an unknown one.
+int viewKindIndex(const std::string &kind);
 // The entry of `kind`; nullptr for an unknown one.
 const ViewKind *findViewKind(const std::string &kind);
 
