@@ -4,15 +4,9 @@
 #include "model/modeltokenizer.h"
 #include "trace/names.h"
 
-// What several views' analysis requests share (view/analysishelpers.h): the target token, the traced streams' key,
-// the held-out scores with a baseline.
+// What several views' analysis requests share (view/analysishelpers.h): a head's Q, K and V, the target token, the
+// traced streams' and every layer's keys, the held-out scores with a baseline.
 namespace atlas {
-
-namespace {
-
-using namespace atlas::analysis;
-
-} // namespace
 
 int analysis::targetId(const std::string &key, const std::string &target, const Tokenizer &tokenizer, int vocab)
 {
@@ -77,7 +71,7 @@ AnalysisRequest analysis::everyLayerRequest(
     return r;
 }
 
-HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int head)
+analysis::HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int head)
 {
     HeadQkv out;
     if (!c.trace || !c.program) {

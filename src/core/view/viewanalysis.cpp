@@ -1,16 +1,9 @@
 #include "view/viewanalysis.h"
 
-#include "model/modeltokenizer.h"
-#include "view/specrun.h"
-
-#include "view/analysishelpers.h"
-#include "view/analysisrequests.h"
-#include "view/viewkinds.h"
-
-#include "attention/patternparams.h"
-#include "trace/names.h"
-#include "util/error.h"
 #include "util/text.h"
+#include "view/analysisrequests.h"
+#include "view/specrun.h"
+#include "view/viewkinds.h"
 
 #include <algorithm>
 
