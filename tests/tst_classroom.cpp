@@ -1,6 +1,7 @@
 // The explorer as a lecturer uses it: every tab laid out without clipping at 1280×720 and 1920×1080, at zoom 100 %
 // and 150 %, in both themes; the stepping keys after Enter; the tab and zoom shortcuts. Set ATLAS_SCREENSHOTS=DIR to
 // save a picture of every tab at every size.
+#include "attentionmap/attentionview.h"
 #include "dialogs/shortcutsdialog.h"
 #include "experts/experts.h"
 #include "experts/expertsview.h"
@@ -14,7 +15,6 @@
 #include "testbundle.h"
 #include "view/viewkinds.h"
 #include "viewnavigator.h"
-#include "views/attentionview.h"
 #include "views/heatmapplot.h"
 #include "views/plottheme.h"
 #include "views/view.h"

@@ -1,6 +1,7 @@
 // Two runs side by side (the spec's "compare"): run B is the spec with another model, text or kernel; the analysis
 // runs it exactly as a spec of its own would run; A − B is the two runs' probabilities subtracted, cell by cell, with
 // the cells both runs mask kept masked; a click on either side moves both; what cannot be compared is refused by key.
+#include "attentionmap/attentionview.h"
 #include "rollout/rollout.h"
 #include "rollout/rolloutview.h"
 #include "testbundle.h"
@@ -9,7 +10,6 @@
 #include "view/analysisrequests.h"
 #include "view/comparison.h"
 #include "view/viewanalysis.h"
-#include "views/attentionview.h"
 #include "views/comparisonview.h"
 #include "views/heatmapplot.h"
 #include "viewtesting.h"

@@ -1,16 +1,17 @@
 // An encoder-decoder in the app: the spec's two inputs (text = source, decoder_text) and its "site", the attention
 // views drawing the site's tensors (cross-attention: decoder queries down, source keys across), the session
 // opening, running and generating one, and the views and sites that cannot show it naming why.
+#include "attentionmap/attentionview.h"
+#include "heads/headsgridview.h"
+#include "mask/maskview.h"
+#include "neuron/neuronview.h"
 #include "session/session.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
+#include "tokenlines/tokenlinesview.h"
 #include "util/error.h"
-#include "views/attentionview.h"
-#include "views/headsgridview.h"
+#include "view/memoryanalysis.h"
 #include "views/heatmapplot.h"
-#include "views/maskview.h"
-#include "views/neuronview.h"
-#include "views/tokenlinesview.h"
 #include "viewtesting.h"
 
 #include "ops/ops.h"

@@ -8,6 +8,7 @@
 #include "fills/fillsview.h"
 #include "focusedkeys.h"
 #include "mainwindow.h"
+#include "objective/objectiveview.h"
 #include "panels/inputpanel.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
@@ -15,7 +16,6 @@
 #include "viewnavigator.h"
 #include "views/comparisonview.h"
 #include "views/fillcards.h"
-#include "views/objectiveview.h"
 #include "views/view.h"
 
 #include <QAction>

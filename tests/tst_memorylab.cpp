@@ -2,8 +2,11 @@
 // (memory/computationgraph.h), the sweeps over depth and over checkpointing's k with the curves fitted to them
 // (memory/memorysweep.h), and the analysis requests of the memory views (view/analysisrequests.h).
 #include "analysistesting.h"
+#include "inversionerror/inversionerror.h"
 #include "memory/computationgraph.h"
 #include "memory/memorysweep.h"
+#include "memorydepth/memorydepth.h"
+#include "memorytradeoff/memorytradeoff.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
 #include "testbundle.h"

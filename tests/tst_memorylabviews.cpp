@@ -1,14 +1,16 @@
 // The memory lab's views draw the core's numbers: the computation graph (memory-graph) shows
 // computationGraphAt's states at the spec's cursor and steps with Space; the depth, trade-off and inversion-error views
 // plot their analyses' points and wait for a result asked with the spec's settings.
+#include "inversionerror/inversionerrorview.h"
 #include "layouttesting.h"
+#include "memorydepth/memorydepth.h"
+#include "memorydepth/memorydepthview.h"
+#include "memorygraph/memorygraphview.h"
+#include "memorytradeoff/memorytradeoff.h"
+#include "memorytradeoff/memorytradeoffview.h"
 #include "testbundle.h"
 #include "util/workbudget.h"
 #include "view/viewanalysis.h"
-#include "views/inversionerrorview.h"
-#include "views/memorydepthview.h"
-#include "views/memorygraphview.h"
-#include "views/memorytradeoffview.h"
 #include "views/plottheme.h"
 #include "viewtesting.h"
 

@@ -5,7 +5,7 @@
 #include "memory/memorytimeline.h"
 #include "model/builtinmodels.h"
 #include "testbundle.h"
-#include "view/viewanalysis.h"
+#include "view/memoryanalysis.h"
 
 #include <QTest>
 

@@ -1,11 +1,11 @@
 // Widget tests of the analysis views under "Inside the model": Experts and Sparse FFN, each drawn from its
 // analysis on the fixture or built-in models, with the controls that edit the spec.
+#include "attentionmap/attentionview.h"
 #include "experts/experts.h"
 #include "experts/expertsview.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
 #include "view/viewanalysis.h"
-#include "views/attentionview.h"
 #include "views/heatmapplot.h"
 #include "viewtesting.h"
 

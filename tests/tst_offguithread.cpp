@@ -1,13 +1,13 @@
 // Long inputs are drawn without holding up the window: what would take the GUI thread past a frame runs on a
 // worker when the view is shown, at once when it is drawn headless, with the same picture either way.
 #include "analysis/objectiveexample.h"
+#include "heads/headsgridview.h"
 #include "heatmaptesting.h"
+#include "mask/maskview.h"
+#include "objective/objectiveview.h"
 #include "testbundle.h"
 #include "views/downsample.h"
-#include "views/headsgridview.h"
 #include "views/heatmapplot.h"
-#include "views/maskview.h"
-#include "views/objectiveview.h"
 #include "viewtesting.h"
 
 #include <QTest>

@@ -7,13 +7,13 @@
 #include "model/builtinmodels.h"
 #include "model/model.h"
 #include "model/modeltokenizer.h"
+#include "objective/objectiveview.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "view/viewanalysis.h"
 #include "views/fillcards.h"
 #include "views/heatmapplot.h"
-#include "views/objectiveview.h"
 #include "viewtesting.h"
 
 #include <QComboBox>

@@ -1,10 +1,10 @@
 // Gemma 2's soft-cap c·tanh(s/c) as the views show it, on gemma2_tiny (attn_logit_softcapping 1.5): the Neuron view
 // divides by the model's own √query_pre_attn_scalar and draws the cap's curve with the pair on it; the Mask view gives
 // a score on both sides of the cap under the mouse and draws the cap with the head's every score.
+#include "mask/maskview.h"
+#include "neuron/neuronview.h"
 #include "testbundle.h"
 #include "trace/trace.h"
-#include "views/maskview.h"
-#include "views/neuronview.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>

@@ -2,6 +2,7 @@
 // checkpoint that Model::load opens and Trainer::resume continues, resumes, stops; opens the trained model in
 // the Session; closes the main window mid-run; trains the encoder-decoder task. Set ATLAS_SCREENSHOTS=DIR to save
 // PNGs of the window and of the encoder-decoder's probe.
+#include "attentionmap/attentionview.h"
 #include "mainwindow.h"
 #include "panels/losscurveplot.h"
 #include "panels/trainpanel.h"
@@ -10,7 +11,6 @@
 #include "testbundle.h"
 #include "train/task.h"
 #include "train/trainingrunoptions.h"
-#include "views/attentionview.h"
 #include "views/heatmapplot.h"
 
 #include <QComboBox>

@@ -1,16 +1,16 @@
 // Widget tests of the heat-map views: attention, mask, heads grid, colour maps, pooling and export.
+#include "attentionmap/attentionview.h"
+#include "heads/headsgridview.h"
 #include "heatmaptesting.h"
+#include "mask/maskview.h"
 #include "testbundle.h"
 #include "trace/trace.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
-#include "views/attentionview.h"
 #include "views/colormaps.h"
 #include "views/downsample.h"
 #include "views/headlessrender.h"
-#include "views/headsgridview.h"
 #include "views/heatmapplot.h"
-#include "views/maskview.h"
 #include "views/tokenchipstrip.h"
 #include "views/viewexport.h"
 #include "views/viewfactory.h"
@@ -100,10 +100,8 @@ private slots:
     void headSwitchAt2048Tokens();
 };
 
-// Powers of ten from the decimal conversion: a subnormal (a temperature of 5e-324) read 'inf×10⁻³²³' when the
-// mantissa was found by dividing by 10^exponent (issue 27).
-// One widget per view descriptor and no widget without one: a view added to view/viewkinds.cpp but not to
-// views/viewfactory.cpp (or the other way round) fails here.
+// One widget per view descriptor and no widget without one: a folder's registries (its kind() and makeView) must name
+// the same kind.
 void TestViews::everyDescriptorHasOneWidget()
 {
     std::vector<std::string> described;
@@ -113,6 +111,8 @@ void TestViews::everyDescriptorHasOneWidget()
     QCOMPARE(widgetKinds(), described);
 }
 
+// Powers of ten from the decimal conversion: a subnormal (a temperature of 5e-324) read 'inf×10⁻³²³' when the
+// mantissa was found by dividing by 10^exponent (issue 27).
 void TestViews::numbersReadAtEveryScale()
 {
     QCOMPARE(formatNumber(5e-324), QString::fromUtf8("4.941×10⁻³²⁴"));

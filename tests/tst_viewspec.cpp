@@ -33,8 +33,8 @@ private:
     }
 
 private slots:
-    // Every view of this list is there once, whether its descriptor is listed in view/viewkinds.cpp or comes from its
-    // folder (src/views/NAME/), and the folders' tabs keep the places they had before they moved into folders.
+    // Every view of this list is there once (each from its folder, src/views/NAME/), and the tabs keep the order they
+    // had before the views moved into folders.
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();

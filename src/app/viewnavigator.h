@@ -13,7 +13,7 @@ namespace atlas {
 class ComparisonView;
 class View;
 
-// Every view of view/viewkinds.cpp in two rows of tabs: the groups on top (Attention, Inside the model, Efficient
+// Every view of viewKinds() in two rows of tabs: the groups on top (Attention, Inside the model, Efficient
 // attention …), the group's views below. Two short rows stay readable on a projector at any zoom where one row
 // of every view would not. Indices count views in the table's order.
 class ViewNavigator : public QWidget

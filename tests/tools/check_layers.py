@@ -8,7 +8,8 @@
   views, panels, the window
                 only the core's public headers: a core header that says "Internal to the core" is off limits
   a view folder (src/views/NAME/)
-                its *view.h/.cpp files are the widget layer's, its tst_* files tests, the rest the core's
+                the files its CMakeLists.txt lists after WIDGET are the widget layer's, its tst_*
+                files tests, the rest the core's
 
 Usage: check_layers.py SOURCE_DIR QT_INCLUDE_DIR
 """
@@ -20,6 +21,23 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 WIDGET_MODULES = ("QtWidgets", "QtGui", "QtPrintSupport", "QtSvg", "QtSvgWidgets", "QtOpenGL")
 INTERNAL_MARK = "Internal to the core"
 
+
+def folder_widget_files(folders):
+    """The files each view folder's CMakeLists.txt lists after WIDGET (atlas_view), as paths."""
+    widgets = set()
+    for name in sorted(os.listdir(folders)):
+        listing = os.path.join(folders, name, "CMakeLists.txt")
+        if not os.path.isfile(listing):
+            continue
+        with open(listing, encoding="utf-8") as f:
+            words = re.sub(r"#.*", "", f.read()).replace("(", " ").replace(")", " ").split()
+        section = None
+        for w in words:
+            if w in ("CORE", "WIDGET", "CORE_TESTS", "TESTS"):
+                section = w
+            elif section == "WIDGET":
+                widgets.add(os.path.join(folders, name, w))
+    return widgets
 
 def sources(folder):
     for root, _, files in os.walk(folder):
@@ -108,10 +126,11 @@ def main(src, qt_include):
     problems = []
     folders = os.path.join(src, "views")
     folder_widgets, folder_core = [], []
+    widget_names = folder_widget_files(folders)
     for path in sources(folders):
         name = os.path.basename(path)
         if not name.startswith("tst_"):
-            (folder_widgets if re.search(r"view\.(h|cpp)$", name) else folder_core).append(path)
+            (folder_widgets if path in widget_names else folder_core).append(path)
     for path in list(sources(core)) + folder_core:
         for h in includes(path):
             if re.match(r"(Q[A-Z]\w*|Qt\w*/.*|qcustomplot\.h)$", h):

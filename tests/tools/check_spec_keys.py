@@ -3,9 +3,8 @@
 
 A key of src/core/view/speckeys.cpp that lists `.views` belongs to those view kinds: `lesson check` refuses a step
 that sets it for another view, and a lesson step's JSON leaves it out. This check reads the sources and fails when a
-view's widget (src/app/views, the class viewfactory.cpp makes for the kind), its analysis request (the
-`.request` of its descriptor in viewkinds.cpp) or any file of its folder (src/views/NAME/, the tests aside) reads a
-ViewSpec field whose key does not list that view.
+file of a view's folder (src/views/NAME/, the tests aside), or a shared request its descriptor names
+(`.request = analysis::NAME`, in src/core/view), reads a ViewSpec field whose key does not list that view.
 
 Usage: check_spec_keys.py SOURCE_DIR
 """
@@ -46,25 +45,17 @@ def main():
         sys.exit("check_spec_keys: found only %d keys in speckeys.cpp: the table's shape changed" % len(keys))
 
     readers = {}  # view kind -> [(file, text)]
-    factory = (src / "app/views/viewfactory.cpp").read_text()
-    for kind, cls in re.findall(r'\{"([a-z-]+)",\s*\[\]\(QWidget \*p\)[^}]*make_unique<(\w+)>', factory):
-        for suffix in (".cpp", ".h"):
-            path = src / "app/views" / (cls.lower() + suffix)
-            if path.exists():
-                readers.setdefault(kind, []).append((path, path.read_text()))
-    requests = "".join(p.read_text() for p in (src / "core/view").glob("*.cpp"))
-    for entry in entries((src / "core/view/viewkinds.cpp").read_text(), r'\{\.kind = "'):
-        kind = re.search(r'\.kind = "([^"]+)"', entry).group(1)
-        request = re.search(r"\.request = (\w+)", entry)
-        if request:
-            readers.setdefault(kind, []).append((request.group(1), function_body(requests, request.group(1))))
+    shared = "".join(p.read_text() for p in (src / "core/view").glob("*.cpp"))
     for folder in sorted(p for p in (src / "views").iterdir() if p.is_dir()):  # a view folder reads for its kind
         texts = [(path, path.read_text()) for path in sorted(folder.iterdir())
                  if path.suffix in (".cpp", ".h") and not path.name.startswith("tst_")]
-        kind = re.search(r'\.kind = "([^"]+)"', "".join(text for _, text in texts))
+        joined = "".join(text for _, text in texts)
+        kind = re.search(r'\.kind = "([^"]+)"', joined)
         if not kind:
             sys.exit("check_spec_keys: %s describes no view kind (.kind = \"…\")" % folder)
         readers.setdefault(kind.group(1), []).extend(texts)
+        for request in re.findall(r"\.request = analysis::(\w+)", joined):  # a request two views share
+            readers[kind.group(1)].append((request, function_body(shared, request)))
     if len(readers) < 20:
         sys.exit("check_spec_keys: found the readers of only %d view kinds" % len(readers))
 

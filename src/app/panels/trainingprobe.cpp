@@ -1,9 +1,9 @@
 #include "panels/trainingprobe.h"
 
+#include "attentionmap/attentionview.h"
 #include "panels/attentionsitebox.h"
 #include "panels/fieldlabel.h"
 #include "view/specrun.h"
-#include "views/attentionview.h"
 #include "views/heatmapplot.h"
 #include "views/viewfonts.h"
 

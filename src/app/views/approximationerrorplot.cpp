@@ -7,7 +7,6 @@
 #include "views/plottheme.h"
 
 #include "views/colormaps.h"
-#include "views/tensorview.h"
 
 #include <algorithm>
 #include <cmath>

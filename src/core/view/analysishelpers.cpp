@@ -4,8 +4,10 @@
 #include "model/modeltokenizer.h"
 #include "trace/names.h"
 
+#include <cstring>
+
 // What several views' analysis requests share (view/analysishelpers.h): a head's Q, K and V, the target token, the
-// traced streams' and every layer's keys, the held-out scores with a baseline.
+// traced streams' and every layer's keys, the held-out scores with a baseline, the weights' fingerprint.
 namespace atlas {
 
 int analysis::targetId(const std::string &key, const std::string &target, const Tokenizer &tokenizer, int vocab)
@@ -108,6 +110,32 @@ analysis::HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int hea
     out.k = k->tensor;
     out.v = v->tensor;
     return out;
+}
+
+std::string analysis::weightsFingerprint(const Model &model)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    auto mix = [&h](uint64_t v) {
+        h = (h ^ v) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    };
+    for (const auto &[name, tensor] : model.parameters()) {
+        for (char c : name)
+            mix(uint8_t(c));
+        mix(uint64_t(tensor->numel()));
+        const auto *bytes = reinterpret_cast<const unsigned char *>(tensor->data());
+        const size_t n = tensor->bytes();
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t word;
+            std::memcpy(&word, bytes + i, 8);
+            mix(word);
+        }
+        for (; i < n; ++i)
+            mix(bytes[i]);
+    }
+    return std::to_string(h) + "/" + model.config.task + "/" + positionKindName(model.config.positions) + "/cf"
+        + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK);
 }
 
 } // namespace atlas

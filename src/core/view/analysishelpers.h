@@ -1,6 +1,7 @@
 #pragma once
 
 #include "model/model.h"
+#include "train/evaluation.h"
 #include "util/workbudget.h"
 #include "view/viewanalysis.h"
 
@@ -83,7 +84,7 @@ inline std::string inputKey(const AnalysisContext &c)
 
 // What a result computed from a model's weights alone is keyed by: every parameter's values and what a spec changes
 // without new weights. Two loads of one checkpoint share it (the session loads a model again when a lesson step
-// changes models). Defined in view/ablationrequest.cpp.
+// changes models).
 std::string weightsFingerprint(const Model &model);
 
 // The last few results of a costly analysis that does not depend on the input (a table of held-out scorings), shared

@@ -1,10 +1,6 @@
 #pragma once
 
-#include "analysis/headimportance.h"
 #include "engine/program.h"
-#include "memory/inversionerror.h"
-#include "memory/memorysweep.h"
-#include "memory/memorytimeline.h"
 #include "model/model.h"
 #include "trace/trace.h"
 #include "util/workbudget.h"
@@ -23,19 +19,11 @@
 // off the GUI thread (render runs it in place), and the view only draws the result. See docs/architecture.md.
 namespace atlas {
 
-// The result of an analysis. Each view kind that needs one has its own type: in its folder (src/views/NAME/NAME.h),
-// or below for the views not moved there yet.
+// The result of an analysis. Each view kind that needs one has its own type, in its folder (src/views/NAME/NAME.h).
 struct ViewAnalysis
 {
     virtual ~ViewAnalysis() = default;
     double milliseconds = 0; // how long the analysis took (shown by the views that time it)
-};
-
-struct MemoryTimelineAnalysis : ViewAnalysis
-{
-    static constexpr int kMaxTokens = 4096; // three training steps (and three warm-ups) of the input
-    int checkpointEvery = 0, ffnChunks = 1; // as the spec asked
-    MemoryTimeline timeline;
 };
 
 // Two runs side by side (view/comparison.h): run B made from the spec, and each side's own analysis of the view.
@@ -52,57 +40,6 @@ struct ComparisonAnalysis : ViewAnalysis
     std::vector<float> probsA, probsB, difference;
     std::vector<float> maskedInBoth; // −∞ where both runs mask the cell, else 0; empty when a run has no mask traced
     std::string differenceProblem;
-};
-
-// What a memory view's result was asked with (a view drawing an older result knows to wait for the new one).
-struct MemorySweepRequest
-{
-    int depth = 0, ffnChunks = 1; // the spec's
-    bool operator==(const MemorySweepRequest &) const = default;
-};
-
-// The memory views over depth (view/analysisrequests.h): random-weight models of the input model's shape, trained one
-// step of T random tokens each.
-struct MemoryDepthAnalysis : ViewAnalysis
-{
-    MemorySweepRequest asked;
-    static constexpr int kMaxTokens = 1024;
-    int tokens = 0, maxDepth = 0;
-    std::vector<SweepPoint> points; // depths 1, 2, 4 … maxDepth, each under plain, checkpoint, reversible
-    DepthFit plain, checkpoint, reversible; // peak activation bytes against L, √L and 1
-    std::string withoutReversible; // why the shape has no reversible points (memory/memorysweep.h), or empty
-};
-
-struct MemoryTradeoffAnalysis : ViewAnalysis
-{
-    MemorySweepRequest asked;
-    static constexpr int kMaxTokens = 1024;
-    int tokens = 0, depth = 0;
-    int sqrtK = 0; // ⌈√L⌉, checkpointing's default
-    std::vector<SweepPoint> points; // plain, checkpoint k = 1 … depth, reversible
-    std::string withoutReversible; // why the shape has no reversible point, or empty
-};
-
-struct InversionErrorAnalysis : ViewAnalysis
-{
-    MemorySweepRequest asked;
-    static constexpr int kMaxTokens = 2048;
-    int tokens = 0, depth = 0;
-    bool ownWeights = false; // the model's trained weights, or a random reversible model of its shape
-    std::vector<InversionError> errors; // float64, float32, float16, bfloat16
-};
-
-// The ablation view (view/analysisrequests.h): the spec's heads switched off, against the whole model.
-struct HeadAblationAnalysis : ViewAnalysis
-{
-    static constexpr int kMaxTokens = 2048; // two forward passes of the input, and mean ablation's references
-    static constexpr int kExamples = 128; // held-out examples scored per run (the importance table: L·H + 1 runs)
-    std::string model; // the name of the model that ran
-    std::vector<HeadRef> heads; // the heads switched off, as the spec gave them (none: the whole model twice)
-    std::string mode; // zero | mean
-    int position = 0; // where the next token is read
-    AblationComparison comparison;
-    std::shared_ptr<const HeadImportance> importance; // null for a model without a task
 };
 
 // What an analysis reads besides the spec.

@@ -43,12 +43,13 @@ struct ViewKind
     bool drawsDifference = false; // "compare": "difference" draws its layer and head's probabilities A − B
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
-    std::string after; // a view folder's: the kind whose tab it follows (empty: its group's last)
+    std::string after; // the kind whose tab this one follows; empty for the first tab of all (Attention)
 };
 
+// Every view's descriptor, in the order of the app's tabs (each after the kind its `after` names).
 const std::vector<ViewKind> &viewKinds();
-// The descriptor of each view folder, src/views/NAME/ (its `atlas::views::NAME::kind()`): made by
-// src/views/CMakeLists.txt. viewKinds() holds them too.
+// The descriptor of each view folder, src/views/NAME/ (its `atlas::views::NAME::kind()`), in the folders' order: made
+// by src/views/CMakeLists.txt.
 std::vector<ViewKind> viewFolderKinds();
 // Where `kind` stands in viewKinds() (the app's order of tabs); −1 for an unknown one.
 int viewKindIndex(const std::string &kind);

@@ -1,0 +1,85 @@
+#include "attentionmap/attentionview.h"
+
+#include "trace/names.h"
+
+#include "views/heatmapplot.h"
+
+#include "util/error.h"
+
+#include <QElapsedTimer>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+AttentionView::AttentionView(QWidget *parent)
+    : View(parent)
+    , m_plot(new HeatmapPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setValueLabel(tr("probability"));
+    m_plot->setHoverText([this](int row, int col) { return cellText(row, col); });
+}
+
+QString AttentionView::cellText(int row, int col) const
+{
+    const QString cell = attentionCellText(m_input, m_spec.layer, m_spec.head, row, col, true);
+    return cell.isEmpty() ? cell : cellPrefix(m_input, row, col) + QLatin1Char(':') + cell;
+}
+
+void AttentionView::refresh()
+{
+    QElapsedTimer timer;
+    timer.start();
+    layOutHidden(this);
+    QString problem;
+    const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
+    try {
+        m_plot->setColormap(m_spec.colormap);
+    } catch (const Error &e) {
+        problem = QString::fromStdString(e.what());
+        probs = nullptr;
+    }
+    m_plot->setTheme(m_spec.theme);
+    m_plot->setLogScale(m_spec.scale == "log");
+    if (m_input.site.cross)
+        m_plot->setAxisTitles(tr("key: source token (encoder output)"), tr("query: decoder token"));
+    else
+        m_plot->setAxisTitles(tr("key"), tr("query"));
+    const QString site = siteTitle(m_input);
+    const QString shared = sharedKeyValueText(m_input, m_spec.head);
+    m_plot->setTitle(
+        (site.isEmpty()
+                ? tr("Layer %1 \u00B7 Head %2 \u00B7 attention probabilities").arg(m_spec.layer).arg(m_spec.head)
+                : tr("%1 \u00B7 layer %2 \u00B7 head %3 \u00B7 probabilities")
+                      .arg(site)
+                      .arg(m_spec.layer)
+                      .arg(m_spec.head))
+        + (shared.isEmpty() ? QString() : QStringLiteral(" (") + shared + QLatin1Char(')')));
+    if (probs == nullptr) {
+        m_plot->showMessage(problem.isEmpty()
+                ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, "attn.probs"))
+                : problem);
+    } else {
+        const int tokens = static_cast<int>(probs->dim(1)), keys = static_cast<int>(probs->dim(2));
+        m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
+        QString ignored;
+        const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
+        const QString sparse = sparseNormaliserName(m_input);
+        m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
+        m_plot->setMaskedScores(
+            masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr);
+        m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
+        m_plot->setMarkedRow(m_spec.query);
+        m_plot->setVeiledRow(m_spec.veilQuery ? m_spec.query : -1);
+    }
+    m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
+}
+
+} // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::attentionmap::makeView(QWidget *parent)
+{
+    return std::make_unique<AttentionView>(parent);
+}

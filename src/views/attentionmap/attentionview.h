@@ -1,0 +1,38 @@
+#pragma once
+
+#include "views/view.h"
+
+namespace atlas {
+
+class HeatmapPlot;
+
+// The attention probabilities of one head (`layer.{l}.attn.probs`, head h) as a heat map: queries top to
+// bottom, keys left to right; hovering a cell names both tokens, the score and the probability.
+class AttentionView : public View
+{
+    Q_OBJECT
+
+public:
+    explicit AttentionView(QWidget *parent = nullptr);
+
+    HeatmapPlot *plot() const { return m_plot; }
+    // How long the last refresh took (pooling and filling the colour map, not the replot), in microseconds.
+    int lastRefreshMicros() const { return m_lastRefreshMicros; }
+    // The tooltip text for original cell (row, col) of the current head.
+    QString cellText(int row, int col) const;
+
+protected:
+    void refresh() override;
+
+private:
+    HeatmapPlot *m_plot = nullptr;
+    int m_lastRefreshMicros = 0;
+};
+
+} // namespace atlas
+
+namespace atlas::views::attentionmap {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::attentionmap

@@ -1,0 +1,247 @@
+#include "nexttoken/nexttokenview.h"
+
+#include "analysis/mostprobable.h"
+
+#include "engine/temperature.h"
+#include "views/plottitle.h"
+#include "views/viewfonts.h"
+
+#include "views/plottheme.h"
+
+#include <qcustomplot.h>
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStackedLayout>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace atlas {
+namespace {
+
+// The temperature slider: 0 … 100 on a log scale from 0.1 to 10, 50 = 1.
+constexpr int kSliderSteps = 100;
+double temperatureOf(int slider)
+{
+    return std::pow(10.0, (slider - kSliderSteps / 2) / double(kSliderSteps / 2));
+}
+int sliderOf(double temperature)
+{
+    return std::clamp(
+        int(std::lround(std::log10(temperature) * (kSliderSteps / 2) + kSliderSteps / 2)), 0, kSliderSteps);
+}
+
+} // namespace
+
+NextTokenView::NextTokenView(QWidget *parent)
+    : View(parent)
+    , m_message(new QLabel(this))
+    , m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(buildControls());
+    auto *pages = new QWidget(this);
+    m_stack = new QStackedLayout(pages);
+    layout->addWidget(pages, 1);
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setMargin(20);
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_plot);
+
+    m_barsPlottable = new QCPBars(m_plot->yAxis, m_plot->xAxis); // horizontal: keys run down the y axis
+    m_barsPlottable->setWidth(0.7);
+    m_plot->yAxis->setRangeReversed(true); // bar 0, the most probable, on top
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->yAxis->setTickLength(0, 0); // no tick marks beside the token labels
+    m_plot->yAxis->setSubTicks(false);
+    m_plot->xAxis->setLabel(tr("probability"));
+    m_plot->plotLayout()->insertRow(0);
+    m_titleElement = new PlotTitle(m_plot, QString(), sizedFont(font(), 12, true));
+    m_plot->plotLayout()->addElement(0, 0, m_titleElement);
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &NextTokenView::showToolTip);
+    showMessage(tr("Nothing to show yet: run the model"));
+}
+
+QString NextTokenView::message() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+void NextTokenView::showMessage(const QString &text)
+{
+    m_bars.clear();
+    m_title.clear();
+    m_position = -1;
+    m_message->setFont(sizedFont(font(), 12));
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void NextTokenView::refresh()
+{
+    applyTheme();
+    const TraceEntry *e = m_input.trace ? m_input.trace->find("next_probs") : nullptr;
+    if (!m_input.trace)
+        return showMessage(tr("Nothing to show yet: run the model"));
+    if (!e)
+        return showMessage(notComputedText(m_input, "next_probs"));
+    const Tensor &probs = e->tensor;
+    if (probs.rank() != 2 || probs.dim(0) == 0 || probs.dim(1) == 0)
+        return showMessage(tr("next_probs has shape %1; expected [T, V] with T, V > 0")
+                               .arg(QString::fromStdString(probs.shapeString())));
+    const int tokens = static_cast<int>(probs.dim(0));
+    const int position = m_spec.position < 0 ? tokens - 1 : m_spec.position;
+    if (position >= tokens)
+        return showMessage(tr("Position %1 is outside the input (%2 tokens)").arg(position).arg(tokens));
+    m_position = position;
+    syncControls(tokens);
+    collectBars(probs);
+    drawChart();
+    m_stack->setCurrentWidget(m_plot);
+}
+
+QWidget *NextTokenView::buildControls()
+{
+    m_controls = new QWidget(this);
+    auto *row = new QHBoxLayout(m_controls);
+    row->setContentsMargins(6, 2, 6, 2);
+    m_positionBox = new QSpinBox(m_controls);
+    m_positionBox->setRange(-1, 0);
+    m_positionBox->setSpecialValueText(tr("last"));
+    m_positionBox->setToolTip(tr("The position whose next token is shown (last: the end of the input). "
+                                 "A click on a token in Token lines chooses it too."));
+    m_temperatureSlider = new QSlider(Qt::Horizontal, m_controls);
+    m_temperatureSlider->setRange(0, kSliderSteps);
+    m_temperatureSlider->setValue(sliderOf(1.0));
+    m_temperatureSlider->setMinimumWidth(160);
+    m_temperatureSlider->setToolTip(tr("softmax(z / T): below 1 sharpens the distribution, above 1 flattens it; "
+                                       "T = 1 is the model's own. Sampling with temperature T draws from these bars."));
+    m_temperatureLabel = new QLabel(m_controls);
+    row->addWidget(new QLabel(tr("Position"), m_controls));
+    row->addWidget(m_positionBox);
+    row->addSpacing(16);
+    row->addWidget(new QLabel(tr("Temperature"), m_controls));
+    row->addWidget(m_temperatureSlider, 1);
+    row->addWidget(m_temperatureLabel);
+    connect(m_positionBox, &QSpinBox::valueChanged, this, [this](int position) {
+        if (position == m_spec.position)
+            return;
+        m_spec.position = position;
+        refresh();
+        emit specEdited(m_spec);
+    });
+    connect(m_temperatureSlider, &QSlider::valueChanged, this, [this](int value) {
+        const double t = temperatureOf(value);
+        if (sliderOf(m_spec.temperature) == value)
+            return;
+        m_spec.temperature = t;
+        refresh();
+        emit specEdited(m_spec);
+    });
+    return m_controls;
+}
+
+void NextTokenView::collectBars(const Tensor &probs)
+{
+    const int vocab = static_cast<int>(probs.dim(1));
+    const float *modelRow = probs.data() + int64_t(m_position) * vocab;
+    const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.temperature);
+    const std::vector<float> row(reshaped.begin(), reshaped.end());
+    m_bars.clear();
+    for (const auto &[id, p] : mostProbable(row.data(), vocab, m_spec.topK)) {
+        m_bars.push_back({id, vocabularyLabel(m_input, id), double(p)});
+    }
+    const QString token
+        = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position) : QStringLiteral("#%1").arg(m_position);
+    // An encoder (austen-mlm) predicts no next token: its output at a position names the token that belongs there.
+    m_title = m_input.causal ? tr("Next token after '%1' (position %2)").arg(token).arg(m_position)
+                             : tr("Token at position %1 ('%2'), as the encoder names it").arg(m_position).arg(token);
+    if (std::abs(m_spec.temperature - 1.0) > 1e-9)
+        m_title += tr(" at temperature %1").arg(formatNumber(m_spec.temperature, 2));
+}
+
+void NextTokenView::drawChart()
+{
+    QVector<double> keys, values;
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    m_plot->clearItems();
+    const QColor text = themeColors(m_spec.theme).text;
+    double largest = 0.0;
+    for (size_t i = 0; i < m_bars.size(); ++i) {
+        const Bar &b = m_bars[i];
+        keys << double(i);
+        values << b.probability;
+        ticker->addTick(double(i), b.label);
+        largest = std::max(largest, b.probability);
+
+        auto *value = new QCPItemText(m_plot);
+        value->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        value->position->setCoords(b.probability, double(i)); // (x = probability, y = bar)
+        value->setPadding(QMargins(5, 0, 0, 0));
+        value->setText(formatPercent(b.probability));
+        value->setFont(sizedFont(font(), 10));
+        value->setColor(text);
+        value->setClipToAxisRect(false);
+    }
+    m_barsPlottable->setData(keys, values, true);
+    m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setRange(-0.6, m_bars.size() - 0.4);
+    m_plot->xAxis->setRange(0.0, std::max(largest, 1e-6) * 1.2);
+    m_titleElement->setText(m_title);
+    m_plot->replot();
+}
+
+void NextTokenView::syncControls(int tokens)
+{
+    const QSignalBlocker positionBlocker(m_positionBox), temperatureBlocker(m_temperatureSlider);
+    m_positionBox->setRange(-1, tokens - 1);
+    m_positionBox->setValue(m_spec.position);
+    m_temperatureSlider->setValue(sliderOf(m_spec.temperature));
+    m_temperatureLabel->setText(QStringLiteral("T = %1").arg(formatNumber(m_spec.temperature, 2)));
+}
+
+void NextTokenView::applyTheme()
+{
+    applyPlotTheme(m_plot, m_spec.theme);
+    const ThemeColors colors = themeColors(m_spec.theme);
+    m_titleElement->setTextColor(colors.text);
+    m_titleElement->setFont(sizedFont(font(), 12, true));
+    const QColor bar = colors.accent;
+    m_barsPlottable->setPen(Qt::NoPen);
+    m_barsPlottable->setBrush(bar);
+    QPalette pal = m_message->palette();
+    pal.setColor(QPalette::Window, colors.background);
+    pal.setColor(QPalette::WindowText, colors.muted);
+    m_message->setPalette(pal);
+    m_message->setAutoFillBackground(true);
+}
+
+void NextTokenView::showToolTip(QMouseEvent *event)
+{
+    const int i = int(std::lround(m_plot->yAxis->pixelToCoord(event->position().y())));
+    if (i < 0 || i >= int(m_bars.size()) || !m_plot->axisRect()->rect().contains(event->position().toPoint())) {
+        QToolTip::hideText();
+        return;
+    }
+    const Bar &b = m_bars[size_t(i)];
+    QToolTip::showText(event->globalPosition().toPoint(),
+        tr("%1\np = %2 (rank %3)").arg(b.label, QString::number(b.probability, 'g', 9)).arg(i + 1), m_plot);
+}
+
+} // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::nexttoken::makeView(QWidget *parent)
+{
+    return std::make_unique<NextTokenView>(parent);
+}

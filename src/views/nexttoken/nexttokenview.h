@@ -1,0 +1,74 @@
+#pragma once
+
+#include "views/view.h"
+
+#include <vector>
+
+class QCPBars;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QSlider;
+class QSpinBox;
+class QMouseEvent;
+class QStackedLayout;
+
+namespace atlas {
+
+// Horizontal bars of the spec.topK most probable next tokens at spec.position (-1 = the last token), read
+// from the trace's `next_probs` [T, V] and taken to spec.temperature (engine/temperature.h); the most probable on
+// top. A position box and a temperature slider edit the spec.
+class NextTokenView : public View
+{
+    Q_OBJECT
+
+public:
+    struct Bar
+    {
+        int id = 0;
+        QString label; // input.vocabLabel(id), e.g. "' the' (#262)"
+        double probability = 0.0;
+    };
+
+    explicit NextTokenView(QWidget *parent = nullptr);
+    std::vector<QWidget *> interfaceWidgets() const override { return {m_controls}; }
+
+    const std::vector<Bar> &bars() const { return m_bars; } // most probable first; empty with a message
+    QString title() const { return m_title; }
+    QString message() const; // the centred message shown instead of the chart, or empty
+    int position() const { return m_position; } // the row of next_probs shown, -1 with a message
+    QCustomPlot *plot() const { return m_plot; }
+
+protected:
+    void refresh() override;
+
+private:
+    void showMessage(const QString &text);
+    QWidget *buildControls();
+    void syncControls(int tokens);
+    void collectBars(const Tensor &probs);
+    void drawChart();
+    void applyTheme();
+    void showToolTip(QMouseEvent *event);
+
+    QStackedLayout *m_stack = nullptr;
+    QWidget *m_controls = nullptr; // position and temperature
+    QSpinBox *m_positionBox = nullptr;
+    QSlider *m_temperatureSlider = nullptr;
+    QLabel *m_temperatureLabel = nullptr;
+    QLabel *m_message = nullptr;
+    QCustomPlot *m_plot = nullptr;
+    QCPBars *m_barsPlottable = nullptr;
+    QCPTextElement *m_titleElement = nullptr;
+    std::vector<Bar> m_bars;
+    QString m_title;
+    int m_position = -1;
+};
+
+} // namespace atlas
+
+namespace atlas::views::nexttoken {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::nexttoken

@@ -1,0 +1,17 @@
+#include "view/viewkinds.h"
+
+// The Tensor view (any traced tensor): its descriptor.
+namespace atlas::views::tracedtensor {
+
+ViewKind kind()
+{
+    return {.kind = "tensor",
+        .title = "Tensor",
+        .summary = "any traced tensor",
+        .group = "Inside the model",
+        .needs = ViewNeeds::SpecTensor,
+        .showsEncoderDecoder = true,
+        .after = "tokenizer"};
+}
+
+} // namespace atlas::views::tracedtensor
