@@ -12,7 +12,7 @@ struct AdaptiveSpans;
 // Adaptive attention span (view kind "adaptive-span"; Sukhbaatar et al. 2019). On the left, every head's learned span
 // on a log scale, layer by layer, with how far back its weight lies on this input; on the right, the chosen head's
 // attention with the edges of its soft mask: full weight within z of the query, a ramp R wide, exactly 0 beyond. A
-// click on a head's bar chooses it. The spans are AdaptiveSpanAnalysis's (view/viewanalysis.h), the weights the
+// click on a head's bar chooses it. The spans are AdaptiveSpanAnalysis's (adaptivespan/adaptivespan.h), the weights the
 // trace's.
 class AdaptiveSpanView : public AnalysisPlotView
 {

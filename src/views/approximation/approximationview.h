@@ -23,8 +23,8 @@ class HeatmapPlot;
 // for k / features choosing the approximation drawn, and the error against k / features (log-log: the mean over
 // kSeeds seeds with a min–max band; weights on the left axis, context on the right).
 //
-// The sweep (ApproximationAnalysis, view/viewanalysis.h) reruns the head's Q, K, V through exact attention and the
-// approximation for every size and seed; the session runs it off the GUI thread (a newer request, for another
+// The sweep (ApproximationAnalysis, approximation/approximation.h) reruns the head's Q, K, V through exact attention
+// and the approximation for every size and seed; the session runs it off the GUI thread (a newer request, for another
 // head, kernel or input, cancels an older one) and the view shows "computing…" until it has the result.
 //
 // Effective weights: Linformer's are P·E (T,T), P = softmax(Q (E K)ᵀ/√d) (T,k), E the (k,T) random projection:

@@ -13,7 +13,7 @@ struct EarlyExit;
 // Early exit (view kind "early-exit"): each token stops after the first block sure enough of its prediction, read
 // through the logit lens. On the left, every block's confidence per position and where the chosen rule stops each
 // token; on the right, the layers run per token against the accuracy kept, for every confidence threshold θ and
-// every patience t, with the chosen setting ringed. The numbers are EarlyExitAnalysis's (view/viewanalysis.h).
+// every patience t, with the chosen setting ringed. The numbers are EarlyExitAnalysis's (earlyexit/earlyexit.h).
 class EarlyExitView : public AnalysisPlotView
 {
     Q_OBJECT

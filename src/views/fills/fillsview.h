@@ -16,7 +16,7 @@ struct FillsAnalysis;
 // What a masked language model names at each hidden position (view kind "fills"): the [MASK]s typed into the input,
 // or, with spec "objective": "mlm", the positions BERT's corruption chose from spec "seed" ([MASK], a random token, or
 // left). One card per position: the text around it, the model's first choices (spec top_k, at most 5) and where the
-// original stands. FillsAnalysis (view/viewanalysis.h) reruns the model; the view draws it.
+// original stands. FillsAnalysis (fills/fills.h) reruns the model; the view draws it.
 class FillsView : public View
 {
     Q_OBJECT

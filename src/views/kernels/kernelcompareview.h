@@ -19,7 +19,7 @@ namespace atlas {
 // and a log-log plot of measured time against N per kernel with Tay et al.'s complexity in the legend, read from
 // a `bench-attention --sweep --json` file (resources/benchmarks/attention-sweep.json by default).
 //
-// The comparison (KernelComparisonAnalysis, view/viewanalysis.h) reruns the head's Q, K, V densely through eight
+// The comparison (KernelComparisonAnalysis, kernels/kernels.h) reruns the head's Q, K, V densely through eight
 // kernels (up to ~40 ms at T = 512, docs/benchmarks.md); the session runs it off the GUI thread and the view
 // draws the result. The time plot reads the sweep file through the core's parser (attention/attentionsweep.h).
 class KernelCompareView : public View

@@ -6,7 +6,7 @@ namespace atlas {
 
 // LayerDrop (view kind "layerdrop"; Fan et al. 2019): whole blocks pruned at inference. For the spec's model and
 // `baseline_model`, the task's held-out token accuracy against the blocks kept, keeping the first k (solid) or k
-// spread evenly (dashed, Fan et al.'s "every other"). The numbers are LayerDropAnalysis's (view/viewanalysis.h).
+// spread evenly (dashed, Fan et al.'s "every other"). The numbers are LayerDropAnalysis's (layerdrop/layerdrop.h).
 class LayerDropView : public AnalysisPlotView
 {
     Q_OBJECT

@@ -27,7 +27,7 @@ class TokenChipStrip;
 // pattern's formula. The pattern comes from attention::attentionPattern (the kernel's own blocks, never T×T).
 //
 // Every edit writes the spec's "attention" and "attention_params" and emits specEdited: the session reruns the
-// model with the pattern and computes the pattern (PatternAnalysis, view/viewanalysis.h) off the GUI thread; the
+// model with the pattern and computes the pattern (PatternAnalysis, pattern/pattern.h) off the GUI thread; the
 // view keeps the previous pattern on screen, saying "computing…", until the new one arrives.
 class PatternEditorView : public View
 {

@@ -18,7 +18,7 @@ struct SparseFfnAnalysis;
 // neuron's activation for every token; right, what a sparse layer keeps of it: one neuron per block of N (spec
 // "block_size"), the one of largest |activation| (an oracle controller: the paper trains a small one). Below, the
 // error the sparse layer makes against the dense output as fewer neurons are kept: the top-k per token and one per
-// block for each N. The numbers are SparseFfnAnalysis's (view/viewanalysis.h); the view draws them.
+// block for each N. The numbers are SparseFfnAnalysis's (sparseffn/sparseffn.h); the view draws them.
 class SparseFfnView : public View
 {
     Q_OBJECT

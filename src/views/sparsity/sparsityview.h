@@ -10,7 +10,7 @@ namespace atlas {
 // Sparse attention (view kind "sparsity"): sparsemax and α-entmax (Correia et al. 2019) give many query–key pairs
 // exactly 0, which softmax never does. On the left, every layer × head: its α and the share of the pairs its mask
 // allows that it gives exactly 0; a click chooses a head. On the right, that head's keys per query: how many the
-// mask allows, and how many get more than 0. The numbers are SparseAttentionAnalysis's (view/viewanalysis.h).
+// mask allows, and how many get more than 0. The numbers are SparseAttentionAnalysis's (sparsity/sparsity.h).
 class SparsityView : public AnalysisPlotView
 {
     Q_OBJECT

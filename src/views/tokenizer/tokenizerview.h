@@ -14,7 +14,7 @@ struct TextSplit;
 // How the model's tokenizer splits the input, beside another tokenizer (view kind "tokenizer",
 // spec.compareTokenizer): each split as chips (the readable piece over its id), special tokens, the unknown token
 // and single bytes marked, and the counts that make tokenisation a choice: tokens, bytes per token. The split is
-// TokenizerAnalysis (view/viewanalysis.h).
+// TokenizerAnalysis (tokenizer/tokenizer.h).
 class TokenizerView : public View
 {
     Q_OBJECT
