@@ -258,11 +258,11 @@ private slots:
         QCOMPARE(view->capacitySlider()->value(), 5);
         view->capacitySlider()->setValue(2); // 0.5: ⌈0.5 · 38 / 4⌉ = 5
         QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 5, 20000);
-        QCOMPARE(session.spec().capacityFactor, 0.5);
+        QCOMPARE(session.spec().get(views::experts::kCapacityFactor), 0.5);
         QCOMPARE(view->capacitySlider()->value(), 2);
         view->capacitySlider()->setValue(5); // back to 1.25: the model's own again
         QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 12, 20000);
-        QCOMPARE(session.spec().capacityFactor, 0.0);
+        QCOMPARE(session.spec().get(views::experts::kCapacityFactor), 0.0);
         QCOMPARE(view->capacitySlider()->value(), 5);
         view->capacitySlider()->setValue(2);
         QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis()->routing.capacity == 5, 20000);

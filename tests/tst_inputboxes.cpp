@@ -1,8 +1,10 @@
 // What the app's input boxes read (engine/inputbuilder.h: text, or "#ids", "##" for a text that starts with '#'), and
 // what each view keeps of its own settings while others are shown (view/viewsettings.h).
 #include "engine/inputbuilder.h"
+#include "experts/experts.h"
 #include "model/model.h"
 #include "model/modeltokenizer.h"
+#include "patching/patching.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -72,12 +74,13 @@ private slots:
         QCOMPARE(patching.target, std::string());
         QCOMPARE(patching.layer, 1); // shared
         patching.target = "x";
-        patching.corruptedText = "the dog";
+        patching.set(views::patching::kCorruptedText, "the dog");
         asked = patching;
         asked.view = "logit-lens";
         const ViewSpec back = withViewSettings(asked, patching, &lens);
         QCOMPARE(back.target, std::string("e"));
-        QCOMPARE(back.corruptedText, std::string("the dog")); // the lens does not read it: it stays
+        QCOMPARE(
+            back.get(views::patching::kCorruptedText), std::string("the dog")); // the lens does not read it: it stays
         // A key the caller sets as it switches views is the caller's.
         asked = lens;
         asked.view = "patching";
@@ -91,15 +94,16 @@ private slots:
     {
         ViewSpec spec;
         spec.view = "experts";
-        spec.capacityFactor = 2.5;
-        spec.corruptedText = "the dog";
-        spec.noisePositions = {1, 2};
+        spec.set(views::experts::kCapacityFactor, 2.5);
+        spec.set(views::patching::kCorruptedText, "the dog");
+        spec.set(views::patching::kNoisePositions, {1, 2});
         spec.target = "e";
         spec.layer = 1;
         spec.text = "kept";
         resetModelSettings(spec);
-        QCOMPARE(spec.capacityFactor, 0.0);
-        QVERIFY(spec.corruptedText.empty() && spec.noisePositions.empty() && spec.target.empty());
+        QCOMPARE(spec.get(views::experts::kCapacityFactor), 0.0);
+        QVERIFY(spec.get(views::patching::kCorruptedText).empty() && spec.get(views::patching::kNoisePositions).empty()
+            && spec.target.empty());
         QCOMPARE(spec.layer, 1);
         QCOMPARE(spec.text, std::string("kept"));
     }

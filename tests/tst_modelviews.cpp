@@ -3,6 +3,7 @@
 #include "attentionmap/attentionview.h"
 #include "experts/experts.h"
 #include "experts/expertsview.h"
+#include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
 #include "view/viewanalysis.h"
@@ -119,8 +120,8 @@ void TestModelViews::expertsViewDrawsTheRouting()
     QSignalSpy edited(&view, &View::specEdited);
     view.capacitySlider()->setValue(8);
     QCOMPARE(edited.count(), 1);
-    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().capacityFactor, 8 * ExpertsView::kFactorStep);
-    spec.capacityFactor = 2.0; // room for every token: ⌈2 · 12 / 4⌉ = 6
+    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(views::experts::kCapacityFactor), 8 * ExpertsView::kFactorStep);
+    spec.set(views::experts::kCapacityFactor, 2.0); // room for every token: ⌈2 · 12 / 4⌉ = 6
     view.setSpec(spec);
     view.setInput(testing::forSpec(spec));
     QCOMPARE(view.drawnAnalysis()->routing.capacity, 6);
@@ -129,8 +130,8 @@ void TestModelViews::expertsViewDrawsTheRouting()
     // The same top-1 model run with top-2 for comparison: each token's second choice queues after every first one.
     view.topKBox()->setValue(2);
     QCOMPARE(edited.count(), 2);
-    QCOMPARE(edited.at(1).at(0).value<ViewSpec>().expertTopK, 2);
-    spec.expertTopK = 2;
+    QCOMPARE(edited.at(1).at(0).value<ViewSpec>().get(views::experts::kExpertTopK), 2);
+    spec.set(views::experts::kExpertTopK, 2);
     view.setSpec(spec);
     view.setInput(testing::forSpec(spec));
     const ExpertRouting &two = view.drawnAnalysis()->routing;
@@ -145,8 +146,8 @@ void TestModelViews::expertsViewDrawsTheRouting()
     QVERIFY(view.formula().contains("top-2 routing"));
 
     spec.model = ATLAS_TEST_DATA "/moe/top2";
-    spec.capacityFactor = 0;
-    spec.expertTopK = 0;
+    spec.set(views::experts::kCapacityFactor, 0);
+    spec.set(views::experts::kExpertTopK, 0);
     view.setSpec(spec);
     view.setInput(testing::forSpec(spec));
     QVERIFY2(view.message().contains("layer 0's feed-forward layer is dense; the experts are in layer 1"),
@@ -181,7 +182,7 @@ void TestModelViews::sparseFfnViewDrawsDenseAndSparse()
     view.blockBox()->setCurrentIndex(view.blockBox()->findData(32));
     emit view.blockBox()->activated(view.blockBox()->currentIndex());
     QCOMPARE(edited.count(), 1);
-    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().blockSize, 32);
+    QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(views::sparseffn::kBlockSize), 32);
 
     spec.model = "austen-switch";
     spec.layer = 0;

@@ -1,6 +1,7 @@
 // The session owns the views' analyses (view/viewanalysis.h): it runs the analysis the spec's view needs off the
 // GUI thread, keyed by what it reads, so that a view only draws what it is handed. The newest request wins, a
 // settled result is reused while its key stands, and a request that cannot run is a problem, not a job.
+#include "ablation/ablation.h"
 #include "approximation/approximation.h"
 #include "kernels/kernels.h"
 #include "model/builtinmodels.h"
@@ -180,7 +181,7 @@ private slots:
         QCOMPARE(session.spec().target, std::string());
         spec = session.spec();
         spec.target = "x";
-        spec.corruptedText = "The dog sat on the mat.";
+        spec.set(views::patching::kCorruptedText, "The dog sat on the mat.");
         session.setSpec(spec);
         spec.view = "logit-lens";
         session.setSpec(spec);
@@ -192,7 +193,7 @@ private slots:
         spec = session.spec();
         spec.view = "patching";
         session.setSpec(spec);
-        QVERIFY(session.spec().target.empty() && session.spec().corruptedText.empty());
+        QVERIFY(session.spec().target.empty() && session.spec().get(views::patching::kCorruptedText).empty());
     }
 
     // Issue 58: with layer 1 chosen, stepping through layer 0 said "Not computed yet: step to softmax in layer 1".
@@ -406,7 +407,7 @@ private slots:
         for (const char *view : {"ablation", "memory-timeline"}) {
             ViewSpec spec;
             spec.view = view;
-            spec.ablateHeads = "0.1";
+            spec.set(views::ablation::kAblateHeads, "0.1");
             const auto key = [&](const std::shared_ptr<const Model> &model) {
                 AnalysisContext c;
                 c.model = model;
@@ -426,7 +427,7 @@ private slots:
         Session session;
         open(session, "approximation");
         ViewSpec spec = session.spec();
-        spec.approximation = "performer";
+        spec.set(views::approximation::kApproximation, "performer");
         for (int head = 0; head < 4; ++head) { // faster than the sweeps finish
             spec.head = head;
             session.setSpec(spec);
@@ -452,9 +453,9 @@ private slots:
             = "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
               "must be in want of a wife. Howeve";
         spec.text = text + "r";
-        spec.corruptedText = text + "x";
+        spec.set(views::patching::kCorruptedText, text + "x");
         spec.target = "#32";
-        spec.patch = "residual";
+        spec.set(views::patching::kPatch, "residual");
         int largest = 0; // the most progress a view was told of while the sweep ran
         connect(&session, &Session::analysisChanged, this, [&session, &largest] {
             if (session.analysis().pending)
@@ -495,7 +496,8 @@ private slots:
         spec.view = "patching";
         spec.model = "austen";
         spec.text = "It is a truth universally acknowledged, that a single man";
-        spec.corruptedText = "It is a truth universally acknowledged, that a single mat"; // the last position
+        spec.set(views::patching::kCorruptedText,
+            "It is a truth universally acknowledged, that a single mat"); // the last position
         spec.target = "#32";
         session.setSpec(spec);
         session.openModel("austen");
@@ -512,9 +514,9 @@ private slots:
         QVERIFY(!session.analysis().pending); // its result, at once
         QVERIFY(dynamic_cast<const PatchingAnalysis *>(session.analysis().result.get()) != nullptr);
         // A new setting of the same view cancels the stale run: one run, the newest.
-        spec.contrast = "#101";
+        spec.set(views::patching::kContrast, "#101");
         session.setSpec(spec);
-        spec.contrast = "#116";
+        spec.set(views::patching::kContrast, "#116");
         session.setSpec(spec);
         QTRY_VERIFY_WITH_TIMEOUT(session.analysesUnderWay() <= 1, 20000);
         waitForAnalysis(session);

@@ -6,7 +6,9 @@
 #include "neuron/neuronview.h"
 #include "nexttoken/nexttokenview.h"
 #include "testbundle.h"
+#include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizerview.h"
+#include "tokenlines/tokenlines.h"
 #include "tokenlines/tokenlinesview.h"
 #include "tracedtensor/tensorview.h"
 #include "util/error.h"
@@ -415,18 +417,18 @@ private slots:
         QSignalSpy edited(&view, &View::specEdited);
         QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(1).center().toPoint());
         QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().hiddenHeads, std::vector<int> {1});
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::tokenlines::kHiddenHeads), std::vector<int> {1});
         for (const auto &seg : view.segments())
             QCOMPARE(seg.head, 0);
         QVERIFY(!view.segments().empty());
         QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(0).center().toPoint());
         QVERIFY(view.segments().empty()); // both hidden
         QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(1).center().toPoint());
-        QCOMPARE(view.spec().hiddenHeads, std::vector<int> {0});
+        QCOMPARE(view.spec().get(views::tokenlines::kHiddenHeads), std::vector<int> {0});
         for (const auto &seg : view.segments())
             QCOMPARE(seg.head, 1);
         // a spec with hidden heads draws them hidden (lessons, render)
-        s.hiddenHeads = {0};
+        s.set(views::tokenlines::kHiddenHeads, {0});
         TokenLinesView fromSpec;
         fromSpec.resize(640, 400);
         fromSpec.setSpec(s);
@@ -512,7 +514,7 @@ private slots:
         spec.view = "tokenizer";
         spec.model = "tiny-bytes";
         spec.text = "caf\u00e9 [MASK] \U0001F600";
-        spec.compareTokenizer = "bert-base-uncased";
+        spec.set(views::tokenizer::kCompareTokenizer, "bert-base-uncased");
         TokenizerView view;
         view.resize(1000, 600);
         view.setSpec(spec);
@@ -534,9 +536,9 @@ private slots:
         view.compareBox()->setCurrentText(QStringLiteral("gpt2"));
         emit view.compareBox()->textActivated(QStringLiteral("gpt2"));
         QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().compareTokenizer, std::string("gpt2"));
+        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(views::tokenizer::kCompareTokenizer), std::string("gpt2"));
 
-        spec.compareTokenizer = "/nowhere/at/all";
+        spec.set(views::tokenizer::kCompareTokenizer, "/nowhere/at/all");
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains(QStringLiteral("tokenizer '/nowhere/at/all'")), qPrintable(view.message()));

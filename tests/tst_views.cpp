@@ -1,5 +1,6 @@
 // Widget tests of the heat-map views: attention, mask, heads grid, colour maps, pooling and export.
 #include "attentionmap/attentionview.h"
+#include "heads/heads.h"
 #include "heads/headsgridview.h"
 #include "heatmaptesting.h"
 #include "mask/maskview.h"
@@ -388,13 +389,13 @@ void TestViews::headsGridTakesThePickedSizeWithTokenLabels()
     view.resize(600, 420);
     view.setInput(makeInput(trace, 2, 3, kTokens));
     ViewSpec spec = makeSpec("heads", 0, 1);
-    spec.thumbnailSize = 240;
+    spec.set(views::heads::kThumbnailSize, 240);
     view.setSpec(spec);
     QCOMPARE(view.thumbnailRect(1, 2).size(), QSize(240, 240));
     QVERIFY(view.tokenLabelsShown());
     QVERIFY(view.minimumSizeHint().width() > 3 * 240 && view.minimumSizeHint().height() > 2 * 240);
     QVERIFY(view.thumbnailRect(0, 1).left() > view.thumbnailRect(0, 0).right() + 20); // room for the query labels
-    spec.thumbnailSize = 48; // 6 tokens in 48 px: rows of 8 px, too small for text
+    spec.set(views::heads::kThumbnailSize, 48); // 6 tokens in 48 px: rows of 8 px, too small for text
     view.setSpec(spec);
     QVERIFY(!view.tokenLabelsShown());
     QSignalSpy spy(&view, &View::specEdited);
@@ -405,7 +406,7 @@ void TestViews::headsGridTakesThePickedSizeWithTokenLabels()
     QVERIFY(size && view.interfaceWidgets().front() == size);
     size->setCurrentIndex(size->findData(360));
     emit size->activated(size->currentIndex());
-    QCOMPARE(spy.last().at(0).value<ViewSpec>().thumbnailSize, 360);
+    QCOMPARE(spy.last().at(0).value<ViewSpec>().get(views::heads::kThumbnailSize), 360);
     QCOMPARE(view.thumbnailRect(0, 0).width(), 360);
 }
 

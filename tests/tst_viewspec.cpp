@@ -1,4 +1,7 @@
+#include "ablation/ablation.h"
+#include "heads/heads.h"
 #include "testbundle.h"
+#include "tokenlines/tokenlines.h"
 #include "util/error.h"
 #include "view/viewkinds.h"
 #include "view/viewspec.h"
@@ -87,10 +90,10 @@ private slots:
         s.attention = "longformer";
         s.attentionParams = {"window=4"};
         s.attentionLayers = {0, 2};
-        s.hiddenHeads = {1, 3};
-        s.ablateHeads = "0.1,1.3";
-        s.thumbnailSize = 240;
-        s.ablation = "mean";
+        s.set(atlas::views::tokenlines::kHiddenHeads, {1, 3});
+        s.set(atlas::views::ablation::kAblateHeads, "0.1,1.3");
+        s.set(atlas::views::heads::kThumbnailSize, 240);
+        s.set(atlas::views::ablation::kAblation, "mean");
         s.depth = 8;
         s.veilQuery = true;
         QVERIFY(!(s == ViewSpec()));
@@ -102,7 +105,7 @@ private slots:
         QCOMPARE(back.tokens, s.tokens);
         QCOMPARE(back.topK, 7);
         QCOMPARE(back.attentionLayers, (std::vector<int> {0, 2}));
-        QCOMPARE(back.hiddenHeads, (std::vector<int> {1, 3}));
+        QCOMPARE(back.get(atlas::views::tokenlines::kHiddenHeads), (std::vector<int> {1, 3}));
         QCOMPARE(back.depth, 8);
         QVERIFY(back.veilQuery);
     }

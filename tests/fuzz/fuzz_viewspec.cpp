@@ -19,7 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (const std::string &name : atlas::unreadKeys(spec))
             for (const atlas::SpecKey &key : atlas::specKeys())
                 if (key.name == name)
-                    std::visit([&](auto field) { read.*field = defaults.*field; }, key.field);
+                    std::visit(
+                        [&](const auto &field) { atlas::setField(read, field, atlas::fieldValue(defaults, field)); },
+                        key.field);
         if (!(atlas::ViewSpec::fromJson(spec.toJson(true), "changed") == read))
             __builtin_trap();
     } catch (const atlas::Error &) {

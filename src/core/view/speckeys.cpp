@@ -26,11 +26,22 @@ std::string viewKeyMeaning()
     return meaning;
 }
 
+// The shared keys, then every view's own, read by that view alone.
+std::vector<SpecKey> withViewKeys(std::vector<SpecKey> keys)
+{
+    for (const ViewKind &kind : viewKinds())
+        for (SpecKey key : kind.keys) {
+            key.views = {kind.kind};
+            keys.push_back(std::move(key));
+        }
+    return keys;
+}
+
 } // namespace
 
 const std::vector<SpecKey> &specKeys()
 {
-    static const std::vector<SpecKey> keys = {
+    static const std::vector<SpecKey> keys = withViewKeys({
         {.name = "view",
             .field = &ViewSpec::view,
             .type = "string",
@@ -138,30 +149,6 @@ const std::vector<SpecKey> &specKeys()
             .field = &ViewSpec::attentionLayers,
             .type = "array of ints",
             .meaning = "the layers that run it, the others running full attention; empty = every layer"},
-        {.name = "hidden_heads",
-            .field = &ViewSpec::hiddenHeads,
-            .type = "array of ints",
-            .views = {"lines"},
-            .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
-                       "swatch (BertViz's head view)",
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "thumbnail_size",
-            .field = &ViewSpec::thumbnailSize,
-            .type = "int, 0 or 48 … 1024",
-            .views = {"heads"},
-            .meaning = "heads view: each thumbnail's side in pixels, the view scrolling when the grid is larger than "
-                       "the window (the view's \"Thumbnails\" box); 0 = fit the view. Once every token gets a row tall "
-                       "enough for text, each thumbnail is labelled with its query tokens (left) and key tokens (top)",
-            .check =
-                [](const ViewSpec &s) {
-                    return s.thumbnailSize != 0
-                            && (s.thumbnailSize < ViewSpec::kMinThumbnail || s.thumbnailSize > ViewSpec::kMaxThumbnail)
-                        ? "0 (fit the view) or " + std::to_string(ViewSpec::kMinThumbnail) + " \u2026 "
-                            + std::to_string(ViewSpec::kMaxThumbnail) + " pixels"
-                        : std::string();
-                },
-            .ownedByView = true},
         {.name = "key",
             .field = &ViewSpec::key,
             .type = "int ≥ −1",
@@ -169,49 +156,6 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "neuron view: the key of the pair; −1 = the key the query weights most",
             .minimum = -1,
             .rule = ">= 0, or -1 for the most weighted"},
-        {.name = "ablate_heads",
-            .field = &ViewSpec::ablateHeads,
-            .type = "string",
-            .views = {"ablation"},
-            .meaning
-            = "ablation view: the heads switched off as `layer.head`, comma-separated (`\"0.1,1.3\"`, as `dump "
-              "--ablate-heads`); a head the model lacks is named in the view",
-            .check =
-                [](const ViewSpec &s) {
-                    try { // the form here; whether each head exists, against the model that runs
-                        parseHeadList(s.ablateHeads, 1 << 20, 1 << 20, "heads");
-                    } catch (const Error &e) {
-                        return std::string(e.what()).substr(7); // after "heads: "
-                    }
-                    return std::string();
-                },
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "ablation",
-            .field = &ViewSpec::ablation,
-            .type = "string",
-            .views = {"ablation"},
-            .meaning
-            = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "
-              "pruning) or `mean` (by its mean over held-out examples of the model's task, or over the input "
-              "for a model without one)",
-            .choices = {"zero", "mean"},
-            .ownedByView = true},
-        {.name = "approximation",
-            .field = &ViewSpec::approximation,
-            .type = "string",
-            .views = {"approximation"},
-            .meaning = "approximation view: `linformer` or `performer`",
-            .choices = {"linformer", "performer"},
-            .ownedByView = true},
-        {.name = "approximation_value",
-            .field = &ViewSpec::approximationValue,
-            .type = "int ≥ 0",
-            .views = {"approximation"},
-            .meaning = "approximation view: the k (Linformer) or number of features (Performer) drawn, the nearest "
-                       "swept one; 0 = the middle of the sweep",
-            .rule = ">= 1, or 0 for the middle of the sweep",
-            .ownedByView = true},
         {.name = "op",
             .field = &ViewSpec::op,
             .type = "string",
@@ -258,14 +202,6 @@ const std::vector<SpecKey> &specKeys()
             .minimum = 1,
             .rule = ">= 1",
             .ownedByView = true},
-        {.name = "memory_scope",
-            .field = &ViewSpec::memoryScope,
-            .type = "string",
-            .views = {"memory-timeline"},
-            .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
-                       "workspace only: the part the strategies change)",
-            .choices = {"all", "activations"},
-            .ownedByView = true},
         {.name = "cursor",
             .field = &ViewSpec::cursor,
             .type = "int ≥ −1",
@@ -288,41 +224,6 @@ const std::vector<SpecKey> &specKeys()
                         ? "at most " + std::to_string(ViewSpec::kMaxDepth) + " blocks (a sweep trains every depth)"
                         : std::string();
                 },
-            .ownedByView = true},
-        {.name = "capacity_factor",
-            .field = &ViewSpec::capacityFactor,
-            .type = "number ≥ 0",
-            .views = {"experts"},
-            .meaning = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
-                       "the model's own (`atlas_capacity_factor`)",
-            .maximum = 1024,
-            .zeroAllowed = true,
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "expert_top_k",
-            .field = &ViewSpec::expertTopK,
-            .type = "int ≥ 0",
-            .views = {"experts"},
-            .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
-                       "(`atlas_expert_top_k`)",
-            .rule = ">= 1, or 0 for the model's own",
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "devices",
-            .field = &ViewSpec::devices,
-            .type = "int ≥ 1",
-            .views = {"experts"},
-            .meaning = "experts view: the devices the experts are spread over (clamped to E)",
-            .minimum = 1,
-            .rule = ">= 1",
-            .ownedByView = true},
-        {.name = "block_size",
-            .field = &ViewSpec::blockSize,
-            .type = "int ≥ 1",
-            .views = {"sparse-ffn"},
-            .meaning = "sparse FFN view: one neuron kept per block of this many (N)",
-            .minimum = 1,
-            .rule = ">= 1",
             .ownedByView = true},
         {.name = "positions",
             .field = &ViewSpec::positions,
@@ -351,28 +252,6 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
                        "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same); "
                        "patching view: the draw of the noise at `noise_positions`"},
-        {.name = "compare_tokenizer",
-            .field = &ViewSpec::compareTokenizer,
-            .type = "string",
-            .views = {"tokenizer"},
-            .meaning = "tokenizer view: the tokenizer whose split of the input is shown beside the model's own: a "
-                       "built-in tokenizer (`gpt2`, `mistral-7b`, `bert-base-uncased`), a built-in model or a "
-                       "directory with a tokenizer (as `tokenize --model`)",
-            .check =
-                [](const ViewSpec &s) {
-                    return s.compareTokenizer.empty() ? std::string("compare_tokenizer: name a tokenizer")
-                                                      : std::string();
-                },
-            .ownedByView = true},
-        {.name = "rollout_heads",
-            .field = &ViewSpec::rolloutHeads,
-            .type = "string",
-            .views = {"rollout"},
-            .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
-                       "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "
-                       "renormalised)",
-            .choices = {"mean", "max", "min"},
-            .ownedByView = true},
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",
@@ -395,93 +274,6 @@ const std::vector<SpecKey> &specKeys()
               "`austen-mlm-sinkhorn`; "
               "`\"\"` = "
               "`model`'s alone",
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "retention",
-            .field = &ViewSpec::retention,
-            .type = "string",
-            .views = {"token-reduction"},
-            .meaning = "token reduction: the share of the input's tokens kept after each layer (PoWER-BERT's retention "
-                       "schedule), one rate r (r, r², r³ … of them) or one share per layer but the last, "
-                       "non-increasing (`\"0.9,0.6,0.4\"`)",
-            .check =
-                [](const ViewSpec &s) {
-                    try { // the form here; the count of shares against the model that runs
-                        if (s.retention.find(',') == std::string::npos)
-                            parseRetentionSchedule(s.retention, 2, "retention");
-                    } catch (const Error &e) {
-                        return std::string(e.what()).substr(11); // after "retention: "
-                    }
-                    return std::string();
-                },
-            .ownedByView = true},
-        {.name = "ranking",
-            .field = &ViewSpec::ranking,
-            .type = "string",
-            .views = {"token-reduction"},
-            .meaning = "token reduction: how the tokens that go on are chosen, `significance` (PoWER-BERT: the "
-                       "attention each receives from every query), `random` (a control) or `targets` (not "
-                       "PoWER-BERT: the attention the [MASK] positions pay)",
-            .choices = {"significance", "random", "targets"},
-            .ownedByView = true},
-        {.name = "exit_rule",
-            .field = &ViewSpec::exitRule,
-            .type = "string",
-            .views = {"early-exit"},
-            .meaning = "early exit: the rule that stops a token, `confidence` (after the first block whose top "
-                       "probability is at least `exit_threshold`) or `patience` (PABEE: once its prediction has "
-                       "stayed unchanged `exit_patience` times in a row)",
-            .choices = {"confidence", "patience"},
-            .ownedByView = true},
-        {.name = "exit_threshold",
-            .field = &ViewSpec::exitThreshold,
-            .type = "number, 0 < θ ≤ 1",
-            .views = {"early-exit"},
-            .meaning = "early exit by confidence: θ, the top probability a block's prediction needs",
-            .maximum = 1,
-            .ownedByView = true},
-        {.name = "exit_patience",
-            .field = &ViewSpec::exitPatience,
-            .type = "int ≥ 1",
-            .views = {"early-exit"},
-            .meaning = "early exit by patience: t, how many times in a row the prediction must stay unchanged "
-                       "(clamped to the model's layers − 1)",
-            .minimum = 1,
-            .rule = ">= 1",
-            .ownedByView = true},
-        {.name = "contrast",
-            .field = &ViewSpec::contrast,
-            .type = "string",
-            .views = {"patching"},
-            .meaning
-            = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
-              "as `target` is; `\"\"` = the probability of `target`",
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "patch",
-            .field = &ViewSpec::patch,
-            .type = "string",
-            .views = {"patching"},
-            .meaning = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
-                       "block at each position), `heads` (each head's output, its context C_h at every position) or "
-                       "`mlp` (each layer's feed-forward output at every position)",
-            .choices = {"residual", "heads", "mlp"},
-            .ownedByView = true},
-        {.name = "corrupted_text",
-            .field = &ViewSpec::corruptedText,
-            .type = "string",
-            .views = {"patching"},
-            .meaning = "patching view: the corrupted input, read as the Input box reads it (text the model's tokenizer "
-                       "reads, or token ids as `#464,3290`) into as many tokens as the input; `\"\"` = the input with "
-                       "noise at `noise_positions`",
-            .ownedByView = true,
-            .perModel = true},
-        {.name = "noise_positions",
-            .field = &ViewSpec::noisePositions,
-            .type = "array of ints",
-            .views = {"patching"},
-            .meaning = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
-                       "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`",
             .ownedByView = true,
             .perModel = true},
         {.name = "compare",
@@ -514,7 +306,7 @@ const std::vector<SpecKey> &specKeys()
             .field = &ViewSpec::compareAttentionParams,
             .type = "array of strings",
             .meaning = "the parameters of `compare_attention`, as `attention_params`"},
-    };
+    });
     return keys;
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "view/viewspec.h"
+
 #include <string>
 #include <vector>
 
@@ -9,7 +11,6 @@ struct AnalysisContext;
 struct AnalysisRequest;
 class Model;
 struct Input;
-struct ViewSpec;
 
 // Why a spec cannot be drawn, and the key to change; an empty `why` when it can.
 struct SpecProblem
@@ -44,6 +45,9 @@ struct ViewKind
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
     std::string after; // the kind whose tab this one follows; empty for the first tab of all (Attention)
+    // The keys this view alone reads (each field an OwnKey its folder declares): specKeys() lists them after the shared
+    // ones, with `views` set to this kind.
+    std::vector<SpecKey> keys;
 };
 
 // Every view's descriptor, in the order of the app's tabs (each after the kind its `after` names).

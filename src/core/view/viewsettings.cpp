@@ -8,12 +8,12 @@ namespace {
 
 void copyKey(const SpecKey &key, const ViewSpec &from, ViewSpec &to)
 {
-    std::visit([&](auto member) { to.*member = from.*member; }, key.field);
+    std::visit([&](const auto &field) { setField(to, field, fieldValue(from, field)); }, key.field);
 }
 
 bool sameValue(const SpecKey &key, const ViewSpec &a, const ViewSpec &b)
 {
-    return std::visit([&](auto member) { return a.*member == b.*member; }, key.field);
+    return std::visit([&](const auto &field) { return fieldValue(a, field) == fieldValue(b, field); }, key.field);
 }
 
 } // namespace

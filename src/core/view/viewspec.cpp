@@ -162,25 +162,24 @@ private:
     JsonPlace m_place;
 };
 
-// The visitor of a key's field: one call operator per field type.
-template <class... Ts> struct Overloaded : Ts...
-{
-    using Ts::operator()...;
-};
-template <class... Ts> Overloaded(Ts...) -> Overloaded<Ts...>; // clang 14 deduces no aggregate's arguments
-
 void readKey(const SpecKey &key, ViewSpec &spec, const Reader &r, const Json &v)
 {
     std::visit(
-        Overloaded {
-            [&](std::string ViewSpec::*f) { spec.*f = key.choices.empty() ? r.string(v) : r.oneOf(v, key.choices); },
-            [&](int ViewSpec::*f) { spec.*f = r.integer(v, key.minimum, key.rule); },
-            [&](double ViewSpec::*f) {
-                spec.*f = key.zeroAllowed && v.is_number() && v.get<double>() == 0 ? 0.0 : r.positive(v, key.maximum);
-            },
-            [&](bool ViewSpec::*f) { spec.*f = r.boolean(v); },
-            [&](std::vector<int> ViewSpec::*f) { spec.*f = r.integers(v); },
-            [&](std::vector<std::string> ViewSpec::*f) { spec.*f = r.strings(v); },
+        [&](const auto &f) {
+            using T = decltype(fieldValue(spec, f));
+            if constexpr (std::is_same_v<T, std::string>)
+                setField(spec, f, key.choices.empty() ? r.string(v) : r.oneOf(v, key.choices));
+            else if constexpr (std::is_same_v<T, int>)
+                setField(spec, f, r.integer(v, key.minimum, key.rule));
+            else if constexpr (std::is_same_v<T, double>)
+                setField(spec, f,
+                    key.zeroAllowed && v.is_number() && v.get<double>() == 0 ? 0.0 : r.positive(v, key.maximum));
+            else if constexpr (std::is_same_v<T, bool>)
+                setField(spec, f, r.boolean(v));
+            else if constexpr (std::is_same_v<T, std::vector<int>>)
+                setField(spec, f, r.integers(v));
+            else
+                setField(spec, f, r.strings(v));
         },
         key.field);
     if (key.check)
@@ -224,7 +223,8 @@ std::vector<std::string> unreadKeys(const ViewSpec &spec)
     static const ViewSpec defaults;
     std::vector<std::string> unread;
     for (const SpecKey &key : specKeys())
-        if (!viewReadsKey(spec.view, key) && std::visit([&](auto f) { return !(spec.*f == defaults.*f); }, key.field))
+        if (!viewReadsKey(spec.view, key)
+            && std::visit([&](const auto &f) { return !(fieldValue(spec, f) == fieldValue(defaults, f)); }, key.field))
             unread.push_back(key.name);
     return unread;
 }
@@ -234,7 +234,8 @@ std::string specKeysMarkdown()
     const ViewSpec defaults;
     std::string out = "| key | type | default | read by | meaning |\n| --- | --- | --- | --- | --- |\n";
     for (const SpecKey &key : specKeys()) {
-        const std::string value = std::visit([&](auto f) { return Json(defaults.*f).dump(); }, key.field);
+        const std::string value
+            = std::visit([&](const auto &f) { return Json(fieldValue(defaults, f)).dump(); }, key.field);
         std::string readers;
         for (const std::string &view : key.views)
             readers += (readers.empty() ? "`" : ", `") + view + "`";
@@ -284,7 +285,7 @@ std::string ViewSpec::toJson(bool changedOnly) const
     }
     nlohmann::ordered_json j;
     for (const SpecKey &key : specKeys())
-        std::visit([&](auto f) { j[key.name] = this->*f; }, key.field);
+        std::visit([&](const auto &f) { j[key.name] = fieldValue(*this, f); }, key.field);
     return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

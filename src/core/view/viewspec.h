@@ -1,11 +1,24 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
 namespace atlas {
+
+// A value of a view's own key, as ViewSpec::own stores it.
+using SpecValue = std::variant<std::string, int, double, bool, std::vector<int>, std::vector<std::string>>;
+
+// A key that belongs to one view: declared in the view's folder (src/views/NAME/) with its default, and documented
+// there by the SpecKey its descriptor lists (ViewKind::keys). Read and written through ViewSpec::get and set.
+template <typename T> struct OwnKey
+{
+    const char *name;
+    T fallback;
+};
 
 // What is on screen, as a small JSON object (docs/view-spec.md). The app copies it, `render` draws it
 // headless, and a lesson step is one. Unknown keys and wrong types are errors naming the source and key.
@@ -38,8 +51,6 @@ struct ViewSpec
     std::string attention = "full"; // attention kernel: full | lsh | bigbird | longformer | …
     std::vector<std::string> attentionParams; // its parameters as "key=value", e.g. "window=16"
     std::vector<int> attentionLayers; // the layers that run it (the others run full attention); empty = every layer
-    std::string approximation = "linformer"; // approximation view: linformer | performer
-    int approximationValue = 0; // approximation view: the k or features drawn; 0 = the middle of the sweep
     std::string op; // the stepper's position: up to and including this op (or the op writing this tensor); "" = end
     int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none (neuron: the last)
     // Attention view: the query row is hidden, its weights unseen (a predict question before Reveal).
@@ -48,50 +59,20 @@ struct ViewSpec
     double temperature = 1.0; // next-token view: the bars are softmax(z / temperature); 1 = the model's own
     int checkpointEvery = 0; // memory views: checkpointing keeps every k-th block boundary; 0 = ⌈√L⌉
     int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
-    std::string memoryScope = "all"; // memory timeline: all | activations (the categories stacked)
     int cursor = -1; // memory timeline and graph: the op of the training step singled out (a scrub position); -1 = none
-    int thumbnailSize
-        = 0; // heads view: each thumbnail's side in pixels (48 … 1024), token labels once they fit; 0 = fit
-    std::vector<int> hiddenHeads; // token lines of every head: the heads switched off by their swatch
-    std::string ablateHeads; // ablation view: the heads switched off, "layer.head,…" as dump --ablate-heads ("0.1,1.3")
-    std::string ablation = "zero"; // ablation view: zero | mean (engine/headablation.h)
     int depth = 16; // memory-depth, memory-tradeoff, inversion-error: random-weight models of the model's shape at
                     // this depth (the sweep's deepest); 0 = the model's own depth (inversion-error: its own weights)
-    double capacityFactor = 0; // experts view: route with this capacity factor; 0 = the model's own
-    int expertTopK = 0; // experts view: route each token to this many experts; 0 = the model's own
-    int devices = 2; // experts view: devices the experts are spread over (expert parallelism)
-    int blockSize = 8; // sparse FFN view: one neuron kept per block of this many (Sparse is Enough)
     // Objectives view: the pretraining objective applied to the input (next | mlm | span | prefix | nsp; "" = the
     // model's own, analysis/objectiveexample.h). Masked fills view: "mlm" corrupts the input from `seed` first, ""
     // fills the [MASK]s the input holds.
     std::string objective;
     int seed = 0; // the draw of the objective's corruption (mlm, span) or prefix length (prefix)
-    // Tokenizer view: the tokenizer whose split is shown beside the model's own (a built-in tokenizer or model, or a
-    // directory: resolveTokenizer).
-    std::string compareTokenizer = "bert-base-uncased";
     // Logit lens: a token whose probability and rank every cell reports ("#id", or text the tokenizer reads as one
     // token); "" = none, the cells coloured by their most probable token's probability.
     std::string target;
-    // Early exit (analysis/earlyexit.h): the rule drawn (confidence | patience), its θ and its t.
-    std::string exitRule = "confidence";
-    double exitThreshold = 0.9;
-    int exitPatience = 2;
     // LayerDrop, PoWER-BERT, Lost in the middle and Funnel views: a second model whose sweep is drawn beside the spec's
     // model's.
     std::string baselineModel;
-    // Token reduction (engine/tokenretention.h): the share kept after each layer ("0.7": that rate at every layer, or
-    // one share per layer but the last) and how the tokens are ranked (significance | random | targets).
-    std::string retention = "0.7";
-    std::string ranking = "significance";
-    // Rollout view: how each layer's heads are combined (mean | max | min; analysis/attentionflow.h).
-    std::string rolloutHeads = "mean";
-    // Patching view (analysis/activationpatching.h): what is patched (residual | heads | mlp), the corrupted run
-    // (another text of the same token count, or noise on the embedding at these positions, drawn from `seed`) and
-    // the metric's second token (logit(target) − logit(contrast); "" = p(target)).
-    std::string patch = "residual";
-    std::string corruptedText;
-    std::vector<int> noisePositions;
-    std::string contrast;
     // Two runs side by side (view/comparison.h): "" = one run; "side" draws the view for the spec's run (A) and for
     // a second run (B) next to it, layer, head and position linked; "difference" draws A − B (attention view). B is
     // the spec with these applied: another model, another text, another attention kernel and its parameters.
@@ -100,9 +81,23 @@ struct ViewSpec
     std::string compareText;
     std::string compareAttention;
     std::vector<std::string> compareAttentionParams;
+    // The views' own keys (OwnKey): each value away from its key's default, by the key's name.
+    std::map<std::string, SpecValue> own;
+
+    template <typename T> const T &get(const OwnKey<T> &key) const
+    {
+        const auto it = own.find(key.name);
+        return it == own.end() ? key.fallback : std::get<T>(it->second);
+    }
+    template <typename T> void set(const OwnKey<T> &key, std::type_identity_t<T> value)
+    {
+        if (value == key.fallback)
+            own.erase(key.name);
+        else
+            own[key.name] = std::move(value);
+    }
 
     static constexpr int kMaxDepth = 64;
-    static constexpr int kMinThumbnail = 48, kMaxThumbnail = 1024;
     static std::vector<std::string> viewKinds();
     // `source` names where the JSON came from (a file path, "clipboard", "lesson x step 3") for errors.
     static ViewSpec fromJson(const std::string &json, const std::string &source);
@@ -116,8 +111,10 @@ struct ViewSpec
 // docs/view-spec.md says of it. The parser, the JSON writer and the docs' table of keys are made from specKeys().
 struct SpecKey
 {
+    // A field of ViewSpec (a key every view, or several, read), or a view's own key.
     using Field = std::variant<std::string ViewSpec::*, int ViewSpec::*, double ViewSpec::*, bool ViewSpec::*,
-        std::vector<int> ViewSpec::*, std::vector<std::string> ViewSpec::*>;
+        std::vector<int> ViewSpec::*, std::vector<std::string> ViewSpec::*, OwnKey<std::string>, OwnKey<int>,
+        OwnKey<double>, OwnKey<bool>, OwnKey<std::vector<int>>, OwnKey<std::vector<std::string>>>;
     std::string name;
     Field field;
     std::string type; // the docs' "type" column: "int ≥ 0", "string"
@@ -140,7 +137,27 @@ struct SpecKey
     bool perModel = false;
 };
 
+// Every key: the ones ViewSpec's fields hold (view/speckeys.cpp), then each view's own (its ViewKind::keys, which read
+// by that view alone), in the order of the tabs.
 const std::vector<SpecKey> &specKeys();
+
+// The value of a key's field in `spec`, and setting it (an own key at its default is not stored).
+template <typename T> T fieldValue(const ViewSpec &spec, T ViewSpec::*field)
+{
+    return spec.*field;
+}
+template <typename T> T fieldValue(const ViewSpec &spec, const OwnKey<T> &key)
+{
+    return spec.get(key);
+}
+template <typename T> void setField(ViewSpec &spec, T ViewSpec::*field, std::type_identity_t<T> value)
+{
+    spec.*field = std::move(value);
+}
+template <typename T> void setField(ViewSpec &spec, const OwnKey<T> &key, std::type_identity_t<T> value)
+{
+    spec.set(key, std::move(value));
+}
 
 // Whether a view of kind `view` reads `key`.
 bool viewReadsKey(const std::string &view, const SpecKey &key);

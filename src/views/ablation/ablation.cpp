@@ -34,17 +34,18 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             + std::to_string(T - 1) + ").");
     std::vector<HeadRef> heads;
     try {
-        heads = parseHeadList(spec.ablateHeads, c.model->config.layers, c.model->config.heads, "ablate_heads");
+        heads = parseHeadList(
+            spec.get(views::ablation::kAblateHeads), c.model->config.layers, c.model->config.heads, "ablate_heads");
     } catch (const Error &e) {
         return problem(e.what());
     }
-    const HeadAblation::Mode mode = parseAblationMode(spec.ablation, "ablation");
+    const HeadAblation::Mode mode = parseAblationMode(spec.get(views::ablation::kAblation), "ablation");
     AnalysisRequest r;
-    r.key = "ablation/" + modelIdentity(*c.model) + "/" + spec.ablation + "/" + headListText(heads) + "/at"
-        + std::to_string(position) + "/" + inputKey(c) + (c.checkOnly ? "/check" : "");
+    r.key = "ablation/" + modelIdentity(*c.model) + "/" + spec.get(views::ablation::kAblation) + "/"
+        + headListText(heads) + "/at" + std::to_string(position) + "/" + inputKey(c) + (c.checkOnly ? "/check" : "");
     r.pinned = {c.model->wte};
     r.progress = std::make_shared<AnalysisProgress>();
-    r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.ablation,
+    r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.get(views::ablation::kAblation),
                 examples = c.heldOutExamples(HeadAblationAnalysis::kExamples),
                 progress = r.progress](const std::atomic<bool> &cancel) -> std::shared_ptr<const ViewAnalysis> {
         return timedResult<HeadAblationAnalysis>([&](HeadAblationAnalysis &result) {
@@ -87,7 +88,34 @@ ViewKind kind()
         .summary = "switch heads off: the next token, the task's loss and accuracy, and each head's importance",
         .group = "Attention",
         .request = request,
-        .after = "neuron"};
+        .after = "neuron",
+        .keys
+        = {{.name = "ablate_heads",
+               .field = kAblateHeads,
+               .type = "string",
+               .meaning
+               = "ablation view: the heads switched off as `layer.head`, comma-separated (`\"0.1,1.3\"`, as `dump "
+                 "--ablate-heads`); a head the model lacks is named in the view",
+               .check =
+                   [](const ViewSpec &s) {
+                       try { // the form here; whether each head exists, against the model that runs
+                           parseHeadList(s.get(kAblateHeads), 1 << 20, 1 << 20, "heads");
+                       } catch (const Error &e) {
+                           return std::string(e.what()).substr(7); // after "heads: "
+                       }
+                       return std::string();
+                   },
+               .ownedByView = true,
+               .perModel = true},
+            {.name = "ablation",
+                .field = kAblation,
+                .type = "string",
+                .meaning
+                = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "
+                  "pruning) or `mean` (by its mean over held-out examples of the model's task, or over the input "
+                  "for a model without one)",
+                .choices = {"zero", "mean"},
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::ablation

@@ -2,6 +2,7 @@
 
 #include "analysis/headimportance.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -19,3 +20,11 @@ struct HeadAblationAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::ablation {
+
+inline const OwnKey<std::string> kAblateHeads {"ablate_heads", ""};
+inline const OwnKey<std::string> kAblation {"ablation", "zero"};
+
+} // namespace atlas::views::ablation

@@ -54,7 +54,7 @@ AblationView::AblationView(QWidget *parent)
     row->addWidget(m_mode);
     row->addStretch(1);
     connect(m_mode, &QComboBox::activated, this, [this] {
-        m_spec.ablation = m_mode->currentData().toString().toStdString();
+        m_spec.set(views::ablation::kAblation, m_mode->currentData().toString().toStdString());
         emit specEdited(m_spec);
     });
     connect(plot(), &QCustomPlot::mousePress, this, &AblationView::toggleHeadAt);
@@ -64,7 +64,7 @@ AblationView::AblationView(QWidget *parent)
 bool AblationView::isCurrent(const ViewAnalysis &result) const
 {
     const auto *a = dynamic_cast<const HeadAblationAnalysis *>(&result);
-    return a && m_input.model && a->model == m_input.model->name && a->mode == m_spec.ablation;
+    return a && m_input.model && a->model == m_input.model->name && a->mode == m_spec.get(views::ablation::kAblation);
 }
 
 QString AblationView::progressFormat() const
@@ -195,7 +195,8 @@ void AblationView::toggleHeadAt(QMouseEvent *event)
         return;
     std::vector<HeadRef> heads;
     try {
-        heads = parseHeadList(m_spec.ablateHeads, m_input.model->config.layers, m_input.model->config.heads, "");
+        heads = parseHeadList(
+            m_spec.get(views::ablation::kAblateHeads), m_input.model->config.layers, m_input.model->config.heads, "");
     } catch (const std::exception &) {
         heads.clear(); // a spec naming heads this model lacks: start again from this click
     }
@@ -205,7 +206,7 @@ void AblationView::toggleHeadAt(QMouseEvent *event)
         heads.push_back(*clicked);
     std::sort(heads.begin(), heads.end(),
         [](const HeadRef &p, const HeadRef &q) { return std::pair(p.layer, p.head) < std::pair(q.layer, q.head); });
-    m_spec.ablateHeads = headListText(heads);
+    m_spec.set(views::ablation::kAblateHeads, headListText(heads));
     emit specEdited(m_spec);
 }
 

@@ -29,7 +29,7 @@ ViewSpec ablationSpec(const std::string &model, const std::string &heads)
     s.view = "ablation";
     s.model = model;
     s.text = "abcdefg>gfe";
-    s.ablateHeads = heads;
+    s.set(views::ablation::kAblateHeads, heads);
     return s;
 }
 
@@ -114,16 +114,16 @@ private slots:
         QSignalSpy edited(&view, &View::specEdited);
         QTest::mouseClick(view.plot(), Qt::LeftButton, {}, cellCentre(view.plot(), 1, 2));
         QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().ablateHeads, std::string("0.3,1.2"));
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::ablation::kAblateHeads), std::string("0.3,1.2"));
         QTest::mouseClick(view.plot(), Qt::LeftButton, {}, cellCentre(view.plot(), 0, 3));
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().ablateHeads, std::string("1.2"));
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::ablation::kAblateHeads), std::string("1.2"));
         // The mode box is the view's interface, hidden on export.
         auto *mode = view.findChild<QComboBox *>();
         QVERIFY(mode);
         QCOMPARE(view.interfaceWidgets().size(), size_t(2)); // the mode box's row, and a run's progress and Cancel
         mode->setCurrentIndex(1);
         emit mode->activated(1);
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().ablation, std::string("mean"));
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::ablation::kAblation), std::string("mean"));
     }
 
     void aModelWithoutATaskComparesTheNextTokenOnly()

@@ -19,10 +19,10 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (!qkv.problem.empty())
         return problem(qkv.problem);
     attention::ApproximationSweepOptions options;
-    options.kernel = spec.approximation;
+    options.kernel = spec.get(views::approximation::kApproximation);
     options.seeds = ApproximationAnalysis::kSeeds;
     // A kernel that cannot be causal (Linformer) is compared bidirectionally, and says so.
-    options.causal = c.causal && attention::attentionKernel(spec.approximation).causal;
+    options.causal = c.causal && attention::attentionKernel(spec.get(views::approximation::kApproximation)).causal;
     options.padding = c.padding;
     return headRequest<ApproximationAnalysis>("approximation/" + options.kernel, qkv, layer, head, c,
         [options](ApproximationAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &v,
@@ -43,7 +43,20 @@ ViewKind kind()
         .group = "Efficient attention",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
-        .after = "lsh"};
+        .after = "lsh",
+        .keys = {{.name = "approximation",
+                     .field = kApproximation,
+                     .type = "string",
+                     .meaning = "approximation view: `linformer` or `performer`",
+                     .choices = {"linformer", "performer"},
+                     .ownedByView = true},
+            {.name = "approximation_value",
+                .field = kApproximationValue,
+                .type = "int ≥ 0",
+                .meaning = "approximation view: the k (Linformer) or number of features (Performer) drawn, the nearest "
+                           "swept one; 0 = the middle of the sweep",
+                .rule = ">= 1, or 0 for the middle of the sweep",
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::approximation

@@ -2,6 +2,7 @@
 
 #include "attention/approximationsweep.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -13,3 +14,11 @@ struct ApproximationAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::approximation {
+
+inline const OwnKey<std::string> kApproximation {"approximation", "linformer"};
+inline const OwnKey<int> kApproximationValue {"approximation_value", 0};
+
+} // namespace atlas::views::approximation

@@ -185,12 +185,13 @@ QRadioButton *ApproximationView::kernelButton(const std::string &kind) const
 
 QString ApproximationView::valueName() const
 {
-    return QString::fromStdString(attention::attentionKernel(m_spec.approximation).approximation.symbol);
+    return QString::fromStdString(
+        attention::attentionKernel(m_spec.get(views::approximation::kApproximation)).approximation.symbol);
 }
 
 QString ApproximationView::kernelName() const
 {
-    return QString::fromStdString(attention::attentionKernel(m_spec.approximation).title);
+    return QString::fromStdString(attention::attentionKernel(m_spec.get(views::approximation::kApproximation)).title);
 }
 
 QString ApproximationView::definition(const std::string &kernel, bool causalModel)
@@ -206,7 +207,7 @@ QString ApproximationView::definition(const std::string &kernel, bool causalMode
 
 QString ApproximationView::caption() const
 {
-    return definition(m_spec.approximation, m_input.causal);
+    return definition(m_spec.get(views::approximation::kApproximation), m_input.causal);
 }
 
 QString ApproximationView::errorsDefinition()
@@ -231,7 +232,7 @@ void ApproximationView::refresh()
     applyTheme();
     {
         const QSignalBlocker block(m_kernels);
-        if (QRadioButton *button = kernelButton(m_spec.approximation))
+        if (QRadioButton *button = kernelButton(m_spec.get(views::approximation::kApproximation)))
             button->setChecked(true);
     }
     for (HeatmapPlot *plot : {m_exact, m_approx}) {
@@ -253,8 +254,8 @@ void ApproximationView::adoptAnalysis()
     const std::shared_ptr<const ViewAnalysis> &result = m_input.analysis.result;
     const auto *analysis = m_input.analysisAs<ApproximationAnalysis>();
     if (analysis != nullptr
-        && (analysis->sweep.kernel != m_spec.approximation || analysis->layer != m_spec.layer
-            || analysis->head != std::max(0, m_spec.head)))
+        && (analysis->sweep.kernel != m_spec.get(views::approximation::kApproximation)
+            || analysis->layer != m_spec.layer || analysis->head != std::max(0, m_spec.head)))
         analysis = nullptr; // the session's sweep for another setting: this one is on its way
     if (analysis == nullptr) {
         m_drawnAnalysis.reset();
@@ -264,7 +265,8 @@ void ApproximationView::adoptAnalysis()
             showMessage(m_input.analysis.problem);
             return;
         }
-        const size_t sizes = T > 0 ? attention::defaultSweepValues(m_spec.approximation, T).size() : 0;
+        const size_t sizes
+            = T > 0 ? attention::defaultSweepValues(m_spec.get(views::approximation::kApproximation), T).size() : 0;
         m_status->setText(tr("computing… %1, %2 sizes × %3 seeds, T = %4")
                               .arg(kernelName())
                               .arg(sizes)
@@ -308,10 +310,11 @@ void ApproximationView::showSweep()
     const ApproximationSweep &s = *m_sweep;
     const int T = int(s.T);
     int index = int(s.points.size()) / 2; // approximation_value 0: the middle of the sweep
-    if (m_spec.approximationValue > 0) {
+    if (m_spec.get(views::approximation::kApproximationValue) > 0) {
         double best = std::numeric_limits<double>::max(); // the nearest value on the log axis
         for (size_t i = 0; i < s.points.size(); ++i) {
-            const double distance = std::abs(std::log(double(s.points[i].value) / m_spec.approximationValue));
+            const double distance
+                = std::abs(std::log(double(s.points[i].value) / m_spec.get(views::approximation::kApproximationValue)));
             if (distance < best) {
                 best = distance;
                 index = int(i);
@@ -363,8 +366,8 @@ void ApproximationView::showSelected()
     const attention::ApproximationPoint &p = s.points[size_t(m_index)];
     const QString name = QStringLiteral("%1 = %2").arg(valueName()).arg(p.value);
     m_valueLabel->setText(name); // what the size counts is its tooltip: the label stays narrow
-    m_valueLabel->setToolTip(
-        QString::fromStdString(attention::attentionKernel(m_spec.approximation).approximation.counts));
+    m_valueLabel->setToolTip(QString::fromStdString(
+        attention::attentionKernel(m_spec.get(views::approximation::kApproximation)).approximation.counts));
     QString outside;
     if (s.hasWeightErrors && !p.weights.empty()) {
         const int T = int(s.T);
@@ -407,10 +410,10 @@ void ApproximationView::showSelected()
 
 void ApproximationView::chooseKernel(const std::string &kernel)
 {
-    if (kernel == m_spec.approximation)
+    if (kernel == m_spec.get(views::approximation::kApproximation))
         return;
-    m_spec.approximation = kernel;
-    m_spec.approximationValue = 0;
+    m_spec.set(views::approximation::kApproximation, kernel);
+    m_spec.set(views::approximation::kApproximationValue, 0);
     refresh();
     emit specEdited(m_spec);
 }
@@ -420,7 +423,7 @@ void ApproximationView::chooseIndex(int index)
     if (!m_sweep || index < 0 || index >= int(m_sweep->points.size()) || index == m_index)
         return;
     m_index = index;
-    m_spec.approximationValue = m_sweep->points[size_t(index)].value;
+    m_spec.set(views::approximation::kApproximationValue, m_sweep->points[size_t(index)].value);
     showSelected();
     emit specEdited(m_spec);
 }

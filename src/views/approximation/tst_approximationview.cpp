@@ -1,6 +1,7 @@
 // The low-rank view draws the session's approximation sweep: exact and approximated weights side by side, a
 // slider over k / features, the error plot. (tst_session checks that the session runs the sweep off the GUI
 // thread, the newest request winning.)
+#include "approximation/approximation.h"
 #include "approximation/approximationview.h"
 #include "attention/approximationsweep.h"
 #include "testbundle.h"
@@ -39,7 +40,7 @@ class TestApproximationView : public QObject
     {
         ViewSpec s;
         s.view = "approximation";
-        s.approximation = kernel;
+        s.set(views::approximation::kApproximation, kernel);
         s.layer = layer;
         s.head = head;
         return s;
@@ -52,7 +53,7 @@ class TestApproximationView : public QObject
             return m_run.trace->find(names::layerTensor(view.spec().layer, suffix))->tensor.slice(view.spec().head);
         };
         attention::ApproximationSweepOptions options;
-        options.kernel = view.spec().approximation;
+        options.kernel = view.spec().get(views::approximation::kApproximation);
         options.seeds = 5;
         options.causal = options.kernel == "performer";
         return attention::approximation_sweep(head("attn.q"), head("attn.k"), head("attn.v"), options);
@@ -129,7 +130,8 @@ private slots:
         QVERIFY(drawn(view->approximationPlot()) != before);
         QVERIFY(drawn(view->exactPlot()) == exact); // the exact side stays
         QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().approximationValue, view->selectedValue());
+        QCOMPARE(
+            edited.at(0).at(0).value<ViewSpec>().get(views::approximation::kApproximationValue), view->selectedValue());
         // The drawn matrix is seed 0's weights at that k (masked cells aside: none without padding here).
         const attention::ApproximationPoint &p = view->sweep()->points.back();
         QCOMPARE(view->approximationPlot()->displayedValue(3, 5), double(p.weights.data()[3 * p.weights.dim(1) + 5]));
@@ -146,7 +148,7 @@ private slots:
         view->kernelButton("performer")->click();
         QCOMPARE(edited.count(), 1);
         const ViewSpec performer = edited.at(0).at(0).value<ViewSpec>();
-        QCOMPARE(performer.approximation, std::string("performer"));
+        QCOMPARE(performer.get(views::approximation::kApproximation), std::string("performer"));
         QVERIFY(view->message().contains("Computing")); // the linformer sweep on hand is not drawn as performer's
         show(*view, performer);
         const attention::ApproximationSweep *s = view->sweep();
@@ -168,7 +170,7 @@ private slots:
         ApproximationView view; // parentless and never shown, as `render` draws it
         view.resize(1200, 800);
         ViewSpec s = spec("linformer");
-        s.approximationValue = 4;
+        s.set(views::approximation::kApproximationValue, 4);
         show(view, s);
         QVERIFY(view.sweep() != nullptr);
         QCOMPARE(view.selectedValue(), 4);
@@ -178,10 +180,10 @@ private slots:
     void specKeysRoundTrip()
     {
         ViewSpec s = spec("performer");
-        s.approximationValue = 64;
+        s.set(views::approximation::kApproximationValue, 64);
         const ViewSpec back = ViewSpec::fromJson(s.toJson(), "test");
-        QCOMPARE(back.approximation, std::string("performer"));
-        QCOMPARE(back.approximationValue, 64);
+        QCOMPARE(back.get(views::approximation::kApproximation), std::string("performer"));
+        QCOMPARE(back.get(views::approximation::kApproximationValue), 64);
         QVERIFY_THROWS_EXCEPTION(Error, ViewSpec::fromJson(R"({"approximation": "lsh"})", "test"));
         QVERIFY_THROWS_EXCEPTION(Error, ViewSpec::fromJson(R"({"approximation_value": -1})", "test"));
     }

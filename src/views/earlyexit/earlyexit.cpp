@@ -47,7 +47,30 @@ ViewKind kind()
                    "patience): layers saved against accuracy",
         .group = "Research",
         .request = request,
-        .after = "logit-lens"};
+        .after = "logit-lens",
+        .keys
+        = {{.name = "exit_rule",
+               .field = kExitRule,
+               .type = "string",
+               .meaning = "early exit: the rule that stops a token, `confidence` (after the first block whose top "
+                          "probability is at least `exit_threshold`) or `patience` (PABEE: once its prediction has "
+                          "stayed unchanged `exit_patience` times in a row)",
+               .choices = {"confidence", "patience"},
+               .ownedByView = true},
+            {.name = "exit_threshold",
+                .field = kExitThreshold,
+                .type = "number, 0 < θ ≤ 1",
+                .meaning = "early exit by confidence: θ, the top probability a block's prediction needs",
+                .maximum = 1,
+                .ownedByView = true},
+            {.name = "exit_patience",
+                .field = kExitPatience,
+                .type = "int ≥ 1",
+                .meaning = "early exit by patience: t, how many times in a row the prediction must stay unchanged "
+                           "(clamped to the model's layers − 1)",
+                .minimum = 1,
+                .rule = ">= 1",
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::earlyexit

@@ -28,17 +28,19 @@ const QColor &kDisagrees = palette::alert;
 
 ExitRule ruleOf(const ViewSpec &spec)
 {
-    return parseExitRule(spec.exitRule, "exit_rule"); // the spec's parser admits only the rules' names
+    return parseExitRule(
+        spec.get(views::earlyexit::kExitRule), "exit_rule"); // the spec's parser admits only the rules' names
 }
 
 int patienceOf(const ViewSpec &spec, int layers)
 {
-    return std::clamp(spec.exitPatience, 1, std::max(1, layers - 1));
+    return std::clamp(spec.get(views::earlyexit::kExitPatience), 1, std::max(1, layers - 1));
 }
 
 double settingOf(const ViewSpec &spec, int layers)
 {
-    return ruleOf(spec) == ExitRule::Confidence ? spec.exitThreshold : double(patienceOf(spec, layers));
+    return ruleOf(spec) == ExitRule::Confidence ? spec.get(views::earlyexit::kExitThreshold)
+                                                : double(patienceOf(spec, layers));
 }
 
 // What the trade-off's vertical axis measures: next-token accuracy when the input scores it, else how often the exit
@@ -77,15 +79,15 @@ EarlyExitView::EarlyExitView(QWidget *parent)
     row->addWidget(m_patience);
     row->addStretch(1);
     connect(m_rule, &QComboBox::activated, this, [this] {
-        m_spec.exitRule = m_rule->currentData().toString().toStdString();
+        m_spec.set(views::earlyexit::kExitRule, m_rule->currentData().toString().toStdString());
         emit specEdited(m_spec);
     });
     connect(m_threshold, &QDoubleSpinBox::valueChanged, this, [this](double value) {
-        m_spec.exitThreshold = value;
+        m_spec.set(views::earlyexit::kExitThreshold, value);
         emit specEdited(m_spec);
     });
     connect(m_patience, &QSpinBox::valueChanged, this, [this](int value) {
-        m_spec.exitPatience = value;
+        m_spec.set(views::earlyexit::kExitPatience, value);
         emit specEdited(m_spec);
     });
 }
@@ -105,8 +107,8 @@ QString EarlyExitView::pendingText() const
 void EarlyExitView::syncControls(int layers)
 {
     const QSignalBlocker blockRule(m_rule), blockThreshold(m_threshold), blockPatience(m_patience);
-    m_rule->setCurrentIndex(m_rule->findData(QString::fromStdString(m_spec.exitRule)));
-    m_threshold->setValue(m_spec.exitThreshold);
+    m_rule->setCurrentIndex(m_rule->findData(QString::fromStdString(m_spec.get(views::earlyexit::kExitRule))));
+    m_threshold->setValue(m_spec.get(views::earlyexit::kExitThreshold));
     m_patience->setRange(1, std::max(1, layers - 1));
     m_patience->setValue(patienceOf(m_spec, layers));
     const bool confidence = ruleOf(m_spec) == ExitRule::Confidence;

@@ -22,7 +22,7 @@ private slots:
         spec.view = "early-exit";
         spec.model = "austen";
         spec.text = "It is a truth universally acknowledged";
-        spec.exitThreshold = 0.5;
+        spec.set(views::earlyexit::kExitThreshold, 0.5);
         EarlyExitView view;
         view.resize(1280, 720);
         view.setSpec(spec);
@@ -49,7 +49,7 @@ private slots:
         emit rule->activated(1);
         QCOMPARE(edited.count(), 1);
         spec = edited.at(0).at(0).value<ViewSpec>();
-        QCOMPARE(QString::fromStdString(spec.exitRule), QString("patience"));
+        QCOMPARE(QString::fromStdString(spec.get(views::earlyexit::kExitRule)), QString("patience"));
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         const EarlyExitPoint two = exit.measure(ExitRule::Patience, 2);

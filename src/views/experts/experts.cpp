@@ -25,8 +25,9 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     const ModelConfig &config = c.model->config;
     const int layer = std::clamp(spec.layer, 0, config.layers - 1);
     try {
-        if (spec.capacityFactor > 0 || spec.expertTopK > 0)
-            (void)c.model->withRouting(spec.capacityFactor, spec.expertTopK, "capacity_factor / expert_top_k");
+        if (spec.get(views::experts::kCapacityFactor) > 0 || spec.get(views::experts::kExpertTopK) > 0)
+            (void)c.model->withRouting(spec.get(views::experts::kCapacityFactor), spec.get(views::experts::kExpertTopK),
+                "capacity_factor / expert_top_k");
         if (const std::string why = expertLayerProblem(config, layer); !why.empty())
             throw Error(why);
     } catch (const Error &e) {
@@ -34,11 +35,13 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     }
     AnalysisRequest r;
     r.key = "experts/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/cf"
-        + std::to_string(spec.capacityFactor) + "/k" + std::to_string(spec.expertTopK) + "/d"
-        + std::to_string(spec.devices) + "/" + inputKey(c);
+        + std::to_string(spec.get(views::experts::kCapacityFactor)) + "/k"
+        + std::to_string(spec.get(views::experts::kExpertTopK)) + "/d"
+        + std::to_string(spec.get(views::experts::kDevices)) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
-    r.run = [model = c.model, input = inputOf(c), layer, factor = spec.capacityFactor, topK = spec.expertTopK,
-                devices = spec.devices](const std::atomic<bool> &cancel) {
+    r.run = [model = c.model, input = inputOf(c), layer, factor = spec.get(views::experts::kCapacityFactor),
+                topK = spec.get(views::experts::kExpertTopK),
+                devices = spec.get(views::experts::kDevices)](const std::atomic<bool> &cancel) {
         return timedResult<ExpertsAnalysis>([&](ExpertsAnalysis &result) {
             result.routing = expertRouting(*model, input, layer, factor, topK, devices, &cancel);
         });
@@ -57,7 +60,32 @@ ViewKind kind()
           "the devices",
         .group = "Inside the model",
         .request = request,
-        .after = "positions"};
+        .after = "positions",
+        .keys = {{.name = "capacity_factor",
+                     .field = kCapacityFactor,
+                     .type = "number ≥ 0",
+                     .meaning
+                     = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
+                       "the model's own (`atlas_capacity_factor`)",
+                     .maximum = 1024,
+                     .zeroAllowed = true,
+                     .ownedByView = true,
+                     .perModel = true},
+            {.name = "expert_top_k",
+                .field = kExpertTopK,
+                .type = "int ≥ 0",
+                .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
+                           "(`atlas_expert_top_k`)",
+                .rule = ">= 1, or 0 for the model's own",
+                .ownedByView = true,
+                .perModel = true},
+            {.name = "devices",
+                .field = kDevices,
+                .type = "int ≥ 1",
+                .meaning = "experts view: the devices the experts are spread over (clamped to E)",
+                .minimum = 1,
+                .rule = ">= 1",
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::experts

@@ -173,9 +173,9 @@ void ExpertsView::showControls()
     m_capacity->setValue(std::clamp(int(std::lround(shownFactor() / kFactorStep)), 1, kFactorSteps));
     const ExpertRouting *r = m_drawn ? &m_drawn->routing : nullptr;
     m_deviceCount->setRange(1, r ? std::max(1, r->experts) : 1);
-    m_deviceCount->setValue(r ? r->devices : m_spec.devices);
+    m_deviceCount->setValue(r ? r->devices : m_spec.get(views::experts::kDevices));
     m_topK->setRange(0, r ? r->experts : 1);
-    m_topK->setValue(m_spec.expertTopK);
+    m_topK->setValue(m_spec.get(views::experts::kExpertTopK));
     const bool dropless = r && r->dropless;
     m_capacity->setEnabled(!dropless);
     m_capacity->setToolTip(dropless ? tr("This router has no capacity to set: it never drops a token (Mixtral)")
@@ -185,15 +185,15 @@ void ExpertsView::showControls()
                                           .arg(factorText(kFactorStep), factorText(kFactorSteps * kFactorStep)));
     m_factorLabel->setText(!r ? QString()
             : dropless        ? tr("none: dropless routing")
-            : m_spec.capacityFactor > 0
+            : m_spec.get(views::experts::kCapacityFactor) > 0
             ? tr("%1 → capacity %2").arg(factorText(r->capacityFactor)).arg(r->capacity)
             : tr("%1 (the model's own) → capacity %2").arg(factorText(r->capacityFactor)).arg(r->capacity));
 }
 
 double ExpertsView::shownFactor() const
 {
-    if (m_spec.capacityFactor > 0)
-        return m_spec.capacityFactor;
+    if (m_spec.get(views::experts::kCapacityFactor) > 0)
+        return m_spec.get(views::experts::kCapacityFactor);
     return m_input.model ? double(m_input.model->config.capacityFactor) : 1.0;
 }
 
@@ -201,25 +201,25 @@ void ExpertsView::chooseFactor(int step)
 {
     const double own = m_input.model ? double(m_input.model->config.capacityFactor) : 0.0;
     const double factor = std::abs(step * kFactorStep - own) < 1e-9 ? 0.0 : step * kFactorStep;
-    if (factor == m_spec.capacityFactor)
+    if (factor == m_spec.get(views::experts::kCapacityFactor))
         return;
-    m_spec.capacityFactor = factor;
+    m_spec.set(views::experts::kCapacityFactor, factor);
     emit specEdited(m_spec);
 }
 
 void ExpertsView::chooseTopK(int topK)
 {
-    if (topK == m_spec.expertTopK)
+    if (topK == m_spec.get(views::experts::kExpertTopK))
         return;
-    m_spec.expertTopK = topK;
+    m_spec.set(views::experts::kExpertTopK, topK);
     emit specEdited(m_spec);
 }
 
 void ExpertsView::chooseDevices(int devices)
 {
-    if (devices == m_spec.devices)
+    if (devices == m_spec.get(views::experts::kDevices))
         return;
-    m_spec.devices = devices;
+    m_spec.set(views::experts::kDevices, devices);
     emit specEdited(m_spec);
 }
 

@@ -1,4 +1,5 @@
 #include "heads/headsgridview.h"
+#include "heads/heads.h"
 
 #include "trace/names.h"
 
@@ -71,7 +72,7 @@ HeadsGridView::HeadsGridView(QWidget *parent)
                           "thumbnails are labelled with their query and key tokens; the view scrolls when the grid "
                           "is larger than the window."));
     connect(m_size, &QComboBox::activated, this, [this] {
-        m_spec.thumbnailSize = m_size->currentData().toInt();
+        m_spec.set(views::heads::kThumbnailSize, m_size->currentData().toInt());
         refresh();
         emit specEdited(m_spec);
     });
@@ -120,7 +121,8 @@ QSize HeadsGridView::sizeHint() const
 // Every thumbnail at least 40 pixels, with the row and column labels, at the current font size.
 QSize HeadsGridView::minimumSizeHint() const
 {
-    if (m_spec.thumbnailSize > 0 && m_layers > 0 && m_heads > 0) { // the picked size whole: the view scrolls
+    if (m_spec.get(views::heads::kThumbnailSize) > 0 && m_layers > 0
+        && m_heads > 0) { // the picked size whole: the view scrolls
         const Grid g = grid();
         return {g.left + m_heads * g.cell + kViewMargin, g.top + m_layers * g.cell + kViewMargin};
     }
@@ -158,10 +160,11 @@ void HeadsGridView::refresh()
         m_cachedScale = m_spec.scale;
         rebuildThumbnails();
     }
-    if (const int index = m_size->findData(m_spec.thumbnailSize); index >= 0)
+    if (const int index = m_size->findData(m_spec.get(views::heads::kThumbnailSize)); index >= 0)
         m_size->setCurrentIndex(index);
     else {
-        m_size->addItem(tr("Thumbnails: %1 px").arg(m_spec.thumbnailSize), m_spec.thumbnailSize);
+        m_size->addItem(tr("Thumbnails: %1 px").arg(m_spec.get(views::heads::kThumbnailSize)),
+            m_spec.get(views::heads::kThumbnailSize));
         m_size->setCurrentIndex(m_size->count() - 1);
     }
     m_size->setFont(font());
@@ -248,7 +251,7 @@ HeadsGridView::Grid HeadsGridView::grid() const
     const QFontMetrics tokenMetrics(tokenFont());
     const auto labelsFit = [&](int thumb) { return thumb >= tokens * tokenMetrics.height() * 9 / 10; };
     int labelWidth = 0; // measured only where labels can fit at all: a few dozen tokens, not thousands per mouse move
-    if (labelsFit(std::max(m_spec.thumbnailSize, kMaxCell))) {
+    if (labelsFit(std::max(m_spec.get(views::heads::kThumbnailSize), kMaxCell))) {
         for (int t = 0; t < tokens; ++t)
             labelWidth = std::max({labelWidth, tokenMetrics.horizontalAdvance(tokenLabel(m_input, t)),
                 tokenMetrics.horizontalAdvance(keyLabel(m_input, t))});
@@ -259,8 +262,9 @@ HeadsGridView::Grid HeadsGridView::grid() const
         g.labels = labels;
         g.cell = labels + thumb + std::max(4, thumb / 12);
     };
-    if (m_spec.thumbnailSize > 0) {
-        withThumb(m_spec.thumbnailSize, labelsFit(m_spec.thumbnailSize) ? labelWidth : 0);
+    if (m_spec.get(views::heads::kThumbnailSize) > 0) {
+        withThumb(m_spec.get(views::heads::kThumbnailSize),
+            labelsFit(m_spec.get(views::heads::kThumbnailSize)) ? labelWidth : 0);
         return g;
     }
     const int w = (width() - g.left - kViewMargin) / cols;

@@ -1,3 +1,5 @@
+#include "memorytimeline/memorytimeline.h"
+
 #include "view/memoryrequests.h"
 #include "view/viewkinds.h"
 
@@ -12,7 +14,14 @@ ViewKind kind()
         .group = "Memory",
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
-        .after = "sinkhorn"};
+        .after = "sinkhorn",
+        .keys = {{.name = "memory_scope",
+            .field = kMemoryScope,
+            .type = "string",
+            .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
+                       "workspace only: the part the strategies change)",
+            .choices = {"all", "activations"},
+            .ownedByView = true}}};
 }
 
 } // namespace atlas::views::memorytimeline

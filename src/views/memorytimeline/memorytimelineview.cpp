@@ -1,4 +1,5 @@
 #include "memorytimeline/memorytimelineview.h"
+#include "memorytimeline/memorytimeline.h"
 
 #include "view/memoryanalysis.h"
 #include "views/byteunits.h"
@@ -181,7 +182,7 @@ void MemoryTimelineView::draw(const MemoryTimelineAnalysis &analysis)
         sizedFont(font(), 12, true));
     m_title->setTextColor(colors.text);
     m_plot->plotLayout()->addElement(0, 0, m_title);
-    const bool activationsOnly = m_spec.memoryScope == "activations";
+    const bool activationsOnly = m_spec.get(views::memorytimeline::kMemoryScope) == "activations";
     const double maxBytes = std::max<double>(double(activationsOnly ? t.maxActivationBytes : t.maxBytes), 1.0);
     for (size_t i = 0; i < t.strategies.size(); ++i) {
         auto *rect = new QCPAxisRect(m_plot);
@@ -267,7 +268,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
     QVector<double> stack(keys.size(), 0.0);
     QCPGraph *below = nullptr;
     for (MemoryCategory c : kStackOrder) {
-        if (!inScope(c, m_spec.memoryScope))
+        if (!inScope(c, m_spec.get(views::memorytimeline::kMemoryScope)))
             continue;
         const std::vector<double> &values = s.live[size_t(c)];
         for (int i = 0; i < stack.size(); ++i)
@@ -288,10 +289,11 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
     // The peak: a marker at the point, and what was live there above the panel (never over the data or the cursor).
     QCPAxis *label = rect->axis(QCPAxis::atTop);
     m_peakLabels.push_back(label);
-    const bool activationsOnly = m_spec.memoryScope == "activations";
+    const bool activationsOnly = m_spec.get(views::memorytimeline::kMemoryScope) == "activations";
     const int peak = activationsOnly ? s.peakActivationPoint : s.peakPoint;
     if (peak >= 0) {
-        const double px = s.x[size_t(peak)], py = stackTop(s, peak, m_spec.memoryScope) / unit.divisor;
+        const double px = s.x[size_t(peak)],
+                     py = stackTop(s, peak, m_spec.get(views::memorytimeline::kMemoryScope)) / unit.divisor;
         const CategoryBytes atPeak = s.liveAt(peak);
         const MemoryOp &op = s.ops[size_t(int(px))];
         auto *marker = new QCPItemText(m_plot);
@@ -310,7 +312,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         label->setLabel(
             tr("%12 %1 at op %2, %3 (%4): activations %5 = stored %6 + recomputed %7 + workspace %8\n"
                "highest activations %9 (textbook count %10), step %11 ms")
-                .arg(byteAmount(stackTop(s, peak, m_spec.memoryScope)))
+                .arg(byteAmount(stackTop(s, peak, m_spec.get(views::memorytimeline::kMemoryScope))))
                 .arg(int(px))
                 .arg(QString::fromStdString(op.name), QString::fromLatin1(phaseName(op.phase)),
                     byteAmount(double(s.activationBytesAt(peak))),

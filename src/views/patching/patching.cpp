@@ -13,10 +13,11 @@
 std::string atlas::patchingSettings(const ViewSpec &spec)
 {
     std::string noise;
-    for (int t : spec.noisePositions)
+    for (int t : spec.get(views::patching::kNoisePositions))
         noise += std::to_string(t) + ",";
-    return spec.patch + "|" + spec.corruptedText + "|" + noise + "|" + std::to_string(spec.seed) + "|" + spec.target
-        + "|" + spec.contrast + "|" + std::to_string(spec.position);
+    return spec.get(views::patching::kPatch) + "|" + spec.get(views::patching::kCorruptedText) + "|" + noise + "|"
+        + std::to_string(spec.seed) + "|" + spec.target + "|" + spec.get(views::patching::kContrast) + "|"
+        + std::to_string(spec.position);
 }
 
 // The Patching view (activation patching): its descriptor and its analysis request.
@@ -35,7 +36,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (spec.target.empty())
         return problem("Activation patching measures one token at one position: name it in the Target box (a token, "
                        "or #id), and a second one in Contrast for a logit difference.");
-    if (spec.corruptedText.empty() && spec.noisePositions.empty())
+    if (spec.get(views::patching::kCorruptedText).empty() && spec.get(views::patching::kNoisePositions).empty())
         return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
                        "(as many tokens as the input; text, or #ids), or list positions in the Noise box to "
                        "corrupt them with noise.");
@@ -43,7 +44,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     // runs' traces: at 2000 tokens hours of work, and a bad_alloc at 8000 before this estimate.
     PatchSite site = PatchSite::Residual;
     try {
-        site = patchSiteFromName(spec.patch);
+        site = patchSiteFromName(spec.get(views::patching::kPatch));
     } catch (const Error &e) {
         return problem(e.what());
     }
@@ -60,20 +61,21 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             result.asked = patchingSettings(spec);
             const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(*model);
             Corruption corruption;
-            if (!spec.corruptedText.empty()) { // as the Input box reads it: text, or #ids
-                corruption.tokens = boxTokens(*tokenizer, readBoxInput(spec.corruptedText));
+            if (!spec.get(views::patching::kCorruptedText).empty()) { // as the Input box reads it: text, or #ids
+                corruption.tokens = boxTokens(*tokenizer, readBoxInput(spec.get(views::patching::kCorruptedText)));
                 if (corruption.tokens.size() != input.tokens.size())
-                    throw Error("The corrupted input \"" + shownText(spec.corruptedText) + "\" is "
-                        + countOf(corruption.tokens.size(), "token") + " and the input "
+                    throw Error("The corrupted input \"" + shownText(spec.get(views::patching::kCorruptedText))
+                        + "\" is " + countOf(corruption.tokens.size(), "token") + " and the input "
                         + countOf(input.tokens.size(), "token")
                         + ": patching compares the same positions, so give a corrupted input of as many tokens");
             }
-            corruption.noisePositions = spec.noisePositions;
+            corruption.noisePositions = spec.get(views::patching::kNoisePositions);
             corruption.seed = uint64_t(spec.seed);
             PatchingOptions options;
-            options.site = patchSiteFromName(spec.patch);
+            options.site = patchSiteFromName(spec.get(views::patching::kPatch));
             result.target = targetId("target", spec.target, *tokenizer, model->config.vocab);
-            result.contrast = targetId("contrast", spec.contrast, *tokenizer, model->config.vocab);
+            result.contrast
+                = targetId("contrast", spec.get(views::patching::kContrast), *tokenizer, model->config.vocab);
             options.metric = {spec.position, result.target, result.contrast};
             options.cancel = &cancel;
             options.budget = WorkBudget::unbounded(); // the request checked the context's
@@ -98,7 +100,41 @@ ViewKind kind()
                    "output in a corrupted run",
         .group = "Research",
         .request = request,
-        .after = "rollout"};
+        .after = "rollout",
+        .keys = {{.name = "patch",
+                     .field = kPatch,
+                     .type = "string",
+                     .meaning
+                     = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
+                       "block at each position), `heads` (each head's output, its context C_h at every position) or "
+                       "`mlp` (each layer's feed-forward output at every position)",
+                     .choices = {"residual", "heads", "mlp"},
+                     .ownedByView = true},
+            {.name = "corrupted_text",
+                .field = kCorruptedText,
+                .type = "string",
+                .meaning
+                = "patching view: the corrupted input, read as the Input box reads it (text the model's tokenizer "
+                  "reads, or token ids as `#464,3290`) into as many tokens as the input; `\"\"` = the input with "
+                  "noise at `noise_positions`",
+                .ownedByView = true,
+                .perModel = true},
+            {.name = "noise_positions",
+                .field = kNoisePositions,
+                .type = "array of ints",
+                .meaning
+                = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
+                  "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`",
+                .ownedByView = true,
+                .perModel = true},
+            {.name = "contrast",
+                .field = kContrast,
+                .type = "string",
+                .meaning
+                = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
+                  "as `target` is; `\"\"` = the probability of `target`",
+                .ownedByView = true,
+                .perModel = true}}};
 }
 
 } // namespace atlas::views::patching

@@ -2,6 +2,7 @@
 
 #include "analysis/activationpatching.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -17,3 +18,13 @@ struct PatchingAnalysis : ViewAnalysis
 std::string patchingSettings(const ViewSpec &spec);
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::patching {
+
+inline const OwnKey<std::string> kPatch {"patch", "residual"};
+inline const OwnKey<std::string> kCorruptedText {"corrupted_text", ""};
+inline const OwnKey<std::vector<int>> kNoisePositions {"noise_positions", {}};
+inline const OwnKey<std::string> kContrast {"contrast", ""};
+
+} // namespace atlas::views::patching

@@ -67,13 +67,14 @@ PatchingView::PatchingView(QWidget *parent)
     grid->addWidget(m_position, 1, 5);
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
-    connect(m_corrupted, &QLineEdit::editingFinished, this,
-        [this] { edit([this](ViewSpec &s) { s.corruptedText = m_corrupted->text().toStdString(); }); });
+    connect(m_corrupted, &QLineEdit::editingFinished, this, [this] {
+        edit([this](ViewSpec &s) { s.set(views::patching::kCorruptedText, m_corrupted->text().toStdString()); });
+    });
     connect(m_noise, &QLineEdit::editingFinished, this, [this] {
         try {
             const std::vector<int> positions = parseTokenList(m_noise->text().toStdString());
             m_noise->setStyleSheet({});
-            edit([&positions](ViewSpec &s) { s.noisePositions = positions; });
+            edit([&positions](ViewSpec &s) { s.set(views::patching::kNoisePositions, positions); });
         } catch (const std::exception &e) { // said at the box; the spec keeps its positions
             m_noise->setStyleSheet(QStringLiteral("color: %1").arg(palette::alert.name()));
             m_noise->setToolTip(QString::fromStdString(e.what()));
@@ -82,10 +83,11 @@ PatchingView::PatchingView(QWidget *parent)
     connect(m_target, &QLineEdit::editingFinished, this,
         [this] { edit([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
     connect(m_contrast, &QLineEdit::editingFinished, this,
-        [this] { edit([this](ViewSpec &s) { s.contrast = m_contrast->text().toStdString(); }); });
+        [this] { edit([this](ViewSpec &s) { s.set(views::patching::kContrast, m_contrast->text().toStdString()); }); });
     connect(m_position, &QSpinBox::valueChanged, this, [this](int p) { edit([p](ViewSpec &s) { s.position = p; }); });
-    connect(m_site, &QComboBox::activated, this,
-        [this](int i) { edit([this, i](ViewSpec &s) { s.patch = m_site->itemData(i).toString().toStdString(); }); });
+    connect(m_site, &QComboBox::activated, this, [this](int i) {
+        edit([this, i](ViewSpec &s) { s.set(views::patching::kPatch, m_site->itemData(i).toString().toStdString()); });
+    });
 
     m_formula = newFormulaLabel();
     m_message = newMessageLabel();
@@ -152,22 +154,23 @@ void PatchingView::refresh()
         if (!e->hasFocus())
             e->setText(QString::fromStdString(text));
     };
-    setText(m_corrupted, m_spec.corruptedText);
+    setText(m_corrupted, m_spec.get(views::patching::kCorruptedText));
     QStringList noise;
-    for (int t : m_spec.noisePositions)
+    for (int t : m_spec.get(views::patching::kNoisePositions))
         noise << QString::number(t);
     if (!m_noise->hasFocus())
         m_noise->setText(noise.join(','));
     setText(m_target, m_spec.target);
-    setText(m_contrast, m_spec.contrast);
+    setText(m_contrast, m_spec.get(views::patching::kContrast));
     {
         const QSignalBlocker block(m_site);
-        m_site->setCurrentIndex(std::max(0, m_site->findData(QString::fromStdString(m_spec.patch))));
+        m_site->setCurrentIndex(
+            std::max(0, m_site->findData(QString::fromStdString(m_spec.get(views::patching::kPatch)))));
         const QSignalBlocker blockPosition(m_position);
         m_position->setRange(-1, std::max(0, int(m_input.tokens.size()) - 1));
         m_position->setValue(m_spec.position);
     }
-    const bool difference = !m_spec.contrast.empty();
+    const bool difference = !m_spec.get(views::patching::kContrast).empty();
     m_formula->setText(
         tr("The input is the clean run, the corrupted input (or the input with noise) the corrupted one. Each cell "
            "runs the corrupted input with "

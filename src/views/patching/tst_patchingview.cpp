@@ -31,9 +31,9 @@ private slots:
         spec.view = "patching";
         spec.model = "copy";
         spec.text = "qzkxwmbt|qzkx";
-        spec.corruptedText = "qzkxambt|qzkx";
+        spec.set(views::patching::kCorruptedText, "qzkxambt|qzkx");
         spec.target = "w";
-        spec.contrast = "a";
+        spec.set(views::patching::kContrast, "a");
         PatchingView view;
         view.resize(1200, 700);
         view.setSpec(spec);
@@ -47,7 +47,7 @@ private slots:
         QVERIFY(view.plot()->title().contains("logit('w')"));
         QVERIFY(view.caption().contains("26 patched forward passes"));
 
-        spec.patch = "heads";
+        spec.set(views::patching::kPatch, "heads");
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         QCOMPARE(view.plot()->matrixCols(), 4);
@@ -57,7 +57,7 @@ private slots:
         view.cancelButton()->click();
         QCOMPARE(cancelled.count(), 1);
 
-        spec.corruptedText = "qzkxambt|qz"; // two tokens short
+        spec.set(views::patching::kCorruptedText, "qzkxambt|qz"); // two tokens short
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("as many tokens"), qPrintable(view.message()));
@@ -75,7 +75,7 @@ private slots:
         spec.view = "patching";
         spec.model = "copy";
         spec.text = "qzkxwmbt|qzkx";
-        spec.corruptedText = "qzkxambt|qzkx";
+        spec.set(views::patching::kCorruptedText, "qzkxambt|qzkx");
         spec.target = "w";
         const WorkBudget saved = WorkBudget::process();
         WorkBudget::process().flops = 1e3;

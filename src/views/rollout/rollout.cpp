@@ -22,7 +22,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     names::AttentionSite site;
     try {
         site = attentionSiteOf(spec, c.model->config, "the spec");
-        (void)headFusionFromName(spec.rolloutHeads);
+        (void)headFusionFromName(spec.get(views::rollout::kRolloutHeads));
     } catch (const Error &e) {
         return problem(e.what());
     }
@@ -35,7 +35,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                        "positions with the source's. Choose Encoder or Decoder self-attention.");
     const int layers = siteLayers(site, c.model->config);
     AnalysisRequest r;
-    r.key = "rollout/" + spec.rolloutHeads + "/p" + std::to_string(spec.position);
+    r.key = "rollout/" + spec.get(views::rollout::kRolloutHeads) + "/p" + std::to_string(spec.position);
     for (int l = 0; l < layers; ++l)
         if (const TraceEntry *e = c.trace->find(names::attentionTensor(site, l, "probs"))) {
             r.key += "/" + identity(e->tensor);
@@ -50,7 +50,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             "Rollout over " + countOf(r.pinned.size(), "layer") + " of " + countOf(size_t(T), "token"),
             2.0 * traced * T * T * T, (2.0 * traced + 1.0) * T * T * 8.0 + T * T * 4.0))
         return *over;
-    r.run = [trace = c.trace, site, layers, fusion = spec.rolloutHeads, asked = spec.position](
+    r.run = [trace = c.trace, site, layers, fusion = spec.get(views::rollout::kRolloutHeads), asked = spec.position](
                 const std::atomic<bool> &cancel) {
         return timedResult<RolloutAnalysis>([&](RolloutAnalysis &result) {
             std::vector<Eigen::MatrixXd> augmented
@@ -89,7 +89,15 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .request = request,
-        .after = "lost-in-the-middle"};
+        .after = "lost-in-the-middle",
+        .keys = {{.name = "rollout_heads",
+            .field = kRolloutHeads,
+            .type = "string",
+            .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
+                       "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "
+                       "renormalised)",
+            .choices = {"mean", "max", "min"},
+            .ownedByView = true}}};
 }
 
 } // namespace atlas::views::rollout

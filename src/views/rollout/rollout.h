@@ -2,6 +2,7 @@
 
 #include "analysis/attentionflow.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -19,3 +20,10 @@ struct RolloutAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::rollout {
+
+inline const OwnKey<std::string> kRolloutHeads {"rollout_heads", "mean"};
+
+} // namespace atlas::views::rollout

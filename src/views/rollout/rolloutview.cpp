@@ -44,7 +44,7 @@ RolloutView::RolloutView(QWidget *parent)
     row->addWidget(m_fusion);
     row->addStretch(1);
     connect(m_position, &QSpinBox::valueChanged, this,
-        [this](int p) { editSpec(p, QString::fromStdString(m_spec.rolloutHeads)); });
+        [this](int p) { editSpec(p, QString::fromStdString(m_spec.get(views::rollout::kRolloutHeads))); });
     connect(m_fusion, &QComboBox::activated, this,
         [this](int i) { editSpec(m_spec.position, m_fusion->itemData(i).toString()); });
 
@@ -100,11 +100,11 @@ QString RolloutView::caption() const
 
 void RolloutView::editSpec(int position, const QString &fusion)
 {
-    if (position == m_spec.position && fusion.toStdString() == m_spec.rolloutHeads)
+    if (position == m_spec.position && fusion.toStdString() == m_spec.get(views::rollout::kRolloutHeads))
         return;
     ViewSpec spec = m_spec;
     spec.position = position;
-    spec.rolloutHeads = fusion.toStdString();
+    spec.set(views::rollout::kRolloutHeads, fusion.toStdString());
     emit specEdited(spec);
 }
 
@@ -126,10 +126,11 @@ void RolloutView::refresh()
     m_title->setFont(sizedFont(font(), 12, true));
     {
         const QSignalBlocker block(m_fusion);
-        m_fusion->setCurrentIndex(std::max(0, m_fusion->findData(QString::fromStdString(m_spec.rolloutHeads))));
+        m_fusion->setCurrentIndex(
+            std::max(0, m_fusion->findData(QString::fromStdString(m_spec.get(views::rollout::kRolloutHeads)))));
     }
     const auto *a = m_input.analysisAs<RolloutAnalysis>();
-    if (!a || a->fusion != m_spec.rolloutHeads)
+    if (!a || a->fusion != m_spec.get(views::rollout::kRolloutHeads))
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
                 : m_input.analysis.pending || a                ? tr("Computing…")
                                                                : QString::fromUtf8(kNothingComputed));

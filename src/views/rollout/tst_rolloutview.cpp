@@ -58,7 +58,7 @@ private slots:
         QVERIFY(view.caption().contains("normalised"));
 
         ViewSpec max = spec;
-        max.rolloutHeads = "max";
+        max.set(views::rollout::kRolloutHeads, "max");
         const ViewInput maxInput = testing::forSpec(max);
         view.setSpec(max);
         view.setInput(maxInput);

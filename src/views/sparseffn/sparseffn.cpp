@@ -22,14 +22,15 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem("The Sparse FFN view needs a dense feed-forward layer: " + why + ".");
     const TraceEntry &act = *c.trace->find(names::layerTensor(layer, "mlp.act"));
     const TraceEntry &down = *c.trace->find(names::layerTensor(layer, "mlp.down"));
-    if (spec.blockSize > act.tensor.dim(1))
-        return problem("block_size " + std::to_string(spec.blockSize) + " is more than the layer's "
-            + std::to_string(act.tensor.dim(1)) + " neurons.");
+    if (spec.get(views::sparseffn::kBlockSize) > act.tensor.dim(1))
+        return problem("block_size " + std::to_string(spec.get(views::sparseffn::kBlockSize))
+            + " is more than the layer's " + std::to_string(act.tensor.dim(1)) + " neurons.");
     AnalysisRequest r;
     r.key = "sparse-ffn/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/n"
-        + std::to_string(spec.blockSize) + "/" + identity(act.tensor) + identity(down.tensor);
+        + std::to_string(spec.get(views::sparseffn::kBlockSize)) + "/" + identity(act.tensor) + identity(down.tensor);
     r.pinned = {c.model->wte, act.tensor, down.tensor};
-    r.run = [model = c.model, trace = c.trace, layer, n = spec.blockSize](const std::atomic<bool> &) {
+    r.run = [model = c.model, trace = c.trace, layer, n = spec.get(views::sparseffn::kBlockSize)](
+                const std::atomic<bool> &) {
         return timedResult<SparseFfnAnalysis>(
             [&](SparseFfnAnalysis &result) { result.sparsity = ffnSparsity(*model, *trace, layer, n); });
     };
@@ -47,7 +48,14 @@ ViewKind kind()
           "uses, and the error",
         .group = "Inside the model",
         .request = request,
-        .after = "experts"};
+        .after = "experts",
+        .keys = {{.name = "block_size",
+            .field = kBlockSize,
+            .type = "int ≥ 1",
+            .meaning = "sparse FFN view: one neuron kept per block of this many (N)",
+            .minimum = 1,
+            .rule = ">= 1",
+            .ownedByView = true}}};
 }
 
 } // namespace atlas::views::sparseffn

@@ -2,6 +2,7 @@
 
 #include "analysis/ffnsparsity.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -11,3 +12,10 @@ struct SparseFfnAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::sparseffn {
+
+inline const OwnKey<int> kBlockSize {"block_size", 8};
+
+} // namespace atlas::views::sparseffn

@@ -85,16 +85,16 @@ void SparseFfnView::showMessage(const QString &text)
 void SparseFfnView::chooseBlock(int index)
 {
     const int n = m_block->itemData(index).toInt();
-    if (n == m_spec.blockSize || n < 1)
+    if (n == m_spec.get(views::sparseffn::kBlockSize) || n < 1)
         return;
-    m_spec.blockSize = n;
+    m_spec.set(views::sparseffn::kBlockSize, n);
     emit specEdited(m_spec);
 }
 
 void SparseFfnView::refresh()
 {
     m_formula->setFont(sizedFont(font(), 11));
-    if (const int index = m_block->findData(m_spec.blockSize); index >= 0) {
+    if (const int index = m_block->findData(m_spec.get(views::sparseffn::kBlockSize)); index >= 0) {
         const QSignalBlocker block(m_block);
         m_block->setCurrentIndex(index);
     }

@@ -19,10 +19,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (!c.model)
         return problem(kNothingComputed);
     AnalysisRequest r;
-    r.key = "tokenizer/" + c.model->directory + "|" + c.model->name + "/" + spec.compareTokenizer + "/"
+    r.key = "tokenizer/" + c.model->directory + "|" + c.model->name + "/"
+        + spec.get(views::tokenizer::kCompareTokenizer) + "/"
         + (spec.tokens.empty() ? "text:" + spec.text : "tokens/" + inputKey(c));
-    r.run = [model = c.model, other = spec.compareTokenizer, text = spec.text, tokens = spec.tokens](
-                const std::atomic<bool> &) {
+    r.run = [model = c.model, other = spec.get(views::tokenizer::kCompareTokenizer), text = spec.text,
+                tokens = spec.tokens](const std::atomic<bool> &) {
         return timedResult<TokenizerAnalysis>([&](TokenizerAnalysis &result) {
             const std::unique_ptr<Tokenizer> own = tokenizerForModel(*model);
             const std::string name = model->name.empty() ? model->directory : model->name;
@@ -42,7 +43,19 @@ ViewKind kind()
         .group = "Inside the model",
         .showsEncoderDecoder = true,
         .request = request,
-        .after = "next-token"};
+        .after = "next-token",
+        .keys = {{.name = "compare_tokenizer",
+            .field = kCompareTokenizer,
+            .type = "string",
+            .meaning = "tokenizer view: the tokenizer whose split of the input is shown beside the model's own: a "
+                       "built-in tokenizer (`gpt2`, `mistral-7b`, `bert-base-uncased`), a built-in model or a "
+                       "directory with a tokenizer (as `tokenize --model`)",
+            .check =
+                [](const ViewSpec &s) {
+                    return s.get(kCompareTokenizer).empty() ? std::string("compare_tokenizer: name a tokenizer")
+                                                            : std::string();
+                },
+            .ownedByView = true}}};
 }
 
 } // namespace atlas::views::tokenizer

@@ -84,10 +84,10 @@ TokenizerView::TokenizerView(QWidget *parent)
     for (const BuiltinModel &m : builtinModels())
         m_compare->addItem(QString::fromStdString(m.name));
     const auto choose = [this](const QString &text) {
-        if (text.trimmed().isEmpty() || text.toStdString() == m_spec.compareTokenizer)
+        if (text.trimmed().isEmpty() || text.toStdString() == m_spec.get(views::tokenizer::kCompareTokenizer))
             return;
         ViewSpec spec = m_spec;
-        spec.compareTokenizer = text.trimmed().toStdString();
+        spec.set(views::tokenizer::kCompareTokenizer, text.trimmed().toStdString());
         emit specEdited(spec);
     };
     connect(m_compare, &QComboBox::textActivated, this, choose);
@@ -207,7 +207,7 @@ void TokenizerView::showSplit(const TextSplit &split, size_t bytes, QLabel *head
 
 void TokenizerView::refresh()
 {
-    m_compare->setCurrentText(QString::fromStdString(m_spec.compareTokenizer));
+    m_compare->setCurrentText(QString::fromStdString(m_spec.get(views::tokenizer::kCompareTokenizer)));
     m_summary->setFont(sizedFont(font(), 11));
     const auto *analysis = m_input.analysisAs<TokenizerAnalysis>();
     if (analysis == nullptr)

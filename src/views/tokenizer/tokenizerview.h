@@ -1,5 +1,6 @@
 #pragma once
 
+#include "tokenizer/tokenizer.h"
 #include "views/view.h"
 
 class QComboBox;
@@ -12,9 +13,9 @@ class TokenChipStrip;
 struct TextSplit;
 
 // How the model's tokenizer splits the input, beside another tokenizer (view kind "tokenizer",
-// spec.compareTokenizer): each split as chips (the readable piece over its id), special tokens, the unknown token
-// and single bytes marked, and the counts that make tokenisation a choice: tokens, bytes per token. The split is
-// TokenizerAnalysis (tokenizer/tokenizer.h).
+// spec.get(views::tokenizer::kCompareTokenizer)): each split as chips (the readable piece over its id), special tokens,
+// the unknown token and single bytes marked, and the counts that make tokenisation a choice: tokens, bytes per token.
+// The split is TokenizerAnalysis (tokenizer/tokenizer.h).
 class TokenizerView : public View
 {
     Q_OBJECT

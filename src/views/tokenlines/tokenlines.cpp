@@ -1,3 +1,5 @@
+#include "tokenlines/tokenlines.h"
+
 #include "view/viewkinds.h"
 
 // The Token lines view: its descriptor.
@@ -13,7 +15,14 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .everyHead = true,
-        .after = "heads"};
+        .after = "heads",
+        .keys = {{.name = "hidden_heads",
+            .field = kHiddenHeads,
+            .type = "array of ints",
+            .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
+                       "swatch (BertViz's head view)",
+            .ownedByView = true,
+            .perModel = true}}};
 }
 
 } // namespace atlas::views::tokenlines

@@ -1,4 +1,5 @@
 #include "tokenlines/tokenlinesview.h"
+#include "tokenlines/tokenlines.h"
 
 #include "analysis/attentionsparsity.h"
 
@@ -86,7 +87,8 @@ int TokenLinesView::layerHeads() const
 
 bool TokenLinesView::isHidden(int head) const
 {
-    return std::find(m_spec.hiddenHeads.begin(), m_spec.hiddenHeads.end(), head) != m_spec.hiddenHeads.end();
+    const std::vector<int> &hidden = m_spec.get(views::tokenlines::kHiddenHeads);
+    return std::find(hidden.begin(), hidden.end(), head) != hidden.end();
 }
 
 std::vector<int> TokenLinesView::headsShown() const
@@ -375,11 +377,13 @@ int TokenLinesView::legendHeadAt(const QPointF &point) const
 
 void TokenLinesView::toggleHead(int head)
 {
+    std::vector<int> hidden = m_spec.get(views::tokenlines::kHiddenHeads);
     if (isHidden(head))
-        std::erase(m_spec.hiddenHeads, head);
+        std::erase(hidden, head);
     else
-        m_spec.hiddenHeads.push_back(head);
-    std::sort(m_spec.hiddenHeads.begin(), m_spec.hiddenHeads.end());
+        hidden.push_back(head);
+    std::sort(hidden.begin(), hidden.end());
+    m_spec.set(views::tokenlines::kHiddenHeads, hidden);
     update();
     emit specEdited(m_spec);
 }

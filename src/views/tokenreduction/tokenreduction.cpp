@@ -26,15 +26,16 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     std::vector<float> keep;
     TokenRetention::Rank rank {};
     try {
-        keep = parseRetentionSchedule(spec.retention, c.model->config.layers, "retention");
-        rank = parseRanking(spec.ranking, "ranking");
+        keep = parseRetentionSchedule(spec.get(views::tokenreduction::kRetention), c.model->config.layers, "retention");
+        rank = parseRanking(spec.get(views::tokenreduction::kRanking), "ranking");
     } catch (const Error &e) {
         return problem(e.what());
     }
     AnalysisRequest r;
     const int examples = c.heldOutExamples(TokenReductionAnalysis::kExamples);
-    r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.retention + "/" + spec.ranking
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
+    r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.get(views::tokenreduction::kRetention) + "/"
+        + spec.get(views::tokenreduction::kRanking) + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/"
+        + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
     r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel, examples](
                 const std::atomic<bool> &cancel) {
@@ -71,7 +72,33 @@ ViewKind kind()
                    "survive, and a masked LM's accuracy against the work left",
         .group = "Efficient attention",
         .request = request,
-        .after = "adaptive-span"};
+        .after = "adaptive-span",
+        .keys = {{.name = "retention",
+                     .field = kRetention,
+                     .type = "string",
+                     .meaning
+                     = "token reduction: the share of the input's tokens kept after each layer (PoWER-BERT's retention "
+                       "schedule), one rate r (r, r², r³ … of them) or one share per layer but the last, "
+                       "non-increasing (`\"0.9,0.6,0.4\"`)",
+                     .check =
+                         [](const ViewSpec &s) {
+                             try { // the form here; the count of shares against the model that runs
+                                 if (s.get(kRetention).find(',') == std::string::npos)
+                                     parseRetentionSchedule(s.get(kRetention), 2, "retention");
+                             } catch (const Error &e) {
+                                 return std::string(e.what()).substr(11); // after "retention: "
+                             }
+                             return std::string();
+                         },
+                     .ownedByView = true},
+            {.name = "ranking",
+                .field = kRanking,
+                .type = "string",
+                .meaning = "token reduction: how the tokens that go on are chosen, `significance` (PoWER-BERT: the "
+                           "attention each receives from every query), `random` (a control) or `targets` (not "
+                           "PoWER-BERT: the attention the [MASK] positions pay)",
+                .choices = {"significance", "random", "targets"},
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::tokenreduction

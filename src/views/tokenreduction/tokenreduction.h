@@ -2,6 +2,7 @@
 
 #include "analysis/tokenreduction.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -15,3 +16,11 @@ struct TokenReductionAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::tokenreduction {
+
+inline const OwnKey<std::string> kRetention {"retention", "0.7"};
+inline const OwnKey<std::string> kRanking {"ranking", "significance"};
+
+} // namespace atlas::views::tokenreduction
