@@ -1,5 +1,6 @@
 // The lesson format (docs/lessons.md): parsing, the file:line errors of malformed lessons, the semantic check
 // against the models, a step's view after its actions, and appending a step.
+#include "attentionmap/attentionmap.h"
 #include "lesson/lesson.h"
 #include "lesson/lessoncheck.h"
 #include "testbundle.h"
@@ -292,10 +293,10 @@ private slots:
     {
         const Lesson l = parseLesson(kGood, "l.md");
         const ViewSpec veiled = beforeReveal(l.steps[0].spec, l.steps[0]);
-        QVERIFY(veiled.veilQuery);
+        QVERIFY(veiled.get(views::attentionmap::kVeilQuery));
         QCOMPARE(veiled.query, 13);
         QCOMPARE(veiled.head, 3);
-        QVERIFY(!beforeReveal(l.steps[1].spec, l.steps[1]).veilQuery);
+        QVERIFY(!beforeReveal(l.steps[1].spec, l.steps[1]).get(views::attentionmap::kVeilQuery));
         QVERIFY(beforeReveal(l.steps[1].spec, l.steps[1]) == l.steps[1].spec);
     }
 

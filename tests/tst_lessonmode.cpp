@@ -2,6 +2,7 @@
 // clicker sends, answer a predict question, leave with Esc; each step's view spec reaches the session. The position
 // is kept between runs, "Add current view as step" appends to the file atomically, and an edit on disk is read
 // again. Set ATLAS_SCREENSHOTS=DIR to save the presentation at 1280×720.
+#include "attentionmap/attentionmap.h"
 #include "lesson/lessoncheck.h"
 #include "mainwindow.h"
 #include "panels/lessonpanel.h"
@@ -131,7 +132,7 @@ private slots:
         auto *heat = window.navigator()->currentView()->findChild<HeatmapPlot *>();
         QVERIFY(heat);
         QTRY_COMPARE(heat->veiledRow(), question.query);
-        QVERIFY(session.spec().veilQuery);
+        QVERIFY(session.spec().get(views::attentionmap::kVeilQuery));
         QVERIFY(heat->hoverTextAt(heat->cellCenter(question.query, question.answer)).contains("hidden until Reveal"));
         shoot(window, "presentation-before-reveal");
         window.lessonPanel()->answer({question.answer});
@@ -317,10 +318,10 @@ private slots:
             qPrintable(window.lessonPanel()->feedbackText()));
         window.findChild<QDockWidget *>("Lessons")->show();
         shoot(window, "lesson-another-try");
-        QVERIFY(session.spec().veilQuery); // still covered
+        QVERIFY(session.spec().get(views::attentionmap::kVeilQuery)); // still covered
         window.lessonPanel()->answer({question.answer});
         QVERIFY(window.lessonPanel()->feedbackText().startsWith("Right."));
-        QVERIFY(!session.spec().veilQuery);
+        QVERIFY(!session.spec().get(views::attentionmap::kVeilQuery));
 
         player.goTo(2); // a choose question: a wrong tick names no answer
         verifyStepApplied(player, session);

@@ -2,6 +2,7 @@
 // divides by the model's own √query_pre_attn_scalar and draws the cap's curve with the pair on it; the Mask view gives
 // a score on both sides of the cap under the mouse and draws the cap with the head's every score.
 #include "mask/maskview.h"
+#include "neuron/neuron.h"
 #include "neuron/neuronview.h"
 #include "testbundle.h"
 #include "trace/trace.h"
@@ -42,7 +43,7 @@ private slots:
     {
         ViewSpec s = gemma2Spec("neuron");
         s.query = 7;
-        s.key = 5;
+        s.set(views::neuron::kKey, 5);
         NeuronView view;
         view.resize(1200, 700);
         view.setInput(testing::forSpec(s));

@@ -3,7 +3,9 @@
 #include "heads/headsgridview.h"
 #include "layouttesting.h"
 #include "mask/maskview.h"
+#include "neuron/neuron.h"
 #include "neuron/neuronview.h"
+#include "nexttoken/nexttoken.h"
 #include "nexttoken/nexttokenview.h"
 #include "testbundle.h"
 #include "tokenizer/tokenizer.h"
@@ -169,7 +171,7 @@ private slots:
         ViewSpec s = spec("next-token");
         s.topK = 3;
         s.position = 2;
-        s.temperature = 0.5;
+        s.set(views::nexttoken::kTemperature, 0.5);
         view.setSpec(s);
         auto trace = makeTrace();
         view.setInput(makeInput(trace));
@@ -194,7 +196,7 @@ private slots:
         auto *slider = view.findChild<QSlider *>();
         QVERIFY(slider);
         slider->setValue(slider->maximum()); // T = 10: nearly flat
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().temperature, 10.0);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::nexttoken::kTemperature), 10.0);
         QVERIFY(view.bars().front().probability < 0.2);
         const std::vector<QWidget *> hidden = view.interfaceWidgets();
         QVERIFY(std::find(hidden.begin(), hidden.end(), position->parentWidget()) != hidden.end());
@@ -445,7 +447,7 @@ private slots:
         s.layer = 1;
         s.head = 2;
         s.query = 6;
-        s.key = 2;
+        s.set(views::neuron::kKey, 2);
         NeuronView view;
         view.resize(900, 700);
         view.setInput(testing::forSpec(s));
@@ -464,7 +466,7 @@ private slots:
         QSignalSpy edited(&view, &View::specEdited);
         view.keyBox()->setValue(7); // after the query: masked
         QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().key, 7);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::neuron::kKey), 7);
         QVERIFY(view.terms().masked);
         QVERIFY(view.caption().contains("masked (−∞ before softmax)"));
         view.keyBox()->setValue(-1);

@@ -1,4 +1,5 @@
 #include "ablation/ablation.h"
+#include "attentionmap/attentionmap.h"
 #include "heads/heads.h"
 #include "testbundle.h"
 #include "tokenlines/tokenlines.h"
@@ -95,7 +96,7 @@ private slots:
         s.set(atlas::views::heads::kThumbnailSize, 240);
         s.set(atlas::views::ablation::kAblation, "mean");
         s.depth = 8;
-        s.veilQuery = true;
+        s.set(atlas::views::attentionmap::kVeilQuery, true);
         QVERIFY(!(s == ViewSpec()));
 
         const std::string json = s.toJson();
@@ -107,7 +108,7 @@ private slots:
         QCOMPARE(back.attentionLayers, (std::vector<int> {0, 2}));
         QCOMPARE(back.get(atlas::views::tokenlines::kHiddenHeads), (std::vector<int> {1, 3}));
         QCOMPARE(back.depth, 8);
-        QVERIFY(back.veilQuery);
+        QVERIFY(back.get(atlas::views::attentionmap::kVeilQuery));
     }
 
     // docs/view-spec.md's table of keys is the one the schema makes: a key added to specKeys() is documented, and the

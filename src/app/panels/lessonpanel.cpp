@@ -1,4 +1,5 @@
 #include "panels/lessonpanel.h"
+#include "attentionmap/attentionmap.h"
 
 #include "lesson/lessonlibrary.h"
 #include "panels/wrappingchoice.h"
@@ -481,7 +482,7 @@ void LessonPanel::revealPrediction(int index)
         // The views single out the query's row of that head.
         ViewSpec spec = m_session->spec();
         spec.query = question.query;
-        spec.veilQuery = false;
+        spec.set(views::attentionmap::kVeilQuery, false);
         if (question.layer >= 0)
             spec.layer = question.layer;
         if (question.head >= 0)

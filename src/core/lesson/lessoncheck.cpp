@@ -1,4 +1,5 @@
 #include "lesson/lessoncheck.h"
+#include "attentionmap/attentionmap.h"
 
 #include "engine/engine.h"
 #include "engine/generator.h"
@@ -243,7 +244,7 @@ ViewSpec beforeReveal(ViewSpec spec, const LessonStep &step)
     if (predict == step.questions.end())
         return spec;
     spec.query = predict->query;
-    spec.veilQuery = true;
+    spec.set(views::attentionmap::kVeilQuery, true);
     if (predict->layer >= 0)
         spec.layer = predict->layer;
     if (predict->head >= 0)

@@ -200,11 +200,6 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
     if (spec.query >= tokens)
         return key("query",
             "query " + std::to_string(spec.query) + " is outside the input's " + countOf(size_t(tokens), "token"));
-    const int keys = run.site.cross ? int(run.input.source.size()) : tokens; // cross-attention's keys: the source
-    if (spec.key >= keys)
-        return key("key",
-            "key " + std::to_string(spec.key) + " is outside the " + std::to_string(keys) + " "
-                + (run.site.cross ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)");
     if (kind && kind->checkInput)
         if (const SpecProblem problem = kind->checkInput(spec, *run.model, run.input); !problem.why.empty())
             return key(problem.key.c_str(), problem.why);

@@ -53,10 +53,6 @@ struct ViewSpec
     std::vector<int> attentionLayers; // the layers that run it (the others run full attention); empty = every layer
     std::string op; // the stepper's position: up to and including this op (or the op writing this tensor); "" = end
     int query = -1; // a query row the views single out (a lesson's question, a click); -1 = none (neuron: the last)
-    // Attention view: the query row is hidden, its weights unseen (a predict question before Reveal).
-    bool veilQuery = false;
-    int key = -1; // neuron view: the key of the pair; -1 = the key the query weights most
-    double temperature = 1.0; // next-token view: the bars are softmax(z / temperature); 1 = the model's own
     int checkpointEvery = 0; // memory views: checkpointing keeps every k-th block boundary; 0 = ⌈√L⌉
     int ffnChunks = 1; // memory views: the feed-forward sub-layers run in this many chunks of rows
     int cursor = -1; // memory timeline and graph: the op of the training step singled out (a scrub position); -1 = none

@@ -1,4 +1,5 @@
 #include "attentionmap/attentionview.h"
+#include "attentionmap/attentionmap.h"
 
 #include "trace/names.h"
 
@@ -72,7 +73,7 @@ void AttentionView::refresh()
             masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr);
         m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
         m_plot->setMarkedRow(m_spec.query);
-        m_plot->setVeiledRow(m_spec.veilQuery ? m_spec.query : -1);
+        m_plot->setVeiledRow(m_spec.get(views::attentionmap::kVeilQuery) ? m_spec.query : -1);
     }
     m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
 }

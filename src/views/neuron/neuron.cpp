@@ -1,7 +1,29 @@
+#include "neuron/neuron.h"
+
+#include "engine/input.h"
 #include "view/viewkinds.h"
+
+#include <string>
 
 // The Neuron view (one query and one key, component by component): its descriptor.
 namespace atlas::views::neuron {
+
+namespace {
+
+// The pair's key must be one of the keys the site's attention reads (cross-attention's and the encoder's: the source).
+SpecProblem keyProblem(const ViewSpec &spec, const Model &, const Input &input)
+{
+    const bool self = spec.site == "self";
+    const int keys = int(self ? input.tokens.size() : input.source.size());
+    const int key = spec.get(kKey);
+    if (key < keys)
+        return {};
+    return {"key",
+        "key " + std::to_string(key) + " is outside the " + std::to_string(keys) + " "
+            + (spec.site == "cross" ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)"};
+}
+
+} // namespace
 
 ViewKind kind()
 {
@@ -12,7 +34,14 @@ ViewKind kind()
         .group = "Attention",
         .showsSites = true,
         .showsEncoderDecoder = true,
-        .after = "qk-norm"};
+        .checkInput = keyProblem,
+        .after = "qk-norm",
+        .keys = {{.name = "key",
+            .field = kKey,
+            .type = "int ≥ −1",
+            .meaning = "neuron view: the key of the pair; −1 = the key the query weights most",
+            .minimum = -1,
+            .rule = ">= 0, or -1 for the most weighted"}}};
 }
 
 } // namespace atlas::views::neuron

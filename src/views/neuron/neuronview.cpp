@@ -1,4 +1,5 @@
 #include "neuron/neuronview.h"
+#include "neuron/neuron.h"
 
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -57,9 +58,9 @@ NeuronView::NeuronView(QWidget *parent)
         emit specEdited(m_spec);
     });
     connect(m_key, &QSpinBox::valueChanged, this, [this](int key) {
-        if (key == m_spec.key)
+        if (key == m_spec.get(views::neuron::kKey))
             return;
-        m_spec.key = key;
+        m_spec.set(views::neuron::kKey, key);
         refresh();
         emit specEdited(m_spec);
     });
@@ -101,8 +102,8 @@ void NeuronView::refresh()
     const int tokens = int(m_input.tokenIds.size()), keys = int(m_input.keyTokens.size());
     const int query = m_spec.query >= 0 ? m_spec.query : tokens - 1;
     std::string problem;
-    m_terms = queryKeyTerms(*m_input.trace, m_spec.layer, std::max(0, m_spec.head), query, m_spec.key, &problem,
-        m_input.site, !m_input.model || m_input.model->config.scaleScores,
+    m_terms = queryKeyTerms(*m_input.trace, m_spec.layer, std::max(0, m_spec.head), query,
+        m_spec.get(views::neuron::kKey), &problem, m_input.site, !m_input.model || m_input.model->config.scaleScores,
         m_input.model ? double(m_input.model->config.queryScaleBase) : 0.0);
     if (!problem.empty())
         return showMessage(QString::fromStdString(problem));
@@ -111,7 +112,7 @@ void NeuronView::refresh()
         m_query->setRange(0, std::max(0, tokens - 1));
         m_query->setValue(query);
         m_key->setRange(-1, std::max(0, keys - 1));
-        m_key->setValue(m_spec.key);
+        m_key->setValue(m_spec.get(views::neuron::kKey));
     }
     draw();
     m_stack->setCurrentWidget(m_page);

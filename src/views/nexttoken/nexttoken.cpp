@@ -1,3 +1,5 @@
+#include "nexttoken/nexttoken.h"
+
 #include "view/viewkinds.h"
 
 // The Next token view: its descriptor.
@@ -11,7 +13,15 @@ ViewKind kind()
         .group = "Inside the model",
         .needs = ViewNeeds::NextProbs,
         .showsEncoderDecoder = true,
-        .after = "architecture"};
+        .after = "architecture",
+        .keys = {{.name = "temperature",
+            .field = kTemperature,
+            .type = "number, 0 < T ≤ 100",
+            .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
+                       "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "
+                       "temperature draws from",
+            .maximum = 100,
+            .ownedByView = true}}};
 }
 
 } // namespace atlas::views::nexttoken

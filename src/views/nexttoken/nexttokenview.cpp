@@ -1,4 +1,5 @@
 #include "nexttoken/nexttokenview.h"
+#include "nexttoken/nexttoken.h"
 
 #include "analysis/mostprobable.h"
 
@@ -143,9 +144,9 @@ QWidget *NextTokenView::buildControls()
     });
     connect(m_temperatureSlider, &QSlider::valueChanged, this, [this](int value) {
         const double t = temperatureOf(value);
-        if (sliderOf(m_spec.temperature) == value)
+        if (sliderOf(m_spec.get(views::nexttoken::kTemperature)) == value)
             return;
-        m_spec.temperature = t;
+        m_spec.set(views::nexttoken::kTemperature, t);
         refresh();
         emit specEdited(m_spec);
     });
@@ -156,7 +157,7 @@ void NextTokenView::collectBars(const Tensor &probs)
 {
     const int vocab = static_cast<int>(probs.dim(1));
     const float *modelRow = probs.data() + int64_t(m_position) * vocab;
-    const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.temperature);
+    const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.get(views::nexttoken::kTemperature));
     const std::vector<float> row(reshaped.begin(), reshaped.end());
     m_bars.clear();
     for (const auto &[id, p] : mostProbable(row.data(), vocab, m_spec.topK)) {
@@ -167,8 +168,8 @@ void NextTokenView::collectBars(const Tensor &probs)
     // An encoder (austen-mlm) predicts no next token: its output at a position names the token that belongs there.
     m_title = m_input.causal ? tr("Next token after '%1' (position %2)").arg(token).arg(m_position)
                              : tr("Token at position %1 ('%2'), as the encoder names it").arg(m_position).arg(token);
-    if (std::abs(m_spec.temperature - 1.0) > 1e-9)
-        m_title += tr(" at temperature %1").arg(formatNumber(m_spec.temperature, 2));
+    if (std::abs(m_spec.get(views::nexttoken::kTemperature) - 1.0) > 1e-9)
+        m_title += tr(" at temperature %1").arg(formatNumber(m_spec.get(views::nexttoken::kTemperature), 2));
 }
 
 void NextTokenView::drawChart()
@@ -207,8 +208,9 @@ void NextTokenView::syncControls(int tokens)
     const QSignalBlocker positionBlocker(m_positionBox), temperatureBlocker(m_temperatureSlider);
     m_positionBox->setRange(-1, tokens - 1);
     m_positionBox->setValue(m_spec.position);
-    m_temperatureSlider->setValue(sliderOf(m_spec.temperature));
-    m_temperatureLabel->setText(QStringLiteral("T = %1").arg(formatNumber(m_spec.temperature, 2)));
+    m_temperatureSlider->setValue(sliderOf(m_spec.get(views::nexttoken::kTemperature)));
+    m_temperatureLabel->setText(
+        QStringLiteral("T = %1").arg(formatNumber(m_spec.get(views::nexttoken::kTemperature), 2)));
 }
 
 void NextTokenView::applyTheme()

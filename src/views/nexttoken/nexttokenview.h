@@ -16,8 +16,8 @@ class QStackedLayout;
 namespace atlas {
 
 // Horizontal bars of the spec.topK most probable next tokens at spec.position (-1 = the last token), read
-// from the trace's `next_probs` [T, V] and taken to spec.temperature (engine/temperature.h); the most probable on
-// top. A position box and a temperature slider edit the spec.
+// from the trace's `next_probs` [T, V] and taken to its temperature (the spec key temperature, engine/temperature.h);
+// the most probable on top. A position box and a temperature slider edit the spec.
 class NextTokenView : public View
 {
     Q_OBJECT
