@@ -4,6 +4,7 @@
 #include "attentionmap/attentionview.h"
 #include "heads/headsgridview.h"
 #include "mask/maskview.h"
+#include "neuron/neuron.h"
 #include "neuron/neuronview.h"
 #include "session/session.h"
 #include "testbundle.h"
@@ -11,6 +12,7 @@
 #include "tokenlines/tokenlinesview.h"
 #include "util/error.h"
 #include "view/memoryanalysis.h"
+#include "view/specrun.h"
 #include "views/heatmapplot.h"
 #include "viewtesting.h"
 
@@ -201,6 +203,24 @@ private slots:
         QVERIFY(view.formula().startsWith("Cross-attention"));
         QVERIFY2(view.formula().contains("'>'") && view.formula().contains("'a'"), qPrintable(view.formula()));
         QCOMPARE(view.keyBox()->maximum(), 6); // the 7 source tokens
+    }
+
+    // The neuron view's key is checked against the keys of the site it draws: the 7 source tokens for cross-attention,
+    // the 8 decoder tokens for the decoder's self-attention.
+    void theNeuronKeyCountsTheSitesKeys()
+    {
+        for (const char *site : {"cross", "self"}) {
+            ViewSpec spec = sortSpec("neuron", site);
+            const SpecRun run = runSpec(spec);
+            spec.set(views::neuron::kKey, 7);
+            const std::string problem = drawProblem(spec, run, "spec");
+            if (std::string(site) == "cross")
+                QCOMPARE(QString::fromStdString(problem),
+                    QStringLiteral("spec: key 'key': key 7 is outside the 7 source tokens (-1 picks the key weighted "
+                                   "most)"));
+            else
+                QVERIFY2(problem.empty(), problem.c_str());
+        }
     }
 
     void whatCannotBeShownIsNamed()

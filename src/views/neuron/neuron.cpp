@@ -1,6 +1,9 @@
 #include "neuron/neuron.h"
 
 #include "engine/input.h"
+#include "model/model.h"
+#include "trace/names.h"
+#include "view/specrun.h"
 #include "view/viewkinds.h"
 
 #include <string>
@@ -11,16 +14,17 @@ namespace atlas::views::neuron {
 namespace {
 
 // The pair's key must be one of the keys the site's attention reads (cross-attention's and the encoder's: the source).
-SpecProblem keyProblem(const ViewSpec &spec, const Model &, const Input &input)
+SpecProblem keyProblem(const ViewSpec &spec, const Model &model, const Input &input)
 {
-    const bool self = spec.site == "self";
-    const int keys = int(self ? input.tokens.size() : input.source.size());
+    const names::AttentionSite site = viewSiteOf(spec, model.config, "view spec");
+    const bool fromSource = site.cross || site.stack == names::kEncoderStack;
+    const int keys = int(fromSource ? input.source.size() : input.tokens.size());
     const int key = spec.get(kKey);
     if (key < keys)
         return {};
     return {"key",
         "key " + std::to_string(key) + " is outside the " + std::to_string(keys) + " "
-            + (spec.site == "cross" ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)"};
+            + (site.cross ? "source tokens" : "tokens of the input") + " (-1 picks the key weighted most)"};
 }
 
 } // namespace
