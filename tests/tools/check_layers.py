@@ -17,27 +17,12 @@ import os
 import re
 import sys
 
+from viewfolders import view_folders
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 WIDGET_MODULES = ("QtWidgets", "QtGui", "QtPrintSupport", "QtSvg", "QtSvgWidgets", "QtOpenGL")
 INTERNAL_MARK = "Internal to the core"
 
-
-def folder_widget_files(folders):
-    """The files each view folder's CMakeLists.txt lists after WIDGET (atlas_view), as paths."""
-    widgets = set()
-    for name in sorted(os.listdir(folders)):
-        listing = os.path.join(folders, name, "CMakeLists.txt")
-        if not os.path.isfile(listing):
-            continue
-        with open(listing, encoding="utf-8") as f:
-            words = re.sub(r"#.*", "", f.read()).replace("(", " ").replace(")", " ").split()
-        section = None
-        for w in words:
-            if w in ("CORE", "WIDGET", "CORE_TESTS", "TESTS"):
-                section = w
-            elif section == "WIDGET":
-                widgets.add(os.path.join(folders, name, w))
-    return widgets
 
 def sources(folder):
     for root, _, files in os.walk(folder):
@@ -126,11 +111,9 @@ def main(src, qt_include):
     problems = []
     folders = os.path.join(src, "views")
     folder_widgets, folder_core = [], []
-    widget_names = folder_widget_files(folders)
-    for path in sources(folders):
-        name = os.path.basename(path)
-        if not name.startswith("tst_"):
-            (folder_widgets if path in widget_names else folder_core).append(path)
+    for view in view_folders(src, "check_layers"):
+        for path, _ in view.sources:
+            (folder_widgets if path in view.widgets else folder_core).append(str(path))
     for path in list(sources(core)) + folder_core:
         for h in includes(path):
             if re.match(r"(Q[A-Z]\w*|Qt\w*/.*|qcustomplot\.h)$", h):

@@ -13,17 +13,7 @@ import pathlib
 import re
 import sys
 
-
-def entries(text, start_pattern):
-    """The brace-balanced entries of a table whose items open with `start_pattern`."""
-    for m in re.finditer(start_pattern, text):
-        depth, i = 0, m.start()
-        while True:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-            if depth == 0:
-                break
-        yield text[m.start():i]
+from viewfolders import shared_keys, view_folders
 
 
 def function_body(text, name):
@@ -36,38 +26,21 @@ def function_body(text, name):
 
 def main():
     src = pathlib.Path(sys.argv[1])
-    keys = {}  # ViewSpec field -> (key name, views or None)
-    for entry in entries((src / "core/view/speckeys.cpp").read_text(), r"\{\.name = \""):
-        name = re.search(r'\.name = "([^"]+)"', entry).group(1)
-        field = re.search(r"&ViewSpec::(\w+)", entry).group(1)
-        views = re.search(r"\.views = \{([^}]*)\}", entry)
-        keys[field] = (name, re.findall(r'"([^"]+)"', views.group(1)) if views else None)
-    if len(keys) < 20:
-        sys.exit("check_spec_keys: found only %d keys in speckeys.cpp: the table's shape changed" % len(keys))
-
+    keys = {member: (name, views) for name, member, views in shared_keys(src, "check_spec_keys")}
     readers = {}  # view kind -> [(file, text)]
+    problems = []
     shared = "".join(p.read_text() for p in (src / "core/view").glob("*.cpp"))
-    for folder in sorted(p for p in (src / "views").iterdir() if p.is_dir()):  # a view folder reads for its kind
-        texts = [(path, path.read_text()) for path in sorted(folder.iterdir())
-                 if path.suffix in (".cpp", ".h") and not path.name.startswith("tst_")]
-        joined = "".join(text for _, text in texts)
-        kind = re.search(r'\.kind = "([^"]+)"', joined)
-        if not kind:
-            sys.exit("check_spec_keys: %s describes no view kind (.kind = \"…\")" % folder)
-        readers.setdefault(kind.group(1), []).extend(texts)
-        for request in re.findall(r"\.request = analysis::(\w+)", joined):  # a request two views share
-            readers[kind.group(1)].append((request, function_body(shared, request)))
+    for view in view_folders(src, "check_spec_keys"):  # a view folder reads for its kind
+        readers.setdefault(view.kind, []).extend(view.sources)
+        for request in re.findall(r"\.request = analysis::(\w+)", view.code):  # a request two views share
+            readers[view.kind].append((request, function_body(shared, request)))
+        for path, text in view.sources:  # a view's own keys (OwnKey) are read by its folder alone
+            for owner, const in re.findall(r"views::(\w+)::(k[A-Z]\w*)", text):
+                if owner != view.path.name:
+                    problems.append("%s: reads %s, a key of the %s view's own" % (path, const, owner))
     if len(readers) < 20:
         sys.exit("check_spec_keys: found the readers of only %d view kinds" % len(readers))
 
-    problems = []
-    # A view's own keys (OwnKey, declared in its folder) are read by that folder alone.
-    for folder in sorted(p for p in (src / "views").iterdir() if p.is_dir()):
-        for path in sorted(folder.iterdir()):
-            if path.suffix in (".cpp", ".h") and not path.name.startswith("tst_"):
-                for owner, const in re.findall(r"views::(\w+)::(k[A-Z]\w*)", path.read_text()):
-                    if owner != folder.name:
-                        problems.append("%s: reads %s, a key of the %s view's own" % (path, const, owner))
     for kind, sources in sorted(readers.items()):
         for where, text in sources:
             for field in sorted(set(re.findall(r"(?:m_spec|spec\(\)|\bspec)\.(\w+)\b", text))):

@@ -13,6 +13,8 @@ import pathlib
 import re
 import sys
 
+from viewfolders import shared_keys, view_folders
+
 HEADER = ["| view kind | shows | uses |", "| --- | --- | --- |"]
 
 
@@ -41,29 +43,18 @@ def tab_order(descriptors):
 def main():
     src = pathlib.Path(sys.argv[1])
     out = pathlib.Path(sys.argv[2])
-    schema = (src / "core/view/speckeys.cpp").read_text()
     keys, listing = set(), {}  # every key; kind -> the keys whose entry lists it
-    for entry in re.split(r'\n\s*\{\.name = "', schema)[1:]:
-        name = entry.split('"', 1)[0]
+    for name, _, views in shared_keys(src, "check_view_docs"):
         keys.add(name)
-        views = re.search(r"\.views = \{([^}]*)\}", entry)
-        for kind in re.findall(r'"([^"]+)"', views.group(1)) if views else []:
+        for kind in views or []:
             listing.setdefault(kind, set()).add(name)
-    if len(keys) < 20:
-        sys.exit("check_view_docs: found only %d keys in speckeys.cpp: the table's shape changed" % len(keys))
 
     rows, descriptors, problems = {}, {}, []
-    for folder in sorted(p for p in (src / "views").iterdir() if p.is_dir()):
-        code = "".join(p.read_text() for p in sorted(folder.glob("*.cpp")) if not p.name.startswith("tst_"))
-        kind = re.search(r'\.kind = "([^"]+)"', code)
-        if not kind:
-            sys.exit("check_view_docs: %s describes no view kind" % folder)
-        kind = kind.group(1)
-        for name in re.findall(r'\.name = "([^"]+)"', code):  # its own keys (ViewKind::keys)
-            keys.add(name)
-            listing.setdefault(kind, set()).add(name)
-        after = re.search(r'\.after = "([^"]+)"', code)
-        descriptors[kind] = after.group(1) if after else None
+    for view in view_folders(src, "check_view_docs"):
+        folder, kind = view.path, view.kind
+        keys.update(view.own_keys)
+        listing.setdefault(kind, set()).update(view.own_keys)
+        descriptors[kind] = view.after or None
         doc = folder / (folder.name + ".md")
         if not doc.exists():
             problems.append("%s: the %s view has no documentation (Shows: …, Uses: …)" % (doc, kind))

@@ -1,0 +1,80 @@
+"""What the source checks read of the view folders (src/views/NAME/) and of the spec-key schema, in one place.
+
+check_layers.py, check_spec_keys.py and check_view_docs.py import it (a script's own folder is on Python's path).
+"""
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SECTIONS = ("CORE", "WIDGET", "CORE_TESTS", "TESTS")
+
+
+@dataclass
+class Folder:
+    path: Path
+    kind: str  # the descriptor's `.kind`
+    after: str  # its `.after`; "" for the first tab
+    sources: list  # [(path, text)] of its .cpp and .h files, the tests aside
+    widgets: set  # the paths its CMakeLists.txt lists after WIDGET
+    own_keys: list = field(default_factory=list)  # the names of the keys its descriptor documents (ViewKind::keys)
+
+    @property
+    def code(self):
+        return "".join(text for _, text in self.sources)
+
+
+def view_folders(src, check):
+    """Every view folder under SOURCE_DIR/views, in the folders' order; exits naming `check` when one has no kind."""
+    folders = []
+    for path in sorted(p for p in (Path(src) / "views").iterdir() if p.is_dir()):
+        sources = [(p, p.read_text(encoding="utf-8")) for p in sorted(path.iterdir())
+                   if p.suffix in (".cpp", ".h") and not p.name.startswith("tst_")]
+        code = "".join(text for _, text in sources)
+        kind = re.search(r'\.kind = "([^"]+)"', code)
+        if not kind:
+            sys.exit('%s: %s describes no view kind (.kind = "…")' % (check, path))
+        after = re.search(r'\.after = "([^"]+)"', code)
+        folders.append(Folder(path, kind.group(1), after.group(1) if after else "", sources, widget_files(path),
+                              re.findall(r'\.name = "([^"]+)"', code)))
+    return folders
+
+
+def widget_files(folder):
+    """The files a folder's CMakeLists.txt lists after WIDGET (atlas_view), as paths."""
+    listing = folder / "CMakeLists.txt"
+    if not listing.is_file():
+        return set()
+    words = re.sub(r"#.*", "", listing.read_text(encoding="utf-8")).replace("(", " ").replace(")", " ").split()
+    widgets, section = set(), None
+    for w in words:
+        if w in SECTIONS:
+            section = w
+        elif section == "WIDGET":
+            widgets.add(folder / w)
+    return widgets
+
+
+def entries(text, start_pattern):
+    """The brace-balanced entries of a table whose items open with `start_pattern`."""
+    for m in re.finditer(start_pattern, text):
+        depth, i = 0, m.start()
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        yield text[m.start():i]
+
+
+def shared_keys(src, check):
+    """The keys of src/core/view/speckeys.cpp: [(name, ViewSpec field, the views that read it or None for every view)]."""
+    keys = []
+    for entry in entries((Path(src) / "core/view/speckeys.cpp").read_text(encoding="utf-8"), r"\{\.name = \""):
+        name = re.search(r'\.name = "([^"]+)"', entry).group(1)
+        member = re.search(r"&ViewSpec::(\w+)", entry).group(1)
+        views = re.search(r"\.views = \{([^}]*)\}", entry)
+        keys.append((name, member, re.findall(r'"([^"]+)"', views.group(1)) if views else None))
+    if len(keys) < 20:
+        sys.exit("%s: found only %d keys in speckeys.cpp: the table's shape changed" % (check, len(keys)))
+    return keys
