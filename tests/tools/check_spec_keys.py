@@ -5,7 +5,7 @@ A key of src/core/view/speckeys.cpp that lists `.views` belongs to those view ki
 that sets it for another view, and a lesson step's JSON leaves it out. This check reads the sources and fails when a
 file of a view's folder (src/views/NAME/, the tests aside), or a shared request its descriptor names
 (`.request = analysis::NAME`, in src/core/view), reads a ViewSpec field whose key does not list that view, or when a
-folder reads another view's own key (an OwnKey, views::OTHER::kName).
+folder reads another view's own key (an OwnKey, views::OTHER::kName) or declares one its descriptor's keys leave out.
 
 Usage: check_spec_keys.py SOURCE_DIR
 """
@@ -34,6 +34,10 @@ def main():
         readers.setdefault(view.kind, []).extend(view.sources)
         for request in re.findall(r"\.request = analysis::(\w+)", view.code):  # a request two views share
             readers[view.kind].append((request, function_body(shared, request)))
+        listed = set(re.findall(r"\.field = (k\w+)", view.code))
+        for const in re.findall(r"OwnKey<.*?>\s+(k\w+)\s*\{", view.code):  # each OwnKey is in the descriptor's keys
+            if const not in listed:
+                problems.append("%s: declares the key %s, which its descriptor's keys do not list" % (view.path, const))
         for path, text in view.sources:  # a view's own keys (OwnKey) are read by its folder alone
             for owner, const in re.findall(r"views::(\w+)::(k[A-Z]\w*)", text):
                 if owner != view.path.name:

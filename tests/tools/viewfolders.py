@@ -17,7 +17,7 @@ class Folder:
     after: str  # its `.after`; "" for the first tab
     sources: list  # [(path, text)] of its .cpp and .h files, the tests aside
     widgets: set  # the paths its CMakeLists.txt lists after WIDGET
-    own_keys: list = field(default_factory=list)  # the names of the keys its descriptor documents (ViewKind::keys)
+    own_keys: list = field(default_factory=list)  # the names of the OwnKeys it declares (ViewKind::keys)
 
     @property
     def code(self):
@@ -36,7 +36,7 @@ def view_folders(src, check):
             sys.exit('%s: %s describes no view kind (.kind = "…")' % (check, path))
         after = re.search(r'\.after = "([^"]+)"', code)
         folders.append(Folder(path, kind.group(1), after.group(1) if after else "", sources, widget_files(path),
-                              re.findall(r'\.name = "([^"]+)"', code)))
+                              re.findall(r'OwnKey<.*?>\s+k\w+\s*\{"([^"]+)"', code)))
     return folders
 
 

@@ -26,11 +26,28 @@ std::string viewKeyMeaning()
     return meaning;
 }
 
-// The shared keys, then every view's own, read by that view alone.
+// The OwnKey's name of a view's own key; "" for a field of ViewSpec.
+std::string ownKeyName(const SpecKey::Field &field)
+{
+    return std::visit(
+        [](const auto &f) -> std::string {
+            if constexpr (requires { f.name; })
+                return f.name;
+            else
+                return {};
+        },
+        field);
+}
+
+// The shared keys, then every view's own, read by that view alone and named by its OwnKey.
 std::vector<SpecKey> withViewKeys(std::vector<SpecKey> keys)
 {
     for (const ViewKind &kind : viewKinds())
         for (SpecKey key : kind.keys) {
+            key.name = ownKeyName(key.field);
+            if (key.name.empty())
+                throw Error("the " + kind.kind + " view lists a key of ViewSpec's own as its key: a view's keys are "
+                    + "OwnKeys declared in its folder");
             key.views = {kind.kind};
             keys.push_back(std::move(key));
         }

@@ -45,8 +45,8 @@ struct ViewKind
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
     std::string after; // the kind whose tab this one follows; empty for the first tab of all (Attention)
-    // The keys this view alone reads (each field an OwnKey its folder declares): specKeys() lists them after the shared
-    // ones, with `views` set to this kind.
+    // The keys this view alone reads, each field an OwnKey its folder declares: specKeys() lists them after the shared
+    // ones, named by their OwnKey and with `views` set to this kind (leave both out here).
     std::vector<SpecKey> keys;
 };
 

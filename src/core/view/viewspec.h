@@ -111,7 +111,7 @@ struct SpecKey
     using Field = std::variant<std::string ViewSpec::*, int ViewSpec::*, double ViewSpec::*, bool ViewSpec::*,
         std::vector<int> ViewSpec::*, std::vector<std::string> ViewSpec::*, OwnKey<std::string>, OwnKey<int>,
         OwnKey<double>, OwnKey<bool>, OwnKey<std::vector<int>>, OwnKey<std::vector<std::string>>>;
-    std::string name;
+    std::string name; // a view's own key: left out, specKeys() gives it its OwnKey's
     Field field;
     std::string type; // the docs' "type" column: "int ≥ 0", "string"
     // The view kinds that read it; empty: every view (the model, its input and its run, the page's look). A lesson

@@ -90,8 +90,7 @@ ViewKind kind()
         .request = request,
         .after = "neuron",
         .keys
-        = {{.name = "ablate_heads",
-               .field = kAblateHeads,
+        = {{.field = kAblateHeads,
                .type = "string",
                .meaning
                = "ablation view: the heads switched off as `layer.head`, comma-separated (`\"0.1,1.3\"`, as `dump "
@@ -107,8 +106,7 @@ ViewKind kind()
                    },
                .ownedByView = true,
                .perModel = true},
-            {.name = "ablation",
-                .field = kAblation,
+            {.field = kAblation,
                 .type = "string",
                 .meaning
                 = "ablation view: `zero` (a head's context C_h is replaced by 0 in the merge, Michel et al.'s head "

@@ -15,8 +15,7 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .drawsDifference = true,
-        .keys = {{.name = "veil_query",
-            .field = kVeilQuery,
+        .keys = {{.field = kVeilQuery,
             .type = "bool",
             .meaning = "attention view: row `query` is covered (\"hidden until Reveal\") and its hover says nothing of "
                        "its weights. A lesson step with a predict question opens with it on, so the heat map does not "

@@ -49,22 +49,19 @@ ViewKind kind()
         .request = request,
         .after = "logit-lens",
         .keys
-        = {{.name = "exit_rule",
-               .field = kExitRule,
+        = {{.field = kExitRule,
                .type = "string",
                .meaning = "early exit: the rule that stops a token, `confidence` (after the first block whose top "
                           "probability is at least `exit_threshold`) or `patience` (PABEE: once its prediction has "
                           "stayed unchanged `exit_patience` times in a row)",
                .choices = {"confidence", "patience"},
                .ownedByView = true},
-            {.name = "exit_threshold",
-                .field = kExitThreshold,
+            {.field = kExitThreshold,
                 .type = "number, 0 < θ ≤ 1",
                 .meaning = "early exit by confidence: θ, the top probability a block's prediction needs",
                 .maximum = 1,
                 .ownedByView = true},
-            {.name = "exit_patience",
-                .field = kExitPatience,
+            {.field = kExitPatience,
                 .type = "int ≥ 1",
                 .meaning = "early exit by patience: t, how many times in a row the prediction must stay unchanged "
                            "(clamped to the model's layers − 1)",

@@ -61,8 +61,7 @@ ViewKind kind()
         .group = "Inside the model",
         .request = request,
         .after = "positions",
-        .keys = {{.name = "capacity_factor",
-                     .field = kCapacityFactor,
+        .keys = {{.field = kCapacityFactor,
                      .type = "number ≥ 0",
                      .meaning
                      = "experts view: route with this capacity factor (each expert takes ⌈factor · T / E⌉ tokens); 0 = "
@@ -71,16 +70,14 @@ ViewKind kind()
                      .zeroAllowed = true,
                      .ownedByView = true,
                      .perModel = true},
-            {.name = "expert_top_k",
-                .field = kExpertTopK,
+            {.field = kExpertTopK,
                 .type = "int ≥ 0",
                 .meaning = "experts view: send each token to this many experts (at most E); 0 = the model's own "
                            "(`atlas_expert_top_k`)",
                 .rule = ">= 1, or 0 for the model's own",
                 .ownedByView = true,
                 .perModel = true},
-            {.name = "devices",
-                .field = kDevices,
+            {.field = kDevices,
                 .type = "int ≥ 1",
                 .meaning = "experts view: the devices the experts are spread over (clamped to E)",
                 .minimum = 1,

@@ -16,8 +16,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .everyHead = true,
         .after = "attention",
-        .keys = {{.name = "thumbnail_size",
-            .field = kThumbnailSize,
+        .keys = {{.field = kThumbnailSize,
             .type = "int, 0 or 48 … 1024",
             .meaning = "heads view: each thumbnail's side in pixels, the view scrolling when the grid is larger than "
                        "the window (the view's \"Thumbnails\" box); 0 = fit the view. Once every token gets a row tall "

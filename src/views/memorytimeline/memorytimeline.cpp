@@ -15,8 +15,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
         .after = "sinkhorn",
-        .keys = {{.name = "memory_scope",
-            .field = kMemoryScope,
+        .keys = {{.field = kMemoryScope,
             .type = "string",
             .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
                        "workspace only: the part the strategies change)",

@@ -14,8 +14,7 @@ ViewKind kind()
         .needs = ViewNeeds::NextProbs,
         .showsEncoderDecoder = true,
         .after = "architecture",
-        .keys = {{.name = "temperature",
-            .field = kTemperature,
+        .keys = {{.field = kTemperature,
             .type = "number, 0 < T ≤ 100",
             .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
                        "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "

@@ -101,8 +101,7 @@ ViewKind kind()
         .group = "Research",
         .request = request,
         .after = "rollout",
-        .keys = {{.name = "patch",
-                     .field = kPatch,
+        .keys = {{.field = kPatch,
                      .type = "string",
                      .meaning
                      = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
@@ -110,8 +109,7 @@ ViewKind kind()
                        "`mlp` (each layer's feed-forward output at every position)",
                      .choices = {"residual", "heads", "mlp"},
                      .ownedByView = true},
-            {.name = "corrupted_text",
-                .field = kCorruptedText,
+            {.field = kCorruptedText,
                 .type = "string",
                 .meaning
                 = "patching view: the corrupted input, read as the Input box reads it (text the model's tokenizer "
@@ -119,16 +117,14 @@ ViewKind kind()
                   "noise at `noise_positions`",
                 .ownedByView = true,
                 .perModel = true},
-            {.name = "noise_positions",
-                .field = kNoisePositions,
+            {.field = kNoisePositions,
                 .type = "array of ints",
                 .meaning
                 = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
                   "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`",
                 .ownedByView = true,
                 .perModel = true},
-            {.name = "contrast",
-                .field = kContrast,
+            {.field = kContrast,
                 .type = "string",
                 .meaning
                 = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "

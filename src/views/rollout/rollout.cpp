@@ -90,8 +90,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .after = "lost-in-the-middle",
-        .keys = {{.name = "rollout_heads",
-            .field = kRolloutHeads,
+        .keys = {{.field = kRolloutHeads,
             .type = "string",
             .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "
                        "& Zuidema's), or `max` / `min` (the largest or smallest weight of any head on each pair, rows "

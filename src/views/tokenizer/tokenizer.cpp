@@ -44,8 +44,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .after = "next-token",
-        .keys = {{.name = "compare_tokenizer",
-            .field = kCompareTokenizer,
+        .keys = {{.field = kCompareTokenizer,
             .type = "string",
             .meaning = "tokenizer view: the tokenizer whose split of the input is shown beside the model's own: a "
                        "built-in tokenizer (`gpt2`, `mistral-7b`, `bert-base-uncased`), a built-in model or a "

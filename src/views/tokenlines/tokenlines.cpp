@@ -16,8 +16,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .everyHead = true,
         .after = "heads",
-        .keys = {{.name = "hidden_heads",
-            .field = kHiddenHeads,
+        .keys = {{.field = kHiddenHeads,
             .type = "array of ints",
             .meaning = "lines view with every head (`head` −1): the heads switched off, each toggled by clicking its "
                        "swatch (BertViz's head view)",

@@ -73,8 +73,7 @@ ViewKind kind()
         .group = "Efficient attention",
         .request = request,
         .after = "adaptive-span",
-        .keys = {{.name = "retention",
-                     .field = kRetention,
+        .keys = {{.field = kRetention,
                      .type = "string",
                      .meaning
                      = "token reduction: the share of the input's tokens kept after each layer (PoWER-BERT's retention "
@@ -91,8 +90,7 @@ ViewKind kind()
                              return std::string();
                          },
                      .ownedByView = true},
-            {.name = "ranking",
-                .field = kRanking,
+            {.field = kRanking,
                 .type = "string",
                 .meaning = "token reduction: how the tokens that go on are chosen, `significance` (PoWER-BERT: the "
                            "attention each receives from every query), `random` (a control) or `targets` (not "
