@@ -322,7 +322,11 @@ private slots:
         const auto *sweep = dynamic_cast<const MemoryDepthAnalysis *>(result.get());
         QVERIFY2(sweep, why.c_str());
         QCOMPARE(int(sweep->points.size()), 9); // depths 1, 2, 4
-        QCOMPARE(sweep->asked, (MemorySweepRequest {4, 1}));
+        QCOMPARE(depth.settings, analysisSettings(spec)); // what the view compares with its own spec's
+        QVERIFY(depth.settings.find("\"depth\":4") != std::string::npos);
+        spec.cursor = 3; // a key the sweep does not read: the same result
+        QCOMPARE(analysisRequest(spec, c).key, depth.key);
+        spec.cursor = -1;
         QVERIFY(sweep->plain.slope > 0);
         spec.view = "memory-tradeoff";
         spec.ffnChunks = 100;

@@ -158,6 +158,11 @@ private slots:
         QCOMPARE(curve->dataCount(), 4); // k = 1 … 4
         QVERIFY(view.caption().contains("k = ⌈√L⌉ = 2"));
         QVERIFY(view.title().contains("k = 1 … 4"));
+        // A tab not switched yet is handed the next view's spec and result (a lesson's step from the trade-off to the
+        // depth sweep, with the same settings): it waits rather than draw a result of another type.
+        MemoryDepthView depth;
+        drawMemoryView(depth, s);
+        QVERIFY2(!depth.message().isEmpty(), "the depth view drew the trade-off's result");
     }
 
     void inversionViewDrawsEveryPrecision()

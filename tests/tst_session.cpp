@@ -369,6 +369,33 @@ private slots:
         QCOMPARE(session.analysis().result, first);
     }
 
+    // The memory timeline and the graph draw one recording: switching between them runs nothing, and the state says
+    // whose settings it answers, so that the graph draws it (View::currentAnalysis) rather than wait for it.
+    void twoViewsOfOneAnalysisShareItsResult()
+    {
+        Session session;
+        open(session, "memory-timeline");
+        waitForAnalysis(session);
+        const auto recording = session.analysis().result;
+        QVERIFY(recording != nullptr);
+        QCOMPARE(session.analysis().settings, analysisSettings(session.spec()));
+        ViewSpec spec = session.spec();
+        spec.view = "memory-graph";
+        session.setSpec(spec);
+        QVERIFY(!session.analysis().pending);
+        QCOMPARE(session.analysis().result, recording);
+        QCOMPARE(session.analysis().settings, analysisSettings(session.spec()));
+        spec = session.spec();
+        spec.cursor = 5; // the graph's scrub position: drawing only
+        session.setSpec(spec);
+        QCOMPARE(session.analysis().result, recording);
+        spec.checkpointEvery = 2; // a key the recording reads: a new one
+        session.setSpec(spec);
+        QVERIFY(session.analysis().pending && session.analysis().result == nullptr);
+        waitForAnalysis(session);
+        QVERIFY(session.analysis().result != nullptr && session.analysis().result != recording);
+    }
+
     // Back to a view shown a moment ago whose analysis took long (a memory sweep): its result is the one computed
     // then, at once. A quick one (the kernel comparison of a few tokens) is computed again instead of kept.
     void aRecentLongResultComesBackAtOnce()

@@ -4,6 +4,7 @@
 #include "testbundle.h"
 #include "tokenlines/tokenlines.h"
 #include "util/error.h"
+#include "view/viewanalysis.h"
 #include "view/viewkinds.h"
 #include "view/viewspec.h"
 
@@ -154,6 +155,29 @@ private slots:
         QVERIFY(atlas::unreadKeys(spec).empty());
         QVERIFY(contains(spec.toJson(true), "\"top_k\": 7"));
         QCOMPARE(ViewSpec::fromJson(spec.toJson(true), "t"), spec);
+    }
+
+    // What an analysis was made for: the keys its request reads, which the view reads; no other key moves it.
+    void analysesAreKeyedByTheKeysTheyRead()
+    {
+        for (const atlas::ViewKind &kind : atlas::viewKinds()) {
+            QVERIFY2(kind.request || kind.analysisKeys.empty(), kind.kind.c_str());
+            for (const std::string &name : kind.analysisKeys) {
+                const atlas::SpecKey *key = atlas::findSpecKey(name);
+                QVERIFY2(key && atlas::viewReadsKey(kind.kind, *key), (kind.kind + ": " + name).c_str());
+            }
+        }
+        ViewSpec spec;
+        spec.view = "fills";
+        spec.seed = 3;
+        const std::string settings = atlas::analysisSettings(spec);
+        QVERIFY2(contains(settings, "\"seed\":3") && contains(settings, "fills"), settings.c_str());
+        QVERIFY(!contains(settings, "layer"));
+        QCOMPARE(atlas::analysisSettings(spec, {"seed"}).find("seed"), std::string::npos);
+        spec.layer = 2; // not a key the fills read: the same settings
+        QCOMPARE(atlas::analysisSettings(spec), settings);
+        spec.view = "patching"; // the same values, another view: other settings
+        QVERIFY(atlas::analysisSettings(spec) != settings);
     }
 
     void everyKeyIsWrittenAndReadBack()

@@ -78,3 +78,13 @@ def shared_keys(src, check):
     if len(keys) < 20:
         sys.exit("%s: found only %d keys in speckeys.cpp: the table's shape changed" % (check, len(keys)))
     return keys
+
+
+def statements(text, pattern):
+    """The statements (up to the next ';' outside brackets) that start where `pattern` matches."""
+    for m in re.finditer(pattern, text):
+        depth, i = 0, m.start()
+        while i < len(text) and not (text[i] == ";" and depth == 0):
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text[i], 0)
+            i += 1
+        yield text[m.start():i]

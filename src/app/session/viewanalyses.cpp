@@ -21,10 +21,13 @@ ViewAnalyses::ViewAnalyses()
 void ViewAnalyses::show(const std::string &view, AnalysisRequest request, size_t keepBytes)
 {
     m_keepBytes = keepBytes;
-    if (request.key == m_key && !request.key.empty() && request.problem.empty())
+    if (request.key == m_key && !request.key.empty() && request.problem.empty()) {
+        m_state.settings = request.settings; // another view's of the same analysis (the timeline's and the graph's)
         return; // the result on hand, or under way, still fits
+    }
     m_key = request.key;
     m_state = {};
+    m_state.settings = request.settings;
     m_pins.clear();
     if (request.key.empty() || !request.problem.empty()) {
         m_jobs.stop(view);

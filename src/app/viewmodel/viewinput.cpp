@@ -61,7 +61,9 @@ void analyzeNow(ViewInput &input, const ViewSpec &spec, bool checkOnly)
     input.analysis = {};
     AnalysisContext context = analysisContext(input);
     context.checkOnly = checkOnly;
-    input.analysis.result = runAnalysisNow(analysisRequest(spec, context), &problem);
+    const AnalysisRequest request = analysisRequest(spec, context);
+    input.analysis.settings = request.settings;
+    input.analysis.result = runAnalysisNow(request, &problem);
     input.analysis.problem = QString::fromStdString(problem);
 }
 

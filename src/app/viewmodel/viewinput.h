@@ -24,6 +24,7 @@ namespace atlas {
 struct AnalysisState
 {
     std::shared_ptr<const ViewAnalysis> result; // null while none is ready
+    std::string settings; // the view and its spec's values of what the analysis reads (AnalysisRequest::settings)
     bool pending = false; // a run for the current spec and trace is under way
     QString problem; // why there is no result: not computed yet, a bad head, the analysis failed
     int done = 0, total = 0; // a long run's progress while pending (total 0: none reported)

@@ -102,17 +102,24 @@ void AnalysisPlotView::refresh()
 {
     layOutHidden(this);
     applyTheme();
-    std::shared_ptr<const ViewAnalysis> result = m_input.analysis.result;
-    if (!result && m_input.analysis.pending && keepsResultWhilePending() && m_shown && isCurrent(*m_shown))
+    std::shared_ptr<const ViewAnalysis> result;
+    if (currentAnalysis<ViewAnalysis>() && drawsResult(*m_input.analysis.result))
+        result = m_input.analysis.result;
+    else if (m_input.analysis.pending && keepsShown())
         result = m_shown;
-    if (!result || !isCurrent(*result)) {
+    if (!result) {
         if (!m_input.analysis.problem.isEmpty())
             return showMessage(m_input.analysis.problem);
         if (!m_input.trace)
             return showMessage(QString::fromUtf8(kNothingComputed));
         return showMessage(pendingText(), m_input.analysis.pending);
     }
-    m_shown = result;
+    if (result != m_shown) {
+        m_shown = result;
+        m_shownSpec = m_spec;
+        m_shownModel = m_input.model;
+        m_shownTokens = m_input.tokens.size();
+    }
     m_plot->clearItems();
     m_plot->clearGraphs();
     m_plot->clearPlottables();
@@ -128,6 +135,15 @@ void AnalysisPlotView::refresh()
         m_controls->setFont(font());
     m_stack->setCurrentWidget(m_page);
     m_plot->replot(drawnHeadless(this) ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+}
+
+bool AnalysisPlotView::keepsShown() const
+{
+    if (!keepsResultWhilePending() || !m_shown || !m_input.model || m_shownModel.lock() != m_input.model
+        || m_shownTokens != m_input.tokens.size())
+        return false;
+    const std::vector<std::string> edited = editedInPlace();
+    return analysisSettings(m_shownSpec, edited) == analysisSettings(m_spec, edited);
 }
 
 QString AnalysisPlotView::pendingText() const

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 class QCPAbstractPlottable;
@@ -28,8 +29,8 @@ namespace atlas {
 struct ViewAnalysis;
 
 // A view that draws one analysis result on a plot with a caption under it (the memory sweeps, the inversion error):
-// until the result is there it shows why not (the analysis's problem, "Measuring…", nothing computed), and a result
-// the session still holds from older settings waits for the new one. Subclasses only draw.
+// until the result of its settings is there (View::currentAnalysis) it shows why not (the analysis's problem,
+// "Measuring…", nothing computed). Subclasses only draw.
 class AnalysisPlotView : public View
 {
     Q_OBJECT
@@ -44,25 +45,15 @@ public:
 protected:
     explicit AnalysisPlotView(QWidget *parent = nullptr);
 
-    // Whether `result` is this view's, for the spec on screen.
-    virtual bool isCurrent(const ViewAnalysis &result) const = 0;
-    // For views that draw one head's picture: whether `result` is an Analysis whose picture is of the input on
-    // screen, at the spec's layer and head.
-    template <typename Analysis> bool picturesThisHead(const ViewAnalysis &result) const
-    {
-        const auto *a = dynamic_cast<const Analysis *>(&result);
-        return a && m_input.model && int64_t(a->picture.tokens.size()) == m_input.tokens.size()
-            && a->picture.layer == m_spec.layer && a->picture.head == std::max(m_spec.head, 0);
-    }
-    // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
-    virtual QString draw(const ViewAnalysis &result) = 0;
     // What the view says while its analysis runs, and its progress bar's text when the run reports one ("%v of %m
     // points").
     virtual QString pendingText() const;
     virtual QString progressFormat() const;
-    // Whether the last drawn result stays on screen while a new one runs (when it is still current): a view the
-    // user edits in place (switching heads) keeps its picture rather than flash a message.
+    // Whether the last drawn result stays on screen while a new one runs, rather than a message, when it is of the same
+    // model, an input of the same length and the same settings but those of editedInPlace(): a view whose input the
+    // user edits in place keeps its picture, and so does one whose table the user clicks (heads switched off).
     virtual bool keepsResultWhilePending() const { return false; }
+    virtual std::vector<std::string> editedInPlace() const { return {}; }
     // A row of controls over the plot, made on first use; hidden on export (interfaceWidgets).
     QWidget *controlRow();
 
@@ -93,10 +84,16 @@ protected:
     void setTitle(const QString &text);
 
 private:
+    // Whether `result` is of the type the view draws (a tab not yet switched may be handed another view's spec).
+    virtual bool drawsResult(const ViewAnalysis &result) const = 0;
+    // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
+    virtual QString draw(const ViewAnalysis &result) = 0;
     void refresh() final;
     // The message instead of the plot; `running`: with the analysis's progress and Cancel under it.
     void showMessage(const QString &text, bool running = false);
     void applyTheme();
+    // Whether the last drawn result may stand in for the one under way (keepsResultWhilePending).
+    bool keepsShown() const;
 
     QStackedLayout *m_stack;
     QWidget *m_messagePage; // the message, and the progress and Cancel of a run under way
@@ -109,7 +106,23 @@ private:
     QCPLayoutGrid *m_body; // the axis rects, under the title
     QLabel *m_caption;
     QWidget *m_controls = nullptr;
-    std::shared_ptr<const ViewAnalysis> m_shown; // the result last drawn
+    std::shared_ptr<const ViewAnalysis> m_shown; // the result last drawn, and what it was drawn for
+    ViewSpec m_shownSpec;
+    std::weak_ptr<const Model> m_shownModel;
+    qsizetype m_shownTokens = 0;
+};
+
+// An AnalysisPlotView of the result type R (an analysis of view/viewanalysis.h): its subclass draws an R.
+template <class R> class ResultPlotView : public AnalysisPlotView
+{
+protected:
+    using AnalysisPlotView::AnalysisPlotView;
+    // Fills the plot (cleared: no graphs, items or axis rects beyond the title row) and returns the caption.
+    virtual QString draw(const R &result) = 0;
+
+private:
+    bool drawsResult(const ViewAnalysis &result) const final { return dynamic_cast<const R *>(&result) != nullptr; }
+    QString draw(const ViewAnalysis &result) final { return draw(static_cast<const R &>(result)); }
 };
 
 } // namespace atlas

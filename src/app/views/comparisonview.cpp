@@ -186,6 +186,7 @@ ViewInput ComparisonView::sideInput(const ViewInput &run, const ComparisonAnalys
     input.analysis = {};
     if (result) { // the side's own analysis, from the comparison's result
         input.analysis.result = side == Side::A ? result->ownA : result->ownB;
+        input.analysis.settings = side == Side::A ? result->settingsA : result->settingsB;
         input.analysis.problem = QString::fromStdString(side == Side::A ? result->problemA : result->problemB);
     } else { // the comparison's state while it runs, or why it failed
         input.analysis.pending = m_input.analysis.pending;

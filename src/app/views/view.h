@@ -69,6 +69,13 @@ protected:
     void clearClipped() { m_clipped.clear(); }
     void noteClipped(const QString &text) { m_clipped.append(text); }
 
+    // The session's analysis as an A, when it was made for this view's settings (analysisSettings of m_spec): null
+    // while it runs, when it failed, or while the input still holds the result of the spec before the last edit.
+    template <class A> const A *currentAnalysis() const
+    {
+        return m_input.analysis.settings == analysisSettings(m_spec) ? m_input.analysisAs<A>() : nullptr;
+    }
+
     ViewInput m_input;
     ViewSpec m_spec;
 

@@ -167,15 +167,16 @@ template <class Result>
 using HeadWork
     = std::function<void(Result &, const Tensor &q, const Tensor &k, const Tensor &v, const std::atomic<bool> &)>;
 
-// A request for an analysis of (layer, head)'s Q, K, V: keyed by `what`, the tensors' identity, the mask; it pins
-// the layer's tensors and hands the job copies of the head's. Result has `layer` and `head`.
+// A request for an analysis of (layer, head)'s Q, K, V: keyed by `what`, the tensors' identity, the mask (the layer
+// and head are keys the view's analysis reads); it pins the layer's tensors and hands the job copies of the head's.
+// Result has `layer` and `head`.
 template <class Result>
 AnalysisRequest headRequest(
     const std::string &what, const HeadQkv &qkv, int layer, int head, const AnalysisContext &c, HeadWork<Result> work)
 {
     AnalysisRequest r;
-    r.key = what + "/" + std::to_string(layer) + "/" + std::to_string(head) + identity(qkv.q) + identity(qkv.k)
-        + identity(qkv.v) + (c.causal ? "/causal/" : "/") + paddingKey(c.padding);
+    r.key = what + identity(qkv.q) + identity(qkv.k) + identity(qkv.v) + (c.causal ? "/causal/" : "/")
+        + paddingKey(c.padding);
     r.pinned = {qkv.q, qkv.k, qkv.v};
     r.run = [q = headCopy(qkv.q, head), k = headCopy(qkv.k, head), v = headCopy(qkv.v, head), layer, head,
                 work = std::move(work)](const std::atomic<bool> &cancel) {

@@ -155,6 +155,7 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         const auto start = Clock::now();
         auto out = std::make_shared<ComparisonAnalysis>();
         out->b = b;
+        out->settingsA = own.settings;
         runOwn(own, cancel, out->ownA, out->problemA);
         if (cancel)
             return std::shared_ptr<const ViewAnalysis>(out);
@@ -175,7 +176,9 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
             throw Error(why);
         AnalysisContext contextB = contextOf(out->run);
         contextB.checkOnly = checkOnly;
-        runOwn(ownRequest(b, contextB), cancel, out->ownB, out->problemB);
+        const AnalysisRequest ownB = ownRequest(b, contextB);
+        out->settingsB = ownB.settings;
+        runOwn(ownB, cancel, out->ownB, out->problemB);
         if (spec.compare == "difference") {
             fillDifference(*out, spec, probsA, maskedA, *out->run.trace);
             if (!out->differenceProblem.empty())

@@ -44,11 +44,11 @@ std::string optionsProblem(const ViewSpec &spec, const AnalysisContext &c, Memor
 
 } // namespace
 
-std::string analysis::shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens)
+std::string analysis::shapeKey(const ModelConfig &c, int tokens)
 {
     return std::to_string(c.layers) + "x" + std::to_string(c.heads) + "x" + std::to_string(c.dModel) + "x"
-        + std::to_string(c.dFF) + "v" + std::to_string(c.vocab) + "p" + positionKindName(c.positions) + "/d"
-        + std::to_string(spec.depth) + "/c" + std::to_string(spec.ffnChunks) + "/t" + std::to_string(tokens);
+        + std::to_string(c.dFF) + "v" + std::to_string(c.vocab) + "p" + positionKindName(c.positions) + "/t"
+        + std::to_string(tokens);
 }
 
 double analysis::trainingFlops(const ModelConfig &shape, int layers, int tokens, double steps)
@@ -77,14 +77,12 @@ AnalysisRequest analysis::timelineRequest(const ViewSpec &spec, const AnalysisCo
             trainingFlops(c.model->config, L, T, 6), trainingBytes(c.model->config, L, T)))
         return *over;
     AnalysisRequest r;
-    r.key = "memory-timeline/" + modelIdentity(*c.model) + "/k" + std::to_string(spec.checkpointEvery) + "/c"
-        + std::to_string(spec.ffnChunks) + "/" + inputKey(c);
+    r.key = "memory-timeline/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     const Input input = inputOf(c);
     r.run
         = [model = c.model, input, k = spec.checkpointEvery, chunks = spec.ffnChunks](const std::atomic<bool> &cancel) {
               return timedResult<MemoryTimelineAnalysis>([&](MemoryTimelineAnalysis &result) {
-                  result.checkpointEvery = k;
                   result.ffnChunks = chunks;
                   result.timeline = memoryTimeline(*model, nextTokenSequence(input), k, chunks, &cancel);
               });

@@ -19,8 +19,8 @@ AnalysisRequest timelineRequest(const ViewSpec &spec, const AnalysisContext &con
 std::string trainingInputProblem(const AnalysisContext &c, int maxTokens, const std::string &what);
 // A sweep's settings checked before it runs: the memory options, the input within a learned position table.
 std::string sweepProblem(const ViewSpec &spec, const AnalysisContext &c, int maxTokens, const std::string &what);
-// The key of a model's shape (not its weights: the sweeps train random weights of that shape).
-std::string shapeKey(const ModelConfig &c, const ViewSpec &spec, int tokens);
+// The key of a model's shape (not its weights: the sweeps train random weights of that shape) and the input's length.
+std::string shapeKey(const ModelConfig &c, int tokens);
 // A training step's work, about: the forward, the backward (twice the forward), a recomputed forward. `steps` of them
 // on the model the sweep measures at `layers` layers (configAtDepth).
 double trainingFlops(const ModelConfig &shape, int layers, int tokens, double steps);

@@ -1,13 +1,36 @@
 #include "view/viewanalysis.h"
 
+#include "util/error.h"
 #include "util/text.h"
 #include "view/analysisrequests.h"
 #include "view/specrun.h"
 #include "view/viewkinds.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <variant>
 
 namespace atlas {
+
+namespace {
+
+// The JSON object of the spec's values of the keys `kind`'s analysis reads, but those of `leaveOut`.
+std::string analysisValues(const ViewSpec &spec, const ViewKind &kind, const std::vector<std::string> &leaveOut)
+{
+    nlohmann::ordered_json values = nlohmann::ordered_json::object();
+    for (const std::string &name : kind.analysisKeys) {
+        if (std::find(leaveOut.begin(), leaveOut.end(), name) != leaveOut.end())
+            continue;
+        const SpecKey *key = findSpecKey(name);
+        if (key == nullptr) // tst_viewspec checks every descriptor's names
+            throw Error("the " + kind.kind + " view's analysis reads an unknown key '" + name + "'");
+        std::visit([&](const auto &f) { values[name] = fieldValue(spec, f); }, key->field);
+    }
+    return values.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+} // namespace
 
 const char *const kNothingComputed = "Nothing computed yet: type a text and press Run (Ctrl+R).";
 
@@ -27,7 +50,21 @@ AnalysisRequest analysis::ownRequest(const ViewSpec &spec, const AnalysisContext
             return r;
         }
     const ViewKind *kind = findViewKind(spec.view);
-    return kind && kind->request ? kind->request(spec, context) : AnalysisRequest {};
+    if (!kind || !kind->request)
+        return {};
+    AnalysisRequest r = kind->request(spec, context);
+    if (!r.key.empty()) {
+        const std::string values = analysisValues(spec, *kind, {});
+        r.key += "|" + values;
+        r.settings = spec.view + " " + values;
+    }
+    return r;
+}
+
+std::string analysisSettings(const ViewSpec &spec, const std::vector<std::string> &leaveOut)
+{
+    const ViewKind *kind = findViewKind(spec.view);
+    return spec.view + " " + (kind ? analysisValues(spec, *kind, leaveOut) : std::string());
 }
 
 std::shared_ptr<const ViewAnalysis> runAnalysisNow(const AnalysisRequest &request, std::string *problem)

@@ -34,6 +34,7 @@ struct ComparisonAnalysis : ViewAnalysis
     std::shared_ptr<const Tokenizer> tokenizer; // B's model's, for its labels
     std::shared_ptr<const ViewAnalysis> ownA, ownB; // each side's analysis of the view; null: none, or problemA/B
     std::string problemA, problemB;
+    std::string settingsA, settingsB; // what each side's analysis was made for (AnalysisRequest::settings)
     // "difference": the layer and head's attention probabilities of each run and A − B, [rows, cols] row-major; empty
     // when differenceProblem says why (shapes that differ, a tensor A has not computed yet).
     int rows = 0, cols = 0;
@@ -74,9 +75,12 @@ struct AnalysisProgress
 // The analysis a spec's view needs, ready to run.
 struct AnalysisRequest
 {
-    // What the result depends on (the kind, the spec's settings it reads, the identity of the tensors it reads):
-    // a request with the key of the result on screen needs no new run. Empty when the view needs no analysis.
+    // What the result depends on: the request's name and the identity of what it reads of the run (the model, the
+    // input, traced tensors), then the values of the spec keys it reads (ViewKind::analysisKeys). A request with the
+    // key of the result on screen needs no new run. Empty when the view needs no analysis.
     std::string key;
+    // The view and its values of those keys (analysisSettings): a view draws a result only when they are its spec's.
+    std::string settings;
     // Why it cannot run (a tensor not computed yet, a head that does not exist, a layer without LSH): the view
     // shows this instead. When set, `run` is empty.
     std::string problem;
@@ -92,6 +96,9 @@ struct AnalysisRequest
 
 // The request for spec.view on the context; an empty key for a view that needs no analysis.
 AnalysisRequest analysisRequest(const ViewSpec &spec, const AnalysisContext &context);
+// spec.view and the spec's values of the keys its analysis reads (ViewKind::analysisKeys), leaving out `leaveOut`: what
+// a result was made for, beside the run.
+std::string analysisSettings(const ViewSpec &spec, const std::vector<std::string> &leaveOut = {});
 // Runs it at once (render, tests): the result, or nullptr with *problem set.
 std::shared_ptr<const ViewAnalysis> runAnalysisNow(const AnalysisRequest &request, std::string *problem);
 

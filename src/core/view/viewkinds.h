@@ -43,6 +43,11 @@ struct ViewKind
     bool everyHead = false; // "head": -1 shows every head of the layer
     bool drawsDifference = false; // "compare": "difference" draws its layer and head's probabilities A − B
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
+    // The spec keys `request` reads, by name. The analysis's key is made from their values (analysisSettings) and
+    // the identity of what the request reads of the run, so a change to any of them runs it again and a change to
+    // any other key does not; a view draws a result only when it was made for its spec's values of them.
+    // views_read_their_keys checks the list against what the folder's request code reads.
+    std::vector<std::string> analysisKeys;
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
     std::string after; // the kind whose tab this one follows; empty for the first tab of all (Attention)
     // The keys this view alone reads, each field an OwnKey its folder declares: specKeys() lists them after the shared

@@ -187,14 +187,6 @@ void readKey(const SpecKey &key, ViewSpec &spec, const Reader &r, const Json &v)
             r.fail(why);
 }
 
-const SpecKey *findKey(const std::string &name)
-{
-    for (const SpecKey &key : specKeys())
-        if (key.name == name)
-            return &key;
-    return nullptr;
-}
-
 std::vector<std::string> keyNames()
 {
     std::vector<std::string> names;
@@ -211,6 +203,14 @@ std::vector<std::string> ViewSpec::viewKinds()
     for (const ViewKind &k : atlas::viewKinds())
         kinds.push_back(k.kind);
     return kinds;
+}
+
+const SpecKey *findSpecKey(const std::string &name)
+{
+    for (const SpecKey &key : specKeys())
+        if (key.name == name)
+            return &key;
+    return nullptr;
 }
 
 bool viewReadsKey(const std::string &view, const SpecKey &key)
@@ -257,7 +257,7 @@ ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
     ViewSpec spec;
     for (const auto &[key, value] : root.items()) {
         const Reader reader(source, key);
-        const SpecKey *specKey = findKey(key);
+        const SpecKey *specKey = findSpecKey(key);
         if (specKey == nullptr)
             reader.fail("unknown key (" + suggestion(key, keyNames()) + ")");
         readKey(*specKey, spec, reader, value);

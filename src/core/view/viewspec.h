@@ -155,6 +155,8 @@ template <typename T> void setField(ViewSpec &spec, const OwnKey<T> &key, std::t
     spec.set(key, std::move(value));
 }
 
+// The key named `name`; nullptr for none.
+const SpecKey *findSpecKey(const std::string &name);
 // Whether a view of kind `view` reads `key`.
 bool viewReadsKey(const std::string &view, const SpecKey &key);
 // The keys `spec` sets (away from their defaults) that its view does not read.

@@ -41,8 +41,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     }
     const HeadAblation::Mode mode = parseAblationMode(spec.get(views::ablation::kAblation), "ablation");
     AnalysisRequest r;
-    r.key = "ablation/" + modelIdentity(*c.model) + "/" + spec.get(views::ablation::kAblation) + "/"
-        + headListText(heads) + "/at" + std::to_string(position) + "/" + inputKey(c) + (c.checkOnly ? "/check" : "");
+    r.key = "ablation/" + modelIdentity(*c.model) + "/" + inputKey(c) + (c.checkOnly ? "/check" : "");
     r.pinned = {c.model->wte};
     r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, input = inputOf(c), heads, mode, position, text = spec.get(views::ablation::kAblation),
@@ -88,6 +87,7 @@ ViewKind kind()
         .summary = "switch heads off: the next token, the task's loss and accuracy, and each head's importance",
         .group = "Attention",
         .request = request,
+        .analysisKeys = {"position", kAblateHeads.name, kAblation.name},
         .after = "neuron",
         .keys
         = {{.field = kAblateHeads,

@@ -41,7 +41,7 @@ QString headsText(const std::vector<HeadRef> &heads)
 } // namespace
 
 AblationView::AblationView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
     , m_mode(new QComboBox(controlRow()))
 {
     auto *row = static_cast<QHBoxLayout *>(controlRow()->layout());
@@ -61,12 +61,6 @@ AblationView::AblationView(QWidget *parent)
     plot()->setToolTip(tr("Click a head in the table to switch it off or on"));
 }
 
-bool AblationView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const HeadAblationAnalysis *>(&result);
-    return a && m_input.model && a->model == m_input.model->name && a->mode == m_spec.get(views::ablation::kAblation);
-}
-
 QString AblationView::progressFormat() const
 {
     return tr("%v of %m scorings of the task (one per head, and the whole model)");
@@ -77,9 +71,8 @@ QString AblationView::pendingText() const
     return tr("Running the model with and without the heads, and scoring its task…");
 }
 
-QString AblationView::draw(const ViewAnalysis &result)
+QString AblationView::draw(const HeadAblationAnalysis &a)
 {
-    const auto &a = static_cast<const HeadAblationAnalysis &>(result);
     m_mode->setCurrentIndex(m_mode->findData(QString::fromStdString(a.mode)));
     const bool zero = a.mode == "zero";
     setTitle(a.heads.empty() ? tr("Head ablation: no head off")

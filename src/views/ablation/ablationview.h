@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "ablation/ablation.h"
+
 class QCPAxisRect;
 class QComboBox;
 class QMouseEvent;
@@ -12,7 +14,7 @@ namespace atlas {
 // loss increase when that head alone is switched off), the heads switched off outlined; a click switches a head off
 // or on. On the right the next-token distribution with and without them; the caption gives the task's loss and
 // accuracy both ways. Zero or mean ablation is chosen above the plot.
-class AblationView : public AnalysisPlotView
+class AblationView : public ResultPlotView<HeadAblationAnalysis>
 {
     Q_OBJECT
 
@@ -20,11 +22,12 @@ public:
     explicit AblationView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const HeadAblationAnalysis &result) override;
     QString pendingText() const override;
     QString progressFormat() const override;
     bool keepsResultWhilePending() const override { return true; }
+    // A head clicked in the table keeps the table on screen while the model runs without it.
+    std::vector<std::string> editedInPlace() const override { return {views::ablation::kAblateHeads.name}; }
 
 private:
     void drawImportance(const struct HeadAblationAnalysis &a);

@@ -27,17 +27,10 @@ double barPosition(int layer, int head, int heads)
 } // namespace
 
 AdaptiveSpanView::AdaptiveSpanView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     connect(plot(), &QCustomPlot::mousePress, this, &AdaptiveSpanView::chooseHeadAt);
     plot()->setToolTip(tr("Click a head's bar to see its attention under its span's mask"));
-}
-
-bool AdaptiveSpanView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const AdaptiveSpanAnalysis *>(&result);
-    return a && m_input.model && int(a->spans.heads.size()) == m_input.model->config.layers
-        && a->spans.tokens == int(m_input.tokens.size());
 }
 
 QString AdaptiveSpanView::pendingText() const
@@ -45,9 +38,9 @@ QString AdaptiveSpanView::pendingText() const
     return tr("Reading every head's span…");
 }
 
-QString AdaptiveSpanView::draw(const ViewAnalysis &result)
+QString AdaptiveSpanView::draw(const AdaptiveSpanAnalysis &result)
 {
-    const AdaptiveSpans &s = static_cast<const AdaptiveSpanAnalysis &>(result).spans;
+    const AdaptiveSpans &s = result.spans;
     const int layer = std::clamp(m_spec.layer, 0, int(s.heads.size()) - 1);
     const int head = std::clamp(m_spec.head, 0, int(s.heads[size_t(layer)].size()) - 1);
     const HeadSpan &chosen = s.heads[size_t(layer)][size_t(head)];

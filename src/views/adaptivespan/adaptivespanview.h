@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "adaptivespan/adaptivespan.h"
+
 class QCPAxisRect;
 class QMouseEvent;
 
@@ -14,7 +16,7 @@ struct AdaptiveSpans;
 // attention with the edges of its soft mask: full weight within z of the query, a ramp R wide, exactly 0 beyond. A
 // click on a head's bar chooses it. The spans are AdaptiveSpanAnalysis's (adaptivespan/adaptivespan.h), the weights the
 // trace's.
-class AdaptiveSpanView : public AnalysisPlotView
+class AdaptiveSpanView : public ResultPlotView<AdaptiveSpanAnalysis>
 {
     Q_OBJECT
 
@@ -22,8 +24,7 @@ public:
     explicit AdaptiveSpanView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const AdaptiveSpanAnalysis &result) override;
     QString pendingText() const override;
     bool keepsResultWhilePending() const override { return true; }
 

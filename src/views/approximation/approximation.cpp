@@ -24,7 +24,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     // A kernel that cannot be causal (Linformer) is compared bidirectionally, and says so.
     options.causal = c.causal && attention::attentionKernel(spec.get(views::approximation::kApproximation)).causal;
     options.padding = c.padding;
-    return headRequest<ApproximationAnalysis>("approximation/" + options.kernel, qkv, layer, head, c,
+    return headRequest<ApproximationAnalysis>("approximation", qkv, layer, head, c,
         [options](ApproximationAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &v,
             const std::atomic<bool> &cancel) {
             attention::ApproximationSweepOptions o = options;
@@ -43,6 +43,7 @@ ViewKind kind()
         .group = "Efficient attention",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
+        .analysisKeys = {"layer", "head", kApproximation.name},
         .after = "lsh",
         .keys = {{.field = kApproximation,
                      .type = "string",

@@ -252,11 +252,7 @@ void ApproximationView::refresh()
 void ApproximationView::adoptAnalysis()
 {
     const std::shared_ptr<const ViewAnalysis> &result = m_input.analysis.result;
-    const auto *analysis = m_input.analysisAs<ApproximationAnalysis>();
-    if (analysis != nullptr
-        && (analysis->sweep.kernel != m_spec.get(views::approximation::kApproximation)
-            || analysis->layer != m_spec.layer || analysis->head != std::max(0, m_spec.head)))
-        analysis = nullptr; // the session's sweep for another setting: this one is on its way
+    const auto *analysis = currentAnalysis<ApproximationAnalysis>();
     if (analysis == nullptr) {
         m_drawnAnalysis.reset();
         const int T = int(m_input.tokens.size());

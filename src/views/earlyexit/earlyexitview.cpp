@@ -53,7 +53,7 @@ double scoreOf(const EarlyExitPoint &p)
 } // namespace
 
 EarlyExitView::EarlyExitView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
     , m_rule(new QComboBox(controlRow()))
     , m_threshold(new QDoubleSpinBox(controlRow()))
     , m_patience(new QSpinBox(controlRow()))
@@ -92,13 +92,6 @@ EarlyExitView::EarlyExitView(QWidget *parent)
     });
 }
 
-bool EarlyExitView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const EarlyExitAnalysis *>(&result);
-    return a && m_input.model && a->exit.layers == m_input.model->config.layers && a->exit.tokens > 0
-        && !a->exit.confidenceCurve.empty();
-}
-
 QString EarlyExitView::pendingText() const
 {
     return tr("Reading every block's prediction through the output head…");
@@ -116,9 +109,9 @@ void EarlyExitView::syncControls(int layers)
     m_patience->setEnabled(!confidence);
 }
 
-QString EarlyExitView::draw(const ViewAnalysis &result)
+QString EarlyExitView::draw(const EarlyExitAnalysis &result)
 {
-    const EarlyExit &e = static_cast<const EarlyExitAnalysis &>(result).exit;
+    const EarlyExit &e = result.exit;
     syncControls(e.layers);
     const ExitRule rule = ruleOf(m_spec);
     const double setting = settingOf(m_spec, e.layers);

@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "earlyexit/earlyexit.h"
+
 class QComboBox;
 class QDoubleSpinBox;
 class QSpinBox;
@@ -14,7 +16,7 @@ struct EarlyExit;
 // through the logit lens. On the left, every block's confidence per position and where the chosen rule stops each
 // token; on the right, the layers run per token against the accuracy kept, for every confidence threshold θ and
 // every patience t, with the chosen setting ringed. The numbers are EarlyExitAnalysis's (earlyexit/earlyexit.h).
-class EarlyExitView : public AnalysisPlotView
+class EarlyExitView : public ResultPlotView<EarlyExitAnalysis>
 {
     Q_OBJECT
 
@@ -22,8 +24,7 @@ public:
     explicit EarlyExitView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const EarlyExitAnalysis &result) override;
     QString pendingText() const override;
     bool keepsResultWhilePending() const override { return true; }
 

@@ -34,10 +34,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem(std::string("The Experts view shows a mixture-of-experts layer: ") + e.what() + ".");
     }
     AnalysisRequest r;
-    r.key = "experts/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/cf"
-        + std::to_string(spec.get(views::experts::kCapacityFactor)) + "/k"
-        + std::to_string(spec.get(views::experts::kExpertTopK)) + "/d"
-        + std::to_string(spec.get(views::experts::kDevices)) + "/" + inputKey(c);
+    r.key = "experts/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, input = inputOf(c), layer, factor = spec.get(views::experts::kCapacityFactor),
                 topK = spec.get(views::experts::kExpertTopK),
@@ -60,6 +57,7 @@ ViewKind kind()
           "the devices",
         .group = "Inside the model",
         .request = request,
+        .analysisKeys = {"layer", kCapacityFactor.name, kExpertTopK.name, kDevices.name},
         .after = "positions",
         .keys = {{.field = kCapacityFactor,
                      .type = "number ≥ 0",

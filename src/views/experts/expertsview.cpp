@@ -226,7 +226,7 @@ void ExpertsView::chooseDevices(int devices)
 void ExpertsView::refresh()
 {
     m_formula->setFont(sizedFont(font(), 11));
-    const auto *analysis = m_input.analysisAs<ExpertsAnalysis>();
+    const auto *analysis = currentAnalysis<ExpertsAnalysis>();
     if (analysis == nullptr) {
         m_formula->clear();
         showControls();

@@ -26,8 +26,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     const bool corrupted = spec.objective == "mlm";
     const int k = std::min(spec.topK, FillsAnalysis::kMaxFills);
     AnalysisRequest r;
-    r.key = "fills/" + modelIdentity(*c.model) + (corrupted ? "/seed" + std::to_string(spec.seed) : "/typed") + "/k"
-        + std::to_string(k) + "/" + inputKey(c);
+    r.key = "fills/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, input = inputOf(c), corrupted, seed = spec.seed, k](const std::atomic<bool> &cancel) {
         return timedResult<FillsAnalysis>([&](FillsAnalysis &result) {
@@ -49,6 +48,7 @@ ViewKind kind()
         .summary = "what a masked language model names at each hidden position: its first choices and the original",
         .group = "Pretraining",
         .request = request,
+        .analysisKeys = {"top_k", "objective", "seed"},
         .checkInput = fillsInputProblem,
         .after = "objective"};
 }

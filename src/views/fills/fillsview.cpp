@@ -101,7 +101,7 @@ void FillsView::refresh()
             : tr("Hide 15 % of the input as BERT's pretraining does (the Objectives view shows the draw) and fill "
                  "every chosen position"));
     m_mode->setVisible(m_input.model && maskedFillsProblem(m_input.model->config, m_input.model->name).empty());
-    const auto *analysis = m_input.analysisAs<FillsAnalysis>();
+    const auto *analysis = currentAnalysis<FillsAnalysis>();
     if (analysis == nullptr)
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
                 : m_input.analysis.pending                     ? tr("Computing…")

@@ -25,8 +25,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem(why);
     AnalysisRequest r;
     const int examples = c.heldOutExamples(FunnelAnalysis::kExamples);
-    r.key = "funnel/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
+    r.key = "funnel/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
     r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
                 const std::atomic<bool> &cancel) {
@@ -48,6 +47,7 @@ ViewKind kind()
                    "head's attention at each resolution, and what the pooling costs a masked LM",
         .group = "Efficient attention",
         .request = request,
+        .analysisKeys = {"layer", "head", "baseline_model"},
         .after = "token-reduction"};
 }
 

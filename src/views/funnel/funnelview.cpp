@@ -36,15 +36,10 @@ QString coveredText(const QStringList &labels, int position, int stride)
 } // namespace
 
 FunnelView::FunnelView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     plot()->setToolTip(tr("Top: the tokens each layer still has, each as wide as the input it pools; bottom: the "
                           "chosen layer and head's attention at that layer's resolution"));
-}
-
-bool FunnelView::isCurrent(const ViewAnalysis &result) const
-{
-    return picturesThisHead<FunnelAnalysis>(result);
 }
 
 QString FunnelView::pendingText() const
@@ -52,9 +47,8 @@ QString FunnelView::pendingText() const
     return tr("Running the funnel, and scoring held-out text\u2026");
 }
 
-QString FunnelView::draw(const ViewAnalysis &result)
+QString FunnelView::draw(const FunnelAnalysis &a)
 {
-    const auto &a = static_cast<const FunnelAnalysis &>(result);
     const FunnelPicture &f = a.picture;
     m_tokens = int(f.tokens.size());
     const int L = int(f.strides.size());

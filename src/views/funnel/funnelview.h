@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "funnel/funnel.h"
+
 #include <QPointer>
 
 namespace atlas {
@@ -12,7 +14,7 @@ struct FunnelPicture;
 // layer, each box a token that layer still has, as wide as the input tokens it pools (the chosen layer outlined);
 // bottom, the chosen layer and head's attention over its present queries and keys, labelled with the text each
 // covers. The caption gives the lengths, the work left and the held-out scores (FunnelAnalysis's numbers).
-class FunnelView : public AnalysisPlotView
+class FunnelView : public ResultPlotView<FunnelAnalysis>
 {
     Q_OBJECT
 
@@ -21,8 +23,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const FunnelAnalysis &result) override;
     QString pendingText() const override;
 
 private:

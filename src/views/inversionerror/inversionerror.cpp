@@ -23,12 +23,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem("depth 0 measures the model's own weights, and this model has standard blocks: choose a "
                        "depth for a random reversible model of its shape, or open a reversible model (reverse-rev).");
     AnalysisRequest r;
-    r.key = "inversion-error/" + modelIdentity(*c.model) + "/d" + std::to_string(spec.depth) + "/" + inputKey(c);
+    r.key = "inversion-error/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, input = inputOf(c), depth = spec.depth](const std::atomic<bool> &cancel) {
         return timedResult<InversionErrorAnalysis>([&](InversionErrorAnalysis &result) {
             const Model measured = depth > 0 ? modelAtDepth(model->config, depth, true) : *model;
-            result.asked = {depth, 1};
             result.tokens = int(input.tokens.size());
             result.depth = measured.config.layers;
             result.ownWeights = depth == 0;
@@ -54,6 +53,7 @@ ViewKind kind()
                    "and bfloat16",
         .group = "Memory",
         .request = request,
+        .analysisKeys = {"depth"},
         .after = "memory-tradeoff"};
 }
 

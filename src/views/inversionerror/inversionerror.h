@@ -8,7 +8,6 @@ namespace atlas {
 // The Inversion error view's result: every block's rebuild error in each precision of the streams.
 struct InversionErrorAnalysis : ViewAnalysis
 {
-    MemorySweepRequest asked;
     static constexpr int kMaxTokens = 2048;
     int tokens = 0, depth = 0;
     bool ownWeights = false; // the model's trained weights, or a random reversible model of its shape

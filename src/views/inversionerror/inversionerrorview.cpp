@@ -19,19 +19,12 @@ constexpr double kFloor = 1e-18; // a rebuild exact to the last bit is drawn her
 } // namespace
 
 InversionErrorView::InversionErrorView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
 }
 
-bool InversionErrorView::isCurrent(const ViewAnalysis &result) const
+QString InversionErrorView::draw(const InversionErrorAnalysis &a)
 {
-    const auto *a = dynamic_cast<const InversionErrorAnalysis *>(&result);
-    return a && a->asked.depth == m_spec.depth;
-}
-
-QString InversionErrorView::draw(const ViewAnalysis &result)
-{
-    const auto &a = static_cast<const InversionErrorAnalysis &>(result);
     setTitle(tr("Inputs rebuilt by inversion: the error per block"));
     QCPAxisRect *rect = addAxisRect(0, 0);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);

@@ -147,9 +147,7 @@ void KernelCompareView::refresh()
 // The session's comparison for this spec, or why there is none yet.
 void KernelCompareView::adoptAnalysis()
 {
-    const auto *comparison = m_input.analysisAs<KernelComparisonAnalysis>();
-    if (comparison && (comparison->layer != m_spec.layer || comparison->head != std::max(0, m_spec.head)))
-        comparison = nullptr; // the session's comparison of another head: this one is on its way
+    const auto *comparison = currentAnalysis<KernelComparisonAnalysis>();
     m_entries = comparison ? comparison->entries : std::vector<attention::KernelComparisonEntry> {};
     m_computeMs = comparison ? comparison->milliseconds : 0.0;
     if (comparison)

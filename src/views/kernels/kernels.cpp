@@ -42,6 +42,7 @@ ViewKind kind()
         .group = "Efficient attention",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
+        .analysisKeys = {"layer", "head"},
         .after = "patching"};
 }
 

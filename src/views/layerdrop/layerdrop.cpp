@@ -24,7 +24,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             "Pruning blocks scores a model of one stack on its own task: " + why + ". Open austen-layerdrop.");
     AnalysisRequest r;
     const int examples = c.heldOutExamples(LayerDropAnalysis::kExamples);
-    r.key = "layerdrop/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
+    r.key = "layerdrop/" + modelIdentity(*c.model) + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
     r.run = [model = c.model, other = spec.baselineModel, examples](const std::atomic<bool> &cancel) {
         return timedResult<LayerDropAnalysis>([&](LayerDropAnalysis &result) {
@@ -46,6 +46,7 @@ ViewKind kind()
                    "LayerDrop and one without",
         .group = "Research",
         .request = request,
+        .analysisKeys = {"baseline_model"},
         .after = "early-exit"};
 }
 

@@ -18,17 +18,10 @@ const PrunedDepth &halfDepth(const DepthSweep &s)
 } // namespace
 
 LayerDropView::LayerDropView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     plot()->setToolTip(tr("Each point: the model's task on held-out examples with only that many blocks run; a "
                           "dropped block passes its input on unchanged"));
-}
-
-bool LayerDropView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const LayerDropAnalysis *>(&result);
-    return a && m_input.model && !a->sweeps.empty() && a->sweeps.front().model == m_input.model->name
-        && (m_spec.baselineModel.empty() ? a->sweeps.size() == 1 : a->sweeps.size() == 2);
 }
 
 QString LayerDropView::pendingText() const
@@ -36,9 +29,8 @@ QString LayerDropView::pendingText() const
     return tr("Scoring the task with 1 \u2026 L blocks kept, two ways\u2026");
 }
 
-QString LayerDropView::draw(const ViewAnalysis &result)
+QString LayerDropView::draw(const LayerDropAnalysis &a)
 {
-    const auto &a = static_cast<const LayerDropAnalysis &>(result);
     setTitle(a.sweeps.size() == 2
             ? tr("Blocks pruned: %1 against %2")
                   .arg(QString::fromStdString(a.sweeps[0].model), QString::fromStdString(a.sweeps[1].model))

@@ -2,12 +2,14 @@
 
 #include "views/analysisplotview.h"
 
+#include "layerdrop/layerdrop.h"
+
 namespace atlas {
 
 // LayerDrop (view kind "layerdrop"; Fan et al. 2019): whole blocks pruned at inference. For the spec's model and
 // `baseline_model`, the task's held-out token accuracy against the blocks kept, keeping the first k (solid) or k
 // spread evenly (dashed, Fan et al.'s "every other"). The numbers are LayerDropAnalysis's (layerdrop/layerdrop.h).
-class LayerDropView : public AnalysisPlotView
+class LayerDropView : public ResultPlotView<LayerDropAnalysis>
 {
     Q_OBJECT
 
@@ -15,8 +17,7 @@ public:
     explicit LayerDropView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const LayerDropAnalysis &result) override;
     QString pendingText() const override;
 };
 

@@ -22,7 +22,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem(kNothingComputed);
     if (const std::string why = logitLensProblem(c.model->config, *c.program, *c.trace); !why.empty())
         return problem("The logit lens reads the residual stream through the output head. " + sentenceCased(why) + ".");
-    AnalysisRequest r = streamsRequest("logit-lens/" + modelIdentity(*c.model) + "/target:" + spec.target, c);
+    AnalysisRequest r = streamsRequest("logit-lens/" + modelIdentity(*c.model), c);
     r.run = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c), target = spec.target](
                 const std::atomic<bool> &cancel) {
         return timedResult<LogitLensAnalysis>([&](LogitLensAnalysis &result) {
@@ -48,6 +48,7 @@ ViewKind kind()
         .group = "Research",
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {"target"},
         .after = "fills"};
 }
 

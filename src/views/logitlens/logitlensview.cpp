@@ -125,11 +125,11 @@ void LogitLensView::refresh()
     m_formula->setFont(sizedFont(font(), 11));
     if (!m_target->hasFocus())
         m_target->setText(QString::fromStdString(m_spec.target));
-    const auto *analysis = m_input.analysisAs<LogitLensAnalysis>();
-    if (analysis == nullptr || analysis->target != m_spec.target)
-        return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
-                : m_input.analysis.pending || analysis         ? tr("Computing…")
-                                                               : QString::fromUtf8(kNothingComputed));
+    const auto *analysis = currentAnalysis<LogitLensAnalysis>();
+    if (analysis == nullptr)
+        return showMessage(!m_input.analysis.problem.isEmpty()        ? m_input.analysis.problem
+                : m_input.analysis.pending || m_input.analysis.result ? tr("Computing…")
+                                                                      : QString::fromUtf8(kNothingComputed));
     m_drawn = std::make_shared<LogitLensAnalysis>(*analysis);
     const LogitLens &lens = m_drawn->lens;
     const int rows = lens.rows(), T = lens.tokens;

@@ -24,7 +24,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             "Lost in the middle asks a key\u2013value retrieval model for each of its pairs in turn: " + why + ".");
     AnalysisRequest r;
     const int examples = c.heldOutExamples(LostInTheMiddleAnalysis::kExamples);
-    r.key = "middle/" + modelIdentity(*c.model) + "/vs:" + spec.baselineModel + "/" + std::to_string(examples);
+    r.key = "middle/" + modelIdentity(*c.model) + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
     r.run = [model = c.model, other = spec.baselineModel, examples](const std::atomic<bool> &cancel) {
         return timedResult<LostInTheMiddleAnalysis>([&](LostInTheMiddleAnalysis &result) {
@@ -46,6 +46,7 @@ ViewKind kind()
                    "stands in the context, and where the answer looks",
         .group = "Research",
         .request = request,
+        .analysisKeys = {"baseline_model"},
         .after = "layerdrop"};
 }
 

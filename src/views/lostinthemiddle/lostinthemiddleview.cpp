@@ -12,17 +12,10 @@
 namespace atlas {
 
 LostInTheMiddleView::LostInTheMiddleView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     plot()->setToolTip(tr("Held-out contexts of ten key\u2013value pairs, each pair asked in turn: how often the model "
                           "names the value, and where its answer position attends"));
-}
-
-bool LostInTheMiddleView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const LostInTheMiddleAnalysis *>(&result);
-    return a && m_input.model && !a->sweeps.empty() && a->sweeps.front().model == m_input.model->name
-        && (m_spec.baselineModel.empty() ? a->sweeps.size() == 1 : a->sweeps.size() == 2);
 }
 
 QString LostInTheMiddleView::pendingText() const
@@ -30,9 +23,8 @@ QString LostInTheMiddleView::pendingText() const
     return tr("Asking for each pair of held-out contexts in turn\u2026");
 }
 
-QString LostInTheMiddleView::draw(const ViewAnalysis &result)
+QString LostInTheMiddleView::draw(const LostInTheMiddleAnalysis &a)
 {
-    const auto &a = static_cast<const LostInTheMiddleAnalysis &>(result);
     const RetrievalByPosition &own = a.sweeps.front();
     const int layer = std::clamp(m_spec.layer, 0, std::max(0, int(own.attention.size()) - 1));
     setTitle(tr("Lost in the middle \u00B7 %1 \u00B7 %2 key\u2013value pairs, each asked in turn")

@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "lostinthemiddle/lostinthemiddle.h"
+
 namespace atlas {
 
 struct RetrievalByPosition;
@@ -10,7 +12,7 @@ struct RetrievalByPosition;
 // contexts, for each pair in turn. Left: the value named exactly against where the asked pair stands (0 = first),
 // for the spec's model and `baseline_model`. Right: where the answer position looks in the spec's layer (heads
 // averaged), a row per asked pair and a column per pair attended. The numbers are LostInTheMiddleAnalysis's.
-class LostInTheMiddleView : public AnalysisPlotView
+class LostInTheMiddleView : public ResultPlotView<LostInTheMiddleAnalysis>
 {
     Q_OBJECT
 
@@ -18,8 +20,7 @@ public:
     explicit LostInTheMiddleView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const LostInTheMiddleAnalysis &result) override;
     QString pendingText() const override;
 
 private:

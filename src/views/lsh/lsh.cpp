@@ -38,8 +38,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (head < 0 || head >= tensors[0].dim(0))
         return problem("Layer " + std::to_string(layer) + " has no head " + std::to_string(head) + ".");
     AnalysisRequest r;
-    r.key = "lsh/" + std::to_string(layer) + "/" + std::to_string(head) + (c.causal ? "/causal/" : "/")
-        + paddingKey(c.padding);
+    r.key = "lsh/" + std::string(c.causal ? "causal/" : "") + paddingKey(c.padding);
     for (const Tensor &t : tensors)
         r.key += identity(t);
     r.pinned = tensors;
@@ -75,6 +74,7 @@ ViewKind kind()
         .group = "Efficient attention",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
+        .analysisKeys = {"layer", "head"},
         .after = "kernels"};
 }
 

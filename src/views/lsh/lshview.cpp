@@ -98,9 +98,7 @@ const attention::LshHeadAnalysis &LshView::data() const
 
 void LshView::refresh()
 {
-    const auto *analysis = m_input.analysisAs<LshAnalysis>();
-    if (analysis && (analysis->layer != m_spec.layer || analysis->head != std::max(0, m_spec.head)))
-        analysis = nullptr; // the session's analysis of another head: this one is on its way
+    const auto *analysis = currentAnalysis<LshAnalysis>();
     if (analysis == nullptr) {
         m_job.drop();
         m_requested.reset();

@@ -29,12 +29,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             flops, trainingBytes(c.model->config, maxDepth, tokens)))
         return *over;
     AnalysisRequest r;
-    r.key = "memory-depth/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
+    r.key = "memory-depth/" + shapeKey(c.model->config, tokens) + (c.checkOnly ? "/check" : "");
     r.progress = std::make_shared<AnalysisProgress>();
     r.run = [shape = c.model->config, spec, tokens, maxDepth, once = c.checkOnly, progress = r.progress](
                 const std::atomic<bool> &cancel) {
         return timedResult<MemoryDepthAnalysis>([&](MemoryDepthAnalysis &result) {
-            result.asked = {spec.depth, spec.ffnChunks};
             result.tokens = tokens;
             result.maxDepth = maxDepth;
             const std::vector<int> depths = sweptDepths(maxDepth);
@@ -59,6 +58,7 @@ ViewKind kind()
         .group = "Memory",
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {"depth", "ffn_chunks"},
         .after = "memory-graph"};
 }
 

@@ -9,7 +9,6 @@ namespace atlas {
 // of T random tokens each.
 struct MemoryDepthAnalysis : ViewAnalysis
 {
-    MemorySweepRequest asked;
     static constexpr int kMaxTokens = 1024;
     int tokens = 0, maxDepth = 0;
     std::vector<SweepPoint> points; // depths 1, 2, 4 … maxDepth, each under plain, checkpoint, reversible

@@ -42,7 +42,7 @@ const SweepPoint *pointAt(const std::vector<SweepPoint> &points, int depth, Memo
 } // namespace
 
 MemoryDepthView::MemoryDepthView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
 }
 
@@ -57,15 +57,8 @@ QString MemoryDepthView::progressFormat() const
     return tr("%v of %m points measured");
 }
 
-bool MemoryDepthView::isCurrent(const ViewAnalysis &result) const
+QString MemoryDepthView::draw(const MemoryDepthAnalysis &a)
 {
-    const auto *a = dynamic_cast<const MemoryDepthAnalysis *>(&result);
-    return a && a->asked == MemorySweepRequest {m_spec.depth, m_spec.ffnChunks};
-}
-
-QString MemoryDepthView::draw(const ViewAnalysis &result)
-{
-    const auto &a = static_cast<const MemoryDepthAnalysis &>(result);
     setTitle(tr("Peak activations and step time against depth"));
     QCPAxisRect *memory = addAxisRect(0, 0), *time = addAxisRect(0, 1);
     const bool dark = m_spec.theme == "dark";

@@ -2,13 +2,15 @@
 
 #include "views/analysisplotview.h"
 
+#include "memorydepth/memorydepth.h"
+
 namespace atlas {
 
 // Peak against depth (view kind "memory-depth"): models of the input model's shape at depths 1, 2, 4 … (spec
 // "depth"), each trained one real step under plain backprop, checkpointing (k = ⌈√L⌉) and reversible blocks. Left,
 // the measured peak activation bytes with the curves the lectures teach fitted to them: a + b·L, a + b·√L and a
 // constant; right, the step times, the price of recomputation. The numbers are MemoryDepthAnalysis's.
-class MemoryDepthView : public AnalysisPlotView
+class MemoryDepthView : public ResultPlotView<MemoryDepthAnalysis>
 {
     Q_OBJECT
 
@@ -16,8 +18,7 @@ public:
     explicit MemoryDepthView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const MemoryDepthAnalysis &result) override;
     QString pendingText() const override;
     QString progressFormat() const override;
 };

@@ -13,6 +13,7 @@ ViewKind kind()
         .group = "Memory",
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
+        .analysisKeys = {"checkpoint_every", "ffn_chunks"},
         .after = "memory-timeline"};
 }
 

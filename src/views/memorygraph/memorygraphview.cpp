@@ -107,9 +107,7 @@ std::vector<GraphNode> MemoryGraphView::nodes(int row) const
 
 void MemoryGraphView::refresh()
 {
-    const auto *analysis = m_input.analysisAs<MemoryTimelineAnalysis>();
-    if (analysis && (analysis->checkpointEvery != m_spec.checkpointEvery || analysis->ffnChunks != m_spec.ffnChunks))
-        analysis = nullptr; // the session's recording for other options: this one is on its way
+    const auto *analysis = currentAnalysis<MemoryTimelineAnalysis>();
     if (!analysis) {
         m_drawn.reset();
         showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem

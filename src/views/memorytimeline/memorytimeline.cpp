@@ -14,6 +14,7 @@ ViewKind kind()
         .group = "Memory",
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
+        .analysisKeys = {"checkpoint_every", "ffn_chunks"},
         .after = "sinkhorn",
         .keys = {{.field = kMemoryScope,
             .type = "string",

@@ -137,9 +137,7 @@ void MemoryTimelineView::refresh()
     layOutHidden(this);
     applyTheme();
     const auto &result = m_input.analysis.result;
-    const auto *analysis = m_input.analysisAs<MemoryTimelineAnalysis>();
-    if (analysis && (analysis->checkpointEvery != m_spec.checkpointEvery || analysis->ffnChunks != m_spec.ffnChunks))
-        analysis = nullptr; // the session's timeline for other options: this one is on its way
+    const auto *analysis = currentAnalysis<MemoryTimelineAnalysis>();
     if (!analysis) {
         if (!m_input.analysis.problem.isEmpty())
             return showMessage(m_input.analysis.problem);

@@ -26,12 +26,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             trainingBytes(c.model->config, depth, tokens)))
         return *over;
     AnalysisRequest r;
-    r.key = "memory-tradeoff/" + shapeKey(c.model->config, spec, tokens) + (c.checkOnly ? "/check" : "");
+    r.key = "memory-tradeoff/" + shapeKey(c.model->config, tokens) + (c.checkOnly ? "/check" : "");
     r.progress = std::make_shared<AnalysisProgress>();
     r.run = [shape = c.model->config, spec, tokens, depth, once = c.checkOnly, progress = r.progress](
                 const std::atomic<bool> &cancel) {
         return timedResult<MemoryTradeoffAnalysis>([&](MemoryTradeoffAnalysis &result) {
-            result.asked = {spec.depth, spec.ffnChunks};
             result.tokens = tokens;
             result.depth = depth;
             result.sqrtK = checkpointInterval(MemoryOptions {MemoryStrategy::Checkpoint, 0, 1}, depth);
@@ -54,6 +53,7 @@ ViewKind kind()
         .group = "Memory",
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {"depth", "ffn_chunks"},
         .after = "memory-depth"};
 }
 

@@ -8,7 +8,6 @@ namespace atlas {
 // The Checkpoint k view's result: a random-weight model of the input model's shape, checkpointed every k blocks.
 struct MemoryTradeoffAnalysis : ViewAnalysis
 {
-    MemorySweepRequest asked;
     static constexpr int kMaxTokens = 1024;
     int tokens = 0, depth = 0;
     int sqrtK = 0; // ⌈√L⌉, checkpointing's default

@@ -23,7 +23,7 @@ bool labelled(int k, const MemoryTradeoffAnalysis &a)
 } // namespace
 
 MemoryTradeoffView::MemoryTradeoffView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
 }
 
@@ -37,15 +37,8 @@ QString MemoryTradeoffView::progressFormat() const
     return tr("%v of %m points measured");
 }
 
-bool MemoryTradeoffView::isCurrent(const ViewAnalysis &result) const
+QString MemoryTradeoffView::draw(const MemoryTradeoffAnalysis &a)
 {
-    const auto *a = dynamic_cast<const MemoryTradeoffAnalysis *>(&result);
-    return a && a->asked == MemorySweepRequest {m_spec.depth, m_spec.ffnChunks};
-}
-
-QString MemoryTradeoffView::draw(const ViewAnalysis &result)
-{
-    const auto &a = static_cast<const MemoryTradeoffAnalysis &>(result);
     setTitle(tr("Checkpoint every k = 1 … %1 blocks: memory against time").arg(a.depth));
     QCPAxisRect *rect = addAxisRect(0, 0);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);

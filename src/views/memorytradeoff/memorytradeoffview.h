@@ -2,13 +2,15 @@
 
 #include "views/analysisplotview.h"
 
+#include "memorytradeoff/memorytradeoff.h"
+
 namespace atlas {
 
 // Checkpointing's trade-off (view kind "memory-tradeoff"): a model of the input model's shape at depth L (spec
 // "depth"; 0 = its own), one real training step with checkpoints every k blocks for k = 1 … L, each a point of peak
 // activation memory against step time, ⌈√L⌉ (the default, Chen et al.'s choice) ringed, plain backprop and
 // reversible blocks beside them. The numbers are MemoryTradeoffAnalysis's.
-class MemoryTradeoffView : public AnalysisPlotView
+class MemoryTradeoffView : public ResultPlotView<MemoryTradeoffAnalysis>
 {
     Q_OBJECT
 
@@ -16,8 +18,7 @@ public:
     explicit MemoryTradeoffView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const MemoryTradeoffAnalysis &result) override;
     QString pendingText() const override;
     QString progressFormat() const override;
 };

@@ -10,16 +10,6 @@
 
 #include <algorithm>
 
-std::string atlas::patchingSettings(const ViewSpec &spec)
-{
-    std::string noise;
-    for (int t : spec.get(views::patching::kNoisePositions))
-        noise += std::to_string(t) + ",";
-    return spec.get(views::patching::kPatch) + "|" + spec.get(views::patching::kCorruptedText) + "|" + noise + "|"
-        + std::to_string(spec.seed) + "|" + spec.target + "|" + spec.get(views::patching::kContrast) + "|"
-        + std::to_string(spec.position);
-}
-
 // The Patching view (activation patching): its descriptor and its analysis request.
 namespace atlas::views::patching {
 
@@ -53,12 +43,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (auto over = overBudgetRequest(c, work.what, work.flops, work.bytes))
         return *over;
     AnalysisRequest r;
-    r.key = "patching/" + modelIdentity(*c.model) + "/" + patchingSettings(spec) + "/" + inputKey(c);
+    r.key = "patching/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
     r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<PatchingAnalysis>([&](PatchingAnalysis &result) {
-            result.asked = patchingSettings(spec);
             const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(*model);
             Corruption corruption;
             if (!spec.get(views::patching::kCorruptedText).empty()) { // as the Input box reads it: text, or #ids
@@ -100,6 +89,8 @@ ViewKind kind()
                    "output in a corrupted run",
         .group = "Research",
         .request = request,
+        .analysisKeys
+        = {"position", "seed", "target", kPatch.name, kCorruptedText.name, kNoisePositions.name, kContrast.name},
         .after = "rollout",
         .keys = {{.field = kPatch,
                      .type = "string",

@@ -9,13 +9,9 @@ namespace atlas {
 // Activation patching of the input against its corruption (analysis/activationpatching.h).
 struct PatchingAnalysis : ViewAnalysis
 {
-    std::string asked; // the spec's settings it ran with (the view waits for the result of its own)
     int target = 0, contrast = -1;
     PatchingResult result;
 };
-
-// The spec's patching settings as one string (PatchingAnalysis::asked): a result is the view's when they agree.
-std::string patchingSettings(const ViewSpec &spec);
 
 } // namespace atlas
 

@@ -178,8 +178,8 @@ void PatchingView::refresh()
            "/ (m_clean − m_corrupted), 1 where that activation alone brings the clean answer back. m = %1 at the "
            "position (Meng et al. 2022; Wang et al. 2022).")
             .arg(difference ? tr("logit(target) − logit(contrast)") : tr("p(target)")));
-    const auto *a = m_input.analysisAs<PatchingAnalysis>();
-    if (!a || a->asked != patchingSettings(m_spec)) {
+    const auto *a = currentAnalysis<PatchingAnalysis>();
+    if (!a) {
         if (!m_input.analysis.problem.isEmpty())
             return showMessage(m_input.analysis.problem);
         if (!m_input.analysis.pending)

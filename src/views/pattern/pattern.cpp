@@ -59,6 +59,7 @@ ViewKind kind()
         .summary = "the editor of a fixed sparse pattern",
         .group = "Efficient attention",
         .request = request,
+        .analysisKeys = {"layer", "attention", "attention_params"},
         .after = "approximation"};
 }
 

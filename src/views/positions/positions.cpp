@@ -39,8 +39,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (!entry && (config.addsPositions() || config.biasesScores()))
         return problem(notComputedText(c.program.get(), source));
     AnalysisRequest r;
-    r.key = "positions/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/" + std::to_string(head) + "/"
-        + std::to_string(spec.query) + "/" + std::to_string(c.tokens)
+    r.key = "positions/" + modelIdentity(*c.model) + "/" + std::to_string(c.tokens)
         + (entry ? identity(entry->tensor) : std::string());
     r.pinned = {c.model->wte};
     if (entry)
@@ -74,6 +73,7 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {"site", "layer", "head", "query"},
         .after = "tensor"};
 }
 

@@ -105,7 +105,7 @@ void PositionsView::refresh()
         const QSignalBlocker block(m_runWith);
         m_runWith->setCurrentIndex(index);
     }
-    const auto *analysis = m_input.analysisAs<PositionsAnalysis>();
+    const auto *analysis = currentAnalysis<PositionsAnalysis>();
     if (analysis == nullptr) {
         m_formula->clear();
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem

@@ -50,6 +50,7 @@ ViewKind kind()
                    "allows",
         .group = "Attention",
         .request = request,
+        .analysisKeys = {"layer"},
         .after = "scaling"};
 }
 

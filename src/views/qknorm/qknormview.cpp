@@ -35,18 +35,10 @@ QString lengthRange(const std::vector<float> &values)
 } // namespace
 
 QkNormView::QkNormView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     connect(plot(), &QCustomPlot::mousePress, this, &QkNormView::chooseHeadAt);
     plot()->setToolTip(tr("Click a head's range on the right to see its queries and keys on the left"));
-}
-
-bool QkNormView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const QkNormAnalysis *>(&result);
-    return a && m_input.model && !a->effect.heads.empty()
-        && a->effect.layer == std::clamp(m_spec.layer, 0, m_input.model->config.layers - 1)
-        && a->effect.heads.front().queryBefore.size() == size_t(m_input.tokens.size());
 }
 
 QString QkNormView::pendingText() const
@@ -54,9 +46,9 @@ QString QkNormView::pendingText() const
     return tr("Measuring every head's queries, keys and scores\u2026");
 }
 
-QString QkNormView::draw(const ViewAnalysis &result)
+QString QkNormView::draw(const QkNormAnalysis &result)
 {
-    const QkNormEffect &e = static_cast<const QkNormAnalysis &>(result).effect;
+    const QkNormEffect &e = result.effect;
     const int head = std::clamp(m_spec.head, 0, int(e.heads.size()) - 1);
     const QkNormHead &h = e.heads[size_t(head)];
     const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();

@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "qknorm/qknorm.h"
+
 class QMouseEvent;
 
 namespace atlas {
@@ -14,7 +16,7 @@ struct QkNormEffect;
 // Cauchy–Schwarz) and, with QK-norm, the bound its weights allow whatever the input. A model without QK-norm draws
 // the same panels with no weights' bound: side by side ("compare") they show what the norm holds in. Click a head
 // on the right to choose it. The numbers are QkNormAnalysis's (qknorm/qknorm.h).
-class QkNormView : public AnalysisPlotView
+class QkNormView : public ResultPlotView<QkNormAnalysis>
 {
     Q_OBJECT
 
@@ -22,8 +24,7 @@ public:
     explicit QkNormView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const QkNormAnalysis &result) override;
     QString pendingText() const override;
     bool keepsResultWhilePending() const override { return true; }
 

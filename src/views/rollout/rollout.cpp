@@ -35,7 +35,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                        "positions with the source's. Choose Encoder or Decoder self-attention.");
     const int layers = siteLayers(site, c.model->config);
     AnalysisRequest r;
-    r.key = "rollout/" + spec.get(views::rollout::kRolloutHeads) + "/p" + std::to_string(spec.position);
+    r.key = "rollout";
     for (int l = 0; l < layers; ++l)
         if (const TraceEntry *e = c.trace->find(names::attentionTensor(site, l, "probs"))) {
             r.key += "/" + identity(e->tensor);
@@ -89,6 +89,7 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {"site", "position", kRolloutHeads.name},
         .after = "lost-in-the-middle",
         .keys = {{.field = kRolloutHeads,
             .type = "string",

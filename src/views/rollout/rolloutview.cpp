@@ -129,11 +129,11 @@ void RolloutView::refresh()
         m_fusion->setCurrentIndex(
             std::max(0, m_fusion->findData(QString::fromStdString(m_spec.get(views::rollout::kRolloutHeads)))));
     }
-    const auto *a = m_input.analysisAs<RolloutAnalysis>();
-    if (!a || a->fusion != m_spec.get(views::rollout::kRolloutHeads))
-        return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
-                : m_input.analysis.pending || a                ? tr("Computing…")
-                                                               : QString::fromUtf8(kNothingComputed));
+    const auto *a = currentAnalysis<RolloutAnalysis>();
+    if (!a)
+        return showMessage(!m_input.analysis.problem.isEmpty()        ? m_input.analysis.problem
+                : m_input.analysis.pending || m_input.analysis.result ? tr("Computing…")
+                                                                      : QString::fromUtf8(kNothingComputed));
     const int T = int(a->rollout.rows());
     {
         const QSignalBlocker block(m_position);

@@ -25,7 +25,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (spec.query >= T)
         return problem(
             "Query " + std::to_string(spec.query) + " is outside the input (" + countOf(size_t(T), "token") + ").");
-    return headRequest<ScalingAnalysis>("scaling/" + std::to_string(spec.query), qkv, layer, head, c,
+    return headRequest<ScalingAnalysis>("scaling", qkv, layer, head, c,
         [causal = c.causal, padding = c.padding, query = spec.query](
             ScalingAnalysis &out, const Tensor &q, const Tensor &k, const Tensor &, const std::atomic<bool> &) {
             std::vector<int> dims;
@@ -48,6 +48,7 @@ ViewKind kind()
         .summary = "the variance of q\u00B7k against d, and softmax with and without 1/\u221Ad",
         .group = "Attention",
         .request = request,
+        .analysisKeys = {"layer", "head", "query"},
         .after = "mask"};
 }
 

@@ -128,7 +128,7 @@ void ScalingView::showMessage(const QString &text)
 void ScalingView::refresh()
 {
     applyTheme();
-    const auto *analysis = m_input.analysisAs<ScalingAnalysis>();
+    const auto *analysis = currentAnalysis<ScalingAnalysis>();
     if (analysis == nullptr)
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
                 : m_input.analysis.pending                     ? tr("Measuring…")
@@ -215,7 +215,7 @@ void ScalingView::drawSoftmax(const ScalingAnalysis &a)
 // Every token's label when they fit at the current font, else every n-th.
 void ScalingView::updateSoftmaxTicks()
 {
-    const auto *analysis = m_input.analysisAs<ScalingAnalysis>();
+    const auto *analysis = currentAnalysis<ScalingAnalysis>();
     if (analysis == nullptr)
         return;
     const int T = int(analysis->measured.scaled.size());

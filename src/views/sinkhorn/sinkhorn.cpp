@@ -27,8 +27,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem(why);
     AnalysisRequest r;
     const int examples = c.heldOutExamples(SinkhornAnalysis::kExamples);
-    r.key = "sinkhorn/" + modelIdentity(*c.model) + "/" + std::to_string(spec.layer) + "/" + std::to_string(head)
-        + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/" + std::to_string(examples);
+    r.key = "sinkhorn/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
     r.run = [model = c.model, tokens = c.tokenIds, layer = spec.layer, head, other = spec.baselineModel, examples](
                 const std::atomic<bool> &cancel) {
@@ -59,6 +58,7 @@ ViewKind kind()
                    "its sorted block; the sort matrix, one head's attention, and what it costs a masked LM",
         .group = "Efficient attention",
         .request = request,
+        .analysisKeys = {"layer", "head", "baseline_model"},
         .after = "funnel"};
 }
 

@@ -49,16 +49,11 @@ void outline(QCustomPlot *plot, QCPAxisRect *rect, double x0, double y0, double 
 } // namespace
 
 SinkhornView::SinkhornView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     plot()->setToolTip(tr("Left: the layer's sort matrix S (query blocks down, the blocks their sorted half reads "
                           "across); right: the chosen head's weight of each value, each block's own block and its "
                           "sorted block outlined"));
-}
-
-bool SinkhornView::isCurrent(const ViewAnalysis &result) const
-{
-    return picturesThisHead<SinkhornAnalysis>(result);
 }
 
 QString SinkhornView::pendingText() const
@@ -66,9 +61,8 @@ QString SinkhornView::pendingText() const
     return tr("Sorting the blocks, and scoring held-out text\u2026");
 }
 
-QString SinkhornView::draw(const ViewAnalysis &result)
+QString SinkhornView::draw(const SinkhornAnalysis &a)
 {
-    const auto &a = static_cast<const SinkhornAnalysis &>(result);
     const SinkhornPicture &s = a.picture;
     m_tokens = int(s.tokens.size());
     setTitle(tr("Sparse Sinkhorn attention \u00B7 %1 \u00B7 %2 blocks of %3 tokens")

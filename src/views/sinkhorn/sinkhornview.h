@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "sinkhorn/sinkhorn.h"
+
 #include <QPointer>
 
 namespace atlas {
@@ -13,7 +15,7 @@ struct SinkhornPicture;
 // attention as the weight each value gets, the block grid drawn, each query block's own block and its sorted block
 // outlined: a learned sparse pattern, as the LSH view draws a hashed one. The caption gives the share of pairs
 // scored, how close S is to a permutation and the held-out scores (SinkhornAnalysis's numbers).
-class SinkhornView : public AnalysisPlotView
+class SinkhornView : public ResultPlotView<SinkhornAnalysis>
 {
     Q_OBJECT
 
@@ -22,8 +24,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const SinkhornAnalysis &result) override;
     QString pendingText() const override;
 
 private:

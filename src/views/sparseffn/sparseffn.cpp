@@ -26,8 +26,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem("block_size " + std::to_string(spec.get(views::sparseffn::kBlockSize))
             + " is more than the layer's " + std::to_string(act.tensor.dim(1)) + " neurons.");
     AnalysisRequest r;
-    r.key = "sparse-ffn/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/n"
-        + std::to_string(spec.get(views::sparseffn::kBlockSize)) + "/" + identity(act.tensor) + identity(down.tensor);
+    r.key = "sparse-ffn/" + modelIdentity(*c.model) + "/" + identity(act.tensor) + identity(down.tensor);
     r.pinned = {c.model->wte, act.tensor, down.tensor};
     r.run = [model = c.model, trace = c.trace, layer, n = spec.get(views::sparseffn::kBlockSize)](
                 const std::atomic<bool> &) {
@@ -48,6 +47,7 @@ ViewKind kind()
           "uses, and the error",
         .group = "Inside the model",
         .request = request,
+        .analysisKeys = {"layer", kBlockSize.name},
         .after = "experts",
         .keys = {{.field = kBlockSize,
             .type = "int ≥ 1",

@@ -98,7 +98,7 @@ void SparseFfnView::refresh()
         const QSignalBlocker block(m_block);
         m_block->setCurrentIndex(index);
     }
-    const auto *analysis = m_input.analysisAs<SparseFfnAnalysis>();
+    const auto *analysis = currentAnalysis<SparseFfnAnalysis>();
     if (analysis == nullptr) {
         m_formula->clear();
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem

@@ -35,17 +35,10 @@ QString normaliserText(Normaliser n)
 } // namespace
 
 SparsityView::SparsityView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     connect(plot(), &QCustomPlot::mousePress, this, &SparsityView::chooseHeadAt);
     plot()->setToolTip(tr("Click a head in the table to see its keys per query"));
-}
-
-bool SparsityView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const SparseAttentionAnalysis *>(&result);
-    return a && m_input.model && int(a->sparsity.heads.size()) == m_input.model->config.layers
-        && a->sparsity.tokens == int(m_input.tokens.size());
 }
 
 QString SparsityView::pendingText() const
@@ -53,9 +46,9 @@ QString SparsityView::pendingText() const
     return tr("Counting every head's zeros…");
 }
 
-QString SparsityView::draw(const ViewAnalysis &result)
+QString SparsityView::draw(const SparseAttentionAnalysis &result)
 {
-    const AttentionSparsity &s = static_cast<const SparseAttentionAnalysis &>(result).sparsity;
+    const AttentionSparsity &s = result.sparsity;
     const int layer = std::clamp(m_spec.layer, 0, int(s.heads.size()) - 1);
     const int head = std::clamp(m_spec.head, 0, int(s.heads[size_t(layer)].size()) - 1);
     setTitle(tr("Sparse attention \u00B7 %1").arg(normaliserText(s.normaliser)));

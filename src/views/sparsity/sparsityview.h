@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "sparsity/sparsity.h"
+
 class QCPAxisRect;
 class QMouseEvent;
 
@@ -11,7 +13,7 @@ namespace atlas {
 // exactly 0, which softmax never does. On the left, every layer × head: its α and the share of the pairs its mask
 // allows that it gives exactly 0; a click chooses a head. On the right, that head's keys per query: how many the
 // mask allows, and how many get more than 0. The numbers are SparseAttentionAnalysis's (sparsity/sparsity.h).
-class SparsityView : public AnalysisPlotView
+class SparsityView : public ResultPlotView<SparseAttentionAnalysis>
 {
     Q_OBJECT
 
@@ -19,8 +21,7 @@ public:
     explicit SparsityView(QWidget *parent = nullptr);
 
 protected:
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const SparseAttentionAnalysis &result) override;
     QString pendingText() const override;
 
 private:

@@ -19,9 +19,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (!c.model)
         return problem(kNothingComputed);
     AnalysisRequest r;
-    r.key = "tokenizer/" + c.model->directory + "|" + c.model->name + "/"
-        + spec.get(views::tokenizer::kCompareTokenizer) + "/"
-        + (spec.tokens.empty() ? "text:" + spec.text : "tokens/" + inputKey(c));
+    r.key = "tokenizer/" + c.model->directory + "|" + c.model->name; // the text or the ids are keys it reads
     r.run = [model = c.model, other = spec.get(views::tokenizer::kCompareTokenizer), text = spec.text,
                 tokens = spec.tokens](const std::atomic<bool> &) {
         return timedResult<TokenizerAnalysis>([&](TokenizerAnalysis &result) {
@@ -43,6 +41,7 @@ ViewKind kind()
         .group = "Inside the model",
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {"text", "tokens", kCompareTokenizer.name},
         .after = "next-token",
         .keys = {{.field = kCompareTokenizer,
             .type = "string",

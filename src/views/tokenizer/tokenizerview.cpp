@@ -209,7 +209,7 @@ void TokenizerView::refresh()
 {
     m_compare->setCurrentText(QString::fromStdString(m_spec.get(views::tokenizer::kCompareTokenizer)));
     m_summary->setFont(sizedFont(font(), 11));
-    const auto *analysis = m_input.analysisAs<TokenizerAnalysis>();
+    const auto *analysis = currentAnalysis<TokenizerAnalysis>();
     if (analysis == nullptr)
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
                 : m_input.analysis.pending                     ? tr("Computing…")

@@ -33,9 +33,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     }
     AnalysisRequest r;
     const int examples = c.heldOutExamples(TokenReductionAnalysis::kExamples);
-    r.key = "tokens/" + modelIdentity(*c.model) + "/" + spec.get(views::tokenreduction::kRetention) + "/"
-        + spec.get(views::tokenreduction::kRanking) + "/vs:" + spec.baselineModel + "/" + inputKey(c) + "/"
-        + std::to_string(examples);
+    r.key = "tokens/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + std::to_string(examples);
     r.pinned.push_back(c.model->wte);
     r.run = [model = c.model, tokens = c.tokenIds, keep, rank, other = spec.baselineModel, examples](
                 const std::atomic<bool> &cancel) {
@@ -72,6 +70,7 @@ ViewKind kind()
                    "survive, and a masked LM's accuracy against the work left",
         .group = "Efficient attention",
         .request = request,
+        .analysisKeys = {"baseline_model", kRetention.name, kRanking.name},
         .after = "adaptive-span",
         .keys = {{.field = kRetention,
                      .type = "string",

@@ -36,17 +36,10 @@ const ReductionPoint &pointAt(const ReductionSweep &s, double rate)
 } // namespace
 
 TokenReductionView::TokenReductionView(QWidget *parent)
-    : AnalysisPlotView(parent)
+    : ResultPlotView(parent)
 {
     plot()->setToolTip(tr("Top: after each layer only the tokens that receive the most attention go on (PoWER-BERT); "
                           "bottom: what that costs the model's task on held-out text"));
-}
-
-bool TokenReductionView::isCurrent(const ViewAnalysis &result) const
-{
-    const auto *a = dynamic_cast<const TokenReductionAnalysis *>(&result);
-    return a && m_input.model && int64_t(a->survival.tokens.size()) == m_input.tokens.size()
-        && int(a->survival.kept.size()) == m_input.model->config.layers - 1;
 }
 
 QString TokenReductionView::pendingText() const
@@ -54,9 +47,8 @@ QString TokenReductionView::pendingText() const
     return tr("Eliminating tokens layer by layer, and scoring held-out text at every rate\u2026");
 }
 
-QString TokenReductionView::draw(const ViewAnalysis &result)
+QString TokenReductionView::draw(const TokenReductionAnalysis &a)
 {
-    const auto &a = static_cast<const TokenReductionAnalysis &>(result);
     const TokenSurvival &s = a.survival;
     const int T = int(s.tokens.size()), L = int(s.kept.size()) + 1;
     setTitle(tr("Token reduction (PoWER-BERT) \u00B7 %1 \u00B7 kept after each layer: %2")

@@ -2,6 +2,8 @@
 
 #include "views/analysisplotview.h"
 
+#include "tokenreduction/tokenreduction.h"
+
 #include <QPointer>
 
 namespace atlas {
@@ -14,7 +16,7 @@ struct TokenSurvival;
 // token's significance there (× the layer's average), a cross where that layer eliminates it, grey once it is gone.
 // Bottom: the model's task held out, accuracy against the work left, ranked by significance, at random and by the
 // targets' attention, for the spec's model and `baseline_model`. The numbers are TokenReductionAnalysis's.
-class TokenReductionView : public AnalysisPlotView
+class TokenReductionView : public ResultPlotView<TokenReductionAnalysis>
 {
     Q_OBJECT
 
@@ -23,8 +25,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
-    bool isCurrent(const ViewAnalysis &result) const override;
-    QString draw(const ViewAnalysis &result) override;
+    QString draw(const TokenReductionAnalysis &result) override;
     QString pendingText() const override;
 
 private:
