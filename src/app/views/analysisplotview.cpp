@@ -130,7 +130,10 @@ void AnalysisPlotView::refresh()
     m_body = new QCPLayoutGrid;
     m_plot->plotLayout()->addElement(1, 0, m_body);
     m_caption->setFont(sizedFont(font(), 10));
-    m_caption->setText(draw(*result));
+    const QString caption = draw(*result);
+    m_caption->setText(result == m_input.analysis.result
+            ? caption
+            : tr("Computing the result of the new settings; until it comes, this is the last one. %1").arg(caption));
     if (m_controls)
         m_controls->setFont(font());
     m_stack->setCurrentWidget(m_page);

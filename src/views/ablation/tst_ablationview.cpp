@@ -126,6 +126,32 @@ private slots:
         QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::ablation::kAblation), std::string("mean"));
     }
 
+    // While the run for a head just clicked is under way the table stays, its caption saying so, so that heads can
+    // be clicked one after another; another mode is another table, and its place says it is being computed.
+    void theTableStaysWhileAClickedHeadRuns()
+    {
+        AblationView view;
+        const ViewSpec s = ablationSpec("reverse", "0.3");
+        drawAblation(view, s);
+        QVERIFY(view.message().isEmpty());
+        ViewInput running = view.input();
+        running.analysis = {};
+        running.analysis.pending = true;
+        ViewSpec clicked = s;
+        clicked.set(views::ablation::kAblateHeads, "0.3,1.2");
+        running.analysis.settings = analysisSettings(clicked);
+        view.setInput(running);
+        view.setSpec(clicked);
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QVERIFY2(view.caption().startsWith("Computing the result of the new settings"), qPrintable(view.caption()));
+        ViewSpec mean = clicked;
+        mean.set(views::ablation::kAblation, "mean");
+        running.analysis.settings = analysisSettings(mean);
+        view.setInput(running);
+        view.setSpec(mean);
+        QVERIFY(!view.message().isEmpty());
+    }
+
     void aModelWithoutATaskComparesTheNextTokenOnly()
     {
         AblationView view;
