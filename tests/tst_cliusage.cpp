@@ -79,6 +79,30 @@ private slots:
 
     // `train` takes every option of a training run's table (train/trainingrunoptions.h), with its value's name and
     // help: the command line, lessons and the Train panel read the one table.
+    // A view folder's subcommands (its CLI part) are in the table, after the analyses', and run: `patch` is the
+    // Patching view's, in src/views/patching/.
+    void aViewFoldersSubcommandsAreInTheTable()
+    {
+        const std::vector<atlas::CliCommand> folders = atlas::viewFolderCommands();
+        QVERIFY(
+            std::any_of(folders.begin(), folders.end(), [](const atlas::CliCommand &c) { return c.name == "patch"; }));
+        const std::vector<atlas::CliCommand> &all = atlas::cliCommands();
+        for (const atlas::CliCommand &c : folders) {
+            const atlas::CliCommand *found = atlas::findCliCommand(c.name);
+            QVERIFY2(found && found->run, c.name.c_str());
+            QVERIFY2(std::count_if(all.begin(), all.end(), [&](const atlas::CliCommand &o) { return o.name == c.name; })
+                    == 1,
+                c.name.c_str());
+        }
+        const auto at = [&](const char *name) {
+            return std::find_if(all.begin(), all.end(), [&](const atlas::CliCommand &c) { return c.name == name; });
+        };
+        QVERIFY(at("analyze-heads") + 1 == at("patch"));
+        const Result r = run({"patch", "--model", "reverse", "--text", "abcdef>fedcba", "--target", "a",
+            "--corrupted-text", "abcdeg>gedcba", "--position", "6"});
+        QVERIFY2(r.code == 0 && r.out.contains("recovered fraction"), qPrintable(r.err));
+    }
+
     void trainTakesTheTrainingRunsOptions()
     {
         const atlas::CliCommand *train = atlas::findCliCommand("train");

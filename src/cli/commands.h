@@ -29,7 +29,6 @@ int benchApproximationCommand(const CommandArgs &args);
 int benchPatternCommand(const CommandArgs &args);
 int lessonCommand(const CommandArgs &args);
 int memoryCommand(const CommandArgs &args);
-int patchCommand(const CommandArgs &args);
 
 // Returns -1 when argv does not name a subcommand (then the app opens).
 int runCommandLine(int argc, char **argv);

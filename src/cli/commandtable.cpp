@@ -7,20 +7,12 @@
 #include <string_view>
 
 // The subcommands and their options, each written once. Options several commands share (the model and its input,
-// an attention kernel, a memory strategy, expert routing, switched-off heads) are groups below.
+// an attention kernel, a memory strategy, expert routing, switched-off heads) are groups below and in commandtable.h.
 namespace atlas {
 
 namespace {
 
-using Options = std::vector<CliOption>;
-
-Options operator+(Options a, const Options &b)
-{
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
-const Options kModel = {{"model", "M", "a built-in model name (see `models`) or a model directory"}};
+using namespace cli;
 
 const Options kInput = {
     {"tokens", "1,2,3", "the input as token ids"},
@@ -32,9 +24,6 @@ const Options kInput = {
 
 const Options kMemoryBudget
     = {{"memory-budget", "GIB", "the largest trace kept in memory, in GiB (default 8): a longer run is refused"}};
-
-const Options kWorkBudget = {{"work-budget", "TFLOP",
-    "the work one analysis may do, in TFLOP (default 2): a heavier one is refused with its estimate"}};
 
 const Options kAttention = {
     {"attention", "KIND", "run an efficient attention kernel instead of full attention (see bench-attention)"},
@@ -217,29 +206,6 @@ std::vector<CliCommand> makeTable()
                 + Options {{"task", "T", "the task whose patterns are measured"},
                     {"examples", "N", "held-out examples (default 200)"}},
             analyzeHeadsCommand},
-        {"patch",
-            {{"(--model M --text \"...\" | --shape gpt2-small --tokens 1,2) --target TOKEN [--contrast TOKEN]",
-                 "activation patching: how much of logit(target) − logit(contrast) (or p(target)) each clean "
-                 "activation restores in the corrupted run"},
-                {"... (--corrupted-text \"...\" | --corrupted-tokens 1,2 | --noise-positions 3,4 [--seed S])",
-                    "the corrupted run: another input of as many tokens, or noise on the embedding"},
-                {"... [--position P] [--site residual|heads|mlp] [--json FILE]",
-                    "the position measured, what is patched, the results as JSON"}},
-            kModel
-                + Options {{"shape", "gpt2-small", "random weights of GPT-2 small's shape"},
-                    {"text", "\"...\"", "the clean input as text"}, {"tokens", "1,2", "the clean input as token ids"},
-                    {"padding", "5,6", "positions treated as padding"},
-                    {"corrupted-text", "\"...\"", "the corrupted run's input (as many tokens as the clean one)"},
-                    {"corrupted-tokens", "1,2", "the same as token ids"},
-                    {"noise-positions", "3,4", "or: noise added to the embedding at these positions"},
-                    {"noise-scale", "X", "the noise's standard deviation (default 3)"},
-                    {"seed", "S", "the noise's seed"}, {"target", "TOKEN", "the token whose logit is measured"},
-                    {"contrast", "TOKEN", "the metric is logit(target) - logit(contrast)"},
-                    {"position", "P", "the position measured (default the last)"},
-                    {"site", "residual|heads|mlp", "what is patched"},
-                    {"json", "FILE", "also write the results as JSON"}}
-                + kWorkBudget,
-            patchCommand},
         {"lesson",
             {{"check [FILE|DIR ...]", "check lessons (default: lessons/); problems as file:line: message"},
                 {"render FILE --out DIR [--size 1200x800]", "every step's view as a PNG"},
@@ -404,7 +370,15 @@ const char *kModelsNote
 
 const std::vector<CliCommand> &cliCommands()
 {
-    static const std::vector<CliCommand> table = makeTable();
+    static const std::vector<CliCommand> table = [] {
+        std::vector<CliCommand> all = makeTable();
+        // The view folders' subcommands (src/views/NAME/, their CLI part) follow the analyses' own.
+        const auto research
+            = std::find_if(all.begin(), all.end(), [](const CliCommand &c) { return c.name == "analyze-heads"; });
+        std::vector<CliCommand> folders = viewFolderCommands();
+        all.insert(research == all.end() ? all.end() : research + 1, folders.begin(), folders.end());
+        return all;
+    }();
     return table;
 }
 

@@ -32,7 +32,11 @@ struct CliCommand
     int (*run)(const CommandArgs &) = nullptr; // nullptr: bench-gui, which main() runs with the window
 };
 
+// Every subcommand: the table's (commandtable.cpp), and each view folder's (viewFolderCommands) after the analyses'.
 const std::vector<CliCommand> &cliCommands();
+// The subcommands of the view folders that have a CLI part (`atlas::views::NAME::commands()`), in the folders' order:
+// made by src/views/CMakeLists.txt.
+std::vector<CliCommand> viewFolderCommands();
 // The entry of `name`; nullptr for an unknown one.
 const CliCommand *findCliCommand(const std::string &name);
 
@@ -40,5 +44,22 @@ const CliCommand *findCliCommand(const std::string &name);
 std::string usageText();
 // One subcommand's forms and every option it takes, with their help; empty for an unknown name.
 std::string commandUsage(const std::string &name);
+
+// Options several subcommands share, for the table and the view folders' CLI parts.
+namespace cli {
+
+using Options = std::vector<CliOption>;
+
+inline Options operator+(Options a, const Options &b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+inline const Options kModel = {{"model", "M", "a built-in model name (see `models`) or a model directory"}};
+inline const Options kWorkBudget = {{"work-budget", "TFLOP",
+    "the work one analysis may do, in TFLOP (default 2): a heavier one is refused with its estimate"}};
+
+} // namespace cli
 
 } // namespace atlas

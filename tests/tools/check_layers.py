@@ -8,8 +8,8 @@
   views, panels, the window
                 only the core's public headers: a core header that says "Internal to the core" is off limits
   a view folder (src/views/NAME/)
-                the files its CMakeLists.txt lists after WIDGET are the widget layer's, its tst_*
-                files tests, the rest the core's
+                the files its CMakeLists.txt lists after WIDGET are the widget layer's, those after CLI the cli's,
+                its tst_* files tests, the rest the core's
 
 Usage: check_layers.py SOURCE_DIR QT_INCLUDE_DIR
 """
@@ -110,10 +110,11 @@ def main(src, qt_include):
 
     problems = []
     folders = os.path.join(src, "views")
-    folder_widgets, folder_core = [], []
+    folder_widgets, folder_core, folder_cli = [], [], []
     for view in view_folders(src, "check_layers"):
         for path, _ in view.sources:
-            (folder_widgets if path in view.widgets else folder_core).append(str(path))
+            (folder_widgets if path in view.widgets else folder_cli if path in view.cli else folder_core).append(
+                str(path))
     for path in list(sources(core)) + folder_core:
         for h in includes(path):
             if re.match(r"(Q[A-Z]\w*|Qt\w*/.*|qcustomplot\.h)$", h):
@@ -121,7 +122,7 @@ def main(src, qt_include):
             elif h.startswith(("views/", "panels/", "style/")) or os.path.join(folders, h) in folder_widgets:
                 problems.append(f"{path}: the core includes {h} from the widget layer")
     for layer in ("app/viewmodel", "app/session", "cli"):
-        for path in sources(os.path.join(src, layer)):
+        for path in list(sources(os.path.join(src, layer))) + (folder_cli if layer == "cli" else []):
             for h in includes(path):
                 if is_widget(h):
                     problems.append(f"{path}: {layer} includes the widget/GUI header <{h}>")

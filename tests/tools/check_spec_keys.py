@@ -78,7 +78,7 @@ def main():
             readers[view.kind].append((request, function_body(shared, request)))
         if ".request = " in view.code:  # the folder's own code but its widget's, the shared request it names, and
             # the shared helpers they hand the spec to (sweepSettings(spec, …))
-            code = "".join(text for where, text in readers[view.kind] if where not in view.widgets)
+            code = "".join(text for where, text in readers[view.kind] if where not in view.widgets | view.cli)
             for helper in sorted(set(re.findall(r"\b(\w+)\((?:[^();]*,\s*)?spec\b", code))):
                 code += function_body(shared, helper)
             check_analysis_keys(view, code, keys, problems)

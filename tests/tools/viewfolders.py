@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SECTIONS = ("CORE", "WIDGET", "CORE_TESTS", "TESTS")
+SECTIONS = ("CORE", "WIDGET", "CLI", "CORE_TESTS", "TESTS")
 
 
 @dataclass
@@ -18,6 +18,7 @@ class Folder:
     sources: list  # [(path, text)] of its .cpp and .h files, the tests aside
     widgets: set  # the paths its CMakeLists.txt lists after WIDGET
     own_keys: list = field(default_factory=list)  # the names of the OwnKeys it declares (ViewKind::keys)
+    cli: set = field(default_factory=set)  # the paths it lists after CLI (its subcommands)
 
     @property
     def code(self):
@@ -36,12 +37,17 @@ def view_folders(src, check):
             sys.exit('%s: %s describes no view kind (.kind = "…")' % (check, path))
         after = re.search(r'\.after = "([^"]+)"', code)
         folders.append(Folder(path, kind.group(1), after.group(1) if after else "", sources, widget_files(path),
-                              re.findall(r'OwnKey<.*?>\s+k\w+\s*\{"([^"]+)"', code)))
+                              re.findall(r'OwnKey<.*?>\s+k\w+\s*\{"([^"]+)"', code), section_files(path, "CLI")))
     return folders
 
 
 def widget_files(folder):
     """The files a folder's CMakeLists.txt lists after WIDGET (atlas_view), as paths."""
+    return section_files(folder, "WIDGET")
+
+
+def section_files(folder, wanted):
+    """The files a folder's CMakeLists.txt lists after `wanted` (WIDGET, CLI …) in its atlas_view call, as paths."""
     listing = folder / "CMakeLists.txt"
     if not listing.is_file():
         return set()
@@ -50,7 +56,7 @@ def widget_files(folder):
     for w in words:
         if w in SECTIONS:
             section = w
-        elif section == "WIDGET":
+        elif section == wanted:
             widgets.add(folder / w)
     return widgets
 

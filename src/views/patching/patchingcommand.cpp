@@ -1,6 +1,6 @@
 #include "analysis/activationpatching.h"
 #include "arguments.h"
-#include "commands.h"
+#include "commandtable.h"
 #include "io/atomicfile.h"
 #include "model/modeltokenizer.h"
 #include "modelinput.h"
@@ -13,9 +13,12 @@
 #include <cstdio>
 #include <iostream>
 
-namespace atlas {
+// The Patching view's subcommand: `patch`, activation patching on the command line.
+namespace atlas::views::patching {
 
-int patchCommand(const CommandArgs &argv)
+namespace {
+
+int patch(const CommandArgs &argv)
 {
     const Arguments args(argv, "patch");
     setWorkBudgetArguments(args);
@@ -88,4 +91,33 @@ int patchCommand(const CommandArgs &argv)
     return 0;
 }
 
-} // namespace atlas
+} // namespace
+
+std::vector<CliCommand> commands()
+{
+    using namespace atlas::cli;
+    return {{"patch",
+        {{"(--model M --text \"...\" | --shape gpt2-small --tokens 1,2) --target TOKEN [--contrast TOKEN]",
+             "activation patching: how much of logit(target) − logit(contrast) (or p(target)) each clean "
+             "activation restores in the corrupted run"},
+            {"... (--corrupted-text \"...\" | --corrupted-tokens 1,2 | --noise-positions 3,4 [--seed S])",
+                "the corrupted run: another input of as many tokens, or noise on the embedding"},
+            {"... [--position P] [--site residual|heads|mlp] [--json FILE]",
+                "the position measured, what is patched, the results as JSON"}},
+        kModel
+            + Options {{"shape", "gpt2-small", "random weights of GPT-2 small's shape"},
+                {"text", "\"...\"", "the clean input as text"}, {"tokens", "1,2", "the clean input as token ids"},
+                {"padding", "5,6", "positions treated as padding"},
+                {"corrupted-text", "\"...\"", "the corrupted run's input (as many tokens as the clean one)"},
+                {"corrupted-tokens", "1,2", "the same as token ids"},
+                {"noise-positions", "3,4", "or: noise added to the embedding at these positions"},
+                {"noise-scale", "X", "the noise's standard deviation (default 3)"}, {"seed", "S", "the noise's seed"},
+                {"target", "TOKEN", "the token whose logit is measured"},
+                {"contrast", "TOKEN", "the metric is logit(target) - logit(contrast)"},
+                {"position", "P", "the position measured (default the last)"},
+                {"site", "residual|heads|mlp", "what is patched"}, {"json", "FILE", "also write the results as JSON"}}
+            + kWorkBudget,
+        patch}};
+}
+
+} // namespace atlas::views::patching
