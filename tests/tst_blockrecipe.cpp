@@ -7,6 +7,7 @@
 #include "model/model.h"
 #include "model/parameternames.h"
 #include "testbundle.h"
+#include "util/error.h"
 
 #include <QTest>
 
@@ -124,6 +125,100 @@ private slots:
             }
         }
         QVERIFY(norms > 100);
+    }
+
+    // Every parameter of each family llama.cpp reads has its GGUF name, one per tensor (an expert's matrices share
+    // their stack's), and the names are llama.cpp's: the pairs below are its tensor_mapping.py and the model classes
+    // of its converter (gguf-py, convert_hf_to_gguf.py), for block 0 of each family's test checkpoint.
+    void everyParameterHasItsGgufName()
+    {
+        const std::map<std::string, std::vector<std::pair<std::string, std::string>>> llamaCpp = {
+            {"llama_tiny",
+                {{"embed_tokens.weight", "token_embd.weight"}, {"norm.weight", "output_norm.weight"},
+                    {"layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"},
+                    {"layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"},
+                    {"layers.0.self_attn.q_proj.weight", "blk.0.attn_q.weight"},
+                    {"layers.0.self_attn.k_proj.weight", "blk.0.attn_k.weight"},
+                    {"layers.0.self_attn.v_proj.weight", "blk.0.attn_v.weight"},
+                    {"layers.0.self_attn.o_proj.weight", "blk.0.attn_output.weight"},
+                    {"layers.0.mlp.gate_proj.weight", "blk.0.ffn_gate.weight"},
+                    {"layers.0.mlp.up_proj.weight", "blk.0.ffn_up.weight"},
+                    {"layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight"}}},
+            {"qwen3_tiny",
+                {{"layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight"},
+                    {"layers.0.self_attn.k_norm.weight", "blk.0.attn_k_norm.weight"}}},
+            {"gemma2_tiny",
+                {{"layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"},
+                    {"layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"},
+                    {"layers.0.pre_feedforward_layernorm.weight", "blk.0.ffn_norm.weight"},
+                    {"layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"}}},
+            {"gemma3_tiny", {{"layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight"}}},
+            {"olmo2_tiny",
+                {{"layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"},
+                    {"layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"},
+                    {"layers.0.self_attn.k_norm.weight", "blk.0.attn_k_norm.weight"}}},
+            {"phi3_tiny",
+                {{"layers.0.self_attn.qkv_proj.weight", "blk.0.attn_qkv.weight"},
+                    {"layers.0.mlp.gate_up_proj.weight", "blk.0.ffn_up.weight"},
+                    {"layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"}}},
+            {"mixtral_tiny",
+                {{"layers.0.block_sparse_moe.gate.weight", "blk.0.ffn_gate_inp.weight"},
+                    {"layers.0.block_sparse_moe.experts.1.w1.weight", "blk.0.ffn_gate_exps.weight"},
+                    {"layers.0.block_sparse_moe.experts.1.w3.weight", "blk.0.ffn_up_exps.weight"},
+                    {"layers.0.block_sparse_moe.experts.1.w2.weight", "blk.0.ffn_down_exps.weight"}}},
+            {"qwen3_moe_tiny",
+                {{"layers.0.mlp.gate.weight", "blk.0.ffn_gate_inp.weight"},
+                    {"layers.0.mlp.experts.0.up_proj.weight", "blk.0.ffn_up_exps.weight"}}},
+            {"gpt2_tiny",
+                {{"wte.weight", "token_embd.weight"}, {"wpe.weight", "position_embd.weight"},
+                    {"h.0.ln_1.weight", "blk.0.attn_norm.weight"}, {"h.0.ln_1.bias", "blk.0.attn_norm.bias"},
+                    {"h.0.attn.c_attn.weight", "blk.0.attn_qkv.weight"},
+                    {"h.0.attn.c_proj.weight", "blk.0.attn_output.weight"},
+                    {"h.0.ln_2.weight", "blk.0.ffn_norm.weight"}, {"h.0.mlp.c_fc.weight", "blk.0.ffn_up.weight"},
+                    {"h.0.mlp.c_proj.weight", "blk.0.ffn_down.weight"}, {"ln_f.weight", "output_norm.weight"}}},
+            {"neox_tiny",
+                {{"embed_in.weight", "token_embd.weight"},
+                    {"layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"},
+                    {"layers.0.attention.query_key_value.weight", "blk.0.attn_qkv.weight"},
+                    {"layers.0.attention.dense.weight", "blk.0.attn_output.weight"},
+                    {"layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"},
+                    {"layers.0.mlp.dense_h_to_4h.weight", "blk.0.ffn_up.weight"},
+                    {"layers.0.mlp.dense_4h_to_h.weight", "blk.0.ffn_down.weight"},
+                    {"final_layer_norm.weight", "output_norm.weight"}, {"embed_out.weight", "output.weight"}}},
+        };
+        int checked = 0;
+        for (const char *dir : {"gpt2_tiny", "llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny",
+                 "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny", "phi3_tiny",
+                 "qwen3_moe_tiny", "neox_tiny"}) {
+            const auto model = loadModel(std::string(ATLAS_TEST_DATA "/") + dir);
+            const std::map<std::string, std::string> gguf = ggufParameterNames(model->config);
+            std::map<std::string, std::string> owner; // GGUF name → the Hugging Face parameter named so
+            for (const auto &[name, tensor] : model->parameters()) {
+                const auto it = gguf.find(name);
+                QVERIFY2(it != gguf.end(), (std::string(dir) + ": no GGUF name for " + name).c_str());
+                if (it->second.find("_exps.") != std::string::npos)
+                    continue; // the experts' stack
+                const auto [at, first] = owner.emplace(it->second, name);
+                QVERIFY2(
+                    first, (std::string(dir) + ": " + name + " and " + at->second + " are both " + it->second).c_str());
+                ++checked;
+            }
+            const auto pairs = llamaCpp.find(dir);
+            for (const auto &[hf, name] : pairs == llamaCpp.end() ? decltype(pairs->second) {} : pairs->second) {
+                const auto it = gguf.find(hf);
+                QVERIFY2(it != gguf.end() && it->second == name,
+                    (std::string(dir) + ": " + hf + " is " + (it == gguf.end() ? "unnamed" : it->second) + ", not "
+                        + name)
+                        .c_str());
+            }
+        }
+        QVERIFY(checked > 200);
+        ModelConfig bert;
+        bert.family = Family::Bert;
+        bert.modelType = "bert";
+        QVERIFY_THROWS_EXCEPTION(Error, ggufParameterNames(bert));
+        QCOMPARE(
+            ggufArchitecture(loadModel(std::string(ATLAS_TEST_DATA "/mistral_tiny"))->config), std::string("llama"));
     }
 
     // Every built-in model: each step of each block's recipe is an op of the traced forward whose inputs are the

@@ -56,6 +56,9 @@ struct ModelType
     const char *name;
     Family family;
     const char *architecture; // for config.json's "architectures"
+    // llama.cpp's name of it, a GGUF file's general.architecture ("llama" for Mistral and Mixtral too); "" where
+    // llama.cpp has none that this app reads (GPT-Neo, BERT, T5).
+    const char *gguf;
 };
 const ModelType &modelTypeOf(const std::string &name, const std::string &source);
 // "gpt2, llama, mistral, …": every model_type this app reads, for messages.

@@ -94,15 +94,18 @@ void readSpecialTokens(const json &j, ModelConfig &c, const std::string &source)
         [](const auto &a, const auto &b) { return a.second < b.second; });
 }
 
-constexpr ModelType kModelTypes[]
-    = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel"}, {"llama", Family::Llama, "LlamaForCausalLM"},
-        {"mistral", Family::Llama, "MistralForCausalLM"}, {"qwen2", Family::Llama, "Qwen2ForCausalLM"},
-        {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM"}, {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM"},
-        {"bert", Family::Bert, "BertForMaskedLM"}, {"mixtral", Family::Llama, "MixtralForCausalLM"},
-        {"t5", Family::T5, "T5ForConditionalGeneration"}, {"qwen3", Family::Llama, "Qwen3ForCausalLM"},
-        {"olmo2", Family::Llama, "Olmo2ForCausalLM"}, {"gemma2", Family::Llama, "Gemma2ForCausalLM"},
-        {"gemma3_text", Family::Llama, "Gemma3ForCausalLM"}, {"smollm3", Family::Llama, "SmolLM3ForCausalLM"},
-        {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM"}, {"phi3", Family::Llama, "Phi3ForCausalLM"}};
+constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel", "gpt2"},
+    {"llama", Family::Llama, "LlamaForCausalLM", "llama"}, {"mistral", Family::Llama, "MistralForCausalLM", "llama"},
+    {"qwen2", Family::Llama, "Qwen2ForCausalLM", "qwen2"},
+    {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM", "gptneox"},
+    {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM", ""}, {"bert", Family::Bert, "BertForMaskedLM", ""},
+    {"mixtral", Family::Llama, "MixtralForCausalLM", "llama"}, {"t5", Family::T5, "T5ForConditionalGeneration", ""},
+    {"qwen3", Family::Llama, "Qwen3ForCausalLM", "qwen3"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM", "olmo2"},
+    {"gemma2", Family::Llama, "Gemma2ForCausalLM", "gemma2"},
+    {"gemma3_text", Family::Llama, "Gemma3ForCausalLM", "gemma3"},
+    {"smollm3", Family::Llama, "SmolLM3ForCausalLM", "smollm3"},
+    {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM", "qwen3moe"},
+    {"phi3", Family::Llama, "Phi3ForCausalLM", "phi3"}};
 
 std::string knownModelTypes()
 {

@@ -1,5 +1,6 @@
 #include "model/parameternames.h"
 
+#include "model/configjson.h"
 #include "util/error.h"
 
 #include <array>
@@ -65,6 +66,13 @@ constexpr BlockNames kT5Block
         nullptr, "0.SelfAttention.o", "1.EncDecAttention.q", "1.EncDecAttention.k", "1.EncDecAttention.v", nullptr,
         "1.EncDecAttention.o", "DenseReluDense.wi", "DenseReluDense.wo", "DenseReluDense.wi_0", nullptr, nullptr,
         "0.SelfAttention.relative_attention_bias", nullptr, nullptr, nullptr, nullptr};
+
+// GGUF's names of a block's parts after "blk.N." (gguf-py's TENSOR_NAMES), in BlockPart's order: one per part, for
+// every family llama.cpp reads.
+constexpr BlockNames kGgufBlock
+    = {"attn_norm", nullptr, "ffn_norm", "attn_q", "attn_k", "attn_v", "attn_qkv", "attn_output", nullptr, nullptr,
+        nullptr, nullptr, nullptr, "ffn_up", "ffn_down", "ffn_gate", "ffn_gate_inp", nullptr, nullptr, nullptr, nullptr,
+        nullptr, nullptr, "attn_q_norm", "attn_k_norm", "post_attention_norm", "post_ffw_norm"};
 
 const char *familyName(Family family)
 {
@@ -221,6 +229,93 @@ std::string expertParameter(const ModelConfig &c, int layer, int expert, BlockPa
     if (c.family != Family::Gpt2 || part == BlockPart::Gate)
         return missing(c.family, "such expert");
     return names::expertPrefix(layer, expert) + (part == BlockPart::Up ? "c_fc" : "c_proj");
+}
+
+namespace {
+
+// The model type's GGUF architecture, or the error that it has none.
+std::string requireGgufArchitecture(const ModelConfig &c)
+{
+    const std::string arch = ggufArchitecture(c);
+    if (arch.empty())
+        throw Error(std::string(familyName(c.family)) + " models have no GGUF names in this app (llama.cpp reads "
+            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2 and gptneox here)");
+    return arch;
+}
+
+} // namespace
+
+std::string ggufArchitecture(const ModelConfig &c)
+{
+    return configjson::modelTypeOf(c.modelType, "the model's config").gguf;
+}
+
+std::string ggufModelParameter(const ModelConfig &c, ModelPart part)
+{
+    requireGgufArchitecture(c);
+    (void)modelParameter(c, part); // the family has it
+    switch (part) {
+    case ModelPart::Embedding:
+        return "token_embd";
+    case ModelPart::Positions:
+        return "position_embd";
+    case ModelPart::FinalNorm:
+        return "output_norm";
+    case ModelPart::OutputHead:
+        return "output";
+    default:
+        return missing(c.family, "such GGUF");
+    }
+}
+
+std::string ggufBlockParameter(const ModelConfig &c, int layer, BlockPart part)
+{
+    requireGgufArchitecture(c);
+    (void)blockParameter(c, names::kOnlyStack, layer, part); // the family has it
+    const char *name = c.fusesProjections() && part == BlockPart::Gate ? "ffn_up" : kGgufBlock[size_t(part)];
+    if (!name)
+        return missing(c.family, "such GGUF block");
+    return "blk." + std::to_string(layer) + "." + name;
+}
+
+std::string ggufExpertsParameter(const ModelConfig &c, int layer, BlockPart part)
+{
+    requireGgufArchitecture(c);
+    (void)expertParameter(c, layer, 0, part); // the family has it
+    const char *matrix = part == BlockPart::Up ? "ffn_up_exps"
+        : part == BlockPart::Down              ? "ffn_down_exps"
+                                               : "ffn_gate_exps";
+    return "blk." + std::to_string(layer) + "." + matrix;
+}
+
+std::map<std::string, std::string> ggufParameterNames(const ModelConfig &c)
+{
+    requireGgufArchitecture(c);
+    std::map<std::string, std::string> out;
+    const auto add = [&out](const std::string &hf, const std::string &gguf) {
+        for (const char *tensor : {".weight", ".bias"})
+            out[hf + tensor] = gguf + tensor;
+    };
+    const auto tryAdd = [&](auto hf, auto gguf) { // a part the family lacks is left out
+        try {
+            add(hf(), gguf());
+        } catch (const Error &) {
+        }
+    };
+    for (ModelPart part : {ModelPart::Embedding, ModelPart::Positions, ModelPart::FinalNorm, ModelPart::OutputHead})
+        tryAdd([&] { return modelParameter(c, part); }, [&] { return ggufModelParameter(c, part); });
+    for (int layer = 0; layer < c.layers; ++layer) {
+        for (size_t p = 0; p < kBlockParts; ++p) {
+            const auto part = BlockPart(p);
+            tryAdd([&] { return blockParameter(c, names::kOnlyStack, layer, part); },
+                [&] { return ggufBlockParameter(c, layer, part); });
+        }
+        for (int e = 0; c.isMoeLayer(layer) && e < c.experts; ++e)
+            for (BlockPart part : {BlockPart::Up, BlockPart::Down, BlockPart::Gate})
+                tryAdd([&] { return expertParameter(c, layer, e, part); },
+                    [&] { return ggufExpertsParameter(c, layer, part); });
+    }
+    return out;
 }
 
 } // namespace atlas

@@ -3,6 +3,7 @@
 #include "model/modelconfig.h"
 #include "trace/names.h"
 
+#include <map>
 #include <string>
 
 // Where each parameter lives in a family's files: Hugging Face's module names, without the prefix its …ForCausalLM
@@ -67,5 +68,26 @@ std::string expertParameter(const ModelConfig &c, int layer, int expert, BlockPa
 
 // The prefix the family's …ForCausalLM (…ForMaskedLM) class adds to every name but the output heads'.
 std::string modelPrefix(Family family);
+
+// The same parameters in a GGUF file (llama.cpp's names, gguf-py's TENSOR_NAMES). A part has one name whatever the
+// family: the norm before the feed-forward is ffn_norm (Llama's post_attention_layernorm, Gemma's
+// pre_feedforward_layernorm), the norms of a sub-layer's output post_attention_norm and post_ffw_norm (Gemma's,
+// OLMo 2's). Where the layout differs (Q and K permuted for the llama architecture's RoPE, Gemma's norms holding
+// 1 + w), the names do not say so: the GGUF reader does.
+//
+// llama.cpp's architecture for the config's model type (general.architecture): "llama" (Llama, Mistral, Mixtral),
+// "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "olmo2", "smollm3", "gpt2", "gptneox"; "" for the
+// families read from Hugging Face files only (GPT-Neo, BERT, T5).
+std::string ggufArchitecture(const ModelConfig &c);
+// "token_embd", "position_embd", "output_norm", "output".
+std::string ggufModelParameter(const ModelConfig &c, ModelPart part);
+// "blk.3.attn_q", for each part the family's Hugging Face names have (blockParameter). Phi-3's Gate and Up are the
+// halves of ffn_up, as of gate_up_proj.
+std::string ggufBlockParameter(const ModelConfig &c, int layer, BlockPart part);
+// A mixture's experts, stacked in one tensor per matrix (expert e is its slice e): "blk.3.ffn_up_exps".
+std::string ggufExpertsParameter(const ModelConfig &c, int layer, BlockPart part);
+// Every parameter of a model of `c` (Model::parameters()' names, ".weight" and ".bias") with its GGUF name; an expert's
+// matrices map to their stack's. Throws for a family without GGUF names.
+std::map<std::string, std::string> ggufParameterNames(const ModelConfig &c);
 
 } // namespace atlas
