@@ -3,6 +3,7 @@
 // save a picture of every tab at every size.
 #include "attentionmap/attentionview.h"
 #include "dialogs/shortcutsdialog.h"
+#include "dialogs/viewhelpdialog.h"
 #include "experts/experts.h"
 #include "experts/expertsview.h"
 #include "layouttesting.h"
@@ -38,6 +39,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTest>
+#include <QTextBrowser>
 
 #include <QToolBar>
 #include <memory>
@@ -479,6 +481,15 @@ private slots:
             problems << "Keyboard Shortcuts: " + p;
         if (!dir.isEmpty())
             shortcuts.grab().save(QString("%1/dialog-%2-shortcuts.png").arg(dir, theme));
+        window.findChild<QAction *>("actionAboutView")->trigger(); // Help ▸ About This View, of the Attention view
+        auto *help = window.findChild<ViewHelpDialog *>();
+        QVERIFY(help && QTest::qWaitForWindowExposed(help));
+        QVERIFY2(help->text()->toPlainText().contains("Keys it reads:"), qPrintable(help->text()->toPlainText()));
+        for (const QString &p : illegibleWidgets(help))
+            problems << "About This View: " + p;
+        if (!dir.isEmpty())
+            help->grab().save(QString("%1/dialog-%2-about-view.png").arg(dir, theme));
+        help->close();
         problems.removeDuplicates();
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
         window.findChild<QAction *>("actionDarkTheme")->setChecked(false);

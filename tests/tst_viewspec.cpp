@@ -180,6 +180,16 @@ private slots:
         QVERIFY(atlas::analysisSettings(spec) != settings);
     }
 
+    // Each view's help in the app is its folder's NAME.md: what it shows, then the keys it reads.
+    void everyViewHasItsHelp()
+    {
+        for (const atlas::ViewKind &kind : atlas::viewKinds()) {
+            QVERIFY2(contains(kind.help, "**Keys it reads:** "), kind.kind.c_str());
+            QVERIFY2(!contains(kind.help, "Shows:") && !contains(kind.help, "# The"), kind.kind.c_str());
+        }
+        QVERIFY(contains(atlas::findViewKind("qk-norm")->help, "What QK-norm"));
+    }
+
     void everyKeyIsWrittenAndReadBack()
     {
         const std::string json = ViewSpec().toJson();

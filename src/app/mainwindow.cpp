@@ -5,6 +5,7 @@
 
 #include "dialogs/comparedialog.h"
 #include "dialogs/shortcutsdialog.h"
+#include "dialogs/viewhelpdialog.h"
 #include "icons.h"
 #include "model/builtinmodels.h"
 #include "panels/attentionkernelbar.h"
@@ -351,6 +352,7 @@ void MainWindow::connectActions()
         dialog->open();
     });
     connect(m_ui->actionWelcome, &QAction::triggered, this, [this] { showWelcome(true); });
+    connect(m_ui->actionAboutView, &QAction::triggered, this, &MainWindow::showViewHelp);
     connect(m_ui->actionAbout, &QAction::triggered, this, [this] {
         QMessageBox::about(this, tr("About Transformer Atlas"),
             tr("<b>Transformer Atlas</b><p>Runs small transformers one operation at a time and shows "
@@ -444,6 +446,16 @@ View *MainWindow::currentView() const
 void MainWindow::showViewKind(const QString &kind)
 {
     m_navigator->setCurrentKind(kind.toStdString());
+}
+
+void MainWindow::showViewHelp()
+{
+    const ViewKind *kind = findViewKind(m_session->spec().view);
+    if (!kind)
+        return;
+    auto *dialog = new ViewHelpDialog(*kind, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->open();
 }
 
 void MainWindow::refreshCurrentView()

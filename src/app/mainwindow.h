@@ -77,6 +77,7 @@ private:
     void openLessonFile();
     void openLesson(const QString &path); // in the Lessons panel, shown and raised
     void quickOpen(); // View ▸ Go To… (Ctrl+K): any view, lesson or model by name
+    void showViewHelp(); // Help ▸ About This View (Shift+F1)
     void addCurrentViewAsStep();
 
     std::unique_ptr<Ui::MainWindow> m_ui;

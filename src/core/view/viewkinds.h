@@ -50,6 +50,9 @@ struct ViewKind
     std::vector<std::string> analysisKeys;
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
     std::string after; // the kind whose tab this one follows; empty for the first tab of all (Attention)
+    // What the view shows and the keys it reads, in Markdown: its folder's NAME.md, which the registry fills in (the
+    // app's Help ▸ About This View; docs/view-spec.md's table of views is made from the same files).
+    std::string help;
     // The keys this view alone reads, each field an OwnKey its folder declares: specKeys() lists them after the shared
     // ones, named by their OwnKey and with `views` set to this kind (leave both out here).
     std::vector<SpecKey> keys;
