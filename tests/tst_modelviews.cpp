@@ -183,6 +183,13 @@ void TestModelViews::sparseFfnViewDrawsDenseAndSparse()
     emit view.blockBox()->activated(view.blockBox()->currentIndex());
     QCOMPARE(edited.count(), 1);
     QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(views::sparseffn::kBlockSize), 32);
+    // Until the input brings the result of N = 32, the one of N = 8 is not drawn as if it were.
+    spec.set(views::sparseffn::kBlockSize, 32);
+    view.setSpec(spec);
+    QVERIFY2(!view.message().isEmpty(), "the result of block_size 8 was drawn for 32");
+    view.setInput(testing::forSpec(spec));
+    QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+    QVERIFY2(view.formula().contains("one neuron in 32"), qPrintable(view.formula()));
 
     spec.model = "austen-switch";
     spec.layer = 0;
