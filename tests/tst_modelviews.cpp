@@ -190,6 +190,14 @@ void TestModelViews::sparseFfnViewDrawsDenseAndSparse()
     view.setInput(testing::forSpec(spec));
     QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
     QVERIFY2(view.formula().contains("one neuron in 32"), qPrintable(view.formula()));
+    // While the session computes the next block size's result, the last picture stays as it was drawn.
+    ViewInput running = view.input();
+    running.analysis = {};
+    running.analysis.pending = true;
+    spec.set(views::sparseffn::kBlockSize, 8);
+    running.analysis.settings = analysisSettings(spec);
+    view.setInputAndSpec(running, spec);
+    QVERIFY2(view.message().isEmpty() && view.formula().contains("one neuron in 32"), qPrintable(view.message()));
 
     spec.model = "austen-switch";
     spec.layer = 0;

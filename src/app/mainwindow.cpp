@@ -464,8 +464,7 @@ void MainWindow::refreshCurrentView()
     View *view = currentView();
     if (!view || !m_session->hasModel())
         return;
-    view->setInput(m_session->viewInput());
-    view->setSpec(m_session->spec());
+    view->setInputAndSpec(m_session->viewInput(), m_session->spec());
 }
 
 void MainWindow::syncControls()

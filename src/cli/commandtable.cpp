@@ -127,7 +127,8 @@ std::vector<CliCommand> makeTable()
                     {"per-op", "", "also print each operation's share of the time"}}
                 + kMemoryBudget,
             benchCommand},
-        {"bench-view", {{"[--model M] --length N --repeat R", "time switching the attention view's layer or head"}},
+        {"bench-view",
+            {{"[--model M] --length N --repeat R", "time switching a view's layer or head (its analysis made first)"}},
             kModel
                 + Options {{"length", "N", "the input's length in tokens (default 2048)"},
                     {"repeat", "R", "switches timed (default 20)"}, {"view", "KIND", "the view (default attention)"},

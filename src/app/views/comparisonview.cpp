@@ -202,8 +202,7 @@ void ComparisonView::refreshSides(const ComparisonAnalysis *result)
     m_message->hide();
     if (!m_a || !m_b)
         return;
-    m_a->setInput(sideInput(m_input, result, Side::A));
-    m_a->setSpec(sideSpec(m_spec, Side::A));
+    m_a->setInputAndSpec(sideInput(m_input, result, Side::A), sideSpec(m_spec, Side::A));
 
     const ViewSpec b = sideSpec(m_spec, Side::B);
     if (result && m_madeFrom != result) {
@@ -222,8 +221,7 @@ void ComparisonView::refreshSides(const ComparisonAnalysis *result)
         return;
     }
     m_b->show();
-    m_b->setInput(sideInput(m_inputB, result, Side::B));
-    m_b->setSpec(b);
+    m_b->setInputAndSpec(sideInput(m_inputB, result, Side::B), b);
 }
 
 void ComparisonView::refreshDifference(const ComparisonAnalysis *result)

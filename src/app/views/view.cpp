@@ -54,6 +54,15 @@ void View::setSpec(const ViewSpec &spec)
     updateGeometry();
 }
 
+void View::setInputAndSpec(const ViewInput &input, const ViewSpec &spec)
+{
+    m_input = input;
+    m_spec = spec;
+    applyThemeBackground(this, spec.theme);
+    refresh();
+    updateGeometry();
+}
+
 QLabel *View::newFormulaLabel()
 {
     auto *label = new QLabel(this);

@@ -27,6 +27,9 @@ public:
 
     virtual void setInput(const ViewInput &input);
     virtual void setSpec(const ViewSpec &spec);
+    // Both, drawn once: what the window hands the view on screen, so that a result never meets the spec before the
+    // one it was made for (which would draw a message, then the picture).
+    void setInputAndSpec(const ViewInput &input, const ViewSpec &spec);
     const ViewSpec &spec() const { return m_spec; }
     const ViewInput &input() const { return m_input; }
     // Text the last paint had to cut short or leave out for lack of room (a title, a caption): empty when

@@ -99,7 +99,10 @@ void SparseFfnView::refresh()
         m_block->setCurrentIndex(index);
     }
     const auto *analysis = currentAnalysis<SparseFfnAnalysis>();
+    if (analysis == nullptr && m_input.analysis.pending && m_drawn && m_plots->isVisibleTo(this))
+        return; // the last picture stays as it was drawn until the new settings' result comes: no flash of a message
     if (analysis == nullptr) {
+        m_drawn.reset();
         m_formula->clear();
         return showMessage(!m_input.analysis.problem.isEmpty() ? m_input.analysis.problem
                 : m_input.analysis.pending                     ? tr("Computing…")
