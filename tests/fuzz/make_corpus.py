@@ -33,6 +33,8 @@ def main():
     shutil.rmtree(OUT, ignore_errors=True)
     for path in ["tests/data/variant/model.safetensors", "tests/data/gpt2_tiny_f16/model.safetensors"]:
         put("safetensors", path.split("/")[2] + ".safetensors", read(path))
+    put("gguf", "types.gguf", read("tests/data/gguf/types.gguf"))
+    put_gguf_seeds()
     for path in sorted(glob.glob("tests/data/adamw_ref/*.npy"))[:6]:
         put("npy", os.path.basename(path), read(path))
     for path in sorted(glob.glob("tests/data/*/config.json") + glob.glob("resources/models/*/config.json")):
@@ -169,6 +171,37 @@ def put_deep_seeds():
         "```view\n{\"layer\": %s}\n```\n" % deep)
     header = ('{"w": {"dtype": "F32", "shape": %s, "data_offsets": [0, 4]}}' % deep).encode()
     put("safetensors", "deep-nesting.safetensors", struct.pack("<Q", len(header)) + header + b"\0" * 4)
+
+
+def put_gguf_seeds():
+    """Small GGUF files: one block of every type read (its bytes a ramp), and metadata of every value type."""
+    def string(s):
+        return struct.pack("<Q", len(s)) + s
+
+    def key(name, vtype, payload):
+        return string(name) + struct.pack("<I", vtype) + payload
+
+    # (ggml type, elements per block, bytes per block) of the types the reader dequantizes.
+    types = [(0, 1, 4), (1, 1, 2), (2, 32, 18), (3, 32, 20), (6, 32, 22), (7, 32, 24), (8, 32, 34), (10, 256, 84),
+             (11, 256, 110), (12, 256, 144), (13, 256, 176), (14, 256, 210), (20, 32, 18), (23, 256, 136),
+             (30, 1, 2), (39, 32, 17)]
+    infos, data = b"", b""
+    for i, (ggml_type, elements, size) in enumerate(types):
+        n = max(elements, 32)
+        infos += string(b"t%d" % i) + struct.pack("<IQIQ", 1, n, ggml_type, len(data))
+        block = bytes((j * 37 + i) % 251 for j in range(n // elements * size))
+        data += block + b"\0" * ((32 - len(block) % 32) % 32)
+    kv = key(b"general.architecture", 8, string(b"llama")) + key(b"general.alignment", 4, struct.pack("<I", 32))
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(types), 2) + kv + infos
+    put("gguf", "one-block-per-type.gguf", head + b"\0" * ((32 - len(head) % 32) % 32) + data)
+    values = b"".join([key(b"u8", 0, b"\x07"), key(b"i8", 1, b"\xf9"), key(b"u16", 2, struct.pack("<H", 7)),
+                       key(b"i16", 3, struct.pack("<h", -7)), key(b"u32", 4, struct.pack("<I", 7)),
+                       key(b"i32", 5, struct.pack("<i", -7)), key(b"f32", 6, struct.pack("<f", 0.5)),
+                       key(b"bool", 7, b"\x01"), key(b"str", 8, string(b"text")),
+                       key(b"strs", 9, struct.pack("<IQ", 8, 2) + string(b"a") + string(b"bc")),
+                       key(b"f32s", 9, struct.pack("<IQff", 6, 2, 1.0, -1.0)), key(b"u64", 10, struct.pack("<Q", 7)),
+                       key(b"i64", 11, struct.pack("<q", -7)), key(b"f64", 12, struct.pack("<d", 0.25))])
+    put("gguf", "every-value-type.gguf", b"GGUF" + struct.pack("<IQQ", 3, 0, 14) + values)
 
 
 if __name__ == "__main__":

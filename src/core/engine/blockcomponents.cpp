@@ -1,6 +1,7 @@
 #include "engine/blockcomponents.h"
 
 #include "tensor/matrixproduct.h"
+#include "util/error.h"
 
 #include <cmath>
 

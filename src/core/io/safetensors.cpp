@@ -2,9 +2,10 @@
 
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
+#include "io/mappedfile.h"
 #include "io/modelfile.h"
+#include "io/weightvalues.h"
 #include "util/error.h"
-#include "util/pageadvice.h"
 #include "util/parallel.h"
 #include "util/text.h"
 
@@ -22,7 +23,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,53 +58,6 @@ uint64_t dtypeSize(const std::string &dtype)
     };
     const auto it = sizes.find(dtype);
     return it == sizes.end() ? 0 : it->second;
-}
-
-float halfToFloat(uint16_t h)
-{
-    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-    const uint32_t exponent = (h >> 10) & 0x1Fu;
-    const uint32_t mantissa = h & 0x3FFu;
-    if (exponent == 0) {
-        // Zero or subnormal: mantissa * 2^-24 is exact in float32.
-        const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-        return sign ? -magnitude : magnitude;
-    }
-    if (exponent == 0x1F) // infinity, or NaN with its payload kept
-        return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-    return std::bit_cast<float>(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
-}
-
-float bf16ToFloat(uint16_t b)
-{
-    return std::bit_cast<float>(uint32_t(b) << 16);
-}
-
-// Whether every value is a number: the exponent bits of NaN and of ±infinity are all ones. Vectorises, so checking a
-// checkpoint as it is read costs little beside the copy (docs/reliability.md).
-bool allFinite(const float *values, int64_t n)
-{
-    uint32_t nonFinite = 0;
-    for (int64_t i = 0; i < n; ++i)
-        nonFinite |= uint32_t((std::bit_cast<uint32_t>(values[i]) & 0x7F800000u) == 0x7F800000u);
-    return nonFinite == 0;
-}
-
-// "holds 3 values that are not finite numbers, the first element 17, NaN: …"
-std::string nonFiniteReason(const float *values, int64_t n)
-{
-    int64_t count = 0, first = -1;
-    for (int64_t i = 0; i < n; ++i)
-        if (!std::isfinite(values[i]) && count++ == 0)
-            first = i;
-    const float v = values[first];
-    return "holds " + std::to_string(count) + (count == 1 ? " value" : " values") + " that "
-        + (count == 1 ? "is" : "are") + " not a finite number, the first element " + std::to_string(first) + " of "
-        + std::to_string(n) + " ("
-        + (std::isnan(v) ? "NaN"
-                : v > 0  ? "infinity"
-                         : "-infinity")
-        + "): a model's weights must be finite numbers (a training run that diverged writes NaN)";
 }
 
 std::string fieldError(const std::string &path, const std::string &name, const std::string &reason)
@@ -219,37 +172,6 @@ void checkNoOverlap(const std::string &path, const std::map<std::string, Safeten
     }
 }
 
-// Maps the whole file open on `fd` read-only and closes `fd`; refuses files too short to hold the header length.
-const unsigned char *mapFile(const std::string &path, int fd, size_t &size)
-{
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw Error(path + ": cannot stat: " + std::strerror(err));
-    }
-    size = static_cast<size_t>(st.st_size);
-    if (size < 8) {
-        ::close(fd);
-        throw Error(
-            headerError(path, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length"));
-    }
-    void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int mapErr = errno;
-    ::close(fd);
-    if (map == MAP_FAILED)
-        throw Error(path + ": cannot map file: " + std::strerror(mapErr));
-    return static_cast<const unsigned char *>(map);
-}
-
-// Drops the mapping's pages wholly inside [data, data + bytes) from this process's memory once they are read: the file
-// stays mapped (a page read again comes back from the file), but a checkpoint's pages no longer sit beside its
-// float32 copy, so reading a model peaks at about its float32 size instead of that plus the file.
-void releasePages(const unsigned char *data, uint64_t bytes)
-{
-    adviseWholePages(data, bytes, size_t(::sysconf(_SC_PAGESIZE)), MADV_DONTNEED);
-}
-
 } // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string &path)
@@ -260,40 +182,35 @@ SafetensorsFile::SafetensorsFile(const std::string &path)
 SafetensorsFile::SafetensorsFile(const std::string &path, int fd)
     : m_path(path)
 {
-    m_map = mapFile(path, fd, m_mapSize);
-    try {
-        const uint64_t fileSize = m_mapSize;
-        uint64_t headerSize = 0;
-        std::memcpy(&headerSize, m_map, 8);
-        if (headerSize > fileSize - 8)
-            throw Error(headerError(path,
-                "length " + std::to_string(headerSize) + " exceeds the " + std::to_string(fileSize - 8)
-                    + " bytes after it"));
-        if (headerSize > kMaxHeaderBytes)
-            throw Error(headerError(path, "length " + std::to_string(headerSize) + " exceeds the 100 MB limit"));
-        m_dataStart = m_map + 8 + headerSize;
-        m_dataSize = fileSize - 8 - headerSize;
+    m_file = std::make_unique<MappedFile>(path, fd);
+    m_map = m_file->data();
+    const uint64_t fileSize = m_file->size();
+    if (fileSize < 8)
+        throw Error(
+            headerError(path, "file is " + std::to_string(fileSize) + " bytes, shorter than the 8-byte header length"));
+    uint64_t headerSize = 0;
+    std::memcpy(&headerSize, m_map, 8);
+    if (headerSize > fileSize - 8)
+        throw Error(headerError(path,
+            "length " + std::to_string(headerSize) + " exceeds the " + std::to_string(fileSize - 8)
+                + " bytes after it"));
+    if (headerSize > kMaxHeaderBytes)
+        throw Error(headerError(path, "length " + std::to_string(headerSize) + " exceeds the 100 MB limit"));
+    m_dataStart = m_map + 8 + headerSize;
+    m_dataSize = fileSize - 8 - headerSize;
 
-        const auto *text = reinterpret_cast<const char *>(m_map + 8);
-        const nlohmann::json header = parseHeader(path, text, text + headerSize);
-        for (const auto &[name, value] : header.items()) {
-            if (name == kMetadataKey)
-                m_metadata = parseMetadata(path, value);
-            else
-                m_entries.emplace(name, parseEntry(path, name, value, m_dataSize));
-        }
-        checkNoOverlap(path, m_entries);
-    } catch (...) {
-        ::munmap(const_cast<unsigned char *>(m_map), m_mapSize);
-        throw;
+    const auto *text = reinterpret_cast<const char *>(m_map + 8);
+    const nlohmann::json header = parseHeader(path, text, text + headerSize);
+    for (const auto &[name, value] : header.items()) {
+        if (name == kMetadataKey)
+            m_metadata = parseMetadata(path, value);
+        else
+            m_entries.emplace(name, parseEntry(path, name, value, m_dataSize));
     }
+    checkNoOverlap(path, m_entries);
 }
 
-SafetensorsFile::~SafetensorsFile()
-{
-    if (m_map)
-        ::munmap(const_cast<unsigned char *>(m_map), m_mapSize);
-}
+SafetensorsFile::~SafetensorsFile() = default;
 
 Tensor SafetensorsFile::tensor(const std::string &name, NonFinite nonFinite) const
 {
@@ -342,7 +259,7 @@ Tensor SafetensorsFile::tensor(const std::string &name, NonFinite nonFinite) con
     });
     if (refused)
         throw Error(fieldError(m_path, name, nonFiniteReason(dst, int64_t(n))));
-    releasePages(src, entry.end - entry.begin);
+    MappedFile::releasePages(src, entry.end - entry.begin);
     return out;
 }
 

@@ -9,6 +9,8 @@
 
 namespace atlas {
 
+class MappedFile;
+
 // Reads and writes the safetensors format (an 8-byte little-endian header length, a JSON header of
 // {name: {dtype, shape, data_offsets}}, then the raw data). Reads F32, F16 and BF16 (converted to float32),
 // writes F32. The file is memory-mapped; every size, offset, shape and dtype is validated before any read,
@@ -46,8 +48,8 @@ private:
     std::string m_path;
     std::map<std::string, Entry> m_entries;
     std::map<std::string, std::string> m_metadata;
+    std::unique_ptr<MappedFile> m_file;
     const unsigned char *m_map = nullptr;
-    size_t m_mapSize = 0;
     const unsigned char *m_dataStart = nullptr;
     size_t m_dataSize = 0;
 };

@@ -1,0 +1,328 @@
+#include "io/ggmltypes.h"
+
+#include "io/weightvalues.h"
+#include "util/error.h"
+
+#include <array>
+#include <bit>
+#include <cstring>
+
+// Compiled with -ffp-contract=off (src/core/CMakeLists.txt): ggml's d·q + m is a product rounded, then a sum rounded;
+// a fused multiply-add would round once and differ in the last bit.
+namespace atlas {
+
+namespace {
+
+constexpr int64_t kQkK = 256; // a K-quant's super-block
+
+struct NumberedType
+{
+    uint32_t id;
+    GgmlTypeInfo info;
+};
+
+// ggml.h's ggml_type and gguf-py's GGML_QUANT_SIZES.
+constexpr std::array kTypes = {
+    NumberedType {0, {"F32", 1, 4, true}},
+    NumberedType {1, {"F16", 1, 2, true}},
+    NumberedType {2, {"Q4_0", 32, 18, true}},
+    NumberedType {3, {"Q4_1", 32, 20, true}},
+    NumberedType {6, {"Q5_0", 32, 22, true}},
+    NumberedType {7, {"Q5_1", 32, 24, true}},
+    NumberedType {8, {"Q8_0", 32, 34, true}},
+    NumberedType {9, {"Q8_1", 32, 36, false}},
+    NumberedType {10, {"Q2_K", 256, 84, true}},
+    NumberedType {11, {"Q3_K", 256, 110, true}},
+    NumberedType {12, {"Q4_K", 256, 144, true}},
+    NumberedType {13, {"Q5_K", 256, 176, true}},
+    NumberedType {14, {"Q6_K", 256, 210, true}},
+    NumberedType {15, {"Q8_K", 256, 292, false}},
+    NumberedType {16, {"IQ2_XXS", 256, 66, false}},
+    NumberedType {17, {"IQ2_XS", 256, 74, false}},
+    NumberedType {18, {"IQ3_XXS", 256, 98, false}},
+    NumberedType {19, {"IQ1_S", 256, 50, false}},
+    NumberedType {20, {"IQ4_NL", 32, 18, true}},
+    NumberedType {21, {"IQ3_S", 256, 110, false}},
+    NumberedType {22, {"IQ2_S", 256, 82, false}},
+    NumberedType {23, {"IQ4_XS", 256, 136, true}},
+    NumberedType {24, {"I8", 1, 1, false}},
+    NumberedType {25, {"I16", 1, 2, false}},
+    NumberedType {26, {"I32", 1, 4, false}},
+    NumberedType {27, {"I64", 1, 8, false}},
+    NumberedType {28, {"F64", 1, 8, false}},
+    NumberedType {29, {"IQ1_M", 256, 56, false}},
+    NumberedType {30, {"BF16", 1, 2, true}},
+    NumberedType {34, {"TQ1_0", 256, 54, false}},
+    NumberedType {35, {"TQ2_0", 256, 66, false}},
+    NumberedType {39, {"MXFP4", 32, 17, true}},
+    NumberedType {40, {"NVFP4", 64, 36, false}},
+    NumberedType {41, {"Q1_0", 128, 18, false}},
+    NumberedType {42, {"Q2_0", 64, 18, false}},
+};
+
+uint16_t u16(const unsigned char *p)
+{
+    return uint16_t(p[0] | (p[1] << 8));
+}
+
+float f16(const unsigned char *p)
+{
+    return halfToFloat(u16(p));
+}
+
+// IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl).
+constexpr std::array<int8_t, 16> kIq4Levels
+    = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// MXFP4's E2M1 values, doubled (ggml's kvalues_mxfp4); the block's scale is halved to match.
+constexpr std::array<int8_t, 16> kMxfp4Levels = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// The 4-bit code of element j of a 32-element block whose 16 bytes hold elements j and j + 16 in one byte.
+int nibble(const unsigned char *qs, int j)
+{
+    return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
+}
+
+void q4_0(const unsigned char *b, float *y)
+{
+    const float d = f16(b);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * float(nibble(b + 2, j) - 8);
+}
+
+void q4_1(const unsigned char *b, float *y)
+{
+    const float d = f16(b), m = f16(b + 2);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * float(nibble(b + 4, j)) + m;
+}
+
+uint32_t u32(const unsigned char *p)
+{
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+void q5_0(const unsigned char *b, float *y)
+{
+    const float d = f16(b);
+    const uint32_t qh = u32(b + 2);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * float((nibble(b + 6, j) | int((qh >> j) & 1) << 4) - 16);
+}
+
+void q5_1(const unsigned char *b, float *y)
+{
+    const float d = f16(b), m = f16(b + 2);
+    const uint32_t qh = u32(b + 4);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * float(nibble(b + 8, j) | int((qh >> j) & 1) << 4) + m;
+}
+
+void q8_0(const unsigned char *b, float *y)
+{
+    const float d = f16(b);
+    for (int j = 0; j < 32; ++j)
+        y[j] = float(int8_t(b[2 + j])) * d;
+}
+
+// A K-quant's element e = 128·h + 32·k + l (h the half, k the pair of bits, l < 32) reads 2 bits of byte 32·h + l.
+void q2_k(const unsigned char *b, float *y)
+{
+    const unsigned char *scales = b, *qs = b + 16;
+    const float d = f16(b + 80), dmin = f16(b + 82);
+    for (int e = 0; e < kQkK; ++e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32, g = e / 16;
+        const float dl = d * float(scales[g] & 0x0F), ml = dmin * float(scales[g] >> 4);
+        y[e] = dl * float((qs[32 * h + l] >> (2 * k)) & 3) - ml;
+    }
+}
+
+void q3_k(const unsigned char *b, float *y)
+{
+    const unsigned char *hmask = b, *qs = b + 32, *packed = b + 96;
+    const float d = f16(b + 108);
+    float dl[16];
+    for (int i = 0; i < 16; ++i) {
+        const int low = i < 8 ? packed[i] & 0x0F : packed[i - 8] >> 4;
+        const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+        dl[i] = d * float(int8_t((low | high << 4)) - 32);
+    }
+    for (int e = 0; e < kQkK; ++e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32;
+        const int low = (qs[32 * h + l] >> (2 * k)) & 3, highBit = (hmask[l] >> (4 * h + k)) & 1;
+        y[e] = dl[e / 16] * float(low - (highBit ? 0 : 4));
+    }
+}
+
+// Q4_K's and Q5_K's eight 6-bit scales and minimums, packed in 12 bytes.
+void scaleAndMin(const unsigned char *s, int j, int &scale, int &min)
+{
+    if (j < 4) {
+        scale = s[j] & 0x3F;
+        min = s[j + 4] & 0x3F;
+    } else {
+        scale = (s[j + 4] & 0x0F) | ((s[j - 4] >> 2) & 0x30);
+        min = (s[j + 4] >> 4) | ((s[j] >> 2) & 0x30);
+    }
+}
+
+// Q4_K and Q5_K: 8 sub-blocks of 32; sub-block j reads nibble j % 2 of bytes 32·(j / 2) … and, in Q5_K, bit j of qh.
+void q45_k(const unsigned char *b, float *y, bool fifthBit)
+{
+    const float d = f16(b), dmin = f16(b + 2);
+    const unsigned char *scales = b + 4, *qh = b + 16, *qs = fifthBit ? b + 48 : b + 16;
+    for (int j = 0; j < 8; ++j) {
+        int scale, min;
+        scaleAndMin(scales, j, scale, min);
+        const float dl = d * float(scale), ml = dmin * float(min);
+        for (int l = 0; l < 32; ++l) {
+            int q = (qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0F;
+            if (fifthBit)
+                q |= ((qh[l] >> j) & 1) << 4;
+            y[32 * j + l] = dl * float(q) - ml;
+        }
+    }
+}
+
+void q6_k(const unsigned char *b, float *y)
+{
+    const unsigned char *ql = b, *qh = b + 128;
+    const auto *scales = reinterpret_cast<const int8_t *>(b + 192);
+    const float d = f16(b + 208);
+    for (int e = 0; e < kQkK; ++e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32;
+        const int low = (ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 0x0F;
+        const int high = (qh[32 * h + l] >> (2 * k)) & 3;
+        y[e] = d * float(scales[e / 16]) * float(int8_t(low | high << 4) - 32);
+    }
+}
+
+void iq4_nl(const unsigned char *b, float *y)
+{
+    const float d = f16(b);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * float(kIq4Levels[size_t(nibble(b + 2, j))]);
+}
+
+void iq4_xs(const unsigned char *b, float *y)
+{
+    const float d = f16(b);
+    const uint16_t scalesHigh = u16(b + 2);
+    const unsigned char *scalesLow = b + 4, *qs = b + 8;
+    for (int j = 0; j < 8; ++j) {
+        const int low = (scalesLow[j / 2] >> (4 * (j % 2))) & 0x0F, high = (scalesHigh >> (2 * j)) & 3;
+        const float dl = d * float(int8_t(low | high << 4) - 32);
+        for (int l = 0; l < 32; ++l)
+            y[32 * j + l] = dl * float(kIq4Levels[size_t(nibble(qs + 16 * j, l))]);
+    }
+}
+
+// ggml_e8m0_to_fp32_half: 2^(e − 128), the block's power-of-two scale halved, as a float's bits.
+float e8m0Half(unsigned char e)
+{
+    const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
+    return std::bit_cast<float>(bits);
+}
+
+void mxfp4(const unsigned char *b, float *y)
+{
+    const float d = e8m0Half(b[0]);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * float(kMxfp4Levels[size_t(nibble(b + 1, j))]);
+}
+
+} // namespace
+
+const GgmlTypeInfo *ggmlTypeInfo(uint32_t id)
+{
+    for (const NumberedType &t : kTypes)
+        if (t.id == id)
+            return &t.info;
+    return nullptr;
+}
+
+const GgmlTypeInfo &ggmlTypeInfo(GgmlType type)
+{
+    return *ggmlTypeInfo(uint32_t(type));
+}
+
+std::string readGgmlTypeNames()
+{
+    std::string names;
+    for (const NumberedType &t : kTypes)
+        if (t.info.read)
+            names += (names.empty() ? "" : ", ") + std::string(t.info.name);
+    return names;
+}
+
+double ggmlBitsPerWeight(GgmlType type)
+{
+    const GgmlTypeInfo &t = ggmlTypeInfo(type);
+    return 8.0 * double(t.blockBytes) / double(t.blockElements);
+}
+
+void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst)
+{
+    const GgmlTypeInfo &t = ggmlTypeInfo(type);
+    if (!t.read || n % t.blockElements != 0)
+        throw Error(std::string("cannot dequantize ") + std::to_string(n) + " elements of " + t.name);
+    if (type == GgmlType::F32) {
+        std::memcpy(dst, src, size_t(n) * sizeof(float));
+        return;
+    }
+    if (type == GgmlType::F16 || type == GgmlType::BF16) {
+        const bool half = type == GgmlType::F16;
+        for (int64_t i = 0; i < n; ++i)
+            dst[i] = half ? halfToFloat(u16(src + 2 * i)) : bf16ToFloat(u16(src + 2 * i));
+        return;
+    }
+    void (*block)(const unsigned char *, float *) = nullptr;
+    switch (type) {
+    case GgmlType::Q4_0:
+        block = q4_0;
+        break;
+    case GgmlType::Q4_1:
+        block = q4_1;
+        break;
+    case GgmlType::Q5_0:
+        block = q5_0;
+        break;
+    case GgmlType::Q5_1:
+        block = q5_1;
+        break;
+    case GgmlType::Q8_0:
+        block = q8_0;
+        break;
+    case GgmlType::Q2_K:
+        block = q2_k;
+        break;
+    case GgmlType::Q3_K:
+        block = q3_k;
+        break;
+    case GgmlType::Q4_K:
+        block = [](const unsigned char *b, float *y) { q45_k(b, y, false); };
+        break;
+    case GgmlType::Q5_K:
+        block = [](const unsigned char *b, float *y) { q45_k(b, y, true); };
+        break;
+    case GgmlType::Q6_K:
+        block = q6_k;
+        break;
+    case GgmlType::IQ4_NL:
+        block = iq4_nl;
+        break;
+    case GgmlType::IQ4_XS:
+        block = iq4_xs;
+        break;
+    case GgmlType::MXFP4:
+        block = mxfp4;
+        break;
+    default:
+        break;
+    }
+    for (int64_t i = 0; i < n / t.blockElements; ++i)
+        block(src + i * t.blockBytes, dst + i * t.blockElements);
+}
+
+} // namespace atlas

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+// The weight types of ggml (llama.cpp's tensor library), as GGUF files store them: each a block of elements with its
+// own scales. Dequantization follows ggml's dequantize_row_* and gguf-py's quants.py, value for value
+// (tests/tst_gguf.cpp checks every type against gguf-py, bit for bit).
+namespace atlas {
+
+// ggml_type's numbers (ggml.h), for the types this reader reads.
+enum class GgmlType : uint32_t {
+    F32 = 0,
+    F16 = 1,
+    Q4_0 = 2,
+    Q4_1 = 3,
+    Q5_0 = 6,
+    Q5_1 = 7,
+    Q8_0 = 8,
+    Q2_K = 10,
+    Q3_K = 11,
+    Q4_K = 12,
+    Q5_K = 13,
+    Q6_K = 14,
+    IQ4_NL = 20,
+    IQ4_XS = 23,
+    BF16 = 30,
+    MXFP4 = 39,
+};
+
+struct GgmlTypeInfo
+{
+    const char *name; // ggml's: "Q4_K"
+    int64_t blockElements; // elements per block: 1, 32 or 256
+    int64_t blockBytes; // bytes per block
+    bool read; // dequantized here; the others are named in messages and refused
+};
+
+// Every type ggml numbers, read or not (an id ggml has retired gives null): for naming an unread type.
+const GgmlTypeInfo *ggmlTypeInfo(uint32_t id);
+const GgmlTypeInfo &ggmlTypeInfo(GgmlType type);
+// "F32, F16, BF16, Q4_0, …": the types read, for a refusal.
+std::string readGgmlTypeNames();
+// Bits per weight of a type: 8 · blockBytes / blockElements (4.5 for Q4_0, 4.5 for Q4_K).
+double ggmlBitsPerWeight(GgmlType type);
+
+// Decodes `n` elements (a whole number of blocks) of `type` from `src` into `dst`. `src` may have any alignment.
+void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst);
+
+} // namespace atlas

@@ -1,0 +1,322 @@
+#include "io/gguf.h"
+#include "tensortesting.h"
+#include "testbundle.h"
+#include "util/error.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <bit>
+#include <cstring>
+#include <set>
+
+using namespace atlas;
+using namespace atlas::testing;
+
+namespace {
+
+// A GGUF file written byte by byte, to make each malformed file the reader must refuse.
+struct GgufBytes
+{
+    std::string bytes;
+
+    GgufBytes &u32(uint32_t v) { return raw(&v, 4); }
+    GgufBytes &u64(uint64_t v) { return raw(&v, 8); }
+    GgufBytes &str(const std::string &s)
+    {
+        u64(s.size());
+        bytes += s;
+        return *this;
+    }
+    GgufBytes &raw(const void *p, size_t n)
+    {
+        bytes.append(static_cast<const char *>(p), n);
+        return *this;
+    }
+    GgufBytes &header(uint64_t tensors, uint64_t keys, uint32_t version = 3)
+    {
+        bytes += "GGUF";
+        return u32(version).u64(tensors).u64(keys);
+    }
+    GgufBytes &stringKey(const std::string &key, const std::string &value) { return str(key).u32(8).str(value); }
+    GgufBytes &u32Key(const std::string &key, uint32_t value) { return str(key).u32(4).u32(value); }
+    // A tensor info: name, ne (innermost first), ggml type, offset.
+    GgufBytes &tensor(const std::string &name, std::initializer_list<uint64_t> ne, uint32_t type, uint64_t offset)
+    {
+        str(name).u32(uint32_t(ne.size()));
+        for (uint64_t n : ne)
+            u64(n);
+        return u32(type).u64(offset);
+    }
+    GgufBytes &pad(size_t alignment = 32)
+    {
+        bytes.append((alignment - bytes.size() % alignment) % alignment, '\0');
+        return *this;
+    }
+    GgufBytes &zeros(size_t n)
+    {
+        bytes.append(n, '\0');
+        return *this;
+    }
+};
+
+constexpr uint32_t kF32 = 0, kQ8_0 = 8, kIq2Xxs = 16;
+
+} // namespace
+
+class TestGguf : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void dequantizesEveryTypeAsGgufPyDoes();
+    void readsEveryValueType();
+    void namesTheKeyOfAWrongRead();
+    void refusesWhatIsNotAGgufFile();
+    void refusesATruncatedFileAtEveryByte();
+    void refusesBadTensorInfos();
+    void refusesBadTensorData();
+    void refusesBadMetadata();
+    void readsAFileOfTensorsOfOneRow();
+
+private:
+    QTemporaryDir m_dir;
+    std::string write(const std::string &name, const std::string &bytes);
+    void expectRefusal(const std::string &bytes, const QString &expected, const char *what);
+};
+
+std::string TestGguf::write(const std::string &name, const std::string &bytes)
+{
+    const std::string path = m_dir.filePath(QString::fromStdString(name)).toStdString();
+    QFile f(QString::fromStdString(path));
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()))
+        qFatal("cannot write %s", path.c_str());
+    return path;
+}
+
+void TestGguf::expectRefusal(const std::string &bytes, const QString &expected, const char *what)
+{
+    const std::string path = write("bad.gguf", bytes);
+    try {
+        GgufFile f(path);
+        for (const auto &e : f.entries())
+            f.tensor(e.name);
+    } catch (const Error &e) {
+        const QString message = QString::fromStdString(e.what());
+        if (!message.startsWith(QString::fromStdString(path)) || !message.contains(expected))
+            QFAIL(qPrintable(QString("%1: expected a message with '%2', got: %3").arg(what, expected, message)));
+        return;
+    }
+    QFAIL(qPrintable(QString("%1: the file was accepted").arg(what)));
+}
+
+// tests/data/gguf/types.gguf holds a tensor of every type read, written by llama.cpp's gguf-py, and
+// types-expected.gguf gguf-py's dequantization of each in F32 (tests/tools/make_gguf_fixtures.py).
+void TestGguf::dequantizesEveryTypeAsGgufPyDoes()
+{
+    const GgufFile file(dataPath("gguf/types.gguf").toStdString());
+    const GgufFile expected(dataPath("gguf/types-expected.gguf").toStdString());
+    std::set<std::string> typesSeen;
+    for (const GgufFile::Entry &e : file.entries()) {
+        const std::string type = ggmlTypeInfo(e.type).name;
+        QCOMPARE(e.name.substr(0, e.name.find('.')), type);
+        typesSeen.insert(type);
+        const Tensor got = file.tensor(e.name), want = expected.tensor(e.name);
+        QCOMPARE(got.shape(), (Shape {2, 512}));
+        QCOMPARE(want.shape(), got.shape());
+        for (int64_t i = 0; i < got.numel(); ++i)
+            if (std::bit_cast<uint32_t>(got.data()[i]) != std::bit_cast<uint32_t>(want.data()[i]))
+                QFAIL(qPrintable(QString("%1, element %2: %3 (bits %4) against gguf-py's %5 (bits %6)")
+                                     .arg(QString::fromStdString(e.name))
+                                     .arg(i)
+                                     .arg(double(got.data()[i]), 0, 'g', 9)
+                                     .arg(std::bit_cast<uint32_t>(got.data()[i]), 8, 16)
+                                     .arg(double(want.data()[i]), 0, 'g', 9)
+                                     .arg(std::bit_cast<uint32_t>(want.data()[i]), 8, 16)));
+    }
+    std::set<std::string> read;
+    const std::string names = readGgmlTypeNames();
+    for (size_t at = 0; at < names.size();) {
+        const size_t comma = names.find(", ", at);
+        read.insert(names.substr(at, comma - at));
+        at = comma == std::string::npos ? names.size() : comma + 2;
+    }
+    QCOMPARE(read.size(), size_t(16)); // the list
+    QVERIFY(typesSeen == read);
+}
+
+void TestGguf::readsEveryValueType()
+{
+    const GgufFile f(dataPath("gguf/types.gguf").toStdString());
+    QCOMPARE(f.version(), 3u);
+    QCOMPARE(f.alignment(), uint64_t(32));
+    QCOMPARE(f.string("general.architecture"), std::string("atlas-test"));
+    QCOMPARE(f.unsignedValue("test.uint8"), uint64_t(200));
+    QCOMPARE(f.number("test.int8"), -100.0);
+    QCOMPARE(f.unsignedValue("test.uint16"), uint64_t(60000));
+    QCOMPARE(f.number("test.int16"), -30000.0);
+    QCOMPARE(f.unsignedValue("test.uint32"), uint64_t(4000000000u));
+    QCOMPARE(f.number("test.int32"), -2000000000.0);
+    QCOMPARE(f.number("test.float32"), double(0.1f));
+    QCOMPARE(f.unsignedValue("test.uint64"), uint64_t(18000000000000000000u));
+    QCOMPARE(f.number("test.int64"), -9000000000000000000.0);
+    QCOMPARE(f.number("test.float64"), 0.1);
+    QCOMPARE(f.boolean("test.bool"), true);
+    QCOMPARE(f.string("test.string"), std::string("naïve “quotes” 🙂"));
+    QCOMPARE(f.strings("test.strings"), (std::vector<std::string> {"", "a", "β", "longer text"}));
+    QCOMPARE(f.integers("test.int32s"), (std::vector<int64_t> {-1, 0, 7}));
+    QCOMPARE(f.numbers("test.float32s"), (std::vector<double> {0.5, -2.25}));
+    QCOMPARE(f.metadata().at("test.strings").describe(), std::string("array of 4 string"));
+}
+
+void TestGguf::namesTheKeyOfAWrongRead()
+{
+    const GgufFile f(dataPath("gguf/types.gguf").toStdString());
+    const auto message = [&](auto read) {
+        try {
+            read();
+        } catch (const Error &e) {
+            return QString::fromStdString(e.what());
+        }
+        return QString("no error");
+    };
+    const QString path = dataPath("gguf/types.gguf");
+    QCOMPARE(
+        message([&] { f.unsignedValue("llama.block_count"); }), path + ": metadata key 'llama.block_count': missing");
+    QCOMPARE(message([&] { f.unsignedValue("test.int8"); }),
+        path + ": metadata key 'test.int8': expected a non-negative integer, found a int8");
+    QCOMPARE(message([&] { f.string("test.strings"); }),
+        path + ": metadata key 'test.strings': expected a string, found a array of 4 string");
+    QCOMPARE(message([&] { f.strings("test.float32s"); }),
+        path + ": metadata key 'test.float32s': expected an array of strings, found a array of 2 float32");
+    QCOMPARE(message([&] { f.tensor("nothing"); }), path + ": tensor 'nothing': no such tensor in the file");
+}
+
+void TestGguf::refusesWhatIsNotAGgufFile()
+{
+    expectRefusal("", "header (the magic GGUF): needs 4 bytes at offset 0", "an empty file");
+    expectRefusal(
+        GgufBytes().u32(0x67676a74).u32(3).zeros(16).bytes, "not a GGUF file: it begins with 'tjgg'", "a GGJT file");
+    GgufBytes v1;
+    v1.bytes = "GGUF";
+    expectRefusal(v1.u32(1).zeros(16).bytes, "GGUF version 1 (a 2023 file)", "version 1");
+    GgufBytes big;
+    big.bytes = "GGUF";
+    expectRefusal(big.u32(0x03000000).zeros(16).bytes, "a big-endian GGUF file", "big-endian");
+    expectRefusal(
+        GgufBytes().header(0, 0, 4).bytes, "GGUF version 4; this program reads versions 2 and 3", "a future version");
+    // A version-2 file reads as version 3 does.
+    const std::string v2 = write("v2.gguf", GgufBytes().header(0, 1, 2).stringKey("general.architecture", "x").bytes);
+    QCOMPARE(GgufFile(v2).version(), 2u);
+}
+
+void TestGguf::refusesATruncatedFileAtEveryByte()
+{
+    QFile whole(dataPath("gguf/types.gguf"));
+    QVERIFY(whole.open(QIODevice::ReadOnly));
+    const QByteArray all = whole.readAll();
+    const GgufFile f(dataPath("gguf/types.gguf").toStdString());
+    uint64_t dataEnd = 0;
+    for (const auto &e : f.entries())
+        dataEnd = std::max(dataEnd, e.offset + e.bytes);
+    const size_t headerBytes = size_t(all.size()) - size_t(dataEnd);
+    // Every cut inside the magic, the counts, the metadata and the tensor infos, then some inside the data.
+    for (size_t cut = 0; cut < headerBytes + size_t(dataEnd); cut += cut < headerBytes ? 1 : 997) {
+        const std::string path = write("cut.gguf", std::string(all.constData(), cut));
+        try {
+            GgufFile g(path);
+            QFAIL(qPrintable(QString("cut at %1 of %2 bytes: accepted").arg(cut).arg(all.size())));
+        } catch (const Error &e) {
+            const QString message = QString::fromStdString(e.what());
+            QVERIFY2(message.contains("truncated"), qPrintable(QString("cut at %1: %2").arg(cut).arg(message)));
+        }
+    }
+}
+
+void TestGguf::refusesBadTensorInfos()
+{
+    const auto oneTensor = [](std::initializer_list<uint64_t> ne, uint32_t type, uint64_t offset = 0) {
+        return GgufBytes().header(1, 0).tensor("w", ne, type, offset).pad().zeros(64).bytes;
+    };
+    expectRefusal(oneTensor({4, 2}, 99), "tensor 0 'w': type 99, which ggml does not define (it reads F32, F16, Q4_0",
+        "an unknown type");
+    expectRefusal(oneTensor({256}, kIq2Xxs),
+        "tensor 0 'w': type IQ2_XXS, which this program does not read (it reads F32", "a type not read");
+    expectRefusal(oneTensor({40}, kQ8_0), "tensor 0 'w': its rows of 40 elements are not whole blocks of 32 (Q8_0)",
+        "a row of part of a block");
+    expectRefusal(oneTensor({uint64_t(1) << 40, uint64_t(1) << 40}, kF32),
+        "tensor 0 'w': its dimensions' product overflows", "a product that overflows");
+    expectRefusal(
+        GgufBytes().header(1, 0).str("w").u32(5).zeros(64).bytes, "tensor 0 'w': 5 dimensions", "five dimensions");
+    expectRefusal(oneTensor({4, 2}, kF32, 4096),
+        "tensor 0 'w': its 32 bytes at offset 4096 lie outside the data section", "an offset outside the file");
+    expectRefusal(
+        oneTensor({4}, kF32, 8), "tensor 0 'w': offset 8 is not a multiple of the alignment 32", "a misaligned offset");
+    expectRefusal(GgufBytes().header(2, 0).tensor("a", {16}, kF32, 0).tensor("b", {4}, kF32, 32).pad().zeros(96).bytes,
+        "tensor 1 'b': its data overlaps that of tensor 'a'", "overlapping tensors");
+    expectRefusal(GgufBytes().header(2, 0).tensor("a", {4}, kF32, 0).tensor("a", {4}, kF32, 32).pad().zeros(96).bytes,
+        "tensor 1 'a': a second tensor of that name", "a duplicate tensor");
+    expectRefusal(GgufBytes().header(uint64_t(1) << 40, 0).zeros(64).bytes,
+        "header (tensor count): a count of 1099511627776", "a tensor count beyond the file");
+}
+
+void TestGguf::refusesBadTensorData()
+{
+    // A tensor of NaN, asked for as a model's weights are.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    GgufBytes bytes;
+    bytes.header(1, 0).tensor("w", {2}, kF32, 0).pad().raw(&nan, 4).zeros(4);
+    const std::string path = write("nan.gguf", bytes.bytes);
+    const GgufFile f(path);
+    QVERIFY(std::isnan(f.tensor("w").data()[0]));
+    try {
+        f.tensor("w", SafetensorsFile::NonFinite::Refuse);
+        QFAIL("a NaN weight was accepted");
+    } catch (const Error &e) {
+        QVERIFY2(
+            QString(e.what()).contains("tensor 'w': holds 1 value that is not a finite number, the first element 0"),
+            e.what());
+    }
+}
+
+void TestGguf::refusesBadMetadata()
+{
+    expectRefusal(GgufBytes().header(0, 2).stringKey("k", "a").stringKey("k", "b").bytes,
+        "metadata key 'k': appears twice", "a duplicate key");
+    expectRefusal(GgufBytes().header(0, 1).str("k").u32(8).u64(1000).bytes, "metadata key 'k': needs 1000 bytes",
+        "a string past the end");
+    expectRefusal(GgufBytes().header(0, 1).str("k").u32(9).u32(4).u64(uint64_t(1) << 60).bytes,
+        "metadata key 'k''s length: a count of 1152921504606846976", "an array longer than the file");
+    expectRefusal(GgufBytes().header(0, 1).str("k").u32(9).u32(9).u64(1).zeros(16).bytes,
+        "metadata key 'k': an array of arrays", "nested arrays");
+    expectRefusal(GgufBytes().header(0, 1).str("k").u32(13).zeros(8).bytes,
+        "metadata key 'k': value type 13, which GGUF does not define", "an unknown value type");
+    expectRefusal(GgufBytes().header(0, 1).str("k").u32(7).raw("\x02", 1).bytes, "metadata key 'k': a bool holding 2",
+        "a bool of 2");
+    expectRefusal(GgufBytes().header(0, 1).u32Key("general.alignment", 24).bytes,
+        "metadata key 'general.alignment': must be a power of two up to 2^30, not a uint32", "an alignment of 24");
+    expectRefusal(GgufBytes().header(0, uint64_t(1) << 50).bytes, "header (metadata count): a count of",
+        "a key count beyond the file");
+    expectRefusal(GgufBytes().header(0, 1).u64(uint64_t(1) << 20).zeros(64).bytes,
+        "metadata entry 0's key: a string of 1048576 bytes, more than the 65535 allowed", "a long key");
+}
+
+// Alignment 64 from general.alignment, a tensor per row type: the data section starts where the key says.
+void TestGguf::readsAFileOfTensorsOfOneRow()
+{
+    GgufBytes bytes;
+    bytes.header(2, 1).u32Key("general.alignment", 64).tensor("a", {3}, kF32, 0).tensor("b", {2, 2}, kF32, 64).pad(64);
+    const float a[3] = {1, 2, 3}, b[4] = {-1, -2, -3, -4};
+    bytes.raw(a, 12).zeros(52).raw(b, 16);
+    const GgufFile f(write("aligned.gguf", bytes.bytes));
+    QCOMPARE(f.alignment(), uint64_t(64));
+    const Tensor ta = f.tensor("a"), tb = f.tensor("b");
+    QCOMPARE(ta.shape(), (Shape {3}));
+    QCOMPARE(tb.shape(), (Shape {2, 2}));
+    QCOMPARE(ta.data()[2], 3.0f);
+    QCOMPARE(tb.data()[3], -4.0f);
+}
+
+QTEST_GUILESS_MAIN(TestGguf)
+#include "tst_gguf.moc"
