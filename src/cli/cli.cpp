@@ -2,6 +2,7 @@
 
 #include "commandtable.h"
 #include "model/builtinmodels.h"
+#include "model/ggufmodel.h"
 #include "util/error.h"
 
 #include <cstdio>
@@ -39,7 +40,7 @@ std::string appModelArgument(int argc, char **argv)
     if (first == "--model")
         return argc > 2 ? argv[2] : std::string();
     std::error_code ec;
-    if (isBuiltinModelName(first) || std::filesystem::is_directory(first, ec))
+    if (isBuiltinModelName(first) || std::filesystem::is_directory(first, ec) || isGgufFile(first))
         return first;
     return {};
 }

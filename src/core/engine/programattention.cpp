@@ -341,9 +341,10 @@ void ProgramBuilder::rotary(int i)
         + (r.kind == RopeScaling::Kind::None ? exponent
                 : r.kind == RopeScaling::Kind::Linear
                 ? exponent + ", each divided by " + formatNumber(r.factor) + " (linear rope_scaling)"
-                : r.kind == RopeScaling::Kind::Llama3
-                ? " with Llama 3's rope_scaling (factor " + formatNumber(r.factor)
+                : r.kind == RopeScaling::Kind::Llama3 ? " with Llama 3's rope_scaling (factor " + formatNumber(r.factor)
                     + ": low frequencies divided, the middle band blended)" + exponent
+                : r.kind == RopeScaling::Kind::Factors
+                ? exponent + " / fⱼ, a factor per pair (the GGUF file's rope_freqs)"
                 : exponent + " / λⱼ, LongRoPE's " + (T > r.originalContext ? "long" : "short") + " factors (the text's "
                     + std::to_string(T) + " positions " + (T > r.originalContext ? ">" : "≤") + " "
                     + std::to_string(r.originalContext) + ")");

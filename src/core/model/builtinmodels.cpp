@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
+#include "model/ggufmodel.h"
 #include "model/model.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
@@ -85,7 +86,7 @@ std::vector<BuiltinModel> builtinModels()
 
 std::string resolveModel(const std::string &nameOrDirectory)
 {
-    if (fs::is_directory(nameOrDirectory))
+    if (fs::is_directory(nameOrDirectory) || isGgufFile(nameOrDirectory))
         return nameOrDirectory;
     std::string names;
     for (const BuiltinModel &m : builtinModels()) {
@@ -93,7 +94,7 @@ std::string resolveModel(const std::string &nameOrDirectory)
             return m.directory;
         names += (names.empty() ? "" : ", ") + m.name;
     }
-    throw Error("model '" + nameOrDirectory + "': neither a directory nor a built-in model (built-in: "
+    throw Error("model '" + nameOrDirectory + "': neither a directory, a GGUF file nor a built-in model (built-in: "
         + (names.empty() ? std::string("none found") : names) + ")");
 }
 
@@ -145,7 +146,7 @@ void namesSpecialTokensFromTokenizer(Model &model)
 std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory)
 {
     auto model = std::make_shared<Model>(Model::load(resolveModel(nameOrDirectory)));
-    if (!fs::is_directory(nameOrDirectory))
+    if (!fs::is_directory(nameOrDirectory) && !isGgufFile(nameOrDirectory)) // a built-in model's name
         model->name = nameOrDirectory;
     namesSpecialTokensFromTokenizer(*model);
     return model;

@@ -195,6 +195,8 @@ std::string ModelConfig::familyJson() const
         j["rope_scaling"] = nullptr;
     else if (r.kind == RopeScaling::Kind::Linear)
         j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
+    else if (r.kind == RopeScaling::Kind::Factors)
+        j["rope_scaling"] = {{"rope_type", "frequency_factors"}, {"factors", r.frequencyFactors}};
     else if (r.kind == RopeScaling::Kind::LongRope) { // the attention factor written out, as read
         j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", r.shortFactors}, {"long_factor", r.longFactors},
             {"attention_factor", r.attentionFactor}};

@@ -5,6 +5,7 @@
 #include "io/modelfile.h"
 #include "io/safetensors.h"
 #include "model/configjson.h"
+#include "model/ggufmodel.h"
 #include "model/parameterbinding.h"
 #include "model/parameternames.h"
 #include "trace/names.h"
@@ -127,6 +128,8 @@ Model loadModelFiles(const std::string &directory)
 Model Model::load(const std::string &directory)
 {
     try {
+        if (isGgufFile(directory))
+            return loadGgufModel(directory);
         return loadModelFiles(directory);
     } catch (const std::bad_alloc &) { // a shape checkFitsInMemory let through, on a machine already short of memory
         throw Error(directory + ": out of memory while reading the model (its config.json shape, held as float32, "

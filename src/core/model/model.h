@@ -106,9 +106,12 @@ public:
     Tensor encoderLnfWeight, encoderLnfBias; // [D]
 
     std::string name; // built-in name, or the directory's last component
-    std::string directory; // where it was loaded from (empty for a model made in memory)
-    std::string dtype = "F32"; // how its checkpoint stores the weights: F32, F16, BF16 or "mixed" (computed in float32)
+    std::string directory; // where it was loaded from: a directory or a GGUF file (empty for a model made in memory)
+    // How its checkpoint stores the weights: F32, F16, BF16 or "mixed"; a GGUF file's type (Q8_0, Q4_K_M …). The engine
+    // computes in float32.
+    std::string dtype = "F32";
 
+    // A model directory (config.json and safetensors) or a GGUF file (model/ggufmodel.h).
     static Model load(const std::string &directory);
     // config.json and model.safetensors, each atomically; `metadata` goes into the safetensors header.
     void save(const std::string &directory, const std::map<std::string, std::string> &metadata = {}) const;

@@ -33,7 +33,7 @@ enum class Family { Gpt2, Llama, GptNeoX, GptNeo, Bert, T5 };
 // the middle band (llama3).
 struct RopeScaling
 {
-    enum class Kind { None, Linear, Llama3, LongRope } kind = Kind::None;
+    enum class Kind { None, Linear, Llama3, LongRope, Factors } kind = Kind::None;
     double factor = 1.0;
     double lowFreqFactor = 1.0; // llama3 only
     double highFreqFactor = 4.0; // llama3 only
@@ -42,6 +42,10 @@ struct RopeScaling
     // the text has at most originalContext positions, by long_factor[j] past it; cos and sin times attentionFactor.
     std::vector<double> shortFactors, longFactors;
     double attentionFactor = 1.0;
+    // Factors: pair j's frequency divided by frequencyFactors[j] at every length. llama.cpp's rope_freqs tensor, how a
+    // GGUF file holds Llama 3's scaling (its converter computes them from rope_scaling's llama3 keys, which it drops).
+    // Not a Hugging Face kind: config.json names it "frequency_factors".
+    std::vector<double> frequencyFactors;
 };
 // How a model knows where each token is (docs/models.md, "Positions"): added to the embedding (learned,
 // sinusoidal), rotating queries and keys (RoPE in RoFormer's interleaved pairs or the rotate-half convention), a

@@ -2,6 +2,7 @@
 
 #include "io/limits.h"
 #include "io/modelfile.h"
+#include "model/ggufmodel.h"
 #include "model/model.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "util/error.h"
@@ -15,6 +16,8 @@ std::unique_ptr<Tokenizer> tokenizerForModel(const Model &model)
     std::unique_ptr<Tokenizer> tokenizer;
     if (model.config.tokenizer == "bytes")
         tokenizer = std::make_unique<ByteTokenizer>();
+    else if (isGgufFile(model.directory))
+        tokenizer = idTokenizer("the GGUF file's own tokenizer (tokenizer.ggml.*) is not read by this version");
     else {
         try {
             tokenizer = directoryTokenizer(model.directory);

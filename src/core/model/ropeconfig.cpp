@@ -76,6 +76,16 @@ RopeScaling readRopeScaling(
         return r;
     if ((type == "longrope" || type == "su") && positions > 0)
         return readLongRope(j, s, JsonPlace {source, key}, modelType, positions);
+    if (type == "frequency_factors") {
+        const JsonPlace at = JsonPlace {source, key}.at("factors");
+        const json &list = jsonMember(s, "factors", JsonPlace {source, key});
+        if (!list.is_array() || list.empty() || list.size() > 65536)
+            at.fail("must be a list of one positive factor per rotated pair, is " + shownJson(list));
+        r.kind = RopeScaling::Kind::Factors;
+        for (size_t i = 0; i < list.size(); ++i)
+            r.frequencyFactors.push_back(jsonNumber(list[i], at.at(i), 1e-6, 1e6));
+        return r;
+    }
     if (type != "linear" && type != "llama3")
         throw Error(where + ": rope_type '" + type + "' is not supported (supported: linear, llama3"
             + (positions > 0 ? " and longrope" : "") + "; dynamic, yarn and others are not)");
@@ -151,6 +161,9 @@ std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) c
     if (r.kind == RopeScaling::Kind::Linear)
         for (double &f : theta)
             f /= r.factor;
+    if (r.kind == RopeScaling::Kind::Factors)
+        for (size_t j = 0; j < theta.size(); ++j)
+            theta[j] /= r.frequencyFactors[j];
     if (r.kind == RopeScaling::Kind::Llama3) {
         const double pi = 3.14159265358979323846;
         const double lowWavelength = r.originalContext / r.lowFreqFactor,

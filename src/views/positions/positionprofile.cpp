@@ -93,6 +93,8 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
         scaling = " / " + shortNumber(c.ropeScaling.factor) + " (rope_scaling linear)";
     else if (!local && c.ropeScaling.kind == RopeScaling::Kind::Llama3)
         scaling = ", the low frequencies divided by " + shortNumber(c.ropeScaling.factor) + " (rope_scaling llama3)";
+    else if (!local && c.ropeScaling.kind == RopeScaling::Kind::Factors)
+        scaling = " / fⱼ, a factor per pair (the GGUF file's rope_freqs)";
     else if (!local && c.ropeScaling.kind == RopeScaling::Kind::LongRope) {
         const bool longer = T > c.ropeScaling.originalContext;
         scaling = " / λⱼ, LongRoPE's " + std::string(longer ? "long" : "short") + " factors (" + std::to_string(T)

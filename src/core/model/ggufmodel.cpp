@@ -1,0 +1,264 @@
+#include "model/ggufmodel.h"
+
+#include "io/atomicfile.h"
+#include "io/gguf.h"
+#include "model/configjson.h"
+#include "model/parameterbinding.h"
+#include "model/parameternames.h"
+#include "util/error.h"
+#include "util/memorycheck.h"
+#include "util/text.h"
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace atlas {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// The architectures read, each with the model_type its files become.
+struct GgufArchitecture
+{
+    const char *gguf;
+    const char *modelType;
+};
+constexpr std::array kArchitectures = {
+    GgufArchitecture {"llama", "llama"}, // Mistral's files too; "mixtral" when it has experts
+    GgufArchitecture {"qwen2", "qwen2"},
+    GgufArchitecture {"qwen3", "qwen3"},
+    GgufArchitecture {"qwen3moe", "qwen3_moe"},
+};
+
+std::string readArchitectures()
+{
+    std::string names;
+    for (const GgufArchitecture &a : kArchitectures)
+        names += (names.empty() ? "" : ", ") + std::string(a.gguf);
+    return names;
+}
+
+const GgufArchitecture &architectureOf(const GgufFile &f)
+{
+    const std::string &name = f.string("general.architecture");
+    for (const GgufArchitecture &a : kArchitectures)
+        if (name == a.gguf)
+            return a;
+    throw Error(f.path() + ": metadata key 'general.architecture': '" + shownText(name)
+        + "' is not an architecture this program reads (it reads " + readArchitectures() + ")");
+}
+
+// The shape of the tensor `name` ([rows, columns]), or the error that it is missing.
+const GgufFile::Entry &requiredTensor(const GgufFile &f, const std::string &name, const std::string &why)
+{
+    const GgufFile::Entry *e = f.find(name);
+    if (!e)
+        throw Error(f.path() + ": tensor '" + name + "' is missing (" + why + ")");
+    return *e;
+}
+
+[[noreturn]] void keyFails(const GgufFile &f, const std::string &key, const std::string &reason)
+{
+    throw Error(f.path() + ": metadata key '" + key + "': " + reason);
+}
+
+// A count key, within [1, max].
+int64_t countKey(const GgufFile &f, const std::string &key, int64_t max = int64_t(1) << 30)
+{
+    const uint64_t v = f.unsignedValue(key);
+    if (v < 1 || v > uint64_t(max))
+        keyFails(f, key, std::to_string(v) + " is outside [1, " + std::to_string(max) + "]");
+    return int64_t(v);
+}
+
+// config.json's keys from the file's metadata, as the family's Hugging Face config would hold them.
+json configJson(const GgufFile &f, const GgufArchitecture &arch)
+{
+    const std::string a = arch.gguf;
+    const auto key = [&](const char *suffix) { return a + "." + suffix; };
+    const GgufFile::Entry &embedding = requiredTensor(f, "token_embd.weight", "every model has its embedding");
+    if (embedding.shape.size() != 2)
+        throw Error(f.path() + ": tensor 'token_embd.weight' has shape " + Tensor::shapeString(embedding.shape)
+            + ", not [vocabulary, embedding_length]");
+    json j;
+    j["model_type"] = arch.modelType;
+    j["hidden_size"] = countKey(f, key("embedding_length"));
+    j["num_hidden_layers"] = countKey(f, key("block_count"), 1 << 16);
+    const int64_t heads = countKey(f, key("attention.head_count"), 1 << 16);
+    j["num_attention_heads"] = heads;
+    j["num_key_value_heads"]
+        = f.has(key("attention.head_count_kv")) ? countKey(f, key("attention.head_count_kv"), 1 << 16) : heads;
+    j["max_position_embeddings"] = countKey(f, key("context_length"));
+    j["rms_norm_eps"] = f.number(key("attention.layer_norm_rms_epsilon"));
+    j["rope_theta"] = f.has(key("rope.freq_base")) ? f.number(key("rope.freq_base")) : 10000.0;
+    j["vocab_size"] = embedding.shape[0];
+    j["tie_word_embeddings"] = f.find("output.weight") == nullptr;
+    j["hidden_act"] = "silu";
+    const int64_t dModel = j["hidden_size"];
+    int64_t headDim = dModel / heads;
+    if (f.has(key("attention.key_length"))) {
+        headDim = countKey(f, key("attention.key_length"), 1 << 16);
+        if (f.has(key("attention.value_length")) && countKey(f, key("attention.value_length"), 1 << 16) != headDim)
+            keyFails(f, key("attention.value_length"),
+                "differs from attention.key_length (" + std::to_string(headDim)
+                    + "): heads whose values are another width than their keys are not read");
+        j["head_dim"] = headDim;
+    }
+    if (f.has(key("rope.dimension_count")) && countKey(f, key("rope.dimension_count"), 1 << 16) != headDim)
+        keyFails(f, key("rope.dimension_count"),
+            std::to_string(f.unsignedValue(key("rope.dimension_count"))) + " rotated dimensions of a head's "
+                + std::to_string(headDim) + ": a " + a + " model turns the whole head");
+    if (f.has(key("rope.scaling.type"))) {
+        const std::string &kind = f.string(key("rope.scaling.type"));
+        if (kind == "linear")
+            j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", f.number(key("rope.scaling.factor"))}};
+        else if (kind != "none")
+            keyFails(f, key("rope.scaling.type"), "'" + shownText(kind) + "' is not read (linear and none are)");
+    }
+    const bool attentionBias = f.find("blk.0.attn_q.bias") != nullptr;
+    if (a == "llama") {
+        j["attention_bias"] = attentionBias;
+        j["mlp_bias"] = f.find("blk.0.ffn_up.bias") != nullptr;
+    }
+    if (a == "qwen3" || a == "qwen3moe")
+        j["attention_bias"] = false; // llama.cpp's Qwen3 has none
+    const int64_t experts = f.has(key("expert_count")) ? int64_t(f.unsignedValue(key("expert_count"))) : 0;
+    if (a == "qwen3moe" || experts > 0) {
+        if (a == "llama")
+            j["model_type"] = "mixtral";
+        j[a == "llama" ? "num_local_experts" : "num_experts"] = countKey(f, key("expert_count"), 1 << 12);
+        j["num_experts_per_tok"] = countKey(f, key("expert_used_count"), 1 << 12);
+    }
+    if (a == "qwen3moe") {
+        j["moe_intermediate_size"] = countKey(f, key("expert_feed_forward_length"));
+        j["intermediate_size"] = f.has(key("feed_forward_length")) ? countKey(f, key("feed_forward_length"))
+                                                                   : j["moe_intermediate_size"].get<int64_t>();
+        j["norm_topk_prob"] = true; // llama.cpp's qwen3moe always renormalises the chosen experts' weights
+    } else {
+        j["intermediate_size"] = countKey(f, key("feed_forward_length"));
+    }
+    if (const GgufFile::Entry *factors = f.find("rope_freqs.weight")) { // Llama 3's scaling, as llama.cpp holds it
+        const Tensor t = f.tensor("rope_freqs.weight", SafetensorsFile::NonFinite::Refuse);
+        (void)factors;
+        j["rope_scaling"] = {{"rope_type", "frequency_factors"}, {"factors", t.values()}};
+    }
+    return j;
+}
+
+// LlamaModel.permute undone: llama.cpp's converter reorders each head's rows of q_proj and k_proj (and their biases)
+// so that RoPE turns adjacent pairs; GGUF row h·d + 2i + s holds Hugging Face row h·d + s·d/2 + i.
+Tensor unpermuted(const Tensor &t, int64_t heads)
+{
+    const int64_t rows = t.dim(0), columns = t.numel() / rows, d = rows / heads;
+    Tensor out = Tensor::uninitialized(t.shape());
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < d / 2; ++i)
+            for (int64_t s = 0; s < 2; ++s)
+                std::copy_n(t.data() + (h * d + 2 * i + s) * columns, columns,
+                    out.data() + (h * d + s * (d / 2) + i) * columns);
+    return out;
+}
+
+// The expert number in a parameter's name ("layers.0.block_sparse_moe.experts.3.w1.weight" gives 3).
+int expertOf(const std::string &name)
+{
+    const size_t at = name.find(".experts.");
+    return at == std::string::npos ? -1 : std::stoi(name.substr(at + 9));
+}
+
+} // namespace
+
+bool isGgufFile(const std::string &path)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        return false;
+    if (fs::path(path).extension() == ".gguf")
+        return true;
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    return in.read(magic, 4) && std::string(magic, 4) == "GGUF";
+}
+
+ModelConfig ggufModelConfig(const GgufFile &file)
+{
+    const GgufArchitecture &arch = architectureOf(file);
+    const json j = configJson(file, arch);
+    const std::string source = file.path() + " (its metadata read as a " + arch.modelType + " config.json)";
+    ModelConfig c = configjson::familyFromJson(j, configjson::modelTypeOf(j["model_type"], source), source);
+    return c;
+}
+
+std::string ggufFileTypeName(uint64_t t)
+{
+    // llama.h's llama_ftype
+    static const std::map<uint64_t, const char *> names
+        = {{0, "F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"}, {10, "Q2_K"},
+            {11, "Q3_K_S"}, {12, "Q3_K_M"}, {13, "Q3_K_L"}, {14, "Q4_K_S"}, {15, "Q4_K_M"}, {16, "Q5_K_S"},
+            {17, "Q5_K_M"}, {18, "Q6_K"}, {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"},
+            {23, "IQ3_XXS"}, {24, "IQ1_S"}, {25, "IQ4_NL"}, {26, "IQ3_S"}, {27, "IQ3_M"}, {28, "IQ2_S"}, {29, "IQ2_M"},
+            {30, "IQ4_XS"}, {31, "IQ1_M"}, {32, "BF16"}, {36, "TQ1_0"}, {37, "TQ2_0"}, {38, "MXFP4_MOE"}};
+    const auto it = names.find(t);
+    return it == names.end() ? "" : it->second;
+}
+
+Model loadGgufModel(const std::string &path)
+{
+    const GgufFile f(path);
+    Model m;
+    m.config = ggufModelConfig(f);
+    m.directory = path;
+    m.name = fs::path(path).stem().string();
+    checkFitsInMemory(double(Model::parameterCountOf(m.config)) * sizeof(float),
+        path + ": its " + std::to_string(Model::parameterCountOf(m.config)) + " parameters, dequantized to float32,");
+    m.allocateBlocks();
+
+    const std::map<std::string, std::string> names = ggufParameterNames(m.config);
+    const bool llama = f.string("general.architecture") == "llama";
+    std::set<std::string> used;
+    std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+        const auto found = names.find(name);
+        if (found == names.end())
+            throw Error(path + ": the " + m.config.modelType + " parameter '" + name + "' has no GGUF name");
+        const std::string &key = found->second;
+        const GgufFile::Entry &entry
+            = requiredTensor(f, key, "a " + m.config.modelType + " model of these keys has it");
+        used.insert(key);
+        const int expert = expertOf(name);
+        Shape expected = shape;
+        if (expert >= 0)
+            expected.insert(expected.begin(), m.config.experts);
+        if (entry.shape != expected)
+            throw Error(path + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
+                + ", the metadata implies " + Tensor::shapeString(expected));
+        if (expert < 0) {
+            tensor = f.tensor(key, SafetensorsFile::NonFinite::Refuse);
+        } else {
+            auto stack = stacks.find(key);
+            if (stack == stacks.end())
+                stack = stacks.emplace(key, f.tensor(key, SafetensorsFile::NonFinite::Refuse)).first;
+            tensor = Tensor::uninitialized(shape);
+            std::copy_n(stack->second.data() + int64_t(expert) * tensor.numel(), tensor.numel(), tensor.data());
+        }
+        if (llama && (key.find(".attn_q.") != std::string::npos || key.find(".attn_k.") != std::string::npos))
+            tensor = unpermuted(
+                tensor, key.find(".attn_q.") != std::string::npos ? m.config.heads : m.config.kvHeadCount());
+    });
+    if (f.find("rope_freqs.weight"))
+        used.insert("rope_freqs.weight");
+    for (const GgufFile::Entry &e : f.entries())
+        if (!used.count(e.name))
+            throw Error(path + ": tensor '" + shownText(e.name) + "' has no place in a " + m.config.modelType
+                + " model of these keys (llama.cpp refuses such a file too)");
+    m.dtype = f.has("general.file_type") ? ggufFileTypeName(f.unsignedValue("general.file_type")) : "";
+    if (m.dtype.empty())
+        m.dtype = "mixed";
+    return m;
+}
+
+} // namespace atlas

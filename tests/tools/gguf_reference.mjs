@@ -1,0 +1,37 @@
+// Writes tests/data/gguf/models/reference.json: llama.cpp's logits for every GGUF file in tests/data/gguf/models/
+// (made by make_gguf_models.py), at every position of one sequence of token ids, through the npm package
+// node-llama-cpp (MIT), which ships llama.cpp's prebuilt library (v3.22.1: llama.cpp's tag v0.5.0). CPU only,
+// 2 threads, the whole sequence in one batch, the KV cache in F32. In a scratch directory:
+//   npm install node-llama-cpp@3.22.1
+//   NODE_PATH=$PWD/node_modules node --experimental-vm-modules PATH/TO/tests/tools/gguf_reference.mjs
+// (or copy this file beside node_modules and run it there).
+import fs from "node:fs";
+import path from "node:path";
+import {fileURLToPath} from "node:url";
+import {getLlama} from "node-llama-cpp";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dir = process.argv[2] ?? path.join(here, "..", "data", "gguf", "models");
+const ids = [1, 5, 9, 13, 2, 40, 7, 33, 21, 63, 0, 17];
+
+const llama = await getLlama({gpu: false, build: "never"});
+const out = {llama_cpp: "node-llama-cpp 3.22.1 (llama.cpp v0.5.0), CPU, 2 threads, F32 KV cache, no flash attention", ids,
+    models: {}};
+for (const file of fs.readdirSync(dir).filter((f) => f.endsWith(".gguf")).sort()) {
+    const model = await llama.loadModel({modelPath: path.join(dir, file), gpuLayers: 0});
+    // The KV cache in F32 (llama.cpp's default is F16, which rounds every key and value to half precision) and no flash
+    // attention: the reference computes what the file's numbers give.
+    const context = await model.createContext({contextSize: 64, batchSize: 64, threads: 2, flashAttention: false,
+        experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32"});
+    const sequence = context.getSequence();
+    const results = await sequence.controlledEvaluate(ids.map((id) => [id, {generateNext: {logits: true}}]));
+    out.models[file] = results.map((r) => {
+        const row = new Array(r.next.logits.size);
+        for (const [token, logit] of r.next.logits) row[token] = Number(logit.toPrecision(8));
+        return row;
+    });
+    await context.dispose();
+    await model.dispose();
+    console.log(file, out.models[file][ids.length - 1].slice(0, 4));
+}
+fs.writeFileSync(path.join(dir, "reference.json"), JSON.stringify(out) + "\n");

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Writes tests/data/gguf/models/: the tiny test checkpoints of tests/data as GGUF files, converted as llama.cpp's
+convert_hf_to_gguf.py converts them, with llama.cpp's own name table (gguf-py's TensorNameMap):
+
+  - the keys its TextModel.set_gguf_parameters writes ({arch}.block_count, context_length, embedding_length,
+    feed_forward_length, attention.head_count, head_count_kv, key_length, value_length, layer_norm_rms_epsilon,
+    rope.freq_base, rope.dimension_count, rope.scaling.*, expert_count, expert_used_count, …);
+  - LlamaModel's permutation of q_proj and k_proj (its rows reordered for RoPE on adjacent pairs), its experts stacked
+    into one [E, …] tensor per matrix, and Llama 3's rope scaling as the rope_freqs tensor;
+  - a 'gpt2' tokenizer of single characters and two merges, one token per row of the embedding (llama.cpp needs a
+    vocabulary to load).
+
+Each model is written twice: NAME-f32.gguf, and NAME-q8_0.gguf with every matrix whose rows are whole blocks in Q8_0
+(gguf-py's quantizer), as llama-quantize leaves norms and vectors in F32.
+
+Needs gguf-py (MIT) from llama.cpp's source, as make_gguf_fixtures.py says, and Debian's python3-numpy:
+  /usr/bin/python3 tests/tools/make_gguf_models.py llama.cpp
+then tests/tools/gguf_reference.mjs for llama.cpp's next-token probabilities on them.
+"""
+import json
+import math
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(sys.argv[1], "gguf-py"))
+import gguf  # noqa: E402
+from gguf import quants  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+OUT = os.path.join(DATA, "gguf", "models")
+
+# checkpoint directory -> llama.cpp architecture. Not qwen3_tiny: its q, k and v have biases, which llama.cpp's qwen3
+# does not load (Qwen3's own checkpoints have none); qwen3_moe_tiny has Qwen3's QK-norm.
+MODELS = {
+    "llama_tiny": gguf.MODEL_ARCH.LLAMA,
+    "llama_hd_tiny": gguf.MODEL_ARCH.LLAMA,
+    "mistral_tiny": gguf.MODEL_ARCH.LLAMA,
+    "mixtral_tiny": gguf.MODEL_ARCH.LLAMA,
+    "qwen2_tiny": gguf.MODEL_ARCH.QWEN2,
+    "qwen3_moe_tiny": gguf.MODEL_ARCH.QWEN3MOE,
+}
+
+
+def read_safetensors(directory):
+    files = [f for f in sorted(os.listdir(directory)) if f.endswith(".safetensors")]
+    out = {}
+    kinds = {"F32": np.float32, "F16": np.float16}
+    for name in files:
+        with open(os.path.join(directory, name), "rb") as f:
+            n = struct.unpack("<Q", f.read(8))[0]
+            header = json.loads(f.read(n))
+            data = f.read()
+        for key, info in header.items():
+            if key == "__metadata__":
+                continue
+            begin, end = info["data_offsets"]
+            raw = data[begin:end]
+            if info["dtype"] == "BF16":
+                values = (np.frombuffer(raw, np.uint16).astype(np.uint32) << 16).view(np.float32)
+            else:
+                values = np.frombuffer(raw, kinds[info["dtype"]]).astype(np.float32)
+            out[key] = values.reshape(info["shape"])
+    return out
+
+
+def permute(w, n_head, n_head_kv):  # LlamaModel.permute
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def llama3_factors(c, dim):  # LlamaModel.generate_extra_tensors
+    r = c["rope_scaling"]
+    base = c.get("rope_theta", 10000.0)
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
+    factor, low, high = r.get("factor", 8.0), r.get("low_freq_factor", 1.0), r.get("high_freq_factor", 4.0)
+    old = r.get("original_max_position_embeddings", 8192)
+    out = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < old / high:
+            out.append(1)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+def vocabulary(n):
+    pool = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    pool += [str(d) for d in range(10)] + ["Ġ", ".", ",", "!", "?", "-", ":", ";"]
+    assert n <= len(pool), n
+    return pool[:n - 2] + ["ab", "cd"]  # llama.cpp needs merges: two
+
+
+def convert(name, arch, quantized):
+    directory = os.path.join(DATA, name)
+    c = json.load(open(os.path.join(directory, "config.json")))
+    weights = read_safetensors(directory)
+    weights = {k[len("model."):] if k.startswith("model.") else k: v for k, v in weights.items()}
+    layers, heads = c["num_hidden_layers"], c["num_attention_heads"]
+    kv_heads = c.get("num_key_value_heads", heads)
+    head_dim = c.get("head_dim") or c["hidden_size"] // heads
+    experts = c.get("num_local_experts") or c.get("num_experts") or 0
+
+    path = os.path.join(OUT, "%s-%s.gguf" % (name, "q8_0" if quantized else "f32"))
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
+    w.add_name(name)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if quantized else gguf.LlamaFileType.ALL_F32)
+    w.add_block_count(layers)
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(c["hidden_size"])
+    w.add_feed_forward_length(c["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_rope_freq_base(c.get("rope_theta", 10000.0))
+    if c.get("head_dim"):
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    if arch == gguf.MODEL_ARCH.LLAMA:
+        w.add_vocab_size(c["vocab_size"])
+        w.add_rope_dimension_count(head_dim)
+    rope = c.get("rope_scaling") or {}
+    kind = rope.get("rope_type", rope.get("type"))
+    if kind == "linear":
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(rope["factor"])
+    if experts:
+        w.add_expert_count(experts)
+        w.add_expert_used_count(c["num_experts_per_tok"])
+    if arch == gguf.MODEL_ARCH.QWEN3MOE:
+        w.add_expert_feed_forward_length(c["moe_intermediate_size"])
+
+    tokens = vocabulary(c["vocab_size"])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.NORMAL] * len(tokens))
+    w.add_token_merges(["a b", "c d"])
+    w.add_add_bos_token(False)
+
+    names = gguf.get_tensor_name_map(arch, layers)
+    out = {}
+    stacks = {}
+    for key, value in weights.items():
+        if arch == gguf.MODEL_ARCH.LLAMA and key.endswith(("q_proj.weight", "q_proj.bias")):
+            value = permute(value, heads, heads)
+        if arch == gguf.MODEL_ARCH.LLAMA and key.endswith(("k_proj.weight", "k_proj.bias")):
+            value = permute(value, heads, kv_heads)
+        if ".experts." in key:  # block_sparse_moe.experts.E.w1 / mlp.experts.E.gate_proj -> one [E, …] stack
+            prefix, rest = key.split(".experts.")
+            expert, matrix = rest.split(".", 1)
+            stacks.setdefault((prefix, matrix), {})[int(expert)] = value
+            continue
+        gguf_name = names.get_name("model." + key if not key.startswith("lm_head") else key, try_suffixes=(".weight", ".bias"))
+        assert gguf_name, key
+        out[gguf_name] = value  # with its .weight or .bias
+    for (prefix, matrix), by_expert in stacks.items():
+        stacked = np.stack([by_expert[e] for e in range(experts)])
+        hf = "model.%s.experts.%s" % (prefix, matrix)
+        gguf_name = names.get_name(hf, try_suffixes=(".weight",))
+        assert gguf_name, hf
+        out[gguf_name] = stacked
+    if kind == "llama3":
+        out["rope_freqs.weight"] = llama3_factors(c, head_dim)
+
+    for tensor_name in sorted(out):
+        value = np.ascontiguousarray(out[tensor_name], dtype=np.float32)
+        if quantized and value.ndim >= 2 and value.shape[-1] % 32 == 0:
+            w.add_tensor(tensor_name, quants.quantize(value, gguf.GGMLQuantizationType.Q8_0),
+                         raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            w.add_tensor(tensor_name, value)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, arch in MODELS.items():
+        for quantized in (False, True):
+            print(convert(name, arch, quantized))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+#include "engine/engine.h"
+#include "io/gguf.h"
+#include "model/builtinmodels.h"
+#include "model/ggufmodel.h"
+#include "model/model.h"
+#include "tensortesting.h"
+#include "testbundle.h"
+#include "util/error.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtEndian>
+
+#include <cmath>
+
+using namespace atlas;
+using namespace atlas::testing;
+
+// tests/data/gguf/models/ holds the tiny test checkpoints converted to GGUF as llama.cpp's converter converts them
+// (tests/tools/make_gguf_models.py: its names, the llama architecture's permuted q and k, stacked experts, Llama 3's
+// scaling as rope_freqs), in F32 and Q8_0, and reference.json llama.cpp's logits on them (gguf_reference.mjs).
+class TestGgufModels : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void readsTheCheckpointsWeights_data();
+    void readsTheCheckpointsWeights();
+    void logitsAgreeWithLlamaCpp_data();
+    void logitsAgreeWithLlamaCpp();
+    void refusesWhatDoesNotFit();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+namespace {
+
+QString modelPath(const QString &file)
+{
+    return dataPath("gguf/models/" + file);
+}
+
+const char *const kCheckpoints[]
+    = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny", "qwen3_moe_tiny"};
+
+} // namespace
+
+void TestGgufModels::readsTheCheckpointsWeights_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const char *name : kCheckpoints)
+        QTest::newRow(name) << QString(name);
+}
+
+// The F32 file holds the checkpoint's own numbers: after the layout is undone, every parameter equals the
+// safetensors one bit for bit, under the same name, and the config has the same shape and angles.
+void TestGgufModels::readsTheCheckpointsWeights()
+{
+    QFETCH(QString, name);
+    const Model hf = Model::load(dataPath(name).toStdString());
+    const std::string path = modelPath(name + "-f32.gguf").toStdString();
+    QVERIFY(isGgufFile(path));
+    const Model gguf = Model::load(path);
+    QCOMPARE(gguf.name, name.toStdString() + "-f32");
+    QCOMPARE(gguf.dtype, std::string("F32"));
+    const ModelConfig &a = hf.config, &b = gguf.config;
+    QCOMPARE(b.family, a.family);
+    QCOMPARE(b.layers, a.layers);
+    QCOMPARE(b.heads, a.heads);
+    QCOMPARE(b.kvHeadCount(), a.kvHeadCount());
+    QCOMPARE(b.headDim(), a.headDim());
+    QCOMPARE(b.dModel, a.dModel);
+    QCOMPARE(b.dFF, a.dFF);
+    QCOMPARE(b.vocab, a.vocab);
+    QCOMPARE(b.experts, a.experts);
+    QCOMPARE(b.expertTopK, a.expertTopK);
+    QCOMPARE(b.tiedHead, a.tiedHead);
+    QCOMPARE(b.qkNorm, a.qkNorm);
+    QCOMPARE(double(b.lnEpsilon), double(a.lnEpsilon));
+    // Llama 3's scaling arrives as per-pair factors (rope_freqs), computed by the converter in float32.
+    const std::vector<double> fa = a.ropeFrequencies(0, 16), fb = b.ropeFrequencies(0, 16);
+    QCOMPARE(fb.size(), fa.size());
+    for (size_t j = 0; j < fa.size(); ++j)
+        QVERIFY2(std::fabs(fb[j] - fa[j]) <= 1e-6 * fa[j],
+            qPrintable(QString("pair %1: %2 against %3").arg(j).arg(fb[j]).arg(fa[j])));
+
+    const auto pa = hf.parameters(), pb = gguf.parameters();
+    QCOMPARE(pb.size(), pa.size());
+    for (const auto &[key, tensor] : pa) {
+        QVERIFY2(pb.count(key), key.c_str());
+        const Tensor &t = *pb.at(key);
+        QCOMPARE(t.shape(), tensor->shape());
+        QVERIFY2(std::equal(t.data(), t.data() + t.numel(), tensor->data()), key.c_str());
+    }
+}
+
+void TestGgufModels::logitsAgreeWithLlamaCpp_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<double>("tolerance");
+    // F32: the same arithmetic in another order (measured: at most 4.7e-6 on these files, logits of about ±3).
+    // Q8_0: llama.cpp also rounds each activation row to 8 bits for its Q8_0 × Q8_0 dot products, where this program
+    // multiplies the dequantized weights in float32 (measured: 0.045 to 0.22). A block read in the wrong order or
+    // with the wrong scale moves the logits by about their own size.
+    for (const char *name : kCheckpoints) {
+        QTest::newRow((std::string(name) + "-f32").c_str()) << QString(name) + "-f32.gguf" << 2e-5;
+        QTest::newRow((std::string(name) + "-q8_0").c_str()) << QString(name) + "-q8_0.gguf" << 0.3;
+    }
+}
+
+void TestGgufModels::logitsAgreeWithLlamaCpp()
+{
+    QFETCH(QString, file);
+    QFETCH(double, tolerance);
+    QFile f(modelPath("reference.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject reference = QJsonDocument::fromJson(f.readAll()).object();
+    std::vector<int> ids;
+    for (const QJsonValue &v : reference["ids"].toArray())
+        ids.push_back(v.toInt());
+    const QJsonArray rows = reference["models"].toObject()[file].toArray();
+    QCOMPARE(size_t(rows.size()), ids.size());
+
+    auto model = std::make_shared<const Model>(Model::load(modelPath(file).toStdString()));
+    Engine engine(model, Input {ids, {}});
+    engine.runToEnd();
+    const Tensor &logits = engine.trace().tensor("logits");
+    QCOMPARE(logits.shape(), (Shape {int64_t(ids.size()), model->config.vocab}));
+    double worst = 0;
+    for (qsizetype t = 0; t < rows.size(); ++t) {
+        const QJsonArray row = rows[t].toArray();
+        QCOMPARE(row.size(), qsizetype(model->config.vocab));
+        for (qsizetype v = 0; v < row.size(); ++v)
+            worst = std::max(worst, std::fabs(double(logits.data()[t * model->config.vocab + v]) - row[v].toDouble()));
+    }
+    qInfo("%s: largest difference from llama.cpp's logits %.3g", qPrintable(file), worst);
+    QVERIFY2(worst <= tolerance, qPrintable(QString("%1 > %2").arg(worst).arg(tolerance)));
+}
+
+void TestGgufModels::refusesWhatDoesNotFit()
+{
+    // Every case is the Qwen2 F32 file with one thing changed, written again; each refusal names the file and the key
+    // or tensor.
+    QFile original(modelPath("qwen2_tiny-f32.gguf"));
+    QVERIFY(original.open(QIODevice::ReadOnly));
+    const QByteArray bytes = original.readAll();
+    const auto refused = [&](QByteArray changed, const QString &expected) {
+        const QString path = m_dir.filePath("changed.gguf");
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        out.write(changed);
+        out.close();
+        try {
+            Model::load(path.toStdString());
+            QFAIL(qPrintable("accepted: " + expected));
+        } catch (const Error &e) {
+            const QString message = QString::fromStdString(e.what());
+            QVERIFY2(message.startsWith(path) && message.contains(expected), qPrintable(message));
+        }
+    };
+    const auto replaced = [&](const QByteArray &from, const QByteArray &to) {
+        QByteArray b = bytes;
+        const qsizetype at = b.indexOf(from);
+        if (at < 0)
+            qFatal("no %s in the file", from.constData());
+        return b.replace(at, from.size(), to);
+    };
+    // Same-length renames, so that every offset stays.
+    refused(replaced("qwen2", "qwen9"),
+        "metadata key 'general.architecture': 'qwen9' is not an architecture this program reads (it reads llama, "
+        "qwen2");
+    refused(replaced("qwen2.block_count", "qwen2.block_cOunt"), "metadata key 'qwen2.block_count': missing");
+    refused(replaced("blk.1.ffn_down.weight", "blk.1.ffn_dowN.weight"), "tensor 'blk.1.ffn_down.weight' is missing");
+    refused(replaced("output_norm.weight", "output_norX.weight"), "tensor 'output_norm.weight' is missing");
+    // Without blk.0's q bias the file reads as a model without attention biases, where blk.0's k bias has no place.
+    {
+        QFile llama(modelPath("llama_tiny-f32.gguf"));
+        QVERIFY(llama.open(QIODevice::ReadOnly));
+        QByteArray b = llama.readAll();
+        b.replace(b.indexOf("blk.0.attn_q.bias"), 17, "blk.0.attn_q.biaX");
+        refused(b, "tensor 'blk.0.attn_k.bias' has no place in a llama model of these keys");
+    }
+    // A tensor of another shape: blk.0.attn_q.weight's 32 rows (its ne[1]) read as 16.
+    {
+        QByteArray b = bytes;
+        const QByteArray name = "blk.0.attn_q.weight";
+        const qsizetype at = b.indexOf(name);
+        QVERIFY(at > 0);
+        const qsizetype ne1 = at + name.size() + 4 + 8; // after the name: n_dims (4 bytes), ne[0] (8)
+        QCOMPARE(qFromLittleEndian<quint64>(b.constData() + ne1), quint64(32));
+        qToLittleEndian<quint64>(16, b.data() + ne1);
+        refused(b, "tensor 'blk.0.attn_q.weight' has shape [16, 32], the metadata implies [32, 32]");
+    }
+}
+
+QTEST_GUILESS_MAIN(TestGgufModels)
+#include "tst_ggufmodels.moc"
