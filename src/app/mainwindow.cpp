@@ -173,6 +173,7 @@ void MainWindow::createToolBarWidgets()
     auto *recent = new QMenu(tr("Open &Recent Model"), this);
     m_ui->menuFile->insertMenu(m_ui->actionOpenModel, recent);
     m_ui->menuFile->insertAction(recent->menuAction(), m_ui->actionOpenModel); // Open Model Directory first
+    m_ui->menuFile->insertAction(recent->menuAction(), m_ui->actionOpenGguf);
     m_models = new ModelChooser(m_session, this, recent);
     bar->addWidget(new QLabel(tr(" Model "), this));
     bar->addWidget(m_models->box());
@@ -317,6 +318,12 @@ void MainWindow::connectActions()
             this, tr("Open a Hugging Face model directory (config.json and safetensors)"));
         if (!dir.isEmpty())
             m_session->openModel(dir);
+    });
+    connect(m_ui->actionOpenGguf, &QAction::triggered, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(
+            this, tr("Open a GGUF model file"), QString(), tr("GGUF models (*.gguf);;All files (*)"));
+        if (!file.isEmpty())
+            m_session->openModel(file);
     });
     connect(m_ui->actionMemoryBudget, &QAction::triggered, this, [this] {
         bool ok = false;

@@ -1,6 +1,7 @@
 #include "panels/modelchooser.h"
 
 #include "model/builtinmodels.h"
+#include "model/ggufmodel.h"
 #include "session/session.h"
 
 #include <QComboBox>
@@ -69,6 +70,8 @@ ModelChooser::ModelChooser(Session *session, QMainWindow *window, QMenu *recentM
 QString ModelChooser::modelDirectoryOf(const QString &path)
 {
     const QFileInfo info(path);
+    if (info.isFile() && isGgufFile(path.toStdString()))
+        return QDir::cleanPath(info.absoluteFilePath());
     const QString dir = info.isDir() ? info.absoluteFilePath() : info.isFile() ? info.absolutePath() : QString();
     if (dir.isEmpty() || !QFileInfo(QDir(dir).filePath("config.json")).isFile())
         return {};
@@ -122,7 +125,8 @@ void ModelChooser::fillBox()
     if (!m_recent.isEmpty())
         m_box->insertSeparator(m_box->count());
     for (const QString &dir : m_recent) {
-        m_box->addItem(QDir(dir).dirName() + QStringLiteral("/"), dir);
+        const QFileInfo info(dir); // a directory, or a GGUF file
+        m_box->addItem(info.isFile() ? info.fileName() : QDir(dir).dirName() + QStringLiteral("/"), dir);
         m_box->setItemData(m_box->count() - 1, dir, Qt::ToolTipRole);
     }
     sync();

@@ -24,8 +24,8 @@ public:
 
     QComboBox *box() const { return m_box; }
     QStringList recentDirectories() const { return m_recent; }
-    // The model directory a dropped path names: the directory itself, or the folder of a file in it (config.json,
-    // a safetensors file); empty when it names neither.
+    // The model a dropped path names: a GGUF file, a model directory, or the folder of a file in one (config.json, a
+    // safetensors file); empty when it names none.
     static QString modelDirectoryOf(const QString &path);
     static constexpr int kRecentCount = 8;
 

@@ -95,6 +95,12 @@ void ModelInfoPanel::showModel()
         tr("%1 in memory as float32 (stored as %2)")
             .arg(byteAmount(double(parameters) * 4))
             .arg(QString::fromStdString(model->dtype)));
+    if (model->gguf)
+        html += row(tr("file"),
+            tr("GGUF, llama.cpp's %1 architecture: %2, %3 bits per weight as stored, dequantized when read")
+                .arg(QString::fromStdString(model->gguf->architecture).toHtmlEscaped(),
+                    byteAmount(double(model->gguf->fileBytes)))
+                .arg(model->gguf->bitsPerWeight, 0, 'f', 2));
     html += row(tr("attention"),
         c.causal ? c.slidingWindow > 0
                 ? (c.windowedLayers.empty() ? tr("causal, sliding window of %1 positions").arg(c.slidingWindow)
@@ -121,7 +127,12 @@ void ModelInfoPanel::showModel()
     else if (c.ropeScaling.kind != RopeScaling::Kind::None)
         positions += c.ropeScaling.kind == RopeScaling::Kind::Linear
             ? tr(", linear scaling ×%1").arg(c.ropeScaling.factor)
+            : c.ropeScaling.kind == RopeScaling::Kind::Factors
+            ? tr(", each pair's frequency divided by its own factor (the file's rope_freqs: Llama 3's scaling)")
             : tr(", Llama 3 scaling ×%1").arg(c.ropeScaling.factor);
+    if (model->gguf && model->gguf->pairedRope)
+        positions += tr("; the file stores q and k for RoPE on adjacent pairs (llama.cpp's convention), put back "
+                        "in rotate-half order when read");
     html += row(tr("positions"), positions);
     const QString norm = c.norm == NormKind::RmsNorm ? tr("RMSNorm") : tr("LayerNorm");
     html += row(norm,

@@ -255,6 +255,17 @@ Model loadGgufModel(const std::string &path)
         if (!used.count(e.name))
             throw Error(path + ": tensor '" + shownText(e.name) + "' has no place in a " + m.config.modelType
                 + " model of these keys (llama.cpp refuses such a file too)");
+    Model::GgufSource source;
+    source.architecture = f.string("general.architecture");
+    source.fileBytes = fs::file_size(path);
+    double bytes = 0, elements = 0;
+    for (const GgufFile::Entry &e : f.entries()) {
+        bytes += double(e.bytes);
+        elements += double(Tensor::count(e.shape));
+    }
+    source.bitsPerWeight = elements > 0 ? 8 * bytes / elements : 0;
+    source.pairedRope = llama;
+    m.gguf = source;
     m.dtype = f.has("general.file_type") ? ggufFileTypeName(f.unsignedValue("general.file_type")) : "";
     if (m.dtype.empty())
         m.dtype = "mixed";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,18 @@ public:
     // How its checkpoint stores the weights: F32, F16, BF16 or "mixed"; a GGUF file's type (Q8_0, Q4_K_M …). The engine
     // computes in float32.
     std::string dtype = "F32";
+
+    // What a GGUF file held, for a model read from one (model/ggufmodel.h); empty for every other model.
+    struct GgufSource
+    {
+        std::string architecture; // general.architecture: "llama", "qwen2" …
+        uint64_t fileBytes = 0;
+        double bitsPerWeight = 0; // of its tensors' data, as stored
+        // The llama architecture's q and k rows are stored for RoPE on adjacent pairs (llama.cpp's converter permutes
+        // them); the reader puts them back in the rotate-half order the engine turns.
+        bool pairedRope = false;
+    };
+    std::optional<GgufSource> gguf;
 
     // A model directory (config.json and safetensors) or a GGUF file (model/ggufmodel.h).
     static Model load(const std::string &directory);

@@ -4,6 +4,7 @@
 #include "io/modelfile.h"
 #include "model/ggufmodel.h"
 #include "model/model.h"
+#include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "util/error.h"
 
@@ -16,9 +17,13 @@ std::unique_ptr<Tokenizer> tokenizerForModel(const Model &model)
     std::unique_ptr<Tokenizer> tokenizer;
     if (model.config.tokenizer == "bytes")
         tokenizer = std::make_unique<ByteTokenizer>();
-    else if (isGgufFile(model.directory))
-        tokenizer = idTokenizer("the GGUF file's own tokenizer (tokenizer.ggml.*) is not read by this version");
-    else {
+    else if (isGgufFile(model.directory)) {
+        try {
+            tokenizer = HuggingFaceTokenizer::fromGguf(model.directory);
+        } catch (const Error &e) {
+            tokenizer = idTokenizer(std::string("its tokenizer could not be read (") + e.what() + ")");
+        }
+    } else {
         try {
             tokenizer = directoryTokenizer(model.directory);
         } catch (const Error &e) {

@@ -1,9 +1,11 @@
 #include "tokenize/huggingfacetokenizer.h"
 
 #include "io/atomicfile.h"
+#include "io/gguf.h"
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
+#include "tokenize/ggufvocabulary.h"
 #include "tokenize/gpt2vocabulary.h"
 #include "tokenize/pipeline.h"
 #include "tokenize/subwordtables.h"
@@ -449,6 +451,18 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromWordPieceVocab(
 {
     auto parts = sharedParts({vocabTxt}, lowercase ? "wordpiece lowercase" : "wordpiece",
         [&] { return wordPieceParts(vocabTxt, lowercase); });
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const std::string &ggufPath)
+{
+    auto parts = sharedParts({ggufPath}, "gguf", [&] {
+        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+        pipeline::VocabEntries vocab;
+        const Json root = ggufTokenizerJson(GgufFile(ggufPath), vocab);
+        parts->read(root, ggufPath, &vocab);
+        return parts;
+    });
     return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
 }
 

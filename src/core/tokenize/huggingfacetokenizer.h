@@ -27,6 +27,8 @@ public:
     // BERT's WordPiece vocabulary, one token per line (line n is id n - 1), with its BertNormalizer
     // (`lowercase` as do_lower_case), BertPreTokenizer, [CLS] … [SEP] and WordPiece decoder.
     static std::unique_ptr<HuggingFaceTokenizer> fromWordPieceVocab(const std::string &vocabTxt, bool lowercase);
+    // A GGUF file's own tokenizer (tokenizer.ggml.*), encoding as llama.cpp does (tokenize/ggufvocabulary.h).
+    static std::unique_ptr<HuggingFaceTokenizer> fromGguf(const std::string &ggufPath);
     ~HuggingFaceTokenizer() override;
 
     std::string kind() const override; // "BPE", "WordPiece" or "Unigram"

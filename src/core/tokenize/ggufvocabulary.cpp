@@ -1,0 +1,163 @@
+#include "tokenize/ggufvocabulary.h"
+
+#include "io/gguf.h"
+#include "tokenize/subwordtables.h"
+#include "tokenize/unicodetext.h"
+#include "util/error.h"
+#include "util/text.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <vector>
+
+namespace atlas {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// llama.cpp's token types (llama_token_type).
+constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6;
+
+// The patterns of llama.cpp's BPE pre-tokenizers (llm_tokenizer_bpe), applied one after the other: each splits the
+// pieces the last one left, keeping what it matched and what lies between as pieces of their own.
+const char *const kGpt2[] = {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"};
+const char *const kLlama3[]
+    = {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+       "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+const char *const kQwen2[] = {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                              "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+const char *const kDeepseekCoder[] = {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\\p{N}"};
+const char *const kFalcon[] = {"[\\p{P}\\$\\+<=>\\^~\\|`]+",
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)", "[0-9][0-9][0-9]"};
+const char *const kStarcoder[]
+    = {"\\p{N}", "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"};
+const char *const kDefault[] = {"[\\p{P}\\$\\+<=>\\^~\\|]+",
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)", "\\p{N}+", "[0-9][0-9][0-9]"};
+
+struct PreTokenizer
+{
+    std::vector<const char *> names; // tokenizer.ggml.pre values
+    std::vector<const char *> patterns;
+    bool ignoreMerges = false; // a piece that is itself a token is that token
+};
+
+template <size_t N> std::vector<const char *> list(const char *const (&patterns)[N])
+{
+    return {patterns, patterns + N};
+}
+
+// llama-vocab.cpp's table of tokenizer.ggml.pre, for the pre-tokenizers above.
+const std::vector<PreTokenizer> &preTokenizers()
+{
+    static const std::vector<PreTokenizer> table = {
+        {{"default"}, list(kDefault)},
+        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral"}, list(kLlama3), true},
+        {{"dbrx", "smaug-bpe"}, list(kLlama3)},
+        {{"qwen2", "deepseek-r1-qwen", "stablelm2"}, list(kQwen2)},
+        {{"deepseek-coder"}, list(kDeepseekCoder)},
+        {{"falcon"}, list(kFalcon)},
+        {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"}, list(kStarcoder)},
+        {{"gpt-2", "phi-2", "mpt", "olmo", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de", "gigachat", "mellum"},
+            list(kGpt2)},
+    };
+    return table;
+}
+
+const PreTokenizer &preTokenizerOf(const GgufFile &f)
+{
+    const std::string name = f.has("tokenizer.ggml.pre") ? f.string("tokenizer.ggml.pre") : "default";
+    for (const PreTokenizer &p : preTokenizers())
+        for (const char *n : p.names)
+            if (name == n)
+                return p;
+    throw Error(f.path() + ": metadata key 'tokenizer.ggml.pre': '" + shownText(name)
+        + "' is a pre-tokenizer this program does not know (it knows " + ggufPreTokenizerNames() + ")");
+}
+
+} // namespace
+
+std::string ggufPreTokenizerNames()
+{
+    std::string names;
+    for (const PreTokenizer &p : preTokenizers())
+        for (const char *n : p.names)
+            names += (names.empty() ? "" : ", ") + std::string(n);
+    return names;
+}
+
+Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
+{
+    const std::string &model = f.string("tokenizer.ggml.model");
+    if (model != "gpt2")
+        throw Error(f.path() + ": metadata key 'tokenizer.ggml.model': '" + shownText(model)
+            + "' tokenizers are not read by this version (it reads 'gpt2', byte-level BPE)");
+    const std::vector<std::string> &tokens = f.strings("tokenizer.ggml.tokens");
+    pipeline::checkVocabularySize(tokens.size(), f.path() + ": metadata key 'tokenizer.ggml.tokens'");
+    std::vector<int64_t> types(tokens.size(), kNormal);
+    if (f.has("tokenizer.ggml.token_type")) {
+        types = f.integers("tokenizer.ggml.token_type");
+        if (types.size() != tokens.size())
+            throw Error(f.path() + ": metadata key 'tokenizer.ggml.token_type': " + std::to_string(types.size())
+                + " types for " + std::to_string(tokens.size()) + " tokens");
+    }
+    const PreTokenizer &pre = preTokenizerOf(f);
+
+    Json added = Json::array();
+    vocab.clear();
+    vocab.reserve(tokens.size());
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        const std::string &token = tokens[id];
+        if (unicode::firstInvalidUtf8(token) != std::string::npos)
+            throw Error(f.path() + ": metadata key 'tokenizer.ggml.tokens': token " + std::to_string(id)
+                + " is not valid UTF-8");
+        vocab.emplace_back(token, Json(id));
+        const int64_t type = types[id];
+        if (type < kNormal || type > kByte)
+            throw Error(f.path() + ": metadata key 'tokenizer.ggml.token_type': token " + std::to_string(id)
+                + " has type " + std::to_string(type) + " (llama.cpp's are 1 to 6)");
+        if ((type == kControl || type == kUserDefined) && !token.empty())
+            added.push_back({{"id", id}, {"content", token}, {"single_word", false}, {"lstrip", false},
+                {"rstrip", false}, {"normalized", false}, {"special", type == kControl}});
+        (void)kUnknown;
+        (void)kUnused;
+    }
+    Json merges = Json::array();
+    if (f.has("tokenizer.ggml.merges"))
+        for (const std::string &m : f.strings("tokenizer.ggml.merges"))
+            merges.push_back(m);
+
+    Json steps = Json::array();
+    for (const char *pattern : pre.patterns)
+        steps.push_back(
+            {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}});
+    steps.push_back(
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}});
+    Json root = {
+        {"added_tokens", added},
+        {"normalizer", nullptr},
+        {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", steps}}},
+        {"model",
+            {{"type", "BPE"}, {"merges", merges}, {"ignore_merges", pre.ignoreMerges}, {"byte_fallback", false},
+                {"fuse_unk", false}}},
+        {"decoder",
+            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
+    };
+    const bool addBos = f.has("tokenizer.ggml.add_bos_token") && f.boolean("tokenizer.ggml.add_bos_token");
+    if (addBos) {
+        const uint64_t bos = f.unsignedValue("tokenizer.ggml.bos_token_id");
+        if (bos >= tokens.size())
+            throw Error(f.path() + ": metadata key 'tokenizer.ggml.bos_token_id': " + std::to_string(bos)
+                + " is outside the vocabulary of " + std::to_string(tokens.size()));
+        const std::string &name = tokens[bos];
+        root["post_processor"] = {{"type", "TemplateProcessing"},
+            {"single",
+                {{{"SpecialToken", {{"id", name}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+            {"pair", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+            {"special_tokens", {{name, {{"id", name}, {"ids", {bos}}, {"tokens", {name}}}}}}};
+    }
+    return root;
+}
+
+} // namespace atlas

@@ -1,0 +1,108 @@
+#include "model/ggufmodel.h"
+#include "model/model.h"
+#include "model/modeltokenizer.h"
+#include "tensortesting.h"
+#include "testbundle.h"
+#include "tokenize/huggingfacetokenizer.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace atlas;
+using namespace atlas::testing;
+
+// tests/data/gguf/vocab/NAME.gguf: llama.cpp's own vocabulary files cut to what its test texts need
+// (make_gguf_vocab_fixtures.py), and NAME.cases.json the ids llama.cpp gives each text on them, checked there against
+// the whole vocabulary's .out file (gguf_vocab_reference.mjs).
+class TestGgufTokenizers : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void encodesAsLlamaCpp_data();
+    void encodesAsLlamaCpp();
+    void aGgufModelHasItsTokenizer();
+    void refusesATokenizerItDoesNotRead();
+};
+
+void TestGgufTokenizers::encodesAsLlamaCpp_data()
+{
+    QTest::addColumn<QString>("name");
+    const QStringList files = QDir(dataPath("gguf/vocab")).entryList({"*.cases.json"});
+    QCOMPARE(files.size(), 4);
+    for (const QString &file : files)
+        QTest::newRow(qPrintable(file.section('.', 0, 0))) << file.section('.', 0, 0);
+}
+
+void TestGgufTokenizers::encodesAsLlamaCpp()
+{
+    QFETCH(QString, name);
+    const auto tokenizer = HuggingFaceTokenizer::fromGguf(dataPath("gguf/vocab/" + name + ".gguf").toStdString());
+    QFile f(dataPath("gguf/vocab/" + name + ".cases.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonArray cases = QJsonDocument::fromJson(f.readAll()).array();
+    QCOMPARE(cases.size(), 47);
+    for (const QJsonValue &c : cases) {
+        const std::string text = c["text"].toString().toStdString();
+        std::vector<int> expected;
+        for (const QJsonValue &id : c["ids"].toArray())
+            expected.push_back(id.toInt());
+        const std::vector<int> got = tokenizer->encode(text);
+        if (got != expected) {
+            QString shown;
+            for (int id : got)
+                shown += QString::number(id) + " ";
+            QFAIL(qPrintable(QString("%1: \"%2\": got %3").arg(name, QString::fromStdString(text), shown)));
+        }
+        QCOMPARE(tokenizer->decode(got), text); // byte-level BPE gives the text back
+    }
+}
+
+// A model file's tokenizer is the one embedded in it: the tiny models' character vocabulary with its two merges.
+void TestGgufTokenizers::aGgufModelHasItsTokenizer()
+{
+    Model model;
+    model.directory = dataPath("gguf/models/qwen2_tiny-f32.gguf").toStdString();
+    model.config.tokenizer = "gpt2";
+    const auto tokenizer = tokenizerForModel(model);
+    QVERIFY(tokenizer->canEncode());
+    // letters and digits are ids 0 to 61, then "ab" and "cd", the two merges' tokens
+    QCOMPARE(tokenizer->encode("abcd"), (std::vector<int> {62, 63}));
+    QCOMPARE(tokenizer->encode("ba"), (std::vector<int> {1, 0}));
+    QCOMPARE(tokenizer->decode({62, 63, 2}), std::string("abcdc"));
+}
+
+void TestGgufTokenizers::refusesATokenizerItDoesNotRead()
+{
+    // The pre-tokenizer name changed to one llama.cpp does not list, same length, so that every offset stays.
+    QFile f(dataPath("gguf/vocab/gpt-2.gguf"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QByteArray bytes = f.readAll();
+    const qsizetype at = bytes.indexOf("gpt-2", bytes.indexOf("tokenizer.ggml.pre"));
+    QVERIFY(at > 0);
+    bytes.replace(at, 5, "gpt-9");
+    QTemporaryDir dir;
+    const QString path = dir.filePath("changed.gguf");
+    QFile out(path);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(bytes);
+    out.close();
+    try {
+        HuggingFaceTokenizer::fromGguf(path.toStdString());
+        QFAIL("accepted");
+    } catch (const Error &e) {
+        QVERIFY2(QString(e.what()).startsWith(path
+                     + ": metadata key 'tokenizer.ggml.pre': 'gpt-9' is a pre-tokenizer "
+                       "this program does not know (it knows default, llama3"),
+            e.what());
+    }
+}
+
+QTEST_GUILESS_MAIN(TestGgufTokenizers)
+#include "tst_gguftokenizers.moc"
