@@ -203,6 +203,13 @@ private slots:
         QTest::newRow("dump strategy without grads") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
             "--memory-strategy", "checkpoint", "--out", "@DIR@/out"}
                                                      << "--memory-strategy applies to the gradients";
+        QTest::newRow("gguf truncated") << QStringList {"dump", "--model", "@DIR@/cut.gguf", "--tokens", "1", "--out",
+            "@DIR@/out"}
+                                        << "cut.gguf: tensor 3 'blk.0.attn_output.weight': its 4096 bytes at offset "
+                                           "1184 lie outside the data section";
+        QTest::newRow("gguf token past its vocabulary") << QStringList {"dump", "--model",
+            ATLAS_TEST_DATA "/gguf/models/qwen2_tiny-f32.gguf", "--tokens", "64", "--out",
+            "@DIR@/out"} << "token id 64 at position 0 is outside the vocabulary [0, 64)";
         QTest::newRow("pattern of lsh") << QStringList {"bench-pattern", "--kernel", "lsh"} << "lsh";
         QTest::newRow("causal linformer")
             << QStringList {"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
@@ -242,6 +249,9 @@ private slots:
         }
         write(dir.filePath("wide/config.json"), R"({"n_embd": 4294967328})");
         write(dir.filePath("overflow/config.json"), R"({"n_layer": 2, "n_embd": 1e500})");
+        QFile gguf(ATLAS_TEST_DATA "/gguf/models/qwen2_tiny-f32.gguf");
+        QVERIFY(gguf.open(QIODevice::ReadOnly));
+        write(dir.filePath("cut.gguf"), gguf.read(6000)); // the header whole, the data cut off
         args.replaceInStrings("@DIR@", dir.path());
         QElapsedTimer timer;
         timer.start();

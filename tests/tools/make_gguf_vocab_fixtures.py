@@ -9,9 +9,11 @@ A token is kept when a test text's tokens (the .out file) hold it, when it is on
 when it is a control or user-defined token, or when a kept token is made by a merge of it (every merge that makes a
 kept token is kept, with both halves, down to single characters).
 
+A SentencePiece vocabulary ('llama', phi-3's) keeps its scores, its byte tokens <0x00>…<0xFF>, and every way of
+cutting a kept token into two tokens, down to single characters: llama.cpp merges any two neighbours that make a token.
+
 Only vocabularies under free licences are cut and committed: gpt-2 (MIT), qwen2 (Apache-2.0), falcon (Apache-2.0),
-mpt (Apache-2.0) and deepseek-coder (MIT code, the model under DeepSeek's licence: its vocabulary is not committed),
-so: gpt-2, qwen2, falcon, mpt. gguf-py (MIT) and the vocabulary files are in llama.cpp's source, which the npm package
+mpt (Apache-2.0) and phi-3 (MIT); not llama-spm or llama-bpe (Meta's licences), nor deepseek's. gguf-py (MIT) and the vocabulary files are in llama.cpp's source, which the npm package
 node-llama-cpp ships (make_gguf_fixtures.py says how). Needs Debian's python3-numpy:
   /usr/bin/python3 tests/tools/make_gguf_vocab_fixtures.py llama.cpp
 """
@@ -26,7 +28,7 @@ import gguf  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "gguf", "vocab")
-NAMES = ["gpt-2", "qwen2", "falcon", "mpt"]
+NAMES = ["gpt-2", "qwen2", "falcon", "mpt", "phi-3"]
 TOKEN_KEYS = {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.scores"}
 ID_KEYS = ["tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
            "tokenizer.ggml.padding_token_id", "tokenizer.ggml.seperator_token_id", "tokenizer.ggml.eot_token_id"]
@@ -50,17 +52,25 @@ def cut(name):
     fields = reader.fields
     tokens = fields["tokenizer.ggml.tokens"].contents()
     types = fields["tokenizer.ggml.token_type"].contents()
-    merges = fields["tokenizer.ggml.merges"].contents()
+    spm = fields["tokenizer.ggml.model"].contents() == "llama"
+    merges = [] if spm else fields["tokenizer.ggml.merges"].contents()
+    scores = fields["tokenizer.ggml.scores"].contents() if spm else None
     out_lines = open(path + ".out", encoding="utf-8").read().split("\n")
     wanted = set()
     for line in out_lines:
         wanted.update(int(x) for x in line.split())
-    keep = {tokens[i] for i in wanted} | (byte_chars() & set(tokens))
-    keep |= {t for t, k in zip(tokens, types) if k in (3, 4)}
+    keep = {tokens[i] for i in wanted} | (set() if spm else byte_chars() & set(tokens))
+    keep |= {t for t, k in zip(tokens, types) if k in (2, 3, 4, 6)}  # unknown, control, user-defined, byte
     made_by = {}
     for m in merges:
         left, right = m.split(" ", 1)
         made_by.setdefault(left + right, []).append((left, right))
+    if spm:
+        known = {t for t, k in zip(tokens, types) if k in (1, 4)}
+        for t in known:
+            for cut in range(1, len(t)):
+                if t[:cut] in known and t[cut:] in known:
+                    made_by.setdefault(t, []).append((t[:cut], t[cut:]))
     todo = list(keep)
     while todo:
         t = todo.pop()
@@ -91,7 +101,10 @@ def cut(name):
         writer.add_key_value(key, value, vtype, sub)
     writer.add_token_list(new_tokens)
     writer.add_token_types(new_types)
-    writer.add_token_merges(new_merges)
+    if spm:
+        writer.add_token_scores([scores[i] for i in kept_ids])
+    else:
+        writer.add_token_merges(new_merges)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -141,10 +141,9 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
     } else {
         j["intermediate_size"] = countKey(f, key("feed_forward_length"));
     }
-    if (const GgufFile::Entry *factors = f.find("rope_freqs.weight")) { // Llama 3's scaling, as llama.cpp holds it
-        const Tensor t = f.tensor("rope_freqs.weight", SafetensorsFile::NonFinite::Refuse);
-        (void)factors;
-        j["rope_scaling"] = {{"rope_type", "frequency_factors"}, {"factors", t.values()}};
+    if (f.find("rope_freqs.weight")) { // Llama 3's scaling, as llama.cpp holds it
+        const Tensor factors = f.tensor("rope_freqs.weight", SafetensorsFile::NonFinite::Refuse);
+        j["rope_scaling"] = {{"rope_type", "frequency_factors"}, {"factors", factors.values()}};
     }
     return j;
 }

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <unordered_map>
 #include <vector>
 
 namespace atlas {
@@ -18,7 +20,7 @@ namespace {
 using Json = nlohmann::json;
 
 // llama.cpp's token types (llama_token_type).
-constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6;
+constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kByte = 6; // 5: unused
 
 // The patterns of llama.cpp's BPE pre-tokenizers (llm_tokenizer_bpe), applied one after the other: each splits the
 // pieces the last one left, keeping what it matched and what lies between as pieces of their own.
@@ -76,6 +78,97 @@ const PreTokenizer &preTokenizerOf(const GgufFile &f)
         + "' is a pre-tokenizer this program does not know (it knows " + ggufPreTokenizerNames() + ")");
 }
 
+// Byte-level BPE (llm_tokenizer_bpe): the file's merges, and llama.cpp's patterns for its pre-tokenizer.
+Json byteLevelJson(const GgufFile &f, const Json &added)
+{
+    const PreTokenizer &pre = preTokenizerOf(f);
+    Json merges = Json::array();
+    if (f.has("tokenizer.ggml.merges"))
+        for (const std::string &m : f.strings("tokenizer.ggml.merges"))
+            merges.push_back(m);
+    Json steps = Json::array();
+    for (const char *pattern : pre.patterns)
+        steps.push_back(
+            {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}});
+    steps.push_back(
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}});
+    return {
+        {"added_tokens", added},
+        {"normalizer", nullptr},
+        {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", steps}}},
+        {"model",
+            {{"type", "BPE"}, {"merges", merges}, {"ignore_merges", pre.ignoreMerges}, {"byte_fallback", false},
+                {"fuse_unk", false}}},
+        {"decoder",
+            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
+    };
+}
+
+// SentencePiece's BPE as llama.cpp runs it (llm_tokenizer_spm): any two neighbouring symbols whose text is a token
+// merge, the token of the highest score first. As a BPE merge list: every way of cutting each token into two tokens,
+// ranked by the whole token's score.
+Json mergesFromScores(const GgufFile &f, const std::vector<std::string> &tokens, const std::vector<int64_t> &types)
+{
+    const std::vector<double> scores = f.numbers("tokenizer.ggml.scores");
+    if (scores.size() != tokens.size())
+        throw Error(f.path() + ": metadata key 'tokenizer.ggml.scores': " + std::to_string(scores.size())
+            + " scores for " + std::to_string(tokens.size()) + " tokens");
+    std::unordered_map<std::string_view, size_t> ids;
+    ids.reserve(tokens.size());
+    for (size_t id = 0; id < tokens.size(); ++id)
+        if (types[id] == kNormal || types[id] == kUserDefined)
+            ids.emplace(tokens[id], id);
+    struct Merge
+    {
+        double score;
+        size_t token, cut;
+    };
+    std::vector<Merge> merges;
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        if (types[id] != kNormal)
+            continue;
+        const std::string_view t = tokens[id];
+        for (size_t cut = 1; cut < t.size(); ++cut) {
+            if ((static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) // inside a character
+                continue;
+            if (ids.count(t.substr(0, cut)) && ids.count(t.substr(cut)))
+                merges.push_back({scores[id], id, cut});
+        }
+    }
+    std::stable_sort(merges.begin(), merges.end(), [](const Merge &a, const Merge &b) { return a.score > b.score; });
+    Json list = Json::array();
+    for (const Merge &m : merges) {
+        const std::string &t = tokens[m.token];
+        list.push_back(Json::array({t.substr(0, m.cut), t.substr(m.cut)}));
+    }
+    return list;
+}
+
+// llm_tokenizer_spm: a space in front of the text (add_space_prefix, on unless the file says otherwise), every space
+// as ▁, then the merges; a character that is no token is its bytes' <0xXX> tokens.
+Json sentencePieceJson(
+    const GgufFile &f, const std::vector<std::string> &tokens, const std::vector<int64_t> &types, const Json &added)
+{
+    const bool prefix = !f.has("tokenizer.ggml.add_space_prefix") || f.boolean("tokenizer.ggml.add_space_prefix");
+    Json normalizers = Json::array();
+    if (prefix)
+        normalizers.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
+    normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}});
+    Json decoders = Json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+        {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
+    if (prefix)
+        decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+    Json bpe = {
+        {"type", "BPE"}, {"merges", mergesFromScores(f, tokens, types)}, {"byte_fallback", true}, {"fuse_unk", true}};
+    for (size_t id = 0; id < tokens.size(); ++id)
+        if (types[id] == kUnknown) {
+            bpe["unk_token"] = tokens[id];
+            break;
+        }
+    return {{"added_tokens", added}, {"normalizer", {{"type", "Sequence"}, {"normalizers", normalizers}}},
+        {"pre_tokenizer", nullptr}, {"model", bpe}, {"decoder", {{"type", "Sequence"}, {"decoders", decoders}}}};
+}
+
 } // namespace
 
 std::string ggufPreTokenizerNames()
@@ -90,9 +183,11 @@ std::string ggufPreTokenizerNames()
 Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
 {
     const std::string &model = f.string("tokenizer.ggml.model");
-    if (model != "gpt2")
+    const bool spm = model == "llama";
+    if (model != "gpt2" && !spm)
         throw Error(f.path() + ": metadata key 'tokenizer.ggml.model': '" + shownText(model)
-            + "' tokenizers are not read by this version (it reads 'gpt2', byte-level BPE)");
+            + "' tokenizers are not read by this version (it reads 'gpt2', byte-level BPE, and 'llama', "
+              "SentencePiece's BPE)");
     const std::vector<std::string> &tokens = f.strings("tokenizer.ggml.tokens");
     pipeline::checkVocabularySize(tokens.size(), f.path() + ": metadata key 'tokenizer.ggml.tokens'");
     std::vector<int64_t> types(tokens.size(), kNormal);
@@ -102,8 +197,6 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
             throw Error(f.path() + ": metadata key 'tokenizer.ggml.token_type': " + std::to_string(types.size())
                 + " types for " + std::to_string(tokens.size()) + " tokens");
     }
-    const PreTokenizer &pre = preTokenizerOf(f);
-
     Json added = Json::array();
     vocab.clear();
     vocab.reserve(tokens.size());
@@ -120,31 +213,10 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
         if ((type == kControl || type == kUserDefined) && !token.empty())
             added.push_back({{"id", id}, {"content", token}, {"single_word", false}, {"lstrip", false},
                 {"rstrip", false}, {"normalized", false}, {"special", type == kControl}});
-        (void)kUnknown;
-        (void)kUnused;
     }
-    Json merges = Json::array();
-    if (f.has("tokenizer.ggml.merges"))
-        for (const std::string &m : f.strings("tokenizer.ggml.merges"))
-            merges.push_back(m);
-
-    Json steps = Json::array();
-    for (const char *pattern : pre.patterns)
-        steps.push_back(
-            {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}});
-    steps.push_back(
-        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}});
-    Json root = {
-        {"added_tokens", added},
-        {"normalizer", nullptr},
-        {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", steps}}},
-        {"model",
-            {{"type", "BPE"}, {"merges", merges}, {"ignore_merges", pre.ignoreMerges}, {"byte_fallback", false},
-                {"fuse_unk", false}}},
-        {"decoder",
-            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}},
-    };
-    const bool addBos = f.has("tokenizer.ggml.add_bos_token") && f.boolean("tokenizer.ggml.add_bos_token");
+    Json root = spm ? sentencePieceJson(f, tokens, types, added) : byteLevelJson(f, added);
+    // llama.cpp adds BOS where the file says so, and for SentencePiece vocabularies unless it says not to
+    const bool addBos = f.has("tokenizer.ggml.add_bos_token") ? f.boolean("tokenizer.ggml.add_bos_token") : spm;
     if (addBos) {
         const uint64_t bos = f.unsignedValue("tokenizer.ggml.bos_token_id");
         if (bos >= tokens.size())
