@@ -45,8 +45,8 @@ QString modelPath(const QString &file)
     return dataPath("gguf/models/" + file);
 }
 
-const char *const kCheckpoints[]
-    = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny", "qwen3_moe_tiny"};
+const char *const kCheckpoints[] = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny",
+    "qwen3_moe_tiny", "gpt2_tiny", "neox_tiny"};
 
 } // namespace
 
@@ -103,12 +103,16 @@ void TestGgufModels::logitsAgreeWithLlamaCpp_data()
 {
     QTest::addColumn<QString>("file");
     QTest::addColumn<double>("tolerance");
-    // F32: the same arithmetic in another order (measured: at most 4.7e-6 on these files, logits of about ±3).
+    // F32: the same arithmetic in another order (measured: at most 5.9e-6 on these files, logits of about ±3). But
+    // llama.cpp's GELU (GPT-2's, GPT-NeoX's) rounds its input and its output to half precision (ggml's table of
+    // 65536 values, GGML_GELU_FP16), and GPT-NeoX's is the erf one, which llama.cpp replaces with the tanh
+    // approximation (measured: 1.7e-3 and 1.4e-3).
     // Q8_0: llama.cpp also rounds each activation row to 8 bits for its Q8_0 × Q8_0 dot products, where this program
     // multiplies the dequantized weights in float32 (measured: 0.045 to 0.22). A block read in the wrong order or
     // with the wrong scale moves the logits by about their own size.
     for (const char *name : kCheckpoints) {
-        QTest::newRow((std::string(name) + "-f32").c_str()) << QString(name) + "-f32.gguf" << 2e-5;
+        const bool gelu = std::string(name) == "gpt2_tiny" || std::string(name) == "neox_tiny";
+        QTest::newRow((std::string(name) + "-f32").c_str()) << QString(name) + "-f32.gguf" << (gelu ? 5e-3 : 2e-5);
         QTest::newRow((std::string(name) + "-q8_0").c_str()) << QString(name) + "-q8_0.gguf" << 0.3;
     }
 }

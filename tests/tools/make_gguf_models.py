@@ -5,6 +5,8 @@ convert_hf_to_gguf.py converts them, with llama.cpp's own name table (gguf-py's 
   - the keys its TextModel.set_gguf_parameters writes ({arch}.block_count, context_length, embedding_length,
     feed_forward_length, attention.head_count, head_count_kv, key_length, value_length, layer_norm_rms_epsilon,
     rope.freq_base, rope.dimension_count, rope.scaling.*, expert_count, expert_used_count, …);
+  - GPT2Model's transposed Conv1D weights, and GPTNeoXModel's query_key_value regrouped from [q k v] per head to
+    [all q; all k; all v];
   - LlamaModel's permutation of q_proj and k_proj (its rows reordered for RoPE on adjacent pairs), its experts stacked
     into one [E, …] tensor per matrix, and Llama 3's rope scaling as the rope_freqs tensor;
   - a 'gpt2' tokenizer of single characters and two merges, one token per row of the embedding (llama.cpp needs a
@@ -42,6 +44,8 @@ MODELS = {
     "mixtral_tiny": gguf.MODEL_ARCH.LLAMA,
     "qwen2_tiny": gguf.MODEL_ARCH.QWEN2,
     "qwen3_moe_tiny": gguf.MODEL_ARCH.QWEN3MOE,
+    "gpt2_tiny": gguf.MODEL_ARCH.GPT2,
+    "neox_tiny": gguf.MODEL_ARCH.GPTNEOX,
 }
 
 
@@ -104,6 +108,9 @@ def convert(name, arch, quantized):
     c = json.load(open(os.path.join(directory, "config.json")))
     weights = read_safetensors(directory)
     weights = {k[len("model."):] if k.startswith("model.") else k: v for k, v in weights.items()}
+    if arch == gguf.MODEL_ARCH.GPT2:  # GPT2Config's names, as Llama's
+        c = dict(c, num_hidden_layers=c["n_layer"], num_attention_heads=c["n_head"], hidden_size=c["n_embd"],
+                 intermediate_size=4 * c["n_embd"], max_position_embeddings=c["n_ctx"])
     layers, heads = c["num_hidden_layers"], c["num_attention_heads"]
     kv_heads = c.get("num_key_value_heads", heads)
     head_dim = c.get("head_dim") or c["hidden_size"] // heads
@@ -119,8 +126,16 @@ def convert(name, arch, quantized):
     w.add_feed_forward_length(c["intermediate_size"])
     w.add_head_count(heads)
     w.add_head_count_kv(kv_heads)
-    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
-    w.add_rope_freq_base(c.get("rope_theta", 10000.0))
+    if arch == gguf.MODEL_ARCH.GPT2:
+        w.add_layer_norm_eps(c["layer_norm_epsilon"])
+    elif arch == gguf.MODEL_ARCH.GPTNEOX:
+        w.add_layer_norm_eps(c["layer_norm_eps"])
+        w.add_rope_dimension_count(int(c["rotary_pct"] * head_dim))
+        w.add_parallel_residual(c.get("use_parallel_residual", True))
+        w.add_rope_freq_base(c.get("rotary_emb_base", 10000.0))
+    else:
+        w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+        w.add_rope_freq_base(c.get("rope_theta", 10000.0))
     if c.get("head_dim"):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
@@ -150,6 +165,12 @@ def convert(name, arch, quantized):
     out = {}
     stacks = {}
     for key, value in weights.items():
+        if arch == gguf.MODEL_ARCH.GPT2 and key.endswith((".c_attn.weight", ".c_proj.weight", ".c_fc.weight")):
+            value = value.T  # GPT2Model.modify_tensors
+        if arch == gguf.MODEL_ARCH.GPTNEOX and ".attention.query_key_value." in key:  # GPTNeoXModel.modify_tensors
+            d = c["hidden_size"]
+            grouped = value.reshape((heads, 3, d // heads) + value.shape[1:])
+            value = np.concatenate([grouped[:, i].reshape((d,) + value.shape[1:]) for i in range(3)], axis=0)
         if arch == gguf.MODEL_ARCH.LLAMA and key.endswith(("q_proj.weight", "q_proj.bias")):
             value = permute(value, heads, heads)
         if arch == gguf.MODEL_ARCH.LLAMA and key.endswith(("k_proj.weight", "k_proj.bias")):
@@ -159,7 +180,10 @@ def convert(name, arch, quantized):
             expert, matrix = rest.split(".", 1)
             stacks.setdefault((prefix, matrix), {})[int(expert)] = value
             continue
-        gguf_name = names.get_name("model." + key if not key.startswith("lm_head") else key, try_suffixes=(".weight", ".bias"))
+        hf = key if key.startswith(("lm_head", "embed_out", "gpt_neox.")) else "model." + key
+        if arch == gguf.MODEL_ARCH.GPT2:
+            hf = "transformer." + key
+        gguf_name = names.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert gguf_name, key
         out[gguf_name] = value  # with its .weight or .bias
     for (prefix, matrix), by_expert in stacks.items():

@@ -32,6 +32,8 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"qwen2", "qwen2"},
     GgufArchitecture {"qwen3", "qwen3"},
     GgufArchitecture {"qwen3moe", "qwen3_moe"},
+    GgufArchitecture {"gpt2", "gpt2"},
+    GgufArchitecture {"gptneox", "gpt_neox"},
 };
 
 std::string readArchitectures()
@@ -75,15 +77,56 @@ int64_t countKey(const GgufFile &f, const std::string &key, int64_t max = int64_
     return int64_t(v);
 }
 
-// config.json's keys from the file's metadata, as the family's Hugging Face config would hold them.
-json configJson(const GgufFile &f, const GgufArchitecture &arch)
+const GgufFile::Entry &embeddingOf(const GgufFile &f)
 {
-    const std::string a = arch.gguf;
-    const auto key = [&](const char *suffix) { return a + "." + suffix; };
     const GgufFile::Entry &embedding = requiredTensor(f, "token_embd.weight", "every model has its embedding");
     if (embedding.shape.size() != 2)
         throw Error(f.path() + ": tensor 'token_embd.weight' has shape " + Tensor::shapeString(embedding.shape)
             + ", not [vocabulary, embedding_length]");
+    return embedding;
+}
+
+// GPT2Config's keys (GPT2Model's converter writes feed_forward_length as 4 · n_embd, GPT-2's inner width).
+json gpt2ConfigJson(const GgufFile &f)
+{
+    const auto key = [](const char *suffix) { return std::string("gpt2.") + suffix; };
+    return {{"model_type", "gpt2"}, {"n_layer", countKey(f, key("block_count"), 1 << 16)},
+        {"n_head", countKey(f, key("attention.head_count"), 1 << 16)}, {"n_embd", countKey(f, key("embedding_length"))},
+        {"n_inner", countKey(f, key("feed_forward_length"))}, {"n_positions", countKey(f, key("context_length"))},
+        {"vocab_size", embeddingOf(f).shape[0]}, {"layer_norm_epsilon", f.number(key("attention.layer_norm_epsilon"))},
+        {"activation_function", "gelu_new"}};
+}
+
+// GPTNeoXConfig's keys: rotary_pct from rope.dimension_count, the residual from use_parallel_residual.
+json neoxConfigJson(const GgufFile &f)
+{
+    const auto key = [](const char *suffix) { return std::string("gptneox.") + suffix; };
+    const int64_t dModel = countKey(f, key("embedding_length")),
+                  heads = countKey(f, key("attention.head_count"), 1 << 16);
+    const int64_t rotary
+        = f.has(key("rope.dimension_count")) ? countKey(f, key("rope.dimension_count"), 1 << 16) : dModel / heads;
+    return {{"model_type", "gpt_neox"}, {"hidden_size", dModel}, {"num_attention_heads", heads},
+        {"num_hidden_layers", countKey(f, key("block_count"), 1 << 16)},
+        {"intermediate_size", countKey(f, key("feed_forward_length"))},
+        {"max_position_embeddings", countKey(f, key("context_length"))}, {"vocab_size", embeddingOf(f).shape[0]},
+        {"layer_norm_eps", f.number(key("attention.layer_norm_epsilon"))},
+        {"rotary_pct", double(rotary) / double(dModel / heads)},
+        {"rotary_emb_base", f.has(key("rope.freq_base")) ? f.number(key("rope.freq_base")) : 10000.0},
+        {"use_parallel_residual", !f.has(key("use_parallel_residual")) || f.boolean(key("use_parallel_residual"))},
+        {"hidden_act", "gelu"}, {"tie_word_embeddings", f.find("output.weight") == nullptr},
+        {"attention_bias", f.find("blk.0.attn_qkv.bias") != nullptr}};
+}
+
+// config.json's keys from the file's metadata, as the family's Hugging Face config would hold them.
+json configJson(const GgufFile &f, const GgufArchitecture &arch)
+{
+    const std::string a = arch.gguf;
+    if (a == "gpt2")
+        return gpt2ConfigJson(f);
+    if (a == "gptneox")
+        return neoxConfigJson(f);
+    const auto key = [&](const char *suffix) { return a + "." + suffix; };
+    const GgufFile::Entry &embedding = embeddingOf(f);
     json j;
     j["model_type"] = arch.modelType;
     j["hidden_size"] = countKey(f, key("embedding_length"));
@@ -162,6 +205,19 @@ Tensor unpermuted(const Tensor &t, int64_t heads)
     return out;
 }
 
+// GPTNeoXModel's converter regroups query_key_value from [q_h k_h v_h] per head into [all q; all k; all v]: GGUF row
+// part·D + h·d + i holds Hugging Face row (3h + part)·d + i.
+Tensor perHeadQkv(const Tensor &t, int64_t heads)
+{
+    const int64_t rows = t.dim(0), columns = t.numel() / rows, dModel = rows / 3, d = dModel / heads;
+    Tensor out = Tensor::uninitialized(t.shape());
+    for (int64_t part = 0; part < 3; ++part)
+        for (int64_t h = 0; h < heads; ++h)
+            std::copy_n(
+                t.data() + (part * dModel + h * d) * columns, d * columns, out.data() + ((3 * h + part) * d) * columns);
+    return out;
+}
+
 // The expert number in a parameter's name ("layers.0.block_sparse_moe.experts.3.w1.weight" gives 3).
 int expertOf(const std::string &name)
 {
@@ -188,8 +244,7 @@ ModelConfig ggufModelConfig(const GgufFile &file)
     const GgufArchitecture &arch = architectureOf(file);
     const json j = configJson(file, arch);
     const std::string source = file.path() + " (its metadata read as a " + arch.modelType + " config.json)";
-    ModelConfig c = configjson::familyFromJson(j, configjson::modelTypeOf(j["model_type"], source), source);
-    return c;
+    return ModelConfig::fromJson(j.dump(), source);
 }
 
 std::string ggufFileTypeName(uint64_t t)
@@ -217,7 +272,8 @@ Model loadGgufModel(const std::string &path)
     m.allocateBlocks();
 
     const std::map<std::string, std::string> names = ggufParameterNames(m.config);
-    const bool llama = f.string("general.architecture") == "llama";
+    const std::string &architecture = f.string("general.architecture");
+    const bool llama = architecture == "llama", gpt2 = architecture == "gpt2", neox = architecture == "gptneox";
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
@@ -232,10 +288,18 @@ Model loadGgufModel(const std::string &path)
         Shape expected = shape;
         if (expert >= 0)
             expected.insert(expected.begin(), m.config.experts);
+        // GPT-2's Conv1D weights are [in, out]; GPT2Model's converter stores them transposed, as nn.Linear's
+        const bool conv1d = gpt2 && shape.size() == 2 && key.starts_with("blk.");
+        if (conv1d)
+            std::swap(expected[0], expected[1]);
         if (entry.shape != expected)
             throw Error(path + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
                 + ", the metadata implies " + Tensor::shapeString(expected));
-        if (expert < 0) {
+        if (conv1d) {
+            const Tensor stored = f.tensor(key, SafetensorsFile::NonFinite::Refuse);
+            tensor = Tensor::uninitialized(shape);
+            tensor.matrix() = stored.matrix().transpose();
+        } else if (expert < 0) {
             tensor = f.tensor(key, SafetensorsFile::NonFinite::Refuse);
         } else {
             auto stack = stacks.find(key);
@@ -244,6 +308,8 @@ Model loadGgufModel(const std::string &path)
             tensor = Tensor::uninitialized(shape);
             std::copy_n(stack->second.data() + int64_t(expert) * tensor.numel(), tensor.numel(), tensor.data());
         }
+        if (neox && key.find(".attn_qkv.") != std::string::npos)
+            tensor = perHeadQkv(tensor, m.config.heads);
         if (llama && (key.find(".attn_q.") != std::string::npos || key.find(".attn_k.") != std::string::npos))
             tensor = unpermuted(
                 tensor, key.find(".attn_q.") != std::string::npos ? m.config.heads : m.config.kvHeadCount());
