@@ -46,7 +46,7 @@ QString modelPath(const QString &file)
 }
 
 const char *const kCheckpoints[] = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny",
-    "qwen3_moe_tiny", "gpt2_tiny", "neox_tiny"};
+    "qwen3_moe_tiny", "olmo2_tiny", "gpt2_tiny", "neox_tiny"};
 
 } // namespace
 

@@ -44,6 +44,7 @@ MODELS = {
     "mixtral_tiny": gguf.MODEL_ARCH.LLAMA,
     "qwen2_tiny": gguf.MODEL_ARCH.QWEN2,
     "qwen3_moe_tiny": gguf.MODEL_ARCH.QWEN3MOE,
+    "olmo2_tiny": gguf.MODEL_ARCH.OLMO2,
     "gpt2_tiny": gguf.MODEL_ARCH.GPT2,
     "neox_tiny": gguf.MODEL_ARCH.GPTNEOX,
 }

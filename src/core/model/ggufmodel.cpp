@@ -32,6 +32,7 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"qwen2", "qwen2"},
     GgufArchitecture {"qwen3", "qwen3"},
     GgufArchitecture {"qwen3moe", "qwen3_moe"},
+    GgufArchitecture {"olmo2", "olmo2"},
     GgufArchitecture {"gpt2", "gpt2"},
     GgufArchitecture {"gptneox", "gpt_neox"},
 };
@@ -169,6 +170,8 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
     }
     if (a == "qwen3" || a == "qwen3moe")
         j["attention_bias"] = false; // llama.cpp's Qwen3 has none
+    if (a == "olmo2")
+        j["attention_bias"] = attentionBias;
     const int64_t experts = f.has(key("expert_count")) ? int64_t(f.unsignedValue(key("expert_count"))) : 0;
     if (a == "qwen3moe" || experts > 0) {
         if (a == "llama")
