@@ -5,6 +5,8 @@ convert_hf_to_gguf.py converts them, with llama.cpp's own name table (gguf-py's 
   - the keys its TextModel.set_gguf_parameters writes ({arch}.block_count, context_length, embedding_length,
     feed_forward_length, attention.head_count, head_count_kv, key_length, value_length, layer_norm_rms_epsilon,
     rope.freq_base, rope.dimension_count, rope.scaling.*, expert_count, expert_used_count, …);
+  - Gemma2Model's and Gemma3Model's norm weights stored as 1 + w, and their keys (soft-caps, sliding window,
+    rope.freq_base_swa);
   - GPT2Model's transposed Conv1D weights, and GPTNeoXModel's query_key_value regrouped from [q k v] per head to
     [all q; all k; all v];
   - LlamaModel's permutation of q_proj and k_proj (its rows reordered for RoPE on adjacent pairs), its experts stacked
@@ -45,6 +47,8 @@ MODELS = {
     "qwen2_tiny": gguf.MODEL_ARCH.QWEN2,
     "qwen3_moe_tiny": gguf.MODEL_ARCH.QWEN3MOE,
     "olmo2_tiny": gguf.MODEL_ARCH.OLMO2,
+    "gemma2_tiny": gguf.MODEL_ARCH.GEMMA2,
+    "gemma3_tiny": gguf.MODEL_ARCH.GEMMA3,
     "gpt2_tiny": gguf.MODEL_ARCH.GPT2,
     "neox_tiny": gguf.MODEL_ARCH.GPTNEOX,
 }
@@ -140,6 +144,17 @@ def convert(name, arch, quantized):
     if c.get("head_dim"):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
+    if arch == gguf.MODEL_ARCH.GEMMA2:  # Gemma2Model.set_gguf_parameters
+        w.add_attn_logit_softcapping(c["attn_logit_softcapping"])
+        w.add_final_logit_softcapping(c["final_logit_softcapping"])
+        w.add_sliding_window(c["sliding_window"])
+    if arch == gguf.MODEL_ARCH.GEMMA3:  # Gemma3Model.set_gguf_parameters, and TextModel's rope_local_base_freq
+        if c.get("final_logit_softcapping"):
+            w.add_final_logit_softcapping(c["final_logit_softcapping"])
+        if c.get("sliding_window_pattern") != 1:
+            w.add_sliding_window(c["sliding_window"])
+        if c.get("rope_local_base_freq"):
+            w.add_rope_freq_base_swa(c["rope_local_base_freq"])
     if arch == gguf.MODEL_ARCH.LLAMA:
         w.add_vocab_size(c["vocab_size"])
         w.add_rope_dimension_count(head_dim)
@@ -166,6 +181,10 @@ def convert(name, arch, quantized):
     out = {}
     stacks = {}
     for key, value in weights.items():
+        if arch in (gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.GEMMA3) and key.endswith("norm.weight"):
+            value = value + np.float32(1)  # Gemma2Model.modify_tensors, Gemma3Model.norm_shift
+        if key == "lm_head.weight" and arch in (gguf.MODEL_ARCH.GEMMA2, gguf.MODEL_ARCH.GEMMA3):
+            continue
         if arch == gguf.MODEL_ARCH.GPT2 and key.endswith((".c_attn.weight", ".c_proj.weight", ".c_fc.weight")):
             value = value.T  # GPT2Model.modify_tensors
         if arch == gguf.MODEL_ARCH.GPTNEOX and ".attention.query_key_value." in key:  # GPTNeoXModel.modify_tensors

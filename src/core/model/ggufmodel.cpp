@@ -33,6 +33,8 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"qwen3", "qwen3"},
     GgufArchitecture {"qwen3moe", "qwen3_moe"},
     GgufArchitecture {"olmo2", "olmo2"},
+    GgufArchitecture {"gemma2", "gemma2"},
+    GgufArchitecture {"gemma3", "gemma3_text"},
     GgufArchitecture {"gpt2", "gpt2"},
     GgufArchitecture {"gptneox", "gpt_neox"},
 };
@@ -118,6 +120,52 @@ json neoxConfigJson(const GgufFile &f)
         {"attention_bias", f.find("blk.0.attn_qkv.bias") != nullptr}};
 }
 
+// Gemma 2's and 3's keys as llama.cpp reads them (llama_model_gemma2, _gemma3): the scores scaled by 1/√head_dim (by
+// 1/√(d_model/heads) in the 27B models, told by their layer count) whatever query_pre_attn_scalar the checkpoint had,
+// since the file does not hold it; a sliding window on the layers of attention.sliding_window_pattern (a count n:
+// layer i is local when i mod n < n − 1; or a list of flags), 2 for Gemma 2 and 6 for Gemma 3 when absent.
+void gemmaKeys(const GgufFile &f, const std::string &a, json &j)
+{
+    const auto key = [&](const char *suffix) { return a + "." + suffix; };
+    const bool gemma2 = a == "gemma2";
+    const int64_t layers = j["num_hidden_layers"], heads = j["num_attention_heads"], dModel = j["hidden_size"];
+    const bool large = layers == (gemma2 ? 46 : 62);
+    j["query_pre_attn_scalar"] = large ? dModel / heads : j.value("head_dim", dModel / heads);
+    j["hidden_activation"] = j["hidden_act"] = "gelu_pytorch_tanh";
+    j["attention_bias"] = false;
+    j["attn_logit_softcapping"]
+        = gemma2 && f.has(key("attn_logit_softcapping")) ? json(f.number(key("attn_logit_softcapping"))) : json();
+    j["final_logit_softcapping"]
+        = f.has(key("final_logit_softcapping")) ? json(f.number(key("final_logit_softcapping"))) : json();
+    const bool windowed = gemma2 || f.has(key("attention.sliding_window"));
+    j["sliding_window"] = !windowed              ? json()
+        : f.has(key("attention.sliding_window")) ? json(countKey(f, key("attention.sliding_window")))
+                                                 : json(4096); // Gemma 2's default in llama.cpp
+    std::vector<bool> local(size_t(layers), false);
+    if (windowed) {
+        const std::string patternKey = key("attention.sliding_window_pattern");
+        if (f.has(patternKey) && f.metadata().at(patternKey).type == GgufValue::Type::Array) {
+            const std::vector<int64_t> flags = f.integers(patternKey);
+            if (flags.size() != size_t(layers))
+                keyFails(
+                    f, patternKey, std::to_string(flags.size()) + " flags for " + std::to_string(layers) + " layers");
+            for (size_t i = 0; i < flags.size(); ++i)
+                local[i] = flags[i] != 0;
+        } else {
+            const int64_t n = f.has(patternKey) ? countKey(f, patternKey, 1 << 16) : gemma2 ? 2 : 6;
+            for (int64_t i = 0; i < layers; ++i)
+                local[size_t(i)] = i % n < n - 1;
+        }
+    }
+    json types = json::array();
+    for (bool l : local)
+        types.push_back(l ? "sliding_attention" : "full_attention");
+    j["layer_types"] = types;
+    if (!gemma2)
+        j["rope_local_base_freq"]
+            = f.has(key("rope.freq_base_swa")) ? f.number(key("rope.freq_base_swa")) : j["rope_theta"].get<double>();
+}
+
 // config.json's keys from the file's metadata, as the family's Hugging Face config would hold them.
 json configJson(const GgufFile &f, const GgufArchitecture &arch)
 {
@@ -172,6 +220,8 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
         j["attention_bias"] = false; // llama.cpp's Qwen3 has none
     if (a == "olmo2")
         j["attention_bias"] = attentionBias;
+    if (a == "gemma2" || a == "gemma3")
+        gemmaKeys(f, a, j);
     const int64_t experts = f.has(key("expert_count")) ? int64_t(f.unsignedValue(key("expert_count"))) : 0;
     if (a == "qwen3moe" || experts > 0) {
         if (a == "llama")
@@ -276,7 +326,8 @@ Model loadGgufModel(const std::string &path)
 
     const std::map<std::string, std::string> names = ggufParameterNames(m.config);
     const std::string &architecture = f.string("general.architecture");
-    const bool llama = architecture == "llama", gpt2 = architecture == "gpt2", neox = architecture == "gptneox";
+    const bool llama = architecture == "llama", gpt2 = architecture == "gpt2", neox = architecture == "gptneox",
+               gemma = architecture == "gemma2" || architecture == "gemma3";
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
@@ -311,6 +362,9 @@ Model loadGgufModel(const std::string &path)
             tensor = Tensor::uninitialized(shape);
             std::copy_n(stack->second.data() + int64_t(expert) * tensor.numel(), tensor.numel(), tensor.data());
         }
+        if (gemma && key.ends_with("norm.weight")) // Gemma's norms hold 1 + w in the file, w in the checkpoint
+            for (float &v : tensor.values())
+                v -= 1.0f;
         if (neox && key.find(".attn_qkv.") != std::string::npos)
             tensor = perHeadQkv(tensor, m.config.heads);
         if (llama && (key.find(".attn_q.") != std::string::npos || key.find(".attn_k.") != std::string::npos))
