@@ -46,7 +46,7 @@ QString modelPath(const QString &file)
 }
 
 const char *const kCheckpoints[] = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny",
-    "qwen3_moe_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "gpt2_tiny", "neox_tiny"};
+    "qwen3_moe_tiny", "olmo2_tiny", "smollm3_tiny", "gemma2_tiny", "gemma3_tiny", "gpt2_tiny", "neox_tiny"};
 
 } // namespace
 
@@ -116,13 +116,15 @@ void TestGgufModels::logitsAgreeWithLlamaCpp_data()
     // 65536 values, GGML_GELU_FP16), and GPT-NeoX's is the erf one, which llama.cpp replaces with the tanh
     // approximation (measured: 1.7e-3 and 1.4e-3); Gemma's GeGLU the same table.
     // Q8_0: llama.cpp also rounds each activation row to 8 bits for its Q8_0 × Q8_0 dot products, where this program
-    // multiplies the dequantized weights in float32 (measured: 0.045 to 0.22). A block read in the wrong order or
-    // with the wrong scale moves the logits by about their own size.
+    // multiplies the dequantized weights in float32 (measured: largest differences 0.045 to 0.32). So on Q8_0 files
+    // this program's logits must be nearer llama.cpp's, on average, than llama.cpp's own are to its logits of the F32
+    // file (measured: 0.45 to 0.8 of that distance), and within 0.5 everywhere. A block read in the wrong order or with
+    // the wrong scale moves the logits by about their own size.
     for (const char *name : kCheckpoints) {
         const std::string n = name;
         const bool gelu = n == "gpt2_tiny" || n == "neox_tiny" || n.starts_with("gemma");
         QTest::newRow((std::string(name) + "-f32").c_str()) << QString(name) + "-f32.gguf" << (gelu ? 5e-3 : 2e-5);
-        QTest::newRow((std::string(name) + "-q8_0").c_str()) << QString(name) + "-q8_0.gguf" << 0.3;
+        QTest::newRow((std::string(name) + "-q8_0").c_str()) << QString(name) + "-q8_0.gguf" << 0.5;
     }
 }
 
@@ -151,8 +153,22 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
         for (qsizetype v = 0; v < row.size(); ++v)
             worst = std::max(worst, std::fabs(double(logits.data()[t * model->config.vocab + v]) - row[v].toDouble()));
     }
-    qInfo("%s: largest difference from llama.cpp's logits %.3g", qPrintable(file), worst);
+    double sum = 0, shift = 0;
+    const QJsonArray f32 = reference["models"].toObject()[QString(file).replace("q8_0", "f32")].toArray();
+    for (qsizetype t = 0; t < rows.size(); ++t)
+        for (qsizetype v = 0; v < model->config.vocab; ++v) {
+            sum += std::fabs(double(logits.data()[t * model->config.vocab + v]) - rows[t].toArray()[v].toDouble());
+            shift += std::fabs(rows[t].toArray()[v].toDouble() - f32[t].toArray()[v].toDouble());
+        }
+    const double n = double(rows.size()) * double(model->config.vocab);
+    qInfo("%s: largest difference from llama.cpp's logits %.3g, mean %.3g; llama.cpp's own q8-f32 mean %.3g",
+        qPrintable(file), worst, sum / n, shift / n);
     QVERIFY2(worst <= tolerance, qPrintable(QString("%1 > %2").arg(worst).arg(tolerance)));
+    if (file.contains("q8_0"))
+        QVERIFY2(sum < shift,
+            qPrintable(QString("mean difference %1 against llama.cpp's own quantization shift %2")
+                           .arg(sum / n)
+                           .arg(shift / n)));
 }
 
 void TestGgufModels::refusesWhatDoesNotFit()

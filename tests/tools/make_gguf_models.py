@@ -47,6 +47,7 @@ MODELS = {
     "qwen2_tiny": gguf.MODEL_ARCH.QWEN2,
     "qwen3_moe_tiny": gguf.MODEL_ARCH.QWEN3MOE,
     "olmo2_tiny": gguf.MODEL_ARCH.OLMO2,
+    "smollm3_tiny": gguf.MODEL_ARCH.SMOLLM3,
     "gemma2_tiny": gguf.MODEL_ARCH.GEMMA2,
     "gemma3_tiny": gguf.MODEL_ARCH.GEMMA3,
     "gpt2_tiny": gguf.MODEL_ARCH.GPT2,
@@ -155,7 +156,8 @@ def convert(name, arch, quantized):
             w.add_sliding_window(c["sliding_window"])
         if c.get("rope_local_base_freq"):
             w.add_rope_freq_base_swa(c["rope_local_base_freq"])
-    if arch == gguf.MODEL_ARCH.LLAMA:
+    permuted = arch in (gguf.MODEL_ARCH.LLAMA, gguf.MODEL_ARCH.SMOLLM3)  # LlamaModel and its subclasses
+    if permuted:
         w.add_vocab_size(c["vocab_size"])
         w.add_rope_dimension_count(head_dim)
     rope = c.get("rope_scaling") or {}
@@ -191,9 +193,9 @@ def convert(name, arch, quantized):
             d = c["hidden_size"]
             grouped = value.reshape((heads, 3, d // heads) + value.shape[1:])
             value = np.concatenate([grouped[:, i].reshape((d,) + value.shape[1:]) for i in range(3)], axis=0)
-        if arch == gguf.MODEL_ARCH.LLAMA and key.endswith(("q_proj.weight", "q_proj.bias")):
+        if permuted and key.endswith(("q_proj.weight", "q_proj.bias")):
             value = permute(value, heads, heads)
-        if arch == gguf.MODEL_ARCH.LLAMA and key.endswith(("k_proj.weight", "k_proj.bias")):
+        if permuted and key.endswith(("k_proj.weight", "k_proj.bias")):
             value = permute(value, heads, kv_heads)
         if ".experts." in key:  # block_sparse_moe.experts.E.w1 / mlp.experts.E.gate_proj -> one [E, …] stack
             prefix, rest = key.split(".experts.")

@@ -33,6 +33,7 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"qwen3", "qwen3"},
     GgufArchitecture {"qwen3moe", "qwen3_moe"},
     GgufArchitecture {"olmo2", "olmo2"},
+    GgufArchitecture {"smollm3", "smollm3"},
     GgufArchitecture {"gemma2", "gemma2"},
     GgufArchitecture {"gemma3", "gemma3_text"},
     GgufArchitecture {"gpt2", "gpt2"},
@@ -212,7 +213,14 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
             keyFails(f, key("rope.scaling.type"), "'" + shownText(kind) + "' is not read (linear and none are)");
     }
     const bool attentionBias = f.find("blk.0.attn_q.bias") != nullptr;
-    if (a == "llama") {
+    if (a == "smollm3") { // llama.cpp's: no RoPE in every fourth layer (n_no_rope_layer_step), no sliding window
+        json flags = json::array();
+        for (int64_t i = 0; i < j["num_hidden_layers"].get<int64_t>(); ++i)
+            flags.push_back((i + 1) % 4 != 0 ? 1 : 0);
+        j["no_rope_layers"] = flags;
+        j["use_sliding_window"] = false;
+    }
+    if (a == "llama" || a == "smollm3") {
         j["attention_bias"] = attentionBias;
         j["mlp_bias"] = f.find("blk.0.ffn_up.bias") != nullptr;
     }
@@ -326,8 +334,8 @@ Model loadGgufModel(const std::string &path)
 
     const std::map<std::string, std::string> names = ggufParameterNames(m.config);
     const std::string &architecture = f.string("general.architecture");
-    const bool llama = architecture == "llama", gpt2 = architecture == "gpt2", neox = architecture == "gptneox",
-               gemma = architecture == "gemma2" || architecture == "gemma3";
+    const bool llama = architecture == "llama" || architecture == "smollm3", gpt2 = architecture == "gpt2",
+               neox = architecture == "gptneox", gemma = architecture == "gemma2" || architecture == "gemma3";
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
