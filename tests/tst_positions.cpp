@@ -72,6 +72,23 @@ class TestPositions : public QObject
     Q_OBJECT
 
 private slots:
+    // The Positions view says which convention a GGUF file keeps RoPE's pairs in: the llama architecture's files
+    // hold q and k permuted for adjacent pairs, put back when read; the others rotate-half, as the engine does.
+    void theFormulaSaysHowTheGgufFileKeepsItsPairs()
+    {
+        for (const auto &[file, paired] : {std::pair {"llama_tiny-f32.gguf", true}, {"qwen2_tiny-f32.gguf", false},
+                 {"smollm3_tiny-f32.gguf", true}}) {
+            auto model
+                = std::make_shared<const Model>(Model::load(ATLAS_TEST_DATA "/gguf/models/" + std::string(file)));
+            Engine engine(model, Input {{1, 2, 3}, {}});
+            engine.runToEnd();
+            const std::string formula = positionProfile(*model, engine.trace(), 3, 0, 0).formula;
+            QVERIFY2(formula.find(paired ? "pairs (x₂ⱼ, x₂ⱼ₊₁), llama.cpp's convention" : "llama.cpp's NeoX convention")
+                    != std::string::npos,
+                formula.c_str());
+        }
+    }
+
     void forwardMatchesPyTorch_data() { addPositionsCases(); }
     void forwardMatchesPyTorch()
     {

@@ -210,6 +210,11 @@ PositionProfile positionProfile(
             + "through the causal mask (the model's other layers turn q and k with RoPE)";
     } else if (model.config.rotatesQueriesAndKeys()) {
         rotary(out, model.config, tokens, layer);
+        if (model.gguf)
+            out.formula += model.gguf->pairedRope
+                ? "  (the GGUF file stores q and k for pairs (x₂ⱼ, x₂ⱼ₊₁), llama.cpp's convention for its llama "
+                  "architecture; they were put back in this order when it was read)"
+                : "  (as the GGUF file stores them: llama.cpp's NeoX convention, pairs half a head apart)";
         rotatedPairs(out, model.config, trace, tokens, layer, head, query, stack);
     } else if (model.config.biasesScores())
         scoreTerm(out, model, trace, tokens, layer, head, stack);
