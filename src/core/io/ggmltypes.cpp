@@ -15,59 +15,29 @@ namespace {
 
 constexpr int64_t kQkK = 256; // a K-quant's super-block
 
-struct NumberedType
-{
-    uint32_t id;
-    GgmlTypeInfo info;
-};
-
-// ggml.h's ggml_type and gguf-py's GGML_QUANT_SIZES.
-constexpr std::array kTypes = {
-    NumberedType {0, {"F32", 1, 4, true}},
-    NumberedType {1, {"F16", 1, 2, true}},
-    NumberedType {2, {"Q4_0", 32, 18, true}},
-    NumberedType {3, {"Q4_1", 32, 20, true}},
-    NumberedType {6, {"Q5_0", 32, 22, true}},
-    NumberedType {7, {"Q5_1", 32, 24, true}},
-    NumberedType {8, {"Q8_0", 32, 34, true}},
-    NumberedType {9, {"Q8_1", 32, 36, false}},
-    NumberedType {10, {"Q2_K", 256, 84, true}},
-    NumberedType {11, {"Q3_K", 256, 110, true}},
-    NumberedType {12, {"Q4_K", 256, 144, true}},
-    NumberedType {13, {"Q5_K", 256, 176, true}},
-    NumberedType {14, {"Q6_K", 256, 210, true}},
-    NumberedType {15, {"Q8_K", 256, 292, false}},
-    NumberedType {16, {"IQ2_XXS", 256, 66, false}},
-    NumberedType {17, {"IQ2_XS", 256, 74, false}},
-    NumberedType {18, {"IQ3_XXS", 256, 98, false}},
-    NumberedType {19, {"IQ1_S", 256, 50, false}},
-    NumberedType {20, {"IQ4_NL", 32, 18, true}},
-    NumberedType {21, {"IQ3_S", 256, 110, false}},
-    NumberedType {22, {"IQ2_S", 256, 82, false}},
-    NumberedType {23, {"IQ4_XS", 256, 136, true}},
-    NumberedType {24, {"I8", 1, 1, false}},
-    NumberedType {25, {"I16", 1, 2, false}},
-    NumberedType {26, {"I32", 1, 4, false}},
-    NumberedType {27, {"I64", 1, 8, false}},
-    NumberedType {28, {"F64", 1, 8, false}},
-    NumberedType {29, {"IQ1_M", 256, 56, false}},
-    NumberedType {30, {"BF16", 1, 2, true}},
-    NumberedType {34, {"TQ1_0", 256, 54, false}},
-    NumberedType {35, {"TQ2_0", 256, 66, false}},
-    NumberedType {39, {"MXFP4", 32, 17, true}},
-    NumberedType {40, {"NVFP4", 64, 36, false}},
-    NumberedType {41, {"Q1_0", 128, 18, false}},
-    NumberedType {42, {"Q2_0", 64, 18, false}},
-};
-
 uint16_t u16(const unsigned char *p)
 {
     return uint16_t(p[0] | (p[1] << 8));
 }
 
-float f16(const unsigned char *p)
+float half(const unsigned char *p)
 {
     return halfToFloat(u16(p));
+}
+
+void f32(const unsigned char *b, float *y)
+{
+    std::memcpy(y, b, sizeof(float));
+}
+
+void f16(const unsigned char *b, float *y)
+{
+    *y = halfToFloat(u16(b));
+}
+
+void bf16(const unsigned char *b, float *y)
+{
+    *y = bf16ToFloat(u16(b));
 }
 
 // IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl).
@@ -84,14 +54,14 @@ int nibble(const unsigned char *qs, int j)
 
 void q4_0(const unsigned char *b, float *y)
 {
-    const float d = f16(b);
+    const float d = half(b);
     for (int j = 0; j < 32; ++j)
         y[j] = d * float(nibble(b + 2, j) - 8);
 }
 
 void q4_1(const unsigned char *b, float *y)
 {
-    const float d = f16(b), m = f16(b + 2);
+    const float d = half(b), m = half(b + 2);
     for (int j = 0; j < 32; ++j)
         y[j] = d * float(nibble(b + 4, j)) + m;
 }
@@ -105,7 +75,7 @@ uint32_t u32(const unsigned char *p)
 
 void q5_0(const unsigned char *b, float *y)
 {
-    const float d = f16(b);
+    const float d = half(b);
     const uint32_t qh = u32(b + 2);
     for (int j = 0; j < 32; ++j)
         y[j] = d * float((nibble(b + 6, j) | int((qh >> j) & 1) << 4) - 16);
@@ -113,7 +83,7 @@ void q5_0(const unsigned char *b, float *y)
 
 void q5_1(const unsigned char *b, float *y)
 {
-    const float d = f16(b), m = f16(b + 2);
+    const float d = half(b), m = half(b + 2);
     const uint32_t qh = u32(b + 4);
     for (int j = 0; j < 32; ++j)
         y[j] = d * float(nibble(b + 8, j) | int((qh >> j) & 1) << 4) + m;
@@ -121,7 +91,7 @@ void q5_1(const unsigned char *b, float *y)
 
 void q8_0(const unsigned char *b, float *y)
 {
-    const float d = f16(b);
+    const float d = half(b);
     for (int j = 0; j < 32; ++j)
         y[j] = float(int8_t(b[2 + j])) * d;
 }
@@ -130,7 +100,7 @@ void q8_0(const unsigned char *b, float *y)
 void q2_k(const unsigned char *b, float *y)
 {
     const unsigned char *scales = b, *qs = b + 16;
-    const float d = f16(b + 80), dmin = f16(b + 82);
+    const float d = half(b + 80), dmin = half(b + 82);
     for (int e = 0; e < kQkK; ++e) {
         const int h = e / 128, k = e % 128 / 32, l = e % 32, g = e / 16;
         const float dl = d * float(scales[g] & 0x0F), ml = dmin * float(scales[g] >> 4);
@@ -141,7 +111,7 @@ void q2_k(const unsigned char *b, float *y)
 void q3_k(const unsigned char *b, float *y)
 {
     const unsigned char *hmask = b, *qs = b + 32, *packed = b + 96;
-    const float d = f16(b + 108);
+    const float d = half(b + 108);
     float dl[16];
     for (int i = 0; i < 16; ++i) {
         const int low = i < 8 ? packed[i] & 0x0F : packed[i - 8] >> 4;
@@ -170,7 +140,7 @@ void scaleAndMin(const unsigned char *s, int j, int &scale, int &min)
 // Q4_K and Q5_K: 8 sub-blocks of 32; sub-block j reads nibble j % 2 of bytes 32·(j / 2) … and, in Q5_K, bit j of qh.
 void q45_k(const unsigned char *b, float *y, bool fifthBit)
 {
-    const float d = f16(b), dmin = f16(b + 2);
+    const float d = half(b), dmin = half(b + 2);
     const unsigned char *scales = b + 4, *qh = b + 16, *qs = fifthBit ? b + 48 : b + 16;
     for (int j = 0; j < 8; ++j) {
         int scale, min;
@@ -185,11 +155,21 @@ void q45_k(const unsigned char *b, float *y, bool fifthBit)
     }
 }
 
+void q4_k(const unsigned char *b, float *y)
+{
+    q45_k(b, y, false);
+}
+
+void q5_k(const unsigned char *b, float *y)
+{
+    q45_k(b, y, true);
+}
+
 void q6_k(const unsigned char *b, float *y)
 {
     const unsigned char *ql = b, *qh = b + 128;
     const auto *scales = reinterpret_cast<const int8_t *>(b + 192);
-    const float d = f16(b + 208);
+    const float d = half(b + 208);
     for (int e = 0; e < kQkK; ++e) {
         const int h = e / 128, k = e % 128 / 32, l = e % 32;
         const int low = (ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 0x0F;
@@ -200,14 +180,14 @@ void q6_k(const unsigned char *b, float *y)
 
 void iq4_nl(const unsigned char *b, float *y)
 {
-    const float d = f16(b);
+    const float d = half(b);
     for (int j = 0; j < 32; ++j)
         y[j] = d * float(kIq4Levels[size_t(nibble(b + 2, j))]);
 }
 
 void iq4_xs(const unsigned char *b, float *y)
 {
-    const float d = f16(b);
+    const float d = half(b);
     const uint16_t scalesHigh = u16(b + 2);
     const unsigned char *scalesLow = b + 4, *qs = b + 8;
     for (int j = 0; j < 8; ++j) {
@@ -232,6 +212,51 @@ void mxfp4(const unsigned char *b, float *y)
         y[j] = d * float(kMxfp4Levels[size_t(nibble(b + 1, j))]);
 }
 
+struct NumberedType
+{
+    uint32_t id;
+    GgmlTypeInfo info;
+};
+
+// ggml.h's ggml_type and gguf-py's GGML_QUANT_SIZES.
+constexpr std::array kTypes = {
+    NumberedType {0, {"F32", 1, 4, f32}},
+    NumberedType {1, {"F16", 1, 2, f16}},
+    NumberedType {2, {"Q4_0", 32, 18, q4_0}},
+    NumberedType {3, {"Q4_1", 32, 20, q4_1}},
+    NumberedType {6, {"Q5_0", 32, 22, q5_0}},
+    NumberedType {7, {"Q5_1", 32, 24, q5_1}},
+    NumberedType {8, {"Q8_0", 32, 34, q8_0}},
+    NumberedType {9, {"Q8_1", 32, 36, nullptr}},
+    NumberedType {10, {"Q2_K", 256, 84, q2_k}},
+    NumberedType {11, {"Q3_K", 256, 110, q3_k}},
+    NumberedType {12, {"Q4_K", 256, 144, q4_k}},
+    NumberedType {13, {"Q5_K", 256, 176, q5_k}},
+    NumberedType {14, {"Q6_K", 256, 210, q6_k}},
+    NumberedType {15, {"Q8_K", 256, 292, nullptr}},
+    NumberedType {16, {"IQ2_XXS", 256, 66, nullptr}},
+    NumberedType {17, {"IQ2_XS", 256, 74, nullptr}},
+    NumberedType {18, {"IQ3_XXS", 256, 98, nullptr}},
+    NumberedType {19, {"IQ1_S", 256, 50, nullptr}},
+    NumberedType {20, {"IQ4_NL", 32, 18, iq4_nl}},
+    NumberedType {21, {"IQ3_S", 256, 110, nullptr}},
+    NumberedType {22, {"IQ2_S", 256, 82, nullptr}},
+    NumberedType {23, {"IQ4_XS", 256, 136, iq4_xs}},
+    NumberedType {24, {"I8", 1, 1, nullptr}},
+    NumberedType {25, {"I16", 1, 2, nullptr}},
+    NumberedType {26, {"I32", 1, 4, nullptr}},
+    NumberedType {27, {"I64", 1, 8, nullptr}},
+    NumberedType {28, {"F64", 1, 8, nullptr}},
+    NumberedType {29, {"IQ1_M", 256, 56, nullptr}},
+    NumberedType {30, {"BF16", 1, 2, bf16}},
+    NumberedType {34, {"TQ1_0", 256, 54, nullptr}},
+    NumberedType {35, {"TQ2_0", 256, 66, nullptr}},
+    NumberedType {39, {"MXFP4", 32, 17, mxfp4}},
+    NumberedType {40, {"NVFP4", 64, 36, nullptr}},
+    NumberedType {41, {"Q1_0", 128, 18, nullptr}},
+    NumberedType {42, {"Q2_0", 64, 18, nullptr}},
+};
+
 } // namespace
 
 const GgmlTypeInfo *ggmlTypeInfo(uint32_t id)
@@ -251,7 +276,7 @@ std::string readGgmlTypeNames()
 {
     std::string names;
     for (const NumberedType &t : kTypes)
-        if (t.info.read)
+        if (t.info.read())
             names += (names.empty() ? "" : ", ") + std::string(t.info.name);
     return names;
 }
@@ -265,64 +290,21 @@ double ggmlBitsPerWeight(GgmlType type)
 void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst)
 {
     const GgmlTypeInfo &t = ggmlTypeInfo(type);
-    if (!t.read || n % t.blockElements != 0)
+    if (!t.read() || n % t.blockElements != 0)
         throw Error(std::string("cannot dequantize ") + std::to_string(n) + " elements of " + t.name);
+    // The unquantized types a value at a time, without a call per value.
     if (type == GgmlType::F32) {
         std::memcpy(dst, src, size_t(n) * sizeof(float));
-        return;
-    }
-    if (type == GgmlType::F16 || type == GgmlType::BF16) {
-        const bool half = type == GgmlType::F16;
+    } else if (type == GgmlType::F16) {
         for (int64_t i = 0; i < n; ++i)
-            dst[i] = half ? halfToFloat(u16(src + 2 * i)) : bf16ToFloat(u16(src + 2 * i));
-        return;
+            dst[i] = halfToFloat(u16(src + 2 * i));
+    } else if (type == GgmlType::BF16) {
+        for (int64_t i = 0; i < n; ++i)
+            dst[i] = bf16ToFloat(u16(src + 2 * i));
+    } else {
+        for (int64_t i = 0; i < n / t.blockElements; ++i)
+            t.decode(src + i * t.blockBytes, dst + i * t.blockElements);
     }
-    void (*block)(const unsigned char *, float *) = nullptr;
-    switch (type) {
-    case GgmlType::Q4_0:
-        block = q4_0;
-        break;
-    case GgmlType::Q4_1:
-        block = q4_1;
-        break;
-    case GgmlType::Q5_0:
-        block = q5_0;
-        break;
-    case GgmlType::Q5_1:
-        block = q5_1;
-        break;
-    case GgmlType::Q8_0:
-        block = q8_0;
-        break;
-    case GgmlType::Q2_K:
-        block = q2_k;
-        break;
-    case GgmlType::Q3_K:
-        block = q3_k;
-        break;
-    case GgmlType::Q4_K:
-        block = [](const unsigned char *b, float *y) { q45_k(b, y, false); };
-        break;
-    case GgmlType::Q5_K:
-        block = [](const unsigned char *b, float *y) { q45_k(b, y, true); };
-        break;
-    case GgmlType::Q6_K:
-        block = q6_k;
-        break;
-    case GgmlType::IQ4_NL:
-        block = iq4_nl;
-        break;
-    case GgmlType::IQ4_XS:
-        block = iq4_xs;
-        break;
-    case GgmlType::MXFP4:
-        block = mxfp4;
-        break;
-    default:
-        break;
-    }
-    for (int64_t i = 0; i < n / t.blockElements; ++i)
-        block(src + i * t.blockBytes, dst + i * t.blockElements);
 }
 
 } // namespace atlas

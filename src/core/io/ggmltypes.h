@@ -33,7 +33,11 @@ struct GgmlTypeInfo
     const char *name; // ggml's: "Q4_K"
     int64_t blockElements; // elements per block: 1, 32 or 256
     int64_t blockBytes; // bytes per block
-    bool read; // dequantized here; the others are named in messages and refused
+    // Decodes one block into blockElements floats; null for a type this program does not read (named in messages
+    // and refused).
+    void (*decode)(const unsigned char *block, float *out);
+
+    bool read() const { return decode != nullptr; }
 };
 
 // Every type ggml numbers, read or not (an id ggml has retired gives null): for naming an unread type.

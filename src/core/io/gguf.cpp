@@ -243,7 +243,7 @@ GgufFile::Entry readEntry(Cursor &c, uint64_t index)
     const GgmlTypeInfo *info = ggmlTypeInfo(type);
     if (!info)
         c.fail(what, "type " + std::to_string(type) + ", which ggml does not define (" + typeList() + ")");
-    if (!info->read)
+    if (!info->read())
         c.fail(what, "type " + std::string(info->name) + ", which this program does not read (" + typeList() + ")");
     e.type = GgmlType(type);
     e.offset = c.scalar<uint64_t>(what + "'s offset");
