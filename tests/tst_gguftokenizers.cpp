@@ -80,28 +80,42 @@ void TestGgufTokenizers::aGgufModelHasItsTokenizer()
 
 void TestGgufTokenizers::refusesATokenizerItDoesNotRead()
 {
-    // The pre-tokenizer name changed to one llama.cpp does not list, same length, so that every offset stays.
-    QFile f(dataPath("gguf/vocab/gpt-2.gguf"));
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    QByteArray bytes = f.readAll();
-    const qsizetype at = bytes.indexOf("gpt-2", bytes.indexOf("tokenizer.ggml.pre"));
-    QVERIFY(at > 0);
-    bytes.replace(at, 5, "gpt-9");
-    QTemporaryDir dir;
-    const QString path = dir.filePath("changed.gguf");
-    QFile out(path);
-    QVERIFY(out.open(QIODevice::WriteOnly));
-    out.write(bytes);
-    out.close();
-    try {
-        HuggingFaceTokenizer::fromGguf(path.toStdString());
-        QFAIL("accepted");
-    } catch (const Error &e) {
-        QVERIFY2(QString(e.what()).startsWith(path
-                     + ": metadata key 'tokenizer.ggml.pre': 'gpt-9' is a pre-tokenizer "
-                       "this program does not know (it knows default, llama3"),
-            e.what());
-    }
+    // Each case is a vocabulary file with one name or value changed to another of the same length, so that every
+    // offset stays; each refusal names the file and the key.
+    const auto refused = [](const QString &vocabulary, const QByteArray &after, const QByteArray &from,
+                             const QByteArray &to, const QString &expected) {
+        QFile f(dataPath("gguf/vocab/" + vocabulary));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QByteArray bytes = f.readAll();
+        const qsizetype at = bytes.indexOf(from, bytes.indexOf(after));
+        QVERIFY(at > 0);
+        bytes.replace(at, from.size(), to);
+        QTemporaryDir dir;
+        const QString path = dir.filePath("changed.gguf");
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(bytes);
+        out.close();
+        try {
+            HuggingFaceTokenizer::fromGguf(path.toStdString());
+            QFAIL(qPrintable("accepted: " + expected));
+        } catch (const Error &e) {
+            QVERIFY2(QString(e.what()).startsWith(path + ": metadata key '" + expected), e.what());
+        }
+    };
+    refused("gpt-2.gguf", "tokenizer.ggml.pre", "gpt-2", "gpt-9",
+        "tokenizer.ggml.pre': 'gpt-9' is a pre-tokenizer this program does not know (it knows default, llama3");
+    refused("gpt-2.gguf", "tokenizer.ggml.model", "gpt2", "bert",
+        "tokenizer.ggml.model': 'bert' tokenizers are not read by this version");
+    refused("phi-3.gguf", "", "tokenizer.ggml.scores", "tokenizer.ggml.scorez", "tokenizer.ggml.scores': missing");
+    // phi-3's BOS id (a uint32 after its key and its type) made one past its 698 tokens
+    QByteArray outside("\x04\x00\x00\x00\xba\x02\x00\x00", 8);
+    QFile phi(dataPath("gguf/vocab/phi-3.gguf"));
+    QVERIFY(phi.open(QIODevice::ReadOnly));
+    const QByteArray whole = phi.readAll();
+    const qsizetype key = whole.indexOf("tokenizer.ggml.bos_token_id") + 27;
+    refused("phi-3.gguf", "tokenizer.ggml.bos_token_id", whole.mid(key, 8), outside,
+        "tokenizer.ggml.bos_token_id': 698 is outside the vocabulary of 698");
 }
 
 QTEST_GUILESS_MAIN(TestGgufTokenizers)

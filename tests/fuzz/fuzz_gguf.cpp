@@ -1,7 +1,10 @@
-// A .gguf file from a stranger: the header is parsed, every metadata value read, and every tensor dequantized, or
-// atlas::Error is thrown. Anything else (a crash, a sanitizer report, another exception) is a bug.
+// A .gguf file from a stranger: the header is parsed, every metadata value read, every tensor dequantized, the
+// metadata read as a model's config and its tokenizer built and run, or atlas::Error is thrown. Anything else (a
+// crash, a sanitizer report, another exception) is a bug.
 #include "io/gguf.h"
 #include "memoryfile.h"
+#include "model/ggufmodel.h"
+#include "tokenize/huggingfacetokenizer.h"
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -19,6 +22,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     __builtin_trap();
             } catch (const atlas::Error &) {
             }
+        }
+        try {
+            const atlas::ModelConfig c = atlas::ggufModelConfig(f);
+            if (c.layers < 1 || c.dModel < 1)
+                __builtin_trap();
+        } catch (const atlas::Error &) {
+        }
+        try {
+            const auto tokenizer = atlas::HuggingFaceTokenizer::fromGguf(file.path());
+            for (int id : tokenizer->encode("Hello, world! 123 ünïcode"))
+                if (id < 0 || id >= tokenizer->vocabSize())
+                    __builtin_trap();
+        } catch (const atlas::Error &) {
         }
     } catch (const atlas::Error &) {
     }

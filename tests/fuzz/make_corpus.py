@@ -34,6 +34,9 @@ def main():
     for path in ["tests/data/variant/model.safetensors", "tests/data/gpt2_tiny_f16/model.safetensors"]:
         put("safetensors", path.split("/")[2] + ".safetensors", read(path))
     put("gguf", "types.gguf", read("tests/data/gguf/types.gguf"))
+    for path in ["tests/data/gguf/vocab/gpt-2.gguf", "tests/data/gguf/vocab/phi-3.gguf",
+                 "tests/data/gguf/models/qwen2_tiny-q8_0.gguf", "tests/data/gguf/models/mixtral_tiny-q8_0.gguf"]:
+        put("gguf", os.path.basename(path), read(path))
     put_gguf_seeds()
     for path in sorted(glob.glob("tests/data/adamw_ref/*.npy"))[:6]:
         put("npy", os.path.basename(path), read(path))
