@@ -225,6 +225,7 @@ private slots:
         showOnTinyBytes(session, window);
         WelcomeDialog *welcome = window.showWelcome();
         QVERIFY(welcome && welcome->isVisible());
+        screenshot(*welcome, "welcome");
         welcome->lessonButton()->click();
         QTRY_VERIFY(window.lessons()->isOpen());
         QVERIFY(QString::fromStdString(window.lessons()->lesson().path).endsWith("01-self-attention.md"));

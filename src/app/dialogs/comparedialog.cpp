@@ -36,10 +36,10 @@ CompareDialog::CompareDialog(const ViewSpec &spec, QWidget *parent)
         this);
     intro->setWordWrap(true);
 
-    m_model->setEditable(true); // a model directory may be typed
+    m_model->setEditable(true); // a model directory or a GGUF file may be typed
     for (const BuiltinModel &model : builtinModels())
         m_model->addItem(QString::fromStdString(model.name));
-    m_model->setToolTip(tr("A built-in model, or a model directory's path"));
+    m_model->setToolTip(tr("A built-in model, or the path of a model directory or a GGUF file"));
     const std::string model
         = spec.compareModel.empty() ? (spec.model == "reverse" ? "reverse-rope" : spec.model) : spec.compareModel;
     m_model->setCurrentText(QString::fromStdString(model));

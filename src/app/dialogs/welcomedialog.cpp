@@ -26,7 +26,7 @@ WelcomeDialog::WelcomeDialog(const QString &modelName, QWidget *parent)
            "model by name, and F1 lists every key.</p>"
            "<p>The lessons walk through the lectures step by step, with questions; any Hugging Face checkpoint "
            "directory (GPT-2, Llama, Qwen2, Mistral, BERT, T5, Pythia …) opens with File \u25B8 Open Model "
-           "Directory.</p>")
+           "Directory, and a llama.cpp .gguf file (Ollama's, LM Studio's) with File \u25B8 Open GGUF File.</p>")
             .arg(modelName.toHtmlEscaped()));
     m_lesson->setDefault(true);
     m_lesson->setToolTip(tr("Lesson 1, the self-attention recipe, in the Lessons panel"));
