@@ -10,7 +10,6 @@
 #include "mainwindow.h"
 #include "objective/objectiveview.h"
 #include "panels/inputpanel.h"
-#include "panels/modelinfopanel.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "testbundle.h"
@@ -29,7 +28,6 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
-#include <QMimeData>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -122,37 +120,6 @@ private slots:
             QCOMPARE(view->input().trace, session.trace());
             screenshot(window, "window-" + QString::fromStdString(view->spec().view));
         }
-    }
-
-    // A .gguf file dropped on the window opens, with its own tokenizer, and the model panel says what the file held.
-    void opensADroppedGgufFile()
-    {
-        Session session;
-        ViewSpec spec;
-        spec.text = "abcd abba";
-        session.setSpec(spec);
-        MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
-        QSignalSpy traced(&session, &Session::traceChanged);
-        QMimeData data;
-        data.setUrls({QUrl::fromLocalFile(ATLAS_TEST_DATA "/gguf/models/llama_tiny-q8_0.gguf")});
-        QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(&window, &enter);
-        QVERIFY(enter.isAccepted());
-        QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(&window, &drop);
-        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
-        waitIdle(session);
-        QCOMPARE(QString::fromStdString(session.model()->name), QString("llama_tiny-q8_0"));
-        QCOMPARE(session.input().tokens, (std::vector<int> {62, 63, 62, 1, 0})); // ab cd ab b a: the file's BPE
-        auto *panel = window.findChild<ModelInfoPanel *>();
-        QVERIFY(panel);
-        const QString text = panel->text();
-        QVERIFY2(text.contains("GGUF, llama.cpp's llama architecture") && text.contains("stored as Q8_0")
-                && text.contains("adjacent pairs") && text.contains("rope_freqs"),
-            qPrintable(text));
-        screenshot(window, "window-gguf");
     }
 
     void headsGridClickOpensThatHead()
