@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -296,14 +297,15 @@ GgufFile::GgufFile(const std::string &path, int fd)
     , m_file(std::make_unique<MappedFile>(path, fd))
 {
     Cursor c(m_path, m_file->data(), m_file->size());
-    const uint32_t magic = c.scalar<uint32_t>("header (the magic GGUF)");
+    c.scalar<uint32_t>("header (the magic GGUF)"); // four bytes there, or the file is refused as truncated
     if (std::memcmp(m_file->data(), "GGUF", 4) != 0) {
         std::string shown;
         for (int i = 0; i < 4; ++i) {
             const unsigned char b = m_file->data()[i];
-            shown += b >= 0x20 && b < 0x7F ? std::string(1, char(b)) : "\\x" + std::to_string(b);
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02X", b);
+            shown += b >= 0x20 && b < 0x7F ? std::string(1, char(b)) : std::string(hex);
         }
-        (void)magic;
         c.fail("header", "not a GGUF file: it begins with '" + shown + "', not 'GGUF'");
     }
     m_version = c.scalar<uint32_t>("header (version)");
