@@ -23,6 +23,7 @@ int trainCommand(const CommandArgs &args);
 int analyzeHeadsCommand(const CommandArgs &args);
 int evaluateCommand(const CommandArgs &args);
 int tokenizeCommand(const CommandArgs &args);
+int saveCommand(const CommandArgs &args);
 int benchTokenizerCommand(const CommandArgs &args);
 int benchAttentionCommand(const CommandArgs &args);
 int benchApproximationCommand(const CommandArgs &args);

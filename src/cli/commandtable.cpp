@@ -247,6 +247,16 @@ std::vector<CliCommand> makeTable()
                 {"nope-every", "N", "smollm3: every N-th layer does not turn q and k (default 4)"},
                 {"partial-rotary", "F", "phi3: the fraction of each head's dimensions RoPE turns (default 1)"}},
             newModelCommand},
+        {"save",
+            {{"--model M --out FILE.gguf [--type f32|f16|q8_0|q4_0|q4_k]",
+                "write the model as a GGUF file llama.cpp runs (built-in, trained, Hugging Face or GGUF models)"}},
+            {{"model", "M", "the model: a built-in name, a model directory or a GGUF file"},
+                {"out", "FILE.gguf", "the file written (an existing file only if save wrote it)"},
+                {"format", "gguf", "the format (gguf, the default and only one)"},
+                {"type", "f32|f16|q8_0|q4_0|q4_k",
+                    "the matrices' type (default f32); norms, biases and positions stay f32, and rows that are not "
+                    "a whole number of blocks fall back to q4_0 or f16"}},
+            saveCommand},
         {"tokenize",
             {{"--model M|TOKENIZER --text \"...\" [--special] [--pieces]",
                 "print the token ids; TOKENIZER: a built-in one (gpt2, mistral-7b, bert-base-uncased) or any "

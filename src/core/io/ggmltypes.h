@@ -36,8 +36,12 @@ struct GgmlTypeInfo
     // Decodes one block into blockElements floats; null for a type this program does not read (named in messages
     // and refused).
     void (*decode)(const unsigned char *block, float *out);
+    // Encodes blockElements floats into one block as ggml's reference quantizer (quantize_row_*_ref) does, bit for
+    // bit; null for a type this program does not write.
+    void (*encode)(const float *in, unsigned char *block) = nullptr;
 
     bool read() const { return decode != nullptr; }
+    bool written() const { return encode != nullptr; }
 };
 
 // Every type ggml numbers, read or not (an id ggml has retired gives null): for naming an unread type.
@@ -45,10 +49,17 @@ const GgmlTypeInfo *ggmlTypeInfo(uint32_t id);
 const GgmlTypeInfo &ggmlTypeInfo(GgmlType type);
 // "F32, F16, BF16, Q4_0, …": the types read, for a refusal.
 std::string readGgmlTypeNames();
+// "F32, F16, Q8_0, Q4_0, Q4_K": the types written.
+std::string writtenGgmlTypeNames();
+// The type named (case-insensitive: "q4_k", "Q8_0"), or null when no type has that name.
+const GgmlTypeInfo *ggmlTypeNamed(const std::string &name, GgmlType *type);
 // Bits per weight of a type: 8 · blockBytes / blockElements (4.5 for Q4_0, 4.5 for Q4_K).
 double ggmlBitsPerWeight(GgmlType type);
 
 // Decodes `n` elements (a whole number of blocks) of `type` from `src` into `dst`. `src` may have any alignment.
 void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst);
+// Encodes `n` floats (a whole number of blocks) as `type`, as ggml's ggml_quantize_chunk does without an importance
+// matrix; the blocks' bytes.
+std::string quantizeGgml(GgmlType type, const float *src, int64_t n);
 
 } // namespace atlas

@@ -23,6 +23,32 @@ inline float halfToFloat(uint16_t h)
     return std::bit_cast<float>(sign | ((exponent + 127 - 15) << 23) | (mantissa << 13));
 }
 
+// float32 to IEEE binary16, rounded to nearest even as ggml's GGML_FP32_TO_FP16 and numpy's astype(float16) round:
+// past 65504 to infinity, below 2⁻¹⁴ to a subnormal, a NaN to the quiet NaN 0x7E00.
+inline uint16_t floatToHalf(float f)
+{
+    const uint32_t x = std::bit_cast<uint32_t>(f);
+    const auto sign = uint16_t((x >> 16) & 0x8000u);
+    const uint32_t magnitude = x & 0x7FFFFFFFu;
+    if (magnitude > 0x7F800000u)
+        return uint16_t(sign | 0x7E00u);
+    if (magnitude >= 0x477FF000u) // 65520 and up round to infinity
+        return uint16_t(sign | 0x7C00u);
+    if (magnitude < 0x38800000u) { // below 2⁻¹⁴: a multiple of 2⁻²⁴, rounded half to even by the integer conversion
+        const float units = std::bit_cast<float>(magnitude) * 0x1p24f;
+        auto whole = uint32_t(units);
+        const float rest = units - float(whole);
+        if (rest > 0.5f || (rest == 0.5f && (whole & 1u)))
+            ++whole;
+        return uint16_t(sign | whole);
+    }
+    uint32_t h = (magnitude - 0x38000000u) >> 13; // the exponent rebiased from 127 to 15, the top 10 mantissa bits
+    const uint32_t rest = magnitude & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        ++h;
+    return uint16_t(sign | h);
+}
+
 inline float bf16ToFloat(uint16_t b)
 {
     return std::bit_cast<float>(uint32_t(b) << 16);

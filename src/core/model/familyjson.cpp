@@ -8,6 +8,8 @@
 // (the readers are in familyconfig.cpp).
 namespace atlas {
 
+using namespace configjson;
+
 namespace {
 
 // Each layer's kind as transformers ≥ 4.53 writes it: "sliding_attention" or "full_attention".

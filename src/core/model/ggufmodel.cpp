@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/gguf.h"
 #include "model/configjson.h"
+#include "model/gguflayout.h"
 #include "model/parameterbinding.h"
 #include "model/parameternames.h"
 #include "util/error.h"
@@ -134,6 +135,8 @@ void gemmaKeys(const GgufFile &f, const std::string &a, json &j)
     j["query_pre_attn_scalar"] = large ? dModel / heads : j.value("head_dim", dModel / heads);
     j["hidden_activation"] = j["hidden_act"] = "gelu_pytorch_tanh";
     j["attention_bias"] = false;
+    if (gemma2) // llama.cpp's gemma2 reads the head from the embedding: an output tensor has no place
+        j["tie_word_embeddings"] = true;
     j["attn_logit_softcapping"]
         = gemma2 && f.has(key("attn_logit_softcapping")) ? json(f.number(key("attn_logit_softcapping"))) : json();
     j["final_logit_softcapping"]
@@ -252,33 +255,6 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
     return j;
 }
 
-// LlamaModel.permute undone: llama.cpp's converter reorders each head's rows of q_proj and k_proj (and their biases)
-// so that RoPE turns adjacent pairs; GGUF row h·d + 2i + s holds Hugging Face row h·d + s·d/2 + i.
-Tensor unpermuted(const Tensor &t, int64_t heads)
-{
-    const int64_t rows = t.dim(0), columns = t.numel() / rows, d = rows / heads;
-    Tensor out = Tensor::uninitialized(t.shape());
-    for (int64_t h = 0; h < heads; ++h)
-        for (int64_t i = 0; i < d / 2; ++i)
-            for (int64_t s = 0; s < 2; ++s)
-                std::copy_n(t.data() + (h * d + 2 * i + s) * columns, columns,
-                    out.data() + (h * d + s * (d / 2) + i) * columns);
-    return out;
-}
-
-// GPTNeoXModel's converter regroups query_key_value from [q_h k_h v_h] per head into [all q; all k; all v]: GGUF row
-// part·D + h·d + i holds Hugging Face row (3h + part)·d + i.
-Tensor perHeadQkv(const Tensor &t, int64_t heads)
-{
-    const int64_t rows = t.dim(0), columns = t.numel() / rows, dModel = rows / 3, d = dModel / heads;
-    Tensor out = Tensor::uninitialized(t.shape());
-    for (int64_t part = 0; part < 3; ++part)
-        for (int64_t h = 0; h < heads; ++h)
-            std::copy_n(
-                t.data() + (part * dModel + h * d) * columns, d * columns, out.data() + ((3 * h + part) * d) * columns);
-    return out;
-}
-
 // The expert number in a parameter's name ("layers.0.block_sparse_moe.experts.3.w1.weight" gives 3).
 int expertOf(const std::string &name)
 {
@@ -334,8 +310,7 @@ Model loadGgufModel(const std::string &path)
 
     const std::map<std::string, std::string> names = ggufParameterNames(m.config);
     const std::string &architecture = f.string("general.architecture");
-    const bool llama = architecture == "llama" || architecture == "smollm3", gpt2 = architecture == "gpt2",
-               neox = architecture == "gptneox", gemma = architecture == "gemma2" || architecture == "gemma3";
+    const bool gpt2 = architecture == "gpt2";
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
@@ -357,12 +332,9 @@ Model loadGgufModel(const std::string &path)
         if (entry.shape != expected)
             throw Error(path + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
                 + ", the metadata implies " + Tensor::shapeString(expected));
-        if (conv1d) {
-            const Tensor stored = f.tensor(key, SafetensorsFile::NonFinite::Refuse);
-            tensor = Tensor::uninitialized(shape);
-            tensor.matrix() = stored.matrix().transpose();
-        } else if (expert < 0) {
-            tensor = f.tensor(key, SafetensorsFile::NonFinite::Refuse);
+        if (expert < 0) {
+            tensor = ggufLayout(m.config, architecture, key, f.tensor(key, SafetensorsFile::NonFinite::Refuse),
+                GgufDirection::FromGguf);
         } else {
             auto stack = stacks.find(key);
             if (stack == stacks.end())
@@ -370,14 +342,6 @@ Model loadGgufModel(const std::string &path)
             tensor = Tensor::uninitialized(shape);
             std::copy_n(stack->second.data() + int64_t(expert) * tensor.numel(), tensor.numel(), tensor.data());
         }
-        if (gemma && key.ends_with("norm.weight")) // Gemma's norms hold 1 + w in the file, w in the checkpoint
-            for (float &v : tensor.values())
-                v -= 1.0f;
-        if (neox && key.find(".attn_qkv.") != std::string::npos)
-            tensor = perHeadQkv(tensor, m.config.heads);
-        if (llama && (key.find(".attn_q.") != std::string::npos || key.find(".attn_k.") != std::string::npos))
-            tensor = unpermuted(
-                tensor, key.find(".attn_q.") != std::string::npos ? m.config.heads : m.config.kvHeadCount());
     });
     if (f.find("rope_freqs.weight"))
         used.insert("rope_freqs.weight");
@@ -394,7 +358,7 @@ Model loadGgufModel(const std::string &path)
         elements += double(Tensor::count(e.shape));
     }
     source.bitsPerWeight = elements > 0 ? 8 * bytes / elements : 0;
-    source.pairedRope = llama;
+    source.pairedRope = architecture == "llama" || architecture == "smollm3";
     m.gguf = source;
     m.dtype = f.has("general.file_type") ? ggufFileTypeName(f.unsignedValue("general.file_type")) : "";
     if (m.dtype.empty())

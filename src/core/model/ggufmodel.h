@@ -1,6 +1,9 @@
 #pragma once
 
+#include "io/ggmltypes.h"
 #include "model/model.h"
+
+#include <map>
 
 #include <string>
 
@@ -23,6 +26,25 @@ ModelConfig ggufModelConfig(const GgufFile &file);
 // The whole model, dequantized to float32. Refuses, naming the file and the tensor, a tensor missing, of the wrong
 // shape, not finite, or one the architecture has no place for (as llama.cpp does).
 Model loadGgufModel(const std::string &path);
+
+// What saveGgufModel wrote.
+struct GgufSaveReport
+{
+    std::string architecture; // general.architecture
+    uint64_t bytes = 0; // the file's size
+    std::map<std::string, int> tensorsByType; // "Q8_0" -> how many tensors are stored as Q8_0
+    // Matrices whose rows are not a whole number of the type's blocks, by the type they were stored as instead.
+    std::map<std::string, int> fellBack;
+};
+
+// Writes `m` as a GGUF file llama.cpp runs (`save`): its config as llama.cpp's architecture keys, its tensors by
+// their GGUF names in the file's layout (model/gguflayout.h), matrices as `type` (F32, F16, Q8_0, Q4_0 or Q4_K;
+// 1-D tensors, positions and routers in F32), and its tokenizer (a GGUF file's own, or the project's byte-level one).
+// The project's GPT-2-layout models with sinusoidal positions or a scaled embedding are written exactly as GPT-2's
+// learned positions and an untied head. Before writing, the file is read back and must describe the model saved:
+// what the architecture cannot hold (a window llama's has not, another positional encoding …) is refused, naming
+// the property. An existing `path` is replaced only when save wrote it. Throws atlas::Error.
+GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type);
 
 // llama.cpp's name of a file's general.file_type (llama_ftype): "Q4_K_M", "F16" …; "" for a number it does not name.
 std::string ggufFileTypeName(uint64_t fileType);

@@ -1,0 +1,404 @@
+#include "io/atomicfile.h"
+#include "io/gguf.h"
+#include "io/ggufwriter.h"
+#include "model/gguflayout.h"
+#include "model/ggufmodel.h"
+#include "model/parameterbinding.h"
+#include "model/parameternames.h"
+#include "ops/ops.h"
+#include "tokenize/pipeline.h"
+#include "util/error.h"
+#include "util/memorycheck.h"
+#include "util/text.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace atlas {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char *kSavedFromKey = "transformer_atlas.saved_from";
+
+// llama.h's llama_ftype for a file whose matrices are mostly `type` (Q4_K: "Q4_K_S", the mostly-Q4_K kind).
+uint32_t fileTypeOf(GgmlType type)
+{
+    switch (type) {
+    case GgmlType::F32:
+        return 0;
+    case GgmlType::F16:
+        return 1;
+    case GgmlType::Q4_0:
+        return 2;
+    case GgmlType::Q8_0:
+        return 7;
+    case GgmlType::Q4_K:
+        return 14;
+    default:
+        throw Error(std::string("no llama.cpp file type for ") + ggmlTypeInfo(type).name);
+    }
+}
+
+// What each tensor is written as: 1-D tensors (norms, biases), positions and routers in F32, as llama-quantize keeps
+// them; a matrix whose rows are not a whole number of the type's blocks falls back (Q4_K to Q4_0, then to F16), as
+// llama-quantize falls back to another type for such rows.
+GgmlType storedType(const std::string &key, const Shape &shape, GgmlType wanted)
+{
+    if (shape.size() < 2 || key.starts_with("position_embd") || key.find("ffn_gate_inp") != std::string::npos
+        || key.starts_with("rope_freqs"))
+        return GgmlType::F32;
+    GgmlType type = wanted;
+    if (type == GgmlType::Q4_K && shape.back() % 256 != 0)
+        type = GgmlType::Q4_0;
+    if (shape.back() % ggmlTypeInfo(type).blockElements != 0)
+        type = GgmlType::F16;
+    return type;
+}
+
+// What a forward pass of a config computes, one line per property, for comparing a model with what its GGUF file
+// says when read back: a property the architecture cannot hold comes back different.
+std::vector<std::pair<std::string, std::string>> computedProperties(const ModelConfig &c)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto add = [&out](const char *name, const auto &value) {
+        std::ostringstream s;
+        s << std::boolalpha << value;
+        out.emplace_back(name, s.str());
+    };
+    add("architecture", architectureName(c.architecture()));
+    add("reversible blocks", c.reversible);
+    add("Funnel pooling", c.funnel.active());
+    add("Sinkhorn sorting", c.sinkhorn.active());
+    add("attention normaliser", normaliserName(c.normaliser));
+    add("adaptive span", c.spanRamp);
+    add("experts", c.experts);
+    add("positional encoding", positionKindName(c.positions));
+    add("blocks", c.layers);
+    add("heads", c.heads);
+    add("K/V heads", c.kvHeadCount());
+    add("width (d_model)", c.dModel);
+    add("head width", c.headDim());
+    add("feed-forward width", c.dFF);
+    add("vocabulary", c.vocab);
+    add("context", c.context);
+    add("norm epsilon", c.lnEpsilon);
+    add("activation", int(c.activation));
+    add("gated feed-forward", c.gatedFfn);
+    add("norm kind (LayerNorm, RMSNorm)", int(c.norm));
+    add("norm placement (pre, post, after the sub-layer, sandwich)", int(c.layerNorm));
+    add("norms of 1 + w", c.normAddsOne);
+    add("embedding scale", c.embeddingScale);
+    add("QK-norm (none, per head, per projection)", int(c.qkNorm));
+    add("q, k, v biases", c.qkvBias);
+    add("output projection bias", c.outBias);
+    add("feed-forward biases", c.mlpBias);
+    add("parallel residual", c.parallelResidual);
+    add("scores scaled", c.scaleScores);
+    add("query scale base", c.queryScaleBase > 0 ? double(c.queryScaleBase) : double(c.headDim()));
+    add("attention soft-cap", c.attentionSoftcap);
+    add("logit soft-cap", c.logitSoftcap);
+    add("segment embeddings", c.tokenTypes);
+    add("experts per token", c.hasExperts() ? c.expertTopK : 0);
+    add("dropless routing", c.hasExperts() && c.droplessRouting);
+    for (int l = 0; l < c.layers; ++l) {
+        std::ostringstream layer;
+        layer << "window " << (c.windowed(l) ? c.slidingWindow : 0) << ", experts " << c.isMoeLayer(l) << ", RoPE "
+              << c.rotates(l);
+        if (c.rotates(l)) {
+            layer << " on " << (c.rotaryDims > 0 ? c.rotaryDims : c.headDim()) << " dimensions, amplitude "
+                  << c.ropeAmplitude(l) << ", frequencies";
+            for (double f : c.ropeFrequencies(l)) // to 5 digits: Llama 3's rule and its factors differ in the last bits
+                layer << " " << std::setprecision(5) << f;
+        }
+        out.emplace_back("layer " + std::to_string(l), layer.str());
+    }
+    return out;
+}
+
+// The sinusoidal table as learned positions: how GPT-2's architecture holds the original Transformer's positions
+// exactly.
+struct Inputs
+{
+    ModelConfig expected; // the config the file describes
+    Tensor positions; // [context, D], for a sinusoidal model
+};
+
+Inputs inputsOf(const ModelConfig &c, const std::string &architecture)
+{
+    Inputs in {c, {}};
+    if (architecture == "gpt2" && c.positions == PositionKind::Sinusoidal) {
+        in.positions = Tensor({c.context, c.dModel});
+        ops::positions_sinusoidal_forward(in.positions);
+        in.expected.positions = PositionKind::Learned;
+    }
+    return in;
+}
+
+void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
+{
+    const auto key = [&a](const char *suffix) { return a + "." + suffix; };
+    w.setUInt32(key("context_length"), uint32_t(c.context));
+    w.setUInt32(key("embedding_length"), uint32_t(c.dModel));
+    w.setUInt32(key("block_count"), uint32_t(c.layers));
+    w.setUInt32(key("feed_forward_length"), uint32_t(c.dFF));
+    w.setUInt32(key("attention.head_count"), uint32_t(c.heads));
+    if (a == "gpt2" || a == "gptneox") {
+        w.setFloat32(key("attention.layer_norm_epsilon"), c.lnEpsilon);
+        if (a == "gptneox") {
+            w.setUInt32(key("rope.dimension_count"), uint32_t(c.rotaryDims > 0 ? c.rotaryDims : c.headDim()));
+            w.setFloat32(key("rope.freq_base"), c.ropeBase);
+            w.setBool(key("use_parallel_residual"), c.parallelResidual);
+        }
+        return;
+    }
+    w.setUInt32(key("attention.head_count_kv"), uint32_t(c.kvHeadCount()));
+    w.setFloat32(key("attention.layer_norm_rms_epsilon"), c.lnEpsilon);
+    w.setFloat32(key("rope.freq_base"), c.ropeBase);
+    w.setUInt32(key("rope.dimension_count"), uint32_t(c.headDim()));
+    w.setUInt32(key("attention.key_length"), uint32_t(c.headDim()));
+    w.setUInt32(key("attention.value_length"), uint32_t(c.headDim()));
+    if (c.ropeScaling.kind == RopeScaling::Kind::Linear) {
+        w.setString(key("rope.scaling.type"), "linear");
+        w.setFloat32(key("rope.scaling.factor"), float(c.ropeScaling.factor));
+    }
+    if (c.hasExperts()) {
+        w.setUInt32(key("expert_count"), uint32_t(c.experts));
+        w.setUInt32(key("expert_used_count"), uint32_t(c.expertTopK));
+        if (a == "qwen3moe")
+            w.setUInt32(key("expert_feed_forward_length"), uint32_t(c.dFF));
+    }
+    if (a == "gemma2" || a == "gemma3") {
+        if (c.slidingWindow > 0) {
+            w.setUInt32(key("attention.sliding_window"), uint32_t(c.slidingWindow));
+            // llama.cpp's pattern count n: layer i is local when i mod n < n − 1 (n past the last layer: all local); a
+            // model no count describes is refused by the check of the file read back
+            for (int n = 1; n <= c.layers + 1; ++n) {
+                bool fits = true;
+                for (int i = 0; i < c.layers; ++i)
+                    fits = fits && c.windowed(i) == (i % n < n - 1);
+                if (fits) {
+                    w.setUInt32(key("attention.sliding_window_pattern"), uint32_t(n));
+                    break;
+                }
+            }
+        }
+        if (c.attentionSoftcap > 0)
+            w.setFloat32(key("attn_logit_softcapping"), c.attentionSoftcap);
+        if (c.logitSoftcap > 0)
+            w.setFloat32(key("final_logit_softcapping"), c.logitSoftcap);
+        if (a == "gemma3" && c.ropeLocalBase > 0)
+            w.setFloat32(key("rope.freq_base_swa"), c.ropeLocalBase);
+    }
+}
+
+// llama.cpp's rope_freqs: pair j's frequency divided by factor j, for a scaling that divides each pair's frequency by
+// its own constant: factors read from a GGUF file, or Llama 3's (as llama.cpp's converter computes them).
+std::vector<float> ropeFactors(const ModelConfig &c)
+{
+    if (c.ropeScaling.kind == RopeScaling::Kind::Factors)
+        return {c.ropeScaling.frequencyFactors.begin(), c.ropeScaling.frequencyFactors.end()};
+    ModelConfig unscaled = c;
+    unscaled.ropeScaling = {};
+    const std::vector<double> base = unscaled.ropeFrequencies(), scaled = c.ropeFrequencies();
+    std::vector<float> factors(base.size());
+    for (size_t j = 0; j < base.size(); ++j)
+        factors[j] = float(base[j] / scaled[j]);
+    return factors;
+}
+
+// The tokenizer's keys: a GGUF file's own, copied; the project's byte-level tokenizer as a BPE vocabulary of the 256
+// bytes (spelled with GPT-2's byte-level characters) and no merges, its special tokens as control tokens.
+void tokenizerKeys(GgufWriter &w, const Model &m)
+{
+    if (m.gguf) {
+        const GgufFile source(m.directory);
+        for (const auto &[key, value] : source.metadata())
+            if (key.starts_with("tokenizer."))
+                w.set(key, value);
+        return;
+    }
+    if (m.config.tokenizer != "bytes")
+        throw Error(m.name + ": its tokenizer (" + m.config.tokenizer
+            + ") is not written to GGUF files yet; the project's byte-level tokenizer and a GGUF file's own are");
+    std::vector<std::string> tokens;
+    std::vector<int32_t> types;
+    for (int id = 0; id < m.config.vocab; ++id) {
+        if (id < 256) {
+            tokens.emplace_back(pipeline::byteLevelUtf8(static_cast<unsigned char>(id)));
+            types.push_back(1); // normal
+            continue;
+        }
+        std::string name = "<unused" + std::to_string(id) + ">";
+        int type = 5; // unused
+        for (const auto &[special, specialId] : m.config.specialTokens)
+            if (specialId == id) {
+                name = special;
+                type = 3; // control
+            }
+        tokens.push_back(name);
+        types.push_back(type);
+    }
+    w.setString("tokenizer.ggml.model", "gpt2");
+    w.setString("tokenizer.ggml.pre", "default");
+    w.setStrings("tokenizer.ggml.tokens", tokens);
+    w.setInt32s("tokenizer.ggml.token_type", types);
+    w.setStrings("tokenizer.ggml.merges", {});
+    w.setBool("tokenizer.ggml.add_bos_token", false);
+    w.setBool("tokenizer.ggml.add_eos_token", false);
+}
+
+// A descriptor of an anonymous file holding `bytes`, for reading them back as a GgufFile.
+int inMemoryFile(const std::string &bytes)
+{
+    const int fd = ::memfd_create("transformer-atlas-gguf", MFD_CLOEXEC);
+    if (fd < 0)
+        throw Error(std::string("cannot make an in-memory file to check the GGUF file: ") + std::strerror(errno));
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int error = errno;
+            ::close(fd);
+            throw Error(std::string("cannot fill the in-memory file to check the GGUF file: ") + std::strerror(error));
+        }
+        done += size_t(n);
+    }
+    return fd;
+}
+
+void refuseToReplace(const std::string &path)
+{
+    std::error_code ec;
+    const fs::file_status status = fs::symlink_status(path, ec);
+    if (ec || !fs::exists(status))
+        return;
+    if (!fs::is_regular_file(status))
+        throw Error(path + " exists and is not a regular file: save writes a new file or replaces one it wrote");
+    bool ours = false;
+    try {
+        ours = GgufFile(path).has(kSavedFromKey);
+    } catch (const Error &) {
+    }
+    if (!ours)
+        throw Error(path + " exists and was not written by save (it has no " + kSavedFromKey
+            + " key): choose another name, or move the file yourself");
+}
+
+} // namespace
+
+GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type)
+{
+    const ModelConfig &c = m.config;
+    const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
+        ? std::string()
+        : ggufArchitecture(c);
+    if (architecture.empty() || c.fusesProjections())
+        throw Error(m.name + ": a " + c.modelType
+            + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "
+              "olmo2, smollm3, gemma2, gemma3, gpt2 and gptneox)");
+    if (!ggmlTypeInfo(type).written())
+        throw Error(
+            std::string("GGUF files are written as ") + writtenGgmlTypeNames() + ", not " + ggmlTypeInfo(type).name);
+    refuseToReplace(path);
+    checkFitsInMemory(double(Model::parameterCountOf(c)) * sizeof(float) * 2,
+        m.name + ": its " + std::to_string(Model::parameterCountOf(c)) + " parameters, converted in memory,");
+
+    const Inputs inputs = inputsOf(c, architecture);
+    // llama.cpp's gptneox and olmo2 read an output matrix always (a tied one is written twice); gemma2's never
+    const bool headRequired = c.tiedHead && (architecture == "gptneox" || architecture == "olmo2");
+    if (architecture == "gemma2" && !c.tiedHead)
+        throw Error(m.name
+            + ": llama.cpp's gemma2 architecture reads the output head from the embedding, and this "
+              "model's head is a matrix of its own; nothing was written");
+    GgufWriter w;
+    w.setString("general.architecture", architecture);
+    w.setString("general.name", m.name);
+    w.setUInt32("general.file_type", fileTypeOf(type));
+    w.setUInt32("general.quantization_version", 2);
+    w.setString(kSavedFromKey, m.name); // the model's name, not where it lies on this machine
+    architectureKeys(w, inputs.expected, architecture);
+    tokenizerKeys(w, m);
+
+    GgufSaveReport report;
+    const auto add = [&](const std::string &key, const Tensor &t, GgmlType wanted) {
+        const GgmlType stored = storedType(key, t.shape(), wanted);
+        w.addTensor(key, t.shape(), stored, quantizeGgml(stored, t.data(), t.numel()));
+        ++report.tensorsByType[ggmlTypeInfo(stored).name];
+        if (stored != wanted && t.shape().size() >= 2 && stored != GgmlType::F32)
+            ++report.fellBack[ggmlTypeInfo(stored).name];
+    };
+    const std::map<std::string, std::string> names = ggufParameterNames(c);
+    std::map<std::string, std::vector<const Tensor *>> stacks; // a mixture's experts, stacked per matrix
+    std::vector<std::string> order;
+    std::vector<std::string> unplaced; // parameters no GGUF tensor holds (entmax's α …): refused below
+    forEachParameter(m, [&](const std::string &name, const Shape &, const Tensor &tensor) {
+        const auto named = names.find(name);
+        if (named == names.end()) {
+            unplaced.push_back(name);
+            return;
+        }
+        const std::string &key = named->second;
+        if (name.find(".experts.") != std::string::npos) {
+            if (!stacks.count(key))
+                order.push_back(key);
+            stacks[key].push_back(&tensor);
+            return;
+        }
+        if (key == "token_embd.weight" && headRequired) {
+            add(key, tensor, type);
+            add("output.weight", tensor, type);
+            return;
+        }
+        add(key, ggufLayout(c, architecture, key, tensor, GgufDirection::ToGguf), type);
+    });
+    for (const std::string &key : order) {
+        const std::vector<const Tensor *> &experts = stacks[key];
+        Shape shape = experts.front()->shape();
+        shape.insert(shape.begin(), int64_t(experts.size()));
+        Tensor stack = Tensor::uninitialized(shape);
+        for (size_t e = 0; e < experts.size(); ++e)
+            std::copy_n(experts[e]->data(), experts[e]->numel(), stack.data() + int64_t(e) * experts[e]->numel());
+        add(key, stack, type);
+    }
+    if (inputs.positions.numel() > 0)
+        add("position_embd.weight", inputs.positions, type);
+    if (c.ropeScaling.kind == RopeScaling::Kind::Llama3 || c.ropeScaling.kind == RopeScaling::Kind::Factors) {
+        const std::vector<float> factors = ropeFactors(c);
+        Tensor t = Tensor::uninitialized({int64_t(factors.size())});
+        std::copy(factors.begin(), factors.end(), t.data());
+        add("rope_freqs.weight", t, GgmlType::F32);
+    }
+    const std::string bytes = w.bytes();
+
+    // The file read back must describe the model that was saved: what the architecture cannot hold comes back
+    // otherwise, and is refused before anything is written.
+    const GgufFile back(path + " (as written, read back)", inMemoryFile(bytes));
+    const auto want = computedProperties(inputs.expected), got = computedProperties(ggufModelConfig(back));
+    std::string mismatch;
+    for (size_t i = 0; i < want.size() && mismatch.empty(); ++i)
+        if (want[i] != got[i])
+            mismatch = want[i].first + ": the model has " + want[i].second + ", a " + architecture
+                + " file can only say " + got[i].second;
+    if (mismatch.empty() && !unplaced.empty())
+        mismatch = "its parameter " + unplaced.front() + " has no GGUF tensor";
+    if (!mismatch.empty())
+        throw Error(m.name + ": llama.cpp's " + architecture + " architecture cannot hold this model (" + mismatch
+            + "); nothing was written");
+    writeFileAtomically(path, bytes);
+    report.bytes = bytes.size();
+    report.architecture = architecture;
+    return report;
+}
+
+} // namespace atlas

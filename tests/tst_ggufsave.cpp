@@ -1,0 +1,306 @@
+#include "clitesting.h"
+#include "engine/engine.h"
+#include "io/gguf.h"
+#include "model/builtinmodels.h"
+#include "model/ggufmodel.h"
+#include "model/model.h"
+#include "tensortesting.h"
+#include "testbundle.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+
+using namespace atlas;
+using namespace atlas::testing;
+
+// `save` writes GGUF files llama.cpp runs. tests/data/gguf/quantized.gguf holds rows of floats and ggml's own
+// quantization of them (tests/tools/make_gguf_quantize_fixture.py, through llama.cpp's prebuilt library);
+// tests/data/gguf/saved/ holds files `save` wrote (saves.json lists them; make_gguf_saved.py) and reference.json
+// llama.cpp's logits on them (gguf_reference.mjs).
+class TestGgufSave : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void quantizesAsGgml_data();
+    void quantizesAsGgml();
+    void writesTheSameFileAgain_data();
+    void writesTheSameFileAgain();
+    void llamaCppAgrees_data();
+    void llamaCppAgrees();
+    void readsBackTheModelItSaved_data();
+    void readsBackTheModelItSaved();
+    void refusesWhatTheArchitectureCannotHold();
+    void replacesOnlyItsOwnFiles();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+namespace {
+
+QJsonObject savedJson(const QString &file)
+{
+    QFile f(dataPath("gguf/saved/" + file));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(f.fileName()));
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QJsonObject saveNamed(const QString &file)
+{
+    for (const QJsonValue &s : savedJson("saves.json")["saves"].toArray())
+        if (s["file"].toString() == file)
+            return s.toObject();
+    qFatal("saves.json has no %s", qPrintable(file));
+}
+
+// The model a save of saves.json reads: a built-in name, a file under tests/data, or one `new-model` makes in `dir`.
+QString sourceModel(const QJsonObject &save, const QString &dir)
+{
+    const QString model = save["model"].toString();
+    if (save.contains("new_model")) {
+        const QString out = QDir(dir).filePath(model);
+        if (!QDir(out).exists()) {
+            QStringList args {"new-model", "--out", out};
+            for (const QJsonValue &a : save["new_model"].toArray())
+                args << a.toString();
+            const CliResult made = runCli(args);
+            if (made.code != 0)
+                qFatal("new-model: %s", qPrintable(made.err));
+        }
+        return out;
+    }
+    return model.contains('/') ? dataPath(model) : model;
+}
+
+Tensor logitsOf(const Model &model, const std::vector<int> &ids)
+{
+    Engine engine(std::make_shared<const Model>(model), Input {ids, {}});
+    engine.runToEnd();
+    return engine.trace().tensor("logits");
+}
+
+// Built-in models, files under tests/data, and "new-model ARGS", made by that command.
+const char *const kRoundTrips[]
+    = {"reverse", "new-model --positions sinusoidal --context 32", "reverse-llama", "reverse-gemma2", "reverse-qwen3",
+        "gguf/models/llama_tiny-f32.gguf", "gguf/models/llama_hd_tiny-f32.gguf", "gguf/models/mistral_tiny-f32.gguf",
+        "gguf/models/mixtral_tiny-f32.gguf", "gguf/models/qwen2_tiny-f32.gguf", "gguf/models/qwen3_moe_tiny-f32.gguf",
+        "gguf/models/olmo2_tiny-f32.gguf", "gguf/models/smollm3_tiny-f32.gguf", "gguf/models/gemma2_tiny-f32.gguf",
+        "gguf/models/gemma3_tiny-f32.gguf", "gguf/models/gpt2_tiny-f32.gguf", "gguf/models/neox_tiny-f32.gguf"};
+
+} // namespace
+
+void TestGgufSave::quantizesAsGgml_data()
+{
+    QTest::addColumn<QString>("type");
+    for (const char *type : {"F16", "Q8_0", "Q4_0", "Q4_K"})
+        QTest::newRow(type) << QString(type);
+}
+
+// Every byte as ggml_quantize_chunk wrote it: scales rounded to half precision the same way, each level chosen by the
+// same float operations (Q4_K's weighted search over 21 trial scales included), ties rounded the same way.
+void TestGgufSave::quantizesAsGgml()
+{
+    QFETCH(QString, type);
+    const GgufFile f(dataPath("gguf/quantized.gguf").toStdString());
+    const Tensor input = f.tensor("input");
+    const GgufFile::Entry *expected = f.find(type.toStdString());
+    QVERIFY(expected);
+    QCOMPARE(expected->shape, input.shape());
+    const std::string written = quantizeGgml(expected->type, input.data(), input.numel());
+    QCOMPARE(written.size(), size_t(expected->bytes));
+    const auto *want = reinterpret_cast<const char *>(f.data(*expected));
+    for (size_t i = 0; i < written.size(); ++i)
+        if (written[i] != want[i])
+            QFAIL(qPrintable(QString("byte %1 (row %2): %3, ggml wrote %4")
+                                 .arg(i)
+                                 .arg(i / (written.size() / size_t(input.dim(0))))
+                                 .arg(int(uint8_t(written[i])))
+                                 .arg(int(uint8_t(want[i])))));
+}
+
+void TestGgufSave::writesTheSameFileAgain_data()
+{
+    QTest::addColumn<QString>("file");
+    for (const QJsonValue &s : savedJson("saves.json")["saves"].toArray())
+        QTest::newRow(qPrintable(s["file"].toString())) << s["file"].toString();
+}
+
+// The committed files are what `save` writes today, byte for byte: llama.cpp's agreement with them below is
+// agreement with this program's writer.
+void TestGgufSave::writesTheSameFileAgain()
+{
+    QFETCH(QString, file);
+    const QJsonObject save = saveNamed(file);
+    const QString out = m_dir.filePath("again-" + file);
+    QFile::remove(out);
+    const CliResult saved
+        = runCli({"save", "--model", sourceModel(save, m_dir.path()), "--type", save["type"].toString(), "--out", out});
+    QVERIFY2(saved.code == 0, qPrintable(saved.err));
+    QVERIFY2(saved.out.contains("llama.cpp's"), qPrintable(saved.out));
+    QCOMPARE(readFile(out), readFile(dataPath("gguf/saved/" + file)));
+}
+
+void TestGgufSave::llamaCppAgrees_data()
+{
+    writesTheSameFileAgain_data();
+}
+
+// llama.cpp runs each saved file and its logits agree with this program's on the same file. F32: the same arithmetic
+// in another order (measured: 5.9e-6 with logits up to 11). Quantized: llama.cpp also rounds each activation row to 8
+// bits for its quantized dot products, where this program multiplies the dequantized weights in float32, so its
+// logits must be nearer llama.cpp's, on average, than llama.cpp's are to the unquantized model's (measured: 0.06 to
+// 0.7 of that distance), and within a tenth of the largest logit everywhere (measured: at most 0.063 of it). F16
+// holds no quantized activations, but llama.cpp's GELU rounds through half precision (measured: 1.9e-3).
+void TestGgufSave::llamaCppAgrees()
+{
+    QFETCH(QString, file);
+    const QJsonObject reference = savedJson("reference.json");
+    std::vector<int> ids;
+    for (const QJsonValue &v : reference["ids"].toArray())
+        ids.push_back(v.toInt());
+    const QJsonArray rows = reference["models"].toObject()[file].toArray();
+    QCOMPARE(size_t(rows.size()), ids.size());
+    const Model saved = Model::load(dataPath("gguf/saved/" + file).toStdString());
+    const Tensor ours = logitsOf(saved, ids);
+    const Tensor source = logitsOf(*loadModel(sourceModel(saveNamed(file), m_dir.path()).toStdString()), ids);
+    const int64_t vocab = saved.config.vocab;
+    double worst = 0, range = 1, sum = 0, shift = 0;
+    for (qsizetype t = 0; t < rows.size(); ++t) {
+        const QJsonArray row = rows[t].toArray();
+        QCOMPARE(row.size(), qsizetype(vocab));
+        for (int64_t v = 0; v < vocab; ++v) {
+            const double theirs = row[qsizetype(v)].toDouble();
+            const double difference = std::fabs(double(ours.data()[t * vocab + v]) - theirs);
+            worst = std::max(worst, difference);
+            range = std::max(range, std::fabs(theirs));
+            sum += difference;
+            shift += std::fabs(theirs - double(source.data()[t * vocab + v]));
+        }
+    }
+    const double n = double(rows.size()) * double(vocab);
+    qInfo("%s: largest difference from llama.cpp %.3g (largest logit %.3g), mean %.3g; llama.cpp from the unquantized "
+          "model, mean %.3g",
+        qPrintable(file), worst, range, sum / n, shift / n);
+    if (file.endsWith("-f32.gguf")) {
+        QVERIFY2(worst <= 2e-5 * range, qPrintable(QString::number(worst)));
+        QVERIFY(sameBits(ours, source));
+    } else if (file.endsWith("-f16.gguf")) {
+        QVERIFY2(worst <= 5e-3, qPrintable(QString::number(worst)));
+    } else {
+        QVERIFY2(worst <= 0.1 * range, qPrintable(QString::number(worst)));
+        QVERIFY2(
+            sum < shift, qPrintable(QString("mean %1 against the quantization's own %2").arg(sum / n).arg(shift / n)));
+    }
+}
+
+void TestGgufSave::readsBackTheModelItSaved_data()
+{
+    QTest::addColumn<QString>("model");
+    for (const char *model : kRoundTrips)
+        QTest::newRow(model) << QString(model);
+}
+
+// Every architecture's layout written and read back (q and k permuted for llama's RoPE and back, NeoX's qkv
+// regrouped, GPT-2's Conv1D transposed, Gemma's norms as 1 + w, experts stacked, rope_freqs, a sinusoidal table as
+// learned positions): in F32 the model read back computes the very same logits.
+void TestGgufSave::readsBackTheModelItSaved()
+{
+    QFETCH(QString, model);
+    QString path = model.contains('/') ? dataPath(model) : model;
+    if (model.startsWith("new-model ")) {
+        path = m_dir.filePath("sinusoidal");
+        const CliResult made = runCli(model.split(' ') << "--out" << path);
+        QVERIFY2(made.code == 0, qPrintable(made.err));
+    }
+    const std::shared_ptr<const Model> source = loadModel(path.toStdString());
+    const std::string out = m_dir.filePath("back.gguf").toStdString();
+    QFile::remove(QString::fromStdString(out));
+    const GgufSaveReport report = saveGgufModel(*source, out, GgmlType::F32);
+    QCOMPARE(report.tensorsByType.size(), size_t(1));
+    const Model back = Model::load(out);
+    QCOMPARE(back.config.layers, source->config.layers);
+    std::vector<int> ids;
+    for (int i = 0; i < 12; ++i)
+        ids.push_back((i * 7 + 3) % std::min(source->config.vocab, 50));
+    QVERIFY(sameBits(logitsOf(back, ids), logitsOf(*source, ids)));
+}
+
+void TestGgufSave::refusesWhatTheArchitectureCannotHold()
+{
+    const std::string out = m_dir.filePath("refused.gguf").toStdString();
+    const struct
+    {
+        const char *model, *reason;
+    } cases[] = {
+        {"austen-mlm", "(architecture: the model has encoder, a gpt2 file can only say decoder)"},
+        {"reverse-alibi", "(positional encoding: the model has alibi, a gpt2 file can only say learned)"},
+        {"reverse-sin", "(embedding scale: the model has 8, a gpt2 file can only say 1)"},
+        {"austen-switch", "(experts: the model has 4, a gpt2 file can only say 0)"},
+        {"reverse-entmax", "(attention normaliser: the model has entmax, a gpt2 file can only say softmax)"},
+        {"reverse-rev", "(reversible blocks: the model has true, a gpt2 file can only say false)"},
+    };
+    for (const auto &c : cases) {
+        const std::shared_ptr<const Model> m = loadModel(c.model);
+        try {
+            saveGgufModel(*m, out, GgmlType::Q8_0);
+            QFAIL(qPrintable(QString(c.model) + " was saved"));
+        } catch (const Error &e) {
+            const QString message = e.what();
+            QVERIFY2(message.contains(QString(c.model) + ": llama.cpp's gpt2 architecture cannot hold this model")
+                    && message.contains(c.reason) && message.endsWith("nothing was written"),
+                qPrintable(message));
+        }
+        QVERIFY(!QFile::exists(QString::fromStdString(out)));
+    }
+    const CliResult type
+        = runCli({"save", "--model", "reverse", "--type", "q5_k", "--out", QString::fromStdString(out)});
+    QCOMPARE(type.code, 1);
+    QVERIFY2(type.err.contains("--type: 'q5_k' is not a type save writes (it writes F32, F16, Q4_0, Q8_0, Q4_K)"),
+        qPrintable(type.err));
+    const CliResult bert = runCli({"save", "--model", dataPath("bert_tiny"), "--out", QString::fromStdString(out)});
+    QCOMPARE(bert.code, 1);
+    QVERIFY2(bert.err.contains("a bert model has no llama.cpp architecture this program writes"), qPrintable(bert.err));
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
+}
+
+// A file save did not write is never replaced; one it wrote is, whole.
+void TestGgufSave::replacesOnlyItsOwnFiles()
+{
+    const QString out = m_dir.filePath("notes.gguf");
+    QFile notes(out);
+    QVERIFY(notes.open(QIODevice::WriteOnly));
+    notes.write("my notes");
+    notes.close();
+    CliResult r = runCli({"save", "--model", "reverse", "--out", out});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(out + " exists and was not written by save"), qPrintable(r.err));
+    QCOMPARE(readFile(out), QByteArray("my notes"));
+
+    QVERIFY(QFile::remove(out));
+    QCOMPARE(runCli({"save", "--model", "reverse", "--out", out}).code, 0);
+    const QByteArray first = readFile(out);
+    r = runCli({"save", "--model", "reverse", "--type", "q8_0", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(readFile(out).size() < first.size());
+    QCOMPARE(GgufFile(out.toStdString()).string("transformer_atlas.saved_from"), std::string("reverse"));
+
+    const QString directory = m_dir.filePath("a-directory.gguf");
+    QVERIFY(QDir().mkpath(directory));
+    r = runCli({"save", "--model", "reverse", "--out", directory});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("exists and is not a regular file"), qPrintable(r.err));
+}
+
+QTEST_GUILESS_MAIN(TestGgufSave)
+#include "tst_ggufsave.moc"
