@@ -253,6 +253,7 @@ std::vector<CliCommand> makeTable()
             {{"model", "M", "the model: a built-in name, a model directory or a GGUF file"},
                 {"out", "FILE.gguf", "the file written (an existing file only if save wrote it)"},
                 {"format", "gguf", "the format (gguf, the default and only one)"},
+                {"description", "TEXT", "the file's general.description (a built-in model's description)"},
                 {"type", "f32|f16|q8_0|q4_0|q4_k",
                     "the matrices' type (default f32); norms, biases and positions stay f32, and rows that are not "
                     "a whole number of blocks fall back to q4_0 or f16"}},

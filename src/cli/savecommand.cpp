@@ -25,7 +25,7 @@ int saveCommand(const CommandArgs &argv)
         throw Error("--type: '" + typeName + "' is not a type save writes (it writes " + writtenGgmlTypeNames() + ")");
     const std::shared_ptr<const Model> model = loadModel(args.required("model"));
     const std::string &out = args.required("out");
-    const GgufSaveReport report = saveGgufModel(*model, out, type);
+    const GgufSaveReport report = saveGgufModel(*model, out, type, args.value("description"));
     std::string types;
     for (const auto &[name, count] : report.tensorsByType)
         types += (types.empty() ? "" : ", ") + std::to_string(count) + " " + name;

@@ -1,6 +1,7 @@
 #include "model/builtinmodels.h"
 
 #include "io/atomicfile.h"
+#include "io/gguf.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "model/ggufmodel.h"
@@ -65,10 +66,23 @@ std::vector<BuiltinModel> builtinModels()
         std::error_code ec;
         for (const auto &entry : fs::directory_iterator(dir, ec)) {
             const fs::path config = entry.path() / "config.json";
-            const std::string name = entry.path().filename().string();
-            if (!fs::exists(config)
+            const bool gguf = entry.path().extension() == ".gguf" && entry.is_regular_file(ec);
+            const std::string name = (gguf ? entry.path().stem() : entry.path().filename()).string();
+            if ((!gguf && !fs::exists(config))
                 || std::any_of(models.begin(), models.end(), [&](auto &m) { return m.name == name; }))
                 continue;
+            if (gguf) { // a model written by `save`, its description in general.description
+                BuiltinModel m {name, entry.path().string(), ""};
+                try {
+                    const GgufFile file(m.directory);
+                    m.description = file.has("general.description") ? file.string("general.description")
+                                                                     : "(a GGUF file without general.description)";
+                } catch (const Error &e) {
+                    m.description = std::string("(unreadable: ") + e.what() + ")";
+                }
+                models.push_back(std::move(m));
+                continue;
+            }
             BuiltinModel m {name, entry.path().string(), ""};
             try {
                 m.description

@@ -10,9 +10,9 @@ class Model;
 
 struct BuiltinModel
 {
-    std::string name; // directory name under resources/models
-    std::string directory;
-    std::string description; // atlas_description from its config.json
+    std::string name; // directory name under resources/models, or a GGUF file's name without .gguf
+    std::string directory; // the directory, or the GGUF file
+    std::string description; // atlas_description from its config.json, or a GGUF file's general.description
 };
 
 // Where built-in models are looked for, first match wins: $ATLAS_MODELS_DIR, <exe dir>/models,

@@ -44,7 +44,9 @@ struct GgufSaveReport
 // learned positions and an untied head. Before writing, the file is read back and must describe the model saved:
 // what the architecture cannot hold (a window llama's has not, another positional encoding …) is refused, naming
 // the property. An existing `path` is replaced only when save wrote it. Throws atlas::Error.
-GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type);
+// A non-empty `description` becomes general.description (a built-in model's description, when the file is one).
+GgufSaveReport saveGgufModel(
+    const Model &m, const std::string &path, GgmlType type, const std::string &description = {});
 
 // llama.cpp's name of a file's general.file_type (llama_ftype): "Q4_K_M", "F16" …; "" for a number it does not name.
 std::string ggufFileTypeName(uint64_t fileType);

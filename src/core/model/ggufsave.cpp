@@ -297,7 +297,7 @@ void refuseToReplace(const std::string &path)
 
 } // namespace
 
-GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type)
+GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type, const std::string &description)
 {
     const ModelConfig &c = m.config;
     const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
@@ -324,6 +324,8 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     GgufWriter w;
     w.setString("general.architecture", architecture);
     w.setString("general.name", m.name);
+    if (!description.empty())
+        w.setString("general.description", description);
     w.setUInt32("general.file_type", fileTypeOf(type));
     w.setUInt32("general.quantization_version", 2);
     w.setString(kSavedFromKey, m.name); // the model's name, not where it lies on this machine
