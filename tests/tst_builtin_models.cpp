@@ -192,7 +192,8 @@ private slots:
                          q8 = evaluateOnTask(loadModel("austen-q8_0"), *task, 256),
                          q4 = evaluateOnTask(loadModel("austen-q4_0"), *task, 256);
         QVERIFY2(std::fabs(q8.loss - full.loss) < 0.001, qPrintable(QString::number(q8.loss)));
-        QVERIFY2(std::fabs(q8.tokenAccuracy - full.tokenAccuracy) < 0.001, qPrintable(QString::number(q8.tokenAccuracy)));
+        QVERIFY2(
+            std::fabs(q8.tokenAccuracy - full.tokenAccuracy) < 0.001, qPrintable(QString::number(q8.tokenAccuracy)));
         QVERIFY2(std::fabs(q4.loss - 1.1890) < 0.001, qPrintable(QString::number(q4.loss)));
         QVERIFY2(std::fabs(q4.tokenAccuracy - 0.6329) < 0.001, qPrintable(QString::number(q4.tokenAccuracy)));
     }

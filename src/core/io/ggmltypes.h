@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 // The weight types of ggml (llama.cpp's tensor library), as GGUF files store them: each a block of elements with its
 // own scales. Dequantization follows ggml's dequantize_row_* and gguf-py's quants.py, value for value
@@ -58,6 +59,20 @@ double ggmlBitsPerWeight(GgmlType type);
 
 // Decodes `n` elements (a whole number of blocks) of `type` from `src` into `dst`. `src` may have any alignment.
 void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst);
+// What one block of a type holds besides its levels, for showing it: the formula that reads a weight back, and each
+// sub-block's scale (and, for types with one, its minimum, subtracted), `subBlock` weights each. Empty scales for a
+// type whose scales are not decoded here (the unquantized types, Q2_K, Q3_K, IQ4_XS, MXFP4).
+struct GgmlBlockScales
+{
+    std::string formula; // "w = d · (q − 8), q = 0 … 15"
+    int64_t subBlock = 0;
+    std::vector<float> scales, mins;
+    // The levels of a sub-block are scale · q − min for q = lowest … highest (Q4_0: −8 … 7); none for IQ4_NL's
+    // non-uniform levels (lowest > highest).
+    int lowest = 0, highest = -1;
+};
+GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *block);
+
 // Encodes `n` floats (a whole number of blocks) as `type`, as ggml's ggml_quantize_chunk does without an importance
 // matrix; the blocks' bytes.
 std::string quantizeGgml(GgmlType type, const float *src, int64_t n);

@@ -76,7 +76,7 @@ std::vector<BuiltinModel> builtinModels()
                 try {
                     const GgufFile file(m.directory);
                     m.description = file.has("general.description") ? file.string("general.description")
-                                                                     : "(a GGUF file without general.description)";
+                                                                    : "(a GGUF file without general.description)";
                 } catch (const Error &e) {
                     m.description = std::string("(unreadable: ") + e.what() + ")";
                 }

@@ -5,7 +5,6 @@
 #include "model/ggufmodel.h"
 #include "model/parameterbinding.h"
 #include "model/parameternames.h"
-#include "ops/ops.h"
 #include "tokenize/pipeline.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
@@ -46,22 +45,6 @@ uint32_t fileTypeOf(GgmlType type)
     default:
         throw Error(std::string("no llama.cpp file type for ") + ggmlTypeInfo(type).name);
     }
-}
-
-// What each tensor is written as: 1-D tensors (norms, biases), positions and routers in F32, as llama-quantize keeps
-// them; a matrix whose rows are not a whole number of the type's blocks falls back (Q4_K to Q4_0, then to F16), as
-// llama-quantize falls back to another type for such rows.
-GgmlType storedType(const std::string &key, const Shape &shape, GgmlType wanted)
-{
-    if (shape.size() < 2 || key.starts_with("position_embd") || key.find("ffn_gate_inp") != std::string::npos
-        || key.starts_with("rope_freqs"))
-        return GgmlType::F32;
-    GgmlType type = wanted;
-    if (type == GgmlType::Q4_K && shape.back() % 256 != 0)
-        type = GgmlType::Q4_0;
-    if (shape.back() % ggmlTypeInfo(type).blockElements != 0)
-        type = GgmlType::F16;
-    return type;
 }
 
 // What a forward pass of a config computes, one line per property, for comparing a model with what its GGUF file
@@ -122,25 +105,6 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
         out.emplace_back("layer " + std::to_string(l), layer.str());
     }
     return out;
-}
-
-// The sinusoidal table as learned positions: how GPT-2's architecture holds the original Transformer's positions
-// exactly.
-struct Inputs
-{
-    ModelConfig expected; // the config the file describes
-    Tensor positions; // [context, D], for a sinusoidal model
-};
-
-Inputs inputsOf(const ModelConfig &c, const std::string &architecture)
-{
-    Inputs in {c, {}};
-    if (architecture == "gpt2" && c.positions == PositionKind::Sinusoidal) {
-        in.positions = Tensor({c.context, c.dModel});
-        ops::positions_sinusoidal_forward(in.positions);
-        in.expected.positions = PositionKind::Learned;
-    }
-    return in;
 }
 
 void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
@@ -297,6 +261,19 @@ void refuseToReplace(const std::string &path)
 
 } // namespace
 
+GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wanted)
+{
+    if (shape.size() < 2 || key.starts_with("position_embd") || key.find("ffn_gate_inp") != std::string::npos
+        || key.starts_with("rope_freqs"))
+        return GgmlType::F32;
+    GgmlType type = wanted;
+    if (type == GgmlType::Q4_K && shape.back() % 256 != 0)
+        type = GgmlType::Q4_0;
+    if (shape.back() % ggmlTypeInfo(type).blockElements != 0)
+        type = GgmlType::F16;
+    return type;
+}
+
 GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type, const std::string &description)
 {
     const ModelConfig &c = m.config;
@@ -314,7 +291,6 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     checkFitsInMemory(double(Model::parameterCountOf(c)) * sizeof(float) * 2,
         m.name + ": its " + std::to_string(Model::parameterCountOf(c)) + " parameters, converted in memory,");
 
-    const Inputs inputs = inputsOf(c, architecture);
     // llama.cpp's gptneox and olmo2 read an output matrix always (a tied one is written twice); gemma2's never
     const bool headRequired = c.tiedHead && (architecture == "gptneox" || architecture == "olmo2");
     if (architecture == "gemma2" && !c.tiedHead)
@@ -329,12 +305,12 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     w.setUInt32("general.file_type", fileTypeOf(type));
     w.setUInt32("general.quantization_version", 2);
     w.setString(kSavedFromKey, m.name); // the model's name, not where it lies on this machine
-    architectureKeys(w, inputs.expected, architecture);
+    architectureKeys(w, c, architecture);
     tokenizerKeys(w, m);
 
     GgufSaveReport report;
     const auto add = [&](const std::string &key, const Tensor &t, GgmlType wanted) {
-        const GgmlType stored = storedType(key, t.shape(), wanted);
+        const GgmlType stored = ggufStoredType(key, t.shape(), wanted);
         w.addTensor(key, t.shape(), stored, quantizeGgml(stored, t.data(), t.numel()));
         ++report.tensorsByType[ggmlTypeInfo(stored).name];
         if (stored != wanted && t.shape().size() >= 2 && stored != GgmlType::F32)
@@ -373,8 +349,6 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
             std::copy_n(experts[e]->data(), experts[e]->numel(), stack.data() + int64_t(e) * experts[e]->numel());
         add(key, stack, type);
     }
-    if (inputs.positions.numel() > 0)
-        add("position_embd.weight", inputs.positions, type);
     if (c.ropeScaling.kind == RopeScaling::Kind::Llama3 || c.ropeScaling.kind == RopeScaling::Kind::Factors) {
         const std::vector<float> factors = ropeFactors(c);
         Tensor t = Tensor::uninitialized({int64_t(factors.size())});
@@ -386,7 +360,7 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     // The file read back must describe the model that was saved: what the architecture cannot hold comes back
     // otherwise, and is refused before anything is written.
     const GgufFile back(path + " (as written, read back)", inMemoryFile(bytes));
-    const auto want = computedProperties(inputs.expected), got = computedProperties(ggufModelConfig(back));
+    const auto want = computedProperties(c), got = computedProperties(ggufModelConfig(back));
     std::string mismatch;
     for (size_t i = 0; i < want.size() && mismatch.empty(); ++i)
         if (want[i] != got[i])
