@@ -44,22 +44,22 @@ private slots:
     {
         const auto kinds = ViewSpec::viewKinds();
         QVERIFY(kinds.size() >= 37);
-        for (const char *k :
-            {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token", "pattern",
-                "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "sparsity",
-                "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
-                "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel", "qk-norm",
-                "early-exit", "layerdrop", "token-reduction", "sinkhorn", "lost-in-the-middle", "adaptive-span"})
+        for (const char *k : {"approximation", "attention", "heads", "kernels", "lines", "lsh", "mask", "next-token",
+                 "pattern", "scaling", "tensor", "memory-timeline", "positions", "experts", "sparse-ffn", "sparsity",
+                 "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
+                 "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel",
+                 "qk-norm", "early-exit", "layerdrop", "token-reduction", "sinkhorn", "lost-in-the-middle",
+                 "adaptive-span", "quantization"})
             QVERIFY2(std::count(kinds.begin(), kinds.end(), k) == 1, k);
         const auto mask = std::find(kinds.begin(), kinds.end(), "mask");
         QVERIFY(kinds.end() - mask > 3);
         QCOMPARE(std::vector<std::string>(mask, mask + 4),
             std::vector<std::string>({"mask", "scaling", "qk-norm", "neuron"}));
         const auto next = std::find(kinds.begin(), kinds.end(), "next-token");
-        QVERIFY(kinds.end() - next > 7);
-        QCOMPARE(std::vector<std::string>(next, next + 8),
-            std::vector<std::string>(
-                {"next-token", "tokenizer", "tensor", "positions", "experts", "sparse-ffn", "objective", "fills"}));
+        QVERIFY(kinds.end() - next > 8);
+        QCOMPARE(std::vector<std::string>(next, next + 9),
+            std::vector<std::string>({"next-token", "tokenizer", "tensor", "positions", "experts", "sparse-ffn",
+                "quantization", "objective", "fills"}));
         const auto pattern = std::find(kinds.begin(), kinds.end(), "pattern");
         QVERIFY(kinds.end() - pattern > 6);
         QCOMPARE(std::vector<std::string>(pattern, pattern + 7),

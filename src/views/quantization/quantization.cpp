@@ -60,9 +60,9 @@ std::string checkType(const ViewSpec &spec)
 ViewKind kind()
 {
     return {.kind = "quantization",
-        .title = "Quantization",
-        .summary = "a layer's matrices in fewer bits, as llama.cpp stores them: each matrix's type and error, one "
-                   "block's scales and weights, the weights' histogram",
+        .title = "Bits",
+        .summary = "quantization: a layer's matrices in fewer bits, as llama.cpp stores them; each matrix's type and "
+                   "error, one block's levels and weights, the weights' histogram",
         .group = "Inside the model",
         .request = request,
         .analysisKeys = {"layer", kType.name, kMatrix.name, kBlock.name, kReference.name},

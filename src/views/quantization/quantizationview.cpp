@@ -107,45 +107,42 @@ QString QuantizationView::draw(const QuantizationAnalysis &result)
     drawMatrices(e);
     drawBlock(e);
     drawHistogram(e);
-    drawRounding(e);
 
     const QuantizedMatrix &m = e.matrices[size_t(e.chosen)];
-    QString text = e.fromFile ? tr("The GGUF file stores %1 as %2, %3 bits per weight.")
-                              : tr("%1 quantized here to %2, %3 bits per weight, as save writes it.");
-    text = text.arg(QString::fromStdString(m.role), QString::fromStdString(m.type), formatNumber(m.bitsPerWeight, 3));
+    QString text
+        = tr("%1: %2, %3 bits per weight (%4).")
+              .arg(QString::fromStdString(m.role), QString::fromStdString(m.type), formatNumber(m.bitsPerWeight, 3),
+                  e.fromFile ? tr("as the GGUF file holds it") : tr("quantized here, as save writes it"));
     if (!e.scales.formula.empty()) {
-        text += tr(" Its block %1 of %2 (row %3, columns %4\u2013%5) reads back %6")
+        text += tr(" Block %1 of %2 (row %3, from column %4): %5")
                     .arg(e.block)
                     .arg(e.blocks)
                     .arg(e.row)
                     .arg(e.column)
-                    .arg(e.column + int64_t(e.values.size()) - 1)
                     .arg(QString::fromStdString(e.scales.formula));
         if (e.scales.scales.size() == 1)
-            text += tr(", with d = %1").arg(formatNumber(e.scales.scales.front(), 4))
-                + (e.scales.mins.empty() ? QString() : tr(" and m = %1").arg(formatNumber(e.scales.mins.front(), 4)));
-        else
-            text += tr(", each sub-block of %1 with its own scale%2 (the rounding's half-steps differ by sub-block)")
-                        .arg(e.scales.subBlock)
-                        .arg(e.scales.mins.empty() ? QString() : tr(" and minimum"));
+            text += tr(", d = %1").arg(formatNumber(e.scales.scales.front(), 4))
+                + (e.scales.mins.empty() ? QString() : tr(", m = %1").arg(formatNumber(e.scales.mins.front(), 4)));
+        if (e.scales.highest >= e.scales.lowest && e.scales.highest - e.scales.lowest < 40)
+            text += tr(" (grey lines: the levels)");
         text += tr(".");
     }
     if (!e.referenceProblem.empty()) {
         text += tr(" No float weights to compare with: %1.").arg(QString::fromStdString(e.referenceProblem));
     } else if (e.reference.empty()) {
-        text += tr(" No float weights to compare with: for a file save did not write from a built-in model, name "
-                   "one of the same shapes in quant_reference.");
+        text += tr(" No float weights to compare with: name a model of the same shapes in quant_reference.");
     } else {
-        double worst = 0, largest = 0;
-        for (size_t i = 0; i < e.values.size() && i < e.referenceValues.size(); ++i) {
+        double worst = 0;
+        for (size_t i = 0; i < e.values.size() && i < e.referenceValues.size(); ++i)
             worst = std::max(worst, double(std::fabs(e.values[i] - e.referenceValues[i])));
-            largest = std::max(largest, double(std::fabs(e.referenceValues[i])));
-        }
-        text += tr(" Against %1's float weights, this block's weights move by up to %2 (its largest is %3); the "
-                   "whole matrix's by %4 of their size, and its output on this input by %5.")
-                    .arg(QString::fromStdString(e.reference), formatNumber(worst, 3), formatNumber(largest, 3),
+        const bool uniform = e.scales.scales.size() == 1 && e.scales.highest >= e.scales.lowest;
+        text += tr(" Against %1: the block's weights move by up to %2%3, the matrix by %4 of its size, its output "
+                   "on this input by %5.")
+                    .arg(QString::fromStdString(e.reference), formatNumber(worst, 3),
+                        uniform ? tr(" (half a step: %1)").arg(formatNumber(std::fabs(e.scales.scales.front()) / 2, 3))
+                                : QString(),
                         percent(m.weightError),
-                        m.outputError >= 0 ? percent(m.outputError) : tr("(its input is not traced)"));
+                        m.outputError >= 0 ? percent(m.outputError) : tr("(not measured: its input is not traced)"));
     }
     return text;
 }
@@ -161,6 +158,8 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
     auto *outputs = new QCPGraph(x, y);
     double top = 1e-9;
     m_roles.clear();
+    const bool mixed = std::any_of(
+        e.matrices.begin(), e.matrices.end(), [&](const QuantizedMatrix &m) { return m.type != e.matrices[0].type; });
     for (size_t i = 0; i < e.matrices.size(); ++i) {
         const QuantizedMatrix &m = e.matrices[i];
         const double value = errors ? 100.0 * m.weightError : m.bitsPerWeight;
@@ -168,22 +167,31 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
         if (errors && m.outputError >= 0)
             outputs->addData(double(i), 100.0 * m.outputError);
         top = std::max({top, value, errors ? 100.0 * m.outputError : 0.0});
-        ticks->addTick(
-            double(i), QStringLiteral("%1\n%2").arg(QString::fromStdString(m.role), QString::fromStdString(m.type)));
+        ticks->addTick(double(i), QString::fromStdString(m.role));
         m_roles.push_back(roleOf(m));
+        if (!mixed)
+            continue;
+        auto *type = new QCPItemText(plot()); // the type over its bar, when the types differ
+        type->setClipAxisRect(m_matrices);
+        type->position->setAxes(x, y);
+        type->position->setCoords(double(i), value);
+        type->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+        type->setText(QString::fromStdString(m.type));
+        type->setColor(colors.text);
+        type->setFont(x->tickLabelFont());
     }
     for (auto [b, colour] : {std::pair {bars, colors.accent}, std::pair {chosen, kChosen}}) {
         b->setWidth(0.6);
         b->setPen(Qt::NoPen);
         b->setBrush(colour);
     }
-    bars->setName(errors ? tr("weights' error") : tr("bits per weight"));
+    bars->setName(errors ? tr("weights") : tr("bits per weight"));
     chosen->removeFromLegend();
     std::vector<QCPAbstractPlottable *> entries {bars};
     if (errors && !outputs->data()->isEmpty()) {
         outputs->setLineStyle(QCPGraph::lsNone);
         outputs->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(colors.text, 1.5), kReadBack, 11));
-        outputs->setName(tr("output's error on this input"));
+        outputs->setName(tr("output"));
         entries.push_back(outputs);
     } else {
         outputs->removeFromLegend();
@@ -192,11 +200,10 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
     x->setRange(-0.6, double(e.matrices.size()) - 0.4);
     x->grid()->setVisible(false);
     x->setLabel(tr("matrix (click one)"));
-    y->setRange(0, top * 1.15);
+    y->setRange(0, top * (mixed ? 1.3 : 1.1));
     y->setLabel(errors ? tr("relative error, %") : tr("bits per weight"));
-    setPanelTitle(m_matrices,
-        errors ? tr("Layer %1: each matrix against float weights").arg(e.layer)
-               : tr("Layer %1: each matrix's type").arg(e.layer));
+    const QString all = mixed ? QString() : tr(" (all %1)").arg(QString::fromStdString(e.matrices[0].type));
+    setPanelTitle(m_matrices, (errors ? tr("Each matrix's error") : tr("Each matrix's bits")) + all);
     addPanelLegend(m_matrices, entries);
 }
 
@@ -247,28 +254,24 @@ void QuantizationView::drawBlock(const QuantizationEffect &e)
         g->setName(name);
         entries.push_back(g);
     };
-    points(e.referenceValues, QCPScatterStyle::ssCircle, kFloat, false, tr("float weight"));
+    points(e.referenceValues, QCPScatterStyle::ssCircle, kFloat, false, tr("float"));
     points(e.values, QCPScatterStyle::ssSquare, kReadBack, true, tr("read back"));
     addReferenceLine(rect, Qt::Horizontal, 0, QPen(colors.axis, 1));
     x->setRange(-0.8, n - 0.2);
     setIntegerTicks(x, std::max(1, n / 8));
-    x->setLabel(tr("place in the block (column %1 + this)").arg(e.column));
+    x->setLabel(tr("place in the block"));
     const double pad = std::max(1e-6, 0.08 * (high - low));
     y->setRange(low - pad, high + pad);
-    y->setLabel(levels ? tr("weight; grey: the levels it can take") : tr("weight"));
+    y->setLabel(tr("weight"));
     x->grid()->setZeroLinePen(Qt::NoPen);
-    setPanelTitle(rect,
-        tr("Block %1 of %2: %3")
-            .arg(e.block)
-            .arg(e.matrices[size_t(e.chosen)].role.c_str(), QString::fromStdString(e.matrices[size_t(e.chosen)].type)));
+    setPanelTitle(rect, tr("%1, block %2").arg(QString::fromStdString(e.matrices[size_t(e.chosen)].role)).arg(e.block));
     addPanelLegend(rect, entries);
 }
 
 void QuantizationView::drawHistogram(const QuantizationEffect &e)
 {
-    QCPAxisRect *rect = addAxisRect(1, 0);
+    QCPAxisRect *rect = addAxisRect(0, 2);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    std::vector<QCPAbstractPlottable *> entries;
     const double width = (e.high - e.low) / double(std::max<size_t>(1, e.counts.size()));
     double top = 1;
     const auto steps = [&](const std::vector<double> &counts, const QColor &colour, const QString &name) {
@@ -281,98 +284,17 @@ void QuantizationView::drawHistogram(const QuantizationEffect &e)
         g->setLineStyle(QCPGraph::lsStepLeft);
         g->setPen(QPen(colour, 2));
         g->setName(name);
-        entries.push_back(g);
         top = std::max(top, *std::max_element(counts.begin(), counts.end()));
     };
     steps(e.referenceCounts, kFloat, tr("float weights"));
     steps(e.counts, kReadBack, tr("read back"));
     x->setRange(e.low, e.high);
+    x->ticker()->setTickCount(4);
     x->setLabel(tr("weight"));
     y->setRange(0, top * 1.1);
-    y->setLabel(tr("weights"));
-    setPanelTitle(rect, tr("All of %1's weights").arg(QString::fromStdString(e.matrices[size_t(e.chosen)].role)));
-    addPanelLegend(rect, entries);
-}
-
-void QuantizationView::drawRounding(const QuantizationEffect &e)
-{
-    QCPAxisRect *rect = addAxisRect(1, 1);
-    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    const ThemeColors colors = themeColors(m_spec.theme);
-    const GgmlBlockScales &s = e.scales;
-    const int n = int(e.values.size());
-    std::vector<QCPAbstractPlottable *> entries;
-    double top = 1e-9;
-    if (!e.referenceValues.empty()) {
-        auto *bars = new QCPBars(x, y);
-        for (int i = 0; i < n; ++i) {
-            const double error = double(e.values[size_t(i)]) - double(e.referenceValues[size_t(i)]);
-            bars->addData(i, error);
-            top = std::max(top, std::fabs(error));
-        }
-        bars->setWidth(0.7);
-        bars->setPen(Qt::NoPen);
-        bars->setBrush(kReadBack);
-        bars->setName(tr("read back \u2212 float"));
-        entries.push_back(bars);
-        // Rounding to the nearest level errs by at most half a step, |scale| / 2, in each sub-block (a little more
-        // where the quantizer rounded with the scale before it was stored in half precision).
-        for (size_t j = 0; s.subBlock > 0 && s.highest >= s.lowest && j < s.scales.size(); ++j) {
-            const double half = std::fabs(double(s.scales[j])) / 2;
-            top = std::max(top, half);
-            for (const double at : {half, -half}) {
-                auto *line = new QCPItemLine(plot());
-                line->setClipAxisRect(rect);
-                line->start->setAxes(x, y);
-                line->end->setAxes(x, y);
-                line->start->setCoords(double(j) * double(s.subBlock) - 0.5, at);
-                line->end->setCoords(std::min(double(n), double(j + 1) * double(s.subBlock)) - 0.5, at);
-                line->setPen(QPen(colors.text, 1.2, Qt::DashLine));
-            }
-        }
-        x->setRange(-0.8, n - 0.2);
-        setIntegerTicks(x, std::max(1, n / 8));
-        x->grid()->setZeroLinePen(Qt::NoPen);
-        x->setLabel(tr("place in the block"));
-        y->setRange(-top * 1.15, top * 1.15);
-        y->setLabel(tr("error; dashed: \u00B1 half a step"));
-        setPanelTitle(rect, tr("Block %1: the rounding").arg(e.block));
-    } else if (!s.scales.empty()) {
-        auto *scales = new QCPBars(x, y), *mins = new QCPBars(x, y);
-        const double shift = s.mins.empty() ? 0.0 : 0.18;
-        for (size_t j = 0; j < s.scales.size(); ++j) {
-            scales->addData(double(j) - shift, s.scales[j]);
-            top = std::max(top, std::fabs(double(s.scales[j])));
-            if (j < s.mins.size()) {
-                mins->addData(double(j) + shift, s.mins[j]);
-                top = std::max(top, std::fabs(double(s.mins[j])));
-            }
-        }
-        for (auto [b, colour] : {std::pair {scales, kFloat}, std::pair {mins, kReadBack}}) {
-            b->setWidth(s.mins.empty() ? 0.5 : 0.34);
-            b->setPen(Qt::NoPen);
-            b->setBrush(colour);
-        }
-        scales->setName(tr("scale"));
-        entries.push_back(scales);
-        if (s.mins.empty()) {
-            mins->removeFromLegend();
-        } else {
-            mins->setName(tr("minimum"));
-            entries.push_back(mins);
-        }
-        x->setRange(-0.6, double(s.scales.size()) - 0.4);
-        setIntegerTicks(x);
-        x->grid()->setZeroLinePen(Qt::NoPen);
-        x->setLabel(tr("sub-block (%1 weights each)").arg(s.subBlock));
-        y->setRange(-top * 1.15, top * 1.15);
-        y->setLabel(tr("value"));
-        setPanelTitle(rect, tr("Block %1: its scales").arg(e.block));
-    } else {
-        setPanelTitle(rect, tr("Block %1: no scales (an unquantized type)").arg(e.block));
-    }
-    addReferenceLine(rect, Qt::Horizontal, 0, QPen(colors.axis, 1));
-    addPanelLegend(rect, entries);
+    y->ticker()->setTickCount(4);
+    y->setLabel(tr("count"));
+    setPanelTitle(rect, tr("All of %1").arg(QString::fromStdString(e.matrices[size_t(e.chosen)].role)));
 }
 
 void QuantizationView::chooseMatrixAt(QMouseEvent *event)

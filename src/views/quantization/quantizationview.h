@@ -12,8 +12,8 @@ namespace atlas {
 
 // Quantization (view kind "quantization"): one layer's matrices as llama.cpp stores them in fewer bits. Left, each
 // matrix's relative error against float weights (its weights, bars; its output on this input, diamonds), or its bits
-// per weight without float weights; a click chooses one. Right, one block of the chosen matrix: each float weight and
-// the weight read back, on the levels the block's scales allow. Below, the histogram of the matrix's weights. The
+// per weight without float weights; a click chooses one. Middle, one block of the chosen matrix: each float weight and
+// the weight read back, on the levels the block's scales allow. Right, the histogram of the matrix's weights. The
 // numbers are QuantizationAnalysis's (quantization/quantization.h).
 class QuantizationView : public ResultPlotView<QuantizationAnalysis>
 {
@@ -31,7 +31,6 @@ private:
     void drawMatrices(const QuantizationEffect &e);
     void drawBlock(const QuantizationEffect &e);
     void drawHistogram(const QuantizationEffect &e);
-    void drawRounding(const QuantizationEffect &e);
     void syncControls(const QuantizationEffect &e);
     void chooseMatrixAt(QMouseEvent *event);
 

@@ -36,8 +36,8 @@ private slots:
         QVERIFY(a);
         const QuantizedMatrix &k = a->effect.matrices[size_t(a->effect.chosen)];
         QCOMPARE(k.role, std::string("W_qkv")); // GPT-2's layout has no W_k of its own: the first matrix is shown
-        for (const QString &part : {QString("The GGUF file stores W_qkv as Q4_0, 4.5 bits per weight"),
-                 QString("Against austen's float weights"), formatNumber(100.0 * k.weightError, 3)})
+        for (const QString &part : {QString("W_qkv: Q4_0, 4.5 bits per weight (as the GGUF file holds it)"),
+                 QString("Against austen:"), formatNumber(100.0 * k.weightError, 3)})
             QVERIFY2(view.caption().contains(part), qPrintable(part + " in " + view.caption()));
         QImage image(view.size(), QImage::Format_ARGB32);
         view.render(&image);

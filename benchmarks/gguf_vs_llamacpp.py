@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""Issue 60's benchmark: this program against llama.cpp on the same GGUF files, the same machine and 2 threads.
+
+    /usr/bin/python3 benchmarks/gguf_vs_llamacpp.py --scratch DIR --npm DIR [--shapes 0.5b,1.5b] [--repeat 3]
+
+DIR_npm is a directory where `npm install node-llama-cpp@3.22.1` was run and `llama.cpp` is the git clone of its
+`llama/gitRelease.bundle` (for gguf-py). For each shape (Qwen2.5-0.5B's and Qwen2.5-1.5B's: layers, width, heads,
+K/V heads, feed-forward width, vocabulary), it writes a model of random weights (normal, std 0.02; norms 1) as an F16
+GGUF file with gguf-py, a synthetic vocabulary of distinct tokens, then has llama.cpp's own quantizer
+(llama_model_quantize, through ctypes, from node-llama-cpp's prebuilt libllama) make its Q8_0 and Q4_K_M files.
+On each quantized file it measures:
+  - this program: `render` of the attention view at 128 tokens, from a cold start (the process's wall time: opening
+    the file, dequantizing, the traced forward, the analysis, drawing the PNG) and its peak memory (getrusage);
+    `bench --length N --repeat R`, the traced forward's median at 128 and 512 tokens;
+  - llama.cpp: prompt processing of the same N tokens in one batch (node-llama-cpp, 2 threads, the context's
+    defaults), the median of R runs after one untimed, and the node process's peak memory.
+Prints a Markdown table for docs/benchmarks.md. Run it on a quiet machine.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+SHAPES = {  # layers, d_model, heads, kv heads, d_ff, vocab
+    "0.5b": (24, 896, 14, 2, 4864, 151936),
+    "1.5b": (28, 1536, 12, 2, 8960, 151936),
+}
+
+
+def write_f16(path, shape, llama_cpp):
+    sys.path.insert(0, os.path.join(llama_cpp, "gguf-py"))
+    import gguf
+    layers, d, heads, kv, ff, vocab = shape
+    head = d // heads
+    rng = np.random.default_rng(1)
+    w = gguf.GGUFWriter(path, "qwen2")
+    w.add_name(f"random-qwen2-{os.path.basename(path)}")
+    w.add_context_length(32768)
+    w.add_embedding_length(d)
+    w.add_block_count(layers)
+    w.add_feed_forward_length(ff)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_rope_freq_base(1000000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    bytes_ = [chr(c) for c in range(0x21, 0x7F)] + [chr(c) for c in range(0xA1, 0xAD)] + [chr(c) for c in range(0xAE, 0x100)]
+    tokens = bytes_ + [f"<t{i}>" for i in range(vocab - len(bytes_))]
+    w.add_token_list(tokens)
+    w.add_token_types([1] * vocab)
+    w.add_token_merges([])
+
+    def matrix(rows, columns):
+        return (rng.standard_normal((rows, columns), dtype=np.float32) * 0.02).astype(np.float16)
+
+    w.add_tensor("token_embd.weight", matrix(vocab, d))
+    for i in range(layers):
+        p = f"blk.{i}."
+        w.add_tensor(p + "attn_norm.weight", np.ones(d, dtype=np.float32))
+        w.add_tensor(p + "attn_q.weight", matrix(d, d))
+        w.add_tensor(p + "attn_q.bias", (rng.standard_normal(d) * 0.02).astype(np.float32))
+        w.add_tensor(p + "attn_k.weight", matrix(kv * head, d))
+        w.add_tensor(p + "attn_k.bias", (rng.standard_normal(kv * head) * 0.02).astype(np.float32))
+        w.add_tensor(p + "attn_v.weight", matrix(kv * head, d))
+        w.add_tensor(p + "attn_v.bias", (rng.standard_normal(kv * head) * 0.02).astype(np.float32))
+        w.add_tensor(p + "attn_output.weight", matrix(d, d))
+        w.add_tensor(p + "ffn_norm.weight", np.ones(d, dtype=np.float32))
+        w.add_tensor(p + "ffn_gate.weight", matrix(ff, d))
+        w.add_tensor(p + "ffn_up.weight", matrix(ff, d))
+        w.add_tensor(p + "ffn_down.weight", matrix(d, ff))
+    w.add_tensor("output_norm.weight", np.ones(d, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+class QuantizeParams(ctypes.Structure):  # llama_model_quantize_params' first fields, then room for the rest
+    _fields_ = [("nthread", ctypes.c_int32), ("ftype", ctypes.c_int32), ("rest", ctypes.c_byte * 248)]
+
+
+def quantize(lib_dir, source, target, ftype):
+    for name in ("libggml-base.so", "libggml.v0.5.0.so"):
+        ctypes.CDLL(os.path.join(lib_dir, name), mode=ctypes.RTLD_GLOBAL)
+    llama = ctypes.CDLL(os.path.join(lib_dir, "libllama.v0.5.0.so"), mode=ctypes.RTLD_GLOBAL)
+    llama.llama_model_quantize_default_params.restype = QuantizeParams
+    llama.llama_model_quantize.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(QuantizeParams)]
+    llama.llama_model_quantize.restype = ctypes.c_uint32
+    params = llama.llama_model_quantize_default_params()
+    params.nthread = 2
+    params.ftype = ftype
+    if llama.llama_model_quantize(source.encode(), target.encode(), ctypes.byref(params)) != 0:
+        raise SystemExit(f"llama_model_quantize failed on {source}")
+
+
+def timed(command):
+    start = time.perf_counter()
+    child = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command)}: {child.stderr}")
+    peak_kib = int(child.stderr.strip().splitlines()[-1])
+    return seconds, peak_kib / 1024 / 1024, child.stdout
+
+
+LLAMA_JS = r"""
+import {getLlama} from "node-llama-cpp";
+const [file, lengths, repeat] = [process.argv[2], process.argv[3].split(",").map(Number), Number(process.argv[4])];
+const llama = await getLlama({gpu: false, build: "never"});
+const model = await llama.loadModel({modelPath: file, gpuLayers: 0});
+const out = {};
+for (const n of lengths) {
+    const context = await model.createContext({contextSize: Math.max(1024, n), batchSize: n, threads: 2});
+    const sequence = context.getSequence();
+    const ids = Array.from({length: n}, (_, i) => 300 + (i * 7919) % 150000);
+    const times = [];
+    for (let r = 0; r <= repeat; ++r) {
+        const start = performance.now();
+        await sequence.evaluateWithoutGeneratingNewTokens(ids);
+        const ms = performance.now() - start;
+        if (r > 0) times.push(ms);
+        await sequence.clearHistory();
+    }
+    times.sort((a, b) => a - b);
+    out[n] = times[Math.floor(times.length / 2)];
+    await context.dispose();
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scratch", required=True)
+    parser.add_argument("--npm", required=True)
+    parser.add_argument("--shapes", default="0.5b,1.5b")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "src", "transformer-atlas"))
+    args = parser.parse_args()
+    lib_dir = os.path.join(args.npm, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
+    os.makedirs(args.scratch, exist_ok=True)
+    script = os.path.join(args.npm, "gguf_speed.mjs")
+    with open(script, "w") as f:
+        f.write(LLAMA_JS)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
+    rows = []
+    for shape in args.shapes.split(","):
+        f16 = os.path.join(args.scratch, f"qwen2-{shape}-f16.gguf")
+        if not os.path.exists(f16):
+            write_f16(f16, SHAPES[shape], os.path.join(args.npm, "llama.cpp"))
+        for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15)):
+            path = os.path.join(args.scratch, f"qwen2-{shape}-{kind.lower()}.gguf")
+            if not os.path.exists(path):
+                quantize(lib_dir, f16, path, ftype)
+            spec = os.path.join(args.scratch, "spec.json")
+            with open(spec, "w") as f:
+                json.dump({"view": "attention", "model": path, "tokens": [300 + (i * 7919) % 150000 for i in range(128)],
+                           "layer": 0, "head": 0}, f)
+            first_view, peak, _ = timed([args.binary, "render", "--spec", spec, "--out",
+                                         os.path.join(args.scratch, "first.png"), "--size", "1200x800"])
+            ours = {}
+            for n in (128, 512):
+                _, ours_peak, text = timed([args.binary, "bench", "--model", path, "--length", str(n), "--repeat",
+                                            str(args.repeat)])
+                ours[n] = re.search(r"median ([0-9.]+ m?s)", text).group(1)
+                peak = max(peak, ours_peak)
+            start = time.perf_counter()
+            child = subprocess.run(["/usr/bin/time", "-f", "%M", "node", script, path, "128,512", str(args.repeat)],
+                                   cwd=args.npm, capture_output=True, text=True, env=env)
+            if child.returncode != 0:
+                raise SystemExit(child.stderr)
+            theirs = json.loads(child.stdout.strip().splitlines()[-1])
+            their_peak = int(child.stderr.strip().splitlines()[-1]) / 1024 / 1024
+            rows.append((shape, kind, os.path.getsize(path) / 2**30, first_view, peak, ours, theirs, their_peak))
+            print(rows[-1], flush=True)
+    print("| shape | file | size | first attention view (cold) | peak memory | traced forward 128 / 512 (this program) "
+          "| llama.cpp prompt processing 128 / 512 | llama.cpp peak memory |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for shape, kind, size, first, peak, ours, theirs, their_peak in rows:
+        print(f"| Qwen2.5-{shape.upper()} | {kind} | {size:.2f} GiB | {first:.1f} s | {peak:.2f} GiB | "
+              f"{ours[128]} / {ours[512]} | {theirs['128']:.0f} ms / {theirs['512']:.0f} ms | {their_peak:.2f} GiB |")
+
+
+main()
