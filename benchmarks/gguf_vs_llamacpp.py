@@ -55,10 +55,10 @@ def write_f16(path, shape, llama_cpp):
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
     bytes_ = [chr(c) for c in range(0x21, 0x7F)] + [chr(c) for c in range(0xA1, 0xAD)] + [chr(c) for c in range(0xAE, 0x100)]
-    tokens = bytes_ + [f"<t{i}>" for i in range(vocab - len(bytes_))]
+    tokens = bytes_ + ["!!"] + [f"<t{i}>" for i in range(vocab - len(bytes_) - 1)]
     w.add_token_list(tokens)
     w.add_token_types([1] * vocab)
-    w.add_token_merges([])
+    w.add_token_merges(["! !"])  # one merge: gguf-py leaves an empty list out, and llama.cpp needs the key
 
     def matrix(rows, columns):
         return (rng.standard_normal((rows, columns), dtype=np.float32) * 0.02).astype(np.float16)
