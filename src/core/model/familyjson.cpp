@@ -101,7 +101,7 @@ std::string ModelConfig::familyJson() const
             {"torch_dtype", "float32"},
         };
         if (neox) {
-            j["rotary_pct"] = double(rotaryDims > 0 ? rotaryDims : headDim()) / headDim();
+            j["rotary_pct"] = double(rotatedDims()) / headDim();
             j["rotary_emb_base"] = shortestDecimal(ropeBase);
             if (ropeScaling.kind == RopeScaling::Kind::Linear)
                 j["rope_scaling"] = {{"type", "linear"}, {"factor", ropeScaling.factor}};

@@ -97,8 +97,7 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
         layer << "window " << (c.windowed(l) ? c.slidingWindow : 0) << ", experts " << c.isMoeLayer(l) << ", RoPE "
               << c.rotates(l);
         if (c.rotates(l)) {
-            layer << " on " << (c.rotaryDims > 0 ? c.rotaryDims : c.headDim()) << " dimensions, amplitude "
-                  << c.ropeAmplitude(l) << ", frequencies";
+            layer << " on " << c.rotatedDims() << " dimensions, amplitude " << c.ropeAmplitude(l) << ", frequencies";
             for (double f : c.ropeFrequencies(l)) // to 5 digits: Llama 3's rule and its factors differ in the last bits
                 layer << " " << std::setprecision(5) << f;
         }
@@ -118,7 +117,7 @@ void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
     if (a == "gpt2" || a == "gptneox") {
         w.setFloat32(key("attention.layer_norm_epsilon"), c.lnEpsilon);
         if (a == "gptneox") {
-            w.setUInt32(key("rope.dimension_count"), uint32_t(c.rotaryDims > 0 ? c.rotaryDims : c.headDim()));
+            w.setUInt32(key("rope.dimension_count"), uint32_t(c.rotatedDims()));
             w.setFloat32(key("rope.freq_base"), c.ropeBase);
             w.setBool(key("use_parallel_residual"), c.parallelResidual);
         }

@@ -260,13 +260,13 @@ void ModelConfig::validate(const std::string &source) const
         "the rotated dimensions (" + std::to_string(rotaryDims) + ") must be even and at most a head's width ("
             + std::to_string(headDim()) + ")");
     if (ropeScaling.kind == RopeScaling::Kind::Factors) {
-        const size_t pairs = size_t(rotaryDims > 0 ? rotaryDims : headDim()) / 2;
+        const size_t pairs = size_t(rotatedDims()) / 2;
         require(ropeScaling.frequencyFactors.size() == pairs,
             "rope_scaling.factors must hold one factor for each of the " + std::to_string(pairs)
                 + " rotated pairs, holds " + std::to_string(ropeScaling.frequencyFactors.size()));
     }
     if (ropeScaling.kind == RopeScaling::Kind::LongRope) {
-        const size_t pairs = size_t(rotaryDims > 0 ? rotaryDims : headDim()) / 2;
+        const size_t pairs = size_t(rotatedDims()) / 2;
         for (const auto &[key, factors] : {std::pair {"short_factor", &ropeScaling.shortFactors},
                  std::pair {"long_factor", &ropeScaling.longFactors}})
             require(factors->size() == pairs,

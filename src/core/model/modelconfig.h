@@ -180,6 +180,8 @@ struct ModelConfig
     // T5 with a tied head scales the decoder's output by d_model^−½ before reading the embedding; 1 elsewhere.
     float outputScale() const;
     int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
+    // The width of each head that RoPE turns: rotaryDims, or the whole head.
+    int rotatedDims() const { return rotaryDims > 0 ? rotaryDims : headDim(); }
     bool adaptiveSpan() const { return spanRamp > 0; }
     bool linearLayout() const { return family != Family::Gpt2; } // nn.Linear weights, [out, in]
     // Whether layer `layer` masks keys older than the sliding window.

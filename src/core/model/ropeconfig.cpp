@@ -141,7 +141,7 @@ json withRopeParametersRead(const json &j, const std::string &source, std::strin
 
 std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) const
 {
-    const int64_t d = rotaryDims > 0 ? rotaryDims : headDim(); // the width that turns
+    const int64_t d = rotatedDims(); // the width that turns
     const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
     const float base = local ? ropeLocalBase : ropeBase;
     const RopeScaling &r = ropeScaling;

@@ -229,7 +229,8 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
             if (!entry)
                 throw Error(model.directory + ": tensor '" + key + "' is missing");
             storedType = entry->type;
-            stored = file->tensor(key);
+            // the model's weights are this tensor read back: put in the file's layout again, not dequantized twice
+            stored = ggufLayout(c, model.gguf->architecture, key, *found->second, GgufDirection::ToGguf);
             bytes.assign(reinterpret_cast<const char *>(file->data(*entry)), size_t(entry->bytes));
             if (referenceWeights) {
                 floats = ggufLayout(c, model.gguf->architecture, key, *referenceWeights, GgufDirection::ToGguf);
