@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """Issue 60's benchmark: this program against llama.cpp on the same GGUF files, the same machine and 2 threads.
 
-    /usr/bin/python3 benchmarks/gguf_vs_llamacpp.py --scratch DIR --npm DIR [--shapes 0.5b,1.5b] [--repeat 3]
+    /usr/bin/python3 benchmarks/gguf_vs_llamacpp.py --scratch DIR --npm DIR [--shapes 0.5b,1.5b,4b] [--kinds Q8_0,Q4_K_M]
+        [--repeat 3]
 
 DIR_npm is a directory where `npm install node-llama-cpp@3.22.1` was run and `llama.cpp` is the git clone of its
 `llama/gitRelease.bundle` (for gguf-py). For each shape (Qwen2.5-0.5B's and Qwen2.5-1.5B's: layers, width, heads,
-K/V heads, feed-forward width, vocabulary), it writes a model of random weights (normal, std 0.02; norms 1) as an F16
+K/V heads, feed-forward width, vocabulary; and Qwen1.5-4B's, a qwen2 file too, to see a 4B-parameter model open), it
+writes a model of random weights (normal, std 0.02; norms 1) as an F16
 GGUF file with gguf-py, a synthetic vocabulary of distinct tokens, then has llama.cpp's own quantizer
 (llama_model_quantize, through ctypes, from node-llama-cpp's prebuilt libllama) make its Q8_0 and Q4_K_M files.
 On each quantized file it measures:
   - this program: `render` of the attention view at 128 tokens, from a cold start (the process's wall time: opening
-    the file, dequantizing, the traced forward, the analysis, drawing the PNG) and its peak memory (getrusage);
+    the file, checking its values, the traced forward, the analysis, drawing the PNG) and its peak memory (getrusage);
     `bench --length N --repeat R`, the traced forward's median at 128 and 512 tokens;
   - llama.cpp: prompt processing of the same N tokens in one batch (node-llama-cpp, 2 threads, the context's
     defaults), the median of R runs after one untimed, and the node process's peak memory.
@@ -32,7 +34,9 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SHAPES = {  # layers, d_model, heads, kv heads, d_ff, vocab
     "0.5b": (24, 896, 14, 2, 4864, 151936),
     "1.5b": (28, 1536, 12, 2, 8960, 151936),
+    "4b": (40, 2560, 20, 20, 6912, 151936),  # Qwen1.5-4B's (a qwen2 file), with a tied head: 3.6 B parameters
 }
+LABELS = {"0.5b": "Qwen2.5-0.5B", "1.5b": "Qwen2.5-1.5B", "4b": "Qwen1.5-4B"}
 
 
 def write_f16(path, shape, llama_cpp):
@@ -143,7 +147,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--npm", required=True)
-    parser.add_argument("--shapes", default="0.5b,1.5b")
+    parser.add_argument("--shapes", default="0.5b,1.5b")  # or 4b
+    parser.add_argument("--kinds", default="Q8_0,Q4_K_M")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "src", "transformer-atlas"))
     args = parser.parse_args()
@@ -159,6 +164,8 @@ def main():
         if not os.path.exists(f16):
             write_f16(f16, SHAPES[shape], os.path.join(args.npm, "llama.cpp"))
         for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15)):
+            if kind not in args.kinds.split(","):
+                continue
             path = os.path.join(args.scratch, f"qwen2-{shape}-{kind.lower()}.gguf")
             if not os.path.exists(path):
                 quantize(lib_dir, f16, path, ftype)
@@ -187,8 +194,9 @@ def main():
           "| llama.cpp prompt processing 128 / 512 | llama.cpp peak memory |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for shape, kind, size, first, peak, ours, theirs, their_peak in rows:
-        print(f"| Qwen2.5-{shape.upper()} | {kind} | {size:.2f} GiB | {first:.1f} s | {peak:.2f} GiB | "
+        print(f"| {LABELS[shape]} | {kind} | {size:.2f} GiB | {first:.1f} s | {peak:.2f} GiB | "
               f"{ours[128]} / {ours[512]} | {theirs['128']:.0f} ms / {theirs['512']:.0f} ms | {their_peak:.2f} GiB |")
 
 
-main()
+if __name__ == "__main__":
+    main()

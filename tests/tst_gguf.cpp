@@ -1,4 +1,7 @@
 #include "io/gguf.h"
+#include "io/weightvalues.h"
+#include "tensor/matrixproduct.h"
+#include "tensor/packedrows.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "util/error.h"
@@ -9,7 +12,9 @@
 
 #include <bit>
 #include <cstring>
+#include <random>
 #include <set>
+#include <utility>
 
 using namespace atlas;
 using namespace atlas::testing;
@@ -79,6 +84,9 @@ private slots:
     void refusesBadTensorData();
     void refusesBadMetadata();
     void readsAFileOfTensorsOfOneRow();
+    void keepsAMatrixPacked_data();
+    void keepsAMatrixPacked();
+    void readsATensorPacked();
 
 private:
     QTemporaryDir m_dir;
@@ -316,6 +324,117 @@ void TestGguf::readsAFileOfTensorsOfOneRow()
     QCOMPARE(tb.shape(), (Shape {2, 2}));
     QCOMPARE(ta.data()[2], 3.0f);
     QCOMPARE(tb.data()[3], -4.0f);
+}
+
+void TestGguf::keepsAMatrixPacked_data()
+{
+    QTest::addColumn<int>("type");
+    QTest::newRow("F16") << int(GgmlType::F16);
+    QTest::newRow("Q8_0") << int(GgmlType::Q8_0);
+    QTest::newRow("Q4_K") << int(GgmlType::Q4_K);
+}
+
+// A matrix of 301 rows (no tile size divides it) kept in a GGUF encoding: its products, decoded a tile at a time,
+// equal the products of its decoded values; its rows reorder and split without decoding; a tensor made of it reads its
+// decoded values and gets values of its own when written.
+void TestGguf::keepsAMatrixPacked()
+{
+    QFETCH(int, type);
+    const GgmlType ggml = GgmlType(type);
+    const int64_t O = 301, I = 256;
+    std::mt19937 random(7);
+    std::normal_distribution<float> normal;
+    std::vector<float> values(size_t(O * I));
+    for (float &v : values)
+        v = normal(random);
+    const std::string encoded = quantizeGgml(ggml, values.data(), O * I);
+    const auto rows = std::make_shared<const PackedRows>(
+        O, I, encoded.size() / size_t(O), ggmlTypeInfo(ggml).name,
+        [ggml](const unsigned char *e, int64_t n, float *out) { dequantizeGgml(ggml, e, n, out); },
+        std::vector<unsigned char>(encoded.begin(), encoded.end()));
+    std::vector<float> decoded(values.size());
+    dequantizeGgml(ggml, reinterpret_cast<const unsigned char *>(encoded.data()), O * I, decoded.data());
+    QVERIFY(std::equal(decoded.begin(), decoded.end(), rows->decoded().begin()));
+    QCOMPARE(rows->bytes(), encoded.size());
+
+    for (const int64_t T : {int64_t(1), int64_t(3), int64_t(70)}) {
+        Tensor x({T, I});
+        for (float &v : x.values())
+            v = normal(random);
+        for (const bool accumulate : {false, true}) {
+            Tensor out({T, O}, 1.0f);
+            packedWeightProduct(out.matrix(), std::as_const(x).matrix(), *rows, accumulate);
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t o = 0; o < O; ++o) {
+                    double expected = accumulate ? 1.0 : 0.0;
+                    for (int64_t i = 0; i < I; ++i)
+                        expected += double(x.data()[t * I + i]) * double(decoded[size_t(o * I + i)]);
+                    const double got = out.data()[t * O + o];
+                    if (!(std::fabs(got - expected) <= 1e-4 * (1.0 + std::fabs(expected))))
+                        QFAIL(qPrintable(QString("T %1, row %2, column %3: %4 against %5")
+                                             .arg(T)
+                                             .arg(t)
+                                             .arg(o)
+                                             .arg(got)
+                                             .arg(expected)));
+                }
+        }
+    }
+
+    std::vector<int64_t> reversed(static_cast<size_t>(O));
+    for (int64_t r = 0; r < O; ++r)
+        reversed[size_t(r)] = O - 1 - r;
+    const auto backwards = rows->reordered(reversed);
+    const auto middle = rows->rowRange(100, 50);
+    std::vector<float> row(static_cast<size_t>(I));
+    backwards->decodeRows(0, 1, row.data());
+    QVERIFY(std::equal(row.begin(), row.end(), decoded.begin() + (O - 1) * I));
+    middle->decodeRows(49, 1, row.data());
+    QVERIFY(std::equal(row.begin(), row.end(), decoded.begin() + 149 * I));
+    QVERIFY_THROWS_EXCEPTION(Error, middle->decodeRows(49, 2, row.data()));
+
+    const Tensor packed = Tensor::packed(rows);
+    QCOMPARE(packed.shape(), (Shape {O, I}));
+    QCOMPARE(packed.numel(), O * I);
+    QCOMPARE(packed.storedBytes(), encoded.size());
+    QVERIFY(packed.packing() != nullptr);
+    QCOMPARE(packed.data()[5], decoded[5]);
+    Tensor written = packed;
+    written.data()[5] = 123.0f;
+    QVERIFY(written.packing() == nullptr);
+    QCOMPARE(written.storedBytes(), size_t(O * I) * sizeof(float));
+    QCOMPARE(written.data()[6], decoded[6]);
+    QVERIFY(packed.packing() != nullptr);
+    QCOMPARE(packed.data()[5], decoded[5]);
+}
+
+// GgufFile::packedTensor: the file's blocks copied, [rows, columns] with the outer dimensions in the rows, and a value
+// that is not a finite number refused by its row.
+void TestGguf::readsATensorPacked()
+{
+    std::vector<uint16_t> halves(2 * 3 * 32);
+    for (size_t i = 0; i < halves.size(); ++i)
+        halves[i] = floatToHalf(float(i) / 8.0f - 10.0f);
+    GgufBytes bytes;
+    bytes.header(2, 0).tensor("m", {32, 3, 2}, 1, 0).tensor("bad", {32, 3}, 1, 384).pad();
+    bytes.raw(halves.data(), 384);
+    std::vector<uint16_t> bad(halves.begin(), halves.begin() + 96);
+    bad[32 + 7] = 0x7E00; // NaN in row 1
+    bytes.raw(bad.data(), 192);
+    const GgufFile f(write("packed.gguf", bytes.bytes));
+    const Tensor m = f.packedTensor("m");
+    QCOMPARE(m.shape(), (Shape {6, 32}));
+    QCOMPARE(m.packing()->encoding(), std::string("F16"));
+    const Tensor plain = f.tensor("m");
+    QVERIFY(std::equal(plain.data(), plain.data() + plain.numel(), m.data()));
+    try {
+        f.packedTensor("bad");
+        QFAIL("a NaN weight was accepted");
+    } catch (const Error &e) {
+        QVERIFY2(QString(e.what()).contains("tensor 'bad': row 1 holds 1 value that is not a finite number, the first "
+                                            "element 7"),
+            e.what());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGguf)

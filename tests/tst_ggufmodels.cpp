@@ -1,8 +1,10 @@
 #include "engine/engine.h"
+#include "engine/generator.h"
 #include "io/gguf.h"
 #include "model/builtinmodels.h"
 #include "model/ggufmodel.h"
 #include "model/model.h"
+#include "tensor/packedrows.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "util/error.h"
@@ -32,6 +34,8 @@ private slots:
     void readsTheCheckpointsWeights();
     void logitsAgreeWithLlamaCpp_data();
     void logitsAgreeWithLlamaCpp();
+    void keepsQuantizedMatricesPacked_data();
+    void keepsQuantizedMatricesPacked();
     void refusesWhatDoesNotFit();
 
 private:
@@ -169,6 +173,67 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
             qPrintable(QString("mean difference %1 against llama.cpp's own quantization shift %2")
                            .arg(sum / n)
                            .arg(shift / n)));
+}
+
+void TestGgufModels::keepsQuantizedMatricesPacked_data()
+{
+    QTest::addColumn<QString>("name");
+    for (const char *name : kCheckpoints)
+        QTest::newRow(name) << QString(name);
+}
+
+// A Q8_0 file's matrices stay in memory as the file's blocks (GPT-2's, which the converter stores transposed, and the
+// float32 ones excepted), taking the file's bytes; the forward and the cached generator read them a tile at a time and
+// give the logits of the same model with every weight decoded to float32 first.
+void TestGgufModels::keepsQuantizedMatricesPacked()
+{
+    QFETCH(QString, name);
+    const std::string path = modelPath(name + "-q8_0.gguf").toStdString();
+    const auto packed = std::make_shared<const Model>(Model::load(path));
+    const GgufFile file(path);
+    size_t packedBytes = 0, fileBytes = 0;
+    int packedCount = 0;
+    for (const auto &[key, tensor] : packed->parameters()) {
+        if (const PackedRows *rows = tensor->packing()) {
+            QCOMPARE(rows->encoding(), std::string("Q8_0"));
+            packedBytes += tensor->storedBytes();
+            ++packedCount;
+        }
+    }
+    for (const GgufFile::Entry &e : file.entries())
+        if (e.type == GgmlType::Q8_0)
+            fileBytes += e.bytes;
+    if (name == "gpt2_tiny") {
+        QCOMPARE(packed->wte.packing() != nullptr, file.find("token_embd.weight")->type == GgmlType::Q8_0);
+        QVERIFY(packed->blocks[0].attnWeight.packing() == nullptr);
+    } else {
+        QVERIFY(packedCount > 0);
+        // Every Q8_0 tensor kept as its blocks; the experts share their stack's bytes, each counting its own share.
+        QCOMPARE(packedBytes, fileBytes);
+    }
+
+    auto decoded = std::make_shared<Model>(*packed);
+    for (auto &[key, tensor] : decoded->parameters())
+        tensor->values(); // its own float32 values, decoded whole
+    for (const auto &[key, tensor] : decoded->parameters())
+        QVERIFY2(tensor->packing() == nullptr, key.c_str());
+    int stillPacked = 0;
+    for (const auto &[key, tensor] : packed->parameters())
+        stillPacked += tensor->packing() != nullptr;
+    QCOMPARE(stillPacked, packedCount);
+
+    const std::vector<int> ids = {1, 5, 9, 2, 7, 3, 8};
+    const auto logits = [&](std::shared_ptr<const Model> m) {
+        Engine engine(m, Input {ids, {}});
+        engine.runToEnd();
+        return engine.trace().tensor("logits");
+    };
+    // The same products in tiles of rows: each logit summed in the same order or nearly (measured: at most 0).
+    const float forward = maxDifference(logits(packed), logits(decoded));
+    QVERIFY2(forward <= 1e-5f, qPrintable(QString("the forward's logits differ by %1").arg(forward)));
+    const Generator fromPacked(packed, ids), fromDecoded(decoded, ids);
+    const float generated = maxDifference(fromPacked.lastLogits(), fromDecoded.lastLogits());
+    QVERIFY2(generated <= 1e-5f, qPrintable(QString("the generator's logits differ by %1").arg(generated)));
 }
 
 void TestGgufModels::refusesWhatDoesNotFit()

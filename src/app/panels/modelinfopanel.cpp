@@ -91,13 +91,20 @@ void ModelInfoPanel::showModel()
     html += row(tr("context"), tr("%1 tokens").arg(c.context));
     const qlonglong parameters = qlonglong(model->parameterCount());
     html += row(tr("parameters"), QLocale().toString(parameters));
+    double inMemory = 0;
+    for (const auto &[name, tensor] : model->parameters())
+        inMemory += double(tensor->storedBytes());
     html += row(tr("weights"),
-        tr("%1 in memory as float32 (stored as %2)")
-            .arg(byteAmount(double(parameters) * 4))
-            .arg(QString::fromStdString(model->dtype)));
+        model->gguf ? tr("%1 in memory: the matrices in the file's encoding, the rest as float32 (stored as %2)")
+                          .arg(byteAmount(inMemory))
+                          .arg(QString::fromStdString(model->dtype))
+                    : tr("%1 in memory as float32 (stored as %2)")
+                          .arg(byteAmount(inMemory))
+                          .arg(QString::fromStdString(model->dtype)));
     if (model->gguf)
         html += row(tr("file"),
-            tr("GGUF, llama.cpp's %1 architecture: %2, %3 bits per weight as stored, dequantized when read")
+            tr("GGUF, llama.cpp's %1 architecture: %2, %3 bits per weight as stored, decoded a tile of rows at a time "
+               "inside the products")
                 .arg(QString::fromStdString(model->gguf->architecture).toHtmlEscaped(),
                     byteAmount(double(model->gguf->fileBytes)))
                 .arg(model->gguf->bitsPerWeight, 0, 'f', 2));

@@ -122,7 +122,7 @@ private:
         Engine e(std::make_shared<const Model>(model), clean);
         e.runTo(e.program().producerOf(names::residualStream(0)) + 1);
         Tensor x = e.trace().tensor(names::residualStream(0));
-        const Tensor &wte = model.wte;
+        const Tensor wte = model.wte.unpacked();
         double mean = 0, square = 0;
         for (int64_t i = 0; i < wte.numel(); ++i) {
             mean += wte.data()[i];

@@ -202,9 +202,10 @@ void Generator::feed(int token)
         x = std::move(streams[0]);
     Tensor lnf({1, D});
     normForward(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
-    m_logits = Tensor({c.vocab});
-    Eigen::Map<RowVector>(m_logits.data(), c.vocab)
-        = (lnf.matrix() * c.outputScale()) * m_model->outputWeight().matrix().transpose();
+    lnf.matrix() *= c.outputScale();
+    m_logits = Tensor({1, c.vocab});
+    ops::logits_forward(m_logits, lnf, m_model->outputWeight());
+    m_logits.reshape({c.vocab});
     if (c.logitSoftcap > 0) // Gemma 2's final_logit_softcapping
         ops::softcap_forward(m_logits, Tensor(m_logits), c.logitSoftcap);
     m_tokens.push_back(token);

@@ -3,6 +3,7 @@
 #include "io/atomicfile.h"
 #include "io/mappedfile.h"
 #include "io/weightvalues.h"
+#include "tensor/packedrows.h"
 #include "util/error.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -519,6 +521,50 @@ Tensor GgufFile::tensor(const std::string &name, SafetensorsFile::NonFinite nonF
     if (refused)
         throw Error(what + nonFiniteReason(dst, n));
     return out;
+}
+
+Tensor GgufFile::packedTensor(const std::string &name) const
+{
+    const Entry *entry = find(name);
+    const std::string what = m_path + ": tensor '" + shownText(name) + "': ";
+    if (!entry)
+        throw Error(what + "no such tensor in the file");
+    if (entry->shape.size() < 2)
+        throw Error(what + "a vector is not kept packed");
+    const GgmlTypeInfo &t = ggmlTypeInfo(entry->type);
+    const int64_t columns = entry->shape.back(), rows = Tensor::count(entry->shape) / std::max<int64_t>(1, columns);
+    const size_t rowBytes = size_t(columns / t.blockElements) * t.blockBytes;
+    const unsigned char *src = data(*entry);
+    // Checked a piece at a time on every core: a row's values are looked at while they are in the cache.
+    std::atomic<int64_t> firstRefused = rows;
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, columns));
+    parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+        std::vector<float> values(size_t(std::min(grain, end - begin) * columns));
+        for (int64_t r = begin; r < end; r += grain) {
+            const int64_t n = std::min(grain, end - r);
+            dequantizeGgml(entry->type, src + size_t(r) * rowBytes, n * columns, values.data());
+            if (!allFinite(values.data(), n * columns)) {
+                const int64_t bad = r
+                    + (std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); })
+                          - values.begin())
+                        / columns;
+                int64_t seen = firstRefused.load();
+                while (bad < seen && !firstRefused.compare_exchange_weak(seen, bad)) { }
+                return;
+            }
+        }
+    });
+    if (firstRefused < rows) {
+        const int64_t r = firstRefused;
+        std::vector<float> row(static_cast<size_t>(columns));
+        dequantizeGgml(entry->type, src + size_t(r) * rowBytes, columns, row.data());
+        throw Error(what + "row " + std::to_string(r) + " " + nonFiniteReason(row.data(), columns));
+    }
+    const GgmlType type = entry->type;
+    return Tensor::packed(std::make_shared<const PackedRows>(
+        rows, columns, rowBytes, t.name,
+        [type](const unsigned char *encoded, int64_t n, float *out) { dequantizeGgml(type, encoded, n, out); },
+        std::vector<unsigned char>(src, src + size_t(rows) * rowBytes)));
 }
 
 } // namespace atlas

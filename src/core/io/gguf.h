@@ -95,6 +95,11 @@ public:
     Tensor tensor(
         const std::string &name, SafetensorsFile::NonFinite nonFinite = SafetensorsFile::NonFinite::Keep) const;
 
+    // The named tensor, [rows, columns] with every outer dimension in its rows, kept in the file's encoding
+    // (Tensor::packed; a copy, so the file may change or go afterwards). Its values are checked as by tensor() with
+    // NonFinite::Refuse, a few rows at a time.
+    Tensor packedTensor(const std::string &name) const;
+
 private:
     std::string m_path;
     std::unique_ptr<MappedFile> m_file;

@@ -1,5 +1,7 @@
 #include "model/gguflayout.h"
 
+#include "tensor/packedrows.h"
+
 #include <functional>
 
 namespace atlas {
@@ -12,6 +14,15 @@ using RowMap = std::function<int64_t(int64_t)>;
 Tensor movedRows(const Tensor &t, const RowMap &ggufRow, GgufDirection direction)
 {
     const int64_t rows = t.dim(0), columns = t.numel() / rows;
+    if (const PackedRows *packed = t.packing()) {
+        std::vector<int64_t> sourceRow(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r)
+            if (direction == GgufDirection::FromGguf)
+                sourceRow[size_t(r)] = ggufRow(r);
+            else
+                sourceRow[size_t(ggufRow(r))] = r;
+        return Tensor::packed(packed->reordered(sourceRow));
+    }
     Tensor out = Tensor::uninitialized(t.shape());
     for (int64_t r = 0; r < rows; ++r) {
         const int64_t g = ggufRow(r);

@@ -6,6 +6,7 @@
 #include "model/gguflayout.h"
 #include "model/parameterbinding.h"
 #include "model/parameternames.h"
+#include "tensor/packedrows.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 #include "util/text.h"
@@ -304,13 +305,25 @@ Model loadGgufModel(const std::string &path)
     m.config = ggufModelConfig(f);
     m.directory = path;
     m.name = fs::path(path).stem().string();
-    checkFitsInMemory(double(Model::parameterCountOf(m.config)) * sizeof(float),
-        path + ": its " + std::to_string(Model::parameterCountOf(m.config)) + " parameters, dequantized to float32,");
+    const std::string &architecture = f.string("general.architecture");
+    const bool gpt2 = architecture == "gpt2";
+    // GPT-2's Conv1D weights are [in, out]; GPT2Model's converter stores them transposed, as nn.Linear's
+    const auto conv1d
+        = [gpt2](const std::string &key, size_t rank) { return gpt2 && rank == 2 && key.starts_with("blk."); };
+    // The matrices stay in the file's encoding (weights a product reads a tile at a time, tensor/packedrows.h); the
+    // vectors, the float32 matrices and GPT-2's transposed ones become float32.
+    const auto packed = [&](const GgufFile::Entry &e) {
+        return e.type != GgmlType::F32 && e.shape.size() >= 2 && !conv1d(e.name, e.shape.size());
+    };
+    double bytes = 0;
+    for (const GgufFile::Entry &e : f.entries())
+        bytes += packed(e) ? double(e.bytes) : double(Tensor::count(e.shape)) * sizeof(float);
+    checkFitsInMemory(bytes,
+        path + ": its " + std::to_string(Model::parameterCountOf(m.config))
+            + " parameters, the matrices kept in the file's encoding and the rest as float32,");
     m.allocateBlocks();
 
     const std::map<std::string, std::string> names = ggufParameterNames(m.config);
-    const std::string &architecture = f.string("general.architecture");
-    const bool gpt2 = architecture == "gpt2";
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
@@ -325,22 +338,25 @@ Model loadGgufModel(const std::string &path)
         Shape expected = shape;
         if (expert >= 0)
             expected.insert(expected.begin(), m.config.experts);
-        // GPT-2's Conv1D weights are [in, out]; GPT2Model's converter stores them transposed, as nn.Linear's
-        const bool conv1d = gpt2 && shape.size() == 2 && key.starts_with("blk.");
-        if (conv1d)
+        if (conv1d(key, shape.size()))
             std::swap(expected[0], expected[1]);
         if (entry.shape != expected)
             throw Error(path + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
                 + ", the metadata implies " + Tensor::shapeString(expected));
+        const auto read
+            = [&] { return packed(entry) ? f.packedTensor(key) : f.tensor(key, SafetensorsFile::NonFinite::Refuse); };
         if (expert < 0) {
-            tensor = ggufLayout(m.config, architecture, key, f.tensor(key, SafetensorsFile::NonFinite::Refuse),
-                GgufDirection::FromGguf);
+            tensor = ggufLayout(m.config, architecture, key, read(), GgufDirection::FromGguf);
         } else {
             auto stack = stacks.find(key);
             if (stack == stacks.end())
-                stack = stacks.emplace(key, f.tensor(key, SafetensorsFile::NonFinite::Refuse)).first;
-            tensor = Tensor::uninitialized(shape);
-            std::copy_n(stack->second.data() + int64_t(expert) * tensor.numel(), tensor.numel(), tensor.data());
+                stack = stacks.emplace(key, read()).first;
+            if (const PackedRows *rows = stack->second.packing()) {
+                tensor = Tensor::packed(rows->rowRange(int64_t(expert) * shape[0], shape[0]));
+            } else {
+                tensor = Tensor::uninitialized(shape);
+                std::copy_n(stack->second.data() + int64_t(expert) * tensor.numel(), tensor.numel(), tensor.data());
+            }
         }
     });
     if (f.find("rope_freqs.weight"))
@@ -352,12 +368,12 @@ Model loadGgufModel(const std::string &path)
     Model::GgufSource source;
     source.architecture = f.string("general.architecture");
     source.fileBytes = fs::file_size(path);
-    double bytes = 0, elements = 0;
+    double fileBytes = 0, elements = 0;
     for (const GgufFile::Entry &e : f.entries()) {
-        bytes += double(e.bytes);
+        fileBytes += double(e.bytes);
         elements += double(Tensor::count(e.shape));
     }
-    source.bitsPerWeight = elements > 0 ? 8 * bytes / elements : 0;
+    source.bitsPerWeight = elements > 0 ? 8 * fileBytes / elements : 0;
     source.pairedRope = architecture == "llama" || architecture == "smollm3";
     m.gguf = source;
     m.dtype = f.has("general.file_type") ? ggufFileTypeName(f.unsignedValue("general.file_type")) : "";

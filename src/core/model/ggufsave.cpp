@@ -310,7 +310,8 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     GgufSaveReport report;
     const auto add = [&](const std::string &key, const Tensor &t, GgmlType wanted) {
         const GgmlType stored = ggufStoredType(key, t.shape(), wanted);
-        w.addTensor(key, t.shape(), stored, quantizeGgml(stored, t.data(), t.numel()));
+        const Tensor values = t.unpacked(); // a packed weight decoded for the writing only
+        w.addTensor(key, t.shape(), stored, quantizeGgml(stored, values.data(), t.numel()));
         ++report.tensorsByType[ggmlTypeInfo(stored).name];
         if (stored != wanted && t.shape().size() >= 2 && stored != GgmlType::F32)
             ++report.fellBack[ggmlTypeInfo(stored).name];
@@ -345,7 +346,8 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
         shape.insert(shape.begin(), int64_t(experts.size()));
         Tensor stack = Tensor::uninitialized(shape);
         for (size_t e = 0; e < experts.size(); ++e)
-            std::copy_n(experts[e]->data(), experts[e]->numel(), stack.data() + int64_t(e) * experts[e]->numel());
+            std::copy_n(
+                experts[e]->unpacked().data(), experts[e]->numel(), stack.data() + int64_t(e) * experts[e]->numel());
         add(key, stack, type);
     }
     if (c.ropeScaling.kind == RopeScaling::Kind::Llama3 || c.ropeScaling.kind == RopeScaling::Kind::Factors) {

@@ -1,5 +1,6 @@
 #include "ops/ops.h"
 #include "ops/shapecheck.h"
+#include "tensor/packedrows.h"
 
 #include <cmath>
 
@@ -13,7 +14,10 @@ void embedding_forward(Tensor &out, const Tensor &wte, const std::vector<int> &t
         if (tokens[t] < 0 || tokens[t] >= V)
             throw Error("token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t)
                 + " is outside the vocabulary [0, " + std::to_string(V) + ")");
-        out.matrix().row(static_cast<Eigen::Index>(t)) = wte.matrix().row(tokens[t]);
+        if (const PackedRows *packed = wte.packing())
+            packed->decodeRows(tokens[t], 1, out.data() + int64_t(t) * D);
+        else
+            out.matrix().row(static_cast<Eigen::Index>(t)) = wte.matrix().row(tokens[t]);
     }
 }
 

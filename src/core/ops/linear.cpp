@@ -1,6 +1,7 @@
 #include "ops/ops.h"
 #include "ops/shapecheck.h"
 #include "tensor/matrixproduct.h"
+#include "tensor/packedrows.h"
 
 namespace atlas::ops {
 
@@ -22,7 +23,10 @@ void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, cons
         throw Error(
             "linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
     MatrixMap o = out.matrix();
-    matrixProduct(o, inp.matrix(), false, weight.matrix(), true, false);
+    if (const PackedRows *packed = weight.packing())
+        packedWeightProduct(o, inp.matrix(), *packed);
+    else
+        matrixProduct(o, inp.matrix(), false, weight.matrix(), true, false);
     if (!bias.empty())
         o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
@@ -58,6 +62,8 @@ void linear_backward(
 
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte)
 {
+    if (const PackedRows *packed = wte.packing())
+        return packedWeightProduct(out.matrix(), inp.matrix(), *packed);
     matrixProduct(out.matrix(), inp.matrix(), false, wte.matrix(), true, false);
 }
 

@@ -1,6 +1,7 @@
 #include "tensor/tensor.h"
 
 #include "tensor/backgroundfree.h"
+#include "tensor/packedrows.h"
 
 #include "util/error.h"
 
@@ -28,6 +29,35 @@ Tensor Tensor::uninitialized(Shape shape)
     return t;
 }
 
+Tensor Tensor::packed(std::shared_ptr<const PackedRows> rows)
+{
+    Tensor t;
+    t.m_shape = {rows->rows(), rows->columns()};
+    t.m_packed = std::move(rows);
+    return t;
+}
+
+int64_t Tensor::numel() const
+{
+    if (m_packed)
+        return m_packed->rows() * m_packed->columns();
+    return m_data ? static_cast<int64_t>(m_data->size()) : 0;
+}
+
+size_t Tensor::storedBytes() const
+{
+    return m_packed ? m_packed->bytes() : bytes();
+}
+
+Tensor Tensor::unpacked() const
+{
+    if (!m_packed)
+        return *this;
+    Tensor t = uninitialized(m_shape);
+    m_packed->decodeRows(0, m_packed->rows(), t.data());
+    return t;
+}
+
 FloatBuffer &Tensor::values()
 {
     detach();
@@ -37,12 +67,18 @@ FloatBuffer &Tensor::values()
 const FloatBuffer &Tensor::values() const
 {
     static const FloatBuffer none;
+    if (m_packed)
+        return m_packed->decoded();
     return m_data ? *m_data : none;
 }
 
 void Tensor::detach()
 {
-    if (!m_data)
+    if (m_packed) {
+        m_data = std::make_shared<FloatBuffer>(static_cast<size_t>(numel()));
+        m_packed->decodeRows(0, m_packed->rows(), m_data->data());
+        m_packed.reset();
+    } else if (!m_data)
         m_data = std::make_shared<FloatBuffer>();
     else if (m_data.use_count() > 1)
         m_data = std::make_shared<FloatBuffer>(*m_data);
@@ -97,6 +133,8 @@ ConstMatrixMap Tensor::slice(int64_t i) const
 
 void Tensor::reshape(Shape shape)
 {
+    if (m_packed && shape != m_shape)
+        detach();
     if (count(shape) != numel())
         throw Error("cannot reshape " + shapeString() + " to " + shapeString(shape));
     m_shape = std::move(shape);

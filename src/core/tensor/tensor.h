@@ -22,6 +22,8 @@ using ConstRowVectorMap = Eigen::Map<const RowVector>;
 
 using Shape = std::vector<int64_t>;
 
+class PackedRows;
+
 // Hears every tensor buffer allocated and freed on its thread while installed (trace/allocationrecorder.h
 // installs one to measure a training step). Nothing listens by default: the cost is one thread-local test.
 class AllocationListener
@@ -66,6 +68,9 @@ using FloatBuffer = std::vector<float, AlignedAllocator<float>>;
 // A dense float32 tensor in C order. Rank 0 (a scalar) has an empty shape and one element.
 // Copies share their data until one of them is written through a non-const accessor (copy on write), so a
 // snapshot of a whole trace for the GUI thread costs pointers, not megabytes.
+// A weight matrix may instead be packed (Tensor::packed: a GGUF file's quantized rows, tensor/packedrows.h): the
+// layers' products read it through packing(), and the const accessors see its values decoded once on first use; a
+// non-const accessor gives the tensor float32 values of its own.
 class Tensor
 {
 public:
@@ -74,16 +79,29 @@ public:
     // A tensor whose elements are not set: for a writer that sets every one of them (a checkpoint's reader). One of
     // kHugePageAdviceBytes or more asks for transparent huge pages: weights are long-lived and touched once whole.
     static Tensor uninitialized(Shape shape);
+    // A [rows, columns] matrix kept packed.
+    static Tensor packed(std::shared_ptr<const PackedRows> rows);
 
     const Shape &shape() const { return m_shape; }
     int rank() const { return static_cast<int>(m_shape.size()); }
     int64_t dim(int i) const { return m_shape.at(static_cast<size_t>(i)); }
-    int64_t numel() const { return m_data ? static_cast<int64_t>(m_data->size()) : 0; }
+    int64_t numel() const;
     size_t bytes() const { return static_cast<size_t>(numel()) * sizeof(float); }
     bool empty() const { return numel() == 0; }
+    // The packed rows this tensor is read from, or nullptr for plain float32 values.
+    const PackedRows *packing() const { return m_packed.get(); }
+    // The address of what holds the values, packed rows or float32: one for every copy sharing them, and read without
+    // decoding packed rows (an analysis's cache key).
+    const void *storage() const { return m_packed ? static_cast<const void *>(m_packed.get()) : data(); }
+    // The bytes the values take in memory: packed, or as float32.
+    size_t storedBytes() const;
+    // This tensor in plain float32: itself when it is not packed, else its values decoded into a tensor of their own,
+    // freed with it. For a reader that looks at a weight once (an analysis, a view), so that the model does not keep
+    // the decoded values as the const accessors would.
+    Tensor unpacked() const;
 
     float *data() { return values().data(); }
-    const float *data() const { return m_data ? m_data->data() : nullptr; }
+    const float *data() const { return m_data || m_packed ? values().data() : nullptr; }
     FloatBuffer &values();
     const FloatBuffer &values() const;
 
@@ -105,6 +123,7 @@ private:
 
     Shape m_shape;
     std::shared_ptr<FloatBuffer> m_data;
+    std::shared_ptr<const PackedRows> m_packed;
 };
 
 } // namespace atlas

@@ -28,7 +28,7 @@ inline double millisecondsSince(Clock::time_point start)
 inline std::string identity(const Tensor &t)
 {
     std::string id = "@"; // appended piece by piece: GCC 12 misreads "@" + std::to_string(…) (-Wstringop-overflow)
-    return id.append(std::to_string(reinterpret_cast<uintptr_t>(t.data()))).append(t.shapeString());
+    return id.append(std::to_string(reinterpret_cast<uintptr_t>(t.storage()))).append(t.shapeString());
 }
 
 // A model's identity in a request key: its weights (by the embedding's address; the request pins model.wte) and

@@ -208,7 +208,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
         if (found == parameters.end() || std::find(seen.begin(), seen.end(), parameter) != seen.end())
             continue;
         seen.push_back(parameter);
-        const Tensor own = outByIn(c, *found->second);
+        const Tensor own = outByIn(c, found->second->unpacked());
         const Tensor *referenceWeights = nullptr;
         if (reference && referenceParameters.count(parameter)
             && referenceParameters.at(parameter)->shape() == found->second->shape())
@@ -230,10 +230,11 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
                 throw Error(model.directory + ": tensor '" + key + "' is missing");
             storedType = entry->type;
             // the model's weights are this tensor read back: put in the file's layout again, not dequantized twice
-            stored = ggufLayout(c, model.gguf->architecture, key, *found->second, GgufDirection::ToGguf);
+            stored = ggufLayout(c, model.gguf->architecture, key, *found->second, GgufDirection::ToGguf).unpacked();
             bytes.assign(reinterpret_cast<const char *>(file->data(*entry)), size_t(entry->bytes));
             if (referenceWeights) {
-                floats = ggufLayout(c, model.gguf->architecture, key, *referenceWeights, GgufDirection::ToGguf);
+                floats
+                    = ggufLayout(c, model.gguf->architecture, key, *referenceWeights, GgufDirection::ToGguf).unpacked();
                 hasFloats = floats.shape() == stored.shape();
             }
         } else { // quantized here, as `save` writes it
@@ -253,7 +254,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
             // the output compared in the model's own row order: the quantized weights are the model's when it is
             // a GGUF file, and the reference brought back from the file's layout is the float model's
             const Tensor quantized = file ? own : stored;
-            const Tensor exact = file ? outByIn(c, *referenceWeights) : own;
+            const Tensor exact = file ? outByIn(c, referenceWeights->unpacked()) : own;
             const std::string biasName = parameter.substr(0, parameter.size() - 7) + ".bias";
             const auto bias = parameters.find(biasName);
             if (const std::optional<Tensor> x

@@ -1,0 +1,111 @@
+#include "tensor/packedrows.h"
+
+#include "tensor/matrixproduct.h"
+#include "util/error.h"
+#include "util/parallel.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+PackedRows::PackedRows(int64_t rows, int64_t columns, size_t rowBytes, std::string encoding, Decoder decode,
+    std::vector<unsigned char> encoded)
+    : m_rows(rows)
+    , m_columns(columns)
+    , m_rowBytes(rowBytes)
+    , m_encoding(std::move(encoding))
+    , m_decode(std::move(decode))
+    , m_bytes(std::make_shared<const std::vector<unsigned char>>(std::move(encoded)))
+{
+    if (rows < 0 || columns < 0 || m_bytes->size() != size_t(rows) * rowBytes)
+        throw Error("packed rows: " + std::to_string(m_bytes->size()) + " bytes do not hold " + std::to_string(rows)
+            + " rows of " + std::to_string(rowBytes));
+}
+
+PackedRows::PackedRows(const PackedRows &whole, int64_t first, int64_t count)
+    : m_rows(count)
+    , m_columns(whole.m_columns)
+    , m_rowBytes(whole.m_rowBytes)
+    , m_encoding(whole.m_encoding)
+    , m_decode(whole.m_decode)
+    , m_bytes(whole.m_bytes)
+    , m_offset(whole.m_offset + size_t(first) * whole.m_rowBytes)
+{
+}
+
+void PackedRows::decodeRows(int64_t first, int64_t count, float *out) const
+{
+    if (first < 0 || count < 0 || first + count > m_rows)
+        throw Error("packed rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count)
+            + ") outside the " + std::to_string(m_rows) + " there are");
+    if (count > 0)
+        m_decode(row(first), count * m_columns, out);
+}
+
+const FloatBuffer &PackedRows::decoded() const
+{
+    std::call_once(m_decodedOnce, [this] {
+        FloatBuffer values(size_t(m_rows * m_columns));
+        const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, m_columns));
+        parallelFor(m_rows, grain,
+            [&](int64_t begin, int64_t end) { decodeRows(begin, end - begin, values.data() + begin * m_columns); });
+        m_decoded = std::move(values);
+    });
+    return m_decoded;
+}
+
+std::shared_ptr<const PackedRows> PackedRows::reordered(const std::vector<int64_t> &sourceRow) const
+{
+    if (int64_t(sourceRow.size()) != m_rows)
+        throw Error(
+            "packed rows: a new order of " + std::to_string(sourceRow.size()) + " rows for " + std::to_string(m_rows));
+    std::vector<unsigned char> moved(bytes());
+    for (int64_t r = 0; r < m_rows; ++r) {
+        const int64_t from = sourceRow[size_t(r)];
+        if (from < 0 || from >= m_rows)
+            throw Error("packed rows: row " + std::to_string(from) + " outside the " + std::to_string(m_rows));
+        std::copy_n(row(from), m_rowBytes, moved.data() + size_t(r) * m_rowBytes);
+    }
+    return std::make_shared<const PackedRows>(m_rows, m_columns, m_rowBytes, m_encoding, m_decode, std::move(moved));
+}
+
+std::shared_ptr<const PackedRows> PackedRows::rowRange(int64_t first, int64_t count) const
+{
+    if (first < 0 || count < 0 || first + count > m_rows)
+        throw Error("packed rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count)
+            + ") outside the " + std::to_string(m_rows) + " there are");
+    return std::shared_ptr<const PackedRows>(new PackedRows(*this, first, count));
+}
+
+void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate)
+{
+    const int64_t T = x.rows(), I = w.columns(), O = w.rows();
+    if (x.cols() != I || out.rows() != T || out.cols() != O)
+        throw Error("packed product: input " + std::to_string(T) + " × " + std::to_string(x.cols()) + ", weight "
+            + std::to_string(O) + " × " + std::to_string(I) + ", output " + std::to_string(out.rows()) + " × "
+            + std::to_string(out.cols()));
+    if (T == 0 || O == 0)
+        return;
+    // Tiles of at most 4 MiB decoded, as many on every core (each core takes a run of them), two at least.
+    const int64_t threads = workerThreads();
+    const int64_t byBytes = std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(1, I));
+    int64_t tiles = std::max((O + byBytes - 1) / byBytes, 2 * threads);
+    tiles = std::min(O, (tiles + threads - 1) / threads * threads);
+    const int64_t tileRows = (O + tiles - 1) / tiles;
+    tiles = (O + tileRows - 1) / tileRows;
+    parallelFor(tiles, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> weights(size_t(tileRows * I)), products(size_t(T * tileRows));
+        for (int64_t tile = begin; tile < end; ++tile) {
+            const int64_t first = tile * tileRows, rows = std::min(tileRows, O - first);
+            w.decodeRows(first, rows, weights.data());
+            MatrixMap product(products.data(), T, rows);
+            matrixProduct(product, x, false, ConstMatrixMap(weights.data(), rows, I), true, false);
+            if (accumulate)
+                out.middleCols(first, rows) += product;
+            else
+                out.middleCols(first, rows) = product;
+        }
+    });
+}
+
+} // namespace atlas

@@ -1,0 +1,65 @@
+#pragma once
+
+#include "tensor/tensor.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// A matrix kept in memory in the compact encoding its file stores (a GGUF file's quantized blocks, F16 or BF16), each
+// row decoding on its own. A Tensor made from one (Tensor::packed) has the matrix's shape: the layers' products decode
+// a tile of rows at a time into a small buffer (packedWeightProduct), the embedding the rows of its tokens, and
+// anything else that reads the values gets the whole matrix decoded once and kept (decoded()): a 4B-parameter Q4_K_M
+// model then takes about 2.5 GB instead of the 16 GB of its float32 values.
+class PackedRows
+{
+public:
+    // Decodes `elements` values, a whole number of rows, from the encoded bytes at `encoded`.
+    using Decoder = std::function<void(const unsigned char *encoded, int64_t elements, float *out)>;
+
+    // `rows` rows of `columns` values, each `rowBytes` bytes long; `encoded` holds them back to back. `encoding` names
+    // them for people ("Q4_K").
+    PackedRows(int64_t rows, int64_t columns, size_t rowBytes, std::string encoding, Decoder decode,
+        std::vector<unsigned char> encoded);
+
+    int64_t rows() const { return m_rows; }
+    int64_t columns() const { return m_columns; }
+    size_t rowBytes() const { return m_rowBytes; }
+    size_t bytes() const { return size_t(m_rows) * m_rowBytes; }
+    const std::string &encoding() const { return m_encoding; }
+    const unsigned char *row(int64_t r) const { return m_bytes->data() + m_offset + size_t(r) * m_rowBytes; }
+
+    // Rows [first, first + count) decoded into out (count × columns values).
+    void decodeRows(int64_t first, int64_t count, float *out) const;
+    // The whole matrix decoded, once, and kept while any copy of this matrix lives (thread-safe).
+    const FloatBuffer &decoded() const;
+
+    // The same encoded rows in another order: row r of the result is row sourceRow[r] of this one.
+    std::shared_ptr<const PackedRows> reordered(const std::vector<int64_t> &sourceRow) const;
+    // Rows [first, first + count), sharing this matrix's bytes (one expert of a stack of them).
+    std::shared_ptr<const PackedRows> rowRange(int64_t first, int64_t count) const;
+
+private:
+    PackedRows(const PackedRows &whole, int64_t first, int64_t count);
+
+    int64_t m_rows = 0, m_columns = 0;
+    size_t m_rowBytes = 0;
+    std::string m_encoding;
+    Decoder m_decode;
+    std::shared_ptr<const std::vector<unsigned char>> m_bytes;
+    size_t m_offset = 0;
+    mutable std::once_flag m_decodedOnce;
+    mutable FloatBuffer m_decoded;
+};
+
+// out (T, O) = x (T, I) Wᵀ, or out += it when accumulating, for a packed W of O rows and I columns (nn.Linear's
+// layout): tiles of W's rows are decoded and multiplied on each core in turn (matrixProduct), so no more than a tile
+// per core is ever decoded. Each element of out is summed in the same order whatever the number of cores.
+void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate = false);
+
+} // namespace atlas
