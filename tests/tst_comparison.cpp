@@ -270,6 +270,91 @@ private slots:
         QCOMPARE(b->spec().head, 1);
     }
 
+    void everyHeadIsComparedWithTheNextToken()
+    {
+        const ViewSpec spec = comparing("heads");
+        const ViewInput input = testing::forSpec(spec);
+        const HeadsCompared &heads = comparisonOf(input).heads;
+        const SpecRun a = runSpec(sideSpec(spec, Side::A)), b = runSpec(sideSpec(spec, Side::B));
+        QCOMPARE(heads.layers, a.model->config.layers);
+        QCOMPARE(heads.heads, a.model->config.heads);
+        QCOMPARE(heads.queries, 9);
+        for (int layer = 0; layer < heads.layers; ++layer)
+            for (int head = 0; head < heads.heads; ++head) {
+                const std::vector<float> pa = ownProbs(sideSpec(spec, Side::A), layer, head),
+                                         pb = ownProbs(sideSpec(spec, Side::B), layer, head);
+                double sum = 0;
+                for (int q = 0; q < 9; ++q) {
+                    double row = 0;
+                    for (int k = 0; k < 9; ++k)
+                        row += std::abs(double(pa[size_t(q * 9 + k)]) - double(pb[size_t(q * 9 + k)]));
+                    sum += row / 2;
+                }
+                QVERIFY(std::abs(heads.distance[size_t(layer * heads.heads + head)] - sum / 9) < 1e-6);
+            }
+        QVERIFY(*std::max_element(heads.distance.begin(), heads.distance.end()) > 0.01f); // two models
+        // KL(A ‖ B) of each position's next-token distribution, from each run's own logits
+        const Tensor &la = a.trace->tensor("logits"), &lb = b.trace->tensor("logits");
+        const int64_t V = la.dim(1);
+        QCOMPARE(heads.nextTokenKl.size(), size_t(9));
+        QVERIFY(heads.nextTokenProblem.empty());
+        for (int t = 0; t < 9; ++t) {
+            const auto probabilities = [&](const Tensor &logits) {
+                std::vector<double> p(static_cast<size_t>(V));
+                double top = -INFINITY, total = 0;
+                for (int64_t v = 0; v < V; ++v)
+                    top = std::max(top, double(logits.data()[t * V + v]));
+                for (int64_t v = 0; v < V; ++v)
+                    total += p[size_t(v)] = std::exp(double(logits.data()[t * V + v]) - top);
+                for (double &x : p)
+                    x /= total;
+                return p;
+            };
+            const std::vector<double> pa = probabilities(la), pb = probabilities(lb);
+            double kl = 0;
+            for (int64_t v = 0; v < V; ++v)
+                kl += pa[size_t(v)] * std::log(pa[size_t(v)] / pb[size_t(v)]);
+            QVERIFY2(std::abs(heads.nextTokenKl[size_t(t)] - kl) < 1e-6 * (1 + kl),
+                qPrintable(QString("position %1: %2 against %3").arg(t).arg(heads.nextTokenKl[size_t(t)]).arg(kl)));
+            QCOMPARE(bool(heads.sameTopToken[size_t(t)]),
+                std::max_element(pa.begin(), pa.end()) - pa.begin()
+                    == std::max_element(pb.begin(), pb.end()) - pb.begin());
+        }
+
+        ViewSpec shorter = spec;
+        shorter.compareModel.clear();
+        shorter.compareText = "abc>";
+        ViewInput other = makeViewInput(runSpec(shorter));
+        analyzeNow(other, shorter);
+        QVERIFY(other.analysis.result == nullptr);
+        QVERIFY2(other.analysis.problem.contains("layer.0.attn.probs is [4, 9, 9] in run A and [4, 4, 4] in run B"),
+            qPrintable(other.analysis.problem));
+    }
+
+    void everyHeadIsDrawnAndAClickOpensIt()
+    {
+        const ViewSpec spec = comparing("heads");
+        ComparisonView view;
+        QVERIFY(shown(view, spec, QSize(1000, 700)));
+        HeatmapPlot *plot = view.headsPlot();
+        QVERIFY(plot->isVisible() && !view.sideA()->isVisible() && !view.differencePlot()->isVisible());
+        const HeadsCompared &heads = view.input().analysisAs<ComparisonAnalysis>()->heads;
+        QTRY_VERIFY(plot->matrixRows() == heads.layers);
+        QCOMPARE(plot->matrixCols(), heads.heads);
+        QVERIFY(std::abs(plot->displayedValue(1, 2) - heads.distance[size_t(heads.heads + 2)]) < 1e-6);
+        QVERIFY2(view.summary().contains("Next token: KL(A \u2016 B) averages"), qPrintable(view.summary()));
+        QVERIFY2(view.summary().contains("The most changed head is layer"), qPrintable(view.summary()));
+        QVERIFY(plot->hoverTextAt(plot->cellCenter(1, 2)).startsWith("layer 1 \u00B7 head 2"));
+        QSignalSpy edited(&view, &View::specEdited);
+        QTest::mouseClick(plot, Qt::LeftButton, {}, plot->cellCenter(1, 2).toPoint());
+        QCOMPARE(edited.size(), 1);
+        const ViewSpec opened = edited.first().first().value<ViewSpec>();
+        QCOMPARE(opened.compare, std::string("difference"));
+        QCOMPARE(opened.layer, 1);
+        QCOMPARE(opened.head, 2);
+        QCOMPARE(opened.compareModel, spec.compareModel);
+    }
+
     void theDifferenceIsDrawnOnADivergingScale()
     {
         const ViewSpec spec = comparing("difference");

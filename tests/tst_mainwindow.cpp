@@ -267,6 +267,28 @@ private slots:
         QCOMPARE(dialog.spec().compare, std::string("difference"));
         QCOMPARE(dialog.spec().compareModel, std::string("reverse-rope"));
         QVERIFY(dialog.spec().compareText.empty() && dialog.spec().compareAttention.empty());
+
+        // Every head, B a file chosen with Browse… (typed here: the file dialog is the system's)
+        CompareDialog heads(spec);
+        heads.resize(700, heads.sizeHint().height());
+        heads.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&heads));
+        bool browse = false;
+        for (const QPushButton *button : heads.findChildren<QPushButton *>())
+            browse = browse || button->text() == "&Browse\u2026";
+        QVERIFY(browse);
+        screenshot(heads, "compare-dialog");
+        heads.findChildren<QCheckBox *>()[0]->setChecked(true);
+        for (QComboBox *box : heads.findChildren<QComboBox *>()) {
+            if (box->findData("heads") >= 0)
+                box->setCurrentIndex(box->findData("heads"));
+            else if (box->isEditable())
+                box->setCurrentText("reverse-rope");
+        }
+        heads.accept();
+        QCOMPARE(heads.result(), int(QDialog::Accepted));
+        QCOMPARE(heads.spec().compare, std::string("heads"));
+        QCOMPARE(heads.spec().compareModel, std::string("reverse-rope"));
     }
 
     // As a student would: austen-mlm's Objectives view, a new draw, then "Fill with the model" opens the Masked

@@ -10,10 +10,14 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -31,8 +35,10 @@ CompareDialog::CompareDialog(const ViewSpec &spec, QWidget *parent)
     , m_error(new QLabel(this))
 {
     setWindowTitle(tr("Compare Two Runs"));
-    auto *intro = new QLabel(tr("Run A is the model and input on screen. Run B is the same with what you tick here "
-                                "changed. Both are drawn by the current view, with the same layer, head and position."),
+    auto *intro = new QLabel(
+        tr("Run A is the model and input on screen. Run B is the same with what you tick here "
+           "changed. Both are drawn by the current view, with the same layer, head and position, or compared "
+           "head by head."),
         this);
     intro->setWordWrap(true);
 
@@ -60,10 +66,27 @@ CompareDialog::CompareDialog(const ViewSpec &spec, QWidget *parent)
     m_mode->addItem(tr("Side by side"), QStringLiteral("side"));
     if (kind && kind->drawsDifference)
         m_mode->addItem(tr("Difference A \u2212 B"), QStringLiteral("difference"));
-    m_mode->setCurrentIndex(spec.compare == "difference" ? m_mode->count() - 1 : 0);
+    m_mode->addItem(tr("Every head and the next token"), QStringLiteral("heads"));
+    m_mode->setToolTip(tr("Side by side: the view for each run. Difference: the attention's A \u2212 B. Every head: "
+                          "how far B's attention is from A's in each layer and head, and how B's next-token "
+                          "distributions differ from A's (two runs of one length and one model shape, such as a "
+                          "GGUF file and its quantized copy)"));
+    m_mode->setCurrentIndex(std::max(0, m_mode->findData(QString::fromStdString(spec.compare))));
+
+    auto *browse = new QPushButton(tr("&Browse\u2026"), this);
+    browse->setToolTip(tr("Choose a GGUF file for run B"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(
+            this, tr("Run B's GGUF model file"), QString(), tr("GGUF models (*.gguf);;All files (*)"));
+        if (!file.isEmpty())
+            m_model->setCurrentText(file);
+    });
+    auto *modelRow = new QHBoxLayout;
+    modelRow->addWidget(m_model, 1);
+    modelRow->addWidget(browse);
 
     auto *form = new QFormLayout;
-    form->addRow(m_useModel, m_model);
+    form->addRow(m_useModel, modelRow);
     form->addRow(m_useText, m_text);
     auto *attentionRow = new QHBoxLayout;
     attentionRow->addWidget(m_attention);

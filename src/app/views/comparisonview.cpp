@@ -8,8 +8,12 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMouseEvent>
 #include <QPushButton>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -51,11 +55,14 @@ ComparisonView::ComparisonView(QWidget *parent)
     , m_message(newMessageLabel())
     , m_sides(new QWidget(this))
     , m_difference(new HeatmapPlot(this))
+    , m_heads(new HeatmapPlot(this))
 {
     m_mode->addItem(tr("Side by side"), QStringLiteral("side"));
     m_mode->addItem(tr("Difference A \u2212 B"), QStringLiteral("difference"));
-    m_mode->setToolTip(tr("Draw the two runs next to each other, or the attention view's A \u2212 B on a diverging "
-                          "scale (blue: B attends more, red: A attends more)"));
+    m_mode->addItem(tr("Every head and the next token"), QStringLiteral("heads"));
+    m_mode->setToolTip(tr("Draw the two runs next to each other, the attention view's A \u2212 B on a diverging "
+                          "scale (blue: B attends more, red: A attends more), or how far B is from A in every head "
+                          "and in the next-token distributions"));
     m_stop->setToolTip(tr("Back to one run: the view shows run A alone"));
     auto *controls = new QHBoxLayout(m_controls);
     controls->setContentsMargins(0, 0, 0, 0);
@@ -76,6 +83,13 @@ ComparisonView::ComparisonView(QWidget *parent)
     m_difference->setDiverging(true);
     m_difference->setHoverText([this](int row, int col) { return differenceHover(row, col); });
     m_difference->hide();
+    m_heads->setValueLabel(tr("\u00BD \u03A3 |A \u2212 B|"));
+    m_heads->setAxisTitles(tr("head"), tr("layer"));
+    m_heads->setIndexInLabels(false); // the labels say "layer 3" already
+    m_heads->setHoverText([this](int row, int col) { return headsHover(row, col); });
+    m_heads->setToolTip(tr("Click a head to see its A \u2212 B"));
+    connect(m_heads, &QCustomPlot::mousePress, this, &ComparisonView::openHead);
+    m_heads->hide();
     m_message->hide();
 
     auto *layout = new QVBoxLayout(this);
@@ -84,6 +98,7 @@ ComparisonView::ComparisonView(QWidget *parent)
     layout->addWidget(m_summary);
     layout->addWidget(m_sides, 1);
     layout->addWidget(m_difference, 1);
+    layout->addWidget(m_heads, 1);
     layout->addWidget(m_message);
 
     connect(m_mode, &QComboBox::activated, this, [this] {
@@ -115,6 +130,11 @@ QString ComparisonView::captionA() const
 QString ComparisonView::captionB() const
 {
     return m_captionB->text();
+}
+
+QString ComparisonView::summary() const
+{
+    return m_summary->text();
 }
 
 QString ComparisonView::message() const
@@ -155,12 +175,17 @@ void ComparisonView::refresh()
     if (m_spec.view != m_kind)
         makeSides(m_spec.view);
     const QSignalBlocker block(m_mode);
-    m_mode->setCurrentIndex(m_spec.compare == "difference" ? 1 : 0);
-    m_mode->setEnabled(kind && kind->drawsDifference);
+    m_mode->setCurrentIndex(std::max(0, m_mode->findData(QString::fromStdString(m_spec.compare))));
+    if (auto *items = qobject_cast<QStandardItemModel *>(m_mode->model()))
+        items->item(1)->setEnabled(kind && kind->drawsDifference);
     const QString change = QString::fromStdString(comparedChange(m_spec));
     m_summary->setText(m_spec.compare == "difference"
             ? tr("Run A is the input on screen; run B differs by %1. Red: A attends more than B; blue: B attends more; "
                  "white: the same. Each row of A and of B sums to 1, so each row of A − B sums to 0.")
+                  .arg(change)
+            : m_spec.compare == "heads"
+            ? tr("Run A is the input on screen; run B differs by %1. Each cell: how far B's attention is from A's in "
+                 "that head, ½ Σ |A − B| over the keys averaged over the queries (0: the same; 1: no key in common).")
                   .arg(change)
             : tr("Run A is the input on screen; run B differs by %1. Layer, head and positions are shared: a click on "
                  "either side moves both.")
@@ -171,11 +196,14 @@ void ComparisonView::refresh()
     const auto *result = m_input.analysisAs<ComparisonAnalysis>();
     if (result)
         m_shown = m_input.analysis.result;
-    const bool difference = m_spec.compare == "difference";
-    m_sides->setVisible(!difference);
+    const bool difference = m_spec.compare == "difference", heads = m_spec.compare == "heads";
+    m_sides->setVisible(!difference && !heads);
     m_difference->setVisible(difference);
+    m_heads->setVisible(heads);
     if (difference)
         refreshDifference(result);
+    else if (heads)
+        refreshHeads(result);
     else
         refreshSides(result);
 }
@@ -279,6 +307,91 @@ QString ComparisonView::differenceHover(int row, int col) const
         + tr(": A %1 \u2212 B %2 = %3")
               .arg(formatNumber(result->probsA[cell]), formatNumber(result->probsB[cell]),
                   formatNumber(result->difference[cell]));
+}
+
+void ComparisonView::refreshHeads(const ComparisonAnalysis *result)
+{
+    m_message->hide();
+    m_heads->setTheme(m_spec.theme);
+    const QString site = siteTitle(m_input);
+    m_heads->setTitle((site.isEmpty() ? QString() : site + QStringLiteral(" \u00B7 "))
+        + tr("every head: how far B's attention is from A's"));
+    if (!result) {
+        m_heads->showMessage(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
+                ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
+                : m_input.analysis.problem);
+        return;
+    }
+    if (m_madeFrom != result) { // B's labels, for the summary
+        m_inputB = makeViewInput(result->run, result->tokenizer);
+        m_madeFrom = result;
+    }
+    const HeadsCompared &h = result->heads;
+    if (h.layers == 0 || h.heads == 0) {
+        m_heads->showMessage(tr("Run A has no attention to compare."));
+        return;
+    }
+    QStringList layers, heads;
+    for (int l = 0; l < h.layers; ++l)
+        layers << tr("layer %1").arg(l);
+    for (int k = 0; k < h.heads; ++k)
+        heads << tr("head %1").arg(k);
+    m_heads->setLabels(layers, heads);
+    m_heads->setMatrix(h.distance.data(), h.layers, h.heads, m_shown);
+
+    const auto most = std::max_element(h.distance.begin(), h.distance.end());
+    const int at = int(most - h.distance.begin());
+    QString text = m_summary->text() + QStringLiteral(" ")
+        + tr("The most changed head is layer %1 head %2 (%3). Click a head to see its A \u2212 B.")
+              .arg(at / h.heads)
+              .arg(at % h.heads)
+              .arg(formatNumber(*most));
+    if (!h.nextTokenProblem.empty()) {
+        text += QStringLiteral(" ") + tr("Next token: %1").arg(QString::fromStdString(h.nextTokenProblem));
+    } else if (!h.nextTokenKl.empty()) {
+        double sum = 0;
+        for (double kl : h.nextTokenKl)
+            sum += kl;
+        const auto worst = std::max_element(h.nextTokenKl.begin(), h.nextTokenKl.end());
+        const int position = int(worst - h.nextTokenKl.begin());
+        const int agree = int(std::count(h.sameTopToken.begin(), h.sameTopToken.end(), char(1)));
+        text += QStringLiteral(" ")
+            + tr("Next token: KL(A \u2016 B) averages %1 nats over %2 positions, the largest %3 after '%4' (position "
+                 "%5); the most likely token is the same at %6 of %2.")
+                  .arg(formatNumber(sum / double(h.nextTokenKl.size())))
+                  .arg(h.nextTokenKl.size())
+                  .arg(formatNumber(*worst))
+                  .arg(tokenLabel(m_input, position))
+                  .arg(position)
+                  .arg(agree);
+    }
+    m_summary->setText(text);
+}
+
+QString ComparisonView::headsHover(int layer, int head) const
+{
+    const auto *result = dynamic_cast<const ComparisonAnalysis *>(m_shown.get());
+    if (!result || layer < 0 || head < 0 || layer >= result->heads.layers || head >= result->heads.heads)
+        return {};
+    return tr("layer %1 \u00B7 head %2: \u00BD \u03A3 |A \u2212 B| averages %3 over the %4 queries (click: A \u2212 B)")
+        .arg(layer)
+        .arg(head)
+        .arg(formatNumber(result->heads.distance[size_t(layer) * size_t(result->heads.heads) + size_t(head)]))
+        .arg(result->heads.queries);
+}
+
+void ComparisonView::openHead(QMouseEvent *event)
+{
+    const HeatmapPlot::Cell cell = m_heads->cellAt(event->position());
+    const auto *result = dynamic_cast<const ComparisonAnalysis *>(m_shown.get());
+    if (!cell.valid() || !result || cell.row >= result->heads.layers || cell.col >= result->heads.heads)
+        return;
+    ViewSpec spec = m_spec;
+    const ViewKind *kind = findViewKind(spec.view);
+    spec.compare = kind && kind->drawsDifference ? "difference" : "side";
+    spec.layer = cell.row;
+    spec.head = cell.col;
+    emit specEdited(spec);
 }
 
 } // namespace atlas

@@ -9,6 +9,7 @@
 
 class QComboBox;
 class QLabel;
+class QMouseEvent;
 class QPushButton;
 
 namespace atlas {
@@ -19,8 +20,9 @@ struct ComparisonAnalysis;
 // Two runs side by side (the spec's "compare", view/comparison.h): the spec's view drawn for run A (the session's)
 // and for run B (the spec with another model, text or kernel, run by the comparison's analysis), each under a caption
 // naming its run; layer, head and position are the spec's, so both sides follow a click on either. "difference"
-// draws the attention view's A − B on a diverging scale instead. The navigator puts this view in the tab of the
-// spec's view while a comparison is on.
+// draws the attention view's A − B on a diverging scale instead, and "heads" every head's distance between the runs
+// (a click opens that head's A − B) with the next-token distributions' KL in the summary. The navigator puts this view
+// in the tab of the spec's view while a comparison is on.
 class ComparisonView : public View
 {
     Q_OBJECT
@@ -32,6 +34,8 @@ public:
     View *sideA() const { return m_a; }
     View *sideB() const { return m_b; }
     HeatmapPlot *differencePlot() const { return m_difference; }
+    HeatmapPlot *headsPlot() const { return m_heads; }
+    QString summary() const;
     QString captionA() const;
     QString captionB() const;
     QString message() const; // what side B or the difference shows instead of its drawing; empty when drawn
@@ -47,7 +51,10 @@ private:
     ViewInput sideInput(const ViewInput &run, const ComparisonAnalysis *result, Side side) const;
     void refreshSides(const ComparisonAnalysis *result);
     void refreshDifference(const ComparisonAnalysis *result);
+    void refreshHeads(const ComparisonAnalysis *result);
     QString differenceHover(int row, int col) const;
+    QString headsHover(int layer, int head) const;
+    void openHead(QMouseEvent *event);
 
     std::string m_kind;
     QWidget *m_controls = nullptr;
@@ -57,6 +64,7 @@ private:
     QWidget *m_sides = nullptr;
     View *m_a = nullptr, *m_b = nullptr;
     HeatmapPlot *m_difference = nullptr;
+    HeatmapPlot *m_heads = nullptr; // "heads": layers × heads, how far B's attention is from A's
     // B's view input, made once per result (its labels read B's tokenizer).
     const ComparisonAnalysis *m_madeFrom = nullptr;
     ViewInput m_inputB;

@@ -1,6 +1,11 @@
 #include "view/comparison.h"
 
+#include "trace/trace.h"
 #include "util/commalist.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace atlas {
 
@@ -122,6 +127,72 @@ SpecProblem comparisonProblem(const ViewSpec &spec)
         }
     }
     return {};
+}
+
+HeadsCompared headsCompared(const Trace &a, const Trace &b, const names::AttentionSite &site, int layers)
+{
+    const auto both = [&](const std::string &name) {
+        const TraceEntry *ea = a.find(name), *eb = b.find(name);
+        if (!ea || !eb)
+            throw Error(std::string("run ") + (ea ? "B" : "A") + " has no " + name + " (run it to the end)");
+        if (ea->tensor.shape() != eb->tensor.shape())
+            throw Error(name + " is " + ea->tensor.shapeString() + " in run A and " + eb->tensor.shapeString()
+                + " in run B: compare two runs of one length and one model shape");
+        return std::pair<const Tensor &, const Tensor &>(ea->tensor, eb->tensor);
+    };
+    HeadsCompared out;
+    out.layers = layers;
+    for (int layer = 0; layer < layers; ++layer) {
+        const auto [pa, pb] = both(names::attentionTensor(site, layer, "probs"));
+        if (pa.rank() != 3)
+            throw Error(names::attentionTensor(site, layer, "probs") + " is not [heads, queries, keys]");
+        const int64_t H = pa.dim(0), T = pa.dim(1), S = pa.dim(2);
+        if (layer == 0) {
+            out.heads = int(H);
+            out.queries = int(T);
+            out.distance.assign(size_t(layers) * size_t(H), 0.0f);
+        } else if (H != out.heads) {
+            throw Error("layer " + std::to_string(layer) + " has " + std::to_string(H) + " heads, layer 0 "
+                + std::to_string(out.heads) + ": compared head by head, every layer needs as many");
+        }
+        for (int64_t h = 0; h < H; ++h) {
+            double sum = 0;
+            for (int64_t q = 0; q < T; ++q) {
+                const float *ra = pa.data() + (h * T + q) * S, *rb = pb.data() + (h * T + q) * S;
+                double row = 0;
+                for (int64_t k = 0; k < S; ++k)
+                    row += std::fabs(double(ra[k]) - double(rb[k]));
+                sum += row / 2;
+            }
+            out.distance[size_t(layer) * size_t(H) + size_t(h)] = T > 0 ? float(sum / double(T)) : 0.0f;
+        }
+    }
+    try {
+        const auto [la, lb] = both("logits");
+        const int64_t T = la.dim(0), V = la.dim(1);
+        for (int64_t t = 0; t < T; ++t) {
+            const float *ra = la.data() + t * V, *rb = lb.data() + t * V;
+            const auto logSumExp = [V](const float *r, int64_t &best) {
+                best = int64_t(std::max_element(r, r + V) - r);
+                double sum = 0;
+                for (int64_t v = 0; v < V; ++v)
+                    sum += std::exp(double(r[v]) - double(r[best]));
+                return double(r[best]) + std::log(sum);
+            };
+            int64_t bestA = 0, bestB = 0;
+            const double za = logSumExp(ra, bestA), zb = logSumExp(rb, bestB);
+            double kl = 0;
+            for (int64_t v = 0; v < V; ++v) {
+                const double logPa = double(ra[v]) - za, logPb = double(rb[v]) - zb;
+                kl += std::exp(logPa) * (logPa - logPb);
+            }
+            out.nextTokenKl.push_back(std::max(0.0, kl));
+            out.sameTopToken.push_back(bestA == bestB);
+        }
+    } catch (const Error &e) {
+        out.nextTokenProblem = e.what();
+    }
+    return out;
 }
 
 } // namespace atlas

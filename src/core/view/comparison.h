@@ -1,5 +1,6 @@
 #pragma once
 
+#include "trace/names.h"
 #include "view/viewkinds.h"
 #include "view/viewspec.h"
 
@@ -11,7 +12,29 @@
 // view can also draw A − B. The analysis that runs B is view/viewanalysis.h's ComparisonAnalysis.
 namespace atlas {
 
+class Trace;
+
 enum class Side { A, B };
+
+// Two runs of inputs of one length compared head by head ("compare": "heads"): how far B's attention is from A's in
+// every head, and B's next-token distributions from A's (two GGUF files of one model, F16 against Q4_K_M).
+struct HeadsCompared
+{
+    int layers = 0, heads = 0;
+    int queries = 0;
+    // [layers × heads]: the mean over queries of the total variation ½ Σ_k |A_qk − B_qk|, 0 (the same) to 1 (no key
+    // in common).
+    std::vector<float> distance;
+    // Per position: KL(A ‖ B) of the next-token distributions softmax(logits), in nats, and whether A's and B's most
+    // likely tokens agree; empty when `nextTokenProblem` says why.
+    std::vector<double> nextTokenKl;
+    std::vector<char> sameTopToken;
+    std::string nextTokenProblem;
+};
+
+// The attention probabilities of `layers` layers at `site` and the logits, read from both traces; throws atlas::Error
+// naming the tensor that is missing or whose shapes differ.
+HeadsCompared headsCompared(const Trace &a, const Trace &b, const names::AttentionSite &site, int layers);
 
 // The spec one side draws: the comparison keys cleared, and for B compare_model, compare_text (replacing A's text,
 // tokens and padding) and compare_attention with its parameters applied.

@@ -126,7 +126,8 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
     if (!c.model || !c.trace || !c.program)
         return problem(kNothingComputed);
     const ViewSpec a = sideSpec(spec, Side::A), b = sideSpec(spec, Side::B);
-    AnalysisRequest own = ownRequest(a, c);
+    // "heads" draws no side's view: neither side's own analysis is run.
+    AnalysisRequest own = spec.compare == "heads" ? AnalysisRequest {} : ownRequest(a, c);
     const bool sameModel = b.model == a.model && b.positions == a.positions;
     AnalysisRequest r;
     r.key = "compare/" + spec.compare + "/" + b.toJson() + "/A:" + own.key + "/" + own.problem
@@ -148,10 +149,26 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
             r.pinned.push_back(maskedA);
         }
     }
+    std::shared_ptr<const Trace> traceA;
+    if (spec.compare == "heads") { // every layer's attention and the logits of A, read when B has run
+        for (int layer = 0; layer < c.layers; ++layer) {
+            const std::string name = names::attentionTensor(c.site, layer, "probs");
+            const TraceEntry *entry = c.trace->find(name);
+            if (entry == nullptr)
+                return problem(notComputedText(c.program.get(), name));
+            r.key += "/" + identity(entry->tensor);
+            r.pinned.push_back(entry->tensor);
+        }
+        if (const TraceEntry *logits = c.trace->find("logits")) {
+            r.key += "/logits" + identity(logits->tensor);
+            r.pinned.push_back(logits->tensor);
+        }
+        traceA = c.trace;
+    }
     if (sameModel)
         r.pinned.push_back(c.model->wte);
-    r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, probsA, maskedA,
-                checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
+    r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, probsA, maskedA, traceA,
+                site = c.site, layers = c.layers, checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
         const auto start = Clock::now();
         auto out = std::make_shared<ComparisonAnalysis>();
         out->b = b;
@@ -176,7 +193,7 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
             throw Error(why);
         AnalysisContext contextB = contextOf(out->run);
         contextB.checkOnly = checkOnly;
-        const AnalysisRequest ownB = ownRequest(b, contextB);
+        const AnalysisRequest ownB = spec.compare == "heads" ? AnalysisRequest {} : ownRequest(b, contextB);
         out->settingsB = ownB.settings;
         runOwn(ownB, cancel, out->ownB, out->problemB);
         if (spec.compare == "difference") {
@@ -184,6 +201,8 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
             if (!out->differenceProblem.empty())
                 throw Error(out->differenceProblem);
         }
+        if (spec.compare == "heads")
+            out->heads = headsCompared(*traceA, *out->run.trace, site, layers);
         out->milliseconds = millisecondsSince(start);
         const std::lock_guard<std::mutex> hold(last.lock);
         last.runKey = key;

@@ -276,8 +276,10 @@ const std::vector<SpecKey> &specKeys()
             .meaning = "two runs side by side: `\"\"` = one run; `side` draws the view for this spec's run (A) and, "
                        "beside it, for a run B that differs by `compare_model`, `compare_text` or "
                        "`compare_attention` (layer, head and position are shared); `difference` draws A − B on a "
-                       "diverging scale (attention view, equal shapes)",
-            .choices = {"", "side", "difference"}},
+                       "diverging scale (attention view, equal shapes); `heads` compares every head (how far B's "
+                       "attention is from A's) and the next-token distributions (KL, top token), for two runs of one "
+                       "length and one model shape (a GGUF file against its quantized copy)",
+            .choices = {"", "side", "difference", "heads"}},
         {.name = "compare_model",
             .field = &ViewSpec::compareModel,
             .type = "string",

@@ -4,6 +4,7 @@
 #include "model/model.h"
 #include "trace/trace.h"
 #include "util/workbudget.h"
+#include "view/comparison.h"
 #include "view/specrun.h"
 #include "view/viewspec.h"
 
@@ -41,6 +42,8 @@ struct ComparisonAnalysis : ViewAnalysis
     std::vector<float> probsA, probsB, difference;
     std::vector<float> maskedInBoth; // −∞ where both runs mask the cell, else 0; empty when a run has no mask traced
     std::string differenceProblem;
+    // "heads": every head and the next token, A against B (view/comparison.h's headsCompared).
+    HeadsCompared heads;
 };
 
 // What an analysis reads besides the spec.
