@@ -36,7 +36,15 @@ inline constexpr int kBlasSpinExponent = 16;
 // this first: unless the variable is set (by the user, or by this), it sets it to kBlasSpinExponent and starts
 // the program again (execv of the file /proc/self/exe links to, about 50 ms), which then returns at once. Does nothing
 // in the Eigen build or under the address sanitizer; if the restart fails the program goes on with OpenBLAS's default.
+// It also sets OPENBLAS_CORETYPE, unless the user did, when OpenBLAS chose kernels for a processor without AVX2 on one
+// with AVX-512 or AVX2 (betterBlasKernels).
 void startWithShortBlasSpin(char **argv);
+
+// SkylakeX or Haswell when OpenBLAS runs the kernels of a processor without AVX2 (its fallback for one it does not
+// recognise: this session's virtual "Intel Xeon Processor" got Prescott's SSE3 kernels) and this one has AVX-512
+// or AVX2 with FMA; else null. Qwen2.5-0.5B's traced forward at 128 tokens took 4.1 s with Prescott's kernels and
+// 0.99 s with SkylakeX's (docs/benchmarks.md).
+const char *betterBlasKernels();
 // The exponent OpenBLAS read (openblas_thread_timeout), or -1 in the Eigen build.
 int blasSpinExponent();
 // The kernels OpenBLAS runs ("Haswell", "Cooperlake", ...): its choice for the CPU, or OPENBLAS_CORETYPE's. ""
