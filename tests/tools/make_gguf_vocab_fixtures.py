@@ -12,13 +12,17 @@ kept token is kept, with both halves, down to single characters).
 A SentencePiece vocabulary ('llama', phi-3's) keeps its scores, its byte tokens <0x00>…<0xFF>, and every way of
 cutting a kept token into two tokens, down to single characters: llama.cpp merges any two neighbours that make a token.
 
+A WordPiece vocabulary ('bert', bert-bge's) keeps every piece whose text occurs in the test texts, lowercased and
+without accents: llama.cpp takes the longest piece at each place of a word, so each piece it could try is kept.
+
 Only vocabularies under free licences are cut and committed: gpt-2 (MIT), qwen2 (Apache-2.0), falcon (Apache-2.0),
-mpt (Apache-2.0) and phi-3 (MIT); not llama-spm or llama-bpe (Meta's licences), nor deepseek's. gguf-py (MIT) and the vocabulary files are in llama.cpp's source, which the npm package
+mpt (Apache-2.0), phi-3 (MIT) and bert-bge (MIT; BERT's vocabulary, Apache-2.0); not llama-spm or llama-bpe (Meta's licences), nor deepseek's. gguf-py (MIT) and the vocabulary files are in llama.cpp's source, which the npm package
 node-llama-cpp ships (make_gguf_fixtures.py says how). Needs Debian's python3-numpy:
-  /usr/bin/python3 tests/tools/make_gguf_vocab_fixtures.py llama.cpp
+  /usr/bin/python3 tests/tools/make_gguf_vocab_fixtures.py llama.cpp [NAME ...]
 """
 import os
 import sys
+import unicodedata
 
 import numpy as np
 
@@ -28,10 +32,11 @@ import gguf  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "data", "gguf", "vocab")
-NAMES = ["gpt-2", "qwen2", "falcon", "mpt", "phi-3"]
+NAMES = ["gpt-2", "qwen2", "falcon", "mpt", "phi-3", "bert-bge"]
 TOKEN_KEYS = {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.scores"}
 ID_KEYS = ["tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.unknown_token_id",
-           "tokenizer.ggml.padding_token_id", "tokenizer.ggml.seperator_token_id", "tokenizer.ggml.eot_token_id"]
+           "tokenizer.ggml.padding_token_id", "tokenizer.ggml.seperator_token_id", "tokenizer.ggml.eot_token_id",
+           "tokenizer.ggml.cls_token_id", "tokenizer.ggml.mask_token_id"]
 
 
 def byte_chars():  # GPT-2's bytes_to_unicode
@@ -53,13 +58,18 @@ def cut(name):
     tokens = fields["tokenizer.ggml.tokens"].contents()
     types = fields["tokenizer.ggml.token_type"].contents()
     spm = fields["tokenizer.ggml.model"].contents() == "llama"
-    merges = [] if spm else fields["tokenizer.ggml.merges"].contents()
+    wpm = fields["tokenizer.ggml.model"].contents() == "bert"
+    merges = [] if spm or wpm else fields["tokenizer.ggml.merges"].contents()
     scores = fields["tokenizer.ggml.scores"].contents() if spm else None
     out_lines = open(path + ".out", encoding="utf-8").read().split("\n")
     wanted = set()
     for line in out_lines:
         wanted.update(int(x) for x in line.split())
-    keep = {tokens[i] for i in wanted} | (set() if spm else byte_chars() & set(tokens))
+    keep = {tokens[i] for i in wanted} | (set() if spm or wpm else byte_chars() & set(tokens))
+    if wpm:
+        texts = unicodedata.normalize("NFD", open(path + ".inp", encoding="utf-8").read().lower())
+        texts = "".join(c for c in texts if unicodedata.category(c) != "Mn")
+        keep |= {t for t in tokens if t.removeprefix("\u2581") and t.removeprefix("\u2581") in texts}
     keep |= {t for t, k in zip(tokens, types) if k in (2, 3, 4, 6)}  # unknown, control, user-defined, byte
     made_by = {}
     for m in merges:
@@ -103,7 +113,7 @@ def cut(name):
     writer.add_token_types(new_types)
     if spm:
         writer.add_token_scores([scores[i] for i in kept_ids])
-    else:
+    elif not wpm:
         writer.add_token_merges(new_merges)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -117,7 +127,7 @@ def cut(name):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name in NAMES:
+    for name in sys.argv[2:] or NAMES:  # or the names given after llama.cpp's directory
         cut(name)
 
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -169,6 +170,58 @@ Json sentencePieceJson(
         {"pre_tokenizer", nullptr}, {"model", bpe}, {"decoder", {{"type", "Sequence"}, {"decoders", decoders}}}};
 }
 
+// A token id the file names under `key`, or `fallback` (llama.cpp's default for the vocabulary's kind) without it.
+uint64_t tokenIdOf(const GgufFile &f, const char *key, uint64_t fallback, size_t tokens)
+{
+    const uint64_t id = f.has(key) ? f.unsignedValue(key) : fallback;
+    if (id >= tokens)
+        throw Error(f.path() + ": metadata key '" + key + "': " + std::to_string(id) + " is outside the vocabulary of "
+            + std::to_string(tokens));
+    return id;
+}
+
+// llama.cpp's WPM tokenizer (llm_tokenizer_wpm) on a BERT vocabulary as its converter writes it: a word's first piece
+// stored as "▁piece", every later piece bare. Hugging Face's WordPiece reads the same vocabulary as "piece" and
+// "##piece" (`vocab` is rewritten so): BertNormalizer (lowercase, and accents stripped, unless the file's
+// tokenizer.ggml.normalizer keys say otherwise), BertPreTokenizer, then the longest piece at each place, a word that
+// cannot be cut whole being the unknown token; llama.cpp puts no limit on a word's length. [CLS] … [SEP] around the
+// text, as llama.cpp adds them.
+Json wordPieceJson(const GgufFile &f, const std::vector<std::string> &tokens, const std::vector<int64_t> &types,
+    const Json &added, pipeline::VocabEntries &vocab)
+{
+    static const std::string kWordStart = "\u2581";
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        if (types[id] != kNormal)
+            continue;
+        const std::string &t = tokens[id];
+        vocab[id].first = t.starts_with(kWordStart) ? t.substr(kWordStart.size()) : "##" + t;
+    }
+    const bool lowercase
+        = !f.has("tokenizer.ggml.normalizer.lowercase") || f.boolean("tokenizer.ggml.normalizer.lowercase");
+    const bool stripAccents = f.has("tokenizer.ggml.normalizer.strip_accents")
+        ? f.boolean("tokenizer.ggml.normalizer.strip_accents")
+        : lowercase;
+    const std::string &unknown = tokens[tokenIdOf(f, "tokenizer.ggml.unknown_token_id", 100, tokens.size())];
+    const uint64_t cls = f.has("tokenizer.ggml.bos_token_id")
+        ? tokenIdOf(f, "tokenizer.ggml.bos_token_id", 101, tokens.size())
+        : tokenIdOf(f, "tokenizer.ggml.cls_token_id", 101, tokens.size());
+    const uint64_t sep = tokenIdOf(f, "tokenizer.ggml.seperator_token_id", 102, tokens.size());
+    Json root = {
+        {"added_tokens", added},
+        {"normalizer",
+            {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
+                {"strip_accents", stripAccents}, {"lowercase", lowercase}}},
+        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+        {"model",
+            {{"type", "WordPiece"}, {"unk_token", unknown}, {"continuing_subword_prefix", "##"},
+                {"max_input_chars_per_word", std::numeric_limits<int32_t>::max()}}},
+        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+    };
+    if (!f.has("tokenizer.ggml.add_bos_token") || f.boolean("tokenizer.ggml.add_bos_token"))
+        root["post_processor"] = {{"type", "BertProcessing"}, {"cls", {tokens[cls], cls}}, {"sep", {tokens[sep], sep}}};
+    return root;
+}
+
 } // namespace
 
 std::string ggufPreTokenizerNames()
@@ -183,11 +236,11 @@ std::string ggufPreTokenizerNames()
 Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
 {
     const std::string &model = f.string("tokenizer.ggml.model");
-    const bool spm = model == "llama";
-    if (model != "gpt2" && !spm)
+    const bool spm = model == "llama", wpm = model == "bert";
+    if (model != "gpt2" && !spm && !wpm)
         throw Error(f.path() + ": metadata key 'tokenizer.ggml.model': '" + shownText(model)
-            + "' tokenizers are not read by this version (it reads 'gpt2', byte-level BPE, and 'llama', "
-              "SentencePiece's BPE)");
+            + "' tokenizers are not read by this version (it reads 'gpt2', byte-level BPE, 'llama', "
+              "SentencePiece's BPE, and 'bert', WordPiece)");
     const std::vector<std::string> &tokens = f.strings("tokenizer.ggml.tokens");
     pipeline::checkVocabularySize(tokens.size(), f.path() + ": metadata key 'tokenizer.ggml.tokens'");
     std::vector<int64_t> types(tokens.size(), kNormal);
@@ -214,6 +267,8 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
             added.push_back({{"id", id}, {"content", token}, {"single_word", false}, {"lstrip", false},
                 {"rstrip", false}, {"normalized", false}, {"special", type == kControl}});
     }
+    if (wpm)
+        return wordPieceJson(f, tokens, types, added, vocab);
     Json root = spm ? sentencePieceJson(f, tokens, types, added) : byteLevelJson(f, added);
     // llama.cpp adds BOS where the file says so, and for SentencePiece vocabularies unless it says not to
     const bool addBos = f.has("tokenizer.ggml.add_bos_token") ? f.boolean("tokenizer.ggml.add_bos_token") : spm;
