@@ -265,16 +265,8 @@ void ComparisonView::refreshDifference(const ComparisonAnalysis *result)
     m_difference->setTitle(
         (site.isEmpty() ? QStringLiteral("L") + where.mid(1) : site + QStringLiteral(" \u00B7 ") + where)
         + tr(" \u00B7 attention probabilities, A \u2212 B"));
-    if (!result) {
-        m_difference->showMessage(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
-                ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
-                : m_input.analysis.problem);
+    if (!readyToDraw(result, m_difference))
         return;
-    }
-    if (m_madeFrom != result) { // B's labels, for the hover
-        m_inputB = makeViewInput(result->run, result->tokenizer);
-        m_madeFrom = result;
-    }
     if (!result->differenceProblem.empty()) {
         m_difference->showMessage(QString::fromStdString(result->differenceProblem));
         return;
@@ -291,6 +283,21 @@ void ComparisonView::refreshDifference(const ComparisonAnalysis *result)
     m_difference->setMaskedScores(result->maskedInBoth.empty() ? nullptr : result->maskedInBoth.data());
     m_difference->setMatrix(result->difference.data(), result->rows, result->cols, m_shown);
     m_difference->setMarkedRow(m_spec.query);
+}
+
+bool ComparisonView::readyToDraw(const ComparisonAnalysis *result, HeatmapPlot *plot)
+{
+    if (!result) {
+        plot->showMessage(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
+                ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
+                : m_input.analysis.problem);
+        return false;
+    }
+    if (m_madeFrom != result) { // B's labels, for hovers and the summary
+        m_inputB = makeViewInput(result->run, result->tokenizer);
+        m_madeFrom = result;
+    }
+    return true;
 }
 
 QString ComparisonView::differenceHover(int row, int col) const
@@ -316,16 +323,8 @@ void ComparisonView::refreshHeads(const ComparisonAnalysis *result)
     const QString site = siteTitle(m_input);
     m_heads->setTitle((site.isEmpty() ? QString() : site + QStringLiteral(" \u00B7 "))
         + tr("every head: how far B's attention is from A's"));
-    if (!result) {
-        m_heads->showMessage(m_input.analysis.pending || m_input.analysis.problem.isEmpty()
-                ? tr("Running B (%1)\u2026").arg(QString::fromStdString(comparedChange(m_spec)))
-                : m_input.analysis.problem);
+    if (!readyToDraw(result, m_heads))
         return;
-    }
-    if (m_madeFrom != result) { // B's labels, for the summary
-        m_inputB = makeViewInput(result->run, result->tokenizer);
-        m_madeFrom = result;
-    }
     const HeadsCompared &h = result->heads;
     if (h.layers == 0 || h.heads == 0) {
         m_heads->showMessage(tr("Run A has no attention to compare."));

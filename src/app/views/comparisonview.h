@@ -52,6 +52,9 @@ private:
     void refreshSides(const ComparisonAnalysis *result);
     void refreshDifference(const ComparisonAnalysis *result);
     void refreshHeads(const ComparisonAnalysis *result);
+    // Whether B's result is here to draw on `plot`: if not, the plot says B is running (or why it failed); if so, B's
+    // labels are made for it.
+    bool readyToDraw(const ComparisonAnalysis *result, HeatmapPlot *plot);
     QString differenceHover(int row, int col) const;
     QString headsHover(int layer, int head) const;
     void openHead(QMouseEvent *event);

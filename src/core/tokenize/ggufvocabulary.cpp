@@ -1,6 +1,7 @@
 #include "tokenize/ggufvocabulary.h"
 
 #include "io/gguf.h"
+#include "tokenize/bertvocabulary.h"
 #include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
@@ -201,25 +202,21 @@ Json wordPieceJson(const GgufFile &f, const std::vector<std::string> &tokens, co
     const bool stripAccents = f.has("tokenizer.ggml.normalizer.strip_accents")
         ? f.boolean("tokenizer.ggml.normalizer.strip_accents")
         : lowercase;
-    const std::string &unknown = tokens[tokenIdOf(f, "tokenizer.ggml.unknown_token_id", 100, tokens.size())];
-    const uint64_t cls = f.has("tokenizer.ggml.bos_token_id")
-        ? tokenIdOf(f, "tokenizer.ggml.bos_token_id", 101, tokens.size())
-        : tokenIdOf(f, "tokenizer.ggml.cls_token_id", 101, tokens.size());
-    const uint64_t sep = tokenIdOf(f, "tokenizer.ggml.seperator_token_id", 102, tokens.size());
-    Json root = {
-        {"added_tokens", added},
-        {"normalizer",
-            {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
-                {"strip_accents", stripAccents}, {"lowercase", lowercase}}},
-        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
-        {"model",
-            {{"type", "WordPiece"}, {"unk_token", unknown}, {"continuing_subword_prefix", "##"},
-                {"max_input_chars_per_word", std::numeric_limits<int32_t>::max()}}},
-        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
-    };
-    if (!f.has("tokenizer.ggml.add_bos_token") || f.boolean("tokenizer.ggml.add_bos_token"))
-        root["post_processor"] = {{"type", "BertProcessing"}, {"cls", {tokens[cls], cls}}, {"sep", {tokens[sep], sep}}};
-    return root;
+    BertTokenizerOptions options;
+    options.addedTokens = added;
+    options.unknown = tokens[tokenIdOf(f, "tokenizer.ggml.unknown_token_id", 100, tokens.size())];
+    options.lowercase = lowercase;
+    options.stripAccents = stripAccents;
+    options.maxInputCharsPerWord = std::numeric_limits<int32_t>::max();
+    if (!f.has("tokenizer.ggml.add_bos_token") || f.boolean("tokenizer.ggml.add_bos_token")) {
+        const uint64_t cls = f.has("tokenizer.ggml.bos_token_id")
+            ? tokenIdOf(f, "tokenizer.ggml.bos_token_id", 101, tokens.size())
+            : tokenIdOf(f, "tokenizer.ggml.cls_token_id", 101, tokens.size());
+        const uint64_t sep = tokenIdOf(f, "tokenizer.ggml.seperator_token_id", 102, tokens.size());
+        options.cls = {tokens[cls], int64_t(cls)};
+        options.sep = {tokens[sep], int64_t(sep)};
+    }
+    return bertTokenizerJson(options);
 }
 
 } // namespace

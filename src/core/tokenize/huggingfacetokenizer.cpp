@@ -5,6 +5,7 @@
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
+#include "tokenize/bertvocabulary.h"
 #include "tokenize/ggufvocabulary.h"
 #include "tokenize/gpt2vocabulary.h"
 #include "tokenize/pipeline.h"
@@ -386,19 +387,12 @@ std::unique_ptr<HuggingFaceTokenizerParts> wordPieceParts(const std::string &voc
         if (ids.find(special))
             added.push_back({{"id", idOf(special)}, {"content", special}, {"single_word", false}, {"lstrip", false},
                 {"rstrip", false}, {"normalized", false}, {"special", true}});
-    const Json root = {
-        {"added_tokens", added},
-        {"normalizer",
-            {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
-                {"strip_accents", nullptr}, {"lowercase", lowercase}}},
-        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
-        {"model",
-            {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-                {"max_input_chars_per_word", 100}}},
-        {"post_processor",
-            {{"type", "BertProcessing"}, {"cls", {"[CLS]", idOf("[CLS]")}}, {"sep", {"[SEP]", idOf("[SEP]")}}}},
-        {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
-    };
+    BertTokenizerOptions options;
+    options.addedTokens = added;
+    options.lowercase = lowercase;
+    options.cls = {"[CLS]", idOf("[CLS]")};
+    options.sep = {"[SEP]", idOf("[SEP]")};
+    const Json root = bertTokenizerJson(options);
     auto parts = std::make_unique<HuggingFaceTokenizerParts>();
     parts->read(root, vocabTxt, &vocab);
     parts->cleanUpSpaces = true; // BertTokenizer's default
