@@ -87,7 +87,9 @@ std::shared_ptr<const ViewAnalysis> runAnalysisNow(const AnalysisRequest &reques
 
 std::string notComputedText(const Program *program, const std::string &traceName)
 {
-    const int op = program ? program->producerOf(traceName) : -1;
+    if (!program) // no model has run yet (a view drawn before its first run reaches it)
+        return kNothingComputed;
+    const int op = program->producerOf(traceName);
     if (op < 0)
         return "The trace has no tensor named '" + traceName + "' (docs/trace-names.md lists the names)";
     const Op &producer = program->ops[size_t(op)];

@@ -109,7 +109,7 @@ std::shared_ptr<const ViewAnalysis> runAnalysisNow(const AnalysisRequest &reques
 extern const char *const kNothingComputed;
 
 // "Not computed yet: step to <op> in layer <i> (<name>)": the operation that produces `traceName`, from the
-// program; or that the trace has no such tensor.
+// program; or that the trace has no such tensor; or, with no program, that nothing was computed yet.
 std::string notComputedText(const Program *program, const std::string &traceName);
 
 } // namespace atlas
