@@ -33,11 +33,16 @@ PackedRows::PackedRows(const PackedRows &whole, int64_t first, int64_t count)
 {
 }
 
-void PackedRows::decodeRows(int64_t first, int64_t count, float *out) const
+void PackedRows::checkRows(int64_t first, int64_t count) const
 {
     if (first < 0 || count < 0 || first + count > m_rows)
         throw Error("packed rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count)
             + ") outside the " + std::to_string(m_rows) + " there are");
+}
+
+void PackedRows::decodeRows(int64_t first, int64_t count, float *out) const
+{
+    checkRows(first, count);
     if (count > 0)
         m_decode(row(first), count * m_columns, out);
 }
@@ -71,9 +76,7 @@ std::shared_ptr<const PackedRows> PackedRows::reordered(const std::vector<int64_
 
 std::shared_ptr<const PackedRows> PackedRows::rowRange(int64_t first, int64_t count) const
 {
-    if (first < 0 || count < 0 || first + count > m_rows)
-        throw Error("packed rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count)
-            + ") outside the " + std::to_string(m_rows) + " there are");
+    checkRows(first, count);
     return std::shared_ptr<const PackedRows>(new PackedRows(*this, first, count));
 }
 

@@ -46,6 +46,7 @@ public:
 
 private:
     PackedRows(const PackedRows &whole, int64_t first, int64_t count);
+    void checkRows(int64_t first, int64_t count) const; // throws for rows outside the matrix
 
     int64_t m_rows = 0, m_columns = 0;
     size_t m_rowBytes = 0;
