@@ -49,8 +49,8 @@ std::shared_ptr<Model> spanModel(float penalty)
     for (size_t l = 0; l < model->blocks.size(); ++l) {
         BlockWeights &b = model->blocks[l];
         for (int h = 0; h < 4; ++h)
-            b.spanFraction.data()[h] = (1.3f + 3.0f * float(h) + 0.45f * float(l)) / 24.0f;
-        b.attnWeight.matrix() *= 20.0f;
+            b.weight(BlockPart::SpanFraction).data()[h] = (1.3f + 3.0f * float(h) + 0.45f * float(l)) / 24.0f;
+        b.weight(BlockPart::Qkv).matrix() *= 20.0f;
     }
     return model;
 }
@@ -168,7 +168,7 @@ void TestAdaptiveSpan::spanGradientsMatchFiniteDifferences()
     QVERIFY(std::fabs(g.spanLoss - penalty * spanSum) < 1e-4);
     const auto objective = [&](int layer, int head, float v) {
         Model m = *model;
-        m.blocks[size_t(layer)].spanFraction.data()[head] = v;
+        m.blocks[size_t(layer)].weight(BlockPart::SpanFraction).data()[head] = v;
         double spans = 0;
         for (int l = 0; l < 2; ++l)
             for (float z : m.attentionSpans(l))
@@ -181,7 +181,7 @@ void TestAdaptiveSpan::spanGradientsMatchFiniteDifferences()
     for (int layer = 0; layer < 2; ++layer) {
         const Tensor &grad = g.grads.at("h." + std::to_string(layer) + ".attn.span_fraction");
         for (int h = 0; h < 4; ++h) {
-            const float v = model->blocks[size_t(layer)].spanFraction.data()[h],
+            const float v = model->blocks[size_t(layer)].weight(BlockPart::SpanFraction).data()[h],
                         step = 0.02f / 24.0f; // 0.02 tokens: the
             // scores are large and the loss curves within a tenth of a token
             const double numeric = (objective(layer, h, v + step) - objective(layer, h, v - step)) / (2.0 * step);
@@ -244,12 +244,12 @@ void TestAdaptiveSpan::trainerKeepsSpansInRange()
     c.context = 64;
     auto shrinking = std::make_shared<Model>(Model::random(c, 1));
     for (BlockWeights &b : shrinking->blocks)
-        b.spanFraction.values().assign(4, 0.01f);
+        b.weight(BlockPart::SpanFraction).values().assign(4, 0.01f);
     Trainer trainer(shrinking, "copy", o);
     const StepReport r = trainer.step();
     QVERIFY(r.spanLoss > 0);
     for (const BlockWeights &b : shrinking->blocks)
-        for (float v : b.spanFraction.values())
+        for (float v : b.weight(BlockPart::SpanFraction).values())
             QCOMPARE(v, 0.0f); // pushed below 0 by the penalty, clamped back
 }
 

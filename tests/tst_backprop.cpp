@@ -224,14 +224,14 @@ void TestBackprop::learnedAlphaGradientMatchesFiniteDifferences()
     auto model = std::make_shared<Model>(Model::random(config, 3));
     for (BlockWeights &b : model->blocks)
         for (int h = 0; h < config.heads; ++h)
-            b.alphaLogit.data()[h] = -1.5f + 0.8f * float(h); // α from 1.18 to 1.71
+            b.weight(BlockPart::AlphaLogit).data()[h] = -1.5f + 0.8f * float(h); // α from 1.18 to 1.71
     for (BlockWeights &b : model->blocks) // larger scores than N(0, 0.02) gives: rows with zeros to find
-        b.attnWeight.matrix() *= 40.0f;
+        b.weight(BlockPart::Qkv).matrix() *= 40.0f;
     c.model = model;
     const Gradients g = runBackward(c);
     const auto lossWith = [&](int layer, int head, float a) {
         Model m = *model;
-        m.blocks[size_t(layer)].alphaLogit.data()[head] = a;
+        m.blocks[size_t(layer)].weight(BlockPart::AlphaLogit).data()[head] = a;
         Engine engine(std::make_shared<Model>(std::move(m)), c.input);
         engine.runToEnd();
         Tensor losses({int64_t(c.targets.size())});
@@ -246,7 +246,7 @@ void TestBackprop::learnedAlphaGradientMatchesFiniteDifferences()
             zeros += probs.data()[k] == 0.0f;
         const Tensor &grad = g.grads.at("h." + std::to_string(layer) + ".attn.alpha_logit");
         for (int h = 0; h < config.heads; ++h) {
-            const float a = model->blocks[size_t(layer)].alphaLogit.data()[h], step = 1.0f / 32;
+            const float a = model->blocks[size_t(layer)].weight(BlockPart::AlphaLogit).data()[h], step = 1.0f / 32;
             const double numeric = (lossWith(layer, h, a + step) - lossWith(layer, h, a - step)) / (2.0 * step);
             QVERIFY2(std::fabs(numeric - grad.data()[h]) <= 2e-3 + 2e-2 * std::fabs(numeric),
                 qPrintable(QString("layer %1 head %2: analytic %3, numeric %4")

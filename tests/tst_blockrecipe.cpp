@@ -2,6 +2,7 @@
 // its steps, in its order, and the memory strategies keep what its backward reads. (That the cached generator walking
 // the same recipe equals the forward is tst_generator's everyBuiltInModelCachesWhatTheForwardComputes.)
 #include "engine/program.h"
+#include "model/blockparameters.h"
 #include "model/blockrecipe.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 
 using namespace atlas;
 
@@ -25,6 +27,20 @@ QStringList localNames(const std::vector<std::string> &names)
     for (const std::string &n : names)
         out << QString::fromStdString(n);
     return out;
+}
+
+// A checkpoint of every family and layout the tests hold (tests/data) and every built-in model.
+std::vector<std::shared_ptr<const Model>> everyFamilyAndBuiltInModel()
+{
+    std::vector<std::shared_ptr<const Model>> models;
+    for (const char *dir : {"gpt2_tiny", "llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny",
+             "qwen2_swa_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny", "phi3_tiny",
+             "phi3_long_tiny", "qwen3_moe_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_rel_tiny",
+             "bert_mlm_tiny", "t5_tiny", "t5v11_tiny", "seq2seq_tiny"})
+        models.push_back(loadModel(std::string(ATLAS_TEST_DATA "/") + dir));
+    for (const BuiltinModel &builtin : builtinModels())
+        models.push_back(loadModel(builtin.name));
+    return models;
 }
 
 // Every block of a model, as (stack, layer): an encoder–decoder's encoder blocks, then its decoder's.
@@ -98,16 +114,8 @@ private slots:
     // the family's table (model/parameternames.cpp), and the loaded model holds that weight, the one normWeight gives.
     void everyNormOfARecipeHasItsNameAndWeight()
     {
-        std::vector<std::shared_ptr<const Model>> models;
-        for (const char *dir : {"gpt2_tiny", "llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny",
-                 "qwen2_tiny", "qwen2_swa_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny",
-                 "smollm3_tiny", "phi3_tiny", "phi3_long_tiny", "qwen3_moe_tiny", "neox_tiny", "neox_seq_tiny",
-                 "neo_tiny", "bert_tiny", "bert_rel_tiny", "bert_mlm_tiny", "t5_tiny", "t5v11_tiny", "seq2seq_tiny"})
-            models.push_back(loadModel(std::string(ATLAS_TEST_DATA "/") + dir));
-        for (const BuiltinModel &builtin : builtinModels())
-            models.push_back(loadModel(builtin.name));
         int norms = 0;
-        for (const std::shared_ptr<const Model> &model : models) {
+        for (const std::shared_ptr<const Model> &model : everyFamilyAndBuiltInModel()) {
             const ModelConfig &c = model->config;
             const std::map<std::string, const Tensor *> parameters = model->parameters();
             for (const auto &[stack, layer] : everyBlock(c)) {
@@ -125,6 +133,53 @@ private slots:
             }
         }
         QVERIFY(norms > 100);
+    }
+
+    // Every family's checkpoint and every built-in model: each parameter its blocks' lists name
+    // (model/blockparameters.h) is the tensor the block holds for that part, under its name, and a block holds no
+    // tensor its list leaves out; an expert's likewise.
+    void everyParameterABlockListsIsTheTensorItHolds()
+    {
+        int listed = 0;
+        for (const std::shared_ptr<const Model> &model : everyFamilyAndBuiltInModel()) {
+            const ModelConfig &c = model->config;
+            const std::map<std::string, const Tensor *> parameters = model->parameters();
+            for (const auto &[stack, layer] : everyBlock(c)) {
+                const bool encoder = stack == names::kEncoderStack;
+                const BlockWeights &b = (encoder ? model->encoderBlocks : model->blocks)[size_t(layer)];
+                std::set<std::pair<BlockPart, bool>> seen;
+                for (const BlockParameter &p : blockParameters(c, stack, layer)) {
+                    const std::string name = blockParameterName(c, stack, layer, p);
+                    const Tensor *held = p.part != BlockPart::RelativeBias
+                        ? &(p.bias ? b.bias(p.part) : b.weight(p.part))
+                        : encoder && !model->encoderRelativeBias.empty() ? &model->encoderRelativeBias
+                                                                         : &model->relativeBias;
+                    const auto it = parameters.find(name);
+                    QVERIFY2(it != parameters.end() && it->second == held, (c.modelType + ": " + name).c_str());
+                    QCOMPARE(held->shape(), p.shape);
+                    seen.insert({p.part, p.bias});
+                    ++listed;
+                }
+                auto unlisted = [&](const PartTensors &t, const std::set<std::pair<BlockPart, bool>> &listed) {
+                    for (size_t part = 0; part < kBlockPartCount; ++part)
+                        for (const bool bias : {false, true})
+                            if (!(bias ? t.bias(BlockPart(part)) : t.weight(BlockPart(part))).empty()
+                                && !listed.contains({BlockPart(part), bias}))
+                                return int(part);
+                    return -1;
+                };
+                QCOMPARE(unlisted(b, seen), -1);
+                std::set<std::pair<BlockPart, bool>> expertParts;
+                for (const BlockParameter &p : expertParameters(c))
+                    expertParts.insert({p.part, p.bias});
+                for (const ExpertWeights &e : b.experts) {
+                    QCOMPARE(unlisted(e, expertParts), -1);
+                    for (const BlockParameter &p : expertParameters(c))
+                        QCOMPARE((p.bias ? e.bias(p.part) : e.weight(p.part)).shape(), p.shape);
+                }
+            }
+        }
+        QVERIFY(listed > 1000);
     }
 
     // Every parameter of each family llama.cpp reads has its GGUF name, one per tensor (an expert's matrices share

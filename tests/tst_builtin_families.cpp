@@ -33,7 +33,7 @@ private slots:
         QCOMPARE(c.kvHeadCount(), 2);
         QCOMPARE(c.dFF, 176);
         QVERIFY(c.norm == NormKind::RmsNorm && c.gatedFfn && !c.tiedHead && c.positions == PositionKind::RopeHalf);
-        QCOMPARE(m->blocks[0].kWeight.shape(), (Shape {32, 64}));
+        QCOMPARE(m->blocks[0].weight(BlockPart::K).shape(), (Shape {32, 64}));
         Generator g(m, {'a', 'b', 'c', 'd', '>'});
         QCOMPARE(g.cacheBytes(), size_t(2 * 2 * 5 * 2 * 16 * 4)); // K and V, 2 layers, 5 positions, 2 heads of 16
         // Lesson 15: it shares the copying out; the best head of layer 1 at each answer position puts about half its

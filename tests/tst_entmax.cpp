@@ -162,8 +162,8 @@ void TestEntmax::sparsityCountsTheAllowedZeros()
     auto model = std::make_shared<Model>(Model::random(config, 5));
     for (BlockWeights &b : model->blocks) {
         for (int h = 0; h < config.heads; ++h)
-            b.alphaLogit.data()[h] = -1.5f + 0.8f * float(h);
-        b.attnWeight.matrix() *= 40.0f; // scores large enough for rows with zeros
+            b.weight(BlockPart::AlphaLogit).data()[h] = -1.5f + 0.8f * float(h);
+        b.weight(BlockPart::Qkv).matrix() *= 40.0f; // scores large enough for rows with zeros
     }
     Input input;
     for (int t = 0; t < 20; ++t)
@@ -177,7 +177,7 @@ void TestEntmax::sparsityCountsTheAllowedZeros()
         const Tensor &probs = engine.trace().tensor("layer." + std::to_string(layer) + ".attn.probs");
         for (int h = 0; h < config.heads; ++h) {
             const HeadSparsity &head = s.heads[size_t(layer)][size_t(h)];
-            const float a = model->blocks[size_t(layer)].alphaLogit.data()[h];
+            const float a = model->blocks[size_t(layer)].weight(BlockPart::AlphaLogit).data()[h];
             QCOMPARE(float(head.alpha), std::clamp(1.0f + 1.0f / (1.0f + std::exp(-a)), 1.001f, 2.0f));
             int64_t headZeros = 0, support = 0;
             for (int i = 0; i < 20; ++i)

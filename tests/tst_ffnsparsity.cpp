@@ -48,7 +48,8 @@ private slots:
                 QCOMPARE(kept, 1);
             }
         // ‖(A − A_sparse) W_proj‖ / ‖A W_proj + b_proj‖, from the trace's own M.
-        const MatrixRM diff = (act.matrix() - s.sparse.matrix()) * model->blocks[layer].fcProjWeight.matrix();
+        const MatrixRM diff
+            = (act.matrix() - s.sparse.matrix()) * model->blocks[layer].weight(BlockPart::Down).matrix();
         const double want
             = double(diff.norm()) / double(trace->tensor(names::layerTensor(layer, "mlp.down")).matrix().norm());
         QVERIFY2(std::fabs(s.error - want) <= 1e-5 * want, qPrintable(QString("%1 vs %2").arg(s.error).arg(want)));

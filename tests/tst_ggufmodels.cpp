@@ -205,7 +205,7 @@ void TestGgufModels::keepsQuantizedMatricesPacked()
             fileBytes += e.bytes;
     if (name == "gpt2_tiny") {
         QCOMPARE(packed->wte.packing() != nullptr, file.find("token_embd.weight")->type == GgmlType::Q8_0);
-        QVERIFY(packed->blocks[0].attnWeight.packing() == nullptr);
+        QVERIFY(packed->blocks[0].weight(BlockPart::Qkv).packing() == nullptr);
     } else {
         QVERIFY(packedCount > 0);
         // Every Q8_0 tensor kept as its blocks; the experts share their stack's bytes, each counting its own share.

@@ -95,7 +95,7 @@ private slots:
         const Gradients g = backward(*model, input, engine.trace(), targets);
         const auto lossWith = [&](int layer, int64_t index, float value) {
             Model m = *model;
-            m.blocks[size_t(layer)].fcProjWeight.data()[index] = value;
+            m.blocks[size_t(layer)].weight(BlockPart::Down).data()[index] = value;
             const Tensor z = logitsOf(std::make_shared<Model>(std::move(m)), input);
             Tensor losses({int64_t(targets.size())});
             return double(ops::crossentropy_forward(losses, z, targets));
@@ -103,7 +103,7 @@ private slots:
         for (int layer : {0, 2}) {
             const Tensor &grad = g.grads.at("h." + std::to_string(layer) + ".mlp.c_proj.weight");
             for (int64_t index : {int64_t(0), int64_t(97), int64_t(1023)}) {
-                const float w = model->blocks[size_t(layer)].fcProjWeight.data()[index], h = 1.0f / 64;
+                const float w = model->blocks[size_t(layer)].weight(BlockPart::Down).data()[index], h = 1.0f / 64;
                 const double numeric = (lossWith(layer, index, w + h) - lossWith(layer, index, w - h)) / (2.0 * h);
                 QVERIFY2(std::fabs(numeric - grad.data()[index]) <= 2e-3 + 2e-2 * std::fabs(numeric),
                     qPrintable(QString("block %1 weight %2: analytic %3, numeric %4")

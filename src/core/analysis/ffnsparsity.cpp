@@ -76,8 +76,9 @@ FfnSparsity ffnSparsity(const Model &model, const Trace &trace, int layer, int b
     const MatrixRM act = actTensor.matrix();
     const MatrixRM dense = trace.tensor(names::layerTensor(layer, "mlp.down")).matrix();
     // The down projection as [F, D]: GPT-2's Conv1D weight as stored, the Llama family's nn.Linear one transposed.
-    const MatrixRM proj = model.config.linearLayout() ? MatrixRM(b.downWeight.unpacked().matrix().transpose())
-                                                      : MatrixRM(b.fcProjWeight.matrix());
+    const MatrixRM proj = model.config.linearLayout()
+        ? MatrixRM(b.weight(BlockPart::Down).unpacked().matrix().transpose())
+        : MatrixRM(b.weight(BlockPart::Down).matrix());
     FfnSparsity s;
     s.layer = layer;
     s.tokens = int(act.rows());

@@ -295,22 +295,24 @@ void Generator::routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) 
     const ModelConfig &c = m_model->config;
     Tensor logits({1, c.experts}), probs({1, c.experts}), choice({1, c.expertTopK}), gate({1, c.expertTopK});
     if (c.linearLayout())
-        logits.matrix().noalias() = x.matrix() * b.routerWeight.matrix().transpose();
+        logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix().transpose();
     else
-        logits.matrix().noalias() = x.matrix() * b.routerWeight.matrix();
+        logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix();
     ops::softmax_forward(probs, logits);
     ops::router_route(choice, gate, probs, 1);
     if (c.droplessRouting) {
         gate.matrix() /= gate.matrix().sum();
         std::vector<ops::GatedExpertWeights> experts;
         for (const ExpertWeights &e : b.experts)
-            experts.push_back({e.gateWeight, e.upWeight, e.downWeight, c.activation});
+            experts.push_back(
+                {e.weight(BlockPart::Gate), e.weight(BlockPart::Up), e.weight(BlockPart::Down), c.activation});
         ops::moe_gated_forward(out, x, choice, gate, experts);
         return;
     }
     std::vector<ops::FfnWeights> experts;
     for (const ExpertWeights &e : b.experts)
-        experts.push_back({e.fcWeight, e.fcBias, e.fcProjWeight, e.fcProjBias, c.activation});
+        experts.push_back({e.weight(BlockPart::Up), e.bias(BlockPart::Up), e.weight(BlockPart::Down),
+            e.bias(BlockPart::Down), c.activation});
     ops::moe_forward(out, x, choice, gate, experts);
 }
 
@@ -326,7 +328,7 @@ Tensor Generator::positionBias(int layer, const Tensor &q, int pos) const
     else if (c.positions == PositionKind::T5)
         ops::t5_bias_forward(bias, m_model->relativeBias, false, c.relativeMaxDistance, pos);
     else
-        ops::shaw_bias_forward(bias, q, m_model->blocks[size_t(layer)].relativeKey, c.relativeClip,
+        ops::shaw_bias_forward(bias, q, m_model->blocks[size_t(layer)].weight(BlockPart::RelativeKey), c.relativeClip,
             1.0f / std::sqrt(float(c.headDim())), pos, c.relativeKeySign);
     return bias;
 }

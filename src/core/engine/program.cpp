@@ -255,7 +255,7 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
     unary(p + "router.logits", "router", i, in, {T, E},
         std::string(linear ? "L = X W_rᵀ  (" : "L = X W_r  (") + std::to_string(E) + " experts)",
         [i, linear](Tensor &o, const Tensor &x, const Model &m) {
-            const Tensor &w = m.blocks[size_t(i)].routerWeight;
+            const Tensor &w = m.blocks[size_t(i)].weight(BlockPart::Router);
             if (linear)
                 o.matrix().noalias() = x.matrix() * w.matrix().transpose();
             else
@@ -302,7 +302,8 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
                 const Tensor &x = tr.tensor(in);
                 std::vector<ops::GatedExpertWeights> experts;
                 for (const ExpertWeights &e : m.blocks[size_t(i)].experts)
-                    experts.push_back({e.gateWeight, e.upWeight, e.downWeight, act});
+                    experts.push_back(
+                        {e.weight(BlockPart::Gate), e.weight(BlockPart::Up), e.weight(BlockPart::Down), act});
                 Tensor o(x.shape());
                 ops::moe_gated_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), experts);
                 return Outputs {std::move(o)};
@@ -317,7 +318,8 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
             const Tensor &x = tr.tensor(in);
             std::vector<ops::FfnWeights> experts;
             for (const ExpertWeights &e : m.blocks[size_t(i)].experts)
-                experts.push_back({e.fcWeight, e.fcBias, e.fcProjWeight, e.fcProjBias, act});
+                experts.push_back({e.weight(BlockPart::Up), e.bias(BlockPart::Up), e.weight(BlockPart::Down),
+                    e.bias(BlockPart::Down), act});
             Tensor o(x.shape());
             ops::moe_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), experts);
             return Outputs {std::move(o)};

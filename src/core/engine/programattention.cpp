@@ -413,8 +413,8 @@ void ProgramBuilder::positionBias(int i)
                 ops::t5_bias_forward(b, src && !m.encoderRelativeBias.empty() ? m.encoderRelativeBias : m.relativeBias,
                     !causal, c.relativeMaxDistance);
             else
-                ops::shaw_bias_forward(b, tr.tensor(p + "attn.q"), m.blocks[size_t(i)].relativeKey, c.relativeClip,
-                    1.0f / std::sqrt(float(d)), 0, c.relativeKeySign);
+                ops::shaw_bias_forward(b, tr.tensor(p + "attn.q"), m.blocks[size_t(i)].weight(BlockPart::RelativeKey),
+                    c.relativeClip, 1.0f / std::sqrt(float(d)), 0, c.relativeKeySign);
             return Outputs {std::move(b)};
         });
 }

@@ -42,15 +42,15 @@ void ProgramBuilder::pooledQueryProjections(int i, const std::string &in, const 
         "Q = LN₁(P) W_attn[:, 0:D] + b_attn[0:D]  (the pooled stream's queries)",
         [i, D](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = m.blocks[size_t(i)];
-            o.matrix().noalias() = x.matrix() * b.attnWeight.matrix().leftCols(D);
-            o.matrix().rowwise() += ConstRowVectorMap(b.attnBias.data(), D);
+            o.matrix().noalias() = x.matrix() * b.weight(BlockPart::Qkv).matrix().leftCols(D);
+            o.matrix().rowwise() += ConstRowVectorMap(b.bias(BlockPart::Qkv).data(), D);
         });
     unary(p + "attn.kv", "K/V projection (unpooled)", i, in, {T, 2 * D},
         "[K V] = LN₁(X) W_attn[:, D:3D] + b_attn[D:3D]  (the unpooled stream's keys and values)",
         [i, D](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = m.blocks[size_t(i)];
-            o.matrix().noalias() = x.matrix() * b.attnWeight.matrix().rightCols(2 * D);
-            o.matrix().rowwise() += ConstRowVectorMap(b.attnBias.data() + D, 2 * D);
+            o.matrix().noalias() = x.matrix() * b.weight(BlockPart::Qkv).matrix().rightCols(2 * D);
+            o.matrix().rowwise() += ConstRowVectorMap(b.bias(BlockPart::Qkv).data() + D, 2 * D);
         });
     add(p + "split", "split heads", i, {p + "attn.query", p + "attn.kv"},
         {{p + "attn.q", {H, T, d}, "Q_h = Q[:, h·d : (h+1)·d]"}, {p + "attn.k", {H, T, d}, "K_h = K[:, h·d : (h+1)·d]"},

@@ -23,10 +23,11 @@ void ProgramBuilder::sortingNetwork(int i, const std::string &in)
         [p, i, N, D](const Model &m, const Input &, const Trace &tr) {
             const BlockWeights &w = m.blocks[size_t(i)];
             Tensor hidden({N, D}), logits({N, N});
-            ops::linear_forward(hidden, tr.tensor(p + "attn.sort_pooled"), w.sortFcWeight, w.sortFcBias);
+            ops::linear_forward(
+                hidden, tr.tensor(p + "attn.sort_pooled"), w.weight(BlockPart::SortFc), w.bias(BlockPart::SortFc));
             hidden.matrix() = hidden.matrix().cwiseMax(0.0f);
-            logits.matrix().noalias() = hidden.matrix() * w.sortProjWeight.matrix().leftCols(N);
-            logits.matrix().rowwise() += ConstRowVectorMap(w.sortProjBias.data(), N);
+            logits.matrix().noalias() = hidden.matrix() * w.weight(BlockPart::SortProj).matrix().leftCols(N);
+            logits.matrix().rowwise() += ConstRowVectorMap(w.bias(BlockPart::SortProj).data(), N);
             return Outputs {std::move(hidden), std::move(logits)};
         });
     if (m_input.sortSwitchedOff) {

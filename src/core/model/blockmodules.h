@@ -4,7 +4,7 @@
 
 namespace atlas {
 
-// A block's tensors by their role (BlockWeights::normWeight and normBias, defined with these).
+// A block's norms and linear maps by their role (BlockWeights::normWeight and normBias, defined with these).
 
 // A block's linear map by its role, in the layout its checkpoint keeps it: GPT-2's Conv1D holds W as [in, out] and
 // computes y = x W + b; nn.Linear, every other family's (ModelConfig::linearLayout), holds W as [out, in] and computes

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <set>
 
 namespace atlas {
 
@@ -172,14 +173,20 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
     m.allocateBlocks();
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.02f);
+    // By role: a norm's γ scales by 1 at the start (Gemma's stored γ − 1 by 0, Gemma2RMSNorm's zeros), its β and every
+    // bias start at 0, and so do the spans, which grow, as the paper's; everything else is drawn.
+    std::set<const Tensor *> norms = {&m.lnfWeight, &m.encoderLnfWeight, &m.embedLnWeight}, zeros;
+    for (std::vector<BlockWeights> *stack : {&m.blocks, &m.encoderBlocks})
+        for (BlockWeights &b : *stack) {
+            for (size_t part = 0; part < kBlockPartCount; ++part)
+                if (isNormPart(BlockPart(part)))
+                    norms.insert(&b.weight(BlockPart(part)));
+            zeros.insert(&b.weight(BlockPart::SpanFraction));
+        }
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
-        const bool isNorm = name.find("ln_") != std::string::npos || name.find("norm") != std::string::npos
-            || name.find("LayerNorm") != std::string::npos;
-        const bool isBias = name.ends_with(".bias");
-        const bool isSpan = name.ends_with("attn.span_fraction"); // spans start at 0 and grow, as the paper's
-        // A norm scales by 1 at the start: γ = 1, or Gemma's stored γ − 1 = 0 (Gemma2RMSNorm's zeros).
-        tensor = Tensor(shape, isNorm && !isBias && !config.normAddsOne ? 1.0f : 0.0f);
-        if (!isNorm && !isBias && !isSpan)
+        const bool isNorm = norms.contains(&tensor), isBias = name.ends_with(".bias");
+        tensor = Tensor(shape, isNorm && !config.normAddsOne ? 1.0f : 0.0f);
+        if (!isNorm && !isBias && !zeros.contains(&tensor))
             for (float &v : tensor.values())
                 v = normal(rng);
     });
@@ -198,7 +205,7 @@ std::vector<float> Model::attentionAlphas(int layer) const
     default: {
         // α = 1 + σ(a) lies in (1, 2); far out a would round it to 1 or 2 exactly, so it stays a step inside.
         std::vector<float> alpha;
-        for (const float a : blocks.at(size_t(layer)).alphaLogit.values())
+        for (const float a : blocks.at(size_t(layer)).weight(BlockPart::AlphaLogit).values())
             alpha.push_back(std::clamp(1.0f + 1.0f / (1.0f + std::exp(-a)), 1.001f, 2.0f));
         return alpha;
     }
@@ -210,7 +217,7 @@ std::vector<float> Model::attentionSpans(int layer) const
     if (!config.adaptiveSpan())
         return {};
     std::vector<float> spans;
-    for (const float v : blocks.at(size_t(layer)).spanFraction.values())
+    for (const float v : blocks.at(size_t(layer)).weight(BlockPart::SpanFraction).values())
         spans.push_back(std::clamp(v, 0.0f, 1.0f) * float(config.context));
     return spans;
 }
@@ -218,7 +225,7 @@ std::vector<float> Model::attentionSpans(int layer) const
 void Model::clampSpanFractions()
 {
     for (BlockWeights &b : blocks)
-        for (float &v : b.spanFraction.values())
+        for (float &v : b.weight(BlockPart::SpanFraction).values())
             v = std::clamp(v, 0.0f, 1.0f);
 }
 
@@ -238,7 +245,7 @@ Model Model::withPositions(PositionKind kind, const std::string &field) const
     m.relativeBias = Tensor();
     m.encoderRelativeBias = Tensor();
     for (BlockWeights &b : m.blocks)
-        b.relativeKey = Tensor();
+        b.weight(BlockPart::RelativeKey) = Tensor();
     return m;
 }
 

@@ -4,6 +4,7 @@
 #include "model/parameternames.h"
 #include "tensor/tensor.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,64 +14,29 @@
 
 namespace atlas {
 
-// One expert of a mixture-of-experts layer: a feed-forward network of its own, as mlp's.
-struct ExpertWeights
+// A set of parameters held by role (model/parameternames.h's BlockPart): each part's weight and bias, empty where the
+// family has none. A part's shape is the one its family's checkpoint keeps (model/blockparameters.h): GPT-2's Conv1D
+// [in, out], nn.Linear's [out, in] (ModelConfig::linearLayout); model/blockmodules.h reads a linear part either way.
+class PartTensors
 {
-    Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.experts.{e}.c_fc)
-    Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.experts.{e}.c_proj)
-    // Mixtral's SwiGLU expert (block_sparse_moe.experts.{e}.w1, w3, w2), nn.Linear layout
-    Tensor gateWeight, upWeight; // [F, D]
-    Tensor downWeight; // [D, F]
+public:
+    Tensor &weight(BlockPart part) { return m_weights[index(part)]; }
+    const Tensor &weight(BlockPart part) const { return m_weights[index(part)]; }
+    Tensor &bias(BlockPart part) { return m_biases[index(part)]; }
+    const Tensor &bias(BlockPart part) const { return m_biases[index(part)]; }
+
+private:
+    static size_t index(BlockPart part) { return static_cast<size_t>(part); }
+    std::array<Tensor, kBlockPartCount> m_weights, m_biases;
 };
 
-// One block's parameters, in GPT-2's Conv1D layout: weights are [in, out], so y = x W + b.
-struct BlockWeights
+// One expert of a mixture-of-experts layer: a feed-forward network of its own (parts Up, Down and, gated, Gate).
+using ExpertWeights = PartTensors;
+
+// One block's parameters by role, and its experts in a mixture-of-experts layer (its router is the part Router).
+struct BlockWeights : PartTensors
 {
-    Tensor ln1Weight, ln1Bias; // [D]
-    Tensor attnWeight, attnBias; // [D, 3D], [3D]   (c_attn: Q | K | V)
-    Tensor attnProjWeight, attnProjBias; // [D, D], [D] (c_proj)
-    Tensor ln2Weight, ln2Bias; // [D]
-    Tensor fcWeight, fcBias; // [D, F], [F]     (mlp.c_fc; empty in a mixture-of-experts layer)
-    Tensor fcProjWeight, fcProjBias; // [F, D], [D]     (mlp.c_proj; empty in a mixture-of-experts layer)
-    Tensor routerWeight; // [D, E] a mixture-of-experts layer's router (mlp.router; Mixtral's gate: [E, D]), or empty
-    std::vector<ExpertWeights> experts; // E of them in a mixture-of-experts layer
-    Tensor relativeKey; // [2k+1, d] Shaw et al.'s key vectors per clipped distance (attn.relative_key), or empty
-    Tensor spanFraction; // [H] v of each head's adaptive span z = v · n_positions (attn.span_fraction, v in [0, 1])
-    Tensor alphaLogit; // [H] a of each head's learned α = 1 + sigmoid(a) (attn.alpha_logit, Normaliser::LearnedEntmax)
-    // Sparse Sinkhorn attention's sorting network (attn.sort.c_fc, attn.sort.c_proj; model/sinkhorn.h): N = the most
-    // blocks n_positions holds, one output per place a block can be sorted to.
-    Tensor sortFcWeight, sortFcBias; // [D, D], [D]
-    Tensor sortProjWeight, sortProjBias; // [D, N], [N]
-    // A decoder block of an encoder–decoder model also attends to the encoder's output, after self-attention
-    // (Hugging Face GPT-2's add_cross_attention names): ln_cross_attn, crossattention.q_attn (queries from the
-    // decoder), crossattention.c_attn (keys | values from the encoder), crossattention.c_proj. Empty otherwise.
-    Tensor lnCrossWeight, lnCrossBias; // [D]
-    Tensor crossQWeight, crossQBias; // [D, D], [D]
-    Tensor crossKvWeight, crossKvBias; // [D, 2D], [2D]
-    Tensor crossProjWeight, crossProjBias; // [D, D], [D]
-    // T5's cross-attention (layer.1.EncDecAttention.q, k, v, o), nn.Linear layout without biases: crossQWeight
-    // [H·d, D], these two [H·d, D], crossProjWeight [D, H·d].
-    Tensor crossKWeight, crossVWeight;
-    // Every other family's block (ModelConfig::linearLayout) is in nn.Linear layout, weights [out, in], so
-    // y = x Wᵀ + b (Llama's model.layers.{i}.self_attn.q_proj …). ln1/ln2 hold its norms (Llama's RMSNorms have no
-    // bias); a bias is empty where the config has none.
-    // GPT-NeoX's query_key_value [3D, D], [3D]: per head h, rows [q_h k_h v_h]; Phi-3's qkv_proj [(H + 2 Hkv)·d, D]:
-    // rows [Q K V], no bias.
-    Tensor qkvWeight, qkvBias;
-    Tensor qWeight, qBias; // [H·d, D], [H·d]
-    Tensor kWeight, kBias; // [Hkv·d, D], [Hkv·d]  (Hkv K/V heads, grouped-query attention)
-    Tensor vWeight, vBias; // [Hkv·d, D], [Hkv·d]
-    Tensor oWeight, oBias; // [D, H·d], [D]        (o_proj)
-    Tensor gateWeight, gateBias; // [F, D], [F]    (mlp.gate_proj)
-    Tensor upWeight, upBias; // [F, D], [F]        (mlp.up_proj; GPT-NeoX's dense_h_to_4h, GPT-Neo's c_fc)
-    Tensor downWeight, downBias; // [D, F], [D]    (mlp.down_proj; dense_4h_to_h, c_proj)
-    Tensor gateUpWeight; // [2F, D] Phi-3's mlp.gate_up_proj: the gate's rows, then up's (gateWeight, upWeight empty)
-    // QK-norm's γ (self_attn.q_norm, k_norm): [d], shared by the heads (Qwen3), or [H·d] and [Hkv·d] (OLMo 2); empty
-    // without QK-norm.
-    Tensor qNormWeight, kNormWeight;
-    // The norms of a sub-layer's output before its residual add (OLMo 2's post_attention_layernorm and
-    // post_feedforward_layernorm), or empty.
-    Tensor attnOutNormWeight, ffnOutNormWeight; // [D]
+    std::vector<ExpertWeights> experts;
 
     // The block's norm `part` (BlockPart::NormAttention, NormFfn, NormCross, NormAttentionOut, NormFfnOut, or QK-norm's
     // QNorm and KNorm): its scale γ and its shift β (empty for RMSNorm). Throws for a part that is not a norm.

@@ -9,8 +9,7 @@ namespace atlas {
 
 namespace {
 
-constexpr size_t kBlockParts = size_t(BlockPart::NormFfnOut) + 1;
-using BlockNames = std::array<const char *, kBlockParts>;
+using BlockNames = std::array<const char *, kBlockPartCount>;
 
 // A block's names after its prefix, in BlockPart's order; null where the family has no such parameter.
 // GPT-2's layout (Conv1D: [in, out]), which the built-in models and encoder–decoders use too.
@@ -171,6 +170,22 @@ std::string modelParameter(const ModelConfig &c, ModelPart part, const names::St
     }
 }
 
+bool isNormPart(BlockPart part)
+{
+    switch (part) {
+    case BlockPart::NormAttention:
+    case BlockPart::NormCross:
+    case BlockPart::NormFfn:
+    case BlockPart::QNorm:
+    case BlockPart::KNorm:
+    case BlockPart::NormAttentionOut:
+    case BlockPart::NormFfnOut:
+        return true;
+    default:
+        return false;
+    }
+}
+
 std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int layer, BlockPart part)
 {
     const std::string i = std::to_string(layer);
@@ -305,7 +320,7 @@ std::map<std::string, std::string> ggufParameterNames(const ModelConfig &c)
     for (ModelPart part : {ModelPart::Embedding, ModelPart::Positions, ModelPart::FinalNorm, ModelPart::OutputHead})
         tryAdd([&] { return modelParameter(c, part); }, [&] { return ggufModelParameter(c, part); });
     for (int layer = 0; layer < c.layers; ++layer) {
-        for (size_t p = 0; p < kBlockParts; ++p) {
+        for (size_t p = 0; p < kBlockPartCount; ++p) {
             const auto part = BlockPart(p);
             tryAdd([&] { return blockParameter(c, names::kOnlyStack, layer, part); },
                 [&] { return ggufBlockParameter(c, layer, part); });

@@ -58,6 +58,10 @@ enum class BlockPart {
     NormAttentionOut, // the norm of the attention's output before its residual add (OLMo 2)
     NormFfnOut, // the norm of the feed-forward's output before its residual add
 };
+constexpr size_t kBlockPartCount = static_cast<size_t>(BlockPart::NormFfnOut) + 1;
+
+// Whether `part` is one of a block's norms (its tensors are γ and, for LayerNorm, β).
+bool isNormPart(BlockPart part);
 
 std::string modelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack = names::kOnlyStack);
 // Block `layer` of `stack`: blockParameter(llama, kOnlyStack, 3, BlockPart::Q) == "layers.3.self_attn.q_proj".

@@ -22,8 +22,8 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
     for (size_t e = 0; e < b.experts.size(); ++e) {
         const std::string up = expertParameter(m_c, i, int(e), BlockPart::Up),
                           down = expertParameter(m_c, i, int(e), BlockPart::Down);
-        weights.push_back({b.experts[e].fcWeight, b.experts[e].fcBias, b.experts[e].fcProjWeight,
-            b.experts[e].fcProjBias, m_c.activation});
+        weights.push_back({b.experts[e].weight(BlockPart::Up), b.experts[e].bias(BlockPart::Up),
+            b.experts[e].weight(BlockPart::Down), b.experts[e].bias(BlockPart::Down), m_c.activation});
         grads.push_back({grad(up + ".weight"), grad(up + ".bias"), grad(down + ".weight"), grad(down + ".bias")});
     }
     Tensor dgate(gate.shape());
@@ -36,7 +36,7 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
     m_g.routerLoss += m_c.routerAuxLossCoef * act(p + "router.aux_loss").data()[0]
         + m_c.routerZLossCoef * act(p + "router.z_loss").data()[0];
     // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
-    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix().transpose();
+    din.matrix().noalias() += dlogits.matrix() * b.weight(BlockPart::Router).matrix().transpose();
     grad(param(i, BlockPart::Router) + ".weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
 }
 
@@ -53,7 +53,8 @@ void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Te
     for (size_t e = 0; e < b.experts.size(); ++e) {
         auto expert
             = [&](BlockPart part) -> Tensor & { return grad(expertParameter(m_c, i, int(e), part) + ".weight"); };
-        weights.push_back({b.experts[e].gateWeight, b.experts[e].upWeight, b.experts[e].downWeight, m_c.activation});
+        weights.push_back({b.experts[e].weight(BlockPart::Gate), b.experts[e].weight(BlockPart::Up),
+            b.experts[e].weight(BlockPart::Down), m_c.activation});
         grads.push_back({expert(BlockPart::Gate), expert(BlockPart::Up), expert(BlockPart::Down)});
     }
     Tensor dgate(gate.shape()), dprobs(probs.shape()), dlogits(probs.shape());
@@ -62,7 +63,7 @@ void BackwardPass::gatedExperts(int i, const Tensor &ddown, const Tensor &in, Te
     ops::router_gate_backward(dprobs, dgate, choice);
     ops::softmax_backward(dlogits, dprobs, probs);
     // L = X W_rᵀ (nn.Linear, no bias): dX += dL W_r, dW_r += dLᵀ X.
-    din.matrix().noalias() += dlogits.matrix() * b.routerWeight.matrix();
+    din.matrix().noalias() += dlogits.matrix() * b.weight(BlockPart::Router).matrix();
     grad(param(i, BlockPart::Router) + ".weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
 }
 

@@ -10,7 +10,7 @@ void BackwardPass::pooledProjectionsBackward(int i, const Tensor &dq, const Tens
 {
     const std::string qkv = param(i, BlockPart::Qkv);
     const int64_t D = m_c.dModel;
-    const ConstMatrixMap w = blocks()[size_t(i)].attnWeight.matrix();
+    const ConstMatrixMap w = blocks()[size_t(i)].weight(BlockPart::Qkv).matrix();
     MatrixMap dw = grad(qkv + ".weight").matrix();
     float *db = grad(qkv + ".bias").data();
     Tensor dquery({T, D}), dkv({T, 2 * D});

@@ -402,7 +402,7 @@ void BackwardPass::attention(
             dscores, !m_causal, m_c.relativeMaxDistance);
     else if (m_c.positions == PositionKind::Shaw)
         ops::shaw_bias_backward(dq, grad(param(i, BlockPart::RelativeKey) + ".weight"), dscores, act(p + "attn.q"),
-            b.relativeKey, m_c.relativeClip, scale, m_c.relativeKeySign);
+            b.weight(BlockPart::RelativeKey), m_c.relativeClip, scale, m_c.relativeKeySign);
     if (m_c.sinkhorn.active())
         sortingNetworkBackward(i, din);
     if (queryIn)

@@ -33,10 +33,10 @@ void BackwardPass::sortingNetworkBackward(int i, Tensor &din)
     grad(proj + ".weight").matrix().leftCols(N).noalias() += hidden.matrix().transpose() * dlogits.matrix();
     RowVectorMap(grad(proj + ".bias").data(), N) += dlogits.matrix().colwise().sum();
     Tensor dhidden({N, D});
-    dhidden.matrix().noalias() = dlogits.matrix() * b.sortProjWeight.matrix().leftCols(N).transpose();
+    dhidden.matrix().noalias() = dlogits.matrix() * b.weight(BlockPart::SortProj).matrix().leftCols(N).transpose();
     dhidden.matrix() = dhidden.matrix().cwiseProduct((hidden.matrix().array() > 0.0f).cast<float>().matrix());
     Tensor dpooled({N, D});
-    conv1dBackward(dpooled, fc, dhidden, act(p + "attn.sort_pooled"), b.sortFcWeight);
+    conv1dBackward(dpooled, fc, dhidden, act(p + "attn.sort_pooled"), b.weight(BlockPart::SortFc));
     ops::block_sum_backward(din, dpooled, sk.block);
     m_dSort = Tensor();
 }

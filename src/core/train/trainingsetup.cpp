@@ -135,7 +135,8 @@ std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
     auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
     model->name = run.task;
     for (BlockWeights &b : model->blocks)
-        std::fill(b.spanFraction.values().begin(), b.spanFraction.values().end(), float(run.spanInit));
+        std::fill(b.weight(BlockPart::SpanFraction).values().begin(), b.weight(BlockPart::SpanFraction).values().end(),
+            float(run.spanInit));
     return std::make_unique<Trainer>(model, run.task, run.options);
 }
 

@@ -110,8 +110,10 @@ QkNormEffect qkNormEffect(const Model &model, const Trace &trace, int layer)
         head.inputBound = e.scale * largestOf(head.queryAfter) * largestOf(head.keyAfter);
         if (c.qkNorm != QkNorm::None) {
             // What the norm multiplies by: γ, or Gemma 3's 1 + γ.
-            head.queryLimit = float(std::sqrt(nq) * largestGain(normScale(b.qNormWeight, c), h, d, slices));
-            head.keyLimit = float(std::sqrt(nk) * largestGain(normScale(b.kNormWeight, c), h / group, d, slices));
+            head.queryLimit
+                = float(std::sqrt(nq) * largestGain(normScale(b.weight(BlockPart::QNorm), c), h, d, slices));
+            head.keyLimit
+                = float(std::sqrt(nk) * largestGain(normScale(b.weight(BlockPart::KNorm), c), h / group, d, slices));
             head.weightBound = e.scale * head.queryLimit * head.keyLimit;
         }
         float lowest = std::numeric_limits<float>::infinity(), highest = -lowest;

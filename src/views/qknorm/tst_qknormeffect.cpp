@@ -109,8 +109,8 @@ private slots:
                 const bool slices = c.qkNorm == QkNorm::Projections;
                 const int64_t g = h / group;
                 const double nq = double(slices ? c.heads * d : d), nk = double(slices ? c.kvHeadCount() * d : d);
-                const double gq = largestAbs(b.qNormWeight.data() + (slices ? h * d : 0), d);
-                const double gk = largestAbs(b.kNormWeight.data() + (slices ? g * d : 0), d);
+                const double gq = largestAbs(b.weight(BlockPart::QNorm).data() + (slices ? h * d : 0), d);
+                const double gk = largestAbs(b.weight(BlockPart::KNorm).data() + (slices ? g * d : 0), d);
                 QVERIFY(std::abs(head.weightBound - std::sqrt(nq) * gq * std::sqrt(nk) * gk / std::sqrt(double(d)))
                     < 1e-4 * head.weightBound);
                 QVERIFY(head.inputBound <= head.weightBound * slack);
@@ -136,9 +136,9 @@ private slots:
         QFETCH(bool, normed);
         const std::shared_ptr<const Model> m = qkModel(model);
         auto larger = std::make_shared<Model>(*m);
-        for (float &w : larger->blocks[0].qWeight.values())
+        for (float &w : larger->blocks[0].weight(BlockPart::Q).values())
             w *= 100.0f;
-        QVERIFY(larger->blocks[0].qBias.empty());
+        QVERIFY(larger->blocks[0].bias(BlockPart::Q).empty());
         const Trace before = qkTrace(m), after = qkTrace(larger);
         // Layer 0's scores are q·k of the scaled W_q; with QK-norm nothing after them changes either.
         for (int layer = 0; layer < (normed ? m->config.layers : 1); ++layer) {
