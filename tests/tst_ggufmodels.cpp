@@ -49,8 +49,9 @@ QString modelPath(const QString &file)
     return dataPath("gguf/models/" + file);
 }
 
-const char *const kCheckpoints[] = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny",
-    "qwen3_moe_tiny", "olmo2_tiny", "smollm3_tiny", "gemma2_tiny", "gemma3_tiny", "gpt2_tiny", "neox_tiny"};
+const char *const kCheckpoints[]
+    = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny", "qwen3_moe_tiny", "olmo2_tiny",
+        "smollm3_tiny", "gemma2_tiny", "gemma3_tiny", "gpt2_tiny", "neox_tiny", "phi3_tiny", "phi3_long_tiny"};
 
 } // namespace
 
@@ -86,6 +87,9 @@ void TestGgufModels::readsTheCheckpointsWeights()
     QCOMPARE(b.tiedHead, a.tiedHead);
     QCOMPARE(b.qkNorm, a.qkNorm);
     QCOMPARE(double(b.lnEpsilon), double(a.lnEpsilon));
+    QCOMPARE(b.rotatedDims(), a.rotatedDims());
+    // Phi-3's LongRoPE attention factor, which the file holds in float32
+    QVERIFY(std::fabs(b.ropeAmplitude(0) - a.ropeAmplitude(0)) <= 1e-6 * a.ropeAmplitude(0));
     // Llama 3's scaling arrives as per-pair factors (rope_freqs), computed by the converter in float32.
     const std::vector<double> fa = a.ropeFrequencies(0, 16), fb = b.ropeFrequencies(0, 16);
     QCOMPARE(fb.size(), fa.size());
@@ -139,8 +143,10 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
     QFile f(modelPath("reference.json"));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QJsonObject reference = QJsonDocument::fromJson(f.readAll()).object();
+    // Phi-3's files read a longer sequence (gguf_reference.mjs says why); every other file the common one.
+    const QJsonValue own = reference["ids_by_file"].toObject()[file];
     std::vector<int> ids;
-    for (const QJsonValue &v : reference["ids"].toArray())
+    for (const QJsonValue &v : (own.isArray() ? own : reference["ids"]).toArray())
         ids.push_back(v.toInt());
     const QJsonArray rows = reference["models"].toObject()[file].toArray();
     QCOMPARE(size_t(rows.size()), ids.size());
@@ -157,17 +163,23 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
         for (qsizetype v = 0; v < row.size(); ++v)
             worst = std::max(worst, std::fabs(double(logits.data()[t * model->config.vocab + v]) - row[v].toDouble()));
     }
-    double sum = 0, shift = 0;
+    double sum = 0, shift = 0, largestShift = 0;
     const QJsonArray f32 = reference["models"].toObject()[QString(file).replace("q8_0", "f32")].toArray();
     for (qsizetype t = 0; t < rows.size(); ++t)
         for (qsizetype v = 0; v < model->config.vocab; ++v) {
             sum += std::fabs(double(logits.data()[t * model->config.vocab + v]) - rows[t].toArray()[v].toDouble());
-            shift += std::fabs(rows[t].toArray()[v].toDouble() - f32[t].toArray()[v].toDouble());
+            const double own = std::fabs(rows[t].toArray()[v].toDouble() - f32[t].toArray()[v].toDouble());
+            shift += own;
+            largestShift = std::max(largestShift, own);
         }
     const double n = double(rows.size()) * double(model->config.vocab);
-    qInfo("%s: largest difference from llama.cpp's logits %.3g, mean %.3g; llama.cpp's own q8-f32 mean %.3g",
-        qPrintable(file), worst, sum / n, shift / n);
-    QVERIFY2(worst <= tolerance, qPrintable(QString("%1 > %2").arg(worst).arg(tolerance)));
+    qInfo("%s: largest difference from llama.cpp's logits %.3g, mean %.3g; llama.cpp's own q8-f32 largest %.3g, mean "
+          "%.3g",
+        qPrintable(file), worst, sum / n, largestShift, shift / n);
+    // On Q8_0 files the bound is 0.5, or llama.cpp's own largest q8-f32 difference where that is larger (phi3_long's
+    // logits of ±5 move by up to 1.2 under llama.cpp's own quantization).
+    const double bound = file.contains("q8_0") ? std::max(tolerance, largestShift) : tolerance;
+    QVERIFY2(worst <= bound, qPrintable(QString("%1 > %2").arg(worst).arg(bound)));
     if (file.contains("q8_0"))
         QVERIFY2(sum < shift,
             qPrintable(QString("mean difference %1 against llama.cpp's own quantization shift %2")

@@ -95,7 +95,8 @@ const char *const kRoundTrips[] = {"reverse", "reverse-llama", "reverse-gemma2",
     "gguf/models/llama_tiny-f32.gguf", "gguf/models/llama_hd_tiny-f32.gguf", "gguf/models/mistral_tiny-f32.gguf",
     "gguf/models/mixtral_tiny-f32.gguf", "gguf/models/qwen2_tiny-f32.gguf", "gguf/models/qwen3_moe_tiny-f32.gguf",
     "gguf/models/olmo2_tiny-f32.gguf", "gguf/models/smollm3_tiny-f32.gguf", "gguf/models/gemma2_tiny-f32.gguf",
-    "gguf/models/gemma3_tiny-f32.gguf", "gguf/models/gpt2_tiny-f32.gguf", "gguf/models/neox_tiny-f32.gguf"};
+    "gguf/models/gemma3_tiny-f32.gguf", "gguf/models/gpt2_tiny-f32.gguf", "gguf/models/neox_tiny-f32.gguf",
+    "gguf/models/phi3_tiny-f32.gguf", "gguf/models/phi3_long_tiny-f32.gguf"};
 
 } // namespace
 
@@ -211,7 +212,8 @@ void TestGgufSave::readsBackTheModelItSaved_data()
 }
 
 // Every architecture's layout written and read back (q and k permuted for llama's RoPE and back, NeoX's qkv
-// regrouped, GPT-2's Conv1D transposed, Gemma's norms as 1 + w, experts stacked, rope_freqs): in F32 the model read
+// regrouped, GPT-2's Conv1D transposed, Gemma's norms as 1 + w, experts stacked, rope_freqs, Phi-3's partial rotary
+// and LongRoPE factors): in F32 the model read
 // back computes the very same logits.
 void TestGgufSave::readsBackTheModelItSaved()
 {

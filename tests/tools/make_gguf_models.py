@@ -11,6 +11,9 @@ convert_hf_to_gguf.py converts them, with llama.cpp's own name table (gguf-py's 
     [all q; all k; all v];
   - LlamaModel's permutation of q_proj and k_proj (its rows reordered for RoPE on adjacent pairs), its experts stacked
     into one [E, …] tensor per matrix, and Llama 3's rope scaling as the rope_freqs tensor;
+  - Phi3MiniModel's keys (rope.dimension_count of the partial rotary, rope.scaling.original_context_length, the
+    sliding window) and LongRoPE's factors as the tensors rope_factors_long and rope_factors_short, with
+    rope.scaling.attn_factor;
   - a 'gpt2' tokenizer of single characters and two merges, one token per row of the embedding (llama.cpp needs a
     vocabulary to load).
 
@@ -18,7 +21,7 @@ Each model is written twice: NAME-f32.gguf, and NAME-q8_0.gguf with every matrix
 (gguf-py's quantizer), as llama-quantize leaves norms and vectors in F32.
 
 Needs gguf-py (MIT) from llama.cpp's source, as make_gguf_fixtures.py says, and Debian's python3-numpy:
-  /usr/bin/python3 tests/tools/make_gguf_models.py llama.cpp
+  /usr/bin/python3 tests/tools/make_gguf_models.py llama.cpp [CHECKPOINT...]
 then tests/tools/gguf_reference.mjs for llama.cpp's next-token probabilities on them.
 """
 import json
@@ -52,6 +55,8 @@ MODELS = {
     "gemma3_tiny": gguf.MODEL_ARCH.GEMMA3,
     "gpt2_tiny": gguf.MODEL_ARCH.GPT2,
     "neox_tiny": gguf.MODEL_ARCH.GPTNEOX,
+    "phi3_tiny": gguf.MODEL_ARCH.PHI3,
+    "phi3_long_tiny": gguf.MODEL_ARCH.PHI3,
 }
 
 
@@ -124,7 +129,9 @@ def convert(name, arch, quantized):
 
     path = os.path.join(OUT, "%s-%s.gguf" % (name, "q8_0" if quantized else "f32"))
     w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
-    w.add_name(name)
+    # llama.cpp gives Phi-3's special tokens (</s>, <unk>, <s>, <|endoftext|>) their attributes when general.name says
+    # phi3, and fails on a vocabulary without them: these files' single characters have none.
+    w.add_name(name.replace("phi3", "phi-three"))
     w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if quantized else gguf.LlamaFileType.ALL_F32)
     w.add_block_count(layers)
     w.add_context_length(c["max_position_embeddings"])
@@ -165,6 +172,14 @@ def convert(name, arch, quantized):
     if kind == "linear":
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(rope["factor"])
+    if arch == gguf.MODEL_ARCH.PHI3:  # Phi3MiniModel.set_gguf_parameters and generate_extra_tensors
+        rope_dims = int(c.get("partial_rotary_factor", 1.0) * c["hidden_size"]) // heads
+        orig = c["original_max_position_embeddings"]
+        w.add_rope_dimension_count(rope_dims)
+        w.add_rope_scaling_orig_ctx_len(orig)
+        w.add_sliding_window(c.get("sliding_window") or 0)
+        scale = c["max_position_embeddings"] / orig
+        w.add_rope_scaling_attn_factors(math.sqrt(1 + math.log(scale) / math.log(orig)) if scale > 1.0 else 1.0)
     if experts:
         w.add_expert_count(experts)
         w.add_expert_used_count(c["num_experts_per_tok"])
@@ -216,6 +231,9 @@ def convert(name, arch, quantized):
         out[gguf_name] = stacked
     if kind == "llama3":
         out["rope_freqs.weight"] = llama3_factors(c, head_dim)
+    if arch == gguf.MODEL_ARCH.PHI3:
+        out["rope_factors_long.weight"] = np.array(rope["long_factor"], dtype=np.float32)
+        out["rope_factors_short.weight"] = np.array(rope["short_factor"], dtype=np.float32)
 
     for tensor_name in sorted(out):
         value = np.ascontiguousarray(out[tensor_name], dtype=np.float32)
@@ -233,7 +251,10 @@ def convert(name, arch, quantized):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    only = sys.argv[2:]  # checkpoint names, or every one
     for name, arch in MODELS.items():
+        if only and name not in only:
+            continue
         for quantized in (False, True):
             print(convert(name, arch, quantized))
 

@@ -23,6 +23,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+// Phi-3's LongRoPE factors, one tensor each for the whole model (llama.cpp's ROPE_FACTORS_LONG and _SHORT).
+constexpr const char *kPhi3LongFactors = "rope_factors_long.weight", *kPhi3ShortFactors = "rope_factors_short.weight";
+
 // The architectures read, each with the model_type its files become.
 struct GgufArchitecture
 {
@@ -38,6 +41,7 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"smollm3", "smollm3"},
     GgufArchitecture {"gemma2", "gemma2"},
     GgufArchitecture {"gemma3", "gemma3_text"},
+    GgufArchitecture {"phi3", "phi3"},
     GgufArchitecture {"gpt2", "gpt2"},
     GgufArchitecture {"gptneox", "gpt_neox"},
 };
@@ -171,6 +175,34 @@ void gemmaKeys(const GgufFile &f, const std::string &a, json &j)
             = f.has(key("rope.freq_base_swa")) ? f.number(key("rope.freq_base_swa")) : j["rope_theta"].get<double>();
 }
 
+// Phi-3's (llama.cpp's phi3, as its converter writes it): LongRoPE's factors as the tensors rope_factors_long and
+// rope_factors_short, with rope.scaling.original_context_length and rope.scaling.attn_factor. As llama.cpp, no
+// sliding window (its phi3 turns the window off, whatever attention.sliding_window says).
+void phi3Keys(const GgufFile &f, json &j)
+{
+    j["sliding_window"] = nullptr;
+    const bool longFactors = f.find(kPhi3LongFactors) != nullptr, shortFactors = f.find(kPhi3ShortFactors) != nullptr;
+    if (!longFactors && !shortFactors)
+        return;
+    if (!longFactors || !shortFactors)
+        throw Error(f.path() + ": tensor '" + (longFactors ? kPhi3LongFactors : kPhi3ShortFactors) + "' without '"
+            + (longFactors ? kPhi3ShortFactors : kPhi3LongFactors) + "': LongRoPE needs both lists of factors");
+    const auto factors = [&](const char *name) {
+        const Tensor t = f.tensor(name, SafetensorsFile::NonFinite::Refuse);
+        if (t.rank() != 1)
+            throw Error(f.path() + ": tensor '" + name + "' has shape " + t.shapeString()
+                + ": LongRoPE's factors are one list, one per rotated pair");
+        return std::vector<double>(t.values().begin(), t.values().end());
+    };
+    const std::string original = "phi3.rope.scaling.original_context_length";
+    j["original_max_position_embeddings"]
+        = f.has(original) ? countKey(f, original) : j["max_position_embeddings"].get<int64_t>();
+    j["rope_scaling"] = {
+        {"type", "longrope"}, {"long_factor", factors(kPhi3LongFactors)}, {"short_factor", factors(kPhi3ShortFactors)}};
+    if (f.has("phi3.rope.scaling.attn_factor"))
+        j["rope_scaling"]["attention_factor"] = f.number("phi3.rope.scaling.attn_factor");
+}
+
 // config.json's keys from the file's metadata, as the family's Hugging Face config would hold them.
 json configJson(const GgufFile &f, const GgufArchitecture &arch)
 {
@@ -205,10 +237,14 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
                     + "): heads whose values are another width than their keys are not read");
         j["head_dim"] = headDim;
     }
-    if (f.has(key("rope.dimension_count")) && countKey(f, key("rope.dimension_count"), 1 << 16) != headDim)
+    const int64_t rotated
+        = f.has(key("rope.dimension_count")) ? countKey(f, key("rope.dimension_count"), 1 << 16) : headDim;
+    if (a == "phi3" && rotated < headDim) // Phi-3.5's and Phi-4-mini's partial_rotary_factor
+        j["partial_rotary_factor"] = double(rotated) / double(headDim);
+    else if (rotated != headDim)
         keyFails(f, key("rope.dimension_count"),
-            std::to_string(f.unsignedValue(key("rope.dimension_count"))) + " rotated dimensions of a head's "
-                + std::to_string(headDim) + ": a " + a + " model turns the whole head");
+            std::to_string(rotated) + " rotated dimensions of a head's " + std::to_string(headDim) + ": a " + a
+                + " model turns " + (a == "phi3" ? "at most " : "") + "the whole head");
     if (f.has(key("rope.scaling.type"))) {
         const std::string &kind = f.string(key("rope.scaling.type"));
         if (kind == "linear")
@@ -234,6 +270,8 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
         j["attention_bias"] = attentionBias;
     if (a == "gemma2" || a == "gemma3")
         gemmaKeys(f, a, j);
+    if (a == "phi3")
+        phi3Keys(f, j);
     const int64_t experts = f.has(key("expert_count")) ? int64_t(f.unsignedValue(key("expert_count"))) : 0;
     if (a == "qwen3moe" || experts > 0) {
         if (a == "llama")
@@ -361,6 +399,10 @@ Model loadGgufModel(const std::string &path)
     });
     if (f.find("rope_freqs.weight"))
         used.insert("rope_freqs.weight");
+    if (architecture == "phi3") // read into the config
+        for (const char *factors : {kPhi3LongFactors, kPhi3ShortFactors})
+            if (f.find(factors))
+                used.insert(factors);
     for (const GgufFile::Entry &e : f.entries())
         if (!used.count(e.name))
             throw Error(path + ": tensor '" + shownText(e.name) + "' has no place in a " + m.config.modelType

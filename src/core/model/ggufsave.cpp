@@ -10,6 +10,7 @@
 #include "util/memorycheck.h"
 #include "util/text.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -126,12 +127,16 @@ void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
     w.setUInt32(key("attention.head_count_kv"), uint32_t(c.kvHeadCount()));
     w.setFloat32(key("attention.layer_norm_rms_epsilon"), c.lnEpsilon);
     w.setFloat32(key("rope.freq_base"), c.ropeBase);
-    w.setUInt32(key("rope.dimension_count"), uint32_t(c.headDim()));
+    w.setUInt32(key("rope.dimension_count"), uint32_t(c.rotatedDims())); // Phi-3's partial rotary
     w.setUInt32(key("attention.key_length"), uint32_t(c.headDim()));
     w.setUInt32(key("attention.value_length"), uint32_t(c.headDim()));
     if (c.ropeScaling.kind == RopeScaling::Kind::Linear) {
         w.setString(key("rope.scaling.type"), "linear");
         w.setFloat32(key("rope.scaling.factor"), float(c.ropeScaling.factor));
+    }
+    if (c.ropeScaling.kind == RopeScaling::Kind::LongRope) { // Phi-3's, as Phi3MiniModel writes it; the factors below
+        w.setUInt32(key("rope.scaling.original_context_length"), uint32_t(c.ropeScaling.originalContext));
+        w.setFloat32(key("rope.scaling.attn_factor"), float(c.ropeScaling.attentionFactor));
     }
     if (c.hasExperts()) {
         w.setUInt32(key("expert_count"), uint32_t(c.experts));
@@ -279,10 +284,10 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
         ? std::string()
         : ggufArchitecture(c);
-    if (architecture.empty() || c.fusesProjections())
+    if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
             + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "
-              "olmo2, smollm3, gemma2, gemma3, gpt2 and gptneox)");
+              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2 and gptneox)");
     if (!ggmlTypeInfo(type).written())
         throw Error(
             std::string("GGUF files are written as ") + writtenGgmlTypeNames() + ", not " + ggmlTypeInfo(type).name);
@@ -356,6 +361,13 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
         std::copy(factors.begin(), factors.end(), t.data());
         add("rope_freqs.weight", t, GgmlType::F32);
     }
+    if (c.ropeScaling.kind == RopeScaling::Kind::LongRope)
+        for (const bool longFactors : {true, false}) {
+            const std::vector<double> &factors = longFactors ? c.ropeScaling.longFactors : c.ropeScaling.shortFactors;
+            Tensor t = Tensor::uninitialized({int64_t(factors.size())});
+            std::transform(factors.begin(), factors.end(), t.data(), [](double f) { return float(f); });
+            add(longFactors ? "rope_factors_long.weight" : "rope_factors_short.weight", t, GgmlType::F32);
+        }
     const std::string bytes = w.bytes();
 
     // The file read back must describe the model that was saved: what the architecture cannot hold comes back
