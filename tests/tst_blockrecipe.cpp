@@ -2,10 +2,10 @@
 // its steps, in its order, and the memory strategies keep what its backward reads. (That the cached generator walking
 // the same recipe equals the forward is tst_generator's everyBuiltInModelCachesWhatTheForwardComputes.)
 #include "engine/program.h"
-#include "model/blockparameters.h"
 #include "model/blockrecipe.h"
 #include "model/builtinmodels.h"
 #include "model/model.h"
+#include "model/parameterlist.h"
 #include "model/parameternames.h"
 #include "testbundle.h"
 #include "util/error.h"
@@ -135,15 +135,25 @@ private slots:
         QVERIFY(norms > 100);
     }
 
-    // Every family's checkpoint and every built-in model: each parameter its blocks' lists name
-    // (model/blockparameters.h) is the tensor the block holds for that part, under its name, and a block holds no
-    // tensor its list leaves out; an expert's likewise.
-    void everyParameterABlockListsIsTheTensorItHolds()
+    // Every family's checkpoint and every built-in model: each parameter the model's list and its blocks' lists name
+    // (model/parameterlist.h) is the tensor the model or the block holds for that part, under its name, and a block
+    // holds no tensor its list leaves out; an expert's likewise. The lists name every parameter once.
+    void everyParameterAListNamesIsTheTensorItHolds()
     {
         int listed = 0;
         for (const std::shared_ptr<const Model> &model : everyFamilyAndBuiltInModel()) {
             const ModelConfig &c = model->config;
             const std::map<std::string, const Tensor *> parameters = model->parameters();
+            size_t named = 0;
+            for (const ModelParameter &p : modelParameters(c)) {
+                if (p.kind != ModelParameter::Kind::Parameter)
+                    continue;
+                const auto it = parameters.find(modelParameterName(c, p));
+                QVERIFY2(it != parameters.end() && it->second == &model->tensorOf(p.part, p.stack, p.bias),
+                    (c.modelType + ": " + modelParameterName(c, p)).c_str());
+                QCOMPARE(it->second->shape(), p.shape);
+                ++named;
+            }
             for (const auto &[stack, layer] : everyBlock(c)) {
                 const bool encoder = stack == names::kEncoderStack;
                 const BlockWeights &b = (encoder ? model->encoderBlocks : model->blocks)[size_t(layer)];
@@ -159,7 +169,9 @@ private slots:
                     QCOMPARE(held->shape(), p.shape);
                     seen.insert({p.part, p.bias});
                     ++listed;
+                    ++named;
                 }
+                named += b.experts.size() * expertParameters(c).size();
                 auto unlisted = [&](const PartTensors &t, const std::set<std::pair<BlockPart, bool>> &listed) {
                     for (size_t part = 0; part < kBlockPartCount; ++part)
                         for (const bool bias : {false, true})
@@ -178,6 +190,7 @@ private slots:
                         QCOMPARE((p.bias ? e.bias(p.part) : e.weight(p.part)).shape(), p.shape);
                 }
             }
+            QCOMPARE(named, parameters.size());
         }
         QVERIFY(listed > 1000);
     }

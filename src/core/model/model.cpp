@@ -175,7 +175,10 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
     std::normal_distribution<float> normal(0.0f, 0.02f);
     // By role: a norm's γ scales by 1 at the start (Gemma's stored γ − 1 by 0, Gemma2RMSNorm's zeros), its β and every
     // bias start at 0, and so do the spans, which grow, as the paper's; everything else is drawn.
-    std::set<const Tensor *> norms = {&m.lnfWeight, &m.encoderLnfWeight, &m.embedLnWeight}, zeros;
+    std::set<const Tensor *> norms, zeros;
+    for (const ModelParameter &p : modelParameters(config))
+        if (p.kind == ModelParameter::Kind::Parameter && isNormPart(p.part) && !p.bias)
+            norms.insert(&m.tensorOf(p.part, p.stack, false));
     for (std::vector<BlockWeights> *stack : {&m.blocks, &m.encoderBlocks})
         for (BlockWeights &b : *stack) {
             for (size_t part = 0; part < kBlockPartCount; ++part)
@@ -283,6 +286,66 @@ std::shared_ptr<const Model> stretchedForLength(std::shared_ptr<const Model> mod
     auto stretched = std::make_shared<Model>(*model);
     stretched->config.context = int(tokens);
     return stretched;
+}
+
+namespace {
+
+template <typename M> auto &ownTensor(M &m, ModelPart part, const names::Stack &stack, bool bias)
+{
+    const bool encoder = stack == names::kEncoderStack;
+    switch (part) {
+    case ModelPart::Embedding:
+        if (!bias)
+            return m.wte;
+        break;
+    case ModelPart::Positions:
+        if (!bias)
+            return m.wpe;
+        break;
+    case ModelPart::TokenTypes:
+        if (!bias)
+            return m.wtt;
+        break;
+    case ModelPart::EmbeddingNorm:
+        return bias ? m.embedLnBias : m.embedLnWeight;
+    case ModelPart::RelativeBias:
+        if (!bias)
+            return m.relativeBias;
+        break;
+    case ModelPart::FinalNorm:
+        if (encoder)
+            return bias ? m.encoderLnfBias : m.encoderLnfWeight;
+        return bias ? m.lnfBias : m.lnfWeight;
+    case ModelPart::OutputHead:
+        if (!bias)
+            return m.lmHead;
+        break;
+    case ModelPart::MlmTransform:
+        return bias ? m.headDenseBias : m.headDenseWeight;
+    case ModelPart::MlmNorm:
+        return bias ? m.lnfBias : m.lnfWeight;
+    case ModelPart::MlmOutput:
+        if (bias)
+            return m.outputBias;
+        break;
+    case ModelPart::Pooler:
+        return bias ? m.poolerBias : m.poolerWeight;
+    case ModelPart::NextSentence:
+        return bias ? m.nspBias : m.nspWeight;
+    }
+    throw Error(std::string("a model holds no ") + (bias ? "bias" : "weight") + " for this part");
+}
+
+} // namespace
+
+Tensor &Model::tensorOf(ModelPart part, const names::Stack &stack, bool bias)
+{
+    return ownTensor(*this, part, stack, bias);
+}
+
+const Tensor &Model::tensorOf(ModelPart part, const names::Stack &stack, bool bias) const
+{
+    return ownTensor(*this, part, stack, bias);
 }
 
 std::map<std::string, const Tensor *> Model::parameters() const

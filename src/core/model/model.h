@@ -15,7 +15,7 @@
 namespace atlas {
 
 // A set of parameters held by role (model/parameternames.h's BlockPart): each part's weight and bias, empty where the
-// family has none. A part's shape is the one its family's checkpoint keeps (model/blockparameters.h): GPT-2's Conv1D
+// family has none. A part's shape is the one its family's checkpoint keeps (model/parameterlist.h): GPT-2's Conv1D
 // [in, out], nn.Linear's [out, in] (ModelConfig::linearLayout); model/blockmodules.h reads a linear part either way.
 class PartTensors
 {
@@ -116,6 +116,11 @@ public:
     // Experts view's controls); 0 keeps the model's own. Throws atlas::Error naming `field` for a model without
     // experts, a factor outside (0, 1024] or a k outside 1..E.
     Model withRouting(double capacityFactor, int topK, const std::string &field) const;
+
+    // The model's own parameter `part` (a final norm's of `stack`): its weight, or its bias (BERT's masked-LM head's
+    // norm is lnfWeight's and lnfBias's). Throws atlas::Error for a part the model holds no such tensor for.
+    Tensor &tensorOf(ModelPart part, const names::Stack &stack, bool bias);
+    const Tensor &tensorOf(ModelPart part, const names::Stack &stack, bool bias) const;
 
     // Every parameter under its safetensors name without the family's prefix ("h.0.attn.c_attn.weight" in GPT-2's
     // layout): the names of model/parameternames.h.

@@ -186,6 +186,11 @@ bool isNormPart(BlockPart part)
     }
 }
 
+bool isNormPart(ModelPart part)
+{
+    return part == ModelPart::FinalNorm || part == ModelPart::EmbeddingNorm || part == ModelPart::MlmNorm;
+}
+
 std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int layer, BlockPart part)
 {
     const std::string i = std::to_string(layer);

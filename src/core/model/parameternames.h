@@ -60,8 +60,10 @@ enum class BlockPart {
 };
 constexpr size_t kBlockPartCount = static_cast<size_t>(BlockPart::NormFfnOut) + 1;
 
-// Whether `part` is one of a block's norms (its tensors are γ and, for LayerNorm, β).
+// Whether `part` is a norm (its tensors are γ and, for LayerNorm, β): one of a block's, or the model's final norm,
+// BERT's embedding norm and its masked-LM head's.
 bool isNormPart(BlockPart part);
+bool isNormPart(ModelPart part);
 
 std::string modelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack = names::kOnlyStack);
 // Block `layer` of `stack`: blockParameter(llama, kOnlyStack, 3, BlockPart::Q) == "layers.3.self_attn.q_proj".

@@ -7,11 +7,27 @@
 
 #include <vector>
 
-// What a block holds, as data: each parameter's part, whether it is the part's weight or its bias, and its shape in
-// the layout of the family's checkpoint, in the checkpoint's order. Model's load, save, random and parameters()
-// (model/parameterbinding.h) and the shape-only counts read this list; a family whose block is laid out like an
-// existing one's (GPT-2's Conv1D, Llama's nn.Linear, GPT-NeoX's, BERT's or T5's) adds no entry here.
+// What a model holds, as data: its own parameters and each block's, each by its part (model/parameternames.h), weight
+// or bias, with its shape in the layout of the family's checkpoint, in the checkpoint's order. Model's load, save,
+// random and parameters() (model/parameterbinding.h) and the shape-only counts read these lists; a family laid out like
+// an existing one (GPT-2's Conv1D, Llama's nn.Linear, GPT-NeoX's, BERT's or T5's) adds no entry here.
 namespace atlas {
+
+// One step of a model's list: one of the model's own parameters, or the blocks of a stack, in their place.
+struct ModelParameter
+{
+    enum class Kind { Parameter, Blocks } kind = Kind::Parameter;
+    ModelPart part = ModelPart::Embedding; // a Parameter's
+    names::Stack stack = names::kOnlyStack; // a final norm's, or the stack whose blocks come here
+    bool bias = false;
+    Shape shape;
+};
+
+// The model's parameters and its stacks' blocks in the order of the family's files (the order Model::random draws
+// them in).
+std::vector<ModelParameter> modelParameters(const ModelConfig &c);
+// The name a model parameter is saved under (without the family's prefix): "ln_f.weight", "lm_head.weight".
+std::string modelParameterName(const ModelConfig &c, const ModelParameter &p);
 
 struct BlockParameter
 {

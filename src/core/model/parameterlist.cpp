@@ -1,4 +1,4 @@
-#include "model/blockparameters.h"
+#include "model/parameterlist.h"
 
 #include "model/sinkhorn.h"
 
@@ -170,6 +170,73 @@ List t5Block(const ModelConfig &c, const names::Stack &stack, int layer)
 }
 
 } // namespace
+
+std::vector<ModelParameter> modelParameters(const ModelConfig &c)
+{
+    const int64_t D = c.dModel;
+    std::vector<ModelParameter> list;
+    const auto add
+        = [&](ModelPart part, Shape shape, bool bias = false, const names::Stack &stack = names::kOnlyStack) {
+              list.push_back({ModelParameter::Kind::Parameter, part, stack, bias, std::move(shape)});
+          };
+    const auto blocks = [&](const names::Stack &stack) {
+        list.push_back({ModelParameter::Kind::Blocks, ModelPart::Embedding, stack, false, {}});
+    };
+    const auto module = [&](ModelPart part, int64_t out, int64_t in) {
+        add(part, {out, in});
+        add(part, {out}, true);
+    };
+    add(ModelPart::Embedding, {c.vocab, D});
+    if (c.family == Family::Bert) { // BertForMaskedLM, BertForPreTraining
+        add(ModelPart::Positions, {c.context, D});
+        add(ModelPart::TokenTypes, {c.tokenTypes, D});
+        add(ModelPart::EmbeddingNorm, {D});
+        add(ModelPart::EmbeddingNorm, {D}, true);
+        blocks(names::kOnlyStack);
+        module(ModelPart::MlmTransform, D, D);
+        add(ModelPart::MlmNorm, {D});
+        add(ModelPart::MlmNorm, {D}, true);
+        add(ModelPart::MlmOutput, {c.vocab}, true);
+        if (c.nspHead) {
+            module(ModelPart::Pooler, D, D);
+            module(ModelPart::NextSentence, 2, D);
+        }
+        return list;
+    }
+    if (c.family == Family::T5) { // T5ForConditionalGeneration: each stack's blocks, then its final norm
+        for (const names::Stack &stack : {names::kEncoderStack, names::kDecoderStack}) {
+            blocks(stack);
+            add(ModelPart::FinalNorm, {D}, false, stack);
+        }
+        if (!c.tiedHead)
+            add(ModelPart::OutputHead, {c.vocab, D});
+        return list;
+    }
+    if (c.positions == PositionKind::Learned)
+        add(ModelPart::Positions, {c.context, D});
+    if (c.positions == PositionKind::T5)
+        add(ModelPart::RelativeBias, {c.relativeBuckets, c.heads});
+    const auto finalNorm = [&](const names::Stack &stack) {
+        add(ModelPart::FinalNorm, {D}, false, stack);
+        if (c.family != Family::Llama) // RMSNorm there, without a bias
+            add(ModelPart::FinalNorm, {D}, true, stack);
+    };
+    if (c.isEncoderDecoder()) {
+        blocks(names::kEncoderStack);
+        finalNorm(names::kEncoderStack);
+    }
+    const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
+    blocks(decoder);
+    finalNorm(decoder);
+    if (!c.tiedHead && c.family != Family::Gpt2)
+        add(ModelPart::OutputHead, {c.vocab, D});
+    return list;
+}
+
+std::string modelParameterName(const ModelConfig &c, const ModelParameter &p)
+{
+    return modelParameter(c, p.part, p.stack) + (p.bias ? ".bias" : ".weight");
+}
 
 std::vector<BlockParameter> blockParameters(const ModelConfig &c, const names::Stack &stack, int layer)
 {
