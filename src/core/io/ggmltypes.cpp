@@ -55,18 +55,26 @@ int nibble(const unsigned char *qs, int j)
     return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
 }
 
+// The block decoders below loop over the 16 bytes of a 32-element block's codes, elements j and j + 16 together, so
+// that the compiler vectorizes them; each value is computed as ggml computes it.
 void q4_0(const unsigned char *b, float *y)
 {
     const float d = half(b);
-    for (int j = 0; j < 32; ++j)
-        y[j] = d * float(nibble(b + 2, j) - 8);
+    const unsigned char *qs = b + 2;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * float((qs[j] & 0x0F) - 8);
+        y[j + 16] = d * float((qs[j] >> 4) - 8);
+    }
 }
 
 void q4_1(const unsigned char *b, float *y)
 {
     const float d = half(b), m = half(b + 2);
-    for (int j = 0; j < 32; ++j)
-        y[j] = d * float(nibble(b + 4, j)) + m;
+    const unsigned char *qs = b + 4;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * float(qs[j] & 0x0F) + m;
+        y[j + 16] = d * float(qs[j] >> 4) + m;
+    }
 }
 
 uint32_t u32(const unsigned char *p)
@@ -80,16 +88,22 @@ void q5_0(const unsigned char *b, float *y)
 {
     const float d = half(b);
     const uint32_t qh = u32(b + 2);
-    for (int j = 0; j < 32; ++j)
-        y[j] = d * float((nibble(b + 6, j) | int((qh >> j) & 1) << 4) - 16);
+    const unsigned char *qs = b + 6;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * float(((qs[j] & 0x0F) | int((qh >> j) & 1) << 4) - 16);
+        y[j + 16] = d * float(((qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4) - 16);
+    }
 }
 
 void q5_1(const unsigned char *b, float *y)
 {
     const float d = half(b), m = half(b + 2);
     const uint32_t qh = u32(b + 4);
-    for (int j = 0; j < 32; ++j)
-        y[j] = d * float(nibble(b + 8, j) | int((qh >> j) & 1) << 4) + m;
+    const unsigned char *qs = b + 8;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * float((qs[j] & 0x0F) | int((qh >> j) & 1) << 4) + m;
+        y[j + 16] = d * float((qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4) + m;
+    }
 }
 
 void q8_0(const unsigned char *b, float *y)
@@ -141,7 +155,7 @@ void scaleAndMin(const unsigned char *s, int j, int &scale, int &min)
 }
 
 // Q4_K and Q5_K: 8 sub-blocks of 32; sub-block j reads nibble j % 2 of bytes 32·(j / 2) … and, in Q5_K, bit j of qh.
-void q45_k(const unsigned char *b, float *y, bool fifthBit)
+template <bool fifthBit> void q45_k(const unsigned char *b, float *y)
 {
     const float d = half(b), dmin = half(b + 2);
     const unsigned char *scales = b + 4, *qh = b + 16, *qs = fifthBit ? b + 48 : b + 16;
@@ -160,12 +174,12 @@ void q45_k(const unsigned char *b, float *y, bool fifthBit)
 
 void q4_k(const unsigned char *b, float *y)
 {
-    q45_k(b, y, false);
+    q45_k<false>(b, y);
 }
 
 void q5_k(const unsigned char *b, float *y)
 {
-    q45_k(b, y, true);
+    q45_k<true>(b, y);
 }
 
 void q6_k(const unsigned char *b, float *y)
@@ -173,12 +187,18 @@ void q6_k(const unsigned char *b, float *y)
     const unsigned char *ql = b, *qh = b + 128;
     const auto *scales = reinterpret_cast<const int8_t *>(b + 192);
     const float d = half(b + 208);
-    for (int e = 0; e < kQkK; ++e) {
-        const int h = e / 128, k = e % 128 / 32, l = e % 32;
-        const int low = (ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 0x0F;
-        const int high = (qh[32 * h + l] >> (2 * k)) & 3;
-        y[e] = d * float(scales[e / 16]) * float(int8_t(low | high << 4) - 32);
-    }
+    // element e = 128·h + 32·k + l, its scale scales[e / 16]: ggml's (d · scale) · q
+    for (int h = 0; h < 2; ++h)
+        for (int k = 0; k < 4; ++k)
+            for (int sixteen = 0; sixteen < 2; ++sixteen) {
+                const float dl = d * float(scales[8 * h + 2 * k + sixteen]);
+                for (int i = 0; i < 16; ++i) {
+                    const int l = 16 * sixteen + i;
+                    const int low = (ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 0x0F;
+                    const int high = (qh[32 * h + l] >> (2 * k)) & 3;
+                    y[128 * h + 32 * k + l] = dl * float(int8_t(low | high << 4) - 32);
+                }
+            }
 }
 
 void iq4_nl(const unsigned char *b, float *y)
@@ -494,6 +514,18 @@ double ggmlBitsPerWeight(GgmlType type)
     return 8.0 * double(t.blockBytes) / double(t.blockElements);
 }
 
+namespace {
+
+// n values of blocks of `Elements` values in `Bytes` bytes, each decoded by `Decode` (called directly, so inlined).
+template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int64_t Bytes>
+void decodeBlocks(const unsigned char *src, int64_t n, float *dst)
+{
+    for (int64_t i = 0; i < n / Elements; ++i)
+        Decode(src + i * Bytes, dst + i * Elements);
+}
+
+} // namespace
+
 void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst)
 {
     const GgmlTypeInfo &t = ggmlTypeInfo(type);
@@ -509,8 +541,23 @@ void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *d
         for (int64_t i = 0; i < n; ++i)
             dst[i] = bf16ToFloat(u16(src + 2 * i));
     } else {
-        for (int64_t i = 0; i < n / t.blockElements; ++i)
-            t.decode(src + i * t.blockBytes, dst + i * t.blockElements);
+        switch (type) { // the types models are mostly stored in, their block's decoding inlined into the loop
+        case GgmlType::Q8_0:
+            return decodeBlocks<q8_0, 32, 34>(src, n, dst);
+        case GgmlType::Q4_0:
+            return decodeBlocks<q4_0, 32, 18>(src, n, dst);
+        case GgmlType::Q5_0:
+            return decodeBlocks<q5_0, 32, 22>(src, n, dst);
+        case GgmlType::Q4_K:
+            return decodeBlocks<q4_k, kQkK, 144>(src, n, dst);
+        case GgmlType::Q5_K:
+            return decodeBlocks<q5_k, kQkK, 176>(src, n, dst);
+        case GgmlType::Q6_K:
+            return decodeBlocks<q6_k, kQkK, 210>(src, n, dst);
+        default:
+            for (int64_t i = 0; i < n / t.blockElements; ++i)
+                t.decode(src + i * t.blockBytes, dst + i * t.blockElements);
+        }
     }
 }
 

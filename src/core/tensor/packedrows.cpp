@@ -5,6 +5,7 @@
 #include "util/parallel.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace atlas {
 
@@ -80,6 +81,32 @@ std::shared_ptr<const PackedRows> PackedRows::rowRange(int64_t first, int64_t co
     return std::shared_ptr<const PackedRows>(new PackedRows(*this, first, count));
 }
 
+namespace {
+
+// A few rows of x (the generator's one new token): tiles of W of 256 KiB decoded, each multiplied while it is still in
+// the core's cache; the 4 MiB tiles of longer inputs would go out to memory and back for every token. The threads
+// take tiles in turn (parallelForPieces): each element of out is one tile's product, whoever computes it.
+void fewRowsProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate)
+{
+    const int64_t I = w.columns(), O = w.rows();
+    const int64_t tileRows = std::clamp<int64_t>((int64_t(1) << 16) / std::max<int64_t>(1, I), 1, O);
+    const int64_t tiles = (O + tileRows - 1) / tileRows;
+    parallelForPieces(tiles, 4, [&](int64_t begin, int64_t end) {
+        const std::unique_ptr<float[]> weights(new float[size_t(tileRows * I)]); // every value decoded before use
+        for (int64_t tile = begin; tile < end; ++tile) {
+            const int64_t first = tile * tileRows, rows = std::min(tileRows, O - first);
+            w.decodeRows(first, rows, weights.get());
+            const ConstMatrixMap tileWeights(weights.get(), rows, I);
+            if (accumulate)
+                out.middleCols(first, rows).noalias() += x * tileWeights.transpose();
+            else
+                out.middleCols(first, rows).noalias() = x * tileWeights.transpose();
+        }
+    });
+}
+
+} // namespace
+
 void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate)
 {
     const int64_t T = x.rows(), I = w.columns(), O = w.rows();
@@ -89,6 +116,8 @@ void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, b
             + std::to_string(out.cols()));
     if (T == 0 || O == 0)
         return;
+    if (T <= kFewRows)
+        return fewRowsProduct(out, x, w, accumulate);
     // Tiles of at most 4 MiB decoded, as many on every core (each core takes a run of them), two at least.
     const int64_t threads = workerThreads();
     const int64_t byBytes = std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(1, I));

@@ -60,7 +60,10 @@ private:
 
 // out (T, O) = x (T, I) Wᵀ, or out += it when accumulating, for a packed W of O rows and I columns (nn.Linear's
 // layout): tiles of W's rows are decoded and multiplied on each core in turn (matrixProduct), so no more than a tile
-// per core is ever decoded. Each element of out is summed in the same order whatever the number of cores.
+// per core is ever decoded. Each element of out is summed in the same order whatever the number of cores. Up to
+// kFewRows rows of x (the cached generator's tokens) take small tiles that stay in the core's cache, multiplied by
+// Eigen's product rather than the BLAS's: the same values to float32 rounding, summed in another order.
+constexpr int64_t kFewRows = 4;
 void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate = false);
 
 } // namespace atlas
