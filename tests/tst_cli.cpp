@@ -101,6 +101,26 @@ private slots:
         QVERIFY(QFileInfo(dir.path() + "/student.pdf").size() > 10000);
     }
 
+    // A step that shows the view of the step before, unchanged, gets its text page only in the PDF, which says where
+    // the view is: three steps, the second on the first's view, make five pages, not six.
+    void lessonPdfDrawsARepeatedViewOnce()
+    {
+        QTemporaryDir dir;
+        const QString view = "```view\n{\"view\": \"mask\", \"model\": \"tiny-bytes\", \"text\": \"The cat.\"}\n```\n";
+        const QString other
+            = "```view\n{\"view\": \"attention\", \"model\": \"tiny-bytes\", \"text\": \"The cat.\"}\n```\n";
+        QFile lesson(dir.filePath("repeat.md"));
+        QVERIFY(lesson.open(QIODevice::WriteOnly));
+        lesson.write(("---\ntitle: Repeat\nlecture: Transformer (004): masks\nminutes: 5\nmodels: tiny-bytes\n---\n\n"
+                      "## One\n\nThe left panel.\n\n"
+            + view + "\n## Two\n\nThe right panel.\n\n" + view + "\n## Three\n\nAnother view.\n\n" + other)
+                         .toUtf8());
+        lesson.close();
+        const Result r = run({"lesson", "export", lesson.fileName(), "--out", dir.filePath("repeat.pdf")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("(5 pages"), qPrintable(r.out));
+    }
+
     void dumpWritesEveryTensorAndAManifest()
     {
         QTemporaryDir dir;

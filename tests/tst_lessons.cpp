@@ -145,6 +145,26 @@ private slots:
         }
     }
 
+    // Each lesson says which of the course's four lectures it teaches, by title and number (../shared/lectures: 000,
+    // 001, 002 and 004; there is no 003), so that the outline and the Lessons menu can find it.
+    void everyLessonNamesLecturesOfTheCourse()
+    {
+        const QStringList titles = {"Efficient Transformer Architectures (000)", "Architecture-specific tricks II (001)",
+            "Deep dive on transformers (002)", "Transformer (004)"};
+        const QRegularExpression number(QStringLiteral("\\((\\d{3})\\)"));
+        const QDir dir(ATLAS_SOURCE_DIR "/lessons");
+        for (const QString &f : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
+            const QString lecture = QString::fromStdString(readLesson(dir.filePath(f).toStdString()).lecture);
+            QVERIFY2(std::any_of(titles.begin(), titles.end(), [&](const QString &t) { return lecture.contains(t); }),
+                qPrintable(f + ": its lecture names none of the course's: " + lecture));
+            for (auto it = number.globalMatch(lecture); it.hasNext();) {
+                const QString n = it.next().captured(1);
+                QVERIFY2(n == "000" || n == "001" || n == "002" || n == "004",
+                    qPrintable(f + ": lecture " + n + " is not one of the course's (000, 001, 002, 004)"));
+            }
+        }
+    }
+
     // The steps are written as a set: a second render replaces the first whole (no step of a longer, older lesson
     // stays behind), and a directory of someone else's files is refused, untouched.
     void stepsReplaceAnEarlierRenderWhole()

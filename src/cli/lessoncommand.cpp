@@ -126,8 +126,8 @@ int lessonCommand(const CommandArgs &argv)
     } else {
         if (!out.ends_with(".pdf"))
             throw Error("--out: '" + out + "' is not a .pdf (add --html to write a web page into a directory)");
-        exportLessonPdf(lesson, out, !args.flag("no-answers"));
-        std::printf("wrote %s (%zu pages: each step's view, then its text)\n", out.c_str(), 2 * lesson.steps.size());
+        const int pages = exportLessonPdf(lesson, out, !args.flag("no-answers"));
+        std::printf("wrote %s (%d pages: each step's view, then its text)\n", out.c_str(), pages);
     }
     return 0;
 }

@@ -70,8 +70,9 @@ std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int 
 // replaced, a directory of other files refused); returns the paths.
 std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::string &directory, int width, int height);
 // Two A4 landscape pages per step in a PDF at `path`: its view as large as the page holds, then its text and
-// questions, with their answers unless `answers` is false (the students' copy).
-void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers = true);
+// questions, with their answers unless `answers` is false (the students' copy). A step showing the step before's view
+// unchanged has its text page only, naming the page of the view. Returns the pages written.
+int exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers = true);
 // Where the PDF draws a step's view: the page, the view's size as drawn and as placed on the page (in the PDF's
 // pixels), and the size in points of one pixel of the view as drawn (a 13 px label prints at 13 × that pt).
 struct PdfFigureLayout

@@ -130,7 +130,7 @@ PdfFigureLayout lessonPdfFigureLayout()
     return layout;
 }
 
-void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers)
+int exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers)
 {
     QByteArray bytes;
     QBuffer file(&bytes);
@@ -141,28 +141,42 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers
     const PdfFigureLayout layout = lessonPdfFigureLayout();
     QPainter p(&pdf);
     const QRect page = layout.page;
+    QFont title = p.font();
+    title.setPointSizeF(16);
+    title.setBold(true);
+    int pages = 0;
+    const auto newPage = [&] {
+        if (pages++ > 0)
+            pdf.newPage();
+    };
     // Each step on two pages: its view as large as the page holds (its smallest text at 9 pt or more), then its text
-    // and questions.
+    // and questions. A step that shows the view of the step before, unchanged (lesson 06's four steps on the four
+    // panels of one LSH view), has its text page only, which says where that view is.
+    ViewSpec previous;
+    int previousStep = 0, previousPage = 0;
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const LessonStep &step = lesson.steps[i];
-        if (i > 0)
-            pdf.newPage();
-        QFont title = p.font();
-        title.setPointSizeF(16);
-        title.setBold(true);
-        p.setFont(title);
         const QString heading = QStringLiteral("%1 — %2 (%3/%4)")
                                     .arg(QString::fromStdString(lesson.title), QString::fromStdString(step.title))
                                     .arg(i + 1)
                                     .arg(lesson.steps.size());
         const QRect headingBox(page.left(), page.top(), page.width(), kPdfHeadingHeight);
-        p.drawText(headingBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading);
-        const QImage image = stepImage(lesson, step, kPdfImageWidth, kPdfImageHeight, kPdfZoom);
-        const QRect figure(
-            QPoint(page.left() + (page.width() - layout.figure.width()) / 2, headingBox.bottom() + 1), layout.figure);
-        p.drawImage(figure, image);
-
-        pdf.newPage();
+        const ViewSpec spec = stepViewSpec(lesson, step);
+        const bool sameView = i > 0 && spec == previous;
+        if (!sameView) {
+            newPage();
+            p.setFont(title);
+            p.drawText(headingBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading);
+            const QImage image = stepImage(lesson, step, kPdfImageWidth, kPdfImageHeight, kPdfZoom);
+            const QRect figure(
+                QPoint(page.left() + (page.width() - layout.figure.width()) / 2, headingBox.bottom() + 1),
+                layout.figure);
+            p.drawImage(figure, image);
+            previous = spec;
+            previousStep = int(i) + 1;
+            previousPage = pages;
+        }
+        newPage();
         p.setFont(title);
         p.drawText(headingBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading);
         QTextDocument text;
@@ -170,7 +184,10 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers
         textFont.setPointSizeF(12);
         textFont.setBold(false);
         text.setDefaultFont(textFont);
-        text.setMarkdown(stepMarkdown(step, answers));
+        const QString seeView = sameView
+            ? QStringLiteral("*The view is step %1's, unchanged: page %2.*\n\n").arg(previousStep).arg(previousPage)
+            : QString();
+        text.setMarkdown(seeView + stepMarkdown(step, answers));
         text.setTextWidth(page.width());
         p.save();
         p.translate(page.left(), headingBox.bottom() + 1);
@@ -180,6 +197,7 @@ void exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers
     if (!p.end())
         fail(path, "cannot finish the PDF");
     writeBytes(path, bytes);
+    return pages;
 }
 
 namespace {
