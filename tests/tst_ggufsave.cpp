@@ -4,12 +4,15 @@
 #include "model/builtinmodels.h"
 #include "model/ggufmodel.h"
 #include "model/model.h"
+#include "model/modeltokenizer.h"
 #include "tensortesting.h"
 #include "testbundle.h"
+#include "tokenize/huggingfacetokenizer.h"
 #include "util/error.h"
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -40,6 +43,9 @@ private slots:
     void readsBackTheModelItSaved_data();
     void readsBackTheModelItSaved();
     void refusesWhatTheArchitectureCannotHold();
+    void savesAHuggingFaceTokenizer_data();
+    void savesAHuggingFaceTokenizer();
+    void refusesATokenizerItDoesNotWrite();
     void replacesOnlyItsOwnFiles();
 
 private:
@@ -268,6 +274,73 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
     QCOMPARE(bert.code, 1);
     QVERIFY2(bert.err.contains("a bert model has no llama.cpp architecture this program writes"), qPrintable(bert.err));
     QVERIFY(!QFile::exists(QString::fromStdString(out)));
+}
+
+void TestGgufSave::savesAHuggingFaceTokenizer_data()
+{
+    QTest::addColumn<QStringList>("newModel");
+    QTest::addColumn<QStringList>("files");
+    QTest::addColumn<QString>("pre");
+    QTest::newRow("gpt2") << QStringList {"--tokenizer", "gpt2", "--vocab", "50257"}
+                          << QStringList {ATLAS_SOURCE_DIR "/resources/tokenizers/gpt2/tokenizer.json",
+                                 ATLAS_SOURCE_DIR "/resources/tokenizers/gpt2/tokenizer_config.json"}
+                          << "gpt-2";
+    QTest::newRow("qwen2_5") << QStringList {"--family", "qwen2", "--vocab", "151936"}
+                             << QStringList {dataPath("tokenizers/qwen2_5/tokenizer.json"),
+                                    dataPath("tokenizers/qwen2_5/tokenizer_config.json")}
+                             << "qwen2";
+}
+
+// A Hugging Face directory's byte-level BPE is written as llama.cpp's 'gpt2' tokenizer, its pre-tokenizer named by its
+// pattern: the file read back, and the directory, give llama.cpp's own ids on that file (tokenizers.json, made by
+// make_gguf_tokenizer_reference.py through llama.cpp's prebuilt library) for every text.
+void TestGgufSave::savesAHuggingFaceTokenizer()
+{
+    QFETCH(QStringList, newModel);
+    QFETCH(QStringList, files);
+    QFETCH(QString, pre);
+    const QString name = QTest::currentDataTag(), model = m_dir.filePath("hf-" + name),
+                  out = m_dir.filePath("hf-" + name + ".gguf");
+    QDir(model).removeRecursively();
+    QFile::remove(out);
+    const CliResult made = runCli(
+        QStringList {"new-model", "--out", model, "--d-model", "16", "--layers", "1", "--heads", "2", "--seed", "1"}
+        + newModel);
+    QVERIFY2(made.code == 0, qPrintable(made.err));
+    for (const QString &f : files)
+        QVERIFY(QFile::copy(f, model + "/" + QFileInfo(f).fileName()));
+    const CliResult saved = runCli({"save", "--model", model, "--out", out});
+    QVERIFY2(saved.code == 0, qPrintable(saved.err));
+    QCOMPARE(QString::fromStdString(GgufFile(out.toStdString()).string("tokenizer.ggml.pre")), pre);
+    const QJsonObject reference = savedJson("tokenizers.json");
+    const QJsonArray texts = reference["texts"].toArray(), ids = reference["ids"].toObject()[name].toArray();
+    QCOMPARE(ids.size(), texts.size());
+    const auto fromFile = HuggingFaceTokenizer::fromGguf(out.toStdString());
+    const auto fromDirectory = tokenizerForDirectory(model.toStdString());
+    for (qsizetype i = 0; i < texts.size(); ++i) {
+        std::vector<int> llamaCpp;
+        for (const QJsonValue &id : ids[i].toArray())
+            llamaCpp.push_back(id.toInt());
+        const std::string text = texts[i].toString().toStdString();
+        QCOMPARE(fromFile->encode(text), llamaCpp);
+        QCOMPARE(fromDirectory->encode(text), llamaCpp);
+    }
+}
+
+// A tokenizer that is not a byte-level BPE (Mistral's tokenizer.json: SentencePiece's BPE with byte fallback) is
+// refused by name, and nothing is written.
+void TestGgufSave::refusesATokenizerItDoesNotWrite()
+{
+    const QString model = m_dir.filePath("hf-mistral"), out = m_dir.filePath("hf-mistral.gguf");
+    QDir(model).removeRecursively();
+    const CliResult made = runCli({"new-model", "--out", model, "--family", "llama", "--vocab", "32000", "--d-model",
+        "16", "--layers", "1", "--heads", "2", "--seed", "1"});
+    QVERIFY2(made.code == 0, qPrintable(made.err));
+    QVERIFY(QFile::copy(ATLAS_SOURCE_DIR "/resources/tokenizers/mistral-7b/tokenizer.json", model + "/tokenizer.json"));
+    const CliResult saved = runCli({"save", "--model", model, "--out", out});
+    QCOMPARE(saved.code, 1);
+    QVERIFY2(saved.err.contains("tokenizer.json: key 'model': not a byte-level BPE"), qPrintable(saved.err));
+    QVERIFY(!QFile::exists(out));
 }
 
 // A file save did not write is never replaced; one it wrote is, whole.

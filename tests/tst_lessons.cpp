@@ -149,8 +149,8 @@ private slots:
     // 001, 002 and 004; there is no 003), so that the outline and the Lessons menu can find it.
     void everyLessonNamesLecturesOfTheCourse()
     {
-        const QStringList titles = {"Efficient Transformer Architectures (000)", "Architecture-specific tricks II (001)",
-            "Deep dive on transformers (002)", "Transformer (004)"};
+        const QStringList titles = {"Efficient Transformer Architectures (000)",
+            "Architecture-specific tricks II (001)", "Deep dive on transformers (002)", "Transformer (004)"};
         const QRegularExpression number(QStringLiteral("\\((\\d{3})\\)"));
         const QDir dir(ATLAS_SOURCE_DIR "/lessons");
         for (const QString &f : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {

@@ -3,8 +3,11 @@
 #include "io/ggufwriter.h"
 #include "model/gguflayout.h"
 #include "model/ggufmodel.h"
+#include "model/modeltokenizer.h"
 #include "model/parameterbinding.h"
 #include "model/parameternames.h"
+#include "tokenize/ggufvocabulary.h"
+#include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/pipeline.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
@@ -194,9 +197,21 @@ void tokenizerKeys(GgufWriter &w, const Model &m)
                 w.set(key, value);
         return;
     }
-    if (m.config.tokenizer != "bytes")
-        throw Error(m.name + ": its tokenizer (" + m.config.tokenizer
-            + ") is not written to GGUF files yet; the project's byte-level tokenizer and a GGUF file's own are");
+    if (m.config.tokenizer != "bytes") { // a Hugging Face directory's own
+        const GgufVocabulary v = huggingFaceGgufVocabulary(m.directory, m.config.vocab);
+        w.setString("tokenizer.ggml.model", v.model);
+        w.setString("tokenizer.ggml.pre", v.pre);
+        w.setStrings("tokenizer.ggml.tokens", v.tokens);
+        w.setInt32s("tokenizer.ggml.token_type", v.types);
+        w.setStrings("tokenizer.ggml.merges", v.merges);
+        if (v.bos >= 0)
+            w.setUInt32("tokenizer.ggml.bos_token_id", uint32_t(v.bos));
+        if (v.eos >= 0)
+            w.setUInt32("tokenizer.ggml.eos_token_id", uint32_t(v.eos));
+        w.setBool("tokenizer.ggml.add_bos_token", v.addBos);
+        w.setBool("tokenizer.ggml.add_eos_token", false);
+        return;
+    }
     std::vector<std::string> tokens;
     std::vector<int32_t> types;
     for (int id = 0; id < m.config.vocab; ++id) {
@@ -222,6 +237,34 @@ void tokenizerKeys(GgufWriter &w, const Model &m)
     w.setStrings("tokenizer.ggml.merges", {});
     w.setBool("tokenizer.ggml.add_bos_token", false);
     w.setBool("tokenizer.ggml.add_eos_token", false);
+}
+
+// A text of the kinds a pre-tokenizer cuts differently: contractions, runs of digits, punctuation, spaces and newlines,
+// accented, Cyrillic, Chinese and emoji characters, and a special token.
+constexpr const char *kTokenizerCheckText
+    = "Hello world! It's 2026; they'd paid $1,234.56 for 12345678 items...\n\n  Indented\tline\r\nCafé "
+      "naïve — Привет, 世界 🙂 <|endoftext|> the end";
+
+// Where the tokenizer read back from the file encodes the check text otherwise than the model's own: empty when not.
+std::string tokenizerDifference(const Model &m, const GgufFile &back)
+{
+    const auto ours = tokenizerForModel(m);
+    const auto theirs = HuggingFaceTokenizer::fromGguf(back);
+    const auto show = [](const std::vector<int> &ids) {
+        std::string s;
+        for (size_t i = 0; i < ids.size() && i < 12; ++i)
+            s += (i ? "," : "") + std::to_string(ids[i]);
+        return s + (ids.size() > 12 ? ",…" : "");
+    };
+    for (const bool special : {false, true}) {
+        const std::vector<int> a
+            = special ? ours->encodeWithSpecialTokens(kTokenizerCheckText) : ours->encode(kTokenizerCheckText),
+            b = special ? theirs->encodeWithSpecialTokens(kTokenizerCheckText) : theirs->encode(kTokenizerCheckText);
+        if (a != b)
+            return std::string("tokenizer: its own gives ") + show(a) + (special ? " with special tokens" : "")
+                + ", the file's " + show(b);
+    }
+    return "";
 }
 
 // A descriptor of an anonymous file holding `bytes`, for reading them back as a GgufFile.
@@ -381,6 +424,8 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
                 + " file can only say " + got[i].second;
     if (mismatch.empty() && !unplaced.empty())
         mismatch = "its parameter " + unplaced.front() + " has no GGUF tensor";
+    if (mismatch.empty() && !m.gguf && c.tokenizer != "bytes")
+        mismatch = tokenizerDifference(m, back);
     if (!mismatch.empty())
         throw Error(m.name + ": llama.cpp's " + architecture + " architecture cannot hold this model (" + mismatch
             + "); nothing was written");

@@ -1,7 +1,11 @@
 #include "tokenize/ggufvocabulary.h"
 
 #include "io/gguf.h"
+#include "io/jsonread.h"
+#include "io/limits.h"
+#include "io/modelfile.h"
 #include "tokenize/bertvocabulary.h"
+#include "tokenize/gpt2vocabulary.h"
 #include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
@@ -11,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -282,6 +287,152 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
             {"special_tokens", {{name, {{"id", name}, {"ids", {bos}}, {"tokens", {name}}}}}}};
     }
     return root;
+}
+
+namespace {
+
+// Hugging Face's spelling of llama.cpp's patterns (tokenizer.json's Split before a ByteLevel step): the same
+// expressions, case folded with (?i:…) where llama.cpp spells out each letter's two cases.
+struct HuggingFacePattern
+{
+    const char *regex;
+    const char *pre;
+};
+const HuggingFacePattern kHuggingFacePatterns[] = {
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        "llama-bpe"},
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        "qwen2"},
+    {kGpt2[0], "gpt-2"},
+};
+
+// The pre-tokenizer name of a tokenizer.json's byte-level pre-tokenizer, or empty.
+std::string byteLevelPreName(const Json &pre)
+{
+    if (!pre.is_object())
+        return "";
+    const std::string type = pre.value("type", "");
+    if (type == "ByteLevel") // its own regex, GPT-2's
+        return pre.value("use_regex", true) && !pre.value("add_prefix_space", false) ? "gpt-2" : "";
+    if (type != "Sequence" || !pre.contains("pretokenizers") || pre["pretokenizers"].size() != 2)
+        return "";
+    const Json &split = pre["pretokenizers"][0], &bytes = pre["pretokenizers"][1];
+    if (split.value("type", "") != "Split" || bytes.value("type", "") != "ByteLevel" || bytes.value("use_regex", true)
+        || !split.contains("pattern") || !split["pattern"].is_object() || !split["pattern"].contains("Regex"))
+        return "";
+    const Json &regex = split["pattern"]["Regex"];
+    for (const HuggingFacePattern &p : kHuggingFacePatterns)
+        if (regex.is_string() && regex.get<std::string>() == p.regex)
+            return p.pre;
+    return "";
+}
+
+// A special token as tokenizer_config.json names it: "<s>" or {"content": "<s>", …}.
+std::string tokenContent(const Json &value)
+{
+    if (value.is_string())
+        return value.get<std::string>();
+    if (value.is_object() && value.contains("content") && value["content"].is_string())
+        return value["content"].get<std::string>();
+    return "";
+}
+
+} // namespace
+
+GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t vocabSize)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir(directory);
+    std::error_code ec;
+    Json root;
+    std::string source;
+    if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
+        source = (dir / "tokenizer.json").string();
+        root = parseJson(readModelFile(source, limits::kTokenizerBytes), source);
+    } else if (fs::is_regular_file(dir / "vocab.json", ec) && fs::is_regular_file(dir / "merges.txt", ec)) {
+        source = (dir / "vocab.json").string();
+        root = gpt2TokenizerJson(source, (dir / "merges.txt").string());
+    } else {
+        throw Error(directory
+            + ": no tokenizer.json, nor vocab.json and merges.txt: the tokenizers written to GGUF "
+              "files are byte-level BPEs (a SentencePiece or WordPiece one is not written yet)");
+    }
+    const auto fail = [&](const std::string &key, const std::string &problem) {
+        throw Error(source + ": key '" + key + "': " + problem);
+    };
+    const Json &model = root.contains("model") ? root["model"] : Json();
+    if (!model.is_object() || model.value("type", "") != "BPE" || model.value("byte_fallback", false))
+        fail("model",
+            "not a byte-level BPE (its type " + shownText(model.is_object() ? model.value("type", "?") : "?")
+                + "): only those are written to GGUF files yet");
+    GgufVocabulary v;
+    v.pre = byteLevelPreName(root.value("pre_tokenizer", Json()));
+    if (v.pre.empty())
+        fail("pre_tokenizer",
+            "not one of the byte-level pre-tokenizers llama.cpp names that this program writes (GPT-2's, Llama 3's "
+            "and Qwen2's patterns)");
+    const Json normalizer = root.value("normalizer", Json());
+    if (!normalizer.is_null() && normalizer.value("type", "") != "NFC")
+        fail("normalizer", "llama.cpp's 'gpt2' tokenizers have none (Qwen2's NFC aside): this one is not written");
+    v.tokens.assign(size_t(vocabSize), "");
+    v.types.assign(size_t(vocabSize), 0);
+    const auto place = [&](const std::string &token, const Json &idValue, int32_t type, const std::string &key) {
+        if (!idValue.is_number_integer() || idValue.get<int64_t>() < 0 || idValue.get<int64_t>() >= vocabSize)
+            fail(key,
+                "token '" + shownText(token) + "' has id " + idValue.dump() + ", outside the model's "
+                    + std::to_string(vocabSize) + " embedding rows");
+        const size_t id = idValue.get<size_t>();
+        v.tokens[id] = token;
+        v.types[id] = type;
+    };
+    if (!model.contains("vocab") || !model["vocab"].is_object())
+        fail("model.vocab", "missing or not an object");
+    for (const auto &[token, id] : model["vocab"].items())
+        place(token, id, kNormal, "model.vocab");
+    for (const Json &added : root.value("added_tokens", Json::array()))
+        if (added.is_object() && added.contains("content") && added["content"].is_string())
+            place(added["content"].get<std::string>(), added.value("id", Json()),
+                added.value("special", false) ? kControl : kUserDefined, "added_tokens");
+    for (size_t id = 0; id < v.tokens.size(); ++id)
+        if (v.types[id] == 0) { // as the converter fills the ids no token has
+            v.tokens[id] = "[PAD" + std::to_string(id) + "]";
+            v.types[id] = 5;
+        }
+    for (const Json &merge : model.value("merges", Json::array())) {
+        if (merge.is_string())
+            v.merges.push_back(merge.get<std::string>());
+        else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string())
+            v.merges.push_back(merge[0].get<std::string>() + " " + merge[1].get<std::string>());
+        else
+            fail("model.merges", "a merge is neither \"left right\" nor [left, right]: " + shownJson(merge));
+    }
+    const auto idOf = [&](const std::string &token) -> int64_t {
+        const auto it = std::find(v.tokens.begin(), v.tokens.end(), token);
+        return token.empty() || it == v.tokens.end() ? -1 : int64_t(it - v.tokens.begin());
+    };
+    Json config;
+    if (const fs::path path = dir / "tokenizer_config.json"; fs::is_regular_file(path, ec))
+        config = parseJson(readModelFile(path.string(), limits::kTokenizerBytes), path.string());
+    if (config.is_object()) {
+        v.bos = idOf(tokenContent(config.value("bos_token", Json())));
+        v.eos = idOf(tokenContent(config.value("eos_token", Json())));
+        v.addBos = config.value("add_bos_token", false) && v.bos >= 0;
+    }
+    if (v.pre == "gpt-2" && v.eos < 0) // GPT-2's files: <|endoftext|> begins and ends a text
+        v.bos = v.eos = idOf("<|endoftext|>");
+    // A post-processor that puts a special token in front of a text (Llama 3's <|begin_of_text|>) adds BOS.
+    const Json post = root.value("post_processor", Json());
+    if (post.is_object() && post.value("type", "") == "TemplateProcessing" && post.contains("single")
+        && post["single"].is_array() && !post["single"].empty() && post["single"][0].contains("SpecialToken")) {
+        const int64_t bos = idOf(post["single"][0]["SpecialToken"].value("id", ""));
+        if (bos >= 0) {
+            v.bos = bos;
+            v.addBos = true;
+        }
+    }
+    return v;
 }
 
 } // namespace atlas

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace atlas {
 
@@ -22,5 +24,24 @@ nlohmann::json ggufTokenizerJson(const GgufFile &file, pipeline::VocabEntries &v
 
 // The pre-tokenizer names tokenizer.ggml.pre may hold that this program reads, for messages and docs.
 std::string ggufPreTokenizerNames();
+
+// A tokenizer as the tokenizer.ggml.* keys hold it, for `save` to write.
+struct GgufVocabulary
+{
+    std::string model = "gpt2", pre; // tokenizer.ggml.model and .pre
+    std::vector<std::string> tokens; // by id, as many as the model's embedding has rows
+    std::vector<int32_t> types; // llama.cpp's token types: 1 normal, 3 control, 4 user-defined, 5 unused
+    std::vector<std::string> merges; // "left right", best first
+    int64_t bos = -1, eos = -1; // −1: none
+    bool addBos = false;
+};
+
+// A Hugging Face directory's byte-level BPE (tokenizer.json, or GPT-2's vocab.json and merges.txt) as llama.cpp's
+// converter writes it (_set_vocab_gpt2): the tokens by id, added tokens as control (special) or user-defined ones,
+// ids the tokenizer leaves free as "[PAD{id}]", the merges, and the pre-tokenizer named after its pattern (GPT-2's
+// "gpt-2", Llama 3's "llama-bpe", Qwen2's "qwen2"). BOS and EOS from tokenizer_config.json; BOS added where it or the
+// post-processor says. Throws atlas::Error naming the file and the key for another tokenizer, pattern or
+// normalizer, or a token whose id the model has no row for.
+GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t vocabSize);
 
 } // namespace atlas

@@ -460,6 +460,15 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const std::
     return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
 }
 
+std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const GgufFile &file)
+{
+    auto parts = std::make_shared<HuggingFaceTokenizerParts>();
+    pipeline::VocabEntries vocab;
+    const Json root = ggufTokenizerJson(file, vocab);
+    parts->read(root, file.path(), &vocab);
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+}
+
 std::string HuggingFaceTokenizer::kind() const
 {
     return m_parts->model->kind();

@@ -8,6 +8,7 @@
 
 namespace atlas {
 
+class GgufFile;
 struct HuggingFaceTokenizerParts;
 
 // A Hugging Face tokenizer.json, id for id as the `tokenizers` library encodes: added tokens split off first
@@ -29,6 +30,8 @@ public:
     static std::unique_ptr<HuggingFaceTokenizer> fromWordPieceVocab(const std::string &vocabTxt, bool lowercase);
     // A GGUF file's own tokenizer (tokenizer.ggml.*), encoding as llama.cpp does (tokenize/ggufvocabulary.h).
     static std::unique_ptr<HuggingFaceTokenizer> fromGguf(const std::string &ggufPath);
+    // The same from a file already open (save's check of the file it is about to write), not shared.
+    static std::unique_ptr<HuggingFaceTokenizer> fromGguf(const GgufFile &file);
     ~HuggingFaceTokenizer() override;
 
     std::string kind() const override; // "BPE", "WordPiece" or "Unigram"
