@@ -325,6 +325,13 @@ void TestGgufSave::savesAHuggingFaceTokenizer()
         QCOMPARE(fromFile->encode(text), llamaCpp);
         QCOMPARE(fromDirectory->encode(text), llamaCpp);
     }
+    // `tokenize` reads a GGUF file's tokenizer as it reads a directory's
+    const CliResult tokenized = runCli({"tokenize", "--model", out, "--text", texts[1].toString()});
+    QVERIFY2(tokenized.code == 0, qPrintable(tokenized.err));
+    QStringList expected;
+    for (const QJsonValue &id : ids[1].toArray())
+        expected << QString::number(id.toInt());
+    QCOMPARE(tokenized.out.trimmed().split('\n').last(), expected.join(','));
 }
 
 // A tokenizer that is not a byte-level BPE (Mistral's tokenizer.json: SentencePiece's BPE with byte fallback) is

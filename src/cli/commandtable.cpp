@@ -260,9 +260,9 @@ std::vector<CliCommand> makeTable()
             saveCommand},
         {"tokenize",
             {{"--model M|TOKENIZER --text \"...\" [--special] [--pieces]",
-                "print the token ids; TOKENIZER: a built-in one (gpt2, mistral-7b, bert-base-uncased) or any "
-                "tokenizer directory"}},
-            {{"model", "M|TOKENIZER", "a model, a built-in tokenizer or a tokenizer directory"},
+                "print the token ids; TOKENIZER: a built-in one (gpt2, mistral-7b, bert-base-uncased), any "
+                "tokenizer directory or a GGUF file"}},
+            {{"model", "M|TOKENIZER", "a model, a built-in tokenizer, a tokenizer directory or a GGUF file"},
                 {"text", "\"...\"", "the text"}, {"special", "", "with the model's own special tokens"},
                 {"pieces", "", "each token's readable text too"}},
             tokenizeCommand},

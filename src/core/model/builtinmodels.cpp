@@ -177,7 +177,7 @@ std::vector<std::string> builtinTokenizerNames()
 std::string resolveTokenizer(const std::string &nameOrDirectory)
 {
     std::error_code ec;
-    if (fs::is_directory(nameOrDirectory, ec))
+    if (fs::is_directory(nameOrDirectory, ec) || isGgufFile(nameOrDirectory))
         return nameOrDirectory;
     std::string names;
     for (const auto &[name, directory] : builtinTokenizers()) {
@@ -188,7 +188,7 @@ std::string resolveTokenizer(const std::string &nameOrDirectory)
     for (const BuiltinModel &m : builtinModels())
         if (m.name == nameOrDirectory)
             return m.directory;
-    throw Error("tokenizer '" + nameOrDirectory + "': neither a directory, a built-in tokenizer ("
+    throw Error("tokenizer '" + nameOrDirectory + "': neither a directory, a GGUF file, a built-in tokenizer ("
         + (names.empty() ? std::string("none found") : names) + ") nor a built-in model");
 }
 

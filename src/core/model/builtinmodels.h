@@ -27,8 +27,8 @@ std::shared_ptr<const Model> loadModel(const std::string &nameOrDirectory);
 // The tokenizers that ship with the app (resources/tokenizers/<name>: GPT-2's byte-level BPE, Mistral 7B's
 // byte-fallback BPE, BERT's WordPiece), found like the models ($ATLAS_TOKENIZERS_DIR, <exe dir>/tokenizers, …).
 std::vector<std::string> builtinTokenizerNames();
-// A directory, a built-in tokenizer's name or a built-in model's name -> the directory whose tokenizer to read;
-// throws atlas::Error listing the names.
+// A directory or a GGUF file (itself), a built-in tokenizer's name or a built-in model's name -> where the tokenizer to
+// read is; throws atlas::Error listing the names.
 std::string resolveTokenizer(const std::string &nameOrDirectory);
 
 } // namespace atlas

@@ -252,8 +252,11 @@ std::string tokenizerDifference(const Model &m, const GgufFile &back)
     const auto theirs = HuggingFaceTokenizer::fromGguf(back);
     const auto show = [](const std::vector<int> &ids) {
         std::string s;
-        for (size_t i = 0; i < ids.size() && i < 12; ++i)
-            s += (i ? "," : "") + std::to_string(ids[i]);
+        for (size_t i = 0; i < ids.size() && i < 12; ++i) {
+            if (i > 0)
+                s += ',';
+            s += std::to_string(ids[i]);
+        }
         return s + (ids.size() > 12 ? ",…" : "");
     };
     for (const bool special : {false, true}) {

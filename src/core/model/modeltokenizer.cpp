@@ -44,6 +44,8 @@ std::unique_ptr<Tokenizer> tokenizerForModel(const Model &model)
 
 std::unique_ptr<Tokenizer> tokenizerForDirectory(const std::string &directory)
 {
+    if (isGgufFile(directory)) // a GGUF file's own tokenizer
+        return HuggingFaceTokenizer::fromGguf(directory);
     if (auto tokenizer = directoryTokenizer(directory))
         return tokenizer;
     const std::string config = (std::filesystem::path(directory) / "config.json").string();

@@ -14,7 +14,8 @@ class Model;
 // The project's models name their special tokens in config.json, and get them around the tokenizer.
 std::unique_ptr<Tokenizer> tokenizerForModel(const Model &model);
 // The same from a directory without loading its weights: config.json decides as in tokenizerForModel; a directory
-// with only vocab.json and merges.txt gives GPT-2's BPE. Throws atlas::Error when neither is there.
+// with only vocab.json and merges.txt gives GPT-2's BPE; a GGUF file gives its own tokenizer (tokenizer.ggml.*).
+// Throws atlas::Error when neither is there.
 std::unique_ptr<Tokenizer> tokenizerForDirectory(const std::string &directory);
 
 } // namespace atlas
