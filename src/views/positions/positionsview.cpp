@@ -265,6 +265,7 @@ void PositionsView::drawCurves(const PositionProfile &p)
         m_curves->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
         m_curves->yAxis->setNumberFormat("gb");
         m_curves->xAxis->setLabel(tr("pair j"));
+        setIntegerTicks(m_curves->xAxis); // pairs are whole numbers, however few the model turns
         m_curves->yAxis->setLabel(tr("positions per turn"));
         m_curvesTitle->setText(tr("Each pair turns at its own rate: short wavelengths\ntell neighbours apart, "
                                   "long ones tell far positions apart"));
@@ -289,6 +290,7 @@ void PositionsView::drawCurves(const PositionProfile &p)
             g->setPen(QPen(colours.value(int(h) % colours.size()), 2));
         }
         m_curves->xAxis->setLabel(tr("distance i − j of the key behind the query"));
+        setIntegerTicks(m_curves->xAxis);
         m_curves->yAxis->setLabel(tr("added to the score"));
         m_curvesTitle->setText(p.kind == PositionKind::Alibi
                 ? tr("ALiBi: each head forgets the past at its own slope")
