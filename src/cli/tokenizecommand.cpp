@@ -3,6 +3,7 @@
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
+#include "util/text.h"
 
 #include <cstdio>
 #include <string>
@@ -19,10 +20,7 @@ int tokenizeCommand(const CommandArgs &argv)
     const std::string &text = args.required("text");
     const std::vector<int> ids
         = args.flag("special") ? tokenizer->encodeWithSpecialTokens(text) : tokenizer->encode(text);
-    std::string line;
-    for (size_t i = 0; i < ids.size(); ++i)
-        line.append(i ? "," : "").append(std::to_string(ids[i]));
-    std::printf("%s\n", line.c_str());
+    std::printf("%s\n", shownNumbers(ids, ",").c_str());
     if (args.flag("pieces"))
         for (int id : ids)
             std::printf("%6d  %s\n", id, tokenizer->piece(id).c_str());

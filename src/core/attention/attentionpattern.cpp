@@ -3,6 +3,7 @@
 #include "attention/blockattention.h"
 #include "util/error.h"
 #include "util/parallel.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <climits>
@@ -94,17 +95,6 @@ void fillGrid(PatternSummary &s, std::vector<std::vector<Run>> &rows)
         }
 }
 
-std::string positions(const std::vector<int> &list)
-{
-    std::string out;
-    for (size_t i = 0; i < list.size() && i < 6; ++i) {
-        if (i > 0)
-            out += ", ";
-        out += std::to_string(list[i]);
-    }
-    return out + (list.size() > 6 ? ", …" : "");
-}
-
 // "{0}", "{0, 1}", "{0 … 3}": the first n blocks.
 std::string firstBlocks(int n)
 {
@@ -144,7 +134,7 @@ std::string longformerRule(const LongformerParams &p, bool causal)
         window = "j = i + " + std::to_string(p.dilation) + "m with " + (causal ? "−" + w + " ≤ m ≤ 0" : "|m| ≤ " + w);
     if (p.global.empty())
         return window;
-    return "j ∈ G  or  i ∈ G  or  " + window + "   (G = {" + positions(p.global) + "})";
+    return "j ∈ G  or  i ∈ G  or  " + window + "   (G = {" + shownNumbers(p.global, ", ", 6) + "})";
 }
 
 std::string fixedRule(const FixedParams &p)

@@ -250,15 +250,7 @@ std::string tokenizerDifference(const Model &m, const GgufFile &back)
 {
     const auto ours = tokenizerForModel(m);
     const auto theirs = HuggingFaceTokenizer::fromGguf(back);
-    const auto show = [](const std::vector<int> &ids) {
-        std::string s;
-        for (size_t i = 0; i < ids.size() && i < 12; ++i) {
-            if (i > 0)
-                s += ',';
-            s += std::to_string(ids[i]);
-        }
-        return s + (ids.size() > 12 ? ",…" : "");
-    };
+    const auto show = [](const std::vector<int> &ids) { return shownNumbers(ids, ",", 12); };
     for (const bool special : {false, true}) {
         const std::vector<int> a
             = special ? ours->encodeWithSpecialTokens(kTokenizerCheckText) : ours->encode(kTokenizerCheckText),

@@ -45,4 +45,17 @@ ScaledValue scaledToUnit(double value, double base, int units)
     return {value, unit};
 }
 
+std::string shownNumbers(const std::vector<int> &numbers, std::string_view separator, size_t most)
+{
+    std::string out;
+    for (size_t i = 0; i < numbers.size() && i < most; ++i) {
+        if (i > 0)
+            out += separator;
+        out += std::to_string(numbers[i]);
+    }
+    if (numbers.size() > most)
+        out.append(separator).append("…");
+    return out;
+}
+
 } // namespace atlas

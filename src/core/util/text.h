@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // Words and values in messages and captions.
 namespace atlas {
@@ -21,6 +22,10 @@ struct ScaledValue
     int unit;
 };
 ScaledValue scaledToUnit(double value, double base, int units);
+
+// The first `most` numbers joined by `separator`, then the separator and "…" when there are more:
+// shownNumbers({1, 2, 3}, ", ", 2) == "1, 2, …".
+std::string shownNumbers(const std::vector<int> &numbers, std::string_view separator, size_t most = size_t(-1));
 
 // A user's text inside a message: control characters shown as '?', cut after 60 characters (at a character's
 // boundary) with "…".
