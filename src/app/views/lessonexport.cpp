@@ -47,11 +47,12 @@ void configureLessonPdf(QPdfWriter &pdf)
     throw Error(path + ": " + reason);
 }
 
-// The step's view drawn headless, as `render` draws it.
-QImage stepImage(const Lesson &lesson, const LessonStep &step, int width, int height, double zoom = 1.0)
+// The step's view (`spec`: stepViewSpec's, which runs a step's generation) drawn headless, as `render` draws it.
+QImage stepImage(
+    const Lesson &lesson, const LessonStep &step, const ViewSpec &spec, int width, int height, double zoom = 1.0)
 {
     const std::unique_ptr<View> view
-        = drawableView(stepViewSpec(lesson, step), width, height, stepSource(lesson, step), size_t(8) << 30, zoom);
+        = drawableView(spec, width, height, stepSource(lesson, step), size_t(8) << 30, zoom);
     return renderViewImage(view.get(), QSize(width, height));
 }
 
@@ -106,7 +107,8 @@ std::vector<std::string> renderLessonSteps(const Lesson &lesson, const std::stri
     for (size_t i = 0; i < lesson.steps.size(); ++i) {
         const std::string name = QStringLiteral("step-%1.png").arg(i + 1, 2, 10, QChar('0')).toStdString();
         writeBytes(staged.path() + "/" + name,
-            pngBytes(stepImage(lesson, lesson.steps[i], width, height), directory + "/" + name));
+            pngBytes(stepImage(lesson, lesson.steps[i], stepViewSpec(lesson, lesson.steps[i]), width, height),
+                directory + "/" + name));
         paths.push_back(directory + "/" + name);
     }
     staged.commit();
@@ -167,7 +169,7 @@ int exportLessonPdf(const Lesson &lesson, const std::string &path, bool answers)
             newPage();
             p.setFont(title);
             p.drawText(headingBox, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading);
-            const QImage image = stepImage(lesson, step, kPdfImageWidth, kPdfImageHeight, kPdfZoom);
+            const QImage image = stepImage(lesson, step, spec, kPdfImageWidth, kPdfImageHeight, kPdfZoom);
             const QRect figure(
                 QPoint(page.left() + (page.width() - layout.figure.width()) / 2, headingBox.bottom() + 1),
                 layout.figure);

@@ -76,9 +76,8 @@ FfnSparsity ffnSparsity(const Model &model, const Trace &trace, int layer, int b
     const MatrixRM act = actTensor.matrix();
     const MatrixRM dense = trace.tensor(names::layerTensor(layer, "mlp.down")).matrix();
     // The down projection as [F, D]: GPT-2's Conv1D weight as stored, the Llama family's nn.Linear one transposed.
-    const MatrixRM proj = model.config.linearLayout()
-        ? MatrixRM(b.weight(BlockPart::Down).unpacked().matrix().transpose())
-        : MatrixRM(b.weight(BlockPart::Down).matrix());
+    const Tensor down = b.weight(BlockPart::Down).unpacked();
+    const MatrixRM proj = model.config.linearLayout() ? MatrixRM(down.matrix().transpose()) : MatrixRM(down.matrix());
     FfnSparsity s;
     s.layer = layer;
     s.tokens = int(act.rows());
