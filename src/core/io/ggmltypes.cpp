@@ -321,6 +321,8 @@ double ggmlBitsPerWeight(GgmlType type)
 namespace {
 
 // n values of blocks of `Elements` values in `Bytes` bytes, each decoded by `Decode` (called directly, so inlined).
+// The sizes repeat the table's (kTypes) as constants: read from the table at run time, a Q8_0 token of a 0.5B model
+// took 63–77 ms against 41–68 ms (measured alternately, the Zen 4, 2026-12-01). tst_gguf decodes every type.
 template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int64_t Bytes>
 void decodeBlocks(const unsigned char *src, int64_t n, float *dst)
 {
