@@ -302,6 +302,14 @@ void TestGgufModels::refusesWhatDoesNotFit()
         qToLittleEndian<quint64>(16, b.data() + ne1);
         refused(b, "tensor 'blk.0.attn_q.weight' has shape [16, 32], the metadata implies [32, 32]");
     }
+    // Phi-3's LongRoPE needs both lists of factors.
+    {
+        QFile phi3(modelPath("phi3_tiny-f32.gguf"));
+        QVERIFY(phi3.open(QIODevice::ReadOnly));
+        QByteArray oneList = phi3.readAll();
+        oneList.replace(oneList.indexOf("rope_factors_short"), 18, "rope_factors_sport");
+        refused(oneList, "tensor 'rope_factors_long.weight' without 'rope_factors_short.weight': LongRoPE needs both");
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGgufModels)
