@@ -167,6 +167,9 @@ void TestBackprop::matchesPyTorch_data()
     // Mixtral: top-2 SwiGLU experts, gates renormalised over the two (the loss without the router's auxiliary term).
     QTest::newRow("qwen3_moe_tiny: QK-norm, renormalised top-2 experts under mlp.experts") << "qwen3_moe_tiny"
                                                                                            << "qwen3_moe_tiny_grads";
+    QTest::newRow("gpt_oss_tiny: sinks, YaRN, a router bias, stacked clamped experts with biases")
+        << "gpt_oss_tiny"
+        << "gpt_oss_tiny_grads";
     QTest::newRow("mixtral_tiny: renormalised top-2 experts") << "mixtral_tiny"
                                                               << "mixtral_tiny_grads";
     // GPT-NeoX (Pythia): fused per-head Q/K/V, partial rotary, parallel or sequential residual; GPT-Neo: unscaled

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -300,6 +301,73 @@ private slots:
             return o;
         });
         QVERIFY(largestDifference(dx, numeric) < 2e-3);
+    }
+
+    // gpt-oss's sink: scores (0, ln 2) and a sink logit ln 3 share exp: 1, 2 and 3 of 6, so the row keeps 1/6 and 2/6
+    // and the sink 1/2; a masked row gives the sink everything. The backward against central differences, for the
+    // scores and the sink logits.
+    void theSinkTakesItsShareAndItsGradient()
+    {
+        const float inf = std::numeric_limits<float>::infinity();
+        const Tensor s = tensorOf({2, 1, 2}, {0.0f, std::log(2.0f), -inf, -inf});
+        const Tensor sinks = tensorOf({2}, {std::log(3.0f), 0.5f});
+        Tensor probs({2, 1, 2}), share({2, 1});
+        ops::sink_softmax_forward(probs, share, s, sinks);
+        QVERIFY(std::abs(probs.data()[0] - 1.0f / 6) < 1e-6f && std::abs(probs.data()[1] - 2.0f / 6) < 1e-6f);
+        QVERIFY(std::abs(share.data()[0] - 0.5f) < 1e-6f);
+        QCOMPARE(probs.data()[2], 0.0f);
+        QCOMPARE(share.data()[1], 1.0f);
+
+        std::mt19937 rng(5);
+        Tensor x = randomTensor({2, 3, 4}, rng, 2.0f), z = randomTensor({2}, rng, 2.0f);
+        const Tensor r = randomTensor(x.shape(), rng);
+        Tensor y(x.shape()), shares({2, 3}), dx(x.shape()), dz({2});
+        ops::sink_softmax_forward(y, shares, x, z);
+        ops::sink_softmax_backward(dx, dz, r, y, shares);
+        const auto forward = [&] {
+            Tensor o(x.shape()), unused({2, 3});
+            ops::sink_softmax_forward(o, unused, x, z);
+            return o;
+        };
+        QVERIFY(largestDifference(dx, numericGradient(x, r, forward, 1e-3f)) < 1e-3);
+        QVERIFY(largestDifference(dz, numericGradient(z, r, forward, 1e-3f)) < 1e-3);
+    }
+
+    // gpt-oss's clamped SwiGLU at l = 1: the gate 2 is held at 1 and up −3 at −1, so the unit is
+    // QuickGELU(1) · (−1 + 1) = 0; gate 0.5 and up 0.25 pass, giving 0.5 σ(0.851) · 1.25. Its backward against central
+    // differences away from the clamps' corners, and no gradient through a clamp that holds.
+    void theClampedGatedUnitGivesTheWorkedValuesAndItsGradients()
+    {
+        const Tensor gate = tensorOf({1, 2}, {2.0f, 0.5f}), up = tensorOf({1, 2}, {-3.0f, 0.25f});
+        Tensor out({1, 2});
+        ops::gated_activation_forward(out, gate, up, Activation::QuickGelu, 1.0f);
+        QCOMPARE(out.data()[0], 0.0f);
+        const float expected = 0.5f / (1.0f + std::exp(-1.702f * 0.5f)) * 1.25f;
+        QVERIFY(std::abs(out.data()[1] - expected) < 1e-6f);
+
+        std::mt19937 rng(8);
+        Tensor g = randomTensor({4, 6}, rng, 1.5f), u = randomTensor({4, 6}, rng, 1.5f);
+        for (Tensor *t : {&g, &u}) // keep every value 0.05 away from the clamps, where the slope jumps
+            for (float &v : t->values())
+                if (std::abs(std::abs(v) - 1.0f) < 0.05f)
+                    v += 0.1f;
+        const Tensor r = randomTensor(g.shape(), rng);
+        Tensor dg(g.shape()), du(g.shape());
+        ops::gated_activation_backward(dg, du, r, g, u, Activation::QuickGelu, 1.0f);
+        const auto forward = [&] {
+            Tensor o(g.shape());
+            ops::gated_activation_forward(o, g, u, Activation::QuickGelu, 1.0f);
+            return o;
+        };
+        QVERIFY(largestDifference(dg, numericGradient(g, r, forward, 1e-3f)) < 2e-3);
+        QVERIFY(largestDifference(du, numericGradient(u, r, forward, 1e-3f)) < 2e-3);
+        bool held = false;
+        for (int64_t i = 0; i < g.numel(); ++i)
+            if (g.data()[i] > 1.0f) {
+                QCOMPARE(dg.data()[i], 0.0f);
+                held = true;
+            }
+        QVERIFY(held);
     }
 };
 

@@ -35,8 +35,8 @@ std::vector<std::shared_ptr<const Model>> everyFamilyAndBuiltInModel()
     std::vector<std::shared_ptr<const Model>> models;
     for (const char *dir : {"gpt2_tiny", "llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny",
              "qwen2_swa_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny", "phi3_tiny",
-             "phi3_long_tiny", "qwen3_moe_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_rel_tiny",
-             "bert_mlm_tiny", "t5_tiny", "t5v11_tiny", "seq2seq_tiny"})
+             "phi3_long_tiny", "qwen3_moe_tiny", "gpt_oss_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny",
+             "bert_rel_tiny", "bert_mlm_tiny", "t5_tiny", "t5v11_tiny", "seq2seq_tiny"})
         models.push_back(loadModel(std::string(ATLAS_TEST_DATA "/") + dir));
     for (const BuiltinModel &builtin : builtinModels())
         models.push_back(loadModel(builtin.name));

@@ -147,7 +147,7 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("K/V heads that do not divide") << "llama_tiny"
                                                   << "kv" << QStringList {"num_key_value_heads", "3"};
     QTest::newRow("rope_scaling of an unsupported kind") << "llama_tiny"
-                                                         << "yarn" << QStringList {"rope_scaling", "yarn"};
+                                                         << "dynamic" << QStringList {"rope_scaling", "dynamic"};
     // head_dim 16: heads wider than hidden / heads are read (llama_hd_tiny), and then q_proj must be 64 wide.
     QTest::newRow("head_dim that the weights do not have")
         << "llama_tiny"
@@ -172,6 +172,12 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("Qwen3-MoE with dense layers")
         << "qwen3_moe_tiny"
         << "mlponly" << QStringList {"config.json", "mlp_only_layers", "decoder_sparse_step"};
+    QTest::newRow("gpt-oss without its sinks")
+        << "gpt_oss_tiny"
+        << "nosinks" << QStringList {"model.layers.0.self_attn.sinks", "missing"};
+    QTest::newRow("gpt-oss experts stacked for another width")
+        << "gpt_oss_tiny"
+        << "osswidth" << QStringList {"model.layers.0.mlp.experts.gate_up_proj", "[4, 32, 40]", "[4, 32, 48]"};
     QTest::newRow("a soft-cap of 0") << "gemma2_tiny"
                                      << "softcap" << QStringList {"attn_logit_softcapping", "0"};
     QTest::newRow("hidden_size missing") << "mistral_tiny"
@@ -233,9 +239,9 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
     const std::map<QString, std::function<void(QJsonObject &)>> configEdits = {
         {"type", [](QJsonObject &o) { o["model_type"] = "falcon"; }},
         {"kv", [](QJsonObject &o) { o["num_key_value_heads"] = 3; }},
-        {"yarn",
+        {"dynamic",
             [](QJsonObject &o) {
-                o["rope_scaling"] = QJsonObject {{"rope_type", "yarn"}, {"factor", 4}};
+                o["rope_scaling"] = QJsonObject {{"rope_type", "dynamic"}, {"factor", 4}};
             }},
         {"headdim", [](QJsonObject &o) { o["head_dim"] = 16; }},
         {"layertypes",
@@ -254,6 +260,7 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
         {"notext", [](QJsonObject &o) { o.remove("text_config"); }},
         {"normtopk", [](QJsonObject &o) { o["norm_topk_prob"] = false; }},
         {"mlponly", [](QJsonObject &o) { o["mlp_only_layers"] = QJsonArray {1}; }},
+        {"osswidth", [](QJsonObject &o) { o["intermediate_size"] = 24; }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
         {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key_query"; }},
         {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},
@@ -278,7 +285,7 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
     if (configEdits.count(broken))
         editJson(config, configEdits.at(broken));
     if (broken == "nohead" || broken == "kshape" || broken == "bertmodel" || broken == "nodecoder" || broken == "t5bias"
-        || broken == "nolanguage") {
+        || broken == "nolanguage" || broken == "nosinks") {
         RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
         if (broken == "nolanguage") // the vision tower alone
             std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("language_model."); });
@@ -291,6 +298,8 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
                 "shape", QJsonArray {4, 8});
         else if (broken == "nohead")
             QVERIFY(raw.tensors.erase("lm_head.weight") == 1);
+        else if (broken == "nosinks")
+            QVERIFY(raw.tensors.erase("model.layers.0.self_attn.sinks") == 1);
         else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it
             raw.tensors["model.layers.1.self_attn.k_proj.weight"].first.insert("shape", QJsonArray {32, 16});
         writeRawSafetensors(dir + "/model.safetensors", raw);

@@ -196,6 +196,8 @@ private slots:
                                  << "model.layers.1.self_attn.o_proj.weight";
         QTest::newRow("phi3") << "phi3"
                               << "model.layers.1.mlp.gate_up_proj.weight";
+        QTest::newRow("gpt_oss") << "gpt_oss"
+                                 << "model.layers.1.mlp.experts.gate_up_proj";
         QTest::newRow("mistral") << "mistral"
                                  << "lm_head.weight";
         QTest::newRow("gpt_neox") << "gpt_neox"

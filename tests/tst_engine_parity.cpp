@@ -49,11 +49,12 @@ std::vector<int> intList(const QJsonValue &value)
 // long factors), Mistral (sliding window, F16), GPT-NeoX (partial rotary with a
 // parallel residual, F32; full rotary, sequential, F16) and GPT-Neo (a global and a local layer, unscaled scores,
 // BF16), BERT (pre-training heads, F32; masked-LM head with the older gamma/beta names, F16; relative_key positions)
-// and Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16).
+// Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16) and gpt-oss (sinks, YaRN, a window on one layer, a
+// router with a bias and stacked clamped experts with biases, BF16).
 constexpr const char *kFamilyModels[] = {"llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen2_swa_tiny", "qwen3_tiny",
     "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "gemma3_mm_tiny", "smollm3_tiny", "phi3_tiny", "phi3_long_tiny",
     "qwen3_moe_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_mlm_tiny",
-    "bert_rel_tiny", "mixtral_tiny", "t5_tiny", "t5v11_tiny"};
+    "bert_rel_tiny", "mixtral_tiny", "gpt_oss_tiny", "t5_tiny", "t5v11_tiny"};
 
 Input inputFor(const QString &model)
 {
@@ -326,7 +327,8 @@ void TestEngineParity::formulasAddOnlyTheBiasesTheModelHas()
     const Engine engine(m, inputFor(model));
     const std::map<std::string, std::vector<BlockPart>> modules = {{"attn.qkv", qkvParts(c)},
         {"attn.out", {BlockPart::Out}}, {"mlp.gate", {BlockPart::Gate}}, {"mlp.up", {BlockPart::Up}},
-        {"mlp.down", {BlockPart::Down}}, {"cross.query", {BlockPart::CrossQ}}, {"cross.out", {BlockPart::CrossOut}}};
+        {"mlp.down", {BlockPart::Down, BlockPart::ExpertsDown}}, {"router.logits", {BlockPart::Router}},
+        {"cross.query", {BlockPart::CrossQ}}, {"cross.out", {BlockPart::CrossOut}}};
     int checked = 0;
     for (const Op &op : engine.program().ops)
         for (const OpOutput &out : op.outputs)
@@ -335,8 +337,11 @@ void TestEngineParity::formulasAddOnlyTheBiasesTheModelHas()
                     continue;
                 const BlockWeights &b = (op.stack == names::kEncoderStack ? m->encoderBlocks : m->blocks)[op.layer];
                 bool bias = false;
-                for (BlockPart part : parts)
-                    bias = bias || !blockModule(c, b, part).bias.empty();
+                for (BlockPart part : parts) // gpt-oss's router and stacked experts are no linear module
+                    bias = bias
+                        || (part == BlockPart::Router || part == BlockPart::ExpertsDown
+                                ? !b.bias(part).empty()
+                                : !blockModule(c, b, part).bias.empty());
                 const bool shown = out.formula.find(" + b") != std::string::npos;
                 QVERIFY2(shown == bias,
                     qPrintable(QString::fromStdString(

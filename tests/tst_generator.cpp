@@ -105,6 +105,8 @@ private slots:
         QTest::newRow("mistral (sliding window 4, context 64)") << "mistral_tiny" << 2 << 64;
         QTest::newRow("qwen3_moe (QK-norm, top-2 of 4 experts under mlp.experts)") << "qwen3_moe_tiny" << 2 << 64;
         QTest::newRow("mixtral (top-2 of 4 experts, nothing dropped)") << "mixtral_tiny" << 2 << 64;
+        QTest::newRow("gpt_oss (sinks, YaRN, a window of 3 on layer 0, stacked clamped experts)")
+            << "gpt_oss_tiny" << 2 << 73;
         QTest::newRow("gpt_neox (partial rotary, parallel residual)") << "neox_tiny" << 4 << 64;
         QTest::newRow("gpt_neox (sequential residual)") << "neox_seq_tiny" << 2 << 64;
         QTest::newRow("gpt_neo (a local layer, window 3; context 16)") << "neo_tiny" << 4 << 16;

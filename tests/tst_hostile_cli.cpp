@@ -115,8 +115,8 @@ private slots:
             "--out", "@DIR@/t", "--family", "bert"} << "family bert: BERT's layout is a bidirectional encoder";
         QTest::newRow("new-model t5 with K/V heads")
             << QStringList {"new-model", "--family", "t5", "--kv-heads", "2", "--out", "@DIR@/m"}
-            << "option --kv-heads: the t5 family has no such setting (it is gemma2, gemma3_text, llama, mistral, "
-               "olmo2, phi3, qwen2, qwen3, smollm3's)";
+            << "option --kv-heads: the t5 family has no such setting (it is gemma2, gemma3_text, gpt_oss, llama, "
+               "mistral, olmo2, phi3, qwen2, qwen3, smollm3's)";
         QTest::newRow("new-model qwen3 with --nope-every")
             << QStringList {"new-model", "--family", "qwen3", "--nope-every", "2", "--out", "@DIR@/m"}
             << "option --nope-every: the qwen3 family has no such setting (it "
@@ -129,8 +129,8 @@ private slots:
             "@DIR@/m"} << "option --rope-theta: the gpt2 family";
         QTest::newRow("new-model gpt2 with --window 5abc")
             << QStringList {"new-model", "--window", "5abc", "--out", "@DIR@/m"}
-            << "option --window: the gpt2 family has no such setting (it is gemma2, gemma3_text, gpt_neo, phi3, "
-               "smollm3's)";
+            << "option --window: the gpt2 family has no such setting (it is gemma2, gemma3_text, gpt_neo, gpt_oss, "
+               "phi3, smollm3's)";
         QTest::newRow("new-model of 3.3 TB") << QStringList {"new-model", "--layers", "256", "--d-model", "16384",
             "--out", "@DIR@/m"} << "parameters, held as float32, needs about";
         QTest::newRow("patch over the work budget") << QStringList {"patch", "--shape", "gpt2-small", "--tokens",

@@ -288,10 +288,10 @@ private slots:
         QVERIFY(llama.ropeScaling.kind == RopeScaling::Kind::Llama3);
         const QString error = errorFrom([&] {
             ModelConfig::fromJson("{" + shape + R"("model_type": "qwen3",
-                "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4}})",
+                "rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e6, "factor": 4}})",
                 "qwen.json");
         });
-        QVERIFY2(error.contains("qwen.json") && error.contains("'rope_parameters'") && error.contains("yarn"),
+        QVERIFY2(error.contains("qwen.json") && error.contains("'rope_parameters'") && error.contains("dynamic"),
             qPrintable(error));
     }
 
@@ -338,6 +338,76 @@ private slots:
         QCOMPARE(again.slidingWindow, 262144);
     }
 
+    // gpt-oss-20b's config.json (GptOssConfig, transformers 4.55), its MXFP4 note left out: sinks, biases on q, k, v
+    // and o, 64 heads of 64 in a model 2880 wide, a window of 128 on the even layers, YaRN from 4096 positions by 32
+    // (cos and sin × 0.1 ln 32 + 1, truncate false), 32 experts, 4 per token, the SwiGLU clamped at 7. Written back and
+    // read again, it is the same model.
+    void gptOssReadsItsConfig()
+    {
+        std::string types;
+        for (int i = 0; i < 24; ++i)
+            types += std::string(i ? ", " : "") + (i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+        const std::string json = R"({"architectures": ["GptOssForCausalLM"], "attention_bias": true, "head_dim": 64,
+            "hidden_act": "silu", "hidden_size": 2880, "intermediate_size": 2880, "layer_types": [)"
+            + types + R"(],
+            "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 64,
+            "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32,
+            "rms_norm_eps": 1e-05, "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+            "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": false}, "rope_theta": 150000,
+            "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0, "tie_word_embeddings": false,
+            "vocab_size": 201088})";
+        const ModelConfig c = ModelConfig::fromJson(json, "gpt-oss-20b/config.json");
+        QVERIFY(c.attentionSinks && c.stacksExperts() && c.droplessRouting);
+        QVERIFY(c.qkvBias && c.outBias && !c.tiedHead);
+        QCOMPARE(c.headDim(), 64);
+        QCOMPARE(c.innerDim(), int64_t(4096));
+        QCOMPARE(c.kvHeadCount(), 8);
+        QCOMPARE(c.experts, 32);
+        QCOMPARE(c.expertTopK, 4);
+        QCOMPARE(c.gluClamp, 7.0f);
+        QVERIFY(c.activation == Activation::QuickGelu);
+        QVERIFY(c.windowed(0) && !c.windowed(1) && c.windowed(22) && !c.windowed(23));
+        QCOMPARE(c.slidingWindow, 128);
+        QVERIFY(c.ropeScaling.kind == RopeScaling::Kind::Yarn);
+        QVERIFY(std::abs(c.ropeAmplitude() - (0.1 * std::log(32.0) + 1.0)) < 1e-12);
+        // The fastest pair turns as RoPE's own, the slowest as RoPE's divided by 32: YaRN's two ends.
+        const std::vector<double> f = c.ropeFrequencies();
+        QCOMPARE(f.size(), size_t(32));
+        QVERIFY(std::abs(f[0] - 1.0) < 1e-7);
+        QVERIFY(std::abs(f[31] / (std::pow(150000.0, -62.0 / 64.0) / 32.0) - 1) < 1e-5);
+        const ModelConfig again = ModelConfig::fromJson(c.toJson(), "written/config.json");
+        QCOMPARE(again.ropeFrequencies(), f);
+        QCOMPARE(again.ropeAmplitude(), c.ropeAmplitude());
+        QCOMPARE(again.windowedLayers, c.windowedLayers);
+        QVERIFY(again.attentionSinks && again.gluClamp == 7.0f && again.experts == 32 && again.headDim() == 64);
+    }
+
+    void gptOssRefusesWhatItCannotRead_data()
+    {
+        QTest::addColumn<QString>("keys");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("another sigmoid gain") << R"("swiglu_alpha": 2.0)"
+                                              << "key 'swiglu_alpha' is 2.0: the experts' gate σ(α g) is read with α "
+                                                 "= 1.702 only";
+        QTest::newRow("DeepSeek's YaRN") << R"("rope_scaling": {"rope_type": "yarn", "factor": 4, "mscale": 1})"
+                                         << "key 'rope_scaling.mscale' is not read (DeepSeek's YaRN)";
+        QTest::newRow("MXFP4 experts") << R"("quantization_config": {"quant_method": "mxfp4"})"
+                                       << "key 'quantization_config' says the experts are stored as MXFP4 blocks";
+        QTest::newRow("a layer type of another kind")
+            << R"("layer_types": ["sliding_attention", "chunked_attention"])"
+            << "key 'layer_types' [1]: expected \"full_attention\" or \"sliding_attention\"";
+    }
+    void gptOssRefusesWhatItCannotRead()
+    {
+        QFETCH(QString, keys);
+        QFETCH(QString, expected);
+        const std::string json = R"({"model_type": "gpt_oss", "hidden_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 20, "vocab_size": 64, )"
+            + keys.toStdString() + "}";
+        const QString error = errorFrom([&] { ModelConfig::fromJson(json, "oss/config.json"); });
+        QVERIFY2(error.startsWith("oss/config.json: ") && error.contains(expected), qPrintable(error));
+    }
+
     void phi3RefusesWhatItCannotTurn_data()
     {
         QTest::addColumn<QString>("keys");
@@ -350,8 +420,8 @@ private slots:
                                        << "rope_scaling.short_factor[1]";
         QTest::newRow("no long factors") << R"("rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1]})"
                                          << "long_factor";
-        QTest::newRow("yarn") << R"("rope_scaling": {"type": "yarn", "factor": 4})"
-                              << "'yarn' is not supported (supported: linear, llama3 and longrope";
+        QTest::newRow("dynamic") << R"("rope_scaling": {"type": "dynamic", "factor": 4})"
+                                 << "'dynamic' is not supported (supported: linear, llama3, longrope and yarn";
         QTest::newRow("an odd rotary width") << R"("partial_rotary_factor": 0.375)"
                                              << "partial_rotary_factor' turns 3 of a head's 8 dimensions";
     }

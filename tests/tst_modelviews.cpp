@@ -30,6 +30,7 @@ private slots:
     void expertsViewDrawsTheRouting();
     void expertsViewSaysAMixtralRouterDropsNothing();
     void attentionViewsNameTheSharedKeyValueHead();
+    void attentionViewDrawsTheSinkAsAColumn();
     void sparseFfnViewDrawsDenseAndSparse();
 };
 
@@ -55,6 +56,46 @@ void TestModelViews::attentionViewsNameTheSharedKeyValueHead()
         QCOMPARE(view.plot()->title().contains("K/V head 1, shared by heads 2\u20133"), grouped);
         QCOMPARE(keyValueGroup(input, 3), grouped ? 1 : -1);
         QCOMPARE(keyValueGroup(input, 1), grouped ? 0 : -1);
+    }
+}
+
+// gpt-oss: the Attention view puts each row's sink share first and the keys after it, so that each row of the map
+// sums to 1; the sink's cell says what it is, and a key's cell is the key's own. A model without sinks has no such
+// column.
+void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
+{
+    for (const char *model : {"gpt_oss_tiny", "mistral_tiny"}) {
+        ViewSpec spec;
+        spec.view = "attention";
+        spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
+        spec.tokens = {3, 17, 42, 8, 0, 25};
+        spec.layer = 1;
+        spec.head = 2;
+        AttentionView view;
+        view.resize(800, 600);
+        view.setSpec(spec);
+        const ViewInput input = testing::forSpec(spec);
+        view.setInput(input);
+        const bool sinks = QString(model) == "gpt_oss_tiny";
+        const Pooled &drawn = view.plot()->pooled();
+        QCOMPARE(drawn.rows, 6);
+        QCOMPARE(drawn.cols, sinks ? 7 : 6);
+        const Tensor &probs = input.trace->tensor("layer.1.attn.probs");
+        for (int r = 0; r < 6; ++r) {
+            double sum = 0;
+            for (int c = 0; c < drawn.cols; ++c) // a masked cell is drawn as −∞
+                if (const float v = drawn.values[size_t(r * drawn.cols + c)]; std::isfinite(v))
+                    sum += v;
+            QVERIFY2(
+                std::abs(sum - 1.0) < 1e-5, qPrintable(QString("%1 row %2 sums to %3").arg(model).arg(r).arg(sum)));
+            if (sinks)
+                QCOMPARE(drawn.values[size_t(r * drawn.cols)], input.trace->tensor("layer.1.attn.sink").matrix()(2, r));
+            const float key0 = drawn.values[size_t(r * drawn.cols + drawn.cols - 6)]; // −∞ where a window masks it
+            QCOMPARE(std::isfinite(key0) ? key0 : 0.0f, probs.slice(2).data()[r * 6]);
+        }
+        QCOMPARE(view.cellText(4, 0).contains("sink took"), sinks);
+        QCOMPARE(view.cellText(4, sinks ? 2 : 1),
+            cellPrefix(input, 4, 1) + ":" + attentionCellText(input, 1, 2, 4, 1, true));
     }
 }
 

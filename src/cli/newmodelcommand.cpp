@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include <limits>
@@ -17,7 +18,7 @@ namespace atlas {
 namespace {
 
 // A family's config.json keys for new-model's options (--family
-// llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_neox|gpt_neo).
+// llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_neox|gpt_neo).
 nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
     const int heads = args.intValue("heads", 4, 1, 1024);
@@ -51,6 +52,17 @@ nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &famil
         j["partial_rotary_factor"] = args.doubleValue("partial-rotary", 1.0, 0.01, 1.0);
         if (args.has("window"))
             j["sliding_window"] = args.intValue("window", 4096, 1, 1 << 20);
+    }
+    if (family == "gpt_oss") { // GptOssConfig's layout: a window on every other layer, experts in every layer; YaRN
+        // over an original context of a quarter of the positions
+        const int context = j["max_position_embeddings"].get<int>();
+        j["head_dim"] = j["hidden_size"].get<int>() / heads;
+        j["sliding_window"] = args.intValue("window", 128, 1, 1 << 20);
+        j["num_local_experts"] = args.intValue("experts", 4, 2, 1024);
+        j["num_experts_per_tok"] = args.intValue("top-k", 2, 1, 1024);
+        j["intermediate_size"] = args.intValue("d-ff", j["hidden_size"].get<int>(), 1, 1 << 20);
+        j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
+            {"original_max_position_embeddings", std::max(1, context / 4)}, {"truncate", false}};
     }
     if (family == "gpt_neox") // Pythia's defaults: a quarter of each head turns, parallel residual
         j["rotary_pct"] = 0.25;
@@ -124,6 +136,7 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
         {"gemma3_text", {"kv-heads", "tied", "rope-theta", "window"}},
         {"smollm3", {"kv-heads", "tied", "rope-theta", "window", "nope-every"}},
         {"phi3", {"kv-heads", "tied", "rope-theta", "window", "partial-rotary"}},
+        {"gpt_oss", {"kv-heads", "tied", "rope-theta", "window", "experts", "top-k"}},
         {"gpt_neox", {"tied", "rope-theta"}},
         {"gpt_neo", {"tied", "window"}},
     };
@@ -131,7 +144,7 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
     if (own == honoured.end())
         throw Error("option --family: '" + family
             + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, smollm3, phi3, "
-              "gpt_neox, gpt_neo, t5");
+              "gpt_oss, gpt_neox, gpt_neo, t5");
     for (const auto &[other, options] : honoured)
         for (const std::string &option : options)
             if ((args.has(option) || args.flag(option)) && !own->second.contains(option)) {

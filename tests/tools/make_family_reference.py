@@ -83,6 +83,11 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
                     its weights under language_model.model., a vision tower and projector beside them; BF16
   qwen3_moe_tiny/   qwen3_moe: Qwen3's attention (QK-norm, head_dim 12) with 4 SwiGLU experts 20 wide per layer under
                     mlp.experts, top-2 renormalised (norm_topk_prob), the router at mlp.gate, untied; BF16
+  gpt_oss_tiny/     gpt_oss: a learned sink per head, biases on q, k, v and o, head_dim 16 in a model 32 wide, GQA,
+                    sliding_window 3 on layer 0 (layer_types), YaRN (factor 4 over an original 64 positions, truncate
+                    false: a fractional ramp; cos and sin × 0.1 ln 4 + 1), 4 experts per layer stacked in
+                    mlp.experts.gate_up_proj (gate and up interleaved) and down_proj with biases, top-2 by a router
+                    with a bias, the clamped SwiGLU with swiglu_limit 1 (both clamps active), untied; BF16
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -216,6 +221,16 @@ MODELS = {
                     max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=1000000.0, hidden_act="silu",
                     tie_word_embeddings=False, attention_bias=False, router_aux_loss_coef=0.001, rope_scaling=None),
         dtype="BF16", shards=1, seed=49),
+    "gpt_oss_tiny": dict(
+        config=dict(model_type="gpt_oss", architectures=["GptOssForCausalLM"], hidden_size=32, intermediate_size=20,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=64,
+                    max_position_embeddings=256, rms_norm_eps=1e-5, rope_theta=10000.0, hidden_act="silu",
+                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0, beta_slow=1.0, truncate=False,
+                                      original_max_position_embeddings=64),
+                    sliding_window=3, layer_types=["sliding_attention", "full_attention"], num_local_experts=4,
+                    num_experts_per_tok=2, swiglu_limit=1.0, attention_bias=True, tie_word_embeddings=False,
+                    router_aux_loss_coef=0.001),
+        dtype="BF16", shards=1, seed=52),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -480,10 +495,43 @@ def t5_weights(cfg, seed):
     return w
 
 
+def gpt_oss_weights(cfg, seed):
+    """GptOssForCausalLM's names: Llama's attention with biases and self_attn.sinks, mlp.router with a bias, and the
+    experts stacked as GptOssExperts holds them (gate_up_proj [E, D, 2F], x @ W, gate and up columns interleaved)."""
+    g = torch.Generator().manual_seed(seed)
+    D, V, F, E = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"], cfg["num_local_experts"]
+    H, Hkv, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+
+    def normal(*shape, std=0.2):
+        return torch.randn(*shape, generator=g, dtype=torch.float32) * std
+
+    w = {"model.embed_tokens.weight": normal(V, D, std=0.5)}
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        w[p + "input_layernorm.weight"] = 1.0 + normal(D, std=0.1)
+        for name, out, inp in (("q_proj", H * d, D), ("k_proj", Hkv * d, D), ("v_proj", Hkv * d, D),
+                               ("o_proj", D, H * d)):
+            w[p + f"self_attn.{name}.weight"] = normal(out, inp)
+            w[p + f"self_attn.{name}.bias"] = normal(out, std=0.1)
+        w[p + "self_attn.sinks"] = normal(H, std=1.0)
+        w[p + "post_attention_layernorm.weight"] = 1.0 + normal(D, std=0.1)
+        w[p + "mlp.router.weight"] = normal(E, D, std=0.5)
+        w[p + "mlp.router.bias"] = normal(E, std=0.3)
+        w[p + "mlp.experts.gate_up_proj"] = normal(E, D, 2 * F)
+        w[p + "mlp.experts.gate_up_proj_bias"] = normal(E, 2 * F, std=0.1)
+        w[p + "mlp.experts.down_proj"] = normal(E, F, D)
+        w[p + "mlp.experts.down_proj_bias"] = normal(E, D, std=0.1)
+    w["model.norm.weight"] = 1.0 + normal(D, std=0.1)
+    w["lm_head.weight"] = normal(V, D)
+    return w
+
+
 def random_weights(cfg, seed):
     """Hugging Face's names for LlamaForCausalLM and its kin, nn.Linear shapes [out, in]."""
     if cfg["model_type"] in ("gpt_neox", "gpt_neo"):
         return neo_weights(cfg, seed)
+    if cfg["model_type"] == "gpt_oss":
+        return gpt_oss_weights(cfg, seed)
     g = torch.Generator().manual_seed(seed)
     D, V, F = cfg["hidden_size"], cfg["vocab_size"], cfg["intermediate_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
@@ -925,6 +973,115 @@ def mixtral_experts(w, cfg, x, trace, p, m):
     return out
 
 
+def yarn_frequencies(cfg, d):
+    """_compute_yarn_parameters (transformers 4.55, gpt-oss's release) in float32: θ_j blended with θ_j / factor by a
+    linear ramp between the correction dimensions of beta_fast and beta_slow turns over the original context; returns
+    the frequencies and the attention factor (0.1 ln factor + 1 unless given)."""
+    s = cfg["rope_scaling"]
+    base, factor = cfg["rope_theta"], s["factor"]
+    original = s.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
+    attention_factor = s.get("attention_factor") or (0.1 * math.log(factor) + 1.0)
+    beta_fast, beta_slow = s.get("beta_fast") or 32, s.get("beta_slow") or 1
+
+    def correction(rotations):
+        return (d * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction(beta_fast), correction(beta_slow)
+    if s.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    if low == high:
+        high += 0.001
+    ramp = torch.clamp((torch.arange(d // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+    pos_freqs = base ** (torch.arange(0, d, 2).to(dtype=torch.float) / d)
+    kept = 1 - ramp
+    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - kept) + (1.0 / pos_freqs) * kept
+    return inv_freq, attention_factor
+
+
+def gpt_oss_forward(w, cfg, tokens):
+    """GptOssForCausalLM's forward (eager attention with sinks), and the trace's routing diagnostics as
+    mixtral_experts defines them."""
+    T = len(tokens)
+    D, H, Hkv, d, eps = (cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"],
+                         cfg["rms_norm_eps"])
+    E, K, F, limit = cfg["num_local_experts"], cfg["num_experts_per_tok"], cfg["intermediate_size"], cfg["swiglu_limit"]
+    inv_freq, amplitude = yarn_frequencies(cfg, d)
+    freqs = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)  # _apply_rotary_emb's halves, as rotate_half
+    cos, sin = (emb.cos() * amplitude).to(torch.float64), (emb.sin() * amplitude).to(torch.float64)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    window = cfg["sliding_window"]
+    in_window = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - window)
+
+    def lin(x, name):
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    trace = {}
+    x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
+    trace["embed"] = x
+    trace["input"] = x
+    for i in range(cfg["num_hidden_layers"]):
+        p, m = f"layer.{i}.", f"model.layers.{i}."
+        h = rms_norm(x, w[m + "input_layernorm.weight"], eps)
+        trace[p + "ln_1"] = h
+        q, k, v = lin(h, m + "self_attn.q_proj"), lin(h, m + "self_attn.k_proj"), lin(h, m + "self_attn.v_proj")
+        trace[p + "attn.qkv"] = torch.cat((q, k, v), dim=1)
+        q = q.reshape(T, H, d).transpose(0, 1)
+        k = k.reshape(T, Hkv, d).transpose(0, 1).repeat_interleave(H // Hkv, dim=0)
+        v = v.reshape(T, Hkv, d).transpose(0, 1).repeat_interleave(H // Hkv, dim=0)
+        trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
+        scores = q @ k.transpose(1, 2) / math.sqrt(d)
+        trace[p + "attn.scores"] = scores
+        allowed = in_window if cfg["layer_types"][i] == "sliding_attention" else causal
+        masked = scores.masked_fill(~allowed, float("-inf"))
+        trace[p + "attn.masked"] = masked
+        # eager_attention_forward: the sink logit as one more column, the max subtracted, softmax, the column dropped
+        sinks = w[m + "self_attn.sinks"].reshape(H, 1, 1).expand(H, T, 1)
+        combined = torch.cat([masked, sinks], dim=-1)
+        combined = combined - combined.max(dim=-1, keepdim=True).values
+        probs = torch.softmax(combined, dim=-1)
+        trace[p + "attn.probs"], trace[p + "attn.sink"] = probs[..., :-1], probs[..., -1]
+        context = probs[..., :-1] @ v
+        trace[p + "attn.context"] = context
+        merged = context.transpose(0, 1).reshape(T, H * d)
+        trace[p + "attn.merged"] = merged
+        out = lin(merged, m + "self_attn.o_proj")
+        trace[p + "attn.out"] = out
+        mid = x + out
+        trace[p + "mid"] = mid
+        h2 = rms_norm(mid, w[m + "post_attention_layernorm.weight"], eps)
+        trace[p + "ln_2"] = h2
+        # GptOssTopKRouter: top-k of the logits, softmax over those k (the renormalised probabilities)
+        logits = lin(h2, m + "mlp.router")
+        probs = torch.softmax(logits, dim=-1)
+        top, choice = torch.topk(logits, K, dim=-1)
+        gate = torch.softmax(top, dim=1)
+        down = torch.zeros_like(h2)
+        for e in range(E):  # GptOssExperts in training mode: each expert on the tokens routed to it
+            weight = (gate * (choice == e)).sum(dim=1, keepdim=True)
+            gate_up = h2 @ w[m + "mlp.experts.gate_up_proj"][e] + w[m + "mlp.experts.gate_up_proj_bias"][e]
+            g, u = gate_up[..., ::2].clamp(min=None, max=limit), gate_up[..., 1::2].clamp(min=-limit, max=limit)
+            glu = g * torch.sigmoid(g * 1.702)
+            y = ((u + 1) * glu) @ w[m + "mlp.experts.down_proj"][e] + w[m + "mlp.experts.down_proj_bias"][e]
+            down = down + weight * y
+        f = torch.nn.functional.one_hot(probs.argmax(dim=-1), E).to(probs.dtype).mean(dim=0)
+        trace.update({p + "router.logits": logits, p + "router.probs": probs, p + "router.choice": choice.double(),
+                      p + "router.gate": gate, p + "router.expert": choice[:, 0].double(),
+                      p + "router.capacity": torch.tensor(float(T)),
+                      p + "router.aux_loss": E * (f * probs.mean(dim=0)).sum(),
+                      p + "router.z_loss": (torch.logsumexp(logits, dim=-1) ** 2).mean()})
+        trace[p + "mlp.down"] = down
+        x = mid + down
+        trace[p + "out"] = x
+    trace["ln_f"] = rms_norm(x, w["model.norm.weight"], eps)
+    trace["logits"] = trace["ln_f"] @ w["lm_head.weight"].T
+    trace["next_probs"] = torch.softmax(trace["logits"], dim=-1)
+    return trace
+
+
 def gemma2_forward(w, cfg, tokens):
     """Gemma2ForCausalLM's forward (eager attention), and Gemma3ForCausalLM's (gemma3_text)."""
     T = len(tokens)
@@ -1013,6 +1170,8 @@ def gemma2_forward(w, cfg, tokens):
 
 
 def forward(w, cfg, tokens):
+    if cfg["model_type"] == "gpt_oss":
+        return gpt_oss_forward(w, cfg, tokens)
     if cfg["model_type"] in ("gemma2", "gemma3_text"):
         return gemma2_forward(w, cfg, tokens)
     if cfg["model_type"] == "bert":
@@ -1193,7 +1352,7 @@ def make(name, spec):
 
 
 GRAD_MODELS = ("llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "smollm3_tiny",
-               "phi3_tiny", "phi3_long_tiny", "qwen3_moe_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
+               "phi3_tiny", "phi3_long_tiny", "qwen3_moe_tiny", "gpt_oss_tiny", "mistral_tiny", "mixtral_tiny", "neox_tiny", "neox_seq_tiny",
                "neo_tiny", "bert_tiny", "bert_mlm_tiny", "bert_rel_tiny", "t5_tiny", "t5v11_tiny")
 PREFIXES = ("model.", "bert.", "gpt_neox.", "transformer.")  # the engine names parameters without them
 TARGETS = TOKENS[1:] + [-1]  # the next token at each position; the last has none

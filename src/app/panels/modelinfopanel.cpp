@@ -153,9 +153,14 @@ void ModelInfoPanel::showModel()
     const QString activation = c.activation == Activation::Relu ? QStringLiteral("ReLU")
         : c.activation == Activation::Silu                      ? QStringLiteral("SiLU")
         : c.activation == Activation::GeluErf                   ? QStringLiteral("GELU (exact, erf)")
+        : c.activation == Activation::QuickGelu                 ? QStringLiteral("quick GELU, g σ(1.702 g)")
                                                                 : QStringLiteral("GELU (tanh approximation)");
     html += row(tr("feed-forward"),
-        !c.gatedFfn                ? activation
+        !c.gatedFfn          ? activation
+            : c.gluClamp > 0 ? tr("clamped SwiGLU with biases: (clamp(u, −%2, %2) + 1) ⊙ %1 of min(g, %2), g and "
+                                  "u interleaved in gate_up_proj")
+                                   .arg(activation)
+                                   .arg(double(c.gluClamp))
             : c.fusesProjections() ? tr("%1-gated (SwiGLU: %1(X W_gate) ⊙ X W_up), W_gate and W_up stacked in one "
                                         "gate_up_proj; Q, K and V in one qkv_proj")
                                          .arg(activation)
@@ -169,6 +174,9 @@ void ModelInfoPanel::showModel()
                                     .arg(c.experts)
                                     .arg(c.expertTopK)
                                     .arg(double(c.capacityFactor)));
+    if (c.attentionSinks)
+        html += row(tr("attention sinks"),
+            tr("a learned logit per head joins each row's softmax and takes its share of the weight (no value)"));
     html += row(tr("output head"), c.tiedHead ? tr("tied to the token embedding") : tr("its own matrix (lm_head)"));
     if (!c.sample.empty())
         html += row(

@@ -9,15 +9,19 @@ namespace atlas {
 
 std::string activationFormula(Activation act)
 {
-    return act == Activation::Relu    ? "ReLU(u) = max(0, u)"
-        : act == Activation::GeluTanh ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
-        : act == Activation::Silu     ? "SiLU(u) = u / (1 + e^(−u))"
-                                      : "GELU(u) = ½u(1 + erf(u/√2))";
+    return act == Activation::Relu     ? "ReLU(u) = max(0, u)"
+        : act == Activation::GeluTanh  ? "GELU(u) = ½u(1 + tanh(√(2/π)(u + 0.044715u³)))"
+        : act == Activation::Silu      ? "SiLU(u) = u / (1 + e^(−u))"
+        : act == Activation::QuickGelu ? "QuickGELU(u) = u / (1 + e^(−1.702u))"
+                                       : "GELU(u) = ½u(1 + erf(u/√2))";
 }
 
 const char *activationLabel(Activation act)
 {
-    return act == Activation::Relu ? "ReLU" : act == Activation::Silu ? "SiLU" : "GELU";
+    return act == Activation::Relu     ? "ReLU"
+        : act == Activation::Silu      ? "SiLU"
+        : act == Activation::QuickGelu ? "QuickGELU"
+                                       : "GELU";
 }
 
 Tensor copyRows(const Tensor &t, int64_t begin, int64_t end)
@@ -40,7 +44,7 @@ FeedForwardActivations feedForwardActivations(const ModelConfig &c, const BlockW
     }
     a.gate = Tensor::uninitialized({rows, F});
     moduleForward(a.gate, x, blockModule(c, b, BlockPart::Gate));
-    ops::gated_activation_forward(a.act, a.gate, a.up, c.activation);
+    ops::gated_activation_forward(a.act, a.gate, a.up, c.activation, c.gluClamp);
     return a;
 }
 

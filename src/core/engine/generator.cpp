@@ -26,7 +26,8 @@ namespace {
 // (Model::attentionSpans) softmax's within each head's adaptive span, as the program's; the query is at rows − 1.
 void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t first,
     int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked,
-    const std::vector<float> &alpha = {}, const std::vector<float> &spans = {}, float ramp = 0, float softcap = 0)
+    const std::vector<float> &alpha = {}, const std::vector<float> &spans = {}, float ramp = 0, float softcap = 0,
+    const Tensor *sinks = nullptr)
 {
     const int64_t d = ctx.numel() / heads, group = heads / (keys.cols() / d), n = rows - first;
     for (int64_t hd = 0; hd < heads; ++hd) {
@@ -46,6 +47,10 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
                 m.data()[j] = ops::span_ramp_value(spans[size_t(hd)], ramp, rows - 1 - (first + j));
             ops::span_softmax_forward(p, z, m);
             s = ConstRowVectorMap(p.data(), n);
+        } else if (sinks) { // gpt-oss: the head's sink logit joins the softmax and keeps its share
+            const float z = sinks->data()[hd], m = std::max(s.maxCoeff(), z);
+            s = (s.array() - m).exp().matrix();
+            s /= s.sum() + std::exp(z - m);
         } else if (alpha.empty()) {
             s = (s.array() - s.maxCoeff()).exp().matrix();
             s /= s.sum();
@@ -284,7 +289,8 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
     m_values[size_t(layer)].row(pos) = ConstRowVectorMap(heads.v.data(), KV);
     const int64_t first = c.windowed(layer) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
     attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, {},
-        m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp), c.attentionSoftcap);
+        m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp), c.attentionSoftcap,
+        c.attentionSinks ? &b.weight(BlockPart::Sinks) : nullptr);
     moduleForward(out, ctx, blockModule(c, b, BlockPart::Out));
 }
 
@@ -298,10 +304,16 @@ void Generator::routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) 
         logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix().transpose();
     else
         logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix();
+    if (const Tensor &bias = b.bias(BlockPart::Router); !bias.empty())
+        logits.matrix() += ConstRowVectorMap(bias.data(), bias.numel());
     ops::softmax_forward(probs, logits);
     ops::router_route(choice, gate, probs, 1);
     if (c.droplessRouting) {
         gate.matrix() /= gate.matrix().sum();
+        if (c.stacksExperts())
+            return ops::moe_stacked_forward(out, x, choice, gate,
+                {b.weight(BlockPart::ExpertsGateUp), b.bias(BlockPart::ExpertsGateUp), b.weight(BlockPart::ExpertsDown),
+                    b.bias(BlockPart::ExpertsDown), c.activation, c.gluClamp});
         std::vector<ops::GatedExpertWeights> experts;
         for (const ExpertWeights &e : b.experts)
             experts.push_back(

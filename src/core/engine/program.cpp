@@ -205,6 +205,7 @@ void ProgramBuilder::mlp(int i, const std::string &in)
         };
     };
     const Activation act = m_c.activation;
+    const float clamp = m_c.gluClamp;
     const std::string name = activationLabel(act);
     // Phi-3's gate_up_proj holds W_gate's rows, then W_up's
     const std::string fused = m_c.fusesProjections() ? "  (gate_up_proj's rows 0…" + std::to_string(F - 1) + ")" : "",
@@ -218,10 +219,13 @@ void ProgramBuilder::mlp(int i, const std::string &in)
         linear ? "U = X W_upᵀ" + plusBias(bias, "b_up") + fusedUp : "U = X W_fc + b_fc", module(BlockPart::Up));
     if (gated)
         add(p + "mlp.act", name + " gate ⊙ up", i, {p + "mlp.gate", p + "mlp.up"},
-            {{p + "mlp.act", {T, F}, name + "(G) ⊙ U,  " + activationFormula(act)}},
-            [p, act](const Model &, const Input &, const Trace &tr) {
+            {{p + "mlp.act", {T, F},
+                (clamp > 0 ? name + "(min(G, l)) ⊙ (clamp(U, −l, l) + 1),  l = " + formatFactor(clamp) + ",  "
+                           : name + "(G) ⊙ U,  ")
+                    + activationFormula(act)}},
+            [p, act, clamp](const Model &, const Input &, const Trace &tr) {
                 Tensor o(tr.tensor(p + "mlp.up").shape());
-                ops::gated_activation_forward(o, tr.tensor(p + "mlp.gate"), tr.tensor(p + "mlp.up"), act);
+                ops::gated_activation_forward(o, tr.tensor(p + "mlp.gate"), tr.tensor(p + "mlp.up"), act, clamp);
                 return Outputs {std::move(o)};
             });
     else
@@ -251,15 +255,18 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, E = m_c.experts, K = m_c.expertTopK;
-    const bool linear = m_c.linearLayout();
+    const bool linear = m_c.linearLayout(), routerBias = m_c.stacksExperts(); // gpt-oss's router has a bias
     unary(p + "router.logits", "router", i, in, {T, E},
-        std::string(linear ? "L = X W_rᵀ  (" : "L = X W_r  (") + std::to_string(E) + " experts)",
+        std::string(linear ? "L = X W_rᵀ" : "L = X W_r") + (routerBias ? " + b_r" : "") + "  (" + std::to_string(E)
+            + " experts)",
         [i, linear](Tensor &o, const Tensor &x, const Model &m) {
             const Tensor &w = m.blocks[size_t(i)].weight(BlockPart::Router);
             if (linear)
                 o.matrix().noalias() = x.matrix() * w.matrix().transpose();
             else
                 o.matrix().noalias() = x.matrix() * w.matrix();
+            if (const Tensor &b = m.blocks[size_t(i)].bias(BlockPart::Router); !b.empty())
+                o.matrix().rowwise() += ConstRowVectorMap(b.data(), b.numel());
         });
     unary(p + "router.probs", "router softmax", i, p + "router.logits", {T, E}, "pᵢ(x) = exp(Lᵢ) / Σⱼ exp(Lⱼ)",
         [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
@@ -293,6 +300,25 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
                 Tensor({}, ops::router_aux_loss(probs)), Tensor({}, ops::router_z_loss(logits))};
         });
     const Activation act = m_c.activation;
+    if (m_c.stacksExperts()) {
+        const std::string l = formatFactor(m_c.gluClamp);
+        add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
+            {{p + "mlp.down", {T, D},
+                "M_t = Σ g · FFN_e(x_t) over the experts e that took token t, FFN_e(x) = (QuickGELU(min(G, " + l
+                    + ")) ⊙ (clamp(U, −" + l + ", " + l + ") + 1)) W_down,e + b_down,e with [G U] = x W_gate_up,e + "
+                    + "b_gate_up,e, G and U its even and odd columns (gpt-oss's clamped SwiGLU, "
+                    + activationFormula(act) + ")"}},
+            [i, in, p, act, clamp = m_c.gluClamp](const Model &m, const Input &, const Trace &tr) {
+                const BlockWeights &b = m.blocks[size_t(i)];
+                const Tensor &x = tr.tensor(in);
+                Tensor o(x.shape());
+                ops::moe_stacked_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"),
+                    {b.weight(BlockPart::ExpertsGateUp), b.bias(BlockPart::ExpertsGateUp),
+                        b.weight(BlockPart::ExpertsDown), b.bias(BlockPart::ExpertsDown), act, clamp});
+                return Outputs {std::move(o)};
+            });
+        return;
+    }
     if (m_c.gatedFfn) {
         add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
             {{p + "mlp.down", {T, D},

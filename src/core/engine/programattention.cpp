@@ -65,6 +65,9 @@ void ProgramBuilder::attention(int i, const std::string &in, const std::string &
             throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel computes QKᵀ/√d, and this "
                 + m_c.modelType + " model divides by √query_pre_attn_scalar and soft-caps its scores: run it with "
                 + "full attention");
+        if (m_c.attentionSinks)
+            throw Error("layer " + std::to_string(i) + ": the " + kernel->kind + " kernel's softmax has no place for "
+                + "this " + m_c.modelType + " model's attention sinks: run it with full attention");
         efficientAttention(i, attention::kernelSpecAtLayer(*kernel, i));
     } else {
         if (m_c.sinkhorn.active())
@@ -253,6 +256,8 @@ void ProgramBuilder::normaliser(int i)
             return sinkhornAttention(i);
         if (m_c.adaptiveSpan())
             return adaptiveSpan(i);
+        if (m_c.attentionSinks)
+            return sinkSoftmax(i);
         unary(p + "attn.probs", "softmax", i, p + "attn.masked", {H, T, T}, "Aᵢⱼ = exp(S′ᵢⱼ) / Σₖ exp(S′ᵢₖ)",
             [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); });
         return;
@@ -284,6 +289,24 @@ void ProgramBuilder::normaliser(int i)
             });
         return;
     }
+}
+
+// gpt-oss's sinks: head h's learned logit z_h joins every row's softmax and keeps its share, with no value to return.
+void ProgramBuilder::sinkSoftmax(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads;
+    add(p + "normalise", "softmax with a sink", i, {p + "attn.masked"},
+        {{p + "attn.probs", {H, T, T},
+             "Aᵢⱼ = exp(S′ᵢⱼ) / (Σₖ exp(S′ᵢₖ) + exp(z_h))  (z_h: the head's learned sink logit, self_attn.sinks; a "
+             "row sums to 1 − its sink share)"},
+            {p + "attn.sink", {H, T}, "the sink's share of row i: exp(z_h) / (Σₖ exp(S′ᵢₖ) + exp(z_h))"}},
+        [p, i, H, T = T, src = m_source](const Model &m, const Input &, const Trace &tr) {
+            Tensor probs({H, T, T}), share({H, T});
+            ops::sink_softmax_forward(
+                probs, share, tr.tensor(p + "attn.masked"), blocksOf(m, src)[size_t(i)].weight(BlockPart::Sinks));
+            return Outputs {std::move(probs), std::move(share)};
+        });
 }
 
 // Sukhbaatar et al. 2019: each head's learned span, the soft mask it makes, and softmax weighted by that mask.
@@ -345,14 +368,22 @@ void ProgramBuilder::rotary(int i)
                     + ": low frequencies divided, the middle band blended)" + exponent
                 : r.kind == RopeScaling::Kind::Factors
                 ? exponent + " / fⱼ, a factor per pair (the GGUF file's rope_freqs)"
+                : r.kind == RopeScaling::Kind::Yarn
+                ? exponent + " blended with its value / " + formatNumber(r.factor)
+                    + " by YaRN's ramp (pairs that turn more than " + formatNumber(r.betaFast) + " times in "
+                    + std::to_string(r.originalContext) + " positions keep θⱼ, fewer than " + formatNumber(r.betaSlow)
+                    + " take θⱼ / " + formatNumber(r.factor) + ")"
                 : exponent + " / λⱼ, LongRoPE's " + (T > r.originalContext ? "long" : "short") + " factors (the text's "
                     + std::to_string(T) + " positions " + (T > r.originalContext ? ">" : "≤") + " "
                     + std::to_string(r.originalContext) + ")");
     const double amplitude = m_c.ropeAmplitude(i);
     const std::string times = amplitude != 1.0 ? formatNumber(amplitude) + "·" : "";
-    const std::string scaled = amplitude != 1.0 ? "; cos and sin × " + formatNumber(amplitude)
-            + " (LongRoPE's attention factor √(1 + ln s / ln L), s = " + formatNumber(r.factor) + ")"
-                                                : "";
+    const std::string scaled = amplitude == 1.0 ? ""
+        : r.kind == RopeScaling::Kind::Yarn
+        ? "; cos and sin × " + formatNumber(amplitude) + " (YaRN's attention factor, 0.1 ln s + 1 unless config.json "
+            + "gives it; s = " + formatNumber(r.factor) + ")"
+        : "; cos and sin × " + formatNumber(amplitude)
+            + " (LongRoPE's attention factor √(1 + ln s / ln L), s = " + formatNumber(r.factor) + ")";
     const std::string q = p + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q"),
                       k = p + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
     add(p + "rotate", "rotate (RoPE)", i, {q, k},

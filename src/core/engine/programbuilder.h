@@ -121,6 +121,7 @@ public:
     void mergeHeads(int i);
     void exactAttention(int i);
     void normaliser(int i);
+    void sinkSoftmax(int i);
     void adaptiveSpan(int i);
     // Sparse Sinkhorn attention (model/sinkhorn.h; engine/programsinkhorn.cpp): the sorting network reads `in`
     void sortingNetwork(int i, const std::string &in);

@@ -186,6 +186,40 @@ void readPhi3(const json &j, ModelConfig &c, const std::string &source)
         c.slidingWindow = readInt(j, kWindow, 0, source);
 }
 
+// gpt-oss (GptOssConfig, GptOssAttention, GptOssMLP): Llama's block with biases on q, k, v and o (attention_bias,
+// true by default), a learned sink per head, a window of sliding_window keys (128) on the layers `layer_types` names
+// "sliding_attention" (else the even ones), YaRN (rope_scaling; GptOssConfig's own when absent), and in every layer a
+// mixture of num_local_experts experts (128), num_experts_per_tok (4) per token, routed by a router with a bias and
+// gated by a softmax over the chosen logits (Mixtral's renormalised gates), each expert a clamped SwiGLU with biases:
+// (clamp(up, −l, l) + 1) ⊙ gate σ(1.702 gate), gate ≤ l = swiglu_limit (7).
+void readGptOss(const json &j, ModelConfig &c, const std::string &source)
+{
+    if (const json *quantized = optionalJsonMember(j, "quantization_config"))
+        if (quantized->is_object()
+            && jsonString(*quantized, "quant_method", {source, "quantization_config"}, "") == "mxfp4")
+            JsonPlace {source, "quantization_config"}.fail(
+                "says the experts are stored as MXFP4 blocks (gate_up_proj_blocks, …_scales), which this version "
+                "does not read from safetensors; a checkpoint dequantized to BF16 (gate_up_proj, down_proj) opens");
+    c.qkvBias = c.outBias = readBool(j, "attention_bias", true, source);
+    c.mlpBias = true;
+    c.attentionSinks = true;
+    c.activation = Activation::QuickGelu; // hidden_act is not read by GptOssExperts
+    if (const json *alpha = optionalJsonMember(j, "swiglu_alpha"); alpha && !alpha->is_null()) {
+        const JsonPlace place {source, "swiglu_alpha"};
+        if (jsonNumber(*alpha, place, -1e6, 1e6) != 1.702)
+            place.fail("is " + shownJson(*alpha) + ": the experts' gate σ(α g) is read with α = 1.702 only");
+    }
+    c.gluClamp = j.contains("swiglu_limit") ? float(jsonNumber(j, "swiglu_limit", 1e-3, 1e6, source)) : 7.0f;
+    std::vector<int> windowed;
+    if (!readSlidingLayers(j, c, source, windowed))
+        for (int i = 0; i < c.layers; i += 2) // GptOssConfig: "sliding_attention" where (i + 1) % 2
+            windowed.push_back(i);
+    if (!windowed.empty() && !(j.contains("sliding_window") && j["sliding_window"].is_null())) {
+        c.slidingWindow = readInt(j, kWindow, 128, source);
+        c.windowedLayers = windowed;
+    }
+}
+
 // Llama, Mistral, Qwen2, Qwen3, OLMo 2, Gemma 2 and 3, SmolLM3 and Phi-3 (transformers' LlamaConfig, MistralConfig,
 // Qwen2Config, Qwen3Config, Olmo2Config, Gemma2Config, Gemma3TextConfig, SmolLM3Config and Phi3Config, with their
 // defaults where a key is absent): RMSNorm, rotate-half RoPE, grouped-query attention, a gated feed-forward, no
@@ -202,6 +236,7 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         : name == "qwen2" || name == "qwen3" || name == "qwen3_moe" ? 151936
         : name == "smollm3"                                         ? 128256
         : name == "phi3"                                            ? 32064
+        : name == "gpt_oss"                                         ? 201088
                                                                     : 32000;
     ModelConfig c = hiddenShape(j, Family::Llama, name, vocab, source);
     c.kvHeads = readInt(j, kvHeads, c.heads, source);
@@ -214,12 +249,13 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         : name == "qwen2" || name == "qwen3" || name == "qwen3_moe" || name == "smollm3" ? 32768
         : name == "gemma2"                                                               ? 8192
         : name == "phi3"                                                                 ? 4096
+        : name == "gpt_oss"                                                              ? 131072
                                                                                          : 2048;
     const int maxPositions = readInt(j, kMaxPositions, positions, source);
     c.context = std::min(maxPositions, int(kPositions.maximum));
     c.lnEpsilon = j.contains("rms_norm_eps") ? float(jsonNumber(j, "rms_norm_eps", 1e-12, 1.0, source))
-        : name == "olmo2" || name == "phi3"  ? 1e-5f // Olmo2Config's and Phi3Config's default
-                                             : 1e-6f;
+        : name == "olmo2" || name == "phi3" || name == "gpt_oss" ? 1e-5f // their config classes' default
+                                                                 : 1e-6f;
     c.sourceKeys["layer_norm_epsilon"] = "rms_norm_eps";
     const bool gemma = name == "gemma2" || name == "gemma3_text";
     c.activation = gemma ? Activation::GeluTanh // readGemma reads hidden_activation
@@ -230,8 +266,16 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
     c.positions = PositionKind::RopeHalf;
     c.ropeBase = j.contains("rope_theta") ? float(jsonNumber(j, "rope_theta", 2.0, 1e9, source))
         : name == "smollm3"               ? 2e6f // SmolLM3Config's default
+        : name == "gpt_oss"               ? 150000.0f
                                           : 10000.0f;
     c.ropeScaling = readRopeScaling(j, source, scalingKey, name, maxPositions);
+    if (name == "gpt_oss" && !j.contains("rope_scaling")) { // GptOssConfig's YaRN
+        c.ropeScaling.kind = RopeScaling::Kind::Yarn;
+        c.ropeScaling.factor = 32.0;
+        c.ropeScaling.originalContext = 4096;
+        c.ropeScaling.truncate = false;
+        c.ropeScaling.attentionFactor = 0.1 * std::log(32.0) + 1.0;
+    }
     c.norm = NormKind::RmsNorm;
     c.gatedFfn = true;
     c.tiedHead = readBool(j, "tie_word_embeddings", name == "smollm3", source); // SmolLM3Config ties by default
@@ -260,6 +304,8 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         readSmolLM3(j, c, source);
     } else if (name == "phi3") {
         readPhi3(j, c, source);
+    } else if (name == "gpt_oss") {
+        readGptOss(j, c, source);
     } else {
         c.qkvBias = c.outBias = readBool(j, "attention_bias", false, source);
         c.mlpBias = readBool(j, "mlp_bias", false, source);
@@ -278,12 +324,13 @@ ModelConfig llamaFamilyFromJson(const json &written, const ModelType &type, cons
         c.dFF = readInt(j, expertWidth, 768, source);
         c.sourceKeys[kInner.key] = expertWidth.key;
     }
-    if (name == "mixtral" || name == "qwen3_moe") { // MixtralSparseMoeBlock, Qwen3MoeSparseMoeBlock: in every layer
-        const bool qwen = name == "qwen3_moe";
+    if (name == "mixtral" || name == "qwen3_moe" || name == "gpt_oss") { // MixtralSparseMoeBlock,
+        // Qwen3MoeSparseMoeBlock, GptOssMLP: in every layer
+        const bool qwen = name == "qwen3_moe", oss = name == "gpt_oss";
         const IntKey experts {qwen ? "num_experts" : "num_local_experts", 2, 1024},
             topK {"num_experts_per_tok", 1, 1024};
-        c.experts = readInt(j, experts, qwen ? 128 : 8, source);
-        c.expertTopK = readInt(j, topK, qwen ? 8 : 2, source);
+        c.experts = readInt(j, experts, qwen || oss ? 128 : 8, source);
+        c.expertTopK = readInt(j, topK, qwen ? 8 : oss ? 4 : 2, source);
         c.sourceKeys[kExperts.key] = experts.key;
         c.sourceKeys[kTopK.key] = topK.key;
         c.droplessRouting = true;

@@ -187,7 +187,15 @@ std::string ModelConfig::familyJson() const
         j["num_experts_per_tok"] = expertTopK;
         j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
     }
-    if (modelType == "mixtral") {
+    if (modelType == "gpt_oss") {
+        j["attention_bias"] = qkvBias;
+        j["head_dim"] = headDim();
+        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
+        j["layer_types"] = layerTypes(*this);
+        j["swiglu_limit"] = shortestDecimal(gluClamp);
+        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
+    }
+    if (modelType == "mixtral" || modelType == "gpt_oss") {
         j["num_local_experts"] = experts;
         j["num_experts_per_tok"] = expertTopK;
         j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
@@ -203,6 +211,10 @@ std::string ModelConfig::familyJson() const
         j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", r.shortFactors}, {"long_factor", r.longFactors},
             {"attention_factor", r.attentionFactor}};
         j["original_max_position_embeddings"] = r.originalContext;
+    } else if (r.kind == RopeScaling::Kind::Yarn) {
+        j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", r.factor}, {"beta_fast", r.betaFast},
+            {"beta_slow", r.betaSlow}, {"original_max_position_embeddings", r.originalContext},
+            {"attention_factor", r.attentionFactor}, {"truncate", r.truncate}};
     } else
         j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", r.factor}, {"low_freq_factor", r.lowFreqFactor},
             {"high_freq_factor", r.highFreqFactor}, {"original_max_position_embeddings", r.originalContext}};

@@ -181,9 +181,11 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
             norms.insert(&m.tensorOf(p.part, p.stack, false));
     for (std::vector<BlockWeights> *stack : {&m.blocks, &m.encoderBlocks})
         for (BlockWeights &b : *stack) {
-            for (size_t part = 0; part < kBlockPartCount; ++part)
+            for (size_t part = 0; part < kBlockPartCount; ++part) {
                 if (isNormPart(BlockPart(part)))
                     norms.insert(&b.weight(BlockPart(part)));
+                zeros.insert(&b.bias(BlockPart(part))); // gpt-oss's stacked experts' end in "_bias"
+            }
             zeros.insert(&b.weight(BlockPart::SpanFraction));
         }
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
@@ -274,7 +276,7 @@ void Model::allocateBlocks()
     blocks.assign(size_t(config.layers), BlockWeights {});
     encoderBlocks.assign(size_t(config.encoderLayers), BlockWeights {});
     for (int i = 0; i < config.layers; ++i)
-        if (config.isMoeLayer(i))
+        if (config.isMoeLayer(i) && !config.stacksExperts()) // gpt-oss's are block parts, stacked
             blocks[size_t(i)].experts.resize(size_t(config.experts));
 }
 

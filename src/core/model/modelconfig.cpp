@@ -39,8 +39,10 @@ Activation parseActivation(const std::string &s, const char *key, const std::str
         return Activation::Relu;
     if (s == "silu" || s == "swish")
         return Activation::Silu;
+    if (s == "quick_gelu")
+        return Activation::QuickGelu;
     throw Error(source + ": key '" + key + "': unsupported value '" + shownText(s)
-        + "' (expected gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu, silu or swish)");
+        + "' (expected gelu_new, gelu_pytorch_tanh, gelu_fast, gelu, relu, silu, swish or quick_gelu)");
 }
 
 std::string activationName(Activation a)
@@ -54,6 +56,8 @@ std::string activationName(Activation a)
         return "relu";
     case Activation::Silu:
         return "silu";
+    case Activation::QuickGelu:
+        return "quick_gelu";
     }
     return "gelu_new";
 }
@@ -104,8 +108,8 @@ constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel", "
     {"gemma2", Family::Llama, "Gemma2ForCausalLM", "gemma2"},
     {"gemma3_text", Family::Llama, "Gemma3ForCausalLM", "gemma3"},
     {"smollm3", Family::Llama, "SmolLM3ForCausalLM", "smollm3"},
-    {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM", "qwen3moe"},
-    {"phi3", Family::Llama, "Phi3ForCausalLM", "phi3"}};
+    {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM", "qwen3moe"}, {"phi3", Family::Llama, "Phi3ForCausalLM", "phi3"},
+    {"gpt_oss", Family::Llama, "GptOssForCausalLM", ""}};
 
 std::string knownModelTypes()
 {
@@ -275,7 +279,7 @@ void ModelConfig::validate(const std::string &source) const
     }
     require(family == Family::Gpt2 || family == Family::T5
             || (!reversible && encoderLayers == 0
-                && (experts == 0 || modelType == "mixtral" || modelType == "qwen3_moe")),
+                && (experts == 0 || modelType == "mixtral" || modelType == "qwen3_moe" || modelType == "gpt_oss")),
         "a " + modelType + " model has one stack of dense blocks");
     require(family != Family::T5 || (encoderLayers > 0 && !reversible && experts == 0),
         "a t5 model has an encoder and a decoder of dense blocks");
@@ -298,6 +302,11 @@ void ModelConfig::validate(const std::string &source) const
         "attn_logit_softcapping, final_logit_softcapping and query_pre_attn_scalar must be positive, or absent");
     require((!normAddsOne && layerNorm != LayerNormPlacement::Sandwich) || norm == NormKind::RmsNorm,
         "Gemma's norms (1 + γ, sandwiched around each sub-layer) are RMSNorms");
+    require(!attentionSinks || (normaliser == Normaliser::Softmax && family == Family::Llama),
+        "attention sinks (self_attn.sinks) join a softmax: a Llama-layout model with the softmax normaliser");
+    require(gluClamp >= 0 && (gluClamp == 0 || gatedFfn), "swiglu_limit must be positive and clamp a gated unit");
+    require(activation != Activation::QuickGelu || gatedFfn,
+        "quick_gelu is read as the gate of a gated feed-forward (gpt-oss's) only");
     require(positions != PositionKind::T5 || relativeBuckets >= 4,
         "atlas_relative_buckets must be at least 4 (half exact distances, half logarithmic)");
     require(positions != PositionKind::T5 || relativeMaxDistance > relativeBuckets / 2,

@@ -18,7 +18,8 @@ enum class LayerNormPlacement { Pre, Post, AfterSublayer, Sandwich };
 // QK-norm: an RMSNorm of the queries and of the keys before RoPE, over each head's d dimensions (Qwen3, Gemma 3) or
 // over the whole projection, every head of a position together (OLMo 2).
 enum class QkNorm { None, Heads, Projections };
-enum class Activation { GeluTanh, GeluErf, Relu, Silu };
+// QuickGelu is u σ(1.702 u) (Hugging Face's quick_gelu), the gate's activation in gpt-oss's clamped SwiGLU.
+enum class Activation { GeluTanh, GeluErf, Relu, Silu, QuickGelu };
 // The normalisation of every sub-layer: LayerNorm (γ ⊙ (x − mean) / √(var + ε) + β), or RMSNorm (Zhang & Sennrich
 // 2019; Llama: γ ⊙ x / √(mean(x²) + ε), no mean and no bias).
 enum class NormKind { LayerNorm, RmsNorm };
@@ -33,7 +34,7 @@ enum class Family { Gpt2, Llama, GptNeoX, GptNeo, Bert, T5 };
 // the middle band (llama3).
 struct RopeScaling
 {
-    enum class Kind { None, Linear, Llama3, LongRope, Factors } kind = Kind::None;
+    enum class Kind { None, Linear, Llama3, LongRope, Factors, Yarn } kind = Kind::None;
     double factor = 1.0;
     double lowFreqFactor = 1.0; // llama3 only
     double highFreqFactor = 4.0; // llama3 only
@@ -46,6 +47,12 @@ struct RopeScaling
     // GGUF file holds Llama 3's scaling (its converter computes them from rope_scaling's llama3 keys, which it drops).
     // Not a Hugging Face kind: config.json names it "frequency_factors".
     std::vector<double> frequencyFactors;
+    // YaRN (Peng et al. 2023; gpt-oss, as _compute_yarn_parameters): pair j's frequency blends θ_j (kept where a pair
+    // turns more than betaFast times in the original context) and θ_j / factor (where it turns fewer than betaSlow
+    // times), linearly between; cos and sin times attentionFactor (0.1 ln factor + 1 unless given). `truncate`
+    // rounds the blend's ends to whole pairs.
+    double betaFast = 32.0, betaSlow = 1.0;
+    bool truncate = true;
 };
 // How a model knows where each token is (docs/models.md, "Positions"): added to the embedding (learned,
 // sinusoidal), rotating queries and keys (RoPE in RoFormer's interleaved pairs or the rotate-half convention), a
@@ -77,7 +84,8 @@ struct ModelConfig
 {
     Family family = Family::Gpt2;
     std::string modelType = "gpt2"; // model_type: gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text,
-                                    // smollm3, phi3, mixtral, gpt_neox, gpt_neo, bert or t5
+                                    // smollm3, phi3, mixtral, gpt_oss, gpt_neox, gpt_neo,
+                                    // bert or t5
     int layers = 2; // n_layer
     int heads = 4; // n_head
     int dModel = 64; // n_embd
@@ -124,6 +132,11 @@ struct ModelConfig
     // Gemma 2's soft-caps, c · tanh(x / c): attn_logit_softcapping on every score before the mask,
     // final_logit_softcapping on the logits; 0 = none.
     float attentionSoftcap = 0.0f, logitSoftcap = 0.0f;
+    // gpt-oss's attention sinks: a learned logit per head (self_attn.sinks) that joins every row's softmax and takes
+    // its share of the weight, with no value to return (attn.sink holds that share).
+    bool attentionSinks = false;
+    // gpt-oss's swiglu_limit l: its experts' gated unit is (clamp(u, −l, l) + 1) ⊙ act(min(g, l)); 0 = act(g) ⊙ u.
+    float gluClamp = 0.0f;
     // Gemma's RMSNorm multiplies by (1 + γ): its checkpoints store γ − 1, and a norm of zeros passes x through.
     bool normAddsOne = false;
     bool parallelResidual = false; // GPT-NeoX: X + Attn(LN₁(X)) + FFN(LN₂(X)), both sub-layers reading X
@@ -202,6 +215,9 @@ struct ModelConfig
     // Whether the rotation's frequencies change with the text's length (LongRoPE): a text that grows past
     // ropeScaling.originalContext turns every earlier key again.
     bool ropeDependsOnLength() const { return ropeScaling.kind == RopeScaling::Kind::LongRope; }
+    // gpt-oss's experts: each layer's stacked in mlp.experts.gate_up_proj [E, D, 2F] (gate and up columns
+    // interleaved) and down_proj [E, F, D], with biases, read in place (ops::moe_stacked_forward).
+    bool stacksExperts() const { return modelType == "gpt_oss"; }
     // Phi-3's fused projections: one qkv_proj for [Q K V] and one gate_up_proj for [gate up].
     bool fusesProjections() const { return modelType == "phi3"; }
     Architecture architecture() const

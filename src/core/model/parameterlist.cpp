@@ -83,6 +83,16 @@ List llamaBlock(const ModelConfig &c, int layer)
         add(list, BlockPart::NormAttentionOut, {D});
     if (!afterSublayer)
         add(list, BlockPart::NormFfn, {D});
+    if (c.attentionSinks)
+        add(list, BlockPart::Sinks, {c.heads});
+    if (c.isMoeLayer(layer) && c.stacksExperts()) { // gpt-oss: the router with a bias, then every expert stacked
+        add(list, BlockPart::Router, {c.experts, D}, true, c.experts);
+        add(list, BlockPart::ExpertsGateUp, {c.experts, D, 2 * F}, true);
+        list.back().shape = {c.experts, 2 * F};
+        add(list, BlockPart::ExpertsDown, {c.experts, F, D}, true);
+        list.back().shape = {c.experts, D};
+        return list;
+    }
     if (c.isMoeLayer(layer)) { // Mixtral's block_sparse_moe: a router (gate), then the experts
         add(list, BlockPart::Router, {c.experts, D});
         return list;
@@ -267,8 +277,10 @@ std::vector<BlockParameter> expertParameters(const ModelConfig &c)
 std::string blockParameterName(const ModelConfig &c, const names::Stack &stack, int layer, const BlockParameter &p)
 {
     const std::string name = blockParameter(c, stack, layer, p.part);
-    if (p.part == BlockPart::AlphaLogit || p.part == BlockPart::SpanFraction)
+    if (p.part == BlockPart::AlphaLogit || p.part == BlockPart::SpanFraction || p.part == BlockPart::Sinks)
         return name;
+    if (p.part == BlockPart::ExpertsGateUp || p.part == BlockPart::ExpertsDown) // GptOssExperts' own tensors
+        return p.bias ? name + "_bias" : name;
     return name + (p.bias ? ".bias" : ".weight");
 }
 

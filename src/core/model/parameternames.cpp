@@ -28,6 +28,12 @@ constexpr BlockNames kQwen3MoeBlock = {"input_layernorm", nullptr, "post_attenti
     "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
     nullptr, nullptr, nullptr, "mlp.gate", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_norm",
     "self_attn.k_norm"};
+// GptOssDecoderLayer: Llama's attention with a sink per head, a router with a bias (mlp.router) and the experts
+// stacked in one tensor per matrix (mlp.experts.gate_up_proj, down_proj; their biases end in "_bias").
+constexpr BlockNames kGptOssBlock = {"input_layernorm", nullptr, "post_attention_layernorm", "self_attn.q_proj",
+    "self_attn.k_proj", "self_attn.v_proj", nullptr, "self_attn.o_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+    nullptr, nullptr, nullptr, "mlp.router", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+    nullptr, nullptr, "self_attn.sinks", "mlp.experts.gate_up_proj", "mlp.experts.down_proj"};
 // Olmo2DecoderLayer: Llama's names, but its post_attention_layernorm normalises the attention's output, and no norm
 // comes before a sub-layer.
 constexpr BlockNames kOlmo2Block = {nullptr, nullptr, nullptr, "self_attn.q_proj", "self_attn.k_proj",
@@ -201,6 +207,7 @@ std::string blockParameter(const ModelConfig &c, const names::Stack &stack, int 
         name = (c.modelType == "olmo2"                                    ? kOlmo2Block
                 : c.modelType == "phi3"                                   ? kPhi3Block
                 : c.modelType == "qwen3_moe"                              ? kQwen3MoeBlock
+                : c.modelType == "gpt_oss"                                ? kGptOssBlock
                 : c.modelType == "gemma2" || c.modelType == "gemma3_text" ? kGemma2Block
                                                                           : kLlamaBlock)[size_t(part)];
         prefix = "layers." + i + ".";

@@ -57,8 +57,11 @@ enum class BlockPart {
     KNorm,
     NormAttentionOut, // the norm of the attention's output before its residual add (OLMo 2)
     NormFfnOut, // the norm of the feed-forward's output before its residual add
+    Sinks, // gpt-oss's learned sink logit per head (self_attn.sinks)
+    ExpertsGateUp, // gpt-oss's experts stacked: gate_up_proj [E, D, 2F] (gate and up interleaved) and its bias [E, 2F]
+    ExpertsDown, // down_proj [E, F, D] and its bias [E, D]
 };
-constexpr size_t kBlockPartCount = static_cast<size_t>(BlockPart::NormFfnOut) + 1;
+constexpr size_t kBlockPartCount = static_cast<size_t>(BlockPart::ExpertsDown) + 1;
 
 // Whether `part` is a norm (its tensors are γ and, for LayerNorm, β): one of a block's, or the model's final norm,
 // BERT's embedding norm and its masked-LM head's.

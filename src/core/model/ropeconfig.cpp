@@ -3,6 +3,7 @@
 #include "io/jsonread.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -55,6 +56,41 @@ RopeScaling readLongRope(
     return r;
 }
 
+// YaRN's rope_scaling (_compute_yarn_parameters as of gpt-oss's release, transformers 4.55): factor s; beta_fast and
+// beta_slow (32 and 1 when absent or 0); the original context L from original_max_position_embeddings, else
+// max_position_embeddings (`positions`); attention_factor, else 0.1 ln s + 1; truncate (true when absent). DeepSeek's
+// mscale keys are refused by name.
+RopeScaling readYarn(const json &s, const JsonPlace &place, int positions)
+{
+    RopeScaling r;
+    r.kind = RopeScaling::Kind::Yarn;
+    const std::string where = place.source + ": key '" + place.key + "'";
+    for (const char *key : {"mscale", "mscale_all_dim"})
+        if (optionalJsonMember(s, key))
+            place.at(key).fail("is not read (DeepSeek's YaRN); this app reads factor, beta_fast, beta_slow, "
+                               "attention_factor, original_max_position_embeddings and truncate");
+    r.factor = jsonNumber(s, "factor", 1.0, 1024.0, where);
+    const auto beta = [&](const char *key, double fallback) {
+        const json *v = optionalJsonMember(s, key);
+        const double b = v ? jsonNumber(*v, place.at(key), 0.0, 1e6) : 0.0;
+        return b > 0 ? b : fallback; // `or 32`, `or 1`: a 0 takes the default too
+    };
+    r.betaFast = beta("beta_fast", 32.0);
+    r.betaSlow = beta("beta_slow", 1.0);
+    if (const json *original = optionalJsonMember(s, "original_max_position_embeddings"))
+        r.originalContext = int(jsonInteger(*original, place.at("original_max_position_embeddings"), 1, 1 << 24));
+    else if (positions > 0)
+        r.originalContext = positions;
+    else
+        place.fail("needs original_max_position_embeddings for YaRN");
+    r.attentionFactor = optionalJsonMember(s, "attention_factor")
+        ? jsonNumber(s["attention_factor"], place.at("attention_factor"), 1e-3, 1e3)
+        : r.factor <= 1.0 ? 1.0
+                          : 0.1 * std::log(r.factor) + 1.0;
+    r.truncate = jsonBool(s, "truncate", place, true);
+    return r;
+}
+
 } // namespace
 
 // `j`'s rope_scaling, named in messages as `key` (rope_parameters, when withRopeParametersRead moved it there).
@@ -76,6 +112,8 @@ RopeScaling readRopeScaling(
         return r;
     if ((type == "longrope" || type == "su") && positions > 0)
         return readLongRope(j, s, JsonPlace {source, key}, modelType, positions);
+    if (type == "yarn")
+        return readYarn(s, JsonPlace {source, key}, positions);
     if (type == "frequency_factors") {
         const JsonPlace at = JsonPlace {source, key}.at("factors");
         const json &list = jsonMember(s, "factors", JsonPlace {source, key});
@@ -88,7 +126,7 @@ RopeScaling readRopeScaling(
     }
     if (type != "linear" && type != "llama3")
         throw Error(where + ": rope_type '" + type + "' is not supported (supported: linear, llama3"
-            + (positions > 0 ? " and longrope" : "") + "; dynamic, yarn and others are not)");
+            + (positions > 0 ? ", longrope" : "") + " and yarn; dynamic and others are not)");
     r.kind = type == "linear" ? RopeScaling::Kind::Linear : RopeScaling::Kind::Llama3;
     r.factor = jsonNumber(s, "factor", 1.0, 1024.0, where);
     if (r.kind == RopeScaling::Kind::Llama3) {
@@ -139,6 +177,37 @@ json withRopeParametersRead(const json &j, const std::string &source, std::strin
 
 } // namespace configjson
 
+namespace {
+
+// YaRN's blend, in float32 as _compute_yarn_parameters: pair j keeps θ_j where the ramp is 0 (fast pairs, which turn
+// more than β_fast times over the original context), takes θ_j / s where it is 1 (slow pairs), and mixes linearly
+// between the two correction dimensions.
+void yarnFrequencies(std::vector<double> &theta, const RopeScaling &r, float base, int64_t d)
+{
+    const double pi = 3.14159265358979323846;
+    const auto correction = [&](double rotations) { // the dimension that turns `rotations` times over the context
+        return double(d) * std::log(r.originalContext / (rotations * 2 * pi)) / (2 * std::log(double(base)));
+    };
+    double low = correction(r.betaFast), high = correction(r.betaSlow);
+    if (r.truncate) {
+        low = std::floor(low);
+        high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, double(d - 1));
+    if (low == high)
+        high += 0.001; // as Hugging Face, against a zero-width ramp
+    const float factor = float(r.factor);
+    for (size_t j = 0; j < theta.size(); ++j) {
+        const float turn = std::pow(base, float(2 * j) / float(d));
+        const float ramp = std::clamp((float(j) - float(low)) / float(high - low), 0.0f, 1.0f);
+        const float kept = 1.0f - ramp; // inv_freq_extrapolation_factor
+        theta[j] = double((1.0f / (factor * turn)) * (1.0f - kept) + (1.0f / turn) * kept);
+    }
+}
+
+} // namespace
+
 std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) const
 {
     const int64_t d = rotatedDims(); // the width that turns
@@ -164,6 +233,8 @@ std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) c
     if (r.kind == RopeScaling::Kind::Factors)
         for (size_t j = 0; j < theta.size(); ++j)
             theta[j] /= r.frequencyFactors[j];
+    if (r.kind == RopeScaling::Kind::Yarn)
+        yarnFrequencies(theta, r, base, d);
     if (r.kind == RopeScaling::Kind::Llama3) {
         const double pi = 3.14159265358979323846;
         const double lowWavelength = r.originalContext / r.lowFreqFactor,
@@ -185,7 +256,8 @@ std::vector<double> ModelConfig::ropeFrequencies(int layer, int64_t positions) c
 double ModelConfig::ropeAmplitude(int layer) const
 {
     const bool local = ropeLocalBase > 0 && layer >= 0 && windowed(layer);
-    return ropeScaling.kind == RopeScaling::Kind::LongRope && !local ? ropeScaling.attentionFactor : 1.0;
+    const bool scaled = ropeScaling.kind == RopeScaling::Kind::LongRope || ropeScaling.kind == RopeScaling::Kind::Yarn;
+    return scaled && !local ? ropeScaling.attentionFactor : 1.0;
 }
 
 } // namespace atlas

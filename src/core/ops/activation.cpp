@@ -2,6 +2,7 @@
 #include "ops/shapecheck.h"
 #include "util/parallel.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas::ops {
@@ -10,6 +11,8 @@ namespace {
 
 // Elementwise loops over (…) tensors are split over the cores when large (an FFN activation is T x 4D).
 constexpr int64_t kElementGrain = 1 << 15;
+// quick_gelu's gain (Hugging Face's QuickGELUActivation; gpt-oss's experts' α).
+constexpr float kQuickGeluAlpha = 1.702f;
 
 } // namespace
 
@@ -123,9 +126,48 @@ void silu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
     }
 }
 
-void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up, Activation activation)
+void quick_gelu_forward(Tensor &out, const Tensor &inp)
+{
+    requireShape(out, inp.shape(), "quick GELU output");
+    const float *x = inp.data();
+    float *y = out.data();
+    for (int64_t i = 0; i < inp.numel(); ++i)
+        y[i] = x[i] / (1.0f + std::exp(-kQuickGeluAlpha * x[i]));
+}
+
+void quick_gelu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp)
+{
+    requireShape(dinp, inp.shape(), "quick GELU backward dinp");
+    requireShape(dout, inp.shape(), "quick GELU backward dout");
+    const float *x = inp.data(), *g = dout.data();
+    float *d = dinp.data();
+    for (int64_t i = 0; i < inp.numel(); ++i) {
+        const float s = 1.0f / (1.0f + std::exp(-kQuickGeluAlpha * x[i]));
+        d[i] += g[i] * s * (1.0f + kQuickGeluAlpha * x[i] * (1.0f - s));
+    }
+}
+
+namespace {
+
+// gpt-oss's clamps: the gate from above at l, up to [−l, l] then + 1.
+void clampGlu(Tensor &gate, Tensor &up, float l)
+{
+    for (int64_t i = 0; i < gate.numel(); ++i) {
+        gate.data()[i] = std::min(gate.data()[i], l);
+        up.data()[i] = std::clamp(up.data()[i], -l, l) + 1.0f;
+    }
+}
+
+} // namespace
+
+void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up, Activation activation, float clamp)
 {
     requireShape(up, gate.shape(), "gated activation up");
+    if (clamp > 0) {
+        Tensor g = gate, u = up;
+        clampGlu(g, u, clamp);
+        return gated_activation_forward(out, g, u, activation);
+    }
     activation_forward(out, gate, activation);
     parallelFor(out.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
         Eigen::Map<Eigen::ArrayXf>(out.data() + begin, end - begin)
@@ -133,10 +175,22 @@ void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up,
     });
 }
 
-void gated_activation_backward(
-    Tensor &dgate, Tensor &dup, const Tensor &dout, const Tensor &gate, const Tensor &up, Activation activation)
+void gated_activation_backward(Tensor &dgate, Tensor &dup, const Tensor &dout, const Tensor &gate, const Tensor &up,
+    Activation activation, float clamp)
 {
     requireShape(dout, gate.shape(), "gated activation backward dout");
+    if (clamp > 0) { // through the clamped values, then only where no clamp held
+        Tensor g = gate, u = up, dg(gate.shape()), du(gate.shape());
+        clampGlu(g, u, clamp);
+        gated_activation_backward(dg, du, dout, g, u, activation);
+        for (int64_t i = 0; i < gate.numel(); ++i) {
+            if (gate.data()[i] <= clamp)
+                dgate.data()[i] += dg.data()[i];
+            if (up.data()[i] >= -clamp && up.data()[i] <= clamp)
+                dup.data()[i] += du.data()[i];
+        }
+        return;
+    }
     Tensor act(gate.shape()), upGrad(gate.shape());
     activation_forward(act, gate, activation);
     const auto n = Eigen::Index(gate.numel());
@@ -151,6 +205,8 @@ void activation_forward(Tensor &out, const Tensor &inp, Activation activation)
     switch (activation) {
     case Activation::Silu:
         return silu_forward(out, inp);
+    case Activation::QuickGelu:
+        return quick_gelu_forward(out, inp);
     case Activation::Relu:
         return relu_forward(out, inp);
     case Activation::GeluTanh:
@@ -165,6 +221,8 @@ void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Ac
     switch (activation) {
     case Activation::Silu:
         return silu_backward(dinp, dout, inp);
+    case Activation::QuickGelu:
+        return quick_gelu_backward(dinp, dout, inp);
     case Activation::Relu:
         return relu_backward(dinp, dout, inp);
     case Activation::GeluTanh:

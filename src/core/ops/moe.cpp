@@ -92,6 +92,32 @@ Tensor gatedOutputBackward(
     return dy;
 }
 
+// gpt-oss's expert e on its rows, from the stacked tensors: [g u] = x gateUp_e + b (gate in the even columns, up in
+// the odd), act = act(min(g, l)) ⊙ (clamp(u, −l, l) + 1), y = act down_e + b_e.
+struct StackedExpertPass
+{
+    Tensor x, gate, up, act, y;
+    StackedExpertPass(const Tensor &input, const std::vector<int64_t> &tokens, const StackedExperts &w, int64_t e)
+        : x(gatherRows(input, tokens))
+    {
+        const int64_t D = w.down.dim(2), F = w.down.dim(1), n = x.dim(0);
+        MatrixRM gateUp = x.matrix() * ConstMatrixMap(w.gateUp.data() + e * D * 2 * F, D, 2 * F);
+        gateUp.rowwise() += ConstRowVectorMap(w.gateUpBias.data() + e * 2 * F, 2 * F);
+        gate = Tensor::uninitialized({n, F});
+        up = Tensor::uninitialized({n, F});
+        for (int64_t r = 0; r < n; ++r)
+            for (int64_t f = 0; f < F; ++f) {
+                gate.matrix()(r, f) = gateUp(r, 2 * f);
+                up.matrix()(r, f) = gateUp(r, 2 * f + 1);
+            }
+        act = Tensor::uninitialized({n, F});
+        gated_activation_forward(act, gate, up, w.activation, w.clamp);
+        y = Tensor::uninitialized({n, D});
+        y.matrix().noalias() = act.matrix() * ConstMatrixMap(w.down.data() + e * F * D, F, D);
+        y.matrix().rowwise() += ConstRowVectorMap(w.downBias.data() + e * D, D);
+    }
+};
+
 void requireBackwardShapes(
     const Tensor &dx, const Tensor &dgate, const Tensor &dout, const Tensor &x, const Tensor &gate)
 {
@@ -334,6 +360,62 @@ void router_gate_backward(Tensor &dprobs, const Tensor &dgate, const Tensor &cho
         for (int64_t r = 0; r < choice.dim(1); ++r)
             if (const int e = int(c(t, r)); e >= 0)
                 d(t, e) += g(t, r);
+}
+
+void moe_stacked_forward(
+    Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate, const StackedExperts &experts)
+{
+    const int64_t T = x.dim(0), D = x.dim(1), E = experts.gateUp.dim(0), F = experts.down.dim(1);
+    requireShape(gate, choice.shape(), "mixture of experts gate");
+    requireShape(out, {T, D}, "mixture of experts output");
+    requireShape(experts.gateUp, {E, D, 2 * F}, "stacked experts gate_up_proj");
+    requireShape(experts.gateUpBias, {E, 2 * F}, "stacked experts gate_up_proj_bias");
+    requireShape(experts.down, {E, F, D}, "stacked experts down_proj");
+    requireShape(experts.downBias, {E, D}, "stacked experts down_proj_bias");
+    std::fill(out.data(), out.data() + out.numel(), 0.0f);
+    const std::vector<ExpertRows> rows = rowsByExpert(choice, int(E));
+    for (int64_t e = 0; e < E; ++e) {
+        if (rows[size_t(e)].tokens.empty())
+            continue;
+        const StackedExpertPass pass(x, rows[size_t(e)].tokens, experts, e);
+        const ConstMatrixMap gates = gate.matrix();
+        for (size_t k = 0; k < rows[size_t(e)].tokens.size(); ++k) {
+            const int64_t t = rows[size_t(e)].tokens[k];
+            out.matrix().row(t) += gates(t, rows[size_t(e)].ranks[k]) * pass.y.matrix().row(int64_t(k));
+        }
+    }
+}
+
+void moe_stacked_backward(Tensor &dx, Tensor &dgate, const StackedExpertGradients &g, const Tensor &dout,
+    const Tensor &x, const Tensor &choice, const Tensor &gate, const StackedExperts &experts)
+{
+    requireBackwardShapes(dx, dgate, dout, x, gate);
+    const int64_t D = x.dim(1), E = experts.gateUp.dim(0), F = experts.down.dim(1);
+    const std::vector<ExpertRows> rows = rowsByExpert(choice, int(E));
+    for (int64_t e = 0; e < E; ++e) {
+        if (rows[size_t(e)].tokens.empty())
+            continue;
+        const StackedExpertPass pass(x, rows[size_t(e)].tokens, experts, e);
+        const Tensor dy = gatedOutputBackward(dgate, rows[size_t(e)], pass.y, dout, gate);
+        const int64_t n = pass.x.dim(0);
+        // y = act down_e + b_e
+        MatrixMap(g.down.data() + e * F * D, F, D).noalias() += pass.act.matrix().transpose() * dy.matrix();
+        RowVectorMap(g.downBias.data() + e * D, D) += dy.matrix().colwise().sum();
+        Tensor dact({n, F}), dg({n, F}), du({n, F});
+        dact.matrix().noalias() = dy.matrix() * ConstMatrixMap(experts.down.data() + e * F * D, F, D).transpose();
+        gated_activation_backward(dg, du, dact, pass.gate, pass.up, experts.activation, experts.clamp);
+        MatrixRM dgateUp(n, 2 * F);
+        for (int64_t r = 0; r < n; ++r)
+            for (int64_t f = 0; f < F; ++f) {
+                dgateUp(r, 2 * f) = dg.matrix()(r, f);
+                dgateUp(r, 2 * f + 1) = du.matrix()(r, f);
+            }
+        MatrixMap(g.gateUp.data() + e * D * 2 * F, D, 2 * F).noalias() += pass.x.matrix().transpose() * dgateUp;
+        RowVectorMap(g.gateUpBias.data() + e * 2 * F, 2 * F) += dgateUp.colwise().sum();
+        const MatrixRM dxRows = dgateUp * ConstMatrixMap(experts.gateUp.data() + e * D * 2 * F, D, 2 * F).transpose();
+        for (size_t k = 0; k < rows[size_t(e)].tokens.size(); ++k)
+            dx.matrix().row(rows[size_t(e)].tokens[k]) += dxRows.row(int64_t(k));
+    }
 }
 
 } // namespace atlas::ops

@@ -162,6 +162,14 @@ void softmax_forward(Tensor &out, const Tensor &inp);
 // dinp, dout, out are (..., N); out is the forward's output: dinp += out ⊙ (dout − Σ_k dout_k out_k).
 // A cell whose probability is 0 (masked, or a row with no allowed key) gets no gradient.
 void softmax_backward(Tensor &dinp, const Tensor &dout, const Tensor &out);
+// Attention sinks (gpt-oss; Xiao et al. 2023's learned form): inp, out are (H, ..., N), sinks (H): each row's softmax
+// over its N scores and head h's sink logit z_h, the sink's column dropped, so a row sums to 1 − its sink share
+// exp(z_h) / (Σ exp(s) + exp(z_h)), written to sinkShare (H, rows per head). A row with every key masked gives the sink
+// all the weight.
+void sink_softmax_forward(Tensor &out, Tensor &sinkShare, const Tensor &inp, const Tensor &sinks);
+// dinp += out ⊙ (dout − Σ_k dout_k out_k) as softmax's; dsinks[h] += Σ over head h's rows of −share · Σ_k dout_k out_k.
+void sink_softmax_backward(
+    Tensor &dinp, Tensor &dsinks, const Tensor &dout, const Tensor &out, const Tensor &sinkShare);
 
 // ---- entmax.cpp: sparse normalisers (Martins & Astudillo 2016; Peters, Niculae & Martins 2019; Correia et al. 2019)
 
@@ -217,12 +225,19 @@ void relu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
 void silu_forward(Tensor &out, const Tensor &inp);
 // dinp, dout, inp same shape: dinp += dout σ(u)(1 + u(1 − σ(u)))
 void silu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
-// out, gate, up same shape: out = act(gate) ⊙ up (a gated linear unit; SwiGLU with SiLU, Shazeer 2020)
-void gated_activation_forward(Tensor &out, const Tensor &gate, const Tensor &up, Activation activation);
+// out, inp same shape: u σ(1.702 u) (quick GELU)
+void quick_gelu_forward(Tensor &out, const Tensor &inp);
+// dinp += dout (σ(αu) + αu σ(αu)(1 − σ(αu))), α = 1.702
+void quick_gelu_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp);
+// out, gate, up same shape: out = act(gate) ⊙ up (a gated linear unit; SwiGLU with SiLU, Shazeer 2020). With a
+// `clamp` l > 0, gpt-oss's form: out = act(min(gate, l)) ⊙ (clamp(up, −l, l) + 1).
+void gated_activation_forward(
+    Tensor &out, const Tensor &gate, const Tensor &up, Activation activation, float clamp = 0.0f);
 
-// The backward of gated_activation_forward: dgate += dout ⊙ up ⊙ act′(gate), dup += dout ⊙ act(gate).
-void gated_activation_backward(
-    Tensor &dgate, Tensor &dup, const Tensor &dout, const Tensor &gate, const Tensor &up, Activation activation);
+// The backward of gated_activation_forward: dgate += dout ⊙ up ⊙ act′(gate), dup += dout ⊙ act(gate); clamped, the
+// clamped values in their place and no gradient where a clamp holds (as PyTorch's clamp: the ends pass it).
+void gated_activation_backward(Tensor &dgate, Tensor &dup, const Tensor &dout, const Tensor &gate, const Tensor &up,
+    Activation activation, float clamp = 0.0f);
 
 // out, inp same shape: the model's activation (ReLU, tanh GELU, erf GELU or SiLU)
 void activation_forward(Tensor &out, const Tensor &inp, Activation activation);
@@ -291,6 +306,25 @@ struct GatedExpertGradients
 // moe_backward with gated experts (no biases).
 void moe_gated_backward(Tensor &dx, Tensor &dgate, const std::vector<GatedExpertGradients> &g, const Tensor &dout,
     const Tensor &x, const Tensor &choice, const Tensor &gate, const std::vector<GatedExpertWeights> &experts);
+// gpt-oss's experts, stacked: gateUp [E, D, 2F] (x W: gate in the even columns, up in the odd), gateUpBias [E, 2F],
+// down [E, F, D], downBias [E, D]; y_e(x) = (act(min(g, l)) ⊙ (clamp(u, −l, l) + 1)) down_e + b_e with
+// [g u] = x gateUp_e + b.
+struct StackedExperts
+{
+    const Tensor &gateUp, &gateUpBias, &down, &downBias;
+    Activation activation;
+    float clamp;
+};
+struct StackedExpertGradients
+{
+    Tensor &gateUp, &gateUpBias, &down, &downBias;
+};
+// out_t = Σ_r gate[t,r] · y_choice[t,r](x_t).
+void moe_stacked_forward(
+    Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate, const StackedExperts &experts);
+// Adds into dx (T,D), dgate (T,K) and the stacked gradients; recomputes each expert on its rows.
+void moe_stacked_backward(Tensor &dx, Tensor &dgate, const StackedExpertGradients &g, const Tensor &dout,
+    const Tensor &x, const Tensor &choice, const Tensor &gate, const StackedExperts &experts);
 // Mixtral's gates g_r = p_r / Σ_k p_k over the chosen experts (every choice kept): turns dgate (T,K), the gradient of
 // the renormalised gates, into the gradient of the chosen probabilities p_r, in place, for router_gate_backward.
 void router_renormalised_gate_backward(Tensor &dgate, const Tensor &gate, const Tensor &choice, const Tensor &probs);

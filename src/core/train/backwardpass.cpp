@@ -422,6 +422,9 @@ void BackwardPass::normaliserBackward(int i, Tensor &dmasked, const Tensor &dpro
         return sinkhornBackward(i, dmasked, dprobs);
     if (m_c.adaptiveSpan())
         return adaptiveSpanBackward(i, dmasked, dprobs, probs);
+    if (m_c.attentionSinks) // gpt-oss: the sink logits get the gradient of the share they took
+        return ops::sink_softmax_backward(
+            dmasked, grad(param(i, BlockPart::Sinks)), dprobs, probs, act(layerName(i) + "attn.sink"));
     const std::vector<float> alpha = m_model.attentionAlphas(i);
     if (alpha.empty())
         return ops::softmax_backward(dmasked, dprobs, probs);
@@ -487,7 +490,7 @@ void BackwardPass::denseMlp(int i, const Tensor &ddown, const Tensor &in, Tensor
         return;
     }
     Tensor dgate(a.up.shape()); // gated: M = (act(X W_gateᵀ) ⊙ X W_upᵀ) W_downᵀ
-    ops::gated_activation_backward(dgate, dup, dact, a.gate, a.up, m_c.activation);
+    ops::gated_activation_backward(dgate, dup, dact, a.gate, a.up, m_c.activation, m_c.gluClamp);
     moduleBackward(din, i, BlockPart::Gate, dgate, in);
     moduleBackward(din, i, BlockPart::Up, dup, in);
 }

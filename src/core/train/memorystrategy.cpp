@@ -75,6 +75,8 @@ std::vector<std::string> attentionReadByBackward(const ModelConfig &c, const nam
         read.push_back(p + "attn.span_mask");
     if (c.attentionSoftcap > 0) // the cap's gradient reads the capped scores
         read.push_back(p + "attn.capped");
+    if (c.attentionSinks) // the sinks' gradient reads each row's share
+        read.push_back(p + "attn.sink");
     return read;
 }
 

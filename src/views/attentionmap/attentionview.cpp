@@ -10,7 +10,26 @@
 #include <QElapsedTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 namespace atlas {
+
+namespace {
+
+// Head `head`'s sink shares in `layer.{l}.attn.sink` [H, T] (gpt-oss), one per query; null for a model without sinks.
+const float *sinkShares(const ViewInput &input, int layer, int head, int queries)
+{
+    const TraceEntry *entry
+        = input.trace && !input.site.cross ? input.trace->find(siteTensorName(input, layer, "attn.sink")) : nullptr;
+    if (entry == nullptr || entry->tensor.rank() != 2 || head < 0 || head >= entry->tensor.dim(0)
+        || entry->tensor.dim(1) != queries)
+        return nullptr;
+    return entry->tensor.data() + int64_t(head) * queries;
+}
+
+} // namespace
 
 AttentionView::AttentionView(QWidget *parent)
     : View(parent)
@@ -25,6 +44,19 @@ AttentionView::AttentionView(QWidget *parent)
 
 QString AttentionView::cellText(int row, int col) const
 {
+    if (m_sinkColumn && col == 0) {
+        QString ignored;
+        const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &ignored);
+        const int queries = probs ? int(probs->dim(1)) : 0;
+        const float *share = sinkShares(m_input, m_spec.layer, m_spec.head, queries);
+        if (share == nullptr || row < 0 || row >= queries)
+            return {};
+        return tr("query %1: the head's sink took %2 of this row (a learned logit in the softmax, with no value)")
+            .arg(row)
+            .arg(QString::number(double(share[row]), 'g', 4));
+    }
+    if (m_sinkColumn)
+        --col;
     const QString cell = attentionCellText(m_input, m_spec.layer, m_spec.head, row, col, true);
     return cell.isEmpty() ? cell : cellPrefix(m_input, row, col) + QLatin1Char(':') + cell;
 }
@@ -69,9 +101,31 @@ void AttentionView::refresh()
         const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
         const QString sparse = sparseNormaliserName(m_input);
         m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
-        m_plot->setMaskedScores(
-            masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr);
-        m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
+        const float *share = sinkShares(m_input, m_spec.layer, m_spec.head, tokens);
+        m_sinkColumn = share != nullptr;
+        const float *maskedScores
+            = masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr;
+        if (m_sinkColumn) { // the sink first, then the keys, as one matrix the plot keeps alive
+            const int cols = keys + 1;
+            auto cells = std::make_shared<std::vector<float>>(size_t(2 * tokens * cols), 0.0f);
+            const float *p = probs->slice(m_spec.head).data();
+            for (int r = 0; r < tokens; ++r) {
+                float *row = cells->data() + size_t(r * cols), *maskRow = row + size_t(tokens * cols);
+                row[0] = share[r];
+                std::copy(p + r * keys, p + (r + 1) * keys, row + 1);
+                if (maskedScores)
+                    std::copy(maskedScores + r * keys, maskedScores + (r + 1) * keys, maskRow + 1);
+            }
+            QStringList labels = keyLabels(m_input, keys);
+            labels.prepend(tr("sink"));
+            m_plot->setLabels(tokenLabels(m_input, tokens), labels);
+            m_plot->setAxisTitles(tr("key (first column: the head's sink)"), tr("query"));
+            m_plot->setMaskedScores(maskedScores ? cells->data() + size_t(tokens * cols) : nullptr);
+            m_plot->setMatrix(cells->data(), tokens, cols, cells);
+        } else {
+            m_plot->setMaskedScores(maskedScores);
+            m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
+        }
         m_plot->setMarkedRow(m_spec.query);
         m_plot->setVeiledRow(m_spec.get(views::attentionmap::kVeilQuery) ? m_spec.query : -1);
     }

@@ -7,7 +7,8 @@ namespace atlas {
 class HeatmapPlot;
 
 // The attention probabilities of one head (`layer.{l}.attn.probs`, head h) as a heat map: queries top to
-// bottom, keys left to right; hovering a cell names both tokens, the score and the probability.
+// bottom, keys left to right; hovering a cell names both tokens, the score and the probability. A model with
+// attention sinks (gpt-oss) gets one more column on the left: the share of each row the head's sink took.
 class AttentionView : public View
 {
     Q_OBJECT
@@ -27,6 +28,7 @@ protected:
 private:
     HeatmapPlot *m_plot = nullptr;
     int m_lastRefreshMicros = 0;
+    bool m_sinkColumn = false; // gpt-oss: column 0 is the head's sink, the keys follow
 };
 
 } // namespace atlas
