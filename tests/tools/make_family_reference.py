@@ -964,13 +964,20 @@ def mixtral_experts(w, cfg, x, trace, p, m):
         gate_w, up_w, down_w = (w[ex + n + ".weight"] for n in names)
         y = (torch.nn.functional.silu(x @ gate_w.T) * (x @ up_w.T)) @ down_w.T
         out = out + weight * y
+    trace_routing(trace, p, logits, probs, choice, gate)
+    return out
+
+
+def trace_routing(trace, p, logits, probs, choice, gate):
+    """A dropless router's tensors under the project's names (docs/trace-names.md): the top-1 expert, the capacity
+    (T: nothing is dropped), Switch's balance E * sum f_i P_i and the z-loss."""
+    T, E = logits.shape
     f = torch.nn.functional.one_hot(probs.argmax(dim=-1), E).to(probs.dtype).mean(dim=0)
     trace.update({p + "router.logits": logits, p + "router.probs": probs, p + "router.choice": choice.double(),
                   p + "router.gate": gate, p + "router.expert": choice[:, 0].double(),
                   p + "router.capacity": torch.tensor(float(T)),
                   p + "router.aux_loss": E * (f * probs.mean(dim=0)).sum(),
                   p + "router.z_loss": (torch.logsumexp(logits, dim=-1) ** 2).mean()})
-    return out
 
 
 def yarn_frequencies(cfg, d):
@@ -1067,12 +1074,7 @@ def gpt_oss_forward(w, cfg, tokens):
             glu = g * torch.sigmoid(g * 1.702)
             y = ((u + 1) * glu) @ w[m + "mlp.experts.down_proj"][e] + w[m + "mlp.experts.down_proj_bias"][e]
             down = down + weight * y
-        f = torch.nn.functional.one_hot(probs.argmax(dim=-1), E).to(probs.dtype).mean(dim=0)
-        trace.update({p + "router.logits": logits, p + "router.probs": probs, p + "router.choice": choice.double(),
-                      p + "router.gate": gate, p + "router.expert": choice[:, 0].double(),
-                      p + "router.capacity": torch.tensor(float(T)),
-                      p + "router.aux_loss": E * (f * probs.mean(dim=0)).sum(),
-                      p + "router.z_loss": (torch.logsumexp(logits, dim=-1) ** 2).mean()})
+        trace_routing(trace, p, logits, probs, choice, gate)
         trace[p + "mlp.down"] = down
         x = mid + down
         trace[p + "out"] = x
