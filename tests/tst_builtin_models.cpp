@@ -58,6 +58,8 @@ private slots:
             << "reverse-qwen3" << 0.999 << 0.999;
         QTest::newRow("reverse-gemma2 (Gemma 2 layout: sandwich norms, soft-caps, local and global layers)")
             << "reverse-gemma2" << 0.999 << 0.999;
+        QTest::newRow("reverse-gpt-oss (gpt-oss layout: sinks, local and global layers, stacked experts)")
+            << "reverse-gpt-oss" << 0.999 << 0.999;
         QTest::newRow("reverse-alibi (ALiBi)") << "reverse-alibi" << 0.93 << 0.68;
         QTest::newRow("reverse-entmax (α-entmax, learned α per head)") << "reverse-entmax" << 0.999 << 0.999;
         QTest::newRow("reverse-sin (sinusoidal, embeddings × √d)") << "reverse-sin" << 0.996 << 0.98;

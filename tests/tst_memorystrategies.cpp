@@ -110,6 +110,7 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace_data()
     QTest::newRow("Llama: GQA, SwiGLU") << "llama_tiny";
     QTest::newRow("Mixtral: routed SwiGLU experts") << "mixtral_tiny";
     QTest::newRow("Qwen3-MoE: QK-norm, routed experts") << "qwen3_moe_tiny";
+    QTest::newRow("gpt-oss: sinks, YaRN, stacked clamped experts") << "gpt_oss_tiny";
     QTest::newRow("Qwen3: QK-norm") << "qwen3_tiny";
     QTest::newRow("OLMo 2: norms after the sub-layers") << "olmo2_tiny";
     QTest::newRow("Gemma 2: sandwich norms, soft-caps, alternating window") << "gemma2_tiny";
@@ -143,7 +144,7 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
     // What plain keeps after its forward pass is what predictedActivationBytes counts, byte for byte, whole and with
     // the feed-forward in chunks (its activations then recomputed, not kept).
     for (const int chunks : {1, 5}) {
-        if (chunks > 1 && (model == "mixtral_tiny" || model == "qwen3_moe_tiny"))
+        if (chunks > 1 && m->config.hasExperts())
             continue;
         const MemoryOptions plain = options(MemoryStrategy::Plain, 0, chunks);
         StrategyRunner runner(*m, s.input, plain);
@@ -154,9 +155,9 @@ void TestMemoryStrategies::familyStrategiesEqualTheFullTrace()
         QCOMPARE(kept, predictedActivationBytes(m->config, 12, plain, int(s.input.source.size())));
     }
     // The feed-forward in 5 chunks (12 tokens: 3 rows each, the last chunk empty) in every layout (Conv1D, nn.Linear,
-    // gated): the same gradients but for the order of the sums. Mixtral's and Qwen3-MoE's layers are all experts: no
-    // chunks there.
-    if (model == "mixtral_tiny" || model == "qwen3_moe_tiny")
+    // gated): the same gradients but for the order of the sums. Mixtral's, Qwen3-MoE's and gpt-oss's layers are all
+    // experts: no chunks there.
+    if (m->config.hasExperts())
         return;
     for (const MemoryOptions &o : {options(MemoryStrategy::Plain, 0, 5), options(MemoryStrategy::Checkpoint, 1, 5)}) {
         std::string worst;

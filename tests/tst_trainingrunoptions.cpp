@@ -95,7 +95,8 @@ private slots:
         setTrainingRunOption(run, "family", "gpt2", "train: family");
         QVERIFY(run.family.empty()); // GPT-2's layout is the default
         QCOMPARE(errorFrom([&] { setTrainingRunOption(run, "family", "t5", "train: family"); }),
-            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3 or bert)"));
+            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3, gpt_oss "
+                    "or bert)"));
         setTrainingRunOption(run, "positions", "alibi", "p");
         QCOMPARE(run.positions, std::string("alibi"));
         QVERIFY(!errorFrom([&] { setTrainingRunOption(run, "positions", "spiral", "option --positions"); }).isEmpty());
@@ -198,6 +199,29 @@ private slots:
         QCOMPARE(ModelConfig::fromJson(smol.toJson(), "again").noRopeLayers, smol.noRopeLayers);
         setTrainingRunOption(run, "positions", "learned", "train: positions");
         QVERIFY(errorFrom([&] { trainingModelConfig(run); }).contains("family smollm3"));
+    }
+
+    // gpt-oss's layout: sinks, biases, the window on the even layers, 4 stacked clamped experts (2 per token) unless
+    // asked for others; it reads back as itself.
+    void gptOssLayoutTrains()
+    {
+        TrainingRun run;
+        run.task = "reverse";
+        setTrainingRunOption(run, "family", "gpt_oss", "train: family");
+        setTrainingRunOption(run, "layers", "3", "train: layers");
+        const ModelConfig oss = trainingModelConfig(run);
+        QVERIFY(oss.attentionSinks && oss.stacksExperts() && oss.droplessRouting && oss.qkvBias && oss.mlpBias);
+        QVERIFY(oss.activation == Activation::QuickGelu && oss.gluClamp == 7.0f);
+        QCOMPARE(oss.experts, 4);
+        QCOMPARE(oss.expertTopK, 2);
+        QCOMPARE(oss.windowedLayers, (std::vector<int> {0, 2}));
+        const ModelConfig again = ModelConfig::fromJson(oss.toJson(), "again");
+        QCOMPARE(again.toJson(), oss.toJson());
+        setTrainingRunOption(run, "experts", "8", "train: experts");
+        setTrainingRunOption(run, "expert-top-k", "3", "train: expert-top-k");
+        const ModelConfig wider = trainingModelConfig(run);
+        QCOMPARE(wider.experts, 8);
+        QCOMPARE(wider.expertTopK, 3);
     }
 
     // A lesson's train action takes the run's options as `train` does (lr, batch, warm-up …), checked by the same

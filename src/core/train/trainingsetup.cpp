@@ -67,9 +67,9 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         config.lnEpsilon = 1e-12f;
     } else if (!run.family.empty() && run.family != "gpt2") {
         if (run.family != "llama" && run.family != "qwen3" && run.family != "olmo2" && run.family != "gemma2"
-            && run.family != "smollm3")
+            && run.family != "smollm3" && run.family != "gpt_oss")
             throw Error("family: '" + run.family
-                + "' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3 or bert)");
+                + "' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3, gpt_oss or bert)");
         config.family = Family::Llama;
         config.modelType = run.family;
         if (run.family == "qwen3") // QK-norm on each head's queries and keys
@@ -108,6 +108,21 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
             for (int i = 0; i < config.layers; i += 2)
                 config.windowedLayers.push_back(i);
         }
+    }
+    if (run.family == "gpt_oss") { // GptOssConfig's choices at this scale (RoPE without YaRN: nothing to stretch)
+        config.attentionSinks = true;
+        config.qkvBias = config.outBias = config.mlpBias = true;
+        config.activation = Activation::QuickGelu;
+        config.gluClamp = 7.0f;
+        config.dFF = config.dModel; // intermediate_size = hidden_size, as gpt-oss's
+        if (run.experts == 0) { // gpt-oss's experts are not optional: 4 here, 2 per token
+            config.experts = 4;
+            config.expertTopK = 2;
+        }
+        config.droplessRouting = true;
+        config.slidingWindow = std::max(1, config.context / 2); // on the even layers, the odd ones global
+        for (int i = 0; i < config.layers; i += 2)
+            config.windowedLayers.push_back(i);
     }
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input

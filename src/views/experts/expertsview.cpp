@@ -237,17 +237,23 @@ void ExpertsView::refresh()
     m_drawn = std::make_shared<ExpertsAnalysis>(*analysis);
     const ExpertRouting &r = m_drawn->routing;
     showControls();
+    const std::string type = m_input.model ? m_input.model->config.modelType : std::string();
     if (r.dropless)
         m_formula->setText(
             tr("%7 layer %1: %2 experts, top-%3 routing with no capacity: every expert may take all %4 tokens, "
                "so none is dropped (Switch's buffers turn the overflow away), and the %3 chosen probabilities are "
-               "renormalised to sum to 1;  aux loss E·Σ fᵢPᵢ = %5 (1 when balanced), z-loss %6")
+               "renormalised to sum to 1%8;  aux loss E·Σ fᵢPᵢ = %5 (1 when balanced), z-loss %6")
                 .arg(r.layer)
                 .arg(r.experts)
                 .arg(r.topK)
                 .arg(r.tokens)
                 .arg(formatNumber(r.auxLoss), formatNumber(r.zLoss, 3),
-                    m_input.model && m_input.model->config.modelType == "qwen3_moe" ? tr("Qwen3-MoE") : tr("Mixtral")));
+                    type == "qwen3_moe"     ? tr("Qwen3-MoE")
+                        : type == "gpt_oss" ? tr("gpt-oss")
+                                            : tr("Mixtral"),
+                    type == "gpt_oss" ? tr(" (gpt-oss's softmax over the chosen logits, the router's bias added: the "
+                                           "same numbers)")
+                                      : QString()));
     else
         m_formula->setText(
             tr("Switch layer %1: %2 experts, top-%3 routing, capacity ⌈%4 · %5 / %2⌉ = %6 tokens each;  "
