@@ -3,6 +3,7 @@
 #include "attentionmap/attentionview.h"
 #include "experts/experts.h"
 #include "experts/expertsview.h"
+#include "heads/headsgridview.h"
 #include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
@@ -31,6 +32,7 @@ private slots:
     void expertsViewSaysAMixtralRouterDropsNothing();
     void attentionViewsNameTheSharedKeyValueHead();
     void attentionViewDrawsTheSinkAsAColumn();
+    void allHeadsNumberEachHeadsSink();
     void sparseFfnViewDrawsDenseAndSparse();
 };
 
@@ -96,6 +98,35 @@ void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
         QCOMPARE(view.cellText(4, 0).contains("sink took"), sinks);
         QCOMPARE(view.cellText(4, sinks ? 2 : 1),
             cellPrefix(input, 4, 1) + ":" + attentionCellText(input, 1, 2, 4, 1, true));
+    }
+}
+
+// gpt-oss: All heads writes each head's mean sink share on it (reverse-gpt-oss's layer 1 heads 2 and 3 above a half,
+// as lesson 25 says) and ranks the three largest; a model without sinks writes none.
+void TestModelViews::allHeadsNumberEachHeadsSink()
+{
+    for (const char *model : {"reverse-gpt-oss", "reverse-llama"}) {
+        ViewSpec spec;
+        spec.view = "heads";
+        spec.model = model;
+        spec.text = "dsfacdd>ddcafsd";
+        HeadsGridView view;
+        view.resize(1000, 600);
+        view.setSpec(spec);
+        const ViewInput input = testing::forSpec(spec);
+        view.setInput(input);
+        const bool sinks = QString(model) == "reverse-gpt-oss";
+        for (int l = 0; l < 2; ++l)
+            for (int h = 0; h < 4; ++h) {
+                if (!sinks) {
+                    QCOMPARE(view.sinkMean(l, h), -1.0f);
+                    continue;
+                }
+                const Tensor &share = input.trace->tensor("layer." + std::to_string(l) + ".attn.sink");
+                QVERIFY(std::abs(view.sinkMean(l, h) - share.matrix().row(h).mean()) < 1e-6f);
+            }
+        if (sinks)
+            QVERIFY(view.sinkMean(1, 2) > 0.5f && view.sinkMean(1, 3) > 0.5f);
     }
 }
 

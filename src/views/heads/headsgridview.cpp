@@ -174,10 +174,51 @@ void HeadsGridView::refresh()
     update();
 }
 
+// Each head's sink share averaged over its rows: O(layers · heads · T), cheap beside the pooling.
+void HeadsGridView::averageSinks()
+{
+    m_sinkMeans.clear();
+    const Trace *trace = m_input.trace.get();
+    if (trace == nullptr || m_input.site.cross)
+        return;
+    std::vector<float> means(size_t(std::max(0, m_layers * m_heads)), -1.0f);
+    bool any = false;
+    for (int l = 0; l < m_layers; ++l) {
+        const TraceEntry *e = trace->find(siteTensorName(m_input, l, "attn.sink"));
+        if (e == nullptr || e->tensor.rank() != 2 || e->tensor.dim(0) != m_heads || e->tensor.dim(1) < 1)
+            continue;
+        const ConstMatrixMap shares = e->tensor.matrix();
+        for (int h = 0; h < m_heads; ++h)
+            means[size_t(l * m_heads + h)] = shares.row(h).mean();
+        any = true;
+    }
+    if (any)
+        m_sinkMeans = std::move(means);
+}
+
+QString HeadsGridView::sinkRanking() const
+{
+    std::vector<int> order;
+    for (int i = 0; i < int(m_sinkMeans.size()); ++i)
+        if (m_sinkMeans[size_t(i)] >= 0)
+            order.push_back(i);
+    std::stable_sort(
+        order.begin(), order.end(), [this](int a, int b) { return m_sinkMeans[size_t(a)] > m_sinkMeans[size_t(b)]; });
+    QStringList top;
+    for (size_t k = 0; k < std::min<size_t>(3, order.size()); ++k)
+        top << tr("L%1 H%2 %3 %")
+                   .arg(order[k] / m_heads)
+                   .arg(order[k] % m_heads)
+                   .arg(QString::number(100.0 * m_sinkMeans[size_t(order[k])], 'f', 0));
+    return tr("on each head: the mean share its sink takes; most: %1")
+        .arg(top.join(QStringLiteral(", ")));
+}
+
 void HeadsGridView::rebuildThumbnails()
 {
     m_job.drop(); // a pooling still running is now stale
     countLayersAndHeads();
+    averageSinks();
     m_thumbs.assign(static_cast<size_t>(std::max(0, m_layers * m_heads)), QImage());
     m_message.clear();
     std::shared_ptr<const ColorLut> lut;
@@ -354,7 +395,8 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
     dim.setAlphaF(0.7f);
     p.setPen(dim);
     p.drawText(QPoint(kViewMargin, kViewMargin + title.height() + label.ascent() + 2),
-        tr("each thumbnail scaled to its own maximum \u00B7 click one to open it"));
+        tr("each thumbnail scaled to its own maximum \u00B7 click one to open it")
+            + (m_sinkMeans.empty() ? QString() : QStringLiteral(" \u00B7 ") + sinkRanking()));
     p.setPen(textColor());
     const bool roomy = label.horizontalAdvance(tr("Head %1").arg(m_heads - 1)) + 4 <= g.cell;
     const int headerY = g.top - 4 - label.descent();
@@ -412,6 +454,16 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
                 continue;
             }
             p.drawImage(r, img);
+            if (!m_sinkMeans.empty() && m_sinkMeans[size_t(l * m_heads + h)] >= 0 && g.thumb >= 28) {
+                const QString share
+                    = QString::number(100.0 * m_sinkMeans[size_t(l * m_heads + h)], 'f', 0) + QStringLiteral(" %");
+                const QFontMetrics fm(p.font());
+                const QRect box(r.right() - fm.horizontalAdvance(share) - 5, r.top() + 1,
+                    fm.horizontalAdvance(share) + 4, fm.height());
+                p.fillRect(box, themeColors(m_spec.theme).background);
+                p.setPen(textColor());
+                p.drawText(box, Qt::AlignCenter, share);
+            }
         }
     }
     p.setBrush(Qt::NoBrush);

@@ -33,6 +33,13 @@ public:
     QImage thumbnail(int layer, int head) const;
     // The centred message drawn instead of the grid ("Not computed yet: …"), empty when the grid is drawn.
     QString message() const { return m_message; }
+    // A model with attention sinks (gpt-oss): head (layer, head)'s mean sink share, drawn on its thumbnail, with the
+    // three largest in the subtitle; −1 without one.
+    float sinkMean(int layer, int head) const
+    {
+        const size_t i = size_t(layer * m_heads + head);
+        return layer >= 0 && head >= 0 && head < m_heads && i < m_sinkMeans.size() ? m_sinkMeans[i] : -1.0f;
+    }
 
     bool tokenLabelsShown() const { return grid().labels > 0; }
     std::vector<QWidget *> interfaceWidgets() const override;
@@ -73,6 +80,7 @@ private:
     };
 
     void rebuildThumbnails();
+    void averageSinks();
     void countLayersAndHeads();
     Grid grid() const;
     Hit hitTest(const QPoint &pos) const;
@@ -87,6 +95,9 @@ private:
     QColor textColor() const;
 
     std::vector<QImage> m_thumbs; // [layer * heads + head]
+    // gpt-oss: each head's mean sink share over its rows (attn.sink), [layer * heads + head]; empty without sinks.
+    std::vector<float> m_sinkMeans;
+    QString sinkRanking() const; // "… most: L1 H3 72 %, L1 H2 68 %, L1 H1 61 %"
     QComboBox *m_size;
 
     int m_layers = 0;
