@@ -210,8 +210,7 @@ QString HeadsGridView::sinkRanking() const
                    .arg(order[k] / m_heads)
                    .arg(order[k] % m_heads)
                    .arg(QString::number(100.0 * m_sinkMeans[size_t(order[k])], 'f', 0));
-    return tr("on each head: the mean share its sink takes; most: %1")
-        .arg(top.join(QStringLiteral(", ")));
+    return tr("on each head: the mean share its sink takes; most: %1").arg(top.join(QStringLiteral(", ")));
 }
 
 void HeadsGridView::rebuildThumbnails()
