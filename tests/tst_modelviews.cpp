@@ -23,6 +23,26 @@
 
 using namespace atlas;
 
+namespace {
+
+// Fixture `model`'s layer 1, head 2 on six tokens in `view` (800 × 600), as `kind`; returns the input it shows.
+ViewInput showFixture(View &view, const char *kind, const char *model)
+{
+    ViewSpec spec;
+    spec.view = kind;
+    spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
+    spec.tokens = {3, 17, 42, 8, 0, 25};
+    spec.layer = 1;
+    spec.head = 2;
+    view.resize(800, 600);
+    view.setSpec(spec);
+    ViewInput input = testing::forSpec(spec);
+    view.setInput(input);
+    return input;
+}
+
+} // namespace
+
 class TestModelViews : public QObject
 {
     Q_OBJECT
@@ -43,17 +63,8 @@ private slots:
 void TestModelViews::attentionViewsNameTheSharedKeyValueHead()
 {
     for (const char *model : {"mistral_tiny", "gpt2_tiny"}) {
-        ViewSpec spec;
-        spec.view = "attention";
-        spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
-        spec.tokens = {3, 17, 42, 8, 0, 25};
-        spec.layer = 1;
-        spec.head = 2;
         AttentionView view;
-        view.resize(800, 600);
-        view.setSpec(spec);
-        const ViewInput input = testing::forSpec(spec);
-        view.setInput(input);
+        const ViewInput input = showFixture(view, "attention", model);
         const bool grouped = QString(model) == "mistral_tiny"; // 4 query heads, 2 K/V heads
         QCOMPARE(view.plot()->title().contains("K/V head 1, shared by heads 2\u20133"), grouped);
         QCOMPARE(keyValueGroup(input, 3), grouped ? 1 : -1);
@@ -67,17 +78,8 @@ void TestModelViews::attentionViewsNameTheSharedKeyValueHead()
 void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
 {
     for (const char *model : {"gpt_oss_tiny", "mistral_tiny"}) {
-        ViewSpec spec;
-        spec.view = "attention";
-        spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
-        spec.tokens = {3, 17, 42, 8, 0, 25};
-        spec.layer = 1;
-        spec.head = 2;
         AttentionView view;
-        view.resize(800, 600);
-        view.setSpec(spec);
-        const ViewInput input = testing::forSpec(spec);
-        view.setInput(input);
+        const ViewInput input = showFixture(view, "attention", model);
         const bool sinks = QString(model) == "gpt_oss_tiny";
         const Pooled &drawn = view.plot()->pooled();
         QCOMPARE(drawn.rows, 6);

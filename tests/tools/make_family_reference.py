@@ -655,9 +655,11 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
-def attend(trace, p, q, k, v, allowed, scale, bias=None, cap=None):
+def attend(trace, p, q, k, v, allowed, scale, bias=None, cap=None, sinks=None):
     """scores (plus a position term `bias`; soft-capped as cap * tanh(s / cap) with a `cap`), mask, softmax and context
-    of [H, T, d] queries, keys and values into the trace; returns [T, H·d]."""
+    of [H, T, d] queries, keys and values into the trace; returns [T, H·d]. With `sinks` [H] (gpt-oss's
+    eager_attention_forward): each head's sink logit joins the softmax as one more column, the row's max subtracted,
+    and is dropped after it; its share goes to the trace as attn.sink."""
     H, T, d = q.shape
     scores = q @ k.transpose(1, 2) * scale
     if bias is not None:
@@ -669,7 +671,12 @@ def attend(trace, p, q, k, v, allowed, scale, bias=None, cap=None):
         trace[p + "attn.capped"] = scores
     masked = scores.masked_fill(~allowed, float("-inf"))
     trace[p + "attn.masked"] = masked
-    probs = torch.softmax(masked, dim=-1)
+    if sinks is None:
+        probs = torch.softmax(masked, dim=-1)
+    else:
+        combined = torch.cat([masked, sinks.reshape(H, 1, 1).expand(H, T, 1)], dim=-1)
+        combined = torch.softmax(combined - combined.max(dim=-1, keepdim=True).values, dim=-1)
+        probs, trace[p + "attn.sink"] = combined[..., :-1], combined[..., -1]
     trace[p + "attn.probs"] = probs
     context = probs @ v
     trace[p + "attn.context"] = context
@@ -1040,21 +1047,8 @@ def gpt_oss_forward(w, cfg, tokens):
         trace[p + "attn.q"], trace[p + "attn.k"], trace[p + "attn.v"] = q, k, v
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         trace[p + "attn.q_rot"], trace[p + "attn.k_rot"] = q, k
-        scores = q @ k.transpose(1, 2) / math.sqrt(d)
-        trace[p + "attn.scores"] = scores
         allowed = in_window if cfg["layer_types"][i] == "sliding_attention" else causal
-        masked = scores.masked_fill(~allowed, float("-inf"))
-        trace[p + "attn.masked"] = masked
-        # eager_attention_forward: the sink logit as one more column, the max subtracted, softmax, the column dropped
-        sinks = w[m + "self_attn.sinks"].reshape(H, 1, 1).expand(H, T, 1)
-        combined = torch.cat([masked, sinks], dim=-1)
-        combined = combined - combined.max(dim=-1, keepdim=True).values
-        probs = torch.softmax(combined, dim=-1)
-        trace[p + "attn.probs"], trace[p + "attn.sink"] = probs[..., :-1], probs[..., -1]
-        context = probs[..., :-1] @ v
-        trace[p + "attn.context"] = context
-        merged = context.transpose(0, 1).reshape(T, H * d)
-        trace[p + "attn.merged"] = merged
+        merged = attend(trace, p, q, k, v, allowed, 1 / math.sqrt(d), sinks=w[m + "self_attn.sinks"])
         out = lin(merged, m + "self_attn.o_proj")
         trace[p + "attn.out"] = out
         mid = x + out

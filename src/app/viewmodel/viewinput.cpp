@@ -91,6 +91,16 @@ const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suff
     return &t;
 }
 
+const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int queries)
+{
+    const TraceEntry *entry
+        = input.trace && !input.site.cross ? input.trace->find(siteTensorName(input, layer, "attn.sink")) : nullptr;
+    if (entry == nullptr || entry->tensor.rank() != 2 || entry->tensor.dim(0) != heads
+        || entry->tensor.dim(1) != queries || queries < 1)
+        return nullptr;
+    return &entry->tensor;
+}
+
 std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix)
 {
     if (suffix.substr(0, 5) == "attn.")

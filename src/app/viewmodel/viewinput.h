@@ -103,6 +103,9 @@ QStringList tokenLabels(const ViewInput &input, int count);
 QString keyLabel(const ViewInput &input, int position);
 QStringList keyLabels(const ViewInput &input, int count);
 bool isKeyPadding(const ViewInput &input, int position);
+// A model with attention sinks (gpt-oss): `layer.{l}.attn.sink` of the site's self-attention, [H, T] (each query
+// row's share that its head's sink took), when it has `heads` rows of `queries`; null otherwise.
+const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int queries);
 // "0", "1" … count − 1: labels for axes of positions, dimensions or neurons.
 QStringList numberedLabels(int count);
 // "query 'the' (#3) → key 'cat' (#1)"

@@ -103,26 +103,25 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
             config.attentionSoftcap = 50.0f;
             config.logitSoftcap = 30.0f;
             config.tiedHead = true;
-            // Gemma 2 sees 4096 of its 8192 positions on the even layers, the odd ones every earlier key.
+        }
+        if (run.family == "gpt_oss") { // GptOssConfig's choices at this scale (RoPE without YaRN: nothing to stretch)
+            config.attentionSinks = true;
+            config.qkvBias = config.outBias = config.mlpBias = true;
+            config.activation = Activation::QuickGelu;
+            config.gluClamp = 7.0f;
+            config.dFF = config.dModel; // intermediate_size = hidden_size, as gpt-oss's
+            if (run.experts == 0) { // gpt-oss's experts are not optional: 4 here, 2 per token
+                config.experts = 4;
+                config.expertTopK = 2;
+            }
+            config.droplessRouting = true;
+        }
+        if (run.family == "gemma2" || run.family == "gpt_oss") { // a window on the even layers, the odd ones global:
+            // Gemma 2 sees 4096 of its 8192 positions there, gpt-oss 128; here half the context
             config.slidingWindow = std::max(1, config.context / 2);
             for (int i = 0; i < config.layers; i += 2)
                 config.windowedLayers.push_back(i);
         }
-    }
-    if (run.family == "gpt_oss") { // GptOssConfig's choices at this scale (RoPE without YaRN: nothing to stretch)
-        config.attentionSinks = true;
-        config.qkvBias = config.outBias = config.mlpBias = true;
-        config.activation = Activation::QuickGelu;
-        config.gluClamp = 7.0f;
-        config.dFF = config.dModel; // intermediate_size = hidden_size, as gpt-oss's
-        if (run.experts == 0) { // gpt-oss's experts are not optional: 4 here, 2 per token
-            config.experts = 4;
-            config.expertTopK = 2;
-        }
-        config.droplessRouting = true;
-        config.slidingWindow = std::max(1, config.context / 2); // on the even layers, the odd ones global
-        for (int i = 0; i < config.layers; i += 2)
-            config.windowedLayers.push_back(i);
     }
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input

@@ -16,21 +16,6 @@
 
 namespace atlas {
 
-namespace {
-
-// Head `head`'s sink shares in `layer.{l}.attn.sink` [H, T] (gpt-oss), one per query; null for a model without sinks.
-const float *sinkShares(const ViewInput &input, int layer, int head, int queries)
-{
-    const TraceEntry *entry
-        = input.trace && !input.site.cross ? input.trace->find(siteTensorName(input, layer, "attn.sink")) : nullptr;
-    if (entry == nullptr || entry->tensor.rank() != 2 || head < 0 || head >= entry->tensor.dim(0)
-        || entry->tensor.dim(1) != queries)
-        return nullptr;
-    return entry->tensor.data() + int64_t(head) * queries;
-}
-
-} // namespace
-
 AttentionView::AttentionView(QWidget *parent)
     : View(parent)
     , m_plot(new HeatmapPlot(this))
@@ -47,13 +32,13 @@ QString AttentionView::cellText(int row, int col) const
     if (m_sinkColumn && col == 0) {
         QString ignored;
         const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &ignored);
-        const int queries = probs ? int(probs->dim(1)) : 0;
-        const float *share = sinkShares(m_input, m_spec.layer, m_spec.head, queries);
-        if (share == nullptr || row < 0 || row >= queries)
+        const Tensor *shares
+            = probs ? findSinkShares(m_input, m_spec.layer, int(probs->dim(0)), int(probs->dim(1))) : nullptr;
+        if (shares == nullptr || row < 0 || row >= shares->dim(1))
             return {};
         return tr("query %1: the head's sink took %2 of this row (a learned logit in the softmax, with no value)")
             .arg(row)
-            .arg(QString::number(double(share[row]), 'g', 4));
+            .arg(QString::number(double(shares->matrix()(m_spec.head, row)), 'g', 4));
     }
     if (m_sinkColumn)
         --col;
@@ -68,6 +53,7 @@ void AttentionView::refresh()
     layOutHidden(this);
     QString problem;
     const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
+    m_sinkColumn = false; // until a sink's shares are drawn
     try {
         m_plot->setColormap(m_spec.colormap);
     } catch (const Error &e) {
@@ -101,8 +87,8 @@ void AttentionView::refresh()
         const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
         const QString sparse = sparseNormaliserName(m_input);
         m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
-        const float *share = sinkShares(m_input, m_spec.layer, m_spec.head, tokens);
-        m_sinkColumn = share != nullptr;
+        const Tensor *shares = findSinkShares(m_input, m_spec.layer, int(probs->dim(0)), tokens);
+        m_sinkColumn = shares != nullptr;
         const float *maskedScores
             = masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr;
         if (m_sinkColumn) { // the sink first, then the keys, as one matrix the plot keeps alive
@@ -111,7 +97,7 @@ void AttentionView::refresh()
             const float *p = probs->slice(m_spec.head).data();
             for (int r = 0; r < tokens; ++r) {
                 float *row = cells->data() + size_t(r * cols), *maskRow = row + size_t(tokens * cols);
-                row[0] = share[r];
+                row[0] = shares->matrix()(m_spec.head, r);
                 std::copy(p + r * keys, p + (r + 1) * keys, row + 1);
                 if (maskedScores)
                     std::copy(maskedScores + r * keys, maskedScores + (r + 1) * keys, maskRow + 1);

@@ -178,18 +178,14 @@ void HeadsGridView::refresh()
 void HeadsGridView::averageSinks()
 {
     m_sinkMeans.clear();
-    const Trace *trace = m_input.trace.get();
-    if (trace == nullptr || m_input.site.cross)
-        return;
     std::vector<float> means(size_t(std::max(0, m_layers * m_heads)), -1.0f);
     bool any = false;
     for (int l = 0; l < m_layers; ++l) {
-        const TraceEntry *e = trace->find(siteTensorName(m_input, l, "attn.sink"));
-        if (e == nullptr || e->tensor.rank() != 2 || e->tensor.dim(0) != m_heads || e->tensor.dim(1) < 1)
+        const Tensor *shares = findSinkShares(m_input, l, m_heads, tokenCount());
+        if (shares == nullptr)
             continue;
-        const ConstMatrixMap shares = e->tensor.matrix();
         for (int h = 0; h < m_heads; ++h)
-            means[size_t(l * m_heads + h)] = shares.row(h).mean();
+            means[size_t(l * m_heads + h)] = shares->matrix().row(h).mean();
         any = true;
     }
     if (any)
