@@ -178,6 +178,23 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("gpt-oss experts stacked for another width")
         << "gpt_oss_tiny"
         << "osswidth" << QStringList {"model.layers.0.mlp.experts.gate_up_proj", "[4, 32, 40]", "[4, 32, 48]"};
+    const QString blocks = "model.layers.0.mlp.experts.gate_up_proj_blocks",
+                  scales = "model.layers.0.mlp.experts.down_proj_scales";
+    QTest::newRow("gpt-oss MXFP4 blocks not of 16 bytes")
+        << "gpt_oss_mxfp4_tiny"
+        << "mxfp4rank" << QStringList {blocks, "[4, 64, 16]", "not [experts, rows, blocks, 16]"};
+    QTest::newRow("gpt-oss MXFP4 scales not one a block")
+        << "gpt_oss_mxfp4_tiny"
+        << "mxfp4scales"
+        << QStringList {"model.layers.0.mlp.experts.down_proj_blocks", "[4, 16, 2]", "one scale a block"};
+    QTest::newRow("gpt-oss MXFP4 blocks not bytes") << "gpt_oss_mxfp4_tiny"
+                                                    << "mxfp4dtype" << QStringList {blocks, "dtype I8", "U8"};
+    QTest::newRow("gpt-oss MXFP4 scale of 255, E8M0's NaN")
+        << "gpt_oss_mxfp4_tiny"
+        << "mxfp4nan" << QStringList {scales, "scale [0, 5, 0] is 255, E8M0's NaN"};
+    QTest::newRow("gpt-oss MXFP4 experts of another width")
+        << "gpt_oss_mxfp4_tiny"
+        << "mxfp4width" << QStringList {blocks, "decodes to shape [4, 32, 64]", "[4, 32, 48]"};
     QTest::newRow("a soft-cap of 0") << "gemma2_tiny"
                                      << "softcap" << QStringList {"attn_logit_softcapping", "0"};
     QTest::newRow("hidden_size missing") << "mistral_tiny"
@@ -261,6 +278,7 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
         {"normtopk", [](QJsonObject &o) { o["norm_topk_prob"] = false; }},
         {"mlponly", [](QJsonObject &o) { o["mlp_only_layers"] = QJsonArray {1}; }},
         {"osswidth", [](QJsonObject &o) { o["intermediate_size"] = 24; }},
+        {"mxfp4width", [](QJsonObject &o) { o["intermediate_size"] = 24; }},
         {"oddrotary", [](QJsonObject &o) { o["rotary_pct"] = 0.375; }}, // 8 · 0.375 = 3
         {"relative", [](QJsonObject &o) { o["position_embedding_type"] = "relative_key_query"; }},
         {"t5encoder", [](QJsonObject &o) { o["is_encoder_decoder"] = false; }},
@@ -285,8 +303,12 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
     if (configEdits.count(broken))
         editJson(config, configEdits.at(broken));
     if (broken == "nohead" || broken == "kshape" || broken == "bertmodel" || broken == "nodecoder" || broken == "t5bias"
-        || broken == "nolanguage" || broken == "nosinks") {
+        || broken == "nolanguage" || broken == "nosinks" || broken.startsWith("mxfp4")) {
         RawSafetensors raw = readRawSafetensors(dir + "/model.safetensors");
+        const auto tensor
+            = [&raw](const char *name) -> std::pair<QJsonObject, QByteArray> & { return raw.tensors.at(name); };
+        const char *gateUp = "model.layers.0.mlp.experts.gate_up_proj_blocks",
+                   *downScales = "model.layers.0.mlp.experts.down_proj_scales";
         if (broken == "nolanguage") // the vision tower alone
             std::erase_if(raw.tensors, [](const auto &entry) { return entry.first.startsWith("language_model."); });
         else if (broken == "bertmodel")
@@ -300,6 +322,16 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
             QVERIFY(raw.tensors.erase("lm_head.weight") == 1);
         else if (broken == "nosinks")
             QVERIFY(raw.tensors.erase("model.layers.0.self_attn.sinks") == 1);
+        else if (broken == "mxfp4rank") // [4, 64, 1, 16] -> [4, 64, 16]: the same bytes
+            tensor(gateUp).first.insert("shape", QJsonArray {4, 64, 16});
+        else if (broken == "mxfp4scales") // [4, 32, 1] -> [4, 16, 2]: the same bytes
+            tensor(downScales).first.insert("shape", QJsonArray {4, 16, 2});
+        else if (broken == "mxfp4dtype")
+            tensor(gateUp).first.insert("dtype", "I8");
+        else if (broken == "mxfp4nan") // expert 0, row 5
+            tensor(downScales).second[5] = char(255);
+        else if (broken == "mxfp4width")
+            ; // the config's edit
         else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it
             raw.tensors["model.layers.1.self_attn.k_proj.weight"].first.insert("shape", QJsonArray {32, 16});
         writeRawSafetensors(dir + "/model.safetensors", raw);

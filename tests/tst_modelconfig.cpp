@@ -303,8 +303,9 @@ private slots:
     {
         std::string shortFactors, longFactors;
         for (int j = 0; j < 48; ++j) {
-            shortFactors += (j ? ", " : "") + std::to_string(1.0 + 0.01 * j);
-            longFactors += (j ? ", " : "") + std::to_string(1.0 + 0.5 * j);
+            const std::string separator = j ? ", " : "";
+            shortFactors += separator + std::to_string(1.0 + 0.01 * j);
+            longFactors += separator + std::to_string(1.0 + 0.5 * j);
         }
         const std::string json = R"({"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "hidden_size": 3072,
             "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
@@ -338,7 +339,7 @@ private slots:
         QCOMPARE(again.slidingWindow, 262144);
     }
 
-    // gpt-oss-20b's config.json (GptOssConfig, transformers 4.55), its MXFP4 note left out: sinks, biases on q, k, v
+    // gpt-oss-20b's config.json (GptOssConfig, transformers 4.55), with its MXFP4 note: sinks, biases on q, k, v
     // and o, 64 heads of 64 in a model 2880 wide, a window of 128 on the even layers, YaRN from 4096 positions by 32
     // (cos and sin × 0.1 ln 32 + 1, truncate false), 32 experts, 4 per token, the SwiGLU clamped at 7. Written back and
     // read again, it is the same model.
@@ -351,6 +352,8 @@ private slots:
             "hidden_act": "silu", "hidden_size": 2880, "intermediate_size": 2880, "layer_types": [)"
             + types + R"(],
             "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 64,
+            "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+            "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
             "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32,
             "rms_norm_eps": 1e-05, "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
             "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": false}, "rope_theta": 150000,
@@ -391,8 +394,10 @@ private slots:
                                                  "= 1.702 only";
         QTest::newRow("DeepSeek's YaRN") << R"("rope_scaling": {"rope_type": "yarn", "factor": 4, "mscale": 1})"
                                          << "key 'rope_scaling.mscale' is not read (DeepSeek's YaRN)";
-        QTest::newRow("MXFP4 experts") << R"("quantization_config": {"quant_method": "mxfp4"})"
-                                       << "key 'quantization_config' says the experts are stored as MXFP4 blocks";
+        QTest::newRow("another quantization") << R"("quantization_config": {"quant_method": "bitsandbytes"})"
+                                              << "key 'quantization_config' names quant_method 'bitsandbytes': "
+                                                 "gpt-oss checkpoints are read in F32, F16, BF16 or with their "
+                                                 "experts in MXFP4 only";
         QTest::newRow("a layer type of another kind")
             << R"("layer_types": ["sliding_attention", "chunked_attention"])"
             << "key 'layer_types' [1]: expected \"full_attention\" or \"sliding_attention\"";

@@ -88,6 +88,12 @@ It is deterministic (fixed seeds) and rewrites, under tests/data/ (only the mode
                     false: a fractional ramp; cos and sin × 0.1 ln 4 + 1), 4 experts per layer stacked in
                     mlp.experts.gate_up_proj (gate and up interleaved) and down_proj with biases, top-2 by a router
                     with a bias, the clamped SwiGLU with swiglu_limit 1 (both clamps active), untied; BF16
+  gpt_oss_mxfp4_tiny/  gpt_oss_tiny's shape with experts 32 wide, stored as the released checkpoints store them:
+                    quantization_config mxfp4, mlp.experts.gate_up_proj_blocks [E, 2F, D/32, 16] and _scales
+                    [E, 2F, D/32] (U8; down_proj's alike), quantized here to the nearest E2M1 code under the smallest
+                    power-of-two scale, the scales spread over 2^-8 … 2^4 and two set to 0 and 1 (subnormal values);
+                    the reference decodes them with transformers' convert_moe_packed_tensors, written again, and
+                    saves the decoded stacks as mxfp4.<parameter>.npy beside the trace; the rest BF16
   mistral_tiny/     mistral: GQA, no biases, untied, sliding_window 4 over 8 tokens; F16
   mixtral_tiny/     mixtral: 4 SwiGLU experts per layer, top-2, gates renormalised over the two (MixtralSparseMoeBlock),
                     GQA; BF16
@@ -231,6 +237,20 @@ MODELS = {
                     num_experts_per_tok=2, swiglu_limit=1.0, attention_bias=True, tie_word_embeddings=False,
                     router_aux_loss_coef=0.001),
         dtype="BF16", shards=1, seed=52),
+    "gpt_oss_mxfp4_tiny": dict(
+        config=dict(model_type="gpt_oss", architectures=["GptOssForCausalLM"], hidden_size=32, intermediate_size=32,
+                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=64,
+                    max_position_embeddings=256, rms_norm_eps=1e-5, rope_theta=10000.0, hidden_act="silu",
+                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0, beta_slow=1.0, truncate=False,
+                                      original_max_position_embeddings=64),
+                    sliding_window=3, layer_types=["sliding_attention", "full_attention"], num_local_experts=4,
+                    num_experts_per_tok=2, swiglu_limit=1.0, attention_bias=True, tie_word_embeddings=False,
+                    router_aux_loss_coef=0.001,
+                    quantization_config=dict(modules_to_not_convert=["model.layers.*.self_attn",
+                                                                     "model.layers.*.mlp.router",
+                                                                     "model.embed_tokens", "lm_head"],
+                                             quant_method="mxfp4")),
+        dtype="BF16", shards=1, seed=53, mxfp4=True),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -305,7 +325,10 @@ def write_text(path, text):
 
 
 def stored_bytes(t, dtype):
-    """The little-endian bytes of float32 tensor t stored as dtype, and t rounded as the file holds it."""
+    """The little-endian bytes of float32 tensor t stored as dtype, and t rounded as the file holds it (a uint8
+    tensor, MXFP4's blocks and scales, as its bytes)."""
+    if t.dtype == torch.uint8:
+        return t.numpy().tobytes(), t
     if dtype == "F32":
         a = t.to(torch.float32)
         return a.numpy().astype("<f4").tobytes(), a.to(torch.float64)
@@ -323,7 +346,8 @@ def write_safetensors(path, tensors, dtype):
     offset = 0
     for name in sorted(tensors):
         raw, _ = stored_bytes(tensors[name], dtype)
-        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(raw)]}
+        kind = "U8" if tensors[name].dtype == torch.uint8 else dtype
+        header[name] = {"dtype": kind, "shape": list(tensors[name].shape), "data_offsets": [offset, offset + len(raw)]}
         blobs.append(raw)
         offset += len(raw)
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -524,6 +548,47 @@ def gpt_oss_weights(cfg, seed):
     w["model.norm.weight"] = 1.0 + normal(D, std=0.1)
     w["lm_head.weight"] = normal(V, D)
     return w
+
+
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def mxfp4_quantize(w, generator):
+    """An expert stack [E, C, R] (x @ W) as gpt-oss's checkpoints store it: each expert's [R, C] in blocks of 32
+    columns, each block's scale the smallest power of two 2^(e - 127) that brings its largest magnitude within 6, and
+    each value the nearest E2M1 code, two a byte, the low nibble first. Returns (blocks [E, R, C/32, 16] uint8, scales
+    [E, R, C/32] uint8). A few rows are scaled by 2^-8 … 2^4 so the scales differ, and the first two blocks of the
+    first expert get the scales 0 and 1 (their values subnormal in float32)."""
+    rows = w.transpose(1, 2).contiguous()
+    E, R, C = rows.shape
+    rows = rows * torch.pow(2.0, torch.randint(-8, 5, (E, R, 1), generator=generator).to(torch.float32))
+    grouped = rows.reshape(E, R, C // 32, 32).to(torch.float64)
+    peak = grouped.abs().amax(dim=-1).clamp_min(1e-30)
+    exponent = torch.ceil(torch.log2(peak / 6.0)).clamp(-127, 127).to(torch.int64)
+    scaled = grouped / torch.pow(2.0, exponent.to(torch.float64)).unsqueeze(-1)
+    levels = torch.tensor(FP4_VALUES[:8], dtype=torch.float64)
+    nearest = (scaled.abs().unsqueeze(-1) - levels).abs().argmin(dim=-1)
+    codes = nearest + 8 * (scaled < 0).to(torch.int64)
+    scales = (exponent + 127).to(torch.uint8)
+    scales[0, 0, 0], scales[0, 1, 0] = 0, 1
+    blocks = (codes[..., 0::2] | (codes[..., 1::2] << 4)).to(torch.uint8)
+    return blocks, scales
+
+
+def convert_moe_packed_tensors(blocks, scales):
+    """transformers' integrations/mxfp4.py convert_moe_packed_tensors (BF16 out, as it loads gpt-oss on a CPU),
+    written again: scales - 127 as exponents, the low then the high nibble of each byte looked up in FP4_VALUES,
+    ldexp, and each expert's [R, C] transposed to [C, R]."""
+    exponents = scales.to(torch.int32) - 127
+    lut = torch.tensor(FP4_VALUES, dtype=torch.bfloat16)
+    *prefix, G, B = blocks.shape
+    rows = math.prod(prefix) * G
+    flat, exp = blocks.reshape(rows, B), exponents.reshape(rows, 1)
+    out = torch.empty(rows, 2 * B, dtype=torch.bfloat16)
+    out[:, 0::2] = lut[(flat & 0x0F).to(torch.long)]
+    out[:, 1::2] = lut[(flat >> 4).to(torch.long)]
+    out = torch.ldexp(out, exp).to(torch.bfloat16)
+    return out.reshape(*prefix, G * 2 * B).transpose(1, 2).contiguous()
 
 
 def random_weights(cfg, seed):
@@ -1337,6 +1402,14 @@ def make(name, spec):
         stored = {n.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): t
                   for n, t in weights.items()}
         stored["cls.predictions.decoder.weight"] = weights["bert.embeddings.word_embeddings.weight"]
+    if spec.get("mxfp4"):  # the experts as MXFP4 blocks, and as transformers decodes them for the forward
+        g = torch.Generator().manual_seed(spec["seed"] + 1000)
+        for name in [n for n in weights if n.endswith(("experts.gate_up_proj", "experts.down_proj"))]:
+            blocks, scales = mxfp4_quantize(weights[name], g)
+            del stored[name]
+            stored[name + "_blocks"], stored[name + "_scales"] = blocks, scales
+            weights[name] = convert_moe_packed_tensors(blocks, scales).to(torch.float32)
+            save_trace(ref, {"mxfp4." + name[len("model."):]: weights[name]})
     write_checkpoint(directory, stored, spec["dtype"], spec["shards"])
     stored = {n: stored_bytes(t, spec["dtype"])[1] for n, t in weights.items()}
     if cfg["model_type"] == "t5":

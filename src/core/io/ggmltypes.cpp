@@ -41,8 +41,6 @@ void bf16(const unsigned char *b, float *y)
 // IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl).
 constexpr std::array<int8_t, 16> kIq4Levels
     = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-// MXFP4's E2M1 values, doubled (ggml's kvalues_mxfp4); the block's scale is halved to match.
-constexpr std::array<int8_t, 16> kMxfp4Levels = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // The 4-bit code of element j of a 32-element block whose 16 bytes hold elements j and j + 16 in one byte.
 int nibble(const unsigned char *qs, int j)
@@ -204,18 +202,11 @@ void iq4_xs(const unsigned char *b, float *y)
     }
 }
 
-// ggml_e8m0_to_fp32_half: 2^(e − 128), the block's power-of-two scale halved, as a float's bits.
-float e8m0Half(unsigned char e)
-{
-    const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
-    return std::bit_cast<float>(bits);
-}
-
 void mxfp4(const unsigned char *b, float *y)
 {
-    const float d = e8m0Half(b[0]);
+    const float d = mxfp4HalfScale(b[0]);
     for (int j = 0; j < 32; ++j)
-        y[j] = d * float(kMxfp4Levels[size_t(nibble(b + 1, j))]);
+        y[j] = d * float(kMxfp4DoubledLevels[size_t(nibble(b + 1, j))]);
 }
 
 struct NumberedType

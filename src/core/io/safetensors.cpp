@@ -263,6 +263,16 @@ Tensor SafetensorsFile::tensor(const std::string &name, NonFinite nonFinite) con
     return out;
 }
 
+std::span<const unsigned char> SafetensorsFile::bytes(const std::string &name) const
+{
+    const auto it = m_entries.find(name);
+    if (it == m_entries.end())
+        throw Error(fieldError(m_path, name, "no such tensor in the file"));
+    if (it->second.dtype != "U8")
+        throw Error(fieldError(m_path, name, "dtype " + it->second.dtype + " where bytes (U8) are expected"));
+    return {m_dataStart + it->second.begin, size_t(it->second.end - it->second.begin)};
+}
+
 namespace {
 
 nlohmann::json headerFor(const std::string &path, const std::map<std::string, const Tensor *> &tensors,
@@ -372,6 +382,56 @@ Tensor SafetensorsCheckpoint::tensor(const std::string &name) const
     return m_where.at(name)->tensor(name, SafetensorsFile::NonFinite::Refuse);
 }
 
+bool SafetensorsCheckpoint::containsMxfp4(const std::string &name) const
+{
+    return contains(name + "_blocks") && contains(name + "_scales");
+}
+
+Tensor SafetensorsCheckpoint::mxfp4Tensor(const std::string &name) const
+{
+    const std::string blocksName = name + "_blocks", scalesName = name + "_scales";
+    const Shape &b = entry(blocksName).shape, &s = entry(scalesName).shape;
+    const auto fail
+        = [&](const std::string &reason) { throw Error(fieldError(pathOf(blocksName), blocksName, reason)); };
+    if (b.size() != 4 || b[3] != 16)
+        fail("has shape " + Tensor::shapeString(b) + ", not [experts, rows, blocks, 16] (32 four-bit codes a block)");
+    if (s != Shape {b[0], b[1], b[2]})
+        fail("has shape " + Tensor::shapeString(b) + " but '" + scalesName + "' has " + Tensor::shapeString(s)
+            + ": one scale a block");
+    const std::span<const unsigned char> codes = m_where.at(blocksName)->bytes(blocksName),
+                                         scales = m_where.at(scalesName)->bytes(scalesName);
+    const int64_t experts = b[0], rows = b[1], blocks = b[2], columns = 32 * blocks;
+    Tensor out = Tensor::uninitialized({experts, columns, rows});
+    float *dst = out.data();
+    parallelFor(experts * rows, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t er = begin; er < end; ++er) {
+            const int64_t e = er / rows, r = er % rows;
+            float *expert = dst + e * columns * rows;
+            for (int64_t g = 0; g < blocks; ++g) {
+                const float scale = 2.0f * mxfp4HalfScale(scales[size_t(er * blocks + g)]); // 2^(e − 127)
+                const unsigned char *q = codes.data() + (er * blocks + g) * 16;
+                for (int64_t j = 0; j < 16; ++j) {
+                    const int64_t c = 32 * g + 2 * j;
+                    expert[c * rows + r] = kMxfp4Values[q[j] & 0x0F] * scale;
+                    expert[(c + 1) * rows + r] = kMxfp4Values[q[j] >> 4] * scale;
+                }
+            }
+        }
+    });
+    if (!allFinite(out.data(), out.numel())) {
+        const auto bad
+            = std::find_if(out.values().begin(), out.values().end(), [](float v) { return !std::isfinite(v); });
+        const int64_t at = bad - out.values().begin(), e = at / (columns * rows), r = at % rows,
+                      g = at / rows % columns / 32;
+        const int scale = scales[size_t((e * rows + r) * blocks + g)];
+        throw Error(fieldError(pathOf(scalesName), scalesName,
+            "scale [" + std::to_string(e) + ", " + std::to_string(r) + ", " + std::to_string(g) + "] is "
+                + std::to_string(scale)
+                + (scale == 255 ? ", E8M0's NaN" : ": 2^" + std::to_string(scale - 127) + " overflows float32")));
+    }
+    return out;
+}
+
 const std::string &SafetensorsCheckpoint::pathOf(const std::string &name) const
 {
     entry(name);
@@ -381,12 +441,16 @@ const std::string &SafetensorsCheckpoint::pathOf(const std::string &name) const
 std::string SafetensorsCheckpoint::dtype() const
 {
     std::set<std::string> kinds;
+    bool mxfp4 = false;
     for (const auto &[name, file] : m_where) {
         const std::string &d = file->entries().at(name).dtype;
         if (d == "F32" || d == "F16" || d == "BF16")
             kinds.insert(d);
+        else if (name.ends_with("_blocks") && containsMxfp4(name.substr(0, name.size() - 7)))
+            mxfp4 = true;
     }
-    return kinds.size() == 1 ? *kinds.begin() : kinds.empty() ? "none" : "mixed";
+    const std::string floating = kinds.size() == 1 ? *kinds.begin() : kinds.empty() ? "none" : "mixed";
+    return mxfp4 ? floating + " with MXFP4 experts" : floating;
 }
 
 } // namespace atlas

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ public:
     // of 768 (NaN)…"), checked block by block as it is converted.
     enum class NonFinite { Keep, Refuse };
     Tensor tensor(const std::string &name, NonFinite nonFinite = NonFinite::Keep) const;
+    // The raw bytes of a U8 tensor (MXFP4 blocks and scales); throws for any other dtype.
+    std::span<const unsigned char> bytes(const std::string &name) const;
 
 private:
     std::string m_path;
@@ -67,10 +70,15 @@ public:
     bool contains(const std::string &name) const { return m_where.count(name) != 0; }
     const SafetensorsFile::Entry &entry(const std::string &name) const;
     Tensor tensor(const std::string &name) const; // converted to float32, refused when not finite
+    // gpt-oss's experts as its MXFP4 checkpoints store them: NAME_blocks [E, R, C/32, 16] (two E2M1 codes a byte, the
+    // low nibble first) and NAME_scales [E, R, C/32] (E8M0), decoded as transformers' convert_moe_packed_tensors does,
+    // to [E, C, R] in float32 (its transpose of each expert's [R, C]). Refused when not finite.
+    bool containsMxfp4(const std::string &name) const;
+    Tensor mxfp4Tensor(const std::string &name) const;
     const std::string &pathOf(const std::string &name) const; // the file that holds it
     // "DIR/model.safetensors", or "DIR/model.safetensors.index.json (3 shards)": for messages
     std::string describe() const { return m_description; }
-    // The dtype of every floating tensor, or "mixed".
+    // The dtype of every floating tensor, or "mixed"; "BF16 with MXFP4 experts" when MXFP4 blocks are stored too.
     std::string dtype() const;
 
 private:

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -53,6 +54,22 @@ inline float bf16ToFloat(uint16_t b)
 {
     return std::bit_cast<float>(uint32_t(b) << 16);
 }
+
+// MXFP4 (the OCP microscaling format: 32 four-bit E2M1 codes sharing one E8M0 power-of-two scale), decoded as ggml
+// decodes it: the code's value doubled (kvalues_mxfp4), times the scale 2^(e − 127) halved (ggml_e8m0_to_fp32_half).
+// The product is exact, and equals Hugging Face's FP4_VALUES[code] · 2^(e − 127).
+constexpr std::array<int8_t, 16> kMxfp4DoubledLevels = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+inline float mxfp4HalfScale(unsigned char e)
+{
+    const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
+    return std::bit_cast<float>(bits);
+}
+
+// The E2M1 values as transformers' FP4_VALUES holds them, for its decoding of safetensors blocks: the same as ggml's
+// but for code 8, −0 where ggml gives +0.
+constexpr std::array<float, 16> kMxfp4Values
+    = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
 // Whether every value is a number: the exponent bits of NaN and of ±infinity are all ones. Vectorises, so checking a
 // checkpoint as it is read costs little beside the copy (docs/reliability.md).

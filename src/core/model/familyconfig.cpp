@@ -3,6 +3,7 @@
 #include "io/jsonread.h"
 #include "model/configjson.h"
 #include "util/error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -194,12 +195,17 @@ void readPhi3(const json &j, ModelConfig &c, const std::string &source)
 // (clamp(up, −l, l) + 1) ⊙ gate σ(1.702 gate), gate ≤ l = swiglu_limit (7).
 void readGptOss(const json &j, ModelConfig &c, const std::string &source)
 {
-    if (const json *quantized = optionalJsonMember(j, "quantization_config"))
-        if (quantized->is_object()
-            && jsonString(*quantized, "quant_method", {source, "quantization_config"}, "") == "mxfp4")
-            JsonPlace {source, "quantization_config"}.fail(
-                "says the experts are stored as MXFP4 blocks (gate_up_proj_blocks, …_scales), which this version "
-                "does not read from safetensors; a checkpoint dequantized to BF16 (gate_up_proj, down_proj) opens");
+    // The released checkpoints' experts are MXFP4 blocks (…_blocks, …_scales), decoded as they are read
+    // (SafetensorsCheckpoint::mxfp4Tensor); every other tensor is BF16.
+    if (const json *quantized = optionalJsonMember(j, "quantization_config"); quantized && !quantized->is_null()) {
+        const JsonPlace place {source, "quantization_config"};
+        if (!quantized->is_object())
+            place.fail("is " + shownJson(*quantized) + ", not an object");
+        const std::string method = jsonString(*quantized, "quant_method", place, "");
+        if (method != "mxfp4")
+            place.fail("names quant_method '" + shownText(method)
+                + "': gpt-oss checkpoints are read in F32, F16, BF16 or with their experts in MXFP4 only");
+    }
     c.qkvBias = c.outBias = readBool(j, "attention_bias", true, source);
     c.mlpBias = true;
     c.attentionSinks = true;

@@ -112,6 +112,13 @@ Model loadModelFiles(const std::string &directory)
         std::string key = checkpointKey(m.config, prefix, name);
         if (!file.contains(key) && file.contains(legacyLayerNormKey(key)))
             key = legacyLayerNormKey(key);
+        if (m.config.stacksExperts() && !file.contains(key) && file.containsMxfp4(key)) {
+            tensor = file.mxfp4Tensor(key);
+            if (tensor.shape() != shape)
+                throw Error(file.pathOf(key + "_blocks") + ": tensor '" + key + "_blocks' decodes to shape "
+                    + tensor.shapeString() + ", config.json implies " + Tensor::shapeString(shape));
+            return;
+        }
         if (!file.contains(key))
             throw Error(file.describe() + ": tensor '" + key + "' is missing (required by config.json)");
         const SafetensorsFile::Entry &entry = file.entry(key);
