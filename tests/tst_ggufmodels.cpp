@@ -37,6 +37,7 @@ private slots:
     void keepsQuantizedMatricesPacked_data();
     void keepsQuantizedMatricesPacked();
     void refusesWhatDoesNotFit();
+    void readsGptOssAsLlamaCppConvertsIt();
 
 private:
     QTemporaryDir m_dir;
@@ -134,6 +135,11 @@ void TestGgufModels::logitsAgreeWithLlamaCpp_data()
         QTest::newRow((std::string(name) + "-f32").c_str()) << QString(name) + "-f32.gguf" << (gelu ? 5e-3 : 2e-5);
         QTest::newRow((std::string(name) + "-q8_0").c_str()) << QString(name) + "-q8_0.gguf" << 0.5;
     }
+    // gpt-oss: its experts decoded into an F32 file (measured: 9.1e-6), and kept in MXFP4, which llama.cpp multiplies
+    // with its activations rounded to 8 bits as for Q8_0 (measured: 0.215, all of it llama.cpp's own shift from its
+    // logits of the F32 file; this program's logits stay within 2e-5 of those).
+    QTest::newRow("gpt_oss_mxfp4_tiny-f32") << "gpt_oss_mxfp4_tiny-f32.gguf" << 2e-5;
+    QTest::newRow("gpt_oss_mxfp4_tiny-mxfp4") << "gpt_oss_mxfp4_tiny-mxfp4.gguf" << 0.5;
 }
 
 void TestGgufModels::logitsAgreeWithLlamaCpp()
@@ -163,24 +169,34 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
         for (qsizetype v = 0; v < row.size(); ++v)
             worst = std::max(worst, std::fabs(double(logits.data()[t * model->config.vocab + v]) - row[v].toDouble()));
     }
-    double sum = 0, shift = 0, largestShift = 0;
-    const QJsonArray f32 = reference["models"].toObject()[QString(file).replace("q8_0", "f32")].toArray();
+    double sum = 0, shift = 0, largestShift = 0, fromF32 = 0;
+    const bool quantized = !file.endsWith("-f32.gguf"); // its llama.cpp logits beside those of its F32 file
+    const QJsonArray f32 = reference["models"].toObject()[file.section('-', 0, -2) + "-f32.gguf"].toArray();
     for (qsizetype t = 0; t < rows.size(); ++t)
         for (qsizetype v = 0; v < model->config.vocab; ++v) {
             sum += std::fabs(double(logits.data()[t * model->config.vocab + v]) - rows[t].toArray()[v].toDouble());
             const double own = std::fabs(rows[t].toArray()[v].toDouble() - f32[t].toArray()[v].toDouble());
             shift += own;
             largestShift = std::max(largestShift, own);
+            fromF32 = std::max(fromF32,
+                std::fabs(double(logits.data()[t * model->config.vocab + v]) - f32[t].toArray()[v].toDouble()));
         }
     const double n = double(rows.size()) * double(model->config.vocab);
-    qInfo("%s: largest difference from llama.cpp's logits %.3g, mean %.3g; llama.cpp's own q8-f32 largest %.3g, mean "
-          "%.3g",
-        qPrintable(file), worst, sum / n, largestShift, shift / n);
+    qInfo("%s: largest difference from llama.cpp's logits %.3g, mean %.3g; llama.cpp's own from its F32 file largest "
+          "%.3g, mean %.3g; this program's from llama.cpp's of the F32 file largest %.3g",
+        qPrintable(file), worst, sum / n, largestShift, shift / n, fromF32);
+    if (file.endsWith("-mxfp4.gguf")) {
+        // MXFP4 decodes exactly to the F32 file's values: the same logits as llama.cpp's of that file, where
+        // llama.cpp's own on this file move by the 8-bit rounding of its activations.
+        QVERIFY2(fromF32 <= 2e-5, qPrintable(QString("%1 from llama.cpp's logits of the F32 file").arg(fromF32)));
+        QVERIFY2(worst <= tolerance, qPrintable(QString("%1 > %2").arg(worst).arg(tolerance)));
+        return;
+    }
     // On Q8_0 files the bound is 0.5, or llama.cpp's own largest q8-f32 difference where that is larger (phi3_long's
     // logits of ±5 move by up to 1.2 under llama.cpp's own quantization).
-    const double bound = file.contains("q8_0") ? std::max(tolerance, largestShift) : tolerance;
+    const double bound = quantized ? std::max(tolerance, largestShift) : tolerance;
     QVERIFY2(worst <= bound, qPrintable(QString("%1 > %2").arg(worst).arg(bound)));
-    if (file.contains("q8_0"))
+    if (quantized)
         QVERIFY2(sum < shift,
             qPrintable(QString("mean difference %1 against llama.cpp's own quantization shift %2")
                            .arg(sum / n)
@@ -313,4 +329,45 @@ void TestGgufModels::refusesWhatDoesNotFit()
 }
 
 QTEST_GUILESS_MAIN(TestGgufModels)
+// gpt-oss as llama.cpp's converter writes it (make_gguf_models.py: GptOssModel): the experts split into ffn_gate_exps
+// and ffn_up_exps (gate_up_proj's even and odd rows) and ffn_down_exps, in MXFP4 or decoded to F32, the sinks as
+// attn_sinks. Both files read back as the safetensors checkpoint's numbers (−0 and +0 aside: ggml's MXFP4 has no −0),
+// with llama.cpp's conventions where the file holds no key: YaRN's ramp on whole pairs, the clamp at 7.
+void TestGgufModels::readsGptOssAsLlamaCppConvertsIt()
+{
+    const Model hf = Model::load(dataPath("gpt_oss_mxfp4_tiny").toStdString());
+    QCOMPARE(hf.dtype, std::string("BF16 with MXFP4 experts"));
+    for (const char *file : {"gpt_oss_mxfp4_tiny-mxfp4.gguf", "gpt_oss_mxfp4_tiny-f32.gguf"}) {
+        const Model gguf = Model::load(modelPath(file).toStdString());
+        const ModelConfig &a = hf.config, &b = gguf.config;
+        QVERIFY(b.attentionSinks && b.stacksExperts() && b.qkvBias && b.outBias);
+        QCOMPARE(b.modelType, a.modelType);
+        QCOMPARE(b.slidingWindow, a.slidingWindow);
+        QCOMPARE(b.windowedLayers, a.windowedLayers);
+        QCOMPARE(b.experts, a.experts);
+        QCOMPARE(b.expertTopK, a.expertTopK);
+        QCOMPARE(b.dFF, a.dFF);
+        QCOMPARE(b.headDim(), a.headDim());
+        QCOMPARE(b.gluClamp, 7.0f);
+        QVERIFY(b.ropeScaling.kind == RopeScaling::Kind::Yarn && b.ropeScaling.truncate && !a.ropeScaling.truncate);
+        QCOMPARE(b.ropeScaling.factor, a.ropeScaling.factor);
+        QCOMPARE(b.ropeAmplitude(), a.ropeAmplitude());
+        const auto pa = hf.parameters(), pb = gguf.parameters();
+        QCOMPARE(pb.size(), pa.size());
+        for (const auto &[key, tensor] : pa) {
+            QVERIFY2(pb.count(key), key.c_str());
+            const Tensor &t = *pb.at(key);
+            QCOMPARE(t.shape(), tensor->shape());
+            for (int64_t i = 0; i < t.numel(); ++i)
+                if (t.data()[i] != tensor->data()[i])
+                    QFAIL(qPrintable(QString("%1: %2[%3] is %4, the checkpoint's %5")
+                                         .arg(file, key.c_str())
+                                         .arg(i)
+                                         .arg(t.data()[i])
+                                         .arg(tensor->data()[i])));
+        }
+    }
+    QCOMPARE(Model::load(modelPath("gpt_oss_mxfp4_tiny-mxfp4.gguf").toStdString()).dtype, std::string("MXFP4_MOE"));
+}
+
 #include "tst_ggufmodels.moc"

@@ -17,7 +17,12 @@ convert_hf_to_gguf.py converts them, with llama.cpp's own name table (gguf-py's 
   - a 'gpt2' tokenizer of single characters and two merges, one token per row of the embedding (llama.cpp needs a
     vocabulary to load).
 
-Each model is written twice: NAME-f32.gguf, and NAME-q8_0.gguf with every matrix whose rows are whole blocks in Q8_0
+  - GptOssModel's gpt-oss (gpt_oss_mxfp4_tiny): its MXFP4 experts repacked into ggml's blocks (the scale byte, then
+    16 bytes holding elements j and j + 16) and split into ffn_gate_exps and ffn_up_exps (gate_up_proj's even and
+    odd rows), the sinks as attn_sinks.weight, YaRN's keys; written as NAME-mxfp4.gguf, and as NAME-f32.gguf with the
+    experts decoded to F32 (llama.cpp multiplies MXFP4 with 8-bit activations; the F32 file isolates that).
+
+Each other model is written twice: NAME-f32.gguf, and NAME-q8_0.gguf with every matrix whose rows are whole blocks in Q8_0
 (gguf-py's quantizer), as llama-quantize leaves norms and vectors in F32.
 
 Needs gguf-py (MIT) from llama.cpp's source, as make_gguf_fixtures.py says, and Debian's python3-numpy:
@@ -74,6 +79,9 @@ def read_safetensors(directory):
                 continue
             begin, end = info["data_offsets"]
             raw = data[begin:end]
+            if info["dtype"] == "U8":  # gpt-oss's MXFP4 blocks and scales, kept as bytes
+                out[key] = np.frombuffer(raw, np.uint8).reshape(info["shape"])
+                continue
             if info["dtype"] == "BF16":
                 values = (np.frombuffer(raw, np.uint16).astype(np.uint32) << 16).view(np.float32)
             else:
@@ -249,6 +257,105 @@ def convert(name, arch, quantized):
     return path
 
 
+def mxfp4_nibbles_for_ggml(blocks):  # GptOssModel.transform_nibble_layout
+    """transformers' bytes hold elements 2j (low nibble) and 2j + 1 (high); ggml's MXFP4 holds j (low) and j + 16."""
+    codes = np.empty(blocks.shape[:-1] + (32,), np.uint8)
+    codes[..., 0::2], codes[..., 1::2] = blocks & 0x0F, blocks >> 4
+    return (codes[..., :16] | (codes[..., 16:] << 4)).astype(np.uint8)
+
+
+def mxfp4_tensor(blocks, scales):  # GptOssModel.repack_mxfp4: each 17-byte block its scale, then its 16 bytes
+    joined = np.concatenate([scales[..., None], mxfp4_nibbles_for_ggml(blocks)], axis=-1)
+    return np.ascontiguousarray(joined.reshape(joined.shape[0], joined.shape[1], -1))
+
+
+def mxfp4_values(blocks, scales):  # transformers' decoding, each [R, C] row block kept in place (no transpose)
+    levels = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0],
+                      np.float32)
+    codes = np.empty(blocks.shape[:-1] + (32,), np.uint8)
+    codes[..., 0::2], codes[..., 1::2] = blocks & 0x0F, blocks >> 4
+    values = levels[codes] * np.ldexp(np.float32(1), scales.astype(np.int32) - 127)[..., None].astype(np.float32)
+    return values.reshape(values.shape[0], values.shape[1], -1).astype(np.float32)
+
+
+def convert_gpt_oss(name, decoded=False):
+    """GptOssModel's conversion (llama.cpp's convert_hf_to_gguf.py): the experts kept in MXFP4 and split into
+    ffn_gate_exps (the even rows of gate_up_proj) and ffn_up_exps (the odd), their biases likewise, the sinks as
+    attn_sinks.weight, post_attention_layernorm as post_attention_norm, YaRN's keys; the rest in F32."""
+    directory = os.path.join(DATA, name)
+    c = json.load(open(os.path.join(directory, "config.json")))
+    weights = read_safetensors(directory)
+    arch, layers = gguf.MODEL_ARCH.GPT_OSS, c["num_hidden_layers"]
+    path = os.path.join(OUT, name + ("-f32.gguf" if decoded else "-mxfp4.gguf"))
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
+    w.add_name(name)
+    w.add_file_type(gguf.LlamaFileType.ALL_F32 if decoded else gguf.LlamaFileType.MOSTLY_MXFP4_MOE)
+    w.add_block_count(layers)
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(c["hidden_size"])
+    w.add_feed_forward_length(c["intermediate_size"])
+    w.add_head_count(c["num_attention_heads"])
+    w.add_head_count_kv(c["num_key_value_heads"])
+    w.add_key_length(c["head_dim"])
+    w.add_value_length(c["head_dim"])
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_rope_freq_base(c["rope_theta"])
+    w.add_expert_count(c["num_local_experts"])
+    w.add_expert_used_count(c["num_experts_per_tok"])
+    w.add_expert_feed_forward_length(c["intermediate_size"])
+    w.add_sliding_window(c["sliding_window"])
+    rope = c["rope_scaling"]
+    w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+    w.add_rope_scaling_factor(rope["factor"])
+    w.add_rope_scaling_orig_ctx_len(rope["original_max_position_embeddings"])
+    w.add_rope_scaling_yarn_beta_fast(rope["beta_fast"])
+    w.add_rope_scaling_yarn_beta_slow(rope["beta_slow"])
+    tokens = vocabulary(c["vocab_size"])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.NORMAL] * len(tokens))
+    w.add_token_merges(["a b", "c d"])
+    w.add_add_bos_token(False)
+
+    names = gguf.get_tensor_name_map(arch, layers)
+    out, raw = {}, {}
+    for key, value in weights.items():
+        if ".mlp.experts." in key:
+            continue
+        hf = key + ".weight" if key.endswith("sinks") else key
+        gguf_name = names.get_name(hf, try_suffixes=(".weight", ".bias"))
+        assert gguf_name, key
+        out[gguf_name] = value
+    for i in range(layers):
+        p, blk = "model.layers.%d.mlp.experts." % i, "blk.%d." % i
+        gate_up_blocks, gate_up_scales = weights[p + "gate_up_proj_blocks"], weights[p + "gate_up_proj_scales"]
+        raw[blk + "ffn_gate_exps.weight"] = mxfp4_tensor(gate_up_blocks[:, 0::2], gate_up_scales[:, 0::2])
+        raw[blk + "ffn_up_exps.weight"] = mxfp4_tensor(gate_up_blocks[:, 1::2], gate_up_scales[:, 1::2])
+        raw[blk + "ffn_down_exps.weight"] = mxfp4_tensor(weights[p + "down_proj_blocks"], weights[p + "down_proj_scales"])
+        out[blk + "ffn_gate_exps.bias"] = weights[p + "gate_up_proj_bias"][..., 0::2]
+        out[blk + "ffn_up_exps.bias"] = weights[p + "gate_up_proj_bias"][..., 1::2]
+        out[blk + "ffn_down_exps.bias"] = weights[p + "down_proj_bias"]
+    if decoded:  # the experts' values in F32: llama.cpp multiplies them in float32, with no 8-bit activations
+        for tensor_name, blocks in list(raw.items()):
+            joined = blocks.reshape(blocks.shape[0], blocks.shape[1], -1, 17)
+            scales, ggml_bytes = joined[..., 0], joined[..., 1:]
+            codes = np.concatenate([ggml_bytes & 0x0F, ggml_bytes >> 4], axis=-1)  # ggml's order: j, then j + 16
+            hf_bytes = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+            out[tensor_name] = mxfp4_values(hf_bytes, scales)
+        raw = {}
+    for tensor_name in sorted(set(out) | set(raw)):
+        if tensor_name in raw:
+            w.add_tensor(tensor_name, raw[tensor_name], raw_dtype=gguf.GGMLQuantizationType.MXFP4)
+        else:
+            w.add_tensor(tensor_name, np.ascontiguousarray(out[tensor_name], dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[2:]  # checkpoint names, or every one
@@ -257,6 +364,9 @@ def main():
             continue
         for quantized in (False, True):
             print(convert(name, arch, quantized))
+    if not only or "gpt_oss_mxfp4_tiny" in only:
+        print(convert_gpt_oss("gpt_oss_mxfp4_tiny"))
+        print(convert_gpt_oss("gpt_oss_mxfp4_tiny", decoded=True))
 
 
 if __name__ == "__main__":

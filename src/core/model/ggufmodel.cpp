@@ -14,6 +14,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 namespace atlas {
@@ -44,6 +45,7 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"phi3", "phi3"},
     GgufArchitecture {"gpt2", "gpt2"},
     GgufArchitecture {"gptneox", "gpt_neox"},
+    GgufArchitecture {"gpt-oss", "gpt_oss"},
 };
 
 std::string readArchitectures()
@@ -203,6 +205,54 @@ void phi3Keys(const GgufFile &f, json &j)
         j["rope_scaling"]["attention_factor"] = f.number("phi3.rope.scaling.attn_factor");
 }
 
+// gpt-oss's (llama.cpp's gpt-oss, as GptOssModel converts it): a window of attention.sliding_window on the layers of
+// attention.sliding_window_pattern (even ones when absent), YaRN from rope.scaling.* with its ramp floored and ceiled
+// to whole pairs (llama.cpp's ggml_rope_yarn_corr_dims: transformers' truncate true, where gpt-oss's own config says
+// false), and the experts' clamp at 7 (llama.cpp's constant: the file holds no swiglu_limit).
+void gptOssKeys(const GgufFile &f, json &j)
+{
+    const auto key = [](const char *suffix) { return std::string("gpt-oss.") + suffix; };
+    const int64_t layers = j["num_hidden_layers"];
+    j["sliding_window"] = countKey(f, key("attention.sliding_window"));
+    const std::string patternKey = key("attention.sliding_window_pattern");
+    json types = json::array();
+    if (f.has(patternKey) && f.metadata().at(patternKey).type == GgufValue::Type::Array) {
+        const std::vector<int64_t> flags = f.integers(patternKey);
+        if (flags.size() != size_t(layers))
+            keyFails(f, patternKey, std::to_string(flags.size()) + " flags for " + std::to_string(layers) + " layers");
+        for (int64_t flag : flags)
+            types.push_back(flag != 0 ? "sliding_attention" : "full_attention");
+    } else {
+        const int64_t n = f.has(patternKey) ? countKey(f, patternKey, 1 << 16) : 2;
+        for (int64_t i = 0; i < layers; ++i)
+            types.push_back(i % n < n - 1 ? "sliding_attention" : "full_attention");
+    }
+    j["layer_types"] = types;
+    j["swiglu_limit"] = 7.0;
+    j["attention_bias"] = true;
+    j["num_local_experts"] = countKey(f, key("expert_count"), 1 << 12);
+    j["num_experts_per_tok"] = countKey(f, key("expert_used_count"), 1 << 12);
+    if (f.has(key("expert_feed_forward_length")))
+        j["intermediate_size"] = countKey(f, key("expert_feed_forward_length"));
+    for (const char *unread : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_ext_factor", "rope.freq_base_swa"})
+        if (f.has(key(unread)))
+            keyFails(f, key(unread), "is not read (gpt-oss's converter does not write it)");
+    if (!f.has(key("rope.scaling.type")))
+        return;
+    const std::string &kind = f.string(key("rope.scaling.type"));
+    if (kind == "none")
+        return;
+    if (kind != "yarn")
+        keyFails(f, key("rope.scaling.type"), "'" + shownText(kind) + "' is not read (yarn and none are)");
+    json yarn = {{"rope_type", "yarn"}, {"factor", f.number(key("rope.scaling.factor"))}, {"truncate", true},
+        {"original_max_position_embeddings", countKey(f, key("rope.scaling.original_context_length"))}};
+    if (f.has(key("rope.scaling.yarn_beta_fast")))
+        yarn["beta_fast"] = f.number(key("rope.scaling.yarn_beta_fast"));
+    if (f.has(key("rope.scaling.yarn_beta_slow")))
+        yarn["beta_slow"] = f.number(key("rope.scaling.yarn_beta_slow"));
+    j["rope_scaling"] = yarn;
+}
+
 // config.json's keys from the file's metadata, as the family's Hugging Face config would hold them.
 json configJson(const GgufFile &f, const GgufArchitecture &arch)
 {
@@ -245,7 +295,7 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
         keyFails(f, key("rope.dimension_count"),
             std::to_string(rotated) + " rotated dimensions of a head's " + std::to_string(headDim) + ": a " + a
                 + " model turns " + (a == "phi3" ? "at most " : "") + "the whole head");
-    if (f.has(key("rope.scaling.type"))) {
+    if (f.has(key("rope.scaling.type")) && a != "gpt-oss") { // gpt-oss's YaRN: gptOssKeys
         const std::string &kind = f.string(key("rope.scaling.type"));
         if (kind == "linear")
             j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", f.number(key("rope.scaling.factor"))}};
@@ -272,6 +322,11 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
         gemmaKeys(f, a, j);
     if (a == "phi3")
         phi3Keys(f, j);
+    if (a == "gpt-oss") {
+        j["intermediate_size"] = countKey(f, key("feed_forward_length"));
+        gptOssKeys(f, j);
+        return j;
+    }
     const int64_t experts = f.has(key("expert_count")) ? int64_t(f.unsignedValue(key("expert_count"))) : 0;
     if (a == "qwen3moe" || experts > 0) {
         if (a == "llama")
@@ -292,6 +347,58 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
         j["rope_scaling"] = {{"rope_type", "frequency_factors"}, {"factors", factors.values()}};
     }
     return j;
+}
+
+// gpt-oss's parameters that llama.cpp holds otherwise, as float32: self_attn.sinks from attn_sinks.weight, and the
+// stacked experts from its per-matrix tensors: mlp.experts.gate_up_proj [E, D, 2F] (x W, the gate in the even
+// columns) from ffn_gate_exps and ffn_up_exps [E, F, D], its bias [E, 2F] from theirs [E, F], down_proj [E, F, D]
+// from ffn_down_exps [E, D, F], and its bias as it is. `name` is the parameter's; nothing for the others.
+std::optional<Tensor> gptOssTensor(const GgufFile &f, const std::string &name, std::set<std::string> &used)
+{
+    const size_t layerAt = name.find('.') + 1, at = name.find(".mlp.experts.");
+    const auto read = [&](const std::string &key) {
+        requiredTensor(f, key, "every gpt-oss layer has it");
+        used.insert(key);
+        return f.tensor(key, SafetensorsFile::NonFinite::Refuse);
+    };
+    if (name.ends_with(".self_attn.sinks"))
+        return read("blk." + name.substr(layerAt, name.find('.', layerAt) - layerAt) + ".attn_sinks.weight");
+    if (at == std::string::npos)
+        return std::nullopt;
+    const std::string blk = "blk." + name.substr(layerAt, at - layerAt) + ".", matrix = name.substr(at + 13);
+    if (matrix == "down_proj_bias")
+        return read(blk + "ffn_down_exps.bias");
+    if (matrix == "down_proj") {
+        const Tensor down = read(blk + "ffn_down_exps.weight");
+        if (down.rank() != 3)
+            throw Error(f.path() + ": tensor '" + blk + "ffn_down_exps.weight' has shape " + down.shapeString()
+                + ", not [experts, embedding_length, expert_feed_forward_length]");
+        const int64_t E = down.dim(0), D = down.dim(1), F = down.dim(2);
+        Tensor out = Tensor::uninitialized({E, F, D});
+        for (int64_t e = 0; e < E; ++e)
+            for (int64_t d = 0; d < D; ++d)
+                for (int64_t k = 0; k < F; ++k)
+                    out.data()[(e * F + k) * D + d] = down.data()[(e * D + d) * F + k];
+        return out;
+    }
+    const bool bias = matrix == "gate_up_proj_bias";
+    if (!bias && matrix != "gate_up_proj")
+        return std::nullopt;
+    const std::string suffix = bias ? ".bias" : ".weight";
+    const Tensor gate = read(blk + "ffn_gate_exps" + suffix), up = read(blk + "ffn_up_exps" + suffix);
+    if (gate.shape() != up.shape() || gate.rank() != (bias ? 2 : 3))
+        throw Error(f.path() + ": tensors '" + blk + "ffn_gate_exps" + suffix + "' " + gate.shapeString() + " and '"
+            + blk + "ffn_up_exps" + suffix + "' " + up.shapeString() + " are not two stacks of one shape");
+    const int64_t E = gate.dim(0), F = gate.dim(1), D = bias ? 1 : gate.dim(2);
+    Tensor out = Tensor::uninitialized(bias ? Shape {E, 2 * F} : Shape {E, D, 2 * F});
+    for (int64_t e = 0; e < E; ++e)
+        for (int64_t k = 0; k < F; ++k)
+            for (int64_t d = 0; d < D; ++d) {
+                float *cell = out.data() + (e * D + d) * 2 * F + 2 * k;
+                cell[0] = gate.data()[(e * F + k) * D + d];
+                cell[1] = up.data()[(e * F + k) * D + d];
+            }
+    return out;
 }
 
 // The expert number in a parameter's name ("layers.0.block_sparse_moe.experts.3.w1.weight" gives 3).
@@ -350,8 +457,9 @@ Model loadGgufModel(const std::string &path)
         = [gpt2](const std::string &key, size_t rank) { return gpt2 && rank == 2 && key.starts_with("blk."); };
     // The matrices stay in the file's encoding (weights a product reads a tile at a time, tensor/packedrows.h); the
     // vectors, the float32 matrices and GPT-2's transposed ones become float32.
-    const auto packed = [&](const GgufFile::Entry &e) {
-        return e.type != GgmlType::F32 && e.shape.size() >= 2 && !conv1d(e.name, e.shape.size());
+    const auto packed = [&](const GgufFile::Entry &e) { // gpt-oss's experts are restacked as float32
+        return e.type != GgmlType::F32 && e.shape.size() >= 2 && !conv1d(e.name, e.shape.size())
+            && !(architecture == "gpt-oss" && e.name.find("_exps.") != std::string::npos);
     };
     double bytes = 0;
     for (const GgufFile::Entry &e : f.entries())
@@ -365,6 +473,14 @@ Model loadGgufModel(const std::string &path)
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+        if (architecture == "gpt-oss")
+            if (std::optional<Tensor> held = gptOssTensor(f, name, used)) {
+                if (held->shape() != shape)
+                    throw Error(path + ": the tensors of " + name + " make shape " + held->shapeString()
+                        + ", the metadata implies " + Tensor::shapeString(shape));
+                tensor = std::move(*held);
+                return;
+            }
         const auto found = names.find(name);
         if (found == names.end())
             throw Error(path + ": the " + m.config.modelType + " parameter '" + name + "' has no GGUF name");

@@ -319,9 +319,10 @@ GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wan
 GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type, const std::string &description)
 {
     const ModelConfig &c = m.config;
-    const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
+    const std::string architecture
+        = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo || c.attentionSinks
         ? std::string()
-        : ggufArchitecture(c);
+        : ggufArchitecture(c); // gpt-oss is read from GGUF files, not written
     if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
             + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "

@@ -109,7 +109,7 @@ constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel", "
     {"gemma3_text", Family::Llama, "Gemma3ForCausalLM", "gemma3"},
     {"smollm3", Family::Llama, "SmolLM3ForCausalLM", "smollm3"},
     {"qwen3_moe", Family::Llama, "Qwen3MoeForCausalLM", "qwen3moe"}, {"phi3", Family::Llama, "Phi3ForCausalLM", "phi3"},
-    {"gpt_oss", Family::Llama, "GptOssForCausalLM", ""}};
+    {"gpt_oss", Family::Llama, "GptOssForCausalLM", "gpt-oss"}};
 
 std::string knownModelTypes()
 {

@@ -266,7 +266,7 @@ std::string requireGgufArchitecture(const ModelConfig &c)
     const std::string arch = ggufArchitecture(c);
     if (arch.empty())
         throw Error(std::string(familyName(c.family)) + " models have no GGUF names in this app (llama.cpp reads "
-            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2 and gptneox here)");
+            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2, gptneox and gpt-oss here)");
     return arch;
 }
 
@@ -299,7 +299,13 @@ std::string ggufBlockParameter(const ModelConfig &c, int layer, BlockPart part)
 {
     requireGgufArchitecture(c);
     (void)blockParameter(c, names::kOnlyStack, layer, part); // the family has it
-    const char *name = c.fusesProjections() && part == BlockPart::Gate ? "ffn_up" : kGgufBlock[size_t(part)];
+    // llama.cpp's gpt-oss names its pre-feed-forward norm ATTN_POST_NORM and its sinks attn_sinks; its stacked
+    // experts are split per matrix (ggufmodel.cpp reads them).
+    const bool gptOss = c.attentionSinks;
+    const char *name = c.fusesProjections() && part == BlockPart::Gate ? "ffn_up"
+        : gptOss && part == BlockPart::NormFfn                         ? "post_attention_norm"
+        : gptOss && part == BlockPart::Sinks                           ? "attn_sinks"
+                                                                       : kGgufBlock[size_t(part)];
     if (!name)
         return missing(c.family, "such GGUF block");
     return "blk." + std::to_string(layer) + "." + name;
