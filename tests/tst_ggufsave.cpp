@@ -273,6 +273,11 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
     const CliResult bert = runCli({"save", "--model", dataPath("bert_tiny"), "--out", QString::fromStdString(out)});
     QCOMPARE(bert.code, 1);
     QVERIFY2(bert.err.contains("a bert model has no llama.cpp architecture this program writes"), qPrintable(bert.err));
+    const CliResult gptOss
+        = runCli({"save", "--model", dataPath("gpt_oss_tiny"), "--out", QString::fromStdString(out)});
+    QCOMPARE(gptOss.code, 1);
+    QVERIFY2(gptOss.err.contains("a gpt_oss model is read from llama.cpp's gpt-oss files but not written as one"),
+        qPrintable(gptOss.err));
     QVERIFY(!QFile::exists(QString::fromStdString(out)));
 }
 

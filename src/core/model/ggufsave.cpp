@@ -325,8 +325,9 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
         : ggufArchitecture(c); // gpt-oss is read from GGUF files, not written
     if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
-            + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "
-              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2 and gptneox)");
+            + (c.attentionSinks ? " model is read from llama.cpp's gpt-oss files but not written as one"
+                                : " model has no llama.cpp architecture this program writes")
+            + " (it writes llama, qwen2, qwen3, qwen3moe, olmo2, smollm3, gemma2, gemma3, phi3, gpt2 and gptneox)");
     if (!ggmlTypeInfo(type).written())
         throw Error(
             std::string("GGUF files are written as ") + writtenGgmlTypeNames() + ", not " + ggmlTypeInfo(type).name);
