@@ -98,13 +98,21 @@ void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
             QCOMPARE(std::isfinite(key0) ? key0 : 0.0f, probs.slice(2).data()[r * 6]);
         }
         QCOMPARE(view.cellText(4, 0).contains("sink took"), sinks);
+        double first = 0; // the first token's weight averaged over the later queries, named on the key axis
+        for (int r = 1; r < 6; ++r)
+            first += probs.slice(2).data()[r * 6] / 5.0;
+        const QString axis = view.plot()->xAxis->label();
+        QVERIFY2(axis.contains("takes " + QString::number(100.0 * first, 'f', 0) + " % of the later rows"),
+            qPrintable(axis));
+        QCOMPARE(axis.contains("the head's sink"), sinks);
         QCOMPARE(view.cellText(4, sinks ? 2 : 1),
             cellPrefix(input, 4, 1) + ":" + attentionCellText(input, 1, 2, 4, 1, true));
     }
 }
 
 // gpt-oss: All heads writes each head's mean sink share on it (reverse-gpt-oss's layer 1 heads 2 and 3 above a half,
-// as lesson 25 says) and ranks the three largest; a model without sinks writes none.
+// as lesson 25 says) and ranks the three largest; a model without sinks gets its first token's mean weight over the
+// later queries instead, the sink such models learn.
 void TestModelViews::allHeadsNumberEachHeadsSink()
 {
     for (const char *model : {"reverse-gpt-oss", "reverse-llama"}) {
@@ -118,17 +126,24 @@ void TestModelViews::allHeadsNumberEachHeadsSink()
         const ViewInput input = testing::forSpec(spec);
         view.setInput(input);
         const bool sinks = QString(model) == "reverse-gpt-oss";
+        QCOMPARE(view.learnedSinks(), sinks);
         for (int l = 0; l < 2; ++l)
             for (int h = 0; h < 4; ++h) {
-                if (!sinks) {
-                    QCOMPARE(view.sinkMean(l, h), -1.0f);
+                const std::string layer = "layer." + std::to_string(l);
+                if (sinks) {
+                    const Tensor &share = input.trace->tensor(layer + ".attn.sink");
+                    QVERIFY(std::abs(view.sinkShare(l, h) - share.matrix().row(h).mean()) < 1e-6f);
                     continue;
                 }
-                const Tensor &share = input.trace->tensor("layer." + std::to_string(l) + ".attn.sink");
-                QVERIFY(std::abs(view.sinkMean(l, h) - share.matrix().row(h).mean()) < 1e-6f);
+                const Tensor &probs = input.trace->tensor(layer + ".attn.probs");
+                const int64_t T = probs.dim(1);
+                double first = 0;
+                for (int64_t q = 1; q < T; ++q)
+                    first += probs.slice(h).data()[q * T] / double(T - 1);
+                QVERIFY(std::abs(view.sinkShare(l, h) - first) < 1e-6);
             }
         if (sinks)
-            QVERIFY(view.sinkMean(1, 2) > 0.5f && view.sinkMean(1, 3) > 0.5f);
+            QVERIFY(view.sinkShare(1, 2) > 0.5f && view.sinkShare(1, 3) > 0.5f);
     }
 }
 

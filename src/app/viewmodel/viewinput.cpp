@@ -101,6 +101,18 @@ const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int q
     return &entry->tensor;
 }
 
+float firstKeyShare(const Tensor &probs, int head)
+{
+    const int64_t queries = probs.dim(1), keys = probs.dim(2);
+    if (queries < 2 || keys < 1 || head < 0 || head >= probs.dim(0))
+        return -1.0f;
+    const float *p = probs.slice(head).data();
+    double sum = 0;
+    for (int64_t i = 1; i < queries; ++i)
+        sum += p[i * keys];
+    return float(sum / double(queries - 1));
+}
+
 std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix)
 {
     if (suffix.substr(0, 5) == "attn.")

@@ -106,6 +106,10 @@ bool isKeyPadding(const ViewInput &input, int position);
 // A model with attention sinks (gpt-oss): `layer.{l}.attn.sink` of the site's self-attention, [H, T] (each query
 // row's share that its head's sink took), when it has `heads` rows of `queries`; null otherwise.
 const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int queries);
+// The mean weight head `head` of probs [H, T, K] gives its first key, over the queries after it (query 0 of a causal
+// head has no other key to give weight to): the first-token "attention sink" that models without a learned one
+// learn (Xiao et al. 2023), to set beside gpt-oss's. −1 with fewer than two queries.
+float firstKeyShare(const Tensor &probs, int head);
 // "0", "1" … count − 1: labels for axes of positions, dimensions or neurons.
 QStringList numberedLabels(int count);
 // "query 'the' (#3) → key 'cat' (#1)"

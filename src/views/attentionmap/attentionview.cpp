@@ -16,6 +16,15 @@
 
 namespace atlas {
 
+namespace {
+
+QString percent(float share)
+{
+    return QString::number(100.0 * double(share), 'f', 0) + QStringLiteral(" %");
+}
+
+} // namespace
+
 AttentionView::AttentionView(QWidget *parent)
     : View(parent)
     , m_plot(new HeatmapPlot(this))
@@ -105,10 +114,19 @@ void AttentionView::refresh()
             QStringList labels = keyLabels(m_input, keys);
             labels.prepend(tr("sink"));
             m_plot->setLabels(tokenLabels(m_input, tokens), labels);
-            m_plot->setAxisTitles(tr("key (first column: the head's sink)"), tr("query"));
+            m_plot->setAxisTitles(tr("key (first column: the head's sink, %1 of a row on average; the first token "
+                                     "takes %2 of the later rows)")
+                                      .arg(percent(shares->matrix().row(m_spec.head).mean()))
+                                      .arg(percent(firstKeyShare(*probs, m_spec.head))),
+                tr("query"));
             m_plot->setMaskedScores(maskedScores ? cells->data() + size_t(tokens * cols) : nullptr);
             m_plot->setMatrix(cells->data(), tokens, cols, cells);
         } else {
+            if (const float first = firstKeyShare(*probs, m_spec.head); first >= 0 && !m_input.site.cross)
+                m_plot->setAxisTitles(
+                    tr("key (the first token, where many models park attention, takes %1 of the later rows)")
+                        .arg(percent(first)),
+                    tr("query"));
             m_plot->setMaskedScores(maskedScores);
             m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
         }

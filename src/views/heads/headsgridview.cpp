@@ -110,7 +110,8 @@ int HeadsGridView::keyCount() const
 int HeadsGridView::headerTop() const
 {
     const QFontMetrics label(sizedFont(font(), 10)), title(sizedFont(font(), 12, true));
-    return kViewMargin + std::max(title.height() + label.height() + 8, m_size->sizeHint().height() + 4);
+    const int subtitles = m_sinkShares.empty() ? 1 : 2; // the sinks' line under the first
+    return kViewMargin + std::max(title.height() + subtitles * label.height() + 8, m_size->sizeHint().height() + 4);
 }
 
 QSize HeadsGridView::sizeHint() const
@@ -174,46 +175,57 @@ void HeadsGridView::refresh()
     update();
 }
 
-// Each head's sink share averaged over its rows: O(layers · heads · T), cheap beside the pooling.
-void HeadsGridView::averageSinks()
+// Each head's learned sink share averaged over its rows, or else its weight on the first token averaged over the
+// queries after it: O(layers · heads · T), cheap beside the pooling.
+void HeadsGridView::averageSinkShares()
 {
-    m_sinkMeans.clear();
-    std::vector<float> means(size_t(std::max(0, m_layers * m_heads)), -1.0f);
+    m_sinkShares.clear();
+    m_learnedSinks = false;
+    std::vector<float> shares(size_t(std::max(0, m_layers * m_heads)), -1.0f);
     bool any = false;
-    for (int l = 0; l < m_layers; ++l) {
-        const Tensor *shares = findSinkShares(m_input, l, m_heads, tokenCount());
-        if (shares == nullptr)
-            continue;
-        for (int h = 0; h < m_heads; ++h)
-            means[size_t(l * m_heads + h)] = shares->matrix().row(h).mean();
-        any = true;
-    }
+    for (int l = 0; l < m_layers; ++l)
+        if (const Tensor *learned = findSinkShares(m_input, l, m_heads, tokenCount())) {
+            for (int h = 0; h < m_heads; ++h)
+                shares[size_t(l * m_heads + h)] = learned->matrix().row(h).mean();
+            any = m_learnedSinks = true;
+        }
+    for (int l = 0; !m_learnedSinks && l < m_layers; ++l)
+        for (int h = 0; h < m_heads; ++h) {
+            QString ignored;
+            if (const Tensor *probs = findHeadTensor(m_input, l, "attn.probs", h, &ignored)) {
+                shares[size_t(l * m_heads + h)] = firstKeyShare(*probs, h);
+                any = any || shares[size_t(l * m_heads + h)] >= 0;
+            }
+        }
     if (any)
-        m_sinkMeans = std::move(means);
+        m_sinkShares = std::move(shares);
 }
 
 QString HeadsGridView::sinkRanking() const
 {
     std::vector<int> order;
-    for (int i = 0; i < int(m_sinkMeans.size()); ++i)
-        if (m_sinkMeans[size_t(i)] >= 0)
+    for (int i = 0; i < int(m_sinkShares.size()); ++i)
+        if (m_sinkShares[size_t(i)] >= 0)
             order.push_back(i);
     std::stable_sort(
-        order.begin(), order.end(), [this](int a, int b) { return m_sinkMeans[size_t(a)] > m_sinkMeans[size_t(b)]; });
+        order.begin(), order.end(), [this](int a, int b) { return m_sinkShares[size_t(a)] > m_sinkShares[size_t(b)]; });
     QStringList top;
     for (size_t k = 0; k < std::min<size_t>(3, order.size()); ++k)
         top << tr("L%1 H%2 %3 %")
                    .arg(order[k] / m_heads)
                    .arg(order[k] % m_heads)
-                   .arg(QString::number(100.0 * m_sinkMeans[size_t(order[k])], 'f', 0));
-    return tr("on each head: the mean share its sink takes; most: %1").arg(top.join(QStringLiteral(", ")));
+                   .arg(QString::number(100.0 * m_sinkShares[size_t(order[k])], 'f', 0));
+    return (m_learnedSinks ? tr("on each head: the mean share its sink takes; most: %1")
+                           : tr("on each head: its mean weight on the first token (later queries), where many "
+                                "models park attention; most: %1"))
+        .arg(top.join(QStringLiteral(", ")));
 }
 
 void HeadsGridView::rebuildThumbnails()
 {
     m_job.drop(); // a pooling still running is now stale
     countLayersAndHeads();
-    averageSinks();
+    averageSinkShares();
     m_thumbs.assign(static_cast<size_t>(std::max(0, m_layers * m_heads)), QImage());
     m_message.clear();
     std::shared_ptr<const ColorLut> lut;
@@ -390,8 +402,10 @@ void HeadsGridView::paintLabels(QPainter &p, const Grid &g) const
     dim.setAlphaF(0.7f);
     p.setPen(dim);
     p.drawText(QPoint(kViewMargin, kViewMargin + title.height() + label.ascent() + 2),
-        tr("each thumbnail scaled to its own maximum \u00B7 click one to open it")
-            + (m_sinkMeans.empty() ? QString() : QStringLiteral(" \u00B7 ") + sinkRanking()));
+        tr("each thumbnail scaled to its own maximum \u00B7 click one to open it"));
+    if (!m_sinkShares.empty())
+        p.drawText(
+            QPoint(kViewMargin, kViewMargin + title.height() + label.height() + label.ascent() + 2), sinkRanking());
     p.setPen(textColor());
     const bool roomy = label.horizontalAdvance(tr("Head %1").arg(m_heads - 1)) + 4 <= g.cell;
     const int headerY = g.top - 4 - label.descent();
@@ -449,9 +463,8 @@ void HeadsGridView::paintThumbnails(QPainter &p, const Grid &g) const
                 continue;
             }
             p.drawImage(r, img);
-            if (!m_sinkMeans.empty() && m_sinkMeans[size_t(l * m_heads + h)] >= 0 && g.thumb >= 28) {
-                const QString share
-                    = QString::number(100.0 * m_sinkMeans[size_t(l * m_heads + h)], 'f', 0) + QStringLiteral(" %");
+            if (sinkShare(l, h) >= 0 && g.thumb >= 28) {
+                const QString share = QString::number(100.0 * sinkShare(l, h), 'f', 0) + QStringLiteral(" %");
                 const QFontMetrics fm(p.font());
                 const QRect box(r.right() - fm.horizontalAdvance(share) - 5, r.top() + 1,
                     fm.horizontalAdvance(share) + 4, fm.height());

@@ -33,13 +33,15 @@ public:
     QImage thumbnail(int layer, int head) const;
     // The centred message drawn instead of the grid ("Not computed yet: …"), empty when the grid is drawn.
     QString message() const { return m_message; }
-    // A model with attention sinks (gpt-oss): head (layer, head)'s mean sink share, drawn on its thumbnail, with the
-    // three largest in the subtitle; −1 without one.
-    float sinkMean(int layer, int head) const
+    // The share of attention drawn on head (layer, head)'s thumbnail, with the three largest in the subtitle: the mean
+    // share its learned sink takes (gpt-oss, learnedSinks()), or else the mean weight on the first token over the
+    // queries after it (firstKeyShare), the sink other models learn; −1 where none is drawn.
+    float sinkShare(int layer, int head) const
     {
         const size_t i = size_t(layer * m_heads + head);
-        return layer >= 0 && head >= 0 && head < m_heads && i < m_sinkMeans.size() ? m_sinkMeans[i] : -1.0f;
+        return layer >= 0 && head >= 0 && head < m_heads && i < m_sinkShares.size() ? m_sinkShares[i] : -1.0f;
     }
+    bool learnedSinks() const { return m_learnedSinks; }
 
     bool tokenLabelsShown() const { return grid().labels > 0; }
     std::vector<QWidget *> interfaceWidgets() const override;
@@ -80,7 +82,7 @@ private:
     };
 
     void rebuildThumbnails();
-    void averageSinks();
+    void averageSinkShares();
     void countLayersAndHeads();
     Grid grid() const;
     Hit hitTest(const QPoint &pos) const;
@@ -95,8 +97,9 @@ private:
     QColor textColor() const;
 
     std::vector<QImage> m_thumbs; // [layer * heads + head]
-    // gpt-oss: each head's mean sink share over its rows (attn.sink), [layer * heads + head]; empty without sinks.
-    std::vector<float> m_sinkMeans;
+    // sinkShare's, [layer * heads + head]; empty when no layer's probabilities are computed.
+    std::vector<float> m_sinkShares;
+    bool m_learnedSinks = false;
     QString sinkRanking() const; // "… most: L1 H3 72 %, L1 H2 68 %, L1 H1 61 %"
     QComboBox *m_size;
 
