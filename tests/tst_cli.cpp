@@ -200,6 +200,10 @@ private slots:
                                  << "model.layers.1.mlp.experts.gate_up_proj";
         QTest::newRow("mistral") << "mistral"
                                  << "lm_head.weight";
+        QTest::newRow("mixtral") << "mixtral"
+                                 << "model.layers.1.block_sparse_moe.experts.2.w3.weight";
+        QTest::newRow("qwen3_moe") << "qwen3_moe"
+                                   << "model.layers.0.mlp.experts.3.down_proj.weight";
         QTest::newRow("gpt_neox") << "gpt_neox"
                                   << "gpt_neox.layers.0.attention.query_key_value.weight";
         QTest::newRow("gpt_neo") << "gpt_neo"
@@ -232,6 +236,8 @@ private slots:
             QCOMPARE(model.config.noRopeLayers, std::vector<int> {1});
         if (family == "phi3")
             QCOMPARE(model.config.rotaryDims, 4);
+        if (family == "mixtral" || family == "qwen3_moe" || family == "gpt_oss")
+            QVERIFY(model.config.experts == 4 && model.config.expertTopK == 2 && model.config.isMoeLayer(1));
         QVERIFY(atlas::SafetensorsFile((out + "/model.safetensors").toStdString()).contains(key.toStdString()));
         QStringList dump = {"dump", "--model", out, "--tokens", "1,2,3", "--out", dir.filePath("d")};
         if (family == "t5")

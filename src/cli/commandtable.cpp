@@ -223,8 +223,8 @@ std::vector<CliCommand> makeTable()
             {{"--out DIR [--layers L --heads H --d-model D ... --seed S]",
                  "make a model with GPT-2's initialisation from a fixed seed"},
                 {"--out DIR --family "
-                 "llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_neox|gpt_neo|t5 "
-                 "[--kv-heads N --tied]",
+                 "llama|mistral|mixtral|qwen2|qwen3|qwen3_moe|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_neox|"
+                 "gpt_neo|t5 [--kv-heads N --tied]",
                     "the same in another family's layout, as its Hugging Face classes save it"}},
             {{"out", "DIR", "the model directory written"}, {"layers", "L", "blocks (default 2)"},
                 {"heads", "H", "attention heads (default 4)"}, {"d-model", "D", "width (default 64)"},
@@ -237,17 +237,19 @@ std::vector<CliCommand> makeTable()
                 {"tokenizer", "bytes|gpt2", "the tokenizer the model reads text with"},
                 {"description", "TEXT", "the model's description"},
                 {"family",
-                    "llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_neox|gpt_neo|t5",
+                    "llama|mistral|mixtral|qwen2|qwen3|qwen3_moe|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_"
+                    "neox|"
+                    "gpt_neo|t5",
                     "another family's layout"},
                 {"kv-heads", "N", "K/V heads (grouped-query attention)"},
                 {"tied", "", "the output head tied to the embedding (T5: v1.0's ReLU)"},
                 {"rope-theta", "X", "RoPE's base (default 10000)"},
                 {"window", "W",
                     "gpt_neo's local layers' window (default 256), gemma2's and gemma3_text's sliding window (default "
-                    "4096), gpt_oss's on every other layer (default 128), smollm3's on its NoPE layers and phi3's on "
-                    "every layer (default none)"},
-                {"experts", "E", "gpt_oss: experts per layer (default 4)"},
-                {"top-k", "K", "gpt_oss: experts per token (default 2)"},
+                    "4096), gpt_oss's on every other layer (default 128), smollm3's on its NoPE layers, phi3's and "
+                    "mixtral's on every layer (default none)"},
+                {"experts", "E", "gpt_oss, mixtral, qwen3_moe: experts per layer (default 4), each --d-ff wide"},
+                {"top-k", "K", "gpt_oss, mixtral, qwen3_moe: experts per token (default 2)"},
                 {"nope-every", "N", "smollm3: every N-th layer does not turn q and k (default 4)"},
                 {"partial-rotary", "F", "phi3: the fraction of each head's dimensions RoPE turns (default 1)"}},
             newModelCommand},

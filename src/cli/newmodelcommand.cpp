@@ -18,7 +18,7 @@ namespace atlas {
 namespace {
 
 // A family's config.json keys for new-model's options (--family
-// llama|mistral|qwen2|qwen3|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_neox|gpt_neo).
+// llama|mistral|mixtral|qwen2|qwen3|qwen3_moe|olmo2|gemma2|gemma3_text|smollm3|phi3|gpt_oss|gpt_neox|gpt_neo).
 nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &family)
 {
     const int heads = args.intValue("heads", 4, 1, 1024);
@@ -63,6 +63,19 @@ nlohmann::json llamaFamilyConfig(const Arguments &args, const std::string &famil
         j["intermediate_size"] = args.intValue("d-ff", j["hidden_size"].get<int>(), 1, 1 << 20);
         j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
             {"original_max_position_embeddings", std::max(1, context / 4)}, {"truncate", false}};
+    }
+    if (family == "mixtral" || family == "qwen3_moe") { // experts in every layer, --d-ff wide: Mixtral's top-k
+        // renormalised (MixtralSparseMoeBlock), Qwen3-MoE's too (norm_topk_prob), with Qwen3's QK-norm
+        const bool qwen = family == "qwen3_moe";
+        j[qwen ? "num_experts" : "num_local_experts"] = args.intValue("experts", 4, 2, 1024);
+        j["num_experts_per_tok"] = args.intValue("top-k", 2, 1, 1024);
+        if (qwen) {
+            j["moe_intermediate_size"] = j["intermediate_size"];
+            j["norm_topk_prob"] = true;
+            j["head_dim"] = j["hidden_size"].get<int>() / heads;
+        }
+        if (args.has("window"))
+            j["sliding_window"] = args.intValue("window", 4096, 1, 1 << 20);
     }
     if (family == "gpt_neox") // Pythia's defaults: a quarter of each head turns, parallel residual
         j["rotary_pct"] = 0.25;
@@ -137,14 +150,16 @@ void checkFamilyOptions(const Arguments &args, const std::string &family)
         {"smollm3", {"kv-heads", "tied", "rope-theta", "window", "nope-every"}},
         {"phi3", {"kv-heads", "tied", "rope-theta", "window", "partial-rotary"}},
         {"gpt_oss", {"kv-heads", "tied", "rope-theta", "window", "experts", "top-k"}},
+        {"mixtral", {"kv-heads", "tied", "rope-theta", "window", "experts", "top-k"}},
+        {"qwen3_moe", {"kv-heads", "tied", "rope-theta", "experts", "top-k"}},
         {"gpt_neox", {"tied", "rope-theta"}},
         {"gpt_neo", {"tied", "window"}},
     };
     const auto own = honoured.find(family);
     if (own == honoured.end())
         throw Error("option --family: '" + family
-            + "' is not one of gpt2, llama, mistral, qwen2, qwen3, olmo2, gemma2, gemma3_text, smollm3, phi3, "
-              "gpt_oss, gpt_neox, gpt_neo, t5");
+            + "' is not one of gpt2, llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, olmo2, gemma2, gemma3_text, "
+              "smollm3, phi3, gpt_oss, gpt_neox, gpt_neo, t5");
     for (const auto &[other, options] : honoured)
         for (const std::string &option : options)
             if ((args.has(option) || args.flag(option)) && !own->second.contains(option)) {
