@@ -95,8 +95,8 @@ private slots:
         setTrainingRunOption(run, "family", "gpt2", "train: family");
         QVERIFY(run.family.empty()); // GPT-2's layout is the default
         QCOMPARE(errorFrom([&] { setTrainingRunOption(run, "family", "t5", "train: family"); }),
-            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3, gpt_oss "
-                    "or bert)"));
+            QString("train: family: 't5' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3, phi3, "
+                    "gpt_oss, bert)"));
         setTrainingRunOption(run, "positions", "alibi", "p");
         QCOMPARE(run.positions, std::string("alibi"));
         QVERIFY(!errorFrom([&] { setTrainingRunOption(run, "positions", "spiral", "option --positions"); }).isEmpty());
@@ -222,6 +222,26 @@ private slots:
         const ModelConfig wider = trainingModelConfig(run);
         QCOMPARE(wider.experts, 8);
         QCOMPARE(wider.expertTopK, 3);
+    }
+
+    // train --family phi3: Phi-3's fused qkv_proj and gate_up_proj, RoPE on three quarters of each head (Phi-4-mini's
+    // partial_rotary_factor), written back as a phi3 config.json; positions other than RoPE refused by name.
+    void phi3LayoutTrains()
+    {
+        TrainingRun run;
+        run.task = "reverse";
+        setTrainingRunOption(run, "family", "phi3", "train: family");
+        setTrainingRunOption(run, "kv-heads", "2", "train: kv-heads");
+        const ModelConfig phi = trainingModelConfig(run);
+        QCOMPARE(QString::fromStdString(phi.modelType), QString("phi3"));
+        QVERIFY(phi.fusesProjections() && phi.gatedFfn && !phi.qkvBias);
+        QCOMPARE(phi.rotatedDims(), 3 * phi.headDim() / 4 / 2 * 2);
+        QVERIFY(phi.rotatedDims() < phi.headDim());
+        QCOMPARE(phi.kvHeadCount(), 2);
+        const ModelConfig again = ModelConfig::fromJson(phi.toJson(), "again");
+        QCOMPARE(again.toJson(), phi.toJson());
+        setTrainingRunOption(run, "positions", "alibi", "train: positions");
+        QVERIFY(errorFrom([&] { trainingModelConfig(run); }).contains("family phi3"));
     }
 
     // A lesson's train action takes the run's options as `train` does (lr, batch, warm-up …), checked by the same

@@ -121,8 +121,8 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
         comboBox("family",
             {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("Qwen3"), QStringLiteral("qwen3")},
                 {tr("OLMo 2"), QStringLiteral("olmo2")}, {tr("Gemma 2"), QStringLiteral("gemma2")},
-                {tr("SmolLM3"), QStringLiteral("smollm3")}, {tr("gpt-oss"), QStringLiteral("gpt_oss")},
-                {tr("BERT"), QStringLiteral("bert")}},
+                {tr("SmolLM3"), QStringLiteral("smollm3")}, {tr("Phi-3"), QStringLiteral("phi3")},
+                {tr("gpt-oss"), QStringLiteral("gpt_oss")}, {tr("BERT"), QStringLiteral("bert")}},
             box));
     addField(grid, row, "kv-heads", tr("K/V heads"), spinBox("kv-heads", tr("one each"), box));
 }

@@ -153,24 +153,23 @@ std::vector<TrainingRunOption> makeTable()
             .setNumber = [](TrainingRun &r, double v) { r.dModel = int(v); },
             .text = [](const TrainingRun &r) { return integerText(r.dModel); }},
         {.name = "family",
-            .valueName = "gpt2|llama|qwen3|olmo2|gemma2|smollm3|gpt_oss|bert",
+            .valueName = "gpt2|llama|qwen3|olmo2|gemma2|smollm3|phi3|gpt_oss|bert",
             .help
             = "the layout: GPT-2's (LayerNorm before each sub-layer, GELU, learned positions; the default), "
               "Llama's (RMSNorm, rotate-half RoPE, SwiGLU, no biases, an untied head; lesson 15), Qwen3's "
               "(Llama's with QK-norm on each head), OLMo 2's (Llama's with the norms after the sub-layers and "
               "QK-norm over the projections), Gemma 2's (sandwich norms of 1 + γ, GeGLU, soft-capped scores "
               "and logits, a window of half the context on the even layers, a tied head), SmolLM3's (Llama's "
-              "with every fourth layer NoPE), gpt-oss's (Llama's with biases, a sink per head, a window of half the "
+              "with every fourth layer NoPE), Phi-3's (Llama's with q, k and v in one qkv_proj, the gate and up in one "
+              "gate_up_proj, and RoPE on three quarters of each head, as Phi-4-mini), gpt-oss's (Llama's with biases, "
+              "a sink per head, a window of half the "
               "context on the even layers and 4 clamped-SwiGLU experts, 2 per token, in every layer) or BERT's "
               "(LayerNorm after each sub-layer, segments, exact GELU, an "
               "MLM head: a bidirectional task such as mlm)",
             .kind = K::Text,
             .setText =
                 [](TrainingRun &r, const std::string &v, const std::string &where) {
-                    if (v != "gpt2" && v != "llama" && v != "qwen3" && v != "olmo2" && v != "gemma2" && v != "smollm3"
-                        && v != "gpt_oss" && v != "bert")
-                        throw Error(where + ": '" + v
-                            + "' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3, gpt_oss or bert)");
+                    checkTrainableFamily(v, where);
                     r.family = v == "gpt2" ? std::string() : v;
                 },
             .text = [](const TrainingRun &r) { return r.family.empty() ? std::string("gpt2") : r.family; }},
@@ -180,7 +179,7 @@ std::vector<TrainingRunOption> makeTable()
             = "grouped-query attention: this many K/V heads, each shared by a group of query heads (the Llama layout)",
             .low = 1,
             .high = 1024,
-            .needs = "family=llama|qwen3|olmo2|gemma2|smollm3|gpt_oss",
+            .needs = "family=llama|qwen3|olmo2|gemma2|smollm3|phi3|gpt_oss",
             .setNumber = [](TrainingRun &r, double v) { r.kvHeads = int(v); },
             .text = [](const TrainingRun &r) { return integerText(r.kvHeads); }},
         {.name = "reversible",
@@ -306,6 +305,19 @@ std::vector<TrainingRunOption> makeTable()
 }
 
 } // namespace
+
+void checkTrainableFamily(const std::string &family, const std::string &where)
+{
+    static const char *const kFamilies[]
+        = {"gpt2", "llama", "qwen3", "olmo2", "gemma2", "smollm3", "phi3", "gpt_oss", "bert"};
+    std::string names;
+    for (const char *f : kFamilies) {
+        if (family == f)
+            return;
+        names += (names.empty() ? "" : ", ") + std::string(f);
+    }
+    throw Error(where + ": '" + family + "' cannot be trained here (" + names + ")");
+}
 
 const std::vector<TrainingRunOption> &trainingRunOptions()
 {

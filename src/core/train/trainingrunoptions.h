@@ -38,6 +38,8 @@ struct TrainingRunOption
 };
 
 const std::vector<TrainingRunOption> &trainingRunOptions();
+// The layouts `family` trains (gpt2, llama, qwen3, …, bert); refuses any other, naming `where` and the list.
+void checkTrainableFamily(const std::string &family, const std::string &where);
 // The entry of `name`; nullptr for an unknown one.
 const TrainingRunOption *findTrainingRunOption(const std::string &name);
 

@@ -66,10 +66,7 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         config.tokenTypes = 2;
         config.lnEpsilon = 1e-12f;
     } else if (!run.family.empty() && run.family != "gpt2") {
-        if (run.family != "llama" && run.family != "qwen3" && run.family != "olmo2" && run.family != "gemma2"
-            && run.family != "smollm3" && run.family != "gpt_oss")
-            throw Error("family: '" + run.family
-                + "' cannot be trained here (gpt2, llama, qwen3, olmo2, gemma2, smollm3, gpt_oss or bert)");
+        checkTrainableFamily(run.family, "family");
         config.family = Family::Llama;
         config.modelType = run.family;
         if (run.family == "qwen3") // QK-norm on each head's queries and keys
@@ -93,6 +90,12 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
                             "leave positions out or give rope-half");
             for (int i = 3; i < config.layers; i += 4)
                 config.noRopeLayers.push_back(i);
+        }
+        if (run.family == "phi3") { // Phi3Config's fused qkv_proj and gate_up_proj (fusesProjections), and RoPE on
+            // the first three quarters of each head, as Phi-4-mini's partial_rotary_factor (to an even width)
+            if (!config.rotatesQueriesAndKeys())
+                throw Error("family phi3: RoPE turns part of each head; leave positions out or give rope-half");
+            config.rotaryDims = std::max(2, 3 * config.headDim() / 4 / 2 * 2);
         }
         if (run.family == "gemma2") { // Gemma2Config's choices, the window scaled to this context
             config.layerNorm = LayerNormPlacement::Sandwich;
