@@ -111,6 +111,8 @@ class TestHfTokenizer : public QObject
 private slots:
     void byteLevelBpeGpt2() { checkCases("gpt2"); }
     void byteLevelBpeWithSplitRegexQwen() { checkCases("qwen2_5"); }
+    void byteLevelBpeQwen3WithThinkTokens() { checkCases("qwen3"); }
+    void byteLevelBpeO200kOfPhi4Mini() { checkCases("o200k"); }
     void byteFallbackBpeMistral() { checkCases("mistral"); }
 
     // A SentencePiece-style vocabulary's ▁ shows as the visible space, wherever it stands in the piece; a byte-fallback

