@@ -7,6 +7,7 @@
 #include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
+#include "view/analysisrequests.h"
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
 #include "viewtesting.h"
@@ -53,6 +54,7 @@ private slots:
     void attentionViewsNameTheSharedKeyValueHead();
     void attentionViewDrawsTheSinkAsAColumn();
     void allHeadsNumberEachHeadsSink();
+    void rerunViewsRefuseAttentionTheyDoNotRerun();
     void sparseFfnViewDrawsDenseAndSparse();
 };
 
@@ -145,6 +147,27 @@ void TestModelViews::allHeadsNumberEachHeadsSink()
         if (sinks)
             QVERIFY(view.sinkShare(1, 2) > 0.5f && view.sinkShare(1, 3) > 0.5f);
     }
+}
+
+// The views that rerun one head as softmax(QKᵀ/√d) from its q, k and v (Kernels, Scaling, Approximation) say why
+// they cannot where the model's attention is something else: gpt-oss's sinks, Mistral's window shorter than the text,
+// Gemma 2's soft-cap; Llama's plain attention reruns.
+void TestModelViews::rerunViewsRefuseAttentionTheyDoNotRerun()
+{
+    const std::pair<const char *, const char *> cases[] = {{"gpt_oss_tiny", "a learned sink logit"},
+        {"mistral_tiny", "sees only the last 4 keys"}, {"gemma2_tiny", "soft-caps them"}, {"llama_tiny", ""}};
+    for (const auto &[model, why] : cases)
+        for (const char *kind : {"kernels", "scaling", "approximation"}) {
+            ViewSpec spec;
+            spec.view = kind;
+            spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
+            spec.tokens = {3, 17, 42, 8, 0, 25};
+            spec.layer = 1;
+            const QString problem
+                = QString::fromStdString(analysisRequest(spec, analysisContext(testing::forSpec(spec))).problem);
+            QVERIFY2(*why ? problem.contains(why) : problem.isEmpty(),
+                qPrintable(QString("%1 on %2: %3").arg(kind, model, problem)));
+        }
 }
 
 // Mixtral's router has no capacity: the view says so instead of Switch's formula, drops nothing, keeps every token's

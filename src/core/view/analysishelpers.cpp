@@ -85,12 +85,20 @@ analysis::HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int hea
             + " layers.";
         return out;
     }
-    if (const ModelConfig *config = c.model ? &c.model->config : nullptr;
-        config && (config->attentionSoftcap > 0 || config->queryScaleBase > 0)) {
-        out.problem = "This view reruns a head as softmax(QKᵀ/√d); " + config->modelType
-            + " divides its scores by √query_pre_attn_scalar and soft-caps them, so the rerun would not be this "
-              "model's attention.";
-        return out;
+    if (const ModelConfig *config = c.model ? &c.model->config : nullptr; config) {
+        std::string differs; // what the model's attention adds to softmax(QKᵀ/√d), which the rerun would leave out
+        if (config->attentionSoftcap > 0 || config->queryScaleBase > 0)
+            differs = " divides its scores by √query_pre_attn_scalar and soft-caps them";
+        else if (config->attentionSinks)
+            differs = " gives every softmax row a learned sink logit besides the keys";
+        else if (config->windowed(layer) && config->slidingWindow < c.tokens)
+            differs = "'s layer " + std::to_string(layer) + " sees only the last "
+                + std::to_string(config->slidingWindow) + " keys (a sliding window)";
+        if (!differs.empty()) {
+            out.problem = "This view reruns a head as softmax(QKᵀ/√d) over its keys; " + config->modelType + differs
+                + ", so the rerun would not be this model's attention.";
+            return out;
+        }
     }
     // The queries and keys the scores use: RoPE's rotated ones when the model has them.
     const bool rotated = c.trace && c.trace->find(names::queriesOf(layer, true));
