@@ -116,7 +116,7 @@ private slots:
         QTest::newRow("new-model t5 with K/V heads")
             << QStringList {"new-model", "--family", "t5", "--kv-heads", "2", "--out", "@DIR@/m"}
             << "option --kv-heads: the t5 family has no such setting (it is gemma2, gemma3_text, gpt_oss, llama, "
-               "mistral, olmo2, phi3, qwen2, qwen3, smollm3's)";
+               "mistral, mixtral, olmo2, phi3, qwen2, qwen3, qwen3_moe, smollm3's)";
         QTest::newRow("new-model qwen3 with --nope-every")
             << QStringList {"new-model", "--family", "qwen3", "--nope-every", "2", "--out", "@DIR@/m"}
             << "option --nope-every: the qwen3 family has no such setting (it "
@@ -130,7 +130,7 @@ private slots:
         QTest::newRow("new-model gpt2 with --window 5abc")
             << QStringList {"new-model", "--window", "5abc", "--out", "@DIR@/m"}
             << "option --window: the gpt2 family has no such setting (it is gemma2, gemma3_text, gpt_neo, gpt_oss, "
-               "phi3, smollm3's)";
+               "mixtral, phi3, smollm3's)";
         QTest::newRow("new-model of 3.3 TB") << QStringList {"new-model", "--layers", "256", "--d-model", "16384",
             "--out", "@DIR@/m"} << "parameters, held as float32, needs about";
         QTest::newRow("patch over the work budget") << QStringList {"patch", "--shape", "gpt2-small", "--tokens",

@@ -73,7 +73,7 @@ AnalysisRequest analysis::everyLayerRequest(
     return r;
 }
 
-analysis::HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int head)
+analysis::HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int head, SlidingWindows windows)
 {
     HeadQkv out;
     if (!c.trace || !c.program) {
@@ -91,7 +91,7 @@ analysis::HeadQkv analysis::headQkv(const AnalysisContext &c, int layer, int hea
             differs = " divides its scores by √query_pre_attn_scalar and soft-caps them";
         else if (config->attentionSinks)
             differs = " gives every softmax row a learned sink logit besides the keys";
-        else if (config->windowed(layer) && config->slidingWindow < c.tokens)
+        else if (windows == SlidingWindows::Refused && config->windowed(layer) && config->slidingWindow < c.tokens)
             differs = "'s layer " + std::to_string(layer) + " sees only the last "
                 + std::to_string(config->slidingWindow) + " keys (a sliding window)";
         if (!differs.empty()) {

@@ -146,13 +146,17 @@ inline std::optional<AnalysisRequest> overBudgetRequest(
 }
 
 // Layer `layer`'s [H,T,d] Q, K, V for head `head`, or the problem that stops an analysis reading them (the queries
-// and keys the scores use: RoPE's rotated ones when the model has them).
+// and keys the scores use: RoPE's rotated ones when the model has them). An analysis that reruns the head as
+// softmax(QKᵀ/√d) over its keys is refused where the model computes something else (Gemma's scale and soft-cap,
+// gpt-oss's sinks), and, unless it says so itself (`windows` Shown), where a sliding window shorter than the text
+// masks the layer.
 struct HeadQkv
 {
     std::string problem;
     Tensor q, k, v; // the layer's whole [H,T,d] tensors (shared with the trace)
 };
-HeadQkv headQkv(const AnalysisContext &c, int layer, int head);
+enum class SlidingWindows { Refused, Shown };
+HeadQkv headQkv(const AnalysisContext &c, int layer, int head, SlidingWindows windows = SlidingWindows::Refused);
 
 // A head's (T,d) copy: the job must not read the trace's tensors after they are released.
 inline Tensor headCopy(const Tensor &t, int head)

@@ -18,7 +18,7 @@ using namespace atlas::analysis;
 AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     const int layer = spec.layer, head = std::max(0, spec.head);
-    const HeadQkv qkv = headQkv(c, layer, head);
+    const HeadQkv qkv = headQkv(c, layer, head, SlidingWindows::Shown); // its caption says the window is not applied
     if (!qkv.problem.empty())
         return problem(qkv.problem);
     const int T = int(qkv.q.dim(1));
