@@ -142,6 +142,35 @@ private slots:
                     qPrintable(QString("head %1 row %2: %3").arg(head).arg(row).arg(sink.matrix()(head, row))));
         }
     }
+
+    // reverse-smollm3 is what lesson 25 says: SmolLM3's layout with layer 3 NoPE. On "dsfacdd>ddcafsd" the rows that
+    // read the answer (after the '>') put their weight on one key in layer 1, which turns q and k (the trained model:
+    // at least 0.97 of a row on average, every head), and spread it in layer 3, which does not (at most 0.59).
+    void reverseSmolLM3SpreadsItsNoPeLayer()
+    {
+        const std::shared_ptr<const Model> m = loadModel("reverse-smollm3");
+        const ModelConfig &c = m->config;
+        QCOMPARE(QString::fromStdString(c.modelType), QString("smollm3"));
+        QCOMPARE(c.layers, 4);
+        QCOMPARE(c.noRopeLayers, std::vector<int> {3});
+        const std::vector<int> question = {'d', 's', 'f', 'a', 'c', 'd', 'd', '>', 'd', 'd', 'c', 'a', 'f', 's', 'd'};
+        Engine e(m, Input {question, {}, {}});
+        e.runToEnd();
+        const auto meanLargest = [&](int layer, int head) { // the mean of each answer row's largest weight
+            const Tensor &p = e.trace().tensor("layer." + std::to_string(layer) + ".attn.probs");
+            const int64_t T = p.dim(1);
+            double sum = 0;
+            for (int64_t row = 8; row < T; ++row)
+                sum += *std::max_element(p.slice(head).data() + row * T, p.slice(head).data() + (row + 1) * T);
+            return sum / double(T - 8);
+        };
+        for (int head = 0; head < 4; ++head) {
+            QVERIFY2(meanLargest(1, head) > 0.9,
+                qPrintable(QString("layer 1 head %1: %2").arg(head).arg(meanLargest(1, head))));
+            QVERIFY2(meanLargest(3, head) < 0.75,
+                qPrintable(QString("layer 3 head %1: %2").arg(head).arg(meanLargest(3, head))));
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestBuiltinFamilies)

@@ -60,6 +60,8 @@ private slots:
             << "reverse-gemma2" << 0.999 << 0.999;
         QTest::newRow("reverse-gpt-oss (gpt-oss layout: sinks, local and global layers, stacked experts)")
             << "reverse-gpt-oss" << 0.999 << 0.999;
+        QTest::newRow("reverse-smollm3 (SmolLM3 layout: four layers, the last without RoPE)")
+            << "reverse-smollm3" << 0.999 << 0.999;
         QTest::newRow("reverse-alibi (ALiBi)") << "reverse-alibi" << 0.93 << 0.68;
         QTest::newRow("reverse-entmax (α-entmax, learned α per head)") << "reverse-entmax" << 0.999 << 0.999;
         QTest::newRow("reverse-sin (sinusoidal, embeddings × √d)") << "reverse-sin" << 0.996 << 0.98;

@@ -113,8 +113,10 @@ void PositionsView::refresh()
                                                                : QString::fromUtf8(kNothingComputed));
     }
     const PositionProfile &p = analysis->profile;
-    m_formula->setText(tr("%1 positions:  %2")
-                           .arg(QString::fromStdString(positionKindName(p.kind)), QString::fromStdString(p.formula)));
+    m_formula->setText(p.nopeLayer
+            ? QString::fromStdString(p.formula) // "layer 3 (NoPE): …", no kind to name
+            : tr("%1 positions:  %2")
+                  .arg(QString::fromStdString(positionKindName(p.kind)), QString::fromStdString(p.formula)));
     if (p.nopeLayer)
         return showMessage(tr("Layer %1 is a NoPE layer: it does not turn its queries and keys, so its scores compare "
                               "content only. It knows the order of the tokens only through the causal mask and what "
