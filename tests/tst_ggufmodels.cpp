@@ -18,6 +18,7 @@
 #include <QtEndian>
 
 #include <cmath>
+#include <functional>
 
 using namespace atlas;
 using namespace atlas::testing;
@@ -48,6 +49,29 @@ namespace {
 QString modelPath(const QString &file)
 {
     return dataPath("gguf/models/" + file);
+}
+
+// Every parameter of `gguf` under the name and shape it has in `hf`, its values within `allowed(name, value)` of
+// hf's (0: equal; −0 and +0 are equal).
+void compareParameters(
+    const Model &hf, const Model &gguf, const std::function<float(const std::string &, float)> &allowed)
+{
+    const auto pa = hf.parameters(), pb = gguf.parameters();
+    QCOMPARE(pb.size(), pa.size());
+    for (const auto &[key, tensor] : pa) {
+        QVERIFY2(pb.count(key), key.c_str());
+        const Tensor &t = *pb.at(key);
+        QCOMPARE(t.shape(), tensor->shape());
+        for (int64_t i = 0; i < t.numel(); ++i) {
+            const float a = t.data()[i], b = tensor->data()[i];
+            if (!(std::fabs(a - b) <= allowed(key, b)))
+                QFAIL(qPrintable(QString("%1 (%2)[%3]: %4 against %5")
+                                     .arg(key.c_str(), QString::fromStdString(gguf.name))
+                                     .arg(i)
+                                     .arg(a)
+                                     .arg(b)));
+        }
+    }
 }
 
 const char *const kCheckpoints[]
@@ -100,20 +124,10 @@ void TestGgufModels::readsTheCheckpointsWeights()
 
     // Gemma's converter stores a norm's 1 + w in float32, which keeps w to the last bit of 1 + w only.
     const bool gemma = name.startsWith("gemma");
-    const auto pa = hf.parameters(), pb = gguf.parameters();
-    QCOMPARE(pb.size(), pa.size());
-    for (const auto &[key, tensor] : pa) {
-        QVERIFY2(pb.count(key), key.c_str());
-        const Tensor &t = *pb.at(key);
-        QCOMPARE(t.shape(), tensor->shape());
-        const bool shifted = gemma && key.find("norm") != std::string::npos;
-        for (int64_t i = 0; i < t.numel(); ++i) {
-            const float a = t.data()[i], b = tensor->data()[i];
-            const float allowed = shifted ? std::ldexp(std::max(1.0f, std::fabs(1.0f + b)), -23) : 0.0f;
-            if (!(std::fabs(a - b) <= allowed))
-                QFAIL(qPrintable(QString("%1[%2]: %3 against %4").arg(key.c_str()).arg(i).arg(a).arg(b)));
-        }
-    }
+    compareParameters(hf, gguf, [gemma](const std::string &key, float b) {
+        return gemma && key.find("norm") != std::string::npos ? std::ldexp(std::max(1.0f, std::fabs(1.0f + b)), -23)
+                                                              : 0.0f;
+    });
 }
 
 void TestGgufModels::logitsAgreeWithLlamaCpp_data()
@@ -353,20 +367,7 @@ void TestGgufModels::readsGptOssAsLlamaCppConvertsIt()
         QVERIFY(b.ropeScaling.kind == RopeScaling::Kind::Yarn && b.ropeScaling.truncate && !a.ropeScaling.truncate);
         QCOMPARE(b.ropeScaling.factor, a.ropeScaling.factor);
         QCOMPARE(b.ropeAmplitude(), a.ropeAmplitude());
-        const auto pa = hf.parameters(), pb = gguf.parameters();
-        QCOMPARE(pb.size(), pa.size());
-        for (const auto &[key, tensor] : pa) {
-            QVERIFY2(pb.count(key), key.c_str());
-            const Tensor &t = *pb.at(key);
-            QCOMPARE(t.shape(), tensor->shape());
-            for (int64_t i = 0; i < t.numel(); ++i)
-                if (t.data()[i] != tensor->data()[i])
-                    QFAIL(qPrintable(QString("%1: %2[%3] is %4, the checkpoint's %5")
-                                         .arg(file, key.c_str())
-                                         .arg(i)
-                                         .arg(t.data()[i])
-                                         .arg(tensor->data()[i])));
-        }
+        compareParameters(hf, gguf, [](const std::string &, float) { return 0.0f; });
     }
     QCOMPARE(Model::load(modelPath("gpt_oss_mxfp4_tiny-mxfp4.gguf").toStdString()).dtype, std::string("MXFP4_MOE"));
 }

@@ -122,6 +122,17 @@ def vocabulary(n):
     return pool[:n - 2] + ["ab", "cd"]  # llama.cpp needs merges: two
 
 
+def add_tokenizer(w, vocab_size):
+    """A 'gpt2' tokenizer of single characters and two merges, one token per row of the embedding."""
+    tokens = vocabulary(vocab_size)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.NORMAL] * len(tokens))
+    w.add_token_merges(["a b", "c d"])
+    w.add_add_bos_token(False)
+
+
 def convert(name, arch, quantized):
     directory = os.path.join(DATA, name)
     c = json.load(open(os.path.join(directory, "config.json")))
@@ -194,13 +205,7 @@ def convert(name, arch, quantized):
     if arch == gguf.MODEL_ARCH.QWEN3MOE:
         w.add_expert_feed_forward_length(c["moe_intermediate_size"])
 
-    tokens = vocabulary(c["vocab_size"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types([gguf.TokenType.NORMAL] * len(tokens))
-    w.add_token_merges(["a b", "c d"])
-    w.add_add_bos_token(False)
+    add_tokenizer(w, c["vocab_size"])
 
     names = gguf.get_tensor_name_map(arch, layers)
     out = {}
@@ -310,13 +315,7 @@ def convert_gpt_oss(name, decoded=False):
     w.add_rope_scaling_orig_ctx_len(rope["original_max_position_embeddings"])
     w.add_rope_scaling_yarn_beta_fast(rope["beta_fast"])
     w.add_rope_scaling_yarn_beta_slow(rope["beta_slow"])
-    tokens = vocabulary(c["vocab_size"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types([gguf.TokenType.NORMAL] * len(tokens))
-    w.add_token_merges(["a b", "c d"])
-    w.add_add_bos_token(False)
+    add_tokenizer(w, c["vocab_size"])
 
     names = gguf.get_tensor_name_map(arch, layers)
     out, raw = {}, {}
