@@ -237,20 +237,7 @@ MODELS = {
                     num_experts_per_tok=2, swiglu_limit=1.0, attention_bias=True, tie_word_embeddings=False,
                     router_aux_loss_coef=0.001),
         dtype="BF16", shards=1, seed=52),
-    "gpt_oss_mxfp4_tiny": dict(
-        config=dict(model_type="gpt_oss", architectures=["GptOssForCausalLM"], hidden_size=32, intermediate_size=32,
-                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=64,
-                    max_position_embeddings=256, rms_norm_eps=1e-5, rope_theta=10000.0, hidden_act="silu",
-                    rope_scaling=dict(rope_type="yarn", factor=4.0, beta_fast=32.0, beta_slow=1.0, truncate=False,
-                                      original_max_position_embeddings=64),
-                    sliding_window=3, layer_types=["sliding_attention", "full_attention"], num_local_experts=4,
-                    num_experts_per_tok=2, swiglu_limit=1.0, attention_bias=True, tie_word_embeddings=False,
-                    router_aux_loss_coef=0.001,
-                    quantization_config=dict(modules_to_not_convert=["model.layers.*.self_attn",
-                                                                     "model.layers.*.mlp.router",
-                                                                     "model.embed_tokens", "lm_head"],
-                                             quant_method="mxfp4")),
-        dtype="BF16", shards=1, seed=53, mxfp4=True),
+    "gpt_oss_mxfp4_tiny": dict(mxfp4_of="gpt_oss_tiny", intermediate_size=32, seed=53),
     "mistral_tiny": dict(
         config=dict(model_type="mistral", architectures=["MistralForCausalLM"], hidden_size=32,
                     intermediate_size=56, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -317,6 +304,16 @@ written = []
 
 
 # ---------------------------------------------------------------------------------------------- files
+
+# gpt_oss_mxfp4_tiny: gpt_oss_tiny's config with experts a whole MXFP4 block wide and quantization_config mxfp4.
+for _name, _spec in list(MODELS.items()):
+    if "mxfp4_of" in _spec:
+        _base = MODELS[_spec["mxfp4_of"]]
+        MODELS[_name] = dict(_base, seed=_spec["seed"], mxfp4=True, config=dict(
+            _base["config"], intermediate_size=_spec["intermediate_size"],
+            quantization_config=dict(modules_to_not_convert=["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                             "model.embed_tokens", "lm_head"], quant_method="mxfp4")))
+
 
 def write_text(path, text):
     with open(path, "w", encoding="utf-8") as f:
