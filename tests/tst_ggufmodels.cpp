@@ -39,6 +39,8 @@ private slots:
     void keepsQuantizedMatricesPacked();
     void refusesWhatDoesNotFit();
     void readsGptOssAsLlamaCppConvertsIt();
+    void keepsGptOssExpertsPacked_data();
+    void keepsGptOssExpertsPacked();
 
 private:
     QTemporaryDir m_dir;
@@ -370,6 +372,48 @@ void TestGgufModels::readsGptOssAsLlamaCppConvertsIt()
         compareParameters(hf, gguf, [](const std::string &, float) { return 0.0f; });
     }
     QCOMPARE(Model::load(modelPath("gpt_oss_mxfp4_tiny-mxfp4.gguf").toStdString()).dtype, std::string("MXFP4_MOE"));
+}
+
+void TestGgufModels::keepsGptOssExpertsPacked_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("encoding");
+    QTest::newRow("GGUF, MXFP4") << modelPath("gpt_oss_mxfp4_tiny-mxfp4.gguf") << "MXFP4";
+    QTest::newRow("safetensors, MXFP4 blocks") << dataPath("gpt_oss_mxfp4_tiny") << "MXFP4";
+}
+
+// gpt-oss's experts stay in their MXFP4 blocks, 4.25 bits a weight: each expert's Wᵀ as rows the products read a tile
+// at a time, seen by everything else as the stacked [E, D, 2F] and [E, F, D] (tst_engine_parity compares those values
+// with transformers' bit for bit). The forward and the cached generator give the logits of the same model with every
+// weight decoded first.
+void TestGgufModels::keepsGptOssExpertsPacked()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, encoding);
+    const auto packed = std::make_shared<const Model>(Model::load(path.toStdString()));
+    for (int layer = 0; layer < packed->config.layers; ++layer)
+        for (const BlockPart part : {BlockPart::ExpertsGateUp, BlockPart::ExpertsDown}) {
+            const Tensor &t = packed->blocks[size_t(layer)].weight(part);
+            QVERIFY(t.packing() != nullptr);
+            QCOMPARE(QString::fromStdString(t.packing()->encoding()), encoding);
+            QCOMPARE(t.storedBytes(), size_t(t.numel()) / 32 * 17); // a scale byte and 16 code bytes per 32 values
+        }
+    const Shape gateUp = packed->blocks[0].weight(BlockPart::ExpertsGateUp).shape();
+    QCOMPARE(gateUp, (Shape {4, 32, 64}));
+    auto decoded = std::make_shared<Model>(*packed);
+    for (auto &[key, tensor] : decoded->parameters())
+        tensor->values();
+    const std::vector<int> ids = {1, 5, 9, 2, 7, 3, 8, 21, 40};
+    const auto logits = [&](std::shared_ptr<const Model> m) {
+        Engine engine(m, Input {ids, {}});
+        engine.runToEnd();
+        return engine.trace().tensor("logits");
+    };
+    const float forward = maxDifference(logits(packed), logits(decoded));
+    QVERIFY2(forward <= 1e-5f, qPrintable(QString("the forward's logits differ by %1").arg(forward)));
+    const Generator fromPacked(packed, ids), fromDecoded(decoded, ids);
+    const float generated = maxDifference(fromPacked.lastLogits(), fromDecoded.lastLogits());
+    QVERIFY2(generated <= 1e-5f, qPrintable(QString("the generator's logits differ by %1").arg(generated)));
 }
 
 #include "tst_ggufmodels.moc"

@@ -5,6 +5,7 @@
 #include "io/mappedfile.h"
 #include "io/modelfile.h"
 #include "io/weightvalues.h"
+#include "tensor/packedrows.h"
 #include "util/error.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <vector>
 
@@ -400,36 +402,39 @@ Tensor SafetensorsCheckpoint::mxfp4Tensor(const std::string &name) const
             + ": one scale a block");
     const std::span<const unsigned char> codes = m_where.at(blocksName)->bytes(blocksName),
                                          scales = m_where.at(scalesName)->bytes(scalesName);
-    const int64_t experts = b[0], rows = b[1], blocks = b[2], columns = 32 * blocks;
-    Tensor out = Tensor::uninitialized({experts, columns, rows});
-    float *dst = out.data();
-    parallelFor(experts * rows, 64, [&](int64_t begin, int64_t end) {
-        for (int64_t er = begin; er < end; ++er) {
-            const int64_t e = er / rows, r = er % rows;
-            float *expert = dst + e * columns * rows;
-            for (int64_t g = 0; g < blocks; ++g) {
-                const float scale = 2.0f * mxfp4HalfScale(scales[size_t(er * blocks + g)]); // 2^(e − 127)
-                const unsigned char *q = codes.data() + (er * blocks + g) * 16;
-                for (int64_t j = 0; j < 16; ++j) {
-                    const int64_t c = 32 * g + 2 * j;
-                    expert[c * rows + r] = kMxfp4Values[q[j] & 0x0F] * scale;
-                    expert[(c + 1) * rows + r] = kMxfp4Values[q[j] >> 4] * scale;
-                }
+    const int64_t experts = b[0], rows = experts * b[1], blocks = b[2];
+    // Kept as the file holds them, a block at a time: its scale byte, then its 16 code bytes. A value is
+    // FP4_VALUES[code] · 2^(e − 127), transformers' decoding (code 8 is −0).
+    std::vector<unsigned char> packed(size_t(rows * blocks) * 17);
+    for (int64_t k = 0; k < rows * blocks; ++k) {
+        const unsigned char scale = scales[size_t(k)];
+        const unsigned char *q = codes.data() + k * 16;
+        const int largest = std::accumulate(q, q + 16, 0, [](int m, unsigned char c) {
+            return std::max({m, int(c & 0x07), int((c >> 4) & 0x07)});
+        });
+        // 2^(e − 127) · |v| overflows float32 from e = 253 (|v| ≥ 4) and e = 254 (|v| ≥ 2): level 6 is 4, level 4 is 2
+        if (scale == 255 || (scale == 254 && largest >= 4) || (scale == 253 && largest >= 6)) {
+            const int64_t r = k / blocks;
+            throw Error(fieldError(pathOf(scalesName), scalesName,
+                "scale [" + std::to_string(r / b[1]) + ", " + std::to_string(r % b[1]) + ", "
+                    + std::to_string(k % blocks) + "] is " + std::to_string(scale)
+                    + (scale == 255 ? ", E8M0's NaN" : ": 2^" + std::to_string(scale - 127) + " overflows float32")));
+        }
+        packed[size_t(k) * 17] = scale;
+        std::copy_n(q, 16, packed.data() + size_t(k) * 17 + 1);
+    }
+    const auto decode = [](const unsigned char *encoded, int64_t elements, float *out) {
+        for (int64_t k = 0; k < elements / 32; ++k, encoded += 17, out += 32) {
+            const float scale = 2.0f * mxfp4HalfScale(encoded[0]); // 2^(e − 127)
+            for (int j = 0; j < 16; ++j) {
+                out[2 * j] = kMxfp4Values[encoded[1 + j] & 0x0F] * scale;
+                out[2 * j + 1] = kMxfp4Values[encoded[1 + j] >> 4] * scale;
             }
         }
-    });
-    if (!allFinite(out.data(), out.numel())) {
-        const auto bad
-            = std::find_if(out.values().begin(), out.values().end(), [](float v) { return !std::isfinite(v); });
-        const int64_t at = bad - out.values().begin(), e = at / (columns * rows), r = at % rows,
-                      g = at / rows % columns / 32;
-        const int scale = scales[size_t((e * rows + r) * blocks + g)];
-        throw Error(fieldError(pathOf(scalesName), scalesName,
-            "scale [" + std::to_string(e) + ", " + std::to_string(r) + ", " + std::to_string(g) + "] is "
-                + std::to_string(scale)
-                + (scale == 255 ? ", E8M0's NaN" : ": 2^" + std::to_string(scale - 127) + " overflows float32")));
-    }
-    return out;
+    };
+    const auto matrix = std::make_shared<const PackedRows>(
+        rows, 32 * blocks, size_t(blocks) * 17, "MXFP4", decode, std::move(packed));
+    return Tensor::packed(matrix->asTransposedStacks(experts));
 }
 
 const std::string &SafetensorsCheckpoint::pathOf(const std::string &name) const

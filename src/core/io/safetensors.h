@@ -71,8 +71,9 @@ public:
     const SafetensorsFile::Entry &entry(const std::string &name) const;
     Tensor tensor(const std::string &name) const; // converted to float32, refused when not finite
     // gpt-oss's experts as its MXFP4 checkpoints store them: NAME_blocks [E, R, C/32, 16] (two E2M1 codes a byte, the
-    // low nibble first) and NAME_scales [E, R, C/32] (E8M0), decoded as transformers' convert_moe_packed_tensors does,
-    // to [E, C, R] in float32 (its transpose of each expert's [R, C]). Refused when not finite.
+    // low nibble first) and NAME_scales [E, R, C/32] (E8M0), read as [E, C, R] (its transpose of each expert's [R, C])
+    // and kept packed, 4.25 bits a value, each value decoded as transformers' convert_moe_packed_tensors decodes it.
+    // Refused where a scale is E8M0's NaN or makes a value overflow float32.
     bool containsMxfp4(const std::string &name) const;
     Tensor mxfp4Tensor(const std::string &name) const;
     const std::string &pathOf(const std::string &name) const; // the file that holds it

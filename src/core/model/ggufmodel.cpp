@@ -368,6 +368,25 @@ std::optional<Tensor> gptOssTensor(const GgufFile &f, const std::string &name, s
     const std::string blk = "blk." + name.substr(layerAt, at - layerAt) + ".", matrix = name.substr(at + 13);
     if (matrix == "down_proj_bias")
         return read(blk + "ffn_down_exps.bias");
+    // A quantized file's experts stay in its blocks: each expert's Wᵀ as rows (gate and up interleaved), read as
+    // the transposed stacks gpt-oss's layout names (PackedRows::asTransposedStacks).
+    const auto packable = [&](const std::string &key) {
+        const GgufFile::Entry &e = requiredTensor(f, key, "every gpt-oss layer has it");
+        return e.type != GgmlType::F32 && e.shape.size() == 3;
+    };
+    const auto packed = [&](const std::string &key) {
+        used.insert(key);
+        return f.packedTensor(key);
+    };
+    if (matrix == "down_proj" && packable(blk + "ffn_down_exps.weight")) {
+        const Tensor down = packed(blk + "ffn_down_exps.weight"); // [E, D, F]: E stacks of D rows
+        return Tensor::packed(down.packing()->asTransposedStacks(f.find(blk + "ffn_down_exps.weight")->shape[0]));
+    }
+    if (matrix == "gate_up_proj" && packable(blk + "ffn_gate_exps.weight") && packable(blk + "ffn_up_exps.weight")) {
+        const Tensor gate = packed(blk + "ffn_gate_exps.weight"), up = packed(blk + "ffn_up_exps.weight");
+        const int64_t experts = f.find(blk + "ffn_gate_exps.weight")->shape[0];
+        return Tensor::packed(PackedRows::interleaved(*gate.packing(), *up.packing())->asTransposedStacks(experts));
+    }
     if (matrix == "down_proj") {
         const Tensor down = read(blk + "ffn_down_exps.weight");
         if (down.rank() != 3)
@@ -457,9 +476,8 @@ Model loadGgufModel(const std::string &path)
         = [gpt2](const std::string &key, size_t rank) { return gpt2 && rank == 2 && key.starts_with("blk."); };
     // The matrices stay in the file's encoding (weights a product reads a tile at a time, tensor/packedrows.h); the
     // vectors, the float32 matrices and GPT-2's transposed ones become float32.
-    const auto packed = [&](const GgufFile::Entry &e) { // gpt-oss's experts are restacked as float32
-        return e.type != GgmlType::F32 && e.shape.size() >= 2 && !conv1d(e.name, e.shape.size())
-            && !(architecture == "gpt-oss" && e.name.find("_exps.") != std::string::npos);
+    const auto packed = [&](const GgufFile::Entry &e) {
+        return e.type != GgmlType::F32 && e.shape.size() >= 2 && !conv1d(e.name, e.shape.size());
     };
     double bytes = 0;
     for (const GgufFile::Entry &e : f.entries())

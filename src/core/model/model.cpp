@@ -94,11 +94,23 @@ Model loadModelFiles(const std::string &directory)
     m.config = ModelConfig::fromJson(readModelFile(configPath, limits::kSpecBytes), configPath);
     m.directory = directory;
     m.name = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-    checkWeightsFit(m.config, directory);
-    m.allocateBlocks();
-
     const SafetensorsCheckpoint file(directory);
     const std::string prefix = detectPrefix(file, m.config);
+    m.allocateBlocks();
+    // float32, but for gpt-oss's experts where the checkpoint holds MXFP4 blocks, kept as they are (17 bytes per 32)
+    const auto mxfp4 = [&](const std::string &key) {
+        return m.config.stacksExperts() && !file.contains(key) && file.containsMxfp4(key);
+    };
+    double bytes = 0, packed = 0;
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &) {
+        const bool blocks = mxfp4(checkpointKey(m.config, prefix, name));
+        bytes += double(Tensor::count(shape)) * (blocks ? 17.0 / 32.0 : double(sizeof(float)));
+        packed += blocks ? double(Tensor::count(shape)) : 0.0;
+    });
+    checkFitsInMemory(bytes,
+        directory + ": its " + std::to_string(Model::parameterCountOf(m.config)) + " parameters, held as float32"
+            + (packed > 0 ? " but for the " + std::to_string(int64_t(packed)) + " kept in their MXFP4 blocks" : "")
+            + ",");
     if (m.config.family == Family::T5 && !file.contains("decoder.final_layer_norm.weight"))
         throw Error(file.describe() + ": no decoder (decoder.*): a T5 encoder alone (T5EncoderModel) has no logits to "
             + "show; T5ForConditionalGeneration checkpoints open");
@@ -112,7 +124,7 @@ Model loadModelFiles(const std::string &directory)
         std::string key = checkpointKey(m.config, prefix, name);
         if (!file.contains(key) && file.contains(legacyLayerNormKey(key)))
             key = legacyLayerNormKey(key);
-        if (m.config.stacksExperts() && !file.contains(key) && file.containsMxfp4(key)) {
+        if (mxfp4(key)) {
             tensor = file.mxfp4Tensor(key);
             if (tensor.shape() != shape)
                 throw Error(file.pathOf(key + "_blocks") + ": tensor '" + key + "_blocks' decodes to shape "

@@ -1,9 +1,11 @@
 #include "ops/ops.h"
 #include "ops/shapecheck.h"
+#include "tensor/packedrows.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace atlas::ops {
 
@@ -101,7 +103,14 @@ struct StackedExpertPass
         : x(gatherRows(input, tokens))
     {
         const int64_t D = w.down.dim(2), F = w.down.dim(1), n = x.dim(0);
-        MatrixRM gateUp = x.matrix() * ConstMatrixMap(w.gateUp.data() + e * D * 2 * F, D, 2 * F);
+        // Packed stacks (an MXFP4 checkpoint's, or a GGUF file's) hold each expert's Wᵀ as rows, read a tile at a time.
+        const PackedRows *packedGateUp = w.gateUp.packing(), *packedDown = w.down.packing();
+        MatrixRM gateUp(n, 2 * F);
+        if (packedGateUp)
+            packedWeightProduct(MatrixMap(gateUp.data(), n, 2 * F), std::as_const(x).matrix(),
+                *packedGateUp->rowRange(e * 2 * F, 2 * F));
+        else
+            gateUp.noalias() = x.matrix() * ConstMatrixMap(w.gateUp.data() + e * D * 2 * F, D, 2 * F);
         gateUp.rowwise() += ConstRowVectorMap(w.gateUpBias.data() + e * 2 * F, 2 * F);
         gate = Tensor::uninitialized({n, F});
         up = Tensor::uninitialized({n, F});
@@ -113,7 +122,10 @@ struct StackedExpertPass
         act = Tensor::uninitialized({n, F});
         gated_activation_forward(act, gate, up, w.activation, w.clamp);
         y = Tensor::uninitialized({n, D});
-        y.matrix().noalias() = act.matrix() * ConstMatrixMap(w.down.data() + e * F * D, F, D);
+        if (packedDown)
+            packedWeightProduct(y.matrix(), std::as_const(act).matrix(), *packedDown->rowRange(e * D, D));
+        else
+            y.matrix().noalias() = act.matrix() * ConstMatrixMap(w.down.data() + e * F * D, F, D);
         y.matrix().rowwise() += ConstRowVectorMap(w.downBias.data() + e * D, D);
     }
 };

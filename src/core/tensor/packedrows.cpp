@@ -48,16 +48,58 @@ void PackedRows::decodeRows(int64_t first, int64_t count, float *out) const
         m_decode(row(first), count * m_columns, out);
 }
 
+void PackedRows::decodeAll(float *out) const
+{
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, m_columns));
+    if (m_transposedStacks == 0) {
+        parallelFor(m_rows, grain,
+            [&](int64_t begin, int64_t end) { decodeRows(begin, end - begin, out + begin * m_columns); });
+        return;
+    }
+    const int64_t rowsPerStack = m_rows / m_transposedStacks;
+    parallelFor(m_transposedStacks, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> rows(size_t(rowsPerStack * m_columns));
+        for (int64_t s = begin; s < end; ++s) {
+            decodeRows(s * rowsPerStack, rowsPerStack, rows.data());
+            MatrixMap(out + s * rowsPerStack * m_columns, m_columns, rowsPerStack)
+                = ConstMatrixMap(rows.data(), rowsPerStack, m_columns).transpose();
+        }
+    });
+}
+
 const FloatBuffer &PackedRows::decoded() const
 {
     std::call_once(m_decodedOnce, [this] {
         FloatBuffer values(size_t(m_rows * m_columns));
-        const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, m_columns));
-        parallelFor(m_rows, grain,
-            [&](int64_t begin, int64_t end) { decodeRows(begin, end - begin, values.data() + begin * m_columns); });
+        decodeAll(values.data());
         m_decoded = std::move(values);
     });
     return m_decoded;
+}
+
+std::shared_ptr<const PackedRows> PackedRows::asTransposedStacks(int64_t stacks) const
+{
+    if (stacks < 1 || m_rows % stacks != 0)
+        throw Error("packed rows: " + std::to_string(m_rows) + " rows are not " + std::to_string(stacks) + " stacks");
+    auto out = std::shared_ptr<PackedRows>(new PackedRows(*this, 0, m_rows));
+    out->m_transposedStacks = stacks;
+    return out;
+}
+
+std::shared_ptr<const PackedRows> PackedRows::interleaved(const PackedRows &a, const PackedRows &b)
+{
+    if (a.m_rows != b.m_rows || a.m_columns != b.m_columns || a.m_rowBytes != b.m_rowBytes
+        || a.m_encoding != b.m_encoding)
+        throw Error("packed rows: " + std::to_string(a.m_rows) + " × " + std::to_string(a.m_columns) + " "
+            + a.m_encoding + " and " + std::to_string(b.m_rows) + " × " + std::to_string(b.m_columns) + " "
+            + b.m_encoding + " cannot be interleaved");
+    std::vector<unsigned char> both(2 * a.bytes());
+    for (int64_t r = 0; r < a.m_rows; ++r) {
+        std::copy_n(a.row(r), a.m_rowBytes, both.data() + size_t(2 * r) * a.m_rowBytes);
+        std::copy_n(b.row(r), b.m_rowBytes, both.data() + size_t(2 * r + 1) * a.m_rowBytes);
+    }
+    return std::make_shared<const PackedRows>(
+        2 * a.m_rows, a.m_columns, a.m_rowBytes, a.m_encoding, a.m_decode, std::move(both));
 }
 
 std::shared_ptr<const PackedRows> PackedRows::reordered(const std::vector<int64_t> &sourceRow) const

@@ -41,8 +41,19 @@ public:
 
     // The same encoded rows in another order: row r of the result is row sourceRow[r] of this one.
     std::shared_ptr<const PackedRows> reordered(const std::vector<int64_t> &sourceRow) const;
-    // Rows [first, first + count), sharing this matrix's bytes (one expert of a stack of them).
+    // Rows [first, first + count), sharing this matrix's bytes (one expert of a stack of them), read as rows.
     std::shared_ptr<const PackedRows> rowRange(int64_t first, int64_t count) const;
+
+    // The same rows read as `stacks` matrices, each transposed: a tensor of the logical shape [stacks, columns,
+    // rows / stacks], as gpt-oss stacks its experts (x W, W [D, 2F]), kept as the rows of each Wᵀ that the products
+    // read a tile at a time (rowRange).
+    std::shared_ptr<const PackedRows> asTransposedStacks(int64_t stacks) const;
+    int64_t transposedStacks() const { return m_transposedStacks; } // 0: read as rows
+    // The rows of a and b in turn, a₀ b₀ a₁ b₁ …, as one matrix (gpt-oss's gate and up, interleaved); both of one
+    // encoding and shape.
+    static std::shared_ptr<const PackedRows> interleaved(const PackedRows &a, const PackedRows &b);
+    // Every value in the layout a tensor reads: the rows, or each stack transposed.
+    void decodeAll(float *out) const;
 
 private:
     PackedRows(const PackedRows &whole, int64_t first, int64_t count);
@@ -54,6 +65,7 @@ private:
     Decoder m_decode;
     std::shared_ptr<const std::vector<unsigned char>> m_bytes;
     size_t m_offset = 0;
+    int64_t m_transposedStacks = 0;
     mutable std::once_flag m_decodedOnce;
     mutable FloatBuffer m_decoded;
 };

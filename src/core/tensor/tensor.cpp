@@ -32,7 +32,9 @@ Tensor Tensor::uninitialized(Shape shape)
 Tensor Tensor::packed(std::shared_ptr<const PackedRows> rows)
 {
     Tensor t;
-    t.m_shape = {rows->rows(), rows->columns()};
+    const int64_t stacks = rows->transposedStacks();
+    t.m_shape
+        = stacks > 0 ? Shape {stacks, rows->columns(), rows->rows() / stacks} : Shape {rows->rows(), rows->columns()};
     t.m_packed = std::move(rows);
     return t;
 }
@@ -54,7 +56,7 @@ Tensor Tensor::unpacked() const
     if (!m_packed)
         return *this;
     Tensor t = uninitialized(m_shape);
-    m_packed->decodeRows(0, m_packed->rows(), t.data());
+    m_packed->decodeAll(t.data());
     return t;
 }
 
@@ -76,7 +78,7 @@ void Tensor::detach()
 {
     if (m_packed) {
         m_data = std::make_shared<FloatBuffer>(static_cast<size_t>(numel()));
-        m_packed->decodeRows(0, m_packed->rows(), m_data->data());
+        m_packed->decodeAll(m_data->data());
         m_packed.reset();
     } else if (!m_data)
         m_data = std::make_shared<FloatBuffer>();

@@ -79,7 +79,8 @@ public:
     // A tensor whose elements are not set: for a writer that sets every one of them (a checkpoint's reader). One of
     // kHugePageAdviceBytes or more asks for transparent huge pages: weights are long-lived and touched once whole.
     static Tensor uninitialized(Shape shape);
-    // A [rows, columns] matrix kept packed.
+    // A [rows, columns] matrix kept packed; [stacks, columns, rows / stacks] for rows read as transposed stacks
+    // (PackedRows::asTransposedStacks).
     static Tensor packed(std::shared_ptr<const PackedRows> rows);
 
     const Shape &shape() const { return m_shape; }
