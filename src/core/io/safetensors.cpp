@@ -423,6 +423,8 @@ Tensor SafetensorsCheckpoint::mxfp4Tensor(const std::string &name) const
         packed[size_t(k) * 17] = scale;
         std::copy_n(q, 16, packed.data() + size_t(k) * 17 + 1);
     }
+    MappedFile::releasePages(codes.data(), codes.size()); // copied: the file's pages need not stay resident
+    MappedFile::releasePages(scales.data(), scales.size());
     const auto decode = [](const unsigned char *encoded, int64_t elements, float *out) {
         for (int64_t k = 0; k < elements / 32; ++k, encoded += 17, out += 32) {
             const float scale = 2.0f * mxfp4HalfScale(encoded[0]); // 2^(e − 127)
