@@ -58,6 +58,30 @@ private slots:
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             QVERIFY(window.grab().save(dir + "/window-gguf.png"));
     }
+
+    // gpt-oss's MXFP4 checkpoint (a folder without a tokenizer: read on token ids) opens with its experts in their
+    // blocks, and the panel says so.
+    void opensAnMxfp4Checkpoint()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.tokens = {3, 17, 42, 8};
+        session.setSpec(spec);
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        QSignalSpy traced(&session, &Session::traceChanged);
+        session.openModel(ATLAS_TEST_DATA "/gpt_oss_mxfp4_tiny");
+        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
+        waitIdle(session);
+        QCOMPARE(QString::fromStdString(session.model()->name), QString("gpt_oss_mxfp4_tiny"));
+        const QString text = window.findChild<ModelInfoPanel *>()->text();
+        QVERIFY2(text.contains("the experts in their MXFP4 blocks, the rest as float32")
+                && text.contains("stored as BF16 with MXFP4 experts"),
+            qPrintable(text));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window.grab().save(dir + "/window-mxfp4.png"));
+    }
 };
 
 QTEST_MAIN(TestOpenModelFiles)

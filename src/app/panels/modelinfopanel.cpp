@@ -92,15 +92,21 @@ void ModelInfoPanel::showModel()
     const qlonglong parameters = qlonglong(model->parameterCount());
     html += row(tr("parameters"), QLocale().toString(parameters));
     double inMemory = 0;
-    for (const auto &[name, tensor] : model->parameters())
+    bool packed = false; // a safetensors checkpoint's MXFP4 experts stay in their blocks too
+    for (const auto &[name, tensor] : model->parameters()) {
         inMemory += double(tensor->storedBytes());
+        packed = packed || tensor->packing() != nullptr;
+    }
     html += row(tr("weights"),
         model->gguf ? tr("%1 in memory: the matrices in the file's encoding, the rest as float32 (stored as %2)")
                           .arg(byteAmount(inMemory))
                           .arg(QString::fromStdString(model->dtype))
-                    : tr("%1 in memory as float32 (stored as %2)")
-                          .arg(byteAmount(inMemory))
-                          .arg(QString::fromStdString(model->dtype)));
+            : packed ? tr("%1 in memory: the experts in their MXFP4 blocks, the rest as float32 (stored as %2)")
+                           .arg(byteAmount(inMemory))
+                           .arg(QString::fromStdString(model->dtype))
+                     : tr("%1 in memory as float32 (stored as %2)")
+                           .arg(byteAmount(inMemory))
+                           .arg(QString::fromStdString(model->dtype)));
     if (model->gguf)
         html += row(tr("file"),
             tr("GGUF, llama.cpp's %1 architecture: %2, %3 bits per weight as stored, decoded a tile of rows at a time "

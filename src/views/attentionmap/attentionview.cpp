@@ -114,10 +114,14 @@ void AttentionView::refresh()
             QStringList labels = keyLabels(m_input, keys);
             labels.prepend(tr("sink"));
             m_plot->setLabels(tokenLabels(m_input, tokens), labels);
-            m_plot->setAxisTitles(tr("key (first column: the head's sink, %1 of a row on average; the first token "
-                                     "takes %2 of the later rows)")
-                                      .arg(percent(shares->matrix().row(m_spec.head).mean()))
-                                      .arg(percent(firstKeyShare(*probs, m_spec.head))),
+            const float first = firstKeyShare(*probs, m_spec.head); // −1 with one query
+            m_plot->setAxisTitles(first < 0
+                    ? tr("key (first column: the head's sink, %1 of a row on average)")
+                          .arg(percent(shares->matrix().row(m_spec.head).mean()))
+                    : tr("key (first column: the head's sink, %1 of a row on average; the first token takes %2 of the "
+                         "later rows)")
+                          .arg(percent(shares->matrix().row(m_spec.head).mean()))
+                          .arg(percent(first)),
                 tr("query"));
             m_plot->setMaskedScores(maskedScores ? cells->data() + size_t(tokens * cols) : nullptr);
             m_plot->setMatrix(cells->data(), tokens, cols, cells);
