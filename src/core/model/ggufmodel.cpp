@@ -349,10 +349,11 @@ json configJson(const GgufFile &f, const GgufArchitecture &arch)
     return j;
 }
 
-// gpt-oss's parameters that llama.cpp holds otherwise, as float32: self_attn.sinks from attn_sinks.weight, and the
-// stacked experts from its per-matrix tensors: mlp.experts.gate_up_proj [E, D, 2F] (x W, the gate in the even
-// columns) from ffn_gate_exps and ffn_up_exps [E, F, D], its bias [E, 2F] from theirs [E, F], down_proj [E, F, D]
-// from ffn_down_exps [E, D, F], and its bias as it is. `name` is the parameter's; nothing for the others.
+// gpt-oss's parameters that llama.cpp holds otherwise: self_attn.sinks from attn_sinks.weight, and the stacked
+// experts from its per-matrix tensors: mlp.experts.gate_up_proj [E, D, 2F] (x W, the gate in the even columns) from
+// ffn_gate_exps and ffn_up_exps [E, F, D], its bias [E, 2F] from theirs [E, F], down_proj [E, F, D] from
+// ffn_down_exps [E, D, F], and its bias as it is; the matrices kept in the file's blocks when quantized, restacked as
+// float32 otherwise (or when gate and up differ in type). `name` is the parameter's; nothing for the others.
 std::optional<Tensor> gptOssTensor(const GgufFile &f, const std::string &name, std::set<std::string> &used)
 {
     const size_t layerAt = name.find('.') + 1, at = name.find(".mlp.experts.");
@@ -382,7 +383,8 @@ std::optional<Tensor> gptOssTensor(const GgufFile &f, const std::string &name, s
         const Tensor down = packed(blk + "ffn_down_exps.weight"); // [E, D, F]: E stacks of D rows
         return Tensor::packed(down.packing()->asTransposedStacks(f.find(blk + "ffn_down_exps.weight")->shape[0]));
     }
-    if (matrix == "gate_up_proj" && packable(blk + "ffn_gate_exps.weight") && packable(blk + "ffn_up_exps.weight")) {
+    if (matrix == "gate_up_proj" && packable(blk + "ffn_gate_exps.weight") && packable(blk + "ffn_up_exps.weight")
+        && f.find(blk + "ffn_gate_exps.weight")->type == f.find(blk + "ffn_up_exps.weight")->type) {
         const Tensor gate = packed(blk + "ffn_gate_exps.weight"), up = packed(blk + "ffn_up_exps.weight");
         const int64_t experts = f.find(blk + "ffn_gate_exps.weight")->shape[0];
         return Tensor::packed(PackedRows::interleaved(*gate.packing(), *up.packing())->asTransposedStacks(experts));
