@@ -45,8 +45,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 OUT = os.path.join(DATA, "gguf", "models")
 
-# checkpoint directory -> llama.cpp architecture. Not qwen3_tiny: its q, k and v have biases, which llama.cpp's qwen3
-# does not load (Qwen3's own checkpoints have none); qwen3_moe_tiny has Qwen3's QK-norm.
+# checkpoint directory -> llama.cpp architecture. qwen3_tiny is converted without its attention biases (BIASES_DROPPED):
+# llama.cpp's qwen3 loads none (Qwen3's own checkpoints have none), so its files are another model than the checkpoint,
+# compared with llama.cpp's logits alone.
 MODELS = {
     "llama_tiny": gguf.MODEL_ARCH.LLAMA,
     "llama_hd_tiny": gguf.MODEL_ARCH.LLAMA,
@@ -62,7 +63,9 @@ MODELS = {
     "neox_tiny": gguf.MODEL_ARCH.GPTNEOX,
     "phi3_tiny": gguf.MODEL_ARCH.PHI3,
     "phi3_long_tiny": gguf.MODEL_ARCH.PHI3,
+    "qwen3_tiny": gguf.MODEL_ARCH.QWEN3,
 }
+BIASES_DROPPED = {"qwen3_tiny"}
 
 
 def read_safetensors(directory):
@@ -138,6 +141,8 @@ def convert(name, arch, quantized):
     c = json.load(open(os.path.join(directory, "config.json")))
     weights = read_safetensors(directory)
     weights = {k[len("model."):] if k.startswith("model.") else k: v for k, v in weights.items()}
+    if name in BIASES_DROPPED:
+        weights = {k: v for k, v in weights.items() if not (".self_attn." in k and k.endswith("_proj.bias"))}
     if arch == gguf.MODEL_ARCH.GPT2:  # GPT2Config's names, as Llama's
         c = dict(c, num_hidden_layers=c["n_layer"], num_attention_heads=c["n_head"], hidden_size=c["n_embd"],
                  intermediate_size=4 * c["n_embd"], max_position_embeddings=c["n_ctx"])
