@@ -192,6 +192,9 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints_data()
     QTest::newRow("gpt-oss MXFP4 scale of 255, E8M0's NaN")
         << "gpt_oss_mxfp4_tiny"
         << "mxfp4nan" << QStringList {scales, "scale [0, 5, 0] is 255, E8M0's NaN"};
+    QTest::newRow("gpt-oss MXFP4 scale that overflows float32")
+        << "gpt_oss_mxfp4_tiny"
+        << "mxfp4overflow" << QStringList {scales, "scale [0, 5, 0] is 254: 2^127 overflows float32"};
     QTest::newRow("gpt-oss MXFP4 experts of another width")
         << "gpt_oss_mxfp4_tiny"
         << "mxfp4width" << QStringList {blocks, "decodes to shape [4, 32, 64]", "[4, 32, 48]"};
@@ -330,6 +333,8 @@ void TestCheckpointErrors::loadReportsBrokenFamilyCheckpoints()
             tensor(gateUp).first.insert("dtype", "I8");
         else if (broken == "mxfp4nan") // expert 0, row 5
             tensor(downScales).second[5] = char(255);
+        else if (broken == "mxfp4overflow") // its largest code is level 7 (6) by construction: 6 · 2^127
+            tensor(downScales).second[5] = char(254);
         else if (broken == "mxfp4width")
             ; // the config's edit
         else // [16, 32] -> [32, 16]: the same bytes, so only the shape check can catch it

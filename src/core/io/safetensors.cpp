@@ -409,11 +409,14 @@ Tensor SafetensorsCheckpoint::mxfp4Tensor(const std::string &name) const
     for (int64_t k = 0; k < rows * blocks; ++k) {
         const unsigned char scale = scales[size_t(k)];
         const unsigned char *q = codes.data() + k * 16;
-        const int largest = std::accumulate(q, q + 16, 0, [](int m, unsigned char c) {
-            return std::max({m, int(c & 0x07), int((c >> 4) & 0x07)});
-        });
-        // 2^(e − 127) · |v| overflows float32 from e = 253 (|v| ≥ 4) and e = 254 (|v| ≥ 2): level 6 is 4, level 4 is 2
-        if (scale == 255 || (scale == 254 && largest >= 4) || (scale == 253 && largest >= 6)) {
+        // 2^(e − 127) · |v| overflows float32 from e = 253 (|v| ≥ 4) and e = 254 (|v| ≥ 2): level 6 is 4, level 4 is 2.
+        // Only those scales need the block's largest level.
+        const auto largest = [q] {
+            return std::accumulate(q, q + 16, 0, [](int m, unsigned char c) {
+                return std::max({m, int(c & 0x07), int((c >> 4) & 0x07)});
+            });
+        };
+        if (scale == 255 || (scale == 254 && largest() >= 4) || (scale == 253 && largest() >= 6)) {
             const int64_t r = k / blocks;
             throw Error(fieldError(pathOf(scalesName), scalesName,
                 "scale [" + std::to_string(r / b[1]) + ", " + std::to_string(r % b[1]) + ", "
