@@ -396,10 +396,8 @@ std::optional<Tensor> gptOssTensor(const GgufFile &f, const std::string &name, s
                 + ", not [experts, embedding_length, expert_feed_forward_length]");
         const int64_t E = down.dim(0), D = down.dim(1), F = down.dim(2);
         Tensor out = Tensor::uninitialized({E, F, D});
-        for (int64_t e = 0; e < E; ++e)
-            for (int64_t d = 0; d < D; ++d)
-                for (int64_t k = 0; k < F; ++k)
-                    out.data()[(e * F + k) * D + d] = down.data()[(e * D + d) * F + k];
+        for (int64_t e = 0; e < E; ++e) // each expert's [D, F] transposed
+            out.slice(e) = down.slice(e).transpose();
         return out;
     }
     const bool bias = matrix == "gate_up_proj_bias";
