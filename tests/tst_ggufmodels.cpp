@@ -76,6 +76,23 @@ void compareParameters(
     }
 }
 
+// The forward and the cached generator on `ids` give the logits of `packed` with every weight of `decoded` (the same
+// model, each weight decoded to float32 first) within 1e-5: the same products in tiles of rows.
+void packedAgreesWithDecoded(
+    std::shared_ptr<const Model> packed, std::shared_ptr<const Model> decoded, const std::vector<int> &ids)
+{
+    const auto logits = [&](std::shared_ptr<const Model> m) {
+        Engine engine(m, Input {ids, {}});
+        engine.runToEnd();
+        return engine.trace().tensor("logits");
+    };
+    const float forward = maxDifference(logits(packed), logits(decoded));
+    QVERIFY2(forward <= 1e-5f, qPrintable(QString("the forward's logits differ by %1").arg(forward)));
+    const Generator fromPacked(packed, ids), fromDecoded(decoded, ids);
+    const float generated = maxDifference(fromPacked.lastLogits(), fromDecoded.lastLogits());
+    QVERIFY2(generated <= 1e-5f, qPrintable(QString("the generator's logits differ by %1").arg(generated)));
+}
+
 const char *const kCheckpoints[]
     = {"llama_tiny", "llama_hd_tiny", "mistral_tiny", "mixtral_tiny", "qwen2_tiny", "qwen3_moe_tiny", "olmo2_tiny",
         "smollm3_tiny", "gemma2_tiny", "gemma3_tiny", "gpt2_tiny", "neox_tiny", "phi3_tiny", "phi3_long_tiny"};
@@ -272,18 +289,8 @@ void TestGgufModels::keepsQuantizedMatricesPacked()
         stillPacked += tensor->packing() != nullptr;
     QCOMPARE(stillPacked, packedCount);
 
-    const std::vector<int> ids = {1, 5, 9, 2, 7, 3, 8};
-    const auto logits = [&](std::shared_ptr<const Model> m) {
-        Engine engine(m, Input {ids, {}});
-        engine.runToEnd();
-        return engine.trace().tensor("logits");
-    };
-    // The same products in tiles of rows: each logit summed in the same order or nearly (measured: at most 0).
-    const float forward = maxDifference(logits(packed), logits(decoded));
-    QVERIFY2(forward <= 1e-5f, qPrintable(QString("the forward's logits differ by %1").arg(forward)));
-    const Generator fromPacked(packed, ids), fromDecoded(decoded, ids);
-    const float generated = maxDifference(fromPacked.lastLogits(), fromDecoded.lastLogits());
-    QVERIFY2(generated <= 1e-5f, qPrintable(QString("the generator's logits differ by %1").arg(generated)));
+    // Each logit summed in the same order or nearly (measured: at most 0).
+    packedAgreesWithDecoded(packed, decoded, {1, 5, 9, 2, 7, 3, 8});
 }
 
 void TestGgufModels::refusesWhatDoesNotFit()
@@ -408,17 +415,7 @@ void TestGgufModels::keepsGptOssExpertsPacked()
     auto decoded = std::make_shared<Model>(*packed);
     for (auto &[key, tensor] : decoded->parameters())
         tensor->values();
-    const std::vector<int> ids = {1, 5, 9, 2, 7, 3, 8, 21, 40};
-    const auto logits = [&](std::shared_ptr<const Model> m) {
-        Engine engine(m, Input {ids, {}});
-        engine.runToEnd();
-        return engine.trace().tensor("logits");
-    };
-    const float forward = maxDifference(logits(packed), logits(decoded));
-    QVERIFY2(forward <= 1e-5f, qPrintable(QString("the forward's logits differ by %1").arg(forward)));
-    const Generator fromPacked(packed, ids), fromDecoded(decoded, ids);
-    const float generated = maxDifference(fromPacked.lastLogits(), fromDecoded.lastLogits());
-    QVERIFY2(generated <= 1e-5f, qPrintable(QString("the generator's logits differ by %1").arg(generated)));
+    packedAgreesWithDecoded(packed, decoded, {1, 5, 9, 2, 7, 3, 8, 21, 40});
 }
 
 #include "tst_ggufmodels.moc"
