@@ -330,6 +330,47 @@ private slots:
         QVERIFY(!QFile::exists(dir.filePath("t5")));
     }
 
+    // --heads writes chosen heads' probabilities [T, T], the same whether the trace keeps attention whole or on
+    // demand (then recomputed from q, k and attn.lse, which the dump holds instead of the [H, T, T] tensors).
+    void dumpWritesChosenHeadsFromAWholeOrOnDemandTrace()
+    {
+        QTemporaryDir dir;
+        const QStringList base
+            = {"dump", "--model", ATLAS_TEST_DATA "/gemma2_tiny", "--tokens", "3,17,42,8,5,9,1", "--heads", "1.*,0.2"};
+        auto r = run(base + QStringList {"--out", dir.filePath("whole")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(base + QStringList {"--attention-trace", "on-demand", "--out", dir.filePath("lazy")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(QFile::exists(dir.filePath("whole/layer.1.attn.probs.npy")));
+        QVERIFY(!QFile::exists(dir.filePath("lazy/layer.1.attn.probs.npy")));
+        QCOMPARE(
+            atlas::readNpy(dir.filePath("lazy/layer.1.attn.lse.npy").toStdString()).shape(), (atlas::Shape {4, 7}));
+        const atlas::Tensor all = atlas::readNpy(dir.filePath("whole/layer.1.attn.probs.npy").toStdString());
+        for (const char *name : {"layer.1.attn.probs.head0", "layer.1.attn.probs.head3", "layer.0.attn.probs.head2"}) {
+            const atlas::Tensor a = atlas::readNpy(dir.filePath(QString("whole/%1.npy").arg(name)).toStdString()),
+                                b = atlas::readNpy(dir.filePath(QString("lazy/%1.npy").arg(name)).toStdString());
+            QCOMPARE(b.shape(), (atlas::Shape {7, 7}));
+            for (int64_t i = 0; i < a.numel(); ++i)
+                QVERIFY2(std::abs(a.data()[i] - b.data()[i]) < 1e-6f, name);
+        }
+        const atlas::Tensor head3 = atlas::readNpy(dir.filePath("whole/layer.1.attn.probs.head3.npy").toStdString());
+        QVERIFY(std::equal(head3.data(), head3.data() + 49, all.slice(3).data()));
+        QFile manifest(dir.filePath("lazy/manifest.json"));
+        QVERIFY(manifest.open(QIODevice::ReadOnly));
+        QCOMPARE(
+            QJsonDocument::fromJson(manifest.readAll()).object()["attention_trace"].toString(), QString("on demand"));
+
+        r = run(QStringList {"dump", "--model", ATLAS_TEST_DATA "/gemma2_tiny", "--tokens", "3,17", "--heads", "9.*",
+            "--out", dir.filePath("bad")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--heads: head 9.* is not in the model"), qPrintable(r.err));
+        r = run(QStringList {"dump", "--model", ATLAS_TEST_DATA "/bert_rel_tiny", "--tokens", "3,17",
+            "--attention-trace", "on-demand", "--out", dir.filePath("bad")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("cannot be computed on demand (layer 0: shaw"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir.filePath("bad")));
+    }
+
     // The router's tensors, with the capacity the factor gives: ⌈0.5 · 12 / 4⌉ = 2 tokens per expert.
     void dumpWritesTheRouterAtAChosenCapacity()
     {

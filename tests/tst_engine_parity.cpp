@@ -2,6 +2,7 @@
 // (tests/tools/make_reference.py wrote the fixtures under tests/data), stepping is exact, and bad input
 // or bad model files raise atlas::Error with a useful message.
 
+#include "engine/attentiontrace.h"
 #include "engine/blockcomponents.h"
 #include "engine/engine.h"
 #include "errortesting.h"
@@ -157,6 +158,9 @@ private slots:
     void fixturesArePresent();
     void parity_data();
     void parity();
+    void onDemandAttentionEqualsTheReference_data();
+    void onDemandAttentionEqualsTheReference();
+    void attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit();
     void bertReadsAPairOfSegments();
     void formulasAddOnlyTheBiasesTheModelHas_data();
     void formulasAddOnlyTheBiasesTheModelHas();
@@ -265,6 +269,100 @@ void TestEngineParity::parity()
     QVERIFY2(readError.isNull(), qPrintable(readError));
     const QString why = compare(entry->tensor, want, 1e-4);
     QVERIFY2(why.isEmpty(), qPrintable(model + " " + tensor + ": " + why));
+}
+
+void TestEngineParity::onDemandAttentionEqualsTheReference_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::newRow("gpt2_tiny") << QString("gpt2_tiny");
+    for (const char *model : kFamilyModels)
+        QTest::newRow(model) << QString(model);
+}
+
+// The same reference tensors from a run that keeps its attention on demand: what the trace holds compared as it is,
+// every head's scores, capped and masked scores and probabilities recomputed by AttentionReadout. A model whose
+// attention cannot be kept so is refused, naming why.
+void TestEngineParity::onDemandAttentionEqualsTheReference()
+{
+    QFETCH(QString, model);
+    const std::shared_ptr<const Model> m = loadModel(model);
+    const Input input = inputFor(model);
+    EngineOptions options;
+    options.attention = EngineOptions::Attention::OnDemand;
+    if (const std::string obstacle = onDemandObstacle(m->config, input); !obstacle.empty()) {
+        const QString error = errorFrom([&] { Engine(m, input, options); });
+        QVERIFY2(error.contains(QString::fromStdString(obstacle)), qPrintable(model + ": " + error));
+        return;
+    }
+    Engine engine(m, input, options);
+    QVERIFY(engine.runToEnd());
+    QCOMPARE(engine.attentionTrace(), AttentionTrace::OnDemand);
+    const std::map<std::string, ops::ScoreStage> stages
+        = {{"attn.scores", ops::ScoreStage::Scores}, {"attn.capped", ops::ScoreStage::Capped},
+            {"attn.masked", ops::ScoreStage::Masked}, {"attn.probs", ops::ScoreStage::Probs}};
+    int recomputed = 0;
+    for (const QString &file : QDir(dataPath(model + "_ref")).entryList({"*.npy"}, QDir::Files)) {
+        const std::string name = file.chopped(4).toStdString();
+        if (file.startsWith("mxfp4."))
+            continue;
+        const Tensor want = readNpy(dataPath(model + "_ref/" + file).toStdString());
+        if (const TraceEntry *entry = engine.trace().find(name)) {
+            const QString why = compare(entry->tensor, want, 1e-4);
+            QVERIFY2(why.isEmpty(), qPrintable(model + " " + file + ": " + why));
+            continue;
+        }
+        int layer = -1;
+        std::string suffix;
+        QVERIFY2(names::splitLayerTensor(name, &layer, &suffix) && stages.count(suffix),
+            qPrintable(model + ": " + file + " is neither in the trace nor a stage of its attention"));
+        const std::unique_ptr<AttentionReadout> readout
+            = AttentionReadout::find(*m, input.padding, engine.trace(), layer);
+        QVERIFY2(readout, qPrintable(model + ": no attention to read back in layer " + QString::number(layer)));
+        const int64_t H = readout->heads(), T = readout->queries(), S = readout->keys();
+        Tensor got({H, T, S});
+        for (int64_t h = 0; h < H; ++h)
+            readout->tile(got.data() + h * T * S, S, stages.at(suffix), h, 0, T, 0, S);
+        const QString why = compare(got, want, 1e-4);
+        QVERIFY2(why.isEmpty(), qPrintable(model + " " + file + " (recomputed): " + why));
+        ++recomputed;
+    }
+    QVERIFY2(recomputed > 0, qPrintable(model + ": the reference has no attention stage to recompute"));
+    // and the whole run's logits
+    const Engine *whole = finishedRun(model);
+    QVERIFY2(whole, qPrintable(m_errors[model]));
+    QCOMPARE(whole->attentionTrace(), AttentionTrace::Whole);
+    const QString why = compare(engine.trace().tensor("logits"), whole->trace().tensor("logits"), 1e-5);
+    QVERIFY2(why.isEmpty(), qPrintable(model + " logits, on demand against whole: " + why));
+}
+
+// Automatic: whole matrices while the trace fits the budget, on demand when only that fits, and a refusal naming the
+// obstacle when a model's attention must stay whole.
+void TestEngineParity::attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit()
+{
+    const std::shared_ptr<const Model> m = loadModel("llama_tiny");
+    const Input input = inputFor("llama_tiny");
+    const size_t whole = Program::build(m->config, input).tracedBytes(),
+                 onDemand = Program::build(m->config, input, true, 1, AttentionTrace::OnDemand).tracedBytes();
+    QVERIFY2(onDemand < whole, qPrintable(QString("%1 bytes on demand, %2 whole").arg(onDemand).arg(whole)));
+    EngineOptions options;
+    options.memoryBudget = whole;
+    QCOMPARE(Engine(m, input, options).attentionTrace(), AttentionTrace::Whole);
+    options.memoryBudget = whole - 1;
+    const Engine fitted(m, input, options);
+    QCOMPARE(fitted.attentionTrace(), AttentionTrace::OnDemand);
+    QCOMPARE(fitted.estimatedTraceBytes(), onDemand);
+    options.memoryBudget = onDemand - 1;
+    QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("with its attention computed on demand"));
+    options.memoryBudget = whole - 1;
+    options.attention = EngineOptions::Attention::Whole;
+    QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("over the trace memory budget"));
+
+    const std::shared_ptr<const Model> relative = loadModel("bert_rel_tiny");
+    const Input bertInput = inputFor("bert_rel_tiny");
+    EngineOptions tight;
+    tight.memoryBudget = Program::build(relative->config, bertInput).tracedBytes() - 1;
+    const QString error = errorFrom([&] { Engine(relative, bertInput, tight); });
+    QVERIFY2(error.contains("its attention kept whole: layer 0: shaw"), qPrintable(error));
 }
 
 // "[CLS] A [SEP] B [SEP]": B's tokens, after the first [SEP], add the second segment embedding, as BertTokenizer's

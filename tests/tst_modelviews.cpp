@@ -53,6 +53,7 @@ private slots:
     void expertsViewSaysAMixtralRouterDropsNothing();
     void attentionViewsNameTheSharedKeyValueHead();
     void attentionViewDrawsTheSinkAsAColumn();
+    void attentionViewReadsAHeadKeptOnDemand();
     void allHeadsNumberEachHeadsSink();
     void rerunViewsRefuseAttentionTheyDoNotRerun();
     void sparseFfnViewDrawsDenseAndSparse();
@@ -117,6 +118,52 @@ void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
         view.setSpec(one);
         view.setInput(testing::forSpec(one));
         QVERIFY2(!view.plot()->xAxis->label().contains("first token"), qPrintable(view.plot()->xAxis->label()));
+    }
+}
+
+// A run whose whole matrices are over the budget keeps its attention on demand (engine/attentiontrace.h): the
+// Attention view computes its head from q, k and each row's log-sum-exp and draws what the whole trace would (gpt-oss's
+// sinks and window, Gemma 2's soft-cap and window); a view that reads every head whole says why it cannot.
+void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
+{
+    for (const char *model : {"gpt_oss_tiny", "gemma2_tiny", "llama_tiny"}) {
+        AttentionView whole, onDemand;
+        const ViewInput wholeInput = showFixture(whole, "attention", model);
+        ViewSpec spec = whole.spec();
+        const SpecRun run = runSpec(spec, wholeInput.program->tracedBytes() - 1);
+        QVERIFY2(run.program->producerOf("layer.1.attn.lse") >= 0, model);
+        QVERIFY(!run.trace->find("layer.1.attn.probs"));
+        const ViewInput input = testing::analyzed(makeViewInput(run), spec);
+        onDemand.resize(800, 600);
+        onDemand.setSpec(spec);
+        onDemand.setInput(input);
+        const Pooled &a = whole.plot()->pooled(), &b = onDemand.plot()->pooled();
+        QVERIFY2(!onDemand.plot()->showingMessage(), qPrintable(onDemand.plot()->message()));
+        QCOMPARE(b.rows, a.rows);
+        QCOMPARE(b.cols, a.cols);
+        for (size_t i = 0; i < a.values.size(); ++i)
+            QVERIFY2(
+                std::isfinite(a.values[i]) ? std::abs(a.values[i] - b.values[i]) < 1e-5 : a.values[i] == b.values[i],
+                qPrintable(
+                    QString("%1 cell %2: %3 on demand, %4 whole").arg(model).arg(i).arg(b.values[i]).arg(a.values[i])));
+        QCOMPARE(onDemand.plot()->xAxis->label(), whole.plot()->xAxis->label());
+        for (const char *stage : {"attn.probs", "attn.scores", "attn.masked"}) {
+            float x = 0, y = 0;
+            QVERIFY(findHeadCell(wholeInput, 1, stage, 2, 4, 1, &x));
+            QVERIFY(findHeadCell(input, 1, stage, 2, 4, 1, &y));
+            QVERIFY2(std::abs(x - y) < 1e-5,
+                qPrintable(QString("%1 %2: %3 on demand, %4 whole").arg(model, stage).arg(y).arg(x)));
+        }
+        QVERIFY(onDemand.cellText(4, 2).contains("probability"));
+        QVERIFY(onDemand.cellText(1, 5).contains("masked") || QString(model) == "gpt_oss_tiny");
+
+        HeadsGridView heads;
+        heads.resize(800, 600);
+        ViewSpec all = spec;
+        all.view = "heads";
+        heads.setSpec(all);
+        heads.setInput(testing::analyzed(makeViewInput(run), all));
+        QVERIFY2(heads.message().contains("keeps attention on demand"), qPrintable(heads.message()));
     }
 }
 

@@ -30,10 +30,11 @@ int benchCommand(const CommandArgs &argv)
     Input input;
     for (int i = 0; i < length; ++i)
         input.tokens.push_back(static_cast<int>(rng() % static_cast<unsigned>(model->config.vocab)));
-    const EngineOptions options {!args.flag("no-trace"), memoryBudgetArgument(args)};
+    const EngineOptions options {!args.flag("no-trace"), memoryBudgetArgument(args), attentionTraceArgument(args)};
     std::vector<double> ms;
     std::map<std::string, double> perOp; // label -> total ms over the counted runs
     size_t traceBytes = 0;
+    AttentionTrace attention = AttentionTrace::Whole;
     for (int r = 0; r <= repeat; ++r) { // run 0 warms up caches and is not counted
         Engine engine(model, input, options);
         const auto t0 = std::chrono::steady_clock::now();
@@ -47,14 +48,18 @@ int benchCommand(const CommandArgs &argv)
             last = now;
         }
         traceBytes = engine.trace().bytes();
+        attention = engine.attentionTrace();
         if (r > 0)
             ms.push_back(std::chrono::duration<double, std::milli>(last - t0).count());
     }
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2];
     std::printf("model %s, %d tokens, %s, %d cores, layers' products by %s, other products by %s, %d runs\n",
-        model->name.c_str(), length, options.trace ? "traced" : "untraced", workerThreads(), layerProductsDescription(),
-        matrixProductsDescription().c_str(), repeat);
+        model->name.c_str(), length,
+        !options.trace                              ? "untraced"
+            : attention == AttentionTrace::OnDemand ? "traced, attention on demand"
+                                                    : "traced, attention whole",
+        workerThreads(), layerProductsDescription(), matrixProductsDescription().c_str(), repeat);
     std::printf("median %.2f ms  (min %.2f, max %.2f)  %.0f tokens/s  trace %.1f MiB\n", median, ms.front(), ms.back(),
         length / (median / 1000.0), double(traceBytes) / (1 << 20));
     if (args.flag("per-op"))

@@ -25,6 +25,10 @@ const Options kInput = {
 const Options kMemoryBudget
     = {{"memory-budget", "GIB", "the largest trace kept in memory, in GiB (default 8): a longer run is refused"}};
 
+const Options kAttentionTrace = {{"attention-trace", "auto|whole|on-demand",
+    "how the trace keeps attention: every head's [H, T, T] matrices whole, or on demand (q, k and each row's "
+    "log-sum-exp, any head recomputed exactly); auto (the default): whole while the trace fits --memory-budget"}};
+
 const Options kAttention = {
     {"attention", "KIND", "run an efficient attention kernel instead of full attention (see bench-attention)"},
     {"attention-param", "key=value", "one of the kernel's parameters (repeat the option for more), e.g. window=16"},
@@ -108,8 +112,11 @@ std::vector<CliCommand> makeTable()
                         "PoWER-BERT: keep this share after each layer (r, r², …, or one per layer but the last); "
                         "+ layer.{i}.attn.significance and .kept"},
                     {"lens-top-k", "K", "the logit lens's tokens per cell (default 5)"},
-                    {"lens-full", "", "+ every row's logits, lens.{row}.logits"}}
-                + kMemoryBudget,
+                    {"lens-full", "", "+ every row's logits, lens.{row}.logits"},
+                    {"heads", "3.1,5.*",
+                        "+ those heads' attention probabilities, layer.{l}.attn.probs.head{h} [T, T] (recomputed "
+                        "when the trace keeps attention on demand)"}}
+                + kMemoryBudget + kAttentionTrace,
             dumpCommand},
         {"render",
             {{"--spec FILE.json --out FILE.png|.svg|.pdf [--size 1200x800]",
@@ -125,7 +132,7 @@ std::vector<CliCommand> makeTable()
             kModel + kBenchShape
                 + Options {{"no-trace", "", "keep no intermediate tensors"},
                     {"per-op", "", "also print each operation's share of the time"}}
-                + kMemoryBudget,
+                + kMemoryBudget + kAttentionTrace,
             benchCommand},
         {"bench-view",
             {{"[--model M] --length N --repeat R", "time switching a view's layer or head (its analysis made first)"}},

@@ -7,6 +7,7 @@
 #include "analysis/tokenreduction.h"
 #include "arguments.h"
 #include "commands.h"
+#include "engine/attentiontrace.h"
 #include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/npy.h"
@@ -285,7 +286,11 @@ int dumpCommand(const CommandArgs &argv)
     // An interrupted or failed dump (a full disk) leaves the previous dump as it was.
     StagedDirectory staged(out, "dump");
     const std::string dir = staged.path();
-    Engine engine(run.model, run.input, {true, budget});
+    if (args.has("heads") && run.model->config.isEncoderDecoder())
+        throw Error("--heads writes a one-stack model's self-attention; an encoder–decoder's are in the dump whole");
+    const std::vector<HeadRef> heads
+        = parseHeadList(args.value("heads", ""), run.model->config.layers, run.model->config.heads, "--heads");
+    Engine engine(run.model, run.input, {true, budget, attentionTraceArgument(args)});
     engine.runToEnd();
 
     nlohmann::json manifest = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
@@ -307,8 +312,31 @@ int dumpCommand(const CommandArgs &argv)
             {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
     }
     const ModelConfig &config = run.model->config;
+    const bool onDemand = engine.attentionTrace() == AttentionTrace::OnDemand;
+    manifest["attention_trace"] = onDemand ? "on demand" : "whole";
+    for (const HeadRef &h : heads) { // [T, S] each, from the whole tensor or recomputed
+        const std::string name = names::layerTensor(h.layer, "attn.probs.head" + std::to_string(h.head));
+        const std::unique_ptr<AttentionReadout> readout
+            = AttentionReadout::find(*run.model, run.input.padding, engine.trace(), h.layer);
+        const TraceEntry *whole = engine.trace().find(names::layerTensor(h.layer, "attn.probs"));
+        if (!readout && !whole)
+            throw Error("--heads: layer " + std::to_string(h.layer) + " keeps no attention probabilities");
+        Tensor probs;
+        if (readout) {
+            probs = readout->head(ops::ScoreStage::Probs, h.head);
+        } else {
+            probs = Tensor({whole->tensor.dim(1), whole->tensor.dim(2)});
+            probs.matrix() = whole->tensor.slice(h.head);
+        }
+        writeNpy((std::filesystem::path(dir) / (name + ".npy")).string(), probs);
+        tensors.push_back({{"name", name}, {"shape", probs.shape()},
+            {"formula",
+                "head " + std::to_string(h.head) + "'s Aᵢⱼ"
+                    + (readout ? " = exp(S′ᵢⱼ − ℓᵢ), recomputed from its queries, keys and log-sum-exp" : "")},
+            {"op", "derived by dump"}});
+    }
     for (const auto &[site, layers] : names::attentionSites(config.layers, config.encoderLayers))
-        for (int l = 0; l < layers; ++l) // exact layers: the mask their −∞ cells stand for
+        for (int l = 0; l < layers && !onDemand; ++l) // exact layers: the mask their −∞ cells stand for
             if (const std::string name = names::attentionTensor(site, l, "mask"); !engine.trace().contains(name)) {
                 const Tensor mask = attentionMask(engine.trace(), l, site);
                 writeNpy((std::filesystem::path(dir) / (name + ".npy")).string(), mask);

@@ -78,6 +78,18 @@ size_t memoryBudgetArgument(const Arguments &args)
     return static_cast<size_t>(gib * double(size_t(1) << 30));
 }
 
+EngineOptions::Attention attentionTraceArgument(const Arguments &args)
+{
+    const std::string kind = args.value("attention-trace", "auto");
+    if (kind == "auto")
+        return EngineOptions::Attention::Automatic;
+    if (kind == "whole")
+        return EngineOptions::Attention::Whole;
+    if (kind == "on-demand")
+        return EngineOptions::Attention::OnDemand;
+    throw Error("option --attention-trace: '" + kind + "' is not auto, whole or on-demand");
+}
+
 void setWorkBudgetArguments(const Arguments &args)
 {
     WorkBudget &budget = WorkBudget::process();

@@ -1,5 +1,6 @@
 #include "viewmodel/viewinput.h"
 
+#include "engine/attentiontrace.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
@@ -91,6 +92,71 @@ const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suff
     return &t;
 }
 
+namespace {
+
+// The stage a trace suffix names, for a readout of an on-demand trace.
+bool stageOf(const char *suffix, ops::ScoreStage *stage)
+{
+    const std::string_view s(suffix);
+    if (s == "attn.probs")
+        *stage = ops::ScoreStage::Probs;
+    else if (s == "attn.masked")
+        *stage = ops::ScoreStage::Masked;
+    else if (s == "attn.scores")
+        *stage = ops::ScoreStage::Scores;
+    else if (s == "attn.capped")
+        *stage = ops::ScoreStage::Capped;
+    else
+        return false;
+    return true;
+}
+
+// The readout of the site's layer when its trace keeps attention on demand; null otherwise.
+std::unique_ptr<AttentionReadout> readoutOf(const ViewInput &input, int layer)
+{
+    if (!input.trace || !input.model || input.site != names::AttentionSite {})
+        return nullptr;
+    return AttentionReadout::find(*input.model, input.padding, *input.trace, layer);
+}
+
+} // namespace
+
+HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix, int head, QString *problem)
+{
+    if (const Tensor *t = findHeadTensor(input, layer, suffix, head, problem))
+        return {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace};
+    ops::ScoreStage stage;
+    const std::unique_ptr<AttentionReadout> readout
+        = problem->isEmpty() && stageOf(suffix, &stage) ? readoutOf(input, layer) : nullptr;
+    if (!readout)
+        return {};
+    if (head < 0 || head >= readout->heads()) {
+        *problem
+            = QObject::tr("Head %1 does not exist: layer %2 has %3 heads").arg(head).arg(layer).arg(readout->heads());
+        return {};
+    }
+    auto owner = std::make_shared<const Tensor>(readout->head(stage, head));
+    return {owner->data(), int(owner->dim(0)), int(owner->dim(1)), owner};
+}
+
+bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value)
+{
+    QString problem;
+    if (const Tensor *t = findHeadTensor(input, layer, suffix, head, &problem)) {
+        if (row < 0 || col < 0 || row >= t->dim(1) || col >= t->dim(2))
+            return false;
+        *value = t->slice(head)(row, col);
+        return true;
+    }
+    ops::ScoreStage stage;
+    const std::unique_ptr<AttentionReadout> readout = stageOf(suffix, &stage) ? readoutOf(input, layer) : nullptr;
+    if (!readout || head < 0 || head >= readout->heads() || row < 0 || col < 0 || row >= readout->queries()
+        || col >= readout->keys())
+        return false;
+    readout->tile(value, 1, stage, head, row, row + 1, col, col + 1);
+    return true;
+}
+
 const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int queries)
 {
     const TraceEntry *entry
@@ -101,16 +167,14 @@ const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int q
     return &entry->tensor;
 }
 
-float firstKeyShare(const Tensor &probs, int head)
+float firstKeyShare(const HeadMatrix &probs)
 {
-    const int64_t queries = probs.dim(1), keys = probs.dim(2);
-    if (queries < 2 || keys < 1 || head < 0 || head >= probs.dim(0))
+    if (!probs || probs.rows < 2 || probs.cols < 1)
         return -1.0f;
-    const float *p = probs.slice(head).data();
     double sum = 0;
-    for (int64_t i = 1; i < queries; ++i)
-        sum += p[i * keys];
-    return float(sum / double(queries - 1));
+    for (int i = 1; i < probs.rows; ++i)
+        sum += probs.at(i, 0);
+    return float(sum / double(probs.rows - 1));
 }
 
 std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix)
@@ -212,21 +276,17 @@ QString cellPrefix(const ViewInput &input, int row, int col)
 
 QString attentionCellText(const ViewInput &input, int layer, int head, int row, int col, bool withScore)
 {
-    QString problem;
-    const Tensor *probs = findHeadTensor(input, layer, "attn.probs", head, &problem);
-    if (probs == nullptr || row < 0 || col < 0 || row >= probs->dim(1) || col >= probs->dim(2))
+    float p = 0, masked = 0, score = 0;
+    if (!findHeadCell(input, layer, "attn.probs", head, row, col, &p))
         return {};
-    const float p = probs->slice(head)(row, col);
-    const Tensor *masked = findHeadTensor(input, layer, "attn.masked", head, &problem);
-    if (masked != nullptr && masked->shape() == probs->shape()
-        && masked->slice(head)(row, col) == -std::numeric_limits<float>::infinity())
+    if (findHeadCell(input, layer, "attn.masked", head, row, col, &masked)
+        && masked == -std::numeric_limits<float>::infinity())
         return QObject::tr(" masked (\u2212\u221E before softmax)");
     if (const QString sparse = sparseNormaliserName(input); !sparse.isEmpty() && p == 0.0f)
         return QObject::tr(" probability exactly 0, not masked: its score is below %1's threshold \u03C4").arg(sparse);
     QString text;
-    const Tensor *scores = withScore ? findHeadTensor(input, layer, "attn.scores", head, &problem) : nullptr;
-    if (scores != nullptr && scores->shape() == probs->shape())
-        text += QObject::tr(" score %1,").arg(formatNumber(scores->slice(head)(row, col)));
+    if (withScore && findHeadCell(input, layer, "attn.scores", head, row, col, &score))
+        text += QObject::tr(" score %1,").arg(formatNumber(score));
     return text + QObject::tr(" probability %1").arg(formatNumber(p));
 }
 

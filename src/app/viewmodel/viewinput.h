@@ -78,6 +78,20 @@ void analyzeNow(ViewInput &input, const ViewSpec &spec, bool checkOnly = false);
 // dec.layer.{layer}.cross.probs for cross-attention; S = T but there) when it is in the trace and has head `head`;
 // otherwise nullptr, with *problem empty when the tensor is simply not computed yet, or saying what is wrong.
 const Tensor *findHeadTensor(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
+// One head's [T, S] matrix of a stage of the site's attention ("attn.probs", "attn.masked", "attn.scores" or
+// "attn.capped"): the trace's own when it keeps whole matrices, else computed now from a trace that keeps attention on
+// demand (engine/attentiontrace.h). Null data with *problem as findHeadTensor's when there is none.
+struct HeadMatrix
+{
+    const float *data = nullptr;
+    int rows = 0, cols = 0;
+    std::shared_ptr<const void> owner; // keeps `data` alive
+    float at(int row, int col) const { return data[size_t(row) * size_t(cols) + size_t(col)]; }
+    explicit operator bool() const { return data != nullptr; }
+};
+HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
+// One cell of the same, computed alone from an on-demand trace; false when there is none.
+bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value);
 // The trace name findHeadTensor reads.
 std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix);
 // With grouped-query attention, the K/V head query head `head` reads and the query heads that share it:
@@ -106,10 +120,10 @@ bool isKeyPadding(const ViewInput &input, int position);
 // A model with attention sinks (gpt-oss): `layer.{l}.attn.sink` of the site's self-attention, [H, T] (each query
 // row's share that its head's sink took), when it has `heads` rows of `queries`; null otherwise.
 const Tensor *findSinkShares(const ViewInput &input, int layer, int heads, int queries);
-// The mean weight head `head` of probs [H, T, K] gives its first key, over the queries after it (query 0 of a causal
-// head has no other key to give weight to): the first-token "attention sink" that models without a learned one
-// learn (Xiao et al. 2023), to set beside gpt-oss's. −1 with fewer than two queries.
-float firstKeyShare(const Tensor &probs, int head);
+// The mean weight a head's probabilities [T, K] give its first key, over the queries after it (query 0 of a causal
+// head has no other key to give weight to): the first-token "attention sink" that models without a learned one learn
+// (Xiao et al. 2023), to set beside gpt-oss's. −1 with fewer than two queries.
+float firstKeyShare(const HeadMatrix &probs);
 // "0", "1" … count − 1: labels for axes of positions, dimensions or neurons.
 QStringList numberedLabels(int count);
 // "query 'the' (#3) → key 'cat' (#1)"

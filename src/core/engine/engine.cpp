@@ -71,10 +71,26 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (m_input.attention.size() > 1 && int(m_input.attention.size()) != m_model->config.layers)
         throw Error("give one attention kernel for every layer (" + std::to_string(m_model->config.layers)
             + "), or a single one for all");
-    m_program = Program::build(m_model->config, m_input, m_options.trace);
+    using Choice = EngineOptions::Attention;
+    if (m_options.attention == Choice::OnDemand)
+        m_attentionTrace = AttentionTrace::OnDemand;
+    m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace);
+    const bool over = m_options.trace && m_program.tracedBytes() > m_options.memoryBudget;
+    std::string whyWhole;
+    if (over && m_options.attention == Choice::Automatic) {
+        whyWhole = onDemandObstacle(m_model->config, m_input);
+        if (whyWhole.empty()) {
+            m_attentionTrace = AttentionTrace::OnDemand;
+            m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace);
+        }
+    }
     if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
-            + gib(m_program.tracedBytes()) + ", over the trace memory budget of " + gib(m_options.memoryBudget)
+            + gib(m_program.tracedBytes())
+            + (m_attentionTrace == AttentionTrace::OnDemand ? " with its attention computed on demand"
+                    : whyWhole.empty()                      ? ""
+                                                            : " (its attention kept whole: " + whyWhole + ")")
+            + ", over the trace memory budget of " + gib(m_options.memoryBudget)
             + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or "
               "run untraced (bench --no-trace)");
 }

@@ -14,6 +14,9 @@ struct EngineOptions
 {
     bool trace = true; // false: free each intermediate once no later operation reads it (no stepping back)
     size_t memoryBudget = size_t(8) << 30; // bytes the trace may hold; a larger request is refused up front
+    // How the trace keeps attention (engine/attentiontrace.h). Automatic: whole matrices while the whole trace fits
+    // the budget, else on demand when every layer can be.
+    enum class Attention { Automatic, Whole, OnDemand } attention = Attention::Automatic;
 };
 
 // Runs a model's Program one operation at a time. The trace is the engine's state: step() runs the next
@@ -43,12 +46,14 @@ public:
     const Trace &trace() const { return m_trace; }
     Trace &trace() { return m_trace; }
     size_t estimatedTraceBytes() const { return m_program.tracedBytes(); }
+    AttentionTrace attentionTrace() const { return m_attentionTrace; }
 
 private:
     std::shared_ptr<const Model> m_model;
     Input m_input;
     EngineOptions m_options;
     Program m_program;
+    AttentionTrace m_attentionTrace = AttentionTrace::Whole;
     Trace m_trace;
     int m_cursor = 0;
 };

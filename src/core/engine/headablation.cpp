@@ -65,15 +65,20 @@ std::vector<HeadRef> parseHeadList(const std::string &text, int layers, int head
     for (const std::string &item : splitCommaList(text)) {
         const size_t dot = item.find('.');
         HeadRef h;
+        const bool everyHead = dot != std::string::npos && item.substr(dot + 1) == "*";
         if (dot == std::string::npos || !parseIndex(item.substr(0, dot), h.layer)
-            || !parseIndex(item.substr(dot + 1), h.head))
-            throw Error(source + ": '" + item + "' is not layer.head (for example 0.1 for head 1 of layer 0)");
+            || (!everyHead && !parseIndex(item.substr(dot + 1), h.head)))
+            throw Error(source + ": '" + item
+                + "' is not layer.head (for example 0.1 for head 1 of layer 0, 0.* for every head of layer 0)");
         if (h.layer >= layers || h.head >= heads)
             throw Error(source + ": head " + item + " is not in the model (" + std::to_string(layers) + " layers of "
                 + std::to_string(heads) + " heads, numbered from 0)");
-        if (std::find(out.begin(), out.end(), h) != out.end())
-            throw Error(source + ": head " + item + " is listed twice");
-        out.push_back(h);
+        for (int head = everyHead ? 0 : h.head; head < (everyHead ? heads : h.head + 1); ++head) {
+            const HeadRef one {h.layer, head};
+            if (std::find(out.begin(), out.end(), one) != out.end())
+                throw Error(source + ": head " + headName(one.layer, one.head) + " is listed twice");
+            out.push_back(one);
+        }
     }
     return out;
 }

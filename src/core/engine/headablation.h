@@ -41,8 +41,8 @@ struct HeadRef
     bool operator==(const HeadRef &) const = default;
 };
 
-// "0.1,1.3" (layer.head, comma-separated) -> heads, each checked against the model's layers and heads; errors
-// name `source` ("--ablate-heads") and the item. An empty text is no heads.
+// "0.1,1.3" (layer.head, comma-separated; "2.*" for every head of layer 2) -> heads, each checked against the model's
+// layers and heads; errors name `source` ("--ablate-heads") and the item. An empty text is no heads.
 std::vector<HeadRef> parseHeadList(const std::string &text, int layers, int heads, const std::string &source);
 std::string headListText(const std::vector<HeadRef> &heads); // "0.1,1.3"
 const char *ablationModeName(HeadAblation::Mode mode); // "zero" | "mean"

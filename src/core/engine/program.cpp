@@ -499,9 +499,13 @@ void ProgramBuilder::bertHeads(const std::string &last)
         [](Tensor &o, const Tensor &x, const Model &m) { ops::linear_t_forward(o, x, m.nspWeight, m.nspBias); });
 }
 
-Program Program::build(const ModelConfig &config, const Input &input, bool traced, int ffnChunks)
+Program Program::build(
+    const ModelConfig &config, const Input &input, bool traced, int ffnChunks, AttentionTrace attention)
 {
-    ProgramBuilder b(config, input, traced, std::max(ffnChunks, 1));
+    if (attention == AttentionTrace::OnDemand)
+        if (const std::string why = onDemandObstacle(config, input); !why.empty())
+            throw Error("this model's attention cannot be computed on demand (" + why + "): keep whole matrices");
+    ProgramBuilder b(config, input, traced, std::max(ffnChunks, 1), attention == AttentionTrace::OnDemand);
     if (config.isEncoderDecoder()) {
         b.startStack(names::kEncoderStack);
         b.embeddings();

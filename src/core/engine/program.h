@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/attentiontrace.h"
 #include "engine/input.h"
 #include "model/model.h"
 #include "trace/names.h"
@@ -44,7 +45,10 @@ struct Program
     // display (T x T each); untraced runs stay sparse.
     // `ffnChunks` > 1: each feed-forward sub-layer is one op, "layer.{i}.mlp", computing layer.{i}.mlp.down in that
     // many chunks of rows (Reformer), with no mlp.up / mlp.act in the trace (training's --ffn-chunks).
-    static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1);
+    // `attention` OnDemand: every layer's exact attention is one tiled op keeping attn.lse instead of its [H, T, T]
+    // scores, masked scores and probabilities (engine/attentiontrace.h); throws when a layer cannot.
+    static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1,
+        AttentionTrace attention = AttentionTrace::Whole);
     size_t tracedBytes() const; // bytes of every output, i.e. of a full trace
     int indexOf(const std::string &opName) const; // -1 when absent
     int producerOf(const std::string &tensorName) const; // op index, -1 when absent

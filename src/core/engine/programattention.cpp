@@ -156,8 +156,30 @@ void ProgramBuilder::mergeHeads(int i)
         });
 }
 
+std::string ProgramBuilder::scoreFormula(int i) const
+{
+    return std::string(m_c.rotates(i)            ? "S = R(Q_h) R(K_h)ᵀ"
+                   : m_c.rotatesQueriesAndKeys() ? "S = Q_h K_hᵀ  (a NoPE layer: q and k are not turned)"
+                                                 : "S = Q_h K_hᵀ")
+        + (!m_c.scaleScores ? "  (not divided by √d: " + m_c.modelType + " does not scale its scores)"
+                : m_c.queryScaleBase > 0
+                ? " / √s  (s = " + formatNumber(m_c.queryScaleBase) + ": query_pre_attn_scalar)"
+                : " / √d");
+}
+
+std::string ProgramBuilder::keyRule(int i) const
+{
+    const int window = m_c.windowed(i) ? m_c.slidingWindow : 0;
+    return std::string(!m_causal ? "every key"
+                   : window > 0  ? "i − " + std::to_string(window) + " < key j ≤ query i (sliding window)"
+                                 : "key j ≤ query i")
+        + " and j not padding";
+}
+
 void ProgramBuilder::exactAttention(int i)
 {
+    if (m_tiledAttention)
+        return tiledAttention(i);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();
     const float scale = scoreScale(m_c);
@@ -168,14 +190,7 @@ void ProgramBuilder::exactAttention(int i)
     std::vector<std::string> inputs = {q, k};
     if (biased)
         inputs.push_back(p + "attn.bias");
-    const std::string content
-        = std::string(m_c.rotates(i)            ? "S = R(Q_h) R(K_h)ᵀ"
-                  : m_c.rotatesQueriesAndKeys() ? "S = Q_h K_hᵀ  (a NoPE layer: q and k are not turned)"
-                                                : "S = Q_h K_hᵀ")
-        + (!m_c.scaleScores ? "  (not divided by √d: " + m_c.modelType + " does not scale its scores)"
-                : m_c.queryScaleBase > 0
-                ? " / √s  (s = " + formatNumber(m_c.queryScaleBase) + ": query_pre_attn_scalar)"
-                : " / √d");
+    const std::string content = scoreFormula(i);
     add(p + "scores", "scores", i, inputs,
         {{p + "attn.scores", {H, T, T}, content + (biased ? " + B" : "") + "  (d = " + std::to_string(d) + ")"}},
         [p, q, k, biased, H, T = T, scale](const Model &, const Input &, const Trace &tr) {
@@ -201,11 +216,7 @@ void ProgramBuilder::exactAttention(int i)
         scores = p + "attn.capped";
     }
     const int window = m_c.windowed(i) ? m_c.slidingWindow : 0;
-    const std::string rule
-        = std::string(!m_causal ? "every key"
-                  : window > 0  ? "i − " + std::to_string(window) + " < key j ≤ query i (sliding window)"
-                                : "key j ≤ query i")
-        + " and j not padding";
+    const std::string rule = keyRule(i);
     // PoWER-BERT: the tokens an earlier layer eliminated are no longer keys (engine/tokenretention.h).
     const std::string present = m_input.retention.eliminatesAfter(i - 1) ? names::layerPrefix(m_s, i - 1) + "kept" : "";
     std::vector<std::string> maskInputs = {scores};
@@ -240,6 +251,43 @@ void ProgramBuilder::exactAttention(int i)
             Tensor o({H, T, d});
             ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
             return Outputs {std::move(o)};
+        });
+}
+
+// The same attention without its [H, T, T] tensors: one op computes C_h a tile of queries × a tile of keys at a time
+// and keeps each row's log-sum-exp, from which any head's probabilities are recomputed exactly
+// (engine/attentiontrace.h).
+void ProgramBuilder::tiledAttention(int i)
+{
+    const std::string p = names::layerPrefix(m_s, i);
+    const int64_t H = m_c.heads, d = m_c.headDim();
+    const std::string q = scoredQueries(i), k = scoredKeys(i);
+    std::string scores = scoreFormula(i) + "  (d = " + std::to_string(d) + ")";
+    if (const float cap = m_c.attentionSoftcap; cap > 0)
+        scores += ", soft-capped: c · tanh(S / c), c = " + formatNumber(cap);
+    const std::string sink = m_c.attentionSinks ? " + exp(z_h)" : "";
+    std::vector<OpOutput> outputs
+        = {{p + "attn.context", {H, T, d},
+               "C_h = A_h V_h, Aᵢⱼ = exp(S′ᵢⱼ − ℓᵢ); S′ᵢⱼ = Sᵢⱼ if " + keyRule(i) + ", else −∞; " + scores
+                   + ". Computed 64 queries × 256 keys at a time with a running maximum: A is not kept"},
+            {p + "attn.lse", {H, T},
+                "ℓᵢ = log(Σⱼ exp(S′ᵢⱼ)" + sink + "): with Q and K it gives any head's Aᵢⱼ = exp(S′ᵢⱼ − ℓᵢ) again"}};
+    if (m_c.attentionSinks)
+        outputs.push_back({p + "attn.sink", {H, T}, "the sink's share of row i: exp(z_h − ℓᵢ)"});
+    add(p + "attend", "attention (tiled)", i, {q, k, p + "attn.v"}, outputs,
+        [p, i, q, k, H, T = T, d, sinks = m_c.attentionSinks, src = m_source](
+            const Model &m, const Input &in, const Trace &tr) {
+            const ops::ScoreRule rule = scoreRule(m, paddingOf(in, src), i);
+            Outputs out {Tensor::uninitialized({H, T, d}), Tensor::uninitialized({H, T})};
+            ops::tiled_attention_forward(out[0], out[1], tr.tensor(q), tr.tensor(k), tr.tensor(p + "attn.v"), rule);
+            if (sinks) {
+                Tensor share = Tensor::uninitialized({H, T});
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t t = 0; t < T; ++t)
+                        share.data()[h * T + t] = std::exp(rule.sinks[size_t(h)] - out[1].data()[h * T + t]);
+                out.push_back(std::move(share));
+            }
+            return out;
         });
 }
 

@@ -67,13 +67,14 @@ private:
 class ProgramBuilder
 {
 public:
-    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks)
+    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks, bool tiledAttention)
         : m_c(c)
         , T(static_cast<int64_t>(input.tokens.size()))
         , m_causal(c.causal)
         , m_input(input)
         , m_traced(traced)
         , m_ffnChunks(ffnChunks)
+        , m_tiledAttention(tiledAttention)
     {
     }
 
@@ -120,6 +121,9 @@ public:
     void qkNorm(int i);
     void mergeHeads(int i);
     void exactAttention(int i);
+    void tiledAttention(int i); // exact attention a tile at a time, its probabilities on demand (attentiontrace.h)
+    std::string scoreFormula(int i) const; // "S = R(Q_h) R(K_h)ᵀ / √d", as layer i computes its scores
+    std::string keyRule(int i) const; // "key j ≤ query i and j not padding": the keys layer i's mask keeps
     void normaliser(int i);
     void sinkSoftmax(int i);
     void adaptiveSpan(int i);
@@ -166,6 +170,7 @@ private:
     const Input &m_input;
     const bool m_traced;
     const int m_ffnChunks;
+    const bool m_tiledAttention;
     // ropeTable(): the global layers', and Gemma 3's windowed layers' with their own base
     std::shared_ptr<const RopeTableOnDemand> m_ropeTable, m_localRopeTable;
     Program m_program;

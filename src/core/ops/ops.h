@@ -6,6 +6,7 @@
 #include "model/modelconfig.h"
 #include "tensor/tensor.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -154,6 +155,34 @@ void attention_context_backward(Tensor &dprobs, Tensor &dv, const Tensor &dout, 
 void merge_heads_forward(Tensor &out, const Tensor &ctx);
 // dctx is (H,T,d); dout is (T,D)
 void merge_heads_backward(Tensor &dctx, const Tensor &dout);
+
+// ---- tiledattention.cpp: softmax attention without a T × T buffer (FlashAttention's order, Dao et al. 2022)
+
+// Which keys query i sees and how its scores are formed: one rule for the tiled forward and for every readout of
+// its probabilities, so that a readout recomputes exactly what the forward weighed.
+struct ScoreRule
+{
+    float scale = 1; // S = (scale · Q) Kᵀ, as attention_scores_forward
+    float softcap = 0; // > 0: S_c = c · tanh(S / c) before the mask (Gemma 2)
+    bool causal = true; // key j ≤ query i (then as many keys as queries)
+    int window = 0; // > 0: also j > i − window (a sliding window, the query itself included)
+    std::vector<int> padding; // keys no query sees
+    std::vector<float> sinks; // empty, or a learned logit per head that joins every row's softmax (gpt-oss)
+
+    int64_t firstKey(int64_t i) const { return window > 0 ? std::max<int64_t>(0, i - window + 1) : 0; }
+    int64_t endKey(int64_t i, int64_t keys) const { return causal ? std::min(i + 1, keys) : keys; }
+};
+// q is (H,T,d), k and v (H,S,d): context (H,T,d) = softmax(mask(S)) V and lse (H,T), each row's log-sum-exp
+// ℓᵢ = log(Σⱼ exp(S′ᵢⱼ) [+ exp(z_h)]), computed a tile of queries × a tile of keys at a time with a running maximum;
+// tiles every query of a tile has masked are skipped. A row with no key (and no sink) gets context 0 and ℓ = −∞.
+void tiled_attention_forward(
+    Tensor &context, Tensor &lse, const Tensor &q, const Tensor &k, const Tensor &v, const ScoreRule &rule);
+// What one stage of the score path holds at head h's rows [r0, r1) × keys [c0, c1), recomputed from q and k (and
+// lse for Probs) under `rule`: the scores S, the capped S_c, the masked S′ (−∞ where masked) or the probabilities
+// exp(S′ᵢⱼ − ℓᵢ). `out` holds (r1 − r0) rows of `stride` floats.
+enum class ScoreStage { Scores, Capped, Masked, Probs };
+void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &q, const Tensor &k, const Tensor &lse,
+    const ScoreRule &rule, int64_t h, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
 // ---- softmax.cpp
 

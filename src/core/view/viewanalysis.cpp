@@ -1,5 +1,7 @@
 #include "view/viewanalysis.h"
 
+#include "trace/names.h"
+
 #include "util/error.h"
 #include "util/text.h"
 #include "view/analysisrequests.h"
@@ -90,6 +92,15 @@ std::string notComputedText(const Program *program, const std::string &traceName
     if (!program) // no model has run yet (a view drawn before its first run reaches it)
         return kNothingComputed;
     const int op = program->producerOf(traceName);
+    int layer = -1;
+    std::string suffix;
+    if (op < 0 && names::splitLayerTensor(traceName, &layer, &suffix) && suffix.starts_with("attn.")
+        && program->producerOf(names::layerTensor(layer, "attn.lse")) >= 0)
+        return "This run keeps attention on demand (its whole matrices for every head are over the trace memory "
+               "budget): this view reads "
+            + traceName
+            + " whole. The Attention view shows any head; or use fewer "
+              "tokens, or raise the budget (Run ▸ Trace Memory Budget)";
     if (op < 0)
         return "The trace has no tensor named '" + traceName + "' (docs/trace-names.md lists the names)";
     const Op &producer = program->ops[size_t(op)];

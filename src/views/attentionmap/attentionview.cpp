@@ -39,10 +39,7 @@ AttentionView::AttentionView(QWidget *parent)
 QString AttentionView::cellText(int row, int col) const
 {
     if (m_sinkColumn && col == 0) {
-        QString ignored;
-        const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &ignored);
-        const Tensor *shares
-            = probs ? findSinkShares(m_input, m_spec.layer, int(probs->dim(0)), int(probs->dim(1))) : nullptr;
+        const Tensor *shares = findSinkShares(m_input, m_spec.layer, m_input.heads, int(m_input.tokens.size()));
         if (shares == nullptr || row < 0 || row >= shares->dim(1))
             return {};
         return tr("query %1: the head's sink took %2 of this row (a learned logit in the softmax, with no value)")
@@ -61,13 +58,13 @@ void AttentionView::refresh()
     timer.start();
     layOutHidden(this);
     QString problem;
-    const Tensor *probs = findHeadTensor(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
+    HeadMatrix probs = findHeadMatrix(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
     m_sinkColumn = false; // until a sink's shares are drawn
     try {
         m_plot->setColormap(m_spec.colormap);
     } catch (const Error &e) {
         problem = QString::fromStdString(e.what());
-        probs = nullptr;
+        probs = {};
     }
     m_plot->setTheme(m_spec.theme);
     m_plot->setLogScale(m_spec.scale == "log");
@@ -85,36 +82,35 @@ void AttentionView::refresh()
                       .arg(m_spec.layer)
                       .arg(m_spec.head))
         + (shared.isEmpty() ? QString() : QStringLiteral(" (") + shared + QLatin1Char(')')));
-    if (probs == nullptr) {
+    if (!probs) {
         m_plot->showMessage(problem.isEmpty()
                 ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, "attn.probs"))
                 : problem);
     } else {
-        const int tokens = static_cast<int>(probs->dim(1)), keys = static_cast<int>(probs->dim(2));
+        const int tokens = probs.rows, keys = probs.cols;
         m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
         QString ignored;
-        const Tensor *masked = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
+        const HeadMatrix masked = findHeadMatrix(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
         const QString sparse = sparseNormaliserName(m_input);
         m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
-        const Tensor *shares = findSinkShares(m_input, m_spec.layer, int(probs->dim(0)), tokens);
+        const Tensor *shares = findSinkShares(m_input, m_spec.layer, m_input.heads, tokens);
         m_sinkColumn = shares != nullptr;
-        const float *maskedScores
-            = masked != nullptr && masked->shape() == probs->shape() ? masked->slice(m_spec.head).data() : nullptr;
+        const float *maskedScores = masked && masked.rows == tokens && masked.cols == keys ? masked.data : nullptr;
+        const float first = firstKeyShare(probs); // −1 with one query
         if (m_sinkColumn) { // the sink first, then the keys, as one matrix the plot keeps alive
             const int cols = keys + 1;
             auto cells = std::make_shared<std::vector<float>>(size_t(2 * tokens * cols), 0.0f);
-            const float *p = probs->slice(m_spec.head).data();
             for (int r = 0; r < tokens; ++r) {
                 float *row = cells->data() + size_t(r * cols), *maskRow = row + size_t(tokens * cols);
                 row[0] = shares->matrix()(m_spec.head, r);
-                std::copy(p + r * keys, p + (r + 1) * keys, row + 1);
+                std::copy(probs.data + size_t(r) * size_t(keys), probs.data + size_t(r + 1) * size_t(keys), row + 1);
                 if (maskedScores)
-                    std::copy(maskedScores + r * keys, maskedScores + (r + 1) * keys, maskRow + 1);
+                    std::copy(maskedScores + size_t(r) * size_t(keys), maskedScores + size_t(r + 1) * size_t(keys),
+                        maskRow + 1);
             }
             QStringList labels = keyLabels(m_input, keys);
             labels.prepend(tr("sink"));
             m_plot->setLabels(tokenLabels(m_input, tokens), labels);
-            const float first = firstKeyShare(*probs, m_spec.head); // −1 with one query
             m_plot->setAxisTitles(first < 0
                     ? tr("key (first column: the head's sink, %1 of a row on average)")
                           .arg(percent(shares->matrix().row(m_spec.head).mean()))
@@ -126,13 +122,16 @@ void AttentionView::refresh()
             m_plot->setMaskedScores(maskedScores ? cells->data() + size_t(tokens * cols) : nullptr);
             m_plot->setMatrix(cells->data(), tokens, cols, cells);
         } else {
-            if (const float first = firstKeyShare(*probs, m_spec.head); first >= 0 && !m_input.site.cross)
+            if (first >= 0 && !m_input.site.cross)
                 m_plot->setAxisTitles(
                     tr("key (the first token, where many models park attention, takes %1 of the later rows)")
                         .arg(percent(first)),
                     tr("query"));
             m_plot->setMaskedScores(maskedScores);
-            m_plot->setMatrix(probs->slice(m_spec.head).data(), tokens, keys, m_input.trace);
+            // the plot keeps both alive: an on-demand head's matrices are its own
+            m_plot->setMatrix(probs.data, tokens, keys,
+                std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+                    probs.owner, masked.owner));
         }
         m_plot->setMarkedRow(m_spec.query);
         m_plot->setVeiledRow(m_spec.get(views::attentionmap::kVeilQuery) ? m_spec.query : -1);

@@ -193,7 +193,8 @@ void HeadsGridView::averageSinkShares()
         for (int h = 0; h < m_heads; ++h) {
             QString ignored;
             if (const Tensor *probs = findHeadTensor(m_input, l, "attn.probs", h, &ignored)) {
-                shares[size_t(l * m_heads + h)] = firstKeyShare(*probs, h);
+                shares[size_t(l * m_heads + h)]
+                    = firstKeyShare({probs->slice(h).data(), int(probs->dim(1)), int(probs->dim(2)), nullptr});
                 any = any || shares[size_t(l * m_heads + h)] >= 0;
             }
         }

@@ -1,0 +1,92 @@
+#include "engine/attentiontrace.h"
+
+#include "engine/blockcomponents.h"
+#include "trace/names.h"
+
+#include <memory>
+
+namespace atlas {
+
+std::string onDemandObstacle(const ModelConfig &c, const Input &input, int layer)
+{
+    if (c.isEncoderDecoder())
+        return "an encoder–decoder keeps whole matrices";
+    if (c.normaliser != Normaliser::Softmax)
+        return std::string("its ") + normaliserName(c.normaliser) + " sets a threshold from every score of a row";
+    if (c.biasesScores())
+        return positionKindName(c.positions) + "'s position term is a T × T tensor of its own";
+    if (c.sinkhorn.active())
+        return "Sinkhorn attention sorts blocks of every token";
+    if (c.adaptiveSpan())
+        return "an adaptive span weighs its softmax by a mask";
+    if (c.funnel.active())
+        return "a funnel pools its tokens";
+    if (!input.retention.empty())
+        return "token retention reads every head's probabilities";
+    if (const attention::AttentionKernelSpec *kernel = input.kernelFor(layer))
+        return "the " + kernel->kind + " kernel keeps its own pattern";
+    return {};
+}
+
+std::string onDemandObstacle(const ModelConfig &c, const Input &input)
+{
+    for (int i = 0; i < c.layers; ++i)
+        if (std::string why = onDemandObstacle(c, input, i); !why.empty())
+            return "layer " + std::to_string(i) + ": " + why;
+    return {};
+}
+
+ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int layer)
+{
+    const ModelConfig &c = m.config;
+    ops::ScoreRule rule;
+    rule.scale = scoreScale(c);
+    rule.softcap = c.attentionSoftcap;
+    rule.causal = c.causal;
+    rule.window = c.windowed(layer) ? c.slidingWindow : 0;
+    rule.padding = padding;
+    if (c.attentionSinks) {
+        const Tensor &sinks = m.blocks[size_t(layer)].weight(BlockPart::Sinks);
+        rule.sinks.assign(sinks.data(), sinks.data() + sinks.numel());
+    }
+    return rule;
+}
+
+std::unique_ptr<AttentionReadout> AttentionReadout::find(
+    const Model &m, const std::vector<int> &padding, const Trace &trace, int layer)
+{
+    const ModelConfig &c = m.config;
+    if (layer < 0 || layer >= c.layers || c.isEncoderDecoder())
+        return nullptr;
+    const TraceEntry *lse = trace.find(names::layerTensor(layer, "attn.lse"));
+    const bool normed = c.qkNorm != QkNorm::None;
+    const TraceEntry *q = trace.find(names::queriesOf(names::kOnlyStack, layer, c.rotates(layer), normed));
+    const TraceEntry *k = trace.find(names::keysOf(names::kOnlyStack, layer, c.rotates(layer), normed));
+    if (lse == nullptr || q == nullptr || k == nullptr)
+        return nullptr;
+    return std::unique_ptr<AttentionReadout>(
+        new AttentionReadout(q->tensor, k->tensor, lse->tensor, scoreRule(m, padding, layer)));
+}
+
+AttentionReadout::AttentionReadout(const Tensor &q, const Tensor &k, const Tensor &lse, ops::ScoreRule rule)
+    : m_q(&q)
+    , m_k(&k)
+    , m_lse(&lse)
+    , m_rule(std::move(rule))
+{
+}
+
+void AttentionReadout::tile(
+    float *out, int64_t stride, ops::ScoreStage stage, int64_t h, int64_t r0, int64_t r1, int64_t c0, int64_t c1) const
+{
+    ops::attention_tile(out, stride, stage, *m_q, *m_k, *m_lse, m_rule, h, r0, r1, c0, c1);
+}
+
+Tensor AttentionReadout::head(ops::ScoreStage stage, int64_t h) const
+{
+    Tensor out = Tensor::uninitialized({queries(), keys()});
+    tile(out.data(), keys(), stage, h, 0, queries(), 0, keys());
+    return out;
+}
+
+} // namespace atlas

@@ -1,0 +1,53 @@
+#pragma once
+// How a run keeps its attention. Whole: every head's scores, masked scores and probabilities as [H, T, T] tensors.
+// On demand: the forward runs a tile at a time (ops::tiled_attention_forward) and keeps per layer the scored queries
+// and keys, the values and each row's log-sum-exp, "attn.lse" [H, T]; any head's scores or probabilities are recomputed
+// from them exactly when a view or a command asks (AttentionReadout). A T × T matrix is then never held for every
+// head: 2048 tokens through a Qwen2.5-0.5B-shaped model would need 17 GB of them.
+#include "engine/input.h"
+#include "model/model.h"
+#include "ops/ops.h"
+#include "trace/trace.h"
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+enum class AttentionTrace { Whole, OnDemand };
+
+// Why the self-attention of block `layer` cannot be kept on demand: empty when it can (softmax over scaled scores,
+// soft-capped or not, under a causal or padding mask, a sliding window, sinks). The rest (sparse normalisers, position
+// biases, efficient kernels, spans, Sinkhorn, a funnel, token retention, two stacks) keep whole matrices.
+std::string onDemandObstacle(const ModelConfig &c, const Input &input, int layer);
+// The first layer's obstacle, "layer 3: …"; empty when every layer can.
+std::string onDemandObstacle(const ModelConfig &c, const Input &input);
+
+// The rule of block `layer`'s self-attention scores (a one-stack model): its scale, soft-cap, mask and sinks.
+ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int layer);
+
+// A layer's attention read back from an on-demand trace: any stage of any head, or a part of one.
+class AttentionReadout
+{
+public:
+    // Null when the trace holds no on-demand attention for `layer` (a whole trace, or the layer not run yet).
+    static std::unique_ptr<AttentionReadout> find(
+        const Model &m, const std::vector<int> &padding, const Trace &trace, int layer);
+
+    int64_t heads() const { return m_q->dim(0); }
+    int64_t queries() const { return m_q->dim(1); }
+    int64_t keys() const { return m_k->dim(1); }
+    // Head h's stage at rows [r0, r1) × keys [c0, c1), in rows of `stride` floats (ops::attention_tile).
+    void tile(float *out, int64_t stride, ops::ScoreStage stage, int64_t h, int64_t r0, int64_t r1, int64_t c0,
+        int64_t c1) const;
+    // Head h's whole stage, [T, S].
+    Tensor head(ops::ScoreStage stage, int64_t h) const;
+
+private:
+    AttentionReadout(const Tensor &q, const Tensor &k, const Tensor &lse, ops::ScoreRule rule);
+
+    const Tensor *m_q, *m_k, *m_lse;
+    ops::ScoreRule m_rule;
+};
+
+} // namespace atlas
