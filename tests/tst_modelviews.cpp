@@ -163,7 +163,7 @@ void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
         all.view = "heads";
         heads.setSpec(all);
         heads.setInput(testing::analyzed(makeViewInput(run), all));
-        QVERIFY2(heads.message().contains("keeps attention on demand"), qPrintable(heads.message()));
+        QVERIFY2(heads.message().contains("keeps its attention on demand"), qPrintable(heads.message()));
     }
 }
 

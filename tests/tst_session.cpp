@@ -262,6 +262,31 @@ private slots:
 
     // Past the context: a model whose positions are computed (RoPE) runs on, saying it extrapolates; a learned table
     // cannot, and says so.
+    // An input whose whole attention matrices are over the budget runs with its attention kept on demand, and the
+    // session says so with both figures.
+    void anInputOverTheBudgetKeepsAttentionOnDemandAndSaysSo()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "abcdefghijklmno>onmlkjihgfedcba"; // 31 tokens
+        session.setSpec(spec);
+        session.openModel("reverse-rope");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        QVERIFY(session.trace()->contains("layer.0.attn.probs"));
+        session.setMemoryBudget(session.program()->tracedBytes() - 1);
+        QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
+        session.setText("abcdefghijklmnop>ponmlkjihgfedcb"); // one token more than the budget was set for
+        QTRY_VERIFY_WITH_TIMEOUT(
+            errors.count() > 0 || (session.trace() && session.trace()->contains("layer.0.attn.lse")), 20000);
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY(!session.trace()->contains("layer.0.attn.probs"));
+        QVERIFY(notices.count() >= 1);
+        QVERIFY2(notices.last().at(0).toString().contains("32 tokens: attention is kept on demand"),
+            qPrintable(notices.last().at(0).toString()));
+    }
+
     void anInputPastTheTrainingLengthRunsWhenPositionsAreComputed()
     {
         Session session;

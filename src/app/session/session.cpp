@@ -76,7 +76,18 @@ Session::Commit Session::snapshot()
     auto trace = std::make_shared<const Trace>(m_engine->trace());
     auto program = std::make_shared<const Program>(m_engine->program());
     const int cursor = m_engine->cursor();
-    return [this, trace, program, cursor] {
+    const QString notice = m_engine->wholeTraceBytes() == 0
+        ? QString()
+        : tr(
+            "%1 tokens: attention is kept on demand, since every head's whole matrices would take the trace to %2 GiB, "
+            "over its budget of %3 GiB (Run ▸ Trace Memory Budget). The Attention view computes a head when it shows "
+            "it; views that read every head whole say so.")
+              .arg(m_engine->input().tokens.size())
+              .arg(double(m_engine->wholeTraceBytes()) / double(size_t(1) << 30), 0, 'f', 1)
+              .arg(double(m_memoryBudget) / double(size_t(1) << 30), 0, 'f', 1);
+    return [this, trace, program, cursor, notice] {
+        if (!notice.isEmpty())
+            emit noticed(notice);
         m_trace = trace;
         m_program = program;
         m_cursor = cursor;

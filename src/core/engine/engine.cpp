@@ -2,21 +2,14 @@
 
 #include "util/blasthreads.h"
 #include "util/error.h"
+#include "util/memorycheck.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 
 namespace atlas {
 
 namespace {
-
-std::string gib(size_t bytes)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(size_t(1) << 30));
-    return buf;
-}
 
 // `what` ("the input", "the source") checked against the model: length, ids, padding positions.
 void validateTokens(
@@ -80,17 +73,18 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (over && m_options.attention == Choice::Automatic) {
         whyWhole = onDemandObstacle(m_model->config, m_input);
         if (whyWhole.empty()) {
+            m_wholeTraceBytes = m_program.tracedBytes();
             m_attentionTrace = AttentionTrace::OnDemand;
             m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace);
         }
     }
     if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
-            + gib(m_program.tracedBytes())
+            + formatBytes(double(m_program.tracedBytes()))
             + (m_attentionTrace == AttentionTrace::OnDemand ? " with its attention computed on demand"
                     : whyWhole.empty()                      ? ""
                                                             : " (its attention kept whole: " + whyWhole + ")")
-            + ", over the trace memory budget of " + gib(m_options.memoryBudget)
+            + ", over the trace memory budget of " + formatBytes(double(m_options.memoryBudget))
             + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or "
               "run untraced (bench --no-trace)");
 }

@@ -47,6 +47,9 @@ public:
     Trace &trace() { return m_trace; }
     size_t estimatedTraceBytes() const { return m_program.tracedBytes(); }
     AttentionTrace attentionTrace() const { return m_attentionTrace; }
+    // What the trace would have taken with every attention matrix whole, when the automatic choice kept it on demand
+    // for that reason; 0 otherwise.
+    size_t wholeTraceBytes() const { return m_wholeTraceBytes; }
 
 private:
     std::shared_ptr<const Model> m_model;
@@ -54,6 +57,7 @@ private:
     EngineOptions m_options;
     Program m_program;
     AttentionTrace m_attentionTrace = AttentionTrace::Whole;
+    size_t m_wholeTraceBytes = 0;
     Trace m_trace;
     int m_cursor = 0;
 };

@@ -96,11 +96,11 @@ std::string notComputedText(const Program *program, const std::string &traceName
     std::string suffix;
     if (op < 0 && names::splitLayerTensor(traceName, &layer, &suffix) && suffix.starts_with("attn.")
         && program->producerOf(names::layerTensor(layer, "attn.lse")) >= 0)
-        return "This run keeps attention on demand (its whole matrices for every head are over the trace memory "
-               "budget): this view reads "
+        return "This run keeps its attention on demand, not every head's whole matrices (they would be over the trace "
+               "memory budget), and this view reads "
             + traceName
-            + " whole. The Attention view shows any head; or use fewer "
-              "tokens, or raise the budget (Run ▸ Trace Memory Budget)";
+            + " whole. The Attention view shows any head; or use fewer tokens, or raise the budget (Run ▸ "
+              "Trace Memory Budget)";
     if (op < 0)
         return "The trace has no tensor named '" + traceName + "' (docs/trace-names.md lists the names)";
     const Op &producer = program->ops[size_t(op)];
