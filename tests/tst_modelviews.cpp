@@ -123,7 +123,7 @@ void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
 
 // A run whose whole matrices are over the budget keeps its attention on demand (engine/attentiontrace.h): the
 // Attention view computes its head from q, k and each row's log-sum-exp and draws what the whole trace would (gpt-oss's
-// sinks and window, Gemma 2's soft-cap and window); a view that reads every head whole says why it cannot.
+// sinks and window, Gemma 2's soft-cap and window), and so does All heads, every head on its worker.
 void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
 {
     for (const char *model : {"gpt_oss_tiny", "gemma2_tiny", "llama_tiny"}) {
@@ -157,13 +157,29 @@ void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
         QVERIFY(onDemand.cellText(4, 2).contains("probability"));
         QVERIFY(onDemand.cellText(1, 5).contains("masked") || QString(model) == "gpt_oss_tiny");
 
-        HeadsGridView heads;
-        heads.resize(800, 600);
+        // All heads: every thumbnail and first-key or sink share as the whole trace's
         ViewSpec all = spec;
         all.view = "heads";
-        heads.setSpec(all);
-        heads.setInput(testing::analyzed(makeViewInput(run), all));
-        QVERIFY2(heads.message().contains("keeps its attention on demand"), qPrintable(heads.message()));
+        HeadsGridView heads, wholeHeads;
+        for (auto [view, shown] : {std::pair {&heads, &input}, std::pair {&wholeHeads, &wholeInput}}) {
+            view->resize(800, 600);
+            view->setSpec(all);
+            view->setInput(testing::analyzed(*shown, all));
+        }
+        QVERIFY2(heads.message().isEmpty(), qPrintable(heads.message()));
+        for (int l = 0; l < input.layers; ++l)
+            for (int h = 0; h < input.heads; ++h) {
+                QVERIFY(std::abs(heads.sinkShare(l, h) - wholeHeads.sinkShare(l, h)) < 1e-5f);
+                const QImage a = heads.thumbnail(l, h), b = wholeHeads.thumbnail(l, h);
+                QVERIFY(!a.isNull());
+                QCOMPARE(a.size(), b.size());
+                int differing = 0; // a colour step apart at most, where rounding moves a value across one
+                for (int y = 0; y < a.height(); ++y)
+                    for (int x = 0; x < a.width(); ++x)
+                        differing += a.pixel(x, y) != b.pixel(x, y);
+                QVERIFY2(differing <= a.width() * a.height() / 50,
+                    qPrintable(QString("%1 head %2.%3: %4 pixels differ").arg(model).arg(l).arg(h).arg(differing)));
+            }
     }
 }
 

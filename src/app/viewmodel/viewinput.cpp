@@ -111,23 +111,22 @@ bool stageOf(const char *suffix, ops::ScoreStage *stage)
     return true;
 }
 
-// The readout of the site's layer when its trace keeps attention on demand; null otherwise.
-std::unique_ptr<AttentionReadout> readoutOf(const ViewInput &input, int layer)
+} // namespace
+
+std::shared_ptr<const AttentionReadout> findAttentionReadout(const ViewInput &input, int layer)
 {
     if (!input.trace || !input.model || input.site != names::AttentionSite {})
         return nullptr;
     return AttentionReadout::find(*input.model, input.padding, *input.trace, layer);
 }
 
-} // namespace
-
 HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix, int head, QString *problem)
 {
     if (const Tensor *t = findHeadTensor(input, layer, suffix, head, problem))
         return {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace};
     ops::ScoreStage stage;
-    const std::unique_ptr<AttentionReadout> readout
-        = problem->isEmpty() && stageOf(suffix, &stage) ? readoutOf(input, layer) : nullptr;
+    const std::shared_ptr<const AttentionReadout> readout
+        = problem->isEmpty() && stageOf(suffix, &stage) ? findAttentionReadout(input, layer) : nullptr;
     if (!readout)
         return {};
     if (head < 0 || head >= readout->heads()) {
@@ -149,7 +148,8 @@ bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int hea
         return true;
     }
     ops::ScoreStage stage;
-    const std::unique_ptr<AttentionReadout> readout = stageOf(suffix, &stage) ? readoutOf(input, layer) : nullptr;
+    const std::shared_ptr<const AttentionReadout> readout
+        = stageOf(suffix, &stage) ? findAttentionReadout(input, layer) : nullptr;
     if (!readout || head < 0 || head >= readout->heads() || row < 0 || col < 0 || row >= readout->queries()
         || col >= readout->keys())
         return false;

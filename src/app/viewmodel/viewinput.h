@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/attentiontrace.h"
 #include "engine/input.h"
 #include "engine/program.h"
 #include "model/model.h"
@@ -90,6 +91,9 @@ struct HeadMatrix
     explicit operator bool() const { return data != nullptr; }
 };
 HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix, int head, QString *problem);
+// The site's layer read back from a trace that keeps attention on demand (engine/attentiontrace.h); null for a whole
+// trace. It points into input.trace: keep that alive while it is used.
+std::shared_ptr<const AttentionReadout> findAttentionReadout(const ViewInput &input, int layer);
 // One cell of the same, computed alone from an on-demand trace; false when there is none.
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value);
 // The trace name findHeadTensor reads.

@@ -195,8 +195,13 @@ void HeadsGridView::averageSinkShares()
             if (const Tensor *probs = findHeadTensor(m_input, l, "attn.probs", h, &ignored)) {
                 shares[size_t(l * m_heads + h)]
                     = firstKeyShare({probs->slice(h).data(), int(probs->dim(1)), int(probs->dim(2)), nullptr});
-                any = any || shares[size_t(l * m_heads + h)] >= 0;
+            } else if (const auto readout = findAttentionReadout(m_input, l)) { // the first key's column alone
+                const int rows = int(readout->queries());
+                auto column = std::make_shared<std::vector<float>>(size_t(rows));
+                readout->tile(column->data(), 1, ops::ScoreStage::Probs, h, 0, rows, 0, 1);
+                shares[size_t(l * m_heads + h)] = firstKeyShare({column->data(), rows, 1, column});
             }
+            any = any || shares[size_t(l * m_heads + h)] >= 0;
         }
     if (any)
         m_sinkShares = std::move(shares);
@@ -238,34 +243,49 @@ void HeadsGridView::rebuildThumbnails()
     }
     // Collect the [H, T, T] slices, then pool them on both cores (2048 tokens x 144 heads, or 8192 x 8, is real
     // work: above kInlineTokens on a worker thread).
+    // A head's probabilities and masked scores: slices of the trace's [H, T, T] tensors, or (a trace that keeps
+    // attention on demand) computed from its readout on the worker, a head at a time.
     struct Job
     {
         size_t index;
-        const Tensor *probs;
-        const Tensor *masked; // null when the trace has none of the same shape
+        const Tensor *probs = nullptr;
+        const Tensor *masked = nullptr; // null when the trace has none of the same shape
+        std::shared_ptr<const AttentionReadout> readout;
     };
     std::vector<Job> jobs;
+    int64_t tokens = 0;
     for (int l = 0; l < m_layers; ++l) {
         QString problem;
+        const auto readout = findAttentionReadout(m_input, l);
         for (int h = 0; h < m_heads; ++h)
             if (const Tensor *t = findHeadTensor(m_input, l, "attn.probs", h, &problem)) {
                 const Tensor *m = findHeadTensor(m_input, l, "attn.masked", h, &problem);
                 jobs.push_back({static_cast<size_t>(l * m_heads + h), t, m && m->shape() == t->shape() ? m : nullptr});
+                tokens = t->dim(1);
+            } else if (readout && h < readout->heads()) {
+                jobs.push_back({static_cast<size_t>(l * m_heads + h), nullptr, nullptr, readout});
+                tokens = readout->queries();
             }
     }
     if (jobs.empty()) {
         m_message = notComputedText(m_input, siteTensorName(m_input, 0, "attn.probs"));
         return;
     }
-    // The job keeps the trace alive, so the tensor pointers stay valid after a new trace arrives.
-    const int64_t tokens = jobs.front().probs->dim(1);
+    // The job keeps the trace alive, so the tensor pointers and readouts stay valid after a new trace arrives.
     auto pool = [trace = m_input.trace, jobs = std::move(jobs), lut, log = m_spec.scale == "log",
-                    count = m_thumbs.size(), heads = size_t(m_heads)](const std::atomic<bool> &) {
+                    count = m_thumbs.size(), heads = size_t(m_heads)](const std::atomic<bool> &cancelled) {
         std::vector<QImage> images(count);
         parallelFor(int64_t(jobs.size()), 1, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) {
+            for (int64_t i = begin; i < end && !cancelled.load(); ++i) {
                 const Job &job = jobs[size_t(i)];
                 const int64_t head = int64_t(job.index % heads);
+                if (job.readout) {
+                    const Tensor probs = job.readout->head(ops::ScoreStage::Probs, head),
+                                 masked = job.readout->head(ops::ScoreStage::Masked, head);
+                    images[job.index]
+                        = makeThumbnail(probs.data(), masked.data(), int(probs.dim(0)), int(probs.dim(1)), *lut, log);
+                    continue;
+                }
                 images[job.index] = makeThumbnail(job.probs->slice(head).data(),
                     job.masked ? job.masked->slice(head).data() : nullptr, static_cast<int>(job.probs->dim(1)),
                     static_cast<int>(job.probs->dim(2)), *lut, log);
