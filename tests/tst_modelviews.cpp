@@ -7,6 +7,7 @@
 #include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
+#include "tokenlines/tokenlinesview.h"
 #include "view/analysisrequests.h"
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
@@ -123,7 +124,8 @@ void TestModelViews::attentionViewDrawsTheSinkAsAColumn()
 
 // A run whose whole matrices are over the budget keeps its attention on demand (engine/attentiontrace.h): the
 // Attention view computes its head from q, k and each row's log-sum-exp and draws what the whole trace would (gpt-oss's
-// sinks and window, Gemma 2's soft-cap and window), and so does All heads, every head on its worker.
+// sinks and window, Gemma 2's soft-cap and window), and so do Token lines (the layer recomputed once) and All heads
+// (every head on its worker).
 void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
 {
     for (const char *model : {"gpt_oss_tiny", "gemma2_tiny", "llama_tiny"}) {
@@ -156,6 +158,22 @@ void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
         }
         QVERIFY(onDemand.cellText(4, 2).contains("probability"));
         QVERIFY(onDemand.cellText(1, 5).contains("masked") || QString(model) == "gpt_oss_tiny");
+
+        // Token lines: every head of the layer, recomputed once, the same lines
+        ViewSpec lines = spec;
+        lines.view = "lines";
+        lines.head = -1;
+        TokenLinesView lineView, wholeLines;
+        for (auto [view, shown] : {std::pair {&lineView, &input}, std::pair {&wholeLines, &wholeInput}}) {
+            view->resize(800, 600);
+            view->setSpec(lines);
+            view->setInput(testing::analyzed(*shown, lines));
+        }
+        const std::vector<TokenLinesView::Segment> drawnLines = lineView.segments(), wholeDrawn = wholeLines.segments();
+        QVERIFY(!drawnLines.empty());
+        QCOMPARE(drawnLines.size(), wholeDrawn.size());
+        for (size_t i = 0; i < drawnLines.size(); ++i)
+            QVERIFY(std::abs(drawnLines[i].weight - wholeDrawn[i].weight) < 1e-5f);
 
         // All heads: every thumbnail and first-key or sink share as the whole trace's
         ViewSpec all = spec;

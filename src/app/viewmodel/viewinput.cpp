@@ -4,14 +4,48 @@
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
+#include "util/memorycheck.h"
+#include "util/parallel.h"
 
 #include <QObject>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 namespace atlas {
+
+class OnDemandLayers
+{
+public:
+    std::shared_ptr<const Tensor> find(int layer, const std::string &suffix)
+    {
+        const std::lock_guard lock(m_mutex);
+        for (const Entry &e : m_entries)
+            if (e.layer == layer && e.suffix == suffix)
+                return e.tensor;
+        return nullptr;
+    }
+    void keep(int layer, const std::string &suffix, std::shared_ptr<const Tensor> tensor)
+    {
+        const std::lock_guard lock(m_mutex);
+        if (m_entries.size()
+            >= 4) // a view reads a layer or two at a time; a layer at 2048 tokens is 235 MB (Qwen2.5-0.5B)
+            m_entries.erase(m_entries.begin());
+        m_entries.push_back({layer, suffix, std::move(tensor)});
+    }
+
+private:
+    struct Entry
+    {
+        int layer;
+        std::string suffix;
+        std::shared_ptr<const Tensor> tensor;
+    };
+    std::mutex m_mutex;
+    std::vector<Entry> m_entries;
+};
 
 ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, std::shared_ptr<const Program> program,
     std::shared_ptr<const Trace> trace, const names::AttentionSite &site, std::shared_ptr<const Tokenizer> tokenizer)
@@ -42,6 +76,7 @@ ViewInput makeViewInput(std::shared_ptr<const Model> model, const Input &input, 
     v.heads = model->config.heads;
     v.causal = model->config.causal && !encoder && !site.cross;
     v.model = model;
+    v.onDemandLayers = std::make_shared<OnDemandLayers>();
     return v;
 }
 
@@ -136,6 +171,37 @@ HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix,
     }
     auto owner = std::make_shared<const Tensor>(readout->head(stage, head));
     return {owner->data(), int(owner->dim(0)), int(owner->dim(1)), owner};
+}
+
+std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer, const char *suffix, QString *problem)
+{
+    if (const Tensor *t = findHeadTensor(input, layer, suffix, 0, problem))
+        return {input.trace, t};
+    ops::ScoreStage stage;
+    const std::shared_ptr<const AttentionReadout> readout
+        = problem->isEmpty() && stageOf(suffix, &stage) ? findAttentionReadout(input, layer) : nullptr;
+    if (!readout || !input.onDemandLayers)
+        return nullptr;
+    if (auto kept = input.onDemandLayers->find(layer, suffix))
+        return kept;
+    const int64_t H = readout->heads(), T = readout->queries(), S = readout->keys();
+    if (size_t(H * T * S) * sizeof(float) > kOnDemandLayerBytes) {
+        *problem = QObject::tr("This view reads every head of layer %1 whole: %2 at %3 tokens, more than the %4 it may "
+                               "recompute from a trace that keeps attention on demand. The Attention view shows one "
+                               "head; or use fewer tokens")
+                       .arg(layer)
+                       .arg(QString::fromStdString(formatBytes(double(H * T * S) * sizeof(float))))
+                       .arg(T)
+                       .arg(QString::fromStdString(formatBytes(double(kOnDemandLayerBytes))));
+        return nullptr;
+    }
+    auto whole = std::make_shared<Tensor>(Tensor::uninitialized({H, T, S}));
+    parallelFor(H, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t h = begin; h < end; ++h)
+            readout->tile(whole->data() + h * T * S, S, stage, h, 0, T, 0, S);
+    });
+    input.onDemandLayers->keep(layer, suffix, whole);
+    return whole;
 }
 
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value)

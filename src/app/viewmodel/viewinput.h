@@ -34,6 +34,9 @@ struct AnalysisState
 // Everything a view draws from: a trace (complete, or partial while the user steps; a view shows
 // "not computed yet" for a tensor the trace lacks), the program that made it, how to label tokens, and the
 // analysis of the spec when its view needs one.
+// The whole layers a view asked of a trace that keeps attention on demand, recomputed once (findLayerTensor).
+class OnDemandLayers;
+
 struct ViewInput
 {
     std::shared_ptr<const Trace> trace;
@@ -56,6 +59,7 @@ struct ViewInput
     std::vector<int> sourceIds; // an encoder–decoder's source, whatever the site (empty for one stack)
     std::vector<int> sourcePadding; // and its padding
     AnalysisState analysis;
+    std::shared_ptr<OnDemandLayers> onDemandLayers; // made with the input: copies of it share what was recomputed
 
     // The analysis result as the type a view expects; nullptr while there is none (or another kind's).
     template <class A> const A *analysisAs() const { return dynamic_cast<const A *>(analysis.result.get()); }
@@ -94,6 +98,11 @@ HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix,
 // The site's layer read back from a trace that keeps attention on demand (engine/attentiontrace.h); null for a whole
 // trace. It points into input.trace: keep that alive while it is used.
 std::shared_ptr<const AttentionReadout> findAttentionReadout(const ViewInput &input, int layer);
+// The [H, T, S] tensor findHeadTensor reads, every head: the trace's own, or (a trace that keeps attention on demand)
+// recomputed once and kept with the input, the last few layers asked, each at most kOnDemandLayerBytes; null with
+// *problem saying why otherwise (empty when simply not computed yet).
+std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer, const char *suffix, QString *problem);
+inline constexpr size_t kOnDemandLayerBytes = size_t(1) << 30;
 // One cell of the same, computed alone from an on-demand trace; false when there is none.
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value);
 // The trace name findHeadTensor reads.

@@ -57,8 +57,11 @@ const Tensor *TokenLinesView::probs() const
 {
     if (!m_input.trace)
         return nullptr;
-    const TraceEntry *e = m_input.trace->find(siteTensorName(m_input, m_spec.layer, "attn.probs"));
-    return e ? &e->tensor : nullptr;
+    if (const TraceEntry *e = m_input.trace->find(siteTensorName(m_input, m_spec.layer, "attn.probs")))
+        return &e->tensor;
+    QString problem; // a trace that keeps attention on demand: the layer recomputed once, kept with the input
+    m_onDemand = findLayerTensor(m_input, m_spec.layer, "attn.probs", &problem);
+    return m_onDemand.get();
 }
 
 int TokenLinesView::tokenCount() const

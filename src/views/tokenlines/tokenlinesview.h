@@ -6,6 +6,7 @@
 #include <QLineF>
 #include <QRectF>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -117,6 +118,7 @@ private:
 
     Side m_hoverSide = Side::None;
     int m_hoverPos = -1;
+    mutable std::shared_ptr<const Tensor> m_onDemand; // what probs() recomputed from an on-demand trace, kept alive
 };
 
 } // namespace atlas
