@@ -187,9 +187,12 @@ private slots:
             const Run run(c, 11);
             const Tensor &q = run.q, &k = run.k, &lse = run.lse;
             const Whole &w = run.whole;
-            const std::pair<ops::ScoreStage, const Tensor *> stages[]
-                = {{ops::ScoreStage::Scores, &w.scores}, {ops::ScoreStage::Capped, &w.capped},
-                    {ops::ScoreStage::Masked, &w.masked}, {ops::ScoreStage::Probs, &w.probs}};
+            Tensor pattern(w.masked.shape()); // the rule alone: 0 where seen, −∞ where masked
+            for (int64_t i = 0; i < pattern.numel(); ++i)
+                pattern.data()[i] = std::isinf(w.masked.data()[i]) ? -INFINITY : 0.0f;
+            const std::pair<ops::ScoreStage, const Tensor *> stages[] = {{ops::ScoreStage::Scores, &w.scores},
+                {ops::ScoreStage::Capped, &w.capped}, {ops::ScoreStage::Masked, &w.masked},
+                {ops::ScoreStage::Probs, &w.probs}, {ops::ScoreStage::Mask, &pattern}};
             for (const auto &[stage, whole] : stages) {
                 const std::string what = c.name + ": stage " + std::to_string(int(stage));
                 for (int64_t h = 0; h < c.heads; ++h) {

@@ -204,6 +204,18 @@ std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer,
     return whole;
 }
 
+HeadMatrix findMaskedCells(const ViewInput &input, int layer, int head)
+{
+    QString problem;
+    if (const Tensor *t = findHeadTensor(input, layer, "attn.masked", head, &problem))
+        return {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace};
+    const std::shared_ptr<const AttentionReadout> readout = findAttentionReadout(input, layer);
+    if (!readout || head < 0 || head >= readout->heads())
+        return {};
+    auto owner = std::make_shared<const Tensor>(readout->head(ops::ScoreStage::Mask, head));
+    return {owner->data(), int(owner->dim(0)), int(owner->dim(1)), owner};
+}
+
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value)
 {
     QString problem;

@@ -103,6 +103,9 @@ std::shared_ptr<const AttentionReadout> findAttentionReadout(const ViewInput &in
 // *problem saying why otherwise (empty when simply not computed yet).
 std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer, const char *suffix, QString *problem);
 inline constexpr size_t kOnDemandLayerBytes = size_t(1) << 30;
+// Where head `head`'s queries cannot see its keys: −∞ there, anything finite elsewhere ([T, S]). The trace's masked
+// scores, or from a trace that keeps attention on demand the mask's rule alone, with no product.
+HeadMatrix findMaskedCells(const ViewInput &input, int layer, int head);
 // One cell of the same, computed alone from an on-demand trace; false when there is none.
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value);
 // The trace name findHeadTensor reads.

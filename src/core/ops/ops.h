@@ -179,8 +179,9 @@ void tiled_attention_forward(
     Tensor &context, Tensor &lse, const Tensor &q, const Tensor &k, const Tensor &v, const ScoreRule &rule);
 // What one stage of the score path holds at head h's rows [r0, r1) × keys [c0, c1), recomputed from q and k (and
 // lse for Probs) under `rule`: the scores S, the capped S_c, the masked S′ (−∞ where masked) or the probabilities
-// exp(S′ᵢⱼ − ℓᵢ). `out` holds (r1 − r0) rows of `stride` floats.
-enum class ScoreStage { Scores, Capped, Masked, Probs };
+// exp(S′ᵢⱼ − ℓᵢ); Mask is the rule alone, 0 where the query sees the key and −∞ where not, with no product.
+// `out` holds (r1 − r0) rows of `stride` floats.
+enum class ScoreStage { Scores, Capped, Masked, Probs, Mask };
 void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &q, const Tensor &k, const Tensor &lse,
     const ScoreRule &rule, int64_t h, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 

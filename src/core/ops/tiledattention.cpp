@@ -163,6 +163,15 @@ void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &
     if (stage == ScoreStage::Probs)
         requireShape(lse, {q.dim(0), T}, "attention tile log-sum-exp");
     const KeyFlags keys(rule, S);
+    if (stage == ScoreStage::Mask) {
+        for (int64_t r = r0; r < r1; ++r) {
+            float *row = out + (r - r0) * stride;
+            const int64_t first = rule.firstKey(r), end = rule.endKey(r, S);
+            for (int64_t j = c0; j < c1; ++j)
+                row[j - c0] = j >= first && j < end && keys.ok[size_t(j)] ? 0.0f : kNegInf;
+        }
+        return;
+    }
     const MatrixRM scaledQ = rule.scale * q.slice(h).middleRows(r0, r1 - r0);
     tileScores(
         out, stride, scaledQ, k, rule, keys, h, r0, c0, c1, stage == ScoreStage::Probs ? ScoreStage::Masked : stage);

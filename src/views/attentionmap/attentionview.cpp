@@ -89,8 +89,7 @@ void AttentionView::refresh()
     } else {
         const int tokens = probs.rows, keys = probs.cols;
         m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
-        QString ignored;
-        const HeadMatrix masked = findHeadMatrix(m_input, m_spec.layer, "attn.masked", m_spec.head, &ignored);
+        const HeadMatrix masked = findMaskedCells(m_input, m_spec.layer, m_spec.head);
         const QString sparse = sparseNormaliserName(m_input);
         m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
         const Tensor *shares = findSinkShares(m_input, m_spec.layer, m_input.heads, tokens);

@@ -281,7 +281,7 @@ void HeadsGridView::rebuildThumbnails()
                 const int64_t head = int64_t(job.index % heads);
                 if (job.readout) {
                     const Tensor probs = job.readout->head(ops::ScoreStage::Probs, head),
-                                 masked = job.readout->head(ops::ScoreStage::Masked, head);
+                                 masked = job.readout->head(ops::ScoreStage::Mask, head);
                     images[job.index]
                         = makeThumbnail(probs.data(), masked.data(), int(probs.dim(0)), int(probs.dim(1)), *lut, log);
                     continue;
