@@ -30,8 +30,8 @@ public:
     void keep(int layer, const std::string &suffix, std::shared_ptr<const Tensor> tensor)
     {
         const std::lock_guard lock(m_mutex);
-        if (m_entries.size()
-            >= 4) // a view reads a layer or two at a time; a layer at 2048 tokens is 235 MB (Qwen2.5-0.5B)
+        // A view reads a layer or two at a time; a layer at 2048 tokens is 235 MB (Qwen2.5-0.5B's 14 heads).
+        if (m_entries.size() >= 4)
             m_entries.erase(m_entries.begin());
         m_entries.push_back({layer, suffix, std::move(tensor)});
     }
