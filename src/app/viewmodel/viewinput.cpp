@@ -155,13 +155,17 @@ std::shared_ptr<const AttentionReadout> findAttentionReadout(const ViewInput &in
     return AttentionReadout::find(*input.model, input.padding, *input.trace, layer);
 }
 
-HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix, int head, QString *problem)
+namespace {
+
+// Head `head` of the trace's [H, T, S] tensor layer.{layer}.{suffix}, or else `stage` of it computed from an on-demand
+// trace's readout.
+HeadMatrix headMatrix(
+    const ViewInput &input, int layer, const char *suffix, ops::ScoreStage stage, int head, QString *problem)
 {
     if (const Tensor *t = findHeadTensor(input, layer, suffix, head, problem))
         return {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace};
-    ops::ScoreStage stage;
     const std::shared_ptr<const AttentionReadout> readout
-        = problem->isEmpty() && stageOf(suffix, &stage) ? findAttentionReadout(input, layer) : nullptr;
+        = problem->isEmpty() ? findAttentionReadout(input, layer) : nullptr;
     if (!readout)
         return {};
     if (head < 0 || head >= readout->heads()) {
@@ -171,6 +175,18 @@ HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix,
     }
     auto owner = std::make_shared<const Tensor>(readout->head(stage, head));
     return {owner->data(), int(owner->dim(0)), int(owner->dim(1)), owner};
+}
+
+} // namespace
+
+HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix, int head, QString *problem)
+{
+    ops::ScoreStage stage;
+    if (!stageOf(suffix, &stage)) {
+        const Tensor *t = findHeadTensor(input, layer, suffix, head, problem);
+        return t ? HeadMatrix {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace} : HeadMatrix {};
+    }
+    return headMatrix(input, layer, suffix, stage, head, problem);
 }
 
 std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer, const char *suffix, QString *problem)
@@ -206,14 +222,8 @@ std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer,
 
 HeadMatrix findMaskedCells(const ViewInput &input, int layer, int head)
 {
-    QString problem;
-    if (const Tensor *t = findHeadTensor(input, layer, "attn.masked", head, &problem))
-        return {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace};
-    const std::shared_ptr<const AttentionReadout> readout = findAttentionReadout(input, layer);
-    if (!readout || head < 0 || head >= readout->heads())
-        return {};
-    auto owner = std::make_shared<const Tensor>(readout->head(ops::ScoreStage::Mask, head));
-    return {owner->data(), int(owner->dim(0)), int(owner->dim(1)), owner};
+    QString ignored;
+    return headMatrix(input, layer, "attn.masked", ops::ScoreStage::Mask, head, &ignored);
 }
 
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value)

@@ -6,18 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace atlas {
 
 namespace {
-
-std::string formatNumber(double x)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", x);
-    return text;
-}
 
 // Kernels with random parts (LSH rotations, BigBird's random blocks, Linformer's E, Performer's features)
 // draw them from `seed`: offset it per layer and head so that heads do not share their randomness.
@@ -163,7 +155,7 @@ std::string ProgramBuilder::scoreFormula(int i) const
                                                  : "S = Q_h K_hᵀ")
         + (!m_c.scaleScores ? "  (not divided by √d: " + m_c.modelType + " does not scale its scores)"
                 : m_c.queryScaleBase > 0
-                ? " / √s  (s = " + formatNumber(m_c.queryScaleBase) + ": query_pre_attn_scalar)"
+                ? " / √s  (s = " + formulaNumber(m_c.queryScaleBase) + ": query_pre_attn_scalar)"
                 : " / √d");
 }
 
@@ -205,7 +197,7 @@ void ProgramBuilder::exactAttention(int i)
     if (const float cap = m_c.attentionSoftcap; cap > 0) {
         add(p + "softcap", "soft-cap", i, {scores},
             {{p + "attn.capped", {H, T, T},
-                "S_c = c · tanh(S / c)  (c = " + formatNumber(cap)
+                "S_c = c · tanh(S / c)  (c = " + formulaNumber(cap)
                     + ", attn_logit_softcapping: every score within ±c)"}},
             [scores, cap](const Model &, const Input &, const Trace &tr) {
                 const Tensor &s = tr.tensor(scores);
@@ -251,43 +243,6 @@ void ProgramBuilder::exactAttention(int i)
             Tensor o({H, T, d});
             ops::attention_context_forward(o, tr.tensor(p + "attn.probs"), tr.tensor(p + "attn.v"));
             return Outputs {std::move(o)};
-        });
-}
-
-// The same attention without its [H, T, T] tensors: one op computes C_h a tile of queries × a tile of keys at a time
-// and keeps each row's log-sum-exp, from which any head's probabilities are recomputed exactly
-// (engine/attentiontrace.h).
-void ProgramBuilder::tiledAttention(int i)
-{
-    const std::string p = names::layerPrefix(m_s, i);
-    const int64_t H = m_c.heads, d = m_c.headDim();
-    const std::string q = scoredQueries(i), k = scoredKeys(i);
-    std::string scores = scoreFormula(i) + "  (d = " + std::to_string(d) + ")";
-    if (const float cap = m_c.attentionSoftcap; cap > 0)
-        scores += ", soft-capped: c · tanh(S / c), c = " + formatNumber(cap);
-    const std::string sink = m_c.attentionSinks ? " + exp(z_h)" : "";
-    std::vector<OpOutput> outputs
-        = {{p + "attn.context", {H, T, d},
-               "C_h = A_h V_h, Aᵢⱼ = exp(S′ᵢⱼ − ℓᵢ); S′ᵢⱼ = Sᵢⱼ if " + keyRule(i) + ", else −∞; " + scores
-                   + ". Computed 64 queries × 256 keys at a time with a running maximum: A is not kept"},
-            {p + "attn.lse", {H, T},
-                "ℓᵢ = log(Σⱼ exp(S′ᵢⱼ)" + sink + "): with Q and K it gives any head's Aᵢⱼ = exp(S′ᵢⱼ − ℓᵢ) again"}};
-    if (m_c.attentionSinks)
-        outputs.push_back({p + "attn.sink", {H, T}, "the sink's share of row i: exp(z_h − ℓᵢ)"});
-    add(p + "attend", "attention (tiled)", i, {q, k, p + "attn.v"}, outputs,
-        [p, i, q, k, H, T = T, d, sinks = m_c.attentionSinks, src = m_source](
-            const Model &m, const Input &in, const Trace &tr) {
-            const ops::ScoreRule rule = scoreRule(m, paddingOf(in, src), i);
-            Outputs out {Tensor::uninitialized({H, T, d}), Tensor::uninitialized({H, T})};
-            ops::tiled_attention_forward(out[0], out[1], tr.tensor(q), tr.tensor(k), tr.tensor(p + "attn.v"), rule);
-            if (sinks) {
-                Tensor share = Tensor::uninitialized({H, T});
-                for (int64_t h = 0; h < H; ++h)
-                    for (int64_t t = 0; t < T; ++t)
-                        share.data()[h * T + t] = std::exp(rule.sinks[size_t(h)] - out[1].data()[h * T + t]);
-                out.push_back(std::move(share));
-            }
-            return out;
         });
 }
 
@@ -411,27 +366,27 @@ void ProgramBuilder::rotary(int i)
     const std::string theta = std::to_string(int64_t(m_c.ropeBase))
         + (r.kind == RopeScaling::Kind::None ? exponent
                 : r.kind == RopeScaling::Kind::Linear
-                ? exponent + ", each divided by " + formatNumber(r.factor) + " (linear rope_scaling)"
-                : r.kind == RopeScaling::Kind::Llama3 ? " with Llama 3's rope_scaling (factor " + formatNumber(r.factor)
-                    + ": low frequencies divided, the middle band blended)" + exponent
+                ? exponent + ", each divided by " + formulaNumber(r.factor) + " (linear rope_scaling)"
+                : r.kind == RopeScaling::Kind::Llama3 ? " with Llama 3's rope_scaling (factor "
+                    + formulaNumber(r.factor) + ": low frequencies divided, the middle band blended)" + exponent
                 : r.kind == RopeScaling::Kind::Factors
                 ? exponent + " / fⱼ, a factor per pair (the GGUF file's rope_freqs)"
                 : r.kind == RopeScaling::Kind::Yarn
-                ? exponent + " blended with its value / " + formatNumber(r.factor)
-                    + " by YaRN's ramp (pairs that turn more than " + formatNumber(r.betaFast) + " times in "
-                    + std::to_string(r.originalContext) + " positions keep θⱼ, fewer than " + formatNumber(r.betaSlow)
-                    + " take θⱼ / " + formatNumber(r.factor) + ")"
+                ? exponent + " blended with its value / " + formulaNumber(r.factor)
+                    + " by YaRN's ramp (pairs that turn more than " + formulaNumber(r.betaFast) + " times in "
+                    + std::to_string(r.originalContext) + " positions keep θⱼ, fewer than " + formulaNumber(r.betaSlow)
+                    + " take θⱼ / " + formulaNumber(r.factor) + ")"
                 : exponent + " / λⱼ, LongRoPE's " + (T > r.originalContext ? "long" : "short") + " factors (the text's "
                     + std::to_string(T) + " positions " + (T > r.originalContext ? ">" : "≤") + " "
                     + std::to_string(r.originalContext) + ")");
     const double amplitude = m_c.ropeAmplitude(i);
-    const std::string times = amplitude != 1.0 ? formatNumber(amplitude) + "·" : "";
+    const std::string times = amplitude != 1.0 ? formulaNumber(amplitude) + "·" : "";
     const std::string scaled = amplitude == 1.0 ? ""
         : r.kind == RopeScaling::Kind::Yarn
-        ? "; cos and sin × " + formatNumber(amplitude) + " (YaRN's attention factor, 0.1 ln s + 1 unless config.json "
-            + "gives it; s = " + formatNumber(r.factor) + ")"
-        : "; cos and sin × " + formatNumber(amplitude)
-            + " (LongRoPE's attention factor √(1 + ln s / ln L), s = " + formatNumber(r.factor) + ")";
+        ? "; cos and sin × " + formulaNumber(amplitude) + " (YaRN's attention factor, 0.1 ln s + 1 unless config.json "
+            + "gives it; s = " + formulaNumber(r.factor) + ")"
+        : "; cos and sin × " + formulaNumber(amplitude)
+            + " (LongRoPE's attention factor √(1 + ln s / ln L), s = " + formulaNumber(r.factor) + ")";
     const std::string q = p + (m_c.qkNorm != QkNorm::None ? "attn.q_norm" : "attn.q"),
                       k = p + (m_c.qkNorm != QkNorm::None ? "attn.k_norm" : "attn.k");
     add(p + "rotate", "rotate (RoPE)", i, {q, k},

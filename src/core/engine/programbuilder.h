@@ -8,6 +8,7 @@
 #include "ops/ops.h"
 #include "trace/names.h"
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,14 @@
 namespace atlas {
 
 using Outputs = std::vector<Tensor>;
+
+// A number in a formula: "%g" (0.125, 1e+06, 50).
+inline std::string formulaNumber(double x)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
+}
 
 // Exact softmax attention: the kernel of every op outside an efficient layer.
 inline const attention::AttentionKernelSpec kFullAttention {"full", {}};
