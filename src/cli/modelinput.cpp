@@ -80,14 +80,14 @@ size_t memoryBudgetArgument(const Arguments &args)
 
 EngineOptions::Attention attentionTraceArgument(const Arguments &args)
 {
-    const std::string kind = args.value("attention-trace", "auto");
-    if (kind == "auto")
+    const std::string choice = args.value("attention-trace", "auto");
+    if (choice == "auto")
         return EngineOptions::Attention::Automatic;
-    if (kind == "whole")
+    if (choice == "whole")
         return EngineOptions::Attention::Whole;
-    if (kind == "on-demand")
+    if (choice == "on-demand")
         return EngineOptions::Attention::OnDemand;
-    throw Error("option --attention-trace: '" + kind + "' is not auto, whole or on-demand");
+    throw Error("option --attention-trace: '" + choice + "' is not auto, whole or on-demand");
 }
 
 void setWorkBudgetArguments(const Arguments &args)
