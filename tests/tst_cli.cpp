@@ -359,11 +359,22 @@ private slots:
         QVERIFY(manifest.open(QIODevice::ReadOnly));
         QCOMPARE(
             QJsonDocument::fromJson(manifest.readAll()).object()["attention_trace"].toString(), QString("on demand"));
+        // no [T, V] tensor on demand: the last position's logits, computed from the last stream
+        QVERIFY(!QFile::exists(dir.filePath("lazy/logits.npy")) && !QFile::exists(dir.filePath("whole/logits.at.npy")));
+        const atlas::Tensor logits = atlas::readNpy(dir.filePath("whole/logits.npy").toStdString()),
+                            last = atlas::readNpy(dir.filePath("lazy/logits.at.npy").toStdString());
+        QCOMPARE(last.shape(), (atlas::Shape {1, logits.dim(1)}));
+        for (int64_t v = 0; v < logits.dim(1); ++v)
+            QVERIFY(std::abs(last.data()[v] - logits.data()[6 * logits.dim(1) + v]) < 1e-5f);
 
         r = run(QStringList {"dump", "--model", ATLAS_TEST_DATA "/gemma2_tiny", "--tokens", "3,17", "--heads", "9.*",
             "--out", dir.filePath("bad")});
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("--heads: head 9.* is not in the model"), qPrintable(r.err));
+        r = run(QStringList {"dump", "--model", ATLAS_TEST_DATA "/gemma2_tiny", "--tokens", "3,17", "--logits-at",
+            "0,2", "--out", dir.filePath("bad")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--logits-at: position 2 is outside the input's 2 tokens"), qPrintable(r.err));
         r = run(QStringList {"dump", "--model", ATLAS_TEST_DATA "/bert_rel_tiny", "--tokens", "3,17",
             "--attention-trace", "on-demand", "--out", dir.filePath("bad")});
         QCOMPARE(r.code, 1);

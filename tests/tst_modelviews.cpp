@@ -4,6 +4,7 @@
 #include "experts/experts.h"
 #include "experts/expertsview.h"
 #include "heads/headsgridview.h"
+#include "nexttoken/nexttokenview.h"
 #include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
@@ -55,6 +56,7 @@ private slots:
     void attentionViewsNameTheSharedKeyValueHead();
     void attentionViewDrawsTheSinkAsAColumn();
     void attentionViewReadsAHeadKeptOnDemand();
+    void nextTokenViewReadsAPositionKeptOnDemand();
     void allHeadsNumberEachHeadsSink();
     void rerunViewsRefuseAttentionTheyDoNotRerun();
     void sparseFfnViewDrawsDenseAndSparse();
@@ -204,6 +206,42 @@ void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
 // gpt-oss: All heads writes each head's mean sink share on it (reverse-gpt-oss's layer 1 heads 2 and 3 above a half,
 // as lesson 25 says) and ranks the three largest; a model without sinks gets its first token's mean weight over the
 // later queries instead, the sink such models learn.
+// A run kept on demand holds no [T, V] tensor: the Next token view computes the position it shows from the last
+// stream, through the model's own head (Gemma 2's soft-cap, BERT's transform and bias), with the whole run's bars.
+void TestModelViews::nextTokenViewReadsAPositionKeptOnDemand()
+{
+    for (const char *model : {"gemma2_tiny", "bert_tiny", "llama_tiny"}) {
+        for (const int position : {-1, 2}) {
+            NextTokenView whole, onDemand;
+            ViewSpec spec;
+            spec.view = "next-token";
+            spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
+            spec.tokens = {3, 17, 42, 8, 0, 25};
+            spec.position = position;
+            const ViewInput wholeInput = testing::forSpec(spec);
+            whole.setSpec(spec);
+            whole.setInput(wholeInput);
+            const SpecRun run = runSpec(spec, wholeInput.program->tracedBytes() - 1);
+            QVERIFY2(!run.trace->contains("next_probs") && !run.trace->contains("logits"), model);
+            onDemand.setSpec(spec);
+            onDemand.setInput(makeViewInput(run));
+            QVERIFY2(onDemand.message().isEmpty(), qPrintable(onDemand.message()));
+            QCOMPARE(onDemand.position(), position < 0 ? 5 : position);
+            QCOMPARE(onDemand.title(), whole.title());
+            QCOMPARE(onDemand.bars().size(), whole.bars().size());
+            for (size_t i = 0; i < whole.bars().size(); ++i) {
+                QCOMPARE(onDemand.bars()[i].id, whole.bars()[i].id);
+                QVERIFY2(std::abs(onDemand.bars()[i].probability - whole.bars()[i].probability) < 1e-6,
+                    qPrintable(QString("%1 bar %2: %3 on demand, %4 whole")
+                                   .arg(model)
+                                   .arg(i)
+                                   .arg(onDemand.bars()[i].probability)
+                                   .arg(whole.bars()[i].probability)));
+            }
+        }
+    }
+}
+
 void TestModelViews::allHeadsNumberEachHeadsSink()
 {
     for (const char *model : {"reverse-gpt-oss", "reverse-llama"}) {

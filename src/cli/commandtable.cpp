@@ -115,7 +115,10 @@ std::vector<CliCommand> makeTable()
                     {"lens-full", "", "+ every row's logits, lens.{row}.logits"},
                     {"heads", "3.1,5.*",
                         "+ those heads' attention probabilities, layer.{l}.attn.probs.head{h} [T, T] (recomputed "
-                        "when the trace keeps attention on demand)"}}
+                        "when the trace keeps attention on demand)"},
+                    {"logits-at", "0,17,last",
+                        "+ the model's logits and probabilities at those positions, logits.at and next_probs.at [n, V] "
+                        "(a run kept on demand keeps no [T, V] tensor: it writes the last position's unless told)"}}
                 + kMemoryBudget + kAttentionTrace,
             dumpCommand},
         {"render",

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "engine/attentiontrace.h"
 #include "engine/engine.h"
+#include "engine/outputhead.h"
 #include "io/atomicfile.h"
 #include "io/npy.h"
 #include "io/stageddirectory.h"
@@ -47,6 +48,39 @@ std::vector<int> parseTargets(const std::string &text)
         ids.push_back(value);
     }
     return ids;
+}
+
+// --logits-at "0,17,last": positions of the input, "last" its last; every one inside it.
+std::vector<int> positionsArgument(const std::string &text, int tokens)
+{
+    std::vector<int> positions;
+    for (const std::string &item : splitCommaList(text)) {
+        const int p = item == "last" ? tokens - 1 : parseIntList(item, "--logits-at", "a position or 'last'").front();
+        if (p < 0 || p >= tokens)
+            throw Error("--logits-at: position " + item + " is outside the input's " + std::to_string(tokens)
+                + " tokens (0 … " + std::to_string(tokens - 1) + ")");
+        positions.push_back(p);
+    }
+    return positions;
+}
+
+// The model's logits and probabilities at chosen positions, logits.at [n, V] and next_probs.at [n, V]: rows of the
+// whole trace's, or computed from the last stream when the run keeps them on demand (engine/outputhead.h).
+void writeLogitsAt(const std::string &dir, const Engine &engine, const std::vector<int> &positions,
+    nlohmann::json &tensors, nlohmann::json &manifest)
+{
+    const Tensor logits = nextTokenLogits(engine.model(), engine.program(), engine.trace(), engine.input(), positions);
+    const Tensor probs = engine.nextTokenProbs(positions);
+    const bool kept = engine.trace().contains("logits");
+    for (const auto &[name, t] : {std::pair {"logits.at", &logits}, std::pair {"next_probs.at", &probs}}) {
+        writeNpy((std::filesystem::path(dir) / (std::string(name) + ".npy")).string(), *t);
+        tensors.push_back({{"name", name}, {"shape", t->shape()},
+            {"formula",
+                std::string(name) + " of the positions in logits_at"
+                    + (kept ? ": rows of the trace's" : ", computed from the last stream by the output head")},
+            {"op", "derived by dump"}});
+    }
+    manifest["logits_at"] = positions;
 }
 
 // The gradients from the traced run, or, with --memory-strategy, from a training pass under that strategy (the
@@ -343,6 +377,10 @@ int dumpCommand(const CommandArgs &argv)
                 tensors.push_back({{"name", name}, {"shape", mask.shape()},
                     {"formula", attentionMaskFormula(engine.trace(), l, site)}, {"op", "derived by dump"}});
             }
+    // A run kept on demand has no [T, V] tensor: its last position's logits unless others are asked for.
+    if (args.has("logits-at") || onDemand)
+        writeLogitsAt(dir, engine, positionsArgument(args.value("logits-at", "last"), int(run.input.tokens.size())),
+            tensors, manifest);
     manifest["tensors"] = tensors;
     if (objective)
         manifest["objective"]

@@ -144,22 +144,34 @@ json tensorFigure(const ViewInput &input, const ViewSpec &spec)
 
 json nextTokenFigure(const ViewInput &input, const ViewSpec &spec)
 {
-    const TraceEntry *e = input.trace ? input.trace->find("next_probs") : nullptr;
-    if (e == nullptr || e->tensor.rank() != 2 || e->tensor.dim(0) == 0 || e->tensor.dim(1) == 0)
+    if (!input.trace)
         return nullptr;
-    const int T = int(e->tensor.dim(0)), V = int(e->tensor.dim(1));
+    const TraceEntry *whole = input.trace->find("next_probs"); // a decoder's rows, whatever the site shows
+    const int T = whole ? int(whole->tensor.dim(0)) : int(input.tokenIds.size());
+    if (T == 0)
+        return nullptr;
     json positions = json::array();
-    std::vector<int> order(size_t(V), 0);
-    for (int t = 0; t < T; ++t) {
-        const float *p = e->tensor.data() + size_t(t) * size_t(V);
-        std::iota(order.begin(), order.end(), 0);
-        const int k = std::min(kNextTokenBars, V);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), [p](int a, int b) { return p[a] > p[b]; });
-        json bars = json::array();
-        for (int i = 0; i < k; ++i)
-            bars.push_back({{"token", vocabularyLabel(input, order[size_t(i)]).toStdString()}, {"id", order[size_t(i)]},
-                {"p", number(p[order[size_t(i)]])}});
-        positions.push_back(std::move(bars));
+    constexpr int kRowsAtOnce = 64; // a run kept on demand computes its rows from the last stream, a few at a time
+    for (int first = 0; first < T; first += kRowsAtOnce) {
+        std::vector<int> rows(size_t(std::min(kRowsAtOnce, T - first)));
+        std::iota(rows.begin(), rows.end(), first);
+        QString problem;
+        const Tensor probs = findNextTokenProbs(input, rows, &problem);
+        if (probs.rank() != 2 || probs.dim(1) == 0)
+            return nullptr;
+        const int V = int(probs.dim(1));
+        std::vector<int> order(size_t(V), 0);
+        for (size_t r = 0; r < rows.size(); ++r) {
+            const float *p = probs.data() + r * size_t(V);
+            std::iota(order.begin(), order.end(), 0);
+            const int k = std::min(kNextTokenBars, V);
+            std::partial_sort(order.begin(), order.begin() + k, order.end(), [p](int a, int b) { return p[a] > p[b]; });
+            json bars = json::array();
+            for (int i = 0; i < k; ++i)
+                bars.push_back({{"token", vocabularyLabel(input, order[size_t(i)]).toStdString()},
+                    {"id", order[size_t(i)]}, {"p", number(p[order[size_t(i)]])}});
+            positions.push_back(std::move(bars));
+        }
     }
     return json {{"draw", "next-token"}, {"position", spec.position < 0 ? T - 1 : std::min(spec.position, T - 1)},
         {"tokens", labels(tokenLabels(input, T))}, {"bars", std::move(positions)}};

@@ -1,6 +1,7 @@
 #include "viewmodel/viewinput.h"
 
 #include "engine/attentiontrace.h"
+#include "engine/outputhead.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
@@ -187,6 +188,22 @@ HeadMatrix findHeadMatrix(const ViewInput &input, int layer, const char *suffix,
         return t ? HeadMatrix {t->slice(head).data(), int(t->dim(1)), int(t->dim(2)), input.trace} : HeadMatrix {};
     }
     return headMatrix(input, layer, suffix, stage, head, problem);
+}
+
+Tensor findNextTokenProbs(const ViewInput &input, const std::vector<int> &positions, QString *problem)
+{
+    if (input.trace)
+        if (const TraceEntry *probs = input.trace->find("next_probs"))
+            return rowsOf(probs->tensor, positions);
+    if (!input.trace || !input.program || !input.model
+        || !nextTokenReadable(input.model->config, *input.program, *input.trace)) {
+        *problem = notComputedText(input, "next_probs");
+        return {};
+    }
+    Input run;
+    run.tokens = input.tokenIds;
+    run.padding = input.padding;
+    return nextTokenProbs(*input.model, *input.program, *input.trace, run, positions);
 }
 
 std::shared_ptr<const Tensor> findLayerTensor(const ViewInput &input, int layer, const char *suffix, QString *problem)

@@ -108,6 +108,10 @@ inline constexpr size_t kOnDemandLayerBytes = size_t(1) << 30;
 HeadMatrix findMaskedCells(const ViewInput &input, int layer, int head);
 // One cell of the same, computed alone from an on-demand trace; false when there is none.
 bool findHeadCell(const ViewInput &input, int layer, const char *suffix, int head, int row, int col, float *value);
+// The model's probabilities at `positions` ([rows, V]): rows of the trace's next_probs, or (a trace kept on demand)
+// computed from the last stream by the output head (engine/outputhead.h). An empty tensor with *problem saying why
+// (a notComputedText) when neither is traced.
+Tensor findNextTokenProbs(const ViewInput &input, const std::vector<int> &positions, QString *problem);
 // The trace name findHeadTensor reads.
 std::string siteTensorName(const ViewInput &input, int layer, std::string_view suffix);
 // With grouped-query attention, the K/V head query head `head` reads and the query heads that share it:

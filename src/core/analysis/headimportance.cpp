@@ -25,9 +25,8 @@ std::unique_ptr<Task> taskOf(const Model &model)
 
 std::vector<float> nextTokenRow(const Engine &engine, int position)
 {
-    const Tensor &probs = engine.trace().tensor("next_probs");
-    const float *row = probs.data() + int64_t(position) * probs.dim(1);
-    return {row, row + probs.dim(1)};
+    const Tensor row = engine.nextTokenProbs({position});
+    return {row.data(), row.data() + row.numel()};
 }
 
 } // namespace

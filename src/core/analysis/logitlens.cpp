@@ -5,109 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <set>
 
 namespace atlas {
-
-namespace {
-
-// The output head as the program runs it: the operations after the last block that lead to "logits", and the
-// block outputs they read (the residual stream after the last block; a reversible model's two streams).
-struct OutputHead
-{
-    std::vector<int> ops; // in program order
-    std::vector<std::string> seeds;
-    names::Stack stack = names::kOnlyStack;
-};
-
-OutputHead outputHead(const Program &program)
-{
-    OutputHead head;
-    const int logits = program.producerOf("logits");
-    if (logits < 0)
-        return head;
-    head.stack = program.ops[size_t(logits)].stack;
-    std::set<int> chain;
-    std::set<std::string> seeds;
-    std::vector<int> todo = {logits};
-    while (!todo.empty()) {
-        const int op = todo.back();
-        todo.pop_back();
-        if (!chain.insert(op).second)
-            continue;
-        for (const std::string &in : program.ops[size_t(op)].inputs) {
-            const int from = program.producerOf(in);
-            if (from >= 0 && program.ops[size_t(from)].layer < 0)
-                todo.push_back(from);
-            else
-                seeds.insert(in);
-        }
-    }
-    head.ops.assign(chain.begin(), chain.end()); // a std::set: ascending, the program's order
-    head.seeds.assign(seeds.begin(), seeds.end());
-    return head;
-}
-
-// The seeds of the head (read after the last of `layers` blocks) as they are named after `blocks` blocks; empty when
-// a seed is not a residual stream.
-std::vector<std::string> streamsAfter(const OutputHead &head, int layers, int blocks)
-{
-    std::vector<std::string> out;
-    for (const std::string &seed : head.seeds) {
-        if (seed == names::residualStream(head.stack, layers))
-            out.push_back(names::residualStream(head.stack, blocks));
-        else if (seed == names::reversibleStream(layers, 1) || seed == names::reversibleStream(layers, 2))
-            out.push_back(names::reversibleStream(blocks, seed == names::reversibleStream(layers, 1) ? 1 : 2));
-        else
-            return {};
-    }
-    return out;
-}
-
-bool traced(const Trace &trace, const std::vector<std::string> &names)
-{
-    return !names.empty()
-        && std::all_of(names.begin(), names.end(), [&trace](const std::string &n) { return trace.contains(n); });
-}
-
-} // namespace
-
-int outputHeadStart(const Program &program)
-{
-    const OutputHead head = outputHead(program);
-    return head.ops.empty() ? -1 : head.ops.front();
-}
-
-Tensor outputHeadLogits(const Model &model, const Program &program, const Trace &trace, const Input &input, int blocks,
-    const std::vector<int> &positions)
-{
-    const OutputHead head = outputHead(program);
-    const std::vector<std::string> streams = streamsAfter(head, model.config.layers, blocks);
-    if (head.ops.empty() || !traced(trace, streams))
-        throw Error("the output head cannot read the stream after " + std::to_string(blocks) + " blocks: not traced");
-    Trace scratch;
-    for (size_t s = 0; s < streams.size(); ++s) {
-        const Tensor &x = trace.tensor(streams[s]);
-        const int64_t D = x.dim(1);
-        Tensor rows({int64_t(positions.size()), D});
-        for (size_t r = 0; r < positions.size(); ++r)
-            std::copy(x.data() + positions[r] * D, x.data() + (positions[r] + 1) * D, rows.data() + int64_t(r) * D);
-        scratch.put(head.seeds[s], {}, -1, std::move(rows));
-    }
-    // The program's operations are built for its input's length: for fewer rows, the same head built for as many.
-    const bool whole = int64_t(positions.size()) == trace.tensor(streams.front()).dim(0);
-    const Program sized
-        = whole ? Program {} : Program::build(model.config, Input {std::vector<int>(positions.size(), 0), {}});
-    const Program &run = whole ? program : sized;
-    const OutputHead ops = whole ? head : outputHead(sized);
-    for (int op : ops.ops) {
-        const Op &o = run.ops[size_t(op)];
-        std::vector<Tensor> outputs = o.run(model, input, scratch);
-        for (size_t k = 0; k < outputs.size(); ++k)
-            scratch.put(o.outputs[k].name, {}, op, std::move(outputs[k]));
-    }
-    return scratch.tensor("logits");
-}
 
 std::string logitLensProblem(const ModelConfig &config, const Program &program, const Trace &trace)
 {
@@ -116,7 +15,7 @@ std::string logitLensProblem(const ModelConfig &config, const Program &program, 
         return "this model has no output head to read the residual stream with";
     if (streamsAfter(head, config.layers, 0).empty())
         return "its output head reads " + head.seeds.front() + ", not the residual stream";
-    if (!traced(trace, streamsAfter(head, config.layers, 0)))
+    if (!allTraced(trace, streamsAfter(head, config.layers, 0)))
         return "nothing computed yet: step past " + streamsAfter(head, config.layers, 0).front();
     return {};
 }
@@ -136,7 +35,7 @@ LogitLens logitLens(
     std::vector<int> order(V);
     for (int blocks = 0; blocks <= config.layers; ++blocks) {
         const std::vector<std::string> streams = streamsAfter(head, config.layers, blocks);
-        if (!traced(trace, streams) || (options.cancel && options.cancel->load()))
+        if (!allTraced(trace, streams) || (options.cancel && options.cancel->load()))
             break; // the stepper has not reached this block yet
         // The head's own operations, reading this stream as if it were the last.
         std::vector<int> positions(size_t(trace.tensor(streams.front()).dim(0)));

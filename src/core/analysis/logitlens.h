@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/outputhead.h"
 #include "engine/program.h"
 #include "model/model.h"
 #include "trace/trace.h"
@@ -50,15 +51,6 @@ struct LogitLens
         return topProbs[(size_t(row) * size_t(tokens) + size_t(t)) * topK + k];
     }
 };
-
-// The first operation of the output head (the operations after the last block that lead to "logits"); −1 for a
-// program without one.
-int outputHeadStart(const Program &program);
-// The logits [rows, V] the output head gives rows `positions` of the stream after `blocks` blocks, computed on those
-// rows alone (every operation of a head works row by row): the model's own logits of those positions when `blocks`
-// is the last. Throws atlas::Error when the stream is not traced.
-Tensor outputHeadLogits(const Model &model, const Program &program, const Trace &trace, const Input &input, int blocks,
-    const std::vector<int> &positions);
 
 // Why the lens cannot read this trace yet ("" when it can): a program without an output head, or no stream traced.
 std::string logitLensProblem(const ModelConfig &config, const Program &program, const Trace &trace);

@@ -67,10 +67,14 @@ MaskedFills maskedFills(std::shared_ptr<const Model> modelPtr, const std::vector
     engine.runToEnd([cancel](int, int) { return !(cancel && *cancel); });
     if (cancel && *cancel)
         return out;
-    const Tensor &probs = engine.trace().tensor("next_probs"); // [T, V]
+    std::vector<int> positions;
+    for (const MaskedFill &f : out.fills)
+        positions.push_back(f.position);
+    const Tensor probs = engine.nextTokenProbs(positions); // [fills, V]
     const int V = int(probs.dim(1));
-    for (MaskedFill &f : out.fills) {
-        const float *row = probs.data() + int64_t(f.position) * V;
+    for (size_t i = 0; i < out.fills.size(); ++i) {
+        MaskedFill &f = out.fills[i];
+        const float *row = probs.data() + int64_t(i) * V;
         f.top = mostProbable(row, V, k);
         if (f.original < 0)
             continue;

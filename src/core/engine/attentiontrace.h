@@ -3,7 +3,9 @@
 // On demand: the forward runs a tile at a time (ops::tiled_attention_forward) and keeps per layer the scored queries
 // and keys, the values and each row's log-sum-exp, "attn.lse" [H, T]; any head's scores or probabilities are recomputed
 // from them exactly when a view or a command asks (AttentionReadout). A T × T matrix is then never held for every
-// head: 2048 tokens through a Qwen2.5-0.5B-shaped model would need 17 GB of them.
+// head: 2048 tokens through a Qwen2.5-0.5B-shaped model would need 17 GB of them. Such a run keeps no [T, V] tensor
+// either: its program stops at ln_f, and the logits and probabilities of a position are computed from the last
+// stream when asked (engine/outputhead.h).
 #include "engine/input.h"
 #include "model/model.h"
 #include "ops/ops.h"

@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include "engine/outputhead.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
@@ -102,6 +103,9 @@ void Engine::step()
     if (!m_options.trace) {
         // Free every tensor no later operation reads, except the final outputs.
         std::set<std::string> needed = {"logits", "next_probs"};
+        if (m_program.producerOf("logits") < 0) // on demand: the stream the output head reads (engine/outputhead.h)
+            for (const std::string &seed : outputHead(m_program).seeds)
+                needed.insert(seed);
         for (size_t i = static_cast<size_t>(m_cursor); i < m_program.ops.size(); ++i)
             needed.insert(m_program.ops[i].inputs.begin(), m_program.ops[i].inputs.end());
         std::vector<std::string> unused;
@@ -111,6 +115,11 @@ void Engine::step()
         for (const std::string &name : unused)
             m_trace.drop(name);
     }
+}
+
+Tensor Engine::nextTokenProbs(const std::vector<int> &positions) const
+{
+    return atlas::nextTokenProbs(*m_model, m_program, m_trace, m_input, positions);
 }
 
 void Engine::back()

@@ -45,6 +45,9 @@ public:
 
     const Trace &trace() const { return m_trace; }
     Trace &trace() { return m_trace; }
+    // The model's probabilities at `positions`, [rows, V]: the trace's next_probs, or on a run kept on demand
+    // computed from the last stream (engine/outputhead.h). Throws atlas::Error before the last block has run.
+    Tensor nextTokenProbs(const std::vector<int> &positions) const;
     size_t estimatedTraceBytes() const { return m_program.tracedBytes(); }
     AttentionTrace attentionTrace() const { return m_attentionTrace; }
     // What the trace would have taken with every attention matrix whole, when the automatic choice kept it on demand

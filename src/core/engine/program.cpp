@@ -425,6 +425,8 @@ void ProgramBuilder::head()
     if (m_c.family == Family::Bert)
         return bertHeads(last);
     finalNorm("ln_f", "ln_f", last);
+    if (m_onDemand)
+        return; // the logits of a position are computed when asked (engine/outputhead.h)
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_f(X)" : "LN_f(X)";
     const float scale = m_c.outputScale();
     std::string formula = m_c.tiedHead ? "Z = " + norm + " W_teᵀ  (tied to the token embedding)"
@@ -466,7 +468,7 @@ void ProgramBuilder::head()
 // transposed plus an output bias; and BertForPreTraining's next-sentence head on the [CLS] position.
 void ProgramBuilder::bertHeads(const std::string &last)
 {
-    const int64_t D = m_c.dModel, V = m_c.vocab;
+    const int64_t D = m_c.dModel;
     unary("head.dense", "MLM transform", -1, last, {T, D}, "H = X W_tᵀ + b_t",
         [](Tensor &o, const Tensor &x, const Model &m) {
             ops::linear_t_forward(o, x, m.headDenseWeight, m.headDenseBias);
@@ -475,17 +477,8 @@ void ProgramBuilder::bertHeads(const std::string &last)
     unary("head.act", activationLabel(act), -1, "head.dense", {T, D}, activationFormula(act),
         [act](Tensor &o, const Tensor &x, const Model &) { ops::activation_forward(o, x, act); });
     finalNorm("ln_f", "MLM LayerNorm", "head.act");
-    unary(
-        "logits", "logits", -1, "ln_f", {T, V}, "Z = LN_t(H) W_teᵀ + b_out  (tied to the word embeddings)",
-        [](Tensor &o, const Tensor &x, const Model &m) {
-            ops::logits_forward(o, x, m.wte);
-            o.matrix().rowwise() += ConstRowVectorMap(m.outputBias.data(), m.outputBias.numel());
-        },
-        Written::Whole);
-    unary(
-        "next_probs", "masked-LM softmax", -1, "logits", {T, V},
-        "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
-        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); }, Written::Whole);
+    if (!m_onDemand)
+        bertLogits();
     if (!m_c.nspHead)
         return;
     unary("pooled", "pooler", -1, last, {1, D}, "c = tanh(X[CLS] W_pᵀ + b_p)  (position 0)",
@@ -497,6 +490,23 @@ void ProgramBuilder::bertHeads(const std::string &last)
         });
     unary("nsp_logits", "next-sentence logits", -1, "pooled", {1, 2}, "[is next, is random] = c W_nspᵀ + b_nsp",
         [](Tensor &o, const Tensor &x, const Model &m) { ops::linear_t_forward(o, x, m.nspWeight, m.nspBias); });
+}
+
+// BERT's logits: the word embeddings transposed plus an output bias, and their softmax.
+void ProgramBuilder::bertLogits()
+{
+    const int64_t V = m_c.vocab;
+    unary(
+        "logits", "logits", -1, "ln_f", {T, V}, "Z = LN_t(H) W_teᵀ + b_out  (tied to the word embeddings)",
+        [](Tensor &o, const Tensor &x, const Model &m) {
+            ops::logits_forward(o, x, m.wte);
+            o.matrix().rowwise() += ConstRowVectorMap(m.outputBias.data(), m.outputBias.numel());
+        },
+        Written::Whole);
+    unary(
+        "next_probs", "masked-LM softmax", -1, "logits", {T, V},
+        "p(x_t = v | x₁ … x_T) = exp(Z_tv) / Σ_u exp(Z_tu)  (the token at t, read from the whole input)",
+        [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); }, Written::Whole);
 }
 
 Program Program::build(

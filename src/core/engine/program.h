@@ -46,7 +46,8 @@ struct Program
     // `ffnChunks` > 1: each feed-forward sub-layer is one op, "layer.{i}.mlp", computing layer.{i}.mlp.down in that
     // many chunks of rows (Reformer), with no mlp.up / mlp.act in the trace (training's --ffn-chunks).
     // `attention` OnDemand: every layer's exact attention is one tiled op keeping attn.lse instead of its [H, T, T]
-    // scores, masked scores and probabilities (engine/attentiontrace.h); throws when a layer cannot.
+    // scores, masked scores and probabilities (engine/attentiontrace.h), and the output head stops at ln_f, its
+    // [T, V] logits and probabilities read a few rows at a time (engine/outputhead.h); throws when a layer cannot.
     static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1,
         AttentionTrace attention = AttentionTrace::Whole);
     size_t tracedBytes() const; // bytes of every output, i.e. of a full trace

@@ -170,7 +170,7 @@ std::string ProgramBuilder::keyRule(int i) const
 
 void ProgramBuilder::exactAttention(int i)
 {
-    if (m_tiledAttention)
+    if (m_onDemand)
         return tiledAttention(i);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t H = m_c.heads, d = m_c.headDim();

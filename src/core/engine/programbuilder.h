@@ -76,14 +76,14 @@ private:
 class ProgramBuilder
 {
 public:
-    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks, bool tiledAttention)
+    ProgramBuilder(const ModelConfig &c, const Input &input, bool traced, int ffnChunks, bool onDemand)
         : m_c(c)
         , T(static_cast<int64_t>(input.tokens.size()))
         , m_causal(c.causal)
         , m_input(input)
         , m_traced(traced)
         , m_ffnChunks(ffnChunks)
-        , m_tiledAttention(tiledAttention)
+        , m_onDemand(onDemand)
     {
     }
 
@@ -154,6 +154,7 @@ public:
     void mlp(int i, const std::string &in);
     void bertEmbeddingSum(const std::string &embed, const std::string &positions);
     void bertHeads(const std::string &last);
+    void bertLogits();
     std::shared_ptr<const RopeTableOnDemand> ropeTable(int layer);
     void chunkedMlp(int i, const std::string &in);
     void mixtureOfExperts(int i, const std::string &in);
@@ -179,7 +180,7 @@ private:
     const Input &m_input;
     const bool m_traced;
     const int m_ffnChunks;
-    const bool m_tiledAttention;
+    const bool m_onDemand; // attention tiled, the output head stopped at ln_f (engine/attentiontrace.h)
     // ropeTable(): the global layers', and Gemma 3's windowed layers' with their own base
     std::shared_ptr<const RopeTableOnDemand> m_ropeTable, m_localRopeTable;
     Program m_program;

@@ -148,7 +148,8 @@ SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const In
 namespace {
 
 // The trace name of what a view needs ("" for nothing in particular).
-std::string neededTensor(ViewNeeds needs, const ViewSpec &spec, const names::AttentionSite &site)
+std::string neededTensor(
+    ViewNeeds needs, const ViewSpec &spec, const names::AttentionSite &site, const Program &program)
 {
     switch (needs) {
     case ViewNeeds::LayerProbs:
@@ -157,8 +158,8 @@ std::string neededTensor(ViewNeeds needs, const ViewSpec &spec, const names::Att
         return names::attentionTensor(site, spec.layer, "scores");
     case ViewNeeds::FirstLayerProbs:
         return names::attentionTensor(site, 0, "probs");
-    case ViewNeeds::NextProbs:
-        return "next_probs";
+    case ViewNeeds::NextProbs: // a run kept on demand computes a position's from what ln_f reads
+        return program.producerOf("next_probs") >= 0 ? "next_probs" : "ln_f";
     case ViewNeeds::SpecTensor:
         return spec.tensor;
     case ViewNeeds::Nothing:
@@ -206,7 +207,8 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
     const ViewNeeds needs = kind ? kind->needs : ViewNeeds::Nothing;
     if (needs == ViewNeeds::SpecTensor && spec.tensor.empty())
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
-    const std::string tensor = neededTensor(needs, spec, run.site); // the one tensor the view cannot draw without
+    const std::string tensor
+        = neededTensor(needs, spec, run.site, *run.program); // the one tensor the view cannot draw without
     if (!tensor.empty() && !run.trace->contains(tensor)) {
         if (run.program->producerOf(tensor) >= 0)
             return key("op", "the view needs '" + tensor + "', which is computed after op '" + spec.op + "'");

@@ -101,6 +101,10 @@ std::string notComputedText(const Program *program, const std::string &traceName
             + traceName
             + " whole. The Attention view shows any head; or use fewer tokens, or raise the budget (Run ▸ "
               "Trace Memory Budget)";
+    if (op < 0 && (traceName == "logits" || traceName == "next_probs")) // on demand (engine/outputhead.h)
+        if (const int norm = program->producerOf("ln_f"); norm >= 0)
+            return "Not computed yet: step to " + program->ops[size_t(norm)].label + " (this run computes " + traceName
+                + " of a position when asked, from the stream the output head reads)";
     if (op < 0)
         return "The trace has no tensor named '" + traceName + "' (docs/trace-names.md lists the names)";
     const Op &producer = program->ops[size_t(op)];

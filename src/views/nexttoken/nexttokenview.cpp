@@ -92,22 +92,24 @@ void NextTokenView::showMessage(const QString &text)
 void NextTokenView::refresh()
 {
     applyTheme();
-    const TraceEntry *e = m_input.trace ? m_input.trace->find("next_probs") : nullptr;
     if (!m_input.trace)
         return showMessage(tr("Nothing to show yet: run the model"));
-    if (!e)
-        return showMessage(notComputedText(m_input, "next_probs"));
-    const Tensor &probs = e->tensor;
-    if (probs.rank() != 2 || probs.dim(0) == 0 || probs.dim(1) == 0)
+    // A whole run keeps next_probs [T, V]; a run kept on demand computes the one row shown (engine/outputhead.h).
+    const TraceEntry *e = m_input.trace->find("next_probs");
+    if (e && (e->tensor.rank() != 2 || e->tensor.dim(0) == 0 || e->tensor.dim(1) == 0))
         return showMessage(tr("next_probs has shape %1; expected [T, V] with T, V > 0")
-                               .arg(QString::fromStdString(probs.shapeString())));
-    const int tokens = static_cast<int>(probs.dim(0));
+                               .arg(QString::fromStdString(e->tensor.shapeString())));
+    const int tokens = e ? int(e->tensor.dim(0)) : int(m_input.tokenIds.size());
     const int position = m_spec.position < 0 ? tokens - 1 : m_spec.position;
     if (position >= tokens)
         return showMessage(tr("Position %1 is outside the input (%2 tokens)").arg(position).arg(tokens));
+    QString problem;
+    const Tensor row = findNextTokenProbs(m_input, {position}, &problem);
+    if (row.numel() == 0)
+        return showMessage(problem);
     m_position = position;
     syncControls(tokens);
-    collectBars(probs);
+    collectBars(row);
     drawChart();
     m_stack->setCurrentWidget(m_plot);
 }
@@ -156,7 +158,7 @@ QWidget *NextTokenView::buildControls()
 void NextTokenView::collectBars(const Tensor &probs)
 {
     const int vocab = static_cast<int>(probs.dim(1));
-    const float *modelRow = probs.data() + int64_t(m_position) * vocab;
+    const float *modelRow = probs.data();
     const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.get(views::nexttoken::kTemperature));
     const std::vector<float> row(reshaped.begin(), reshaped.end());
     m_bars.clear();

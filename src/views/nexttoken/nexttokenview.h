@@ -16,7 +16,8 @@ class QStackedLayout;
 namespace atlas {
 
 // Horizontal bars of the spec.topK most probable next tokens at spec.position (-1 = the last token), read
-// from the trace's `next_probs` [T, V] and taken to its temperature (the spec key temperature, engine/temperature.h);
+// from the trace's `next_probs` [T, V] (or, on a run kept on demand, computed for that position: engine/outputhead.h)
+// and taken to its temperature (the spec key temperature, engine/temperature.h);
 // the most probable on top. A position box and a temperature slider edit the spec.
 class NextTokenView : public View
 {
@@ -46,7 +47,7 @@ private:
     void showMessage(const QString &text);
     QWidget *buildControls();
     void syncControls(int tokens);
-    void collectBars(const Tensor &probs);
+    void collectBars(const Tensor &probs); // [1, V]: the probabilities at m_position
     void drawChart();
     void applyTheme();
     void showToolTip(QMouseEvent *event);
