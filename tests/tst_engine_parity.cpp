@@ -372,7 +372,7 @@ void TestEngineParity::attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit()
     QCOMPARE(fitted.attentionTrace(), AttentionTrace::OnDemand);
     QCOMPARE(fitted.estimatedTraceBytes(), onDemand);
     options.memoryBudget = onDemand - 1;
-    QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("with its attention computed on demand"));
+    QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("with its attention and logits computed on demand"));
     options.memoryBudget = whole - 1;
     options.attention = EngineOptions::Attention::Whole;
     QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("over the trace memory budget"));

@@ -82,7 +82,7 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
             + formatBytes(double(m_program.tracedBytes()))
-            + (m_attentionTrace == AttentionTrace::OnDemand ? " with its attention computed on demand"
+            + (m_attentionTrace == AttentionTrace::OnDemand ? " with its attention and logits computed on demand"
                     : whyWhole.empty()                      ? ""
                                                             : " (its attention kept whole: " + whyWhole + ")")
             + ", over the trace memory budget of " + formatBytes(double(m_options.memoryBudget))

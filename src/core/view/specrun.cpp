@@ -207,8 +207,8 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
     const ViewNeeds needs = kind ? kind->needs : ViewNeeds::Nothing;
     if (needs == ViewNeeds::SpecTensor && spec.tensor.empty())
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
-    const std::string tensor
-        = neededTensor(needs, spec, run.site, *run.program); // the one tensor the view cannot draw without
+    // the one tensor the view cannot draw without
+    const std::string tensor = neededTensor(needs, spec, run.site, *run.program);
     if (!tensor.empty() && !run.trace->contains(tensor)) {
         if (run.program->producerOf(tensor) >= 0)
             return key("op", "the view needs '" + tensor + "', which is computed after op '" + spec.op + "'");
