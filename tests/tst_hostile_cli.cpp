@@ -210,6 +210,15 @@ private slots:
         QTest::newRow("gguf token past its vocabulary") << QStringList {"dump", "--model",
             ATLAS_TEST_DATA "/gguf/models/qwen2_tiny-f32.gguf", "--tokens", "64", "--out",
             "@DIR@/out"} << "token id 64 at position 0 is outside the vocabulary [0, 64)";
+        QTest::newRow("text file not UTF-8") << QStringList {"dump", "--model", tiny, "--text-file", "@DIR@/latin1.txt",
+            "--out", "@DIR@/out"} << "latin1.txt: not UTF-8 text: a malformed byte at offset 3 (line 1)";
+        QTest::newRow("text file from /dev/zero") << QStringList {"dump", "--model", tiny, "--text-file", "/dev/zero",
+            "--out", "@DIR@/out"} << "/dev/zero: is a character device";
+        QTest::newRow("text file over 4 MiB") << QStringList {"dump", "--model", tiny, "--text-file", "@DIR@/large.txt",
+            "--out", "@DIR@/out"} << "large.txt: file too large: more than 4194304 bytes";
+        QTest::newRow("text file and text") << QStringList {"dump", "--model", tiny, "--text-file", "@DIR@/latin1.txt",
+            "--text", "a", "--out", "@DIR@/out"}
+                                            << "exactly one of --tokens 464,3290,318, --text";
         QTest::newRow("pattern of lsh") << QStringList {"bench-pattern", "--kernel", "lsh"} << "lsh";
         QTest::newRow("causal linformer")
             << QStringList {"bench-approximation", "--kernel", "linformer", "--causal"} << "causal";
@@ -252,6 +261,8 @@ private slots:
         QFile gguf(ATLAS_TEST_DATA "/gguf/models/qwen2_tiny-f32.gguf");
         QVERIFY(gguf.open(QIODevice::ReadOnly));
         write(dir.filePath("cut.gguf"), gguf.read(6000)); // the header whole, the data cut off
+        write(dir.filePath("latin1.txt"), "caf\xe9\n");
+        write(dir.filePath("large.txt"), QByteArray((4 << 20) + 1, 'a'));
         args.replaceInStrings("@DIR@", dir.path());
         QElapsedTimer timer;
         timer.start();

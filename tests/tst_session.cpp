@@ -287,6 +287,49 @@ private slots:
             qPrintable(notices.last().at(0).toString()));
     }
 
+    // File ▸ Open Text File: a document read and tokenized on the worker, then run as typed text is; its byte-order
+    // mark dropped and its newlines kept. A file that is not UTF-8 text is refused naming it, and the input stays.
+    void aTextFileIsReadAsTheInput()
+    {
+        Session session;
+        session.openModel("tiny-bytes");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        QTemporaryDir dir;
+        std::string text;
+        for (int line = 0; text.size() < 700; ++line)
+            text += "Line " + std::to_string(line) + ": it was a truth universally acknowledged.\n";
+        QFile file(dir.filePath("document.txt"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("\xEF\xBB\xBF" + QByteArray::fromStdString(text));
+        file.close();
+        QSignalSpy errors(&session, &Session::errorOccurred);
+        session.openTextFile(file.fileName());
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || session.input().tokens.size() > 100, 20000);
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QCOMPARE(session.spec().text, text);
+        QCOMPARE(session.input().tokens, session.tokenizer()->encodeWithSpecialTokens(text));
+        QCOMPARE(session.trace()->tensor("logits").dim(0), int64_t(session.input().tokens.size()));
+
+        QFile bad(dir.filePath("latin1.txt"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("caf\xe9\n");
+        bad.close();
+        for (const QString &path : {bad.fileName(), dir.path()}) {
+            errors.clear();
+            session.openTextFile(path);
+            QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0, 20000);
+            waitIdle(session);
+            const QString why = errors.first().first().toString();
+            QVERIFY2(why.startsWith(path + ": ")
+                    && (why.contains("not UTF-8 text: a malformed byte at offset 3 (line 1)")
+                        || why.contains("is a directory")),
+                qPrintable(why));
+            QCOMPARE(session.spec().text, text);
+        }
+    }
+
     void anInputPastTheTrainingLengthRunsWhenPositionsAreComputed()
     {
         Session session;

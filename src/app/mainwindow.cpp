@@ -38,6 +38,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
@@ -324,6 +325,15 @@ void MainWindow::connectActions()
             this, tr("Open a GGUF model file"), QString(), tr("GGUF models (*.gguf);;All files (*)"));
         if (!file.isEmpty())
             m_session->openModel(file);
+    });
+    connect(m_ui->actionOpenText, &QAction::triggered, this, [this] {
+        QSettings settings;
+        const QString file = QFileDialog::getOpenFileName(this, tr("Open a text file as the input"),
+            settings.value("session/textDirectory").toString(), tr("Text (*.txt *.md);;All files (*)"));
+        if (file.isEmpty())
+            return;
+        settings.setValue("session/textDirectory", QFileInfo(file).absolutePath());
+        m_session->openTextFile(file);
     });
     connect(m_ui->actionMemoryBudget, &QAction::triggered, this, [this] {
         bool ok = false;

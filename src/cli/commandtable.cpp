@@ -17,6 +17,7 @@ using namespace cli;
 const Options kInput = {
     {"tokens", "1,2,3", "the input as token ids"},
     {"text", "\"...\"", "the input as text, read by the model's tokenizer (an encoder–decoder: its source)"},
+    {"text-file", "FILE", "the same text read from a UTF-8 file (at most 4 MiB): a long document"},
     {"padding", "5,6", "positions treated as padding: no query attends to them"},
     {"decoder-text", "\"...\"", "an encoder–decoder's decoder input, as text"},
     {"decoder-tokens", "4,5", "an encoder–decoder's decoder input, as token ids"},

@@ -15,13 +15,14 @@ ModelAndInput loadModelAndInput(const Arguments &args)
     ModelAndInput r;
     r.model = loadModel(args.value("model", "tiny-bytes"));
     r.tokenizer = tokenizerForModel(*r.model);
-    if (args.has("tokens") == args.has("text"))
-        throw Error("give the input as exactly one of --tokens 464,3290,318 or --text \"...\"");
+    if (int(args.has("tokens")) + int(args.has("text")) + int(args.has("text-file")) != 1)
+        throw Error("give the input as exactly one of --tokens 464,3290,318, --text \"...\" or --text-file FILE");
     const std::vector<int> tokens = args.has("tokens") ? parseTokenList(args.value("tokens")) : std::vector<int> {};
     if (args.has("tokens") && tokens.empty())
         throw Error("--tokens: no token ids given");
     const std::vector<int> padding = args.has("padding") ? parseTokenList(args.value("padding")) : std::vector<int> {};
-    r.input = makeInput(*r.tokenizer, args.value("text"), tokens, padding);
+    const std::string text = args.has("text-file") ? readInputText(args.value("text-file")) : args.value("text");
+    r.input = makeInput(*r.tokenizer, text, tokens, padding);
     const bool decoderGiven = args.has("decoder-tokens") || args.has("decoder-text");
     if (!r.model->config.isEncoderDecoder()) {
         if (decoderGiven)

@@ -1,6 +1,7 @@
 #include "panels/inputpanel.h"
 
 #include "engine/inputbuilder.h"
+#include "io/limits.h"
 #include "session/session.h"
 #include "tokenize/tokenizer.h"
 #include "util/text.h"
@@ -29,8 +30,11 @@ InputPanel::InputPanel(Session *session, QWidget *parent)
     m_text->setPlaceholderText(tr("Type text, or token ids as #464,3290,318"));
     m_text->setToolTip(tr("The model's input. Press Enter to tokenize and run it.\n"
                           "Start with # to give token ids directly: #464,3290,318\n"
-                          "A text that starts with # is written ##: ##1 is the text #1"));
+                          "A text that starts with # is written ##: ##1 is the text #1\n"
+                          "File ▸ Open Text File (Ctrl+Shift+T) reads a long document"));
     m_text->setClearButtonEnabled(true);
+    m_text->setMaxLength(int(limits::kInputTextBytes)); // a document from File ▸ Open Text File, not cut at 32767
+
     m_chips->setClickHint(true, tr("Click to toggle padding (no query attends a padding key)"));
     auto *run = new QPushButton(tr("Run"), this);
     run->setToolTip(tr("Tokenize the text and run the model to the end (Enter)"));

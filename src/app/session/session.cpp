@@ -331,7 +331,21 @@ void Session::submitBoxes(const QString &box, const QString &decoderBox)
     }
 }
 
-bool Session::runBoxes(const BoxInput &box, const QString &decoderBox)
+void Session::openTextFile(const QString &path)
+{
+    if (!m_model || !m_tokenizer)
+        return;
+    const QString decoderBox = QString::fromStdString(boxInputText(m_spec.decoderText, m_spec.decoderTokens));
+    runJob([this, path, decoderBox, tokenizer = m_tokenizer]() -> Commit {
+        BoxInput box {readInputText(path.toStdString()), {}};
+        std::vector<int> tokens = boxTokens(*tokenizer, box);
+        return [this, box = std::move(box), tokens = std::move(tokens), decoderBox] {
+            runBoxes(box, decoderBox, &tokens);
+        };
+    });
+}
+
+bool Session::runBoxes(const BoxInput &box, const QString &decoderBox, const std::vector<int> *encoded)
 {
     if (!m_model || !m_tokenizer)
         return false;
@@ -339,7 +353,7 @@ bool Session::runBoxes(const BoxInput &box, const QString &decoderBox)
     BoxInput decoder;
     const bool twoStacks = m_model->config.isEncoderDecoder();
     try {
-        input.tokens = boxTokens(*m_tokenizer, box);
+        input.tokens = encoded ? *encoded : boxTokens(*m_tokenizer, box);
         if (twoStacks) {
             decoder = readBoxInput(decoderBox.toStdString());
             if (decoder.text.empty() && decoder.tokens.empty())

@@ -64,6 +64,9 @@ public:
     bool setTokens(const std::vector<int> &tokens, const QString &decoderBox = {});
     // The Input and Decoder boxes as typed: text, or token ids after '#' (engine/inputbuilder.h, readBoxInput).
     void submitBoxes(const QString &box, const QString &decoderBox);
+    // A long document as the input (File ▸ Open Text File): read (engine/inputbuilder.h, readInputText) and tokenized
+    // on the worker, then run as setText would; an encoder–decoder's source, its decoder's input the spec's.
+    void openTextFile(const QString &path);
     void togglePadding(int position);
     // The attention kernel and its "key=value" parameters, run by the listed layers (every layer when `layers` is
     // empty; the others run full attention); reruns the input.
@@ -136,7 +139,8 @@ private:
     // A new engine on `input`, run to the end; `ran` then updates the spec to name that input (set with the result,
     // so that a refused input never becomes the spec the views are said to show).
     void runInput(Input input, std::function<void(ViewSpec &)> ran = {});
-    bool runBoxes(const BoxInput &box, const QString &decoderBox);
+    // `encoded`: the box's text tokenized already (openTextFile did it on the worker).
+    bool runBoxes(const BoxInput &box, const QString &decoderBox, const std::vector<int> *encoded = nullptr);
     void rerun(); // runInput(m_input) now, or when the job in progress is done
     // The spec's layer moved to the one the stepper's last op ran, unless the user pinned one; whether it moved.
     bool followStepperLayer();

@@ -1,7 +1,12 @@
 #include "engine/inputbuilder.h"
 
+#include "io/atomicfile.h"
+#include "io/limits.h"
 #include "tokenize/tokenizer.h"
+#include "tokenize/unicodetext.h"
 #include "util/error.h"
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -61,6 +66,21 @@ std::vector<int> boxDecoderTokens(const Tokenizer &tokenizer, const BoxInput &bo
     if (box.tokens.empty())
         requireTextTokenizer(tokenizer);
     return decoderInput(tokenizer, box.text, box.tokens, startToken);
+}
+
+std::string readInputText(const std::string &path)
+{
+    std::string text = readFile(path, limits::kInputTextBytes);
+    if (text.starts_with("\xEF\xBB\xBF"))
+        text.erase(0, 3);
+    if (const size_t bad = unicode::firstInvalidUtf8(text); bad != std::string::npos) {
+        const size_t line = 1 + size_t(std::count(text.begin(), text.begin() + long(bad), '\n'));
+        throw Error(path + ": not UTF-8 text: a malformed byte at offset " + std::to_string(bad) + " (line "
+            + std::to_string(line) + "); save it as UTF-8");
+    }
+    if (text.empty())
+        throw Error(path + ": the file is empty: an input needs at least one token");
+    return text;
 }
 
 std::vector<int> decoderInput(

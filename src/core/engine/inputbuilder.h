@@ -14,6 +14,11 @@ class Tokenizer;
 Input makeInput(const Tokenizer &tokenizer, const std::string &text, const std::vector<int> &tokens,
     const std::vector<int> &padding);
 
+// A model's input text read from a file (the app's File ▸ Open Text File, the CLI's --text-file): UTF-8, a leading
+// byte-order mark dropped, at most limits::kInputTextBytes. Throws atlas::Error naming the file and the problem (not a
+// regular file, too large, a malformed byte and where).
+std::string readInputText(const std::string &path);
+
 // An encoder–decoder's decoder input from explicit ids (as given) or text: the text's tokens without the tokenizer's
 // post-processing (no </s> after it), after `startToken` when the model has one (T5's decoder_start_token_id: the
 // decoder reads the target shifted right). Throws atlas::Error when the text cannot be encoded.
