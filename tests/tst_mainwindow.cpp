@@ -7,6 +7,7 @@
 #include "fills/fillsview.h"
 #include "focusedkeys.h"
 #include "mainwindow.h"
+#include "nexttoken/nexttokenview.h"
 #include "objective/objectiveview.h"
 #include "panels/inputpanel.h"
 #include "session/lessonplayer.h"
@@ -23,6 +24,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -32,6 +34,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
 
@@ -475,6 +478,44 @@ private slots:
         waitIdle(session);
         QCOMPARE(session.input().tokens, ran);
         QCOMPARE(box->text(), before);
+    }
+
+    // Issue 62: a document of 3000 bytes opened from a file through a small budget: it runs on demand, the box holds
+    // the document as it is (newlines and all, so that Enter runs the same text again), the Next token view reads its
+    // last position.
+    void aLongTextFileRunsOnDemand()
+    {
+        Session session;
+        MainWindow window(&session);
+        showOnTinyBytes(session, window);
+        session.setMemoryBudget(size_t(64) << 20);
+        QTemporaryDir dir;
+        QByteArray text;
+        for (int line = 0; text.size() < 3000; ++line)
+            text += "Paragraph " + QByteArray::number(line)
+                + ": it is a truth universally acknowledged, that a "
+                  "single man in possession of a good fortune...\n";
+        QFile file(dir.filePath("document.txt"));
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(text);
+        file.close();
+        QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
+        session.openTextFile(file.fileName());
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || session.input().tokens.size() == size_t(text.size()), 20000);
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY(session.trace()->contains("layer.1.attn.lse") && !session.trace()->contains("next_probs"));
+        QVERIFY(notices.count() >= 1);
+        QCOMPARE(window.findChild<InputPanel *>()->textBox()->text(), QString::fromUtf8(text));
+        window.showViewKind("next-token");
+        QTRY_VERIFY_WITH_TIMEOUT(window.findChild<NextTokenView *>() != nullptr, 5000);
+        const NextTokenView *view = window.findChild<NextTokenView *>();
+        QTRY_VERIFY_WITH_TIMEOUT(!view->bars().empty(), 5000);
+        QCOMPARE(view->position(), text.size() - 1);
+        screenshot(window, "long-text-next-token");
+        window.showViewKind("attention");
+        QTest::qWait(200);
+        screenshot(window, "long-text-attention");
     }
 
     // Issue 58: a long text pasted, Enter, and a tab switched while it runs: the box, the chips and the views end on

@@ -283,7 +283,7 @@ private slots:
         QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
         QVERIFY(!session.trace()->contains("layer.0.attn.probs"));
         QVERIFY(notices.count() >= 1);
-        QVERIFY2(notices.last().at(0).toString().contains("32 tokens: attention and logits are kept on demand"),
+        QVERIFY2(notices.last().at(0).toString().contains("32 tokens: attention and logits kept on demand"),
             qPrintable(notices.last().at(0).toString()));
     }
 

@@ -78,9 +78,8 @@ Session::Commit Session::snapshot()
     const int cursor = m_engine->cursor();
     const QString notice = m_engine->wholeTraceBytes() == 0
         ? QString()
-        : tr("%1 tokens: attention and logits are kept on demand, since every head's whole matrices would take the "
-             "trace to %2 GiB, over its budget of %3 GiB (Run ▸ Trace Memory Budget). The Attention and Next token "
-             "views compute the head or position they show; views that read every head whole say so.")
+        : tr("%1 tokens: attention and logits kept on demand (whole, the trace would take %2 GiB, over its %3 GiB "
+             "budget: Run ▸ Trace Memory Budget). Views compute the head or position they show.")
               .arg(m_engine->input().tokens.size())
               .arg(double(m_engine->wholeTraceBytes()) / double(size_t(1) << 30), 0, 'f', 1)
               .arg(double(m_memoryBudget) / double(size_t(1) << 30), 0, 'f', 1);
