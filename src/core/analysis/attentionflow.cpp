@@ -1,5 +1,6 @@
 #include "analysis/attentionflow.h"
 
+#include "engine/attentiontrace.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -32,23 +33,30 @@ const char *headFusionName(HeadFusion fusion)
     return "mean";
 }
 
-std::vector<Eigen::MatrixXd> combinedAttention(
-    const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion)
+std::vector<Eigen::MatrixXd> combinedAttention(const Trace &trace, const names::AttentionSite &site, int layers,
+    HeadFusion fusion, const Model *model, const std::vector<int> &padding)
 {
     std::vector<Eigen::MatrixXd> out;
+    using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     for (int l = 0; l < layers; ++l) {
-        const TraceEntry *probs = trace.find(names::attentionTensor(site, l, "probs"));
-        if (!probs)
+        const std::string name = names::attentionTensor(site, l, "probs");
+        const TraceEntry *probs = trace.find(name);
+        // A layer kept on demand: each head's probabilities recomputed from its queries, keys and log-sum-exp.
+        const std::unique_ptr<AttentionReadout> readout
+            = probs || !model || site.cross || site.stack != names::kOnlyStack
+            ? nullptr
+            : AttentionReadout::find(*model, padding, trace, l);
+        if (!probs && !readout)
             break;
-        const Tensor &p = probs->tensor; // [H, T, T]
-        const int64_t H = p.dim(0), T = p.dim(1);
-        if (p.dim(2) != T)
-            throw Error(probs->name + ": rollout needs a square attention (queries and keys of one sequence)");
+        const int64_t H = probs ? probs->tensor.dim(0) : readout->heads(),
+                      T = probs ? probs->tensor.dim(1) : readout->queries();
+        if ((probs ? probs->tensor.dim(2) : readout->keys()) != T)
+            throw Error(name + ": rollout needs a square attention (queries and keys of one sequence)");
         Eigen::MatrixXd combined = Eigen::MatrixXd::Zero(T, T);
         for (int64_t h = 0; h < H; ++h) {
-            const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> a(
-                p.data() + h * T * T, T, T);
-            const Eigen::MatrixXd head = a.cast<double>();
+            const Tensor computed = readout ? readout->head(ops::ScoreStage::Probs, h) : Tensor();
+            const float *a = readout ? computed.data() : probs->tensor.data() + h * T * T;
+            const Eigen::MatrixXd head = Eigen::Map<const RowMajor>(a, T, T).cast<double>();
             if (h == 0 || fusion == HeadFusion::Mean)
                 combined = h == 0 ? head : Eigen::MatrixXd(combined + head);
             else if (fusion == HeadFusion::Max)

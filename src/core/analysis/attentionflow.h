@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/model.h"
 #include "trace/names.h"
 #include "trace/trace.h"
 
@@ -24,9 +25,10 @@ HeadFusion headFusionFromName(const std::string &name); // "mean" | "max" | "min
 const char *headFusionName(HeadFusion fusion);
 
 // Ā, the heads combined, for each layer of the site's stack whose probabilities are traced, in order (a partial
-// trace: the first layers); and Â, the same with the residual added.
-std::vector<Eigen::MatrixXd> combinedAttention(
-    const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion);
+// trace: the first layers); and Â, the same with the residual added. With `model` (and the input's padding), a layer
+// a one-stack trace keeps on demand (engine/attentiontrace.h) is read through its readout, a head at a time.
+std::vector<Eigen::MatrixXd> combinedAttention(const Trace &trace, const names::AttentionSite &site, int layers,
+    HeadFusion fusion, const Model *model = nullptr, const std::vector<int> &padding = {});
 Eigen::MatrixXd withResidual(const Eigen::MatrixXd &combined); // (Ā + I) / rowsum(Ā + I)
 std::vector<Eigen::MatrixXd> augmentedAttention(
     const Trace &trace, const names::AttentionSite &site, int layers, HeadFusion fusion);

@@ -36,11 +36,14 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     const int layers = siteLayers(site, c.model->config);
     AnalysisRequest r;
     r.key = "rollout";
-    for (int l = 0; l < layers; ++l)
-        if (const TraceEntry *e = c.trace->find(names::attentionTensor(site, l, "probs"))) {
+    for (int l = 0; l < layers; ++l) {
+        const TraceEntry *probs = c.trace->find(names::attentionTensor(site, l, "probs"));
+        // a layer kept on demand: the log-sum-exp that recomputes them (engine/attentiontrace.h), [H, T] as well
+        if (const TraceEntry *e = probs ? probs : c.trace->find(names::attentionTensor(site, l, "lse"))) {
             r.key += "/" + identity(e->tensor);
             r.pinned.push_back(e->tensor);
         }
+    }
     if (r.pinned.empty())
         return problem(notComputedText(c.program.get(), names::attentionTensor(site, 0, "probs")));
     // Each traced layer's heads combined and its residual added (T × T doubles each), a T × T × T product per layer
@@ -50,11 +53,12 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             "Rollout over " + countOf(r.pinned.size(), "layer") + " of " + countOf(size_t(T), "token"),
             2.0 * traced * T * T * T, (2.0 * traced + 1.0) * T * T * 8.0 + T * T * 4.0))
         return *over;
-    r.run = [trace = c.trace, site, layers, fusion = spec.get(views::rollout::kRolloutHeads), asked = spec.position](
-                const std::atomic<bool> &cancel) {
+    r.run = [trace = c.trace, model = c.model, padding = c.padding, site, layers,
+                fusion = spec.get(views::rollout::kRolloutHeads),
+                asked = spec.position](const std::atomic<bool> &cancel) {
         return timedResult<RolloutAnalysis>([&](RolloutAnalysis &result) {
             std::vector<Eigen::MatrixXd> augmented
-                = combinedAttention(*trace, site, layers, headFusionFromName(fusion));
+                = combinedAttention(*trace, site, layers, headFusionFromName(fusion), model.get(), padding);
             const int T = int(augmented.front().rows());
             result.fusion = fusion;
             result.position = asked < 0 || asked >= T ? T - 1 : asked;

@@ -75,6 +75,35 @@ private slots:
         view.setInput(testing::forSpec(cross));
         QVERIFY2(view.message().contains("Encoder or Decoder self-attention"), qPrintable(view.message()));
     }
+
+    // A run kept on demand: each layer's heads recomputed from its queries, keys and log-sum-exp give the same
+    // rollout and flow as the whole matrices, with sinks (gpt-oss) and a window and soft-cap (Gemma 2).
+    void rolloutReadsLayersKeptOnDemand()
+    {
+        for (const char *model : {"gpt_oss_tiny", "gemma2_tiny", "llama_tiny"})
+            for (const char *fusion : {"mean", "max"}) {
+                ViewSpec spec;
+                spec.view = "rollout";
+                spec.model = QString(ATLAS_TEST_DATA "/%1").arg(model).toStdString();
+                spec.tokens = {3, 17, 42, 8, 0, 25, 9, 11};
+                spec.position = 6;
+                spec.set(views::rollout::kRolloutHeads, fusion);
+                const ViewInput whole = testing::forSpec(spec);
+                const SpecRun run = runSpec(spec, whole.program->tracedBytes() - 1);
+                QVERIFY2(run.trace->contains("layer.1.attn.lse") && !run.trace->contains("layer.1.attn.probs"), model);
+                const ViewInput onDemand = testing::analyzed(makeViewInput(run), spec);
+                const auto *a = whole.analysisAs<RolloutAnalysis>(), *b = onDemand.analysisAs<RolloutAnalysis>();
+                QVERIFY2(a && b, model);
+                QCOMPARE(b->layers, a->layers);
+                QVERIFY2((a->rollout - b->rollout).cwiseAbs().maxCoeff() < 1e-6, model);
+                QCOMPARE(b->flow.normalised.size(), a->flow.normalised.size());
+                QVERIFY(!a->flow.normalised.empty());
+                for (size_t j = 0; j < a->flow.normalised.size(); ++j)
+                    QVERIFY2(std::abs(a->flow.normalised[j] - b->flow.normalised[j]) < 1e-6, model);
+                for (size_t j = 0; j < a->lastLayer.size(); ++j)
+                    QVERIFY2(std::abs(a->lastLayer[j] - b->lastLayer[j]) < 1e-6, model);
+            }
+    }
 };
 
 QTEST_MAIN(TestRolloutView)
