@@ -4,6 +4,7 @@
 #include "experts/experts.h"
 #include "experts/expertsview.h"
 #include "heads/headsgridview.h"
+#include "mask/maskview.h"
 #include "nexttoken/nexttokenview.h"
 #include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
@@ -57,6 +58,7 @@ private slots:
     void attentionViewDrawsTheSinkAsAColumn();
     void attentionViewReadsAHeadKeptOnDemand();
     void nextTokenViewReadsAPositionKeptOnDemand();
+    void maskViewReadsAHeadKeptOnDemand();
     void allHeadsNumberEachHeadsSink();
     void rerunViewsRefuseAttentionTheyDoNotRerun();
     void sparseFfnViewDrawsDenseAndSparse();
@@ -239,6 +241,46 @@ void TestModelViews::nextTokenViewReadsAPositionKeptOnDemand()
                                    .arg(whole.bars()[i].probability)));
             }
         }
+    }
+}
+
+// The Mask view on a run kept on demand: the scores (soft-capped for Gemma 2), the mask from the layer's rule and the
+// probabilities, each panel and each hovered cell as the whole run's, the cap's panel the same points.
+void TestModelViews::maskViewReadsAHeadKeptOnDemand()
+{
+    for (const char *model : {"gemma2_tiny", "gpt_oss_tiny", "llama_tiny"}) {
+        MaskView whole, onDemand;
+        const ViewInput wholeInput = showFixture(whole, "mask", model);
+        ViewSpec spec = whole.spec();
+        const SpecRun run = runSpec(spec, wholeInput.program->tracedBytes() - 1);
+        QVERIFY2(!run.trace->contains("layer.1.attn.scores"), model);
+        onDemand.resize(800, 600);
+        onDemand.setSpec(spec);
+        onDemand.setInput(makeViewInput(run));
+        for (const auto &[a, b] :
+            {std::pair {whole.scoresPlot(), onDemand.scoresPlot()}, std::pair {whole.maskPlot(), onDemand.maskPlot()},
+                std::pair {whole.probsPlot(), onDemand.probsPlot()}}) {
+            QVERIFY2(!b->showingMessage(), qPrintable(QString(model) + ": " + b->message()));
+            const Pooled &x = a->pooled(), &y = b->pooled();
+            QCOMPARE(y.rows, x.rows);
+            QCOMPARE(y.cols, x.cols);
+            for (size_t i = 0; i < x.values.size(); ++i)
+                QVERIFY2(std::isfinite(x.values[i]) ? std::abs(x.values[i] - y.values[i]) < 1e-4
+                                                    : x.values[i] == y.values[i],
+                    qPrintable(QString("%1 cell %2: %3 on demand, %4 whole")
+                                   .arg(model)
+                                   .arg(i)
+                                   .arg(y.values[i])
+                                   .arg(x.values[i])));
+            for (const auto &[r, c] : {std::pair {4, 1}, std::pair {1, 4}, std::pair {5, 5}}) {
+                a->replot(QCustomPlot::rpImmediateRefresh);
+                b->replot(QCustomPlot::rpImmediateRefresh);
+                const QString text = a->hoverTextAt(a->cellCenter(r, c));
+                QVERIFY(!text.isEmpty());
+                QCOMPARE(b->hoverTextAt(b->cellCenter(r, c)), text);
+            }
+        }
+        QCOMPARE(onDemand.caption()->text(), whole.caption()->text());
     }
 }
 

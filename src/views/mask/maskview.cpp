@@ -14,6 +14,7 @@
 
 #include "analysis/attentionmask.h"
 #include "attention/attentionkernel.h"
+#include "engine/attentiontrace.h"
 #include "util/error.h"
 
 #include <QHBoxLayout>
@@ -77,11 +78,8 @@ MaskView::MaskView(QWidget *parent)
 
 QString MaskView::cellNumber(const char *suffix, int row, int col) const
 {
-    QString problem;
-    const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
-    if (t == nullptr || row >= t->dim(1) || col >= t->dim(2))
-        return {};
-    return formatNumber(t->slice(m_spec.head)(row, col));
+    float value = 0;
+    return findHeadCell(m_input, m_spec.layer, suffix, m_spec.head, row, col, &value) ? formatNumber(value) : QString();
 }
 
 QString MaskView::valueText(const char *suffix, const QString &what, int row, int col) const
@@ -92,9 +90,9 @@ QString MaskView::valueText(const char *suffix, const QString &what, int row, in
 
 QString MaskView::maskText(int row, int col) const
 {
-    QString problem;
-    const Tensor *t = findHeadTensor(m_input, m_spec.layer, "attn.masked", m_spec.head, &problem);
-    if (t == nullptr) { // an efficient kernel's pattern (1 = attended)
+    float v = 0;
+    if (!findHeadCell(m_input, m_spec.layer, "attn.masked", m_spec.head, row, col, &v)) {
+        QString problem; // an efficient kernel's pattern (1 = attended)
         const Tensor *mask = findHeadTensor(m_input, m_spec.layer, "attn.mask", m_spec.head, &problem);
         if (mask == nullptr || row >= mask->dim(1) || col >= mask->dim(2))
             return {};
@@ -102,9 +100,6 @@ QString MaskView::maskText(int row, int col) const
             + (mask->slice(m_spec.head)(row, col) > 0 ? tr(": in the kernel's pattern")
                                                       : tr(": outside the kernel's pattern"));
     }
-    if (row >= t->dim(1) || col >= t->dim(2))
-        return {};
-    const float v = t->slice(m_spec.head)(row, col);
     if (!(std::isinf(v) && v < 0))
         return cellPrefix(m_input, row, col) + tr(": allowed (M = 0, S\u2032 = %1)").arg(formatNumber(v));
     QString why;
@@ -133,16 +128,15 @@ bool MaskView::capped() const
 
 void MaskView::showPanel(HeatmapPlot *plot, const char *suffix)
 {
-    QString problem;
-    const Tensor *t = findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem);
-    if (t == nullptr) {
+    QString problem; // the trace's head, or one computed now from a trace that keeps attention on demand
+    const HeadMatrix head = findHeadMatrix(m_input, m_spec.layer, suffix, m_spec.head, &problem);
+    if (!head) {
         plot->showMessage(
             problem.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, suffix)) : problem);
         return;
     }
-    const int tokens = static_cast<int>(t->dim(1)), keys = static_cast<int>(t->dim(2));
-    plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
-    plot->setMatrix(t->slice(m_spec.head).data(), tokens, keys, m_input.trace);
+    plot->setLabels(tokenLabels(m_input, head.rows), keyLabels(m_input, head.cols));
+    plot->setMatrix(head.data, head.rows, head.cols, head.owner);
 }
 
 void MaskView::refresh()
@@ -196,8 +190,8 @@ int MaskView::showCap()
     applyPlotTheme(m_cap, m_spec.theme);
     const double cap = m_input.model->config.attentionSoftcap;
     QString problem;
-    const Tensor *scores = findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
-    const Tensor *cappedScores = findHeadTensor(m_input, m_spec.layer, "attn.capped", m_spec.head, &problem);
+    const HeadMatrix scores = findHeadMatrix(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
+    const HeadMatrix cappedScores = findHeadMatrix(m_input, m_spec.layer, "attn.capped", m_spec.head, &problem);
     m_cap->xAxis->setLabel(tr("score s; dashed: no cap"));
     m_cap->yAxis->setLabel(tr("c\u00B7tanh(s/c), c = %1").arg(formatNumber(cap, 3)));
     m_cap->xAxis->ticker()->setTickCount(3); // a narrow panel: a few round ticks
@@ -205,8 +199,8 @@ int MaskView::showCap()
         m_cap->replot();
         return -1;
     }
-    const int64_t cells = scores->dim(1) * scores->dim(2);
-    const float *s = scores->data() + m_spec.head * cells, *sc = cappedScores->data() + m_spec.head * cells;
+    const int64_t cells = int64_t(scores.rows) * scores.cols;
+    const float *s = scores.data, *sc = cappedScores.data;
     // At most about 4000 points drawn (every k-th cell): the curve is what they show, not each one.
     const int64_t every = std::max<int64_t>(1, cells / 4000);
     double reach = 3.0 * cap;
@@ -243,24 +237,37 @@ void MaskView::showMask(const char *source)
 {
     QString problem;
     const Tensor *allowed = findHeadTensor(m_input, m_spec.layer, source, m_spec.head, &problem);
-    if (!allowed) {
+    // A trace that keeps attention on demand: the mask from the layer's rule alone, no product (ops::ScoreStage::Mask).
+    std::shared_ptr<const AttentionReadout> readout
+        = allowed || !problem.isEmpty() ? nullptr : findAttentionReadout(m_input, m_spec.layer);
+    if (readout && (m_spec.head < 0 || m_spec.head >= readout->heads())) {
+        problem = tr("Head %1 does not exist: layer %2 has %3 heads")
+                      .arg(m_spec.head)
+                      .arg(m_spec.layer)
+                      .arg(readout->heads());
+        readout = nullptr;
+    }
+    if (!allowed && !readout) {
         m_maskJob.drop();
         m_mask->showMessage(
             problem.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, source)) : problem);
         return;
     }
     // At thousands of tokens building T² cells takes longer than a frame: a worker does it for a shown view.
-    const int64_t cells = allowed->dim(1) * allowed->dim(2);
-    auto build = [trace = m_input.trace, layer = m_spec.layer, head = m_spec.head, site = m_input.site](
+    const int64_t cells = allowed ? allowed->dim(1) * allowed->dim(2) : readout->queries() * readout->keys();
+    auto build = [trace = m_input.trace, readout, layer = m_spec.layer, head = m_spec.head, site = m_input.site](
                      const std::atomic<bool> &) {
         MaskCells out;
         try {
-            const Tensor mask = attentionMask(*trace, layer, head, site);
+            const Tensor mask = readout ? readout->head(ops::ScoreStage::Mask, head) // −∞ where not allowed
+                                        : attentionMask(*trace, layer, head, site); // 1 where allowed
             out.tokens = static_cast<int>(mask.dim(0));
             out.keys = static_cast<int>(mask.dim(1));
             out.cells = std::make_shared<std::vector<float>>(size_t(out.tokens) * size_t(out.keys));
             for (size_t i = 0; i < out.cells->size(); ++i)
-                (*out.cells)[i] = mask.data()[i] > 0 ? 0.0f : -std::numeric_limits<float>::infinity();
+                (*out.cells)[i] = (readout ? std::isfinite(mask.data()[i]) : mask.data()[i] > 0)
+                    ? 0.0f
+                    : -std::numeric_limits<float>::infinity();
         } catch (const std::exception &e) {
             out.problem = QString::fromStdString(e.what());
         }
