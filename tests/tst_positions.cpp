@@ -289,6 +289,18 @@ private slots:
                         QVERIFY(std::fabs(after[0] - (before[0] * std::cos(a) - before[1] * std::sin(a))) < 1e-4);
                         QVERIFY(std::fabs(after[1] - (before[0] * std::sin(a) + before[1] * std::cos(a))) < 1e-4);
                     }
+                // The same pairs from a run that keeps its attention on demand (the query's row recomputed).
+                EngineOptions lazy;
+                lazy.attention = EngineOptions::Attention::OnDemand;
+                Engine onDemand(c.model, c.input, lazy);
+                onDemand.runToEnd();
+                QVERIFY(!onDemand.trace().contains("layer.1.attn.probs"));
+                const PositionProfile o
+                    = positionProfile(*c.model, onDemand.trace(), T, 1, 2, -1, names::kOnlyStack, c.input.padding);
+                QCOMPARE(o.key, p.key);
+                QCOMPARE(o.rotatedPairs.size(), p.rotatedPairs.size());
+                for (size_t i = 0; i < p.rotatedPairs.size(); ++i)
+                    QVERIFY(std::fabs(o.rotatedPairs[i].kRot[1] - p.rotatedPairs[i].kRot[1]) < 1e-6);
                 continue;
             }
             // The score term is the trace's, for the chosen layer and head.

@@ -1,5 +1,6 @@
 #include "positions/positionprofile.h"
 
+#include "engine/attentiontrace.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -110,20 +111,29 @@ void rotary(PositionProfile &out, const ModelConfig &c, int T, int layer)
 }
 
 // The query's pairs and those of the key it attends to most, from the trace, before and after the rotation.
-void rotatedPairs(PositionProfile &out, const ModelConfig &c, const Trace &trace, int T, int layer, int head, int query,
-    const names::Stack &s)
+void rotatedPairs(PositionProfile &out, const Model &model, const Trace &trace, int T, int layer, int head, int query,
+    const names::Stack &s, const std::vector<int> &padding)
 {
+    const ModelConfig &c = model.config;
     const TraceEntry *q = trace.find(names::layerTensor(s, layer, "attn.q"));
     const TraceEntry *k = trace.find(names::layerTensor(s, layer, "attn.k"));
     const TraceEntry *qr = trace.find(names::queriesOf(s, layer, true));
     const TraceEntry *kr = trace.find(names::keysOf(s, layer, true));
     const TraceEntry *probs = trace.find(names::layerTensor(s, layer, "attn.probs"));
-    if (!q || !k || !qr || !kr || !probs || head < 0 || head >= q->tensor.dim(0))
+    // A trace that keeps attention on demand: the query's row recomputed from its log-sum-exp
+    // (engine/attentiontrace.h).
+    const std::unique_ptr<AttentionReadout> readout
+        = probs || s != names::kOnlyStack ? nullptr : AttentionReadout::find(model, padding, trace, layer);
+    if (!q || !k || !qr || !kr || !(probs || readout) || head < 0 || head >= q->tensor.dim(0))
         return; // not computed yet: the encoding and similarity are drawn without the pairs
     const int64_t d = c.headDim();
     out.query = query < 0 || query >= T ? T - 1 : query;
-    const float *row = probs->tensor.data() + (int64_t(head) * T + out.query) * T;
-    out.key = int(std::max_element(row, row + T) - row);
+    std::vector<float> row(static_cast<size_t>(T));
+    if (probs)
+        std::copy_n(probs->tensor.data() + (int64_t(head) * T + out.query) * T, T, row.begin());
+    else
+        readout->tile(row.data(), T, ops::ScoreStage::Probs, head, out.query, out.query + 1, 0, T);
+    out.key = int(std::max_element(row.begin(), row.end()) - row.begin());
     const auto at = [&](const Tensor &t, int position, int64_t dim) {
         return double(t.data()[(int64_t(head) * T + position) * d + dim]);
     };
@@ -194,8 +204,8 @@ void scoreTerm(
 
 } // namespace
 
-PositionProfile positionProfile(
-    const Model &model, const Trace &trace, int tokens, int layer, int head, int query, const names::Stack &stack)
+PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head, int query,
+    const names::Stack &stack, const std::vector<int> &padding)
 {
     PositionProfile out;
     out.kind = model.config.positions;
@@ -215,7 +225,7 @@ PositionProfile positionProfile(
                 ? "  (the GGUF file stores q and k for pairs (x₂ⱼ, x₂ⱼ₊₁), llama.cpp's convention for its llama "
                   "architecture; they were put back in this order when it was read)"
                 : "  (as the GGUF file stores them: llama.cpp's NeoX convention, pairs half a head apart)";
-        rotatedPairs(out, model.config, trace, tokens, layer, head, query, stack);
+        rotatedPairs(out, model, trace, tokens, layer, head, query, stack, padding);
     } else if (model.config.biasesScores())
         scoreTerm(out, model, trace, tokens, layer, head, stack);
     else

@@ -46,9 +46,9 @@ struct PositionProfile
 
 // `layer` and `head` choose the score term shown for ALiBi, T5 and Shaw (from the trace; Shaw's depends on the
 // queries) and RoPE's rotated pairs, for `query` (−1: the last position). `stack`: an encoder–decoder's encoder or
-// decoder (each adds or applies its own positions; `tokens` is that stack's length). Throws atlas::Error when the
-// trace lacks what the kind needs.
+// decoder (each adds or applies its own positions; `tokens` is that stack's length); `padding`, the input's, reads a
+// layer a trace keeps on demand. Throws atlas::Error when the trace lacks what the kind needs.
 PositionProfile positionProfile(const Model &model, const Trace &trace, int tokens, int layer, int head, int query = -1,
-    const names::Stack &stack = names::kOnlyStack);
+    const names::Stack &stack = names::kOnlyStack, const std::vector<int> &padding = {});
 
 } // namespace atlas

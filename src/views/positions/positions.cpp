@@ -44,19 +44,24 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.pinned = {c.model->wte};
     if (entry)
         r.pinned.push_back(entry->tensor);
-    const TraceEntry *probs
-        = config.rotatesQueriesAndKeys() ? c.trace->find(names::layerTensor(stack, layer, "attn.probs")) : nullptr;
-    if (probs) { // the pairs show the key the query attends to most
+    // The pairs show the key the query attends to most: from its probabilities, or what recomputes them on demand.
+    const TraceEntry *probs = nullptr;
+    if (config.rotatesQueriesAndKeys()) {
+        probs = c.trace->find(names::layerTensor(stack, layer, "attn.probs"));
+        if (!probs)
+            probs = c.trace->find(names::layerTensor(stack, layer, "attn.lse"));
+    }
+    if (probs) {
         r.key += identity(probs->tensor);
         r.pinned.push_back(probs->tensor);
     }
     r.key += "/" + std::string(stack.trace);
-    r.run = [model = c.model, trace = c.trace, T = c.tokens, layer, head, query = spec.query, stack](
-                const std::atomic<bool> &) {
+    r.run = [model = c.model, trace = c.trace, T = c.tokens, layer, head, query = spec.query, stack,
+                padding = c.padding](const std::atomic<bool> &) {
         return timedResult<PositionsAnalysis>([&](PositionsAnalysis &result) {
             result.layer = layer;
             result.head = head;
-            result.profile = positionProfile(*model, *trace, T, layer, head, query, stack);
+            result.profile = positionProfile(*model, *trace, T, layer, head, query, stack, padding);
         });
     };
     return r;

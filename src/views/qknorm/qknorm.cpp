@@ -28,14 +28,16 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.pinned = {c.model->wte};
     for (const std::string &name : qkNormEffectInputs(c.model->config, layer)) {
         const TraceEntry *entry = c.trace->find(name);
+        if (!entry && name == names::layerTensor(layer, "attn.masked")) // kept on demand: what recomputes them
+            entry = c.trace->find(names::layerTensor(layer, "attn.lse"));
         if (!entry)
             return problem(notComputedText(c.program.get(), name));
         r.key += identity(entry->tensor);
         r.pinned.push_back(entry->tensor);
     }
-    r.run = [model = c.model, trace = c.trace, layer](const std::atomic<bool> &) {
+    r.run = [model = c.model, trace = c.trace, layer, padding = c.padding](const std::atomic<bool> &) {
         return timedResult<QkNormAnalysis>(
-            [&](QkNormAnalysis &result) { result.effect = qkNormEffect(*model, *trace, layer); });
+            [&](QkNormAnalysis &result) { result.effect = qkNormEffect(*model, *trace, layer, padding); });
     };
     return r;
 }

@@ -1,5 +1,6 @@
 #include "qknorm/qknormeffect.h"
 
+#include "engine/attentiontrace.h"
 #include "engine/blockcomponents.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -79,24 +80,31 @@ std::vector<std::string> qkNormEffectInputs(const ModelConfig &c, int layer)
     return inputs;
 }
 
-QkNormEffect qkNormEffect(const Model &model, const Trace &trace, int layer)
+QkNormEffect qkNormEffect(const Model &model, const Trace &trace, int layer, const std::vector<int> &padding)
 {
     const ModelConfig &c = model.config;
     if (const std::string why = qkNormEffectProblem(model, layer); !why.empty())
         throw Error(why);
+    const std::string maskedName = names::layerTensor(layer, "attn.masked");
+    // A trace that keeps attention on demand: each head's masked scores recomputed a block of rows at a time.
+    const std::unique_ptr<AttentionReadout> readout
+        = trace.find(maskedName) ? nullptr : AttentionReadout::find(model, padding, trace, layer);
     for (const std::string &name : qkNormEffectInputs(c, layer))
-        if (!trace.find(name))
+        if (!trace.find(name) && !(name == maskedName && readout))
             throw Error(name + " is not traced yet");
     const Tensor &q = trace.tensor(names::queriesOf(layer, false)), &k = trace.tensor(names::keysOf(layer, false));
     const Tensor &qMet = trace.tensor(metName(c, layer, false)), &kMet = trace.tensor(metName(c, layer, true));
-    const Tensor &masked = trace.tensor(names::layerTensor(layer, "attn.masked"));
+    const Tensor *masked = readout ? nullptr : &trace.tensor(maskedName);
 
     QkNormEffect e;
     e.layer = layer;
     e.kind = c.qkNorm;
     e.dim = int(q.dim(2));
     e.scale = scoreScale(c);
-    const int64_t heads = q.dim(0), d = q.dim(2), queries = masked.dim(1), keys = masked.dim(2);
+    const int64_t heads = q.dim(0), d = q.dim(2), queries = masked ? masked->dim(1) : readout->queries(),
+                  keys = masked ? masked->dim(2) : readout->keys();
+    constexpr int64_t kRowsAtOnce = 64;
+    std::vector<float> rows(size_t(masked ? 0 : std::min(queries, kRowsAtOnce) * keys));
     const int64_t group = std::max<int64_t>(1, heads / std::max<int64_t>(1, c.kvHeadCount()));
     const BlockWeights &b = model.blocks[size_t(layer)];
     const bool slices = c.qkNorm == QkNorm::Projections;
@@ -117,11 +125,20 @@ QkNormEffect qkNormEffect(const Model &model, const Trace &trace, int layer)
             head.weightBound = e.scale * head.queryLimit * head.keyLimit;
         }
         float lowest = std::numeric_limits<float>::infinity(), highest = -lowest;
-        const float *s = masked.data() + h * queries * keys;
-        for (int64_t i = 0; i < queries * keys; ++i)
-            if (std::isfinite(s[i])) {
-                lowest = std::min(lowest, s[i]);
-                highest = std::max(highest, s[i]);
+        const auto range = [&lowest, &highest](const float *s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i)
+                if (std::isfinite(s[i])) {
+                    lowest = std::min(lowest, s[i]);
+                    highest = std::max(highest, s[i]);
+                }
+        };
+        if (masked)
+            range(masked->data() + h * queries * keys, queries * keys);
+        else
+            for (int64_t r0 = 0; r0 < queries; r0 += kRowsAtOnce) {
+                const int64_t r1 = std::min(queries, r0 + kRowsAtOnce);
+                readout->tile(rows.data(), keys, ops::ScoreStage::Masked, h, r0, r1, 0, keys);
+                range(rows.data(), (r1 - r0) * keys);
             }
         head.lowest = std::isfinite(lowest) ? lowest : 0.0f;
         head.highest = std::isfinite(highest) ? highest : 0.0f;

@@ -43,7 +43,8 @@ struct QkNormEffect
 std::string qkNormEffectProblem(const Model &model, int layer);
 // The traced tensors qkNormEffect reads for layer `layer`, in the order the forward pass makes them.
 std::vector<std::string> qkNormEffectInputs(const ModelConfig &config, int layer);
-// Throws atlas::Error when qkNormEffectProblem is not empty or an input is not traced.
-QkNormEffect qkNormEffect(const Model &model, const Trace &trace, int layer);
+// Throws atlas::Error when qkNormEffectProblem is not empty or an input is not traced. A trace that keeps attention on
+// demand gives the masked scores through the layer's readout (`padding`: the input's).
+QkNormEffect qkNormEffect(const Model &model, const Trace &trace, int layer, const std::vector<int> &padding = {});
 
 } // namespace atlas

@@ -118,6 +118,19 @@ private slots:
                 QVERIFY(largest(head.keyAfter) <= head.keyLimit * slack);
             }
         }
+        // A run that keeps its attention on demand: the same ranges, from scores recomputed a block at a time.
+        EngineOptions lazy;
+        lazy.attention = EngineOptions::Attention::OnDemand;
+        Engine onDemand(m, Input {qkTokens(*m), {}, {}}, lazy);
+        onDemand.runToEnd();
+        QVERIFY(!onDemand.trace().contains("layer.0.attn.masked"));
+        for (int layer = 0; layer < c.layers; ++layer) {
+            const QkNormEffect e = qkNormEffect(*m, trace, layer), o = qkNormEffect(*m, onDemand.trace(), layer);
+            for (int h = 0; h < c.heads; ++h) {
+                QVERIFY(std::abs(o.heads[size_t(h)].lowest - e.heads[size_t(h)].lowest) < 1e-5f);
+                QVERIFY(std::abs(o.heads[size_t(h)].highest - e.heads[size_t(h)].highest) < 1e-5f);
+            }
+        }
     }
 
     // Layer 0's W_q a hundred times larger: Qwen3's scores stay as they were (the norm divides the factor out; only
