@@ -22,6 +22,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QTest>
+#include <QVBoxLayout>
 
 #include <cmath>
 
@@ -59,6 +60,7 @@ private slots:
     void attentionViewReadsAHeadKeptOnDemand();
     void nextTokenViewReadsAPositionKeptOnDemand();
     void maskViewReadsAHeadKeptOnDemand();
+    void aLargeHeadKeptOnDemandIsComputedOnAWorker();
     void allHeadsNumberEachHeadsSink();
     void rerunViewsRefuseAttentionTheyDoNotRerun();
     void sparseFfnViewDrawsDenseAndSparse();
@@ -282,6 +284,41 @@ void TestModelViews::maskViewReadsAHeadKeptOnDemand()
         }
         QCOMPARE(onDemand.caption()->text(), whole.caption()->text());
     }
+}
+
+// Past HeatmapPlot::kPoolOnWorkerCells (2100² cells here) a shown Attention view computes an on-demand head on a
+// worker: the window's thread is back at once with a message, and the picture that lands is the one drawn headless.
+void TestModelViews::aLargeHeadKeptOnDemandIsComputedOnAWorker()
+{
+    ViewSpec spec;
+    spec.view = "attention";
+    spec.model = "tiny-bytes";
+    for (int t = 0; t < 2100; ++t)
+        spec.tokens.push_back('a' + (t * 7) % 26);
+    spec.layer = 1;
+    spec.head = 3;
+    const SpecRun run = runSpec(spec, size_t(64) << 20);
+    QVERIFY(run.trace->contains("layer.1.attn.lse"));
+    const ViewInput input = makeViewInput(run);
+    AttentionView headless;
+    headless.resize(800, 600);
+    headless.setInputAndSpec(input, spec);
+    QWidget window; // owns the shown view
+    auto *shown = new AttentionView(&window);
+    (new QVBoxLayout(&window))->addWidget(shown);
+    window.resize(800, 600);
+    window.show();
+    shown->setInputAndSpec(input, spec);
+    QVERIFY(shown->drawing());
+    QVERIFY2(shown->plot()->message().startsWith("Computing head 3 of layer 1"), qPrintable(shown->plot()->message()));
+    QTRY_VERIFY_WITH_TIMEOUT(!shown->drawing(), 30000);
+    QVERIFY(!shown->plot()->showingMessage());
+    shown->plot()->finishPooling();
+    headless.plot()->finishPooling();
+    QCOMPARE(shown->plot()->matrixRows(), 2100);
+    QCOMPARE(shown->plot()->colorMap()->data()->keySize(), headless.plot()->colorMap()->data()->keySize());
+    QCOMPARE(shown->plot()->displayedValue(2000, 1500), headless.plot()->displayedValue(2000, 1500));
+    QCOMPARE(shown->plot()->displayedValue(100, 1500), headless.plot()->displayedValue(100, 1500)); // masked
 }
 
 void TestModelViews::allHeadsNumberEachHeadsSink()

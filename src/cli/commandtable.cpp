@@ -143,7 +143,8 @@ std::vector<CliCommand> makeTable()
             kModel
                 + Options {{"length", "N", "the input's length in tokens (default 2048)"},
                     {"repeat", "R", "switches timed (default 20)"}, {"view", "KIND", "the view (default attention)"},
-                    {"size", "WxH", "the window's size"}},
+                    {"size", "WxH", "the window's size"}}
+                + kMemoryBudget,
             benchViewCommand},
         {"bench-train",
             {{"(--model M | --shape gpt2-small) --length N --repeat R",

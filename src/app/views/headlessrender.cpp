@@ -103,9 +103,9 @@ std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int 
     return view->input().model ? view->input().model->name : spec.model;
 }
 
-ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat)
+ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget)
 {
-    const SpecRun run = runSpec(spec);
+    const SpecRun run = runSpec(spec, memoryBudget);
     ViewInput input = makeViewInput(run);
     analyzeNow(input, spec);
     std::unique_ptr<View> view = createView(spec.view);
@@ -124,9 +124,14 @@ ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat)
         view->setInputAndSpec(next, spec);
         QApplication::processEvents();
         view->repaint();
+        times.blocked.push_back(double(timer.nsecsElapsed()) / 1e6);
+        while (view->drawing())
+            QApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+        view->repaint();
         times.milliseconds.push_back(double(timer.nsecsElapsed()) / 1e6);
     }
     std::sort(times.milliseconds.begin(), times.milliseconds.end());
+    std::sort(times.blocked.begin(), times.blocked.end());
     return times;
 }
 

@@ -92,12 +92,14 @@ PdfFigureLayout lessonPdfFigureLayout();
 int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool answers = true);
 
 // What a user waits for when switching layer or head in the spec's view: setting the spec, the queued replot and
-// the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads. Milliseconds, sorted.
+// the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads, the run traced under
+// `memoryBudget` (past it, attention is kept on demand). Milliseconds, sorted.
 struct ViewSwitchTimes
 {
     std::string model;
-    std::vector<double> milliseconds;
+    std::vector<double> milliseconds; // until the picture is complete (a worker's head or pooling landed, repainted)
+    std::vector<double> blocked; // the window's thread held by the switch itself
 };
-ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat);
+ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget);
 
 } // namespace atlas

@@ -38,6 +38,11 @@ public:
     // The view's controls (sliders, switches, spin boxes, clickable token strips): hidden while the view is exported,
     // so a figure carries its title, axes, legend and captions only. Every interactive child lies inside one.
     virtual std::vector<QWidget *> interfaceWidgets() const { return {}; }
+    // Work for the picture still under way on a worker (a head computed on demand, a large matrix pooled): the view
+    // shows the previous picture or a message until it lands. `bench-view` waits for it.
+    virtual bool drawing() const { return false; }
+    // Completes that work here (an export draws the finished picture).
+    virtual void finishDrawing() { }
     // The least height the view needs at `width`: wrapped text at its height for that width, plots at their minimum.
     // A scroll area makes a view at least its height for width; Qt's is the height the view would like, which
     // scrolled views that fit by their minimums (on a 720-line projector, most of them).

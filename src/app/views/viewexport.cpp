@@ -172,6 +172,8 @@ private:
         if (QLayout *layout = m_view->layout())
             layout->activate();
         QApplication::sendPostedEvents();
+        if (auto *view = qobject_cast<View *>(m_view))
+            view->finishDrawing(); // a head computed on a worker, drawn here
         for (HeatmapPlot *heatmap : m_view->findChildren<HeatmapPlot *>())
             heatmap->finishPooling(); // the picture drawn is the one of this size, complete
         const QList<QCustomPlot *> plots = m_view->findChildren<QCustomPlot *>();

@@ -2,6 +2,7 @@
 
 #include "engine/blockcomponents.h"
 #include "trace/names.h"
+#include "util/parallel.h"
 
 #include <memory>
 
@@ -85,7 +86,10 @@ void AttentionReadout::tile(
 Tensor AttentionReadout::head(ops::ScoreStage stage, int64_t h) const
 {
     Tensor out = Tensor::uninitialized({queries(), keys()});
-    tile(out.data(), keys(), stage, h, 0, queries(), 0, keys());
+    const int64_t S = keys();
+    parallelForPieces(queries(), 64, [&](int64_t r0, int64_t r1) { // rows of 64: the tiled forward's
+        tile(out.data() + r0 * S, S, stage, h, r0, r1, 0, S);
+    });
     return out;
 }
 

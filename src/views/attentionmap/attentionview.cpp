@@ -1,6 +1,7 @@
 #include "attentionmap/attentionview.h"
 #include "attentionmap/attentionmap.h"
 
+#include "engine/attentiontrace.h"
 #include "trace/names.h"
 
 #include "views/heatmapplot.h"
@@ -58,13 +59,11 @@ void AttentionView::refresh()
     timer.start();
     layOutHidden(this);
     QString problem;
-    HeadMatrix probs = findHeadMatrix(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem);
     m_sinkColumn = false; // until a sink's shares are drawn
     try {
         m_plot->setColormap(m_spec.colormap);
     } catch (const Error &e) {
         problem = QString::fromStdString(e.what());
-        probs = {};
     }
     m_plot->setTheme(m_spec.theme);
     m_plot->setLogScale(m_spec.scale == "log");
@@ -82,6 +81,54 @@ void AttentionView::refresh()
                       .arg(m_spec.layer)
                       .arg(m_spec.head))
         + (shared.isEmpty() ? QString() : QStringLiteral(" (") + shared + QLatin1Char(')')));
+    m_headWork = problem.isEmpty() ? onDemandHeadWork() : nullptr;
+    if (m_headWork) {
+        m_plot->showMessage(tr("Computing head %1 of layer %2 from its queries and keys (%3 \u00D7 %3)\u2026")
+                                .arg(m_spec.head)
+                                .arg(m_spec.layer)
+                                .arg(m_input.tokens.size()));
+        m_headJob.start(m_headWork);
+    } else {
+        m_headJob.drop();
+        const HeadMatrix probs = problem.isEmpty()
+            ? findHeadMatrix(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem)
+            : HeadMatrix {};
+        drawHead(probs, probs ? findMaskedCells(m_input, m_spec.layer, m_spec.head) : HeadMatrix {}, problem);
+    }
+    m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
+}
+
+// A head of a trace kept on demand too large to compute on the window's thread (over HeatmapPlot's
+// kPoolOnWorkerCells): its probabilities and its mask's rule, for a worker; null otherwise.
+LatestJob<AttentionView::HeadCells>::Job AttentionView::onDemandHeadWork() const
+{
+    const std::shared_ptr<const AttentionReadout> readout = findAttentionReadout(m_input, m_spec.layer);
+    if (!readout || drawnHeadless(this) || m_spec.head < 0 || m_spec.head >= readout->heads()
+        || readout->queries() * readout->keys() <= HeatmapPlot::kPoolOnWorkerCells)
+        return nullptr;
+    return [readout, trace = m_input.trace, head = m_spec.head](const std::atomic<bool> &) {
+        const auto probs = std::make_shared<const Tensor>(readout->head(ops::ScoreStage::Probs, head));
+        const auto mask = std::make_shared<const Tensor>(readout->head(ops::ScoreStage::Mask, head));
+        const int rows = int(probs->dim(0)), cols = int(probs->dim(1));
+        return HeadCells {{probs->data(), rows, cols, probs}, {mask->data(), rows, cols, mask}};
+    };
+}
+
+bool AttentionView::drawing() const
+{
+    return m_headJob.busy() || m_plot->pooling();
+}
+
+void AttentionView::finishDrawing()
+{
+    if (m_headJob.busy() && m_headWork)
+        m_headJob.runNow(m_headWork);
+    m_plot->finishPooling();
+}
+
+// The head's probabilities, with the cells its mask hides (−∞), or `problem` (a "not computed" text when empty).
+void AttentionView::drawHead(const HeadMatrix &probs, const HeadMatrix &masked, const QString &problem)
+{
     if (!probs) {
         m_plot->showMessage(problem.isEmpty()
                 ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, "attn.probs"))
@@ -89,7 +136,6 @@ void AttentionView::refresh()
     } else {
         const int tokens = probs.rows, keys = probs.cols;
         m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
-        const HeadMatrix masked = findMaskedCells(m_input, m_spec.layer, m_spec.head);
         const QString sparse = sparseNormaliserName(m_input);
         m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
         const Tensor *shares = findSinkShares(m_input, m_spec.layer, m_input.heads, tokens);
@@ -135,7 +181,6 @@ void AttentionView::refresh()
         m_plot->setMarkedRow(m_spec.query);
         m_plot->setVeiledRow(m_spec.get(views::attentionmap::kVeilQuery) ? m_spec.query : -1);
     }
-    m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
 }
 
 } // namespace atlas

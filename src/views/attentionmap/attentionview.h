@@ -1,5 +1,6 @@
 #pragma once
 
+#include "viewmodel/latestjob.h"
 #include "views/view.h"
 
 namespace atlas {
@@ -21,14 +22,25 @@ public:
     int lastRefreshMicros() const { return m_lastRefreshMicros; }
     // The tooltip text for original cell (row, col) of the current head.
     QString cellText(int row, int col) const;
+    bool drawing() const override;
+    void finishDrawing() override;
 
 protected:
     void refresh() override;
 
 private:
+    struct HeadCells
+    {
+        HeadMatrix probs, masked;
+    };
+    LatestJob<HeadCells>::Job onDemandHeadWork() const;
+    void drawHead(const HeadMatrix &probs, const HeadMatrix &masked, const QString &problem);
+
     HeatmapPlot *m_plot = nullptr;
     int m_lastRefreshMicros = 0;
     bool m_sinkColumn = false; // gpt-oss: column 0 is the head's sink, the keys follow
+    LatestJob<HeadCells>::Job m_headWork; // the head a worker computes, null when drawn here
+    LatestJob<HeadCells> m_headJob {[this](HeadCells cells) { drawHead(cells.probs, cells.masked, {}); }}; // last
 };
 
 } // namespace atlas
