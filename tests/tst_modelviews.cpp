@@ -46,6 +46,19 @@ ViewInput showFixture(View &view, const char *kind, const char *model)
     return input;
 }
 
+// The fixture drawn in `whole` as showFixture draws it, and in `onDemand` from a run one byte over that trace's
+// budget, so that it keeps its attention on demand; returns the on-demand run's input.
+ViewInput showOnDemandToo(View &whole, View &onDemand, const char *kind, const char *model)
+{
+    const ViewInput wholeInput = showFixture(whole, kind, model);
+    const SpecRun run = runSpec(whole.spec(), wholeInput.program->tracedBytes() - 1);
+    ViewInput input = testing::analyzed(makeViewInput(run), whole.spec());
+    onDemand.resize(800, 600);
+    onDemand.setSpec(whole.spec());
+    onDemand.setInput(input);
+    return input;
+}
+
 } // namespace
 
 class TestModelViews : public QObject
@@ -136,15 +149,11 @@ void TestModelViews::attentionViewReadsAHeadKeptOnDemand()
 {
     for (const char *model : {"gpt_oss_tiny", "gemma2_tiny", "llama_tiny"}) {
         AttentionView whole, onDemand;
-        const ViewInput wholeInput = showFixture(whole, "attention", model);
-        ViewSpec spec = whole.spec();
-        const SpecRun run = runSpec(spec, wholeInput.program->tracedBytes() - 1);
-        QVERIFY2(run.program->producerOf("layer.1.attn.lse") >= 0, model);
-        QVERIFY(!run.trace->find("layer.1.attn.probs"));
-        const ViewInput input = testing::analyzed(makeViewInput(run), spec);
-        onDemand.resize(800, 600);
-        onDemand.setSpec(spec);
-        onDemand.setInput(input);
+        const ViewInput input = showOnDemandToo(whole, onDemand, "attention", model);
+        const ViewInput &wholeInput = whole.input();
+        const ViewSpec spec = whole.spec();
+        QVERIFY2(input.program->producerOf("layer.1.attn.lse") >= 0, model);
+        QVERIFY(!input.trace->find("layer.1.attn.probs"));
         const Pooled &a = whole.plot()->pooled(), &b = onDemand.plot()->pooled();
         QVERIFY2(!onDemand.plot()->showingMessage(), qPrintable(onDemand.plot()->message()));
         QCOMPARE(b.rows, a.rows);
@@ -252,13 +261,7 @@ void TestModelViews::maskViewReadsAHeadKeptOnDemand()
 {
     for (const char *model : {"gemma2_tiny", "gpt_oss_tiny", "llama_tiny"}) {
         MaskView whole, onDemand;
-        const ViewInput wholeInput = showFixture(whole, "mask", model);
-        ViewSpec spec = whole.spec();
-        const SpecRun run = runSpec(spec, wholeInput.program->tracedBytes() - 1);
-        QVERIFY2(!run.trace->contains("layer.1.attn.scores"), model);
-        onDemand.resize(800, 600);
-        onDemand.setSpec(spec);
-        onDemand.setInput(makeViewInput(run));
+        QVERIFY2(!showOnDemandToo(whole, onDemand, "mask", model).trace->contains("layer.1.attn.scores"), model);
         for (const auto &[a, b] :
             {std::pair {whole.scoresPlot(), onDemand.scoresPlot()}, std::pair {whole.maskPlot(), onDemand.maskPlot()},
                 std::pair {whole.probsPlot(), onDemand.probsPlot()}}) {
