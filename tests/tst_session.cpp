@@ -3,6 +3,7 @@
 // tst_sessionanalyses's.
 #include "ablation/ablation.h"
 #include "approximation/approximation.h"
+#include "io/limits.h"
 #include "kernels/kernels.h"
 #include "model/builtinmodels.h"
 #include "patching/patching.h"
@@ -53,6 +54,15 @@ private slots:
         const RestoredSpec good = restoreSavedSpec(settings, dir.filePath("kept"));
         QVERIFY(good.problem.isEmpty());
         QCOMPARE(good.spec.toJson(), spec.toJson());
+
+        // A document as long as File ▸ Open Text File reads, every line ending escaped, comes back whole.
+        spec.text.clear();
+        while (spec.text.size() < limits::kInputTextBytes - 64)
+            spec.text += "It is a truth universally acknowledged.\n";
+        saveSpec(settings, spec);
+        const RestoredSpec longText = restoreSavedSpec(settings, dir.filePath("kept"));
+        QVERIFY2(longText.problem.isEmpty(), qPrintable(longText.problem));
+        QCOMPARE(longText.spec.text, spec.text);
     }
 
     // A kernel chosen for one model (a Pattern slider sets longformer, window=10000) is not carried over to the

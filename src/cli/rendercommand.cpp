@@ -19,7 +19,7 @@ int renderCommand(const CommandArgs &argv)
     setWorkBudgetArguments(args);
     const std::string specPath = args.required("spec"), out = args.required("out");
     const auto [width, height] = args.imageSize("size", "1200x800");
-    const ViewSpec spec = ViewSpec::fromJson(readFile(specPath, limits::kSpecBytes), specPath);
+    const ViewSpec spec = ViewSpec::fromJson(readFile(specPath, limits::kViewSpecBytes), specPath);
 
     const HeadlessApplication app;
     const std::string model = renderSpecToFile(spec, out, width, height, specPath, memoryBudgetArgument(args));

@@ -338,6 +338,8 @@ void Session::openTextFile(const QString &path)
     runJob([this, path, decoderBox, tokenizer = m_tokenizer]() -> Commit {
         BoxInput box {readInputText(path.toStdString()), {}};
         std::vector<int> tokens = boxTokens(*tokenizer, box);
+        if (m_cancel.load()) // Run ▸ Cancel while it was read: nothing runs
+            return nullptr;
         return [this, box = std::move(box), tokens = std::move(tokens), decoderBox] {
             runBoxes(box, decoderBox, &tokens);
         };

@@ -13,6 +13,9 @@ constexpr int kStepActions = 32; // actions of one step (the shipped lessons hav
 constexpr int kLessonActions = 256; // actions of one lesson
 constexpr size_t kStepTextBytes = size_t(32) << 10; // a step's text or notes, one screen (the shipped: under 2.5 KiB)
 constexpr size_t kInputTextBytes = size_t(4) << 20; // an input text file: about a million tokens, past any context
+// A view spec (render --spec, the clipboard, the session saved between runs): its keys, and an input text of up to
+// kInputTextBytes with room for JSON's escapes (a newline takes two bytes).
+constexpr size_t kViewSpecBytes = kSpecBytes + 2 * kInputTextBytes;
 constexpr size_t kTokenizerBytes = size_t(64) << 20; // vocab.json, merges.txt (GPT-2's are 1 MB and 0.5 MB)
 constexpr int kJsonDepth = 64; // nesting of any JSON a user gives (ours need 5; a value's message recurses)
 constexpr int kMinImageSide = 16; // render --size, lesson render --size: pixels per side

@@ -247,9 +247,9 @@ std::string specKeysMarkdown()
 
 ViewSpec ViewSpec::fromJson(const std::string &json, const std::string &source)
 {
-    if (json.size() > limits::kSpecBytes)
-        throw Error(source + ": a view spec is at most " + std::to_string(limits::kSpecBytes) + " bytes, this one has "
-            + std::to_string(json.size()));
+    if (json.size() > limits::kViewSpecBytes)
+        throw Error(source + ": a view spec is at most " + std::to_string(limits::kViewSpecBytes)
+            + " bytes, this one has " + std::to_string(json.size()));
     const Json root = parseJson(json, source); // a number too large for a double names its key, too
     if (!root.is_object())
         throw Error(source + ": expected a JSON object with view-spec keys, got " + typeName(root));
