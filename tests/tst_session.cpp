@@ -322,6 +322,25 @@ private slots:
         QCOMPARE(session.input().tokens, session.tokenizer()->encodeWithSpecialTokens(text));
         QCOMPARE(session.trace()->tensor("logits").dim(0), int64_t(session.input().tokens.size()));
 
+        // A long paste is tokenized on the worker too, and a file asked for while a run is under way waits for it
+        // (runs kept on demand under a small budget: these are thousands of tokens).
+        session.setMemoryBudget(size_t(64) << 20);
+        waitIdle(session);
+        std::string pasted;
+        while (pasted.size() <= Session::kTokenizeHereBytes)
+            pasted += "A long paste, tokenized off the window's thread. ";
+        session.setText(QString::fromStdString(pasted));
+        QVERIFY(session.busy());
+        session.openTextFile(file.fileName());
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.spec().text == text, 20000);
+        QCOMPARE(session.input().tokens, session.tokenizer()->encodeWithSpecialTokens(text));
+        session.setText(QString::fromStdString(pasted));
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.spec().text == pasted, 20000);
+        QCOMPARE(session.input().tokens, session.tokenizer()->encodeWithSpecialTokens(pasted));
+        QVERIFY(errors.isEmpty());
+        session.openTextFile(file.fileName());
+        QTRY_VERIFY_WITH_TIMEOUT(!session.busy() && session.spec().text == text, 20000);
+
         QFile bad(dir.filePath("latin1.txt"));
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("caf\xe9\n");

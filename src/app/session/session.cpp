@@ -56,7 +56,12 @@ void Session::finishJob()
     emit busyChanged(false);
     if (!m_error.isEmpty())
         emit errorOccurred(m_error);
-    if (m_applyWhenFree) {
+    if (m_startWhenFree) { // a text to read and tokenize, asked for last
+        const std::function<void()> start = std::exchange(m_startWhenFree, nullptr);
+        m_rerunWhenFree = false;
+        m_runWhenFree.reset();
+        start();
+    } else if (m_applyWhenFree) {
         auto [spec, source] = *std::exchange(m_applyWhenFree, std::nullopt);
         m_rerunWhenFree = false;
         m_runWhenFree.reset();
@@ -309,87 +314,6 @@ void Session::runInput(Input input, std::function<void(ViewSpec &)> ran)
                 emit specChanged();
         };
     });
-}
-
-void Session::setText(const QString &text, const QString &decoderBox)
-{
-    runBoxes({text.toStdString(), {}}, decoderBox);
-}
-
-bool Session::setTokens(const std::vector<int> &tokens, const QString &decoderBox)
-{
-    return runBoxes({{}, tokens}, decoderBox);
-}
-
-void Session::submitBoxes(const QString &box, const QString &decoderBox)
-{
-    try {
-        runBoxes(readBoxInput(box.toStdString()), decoderBox);
-    } catch (const std::exception &e) {
-        emit errorOccurred(QString::fromStdString(e.what()));
-    }
-}
-
-void Session::openTextFile(const QString &path)
-{
-    if (!m_model || !m_tokenizer)
-        return;
-    const QString decoderBox = QString::fromStdString(boxInputText(m_spec.decoderText, m_spec.decoderTokens));
-    runJob([this, path, decoderBox, tokenizer = m_tokenizer]() -> Commit {
-        BoxInput box {readInputText(path.toStdString()), {}};
-        std::vector<int> tokens = boxTokens(*tokenizer, box);
-        if (m_cancel.load()) // Run ▸ Cancel while it was read: nothing runs
-            return nullptr;
-        return [this, box = std::move(box), tokens = std::move(tokens), decoderBox] {
-            runBoxes(box, decoderBox, &tokens);
-        };
-    });
-}
-
-bool Session::runBoxes(const BoxInput &box, const QString &decoderBox, const std::vector<int> *encoded)
-{
-    if (!m_model || !m_tokenizer)
-        return false;
-    Input input;
-    BoxInput decoder;
-    const bool twoStacks = m_model->config.isEncoderDecoder();
-    try {
-        input.tokens = encoded ? *encoded : boxTokens(*m_tokenizer, box);
-        if (twoStacks) {
-            decoder = readBoxInput(decoderBox.toStdString());
-            if (decoder.text.empty() && decoder.tokens.empty())
-                throw Error(m_model->name + " is an encoder-decoder: its decoder needs an input too (the Decoder box; "
-                    + (m_tokenizer->canEncode() ? "'" + m_model->config.decoderSample.substr(0, 1) + "'"
-                                                : "#" + std::to_string(std::max(0, m_model->config.decoderStart)))
-                    + " starts its output)");
-            input.source = std::move(input.tokens);
-            input.tokens = boxDecoderTokens(*m_tokenizer, decoder, m_model->config.decoderStart);
-        }
-    } catch (const std::exception &e) {
-        emit errorOccurred(QString::fromStdString(e.what()));
-        return false;
-    }
-    runInput(input, [box, decoder, twoStacks](ViewSpec &spec) {
-        if (twoStacks) {
-            spec.decoderText = decoder.text;
-            spec.decoderTokens = decoder.tokens;
-        }
-        spec.tokens = box.tokens;
-        spec.text = box.tokens.empty() ? box.text : std::string();
-        spec.padding.clear();
-    });
-    return true;
-}
-
-void Session::togglePadding(int position)
-{
-    Input input = m_input;
-    std::vector<int> &padding = m_model && m_model->config.isEncoderDecoder() ? input.sourcePadding : input.padding;
-    auto it = std::find(padding.begin(), padding.end(), position);
-    it == padding.end() ? padding.push_back(position) : void(padding.erase(it));
-    std::sort(padding.begin(), padding.end());
-    m_spec.padding = padding;
-    runInput(input);
 }
 
 void Session::step()

@@ -67,6 +67,8 @@ public:
     // A long document as the input (File ▸ Open Text File): read (engine/inputbuilder.h, readInputText) and tokenized
     // on the worker, then run as setText would; an encoder–decoder's source, its decoder's input the spec's.
     void openTextFile(const QString &path);
+    // A typed or pasted text longer than this is tokenized on the worker too (GPT-2's BPE: 100 KB in about 50 ms).
+    static constexpr size_t kTokenizeHereBytes = size_t(4) << 10;
     void togglePadding(int position);
     // The attention kernel and its "key=value" parameters, run by the listed layers (every layer when `layers` is
     // empty; the others run full attention); reruns the input.
@@ -139,7 +141,9 @@ private:
     // A new engine on `input`, run to the end; `ran` then updates the spec to name that input (set with the result,
     // so that a refused input never becomes the spec the views are said to show).
     void runInput(Input input, std::function<void(ViewSpec &)> ran = {});
-    // `encoded`: the box's text tokenized already (openTextFile did it on the worker).
+    // Reads `text` (a file, or a long paste) and tokenizes it on the worker, then runs it as runBoxes does.
+    void tokenizeThenRun(std::function<std::string()> text, const QString &decoderBox);
+    // `encoded`: the box's text tokenized already (tokenizeThenRun did it on the worker).
     bool runBoxes(const BoxInput &box, const QString &decoderBox, const std::vector<int> *encoded = nullptr);
     void rerun(); // runInput(m_input) now, or when the job in progress is done
     // The spec's layer moved to the one the stepper's last op ran, unless the user pinned one; whether it moved.
@@ -171,6 +175,7 @@ private:
     bool m_layerPinned = false; // a layer chosen while stepping: the views stay on it as the stepper moves
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
     std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits
+    std::function<void()> m_startWhenFree; // tokenizeThenRun during a job
     std::optional<std::pair<Input, std::function<void(ViewSpec &)>>> m_runWhenFree; // runInput during a job
 
     ViewAnalyses m_analyses; // last: its destructor waits for the analyses in progress
