@@ -70,8 +70,9 @@ void writeLogitsAt(const std::string &dir, const Engine &engine, const std::vect
     nlohmann::json &tensors, nlohmann::json &manifest)
 {
     const Tensor logits = nextTokenLogits(engine.model(), engine.program(), engine.trace(), engine.input(), positions);
-    const Tensor probs = engine.nextTokenProbs(positions);
     const bool kept = engine.trace().contains("logits");
+    // the head run once: on demand, the probabilities of the logits just computed
+    const Tensor probs = kept ? engine.nextTokenProbs(positions) : nextTokenProbsOf(logits);
     for (const auto &[name, t] : {std::pair {"logits.at", &logits}, std::pair {"next_probs.at", &probs}}) {
         writeNpy((std::filesystem::path(dir) / (std::string(name) + ".npy")).string(), *t);
         tensors.push_back({{"name", name}, {"shape", t->shape()},

@@ -117,7 +117,11 @@ Tensor nextTokenProbs(const Model &model, const Program &program, const Trace &t
 {
     if (const TraceEntry *probs = trace.find("next_probs"))
         return rowsOf(probs->tensor, positions);
-    const Tensor logits = outputHeadLogits(model, program, trace, input, model.config.layers, positions);
+    return nextTokenProbsOf(outputHeadLogits(model, program, trace, input, model.config.layers, positions));
+}
+
+Tensor nextTokenProbsOf(const Tensor &logits)
+{
     Tensor probs(logits.shape());
     ops::softmax_forward(probs, logits); // row by row, the program's own "next_probs" op
     return probs;

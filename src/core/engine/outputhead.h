@@ -47,6 +47,8 @@ Tensor outputHeadLogits(const Model &model, const Program &program, const Trace 
 // stream. Throws atlas::Error when neither is traced.
 Tensor nextTokenProbs(const Model &model, const Program &program, const Trace &trace, const Input &input,
     const std::vector<int> &positions);
+// The probabilities of logits rows [rows, V], as the program's `next_probs` op computes them (a softmax per row).
+Tensor nextTokenProbsOf(const Tensor &logits);
 // The same for the logits `Z` (after a soft-cap).
 Tensor nextTokenLogits(const Model &model, const Program &program, const Trace &trace, const Input &input,
     const std::vector<int> &positions);
