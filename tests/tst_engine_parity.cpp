@@ -371,7 +371,8 @@ void TestEngineParity::attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit()
     const Engine fitted(m, input, options);
     QCOMPARE(fitted.attentionTrace(), AttentionTrace::OnDemand);
     QCOMPARE(fitted.estimatedTraceBytes(), onDemand);
-    options.memoryBudget = onDemand - 1;
+    options.memoryBudget = onDemand - 1; // and without checkpoints (tst_recompute)
+    options.checkpoints = EngineOptions::Checkpoints::Never;
     QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("with its attention and logits computed on demand"));
     options.memoryBudget = whole - 1;
     options.attention = EngineOptions::Attention::Whole;

@@ -297,6 +297,54 @@ private slots:
             qPrintable(notices.last().at(0).toString()));
     }
 
+    // Over the budget even with attention on demand, each block keeps its checkpoints: the session says so, and the
+    // tensors the view on screen reads that were freed are computed again on the worker, the layer's own and no other.
+    void aRunKeepingCheckpointsRecomputesWhatTheViewReads()
+    {
+        Session session;
+        openTiny(session, "sparse-ffn");
+        const std::string text = "The cat sat on the mat.";
+        const Tensor whole = session.trace()->tensor("layer.1.mlp.act");
+        Input input = session.input();
+        session.setMemoryBudget(
+            Program::build(session.model()->config, input, true, 1, AttentionTrace::OnDemand).tracedBytes() - 1);
+        QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
+        ViewSpec spec = session.spec();
+        spec.layer = 1;
+        session.setSpec(spec);
+        session.setText(QString::fromStdString(text).replace("mat", "hat"));
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || (session.program() && session.program()->checkpointed()), 20000);
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY(notices.count() >= 1);
+        QVERIFY2(notices.last().at(0).toString().contains("each block keeps only its checkpoints"),
+            qPrintable(notices.last().at(0).toString()));
+        QVERIFY(session.trace()->contains("layer.1.mlp.act"));
+        QVERIFY(!session.trace()->contains("layer.0.mlp.act") && !session.trace()->contains("layer.1.ln_2"));
+        waitForAnalysis(session);
+        QVERIFY2(session.analysis().result, qPrintable(session.analysis().problem));
+        // the same text as before: the recomputed activations are the whole run's (to the rounding of attention
+        // computed a tile at a time)
+        session.setText(QString::fromStdString(text));
+        QTRY_VERIFY_WITH_TIMEOUT(session.input().tokens == input.tokens, 20000);
+        waitIdle(session);
+        const Tensor &recomputed = session.trace()->tensor("layer.1.mlp.act");
+        QCOMPARE(recomputed.shape(), whole.shape());
+        for (int64_t i = 0; i < whole.numel(); ++i)
+            QVERIFY(std::abs(recomputed.data()[i] - whole.data()[i]) <= 1e-5f * (1 + std::abs(whole.data()[i])));
+        spec = session.spec();
+        spec.layer = 0;
+        session.setSpec(spec);
+        waitIdle(session);
+        QVERIFY(session.trace()->contains("layer.0.mlp.act") && !session.trace()->contains("layer.1.mlp.act"));
+        // the Tensor view's tensor, whatever it names
+        spec.view = "tensor";
+        spec.tensor = "layer.1.attn.v";
+        session.setSpec(spec);
+        waitIdle(session);
+        QVERIFY(session.trace()->contains("layer.1.attn.v") && !session.trace()->contains("layer.0.mlp.act"));
+    }
+
     // File ▸ Open Text File: a document read and tokenized on the worker, then run as typed text is; its byte-order
     // mark dropped and its newlines kept. A file that is not UTF-8 text is refused naming it, and the input stays.
     void aTextFileIsReadAsTheInput()

@@ -30,7 +30,8 @@ int benchCommand(const CommandArgs &argv)
     Input input;
     for (int i = 0; i < length; ++i)
         input.tokens.push_back(static_cast<int>(rng() % static_cast<unsigned>(model->config.vocab)));
-    const EngineOptions options {!args.flag("no-trace"), memoryBudgetArgument(args), attentionTraceArgument(args)};
+    EngineOptions options = traceOptionsArgument(args);
+    options.trace = !args.flag("no-trace");
     std::vector<double> ms;
     std::map<std::string, double> perOp; // label -> total ms over the counted runs
     size_t traceBytes = 0;

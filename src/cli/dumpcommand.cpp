@@ -10,6 +10,7 @@
 #include "engine/attentiontrace.h"
 #include "engine/engine.h"
 #include "engine/outputhead.h"
+#include "engine/recompute.h"
 #include "io/atomicfile.h"
 #include "io/npy.h"
 #include "io/stageddirectory.h"
@@ -316,7 +317,6 @@ int dumpCommand(const CommandArgs &argv)
     std::optional<CorruptedText> objective;
     if (args.has("objective"))
         objective = objectiveArgument(args, *run.model, run.input);
-    const size_t budget = memoryBudgetArgument(args);
     // Written whole or not at all: into a fresh directory that replaces --out at the end (io/stageddirectory.h).
     // An interrupted or failed dump (a full disk) leaves the previous dump as it was.
     StagedDirectory staged(out, "dump");
@@ -325,7 +325,7 @@ int dumpCommand(const CommandArgs &argv)
         throw Error("--heads writes a one-stack model's self-attention; an encoder–decoder's are in the dump whole");
     const std::vector<HeadRef> heads
         = parseHeadList(args.value("heads", ""), run.model->config.layers, run.model->config.heads, "--heads");
-    Engine engine(run.model, run.input, {true, budget, attentionTraceArgument(args)});
+    Engine engine(run.model, run.input, traceOptionsArgument(args));
     engine.runToEnd();
 
     nlohmann::json manifest = {{"model", run.model->name}, {"positions", positionKindName(run.model->config.positions)},
@@ -341,14 +341,21 @@ int dumpCommand(const CommandArgs &argv)
         manifest.update(
             {{"capacity_factor", run.model->config.capacityFactor}, {"expert_top_k", run.model->config.expertTopK}});
     nlohmann::json tensors = nlohmann::json::array();
-    for (const TraceEntry &e : engine.trace().entries()) {
-        writeNpy((std::filesystem::path(dir) / (e.name + ".npy")).string(), e.tensor);
-        tensors.push_back({{"name", e.name}, {"shape", e.tensor.shape()}, {"formula", e.formula},
-            {"op", engine.program().ops[static_cast<size_t>(e.op)].name}});
-    }
+    // In the program's order; a checkpointed run's freed tensors computed again one at a time (engine/recompute.h).
+    for (const Op &op : engine.program().ops)
+        for (const OpOutput &o : op.outputs) {
+            const TraceEntry *e = engine.trace().find(o.name);
+            if (!e && !isRecomputable(engine.program(), engine.trace(), o.name))
+                continue;
+            const Tensor t = e ? e->tensor : engine.recompute(o.name);
+            writeNpy((std::filesystem::path(dir) / (o.name + ".npy")).string(), t);
+            tensors.push_back({{"name", o.name}, {"shape", t.shape()}, {"formula", o.formula}, {"op", op.name}});
+            if (!e)
+                tensors.back()["recomputed"] = true;
+        }
     const ModelConfig &config = run.model->config;
     const bool onDemand = engine.attentionTrace() == AttentionTrace::OnDemand;
-    manifest["attention_trace"] = onDemand ? "on demand" : "whole";
+    manifest["attention_trace"] = engine.checkpointed() ? "checkpoints" : onDemand ? "on demand" : "whole";
     for (const HeadRef &h : heads) { // [T, S] each, from the whole tensor or recomputed
         const std::string name = names::layerTensor(h.layer, "attn.probs.head" + std::to_string(h.head));
         const std::unique_ptr<AttentionReadout> readout

@@ -79,16 +79,22 @@ size_t memoryBudgetArgument(const Arguments &args)
     return static_cast<size_t>(gib * double(size_t(1) << 30));
 }
 
-EngineOptions::Attention attentionTraceArgument(const Arguments &args)
+EngineOptions traceOptionsArgument(const Arguments &args)
 {
+    EngineOptions options;
+    options.memoryBudget = memoryBudgetArgument(args);
     const std::string choice = args.value("attention-trace", "auto");
-    if (choice == "auto")
-        return EngineOptions::Attention::Automatic;
+    using Attention = EngineOptions::Attention;
+    using Checkpoints = EngineOptions::Checkpoints;
     if (choice == "whole")
-        return EngineOptions::Attention::Whole;
-    if (choice == "on-demand")
-        return EngineOptions::Attention::OnDemand;
-    throw Error("option --attention-trace: '" + choice + "' is not auto, whole or on-demand");
+        options = {true, options.memoryBudget, Attention::Whole, Checkpoints::Never};
+    else if (choice == "on-demand")
+        options = {true, options.memoryBudget, Attention::OnDemand, Checkpoints::Never};
+    else if (choice == "checkpoints")
+        options = {true, options.memoryBudget, Attention::OnDemand, Checkpoints::Always};
+    else if (choice != "auto")
+        throw Error("option --attention-trace: '" + choice + "' is not auto, whole, on-demand or checkpoints");
+    return options;
 }
 
 void setWorkBudgetArguments(const Arguments &args)

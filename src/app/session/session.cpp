@@ -3,6 +3,7 @@
 #include "engine/inputbuilder.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
+#include "util/commalist.h"
 #include "util/error.h"
 #include "util/threadpriority.h"
 #include "view/specrun.h"
@@ -74,6 +75,7 @@ void Session::finishJob()
         m_rerunWhenFree = false;
         runInput(m_input);
     }
+    recomputeForView(); // when nothing else was started
 }
 
 Session::Commit Session::snapshot()
@@ -81,17 +83,25 @@ Session::Commit Session::snapshot()
     auto trace = std::make_shared<const Trace>(m_engine->trace());
     auto program = std::make_shared<const Program>(m_engine->program());
     const int cursor = m_engine->cursor();
-    const QString notice = m_engine->wholeTraceBytes() == 0
-        ? QString()
+    const QString notice = m_engine->wholeTraceBytes() == 0 ? QString()
+        : m_engine->checkpointed()
+        ? tr("%1 tokens: attention and logits kept on demand, and each block keeps only its checkpoints (whole, the "
+             "trace would take %2 GiB, over its %3 GiB budget: Run ▸ Trace Memory Budget). Views compute the head, "
+             "position or tensor they show.")
         : tr("%1 tokens: attention and logits kept on demand (whole, the trace would take %2 GiB, over its %3 GiB "
-             "budget: Run ▸ Trace Memory Budget). Views compute the head or position they show.")
-              .arg(m_engine->input().tokens.size())
+             "budget: Run ▸ Trace Memory Budget). Views compute the head or position they show.");
+    const QString noticeText = notice.isEmpty()
+        ? notice
+        : notice.arg(m_engine->input().tokens.size())
               .arg(double(m_engine->wholeTraceBytes()) / double(size_t(1) << 30), 0, 'f', 1)
               .arg(double(m_memoryBudget) / double(size_t(1) << 30), 0, 'f', 1);
-    return [this, trace, program, cursor, notice] {
+    return [this, trace, program, cursor, notice = noticeText] {
         if (!notice.isEmpty())
             emit noticed(notice);
         m_trace = trace;
+        m_keptTrace = trace;
+        m_recomputed.clear();
+        m_recomputeAsked.clear();
         m_program = program;
         m_cursor = cursor;
         // The tensor view follows the stepper: it shows what the operation just run produced.
@@ -195,6 +205,9 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
                 (twoStacks ? std::min(model->config.layers, model->config.encoderLayers) : model->config.layers) - 1);
             m_spec.head = std::min(m_spec.head, model->config.heads - 1);
             m_trace.reset();
+            m_keptTrace.reset();
+            m_recomputed.clear();
+            m_recomputeAsked.clear();
             m_program.reset();
             updateAnalysis();
             emit modelChanged();
@@ -459,6 +472,8 @@ void Session::setSpec(const ViewSpec &asked)
         rerun();
     else if (stepTo >= 0)
         runTo(stepTo + 1);
+    else
+        recomputeForView();
 }
 
 // Runs the current input again with the spec's attention, once the job in progress (if any) is done: while a
@@ -522,6 +537,14 @@ void Session::updateAnalysis()
         if (m_budgetLifted == std::pair<std::string, const Trace *>(m_spec.view, m_trace.get()))
             context.budget = WorkBudget::unbounded();
         request = analysisRequest(m_spec, context);
+        if (awaitsRecompute()) { // its result would be made without them, and kept
+            const std::vector<std::string> names = recomputedForView();
+            request = {.problem = (names == m_recomputeAsked && !m_busy ? "Not computed (stopped): " : "Computing ")
+                    + joinedCommaList(names)
+                    + " again from the block's checkpoints (this long run keeps each block's residual stream, queries "
+                      "and keys; the rest is recomputed when a view reads it)"
+                    + (m_busy ? "…" : ".")};
+        }
     }
     m_analyses.show(m_spec.view, std::move(request), m_memoryBudget / 4);
 }

@@ -149,6 +149,12 @@ private:
     // The spec's layer moved to the one the stepper's last op ran, unless the user pinned one; whether it moved.
     bool followStepperLayer();
     Commit snapshot(); // on the worker: what the GUI thread publishes after an engine change
+    // A checkpointed trace (engine/recompute.h): the tensors the spec's view reads that it freed, and whether the
+    // published trace lacks some; recomputeForView computes them on the worker and publishes the kept trace with them
+    // (session/sessionrecompute.cpp).
+    std::vector<std::string> recomputedForView() const;
+    bool awaitsRecompute() const;
+    void recomputeForView();
     // Starts the analysis the spec's view needs for the current trace, unless the one on hand or under way fits.
     void updateAnalysis();
 
@@ -161,7 +167,10 @@ private:
 
     std::unique_ptr<Engine> m_engine; // touched only by the worker while busy
     std::shared_ptr<const Program> m_program;
-    std::shared_ptr<const Trace> m_trace;
+    std::shared_ptr<const Trace> m_trace; // what the views read: m_keptTrace and the tensors m_recomputed names
+    std::shared_ptr<const Trace> m_keptTrace; // the engine's own, as the last snapshot took it
+    std::vector<std::string> m_recomputed;
+    std::vector<std::string> m_recomputeAsked; // for m_keptTrace: asked once, not again after a failure or Cancel
     int m_cursor = 0;
 
     QThreadPool m_worker;

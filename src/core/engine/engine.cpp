@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include "engine/outputhead.h"
+#include "engine/recompute.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
@@ -66,28 +67,51 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
         throw Error("give one attention kernel for every layer (" + std::to_string(m_model->config.layers)
             + "), or a single one for all");
     using Choice = EngineOptions::Attention;
-    if (m_options.attention == Choice::OnDemand)
+    using Keep = EngineOptions::Checkpoints;
+    if (m_options.attention == Choice::OnDemand || m_options.checkpoints == Keep::Always)
         m_attentionTrace = AttentionTrace::OnDemand;
-    m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace);
-    const bool over = m_options.trace && m_program.tracedBytes() > m_options.memoryBudget;
+    const auto build = [&](bool checkpoints) {
+        m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace, checkpoints);
+    };
+    build(m_options.trace && m_options.checkpoints == Keep::Always);
+    const auto over = [&] { return m_options.trace && m_program.tracedBytes() > m_options.memoryBudget; };
     std::string whyWhole;
-    if (over && m_options.attention == Choice::Automatic) {
+    if (over() && m_options.attention == Choice::Automatic && m_attentionTrace == AttentionTrace::Whole) {
         whyWhole = onDemandObstacle(m_model->config, m_input);
         if (whyWhole.empty()) {
             m_wholeTraceBytes = m_program.tracedBytes();
             m_attentionTrace = AttentionTrace::OnDemand;
-            m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace);
+            build(false);
         }
     }
-    if (m_options.trace && m_program.tracedBytes() > m_options.memoryBudget)
+    if (over() && m_options.checkpoints == Keep::Automatic && m_attentionTrace == AttentionTrace::OnDemand) {
+        if (m_wholeTraceBytes == 0)
+            m_wholeTraceBytes = m_program.tracedBytes();
+        build(true);
+    }
+    if (over())
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
             + formatBytes(double(m_program.tracedBytes()))
-            + (m_attentionTrace == AttentionTrace::OnDemand ? " with its attention and logits computed on demand"
-                    : whyWhole.empty()                      ? ""
-                                                            : " (its attention kept whole: " + whyWhole + ")")
+            + (m_program.checkpointed()                            ? " keeping only each block's checkpoints"
+                    : m_attentionTrace == AttentionTrace::OnDemand ? " with its attention and logits computed on demand"
+                    : whyWhole.empty()                             ? ""
+                                                                   : " (its attention kept whole: " + whyWhole + ")")
             + ", over the trace memory budget of " + formatBytes(double(m_options.memoryBudget))
             + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or "
               "run untraced (bench --no-trace)");
+    if (m_program.checkpointed()) {
+        m_freedAfter.resize(m_program.ops.size());
+        for (size_t k = 0; k < m_program.ops.size(); ++k)
+            for (const OpOutput &o : m_program.ops[k].outputs) {
+                if (o.kept)
+                    continue;
+                size_t last = k;
+                for (size_t r = k + 1; r < m_program.ops.size(); ++r)
+                    if (std::ranges::count(m_program.ops[r].inputs, o.name))
+                        last = r;
+                m_freedAfter[last].push_back(o.name);
+            }
+    }
 }
 
 void Engine::step()
@@ -100,6 +124,9 @@ void Engine::step()
     for (size_t i = 0; i < outputs.size(); ++i)
         m_trace.put(op.outputs[i].name, op.outputs[i].formula, m_cursor, std::move(outputs[i]));
     ++m_cursor;
+    if (!m_freedAfter.empty())
+        for (const std::string &name : m_freedAfter[size_t(m_cursor - 1)])
+            m_trace.drop(name);
     if (!m_options.trace) {
         // Free every tensor no later operation reads, except the final outputs.
         std::set<std::string> needed = {"logits", "next_probs"};
@@ -130,6 +157,20 @@ void Engine::back()
         throw Error("stepping back needs a traced run");
     --m_cursor;
     m_trace.removeOutputsOf(m_cursor);
+    // A checkpointed trace freed the inputs this op was the last to read: the next step() reads them again.
+    for (const std::string &in : m_program.ops[size_t(m_cursor)].inputs)
+        if (!m_trace.contains(in))
+            putRecomputed(m_trace, m_program, in, recompute(in));
+}
+
+Tensor Engine::recompute(const std::string &name) const
+{
+    if (const TraceEntry *e = m_trace.find(name))
+        return e->tensor;
+    const int producer = m_program.producerOf(name);
+    if (producer >= m_cursor)
+        throw Error("'" + name + "' is not computed yet: its operation has not run");
+    return recomputeTensor(*m_model, m_program, m_input, m_trace, name);
 }
 
 void Engine::runTo(int cursor)

@@ -17,6 +17,9 @@ struct EngineOptions
     // How the trace keeps attention (engine/attentiontrace.h). Automatic: whole matrices while the whole trace fits
     // the budget, else on demand when every layer can be.
     enum class Attention { Automatic, Whole, OnDemand } attention = Attention::Automatic;
+    // Whether each block keeps only its checkpoints (Program::build; engine/recompute.h). Automatic: when the trace
+    // with attention on demand is still over the budget.
+    enum class Checkpoints { Automatic, Never, Always } checkpoints = Checkpoints::Automatic;
 };
 
 // Runs a model's Program one operation at a time. The trace is the engine's state: step() runs the next
@@ -53,6 +56,11 @@ public:
     // What the trace would have taken with every attention matrix whole, when the automatic choice kept it on demand
     // for that reason; 0 otherwise.
     size_t wholeTraceBytes() const { return m_wholeTraceBytes; }
+    // Each block keeps its checkpoints only; the tensors it freed are recomputed by recompute().
+    bool checkpointed() const { return m_program.checkpointed(); }
+    // Tensor `name`: the trace's, or one a checkpointed trace freed, computed again (engine/recompute.h). Reads only,
+    // so a worker may call it while others read the trace.
+    Tensor recompute(const std::string &name) const;
 
 private:
     std::shared_ptr<const Model> m_model;
@@ -63,6 +71,8 @@ private:
     size_t m_wholeTraceBytes = 0;
     Trace m_trace;
     int m_cursor = 0;
+    // A checkpointed program's tensors that op k is the last to read, or that nothing reads: freed after op k runs.
+    std::vector<std::vector<std::string>> m_freedAfter;
 };
 
 } // namespace atlas

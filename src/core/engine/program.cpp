@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 
 namespace atlas {
 
@@ -43,6 +45,39 @@ void checkDroppedLayers(const ModelConfig &config, const Input &input)
             throw Error("dropped layers must be ascending and listed once; got " + std::to_string(layer) + " after "
                 + std::to_string(input.droppedLayers[k - 1]));
     }
+}
+
+// A checkpointed trace's choice (Program::build): what each block keeps. Its output (whatever another block or the head
+// reads), the residual stream and what each sub-layer adds to it are what the logit lens, the patching sites and the
+// next block read; the scored queries and keys with
+// attn.lse are what any head's attention is read back from; the tensors narrower than the stream (ℓ [H, T], a router's
+// [T, E]) cost little.
+void keepCheckpoints(Program &program, int64_t tokens, int64_t width)
+{
+    std::set<std::string> kept;
+    std::map<std::string, int> layerOf; // of each output: the block that makes it
+    for (const Op &op : program.ops) {
+        for (const std::string &in : op.inputs) // a block's output, read by the next block or the head
+            if (const auto made = layerOf.find(in); made != layerOf.end() && made->second != op.layer)
+                kept.insert(in);
+        for (const OpOutput &o : op.outputs)
+            layerOf[o.name] = op.layer;
+        if (op.layer < 0 || op.residual) {
+            for (const OpOutput &o : op.outputs)
+                kept.insert(o.name);
+            if (op.residual)
+                kept.insert(op.inputs.begin(), op.inputs.end());
+        }
+        const bool tiledAttention
+            = std::ranges::any_of(op.outputs, [](const OpOutput &o) { return o.name.ends_with(".attn.lse"); });
+        if (tiledAttention)
+            for (const std::string &in : op.inputs)
+                if (!in.ends_with(".attn.v")) // the scored Q and K; V is recomputed
+                    kept.insert(in);
+    }
+    for (Op &op : program.ops)
+        for (OpOutput &o : op.outputs)
+            o.kept = kept.count(o.name) != 0 || Tensor::count(o.shape) < width * tokens;
 }
 
 } // namespace
@@ -509,9 +544,12 @@ void ProgramBuilder::bertLogits()
         [](Tensor &o, const Tensor &x, const Model &) { ops::softmax_forward(o, x); }, Written::Whole);
 }
 
-Program Program::build(
-    const ModelConfig &config, const Input &input, bool traced, int ffnChunks, AttentionTrace attention)
+Program Program::build(const ModelConfig &config, const Input &input, bool traced, int ffnChunks,
+    AttentionTrace attention, bool checkpoints)
 {
+    if (checkpoints && attention != AttentionTrace::OnDemand)
+        throw Error("a checkpointed trace keeps attention on demand: its [H, T, T] tensors could not be recomputed "
+                    "a head at a time");
     if (attention == AttentionTrace::OnDemand)
         if (const std::string why = onDemandObstacle(config, input); !why.empty())
             throw Error("this model's attention cannot be computed on demand (" + why + "): keep whole matrices");
@@ -543,16 +581,32 @@ Program Program::build(
             b.block(i);
     }
     b.head();
-    return b.take();
+    Program program = b.take();
+    if (checkpoints)
+        keepCheckpoints(program, int64_t(input.tokens.size()), config.dModel);
+    return program;
 }
 
 size_t Program::tracedBytes() const
 {
-    size_t total = 0;
+    size_t kept = 0;
+    std::map<int, size_t> transient; // by block
     for (const Op &op : ops)
         for (const OpOutput &o : op.outputs)
-            total += static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float);
-    return total;
+            (o.kept ? kept : transient[op.layer]) += static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float);
+    size_t largest = 0;
+    for (const auto &[layer, bytes] : transient)
+        largest = std::max(largest, bytes);
+    return kept + largest;
+}
+
+bool Program::checkpointed() const
+{
+    for (const Op &op : ops)
+        for (const OpOutput &o : op.outputs)
+            if (!o.kept)
+                return true;
+    return false;
 }
 
 int Program::indexOf(const std::string &opName) const

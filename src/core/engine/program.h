@@ -17,6 +17,9 @@ struct OpOutput
     std::string name; // trace name, e.g. "layer.0.attn.scores"
     Shape shape; // known before the op runs, for the memory budget
     std::string formula; // the formula shown with the tensor
+    // False in a checkpointed program: the engine frees the tensor once its last reader has run, and recomputes it
+    // from what was kept when asked (engine/recompute.h).
+    bool kept = true;
 };
 
 // One named operation of the forward pass. `run` reads its inputs from the trace and returns its outputs
@@ -48,9 +51,16 @@ struct Program
     // `attention` OnDemand: every layer's exact attention is one tiled op keeping attn.lse instead of its [H, T, T]
     // scores, masked scores and probabilities (engine/attentiontrace.h), and the output head stops at ln_f, its
     // [T, V] logits and probabilities read a few rows at a time (engine/outputhead.h); throws when a layer cannot.
+    // `checkpoints` (on demand only): a block keeps the residual stream, what its sub-layers add to it, the scored
+    // queries and keys and the small tensors; the rest (norms, projections, heads split, the feed-forward's [T, F]
+    // activations) is freed after its last reader and recomputed from the block's input when asked
+    // (engine/recompute.h).
     static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1,
-        AttentionTrace attention = AttentionTrace::Whole);
-    size_t tracedBytes() const; // bytes of every output, i.e. of a full trace
+        AttentionTrace attention = AttentionTrace::Whole, bool checkpoints = false);
+    // Bytes the trace holds at its fullest: every output, or in a checkpointed program the kept ones plus the largest
+    // block's others, alive while that block runs.
+    size_t tracedBytes() const;
+    bool checkpointed() const; // some output is not kept
     int indexOf(const std::string &opName) const; // -1 when absent
     int producerOf(const std::string &tensorName) const; // op index, -1 when absent
     // The kernel layer `layer` runs (the spec of its ops); kind "full" for exact attention or a layer not built.

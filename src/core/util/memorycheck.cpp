@@ -47,7 +47,7 @@ void checkFitsInMemory(double bytes, const std::string &what)
 void reuseFreedTensorMemory()
 {
     mallopt(M_ARENA_MAX, 1); // the worker threads' tensors too: another arena's heaps stop at 64 MiB
-    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 

@@ -23,8 +23,11 @@ void checkFitsInMemory(double bytes, const std::string &what);
 // Every operation allocates its output tensors and frees its inputs' when they are no longer read: megabytes each, many
 // times per forward pass. glibc hands allocations over its threshold (32 MiB at most by default, and only in the main
 // thread's arena) to the kernel, which maps fresh zeroed pages for the next one: a page fault per 4 KiB. This keeps
-// tensors under 512 MiB in one heap whose freed memory (up to 1 GiB at its top) is reused instead: a Llama forward at
-// 512 tokens runs a fifth faster (docs/benchmarks.md). Called once, first thing in main.
+// tensors under 64 MiB in one heap whose freed memory (up to 1 GiB at its top) is reused instead: a Llama forward at
+// 512 tokens runs a fifth faster (docs/benchmarks.md). Larger ones are mapped and given back whole (in 2 MB pages,
+// tensor/buffercache.h): in the heap, the tensors a checkpointed trace keeps were placed in the holes its freed
+// [T, F] activations left, and each block's next ones took new memory, 11.4 GB resident for a 4.1 GiB trace at 8192
+// tokens. Called once, first thing in main.
 void reuseFreedTensorMemory();
 
 } // namespace atlas

@@ -4,6 +4,7 @@
 #include "analysis/objectiveexample.h"
 #include "engine/engine.h"
 #include "engine/inputbuilder.h"
+#include "engine/recompute.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
@@ -109,6 +110,8 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget, std::shared_ptr<const
     run.input.attention = attentionOfSpec(spec, run.model->config.layers);
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runTo(stepperPosition(spec, engine.program(), "view spec"));
+    for (const std::string &name : recomputedForSpec(spec, run.model->config, engine.program(), engine.trace()))
+        putRecomputed(engine.trace(), engine.program(), name, engine.recompute(name));
     run.program = std::make_shared<const Program>(engine.program());
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     return run;
@@ -217,6 +220,23 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
                 "the trace of " + model + " has no tensor '" + tensor + "' (docs/trace-names.md lists the names)");
     }
     return {};
+}
+
+std::vector<std::string> recomputedForSpec(
+    const ViewSpec &spec, const ModelConfig &config, const Program &program, const Trace &trace)
+{
+    const ViewKind *kind = findViewKind(spec.view);
+    if (!kind || !program.checkpointed())
+        return {};
+    std::vector<std::string> names;
+    if (kind->needs == ViewNeeds::SpecTensor)
+        names.push_back(spec.tensor);
+    if (kind->recomputes)
+        for (std::string &name : kind->recomputes(spec, config))
+            if (std::ranges::find(names, name) == names.end())
+                names.push_back(std::move(name));
+    std::erase_if(names, [&](const std::string &name) { return !isRecomputable(program, trace, name); });
+    return names;
 }
 
 int stepperPosition(const ViewSpec &spec, const Program &program, const std::string &source)

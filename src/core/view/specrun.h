@@ -55,7 +55,8 @@ SpecProblem objectiveInputProblem(const ViewSpec &spec, const Model &model, cons
 SpecProblem fillsInputProblem(const ViewSpec &spec, const Model &model, const Input &input);
 
 // Loads the spec's model (or takes `loaded`, the spec's model already loaded), encodes its input, runs the engine to
-// the spec's op. Throws atlas::Error.
+// the spec's op; a checkpointed trace gets the tensors the spec's view reads computed again (recomputedForSpec).
+// Throws atlas::Error.
 SpecRun runSpec(
     const ViewSpec &spec, size_t memoryBudget = size_t(8) << 30, std::shared_ptr<const Model> loaded = nullptr);
 
@@ -63,6 +64,11 @@ SpecRun runSpec(
 // have; a tensor the view reads missing from the trace), naming the key; empty when it can. The app draws the
 // message instead; `render` refuses with it. `source` names the spec ("spec.json").
 std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::string &source);
+
+// What the spec's view reads that `trace`, checkpointed, has freed (ViewKind::recomputes, and the tensor view's
+// tensor): the names to compute again (engine/recompute.h) before the view draws. Empty for a trace that keeps them.
+std::vector<std::string> recomputedForSpec(
+    const ViewSpec &spec, const ModelConfig &config, const Program &program, const Trace &trace);
 
 // The engine's cursor the spec asks for: after its "op" (an op's name, or a tensor's, meaning the op that writes
 // it), or the end when it names none. Throws atlas::Error naming `source` and the key for an op the program does not

@@ -109,7 +109,12 @@ std::string notComputedText(const Program *program, const std::string &traceName
         return "The trace has no tensor named '" + traceName + "' (docs/trace-names.md lists the names)";
     const Op &producer = program->ops[size_t(op)];
     const std::string where = producer.layer >= 0 ? " in layer " + std::to_string(producer.layer) : "";
-    return "Not computed yet: step to " + producer.label + where + " (" + traceName + ")";
+    const bool freed
+        = std::ranges::any_of(producer.outputs, [&](const OpOutput &o) { return o.name == traceName && !o.kept; });
+    return "Not computed yet: step to " + producer.label + where + " (" + traceName + ")"
+        + (freed ? "; past it, this long run keeps only each block's checkpoints and computes " + traceName
+                    + " again for a view that shows it"
+                 : std::string());
 }
 
 } // namespace atlas

@@ -10,6 +10,7 @@ namespace atlas {
 struct AnalysisContext;
 struct AnalysisRequest;
 class Model;
+struct ModelConfig;
 struct Input;
 
 // Why a spec cannot be drawn, and the key to change; an empty `why` when it can.
@@ -32,6 +33,7 @@ struct ViewKind
 {
     using Request = AnalysisRequest (*)(const ViewSpec &, const AnalysisContext &);
     using InputCheck = SpecProblem (*)(const ViewSpec &, const Model &, const Input &input);
+    using Reads = std::vector<std::string> (*)(const ViewSpec &, const ModelConfig &);
 
     std::string kind; // "attention"
     std::string title; // "Attention"
@@ -49,6 +51,10 @@ struct ViewKind
     // views_read_their_keys checks the list against what the folder's request code reads.
     std::vector<std::string> analysisKeys;
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
+    // The trace tensors the view reads that a checkpointed trace frees (engine/recompute.h): the layer's feed-forward
+    // activations, its queries before rotation. The session and `render` compute them again before the view draws
+    // (recomputedForSpec). Null for a view that reads only what every trace keeps.
+    Reads recomputes = nullptr;
     std::string after; // the kind whose tab this one follows; empty for the first tab of all (Attention)
     // What the view shows and the keys it reads, in Markdown: its folder's NAME.md, which the registry fills in (the
     // app's Help ▸ About This View; docs/view-spec.md's table of views is made from the same files).

@@ -67,6 +67,13 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// RoPE's pairs before the rotation, which a checkpointed trace frees.
+std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
+{
+    const int layer = std::clamp(spec.layer, 0, config.layers - 1);
+    return {names::layerTensor(layer, "attn.q"), names::layerTensor(layer, "attn.k")};
+}
+
 } // namespace
 
 ViewKind kind()
@@ -79,6 +86,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"site", "layer", "head", "query"},
+        .recomputes = recomputes,
         .after = "tensor"};
 }
 

@@ -42,6 +42,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
+{
+    return qkNormEffectInputs(config, std::clamp(spec.layer, 0, config.layers - 1));
+}
+
 } // namespace
 
 ViewKind kind()
@@ -53,6 +58,7 @@ ViewKind kind()
         .group = "Attention",
         .request = request,
         .analysisKeys = {"layer"},
+        .recomputes = recomputes,
         .after = "scaling"};
 }
 

@@ -55,6 +55,11 @@ std::string checkType(const ViewSpec &spec)
         : "quant_type '" + spec.get(kType) + "' is not a type written here (f16, q8_0, q4_0 or q4_k)";
 }
 
+std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
+{
+    return quantizationReads(std::clamp(spec.layer, 0, config.layers - 1));
+}
+
 } // namespace
 
 ViewKind kind()
@@ -66,6 +71,7 @@ ViewKind kind()
         .group = "Inside the model",
         .request = request,
         .analysisKeys = {"layer", kType.name, kMatrix.name, kBlock.name, kReference.name},
+        .recomputes = recomputes,
         .after = "sparse-ffn",
         .keys = {{.field = kType,
                      .type = "string",

@@ -133,6 +133,17 @@ const std::vector<std::string> &quantizationRoles()
     return names;
 }
 
+std::vector<std::string> quantizationReads(int layer)
+{
+    std::vector<std::string> out;
+    for (const Role &r : roles()) {
+        out.push_back(names::layerTensor(layer, r.output));
+        for (const char *in : r.inputs)
+            out.push_back(names::layerTensor(layer, in));
+    }
+    return out;
+}
+
 std::string quantizationProblem(const Model &model, int layer)
 {
     const ModelConfig &c = model.config;

@@ -51,6 +51,8 @@ struct QuantizationEffect
 
 // The roles a quantization_matrix value names ("q" … "down") and the matrices a layer of `c` has of them.
 const std::vector<std::string> &quantizationRoles();
+// The traced tensors of block `layer` the matrices' outputs are measured from: each product and what it reads.
+std::vector<std::string> quantizationReads(int layer);
 
 // Why layer `layer` of `model` cannot be shown (no dense matrix in it), or empty.
 std::string quantizationProblem(const Model &model, int layer);

@@ -36,6 +36,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
+{
+    return {names::layerTensor(std::clamp(spec.layer, 0, config.layers - 1), "mlp.act")};
+}
+
 } // namespace
 
 ViewKind kind()
@@ -48,6 +53,7 @@ ViewKind kind()
         .group = "Inside the model",
         .request = request,
         .analysisKeys = {"layer", kBlockSize.name},
+        .recomputes = recomputes,
         .after = "experts",
         .keys = {{.field = kBlockSize,
             .type = "int ≥ 1",

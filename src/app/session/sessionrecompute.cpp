@@ -1,0 +1,50 @@
+// What a checkpointed trace (engine/recompute.h) computes again for the view on screen: the session publishes the
+// trace the engine kept plus the tensors the spec's view reads (view/specrun.h, recomputedForSpec), made on the
+// worker. Only the current view's are held: another layer or view replaces them.
+#include "session/session.h"
+
+#include "engine/recompute.h"
+#include "view/specrun.h"
+
+namespace atlas {
+
+std::vector<std::string> Session::recomputedForView() const
+{
+    if (!m_model || !m_program || !m_keptTrace)
+        return {};
+    return recomputedForSpec(m_spec, m_model->config, *m_program, *m_keptTrace);
+}
+
+bool Session::awaitsRecompute() const
+{
+    return recomputedForView() != m_recomputed;
+}
+
+void Session::recomputeForView()
+{
+    if (m_busy || !m_engine || !awaitsRecompute())
+        return;
+    std::vector<std::string> names = recomputedForView();
+    if (names == m_recomputeAsked)
+        return;
+    m_recomputeAsked = names;
+    runJob([this, names, kept = m_keptTrace, shown = m_trace, program = m_program]() -> Commit {
+        auto trace = std::make_shared<Trace>(*kept);
+        for (const std::string &name : names) {
+            if (m_cancel)
+                return nullptr;
+            const TraceEntry *made = shown->find(name); // recomputed for the view before
+            putRecomputed(*trace, *program, name, made ? made->tensor : m_engine->recompute(name));
+        }
+        return [this, trace, names, kept] {
+            if (kept != m_keptTrace) // a newer run or step
+                return;
+            m_trace = trace;
+            m_recomputed = names;
+            updateAnalysis();
+            emit traceChanged();
+        };
+    });
+}
+
+} // namespace atlas

@@ -1,0 +1,26 @@
+#pragma once
+// A checkpointed trace (Program::build's `checkpoints`) frees most of a block's tensors once the forward has read
+// them. Any of them is computed again on request, by the same ops on the same inputs, from the tensors it kept.
+#include "engine/input.h"
+#include "engine/program.h"
+#include "model/model.h"
+#include "trace/trace.h"
+
+#include <string>
+
+namespace atlas {
+
+// Tensor `name`: the trace's own when it holds it, else its op run again on its inputs, each taken from the trace or
+// itself recomputed. Reads the trace only, so it may run on a worker while views read the same trace. Throws
+// atlas::Error when no op of the program makes it. The caller knows the op has run (isRecomputable).
+Tensor recomputeTensor(
+    const Model &m, const Program &program, const Input &input, const Trace &trace, const std::string &name);
+
+// Puts a recomputed tensor into `trace` (a snapshot the views read) with the formula and op the program gives it.
+void putRecomputed(Trace &trace, const Program &program, const std::string &name, Tensor tensor);
+
+// Whether `name` is an output of the program that the trace no longer holds although the op making it has run:
+// freed by a checkpointed trace, so recomputeTensor gives it.
+bool isRecomputable(const Program &program, const Trace &trace, const std::string &name);
+
+} // namespace atlas

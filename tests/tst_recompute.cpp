@@ -1,0 +1,183 @@
+// A checkpointed trace (engine/recompute.h): each block keeps its residual stream, what its sub-layers add, the scored
+// queries and keys and the small tensors; every other tensor is freed once read and computed again on request, equal
+// to what the forward made. Checked on every family that keeps its attention on demand.
+#include "engine/attentiontrace.h"
+#include "engine/engine.h"
+#include "engine/outputhead.h"
+#include "engine/recompute.h"
+#include "errortesting.h"
+#include "model/model.h"
+#include "tensortesting.h"
+#include "testbundle.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <memory>
+
+using namespace atlas;
+using namespace atlas::testing;
+
+namespace {
+
+constexpr const char *kModels[]
+    = {"gpt2_tiny", "llama_tiny", "qwen2_swa_tiny", "qwen3_tiny", "olmo2_tiny", "gemma2_tiny", "gemma3_tiny",
+        "smollm3_tiny", "phi3_tiny", "qwen3_moe_tiny", "mixtral_tiny", "gpt_oss_tiny", "neox_tiny", "bert_tiny"};
+
+std::shared_ptr<const Model> load(const char *name)
+{
+    return std::make_shared<const Model>(Model::load(dataPath(name).toStdString()));
+}
+
+// Twelve tokens every fixture's vocabulary holds.
+Input twelveTokens()
+{
+    return Input {{3, 17, 42, 8, 0, 25, 9, 11, 30, 5, 2, 14}, {}};
+}
+
+EngineOptions options(EngineOptions::Checkpoints checkpoints)
+{
+    EngineOptions o;
+    o.attention = EngineOptions::Attention::OnDemand;
+    o.checkpoints = checkpoints;
+    return o;
+}
+
+// Empty when max |got − want| ≤ 1e-6 · max |want| (a product's threads may split it otherwise), else what differs.
+QString closeTo(const Tensor &got, const Tensor &want)
+{
+    if (got.shape() != want.shape())
+        return QString::fromStdString("shape " + got.shapeString() + ", expected " + want.shapeString());
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+        scale = std::max(scale, double(std::fabs(want.data()[i])));
+        worst = std::max(worst, double(std::fabs(got.data()[i] - want.data()[i])));
+    }
+    return worst <= 1e-6 * scale ? QString() : QString("max |diff| %1 against max |value| %2").arg(worst).arg(scale);
+}
+
+} // namespace
+
+class TestRecompute : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // Kept tensors are the on-demand run's bit for bit; a freed one is absent and recomputed as the forward made it.
+    void everyFreedTensorIsRecomputedAsTheForwardMadeIt()
+    {
+        for (const char *name : kModels) {
+            const auto model = load(name);
+            const Input input = twelveTokens();
+            if (!onDemandObstacle(model->config, input).empty())
+                continue;
+            Engine onDemand(model, input, options(EngineOptions::Checkpoints::Never));
+            Engine checkpointed(model, input, options(EngineOptions::Checkpoints::Always));
+            QVERIFY(onDemand.runToEnd() && checkpointed.runToEnd());
+            QVERIFY2(checkpointed.checkpointed() && !onDemand.checkpointed(), name);
+            int freed = 0;
+            for (const Op &op : checkpointed.program().ops)
+                for (const OpOutput &o : op.outputs) {
+                    const Tensor &want = onDemand.trace().tensor(o.name);
+                    const QString where = QString("%1 %2: ").arg(name, QString::fromStdString(o.name));
+                    if (o.kept) {
+                        QVERIFY2(checkpointed.trace().contains(o.name), qPrintable(where + "not kept"));
+                        QVERIFY2(sameBits(checkpointed.trace().tensor(o.name), want), qPrintable(where + "differs"));
+                        continue;
+                    }
+                    ++freed;
+                    QVERIFY2(!checkpointed.trace().contains(o.name), qPrintable(where + "kept"));
+                    QVERIFY2(isRecomputable(checkpointed.program(), checkpointed.trace(), o.name), qPrintable(where));
+                    const QString why = closeTo(checkpointed.recompute(o.name), want);
+                    QVERIFY2(why.isEmpty(), qPrintable(where + why));
+                }
+            QVERIFY2(freed > 0, name);
+            QVERIFY2(checkpointed.trace().bytes() < onDemand.trace().bytes(), name);
+            const std::vector<int> rows = {0, 11};
+            QVERIFY2(sameBits(checkpointed.nextTokenProbs(rows), onDemand.nextTokenProbs(rows)), name);
+        }
+    }
+
+    // What a block keeps: its residual stream, the scored queries and keys, attn.lse; its norms and feed-forward
+    // activations are freed, and the trace never holds more than the program's estimate.
+    void aBlockKeepsItsStreamQueriesAndKeys()
+    {
+        const auto model = load("llama_tiny");
+        Engine engine(model, twelveTokens(), options(EngineOptions::Checkpoints::Always));
+        size_t most = 0;
+        while (!engine.atEnd()) {
+            engine.step();
+            most = std::max(most, engine.trace().bytes());
+        }
+        QVERIFY2(most <= engine.estimatedTraceBytes(),
+            qPrintable(QString("held %1 bytes, estimated %2").arg(most).arg(engine.estimatedTraceBytes())));
+        for (const char *kept : {"layer.0.mid", "layer.0.out", "layer.0.attn.out", "layer.0.mlp.down",
+                 "layer.0.attn.q_rot", "layer.0.attn.k_rot", "layer.0.attn.lse", "ln_f"})
+            QVERIFY2(engine.trace().contains(kept), kept);
+        for (const char *freed :
+            {"layer.0.ln_1", "layer.0.attn.q", "layer.0.attn.v", "layer.0.attn.context", "layer.0.mlp.act"})
+            QVERIFY2(!engine.trace().contains(freed), freed);
+        // not computed yet is not recomputable
+        engine.runTo(engine.program().producerOf("layer.1.mlp.act"));
+        QVERIFY(!isRecomputable(engine.program(), engine.trace(), "layer.1.mlp.act"));
+        QVERIFY(errorFrom([&] { engine.recompute("layer.1.mlp.act"); }).contains("not computed yet"));
+        QVERIFY(isRecomputable(engine.program(), engine.trace(), "layer.0.mlp.act"));
+    }
+
+    // Stepping back over an op puts back the inputs it was the last to read, so stepping forward again makes the same
+    // tensors: back to the start and forward to the end gives the first run's trace.
+    void steppingBackRecomputesWhatTheStepFreed()
+    {
+        for (const char *name : {"llama_tiny", "gemma2_tiny"}) {
+            const auto model = load(name);
+            Engine engine(model, twelveTokens(), options(EngineOptions::Checkpoints::Always));
+            QVERIFY(engine.runToEnd());
+            const Trace first = engine.trace();
+            const int end = engine.cursor();
+            for (int cursor = end - 1; cursor >= 0; --cursor) {
+                engine.back();
+                for (const std::string &in : engine.program().ops[size_t(cursor)].inputs)
+                    QVERIFY2(engine.trace().contains(in),
+                        qPrintable(QString("%1: %2 before op %3").arg(name, QString::fromStdString(in)).arg(cursor)));
+            }
+            QVERIFY(engine.runToEnd());
+            QCOMPARE(engine.trace().entries().size(), first.entries().size());
+            for (const TraceEntry &e : first.entries())
+                QVERIFY2(sameBits(engine.trace().tensor(e.name), e.tensor), qPrintable(QString::fromStdString(e.name)));
+        }
+    }
+
+    // Automatic: checkpoints only when the trace with attention on demand is over the budget, and a refusal that says
+    // what was tried when even they are.
+    void checkpointsAreKeptOnlyWhenAttentionOnDemandIsOverTheBudget()
+    {
+        const auto model = load("llama_tiny");
+        const Input input = twelveTokens();
+        const size_t onDemand = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand).tracedBytes(),
+                     checkpoints
+            = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand, true).tracedBytes();
+        QVERIFY2(checkpoints < onDemand, qPrintable(QString("%1 < %2").arg(checkpoints).arg(onDemand)));
+        EngineOptions automatic;
+        automatic.memoryBudget = onDemand;
+        QVERIFY(!Engine(model, input, automatic).checkpointed());
+        automatic.memoryBudget = onDemand - 1;
+        const Engine fitted(model, input, automatic);
+        QVERIFY(fitted.checkpointed());
+        QCOMPARE(fitted.attentionTrace(), AttentionTrace::OnDemand);
+        QCOMPARE(fitted.estimatedTraceBytes(), checkpoints);
+        QVERIFY(fitted.wholeTraceBytes() > onDemand);
+        automatic.memoryBudget = checkpoints - 1;
+        const QString error = errorFrom([&] { Engine(model, input, automatic); });
+        QVERIFY2(error.contains("keeping only each block's checkpoints"), qPrintable(error));
+        EngineOptions never = automatic;
+        never.checkpoints = EngineOptions::Checkpoints::Never;
+        never.memoryBudget = onDemand - 1;
+        QVERIFY(errorFrom([&] { Engine(model, input, never); }).contains("with its attention and logits computed"));
+        QVERIFY(errorFrom([&] {
+            Program::build(model->config, input, true, 1, AttentionTrace::Whole, true);
+        }).contains("keeps attention on demand"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRecompute)
+#include "tst_recompute.moc"
