@@ -172,6 +172,28 @@ void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &
         }
         return;
     }
+    if (stage == ScoreStage::Masked || stage == ScoreStage::Probs) {
+        // Only the keys some row of the tile may see need the product: outside them every cell is masked (−∞, or
+        // probability 0). A causal head's tiles right of the diagonal, a window's left of it, cost nothing.
+        int64_t lo = c1, hi = c0;
+        for (int64_t r = r0; r < r1; ++r) {
+            lo = std::min(lo, std::max(c0, rule.firstKey(r)));
+            hi = std::max(hi, std::min(c1, rule.endKey(r, S)));
+        }
+        if (lo >= hi)
+            lo = hi = c0;
+        const float masked = stage == ScoreStage::Probs ? 0.0f : kNegInf;
+        for (int64_t r = 0; r < r1 - r0; ++r) {
+            float *row = out + r * stride;
+            std::fill(row, row + (lo - c0), masked);
+            std::fill(row + (hi - c0), row + (c1 - c0), masked);
+        }
+        if (lo == hi)
+            return;
+        out += lo - c0;
+        c0 = lo;
+        c1 = hi;
+    }
     const MatrixRM scaledQ = rule.scale * q.slice(h).middleRows(r0, r1 - r0);
     tileScores(
         out, stride, scaledQ, k, rule, keys, h, r0, c0, c1, stage == ScoreStage::Probs ? ScoreStage::Masked : stage);
