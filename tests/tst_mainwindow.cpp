@@ -516,6 +516,20 @@ private slots:
         window.showViewKind("attention");
         QTest::qWait(200);
         screenshot(window, "long-text-attention");
+        // Smaller still: each block keeps its checkpoints, and Sparse FFN has its layer's activations recomputed.
+        session.setMemoryBudget(
+            Program::build(session.model()->config, session.input(), true, 1, AttentionTrace::OnDemand).tracedBytes()
+            - 1);
+        session.openTextFile(file.fileName());
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || session.program()->checkpointed(), 20000);
+        window.showViewKind("sparse-ffn");
+        const std::string act = names::layerTensor(session.spec().layer, "mlp.act");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains(act) && !session.busy(), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(session.analysis().result != nullptr, 20000);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY(notices.last().at(0).toString().contains("only each block's checkpoints kept"));
+        QTest::qWait(200);
+        screenshot(window, "long-text-checkpoints-sparse-ffn");
     }
 
     // Issue 58: a long text pasted, Enter, and a tab switched while it runs: the box, the chips and the views end on

@@ -5,6 +5,7 @@
 #include "model/modeltokenizer.h"
 #include "util/commalist.h"
 #include "util/error.h"
+#include "util/memorycheck.h"
 #include "util/threadpriority.h"
 #include "view/specrun.h"
 #include "view/viewsettings.h"
@@ -85,16 +86,16 @@ Session::Commit Session::snapshot()
     const int cursor = m_engine->cursor();
     const QString notice = m_engine->wholeTraceBytes() == 0 ? QString()
         : m_engine->checkpointed()
-        ? tr("%1 tokens: attention and logits kept on demand, and each block keeps only its checkpoints (whole, the "
-             "trace would take %2 GiB, over its %3 GiB budget: Run ▸ Trace Memory Budget). Views compute the head, "
-             "position or tensor they show.")
-        : tr("%1 tokens: attention and logits kept on demand (whole, the trace would take %2 GiB, over its %3 GiB "
-             "budget: Run ▸ Trace Memory Budget). Views compute the head or position they show.");
+        ? tr(
+            "%1 tokens: attention on demand and only each block's checkpoints kept (whole: %2, over the %3 budget; Run "
+            "▸ Trace Memory Budget). Views compute what they show.")
+        : tr("%1 tokens: attention and logits kept on demand (whole, the trace would take %2, over its %3 budget: Run "
+             "▸ Trace Memory Budget). Views compute the head or position they show.");
     const QString noticeText = notice.isEmpty()
         ? notice
         : notice.arg(m_engine->input().tokens.size())
-              .arg(double(m_engine->wholeTraceBytes()) / double(size_t(1) << 30), 0, 'f', 1)
-              .arg(double(m_memoryBudget) / double(size_t(1) << 30), 0, 'f', 1);
+              .arg(QString::fromStdString(formatBytes(double(m_engine->wholeTraceBytes()))),
+                  QString::fromStdString(formatBytes(double(m_memoryBudget))));
     return [this, trace, program, cursor, notice = noticeText] {
         if (!notice.isEmpty())
             emit noticed(notice);
