@@ -2,13 +2,13 @@
 
 #include "engine/blockcomponents.h"
 #include "engine/feedforward.h"
+#include "engine/recompute.h"
 
 #include "util/error.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
 
 namespace atlas {
 
@@ -45,39 +45,6 @@ void checkDroppedLayers(const ModelConfig &config, const Input &input)
             throw Error("dropped layers must be ascending and listed once; got " + std::to_string(layer) + " after "
                 + std::to_string(input.droppedLayers[k - 1]));
     }
-}
-
-// A checkpointed trace's choice (Program::build): what each block keeps. Its output (whatever another block or the head
-// reads), the residual stream and what each sub-layer adds to it are what the logit lens, the patching sites and the
-// next block read; the scored queries and keys with
-// attn.lse are what any head's attention is read back from; the tensors narrower than the stream (ℓ [H, T], a router's
-// [T, E]) cost little.
-void keepCheckpoints(Program &program, int64_t tokens, int64_t width)
-{
-    std::set<std::string> kept;
-    std::map<std::string, int> layerOf; // of each output: the block that makes it
-    for (const Op &op : program.ops) {
-        for (const std::string &in : op.inputs) // a block's output, read by the next block or the head
-            if (const auto made = layerOf.find(in); made != layerOf.end() && made->second != op.layer)
-                kept.insert(in);
-        for (const OpOutput &o : op.outputs)
-            layerOf[o.name] = op.layer;
-        if (op.layer < 0 || op.residual) {
-            for (const OpOutput &o : op.outputs)
-                kept.insert(o.name);
-            if (op.residual)
-                kept.insert(op.inputs.begin(), op.inputs.end());
-        }
-        const bool tiledAttention
-            = std::ranges::any_of(op.outputs, [](const OpOutput &o) { return o.name.ends_with(".attn.lse"); });
-        if (tiledAttention)
-            for (const std::string &in : op.inputs)
-                if (!in.ends_with(".attn.v")) // the scored Q and K; V is recomputed
-                    kept.insert(in);
-    }
-    for (Op &op : program.ops)
-        for (OpOutput &o : op.outputs)
-            o.kept = kept.count(o.name) != 0 || Tensor::count(o.shape) < width * tokens;
 }
 
 } // namespace

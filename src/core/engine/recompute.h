@@ -10,6 +10,10 @@
 
 namespace atlas {
 
+// A checkpointed program's choice (Program::build): marks each block's outputs `kept` or not, for `tokens` tokens
+// through a stream `width` wide.
+void keepCheckpoints(Program &program, int64_t tokens, int64_t width);
+
 // Tensor `name`: the trace's own when it holds it, else its op run again on its inputs, each taken from the trace or
 // itself recomputed. Reads the trace only, so it may run on a worker while views read the same trace. Throws
 // atlas::Error when no op of the program makes it. The caller knows the op has run (isRecomputable).
