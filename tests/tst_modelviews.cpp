@@ -1,6 +1,7 @@
 // Widget tests of the analysis views under "Inside the model": Experts and Sparse FFN, each drawn from its
 // analysis on the fixture or built-in models, with the controls that edit the spec.
 #include "attentionmap/attentionview.h"
+#include "engine/attentiontrace.h"
 #include "experts/experts.h"
 #include "experts/expertsview.h"
 #include "heads/headsgridview.h"
@@ -25,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <limits>
 
 using namespace atlas;
 
@@ -322,6 +324,29 @@ void TestModelViews::aLargeHeadKeptOnDemandIsComputedOnAWorker()
     QCOMPARE(shown->plot()->colorMap()->data()->keySize(), headless.plot()->colorMap()->data()->keySize());
     QCOMPARE(shown->plot()->displayedValue(2000, 1500), headless.plot()->displayedValue(2000, 1500));
     QCOMPARE(shown->plot()->displayedValue(100, 1500), headless.plot()->displayedValue(100, 1500)); // masked
+    // The picture pooled from the head's tiles is the whole head's, pooled: each block the mean of the probabilities
+    // its queries see, −∞ where they see none.
+    const auto readout = findAttentionReadout(input, 1);
+    const Tensor probs = readout->head(ops::ScoreStage::Probs, 3), mask = readout->head(ops::ScoreStage::Mask, 3);
+    const Pooled &drawn = shown->plot()->pooled();
+    QVERIFY(drawn.blockRows > 1 && drawn.blockCols > 1);
+    std::vector<double> sums(drawn.values.size()), counts(drawn.values.size());
+    for (int r = 0; r < 2100; ++r)
+        for (int c = 0; c < 2100; ++c)
+            if (!std::isinf(mask.matrix()(r, c))) {
+                const size_t cell = size_t((r / drawn.blockRows) * drawn.cols + c / drawn.blockCols);
+                sums[cell] += probs.matrix()(r, c);
+                counts[cell] += 1;
+            }
+    for (size_t cell = 0; cell < sums.size(); ++cell) {
+        if (counts[cell] == 0) {
+            QCOMPARE(drawn.values[cell], -std::numeric_limits<float>::infinity());
+            continue;
+        }
+        const double mean = sums[cell] / counts[cell];
+        QVERIFY2(std::abs(drawn.values[cell] - mean) <= 1e-6 * (1 + mean),
+            qPrintable(QString("block %1: %2 against %3").arg(cell).arg(drawn.values[cell]).arg(mean)));
+    }
 }
 
 void TestModelViews::allHeadsNumberEachHeadsSink()

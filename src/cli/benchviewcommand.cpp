@@ -9,8 +9,8 @@
 
 namespace atlas {
 
-// Times what a user waits for when
-// switching layer or head: setting the spec, the queued replot and the repaint of the window.
+// Times what a user waits for when switching layer or head (setting the spec, the queued replot and the repaint of
+// the window) and when hovering over the heat map.
 int benchViewCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "bench-view");
@@ -29,6 +29,9 @@ int benchViewCommand(const CommandArgs &argv)
                 "complete picture, the window's thread held median %.1f ms (max %.1f), over %d switches\n",
         spec.view.c_str(), length, times.model.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), held[held.size() / 2],
         held.back(), repeat);
+    if (const std::vector<double> &hovers = times.hovers; !hovers.empty())
+        std::printf("a hover's tooltip text median %.2f ms (max %.2f) over %zu cells\n", hovers[hovers.size() / 2],
+            hovers.back(), hovers.size());
     return 0;
 }
 

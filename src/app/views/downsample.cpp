@@ -25,6 +25,11 @@ void accumulateRows(const float *data, const float *masked, int cols, int r0, in
     }
 }
 
+float blockMean(float sum, float count)
+{
+    return count > 0.0f ? sum / count : kNegInf;
+}
+
 void findRange(Pooled &p)
 {
     float lo = std::numeric_limits<float>::infinity();
@@ -90,9 +95,26 @@ Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCol
                 s += sum[static_cast<size_t>(c)];
                 n += count[static_cast<size_t>(c)];
             }
-            out[pc] = n > 0.0f ? s / n : kNegInf;
+            out[pc] = blockMean(s, n);
         }
     }
+    findRange(p);
+    return p;
+}
+
+Pooled pooledFromSums(
+    std::vector<float> sums, const std::vector<float> &counts, int rows, int cols, int blockRows, int blockCols)
+{
+    Pooled p;
+    if (rows <= 0 || cols <= 0 || sums.size() != size_t(rows) * size_t(cols) || counts.size() != sums.size())
+        return p;
+    p.rows = rows;
+    p.cols = cols;
+    p.blockRows = blockRows;
+    p.blockCols = blockCols;
+    p.values = std::move(sums);
+    for (size_t i = 0; i < p.values.size(); ++i)
+        p.values[i] = blockMean(p.values[i], counts[i]);
     findRange(p);
     return p;
 }

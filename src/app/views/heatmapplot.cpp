@@ -35,7 +35,7 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     showMessage(QString::fromUtf8(kNothingComputed));
     // The labels are chosen for the room the last layout gave the axes; a new room may hold more or fewer.
     connect(this, &QCustomPlot::afterLayout, this, [this] {
-        if (!m_data || m_showingMessage || m_retickDepth > 1)
+        if (!m_source || m_showingMessage || m_retickDepth > 1)
             return;
         ++m_retickDepth;
         const QString title = m_title->text();
@@ -273,9 +273,8 @@ void HeatmapPlot::showMessage(const QString &text)
     m_showingMessage = true;
     m_poolJob.drop();
     m_poolPending = false;
-    m_data = nullptr;
+    m_source = nullptr;
     m_rows = m_cols = 0;
-    m_owner.reset();
     m_pooled = Pooled();
     m_map->data()->clear();
     setContentVisible(false);
@@ -298,10 +297,31 @@ void HeatmapPlot::setContentVisible(bool visible)
 
 void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner)
 {
-    m_data = data;
+    const bool onWorker = owner != nullptr;
+    showSource(
+        rows, cols,
+        [data, rows, cols, masked = m_maskedScores, owner = std::move(owner)](int maxRows, int maxCols,
+            const std::atomic<bool> &) { return downsample(data, rows, cols, maxRows, maxCols, masked); },
+        onWorker);
+}
+
+void HeatmapPlot::setPooledSource(int rows, int cols, PoolSource source, const QString &whilePooling)
+{
+    showSource(rows, cols, std::move(source), true);
+    if (m_poolPending && !whilePooling.isEmpty()) { // the source stays: adoptPooled shows its picture
+        m_messageText = whilePooling;
+        wrapMessage();
+        m_showingMessage = true;
+        setContentVisible(false);
+    }
+}
+
+void HeatmapPlot::showSource(int rows, int cols, PoolSource source, bool onWorker)
+{
+    m_source = std::move(source);
+    m_sourceOnWorker = onWorker;
     m_rows = std::max(0, rows);
     m_cols = std::max(0, cols);
-    m_owner = std::move(owner);
     if (m_showingMessage) {
         m_showingMessage = false;
         setContentVisible(true);
@@ -335,9 +355,9 @@ QSize HeatmapPlot::poolTarget() const
 
 void HeatmapPlot::repool()
 {
-    // Pooling 8192² cells takes a few hundred ms: too long for the GUI thread. The job keeps the owner, which
-    // keeps the matrix and the masked scores (the same trace) alive.
-    if (int64_t(m_rows) * m_cols > kPoolOnWorkerCells && m_owner && !drawnHeadless(window())) {
+    // Pooling 8192² cells takes a few hundred ms: too long for the GUI thread. The job holds the source, which keeps
+    // what it reads alive.
+    if (int64_t(m_rows) * m_cols > kPoolOnWorkerCells && m_sourceOnWorker && !drawnHeadless(window())) {
         m_poolPending = true;
         m_poolJob.start(poolJob());
     } else
@@ -347,9 +367,8 @@ void HeatmapPlot::repool()
 LatestJob<Pooled>::Job HeatmapPlot::poolJob() const
 {
     const QSize target = poolTarget();
-    return [data = m_data, rows = m_rows, cols = m_cols, masked = m_maskedScores, owner = m_owner, target](
-               const std::atomic<bool> &) {
-        return downsample(data, rows, cols, target.height(), target.width(), masked);
+    return [source = m_source, target](const std::atomic<bool> &cancel) {
+        return source ? source(target.height(), target.width(), cancel) : Pooled();
     };
 }
 
@@ -357,6 +376,10 @@ void HeatmapPlot::adoptPooled(Pooled pooled)
 {
     m_pooled = std::move(pooled);
     m_poolPending = false;
+    if (m_showingMessage && m_source) { // the message setPooledSource showed while it pooled
+        m_showingMessage = false;
+        setContentVisible(true);
+    }
     fillColorMap();
     updateNote();
 }
@@ -565,7 +588,7 @@ QSize HeatmapPlot::minimumSizeHint() const
 void HeatmapPlot::resizeEvent(QResizeEvent *event)
 {
     QCustomPlot::resizeEvent(event);
-    if (m_data != nullptr && !m_showingMessage) {
+    if (m_source && !m_showingMessage) {
         const QSize target = poolTarget();
         if (poolBlock(m_rows, target.height()) != m_pooled.blockRows
             || poolBlock(m_cols, target.width()) != m_pooled.blockCols)

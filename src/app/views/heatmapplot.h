@@ -39,6 +39,13 @@ public:
     // data: [rows, cols] row-major; not copied. `owner` keeps it alive (and unchanged) while shown: the plot
     // pools it again when it is resized.
     void setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner = nullptr);
+    // What pools a matrix to at most maxRows × maxCols cells; it keeps what it reads alive, and may stop early when
+    // `cancel` is set (its result is then dropped).
+    using PoolSource = std::function<Pooled(int maxRows, int maxCols, const std::atomic<bool> &cancel)>;
+    // A matrix of rows × cols too large to hold whole (a head computed from its tiles): the plot asks `source` for
+    // the picture at its size, on a worker above kPoolOnWorkerCells cells (at once when drawn headless), and again
+    // when resized; `whilePooling`, when given, is shown until the first picture is ready.
+    void setPooledSource(int rows, int cols, PoolSource source, const QString &whilePooling = {});
     // Masked cells: wherever `maskedScores` ([rows, cols], kept alive by the same owner) is −∞, the cell is drawn in
     // the masked style (grey, hatched) whatever its value; null draws the values only. Call before setMatrix.
     void setMaskedScores(const float *maskedScores) { m_maskedScores = maskedScores; }
@@ -119,6 +126,7 @@ private:
     void applyTheme();
     void applyGradient();
     void applyScaleType();
+    void showSource(int rows, int cols, PoolSource source, bool onWorker);
     void repool();
     LatestJob<Pooled>::Job poolJob() const;
     void adoptPooled(Pooled pooled);
@@ -140,14 +148,14 @@ private:
     QCPItemText *m_message = nullptr;
     std::unique_ptr<HeatmapRowMarks> m_rowMarks;
 
-    const float *m_data = nullptr;
-    const float *m_maskedScores = nullptr;
+    PoolSource m_source; // set while a matrix is shown
+    bool m_sourceOnWorker = false; // whether the source may run on a worker (it keeps its data alive)
+    const float *m_maskedScores = nullptr; // for the next setMatrix
     QString m_zeroNote;
     QString m_maskedNote = QStringLiteral("masked (\u2212\u221E before softmax)");
     QString m_maskLabel = QStringLiteral("\u2212\u221E"), m_allowedLabel = QStringLiteral("0");
     int m_rows = 0;
     int m_cols = 0;
-    std::shared_ptr<const void> m_owner;
     Pooled m_pooled;
 
     bool m_indexInLabels = true;

@@ -7,6 +7,7 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -184,6 +185,16 @@ void tiled_attention_forward(
 enum class ScoreStage { Scores, Capped, Masked, Probs, Mask };
 void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &q, const Tensor &k, const Tensor &lse,
     const ScoreRule &rule, int64_t h, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+// Head h's probabilities exp(S′ᵢⱼ − ℓᵢ) mean-pooled for display without a T × S buffer: for every block of blockRows
+// queries × blockCols columns, the sum of the cells the rule lets its queries see, into `sums`, and their count, into
+// `counts` (both [⌈T / blockRows⌉, ⌈(S + firstColumn) / blockCols⌉], zeroed here). Key j sits at column
+// j + firstColumn (a caller's own column, such as a sink's, before the keys). Each column is summed down its block's
+// rows, then the block's columns left to right, as a pooling of the whole matrix sums them. Returns false, leaving
+// the sums partial, when `cancel` is set part-way.
+bool attention_pool_probs(float *sums, float *counts, const Tensor &q, const Tensor &k, const Tensor &lse,
+    const ScoreRule &rule, int64_t h, int blockRows, int blockCols, int firstColumn,
+    const std::atomic<bool> *cancel = nullptr);
 
 // ---- softmax.cpp
 

@@ -209,4 +209,76 @@ void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &
     }
 }
 
+bool attention_pool_probs(float *sums, float *counts, const Tensor &q, const Tensor &k, const Tensor &lse,
+    const ScoreRule &rule, int64_t h, int blockRows, int blockCols, int firstColumn, const std::atomic<bool> *cancel)
+{
+    checkShapes(q, k, rule);
+    const int64_t T = q.dim(1), S = k.dim(1);
+    if (h < 0 || h >= q.dim(0) || blockRows < 1 || blockCols < 1 || firstColumn < 0)
+        throw Error("pooled attention: head " + std::to_string(h) + " of " + std::to_string(q.dim(0)) + ", blocks of "
+            + std::to_string(blockRows) + " × " + std::to_string(blockCols) + ", keys from column "
+            + std::to_string(firstColumn));
+    requireShape(lse, {q.dim(0), T}, "pooled attention log-sum-exp");
+    const int64_t pooledRows = (T + blockRows - 1) / blockRows,
+                  pooledCols = (S + firstColumn + blockCols - 1) / blockCols;
+    std::fill_n(sums, pooledRows * pooledCols, 0.0f);
+    std::fill_n(counts, pooledRows * pooledCols, 0.0f);
+    const KeyFlags keys(rule, S);
+    std::vector<float> seen(static_cast<size_t>(S)); // 1 for a key no padding hides
+    for (int64_t j = 0; j < S; ++j)
+        seen[size_t(j)] = keys.ok[size_t(j)] ? 1.0f : 0.0f;
+    std::atomic<bool> stopped {false};
+    // Pooled rows in groups of about a tile's rows, so that short blocks still make products of kQueryTile queries;
+    // each group's rows against kKeyTile keys at a time, as the forward.
+    const int64_t group = std::max<int64_t>(1, kQueryTile / blockRows);
+    parallelForPieces(pooledRows, group, [&](int64_t begin, int64_t end) {
+        MatrixRM scaledQ, scores(kQueryTile, kKeyTile);
+        std::vector<float> columnSum, columnCount; // [pooled row of the group, key]
+        for (int64_t pr0 = begin; pr0 < end; pr0 += group) {
+            if (cancel && cancel->load(std::memory_order_relaxed)) {
+                stopped = true;
+                return;
+            }
+            const int64_t pr1 = std::min(end, pr0 + group), rowBegin = pr0 * blockRows,
+                          rowEnd = std::min(T, pr1 * blockRows);
+            columnSum.assign(size_t((pr1 - pr0) * S), 0.0f);
+            columnCount.assign(columnSum.size(), 0.0f);
+            for (int64_t r0 = rowBegin; r0 < rowEnd; r0 += kQueryTile) {
+                const int64_t n = std::min(kQueryTile, rowEnd - r0);
+                scaledQ = rule.scale * q.slice(h).middleRows(r0, n);
+                const int64_t keyBegin = rule.firstKey(r0), keyEnd = rule.endKey(r0 + n - 1, S);
+                for (int64_t c0 = keyBegin; c0 < keyEnd; c0 += kKeyTile) {
+                    const int64_t c1 = std::min(keyEnd, c0 + kKeyTile);
+                    tileScores(scores.data(), kKeyTile, scaledQ, k, rule, keys, h, r0, c0, c1, ScoreStage::Masked);
+                    for (int64_t r = 0; r < n; ++r) {
+                        const float l = lse.data()[h * T + r0 + r];
+                        const int64_t first = std::max(c0, rule.firstKey(r0 + r)),
+                                      last = std::min(c1, rule.endKey(r0 + r, S));
+                        if (l == kNegInf || first >= last)
+                            continue;
+                        float *row = scores.data() + r * kKeyTile + (first - c0);
+                        expShiftedMasked(row, row, last - first, l);
+                        const size_t at = size_t(((r0 + r) / blockRows - pr0) * S);
+                        float *sum = columnSum.data() + at, *count = columnCount.data() + at;
+                        for (int64_t j = first; j < last; ++j) { // a padded key's probability is 0
+                            sum[j] += row[j - first];
+                            count[j] += seen[size_t(j)];
+                        }
+                    }
+                }
+            }
+            for (int64_t pr = pr0; pr < pr1; ++pr) {
+                const float *sum = columnSum.data() + (pr - pr0) * S, *count = columnCount.data() + (pr - pr0) * S;
+                float *sumRow = sums + pr * pooledCols, *countRow = counts + pr * pooledCols;
+                for (int64_t j = 0; j < S; ++j) {
+                    const int64_t pc = (j + firstColumn) / blockCols;
+                    sumRow[pc] += sum[j];
+                    countRow[pc] += count[j];
+                }
+            }
+        }
+    });
+    return !stopped;
+}
+
 } // namespace atlas::ops

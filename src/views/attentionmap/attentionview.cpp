@@ -81,15 +81,10 @@ void AttentionView::refresh()
                       .arg(m_spec.layer)
                       .arg(m_spec.head))
         + (shared.isEmpty() ? QString() : QStringLiteral(" (") + shared + QLatin1Char(')')));
-    m_headWork = problem.isEmpty() ? onDemandHeadWork() : nullptr;
-    if (m_headWork) {
-        m_plot->showMessage(tr("Computing head %1 of layer %2 from its queries and keys (%3 \u00D7 %3)\u2026")
-                                .arg(m_spec.head)
-                                .arg(m_spec.layer)
-                                .arg(m_input.tokens.size()));
-        m_headJob.start(m_headWork);
+    const std::shared_ptr<const AttentionReadout> pooled = problem.isEmpty() ? pooledReadout() : nullptr;
+    if (pooled) {
+        drawPooledHead(pooled);
     } else {
-        m_headJob.drop();
         const HeadMatrix probs = problem.isEmpty()
             ? findHeadMatrix(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem)
             : HeadMatrix {};
@@ -98,32 +93,86 @@ void AttentionView::refresh()
     m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
 }
 
-// A head of a trace kept on demand too large to compute on the window's thread (over HeatmapPlot's
-// kPoolOnWorkerCells): its probabilities and its mask's rule, for a worker; null otherwise.
-LatestJob<AttentionView::HeadCells>::Job AttentionView::onDemandHeadWork() const
+// The readout of a head of a trace kept on demand too large to hold whole (over HeatmapPlot's kPoolOnWorkerCells),
+// which the plot pools from its tiles; null otherwise.
+std::shared_ptr<const AttentionReadout> AttentionView::pooledReadout() const
 {
-    const std::shared_ptr<const AttentionReadout> readout = findAttentionReadout(m_input, m_spec.layer);
-    if (!readout || drawnHeadless(this) || m_spec.head < 0 || m_spec.head >= readout->heads()
+    std::shared_ptr<const AttentionReadout> readout = findAttentionReadout(m_input, m_spec.layer);
+    if (!readout || m_spec.head < 0 || m_spec.head >= readout->heads()
         || readout->queries() * readout->keys() <= HeatmapPlot::kPoolOnWorkerCells)
         return nullptr;
-    return [readout, trace = m_input.trace, head = m_spec.head](const std::atomic<bool> &) {
-        const auto probs = std::make_shared<const Tensor>(readout->head(ops::ScoreStage::Probs, head));
-        const auto mask = std::make_shared<const Tensor>(readout->head(ops::ScoreStage::Mask, head));
-        const int rows = int(probs->dim(0)), cols = int(probs->dim(1));
-        return HeadCells {{probs->data(), rows, cols, probs}, {mask->data(), rows, cols, mask}};
-    };
+    return readout;
 }
 
 bool AttentionView::drawing() const
 {
-    return m_headJob.busy() || m_plot->pooling();
+    return m_plot->pooling();
 }
 
 void AttentionView::finishDrawing()
 {
-    if (m_headJob.busy() && m_headWork)
-        m_headJob.runNow(m_headWork);
     m_plot->finishPooling();
+}
+
+// The labels, the notes and the axis titles of a head of `tokens` queries × `keys` keys whose first key takes
+// `first` of the later rows (−1: not shown); with a sink's `shares` ([H, T]) the sink's column comes first.
+void AttentionView::describeHead(int tokens, int keys, float first, const Tensor *shares)
+{
+    const QString sparse = sparseNormaliserName(m_input);
+    m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
+    m_sinkColumn = shares != nullptr;
+    QStringList labels = keyLabels(m_input, keys);
+    if (m_sinkColumn) {
+        labels.prepend(tr("sink"));
+        const QString average = percent(shares->matrix().row(m_spec.head).mean());
+        m_plot->setAxisTitles(first < 0
+                ? tr("key (first column: the head's sink, %1 of a row on average)").arg(average)
+                : tr("key (first column: the head's sink, %1 of a row on average; the first token takes %2 of the "
+                     "later rows)")
+                      .arg(average)
+                      .arg(percent(first)),
+            tr("query"));
+    } else if (first >= 0 && !m_input.site.cross) {
+        m_plot->setAxisTitles(tr("key (the first token, where many models park attention, takes %1 of the later rows)")
+                                  .arg(percent(first)),
+            tr("query"));
+    }
+    m_plot->setLabels(tokenLabels(m_input, tokens), labels);
+}
+
+// A head too large to hold, pooled to the plot's pixels from its tiles on the plot's worker; a sink's shares fill
+// the first column. The tooltip reads each cell exactly from the same readout.
+void AttentionView::drawPooledHead(std::shared_ptr<const AttentionReadout> readout)
+{
+    const int tokens = int(readout->queries()), keys = int(readout->keys()), head = m_spec.head;
+    std::vector<float> firstColumn(static_cast<size_t>(tokens));
+    readout->tile(firstColumn.data(), 1, ops::ScoreStage::Probs, head, 0, tokens, 0, 1);
+    const Tensor *shares = findSinkShares(m_input, m_spec.layer, m_input.heads, tokens);
+    describeHead(tokens, keys, firstKeyShare({firstColumn.data(), tokens, 1, nullptr}), shares);
+    std::vector<float> sinkShares;
+    if (shares)
+        sinkShares.assign(
+            shares->data() + size_t(head) * size_t(tokens), shares->data() + size_t(head + 1) * size_t(tokens));
+    m_plot->setMaskedScores(nullptr);
+    m_plot->setPooledSource(
+        tokens, keys + (shares ? 1 : 0),
+        [readout = std::move(readout), trace = m_input.trace, head, sinkShares = std::move(sinkShares)](
+            int maxRows, int maxCols, const std::atomic<bool> &cancel) {
+            const int64_t cols = readout->keys() + (sinkShares.empty() ? 0 : 1);
+            PooledProbs p = readout->pooledProbs(head, poolBlock(int(readout->queries()), maxRows),
+                poolBlock(int(cols), maxCols), sinkShares.empty() ? 0 : 1, &cancel);
+            for (size_t r = 0; r < sinkShares.size(); ++r) { // the sink's column is column 0 of the first blocks
+                p.sums[(r / size_t(p.blockRows)) * size_t(p.cols)] += sinkShares[r];
+                p.counts[(r / size_t(p.blockRows)) * size_t(p.cols)] += 1.0f;
+            }
+            return pooledFromSums(std::move(p.sums), p.counts, p.rows, p.cols, p.blockRows, p.blockCols);
+        },
+        tr("Computing head %1 of layer %2 from its queries and keys (%3 \u00D7 %3)\u2026")
+            .arg(head)
+            .arg(m_spec.layer)
+            .arg(tokens));
+    m_plot->setMarkedRow(m_spec.query);
+    m_plot->setVeiledRow(m_spec.get(views::attentionmap::kVeilQuery) ? m_spec.query : -1);
 }
 
 // The head's probabilities, with the cells its mask hides (−∞), or `problem` (a "not computed" text when empty).
@@ -135,13 +184,9 @@ void AttentionView::drawHead(const HeadMatrix &probs, const HeadMatrix &masked, 
                 : problem);
     } else {
         const int tokens = probs.rows, keys = probs.cols;
-        m_plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
-        const QString sparse = sparseNormaliserName(m_input);
-        m_plot->setExactZeroNote(sparse.isEmpty() ? QString() : tr("\u25A7 exactly 0, not masked (%1)").arg(sparse));
         const Tensor *shares = findSinkShares(m_input, m_spec.layer, m_input.heads, tokens);
-        m_sinkColumn = shares != nullptr;
+        describeHead(tokens, keys, firstKeyShare(probs), shares);
         const float *maskedScores = masked && masked.rows == tokens && masked.cols == keys ? masked.data : nullptr;
-        const float first = firstKeyShare(probs); // −1 with one query
         if (m_sinkColumn) { // the sink first, then the keys, as one matrix the plot keeps alive
             const int cols = keys + 1;
             auto cells = std::make_shared<std::vector<float>>(size_t(2 * tokens * cols), 0.0f);
@@ -153,25 +198,9 @@ void AttentionView::drawHead(const HeadMatrix &probs, const HeadMatrix &masked, 
                     std::copy(maskedScores + size_t(r) * size_t(keys), maskedScores + size_t(r + 1) * size_t(keys),
                         maskRow + 1);
             }
-            QStringList labels = keyLabels(m_input, keys);
-            labels.prepend(tr("sink"));
-            m_plot->setLabels(tokenLabels(m_input, tokens), labels);
-            m_plot->setAxisTitles(first < 0
-                    ? tr("key (first column: the head's sink, %1 of a row on average)")
-                          .arg(percent(shares->matrix().row(m_spec.head).mean()))
-                    : tr("key (first column: the head's sink, %1 of a row on average; the first token takes %2 of the "
-                         "later rows)")
-                          .arg(percent(shares->matrix().row(m_spec.head).mean()))
-                          .arg(percent(first)),
-                tr("query"));
             m_plot->setMaskedScores(maskedScores ? cells->data() + size_t(tokens * cols) : nullptr);
             m_plot->setMatrix(cells->data(), tokens, cols, cells);
         } else {
-            if (first >= 0 && !m_input.site.cross)
-                m_plot->setAxisTitles(
-                    tr("key (the first token, where many models park attention, takes %1 of the later rows)")
-                        .arg(percent(first)),
-                    tr("query"));
             m_plot->setMaskedScores(maskedScores);
             // the plot keeps both alive: an on-demand head's matrices are its own
             m_plot->setMatrix(probs.data, tokens, keys,

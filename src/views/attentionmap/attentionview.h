@@ -1,10 +1,10 @@
 #pragma once
 
-#include "viewmodel/latestjob.h"
 #include "views/view.h"
 
 namespace atlas {
 
+class AttentionReadout;
 class HeatmapPlot;
 
 // The attention probabilities of one head (`layer.{l}.attn.probs`, head h) as a heat map: queries top to
@@ -29,18 +29,14 @@ protected:
     void refresh() override;
 
 private:
-    struct HeadCells
-    {
-        HeadMatrix probs, masked;
-    };
-    LatestJob<HeadCells>::Job onDemandHeadWork() const;
+    std::shared_ptr<const AttentionReadout> pooledReadout() const;
+    void describeHead(int tokens, int keys, float first, const Tensor *shares);
+    void drawPooledHead(std::shared_ptr<const AttentionReadout> readout);
     void drawHead(const HeadMatrix &probs, const HeadMatrix &masked, const QString &problem);
 
     HeatmapPlot *m_plot = nullptr;
     int m_lastRefreshMicros = 0;
     bool m_sinkColumn = false; // gpt-oss: column 0 is the head's sink, the keys follow
-    LatestJob<HeadCells>::Job m_headWork; // the head a worker computes, null when drawn here
-    LatestJob<HeadCells> m_headJob {[this](HeadCells cells) { drawHead(cells.probs, cells.masked, {}); }}; // last
 };
 
 } // namespace atlas
