@@ -6,14 +6,16 @@
 
 DIR_npm is a directory where `npm install node-llama-cpp@3.22.1` was run and `llama.cpp` is the git clone of its
 `llama/gitRelease.bundle` (for gguf-py). For each shape (Qwen2.5-0.5B's and Qwen2.5-1.5B's: layers, width, heads,
-K/V heads, feed-forward width, vocabulary; and Qwen1.5-4B's, a qwen2 file too, to see a 4B-parameter model open), it
+K/V heads, feed-forward width, vocabulary; Qwen1.5-4B's, a qwen2 file too, to see a 4B-parameter model open; and
+SmolLM2-135M's, a llama file), it
 writes a model of random weights (normal, std 0.02; norms 1) as an F16
 GGUF file with gguf-py, a synthetic vocabulary of distinct tokens, then has llama.cpp's own quantizer
 (llama_model_quantize, through ctypes, from node-llama-cpp's prebuilt libllama) make its Q8_0 and Q4_K_M files.
 On each quantized file it measures:
   - this program: `render` of the attention view at 128 tokens, from a cold start (the process's wall time: opening
     the file, checking its values, the traced forward, the analysis, drawing the PNG) and its peak memory (getrusage);
-    `bench --length N --repeat R`, the traced forward's median at 128 and 512 tokens;
+    `bench --length N --repeat R`, the traced forward's median at each of --lengths (128 and 512 unless given) and
+    its peak memory;
   - llama.cpp: prompt processing of the same N tokens in one batch (node-llama-cpp, 2 threads, the context's
     defaults), the median of R runs after one untimed, and the node process's peak memory.
 Prints a Markdown table for docs/benchmarks.md. Run it on a quiet machine.
@@ -35,25 +37,31 @@ SHAPES = {  # layers, d_model, heads, kv heads, d_ff, vocab
     "0.5b": (24, 896, 14, 2, 4864, 151936),
     "1.5b": (28, 1536, 12, 2, 8960, 151936),
     "4b": (40, 2560, 20, 20, 6912, 151936),  # Qwen1.5-4B's (a qwen2 file), with a tied head: 3.6 B parameters
+    "135m": (30, 576, 9, 3, 1536, 49152),  # SmolLM2-135M's (a llama file: no biases, RoPE base 100000, tied head)
 }
-LABELS = {"0.5b": "Qwen2.5-0.5B", "1.5b": "Qwen2.5-1.5B", "4b": "Qwen1.5-4B"}
+LABELS = {"0.5b": "Qwen2.5-0.5B", "1.5b": "Qwen2.5-1.5B", "4b": "Qwen1.5-4B", "135m": "SmolLM2-135M"}
+ARCHITECTURES = {"135m": "llama"}  # the others: qwen2
 
 
-def write_f16(path, shape, llama_cpp):
+def token_ids(n, vocab):
+    return [300 + (i * 7919) % (vocab - 300) for i in range(n)]
+
+
+def write_f16(path, shape, llama_cpp, architecture):
     sys.path.insert(0, os.path.join(llama_cpp, "gguf-py"))
     import gguf
     layers, d, heads, kv, ff, vocab = shape
     head = d // heads
     rng = np.random.default_rng(1)
-    w = gguf.GGUFWriter(path, "qwen2")
-    w.add_name(f"random-qwen2-{os.path.basename(path)}")
+    w = gguf.GGUFWriter(path, architecture)
+    w.add_name(f"random-{architecture}-{os.path.basename(path)}")
     w.add_context_length(32768)
     w.add_embedding_length(d)
     w.add_block_count(layers)
     w.add_feed_forward_length(ff)
     w.add_head_count(heads)
     w.add_head_count_kv(kv)
-    w.add_rope_freq_base(1000000.0)
+    w.add_rope_freq_base(1000000.0 if architecture == "qwen2" else 100000.0)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
     w.add_tokenizer_model("gpt2")
@@ -72,11 +80,14 @@ def write_f16(path, shape, llama_cpp):
         p = f"blk.{i}."
         w.add_tensor(p + "attn_norm.weight", np.ones(d, dtype=np.float32))
         w.add_tensor(p + "attn_q.weight", matrix(d, d))
-        w.add_tensor(p + "attn_q.bias", (rng.standard_normal(d) * 0.02).astype(np.float32))
+        if architecture == "qwen2":
+            w.add_tensor(p + "attn_q.bias", (rng.standard_normal(d) * 0.02).astype(np.float32))
         w.add_tensor(p + "attn_k.weight", matrix(kv * head, d))
-        w.add_tensor(p + "attn_k.bias", (rng.standard_normal(kv * head) * 0.02).astype(np.float32))
+        if architecture == "qwen2":
+            w.add_tensor(p + "attn_k.bias", (rng.standard_normal(kv * head) * 0.02).astype(np.float32))
         w.add_tensor(p + "attn_v.weight", matrix(kv * head, d))
-        w.add_tensor(p + "attn_v.bias", (rng.standard_normal(kv * head) * 0.02).astype(np.float32))
+        if architecture == "qwen2":
+            w.add_tensor(p + "attn_v.bias", (rng.standard_normal(kv * head) * 0.02).astype(np.float32))
         w.add_tensor(p + "attn_output.weight", matrix(d, d))
         w.add_tensor(p + "ffn_norm.weight", np.ones(d, dtype=np.float32))
         w.add_tensor(p + "ffn_gate.weight", matrix(ff, d))
@@ -119,14 +130,15 @@ def timed(command):
 
 LLAMA_JS = r"""
 import {getLlama} from "node-llama-cpp";
-const [file, lengths, repeat] = [process.argv[2], process.argv[3].split(",").map(Number), Number(process.argv[4])];
+const [file, lengths, repeat, vocab] = [process.argv[2], process.argv[3].split(",").map(Number), Number(process.argv[4]),
+    Number(process.argv[5])];
 const llama = await getLlama({gpu: false, build: "never"});
 const model = await llama.loadModel({modelPath: file, gpuLayers: 0});
 const out = {};
 for (const n of lengths) {
     const context = await model.createContext({contextSize: Math.max(1024, n), batchSize: n, threads: 2});
     const sequence = context.getSequence();
-    const ids = Array.from({length: n}, (_, i) => 300 + (i * 7919) % 150000);
+    const ids = Array.from({length: n}, (_, i) => 300 + (i * 7919) % (vocab - 300));
     const times = [];
     for (let r = 0; r <= repeat; ++r) {
         const start = performance.now();
@@ -150,6 +162,7 @@ def main():
     parser.add_argument("--shapes", default="0.5b,1.5b")  # or 4b
     parser.add_argument("--kinds", default="Q8_0,Q4_K_M")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--lengths", default="128,512")  # the traced forward's and llama.cpp's prompt lengths
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "src", "transformer-atlas"))
     args = parser.parse_args()
     lib_dir = os.path.join(args.npm, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
@@ -160,29 +173,33 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
     rows = []
     for shape in args.shapes.split(","):
-        f16 = os.path.join(args.scratch, f"qwen2-{shape}-f16.gguf")
+        architecture = ARCHITECTURES.get(shape, "qwen2")
+        vocab = SHAPES[shape][5]
+        f16 = os.path.join(args.scratch, f"{architecture}-{shape}-f16.gguf")
         if not os.path.exists(f16):
-            write_f16(f16, SHAPES[shape], os.path.join(args.npm, "llama.cpp"))
+            write_f16(f16, SHAPES[shape], os.path.join(args.npm, "llama.cpp"), architecture)
         for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15)):
             if kind not in args.kinds.split(","):
                 continue
-            path = os.path.join(args.scratch, f"qwen2-{shape}-{kind.lower()}.gguf")
+            path = os.path.join(args.scratch, f"{architecture}-{shape}-{kind.lower()}.gguf")
             if not os.path.exists(path):
                 quantize(lib_dir, f16, path, ftype)
             spec = os.path.join(args.scratch, "spec.json")
             with open(spec, "w") as f:
-                json.dump({"view": "attention", "model": path, "tokens": [300 + (i * 7919) % 150000 for i in range(128)],
+                json.dump({"view": "attention", "model": path, "tokens": token_ids(128, vocab),
                            "layer": 0, "head": 0}, f)
             first_view, peak, _ = timed([args.binary, "render", "--spec", spec, "--out",
                                          os.path.join(args.scratch, "first.png"), "--size", "1200x800"])
             ours = {}
-            for n in (128, 512):
+            lengths = [int(n) for n in args.lengths.split(",")]
+            for n in lengths:
                 _, ours_peak, text = timed([args.binary, "bench", "--model", path, "--length", str(n), "--repeat",
                                             str(args.repeat)])
-                ours[n] = re.search(r"median ([0-9.]+ m?s)", text).group(1)
+                ours[n] = (re.search(r"median ([0-9.]+ m?s)", text).group(1), ours_peak)
                 peak = max(peak, ours_peak)
             start = time.perf_counter()
-            child = subprocess.run(["/usr/bin/time", "-f", "%M", "node", script, path, "128,512", str(args.repeat)],
+            child = subprocess.run(["/usr/bin/time", "-f", "%M", "node", script, path, args.lengths, str(args.repeat),
+                                    str(vocab)],
                                    cwd=args.npm, capture_output=True, text=True, env=env)
             if child.returncode != 0:
                 raise SystemExit(child.stderr)
@@ -190,12 +207,15 @@ def main():
             their_peak = int(child.stderr.strip().splitlines()[-1]) / 1024 / 1024
             rows.append((shape, kind, os.path.getsize(path) / 2**30, first_view, peak, ours, theirs, their_peak))
             print(rows[-1], flush=True)
-    print("| shape | file | size | first attention view (cold) | peak memory | traced forward 128 / 512 (this program) "
-          "| llama.cpp prompt processing 128 / 512 | llama.cpp peak memory |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    lengths = args.lengths.split(",")
+    print("| shape | file | size | first attention view (cold) | traced forward " + " / ".join(lengths)
+          + " (this program; its peak memory) | llama.cpp prompt processing " + " / ".join(lengths)
+          + " | llama.cpp peak memory |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for shape, kind, size, first, peak, ours, theirs, their_peak in rows:
-        print(f"| {LABELS[shape]} | {kind} | {size:.2f} GiB | {first:.1f} s | {peak:.2f} GiB | "
-              f"{ours[128]} / {ours[512]} | {theirs['128']:.0f} ms / {theirs['512']:.0f} ms | {their_peak:.2f} GiB |")
+        mine = " / ".join(f"{ours[int(n)][0]} ({ours[int(n)][1]:.2f} GiB)" for n in lengths)
+        llama = " / ".join(f"{theirs[n]:.0f} ms" for n in lengths)
+        print(f"| {LABELS[shape]} | {kind} | {size:.2f} GiB | {first:.1f} s | {mine} | {llama} | {their_peak:.2f} GiB |")
 
 
 if __name__ == "__main__":
