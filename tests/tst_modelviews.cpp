@@ -14,6 +14,7 @@
 #include "view/analysisrequests.h"
 #include "view/viewanalysis.h"
 #include "views/heatmapplot.h"
+#include "views/pooledhead.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
@@ -76,6 +77,7 @@ private slots:
     void nextTokenViewReadsAPositionKeptOnDemand();
     void maskViewReadsAHeadKeptOnDemand();
     void aLargeHeadKeptOnDemandIsComputedOnAWorker();
+    void theMaskViewPoolsALargeHeadFromItsTiles();
     void allHeadsNumberEachHeadsSink();
     void rerunViewsRefuseAttentionTheyDoNotRerun();
     void sparseFfnViewDrawsDenseAndSparse();
@@ -346,6 +348,40 @@ void TestModelViews::aLargeHeadKeptOnDemandIsComputedOnAWorker()
         const double mean = sums[cell] / counts[cell];
         QVERIFY2(std::abs(drawn.values[cell] - mean) <= 1e-6 * (1 + mean),
             qPrintable(QString("block %1: %2 against %3").arg(cell).arg(drawn.values[cell]).arg(mean)));
+    }
+}
+
+// The Mask view's three panels of a head past HeatmapPlot::kPoolOnWorkerCells, kept on demand, are pooled from its
+// tiles (no 2100² matrix made), and draw what the whole trace's tensors draw: the scores, the mask, the probabilities.
+void TestModelViews::theMaskViewPoolsALargeHeadFromItsTiles()
+{
+    ViewSpec spec;
+    spec.view = "mask";
+    spec.model = "tiny-bytes";
+    for (int t = 0; t < 2100; ++t)
+        spec.tokens.push_back('a' + (t * 5) % 26);
+    spec.layer = 1;
+    spec.head = 2;
+    const SpecRun onDemandRun = runSpec(spec, size_t(64) << 20), wholeRun = runSpec(spec, size_t(8) << 30);
+    QVERIFY(!onDemandRun.trace->contains("layer.1.attn.scores") && wholeRun.trace->contains("layer.1.attn.scores"));
+    MaskView whole, onDemand;
+    for (MaskView *view : {&whole, &onDemand})
+        view->resize(1200, 500);
+    whole.setInputAndSpec(makeViewInput(wholeRun), spec);
+    onDemand.setInputAndSpec(makeViewInput(onDemandRun), spec);
+    QVERIFY(largeHeadReadout(onDemand.input(), 1, 2) && !largeHeadReadout(whole.input(), 1, 2));
+    for (const auto &[a, b] : {std::pair {whole.scoresPlot(), onDemand.scoresPlot()},
+             std::pair {whole.maskPlot(), onDemand.maskPlot()}, std::pair {whole.probsPlot(), onDemand.probsPlot()}}) {
+        QVERIFY2(!b->showingMessage(), qPrintable(b->message()));
+        const Pooled &x = a->pooled(), &y = b->pooled();
+        QVERIFY(x.blockRows > 1 && x.blockCols > 1);
+        QCOMPARE(y.rows, x.rows);
+        QCOMPARE(y.cols, x.cols);
+        for (size_t i = 0; i < x.values.size(); ++i)
+            QVERIFY2(std::isfinite(x.values[i])
+                    ? std::abs(x.values[i] - y.values[i]) < 1e-5 * (1 + std::abs(x.values[i]))
+                    : x.values[i] == y.values[i],
+                qPrintable(QString("cell %1: %2 on demand, %3 whole").arg(i).arg(y.values[i]).arg(x.values[i])));
     }
 }
 

@@ -1,7 +1,7 @@
 // Attention a tile at a time (ops::tiled_attention_forward) against the whole-matrix path the traced forward runs
 // (scores, soft-cap, mask, window, softmax or the sink's softmax, then A V), and every readout of the score path
 // (ops::attention_tile) against the whole tensors, on each kind of mask the tiled path serves; and a head pooled for
-// display from its tiles (ops::attention_pool_probs) against the pooling of its whole probabilities.
+// display from its tiles (ops::attention_pool) against the pooling of its whole stages.
 #include "ops/ops.h"
 #include "testbundle.h"
 #include "util/error.h"
@@ -234,50 +234,73 @@ private slots:
     void poolingFromTilesEqualsPoolingTheWholeHead()
     {
         // Blocks of several shapes (one cell, rows longer than a tile, partial last blocks), with the keys starting
-        // at column 0 or 1: each block's sum is the sum of the whole probabilities the mask lets its queries see,
-        // and its count how many those are.
+        // at column 0 or 1, for each stage and choice of cells: each block's sum is the sum of the whole stage's
+        // cells counted (those the mask lets their query see, or every one), and its count how many those are.
         const int blockShapes[][3] = {{1, 1, 0}, {7, 5, 0}, {3, 11, 1}, {70, 2, 0}, {150, 150, 1}};
+        using ops::PoolCells;
+        using ops::ScoreStage;
+        const std::pair<ScoreStage, PoolCells> kinds[] = {{ScoreStage::Probs, PoolCells::Seen},
+            {ScoreStage::Probs, PoolCells::All}, {ScoreStage::Scores, PoolCells::All},
+            {ScoreStage::Capped, PoolCells::All}, {ScoreStage::Mask, PoolCells::Seen}};
         for (const Case &c : cases()) {
             const Run run(c, 13);
             const Whole &w = run.whole;
             const double tolerance = toleranceFor(w);
-            for (const auto &[blockRows, blockCols, firstColumn] : blockShapes) {
-                const int64_t rows = (c.T + blockRows - 1) / blockRows,
-                              cols = (c.S + firstColumn + blockCols - 1) / blockCols;
-                std::vector<float> sums(size_t(rows * cols), 5.0f), counts(sums.size(), 5.0f);
-                for (int64_t h = 0; h < c.heads; ++h) {
-                    QVERIFY(ops::attention_pool_probs(sums.data(), counts.data(), run.q, run.k, run.lse, c.rule, h,
-                        blockRows, blockCols, firstColumn));
-                    std::vector<double> expectedSums(sums.size(), 0.0), expectedCounts(sums.size(), 0.0);
-                    for (int64_t i = 0; i < c.T; ++i)
-                        for (int64_t j = 0; j < c.S; ++j)
-                            if (!std::isinf(w.masked.slice(h).data()[i * c.S + j])) {
-                                const size_t cell = size_t((i / blockRows) * cols + (j + firstColumn) / blockCols);
-                                expectedSums[cell] += w.probs.slice(h).data()[i * c.S + j];
-                                expectedCounts[cell] += 1;
-                            }
-                    const std::string what = c.name + ", head " + std::to_string(h) + ", blocks of "
-                        + std::to_string(blockRows) + " × " + std::to_string(blockCols);
-                    for (size_t cell = 0; cell < sums.size(); ++cell) {
-                        QVERIFY2(counts[cell] == float(expectedCounts[cell]),
-                            (what + ": count of block " + std::to_string(cell)).c_str());
-                        QVERIFY2(std::abs(sums[cell] - expectedSums[cell]) <= tolerance * (1 + expectedCounts[cell]),
-                            (what + ": sum of block " + std::to_string(cell) + " is " + std::to_string(sums[cell])
-                                + ", not " + std::to_string(expectedSums[cell]))
-                                .c_str());
+            for (const auto &[stage, which] : kinds) {
+                const Tensor *whole = stage == ScoreStage::Probs ? &w.probs
+                    : stage == ScoreStage::Scores                ? &w.scores
+                    : stage == ScoreStage::Capped                ? &w.capped
+                                                                 : nullptr; // the mask: 0 wherever counted
+                for (const auto &[blockRows, blockCols, firstColumn] : blockShapes) {
+                    const int64_t rows = (c.T + blockRows - 1) / blockRows,
+                                  cols = (c.S + firstColumn + blockCols - 1) / blockCols;
+                    std::vector<float> sums(size_t(rows * cols), 5.0f), counts(sums.size(), 5.0f);
+                    for (int64_t h = 0; h < c.heads; ++h) {
+                        QVERIFY(ops::attention_pool(sums.data(), counts.data(), stage, which, run.q, run.k, run.lse,
+                            c.rule, h, blockRows, blockCols, firstColumn));
+                        std::vector<double> expectedSums(sums.size(), 0.0), expectedCounts(sums.size(), 0.0),
+                            largest(sums.size(), 0.0);
+                        for (int64_t i = 0; i < c.T; ++i)
+                            for (int64_t j = 0; j < c.S; ++j)
+                                if (which == PoolCells::All || !std::isinf(w.masked.slice(h).data()[i * c.S + j])) {
+                                    const size_t cell = size_t((i / blockRows) * cols + (j + firstColumn) / blockCols);
+                                    const double v = whole ? whole->slice(h).data()[i * c.S + j] : 0.0;
+                                    expectedSums[cell] += v;
+                                    largest[cell] += std::abs(v);
+                                    expectedCounts[cell] += 1;
+                                }
+                        const std::string what = c.name + ", stage " + std::to_string(int(stage)) + ", head "
+                            + std::to_string(h) + ", blocks of " + std::to_string(blockRows) + " × "
+                            + std::to_string(blockCols);
+                        for (size_t cell = 0; cell < sums.size(); ++cell) {
+                            QVERIFY2(counts[cell] == float(expectedCounts[cell]),
+                                (what + ": count of block " + std::to_string(cell)).c_str());
+                            QVERIFY2(std::abs(sums[cell] - expectedSums[cell])
+                                    <= tolerance * (expectedCounts[cell] + largest[cell]),
+                                (what + ": sum of block " + std::to_string(cell) + " is " + std::to_string(sums[cell])
+                                    + ", not " + std::to_string(expectedSums[cell]))
+                                    .c_str());
+                        }
                     }
                 }
             }
         }
-        // A set flag stops it part-way, and says so.
+        // A set flag stops it part-way, and says so; what it cannot pool is refused.
         const Run run(cases()[0], 13);
+        const ops::ScoreRule &rule = cases()[0].rule;
         std::atomic<bool> cancel {true};
         std::vector<float> sums(150 * 150), counts(sums.size());
-        QVERIFY(!ops::attention_pool_probs(
-            sums.data(), counts.data(), run.q, run.k, run.lse, cases()[0].rule, 0, 1, 1, 0, &cancel));
+        QVERIFY(!ops::attention_pool(sums.data(), counts.data(), ScoreStage::Probs, PoolCells::Seen, run.q, run.k,
+            run.lse, rule, 0, 1, 1, 0, &cancel));
         QVERIFY_THROWS_EXCEPTION(Error,
-            ops::attention_pool_probs(
-                sums.data(), counts.data(), run.q, run.k, run.lse, cases()[0].rule, 0, 0, 1, 0, nullptr));
+            ops::attention_pool(sums.data(), counts.data(), ScoreStage::Probs, PoolCells::Seen, run.q, run.k, run.lse,
+                rule, 0, 0, 1, 0));
+        QVERIFY_THROWS_EXCEPTION(Error,
+            ops::attention_pool(sums.data(), counts.data(), ScoreStage::Scores, PoolCells::Seen, run.q, run.k, run.lse,
+                rule, 0, 1, 1, 0));
+        QVERIFY_THROWS_EXCEPTION(Error,
+            ops::attention_pool(sums.data(), counts.data(), ScoreStage::Masked, PoolCells::All, run.q, run.k, run.lse,
+                rule, 0, 1, 1, 0));
     }
 
     void masksMatchExactly()

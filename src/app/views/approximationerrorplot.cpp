@@ -8,6 +8,8 @@
 
 #include "views/colormaps.h"
 
+#include "attention/attentionkernel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>

@@ -35,7 +35,7 @@ int poolBlock(int size, int maxCells);
 // masked) drawn with the masked scores, so a masked cell never looks like a probability of 0.
 Pooled downsample(const float *data, int rows, int cols, int maxRows, int maxCols, const float *masked = nullptr);
 
-// A pooling made elsewhere (a head computed from its tiles: AttentionReadout::pooledProbs) from its blocks' sums and
+// A pooling made elsewhere (a head computed from its tiles: AttentionReadout::pooled) from its blocks' sums and
 // counts, [rows, cols]: each cell the mean, −∞ where a block counted nothing, as downsample's.
 Pooled pooledFromSums(
     std::vector<float> sums, const std::vector<float> &counts, int rows, int cols, int blockRows, int blockCols);

@@ -29,9 +29,9 @@ std::string onDemandObstacle(const ModelConfig &c, const Input &input);
 // The rule of block `layer`'s self-attention scores (a one-stack model): its scale, soft-cap, mask and sinks.
 ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int layer);
 
-// A head's probabilities mean-pooled for display: per block of blockRows × blockCols cells, the sum of the cells its
-// queries see and their count (cells the mask hides are left out of both), [rows, cols] row-major.
-struct PooledProbs
+// A head's stage mean-pooled for display (ops::attention_pool): per block of blockRows × blockCols cells, the sum of
+// the cells counted and how many they are, [rows, cols] row-major.
+struct PooledCells
 {
     std::vector<float> sums, counts;
     int rows = 0, cols = 0, blockRows = 1, blockCols = 1;
@@ -53,13 +53,12 @@ public:
         int64_t c1) const;
     // Head h's whole stage, [T, S].
     Tensor head(ops::ScoreStage stage, int64_t h) const;
-    // Head h's probabilities pooled into blocks of blockRows × blockCols, computed a few dozen rows at a time (no
-    // T × S buffer) and summed in the order a pooling of the whole matrix sums them: each column down its block's
-    // rows, then the block's columns left to right. The keys start at column `firstColumn` of the pooled geometry
-    // (1 leaves column 0 to a sink's shares, which the caller adds). Stops early, with what it has, when `cancel` is
-    // set.
-    PooledProbs pooledProbs(
-        int64_t h, int blockRows, int blockCols, int firstColumn = 0, const std::atomic<bool> *cancel = nullptr) const;
+    // Head h's stage pooled into blocks of blockRows × blockCols, computed a few dozen rows at a time (no T × S
+    // buffer; ops::attention_pool says which cells count). The keys start at column `firstColumn` of the pooled
+    // geometry (1 leaves column 0 to a sink's shares, which the caller adds). Stops early, with what it has, when
+    // `cancel` is set.
+    PooledCells pooled(ops::ScoreStage stage, ops::PoolCells cells, int64_t h, int blockRows, int blockCols,
+        int firstColumn = 0, const std::atomic<bool> *cancel = nullptr) const;
 
 private:
     AttentionReadout(const Tensor &q, const Tensor &k, const Tensor &lse, ops::ScoreRule rule);

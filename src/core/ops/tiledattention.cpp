@@ -209,16 +209,21 @@ void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &
     }
 }
 
-bool attention_pool_probs(float *sums, float *counts, const Tensor &q, const Tensor &k, const Tensor &lse,
-    const ScoreRule &rule, int64_t h, int blockRows, int blockCols, int firstColumn, const std::atomic<bool> *cancel)
+bool attention_pool(float *sums, float *counts, ScoreStage stage, PoolCells cells, const Tensor &q, const Tensor &k,
+    const Tensor &lse, const ScoreRule &rule, int64_t h, int blockRows, int blockCols, int firstColumn,
+    const std::atomic<bool> *cancel)
 {
     checkShapes(q, k, rule);
     const int64_t T = q.dim(1), S = k.dim(1);
-    if (h < 0 || h >= q.dim(0) || blockRows < 1 || blockCols < 1 || firstColumn < 0)
+    const bool unmasked = stage == ScoreStage::Scores || stage == ScoreStage::Capped;
+    if (h < 0 || h >= q.dim(0) || blockRows < 1 || blockCols < 1 || firstColumn < 0 || stage == ScoreStage::Masked
+        || (unmasked && cells == PoolCells::Seen))
         throw Error("pooled attention: head " + std::to_string(h) + " of " + std::to_string(q.dim(0)) + ", blocks of "
             + std::to_string(blockRows) + " × " + std::to_string(blockCols) + ", keys from column "
-            + std::to_string(firstColumn));
-    requireShape(lse, {q.dim(0), T}, "pooled attention log-sum-exp");
+            + std::to_string(firstColumn) + ", stage " + std::to_string(int(stage))
+            + (cells == PoolCells::Seen ? " (the cells seen)" : " (every cell)"));
+    if (stage == ScoreStage::Probs)
+        requireShape(lse, {q.dim(0), T}, "pooled attention log-sum-exp");
     const int64_t pooledRows = (T + blockRows - 1) / blockRows,
                   pooledCols = (S + firstColumn + blockCols - 1) / blockCols;
     std::fill_n(sums, pooledRows * pooledCols, 0.0f);
@@ -226,7 +231,7 @@ bool attention_pool_probs(float *sums, float *counts, const Tensor &q, const Ten
     const KeyFlags keys(rule, S);
     std::vector<float> seen(static_cast<size_t>(S)); // 1 for a key no padding hides
     for (int64_t j = 0; j < S; ++j)
-        seen[size_t(j)] = keys.ok[size_t(j)] ? 1.0f : 0.0f;
+        seen[size_t(j)] = keys.ok[size_t(j)] || cells == PoolCells::All ? 1.0f : 0.0f;
     std::atomic<bool> stopped {false};
     // Pooled rows in groups of about a tile's rows, so that short blocks still make products of kQueryTile queries;
     // each group's rows against kKeyTile keys at a time, as the forward.
@@ -245,25 +250,40 @@ bool attention_pool_probs(float *sums, float *counts, const Tensor &q, const Ten
             columnCount.assign(columnSum.size(), 0.0f);
             for (int64_t r0 = rowBegin; r0 < rowEnd; r0 += kQueryTile) {
                 const int64_t n = std::min(kQueryTile, rowEnd - r0);
-                scaledQ = rule.scale * q.slice(h).middleRows(r0, n);
-                const int64_t keyBegin = rule.firstKey(r0), keyEnd = rule.endKey(r0 + n - 1, S);
+                // The keys a cell of these rows may be counted at: every key, or those some row sees.
+                const bool every = cells == PoolCells::All;
+                const int64_t keyBegin = every ? 0 : rule.firstKey(r0), keyEnd = every ? S : rule.endKey(r0 + n - 1, S);
+                if (stage != ScoreStage::Mask)
+                    scaledQ = rule.scale * q.slice(h).middleRows(r0, n);
                 for (int64_t c0 = keyBegin; c0 < keyEnd; c0 += kKeyTile) {
                     const int64_t c1 = std::min(keyEnd, c0 + kKeyTile);
-                    tileScores(scores.data(), kKeyTile, scaledQ, k, rule, keys, h, r0, c0, c1, ScoreStage::Masked);
+                    if (stage != ScoreStage::Mask)
+                        tileScores(scores.data(), kKeyTile, scaledQ, k, rule, keys, h, r0, c0, c1,
+                            unmasked ? stage : ScoreStage::Masked);
                     for (int64_t r = 0; r < n; ++r) {
-                        const float l = lse.data()[h * T + r0 + r];
-                        const int64_t first = std::max(c0, rule.firstKey(r0 + r)),
-                                      last = std::min(c1, rule.endKey(r0 + r, S));
-                        if (l == kNegInf || first >= last)
-                            continue;
-                        float *row = scores.data() + r * kKeyTile + (first - c0);
-                        expShiftedMasked(row, row, last - first, l);
                         const size_t at = size_t(((r0 + r) / blockRows - pr0) * S);
                         float *sum = columnSum.data() + at, *count = columnCount.data() + at;
-                        for (int64_t j = first; j < last; ++j) { // a padded key's probability is 0
-                            sum[j] += row[j - first];
-                            count[j] += seen[size_t(j)];
+                        float *row = scores.data() + r * kKeyTile; // row[j − c0]: key j's cell
+                        if (every)
+                            for (int64_t j = c0; j < c1; ++j)
+                                count[j] += 1.0f;
+                        const int64_t first = unmasked ? c0 : std::max(c0, rule.firstKey(r0 + r)),
+                                      last = unmasked ? c1 : std::min(c1, rule.endKey(r0 + r, S));
+                        if (first >= last)
+                            continue;
+                        if (!every)
+                            for (int64_t j = first; j < last; ++j) // a padded key is not seen
+                                count[j] += seen[size_t(j)];
+                        if (stage == ScoreStage::Mask)
+                            continue;
+                        if (stage == ScoreStage::Probs) {
+                            const float l = lse.data()[h * T + r0 + r];
+                            if (l == kNegInf)
+                                continue;
+                            expShiftedMasked(row + (first - c0), row + (first - c0), last - first, l); // padded: 0
                         }
+                        for (int64_t j = first; j < last; ++j)
+                            sum[j] += row[j - c0];
                     }
                 }
             }

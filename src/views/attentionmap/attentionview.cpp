@@ -5,6 +5,7 @@
 #include "trace/names.h"
 
 #include "views/heatmapplot.h"
+#include "views/pooledhead.h"
 
 #include "util/error.h"
 
@@ -81,9 +82,10 @@ void AttentionView::refresh()
                       .arg(m_spec.layer)
                       .arg(m_spec.head))
         + (shared.isEmpty() ? QString() : QStringLiteral(" (") + shared + QLatin1Char(')')));
-    const std::shared_ptr<const AttentionReadout> pooled = problem.isEmpty() ? pooledReadout() : nullptr;
+    std::shared_ptr<const AttentionReadout> pooled
+        = problem.isEmpty() ? largeHeadReadout(m_input, m_spec.layer, m_spec.head) : nullptr;
     if (pooled) {
-        drawPooledHead(pooled);
+        drawPooledHead(std::move(pooled));
     } else {
         const HeadMatrix probs = problem.isEmpty()
             ? findHeadMatrix(m_input, m_spec.layer, "attn.probs", m_spec.head, &problem)
@@ -91,17 +93,6 @@ void AttentionView::refresh()
         drawHead(probs, probs ? findMaskedCells(m_input, m_spec.layer, m_spec.head) : HeadMatrix {}, problem);
     }
     m_lastRefreshMicros = static_cast<int>(timer.nsecsElapsed() / 1000);
-}
-
-// The readout of a head of a trace kept on demand too large to hold whole (over HeatmapPlot's kPoolOnWorkerCells),
-// which the plot pools from its tiles; null otherwise.
-std::shared_ptr<const AttentionReadout> AttentionView::pooledReadout() const
-{
-    std::shared_ptr<const AttentionReadout> readout = findAttentionReadout(m_input, m_spec.layer);
-    if (!readout || m_spec.head < 0 || m_spec.head >= readout->heads()
-        || readout->queries() * readout->keys() <= HeatmapPlot::kPoolOnWorkerCells)
-        return nullptr;
-    return readout;
 }
 
 bool AttentionView::drawing() const
@@ -154,19 +145,9 @@ void AttentionView::drawPooledHead(std::shared_ptr<const AttentionReadout> reado
         sinkShares.assign(
             shares->data() + size_t(head) * size_t(tokens), shares->data() + size_t(head + 1) * size_t(tokens));
     m_plot->setMaskedScores(nullptr);
-    m_plot->setPooledSource(
-        tokens, keys + (shares ? 1 : 0),
-        [readout = std::move(readout), trace = m_input.trace, head, sinkShares = std::move(sinkShares)](
-            int maxRows, int maxCols, const std::atomic<bool> &cancel) {
-            const int64_t cols = readout->keys() + (sinkShares.empty() ? 0 : 1);
-            PooledProbs p = readout->pooledProbs(head, poolBlock(int(readout->queries()), maxRows),
-                poolBlock(int(cols), maxCols), sinkShares.empty() ? 0 : 1, &cancel);
-            for (size_t r = 0; r < sinkShares.size(); ++r) { // the sink's column is column 0 of the first blocks
-                p.sums[(r / size_t(p.blockRows)) * size_t(p.cols)] += sinkShares[r];
-                p.counts[(r / size_t(p.blockRows)) * size_t(p.cols)] += 1.0f;
-            }
-            return pooledFromSums(std::move(p.sums), p.counts, p.rows, p.cols, p.blockRows, p.blockCols);
-        },
+    m_plot->setPooledSource(tokens, keys + (shares ? 1 : 0),
+        pooledHeadSource(std::move(readout), m_input.trace, ops::ScoreStage::Probs, ops::PoolCells::Seen, head,
+            std::move(sinkShares)),
         tr("Computing head %1 of layer %2 from its queries and keys (%3 \u00D7 %3)\u2026")
             .arg(head)
             .arg(m_spec.layer)

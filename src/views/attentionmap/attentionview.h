@@ -29,7 +29,6 @@ protected:
     void refresh() override;
 
 private:
-    std::shared_ptr<const AttentionReadout> pooledReadout() const;
     void describeHead(int tokens, int keys, float first, const Tensor *shares);
     void drawPooledHead(std::shared_ptr<const AttentionReadout> readout);
     void drawHead(const HeadMatrix &probs, const HeadMatrix &masked, const QString &problem);

@@ -9,6 +9,7 @@
 #include "views/colormaps.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
+#include "views/pooledhead.h"
 
 #include <qcustomplot.h>
 
@@ -126,9 +127,29 @@ bool MaskView::capped() const
     return m_input.model && m_input.model->config.attentionSoftcap > 0 && !m_input.site.cross;
 }
 
-void MaskView::showPanel(HeatmapPlot *plot, const char *suffix)
+bool MaskView::drawing() const
+{
+    return m_maskJob.busy() || m_scores->pooling() || m_mask->pooling() || m_probs->pooling();
+}
+
+void MaskView::finishDrawing()
+{
+    for (HeatmapPlot *plot : {m_scores, m_mask, m_probs})
+        plot->finishPooling();
+}
+
+void MaskView::showPanel(HeatmapPlot *plot, const char *suffix, ops::ScoreStage stage)
 {
     QString problem; // the trace's head, or one computed now from a trace that keeps attention on demand
+    if (!findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem) && problem.isEmpty())
+        if (auto readout = largeHeadReadout(m_input, m_spec.layer, m_spec.head)) { // pooled from its tiles
+            const int tokens = int(readout->queries()), keys = int(readout->keys());
+            plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
+            // every cell, a masked probability as its 0, as the whole head is drawn
+            plot->setPooledSource(tokens, keys,
+                pooledHeadSource(std::move(readout), m_input.trace, stage, ops::PoolCells::All, m_spec.head));
+            return;
+        }
     const HeadMatrix head = findHeadMatrix(m_input, m_spec.layer, suffix, m_spec.head, &problem);
     if (!head) {
         plot->showMessage(
@@ -174,13 +195,14 @@ void MaskView::refresh()
     const bool exact = !m_input.program || m_input.site.stack != names::kOnlyStack // kernels: one-stack models only
         || attention::isExactAttention(m_input.program->attentionOf(m_spec.layer));
     if (exact)
-        showPanel(m_scores, capped() ? "attn.capped" : "attn.scores");
+        showPanel(m_scores, capped() ? "attn.capped" : "attn.scores",
+            capped() ? ops::ScoreStage::Capped : ops::ScoreStage::Scores);
     else
         m_scores->showMessage(tr("This layer runs an efficient attention kernel: it never forms the full matrix of "
                                  "scores. The middle panel shows which keys its pattern lets each query attend, the "
                                  "right one the weights it gives them."));
     showMask(exact ? "attn.masked" : "attn.mask");
-    showPanel(m_probs, "attn.probs");
+    showPanel(m_probs, "attn.probs", ops::ScoreStage::Probs);
 }
 
 int MaskView::showCap()
@@ -251,6 +273,15 @@ void MaskView::showMask(const char *source)
         m_maskJob.drop();
         m_mask->showMessage(
             problem.isEmpty() ? notComputedText(m_input, siteTensorName(m_input, m_spec.layer, source)) : problem);
+        return;
+    }
+    if (readout && readout->queries() * readout->keys() > HeatmapPlot::kPoolOnWorkerCells) { // counted, not made
+        m_maskJob.drop();
+        const int tokens = int(readout->queries()), keys = int(readout->keys());
+        m_mask->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
+        m_mask->setPooledSource(tokens, keys,
+            pooledHeadSource(
+                std::move(readout), m_input.trace, ops::ScoreStage::Mask, ops::PoolCells::Seen, m_spec.head));
         return;
     }
     // At thousands of tokens building T² cells takes longer than a frame: a worker does it for a shown view.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/attentiontrace.h"
 #include "viewmodel/latestjob.h"
 #include "views/view.h"
 
@@ -30,12 +31,14 @@ public:
     HeatmapPlot *probsPlot() const { return m_probs; }
     QLabel *caption() const { return m_caption; }
     QCustomPlot *capPlot() const { return m_cap; } // hidden unless the model soft-caps its scores
+    bool drawing() const override;
+    void finishDrawing() override;
 
 protected:
     void refresh() override;
 
 private:
-    void showPanel(HeatmapPlot *plot, const char *suffix);
+    void showPanel(HeatmapPlot *plot, const char *suffix, ops::ScoreStage stage);
     // The mask's cells: 0 where allowed, −∞ where not (or why there are none).
     struct MaskCells
     {

@@ -15,7 +15,7 @@ namespace atlas {
 
 namespace {
 
-const QColor &kQuery = palette::tableauBlue, &kKey = palette::tableauOrange, &kChosen = palette::alert;
+const QColor &kQuery = palette::tableauBlue, &kKey = palette::tableauOrange;
 
 float largest(const std::vector<float> &values)
 {
@@ -151,7 +151,7 @@ void QkNormView::drawScores(const QkNormEffect &e, int chosen)
         auto *g = new QCPGraph(x, y); // one head's range: a thick vertical stroke from its lowest to its highest
         g->addData(h, head.lowest);
         g->addData(h, head.highest);
-        g->setPen(QPen(h == chosen ? kChosen : colors.accent, 9, Qt::SolidLine, Qt::FlatCap));
+        g->setPen(QPen(h == chosen ? palette::alert : colors.accent, 9, Qt::SolidLine, Qt::FlatCap));
         if (!span) {
             g->setName(tr("scores"));
             span = g;

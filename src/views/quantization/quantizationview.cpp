@@ -21,7 +21,7 @@ namespace {
 
 using namespace views::quantization;
 
-const QColor &kFloat = palette::tableauBlue, &kReadBack = palette::tableauOrange, &kChosen = palette::alert;
+const QColor &kFloat = palette::tableauBlue, &kReadBack = palette::tableauOrange;
 
 QString percent(double fraction)
 {
@@ -180,7 +180,7 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
         type->setColor(colors.text);
         type->setFont(x->tickLabelFont());
     }
-    for (auto [b, colour] : {std::pair {bars, colors.accent}, std::pair {chosen, kChosen}}) {
+    for (auto [b, colour] : {std::pair {bars, colors.accent}, std::pair {chosen, palette::alert}}) {
         b->setWidth(0.6);
         b->setPen(Qt::NoPen);
         b->setBrush(colour);
