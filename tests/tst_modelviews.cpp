@@ -349,6 +349,32 @@ void TestModelViews::aLargeHeadKeptOnDemandIsComputedOnAWorker()
         QVERIFY2(std::abs(drawn.values[cell] - mean) <= 1e-6 * (1 + mean),
             qPrintable(QString("block %1: %2 against %3").arg(cell).arg(drawn.values[cell]).arg(mean)));
     }
+    // Zoomed into 90 × 120 cells across the diagonal: each drawn cell is the head's own, masked ones −∞; the window
+    // stays when another head is shown.
+    headless.plot()->setCellWindow({1000, 90, 960, 120});
+    const Pooled &zoomed = headless.plot()->pooled();
+    QCOMPARE(zoomed.blockRows, 1);
+    QCOMPARE(zoomed.blockCols, 1);
+    for (int r = 0; r < 90; ++r)
+        for (int c = 0; c < 120; ++c) {
+            const float v = zoomed.at(r, c), p = probs.matrix()(1000 + r, 960 + c);
+            if (std::isinf(mask.matrix()(1000 + r, 960 + c)))
+                QVERIFY(std::isinf(v) && v < 0);
+            else
+                QVERIFY2(std::abs(v - p) <= 1e-6 * (1 + p),
+                    qPrintable(QString("(%1, %2): %3, not %4").arg(r).arg(c).arg(v).arg(p)));
+        }
+    ViewSpec next = spec;
+    next.head = 1;
+    headless.setInputAndSpec(input, next);
+    QCOMPARE(headless.plot()->cellWindow(), (CellWindow {1000, 90, 960, 120}));
+    shown->plot()->setCellWindow({1000, 90, 960, 120});
+    QTRY_VERIFY_WITH_TIMEOUT(!shown->drawing(), 30000);
+    QVERIFY(shown->plot()->pooled().blockRows == 1 && shown->plot()->zoomed());
+    if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty()) {
+        QTest::qWait(200); // the queued replot
+        window.grab().save(dir + "/attention-2100-zoomed.png");
+    }
 }
 
 // The Mask view's three panels of a head past HeatmapPlot::kPoolOnWorkerCells, kept on demand, are pooled from its

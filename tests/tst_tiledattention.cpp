@@ -251,38 +251,45 @@ private slots:
                     : stage == ScoreStage::Scores                ? &w.scores
                     : stage == ScoreStage::Capped                ? &w.capped
                                                                  : nullptr; // the mask: 0 wherever counted
-                for (const auto &[blockRows, blockCols, firstColumn] : blockShapes) {
-                    const int64_t rows = (c.T + blockRows - 1) / blockRows,
-                                  cols = (c.S + firstColumn + blockCols - 1) / blockCols;
-                    std::vector<float> sums(size_t(rows * cols), 5.0f), counts(sums.size(), 5.0f);
-                    for (int64_t h = 0; h < c.heads; ++h) {
-                        QVERIFY(ops::attention_pool(sums.data(), counts.data(), stage, which, run.q, run.k, run.lse,
-                            c.rule, h, blockRows, blockCols, firstColumn));
-                        std::vector<double> expectedSums(sums.size(), 0.0), expectedCounts(sums.size(), 0.0),
-                            largest(sums.size(), 0.0);
-                        for (int64_t i = 0; i < c.T; ++i)
-                            for (int64_t j = 0; j < c.S; ++j)
-                                if (which == PoolCells::All || !std::isinf(w.masked.slice(h).data()[i * c.S + j])) {
-                                    const size_t cell = size_t((i / blockRows) * cols + (j + firstColumn) / blockCols);
-                                    const double v = whole ? whole->slice(h).data()[i * c.S + j] : 0.0;
-                                    expectedSums[cell] += v;
-                                    largest[cell] += std::abs(v);
-                                    expectedCounts[cell] += 1;
-                                }
-                        const std::string what = c.name + ", stage " + std::to_string(int(stage)) + ", head "
-                            + std::to_string(h) + ", blocks of " + std::to_string(blockRows) + " × "
-                            + std::to_string(blockCols);
-                        for (size_t cell = 0; cell < sums.size(); ++cell) {
-                            QVERIFY2(counts[cell] == float(expectedCounts[cell]),
-                                (what + ": count of block " + std::to_string(cell)).c_str());
-                            QVERIFY2(std::abs(sums[cell] - expectedSums[cell])
-                                    <= tolerance * (expectedCounts[cell] + largest[cell]),
-                                (what + ": sum of block " + std::to_string(cell) + " is " + std::to_string(sums[cell])
-                                    + ", not " + std::to_string(expectedSums[cell]))
-                                    .c_str());
+                for (const auto &[blockRows, blockCols, firstColumn] : blockShapes)
+                    for (const bool inner : {false, true}) { // the whole head, or a window inside it
+                        const int64_t width = c.S + firstColumn;
+                        const ops::PoolGrid grid {inner ? c.T / 5 : 0, inner ? c.T - c.T / 7 : c.T,
+                            inner ? width / 3 : 0, inner ? width - 2 : width, blockRows, blockCols, firstColumn};
+                        if (grid.row0 >= grid.row1 || grid.col0 >= grid.col1)
+                            continue;
+                        const int64_t cols = grid.cols();
+                        std::vector<float> sums(size_t(grid.rows() * cols), 5.0f), counts(sums.size(), 5.0f);
+                        for (int64_t h = 0; h < c.heads; ++h) {
+                            QVERIFY(ops::attention_pool(
+                                sums.data(), counts.data(), stage, which, run.q, run.k, run.lse, c.rule, h, grid));
+                            std::vector<double> expectedSums(sums.size(), 0.0), expectedCounts(sums.size(), 0.0),
+                                largest(sums.size(), 0.0);
+                            for (int64_t i = grid.row0; i < grid.row1; ++i)
+                                for (int64_t j = std::max<int64_t>(0, grid.col0 - firstColumn);
+                                     j < std::min(c.S, grid.col1 - firstColumn); ++j)
+                                    if (which == PoolCells::All || !std::isinf(w.masked.slice(h).data()[i * c.S + j])) {
+                                        const size_t cell = size_t(((i - grid.row0) / blockRows) * cols
+                                            + (j + firstColumn - grid.col0) / blockCols);
+                                        const double v = whole ? whole->slice(h).data()[i * c.S + j] : 0.0;
+                                        expectedSums[cell] += v;
+                                        largest[cell] += std::abs(v);
+                                        expectedCounts[cell] += 1;
+                                    }
+                            const std::string what = c.name + ", stage " + std::to_string(int(stage)) + ", head "
+                                + std::to_string(h) + ", blocks of " + std::to_string(blockRows) + " × "
+                                + std::to_string(blockCols) + (inner ? ", a window" : "");
+                            for (size_t cell = 0; cell < sums.size(); ++cell) {
+                                QVERIFY2(counts[cell] == float(expectedCounts[cell]),
+                                    (what + ": count of block " + std::to_string(cell)).c_str());
+                                QVERIFY2(std::abs(sums[cell] - expectedSums[cell])
+                                        <= tolerance * (expectedCounts[cell] + largest[cell]),
+                                    (what + ": sum of block " + std::to_string(cell) + " is "
+                                        + std::to_string(sums[cell]) + ", not " + std::to_string(expectedSums[cell]))
+                                        .c_str());
+                            }
                         }
                     }
-                }
             }
         }
         // A set flag stops it part-way, and says so; what it cannot pool is refused.
@@ -290,17 +297,21 @@ private slots:
         const ops::ScoreRule &rule = cases()[0].rule;
         std::atomic<bool> cancel {true};
         std::vector<float> sums(150 * 150), counts(sums.size());
+        const ops::PoolGrid cells {0, 150, 0, 150, 1, 1, 0};
         QVERIFY(!ops::attention_pool(sums.data(), counts.data(), ScoreStage::Probs, PoolCells::Seen, run.q, run.k,
-            run.lse, rule, 0, 1, 1, 0, &cancel));
-        QVERIFY_THROWS_EXCEPTION(Error,
-            ops::attention_pool(sums.data(), counts.data(), ScoreStage::Probs, PoolCells::Seen, run.q, run.k, run.lse,
-                rule, 0, 0, 1, 0));
+            run.lse, rule, 0, cells, &cancel));
+        const ops::PoolGrid noBlocks {0, 150, 0, 150, 0, 1, 0}, outside {0, 151, 0, 150, 1, 1, 0},
+            empty {5, 5, 0, 150, 1, 1, 0};
+        for (const ops::PoolGrid &grid : {noBlocks, outside, empty})
+            QVERIFY_THROWS_EXCEPTION(Error,
+                ops::attention_pool(sums.data(), counts.data(), ScoreStage::Probs, PoolCells::Seen, run.q, run.k,
+                    run.lse, rule, 0, grid));
         QVERIFY_THROWS_EXCEPTION(Error,
             ops::attention_pool(sums.data(), counts.data(), ScoreStage::Scores, PoolCells::Seen, run.q, run.k, run.lse,
-                rule, 0, 1, 1, 0));
+                rule, 0, cells));
         QVERIFY_THROWS_EXCEPTION(Error,
-            ops::attention_pool(sums.data(), counts.data(), ScoreStage::Masked, PoolCells::All, run.q, run.k, run.lse,
-                rule, 0, 1, 1, 0));
+            ops::attention_pool(
+                sums.data(), counts.data(), ScoreStage::Masked, PoolCells::All, run.q, run.k, run.lse, rule, 0, cells));
     }
 
     void masksMatchExactly()

@@ -55,6 +55,9 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent)
     rows.push_back({elsewhere, tr("Click a token chip"), tr("Make that position padding, or not")});
     rows.push_back({elsewhere, tr("Click a head"), tr("In All heads: open that head in the Attention tab")});
     rows.push_back({elsewhere, tr("Click"), tr("In the LSH view: pause or play the rounds")});
+    rows.push_back({elsewhere, tr("Mouse wheel"), tr("Over a heat map: zoom into the cell under the pointer")});
+    rows.push_back({elsewhere, tr("Drag"), tr("On a zoomed heat map: move the window")});
+    rows.push_back({elsewhere, tr("Double-click"), tr("On a zoomed heat map: show the whole matrix again")});
     m_table->setColumnCount(3);
     m_table->setRowCount(int(rows.size()));
     m_table->setHorizontalHeaderLabels({tr("Menu"), tr("Keys"), tr("Does")});

@@ -9,7 +9,9 @@
 #include "views/view.h"
 #include "views/viewfonts.h"
 
+#include <QMouseEvent>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -301,7 +303,8 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
     showSource(
         rows, cols,
         [data, rows, cols, masked = m_maskedScores, owner = std::move(owner)](int maxRows, int maxCols,
-            const std::atomic<bool> &) { return downsample(data, rows, cols, maxRows, maxCols, masked); },
+            const CellWindow &window,
+            const std::atomic<bool> &) { return downsample(data, rows, cols, window, maxRows, maxCols, masked); },
         onWorker);
 }
 
@@ -320,6 +323,8 @@ void HeatmapPlot::showSource(int rows, int cols, PoolSource source, bool onWorke
 {
     m_source = std::move(source);
     m_sourceOnWorker = onWorker;
+    if (std::max(0, rows) != m_rows || std::max(0, cols) != m_cols)
+        m_window = {}; // another matrix's window means nothing here
     m_rows = std::max(0, rows);
     m_cols = std::max(0, cols);
     if (m_showingMessage) {
@@ -328,10 +333,39 @@ void HeatmapPlot::showSource(int rows, int cols, PoolSource source, bool onWorke
     }
     if (viewport() != rect()) // a hidden plot gets no resize event when its layout sizes it
         setViewport(rect());
-    xAxis->setRange(-0.5, m_cols - 0.5);
-    yAxis->setRange(-0.5, m_rows - 0.5);
+    applyWindow();
+}
+
+void HeatmapPlot::applyWindow()
+{
+    const CellWindow w = cellWindow();
+    xAxis->setRange(w.col0 - 0.5, w.col0 + w.cols - 0.5);
+    yAxis->setRange(w.row0 - 0.5, w.row0 + w.rows - 0.5);
     repool();
     updateTicks();
+    updateNote();
+    replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::setCellWindow(const CellWindow &window)
+{
+    const CellWindow w = window.within(m_rows, m_cols);
+    if (w == this->cellWindow())
+        return;
+    m_window = w;
+    if (m_source && !m_showingMessage)
+        applyWindow();
+}
+
+void HeatmapPlot::zoomAround(int row, int col, double factor)
+{
+    const CellWindow w = cellWindow();
+    // At least 4 × 4 cells, at most the matrix; (row, col) keeps its place in the window.
+    const int rows = std::clamp(int(std::lround(w.rows * factor)), std::min(4, m_rows), m_rows);
+    const int cols = std::clamp(int(std::lround(w.cols * factor)), std::min(4, m_cols), m_cols);
+    const double atRow = w.rows > 0 ? double(row - w.row0) / w.rows : 0;
+    const double atCol = w.cols > 0 ? double(col - w.col0) / w.cols : 0;
+    setCellWindow({int(std::lround(row - atRow * rows)), rows, int(std::lround(col - atCol * cols)), cols});
 }
 
 void HeatmapPlot::setMarkedRow(int row)
@@ -357,7 +391,7 @@ void HeatmapPlot::repool()
 {
     // Pooling 8192² cells takes a few hundred ms: too long for the GUI thread. The job holds the source, which keeps
     // what it reads alive.
-    if (int64_t(m_rows) * m_cols > kPoolOnWorkerCells && m_sourceOnWorker && !drawnHeadless(window())) {
+    if (int64_t(m_rows) * m_cols > kPoolOnWorkerCells && m_sourceOnWorker && !drawnHeadless(QWidget::window())) {
         m_poolPending = true;
         m_poolJob.start(poolJob());
     } else
@@ -367,8 +401,8 @@ void HeatmapPlot::repool()
 LatestJob<Pooled>::Job HeatmapPlot::poolJob() const
 {
     const QSize target = poolTarget();
-    return [source = m_source, target](const std::atomic<bool> &cancel) {
-        return source ? source(target.height(), target.width(), cancel) : Pooled();
+    return [source = m_source, target, window = cellWindow()](const std::atomic<bool> &cancel) {
+        return source ? source(target.height(), target.width(), window, cancel) : Pooled();
     };
 }
 
@@ -418,11 +452,12 @@ void HeatmapPlot::fillColorMap()
     auto *d = static_cast<ColorMapCells *>(m_map->data()); // as the constructor installed it
     if (d->keySize() != p.cols || d->valueSize() != p.rows)
         d->setSize(p.cols, p.rows);
-    // Cell centres in original indices; a single pooled cell spans the whole axis.
-    const double keyLo = p.cols > 1 ? (p.blockCols - 1) / 2.0 : -0.5;
-    const double keyHi = p.cols > 1 ? (p.cols - 1) * p.blockCols + (p.blockCols - 1) / 2.0 : m_cols - 0.5;
-    const double valLo = p.rows > 1 ? (p.blockRows - 1) / 2.0 : -0.5;
-    const double valHi = p.rows > 1 ? (p.rows - 1) * p.blockRows + (p.blockRows - 1) / 2.0 : m_rows - 0.5;
+    // Cell centres in original indices; a single pooled cell spans the whole window.
+    const CellWindow w = cellWindow();
+    const double keyLo = p.col0 + (p.cols > 1 ? (p.blockCols - 1) / 2.0 : -0.5);
+    const double keyHi = p.col0 + (p.cols > 1 ? (p.cols - 1) * p.blockCols + (p.blockCols - 1) / 2.0 : w.cols - 0.5);
+    const double valLo = p.row0 + (p.rows > 1 ? (p.blockRows - 1) / 2.0 : -0.5);
+    const double valHi = p.row0 + (p.rows > 1 ? (p.rows - 1) * p.blockRows + (p.blockRows - 1) / 2.0 : w.rows - 0.5);
     d->setRange(QCPRange(keyLo, keyHi), QCPRange(valLo, valHi));
 
     const QCPRange range = dataRange();
@@ -480,17 +515,22 @@ QSize HeatmapPlot::labelRoom() const
 bool HeatmapPlot::updateTicks()
 {
     const QSize room = labelRoom();
-    const QString key = QStringLiteral("%1x%2 %3x%4 %5")
+    const CellWindow w = cellWindow();
+    const QString key = QStringLiteral("%1x%2 %3x%4 %5 %6+%7 %8+%9")
                             .arg(m_rows)
                             .arg(m_cols)
                             .arg(room.width() / 8)
                             .arg(room.height() / 8)
-                            .arg(xAxis->tickLabelFont().pointSizeF());
+                            .arg(xAxis->tickLabelFont().pointSizeF())
+                            .arg(w.row0)
+                            .arg(w.rows)
+                            .arg(w.col0)
+                            .arg(w.cols);
     if (key == m_tickKey)
         return false;
     m_tickKey = key;
-    setTokenTicks(xAxis, m_colLabels, m_cols, room.width(), true, m_indexInLabels);
-    setTokenTicks(yAxis, m_rowLabels, m_rows, room.height(), false, m_indexInLabels);
+    setTokenTicks(xAxis, m_colLabels, w.cols, room.width(), true, m_indexInLabels, w.col0);
+    setTokenTicks(yAxis, m_rowLabels, w.rows, room.height(), false, m_indexInLabels, w.row0);
     replot(rpQueuedReplot);
     return true;
 }
@@ -520,6 +560,16 @@ void HeatmapPlot::updateNote()
         notes << QStringLiteral("\u25A8 ") + m_maskedNote;
     if (m_pooled.hasZero && !m_maskMode && !m_zeroNote.isEmpty())
         notes << m_zeroNote;
+    if (const CellWindow w = cellWindow(); zoomed())
+        notes << tr(
+            "rows %1\u2013%2, columns %3\u2013%4 of %5 \u00D7 %6 (the wheel zooms, a drag moves, a double-click "
+            "shows all)")
+                     .arg(w.row0)
+                     .arg(w.row0 + w.rows - 1)
+                     .arg(w.col0)
+                     .arg(w.col0 + w.cols - 1)
+                     .arg(m_rows)
+                     .arg(m_cols);
     const QString text = notes.join(QStringLiteral(" \u00B7 "));
     m_noteText = text;
     wrapTexts();
@@ -537,9 +587,10 @@ void HeatmapPlot::updateNote()
 double HeatmapPlot::displayedValue(int row, int col) const
 {
     const Pooled &p = m_pooled;
-    if (row < 0 || col < 0 || row >= m_rows || col >= m_cols || p.values.empty())
+    if (row < p.row0 || col < p.col0 || row >= m_rows || col >= m_cols || p.values.empty()
+        || (row - p.row0) / p.blockRows >= p.rows || (col - p.col0) / p.blockCols >= p.cols)
         return std::numeric_limits<double>::quiet_NaN();
-    return m_map->data()->cell(col / p.blockCols, row / p.blockRows);
+    return m_map->data()->cell((col - p.col0) / p.blockCols, (row - p.row0) / p.blockRows);
 }
 
 HeatmapPlot::Cell HeatmapPlot::cellAt(const QPointF &pos) const
@@ -548,7 +599,8 @@ HeatmapPlot::Cell HeatmapPlot::cellAt(const QPointF &pos) const
         return {};
     const int col = static_cast<int>(std::floor(xAxis->pixelToCoord(pos.x()) + 0.5));
     const int row = static_cast<int>(std::floor(yAxis->pixelToCoord(pos.y()) + 0.5));
-    if (row < 0 || col < 0 || row >= m_rows || col >= m_cols)
+    const CellWindow w = cellWindow();
+    if (row < w.row0 || col < w.col0 || row >= w.row0 + w.rows || col >= w.col0 + w.cols)
         return {};
     return {row, col};
 }
@@ -567,7 +619,7 @@ QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
         return tr("Query %1's weights are hidden until Reveal").arg(cell.row);
     QString text = m_hover(cell.row, cell.col);
     if (!text.isEmpty() && (m_pooled.blockRows > 1 || m_pooled.blockCols > 1))
-        text += QStringLiteral("\n(drawn as the mean of a %1\u00D7%2 block)")
+        text += tr("\n(drawn as the mean of a %1\u00D7%2 block: the wheel zooms in)")
                     .arg(m_pooled.blockRows)
                     .arg(m_pooled.blockCols);
     return text;
@@ -590,8 +642,9 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
     QCustomPlot::resizeEvent(event);
     if (m_source && !m_showingMessage) {
         const QSize target = poolTarget();
-        if (poolBlock(m_rows, target.height()) != m_pooled.blockRows
-            || poolBlock(m_cols, target.width()) != m_pooled.blockCols)
+        const CellWindow w = cellWindow();
+        if (poolBlock(w.rows, target.height()) != m_pooled.blockRows
+            || poolBlock(w.cols, target.width()) != m_pooled.blockCols)
             repool();
     }
     if (m_showingMessage)
@@ -606,11 +659,60 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
 void HeatmapPlot::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
+    if (m_dragging) { // the window follows the pointer: cells moved = pixels moved / pixels per cell
+        const QRect r = axisRect()->rect();
+        const double cellsX = (event->position().x() - m_dragFrom.x()) * m_dragWindow.cols / std::max(1, r.width());
+        const double cellsY = (event->position().y() - m_dragFrom.y()) * m_dragWindow.rows / std::max(1, r.height());
+        CellWindow moved = m_dragWindow;
+        moved.col0 -= int(std::lround(cellsX));
+        moved.row0 -= int(std::lround(cellsY));
+        setCellWindow(moved);
+        return;
+    }
     const QString text = hoverTextAt(event->position());
     if (text.isEmpty())
         QToolTip::hideText();
     else
         QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void HeatmapPlot::wheelEvent(QWheelEvent *event)
+{
+    const Cell cell = cellAt(event->position());
+    const int steps = event->angleDelta().y() / 120;
+    if (!cell.valid() || steps == 0) {
+        QCustomPlot::wheelEvent(event);
+        return;
+    }
+    zoomAround(cell.row, cell.col, std::pow(0.8, steps)); // a notch up zooms in by a fifth
+    event->accept();
+}
+
+void HeatmapPlot::mousePressEvent(QMouseEvent *event)
+{
+    QCustomPlot::mousePressEvent(event);
+    if (event->button() == Qt::LeftButton && zoomed() && cellAt(event->position()).valid()) {
+        m_dragging = true;
+        m_dragFrom = event->position();
+        m_dragWindow = cellWindow();
+        setCursor(Qt::ClosedHandCursor);
+    }
+}
+
+void HeatmapPlot::mouseReleaseEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseReleaseEvent(event);
+    if (m_dragging) {
+        m_dragging = false;
+        unsetCursor();
+    }
+}
+
+void HeatmapPlot::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    QCustomPlot::mouseDoubleClickEvent(event);
+    if (zoomed())
+        setCellWindow({0, m_rows, 0, m_cols});
 }
 
 void HeatmapPlot::leaveEvent(QEvent *event)

@@ -39,9 +39,10 @@ public:
     // data: [rows, cols] row-major; not copied. `owner` keeps it alive (and unchanged) while shown: the plot
     // pools it again when it is resized.
     void setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner = nullptr);
-    // What pools a matrix to at most maxRows × maxCols cells; it keeps what it reads alive, and may stop early when
-    // `cancel` is set (its result is then dropped).
-    using PoolSource = std::function<Pooled(int maxRows, int maxCols, const std::atomic<bool> &cancel)>;
+    // What pools a window of a matrix to at most maxRows × maxCols cells; it keeps what it reads alive, and may stop
+    // early when `cancel` is set (its result is then dropped).
+    using PoolSource
+        = std::function<Pooled(int maxRows, int maxCols, const CellWindow &window, const std::atomic<bool> &cancel)>;
     // A matrix of rows × cols too large to hold whole (a head computed from its tiles): the plot asks `source` for
     // the picture at its size, on a worker above kPoolOnWorkerCells cells (at once when drawn headless), and again
     // when resized; `whilePooling`, when given, is shown until the first picture is ready.
@@ -99,6 +100,13 @@ public:
     void finishPooling();
     int matrixRows() const { return m_rows; }
     int matrixCols() const { return m_cols; }
+    // The cells shown: the whole matrix, or the window the wheel zoomed into and a drag moved (a double-click shows
+    // all again). Kept while new matrices of the same size come (another head), reset when the size changes.
+    CellWindow cellWindow() const { return m_window.within(m_rows, m_cols); }
+    void setCellWindow(const CellWindow &window);
+    bool zoomed() const { return cellWindow() != CellWindow {0, m_rows, 0, m_cols}; }
+    // Zooms by `factor` (< 1 in) keeping original cell (row, col) where it is on screen.
+    void zoomAround(int row, int col, double factor);
 
     // The value drawn for original cell (row, col): the pooled block mean (NaN for −∞), clamped in log scale;
     // in mask mode 0.5 for every allowed cell.
@@ -118,6 +126,10 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
     void changeEvent(QEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
     void leaveEvent(QEvent *event) override;
 
 private:
@@ -127,6 +139,7 @@ private:
     void applyGradient();
     void applyScaleType();
     void showSource(int rows, int cols, PoolSource source, bool onWorker);
+    void applyWindow();
     void repool();
     LatestJob<Pooled>::Job poolJob() const;
     void adoptPooled(Pooled pooled);
@@ -156,6 +169,10 @@ private:
     QString m_maskLabel = QStringLiteral("\u2212\u221E"), m_allowedLabel = QStringLiteral("0");
     int m_rows = 0;
     int m_cols = 0;
+    CellWindow m_window; // empty: the whole matrix
+    QPointF m_dragFrom; // where a pan started, and the window then
+    CellWindow m_dragWindow;
+    bool m_dragging = false;
     Pooled m_pooled;
 
     bool m_indexInLabels = true;

@@ -28,13 +28,15 @@ int labelStep(int count, int maxLabels)
 
 } // namespace
 
-void setTokenTicks(QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal, bool indexInLabels)
+void setTokenTicks(
+    QCPAxis *axis, const QStringList &labels, int count, int pixels, bool horizontal, bool indexInLabels, int first)
 {
     const QFontMetrics fm(axis->tickLabelFont());
     int widest = 0; // widest token label: short ones fit side by side even where turned ones would not
     // Measuring stops once they cannot: widest only grows. At thousands of tokens that is after the first label.
     const auto tooWide = [&] { return count * std::min(fm.height(), widest + 4) > pixels; };
-    for (int i = 0; horizontal && i < std::min<int>(count, labels.size()) && count <= kMaxMeasuredLabels && !tooWide();
+    for (int i = first;
+         horizontal && i < std::min<int>(first + count, labels.size()) && count <= kMaxMeasuredLabels && !tooWide();
          ++i)
         widest = std::max(widest, fm.horizontalAdvance(shortLabel(labels.at(i))));
     const int perLabel = horizontal ? std::min(fm.height(), widest + 4) : fm.height();
@@ -43,7 +45,7 @@ void setTokenTicks(QCPAxis *axis, const QStringList &labels, int count, int pixe
         : labelStep(count, pixels * 2 / (3 * fm.height()));
     QVector<double> ticks;
     QVector<QString> texts;
-    for (int i = 0; i < count; i += step) {
+    for (int i = (first + step - 1) / step * step; i < first + count; i += step) { // multiples of the step
         const QString number = QStringLiteral("#%1").arg(i);
         const QString token = i < labels.size() ? shortLabel(labels.at(i)) : QString();
         ticks.append(i);

@@ -30,9 +30,12 @@ void MaskedCellsLayer::draw(QCPPainter *painter)
     const bool zeros = p.hasZero && !m_plot->exactZeroNote().isEmpty() && !m_plot->maskMode();
     if ((!p.hasNegInf && !zeros) || m_plot->showingMessage())
         return;
-    const int rows = m_plot->matrixRows(), cols = m_plot->matrixCols();
-    auto colEdge = [&](int pc) { return m_plot->xAxis->coordToPixel(std::min(pc * p.blockCols, cols) - 0.5); };
-    auto rowEdge = [&](int pr) { return m_plot->yAxis->coordToPixel(std::min(pr * p.blockRows, rows) - 0.5); };
+    const CellWindow w = m_plot->cellWindow();
+    const int rowEnd = w.row0 + w.rows, colEnd = w.col0 + w.cols;
+    auto colEdge
+        = [&](int pc) { return m_plot->xAxis->coordToPixel(std::min(p.col0 + pc * p.blockCols, colEnd) - 0.5); };
+    auto rowEdge
+        = [&](int pr) { return m_plot->yAxis->coordToPixel(std::min(p.row0 + pr * p.blockRows, rowEnd) - 0.5); };
     // The runs of pooled cells equal to `value` in each pooled row, as rectangles.
     auto runsOf = [&](float value) {
         QVector<QRectF> rects;

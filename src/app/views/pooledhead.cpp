@@ -16,15 +16,19 @@ HeatmapPlot::PoolSource pooledHeadSource(std::shared_ptr<const AttentionReadout>
     std::vector<float> leading)
 {
     return [readout = std::move(readout), trace = std::move(trace), stage, cells, head, leading = std::move(leading)](
-               int maxRows, int maxCols, const std::atomic<bool> &cancel) {
-        const int rows = int(readout->queries()), cols = int(readout->keys()) + (leading.empty() ? 0 : 1);
-        PooledCells p = readout->pooled(
-            stage, cells, head, poolBlock(rows, maxRows), poolBlock(cols, maxCols), leading.empty() ? 0 : 1, &cancel);
-        for (size_t r = 0; r < leading.size(); ++r) { // the leading column is column 0 of the first blocks
-            p.sums[(r / size_t(p.blockRows)) * size_t(p.cols)] += leading[r];
-            p.counts[(r / size_t(p.blockRows)) * size_t(p.cols)] += 1.0f;
+               int maxRows, int maxCols, const CellWindow &window, const std::atomic<bool> &cancel) {
+        const int first = leading.empty() ? 0 : 1; // the keys' first column
+        const CellWindow w = window.within(int(readout->queries()), int(readout->keys()) + first);
+        const int blockRows = poolBlock(w.rows, maxRows), blockCols = poolBlock(w.cols, maxCols);
+        PooledCells p = readout->pooled(stage, cells, head,
+            {w.row0, w.row0 + w.rows, w.col0, w.col0 + w.cols, blockRows, blockCols, first}, &cancel);
+        const int rows = int(p.grid.rows()), cols = int(p.grid.cols());
+        for (int r = w.row0; w.col0 == 0 && r < w.row0 + w.rows && r < int(leading.size()); ++r) {
+            // the leading column is column 0 of the window's first blocks
+            p.sums[size_t((r - w.row0) / blockRows) * size_t(cols)] += leading[size_t(r)];
+            p.counts[size_t((r - w.row0) / blockRows) * size_t(cols)] += 1.0f;
         }
-        return pooledFromSums(std::move(p.sums), p.counts, p.rows, p.cols, p.blockRows, p.blockCols);
+        return pooledFromSums(std::move(p.sums), p.counts, rows, cols, blockRows, blockCols, w.row0, w.col0);
     };
 }
 

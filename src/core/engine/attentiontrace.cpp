@@ -93,18 +93,13 @@ Tensor AttentionReadout::head(ops::ScoreStage stage, int64_t h) const
     return out;
 }
 
-PooledCells AttentionReadout::pooled(ops::ScoreStage stage, ops::PoolCells cells, int64_t h, int blockRows,
-    int blockCols, int firstColumn, const std::atomic<bool> *cancel) const
+PooledCells AttentionReadout::pooled(ops::ScoreStage stage, ops::PoolCells cells, int64_t h, const ops::PoolGrid &grid,
+    const std::atomic<bool> *cancel) const
 {
-    PooledCells p;
-    p.blockRows = std::max(1, blockRows);
-    p.blockCols = std::max(1, blockCols);
-    p.rows = int((queries() + p.blockRows - 1) / p.blockRows);
-    p.cols = int((keys() + std::max(0, firstColumn) + p.blockCols - 1) / p.blockCols);
-    p.sums.resize(size_t(p.rows) * size_t(p.cols));
+    PooledCells p {{}, {}, grid};
+    p.sums.resize(size_t(std::max<int64_t>(0, grid.rows() * grid.cols())));
     p.counts.resize(p.sums.size());
-    ops::attention_pool(p.sums.data(), p.counts.data(), stage, cells, *m_q, *m_k, *m_lse, m_rule, h, p.blockRows,
-        p.blockCols, firstColumn, cancel);
+    ops::attention_pool(p.sums.data(), p.counts.data(), stage, cells, *m_q, *m_k, *m_lse, m_rule, h, grid, cancel);
     return p;
 }
 

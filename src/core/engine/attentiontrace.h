@@ -29,12 +29,12 @@ std::string onDemandObstacle(const ModelConfig &c, const Input &input);
 // The rule of block `layer`'s self-attention scores (a one-stack model): its scale, soft-cap, mask and sinks.
 ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int layer);
 
-// A head's stage mean-pooled for display (ops::attention_pool): per block of blockRows × blockCols cells, the sum of
-// the cells counted and how many they are, [rows, cols] row-major.
+// A head's stage mean-pooled for display (ops::attention_pool): per block of its grid, the sum of the cells counted
+// and how many they are, [grid.rows(), grid.cols()] row-major.
 struct PooledCells
 {
     std::vector<float> sums, counts;
-    int rows = 0, cols = 0, blockRows = 1, blockCols = 1;
+    ops::PoolGrid grid;
 };
 
 // A layer's attention read back from an on-demand trace: any stage of any head, or a part of one.
@@ -53,12 +53,10 @@ public:
         int64_t c1) const;
     // Head h's whole stage, [T, S].
     Tensor head(ops::ScoreStage stage, int64_t h) const;
-    // Head h's stage pooled into blocks of blockRows × blockCols, computed a few dozen rows at a time (no T × S
-    // buffer; ops::attention_pool says which cells count). The keys start at column `firstColumn` of the pooled
-    // geometry (1 leaves column 0 to a sink's shares, which the caller adds). Stops early, with what it has, when
-    // `cancel` is set.
-    PooledCells pooled(ops::ScoreStage stage, ops::PoolCells cells, int64_t h, int blockRows, int blockCols,
-        int firstColumn = 0, const std::atomic<bool> *cancel = nullptr) const;
+    // Head h's stage pooled over `grid` (ops::attention_pool says which cells count), computed a few dozen rows at a
+    // time with no T × S buffer. Stops early, with what it has, when `cancel` is set.
+    PooledCells pooled(ops::ScoreStage stage, ops::PoolCells cells, int64_t h, const ops::PoolGrid &grid,
+        const std::atomic<bool> *cancel = nullptr) const;
 
 private:
     AttentionReadout(const Tensor &q, const Tensor &k, const Tensor &lse, ops::ScoreRule rule);

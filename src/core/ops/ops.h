@@ -186,17 +186,27 @@ enum class ScoreStage { Scores, Capped, Masked, Probs, Mask };
 void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &q, const Tensor &k, const Tensor &lse,
     const ScoreRule &rule, int64_t h, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
-// Head h's `stage` mean-pooled for display without a T × S buffer: for every block of blockRows queries × blockCols
-// columns, the sum of its cells into `sums` and how many were counted into `counts` (both [⌈T / blockRows⌉,
-// ⌈(S + firstColumn) / blockCols⌉], zeroed here). Stages: Scores or Capped (every cell), Probs (exp(S′ᵢⱼ − ℓᵢ)) and
-// Mask (no product: sums stay 0, so a block is 0 where counted and −∞ where not). `cells` says which are counted:
-// Seen, the cells the rule lets their query see (Probs and Mask; a block of none is drawn masked), or All (a masked
-// probability counted as its 0). Key j sits at column j + firstColumn (a caller's own column, such as a sink's,
-// before the keys). Each column is summed down its block's rows, then the block's columns left to right, as
-// downsample sums a whole matrix. Returns false, leaving the sums partial, when `cancel` is set part-way.
+// Which cells a pooling covers and how it groups them: rows [row0, row1) × columns [col0, col1) of a geometry whose
+// column j + firstColumn is key j (a caller's own column, such as a sink's, may come before the keys), in blocks of
+// blockRows × blockCols counted from (row0, col0).
+struct PoolGrid
+{
+    int64_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;
+    int blockRows = 1, blockCols = 1, firstColumn = 0;
+
+    int64_t rows() const { return (row1 - row0 + blockRows - 1) / blockRows; }
+    int64_t cols() const { return (col1 - col0 + blockCols - 1) / blockCols; }
+};
+// Head h's `stage` mean-pooled for display without a T × S buffer: for every block of the grid, the sum of its cells
+// into `sums` and how many were counted into `counts` (both [grid.rows(), grid.cols()], zeroed here). Stages: Scores
+// or Capped (every cell), Probs (exp(S′ᵢⱼ − ℓᵢ)) and Mask (no product: sums stay 0, so a block is 0 where counted
+// and −∞ where not). `cells` says which are counted: Seen, the cells the rule lets their query see (Probs and Mask;
+// a block of none is drawn masked), or All (a masked probability counted as its 0). Each column is summed down its
+// block's rows, then the block's columns left to right, as downsample sums a whole matrix. Returns false, leaving
+// the sums partial, when `cancel` is set part-way.
 enum class PoolCells { Seen, All };
 bool attention_pool(float *sums, float *counts, ScoreStage stage, PoolCells cells, const Tensor &q, const Tensor &k,
-    const Tensor &lse, const ScoreRule &rule, int64_t h, int blockRows, int blockCols, int firstColumn,
+    const Tensor &lse, const ScoreRule &rule, int64_t h, const PoolGrid &grid,
     const std::atomic<bool> *cancel = nullptr);
 
 // ---- softmax.cpp

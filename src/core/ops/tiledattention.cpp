@@ -210,50 +210,58 @@ void attention_tile(float *out, int64_t stride, ScoreStage stage, const Tensor &
 }
 
 bool attention_pool(float *sums, float *counts, ScoreStage stage, PoolCells cells, const Tensor &q, const Tensor &k,
-    const Tensor &lse, const ScoreRule &rule, int64_t h, int blockRows, int blockCols, int firstColumn,
-    const std::atomic<bool> *cancel)
+    const Tensor &lse, const ScoreRule &rule, int64_t h, const PoolGrid &grid, const std::atomic<bool> *cancel)
 {
     checkShapes(q, k, rule);
-    const int64_t T = q.dim(1), S = k.dim(1);
+    const int64_t T = q.dim(1), S = k.dim(1), blockRows = grid.blockRows, blockCols = grid.blockCols;
     const bool unmasked = stage == ScoreStage::Scores || stage == ScoreStage::Capped;
-    if (h < 0 || h >= q.dim(0) || blockRows < 1 || blockCols < 1 || firstColumn < 0 || stage == ScoreStage::Masked
-        || (unmasked && cells == PoolCells::Seen))
-        throw Error("pooled attention: head " + std::to_string(h) + " of " + std::to_string(q.dim(0)) + ", blocks of "
-            + std::to_string(blockRows) + " × " + std::to_string(blockCols) + ", keys from column "
-            + std::to_string(firstColumn) + ", stage " + std::to_string(int(stage))
+    if (h < 0 || h >= q.dim(0) || blockRows < 1 || blockCols < 1 || grid.firstColumn < 0 || grid.row0 < 0
+        || grid.row1 > T || grid.row0 >= grid.row1 || grid.col0 < 0 || grid.col1 > S + grid.firstColumn
+        || grid.col0 >= grid.col1 || stage == ScoreStage::Masked || (unmasked && cells == PoolCells::Seen))
+        throw Error("pooled attention: head " + std::to_string(h) + " of " + std::to_string(q.dim(0)) + ", rows ["
+            + std::to_string(grid.row0) + ", " + std::to_string(grid.row1) + ") of " + std::to_string(T) + ", columns ["
+            + std::to_string(grid.col0) + ", " + std::to_string(grid.col1) + ") with the keys from "
+            + std::to_string(grid.firstColumn) + ", blocks of " + std::to_string(blockRows) + " × "
+            + std::to_string(blockCols) + ", stage " + std::to_string(int(stage))
             + (cells == PoolCells::Seen ? " (the cells seen)" : " (every cell)"));
     if (stage == ScoreStage::Probs)
         requireShape(lse, {q.dim(0), T}, "pooled attention log-sum-exp");
-    const int64_t pooledRows = (T + blockRows - 1) / blockRows,
-                  pooledCols = (S + firstColumn + blockCols - 1) / blockCols;
+    const int64_t pooledRows = grid.rows(), pooledCols = grid.cols();
     std::fill_n(sums, pooledRows * pooledCols, 0.0f);
     std::fill_n(counts, pooledRows * pooledCols, 0.0f);
+    // The keys in the window: [keyLo, keyHi); key j's column in the window is j + firstColumn − col0.
+    const int64_t keyLo = std::max<int64_t>(0, grid.col0 - grid.firstColumn),
+                  keyHi = std::min(S, grid.col1 - grid.firstColumn), shift = grid.firstColumn - grid.col0;
+    if (keyLo >= keyHi)
+        return true;
     const KeyFlags keys(rule, S);
     std::vector<float> seen(static_cast<size_t>(S)); // 1 for a key no padding hides
     for (int64_t j = 0; j < S; ++j)
         seen[size_t(j)] = keys.ok[size_t(j)] || cells == PoolCells::All ? 1.0f : 0.0f;
+    const int64_t width = keyHi - keyLo;
     std::atomic<bool> stopped {false};
     // Pooled rows in groups of about a tile's rows, so that short blocks still make products of kQueryTile queries;
     // each group's rows against kKeyTile keys at a time, as the forward.
     const int64_t group = std::max<int64_t>(1, kQueryTile / blockRows);
     parallelForPieces(pooledRows, group, [&](int64_t begin, int64_t end) {
         MatrixRM scaledQ, scores(kQueryTile, kKeyTile);
-        std::vector<float> columnSum, columnCount; // [pooled row of the group, key]
+        std::vector<float> columnSum, columnCount; // [pooled row of the group, key − keyLo]
         for (int64_t pr0 = begin; pr0 < end; pr0 += group) {
             if (cancel && cancel->load(std::memory_order_relaxed)) {
                 stopped = true;
                 return;
             }
-            const int64_t pr1 = std::min(end, pr0 + group), rowBegin = pr0 * blockRows,
-                          rowEnd = std::min(T, pr1 * blockRows);
-            columnSum.assign(size_t((pr1 - pr0) * S), 0.0f);
+            const int64_t pr1 = std::min(end, pr0 + group), rowBegin = grid.row0 + pr0 * blockRows,
+                          rowEnd = std::min(grid.row1, grid.row0 + pr1 * blockRows);
+            columnSum.assign(size_t((pr1 - pr0) * width), 0.0f);
             columnCount.assign(columnSum.size(), 0.0f);
             for (int64_t r0 = rowBegin; r0 < rowEnd; r0 += kQueryTile) {
                 const int64_t n = std::min(kQueryTile, rowEnd - r0);
                 // The keys a cell of these rows may be counted at: every key, or those some row sees.
                 const bool every = cells == PoolCells::All;
-                const int64_t keyBegin = every ? 0 : rule.firstKey(r0), keyEnd = every ? S : rule.endKey(r0 + n - 1, S);
-                if (stage != ScoreStage::Mask)
+                const int64_t keyBegin = every ? keyLo : std::max(keyLo, rule.firstKey(r0)),
+                              keyEnd = every ? keyHi : std::min(keyHi, rule.endKey(r0 + n - 1, S));
+                if (stage != ScoreStage::Mask && keyBegin < keyEnd)
                     scaledQ = rule.scale * q.slice(h).middleRows(r0, n);
                 for (int64_t c0 = keyBegin; c0 < keyEnd; c0 += kKeyTile) {
                     const int64_t c1 = std::min(keyEnd, c0 + kKeyTile);
@@ -261,19 +269,19 @@ bool attention_pool(float *sums, float *counts, ScoreStage stage, PoolCells cell
                         tileScores(scores.data(), kKeyTile, scaledQ, k, rule, keys, h, r0, c0, c1,
                             unmasked ? stage : ScoreStage::Masked);
                     for (int64_t r = 0; r < n; ++r) {
-                        const size_t at = size_t(((r0 + r) / blockRows - pr0) * S);
-                        float *sum = columnSum.data() + at, *count = columnCount.data() + at;
+                        const size_t at = size_t(((r0 + r - grid.row0) / blockRows - pr0) * width);
+                        float *sum = columnSum.data() + at, *count = columnCount.data() + at; // [j − keyLo]
                         float *row = scores.data() + r * kKeyTile; // row[j − c0]: key j's cell
                         if (every)
                             for (int64_t j = c0; j < c1; ++j)
-                                count[j] += 1.0f;
+                                count[j - keyLo] += 1.0f;
                         const int64_t first = unmasked ? c0 : std::max(c0, rule.firstKey(r0 + r)),
                                       last = unmasked ? c1 : std::min(c1, rule.endKey(r0 + r, S));
                         if (first >= last)
                             continue;
                         if (!every)
                             for (int64_t j = first; j < last; ++j) // a padded key is not seen
-                                count[j] += seen[size_t(j)];
+                                count[j - keyLo] += seen[size_t(j)];
                         if (stage == ScoreStage::Mask)
                             continue;
                         if (stage == ScoreStage::Probs) {
@@ -283,17 +291,18 @@ bool attention_pool(float *sums, float *counts, ScoreStage stage, PoolCells cell
                             expShiftedMasked(row + (first - c0), row + (first - c0), last - first, l); // padded: 0
                         }
                         for (int64_t j = first; j < last; ++j)
-                            sum[j] += row[j - c0];
+                            sum[j - keyLo] += row[j - c0];
                     }
                 }
             }
             for (int64_t pr = pr0; pr < pr1; ++pr) {
-                const float *sum = columnSum.data() + (pr - pr0) * S, *count = columnCount.data() + (pr - pr0) * S;
+                const float *sum = columnSum.data() + (pr - pr0) * width,
+                            *count = columnCount.data() + (pr - pr0) * width;
                 float *sumRow = sums + pr * pooledCols, *countRow = counts + pr * pooledCols;
-                for (int64_t j = 0; j < S; ++j) {
-                    const int64_t pc = (j + firstColumn) / blockCols;
-                    sumRow[pc] += sum[j];
-                    countRow[pc] += count[j];
+                for (int64_t j = keyLo; j < keyHi; ++j) {
+                    const int64_t pc = (j + shift) / blockCols;
+                    sumRow[pc] += sum[j - keyLo];
+                    countRow[pc] += count[j - keyLo];
                 }
             }
         }
