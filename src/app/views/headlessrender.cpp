@@ -137,7 +137,21 @@ ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget
         view->repaint();
         times.milliseconds.push_back(double(timer.nsecsElapsed()) / 1e6);
     }
-    if (const HeatmapPlot *plot = view->findChild<HeatmapPlot *>(); plot && plot->matrixRows() > 0) {
+    if (HeatmapPlot *plot = view->findChild<HeatmapPlot *>(); plot && plot->matrixRows() > 0) {
+        // Zooming in a notch at a time towards a cell on the diagonal, then out again, as the wheel does.
+        const int row = plot->matrixRows() * 2 / 3, col = std::min(plot->matrixCols() - 1, row);
+        for (int step = 0; step < 16; ++step) {
+            QElapsedTimer timer;
+            timer.start();
+            plot->zoomAround(row, col, step < 8 ? 0.8 : 1.25);
+            while (view->drawing()) {
+                QEventLoop wait;
+                QTimer::singleShot(1, &wait, &QEventLoop::quit);
+                wait.exec();
+            }
+            view->repaint();
+            times.zooms.push_back(double(timer.nsecsElapsed()) / 1e6);
+        }
         std::mt19937 rng(5);
         for (int h = 0; h < 64; ++h) {
             const QPointF at = plot->cellCenter(
@@ -150,7 +164,7 @@ ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget
                 throw Error("bench-view: the heat map gave no tooltip at a cell it draws");
         }
     }
-    for (std::vector<double> *v : {&times.milliseconds, &times.blocked, &times.hovers})
+    for (std::vector<double> *v : {&times.milliseconds, &times.blocked, &times.hovers, &times.zooms})
         std::sort(v->begin(), v->end());
     return times;
 }

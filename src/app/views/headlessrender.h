@@ -93,14 +93,15 @@ int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool an
 
 // What a user waits for when switching layer or head in the spec's view: setting the spec, the queued replot and
 // the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads, the run traced under
-// `memoryBudget` (past it, attention is kept on demand); then the tooltip text of 64 cells of its heat map, as the
-// mouse asks for it. Milliseconds, sorted.
+// `memoryBudget` (past it, attention is kept on demand); then 16 notches of the wheel on its heat map and the tooltip
+// text of 64 cells, as the mouse asks for them. Milliseconds, sorted.
 struct ViewSwitchTimes
 {
     std::string model;
     std::vector<double> milliseconds; // until the picture is complete (a worker's head or pooling landed, repainted)
     std::vector<double> blocked; // the window's thread held by the switch itself
     std::vector<double> hovers; // a hover's tooltip text over cells of the last picture (empty: the view has no map)
+    std::vector<double> zooms; // a notch of the wheel on its heat map, to the complete picture (8 in, then 8 out)
 };
 ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget);
 

@@ -343,8 +343,6 @@ void HeatmapPlot::applyWindow()
     yAxis->setRange(w.row0 - 0.5, w.row0 + w.rows - 0.5);
     repool();
     updateTicks();
-    updateNote();
-    replot(rpQueuedReplot);
 }
 
 void HeatmapPlot::setCellWindow(const CellWindow &window)
@@ -353,8 +351,11 @@ void HeatmapPlot::setCellWindow(const CellWindow &window)
     if (w == this->cellWindow())
         return;
     m_window = w;
-    if (m_source && !m_showingMessage)
+    if (m_source && !m_showingMessage) {
         applyWindow();
+        updateNote(); // which rows and columns
+        replot(rpQueuedReplot);
+    }
 }
 
 void HeatmapPlot::zoomAround(int row, int col, double factor)
