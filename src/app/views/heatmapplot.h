@@ -18,7 +18,8 @@ class MaskedCellsLayer;
 // A heat map of one matrix (rows = queries, top to bottom; columns = keys, left to right) with a colour bar,
 // token labels, a title and a hover tooltip. The matrix is pooled to about the widget's pixel size before
 // it is handed to QCustomPlot; axes stay in original indices, so hover and labels always name the original
-// cell. −∞ cells are drawn hatched in a colour the map does not use, with a note under the plot.
+// cell. −∞ cells are drawn hatched in a colour the map does not use, with a note under the plot. The wheel zooms
+// into a window of the matrix, a drag moves it and a double-click shows all; the window is pooled anew.
 class HeatmapPlot : public QCustomPlot
 {
     Q_OBJECT
