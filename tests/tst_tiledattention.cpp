@@ -293,8 +293,9 @@ private slots:
             }
         }
         // A set flag stops it part-way, and says so; what it cannot pool is refused.
-        const Run run(cases()[0], 13);
-        const ops::ScoreRule &rule = cases()[0].rule;
+        const Case first = cases()[0];
+        const Run run(first, 13);
+        const ops::ScoreRule &rule = first.rule;
         std::atomic<bool> cancel {true};
         std::vector<float> sums(150 * 150), counts(sums.size());
         const ops::PoolGrid cells {0, 150, 0, 150, 1, 1, 0};
