@@ -293,17 +293,29 @@ void TestModelViews::maskViewReadsAHeadKeptOnDemand()
     }
 }
 
+namespace {
+
+// `view` of tiny-bytes' layer 1, head `head`, on 2100 letters (a, then every `step`-th letter of the alphabet): past
+// HeatmapPlot::kPoolOnWorkerCells, so a run that keeps attention on demand pools its heads from their tiles.
+ViewSpec longTinyBytesSpec(const char *view, int step, int head)
+{
+    ViewSpec spec;
+    spec.view = view;
+    spec.model = "tiny-bytes";
+    for (int t = 0; t < 2100; ++t)
+        spec.tokens.push_back('a' + (t * step) % 26);
+    spec.layer = 1;
+    spec.head = head;
+    return spec;
+}
+
+} // namespace
+
 // Past HeatmapPlot::kPoolOnWorkerCells (2100² cells here) a shown Attention view computes an on-demand head on a
 // worker: the window's thread is back at once with a message, and the picture that lands is the one drawn headless.
 void TestModelViews::aLargeHeadKeptOnDemandIsComputedOnAWorker()
 {
-    ViewSpec spec;
-    spec.view = "attention";
-    spec.model = "tiny-bytes";
-    for (int t = 0; t < 2100; ++t)
-        spec.tokens.push_back('a' + (t * 7) % 26);
-    spec.layer = 1;
-    spec.head = 3;
+    const ViewSpec spec = longTinyBytesSpec("attention", 7, 3);
     const SpecRun run = runSpec(spec, size_t(64) << 20);
     QVERIFY(run.trace->contains("layer.1.attn.lse"));
     const ViewInput input = makeViewInput(run);
@@ -381,13 +393,7 @@ void TestModelViews::aLargeHeadKeptOnDemandIsComputedOnAWorker()
 // tiles (no 2100² matrix made), and draw what the whole trace's tensors draw: the scores, the mask, the probabilities.
 void TestModelViews::theMaskViewPoolsALargeHeadFromItsTiles()
 {
-    ViewSpec spec;
-    spec.view = "mask";
-    spec.model = "tiny-bytes";
-    for (int t = 0; t < 2100; ++t)
-        spec.tokens.push_back('a' + (t * 5) % 26);
-    spec.layer = 1;
-    spec.head = 2;
+    const ViewSpec spec = longTinyBytesSpec("mask", 5, 2);
     const SpecRun onDemandRun = runSpec(spec, size_t(64) << 20), wholeRun = runSpec(spec, size_t(8) << 30);
     QVERIFY(!onDemandRun.trace->contains("layer.1.attn.scores") && wholeRun.trace->contains("layer.1.attn.scores"));
     MaskView whole, onDemand;

@@ -107,6 +107,22 @@ std::string renderSpecToFile(const ViewSpec &spec, const std::string &path, int 
     return view->input().model ? view->input().model->name : spec.model;
 }
 
+namespace {
+
+// Until `view`'s picture is complete and painted, asleep in the event loop as a window is (processEvents with a time
+// spins, taking a core from the workers), looking every `tickMs`.
+void waitForPicture(View *view, int tickMs)
+{
+    while (view->drawing()) {
+        QEventLoop wait;
+        QTimer::singleShot(tickMs, &wait, &QEventLoop::quit);
+        wait.exec();
+    }
+    view->repaint();
+}
+
+} // namespace
+
 ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget)
 {
     const SpecRun run = runSpec(spec, memoryBudget);
@@ -129,12 +145,7 @@ ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget
         QApplication::processEvents();
         view->repaint();
         times.blocked.push_back(double(timer.nsecsElapsed()) / 1e6);
-        while (view->drawing()) { // asleep in the event loop, as a window is (processEvents with a time spins)
-            QEventLoop wait;
-            QTimer::singleShot(5, &wait, &QEventLoop::quit);
-            wait.exec();
-        }
-        view->repaint();
+        waitForPicture(view.get(), 5);
         times.milliseconds.push_back(double(timer.nsecsElapsed()) / 1e6);
     }
     if (HeatmapPlot *plot = view->findChild<HeatmapPlot *>(); plot && plot->matrixRows() > 0) {
@@ -144,12 +155,7 @@ ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget
             QElapsedTimer timer;
             timer.start();
             plot->zoomAround(row, col, step < 8 ? 0.8 : 1.25);
-            while (view->drawing()) {
-                QEventLoop wait;
-                QTimer::singleShot(1, &wait, &QEventLoop::quit);
-                wait.exec();
-            }
-            view->repaint();
+            waitForPicture(view.get(), 1);
             times.zooms.push_back(double(timer.nsecsElapsed()) / 1e6);
         }
         std::mt19937 rng(5);
