@@ -72,29 +72,34 @@ private slots:
             if (!onDemandObstacle(model->config, input).empty())
                 continue;
             Engine onDemand(model, input, options(EngineOptions::Checkpoints::Never));
-            Engine checkpointed(model, input, options(EngineOptions::Checkpoints::Always));
-            QVERIFY(onDemand.runToEnd() && checkpointed.runToEnd());
-            QVERIFY2(checkpointed.checkpointed() && !onDemand.checkpointed(), name);
-            int freed = 0;
-            for (const Op &op : checkpointed.program().ops)
-                for (const OpOutput &o : op.outputs) {
-                    const Tensor &want = onDemand.trace().tensor(o.name);
-                    const QString where = QString("%1 %2: ").arg(name, QString::fromStdString(o.name));
-                    if (o.kept) {
-                        QVERIFY2(checkpointed.trace().contains(o.name), qPrintable(where + "not kept"));
-                        QVERIFY2(sameBits(checkpointed.trace().tensor(o.name), want), qPrintable(where + "differs"));
-                        continue;
+            QVERIFY(onDemand.runToEnd());
+            for (const auto keep : {EngineOptions::Checkpoints::Always, EngineOptions::Checkpoints::InputOnly}) {
+                Engine checkpointed(model, input, options(keep));
+                QVERIFY(checkpointed.runToEnd());
+                QVERIFY2(checkpointed.checkpointed() && !onDemand.checkpointed(), name);
+                int freed = 0;
+                for (const Op &op : checkpointed.program().ops)
+                    for (const OpOutput &o : op.outputs) {
+                        const Tensor &want = onDemand.trace().tensor(o.name);
+                        const QString where = QString("%1 %2: ").arg(name, QString::fromStdString(o.name));
+                        if (o.kept) {
+                            QVERIFY2(checkpointed.trace().contains(o.name), qPrintable(where + "not kept"));
+                            QVERIFY2(
+                                sameBits(checkpointed.trace().tensor(o.name), want), qPrintable(where + "differs"));
+                            continue;
+                        }
+                        ++freed;
+                        QVERIFY2(!checkpointed.trace().contains(o.name), qPrintable(where + "kept"));
+                        QVERIFY2(
+                            isRecomputable(checkpointed.program(), checkpointed.trace(), o.name), qPrintable(where));
+                        const QString why = closeTo(checkpointed.recompute(o.name), want);
+                        QVERIFY2(why.isEmpty(), qPrintable(where + why));
                     }
-                    ++freed;
-                    QVERIFY2(!checkpointed.trace().contains(o.name), qPrintable(where + "kept"));
-                    QVERIFY2(isRecomputable(checkpointed.program(), checkpointed.trace(), o.name), qPrintable(where));
-                    const QString why = closeTo(checkpointed.recompute(o.name), want);
-                    QVERIFY2(why.isEmpty(), qPrintable(where + why));
-                }
-            QVERIFY2(freed > 0, name);
-            QVERIFY2(checkpointed.trace().bytes() < onDemand.trace().bytes(), name);
-            const std::vector<int> rows = {0, 11};
-            QVERIFY2(sameBits(checkpointed.nextTokenProbs(rows), onDemand.nextTokenProbs(rows)), name);
+                QVERIFY2(freed > 0, name);
+                QVERIFY2(checkpointed.trace().bytes() < onDemand.trace().bytes(), name);
+                const std::vector<int> rows = {0, 11};
+                QVERIFY2(sameBits(checkpointed.nextTokenProbs(rows), onDemand.nextTokenProbs(rows)), name);
+            }
         }
     }
 
@@ -122,6 +127,46 @@ private slots:
         QVERIFY(!isRecomputable(engine.program(), engine.trace(), "layer.1.mlp.act"));
         QVERIFY(errorFrom([&] { engine.recompute("layer.1.mlp.act"); }).contains("not computed yet"));
         QVERIFY(isRecomputable(engine.program(), engine.trace(), "layer.0.mlp.act"));
+    }
+
+    // Keeping only its input, a block holds its output (the next block's input) and the narrow attn.lse; a layer's
+    // scored queries and keys come back from one recompute, and its heads are read from them as the forward's.
+    void aBlockKeepsOnlyItsInputAndItsHeadsAreReadAgain()
+    {
+        for (const char *name : {"llama_tiny", "qwen3_tiny", "gemma2_tiny"}) {
+            const auto model = load(name);
+            Engine onDemand(model, twelveTokens(), options(EngineOptions::Checkpoints::Never));
+            Engine engine(model, twelveTokens(), options(EngineOptions::Checkpoints::InputOnly));
+            size_t most = 0;
+            QVERIFY(onDemand.runToEnd());
+            while (!engine.atEnd()) {
+                engine.step();
+                most = std::max(most, engine.trace().bytes());
+            }
+            QVERIFY2(most <= engine.estimatedTraceBytes(),
+                qPrintable(
+                    QString("%1: held %2 bytes, estimated %3").arg(name).arg(most).arg(engine.estimatedTraceBytes())));
+            const std::vector<std::string> read = readoutInputs(model->config, 1);
+            for (const std::string &kept :
+                {std::string("layer.0.out"), std::string("layer.1.attn.lse"), std::string("ln_f")})
+                QVERIFY2(engine.trace().contains(kept), kept.c_str());
+            for (const std::string &freed : {std::string("layer.0.mid"), std::string("layer.0.attn.out"),
+                     std::string("layer.0.mlp.down"), read[0], read[1]})
+                QVERIFY2(!engine.trace().contains(freed), freed.c_str());
+            QVERIFY(!AttentionReadout::find(*model, {}, engine.trace(), 1));
+            Trace withInputs = engine.trace();
+            std::vector<Tensor> made = engine.recompute(read);
+            for (size_t i = 0; i < read.size(); ++i)
+                putRecomputed(withInputs, engine.program(), read[i], std::move(made[i]));
+            const auto readout = AttentionReadout::find(*model, {}, withInputs, 1);
+            const auto wanted = AttentionReadout::find(*model, {}, onDemand.trace(), 1);
+            QVERIFY2(readout && wanted, name);
+            for (int64_t h = 0; h < readout->heads(); ++h) {
+                const QString why
+                    = closeTo(readout->head(ops::ScoreStage::Probs, h), wanted->head(ops::ScoreStage::Probs, h));
+                QVERIFY2(why.isEmpty(), qPrintable(QString("%1 head %2: %3").arg(name).arg(h).arg(why)));
+            }
+        }
     }
 
     // Stepping back over an op puts back the inputs it was the last to read, so stepping forward again makes the same
@@ -155,7 +200,11 @@ private slots:
         const Input input = twelveTokens();
         const size_t onDemand = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand).tracedBytes(),
                      checkpoints
-            = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand, true).tracedBytes();
+            = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand, BlockKeeping::Checkpoints)
+                  .tracedBytes(),
+                     inputs
+            = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand, BlockKeeping::Input)
+                  .tracedBytes();
         QVERIFY2(checkpoints < onDemand, qPrintable(QString("%1 < %2").arg(checkpoints).arg(onDemand)));
         EngineOptions automatic;
         automatic.memoryBudget = onDemand;
@@ -166,15 +215,24 @@ private slots:
         QCOMPARE(fitted.attentionTrace(), AttentionTrace::OnDemand);
         QCOMPARE(fitted.estimatedTraceBytes(), checkpoints);
         QVERIFY(fitted.wholeTraceBytes() > onDemand);
+        QCOMPARE(fitted.blockKeeping(), BlockKeeping::Checkpoints);
+        QVERIFY2(inputs < checkpoints, qPrintable(QString("%1 < %2").arg(inputs).arg(checkpoints)));
         automatic.memoryBudget = checkpoints - 1;
+        const Engine leanest(model, input, automatic);
+        QCOMPARE(leanest.blockKeeping(), BlockKeeping::Input);
+        QCOMPARE(leanest.estimatedTraceBytes(), inputs);
+        automatic.memoryBudget = inputs - 1;
         const QString error = errorFrom([&] { Engine(model, input, automatic); });
-        QVERIFY2(error.contains("keeping only each block's checkpoints"), qPrintable(error));
+        QVERIFY2(error.contains("keeping only each block's input"), qPrintable(error));
+        automatic.checkpoints = EngineOptions::Checkpoints::Always;
+        automatic.memoryBudget = checkpoints - 1;
+        QVERIFY(errorFrom([&] { Engine(model, input, automatic); }).contains("keeping only each block's checkpoints"));
         EngineOptions never = automatic;
         never.checkpoints = EngineOptions::Checkpoints::Never;
         never.memoryBudget = onDemand - 1;
         QVERIFY(errorFrom([&] { Engine(model, input, never); }).contains("with its attention and logits computed"));
         QVERIFY(errorFrom([&] {
-            Program::build(model->config, input, true, 1, AttentionTrace::Whole, true);
+            Program::build(model->config, input, true, 1, AttentionTrace::Whole, BlockKeeping::Input);
         }).contains("keeps attention on demand"));
     }
 };

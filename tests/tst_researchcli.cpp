@@ -54,36 +54,43 @@ private slots:
         QVERIFY(!QFile::exists(dir.filePath("refused")));
     }
 
-    // dump --attention-trace checkpoints: the run keeps each block's checkpoints, and the dump still writes every
-    // tensor, those it freed computed again (marked "recomputed"), each as the run kept on demand writes it.
+    // dump --attention-trace checkpoints or inputs: the run keeps each block's checkpoints or its input only, and the
+    // dump still writes every tensor and the heads asked, those it freed computed again (marked "recomputed"), each as
+    // the run kept on demand writes it.
     void dumpWritesEveryTensorOfACheckpointedRun()
     {
         QTemporaryDir dir;
-        const QStringList base = {"dump", "--model", ATLAS_TEST_DATA "/llama_tiny", "--tokens", "3,17,42,8,5,9,1"};
+        const QStringList base
+            = {"dump", "--model", ATLAS_TEST_DATA "/llama_tiny", "--tokens", "3,17,42,8,5,9,1", "--heads", "1.*"};
         auto r = run(base + QStringList {"--attention-trace", "on-demand", "--out", dir.filePath("lazy")});
         QVERIFY2(r.code == 0, qPrintable(r.err));
-        r = run(base + QStringList {"--attention-trace", "checkpoints", "--out", dir.filePath("checkpoints")});
-        QVERIFY2(r.code == 0, qPrintable(r.err));
-        const auto manifest = [&](const char *name) {
-            QFile f(dir.filePath(QString(name) + "/manifest.json"));
+        const auto manifest = [&](const QString &name) {
+            QFile f(dir.filePath(name + "/manifest.json"));
             return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
         };
-        const QJsonObject lazy = manifest("lazy"), kept = manifest("checkpoints");
-        QCOMPARE(kept["attention_trace"].toString(), QString("checkpoints"));
-        QCOMPARE(kept["tensors"].toArray().size(), lazy["tensors"].toArray().size());
-        int recomputed = 0;
-        for (const QJsonValue &t : kept["tensors"].toArray()) {
-            const QString name = t.toObject()["name"].toString();
-            recomputed += t.toObject()["recomputed"].toBool();
-            const atlas::Tensor a = atlas::readNpy(dir.filePath("lazy/" + name + ".npy").toStdString()),
-                                b = atlas::readNpy(dir.filePath("checkpoints/" + name + ".npy").toStdString());
-            QVERIFY2(a.shape() == b.shape(), qPrintable(name));
-            for (int64_t i = 0; i < a.numel(); ++i)
-                QVERIFY2(std::abs(a.data()[i] - b.data()[i]) <= 1e-6f * (1 + std::abs(a.data()[i])), qPrintable(name));
+        const QJsonObject lazy = manifest("lazy");
+        for (const QString keeping : {"checkpoints", "inputs"}) {
+            r = run(base + QStringList {"--attention-trace", keeping, "--out", dir.filePath(keeping)});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            const QJsonObject kept = manifest(keeping);
+            QCOMPARE(kept["attention_trace"].toString(), keeping);
+            QCOMPARE(kept["tensors"].toArray().size(), lazy["tensors"].toArray().size());
+            int recomputed = 0, heads = 0;
+            for (const QJsonValue &t : kept["tensors"].toArray()) {
+                const QString name = t.toObject()["name"].toString();
+                recomputed += t.toObject()["recomputed"].toBool();
+                heads += name.startsWith("layer.1.attn.probs.head");
+                const atlas::Tensor a = atlas::readNpy(dir.filePath("lazy/" + name + ".npy").toStdString()),
+                                    b = atlas::readNpy(dir.filePath(keeping + "/" + name + ".npy").toStdString());
+                QVERIFY2(a.shape() == b.shape(), qPrintable(name));
+                for (int64_t i = 0; i < a.numel(); ++i)
+                    QVERIFY2(std::abs(a.data()[i] - b.data()[i]) <= 1e-6f * (1 + std::abs(a.data()[i])),
+                        qPrintable(keeping + " " + name));
+            }
+            QVERIFY(recomputed > 0 && heads > 0);
         }
-        QVERIFY(recomputed > 0);
         r = run(base + QStringList {"--attention-trace", "checkpoint", "--out", dir.filePath("bad")});
-        QVERIFY(r.code != 0 && r.err.contains("is not auto, whole, on-demand or checkpoints"));
+        QVERIFY(r.code != 0 && r.err.contains("is not auto, whole, on-demand, checkpoints or inputs"));
     }
 
     // patch: copy's induction traced through the residual stream, the grid printed and written as JSON; inputs of

@@ -345,6 +345,44 @@ private slots:
         QVERIFY(session.trace()->contains("layer.1.attn.v") && !session.trace()->contains("layer.0.mlp.act"));
     }
 
+    // Over the budget even with each block's checkpoints, a block keeps only its input: the Attention view's layer has
+    // its scored queries and keys computed again on the worker, and its heads read from them are the whole run's.
+    void aRunKeepingBlockInputsRecomputesTheShownLayersQueriesAndKeys()
+    {
+        Session session;
+        openTiny(session, "attention");
+        const Tensor whole = session.trace()->tensor("layer.1.attn.probs");
+        session.setMemoryBudget(Program::build(session.model()->config, session.input(), true, 1,
+                                    AttentionTrace::OnDemand, BlockKeeping::Checkpoints)
+                                    .tracedBytes()
+            - 1);
+        QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
+        ViewSpec spec = session.spec();
+        spec.layer = 1;
+        session.setSpec(spec);
+        session.setText("The cat sat on the mat!");
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || (session.program() && session.program()->checkpointed()), 20000);
+        session.setText("The cat sat on the mat.");
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || !session.trace()->contains("layer.1.attn.probs"), 20000);
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY2(notices.last().at(0).toString().contains("only each block's input kept"),
+            qPrintable(notices.last().at(0).toString()));
+        const ModelConfig &c = session.model()->config;
+        for (const std::string &name : readoutInputs(c, 1))
+            QVERIFY2(session.trace()->contains(name), name.c_str());
+        for (const std::string &name : readoutInputs(c, 0))
+            QVERIFY2(!session.trace()->contains(name), name.c_str());
+        QVERIFY(!session.trace()->contains("layer.1.mid"));
+        const auto readout = AttentionReadout::find(*session.model(), {}, *session.trace(), 1);
+        QVERIFY(readout);
+        for (int64_t h = 0; h < readout->heads(); ++h) {
+            const Tensor probs = readout->head(ops::ScoreStage::Probs, h);
+            for (int64_t i = 0; i < probs.numel(); ++i)
+                QVERIFY(std::abs(probs.data()[i] - whole.data()[h * probs.numel() + i]) <= 1e-5f);
+        }
+    }
+
     // File ▸ Open Text File: a document read and tokenized on the worker, then run as typed text is; its byte-order
     // mark dropped and its newlines kept. A file that is not UTF-8 text is refused naming it, and the input stays.
     void aTextFileIsReadAsTheInput()

@@ -29,6 +29,11 @@ int benchViewCommand(const CommandArgs &argv)
                 "complete picture, the window's thread held median %.1f ms (max %.1f), over %d switches\n",
         spec.view.c_str(), length, times.model.c_str(), ms[ms.size() / 2], ms.front(), ms.back(), held[held.size() / 2],
         held.back(), repeat);
+    if (const std::vector<double> &made = times.recomputes; !made.empty())
+        std::printf(
+            "each switch first recomputed the layer's queries and keys (the run keeps only each block's input): "
+            "median %.1f ms (max %.1f)\n",
+            made[made.size() / 2], made.back());
     if (const std::vector<double> &zooms = times.zooms; !zooms.empty())
         std::printf("a notch of the wheel (zooming in, then out) median %.1f ms (max %.1f) to the complete picture\n",
             zooms[zooms.size() / 2], zooms.back());

@@ -26,11 +26,11 @@ const Options kInput = {
 const Options kMemoryBudget
     = {{"memory-budget", "GIB", "the largest trace kept in memory, in GiB (default 8): a longer run is refused"}};
 
-const Options kAttentionTrace = {{"attention-trace", "auto|whole|on-demand|checkpoints",
+const Options kAttentionTrace = {{"attention-trace", "auto|whole|on-demand|checkpoints|inputs",
     "how the trace keeps attention: every head's [H, T, T] matrices whole, or on demand (q, k and each row's "
     "log-sum-exp, any head recomputed exactly), or on demand with each block keeping only its checkpoints (the "
-    "residual stream, what each sub-layer adds, q, k; the rest recomputed when read); auto (the default): the first "
-    "that fits --memory-budget"}};
+    "residual stream, what each sub-layer adds, q, k; the rest recomputed when read), or only its input (a layer's q "
+    "and k recomputed when its attention is read); auto (the default): the first that fits --memory-budget"}};
 
 const Options kAttention = {
     {"attention", "KIND", "run an efficient attention kernel instead of full attention (see bench-attention)"},

@@ -341,21 +341,46 @@ int dumpCommand(const CommandArgs &argv)
         manifest.update(
             {{"capacity_factor", run.model->config.capacityFactor}, {"expert_top_k", run.model->config.expertTopK}});
     nlohmann::json tensors = nlohmann::json::array();
-    // In the program's order; a checkpointed run's freed tensors computed again one at a time (engine/recompute.h).
-    for (const Op &op : engine.program().ops)
-        for (const OpOutput &o : op.outputs) {
-            const TraceEntry *e = engine.trace().find(o.name);
-            if (!e && !isRecomputable(engine.program(), engine.trace(), o.name))
-                continue;
-            const Tensor t = e ? e->tensor : engine.recompute(o.name);
-            writeNpy((std::filesystem::path(dir) / (o.name + ".npy")).string(), t);
-            tensors.push_back({{"name", o.name}, {"shape", t.shape()}, {"formula", o.formula}, {"op", op.name}});
-            if (!e)
-                tensors.back()["recomputed"] = true;
-        }
+    // In the program's order; a checkpointed run's freed tensors computed again a block at a time (engine/recompute.h).
+    const std::vector<Op> &ops = engine.program().ops;
+    for (size_t first = 0, end = 0; first < ops.size(); first = end) {
+        for (end = first + 1; ops[first].layer >= 0 && end < ops.size() && ops[end].layer == ops[first].layer;)
+            ++end;
+        std::vector<std::string> freed;
+        for (size_t i = first; i < end; ++i)
+            for (const OpOutput &o : ops[i].outputs)
+                if (isRecomputable(engine.program(), engine.trace(), o.name))
+                    freed.push_back(o.name);
+        const std::vector<Tensor> made = engine.recompute(freed);
+        for (size_t i = first; i < end; ++i)
+            for (const OpOutput &o : ops[i].outputs) {
+                const TraceEntry *e = engine.trace().find(o.name);
+                const auto again = std::ranges::find(freed, o.name);
+                if (!e && again == freed.end())
+                    continue;
+                const Tensor &t = e ? e->tensor : made[size_t(again - freed.begin())];
+                writeNpy((std::filesystem::path(dir) / (o.name + ".npy")).string(), t);
+                tensors.push_back(
+                    {{"name", o.name}, {"shape", t.shape()}, {"formula", o.formula}, {"op", ops[i].name}});
+                if (!e)
+                    tensors.back()["recomputed"] = true;
+            }
+    }
     const ModelConfig &config = run.model->config;
     const bool onDemand = engine.attentionTrace() == AttentionTrace::OnDemand;
-    manifest["attention_trace"] = engine.checkpointed() ? "checkpoints" : onDemand ? "on demand" : "whole";
+    manifest["attention_trace"] = engine.blockKeeping() == BlockKeeping::Input ? "inputs"
+        : engine.checkpointed()                                                ? "checkpoints"
+        : onDemand                                                             ? "on demand"
+                                                                               : "whole";
+    std::vector<std::string> readFrom; // the scored queries and keys a run keeping block inputs only freed
+    for (const HeadRef &h : heads)
+        for (const std::string &name : readoutInputs(config, h.layer)) // one stack: --heads refuses two
+            if (isRecomputable(engine.program(), engine.trace(), name)
+                && std::ranges::find(readFrom, name) == readFrom.end())
+                readFrom.push_back(name);
+    std::vector<Tensor> readInputs = engine.recompute(readFrom);
+    for (size_t i = 0; i < readFrom.size(); ++i)
+        putRecomputed(engine.trace(), engine.program(), readFrom[i], std::move(readInputs[i]));
     for (const HeadRef &h : heads) { // [T, S] each, from the whole tensor or recomputed
         const std::string name = names::layerTensor(h.layer, "attn.probs.head" + std::to_string(h.head));
         const std::unique_ptr<AttentionReadout> readout

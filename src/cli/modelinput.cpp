@@ -92,8 +92,10 @@ EngineOptions traceOptionsArgument(const Arguments &args)
         options = {true, options.memoryBudget, Attention::OnDemand, Checkpoints::Never};
     else if (choice == "checkpoints")
         options = {true, options.memoryBudget, Attention::OnDemand, Checkpoints::Always};
+    else if (choice == "inputs")
+        options = {true, options.memoryBudget, Attention::OnDemand, Checkpoints::InputOnly};
     else if (choice != "auto")
-        throw Error("option --attention-trace: '" + choice + "' is not auto, whole, on-demand or checkpoints");
+        throw Error("option --attention-trace: '" + choice + "' is not auto, whole, on-demand, checkpoints or inputs");
     return options;
 }
 

@@ -30,7 +30,7 @@ std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &a
 HeadAblation ablationArgument(const Arguments &args, std::shared_ptr<const Model> model, const std::vector<int> &input);
 // --memory-budget GIB (default 8), above 0 and at most 2^20 GiB.
 size_t memoryBudgetArgument(const Arguments &args);
-// --memory-budget and --attention-trace auto|whole|on-demand|checkpoints (default auto): how the run keeps its
+// --memory-budget and --attention-trace auto|whole|on-demand|checkpoints|inputs (default auto): how the run keeps its
 // attention (engine/attentiontrace.h) and its blocks' other tensors (engine/recompute.h).
 EngineOptions traceOptionsArgument(const Arguments &args);
 // The analyses' budget (util/workbudget.h) from --work-budget TFLOP and --memory-budget GIB where given, set for the

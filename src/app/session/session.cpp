@@ -85,6 +85,9 @@ Session::Commit Session::snapshot()
     auto program = std::make_shared<const Program>(m_engine->program());
     const int cursor = m_engine->cursor();
     const QString notice = m_engine->wholeTraceBytes() == 0 ? QString()
+        : m_engine->blockKeeping() == BlockKeeping::Input
+        ? tr("%1 tokens: attention on demand and only each block's input kept (whole: %2, over the %3 budget; Run ▸ "
+             "Trace Memory Budget). Views compute what they show, a layer's q and k first.")
         : m_engine->checkpointed()
         ? tr(
             "%1 tokens: attention on demand and only each block's checkpoints kept (whole: %2, over the %3 budget; Run "

@@ -30,12 +30,17 @@ void Session::recomputeForView()
     m_recomputeAsked = names;
     runJob([this, names, kept = m_keptTrace, shown = m_trace, program = m_program]() -> Commit {
         auto trace = std::make_shared<Trace>(*kept);
-        for (const std::string &name : names) {
-            if (m_cancel)
-                return nullptr;
-            const TraceEntry *made = shown->find(name); // recomputed for the view before
-            putRecomputed(*trace, *program, name, made ? made->tensor : m_engine->recompute(name));
-        }
+        std::vector<std::string> missing;
+        for (const std::string &name : names)
+            if (const TraceEntry *made = shown->find(name)) // recomputed for the view before
+                putRecomputed(*trace, *program, name, made->tensor);
+            else
+                missing.push_back(name);
+        if (m_cancel)
+            return nullptr;
+        std::vector<Tensor> made = m_engine->recompute(missing);
+        for (size_t i = 0; i < missing.size(); ++i)
+            putRecomputed(*trace, *program, missing[i], std::move(made[i]));
         return [this, trace, names, kept] {
             if (kept != m_keptTrace) // a newer run or step
                 return;

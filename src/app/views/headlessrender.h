@@ -94,7 +94,9 @@ int exportLessonHtml(const Lesson &lesson, const std::string &directory, bool an
 // What a user waits for when switching layer or head in the spec's view: setting the spec, the queued replot and
 // the repaint of a shown 1200 × 1000 window, `repeat` times over the layers and heads, the run traced under
 // `memoryBudget` (past it, attention is kept on demand); then 16 notches of the wheel on its heat map and the tooltip
-// text of 64 cells, as the mouse asks for them. Milliseconds, sorted.
+// text of 64 cells, as the mouse asks for them. A run that keeps only each block's input recomputes the layer's
+// queries and keys within the switch's time, as the session's worker does before the view has them. Milliseconds,
+// sorted.
 struct ViewSwitchTimes
 {
     std::string model;
@@ -102,6 +104,8 @@ struct ViewSwitchTimes
     std::vector<double> blocked; // the window's thread held by the switch itself
     std::vector<double> hovers; // a hover's tooltip text over cells of the last picture (empty: the view has no map)
     std::vector<double> zooms; // a notch of the wheel on its heat map, to the complete picture (8 in, then 8 out)
+    // A run keeping only each block's input: the new layer's queries and keys recomputed, part of `milliseconds`
+    std::vector<double> recomputes;
 };
 ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget);
 

@@ -53,6 +53,13 @@ ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int la
     return rule;
 }
 
+std::vector<std::string> readoutInputs(const ModelConfig &c, int layer)
+{
+    const bool normed = c.qkNorm != QkNorm::None;
+    return {names::queriesOf(names::kOnlyStack, layer, c.rotates(layer), normed),
+        names::keysOf(names::kOnlyStack, layer, c.rotates(layer), normed)};
+}
+
 std::unique_ptr<AttentionReadout> AttentionReadout::find(
     const Model &m, const std::vector<int> &padding, const Trace &trace, int layer)
 {
@@ -60,9 +67,9 @@ std::unique_ptr<AttentionReadout> AttentionReadout::find(
     if (layer < 0 || layer >= c.layers || c.isEncoderDecoder())
         return nullptr;
     const TraceEntry *lse = trace.find(names::layerTensor(layer, "attn.lse"));
-    const bool normed = c.qkNorm != QkNorm::None;
-    const TraceEntry *q = trace.find(names::queriesOf(names::kOnlyStack, layer, c.rotates(layer), normed));
-    const TraceEntry *k = trace.find(names::keysOf(names::kOnlyStack, layer, c.rotates(layer), normed));
+    const std::vector<std::string> inputs = readoutInputs(c, layer);
+    const TraceEntry *q = trace.find(inputs[0]);
+    const TraceEntry *k = trace.find(inputs[1]);
     if (lse == nullptr || q == nullptr || k == nullptr)
         return nullptr;
     return std::unique_ptr<AttentionReadout>(

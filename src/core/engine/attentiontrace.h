@@ -29,6 +29,10 @@ std::string onDemandObstacle(const ModelConfig &c, const Input &input);
 // The rule of block `layer`'s self-attention scores (a one-stack model): its scale, soft-cap, mask and sinks.
 ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int layer);
 
+// The trace tensors block `layer`'s readout reads besides attn.lse: its scored queries and keys (after their norms and
+// rotation). A trace that keeps only each block's input frees them; a view recomputes them (engine/recompute.h).
+std::vector<std::string> readoutInputs(const ModelConfig &c, int layer);
+
 // A head's stage mean-pooled for display (ops::attention_pool): per block of its grid, the sum of the cells counted
 // and how many they are, [grid.rows(), grid.cols()] row-major.
 struct PooledCells

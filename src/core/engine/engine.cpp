@@ -68,12 +68,16 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
             + "), or a single one for all");
     using Choice = EngineOptions::Attention;
     using Keep = EngineOptions::Checkpoints;
-    if (m_options.attention == Choice::OnDemand || m_options.checkpoints == Keep::Always)
+    const bool kept = m_options.checkpoints == Keep::Always || m_options.checkpoints == Keep::InputOnly;
+    if (m_options.attention == Choice::OnDemand || kept)
         m_attentionTrace = AttentionTrace::OnDemand;
-    const auto build = [&](bool checkpoints) {
-        m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace, checkpoints);
+    const auto build = [&](BlockKeeping keeping) {
+        m_blockKeeping = keeping;
+        m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace, keeping);
     };
-    build(m_options.trace && m_options.checkpoints == Keep::Always);
+    build(!m_options.trace || !kept                    ? BlockKeeping::Everything
+            : m_options.checkpoints == Keep::InputOnly ? BlockKeeping::Input
+                                                       : BlockKeeping::Checkpoints);
     const auto over = [&] { return m_options.trace && m_program.tracedBytes() > m_options.memoryBudget; };
     std::string whyWhole;
     if (over() && m_options.attention == Choice::Automatic && m_attentionTrace == AttentionTrace::Whole) {
@@ -81,18 +85,21 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
         if (whyWhole.empty()) {
             m_wholeTraceBytes = m_program.tracedBytes();
             m_attentionTrace = AttentionTrace::OnDemand;
-            build(false);
+            build(BlockKeeping::Everything);
         }
     }
-    if (over() && m_options.checkpoints == Keep::Automatic && m_attentionTrace == AttentionTrace::OnDemand) {
-        if (m_wholeTraceBytes == 0)
-            m_wholeTraceBytes = m_program.tracedBytes();
-        build(true);
-    }
+    if (m_options.checkpoints == Keep::Automatic && m_attentionTrace == AttentionTrace::OnDemand)
+        for (BlockKeeping less : {BlockKeeping::Checkpoints, BlockKeeping::Input})
+            if (over()) {
+                if (m_wholeTraceBytes == 0)
+                    m_wholeTraceBytes = m_program.tracedBytes();
+                build(less);
+            }
     if (over())
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
             + formatBytes(double(m_program.tracedBytes()))
-            + (m_program.checkpointed()                            ? " keeping only each block's checkpoints"
+            + (m_blockKeeping == BlockKeeping::Input               ? " keeping only each block's input"
+                    : m_blockKeeping == BlockKeeping::Checkpoints  ? " keeping only each block's checkpoints"
                     : m_attentionTrace == AttentionTrace::OnDemand ? " with its attention and logits computed on demand"
                     : whyWhole.empty()                             ? ""
                                                                    : " (its attention kept whole: " + whyWhole + ")")
@@ -165,12 +172,15 @@ void Engine::back()
 
 Tensor Engine::recompute(const std::string &name) const
 {
-    if (const TraceEntry *e = m_trace.find(name))
-        return e->tensor;
-    const int producer = m_program.producerOf(name);
-    if (producer >= m_cursor)
-        throw Error("'" + name + "' is not computed yet: its operation has not run");
-    return recomputeTensor(*m_model, m_program, m_input, m_trace, name);
+    return recompute(std::vector<std::string> {name}).front();
+}
+
+std::vector<Tensor> Engine::recompute(const std::vector<std::string> &names) const
+{
+    for (const std::string &name : names)
+        if (!m_trace.contains(name) && m_program.producerOf(name) >= m_cursor)
+            throw Error("'" + name + "' is not computed yet: its operation has not run");
+    return recomputeTensors(*m_model, m_program, m_input, m_trace, names);
 }
 
 void Engine::runTo(int cursor)

@@ -17,9 +17,10 @@ struct EngineOptions
     // How the trace keeps attention (engine/attentiontrace.h). Automatic: whole matrices while the whole trace fits
     // the budget, else on demand when every layer can be.
     enum class Attention { Automatic, Whole, OnDemand } attention = Attention::Automatic;
-    // Whether each block keeps only its checkpoints (Program::build; engine/recompute.h). Automatic: when the trace
-    // with attention on demand is still over the budget.
-    enum class Checkpoints { Automatic, Never, Always } checkpoints = Checkpoints::Automatic;
+    // Whether each block keeps only its checkpoints (Always) or only its input (InputOnly; Program::build's
+    // BlockKeeping, engine/recompute.h). Automatic: its checkpoints when the trace with attention on demand is still
+    // over the budget, its input when that is too.
+    enum class Checkpoints { Automatic, Never, Always, InputOnly } checkpoints = Checkpoints::Automatic;
 };
 
 // Runs a model's Program one operation at a time. The trace is the engine's state: step() runs the next
@@ -56,11 +57,13 @@ public:
     // What the trace would have taken with every attention matrix whole, when the automatic choice kept it on demand
     // for that reason; 0 otherwise.
     size_t wholeTraceBytes() const { return m_wholeTraceBytes; }
-    // Each block keeps its checkpoints only; the tensors it freed are recomputed by recompute().
+    // Each block keeps its checkpoints or its input only; the tensors it freed are recomputed by recompute().
     bool checkpointed() const { return m_program.checkpointed(); }
+    BlockKeeping blockKeeping() const { return m_blockKeeping; }
     // Tensor `name`: the trace's, or one a checkpointed trace freed, computed again (engine/recompute.h). Reads only,
     // so a worker may call it while others read the trace.
     Tensor recompute(const std::string &name) const;
+    std::vector<Tensor> recompute(const std::vector<std::string> &names) const; // an op they share runs once
 
 private:
     std::shared_ptr<const Model> m_model;
@@ -68,6 +71,7 @@ private:
     EngineOptions m_options;
     Program m_program;
     AttentionTrace m_attentionTrace = AttentionTrace::Whole;
+    BlockKeeping m_blockKeeping = BlockKeeping::Everything;
     size_t m_wholeTraceBytes = 0;
     Trace m_trace;
     int m_cursor = 0;

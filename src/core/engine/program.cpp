@@ -512,9 +512,9 @@ void ProgramBuilder::bertLogits()
 }
 
 Program Program::build(const ModelConfig &config, const Input &input, bool traced, int ffnChunks,
-    AttentionTrace attention, bool checkpoints)
+    AttentionTrace attention, BlockKeeping keeping)
 {
-    if (checkpoints && attention != AttentionTrace::OnDemand)
+    if (keeping != BlockKeeping::Everything && attention != AttentionTrace::OnDemand)
         throw Error("a checkpointed trace keeps attention on demand: its [H, T, T] tensors could not be recomputed "
                     "a head at a time");
     if (attention == AttentionTrace::OnDemand)
@@ -549,8 +549,8 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
     }
     b.head();
     Program program = b.take();
-    if (checkpoints)
-        keepCheckpoints(program, int64_t(input.tokens.size()), config.dModel);
+    if (keeping != BlockKeeping::Everything)
+        keepCheckpoints(program, keeping, int64_t(input.tokens.size()), config.dModel);
     return program;
 }
 

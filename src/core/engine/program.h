@@ -22,6 +22,13 @@ struct OpOutput
     bool kept = true;
 };
 
+// What each block of a trace keeps (Program::build). Everything: every output. Checkpoints: the residual stream, what
+// its sub-layers add to it, the scored queries and keys and the tensors narrower than the stream; its norms,
+// projections, split heads and the feed-forward's [T, F] activations are freed. Input: only its input (the last block's
+// output) and the narrow tensors, attn.lse among them; a layer's queries and keys are recomputed when its attention is
+// read, a projection and a rotation, with no attention (engine/recompute.h).
+enum class BlockKeeping { Everything, Checkpoints, Input };
+
 // One named operation of the forward pass. `run` reads its inputs from the trace and returns its outputs
 // in the order of `outputs`.
 struct Op
@@ -51,12 +58,10 @@ struct Program
     // `attention` OnDemand: every layer's exact attention is one tiled op keeping attn.lse instead of its [H, T, T]
     // scores, masked scores and probabilities (engine/attentiontrace.h), and the output head stops at ln_f, its
     // [T, V] logits and probabilities read a few rows at a time (engine/outputhead.h); throws when a layer cannot.
-    // `checkpoints` (on demand only): a block keeps the residual stream, what its sub-layers add to it, the scored
-    // queries and keys and the small tensors; the rest (norms, projections, heads split, the feed-forward's [T, F]
-    // activations) is freed after its last reader and recomputed from the block's input when asked
-    // (engine/recompute.h).
+    // `keeping` (anything but Everything: on demand only) says what each block keeps; the rest is freed after its last
+    // reader and recomputed from what was kept when asked (engine/recompute.h).
     static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1,
-        AttentionTrace attention = AttentionTrace::Whole, bool checkpoints = false);
+        AttentionTrace attention = AttentionTrace::Whole, BlockKeeping keeping = BlockKeeping::Everything);
     // Bytes the trace holds at its fullest: every output, or in a checkpointed program the kept ones plus the largest
     // block's others, alive while that block runs.
     size_t tracedBytes() const;

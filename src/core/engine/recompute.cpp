@@ -9,12 +9,13 @@
 
 namespace atlas {
 
-// Its output (whatever another block or the head reads), the residual stream and what each sub-layer adds to it are
-// what the logit lens, the patching sites and the next block read; the scored queries and keys with attn.lse are what
-// any head's attention is read back from; the tensors narrower than the stream (ℓ [H, T], a router's [T, E]) cost
-// little.
-void keepCheckpoints(Program &program, int64_t tokens, int64_t width)
+// Its output (whatever another block or the head reads) is what the next block reads. At the Checkpoints level the
+// residual stream and what each sub-layer adds to it (the logit lens's and the patching sites' tensors) are kept as
+// well, and the scored queries and keys with attn.lse, what any head's attention is read back from. The tensors
+// narrower than the stream (ℓ [H, T], a router's [T, E]) cost little and are kept at both.
+void keepCheckpoints(Program &program, BlockKeeping keeping, int64_t tokens, int64_t width)
 {
+    const bool checkpoints = keeping == BlockKeeping::Checkpoints;
     std::set<std::string> kept;
     std::map<std::string, int> layerOf; // of each output: the block that makes it
     for (const Op &op : program.ops) {
@@ -23,7 +24,7 @@ void keepCheckpoints(Program &program, int64_t tokens, int64_t width)
                 kept.insert(in);
         for (const OpOutput &o : op.outputs)
             layerOf[o.name] = op.layer;
-        if (op.layer < 0 || op.residual) {
+        if (op.layer < 0 || (checkpoints && op.residual)) {
             for (const OpOutput &o : op.outputs)
                 kept.insert(o.name);
             if (op.residual)
@@ -31,7 +32,7 @@ void keepCheckpoints(Program &program, int64_t tokens, int64_t width)
         }
         const bool tiledAttention
             = std::ranges::any_of(op.outputs, [](const OpOutput &o) { return o.name.ends_with(".attn.lse"); });
-        if (tiledAttention)
+        if (checkpoints && tiledAttention)
             for (const std::string &in : op.inputs)
                 if (!in.ends_with(".attn.v")) // the scored Q and K; V is recomputed
                     kept.insert(in);
@@ -41,8 +42,8 @@ void keepCheckpoints(Program &program, int64_t tokens, int64_t width)
             o.kept = kept.count(o.name) != 0 || Tensor::count(o.shape) < width * tokens;
 }
 
-Tensor recomputeTensor(
-    const Model &m, const Program &program, const Input &input, const Trace &trace, const std::string &name)
+std::vector<Tensor> recomputeTensors(const Model &m, const Program &program, const Input &input, const Trace &trace,
+    const std::vector<std::string> &names)
 {
     Trace scratch; // the tensors the ops read, shared with the trace or recomputed
     std::function<void(const std::string &)> need = [&](const std::string &wanted) {
@@ -62,8 +63,18 @@ Tensor recomputeTensor(
         for (size_t i = 0; i < outputs.size(); ++i)
             scratch.put(op.outputs[i].name, op.outputs[i].formula, producer, std::move(outputs[i]));
     };
-    need(name);
-    return scratch.tensor(name);
+    std::vector<Tensor> made;
+    for (const std::string &name : names) {
+        need(name);
+        made.push_back(scratch.tensor(name));
+    }
+    return made;
+}
+
+Tensor recomputeTensor(
+    const Model &m, const Program &program, const Input &input, const Trace &trace, const std::string &name)
+{
+    return recomputeTensors(m, program, input, trace, {name}).front();
 }
 
 void putRecomputed(Trace &trace, const Program &program, const std::string &name, Tensor tensor)

@@ -110,8 +110,10 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget, std::shared_ptr<const
     run.input.attention = attentionOfSpec(spec, run.model->config.layers);
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runTo(stepperPosition(spec, engine.program(), "view spec"));
-    for (const std::string &name : recomputedForSpec(spec, run.model->config, engine.program(), engine.trace()))
-        putRecomputed(engine.trace(), engine.program(), name, engine.recompute(name));
+    const std::vector<std::string> names = recomputedForSpec(spec, run.model->config, engine.program(), engine.trace());
+    std::vector<Tensor> made = engine.recompute(names);
+    for (size_t i = 0; i < names.size(); ++i)
+        putRecomputed(engine.trace(), engine.program(), names[i], std::move(made[i]));
     run.program = std::make_shared<const Program>(engine.program());
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     return run;
@@ -231,10 +233,17 @@ std::vector<std::string> recomputedForSpec(
     std::vector<std::string> names;
     if (kind->needs == ViewNeeds::SpecTensor)
         names.push_back(spec.tensor);
-    if (kind->recomputes)
-        for (std::string &name : kind->recomputes(spec, config))
-            if (std::ranges::find(names, name) == names.end())
-                names.push_back(std::move(name));
+    std::vector<std::string> asked = kind->recomputes ? kind->recomputes(spec, config) : std::vector<std::string> {};
+    // What a readout of the layers shown reads (a trace that keeps only each block's input frees it)
+    const bool ownAttention = !config.isEncoderDecoder(); // two stacks keep their attention whole
+    if (ownAttention && (kind->needs == ViewNeeds::LayerProbs || kind->needs == ViewNeeds::LayerScores))
+        std::ranges::move(
+            readoutInputs(config, std::clamp(spec.layer, 0, config.layers - 1)), std::back_inserter(asked));
+    for (int l = 0; ownAttention && kind->needs == ViewNeeds::FirstLayerProbs && l < config.layers; ++l)
+        std::ranges::move(readoutInputs(config, l), std::back_inserter(asked)); // every layer's heads
+    for (std::string &name : asked)
+        if (std::ranges::find(names, name) == names.end())
+            names.push_back(std::move(name));
     std::erase_if(names, [&](const std::string &name) { return !isRecomputable(program, trace, name); });
     return names;
 }

@@ -1,5 +1,6 @@
 #include "positions/positions.h"
 
+#include "engine/attentiontrace.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 
@@ -67,11 +68,17 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
-// RoPE's pairs before the rotation, which a checkpointed trace frees.
+// RoPE's pairs before the rotation, which a checkpointed trace frees, and the scored ones the probabilities are read
+// back from, which a trace that keeps only each block's input frees too.
 std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
 {
     const int layer = std::clamp(spec.layer, 0, config.layers - 1);
-    return {names::layerTensor(layer, "attn.q"), names::layerTensor(layer, "attn.k")};
+    std::vector<std::string> names = {names::layerTensor(layer, "attn.q"), names::layerTensor(layer, "attn.k")};
+    if (!config.isEncoderDecoder())
+        for (std::string &name : readoutInputs(config, layer))
+            if (std::ranges::find(names, name) == names.end())
+                names.push_back(std::move(name));
+    return names;
 }
 
 } // namespace

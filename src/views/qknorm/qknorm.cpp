@@ -1,5 +1,6 @@
 #include "qknorm/qknorm.h"
 
+#include "engine/attentiontrace.h"
 #include "util/text.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
@@ -44,7 +45,12 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 
 std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
 {
-    return qkNormEffectInputs(config, std::clamp(spec.layer, 0, config.layers - 1));
+    const int layer = std::clamp(spec.layer, 0, config.layers - 1);
+    std::vector<std::string> names = qkNormEffectInputs(config, layer);
+    for (std::string &name : readoutInputs(config, layer)) // what its scores are read back from
+        if (std::ranges::find(names, name) == names.end())
+            names.push_back(std::move(name));
+    return names;
 }
 
 } // namespace

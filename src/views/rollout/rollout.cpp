@@ -1,5 +1,6 @@
 #include "rollout/rollout.h"
 
+#include "engine/attentiontrace.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "view/analysishelpers.h"
@@ -81,6 +82,15 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     return r;
 }
 
+// Every layer's scored queries and keys, which a trace that keeps only each block's input frees.
+std::vector<std::string> recomputes(const ViewSpec &, const ModelConfig &config)
+{
+    std::vector<std::string> names;
+    for (int l = 0; !config.isEncoderDecoder() && l < config.layers; ++l)
+        std::ranges::move(readoutInputs(config, l), std::back_inserter(names));
+    return names;
+}
+
 } // namespace
 
 ViewKind kind()
@@ -94,6 +104,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"site", "position", kRolloutHeads.name},
+        .recomputes = recomputes,
         .after = "lost-in-the-middle",
         .keys = {{.field = kRolloutHeads,
             .type = "string",
