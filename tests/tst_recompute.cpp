@@ -9,6 +9,8 @@
 #include "model/model.h"
 #include "tensortesting.h"
 #include "testbundle.h"
+#include "view/specrun.h"
+#include "view/viewspec.h"
 
 #include <QTest>
 
@@ -167,6 +169,34 @@ private slots:
                 QVERIFY2(why.isEmpty(), qPrintable(QString("%1 head %2: %3").arg(name).arg(h).arg(why)));
             }
         }
+    }
+
+    // On a run keeping block inputs, a view that reads attention asks for the scored queries and keys of the layers
+    // it shows: the spec's layer, or every layer for All heads and Rollout; on a run keeping checkpoints, nothing.
+    void theViewsAskForTheQueriesAndKeysOfTheLayersTheyRead()
+    {
+        const auto model = load("llama_tiny");
+        const ModelConfig &c = model->config;
+        const auto asked = [&](EngineOptions::Checkpoints keep, const std::string &view) {
+            Engine engine(model, twelveTokens(), options(keep));
+            engine.runToEnd();
+            ViewSpec spec;
+            spec.view = view;
+            spec.layer = 1;
+            return recomputedForSpec(spec, c, engine.program(), engine.trace());
+        };
+        const auto contains = [](const std::vector<std::string> &names, const std::vector<std::string> &wanted) {
+            return std::ranges::all_of(wanted, [&](const std::string &n) { return std::ranges::count(names, n) == 1; });
+        };
+        for (const char *view : {"attention", "mask", "lines", "positions", "qk-norm"}) {
+            const std::vector<std::string> names = asked(EngineOptions::Checkpoints::InputOnly, view);
+            QVERIFY2(contains(names, readoutInputs(c, 1)) && !contains(names, readoutInputs(c, 0)), view);
+            QVERIFY2(!contains(asked(EngineOptions::Checkpoints::Always, view), readoutInputs(c, 1)), view);
+        }
+        for (const char *view : {"heads", "rollout"})
+            for (int l = 0; l < c.layers; ++l)
+                QVERIFY2(contains(asked(EngineOptions::Checkpoints::InputOnly, view), readoutInputs(c, l)), view);
+        QVERIFY(asked(EngineOptions::Checkpoints::InputOnly, "next-token").empty());
     }
 
     // Stepping back over an op puts back the inputs it was the last to read, so stepping forward again makes the same

@@ -36,6 +36,7 @@ int benchCommand(const CommandArgs &argv)
     std::map<std::string, double> perOp; // label -> total ms over the counted runs
     size_t traceBytes = 0;
     AttentionTrace attention = AttentionTrace::Whole;
+    BlockKeeping keeping = BlockKeeping::Everything;
     for (int r = 0; r <= repeat; ++r) { // run 0 warms up caches and is not counted
         Engine engine(model, input, options);
         const auto t0 = std::chrono::steady_clock::now();
@@ -50,6 +51,7 @@ int benchCommand(const CommandArgs &argv)
         }
         traceBytes = engine.trace().bytes();
         attention = engine.attentionTrace();
+        keeping = engine.blockKeeping();
         if (r > 0)
             ms.push_back(std::chrono::duration<double, std::milli>(last - t0).count());
     }
@@ -58,6 +60,8 @@ int benchCommand(const CommandArgs &argv)
     std::printf("model %s, %d tokens, %s, %d cores, layers' products by %s, other products by %s, %d runs\n",
         model->name.c_str(), length,
         !options.trace                              ? "untraced"
+            : keeping == BlockKeeping::Input        ? "traced, attention on demand, each block keeping its input"
+            : keeping == BlockKeeping::Checkpoints  ? "traced, attention on demand, each block keeping its checkpoints"
             : attention == AttentionTrace::OnDemand ? "traced, attention on demand"
                                                     : "traced, attention whole",
         workerThreads(), layerProductsDescription(), matrixProductsDescription().c_str(), repeat);
