@@ -6,6 +6,7 @@
 #include "engine/outputhead.h"
 #include "engine/recompute.h"
 #include "errortesting.h"
+#include "model/builtinmodels.h"
 #include "model/model.h"
 #include "tensortesting.h"
 #include "testbundle.h"
@@ -169,6 +170,38 @@ private slots:
                 QVERIFY2(why.isEmpty(), qPrintable(QString("%1 head %2: %3").arg(name).arg(h).arg(why)));
             }
         }
+    }
+
+    // Running past a feed-forward, a run keeping block inputs computes it a few hundred rows at a time: the same
+    // stream as the whole op's (to the rounding of a product's kernel, which may differ for a short last chunk), and
+    // none of its [T, F] activations whole at any time; a step at a time, each op runs and its activations are there
+    // to see.
+    void aFeedForwardRunPastIsComputedInRowsAsTheWholeOp()
+    {
+        const auto model = loadModel("tiny-bytes");
+        Input input;
+        for (int t = 0; t < 1100; ++t) // three chunks of rows, the last one short
+            input.tokens.push_back(32 + (t * 7) % 90);
+        Engine onDemand(model, input, options(EngineOptions::Checkpoints::Never));
+        Engine engine(model, input, options(EngineOptions::Checkpoints::InputOnly));
+        QVERIFY(onDemand.runToEnd());
+        std::string whole; // a [T, F] tensor the trace held between two ops
+        QVERIFY(engine.runToEnd([&](int, int) {
+            for (const TraceEntry &e : engine.trace().entries())
+                if (whole.empty() && e.tensor.shape() == Shape {int64_t(input.tokens.size()), model->config.dFF})
+                    whole = e.name;
+            return true;
+        }));
+        QVERIFY2(whole.empty(), whole.c_str());
+        for (int l = 0; l < model->config.layers; ++l) {
+            const std::string out = "layer." + std::to_string(l) + ".out";
+            const QString why = closeTo(engine.trace().tensor(out), onDemand.trace().tensor(out));
+            QVERIFY2(why.isEmpty(), qPrintable(QString::fromStdString(out + ": ") + why));
+        }
+        Engine stepped(model, input, options(EngineOptions::Checkpoints::InputOnly));
+        stepped.runTo(stepped.program().producerOf("layer.0.mlp.down"));
+        QVERIFY(stepped.trace().contains("layer.0.mlp.act"));
+        QVERIFY(sameBits(stepped.trace().tensor("layer.0.mlp.act"), onDemand.trace().tensor("layer.0.mlp.act")));
     }
 
     // On a run keeping block inputs, a view that reads attention asks for the scored queries and keys of the layers

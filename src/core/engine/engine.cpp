@@ -106,6 +106,12 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
             + ", over the trace memory budget of " + formatBytes(double(m_options.memoryBudget))
             + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or "
               "run untraced (bench --no-trace)");
+    if (m_blockKeeping == BlockKeeping::Input) {
+        m_fusedEnd.assign(m_program.ops.size(), -1);
+        for (size_t k = 0; k < m_program.ops.size(); ++k)
+            if (m_program.ops[k].fused)
+                m_fusedEnd[size_t(m_program.ops[k].fusedFrom)] = int(k);
+    }
     if (m_program.checkpointed()) {
         m_freedAfter.resize(m_program.ops.size());
         for (size_t k = 0; k < m_program.ops.size(); ++k)
@@ -119,6 +125,19 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
                 m_freedAfter[last].push_back(o.name);
             }
     }
+}
+
+void Engine::stepTowards(int target)
+{
+    const int end = m_fusedEnd.empty() ? -1 : m_fusedEnd[size_t(m_cursor)];
+    if (end < 0 || end >= target)
+        return step();
+    adaptBlasThreadsToLoad();
+    const OpOutput &out = m_program.ops[size_t(end)].outputs.front();
+    m_trace.put(out.name, out.formula, end, m_program.ops[size_t(end)].fused(*m_model, m_trace));
+    for (; m_cursor <= end; ++m_cursor) // what the group's ops were the last to read (their own outputs never made)
+        for (const std::string &name : m_freedAfter[size_t(m_cursor)])
+            m_trace.drop(name);
 }
 
 void Engine::step()
@@ -187,7 +206,7 @@ void Engine::runTo(int cursor)
 {
     cursor = std::clamp(cursor, 0, opCount());
     while (m_cursor < cursor)
-        step();
+        stepTowards(cursor);
     while (m_cursor > cursor)
         back();
 }
@@ -195,7 +214,7 @@ void Engine::runTo(int cursor)
 bool Engine::runToEnd(const std::function<bool(int, int)> &progress)
 {
     while (!atEnd()) {
-        step();
+        stepTowards(opCount());
         if (progress && !progress(m_cursor, opCount()))
             return atEnd();
     }

@@ -77,6 +77,11 @@ private:
     int m_cursor = 0;
     // A checkpointed program's tensors that op k is the last to read, or that nothing reads: freed after op k runs.
     std::vector<std::vector<std::string>> m_freedAfter;
+    // A run keeping block inputs: at op k that starts a feed-forward taken whole (Op::fused), the op that ends it.
+    std::vector<int> m_fusedEnd;
+
+    // Runs the next op, or the feed-forward starting here as one pass when the run goes past its end (`target`).
+    void stepTowards(int target);
 };
 
 } // namespace atlas

@@ -201,6 +201,7 @@ void ProgramBuilder::mlp(int i, const std::string &in)
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
     const bool linear = m_c.linearLayout(), bias = !linear || m_c.mlpBias, gated = m_c.gatedFfn;
+    const int first = int(m_program.ops.size());
     const auto module = [i, src = m_source](BlockPart part) {
         return [i, src, part](Tensor &o, const Tensor &x, const Model &m) {
             moduleForward(o, x, blockModule(m.config, blocksOf(m, src)[size_t(i)], part));
@@ -236,6 +237,13 @@ void ProgramBuilder::mlp(int i, const std::string &in)
     const std::string down = gated ? "(" + name + "(G) ⊙ U) W_downᵀ" : linear ? "act(U) W_downᵀ" : "act(U) W_proj";
     unary(p + "mlp.down", "FFN down", i, p + "mlp.act", {T, D},
         "M = " + down + plusBias(bias, linear ? "b_down" : "b_proj"), module(BlockPart::Down));
+    m_program.ops.back().fusedFrom = first;
+    m_program.ops.back().fused = [i, in, T = T, D, src = m_source](const Model &m, const Trace &tr) {
+        constexpr int64_t kRows = 512; // [512, F] activations: a few tens of MB, reused from the buffer cache
+        Tensor o = Tensor::uninitialized({T, D});
+        feedForwardInChunks(o, tr.tensor(in), m.config, blocksOf(m, src)[size_t(i)], int((T + kRows - 1) / kRows));
+        return o;
+    };
 }
 
 // Reformer's chunked feed-forward: one op, the (T,F) intermediates never whole (engine/feedforward.h).

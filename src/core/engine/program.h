@@ -44,6 +44,12 @@ struct Op
     std::function<std::vector<Tensor>(const Model &, const Input &, const Trace &)> run;
     names::Stack stack = names::kOnlyStack; // an encoder–decoder's ops are the encoder's, then the decoder's
     bool residual = false; // adds a sub-layer's output back to the residual stream (⊕ in the diagram)
+    // Set on a dense feed-forward's down projection: ops [fusedFrom, this one] (gate, up, act, down) as one pass over a
+    // few hundred rows at a time, giving this op's output with their [T, F] activations never whole
+    // (engine/feedforward.h). A run keeping only block inputs, which frees those activations anyway, takes it when it
+    // runs past them (Engine::runTo); a step at a time runs each op.
+    int fusedFrom = -1;
+    std::function<Tensor(const Model &, const Trace &)> fused;
 };
 
 // The forward pass of a model on an input as a list of operations (docs/trace-names.md lists them).
