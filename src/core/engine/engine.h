@@ -42,6 +42,9 @@ public:
     bool atEnd() const { return m_cursor == opCount(); }
 
     void step();
+    // Runs the next op on the way to op `target`, or, on a run keeping block inputs, the feed-forward starting here as
+    // one pass when `target` is past its end (Op::fused), as runTo and runToEnd do.
+    void stepTowards(int target);
     void back();
     void runTo(int cursor);
     // Runs to the end; `progress(done, total)` may return false to cancel (the engine stops between ops).
@@ -79,9 +82,6 @@ private:
     std::vector<std::vector<std::string>> m_freedAfter;
     // A run keeping block inputs: at op k that starts a feed-forward taken whole (Op::fused), the op that ends it.
     std::vector<int> m_fusedEnd;
-
-    // Runs the next op, or the feed-forward starting here as one pass when the run goes past its end (`target`).
-    void stepTowards(int target);
 };
 
 } // namespace atlas
