@@ -129,7 +129,7 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
 
 void Engine::stepTowards(int target)
 {
-    const int end = m_fusedEnd.empty() ? -1 : m_fusedEnd[size_t(m_cursor)];
+    const int end = m_fusedEnd.empty() || atEnd() ? -1 : m_fusedEnd[size_t(m_cursor)];
     if (end < 0 || end >= target)
         return step();
     adaptBlasThreadsToLoad();
