@@ -530,6 +530,20 @@ private slots:
         QVERIFY(notices.last().at(0).toString().contains("only each block's checkpoints kept"));
         QTest::qWait(200);
         screenshot(window, "long-text-checkpoints-sparse-ffn");
+        // Smaller again: each block keeps only its input, and the Attention view's layer has its queries and keys
+        // recomputed.
+        session.setMemoryBudget(Program::build(session.model()->config, session.input(), true, 1,
+                                    AttentionTrace::OnDemand, BlockKeeping::Checkpoints)
+                                    .tracedBytes()
+            - 1);
+        session.openTextFile(file.fileName());
+        QTRY_VERIFY_WITH_TIMEOUT(notices.last().at(0).toString().contains("only each block's input kept"), 20000);
+        window.showViewKind("attention");
+        const std::string q = readoutInputs(session.model()->config, session.spec().layer).front();
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains(q) && !session.busy(), 20000);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QTest::qWait(300);
+        screenshot(window, "long-text-inputs-attention");
     }
 
     // Issue 58: a long text pasted, Enter, and a tab switched while it runs: the box, the chips and the views end on
