@@ -157,6 +157,8 @@ private slots:
                      std::string("layer.0.mlp.down"), read[0], read[1]})
                 QVERIFY2(!engine.trace().contains(freed), freed.c_str());
             QVERIFY(!AttentionReadout::find(*model, {}, engine.trace(), 1));
+            const ModelConfig &c = model->config;
+            QCOMPARE(outputBytes(engine.program(), read), size_t(2 * c.heads * 12 * c.headDim()) * sizeof(float));
             Trace withInputs = engine.trace();
             std::vector<Tensor> made = engine.recompute(read);
             for (size_t i = 0; i < read.size(); ++i)

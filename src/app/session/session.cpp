@@ -543,11 +543,19 @@ void Session::updateAnalysis()
         request = analysisRequest(m_spec, context);
         if (awaitsRecompute()) { // its result would be made without them, and kept
             const std::vector<std::string> names = recomputedForView();
+            const bool inputs = m_program->keeping == BlockKeeping::Input;
+            const std::string what = names.size() <= 4
+                ? joinedCommaList(names)
+                : std::to_string(names.size()) + " tensors (" + names.front() + " … " + names.back() + ")";
             request = {.problem = (names == m_recomputeAsked && !m_busy ? "Not computed (stopped): " : "Computing ")
-                    + joinedCommaList(names)
-                    + " again from the block's checkpoints (this long run keeps each block's residual stream, queries "
-                      "and keys; the rest is recomputed when a view reads it)"
+                    + what
+                    + (inputs ? " again from each block's input (this long run keeps only each block's input; the rest "
+                                "is recomputed when a view reads it)"
+                              : " again from the block's checkpoints (this long run keeps each block's residual "
+                                "stream, queries and keys; the rest is recomputed when a view reads it)")
                     + (m_busy ? "…" : ".")};
+            if (std::string refusal = recomputeRefusal(); !refusal.empty())
+                request = {.problem = std::move(refusal)};
         }
     }
     m_analyses.show(m_spec.view, std::move(request), m_memoryBudget / 4);

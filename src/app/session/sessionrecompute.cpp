@@ -4,6 +4,7 @@
 #include "session/session.h"
 
 #include "engine/recompute.h"
+#include "util/memorycheck.h"
 #include "view/specrun.h"
 
 namespace atlas {
@@ -20,9 +21,21 @@ bool Session::awaitsRecompute() const
     return recomputedForView() != m_recomputed;
 }
 
+std::string Session::recomputeRefusal() const
+{
+    const std::vector<std::string> names = recomputedForView();
+    const size_t more = outputBytes(*m_program, names), kept = m_keptTrace->bytes();
+    if (kept + more <= m_memoryBudget)
+        return {};
+    return "Not computed: this view reads " + std::to_string(names.size()) + " tensors computed again ("
+        + formatBytes(double(more)) + ") beside the " + formatBytes(double(kept)) + " this run keeps, over the "
+        + formatBytes(double(m_memoryBudget))
+        + " trace budget. Raise it (Run ▸ Trace Memory Budget), use fewer tokens, or choose a view of one layer.";
+}
+
 void Session::recomputeForView()
 {
-    if (m_busy || !m_engine || !awaitsRecompute())
+    if (m_busy || !m_engine || !awaitsRecompute() || !recomputeRefusal().empty())
         return;
     std::vector<std::string> names = recomputedForView();
     if (names == m_recomputeAsked)

@@ -72,6 +72,10 @@ std::vector<Eigen::MatrixXd> combinedAttention(const Trace &trace, const names::
                     combined.row(i) /= s;
         out.push_back(std::move(combined));
     }
+    if (out.empty())
+        throw Error(names::attentionTensor(site, 0, "probs")
+            + ": no layer's attention is held (a run keeping only each block's input needs its queries and keys "
+              "recomputed first)");
     return out;
 }
 

@@ -72,7 +72,6 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (m_options.attention == Choice::OnDemand || kept)
         m_attentionTrace = AttentionTrace::OnDemand;
     const auto build = [&](BlockKeeping keeping) {
-        m_blockKeeping = keeping;
         m_program = Program::build(m_model->config, m_input, m_options.trace, 1, m_attentionTrace, keeping);
     };
     build(!m_options.trace || !kept                    ? BlockKeeping::Everything
@@ -98,15 +97,15 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
     if (over())
         throw Error("tracing " + std::to_string(m_input.tokens.size()) + " tokens through this model needs "
             + formatBytes(double(m_program.tracedBytes()))
-            + (m_blockKeeping == BlockKeeping::Input               ? " keeping only each block's input"
-                    : m_blockKeeping == BlockKeeping::Checkpoints  ? " keeping only each block's checkpoints"
+            + (m_program.keeping == BlockKeeping::Input              ? " keeping only each block's input"
+                    : m_program.keeping == BlockKeeping::Checkpoints ? " keeping only each block's checkpoints"
                     : m_attentionTrace == AttentionTrace::OnDemand ? " with its attention and logits computed on demand"
                     : whyWhole.empty()                             ? ""
                                                                    : " (its attention kept whole: " + whyWhole + ")")
             + ", over the trace memory budget of " + formatBytes(double(m_options.memoryBudget))
             + ": use fewer tokens, raise the budget (--memory-budget GIB, or Run ▸ Trace Memory Budget in the app), or "
               "run untraced (bench --no-trace)");
-    if (m_blockKeeping == BlockKeeping::Input) {
+    if (m_program.keeping == BlockKeeping::Input) {
         m_fusedEnd.assign(m_program.ops.size(), -1);
         for (size_t k = 0; k < m_program.ops.size(); ++k)
             if (m_program.ops[k].fused)

@@ -62,7 +62,7 @@ public:
     size_t wholeTraceBytes() const { return m_wholeTraceBytes; }
     // Each block keeps its checkpoints or its input only; the tensors it freed are recomputed by recompute().
     bool checkpointed() const { return m_program.checkpointed(); }
-    BlockKeeping blockKeeping() const { return m_blockKeeping; }
+    BlockKeeping blockKeeping() const { return m_program.keeping; }
     // Tensor `name`: the trace's, or one a checkpointed trace freed, computed again (engine/recompute.h). Reads only,
     // so a worker may call it while others read the trace.
     Tensor recompute(const std::string &name) const;
@@ -74,7 +74,6 @@ private:
     EngineOptions m_options;
     Program m_program;
     AttentionTrace m_attentionTrace = AttentionTrace::Whole;
-    BlockKeeping m_blockKeeping = BlockKeeping::Everything;
     size_t m_wholeTraceBytes = 0;
     Trace m_trace;
     int m_cursor = 0;

@@ -557,6 +557,7 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
     }
     b.head();
     Program program = b.take();
+    program.keeping = keeping;
     if (keeping != BlockKeeping::Everything)
         keepCheckpoints(program, keeping, int64_t(input.tokens.size()), config.dModel);
     return program;

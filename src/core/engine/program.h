@@ -56,6 +56,7 @@ struct Op
 struct Program
 {
     std::vector<Op> ops;
+    BlockKeeping keeping = BlockKeeping::Everything; // what each block keeps (build's `keeping`)
 
     // `traced`: the run keeps its trace, so efficient kernels also produce their dense weights and mask for
     // display (T x T each); untraced runs stay sparse.

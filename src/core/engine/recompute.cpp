@@ -77,6 +77,17 @@ Tensor recomputeTensor(
     return recomputeTensors(m, program, input, trace, {name}).front();
 }
 
+size_t outputBytes(const Program &program, const std::vector<std::string> &names)
+{
+    size_t bytes = 0;
+    for (const std::string &name : names)
+        if (const int producer = program.producerOf(name); producer >= 0)
+            for (const OpOutput &o : program.ops[size_t(producer)].outputs)
+                if (o.name == name)
+                    bytes += size_t(Tensor::count(o.shape)) * sizeof(float);
+    return bytes;
+}
+
 void putRecomputed(Trace &trace, const Program &program, const std::string &name, Tensor tensor)
 {
     const int producer = program.producerOf(name);

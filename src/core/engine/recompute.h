@@ -25,6 +25,9 @@ Tensor recomputeTensor(
 std::vector<Tensor> recomputeTensors(const Model &m, const Program &program, const Input &input, const Trace &trace,
     const std::vector<std::string> &names);
 
+// The bytes the program's outputs `names` take (their shapes are known before they run).
+size_t outputBytes(const Program &program, const std::vector<std::string> &names);
+
 // Puts a recomputed tensor into `trace` (a snapshot the views read) with the formula and op the program gives it.
 void putRecomputed(Trace &trace, const Program &program, const std::string &name, Tensor tensor);
 
