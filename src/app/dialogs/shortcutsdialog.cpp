@@ -58,6 +58,8 @@ ShortcutsDialog::ShortcutsDialog(const QMenuBar *menus, QWidget *parent)
     rows.push_back({elsewhere, tr("Mouse wheel"), tr("Over a heat map: zoom into the cell under the pointer")});
     rows.push_back({elsewhere, tr("Drag"), tr("On a zoomed heat map: move the window")});
     rows.push_back({elsewhere, tr("Double-click"), tr("On a zoomed heat map: show the whole matrix again")});
+    rows.push_back({elsewhere, tr("+  −  0"), tr("On a heat map clicked first: zoom in, out, show the whole matrix")});
+    rows.push_back({elsewhere, tr("Arrows"), tr("On a zoomed heat map clicked first: move the window by a tenth")});
     m_table->setColumnCount(3);
     m_table->setRowCount(int(rows.size()));
     m_table->setHorizontalHeaderLabels({tr("Menu"), tr("Keys"), tr("Does")});

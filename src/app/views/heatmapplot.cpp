@@ -29,6 +29,7 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     : QCustomPlot(parent)
 {
     setMouseTracking(true);
+    setFocusPolicy(Qt::ClickFocus); // the zoom's keys
     setInteractions({});
     setNoAntialiasingOnDrag(true);
     buildLayout();
@@ -323,8 +324,7 @@ void HeatmapPlot::showSource(int rows, int cols, PoolSource source, bool onWorke
 {
     m_source = std::move(source);
     m_sourceOnWorker = onWorker;
-    if (std::max(0, rows) != m_rows || std::max(0, cols) != m_cols)
-        m_window = {}; // another matrix's window means nothing here
+    m_zoom.setMatrixSize(rows, cols);
     m_rows = std::max(0, rows);
     m_cols = std::max(0, cols);
     if (m_showingMessage) {
@@ -347,26 +347,23 @@ void HeatmapPlot::applyWindow()
 
 void HeatmapPlot::setCellWindow(const CellWindow &window)
 {
-    const CellWindow w = window.within(m_rows, m_cols);
-    if (w == this->cellWindow())
-        return;
-    m_window = w;
+    if (m_zoom.setWindow(window))
+        windowChanged();
+}
+
+void HeatmapPlot::zoomAround(int row, int col, double factor)
+{
+    if (m_zoom.zoomAround(row, col, factor))
+        windowChanged();
+}
+
+void HeatmapPlot::windowChanged()
+{
     if (m_source && !m_showingMessage) {
         applyWindow();
         updateNote(); // which rows and columns
         replot(rpQueuedReplot);
     }
-}
-
-void HeatmapPlot::zoomAround(int row, int col, double factor)
-{
-    const CellWindow w = cellWindow();
-    // At least 4 × 4 cells, at most the matrix; (row, col) keeps its place in the window.
-    const int rows = std::clamp(int(std::lround(w.rows * factor)), std::min(4, m_rows), m_rows);
-    const int cols = std::clamp(int(std::lround(w.cols * factor)), std::min(4, m_cols), m_cols);
-    const double atRow = w.rows > 0 ? double(row - w.row0) / w.rows : 0;
-    const double atCol = w.cols > 0 ? double(col - w.col0) / w.cols : 0;
-    setCellWindow({int(std::lround(row - atRow * rows)), rows, int(std::lround(col - atCol * cols)), cols});
 }
 
 void HeatmapPlot::setMarkedRow(int row)
@@ -660,14 +657,12 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
 void HeatmapPlot::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
-    if (m_dragging) { // the window follows the pointer: cells moved = pixels moved / pixels per cell
+    if (m_zoom.dragging()) { // the window follows the pointer: cells moved = pixels moved / pixels per cell
         const QRect r = axisRect()->rect();
-        const double cellsX = (event->position().x() - m_dragFrom.x()) * m_dragWindow.cols / std::max(1, r.width());
-        const double cellsY = (event->position().y() - m_dragFrom.y()) * m_dragWindow.rows / std::max(1, r.height());
-        CellWindow moved = m_dragWindow;
-        moved.col0 -= int(std::lround(cellsX));
-        moved.row0 -= int(std::lround(cellsY));
-        setCellWindow(moved);
+        const CellWindow w = cellWindow();
+        if (m_zoom.dragBy((event->position().y() - m_dragFrom.y()) * w.rows / std::max(1, r.height()),
+                (event->position().x() - m_dragFrom.x()) * w.cols / std::max(1, r.width())))
+            windowChanged();
         return;
     }
     const QString text = hoverTextAt(event->position());
@@ -685,7 +680,7 @@ void HeatmapPlot::wheelEvent(QWheelEvent *event)
         QCustomPlot::wheelEvent(event);
         return;
     }
-    zoomAround(cell.row, cell.col, std::pow(0.8, steps)); // a notch up zooms in by a fifth
+    zoomAround(cell.row, cell.col, std::pow(HeatmapZoom::kStep, steps)); // a notch up zooms in
     event->accept();
 }
 
@@ -693,9 +688,8 @@ void HeatmapPlot::mousePressEvent(QMouseEvent *event)
 {
     QCustomPlot::mousePressEvent(event);
     if (event->button() == Qt::LeftButton && zoomed() && cellAt(event->position()).valid()) {
-        m_dragging = true;
+        m_zoom.startDrag();
         m_dragFrom = event->position();
-        m_dragWindow = cellWindow();
         setCursor(Qt::ClosedHandCursor);
     }
 }
@@ -703,8 +697,8 @@ void HeatmapPlot::mousePressEvent(QMouseEvent *event)
 void HeatmapPlot::mouseReleaseEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseReleaseEvent(event);
-    if (m_dragging) {
-        m_dragging = false;
+    if (m_zoom.dragging()) {
+        m_zoom.endDrag();
         unsetCursor();
     }
 }
@@ -712,8 +706,28 @@ void HeatmapPlot::mouseReleaseEvent(QMouseEvent *event)
 void HeatmapPlot::mouseDoubleClickEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseDoubleClickEvent(event);
-    if (zoomed())
-        setCellWindow({0, m_rows, 0, m_cols});
+    if (m_zoom.showAll())
+        windowChanged();
+}
+
+void HeatmapPlot::keyPressEvent(QKeyEvent *event)
+{
+    if (!m_zoom.takesKey(*event))
+        return QCustomPlot::keyPressEvent(event);
+    if (m_zoom.press(*event))
+        windowChanged();
+    event->accept();
+}
+
+bool HeatmapPlot::event(QEvent *event)
+{
+    // The zoom's keys go to the focused plot rather than to a shortcut of the window (the lessons' arrows)
+    if (event->type() == QEvent::ShortcutOverride && m_source && !m_showingMessage
+        && m_zoom.takesKey(*static_cast<QKeyEvent *>(event))) {
+        event->accept();
+        return true;
+    }
+    return QCustomPlot::event(event);
 }
 
 void HeatmapPlot::leaveEvent(QEvent *event)

@@ -4,6 +4,7 @@
 #include "viewmodel/viewinput.h"
 #include "views/downsample.h"
 #include "views/heatmaprowmarks.h"
+#include "views/heatmapzoom.h"
 
 #include <qcustomplot.h>
 
@@ -103,9 +104,10 @@ public:
     int matrixCols() const { return m_cols; }
     // The cells shown: the whole matrix, or the window the wheel zoomed into and a drag moved (a double-click shows
     // all again). Kept while new matrices of the same size come (another head), reset when the size changes.
-    CellWindow cellWindow() const { return m_window.within(m_rows, m_cols); }
+    // With the keyboard focus (a click), + and − zoom, the arrows move a zoomed window and 0 shows all.
+    CellWindow cellWindow() const { return m_zoom.window(); }
     void setCellWindow(const CellWindow &window);
-    bool zoomed() const { return cellWindow() != CellWindow {0, m_rows, 0, m_cols}; }
+    bool zoomed() const { return m_zoom.zoomed(); }
     // Zooms by `factor` (< 1 in) keeping original cell (row, col) where it is on screen.
     void zoomAround(int row, int col, double factor);
 
@@ -131,6 +133,8 @@ protected:
     void mouseReleaseEvent(QMouseEvent *event) override;
     void mouseDoubleClickEvent(QMouseEvent *event) override;
     void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    bool event(QEvent *event) override;
     void leaveEvent(QEvent *event) override;
 
 private:
@@ -141,6 +145,7 @@ private:
     void applyScaleType();
     void showSource(int rows, int cols, PoolSource source, bool onWorker);
     void applyWindow();
+    void windowChanged(); // the zoom's window moved: pooled anew, the note and the ticks with it
     void repool();
     LatestJob<Pooled>::Job poolJob() const;
     void adoptPooled(Pooled pooled);
@@ -170,10 +175,8 @@ private:
     QString m_maskLabel = QStringLiteral("\u2212\u221E"), m_allowedLabel = QStringLiteral("0");
     int m_rows = 0;
     int m_cols = 0;
-    CellWindow m_window; // empty: the whole matrix
-    QPointF m_dragFrom; // where a pan started, and the window then
-    CellWindow m_dragWindow;
-    bool m_dragging = false;
+    HeatmapZoom m_zoom;
+    QPointF m_dragFrom; // where a pan started
     Pooled m_pooled;
 
     bool m_indexInLabels = true;
