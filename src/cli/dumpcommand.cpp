@@ -378,9 +378,7 @@ int dumpCommand(const CommandArgs &argv)
             if (isRecomputable(engine.program(), engine.trace(), name)
                 && std::ranges::find(readFrom, name) == readFrom.end())
                 readFrom.push_back(name);
-    std::vector<Tensor> readInputs = engine.recompute(readFrom);
-    for (size_t i = 0; i < readFrom.size(); ++i)
-        putRecomputed(engine.trace(), engine.program(), readFrom[i], std::move(readInputs[i]));
+    putRecomputed(engine.trace(), engine.program(), readFrom, engine.recompute(readFrom));
     for (const HeadRef &h : heads) { // [T, S] each, from the whole tensor or recomputed
         const std::string name = names::layerTensor(h.layer, "attn.probs.head" + std::to_string(h.head));
         const std::unique_ptr<AttentionReadout> readout

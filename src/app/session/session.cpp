@@ -554,7 +554,7 @@ void Session::updateAnalysis()
                               : " again from the block's checkpoints (this long run keeps each block's residual "
                                 "stream, queries and keys; the rest is recomputed when a view reads it)")
                     + (m_busy ? "…" : ".")};
-            if (std::string refusal = recomputeRefusal(); !refusal.empty())
+            if (std::string refusal = recomputeRefusal(names); !refusal.empty())
                 request = {.problem = std::move(refusal)};
         }
     }

@@ -155,9 +155,9 @@ private:
     std::vector<std::string> recomputedForView() const;
     bool awaitsRecompute() const;
     void recomputeForView();
-    // Why the view's tensors are not recomputed: they would take the trace past its budget (the figures); empty when
-    // they fit.
-    std::string recomputeRefusal() const;
+    // Why the view's tensors `names` (recomputedForView) are not recomputed: they would take the trace past its budget
+    // (the figures); empty when they fit.
+    std::string recomputeRefusal(const std::vector<std::string> &names) const;
     // Starts the analysis the spec's view needs for the current trace, unless the one on hand or under way fits.
     void updateAnalysis();
 

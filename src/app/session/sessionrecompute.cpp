@@ -21,9 +21,8 @@ bool Session::awaitsRecompute() const
     return recomputedForView() != m_recomputed;
 }
 
-std::string Session::recomputeRefusal() const
+std::string Session::recomputeRefusal(const std::vector<std::string> &names) const
 {
-    const std::vector<std::string> names = recomputedForView();
     const size_t more = outputBytes(*m_program, names), kept = m_keptTrace->bytes();
     if (kept + more <= m_memoryBudget)
         return {};
@@ -35,10 +34,10 @@ std::string Session::recomputeRefusal() const
 
 void Session::recomputeForView()
 {
-    if (m_busy || !m_engine || !awaitsRecompute() || !recomputeRefusal().empty())
+    if (m_busy || !m_engine || !awaitsRecompute())
         return;
     std::vector<std::string> names = recomputedForView();
-    if (names == m_recomputeAsked)
+    if (names == m_recomputeAsked || !recomputeRefusal(names).empty())
         return;
     m_recomputeAsked = names;
     runJob([this, names, kept = m_keptTrace, shown = m_trace, program = m_program]() -> Commit {
@@ -51,9 +50,7 @@ void Session::recomputeForView()
                 missing.push_back(name);
         if (m_cancel)
             return nullptr;
-        std::vector<Tensor> made = m_engine->recompute(missing);
-        for (size_t i = 0; i < missing.size(); ++i)
-            putRecomputed(*trace, *program, missing[i], std::move(made[i]));
+        putRecomputed(*trace, *program, missing, m_engine->recompute(missing));
         return [this, trace, names, kept] {
             if (kept != m_keptTrace) // a newer run or step
                 return;

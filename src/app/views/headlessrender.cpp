@@ -146,9 +146,8 @@ ViewSwitchTimes timeViewSwitching(ViewSpec spec, int repeat, size_t memoryBudget
         const std::vector<std::string> names = recomputedForSpec(spec, run.model->config, *run.program, *run.trace);
         if (!names.empty()) {
             auto trace = std::make_shared<Trace>(*run.trace);
-            std::vector<Tensor> made = recomputeTensors(*run.model, *run.program, run.input, *run.trace, names);
-            for (size_t i = 0; i < names.size(); ++i)
-                putRecomputed(*trace, *run.program, names[i], std::move(made[i]));
+            putRecomputed(
+                *trace, *run.program, names, recomputeTensors(*run.model, *run.program, run.input, *run.trace, names));
             next.trace = std::move(trace);
             times.recomputes.push_back(double(recompute.nsecsElapsed()) / 1e6);
         }

@@ -98,6 +98,13 @@ void putRecomputed(Trace &trace, const Program &program, const std::string &name
             trace.put(name, o.formula, producer, std::move(tensor));
 }
 
+void putRecomputed(
+    Trace &trace, const Program &program, const std::vector<std::string> &names, std::vector<Tensor> made)
+{
+    for (size_t i = 0; i < names.size(); ++i)
+        putRecomputed(trace, program, names[i], std::move(made[i]));
+}
+
 bool isRecomputable(const Program &program, const Trace &trace, const std::string &name)
 {
     if (trace.contains(name))

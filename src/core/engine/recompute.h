@@ -30,6 +30,9 @@ size_t outputBytes(const Program &program, const std::vector<std::string> &names
 
 // Puts a recomputed tensor into `trace` (a snapshot the views read) with the formula and op the program gives it.
 void putRecomputed(Trace &trace, const Program &program, const std::string &name, Tensor tensor);
+// The same for tensors `names` made together (recomputeTensors, Engine::recompute), in the same order.
+void putRecomputed(
+    Trace &trace, const Program &program, const std::vector<std::string> &names, std::vector<Tensor> made);
 
 // Whether `name` is an output of the program that the trace no longer holds although the op making it has run:
 // freed by a checkpointed trace, so recomputeTensor gives it.

@@ -111,9 +111,7 @@ SpecRun runSpec(const ViewSpec &spec, size_t memoryBudget, std::shared_ptr<const
     Engine engine(run.model, run.input, {true, memoryBudget});
     engine.runTo(stepperPosition(spec, engine.program(), "view spec"));
     const std::vector<std::string> names = recomputedForSpec(spec, run.model->config, engine.program(), engine.trace());
-    std::vector<Tensor> made = engine.recompute(names);
-    for (size_t i = 0; i < names.size(); ++i)
-        putRecomputed(engine.trace(), engine.program(), names[i], std::move(made[i]));
+    putRecomputed(engine.trace(), engine.program(), names, engine.recompute(names));
     run.program = std::make_shared<const Program>(engine.program());
     run.trace = std::make_shared<const Trace>(std::move(engine.trace()));
     return run;
