@@ -381,6 +381,31 @@ private slots:
             for (int64_t i = 0; i < probs.numel(); ++i)
                 QVERIFY(std::abs(probs.data()[i] - whole.data()[h * probs.numel() + i]) <= 1e-5f);
         }
+
+        // Past the budget, a view that reads every layer's queries and keys again (All heads) is refused with the
+        // figures and nothing is computed; one layer's still fit and are.
+        session.setMemoryBudget(session.trace()->bytes()); // what the run keeps, plus one layer's
+        spec.view = "heads";
+        session.setSpec(spec);
+        waitIdle(session);
+        waitForAnalysis(session);
+        const std::string refusal = session.analysis().problem.toStdString();
+        QVERIFY2(refusal.starts_with(
+                     "Not computed: this view reads " + std::to_string(2 * c.layers) + " tensors computed again (")
+                && refusal.find(" trace budget. Raise it (Run ▸ Trace Memory Budget)") != std::string::npos,
+            refusal.c_str());
+        QVERIFY(!session.analysis().result);
+        for (const std::string &name : readoutInputs(c, 0))
+            QVERIFY2(!session.trace()->contains(name), name.c_str());
+        spec.view = "attention";
+        spec.layer = 0;
+        session.setSpec(spec);
+        waitIdle(session);
+        waitForAnalysis(session);
+        for (const std::string &name : readoutInputs(c, 0))
+            QVERIFY2(session.trace()->contains(name), name.c_str());
+        QVERIFY2(session.analysis().problem.isEmpty(), qPrintable(session.analysis().problem));
+        QVERIFY(AttentionReadout::find(*session.model(), {}, *session.trace(), 0));
     }
 
     // File ▸ Open Text File: a document read and tokenized on the worker, then run as typed text is; its byte-order
@@ -443,6 +468,38 @@ private slots:
                 qPrintable(why));
             QCOMPARE(session.spec().text, text);
         }
+    }
+
+    // A long paste's tokenization shows its progress, named, and Cancel stops it there: nothing runs and the input
+    // stays. (austen-q8_0's tokenizer is the GGUF file's own, read by the Hugging Face pipeline, which reports.)
+    void cancelStopsALongTextWhileItIsTokenized()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "It is a truth universally acknowledged.";
+        session.setSpec(spec);
+        session.openModel("austen-q8_0");
+        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+        waitIdle(session);
+        const std::vector<int> before = session.input().tokens;
+        std::string pasted;
+        while (pasted.size() < (size_t(4) << 20))
+            pasted += "A long paste, tokenized off the window's thread; Cancel stops it. ";
+        QSignalSpy progress(&session, &Session::progressChanged), notices(&session, &Session::noticed),
+            errors(&session, &Session::errorOccurred);
+        session.setText(QString::fromStdString(pasted));
+        QVERIFY(session.busy());
+        session.cancel();
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY(!progress.isEmpty());
+        QCOMPARE(progress.first().at(2).toString(), QStringLiteral("Tokenizing"));
+        QVERIFY(progress.last().at(0).toInt() < 1000);
+        QVERIFY(!notices.isEmpty());
+        QVERIFY2(notices.last().at(0).toString().startsWith("Cancelled while the text was tokenized"),
+            qPrintable(notices.last().at(0).toString()));
+        QCOMPARE(session.input().tokens, before);
+        QCOMPARE(session.spec().text, spec.text);
     }
 
     void anInputPastTheTrainingLengthRunsWhenPositionsAreComputed()

@@ -427,7 +427,8 @@ void MainWindow::connectSession()
         m_cancel->setVisible(busy);
         m_progress->setRange(0, 0);
     });
-    connect(m_session, &Session::progressChanged, this, [this](int done, int total) {
+    connect(m_session, &Session::progressChanged, this, [this](int done, int total, const QString &what) {
+        m_progress->setFormat(what.isEmpty() ? QStringLiteral("%p%") : what + QStringLiteral(" %p%"));
         m_progress->setRange(0, total);
         m_progress->setValue(done);
     });

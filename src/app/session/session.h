@@ -125,7 +125,8 @@ signals:
     void specChanged();
     void analysisChanged(); // the spec's analysis finished, failed or was started
     void busyChanged(bool busy);
-    void progressChanged(int done, int total);
+    // `done` of `total` steps of the job under way; `what` names it when it is not the forward ("Tokenizing").
+    void progressChanged(int done, int total, const QString &what = QString());
     void errorOccurred(const QString &message);
     void generationFinished(const atlas::GenerationReport &report);
     void noticed(const QString &message); // something the user should know that is not an error

@@ -1,6 +1,7 @@
 #include "session/session.h"
 
 #include "engine/inputbuilder.h"
+#include "tokenize/encodingprogress.h"
 
 #include <algorithm>
 
@@ -43,9 +44,19 @@ void Session::tokenizeThenRun(std::function<std::string()> text, const QString &
     }
     runJob([this, text, decoderBox, tokenizer = m_tokenizer]() -> Commit {
         BoxInput box {text(), {}};
-        std::vector<int> tokens = boxTokens(*tokenizer, box);
-        if (m_cancel.load()) // Run ▸ Cancel while it was read: nothing runs
-            return nullptr;
+        std::vector<int> tokens;
+        try {
+            const EncodingProgress progress(box.text.size(), [this](size_t done, size_t total) {
+                QMetaObject::invokeMethod(this, [this, permille = int(done * 1000 / total)] {
+                    emit progressChanged(permille, 1000, tr("Tokenizing"));
+                });
+                return !m_cancel.load();
+            });
+            tokens = boxTokens(*tokenizer, box);
+        } catch (const EncodingCancelled &) {
+        }
+        if (m_cancel.load()) // Run ▸ Cancel while it was read or tokenized: nothing runs
+            return [this] { emit noticed(tr("Cancelled while the text was tokenized: the input is as it was.")); };
         return [this, box = std::move(box), tokens = std::move(tokens), decoderBox] {
             runBoxes(box, decoderBox, &tokens);
         };

@@ -6,6 +6,7 @@
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "tokenize/bertvocabulary.h"
+#include "tokenize/encodingprogress.h"
 #include "tokenize/ggufvocabulary.h"
 #include "tokenize/gpt2vocabulary.h"
 #include "tokenize/pipeline.h"
@@ -285,10 +286,16 @@ void HuggingFaceTokenizerParts::encodeText(std::string_view text, bool atOrigin,
             continue; // all normalized away
         std::vector<pipeline::Piece> pieces {{std::string(s.text), atOrigin && first && s.offset == 0}};
         first = false;
+        const EncodingProgress::Part part(s.offset, s.offset + s.text.size(), normalizedText.size());
         if (preTokenizer)
             preTokenizer->preTokenize(pieces, limit);
-        for (const pipeline::Piece &p : pieces)
-            model->tokenize(p.text, ids);
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            {
+                const EncodingProgress::Part piece(i, i + 1, pieces.size());
+                model->tokenize(pieces[i].text, ids);
+            }
+            EncodingProgress::reached(i + 1, pieces.size());
+        }
     }
 }
 
@@ -302,8 +309,10 @@ std::vector<int> HuggingFaceTokenizerParts::encode(const std::string &text) cons
         for (const Section &s : splitAdded(text, rawAdded)) {
             if (s.added >= 0)
                 ids.push_back(added[s.added].id);
-            else if (!s.text.empty())
+            else if (!s.text.empty()) {
+                const EncodingProgress::Part part(s.offset, s.offset + s.text.size(), text.size());
                 encodeText(s.text, s.offset == 0, ids);
+            }
         }
     } catch (const std::bad_alloc &) {
         throw Error(path + ": encoding a text of " + std::to_string(text.size()) + " bytes ran out of memory");

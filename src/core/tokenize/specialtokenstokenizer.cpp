@@ -1,5 +1,7 @@
 #include "tokenize/specialtokenstokenizer.h"
 
+#include "tokenize/encodingprogress.h"
+
 namespace atlas {
 
 SpecialTokensTokenizer::SpecialTokensTokenizer(
@@ -23,6 +25,7 @@ std::vector<int> SpecialTokensTokenizer::encode(const std::string &text) const
     size_t plain = 0; // where the text not yet encoded starts
     auto flush = [&](size_t end) {
         if (end > plain) {
+            const EncodingProgress::Part progress(plain, end, text.size());
             const std::vector<int> part = m_inner->encode(text.substr(plain, end - plain));
             ids.insert(ids.end(), part.begin(), part.end());
         }

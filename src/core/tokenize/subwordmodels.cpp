@@ -1,4 +1,5 @@
 #include "io/jsonread.h"
+#include "tokenize/encodingprogress.h"
 #include "tokenize/pipeline.h"
 #include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
@@ -185,6 +186,7 @@ private:
         };
         for (int i = 0; i + 1 < n; ++i)
             consider(i);
+        int merges = 0; // a text with no pre-tokenizer (Llama's, Mistral's) is one word: its progress is the merges'
         while (!heap.empty()) {
             std::pop_heap(heap.begin(), heap.end(), std::greater<>());
             const Candidate c = heap.back();
@@ -203,6 +205,8 @@ private:
                 nodes[a.next].prev = c.pos;
             consider(a.prev);
             consider(c.pos);
+            if (++merges % 4096 == 0)
+                EncodingProgress::reached(size_t(merges), size_t(n - 1));
         }
         std::vector<int> ids;
         for (int i = 0; i >= 0; i = nodes[i].next)
