@@ -276,7 +276,10 @@ private slots:
         Tensor whole({7, wide.dModel}), chunked({7, wide.dModel});
         feedForwardDown(whole, wide, w, feedForwardActivations(wide, w, rows).act);
         feedForwardInChunks(chunked, rows, wide, w, 3);
-        QVERIFY(largestDifference(whole, chunked) < 1e-5);
+        // to float32's rounding in any order: a product over 3 rows may take another kernel than one over 7
+        const double largest = largestDifference(whole, Tensor(whole.shape())),
+                     difference = largestDifference(whole, chunked);
+        QVERIFY2(difference <= 1e-6 * largest, qPrintable(QString("%1 of %2").arg(difference).arg(largest)));
     }
 
     // Gemma 2's soft-cap c · tanh(s / c): near s for small scores, never past c, and its gradient 1 − tanh²(s / c).

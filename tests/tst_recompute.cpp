@@ -206,6 +206,57 @@ private slots:
         QVERIFY(sameBits(stepped.trace().tensor("layer.0.mlp.act"), onDemand.trace().tensor("layer.0.mlp.act")));
     }
 
+    // The budget's estimate is the most the trace holds as Run to End makes it: never less, and within one op's
+    // outputs of it. Keeping block inputs it counts no [T, F] activation (the feed-forward runs in rows); stepping
+    // through the last feed-forward an op at a time under that budget is refused with the figures, and running past
+    // it is not.
+    void theEstimateIsTheMostTheTraceHolds()
+    {
+        const auto model = loadModel("tiny-bytes");
+        Input input;
+        for (int t = 0; t < 1100; ++t)
+            input.tokens.push_back(32 + (t * 7) % 90);
+        const auto bytes = [](const std::vector<OpOutput> &outputs) {
+            size_t sum = 0;
+            for (const OpOutput &o : outputs)
+                sum += size_t(Tensor::count(o.shape)) * sizeof(float);
+            return sum;
+        };
+        for (auto keeping : {EngineOptions::Checkpoints::Always, EngineOptions::Checkpoints::InputOnly}) {
+            Engine engine(model, input, options(keeping));
+            QVERIFY(engine.checkpointed());
+            size_t most = 0, largestOp = 0;
+            QVERIFY(engine.runToEnd([&](int, int) {
+                most = std::max(most, engine.trace().bytes());
+                return true;
+            }));
+            for (const Op &op : engine.program().ops)
+                largestOp = std::max(largestOp, bytes(op.outputs));
+            const size_t estimate = engine.estimatedTraceBytes();
+            QVERIFY2(most <= estimate && estimate <= most + largestOp,
+                qPrintable(QString("%1 ≤ %2 ≤ %1 + %3").arg(most).arg(estimate).arg(largestOp)));
+        }
+        EngineOptions tight = options(EngineOptions::Checkpoints::InputOnly);
+        const Program inputs
+            = Program::build(model->config, input, true, 1, AttentionTrace::OnDemand, BlockKeeping::Input);
+        tight.memoryBudget = inputs.tracedBytes();
+        size_t kept = 0;
+        for (const Op &op : inputs.ops)
+            for (const OpOutput &o : op.outputs)
+                kept += o.kept ? bytes({o}) : 0;
+        const size_t activation = input.tokens.size() * size_t(model->config.dFF) * sizeof(float);
+        QVERIFY2(tight.memoryBudget < kept + activation,
+            qPrintable(QString("%1 < %2 + %3").arg(tight.memoryBudget).arg(kept).arg(activation)));
+        Engine stepped(model, input, tight);
+        const QString error = errorFrom([&] { stepped.runTo(stepped.program().producerOf("layer.1.mlp.down")); });
+        QVERIFY2(error.startsWith("stepping through layer.1.") && error.contains("one operation at a time")
+                && error.contains("over the trace memory budget") && error.contains("run past the feed-forward"),
+            qPrintable(error));
+        Engine ran(model, input, tight);
+        QVERIFY(ran.runToEnd());
+        QVERIFY(ran.trace().bytes() <= tight.memoryBudget);
+    }
+
     // On a run keeping block inputs, a view that reads attention asks for the scored queries and keys of the layers
     // it shows: the spec's layer, or every layer for All heads and Rollout; on a run keeping checkpoints, nothing.
     void theViewsAskForTheQueriesAndKeysOfTheLayersTheyRead()

@@ -145,6 +145,7 @@ void Engine::step()
         return;
     adaptBlasThreadsToLoad(); // as many OpenBLAS threads as idle cores (util/blasthreads.h)
     const Op &op = m_program.ops[static_cast<size_t>(m_cursor)];
+    refuseStepOverBudget(op);
     std::vector<Tensor> outputs = op.run(*m_model, m_input, m_trace);
     for (size_t i = 0; i < outputs.size(); ++i)
         m_trace.put(op.outputs[i].name, op.outputs[i].formula, m_cursor, std::move(outputs[i]));
@@ -167,6 +168,28 @@ void Engine::step()
         for (const std::string &name : unused)
             m_trace.drop(name);
     }
+}
+
+// The budget's estimate takes each fused feed-forward whole (Program::tracedBytes); one op at a time, its [T, F]
+// activations are made, and where they would take the trace over the budget the step is refused with the figures.
+void Engine::refuseStepOverBudget(const Op &op) const
+{
+    if (m_fusedEnd.empty() || !m_options.trace)
+        return;
+    const bool insideFused = std::ranges::any_of(m_program.ops,
+        [&](const Op &o) { return o.fused && o.fusedFrom <= m_cursor && m_cursor < int(&o - m_program.ops.data()); });
+    if (!insideFused)
+        return;
+    size_t made = 0;
+    for (const OpOutput &o : op.outputs)
+        made += size_t(Tensor::count(o.shape)) * sizeof(float);
+    if (m_trace.bytes() + made <= m_options.memoryBudget)
+        return;
+    throw Error("stepping through " + op.name + " one operation at a time makes its " + formatBytes(double(made))
+        + " output whole beside the " + formatBytes(double(m_trace.bytes()))
+        + " the trace holds, over the trace memory " + "budget of " + formatBytes(double(m_options.memoryBudget))
+        + ": run past the feed-forward (Run to End, or a later operation), which takes it a few hundred rows at a "
+          "time, or raise the budget");
 }
 
 Tensor Engine::nextTokenProbs(const std::vector<int> &positions) const

@@ -69,6 +69,8 @@ public:
     std::vector<Tensor> recompute(const std::vector<std::string> &names) const; // an op they share runs once
 
 private:
+    void refuseStepOverBudget(const Op &op) const;
+
     std::shared_ptr<const Model> m_model;
     Input m_input;
     EngineOptions m_options;

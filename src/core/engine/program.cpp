@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
+#include <unordered_map>
 
 namespace atlas {
 
@@ -565,15 +565,44 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
 
 size_t Program::tracedBytes() const
 {
-    size_t kept = 0;
-    std::map<int, size_t> transient; // by block
+    const auto bytesOf = [](const OpOutput &o) { return static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float); };
+    size_t all = 0;
     for (const Op &op : ops)
         for (const OpOutput &o : op.outputs)
-            (o.kept ? kept : transient[op.layer]) += static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float);
-    size_t largest = 0;
-    for (const auto &[layer, bytes] : transient)
-        largest = std::max(largest, bytes);
-    return kept + largest;
+            all += bytesOf(o);
+    if (!checkpointed())
+        return all;
+    // As the engine runs to the end: each op's outputs made beside what is still to be read, a freed output dropped
+    // after its last reader, and (keeping block inputs) each fused feed-forward taken whole, its own ops' outputs
+    // never made.
+    std::unordered_map<std::string, size_t> lastReader;
+    for (size_t k = 0; k < ops.size(); ++k)
+        for (const std::string &in : ops[k].inputs)
+            lastReader[in] = k;
+    std::vector<std::vector<std::pair<size_t, size_t>>> freedAfter(ops.size()); // (producer, bytes)
+    for (size_t k = 0; k < ops.size(); ++k)
+        for (const OpOutput &o : ops[k].outputs)
+            if (!o.kept) {
+                const auto reader = lastReader.find(o.name);
+                freedAfter[reader == lastReader.end() ? k : std::max(k, reader->second)].emplace_back(k, bytesOf(o));
+            }
+    std::vector<bool> made(ops.size(), true);
+    for (size_t k = 0; keeping == BlockKeeping::Input && k < ops.size(); ++k)
+        if (ops[k].fused)
+            for (size_t j = size_t(ops[k].fusedFrom); j < k; ++j)
+                made[j] = false;
+    size_t live = 0, peak = 0;
+    for (size_t k = 0; k < ops.size(); ++k) {
+        if (made[k]) {
+            for (const OpOutput &o : ops[k].outputs)
+                live += bytesOf(o);
+            peak = std::max(peak, live);
+        }
+        for (const auto &[producer, bytes] : freedAfter[k])
+            if (made[producer])
+                live -= bytes;
+    }
+    return peak;
 }
 
 bool Program::checkpointed() const

@@ -69,8 +69,11 @@ struct Program
     // reader and recomputed from what was kept when asked (engine/recompute.h).
     static Program build(const ModelConfig &config, const Input &input, bool traced = true, int ffnChunks = 1,
         AttentionTrace attention = AttentionTrace::Whole, BlockKeeping keeping = BlockKeeping::Everything);
-    // Bytes the trace holds at its fullest: every output, or in a checkpointed program the kept ones plus the largest
-    // block's others, alive while that block runs.
+    // Bytes the trace holds at its fullest as Run to End makes it (the memory budget's check, before anything runs):
+    // every output, or in a checkpointed program the most that is alive at once, each op's outputs made beside what
+    // a later op still reads. A program keeping block inputs takes each dense feed-forward as one pass of a few
+    // hundred rows (Op::fused), its [T, F] activations never whole; stepping through one an op at a time makes them,
+    // which the engine checks as it steps (Engine::step).
     size_t tracedBytes() const;
     bool checkpointed() const; // some output is not kept
     int indexOf(const std::string &opName) const; // -1 when absent
