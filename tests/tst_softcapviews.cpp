@@ -116,6 +116,54 @@ private slots:
         QVERIFY(view.capPlot()->isHidden());
         QVERIFY(!view.caption()->text().contains("cap"));
     }
+
+    // A head past HeatmapPlot::kPoolOnWorkerCells kept on demand: the cap's panel reads its scores a few dozen rows at
+    // a time (on a worker when shown, at once headless), never the 2100² head whole, and draws what the whole trace's
+    // head draws: the same points and, to rounding at the tenth's edge, the same count.
+    void theCapOfALargeHeadOnDemandIsTheWholeHeads()
+    {
+        ViewSpec spec = gemma2Spec("mask");
+        spec.tokens.clear();
+        for (int t = 0; t < 2100; ++t)
+            spec.tokens.push_back(3 + (t * 7) % 50);
+        spec.layer = 1;
+        const SpecRun onDemandRun = runSpec(spec, size_t(64) << 20), wholeRun = runSpec(spec, size_t(8) << 30);
+        QVERIFY(!onDemandRun.trace->contains("layer.1.attn.scores") && wholeRun.trace->contains("layer.1.attn.scores"));
+        MaskView whole, onDemand;
+        whole.resize(1400, 560);
+        onDemand.resize(1400, 560);
+        whole.setInputAndSpec(makeViewInput(wholeRun), spec);
+        onDemand.setInputAndSpec(makeViewInput(onDemandRun), spec);
+        QWidget window;
+        auto *shown = new MaskView(&window);
+        window.resize(1400, 560);
+        shown->resize(1400, 560);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        shown->setInputAndSpec(makeViewInput(onDemandRun), spec);
+        QVERIFY(shown->drawing());
+        QVERIFY(shown->caption()->text().contains("Reading the head's scores"));
+        QTRY_VERIFY_WITH_TIMEOUT(!shown->drawing(), 20000);
+        const auto count = [](const MaskView &view) {
+            const QString text = view.caption()->text();
+            const qsizetype at = text.indexOf("The cap moved ");
+            return at < 0 ? -1 : text.mid(at + 14).section(' ', 0, 0).toInt();
+        };
+        QVERIFY(count(whole) > 0);
+        for (const MaskView *view : {&onDemand, shown}) {
+            QVERIFY2(std::abs(count(*view) - count(whole)) <= 1 + count(whole) / 1000,
+                qPrintable(QString("%1 against %2").arg(count(*view)).arg(count(whole))));
+            const auto *a = qobject_cast<QCPGraph *>(whole.capPlot()->plottable(0));
+            const auto *b = qobject_cast<QCPGraph *>(view->capPlot()->plottable(0));
+            QVERIFY(a && b && a->dataCount() > 1000);
+            QCOMPARE(b->dataCount(), a->dataCount());
+            for (int i = 0; i < a->dataCount(); ++i) {
+                const auto p = a->data()->at(i), q = b->data()->at(i);
+                QVERIFY(std::abs(p->key - q->key) <= 1e-5 * (1 + std::abs(p->key)));
+                QVERIFY(std::abs(p->value - q->value) <= 1e-5 * (1 + std::abs(p->value)));
+            }
+        }
+    }
 };
 
 QTEST_MAIN(TestSoftcapViews)

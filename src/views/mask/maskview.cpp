@@ -129,7 +129,7 @@ bool MaskView::capped() const
 
 bool MaskView::drawing() const
 {
-    return m_maskJob.busy() || m_scores->pooling() || m_mask->pooling() || m_probs->pooling();
+    return m_maskJob.busy() || m_capJob.busy() || m_scores->pooling() || m_mask->pooling() || m_probs->pooling();
 }
 
 void MaskView::finishDrawing()
@@ -166,23 +166,13 @@ void MaskView::refresh()
     applyTheme();
     m_scores->setTitle(capped() ? tr("Soft-capped scores %1 (before masking)").arg(scoresFormula())
                                 : tr("Scores %1 (before masking)").arg(scoresFormula()));
-    QString caption = tr("A = softmax(%1 + M), row by row, where M\u1D62\u2C7C = 0 if query i may "
-                         "attend key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get "
-                         "probability 0.")
-                          .arg(scoresFormula());
-    if (capped()) {
-        caption += tr(" c = %1 (attn_logit_softcapping): every score lies within \u00B1c.")
-                       .arg(formatNumber(m_input.model->config.attentionSoftcap));
-        if (const int squashed = showCap(); squashed >= 0)
-            caption += tr(" The cap moved %n of this head's scores by more than a tenth.", nullptr, squashed);
-    }
+    m_squashed = -1;
+    if (capped())
+        showCap(); // sets the caption, now or when a worker has read the head
+    else
+        m_capJob.drop();
     m_cap->setVisible(capped());
-    if (m_input.site.cross)
-        caption += tr(" Cross-attention: the decoder's queries, the encoder's keys; only the source's padding is "
-                      "masked, never a later source token.");
-    else if (!m_input.causal)
-        caption += tr(" Bidirectional: no causal mask, only padding is masked.");
-    m_caption->setText(caption);
+    m_caption->setText(captionText());
     for (HeatmapPlot *plot : {m_scores, m_probs}) {
         try {
             plot->setColormap(m_spec.colormap);
@@ -205,52 +195,101 @@ void MaskView::refresh()
     showPanel(m_probs, "attn.probs", ops::ScoreStage::Probs);
 }
 
-int MaskView::showCap()
+void MaskView::takeCapCells(CapPoints &points, const float *s, const float *sc, int64_t first, int64_t n, int64_t every)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        if (std::abs(double(s[i]) - double(sc[i])) > std::abs(double(s[i])) / 10)
+            ++points.squashed;
+        points.reach = std::max(points.reach, 1.05 * std::abs(double(s[i])));
+        if ((first + i) % every == 0) {
+            points.scores.push_back(s[i]);
+            points.capped.push_back(sc[i]);
+        }
+    }
+}
+
+namespace {
+
+constexpr int64_t kCapPointsDrawn = 4000; // the curve is what they show, not each one
+
+} // namespace
+
+void MaskView::showCap()
+{
+    const double cap = m_input.model->config.attentionSoftcap;
+    QString problem;
+    if (!findHeadTensor(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem) && problem.isEmpty())
+        if (auto readout = largeHeadReadout(m_input, m_spec.layer, m_spec.head)) {
+            m_squashed = -1;
+            auto build = [readout = std::move(readout), trace = m_input.trace, head = m_spec.head, cap](
+                             const std::atomic<bool> &cancel) {
+                CapPoints points;
+                points.reach = 3.0 * cap;
+                points.squashed = 0;
+                const int64_t T = readout->queries(), S = readout->keys(), rows = 64;
+                const int64_t every = std::max<int64_t>(1, T * S / kCapPointsDrawn);
+                try {
+                    std::vector<float> s(size_t(rows * S)), sc(size_t(rows * S));
+                    for (int64_t r0 = 0; r0 < T && !cancel; r0 += rows) {
+                        const int64_t r1 = std::min(T, r0 + rows);
+                        readout->tile(s.data(), S, ops::ScoreStage::Scores, head, r0, r1, 0, S);
+                        readout->tile(sc.data(), S, ops::ScoreStage::Capped, head, r0, r1, 0, S);
+                        takeCapCells(points, s.data(), sc.data(), r0 * S, (r1 - r0) * S, every);
+                    }
+                } catch (const std::exception &) { // memory: the panel stays empty, the maps say more
+                    return CapPoints {};
+                }
+                return points;
+            };
+            drawnHeadless(this) ? m_capJob.runNow(build) : m_capJob.start(std::move(build));
+            return;
+        }
+    m_capJob.drop();
+    const HeadMatrix scores = findHeadMatrix(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
+    const HeadMatrix cappedScores = findHeadMatrix(m_input, m_spec.layer, "attn.capped", m_spec.head, &problem);
+    CapPoints points;
+    if (scores && cappedScores) {
+        const int64_t cells = int64_t(scores.rows) * scores.cols;
+        points.reach = 3.0 * cap;
+        points.squashed = 0;
+        takeCapCells(points, scores.data, cappedScores.data, 0, cells, std::max<int64_t>(1, cells / kCapPointsDrawn));
+    }
+    drawCap(points);
+}
+
+void MaskView::drawCap(const CapPoints &p)
 {
     m_cap->clearPlottables();
     m_cap->clearItems();
     applyPlotTheme(m_cap, m_spec.theme);
     const double cap = m_input.model->config.attentionSoftcap;
-    QString problem;
-    const HeadMatrix scores = findHeadMatrix(m_input, m_spec.layer, "attn.scores", m_spec.head, &problem);
-    const HeadMatrix cappedScores = findHeadMatrix(m_input, m_spec.layer, "attn.capped", m_spec.head, &problem);
     m_cap->xAxis->setLabel(tr("score s; dashed: no cap"));
     m_cap->yAxis->setLabel(tr("c\u00B7tanh(s/c), c = %1").arg(formatNumber(cap, 3)));
     m_cap->xAxis->ticker()->setTickCount(3); // a narrow panel: a few round ticks
-    if (!scores || !cappedScores) {
+    m_squashed = p.squashed;
+    m_caption->setText(captionText());
+    if (p.squashed < 0) {
         m_cap->replot();
-        return -1;
+        return;
     }
-    const int64_t cells = int64_t(scores.rows) * scores.cols;
-    const float *s = scores.data, *sc = cappedScores.data;
-    // At most about 4000 points drawn (every k-th cell): the curve is what they show, not each one.
-    const int64_t every = std::max<int64_t>(1, cells / 4000);
-    double reach = 3.0 * cap;
-    int squashed = 0;
     auto *points = new QCPGraph(m_cap->xAxis, m_cap->yAxis);
-    for (int64_t i = 0; i < cells; ++i) {
-        if (std::abs(double(s[i]) - double(sc[i])) > std::abs(double(s[i])) / 10)
-            ++squashed;
-        reach = std::max(reach, 1.05 * std::abs(double(s[i])));
-        if (i % every == 0)
-            points->addData(s[i], sc[i]);
-    }
+    points->setData(
+        QVector<double>(p.scores.begin(), p.scores.end()), QVector<double>(p.capped.begin(), p.capped.end()));
     points->setLineStyle(QCPGraph::lsNone);
     points->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, palette::alert, palette::alert, 5));
     const ThemeColors colors = themeColors(m_spec.theme);
     auto *identity = new QCPGraph(m_cap->xAxis, m_cap->yAxis);
-    identity->setData({-reach, reach}, {-reach, reach});
+    identity->setData({-p.reach, p.reach}, {-p.reach, p.reach});
     identity->setPen(QPen(colors.muted, 1.2, Qt::DashLine));
     auto *curve = new QCPGraph(m_cap->xAxis, m_cap->yAxis);
     for (int i = 0; i <= 200; ++i) {
-        const double x = -reach + 2.0 * reach * i / 200.0;
+        const double x = -p.reach + 2.0 * p.reach * i / 200.0;
         curve->addData(x, cap * std::tanh(x / cap));
     }
     curve->setPen(QPen(palette::tableauPurple, 2.5));
-    m_cap->xAxis->setRange(-reach, reach);
+    m_cap->xAxis->setRange(-p.reach, p.reach);
     m_cap->yAxis->setRange(-1.2 * cap, 1.2 * cap);
     m_cap->replot();
-    return squashed;
 }
 
 // The mask M as attentionMask reads it from the trace (the same function `dump` writes attn.mask with): 0 where
@@ -318,6 +357,28 @@ void MaskView::adoptMask(const MaskCells &mask)
     }
     m_mask->setLabels(tokenLabels(m_input, mask.tokens), keyLabels(m_input, mask.keys));
     m_mask->setMatrix(mask.cells->data(), mask.tokens, mask.keys, mask.cells);
+}
+
+QString MaskView::captionText() const
+{
+    QString caption = tr("A = softmax(%1 + M), row by row, where M\u1D62\u2C7C = 0 if query i may "
+                         "attend key j and \u2212\u221E if not; exp(\u2212\u221E) = 0, so masked keys get "
+                         "probability 0.")
+                          .arg(scoresFormula());
+    if (capped()) {
+        caption += tr(" c = %1 (attn_logit_softcapping): every score lies within \u00B1c.")
+                       .arg(formatNumber(m_input.model->config.attentionSoftcap));
+        if (m_squashed >= 0)
+            caption += tr(" The cap moved %n of this head's scores by more than a tenth.", nullptr, int(m_squashed));
+        else if (m_capJob.busy())
+            caption += tr(" Reading the head's scores for the cap's panel\u2026");
+    }
+    if (m_input.site.cross)
+        caption += tr(" Cross-attention: the decoder's queries, the encoder's keys; only the source's padding is "
+                      "masked, never a later source token.");
+    else if (!m_input.causal)
+        caption += tr(" Bidirectional: no causal mask, only padding is masked.");
+    return caption;
 }
 
 void MaskView::applyTheme()

@@ -4,6 +4,7 @@
 #include "viewmodel/latestjob.h"
 #include "views/view.h"
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -56,9 +57,21 @@ private:
     // the scores, or Gemma 2's soft-capped ones (attn.capped).
     QString scoresFormula() const;
     bool capped() const;
-    // The cap's curve and the head's (score, capped score) pairs; returns how many scores it squashed by more than
-    // a tenth (|s − c·tanh(s/c)| > |s| / 10), or −1 when the trace lacks them.
-    int showCap();
+    // The head's (score, capped score) pairs the cap panel draws (every k-th cell: about 4000), how far the scores
+    // reach and how many of them the cap moved by more than a tenth (|s − c·tanh(s/c)| > |s| / 10); −1 when the
+    // trace lacks them. A large head on demand is read a few dozen rows at a time on a worker.
+    struct CapPoints
+    {
+        std::vector<double> scores, capped;
+        double reach = 0;
+        int64_t squashed = -1;
+    };
+    // Adds cells [first, first + n) of the head's scores `s` and capped scores `sc`, every `every`-th drawn.
+    static void takeCapCells(
+        CapPoints &points, const float *s, const float *sc, int64_t first, int64_t n, int64_t every);
+    void showCap();
+    void drawCap(const CapPoints &points);
+    QString captionText() const;
     void applyTheme();
 
     HeatmapPlot *m_scores = nullptr;
@@ -67,7 +80,10 @@ private:
     QCustomPlot *m_cap = nullptr;
     QCPTextElement *m_capTitle = nullptr;
     QLabel *m_caption = nullptr;
-    LatestJob<MaskCells> m_maskJob {[this](MaskCells mask) { adoptMask(mask); }}; // last: waits in ~
+    int64_t m_squashed = -1; // the cap's count for the caption, once known
+    // last: they wait in ~
+    LatestJob<MaskCells> m_maskJob {[this](MaskCells mask) { adoptMask(mask); }};
+    LatestJob<CapPoints> m_capJob {[this](CapPoints points) { drawCap(points); }};
 };
 
 } // namespace atlas
