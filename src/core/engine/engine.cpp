@@ -111,19 +111,12 @@ Engine::Engine(std::shared_ptr<const Model> model, Input input, EngineOptions op
             if (m_program.ops[k].fused)
                 m_fusedEnd[size_t(m_program.ops[k].fusedFrom)] = int(k);
     }
-    if (m_program.checkpointed()) {
-        m_freedAfter.resize(m_program.ops.size());
-        for (size_t k = 0; k < m_program.ops.size(); ++k)
-            for (const OpOutput &o : m_program.ops[k].outputs) {
-                if (o.kept)
-                    continue;
-                size_t last = k;
-                for (size_t r = k + 1; r < m_program.ops.size(); ++r)
-                    if (std::ranges::count(m_program.ops[r].inputs, o.name))
-                        last = r;
-                m_freedAfter[last].push_back(o.name);
-            }
-    }
+    if (m_program.checkpointed())
+        for (const std::vector<Program::FreedOutput> &freed : m_program.freedAfter()) {
+            m_freedAfter.emplace_back();
+            for (const Program::FreedOutput &f : freed)
+                m_freedAfter.back().push_back(f.name);
+        }
 }
 
 void Engine::stepTowards(int target)

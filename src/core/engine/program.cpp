@@ -575,17 +575,7 @@ size_t Program::tracedBytes() const
     // As the engine runs to the end: each op's outputs made beside what is still to be read, a freed output dropped
     // after its last reader, and (keeping block inputs) each fused feed-forward taken whole, its own ops' outputs
     // never made.
-    std::unordered_map<std::string, size_t> lastReader;
-    for (size_t k = 0; k < ops.size(); ++k)
-        for (const std::string &in : ops[k].inputs)
-            lastReader[in] = k;
-    std::vector<std::vector<std::pair<size_t, size_t>>> freedAfter(ops.size()); // (producer, bytes)
-    for (size_t k = 0; k < ops.size(); ++k)
-        for (const OpOutput &o : ops[k].outputs)
-            if (!o.kept) {
-                const auto reader = lastReader.find(o.name);
-                freedAfter[reader == lastReader.end() ? k : std::max(k, reader->second)].emplace_back(k, bytesOf(o));
-            }
+    const std::vector<std::vector<FreedOutput>> freed = freedAfter();
     std::vector<bool> made(ops.size(), true);
     for (size_t k = 0; keeping == BlockKeeping::Input && k < ops.size(); ++k)
         if (ops[k].fused)
@@ -598,11 +588,28 @@ size_t Program::tracedBytes() const
                 live += bytesOf(o);
             peak = std::max(peak, live);
         }
-        for (const auto &[producer, bytes] : freedAfter[k])
-            if (made[producer])
-                live -= bytes;
+        for (const FreedOutput &f : freed[k])
+            if (made[size_t(f.producer)])
+                live -= f.bytes;
     }
     return peak;
+}
+
+std::vector<std::vector<Program::FreedOutput>> Program::freedAfter() const
+{
+    std::unordered_map<std::string, size_t> lastReader;
+    for (size_t k = 0; k < ops.size(); ++k)
+        for (const std::string &in : ops[k].inputs)
+            lastReader[in] = k;
+    std::vector<std::vector<FreedOutput>> freed(ops.size());
+    for (size_t k = 0; k < ops.size(); ++k)
+        for (const OpOutput &o : ops[k].outputs)
+            if (!o.kept) {
+                const auto reader = lastReader.find(o.name);
+                freed[reader == lastReader.end() ? k : std::max(k, reader->second)].push_back(
+                    {o.name, int(k), static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float)});
+            }
+    return freed;
 }
 
 bool Program::checkpointed() const

@@ -75,6 +75,15 @@ struct Program
     // hundred rows (Op::fused), its [T, F] activations never whole; stepping through one an op at a time makes them,
     // which the engine checks as it steps (Engine::step).
     size_t tracedBytes() const;
+    // For each op k, the outputs nothing keeps that op k is the last to read, or that nothing reads (op k's own):
+    // what a run frees once op k has run.
+    struct FreedOutput
+    {
+        std::string name;
+        int producer = -1; // the op that made it
+        size_t bytes = 0;
+    };
+    std::vector<std::vector<FreedOutput>> freedAfter() const;
     bool checkpointed() const; // some output is not kept
     int indexOf(const std::string &opName) const; // -1 when absent
     int producerOf(const std::string &tensorName) const; // op index, -1 when absent
