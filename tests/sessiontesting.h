@@ -24,16 +24,23 @@ inline void waitForAnalysis(Session &session)
     QTRY_VERIFY_WITH_TIMEOUT(!session.analysis().pending, 120000);
 }
 
+// A session on `model` with `text` as its input, run to the end, showing `view` (the default view when empty).
+inline void openOn(Session &session, const std::string &model, const std::string &text, const std::string &view = {})
+{
+    ViewSpec spec;
+    spec.text = text;
+    if (!view.empty())
+        spec.view = view;
+    session.setSpec(spec);
+    session.openModel(QString::fromStdString(model));
+    QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
+    waitIdle(session);
+}
+
 // A session on the built-in tiny model, run to the end, showing `view`.
 inline void openTiny(Session &session, const std::string &view)
 {
-    ViewSpec spec;
-    spec.text = "The cat sat on the mat.";
-    spec.view = view;
-    session.setSpec(spec);
-    session.openModel("tiny-bytes");
-    QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
-    waitIdle(session);
+    openOn(session, "tiny-bytes", "The cat sat on the mat.", view);
 }
 
 // The same analysis computed at once from the session's own trace.

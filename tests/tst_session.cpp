@@ -475,12 +475,8 @@ private slots:
     void cancelStopsALongTextWhileItIsTokenized()
     {
         Session session;
-        ViewSpec spec;
-        spec.text = "It is a truth universally acknowledged.";
-        session.setSpec(spec);
-        session.openModel("austen-q8_0");
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
-        waitIdle(session);
+        const std::string text = "It is a truth universally acknowledged.";
+        openOn(session, "austen-q8_0", text);
         const std::vector<int> before = session.input().tokens;
         std::string pasted;
         while (pasted.size() < (size_t(4) << 20))
@@ -499,18 +495,13 @@ private slots:
         QVERIFY2(notices.last().at(0).toString().startsWith("Cancelled while the text was tokenized"),
             qPrintable(notices.last().at(0).toString()));
         QCOMPARE(session.input().tokens, before);
-        QCOMPARE(session.spec().text, spec.text);
+        QCOMPARE(session.spec().text, text);
     }
 
     void anInputPastTheTrainingLengthRunsWhenPositionsAreComputed()
     {
         Session session;
-        ViewSpec spec;
-        spec.text = "abcd>dcba";
-        session.setSpec(spec);
-        session.openModel("reverse-rope");
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace() != nullptr, 20000);
-        waitIdle(session);
+        openOn(session, "reverse-rope", "abcd>dcba");
         QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
         const QString twice = "abcdefghijklmnop>ponmlkjihgfedcba"; // 33 tokens, the context is 32
         session.setText(twice);
