@@ -382,6 +382,23 @@ private slots:
                 QVERIFY(std::abs(probs.data()[i] - whole.data()[h * probs.numel() + i]) <= 1e-5f);
         }
 
+        // With nothing else to do, the layer beside the one shown has its queries and keys made on the worker, quietly
+        // (no progress bar); a step to it shows those very tensors, and the layer left becomes the one made ahead.
+        QCOMPARE(session.prefetched(), readoutInputs(c, 0));
+        QSignalSpy busy(&session, &Session::busyChanged);
+        const float *early = session.prefetchedTensor(readoutInputs(c, 0).front())->data();
+        spec.layer = 0;
+        session.setSpec(spec);
+        waitIdle(session); // the step's job, then the quiet one for layer 1
+        QCOMPARE(session.trace()->tensor(readoutInputs(c, 0).front()).data(), early);
+        QCOMPARE(session.prefetched(), readoutInputs(c, 1));
+        QCOMPARE(busy.count(), 3); // true, false for the step; false alone for the quiet job
+        QCOMPARE(busy.at(0).at(0).toBool(), true);
+        QCOMPARE(busy.at(2).at(0).toBool(), false);
+        spec.layer = 1;
+        session.setSpec(spec);
+        waitIdle(session);
+
         // Past the budget, a view that reads every layer's queries and keys again (All heads) is refused with the
         // figures and nothing is computed; one layer's still fit and are.
         session.setMemoryBudget(session.trace()->bytes()); // what the run keeps, plus one layer's

@@ -30,7 +30,7 @@ Session::~Session()
     m_watcher.waitForFinished();
 }
 
-void Session::runJob(Job job)
+void Session::runJob(Job job, bool quiet)
 {
     if (m_busy)
         return;
@@ -38,7 +38,8 @@ void Session::runJob(Job job)
     m_cancel = false;
     m_error.clear();
     m_commit = nullptr;
-    emit busyChanged(true);
+    if (!quiet)
+        emit busyChanged(true);
     m_watcher.setFuture(QtConcurrent::run(&m_worker, [this, job = std::move(job)] {
         runAtBackgroundPriority();
         try {
@@ -77,6 +78,7 @@ void Session::finishJob()
         runInput(m_input);
     }
     recomputeForView(); // when nothing else was started
+    prefetchNeighbours(); // when nothing at all was
 }
 
 Session::Commit Session::snapshot()
@@ -106,6 +108,8 @@ Session::Commit Session::snapshot()
         m_keptTrace = trace;
         m_recomputed.clear();
         m_recomputeAsked.clear();
+        m_prefetched.reset();
+        m_prefetchAsked.clear();
         m_program = program;
         m_cursor = cursor;
         // The tensor view follows the stepper: it shows what the operation just run produced.
@@ -212,6 +216,8 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
             m_keptTrace.reset();
             m_recomputed.clear();
             m_recomputeAsked.clear();
+            m_prefetched.reset();
+            m_prefetchAsked.clear();
             m_program.reset();
             updateAnalysis();
             emit modelChanged();

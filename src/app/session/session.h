@@ -103,6 +103,9 @@ public:
     void applySpec(const ViewSpec &spec, const QString &source);
 
     bool busy() const { return m_busy; }
+    // The tensors prefetchNeighbours made for the layers beside the one on screen, not yet shown.
+    std::vector<std::string> prefetched() const;
+    const Tensor *prefetchedTensor(const std::string &name) const;
     bool hasModel() const { return m_model != nullptr; }
     const Model *model() const { return m_model.get(); }
     const Tokenizer *tokenizer() const { return m_tokenizer.get(); }
@@ -136,7 +139,8 @@ private:
     // inside it is reported through errorOccurred and the previous state is kept.
     using Commit = std::function<void()>;
     using Job = std::function<Commit()>;
-    void runJob(Job job);
+    // `quiet`: work the user did not ask for (prefetchNeighbours), shown with no progress bar.
+    void runJob(Job job, bool quiet = false);
     names::AttentionSite viewSite() const; // the attention the spec's view draws (viewSiteOf)
     void finishJob();
     // A new engine on `input`, run to the end; `ran` then updates the spec to name that input (set with the result,
@@ -156,6 +160,10 @@ private:
     std::vector<std::string> recomputedForView() const;
     bool awaitsRecompute() const;
     void recomputeForView();
+    // A run keeping only block inputs, a view of one layer on screen and nothing else to do: the scored queries and
+    // keys of the layers on either side are computed on the worker, within the budget, so that a step to the next
+    // layer finds them made.
+    void prefetchNeighbours();
     // Why the view's tensors `names` (recomputedForView) are not recomputed: they would take the trace past its budget
     // (the figures); empty when they fit.
     std::string recomputeRefusal(const std::vector<std::string> &names) const;
@@ -175,6 +183,8 @@ private:
     std::shared_ptr<const Trace> m_keptTrace; // the engine's own, as the last snapshot took it
     std::vector<std::string> m_recomputed;
     std::vector<std::string> m_recomputeAsked; // for m_keptTrace: asked once, not again after a failure or Cancel
+    std::shared_ptr<const Trace> m_prefetched; // prefetchNeighbours' tensors, of m_keptTrace
+    std::vector<std::string> m_prefetchAsked; // for m_keptTrace, as m_recomputeAsked
     int m_cursor = 0;
 
     QThreadPool m_worker;

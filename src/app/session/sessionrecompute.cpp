@@ -40,12 +40,15 @@ void Session::recomputeForView()
     if (names == m_recomputeAsked || !recomputeRefusal(names).empty())
         return;
     m_recomputeAsked = names;
-    runJob([this, names, kept = m_keptTrace, shown = m_trace, program = m_program]() -> Commit {
+    const std::shared_ptr<const Trace> prefetched = m_prefetched;
+    runJob([this, names, kept = m_keptTrace, shown = m_trace, prefetched, program = m_program]() -> Commit {
         auto trace = std::make_shared<Trace>(*kept);
         std::vector<std::string> missing;
         for (const std::string &name : names)
             if (const TraceEntry *made = shown->find(name)) // recomputed for the view before
                 putRecomputed(*trace, *program, name, made->tensor);
+            else if (const TraceEntry *early = prefetched ? prefetched->find(name) : nullptr) // beside the last layer
+                putRecomputed(*trace, *program, name, early->tensor);
             else
                 missing.push_back(name);
         if (m_cancel)
@@ -60,6 +63,67 @@ void Session::recomputeForView()
             emit traceChanged();
         };
     });
+}
+
+std::vector<std::string> Session::prefetched() const
+{
+    std::vector<std::string> names;
+    if (m_prefetched)
+        for (const TraceEntry &e : m_prefetched->entries())
+            names.push_back(e.name);
+    return names;
+}
+
+const Tensor *Session::prefetchedTensor(const std::string &name) const
+{
+    const TraceEntry *e = m_prefetched ? m_prefetched->find(name) : nullptr;
+    return e ? &e->tensor : nullptr;
+}
+
+void Session::prefetchNeighbours()
+{
+    if (m_busy || !m_engine || !m_model || !m_program || !m_keptTrace || m_program->keeping != BlockKeeping::Input
+        || awaitsRecompute())
+        return;
+    const ViewKind *kind = findViewKind(m_spec.view);
+    if (!kind || (kind->needs != ViewNeeds::LayerProbs && kind->needs != ViewNeeds::LayerScores)
+        || m_model->config.isEncoderDecoder())
+        return;
+    std::vector<std::string> names;
+    for (const int layer : {m_spec.layer + 1, m_spec.layer - 1})
+        if (layer >= 0 && layer < m_model->config.layers)
+            for (std::string &name : readoutInputs(m_model->config, layer))
+                if (!m_trace->contains(name) && isRecomputable(*m_program, *m_keptTrace, name))
+                    names.push_back(std::move(name));
+    if (names.empty() || names == m_prefetchAsked)
+        return;
+    std::vector<std::string> held = m_recomputed; // the view's, and these beside them
+    held.insert(held.end(), names.begin(), names.end());
+    if (!recomputeRefusal(held).empty())
+        return;
+    m_prefetchAsked = names;
+    runJob(
+        [this, names, kept = m_keptTrace, shown = m_trace, before = m_prefetched, program = m_program]() -> Commit {
+            auto prefetched = std::make_shared<Trace>();
+            std::vector<std::string> missing;
+            for (const std::string &name : names)
+                if (const TraceEntry *made = before ? before->find(name) : nullptr)
+                    putRecomputed(*prefetched, *program, name, made->tensor);
+                else if (const TraceEntry *shownMade = shown->find(name)) // the layer shown until now
+                    putRecomputed(*prefetched, *program, name, shownMade->tensor);
+                else
+                    missing.push_back(name);
+            try {
+                putRecomputed(*prefetched, *program, missing, m_engine->recompute(missing));
+            } catch (const std::exception &) { // unasked work: the next step recomputes, and says why if it fails
+                return nullptr;
+            }
+            return [this, prefetched, kept] {
+                if (kept == m_keptTrace)
+                    m_prefetched = prefetched;
+            };
+        },
+        true);
 }
 
 } // namespace atlas
