@@ -54,11 +54,19 @@ void Session::recomputeForView()
         if (m_cancel)
             return nullptr;
         putRecomputed(*trace, *program, missing, m_engine->recompute(missing));
-        return [this, trace, names, kept] {
+        // What was made for the layer left, and beside it, stays at hand: prefetchNeighbours keeps what it needs.
+        auto carried = std::make_shared<Trace>();
+        for (const Trace *made : {shown.get(), prefetched.get()})
+            if (made)
+                for (const TraceEntry &e : made->entries())
+                    if (!kept->contains(e.name) && !trace->contains(e.name) && !carried->contains(e.name))
+                        putRecomputed(*carried, *program, e.name, e.tensor);
+        return [this, trace, carried, names, kept] {
             if (kept != m_keptTrace) // a newer run or step
                 return;
             m_trace = trace;
             m_recomputed = names;
+            m_prefetched = carried;
             updateAnalysis();
             emit traceChanged();
         };
