@@ -19,6 +19,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 using namespace atlas;
 using namespace atlas::testing;
@@ -395,8 +396,25 @@ private slots:
         QCOMPARE(busy.count(), 3); // true, false for the step; false alone for the quiet job
         QCOMPARE(busy.at(0).at(0).toBool(), true);
         QCOMPARE(busy.at(2).at(0).toBool(), false);
+        // What the user asks while the quiet job runs (Step Back here, asked as it starts) is not dropped: it runs
+        // right after it.
+        const int cursor = session.cursor();
+        bool asked = false, quietWhenAsked = false;
+        const QMetaObject::Connection once = connect(&session, &Session::busyChanged, &session, [&](bool on) {
+            if (!on && !asked) {
+                asked = true; // the step's job is done; the quiet one starts before the window's next event
+                QTimer::singleShot(0, &session, [&] {
+                    quietWhenAsked = session.busy();
+                    session.back();
+                });
+            }
+        });
         spec.layer = 1;
         session.setSpec(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(session.cursor() == cursor - 1, 20000);
+        QVERIFY(quietWhenAsked);
+        disconnect(once);
+        session.runToEnd();
         waitIdle(session);
 
         // Past the budget, a view that reads every layer's queries and keys again (All heads) is refused with the

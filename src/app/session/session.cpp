@@ -32,9 +32,13 @@ Session::~Session()
 
 void Session::runJob(Job job, bool quiet)
 {
-    if (m_busy)
+    if (m_busy) {
+        if (m_quietJob && !quiet) // unasked work under way, which the window does not show: this one runs next
+            m_afterQuiet = std::move(job);
         return;
+    }
     m_busy = true;
+    m_quietJob = quiet;
     m_cancel = false;
     m_error.clear();
     m_commit = nullptr;
@@ -59,7 +63,9 @@ void Session::finishJob()
     emit busyChanged(false);
     if (!m_error.isEmpty())
         emit errorOccurred(m_error);
-    if (m_startWhenFree) { // a text to read and tokenize, asked for last
+    if (m_afterQuiet) // asked during unasked work: first
+        runJob(std::exchange(m_afterQuiet, nullptr));
+    else if (m_startWhenFree) { // a text to read and tokenize, asked for last
         const std::function<void()> start = std::exchange(m_startWhenFree, nullptr);
         m_rerunWhenFree = false;
         m_runWhenFree.reset();

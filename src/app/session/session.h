@@ -199,6 +199,8 @@ private:
     bool m_rerunWhenFree = false; // the spec's attention changed during a job
     std::optional<std::pair<ViewSpec, QString>> m_applyWhenFree; // applySpec during a job: the latest waits
     std::function<void()> m_startWhenFree; // tokenizeThenRun during a job
+    bool m_quietJob = false; // the job under way is unasked (prefetchNeighbours)
+    Job m_afterQuiet; // a job asked while a quiet one ran: it runs next
     std::optional<std::pair<Input, std::function<void(ViewSpec &)>>> m_runWhenFree; // runInput during a job
 
     ViewAnalyses m_analyses; // last: its destructor waits for the analyses in progress

@@ -111,14 +111,12 @@ void Session::prefetchNeighbours()
         return;
     m_prefetchAsked = names;
     runJob(
-        [this, names, kept = m_keptTrace, shown = m_trace, before = m_prefetched, program = m_program]() -> Commit {
+        [this, names, kept = m_keptTrace, before = m_prefetched, program = m_program]() -> Commit {
             auto prefetched = std::make_shared<Trace>();
             std::vector<std::string> missing;
             for (const std::string &name : names)
-                if (const TraceEntry *made = before ? before->find(name) : nullptr)
+                if (const TraceEntry *made = before ? before->find(name) : nullptr) // the layer left, or made before
                     putRecomputed(*prefetched, *program, name, made->tensor);
-                else if (const TraceEntry *shownMade = shown->find(name)) // the layer shown until now
-                    putRecomputed(*prefetched, *program, name, shownMade->tensor);
                 else
                     missing.push_back(name);
             try {
