@@ -200,12 +200,14 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
     engine.runToEnd();
     const Tensor &logits = engine.trace().tensor("logits");
     QCOMPARE(logits.shape(), (Shape {int64_t(ids.size()), model->config.vocab}));
-    double worst = 0;
+    double worst = 0, largestLogit = 0;
     for (qsizetype t = 0; t < rows.size(); ++t) {
         const QJsonArray row = rows[t].toArray();
         QCOMPARE(row.size(), qsizetype(model->config.vocab));
-        for (qsizetype v = 0; v < row.size(); ++v)
+        for (qsizetype v = 0; v < row.size(); ++v) {
             worst = std::max(worst, std::fabs(double(logits.data()[t * model->config.vocab + v]) - row[v].toDouble()));
+            largestLogit = std::max(largestLogit, std::fabs(row[v].toDouble()));
+        }
     }
     double sum = 0, shift = 0, largestShift = 0, fromF32 = 0;
     const bool quantized = !file.endsWith("-f32.gguf"); // its llama.cpp logits beside those of its F32 file
@@ -231,8 +233,9 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
         return;
     }
     // On Q8_0 files the bound is 0.5, or llama.cpp's own largest q8-f32 difference where that is larger (phi3_long's
-    // logits of ±5 move by up to 1.2 under llama.cpp's own quantization).
-    const double bound = quantized ? std::max(tolerance, largestShift) : tolerance;
+    // logits of ±5 move by up to 1.2 under llama.cpp's own quantization). On F32 files it is float32's rounding in
+    // another order, relative to the logits' size (phi3_long's ±5 differ by 2.5e-5 in the sanitizer build on a Zen 5).
+    const double bound = quantized ? std::max(tolerance, largestShift) : tolerance * std::max(1.0, largestLogit);
     QVERIFY2(worst <= bound, qPrintable(QString("%1 > %2").arg(worst).arg(bound)));
     if (quantized)
         QVERIFY2(sum < shift,
