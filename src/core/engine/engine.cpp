@@ -175,12 +175,12 @@ void Engine::refuseStepOverBudget(const Op &op) const
         return;
     size_t made = 0;
     for (const OpOutput &o : op.outputs)
-        made += size_t(Tensor::count(o.shape)) * sizeof(float);
+        made += o.bytes();
     if (m_trace.bytes() + made <= m_options.memoryBudget)
         return;
     throw Error("stepping through " + op.name + " one operation at a time makes its " + formatBytes(double(made))
         + " output whole beside the " + formatBytes(double(m_trace.bytes()))
-        + " the trace holds, over the trace memory " + "budget of " + formatBytes(double(m_options.memoryBudget))
+        + " the trace holds, over the trace memory budget of " + formatBytes(double(m_options.memoryBudget))
         + ": run past the feed-forward (Run to End, or a later operation), which takes it a few hundred rows at a "
           "time, or raise the budget");
 }

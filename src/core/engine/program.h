@@ -20,6 +20,8 @@ struct OpOutput
     // False in a checkpointed program: the engine frees the tensor once its last reader has run, and recomputes it
     // from what was kept when asked (engine/recompute.h).
     bool kept = true;
+
+    size_t bytes() const { return static_cast<size_t>(Tensor::count(shape)) * sizeof(float); }
 };
 
 // What each block of a trace keeps (Program::build). Everything: every output. Checkpoints: the residual stream, what

@@ -9,11 +9,10 @@ namespace atlas {
 
 size_t Program::tracedBytes() const
 {
-    const auto bytesOf = [](const OpOutput &o) { return static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float); };
     size_t all = 0;
     for (const Op &op : ops)
         for (const OpOutput &o : op.outputs)
-            all += bytesOf(o);
+            all += o.bytes();
     if (!checkpointed())
         return all;
     // As the engine runs to the end: each op's outputs made beside what is still to be read, a freed output dropped
@@ -29,7 +28,7 @@ size_t Program::tracedBytes() const
     for (size_t k = 0; k < ops.size(); ++k) {
         if (made[k]) {
             for (const OpOutput &o : ops[k].outputs)
-                live += bytesOf(o);
+                live += o.bytes();
             peak = std::max(peak, live);
         }
         for (const FreedOutput &f : freed[k])
@@ -51,7 +50,7 @@ std::vector<std::vector<Program::FreedOutput>> Program::freedAfter() const
             if (!o.kept) {
                 const auto reader = lastReader.find(o.name);
                 freed[reader == lastReader.end() ? k : std::max(k, reader->second)].push_back(
-                    {o.name, int(k), static_cast<size_t>(Tensor::count(o.shape)) * sizeof(float)});
+                    {o.name, int(k), o.bytes()});
             }
     return freed;
 }

@@ -84,7 +84,7 @@ size_t outputBytes(const Program &program, const std::vector<std::string> &names
         if (const int producer = program.producerOf(name); producer >= 0)
             for (const OpOutput &o : program.ops[size_t(producer)].outputs)
                 if (o.name == name)
-                    bytes += size_t(Tensor::count(o.shape)) * sizeof(float);
+                    bytes += o.bytes();
     return bytes;
 }
 
