@@ -114,6 +114,43 @@ private slots:
         QVERIFY(shared == alone);
     }
 
+    // A product written into some columns of a wider matrix (a tile of a layer's output: packedWeightProduct) gives
+    // the bits of the same product on its own, and leaves the other columns as they were; whichever path the build
+    // takes (the packed kernel, the BLAS, Eigen), and below the packed kernel's smallest shapes.
+    void aProductIntoColumnsOfAWiderMatrixIsTheSameProduct()
+    {
+        std::mt19937 rng(11);
+        std::normal_distribution<float> normal;
+        for (const auto &[m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>> {{37, 300, 70}, {3, 20, 9}})
+            for (const bool accumulate : {false, true}) {
+                const int64_t first = 5, ldc = n + 11;
+                std::vector<float> a(size_t(m * k)), b(size_t(n * k)), wide(size_t(m * ldc)), alone(size_t(m * n));
+                for (float &x : a)
+                    x = normal(rng);
+                for (float &x : b)
+                    x = normal(rng);
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < ldc; ++j)
+                        wide[size_t(i * ldc + j)] = float(i + j);
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < n; ++j)
+                        alone[size_t(i * n + j)] = wide[size_t(i * ldc + first + j)];
+                const std::vector<float> before = wide;
+                const ConstMatrixMap am(a.data(), m, k), bm(b.data(), n, k);
+                matrixProduct(wide.data() + first, ldc, am, false, bm, true, accumulate);
+                MatrixMap cm(alone.data(), m, n);
+                matrixProduct(cm, am, false, bm, true, accumulate);
+                for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < ldc; ++j) {
+                        const float got = wide[size_t(i * ldc + j)];
+                        if (j < first || j >= first + n)
+                            QCOMPARE(got, before[size_t(i * ldc + j)]);
+                        else
+                            QCOMPARE(got, alone[size_t(i * n + j - first)]);
+                    }
+            }
+    }
+
     void piecesCoverEveryIndexOnce()
     {
         for (const auto &[n, piece] : std::vector<std::pair<int64_t, int64_t>> {{1000, 7}, {5, 64}, {0, 3}, {64, 1}}) {

@@ -3,6 +3,7 @@
 #include "tensor/backgroundfree.h"
 #include "util/sanitizers.h"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <new>
@@ -135,6 +136,12 @@ void releaseCachedTensorBuffers()
 {
     for (const Kept &old : cache().takeAll())
         release(old.p, old.bytes);
+}
+
+ScratchFloats::ScratchFloats(int64_t floats)
+    : m_bytes(size_t(std::max<int64_t>(floats, 16)) * sizeof(float))
+    , m_data(static_cast<float *>(allocateTensorBuffer(m_bytes)))
+{
 }
 
 } // namespace atlas

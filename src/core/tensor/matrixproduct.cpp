@@ -24,41 +24,15 @@ constexpr int64_t kDepth = 256, kWidth = 256;
 // The largest packed copy of A matrixProduct makes.
 constexpr int64_t kPackedALimit = int64_t(64) << 20;
 
-// A tensor buffer (kept for reuse, tensor/buffercache.h) outside the allocation listeners: scratch, like the BLAS's.
-class Scratch
-{
-public:
-    explicit Scratch(int64_t floats)
-        : m_bytes(size_t(std::max<int64_t>(floats, 16)) * sizeof(float))
-        , m_data(static_cast<float *>(allocateTensorBuffer(m_bytes)))
-    {
-    }
-    ~Scratch() { freeTensorBuffer(m_data, m_bytes); }
-    Scratch(const Scratch &) = delete;
-    Scratch &operator=(const Scratch &) = delete;
-    float *data() { return m_data; }
-
-private:
-    size_t m_bytes;
-    float *m_data;
-};
-
-// op(A)'s rows [r0, r0 + kRows) as a panel (k, kRows), rows past m as zeros.
-void packRows(float *panel, const float *a, int64_t lda, bool transposed, int64_t r0, int64_t m, int64_t k)
+// Aᵀ's rows [r0, r0 + kRows) as a panel (k, kRows), rows past m as zeros: Aᵀ(i, t) = A(t, i), each t reading
+// kRows neighbours.
+void packTransposedRows(float *panel, const float *a, int64_t lda, int64_t r0, int64_t m, int64_t k)
 {
     const int64_t rows = std::min(kRows, m - r0);
-    if (transposed) { // op(A)(i, t) = A(t, i): each t reads kRows neighbours
-        for (int64_t t = 0; t < k; ++t) {
-            const float *src = a + t * lda + r0;
-            for (int64_t r = 0; r < kRows; ++r)
-                panel[t * kRows + r] = r < rows ? src[r] : 0.0f;
-        }
-        return;
-    }
-    for (int64_t r = 0; r < kRows; ++r) {
-        const float *src = a + (r0 + r) * lda;
-        for (int64_t t = 0; t < k; ++t)
-            panel[t * kRows + r] = r < rows ? src[t] : 0.0f;
+    for (int64_t t = 0; t < k; ++t) {
+        const float *src = a + t * lda + r0;
+        for (int64_t r = 0; r < kRows; ++r)
+            panel[t * kRows + r] = r < rows ? src[r] : 0.0f;
     }
 }
 
@@ -121,10 +95,27 @@ void storeUnaligned(float *p, const Vec16 &v)
 {
     std::memcpy(p, &v, sizeof v);
 }
+#endif
 
-// C's tile (rows × cols of at most kRows × kCols) = or += the product of an A panel and a B panel over depth.
-void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64_t depth, bool add, int64_t rows,
-    int64_t cols)
+// Where a tile reads op(A)'s value (r, t), t counted from the tile's first k: A's own rows where A is not transposed
+// (eight row streams the prefetcher follows: packing them cost GPT-2- and Llama-shaped forwards a tenth of their
+// time, once per tile of a packed weight), or a packed panel (k, kRows) where it is.
+struct RowsInPlace
+{
+    const float *rows[kRows];
+    float operator()(int64_t r, int64_t t) const { return rows[r][t]; }
+};
+struct PackedPanel
+{
+    const float *panel;
+    float operator()(int64_t r, int64_t t) const { return panel[t * kRows + r]; }
+};
+
+#if defined(__AVX512F__)
+// C's tile (rows × cols of at most kRows × kCols) = or += the product of A's rows and a B panel over depth.
+template <typename ReadA>
+void tile(
+    float *c, int64_t ldc, const ReadA &a, const float *bPanel, int64_t depth, bool add, int64_t rows, int64_t cols)
 {
     Vec16 acc[kRows][2];
     for (auto &row : acc)
@@ -133,7 +124,7 @@ void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64
         const Vec16 b0 = *reinterpret_cast<const Vec16 *>(bPanel + t * kCols);
         const Vec16 b1 = *reinterpret_cast<const Vec16 *>(bPanel + t * kCols + 16);
         for (int64_t r = 0; r < kRows; ++r) {
-            const float x = aPanel[t * kRows + r];
+            const float x = a(r, t);
             acc[r][0] += x * b0;
             acc[r][1] += x * b1;
         }
@@ -157,14 +148,15 @@ void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64
 // Without AVX-512 the kernel runs only when asked for (ATLAS_MATRIX_PRODUCTS=packed, and tst_blasthreads): plain
 // loops in the same order of summation. (16-float vectors there made GCC warn of an ABI change, and GPT-2-small's
 // forward took 8.2 s with them against 0.56 s with these loops on an AVX2 Zen 3.)
-void tile(float *c, int64_t ldc, const float *aPanel, const float *bPanel, int64_t depth, bool add, int64_t rows,
-    int64_t cols)
+template <typename ReadA>
+void tile(
+    float *c, int64_t ldc, const ReadA &a, const float *bPanel, int64_t depth, bool add, int64_t rows, int64_t cols)
 {
     float acc[kRows][kCols] = {};
     for (int64_t t = 0; t < depth; ++t)
         for (int64_t r = 0; r < kRows; ++r)
             for (int64_t j = 0; j < kCols; ++j)
-                acc[r][j] += aPanel[t * kRows + r] * bPanel[t * kCols + j];
+                acc[r][j] += a(r, t) * bPanel[t * kCols + j];
     storePart(c, ldc, acc, add, rows, cols);
 }
 #endif
@@ -188,17 +180,31 @@ void packedMatrixProduct(float *c, int64_t ldc, const float *a, int64_t lda, boo
         return;
     }
     const int64_t rowPanels = (m + kRows - 1) / kRows, colPanels = (n + kCols - 1) / kCols;
-    // A is packed once, whole: (rowPanels, k, kRows). Each thread packs its B blocks as it goes.
-    Scratch packedA(rowPanels * k * kRows);
+    // A transposed is packed once, whole: (rowPanels, k, kRows); A itself is read in place. Each thread packs its B
+    // blocks as it goes.
+    ScratchFloats packedA(transposeA ? rowPanels * k * kRows : 0);
     float *ap = packedA.data();
     const int64_t flopsPerPanel = 2 * k * kRows * kCols; // per A panel and per B panel
-    parallelFor(rowPanels, std::max<int64_t>(1, (int64_t(1) << 18) / (k * kRows)), [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p)
-            packRows(ap + p * k * kRows, a, lda, transposeA, p * kRows, m, k);
-    });
+    if (transposeA)
+        parallelFor(rowPanels, std::max<int64_t>(1, (int64_t(1) << 18) / (k * kRows)), [&](int64_t begin, int64_t end) {
+            for (int64_t p = begin; p < end; ++p)
+                packTransposedRows(ap + p * k * kRows, a, lda, p * kRows, m, k);
+        });
+    // The tile of C at row panel p, column j, over k from p0: its A read as the layout asks.
+    const auto multiply = [&](int64_t p, int64_t p0, int64_t j, const float *bPanel, int64_t depth, int64_t cols) {
+        float *cTile = c + p * kRows * ldc + j;
+        const bool add = accumulate || p0 > 0;
+        const int64_t rows = std::min(kRows, m - p * kRows);
+        if (transposeA)
+            return tile(cTile, ldc, PackedPanel {ap + (p * k + p0) * kRows}, bPanel, depth, add, rows, cols);
+        RowsInPlace in;
+        for (int64_t r = 0; r < kRows; ++r) // rows past m read the panel's first again: their sums are not stored
+            in.rows[r] = a + (p * kRows + (r < rows ? r : 0)) * lda + p0;
+        tile(cTile, ldc, in, bPanel, depth, add, rows, cols);
+    };
     const int64_t grain = std::max<int64_t>(1, (int64_t(4) << 20) / (flopsPerPanel * rowPanels));
     parallelFor(colPanels, grain, [&](int64_t begin, int64_t end) {
-        Scratch packedB(kDepth * kWidth);
+        ScratchFloats packedB(kDepth * kWidth);
         float *bp = packedB.data();
         const int64_t last = std::min(n, end * kCols);
         for (int64_t j0 = begin * kCols; j0 < last; j0 += kWidth) {
@@ -208,9 +214,8 @@ void packedMatrixProduct(float *c, int64_t ldc, const float *a, int64_t lda, boo
                 packColumns(bp, b, ldb, transposeB, p0, depth, j0, width);
                 for (int64_t s = 0; s * kCols < width; ++s) // a B panel stays in L1 while every A panel passes
                     for (int64_t p = 0; p < rowPanels; ++p)
-                        tile(c + p * kRows * ldc + j0 + s * kCols, ldc, ap + (p * k + p0) * kRows,
-                            bp + s * depth * kCols, depth, accumulate || p0 > 0, std::min(kRows, m - p * kRows),
-                            std::min(kCols, width - s * kCols));
+                        multiply(
+                            p, p0, j0 + s * kCols, bp + s * depth * kCols, depth, std::min(kCols, width - s * kCols));
             }
         }
     });
@@ -241,32 +246,42 @@ const char *layerProductsDescription()
 
 void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate)
 {
+    const int64_t m = transposeA ? a.cols() : a.rows(), n = transposeB ? b.rows() : b.cols();
+    if (c.rows() != m || c.cols() != n)
+        throw Error("matrixProduct: shapes do not agree");
+    matrixProduct(c.data(), c.cols(), a, transposeA, b, transposeB, accumulate);
+}
+
+void matrixProduct(
+    float *cData, int64_t ldc, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate)
+{
     const int64_t m = transposeA ? a.cols() : a.rows(), k = transposeA ? a.rows() : a.cols();
     const int64_t n = transposeB ? b.rows() : b.cols();
-    if ((transposeB ? b.cols() : b.rows()) != k || c.rows() != m || c.cols() != n)
+    if ((transposeB ? b.cols() : b.rows()) != k || ldc < n)
         throw Error("matrixProduct: shapes do not agree");
     // Below a tile's rows (a token at a time) packing B costs more than it saves: the BLAS's matrix-vector path. A is
-    // packed whole: past kPackedALimit (a tied head's weight gradient at long inputs, vocabulary × tokens) the BLAS,
-    // which packs in bounded blocks, keeps the memory the trainer's estimate counts.
+    // packed whole when transposed: past kPackedALimit (a tied head's weight gradient at long inputs, vocabulary ×
+    // tokens) the BLAS, which packs in bounded blocks, keeps the memory the trainer's estimate counts.
     const bool packedAFits = (m + kRows - 1) / kRows * kRows * k * int64_t(sizeof(float)) <= kPackedALimit;
     if (packedProductsChosen() && m >= kRows && n >= kCols && k >= 16 && packedAFits) {
         packedMatrixProduct(
-            c.data(), n, a.data(), a.cols(), transposeA, b.data(), b.cols(), transposeB, m, k, n, accumulate);
+            cData, ldc, a.data(), a.cols(), transposeA, b.data(), b.cols(), transposeB, m, k, n, accumulate);
         return;
     }
 #if defined(ATLAS_OPENBLAS)
     // Straight to the BLAS with beta 0 or 1: Eigen's `c = a * b` first zeroes c on one thread, then has the BLAS add
     // to it (for Qwen2.5-0.5B's logits at 512 tokens, 311 MB written and read once more for nothing).
-    if (m >= kRows && n >= kRows && k >= kRows && std::max({m, n, k}) <= std::numeric_limits<int>::max()) {
-        const int mi = int(m), ni = int(n), ki = int(k), lda = int(a.cols()), ldb = int(b.cols()), ldc = int(n);
+    if (m >= kRows && n >= kRows && k >= kRows && std::max({m, n, k, ldc}) <= std::numeric_limits<int>::max()) {
+        const int mi = int(m), ni = int(n), ki = int(k), lda = int(a.cols()), ldb = int(b.cols()), ldci = int(ldc);
         const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
         // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ, and a row-major matrix read column-major is
         // its transpose: so B comes first, each with its own transpose flag.
         const char tb = transposeB ? 'T' : 'N', ta = transposeA ? 'T' : 'N';
-        sgemm_(&tb, &ta, &ni, &mi, &ki, &alpha, b.data(), &ldb, a.data(), &lda, &beta, c.data(), &ldc);
+        sgemm_(&tb, &ta, &ni, &mi, &ki, &alpha, b.data(), &ldb, a.data(), &lda, &beta, cData, &ldci);
         return;
     }
 #endif
+    Eigen::Map<MatrixRM, 0, Eigen::OuterStride<>> c(cData, m, n, Eigen::OuterStride<>(ldc));
     const auto product = [&](const auto &x, const auto &y) {
         if (accumulate)
             c.noalias() += x * y;

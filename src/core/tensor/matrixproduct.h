@@ -12,6 +12,9 @@ namespace atlas {
 // and the product is neither tiny nor A too large to pack whole (64 MiB), by Eigen otherwise (and so by the BLAS
 // this build links).
 void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate);
+// The same into C's columns of a wider matrix: C's rows are ldc floats apart (a tile of a layer's output).
+void matrixProduct(
+    float *c, int64_t ldc, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate);
 
 // The project's own product: A and B packed into panels, an 8 × 32 register tile of C accumulated over up to 256
 // of k at a time, the columns shared out over the cores (parallelFor). Each element of C is summed in the same

@@ -1,5 +1,6 @@
 #include "tensor/packedrows.h"
 
+#include "tensor/buffercache.h"
 #include "tensor/matrixproduct.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -134,11 +135,11 @@ void fewRowsProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool a
     const int64_t tileRows = std::clamp<int64_t>((int64_t(1) << 16) / std::max<int64_t>(1, I), 1, O);
     const int64_t tiles = (O + tileRows - 1) / tileRows;
     parallelForPieces(tiles, 4, [&](int64_t begin, int64_t end) {
-        const std::unique_ptr<float[]> weights(new float[size_t(tileRows * I)]); // every value decoded before use
+        ScratchFloats weights(tileRows * I); // every value decoded before use
         for (int64_t tile = begin; tile < end; ++tile) {
             const int64_t first = tile * tileRows, rows = std::min(tileRows, O - first);
-            w.decodeRows(first, rows, weights.get());
-            const ConstMatrixMap tileWeights(weights.get(), rows, I);
+            w.decodeRows(first, rows, weights.data());
+            const ConstMatrixMap tileWeights(weights.data(), rows, I);
             if (accumulate)
                 out.middleCols(first, rows).noalias() += x * tileWeights.transpose();
             else
@@ -168,16 +169,20 @@ void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, b
     const int64_t tileRows = (O + tiles - 1) / tiles;
     tiles = (O + tileRows - 1) / tileRows;
     parallelFor(tiles, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float> weights(size_t(tileRows * I)), products(size_t(T * tileRows));
+        // A tile's product goes straight into its columns of out; added to them, it is summed on its own first, so that
+        // out gains one rounded sum per element (as the whole product's would be).
+        ScratchFloats weights(tileRows * I), products(accumulate ? T * tileRows : 0);
         for (int64_t tile = begin; tile < end; ++tile) {
             const int64_t first = tile * tileRows, rows = std::min(tileRows, O - first);
             w.decodeRows(first, rows, weights.data());
+            const ConstMatrixMap tileWeights(weights.data(), rows, I);
+            if (!accumulate) {
+                matrixProduct(out.data() + first, O, x, false, tileWeights, true, false);
+                continue;
+            }
             MatrixMap product(products.data(), T, rows);
-            matrixProduct(product, x, false, ConstMatrixMap(weights.data(), rows, I), true, false);
-            if (accumulate)
-                out.middleCols(first, rows) += product;
-            else
-                out.middleCols(first, rows) = product;
+            matrixProduct(product, x, false, tileWeights, true, false);
+            out.middleCols(first, rows) += product;
         }
     });
 }
