@@ -2,7 +2,7 @@
 """Issue 60's benchmark: this program against llama.cpp on the same GGUF files, the same machine and 2 threads.
 
     /usr/bin/python3 benchmarks/gguf_vs_llamacpp.py --scratch DIR --npm DIR [--shapes 0.5b,1.5b,4b] [--kinds Q8_0,Q4_K_M]
-        [--repeat 3]
+        [--repeat 3] [--lengths 128,512] [--attention-trace on-demand|auto]
 
 DIR_npm is a directory where `npm install node-llama-cpp@3.22.1` was run and `llama.cpp` is the git clone of its
 `llama/gitRelease.bundle` (for gguf-py). For each shape (Qwen2.5-0.5B's and Qwen2.5-1.5B's: layers, width, heads,
@@ -14,8 +14,8 @@ GGUF file with gguf-py, a synthetic vocabulary of distinct tokens, then has llam
 On each quantized file it measures:
   - this program: `render` of the attention view at 128 tokens, from a cold start (the process's wall time: opening
     the file, checking its values, the traced forward, the analysis, drawing the PNG) and its peak memory (getrusage);
-    `bench --length N --repeat R`, the traced forward's median at each of --lengths (128 and 512 unless given) and
-    its peak memory;
+    `bench --length N --repeat R --attention-trace A`, the traced forward's median at each of --lengths (128 and 512
+    unless given) and its peak memory, with attention kept on demand unless --attention-trace says otherwise;
   - llama.cpp: prompt processing of the same N tokens in one batch (node-llama-cpp, 2 threads, the context's
     defaults), the median of R runs after one untimed, and the node process's peak memory.
 Prints a Markdown table for docs/benchmarks.md. Run it on a quiet machine.
@@ -163,6 +163,10 @@ def main():
     parser.add_argument("--kinds", default="Q8_0,Q4_K_M")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--lengths", default="128,512")  # the traced forward's and llama.cpp's prompt lengths
+    # How the timed forward keeps attention: on demand (lazy: q, k and each row's log-sum-exp kept, no T × T matrix,
+    # logits read for the rows a view asks for, as llama.cpp reads the last row's), or `auto`, the app's own choice
+    # (whole matrices and every position's logits where they fit: at 512 tokens).
+    parser.add_argument("--attention-trace", default="on-demand")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "src", "transformer-atlas"))
     args = parser.parse_args()
     lib_dir = os.path.join(args.npm, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
@@ -194,7 +198,7 @@ def main():
             lengths = [int(n) for n in args.lengths.split(",")]
             for n in lengths:
                 _, ours_peak, text = timed([args.binary, "bench", "--model", path, "--length", str(n), "--repeat",
-                                            str(args.repeat)])
+                                            str(args.repeat), "--attention-trace", args.attention_trace])
                 ours[n] = (re.search(r"median ([0-9.]+ m?s)", text).group(1), ours_peak)
                 peak = max(peak, ours_peak)
             start = time.perf_counter()
