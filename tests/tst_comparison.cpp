@@ -153,6 +153,24 @@ private slots:
         }
     }
 
+    // Run A kept on demand (its heads recomputed from queries, keys and log-sum-exp): the same A − B as from its whole
+    // matrices, where it said "not computed" before.
+    void aDifferenceReadsARunKeptOnDemand()
+    {
+        const ViewSpec spec = comparing("difference");
+        const ViewInput whole = testing::forSpec(spec);
+        const SpecRun run = runSpec(spec, whole.program->tracedBytes() - 1);
+        QVERIFY(run.trace->contains("layer.1.attn.lse") && !run.trace->contains("layer.1.attn.probs"));
+        const ViewInput onDemand = testing::analyzed(makeViewInput(run), spec);
+        const ComparisonAnalysis &a = comparisonOf(whole), &b = comparisonOf(onDemand);
+        QCOMPARE(b.rows, a.rows);
+        QCOMPARE(b.cols, a.cols);
+        QCOMPARE(b.probsB, a.probsB);
+        QCOMPARE(b.maskedInBoth, a.maskedInBoth);
+        for (size_t i = 0; i < a.difference.size(); ++i)
+            QVERIFY(std::abs(b.difference[i] - a.difference[i]) < 1e-6);
+    }
+
     void aDifferenceOfTwoShapesSaysSo()
     {
         ViewSpec spec = comparing("difference");

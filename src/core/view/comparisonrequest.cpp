@@ -1,6 +1,7 @@
 #include "model/modeltokenizer.h"
 #include "view/analysisrequests.h"
 
+#include "engine/attentiontrace.h"
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -17,54 +18,100 @@ namespace {
 
 using namespace atlas::analysis;
 
-// Head `head`'s [T, S] probabilities out of a site's [H, T, S] tensor.
-std::vector<float> headRows(const Tensor &probs, int head)
+// The most cells of one head A − B computes: at 4096 tokens its six [T, T] arrays (each run's probabilities and mask,
+// the difference and the cells both mask) take 400 MB.
+constexpr int64_t kDifferenceCells = int64_t(4096) * 4096;
+
+// One head's probabilities and masked scores, [rows, cols] row-major, from a run's trace: its whole [H, T, S] tensors,
+// or recomputed from a layer kept on demand (AttentionReadout); `problem` says why there are none.
+struct HeadStages
 {
-    const int64_t cells = probs.dim(1) * probs.dim(2);
-    const float *first = probs.data() + head * cells;
+    int64_t heads = 0, rows = 0, cols = 0;
+    std::vector<float> probs, masked; // masked empty when the run keeps no mask
+    std::string problem;
+};
+
+// Head `head`'s [T, S] cells of an [H, T, S] tensor (or the one head of a [T, S] one).
+std::vector<float> headRows(const Tensor &t, int64_t head)
+{
+    const int64_t cells = t.dim(t.rank() - 2) * t.dim(t.rank() - 1);
+    const float *first = t.data() + head * cells;
     return {first, first + cells};
 }
 
-std::string shapeText(const Tensor &t)
+HeadStages headStages(const Trace &trace, const Model &model, const std::vector<int> &padding,
+    const names::AttentionSite &site, int layer, int head, const std::string &run)
 {
-    return std::to_string(t.dim(1)) + " × " + std::to_string(t.dim(2));
+    HeadStages out;
+    const std::string name = names::attentionTensor(site, layer, "probs");
+    const TraceEntry *probs = trace.find(name);
+    const std::unique_ptr<AttentionReadout> readout = probs || site.cross || site.stack != names::kOnlyStack
+        ? nullptr
+        : AttentionReadout::find(model, padding, trace, layer);
+    if (!probs && !readout) {
+        out.problem = run + " has no " + name + ".";
+        return out;
+    }
+    out.heads = probs ? probs->tensor.dim(0) : readout->heads();
+    out.rows = probs ? probs->tensor.dim(1) : readout->queries();
+    out.cols = probs ? probs->tensor.dim(2) : readout->keys();
+    if (probs && probs->tensor.rank() != 3)
+        out.problem = name + " is not [heads, queries, keys].";
+    if (!out.problem.empty() || head < 0 || head >= out.heads)
+        return out;
+    if (out.rows * out.cols > kDifferenceCells) {
+        out.problem = "A − B holds a head whole: " + std::to_string(out.rows) + " × " + std::to_string(out.cols)
+            + " is past the " + std::to_string(kDifferenceCells) + " cells it computes. Compare side by side, or "
+            + "give both runs a shorter text.";
+        return out;
+    }
+    if (readout) {
+        out.probs = headRows(readout->head(ops::ScoreStage::Probs, head), 0);
+        out.masked = headRows(readout->head(ops::ScoreStage::Masked, head), 0);
+        return out;
+    }
+    out.probs = headRows(probs->tensor, head);
+    if (const TraceEntry *masked = trace.find(names::attentionTensor(site, layer, "masked"));
+        masked && masked->tensor.shape() == probs->tensor.shape())
+        out.masked = headRows(masked->tensor, head);
+    return out;
 }
 
-// A − B of the spec's layer and head: both runs' probabilities, or why they cannot be subtracted.
-void fillDifference(
-    ComparisonAnalysis &out, const ViewSpec &spec, const Tensor &a, const Tensor &maskedA, const Trace &traceB)
+std::string shapeText(const HeadStages &h)
 {
-    const std::string name = names::attentionTensor(out.run.site, spec.layer, "probs");
-    const TraceEntry *b = traceB.find(name);
-    if (b == nullptr) {
-        out.differenceProblem = "Run B has no " + name + ".";
-        return;
-    }
-    if (a.rank() != 3 || b->tensor.rank() != 3 || spec.head < 0 || spec.head >= a.dim(0)
-        || spec.head >= b->tensor.dim(0)) {
+    return std::to_string(h.rows) + " × " + std::to_string(h.cols);
+}
+
+// A − B of the spec's layer and head from both runs' stages, or why they cannot be subtracted.
+void fillDifference(ComparisonAnalysis &out, const ViewSpec &spec, HeadStages a, HeadStages b)
+{
+    for (const HeadStages *side : {&a, &b})
+        if (!side->problem.empty()) {
+            out.differenceProblem = side->problem;
+            return;
+        }
+    if (spec.head < 0 || spec.head >= a.heads || spec.head >= b.heads) {
         out.differenceProblem = "A − B reads one head: choose a head both runs have.";
         return;
     }
-    if (a.dim(1) != b->tensor.dim(1) || a.dim(2) != b->tensor.dim(2)) {
+    if (a.rows != b.rows || a.cols != b.cols) {
         out.differenceProblem = "A − B needs two runs of the same shape: A's attention is " + shapeText(a)
-            + " (queries × keys), B's is " + shapeText(b->tensor)
+            + " (queries × keys), B's is " + shapeText(b)
             + ". Give B a text of as many tokens, or compare side by side.";
         return;
     }
-    out.rows = int(a.dim(1));
-    out.cols = int(a.dim(2));
-    out.probsA = headRows(a, spec.head);
-    out.probsB = headRows(b->tensor, spec.head);
+    out.rows = int(a.rows);
+    out.cols = int(a.cols);
+    out.probsA = std::move(a.probs);
+    out.probsB = std::move(b.probs);
     out.difference.resize(out.probsA.size());
     for (size_t i = 0; i < out.difference.size(); ++i)
         out.difference[i] = out.probsA[i] - out.probsB[i];
-    const TraceEntry *maskedB = traceB.find(names::attentionTensor(out.run.site, spec.layer, "masked"));
-    if (maskedA.shape() == a.shape() && maskedB && maskedB->tensor.shape() == b->tensor.shape()) {
-        const std::vector<float> ma = headRows(maskedA, spec.head), mb = headRows(maskedB->tensor, spec.head);
+    if (!a.masked.empty() && !b.masked.empty()) {
         constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-        out.maskedInBoth.resize(ma.size());
-        for (size_t i = 0; i < ma.size(); ++i)
-            out.maskedInBoth[i] = ma[i] == kNegInf && mb[i] == kNegInf ? kNegInf : 0.0f;
+        out.maskedInBoth.resize(a.masked.size());
+        for (size_t i = 0; i < a.masked.size(); ++i)
+            out.maskedInBoth[i] = a.masked[i] == kNegInf && b.masked[i] == kNegInf ? kNegInf : 0.0f;
     }
 }
 
@@ -134,22 +181,24 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         + (sameModel ? modelIdentity(*c.model) : "");
     r.pinned = own.pinned;
     r.progress = own.progress;
-    Tensor probsA, maskedA;
-    if (spec.compare == "difference") {
-        const std::string name = names::attentionTensor(c.site, spec.layer, "probs");
-        const TraceEntry *entry = c.trace->find(name);
-        if (entry == nullptr)
-            return problem(notComputedText(c.program.get(), name));
-        probsA = entry->tensor;
-        r.key += "/probs" + identity(probsA);
-        r.pinned.push_back(probsA);
-        if (const TraceEntry *masked = c.trace->find(names::attentionTensor(c.site, spec.layer, "masked"))) {
-            maskedA = masked->tensor;
-            r.key += identity(maskedA);
-            r.pinned.push_back(maskedA);
-        }
-    }
     std::shared_ptr<const Trace> traceA;
+    if (spec.compare == "difference") { // A's head read on the worker from what its trace keeps of the layer
+        const std::string name = names::attentionTensor(c.site, spec.layer, "probs");
+        std::vector<std::string> read = {name, names::attentionTensor(c.site, spec.layer, "masked")};
+        if (!c.trace->find(name) && !c.site.cross && c.site.stack == names::kOnlyStack
+            && AttentionReadout::find(*c.model, c.padding, *c.trace, spec.layer)) {
+            read = readoutInputs(c.model->config, spec.layer);
+            read.push_back(names::layerTensor(spec.layer, "attn.lse"));
+        }
+        if (!c.trace->find(read.front()))
+            return problem(notComputedText(c.program.get(), name));
+        for (const std::string &tensor : read)
+            if (const TraceEntry *entry = c.trace->find(tensor)) {
+                r.key += "/" + tensor + identity(entry->tensor);
+                r.pinned.push_back(entry->tensor);
+            }
+        traceA = c.trace;
+    }
     if (spec.compare == "heads") { // every layer's attention and the logits of A, read when B has run
         for (int layer = 0; layer < c.layers; ++layer) {
             const std::string name = names::attentionTensor(c.site, layer, "probs");
@@ -167,8 +216,9 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
     }
     if (sameModel)
         r.pinned.push_back(c.model->wte);
-    r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, probsA, maskedA, traceA,
-                site = c.site, layers = c.layers, checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
+    r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, modelA = c.model,
+                paddingA = c.padding, traceA, site = c.site, layers = c.layers,
+                checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
         const auto start = Clock::now();
         auto out = std::make_shared<ComparisonAnalysis>();
         out->b = b;
@@ -197,7 +247,9 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         out->settingsB = ownB.settings;
         runOwn(ownB, cancel, out->ownB, out->problemB);
         if (spec.compare == "difference") {
-            fillDifference(*out, spec, probsA, maskedA, *out->run.trace);
+            fillDifference(*out, spec, headStages(*traceA, *modelA, paddingA, site, spec.layer, spec.head, "Run A"),
+                headStages(*out->run.trace, *out->run.model, out->run.input.padding, out->run.site, spec.layer,
+                    spec.head, "Run B"));
             if (!out->differenceProblem.empty())
                 throw Error(out->differenceProblem);
         }
