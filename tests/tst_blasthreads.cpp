@@ -23,6 +23,18 @@
 
 using namespace atlas;
 
+namespace {
+
+// Each value of `values` drawn from the standard normal distribution.
+void fillNormal(std::vector<float> &values, std::mt19937 &rng)
+{
+    std::normal_distribution<float> normal;
+    for (float &x : values)
+        x = normal(rng);
+}
+
+} // namespace
+
 class TestBlasThreads : public QObject
 {
     Q_OBJECT
@@ -55,10 +67,8 @@ private slots:
                         const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 3, ldc = n + 3;
                         std::vector<float> a(size_t((ta ? k : m) * lda)), b(size_t((tb ? n : k) * ldb));
                         std::vector<float> c(size_t(m * ldc), 7.0f);
-                        for (float &x : a)
-                            x = normal(rng);
-                        for (float &x : b)
-                            x = normal(rng);
+                        fillNormal(a, rng);
+                        fillNormal(b, rng);
                         for (int64_t i = 0; i < m; ++i)
                             for (int64_t j = 0; j < n; ++j)
                                 c[size_t(i * ldc + j)] = accumulate ? normal(rng) : std::nanf("");
@@ -100,12 +110,9 @@ private slots:
     {
         const int64_t m = 100, k = 700, n = 3000;
         std::mt19937 rng(3);
-        std::normal_distribution<float> normal;
         std::vector<float> a(size_t(m * k)), b(size_t(n * k)), shared(size_t(m * n)), alone(size_t(m * n));
-        for (float &x : a)
-            x = normal(rng);
-        for (float &x : b)
-            x = normal(rng);
+        fillNormal(a, rng);
+        fillNormal(b, rng);
         packedMatrixProduct(shared.data(), n, a.data(), k, false, b.data(), k, true, m, k, n, false);
         parallelFor(2, 1, [&](int64_t begin, int64_t) {
             if (begin == 0)
@@ -120,15 +127,12 @@ private slots:
     void aProductIntoColumnsOfAWiderMatrixIsTheSameProduct()
     {
         std::mt19937 rng(11);
-        std::normal_distribution<float> normal;
         for (const auto &[m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>> {{37, 300, 70}, {3, 20, 9}})
             for (const bool accumulate : {false, true}) {
                 const int64_t first = 5, ldc = n + 11;
                 std::vector<float> a(size_t(m * k)), b(size_t(n * k)), wide(size_t(m * ldc)), alone(size_t(m * n));
-                for (float &x : a)
-                    x = normal(rng);
-                for (float &x : b)
-                    x = normal(rng);
+                fillNormal(a, rng);
+                fillNormal(b, rng);
                 for (int64_t i = 0; i < m; ++i)
                     for (int64_t j = 0; j < ldc; ++j)
                         wide[size_t(i * ldc + j)] = float(i + j);
