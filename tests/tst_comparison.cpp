@@ -171,6 +171,29 @@ private slots:
             QVERIFY(std::abs(b.difference[i] - a.difference[i]) < 1e-6);
     }
 
+    // Comparing every head reads a run kept on demand too: its heads recomputed a block of rows at a time and its
+    // logits from the last stream give what its whole matrices and logits give.
+    void everyHeadIsComparedOnARunKeptOnDemand()
+    {
+        const ViewSpec spec = comparing("heads");
+        const ViewInput whole = testing::forSpec(spec);
+        const SpecRun run = runSpec(spec, whole.program->tracedBytes() - 1);
+        QVERIFY(run.trace->contains("layer.1.attn.lse") && !run.trace->contains("layer.1.attn.probs"));
+        QVERIFY(!run.trace->contains("logits"));
+        const ViewInput onDemand = testing::analyzed(makeViewInput(run), spec);
+        const HeadsCompared &a = comparisonOf(whole).heads, &b = comparisonOf(onDemand).heads;
+        QCOMPARE(b.layers, a.layers);
+        QCOMPARE(b.heads, a.heads);
+        QCOMPARE(b.distance.size(), a.distance.size());
+        for (size_t i = 0; i < a.distance.size(); ++i)
+            QVERIFY(std::abs(b.distance[i] - a.distance[i]) < 1e-6);
+        QVERIFY(b.nextTokenProblem.empty());
+        QCOMPARE(b.nextTokenKl.size(), a.nextTokenKl.size());
+        for (size_t t = 0; t < a.nextTokenKl.size(); ++t)
+            QVERIFY(std::abs(b.nextTokenKl[t] - a.nextTokenKl[t]) < 1e-5 * std::max(1.0, a.nextTokenKl[t]));
+        QCOMPARE(b.sameTopToken, a.sameTopToken);
+    }
+
     void aDifferenceOfTwoShapesSaysSo()
     {
         ViewSpec spec = comparing("difference");

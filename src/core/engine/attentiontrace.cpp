@@ -2,6 +2,7 @@
 
 #include "engine/blockcomponents.h"
 #include "trace/names.h"
+#include "util/error.h"
 #include "util/parallel.h"
 
 #include <memory>
@@ -108,6 +109,50 @@ PooledCells AttentionReadout::pooled(ops::ScoreStage stage, ops::PoolCells cells
     p.counts.resize(p.sums.size());
     ops::attention_pool(p.sums.data(), p.counts.data(), stage, cells, *m_q, *m_k, *m_lse, m_rule, h, grid, cancel);
     return p;
+}
+
+std::optional<LayerAttention> LayerAttention::find(const Model *model, const std::vector<int> &padding,
+    const Trace &trace, const names::AttentionSite &site, int layer)
+{
+    LayerAttention out;
+    out.m_name = names::attentionTensor(site, layer, "probs");
+    if (const TraceEntry *probs = trace.find(out.m_name)) {
+        if (probs->tensor.rank() != 3)
+            throw Error(out.m_name + " is " + probs->tensor.shapeString() + ", not [heads, queries, keys]");
+        out.m_probs = &probs->tensor;
+        if (const TraceEntry *masked = trace.find(names::attentionTensor(site, layer, "masked"));
+            masked && masked->tensor.shape() == probs->tensor.shape())
+            out.m_masked = &masked->tensor;
+        out.m_heads = probs->tensor.dim(0), out.m_queries = probs->tensor.dim(1), out.m_keys = probs->tensor.dim(2);
+        return out;
+    }
+    if (!model || site.cross || site.stack != names::kOnlyStack)
+        return std::nullopt;
+    out.m_readout = AttentionReadout::find(*model, padding, trace, layer);
+    if (!out.m_readout)
+        return std::nullopt;
+    out.m_heads = out.m_readout->heads(), out.m_queries = out.m_readout->queries(), out.m_keys = out.m_readout->keys();
+    return out;
+}
+
+bool LayerAttention::has(ops::ScoreStage stage) const
+{
+    if (stage != ops::ScoreStage::Probs && stage != ops::ScoreStage::Masked)
+        return false;
+    return m_readout || (stage == ops::ScoreStage::Probs ? m_probs : m_masked);
+}
+
+const float *LayerAttention::rows(
+    ops::ScoreStage stage, int64_t h, int64_t r0, int64_t r1, std::vector<float> &buffer) const
+{
+    if (!has(stage) || h < 0 || h >= m_heads || r0 < 0 || r1 > m_queries || r0 > r1)
+        throw Error(m_name + ": no rows " + std::to_string(r0) + "–" + std::to_string(r1) + " of head "
+            + std::to_string(h) + " to read");
+    if (!m_readout)
+        return (stage == ops::ScoreStage::Probs ? m_probs : m_masked)->data() + (h * m_queries + r0) * m_keys;
+    buffer.resize(size_t((r1 - r0) * m_keys));
+    m_readout->tile(buffer.data(), m_keys, stage, h, r0, r1, 0, m_keys);
+    return buffer.data();
 }
 
 } // namespace atlas

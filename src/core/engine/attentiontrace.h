@@ -9,9 +9,12 @@
 #include "engine/input.h"
 #include "model/model.h"
 #include "ops/ops.h"
+#include "trace/names.h"
 #include "trace/trace.h"
 
 #include <atomic>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,36 @@ private:
 
     const Tensor *m_q, *m_k, *m_lse;
     ops::ScoreRule m_rule;
+};
+
+// A layer's attention as a run keeps it, read the same way whatever that is: its whole [H, T, S] probabilities and
+// masked scores, or a readout recomputing them from a layer kept on demand (a one-stack self-attention).
+class LayerAttention
+{
+public:
+    // Nothing when the trace holds neither for `layer` at `site` (a layer not run yet, or only its input kept);
+    // `model` may be null when only whole tensors are to be read.
+    static std::optional<LayerAttention> find(const Model *model, const std::vector<int> &padding, const Trace &trace,
+        const names::AttentionSite &site, int layer);
+
+    int64_t heads() const { return m_heads; }
+    int64_t queries() const { return m_queries; }
+    int64_t keys() const { return m_keys; }
+    // The probabilities' trace name ("layer.3.attn.probs"), for messages.
+    const std::string &name() const { return m_name; }
+    // Whether `stage` (Probs or Masked) can be read: always on demand; when traced in a whole run.
+    bool has(ops::ScoreStage stage) const;
+    // Head h's `stage` (Probs or Masked) at query rows [r0, r1), every key: in the whole tensor, or computed into
+    // `buffer`.
+    const float *rows(ops::ScoreStage stage, int64_t h, int64_t r0, int64_t r1, std::vector<float> &buffer) const;
+
+private:
+    LayerAttention() = default;
+
+    std::string m_name;
+    const Tensor *m_probs = nullptr, *m_masked = nullptr;
+    std::shared_ptr<const AttentionReadout> m_readout;
+    int64_t m_heads = 0, m_queries = 0, m_keys = 0;
 };
 
 } // namespace atlas

@@ -1,11 +1,15 @@
 #include "view/comparison.h"
 
+#include "engine/attentiontrace.h"
+#include "engine/outputhead.h"
 #include "trace/trace.h"
 #include "util/commalist.h"
 #include "util/error.h"
+#include "view/viewanalysis.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace atlas {
 
@@ -129,24 +133,56 @@ SpecProblem comparisonProblem(const ViewSpec &spec)
     return {};
 }
 
-HeadsCompared headsCompared(const Trace &a, const Trace &b, const names::AttentionSite &site, int layers)
+namespace {
+
+// One layer's attention of one run, whole or kept on demand.
+LayerAttention layerOf(const ComparedRun &run, const names::AttentionSite &site, int layer, const char *side)
 {
-    const auto both = [&](const std::string &name) {
-        const TraceEntry *ea = a.find(name), *eb = b.find(name);
-        if (!ea || !eb)
-            throw Error(std::string("run ") + (ea ? "B" : "A") + " has no " + name + " (run it to the end)");
-        if (ea->tensor.shape() != eb->tensor.shape())
-            throw Error(name + " is " + ea->tensor.shapeString() + " in run A and " + eb->tensor.shapeString()
-                + " in run B: compare two runs of one length and one model shape");
-        return std::pair<const Tensor &, const Tensor &>(ea->tensor, eb->tensor);
-    };
+    std::optional<LayerAttention> found = LayerAttention::find(run.model, run.input.padding, *run.trace, site, layer);
+    if (!found)
+        throw Error(std::string("run ") + side + " has no " + names::attentionTensor(site, layer, "probs")
+            + " (run it to the end)");
+    return std::move(*found);
+}
+
+std::string shapeText(const LayerAttention &a)
+{
+    return "[" + std::to_string(a.heads()) + ", " + std::to_string(a.queries()) + ", " + std::to_string(a.keys()) + "]";
+}
+
+// A run's logits at positions [first, first + count): rows of its traced logits, or computed by its output head from
+// the last stream (a run kept on demand keeps no [T, V] tensor).
+Tensor logitRows(const ComparedRun &run, int64_t first, int64_t count, const char *side)
+{
+    std::vector<int> positions(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+        positions[size_t(i)] = int(first + i);
+    if (const TraceEntry *logits = run.trace->find("logits"))
+        return rowsOf(logits->tensor, positions);
+    if (!run.model || !run.program)
+        throw Error(std::string("run ") + side + " has no logits (run it to the end)");
+    return nextTokenLogits(*run.model, *run.program, *run.trace, run.input, positions);
+}
+
+// Rows of queries read at once: the on-demand readout's tile.
+constexpr int64_t kRowBlock = 64;
+
+} // namespace
+
+HeadsCompared headsCompared(const ComparedRun &a, const ComparedRun &b, const names::AttentionSite &site, int layers,
+    const std::atomic<bool> *cancel, AnalysisProgress *progress)
+{
     HeadsCompared out;
     out.layers = layers;
+    if (progress)
+        progress->total = layers + 1; // every layer, then the logits
+    std::vector<float> bufferA, bufferB;
     for (int layer = 0; layer < layers; ++layer) {
-        const auto [pa, pb] = both(names::attentionTensor(site, layer, "probs"));
-        if (pa.rank() != 3)
-            throw Error(names::attentionTensor(site, layer, "probs") + " is not [heads, queries, keys]");
-        const int64_t H = pa.dim(0), T = pa.dim(1), S = pa.dim(2);
+        const LayerAttention pa = layerOf(a, site, layer, "A"), pb = layerOf(b, site, layer, "B");
+        if (pa.heads() != pb.heads() || pa.queries() != pb.queries() || pa.keys() != pb.keys())
+            throw Error(pa.name() + " is " + shapeText(pa) + " in run A and " + shapeText(pb)
+                + " in run B: compare two runs of one length and one model shape");
+        const int64_t H = pa.heads(), T = pa.queries(), S = pa.keys();
         if (layer == 0) {
             out.heads = int(H);
             out.queries = int(T);
@@ -157,41 +193,62 @@ HeadsCompared headsCompared(const Trace &a, const Trace &b, const names::Attenti
         }
         for (int64_t h = 0; h < H; ++h) {
             double sum = 0;
-            for (int64_t q = 0; q < T; ++q) {
-                const float *ra = pa.data() + (h * T + q) * S, *rb = pb.data() + (h * T + q) * S;
-                double row = 0;
-                for (int64_t k = 0; k < S; ++k)
-                    row += std::fabs(double(ra[k]) - double(rb[k]));
-                sum += row / 2;
+            for (int64_t r0 = 0; r0 < T; r0 += kRowBlock) {
+                if (cancel && *cancel)
+                    return out;
+                const int64_t r1 = std::min(T, r0 + kRowBlock);
+                const float *ra = pa.rows(ops::ScoreStage::Probs, h, r0, r1, bufferA),
+                            *rb = pb.rows(ops::ScoreStage::Probs, h, r0, r1, bufferB);
+                for (int64_t q = 0; q < r1 - r0; ++q) {
+                    double row = 0;
+                    for (int64_t k = 0; k < S; ++k)
+                        row += std::fabs(double(ra[q * S + k]) - double(rb[q * S + k]));
+                    sum += row / 2;
+                }
             }
             out.distance[size_t(layer) * size_t(H) + size_t(h)] = T > 0 ? float(sum / double(T)) : 0.0f;
         }
+        if (progress)
+            ++progress->done;
     }
     try {
-        const auto [la, lb] = both("logits");
-        const int64_t T = la.dim(0), V = la.dim(1);
-        for (int64_t t = 0; t < T; ++t) {
-            const float *ra = la.data() + t * V, *rb = lb.data() + t * V;
-            const auto logSumExp = [V](const float *r, int64_t &best) {
-                best = int64_t(std::max_element(r, r + V) - r);
-                double sum = 0;
-                for (int64_t v = 0; v < V; ++v)
-                    sum += std::exp(double(r[v]) - double(r[best]));
-                return double(r[best]) + std::log(sum);
-            };
-            int64_t bestA = 0, bestB = 0;
-            const double za = logSumExp(ra, bestA), zb = logSumExp(rb, bestB);
-            double kl = 0;
-            for (int64_t v = 0; v < V; ++v) {
-                const double logPa = double(ra[v]) - za, logPb = double(rb[v]) - zb;
-                kl += std::exp(logPa) * (logPa - logPb);
+        const int64_t T = out.queries;
+        for (int64_t first = 0; first < T; first += kRowBlock) {
+            if (cancel && *cancel)
+                return out;
+            const int64_t count = std::min(kRowBlock, T - first);
+            const Tensor la = logitRows(a, first, count, "A"), lb = logitRows(b, first, count, "B");
+            if (la.shape() != lb.shape())
+                throw Error("the logits are " + la.shapeString() + " in run A and " + lb.shapeString()
+                    + " in run B: compare two runs of one length and one model shape");
+            const int64_t V = la.dim(1);
+            for (int64_t t = 0; t < count; ++t) {
+                const float *ra = la.data() + t * V, *rb = lb.data() + t * V;
+                const auto logSumExp = [V](const float *r, int64_t &best) {
+                    best = int64_t(std::max_element(r, r + V) - r);
+                    double sum = 0;
+                    for (int64_t v = 0; v < V; ++v)
+                        sum += std::exp(double(r[v]) - double(r[best]));
+                    return double(r[best]) + std::log(sum);
+                };
+                int64_t bestA = 0, bestB = 0;
+                const double za = logSumExp(ra, bestA), zb = logSumExp(rb, bestB);
+                double kl = 0;
+                for (int64_t v = 0; v < V; ++v) {
+                    const double logPa = double(ra[v]) - za, logPb = double(rb[v]) - zb;
+                    kl += std::exp(logPa) * (logPa - logPb);
+                }
+                out.nextTokenKl.push_back(std::max(0.0, kl));
+                out.sameTopToken.push_back(bestA == bestB);
             }
-            out.nextTokenKl.push_back(std::max(0.0, kl));
-            out.sameTopToken.push_back(bestA == bestB);
         }
     } catch (const Error &e) {
+        out.nextTokenKl.clear();
+        out.sameTopToken.clear();
         out.nextTokenProblem = e.what();
     }
+    if (progress)
+        ++progress->done;
     return out;
 }
 

@@ -1,9 +1,11 @@
 #pragma once
 
+#include "engine/input.h"
 #include "trace/names.h"
 #include "view/viewkinds.h"
 #include "view/viewspec.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -12,7 +14,10 @@
 // view can also draw A − B. The analysis that runs B is view/viewanalysis.h's ComparisonAnalysis.
 namespace atlas {
 
+class Model;
+struct Program;
 class Trace;
+struct AnalysisProgress;
 
 enum class Side { A, B };
 
@@ -32,9 +37,21 @@ struct HeadsCompared
     std::string nextTokenProblem;
 };
 
-// The attention probabilities of `layers` layers at `site` and the logits, read from both traces; throws atlas::Error
-// naming the tensor that is missing or whose shapes differ.
-HeadsCompared headsCompared(const Trace &a, const Trace &b, const names::AttentionSite &site, int layers);
+// A run as headsCompared reads it: its trace, and what recomputes what the trace keeps on demand (attention from each
+// layer's queries, keys and log-sum-exp, logits from the last stream); a trace alone when model and program are null.
+struct ComparedRun
+{
+    const Trace *trace = nullptr;
+    const Model *model = nullptr;
+    const Program *program = nullptr;
+    Input input; // the tokens and padding the run read
+};
+
+// The attention probabilities of `layers` layers at `site` and the logits of both runs, whole or recomputed a block of
+// rows at a time; throws atlas::Error naming the tensor that is missing or whose shapes differ. Stops early, with what
+// it has, when `cancel` is set; counts a step per layer and one for the logits in `progress`.
+HeadsCompared headsCompared(const ComparedRun &a, const ComparedRun &b, const names::AttentionSite &site, int layers,
+    const std::atomic<bool> *cancel = nullptr, AnalysisProgress *progress = nullptr);
 
 // The spec one side draws: the comparison keys cleared, and for B compare_model, compare_text (replacing A's text,
 // tokens and padding) and compare_attention with its parameters applied.

@@ -5,12 +5,14 @@
 #include "tokenize/tokenizer.h"
 #include "trace/names.h"
 #include "util/error.h"
+#include "util/memorycheck.h"
 #include "view/analysishelpers.h"
 #include "view/comparison.h"
 #include "view/specrun.h"
 
 #include <limits>
 #include <mutex>
+#include <optional>
 
 namespace atlas {
 
@@ -22,8 +24,8 @@ using namespace atlas::analysis;
 // the difference and the cells both mask) take 400 MB.
 constexpr int64_t kDifferenceCells = int64_t(4096) * 4096;
 
-// One head's probabilities and masked scores, [rows, cols] row-major, from a run's trace: its whole [H, T, S] tensors,
-// or recomputed from a layer kept on demand (AttentionReadout); `problem` says why there are none.
+// One head's probabilities and masked scores, [rows, cols] row-major, from a run's trace: whole, or recomputed from a
+// layer kept on demand; `problem` says why there are none.
 struct HeadStages
 {
     int64_t heads = 0, rows = 0, cols = 0;
@@ -31,49 +33,34 @@ struct HeadStages
     std::string problem;
 };
 
-// Head `head`'s [T, S] cells of an [H, T, S] tensor (or the one head of a [T, S] one).
-std::vector<float> headRows(const Tensor &t, int64_t head)
-{
-    const int64_t cells = t.dim(t.rank() - 2) * t.dim(t.rank() - 1);
-    const float *first = t.data() + head * cells;
-    return {first, first + cells};
-}
-
 HeadStages headStages(const Trace &trace, const Model &model, const std::vector<int> &padding,
     const names::AttentionSite &site, int layer, int head, const std::string &run)
 {
     HeadStages out;
-    const std::string name = names::attentionTensor(site, layer, "probs");
-    const TraceEntry *probs = trace.find(name);
-    const std::unique_ptr<AttentionReadout> readout = probs || site.cross || site.stack != names::kOnlyStack
-        ? nullptr
-        : AttentionReadout::find(model, padding, trace, layer);
-    if (!probs && !readout) {
-        out.problem = run + " has no " + name + ".";
+    const std::optional<LayerAttention> layerAttention = LayerAttention::find(&model, padding, trace, site, layer);
+    if (!layerAttention) {
+        out.problem = run + " has no " + names::attentionTensor(site, layer, "probs") + ".";
         return out;
     }
-    out.heads = probs ? probs->tensor.dim(0) : readout->heads();
-    out.rows = probs ? probs->tensor.dim(1) : readout->queries();
-    out.cols = probs ? probs->tensor.dim(2) : readout->keys();
-    if (probs && probs->tensor.rank() != 3)
-        out.problem = name + " is not [heads, queries, keys].";
-    if (!out.problem.empty() || head < 0 || head >= out.heads)
+    const LayerAttention &attention = *layerAttention;
+    out.heads = attention.heads(), out.rows = attention.queries(), out.cols = attention.keys();
+    if (head < 0 || head >= out.heads)
         return out;
     if (out.rows * out.cols > kDifferenceCells) {
-        out.problem = "A − B holds a head whole: " + std::to_string(out.rows) + " × " + std::to_string(out.cols)
-            + " is past the " + std::to_string(kDifferenceCells) + " cells it computes. Compare side by side, or "
-            + "give both runs a shorter text.";
+        out.problem = "A − B holds a head whole, six arrays of " + std::to_string(out.rows) + " × "
+            + std::to_string(out.cols) + " values (" + formatBytes(6.0 * double(out.rows * out.cols) * sizeof(float))
+            + "), past the " + formatBytes(6.0 * double(kDifferenceCells) * sizeof(float))
+            + " it computes. Compare side by side, or give both runs a shorter text.";
         return out;
     }
-    if (readout) {
-        out.probs = headRows(readout->head(ops::ScoreStage::Probs, head), 0);
-        out.masked = headRows(readout->head(ops::ScoreStage::Masked, head), 0);
-        return out;
-    }
-    out.probs = headRows(probs->tensor, head);
-    if (const TraceEntry *masked = trace.find(names::attentionTensor(site, layer, "masked"));
-        masked && masked->tensor.shape() == probs->tensor.shape())
-        out.masked = headRows(masked->tensor, head);
+    std::vector<float> buffer;
+    const auto whole = [&](ops::ScoreStage stage) {
+        const float *first = attention.rows(stage, head, 0, out.rows, buffer);
+        return std::vector<float>(first, first + out.rows * out.cols);
+    };
+    out.probs = whole(ops::ScoreStage::Probs);
+    if (attention.has(ops::ScoreStage::Masked))
+        out.masked = whole(ops::ScoreStage::Masked);
     return out;
 }
 
@@ -113,6 +100,19 @@ void fillDifference(ComparisonAnalysis &out, const ViewSpec &spec, HeadStages a,
         for (size_t i = 0; i < a.masked.size(); ++i)
             out.maskedInBoth[i] = a.masked[i] == kNegInf && b.masked[i] == kNegInf ? kNegInf : 0.0f;
     }
+}
+
+// The tensors A's attention at `layer` is read from: its whole probabilities and masked scores, or, for a layer kept on
+// demand, the queries, keys and log-sum-exp its readout recomputes them from. The first must be traced.
+std::vector<std::string> attentionReadFrom(const AnalysisContext &c, int layer)
+{
+    const std::string probs = names::attentionTensor(c.site, layer, "probs");
+    if (c.trace->find(probs) || c.site.cross || c.site.stack != names::kOnlyStack
+        || !AttentionReadout::find(*c.model, c.padding, *c.trace, layer))
+        return {probs, names::attentionTensor(c.site, layer, "masked")};
+    std::vector<std::string> read = readoutInputs(c.model->config, layer);
+    read.push_back(names::layerTensor(layer, "attn.lse"));
+    return read;
 }
 
 // Runs a side's own analysis, or says why it has none.
@@ -182,43 +182,36 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
     r.pinned = own.pinned;
     r.progress = own.progress;
     std::shared_ptr<const Trace> traceA;
-    if (spec.compare == "difference") { // A's head read on the worker from what its trace keeps of the layer
-        const std::string name = names::attentionTensor(c.site, spec.layer, "probs");
-        std::vector<std::string> read = {name, names::attentionTensor(c.site, spec.layer, "masked")};
-        if (!c.trace->find(name) && !c.site.cross && c.site.stack == names::kOnlyStack
-            && AttentionReadout::find(*c.model, c.padding, *c.trace, spec.layer)) {
-            read = readoutInputs(c.model->config, spec.layer);
-            read.push_back(names::layerTensor(spec.layer, "attn.lse"));
-        }
+    // A's attention is read on the worker from what its trace keeps of each layer the comparison reads.
+    const auto readsLayer = [&](int layer) {
+        const std::vector<std::string> read = attentionReadFrom(c, layer);
         if (!c.trace->find(read.front()))
-            return problem(notComputedText(c.program.get(), name));
+            return false;
         for (const std::string &tensor : read)
             if (const TraceEntry *entry = c.trace->find(tensor)) {
                 r.key += "/" + tensor + identity(entry->tensor);
                 r.pinned.push_back(entry->tensor);
             }
         traceA = c.trace;
-    }
+        return true;
+    };
+    if (spec.compare == "difference" && !readsLayer(spec.layer))
+        return problem(notComputedText(c.program.get(), names::attentionTensor(c.site, spec.layer, "probs")));
     if (spec.compare == "heads") { // every layer's attention and the logits of A, read when B has run
-        for (int layer = 0; layer < c.layers; ++layer) {
-            const std::string name = names::attentionTensor(c.site, layer, "probs");
-            const TraceEntry *entry = c.trace->find(name);
-            if (entry == nullptr)
-                return problem(notComputedText(c.program.get(), name));
-            r.key += "/" + identity(entry->tensor);
-            r.pinned.push_back(entry->tensor);
-        }
+        for (int layer = 0; layer < c.layers; ++layer)
+            if (!readsLayer(layer))
+                return problem(notComputedText(c.program.get(), names::attentionTensor(c.site, layer, "probs")));
         if (const TraceEntry *logits = c.trace->find("logits")) {
             r.key += "/logits" + identity(logits->tensor);
             r.pinned.push_back(logits->tensor);
         }
-        traceA = c.trace;
+        r.progress = std::make_shared<AnalysisProgress>(); // A and B's heads recomputed: seconds at long inputs
     }
     if (sameModel)
         r.pinned.push_back(c.model->wte);
     r.run = [spec, b, own = std::move(own), model = sameModel ? c.model : nullptr, modelA = c.model,
-                paddingA = c.padding, traceA, site = c.site, layers = c.layers,
-                checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
+                programA = c.program, tokensA = c.tokenIds, paddingA = c.padding, traceA, site = c.site,
+                layers = c.layers, progress = r.progress, checkOnly = c.checkOnly](const std::atomic<bool> &cancel) {
         const auto start = Clock::now();
         auto out = std::make_shared<ComparisonAnalysis>();
         out->b = b;
@@ -253,8 +246,11 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
             if (!out->differenceProblem.empty())
                 throw Error(out->differenceProblem);
         }
-        if (spec.compare == "heads")
-            out->heads = headsCompared(*traceA, *out->run.trace, site, layers);
+        if (spec.compare == "heads") {
+            const ComparedRun a {traceA.get(), modelA.get(), programA.get(), {tokensA, paddingA}};
+            const ComparedRun runB {out->run.trace.get(), out->run.model.get(), out->run.program.get(), out->run.input};
+            out->heads = headsCompared(a, runB, site, layers, &cancel, progress.get());
+        }
         out->milliseconds = millisecondsSince(start);
         const std::lock_guard<std::mutex> hold(last.lock);
         last.runKey = key;
