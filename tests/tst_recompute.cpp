@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 
 using namespace atlas;
 using namespace atlas::testing;
@@ -172,6 +173,43 @@ private slots:
                 QVERIFY2(why.isEmpty(), qPrintable(QString("%1 head %2: %3").arg(name).arg(h).arg(why)));
             }
         }
+    }
+
+    // LayerAttention reads a layer the same way whether its run kept it whole or on demand: on demand, any rows of a
+    // head are the bits of the readout's whole head (the forward's 64-row blocks, here across two of them), and whole,
+    // the trace's own slice.
+    void aLayersAttentionIsReadWholeOrOnDemandAlike()
+    {
+        const auto model = load("llama_tiny");
+        Input input;
+        for (int t = 0; t < 128; ++t)
+            input.tokens.push_back((t * 7) % 64);
+        Engine onDemand(model, input, options(EngineOptions::Checkpoints::Never));
+        EngineOptions whole;
+        whole.attention = EngineOptions::Attention::Whole;
+        Engine wholeRun(model, input, whole);
+        QVERIFY(onDemand.runToEnd() && wholeRun.runToEnd());
+        const names::AttentionSite site;
+        const auto readout = AttentionReadout::find(*model, {}, onDemand.trace(), 1);
+        const std::optional<LayerAttention> recomputed
+            = LayerAttention::find(model.get(), {}, onDemand.trace(), site, 1);
+        const std::optional<LayerAttention> traced = LayerAttention::find(nullptr, {}, wholeRun.trace(), site, 1);
+        QVERIFY(readout && recomputed && traced);
+        QVERIFY(!LayerAttention::find(nullptr, {}, onDemand.trace(), site, 1)); // no model to recompute with
+        QCOMPARE(recomputed->heads(), traced->heads());
+        QCOMPARE(recomputed->queries(), 128);
+        std::vector<float> buffer;
+        for (const ops::ScoreStage stage : {ops::ScoreStage::Probs, ops::ScoreStage::Masked}) {
+            QVERIFY(recomputed->has(stage) && traced->has(stage));
+            const Tensor head = readout->head(stage, 2);
+            const float *rows = recomputed->rows(stage, 2, 50, 90, buffer);
+            for (int64_t i = 0; i < 40 * 128; ++i)
+                QCOMPARE(rows[i], head.data()[50 * 128 + i]);
+            const Tensor &kept = wholeRun.trace().tensor(
+                stage == ops::ScoreStage::Probs ? "layer.1.attn.probs" : "layer.1.attn.masked");
+            QCOMPARE(traced->rows(stage, 2, 50, 90, buffer), kept.data() + (2 * 128 + 50) * 128);
+        }
+        QVERIFY_THROWS_EXCEPTION(Error, recomputed->rows(ops::ScoreStage::Scores, 0, 0, 1, buffer));
     }
 
     // Running past a feed-forward, a run keeping block inputs computes it a few hundred rows at a time: the same

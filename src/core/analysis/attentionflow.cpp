@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <queue>
 
 namespace atlas {
@@ -38,24 +39,18 @@ std::vector<Eigen::MatrixXd> combinedAttention(const Trace &trace, const names::
 {
     std::vector<Eigen::MatrixXd> out;
     using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    std::vector<float> buffer;
     for (int l = 0; l < layers; ++l) {
-        const std::string name = names::attentionTensor(site, l, "probs");
-        const TraceEntry *probs = trace.find(name);
         // A layer kept on demand: each head's probabilities recomputed from its queries, keys and log-sum-exp.
-        const std::unique_ptr<AttentionReadout> readout
-            = probs || !model || site.cross || site.stack != names::kOnlyStack
-            ? nullptr
-            : AttentionReadout::find(*model, padding, trace, l);
-        if (!probs && !readout)
+        const std::optional<LayerAttention> attention = LayerAttention::find(model, padding, trace, site, l);
+        if (!attention)
             break;
-        const int64_t H = probs ? probs->tensor.dim(0) : readout->heads(),
-                      T = probs ? probs->tensor.dim(1) : readout->queries();
-        if ((probs ? probs->tensor.dim(2) : readout->keys()) != T)
-            throw Error(name + ": rollout needs a square attention (queries and keys of one sequence)");
+        const int64_t H = attention->heads(), T = attention->queries();
+        if (attention->keys() != T)
+            throw Error(attention->name() + ": rollout needs a square attention (queries and keys of one sequence)");
         Eigen::MatrixXd combined = Eigen::MatrixXd::Zero(T, T);
         for (int64_t h = 0; h < H; ++h) {
-            const Tensor computed = readout ? readout->head(ops::ScoreStage::Probs, h) : Tensor();
-            const float *a = readout ? computed.data() : probs->tensor.data() + h * T * T;
+            const float *a = attention->rows(ops::ScoreStage::Probs, h, 0, T, buffer);
             const Eigen::MatrixXd head = Eigen::Map<const RowMajor>(a, T, T).cast<double>();
             if (h == 0 || fusion == HeadFusion::Mean)
                 combined = h == 0 ? head : Eigen::MatrixXd(combined + head);

@@ -5,6 +5,7 @@
 #include "util/error.h"
 #include "util/parallel.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace atlas {
@@ -150,8 +151,25 @@ const float *LayerAttention::rows(
             + std::to_string(h) + " to read");
     if (!m_readout)
         return (stage == ops::ScoreStage::Probs ? m_probs : m_masked)->data() + (h * m_queries + r0) * m_keys;
+    // Whole blocks of the tiled forward's 64 rows (counted from row 0), as AttentionReadout::head computes a head: a
+    // tile's product sums in an order its shape decides, so only the same blocks give the same bits.
     buffer.resize(size_t((r1 - r0) * m_keys));
-    m_readout->tile(buffer.data(), m_keys, stage, h, r0, r1, 0, m_keys);
+    const int64_t first = r0 / 64, last = (r1 + 63) / 64;
+    parallelForPieces(last - first, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> block;
+        for (int64_t b = first + begin; b < first + end; ++b) {
+            const int64_t blockEnd = std::min(m_queries, b * 64 + 64);
+            const int64_t from = std::max(r0, b * 64), to = std::min(r1, blockEnd);
+            if (from == b * 64 && to == blockEnd) {
+                m_readout->tile(buffer.data() + (from - r0) * m_keys, m_keys, stage, h, from, to, 0, m_keys);
+                continue;
+            }
+            block.resize(size_t((blockEnd - b * 64) * m_keys));
+            m_readout->tile(block.data(), m_keys, stage, h, b * 64, blockEnd, 0, m_keys);
+            std::copy(block.begin() + (from - b * 64) * m_keys, block.begin() + (to - b * 64) * m_keys,
+                buffer.begin() + (from - r0) * m_keys);
+        }
+    });
     return buffer.data();
 }
 
