@@ -321,6 +321,15 @@ private slots:
             for (int l = 0; l < c.layers; ++l)
                 QVERIFY2(contains(asked(EngineOptions::Checkpoints::InputOnly, view), readoutInputs(c, l)), view);
         QVERIFY(asked(EngineOptions::Checkpoints::InputOnly, "next-token").empty());
+        Engine engine(model, twelveTokens(), options(EngineOptions::Checkpoints::InputOnly));
+        engine.runToEnd();
+        ViewSpec heads; // Compare Two Runs head by head reads every layer's heads of run A
+        heads.view = "attention";
+        heads.compare = "heads";
+        heads.compareModel = "gemma2_tiny";
+        const std::vector<std::string> names = recomputedForSpec(heads, c, engine.program(), engine.trace());
+        for (int l = 0; l < c.layers; ++l)
+            QVERIFY(contains(names, readoutInputs(c, l)));
     }
 
     // Stepping back over an op puts back the inputs it was the last to read, so stepping forward again makes the same

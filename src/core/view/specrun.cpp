@@ -237,8 +237,10 @@ std::vector<std::string> recomputedForSpec(
     if (ownAttention && (kind->needs == ViewNeeds::LayerProbs || kind->needs == ViewNeeds::LayerScores))
         std::ranges::move(
             readoutInputs(config, std::clamp(spec.layer, 0, config.layers - 1)), std::back_inserter(asked));
-    for (int l = 0; ownAttention && kind->needs == ViewNeeds::FirstLayerProbs && l < config.layers; ++l)
-        std::ranges::move(readoutInputs(config, l), std::back_inserter(asked)); // every layer's heads
+    // every layer's heads: the views of every head, and comparing every head of two runs
+    const bool everyLayer = kind->needs == ViewNeeds::FirstLayerProbs || spec.compare == "heads";
+    for (int l = 0; ownAttention && everyLayer && l < config.layers; ++l)
+        std::ranges::move(readoutInputs(config, l), std::back_inserter(asked));
     for (std::string &name : asked)
         if (std::ranges::find(names, name) == names.end())
             names.push_back(std::move(name));
