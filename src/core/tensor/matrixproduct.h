@@ -16,9 +16,10 @@ void matrixProduct(MatrixMap c, ConstMatrixMap a, bool transposeA, ConstMatrixMa
 void matrixProduct(
     float *c, int64_t ldc, ConstMatrixMap a, bool transposeA, ConstMatrixMap b, bool transposeB, bool accumulate);
 
-// The project's own product: A and B packed into panels, an 8 × 32 register tile of C accumulated over up to 256
-// of k at a time, the columns shared out over the cores (parallelFor). Each element of C is summed in the same
-// order whatever the number of threads. Leading dimensions are the distance between stored rows.
+// The project's own product: B packed into panels (A too when transposed, else its rows read where they are), a
+// register tile of 8 × 32 of C accumulated over up to 256 of k at a time, the columns shared out over the cores
+// (parallelFor). Each element of C is summed in the same order whatever the number of threads. Leading dimensions are
+// the distance between stored rows.
 void packedMatrixProduct(float *c, int64_t ldc, const float *a, int64_t lda, bool transposeA, const float *b,
     int64_t ldb, bool transposeB, int64_t m, int64_t k, int64_t n, bool accumulate);
 
