@@ -6,6 +6,7 @@
 #include "session/session.h"
 #include "style/theme.h"
 #include "util/blasthreads.h"
+#include "util/cpucheck.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 #include "util/threadpriority.h"
@@ -15,11 +16,19 @@
 #include <QStandardPaths>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 // With a subcommand (dump, render, bench …) this is the command line; with none it opens the app.
 int main(int argc, char **argv)
 {
+    if (const char *missing = atlas::missingCpuFeature()) {
+        std::fprintf(stderr,
+            "transformer-atlas: this build needs a CPU with %s, which this one lacks; build it for this CPU from the "
+            "source (./atlas build)\n",
+            missing);
+        return 1;
+    }
     atlas::startWithShortBlasSpin(argv);
     atlas::reuseFreedTensorMemory();
     const bool help = std::any_of(argv + 1, argv + argc,
@@ -46,7 +55,8 @@ int main(int argc, char **argv)
         = atlas::restoreSavedSpec(settings, QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation));
     if (firstLaunch)
         restored.spec.model = "austen";
-    const std::string asked = atlas::appModelArgument(argc, argv); // transformer-atlas DIR, or --model M
+    const atlas::OpenablePath asked = atlas::appArgument(argc, argv); // transformer-atlas PATH, or --model M
+    using Kind = atlas::OpenablePath::Kind;
     const atlas::ViewSpec &spec = restored.spec;
     atlas::applyTheme(spec.theme == "dark");
     session.setSpec(spec);
@@ -56,11 +66,14 @@ int main(int argc, char **argv)
     window.show();
     if (!restored.problem.isEmpty())
         window.showProblem(QObject::tr("Saved session"), restored.problem);
-    if (asked.empty())
-        session.openModel(QString::fromStdString(spec.model), firstLaunch);
-    else // the model asked for, on its sample input
-        session.openModel(QString::fromStdString(asked), true);
-    if (firstLaunch)
+    const QString path = QString::fromStdString(asked.path);
+    if (asked.kind == Kind::Model) // the model asked for, on its sample input
+        session.openModel(path, true);
+    else if (asked.kind != Kind::ViewSpec || !window.openViewSpec(path)) // a spec names its own model
+        session.openModel(QString::fromStdString(spec.model), firstLaunch && asked.kind == Kind::None);
+    if (asked.kind == Kind::Lesson)
+        window.openLesson(path); // its first step sets its own model
+    else if (firstLaunch && asked.kind == Kind::None)
         window.showWelcome();
     return app.exec();
 }

@@ -35,23 +35,35 @@ class TestCli : public QObject
 
 private slots:
     // Issue 58: `transformer-atlas DIR` printed "unknown command" and the whole help, and `--model DIR` was ignored.
-    // A model named on the command line opens the app on it; a word that is neither says so in one line.
-    void aModelNamedOnTheCommandLineOpensTheApp()
+    // Issue 63: a file manager runs `transformer-atlas PATH` for a GGUF file, a model's config.json, a lesson or a
+    // view spec. What the first argument names opens the app on it; a word that is none of them says so in one line.
+    void aPathNamedOnTheCommandLineOpensTheApp()
     {
+        using Kind = atlas::OpenablePath::Kind;
         const auto asked = [](std::vector<const char *> args) {
             args.insert(args.begin(), "transformer-atlas");
-            return atlas::appModelArgument(int(args.size()), const_cast<char **>(args.data()));
+            const atlas::OpenablePath a = atlas::appArgument(int(args.size()), const_cast<char **>(args.data()));
+            return std::make_pair(a.kind, a.path);
         };
-        QCOMPARE(asked({ATLAS_TEST_DATA "/llama_tiny"}), std::string(ATLAS_TEST_DATA "/llama_tiny"));
-        QCOMPARE(asked({"austen"}), std::string("austen"));
-        QCOMPARE(asked({"--model", "reverse"}), std::string("reverse"));
-        QCOMPARE(asked({"dump", "--model", "reverse"}), std::string());
-        QCOMPARE(asked({}), std::string());
-        std::vector<const char *> dir = {"transformer-atlas", ATLAS_TEST_DATA "/llama_tiny"};
-        QCOMPARE(atlas::runCommandLine(int(dir.size()), const_cast<char **>(dir.data())), -1); // the app, not an error
+        using Asked = std::pair<Kind, std::string>;
+        QCOMPARE(asked({ATLAS_TEST_DATA "/llama_tiny"}), Asked(Kind::Model, ATLAS_TEST_DATA "/llama_tiny"));
+        QCOMPARE(asked({ATLAS_TEST_DATA "/llama_tiny/config.json"}), Asked(Kind::Model, ATLAS_TEST_DATA "/llama_tiny"));
+        QCOMPARE(asked({"austen"}), Asked(Kind::Model, "austen"));
+        QCOMPARE(asked({"--model", "reverse"}), Asked(Kind::Model, "reverse"));
+        QCOMPARE(asked({ATLAS_SOURCE_DIR "/lessons/03-masks.md"}),
+            Asked(Kind::Lesson, ATLAS_SOURCE_DIR "/lessons/03-masks.md"));
+        const char *spec = ATLAS_SOURCE_DIR "/tests/fuzz/corpus/viewspec/lsh.json";
+        QCOMPARE(asked({spec}), Asked(Kind::ViewSpec, spec));
+        QCOMPARE(asked({"dump", "--model", "reverse"}), Asked(Kind::None, ""));
+        QCOMPARE(asked({ATLAS_SOURCE_DIR "/README"}), Asked(Kind::None, "")); // no such file
+        QCOMPARE(asked({}), Asked(Kind::None, ""));
+        for (const char *path : {ATLAS_TEST_DATA "/llama_tiny", ATLAS_SOURCE_DIR "/lessons/03-masks.md", spec}) {
+            std::vector<const char *> args = {"transformer-atlas", path};
+            QCOMPARE(atlas::runCommandLine(int(args.size()), const_cast<char **>(args.data())), -1); // the app
+        }
         const Result unknown = run({"/no/such/model"});
         QCOMPARE(unknown.code, 2);
-        QVERIFY2(unknown.err.contains("neither a command nor a model") && unknown.err.count('\n') == 1,
+        QVERIFY2(unknown.err.contains("neither a command nor something the app opens") && unknown.err.count('\n') == 1,
             qPrintable(unknown.err));
     }
 

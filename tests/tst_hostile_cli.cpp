@@ -184,7 +184,7 @@ private slots:
         QTest::newRow("bad spec key") << QStringList {"render", "--spec", "@DIR@/bad.json", "--out", "@DIR@/x.png"}
                                       << "did you mean 'layer'";
         QTest::newRow("unknown option") << QStringList {"bench", "--lenght", "3"} << "unknown option --lenght";
-        QTest::newRow("unknown command") << QStringList {"dumpp"} << "neither a command nor a model";
+        QTest::newRow("unknown command") << QStringList {"dumpp"} << "neither a command nor something the app opens";
         QTest::newRow("attention layer outside") << QStringList {"dump", "--model", tiny, "--tokens", "1,2",
             "--attention", "longformer", "--attention-layers", "5", "--out", "@DIR@/out"}
                                                  << "layer 5 is not in the model";

@@ -1,6 +1,7 @@
 // Every lesson shipped in lessons/ passes `lesson check` and every one of its steps renders headless; the interactive
 // lesson page draws every view it registers.
 #include "lesson/lessoncheck.h"
+#include "lesson/lessonlibrary.h"
 #include "testbundle.h"
 #include "util/error.h"
 #include "util/sanitizers.h"
@@ -18,14 +19,67 @@
 #include <QTest>
 
 #include <algorithm>
+#include <filesystem>
 
 using namespace atlas;
+
+namespace {
+
+// The file names of the shipped lessons (not the course outline or a README).
+QStringList lessonNames()
+{
+    QStringList names;
+    for (const std::string &file : lessonFilesIn(ATLAS_SOURCE_DIR "/lessons"))
+        names << QString::fromStdString(std::filesystem::path(file).filename().string());
+    return names;
+}
+
+} // namespace
 
 class TestLessons : public QObject
 {
     Q_OBJECT
 
 private slots:
+    // Issue 63: the course outline (lessons/course.md) links every lesson once, with the minutes its front matter
+    // gives, and each class it plans fits a 90-minute slot; the Lessons panel does not list it as a lesson.
+    void theCourseOutlinePlansEveryLessonOnce()
+    {
+        const QString outline = QString::fromStdString(courseOutlineIn(ATLAS_SOURCE_DIR "/lessons"));
+        QVERIFY(outline.endsWith("/course.md"));
+        QFile file(outline);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        const QRegularExpression link(QStringLiteral("\\]\\(([0-9][^)]*\\.md)\\): (\\d+) min"));
+        QStringList linked;
+        int classMinutes = 0, classes = 0;
+        const auto endClass = [&] {
+            QVERIFY2(classMinutes <= 90, qPrintable(QString("a class of %1 minutes").arg(classMinutes)));
+            classMinutes = 0;
+        };
+        for (const QString &line : text.split('\n')) {
+            if (line.startsWith("### Class ")) {
+                endClass();
+                ++classes;
+            }
+            const QRegularExpressionMatch m = link.match(line);
+            if (!m.hasMatch())
+                continue;
+            linked << m.captured(1);
+            const Lesson lesson = readLesson((ATLAS_SOURCE_DIR "/lessons/" + m.captured(1)).toStdString());
+            QCOMPARE(m.captured(2).toInt(), lesson.minutes);
+            classMinutes += lesson.minutes;
+        }
+        endClass();
+        QCOMPARE(classes, 9);
+        QStringList sorted = linked;
+        sorted.sort();
+        QCOMPARE(sorted, lessonNames());
+        QVERIFY(!text.contains('@')); // every measured figure filled in
+        for (const LessonEntry &entry : listLessons(ATLAS_SOURCE_DIR "/lessons"))
+            QVERIFY2(!QString::fromStdString(entry.path).endsWith("course.md"), "listed as a lesson");
+    }
+
     // Each view the interactive lesson page draws (viewmodel/lessonpage.h) is a view kind, and the page's script
     // has a drawing for it: a registration without one, or a drawing without a registration, fails here.
     void theLessonPageDrawsEveryViewItRegisters()
@@ -50,12 +104,10 @@ private slots:
     void everyLessonChecksAndEveryStepRenders_data()
     {
         QTest::addColumn<QString>("path");
-        const QDir dir(ATLAS_SOURCE_DIR "/lessons");
-        const QStringList files = dir.entryList({"*.md"}, QDir::Files, QDir::Name);
-        QVERIFY(!files.isEmpty());
-        for (const QString &f : files)
-            if (f != "README.md")
-                QTest::newRow(qPrintable(f)) << dir.filePath(f);
+        const std::vector<std::string> files = lessonFilesIn(ATLAS_SOURCE_DIR "/lessons");
+        QVERIFY(!files.empty());
+        for (const std::string &f : files)
+            QTest::newRow(std::filesystem::path(f).filename().c_str()) << QString::fromStdString(f);
     }
 
     void everyLessonChecksAndEveryStepRenders()
@@ -92,7 +144,7 @@ private slots:
     {
         const QDir dir(ATLAS_SOURCE_DIR "/lessons");
         int slices = 0, heads = 0;
-        for (const QString &f : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
+        for (const QString &f : lessonNames()) {
             const Lesson lesson = readLesson(dir.filePath(f).toStdString());
             for (const LessonStep &step : lesson.steps) {
                 const ViewSpec spec = stepViewSpec(lesson, step);
@@ -127,9 +179,11 @@ private slots:
     {
         QFile docs(ATLAS_SOURCE_DIR "/docs/lessons.md");
         QVERIFY(docs.open(QIODevice::ReadOnly));
-        const QStringList rows = QString::fromUtf8(docs.readAll()).split('\n').filter(QStringLiteral("](../lessons/"));
+        const QStringList rows = QString::fromUtf8(docs.readAll())
+                                     .split('\n')
+                                     .filter(QRegularExpression(QStringLiteral("^\\| \\[.*\\]\\(\\.\\./lessons/")));
         const QDir dir(ATLAS_SOURCE_DIR "/lessons");
-        const QStringList files = dir.entryList({"*.md"}, QDir::Files, QDir::Name);
+        const QStringList files = lessonNames();
         QCOMPARE(rows.size(), files.size());
         for (const QString &f : files) {
             const Lesson lesson = readLesson(dir.filePath(f).toStdString());
@@ -153,7 +207,7 @@ private slots:
             "Architecture-specific tricks II (001)", "Deep dive on transformers (002)", "Transformer (004)"};
         const QRegularExpression number(QStringLiteral("\\((\\d{3})\\)"));
         const QDir dir(ATLAS_SOURCE_DIR "/lessons");
-        for (const QString &f : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
+        for (const QString &f : lessonNames()) {
             const QString lecture = QString::fromStdString(readLesson(dir.filePath(f).toStdString()).lecture);
             QVERIFY2(std::any_of(titles.begin(), titles.end(), [&](const QString &t) { return lecture.contains(t); }),
                 qPrintable(f + ": its lecture names none of the course's: " + lecture));

@@ -3,6 +3,7 @@
 // the projector minimum, in the view and in the step's panel. Set ATLAS_SCREENSHOTS=DIR to save every step.
 #include "layouttesting.h"
 #include "lesson/lessoncheck.h"
+#include "lesson/lessonlibrary.h"
 #include "mainwindow.h"
 #include "panels/lessonpanel.h"
 #include "panels/trainpanel.h"
@@ -18,6 +19,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -130,11 +132,11 @@ private slots:
     {
         QTest::addColumn<QString>("lesson");
         QTest::addColumn<QRect>("projector");
-        const QDir dir(ATLAS_SOURCE_DIR "/lessons");
-        for (const QString &name : dir.entryList({"*.md"}, QDir::Files, QDir::Name)) {
-            QTest::addRow("%s 1280x720", qPrintable(name)) << dir.filePath(name) << kSmallProjector;
+        for (const std::string &file : lessonFilesIn(ATLAS_SOURCE_DIR "/lessons")) {
+            const QString path = QString::fromStdString(file), name = QFileInfo(path).fileName();
+            QTest::addRow("%s 1280x720", qPrintable(name)) << path << kSmallProjector;
             if (kBothProjectors)
-                QTest::addRow("%s 1920x1080", qPrintable(name)) << dir.filePath(name) << kLargeProjector;
+                QTest::addRow("%s 1920x1080", qPrintable(name)) << path << kLargeProjector;
         }
     }
 

@@ -1,17 +1,22 @@
-// A model file opened in the window as a user opens one: dropped on it. (Opening by menu and argument goes through
-// the same Session::openModel; tst_ggufmodels checks what a GGUF file holds.)
+// A model file, a lesson and a view spec opened in the window as a user opens them: dropped on it. (Opening by menu
+// goes through the same Session::openModel; `transformer-atlas PATH` classifies its argument as a drop does, which
+// tst_cli checks; tst_ggufmodels checks what a GGUF file holds.)
+#include "dialogs/courseoutlinedialog.h"
 #include "mainwindow.h"
 #include "panels/modelinfopanel.h"
+#include "session/lessonplayer.h"
 #include "session/session.h"
 #include "sessiontesting.h"
 #include "testbundle.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QMimeData>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTextBrowser>
 
 using namespace atlas;
 using namespace atlas::testing;
@@ -19,6 +24,20 @@ using namespace atlas::testing;
 class TestOpenModelFiles : public QObject
 {
     Q_OBJECT
+
+    // Drags `path` onto the window and drops it there if the window accepts it as it enters; false when refused.
+    static bool dropOn(MainWindow &window, const QString &path)
+    {
+        QMimeData data;
+        data.setUrls({QUrl::fromLocalFile(path)});
+        QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &enter);
+        if (!enter.isAccepted())
+            return false;
+        QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &drop);
+        return true;
+    }
 
 private slots:
     void initTestCase()
@@ -38,13 +57,7 @@ private slots:
         window.resize(1400, 900);
         window.show();
         QSignalSpy traced(&session, &Session::traceChanged);
-        QMimeData data;
-        data.setUrls({QUrl::fromLocalFile(ATLAS_TEST_DATA "/gguf/models/llama_tiny-q8_0.gguf")});
-        QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(&window, &enter);
-        QVERIFY(enter.isAccepted());
-        QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(&window, &drop);
+        QVERIFY(dropOn(window, ATLAS_TEST_DATA "/gguf/models/llama_tiny-q8_0.gguf"));
         QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
         waitIdle(session);
         QCOMPARE(QString::fromStdString(session.model()->name), QString("llama_tiny-q8_0"));
@@ -57,6 +70,62 @@ private slots:
             qPrintable(text));
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             QVERIFY(window.grab().save(dir + "/window-gguf.png"));
+    }
+
+    // Issue 63: a lesson dropped on the window opens in the Lessons panel at its first step; a view spec dropped on it
+    // shows its view; a file that is neither is refused as the drag enters.
+    void opensADroppedLessonAndViewSpec()
+    {
+        Session session;
+        session.setSpec(ViewSpec());
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        waitIdle(session);
+        QVERIFY(!dropOn(window, ATLAS_SOURCE_DIR "/README.md_no_such_file"));
+        QVERIFY(!dropOn(window, ATLAS_SOURCE_DIR "/atlas")); // a file the app does not open
+
+        QVERIFY(dropOn(window, ATLAS_SOURCE_DIR "/lessons/03-masks.md"));
+        QVERIFY(window.lessons()->isOpen());
+        QCOMPARE(
+            QString::fromStdString(window.lessons()->lesson().path), QString(ATLAS_SOURCE_DIR "/lessons/03-masks.md"));
+        QCOMPARE(window.lessons()->stepIndex(), 0);
+        waitIdle(session);
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window.grab().save(dir + "/window-dropped-lesson.png"));
+        window.lessons()->close();
+
+        QVERIFY(dropOn(window, ATLAS_SOURCE_DIR "/tests/fuzz/corpus/viewspec/lsh.json"));
+        QTRY_VERIFY_WITH_TIMEOUT(session.spec().view == "lsh" && session.hasModel(), 20000);
+        waitIdle(session);
+        QCOMPARE(QString::fromStdString(session.model()->name), QString("reverse"));
+        QCOMPARE(session.spec().text, std::string("abcdefghijklmnop>"));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window.grab().save(dir + "/window-dropped-spec.png"));
+    }
+
+    // Issue 63: Lessons ▸ Course Outline shows lessons/course.md, and a lesson's link in it opens that lesson.
+    void theCourseOutlineOpensItsLessons()
+    {
+        Session session;
+        session.setSpec(ViewSpec());
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        waitIdle(session);
+        auto *action = window.findChild<QAction *>("actionCourseOutline");
+        QVERIFY(action);
+        action->trigger();
+        auto *outline = window.findChild<CourseOutlineDialog *>();
+        QVERIFY(outline && outline->isVisible());
+        const QString text = outline->text()->toPlainText();
+        QVERIFY2(text.contains("Class 1: the recipe") && text.contains("Class 9"), qPrintable(text.left(400)));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(outline->grab().save(dir + "/course-outline.png"));
+        emit outline->text()->anchorClicked(QUrl(QStringLiteral("03-masks.md")));
+        QVERIFY(window.lessons()->isOpen());
+        QVERIFY(QString::fromStdString(window.lessons()->lesson().path).endsWith("/03-masks.md"));
+        waitIdle(session);
     }
 
     // gpt-oss's MXFP4 checkpoint (a folder without a tokenizer: read on token ids) opens with its experts in their

@@ -1,6 +1,8 @@
 // The lessons in the window: the Lessons dock, its menu and shortcuts, presentation mode and lesson steps that train.
 #include "mainwindow.h"
 
+#include "dialogs/courseoutlinedialog.h"
+#include "lesson/lessonlibrary.h"
 #include "panels/lessonpanel.h"
 #include "panels/trainpanel.h"
 #include "presentationmode.h"
@@ -27,6 +29,12 @@ void MainWindow::connectLessons()
     connect(m_ui->actionShowLessons, &QAction::triggered, dock, &QDockWidget::setVisible);
     connect(dock, &QDockWidget::visibilityChanged, m_ui->actionShowLessons, &QAction::setChecked);
     connect(m_ui->actionOpenLessonFile, &QAction::triggered, this, &MainWindow::openLessonFile);
+    connect(m_ui->actionCourseOutline, &QAction::triggered, this, [this] {
+        auto *outline = new CourseOutlineDialog(QString::fromStdString(courseOutlineIn(lessonsDirectory())), this);
+        outline->setAttribute(Qt::WA_DeleteOnClose);
+        connect(outline, &CourseOutlineDialog::lessonRequested, this, &MainWindow::openLesson);
+        outline->show(); // beside the window: the lecturer keeps it open while preparing
+    });
     connect(m_lessonPanel, &LessonPanel::openFileRequested, this, &MainWindow::openLessonFile);
     connect(m_ui->actionNextStep, &QAction::triggered, m_lessons, &LessonPlayer::next);
     connect(m_ui->actionPrevStep, &QAction::triggered, m_lessons, &LessonPlayer::previous);

@@ -176,6 +176,7 @@ void MainWindow::createToolBarWidgets()
     m_ui->menuFile->insertAction(recent->menuAction(), m_ui->actionOpenModel); // Open Model Directory first
     m_ui->menuFile->insertAction(recent->menuAction(), m_ui->actionOpenGguf);
     m_models = new ModelChooser(m_session, this, recent);
+    setAcceptDrops(true); // a model, lesson or spec dropped anywhere on the window (wayfinding.cpp)
     bar->addWidget(new QLabel(tr(" Model "), this));
     bar->addWidget(m_models->box());
     auto *info = new QToolButton(this);

@@ -52,12 +52,18 @@ public:
     // The welcome (dialogs/welcomedialog.h), unless it was dismissed before ("welcome/dismissed" in the settings) and
     // `always` is false; returns it while it is shown, else null.
     WelcomeDialog *showWelcome(bool always = false);
+    // What `transformer-atlas PATH` and a file dropped on the window open besides a model.
+    void openLesson(const QString &path); // in the Lessons panel, shown and raised
+    bool openViewSpec(const QString &path); // false, with the problem shown, when the file is not a spec
 
 protected:
     void closeEvent(QCloseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void showEvent(QShowEvent *event) override;
     void changeEvent(QEvent *event) override; // a new palette: the icons are drawn again
+    // A model, lesson or view spec dropped on the window opens as `transformer-atlas PATH` opens it.
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
     void createDocks();
@@ -75,7 +81,6 @@ private:
     void fitToolBars();
     void connectLessons();
     void openLessonFile();
-    void openLesson(const QString &path); // in the Lessons panel, shown and raised
     void quickOpen(); // View ▸ Go To… (Ctrl+K): any view, lesson or model by name
     void showViewHelp(); // Help ▸ About This View (Shift+F1)
     void addCurrentViewAsStep();

@@ -3,16 +3,23 @@
 
 #include "dialogs/quickopen.h"
 #include "dialogs/welcomedialog.h"
+#include "io/atomicfile.h"
+#include "io/limits.h"
 #include "lesson/lessonlibrary.h"
 #include "model/builtinmodels.h"
+#include "model/openablepath.h"
 #include "session/lessonplayer.h"
 #include "session/session.h"
 #include "ui_mainwindow.h"
 #include "view/viewkinds.h"
+#include "view/viewspec.h"
 #include "viewnavigator.h"
 
 #include <QAction>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QSettings>
 
 namespace atlas {
@@ -66,6 +73,56 @@ void MainWindow::openLesson(const QString &path)
     if (QDockWidget *dock = findChild<QDockWidget *>(tr("Lessons"))) {
         dock->show();
         dock->raise();
+    }
+}
+
+namespace {
+
+// What one local file or folder dropped on the window names, or Kind::None.
+OpenablePath droppedPath(const QMimeData *data)
+{
+    if (!data || !data->hasUrls() || data->urls().size() != 1 || !data->urls().front().isLocalFile())
+        return {};
+    return openablePath(data->urls().front().toLocalFile().toStdString());
+}
+
+} // namespace
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (droppedPath(event->mimeData()).kind != OpenablePath::Kind::None)
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const OpenablePath dropped = droppedPath(event->mimeData());
+    const QString path = QString::fromStdString(dropped.path);
+    switch (dropped.kind) {
+    case OpenablePath::Kind::None:
+        return;
+    case OpenablePath::Kind::Model:
+        m_session->openModel(path, true); // on its sample input
+        break;
+    case OpenablePath::Kind::Lesson:
+        openLesson(path);
+        break;
+    case OpenablePath::Kind::ViewSpec:
+        openViewSpec(path);
+        break;
+    }
+    event->acceptProposedAction();
+}
+
+bool MainWindow::openViewSpec(const QString &path)
+{
+    try {
+        const std::string file = path.toStdString();
+        m_session->applySpec(ViewSpec::fromJson(readFile(file, limits::kViewSpecBytes), file), path);
+        return true;
+    } catch (const std::exception &e) { // atlas::Error, or std::bad_alloc: the app keeps running
+        showProblem(tr("Open View Spec"), QString::fromStdString(e.what()));
+        return false;
     }
 }
 

@@ -1,8 +1,6 @@
 #include "commands.h"
 
 #include "commandtable.h"
-#include "model/builtinmodels.h"
-#include "model/ggufmodel.h"
 #include "util/error.h"
 
 #include <cstdio>
@@ -22,27 +20,15 @@ bool asksForHelp(char **first, char **last)
     return false;
 }
 
-bool isBuiltinModelName(const std::string &name)
-{
-    for (const BuiltinModel &m : builtinModels())
-        if (m.name == name)
-            return true;
-    return false;
-}
-
 } // namespace
 
-std::string appModelArgument(int argc, char **argv)
+OpenablePath appArgument(int argc, char **argv)
 {
     if (argc < 2)
         return {};
-    const std::string first = argv[1];
-    if (first == "--model")
-        return argc > 2 ? argv[2] : std::string();
-    std::error_code ec;
-    if (isBuiltinModelName(first) || std::filesystem::is_directory(first, ec) || isGgufFile(first))
-        return first;
-    return {};
+    if (std::string(argv[1]) == "--model")
+        return argc > 2 ? OpenablePath {OpenablePath::Kind::Model, argv[2]} : OpenablePath {};
+    return openablePath(argv[1]);
 }
 
 std::vector<std::string> commandNames()
@@ -73,11 +59,12 @@ int runCommandLine(int argc, char **argv)
     }
     const CliCommand *command = findCliCommand(name);
     if (!command || !command->run) {
-        if (name.starts_with("-") || !appModelArgument(argc, argv).empty())
-            return -1; // Qt's own options (-platform, -style …) and a model to open go to the app
+        if (name.starts_with("-") || appArgument(argc, argv).kind != OpenablePath::Kind::None)
+            return -1; // Qt's own options (-platform, -style …) and a model, lesson or spec to open go to the app
         std::fprintf(stderr,
-            "transformer-atlas: '%s' is neither a command nor a model (a built-in model's name, or a directory with "
-            "config.json and safetensors): `transformer-atlas help` lists the commands\n",
+            "transformer-atlas: '%s' is neither a command nor something the app opens (a built-in model's name, a "
+            "model directory or its config.json, a .gguf file, a lesson's .md, a view spec's .json): "
+            "`transformer-atlas help` lists the commands\n",
             name.c_str());
         return 2;
     }

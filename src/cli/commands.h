@@ -1,5 +1,7 @@
 #pragma once
 
+#include "model/openablepath.h"
+
 #include <string>
 #include <vector>
 
@@ -33,8 +35,8 @@ int memoryCommand(const CommandArgs &args);
 
 // Returns -1 when argv does not name a subcommand (then the app opens).
 int runCommandLine(int argc, char **argv);
-// The model the app is asked to open: `transformer-atlas DIR`, `transformer-atlas NAME` (a built-in model) or
-// `transformer-atlas --model M`; empty when none is named.
-std::string appModelArgument(int argc, char **argv);
+// What the app is asked to open: `transformer-atlas PATH` (model/openablepath.h) or `transformer-atlas --model M`;
+// Kind::None when the first argument names nothing it opens (a subcommand, Qt's own options, nothing).
+OpenablePath appArgument(int argc, char **argv);
 
 } // namespace atlas

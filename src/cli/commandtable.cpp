@@ -222,7 +222,9 @@ std::vector<CliCommand> makeTable()
                     {"examples", "N", "held-out examples (default 200)"}},
             analyzeHeadsCommand},
         {"lesson",
-            {{"check [FILE|DIR ...]", "check lessons (default: lessons/); problems as file:line: message"},
+            {{"check [FILE|DIR ...]",
+                 "check lessons (default: the app's own, as the Lessons menu finds them); problems as file:line: "
+                 "message"},
                 {"render FILE --out DIR [--size 1200x800]", "every step's view as a PNG"},
                 {"export FILE --out FILE.pdf | --out DIR --html [--no-answers]",
                     "the lesson to read offline: a PDF page per step, or a web page"}},

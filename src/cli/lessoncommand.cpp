@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "engine/engine.h"
 #include "lesson/lessoncheck.h"
+#include "lesson/lessonlibrary.h"
 #include "modelinput.h"
 #include "util/error.h"
 #include "views/headlessrender.h"
@@ -16,18 +17,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The lesson files a path names: the file itself, or every .md file in a directory, sorted.
+// The lesson files a path names: the file itself, or a directory's lessons (lessonFilesIn), sorted.
 std::vector<std::string> lessonFiles(const std::string &path)
 {
     if (!fs::exists(path))
         throw Error(path + ": no such file or directory");
     if (!fs::is_directory(path))
         return {path};
-    std::vector<std::string> files;
-    for (const fs::directory_entry &e : fs::directory_iterator(path))
-        if (e.is_regular_file() && e.path().extension() == ".md" && e.path().filename() != "README.md")
-            files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
+    const std::vector<std::string> files = lessonFilesIn(path);
     if (files.empty())
         throw Error(path + ": no lesson (.md) files in this directory");
     return files;
@@ -54,7 +51,19 @@ std::vector<std::string> drawingProblems(const Lesson &lesson)
 int check(const std::vector<std::string> &paths)
 {
     int problems = 0, lessons = 0, steps = 0;
-    for (const std::string &root : paths.empty() ? std::vector<std::string> {"lessons"} : paths)
+    std::vector<std::string> roots = paths;
+    if (roots.empty()) { // the app's own lessons, where the Lessons menu finds them
+        const std::string dir = lessonsDirectory();
+        if (dir.empty()) {
+            std::string looked;
+            for (const std::string &d : lessonSearchPath())
+                looked += (looked.empty() ? "" : ", ") + d;
+            throw Error("no lessons found (looked in " + looked + ")");
+        }
+        std::printf("lesson check: the lessons in %s\n", dir.c_str());
+        roots.push_back(dir);
+    }
+    for (const std::string &root : roots)
         for (const std::string &file : lessonFiles(root)) {
             try {
                 const Lesson lesson = readLesson(file);

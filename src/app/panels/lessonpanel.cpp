@@ -283,8 +283,12 @@ void LessonPanel::refreshList()
         item->setData(Qt::UserRole, QString::fromStdString(entry.path));
         item->setToolTip(QString::fromStdString(entry.problem.empty() ? entry.path : entry.problem));
     }
-    if (m_list->count() == 0)
-        new QListWidgetItem(tr("No lessons found (looked in $ATLAS_LESSONS_DIR and the lessons folder)"), m_list);
+    if (m_list->count() == 0) {
+        QStringList looked;
+        for (const std::string &dir : lessonSearchPath())
+            looked << QString::fromStdString(dir);
+        new QListWidgetItem(tr("No lessons found (looked in %1)").arg(looked.join(QStringLiteral(", "))), m_list);
+    }
     m_list->setCurrentRow(0);
 }
 

@@ -1,17 +1,13 @@
 #include "panels/modelchooser.h"
 
 #include "model/builtinmodels.h"
-#include "model/ggufmodel.h"
 #include "session/session.h"
 
 #include <QComboBox>
 #include <QDir>
-#include <QDragEnterEvent>
-#include <QDropEvent>
 #include <QFileInfo>
 #include <QMainWindow>
 #include <QMenu>
-#include <QMimeData>
 #include <QSettings>
 
 namespace atlas {
@@ -44,7 +40,7 @@ ModelChooser::ModelChooser(Session *session, QMainWindow *window, QMenu *recentM
     , m_recentMenu(recentMenu)
 {
     m_box->setToolTip(tr("The built-in models, and the model directories opened lately; File ▸ Open Model Directory "
-                         "opens another, or drop its folder on the window"));
+                         "opens another, or drop its folder or file on the window"));
     m_box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     for (const QString &dir : QSettings().value(kRecentKey).toStringList())
         if (m_recent.size() < kRecentCount && !dir.isEmpty() && !m_recent.contains(dir))
@@ -63,44 +59,6 @@ ModelChooser::ModelChooser(Session *session, QMainWindow *window, QMenu *recentM
         sync();
     });
     connect(m_session, &Session::errorOccurred, this, &ModelChooser::sync); // a model that failed is not on screen
-    window->setAcceptDrops(true);
-    window->installEventFilter(this);
-}
-
-QString ModelChooser::modelDirectoryOf(const QString &path)
-{
-    const QFileInfo info(path);
-    if (info.isFile() && isGgufFile(path.toStdString()))
-        return QDir::cleanPath(info.absoluteFilePath());
-    const QString dir = info.isDir() ? info.absoluteFilePath() : info.isFile() ? info.absolutePath() : QString();
-    if (dir.isEmpty() || !QFileInfo(QDir(dir).filePath("config.json")).isFile())
-        return {};
-    return QDir::cleanPath(dir);
-}
-
-bool ModelChooser::eventFilter(QObject *watched, QEvent *event)
-{
-    const auto directoryOf = [](const QMimeData *data) {
-        if (!data || !data->hasUrls() || data->urls().size() != 1 || !data->urls().front().isLocalFile())
-            return QString();
-        return modelDirectoryOf(data->urls().front().toLocalFile());
-    };
-    if (event->type() == QEvent::DragEnter) {
-        auto *drag = static_cast<QDragEnterEvent *>(event);
-        if (!directoryOf(drag->mimeData()).isEmpty()) {
-            drag->acceptProposedAction();
-            return true;
-        }
-    } else if (event->type() == QEvent::Drop) {
-        auto *drop = static_cast<QDropEvent *>(event);
-        const QString dir = directoryOf(drop->mimeData());
-        if (!dir.isEmpty()) {
-            drop->acceptProposedAction();
-            m_session->openModel(dir, true);
-            return true;
-        }
-    }
-    return QObject::eventFilter(watched, event);
 }
 
 void ModelChooser::remember(const QString &directory)

@@ -13,8 +13,8 @@ namespace atlas {
 class Session;
 
 // The models the window offers: the built-in ones and the model directories opened lately (most recent first, kept
-// between sessions), in the toolbar's box and in File ▸ Open Recent; a model directory dropped on the window opens
-// too. Choosing one opens it in the session with its sample input.
+// between sessions), in the toolbar's box and in File ▸ Open Recent. Choosing one opens it in the session with its
+// sample input.
 class ModelChooser : public QObject
 {
     Q_OBJECT
@@ -24,13 +24,7 @@ public:
 
     QComboBox *box() const { return m_box; }
     QStringList recentDirectories() const { return m_recent; }
-    // The model a dropped path names: a GGUF file, a model directory, or the folder of a file in one (config.json, a
-    // safetensors file); empty when it names none.
-    static QString modelDirectoryOf(const QString &path);
     static constexpr int kRecentCount = 8;
-
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override; // drops on the window
 
 private:
     void sync(); // the box and the menu show the session's model and the recent list

@@ -1,6 +1,7 @@
 #include "lesson/lessonlibrary.h"
 
 #include "io/atomicfile.h"
+#include "io/resourcepaths.h"
 #include "lesson/lesson.h"
 #include "util/error.h"
 
@@ -14,42 +15,50 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> lessonSearchPath()
 {
-    std::vector<std::string> dirs;
-    if (const char *env = std::getenv("ATLAS_LESSONS_DIR"))
-        dirs.emplace_back(env);
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        dirs.push_back((exe.parent_path() / "lessons").string());
-        dirs.push_back((exe.parent_path().parent_path() / "share/transformer-atlas/lessons").string());
-    }
-    dirs.emplace_back(ATLAS_LESSONS_DIR);
-    return dirs;
+    return resourceSearchPath("ATLAS_LESSONS_DIR", "lessons");
 }
+
+namespace {
+
+constexpr char kCourseOutline[] = "course.md";
+
+} // namespace
 
 std::string lessonsDirectory()
 {
-    for (const std::string &dir : lessonSearchPath()) {
-        std::error_code ec;
-        for (const auto &entry : fs::directory_iterator(dir, ec))
-            if (entry.path().extension() == ".md")
-                return dir;
-    }
+    for (const std::string &dir : lessonSearchPath())
+        if (!lessonFilesIn(dir).empty())
+            return dir;
     return {};
+}
+
+std::vector<std::string> lessonFilesIn(const std::string &directory)
+{
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(directory, ec)) {
+        const fs::path &path = entry.path();
+        if (entry.is_regular_file(ec) && path.extension() == ".md" && path.filename() != "README.md"
+            && path.filename() != kCourseOutline)
+            files.push_back(path.string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+std::string courseOutlineIn(const std::string &directory)
+{
+    std::error_code ec;
+    const fs::path outline = fs::path(directory) / kCourseOutline;
+    return fs::is_regular_file(outline, ec) ? outline.string() : std::string();
 }
 
 std::vector<LessonEntry> listLessons(const std::string &directory)
 {
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto &entry : fs::directory_iterator(directory, ec))
-        if (entry.is_regular_file() && entry.path().extension() == ".md")
-            files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
     std::vector<LessonEntry> lessons;
-    for (const fs::path &file : files) {
+    for (const std::string &file : lessonFilesIn(directory)) {
         LessonEntry entry;
-        entry.path = file.string();
+        entry.path = file;
         try {
             const Lesson lesson = readLesson(entry.path);
             entry.title = lesson.title;
@@ -57,7 +66,7 @@ std::vector<LessonEntry> listLessons(const std::string &directory)
             entry.minutes = lesson.minutes;
             entry.steps = int(lesson.steps.size());
         } catch (const Error &e) {
-            entry.title = file.filename().string();
+            entry.title = fs::path(file).filename().string();
             entry.problem = e.what();
         }
         lessons.push_back(std::move(entry));

@@ -17,12 +17,19 @@ struct LessonEntry
     std::string problem; // "path:line: …" when the file does not parse
 };
 
-// Where lessons are looked for, first folder with lessons wins: $ATLAS_LESSONS_DIR, <exe dir>/lessons,
-// <exe dir>/../share/transformer-atlas/lessons, then the source tree's lessons/.
+// Where lessons are looked for, first folder with lessons wins: $ATLAS_LESSONS_DIR, then
+// <exe dir>/../share/transformer-atlas/lessons (io/resourcepaths.h).
 std::vector<std::string> lessonSearchPath();
 std::string lessonsDirectory(); // the first folder of lessonSearchPath() holding a lesson; "" when none does
 
-// Every *.md file in `directory`, in file-name order (lessons are numbered: 01-…, 02-…).
+// The lesson files of `directory`, in file-name order (lessons are numbered: 01-…, 02-…): every .md file but a
+// README.md and the course outline.
+std::vector<std::string> lessonFilesIn(const std::string &directory);
+// The course outline beside the lessons (course.md: the lessons ordered into classes, with links to them), or ""
+// when `directory` has none.
+std::string courseOutlineIn(const std::string &directory);
+
+// Every lesson of `directory` (lessonFilesIn), parsed for the Lessons panel.
 std::vector<LessonEntry> listLessons(const std::string &directory);
 
 // Appends `stepText` (stepToText) to the lesson file at `path`, atomically; the result must still parse. Throws

@@ -4,6 +4,7 @@
 #include "io/gguf.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
+#include "io/resourcepaths.h"
 #include "model/ggufmodel.h"
 #include "model/model.h"
 #include "model/modeltokenizer.h"
@@ -20,26 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// $<environment>, <exe dir>/<kind>, <exe dir>/../share/transformer-atlas/<kind>, then the source tree's.
-std::vector<std::string> searchPath(const char *environment, const char *kind, const char *sourceDirectory)
-{
-    std::vector<std::string> dirs;
-    if (const char *env = std::getenv(environment))
-        dirs.emplace_back(env);
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        dirs.push_back((exe.parent_path() / kind).string());
-        dirs.push_back((exe.parent_path().parent_path() / "share/transformer-atlas" / kind).string());
-    }
-    dirs.emplace_back(sourceDirectory);
-    return dirs;
-}
-
 std::vector<std::pair<std::string, std::string>> builtinTokenizers() // name, directory
 {
     std::vector<std::pair<std::string, std::string>> found;
-    for (const std::string &dir : searchPath("ATLAS_TOKENIZERS_DIR", "tokenizers", ATLAS_BUILTIN_TOKENIZERS_DIR)) {
+    for (const std::string &dir : resourceSearchPath("ATLAS_TOKENIZERS_DIR", "tokenizers")) {
         std::error_code ec;
         for (const auto &entry : fs::directory_iterator(dir, ec)) {
             const std::string name = entry.path().filename().string();
@@ -56,7 +41,7 @@ std::vector<std::pair<std::string, std::string>> builtinTokenizers() // name, di
 
 std::vector<std::string> builtinModelSearchPath()
 {
-    return searchPath("ATLAS_MODELS_DIR", "models", ATLAS_BUILTIN_MODELS_DIR);
+    return resourceSearchPath("ATLAS_MODELS_DIR", "models");
 }
 
 std::vector<BuiltinModel> builtinModels()

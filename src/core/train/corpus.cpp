@@ -1,6 +1,7 @@
 #include "train/corpus.h"
 
 #include "io/atomicfile.h"
+#include "io/resourcepaths.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -38,9 +39,7 @@ const std::string &wholeCorpus()
 
 std::string corpusDirectory()
 {
-    if (const char *env = std::getenv("ATLAS_CORPUS_DIR"))
-        return env;
-    return ATLAS_CORPUS_DIR;
+    return resourceDirectory("ATLAS_CORPUS_DIR", "corpus");
 }
 
 const std::string &corpusTraining()

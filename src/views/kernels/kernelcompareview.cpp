@@ -12,6 +12,7 @@
 #include "views/viewfonts.h"
 
 #include "attention/attentionsweep.h"
+#include "io/resourcepaths.h"
 #include "util/error.h"
 
 #include <QPainter>
@@ -62,7 +63,7 @@ KernelCompareView::KernelCompareView(QWidget *parent)
 
 QString KernelCompareView::defaultBenchmarkFile()
 {
-    return QStringLiteral(ATLAS_ATTENTION_SWEEP_FILE);
+    return QString::fromStdString(resourceDirectory("ATLAS_BENCHMARKS_DIR", "benchmarks") + "/attention-sweep.json");
 }
 
 void KernelCompareView::setBenchmarkFile(const QString &path)
