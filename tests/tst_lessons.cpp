@@ -104,10 +104,12 @@ private slots:
     void everyLessonChecksAndEveryStepRenders_data()
     {
         QTest::addColumn<QString>("path");
-        const std::vector<std::string> files = lessonFilesIn(ATLAS_SOURCE_DIR "/lessons");
-        QVERIFY(!files.empty());
-        for (const std::string &f : files)
-            QTest::newRow(std::filesystem::path(f).filename().c_str()) << QString::fromStdString(f);
+        for (const char *folder : {ATLAS_SOURCE_DIR "/lessons", ATLAS_SOURCE_DIR "/lessons/homework"}) {
+            const std::vector<std::string> files = lessonFilesIn(folder);
+            QVERIFY(!files.empty());
+            for (const std::string &f : files)
+                QTest::newRow(std::filesystem::path(f).filename().c_str()) << QString::fromStdString(f);
+        }
     }
 
     void everyLessonChecksAndEveryStepRenders()
