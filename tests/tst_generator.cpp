@@ -8,7 +8,9 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace atlas;
 
@@ -207,6 +209,39 @@ private slots:
             QVERIFY(z[size_t(next)] >= sorted[2]); // among the top 3
             QCOMPARE(b.generate(), next);
         }
+    }
+
+    // Issue 63: top-p samples only from the nucleus of softmax(z / T) (after top-k), the fewest most probable tokens
+    // whose probabilities reach p; a tiny p leaves the most probable alone, so sampling is then greedy.
+    void samplingStaysInsideTheNucleus()
+    {
+        auto model = load("gpt2_tiny");
+        SamplingOptions o {1.5f, 0, 7, 0.6};
+        Generator a(model, {1, 2}, o), b(model, {1, 2}, o);
+        for (int i = 0; i < 12; ++i) {
+            const float *z = a.lastLogits().data();
+            std::vector<int> order(50);
+            std::iota(order.begin(), order.end(), 0);
+            std::sort(order.begin(), order.end(), [z](int x, int y) { return z[x] > z[y]; });
+            std::vector<double> w(50);
+            for (size_t r = 0; r < w.size(); ++r)
+                w[r] = std::exp((double(z[order[r]]) - double(z[order[0]])) / 1.5);
+            const size_t kept = nucleusSize(w.data(), w.size(), 0.6);
+            QVERIFY(kept >= 1 && kept < 50);
+            const int next = a.generate();
+            const size_t rank = size_t(std::find(order.begin(), order.end(), next) - order.begin());
+            QVERIFY2(rank < kept, qPrintable(QStringLiteral("rank %1 of %2 kept").arg(rank).arg(kept)));
+            QCOMPARE(b.generate(), next);
+        }
+        Generator greedy(model, {1, 2}), tiny(model, {1, 2}, {1.5f, 0, 7, 1e-9});
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(tiny.generate(), greedy.generate());
+        const double weights[] = {4, 3, 2, 1}; // shares 0.4, 0.7, 0.9, 1
+        QCOMPARE(nucleusSize(weights, 4, 0.4), size_t(1));
+        QCOMPARE(nucleusSize(weights, 4, 0.41), size_t(2));
+        QCOMPARE(nucleusSize(weights, 4, 0.9), size_t(3));
+        QCOMPARE(nucleusSize(weights, 4, 1.0), size_t(4));
+        QVERIFY_THROWS_EXCEPTION(Error, nucleusSize(weights, 4, 0.0));
     }
 
     // The next-token view's bars at temperature T are softmax(z / T), computed from the traced softmax(z) alone.

@@ -21,6 +21,7 @@
 #include <qcustomplot.h>
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
@@ -200,6 +201,43 @@ private slots:
         QVERIFY(view.bars().front().probability < 0.2);
         const std::vector<QWidget *> hidden = view.interfaceWidgets();
         QVERIFY(std::find(hidden.begin(), hidden.end(), position->parentWidget()) != hidden.end());
+    }
+
+    // Issue 63: with top_p below 1 the bars are what nucleus sampling draws from: the fewest most probable tokens
+    // whose probabilities reach p, renormalised, and the rest greyed as cut; the box edits the spec.
+    void nextTokenTopPCutsTheTail()
+    {
+        NextTokenView view;
+        view.resize(700, 420);
+        ViewSpec s = spec("next-token");
+        s.topK = kV;
+        s.position = 2;
+        s.set(views::nexttoken::kTopP, 0.5);
+        view.setSpec(s);
+        view.setInput(makeInput(makeTrace()));
+        QVERIFY(view.message().isEmpty());
+        // Row 2's weights are 10, 9, 8 … 1 over 55: 10 + 9 + 8 = 27 is 49 % of them, 34 is 62 %: four are kept.
+        const auto &bars = view.bars();
+        QCOMPARE(bars.size(), size_t(kV));
+        double keptSum = 0;
+        for (size_t i = 0; i < bars.size(); ++i) {
+            QCOMPARE(bars[i].cut, i >= 4);
+            if (!bars[i].cut)
+                keptSum += bars[i].probability;
+        }
+        QVERIFY(std::abs(keptSum - 1.0) < 1e-6);
+        QVERIFY(std::abs(bars[0].probability - 10.0 / 34.0) < 1e-6);
+        QVERIFY(std::abs(bars[4].probability - 6.0 / 55.0) < 1e-6); // a cut bar: its probability before the cut
+        QVERIFY2(view.title().contains(QStringLiteral("top-p 0.5 keeps 4 tokens")), qPrintable(view.title()));
+        testing::maybeSave(view, "next-token-top-p");
+
+        QSignalSpy edited(&view, &View::specEdited);
+        auto *box = view.findChild<QDoubleSpinBox *>();
+        QVERIFY(box);
+        QCOMPARE(box->value(), 0.5);
+        box->setValue(1.0);
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::nexttoken::kTopP), 1.0);
+        QVERIFY(std::none_of(view.bars().begin(), view.bars().end(), [](const auto &b) { return b.cut; }));
     }
 
     void nextTokenMissingAndOutOfRange()

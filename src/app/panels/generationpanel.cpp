@@ -22,6 +22,7 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
     , m_steps(new QSpinBox(this))
     , m_temperature(new QDoubleSpinBox(this))
     , m_topK(new QSpinBox(this))
+    , m_topP(new QDoubleSpinBox(this))
     , m_seed(new QSpinBox(this))
     , m_text(new QLabel(this))
     , m_table(new QTableWidget(0, 4, this))
@@ -35,6 +36,11 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
     m_topK->setRange(0, 100000);
     m_topK->setSpecialValueText(tr("all"));
     m_topK->setToolTip(tr("Sample only among the k most likely tokens (all = no limit)"));
+    m_topP->setRange(0.01, 1.0);
+    m_topP->setSingleStep(0.05);
+    m_topP->setValue(1.0);
+    m_topP->setToolTip(tr("Nucleus sampling: only the fewest most likely tokens whose probabilities (after the "
+                          "temperature and top-k) sum to p; 1 = no limit. The Next token view draws the cut"));
     m_seed->setRange(0, 1 << 30);
     m_seed->setToolTip(tr("Random seed: the same seed gives the same sample"));
     m_text->setWordWrap(true);
@@ -56,6 +62,7 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
     form->addRow(tr("Tokens"), m_steps);
     form->addRow(tr("Temperature"), m_temperature);
     form->addRow(tr("Top-k"), m_topK);
+    form->addRow(tr("Top-p"), m_topP);
     form->addRow(tr("Seed"), m_seed);
     form->addRow(generate);
     form->addRow(m_text);
@@ -65,6 +72,7 @@ GenerationPanel::GenerationPanel(Session *session, QWidget *parent)
         SamplingOptions options;
         options.temperature = static_cast<float>(m_temperature->value());
         options.topK = m_topK->value();
+        options.topP = m_topP->value();
         options.seed = static_cast<uint64_t>(m_seed->value());
         m_session->generate(m_steps->value(), options);
     });

@@ -32,6 +32,7 @@ private:
     QSpinBox *m_steps;
     QDoubleSpinBox *m_temperature;
     QSpinBox *m_topK;
+    QDoubleSpinBox *m_topP;
     QSpinBox *m_seed;
     QLabel *m_text;
     QTableWidget *m_table;

@@ -3,6 +3,7 @@
 #include "engine/blockcomponents.h"
 #include "engine/engine.h"
 #include "engine/feedforward.h"
+#include "engine/temperature.h"
 
 #include "ops/ops.h"
 #include "trace/names.h"
@@ -360,6 +361,8 @@ int Generator::generate()
         std::vector<double> w(static_cast<size_t>(k));
         for (int i = 0; i < k; ++i)
             w[i] = std::exp(double(z[order[i]] - z[order[0]]) / m_options.temperature);
+        if (m_options.topP < 1.0) // w is sorted from the largest (order's first k): the nucleus is a prefix of it
+            w.resize(nucleusSize(w.data(), w.size(), m_options.topP));
         std::discrete_distribution<int> pick(w.begin(), w.end());
         next = order[static_cast<size_t>(pick(m_rng))];
     }

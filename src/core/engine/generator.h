@@ -16,6 +16,7 @@ struct SamplingOptions
     float temperature = 0.0f; // 0 = greedy (argmax)
     int topK = 0; // 0 = every token
     uint64_t seed = 0;
+    double topP = 1.0; // nucleus sampling after top-k (engine/temperature.h's nucleusSize): 1 = every token
 };
 
 // Autoregressive generation with a KV cache: each new token runs the model on that one position and

@@ -33,4 +33,22 @@ std::vector<double> atTemperature(const float *probabilities, int size, double t
     return out;
 }
 
+size_t nucleusSize(const double *sortedWeights, size_t size, double topP)
+{
+    if (!(topP > 0) || std::isnan(topP))
+        throw Error("top-p must be above 0, got " + std::to_string(topP));
+    if (topP >= 1 || size == 0)
+        return size;
+    double total = 0;
+    for (size_t i = 0; i < size; ++i)
+        total += sortedWeights[i];
+    double cumulative = 0;
+    for (size_t i = 0; i < size; ++i) {
+        cumulative += sortedWeights[i];
+        if (cumulative >= topP * total)
+            return i + 1;
+    }
+    return size; // rounding left the last share just short
+}
+
 } // namespace atlas

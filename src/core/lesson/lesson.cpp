@@ -274,7 +274,11 @@ LessonAction Parser::action(const std::string &line, int at) const
             a.temperature = number(value, a.line, "temperature");
         else if (key == "top-k" && a.kind == LessonAction::Kind::Generate)
             a.topK = integer(value, a.line, "top-k", 0, 1 << 20);
-        else if (key == "seed")
+        else if (key == "top-p" && a.kind == LessonAction::Kind::Generate) {
+            a.topP = number(value, a.line, "top-p");
+            if (!(a.topP > 0 && a.topP <= 1))
+                fail(a.line, "top-p must be above 0 and at most 1, got '" + value + "'");
+        } else if (key == "seed")
             a.seed = integer(value, a.line, "seed", 0, 1 << 30);
         else if (key == "steps" && train) // a run in class: shorter than `train` allows
             a.count = integer(value, a.line, "steps", 1, kLessonSteps);

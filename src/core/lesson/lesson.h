@@ -15,7 +15,7 @@ struct LessonAction
 {
     enum class Kind {
         RunTo, // run-to OP: step the program to after that op (or the op writing that tensor)
-        Generate, // generate N [temperature=T] [top-k=K] [seed=S]: N tokens with the KV cache
+        Generate, // generate N [temperature=T] [top-k=K] [top-p=P] [seed=S]: N tokens with the KV cache
         Pad, // pad P[,P…]: toggle padding on those positions
         Param, // param KEY=VALUE: set a parameter of the spec's attention kernel
         // train TASK [steps=N] [seed=S] [lr=X batch=B positions=alibi experts=4 …]: a short run in the Train panel,
@@ -28,6 +28,7 @@ struct LessonAction
     int count = 0; // Generate: tokens; Train: steps
     double temperature = 0; // Generate: 0 = greedy
     int topK = 0; // Generate: 0 = all
+    double topP = 1; // Generate: 1 = all (nucleus sampling, engine/temperature.h)
     long long seed = 1; // Generate, Train
     // Train: the options of the run (but steps and seed) and of its model, in the line's order
     std::vector<std::pair<std::string, std::string>> trainOptions;

@@ -273,7 +273,7 @@ ViewSpec stepViewSpec(const Lesson &lesson, const LessonStep &step)
             const auto model = loadModel(lessonModelPath(lesson, spec.model));
             const Input input = makeInput(*tokenizerForModel(*model), spec.text, spec.tokens, spec.padding);
             Generator generator(
-                model, input.tokens, {float(a.temperature), a.topK, uint64_t(std::max<long long>(0, a.seed))});
+                model, input.tokens, {float(a.temperature), a.topK, uint64_t(std::max<long long>(0, a.seed)), a.topP});
             for (int i = 0; i < a.count && int(generator.tokens().size()) < model->config.context; ++i)
                 generator.generate();
             spec.tokens = generator.tokens();

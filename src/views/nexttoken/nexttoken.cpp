@@ -15,12 +15,20 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .after = "architecture",
         .keys = {{.field = kTemperature,
-            .type = "number, 0 < T ≤ 100",
-            .meaning = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
+                     .type = "number, 0 < T ≤ 100",
+                     .meaning
+                     = "the next-token view's bars are softmax(z / T), computed from the traced `next_probs` = "
                        "softmax(z) as p^(1/T) / Σ p^(1/T): below 1 sharpens, above 1 flattens; what sampling at that "
                        "temperature draws from",
-            .maximum = 100,
-            .ownedByView = true}}};
+                     .maximum = 100,
+                     .ownedByView = true},
+            {.field = kTopP,
+                .type = "number, 0 < p ≤ 1",
+                .meaning = "nucleus sampling's cut (engine/temperature.h's nucleusSize): the fewest most probable "
+                           "tokens, after the temperature, whose probabilities sum to p are kept and renormalised, the "
+                           "rest drawn greyed as cut; 1 cuts nothing",
+                .maximum = 1,
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::nexttoken

@@ -1,8 +1,6 @@
 #include "nexttoken/nexttokenview.h"
 #include "nexttoken/nexttoken.h"
 
-#include "analysis/mostprobable.h"
-
 #include "engine/temperature.h"
 #include "views/plottitle.h"
 #include "views/viewfonts.h"
@@ -11,6 +9,7 @@
 
 #include <qcustomplot.h>
 
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSignalBlocker>
@@ -60,6 +59,8 @@ NextTokenView::NextTokenView(QWidget *parent)
 
     m_barsPlottable = new QCPBars(m_plot->yAxis, m_plot->xAxis); // horizontal: keys run down the y axis
     m_barsPlottable->setWidth(0.7);
+    m_cutBarsPlottable = new QCPBars(m_plot->yAxis, m_plot->xAxis);
+    m_cutBarsPlottable->setWidth(0.7);
     m_plot->yAxis->setRangeReversed(true); // bar 0, the most probable, on top
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     m_plot->yAxis->grid()->setVisible(false);
@@ -127,16 +128,25 @@ QWidget *NextTokenView::buildControls()
     m_temperatureSlider = new QSlider(Qt::Horizontal, m_controls);
     m_temperatureSlider->setRange(0, kSliderSteps);
     m_temperatureSlider->setValue(sliderOf(1.0));
-    m_temperatureSlider->setMinimumWidth(160);
+    m_temperatureSlider->setMinimumWidth(80); // the row fits a 1280 × 720 projector beside the panels
     m_temperatureSlider->setToolTip(tr("softmax(z / T): below 1 sharpens the distribution, above 1 flattens it; "
                                        "T = 1 is the model's own. Sampling with temperature T draws from these bars."));
     m_temperatureLabel = new QLabel(m_controls);
-    row->addWidget(new QLabel(tr("Position"), m_controls));
+    m_topPBox = new QDoubleSpinBox(m_controls);
+    m_topPBox->setRange(0.01, 1.0);
+    m_topPBox->setSingleStep(0.05);
+    m_topPBox->setDecimals(2);
+    m_topPBox->setPrefix(tr("top-p "));
+    m_topPBox->setToolTip(tr("Nucleus (top-p) sampling: keep the fewest most probable tokens whose probabilities sum "
+                             "to p, and sample among them renormalised; the rest are drawn greyed as cut. 1 keeps "
+                             "every token"));
     row->addWidget(m_positionBox);
     row->addSpacing(16);
     row->addWidget(new QLabel(tr("Temperature"), m_controls));
     row->addWidget(m_temperatureSlider, 1);
     row->addWidget(m_temperatureLabel);
+    row->addSpacing(8);
+    row->addWidget(m_topPBox);
     connect(m_positionBox, &QSpinBox::valueChanged, this, [this](int position) {
         if (position == m_spec.position)
             return;
@@ -152,6 +162,13 @@ QWidget *NextTokenView::buildControls()
         refresh();
         emit specEdited(m_spec);
     });
+    connect(m_topPBox, &QDoubleSpinBox::valueChanged, this, [this](double p) {
+        if (std::abs(p - m_spec.get(views::nexttoken::kTopP)) < 1e-9)
+            return;
+        m_spec.set(views::nexttoken::kTopP, p);
+        refresh();
+        emit specEdited(m_spec);
+    });
     return m_controls;
 }
 
@@ -160,10 +177,24 @@ void NextTokenView::collectBars(const Tensor &probs)
     const int vocab = static_cast<int>(probs.dim(1));
     const float *modelRow = probs.data();
     const std::vector<double> reshaped = atTemperature(modelRow, vocab, m_spec.get(views::nexttoken::kTemperature));
-    const std::vector<float> row(reshaped.begin(), reshaped.end());
+    // Nucleus sampling's cut, made by the function the generator cuts with: ranks below `kept` are sampled.
+    std::vector<int> order(size_t(vocab), 0);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(
+        order.begin(), order.end(), [&](int a, int b) { return reshaped[size_t(a)] > reshaped[size_t(b)]; });
+    std::vector<double> sorted(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        sorted[i] = reshaped[size_t(order[i])];
+    const double topP = m_spec.get(views::nexttoken::kTopP);
+    const size_t kept = nucleusSize(sorted.data(), sorted.size(), topP);
+    const double keptMass = std::accumulate(sorted.begin(), sorted.begin() + std::ptrdiff_t(kept), 0.0);
+    const double renormalise = kept < sorted.size() ? 1.0 / keptMass : 1.0;
     m_bars.clear();
-    for (const auto &[id, p] : mostProbable(row.data(), vocab, m_spec.topK)) {
-        m_bars.push_back({id, vocabularyLabel(m_input, id), double(p)});
+    for (size_t rank = 0; rank < order.size() && int(rank) < m_spec.topK; ++rank) {
+        const int id = order[rank];
+        const bool cut = rank >= kept;
+        const double p = cut ? sorted[rank] : sorted[rank] * renormalise;
+        m_bars.push_back({id, vocabularyLabel(m_input, id), double(float(p)), cut}); // as the trace holds it
     }
     const QString token
         = m_position < m_input.tokens.size() ? m_input.tokens.at(m_position) : QStringLiteral("#%1").arg(m_position);
@@ -172,19 +203,25 @@ void NextTokenView::collectBars(const Tensor &probs)
                              : tr("Token at position %1 ('%2'), as the encoder names it").arg(m_position).arg(token);
     if (std::abs(m_spec.get(views::nexttoken::kTemperature) - 1.0) > 1e-9)
         m_title += tr(" at temperature %1").arg(formatNumber(m_spec.get(views::nexttoken::kTemperature), 2));
+    if (topP < 1.0)
+        m_title += tr("; top-p %1 keeps %2 %3 (%4 of the probability), renormalised")
+                       .arg(formatNumber(topP, 2))
+                       .arg(kept)
+                       .arg(kept == 1 ? tr("token") : tr("tokens"))
+                       .arg(formatPercent(keptMass));
 }
 
 void NextTokenView::drawChart()
 {
-    QVector<double> keys, values;
+    QVector<double> keys, values, cutKeys, cutValues;
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     m_plot->clearItems();
     const QColor text = themeColors(m_spec.theme).text;
     double largest = 0.0;
     for (size_t i = 0; i < m_bars.size(); ++i) {
         const Bar &b = m_bars[i];
-        keys << double(i);
-        values << b.probability;
+        (b.cut ? cutKeys : keys) << double(i);
+        (b.cut ? cutValues : values) << b.probability;
         ticker->addTick(double(i), b.label);
         largest = std::max(largest, b.probability);
 
@@ -192,12 +229,13 @@ void NextTokenView::drawChart()
         value->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         value->position->setCoords(b.probability, double(i)); // (x = probability, y = bar)
         value->setPadding(QMargins(5, 0, 0, 0));
-        value->setText(formatPercent(b.probability));
+        value->setText(b.cut ? tr("cut (%1 before)").arg(formatPercent(b.probability)) : formatPercent(b.probability));
         value->setFont(sizedFont(font(), 10));
-        value->setColor(text);
+        value->setColor(b.cut ? themeColors(m_spec.theme).muted : text);
         value->setClipToAxisRect(false);
     }
     m_barsPlottable->setData(keys, values, true);
+    m_cutBarsPlottable->setData(cutKeys, cutValues, true);
     m_plot->yAxis->setTicker(ticker);
     m_plot->yAxis->setRange(-0.6, m_bars.size() - 0.4);
     m_plot->xAxis->setRange(0.0, std::max(largest, 1e-6) * 1.2);
@@ -207,7 +245,9 @@ void NextTokenView::drawChart()
 
 void NextTokenView::syncControls(int tokens)
 {
-    const QSignalBlocker positionBlocker(m_positionBox), temperatureBlocker(m_temperatureSlider);
+    const QSignalBlocker positionBlocker(m_positionBox), temperatureBlocker(m_temperatureSlider),
+        topPBlocker(m_topPBox);
+    m_topPBox->setValue(m_spec.get(views::nexttoken::kTopP));
     m_positionBox->setRange(-1, tokens - 1);
     m_positionBox->setValue(m_spec.position);
     m_temperatureSlider->setValue(sliderOf(m_spec.get(views::nexttoken::kTemperature)));
@@ -224,6 +264,8 @@ void NextTokenView::applyTheme()
     const QColor bar = colors.accent;
     m_barsPlottable->setPen(Qt::NoPen);
     m_barsPlottable->setBrush(bar);
+    m_cutBarsPlottable->setPen(Qt::NoPen);
+    m_cutBarsPlottable->setBrush(colors.muted);
     QPalette pal = m_message->palette();
     pal.setColor(QPalette::Window, colors.background);
     pal.setColor(QPalette::WindowText, colors.muted);
@@ -240,7 +282,11 @@ void NextTokenView::showToolTip(QMouseEvent *event)
     }
     const Bar &b = m_bars[size_t(i)];
     QToolTip::showText(event->globalPosition().toPoint(),
-        tr("%1\np = %2 (rank %3)").arg(b.label, QString::number(b.probability, 'g', 9)).arg(i + 1), m_plot);
+        b.cut ? tr("%1\ncut by top-p: never sampled (p = %2 before the cut, rank %3)")
+                    .arg(b.label, QString::number(b.probability, 'g', 9))
+                    .arg(i + 1)
+              : tr("%1\np = %2 (rank %3)").arg(b.label, QString::number(b.probability, 'g', 9)).arg(i + 1),
+        m_plot);
 }
 
 } // namespace atlas

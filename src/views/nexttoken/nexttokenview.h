@@ -7,6 +7,7 @@
 class QCPBars;
 class QCPTextElement;
 class QCustomPlot;
+class QDoubleSpinBox;
 class QLabel;
 class QSlider;
 class QSpinBox;
@@ -18,7 +19,9 @@ namespace atlas {
 // Horizontal bars of the spec.topK most probable next tokens at spec.position (-1 = the last token), read
 // from the trace's `next_probs` [T, V] (or, on a run kept on demand, computed for that position: engine/outputhead.h)
 // and taken to its temperature (the spec key temperature, engine/temperature.h);
-// the most probable on top. A position box and a temperature slider edit the spec.
+// the most probable on top. With top_p below 1 the bars are what nucleus sampling draws from: the tokens kept,
+// renormalised, and the ones cut greyed at their probability before the cut. A position box, a temperature slider
+// and a top-p box edit the spec.
 class NextTokenView : public View
 {
     Q_OBJECT
@@ -28,7 +31,8 @@ public:
     {
         int id = 0;
         QString label; // input.vocabLabel(id), e.g. "' the' (#262)"
-        double probability = 0.0;
+        double probability = 0.0; // what sampling draws it with; for a cut token, its probability before the cut
+        bool cut = false; // outside top-p's nucleus: never sampled
     };
 
     explicit NextTokenView(QWidget *parent = nullptr);
@@ -57,9 +61,11 @@ private:
     QSpinBox *m_positionBox = nullptr;
     QSlider *m_temperatureSlider = nullptr;
     QLabel *m_temperatureLabel = nullptr;
+    QDoubleSpinBox *m_topPBox = nullptr;
     QLabel *m_message = nullptr;
     QCustomPlot *m_plot = nullptr;
     QCPBars *m_barsPlottable = nullptr;
+    QCPBars *m_cutBarsPlottable = nullptr; // the tokens top-p cuts
     QCPTextElement *m_titleElement = nullptr;
     std::vector<Bar> m_bars;
     QString m_title;
