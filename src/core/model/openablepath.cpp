@@ -13,13 +13,15 @@ namespace fs = std::filesystem;
 OpenablePath openablePath(const std::string &path)
 {
     using Kind = OpenablePath::Kind;
-    const std::vector<BuiltinModel> builtin = builtinModels();
     std::error_code ec;
-    if (std::any_of(builtin.begin(), builtin.end(), [&](const BuiltinModel &m) { return m.name == path; })
-        || fs::is_directory(path, ec) || isGgufFile(path))
+    if (fs::is_directory(path, ec) || isGgufFile(path))
         return {Kind::Model, path};
-    if (!fs::is_regular_file(path, ec))
-        return {};
+    if (!fs::is_regular_file(path, ec)) { // a built-in model's name, read from its folder only then (a drag asks often)
+        const std::vector<BuiltinModel> builtin = builtinModels();
+        const bool named
+            = std::any_of(builtin.begin(), builtin.end(), [&](const BuiltinModel &m) { return m.name == path; });
+        return named ? OpenablePath {Kind::Model, path} : OpenablePath {};
+    }
     const fs::path file(path);
     const std::string folder = file.has_parent_path() ? file.parent_path().string() : std::string(".");
     if (file.filename() == "config.json"
