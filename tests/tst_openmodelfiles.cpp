@@ -18,12 +18,23 @@
 #include <QTest>
 #include <QTextBrowser>
 
+#include <memory>
+
 using namespace atlas;
 using namespace atlas::testing;
 
 class TestOpenModelFiles : public QObject
 {
     Q_OBJECT
+
+    // The window on `session`, shown at a size where every panel fits.
+    static std::unique_ptr<MainWindow> showWindow(Session &session)
+    {
+        auto window = std::make_unique<MainWindow>(&session);
+        window->resize(1400, 900);
+        window->show();
+        return window;
+    }
 
     // Drags `path` onto the window and drops it there if the window accepts it as it enters; false when refused.
     static bool dropOn(MainWindow &window, const QString &path)
@@ -53,9 +64,8 @@ private slots:
         ViewSpec spec;
         spec.text = "abcd abba";
         session.setSpec(spec);
-        MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
         QSignalSpy traced(&session, &Session::traceChanged);
         QVERIFY(dropOn(window, ATLAS_TEST_DATA "/gguf/models/llama_tiny-q8_0.gguf"));
         QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
@@ -78,9 +88,8 @@ private slots:
     {
         Session session;
         session.setSpec(ViewSpec());
-        MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
         waitIdle(session);
         QVERIFY(!dropOn(window, ATLAS_SOURCE_DIR "/README.md_no_such_file"));
         QVERIFY(!dropOn(window, ATLAS_SOURCE_DIR "/atlas")); // a file the app does not open
@@ -109,9 +118,8 @@ private slots:
     {
         Session session;
         session.setSpec(ViewSpec());
-        MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
         waitIdle(session);
         auto *action = window.findChild<QAction *>("actionCourseOutline");
         QVERIFY(action);
@@ -136,9 +144,8 @@ private slots:
         ViewSpec spec;
         spec.tokens = {3, 17, 42, 8};
         session.setSpec(spec);
-        MainWindow window(&session);
-        window.resize(1400, 900);
-        window.show();
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
         QSignalSpy traced(&session, &Session::traceChanged);
         session.openModel(ATLAS_TEST_DATA "/gpt_oss_mxfp4_tiny");
         QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
