@@ -34,6 +34,24 @@ inline std::vector<int> intList(const QJsonValue &value)
     return out;
 }
 
+// The input make_family_reference.py ran for tests/data/<model>: <model>_ref/tokens.json, or input.json with an
+// encoder–decoder's source.
+inline Input familyReferenceInput(const QString &model)
+{
+    const QString ref = QStringLiteral(ATLAS_TEST_DATA "/") + model + "_ref/";
+    Input input;
+    if (QFile f(ref + "input.json"); f.open(QIODevice::ReadOnly)) {
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        input.tokens = intList(o.value("tokens"));
+        input.source = intList(o.value("source"));
+        return input;
+    }
+    QFile f(ref + "tokens.json");
+    if (f.open(QIODevice::ReadOnly))
+        input.tokens = intList(QJsonDocument::fromJson(f.readAll()).array());
+    return input;
+}
+
 // One reference of a make_*_reference.py script: tests/data/<set>/<name> (config.json, model.safetensors) and
 // <name>_ref/input.json {"tokens", "targets"}, and for an encoder–decoder {"source", "source_padding"}.
 struct ReferenceCase

@@ -3,6 +3,7 @@
 // merges); the ids are those of an encoding nobody listens
 // to; a listener's false stops the encoding at once; special tokens split the text into parts that each fill their
 // own span.
+#include "testbundle.h"
 #include "tokenize/encodingprogress.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "tokenize/tokenizer.h"

@@ -71,7 +71,7 @@ private slots:
             classMinutes += lesson.minutes;
         }
         endClass();
-        QCOMPARE(classes, 9);
+        QCOMPARE(classes, 10);
         QStringList sorted = linked;
         sorted.sort();
         QCOMPARE(sorted, lessonNames());

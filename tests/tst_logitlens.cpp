@@ -30,22 +30,6 @@ using atlas::testing::intList;
 
 namespace {
 
-// The input make_family_reference.py ran: <model>_ref/tokens.json, or input.json with an encoder-decoder's source.
-Input lensInput(const QString &model)
-{
-    Input input;
-    if (QFile f(dataPath(model + "_ref/input.json")); f.open(QIODevice::ReadOnly)) {
-        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-        input.tokens = intList(o.value("tokens"));
-        input.source = intList(o.value("source"));
-        return input;
-    }
-    QFile f(dataPath(model + "_ref/tokens.json"));
-    if (f.open(QIODevice::ReadOnly))
-        input.tokens = intList(QJsonDocument::fromJson(f.readAll()).array());
-    return input;
-}
-
 // The lens with every row's logits kept.
 struct Lensed
 {
@@ -83,7 +67,7 @@ private slots:
     {
         QFETCH(QString, model);
         const auto m = std::make_shared<const Model>(Model::load(dataPath(model).toStdString()));
-        const Input input = lensInput(model);
+        const Input input = familyReferenceInput(model);
         Engine engine(m, input);
         engine.runToEnd();
         const Lensed got = lensOf(*m, engine, input);

@@ -1,6 +1,7 @@
 // The research tools on the command line: dump --logit-lens writes the lens beside the trace, patch prints and
 // writes an activation-patching sweep, evaluate scores questions longer than the training ones, and generate stops
-// at a full context; their misuse is refused before anything is written.
+// at a full context, and dla splits a logit difference into its direct parts (summing to the model's own); their misuse
+// is refused before anything is written.
 #include "clitesting.h"
 #include "io/npy.h"
 #include "testbundle.h"
@@ -187,6 +188,42 @@ private slots:
         const auto both = run({"patch", "--model", "copy", "--text", "abc", "--corrupted-text", "abd",
             "--noise-positions", "1", "--target", "w"});
         QVERIFY(both.code != 0 && both.err.contains("give one corruption"));
+    }
+
+    // dla: the printed grid and the JSON hold the same parts, which sum to the model's own logit difference; a model
+    // without direct parts is refused with the reason, and no JSON is written.
+    void dlaSplitsALogitDifference()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath("dla.json");
+        const auto r = run({"dla", "--model", "austen", "--text", "It is a truth universally acknowledged", "--target",
+            "e", "--against", "a", "--top", "3", "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("logit('e') - logit('a')"));
+        QVERIFY(r.out.contains("largest writers:"));
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        double sum = o["embedding"].toDouble() + o["norm_shift"].toDouble();
+        const QJsonArray heads = o["heads"].toArray();
+        QCOMPARE(heads.size(), 4); // austen's four layers
+        for (int l = 0; l < heads.size(); ++l) {
+            for (const QJsonValue &h : heads[l].toArray())
+                sum += h.toDouble();
+            sum += o["bias"].toArray()[l].toDouble() + o["ffn"].toArray()[l].toDouble();
+        }
+        QVERIFY(std::abs(sum - o["logit"].toDouble()) < 1e-4);
+        QVERIFY(std::abs(o["sum"].toDouble() - o["logit"].toDouble()) < 1e-4);
+        // The top writer printed is the largest part of the JSON.
+        const QRegularExpressionMatch first
+            = QRegularExpression("largest writers:\\n  (\\S+ ?\\S*)\\s+([+-][0-9.]+)").match(r.out);
+        QVERIFY2(first.hasMatch(), qPrintable(r.out));
+
+        const QString refused = dir.filePath("refused.json");
+        const auto bert = run({"dla", "--model", "austen-bert", "--text", "It is a [MASK]", "--json", refused});
+        QCOMPARE(bert.code, 1);
+        QVERIFY2(bert.err.contains("masked-LM head"), qPrintable(bert.err));
+        QVERIFY(!QFile::exists(refused));
     }
 };
 

@@ -69,7 +69,7 @@ private slots:
         QVERIFY(kinds.end() - fills > 10);
         QCOMPARE(std::vector<std::string>(fills, fills + 11),
             std::vector<std::string>({"fills", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
-                "patching", "kernels", "lsh", "approximation", "pattern"}));
+                "logit-attribution", "patching", "kernels", "lsh", "approximation"}));
     }
 
     void roundTrip()

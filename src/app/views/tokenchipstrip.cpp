@@ -16,7 +16,7 @@ namespace atlas {
 
 namespace {
 
-constexpr int kGap = 4;
+constexpr int kChipGap = 4; // between two chips, and two rows of them
 const QColor &kHighlightFill = palette::tableauOrange; // stands out from every colour map's ends
 
 std::vector<unsigned char> flags(int count, const std::vector<int> &positions)
@@ -126,10 +126,10 @@ std::vector<QRect> TokenChipStrip::layoutChips(int width) const
     for (const int w : m_widths) {
         if (m_layout == Layout::Wrap && x > 0 && x + w > width) {
             x = 0;
-            y += h + kGap;
+            y += h + kChipGap;
         }
         rects.emplace_back(x, y + 1, w, h);
-        x += w + kGap;
+        x += w + kChipGap;
     }
     return rects;
 }

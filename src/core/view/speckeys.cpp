@@ -141,9 +141,10 @@ const std::vector<SpecKey> &specKeys()
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
-            .views = {"next-token", "lines", "rollout", "patching", "ablation"},
+            .views = {"next-token", "lines", "rollout", "patching", "ablation", "logit-attribution"},
             .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
-                       "show, and the position whose output the patching view's metric reads; −1 = the last token",
+                       "show, the position whose output the patching view's metric reads, and the position whose "
+                       "logit the logit-attribution view splits; −1 = the last token",
             .minimum = -1,
             .rule = ">= 0, or -1 for the last token"},
         {.name = "theme",
@@ -249,11 +250,12 @@ const std::vector<SpecKey> &specKeys()
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",
-            .views = {"logit-lens", "patching"},
+            .views = {"logit-lens", "logit-attribution", "patching"},
             .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
-                       "the grid; patching: the token the metric reads (needed there). `#id`, or a text the model's "
-                       "tokenizer reads as exactly one token (`\" the\"`); `\"\"` = none (the lens then colours "
-                       "by each cell's most probable token)",
+                       "the grid; logit attribution: the token whose logit is split; patching: the token the metric "
+                       "reads (needed there). `#id`, or a text the model's tokenizer reads as exactly one token "
+                       "(`\" the\"`); `\"\"` = none (the lens then colours by each cell's most probable token, the "
+                       "attribution splits the most probable token's logit)",
             .ownedByView = true,
             .perModel = true},
         {.name = "baseline_model",

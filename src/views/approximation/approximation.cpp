@@ -40,7 +40,7 @@ ViewKind kind()
     return {.kind = "approximation",
         .title = "Low-rank",
         .summary = "Linformer and Performer against exact softmax",
-        .group = "Efficient attention",
+        .group = "Efficiency",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head", kApproximation.name},

@@ -46,7 +46,7 @@ ViewKind kind()
     return {.kind = "fills",
         .title = "Masked fills",
         .summary = "what a masked language model names at each hidden position: its first choices and the original",
-        .group = "Pretraining",
+        .group = "Training",
         .request = request,
         .analysisKeys = {"top_k", "objective", "seed"},
         .checkInput = fillsInputProblem,

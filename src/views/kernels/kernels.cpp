@@ -39,7 +39,7 @@ ViewKind kind()
     return {.kind = "kernels",
         .title = "Kernels",
         .summary = "one head under every efficient attention kernel",
-        .group = "Efficient attention",
+        .group = "Efficiency",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head"},

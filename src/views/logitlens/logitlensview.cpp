@@ -68,8 +68,7 @@ QString LogitLensView::cellText(int row, int position) const
 {
     if (!m_drawn)
         return {};
-    const size_t at = size_t(row) * size_t(m_drawn->lens.tokens) + size_t(position);
-    return at < m_texts.size() && m_texts[at] && m_texts[at]->visible() ? m_texts[at]->text() : QString();
+    return m_texts.shown(row, position);
 }
 
 void LogitLensView::showMessage(const QString &text)
@@ -160,10 +159,7 @@ void LogitLensView::refresh()
     m_plot->setMaskedNote(m_input.model->config.funnel.active() ? tr("pooled away by the funnel")
                                                                 : tr("masked (\u2212\u221E before softmax)"));
     m_plot->setMatrix(m_cells->data(), rows, T, m_cells);
-    for (QCPItemText *item : m_texts)
-        if (item)
-            m_plot->removeItem(item);
-    m_texts.assign(size_t(rows) * size_t(T), nullptr);
+    m_texts.reset(m_plot, rows, T);
     const QString head = logitsFormula(m_input);
     m_formula->setText(
         tr("Row 'block i' reads X_i, the residual stream after i blocks, through the model's own output head as if "
@@ -186,53 +182,19 @@ void LogitLensView::resizeEvent(QResizeEvent *event)
 
 void LogitLensView::writeCellTexts()
 {
-    if (!m_drawn || m_plot->isHidden() || m_texts.empty())
+    if (!m_drawn)
         return;
-    const LogitLens &lens = m_drawn->lens;
-    const int rows = lens.rows(), T = lens.tokens;
-    const QPointF a = m_plot->cellCenter(0, 0), b = m_plot->cellCenter(std::min(1, rows - 1), std::min(1, T - 1));
-    const double cellWidth = T > 1 ? std::abs(b.x() - a.x()) : m_plot->axisRect()->width();
-    const double cellHeight = rows > 1 ? std::abs(b.y() - a.y()) : m_plot->axisRect()->height();
     const QFont font = sizedFont(this->font(), 10);
     const QFontMetrics metrics(font);
-    // A cell too small for one character writes nothing (the hover still names its token).
-    const bool room = cellWidth >= metrics.horizontalAdvance(QLatin1Char('M')) + 2 && cellHeight >= metrics.height();
-    bool changed = false;
-    for (int d = 0; d < rows; ++d)
-        for (int t = 0; t < T; ++t) {
-            QCPItemText *&item = m_texts[size_t(d) * size_t(T) + size_t(t)];
-            QString text;
-            if (room && lens.present(lensRow(d), t)) {
-                text = metrics.elidedText(
-                    vocabularyLabel(m_input, lens.topId(lensRow(d), t)), Qt::ElideRight, int(cellWidth) - 4);
-                if (text == QStringLiteral("…"))
-                    text.clear();
-            }
-            if (!item && text.isEmpty())
-                continue;
-            if (!item) {
-                item = new QCPItemText(m_plot);
-                item->setClipToAxisRect(true);
-                item->position->setType(QCPItemPosition::ptPlotCoords);
-                item->position->setCoords(t, d);
-                item->setPositionAlignment(Qt::AlignCenter);
-            }
-            // Dark text on the bright end of the colour map, light on the dark end.
-            const double v = m_plot->displayedValue(d, t);
-            const QColor cell
-                = m_plot->colorMap()->gradient().color(v, m_plot->colorMap()->dataRange(), m_plot->logScale());
-            const QColor ink = palette::inkOn(cell);
-            if (item->text() != text || item->font() != font || item->color() != ink
-                || item->visible() == text.isEmpty()) {
-                item->setText(text);
-                item->setFont(font);
-                item->setColor(ink);
-                item->setVisible(!text.isEmpty());
-                changed = true;
-            }
-        }
-    if (changed)
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_texts.write(m_plot, font, [&](int d, int t, double cellWidth, double cellHeight) {
+        // A cell too small for one character writes nothing (the hover still names its token).
+        if (cellWidth < metrics.horizontalAdvance(QLatin1Char('M')) + 2 || cellHeight < metrics.height()
+            || !m_drawn->lens.present(lensRow(d), t))
+            return QString();
+        const QString text = metrics.elidedText(
+            vocabularyLabel(m_input, m_drawn->lens.topId(lensRow(d), t)), Qt::ElideRight, int(cellWidth) - 4);
+        return text == QStringLiteral("…") ? QString() : text;
+    });
 }
 
 } // namespace atlas

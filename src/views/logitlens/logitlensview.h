@@ -1,11 +1,11 @@
 #pragma once
 
+#include "views/heatmapcelltexts.h"
 #include "views/view.h"
 
 #include <memory>
 #include <vector>
 
-class QCPItemText;
 class QLabel;
 class QLineEdit;
 
@@ -49,7 +49,7 @@ private:
     HeatmapPlot *m_plot = nullptr;
     std::shared_ptr<const LogitLensAnalysis> m_drawn;
     std::shared_ptr<std::vector<float>> m_cells;
-    std::vector<QCPItemText *> m_texts; // [display row × T], null where nothing is written
+    HeatmapCellTexts m_texts; // [display row × T]
 };
 
 } // namespace atlas

@@ -71,7 +71,7 @@ ViewKind kind()
     return {.kind = "lsh",
         .title = "LSH",
         .summary = "Reformer's LSH buckets, sorted chunks and misses",
-        .group = "Efficient attention",
+        .group = "Efficiency",
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head"},

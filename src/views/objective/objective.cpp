@@ -11,7 +11,7 @@ ViewKind kind()
         .summary
         = "a pretraining objective applied to the input: GPT's next token, BERT's masked LM, T5's span corruption, "
           "the prefix LM; what the model reads, what it must predict, and the mask it implies",
-        .group = "Pretraining",
+        .group = "Training",
         .showsEncoderDecoder = true,
         .checkInput = objectiveInputProblem,
         .after = "sparse-ffn"};

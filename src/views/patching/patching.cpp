@@ -87,11 +87,11 @@ ViewKind kind()
         .title = "Patching",
         .summary = "activation patching: which residual streams, heads or feed-forward layers restore the clean "
                    "output in a corrupted run",
-        .group = "Research",
+        .group = "Circuits",
         .request = request,
         .analysisKeys
         = {"position", "seed", "target", kPatch.name, kCorruptedText.name, kNoisePositions.name, kContrast.name},
-        .after = "rollout",
+        .after = "logit-attribution",
         .keys = {{.field = kPatch,
                      .type = "string",
                      .meaning

@@ -57,7 +57,7 @@ ViewKind kind()
     return {.kind = "pattern",
         .title = "Pattern",
         .summary = "the editor of a fixed sparse pattern",
-        .group = "Efficient attention",
+        .group = "Efficiency",
         .request = request,
         .analysisKeys = {"layer", "attention", "attention_params"},
         .after = "approximation"};

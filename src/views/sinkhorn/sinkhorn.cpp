@@ -56,7 +56,7 @@ ViewKind kind()
         .title = "Sinkhorn",
         .summary = "Sparse Sinkhorn attention: a learned network sorts the blocks, each block attends to itself and "
                    "its sorted block; the sort matrix, one head's attention, and what it costs a masked LM",
-        .group = "Efficient attention",
+        .group = "Efficiency",
         .request = request,
         .analysisKeys = {"layer", "head", "baseline_model"},
         .after = "funnel"};

@@ -38,7 +38,7 @@ ViewKind kind()
         .title = "Sparsity",
         .summary = "sparsemax and \u03B1-entmax: each head's \u03B1 and the share of its query\u2013key pairs given "
                    "exactly 0, layer by layer",
-        .group = "Efficient attention",
+        .group = "Efficiency",
         .request = request,
         .after = "pattern"};
 }

@@ -1,0 +1,230 @@
+#include "analysis/logitattribution.h"
+
+#include "engine/blockcomponents.h"
+#include "engine/outputhead.h"
+#include "trace/names.h"
+#include "util/error.h"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+using Vector = Eigen::VectorXd;
+
+Vector rowOf(const Tensor &x, int64_t row)
+{
+    return Eigen::Map<const Eigen::VectorXf>(x.data() + row * x.dim(1), x.dim(1)).cast<double>();
+}
+
+// A norm with its scale frozen at one row x: N(v) = γ ⊙ (v − mean(v)) / σ(x) for LayerNorm, γ ⊙ v / rms(x) for
+// RMSNorm (γ as the model multiplies by it: 1 + γ for Gemma). Linear in v; β is apart.
+struct FrozenNorm
+{
+    Vector scale; // γ / σ
+    bool centres = false;
+    Vector shift; // β, or zeros
+    double inverse = 0; // 1/σ or 1/rms
+
+    FrozenNorm(const Vector &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c)
+    {
+        const Tensor gamma = normScale(weight, c);
+        const Vector g = Eigen::Map<const Eigen::VectorXf>(gamma.data(), gamma.numel()).cast<double>();
+        centres = c.norm == NormKind::LayerNorm;
+        const double spread = centres ? (x.array() - x.mean()).square().mean() : x.squaredNorm() / double(x.size());
+        inverse = 1.0 / std::sqrt(spread + double(c.lnEpsilon));
+        scale = g * inverse;
+        shift = bias.empty() ? Vector::Zero(x.size())
+                             : Vector(Eigen::Map<const Eigen::VectorXf>(bias.data(), bias.numel()).cast<double>());
+    }
+    Vector operator()(const Vector &v) const
+    {
+        return centres ? Vector(scale.cwiseProduct((v.array() - v.mean()).matrix())) : Vector(scale.cwiseProduct(v));
+    }
+};
+
+// One attention of block `layer` (self or cross): its heads' parts, and its bias's, as written into the stream.
+struct AttentionParts
+{
+    std::vector<Vector> heads;
+    Vector bias;
+    Vector written; // what the sub-layer added to the stream (its output, or its output norm's)
+};
+
+AttentionParts attentionParts(const Model &model, const Trace &trace, const names::AttentionSite &site, int layer,
+    int64_t t, const BlockWeights &b, const BlockPart part)
+{
+    const ModelConfig &c = model.config;
+    const std::string out = names::attentionTensor(site, layer, "out");
+    const std::string normed = names::attentionTensor(site, layer, "out_norm");
+    const Tensor &context = trace.tensor(names::attentionTensor(site, layer, "context")); // [H, T, d]
+    const int64_t H = context.dim(0), d = context.dim(2);
+    const LinearModule module = blockModule(c, b, part);
+    const Tensor zeros = module.bias.empty() ? Tensor() : Tensor(module.bias.shape()); // a head's part has no bias
+    const LinearModule unbiased {module.weight, zeros, module.transposed, module.firstRow, module.rows};
+    AttentionParts parts;
+    Tensor merged({1, H * d}), projected;
+    for (int64_t h = 0; h < H; ++h) {
+        std::fill(merged.data(), merged.data() + merged.numel(), 0.0f);
+        std::copy_n(context.data() + (h * context.dim(1) + t) * d, d, merged.data() + h * d);
+        projected = Tensor({1, int64_t(c.dModel)});
+        moduleForward(projected, merged, unbiased);
+        parts.heads.push_back(rowOf(projected, 0));
+    }
+    parts.bias = module.bias.empty()
+        ? Vector::Zero(c.dModel)
+        : Vector(Eigen::Map<const Eigen::VectorXf>(module.bias.data(), module.bias.numel()).cast<double>());
+    if (trace.contains(normed) && !site.cross) { // OLMo 2's and Gemma's norm of the output before the add
+        const FrozenNorm n(rowOf(trace.tensor(out), t), b.normWeight(BlockPart::NormAttentionOut),
+            b.normBias(BlockPart::NormAttentionOut), c);
+        for (Vector &head : parts.heads)
+            head = n(head);
+        parts.bias = n(parts.bias) + n.shift;
+        parts.written = rowOf(trace.tensor(normed), t);
+    } else {
+        parts.written = rowOf(trace.tensor(out), t);
+    }
+    return parts;
+}
+
+} // namespace
+
+std::string logitAttributionProblem(const ModelConfig &config, const Program &program, const Trace &trace)
+{
+    if (config.family == Family::Bert)
+        return "a BERT masked-LM head transforms the stream (a dense layer, GELU and a LayerNorm) before the "
+               "unembedding reads it, so the logit is not a sum of what each part wrote";
+    if (config.layerNorm == LayerNormPlacement::Post)
+        return "post-LN blocks normalise the residual stream after every sub-layer, so the stream the head reads is "
+               "not the sum of what each part wrote";
+    if (config.reversible)
+        return "reversible blocks keep two streams that each block rewrites, not one sum of parts";
+    if (config.funnel.active())
+        return "a funnel pools the stream between blocks, so a position's stream is not the sum of what was written "
+               "at that position";
+    const OutputHead head = outputHead(program);
+    if (head.ops.empty())
+        return "this model has no output head";
+    if (head.seeds.size() != 1 || head.seeds.front() != names::residualStream(head.stack, config.layers))
+        return "its output head reads " + (head.seeds.empty() ? std::string("nothing") : head.seeds.front())
+            + ", not the residual stream";
+    if (!trace.contains(head.seeds.front()))
+        return "nothing computed yet: step past " + head.seeds.front();
+    return {};
+}
+
+LogitAttribution logitAttribution(const Model &model, const Program &program, const Trace &trace, const Input &input,
+    const LogitAttributionOptions &options)
+{
+    const ModelConfig &c = model.config;
+    if (const std::string why = logitAttributionProblem(c, program, trace); !why.empty())
+        throw Error("direct logit attribution: " + why);
+    const auto checkToken = [&c](int token, const char *what) {
+        if (token < 0 || token >= c.vocab)
+            throw Error(std::string("direct logit attribution: the ") + what + " token id " + std::to_string(token)
+                + " is outside the vocabulary [0, " + std::to_string(c.vocab) + ")");
+    };
+    checkToken(options.target, "target");
+    if (options.contrast != -1)
+        checkToken(options.contrast, "contrast");
+    const OutputHead head = outputHead(program);
+    const names::Stack stack = head.stack;
+    const Tensor &last = trace.tensor(head.seeds.front());
+    const int64_t T = last.dim(0);
+    const int64_t t = options.position < 0 ? T - 1 : options.position;
+    if (t >= T)
+        throw Error("direct logit attribution: position " + std::to_string(options.position)
+            + " is outside the input (0.." + std::to_string(T - 1) + ")");
+
+    LogitAttribution r;
+    r.layers = c.layers;
+    r.heads = c.heads;
+    r.position = int(t);
+    r.target = options.target;
+    r.contrast = options.contrast;
+    r.crossAttention = c.isEncoderDecoder();
+    r.softcap = c.logitSoftcap;
+
+    // w: the unembedding's direction of the logit (difference), with T5's tied-head scale.
+    const Tensor &unembedding = model.outputWeight();
+    Vector w = rowOf(unembedding, options.target);
+    if (options.contrast >= 0)
+        w -= rowOf(unembedding, options.contrast);
+    w *= double(c.outputScale());
+    const Vector stream = rowOf(last, t);
+    const FrozenNorm final(stream, model.lnfWeight, model.lnfBias, c);
+    r.frozenScale = final.inverse;
+    const auto attribute = [&](const Vector &part) { return w.dot(final(part)); };
+
+    const Vector embedding = rowOf(trace.tensor(names::residualStream(stack, 0)), t);
+    Vector sum = embedding;
+    Vector uncentred = Vector::Zero(c.dModel); // Σ parts, for the centring's report
+    const auto add = [&](const Vector &part) {
+        uncentred += part;
+        return attribute(part);
+    };
+    r.embedding = add(embedding);
+    r.selfHeads.assign(size_t(c.layers) * size_t(c.heads), 0.0);
+    if (r.crossAttention)
+        r.crossHeads = r.selfHeads;
+    r.attentionBias.assign(size_t(c.layers), 0.0);
+    r.feedForward.assign(size_t(c.layers), 0.0);
+    for (int l = 0; l < c.layers; ++l) {
+        const BlockWeights &b = model.blocks[size_t(l)];
+        // A block LayerDrop left out wrote nothing: its output is its input.
+        if (!trace.contains(names::attentionTensor({stack, false}, l, "out")))
+            continue;
+        const auto addAttention = [&](bool cross, std::vector<double> &heads) {
+            const AttentionParts parts
+                = attentionParts(model, trace, {stack, cross}, l, t, b, cross ? BlockPart::CrossOut : BlockPart::Out);
+            for (size_t h = 0; h < parts.heads.size(); ++h)
+                heads[size_t(l) * size_t(c.heads) + h] = add(parts.heads[h]);
+            // A bias (and an output norm's shift) is the same vector at every position: its own part.
+            r.attentionBias[size_t(l)] += add(parts.bias);
+            sum += parts.written;
+        };
+        addAttention(false, r.selfHeads);
+        if (r.crossAttention)
+            addAttention(true, r.crossHeads);
+        const std::string prefix = names::layerPrefix(stack, l);
+        const std::string feedForward = trace.contains(prefix + "mlp.out_norm") ? "mlp.out_norm" : "mlp.down";
+        const Vector written = rowOf(trace.tensor(prefix + feedForward), t);
+        r.feedForward[size_t(l)] = add(written);
+        sum += written;
+    }
+    // The check that the stream is the sum of its parts; a model whose blocks write otherwise is refused.
+    const double largest = std::max(stream.cwiseAbs().maxCoeff(), 1e-30);
+    r.streamGap = (stream - sum).cwiseAbs().maxCoeff() / largest;
+    if (r.streamGap > 1e-3)
+        throw Error("direct logit attribution: the stream the output head reads is not the embedding plus what each "
+                    "sub-layer wrote (off by "
+            + std::to_string(r.streamGap) + " of its largest entry), so the logit has no direct parts here");
+
+    r.normShift = w.dot(final.shift);
+    if (final.centres)
+        r.centring = w.dot(final.scale.cwiseProduct(uncentred)) - w.dot(final(uncentred));
+    r.sum = r.normShift + r.embedding;
+    for (const std::vector<double> *parts : {&r.selfHeads, &r.crossHeads, &r.attentionBias, &r.feedForward})
+        for (const double v : *parts)
+            r.sum += v;
+
+    // The model's own logit before any cap: its output head's ("head.logits" under a soft-cap, or the capped logit
+    // uncapped when a run kept on demand computed it afresh).
+    const Tensor logits = nextTokenLogits(model, program, trace, input, {int(t)});
+    const auto precap = [&](int token) {
+        const double cap = c.logitSoftcap, z = logits.data()[token];
+        if (cap <= 0)
+            return z;
+        if (const TraceEntry *uncapped = trace.find("head.logits"))
+            return double(uncapped->tensor.data()[t * c.vocab + token]);
+        return cap * std::atanh(z / cap);
+    };
+    r.modelLogit = precap(options.target) - (options.contrast >= 0 ? precap(options.contrast) : 0.0);
+    return r;
+}
+
+} // namespace atlas
