@@ -1,7 +1,7 @@
 // The research tools on the command line: dump --logit-lens writes the lens beside the trace, patch prints and
-// writes an activation-patching sweep, evaluate scores questions longer than the training ones, and generate stops
-// at a full context, and dla splits a logit difference into its direct parts (summing to the model's own); their misuse
-// is refused before anything is written.
+// writes an activation-patching sweep, evaluate scores questions longer than the training ones, generate stops at a
+// full context, analyze-heads --classify scores every head's kind, and dla splits a logit difference into its direct
+// parts (summing to the model's own); their misuse is refused before anything is written.
 #include "clitesting.h"
 #include "io/npy.h"
 #include "testbundle.h"
@@ -224,6 +224,37 @@ private slots:
         QCOMPARE(bert.code, 1);
         QVERIFY2(bert.err.contains("masked-LM head"), qPrintable(bert.err));
         QVERIFY(!QFile::exists(refused));
+    }
+
+    // analyze-heads --classify: every kind's table for every head, the same numbers in the JSON with each definition;
+    // its options alone, or mixed with a task's, are refused.
+    void analyzeHeadsClassifies()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath("classes.json");
+        const auto r
+            = run({"analyze-heads", "--model", "copy", "--classify", "--half", "8", "--seed", "3", "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.startsWith("on 8 random tokens, then the same 8 again"));
+        QVERIFY(r.out.contains("induction: on the repeated sequence"));
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(o["tokens"].toArray().size(), 16);
+        const QJsonObject scores = o["scores"].toObject();
+        QCOMPARE(scores.size(), 7);
+        for (const QString &kind : scores.keys()) {
+            QCOMPARE(scores[kind].toArray().size(), 2); // copy's two layers of four heads
+            QCOMPARE(scores[kind].toArray()[0].toArray().size(), 4);
+            QVERIFY(!o["definitions"].toObject()[kind].toString().isEmpty());
+        }
+        const auto text = run({"analyze-heads", "--model", "copy", "--classify", "--text", "qzkxwmbt"});
+        QVERIFY2(text.code == 0 && text.out.startsWith("on 8 tokens of the text"), qPrintable(text.err));
+        QVERIFY(run({"analyze-heads", "--model", "copy", "--classify", "--task", "copy"}).err.contains("no --task"));
+        QVERIFY(run({"analyze-heads", "--model", "copy", "--task", "copy", "--half", "8"})
+                    .err.contains("--half goes with --classify"));
+        QVERIFY(run({"analyze-heads", "--model", "copy", "--classify", "--text", "ab", "--seed", "2"})
+                    .err.contains("--text gives the sequence's first half"));
     }
 };
 

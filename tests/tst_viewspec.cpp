@@ -69,7 +69,7 @@ private slots:
         QVERIFY(kinds.end() - fills > 10);
         QCOMPARE(std::vector<std::string>(fills, fills + 11),
             std::vector<std::string>({"fills", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
-                "logit-attribution", "patching", "kernels", "lsh", "approximation"}));
+                "logit-attribution", "head-kinds", "patching", "kernels", "lsh"}));
     }
 
     void roundTrip()

@@ -217,10 +217,19 @@ std::vector<CliCommand> makeTable()
                     {"by-position", "", "a retrieval model's accuracy by the position of the asked pair"}}
                 + kAblation,
             evaluateCommand},
-        {"analyze-heads", {{"--model M --task T", "how much each head attends where a task's patterns say"}},
+        {"analyze-heads",
+            {{"--model M --task T", "how much each head attends where a task's patterns say"},
+                {"--model M --classify [--half N] [--seed S | --text \"...\"] [--json FILE]",
+                    "what kind each head is: previous token, induction, duplicate token, first token, self, local "
+                    "and copying scores on a repeated random sequence, or on a text and the same text again"}},
             kModel
                 + Options {{"task", "T", "the task whose patterns are measured"},
-                    {"examples", "N", "held-out examples (default 200)"}},
+                    {"examples", "N", "held-out examples (default 200)"},
+                    {"classify", "", "every head's scores for each kind of head (analysis/headclasses.h)"},
+                    {"half", "N", "with --classify: tokens in each half of the repeated sequence (default 32)"},
+                    {"seed", "S", "with --classify: the draw of the sequence's tokens (default 0)"},
+                    {"text", "\"...\"", "with --classify: the sequence's first half, instead of random tokens"},
+                    {"json", "FILE", "with --classify: also write the scores as JSON"}},
             analyzeHeadsCommand},
         {"lesson",
             {{"check [FILE|DIR ...]",

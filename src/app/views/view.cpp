@@ -30,6 +30,14 @@ int View::heightForWidth(int width) const
     return QWidget::heightForWidth(width);
 }
 
+void View::editSpec(const std::function<void(ViewSpec &)> &change)
+{
+    ViewSpec spec = m_spec;
+    change(spec);
+    if (spec != m_spec)
+        emit specEdited(spec);
+}
+
 void View::changeEvent(QEvent *event)
 {
     QWidget::changeEvent(event);

@@ -7,6 +7,7 @@
 
 class QLabel;
 
+#include <functional>
 #include <vector>
 
 namespace atlas {
@@ -64,6 +65,8 @@ protected:
     // and m_spec, sizing text with sizedFont (views/viewfonts.h).
     virtual void refresh() = 0;
     void changeEvent(QEvent *event) override;
+    // The spec shown with `change` made to it, adopted (specEdited) when it differs: what a control of the view calls.
+    void editSpec(const std::function<void(ViewSpec &)> &change);
 
     // A selectable, wrapping line for the formula above a view's plots.
     QLabel *newFormulaLabel();

@@ -6,7 +6,7 @@
 #include "views/plottheme.h"
 
 #include "views/colormaps.h"
-#include "views/downsample.h"
+#include "views/headthumbnail.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
 #include "views/viewfonts.h"
@@ -26,32 +26,10 @@ namespace atlas {
 
 namespace {
 
-constexpr int kThumbPixels = 96; // thumbnails are pooled to at most this many cells per side
 constexpr int64_t kInlineTokens = 1024; // up to this T the thumbnails are pooled at once (a few ms)
 constexpr int kMinCell = 14;
 constexpr int kMaxCell = 200;
 const QColor &kSelected = palette::selected;
-
-// One head's [T, T] probabilities as an image, pooled to <= 96 px and scaled to its own maximum.
-// Masked cells (−∞ in `masked`, when given) in the lookup table's masked colour, never as a probability of 0.
-QImage makeThumbnail(const float *data, const float *masked, int rows, int cols, const ColorLut &lut, bool log)
-{
-    const Pooled p = downsample(data, rows, cols, kThumbPixels, kThumbPixels, masked);
-    QImage image(p.cols, p.rows, QImage::Format_RGB32);
-    const ColorScale scale(log, p.maxFinite, std::min(p.minPositive, p.maxFinite));
-    for (int r = 0; r < p.rows; ++r) {
-        auto *line = reinterpret_cast<QRgb *>(image.scanLine(r));
-        for (int c = 0; c < p.cols; ++c) {
-            const float v = p.at(r, c);
-            if (std::isinf(v) && v < 0) {
-                line[c] = lut.masked();
-                continue;
-            }
-            line[c] = lut.map(scale.place(v));
-        }
-    }
-    return image;
-}
 
 } // namespace
 
@@ -283,10 +261,10 @@ void HeadsGridView::rebuildThumbnails()
                     const Tensor probs = job.readout->head(ops::ScoreStage::Probs, head),
                                  masked = job.readout->head(ops::ScoreStage::Mask, head);
                     images[job.index]
-                        = makeThumbnail(probs.data(), masked.data(), int(probs.dim(0)), int(probs.dim(1)), *lut, log);
+                        = headThumbnail(probs.data(), masked.data(), int(probs.dim(0)), int(probs.dim(1)), *lut, log);
                     continue;
                 }
-                images[job.index] = makeThumbnail(job.probs->slice(head).data(),
+                images[job.index] = headThumbnail(job.probs->slice(head).data(),
                     job.masked ? job.masked->slice(head).data() : nullptr, static_cast<int>(job.probs->dim(1)),
                     static_cast<int>(job.probs->dim(2)), *lut, log);
             }

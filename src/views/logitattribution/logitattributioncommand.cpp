@@ -74,15 +74,21 @@ int dla(const CommandArgs &argv)
         std::string name;
         double value;
     };
+    // "L3 H2": appended piece by piece, as GCC 12 misreads "L" + std::to_string(…) (-Wstringop-overflow).
+    const auto label = [](int layer, const char *part, int head = -1) {
+        std::string s = "L";
+        s.append(std::to_string(layer)).append(" ").append(part);
+        return head < 0 ? s : s.append(std::to_string(head));
+    };
     std::vector<Writer> writers {{"embedding", r.embedding}};
     for (int l = 0; l < r.layers; ++l) {
         for (int h = 0; h < r.heads; ++h) {
-            writers.push_back({"L" + std::to_string(l) + " H" + std::to_string(h), r.selfHead(l, h)});
+            writers.push_back({label(l, "H", h), r.selfHead(l, h)});
             if (r.crossAttention)
-                writers.push_back({"L" + std::to_string(l) + " X" + std::to_string(h), r.crossHead(l, h)});
+                writers.push_back({label(l, "X", h), r.crossHead(l, h)});
         }
-        writers.push_back({"L" + std::to_string(l) + " bias", r.attentionBias[size_t(l)]});
-        writers.push_back({"L" + std::to_string(l) + " FFN", r.feedForward[size_t(l)]});
+        writers.push_back({label(l, "bias"), r.attentionBias[size_t(l)]});
+        writers.push_back({label(l, "FFN"), r.feedForward[size_t(l)]});
     }
     std::stable_sort(writers.begin(), writers.end(),
         [](const Writer &a, const Writer &b) { return std::abs(a.value) > std::abs(b.value); });

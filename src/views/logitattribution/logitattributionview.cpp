@@ -71,11 +71,12 @@ LogitAttributionView::LogitAttributionView(QWidget *parent)
     row->addWidget(m_position);
     row->addStretch(1);
     connect(m_target, &QLineEdit::editingFinished, this,
-        [this] { edit([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
+        [this] { editSpec([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
     connect(m_against, &QLineEdit::editingFinished, this, [this] {
-        edit([this](ViewSpec &s) { s.set(views::logitattribution::kAgainst, m_against->text().toStdString()); });
+        editSpec([this](ViewSpec &s) { s.set(views::logitattribution::kAgainst, m_against->text().toStdString()); });
     });
-    connect(m_position, &QSpinBox::valueChanged, this, [this](int p) { edit([p](ViewSpec &s) { s.position = p; }); });
+    connect(
+        m_position, &QSpinBox::valueChanged, this, [this](int p) { editSpec([p](ViewSpec &s) { s.position = p; }); });
 
     m_formula = newFormulaLabel();
     m_message = newMessageLabel();
@@ -142,14 +143,6 @@ QString LogitAttributionView::cellText(int row, int col) const
     if (!m_drawn)
         return {};
     return m_texts.shown(row, col);
-}
-
-void LogitAttributionView::edit(const std::function<void(ViewSpec &)> &change)
-{
-    ViewSpec spec = m_spec;
-    change(spec);
-    if (spec != m_spec)
-        emit specEdited(spec);
 }
 
 void LogitAttributionView::showMessage(const QString &text)

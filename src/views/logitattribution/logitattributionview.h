@@ -42,7 +42,6 @@ protected:
 
 private:
     void showMessage(const QString &text);
-    void edit(const std::function<void(ViewSpec &)> &change);
     void writeCellTexts();
     double cellValue(int row, int col) const;
     QString columnName(int col) const;

@@ -91,7 +91,7 @@ ViewKind kind()
         .request = request,
         .analysisKeys
         = {"position", "seed", "target", kPatch.name, kCorruptedText.name, kNoisePositions.name, kContrast.name},
-        .after = "logit-attribution",
+        .after = "head-kinds",
         .keys = {{.field = kPatch,
                      .type = "string",
                      .meaning

@@ -68,25 +68,28 @@ PatchingView::PatchingView(QWidget *parent)
     grid->setColumnStretch(1, 1);
     grid->setColumnStretch(3, 1);
     connect(m_corrupted, &QLineEdit::editingFinished, this, [this] {
-        edit([this](ViewSpec &s) { s.set(views::patching::kCorruptedText, m_corrupted->text().toStdString()); });
+        editSpec([this](ViewSpec &s) { s.set(views::patching::kCorruptedText, m_corrupted->text().toStdString()); });
     });
     connect(m_noise, &QLineEdit::editingFinished, this, [this] {
         try {
             const std::vector<int> positions = parseTokenList(m_noise->text().toStdString());
             m_noise->setStyleSheet({});
-            edit([&positions](ViewSpec &s) { s.set(views::patching::kNoisePositions, positions); });
+            editSpec([&positions](ViewSpec &s) { s.set(views::patching::kNoisePositions, positions); });
         } catch (const std::exception &e) { // said at the box; the spec keeps its positions
             m_noise->setStyleSheet(QStringLiteral("color: %1").arg(palette::alert.name()));
             m_noise->setToolTip(QString::fromStdString(e.what()));
         }
     });
     connect(m_target, &QLineEdit::editingFinished, this,
-        [this] { edit([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
-    connect(m_contrast, &QLineEdit::editingFinished, this,
-        [this] { edit([this](ViewSpec &s) { s.set(views::patching::kContrast, m_contrast->text().toStdString()); }); });
-    connect(m_position, &QSpinBox::valueChanged, this, [this](int p) { edit([p](ViewSpec &s) { s.position = p; }); });
+        [this] { editSpec([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
+    connect(m_contrast, &QLineEdit::editingFinished, this, [this] {
+        editSpec([this](ViewSpec &s) { s.set(views::patching::kContrast, m_contrast->text().toStdString()); });
+    });
+    connect(
+        m_position, &QSpinBox::valueChanged, this, [this](int p) { editSpec([p](ViewSpec &s) { s.position = p; }); });
     connect(m_site, &QComboBox::activated, this, [this](int i) {
-        edit([this, i](ViewSpec &s) { s.set(views::patching::kPatch, m_site->itemData(i).toString().toStdString()); });
+        editSpec(
+            [this, i](ViewSpec &s) { s.set(views::patching::kPatch, m_site->itemData(i).toString().toStdString()); });
     });
 
     m_formula = newFormulaLabel();
@@ -125,15 +128,6 @@ QString PatchingView::message() const
 QString PatchingView::caption() const
 {
     return m_caption->text();
-}
-
-void PatchingView::edit(const std::function<void(ViewSpec &)> &change)
-{
-    ViewSpec spec = m_spec;
-    change(spec);
-    if (spec == m_spec)
-        return;
-    emit specEdited(spec);
 }
 
 void PatchingView::showMessage(const QString &text, bool running)

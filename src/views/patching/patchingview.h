@@ -41,7 +41,6 @@ protected:
 
 private:
     void showMessage(const QString &text, bool running = false);
-    void edit(const std::function<void(ViewSpec &)> &change);
 
     QWidget *m_controls = nullptr;
     QWidget *m_running = nullptr; // the progress and its Cancel button, while the sweep runs
