@@ -61,7 +61,7 @@ private slots:
         }
     }
 
-    // The sequence: distinct ordinary tokens, then the same again; the same for the same seed, another for another.
+    // The sequence: distinct ordinary tokens (printable characters for a model of bytes), then the same again; the same for the same seed, another for another.
     void theRepeatedSequenceIsDrawnAsDefined()
     {
         const std::shared_ptr<const Model> m = loadModel("austen");
@@ -69,7 +69,12 @@ private slots:
         QCOMPARE(int(a.size()), 40);
         QVERIFY(std::equal(a.begin(), a.begin() + 20, a.begin() + 20));
         QCOMPARE(std::set<int>(a.begin(), a.end()).size(), size_t(20));
-        QVERIFY(std::all_of(a.begin(), a.end(), [&](int t) { return t >= 0 && t < m->config.ordinaryTokens(); }));
+        // austen reads bytes: printable characters only
+        QVERIFY(std::all_of(a.begin(), a.end(), [](int t) { return t >= 32 && t <= 126; }));
+        const Model llama = Model::load(dataPath("llama_tiny").toStdString()); // any of its 64 tokens
+        const std::vector<int> b = repeatedRandomTokens(llama.config, 30, 7);
+        QVERIFY(std::all_of(b.begin(), b.end(), [&](int t) { return t >= 0 && t < llama.config.ordinaryTokens(); }));
+        QVERIFY(std::any_of(b.begin(), b.end(), [](int t) { return t < 32; }));
         QVERIFY(repeatedRandomTokens(m->config, 20, 7) == a);
         QVERIFY(repeatedRandomTokens(m->config, 20, 8) != a);
         ModelConfig small = m->config;

@@ -104,14 +104,16 @@ std::vector<int> repeatedRandomTokens(const ModelConfig &config, int half, uint6
     if (n < 2)
         throw Error("the head classes need a repeated sequence of at least 2 tokens twice; this model's context is "
             + std::to_string(config.context) + " tokens");
-    const int ordinary = config.ordinaryTokens();
+    // A model that reads bytes draws printable characters (32 … 126): the control bytes never occur in its text.
+    const bool bytes = config.tokenizer == "bytes" && config.ordinaryTokens() >= 127;
+    const int first = bytes ? 32 : 0, ordinary = bytes ? 127 - 32 : config.ordinaryTokens();
     if (ordinary < n)
         throw Error("the head classes draw " + std::to_string(n) + " distinct tokens, and this model has "
             + std::to_string(ordinary) + " ordinary tokens");
     // Fisher–Yates by the generator's own draws, so that a seed gives the same tokens with any standard library.
     std::mt19937_64 rng(seed);
     std::vector<int> pool(static_cast<size_t>(ordinary));
-    std::iota(pool.begin(), pool.end(), 0);
+    std::iota(pool.begin(), pool.end(), first);
     for (int i = 0; i < n; ++i)
         std::swap(pool[size_t(i)], pool[size_t(i + int(rng() % uint64_t(ordinary - i)))]);
     std::vector<int> tokens(pool.begin(), pool.begin() + n);
