@@ -61,7 +61,8 @@ private slots:
         }
     }
 
-    // The sequence: distinct ordinary tokens (printable characters for a model of bytes), then the same again; the same for the same seed, another for another.
+    // The sequence: distinct ordinary tokens (printable characters for a model of bytes), then the same again; the same
+    // for the same seed, another for another.
     void theRepeatedSequenceIsDrawnAsDefined()
     {
         const std::shared_ptr<const Model> m = loadModel("austen");

@@ -37,6 +37,29 @@ LogitAttribution attribute(const Engine &engine, const Model &model, const Input
     return logitAttribution(model, engine.program(), engine.trace(), input, o);
 }
 
+// A mixture-of-experts layer's per-expert parts sum to its feed-forward part; returns how many layers had them.
+int checkExperts(const LogitAttribution &got, const QString &name)
+{
+    int split = 0;
+    for (int l = 0; l < got.layers; ++l) {
+        if (got.experts[size_t(l)].empty())
+            continue;
+        double sum = 0;
+        for (const LogitAttribution::ExpertPart &e : got.experts[size_t(l)])
+            sum += e.value;
+        const double whole = got.feedForward[size_t(l)];
+        if (std::abs(sum - whole) > 1e-4 * (1 + std::abs(whole)))
+            QTest::qFail(qPrintable(QString("%1 layer %2: experts sum to %3, the feed-forward %4")
+                                        .arg(name)
+                                        .arg(l)
+                                        .arg(sum)
+                                        .arg(whole)),
+                __FILE__, __LINE__);
+        ++split;
+    }
+    return split;
+}
+
 } // namespace
 
 class TestLogitAttribution : public QObject
@@ -138,6 +161,7 @@ private slots:
             QVERIFY2(std::abs(got.sum - got.modelLogit) < 1e-3 * std::max(1.0, std::abs(got.modelLogit)),
                 qPrintable(name + QString(": parts %1, logit %2").arg(got.sum).arg(got.modelLogit)));
             QVERIFY2(got.streamGap < 1e-4, qPrintable(name));
+            QCOMPARE(checkExperts(got, name) > 0, m->config.experts > 0);
             ++attributed;
         }
         QVERIFY2(attributed >= 10, qPrintable(QString("%1 built-in models attributed").arg(attributed)));
@@ -159,6 +183,7 @@ private slots:
             QVERIFY2(std::abs(got.sum - got.modelLogit) < 1e-3 * std::max(1.0, std::abs(got.modelLogit)),
                 qPrintable(file + QString(": parts %1, logit %2").arg(got.sum).arg(got.modelLogit)));
             QVERIFY2(got.streamGap < 1e-4, qPrintable(file));
+            QCOMPARE(checkExperts(got, file) > 0, m->config.experts > 0);
         }
     }
 

@@ -48,8 +48,8 @@ struct HeadClasses
 };
 
 // The repeated random sequence: `half` distinct ordinary tokens (ModelConfig::ordinaryTokens; printable characters,
-// 32 … 126, for a model that reads bytes) drawn from `seed`, then the same again; fewer when the context holds fewer than 2 · half. Throws atlas::Error for a context of fewer than 4
-// tokens or fewer ordinary tokens than a half.
+// 32 … 126, for a model that reads bytes) drawn from `seed`, then the same again; fewer when the context holds fewer
+// than 2 · half. Throws atlas::Error for a context of fewer than 4 tokens or fewer ordinary tokens than a half.
 std::vector<int> repeatedRandomTokens(const ModelConfig &config, int half, uint64_t seed);
 // Every head's scores on `tokens`, a sequence whose second half repeats its first (repeatedRandomTokens). Throws
 // atlas::Error for another sequence, and when `cancel` turns true (polled between layers).

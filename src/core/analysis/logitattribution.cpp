@@ -1,6 +1,7 @@
 #include "analysis/logitattribution.h"
 
 #include "engine/blockcomponents.h"
+#include "engine/feedforward.h"
 #include "engine/outputhead.h"
 #include "trace/names.h"
 #include "util/error.h"
@@ -91,6 +92,40 @@ AttentionParts attentionParts(const Model &model, const Trace &trace, const name
     return parts;
 }
 
+// Each expert that took the token at row t: its output alone (the layer's own op on that row with the other choices
+// left out), through the layer's output norm frozen as for the whole feed-forward.
+template <typename Attribute>
+std::vector<LogitAttribution::ExpertPart> expertParts(const Model &model, const Program &program, const Trace &trace,
+    const std::string &prefix, int layer, int64_t t, bool normed, const Attribute &attribute)
+{
+    const ModelConfig &c = model.config;
+    const Tensor &choice = trace.tensor(prefix + "router.choice"), &gate = trace.tensor(prefix + "router.gate");
+    const Op &op = program.ops[size_t(program.producerOf(prefix + "mlp.down"))];
+    const Tensor &input = trace.tensor(op.inputs.front());
+    const int64_t K = choice.dim(1);
+    Tensor x({1, input.dim(1)}), alone({1, K}), gates({1, K}), out({1, int64_t(c.dModel)});
+    std::copy_n(input.data() + t * input.dim(1), input.dim(1), x.data());
+    std::copy_n(gate.data() + t * K, K, gates.data());
+    std::vector<LogitAttribution::ExpertPart> parts;
+    for (int64_t k = 0; k < K; ++k) {
+        const int expert = int(choice.data()[t * K + k]);
+        if (expert < 0)
+            continue; // dropped: the residual carries the token
+        std::fill(alone.data(), alone.data() + K, -1.0f);
+        alone.data()[k] = float(expert);
+        expertsForward(out, x, alone, gates, c, model.blocks[size_t(layer)]);
+        Vector part = rowOf(out, 0);
+        if (normed) {
+            const BlockWeights &b = model.blocks[size_t(layer)];
+            const FrozenNorm n(rowOf(trace.tensor(prefix + "mlp.down"), t), b.normWeight(BlockPart::NormFfnOut),
+                b.normBias(BlockPart::NormFfnOut), c);
+            part = n(part);
+        }
+        parts.push_back({expert, double(gates.data()[k]), attribute(part)});
+    }
+    return parts;
+}
+
 } // namespace
 
 std::string logitAttributionProblem(const ModelConfig &config, const Program &program, const Trace &trace)
@@ -173,6 +208,7 @@ LogitAttribution logitAttribution(const Model &model, const Program &program, co
         r.crossHeads = r.selfHeads;
     r.attentionBias.assign(size_t(c.layers), 0.0);
     r.feedForward.assign(size_t(c.layers), 0.0);
+    r.experts.resize(size_t(c.layers));
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = model.blocks[size_t(l)];
         // A block LayerDrop left out wrote nothing: its output is its input.
@@ -191,10 +227,12 @@ LogitAttribution logitAttribution(const Model &model, const Program &program, co
         if (r.crossAttention)
             addAttention(true, r.crossHeads);
         const std::string prefix = names::layerPrefix(stack, l);
-        const std::string feedForward = trace.contains(prefix + "mlp.out_norm") ? "mlp.out_norm" : "mlp.down";
-        const Vector written = rowOf(trace.tensor(prefix + feedForward), t);
+        const bool normed = trace.contains(prefix + "mlp.out_norm");
+        const Vector written = rowOf(trace.tensor(prefix + (normed ? "mlp.out_norm" : "mlp.down")), t);
         r.feedForward[size_t(l)] = add(written);
         sum += written;
+        if (trace.contains(prefix + "router.choice"))
+            r.experts[size_t(l)] = expertParts(model, program, trace, prefix, l, t, normed, attribute);
     }
     // The check that the stream is the sum of its parts; a model whose blocks write otherwise is refused.
     const double largest = std::max(stream.cwiseAbs().maxCoeff(), 1e-30);

@@ -37,6 +37,14 @@ struct LogitAttribution
     std::vector<double> crossHeads; // [layers, heads] with crossAttention, else empty
     std::vector<double> attentionBias; // [layers]: the output projections' biases (and an output norm's shift)
     std::vector<double> feedForward; // [layers]: each block's feed-forward or experts, bias included
+    // A mixture-of-experts layer's feed-forward part split by the experts that took the token: per layer, each chosen
+    // expert's gate · FFN_e(x) read like any part (their sum is feedForward's); empty for a dense layer.
+    struct ExpertPart
+    {
+        int expert = 0;
+        double gate = 0, value = 0;
+    };
+    std::vector<std::vector<ExpertPart>> experts; // [layers]
     double normShift = 0; // the final norm's β read by the unembedding (0 for RMSNorm)
     // What the final norm's centring took out of the uncentred parts (LayerNorm; 0 for RMSNorm): it is already
     // subtracted from each part above, and shown so that the uncentred sum can be checked too.

@@ -7,6 +7,27 @@
 
 namespace atlas {
 
+void expertsForward(
+    Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate, const ModelConfig &c, const BlockWeights &b)
+{
+    if (c.stacksExperts())
+        return ops::moe_stacked_forward(out, x, choice, gate,
+            {b.weight(BlockPart::ExpertsGateUp), b.bias(BlockPart::ExpertsGateUp), b.weight(BlockPart::ExpertsDown),
+                b.bias(BlockPart::ExpertsDown), c.activation, c.gluClamp});
+    if (c.gatedFfn) {
+        std::vector<ops::GatedExpertWeights> experts;
+        for (const ExpertWeights &e : b.experts)
+            experts.push_back(
+                {e.weight(BlockPart::Gate), e.weight(BlockPart::Up), e.weight(BlockPart::Down), c.activation});
+        return ops::moe_gated_forward(out, x, choice, gate, experts);
+    }
+    std::vector<ops::FfnWeights> experts;
+    for (const ExpertWeights &e : b.experts)
+        experts.push_back({e.weight(BlockPart::Up), e.bias(BlockPart::Up), e.weight(BlockPart::Down),
+            e.bias(BlockPart::Down), c.activation});
+    ops::moe_forward(out, x, choice, gate, experts);
+}
+
 std::string activationFormula(Activation act)
 {
     return act == Activation::Relu     ? "ReLU(u) = max(0, u)"

@@ -25,6 +25,13 @@ void feedForwardDown(Tensor &out, const ModelConfig &c, const BlockWeights &b, c
 // that no (T, d_ff) intermediate exists whole. Each output row is the unchunked one's (rows are independent).
 void feedForwardInChunks(Tensor &out, const Tensor &x, const ModelConfig &c, const BlockWeights &b, int chunks);
 
+// A mixture-of-experts layer's output for rows x (T,D) routed to `choice` with weights `gate` (T,K):
+// out_t = Σ_r gate[t,r] · FFN_choice[t,r](x_t) over the kept choices, each expert in the layer's layout: gpt-oss's
+// stacked experts, gated experts (Mixtral, Qwen3-MoE) or Switch's dense ones. The traced op, the generator's
+// single-token step and direct logit attribution's per-expert parts all run this.
+void expertsForward(Tensor &out, const Tensor &x, const Tensor &choice, const Tensor &gate, const ModelConfig &c,
+    const BlockWeights &b);
+
 // "ReLU(u) = max(0, u)" and the like, and "ReLU": as the program's formulas show them.
 std::string activationFormula(Activation act);
 const char *activationLabel(Activation act);

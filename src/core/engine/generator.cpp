@@ -309,24 +309,9 @@ void Generator::routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) 
         logits.matrix() += ConstRowVectorMap(bias.data(), bias.numel());
     ops::softmax_forward(probs, logits);
     ops::router_route(choice, gate, probs, 1);
-    if (c.droplessRouting) {
+    if (c.droplessRouting)
         gate.matrix() /= gate.matrix().sum();
-        if (c.stacksExperts())
-            return ops::moe_stacked_forward(out, x, choice, gate,
-                {b.weight(BlockPart::ExpertsGateUp), b.bias(BlockPart::ExpertsGateUp), b.weight(BlockPart::ExpertsDown),
-                    b.bias(BlockPart::ExpertsDown), c.activation, c.gluClamp});
-        std::vector<ops::GatedExpertWeights> experts;
-        for (const ExpertWeights &e : b.experts)
-            experts.push_back(
-                {e.weight(BlockPart::Gate), e.weight(BlockPart::Up), e.weight(BlockPart::Down), c.activation});
-        ops::moe_gated_forward(out, x, choice, gate, experts);
-        return;
-    }
-    std::vector<ops::FfnWeights> experts;
-    for (const ExpertWeights &e : b.experts)
-        experts.push_back({e.weight(BlockPart::Up), e.bias(BlockPart::Up), e.weight(BlockPart::Down),
-            e.bias(BlockPart::Down), c.activation});
-    ops::moe_forward(out, x, choice, gate, experts);
+    expertsForward(out, x, choice, gate, c, b);
 }
 
 // The position term of query `pos` against keys 0 … pos, [H, 1, pos + 1]; empty for kinds without one.

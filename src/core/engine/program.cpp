@@ -309,6 +309,13 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
                 Tensor({}, ops::router_aux_loss(probs)), Tensor({}, ops::router_z_loss(logits))};
         });
     const Activation act = m_c.activation;
+    const auto run = [i, in, p](const Model &m, const Input &, const Trace &tr) {
+        const Tensor &x = tr.tensor(in);
+        Tensor o(x.shape());
+        expertsForward(
+            o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), m.config, m.blocks[size_t(i)]);
+        return Outputs {std::move(o)};
+    };
     if (m_c.stacksExperts()) {
         const std::string l = formatFactor(m_c.gluClamp);
         add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
@@ -317,15 +324,7 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
                     + ")) ⊙ (clamp(U, −" + l + ", " + l + ") + 1)) W_down,e + b_down,e with [G U] = x W_gate_up,e + "
                     + "b_gate_up,e, G and U its even and odd columns (gpt-oss's clamped SwiGLU, "
                     + activationFormula(act) + ")"}},
-            [i, in, p, act, clamp = m_c.gluClamp](const Model &m, const Input &, const Trace &tr) {
-                const BlockWeights &b = m.blocks[size_t(i)];
-                const Tensor &x = tr.tensor(in);
-                Tensor o(x.shape());
-                ops::moe_stacked_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"),
-                    {b.weight(BlockPart::ExpertsGateUp), b.bias(BlockPart::ExpertsGateUp),
-                        b.weight(BlockPart::ExpertsDown), b.bias(BlockPart::ExpertsDown), act, clamp});
-                return Outputs {std::move(o)};
-            });
+            run);
         return;
     }
     if (m_c.gatedFfn) {
@@ -333,32 +332,14 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
             {{p + "mlp.down", {T, D},
                 "M_t = Σ g · FFN_e(x_t) over the experts e that took token t, FFN_e(x) = (SiLU(x W1_eᵀ) ⊙ x W3_eᵀ) "
                 "W2_eᵀ (Mixtral's SwiGLU experts)"}},
-            [i, in, p, act](const Model &m, const Input &, const Trace &tr) {
-                const Tensor &x = tr.tensor(in);
-                std::vector<ops::GatedExpertWeights> experts;
-                for (const ExpertWeights &e : m.blocks[size_t(i)].experts)
-                    experts.push_back(
-                        {e.weight(BlockPart::Gate), e.weight(BlockPart::Up), e.weight(BlockPart::Down), act});
-                Tensor o(x.shape());
-                ops::moe_gated_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), experts);
-                return Outputs {std::move(o)};
-            });
+            run);
         return;
     }
     add(p + "experts", "experts", i, {in, p + "router.choice", p + "router.gate"},
         {{p + "mlp.down", {T, D},
             "M_t = Σ g · FFN_e(x_t) over the experts e that took token t, FFN_e(x) = act(x W_fc,e + b_fc,e) W_proj,e + "
             "b_proj,e; M_t = 0 for a dropped token (the residual carries it)"}},
-        [i, in, p, act](const Model &m, const Input &, const Trace &tr) {
-            const Tensor &x = tr.tensor(in);
-            std::vector<ops::FfnWeights> experts;
-            for (const ExpertWeights &e : m.blocks[size_t(i)].experts)
-                experts.push_back({e.weight(BlockPart::Up), e.bias(BlockPart::Up), e.weight(BlockPart::Down),
-                    e.bias(BlockPart::Down), act});
-            Tensor o(x.shape());
-            ops::moe_forward(o, x, tr.tensor(p + "router.choice"), tr.tensor(p + "router.gate"), experts);
-            return Outputs {std::move(o)};
-        });
+        run);
 }
 
 // The encoder's last LayerNorm: its output Z is what every decoder block's cross-attention reads.

@@ -63,6 +63,9 @@ int dla(const CommandArgs &argv)
                 std::printf(" %+8.4f", r.crossHead(l, h));
         std::printf(" %+8.4f %+8.4f\n", r.attentionBias[size_t(l)], r.feedForward[size_t(l)]);
     }
+    for (int l = 0; l < r.layers; ++l)
+        for (const LogitAttribution::ExpertPart &e : r.experts[size_t(l)])
+            std::printf("  layer %d's FFN: expert %d (gate %.4f) %+.4f\n", l, e.expert, e.gate, e.value);
     if (config.norm == NormKind::LayerNorm)
         std::printf(
             "final norm's beta %+.4f (its centring took %+.4f out of the uncentred parts)\n", r.normShift, r.centring);
@@ -110,6 +113,16 @@ int dla(const CommandArgs &argv)
             {"frozen_scale", r.frozenScale}, {"sum", r.sum}, {"logit", r.modelLogit}, {"stream_gap", r.streamGap}};
         if (r.crossAttention)
             j["cross_heads"] = grid(r.crossHeads);
+        if (config.experts > 0) {
+            nlohmann::json experts = nlohmann::json::array();
+            for (const auto &layer : r.experts) {
+                nlohmann::json parts = nlohmann::json::array();
+                for (const LogitAttribution::ExpertPart &e : layer)
+                    parts.push_back({{"expert", e.expert}, {"gate", e.gate}, {"part", e.value}});
+                experts.push_back(parts);
+            }
+            j["experts"] = experts;
+        }
         writeFileAtomically(args.value("json"), j.dump(1) + "\n");
     }
     return 0;

@@ -98,6 +98,11 @@ LogitAttributionView::LogitAttributionView(QWidget *parent)
                                formatPercent(a.sum != 0 ? cellValue(r, c) / a.sum : 0));
         if (c < a.heads * (a.crossAttention ? 2 : 1))
             text += tr("\nclick to open this head in the Attention view");
+        if (c == columnCount(a) - 1)
+            for (const LogitAttribution::ExpertPart &e : a.experts[size_t(r)])
+                text += tr("\nexpert %1 (gate %2): %3")
+                            .arg(e.expert)
+                            .arg(formatNumber(e.gate, 3), formatNumber(e.value, 4));
         return text;
     });
     m_plot->installEventFilter(this);
