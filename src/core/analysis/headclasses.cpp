@@ -62,7 +62,9 @@ void copyingScores(const Model &model, HeadClasses &out)
 {
     const ModelConfig &c = model.config;
     const int64_t D = c.dModel, d = c.headDim(), H = c.heads;
-    const Eigen::MatrixXd tokens = asMatrix(model.outputWeight()).transpose() * asMatrix(model.wte); // W_Uᵀ W_E
+    // W_Uᵀ W_E, D × D, from the float matrices in place (a double copy of a 152k-token vocabulary would be 2 GB).
+    const MatrixRM product = model.outputWeight().matrix().transpose() * model.wte.matrix();
+    const Eigen::MatrixXd tokens = product.cast<double>();
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = model.blocks[size_t(l)];
         const Eigen::MatrixXd qkv
