@@ -3,6 +3,8 @@
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 
+#include <algorithm>
+
 // The Head kinds view: its descriptor and its analysis request.
 namespace atlas::views::headkinds {
 
@@ -18,19 +20,29 @@ std::vector<std::string> kindNames()
     return names;
 }
 
-// One run of the model on the repeated random sequence, whatever the input: keyed by the weights alone, so the kind
-// and the threshold shown change nothing to compute.
-AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
+// One run of the model on the repeated sequence: random tokens, keyed by the weights alone, or the input's tokens
+// twice, keyed by the input too. The kind and the threshold shown change nothing to compute.
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model)
         return problem(kNothingComputed);
+    const bool fromInput = spec.get(kHeadSequence) == "input";
+    std::vector<int> tokens;
+    if (fromInput) {
+        if (c.tokenIds.size() < 2)
+            return problem("The input twice needs an input of at least 2 tokens: type one, or choose random tokens.");
+        tokens.assign(c.tokenIds.begin(),
+            c.tokenIds.begin() + std::min<ptrdiff_t>(ptrdiff_t(c.tokenIds.size()), c.model->config.context / 2));
+        tokens.insert(tokens.end(), tokens.begin(), tokens.end());
+    }
     AnalysisRequest r;
-    r.key = "head-kinds/" + modelIdentity(*c.model);
+    r.key = "head-kinds/" + modelIdentity(*c.model) + (fromInput ? "/" + inputKey(c) : std::string("/random"));
     r.pinned = {c.model->wte};
-    r.run = [model = c.model](const std::atomic<bool> &cancel) {
+    r.run = [model = c.model, tokens, fromInput](const std::atomic<bool> &cancel) {
         return timedResult<HeadKindsAnalysis>([&](HeadKindsAnalysis &result) {
-            result.classes
-                = classifyHeads(model, repeatedRandomTokens(model->config, HeadKindsAnalysis::kHalf, 0), &cancel, true);
+            result.fromInput = fromInput;
+            result.classes = classifyHeads(model,
+                fromInput ? tokens : repeatedRandomTokens(model->config, HeadKindsAnalysis::kHalf, 0), &cancel, true);
         });
     };
     return r;
@@ -47,12 +59,19 @@ ViewKind kind()
         .group = "Circuits",
         .showsEncoderDecoder = true,
         .request = request,
+        .analysisKeys = {kHeadSequence.name},
         .after = "logit-attribution",
         .keys = {{.field = kHeadKind,
                      .type = "string",
                      .meaning = "head-kinds view: the score the gallery sorts and filters the heads by",
                      .choices = kindNames(),
                      .ownedByView = true},
+            {.field = kHeadSequence,
+                .type = "string",
+                .meaning = "head-kinds view: the sequence the heads are scored on, `random` (32 distinct random "
+                           "tokens, then the same again) or `input` (the input's tokens, then the same again)",
+                .choices = {"random", "input"},
+                .ownedByView = true},
             {.field = kMinScore,
                 .type = "number, 0 ≤ s ≤ 1",
                 .meaning = "head-kinds view: the least score a head needs to be shown",

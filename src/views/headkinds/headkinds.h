@@ -11,6 +11,7 @@ struct HeadKindsAnalysis : ViewAnalysis
 {
     static constexpr int kHalf = 32; // tokens in each half of the sequence (fewer when the context is shorter)
     HeadClasses classes;
+    bool fromInput = false; // the input's tokens twice, not random ones
 };
 
 } // namespace atlas
@@ -20,5 +21,6 @@ namespace atlas::views::headkinds {
 
 inline const OwnKey<std::string> kHeadKind {"head_kind", "induction"};
 inline const OwnKey<double> kMinScore {"min_score", 0.0};
+inline const OwnKey<std::string> kHeadSequence {"head_sequence", "random"};
 
 } // namespace atlas::views::headkinds

@@ -152,14 +152,26 @@ HeadKindsView::HeadKindsView(QWidget *parent)
     m_minimum->setSingleStep(0.05);
     m_minimum->setDecimals(2);
     m_minimum->setToolTip(tr("Show only the heads scoring at least this (spec key min_score)"));
+    m_sequence = new QComboBox(m_controls);
+    m_sequence->addItem(tr("random tokens, twice"), QStringLiteral("random"));
+    m_sequence->addItem(tr("the input, twice"), QStringLiteral("input"));
+    m_sequence->setToolTip(tr("What the heads read: 32 distinct random tokens then the same again, or the input's "
+                              "tokens then the same again (spec key head_sequence)"));
     row->addWidget(new QLabel(tr("Kind:"), m_controls));
     row->addWidget(m_kind);
     row->addWidget(new QLabel(tr("At least:"), m_controls));
     row->addWidget(m_minimum);
+    row->addWidget(new QLabel(tr("On:"), m_controls));
+    row->addWidget(m_sequence);
     row->addStretch(1);
     connect(m_kind, &QComboBox::activated, this, [this](int i) {
         editSpec([this, i](ViewSpec &s) {
             s.set(views::headkinds::kHeadKind, m_kind->itemData(i).toString().toStdString());
+        });
+    });
+    connect(m_sequence, &QComboBox::activated, this, [this](int i) {
+        editSpec([this, i](ViewSpec &s) {
+            s.set(views::headkinds::kHeadSequence, m_sequence->itemData(i).toString().toStdString());
         });
     });
     connect(m_minimum, &QDoubleSpinBox::valueChanged, this,
@@ -217,8 +229,10 @@ void HeadKindsView::refresh()
     const HeadClass kind = kindNamed(m_spec.get(views::headkinds::kHeadKind));
     const double minimum = m_spec.get(views::headkinds::kMinScore);
     {
-        const QSignalBlocker blockKind(m_kind), blockMinimum(m_minimum);
+        const QSignalBlocker blockKind(m_kind), blockMinimum(m_minimum), blockSequence(m_sequence);
         m_kind->setCurrentIndex(int(kind));
+        m_sequence->setCurrentIndex(
+            std::max(0, m_sequence->findData(QString::fromStdString(m_spec.get(views::headkinds::kHeadSequence)))));
         m_minimum->setValue(minimum);
     }
     const auto *a = currentAnalysis<HeadKindsAnalysis>();
@@ -254,11 +268,12 @@ void HeadKindsView::refresh()
     std::stable_sort(cards.begin(), cards.end(), [](const auto &x, const auto &y) { return x.score > y.score; });
     const int shown = int(cards.size());
     m_gallery->setCards(std::move(cards), m_spec.theme);
-    m_formula->setText(tr("%1: %2. Each picture is the head's attention on %3 random tokens followed by the same %3 "
-                          "again, where a previous-token head draws the line below the diagonal and an induction head "
-                          "a line %4 positions further left in the second half.")
-                           .arg(sentenceStart(tr(headClassTitle(kind))), tr(headClassDefinition(kind)))
-                           .arg(c.half)
+    const QString sequence = a->fromInput ? tr("the input's %1 tokens followed by the same %1 again").arg(c.half)
+                                          : tr("%1 random tokens followed by the same %1 again").arg(c.half);
+    m_formula->setText(tr("%1: %2. Each picture is the head's attention on %3, where a previous-token head draws the "
+                          "line below the diagonal and an induction head a line %4 positions further left in the "
+                          "second half.")
+                           .arg(sentenceStart(tr(headClassTitle(kind))), tr(headClassDefinition(kind)), sequence)
                            .arg(c.half - 1));
     m_caption->setText(shown == 0 ? tr("No head scores at least %1 on %2.").arg(minimum).arg(tr(headClassTitle(kind)))
                                   : tr("%1 of %2 heads score at least %3, largest first; hover a head for all its "

@@ -75,7 +75,7 @@ private:
     void showMessage(const QString &text);
 
     QWidget *m_controls = nullptr;
-    QComboBox *m_kind = nullptr;
+    QComboBox *m_kind = nullptr, *m_sequence = nullptr;
     QDoubleSpinBox *m_minimum = nullptr;
     QLabel *m_formula = nullptr, *m_message = nullptr, *m_caption = nullptr;
     QScrollArea *m_scroll = nullptr;

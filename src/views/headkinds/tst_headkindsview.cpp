@@ -1,6 +1,6 @@
 // The Head kinds view (src/views/headkinds) as a researcher reads it: the cards are the heads at or above the
 // threshold for the chosen kind, largest first, with the analysis's scores; the hover gives all seven; a click opens
-// the head in the Attention view; a threshold no head reaches says so.
+// the head in the Attention view; a threshold no head reaches says so; the input twice is scored when chosen.
 #include "headkinds/headkinds.h"
 #include "headkinds/headkindsview.h"
 #include "layouttesting.h"
@@ -82,6 +82,24 @@ private slots:
         view.setInput(testing::forSpec(spec));
         QVERIFY(view.gallery()->cards().empty());
         QVERIFY2(view.caption().contains("No head scores at least 1 on induction."), qPrintable(view.caption()));
+    }
+
+    // On the input twice: the sequence run is the input's tokens, then the same again.
+    void theInputTwiceIsScoredWhenChosen()
+    {
+        ViewSpec spec = kindsSpec("duplicate-token", 0.0);
+        spec.set(views::headkinds::kHeadSequence, "input");
+        const ViewInput input = testing::forSpec(spec);
+        HeadKindsView view;
+        view.resize(1100, 700);
+        view.setSpec(spec);
+        view.setInput(input);
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = input.analysisAs<HeadKindsAnalysis>();
+        QVERIFY(a && a->fromInput);
+        std::vector<int> twice = input.tokenIds;
+        twice.insert(twice.end(), input.tokenIds.begin(), input.tokenIds.end());
+        QVERIFY(a->classes.tokens == twice);
     }
 };
 
