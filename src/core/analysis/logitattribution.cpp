@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace atlas {
 
@@ -17,9 +18,14 @@ namespace {
 
 using Vector = Eigen::VectorXd;
 
+Vector vectorOf(const float *data, int64_t n)
+{
+    return Eigen::Map<const Eigen::VectorXf>(data, n).cast<double>();
+}
+
 Vector rowOf(const Tensor &x, int64_t row)
 {
-    return Eigen::Map<const Eigen::VectorXf>(x.data() + row * x.dim(1), x.dim(1)).cast<double>();
+    return vectorOf(x.data() + row * x.dim(1), x.dim(1));
 }
 
 // A norm with its scale frozen at one row x: N(v) = γ ⊙ (v − mean(v)) / σ(x) for LayerNorm, γ ⊙ v / rms(x) for
@@ -34,13 +40,12 @@ struct FrozenNorm
     FrozenNorm(const Vector &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c)
     {
         const Tensor gamma = normScale(weight, c);
-        const Vector g = Eigen::Map<const Eigen::VectorXf>(gamma.data(), gamma.numel()).cast<double>();
+        const Vector g = vectorOf(gamma.data(), gamma.numel());
         centres = c.norm == NormKind::LayerNorm;
         const double spread = centres ? (x.array() - x.mean()).square().mean() : x.squaredNorm() / double(x.size());
         inverse = 1.0 / std::sqrt(spread + double(c.lnEpsilon));
         scale = g * inverse;
-        shift = bias.empty() ? Vector::Zero(x.size())
-                             : Vector(Eigen::Map<const Eigen::VectorXf>(bias.data(), bias.numel()).cast<double>());
+        shift = bias.empty() ? Vector::Zero(x.size()) : vectorOf(bias.data(), bias.numel());
     }
     Vector operator()(const Vector &v) const
     {
@@ -68,17 +73,14 @@ AttentionParts attentionParts(const Model &model, const Trace &trace, const name
     const Tensor zeros = module.bias.empty() ? Tensor() : Tensor(module.bias.shape()); // a head's part has no bias
     const LinearModule unbiased {module.weight, zeros, module.transposed, module.firstRow, module.rows};
     AttentionParts parts;
-    Tensor merged({1, H * d}), projected;
+    Tensor merged({1, H * d}), projected({1, int64_t(c.dModel)});
     for (int64_t h = 0; h < H; ++h) {
         std::fill(merged.data(), merged.data() + merged.numel(), 0.0f);
         std::copy_n(context.data() + (h * context.dim(1) + t) * d, d, merged.data() + h * d);
-        projected = Tensor({1, int64_t(c.dModel)});
         moduleForward(projected, merged, unbiased);
         parts.heads.push_back(rowOf(projected, 0));
     }
-    parts.bias = module.bias.empty()
-        ? Vector::Zero(c.dModel)
-        : Vector(Eigen::Map<const Eigen::VectorXf>(module.bias.data(), module.bias.numel()).cast<double>());
+    parts.bias = module.bias.empty() ? Vector::Zero(c.dModel) : vectorOf(module.bias.data(), module.bias.numel());
     if (trace.contains(normed) && !site.cross) { // OLMo 2's and Gemma's norm of the output before the add
         const FrozenNorm n(rowOf(trace.tensor(out), t), b.normWeight(BlockPart::NormAttentionOut),
             b.normBias(BlockPart::NormAttentionOut), c);
@@ -99,6 +101,7 @@ std::vector<LogitAttribution::ExpertPart> expertParts(const Model &model, const 
     const std::string &prefix, int layer, int64_t t, bool normed, const Attribute &attribute)
 {
     const ModelConfig &c = model.config;
+    const BlockWeights &b = model.blocks[size_t(layer)];
     const Tensor &choice = trace.tensor(prefix + "router.choice"), &gate = trace.tensor(prefix + "router.gate");
     const Op &op = program.ops[size_t(program.producerOf(prefix + "mlp.down"))];
     const Tensor &input = trace.tensor(op.inputs.front());
@@ -106,6 +109,10 @@ std::vector<LogitAttribution::ExpertPart> expertParts(const Model &model, const 
     Tensor x({1, input.dim(1)}), alone({1, K}), gates({1, K}), out({1, int64_t(c.dModel)});
     std::copy_n(input.data() + t * input.dim(1), input.dim(1), x.data());
     std::copy_n(gate.data() + t * K, K, gates.data());
+    std::optional<FrozenNorm> norm; // the layer's output norm, frozen at the whole feed-forward's output
+    if (normed)
+        norm.emplace(rowOf(trace.tensor(prefix + "mlp.down"), t), b.normWeight(BlockPart::NormFfnOut),
+            b.normBias(BlockPart::NormFfnOut), c);
     std::vector<LogitAttribution::ExpertPart> parts;
     for (int64_t k = 0; k < K; ++k) {
         const int expert = int(choice.data()[t * K + k]);
@@ -113,20 +120,38 @@ std::vector<LogitAttribution::ExpertPart> expertParts(const Model &model, const 
             continue; // dropped: the residual carries the token
         std::fill(alone.data(), alone.data() + K, -1.0f);
         alone.data()[k] = float(expert);
-        expertsForward(out, x, alone, gates, c, model.blocks[size_t(layer)]);
-        Vector part = rowOf(out, 0);
-        if (normed) {
-            const BlockWeights &b = model.blocks[size_t(layer)];
-            const FrozenNorm n(rowOf(trace.tensor(prefix + "mlp.down"), t), b.normWeight(BlockPart::NormFfnOut),
-                b.normBias(BlockPart::NormFfnOut), c);
-            part = n(part);
-        }
-        parts.push_back({expert, double(gates.data()[k]), attribute(part)});
+        expertsForward(out, x, alone, gates, c, b);
+        const Vector part = rowOf(out, 0);
+        parts.push_back({expert, double(gates.data()[k]), attribute(norm ? (*norm)(part) : part)});
     }
     return parts;
 }
 
 } // namespace
+
+std::vector<NamedPart> largestWriters(const LogitAttribution &a)
+{
+    // "L3 H2": appended piece by piece, as GCC 12 misreads "L" + std::to_string(…) (-Wstringop-overflow).
+    const auto label = [](int layer, const char *part, int head = -1) {
+        std::string s = "L";
+        s.append(std::to_string(layer)).append(" ").append(part);
+        return head < 0 ? s : s.append(std::to_string(head));
+    };
+    std::vector<NamedPart> parts {{"embedding", a.embedding}, {"final norm's β", a.normShift}};
+    for (int l = 0; l < a.layers; ++l) {
+        for (int h = 0; h < a.heads; ++h)
+            parts.push_back({label(l, "H", h), a.selfHead(l, h)});
+        if (a.crossAttention)
+            for (int h = 0; h < a.heads; ++h)
+                parts.push_back({label(l, "X", h), a.crossHead(l, h)});
+        parts.push_back({label(l, "bias"), a.attentionBias[size_t(l)]});
+        parts.push_back({label(l, "FFN"), a.feedForward[size_t(l)]});
+    }
+    std::erase_if(parts, [](const NamedPart &p) { return p.value == 0; });
+    std::stable_sort(parts.begin(), parts.end(),
+        [](const NamedPart &x, const NamedPart &y) { return std::abs(x.value) > std::abs(y.value); });
+    return parts;
+}
 
 std::string logitAttributionProblem(const ModelConfig &config, const Program &program, const Trace &trace)
 {

@@ -61,6 +61,17 @@ struct LogitAttribution
     double crossHead(int layer, int head) const { return crossHeads[size_t(layer) * size_t(heads) + size_t(head)]; }
 };
 
+// A part by name ("embedding", "final norm's β", "L3 H2", a cross-attention head "L3 X2", "L3 bias", "L3 FFN") and
+// what it writes into the logit.
+struct NamedPart
+{
+    std::string name;
+    double value = 0;
+};
+// Every part that writes something (a value not exactly 0), the largest |value| first: the view's list of the largest
+// writers and `dla`'s.
+std::vector<NamedPart> largestWriters(const LogitAttribution &a);
+
 // Why the logit cannot be split into direct parts for this model and trace ("" when it can): an output head that
 // is not a norm and a linear map (BERT's masked-LM transform), a residual stream that is not the sum of what was
 // written into it (post-LN blocks, reversible blocks, a funnel), or a trace not run to the end.

@@ -37,7 +37,10 @@ int dla(const CommandArgs &argv)
         = args.has("against") ? singleToken(*run.tokenizer, args.value("against"), config.vocab, "--against") : -1;
     const LogitAttribution r = logitAttribution(*run.model, engine.program(), engine.trace(), run.input, options);
 
-    const auto piece = [&](int id) { return "'" + run.tokenizer->piece(id) + "'"; };
+    const auto piece = [&](int id) { // appended, as GCC 12 misreads "'" + a string (-Wstringop-overflow)
+        std::string quoted = "'";
+        return quoted.append(run.tokenizer->piece(id)).append("'");
+    };
     const std::string what = r.contrast >= 0 ? "logit(" + piece(r.target) + ") - logit(" + piece(r.contrast) + ")"
                                              : "logit(" + piece(r.target) + ")";
     std::printf(
@@ -72,29 +75,7 @@ int dla(const CommandArgs &argv)
     std::printf("the parts sum to %.6f; the model's own %s is %.6f (gap %.2g)\n", r.sum,
         r.contrast >= 0 ? "logit difference" : "logit", r.modelLogit, r.sum - r.modelLogit);
 
-    struct Writer
-    {
-        std::string name;
-        double value;
-    };
-    // "L3 H2": appended piece by piece, as GCC 12 misreads "L" + std::to_string(…) (-Wstringop-overflow).
-    const auto label = [](int layer, const char *part, int head = -1) {
-        std::string s = "L";
-        s.append(std::to_string(layer)).append(" ").append(part);
-        return head < 0 ? s : s.append(std::to_string(head));
-    };
-    std::vector<Writer> writers {{"embedding", r.embedding}};
-    for (int l = 0; l < r.layers; ++l) {
-        for (int h = 0; h < r.heads; ++h) {
-            writers.push_back({label(l, "H", h), r.selfHead(l, h)});
-            if (r.crossAttention)
-                writers.push_back({label(l, "X", h), r.crossHead(l, h)});
-        }
-        writers.push_back({label(l, "bias"), r.attentionBias[size_t(l)]});
-        writers.push_back({label(l, "FFN"), r.feedForward[size_t(l)]});
-    }
-    std::stable_sort(writers.begin(), writers.end(),
-        [](const Writer &a, const Writer &b) { return std::abs(a.value) > std::abs(b.value); });
+    const std::vector<NamedPart> writers = largestWriters(r);
     const int top = args.intValue("top", 10, 1);
     std::printf("largest writers:\n");
     for (size_t i = 0; i < std::min(writers.size(), size_t(top)); ++i)

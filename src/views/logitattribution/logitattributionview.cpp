@@ -246,25 +246,11 @@ void LogitAttributionView::refresh()
         + tr(" (Elhage et al. 2021).")
         + (a.softcap > 0 ? tr(" The soft-capped logits are split before their cap, c · tanh(z / c).") : QString()));
 
-    // The largest writers, largest first.
-    struct Writer
-    {
-        QString name;
-        double value;
-    };
-    std::vector<Writer> writers {{tr("the embedding"), a.embedding}};
-    if (a.normShift != 0)
-        writers.push_back({tr("the final norm's β"), a.normShift});
-    for (int l = 0; l < rows; ++l)
-        for (int c = 0; c < cols; ++c)
-            if (cellValue(l, c) != 0)
-                writers.push_back({tr("L%1 %2").arg(l).arg(colLabels[c]), cellValue(l, c)});
-    std::stable_sort(writers.begin(), writers.end(),
-        [](const Writer &x, const Writer &y) { return std::abs(x.value) > std::abs(y.value); });
+    const std::vector<NamedPart> writers = largestWriters(a);
     QString list = tr("<b>Largest writers</b><table>");
     for (size_t i = 0; i < std::min<size_t>(12, writers.size()); ++i)
         list += QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;&nbsp;%2</td><td align=right>&nbsp;%3</td></tr>")
-                    .arg(writers[i].name.toHtmlEscaped(), formatNumber(writers[i].value, 3),
+                    .arg(QString::fromStdString(writers[i].name).toHtmlEscaped(), formatNumber(writers[i].value, 3),
                         formatPercent(a.sum != 0 ? writers[i].value / a.sum : 0, 2));
     m_top->setText(list + QStringLiteral("</table>"));
 
