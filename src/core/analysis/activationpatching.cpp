@@ -1,5 +1,6 @@
 #include "analysis/activationpatching.h"
 
+#include "analysis/corruptedrun.h"
 #include "analysis/logitlens.h"
 
 #include "engine/engine.h"
@@ -10,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 
 namespace atlas {
 
@@ -74,96 +74,6 @@ void copyCell(Tensor &patched, const Tensor &clean, const PatchCell &cell)
         std::copy(from, from + clean.numel(), to);
         break;
     }
-}
-
-// The corrupted forward pass, stepped by hand so that the noise (on X₀) and the patches are written into its trace
-// as soon as the operation that makes them has run.
-class CorruptedRun
-{
-public:
-    CorruptedRun(std::shared_ptr<const Model> model, const Input &clean, const Corruption &corruption)
-        : m_engine(model, Input {corruption.tokens.empty() ? clean.tokens : corruption.tokens, clean.padding})
-    {
-        if (!corruption.noisePositions.empty())
-            m_noise = noiseFor(*model, clean, corruption);
-    }
-
-    Engine &engine() { return m_engine; }
-    const Tensor *noised() const { return m_noise.empty() ? nullptr : &m_noise; }
-
-    // Runs from `cursor` through the last block with `edits` (tensor name → what to write into it) applied as they
-    // are made. The output head is left to the metric, which needs one position's logits, not every position's.
-    void runFrom(int cursor, const std::map<std::string, std::function<void(Tensor &)>> &edits)
-    {
-        m_engine.runTo(cursor);
-        const int head = outputHeadStart(m_engine.program());
-        while (m_engine.cursor() < head) {
-            const int op = m_engine.cursor();
-            m_engine.step();
-            for (const OpOutput &out : m_engine.program().ops[size_t(op)].outputs) {
-                const bool noise = !m_noise.empty() && out.name == names::residualStream(0);
-                const auto edit = edits.find(out.name);
-                if (!noise && edit == edits.end())
-                    continue;
-                const TraceEntry &entry = *m_engine.trace().find(out.name);
-                Tensor t = noise ? m_noise : entry.tensor; // a copy: written below, shared until then
-                if (edit != edits.end())
-                    edit->second(t);
-                m_engine.trace().put(out.name, entry.formula, op, std::move(t));
-            }
-        }
-    }
-
-private:
-    // X₀ of the clean input plus N(0, (scale · σ)²) at the chosen positions, σ the embedding matrix's standard
-    // deviation (Meng et al. 2022 corrupt the subject's embeddings with 3σ).
-    static Tensor noiseFor(const Model &model, const Input &clean, const Corruption &corruption)
-    {
-        Engine e(std::make_shared<const Model>(model), clean);
-        e.runTo(e.program().producerOf(names::residualStream(0)) + 1);
-        Tensor x = e.trace().tensor(names::residualStream(0));
-        const Tensor wte = model.wte.unpacked();
-        double mean = 0, square = 0;
-        for (int64_t i = 0; i < wte.numel(); ++i) {
-            mean += wte.data()[i];
-            square += double(wte.data()[i]) * wte.data()[i];
-        }
-        mean /= double(wte.numel());
-        const double sigma = std::sqrt(std::max(0.0, square / double(wte.numel()) - mean * mean));
-        std::mt19937_64 random(corruption.seed);
-        std::normal_distribution<double> normal(0.0, corruption.noiseScale * sigma);
-        const int64_t D = x.dim(1);
-        float *data = x.data();
-        for (int t : corruption.noisePositions)
-            for (int64_t i = 0; i < D; ++i)
-                data[t * D + i] += float(normal(random));
-        return x;
-    }
-
-    Engine m_engine;
-    Tensor m_noise;
-};
-
-// The metric from the output head applied to the metric's position alone (the same arithmetic for every run, so a
-// patch that changes nothing gives the corrupted metric exactly).
-double metricOf(const Engine &run, const PatchMetric &metric, int position)
-{
-    const Tensor z = outputHeadLogits(
-        *run.modelPtr(), run.program(), run.trace(), run.input(), run.modelPtr()->config.layers, {position});
-    const float *row = z.data();
-    if (metric.contrast >= 0)
-        return double(row[metric.target]) - double(row[metric.contrast]);
-    const int64_t V = z.dim(1);
-    const double top = *std::max_element(row, row + V);
-    double sum = 0;
-    for (int64_t v = 0; v < V; ++v)
-        sum += std::exp(double(row[v]) - top);
-    return std::exp(double(row[metric.target]) - top) / sum;
-}
-
-int resolvedPosition(const PatchMetric &metric, size_t tokens)
-{
-    return metric.position < 0 ? int(tokens) - 1 : metric.position;
 }
 
 // Every cell of `site` in the program's order of the tensors they patch.
@@ -233,7 +143,7 @@ double patchedMetric(std::shared_ptr<const Model> model, const Input &clean, con
         throw Error("activation patching: " + why);
     Engine cleanRun(model, clean);
     cleanRun.runTo(outputHeadStart(cleanRun.program()));
-    std::map<std::string, std::function<void(Tensor &)>> edits;
+    TraceEdits edits;
     for (const PatchCell &cell : cells) {
         const std::string name = tensorOf(cell);
         auto previous = edits[name];

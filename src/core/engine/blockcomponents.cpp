@@ -243,6 +243,56 @@ std::vector<Tensor> qkvGradients(const Tensor &dq, const Tensor &dk, const Tenso
     return grads;
 }
 
+namespace {
+
+// The module holding head `head`'s columns for `which`, and where they begin in it.
+std::pair<LinearModule, int64_t> headColumns(const ModelConfig &c, const BlockWeights &b, int which, int64_t head)
+{
+    const std::vector<BlockPart> parts = qkvParts(c);
+    if (parts.size() == 1)
+        return {blockModule(c, b, parts[0]), qkvColumn(c, which, head)};
+    const BlockPart part = which == 0 ? BlockPart::Q : which == 1 ? BlockPart::K : BlockPart::V;
+    return {blockModule(c, b, part), qkvColumn(c, which, head) - qkvColumn(c, which, 0)};
+}
+
+} // namespace
+
+void projectHead(Tensor &out, const Tensor &x, const ModelConfig &c, const BlockWeights &b, int which, int64_t head)
+{
+    const auto [m, column] = headColumns(c, b, which, head);
+    const int64_t d = c.headDim();
+    if (out.shape() != Shape {x.dim(0), d})
+        throw Error("projectHead: expected the output [" + std::to_string(x.dim(0)) + ", " + std::to_string(d)
+            + "], got " + out.shapeString());
+    if (m.transposed) // nn.Linear [out, in]: the head's rows
+        out.matrix().noalias() = x.matrix() * m.ownRows().middleRows(column, d).transpose();
+    else // Conv1D [in, out]: its columns
+        out.matrix().noalias() = x.matrix() * m.weight.matrix().middleCols(column, d);
+    if (!m.bias.empty())
+        out.matrix().rowwise() += ConstRowVectorMap(m.bias.data() + column, d);
+}
+
+void projectHeadBackward(
+    Tensor &dx, const Tensor &dy, const ModelConfig &c, const BlockWeights &b, int which, int64_t head)
+{
+    const auto [m, column] = headColumns(c, b, which, head);
+    const int64_t d = c.headDim();
+    if (m.transposed)
+        dx.matrix().noalias() += dy.matrix() * m.ownRows().middleRows(column, d);
+    else
+        dx.matrix().noalias() += dy.matrix() * m.weight.matrix().middleCols(column, d).transpose();
+}
+
+void headWrite(Tensor &out, ConstMatrixMap context, const ModelConfig &c, const BlockWeights &b, int64_t head)
+{
+    const LinearModule m = blockModule(c, b, BlockPart::Out);
+    const int64_t d = c.headDim();
+    if (m.transposed) // W_o [D, H·d]: the head's columns
+        out.matrix().noalias() = context * m.ownRows().middleCols(head * d, d).transpose();
+    else // W_proj [H·d, D]: its rows
+        out.matrix().noalias() = context * m.weight.matrix().middleRows(head * d, d);
+}
+
 std::string outputFormula(const ModelConfig &c)
 {
     if (!c.linearLayout())

@@ -64,6 +64,17 @@ QkvSplitFormulas splitFormulas(const ModelConfig &c);
 // head's is the sum of its query heads'.
 std::vector<Tensor> qkvGradients(const Tensor &dq, const Tensor &dk, const Tensor &dv, const ModelConfig &c);
 
+// One head's columns of the Q/K/V projection for the rows x (rows, D): which = 0 the queries of query head `head`,
+// 1 the keys and 2 the values of K/V head `head`; out is (rows, d), the bias's columns included. What projectQkv and
+// splitQkv give for that head, computed from its own columns alone (circuit analysis feeds each head its own input).
+void projectHead(Tensor &out, const Tensor &x, const ModelConfig &c, const BlockWeights &b, int which, int64_t head);
+// Its transpose: dx (rows, D) += dy (rows, d) · ∂(projectHead)/∂x.
+void projectHeadBackward(
+    Tensor &dx, const Tensor &dy, const ModelConfig &c, const BlockWeights &b, int which, int64_t head);
+// What head `head` writes into the stream: its context C_h (rows, d) through its rows of the output projection, with
+// no bias; out is (rows, D). The heads' writes plus the bias sum to the output projection's output.
+void headWrite(Tensor &out, ConstMatrixMap context, const ModelConfig &c, const BlockWeights &b, int64_t head);
+
 // The output projection's formula, O = C W_proj + b_proj or C W_oᵀ (+ b_o).
 std::string outputFormula(const ModelConfig &c);
 

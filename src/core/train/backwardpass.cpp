@@ -108,15 +108,29 @@ Tensor BackwardPass::head(const std::vector<int> &targets)
     if (logits.shape() != Shape {T, m_c.vocab})
         throw Error("backward: the trace's logits are " + logits.shapeString() + ", not [" + std::to_string(T) + ", "
             + std::to_string(m_c.vocab) + "]: the trace is not of this model and input");
-    Tensor dlnf({T, m_c.dModel});
+    Tensor dlogits;
     {
         BackwardStep step(m_s, -1, "logits");
+        dlogits = Tensor(logits.shape()); // (T,V)
         Tensor losses({T});
         m_g.loss += ops::crossentropy_forward(losses, logits, targets);
-        Tensor dlogits(logits.shape()); // (T,V)
         ops::crossentropy_softmax_backward(dlogits, act("next_probs"), targets);
         if (m_c.family == Family::Bert)
             return bertHead(dlogits);
+    }
+    return outputHead(std::move(dlogits));
+}
+
+Tensor BackwardPass::outputHead(Tensor dlogitsIn)
+{
+    const Tensor &logits = act("logits");
+    if (m_c.family == Family::Bert || dlogitsIn.shape() != logits.shape())
+        throw Error("backward: the output head's gradient is " + dlogitsIn.shapeString() + " for logits "
+            + logits.shapeString() + (m_c.family == Family::Bert ? " of a masked-LM head" : ""));
+    Tensor dlnf({T, m_c.dModel});
+    {
+        BackwardStep step(m_s, -1, "logits");
+        Tensor dlogits = std::move(dlogitsIn); // freed with this step, before ln_f's
         if (const float cap = m_c.logitSoftcap; cap > 0) { // Z = c · tanh(Z_head / c)
             Tensor dcapped = std::move(dlogits);
             dlogits = Tensor(logits.shape());
@@ -217,7 +231,14 @@ Tensor BackwardPass::recipeBackward(int i, const Tensor &dout)
             crossAttention(i, gradientOf(step.out), owned[step.in[0]]);
             break;
         case Kind::FeedForward:
-            mlp(i, gradientOf(step.out), at(step.in[0]), into(step.in[0]));
+            if (m_taps.feedForwardInput) { // its input's gradient through the feed-forward alone, then added
+                Tensor din({T, m_c.dModel});
+                mlp(i, gradientOf(step.out), at(step.in[0]), din);
+                m_taps.feedForwardInput(i, din);
+                into(step.in[0]).matrix() += din.matrix();
+            } else {
+                mlp(i, gradientOf(step.out), at(step.in[0]), into(step.in[0]));
+            }
             break;
         case Kind::FunnelPool: {
             Tensor &dx = into(step.in[0]);
@@ -403,6 +424,8 @@ void BackwardPass::attention(
     else if (m_c.positions == PositionKind::Shaw)
         ops::shaw_bias_backward(dq, grad(param(i, BlockPart::RelativeKey) + ".weight"), dscores, act(p + "attn.q"),
             b.weight(BlockPart::RelativeKey), m_c.relativeClip, scale, m_c.relativeKeySign);
+    if (m_taps.attentionHeads)
+        m_taps.attentionHeads(i, dq, dk, dv);
     if (m_c.sinkhorn.active())
         sortingNetworkBackward(i, din);
     if (queryIn)

@@ -12,6 +12,7 @@
 #include "train/backprop.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,19 @@ public:
     // loss = mean CE(logits, targets), logits = ln_f W_teᵀ, ln_f = LN_f(x): adds the loss, returns dx (T,D), x being
     // the last block's output (a reversible model: the streams' mean).
     Tensor head(const std::vector<int> &targets);
+    // The same from dlogits (T,V), the gradient of any function of the logits (circuit analysis's metric): through
+    // the soft-cap, the output scale, the unembedding and ln_f; returns dx. Not for BERT's masked-LM head.
+    Tensor outputHead(Tensor dlogits);
+    // Called as the walk passes block i (circuit analysis reads the gradients of what each head and feed-forward
+    // reads; analysis/circuits.cpp). attentionHeads: the gradients of the split heads attn.q, attn.k and attn.v as
+    // traced ([H, T, d], K and V repeated per query head), before the projection's backward; feedForwardInput: the
+    // gradient of the feed-forward's input (its norm's output) through the feed-forward alone.
+    struct Taps
+    {
+        std::function<void(int, const Tensor &, const Tensor &, const Tensor &)> attentionHeads;
+        std::function<void(int, const Tensor &)> feedForwardInput;
+    };
+    void setTaps(Taps taps) { m_taps = std::move(taps); }
     // A reversible model's ln_f input is (Y₁ + Y₂)/2: adds dmean/2 into dy1 and dy2 (all (T,D)).
     void streamMean(const Tensor &dmean, Tensor &dy1, Tensor &dy2);
     // Block i as its recipe arranges it (model/blockrecipe.h: pre-norm, post-norm, parallel, a decoder's
@@ -126,6 +140,7 @@ private:
     Tensor m_dEncoderOutput; // (S,D) d loss / d Z, gathered in the decoder, used in the encoder
     Tensor m_dFunnelSkip; // (T,D) d loss / d X_skip, gathered on upsampling, added at the skip layer's output
     Tensor m_dSort; // (N,N) d loss / d S of the layer being gone back through (Sinkhorn attention)
+    Taps m_taps;
 };
 
 } // namespace atlas

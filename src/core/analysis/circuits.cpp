@@ -1,0 +1,741 @@
+#include "analysis/circuits.h"
+
+#include "analysis/corruptedrun.h"
+
+#include "engine/blockcomponents.h"
+#include "engine/engine.h"
+#include "model/blockrecipe.h"
+#include "ops/ops.h"
+#include "trace/names.h"
+#include "train/backwardpass.h"
+#include "util/error.h"
+#include "util/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace atlas {
+
+std::string CircuitNode::name() const
+{
+    switch (kind) {
+    case Kind::Embedding:
+        return "embed";
+    case Kind::Head:
+        return "a" + std::to_string(layer) + "." + std::to_string(head);
+    case Kind::Mlp:
+        return "m" + std::to_string(layer);
+    }
+    return {};
+}
+
+std::string CircuitReceiver::name() const
+{
+    const std::string h = "a" + std::to_string(layer) + "." + std::to_string(head);
+    switch (port) {
+    case ReadPort::Query:
+        return h + ".q";
+    case ReadPort::Key:
+        return h + ".k";
+    case ReadPort::Value:
+        return h + ".v";
+    case ReadPort::Mlp:
+        return "m" + std::to_string(layer);
+    case ReadPort::Logits:
+        return "logits";
+    }
+    return {};
+}
+
+int CircuitGraph::findSender(CircuitNode::Kind kind, int layer, int head) const
+{
+    for (size_t i = 0; i < senders.size(); ++i)
+        if (senders[i].kind == kind && senders[i].layer == layer && senders[i].head == head)
+            return int(i);
+    return -1;
+}
+
+int CircuitGraph::findReceiver(ReadPort port, int layer, int head) const
+{
+    for (size_t i = 0; i < receivers.size(); ++i)
+        if (receivers[i].port == port && receivers[i].layer == layer && receivers[i].head == head)
+            return int(i);
+    return -1;
+}
+
+int CircuitGraph::findEdge(int sender, int receiver) const
+{
+    if (receiver < 0 || receiver >= int(receivers.size()))
+        return -1;
+    for (int e = edgesOf[size_t(receiver)].first; e < edgesOf[size_t(receiver)].second; ++e)
+        if (edges[size_t(e)].sender == sender)
+            return e;
+    return -1;
+}
+
+std::string CircuitGraph::edgeName(int edge) const
+{
+    const CircuitEdge &e = edges.at(size_t(edge));
+    return senders[size_t(e.sender)].name() + " → " + receivers[size_t(e.receiver)].name();
+}
+
+// Where each receiver reads the stream: the trace's name of the stream, the norm in front of it and that norm's
+// output (what the sub-layer reads).
+struct CircuitReadPoint
+{
+    std::string stream;
+    BlockPart norm = BlockPart::NormAttention;
+    std::string normed;
+};
+
+// The graph and, per receiver, its read point: the blocks' recipes walked with the set of senders each stream holds.
+struct CircuitLayout
+{
+    CircuitGraph graph;
+    std::vector<CircuitReadPoint> reads; // per receiver
+    std::vector<std::string> written; // per sender: the trace's tensor it is read from (head: the layer's context)
+    std::string problem;
+};
+
+namespace {
+
+CircuitLayout layoutOf(const Model &model)
+{
+    CircuitLayout g;
+    const ModelConfig &c = model.config;
+    const names::Stack &stack = names::kOnlyStack;
+    if (c.isEncoderDecoder())
+        return g.problem = "an encoder-decoder has two stacks and cross-attention; circuits are drawn for one stack", g;
+    if (c.reversible)
+        return g.problem = "a reversible model carries two streams, not one residual stream", g;
+    if (c.funnel.active())
+        return g.problem = "a Funnel-Transformer pools its stream between blocks", g;
+    if (c.sinkhorn.active())
+        return g.problem = "Sinkhorn attention sorts blocks of the stream inside attention", g;
+    if (c.family == Family::Bert)
+        return g.problem = "BERT's masked-LM head and post-norm blocks do not add into one stream", g;
+    using Kind = BlockStep::Kind;
+    CircuitGraph &graph = g.graph;
+    graph.senders.push_back({CircuitNode::Kind::Embedding, -1, -1});
+    g.written.push_back(names::residualStream(0));
+    std::vector<int> stream {0}; // the senders the stream entering the block holds
+    const int H = c.heads, Hkv = c.kvHeadCount();
+    const auto receive = [&](CircuitReceiver r, const std::vector<int> &from, CircuitReadPoint at) {
+        const int first = int(graph.edges.size());
+        for (int s : from)
+            graph.edges.push_back({s, int(graph.receivers.size())});
+        graph.edgesOf.push_back({first, int(graph.edges.size())});
+        graph.receivers.push_back(r);
+        g.reads.push_back(std::move(at));
+    };
+    for (int l = 0; l < c.layers; ++l) {
+        const BlockRecipe recipe = blockRecipe(c, stack, l);
+        const std::string where = "block " + std::to_string(l) + ": ";
+        std::map<std::string, std::vector<int>> streams {{BlockStep::kInput, stream}}; // local name → senders
+        std::map<std::string, std::pair<std::string, BlockPart>> normed; // norm output → (stream, norm)
+        std::map<std::string, std::vector<int>> outputs; // a sub-layer's output → its senders
+        for (const BlockStep &step : recipe.steps) {
+            const auto readPoint = [&](const std::string &in) -> std::optional<CircuitReadPoint> {
+                const auto it = normed.find(in);
+                if (it == normed.end())
+                    return std::nullopt;
+                return CircuitReadPoint {
+                    blockTensor(stack, l, it->second.first), it->second.second, blockTensor(stack, l, in)};
+            };
+            switch (step.kind) {
+            case Kind::Norm:
+                if (!streams.count(step.in[0]))
+                    return g.problem = where + "a norm reads " + step.in[0]
+                               + ", not the residual stream (a norm after a sub-layer or after the add)",
+                           g;
+                normed[step.out] = {step.in[0], step.norm};
+                break;
+            case Kind::Attention: {
+                const auto at = step.in.size() == 1 ? readPoint(step.in[0]) : std::nullopt;
+                if (!at)
+                    return g.problem = where + "the attention does not read a norm of the stream", g;
+                const std::vector<int> &from = streams[normed[step.in[0]].first];
+                for (int h = 0; h < H; ++h)
+                    receive({ReadPort::Query, l, h}, from, *at);
+                for (int h = 0; h < Hkv; ++h)
+                    receive({ReadPort::Key, l, h}, from, *at);
+                for (int h = 0; h < Hkv; ++h)
+                    receive({ReadPort::Value, l, h}, from, *at);
+                std::vector<int> heads;
+                for (int h = 0; h < H; ++h) {
+                    heads.push_back(int(graph.senders.size()));
+                    graph.senders.push_back({CircuitNode::Kind::Head, l, h});
+                    g.written.push_back(names::attentionTensor({}, l, "context"));
+                }
+                outputs[step.out] = heads;
+                break;
+            }
+            case Kind::FeedForward: {
+                const auto at = readPoint(step.in[0]);
+                if (!at)
+                    return g.problem = where + "the feed-forward does not read a norm of the stream", g;
+                receive({ReadPort::Mlp, l, -1}, streams[normed[step.in[0]].first], *at);
+                outputs[step.out] = {int(graph.senders.size())};
+                graph.senders.push_back({CircuitNode::Kind::Mlp, l, -1});
+                g.written.push_back(blockTensor(stack, l, step.out));
+                break;
+            }
+            case Kind::Add: {
+                if (!streams.count(step.in[0]))
+                    return g.problem = where + "an add whose first term is not the residual stream (post-norm)", g;
+                std::vector<int> sum = streams[step.in[0]];
+                for (size_t t = 1; t < step.in.size(); ++t) {
+                    const auto it = outputs.find(step.in[t]);
+                    if (it == outputs.end())
+                        return g.problem = where + "an add of " + step.in[t] + ", which is not a sub-layer's output", g;
+                    sum.insert(sum.end(), it->second.begin(), it->second.end());
+                }
+                streams[step.out] = sum;
+                break;
+            }
+            default:
+                return g.problem = where + "a step the residual graph does not model (cross-attention or pooling)", g;
+            }
+        }
+        if (recipe.outputs.size() != 1 || !streams.count(recipe.outputs[0]))
+            return g.problem = where + "the block's output is not the residual stream", g;
+        stream = streams[recipe.outputs[0]];
+    }
+    receive({ReadPort::Logits, c.layers, -1}, stream,
+        {names::residualStream(c.layers), BlockPart::NormAttention, names::residualStream(c.layers)});
+    return g;
+}
+
+// Checks the program makes, for every layer, the tensors the graph edits and reads.
+std::string programProblem(const Program &program, int layers)
+{
+    for (int l = 0; l < layers; ++l)
+        for (const char *what : {"attn.q", "attn.k", "attn.v", "attn.context"})
+            if (program.producerOf(names::layerTensor(l, what)) < 0)
+                return "layer " + std::to_string(l) + "'s attention has no " + what
+                    + " per head (an efficient attention kernel): circuits need exact attention";
+    return {};
+}
+
+Tensor copyTensor(const Tensor &t)
+{
+    Tensor out = Tensor::uninitialized(t.shape());
+    std::copy_n(t.data(), t.numel(), out.data());
+    return out;
+}
+
+double dot(const Tensor &a, const Tensor &b)
+{
+    double sum = 0;
+    const float *x = a.data(), *y = b.data();
+    for (int64_t i = 0; i < a.numel(); ++i)
+        sum += double(x[i]) * double(y[i]);
+    return sum;
+}
+
+} // namespace
+
+std::string circuitProblem(const Model &model)
+{
+    return layoutOf(model).problem;
+}
+
+CircuitGraph circuitGraph(const Model &model)
+{
+    CircuitLayout g = layoutOf(model);
+    if (!g.problem.empty())
+        throw Error("circuits: " + g.problem);
+    return std::move(g.graph);
+}
+
+const char *attributionMethodName(AttributionMethod method)
+{
+    return method == AttributionMethod::Eap ? "eap" : "eap-ig";
+}
+
+AttributionMethod attributionMethodFromName(const std::string &name)
+{
+    if (name == "eap")
+        return AttributionMethod::Eap;
+    if (name == "eap-ig")
+        return AttributionMethod::EapIg;
+    throw Error("attribution method \"" + name + "\": use eap or eap-ig");
+}
+
+CircuitWork circuitWork(const Model &model, int tokens, double tracedBytes, int gradientSteps)
+{
+    const ModelConfig &c = model.config;
+    double parameters = 0;
+    for (const auto &[name, p] : model.parameters())
+        parameters += double(p->numel());
+    const double senders = 1.0 + double(c.layers) * (c.heads + 1);
+    CircuitWork w;
+    w.bytes = 3.0 * tracedBytes + 2.0 * senders * double(tokens) * c.dModel * sizeof(float)
+        + (gradientSteps > 0 ? parameters * sizeof(float) : 0.0);
+    w.flops = (2.0 + 3.0 * std::max(0, gradientSteps)) * Model::forwardFlopsOf(c, tokens);
+    w.what = "Circuits on " + countOf(size_t(tokens), "token") + " ("
+        + countOf(size_t(std::max(0, gradientSteps)), "gradient") + ")";
+    return w;
+}
+
+struct CircuitAnalysis::Impl
+{
+    std::shared_ptr<const Model> model;
+    const ModelConfig &c;
+    CircuitLayout layout;
+    PatchMetric metric;
+    int position = 0;
+    std::unique_ptr<Engine> cleanRun;
+    std::unique_ptr<CorruptedRun> corruptedRun; // never edited
+    std::unique_ptr<CorruptedRun> work; // edited
+    int dirtyFrom = std::numeric_limits<int>::max(); // the earliest op the work run's trace was edited at
+    double clean = 0, corrupted = 0;
+    std::vector<Tensor> cleanOut, corruptedOut; // per sender, what it writes into the stream [T, D]
+
+    Impl(std::shared_ptr<const Model> m, const PatchMetric &pm)
+        : model(std::move(m))
+        , c(model->config)
+        , metric(pm)
+    {
+    }
+
+    const CircuitGraph &graph() const { return layout.graph; }
+    int64_t T() const { return cleanRun->input().tokens.size(); }
+    const BlockWeights &block(int layer) const { return model->blocks[size_t(layer)]; }
+
+    // What sender s writes into the stream in the run whose trace is `trace`.
+    Tensor senderOutput(const Trace &trace, int s) const
+    {
+        const CircuitNode &n = graph().senders[size_t(s)];
+        const Tensor &t = trace.tensor(layout.written[size_t(s)]);
+        if (n.kind != CircuitNode::Kind::Head)
+            return copyTensor(t);
+        Tensor out({T(), int64_t(c.dModel)});
+        headWrite(out, t.slice(n.head), c, block(n.layer), n.head);
+        return out;
+    }
+
+    // The op after which receiver r's edit is written, and the tensor it edits.
+    std::string editedTensor(int r) const
+    {
+        const CircuitReceiver &v = graph().receivers[size_t(r)];
+        switch (v.port) {
+        case ReadPort::Query:
+            return names::layerTensor(v.layer, "attn.q");
+        case ReadPort::Key:
+            return names::layerTensor(v.layer, "attn.k");
+        case ReadPort::Value:
+            return names::layerTensor(v.layer, "attn.v");
+        case ReadPort::Mlp:
+            return layout.reads[size_t(r)].normed;
+        case ReadPort::Logits:
+            return layout.reads[size_t(r)].stream;
+        }
+        return {};
+    }
+    int editOp(int r) const { return work->engine().program().producerOf(editedTensor(r)); }
+
+    // Writes into `t` (the tensor editedTensor(r) names) what receiver r computes from the stream x [T, D].
+    void applyReceiver(Tensor &t, int r, const Tensor &x) const
+    {
+        const CircuitReceiver &v = graph().receivers[size_t(r)];
+        if (v.port == ReadPort::Logits) {
+            std::copy_n(x.data(), x.numel(), t.data());
+            return;
+        }
+        const CircuitReadPoint &at = layout.reads[size_t(r)];
+        const BlockWeights &b = block(v.layer);
+        Tensor normed = Tensor::uninitialized(x.shape());
+        normForward(normed, x, b.normWeight(at.norm), b.normBias(at.norm), c);
+        if (v.port == ReadPort::Mlp) {
+            std::copy_n(normed.data(), normed.numel(), t.data());
+            return;
+        }
+        const int which = v.port == ReadPort::Query ? 0 : v.port == ReadPort::Key ? 1 : 2;
+        Tensor head = Tensor::uninitialized({T(), int64_t(c.headDim())});
+        projectHead(head, normed, c, b, which, v.head);
+        const int group = which == 0 ? 1 : c.queriesPerKv(); // the trace repeats a K/V head per query head
+        for (int h = 0; h < t.dim(0); ++h)
+            if ((which == 0 ? h : h / group) == v.head)
+                t.slice(h) = head.matrix();
+    }
+
+    // Writes into `t` what receiver r reads in the corrupted run, copied from that run's own tensor.
+    void applyCorrupted(Tensor &t, int r) const
+    {
+        const CircuitReceiver &v = graph().receivers[size_t(r)];
+        const Tensor &from = corruptedRun->engine().trace().tensor(editedTensor(r));
+        if (v.port == ReadPort::Mlp || v.port == ReadPort::Logits) {
+            std::copy_n(from.data(), from.numel(), t.data());
+            return;
+        }
+        const int group = v.port == ReadPort::Query ? 1 : c.queriesPerKv();
+        for (int h = 0; h < t.dim(0); ++h)
+            if (h / group == v.head)
+                t.slice(h) = from.slice(h);
+    }
+
+    // The stream receiver r reads in the corrupted run plus, for each of its edges `kept` keeps, the change
+    // `now[sender]` − corruptedOut[sender].
+    Tensor receiverInput(int r, const std::function<bool(int)> &kept, const std::function<const Tensor &(int)> &now)
+    {
+        Tensor x = copyTensor(corruptedRun->engine().trace().tensor(layout.reads[size_t(r)].stream));
+        const auto [first, last] = graph().edgesOf[size_t(r)];
+        for (int e = first; e < last; ++e) {
+            if (!kept(e))
+                continue;
+            const int s = graph().edges[size_t(e)].sender;
+            x.matrix() += now(s).matrix() - corruptedOut[size_t(s)].matrix();
+        }
+        return x;
+    }
+
+    // The work run from op `from` with `edits`, first recomputing what an earlier run edited before `from`.
+    void runWork(int from, const TraceEdits &edits, bool throughHead = false)
+    {
+        const int start = std::min(from, dirtyFrom);
+        work->runFrom(start, edits, throughHead);
+        dirtyFrom = from;
+    }
+
+    double workMetric() const { return metricOf(work->engine(), metric, position); }
+};
+
+CircuitAnalysis::CircuitAnalysis(std::shared_ptr<const Model> model, const Input &cleanInput,
+    const Corruption &corruption, const PatchMetric &metric, const WorkBudget &budget)
+    : m(std::make_unique<Impl>(model, metric))
+{
+    m->layout = layoutOf(*model);
+    if (!m->layout.problem.empty())
+        throw Error("circuits: " + m->layout.problem);
+    const Input clean {cleanInput.tokens, cleanInput.padding};
+    PatchingOptions options;
+    options.metric = metric;
+    if (const std::string why = patchingProblem(*model, clean, corruption, options); !why.empty())
+        throw Error("circuits: " + why);
+    m->cleanRun = std::make_unique<Engine>(model, clean);
+    if (const std::string why = programProblem(m->cleanRun->program(), model->config.layers); !why.empty())
+        throw Error("circuits: " + why);
+    const CircuitWork work
+        = circuitWork(*model, int(clean.tokens.size()), double(m->cleanRun->estimatedTraceBytes()), 1);
+    if (const std::string why = overBudget(work.what, work.flops, work.bytes, budget); !why.empty())
+        throw Error(why);
+    m->position = resolvedPosition(metric, clean.tokens.size());
+    m->cleanRun->runTo(outputHeadStart(m->cleanRun->program()));
+    m->clean = metricOf(*m->cleanRun, metric, m->position);
+    m->corruptedRun = std::make_unique<CorruptedRun>(model, clean, corruption);
+    m->corruptedRun->runFrom(0, {});
+    m->corrupted = metricOf(m->corruptedRun->engine(), metric, m->position);
+    if (std::abs(m->clean - m->corrupted) <= 1e-9 * std::max(1.0, std::abs(m->clean)))
+        throw Error("circuits: the clean and the corrupted run give the same metric (" + std::to_string(m->clean)
+            + "): there is nothing to recover; corrupt the input differently");
+    m->work = std::make_unique<CorruptedRun>(model, clean, corruption);
+    m->work->runFrom(0, {}); // the noise on X₀ is written from the first op: later runs start past it
+    for (size_t s = 0; s < m->graph().senders.size(); ++s) {
+        m->cleanOut.push_back(m->senderOutput(m->cleanRun->trace(), int(s)));
+        m->corruptedOut.push_back(m->senderOutput(m->corruptedRun->engine().trace(), int(s)));
+    }
+}
+
+CircuitAnalysis::~CircuitAnalysis() = default;
+
+const CircuitGraph &CircuitAnalysis::graph() const
+{
+    return m->graph();
+}
+double CircuitAnalysis::clean() const
+{
+    return m->clean;
+}
+double CircuitAnalysis::corrupted() const
+{
+    return m->corrupted;
+}
+int CircuitAnalysis::position() const
+{
+    return m->position;
+}
+const std::vector<int> &CircuitAnalysis::corruptedTokens() const
+{
+    return m->corruptedRun->engine().input().tokens;
+}
+
+double CircuitAnalysis::edgePatched(int edge)
+{
+    const CircuitEdge e = graph().edges.at(size_t(edge));
+    const Tensor x = m->receiverInput(
+        e.receiver, [edge](int k) { return k == edge; },
+        [this](int s) -> const Tensor & { return m->cleanOut[size_t(s)]; });
+    m->runWork(
+        m->editOp(e.receiver), {{m->editedTensor(e.receiver), [&](Tensor &t) { m->applyReceiver(t, e.receiver, x); }}});
+    return m->workMetric();
+}
+
+std::vector<double> CircuitAnalysis::everyEdgePatched(const CircuitProgress &progress, const std::atomic<bool> *cancel)
+{
+    const size_t E = graph().edges.size();
+    std::vector<double> metrics(E);
+    for (size_t done = 0; done < E; ++done) { // the last receiver's first: each run starts no later than the last
+        if ((cancel && cancel->load()) || (progress && !progress(int(done), int(E))))
+            throw Error("circuits: cancelled");
+        const size_t e = E - 1 - done;
+        metrics[e] = edgePatched(int(e));
+    }
+    if (progress)
+        progress(int(E), int(E));
+    return metrics;
+}
+
+double CircuitAnalysis::circuitMetric(const std::vector<bool> &kept)
+{
+    const CircuitGraph &g = graph();
+    if (kept.size() != g.edges.size())
+        throw Error(
+            "circuits: " + std::to_string(kept.size()) + " flags for " + std::to_string(g.edges.size()) + " edges");
+    // What each sender writes in this run, made once its layer has run: the embedding's is the clean one.
+    std::vector<Tensor> now(g.senders.size());
+    now[0] = copyTensor(m->cleanOut[0]);
+    const auto output = [&](int s) -> const Tensor & {
+        if (now[size_t(s)].empty())
+            now[size_t(s)] = m->senderOutput(m->work->engine().trace(), s);
+        return now[size_t(s)];
+    };
+    const auto isKept = [&](int e) { return bool(kept[size_t(e)]); };
+    TraceEdits edits;
+    std::map<std::string, std::vector<int>> byTensor;
+    for (size_t r = 0; r < g.receivers.size(); ++r)
+        byTensor[m->editedTensor(int(r))].push_back(int(r));
+    int first = std::numeric_limits<int>::max();
+    for (const auto &[tensor, receivers] : byTensor) {
+        first = std::min(first, m->editOp(receivers.front()));
+        edits[tensor] = [&, receivers](Tensor &t) {
+            for (int r : receivers) {
+                const auto [begin, end] = g.edgesOf[size_t(r)];
+                bool any = false;
+                for (int e = begin; e < end && !any; ++e)
+                    any = kept[size_t(e)];
+                if (any)
+                    m->applyReceiver(t, r, m->receiverInput(r, isKept, output));
+                else
+                    m->applyCorrupted(t, r);
+            }
+        };
+    }
+    m->runWork(first, edits);
+    return m->workMetric();
+}
+
+double CircuitAnalysis::pathPatched(int sender, const std::vector<int> &receivers, bool throughMlps)
+{
+    const CircuitGraph &g = graph();
+    if (sender < 0 || sender >= int(g.senders.size()))
+        throw Error("path patching: no sender " + std::to_string(sender));
+    if (receivers.empty())
+        throw Error("path patching: no receiver");
+    const CircuitNode s = g.senders[size_t(sender)];
+    for (int r : receivers) {
+        if (r < 0 || r >= int(g.receivers.size()))
+            throw Error("path patching: no receiver " + std::to_string(r));
+        if (g.findEdge(sender, r) < 0)
+            throw Error("path patching: " + g.receivers[size_t(r)].name() + " reads the stream before " + s.name()
+                + " writes into it");
+    }
+    // Pass 1: the sender clean, every other head frozen at its corrupted output, the feed-forwards recomputed
+    // (throughMlps) or frozen; what the receivers read is kept.
+    const Trace &corruptedTrace = m->corruptedRun->engine().trace(), &cleanTrace = m->cleanRun->trace();
+    TraceEdits freeze;
+    int from = std::numeric_limits<int>::max();
+    const Program &program = m->work->engine().program();
+    for (size_t k = 0; k < g.senders.size(); ++k) {
+        const CircuitNode &n = g.senders[k];
+        const std::string &tensor = m->layout.written[k];
+        const bool isSender = int(k) == sender;
+        if (n.kind == CircuitNode::Kind::Embedding && !isSender)
+            continue; // the corrupted run's own
+        if (n.kind == CircuitNode::Kind::Mlp && !isSender && (throughMlps || n.layer < s.layer))
+            continue;
+        if (n.kind == CircuitNode::Kind::Head && n.layer < s.layer)
+            continue;
+        if (n.kind == CircuitNode::Kind::Head && n.head != 0)
+            continue; // a layer's heads share one tensor: edited once, below
+        from = std::min(from, program.producerOf(tensor));
+        freeze[tensor] = [&, n, isSender, tensor](Tensor &t) {
+            if (n.kind != CircuitNode::Kind::Head) {
+                const Tensor &v = (isSender ? cleanTrace : corruptedTrace).tensor(tensor);
+                std::copy_n(v.data(), v.numel(), t.data());
+                return;
+            }
+            const Tensor &frozen = corruptedTrace.tensor(tensor);
+            std::copy_n(frozen.data(), frozen.numel(), t.data());
+            if (s.kind == CircuitNode::Kind::Head && s.layer == n.layer)
+                t.slice(s.head) = cleanTrace.tensor(tensor).slice(s.head);
+        };
+    }
+    m->runWork(from, freeze);
+    std::vector<Tensor> inputs;
+    for (int r : receivers)
+        inputs.push_back(copyTensor(m->work->engine().trace().tensor(m->layout.reads[size_t(r)].stream)));
+    // Pass 2: the corrupted run with the receivers reading those streams.
+    TraceEdits patch;
+    int first = std::numeric_limits<int>::max();
+    for (size_t k = 0; k < receivers.size(); ++k) {
+        const int r = receivers[k];
+        first = std::min(first, m->editOp(r));
+        auto previous = patch[m->editedTensor(r)];
+        patch[m->editedTensor(r)] = [this, previous, r, &inputs, k](Tensor &t) {
+            if (previous)
+                previous(t);
+            m->applyReceiver(t, r, inputs[k]);
+        };
+    }
+    m->runWork(first, patch);
+    return m->workMetric();
+}
+
+EdgeAttribution CircuitAnalysis::attribute(
+    AttributionMethod method, int steps, const CircuitProgress &progress, const std::atomic<bool> *cancel)
+{
+    if (method == AttributionMethod::Eap)
+        steps = 1;
+    if (steps < 1 || steps > 1000)
+        throw Error("EAP-IG: " + std::to_string(steps) + " steps; give 1 … 1000");
+    const CircuitGraph &g = graph();
+    const ModelConfig &c = m->c;
+    const int64_t T = m->T(), D = c.dModel, d = c.headDim();
+    EdgeAttribution result;
+    result.method = method;
+    result.steps = steps;
+    result.score.assign(g.edges.size(), 0.0);
+    std::vector<Tensor> delta; // per sender, clean − corrupted
+    for (size_t s = 0; s < g.senders.size(); ++s) {
+        Tensor t = copyTensor(m->cleanOut[s]);
+        t.matrix() -= m->corruptedOut[s].matrix();
+        delta.push_back(std::move(t));
+    }
+    const std::string embedding = names::residualStream(0);
+    const int embeddingOp = m->work->engine().program().producerOf(embedding);
+    Gradients gradients; // the parameters' gradients the backward pass also makes, unread here
+    const double weight = 1.0 / steps;
+    // Receiver r's gradient g [T, D] at its stream: scores every edge into it.
+    const auto score = [&](int r, const Tensor &gradient) {
+        const auto [first, last] = g.edgesOf[size_t(r)];
+        for (int e = first; e < last; ++e)
+            result.score[size_t(e)] += weight * dot(delta[size_t(g.edges[size_t(e)].sender)], gradient);
+    };
+    for (int k = 1; k <= steps; ++k) {
+        if ((cancel && cancel->load()) || (progress && !progress(k - 1, steps)))
+            throw Error("circuits: cancelled");
+        const double alpha = method == AttributionMethod::Eap ? 0.0 : (k - 0.5) / steps;
+        TraceEdits edits;
+        if (alpha > 0)
+            edits[embedding] = [&](Tensor &x) { x.matrix() += float(alpha) * (m->cleanOut[0].matrix() - x.matrix()); };
+        m->runWork(embeddingOp, edits, true);
+        ++result.forwardPasses;
+        const Trace &trace = m->work->engine().trace();
+        // dM/dlogits at the metric's position.
+        const Tensor &logits = trace.tensor("logits");
+        const int64_t V = logits.dim(1);
+        Tensor dlogits(logits.shape());
+        float *row = dlogits.data() + int64_t(m->position) * V;
+        if (m->metric.contrast >= 0) {
+            row[m->metric.target] = 1.0f;
+            row[m->metric.contrast] = -1.0f;
+        } else {
+            const float *z = logits.data() + int64_t(m->position) * V;
+            const double top = *std::max_element(z, z + V);
+            double sum = 0;
+            for (int64_t v = 0; v < V; ++v)
+                sum += std::exp(double(z[v]) - top);
+            const double p = std::exp(double(z[m->metric.target]) - top) / sum;
+            for (int64_t v = 0; v < V; ++v)
+                row[v] = float(-p * std::exp(double(z[v]) - top) / sum);
+            row[m->metric.target] += float(p);
+        }
+        BackwardPass pass(*m->model, m->work->engine().input(), gradients);
+        pass.setActivations(&trace);
+        const auto normBackward = [&](int r, const Tensor &dnormed) {
+            const CircuitReadPoint &at = m->layout.reads[size_t(r)];
+            const BlockWeights &b = m->block(g.receivers[size_t(r)].layer);
+            const Tensor &x = trace.tensor(at.stream), &w = b.normWeight(at.norm);
+            Tensor dx({T, D}), dw(w.shape());
+            if (c.norm == NormKind::RmsNorm) {
+                ops::rmsnorm_backward(dx, dw, dnormed, x, normScale(w, c), c.lnEpsilon);
+            } else {
+                Tensor db(w.shape());
+                ops::layernorm_backward(dx, dw, db, dnormed, x, w, c.lnEpsilon);
+            }
+            return dx;
+        };
+        BackwardPass::Taps taps;
+        taps.attentionHeads = [&](int layer, const Tensor &dq, const Tensor &dk, const Tensor &dv) {
+            const Tensor *heads[3] = {&dq, &dk, &dv};
+            const ReadPort ports[3] = {ReadPort::Query, ReadPort::Key, ReadPort::Value};
+            const int group = c.queriesPerKv();
+            for (int which = 0; which < 3; ++which) {
+                const int count = which == 0 ? c.heads : c.kvHeadCount();
+                for (int h = 0; h < count; ++h) {
+                    Tensor dhead({T, d});
+                    for (int q = 0; q < c.heads; ++q)
+                        if ((which == 0 ? q : q / group) == h)
+                            dhead.matrix() += heads[which]->slice(q);
+                    Tensor dnormed({T, D});
+                    projectHeadBackward(dnormed, dhead, c, m->block(layer), which, h);
+                    const int r = g.findReceiver(ports[which], layer, h);
+                    score(r, normBackward(r, dnormed));
+                }
+            }
+        };
+        taps.feedForwardInput = [&](int layer, const Tensor &dnormed) {
+            const int r = g.findReceiver(ReadPort::Mlp, layer, -1);
+            score(r, normBackward(r, dnormed));
+        };
+        pass.setTaps(taps);
+        Tensor dx = pass.outputHead(std::move(dlogits));
+        score(int(g.receivers.size()) - 1, dx);
+        for (int l = c.layers - 1; l >= 0; --l)
+            dx = pass.block(l, dx);
+        ++result.backwardPasses;
+    }
+    if (progress)
+        progress(steps, steps);
+    return result;
+}
+
+double rankCorrelation(const std::vector<double> &a, const std::vector<double> &b)
+{
+    if (a.size() != b.size() || a.size() < 2)
+        throw Error(
+            "rank correlation: lists of " + std::to_string(a.size()) + " and " + std::to_string(b.size()) + " values");
+    const auto ranks = [](const std::vector<double> &v) {
+        std::vector<size_t> order(v.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return v[i] < v[j]; });
+        std::vector<double> rank(v.size());
+        for (size_t i = 0; i < order.size();) {
+            size_t j = i;
+            while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
+                ++j;
+            for (size_t k = i; k <= j; ++k)
+                rank[order[k]] = 0.5 * double(i + j);
+            i = j + 1;
+        }
+        return rank;
+    };
+    const std::vector<double> x = ranks(a), y = ranks(b);
+    const double n = double(x.size()), mean = (n - 1) / 2;
+    double sxy = 0, sxx = 0, syy = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mean) * (y[i] - mean);
+        sxx += (x[i] - mean) * (x[i] - mean);
+        syy += (y[i] - mean) * (y[i] - mean);
+    }
+    if (sxx == 0 || syy == 0)
+        return std::numeric_limits<double>::quiet_NaN();
+    return sxy / std::sqrt(sxx * syy);
+}
+
+} // namespace atlas

@@ -1,0 +1,148 @@
+#pragma once
+
+#include "analysis/activationpatching.h"
+#include "engine/input.h"
+#include "model/model.h"
+#include "util/workbudget.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+// Circuits: the model's residual stream as a graph (Elhage et al. 2021), whose edges run from what writes into the
+// stream (the embedding, each head, each feed-forward) to what reads it later (each head's queries, keys and values,
+// each feed-forward, the logits), and the effect of each edge on a metric:
+//  - exact edge patching: the corrupted run with one receiver reading the sender's clean output in place of its
+//    corrupted one, everything else as it falls out;
+//  - path patching (Wang et al. 2022): the sender's clean output reaching the receivers with every other head frozen
+//    at its corrupted output (and the feed-forwards recomputed, or frozen too), then the receivers' inputs patched
+//    into the corrupted run;
+//  - edge attribution patching (EAP, Syed et al. 2023): every edge at once, linearly, as the sender's
+//    clean − corrupted output times the metric's gradient at the receiver's input, from one forward–backward pair;
+//    EAP-IG (Hanna et al. 2024) averages that gradient over inputs on the line from the corrupted to the clean
+//    embedding;
+//  - a circuit's faithfulness: the metric when the kept edges carry what their senders compute in this run and every
+//    other edge its sender's corrupted output.
+// Convention: as the Patching view, the corrupted run is the base and clean values are patched in, so an edge's
+// effect is the metric it restores: recovered = (m − m_corrupted) / (m_clean − m_corrupted).
+namespace atlas {
+
+struct CircuitNode
+{
+    enum class Kind { Embedding, Head, Mlp };
+    Kind kind = Kind::Embedding;
+    int layer = -1;
+    int head = -1;
+    std::string name() const; // "embed", "a2.1" (layer 2, head 1), "m2"
+};
+
+// What a receiver reads: a query head's queries, a K/V head's keys or values, a feed-forward's input, or the stream
+// the output head reads.
+enum class ReadPort { Query, Key, Value, Mlp, Logits };
+
+struct CircuitReceiver
+{
+    ReadPort port = ReadPort::Logits;
+    int layer = -1;
+    int head = -1; // the query head (Query) or K/V head (Key, Value)
+    std::string name() const; // "a2.1.q", "a2.0.k", "m2", "logits"
+};
+
+struct CircuitEdge
+{
+    int sender = 0;
+    int receiver = 0;
+};
+
+struct CircuitGraph
+{
+    std::vector<CircuitNode> senders; // in the order they write: the embedding, then each layer's heads and MLP
+    std::vector<CircuitReceiver> receivers; // in the order they read
+    std::vector<CircuitEdge> edges; // receiver by receiver, each sender whose output the receiver's stream holds
+    std::vector<std::pair<int, int>> edgesOf; // per receiver, its range [first, last) of `edges`
+
+    int findSender(CircuitNode::Kind kind, int layer, int head) const; // −1 when absent
+    int findReceiver(ReadPort port, int layer, int head) const;
+    int findEdge(int sender, int receiver) const;
+    std::string edgeName(int edge) const; // "a0.1 → a1.2.q"
+};
+
+// Why the graph cannot be drawn for this model ("" when it can): the blocks must add sub-layer outputs straight into
+// one stream that their norms read (pre-norm, or parallel like GPT-NeoX); post-norm blocks (BERT), norms after the
+// sub-layers (OLMo 2, Gemma's sandwich), reversible blocks, Funnel's pooling and an encoder–decoder are refused, as are
+// attention kernels without per-head queries, keys and values.
+std::string circuitProblem(const Model &model);
+CircuitGraph circuitGraph(const Model &model); // throws atlas::Error with circuitProblem's text
+
+enum class AttributionMethod { Eap, EapIg };
+const char *attributionMethodName(AttributionMethod method); // "eap" | "eap-ig"
+AttributionMethod attributionMethodFromName(const std::string &name); // throws atlas::Error
+
+struct EdgeAttribution
+{
+    AttributionMethod method = AttributionMethod::Eap;
+    int steps = 1;
+    std::vector<double> score; // per edge: the estimated metric change, m − m_corrupted
+    int forwardPasses = 0, backwardPasses = 0;
+};
+
+// The work of a circuit analysis: three traces held at once (clean, corrupted, the run being edited), each sender's
+// output in both runs, and the gradients' parameter buffers of the backward pass.
+struct CircuitWork
+{
+    double flops = 0, bytes = 0;
+    std::string what;
+};
+CircuitWork circuitWork(const Model &model, int tokens, double tracedBytes, int gradientSteps);
+
+using CircuitProgress = std::function<bool(int, int)>; // (done, total); false stops the work ("cancelled")
+
+// The clean and corrupted runs of one input pair and metric, kept for every question asked of them. Not for two
+// threads at once.
+class CircuitAnalysis
+{
+public:
+    // Throws atlas::Error with circuitProblem's or patchingProblem's text, the work budget's refusal, or when both
+    // runs give the same metric.
+    CircuitAnalysis(std::shared_ptr<const Model> model, const Input &clean, const Corruption &corruption,
+        const PatchMetric &metric, const WorkBudget &budget = WorkBudget::process());
+    ~CircuitAnalysis();
+    CircuitAnalysis(const CircuitAnalysis &) = delete;
+    CircuitAnalysis &operator=(const CircuitAnalysis &) = delete;
+
+    const CircuitGraph &graph() const;
+    double clean() const;
+    double corrupted() const;
+    int position() const; // the metric's, resolved
+    const std::vector<int> &corruptedTokens() const;
+    double recovered(double metric) const { return (metric - corrupted()) / (clean() - corrupted()); }
+
+    // EAP: the gradient at the corrupted run (steps ignored); EAP-IG: averaged at α = (k − ½)/steps, k = 1 … steps,
+    // of the embedding corrupted + α (clean − corrupted). One forward and one backward pass per gradient.
+    EdgeAttribution attribute(AttributionMethod method, int steps = 1, const CircuitProgress &progress = {},
+        const std::atomic<bool> *cancel = nullptr);
+    // The metric with edge `edge` alone patched.
+    double edgePatched(int edge);
+    // Every edge patched alone, in the graph's order (a forward pass from each receiver's layer).
+    std::vector<double> everyEdgePatched(
+        const CircuitProgress &progress = {}, const std::atomic<bool> *cancel = nullptr);
+    // The metric of the circuit keeping `kept` (one flag per edge): all kept gives the clean metric, none the
+    // corrupted one.
+    double circuitMetric(const std::vector<bool> &kept);
+    // Path patching from `sender` to `receivers` (Wang et al. 2022's two passes): the metric of the corrupted run
+    // whose receivers read what they would if only the sender had its clean output, every other head keeping its
+    // corrupted one and the feed-forwards recomputed (`throughMlps`) or frozen too. Frozen, one receiver: the same
+    // as edgePatched on that edge. Throws when a receiver reads before the sender writes.
+    double pathPatched(int sender, const std::vector<int> &receivers, bool throughMlps);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m;
+};
+
+// Spearman's rank correlation of two equally long lists (ties get their mean rank); NaN when either is constant.
+double rankCorrelation(const std::vector<double> &a, const std::vector<double> &b);
+
+} // namespace atlas
