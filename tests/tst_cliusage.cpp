@@ -97,7 +97,9 @@ private slots:
         const auto at = [&](const char *name) {
             return std::find_if(all.begin(), all.end(), [&](const atlas::CliCommand &c) { return c.name == name; });
         };
-        QVERIFY(at("analyze-heads") + 1 == at("dla")); // the folders' commands after it, in the folders' order
+        QVERIFY(at("analyze-heads") + 1 == at("circuit")); // the folders' commands after it, in the folders' order
+        QVERIFY(at("circuit") + 1 == at("path-patch"));
+        QVERIFY(at("path-patch") + 1 == at("dla"));
         QVERIFY(at("dla") + 1 == at("patch"));
         const Result r = run({"patch", "--model", "reverse", "--text", "abcdef>fedcba", "--target", "a",
             "--corrupted-text", "abcdeg>gedcba", "--position", "6"});

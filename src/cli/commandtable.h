@@ -57,6 +57,16 @@ inline Options operator+(Options a, const Options &b)
 }
 
 inline const Options kModel = {{"model", "M", "a built-in model name (see `models`) or a model directory"}};
+// The corrupted run and the metric of `patch`, `circuit` and `path-patch` (modelinput.h).
+inline const Options kCorruption = {{"text", "\"...\"", "the clean input as text"},
+    {"tokens", "1,2", "the clean input as token ids"}, {"padding", "5,6", "positions treated as padding"},
+    {"corrupted-text", "\"...\"", "the corrupted run's input (as many tokens as the clean one)"},
+    {"corrupted-tokens", "1,2", "the same as token ids"},
+    {"noise-positions", "3,4", "or: noise added to the embedding at these positions"},
+    {"noise-scale", "X", "the noise's standard deviation (default 3)"}, {"seed", "S", "the noise's seed"},
+    {"target", "TOKEN", "the token whose logit is measured"},
+    {"contrast", "TOKEN", "the metric is logit(target) - logit(contrast)"},
+    {"position", "P", "the position measured (default the last)"}};
 inline const Options kWorkBudget = {{"work-budget", "TFLOP",
     "the work one analysis may do, in TFLOP (default 2): a heavier one is refused with its estimate"}};
 

@@ -99,6 +99,34 @@ EngineOptions traceOptionsArgument(const Arguments &args)
     return options;
 }
 
+Corruption corruptionArgument(const Arguments &args, const Tokenizer &tokenizer)
+{
+    Corruption corruption;
+    const int sources
+        = int(args.has("corrupted-text")) + int(args.has("corrupted-tokens")) + int(args.has("noise-positions"));
+    if (sources != 1)
+        throw Error("give one corruption: --corrupted-text \"...\" or --corrupted-tokens 1,2 (as many tokens as the "
+                    "input), or --noise-positions 3,4 (noise on the embedding there)");
+    if (args.has("corrupted-text"))
+        corruption.tokens = tokenizer.encode(args.value("corrupted-text"));
+    if (args.has("corrupted-tokens"))
+        corruption.tokens = parseTokenList(args.value("corrupted-tokens"));
+    if (args.has("noise-positions"))
+        corruption.noisePositions = parseTokenList(args.value("noise-positions"));
+    corruption.noiseScale = args.doubleValue("noise-scale", 3.0, 0.0, 1e6);
+    corruption.seed = uint64_t(args.intValue("seed", 0, 0));
+    return corruption;
+}
+
+PatchMetric metricArgument(const Arguments &args, const Tokenizer &tokenizer, int vocab)
+{
+    PatchMetric metric;
+    metric.target = singleToken(tokenizer, args.required("target"), vocab, "--target");
+    metric.contrast = args.has("contrast") ? singleToken(tokenizer, args.value("contrast"), vocab, "--contrast") : -1;
+    metric.position = args.intValue("position", -1, -1);
+    return metric;
+}
+
 void setWorkBudgetArguments(const Arguments &args)
 {
     WorkBudget &budget = WorkBudget::process();

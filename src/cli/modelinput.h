@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/activationpatching.h"
 #include "engine/engine.h"
 
 #include "engine/input.h"
@@ -33,6 +34,11 @@ size_t memoryBudgetArgument(const Arguments &args);
 // --memory-budget and --attention-trace auto|whole|on-demand|checkpoints|inputs (default auto): how the run keeps its
 // attention (engine/attentiontrace.h) and its blocks' other tensors (engine/recompute.h).
 EngineOptions traceOptionsArgument(const Arguments &args);
+// The corrupted run of patching and circuits: --corrupted-text "..." or --corrupted-tokens 1,2 (as many tokens as the
+// input), or --noise-positions 3,4 [--noise-scale X] [--seed S].
+Corruption corruptionArgument(const Arguments &args, const Tokenizer &tokenizer);
+// Their metric: --target TOKEN [--contrast TOKEN] [--position P].
+PatchMetric metricArgument(const Arguments &args, const Tokenizer &tokenizer, int vocab);
 // The analyses' budget (util/workbudget.h) from --work-budget TFLOP and --memory-budget GIB where given, set for the
 // whole run.
 void setWorkBudgetArguments(const Arguments &args);

@@ -29,7 +29,7 @@ def function_body(text, name):
 def keys_read(text, keys, own_names):
     """The names of the spec keys `text` reads: ViewSpec fields (spec.layer) and own keys (spec.get(kBlockSize))."""
     read = {keys[f][0] for f in re.findall(r"(?:m_spec|spec\(\)|\bspec)\.(\w+)\b", text) if f in keys}
-    read |= {own_names.get(k, k) for k in re.findall(r"\bspec\.get\((?:views::\w+::)?(k\w+)\)", text)}
+    read |= {own_names.get(k, k) for k in re.findall(r"\bspec\.get\((?:\w+::)*(k\w+)\)", text)}
     return read
 
 
@@ -43,14 +43,18 @@ def first_argument(call):
     return call[start:]
 
 
+# The OwnKeys several views share (src/core/view/*.h: the corrupted run's of Patching and Circuit), set by main().
+shared_own_keys = ""
+
+
 def check_analysis_keys(view, request_code, keys, problems):
     """A view's request reads exactly the keys its descriptor's analysisKeys lists, and writes none into its key."""
-    own_names = dict(re.findall(r'OwnKey<.*?>\s+(k\w+)\s*\{"([^"]+)"', view.code))
+    own_names = dict(re.findall(r'OwnKey<.*?>\s+(k\w+)\s*\{"([^"]+)"', view.code + shared_own_keys))
     listing = re.search(r"\.analysisKeys\s*=\s*\{([^}]*)\}", view.code)
     listed = set()
     if listing:
         listed = set(re.findall(r'"([^"]+)"', listing.group(1)))
-        listed |= {own_names.get(k, k) for k in re.findall(r"\b(k\w+)\.name\b", listing.group(1))}
+        listed |= {own_names.get(k, k) for k in re.findall(r"\b(?:\w+::)*(k\w+)\.name\b", listing.group(1))}
     read = keys_read(request_code, keys, own_names)
     for name in sorted(read - listed):
         problems.append("%s: the %s view's request reads '%s', which its descriptor's analysisKeys leave out (the "
@@ -72,6 +76,8 @@ def main():
     readers = {}  # view kind -> [(file, text)]
     problems = []
     shared = "".join(p.read_text() for p in (src / "core/view").glob("*.cpp"))
+    global shared_own_keys
+    shared_own_keys = "".join(p.read_text() for p in (src / "core/view").glob("*.h"))
     for view in view_folders(src, "check_spec_keys"):  # a view folder reads for its kind
         readers.setdefault(view.kind, []).extend(view.sources)
         for request in re.findall(r"\.request = analysis::(\w+)", view.code):  # a request two views share

@@ -74,11 +74,13 @@ def entries(text, start_pattern):
 
 
 def shared_keys(src, check):
-    """The keys of src/core/view/speckeys.cpp: [(name, ViewSpec field, the views that read it or None for every view)]."""
+    """The keys of src/core/view/speckeys.cpp: [(name, ViewSpec field or None for an OwnKey, the views that read it or
+    None for every view)]."""
     keys = []
     for entry in entries((Path(src) / "core/view/speckeys.cpp").read_text(encoding="utf-8"), r"\{\.name = \""):
         name = re.search(r'\.name = "([^"]+)"', entry).group(1)
-        member = re.search(r"&ViewSpec::(\w+)", entry).group(1)
+        member = re.search(r"&ViewSpec::(\w+)", entry)  # None: a key several views share kept in ViewSpec::own
+        member = member.group(1) if member else None
         views = re.search(r"\.views = \{([^}]*)\}", entry)
         keys.append((name, member, re.findall(r'"([^"]+)"', views.group(1)) if views else None))
     if len(keys) < 20:

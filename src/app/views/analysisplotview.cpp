@@ -25,8 +25,8 @@ AnalysisPlotView::AnalysisPlotView(QWidget *parent)
     , m_stack(new QStackedLayout(this))
     , m_messagePage(new QWidget(this))
     , m_message(newMessageLabel())
-    , m_running(new QWidget(m_messagePage))
-    , m_progress(new QProgressBar(m_running))
+    , m_running(new RunningRow(
+          this, QString(), tr("Stop the run; change a setting or the input to run it again"), m_messagePage))
     , m_page(new QWidget(this))
     , m_plot(new QCustomPlot(m_page))
     , m_title(nullptr)
@@ -42,14 +42,6 @@ AnalysisPlotView::AnalysisPlotView(QWidget *parent)
     column->addWidget(m_caption);
     m_plot->setMinimumSize(320, 240);
     m_plot->setAutoAddPlottableToLegend(false); // every legend names its entries (a first inset legend would take all)
-    auto *cancel = new QPushButton(tr("Cancel"), m_running);
-    cancel->setToolTip(tr("Stop the run; change a setting or the input to run it again"));
-    connect(cancel, &QPushButton::clicked, this, &View::analysisCancelled);
-    auto *runningRow = new QHBoxLayout(m_running);
-    runningRow->addStretch(1);
-    runningRow->addWidget(m_progress, 2);
-    runningRow->addWidget(cancel);
-    runningRow->addStretch(1);
     auto *messageColumn = new QVBoxLayout(m_messagePage);
     messageColumn->addWidget(m_message, 1);
     messageColumn->addWidget(m_running);
@@ -81,9 +73,8 @@ void AnalysisPlotView::showMessage(const QString &text, bool running)
     m_running->setVisible(running);
     if (running) { // steps done of those reported, or a busy bar while the run reports none
         const AnalysisState &a = m_input.analysis;
-        m_progress->setRange(0, a.total > 0 ? a.total : 0);
-        m_progress->setValue(a.done);
-        m_progress->setFormat(a.total > 0 ? progressFormat() : QString());
+        m_running->setProgress(a.done, a.total);
+        m_running->bar()->setFormat(a.total > 0 ? progressFormat() : QString());
     }
     m_stack->setCurrentWidget(m_messagePage);
 }

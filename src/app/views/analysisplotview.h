@@ -1,5 +1,6 @@
 #pragma once
 
+#include "views/runningrow.h"
 #include "views/view.h"
 
 #include "engine/headablation.h"
@@ -21,7 +22,6 @@ class QCPLayoutGrid;
 class QCPTextElement;
 class QCustomPlot;
 class QLabel;
-class QProgressBar;
 class QStackedLayout;
 
 namespace atlas {
@@ -98,8 +98,7 @@ private:
     QStackedLayout *m_stack;
     QWidget *m_messagePage; // the message, and the progress and Cancel of a run under way
     QLabel *m_message;
-    QWidget *m_running;
-    QProgressBar *m_progress;
+    RunningRow *m_running;
     QWidget *m_page;
     QCustomPlot *m_plot;
     QCPTextElement *m_title;

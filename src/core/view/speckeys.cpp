@@ -5,6 +5,7 @@
 #include "engine/tokenretention.h"
 #include "io/limits.h"
 #include "util/error.h"
+#include "view/corruptionkeys.h"
 #include "view/viewkinds.h"
 
 #include <climits>
@@ -42,6 +43,9 @@ std::string ownKeyName(const SpecKey::Field &field)
 // The shared keys, then every view's own, read by that view alone and named by its OwnKey.
 std::vector<SpecKey> withViewKeys(std::vector<SpecKey> keys)
 {
+    for (const SpecKey &key : keys) // a key several views share, kept in ViewSpec::own (view/corruptionkeys.h)
+        if (const std::string own = ownKeyName(key.field); !own.empty() && own != key.name)
+            throw Error("the shared key \"" + key.name + "\" reads the OwnKey \"" + own + "\"");
     for (const ViewKind &kind : viewKinds())
         for (SpecKey key : kind.keys) {
             key.name = ownKeyName(key.field);
@@ -141,10 +145,10 @@ const std::vector<SpecKey> &specKeys()
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
-            .views = {"next-token", "lines", "rollout", "patching", "ablation", "logit-attribution"},
+            .views = {"next-token", "lines", "rollout", "patching", "ablation", "logit-attribution", "circuit"},
             .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
-                       "show, the position whose output the patching view's metric reads, and the position whose "
-                       "logit the logit-attribution view splits; −1 = the last token",
+                       "show, the position whose output the patching and circuit views' metric reads, and the "
+                       "position whose logit the logit-attribution view splits; −1 = the last token",
             .minimum = -1,
             .rule = ">= 0, or -1 for the last token"},
         {.name = "theme",
@@ -243,19 +247,44 @@ const std::vector<SpecKey> &specKeys()
         {.name = "seed",
             .field = &ViewSpec::seed,
             .type = "int ≥ 0",
-            .views = {"objective", "fills", "patching"},
+            .views = {"objective", "fills", "patching", "circuit"},
             .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
                        "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same); "
-                       "patching view: the draw of the noise at `noise_positions`"},
+                       "patching and circuit views: the draw of the noise at `noise_positions`"},
+        {.name = "corrupted_text",
+            .field = corruptionkeys::kCorruptedText,
+            .type = "string",
+            .views = {"patching", "circuit"},
+            .meaning = "patching and circuit views: the corrupted input, read as the Input box reads it (text the "
+                       "model's tokenizer reads, or token ids as `#464,3290`) into as many tokens as the input; `\"\"` "
+                       "= the input with noise at `noise_positions`",
+            .perModel = true},
+        {.name = "noise_positions",
+            .field = corruptionkeys::kNoisePositions,
+            .type = "array of ints",
+            .views = {"patching", "circuit"},
+            .meaning = "patching and circuit views, without `corrupted_text`: the positions whose embedding gets "
+                       "Gaussian noise of 3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from "
+                       "`seed`",
+            .perModel = true},
+        {.name = "contrast",
+            .field = corruptionkeys::kContrast,
+            .type = "string",
+            .views = {"patching", "circuit"},
+            .meaning = "patching and circuit views: the metric is logit(`target`) − logit(`contrast`) at `position`, a "
+                       "token written as `target` is; `\"\"` = the probability of `target`",
+            .ownedByView = true,
+            .perModel = true},
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",
-            .views = {"logit-lens", "logit-attribution", "patching"},
-            .meaning = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
-                       "the grid; logit attribution: the token whose logit is split; patching: the token the metric "
-                       "reads (needed there). `#id`, or a text the model's tokenizer reads as exactly one token "
-                       "(`\" the\"`); `\"\"` = none (the lens then colours by each cell's most probable token, the "
-                       "attribution splits the most probable token's logit)",
+            .views = {"logit-lens", "logit-attribution", "patching", "circuit"},
+            .meaning
+            = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
+              "the grid; logit attribution: the token whose logit is split; patching and circuit: the token "
+              "the metric reads (needed there). `#id`, or a text the model's tokenizer reads as exactly one token "
+              "(`\" the\"`); `\"\"` = none (the lens then colours by each cell's most probable token, the "
+              "attribution splits the most probable token's logit)",
             .ownedByView = true,
             .perModel = true},
         {.name = "baseline_model",

@@ -26,10 +26,8 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (spec.target.empty())
         return problem("Activation patching measures one token at one position: name it in the Target box (a token, "
                        "or #id), and a second one in Contrast for a logit difference.");
-    if (spec.get(views::patching::kCorruptedText).empty() && spec.get(views::patching::kNoisePositions).empty())
-        return problem("Activation patching compares the input with a corrupted one: type it in the Corrupted box "
-                       "(as many tokens as the input; text, or #ids), or list positions in the Noise box to "
-                       "corrupt them with noise.");
+    if (const std::string why = corruptionMissing(spec, "Activation patching"); !why.empty())
+        return problem(why);
     // Every cell is a forward pass of the input from the patched operation on, beside the clean and the corrupted
     // runs' traces: at 2000 tokens hours of work, and a bad_alloc at 8000 before this estimate.
     PatchSite site = PatchSite::Residual;
@@ -49,17 +47,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<PatchingAnalysis>([&](PatchingAnalysis &result) {
             const std::unique_ptr<Tokenizer> tokenizer = tokenizerForModel(*model);
-            Corruption corruption;
-            if (!spec.get(views::patching::kCorruptedText).empty()) { // as the Input box reads it: text, or #ids
-                corruption.tokens = boxTokens(*tokenizer, readBoxInput(spec.get(views::patching::kCorruptedText)));
-                if (corruption.tokens.size() != input.tokens.size())
-                    throw Error("The corrupted input \"" + shownText(spec.get(views::patching::kCorruptedText))
-                        + "\" is " + countOf(corruption.tokens.size(), "token") + " and the input "
-                        + countOf(input.tokens.size(), "token")
-                        + ": patching compares the same positions, so give a corrupted input of as many tokens");
-            }
-            corruption.noisePositions = spec.get(views::patching::kNoisePositions);
-            corruption.seed = uint64_t(spec.seed);
+            const Corruption corruption = corruptionOf(spec, *tokenizer, input.tokens.size());
             PatchingOptions options;
             options.site = patchSiteFromName(spec.get(views::patching::kPatch));
             result.target = targetId("target", spec.target, *tokenizer, model->config.vocab);
@@ -91,37 +79,14 @@ ViewKind kind()
         .request = request,
         .analysisKeys
         = {"position", "seed", "target", kPatch.name, kCorruptedText.name, kNoisePositions.name, kContrast.name},
-        .after = "head-kinds",
+        .after = "circuit",
         .keys = {{.field = kPatch,
-                     .type = "string",
-                     .meaning
-                     = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
+            .type = "string",
+            .meaning = "patching view: what is patched, one cell each: `residual` (the residual stream entering each "
                        "block at each position), `heads` (each head's output, its context C_h at every position) or "
                        "`mlp` (each layer's feed-forward output at every position)",
-                     .choices = {"residual", "heads", "mlp"},
-                     .ownedByView = true},
-            {.field = kCorruptedText,
-                .type = "string",
-                .meaning
-                = "patching view: the corrupted input, read as the Input box reads it (text the model's tokenizer "
-                  "reads, or token ids as `#464,3290`) into as many tokens as the input; `\"\"` = the input with "
-                  "noise at `noise_positions`",
-                .ownedByView = true,
-                .perModel = true},
-            {.field = kNoisePositions,
-                .type = "array of ints",
-                .meaning
-                = "patching view, without `corrupted_text`: the positions whose embedding gets Gaussian noise of "
-                  "3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from `seed`",
-                .ownedByView = true,
-                .perModel = true},
-            {.field = kContrast,
-                .type = "string",
-                .meaning
-                = "patching view: the metric is logit(`target`) − logit(`contrast`) at `position`, a token written "
-                  "as `target` is; `\"\"` = the probability of `target`",
-                .ownedByView = true,
-                .perModel = true}}};
+            .choices = {"residual", "heads", "mlp"},
+            .ownedByView = true}}};
 }
 
 } // namespace atlas::views::patching

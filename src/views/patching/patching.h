@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/activationpatching.h"
+#include "view/corruptionkeys.h"
 #include "view/viewanalysis.h"
 #include "view/viewspec.h"
 
@@ -15,12 +16,14 @@ struct PatchingAnalysis : ViewAnalysis
 
 } // namespace atlas
 
-// This view's own spec keys (documented by its descriptor's `keys`).
+// This view's own spec keys (documented by its descriptor's `keys`); the corrupted run's are shared with the Circuit
+// view (view/corruptionkeys.h).
 namespace atlas::views::patching {
 
+using corruptionkeys::kContrast;
+using corruptionkeys::kCorruptedText;
+using corruptionkeys::kNoisePositions;
+
 inline const OwnKey<std::string> kPatch {"patch", "residual"};
-inline const OwnKey<std::string> kCorruptedText {"corrupted_text", ""};
-inline const OwnKey<std::vector<int>> kNoisePositions {"noise_positions", {}};
-inline const OwnKey<std::string> kContrast {"contrast", ""};
 
 } // namespace atlas::views::patching

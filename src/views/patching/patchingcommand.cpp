@@ -40,26 +40,10 @@ int patch(const CommandArgs &argv)
         run = loadModelAndInput(args);
     }
     const ModelConfig &config = run.model->config;
-    Corruption corruption;
-    const int sources
-        = int(args.has("corrupted-text")) + int(args.has("corrupted-tokens")) + int(args.has("noise-positions"));
-    if (sources != 1)
-        throw Error("give one corruption: --corrupted-text \"...\" or --corrupted-tokens 1,2 (as many tokens as the "
-                    "input), or --noise-positions 3,4 (noise on the embedding there)");
-    if (args.has("corrupted-text"))
-        corruption.tokens = run.tokenizer->encode(args.value("corrupted-text"));
-    if (args.has("corrupted-tokens"))
-        corruption.tokens = parseTokenList(args.value("corrupted-tokens"));
-    if (args.has("noise-positions"))
-        corruption.noisePositions = parseTokenList(args.value("noise-positions"));
-    corruption.noiseScale = args.doubleValue("noise-scale", 3.0, 0.0, 1e6);
-    corruption.seed = uint64_t(args.intValue("seed", 0, 0));
+    const Corruption corruption = corruptionArgument(args, *run.tokenizer);
     PatchingOptions options;
     options.site = patchSiteFromName(args.value("site", "residual"));
-    options.metric.target = singleToken(*run.tokenizer, args.required("target"), config.vocab, "--target");
-    options.metric.contrast
-        = args.has("contrast") ? singleToken(*run.tokenizer, args.value("contrast"), config.vocab, "--contrast") : -1;
-    options.metric.position = args.intValue("position", -1, -1);
+    options.metric = metricArgument(args, *run.tokenizer, config.vocab);
     const auto start = std::chrono::steady_clock::now();
     const PatchingResult r = activationPatching(run.model, run.input, corruption, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,18 +88,9 @@ std::vector<CliCommand> commands()
                 "the corrupted run: another input of as many tokens, or noise on the embedding"},
             {"... [--position P] [--site residual|heads|mlp] [--json FILE]",
                 "the position measured, what is patched, the results as JSON"}},
-        kModel
-            + Options {{"shape", "gpt2-small", "random weights of GPT-2 small's shape"},
-                {"text", "\"...\"", "the clean input as text"}, {"tokens", "1,2", "the clean input as token ids"},
-                {"padding", "5,6", "positions treated as padding"},
-                {"corrupted-text", "\"...\"", "the corrupted run's input (as many tokens as the clean one)"},
-                {"corrupted-tokens", "1,2", "the same as token ids"},
-                {"noise-positions", "3,4", "or: noise added to the embedding at these positions"},
-                {"noise-scale", "X", "the noise's standard deviation (default 3)"}, {"seed", "S", "the noise's seed"},
-                {"target", "TOKEN", "the token whose logit is measured"},
-                {"contrast", "TOKEN", "the metric is logit(target) - logit(contrast)"},
-                {"position", "P", "the position measured (default the last)"},
-                {"site", "residual|heads|mlp", "what is patched"}, {"json", "FILE", "also write the results as JSON"}}
+        kModel + Options {{"shape", "gpt2-small", "random weights of GPT-2 small's shape"}} + kCorruption
+            + Options {{"site", "residual|heads|mlp", "what is patched"},
+                {"json", "FILE", "also write the results as JSON"}}
             + kWorkBudget,
         patch}};
 }

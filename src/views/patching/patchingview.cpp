@@ -1,20 +1,16 @@
 #include "patching/patchingview.h"
 
 #include "patching/patching.h"
-#include "tokenize/tokenizer.h"
+#include "views/corruptioncontrols.h"
 #include "views/heatmapplot.h"
-#include "views/palette.h"
+#include "views/runningrow.h"
 #include "views/viewfonts.h"
 
 #include <QComboBox>
-#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalBlocker>
-#include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace atlas {
@@ -22,71 +18,14 @@ namespace atlas {
 PatchingView::PatchingView(QWidget *parent)
     : View(parent)
 {
-    m_controls = new QWidget(this);
-    auto *grid = new QGridLayout(m_controls);
-    grid->setContentsMargins(0, 0, 0, 0);
-    const auto lineEdit = [this](const QString &placeholder, const QString &tip) {
-        auto *e = new QLineEdit(m_controls);
-        e->setPlaceholderText(placeholder);
-        e->setToolTip(tip);
-        e->setClearButtonEnabled(true);
-        return e;
-    };
-    m_corrupted = lineEdit(tr("the input with one thing changed (text, or #ids)"),
-        tr("The corrupted run's input: as many tokens as the input, differing where the information you trace "
-           "enters. Text, or token ids as the Input box takes them (#464,3290). (spec key corrupted_text)"));
-    m_noise = lineEdit(tr("positions, e.g. 2,3"),
-        tr("With no corrupted input: the positions whose embedding gets Gaussian noise (3 × the embedding's "
-           "standard deviation, Meng et al. 2022), the corrupted run of a model without a tokenizer too "
-           "(spec key noise_positions)"));
-    m_target = lineEdit(tr("a token, or #id"),
-        tr("The token whose logit (or probability) the metric reads at the position (spec key target)"));
-    m_contrast = lineEdit(tr("none: p(target)"),
-        tr("With a second token the metric is logit(target) − logit(contrast), the logit difference of the IOI "
-           "work; empty: the target's probability (spec key contrast)"));
-    m_position = new QSpinBox(m_controls);
-    m_position->setRange(-1, 0);
-    m_position->setSpecialValueText(tr("last"));
-    m_position->setToolTip(tr("The position whose output the metric reads (spec key position)"));
+    m_controls = new CorruptionControls([this](const auto &change) { editSpec(change); }, this);
     m_site = new QComboBox(m_controls);
     m_site->addItem(tr("residual stream, by position"), QStringLiteral("residual"));
     m_site->addItem(tr("each head's output"), QStringLiteral("heads"));
     m_site->addItem(tr("each feed-forward output"), QStringLiteral("mlp"));
     m_site->setToolTip(tr("What one cell patches (spec key patch)"));
-    grid->addWidget(new QLabel(tr("Corrupted:"), m_controls), 0, 0);
-    grid->addWidget(m_corrupted, 0, 1);
-    grid->addWidget(new QLabel(tr("or noise at:"), m_controls), 0, 2);
-    grid->addWidget(m_noise, 0, 3);
-    grid->addWidget(new QLabel(tr("Patch:"), m_controls), 0, 4);
-    grid->addWidget(m_site, 0, 5);
-    grid->addWidget(new QLabel(tr("Target:"), m_controls), 1, 0);
-    grid->addWidget(m_target, 1, 1);
-    grid->addWidget(new QLabel(tr("Contrast:"), m_controls), 1, 2);
-    grid->addWidget(m_contrast, 1, 3);
-    grid->addWidget(new QLabel(tr("Position:"), m_controls), 1, 4);
-    grid->addWidget(m_position, 1, 5);
-    grid->setColumnStretch(1, 1);
-    grid->setColumnStretch(3, 1);
-    connect(m_corrupted, &QLineEdit::editingFinished, this, [this] {
-        editSpec([this](ViewSpec &s) { s.set(views::patching::kCorruptedText, m_corrupted->text().toStdString()); });
-    });
-    connect(m_noise, &QLineEdit::editingFinished, this, [this] {
-        try {
-            const std::vector<int> positions = parseTokenList(m_noise->text().toStdString());
-            m_noise->setStyleSheet({});
-            editSpec([&positions](ViewSpec &s) { s.set(views::patching::kNoisePositions, positions); });
-        } catch (const std::exception &e) { // said at the box; the spec keeps its positions
-            m_noise->setStyleSheet(QStringLiteral("color: %1").arg(palette::alert.name()));
-            m_noise->setToolTip(QString::fromStdString(e.what()));
-        }
-    });
-    connect(m_target, &QLineEdit::editingFinished, this,
-        [this] { editSpec([this](ViewSpec &s) { s.target = m_target->text().toStdString(); }); });
-    connect(m_contrast, &QLineEdit::editingFinished, this, [this] {
-        editSpec([this](ViewSpec &s) { s.set(views::patching::kContrast, m_contrast->text().toStdString()); });
-    });
-    connect(
-        m_position, &QSpinBox::valueChanged, this, [this](int p) { editSpec([p](ViewSpec &s) { s.position = p; }); });
+    m_controls->grid()->addWidget(new QLabel(tr("Patch:"), m_controls), 0, 4);
+    m_controls->grid()->addWidget(m_site, 0, 5);
     connect(m_site, &QComboBox::activated, this, [this](int i) {
         editSpec(
             [this, i](ViewSpec &s) { s.set(views::patching::kPatch, m_site->itemData(i).toString().toStdString()); });
@@ -94,17 +33,8 @@ PatchingView::PatchingView(QWidget *parent)
 
     m_formula = newFormulaLabel();
     m_message = newMessageLabel();
-    m_running = new QWidget(this);
-    auto *runningRow = new QHBoxLayout(m_running);
-    m_progress = new QProgressBar(m_running);
-    m_progress->setFormat(tr("%v of %m patched forward passes"));
-    m_cancel = new QPushButton(tr("Cancel"), m_running);
-    m_cancel->setToolTip(tr("Stop the sweep; change a setting to run it again"));
-    runningRow->addStretch(1);
-    runningRow->addWidget(m_progress, 2);
-    runningRow->addWidget(m_cancel);
-    runningRow->addStretch(1);
-    connect(m_cancel, &QPushButton::clicked, this, &View::analysisCancelled);
+    m_running = new RunningRow(
+        this, tr("%v of %m patched forward passes"), tr("Stop the sweep; change a setting to run it again"), this);
     m_plot = new HeatmapPlot(this);
     m_plot->setValueLabel(tr("fraction of the clean metric restored"));
     m_caption = new QLabel(this);
@@ -144,25 +74,11 @@ void PatchingView::refresh()
 {
     m_formula->setFont(sizedFont(font(), 11));
     m_caption->setFont(sizedFont(font(), 10));
-    const auto setText = [](QLineEdit *e, const std::string &text) {
-        if (!e->hasFocus())
-            e->setText(QString::fromStdString(text));
-    };
-    setText(m_corrupted, m_spec.get(views::patching::kCorruptedText));
-    QStringList noise;
-    for (int t : m_spec.get(views::patching::kNoisePositions))
-        noise << QString::number(t);
-    if (!m_noise->hasFocus())
-        m_noise->setText(noise.join(','));
-    setText(m_target, m_spec.target);
-    setText(m_contrast, m_spec.get(views::patching::kContrast));
+    m_controls->showSpec(m_spec, int(m_input.tokens.size()));
     {
         const QSignalBlocker block(m_site);
         m_site->setCurrentIndex(
             std::max(0, m_site->findData(QString::fromStdString(m_spec.get(views::patching::kPatch)))));
-        const QSignalBlocker blockPosition(m_position);
-        m_position->setRange(-1, std::max(0, int(m_input.tokens.size()) - 1));
-        m_position->setValue(m_spec.position);
     }
     const bool difference = !m_spec.get(views::patching::kContrast).empty();
     m_formula->setText(
@@ -178,8 +94,7 @@ void PatchingView::refresh()
             return showMessage(m_input.analysis.problem);
         if (!m_input.analysis.pending)
             return showMessage(QString::fromUtf8(kNothingComputed));
-        m_progress->setRange(0, std::max(1, m_input.analysis.total));
-        m_progress->setValue(m_input.analysis.done);
+        m_running->setProgress(m_input.analysis.done, std::max(1, m_input.analysis.total));
         return showMessage(tr("Patching…"), true);
     }
     const PatchingResult &r = a->result;

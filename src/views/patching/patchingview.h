@@ -1,5 +1,7 @@
 #pragma once
 
+#include "views/corruptioncontrols.h"
+#include "views/runningrow.h"
 #include "views/view.h"
 
 #include <memory>
@@ -7,10 +9,7 @@
 
 class QComboBox;
 class QLabel;
-class QLineEdit;
-class QProgressBar;
 class QPushButton;
-class QSpinBox;
 
 namespace atlas {
 
@@ -32,7 +31,7 @@ public:
     HeatmapPlot *plot() const { return m_plot; }
     QString message() const; // drawn instead of the map; empty when the map is drawn
     QString caption() const;
-    QPushButton *cancelButton() const { return m_cancel; }
+    QPushButton *cancelButton() const { return m_running->cancelButton(); }
     std::vector<QWidget *> interfaceWidgets() const override { return {m_controls, m_running}; }
     QSize sizeHint() const override { return {1100, 650}; }
 
@@ -42,15 +41,10 @@ protected:
 private:
     void showMessage(const QString &text, bool running = false);
 
-    QWidget *m_controls = nullptr;
-    QWidget *m_running = nullptr; // the progress and its Cancel button, while the sweep runs
-    QLineEdit *m_noise = nullptr;
-    QLineEdit *m_corrupted = nullptr, *m_target = nullptr, *m_contrast = nullptr;
-    QSpinBox *m_position = nullptr;
+    CorruptionControls *m_controls = nullptr;
+    RunningRow *m_running = nullptr; // the progress and its Cancel button, while the sweep runs
     QComboBox *m_site = nullptr;
     QLabel *m_formula = nullptr, *m_message = nullptr, *m_caption = nullptr;
-    QProgressBar *m_progress = nullptr;
-    QPushButton *m_cancel = nullptr;
     HeatmapPlot *m_plot = nullptr;
     std::shared_ptr<std::vector<float>> m_cells;
 };
