@@ -8,6 +8,7 @@
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "train/backwardpass.h"
+#include "tensor/matrixproduct.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -17,6 +18,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 namespace atlas {
 
@@ -228,15 +230,6 @@ Tensor copyTensor(const Tensor &t)
     return out;
 }
 
-double dot(const Tensor &a, const Tensor &b)
-{
-    double sum = 0;
-    const float *x = a.data(), *y = b.data();
-    for (int64_t i = 0; i < a.numel(); ++i)
-        sum += double(x[i]) * double(y[i]);
-    return sum;
-}
-
 } // namespace
 
 std::string circuitProblem(const Model &model)
@@ -295,6 +288,7 @@ struct CircuitAnalysis::Impl
     int dirtyFrom = std::numeric_limits<int>::max(); // the earliest op the work run's trace was edited at
     double clean = 0, corrupted = 0;
     std::vector<Tensor> cleanOut, corruptedOut; // per sender, what it writes into the stream [T, D]
+    Gradients gradients; // the few parameters' gradients an inputs-only backward pass still makes, unread
 
     Impl(std::shared_ptr<const Model> m, const PatchMetric &pm)
         : model(std::move(m))
@@ -434,7 +428,7 @@ CircuitAnalysis::CircuitAnalysis(std::shared_ptr<const Model> model, const Input
         throw Error("circuits: the clean and the corrupted run give the same metric (" + std::to_string(m->clean)
             + "): there is nothing to recover; corrupt the input differently");
     m->work = std::make_unique<CorruptedRun>(model, clean, corruption);
-    m->work->runFrom(0, {}); // the noise on X₀ is written from the first op: later runs start past it
+    m->dirtyFrom = 0; // the first run of the work run starts at its first op, where the noise on X₀ is written
     for (size_t s = 0; s < m->graph().senders.size(); ++s) {
         m->cleanOut.push_back(m->senderOutput(m->cleanRun->trace(), int(s)));
         m->corruptedOut.push_back(m->senderOutput(m->corruptedRun->engine().trace(), int(s)));
@@ -610,32 +604,43 @@ EdgeAttribution CircuitAnalysis::attribute(
     result.method = method;
     result.steps = steps;
     result.score.assign(g.edges.size(), 0.0);
-    std::vector<Tensor> delta; // per sender, clean − corrupted
-    for (size_t s = 0; s < g.senders.size(); ++s) {
-        Tensor t = copyTensor(m->cleanOut[s]);
-        t.matrix() -= m->corruptedOut[s].matrix();
-        delta.push_back(std::move(t));
+    const int64_t S = int64_t(g.senders.size()), width = T * D;
+    Tensor deltas({S, width}); // per sender, what it writes in the clean run minus in the corrupted one
+    for (int64_t s = 0; s < S; ++s) {
+        RowVectorMap row(deltas.data() + s * width, width);
+        row = ConstRowVectorMap(m->cleanOut[size_t(s)].data(), width)
+            - ConstRowVectorMap(m->corruptedOut[size_t(s)].data(), width);
     }
     const std::string embedding = names::residualStream(0);
     const int embeddingOp = m->work->engine().program().producerOf(embedding);
-    Gradients gradients; // the parameters' gradients the backward pass also makes, unread here
     const double weight = 1.0 / steps;
-    // Receiver r's gradient g [T, D] at its stream: scores every edge into it.
-    const auto score = [&](int r, const Tensor &gradient) {
-        const auto [first, last] = g.edgesOf[size_t(r)];
-        for (int e = first; e < last; ++e)
-            result.score[size_t(e)] += weight * dot(delta[size_t(g.edges[size_t(e)].sender)], gradient);
+    // Receivers' gradients at their streams, one row [T·D] each: every edge into them scored at once, as the rows of
+    // delta · gradientsᵀ.
+    const auto score = [&](const std::vector<int> &receivers, const Tensor &gradients) {
+        Tensor products({S, int64_t(receivers.size())});
+        matrixProduct(products.matrix(), std::as_const(deltas).matrix(), false, gradients.matrix(), true, false);
+        for (size_t k = 0; k < receivers.size(); ++k) {
+            const auto [first, last] = g.edgesOf[size_t(receivers[k])];
+            for (int e = first; e < last; ++e)
+                result.score[size_t(e)]
+                    += weight * double(products.data()[int64_t(g.edges[size_t(e)].sender) * products.dim(1) + int64_t(k)]);
+        }
     };
     for (int k = 1; k <= steps; ++k) {
         if ((cancel && cancel->load()) || (progress && !progress(k - 1, steps)))
             throw Error("circuits: cancelled");
         const double alpha = method == AttributionMethod::Eap ? 0.0 : (k - 0.5) / steps;
-        TraceEdits edits;
-        if (alpha > 0)
+        Engine *run = &m->corruptedRun->engine(); // EAP: the corrupted run itself, its output head run once
+        if (alpha > 0) {
+            TraceEdits edits;
             edits[embedding] = [&](Tensor &x) { x.matrix() += float(alpha) * (m->cleanOut[0].matrix() - x.matrix()); };
-        m->runWork(embeddingOp, edits, true);
-        ++result.forwardPasses;
-        const Trace &trace = m->work->engine().trace();
+            m->runWork(embeddingOp, edits, true);
+            run = &m->work->engine();
+            ++result.forwardPasses;
+        } else {
+            run->runTo(run->opCount());
+        }
+        const Trace &trace = run->trace();
         // dM/dlogits at the metric's position.
         const Tensor &logits = trace.tensor("logits");
         const int64_t V = logits.dim(1);
@@ -655,9 +660,10 @@ EdgeAttribution CircuitAnalysis::attribute(
                 row[v] = float(-p * std::exp(double(z[v]) - top) / sum);
             row[m->metric.target] += float(p);
         }
-        BackwardPass pass(*m->model, m->work->engine().input(), gradients);
+        BackwardPass pass(*m->model, run->input(), m->gradients, 1, BackwardPass::Computes::InputsOnly);
         pass.setActivations(&trace);
-        const auto normBackward = [&](int r, const Tensor &dnormed) {
+        // Receiver r's gradient at its stream, written into `out` ([T·D] floats): back through its norm.
+        const auto normBackward = [&](int r, const Tensor &dnormed, float *out) {
             const CircuitReadPoint &at = m->layout.reads[size_t(r)];
             const BlockWeights &b = m->block(g.receivers[size_t(r)].layer);
             const Tensor &x = trace.tensor(at.stream), &w = b.normWeight(at.norm);
@@ -668,13 +674,15 @@ EdgeAttribution CircuitAnalysis::attribute(
                 Tensor db(w.shape());
                 ops::layernorm_backward(dx, dw, db, dnormed, x, w, c.lnEpsilon);
             }
-            return dx;
+            std::copy_n(dx.data(), width, out);
         };
         BackwardPass::Taps taps;
         taps.attentionHeads = [&](int layer, const Tensor &dq, const Tensor &dk, const Tensor &dv) {
             const Tensor *heads[3] = {&dq, &dk, &dv};
             const ReadPort ports[3] = {ReadPort::Query, ReadPort::Key, ReadPort::Value};
             const int group = c.queriesPerKv();
+            std::vector<int> receivers;
+            Tensor gradients({int64_t(c.heads + 2 * c.kvHeadCount()), width});
             for (int which = 0; which < 3; ++which) {
                 const int count = which == 0 ? c.heads : c.kvHeadCount();
                 for (int h = 0; h < count; ++h) {
@@ -685,17 +693,23 @@ EdgeAttribution CircuitAnalysis::attribute(
                     Tensor dnormed({T, D});
                     projectHeadBackward(dnormed, dhead, c, m->block(layer), which, h);
                     const int r = g.findReceiver(ports[which], layer, h);
-                    score(r, normBackward(r, dnormed));
+                    normBackward(r, dnormed, gradients.data() + int64_t(receivers.size()) * width);
+                    receivers.push_back(r);
                 }
             }
+            score(receivers, gradients);
         };
         taps.feedForwardInput = [&](int layer, const Tensor &dnormed) {
             const int r = g.findReceiver(ReadPort::Mlp, layer, -1);
-            score(r, normBackward(r, dnormed));
+            Tensor gradient({1, width});
+            normBackward(r, dnormed, gradient.data());
+            score({r}, gradient);
         };
         pass.setTaps(taps);
         Tensor dx = pass.outputHead(std::move(dlogits));
-        score(int(g.receivers.size()) - 1, dx);
+        Tensor logitsGradient({1, width});
+        std::copy_n(dx.data(), width, logitsGradient.data());
+        score({int(g.receivers.size()) - 1}, logitsGradient);
         for (int l = c.layers - 1; l >= 0; --l)
             dx = pass.block(l, dx);
         ++result.backwardPasses;

@@ -85,7 +85,7 @@ struct EdgeAttribution
     AttributionMethod method = AttributionMethod::Eap;
     int steps = 1;
     std::vector<double> score; // per edge: the estimated metric change, m − m_corrupted
-    int forwardPasses = 0, backwardPasses = 0;
+    int forwardPasses = 0, backwardPasses = 0; // beyond the clean and corrupted runs (EAP: 0 and 1)
 };
 
 // The work of a circuit analysis: three traces held at once (clean, corrupted, the run being edited), each sender's

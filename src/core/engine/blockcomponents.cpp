@@ -255,6 +255,28 @@ std::pair<LinearModule, int64_t> headColumns(const ModelConfig &c, const BlockWe
     return {blockModule(c, b, part), qkvColumn(c, which, head) - qkvColumn(c, which, 0)};
 }
 
+// Head `head`'s block of a weight: `count` rows from `first` of a row-major [rows, cols] matrix are contiguous and read
+// in place; columns are copied into a [cols… , count] block of their own.
+struct HeadBlock
+{
+    Tensor copy;
+    ConstMatrixMap map;
+};
+
+HeadBlock rowsOf(const Tensor &weight, int64_t first, int64_t count)
+{
+    const int64_t cols = weight.dim(1);
+    return {Tensor(), ConstMatrixMap(weight.data() + first * cols, count, cols)};
+}
+
+HeadBlock columnsOf(ConstMatrixMap weight, int64_t first, int64_t count) // as [count, rows]: the columns transposed
+{
+    Tensor copy = Tensor::uninitialized({count, weight.rows()});
+    copy.matrix() = weight.middleCols(first, count).transpose();
+    const ConstMatrixMap map(copy.data(), count, weight.rows());
+    return {std::move(copy), map};
+}
+
 } // namespace
 
 void projectHead(Tensor &out, const Tensor &x, const ModelConfig &c, const BlockWeights &b, int which, int64_t head)
@@ -264,10 +286,9 @@ void projectHead(Tensor &out, const Tensor &x, const ModelConfig &c, const Block
     if (out.shape() != Shape {x.dim(0), d})
         throw Error("projectHead: expected the output [" + std::to_string(x.dim(0)) + ", " + std::to_string(d)
             + "], got " + out.shapeString());
-    if (m.transposed) // nn.Linear [out, in]: the head's rows
-        out.matrix().noalias() = x.matrix() * m.ownRows().middleRows(column, d).transpose();
-    else // Conv1D [in, out]: its columns
-        out.matrix().noalias() = x.matrix() * m.weight.matrix().middleCols(column, d);
+    // y = x Wᵀ over the head's rows of an nn.Linear [out, in], or x W over its columns of a Conv1D [in, out]
+    const HeadBlock w = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
+    matrixProduct(out.matrix(), x.matrix(), false, w.map, true, false);
     if (!m.bias.empty())
         out.matrix().rowwise() += ConstRowVectorMap(m.bias.data() + column, d);
 }
@@ -277,20 +298,17 @@ void projectHeadBackward(
 {
     const auto [m, column] = headColumns(c, b, which, head);
     const int64_t d = c.headDim();
-    if (m.transposed)
-        dx.matrix().noalias() += dy.matrix() * m.ownRows().middleRows(column, d);
-    else
-        dx.matrix().noalias() += dy.matrix() * m.weight.matrix().middleCols(column, d).transpose();
+    const HeadBlock w = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
+    matrixProduct(dx.matrix(), dy.matrix(), false, w.map, false, true);
 }
 
 void headWrite(Tensor &out, ConstMatrixMap context, const ModelConfig &c, const BlockWeights &b, int64_t head)
 {
     const LinearModule m = blockModule(c, b, BlockPart::Out);
     const int64_t d = c.headDim();
-    if (m.transposed) // W_o [D, H·d]: the head's columns
-        out.matrix().noalias() = context * m.ownRows().middleCols(head * d, d).transpose();
-    else // W_proj [H·d, D]: its rows
-        out.matrix().noalias() = context * m.weight.matrix().middleRows(head * d, d);
+    // W_o [D, H·d] (nn.Linear): the head's columns; W_proj [H·d, D] (Conv1D): its rows
+    const HeadBlock w = m.transposed ? columnsOf(m.ownRows(), head * d, d) : rowsOf(m.weight, head * d, d);
+    matrixProduct(out.matrix(), context, false, w.map, false, false);
 }
 
 std::string outputFormula(const ModelConfig &c)

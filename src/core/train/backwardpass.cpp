@@ -16,16 +16,21 @@
 
 namespace atlas {
 
-BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks)
+BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks, Computes computes)
     : m_model(model)
     , m_c(model.config)
     , m_input(input)
     , m_g(g)
     , m_ffnChunks(ffnChunks)
+    , m_inputsOnly(computes == Computes::InputsOnly)
     , T(static_cast<int64_t>(input.tokens.size()))
 {
     if (m_c.isEncoderDecoder())
         startStack(names::kDecoderStack);
+    if (m_inputsOnly) {
+        m_parameters = model.parameters();
+        return;
+    }
     MemoryScope scope(MemoryPhase::Backward, -1, "gradients", MemoryCategory::Gradients);
     for (const auto &[name, p] : model.parameters()) {
         auto it = m_g.grads.find(name);
@@ -35,6 +40,16 @@ BackwardPass::BackwardPass(const Model &model, const Input &input, Gradients &g,
             throw Error("gradient '" + name + "' has shape " + it->second.shapeString() + ", its parameter "
                 + p->shapeString());
     }
+}
+
+Tensor &BackwardPass::grad(const std::string &param)
+{
+    if (const auto it = m_g.grads.find(param); it != m_g.grads.end())
+        return it->second;
+    const auto p = m_parameters.find(param);
+    if (!m_inputsOnly || p == m_parameters.end())
+        throw Error("backward: no gradient for the parameter '" + param + "'");
+    return m_g.grads.emplace(param, Tensor(p->second->shape())).first->second;
 }
 
 void BackwardPass::layernorm(
@@ -63,8 +78,10 @@ void BackwardPass::moduleBackward(Tensor &dx, int i, BlockPart part, const Tenso
     const LinearModule m = blockModule(m_c, blocks()[size_t(i)], part);
     const std::string name = param(i, part);
     if (m.rows > 0) { // its rows of a fused weight (Phi-3's gate_up_proj), without a bias: dx += dy W, dW += dyᵀ x
-        Tensor &dweight = grad(name + ".weight");
         matrixProduct(dx.matrix(), dy.matrix(), false, m.ownRows(), false, true);
+        if (m_inputsOnly)
+            return;
+        Tensor &dweight = grad(name + ".weight");
         matrixProduct(MatrixMap(dweight.data() + m.firstRow * dweight.dim(1), m.rows, dweight.dim(1)), dy.matrix(),
             true, x.matrix(), false, true);
         return;
@@ -76,6 +93,8 @@ void BackwardPass::moduleBackward(Tensor &dx, int i, BlockPart part, const Tenso
 void BackwardPass::conv1dBackward(
     Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight)
 {
+    if (m_inputsOnly)
+        return matrixProduct(dx.matrix(), dy.matrix(), false, weight.matrix(), true, true);
     ops::linear_backward(dx, grad(module + ".weight"), grad(module + ".bias"), dy, x, weight);
 }
 
@@ -83,6 +102,8 @@ void BackwardPass::conv1dBackward(
 void BackwardPass::linearBackward(
     Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight)
 {
+    if (m_inputsOnly)
+        return matrixProduct(dx.matrix(), dy.matrix(), false, weight.matrix(), false, true);
     ops::linear_t_backward(dx, grad(module + ".weight"), biasGrad(module), dy, x, weight);
 }
 
@@ -139,7 +160,15 @@ Tensor BackwardPass::outputHead(Tensor dlogitsIn)
         if (const float scale = m_c.outputScale(); scale != 1.0f) // Z = (s · ln_f) Wᵀ: s scales both gradients
             dlogits.matrix() *= scale;
         const ModelPart output = m_c.tiedHead ? ModelPart::Embedding : ModelPart::OutputHead;
-        ops::logits_backward(dlnf, grad(modelParam(output) + ".weight"), dlogits, act("ln_f"), m_model.outputWeight());
+        if (m_inputsOnly) { // the rows a metric reads (one position's), each a product with the unembedding
+            ConstMatrixMap unembedding = m_model.outputWeight().matrix();
+            for (int64_t t = 0; t < T; ++t)
+                if (!dlogits.matrix().row(t).isZero(0))
+                    dlnf.matrix().row(t).noalias() += dlogits.matrix().row(t) * unembedding;
+        } else {
+            ops::logits_backward(
+                dlnf, grad(modelParam(output) + ".weight"), dlogits, act("ln_f"), m_model.outputWeight());
+        }
     }
     BackwardStep step(m_s, -1, "ln_f");
     Tensor dx({T, m_c.dModel});

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,13 @@ struct BackwardStep : MemoryScope
 class BackwardPass
 {
 public:
-    // Creates every missing gradient as zeros; `ffnChunks` > 1: the FFNs were run in chunks (program.h).
-    BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks = 1);
+    // What a pass computes: every parameter's gradient (training), or the activations' alone (circuit analysis reads
+    // the gradients of what each head and feed-forward reads): the linear maps' and the unembedding's weights then get
+    // none, and the few other parameters' gradients are made as they are first reached.
+    enum class Computes { Parameters, InputsOnly };
+    // Creates every missing gradient as zeros (Parameters); `ffnChunks` > 1: the FFNs were run in chunks (program.h).
+    BackwardPass(const Model &model, const Input &input, Gradients &g, int ffnChunks = 1,
+        Computes computes = Computes::Parameters);
 
     void setActivations(const Trace *trace) { m_trace = trace; }
     // An encoder–decoder goes back through its decoder (the stack it starts in), then its encoder: block,
@@ -125,7 +131,7 @@ private:
     void blockNorm(Tensor &din, int i, BlockPart part, const Tensor &dout, const Tensor &in);
     Tensor copyOf(const Tensor &t, int layer, std::string_view op); // a new buffer, in a backward step of op
     const Tensor &act(const std::string &name) const { return m_trace->tensor(name); }
-    Tensor &grad(const std::string &param) { return m_g.grads.at(param); }
+    Tensor &grad(const std::string &param);
 
     const Model &m_model;
     const ModelConfig &m_c;
@@ -133,6 +139,8 @@ private:
     const Trace *m_trace = nullptr;
     Gradients &m_g;
     const int m_ffnChunks;
+    const bool m_inputsOnly;
+    std::map<std::string, const Tensor *> m_parameters; // InputsOnly: the shapes of the gradients made as reached
     names::Stack m_s = names::kOnlyStack;
     bool m_source = false; // in the encoder of an encoder–decoder
     bool m_causal = m_c.causal;

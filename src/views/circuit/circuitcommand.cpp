@@ -72,7 +72,7 @@ int circuit(const CommandArgs &argv)
         s->position, s->clean, s->corrupted);
     std::printf("%zu senders, %zu receivers, %zu edges; the clean and corrupted runs in %.3f s\n", g.senders.size(),
         g.receivers.size(), g.edges.size(), runs);
-    std::printf("%s%s: %d forward and %d backward passes in %.3f s\n",
+    std::printf("%s%s: %d more forward and %d backward passes in %.3f s\n",
         method == AttributionMethod::Eap ? "EAP" : "EAP-IG",
         method == AttributionMethod::Eap ? "" : (" (" + std::to_string(steps) + " steps)").c_str(), forwards, backwards,
         attribution);

@@ -196,18 +196,17 @@ void CircuitView::refresh()
     m_graph->setCircuit(a->scores, m_drawnKept, a->edge, m_spec.theme);
     drawCurve(s, stop);
     const QString target = vocabularyLabel(m_input, a->target);
-    QString text
-        = tr("m = %1 at position %2: clean %3, corrupted %4. %5 with %6 forward and %7 backward passes on top "
-             "of the two runs, then a run for each of the curve's %8 circuits: %9 s.")
-              .arg(difference ? tr("logit('%1') − logit('%2')").arg(target, vocabularyLabel(m_input, a->contrast))
-                              : tr("p('%1')").arg(target))
-              .arg(s.position)
-              .arg(formatNumber(s.clean, 4), formatNumber(s.corrupted, 4),
-                  ig ? tr("EAP-IG (%1 steps)").arg(s.attribution.steps) : tr("EAP"))
-              .arg(s.attribution.forwardPasses)
-              .arg(s.attribution.backwardPasses)
-              .arg(s.stops.size())
-              .arg(formatNumber(a->milliseconds / 1000.0, 3));
+    const QString passes = ig ? tr("EAP-IG: %1 forward and backward passes between the two runs")
+                                    .arg(s.attribution.backwardPasses)
+                              : tr("EAP: one backward pass from the corrupted run");
+    QString text = tr("m = %1 at position %2: clean %3, corrupted %4. %5, then a run for each of the curve's %6 "
+                      "circuits: %7 s.")
+                       .arg(difference ? tr("logit('%1') − logit('%2')").arg(target, vocabularyLabel(m_input, a->contrast))
+                                       : tr("p('%1')").arg(target))
+                       .arg(s.position)
+                       .arg(formatNumber(s.clean, 4), formatNumber(s.corrupted, 4), passes)
+                       .arg(s.stops.size())
+                       .arg(formatNumber(a->milliseconds / 1000.0, 3));
     if (a->edge >= 0) {
         const double estimate = s.attribution.score[size_t(a->edge)];
         text += tr(" Edge %1: estimated %2 of clean − corrupted; patched alone exactly, %3; by path patching "

@@ -65,7 +65,7 @@ private slots:
         QCOMPARE(view.keepSlider()->maximum(), int(s.stops.size()) - 1);
         QCOMPARE(s.stops[size_t(view.keepSlider()->value())], 8);
         QVERIFY2(view.keptText().startsWith("8 of 110 edges: the circuit recovers"), qPrintable(view.keptText()));
-        QVERIFY2(view.caption().contains("EAP with 1 forward and 1 backward passes"), qPrintable(view.caption()));
+        QVERIFY2(view.caption().contains("EAP: one backward pass from the corrupted run"), qPrintable(view.caption()));
         testing::maybeSave(view, "circuit-copy");
 
         // The slider moves along the curve's stops.
