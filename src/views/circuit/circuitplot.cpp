@@ -217,7 +217,8 @@ QString CircuitPlot::edgeText(int edge) const
 QString CircuitPlot::nodeText(int node) const
 {
     if (node == -2)
-        return tr("logits: the final norm and the unembedding read the stream here");
+        return tr(
+            "logits: the final norm and the unembedding read the stream here. Click to open the Next token view.");
     const CircuitNode &n = m_scores->graph.senders.at(size_t(node));
     double out = 0, in = 0;
     for (int k = 0; k < m_kept; ++k) {
@@ -237,7 +238,9 @@ QString CircuitPlot::nodeText(int node) const
     return tr("%1 (%2): its kept edges out sum to %3%4.%5")
         .arg(what, QString::fromStdString(n.name()), formatNumber(out, 3),
             n.kind == CircuitNode::Kind::Embedding ? QString() : tr(", in %1").arg(formatNumber(in, 3)),
-            n.kind == CircuitNode::Kind::Head ? tr(" Click to open it in the Attention view.") : QString());
+            n.kind == CircuitNode::Kind::Head      ? tr(" Click to open it in the Attention view.")
+                : n.kind == CircuitNode::Kind::Mlp ? tr(" Click to open its activations in the Sparse FFN view.")
+                                                   : QString());
 }
 
 void CircuitPlot::paintEvent(QPaintEvent *)
@@ -280,8 +283,8 @@ void CircuitPlot::paintEvent(QPaintEvent *)
         for (size_t i = 1; i < path.size(); ++i)
             curve.lineTo(path[i]);
         if (edge == m_hovered || edge == m_chosen) {
-            p.setPen(QPen(
-                edge == m_chosen ? palette::selected : colors.accent, 7 + 5 * strength, Qt::SolidLine, Qt::RoundCap));
+            p.setPen(
+                QPen(edge == m_chosen ? colors.text : colors.muted, 7 + 5 * strength, Qt::SolidLine, Qt::RoundCap));
             p.drawPath(curve);
         }
         p.setPen(QPen(c, 0.8 + 5 * strength, Qt::SolidLine, Qt::RoundCap));
@@ -294,7 +297,7 @@ void CircuitPlot::paintEvent(QPaintEvent *)
         QPainterPath curve(path.front());
         for (size_t i = 1; i < path.size(); ++i)
             curve.lineTo(path[i]);
-        p.setPen(QPen(palette::selected, 2, Qt::DashLine));
+        p.setPen(QPen(colors.text, 2, Qt::DashLine));
         p.drawPath(curve);
     }
 
@@ -338,9 +341,7 @@ void CircuitPlot::mouseMoveEvent(QMouseEvent *event)
         QToolTip::hideText();
     else
         QToolTip::showText(event->globalPosition().toPoint(), text, this);
-    setCursor(edge >= 0 || (node >= 0 && m_scores->graph.senders[size_t(node)].kind == CircuitNode::Kind::Head)
-            ? Qt::PointingHandCursor
-            : Qt::ArrowCursor);
+    setCursor(edge >= 0 || (node != -1 && node != 0) ? Qt::PointingHandCursor : Qt::ArrowCursor);
 }
 
 void CircuitPlot::mousePressEvent(QMouseEvent *event)

@@ -91,14 +91,22 @@ CircuitView::CircuitView(QWidget *parent)
         if (m_drawn)
             editSpec([this, edge](ViewSpec &s) { s.set(kEdge, edgeKey(m_drawn->graph, edge)); });
     };
+    // A head opens in the Attention view, a feed-forward in the Sparse FFN view, the logits in the Next token view.
     m_graph->nodeClicked = [this](int node) {
-        if (!m_drawn || node < 0 || m_drawn->graph.senders[size_t(node)].kind != CircuitNode::Kind::Head)
+        if (!m_drawn || node == 0)
             return;
         ViewSpec spec = m_spec;
-        spec.view = "attention";
-        spec.site = "self";
-        spec.layer = m_drawn->graph.senders[size_t(node)].layer;
-        spec.head = m_drawn->graph.senders[size_t(node)].head;
+        if (node == -2) {
+            spec.view = "next-token";
+            spec.position = m_drawn->position;
+        } else {
+            const CircuitNode &n = m_drawn->graph.senders[size_t(node)];
+            spec.view = n.kind == CircuitNode::Kind::Head ? "attention" : "sparse-ffn";
+            spec.site = "self";
+            spec.layer = n.layer;
+            if (n.kind == CircuitNode::Kind::Head)
+                spec.head = n.head;
+        }
         emit specEdited(spec);
     };
     m_caption = new QLabel(this);
@@ -196,17 +204,18 @@ void CircuitView::refresh()
     m_graph->setCircuit(a->scores, m_drawnKept, a->edge, m_spec.theme);
     drawCurve(s, stop);
     const QString target = vocabularyLabel(m_input, a->target);
-    const QString passes = ig ? tr("EAP-IG: %1 forward and backward passes between the two runs")
-                                    .arg(s.attribution.backwardPasses)
-                              : tr("EAP: one backward pass from the corrupted run");
-    QString text = tr("m = %1 at position %2: clean %3, corrupted %4. %5, then a run for each of the curve's %6 "
-                      "circuits: %7 s.")
-                       .arg(difference ? tr("logit('%1') − logit('%2')").arg(target, vocabularyLabel(m_input, a->contrast))
-                                       : tr("p('%1')").arg(target))
-                       .arg(s.position)
-                       .arg(formatNumber(s.clean, 4), formatNumber(s.corrupted, 4), passes)
-                       .arg(s.stops.size())
-                       .arg(formatNumber(a->milliseconds / 1000.0, 3));
+    const QString passes = ig
+        ? tr("EAP-IG: %1 forward and backward passes between the two runs").arg(s.attribution.backwardPasses)
+        : tr("EAP: one backward pass from the corrupted run");
+    QString text
+        = tr("m = %1 at position %2: clean %3, corrupted %4. %5, then a run for each of the curve's %6 "
+             "circuits: %7 s.")
+              .arg(difference ? tr("logit('%1') − logit('%2')").arg(target, vocabularyLabel(m_input, a->contrast))
+                              : tr("p('%1')").arg(target))
+              .arg(s.position)
+              .arg(formatNumber(s.clean, 4), formatNumber(s.corrupted, 4), passes)
+              .arg(s.stops.size())
+              .arg(formatNumber(a->milliseconds / 1000.0, 3));
     if (a->edge >= 0) {
         const double estimate = s.attribution.score[size_t(a->edge)];
         text += tr(" Edge %1: estimated %2 of clean − corrupted; patched alone exactly, %3; by path patching "

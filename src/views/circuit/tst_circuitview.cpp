@@ -1,5 +1,5 @@
 // The Circuit view (src/views/circuit): the copy model's induction circuit found by EAP, the faithfulness curve and its
-// slider, an edge patched exactly on a click, a head opened in the Attention view, the graph as JSON, and the models it
+// slider, an edge patched exactly on a click, a node opened in its view, the graph as JSON, and the models it
 // refuses.
 #include "circuit/circuit.h"
 #include "circuit/circuitplot.h"
@@ -96,6 +96,14 @@ private slots:
         QCOMPARE(opened.view, std::string("attention"));
         QCOMPARE(opened.layer, 0);
         QCOMPARE(opened.head, 3);
+        // A feed-forward in the Sparse FFN view at its layer, the logits in the Next token view at the position.
+        const int mlp = s.graph.findSender(CircuitNode::Kind::Mlp, 1, -1);
+        QTest::mouseClick(view.graph(), Qt::LeftButton, {}, view.graph()->nodeRect(mlp).center().toPoint());
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().view, std::string("sparse-ffn"));
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().layer, 1);
+        QTest::mouseClick(view.graph(), Qt::LeftButton, {}, view.graph()->nodeRect(-2).center().toPoint());
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().view, std::string("next-token"));
+        QCOMPARE(edited.last().at(0).value<ViewSpec>().position, 12);
 
         // The JSON export: every edge, the kept circuit marked.
         const nlohmann::json j = nlohmann::json::parse(view.graphJson());
