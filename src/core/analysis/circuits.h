@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/activationpatching.h"
+#include "analysis/residualgraph.h"
 #include "engine/input.h"
 #include "model/model.h"
 #include "util/workbudget.h"
@@ -28,53 +29,6 @@
 // Convention: as the Patching view, the corrupted run is the base and clean values are patched in, so an edge's
 // effect is the metric it restores: recovered = (m − m_corrupted) / (m_clean − m_corrupted).
 namespace atlas {
-
-struct CircuitNode
-{
-    enum class Kind { Embedding, Head, Mlp };
-    Kind kind = Kind::Embedding;
-    int layer = -1;
-    int head = -1;
-    std::string name() const; // "embed", "a2.1" (layer 2, head 1), "m2"
-};
-
-// What a receiver reads: a query head's queries, a K/V head's keys or values, a feed-forward's input, or the stream
-// the output head reads.
-enum class ReadPort { Query, Key, Value, Mlp, Logits };
-
-struct CircuitReceiver
-{
-    ReadPort port = ReadPort::Logits;
-    int layer = -1;
-    int head = -1; // the query head (Query) or K/V head (Key, Value)
-    std::string name() const; // "a2.1.q", "a2.0.k", "m2", "logits"
-};
-
-struct CircuitEdge
-{
-    int sender = 0;
-    int receiver = 0;
-};
-
-struct CircuitGraph
-{
-    std::vector<CircuitNode> senders; // in the order they write: the embedding, then each layer's heads and MLP
-    std::vector<CircuitReceiver> receivers; // in the order they read
-    std::vector<CircuitEdge> edges; // receiver by receiver, each sender whose output the receiver's stream holds
-    std::vector<std::pair<int, int>> edgesOf; // per receiver, its range [first, last) of `edges`
-
-    int findSender(CircuitNode::Kind kind, int layer, int head) const; // −1 when absent
-    int findReceiver(ReadPort port, int layer, int head) const;
-    int findEdge(int sender, int receiver) const;
-    std::string edgeName(int edge) const; // "a0.1 → a1.2.q"
-};
-
-// Why the graph cannot be drawn for this model ("" when it can): the blocks must add sub-layer outputs straight into
-// one stream that their norms read (pre-norm, or parallel like GPT-NeoX); post-norm blocks (BERT), norms after the
-// sub-layers (OLMo 2, Gemma's sandwich), reversible blocks, Funnel's pooling and an encoder–decoder are refused, as are
-// attention kernels without per-head queries, keys and values.
-std::string circuitProblem(const Model &model);
-CircuitGraph circuitGraph(const Model &model); // throws atlas::Error with circuitProblem's text
 
 enum class AttributionMethod { Eap, EapIg };
 const char *attributionMethodName(AttributionMethod method); // "eap" | "eap-ig"
