@@ -287,7 +287,8 @@ void projectHead(Tensor &out, const Tensor &x, const ModelConfig &c, const Block
         throw Error("projectHead: expected the output [" + std::to_string(x.dim(0)) + ", " + std::to_string(d)
             + "], got " + out.shapeString());
     // y = x Wᵀ over the head's rows of an nn.Linear [out, in], or x W over its columns of a Conv1D [in, out]
-    const HeadBlock w = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
+    const HeadBlock w
+        = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
     matrixProduct(out.matrix(), x.matrix(), false, w.map, true, false);
     if (!m.bias.empty())
         out.matrix().rowwise() += ConstRowVectorMap(m.bias.data() + column, d);
@@ -298,7 +299,8 @@ void projectHeadBackward(
 {
     const auto [m, column] = headColumns(c, b, which, head);
     const int64_t d = c.headDim();
-    const HeadBlock w = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
+    const HeadBlock w
+        = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
     matrixProduct(dx.matrix(), dy.matrix(), false, w.map, false, true);
 }
 
