@@ -192,6 +192,39 @@ private slots:
 
     // dla: the printed grid and the JSON hold the same parts, which sum to the model's own logit difference; a model
     // without direct parts is refused with the reason, and no JSON is written.
+    // `circuit` on copy's induction: every edge estimated and patched, the largest leaving head 3 of layer 0, the JSON
+    // with every edge and the curve; `path-patch` through the feed-forwards, and a path that runs backwards refused.
+    void circuitAndPathPatchingFindCopysInduction()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath("circuit.json");
+        const QStringList input = {"--model", "copy", "--text", "hfjdlwqp|hfjd", "--corrupted-text", "hfjdowqp|hfjd",
+            "--target", "l", "--contrast", "o"};
+        const auto r = run(QStringList {"circuit"} + input + QStringList {"--exact", "--top", "3", "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("11 senders, 27 receivers, 110 edges"), qPrintable(r.out));
+        const QRegularExpressionMatch rank = QRegularExpression("rank correlation [^:]*: ([0-9.]+)").match(r.out);
+        QVERIFY2(rank.hasMatch() && rank.captured(1).toDouble() >= 0.8, qPrintable(r.out));
+        QVERIFY2(r.out.contains("    1  a0.3 → "), qPrintable(r.out));
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(o["edges"].toArray().size(), 110);
+        QVERIFY(o["edges"].toArray()[0].toObject().contains("exact"));
+        const QJsonArray curve = o["faithfulness"].toArray();
+        QCOMPARE(curve.first().toObject()["recovered"].toDouble(), 0.0);
+        QVERIFY(std::abs(curve.last().toObject()["recovered"].toDouble() - 1) < 1e-4);
+
+        const auto path
+            = run(QStringList {"path-patch"} + input + QStringList {"--sender", "a0.3", "--receiver", "m0"});
+        QVERIFY2(path.code == 0, qPrintable(path.err));
+        QVERIFY2(path.out.contains("recovered 0.98"), qPrintable(path.out));
+        const auto backwards
+            = run(QStringList {"path-patch"} + input + QStringList {"--sender", "a1.3", "--receiver", "a0.2.q"});
+        QCOMPARE(backwards.code, 1);
+        QVERIFY2(backwards.err.contains("reads the stream before a1.3 writes"), qPrintable(backwards.err));
+    }
+
     void dlaSplitsALogitDifference()
     {
         QTemporaryDir dir;

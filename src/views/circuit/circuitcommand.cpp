@@ -72,10 +72,11 @@ int circuit(const CommandArgs &argv)
         s->position, s->clean, s->corrupted);
     std::printf("%zu senders, %zu receivers, %zu edges; the clean and corrupted runs in %.3f s\n", g.senders.size(),
         g.receivers.size(), g.edges.size(), runs);
-    std::printf("%s%s: %d more forward and %d backward passes in %.3f s\n",
-        method == AttributionMethod::Eap ? "EAP" : "EAP-IG",
-        method == AttributionMethod::Eap ? "" : (" (" + std::to_string(steps) + " steps)").c_str(), forwards, backwards,
-        attribution);
+    if (method == AttributionMethod::Eap)
+        std::printf("EAP: one backward pass from the corrupted run in %.3f s\n", attribution);
+    else
+        std::printf("EAP-IG (%d steps): %d forward and %d backward passes between the runs in %.3f s\n", steps,
+            forwards, backwards, attribution);
     std::vector<double> exact;
     if (args.flag("exact")) {
         start = std::chrono::steady_clock::now();
@@ -89,8 +90,9 @@ int circuit(const CommandArgs &argv)
             m += s->corrupted;
     }
     const double span = s->clean - s->corrupted;
-    std::printf("the %d largest edges (estimated change of the metric, as a fraction of clean - corrupted%s):\n",
-        std::min(top, int(g.edges.size())), exact.empty() ? "" : "; patched exactly");
+    if (top > 0)
+        std::printf("the %d largest edges (estimated change of the metric, as a fraction of clean - corrupted%s):\n",
+            std::min(top, int(g.edges.size())), exact.empty() ? "" : "; patched exactly");
     for (int k = 0; k < std::min(top, int(g.edges.size())); ++k) {
         const int e = s->order[size_t(k)];
         std::printf("  %3d  %-22s %+10.4g %+8.3f", k + 1, g.edgeName(e).c_str(), s->attribution.score[size_t(e)],
