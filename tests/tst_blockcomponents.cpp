@@ -7,6 +7,7 @@
 #include "model/blockmodules.h"
 #include "model/model.h"
 #include "ops/ops.h"
+#include "tensortesting.h"
 #include "testbundle.h"
 #include "util/error.h"
 
@@ -246,6 +247,57 @@ private slots:
         const std::vector<Tensor> grads = qkvGradients(dq, dk, dv, gqa);
         QCOMPARE(grads.size(), size_t(3)); // q_proj, k_proj, v_proj
         QCOMPARE(valuesOf(grads[1]), (std::vector<float> {3, 12}));
+    }
+
+    // One head's own columns (circuit analysis feeds each head its own input): projectHead gives what projectQkv and
+    // splitQkv give for that head, projectHeadBackward is its transpose, and the heads' writes plus the bias are the
+    // output projection; in GPT-2's Conv1D layout, the Llama family's separate q/k/v with grouped K/V heads, GPT-NeoX's
+    // interleaved fused projection and Phi-3's fused qkv_proj.
+    void eachHeadsOwnColumnsAreItsShareOfTheProjections()
+    {
+        std::mt19937 rng(5);
+        for (const char *name : {"gpt2_tiny", "llama_tiny", "neox_tiny", "phi3_tiny"}) {
+            const Model model = Model::load(testing::dataPath(name).toStdString());
+            const ModelConfig &c = model.config;
+            const BlockWeights &b = model.blocks[0];
+            const int64_t rows = 3, D = c.dModel, d = c.headDim();
+            const Tensor x = randomTensor({rows, D}, rng);
+            Tensor qkv({rows, qkvWidth(c)});
+            projectQkv(qkv, x, c, b);
+            const QkvHeads whole = splitQkv(qkv, c, false);
+            const Tensor zeros({rows, D});
+            for (int which = 0; which < 3; ++which) {
+                const Tensor &heads = which == 0 ? whole.q : which == 1 ? whole.k : whole.v;
+                for (int64_t h = 0; h < heads.dim(0); ++h) {
+                    Tensor own({rows, d}), bias({rows, d});
+                    projectHead(own, x, c, b, which, h);
+                    QVERIFY2((own.matrix() - heads.slice(h)).cwiseAbs().maxCoeff() < 1e-5, name);
+                    // (x W + b − b) · dy = x · (dy Wᵀ)
+                    projectHead(bias, zeros, c, b, which, h);
+                    const Tensor dy = randomTensor({rows, d}, rng);
+                    Tensor dx({rows, D});
+                    projectHeadBackward(dx, dy, c, b, which, h);
+                    double forward = 0, backward = 0;
+                    for (int64_t i = 0; i < own.numel(); ++i)
+                        forward += double(own.data()[i] - bias.data()[i]) * dy.data()[i];
+                    for (int64_t i = 0; i < x.numel(); ++i)
+                        backward += double(x.data()[i]) * dx.data()[i];
+                    QVERIFY2(std::abs(forward - backward) < 1e-4 * (1 + std::abs(forward)), name);
+                }
+            }
+            const Tensor context = randomTensor({int64_t(c.heads), rows, d}, rng);
+            Tensor merged({rows, c.innerDim()}), projected({rows, D}), sum({rows, D}), write({rows, D});
+            for (int64_t h = 0; h < c.heads; ++h) {
+                merged.matrix().middleCols(h * d, d) = context.slice(h);
+                headWrite(write, context.slice(h), c, b, h);
+                sum.matrix() += write.matrix();
+            }
+            const LinearModule out = blockModule(c, b, BlockPart::Out);
+            moduleForward(projected, merged, out);
+            if (!out.bias.empty())
+                sum.matrix().rowwise() += ConstRowVectorMap(out.bias.data(), D);
+            QVERIFY2(largestDifference(sum, projected) < 1e-5, name);
+        }
     }
 
     // SwiGLU on one row: A = SiLU(x W_gateᵀ) ⊙ x W_upᵀ, then M = A W_downᵀ; chunked, every row as unchunked.
