@@ -1,6 +1,6 @@
 #include "views/corruptioncontrols.h"
 
-#include "engine/inputbuilder.h"
+#include "tokenize/tokenizer.h"
 #include "view/corruptionkeys.h"
 #include "views/palette.h"
 

@@ -4,6 +4,7 @@
 
 #include "engine/blockcomponents.h"
 #include "engine/engine.h"
+#include "engine/outputhead.h"
 #include "model/blockrecipe.h"
 #include "ops/ops.h"
 #include "tensor/matrixproduct.h"
@@ -303,10 +304,12 @@ double CircuitAnalysis::circuitMetric(const std::vector<bool> &kept)
     for (size_t r = 0; r < g.receivers.size(); ++r)
         byTensor[m->editedTensor(int(r))].push_back(int(r));
     int first = std::numeric_limits<int>::max();
-    for (const auto &[tensor, receivers] : byTensor) {
-        first = std::min(first, m->editOp(receivers.front()));
-        edits[tensor] = [&, receivers](Tensor &t) {
-            for (int r : receivers) {
+    for (const auto &entry : byTensor) {
+        const std::vector<int> &readers
+            = entry.second; // a named copy for the lambda (clang 14 cannot capture a binding)
+        first = std::min(first, m->editOp(readers.front()));
+        edits[entry.first] = [&, readers](Tensor &t) {
+            for (int r : readers) {
                 const auto [begin, end] = g.edgesOf[size_t(r)];
                 bool any = false;
                 for (int e = begin; e < end && !any; ++e)
