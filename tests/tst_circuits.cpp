@@ -48,22 +48,6 @@ bool near(double got, double want)
     return std::abs(got - want) <= 2e-5 + 2e-4 * std::abs(want);
 }
 
-int senderNamed(const CircuitGraph &g, const std::string &name)
-{
-    for (size_t s = 0; s < g.senders.size(); ++s)
-        if (g.senders[s].name() == name)
-            return int(s);
-    return -1;
-}
-
-int receiverNamed(const CircuitGraph &g, const std::string &name)
-{
-    for (size_t r = 0; r < g.receivers.size(); ++r)
-        if (g.receivers[r].name() == name)
-            return int(r);
-    return -1;
-}
-
 // The copy model's induction: after "hfjdlwqp|hfjd" it writes l; with the first copy's l changed to o, it writes o.
 struct CopyCase
 {
@@ -127,8 +111,8 @@ private slots:
 
         for (const QJsonValue &v : ref["paths"].toArray()) {
             const QJsonObject p = v.toObject();
-            const int s = senderNamed(g, p["sender"].toString().toStdString()),
-                      r = receiverNamed(g, p["receiver"].toString().toStdString());
+            const int s = g.senderNamed(p["sender"].toString().toStdString()),
+                      r = g.receiverNamed(p["receiver"].toString().toStdString());
             QVERIFY(s >= 0 && r >= 0);
             const double got = a.pathPatched(s, {r}, p["through_mlps"].toBool()), want = p["metric"].toDouble();
             if (!near(got, want))
@@ -177,7 +161,7 @@ private slots:
                                .arg(patched)
                                .arg(path)));
         }
-        const int late = senderNamed(a.graph(), "a2.1"), early = receiverNamed(a.graph(), "a1.0.q");
+        const int late = a.graph().senderNamed("a2.1"), early = a.graph().receiverNamed("a1.0.q");
         QVERIFY_THROWS_EXCEPTION(atlas::Error, a.pathPatched(late, {early}, true));
     }
 

@@ -127,6 +127,13 @@ PatchMetric metricArgument(const Arguments &args, const Tokenizer &tokenizer, in
     return metric;
 }
 
+std::string metricName(const PatchMetric &metric, const Tokenizer &tokenizer)
+{
+    return metric.contrast >= 0
+        ? "logit('" + tokenizer.piece(metric.target) + "') - logit('" + tokenizer.piece(metric.contrast) + "')"
+        : "p('" + tokenizer.piece(metric.target) + "')";
+}
+
 void setWorkBudgetArguments(const Arguments &args)
 {
     WorkBudget &budget = WorkBudget::process();

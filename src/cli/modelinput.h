@@ -39,6 +39,8 @@ EngineOptions traceOptionsArgument(const Arguments &args);
 Corruption corruptionArgument(const Arguments &args, const Tokenizer &tokenizer);
 // Their metric: --target TOKEN [--contrast TOKEN] [--position P].
 PatchMetric metricArgument(const Arguments &args, const Tokenizer &tokenizer, int vocab);
+// The metric as the commands print it: "logit('l') - logit('o')" or "p('l')".
+std::string metricName(const PatchMetric &metric, const Tokenizer &tokenizer);
 // The analyses' budget (util/workbudget.h) from --work-budget TFLOP and --memory-budget GIB where given, set for the
 // whole run.
 void setWorkBudgetArguments(const Arguments &args);

@@ -56,6 +56,22 @@ int CircuitGraph::findReceiver(ReadPort port, int layer, int head) const
     return -1;
 }
 
+int CircuitGraph::senderNamed(const std::string &name) const
+{
+    for (size_t i = 0; i < senders.size(); ++i)
+        if (senders[i].name() == name)
+            return int(i);
+    return -1;
+}
+
+int CircuitGraph::receiverNamed(const std::string &name) const
+{
+    for (size_t i = 0; i < receivers.size(); ++i)
+        if (receivers[i].name() == name)
+            return int(i);
+    return -1;
+}
+
 int CircuitGraph::findEdge(int sender, int receiver) const
 {
     if (receiver < 0 || receiver >= int(receivers.size()))

@@ -50,6 +50,8 @@ struct CircuitGraph
     int findSender(CircuitNode::Kind kind, int layer, int head) const; // −1 when absent
     int findReceiver(ReadPort port, int layer, int head) const;
     int findEdge(int sender, int receiver) const;
+    int senderNamed(const std::string &name) const; // by CircuitNode::name(): "a0.1"; −1 when absent
+    int receiverNamed(const std::string &name) const; // by CircuitReceiver::name(): "a1.2.q"
     std::string edgeName(int edge) const; // "a0.1 → a1.2.q"
 };
 

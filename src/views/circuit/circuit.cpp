@@ -41,15 +41,7 @@ int edgeFromKey(const CircuitGraph &graph, const std::string &key)
     const size_t split = key.find('>');
     if (split == std::string::npos)
         return -1;
-    const std::string sender = key.substr(0, split), receiver = key.substr(split + 1);
-    int s = -1, r = -1;
-    for (size_t i = 0; i < graph.senders.size(); ++i)
-        if (graph.senders[i].name() == sender)
-            s = int(i);
-    for (size_t i = 0; i < graph.receivers.size(); ++i)
-        if (graph.receivers[i].name() == receiver)
-            r = int(i);
-    return graph.findEdge(s, r);
+    return graph.findEdge(graph.senderNamed(key.substr(0, split)), graph.receiverNamed(key.substr(split + 1)));
 }
 
 std::string circuitJson(const CircuitScores &s, int keptEdges, const std::vector<double> *exact)

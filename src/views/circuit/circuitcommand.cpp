@@ -41,12 +41,6 @@ ModelAndInput modelAndInput(const Arguments &args)
     return run;
 }
 
-std::string metricName(const PatchMetric &m, const Tokenizer &tokenizer)
-{
-    return m.contrast >= 0 ? "logit('" + tokenizer.piece(m.target) + "') - logit('" + tokenizer.piece(m.contrast) + "')"
-                           : "p('" + tokenizer.piece(m.target) + "')";
-}
-
 int circuit(const CommandArgs &argv)
 {
     const Arguments args(argv, "circuit");
@@ -121,10 +115,7 @@ int pathPatch(const CommandArgs &argv)
     CircuitAnalysis a(run.model, run.input, corruption, metric);
     const CircuitGraph &g = a.graph();
     const std::string senderName = args.required("sender");
-    int sender = -1;
-    for (size_t s = 0; s < g.senders.size(); ++s)
-        if (g.senders[s].name() == senderName)
-            sender = int(s);
+    const int sender = g.senderNamed(senderName);
     if (sender < 0)
         throw Error("--sender " + senderName + ": not a sender of this model (embed, aL.H, mL; layers 0 … "
             + std::to_string(run.model->config.layers - 1) + ", heads 0 … "
@@ -132,10 +123,7 @@ int pathPatch(const CommandArgs &argv)
     std::vector<int> receivers;
     std::string names;
     for (const std::string &name : splitCommaList(args.required("receiver"))) {
-        int r = -1;
-        for (size_t i = 0; i < g.receivers.size(); ++i)
-            if (g.receivers[i].name() == name)
-                r = int(i);
+        const int r = g.receiverNamed(name);
         if (r < 0)
             throw Error("--receiver " + name + ": not a receiver of this model (aL.H.q|k|v, mL, logits)");
         receivers.push_back(r);

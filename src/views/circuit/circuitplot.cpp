@@ -43,6 +43,32 @@ int headsOf(const CircuitScores &s)
     return std::max(1, heads);
 }
 
+// The node each receiver belongs to: its head (a K/V head shared by several query heads: the first of them), its
+// feed-forward, or the logits (−2).
+std::vector<int> receiverNodes(const CircuitGraph &g, int heads)
+{
+    std::vector<int> nodes;
+    for (const CircuitReceiver &v : g.receivers) {
+        if (v.port == ReadPort::Logits) {
+            nodes.push_back(-2);
+            continue;
+        }
+        if (v.port == ReadPort::Mlp) {
+            nodes.push_back(g.findSender(CircuitNode::Kind::Mlp, v.layer, -1));
+            continue;
+        }
+        int head = v.head;
+        if (v.port != ReadPort::Query) {
+            int kvHeads = 0;
+            for (const CircuitReceiver &r : g.receivers)
+                kvHeads += r.layer == v.layer && r.port == ReadPort::Key;
+            head = v.head * (heads / std::max(1, kvHeads));
+        }
+        nodes.push_back(g.findSender(CircuitNode::Kind::Head, v.layer, head));
+    }
+    return nodes;
+}
+
 } // namespace
 
 CircuitPlot::CircuitPlot(QWidget *parent)
@@ -57,6 +83,9 @@ void CircuitPlot::setCircuit(
 {
     m_scores = std::move(scores);
     m_kept = m_scores ? std::clamp(kept, 0, int(m_scores->order.size())) : 0;
+    m_layers = m_scores ? layersOf(*m_scores) : 0;
+    m_heads = m_scores ? headsOf(*m_scores) : 1;
+    m_receiverNodes = m_scores ? receiverNodes(m_scores->graph, m_heads) : std::vector<int> {};
     m_chosen = chosen;
     m_theme = theme;
     m_hovered = -1;
@@ -75,7 +104,7 @@ QRectF CircuitPlot::nodeRect(int sender) const
     if (!m_scores)
         return {};
     const QRectF area = plotArea();
-    const int L = layersOf(*m_scores), H = headsOf(*m_scores), columns = 2 * L + 2;
+    const int L = m_layers, H = m_heads, columns = 2 * L + 2;
     const double columnWidth = area.width() / columns, rowHeight = area.height() / H;
     const double w = std::min(columnWidth * 0.72, 64.0), h = std::clamp(rowHeight * 0.7, 12.0, 30.0);
     int column = 0;
@@ -101,30 +130,11 @@ QPointF CircuitPlot::senderPort(int sender) const
     return {r.right(), r.center().y()};
 }
 
-// The node a receiver belongs to: its head (a K/V head shared by several query heads: the first of them), its
-// feed-forward, or the logits (−2).
-int CircuitPlot::receiverNode(int receiver) const
-{
-    const CircuitReceiver &v = m_scores->graph.receivers.at(size_t(receiver));
-    if (v.port == ReadPort::Logits)
-        return -2;
-    if (v.port == ReadPort::Mlp)
-        return m_scores->graph.findSender(CircuitNode::Kind::Mlp, v.layer, -1);
-    int head = v.head;
-    if (v.port != ReadPort::Query) {
-        int kvHeads = 0;
-        for (const CircuitReceiver &r : m_scores->graph.receivers)
-            kvHeads += r.layer == v.layer && r.port == ReadPort::Key;
-        head = v.head * (headsOf(*m_scores) / std::max(1, kvHeads));
-    }
-    return m_scores->graph.findSender(CircuitNode::Kind::Head, v.layer, head);
-}
-
 // A head receives at its queries (upper third), keys (middle) or values (lower third).
 QPointF CircuitPlot::receiverPort(int receiver) const
 {
     const ReadPort port = m_scores->graph.receivers.at(size_t(receiver)).port;
-    const QRectF r = nodeRect(receiverNode(receiver));
+    const QRectF r = nodeRect(m_receiverNodes.at(size_t(receiver)));
     if (port == ReadPort::Logits || port == ReadPort::Mlp)
         return {r.left(), r.center().y()};
     const double third = r.height() / 3;
@@ -142,7 +152,7 @@ std::vector<QPointF> CircuitPlot::edgePath(int edge) const
     // An edge along a row past other columns (the feed-forwards', the embedding's and the logits' row) bows over
     // the nodes between, higher the more it passes.
     const QRectF area = plotArea();
-    const int columns = 2 * layersOf(*m_scores) + 2, H = headsOf(*m_scores);
+    const int columns = 2 * m_layers + 2, H = m_heads;
     const double passed = std::round((b.x() - a.x()) / (area.width() / columns)) - 1;
     const double bow = passed >= 1 && std::abs(a.y() - b.y()) < 0.5 * area.height() / H
         ? -std::min(area.height() * 0.45, passed * std::min(28.0, area.height() * 0.08))
@@ -306,7 +316,7 @@ void CircuitPlot::paintEvent(QPaintEvent *)
     for (int k = 0; k < m_kept; ++k) {
         const CircuitEdge &e = m_scores->graph.edges[size_t(m_scores->order[size_t(k)])];
         touched[size_t(e.sender)] = true;
-        const int node = receiverNode(e.receiver);
+        const int node = m_receiverNodes[size_t(e.receiver)];
         touched[node == -2 ? touched.size() - 1 : size_t(node)] = true;
     }
     const auto drawNode = [&](int node, const QString &label, bool on) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace atlas {
 
@@ -45,13 +46,14 @@ protected:
 private:
     QRectF plotArea() const;
     QPointF senderPort(int sender) const;
-    int receiverNode(int receiver) const;
     QPointF receiverPort(int receiver) const;
     std::vector<QPointF> edgePath(int edge) const; // the curve, as a polyline
     double scoreScale() const; // the largest |estimate| drawn
 
     std::shared_ptr<const CircuitScores> m_scores;
     int m_kept = 0, m_chosen = -1, m_hovered = -1;
+    int m_layers = 0, m_heads = 1; // of the graph drawn
+    std::vector<int> m_receiverNodes; // per receiver, its node: a sender, or −2 for the logits
     std::string m_theme;
     QPointF m_pressedAt;
 };

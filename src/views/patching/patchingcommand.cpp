@@ -48,10 +48,7 @@ int patch(const CommandArgs &argv)
     const PatchingResult r = activationPatching(run.model, run.input, corruption, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    const std::string metric = options.metric.contrast >= 0
-        ? "logit('" + run.tokenizer->piece(options.metric.target) + "') - logit('"
-            + run.tokenizer->piece(options.metric.contrast) + "')"
-        : "p('" + run.tokenizer->piece(options.metric.target) + "')";
+    const std::string metric = metricName(options.metric, *run.tokenizer);
     std::printf("%s at position %d: clean %.6g, corrupted %.6g\n", metric.c_str(), r.position, r.clean, r.corrupted);
     std::printf("recovered fraction per %s (rows: %s)\n",
         options.site == PatchSite::Residual    ? "position"
