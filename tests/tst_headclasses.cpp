@@ -1,7 +1,8 @@
 // The head classes (analysis/headclasses.h): every score of every head against a PyTorch computation from the
 // definitions (tests/tools/make_head_classes_reference.py) on a Llama (grouped-query attention), a Qwen2 (one K/V
 // head, tied), a GPT-NeoX (per-head fused projection) and a Gemma 2 (sliding window, soft-capped scores); the repeated
-// sequence's draw; each score's range on every built-in model; the refusals.
+// sequence's draw; heads set by hand to be one kind each (tests/tools/make_induction_model.py) score 1 for it and rank
+// first; each score's range on every built-in model; the refusals.
 #include "analysis/headclasses.h"
 #include "errortesting.h"
 #include "model/builtinmodels.h"
@@ -59,6 +60,34 @@ private slots:
                                        .arg(w)));
                 }
         }
+    }
+
+    // induction_tiny's heads are set by hand to be one kind each: 0.0 previous token, 0.1 self, 1.0 induction (reading
+    // what 0.0 wrote, and writing the token it attends to), 1.1 duplicate token. On every draw each scores 1 for its
+    // kind and ranks first among the four heads, and the induction head's OV circuit copies.
+    void handMadeHeadsScoreOneForTheirKindAndRankFirst()
+    {
+        const auto m = std::make_shared<const Model>(Model::load(dataPath("induction_tiny").toStdString()));
+        const std::pair<HeadClass, int> known[] = {{HeadClass::PreviousToken, 0}, {HeadClass::Self, 1},
+            {HeadClass::Induction, 2}, {HeadClass::DuplicateToken, 3}}; // head l.h as 2l + h
+        for (const int half : {4, 12, 16})
+            for (const uint64_t seed : {0, 1, 2}) {
+                const HeadClasses got = classifyHeads(m, repeatedRandomTokens(m->config, half, seed));
+                QCOMPARE(got.half, half);
+                for (const auto &[kind, head] : known) {
+                    const double score = got.score(kind, head / 2, head % 2);
+                    QVERIFY2(std::abs(score - 1) < 1e-6,
+                        qPrintable(QString("%1 of head %2.%3: %4")
+                                       .arg(headClassName(kind))
+                                       .arg(head / 2)
+                                       .arg(head % 2)
+                                       .arg(score)));
+                    for (int other = 0; other < 4; ++other)
+                        if (other != head)
+                            QVERIFY(got.score(kind, other / 2, other % 2) < 0.6);
+                }
+                QVERIFY(got.score(HeadClass::Copying, 1, 0) > 0.999);
+            }
     }
 
     // The sequence: distinct ordinary tokens (printable characters for a model of bytes), then the same again; the same

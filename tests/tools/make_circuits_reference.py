@@ -16,12 +16,20 @@ what reaches the others.
   2024): the gradient averaged over runs whose embedding is corrupted + alpha (clean - corrupted), alpha = (k - 1/2)/m
   for k = 1 .. m (the midpoint rule).
 
-The forward is Hugging Face's LlamaForCausalLM as make_family_reference.py writes it (RMSNorm, rotate-half RoPE,
-grouped-query attention with 4 query and 2 K/V heads, q/k/v/o biases, SwiGLU), on llama_tiny's weights, in float64.
+The forwards are Hugging Face's LlamaForCausalLM and Gemma2ForCausalLM as make_family_reference.py writes them, in
+float64 on llama_tiny's and gemma2_tiny's weights:
+- Llama: RMSNorm, rotate-half RoPE, grouped-query attention with 4 query and 2 K/V heads, q/k/v/o biases, SwiGLU;
+- Gemma 2: the embedding times sqrt(D), (1 + w) RMSNorms before and after each sub-layer (the "sandwich"), head_dim 12
+  in a model 32 wide, query_pre_attn_scalar, soft-capped scores and logits, a sliding window on even layers, GeGLU.
+  The norm after the attention reads the heads' summed output, so a head's own output is not what reaches the
+  stream. The convention chosen (the app's, analysis/residualgraph.h): with the sum's scale taken from the run, the
+  norm is linear, and head h writes (1 + w) * o_h / rms(sum of the o's), o_h its context times its columns of
+  o_proj; the heads' writes add up to the norm's output. Path patching freezes o_h (before the norm), and the norm is
+  recomputed on the mix. A feed-forward writes its normed output.
 
     /usr/bin/python3 tests/tools/make_circuits_reference.py
 
-writes tests/data/circuits/llama_tiny.json.
+writes tests/data/circuits/llama_tiny.json and gemma2_tiny.json.
 """
 
 import json
@@ -132,7 +140,78 @@ class Model:
             outputs[f"m{i}"] = mlp
             x = mid + mlp
         head = w["model.embed_tokens.weight"] if self.cfg["tie_word_embeddings"] else w["lm_head.weight"]
+        self.computed = outputs  # what path patching freezes: here what each sender writes
         return fam.rms_norm(read("logits", x), w["model.norm.weight"], self.eps) @ head.T, outputs
+
+
+class Gemma2(Model):
+    def __init__(self, w, cfg):
+        super().__init__(w, cfg)
+        self.d = cfg["head_dim"]
+
+    def norm(self, x, name):  # Gemma2RMSNorm: x / sqrt(mean(x^2) + eps) * (1 + w)
+        return (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)) * (1.0 + self.w[name + ".weight"])
+
+    def forward(self, tokens, reads=None, writes=None, embedding=None, keep=None):
+        w, cfg, T, D, H, Hkv, d = self.w, self.cfg, len(tokens), self.D, self.H, self.Hkv, self.d
+        freqs = torch.arange(T, dtype=torch.float32)[:, None] * fam.inverse_frequencies(cfg, d)[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+        causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        in_window = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - cfg["sliding_window"])
+        cap = cfg["attn_logit_softcapping"]
+        reads = reads or (lambda name, x: x)
+        writes = writes or (lambda name, out: out)
+        outputs = {}
+
+        def read(name, x):
+            if keep:
+                keep(name, x)
+            return reads(name, x)
+
+        if embedding is None:
+            x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
+            x = x * torch.tensor(D**0.5, dtype=torch.float32).to(x.dtype)  # Gemma2Model's normalizer
+        else:
+            x = embedding
+        x = writes("embed", x)
+        outputs["embed"] = x
+        computed = dict(outputs)  # what path patching freezes: a head's output before the norm after the attention
+        for i in range(self.L):
+            m = f"model.layers.{i}."
+
+            def project(which, h):
+                own = self.norm(read(f"a{i}.{h}.{which}", x), m + "input_layernorm")
+                return self.lin(own, m + f"self_attn.{which}_proj", (h * d, (h + 1) * d))
+
+            q = torch.stack([project("q", h) for h in range(H)])
+            k = torch.stack([project("k", h) for h in range(Hkv)]).repeat_interleave(H // Hkv, dim=0)
+            v = torch.stack([project("v", h) for h in range(Hkv)]).repeat_interleave(H // Hkv, dim=0)
+            q = q * cos + fam.rotate_half(q) * sin
+            k = k * cos + fam.rotate_half(k) * sin
+            scores = (q @ k.transpose(1, 2)) * cfg["query_pre_attn_scalar"] ** -0.5
+            scores = cap * torch.tanh(scores / cap)
+            allowed = in_window if i % 2 == 0 else causal  # Gemma2Attention: sliding unless layer_idx % 2
+            context = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ v  # [H, T, d]
+            o = w[m + "self_attn.o_proj.weight"]
+            own = [writes(f"a{i}.{h}", context[h] @ o[:, h * d:(h + 1) * d].T) for h in range(H)]
+            total = sum(own)
+            scale = (1.0 + w[m + "post_attention_layernorm.weight"]) / torch.sqrt(
+                total.pow(2).mean(-1, keepdim=True) + self.eps)
+            for h in range(H):
+                outputs[f"a{i}.{h}"] = own[h] * scale
+                computed[f"a{i}.{h}"] = own[h]
+            mid = x + total * scale
+            h2 = self.norm(read(f"m{i}", mid), m + "pre_feedforward_layernorm")
+            mlp = self.lin(fam.gelu_tanh(self.lin(h2, m + "mlp.gate_proj")) * self.lin(h2, m + "mlp.up_proj"),
+                           m + "mlp.down_proj")
+            mlp = writes(f"m{i}", self.norm(mlp, m + "post_feedforward_layernorm"))
+            outputs[f"m{i}"] = computed[f"m{i}"] = mlp
+            x = mid + mlp
+        self.computed = computed
+        logits = self.norm(read("logits", x), "model.norm") @ w["model.embed_tokens.weight"].T
+        final = cfg["final_logit_softcapping"]
+        return final * torch.tanh(logits / final), outputs
 
 
 def metric(logits):
@@ -140,23 +219,32 @@ def metric(logits):
 
 
 def main():
-    spec = fam.MODELS["llama_tiny"]
+    for name, kind in (("llama_tiny", Model), ("gemma2_tiny", Gemma2)):
+        write_reference(name, kind)
+
+
+def write_reference(name, kind):
+    spec = fam.MODELS[name]
     cfg = spec["config"]
     w = {n: fam.stored_bytes(t, spec["dtype"])[1] for n, t in fam.random_weights(cfg, spec["seed"]).items()}
-    model = Model(w, cfg)
+    model = kind(w, cfg)
     senders, receivers, edges = model.graph()
     with torch.no_grad():
         clean_logits, clean_out = model.forward(CLEAN)
+        clean_computed = model.computed
         corrupted_logits, corrupted_out = model.forward(CORRUPTED)
+        corrupted_computed = model.computed
     clean, corrupted = float(metric(clean_logits)), float(metric(corrupted_logits))
+    family = fam.forward(w, cfg, CLEAN)["logits"]  # the per-receiver forward is the family's forward
+    assert torch.allclose(clean_logits, family, atol=1e-12), (clean_logits - family).abs().max()
 
     paths = []
     for sender, receiver, through_mlps in PATHS:
         def freeze(name, out):
             if name == sender:
-                return clean_out[name]
+                return clean_computed[name]
             if name.startswith("a") or (name.startswith("m") and not through_mlps):
-                return corrupted_out[name]
+                return corrupted_computed[name]
             return out
         kept = {}
         with torch.no_grad():
@@ -192,7 +280,7 @@ def main():
 
     out = os.path.join(fam.DATA, "circuits")
     os.makedirs(out, exist_ok=True)
-    path = os.path.join(out, "llama_tiny.json")
+    path = os.path.join(out, name + ".json")
     with open(path, "w") as f:
         json.dump({"clean": CLEAN, "corrupted": CORRUPTED, "target": TARGET, "contrast": CONTRAST,
                    "clean_metric": clean, "corrupted_metric": corrupted,

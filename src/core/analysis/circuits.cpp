@@ -110,6 +110,8 @@ struct CircuitAnalysis::Impl
             return copyTensor(t);
         Tensor out({T(), int64_t(c.dModel)});
         headWrite(out, t.slice(n.head), c, block(n.layer), n.head);
+        if (const std::optional<SenderNorm> &norm = layout.writeNorms[size_t(s)])
+            normShare(out, trace.tensor(norm->sum), block(n.layer).normWeight(norm->norm), c);
         return out;
     }
 

@@ -105,8 +105,13 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
         return g.problem = "BERT's masked-LM head and post-norm blocks do not add into one stream", g;
     using Kind = BlockStep::Kind;
     CircuitGraph &graph = g.graph;
-    graph.senders.push_back({CircuitNode::Kind::Embedding, -1, -1});
-    g.written.push_back(names::residualStream(0));
+    const auto send = [&](CircuitNode node, std::string tensor) {
+        graph.senders.push_back(node);
+        g.written.push_back(std::move(tensor));
+        g.writeNorms.emplace_back();
+        return int(graph.senders.size()) - 1;
+    };
+    send({CircuitNode::Kind::Embedding, -1, -1}, names::residualStream(0));
     std::vector<int> stream {0}; // the senders the stream entering the block holds
     const int H = c.heads, Hkv = c.kvHeadCount();
     const auto receive = [&](CircuitReceiver r, const std::vector<int> &from, ResidualReadPoint at) {
@@ -133,16 +138,31 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
             };
             switch (step.kind) {
             case Kind::Norm:
+                if (const auto sublayer = outputs.find(step.in[0]); sublayer != outputs.end()) { // Gemma's sandwich
+                    for (int s : sublayer->second) {
+                        if (graph.senders[size_t(s)].kind != CircuitNode::Kind::Head) {
+                            g.written[size_t(s)] = blockTensor(stack, l, step.out);
+                            continue;
+                        }
+                        if (c.outBias || g.writeNorms[size_t(s)])
+                            return g.problem = where + "a norm after an attention "
+                                       + (c.outBias ? "with an output bias" : "output already normed"),
+                                   g;
+                        g.writeNorms[size_t(s)] = SenderNorm {step.norm, blockTensor(stack, l, step.in[0])};
+                    }
+                    outputs[step.out] = sublayer->second;
+                    break;
+                }
                 if (!streams.count(step.in[0]))
                     return g.problem = where + "a norm reads " + step.in[0]
-                               + ", not the residual stream (a norm after a sub-layer or after the add)",
+                               + ", not the residual stream (a norm after the add: post-norm)",
                            g;
                 normed[step.out] = {step.in[0], step.norm};
                 break;
             case Kind::Attention: {
                 const auto at = step.in.size() == 1 ? readPoint(step.in[0]) : std::nullopt;
                 if (!at)
-                    return g.problem = where + "the attention does not read a norm of the stream", g;
+                    return g.problem = where + "the attention reads the stream itself, not a norm of it (OLMo 2)", g;
                 const std::vector<int> &from = streams[normed[step.in[0]].first];
                 for (int h = 0; h < H; ++h)
                     receive({ReadPort::Query, l, h}, from, *at);
@@ -151,22 +171,17 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
                 for (int h = 0; h < Hkv; ++h)
                     receive({ReadPort::Value, l, h}, from, *at);
                 std::vector<int> heads;
-                for (int h = 0; h < H; ++h) {
-                    heads.push_back(int(graph.senders.size()));
-                    graph.senders.push_back({CircuitNode::Kind::Head, l, h});
-                    g.written.push_back(names::attentionTensor({}, l, "context"));
-                }
+                for (int h = 0; h < H; ++h)
+                    heads.push_back(send({CircuitNode::Kind::Head, l, h}, names::attentionTensor({}, l, "context")));
                 outputs[step.out] = heads;
                 break;
             }
             case Kind::FeedForward: {
                 const auto at = readPoint(step.in[0]);
                 if (!at)
-                    return g.problem = where + "the feed-forward does not read a norm of the stream", g;
+                    return g.problem = where + "the feed-forward reads the stream itself, not a norm of it (OLMo 2)", g;
                 receive({ReadPort::Mlp, l, -1}, streams[normed[step.in[0]].first], *at);
-                outputs[step.out] = {int(graph.senders.size())};
-                graph.senders.push_back({CircuitNode::Kind::Mlp, l, -1});
-                g.written.push_back(blockTensor(stack, l, step.out));
+                outputs[step.out] = {send({CircuitNode::Kind::Mlp, l, -1}, blockTensor(stack, l, step.out))};
                 break;
             }
             case Kind::Add: {

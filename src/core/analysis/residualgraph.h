@@ -3,6 +3,7 @@
 #include "model/model.h"
 #include "model/parameternames.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,10 +56,11 @@ struct CircuitGraph
     std::string edgeName(int edge) const; // "a0.1 → a1.2.q"
 };
 
-// Why the graph cannot be drawn for this model ("" when it can): the blocks must add sub-layer outputs straight into
-// one stream that their norms read (pre-norm, or parallel like GPT-NeoX); post-norm blocks (BERT), norms after the
-// sub-layers (OLMo 2, Gemma's sandwich), reversible blocks, Funnel's pooling and an encoder–decoder are refused, as are
-// attention kernels without per-head queries, keys and values.
+// Why the graph cannot be drawn for this model ("" when it can): the blocks must add sub-layer outputs into one stream
+// that their norms read (pre-norm, parallel like GPT-NeoX, or Gemma 2/3's sandwich, whose sub-layer outputs pass
+// through a norm on their way in); post-norm blocks (BERT), sub-layers reading the stream without a norm (OLMo 2),
+// reversible blocks, Funnel's pooling and an encoder–decoder are refused, as are attention kernels without per-head
+// queries, keys and values.
 std::string circuitProblem(const Model &model);
 CircuitGraph circuitGraph(const Model &model); // throws atlas::Error with circuitProblem's text
 
@@ -71,12 +73,23 @@ struct ResidualReadPoint
     std::string normed;
 };
 
-// The graph, each receiver's read point, and each sender's traced tensor (a head's: its layer's attn.context).
+// A norm the heads' summed output passes through before it is added to the stream (Gemma's sandwich): its weights
+// (BlockPart) and the trace's name of the sum it reads. With the sum's scale taken from the run, the norm is linear in
+// each head's share, and the shares add up to its output: that is what a head writes (normShare).
+struct SenderNorm
+{
+    BlockPart norm = BlockPart::NormAttentionOut;
+    std::string sum;
+};
+
+// The graph, each receiver's read point, and each sender's traced tensor (a head's: its layer's attn.context; a
+// feed-forward's: its output, normed when a norm follows it).
 struct ResidualGraphLayout
 {
     CircuitGraph graph;
     std::vector<ResidualReadPoint> reads; // per receiver
     std::vector<std::string> written; // per sender
+    std::vector<std::optional<SenderNorm>> writeNorms; // per sender: a head's norm after the attention
     std::string problem; // circuitProblem's text; the rest is empty then
 };
 ResidualGraphLayout residualGraphLayout(const Model &model);

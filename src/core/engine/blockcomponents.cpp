@@ -35,6 +35,28 @@ void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tenso
                                 : ops::layernorm_forward(out, x, weight, bias, c.lnEpsilon);
 }
 
+void normShare(Tensor &share, const Tensor &sum, const Tensor &weight, const ModelConfig &c)
+{
+    if (share.shape() != sum.shape() || share.dim(1) != weight.numel())
+        throw Error("normShare: a share " + share.shapeString() + " of a sum " + sum.shapeString() + ", weights "
+            + weight.shapeString());
+    const Tensor scale = c.norm == NormKind::RmsNorm ? normScale(weight, c) : weight;
+    const ConstRowVectorMap gamma(scale.data(), scale.numel());
+    MatrixMap s = share.matrix();
+    const ConstMatrixMap x = sum.matrix();
+    for (int64_t r = 0; r < s.rows(); ++r) {
+        double spread = 0;
+        if (c.norm == NormKind::RmsNorm) {
+            spread = x.row(r).cast<double>().squaredNorm() / double(x.cols());
+        } else {
+            const double mean = x.row(r).cast<double>().mean();
+            spread = (x.row(r).cast<double>().array() - mean).square().mean();
+            s.row(r).array() -= s.row(r).mean();
+        }
+        s.row(r) = (s.row(r).array() * gamma.array() * float(1.0 / std::sqrt(spread + c.lnEpsilon))).matrix();
+    }
+}
+
 std::string normFormula(const ModelConfig &c, const std::string &sub)
 {
     const std::string g = "γ" + sub, b = "β" + sub;

@@ -22,6 +22,11 @@ void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m);
 Tensor normScale(const Tensor &weight, const ModelConfig &c);
 // The model's norm of x's rows: LayerNorm with γ and β, or RMSNorm with γ alone (1 + γ for Gemma).
 void normForward(Tensor &out, const Tensor &x, const Tensor &weight, const Tensor &bias, const ModelConfig &c);
+// One addend's share of the norm of a sum of rows, `share` a part of `sum` [T, D], in place: the norm with its scale
+// taken from `sum` is linear, so the shares of a sum's addends add up to the norm of the sum (LayerNorm's β apart,
+// which belongs to no addend). RMSNorm: γ ⊙ share / √(mean(sum²) + ε); LayerNorm: γ ⊙ (share − mean(share)) /
+// √(var(sum) + ε).
+void normShare(Tensor &share, const Tensor &sum, const Tensor &weight, const ModelConfig &c);
 // "LN(x) = γ₁ ⊙ (x − mean(x)) / √(var(x) + ε) + β₁" and the like, `sub` subscripting γ and β.
 std::string normFormula(const ModelConfig &c, const std::string &sub);
 
