@@ -16,8 +16,8 @@ what reaches the others.
   2024): the gradient averaged over runs whose embedding is corrupted + alpha (clean - corrupted), alpha = (k - 1/2)/m
   for k = 1 .. m (the midpoint rule).
 
-The forwards are Hugging Face's LlamaForCausalLM and Gemma2ForCausalLM as make_family_reference.py writes them, in
-float64 on llama_tiny's and gemma2_tiny's weights:
+The forwards are Hugging Face's LlamaForCausalLM, Gemma2ForCausalLM and Olmo2ForCausalLM as make_family_reference.py
+writes them, in float64 on llama_tiny's, gemma2_tiny's and olmo2_tiny's weights:
 - Llama: RMSNorm, rotate-half RoPE, grouped-query attention with 4 query and 2 K/V heads, q/k/v/o biases, SwiGLU;
 - Gemma 2: the embedding times sqrt(D), (1 + w) RMSNorms before and after each sub-layer (the "sandwich"), head_dim 12
   in a model 32 wide, query_pre_attn_scalar, soft-capped scores and logits, a sliding window on even layers, GeGLU.
@@ -26,10 +26,12 @@ float64 on llama_tiny's and gemma2_tiny's weights:
   norm is linear, and head h writes (1 + w) * o_h / rms(sum of the o's), o_h its context times its columns of
   o_proj; the heads' writes add up to the norm's output. Path patching freezes o_h (before the norm), and the norm is
   recomputed on the mix. A feed-forward writes its normed output.
+- OLMo 2: no norm before the sub-layers, which read the stream itself; q_norm and k_norm over the whole projections
+  (all heads together); the norm after each sub-layer as in Gemma 2, with w in place of 1 + w.
 
     /usr/bin/python3 tests/tools/make_circuits_reference.py
 
-writes tests/data/circuits/llama_tiny.json and gemma2_tiny.json.
+writes tests/data/circuits/llama_tiny.json, gemma2_tiny.json and olmo2_tiny.json.
 """
 
 import json
@@ -214,12 +216,72 @@ class Gemma2(Model):
         return final * torch.tanh(logits / final), outputs
 
 
+class Olmo2(Model):
+    """Olmo2ForCausalLM: no norm before the sub-layers, which read the stream itself (each receiver its own copy);
+    q_norm and k_norm over the whole projections, so that each query head's projection, read from its own copy, is
+    normalised with the others'; an RMSNorm on each sub-layer's output before its add (a head writes its share, as in
+    Gemma 2)."""
+
+    def forward(self, tokens, reads=None, writes=None, embedding=None, keep=None):
+        w, T, D, H, Hkv, d, eps = self.w, len(tokens), self.D, self.H, self.Hkv, self.d, self.eps
+        freqs = torch.arange(T, dtype=torch.float32)[:, None] * fam.inverse_frequencies(self.cfg, d)[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+        allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        reads = reads or (lambda name, x: x)
+        writes = writes or (lambda name, out: out)
+        outputs = {}
+
+        def read(name, x):
+            if keep:
+                keep(name, x)
+            return reads(name, x)
+
+        x = w["model.embed_tokens.weight"][torch.tensor(tokens)] if embedding is None else embedding
+        x = writes("embed", x)
+        outputs["embed"] = x
+        computed = dict(outputs)
+        for i in range(self.L):
+            m = f"model.layers.{i}."
+
+            def project(which, h):
+                return self.lin(read(f"a{i}.{h}.{which}", x), m + f"self_attn.{which}_proj", (h * d, (h + 1) * d))
+
+            q = torch.cat([project("q", h) for h in range(H)], dim=1)  # [T, H·d], as q_proj writes it
+            k = torch.cat([project("k", h) for h in range(Hkv)], dim=1)
+            v = torch.stack([project("v", h) for h in range(Hkv)]).repeat_interleave(H // Hkv, dim=0)
+            q = fam.rms_norm(q, w[m + "self_attn.q_norm.weight"], eps).reshape(T, H, d).transpose(0, 1)
+            k = fam.rms_norm(k, w[m + "self_attn.k_norm.weight"], eps).reshape(T, Hkv, d).transpose(0, 1)
+            k = k.repeat_interleave(H // Hkv, dim=0)
+            q = q * cos + fam.rotate_half(q) * sin
+            k = k * cos + fam.rotate_half(k) * sin
+            scores = ((q @ k.transpose(1, 2)) / math.sqrt(d)).masked_fill(~allowed, float("-inf"))
+            context = torch.softmax(scores, dim=-1) @ v
+            o = w[m + "self_attn.o_proj.weight"]
+            own = [writes(f"a{i}.{h}", context[h] @ o[:, h * d:(h + 1) * d].T) for h in range(H)]
+            total = sum(own)
+            scale = w[m + "post_attention_layernorm.weight"] / torch.sqrt(total.pow(2).mean(-1, keepdim=True) + eps)
+            for h in range(H):
+                outputs[f"a{i}.{h}"] = own[h] * scale
+                computed[f"a{i}.{h}"] = own[h]
+            mid = x + total * scale
+            h2 = read(f"m{i}", mid)
+            mlp = self.lin(torch.nn.functional.silu(self.lin(h2, m + "mlp.gate_proj")) * self.lin(h2, m + "mlp.up_proj"),
+                           m + "mlp.down_proj")
+            mlp = writes(f"m{i}", fam.rms_norm(mlp, w[m + "post_feedforward_layernorm.weight"], eps))
+            outputs[f"m{i}"] = computed[f"m{i}"] = mlp
+            x = mid + mlp
+        self.computed = computed
+        head = w["model.embed_tokens.weight"] if self.cfg["tie_word_embeddings"] else w["lm_head.weight"]
+        return fam.rms_norm(read("logits", x), w["model.norm.weight"], eps) @ head.T, outputs
+
+
 def metric(logits):
     return logits[-1, TARGET] - logits[-1, CONTRAST]
 
 
 def main():
-    for name, kind in (("llama_tiny", Model), ("gemma2_tiny", Gemma2)):
+    for name, kind in (("llama_tiny", Model), ("gemma2_tiny", Gemma2), ("olmo2_tiny", Olmo2)):
         write_reference(name, kind)
 
 

@@ -4,6 +4,7 @@
 
 #include "engine/blockcomponents.h"
 #include "engine/engine.h"
+#include "engine/feedforward.h"
 #include "engine/outputhead.h"
 #include "model/blockrecipe.h"
 #include "ops/ops.h"
@@ -127,9 +128,8 @@ struct CircuitAnalysis::Impl
         case ReadPort::Value:
             return names::layerTensor(v.layer, "attn.v");
         case ReadPort::Mlp:
-            return layout.reads[size_t(r)].normed;
         case ReadPort::Logits:
-            return layout.reads[size_t(r)].stream;
+            return layout.reads[size_t(r)].edited;
         }
         return {};
     }
@@ -145,10 +145,12 @@ struct CircuitAnalysis::Impl
         }
         const ResidualReadPoint &at = layout.reads[size_t(r)];
         const BlockWeights &b = block(v.layer);
-        Tensor normed = Tensor::uninitialized(x.shape());
-        normForward(normed, x, b.normWeight(at.norm), b.normBias(at.norm), c);
+        Tensor normed = at.norm ? Tensor::uninitialized(x.shape()) : copyTensor(x);
+        if (at.norm)
+            normForward(normed, x, b.normWeight(*at.norm), b.normBias(*at.norm), c);
         if (v.port == ReadPort::Mlp) {
-            std::copy_n(normed.data(), normed.numel(), t.data());
+            const Tensor &read = at.norm ? normed : feedForwardActivations(c, b, normed).act;
+            std::copy_n(read.data(), read.numel(), t.data());
             return;
         }
         const int which = v.port == ReadPort::Query ? 0 : v.port == ReadPort::Key ? 1 : 2;
@@ -469,8 +471,12 @@ EdgeAttribution CircuitAnalysis::attribute(
         // Receiver r's gradient at its stream, written into `out` ([T·D] floats): back through its norm.
         const auto normBackward = [&](int r, const Tensor &dnormed, float *out) {
             const ResidualReadPoint &at = m->layout.reads[size_t(r)];
+            if (!at.norm) {
+                std::copy_n(dnormed.data(), width, out);
+                return;
+            }
             const BlockWeights &b = m->block(g.receivers[size_t(r)].layer);
-            const Tensor &x = trace.tensor(at.stream), &w = b.normWeight(at.norm);
+            const Tensor &x = trace.tensor(at.stream), &w = b.normWeight(*at.norm);
             Tensor dx({T, D}), dw(w.shape());
             if (c.norm == NormKind::RmsNorm) {
                 ops::rmsnorm_backward(dx, dw, dnormed, x, normScale(w, c), c.lnEpsilon);

@@ -129,12 +129,18 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
         std::map<std::string, std::pair<std::string, BlockPart>> normed; // norm output → (stream, norm)
         std::map<std::string, std::vector<int>> outputs; // a sub-layer's output → its senders
         for (const BlockStep &step : recipe.steps) {
-            const auto readPoint = [&](const std::string &in) -> std::optional<ResidualReadPoint> {
-                const auto it = normed.find(in);
-                if (it == normed.end())
-                    return std::nullopt;
-                return ResidualReadPoint {
-                    blockTensor(stack, l, it->second.first), it->second.second, blockTensor(stack, l, in)};
+            // The stream `in` is, or is a norm of; its senders.
+            const auto readPoint
+                = [&](const std::string &in) -> std::optional<std::pair<ResidualReadPoint, std::vector<int>>> {
+                if (const auto it = normed.find(in); it != normed.end())
+                    return std::pair {ResidualReadPoint {blockTensor(stack, l, it->second.first), it->second.second,
+                                          blockTensor(stack, l, in)},
+                        streams[it->second.first]};
+                if (const auto it = streams.find(in); it != streams.end())
+                    return std::pair {
+                        ResidualReadPoint {blockTensor(stack, l, in), std::nullopt, blockTensor(stack, l, in)},
+                        it->second};
+                return std::nullopt;
             };
             switch (step.kind) {
             case Kind::Norm:
@@ -162,14 +168,14 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
             case Kind::Attention: {
                 const auto at = step.in.size() == 1 ? readPoint(step.in[0]) : std::nullopt;
                 if (!at)
-                    return g.problem = where + "the attention reads the stream itself, not a norm of it (OLMo 2)", g;
-                const std::vector<int> &from = streams[normed[step.in[0]].first];
+                    return g.problem = where + "the attention reads neither the stream nor a norm of it", g;
+                const auto &[point, from] = *at;
                 for (int h = 0; h < H; ++h)
-                    receive({ReadPort::Query, l, h}, from, *at);
+                    receive({ReadPort::Query, l, h}, from, point);
                 for (int h = 0; h < Hkv; ++h)
-                    receive({ReadPort::Key, l, h}, from, *at);
+                    receive({ReadPort::Key, l, h}, from, point);
                 for (int h = 0; h < Hkv; ++h)
-                    receive({ReadPort::Value, l, h}, from, *at);
+                    receive({ReadPort::Value, l, h}, from, point);
                 std::vector<int> heads;
                 for (int h = 0; h < H; ++h)
                     heads.push_back(send({CircuitNode::Kind::Head, l, h}, names::attentionTensor({}, l, "context")));
@@ -177,10 +183,15 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
                 break;
             }
             case Kind::FeedForward: {
-                const auto at = readPoint(step.in[0]);
+                auto at = readPoint(step.in[0]);
                 if (!at)
-                    return g.problem = where + "the feed-forward reads the stream itself, not a norm of it (OLMo 2)", g;
-                receive({ReadPort::Mlp, l, -1}, streams[normed[step.in[0]].first], *at);
+                    return g.problem = where + "the feed-forward reads neither the stream nor a norm of it", g;
+                if (!at->first.norm) { // its reading is written into its activations, which need no router
+                    if (c.isMoeLayer(l))
+                        return g.problem = where + "a mixture of experts reads the stream itself, not a norm of it", g;
+                    at->first.edited = blockTensor(stack, l, "mlp.act");
+                }
+                receive({ReadPort::Mlp, l, -1}, at->second, at->first);
                 outputs[step.out] = {send({CircuitNode::Kind::Mlp, l, -1}, blockTensor(stack, l, step.out))};
                 break;
             }
@@ -206,7 +217,7 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
         stream = streams[recipe.outputs[0]];
     }
     receive({ReadPort::Logits, c.layers, -1}, stream,
-        {names::residualStream(c.layers), BlockPart::NormAttention, names::residualStream(c.layers)});
+        {names::residualStream(c.layers), std::nullopt, names::residualStream(c.layers)});
     return g;
 }
 

@@ -57,20 +57,22 @@ struct CircuitGraph
 };
 
 // Why the graph cannot be drawn for this model ("" when it can): the blocks must add sub-layer outputs into one stream
-// that their norms read (pre-norm, parallel like GPT-NeoX, or Gemma 2/3's sandwich, whose sub-layer outputs pass
-// through a norm on their way in); post-norm blocks (BERT), sub-layers reading the stream without a norm (OLMo 2),
-// reversible blocks, Funnel's pooling and an encoder–decoder are refused, as are attention kernels without per-head
-// queries, keys and values.
+// that their sub-layers read, through a norm or not (pre-norm, parallel like GPT-NeoX, OLMo 2's sub-layers reading the
+// stream itself, Gemma 2/3's sandwich), their outputs passing through a norm on their way in or not; post-norm blocks
+// (BERT), whose norms rescale the stream itself, reversible blocks, Funnel's pooling and an encoder–decoder are
+// refused, as are attention kernels without per-head queries, keys and values.
 std::string circuitProblem(const Model &model);
 CircuitGraph circuitGraph(const Model &model); // throws atlas::Error with circuitProblem's text
 
-// Where each receiver reads the stream: the trace's name of the stream, the norm in front of it (BlockPart) and that
-// norm's output, what the sub-layer reads; the logits' is the last block's output, the final norm apart.
+// Where each receiver reads the stream: the trace's name of the stream and the norm in front of the sub-layer, none
+// when it reads the stream itself (OLMo 2); for a feed-forward, the tensor its reading is written into: that norm's
+// output, or without a norm its activations (the stream itself also goes on to the residual add). The logits' is the
+// last block's output, the final norm apart.
 struct ResidualReadPoint
 {
     std::string stream;
-    BlockPart norm = BlockPart::NormAttention;
-    std::string normed;
+    std::optional<BlockPart> norm;
+    std::string edited;
 };
 
 // A norm the heads' summed output passes through before it is added to the stream (Gemma's sandwich): its weights

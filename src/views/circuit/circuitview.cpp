@@ -216,7 +216,9 @@ void CircuitView::refresh()
               .arg(formatNumber(s.clean, 4), formatNumber(s.corrupted, 4), passes)
               .arg(s.stops.size())
               .arg(formatNumber(a->milliseconds / 1000.0, 3));
-    if (m_input.model && m_input.model->config.layerNorm == LayerNormPlacement::Sandwich)
+    if (m_input.model
+        && (m_input.model->config.layerNorm == LayerNormPlacement::Sandwich
+            || m_input.model->config.layerNorm == LayerNormPlacement::AfterSublayer))
         text += tr(" A norm follows each sub-layer here: a head writes its share of the norm of the heads' summed "
                    "output, the norm's scale taken from the run.");
     if (a->edge >= 0) {
