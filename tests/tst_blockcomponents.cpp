@@ -168,6 +168,33 @@ private slots:
         QVERIFY(normFormula(c, "₁").find("(1 + γ₁)") != std::string::npos);
     }
 
+    // x = [1, 2, 3, 4] as the sum of a = [1, 0, 1, 2] and b = [0, 2, 2, 2]: with the scale taken from x, each addend's
+    // share is the norm applied to it alone, and the shares add up to the norm of x (LayerNorm's β apart).
+    void theSharesOfASumAddUpToItsNorm()
+    {
+        const Tensor x = tensorOf({1, 4}, {1, 2, 3, 4});
+        const Tensor gamma = tensorOf({4}, {1, 2, 1, 0.5f});
+        ModelConfig c;
+        c.lnEpsilon = 0;
+        for (const NormKind kind : {NormKind::LayerNorm, NormKind::RmsNorm}) {
+            c.norm = kind;
+            Tensor a = tensorOf({1, 4}, {1, 0, 1, 2}), b = tensorOf({1, 4}, {0, 2, 2, 2});
+            normShare(a, x, gamma, c);
+            normShare(b, x, gamma, c);
+            Tensor whole({1, 4});
+            normForward(whole, x, gamma, tensorOf({4}, {0, 0, 0, 0}), c);
+            for (int i = 0; i < 4; ++i)
+                QVERIFY(std::abs(a.data()[i] + b.data()[i] - whole.data()[i]) < 1e-6f);
+        }
+        const float r = 1.0f / std::sqrt(7.5f); // RMSNorm: a's share is γ ⊙ a / rms(x)
+        Tensor a = tensorOf({1, 4}, {1, 0, 1, 2});
+        normShare(a, x, gamma, c);
+        const std::vector<float> share = {r, 0, r, r};
+        for (int i = 0; i < 4; ++i)
+            QVERIFY(std::abs(a.data()[i] - share[size_t(i)]) < 1e-6f);
+        QVERIFY_THROWS_EXCEPTION(Error, normShare(a, tensorOf({1, 3}, {1, 2, 3}), gamma, c));
+    }
+
     // Qwen3's QK-norm over each head's d, OLMo 2's over a position's heads together: the worked values, and the
     // backward against central differences with K/V heads shared (OLMo 2's γ_k then sums over the query heads).
     void qkNormGivesTheWorkedValuesAndItsGradients()
