@@ -175,6 +175,29 @@ std::vector<CliCommand> makeTable()
                 {"resume", "", "go on from the state saved in --out"}}
                 + trainingRunCliOptions() + kMemoryStrategy,
             trainCommand},
+        {"train-sae",
+            {{"--model M --site HOOK --out DIR [--architecture topk|standard|jumprelu] [--width F] [--k K]",
+                "train a sparse autoencoder on the activations at one site over the built-in corpus (or a text "
+                "file), and save it as SAELens does: cfg.json and sae_weights.safetensors"}},
+            kModel
+                + Options {{"site", "HOOK",
+                               "where it reads: blocks.L.hook_resid_pre, hook_resid_mid, hook_resid_post, "
+                               "hook_attn_out or hook_mlp_out"},
+                    {"out", "DIR", "where the dictionary is saved (absent, empty, or an earlier train-sae output)"},
+                    {"architecture", "A",
+                        "topk (the default: the k largest features), standard (ReLU with an L1 "
+                        "penalty) or jumprelu (a learned threshold per feature)"},
+                    {"width", "F", "features in the dictionary (default 8 · d_model)"},
+                    {"k", "K", "topk: features active per row (default 8)"},
+                    {"sparsity", "L", "standard and jumprelu: the sparsity penalty's coefficient (2, 0.5)"},
+                    {"bandwidth", "E", "jumprelu: the threshold's straight-through kernel width (default 0.05)"},
+                    {"threshold", "T", "jumprelu: every feature's threshold at the start (default 0.1)"},
+                    {"steps", "N", "Adam steps (default 2000)"}, {"batch", "B", "rows a step (default 256)"},
+                    {"lr", "LR", "the peak learning rate (default 0.004)"},
+                    {"seed", "S", "the dictionary's draw and the batches' order (default 0)"},
+                    {"rows", "N", "activations to train on (default 100000)"},
+                    {"text-file", "FILE", "read this text instead of the built-in corpus (its last tenth held out)"}},
+            trainSaeCommand},
         {"memory",
             {{"(--model M | --shape LxHxD) --length T [--batch B] [--strategy S] [--json FILE]",
                  "one training step under a memory strategy, every allocation recorded"},

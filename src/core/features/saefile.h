@@ -1,0 +1,30 @@
+#pragma once
+
+#include "features/saesite.h"
+#include "features/sparseautoencoder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+// A dictionary on disk as SAELens saves one: a directory with cfg.json and sae_weights.safetensors (W_enc, b_enc,
+// W_dec, b_dec, and threshold for JumpReLU). Both of SAELens's cfg.json forms are read: version 6's (the hook in
+// "meta": {"hook_name"}, TopK's "k" beside "architecture": "topk") and version 5's (a top-level "hook_name"; TopK as
+// "activation_fn_str": "topk" with "activation_fn_kwargs": {"k"}). Activations normalised at run time
+// ("normalize_activations" other than "none") and hook_z reshaping are refused by name, as are gated SAEs.
+namespace atlas {
+
+struct SaeDirectory
+{
+    SparseAutoencoder sae;
+    SaeSite site;
+    std::string modelName; // meta.model_name as written ("" when absent)
+    nlohmann::json training; // what the app records of how it trained it ("atlas_training"; null when absent)
+};
+
+SaeDirectory loadSaeDirectory(const std::string &directory);
+// Writes cfg.json (version 6's form, with "atlas_training") and sae_weights.safetensors into `directory`, which
+// must be absent, empty or this program's earlier SAE output (io/stageddirectory.h): nothing else is replaced.
+void saveSaeDirectory(const std::string &directory, const SaeDirectory &sae);
+
+} // namespace atlas

@@ -1,0 +1,124 @@
+#include "features/saetraining.h"
+
+#include "engine/engine.h"
+#include "model/modeltokenizer.h"
+#include "tokenize/tokenizer.h"
+#include "train/adamw.h"
+#include "util/error.h"
+#include "util/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace atlas {
+
+Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, const std::string &text,
+    int64_t maxRows, const std::function<bool(int64_t, int64_t)> &progress, const std::atomic<bool> *cancel,
+    const WorkBudget &budget)
+{
+    const std::string tensor = saeSiteTensor(*model, site);
+    if (maxRows < 1)
+        throw Error("SAE activations: ask for at least one row");
+    const std::vector<int> tokens = tokenizerForModel(*model)->encode(text);
+    if (tokens.empty())
+        throw Error("SAE activations: the text has no tokens");
+    const int64_t D = model->config.dModel, rows = std::min<int64_t>(maxRows, int64_t(tokens.size()));
+    const std::string what = "the activations of " + site.hookName() + " (" + countOf(size_t(rows), "row") + ")";
+    if (const std::string why = overBudget(what, 0, double(rows) * double(D) * sizeof(float), budget); !why.empty())
+        throw Error(why);
+    Tensor out = Tensor::uninitialized({rows, D});
+    const int64_t window = std::max(1, model->config.context);
+    int64_t done = 0;
+    for (int64_t start = 0; done < rows; start += window) {
+        if ((cancel && cancel->load()) || (progress && !progress(done, rows)))
+            throw Error("SAE activations: cancelled");
+        Input input;
+        const int64_t end = std::min<int64_t>(int64_t(tokens.size()), start + window);
+        input.tokens.assign(tokens.begin() + start, tokens.begin() + end);
+        Engine run(model, input);
+        const int producer = run.program().producerOf(tensor);
+        if (producer < 0)
+            throw Error(site.hookName() + ": this model's trace has no " + tensor);
+        run.runTo(producer + 1);
+        const Tensor &t = run.trace().tensor(tensor);
+        const int64_t take = std::min(t.dim(0), rows - done);
+        std::copy_n(t.data(), take * D, out.data() + done * D);
+        done += take;
+    }
+    if (progress)
+        progress(rows, rows);
+    return out;
+}
+
+SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOptions &o,
+    const std::function<bool(const SaeTrainingStep &)> &progress, const std::atomic<bool> *cancel)
+{
+    if (rows.rank() != 2 || rows.dim(0) < 1)
+        throw Error("SAE training: no activations to train on");
+    if (o.width < 1 || o.width > (1 << 20))
+        throw Error("SAE training: a width of " + std::to_string(o.width) + " features; give 1 … 1048576");
+    if (o.steps < 1 || o.batch < 1)
+        throw Error("SAE training: give at least one step of at least one row");
+    if (!(o.learningRate > 0) || !std::isfinite(o.learningRate))
+        throw Error("SAE training: the learning rate must be positive");
+    const int64_t N = rows.dim(0), d = rows.dim(1);
+    // Trained on the rows scaled by s so that their mean ‖x‖² is d (SAELens's expected_average_only_in), so that the
+    // sparsity coefficients mean the same at every site; s is folded into the weights at the end.
+    const double meanSquare = rows.matrix().cast<double>().squaredNorm() / double(N);
+    const float s = meanSquare > 0 ? float(std::sqrt(double(d) / meanSquare)) : 1.0f;
+    SparseAutoencoder sae = initialSparseAutoencoder(o.architecture, d, o.width, o.k, o.seed);
+    RowVectorMap(sae.bDec.data(), d) = rows.matrix().colwise().mean() * s;
+    Tensor logThreshold;
+    std::map<std::string, Tensor *> parameters {
+        {"W_enc", &sae.wEnc}, {"b_enc", &sae.bEnc}, {"W_dec", &sae.wDec}, {"b_dec", &sae.bDec}};
+    if (o.architecture == SaeArchitecture::JumpRelu) {
+        std::fill_n(sae.threshold.data(), sae.threshold.numel(), float(o.initialThreshold));
+        logThreshold = Tensor::uninitialized(sae.threshold.shape());
+        for (int64_t i = 0; i < logThreshold.numel(); ++i)
+            logThreshold.data()[i] = std::log(sae.threshold.data()[i]);
+        parameters["log_threshold"] = &logThreshold;
+    }
+    AdamWOptions adam;
+    adam.weightDecay = 0;
+    AdamW optimizer(adam);
+    LearningRateSchedule schedule;
+    schedule.peak = float(o.learningRate);
+    schedule.floor = float(o.learningRate / 10);
+    schedule.warmupSteps = std::max(1, o.steps / 20);
+    schedule.totalSteps = o.steps;
+
+    std::vector<int64_t> order(static_cast<size_t>(N));
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 random(o.seed);
+    std::shuffle(order.begin(), order.end(), random);
+    const int64_t B = std::min<int64_t>(o.batch, N);
+    Tensor batch = Tensor::uninitialized({B, d});
+    int64_t next = 0;
+    for (int step = 0; step < o.steps; ++step) {
+        if (cancel && cancel->load())
+            throw Error("SAE training: cancelled");
+        for (int64_t b = 0; b < B; ++b) {
+            if (next == N) {
+                std::shuffle(order.begin(), order.end(), random);
+                next = 0;
+            }
+            batch.matrix().row(b) = rows.matrix().row(order[size_t(next++)]) * s;
+        }
+        SaeBatchResult r = saeBatch(sae, batch, o.objective);
+        optimizer.step(parameters, r.gradients, schedule.at(step));
+        if (o.architecture == SaeArchitecture::JumpRelu)
+            for (int64_t i = 0; i < logThreshold.numel(); ++i)
+                sae.threshold.data()[i] = std::exp(logThreshold.data()[i]);
+        if (progress && !progress({step + 1, r.loss, r.reconstruction, r.l0}))
+            throw Error("SAE training: cancelled");
+    }
+    sae.wEnc.matrix() *= s; // reads x itself: (s x − b_dec) W_enc = (x − b_dec/s)(s W_enc)
+    sae.wDec.matrix() /= s; // and writes x̂ = x̂′/s
+    RowVectorMap(sae.bDec.data(), d) /= s;
+    sae.validate("the trained SAE");
+    return sae;
+}
+
+} // namespace atlas

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "features/saesite.h"
+#include "features/sparseautoencoder.h"
+#include "model/model.h"
+#include "util/workbudget.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+// Training a sparse autoencoder on one site's activations: the model runs over a text in windows of its context and
+// the site's rows are kept, then the dictionary is fitted to them with Adam (features/sparseautoencoder.h's
+// objective), b_dec starting at the rows' mean.
+namespace atlas {
+
+// The site's rows over `text`, tokenised by the model's tokenizer and read in windows of the model's context, each
+// window run up to the site alone; at most `maxRows` rows. The rows' memory is checked against `budget` first.
+// `progress(done, total)` in rows; false or `cancel` stops it ("cancelled").
+Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, const std::string &text,
+    int64_t maxRows, const std::function<bool(int64_t, int64_t)> &progress = {},
+    const std::atomic<bool> *cancel = nullptr, const WorkBudget &budget = WorkBudget::process());
+
+struct SaeTrainingOptions
+{
+    SaeArchitecture architecture = SaeArchitecture::TopK;
+    int width = 256;
+    int k = 8; // TopK
+    SaeObjective objective;
+    double initialThreshold = 0.1; // JumpReLU's θ at the start, on the scaled rows
+    int steps = 2000;
+    int batch = 256;
+    double learningRate = 4e-3; // Adam's, warmed up over the first 5 % of steps, then cosine-decayed to a tenth
+    uint64_t seed = 0; // the dictionary's draw and the batches' order
+};
+
+struct SaeTrainingStep
+{
+    int step = 0;
+    double loss = 0, reconstruction = 0, l0 = 0;
+};
+
+// Trains on `rows` [N, d]; `progress` after each step, false (or `cancel`) stops it ("cancelled"). The batches walk
+// the rows in an order shuffled by `seed`. The rows are scaled to a mean ‖x‖² of d while training (the losses
+// `progress` reports are in those units), and the scale is folded into the weights after, so the dictionary reads
+// the model's own activations. Throws atlas::Error for an empty set of rows or options out of range.
+SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOptions &options,
+    const std::function<bool(const SaeTrainingStep &)> &progress = {}, const std::atomic<bool> *cancel = nullptr);
+
+} // namespace atlas
