@@ -1,9 +1,11 @@
 // The research tools on the command line: dump --logit-lens writes the lens beside the trace, patch prints and
 // writes an activation-patching sweep, evaluate scores questions longer than the training ones, generate stops at a
-// full context, analyze-heads --classify scores every head's kind, and dla splits a logit difference into its direct
-// parts (summing to the model's own); their misuse is refused before anything is written.
+// full context, analyze-heads --classify scores every head's kind, dla splits a logit difference into its direct
+// parts (summing to the model's own), and train-sae and features fit and read a sparse autoencoder; their misuse is
+// refused before anything is written.
 #include "clitesting.h"
 #include "io/npy.h"
+#include "tensortesting.h"
 #include "testbundle.h"
 
 #include <QFile>
@@ -223,6 +225,38 @@ private slots:
             = run(QStringList {"path-patch"} + input + QStringList {"--sender", "a1.3", "--receiver", "a0.2.q"});
         QCOMPARE(backwards.code, 1);
         QVERIFY2(backwards.err.contains("reads the stream before a1.3 writes"), qPrintable(backwards.err));
+    }
+
+    // train-sae fits a dictionary and saves it as SAELens does; features reads it back, and a Gemma Scope archive
+    // with the site it reads.
+    void trainSaeAndListFeatures()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("sae");
+        const auto trained = run({"train-sae", "--model", "austen", "--site", "blocks.1.hook_resid_post", "--width",
+            "64", "--k", "4", "--steps", "60", "--rows", "2000", "--out", out});
+        QVERIFY2(trained.code == 0, qPrintable(trained.err));
+        QVERIFY2(trained.out.contains("of the loss recovered"), qPrintable(trained.out));
+        QVERIFY(QFile::exists(out + "/cfg.json") && QFile::exists(out + "/sae_weights.safetensors"));
+        const auto listed = run({"features", "--model", "austen", "--sae", out, "--text", "It is", "--top", "2"});
+        QVERIFY2(listed.code == 0, qPrintable(listed.err));
+        QVERIFY2(listed.out.contains("topk, 64 features over blocks.1.hook_resid_post"), qPrintable(listed.out));
+        QCOMPARE(listed.out.count(QRegularExpression("L0    4:  #\\d+ [0-9.]+  #\\d+ [0-9.]+\n")), 5);
+        const auto one = run({"features", "--model", "austen", "--sae", out, "--text", "It is", "--feature", "3"});
+        QVERIFY2(one.code == 0 && one.out.contains("feature 3 on every token"), qPrintable(one.err));
+
+        const QString npz = dataPath("sae/gemma_scope/params.npz");
+        const auto noSite = run({"features", "--model", "austen", "--sae", npz, "--text", "It"});
+        QCOMPARE(noSite.code, 1);
+        QVERIFY2(noSite.err.contains("does not say where it reads"), qPrintable(noSite.err));
+        const auto wrongWidth = run(
+            {"features", "--model", "austen", "--sae", npz, "--site", "blocks.0.hook_resid_post", "--text", "It"});
+        QCOMPARE(wrongWidth.code, 1);
+        QVERIFY2(wrongWidth.err.contains("W_enc is [6, 10], but blocks.0.hook_resid_post of austen has 128"),
+            qPrintable(wrongWidth.err));
+        const auto badSite = run({"train-sae", "--model", "austen", "--site", "blocks.9.hook_mlp_out", "--out", out});
+        QCOMPARE(badSite.code, 1);
+        QVERIFY2(badSite.err.contains("blocks 0 … 3"), qPrintable(badSite.err));
     }
 
     void dlaSplitsALogitDifference()

@@ -1,11 +1,13 @@
 // Sparse autoencoders on a model (features/saesite.h, saetraining.h, saefile.h): each site's tensor in the trace and
 // the rows read from it; training on austen's activations lowers the unexplained variance well below a fresh
-// dictionary's, the dictionary reading the model's own activations after its scale is folded in; SAELens directories
+// dictionary's, the dictionary reading the model's own activations after its scale is folded in; loss recovered is 1
+// for a dictionary that reconstructs exactly and 0 for one that writes the mean; SAELens directories
 // of versions 5 and 6 (tests/tools/make_sae_reference.py) encode as the NumPy reference does; a saved dictionary loads
 // as it was; bad directories and hooks are refused by name, and nothing this program did not write is replaced.
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "features/saefile.h"
+#include "features/saesplice.h"
 #include "features/saetraining.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
@@ -155,6 +157,44 @@ private slots:
         QVERIFY(errorFrom([&] { (void)trainSparseAutoencoder(rows, o); }).contains("width of 0"));
     }
 
+    // A dictionary that reconstructs exactly (x = ReLU(x) − ReLU(−x), width 2d) recovers all of the loss; one that
+    // writes the site's mean whatever it reads recovers none of it.
+    void lossRecoveredRunsFromNoneToAll()
+    {
+        const auto austen = loadModel("austen");
+        const SaeSite site = saeSiteFromHook("blocks.2.hook_resid_mid");
+        const std::string text = corpusHeldOut().substr(0, 300);
+        const int64_t d = 128;
+        SparseAutoencoder exact;
+        exact.applyDecoderBiasToInput = false;
+        exact.wEnc = Tensor({d, 2 * d});
+        exact.wDec = Tensor({2 * d, d});
+        for (int64_t i = 0; i < d; ++i) {
+            exact.wEnc.data()[i * 2 * d + i] = 1;
+            exact.wEnc.data()[i * 2 * d + d + i] = -1;
+            exact.wDec.data()[i * d + i] = 1;
+            exact.wDec.data()[(d + i) * d + i] = -1;
+        }
+        exact.bEnc = Tensor({2 * d});
+        exact.bDec = Tensor({d});
+        const SpliceLosses all = spliceLosses(austen, exact, site, text, 1000);
+        QCOMPARE(all.tokens, int64_t(297)); // windows of 128, 128 and 44 tokens: 127 + 127 + 43 predictions
+        QVERIFY(all.meanAblated > all.clean + 1);
+        QVERIFY(std::abs(all.spliced - all.clean) < 1e-5);
+        QVERIFY(std::abs(all.recovered() - 1) < 1e-5);
+
+        SparseAutoencoder mean = exact;
+        mean.wDec = Tensor({2 * d, d});
+        RowVectorMap(mean.bDec.data(), d) = siteActivations(austen, site, text, 1000).matrix().colwise().mean();
+        const SpliceLosses none = spliceLosses(austen, mean, site, text, 1000);
+        QVERIFY2(std::abs(none.recovered()) < 1e-3, qPrintable(QString::number(none.recovered())));
+        QVERIFY(errorFrom([&] {
+            (void)spliceLosses(loadModel("austen-mlm"), exact, site, text, 100);
+        }).contains("predicts the next token"));
+        SparseAutoencoder narrow = initialSparseAutoencoder(SaeArchitecture::TopK, 64, 32, 4, 0);
+        QVERIFY(errorFrom([&] { (void)spliceLosses(austen, narrow, site, text, 100); }).contains("64 dimensions"));
+    }
+
     // SAELens's two cfg.json forms, written by the reference script, encode as NumPy does.
     void saeLensDirectoriesEncodeAsTheReference_data()
     {
@@ -179,6 +219,36 @@ private slots:
             const std::vector<double> want = referenceRow(index, "f", r);
             for (int i = 0; i < 10; ++i)
                 QVERIFY(std::abs(f.data()[r * 10 + i] - want[size_t(i)]) < 1e-5 * (1 + std::abs(want[size_t(i)])));
+        }
+    }
+
+    // Gemma Scope's params.npz (np.savez, written by the reference script) encodes as NumPy does; a compressed archive,
+    // a cut one and one without a threshold are refused by name.
+    void gemmaScopeParamsEncodeAsTheReference()
+    {
+        const SaeSite site = saeSiteFromHook("blocks.3.hook_resid_post");
+        const SaeDirectory d = loadGemmaScope(dataPath("sae/gemma_scope/params.npz").toStdString(), site);
+        QVERIFY(d.sae.architecture == SaeArchitecture::JumpRelu && !d.sae.applyDecoderBiasToInput);
+        QVERIFY(d.site == site);
+        const Tensor f = d.sae.encode(referenceInput(2));
+        for (int r = 0; r < 5; ++r) {
+            const std::vector<double> want = referenceRow(2, "f", r);
+            for (int i = 0; i < 10; ++i)
+                QVERIFY(std::abs(f.data()[r * 10 + i] - want[size_t(i)]) < 1e-5 * (1 + std::abs(want[size_t(i)])));
+        }
+        QVERIFY(errorFrom([&] {
+            (void)loadGemmaScope(dataPath("sae/gemma_scope/compressed.npz").toStdString(), site);
+        }).contains("np.savez_compressed"));
+        QVERIFY(errorFrom([&] {
+            (void)loadGemmaScope(dataPath("sae/gemma_scope/no_threshold.npz").toStdString(), site);
+        }).contains("no array threshold"));
+        QTemporaryDir tmp;
+        const std::string whole = readFile(dataPath("sae/gemma_scope/params.npz").toStdString());
+        for (const size_t keep : {size_t(10), whole.size() / 2, whole.size() - 30}) {
+            const std::string cut = (tmp.path() + "/cut.npz").toStdString();
+            writeFileAtomically(cut, whole.substr(0, keep));
+            const QString why = errorFrom([&] { (void)loadGemmaScope(cut, site); });
+            QVERIFY2(why.contains("cut.npz") && why.contains("archive"), qPrintable(why));
         }
     }
 

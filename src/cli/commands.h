@@ -23,6 +23,7 @@ int generateCommand(const CommandArgs &args);
 int renderCommand(const CommandArgs &args);
 int trainCommand(const CommandArgs &args);
 int trainSaeCommand(const CommandArgs &args);
+int featuresCommand(const CommandArgs &args);
 int analyzeHeadsCommand(const CommandArgs &args);
 int evaluateCommand(const CommandArgs &args);
 int tokenizeCommand(const CommandArgs &args);

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "engine/inputbuilder.h"
 #include "features/saefile.h"
+#include "features/saesplice.h"
 #include "features/saetraining.h"
 #include "model/builtinmodels.h"
 #include "train/corpus.h"
@@ -81,13 +82,22 @@ int trainSaeCommand(const CommandArgs &argv)
         o.architecture == SaeArchitecture::TopK ? (", k = " + std::to_string(o.k)).c_str() : "", trainSeconds,
         100 * q.unexplained, q.l0, q.dead, q.dense);
 
+    nlohmann::json splice = nullptr;
+    if (model->config.causal && !model->config.isEncoderDecoder()) {
+        const SpliceLosses l = spliceLosses(model, sae, site, heldOut, 16 * int64_t(model->config.context));
+        std::printf("spliced into the model on %lld held-out tokens: %.4f nats a token, against %.4f clean and %.4f "
+                    "with the site's mean: %.1f %% of the loss recovered\n",
+            static_cast<long long>(l.tokens), l.spliced, l.clean, l.meanAblated, 100 * l.recovered());
+        splice = {{"tokens", l.tokens}, {"clean", l.clean}, {"spliced", l.spliced}, {"mean_ablated", l.meanAblated},
+            {"recovered", l.recovered()}};
+    }
     SaeDirectory directory {sae, site, model->name, nlohmann::json::object()};
     directory.training = {{"steps", o.steps}, {"batch", o.batch}, {"learning_rate", o.learningRate}, {"seed", o.seed},
         {"sparsity_coefficient", o.objective.sparsity}, {"bandwidth", o.objective.bandwidth}, {"rows", rows.dim(0)},
         {"source", args.has("text-file") ? args.value("text-file") : "built-in corpus"},
         {"held_out",
             {{"rows", held.dim(0)}, {"unexplained_variance", q.unexplained}, {"l0", q.l0}, {"dead", q.dead},
-                {"dense", q.dense}}},
+                {"dense", q.dense}, {"loss", splice}}},
         {"seconds", trainSeconds}, {"final_loss", curve.empty() ? 0.0 : curve.back()}};
     saveSaeDirectory(out, directory);
     std::printf("saved to %s (cfg.json, sae_weights.safetensors)\n", out.c_str());

@@ -18,7 +18,8 @@ Row 0 of the batch is b_dec itself, so that its pre-activations are b_enc, which
     /usr/bin/python3 tests/tools/make_sae_reference.py
 
 writes tests/data/sae/reference.json, and three of its cases as SAELens directories: saelens_v6_topk,
-saelens_v5_topk (the same dictionary in version 5's cfg.json) and saelens_v6_jumprelu.
+saelens_v5_topk (the same dictionary in version 5's cfg.json) and saelens_v6_jumprelu, and case 2 as Gemma Scope's
+gemma_scope/params.npz (np.savez), compressed.npz (np.savez_compressed) and no_threshold.npz.
 """
 
 import json
@@ -152,6 +153,13 @@ def main():
     write_saelens(os.path.join(DATA, "saelens_v6_topk"), cases[1], 6)
     write_saelens(os.path.join(DATA, "saelens_v5_topk"), cases[1], 5)
     write_saelens(os.path.join(DATA, "saelens_v6_jumprelu"), cases[3], 6)
+    # Gemma Scope's params.npz (np.savez: stored members), for case 2 (JumpReLU reading x itself), and the same
+    # compressed, which the app refuses
+    params = {n: np.array(v, dtype=np.float32) for n, v in cases[2]["weights"].items()}
+    os.makedirs(os.path.join(DATA, "gemma_scope"), exist_ok=True)
+    np.savez(os.path.join(DATA, "gemma_scope", "params.npz"), **params)
+    np.savez_compressed(os.path.join(DATA, "gemma_scope", "compressed.npz"), **params)
+    np.savez(os.path.join(DATA, "gemma_scope", "no_threshold.npz"), **{n: v for n, v in params.items() if n != "threshold"})
     path = os.path.join(DATA, "reference.json")
     with open(path, "w") as f:
         json.dump({"cases": cases}, f, indent=1)

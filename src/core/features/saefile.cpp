@@ -2,10 +2,12 @@
 
 #include "io/atomicfile.h"
 #include "io/jsonread.h"
+#include "io/npz.h"
 #include "io/safetensors.h"
 #include "io/stageddirectory.h"
 #include "util/error.h"
 
+#include <cmath>
 #include <filesystem>
 
 namespace atlas {
@@ -94,6 +96,51 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
         place.fail("gives d_in " + std::to_string(dIn) + " and d_sae " + std::to_string(dSae) + ", but W_enc is "
             + out.sae.wEnc.shapeString());
     return out;
+}
+
+SaeDirectory loadGemmaScope(const std::string &npz, const SaeSite &site)
+{
+    std::map<std::string, Tensor> arrays = readNpz(npz);
+    SaeDirectory out;
+    out.site = site;
+    out.sae.architecture = SaeArchitecture::JumpRelu;
+    out.sae.applyDecoderBiasToInput = false;
+    const auto take = [&](const char *name) {
+        const auto it = arrays.find(name);
+        if (it == arrays.end())
+            throw Error(npz + ": no array " + name
+                + " (Gemma Scope's params.npz holds W_enc, W_dec, b_enc, b_dec and threshold)");
+        for (int64_t i = 0; i < it->second.numel(); ++i)
+            if (!std::isfinite(it->second.data()[i]))
+                throw Error(
+                    npz + ": " + name + " holds a value that is not a finite number, at element " + std::to_string(i));
+        return std::move(it->second);
+    };
+    out.sae.wEnc = take("W_enc");
+    out.sae.wDec = take("W_dec");
+    out.sae.bEnc = take("b_enc");
+    out.sae.bDec = take("b_dec");
+    out.sae.threshold = take("threshold");
+    out.sae.validate(npz);
+    return out;
+}
+
+SaeDirectory loadDictionary(const std::string &path, const std::optional<SaeSite> &site)
+{
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+        SaeDirectory d = loadSaeDirectory(path);
+        if (site && !(*site == d.site))
+            throw Error(path + ": the dictionary reads " + d.site.hookName() + ", not " + site->hookName());
+        return d;
+    }
+    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npz") == 0) {
+        if (!site)
+            throw Error(
+                path + ": a params.npz does not say where it reads: give the site (blocks.L.hook_resid_post …)");
+        return loadGemmaScope(path, *site);
+    }
+    throw Error(path + ": not a dictionary (a SAELens directory with cfg.json, or Gemma Scope's params.npz)");
 }
 
 void saveSaeDirectory(const std::string &directory, const SaeDirectory &s)

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 // A dictionary on disk as SAELens saves one: a directory with cfg.json and sae_weights.safetensors (W_enc, b_enc,
@@ -23,6 +24,14 @@ struct SaeDirectory
 };
 
 SaeDirectory loadSaeDirectory(const std::string &directory);
+// Gemma Scope's params.npz (W_enc [d, F], W_dec [F, d], b_enc, b_dec, threshold): a JumpReLU dictionary whose input
+// is not shifted by b_dec. The archive does not say where it reads: `site` does (Gemma Scope's "res" folders are
+// hook_resid_post, "mlp" hook_mlp_out).
+SaeDirectory loadGemmaScope(const std::string &npz, const SaeSite &site);
+// A dictionary at `path`: a SAELens directory, or Gemma Scope's params.npz, which reads at `site` (required for it:
+// the archive does not say). Throws atlas::Error naming the path for anything else.
+SaeDirectory loadDictionary(const std::string &path, const std::optional<SaeSite> &site = std::nullopt);
+
 // Writes cfg.json (version 6's form, with "atlas_training") and sae_weights.safetensors into `directory`, which
 // must be absent, empty or this program's earlier SAE output (io/stageddirectory.h): nothing else is replaced.
 void saveSaeDirectory(const std::string &directory, const SaeDirectory &sae);

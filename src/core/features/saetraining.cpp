@@ -14,6 +14,26 @@
 
 namespace atlas {
 
+namespace {
+
+Tensor rowsOf(std::shared_ptr<const Model> model, const SaeSite &site, const std::string &tensor, const Input &input)
+{
+    Engine run(model, input);
+    const int producer = run.program().producerOf(tensor);
+    if (producer < 0)
+        throw Error(site.hookName() + ": this model's trace has no " + tensor);
+    run.runTo(producer);
+    run.step(); // the op alone, as activation patching steps
+    return run.trace().tensor(tensor);
+}
+
+} // namespace
+
+Tensor siteRows(std::shared_ptr<const Model> model, const SaeSite &site, const Input &input)
+{
+    return rowsOf(model, site, saeSiteTensor(*model, site), input);
+}
+
 Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, const std::string &text,
     int64_t maxRows, const std::function<bool(int64_t, int64_t)> &progress, const std::atomic<bool> *cancel,
     const WorkBudget &budget)
@@ -37,12 +57,7 @@ Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, 
         Input input;
         const int64_t end = std::min<int64_t>(int64_t(tokens.size()), start + window);
         input.tokens.assign(tokens.begin() + start, tokens.begin() + end);
-        Engine run(model, input);
-        const int producer = run.program().producerOf(tensor);
-        if (producer < 0)
-            throw Error(site.hookName() + ": this model's trace has no " + tensor);
-        run.runTo(producer + 1);
-        const Tensor &t = run.trace().tensor(tensor);
+        const Tensor t = rowsOf(model, site, tensor, input);
         const int64_t take = std::min(t.dim(0), rows - done);
         std::copy_n(t.data(), take * D, out.data() + done * D);
         done += take;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/input.h"
 #include "features/saesite.h"
 #include "features/sparseautoencoder.h"
 #include "model/model.h"
@@ -15,6 +16,9 @@
 // the site's rows are kept, then the dictionary is fitted to them with Adam (features/sparseautoencoder.h's
 // objective), b_dec starting at the rows' mean.
 namespace atlas {
+
+// The site's rows [T, D] in the run of `input`, the model run up to the site alone.
+Tensor siteRows(std::shared_ptr<const Model> model, const SaeSite &site, const Input &input);
 
 // The site's rows over `text`, tokenised by the model's tokenizer and read in windows of the model's context, each
 // window run up to the site alone; at most `maxRows` rows. The rows' memory is checked against `budget` first.

@@ -185,7 +185,11 @@ void writeNpy(const std::string &path, const Tensor &tensor)
 
 Tensor readNpy(const std::string &path)
 {
-    const std::string file = readFile(path);
+    return parseNpy(readFile(path), path);
+}
+
+Tensor parseNpy(std::string_view file, const std::string &path)
+{
     if (file.size() < kMagicSize + 4 || file.compare(0, kMagicSize, kMagic, kMagicSize) != 0)
         throw Error(path + ": not an .npy file (bad magic)");
     const auto byte = [&](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(file[i])); };
