@@ -66,10 +66,10 @@ private slots:
             std::vector<std::string>(
                 {"pattern", "sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
-        QVERIFY(kinds.end() - fills > 11);
-        QCOMPARE(std::vector<std::string>(fills, fills + 12),
+        QVERIFY(kinds.end() - fills > 12);
+        QCOMPARE(std::vector<std::string>(fills, fills + 13),
             std::vector<std::string>({"fills", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
-                "logit-attribution", "head-kinds", "circuit", "patching", "kernels", "lsh"}));
+                "logit-attribution", "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
     }
 
     void roundTrip()

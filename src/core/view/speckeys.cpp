@@ -145,10 +145,12 @@ const std::vector<SpecKey> &specKeys()
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
-            .views = {"next-token", "lines", "rollout", "patching", "ablation", "logit-attribution", "circuit"},
+            .views
+            = {"next-token", "lines", "rollout", "patching", "ablation", "logit-attribution", "circuit", "features"},
             .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
-                       "show, the position whose output the patching and circuit views' metric reads, and the "
-                       "position whose logit the logit-attribution view splits; −1 = the last token",
+                       "show, the position whose output the patching and circuit views' metric reads, the "
+                       "position whose logit the logit-attribution view splits, and the token whose strongest "
+                       "features the features view lists; −1 = the last token",
             .minimum = -1,
             .rule = ">= 0, or -1 for the last token"},
         {.name = "theme",

@@ -43,7 +43,7 @@ ViewKind kind()
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head"},
-        .after = "patching"};
+        .after = "features"};
 }
 
 } // namespace atlas::views::kernels

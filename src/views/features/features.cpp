@@ -1,0 +1,172 @@
+#include "features/features.h"
+
+#include "features/saefile.h"
+#include "io/jsonread.h"
+#include "util/error.h"
+#include "util/text.h"
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <numeric>
+
+// The Features view: a sparse autoencoder's features at each token of the input (features/sparseautoencoder.h).
+namespace atlas::views::features {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The dictionary last read, kept while its files are unchanged: every token clicked reuses it.
+struct Loaded
+{
+    std::mutex lock;
+    std::string key;
+    std::shared_ptr<const SaeDirectory> dictionary;
+};
+
+Loaded &loaded()
+{
+    static Loaded l;
+    return l;
+}
+
+// When the dictionary's weights were last written ("" when they cannot be found): a dictionary trained again in the
+// same place is read again.
+std::string fileStamp(const std::string &path)
+{
+    std::error_code error;
+    const std::filesystem::path p(path);
+    const std::filesystem::path weights = std::filesystem::is_directory(p, error) ? p / "sae_weights.safetensors" : p;
+    const auto time = std::filesystem::last_write_time(weights, error);
+    return error ? std::string() : std::to_string(time.time_since_epoch().count());
+}
+
+std::shared_ptr<const SaeDirectory> dictionaryAt(const std::string &path, const std::string &site)
+{
+    const std::string key = path + "|" + site + "|" + fileStamp(path);
+    Loaded &l = loaded();
+    std::lock_guard lock(l.lock);
+    if (l.key != key) {
+        l.key.clear();
+        l.dictionary = std::make_shared<const SaeDirectory>(
+            loadDictionary(path, site.empty() ? std::nullopt : std::optional(saeSiteFromHook(site))));
+        l.key = key;
+    }
+    return l.dictionary;
+}
+
+std::string percent(double fraction)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %%", 100 * fraction);
+    return text;
+}
+
+// What train-sae measured on held-out text (cfg.json's "atlas_training"), in a sentence; "" when it says nothing.
+std::string qualityOf(const nlohmann::json &training)
+{
+    const nlohmann::json *held = training.is_object() ? optionalJsonMember(training, "held_out") : nullptr;
+    const nlohmann::json *unexplained
+        = held && held->is_object() ? optionalJsonMember(*held, "unexplained_variance") : nullptr;
+    if (!unexplained || !unexplained->is_number())
+        return {};
+    std::string text = percent(unexplained->get<double>()) + " of the variance unexplained";
+    const nlohmann::json *loss = optionalJsonMember(*held, "loss");
+    if (loss && loss->is_object() && loss->contains("recovered") && (*loss)["recovered"].is_number())
+        text += ", " + percent((*loss)["recovered"].get<double>()) + " of the loss recovered";
+    return text + " on held-out text";
+}
+
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || c.tokens < 1)
+        return problem(kNothingComputed);
+    const std::string path = spec.get(kSae);
+    if (path.empty())
+        return problem("The Features view shows a sparse autoencoder's features on the input. Open a dictionary "
+                       "(Open dictionary\u2026): a directory train-sae wrote or SAELens saved, or Gemma Scope's "
+                       "params.npz. To train one on this model: transformer-atlas train-sae --model "
+            + c.model->name + " --site blocks." + std::to_string(c.layers / 2) + ".hook_resid_post --out runs/sae");
+    AnalysisRequest r;
+    r.key = "features/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + fileStamp(path); // retrained in place
+    r.pinned = {c.model->wte};
+    r.run = [model = c.model, trace = c.trace, path, site = spec.get(kSaeSite), feature = spec.get(kFeature),
+                position = spec.position](const std::atomic<bool> &) {
+        return timedResult<FeaturesAnalysis>([&](FeaturesAnalysis &result) {
+            const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, site);
+            const SparseAutoencoder &sae = d->sae;
+            const std::string tensor = saeSiteTensor(*model, d->site);
+            if (sae.inputSize() != model->config.dModel)
+                throw Error(path + ": W_enc is " + sae.wEnc.shapeString() + ", but " + d->site.hookName() + " of "
+                    + model->name + " has " + std::to_string(model->config.dModel) + " dimensions");
+            const TraceEntry *entry = trace->find(tensor);
+            if (!entry)
+                throw Error("This run's trace does not keep " + tensor + ", which " + d->site.hookName() + " reads");
+            const Tensor f = sae.encode(entry->tensor);
+            const int T = int(f.dim(0)), F = int(f.dim(1));
+            result.dictionary = std::string(saeArchitectureName(sae.architecture)) + ", "
+                + countOf(size_t(F), "feature") + " over " + d->site.hookName();
+            result.trainedOn = d->modelName;
+            result.quality = qualityOf(d->training);
+            result.width = F;
+            result.position = position < 0 || position >= T ? T - 1 : position;
+            const float *row = f.data() + int64_t(result.position) * F;
+            std::vector<int> order(static_cast<size_t>(F));
+            std::iota(order.begin(), order.end(), 0);
+            const size_t k = std::min<size_t>(12, order.size());
+            std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
+                [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+            for (size_t i = 0; i < k && row[order[i]] > 0; ++i)
+                result.strongest.emplace_back(order[i], row[order[i]]);
+            result.featureChosen = feature >= 0;
+            if (feature >= F)
+                throw Error("feature " + std::to_string(feature) + ": the dictionary has features 0 \u2026 "
+                    + std::to_string(F - 1));
+            result.feature = feature >= 0 ? feature : order.front();
+            for (int t = 0; t < T; ++t) {
+                const float *r = f.data() + int64_t(t) * F;
+                result.activation.push_back(r[result.feature]);
+                result.active.push_back(int(std::count_if(r, r + F, [](float v) { return v != 0.0f; })));
+            }
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "features",
+        .title = "Features",
+        .summary = "a sparse autoencoder's features on the input: the strongest at a token, one feature over every "
+                   "token",
+        .group = "Circuits",
+        .request = request,
+        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name},
+        .after = "patching",
+        .keys = {{.field = kSae,
+                     .type = "string",
+                     .meaning = "features view: the dictionary, a SAELens directory (cfg.json, "
+                                "sae_weights.safetensors; what train-sae writes) or Gemma Scope's params.npz",
+                     .ownedByView = true},
+            {.field = kSaeSite,
+                .type = "string",
+                .meaning = "features view: where a params.npz reads, as SAELens names it (blocks.L.hook_resid_post, "
+                           "hook_resid_pre, hook_resid_mid, hook_attn_out, hook_mlp_out); a directory's cfg.json "
+                           "says it",
+                .ownedByView = true},
+            {.field = kFeature,
+                .type = "int",
+                .meaning = "features view: the feature drawn over every token; −1 = the strongest at `position`",
+                .minimum = -1,
+                .rule = ">= 0, or -1 for the strongest",
+                .ownedByView = true}}};
+}
+
+} // namespace atlas::views::features

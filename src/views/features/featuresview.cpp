@@ -1,0 +1,213 @@
+#include "features/featuresview.h"
+
+#include "viewmodel/viewinput.h"
+#include "views/palette.h"
+#include "views/plottheme.h"
+
+#include <qcustomplot.h>
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+using namespace views::features;
+
+FeaturesView::FeaturesView(QWidget *parent)
+    : ResultPlotView(parent)
+{
+    QWidget *controls = controlRow();
+    auto *row = static_cast<QHBoxLayout *>(controls->layout());
+    m_open = new QPushButton(tr("Open dictionary\u2026"), controls);
+    m_open->setToolTip(tr("Choose a sparse autoencoder: the cfg.json of a directory train-sae wrote or SAELens saved, "
+                          "or Gemma Scope's params.npz (spec key sae)"));
+    m_path = new QLabel(controls);
+    m_path->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_site = new QLineEdit(controls);
+    m_site->setPlaceholderText(tr("blocks.L.hook_resid_post"));
+    m_site->setMinimumWidth(m_site->fontMetrics().horizontalAdvance(m_site->placeholderText()) + 24);
+    m_site->setToolTip(tr("Where a params.npz reads, as SAELens names it; a directory's cfg.json says it (spec key "
+                          "sae_site)"));
+    m_feature = new QSpinBox(controls);
+    m_feature->setRange(-1, 1 << 24);
+    m_feature->setSpecialValueText(tr("strongest"));
+    m_feature->setToolTip(tr("The feature drawn over every token; \"strongest\" is the strongest at the chosen "
+                             "token (spec key feature)"));
+    row->addWidget(m_open);
+    row->addWidget(m_path, 1);
+    row->addWidget(new QLabel(tr("Site:"), controls));
+    row->addWidget(m_site);
+    row->addWidget(new QLabel(tr("Feature:"), controls));
+    row->addWidget(m_feature);
+    connect(m_open, &QPushButton::clicked, this, &FeaturesView::openDictionary);
+    connect(m_site, &QLineEdit::editingFinished, this, [this] {
+        const std::string site = m_site->text().trimmed().toStdString();
+        if (site != m_spec.get(kSaeSite))
+            editSpec([site](ViewSpec &s) { s.set(kSaeSite, site); });
+    });
+    connect(m_feature, &QSpinBox::editingFinished, this, [this] {
+        if (m_feature->value() != m_spec.get(kFeature))
+            editSpec([this](ViewSpec &s) { s.set(kFeature, m_feature->value()); });
+    });
+    connect(plot(), &QCustomPlot::mousePress, this, &FeaturesView::chooseAt);
+    plot()->setToolTip(tr("Click a token to list its strongest features, a feature to draw it over the text"));
+}
+
+QString FeaturesView::pendingText() const
+{
+    return tr("Reading the dictionary and encoding the input\u2026");
+}
+
+void FeaturesView::refreshControls()
+{
+    const QSignalBlocker b1(m_site), b2(m_feature);
+    const QString path = QString::fromStdString(m_spec.get(kSae));
+    m_path->setText(path.isEmpty() ? tr("no dictionary") : QFileInfo(path).fileName());
+    m_path->setToolTip(path);
+    m_site->setText(QString::fromStdString(m_spec.get(kSaeSite)));
+    m_feature->setValue(m_spec.get(kFeature));
+}
+
+void FeaturesView::openDictionary()
+{
+    const QString start = QString::fromStdString(m_spec.get(kSae));
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open a sparse autoencoder"), start,
+        tr("Dictionaries (cfg.json *.npz);;SAELens configuration (cfg.json);;Gemma Scope parameters (*.npz)"));
+    if (file.isEmpty())
+        return;
+    const QFileInfo info(file);
+    const std::string path
+        = (info.fileName() == QStringLiteral("cfg.json") ? info.absolutePath() : info.absoluteFilePath()).toStdString();
+    editSpec([path](ViewSpec &s) {
+        s.set(kSae, path);
+        s.set(kFeature, -1);
+    });
+}
+
+QString FeaturesView::draw(const FeaturesAnalysis &a)
+{
+    refreshControls();
+    const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
+    setTitle(tr("Features \u00B7 %1 \u00B7 %2").arg(model, QString::fromStdString(a.dictionary)));
+    drawActivation(a);
+    drawStrongest(a);
+    const int T = int(a.activation.size());
+    const int on = int(std::count_if(a.activation.begin(), a.activation.end(), [](float v) { return v > 0; }));
+    const auto most = std::max_element(a.activation.begin(), a.activation.end());
+    const int mostAt = int(most - a.activation.begin());
+    QString text = tr("Dictionary: %1").arg(QString::fromStdString(a.dictionary));
+    if (!a.trainedOn.empty())
+        text += tr(", trained on %1").arg(QString::fromStdString(a.trainedOn));
+    if (!a.quality.empty())
+        text += tr(" (%1)").arg(QString::fromStdString(a.quality));
+    text += tr(". Feature #%1 (%2) is active on %3 of %4 tokens")
+                .arg(a.feature)
+                .arg(a.featureChosen ? tr("chosen") : tr("the strongest at token %1").arg(a.position))
+                .arg(on)
+                .arg(T);
+    if (on > 0)
+        text += tr(", most at token %1 '%2' (%3)").arg(mostAt).arg(tokenLabel(m_input, mostAt), formatNumber(*most, 4));
+    text += tr(". At token %1 '%2' %3 features are active; the strongest are drawn below. Click a token to list its "
+               "features, a feature to draw it over the text.")
+                .arg(a.position)
+                .arg(tokenLabel(m_input, a.position))
+                .arg(a.active.empty() ? 0 : a.active[size_t(a.position)]);
+    return text;
+}
+
+void FeaturesView::drawActivation(const FeaturesAnalysis &a)
+{
+    m_tokens = addAxisRect(0, 0);
+    QCPAxis *x = m_tokens->axis(QCPAxis::atBottom), *y = m_tokens->axis(QCPAxis::atLeft);
+    auto *bars = new QCPBars(x, y), *chosen = new QCPBars(x, y);
+    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+    const int T = int(a.activation.size());
+    // Every token's label when they fit side by side, else every step-th one (and the chosen one).
+    const QFontMetrics metrics(x->tickLabelFont());
+    int widest = 1;
+    for (int t = 0; t < T; ++t)
+        widest = std::max(widest, metrics.horizontalAdvance(tokenLabel(m_input, t)) + metrics.averageCharWidth());
+    const int room = std::max(1, std::max(plot()->width(), width()) - 8 * metrics.height());
+    const int step = std::max(1, (T * widest + room - 1) / room);
+    double top = 1e-6;
+    for (int t = 0; t < T; ++t) {
+        (t == a.position ? chosen : bars)->addData(t, a.activation[size_t(t)]);
+        top = std::max(top, double(a.activation[size_t(t)]));
+        if (t % step == 0 || t == a.position)
+            ticks->addTick(t, tokenLabel(m_input, t));
+    }
+    for (auto [b, color] : {std::pair {bars, palette::tableauBlue}, std::pair {chosen, palette::tableauOrange}}) {
+        b->setWidth(0.8);
+        b->setPen(Qt::NoPen);
+        b->setBrush(color);
+    }
+    x->setTicker(ticks);
+    x->setRange(-0.6, T - 0.4);
+    x->grid()->setVisible(false);
+    x->setLabel(tr("token (click one: its features below)"));
+    y->setRange(0, top * 1.12);
+    y->setLabel(tr("activation"));
+    setPanelTitle(m_tokens, tr("Feature #%1 on every token").arg(a.feature));
+    m_drawnTokens = T;
+}
+
+void FeaturesView::drawStrongest(const FeaturesAnalysis &a)
+{
+    m_features = addAxisRect(1, 0);
+    QCPAxis *x = m_features->axis(QCPAxis::atBottom), *y = m_features->axis(QCPAxis::atLeft);
+    auto *bars = new QCPBars(x, y), *chosen = new QCPBars(x, y);
+    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+    m_drawnFeatures.clear();
+    double top = 1e-6;
+    for (size_t i = 0; i < a.strongest.size(); ++i) {
+        const auto [feature, value] = a.strongest[i];
+        (feature == a.feature ? chosen : bars)->addData(double(i), value);
+        ticks->addTick(double(i), QStringLiteral("#%1").arg(feature));
+        top = std::max(top, double(value));
+        m_drawnFeatures.push_back(feature);
+    }
+    for (auto [b, color] : {std::pair {bars, palette::tableauGreen}, std::pair {chosen, palette::tableauOrange}}) {
+        b->setWidth(0.7);
+        b->setPen(Qt::NoPen);
+        b->setBrush(color);
+    }
+    x->setTicker(ticks);
+    x->setRange(-0.6, std::max<double>(1, double(a.strongest.size())) - 0.4);
+    x->grid()->setVisible(false);
+    x->setLabel(a.strongest.empty() ? tr("no feature is active here") : tr("feature (click one: it is drawn above)"));
+    y->setRange(0, top * 1.12);
+    y->setLabel(tr("activation"));
+    setPanelTitle(
+        m_features, tr("The strongest features at token %1 '%2'").arg(a.position).arg(tokenLabel(m_input, a.position)));
+}
+
+void FeaturesView::chooseAt(QMouseEvent *event)
+{
+    const auto indexIn = [&](QCPAxisRect *rect, int count) {
+        if (!rect || count < 1 || !rect->rect().contains(event->pos()))
+            return -1;
+        const int i = int(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->pos().x())));
+        return i >= 0 && i < count ? i : -1;
+    };
+    if (const int t = indexIn(m_tokens, m_drawnTokens); t >= 0 && t != m_spec.position)
+        editSpec([t](ViewSpec &s) { s.position = t; });
+    else if (const int i = indexIn(m_features, int(m_drawnFeatures.size())); i >= 0)
+        editSpec([f = m_drawnFeatures[size_t(i)]](ViewSpec &s) { s.set(kFeature, f); });
+}
+
+} // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::features::makeView(QWidget *parent)
+{
+    return std::make_unique<FeaturesView>(parent);
+}

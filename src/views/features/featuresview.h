@@ -1,0 +1,54 @@
+#pragma once
+
+#include "views/analysisplotview.h"
+
+#include "features/features.h"
+
+class QLabel;
+class QLineEdit;
+class QMouseEvent;
+class QPushButton;
+class QSpinBox;
+
+namespace atlas {
+
+// Features (view kind "features"): a sparse autoencoder's features on the input. Above, one feature's activation on
+// every token (spec "feature"; −1: the strongest at the chosen token); below, the strongest features at one token
+// (spec "position"; −1: the last). A click on a token lists its features, a click on a feature draws it over the
+// text. The dictionary (spec "sae") is a directory train-sae wrote or SAELens saved, or Gemma Scope's params.npz with
+// the site it reads (spec "sae_site"); Open dictionary… chooses one. The numbers are FeaturesAnalysis's.
+class FeaturesView : public ResultPlotView<FeaturesAnalysis>
+{
+    Q_OBJECT
+
+public:
+    explicit FeaturesView(QWidget *parent = nullptr);
+
+protected:
+    QString draw(const FeaturesAnalysis &result) override;
+    QString pendingText() const override;
+    bool keepsResultWhilePending() const override { return true; }
+
+private:
+    void refreshControls();
+    void drawActivation(const FeaturesAnalysis &a);
+    void drawStrongest(const FeaturesAnalysis &a);
+    void chooseAt(QMouseEvent *event);
+    void openDictionary();
+
+    QPushButton *m_open = nullptr;
+    QLabel *m_path = nullptr;
+    QLineEdit *m_site = nullptr;
+    QSpinBox *m_feature = nullptr;
+    QCPAxisRect *m_tokens = nullptr, *m_features = nullptr;
+    std::vector<int> m_drawnFeatures; // the lower panel's bars, left to right
+    int m_drawnTokens = 0;
+};
+
+} // namespace atlas
+
+namespace atlas::views::features {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::features
