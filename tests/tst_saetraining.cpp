@@ -1,7 +1,8 @@
 // Sparse autoencoders on a model (features/saesite.h, saetraining.h, saefile.h): each site's tensor in the trace and
 // the rows read from it; training on austen's activations lowers the unexplained variance well below a fresh
 // dictionary's, the dictionary reading the model's own activations after its scale is folded in; loss recovered is 1
-// for a dictionary that reconstructs exactly and 0 for one that writes the mean; SAELens directories
+// for a dictionary that reconstructs exactly and 0 for one that writes the mean; the dictionary austen ships keeps
+// the numbers it records; SAELens directories
 // of versions 5 and 6 (tests/tools/make_sae_reference.py) encode as the NumPy reference does; a saved dictionary loads
 // as it was; bad directories and hooks are refused by name, and nothing this program did not write is replaced.
 #include "engine/engine.h"
@@ -193,6 +194,31 @@ private slots:
         }).contains("predicts the next token"));
         SparseAutoencoder narrow = initialSparseAutoencoder(SaeArchitecture::TopK, 64, 32, 4, 0);
         QVERIFY(errorFrom([&] { (void)spliceLosses(austen, narrow, site, text, 100); }).contains("64 dimensions"));
+    }
+
+    // austen ships the dictionary train-sae made (resources/models/austen/saes/): measured again on the same held-out
+    // text, it keeps the numbers its cfg.json records.
+    void theShippedDictionaryKeepsItsNumbers()
+    {
+        const auto austen = loadModel("austen");
+        QCOMPARE(modelDictionaries(*austen), std::vector<std::string>({"blocks.2.hook_resid_post"}));
+        const SaeDirectory d = loadDictionary(dictionaryPath(*austen, "blocks.2.hook_resid_post"));
+        QCOMPARE(d.modelName, std::string("austen"));
+        const nlohmann::json &held = d.training["held_out"];
+        const Tensor rows = siteActivations(austen, d.site, corpusHeldOut(), held["rows"].get<int64_t>());
+        const SaeQuality q = saeQuality(d.sae, rows);
+        qInfo("held out: %.4f unexplained (recorded %.4f), L0 %.2f, %d dead, %d dense", q.unexplained,
+            held["unexplained_variance"].get<double>(), q.l0, q.dead, q.dense);
+        QVERIFY(std::abs(q.unexplained - held["unexplained_variance"].get<double>()) < 1e-4);
+        QCOMPARE(q.l0, held["l0"].get<double>());
+        QVERIFY(std::abs(q.dead - held["dead"].get<int>()) <= 2);
+        QVERIFY(std::abs(q.dense - held["dense"].get<int>()) <= 2);
+        const SpliceLosses l = spliceLosses(austen, d.sae, d.site, corpusHeldOut(), 16 * 128);
+        QCOMPARE(l.tokens, held["loss"]["tokens"].get<int64_t>());
+        QVERIFY(std::abs(l.recovered() - held["loss"]["recovered"].get<double>()) < 1e-4);
+        QVERIFY(std::abs(l.spliced - held["loss"]["spliced"].get<double>()) < 1e-4);
+        QVERIFY(modelDictionaries(*loadModel("reverse")).empty());
+        QCOMPARE(dictionaryPath(*austen, "no such"), std::string("no such"));
     }
 
     // SAELens's two cfg.json forms, written by the reference script, encode as NumPy does.

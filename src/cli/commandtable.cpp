@@ -204,8 +204,8 @@ std::vector<CliCommand> makeTable()
                 {"... --feature N [--json FILE]", "one feature's activation on every token"}},
             kModel
                 + Options {{"sae", "DIR|FILE",
-                               "a SAELens directory (cfg.json, sae_weights.safetensors) or Gemma "
-                               "Scope's params.npz"},
+                               "a SAELens directory (cfg.json, sae_weights.safetensors), Gemma Scope's params.npz, "
+                               "or the name of one the model ships (austen: blocks.2.hook_resid_post)"},
                     {"site", "HOOK", "where a params.npz reads (blocks.L.hook_resid_post …); a directory says it"},
                     {"tokens", "1,2,3", "the input as token ids"}, {"text", "\"...\"", "the input as text"},
                     {"text-file", "FILE", "the input read from a UTF-8 file"},

@@ -23,7 +23,7 @@ int featuresCommand(const CommandArgs &argv)
     std::optional<SaeSite> site;
     if (args.has("site"))
         site = saeSiteFromHook(args.value("site"));
-    const SaeDirectory d = loadDictionary(args.required("sae"), site);
+    const SaeDirectory d = loadDictionary(dictionaryPath(*run.model, args.required("sae")), site);
     if (d.sae.inputSize() != run.model->config.dModel)
         throw Error(args.value("sae") + ": W_enc is " + d.sae.wEnc.shapeString() + ", but " + d.site.hookName() + " of "
             + run.model->name + " has " + std::to_string(run.model->config.dModel) + " dimensions");

@@ -7,6 +7,7 @@
 #include "io/stageddirectory.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -141,6 +142,29 @@ SaeDirectory loadDictionary(const std::string &path, const std::optional<SaeSite
         return loadGemmaScope(path, *site);
     }
     throw Error(path + ": not a dictionary (a SAELens directory with cfg.json, or Gemma Scope's params.npz)");
+}
+
+std::vector<std::string> modelDictionaries(const Model &model)
+{
+    std::vector<std::string> names;
+    std::error_code error;
+    const std::filesystem::path folder = std::filesystem::path(model.directory) / "saes";
+    if (model.directory.empty() || !std::filesystem::is_directory(folder, error))
+        return names;
+    for (const auto &entry : std::filesystem::directory_iterator(folder, error))
+        if (entry.is_directory(error) && std::filesystem::exists(entry.path() / kConfig, error))
+            names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string dictionaryPath(const Model &model, const std::string &sae)
+{
+    std::error_code error;
+    if (sae.empty() || std::filesystem::exists(sae, error) || model.directory.empty())
+        return sae;
+    const std::filesystem::path own = std::filesystem::path(model.directory) / "saes" / sae;
+    return std::filesystem::is_directory(own, error) ? own.string() : sae;
 }
 
 void saveSaeDirectory(const std::string &directory, const SaeDirectory &s)

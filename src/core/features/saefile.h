@@ -2,11 +2,13 @@
 
 #include "features/saesite.h"
 #include "features/sparseautoencoder.h"
+#include "model/model.h"
 
 #include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 // A dictionary on disk as SAELens saves one: a directory with cfg.json and sae_weights.safetensors (W_enc, b_enc,
 // W_dec, b_dec, and threshold for JumpReLU). Both of SAELens's cfg.json forms are read: version 6's (the hook in
@@ -31,6 +33,13 @@ SaeDirectory loadGemmaScope(const std::string &npz, const SaeSite &site);
 // A dictionary at `path`: a SAELens directory, or Gemma Scope's params.npz, which reads at `site` (required for it:
 // the archive does not say). Throws atlas::Error naming the path for anything else.
 SaeDirectory loadDictionary(const std::string &path, const std::optional<SaeSite> &site = std::nullopt);
+
+// The dictionaries shipped beside a model: the folders of <its directory>/saes, by name, sorted
+// ("blocks.2.hook_resid_post"); none for a model made in memory or a GGUF file.
+std::vector<std::string> modelDictionaries(const Model &model);
+// Where the dictionary `sae` is: the path itself when it names a file or folder, else the model's own dictionary of
+// that name (modelDictionaries), else `sae` unchanged (for the loader's message).
+std::string dictionaryPath(const Model &model, const std::string &sae);
 
 // Writes cfg.json (version 6's form, with "atlas_training") and sae_weights.safetensors into `directory`, which
 // must be absent, empty or this program's earlier SAE output (io/stageddirectory.h): nothing else is replaced.

@@ -86,7 +86,13 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
-    const std::string path = spec.get(kSae);
+    std::string path = spec.get(kSae);
+    if (path.empty()) { // the model's own, when it ships one
+        const std::vector<std::string> own = modelDictionaries(*c.model);
+        if (!own.empty())
+            path = own.front();
+    }
+    path = dictionaryPath(*c.model, path);
     if (path.empty())
         return problem("The Features view shows a sparse autoencoder's features on the input. Open a dictionary "
                        "(Open dictionary\u2026): a directory train-sae wrote or SAELens saved, or Gemma Scope's "
@@ -109,6 +115,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 throw Error("This run's trace does not keep " + tensor + ", which " + d->site.hookName() + " reads");
             const Tensor f = sae.encode(entry->tensor);
             const int T = int(f.dim(0)), F = int(f.dim(1));
+            result.path = path;
             result.dictionary = std::string(saeArchitectureName(sae.architecture)) + ", "
                 + countOf(size_t(F), "feature") + " over " + d->site.hookName();
             result.trainedOn = d->modelName;
@@ -153,7 +160,9 @@ ViewKind kind()
         .keys = {{.field = kSae,
                      .type = "string",
                      .meaning = "features view: the dictionary, a SAELens directory (cfg.json, "
-                                "sae_weights.safetensors; what train-sae writes) or Gemma Scope's params.npz",
+                                "sae_weights.safetensors; what train-sae writes) or Gemma Scope's params.npz, or the "
+                                "name of one the model ships (its folder's saes/NAME); empty: the model's first, if "
+                                "it ships one",
                      .ownedByView = true},
             {.field = kSaeSite,
                 .type = "string",

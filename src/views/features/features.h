@@ -13,6 +13,7 @@ namespace atlas {
 // site's rows of the run's trace.
 struct FeaturesAnalysis : ViewAnalysis
 {
+    std::string path; // where the dictionary was read: the spec's, or the model's own
     std::string dictionary; // "topk, 512 features over blocks.2.hook_resid_post"
     std::string trainedOn; // the model named in its cfg.json, "" when absent
     std::string quality; // what its training measured on held-out text, "" when it does not say

@@ -97,6 +97,10 @@ void FeaturesView::openDictionary()
 QString FeaturesView::draw(const FeaturesAnalysis &a)
 {
     refreshControls();
+    const QString path = QString::fromStdString(a.path);
+    m_path->setText(m_spec.get(kSae).empty() ? tr("%1 (the model's own)").arg(QFileInfo(path).fileName())
+                                             : QFileInfo(path).fileName());
+    m_path->setToolTip(path);
     const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
     setTitle(tr("Features \u00B7 %1 \u00B7 %2").arg(model, QString::fromStdString(a.dictionary)));
     drawActivation(a);

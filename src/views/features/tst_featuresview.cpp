@@ -1,7 +1,7 @@
 // The Features view (src/views/features): a dictionary that splits each dimension of austen's stream into its
 // positive and negative parts, so that every feature's activation is known from the trace; what the view draws and
 // says of it, the token and the feature a click chooses, and what it says without a dictionary or with one that does
-// not fit the model.
+// not fit the model, and that a model shipping a dictionary shows it unasked.
 #include "engine/engine.h"
 #include "features/features.h"
 #include "features/featuresview.h"
@@ -131,13 +131,20 @@ private slots:
     {
         ViewSpec spec;
         spec.view = "features";
-        spec.model = "austen";
-        spec.text = "It is";
+        spec.model = "reverse";
+        spec.text = "abc>";
         FeaturesView view;
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
-        QVERIFY2(view.message().contains("Open a dictionary") && view.message().contains("train-sae --model austen"),
+        QVERIFY2(view.message().contains("Open a dictionary") && view.message().contains("train-sae --model reverse"),
             qPrintable(view.message()));
+        spec.model = "austen"; // it ships one: drawn without asking
+        spec.text = "It is";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QVERIFY2(
+            view.caption().contains("topk, 512 features over blocks.2.hook_resid_post"), qPrintable(view.caption()));
         spec.set(kSae, testing::dataPath("sae/gemma_scope/params.npz").toStdString());
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
