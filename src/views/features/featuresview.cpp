@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +61,8 @@ FeaturesView::FeaturesView(QWidget *parent)
             editSpec([this](ViewSpec &s) { s.set(kFeature, m_feature->value()); });
     });
     connect(plot(), &QCustomPlot::mousePress, this, &FeaturesView::chooseAt);
+    connect(plot(), &QCustomPlot::mouseMove, this, &FeaturesView::showValueAt);
+    plot()->setMouseTracking(true);
     plot()->setToolTip(tr("Click a token to list its strongest features, a feature to draw it over the text"));
 }
 
@@ -163,6 +166,9 @@ void FeaturesView::drawActivation(const FeaturesAnalysis &a)
     y->setLabel(tr("activation"));
     setPanelTitle(m_tokens, tr("Feature #%1 on every token").arg(a.feature));
     m_drawnTokens = T;
+    m_drawnFeature = a.feature;
+    m_drawnActivation = a.activation;
+    m_drawnActive = a.active;
 }
 
 void FeaturesView::drawStrongest(const FeaturesAnalysis &a)
@@ -172,6 +178,8 @@ void FeaturesView::drawStrongest(const FeaturesAnalysis &a)
     auto *bars = new QCPBars(x, y), *chosen = new QCPBars(x, y);
     auto ticks = QSharedPointer<QCPAxisTickerText>::create();
     m_drawnFeatures.clear();
+    m_drawnValues.clear();
+    m_drawnPosition = a.position;
     double top = 1e-6;
     for (size_t i = 0; i < a.strongest.size(); ++i) {
         const auto [feature, value] = a.strongest[i];
@@ -179,6 +187,7 @@ void FeaturesView::drawStrongest(const FeaturesAnalysis &a)
         ticks->addTick(double(i), QStringLiteral("#%1").arg(feature));
         top = std::max(top, double(value));
         m_drawnFeatures.push_back(feature);
+        m_drawnValues.push_back(value);
     }
     for (auto [b, color] : {std::pair {bars, palette::tableauGreen}, std::pair {chosen, palette::tableauOrange}}) {
         b->setWidth(0.7);
@@ -195,18 +204,51 @@ void FeaturesView::drawStrongest(const FeaturesAnalysis &a)
         m_features, tr("The strongest features at token %1 '%2'").arg(a.position).arg(tokenLabel(m_input, a.position)));
 }
 
-void FeaturesView::chooseAt(QMouseEvent *event)
+std::pair<int, int> FeaturesView::barAt(const QPoint &pos) const
 {
     const auto indexIn = [&](QCPAxisRect *rect, int count) {
-        if (!rect || count < 1 || !rect->rect().contains(event->pos()))
+        if (!rect || count < 1 || !rect->rect().contains(pos))
             return -1;
-        const int i = int(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(event->pos().x())));
+        const int i = int(std::lround(rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x())));
         return i >= 0 && i < count ? i : -1;
     };
-    if (const int t = indexIn(m_tokens, m_drawnTokens); t >= 0 && t != m_spec.position)
-        editSpec([t](ViewSpec &s) { s.position = t; });
-    else if (const int i = indexIn(m_features, int(m_drawnFeatures.size())); i >= 0)
+    if (const int t = indexIn(m_tokens, m_drawnTokens); t >= 0)
+        return {0, t};
+    if (const int i = indexIn(m_features, int(m_drawnFeatures.size())); i >= 0)
+        return {1, i};
+    return {-1, -1};
+}
+
+void FeaturesView::chooseAt(QMouseEvent *event)
+{
+    const auto [panel, i] = barAt(event->pos());
+    if (panel == 0 && i != m_spec.position)
+        editSpec([t = i](ViewSpec &s) { s.position = t; });
+    else if (panel == 1)
         editSpec([f = m_drawnFeatures[size_t(i)]](ViewSpec &s) { s.set(kFeature, f); });
+}
+
+void FeaturesView::showValueAt(QMouseEvent *event)
+{
+    const auto [panel, i] = barAt(event->pos());
+    QString text;
+    if (panel == 0)
+        text = tr("Token %1 '%2': feature #%3 = %4; %5 features active")
+                   .arg(i)
+                   .arg(tokenLabel(m_input, i))
+                   .arg(m_drawnFeature)
+                   .arg(formatNumber(m_drawnActivation[size_t(i)], 4))
+                   .arg(m_drawnActive[size_t(i)]);
+    else if (panel == 1)
+        text = tr("Feature #%1 = %2 at token %3 '%4' (click to draw it over the text)")
+                   .arg(m_drawnFeatures[size_t(i)])
+                   .arg(formatNumber(m_drawnValues[size_t(i)], 4))
+                   .arg(m_drawnPosition)
+                   .arg(tokenLabel(m_input, m_drawnPosition));
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(event->globalPosition().toPoint(), text, plot());
 }
 
 } // namespace atlas

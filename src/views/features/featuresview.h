@@ -15,8 +15,9 @@ namespace atlas {
 // Features (view kind "features"): a sparse autoencoder's features on the input. Above, one feature's activation on
 // every token (spec "feature"; −1: the strongest at the chosen token); below, the strongest features at one token
 // (spec "position"; −1: the last). A click on a token lists its features, a click on a feature draws it over the
-// text. The dictionary (spec "sae") is a directory train-sae wrote or SAELens saved, or Gemma Scope's params.npz with
-// the site it reads (spec "sae_site"); Open dictionary… chooses one. The numbers are FeaturesAnalysis's.
+// text; hovering a bar gives its numbers. The dictionary (spec "sae") is a directory train-sae wrote or SAELens saved,
+// or Gemma Scope's params.npz with the site it reads (spec "sae_site"); Open dictionary… chooses one. The numbers are
+// FeaturesAnalysis's.
 class FeaturesView : public ResultPlotView<FeaturesAnalysis>
 {
     Q_OBJECT
@@ -34,6 +35,9 @@ private:
     void drawActivation(const FeaturesAnalysis &a);
     void drawStrongest(const FeaturesAnalysis &a);
     void chooseAt(QMouseEvent *event);
+    // The bar under the pointer: (0, token) in the upper panel, (1, index) in the lower, or (−1, −1).
+    std::pair<int, int> barAt(const QPoint &pos) const;
+    void showValueAt(QMouseEvent *event);
     void openDictionary();
 
     QPushButton *m_open = nullptr;
@@ -42,7 +46,10 @@ private:
     QSpinBox *m_feature = nullptr;
     QCPAxisRect *m_tokens = nullptr, *m_features = nullptr;
     std::vector<int> m_drawnFeatures; // the lower panel's bars, left to right
-    int m_drawnTokens = 0;
+    std::vector<float> m_drawnValues; // their activations
+    std::vector<float> m_drawnActivation; // the upper panel's, per token
+    std::vector<int> m_drawnActive; // features active at each token
+    int m_drawnTokens = 0, m_drawnFeature = 0, m_drawnPosition = 0;
 };
 
 } // namespace atlas

@@ -14,9 +14,12 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
+#include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 
 #include <algorithm>
 
@@ -104,12 +107,21 @@ private slots:
             qPrintable(view.caption()));
         QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
         testing::maybeSave(view, "features");
-
-        QSignalSpy edited(&view, &View::specEdited);
-        QCPAxisRect *tokens = view.plot()->axisRect(0), *features = view.plot()->axisRect(1);
         const auto at = [](QCPAxisRect *rect, double x) {
             return QPoint(int(rect->axis(QCPAxis::atBottom)->coordToPixel(x)), rect->center().y());
         };
+
+        QMouseEvent hover(QEvent::MouseMove, QPointF(at(view.plot()->axisRect(0), 0)),
+            QPointF(view.plot()->mapToGlobal(at(view.plot()->axisRect(0), 0))), Qt::NoButton, Qt::NoButton,
+            Qt::NoModifier);
+        QApplication::sendEvent(view.plot(), &hover);
+        QVERIFY2(QToolTip::text().startsWith(QString("Token 0 'I': feature #%1 = %2; 128 features active")
+                                                 .arg(a->feature)
+                                                 .arg(formatNumber(a->activation[0], 4))),
+            qPrintable(QToolTip::text()));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        QCPAxisRect *tokens = view.plot()->axisRect(0), *features = view.plot()->axisRect(1);
         QTest::mouseClick(view.plot(), Qt::LeftButton, {}, at(tokens, 0));
         QCOMPARE(edited.count(), 1);
         QCOMPARE(edited.at(0).at(0).value<ViewSpec>().position, 0);
