@@ -1,8 +1,8 @@
 // The research tools on the command line: dump --logit-lens writes the lens beside the trace, patch prints and
 // writes an activation-patching sweep, evaluate scores questions longer than the training ones, generate stops at a
 // full context, analyze-heads --classify scores every head's kind, dla splits a logit difference into its direct
-// parts (summing to the model's own), and train-sae and features fit and read a sparse autoencoder; their misuse is
-// refused before anything is written.
+// parts (summing to the model's own), train-sae and features fit and read a sparse autoencoder, and steer steers with
+// one of its features; their misuse is refused before anything is written.
 #include "clitesting.h"
 #include "io/npy.h"
 #include "tensortesting.h"
@@ -254,6 +254,16 @@ private slots:
         QCOMPARE(wrongWidth.code, 1);
         QVERIFY2(wrongWidth.err.contains("W_enc is [6, 10], but blocks.0.hook_resid_post of austen has 128"),
             qPrintable(wrongWidth.err));
+        const auto steered = run({"steer", "--model", "austen", "--text", "She spoke", "--sae",
+            "blocks.2.hook_resid_post", "--feature", "187", "--strength", "8", "--new-tokens", "20"});
+        QVERIFY2(steered.code == 0, qPrintable(steered.err));
+        const QStringList lines = steered.out.split('\n');
+        QVERIFY2(lines.size() >= 3 && lines[1].startsWith("  unsteered: She spoke|")
+                && lines[2].startsWith("  steered:   She spoke|") && lines[1].mid(13) != lines[2].mid(13),
+            qPrintable(steered.out));
+        const auto neither = run({"steer", "--model", "austen", "--text", "She"});
+        QCOMPARE(neither.code, 1);
+        QVERIFY2(neither.err.contains("one of the two"), qPrintable(neither.err));
         const auto badSite = run({"train-sae", "--model", "austen", "--site", "blocks.9.hook_mlp_out", "--out", out});
         QCOMPARE(badSite.code, 1);
         QVERIFY2(badSite.err.contains("blocks 0 … 3"), qPrintable(badSite.err));

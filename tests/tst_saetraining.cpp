@@ -2,14 +2,16 @@
 // the rows read from it; training on austen's activations lowers the unexplained variance well below a fresh
 // dictionary's, the dictionary reading the model's own activations after its scale is folded in; loss recovered is 1
 // for a dictionary that reconstructs exactly and 0 for one that writes the mean; the dictionary austen ships keeps
-// the numbers it records; SAELens directories
+// the numbers it records; steering moves the logits as the rest of the network says; SAELens directories
 // of versions 5 and 6 (tests/tools/make_sae_reference.py) encode as the NumPy reference does; a saved dictionary loads
 // as it was; bad directories and hooks are refused by name, and nothing this program did not write is replaced.
 #include "engine/engine.h"
+#include "engine/generator.h"
 #include "errortesting.h"
 #include "features/saefile.h"
 #include "features/saesplice.h"
 #include "features/saetraining.h"
+#include "features/steering.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
 #include "model/builtinmodels.h"
@@ -219,6 +221,79 @@ private slots:
         QVERIFY(std::abs(l.spliced - held["loss"]["spliced"].get<double>()) < 1e-4);
         QVERIFY(modelDictionaries(*loadModel("reverse")).empty());
         QCOMPARE(dictionaryPath(*austen, "no such"), std::string("no such"));
+    }
+
+    // Steering the stream after austen's last block: the logits change exactly as the rest of the network, the final
+    // LayerNorm and the unembedding tied to the embedding, maps x + s·v, computed here by hand from the weights.
+    // Strength 0, or clamping a feature at the value it has, changes nothing; a difference of means is the means'.
+    void steeringMovesTheLogitsAsTheRestOfTheNetworkSays()
+    {
+        const auto austen = loadModel("austen");
+        Input input;
+        input.tokens = tokenizerForModel(*austen)->encode("It is a truth");
+        const SaeDirectory d = loadDictionary(dictionaryPath(*austen, "blocks.2.hook_resid_post"));
+        Steering s;
+        s.site = saeSiteFromHook("blocks.3.hook_resid_post");
+        s.direction = featureDirection(d.sae, 187);
+        s.strength = 6;
+        const Tensor got = steeredLogits(austen, input, s);
+        Engine run(austen, input);
+        run.runToEnd();
+        const Tensor &x = run.trace().tensor("layer.3.out"), &own = run.trace().tensor("logits");
+        const auto parameters = std::as_const(*austen).parameters();
+        const Tensor &gamma = *parameters.at("ln_f.weight"), &beta = *parameters.at("ln_f.bias"),
+                     &wte = *parameters.at("wte.weight");
+        const int64_t T = x.dim(0), D = x.dim(1), V = wte.dim(0);
+        double worst = 0;
+        for (int64_t t = 0; t < T; ++t) {
+            Eigen::VectorXd y(D);
+            for (int64_t i = 0; i < D; ++i)
+                y[i] = double(x.data()[t * D + i]) + 6.0 * double(s.direction.data()[i]);
+            const double mean = y.mean(), var = (y.array() - mean).square().mean();
+            Eigen::VectorXd n(D);
+            for (int64_t i = 0; i < D; ++i)
+                n[i] = (y[i] - mean) / std::sqrt(var + double(austen->config.lnEpsilon)) * gamma.data()[i]
+                    + beta.data()[i];
+            for (int64_t v = 0; v < V; ++v) {
+                double logit = 0;
+                for (int64_t i = 0; i < D; ++i)
+                    logit += n[i] * double(wte.data()[v * D + i]);
+                worst = std::max(worst, std::abs(logit - double(got.data()[t * V + v])) / (1 + std::abs(logit)));
+            }
+        }
+        qInfo("steered logits against the final norm and unembedding by hand: worst relative error %.2g", worst);
+        QVERIFY(worst < 1e-5);
+        QVERIFY(!(got.matrix() == own.matrix()));
+
+        s.strength = 0;
+        QVERIFY(steeredLogits(austen, input, s).matrix() == own.matrix());
+        Steering clamp;
+        clamp.site = d.site;
+        clamp.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
+        clamp.clampFeature = 187;
+        Input quietly;
+        quietly.tokens = tokenizerForModel(*austen)->encode("She spoke quietly");
+        Tensor rows = siteRows(austen, d.site, quietly);
+        const Tensor before = rows;
+        clamp.clampValue = 0;
+        applySteering(rows, clamp); // where #187 is 0 the row stays; where it fires, its part is taken out
+        const Tensor f = d.sae.encode(before);
+        for (int64_t t = 0; t < rows.dim(0); ++t)
+            if (f.data()[t * 512 + 187] == 0.0f)
+                QVERIFY(rows.matrix().row(t) == before.matrix().row(t));
+        QVERIFY(!(rows.matrix() == before.matrix())); // #187 fires on the y of "quietly"
+        const std::vector<int> plain = steeredContinuation(austen, input.tokens, s, 8);
+        Generator generator(austen, input.tokens, {});
+        for (int expected : plain)
+            QCOMPARE(generator.generate(), expected); // strength 0: the model's own greedy continuation
+        const Tensor v = differenceOfMeans(austen, s.site, {"She smiled"}, {"He frowned"});
+        Input a, b;
+        a.tokens = tokenizerForModel(*austen)->encode("She smiled");
+        b.tokens = tokenizerForModel(*austen)->encode("He frowned");
+        const Eigen::RowVectorXf want = siteRows(austen, s.site, a).matrix().colwise().mean()
+            - siteRows(austen, s.site, b).matrix().colwise().mean();
+        QVERIFY((ConstRowVectorMap(v.data(), v.numel()) - want).cwiseAbs().maxCoeff() < 1e-5f);
+        QVERIFY(errorFrom([&] { (void)featureDirection(d.sae, 512); }).contains("features 0 … 511"));
     }
 
     // SAELens's two cfg.json forms, written by the reference script, encode as NumPy does.

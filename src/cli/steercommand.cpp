@@ -1,0 +1,84 @@
+#include "arguments.h"
+#include "commands.h"
+#include "features/saefile.h"
+#include "features/steering.h"
+#include "modelinput.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace atlas {
+
+namespace {
+
+// "a|b|c" → {"a", "b", "c"}: prompts for a difference of means.
+std::vector<std::string> prompts(const std::string &text)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t bar = text.find('|');; bar = text.find('|', start)) {
+        out.push_back(text.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+        if (bar == std::string::npos)
+            break;
+        start = bar + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+// Steering: the model's greedy continuation of the input with and without a direction added to the stream at one
+// site (a feature's decoder row, or a difference of means), or a feature clamped. (The options: commandtable.cpp.)
+int steerCommand(const CommandArgs &argv)
+{
+    const Arguments args(argv, "steer");
+    ModelAndInput run = loadModelAndInput(args);
+    Steering s;
+    std::string what;
+    if (args.has("sae") == (args.has("means-a") || args.has("means-b")))
+        throw Error("steer by a feature (--sae DIR --feature N) or by a difference of means (--means-a \"...|...\" "
+                    "--means-b \"...|...\" --site HOOK), one of the two");
+    if (args.has("sae")) {
+        std::optional<SaeSite> site;
+        if (args.has("site"))
+            site = saeSiteFromHook(args.value("site"));
+        const SaeDirectory d = loadDictionary(dictionaryPath(*run.model, args.value("sae")), site);
+        const int feature = args.intValue("feature", -1, 0, int(d.sae.width()) - 1);
+        if (feature < 0)
+            throw Error("give the feature to steer with: --feature N");
+        s.site = d.site;
+        if (args.has("clamp")) {
+            s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
+            s.clampFeature = feature;
+            s.clampValue = args.doubleValue("clamp", 0, -1e6, 1e6);
+            what = "feature #" + std::to_string(feature) + " clamped at " + args.value("clamp");
+        } else {
+            s.direction = featureDirection(d.sae, feature);
+            s.strength = args.doubleValue("strength", 4, -1e6, 1e6);
+            what = args.value("strength", "4") + " × feature #" + std::to_string(feature) + "'s decoder row";
+        }
+    } else {
+        s.site = saeSiteFromHook(args.required("site"));
+        s.direction = differenceOfMeans(
+            run.model, s.site, prompts(args.required("means-a")), prompts(args.required("means-b")));
+        s.strength = args.doubleValue("strength", 1, -1e6, 1e6);
+        what = args.value("strength", "1") + " × (mean of A − mean of B)";
+    }
+    const int count = args.intValue("new-tokens", 40, 1, 4096);
+    Steering none = s;
+    none.strength = 0;
+    none.dictionary.reset();
+    none.clampFeature = -1;
+    if (none.direction.empty())
+        none.direction = Tensor({int64_t(run.model->config.dModel)});
+    const std::vector<int> plain = steeredContinuation(run.model, run.input.tokens, none, count),
+                           steered = steeredContinuation(run.model, run.input.tokens, s, count);
+    std::printf("%s at %s\n", what.c_str(), s.site.hookName().c_str());
+    const std::string prompt = run.tokenizer->decode(run.input.tokens);
+    std::printf("  unsteered: %s|%s\n", prompt.c_str(), run.tokenizer->decode(plain).c_str());
+    std::printf("  steered:   %s|%s\n", prompt.c_str(), run.tokenizer->decode(steered).c_str());
+    return 0;
+}
+
+} // namespace atlas

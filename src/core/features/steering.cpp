@@ -1,0 +1,114 @@
+#include "features/steering.h"
+
+#include "engine/engine.h"
+#include "features/saetraining.h"
+#include "model/modeltokenizer.h"
+#include "tokenize/tokenizer.h"
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+Tensor featureDirection(const SparseAutoencoder &sae, int feature)
+{
+    if (feature < 0 || feature >= sae.width())
+        throw Error("steering: feature " + std::to_string(feature) + " of a dictionary of features 0 … "
+            + std::to_string(sae.width() - 1));
+    Tensor v = Tensor::uninitialized({sae.inputSize()});
+    std::copy_n(sae.wDec.data() + int64_t(feature) * sae.inputSize(), sae.inputSize(), v.data());
+    return v;
+}
+
+Tensor differenceOfMeans(std::shared_ptr<const Model> model, const SaeSite &site, const std::vector<std::string> &a,
+    const std::vector<std::string> &b)
+{
+    if (a.empty() || b.empty())
+        throw Error("steering: a difference of means needs texts on both sides");
+    const auto tokenizer = tokenizerForModel(*model);
+    const auto mean = [&](const std::vector<std::string> &texts) {
+        Eigen::RowVectorXd sum = Eigen::RowVectorXd::Zero(model->config.dModel);
+        int64_t rows = 0;
+        for (const std::string &text : texts) {
+            Input input;
+            input.tokens = tokenizer->encode(text);
+            if (input.tokens.empty())
+                throw Error("steering: the text \"" + text + "\" has no tokens");
+            const Tensor x = siteRows(model, site, input);
+            sum += x.matrix().cast<double>().colwise().sum();
+            rows += x.dim(0);
+        }
+        return Eigen::RowVectorXd(sum / double(rows));
+    };
+    Tensor v = Tensor::uninitialized({int64_t(model->config.dModel)});
+    RowVectorMap(v.data(), v.numel()) = (mean(a) - mean(b)).cast<float>();
+    return v;
+}
+
+void applySteering(Tensor &rows, const Steering &s)
+{
+    const int64_t D = rows.dim(1);
+    if (s.dictionary && s.clampFeature >= 0) {
+        if (s.dictionary->inputSize() != D)
+            throw Error("steering: a dictionary over " + std::to_string(s.dictionary->inputSize()) + " dimensions for "
+                + std::to_string(D));
+        const Tensor f = s.dictionary->encode(rows);
+        const Tensor v = featureDirection(*s.dictionary, s.clampFeature);
+        const ConstRowVectorMap direction(v.data(), D);
+        for (int64_t t = 0; t < rows.dim(0); ++t)
+            rows.matrix().row(t) += float(s.clampValue - f.data()[t * f.dim(1) + s.clampFeature]) * direction;
+        return;
+    }
+    if (s.direction.numel() != D)
+        throw Error("steering: a direction of " + std::to_string(s.direction.numel()) + " numbers for a stream of "
+            + std::to_string(D));
+    rows.matrix().rowwise() += ConstRowVectorMap(s.direction.data(), D) * float(s.strength);
+}
+
+namespace {
+
+// The run of `input` with the site's rows steered, to its end.
+std::unique_ptr<Engine> steeredRun(std::shared_ptr<const Model> model, const Input &input, const Steering &steering)
+{
+    const std::string site = saeSiteTensor(*model, steering.site);
+    auto run = std::make_unique<Engine>(model, input);
+    const int producer = run->program().producerOf(site);
+    if (producer < 0)
+        throw Error(steering.site.hookName() + ": this model's trace has no " + site);
+    run->runTo(producer);
+    run->step(); // the op alone, as activation patching steps
+    const TraceEntry &entry = *run->trace().find(site);
+    Tensor rows = entry.tensor;
+    applySteering(rows, steering);
+    run->trace().put(site, entry.formula, producer, std::move(rows));
+    run->runToEnd();
+    return run;
+}
+
+} // namespace
+
+Tensor steeredLogits(std::shared_ptr<const Model> model, const Input &input, const Steering &steering)
+{
+    return steeredRun(model, input, steering)->trace().tensor("logits");
+}
+
+std::vector<int> steeredContinuation(
+    std::shared_ptr<const Model> model, const std::vector<int> &prompt, const Steering &steering, int count)
+{
+    if (prompt.empty())
+        throw Error("steering: an empty prompt");
+    std::vector<int> tokens = prompt, out;
+    for (int i = 0; i < count && int(tokens.size()) < model->config.context; ++i) {
+        Input input;
+        input.tokens = tokens;
+        const Tensor logits = steeredLogits(model, input, steering);
+        const int64_t V = logits.dim(1);
+        const float *row = logits.data() + (logits.dim(0) - 1) * V;
+        const int next = int(std::max_element(row, row + V) - row);
+        tokens.push_back(next);
+        out.push_back(next);
+    }
+    return out;
+}
+
+} // namespace atlas

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "engine/input.h"
+#include "features/saesite.h"
+#include "features/sparseautoencoder.h"
+#include "model/model.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+// Steering: a direction added to the residual stream at one site, at every position, scaled by a strength
+// (Turner et al. 2023's activation addition; Templeton et al. 2024's feature steering), or a feature's activation
+// clamped to a value (the site's rows re-encoded, the feature set, and the difference its decoder row makes added).
+namespace atlas {
+
+struct Steering
+{
+    SaeSite site;
+    Tensor direction; // [D]: what is added, times `strength`
+    double strength = 0;
+    // Clamping instead: the dictionary whose feature `clampFeature` is set to `clampValue` (direction unused).
+    std::shared_ptr<const SparseAutoencoder> dictionary;
+    int clampFeature = -1;
+    double clampValue = 0;
+};
+
+// Feature `feature`'s decoder row, W_dec[feature] [D]. Throws atlas::Error for a feature the dictionary lacks.
+Tensor featureDirection(const SparseAutoencoder &sae, int feature);
+// The mean site row over the texts of `a` minus the mean over the texts of `b` [D] (Turner et al.'s difference of
+// activations, averaged over every position of every text). Throws atlas::Error for an empty set.
+Tensor differenceOfMeans(std::shared_ptr<const Model> model, const SaeSite &site, const std::vector<std::string> &a,
+    const std::vector<std::string> &b);
+
+// The site's rows changed as `steering` says, in place: x + s·v on every row, or with clamping
+// x + (c − f_i(x)) · W_dec[i].
+void applySteering(Tensor &rows, const Steering &steering);
+// The logits [T, V] of the run of `input` with the site's rows steered (the rest of the run recomputed from them).
+Tensor steeredLogits(std::shared_ptr<const Model> model, const Input &input, const Steering &steering);
+// `count` tokens chosen greedily after `prompt`, each from a whole run with the site steered (no cache: the steering
+// reaches every position); a steering of strength 0 and no clamp gives the model's own greedy continuation. Stops at
+// the context's end.
+std::vector<int> steeredContinuation(
+    std::shared_ptr<const Model> model, const std::vector<int> &prompt, const Steering &steering, int count);
+
+} // namespace atlas
