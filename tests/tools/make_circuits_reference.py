@@ -67,6 +67,23 @@ class Model:
         y = x @ weight.T
         return y + bias if bias is not None else y
 
+    def rope(self, T):
+        """cos and sin [T, d] of rotate-half RoPE, in float32 as the modeling files compute them."""
+        freqs = torch.arange(T, dtype=torch.float32)[:, None] * fam.inverse_frequencies(self.cfg, self.d)[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+
+    @staticmethod
+    def hooks(reads, writes, keep):
+        """read(name, x): the stream receiver `name` reads, shown to `keep`; writes(name, out): what a sender writes."""
+        reads = reads or (lambda name, x: x)
+
+        def read(name, x):
+            if keep:
+                keep(name, x)
+            return reads(name, x)
+        return read, writes or (lambda name, out: out)
+
     def graph(self):
         """Senders and receivers in the app's order; edges receiver by receiver, senders in stream order."""
         senders, receivers, edges = ["embed"], [], []
@@ -95,18 +112,10 @@ class Model:
         writes(name, out) -> what sender `name` writes (out is what it computed);
         keep(name, x) is called with each receiver's stream."""
         w, T, D, H, Hkv, d = self.w, len(tokens), self.D, self.H, self.Hkv, self.d
-        freqs = torch.arange(T, dtype=torch.float32)[:, None] * fam.inverse_frequencies(self.cfg, d)[None, :]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+        cos, sin = self.rope(T)
         allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
-        reads = reads or (lambda name, x: x)
-        writes = writes or (lambda name, out: out)
+        read, writes = self.hooks(reads, writes, keep)
         outputs = {}
-
-        def read(name, x):
-            if keep:
-                keep(name, x)
-            return reads(name, x)
 
         x = w["model.embed_tokens.weight"][torch.tensor(tokens)] if embedding is None else embedding
         x = writes("embed", x)
@@ -156,20 +165,12 @@ class Gemma2(Model):
 
     def forward(self, tokens, reads=None, writes=None, embedding=None, keep=None):
         w, cfg, T, D, H, Hkv, d = self.w, self.cfg, len(tokens), self.D, self.H, self.Hkv, self.d
-        freqs = torch.arange(T, dtype=torch.float32)[:, None] * fam.inverse_frequencies(cfg, d)[None, :]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+        cos, sin = self.rope(T)
         causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
         in_window = causal & (torch.arange(T)[None, :] > torch.arange(T)[:, None] - cfg["sliding_window"])
         cap = cfg["attn_logit_softcapping"]
-        reads = reads or (lambda name, x: x)
-        writes = writes or (lambda name, out: out)
+        read, writes = self.hooks(reads, writes, keep)
         outputs = {}
-
-        def read(name, x):
-            if keep:
-                keep(name, x)
-            return reads(name, x)
 
         if embedding is None:
             x = w["model.embed_tokens.weight"][torch.tensor(tokens)]
@@ -224,18 +225,10 @@ class Olmo2(Model):
 
     def forward(self, tokens, reads=None, writes=None, embedding=None, keep=None):
         w, T, D, H, Hkv, d, eps = self.w, len(tokens), self.D, self.H, self.Hkv, self.d, self.eps
-        freqs = torch.arange(T, dtype=torch.float32)[:, None] * fam.inverse_frequencies(self.cfg, d)[None, :]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos().to(torch.float64), emb.sin().to(torch.float64)
+        cos, sin = self.rope(T)
         allowed = torch.tril(torch.ones(T, T, dtype=torch.bool))
-        reads = reads or (lambda name, x: x)
-        writes = writes or (lambda name, out: out)
+        read, writes = self.hooks(reads, writes, keep)
         outputs = {}
-
-        def read(name, x):
-            if keep:
-                keep(name, x)
-            return reads(name, x)
 
         x = w["model.embed_tokens.weight"][torch.tensor(tokens)] if embedding is None else embedding
         x = writes("embed", x)
