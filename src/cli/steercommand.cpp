@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "engine/generator.h"
 #include "features/saefile.h"
 #include "features/steering.h"
 #include "modelinput.h"
@@ -66,14 +67,11 @@ int steerCommand(const CommandArgs &argv)
         what = args.value("strength", "1") + " × (mean of A − mean of B)";
     }
     const int count = args.intValue("new-tokens", 40, 1, 4096);
-    Steering none = s;
-    none.strength = 0;
-    none.dictionary.reset();
-    none.clampFeature = -1;
-    if (none.direction.empty())
-        none.direction = Tensor({int64_t(run.model->config.dModel)});
-    const std::vector<int> plain = steeredContinuation(run.model, run.input.tokens, none, count),
-                           steered = steeredContinuation(run.model, run.input.tokens, s, count);
+    Generator generator(run.model, run.input.tokens); // unsteered: the model's own greedy continuation
+    std::vector<int> plain;
+    for (int i = 0; i < count && int(run.input.tokens.size() + plain.size()) < run.model->config.context; ++i)
+        plain.push_back(generator.generate());
+    const std::vector<int> steered = steeredContinuation(run.model, run.input.tokens, s, count);
     std::printf("%s at %s\n", what.c_str(), s.site.hookName().c_str());
     const std::string prompt = run.tokenizer->decode(run.input.tokens);
     std::printf("  unsteered: %s|%s\n", prompt.c_str(), run.tokenizer->decode(plain).c_str());

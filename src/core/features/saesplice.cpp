@@ -1,6 +1,6 @@
 #include "features/saesplice.h"
 
-#include "engine/engine.h"
+#include "features/siterun.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -13,27 +13,16 @@ namespace atlas {
 
 namespace {
 
-// The run of `tokens` with the site's tensor replaced by `replace(tensor)` as soon as it is made; its mean next-token
-// loss summed over the window's predictions.
+// The run of `tokens` with the site's tensor replaced by `change(tensor)` as soon as it is made; its next-token loss
+// summed over the window's predictions.
 double windowLoss(std::shared_ptr<const Model> model, const std::vector<int> &tokens, const std::string &site,
-    const std::function<void(Tensor &)> &replace)
+    const std::function<void(Tensor &)> &change)
 {
     Input input;
     input.tokens = tokens;
-    Engine run(model, input);
-    const int producer = run.program().producerOf(site);
-    if (producer < 0)
-        throw Error("SAE splice: this model's trace has no " + site);
-    run.runTo(producer);
-    run.step(); // the op alone, as activation patching steps (a fused pair would run past it)
-    if (replace) {
-        const TraceEntry &entry = *run.trace().find(site);
-        Tensor t = entry.tensor;
-        replace(t);
-        run.trace().put(site, entry.formula, producer, std::move(t));
-    }
-    run.runToEnd();
-    const Tensor &logits = run.trace().tensor("logits");
+    const std::unique_ptr<Engine> run = runThroughSite(std::move(model), site, input);
+    changeSiteAndFinish(*run, site, change);
+    const Tensor &logits = run->trace().tensor("logits");
     const int64_t V = logits.dim(1);
     double sum = 0;
     for (size_t t = 0; t + 1 < tokens.size(); ++t) {

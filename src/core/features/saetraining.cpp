@@ -1,6 +1,6 @@
 #include "features/saetraining.h"
 
-#include "engine/engine.h"
+#include "features/siterun.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "train/adamw.h"
@@ -14,24 +14,10 @@
 
 namespace atlas {
 
-namespace {
-
-Tensor rowsOf(std::shared_ptr<const Model> model, const SaeSite &site, const std::string &tensor, const Input &input)
-{
-    Engine run(model, input);
-    const int producer = run.program().producerOf(tensor);
-    if (producer < 0)
-        throw Error(site.hookName() + ": this model's trace has no " + tensor);
-    run.runTo(producer);
-    run.step(); // the op alone, as activation patching steps
-    return run.trace().tensor(tensor);
-}
-
-} // namespace
-
 Tensor siteRows(std::shared_ptr<const Model> model, const SaeSite &site, const Input &input)
 {
-    return rowsOf(model, site, saeSiteTensor(*model, site), input);
+    const std::string tensor = saeSiteTensor(*model, site);
+    return runThroughSite(std::move(model), tensor, input)->trace().tensor(tensor);
 }
 
 Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, const std::string &text,
@@ -57,7 +43,7 @@ Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, 
         Input input;
         const int64_t end = std::min<int64_t>(int64_t(tokens.size()), start + window);
         input.tokens.assign(tokens.begin() + start, tokens.begin() + end);
-        const Tensor t = rowsOf(model, site, tensor, input);
+        const Tensor t = runThroughSite(model, tensor, input)->trace().tensor(tensor);
         const int64_t take = std::min(t.dim(0), rows - done);
         std::copy_n(t.data(), take * D, out.data() + done * D);
         done += take;

@@ -1,7 +1,7 @@
 #include "features/steering.h"
 
-#include "engine/engine.h"
 #include "features/saetraining.h"
+#include "features/siterun.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -71,17 +71,8 @@ namespace {
 std::unique_ptr<Engine> steeredRun(std::shared_ptr<const Model> model, const Input &input, const Steering &steering)
 {
     const std::string site = saeSiteTensor(*model, steering.site);
-    auto run = std::make_unique<Engine>(model, input);
-    const int producer = run->program().producerOf(site);
-    if (producer < 0)
-        throw Error(steering.site.hookName() + ": this model's trace has no " + site);
-    run->runTo(producer);
-    run->step(); // the op alone, as activation patching steps
-    const TraceEntry &entry = *run->trace().find(site);
-    Tensor rows = entry.tensor;
-    applySteering(rows, steering);
-    run->trace().put(site, entry.formula, producer, std::move(rows));
-    run->runToEnd();
+    std::unique_ptr<Engine> run = runThroughSite(std::move(model), site, input);
+    changeSiteAndFinish(*run, site, [&](Tensor &rows) { applySteering(rows, steering); });
     return run;
 }
 
