@@ -158,6 +158,12 @@ private slots:
         QVERIFY(errorFrom([&] { (void)trainSparseAutoencoder(rows, o, {}, &cancelled); }).contains("cancelled"));
         o.width = 0;
         QVERIFY(errorFrom([&] { (void)trainSparseAutoencoder(rows, o); }).contains("width of 0"));
+        o.width = 1 << 20; // 2 · 2^20 · 128 weights, with gradients and Adam's moments: about 4.3 GB
+        WorkBudget tight;
+        tight.bytes = 1e9;
+        const QString refused = errorFrom([&] { (void)trainSparseAutoencoder(rows, o, {}, nullptr, tight); });
+        QVERIFY2(
+            refused.contains("training a dictionary of 1048576 features over 128 dimensions"), qPrintable(refused));
     }
 
     // A dictionary that reconstructs exactly (x = ReLU(x) − ReLU(−x), width 2d) recovers all of the loss; one that

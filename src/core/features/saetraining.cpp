@@ -54,7 +54,8 @@ Tensor siteActivations(std::shared_ptr<const Model> model, const SaeSite &site, 
 }
 
 SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOptions &o,
-    const std::function<bool(const SaeTrainingStep &)> &progress, const std::atomic<bool> *cancel)
+    const std::function<bool(const SaeTrainingStep &)> &progress, const std::atomic<bool> *cancel,
+    const WorkBudget &budget)
 {
     if (rows.rank() != 2 || rows.dim(0) < 1)
         throw Error("SAE training: no activations to train on");
@@ -65,6 +66,13 @@ SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOp
     if (!(o.learningRate > 0) || !std::isfinite(o.learningRate))
         throw Error("SAE training: the learning rate must be positive");
     const int64_t N = rows.dim(0), d = rows.dim(1);
+    const double weights = 2.0 * double(o.width) * double(d) + 2.0 * double(o.width) + double(d);
+    const double batchRows = double(std::min<int64_t>(o.batch, N));
+    const double bytes = sizeof(float) * (4 * weights + 4 * batchRows * double(o.width)); // + gradients, Adam's m, v
+    const std::string what = "training a dictionary of " + countOf(size_t(o.width), "feature") + " over "
+        + std::to_string(d) + " dimensions";
+    if (const std::string why = overBudget(what, 0, bytes, budget); !why.empty())
+        throw Error(why);
     // Trained on the rows scaled by s so that their mean ‖x‖² is d (SAELens's expected_average_only_in), so that the
     // sparsity coefficients mean the same at every site; s is folded into the weights at the end.
     const double meanSquare = rows.matrix().cast<double>().squaredNorm() / double(N);

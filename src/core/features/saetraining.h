@@ -50,7 +50,10 @@ struct SaeTrainingStep
 // the rows in an order shuffled by `seed`. The rows are scaled to a mean ‖x‖² of d while training (the losses
 // `progress` reports are in those units), and the scale is folded into the weights after, so the dictionary reads
 // the model's own activations. Throws atlas::Error for an empty set of rows or options out of range.
+// The dictionary, its gradients, Adam's two moments and a batch's [B, F] intermediates are checked against `budget`
+// before anything is allocated, and refused with the figure.
 SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOptions &options,
-    const std::function<bool(const SaeTrainingStep &)> &progress = {}, const std::atomic<bool> *cancel = nullptr);
+    const std::function<bool(const SaeTrainingStep &)> &progress = {}, const std::atomic<bool> *cancel = nullptr,
+    const WorkBudget &budget = WorkBudget::process());
 
 } // namespace atlas
