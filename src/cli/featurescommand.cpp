@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 
 namespace atlas {
 
@@ -46,18 +45,15 @@ int featuresCommand(const CommandArgs &argv)
         }
         json["feature"] = feature;
     } else {
-        std::vector<int64_t> order(static_cast<size_t>(F));
+        std::vector<int64_t> scratch;
         for (int64_t t = 0; t < T; ++t) {
             const float *row = f.data() + t * F;
-            std::iota(order.begin(), order.end(), 0);
-            const size_t k = std::min<size_t>(size_t(top), order.size());
-            std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
-                [row](int64_t a, int64_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+            const std::vector<int64_t> order = largestIndices(row, F, top, scratch);
             const int64_t active = std::count_if(row, row + F, [](float v) { return v != 0.0f; });
             std::printf("  %4lld  %-12s L0 %4lld:", static_cast<long long>(t), piece(t).c_str(),
                 static_cast<long long>(active));
             nlohmann::json features = nlohmann::json::array();
-            for (size_t i = 0; i < k && row[order[i]] > 0; ++i) {
+            for (size_t i = 0; i < order.size() && row[order[i]] > 0; ++i) {
                 std::printf("  #%lld %.3f", static_cast<long long>(order[i]), double(row[order[i]]));
                 features.push_back({{"feature", order[i]}, {"activation", row[order[i]]}});
             }

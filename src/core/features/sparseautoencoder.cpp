@@ -73,19 +73,15 @@ Tensor SparseAutoencoder::preActivations(const Tensor &x) const
     return pre;
 }
 
-namespace {
-
-// TopK's chosen features of one row: the k largest pre-activations, a tie going to the lower index.
-std::vector<int64_t> topOf(const float *pre, int64_t F, int k, std::vector<int64_t> &order)
+std::vector<int64_t> largestIndices(const float *values, int64_t count, int k, std::vector<int64_t> &order)
 {
-    order.resize(size_t(F));
+    order.resize(size_t(count));
     std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-        [pre](int64_t a, int64_t b) { return pre[a] > pre[b] || (pre[a] == pre[b] && a < b); });
-    return {order.begin(), order.begin() + k};
+    const auto last = order.begin() + std::clamp<int64_t>(k, 0, count);
+    std::partial_sort(order.begin(), last, order.end(),
+        [values](int64_t a, int64_t b) { return values[a] > values[b] || (values[a] == values[b] && a < b); });
+    return {order.begin(), last};
 }
-
-} // namespace
 
 Tensor SparseAutoencoder::activate(const Tensor &pre) const
 {
@@ -101,7 +97,7 @@ Tensor SparseAutoencoder::activate(const Tensor &pre) const
                 out[i] = std::max(p[i], 0.0f);
             break;
         case SaeArchitecture::TopK:
-            for (const int64_t i : topOf(p, F, k, order))
+            for (const int64_t i : largestIndices(p, F, k, order))
                 out[i] = std::max(p[i], 0.0f);
             break;
         case SaeArchitecture::JumpRelu:

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 // A sparse autoencoder: a dictionary of F features for the activations x ∈ ℝ^d at one site of a model (Bricken et al.
 // 2023; Templeton et al. 2024), in SAELens's layout and conventions, rows as vectors:
@@ -40,6 +41,10 @@ struct SparseAutoencoder
     Tensor encode(const Tensor &x) const { return activate(preActivations(x)); }
     Tensor decode(const Tensor &f) const; // [N, F] → x̂ [N, d]
 };
+
+// The indices of the k largest of `values` [count], largest first, a tie going to the lower index: TopK's choice, and
+// the strongest features at a token. `order` is scratch space, kept by a caller that asks row after row.
+std::vector<int64_t> largestIndices(const float *values, int64_t count, int k, std::vector<int64_t> &order);
 
 // A fresh dictionary (Conerly et al.'s 2024 initialisation): each decoder row a random direction of length 0.1, the
 // encoder its transpose, the biases 0 (the trainer sets b_dec to the data's mean), θ = 0.001 for JumpReLU.

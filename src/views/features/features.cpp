@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <numeric>
 
 // The Features view: a sparse autoencoder's features at each token of the input (features/sparseautoencoder.h).
 namespace atlas::views::features {
@@ -123,18 +122,16 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             result.width = F;
             result.position = position < 0 || position >= T ? T - 1 : position;
             const float *row = f.data() + int64_t(result.position) * F;
-            std::vector<int> order(static_cast<size_t>(F));
-            std::iota(order.begin(), order.end(), 0);
-            const size_t k = std::min<size_t>(12, order.size());
-            std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
-                [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
-            for (size_t i = 0; i < k && row[order[i]] > 0; ++i)
-                result.strongest.emplace_back(order[i], row[order[i]]);
+            std::vector<int64_t> scratch;
+            const std::vector<int64_t> order = largestIndices(row, F, 12, scratch);
+            for (const int64_t i : order)
+                if (row[i] > 0)
+                    result.strongest.emplace_back(int(i), row[i]);
             result.featureChosen = feature >= 0;
             if (feature >= F)
                 throw Error("feature " + std::to_string(feature) + ": the dictionary has features 0 \u2026 "
                     + std::to_string(F - 1));
-            result.feature = feature >= 0 ? feature : order.front();
+            result.feature = feature >= 0 ? feature : int(order.front());
             for (int t = 0; t < T; ++t) {
                 const float *r = f.data() + int64_t(t) * F;
                 result.activation.push_back(r[result.feature]);
