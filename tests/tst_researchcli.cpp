@@ -244,6 +244,26 @@ private slots:
         QCOMPARE(listed.out.count(QRegularExpression("L0    4:  #\\d+ [0-9.]+  #\\d+ [0-9.]+\n")), 5);
         const auto one = run({"features", "--model", "austen", "--sae", out, "--text", "It is", "--feature", "3"});
         QVERIFY2(one.code == 0 && one.out.contains("feature 3 on every token"), qPrintable(one.err));
+        const QString page = dir.filePath("page.json");
+        const auto dashboard = run({"feature-dashboard", "--model", "austen", "--sae", out, "--feature", "3",
+            "--tokens", "600", "--top", "5", "--json", page});
+        QVERIFY2(dashboard.code == 0, qPrintable(dashboard.err));
+        QVERIFY2(dashboard.out.contains("600 tokens, 64 features, the pass run now"), qPrintable(dashboard.out));
+        QFile pageFile(page);
+        QVERIFY(pageFile.open(QIODevice::ReadOnly));
+        const QJsonObject p = QJsonDocument::fromJson(pageFile.readAll()).object();
+        QCOMPARE(p["tokens"].toInt(), 600);
+        const QJsonArray examples = p["examples"].toArray();
+        QVERIFY(!examples.isEmpty() && examples.size() <= 5);
+        for (int i = 1; i < examples.size(); ++i)
+            QVERIFY(
+                examples[i - 1].toObject()["activation"].toDouble() >= examples[i].toObject()["activation"].toDouble());
+        QVERIFY(examples[0].toObject()["context"].toString().contains("[["));
+        QCOMPARE(p["raises"].toArray().size(), 10);
+        QCOMPARE(p["nearest"].toArray().size(), 8);
+        const auto again = run({"feature-dashboard", "--model", "austen", "--sae", out, "--feature", "4", "--tokens",
+            "600", "--top", "5"});
+        QVERIFY2(again.out.contains("the pass read from the cache"), qPrintable(again.out)); // another process
 
         const QString npz = dataPath("sae/gemma_scope/params.npz");
         const auto noSite = run({"features", "--model", "austen", "--sae", npz, "--text", "It"});

@@ -24,6 +24,7 @@ int renderCommand(const CommandArgs &args);
 int trainCommand(const CommandArgs &args);
 int trainSaeCommand(const CommandArgs &args);
 int featuresCommand(const CommandArgs &args);
+int featureDashboardCommand(const CommandArgs &args);
 int steerCommand(const CommandArgs &args);
 int analyzeHeadsCommand(const CommandArgs &args);
 int evaluateCommand(const CommandArgs &args);

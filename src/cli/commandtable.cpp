@@ -213,6 +213,21 @@ std::vector<CliCommand> makeTable()
                     {"feature", "N", "one feature's activation on every token instead"},
                     {"json", "FILE", "also write what is listed as JSON"}},
             featuresCommand},
+        {"feature-dashboard",
+            {{"--model M --sae DIR|params.npz --feature N [--tokens N] [--text-file FILE] [--no-cache] [--json FILE]",
+                "one feature's dashboard over a corpus: its strongest examples, how often and how strongly it fires, "
+                "the tokens it raises and lowers, the nearest features; the corpus pass is timed and kept in the "
+                "user's cache"}},
+            kModel
+                + Options {{"sae", "DIR|FILE", "the dictionary (as for features)"},
+                    {"site", "HOOK", "where a params.npz reads (blocks.L.hook_resid_post …); a directory says it"},
+                    {"feature", "N", "the feature (default 0)"},
+                    {"tokens", "N", "corpus tokens the pass reads (default 100000, at most 10000000)"},
+                    {"text-file", "FILE", "the corpus read from a UTF-8 file instead of the built-in one"},
+                    {"top", "K", "examples kept per feature (default 20)"},
+                    {"no-cache", "", "run the pass whatever is kept (to time it); it is kept again"},
+                    {"json", "FILE", "also write what is listed as JSON"}},
+            featureDashboardCommand},
         {"steer",
             {{"--model M --text \"...\" --sae DIR --feature N [--strength S | --clamp C] [--new-tokens N]",
                  "the model's greedy continuation with and without a feature's decoder row added to the stream at "

@@ -189,4 +189,13 @@ void saveSaeDirectory(const std::string &directory, const SaeDirectory &s)
     staged.commit();
 }
 
+std::string dictionaryStamp(const std::string &path)
+{
+    std::error_code error;
+    const std::filesystem::path p(path);
+    const std::filesystem::path weights = std::filesystem::is_directory(p, error) ? p / "sae_weights.safetensors" : p;
+    const auto time = std::filesystem::last_write_time(weights, error);
+    return error ? std::string() : std::to_string(time.time_since_epoch().count());
+}
+
 } // namespace atlas

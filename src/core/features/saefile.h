@@ -41,6 +41,10 @@ std::vector<std::string> modelDictionaries(const Model &model);
 // that name (modelDictionaries), else `sae` unchanged (for the loader's message).
 std::string dictionaryPath(const Model &model, const std::string &sae);
 
+// When a dictionary's weights were last written ("" when they cannot be found): a dictionary trained again in the same
+// place is read again.
+std::string dictionaryStamp(const std::string &path);
+
 // Writes cfg.json (version 6's form, with "atlas_training") and sae_weights.safetensors into `directory`, which
 // must be absent, empty or this program's earlier SAE output (io/stageddirectory.h): nothing else is replaced.
 void saveSaeDirectory(const std::string &directory, const SaeDirectory &sae);

@@ -30,4 +30,19 @@ std::string resourceDirectory(const char *environment, const char *kind)
     return dirs.empty() ? std::string("share/transformer-atlas/") + kind : dirs.back();
 }
 
+std::string userCacheDirectory()
+{
+    const auto set = [](const char *name) {
+        const char *value = std::getenv(name);
+        return value && *value ? std::string(value) : std::string();
+    };
+    if (std::string dir = set("ATLAS_CACHE_DIR"); !dir.empty())
+        return dir;
+    if (const std::string xdg = set("XDG_CACHE_HOME"); !xdg.empty())
+        return (fs::path(xdg) / "transformer-atlas").string();
+    if (const std::string home = set("HOME"); !home.empty())
+        return (fs::path(home) / ".cache/transformer-atlas").string();
+    return {};
+}
+
 } // namespace atlas

@@ -14,5 +14,8 @@ namespace atlas {
 std::vector<std::string> resourceSearchPath(const char *environment, const char *kind);
 // The first folder of resourceSearchPath that exists, else the installed layout's (for a message naming it).
 std::string resourceDirectory(const char *environment, const char *kind);
+// Where work kept between runs is cached (the feature dashboards' corpus passes): $ATLAS_CACHE_DIR, else
+// $XDG_CACHE_HOME/transformer-atlas, else ~/.cache/transformer-atlas; "" when none of them can be named.
+std::string userCacheDirectory();
 
 } // namespace atlas

@@ -1,7 +1,9 @@
 #include "features/features.h"
 
+#include "features/featurecorpus.h"
 #include "features/saefile.h"
 #include "io/jsonread.h"
+#include "train/corpus.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "view/analysishelpers.h"
@@ -34,20 +36,9 @@ Loaded &loaded()
     return l;
 }
 
-// When the dictionary's weights were last written ("" when they cannot be found): a dictionary trained again in the
-// same place is read again.
-std::string fileStamp(const std::string &path)
-{
-    std::error_code error;
-    const std::filesystem::path p(path);
-    const std::filesystem::path weights = std::filesystem::is_directory(p, error) ? p / "sae_weights.safetensors" : p;
-    const auto time = std::filesystem::last_write_time(weights, error);
-    return error ? std::string() : std::to_string(time.time_since_epoch().count());
-}
-
 std::shared_ptr<const SaeDirectory> dictionaryAt(const std::string &path, const std::string &site)
 {
-    const std::string key = path + "|" + site + "|" + fileStamp(path);
+    const std::string key = path + "|" + site + "|" + dictionaryStamp(path);
     Loaded &l = loaded();
     std::lock_guard lock(l.lock);
     if (l.key != key) {
@@ -81,6 +72,41 @@ std::string qualityOf(const nlohmann::json &training)
     return text + " on held-out text";
 }
 
+// Feature f's page, read from the corpus pass, with its logit effects and nearest features.
+FeatureDashboard featureDashboard(const Model &model, const SparseAutoencoder &sae, const FeatureCorpusStats &s, int f)
+{
+    FeatureDashboard d;
+    d.corpusTokens = int64_t(s.tokens.size());
+    d.window = s.window;
+    d.active = s.activeCount[size_t(f)];
+    d.passSeconds = s.seconds;
+    const int64_t C = s.contextSize();
+    for (int i = 0; i < s.top; ++i) {
+        const int64_t at = s.topToken[size_t(f * s.top + i)];
+        if (at < 0)
+            break;
+        FeatureDashboard::Example e;
+        e.activation = s.topActivation[size_t(f * s.top + i)];
+        e.at = at;
+        const float *values = s.context.data() + (int64_t(f) * s.top + i) * C;
+        for (int64_t c = 0; c < C; ++c) {
+            const int64_t u = at - s.before + c;
+            if (u < 0 || u >= int64_t(s.tokens.size()))
+                continue;
+            if (u == at)
+                e.centre = int(e.tokens.size());
+            e.tokens.push_back(s.tokens[size_t(u)]);
+            e.values.push_back(values[c]);
+        }
+        d.examples.push_back(std::move(e));
+    }
+    const float *histogram = s.histogram.data() + int64_t(f) * FeatureCorpusStats::kBins;
+    d.histogram.assign(histogram, histogram + FeatureCorpusStats::kBins);
+    d.logits = featureLogitEffects(model, sae, f, 8);
+    d.nearest = nearestFeatures(sae, f, 8);
+    return d;
+}
+
 AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
@@ -98,10 +124,15 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                        "params.npz. To train one on this model: transformer-atlas train-sae --model "
             + c.model->name + " --site blocks." + std::to_string(c.layers / 2) + ".hook_resid_post --out runs/sae");
     AnalysisRequest r;
-    r.key = "features/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + fileStamp(path); // retrained in place
+    r.key
+        = "features/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + dictionaryStamp(path); // retrained in place
     r.pinned = {c.model->wte};
+    const bool dashboard = spec.get(kShow) == "dashboard";
+    if (dashboard)
+        r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, trace = c.trace, path, site = spec.get(kSaeSite), feature = spec.get(kFeature),
-                position = spec.position](const std::atomic<bool> &) {
+                position = spec.position, dashboard, corpusTokens = spec.get(kCorpusTokens), progress = r.progress,
+                budget = c.budget](const std::atomic<bool> &cancel) {
         return timedResult<FeaturesAnalysis>([&](FeaturesAnalysis &result) {
             const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, site);
             const SparseAutoencoder &sae = d->sae;
@@ -137,6 +168,24 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 result.activation.push_back(r[result.feature]);
                 result.active.push_back(int(std::count_if(r, r + F, [](float v) { return v != 0.0f; })));
             }
+            if (dashboard) {
+                result.showsDashboard = true;
+                FeatureCorpusSource source {model, path, d, "built-in corpus", &corpusTraining(), {}};
+                source.options.maxTokens = corpusTokens;
+                const FeatureCorpus corpus = featureCorpus(
+                    source,
+                    [&](int64_t done, int64_t total) {
+                        progress->total = int(total);
+                        progress->done = int(done);
+                        return true;
+                    },
+                    &cancel, budget);
+                result.dashboard = featureDashboard(*model, sae, *corpus.stats, result.feature);
+                result.dashboard.origin = corpus.origin == FeatureCorpus::Origin::Computed ? "run now"
+                    : corpus.origin == FeatureCorpus::Origin::Memory                       ? "kept from the last pass"
+                                                                                           : "read from the cache";
+                result.dashboard.cacheProblem = corpus.cacheProblem;
+            }
         });
     };
     return r;
@@ -152,7 +201,7 @@ ViewKind kind()
                    "token",
         .group = "Circuits",
         .request = request,
-        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name},
+        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name},
         .after = "patching",
         .keys = {{.field = kSae,
                      .type = "string",
@@ -172,6 +221,25 @@ ViewKind kind()
                 .meaning = "features view: the feature drawn over every token; −1 = the strongest at `position`",
                 .minimum = -1,
                 .rule = ">= 0, or -1 for the strongest",
+                .ownedByView = true},
+            {.field = kShow,
+                .type = "string",
+                .meaning = "features view: `text`, the features on the input; `dashboard`, feature `feature`'s page "
+                           "over the built-in corpus (its strongest examples, its histogram, the tokens it raises and "
+                           "lowers, the nearest features)",
+                .choices = {"text", "dashboard"},
+                .ownedByView = true},
+            {.field = kCorpusTokens,
+                .type = "int ≥ 1",
+                .meaning = "features view: the corpus tokens the dashboard's pass reads (at most 10000000); the pass "
+                           "is kept on disk, in the user's cache",
+                .minimum = 1,
+                .rule = "1 … 10000000",
+                .check =
+                    [](const ViewSpec &s) {
+                        return s.get(kCorpusTokens) > 10'000'000 ? std::string("corpus_tokens: at most 10000000")
+                                                                 : std::string();
+                    },
                 .ownedByView = true}}};
 }
 

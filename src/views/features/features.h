@@ -1,5 +1,6 @@
 #pragma once
 
+#include "features/featuredashboard.h"
 #include "view/viewanalysis.h"
 #include "view/viewspec.h"
 
@@ -11,6 +12,31 @@ namespace atlas {
 
 // The Features view's analysis (view kind "features"): a sparse autoencoder's features on the input, read from the
 // site's rows of the run's trace.
+// One feature's dashboard over the corpus (features/featuredashboard.h): shown when spec "features_show" is
+// "dashboard".
+struct FeatureDashboard
+{
+    int64_t corpusTokens = 0; // the tokens the pass read
+    int window = 0; // each run's tokens
+    int64_t active = 0; // the tokens the feature is active on
+    double passSeconds = 0; // how long the pass took when it ran
+    std::string origin; // "run now", "kept from the last pass", "read from the cache"
+    std::string cacheProblem; // why the pass could not be kept on disk
+    struct Example
+    {
+        float activation = 0;
+        int64_t at = 0; // where in the corpus's tokens
+        std::vector<int> tokens; // the tokens around it; the example is tokens[centre]
+        std::vector<float> values; // the feature on each, NaN where the token was not in the example's run
+        int centre = 0;
+    };
+    std::vector<Example> examples; // the strongest first
+    std::vector<float> histogram; // active tokens per bin of log10 activation (FeatureCorpusStats::binLow)
+    LogitEffects logits;
+    std::vector<std::pair<int, float>> nearest; // by decoder cosine
+    double density() const { return corpusTokens ? double(active) / double(corpusTokens) : 0.0; }
+};
+
 struct FeaturesAnalysis : ViewAnalysis
 {
     std::string path; // where the dictionary was read: the spec's, or the model's own
@@ -24,6 +50,8 @@ struct FeaturesAnalysis : ViewAnalysis
     std::vector<float> activation; // the feature on every token
     std::vector<int> active; // per token, the features active (L0)
     std::vector<std::pair<int, float>> strongest; // at `position`, the 12 largest, largest first
+    bool showsDashboard = false;
+    FeatureDashboard dashboard; // with showsDashboard
 };
 
 } // namespace atlas
@@ -34,5 +62,7 @@ namespace atlas::views::features {
 inline const OwnKey<std::string> kSae {"sae", ""};
 inline const OwnKey<std::string> kSaeSite {"sae_site", ""};
 inline const OwnKey<int> kFeature {"feature", -1};
+inline const OwnKey<std::string> kShow {"features_show", "text"};
+inline const OwnKey<int> kCorpusTokens {"corpus_tokens", 100'000};
 
 } // namespace atlas::views::features

@@ -6,6 +6,7 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -13,6 +14,7 @@
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QPushButton>
+#include <QShortcut>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QToolTip>
@@ -50,6 +52,34 @@ FeaturesView::FeaturesView(QWidget *parent)
     row->addWidget(m_site);
     row->addWidget(new QLabel(tr("Feature:"), controls));
     row->addWidget(m_feature);
+    m_show = new QComboBox(controls);
+    m_show->addItem(tr("On the text"), QStringLiteral("text"));
+    m_show->addItem(tr("Dashboard"), QStringLiteral("dashboard"));
+    m_show->setToolTip(tr("On the text: the features at each token of the input. Dashboard: the feature's page over "
+                          "the built-in corpus, its strongest examples, histogram, logit effects and nearest features "
+                          "(spec key features_show; Ctrl+D switches)"));
+    auto *toggle = new QShortcut(QKeySequence(tr("Ctrl+D")), this);
+    toggle->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(toggle, &QShortcut::activated, this, [this] { m_show->setCurrentIndex(1 - m_show->currentIndex()); });
+    m_corpusLabel = new QLabel(tr("Corpus tokens:"), controls);
+    m_corpusTokens = new QSpinBox(controls);
+    m_corpusTokens->setRange(1, 10'000'000);
+    m_corpusTokens->setSingleStep(10'000);
+    m_corpusTokens->setGroupSeparatorShown(true);
+    m_corpusTokens->setToolTip(tr("How much of the built-in corpus the dashboard's pass reads; each pass is kept on "
+                                  "disk, so it runs once (spec key corpus_tokens)"));
+    row->addWidget(m_show);
+    row->addWidget(m_corpusLabel);
+    row->addWidget(m_corpusTokens);
+    connect(m_show, &QComboBox::currentIndexChanged, this, [this] {
+        const std::string show = m_show->currentData().toString().toStdString();
+        if (show != m_spec.get(kShow))
+            editSpec([show](ViewSpec &s) { s.set(kShow, show); });
+    });
+    connect(m_corpusTokens, &QSpinBox::editingFinished, this, [this] {
+        if (m_corpusTokens->value() != m_spec.get(kCorpusTokens))
+            editSpec([this](ViewSpec &s) { s.set(kCorpusTokens, m_corpusTokens->value()); });
+    });
     connect(m_open, &QPushButton::clicked, this, &FeaturesView::openDictionary);
     connect(m_site, &QLineEdit::editingFinished, this, [this] {
         const std::string site = m_site->text().trimmed().toStdString();
@@ -68,12 +98,25 @@ FeaturesView::FeaturesView(QWidget *parent)
 
 QString FeaturesView::pendingText() const
 {
+    if (m_spec.get(kShow) == "dashboard")
+        return tr("Reading the built-in corpus through the model to the dictionary's site, every feature at once (once "
+                  "for each dictionary and corpus size: the pass is kept on disk)\u2026");
     return tr("Reading the dictionary and encoding the input\u2026");
+}
+
+QString FeaturesView::progressFormat() const
+{
+    return tr("%v of %m tokens");
 }
 
 void FeaturesView::refreshControls()
 {
-    const QSignalBlocker b1(m_site), b2(m_feature);
+    const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens);
+    const bool dashboard = m_spec.get(kShow) == "dashboard";
+    m_show->setCurrentIndex(dashboard ? 1 : 0);
+    m_corpusTokens->setValue(m_spec.get(kCorpusTokens));
+    m_corpusLabel->setVisible(dashboard);
+    m_corpusTokens->setVisible(dashboard);
     const QString path = QString::fromStdString(m_spec.get(kSae));
     m_path->setText(path.isEmpty() ? tr("no dictionary") : QFileInfo(path).fileName());
     m_path->setToolTip(path);
@@ -106,6 +149,11 @@ QString FeaturesView::draw(const FeaturesAnalysis &a)
     m_path->setToolTip(path);
     const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
     setTitle(tr("Features \u00B7 %1 \u00B7 %2").arg(model, QString::fromStdString(a.dictionary)));
+    m_drawnDashboard = a.showsDashboard;
+    m_tokens = m_features = m_examples = m_histogram = m_logits = m_nearest = nullptr;
+    m_exampleTokens.clear();
+    if (a.showsDashboard)
+        return drawDashboard(a);
     drawActivation(a);
     drawStrongest(a);
     const int T = int(a.activation.size());
@@ -221,6 +269,11 @@ std::pair<int, int> FeaturesView::barAt(const QPoint &pos) const
 
 void FeaturesView::chooseAt(QMouseEvent *event)
 {
+    if (m_drawnDashboard) {
+        if (const int f = nearestAt(event->pos()); f >= 0)
+            editSpec([f](ViewSpec &s) { s.set(kFeature, f); });
+        return;
+    }
     const auto [panel, i] = barAt(event->pos());
     if (panel == 0 && i != m_spec.position)
         editSpec([t = i](ViewSpec &s) { s.position = t; });
@@ -230,8 +283,8 @@ void FeaturesView::chooseAt(QMouseEvent *event)
 
 void FeaturesView::showValueAt(QMouseEvent *event)
 {
-    const auto [panel, i] = barAt(event->pos());
-    QString text;
+    const auto [panel, i] = m_drawnDashboard ? std::pair(-1, -1) : barAt(event->pos());
+    QString text = m_drawnDashboard ? dashboardTipAt(event->pos()) : QString();
     if (panel == 0)
         text = tr("Token %1 '%2': feature #%3 = %4; %5 features active")
                    .arg(i)

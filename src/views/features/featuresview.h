@@ -4,6 +4,8 @@
 
 #include "features/features.h"
 
+class QCPItemText;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QMouseEvent;
@@ -16,8 +18,9 @@ namespace atlas {
 // every token (spec "feature"; −1: the strongest at the chosen token); below, the strongest features at one token
 // (spec "position"; −1: the last). A click on a token lists its features, a click on a feature draws it over the
 // text; hovering a bar gives its numbers. The dictionary (spec "sae") is a directory train-sae wrote or SAELens saved,
-// or Gemma Scope's params.npz with the site it reads (spec "sae_site"); Open dictionary… chooses one. The numbers are
-// FeaturesAnalysis's.
+// or Gemma Scope's params.npz with the site it reads (spec "sae_site"); Open dictionary… chooses one. Shown as a
+// dashboard (spec "features_show"), the feature's page over the corpus instead (featuresdashboard.cpp): its strongest
+// examples, its histogram, its logit effects and its nearest features. The numbers are FeaturesAnalysis's.
 class FeaturesView : public ResultPlotView<FeaturesAnalysis>
 {
     Q_OBJECT
@@ -28,6 +31,7 @@ public:
 protected:
     QString draw(const FeaturesAnalysis &result) override;
     QString pendingText() const override;
+    QString progressFormat() const override;
     bool keepsResultWhilePending() const override { return true; }
 
 private:
@@ -39,17 +43,32 @@ private:
     std::pair<int, int> barAt(const QPoint &pos) const;
     void showValueAt(QMouseEvent *event);
     void openDictionary();
+    // The dashboard (featuresdashboard.cpp): its four panels, and what the pointer is over.
+    QString drawDashboard(const FeaturesAnalysis &a);
+    void drawExamples(const FeatureDashboard &d);
+    void drawHistogram(const FeatureDashboard &d);
+    void drawLogitEffects(const FeatureDashboard &d);
+    void drawNearest(const FeatureDashboard &d);
+    QString dashboardTipAt(const QPoint &pos) const;
+    int nearestAt(const QPoint &pos) const; // the nearest feature's bar under the pointer, or −1
 
     QPushButton *m_open = nullptr;
     QLabel *m_path = nullptr;
     QLineEdit *m_site = nullptr;
     QSpinBox *m_feature = nullptr;
+    QComboBox *m_show = nullptr;
+    QLabel *m_corpusLabel = nullptr;
+    QSpinBox *m_corpusTokens = nullptr;
     QCPAxisRect *m_tokens = nullptr, *m_features = nullptr;
     std::vector<int> m_drawnFeatures; // the lower panel's bars, left to right
     std::vector<float> m_drawnValues; // their activations
     std::vector<float> m_drawnActivation; // the upper panel's, per token
     std::vector<int> m_drawnActive; // features active at each token
     int m_drawnTokens = 0, m_drawnFeature = 0, m_drawnPosition = 0;
+    bool m_drawnDashboard = false;
+    QCPAxisRect *m_examples = nullptr, *m_histogram = nullptr, *m_logits = nullptr, *m_nearest = nullptr;
+    FeatureDashboard m_drawnPage;
+    std::vector<std::pair<QCPItemText *, std::pair<int, int>>> m_exampleTokens; // item → (example, token)
 };
 
 } // namespace atlas

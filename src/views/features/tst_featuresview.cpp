@@ -1,15 +1,20 @@
 // The Features view (src/views/features): a dictionary that splits each dimension of austen's stream into its
 // positive and negative parts, so that every feature's activation is known from the trace; what the view draws and
 // says of it, the token and the feature a click chooses, and what it says without a dictionary or with one that does
-// not fit the model, and that a model shipping a dictionary shows it unasked.
+// not fit the model, and that a model shipping a dictionary shows it unasked; its dashboard of one feature over the
+// corpus.
 #include "engine/engine.h"
+#include "features/featuredashboard.h"
 #include "features/features.h"
 #include "features/featuresview.h"
 #include "features/saefile.h"
 #include "layouttesting.h"
 #include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "tensortesting.h"
 #include "testbundle.h"
+#include "tokenize/tokenizer.h"
+#include "train/corpus.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
@@ -137,6 +142,93 @@ private slots:
         for (int t = 0; t < int(chosen->activation.size()); ++t)
             QCOMPARE(chosen->activation[size_t(t)], expected(t, 130));
         QVERIFY2(view.caption().contains("Feature #130 (chosen)"), qPrintable(view.caption()));
+    }
+
+    // The dashboard: feature 5 of the split dictionary over the corpus's first 300 tokens, read from the pass the core
+    // keeps (tst_featuredashboard holds the pass to whole runs); what the four panels draw, the caption's counts, the
+    // tooltip over an example's token, a click on a nearest feature, and the pass kept for the next page.
+    void theDashboardIsTheFeaturesPageOverTheCorpus()
+    {
+        QTemporaryDir tmp;
+        qputenv("ATLAS_CACHE_DIR", (tmp.path() + "/cache").toUtf8());
+        const std::string dir = (tmp.path() + "/split").toStdString();
+        const SaeDirectory split = splitDictionary(128, "blocks.2.hook_resid_mid");
+        saveSaeDirectory(dir, split);
+        ViewSpec spec;
+        spec.view = "features";
+        spec.model = "austen";
+        spec.text = "It is a truth";
+        spec.set(kSae, dir);
+        spec.set(kFeature, 5);
+        spec.set(kShow, "dashboard");
+        spec.set(kCorpusTokens, 300);
+        FeaturesView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(a && a->showsDashboard);
+        const FeatureDashboard &d = a->dashboard;
+        QCOMPARE(d.corpusTokens, int64_t(300));
+        QCOMPARE(d.origin, std::string("run now"));
+
+        const auto model = loadModel("austen");
+        std::vector<int> tokens = tokenizerForModel(*model)->encode(corpusTraining().substr(0, 1200));
+        FeatureCorpusOptions o;
+        o.maxTokens = 300;
+        const FeatureCorpusStats s = featureCorpusPass(model, split.sae, split.site, tokens, o);
+        QCOMPARE(d.active, s.activeCount[5]);
+        QCOMPARE(int(d.examples.size()), s.top);
+        for (int i = 0; i < s.top; ++i) {
+            const FeatureDashboard::Example &e = d.examples[size_t(i)];
+            QCOMPARE(e.activation, s.topActivation[size_t(5 * s.top + i)]);
+            QCOMPARE(e.at, s.topToken[size_t(5 * s.top + i)]);
+            QCOMPARE(e.tokens[size_t(e.centre)], tokens[size_t(e.at)]);
+            QCOMPARE(e.values[size_t(e.centre)], e.activation);
+        }
+        QCOMPARE(d.nearest.front().first, 0); // ±e_i: every other feature at 0, the lowest index first
+        QCOMPARE(d.logits.raised.size(), size_t(8));
+        QVERIFY2(view.caption().contains(QString("active on %1 of them").arg(d.active)), qPrintable(view.caption()));
+        QVERIFY2(view.caption().contains("(run now)"), qPrintable(view.caption()));
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        testing::maybeSave(view, "features-dashboard");
+
+        // the first example's own token, under the pointer
+        QCPAbstractItem *centre = nullptr;
+        for (int i = 0; i < view.plot()->itemCount(); ++i)
+            if (auto *text = qobject_cast<QCPItemText *>(view.plot()->item(i));
+                text && text->pen().style() != Qt::NoPen) {
+                centre = text;
+                break;
+            }
+        QVERIFY(centre);
+        const QPoint over = static_cast<QCPItemText *>(centre)->position->pixelPosition().toPoint();
+        QMouseEvent hover(QEvent::MouseMove, QPointF(over), QPointF(view.plot()->mapToGlobal(over)), Qt::NoButton,
+            Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(view.plot(), &hover);
+        QVERIFY2(QToolTip::text().startsWith(QString("Corpus token %1 '").arg(d.examples.front().at))
+                && QToolTip::text().contains(
+                    QString("feature #5 = %1 (example 1)").arg(formatNumber(d.examples.front().activation, 4))),
+            qPrintable(QToolTip::text()));
+
+        QSignalSpy edited(&view, &View::specEdited);
+        QCPAxisRect *nearest = view.plot()->axisRect(3);
+        const QPoint second(nearest->center().x(), int(nearest->axis(QCPAxis::atLeft)->coordToPixel(1)));
+        QTest::mouseClick(view.plot(), Qt::LeftButton, {}, second);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(kFeature), d.nearest[1].first);
+
+        spec.set(kFeature, 130); // the same pass, another page
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        const auto *other = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(other && other->showsDashboard);
+        QCOMPARE(other->dashboard.origin, std::string("kept from the last pass"));
+        QCOMPARE(other->dashboard.active, s.activeCount[130]);
+        qunsetenv("ATLAS_CACHE_DIR");
     }
 
     void withoutAFittingDictionaryItSaysWhy()

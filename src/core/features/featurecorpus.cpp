@@ -1,0 +1,235 @@
+#include "features/featurecorpus.h"
+
+#include "io/resourcepaths.h"
+#include "io/safetensors.h"
+#include "model/modeltokenizer.h"
+#include "tokenize/tokenizer.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+namespace atlas {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char *kFormat = "atlas feature corpus 1";
+
+uint64_t fnv1a(std::string_view bytes, uint64_t hash = 14695981039346656037ull)
+{
+    for (const unsigned char c : bytes)
+        hash = (hash ^ c) * 1099511628211ull;
+    return hash;
+}
+
+std::string hex(uint64_t value)
+{
+    char text[17];
+    std::snprintf(text, sizeof text, "%016" PRIx64, value);
+    return text;
+}
+
+// A file's size and time of writing, "" when it cannot be read.
+std::string stamp(const fs::path &path)
+{
+    std::error_code error;
+    const auto size = fs::file_size(path, error);
+    if (error)
+        return {};
+    const auto time = fs::last_write_time(path, error);
+    return error ? std::string() : std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
+}
+
+// What the model was read from: its directory's config and weights (or its GGUF file), with their sizes and times;
+// "" for a model made in memory.
+std::string modelFiles(const Model &model)
+{
+    if (model.directory.empty())
+        return {};
+    std::error_code error;
+    const fs::path root(model.directory);
+    if (!fs::is_directory(root, error))
+        return root.string() + "=" + stamp(root);
+    std::vector<std::string> files;
+    for (const fs::directory_entry &entry : fs::directory_iterator(root, error)) {
+        const fs::path p = entry.path();
+        if (p.filename() == "config.json" || p.extension() == ".safetensors" || p.extension() == ".json")
+            files.push_back(p.filename().string() + "=" + stamp(p));
+    }
+    std::sort(files.begin(), files.end());
+    std::string text = fs::absolute(root, error).string();
+    for (const std::string &f : files)
+        text += ";" + f;
+    return text;
+}
+
+std::string dictionaryFiles(const std::string &path)
+{
+    std::error_code error;
+    const fs::path p(path);
+    if (!fs::is_directory(p, error))
+        return fs::absolute(p, error).string() + "=" + stamp(p);
+    return fs::absolute(p, error).string() + "=" + stamp(p / "cfg.json") + "," + stamp(p / "sae_weights.safetensors");
+}
+
+Tensor tensorOf(const std::vector<float> &values, Shape shape)
+{
+    Tensor t = Tensor::uninitialized(std::move(shape));
+    std::copy(values.begin(), values.end(), t.data());
+    return t;
+}
+
+template <typename T> Tensor tensorFrom(const std::vector<T> &values, Shape shape)
+{
+    Tensor t = Tensor::uninitialized(std::move(shape));
+    std::transform(values.begin(), values.end(), t.data(), [](T v) { return float(v); });
+    return t;
+}
+
+struct Kept
+{
+    std::mutex lock;
+    std::string key;
+    std::shared_ptr<const FeatureCorpusStats> stats;
+};
+
+Kept &kept()
+{
+    static Kept k;
+    return k;
+}
+
+} // namespace
+
+void writeFeatureCorpusFile(const std::string &path, const std::string &key, const FeatureCorpusStats &s)
+{
+    const int64_t F = s.features, K = s.top, C = s.contextSize();
+    const Tensor tokens = tensorFrom(s.tokens, {int64_t(s.tokens.size())});
+    const Tensor topActivation = tensorOf(s.topActivation, {F, K});
+    const Tensor topToken = tensorFrom(s.topToken, {F, K});
+    const Tensor context = tensorOf(s.context, {F, K, C});
+    const Tensor active = tensorFrom(s.activeCount, {F});
+    const Tensor histogram = tensorOf(s.histogram, {F, FeatureCorpusStats::kBins});
+    std::error_code error;
+    fs::create_directories(fs::path(path).parent_path(), error);
+    writeSafetensors(path,
+        {{"tokens", &tokens}, {"top_activation", &topActivation}, {"top_token", &topToken}, {"context", &context},
+            {"active_count", &active}, {"histogram", &histogram}},
+        {{"format", kFormat}, {"key", key}, {"window", std::to_string(s.window)}, {"before", std::to_string(s.before)},
+            {"after", std::to_string(s.after)}, {"seconds", std::to_string(s.seconds)}});
+}
+
+std::optional<FeatureCorpusStats> readFeatureCorpusFile(const std::string &path, const std::string &key)
+{
+    std::error_code error;
+    if (!fs::is_regular_file(path, error))
+        return std::nullopt;
+    try {
+        const SafetensorsFile file(path);
+        const auto &meta = file.metadata();
+        const auto value = [&](const char *name) {
+            const auto it = meta.find(name);
+            if (it == meta.end())
+                throw Error(std::string("no ") + name);
+            return it->second;
+        };
+        if (value("format") != kFormat || value("key") != key)
+            return std::nullopt;
+        FeatureCorpusStats s;
+        s.window = std::stoi(value("window"));
+        s.before = std::stoi(value("before"));
+        s.after = std::stoi(value("after"));
+        s.seconds = std::stod(value("seconds"));
+        const Tensor top = file.tensor("top_activation"), where = file.tensor("top_token");
+        const Tensor context = file.tensor("context"), active = file.tensor("active_count");
+        const Tensor histogram = file.tensor("histogram"), tokens = file.tensor("tokens");
+        if (top.rank() != 2 || where.shape() != top.shape() || s.before < 0 || s.after < 0)
+            return std::nullopt;
+        s.features = top.dim(0);
+        s.top = int(top.dim(1));
+        if (context.shape() != Shape {s.features, s.top, s.contextSize()} || active.shape() != Shape {s.features}
+            || histogram.shape() != Shape {s.features, FeatureCorpusStats::kBins} || tokens.rank() != 1)
+            return std::nullopt;
+        const float *t = tokens.data();
+        s.tokens.assign(t, t + tokens.numel());
+        s.topActivation.assign(top.data(), top.data() + top.numel());
+        s.topToken.assign(where.data(), where.data() + where.numel());
+        s.context.assign(context.data(), context.data() + context.numel());
+        s.activeCount.assign(active.data(), active.data() + active.numel());
+        s.histogram.assign(histogram.data(), histogram.data() + histogram.numel());
+        const int64_t N = int64_t(s.tokens.size());
+        for (const int64_t i : s.topToken)
+            if (i < -1 || i >= N)
+                return std::nullopt;
+        return s;
+    } catch (const std::exception &) { // not a file this program wrote, or one cut short: run the pass again
+        return std::nullopt;
+    }
+}
+
+FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::function<bool(int64_t, int64_t)> &progress,
+    const std::atomic<bool> *cancel, const WorkBudget &budget, bool useCache)
+{
+    const Model &model = *source.model;
+    const SaeDirectory &d = *source.dictionary;
+    const FeatureCorpusOptions &o = source.options;
+    const std::string files = modelFiles(model);
+    const ModelConfig &c = model.config;
+    std::string key = std::string(kFormat) + "|"
+        + (files.empty() ? "memory:" + hex(uint64_t(model.wte.storage())) : files) + "|" + positionKindName(c.positions)
+        + "/cf" + std::to_string(c.capacityFactor) + "/k" + std::to_string(c.expertTopK) + "|"
+        + dictionaryFiles(source.dictionaryPath) + "|" + d.site.hookName() + "|" + source.corpusName + "="
+        + std::to_string(source.text->size()) + "#" + hex(fnv1a(*source.text)) + "|" + std::to_string(o.maxTokens) + ","
+        + std::to_string(o.top) + "," + std::to_string(o.before) + "," + std::to_string(o.after);
+    FeatureCorpus out;
+    const std::string cacheRoot = files.empty() ? std::string() : userCacheDirectory();
+    if (!cacheRoot.empty())
+        out.cachePath = (fs::path(cacheRoot) / "feature-dashboards" / (hex(fnv1a(key)) + ".safetensors")).string();
+    Kept &k = kept();
+    if (useCache) {
+        {
+            std::lock_guard lock(k.lock);
+            if (k.key == key && k.stats) {
+                out.stats = k.stats;
+                out.origin = FeatureCorpus::Origin::Memory;
+                return out;
+            }
+        }
+        if (!out.cachePath.empty())
+            if (std::optional<FeatureCorpusStats> s = readFeatureCorpusFile(out.cachePath, key)) {
+                out.stats = std::make_shared<const FeatureCorpusStats>(std::move(*s));
+                out.origin = FeatureCorpus::Origin::Disk;
+                std::lock_guard lock(k.lock);
+                k.key = key;
+                k.stats = out.stats;
+                return out;
+            }
+    }
+    // The text's start is enough for maxTokens tokens (a token is at most a few dozen bytes), and tokenising a
+    // megabyte of text to read a thousand tokens would be time lost.
+    const std::string_view text(*source.text);
+    const std::string head(text.substr(0, size_t(std::min<int64_t>(int64_t(text.size()), o.maxTokens * 32))));
+    const std::vector<int> tokens = tokenizerForModel(model)->encode(head);
+    out.stats = std::make_shared<const FeatureCorpusStats>(
+        featureCorpusPass(source.model, d.sae, d.site, tokens, o, progress, cancel, budget));
+    {
+        std::lock_guard lock(k.lock);
+        k.key = key;
+        k.stats = out.stats;
+    }
+    if (!out.cachePath.empty()) {
+        try {
+            writeFeatureCorpusFile(out.cachePath, key, *out.stats);
+        } catch (const std::exception &e) { // a full disk or a read-only cache: the pass stands, kept in memory
+            out.cacheProblem = e.what();
+        }
+    }
+    return out;
+}
+
+} // namespace atlas
