@@ -4,6 +4,7 @@
 #include "features/featurecorpus.h"
 #include "features/saefile.h"
 #include "io/atomicfile.h"
+#include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "train/corpus.h"
