@@ -2,6 +2,8 @@
 
 #include "features/featurecorpus.h"
 #include "features/saefile.h"
+#include "features/saesplice.h"
+#include "features/saetraining.h"
 #include "io/jsonread.h"
 #include "train/corpus.h"
 #include "util/error.h"
@@ -107,6 +109,39 @@ FeatureDashboard featureDashboard(const Model &model, const SparseAutoencoder &s
     return d;
 }
 
+// The dictionary's quality: its features' activity over the corpus pass, and on the held-out part of the corpus its
+// reconstruction (as train-sae measures it: 10 000 rows) and the loss with it spliced in (16 contexts of tokens).
+DictionaryQuality dictionaryQuality(std::shared_ptr<const Model> model, const SaeDirectory &d,
+    const FeatureCorpusStats &s, const std::atomic<bool> *cancel)
+{
+    const auto start = Clock::now();
+    DictionaryQuality q;
+    q.corpusTokens = int64_t(s.tokens.size());
+    q.activeCount = s.activeCount;
+    for (const int64_t n : s.activeCount) {
+        q.dead += n == 0;
+        q.dense += double(n) > 0.1 * double(q.corpusTokens);
+        q.meanActive += double(n);
+    }
+    q.meanActive /= double(std::max<int64_t>(1, q.corpusTokens));
+    const Tensor held = siteActivations(model, d.site, corpusHeldOut(), 10'000, {}, cancel);
+    const SaeQuality measured = saeQuality(d.sae, held);
+    q.heldOutRows = held.dim(0);
+    q.unexplained = measured.unexplained;
+    q.heldOutL0 = measured.l0;
+    if (model->config.causal && !model->config.isEncoderDecoder()) {
+        const SpliceLosses l
+            = spliceLosses(model, d.sae, d.site, corpusHeldOut(), 16 * int64_t(model->config.context), {}, cancel);
+        q.hasLosses = true;
+        q.clean = l.clean;
+        q.spliced = l.spliced;
+        q.meanAblated = l.meanAblated;
+        q.heldOutTokens = l.tokens;
+    }
+    q.seconds = millisecondsSince(start) / 1000;
+    return q;
+}
+
 AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
@@ -127,12 +162,13 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.key
         = "features/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + dictionaryStamp(path); // retrained in place
     r.pinned = {c.model->wte};
-    const bool dashboard = spec.get(kShow) == "dashboard";
-    if (dashboard)
+    const std::string show = spec.get(kShow);
+    const bool dashboard = show == "dashboard", quality = show == "quality";
+    if (dashboard || quality)
         r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, trace = c.trace, path, site = spec.get(kSaeSite), feature = spec.get(kFeature),
-                position = spec.position, dashboard, corpusTokens = spec.get(kCorpusTokens), progress = r.progress,
-                budget = c.budget](const std::atomic<bool> &cancel) {
+                position = spec.position, dashboard, quality, corpusTokens = spec.get(kCorpusTokens),
+                progress = r.progress, budget = c.budget](const std::atomic<bool> &cancel) {
         return timedResult<FeaturesAnalysis>([&](FeaturesAnalysis &result) {
             const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, site);
             const SparseAutoencoder &sae = d->sae;
@@ -168,24 +204,29 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 result.activation.push_back(r[result.feature]);
                 result.active.push_back(int(std::count_if(r, r + F, [](float v) { return v != 0.0f; })));
             }
-            if (dashboard) {
-                result.showsDashboard = true;
-                FeatureCorpusSource source {model, path, d, "built-in corpus", &corpusTraining(), {}};
-                source.options.maxTokens = corpusTokens;
-                const FeatureCorpus corpus = featureCorpus(
-                    source,
-                    [&](int64_t done, int64_t total) {
-                        progress->total = int(total);
-                        progress->done = int(done);
-                        return true;
-                    },
-                    &cancel, budget);
-                result.dashboard = featureDashboard(*model, sae, *corpus.stats, result.feature);
-                result.dashboard.origin = corpus.origin == FeatureCorpus::Origin::Computed ? "run now"
-                    : corpus.origin == FeatureCorpus::Origin::Memory                       ? "kept from the last pass"
-                                                                                           : "read from the cache";
-                result.dashboard.cacheProblem = corpus.cacheProblem;
+            if (!dashboard && !quality)
+                return;
+            FeatureCorpusSource source {model, path, d, "built-in corpus", &corpusTraining(), {}};
+            source.options.maxTokens = corpusTokens;
+            const FeatureCorpus corpus = featureCorpus(
+                source,
+                [&](int64_t done, int64_t total) {
+                    progress->total = int(total);
+                    progress->done = int(done);
+                    return true;
+                },
+                &cancel, budget);
+            if (quality) {
+                result.showsQuality = true;
+                result.dictionaryQuality = dictionaryQuality(model, *d, *corpus.stats, &cancel);
+                return;
             }
+            result.showsDashboard = true;
+            result.dashboard = featureDashboard(*model, sae, *corpus.stats, result.feature);
+            result.dashboard.origin = corpus.origin == FeatureCorpus::Origin::Computed ? "run now"
+                : corpus.origin == FeatureCorpus::Origin::Memory                       ? "kept from the last pass"
+                                                                                       : "read from the cache";
+            result.dashboard.cacheProblem = corpus.cacheProblem;
         });
     };
     return r;
@@ -226,8 +267,9 @@ ViewKind kind()
                 .type = "string",
                 .meaning = "features view: `text`, the features on the input; `dashboard`, feature `feature`'s page "
                            "over the built-in corpus (its strongest examples, its histogram, the tokens it raises and "
-                           "lowers, the nearest features)",
-                .choices = {"text", "dashboard"},
+                           "lowers, the nearest features); `quality`, the dictionary's dead and dense features over "
+                           "the corpus, its variance unexplained and the loss recovered on held-out text",
+                .choices = {"text", "dashboard", "quality"},
                 .ownedByView = true},
             {.field = kCorpusTokens,
                 .type = "int ≥ 1",

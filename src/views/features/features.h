@@ -37,6 +37,23 @@ struct FeatureDashboard
     double density() const { return corpusTokens ? double(active) / double(corpusTokens) : 0.0; }
 };
 
+// How good the dictionary is (spec "features_show": "quality"): how often each feature fires over the corpus pass,
+// and what it loses on the corpus's held-out part.
+struct DictionaryQuality
+{
+    int64_t corpusTokens = 0;
+    std::vector<int64_t> activeCount; // per feature, over the corpus pass
+    int dead = 0, dense = 0; // active on no corpus token; on more than a tenth of them
+    double meanActive = 0; // L0 over the corpus
+    int64_t heldOutRows = 0;
+    double unexplained = 0, heldOutL0 = 0; // on the held-out rows
+    bool hasLosses = false; // false for a model that does not predict the next token
+    double clean = 0, spliced = 0, meanAblated = 0; // nats per token over heldOutTokens
+    int64_t heldOutTokens = 0;
+    double recovered() const { return (meanAblated - spliced) / (meanAblated - clean); }
+    double seconds = 0; // the held-out measures' time
+};
+
 struct FeaturesAnalysis : ViewAnalysis
 {
     std::string path; // where the dictionary was read: the spec's, or the model's own
@@ -52,6 +69,8 @@ struct FeaturesAnalysis : ViewAnalysis
     std::vector<std::pair<int, float>> strongest; // at `position`, the 12 largest, largest first
     bool showsDashboard = false;
     FeatureDashboard dashboard; // with showsDashboard
+    bool showsQuality = false;
+    DictionaryQuality dictionaryQuality; // with showsQuality
 };
 
 } // namespace atlas

@@ -55,12 +55,15 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_show = new QComboBox(controls);
     m_show->addItem(tr("On the text"), QStringLiteral("text"));
     m_show->addItem(tr("Dashboard"), QStringLiteral("dashboard"));
+    m_show->addItem(tr("Quality"), QStringLiteral("quality"));
     m_show->setToolTip(tr("On the text: the features at each token of the input. Dashboard: the feature's page over "
-                          "the built-in corpus, its strongest examples, histogram, logit effects and nearest features "
-                          "(spec key features_show; Ctrl+D switches)"));
+                          "the built-in corpus, its strongest examples, histogram, logit effects and nearest features. "
+                          "Quality: the dictionary's dead and dense features, the variance it leaves unexplained and "
+                          "the loss it recovers (spec key features_show; Ctrl+D goes to the next)"));
     auto *toggle = new QShortcut(QKeySequence(tr("Ctrl+D")), this);
     toggle->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(toggle, &QShortcut::activated, this, [this] { m_show->setCurrentIndex(1 - m_show->currentIndex()); });
+    connect(toggle, &QShortcut::activated, this,
+        [this] { m_show->setCurrentIndex((m_show->currentIndex() + 1) % m_show->count()); });
     m_corpusLabel = new QLabel(tr("Corpus tokens:"), controls);
     m_corpusTokens = new QSpinBox(controls);
     m_corpusTokens->setRange(1, 10'000'000);
@@ -98,7 +101,7 @@ FeaturesView::FeaturesView(QWidget *parent)
 
 QString FeaturesView::pendingText() const
 {
-    if (m_spec.get(kShow) == "dashboard")
+    if (m_spec.get(kShow) != "text")
         return tr("Reading the built-in corpus through the model to the dictionary's site, every feature at once (once "
                   "for each dictionary and corpus size: the pass is kept on disk)\u2026");
     return tr("Reading the dictionary and encoding the input\u2026");
@@ -112,8 +115,8 @@ QString FeaturesView::progressFormat() const
 void FeaturesView::refreshControls()
 {
     const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens);
-    const bool dashboard = m_spec.get(kShow) == "dashboard";
-    m_show->setCurrentIndex(dashboard ? 1 : 0);
+    const bool dashboard = m_spec.get(kShow) != "text";
+    m_show->setCurrentIndex(std::max(0, m_show->findData(QString::fromStdString(m_spec.get(kShow)))));
     m_corpusTokens->setValue(m_spec.get(kCorpusTokens));
     m_corpusLabel->setVisible(dashboard);
     m_corpusTokens->setVisible(dashboard);
@@ -154,6 +157,8 @@ QString FeaturesView::draw(const FeaturesAnalysis &a)
     m_exampleTokens.clear();
     if (a.showsDashboard)
         return drawDashboard(a);
+    if (a.showsQuality)
+        return drawQuality(a);
     drawActivation(a);
     drawStrongest(a);
     const int T = int(a.activation.size());

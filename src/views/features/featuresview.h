@@ -20,7 +20,8 @@ namespace atlas {
 // text; hovering a bar gives its numbers. The dictionary (spec "sae") is a directory train-sae wrote or SAELens saved,
 // or Gemma Scope's params.npz with the site it reads (spec "sae_site"); Open dictionary… chooses one. Shown as a
 // dashboard (spec "features_show"), the feature's page over the corpus instead (featuresdashboard.cpp): its strongest
-// examples, its histogram, its logit effects and its nearest features. The numbers are FeaturesAnalysis's.
+// examples, its histogram, its logit effects and its nearest features; or the dictionary's quality
+// (featuresquality.cpp). The numbers are FeaturesAnalysis's.
 class FeaturesView : public ResultPlotView<FeaturesAnalysis>
 {
     Q_OBJECT
@@ -50,6 +51,8 @@ private:
     void drawLogitEffects(const FeatureDashboard &d);
     void drawNearest(const FeatureDashboard &d);
     QString dashboardTipAt(const QPoint &pos) const;
+    // The dictionary's quality (featuresquality.cpp).
+    QString drawQuality(const FeaturesAnalysis &a);
     int nearestAt(const QPoint &pos) const; // the nearest feature's bar under the pointer, or −1
 
     QPushButton *m_open = nullptr;

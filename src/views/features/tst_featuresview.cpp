@@ -228,6 +228,26 @@ private slots:
         QVERIFY(other && other->showsDashboard);
         QCOMPARE(other->dashboard.origin, std::string("kept from the last pass"));
         QCOMPARE(other->dashboard.active, s.activeCount[130]);
+
+        // The quality page of a dictionary that reconstructs exactly: nothing unexplained, all of the loss recovered,
+        // and its dead features the ones the pass saw never fire (a dimension that is never negative, or positive).
+        spec.set(kShow, "quality");
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        const auto *q = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(q && q->showsQuality);
+        const DictionaryQuality &dq = q->dictionaryQuality;
+        QCOMPARE(dq.dead, int(std::count(s.activeCount.begin(), s.activeCount.end(), 0)));
+        QCOMPARE(dq.corpusTokens, int64_t(300));
+        QVERIFY(dq.unexplained < 1e-10);
+        QCOMPARE(dq.heldOutL0, 128.0); // one of each pair
+        QVERIFY(dq.hasLosses && std::abs(dq.recovered() - 1) < 1e-9 && dq.meanAblated > dq.clean);
+        QVERIFY2(view.caption().contains(QString("%1 of the 256 features never fire").arg(dq.dead))
+                && view.caption().contains("100 % of the loss recovered"),
+            qPrintable(view.caption()));
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        view.plot()->replot(); // the queued replot, before the picture
+        testing::maybeSave(view, "features-quality");
         qunsetenv("ATLAS_CACHE_DIR");
     }
 
