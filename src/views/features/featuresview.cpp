@@ -46,9 +46,14 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_feature->setSpecialValueText(tr("strongest"));
     m_feature->setToolTip(tr("The feature drawn over every token; \"strongest\" is the strongest at the chosen "
                              "token (spec key feature)"));
+    // The path gives way first (its tooltip has it whole); the site is asked for only where the dictionary does not say
+    // it (a params.npz).
+    m_path->setMinimumWidth(0);
+    m_path->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_siteLabel = new QLabel(tr("Site:"), controls);
     row->addWidget(m_open);
     row->addWidget(m_path, 1);
-    row->addWidget(new QLabel(tr("Site:"), controls));
+    row->addWidget(m_siteLabel);
     row->addWidget(m_site);
     row->addWidget(new QLabel(tr("Feature:"), controls));
     row->addWidget(m_feature);
@@ -64,7 +69,7 @@ FeaturesView::FeaturesView(QWidget *parent)
     toggle->setContext(Qt::WidgetWithChildrenShortcut);
     connect(toggle, &QShortcut::activated, this,
         [this] { m_show->setCurrentIndex((m_show->currentIndex() + 1) % m_show->count()); });
-    m_corpusLabel = new QLabel(tr("Corpus tokens:"), controls);
+    m_corpusLabel = new QLabel(tr("Corpus:"), controls);
     m_corpusTokens = new QSpinBox(controls);
     m_corpusTokens->setRange(1, 10'000'000);
     m_corpusTokens->setSingleStep(10'000);
@@ -124,6 +129,9 @@ void FeaturesView::refreshControls()
     m_path->setText(path.isEmpty() ? tr("no dictionary") : QFileInfo(path).fileName());
     m_path->setToolTip(path);
     m_site->setText(QString::fromStdString(m_spec.get(kSaeSite)));
+    const bool asksSite = path.endsWith(QStringLiteral(".npz")) || !m_spec.get(kSaeSite).empty();
+    m_siteLabel->setVisible(asksSite);
+    m_site->setVisible(asksSite);
     m_feature->setValue(m_spec.get(kFeature));
 }
 

@@ -57,6 +57,7 @@ private:
 
     QPushButton *m_open = nullptr;
     QLabel *m_path = nullptr;
+    QLabel *m_siteLabel = nullptr;
     QLineEdit *m_site = nullptr;
     QSpinBox *m_feature = nullptr;
     QComboBox *m_show = nullptr;
