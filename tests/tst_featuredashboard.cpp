@@ -11,6 +11,7 @@
 #include "features/siterun.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
+#include "saetesting.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
@@ -29,24 +30,6 @@ using namespace atlas;
 using namespace atlas::testing;
 
 namespace {
-
-// Feature i < d reads max(x_i, 0), feature d + i reads max(−x_i, 0).
-SparseAutoencoder splitDictionary(int64_t d)
-{
-    SparseAutoencoder s;
-    s.applyDecoderBiasToInput = false;
-    s.wEnc = Tensor({d, 2 * d});
-    s.wDec = Tensor({2 * d, d});
-    for (int64_t i = 0; i < d; ++i) {
-        s.wEnc.data()[i * 2 * d + i] = 1;
-        s.wEnc.data()[i * 2 * d + d + i] = -1;
-        s.wDec.data()[i * d + i] = 1;
-        s.wDec.data()[(d + i) * d + i] = -1;
-    }
-    s.bEnc = Tensor({2 * d});
-    s.bDec = Tensor({d});
-    return s;
-}
 
 std::vector<int> corpusTokens(const Model &model, size_t count)
 {

@@ -11,6 +11,7 @@
 #include "layouttesting.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
+#include "saetesting.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
@@ -33,22 +34,11 @@ using namespace atlas::views::features;
 
 namespace {
 
-// Feature i < d reads max(x_i, 0), feature d + i reads max(−x_i, 0); the decoder puts them back: x exactly.
+// The split dictionary (saetesting.h) at `hook`, as train-sae would have saved it for austen.
 SaeDirectory splitDictionary(int64_t d, const std::string &hook)
 {
     SaeDirectory out;
-    SparseAutoencoder &s = out.sae;
-    s.applyDecoderBiasToInput = false;
-    s.wEnc = Tensor({d, 2 * d});
-    s.wDec = Tensor({2 * d, d});
-    for (int64_t i = 0; i < d; ++i) {
-        s.wEnc.data()[i * 2 * d + i] = 1;
-        s.wEnc.data()[i * 2 * d + d + i] = -1;
-        s.wDec.data()[i * d + i] = 1;
-        s.wDec.data()[(d + i) * d + i] = -1;
-    }
-    s.bEnc = Tensor({2 * d});
-    s.bDec = Tensor({d});
+    out.sae = testing::splitDictionary(d);
     out.site = saeSiteFromHook(hook);
     out.modelName = "austen";
     out.training = {{"held_out", {{"unexplained_variance", 0.0}, {"loss", {{"recovered", 1.0}}}}}};
