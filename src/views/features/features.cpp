@@ -1,9 +1,8 @@
 #include "features/features.h"
 
+#include "features/dictionarytraining.h"
 #include "features/featurecorpus.h"
 #include "features/saefile.h"
-#include "features/saesplice.h"
-#include "features/saetraining.h"
 #include "io/jsonread.h"
 #include "train/corpus.h"
 #include "util/error.h"
@@ -124,20 +123,15 @@ DictionaryQuality dictionaryQuality(std::shared_ptr<const Model> model, const Sa
         q.meanActive += double(n);
     }
     q.meanActive /= double(std::max<int64_t>(1, q.corpusTokens));
-    const Tensor held = siteActivations(model, d.site, corpusHeldOut(), 10'000, {}, cancel);
-    const SaeQuality measured = saeQuality(d.sae, held);
-    q.heldOutRows = held.dim(0);
-    q.unexplained = measured.unexplained;
-    q.heldOutL0 = measured.l0;
-    if (model->config.causal && !model->config.isEncoderDecoder()) {
-        const SpliceLosses l
-            = spliceLosses(model, d.sae, d.site, corpusHeldOut(), 16 * int64_t(model->config.context), {}, cancel);
-        q.hasLosses = true;
-        q.clean = l.clean;
-        q.spliced = l.spliced;
-        q.meanAblated = l.meanAblated;
-        q.heldOutTokens = l.tokens;
-    }
+    const HeldOutMeasures held = measureHeldOut(model, d.sae, d.site, corpusHeldOut(), 10'000, cancel);
+    q.heldOutRows = held.rows;
+    q.unexplained = held.quality.unexplained;
+    q.heldOutL0 = held.quality.l0;
+    q.hasLosses = held.hasLosses;
+    q.clean = held.losses.clean;
+    q.spliced = held.losses.spliced;
+    q.meanAblated = held.losses.meanAblated;
+    q.heldOutTokens = held.losses.tokens;
     q.seconds = millisecondsSince(start) / 1000;
     return q;
 }
