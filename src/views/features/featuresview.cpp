@@ -1,5 +1,6 @@
 #include "features/featuresview.h"
 
+#include "features/traindictionarydialog.h"
 #include "viewmodel/viewinput.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -34,6 +35,10 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_open = new QPushButton(tr("Open dictionary\u2026"), controls);
     m_open->setToolTip(tr("Choose a sparse autoencoder: the cfg.json of a directory train-sae wrote or SAELens saved, "
                           "or Gemma Scope's params.npz (spec key sae)"));
+    m_trainDictionary = new QPushButton(tr("Train\u2026"), controls);
+    m_trainDictionary->setToolTip(tr("Train a sparse autoencoder on a site of this model, with its loss drawn as it "
+                                     "goes, then open it here"));
+    connect(m_trainDictionary, &QPushButton::clicked, this, &FeaturesView::trainDictionary);
     m_path = new QLabel(controls);
     m_path->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_site = new QLineEdit(controls);
@@ -52,6 +57,7 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_path->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_siteLabel = new QLabel(tr("Site:"), controls);
     row->addWidget(m_open);
+    row->addWidget(m_trainDictionary);
     row->addWidget(m_path, 1);
     row->addWidget(m_siteLabel);
     row->addWidget(m_site);
@@ -133,6 +139,23 @@ void FeaturesView::refreshControls()
     m_siteLabel->setVisible(asksSite);
     m_site->setVisible(asksSite);
     m_feature->setValue(m_spec.get(kFeature));
+}
+
+void FeaturesView::trainDictionary()
+{
+    if (!m_input.model)
+        return;
+    auto *dialog = new TrainDictionaryDialog(m_input.model, m_spec.theme, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        if (const std::string path = dialog->savedDirectory().toStdString(); !path.empty())
+            editSpec([path](ViewSpec &s) {
+                s.set(kSae, path);
+                s.set(kSaeSite, "");
+                s.set(kFeature, -1);
+            });
+    });
+    dialog->open();
 }
 
 void FeaturesView::openDictionary()

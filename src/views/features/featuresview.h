@@ -28,6 +28,7 @@ class FeaturesView : public ResultPlotView<FeaturesAnalysis>
 
 public:
     explicit FeaturesView(QWidget *parent = nullptr);
+    QPushButton *trainDictionaryButton() const { return m_trainDictionary; }
 
 protected:
     QString draw(const FeaturesAnalysis &result) override;
@@ -44,6 +45,7 @@ private:
     std::pair<int, int> barAt(const QPoint &pos) const;
     void showValueAt(QMouseEvent *event);
     void openDictionary();
+    void trainDictionary(); // Train…: a TrainDictionaryDialog, whose dictionary then shows here
     // The dashboard (featuresdashboard.cpp): its four panels, and what the pointer is over.
     QString drawDashboard(const FeaturesAnalysis &a);
     void drawExamples(const FeatureDashboard &d);
@@ -55,7 +57,7 @@ private:
     QString drawQuality(const FeaturesAnalysis &a);
     int nearestAt(const QPoint &pos) const; // the nearest feature's bar under the pointer, or −1
 
-    QPushButton *m_open = nullptr;
+    QPushButton *m_open = nullptr, *m_trainDictionary = nullptr;
     QLabel *m_path = nullptr;
     QLabel *m_siteLabel = nullptr;
     QLineEdit *m_site = nullptr;

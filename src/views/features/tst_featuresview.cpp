@@ -8,6 +8,7 @@
 #include "features/features.h"
 #include "features/featuresview.h"
 #include "features/saefile.h"
+#include "features/traindictionarydialog.h"
 #include "layouttesting.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
@@ -23,6 +24,7 @@
 #include <QApplication>
 #include <QMouseEvent>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolTip>
@@ -239,6 +241,60 @@ private slots:
         view.plot()->replot(); // the queued replot, before the picture
         testing::maybeSave(view, "features-quality");
         qunsetenv("ATLAS_CACHE_DIR");
+    }
+
+    // Train…: a small dictionary trained off the GUI thread, its loss drawn step by step, saved, and opened here; then
+    // a run cancelled, which saves nothing.
+    void aDictionaryTrainedInTheAppOpensInTheView()
+    {
+        QStandardPaths::setTestModeEnabled(true); // the dialog keeps its options: not in the user's settings
+        QTemporaryDir tmp;
+        ViewSpec spec;
+        spec.view = "features";
+        spec.model = "austen";
+        spec.text = "It is a truth";
+        FeaturesView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy edited(&view, &View::specEdited);
+        view.trainDictionaryButton()->click();
+        auto *dialog = view.findChild<TrainDictionaryDialog *>();
+        QVERIFY(dialog && dialog->isVisible());
+        const QString dir = tmp.filePath("trained");
+        dialog->setOptions("blocks.1.hook_resid_post", 32, 4, 30, 600, dir);
+        dialog->trainButton()->click();
+        QVERIFY(dialog->running());
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->running(), 120000);
+        QVERIFY2(dialog->status().contains("Saved to " + dir), qPrintable(dialog->status()));
+        QVERIFY2(dialog->status().contains("of the loss"), qPrintable(dialog->status()));
+        QCOMPARE(dialog->stepsDrawn(), 30);
+        QVERIFY(QFile::exists(dir + "/cfg.json") && QFile::exists(dir + "/sae_weights.safetensors"));
+        const SaeDirectory saved = loadDictionary(dir.toStdString());
+        QCOMPARE(saved.sae.width(), int64_t(32));
+        QCOMPARE(saved.site.hookName(), std::string("blocks.1.hook_resid_post"));
+        testing::maybeSave(*dialog, "features-train-dictionary");
+        QVERIFY(dialog->openButton()->isEnabled());
+        dialog->openButton()->click();
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(kSae), dir.toStdString());
+        QTRY_VERIFY(!view.findChild<TrainDictionaryDialog *>()); // closed, and deleted
+
+        view.trainDictionaryButton()->click();
+        auto *again = view.findChild<TrainDictionaryDialog *>();
+        QVERIFY(again);
+        const QString other = tmp.filePath("cancelled");
+        again->setOptions("blocks.1.hook_resid_post", 32, 4, 1'000'000, 600, other);
+        again->trainButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(again->stepsDrawn() > 0, 60000);
+        again->trainButton()->click(); // Cancel
+        QTRY_VERIFY_WITH_TIMEOUT(!again->running(), 60000);
+        QVERIFY2(again->status().contains("Cancelled"), qPrintable(again->status()));
+        QVERIFY(!QFile::exists(other + "/cfg.json"));
+        QVERIFY(!again->openButton()->isEnabled());
+        again->reject();
     }
 
     void withoutAFittingDictionaryItSaysWhy()
