@@ -3,6 +3,7 @@
 #include "features/dictionarytraining.h"
 #include "features/featurecorpus.h"
 #include "features/saefile.h"
+#include "features/steering.h"
 #include "io/jsonread.h"
 #include "train/corpus.h"
 #include "util/error.h"
@@ -11,10 +12,12 @@
 #include "view/viewkinds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <numeric>
 
 // The Features view: a sparse autoencoder's features at each token of the input (features/sparseautoencoder.h).
 namespace atlas::views::features {
@@ -136,6 +139,59 @@ DictionaryQuality dictionaryQuality(std::shared_ptr<const Model> model, const Sa
     return q;
 }
 
+// Feature f steering the model from `prompt`: the continuations and the next-token probabilities it moves most.
+FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDirectory &d,
+    const std::vector<int> &prompt, int f, double strength, bool clamp, int tokens, const std::atomic<bool> &cancel)
+{
+    FeatureSteering out;
+    out.strength = strength;
+    out.clamp = clamp;
+    Steering s;
+    s.site = d.site;
+    if (clamp) {
+        s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
+        s.clampFeature = f;
+        s.clampValue = strength;
+    } else {
+        s.direction = featureDirection(d.sae, f);
+        s.strength = strength;
+    }
+    Input input;
+    input.tokens = prompt;
+    const Tensor with = steeredLogits(model, input, s);
+    const Tensor without = steeredLogits(model, input, Steering {d.site, featureDirection(d.sae, f), 0.0, {}, -1, 0});
+    const int64_t V = with.dim(1), last = with.dim(0) - 1;
+    const auto softmax = [&](const Tensor &logits) {
+        std::vector<double> p(static_cast<size_t>(V));
+        const float *z = logits.data() + last * V;
+        const double top = *std::max_element(z, z + V);
+        double sum = 0;
+        for (int64_t v = 0; v < V; ++v)
+            sum += p[size_t(v)] = std::exp(double(z[v]) - top);
+        for (double &x : p)
+            x /= sum;
+        return p;
+    };
+    const std::vector<double> p0 = softmax(without), p1 = softmax(with);
+    std::vector<int> order(static_cast<size_t>(V));
+    std::iota(order.begin(), order.end(), 0);
+    const size_t n = std::min<size_t>(10, order.size());
+    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(n), order.end(), [&](int a, int b) {
+        const double da = std::abs(p1[size_t(a)] - p0[size_t(a)]), db = std::abs(p1[size_t(b)] - p0[size_t(b)]);
+        return da > db || (da == db && a < b);
+    });
+    for (size_t i = 0; i < n; ++i)
+        out.moved.push_back({order[i], float(p0[size_t(order[i])]), float(p1[size_t(order[i])])});
+    if (cancel)
+        throw Error("steering: cancelled");
+    out.plain
+        = steeredContinuation(model, prompt, Steering {d.site, featureDirection(d.sae, f), 0.0, {}, -1, 0}, tokens);
+    if (cancel)
+        throw Error("steering: cancelled");
+    out.steered = steeredContinuation(model, prompt, s, tokens);
+    return out;
+}
+
 AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
@@ -157,12 +213,16 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         = "features/" + modelIdentity(*c.model) + "/" + inputKey(c) + "/" + dictionaryStamp(path); // retrained in place
     r.pinned = {c.model->wte};
     const std::string show = spec.get(kShow);
-    const bool dashboard = show == "dashboard", quality = show == "quality";
+    const bool dashboard = show == "dashboard", quality = show == "quality", steer = show == "steer";
+    if (steer && (!c.causal || !c.model->config.causal || c.model->config.isEncoderDecoder()))
+        return problem("Steering continues the input token by token: this model does not predict the next token");
     if (dashboard || quality)
         r.progress = std::make_shared<AnalysisProgress>();
     r.run = [model = c.model, trace = c.trace, path, site = spec.get(kSaeSite), feature = spec.get(kFeature),
-                position = spec.position, dashboard, quality, corpusTokens = spec.get(kCorpusTokens),
-                progress = r.progress, budget = c.budget](const std::atomic<bool> &cancel) {
+                position = spec.position, dashboard, quality, steer, strength = spec.get(kSteerStrength),
+                clamp = spec.get(kSteerClamp), steerTokens = spec.get(kSteerTokens), prompt = c.tokenIds,
+                corpusTokens = spec.get(kCorpusTokens), progress = r.progress,
+                budget = c.budget](const std::atomic<bool> &cancel) {
         return timedResult<FeaturesAnalysis>([&](FeaturesAnalysis &result) {
             const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, site);
             const SparseAutoencoder &sae = d->sae;
@@ -197,6 +257,12 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 const float *r = f.data() + int64_t(t) * F;
                 result.activation.push_back(r[result.feature]);
                 result.active.push_back(int(std::count_if(r, r + F, [](float v) { return v != 0.0f; })));
+            }
+            if (steer) {
+                result.showsSteering = true;
+                result.steering
+                    = featureSteering(model, *d, prompt, result.feature, strength, clamp, steerTokens, cancel);
+                return;
             }
             if (!dashboard && !quality)
                 return;
@@ -236,7 +302,8 @@ ViewKind kind()
                    "token",
         .group = "Circuits",
         .request = request,
-        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name},
+        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name,
+            kSteerStrength.name, kSteerClamp.name, kSteerTokens.name},
         .after = "patching",
         .keys = {{.field = kSae,
                      .type = "string",
@@ -262,8 +329,10 @@ ViewKind kind()
                 .meaning = "features view: `text`, the features on the input; `dashboard`, feature `feature`'s page "
                            "over the built-in corpus (its strongest examples, its histogram, the tokens it raises and "
                            "lowers, the nearest features); `quality`, the dictionary's dead and dense features over "
-                           "the corpus, its variance unexplained and the loss recovered on held-out text",
-                .choices = {"text", "dashboard", "quality"},
+                           "the corpus, its variance unexplained and the loss recovered on held-out text; `steer`, the "
+                           "model's greedy continuation of the input with and without feature `feature` added at the "
+                           "dictionary's site (features/steering.h)",
+                .choices = {"text", "dashboard", "quality", "steer"},
                 .ownedByView = true},
             {.field = kCorpusTokens,
                 .type = "int ≥ 1",
@@ -275,6 +344,30 @@ ViewKind kind()
                     [](const ViewSpec &s) {
                         return s.get(kCorpusTokens) > 10'000'000 ? std::string("corpus_tokens: at most 10000000")
                                                                  : std::string();
+                    },
+                .ownedByView = true},
+            {.field = kSteerStrength,
+                .type = "number ≥ 0",
+                .meaning = "features view, steer: how many times the feature's decoder row is added to the stream "
+                           "at every position; with `steer_clamp`, the value the feature is clamped at (0 switches it "
+                           "off)",
+                .maximum = 1e4,
+                .zeroAllowed = true,
+                .ownedByView = true},
+            {.field = kSteerClamp,
+                .type = "bool",
+                .meaning = "features view, steer: clamp the feature at `steer_strength` (the site re-encoded and the "
+                           "difference its decoder row makes added) instead of adding its row",
+                .ownedByView = true},
+            {.field = kSteerTokens,
+                .type = "int ≥ 1",
+                .meaning = "features view, steer: the tokens each continuation adds (greedy, a whole run each; "
+                           "stops at the context's end)",
+                .minimum = 1,
+                .rule = "1 … 512",
+                .check =
+                    [](const ViewSpec &s) {
+                        return s.get(kSteerTokens) > 512 ? std::string("steer_tokens: at most 512") : std::string();
                     },
                 .ownedByView = true}}};
 }

@@ -54,6 +54,22 @@ struct DictionaryQuality
     double seconds = 0; // the held-out measures' time
 };
 
+// The model steered by a feature (spec "features_show": "steer"; features/steering.h): its greedy continuation of the
+// input with and without the feature's decoder row added at the dictionary's site (or the feature clamped), and the
+// next-token probabilities at the input's end that the steering moves most.
+struct FeatureSteering
+{
+    double strength = 0; // times the decoder row is added; the clamped value with `clamp`
+    bool clamp = false;
+    std::vector<int> plain, steered; // the continuations' tokens
+    struct NextToken
+    {
+        int id = 0;
+        float without = 0, with = 0; // its probability without and with the steering
+    };
+    std::vector<NextToken> moved; // the largest |with − without| first
+};
+
 struct FeaturesAnalysis : ViewAnalysis
 {
     std::string path; // where the dictionary was read: the spec's, or the model's own
@@ -71,6 +87,8 @@ struct FeaturesAnalysis : ViewAnalysis
     FeatureDashboard dashboard; // with showsDashboard
     bool showsQuality = false;
     DictionaryQuality dictionaryQuality; // with showsQuality
+    bool showsSteering = false;
+    FeatureSteering steering; // with showsSteering
 };
 
 } // namespace atlas
@@ -83,5 +101,8 @@ inline const OwnKey<std::string> kSaeSite {"sae_site", ""};
 inline const OwnKey<int> kFeature {"feature", -1};
 inline const OwnKey<std::string> kShow {"features_show", "text"};
 inline const OwnKey<int> kCorpusTokens {"corpus_tokens", 100'000};
+inline const OwnKey<double> kSteerStrength {"steer_strength", 8.0};
+inline const OwnKey<bool> kSteerClamp {"steer_clamp", false};
+inline const OwnKey<int> kSteerTokens {"steer_tokens", 30};
 
 } // namespace atlas::views::features

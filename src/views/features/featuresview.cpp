@@ -7,7 +7,9 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -67,10 +69,12 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_show->addItem(tr("On the text"), QStringLiteral("text"));
     m_show->addItem(tr("Dashboard"), QStringLiteral("dashboard"));
     m_show->addItem(tr("Quality"), QStringLiteral("quality"));
+    m_show->addItem(tr("Steer"), QStringLiteral("steer"));
     m_show->setToolTip(tr("On the text: the features at each token of the input. Dashboard: the feature's page over "
                           "the built-in corpus, its strongest examples, histogram, logit effects and nearest features. "
                           "Quality: the dictionary's dead and dense features, the variance it leaves unexplained and "
-                          "the loss it recovers (spec key features_show; Ctrl+D goes to the next)"));
+                          "the loss it recovers. Steer: the model's continuation with and without the feature added "
+                          "(spec key features_show; Ctrl+D goes to the next)"));
     auto *toggle = new QShortcut(QKeySequence(tr("Ctrl+D")), this);
     toggle->setContext(Qt::WidgetWithChildrenShortcut);
     connect(toggle, &QShortcut::activated, this,
@@ -82,7 +86,27 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_corpusTokens->setGroupSeparatorShown(true);
     m_corpusTokens->setToolTip(tr("How much of the built-in corpus the dashboard's pass reads; each pass is kept on "
                                   "disk, so it runs once (spec key corpus_tokens)"));
+    m_strengthLabel = new QLabel(tr("Strength:"), controls);
+    m_strength = new QDoubleSpinBox(controls);
+    m_strength->setRange(0, 10'000);
+    m_strength->setDecimals(1);
+    m_strength->setToolTip(tr("How many times the feature's decoder row is added to the stream at every position; "
+                              "clamped: the value the feature is set to (spec key steer_strength)"));
+    m_clamp = new QCheckBox(tr("Clamp"), controls);
+    m_clamp->setToolTip(tr("Set the feature's activation to the strength instead of adding its row: 0 switches it "
+                           "off (spec key steer_clamp)"));
     row->addWidget(m_show);
+    row->addWidget(m_strengthLabel);
+    row->addWidget(m_strength);
+    row->addWidget(m_clamp);
+    connect(m_strength, &QDoubleSpinBox::editingFinished, this, [this] {
+        if (m_strength->value() != m_spec.get(kSteerStrength))
+            editSpec([this](ViewSpec &s) { s.set(kSteerStrength, m_strength->value()); });
+    });
+    connect(m_clamp, &QCheckBox::toggled, this, [this](bool on) {
+        if (on != m_spec.get(kSteerClamp))
+            editSpec([on](ViewSpec &s) { s.set(kSteerClamp, on); });
+    });
     row->addWidget(m_corpusLabel);
     row->addWidget(m_corpusTokens);
     connect(m_show, &QComboBox::currentIndexChanged, this, [this] {
@@ -112,6 +136,8 @@ FeaturesView::FeaturesView(QWidget *parent)
 
 QString FeaturesView::pendingText() const
 {
+    if (m_spec.get(kShow) == "steer")
+        return tr("Continuing the input with and without the feature, a whole run a token\u2026");
     if (m_spec.get(kShow) != "text")
         return tr("Reading the built-in corpus through the model to the dictionary's site, every feature at once (once "
                   "for each dictionary and corpus size: the pass is kept on disk)\u2026");
@@ -125,8 +151,14 @@ QString FeaturesView::progressFormat() const
 
 void FeaturesView::refreshControls()
 {
-    const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens);
-    const bool dashboard = m_spec.get(kShow) != "text";
+    const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens), b5(m_strength), b6(m_clamp);
+    const bool steer = m_spec.get(kShow) == "steer";
+    const bool dashboard = m_spec.get(kShow) == "dashboard" || m_spec.get(kShow) == "quality";
+    m_strength->setValue(m_spec.get(kSteerStrength));
+    m_clamp->setChecked(m_spec.get(kSteerClamp));
+    m_strengthLabel->setVisible(steer);
+    m_strength->setVisible(steer);
+    m_clamp->setVisible(steer);
     m_show->setCurrentIndex(std::max(0, m_show->findData(QString::fromStdString(m_spec.get(kShow)))));
     m_corpusTokens->setValue(m_spec.get(kCorpusTokens));
     m_corpusLabel->setVisible(dashboard);
@@ -190,6 +222,8 @@ QString FeaturesView::draw(const FeaturesAnalysis &a)
         return drawDashboard(a);
     if (a.showsQuality)
         return drawQuality(a);
+    if (a.showsSteering)
+        return drawSteering(a);
     drawActivation(a);
     drawStrongest(a);
     const int T = int(a.activation.size());

@@ -5,7 +5,9 @@
 #include "features/features.h"
 
 class QCPItemText;
+class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QMouseEvent;
@@ -55,6 +57,8 @@ private:
     QString dashboardTipAt(const QPoint &pos) const;
     // The dictionary's quality (featuresquality.cpp).
     QString drawQuality(const FeaturesAnalysis &a);
+    // The model steered by the feature (featuressteering.cpp).
+    QString drawSteering(const FeaturesAnalysis &a);
     int nearestAt(const QPoint &pos) const; // the nearest feature's bar under the pointer, or −1
 
     QPushButton *m_open = nullptr, *m_trainDictionary = nullptr;
@@ -65,6 +69,9 @@ private:
     QComboBox *m_show = nullptr;
     QLabel *m_corpusLabel = nullptr;
     QSpinBox *m_corpusTokens = nullptr;
+    QLabel *m_strengthLabel = nullptr;
+    QDoubleSpinBox *m_strength = nullptr;
+    QCheckBox *m_clamp = nullptr;
     QCPAxisRect *m_tokens = nullptr, *m_features = nullptr;
     std::vector<int> m_drawnFeatures; // the lower panel's bars, left to right
     std::vector<float> m_drawnValues; // their activations

@@ -4,10 +4,12 @@
 // not fit the model, and that a model shipping a dictionary shows it unasked; its dashboard of one feature over the
 // corpus.
 #include "engine/engine.h"
+#include "engine/generator.h"
 #include "features/featuredashboard.h"
 #include "features/features.h"
 #include "features/featuresview.h"
 #include "features/saefile.h"
+#include "features/steering.h"
 #include "features/traindictionarydialog.h"
 #include "layouttesting.h"
 #include "model/builtinmodels.h"
@@ -295,6 +297,59 @@ private slots:
         QVERIFY(!QFile::exists(other + "/cfg.json"));
         QVERIFY(!again->openButton()->isEnabled());
         again->reject();
+    }
+
+    // Steer: the continuations are the core's (features/steering.h) and the unsteered one the generator's greedy
+    // continuation; the moved probabilities are the two runs' softmax at the input's end; clamping says so.
+    void steeringShowsBothContinuations()
+    {
+        ViewSpec spec;
+        spec.view = "features";
+        spec.model = "austen";
+        spec.text = "She spoke";
+        spec.set(kShow, "steer");
+        spec.set(kFeature, 187);
+        spec.set(kSteerStrength, 8.0);
+        spec.set(kSteerTokens, 12);
+        FeaturesView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(a && a->showsSteering);
+        const auto model = loadModel("austen");
+        const SaeDirectory d = loadDictionary(dictionaryPath(*model, "blocks.2.hook_resid_post"));
+        const std::vector<int> prompt = view.input().tokenIds;
+        Steering steering {d.site, featureDirection(d.sae, 187), 8.0, {}, -1, 0};
+        QVERIFY(a->steering.steered == steeredContinuation(model, prompt, steering, 12));
+        Generator generator(model, prompt);
+        std::vector<int> plain;
+        for (int i = 0; i < 12; ++i)
+            plain.push_back(generator.generate());
+        QVERIFY(a->steering.plain == plain);
+        QVERIFY(a->steering.plain != a->steering.steered);
+        Input input;
+        input.tokens = prompt;
+        const Tensor logits = steeredLogits(model, input, steering);
+        const int64_t V = logits.dim(1), last = logits.dim(0) - 1;
+        double sum = 0;
+        for (int64_t v = 0; v < V; ++v)
+            sum += std::exp(double(logits.data()[last * V + v]));
+        const FeatureSteering::NextToken &first = a->steering.moved.front();
+        QVERIFY(std::abs(first.with - std::exp(double(logits.data()[last * V + first.id])) / sum) < 1e-5);
+        QVERIFY2(view.caption().contains("x + 8 W_dec[f]"), qPrintable(view.caption()));
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        view.plot()->replot();
+        testing::maybeSave(view, "features-steer");
+
+        spec.set(kSteerClamp, true);
+        spec.set(kSteerStrength, 0.0);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.caption().contains("the feature set to 0"), qPrintable(view.caption()));
     }
 
     void withoutAFittingDictionaryItSaysWhy()
