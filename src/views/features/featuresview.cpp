@@ -43,6 +43,7 @@ FeaturesView::FeaturesView(QWidget *parent)
     connect(m_trainDictionary, &QPushButton::clicked, this, &FeaturesView::trainDictionary);
     m_path = new QLabel(controls);
     m_path->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_path->installEventFilter(this);
     m_site = new QLineEdit(controls);
     m_site->setPlaceholderText(tr("blocks.L.hook_resid_post"));
     m_site->setMinimumWidth(m_site->fontMetrics().horizontalAdvance(m_site->placeholderText()) + 24);
@@ -144,6 +145,19 @@ QString FeaturesView::pendingText() const
     return tr("Reading the dictionary and encoding the input\u2026");
 }
 
+void FeaturesView::showPath(const QString &text)
+{
+    m_pathText = text;
+    m_path->setText(m_path->fontMetrics().elidedText(text, Qt::ElideMiddle, std::max(1, m_path->width())));
+}
+
+bool FeaturesView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_path && event->type() == QEvent::Resize) // the name, shortened in the middle to what fits
+        m_path->setText(m_path->fontMetrics().elidedText(m_pathText, Qt::ElideMiddle, std::max(1, m_path->width())));
+    return ResultPlotView::eventFilter(watched, event);
+}
+
 QString FeaturesView::progressFormat() const
 {
     return tr("%v of %m tokens");
@@ -164,7 +178,7 @@ void FeaturesView::refreshControls()
     m_corpusLabel->setVisible(dashboard);
     m_corpusTokens->setVisible(dashboard);
     const QString path = QString::fromStdString(m_spec.get(kSae));
-    m_path->setText(path.isEmpty() ? tr("no dictionary") : QFileInfo(path).fileName());
+    showPath(path.isEmpty() ? tr("no dictionary") : QFileInfo(path).fileName());
     m_path->setToolTip(path);
     m_site->setText(QString::fromStdString(m_spec.get(kSaeSite)));
     const bool asksSite = path.endsWith(QStringLiteral(".npz")) || !m_spec.get(kSaeSite).empty();
@@ -210,8 +224,8 @@ QString FeaturesView::draw(const FeaturesAnalysis &a)
 {
     refreshControls();
     const QString path = QString::fromStdString(a.path);
-    m_path->setText(m_spec.get(kSae).empty() ? tr("%1 (the model's own)").arg(QFileInfo(path).fileName())
-                                             : QFileInfo(path).fileName());
+    showPath(m_spec.get(kSae).empty() ? tr("%1 (the model's own)").arg(QFileInfo(path).fileName())
+                                      : QFileInfo(path).fileName());
     m_path->setToolTip(path);
     const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
     setTitle(tr("Features \u00B7 %1 \u00B7 %2").arg(model, QString::fromStdString(a.dictionary)));

@@ -36,6 +36,7 @@ protected:
     QString draw(const FeaturesAnalysis &result) override;
     QString pendingText() const override;
     QString progressFormat() const override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
     bool keepsResultWhilePending() const override { return true; }
 
 private:
@@ -47,6 +48,7 @@ private:
     std::pair<int, int> barAt(const QPoint &pos) const;
     void showValueAt(QMouseEvent *event);
     void openDictionary();
+    void showPath(const QString &text); // the dictionary's name, elided to the label's width (its tooltip: the path)
     void trainDictionary(); // Train…: a TrainDictionaryDialog, whose dictionary then shows here
     // The dashboard (featuresdashboard.cpp): its four panels, and what the pointer is over.
     QString drawDashboard(const FeaturesAnalysis &a);
@@ -63,6 +65,7 @@ private:
 
     QPushButton *m_open = nullptr, *m_trainDictionary = nullptr;
     QLabel *m_path = nullptr;
+    QString m_pathText;
     QLabel *m_siteLabel = nullptr;
     QLineEdit *m_site = nullptr;
     QSpinBox *m_feature = nullptr;

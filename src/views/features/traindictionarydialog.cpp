@@ -120,7 +120,6 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     m_curve = new QCustomPlot(this);
     m_curve->setMinimumSize(360, 200);
     m_curve->addGraph();
-    m_curve->graph(0)->setPen(QPen(QColor(0x4e, 0x79, 0xa7), 1.5));
     m_curve->xAxis->setLabel(tr("step"));
     m_curve->yAxis->setLabel(tr("training loss"));
     m_curve->yAxis->setScaleType(QCPAxis::stLogarithmic);
