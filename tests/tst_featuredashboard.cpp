@@ -9,6 +9,7 @@
 #include "features/featurecorpus.h"
 #include "features/saesite.h"
 #include "features/siterun.h"
+#include "io/safetensors.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
 #include "saetesting.h"
@@ -24,6 +25,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <tuple>
 
 using namespace atlas;
@@ -200,6 +203,19 @@ private slots:
         junk.write("not a safetensors file at all");
         junk.close();
         QVERIFY(!readFeatureCorpusFile((tmp.path() + "/junk.safetensors").toStdString(), "key one"));
+
+        // Its own format with an index that is not a whole number, or NaN: not converted, run again.
+        for (const float bad : {0.5f, std::numeric_limits<float>::quiet_NaN(), 1e30f}) {
+            writeFeatureCorpusFile(path, "key one", s);
+            const SafetensorsFile file(path);
+            std::map<std::string, Tensor> tensors;
+            std::map<std::string, const Tensor *> pointers;
+            for (const auto &[name, entry] : file.entries())
+                pointers[name] = &(tensors[name] = file.tensor(name));
+            tensors["top_token"].data()[1] = bad;
+            writeSafetensors(path, pointers, file.metadata());
+            QVERIFY(readFeatureCorpusFile(path, "key one") == std::nullopt);
+        }
     }
 
     void aPassIsRunOnceThenKeptInMemoryAndOnDisk()

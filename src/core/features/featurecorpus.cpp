@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -148,24 +149,30 @@ std::optional<FeatureCorpusStats> readFeatureCorpusFile(const std::string &path,
         const Tensor top = file.tensor("top_activation"), where = file.tensor("top_token");
         const Tensor context = file.tensor("context"), active = file.tensor("active_count");
         const Tensor histogram = file.tensor("histogram"), tokens = file.tensor("tokens");
-        if (top.rank() != 2 || where.shape() != top.shape() || s.before < 0 || s.after < 0)
+        if (top.rank() != 2 || where.shape() != top.shape() || s.before < 0 || s.after < 0 || s.before > 1000
+            || s.after > 1000 || s.window < 1)
             return std::nullopt;
         s.features = top.dim(0);
         s.top = int(top.dim(1));
         if (context.shape() != Shape {s.features, s.top, s.contextSize()} || active.shape() != Shape {s.features}
             || histogram.shape() != Shape {s.features, FeatureCorpusStats::kBins} || tokens.rank() != 1)
             return std::nullopt;
-        const float *t = tokens.data();
-        s.tokens.assign(t, t + tokens.numel());
+        // Counts and indices were written as whole numbers below 2^24; anything else (NaN, a fraction, a huge value
+        // in a file someone edited) is not converted: the pass runs again.
+        const int64_t N = tokens.numel();
+        const auto whole = [](const Tensor &t, double low, double high) {
+            return std::all_of(
+                t.data(), t.data() + t.numel(), [&](float v) { return v >= low && v <= high && std::floor(v) == v; });
+        };
+        if (!whole(tokens, 0, double(1 << 24)) || !whole(where, -1, double(N - 1)) || !whole(active, 0, double(N))
+            || !whole(histogram, 0, double(N)))
+            return std::nullopt;
+        s.tokens.assign(tokens.data(), tokens.data() + N);
         s.topActivation.assign(top.data(), top.data() + top.numel());
         s.topToken.assign(where.data(), where.data() + where.numel());
         s.context.assign(context.data(), context.data() + context.numel());
         s.activeCount.assign(active.data(), active.data() + active.numel());
         s.histogram.assign(histogram.data(), histogram.data() + histogram.numel());
-        const int64_t N = int64_t(s.tokens.size());
-        for (const int64_t i : s.topToken)
-            if (i < -1 || i >= N)
-                return std::nullopt;
         return s;
     } catch (const std::exception &) { // not a file this program wrote, or one cut short: run the pass again
         return std::nullopt;
