@@ -76,6 +76,10 @@ int steerCommand(const CommandArgs &argv)
     const std::string prompt = run.tokenizer->decode(run.input.tokens);
     std::printf("  unsteered: %s|%s\n", prompt.c_str(), run.tokenizer->decode(plain).c_str());
     std::printf("  steered:   %s|%s\n", prompt.c_str(), run.tokenizer->decode(steered).c_str());
+    std::printf("the next tokens it moves most (p without \u2192 with):");
+    for (const NextTokenShift &n : nextTokenShift(run.model, run.input, s, 5))
+        std::printf("  '%s' %.3f \u2192 %.3f", run.tokenizer->piece(n.id).c_str(), double(n.without), double(n.with));
+    std::printf("\n");
     return 0;
 }
 

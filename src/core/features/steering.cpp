@@ -7,6 +7,8 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 namespace atlas {
 
@@ -81,6 +83,42 @@ std::unique_ptr<Engine> steeredRun(std::shared_ptr<const Model> model, const Inp
 Tensor steeredLogits(std::shared_ptr<const Model> model, const Input &input, const Steering &steering)
 {
     return steeredRun(model, input, steering)->trace().tensor("logits");
+}
+
+std::vector<NextTokenShift> nextTokenShift(
+    std::shared_ptr<const Model> model, const Input &input, const Steering &steering, int count)
+{
+    Steering none = steering;
+    none.strength = 0;
+    none.dictionary = nullptr;
+    none.clampFeature = -1;
+    if (none.direction.empty())
+        none.direction = Tensor({int64_t(model->config.dModel)});
+    const Tensor with = steeredLogits(model, input, steering), without = steeredLogits(model, input, none);
+    const int64_t V = with.dim(1), last = with.dim(0) - 1;
+    const auto softmax = [&](const Tensor &logits) {
+        std::vector<double> p(static_cast<size_t>(V));
+        const float *z = logits.data() + last * V;
+        const double top = *std::max_element(z, z + V);
+        double sum = 0;
+        for (int64_t v = 0; v < V; ++v)
+            sum += p[size_t(v)] = std::exp(double(z[v]) - top);
+        for (double &x : p)
+            x /= sum;
+        return p;
+    };
+    const std::vector<double> p0 = softmax(without), p1 = softmax(with);
+    std::vector<int> order(static_cast<size_t>(V));
+    std::iota(order.begin(), order.end(), 0);
+    const size_t n = std::min<size_t>(size_t(std::max(0, count)), order.size());
+    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(n), order.end(), [&](int a, int b) {
+        const double da = std::abs(p1[size_t(a)] - p0[size_t(a)]), db = std::abs(p1[size_t(b)] - p0[size_t(b)]);
+        return da > db || (da == db && a < b);
+    });
+    std::vector<NextTokenShift> out;
+    for (size_t i = 0; i < n; ++i)
+        out.push_back({order[i], float(p0[size_t(order[i])]), float(p1[size_t(order[i])])});
+    return out;
 }
 
 std::vector<int> steeredContinuation(

@@ -37,6 +37,15 @@ Tensor differenceOfMeans(std::shared_ptr<const Model> model, const SaeSite &site
 void applySteering(Tensor &rows, const Steering &steering);
 // The logits [T, V] of the run of `input` with the site's rows steered (the rest of the run recomputed from them).
 Tensor steeredLogits(std::shared_ptr<const Model> model, const Input &input, const Steering &steering);
+// The `count` next tokens after `input` whose probability the steering moves most, |p_steered − p| largest first (a
+// tie to the lower id), with both probabilities: two whole runs, the softmax of their last rows.
+struct NextTokenShift
+{
+    int id = 0;
+    float without = 0, with = 0;
+};
+std::vector<NextTokenShift> nextTokenShift(
+    std::shared_ptr<const Model> model, const Input &input, const Steering &steering, int count);
 // `count` tokens chosen greedily after `prompt`, each from a whole run with the site steered (no cache: the steering
 // reaches every position); a steering of strength 0 and no clamp gives the model's own greedy continuation. Stops at
 // the context's end.

@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <numeric>
 
 // The Features view: a sparse autoencoder's features at each token of the input (features/sparseautoencoder.h).
 namespace atlas::views::features {
@@ -158,30 +157,7 @@ FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDir
     }
     Input input;
     input.tokens = prompt;
-    const Tensor with = steeredLogits(model, input, s);
-    const Tensor without = steeredLogits(model, input, Steering {d.site, featureDirection(d.sae, f), 0.0, {}, -1, 0});
-    const int64_t V = with.dim(1), last = with.dim(0) - 1;
-    const auto softmax = [&](const Tensor &logits) {
-        std::vector<double> p(static_cast<size_t>(V));
-        const float *z = logits.data() + last * V;
-        const double top = *std::max_element(z, z + V);
-        double sum = 0;
-        for (int64_t v = 0; v < V; ++v)
-            sum += p[size_t(v)] = std::exp(double(z[v]) - top);
-        for (double &x : p)
-            x /= sum;
-        return p;
-    };
-    const std::vector<double> p0 = softmax(without), p1 = softmax(with);
-    std::vector<int> order(static_cast<size_t>(V));
-    std::iota(order.begin(), order.end(), 0);
-    const size_t n = std::min<size_t>(10, order.size());
-    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(n), order.end(), [&](int a, int b) {
-        const double da = std::abs(p1[size_t(a)] - p0[size_t(a)]), db = std::abs(p1[size_t(b)] - p0[size_t(b)]);
-        return da > db || (da == db && a < b);
-    });
-    for (size_t i = 0; i < n; ++i)
-        out.moved.push_back({order[i], float(p0[size_t(order[i])]), float(p1[size_t(order[i])])});
+    out.moved = nextTokenShift(model, input, s, 10);
     if (cancel)
         throw Error("steering: cancelled");
     out.plain

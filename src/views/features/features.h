@@ -1,6 +1,7 @@
 #pragma once
 
 #include "features/featuredashboard.h"
+#include "features/steering.h"
 #include "view/viewanalysis.h"
 #include "view/viewspec.h"
 
@@ -62,12 +63,7 @@ struct FeatureSteering
     double strength = 0; // times the decoder row is added; the clamped value with `clamp`
     bool clamp = false;
     std::vector<int> plain, steered; // the continuations' tokens
-    struct NextToken
-    {
-        int id = 0;
-        float without = 0, with = 0; // its probability without and with the steering
-    };
-    std::vector<NextToken> moved; // the largest |with − without| first
+    std::vector<NextTokenShift> moved; // the next tokens it moves most (features/steering.h)
 };
 
 struct FeaturesAnalysis : ViewAnalysis

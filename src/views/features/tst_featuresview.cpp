@@ -338,8 +338,15 @@ private slots:
         double sum = 0;
         for (int64_t v = 0; v < V; ++v)
             sum += std::exp(double(logits.data()[last * V + v]));
-        const FeatureSteering::NextToken &first = a->steering.moved.front();
+        const NextTokenShift &first = a->steering.moved.front();
         QVERIFY(std::abs(first.with - std::exp(double(logits.data()[last * V + first.id])) / sum) < 1e-5);
+        Engine plainRun(model, input); // without: the model's own run
+        plainRun.runToEnd();
+        const Tensor &own = plainRun.trace().tensor("logits");
+        double ownSum = 0;
+        for (int64_t v = 0; v < V; ++v)
+            ownSum += std::exp(double(own.data()[last * V + v]));
+        QVERIFY(std::abs(first.without - std::exp(double(own.data()[last * V + first.id])) / ownSum) < 1e-5);
         QVERIFY2(view.caption().contains("x + 8 W_dec[f]"), qPrintable(view.caption()));
         QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
         view.plot()->replot();
