@@ -64,7 +64,8 @@ FeaturesView::FeaturesView(QWidget *parent)
     row->addWidget(m_path, 1);
     row->addWidget(m_siteLabel);
     row->addWidget(m_site);
-    row->addWidget(new QLabel(tr("Feature:"), controls));
+    m_featureLabel = new QLabel(tr("Feature:"), controls);
+    row->addWidget(m_featureLabel);
     row->addWidget(m_feature);
     m_show = new QComboBox(controls);
     m_show->addItem(tr("On the text"), QStringLiteral("text"));
@@ -173,6 +174,9 @@ void FeaturesView::refreshControls()
     m_strengthLabel->setVisible(steer);
     m_strength->setVisible(steer);
     m_clamp->setVisible(steer);
+    const bool perFeature = m_spec.get(kShow) != "quality"; // the quality page is the whole dictionary's
+    m_featureLabel->setVisible(perFeature);
+    m_feature->setVisible(perFeature);
     m_show->setCurrentIndex(std::max(0, m_show->findData(QString::fromStdString(m_spec.get(kShow)))));
     m_corpusTokens->setValue(m_spec.get(kCorpusTokens));
     m_corpusLabel->setVisible(dashboard);

@@ -68,6 +68,7 @@ private:
     QString m_pathText;
     QLabel *m_siteLabel = nullptr;
     QLineEdit *m_site = nullptr;
+    QLabel *m_featureLabel = nullptr;
     QSpinBox *m_feature = nullptr;
     QComboBox *m_show = nullptr;
     QLabel *m_corpusLabel = nullptr;
