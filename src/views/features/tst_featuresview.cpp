@@ -49,6 +49,16 @@ SaeDirectory splitDictionary(int64_t d, const std::string &hook)
     return out;
 }
 
+// The view at a projector's size, drawing `spec`'s run, on screen.
+bool shown(FeaturesView &view, const ViewSpec &spec)
+{
+    view.resize(1280, 720);
+    view.setSpec(spec);
+    view.setInput(testing::forSpec(spec));
+    view.show();
+    return QTest::qWaitForWindowExposed(&view);
+}
+
 } // namespace
 
 class TestFeaturesView : public QObject
@@ -68,11 +78,7 @@ private slots:
         spec.position = 3;
         spec.set(kSae, dir);
         FeaturesView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(shown(view, spec));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<FeaturesAnalysis>();
         QVERIFY(a);
@@ -157,11 +163,7 @@ private slots:
         spec.set(kShow, "dashboard");
         spec.set(kCorpusTokens, 300);
         FeaturesView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(shown(view, spec));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<FeaturesAnalysis>();
         QVERIFY(a && a->showsDashboard);
@@ -256,11 +258,7 @@ private slots:
         spec.model = "austen";
         spec.text = "It is a truth";
         FeaturesView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(shown(view, spec));
         QSignalSpy edited(&view, &View::specEdited);
         view.trainDictionaryButton()->click();
         auto *dialog = view.findChild<TrainDictionaryDialog *>();
@@ -312,11 +310,7 @@ private slots:
         spec.set(kSteerStrength, 8.0);
         spec.set(kSteerTokens, 12);
         FeaturesView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(shown(view, spec));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<FeaturesAnalysis>();
         QVERIFY(a && a->showsSteering);
