@@ -16,6 +16,7 @@
 #include "io/safetensors.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
+#include "saetesting.h"
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
@@ -174,18 +175,7 @@ private slots:
         const SaeSite site = saeSiteFromHook("blocks.2.hook_resid_mid");
         const std::string text = corpusHeldOut().substr(0, 300);
         const int64_t d = 128;
-        SparseAutoencoder exact;
-        exact.applyDecoderBiasToInput = false;
-        exact.wEnc = Tensor({d, 2 * d});
-        exact.wDec = Tensor({2 * d, d});
-        for (int64_t i = 0; i < d; ++i) {
-            exact.wEnc.data()[i * 2 * d + i] = 1;
-            exact.wEnc.data()[i * 2 * d + d + i] = -1;
-            exact.wDec.data()[i * d + i] = 1;
-            exact.wDec.data()[(d + i) * d + i] = -1;
-        }
-        exact.bEnc = Tensor({2 * d});
-        exact.bDec = Tensor({d});
+        const SparseAutoencoder exact = splitDictionary(d); // reconstructs every row exactly
         const SpliceLosses all = spliceLosses(austen, exact, site, text, 1000);
         QCOMPARE(all.tokens, int64_t(297)); // windows of 128, 128 and 44 tokens: 127 + 127 + 43 predictions
         QVERIFY(all.meanAblated > all.clean + 1);
