@@ -138,16 +138,47 @@ DictionaryQuality dictionaryQuality(std::shared_ptr<const Model> model, const Sa
     return q;
 }
 
-// Feature f steering the model from `prompt`: the continuations and the next-token probabilities it moves most.
+// The `count` features whose decoder rows have the largest cosine with `direction`, largest first.
+std::vector<std::pair<int, float>> alignedFeatures(const SparseAutoencoder &sae, const Tensor &direction, int count)
+{
+    const ConstRowVectorMap v(direction.data(), direction.numel());
+    const double norm = double(v.norm());
+    std::vector<float> cosine(size_t(sae.width()), 0.0f);
+    for (int64_t i = 0; i < sae.width(); ++i) {
+        const double n = double(sae.wDec.matrix().row(i).norm()) * norm;
+        cosine[size_t(i)] = n > 0 ? float(double(sae.wDec.matrix().row(i).dot(v)) / n) : 0.0f;
+    }
+    std::vector<int64_t> scratch;
+    std::vector<std::pair<int, float>> out;
+    for (const int64_t i : largestIndices(cosine.data(), sae.width(), count, scratch))
+        out.emplace_back(int(i), cosine[size_t(i)]);
+    return out;
+}
+
+// Feature f (or the difference of means over `meansA` and `meansB`, when given) steering the model from `prompt`: the
+// continuations and the next-token probabilities it moves most.
 FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDirectory &d,
-    const std::vector<int> &prompt, int f, double strength, bool clamp, int tokens, const std::atomic<bool> &cancel)
+    const std::vector<int> &prompt, int f, double strength, bool clamp, int tokens,
+    const std::vector<std::string> &meansA, const std::vector<std::string> &meansB, const std::atomic<bool> &cancel)
 {
     FeatureSteering out;
     out.strength = strength;
     out.clamp = clamp;
     Steering s;
     s.site = d.site;
-    if (clamp) {
+    if (!meansA.empty() || !meansB.empty()) {
+        if (meansA.empty() || meansB.empty())
+            throw Error("steering by a difference of means: give prompts on both sides (steer_means_a and "
+                        "steer_means_b, separated by |)");
+        if (clamp)
+            throw Error("steering: a difference of means is added, not clamped; clear steer_clamp or the prompts");
+        out.meansA = meansA;
+        out.meansB = meansB;
+        s.direction = differenceOfMeans(model, d.site, meansA, meansB);
+        s.strength = strength;
+        out.directionNorm = double(ConstRowVectorMap(s.direction.data(), s.direction.numel()).norm());
+        out.alignedFeatures = alignedFeatures(d.sae, s.direction, 5);
+    } else if (clamp) {
         s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
         s.clampFeature = f;
         s.clampValue = strength;
@@ -197,6 +228,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.run = [model = c.model, trace = c.trace, path, site = spec.get(kSaeSite), feature = spec.get(kFeature),
                 position = spec.position, dashboard, quality, steer, strength = spec.get(kSteerStrength),
                 clamp = spec.get(kSteerClamp), steerTokens = spec.get(kSteerTokens), prompt = c.tokenIds,
+                meansA = steeringPrompts(spec.get(kSteerMeansA)), meansB = steeringPrompts(spec.get(kSteerMeansB)),
                 corpusTokens = spec.get(kCorpusTokens), progress = r.progress,
                 budget = c.budget](const std::atomic<bool> &cancel) {
         return timedResult<FeaturesAnalysis>([&](FeaturesAnalysis &result) {
@@ -236,8 +268,8 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             }
             if (steer) {
                 result.showsSteering = true;
-                result.steering
-                    = featureSteering(model, *d, prompt, result.feature, strength, clamp, steerTokens, cancel);
+                result.steering = featureSteering(
+                    model, *d, prompt, result.feature, strength, clamp, steerTokens, meansA, meansB, cancel);
                 return;
             }
             if (!dashboard && !quality)
@@ -270,6 +302,22 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 
 } // namespace
 
+std::vector<std::string> steeringPrompts(const std::string &text)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find('|', start), text.size());
+        std::string p = text.substr(start, end - start);
+        p.erase(0, p.find_first_not_of(" \t\n"));
+        p.erase(p.find_last_not_of(" \t\n") + 1);
+        if (!p.empty())
+            out.push_back(p);
+        start = end + 1;
+    }
+    return out;
+}
+
 ViewKind kind()
 {
     return {.kind = "features",
@@ -279,7 +327,7 @@ ViewKind kind()
         .group = "Circuits",
         .request = request,
         .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name,
-            kSteerStrength.name, kSteerClamp.name, kSteerTokens.name},
+            kSteerStrength.name, kSteerClamp.name, kSteerTokens.name, kSteerMeansA.name, kSteerMeansB.name},
         .after = "patching",
         .keys = {{.field = kSae,
                      .type = "string",
@@ -345,6 +393,16 @@ ViewKind kind()
                     [](const ViewSpec &s) {
                         return s.get(kSteerTokens) > 512 ? std::string("steer_tokens: at most 512") : std::string();
                     },
+                .ownedByView = true},
+            {.field = kSteerMeansA,
+                .type = "string",
+                .meaning = "features view, steer: prompts separated by |; with `steer_means_b`, the steering adds "
+                           "`steer_strength` times the difference of the site's mean rows over these and over those "
+                           "(every position of every prompt) instead of a feature's row",
+                .ownedByView = true},
+            {.field = kSteerMeansB,
+                .type = "string",
+                .meaning = "features view, steer: the prompts whose mean site row is taken away (separated by |)",
                 .ownedByView = true}}};
 }
 

@@ -56,12 +56,19 @@ struct DictionaryQuality
 };
 
 // The model steered by a feature (spec "features_show": "steer"; features/steering.h): its greedy continuation of the
-// input with and without the feature's decoder row added at the dictionary's site (or the feature clamped), and the
-// next-token probabilities at the input's end that the steering moves most.
+// input with and without the feature's decoder row added at the dictionary's site (or the feature clamped, or the
+// difference of the site's means over two sets of prompts added), and the next-token probabilities at the input's end
+// that the steering moves most.
 struct FeatureSteering
 {
-    double strength = 0; // times the decoder row is added; the clamped value with `clamp`
+    double strength = 0; // times the direction is added; the clamped value with `clamp`
     bool clamp = false;
+    // By a difference of means (spec "steer_means_a" and "steer_means_b"): the prompts on each side, the direction's
+    // length, and the features whose decoder rows point most along it (cosine).
+    std::vector<std::string> meansA, meansB;
+    double directionNorm = 0;
+    std::vector<std::pair<int, float>> alignedFeatures;
+    bool byMeans() const { return !meansA.empty(); }
     std::vector<int> plain, steered; // the continuations' tokens
     std::vector<NextTokenShift> moved; // the next tokens it moves most (features/steering.h)
 };
@@ -100,5 +107,10 @@ inline const OwnKey<int> kCorpusTokens {"corpus_tokens", 100'000};
 inline const OwnKey<double> kSteerStrength {"steer_strength", 8.0};
 inline const OwnKey<bool> kSteerClamp {"steer_clamp", false};
 inline const OwnKey<int> kSteerTokens {"steer_tokens", 30};
+inline const OwnKey<std::string> kSteerMeansA {"steer_means_a", ""};
+inline const OwnKey<std::string> kSteerMeansB {"steer_means_b", ""};
+
+// "a|b| c" → {"a", "b", "c"}: the prompts of steer_means_a or _b, blanks dropped.
+std::vector<std::string> steeringPrompts(const std::string &text);
 
 } // namespace atlas::views::features

@@ -1,5 +1,6 @@
 #include "features/featuresview.h"
 
+#include "util/text.h"
 #include "viewmodel/viewinput.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
@@ -36,8 +37,12 @@ QString wrapped(const QString &text, const QFont &font, int width)
 QString FeaturesView::drawSteering(const FeaturesAnalysis &a)
 {
     const FeatureSteering &s = a.steering;
-    const QString how = s.clamp ? tr("#%1 clamped at %2").arg(a.feature).arg(formatNumber(s.strength, 3))
-                                : tr("%1 \u00D7 #%2's decoder row").arg(formatNumber(s.strength, 3)).arg(a.feature);
+    const QString how = s.byMeans() ? tr("%1 \u00D7 (mean of %2 \u2212 mean of %3)")
+                                          .arg(formatNumber(s.strength, 3))
+                                          .arg(countOf(s.meansA.size(), "prompt").c_str())
+                                          .arg(countOf(s.meansB.size(), "prompt").c_str())
+        : s.clamp ? tr("#%1 clamped at %2").arg(a.feature).arg(formatNumber(s.strength, 3))
+                  : tr("%1 \u00D7 #%2's decoder row").arg(formatNumber(s.strength, 3)).arg(a.feature);
     setTitle(tr("Steering \u00B7 %1 \u00B7 %2").arg(how, QString::fromStdString(a.dictionary)));
 
     // The next-token probabilities the steering moves most, without and with it.
@@ -113,17 +118,37 @@ QString FeaturesView::drawSteering(const FeaturesAnalysis &a)
     }
     setPanelTitle(texts, tr("The greedy continuation of the input (after \u2502)"));
 
+    const QString site = QString::fromStdString(a.dictionary.substr(a.dictionary.rfind(' ') + 1));
+    const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
+    const QString greedy
+        = tr(" Each continuation is greedy, a whole run per token, so the steering reaches every position.");
+    if (s.byMeans()) {
+        const auto quoted = [](const std::vector<std::string> &prompts) {
+            QStringList list;
+            for (const std::string &p : prompts)
+                list << QStringLiteral("\u201C%1\u201D").arg(QString::fromStdString(p));
+            return list.join(QStringLiteral(", "));
+        };
+        QStringList aligned;
+        for (const auto &[f, cosine] : s.alignedFeatures)
+            aligned << tr("#%1 (%2)").arg(f).arg(formatNumber(cosine, 2));
+        return tr("The difference of %1's mean rows at %2 over %3 and over %4 (every position of every prompt), "
+                  "|v| = %5, added %6 times at every position: x + s v (Turner et al.'s activation addition, "
+                  "averaged over prompts). The features whose decoder rows point most along v (cosine): %7.")
+                   .arg(model, site, quoted(s.meansA), quoted(s.meansB), formatNumber(s.directionNorm, 3),
+                       formatNumber(s.strength, 3), aligned.join(QStringLiteral(", ")))
+            + greedy;
+    }
     QString text = tr("Feature #%1 (%2) steers %3 at %4, at every position: ")
                        .arg(a.feature)
                        .arg(a.featureChosen ? tr("chosen") : tr("the strongest at token %1").arg(a.position))
-                       .arg(m_input.model ? QString::fromStdString(m_input.model->name) : QString())
-                       .arg(QString::fromStdString(a.dictionary.substr(a.dictionary.rfind(' ') + 1)));
+                       .arg(model, site);
     text += s.clamp ? tr("the site's rows are encoded, the feature set to %1, and the difference its decoder row makes "
                          "added (x + (c \u2212 f(x)) W_dec[f]).")
                           .arg(formatNumber(s.strength, 3))
                     : tr("x + %1 W_dec[f] (Turner et al.'s activation addition; Templeton et al.'s feature steering).")
                           .arg(formatNumber(s.strength, 3));
-    return text + tr(" Each continuation is greedy, a whole run per token, so the steering reaches every position.");
+    return text + greedy;
 }
 
 } // namespace atlas

@@ -9,6 +9,8 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -16,11 +18,13 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMouseEvent>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QShortcut>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QToolTip>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -97,10 +101,15 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_clamp = new QCheckBox(tr("Clamp"), controls);
     m_clamp->setToolTip(tr("Set the feature's activation to the strength instead of adding its row: 0 switches it "
                            "off (spec key steer_clamp)"));
+    m_prompts = new QPushButton(controls);
+    m_prompts->setToolTip(tr("Steer by the difference of the site's mean rows over two sets of prompts instead of a "
+                             "feature (spec keys steer_means_a and steer_means_b)"));
+    connect(m_prompts, &QPushButton::clicked, this, &FeaturesView::choosePrompts);
     row->addWidget(m_show);
     row->addWidget(m_strengthLabel);
     row->addWidget(m_strength);
     row->addWidget(m_clamp);
+    row->addWidget(m_prompts);
     connect(m_strength, &QDoubleSpinBox::editingFinished, this, [this] {
         if (m_strength->value() != m_spec.get(kSteerStrength))
             editSpec([this](ViewSpec &s) { s.set(kSteerStrength, m_strength->value()); });
@@ -173,8 +182,14 @@ void FeaturesView::refreshControls()
     m_clamp->setChecked(m_spec.get(kSteerClamp));
     m_strengthLabel->setVisible(steer);
     m_strength->setVisible(steer);
-    m_clamp->setVisible(steer);
-    const bool perFeature = m_spec.get(kShow) != "quality"; // the quality page is the whole dictionary's
+    const std::vector<std::string> a = steeringPrompts(m_spec.get(kSteerMeansA)),
+                                   b = steeringPrompts(m_spec.get(kSteerMeansB));
+    const bool byMeans = !a.empty() && !b.empty();
+    m_clamp->setVisible(steer && !byMeans);
+    m_prompts->setVisible(steer);
+    m_prompts->setText(byMeans ? tr("Prompts %1 \u2212 %2\u2026").arg(a.size()).arg(b.size()) : tr("Prompts\u2026"));
+    // the quality page is the whole dictionary's; steering by prompts needs no feature
+    const bool perFeature = m_spec.get(kShow) != "quality" && !(steer && byMeans);
     m_featureLabel->setVisible(perFeature);
     m_feature->setVisible(perFeature);
     m_show->setCurrentIndex(std::max(0, m_show->findData(QString::fromStdString(m_spec.get(kShow)))));
@@ -189,6 +204,62 @@ void FeaturesView::refreshControls()
     m_siteLabel->setVisible(asksSite);
     m_site->setVisible(asksSite);
     m_feature->setValue(m_spec.get(kFeature));
+}
+
+void FeaturesView::choosePrompts()
+{
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Steer by a difference of means"));
+    auto *layout = new QVBoxLayout(&dialog);
+    auto *explain = new QLabel(tr("The steering adds the strength times the difference between the site's mean row "
+                                  "over the first prompts and over the second (every position of every prompt), in "
+                                  "place of a feature's decoder row. One prompt a line; clear both to steer by the "
+                                  "feature again."),
+        &dialog);
+    explain->setWordWrap(true);
+    layout->addWidget(explain);
+    QPlainTextEdit *sides[2];
+    const QString titles[2] = {tr("Toward (their mean is added):"), tr("Away from (their mean is taken away):")};
+    const std::string texts[2] = {m_spec.get(kSteerMeansA), m_spec.get(kSteerMeansB)};
+    for (int i = 0; i < 2; ++i) {
+        layout->addWidget(new QLabel(titles[i], &dialog));
+        sides[i] = new QPlainTextEdit(&dialog);
+        QStringList lines;
+        for (const std::string &p : steeringPrompts(texts[i]))
+            lines << QString::fromStdString(p);
+        sides[i]->setPlainText(lines.join(QLatin1Char('\n')));
+        sides[i]->setPlaceholderText(
+            i == 0 ? tr("I love this\nWhat a wonderful day") : tr("I hate this\nWhat an awful day"));
+        layout->addWidget(sides[i]);
+    }
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog.resize(dialog.fontMetrics().averageCharWidth() * 70, dialog.fontMetrics().height() * 22);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    std::string joined[2];
+    for (int i = 0; i < 2; ++i) {
+        QStringList kept;
+        for (QString line : sides[i]->toPlainText().split(QLatin1Char('\n'))) {
+            line = line.trimmed().replace(QLatin1Char('|'), QLatin1Char('/')); // | separates the prompts
+            if (!line.isEmpty())
+                kept << line;
+        }
+        joined[i] = kept.join(QLatin1Char('|')).toStdString();
+    }
+    // A feature's row is added about 8 times, a difference of means once (steer's default for it).
+    const bool wasByMeans = !steeringPrompts(texts[0]).empty() && !steeringPrompts(texts[1]).empty();
+    const bool byMeans = !joined[0].empty() && !joined[1].empty();
+    editSpec([&](ViewSpec &s) {
+        s.set(kSteerMeansA, joined[0]);
+        s.set(kSteerMeansB, joined[1]);
+        if (byMeans != wasByMeans)
+            s.set(kSteerStrength, byMeans ? 1.0 : kSteerStrength.fallback);
+        if (byMeans)
+            s.set(kSteerClamp, false);
+    });
 }
 
 void FeaturesView::trainDictionary()

@@ -23,7 +23,8 @@ namespace atlas {
 // or Gemma Scope's params.npz with the site it reads (spec "sae_site"); Open dictionary… chooses one. Shown as a
 // dashboard (spec "features_show"), the feature's page over the corpus instead (featuresdashboard.cpp): its strongest
 // examples, its histogram, its logit effects and its nearest features; or the dictionary's quality
-// (featuresquality.cpp). The numbers are FeaturesAnalysis's.
+// (featuresquality.cpp); or the model steered by the feature or by a difference of means over two sets of prompts
+// (featuressteering.cpp). The numbers are FeaturesAnalysis's.
 class FeaturesView : public ResultPlotView<FeaturesAnalysis>
 {
     Q_OBJECT
@@ -31,6 +32,7 @@ class FeaturesView : public ResultPlotView<FeaturesAnalysis>
 public:
     explicit FeaturesView(QWidget *parent = nullptr);
     QPushButton *trainDictionaryButton() const { return m_trainDictionary; }
+    QPushButton *promptsButton() const { return m_prompts; }
 
 protected:
     QString draw(const FeaturesAnalysis &result) override;
@@ -50,6 +52,7 @@ private:
     void openDictionary();
     void showPath(const QString &text); // the dictionary's name, elided to the label's width (its tooltip: the path)
     void trainDictionary(); // Train…: a TrainDictionaryDialog, whose dictionary then shows here
+    void choosePrompts(); // Prompts…: the two sets of prompts a difference of means steers by
     // The dashboard (featuresdashboard.cpp): its four panels, and what the pointer is over.
     QString drawDashboard(const FeaturesAnalysis &a);
     void drawExamples(const FeatureDashboard &d);
@@ -76,6 +79,7 @@ private:
     QLabel *m_strengthLabel = nullptr;
     QDoubleSpinBox *m_strength = nullptr;
     QCheckBox *m_clamp = nullptr;
+    QPushButton *m_prompts = nullptr;
     QCPAxisRect *m_tokens = nullptr, *m_features = nullptr;
     std::vector<int> m_drawnFeatures; // the lower panel's bars, left to right
     std::vector<float> m_drawnValues; // their activations

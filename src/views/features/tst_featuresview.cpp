@@ -353,6 +353,59 @@ private slots:
         QVERIFY2(view.caption().contains("the feature set to 0"), qPrintable(view.caption()));
     }
 
+    // Steering by a difference of means: the direction is the core's, the continuation steered by it, the aligned
+    // features the largest decoder cosines; the controls drop the feature and the clamp; one side alone or a clamp is
+    // refused by name.
+    void steeringByADifferenceOfMeans()
+    {
+        ViewSpec spec;
+        spec.view = "features";
+        spec.model = "austen";
+        spec.text = "She spoke";
+        spec.set(kShow, "steer");
+        spec.set(kSteerMeansA, "She was very happy| They laughed and smiled");
+        spec.set(kSteerMeansB, "She was very unhappy |They wept");
+        spec.set(kSteerStrength, 2.0);
+        spec.set(kSteerTokens, 8);
+        FeaturesView view;
+        QVERIFY(shown(view, spec));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(a && a->showsSteering && a->steering.byMeans());
+        QCOMPARE(a->steering.meansB, (std::vector<std::string> {"She was very unhappy", "They wept"}));
+        const auto model = loadModel("austen");
+        const SaeDirectory d = loadDictionary(dictionaryPath(*model, "blocks.2.hook_resid_post"));
+        const Tensor v = differenceOfMeans(
+            model, d.site, {"She was very happy", "They laughed and smiled"}, {"She was very unhappy", "They wept"});
+        const Steering steering {d.site, v, 2.0, {}, -1, 0};
+        QVERIFY(a->steering.steered == steeredContinuation(model, view.input().tokenIds, steering, 8));
+        const ConstRowVectorMap direction(v.data(), v.numel());
+        QVERIFY(std::abs(a->steering.directionNorm - double(direction.norm())) < 1e-4 * double(direction.norm()));
+        QCOMPARE(int(a->steering.alignedFeatures.size()), 5);
+        double best = -2;
+        for (int64_t i = 0; i < d.sae.width(); ++i)
+            best = std::max(best,
+                double(d.sae.wDec.matrix().row(i).dot(direction))
+                    / double(d.sae.wDec.matrix().row(i).norm() * direction.norm()));
+        QVERIFY(std::abs(double(a->steering.alignedFeatures.front().second) - best) < 1e-5);
+        QVERIFY2(view.caption().contains("The difference of austen's mean rows"), qPrintable(view.caption()));
+        QCOMPARE(view.promptsButton()->text(), QString("Prompts 2 \u2212 2\u2026"));
+        QVERIFY(view.promptsButton()->isVisibleTo(&view));
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        view.plot()->replot();
+        testing::maybeSave(view, "features-steer-means");
+
+        spec.set(kSteerMeansB, "");
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("steer_means_b"), qPrintable(view.message()));
+        spec.set(kSteerMeansB, "They wept");
+        spec.set(kSteerClamp, true);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("not clamped"), qPrintable(view.message()));
+    }
+
     void withoutAFittingDictionaryItSaysWhy()
     {
         ViewSpec spec;
