@@ -234,10 +234,21 @@ private slots:
         QTemporaryDir dir;
         const QString out = dir.filePath("sae");
         const auto trained = run({"train-sae", "--model", "austen", "--site", "blocks.1.hook_resid_post", "--width",
-            "64", "--k", "4", "--steps", "60", "--rows", "2000", "--out", out});
+            "64", "--k", "4", "--steps", "60", "--rows", "2000", "--auxk", "1", "--dead-after", "5", "--out", out});
         QVERIFY2(trained.code == 0, qPrintable(trained.err));
         QVERIFY2(trained.out.contains("of the loss recovered"), qPrintable(trained.out));
+        QVERIFY2(trained.out.contains(QRegularExpression("step +60 .* AuxK [0-9.e-]+ .* \\d+ dead\n")),
+            qPrintable(trained.out));
         QVERIFY(QFile::exists(out + "/cfg.json") && QFile::exists(out + "/sae_weights.safetensors"));
+        QFile cfg(out + "/cfg.json");
+        QVERIFY(cfg.open(QIODevice::ReadOnly));
+        const QJsonObject training = QJsonDocument::fromJson(cfg.readAll()).object()["atlas_training"].toObject();
+        QCOMPARE(training["auxk_coefficient"].toDouble(), 1.0);
+        QCOMPARE(training["dead_after_steps"].toInt(), 5);
+        const auto finished = run({"train-sae", "--model", "austen", "--site", "blocks.1.hook_resid_post", "--width",
+            "64", "--k", "4", "--steps", "60", "--rows", "2000", "--resume", "--out", out});
+        QVERIFY2(
+            finished.code != 0 && finished.err.contains("holds no unfinished run to resume"), qPrintable(finished.err));
         const auto listed = run({"features", "--model", "austen", "--sae", out, "--text", "It is", "--top", "2"});
         QVERIFY2(listed.code == 0, qPrintable(listed.err));
         QVERIFY2(listed.out.contains("topk, 64 features over blocks.1.hook_resid_post"), qPrintable(listed.out));

@@ -4,10 +4,12 @@
 // for a dictionary that reconstructs exactly and 0 for one that writes the mean; the dictionary austen ships keeps
 // the numbers it records; steering moves the logits as the rest of the network says; SAELens directories
 // of versions 5 and 6 (tests/tools/make_sae_reference.py) encode as the NumPy reference does; a saved dictionary loads
-// as it was; bad directories and hooks are refused by name, and nothing this program did not write is replaced.
+// as it was; a stopped run resumes to the uninterrupted run's dictionary; bad directories and hooks are refused by
+// name, and nothing this program did not write is replaced.
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "errortesting.h"
+#include "features/dictionarytraining.h"
 #include "features/saefile.h"
 #include "features/saesplice.h"
 #include "features/saetraining.h"
@@ -165,6 +167,91 @@ private slots:
         const QString refused = errorFrom([&] { (void)trainSparseAutoencoder(rows, o, {}, nullptr, tight); });
         QVERIFY2(
             refused.contains("training a dictionary of 1048576 features over 128 dimensions"), qPrintable(refused));
+    }
+
+    // A run stopped after a checkpoint goes on from the files it left to the dictionary the uninterrupted run makes,
+    // bit for bit (both add in this machine's order): TopK with AuxK's dead features, and JumpReLU with its log θ.
+    // The state of another run is refused naming what differs, a damaged one naming the tensor; the final save
+    // leaves no state behind.
+    void aStoppedRunGoesOnAsIfItHadNot_data()
+    {
+        QTest::addColumn<QString>("architecture");
+        QTest::newRow("topk") << "topk";
+        QTest::newRow("jumprelu") << "jumprelu";
+    }
+
+    void aStoppedRunGoesOnAsIfItHadNot()
+    {
+        QFETCH(QString, architecture);
+        const auto austen = loadModel("austen");
+        const SaeSite site = saeSiteFromHook("blocks.1.hook_resid_post");
+        const DictionaryText text {"a test's text", corpusTraining().substr(0, 3000), corpusHeldOut().substr(0, 600)};
+        SaeTrainingOptions o;
+        o.architecture = saeArchitectureFromName(architecture.toStdString());
+        o.width = 64;
+        o.k = 4;
+        o.steps = 50;
+        o.batch = 64;
+        o.objective.sparsity = 0.5;
+        o.objective.auxiliary = 1;
+        o.deadAfterSteps = 3;
+        o.checkpointEvery = 20;
+        QTemporaryDir tmp;
+        const std::string whole = tmp.filePath("whole").toStdString(), stopped = tmp.filePath("stopped").toStdString();
+        const std::string state = "/training_state.safetensors";
+        const TrainedDictionary straight
+            = trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {whole, false});
+        QVERIFY(QFile::exists(QString::fromStdString(whole + state))); // the checkpoint of step 40
+        saveSaeDirectory(whole, straight.directory);
+        QVERIFY(!QFile::exists(QString::fromStdString(whole + state)));
+
+        DictionaryTrainingProgress stopAt30;
+        stopAt30.step = [](const SaeTrainingStep &s) { return s.step < 30; };
+        const QString stop = errorFrom([&] {
+            (void)trainDictionary(austen, site, o, text, 2000, stopAt30, nullptr, WorkBudget::process(), {stopped});
+        });
+        QVERIFY2(stop.contains("cancelled"), qPrintable(stop));
+        QCOMPARE(loadSaeDirectory(stopped).training["step"].get<int>(), 20);
+        const TrainedDictionary resumed
+            = trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {stopped, true});
+        QCOMPARE(resumed.directory.training["resumed_at_step"].get<int>(), 20);
+        QCOMPARE(int(resumed.curve.size()), 30);
+        QVERIFY(std::equal(resumed.curve.begin(), resumed.curve.end(), straight.curve.begin() + 20));
+        const SparseAutoencoder &a = straight.directory.sae, &b = resumed.directory.sae;
+        for (const auto &[x, y] : {std::pair {&a.wEnc, &b.wEnc}, {&a.bEnc, &b.bEnc}, {&a.wDec, &b.wDec},
+                 {&a.bDec, &b.bDec}, {&a.threshold, &b.threshold}})
+            QVERIFY(x->shape() == y->shape() && std::equal(x->data(), x->data() + x->numel(), y->data()));
+
+        SaeTrainingOptions other = o;
+        other.seed = 1;
+        const QString refused = errorFrom([&] {
+            (void)trainDictionary(austen, site, other, text, 2000, {}, nullptr, WorkBudget::process(), {stopped, true});
+        });
+        QVERIFY2(refused.contains("training_state.safetensors: the state of another run ('seed' was 0, now 1)"),
+            qPrintable(refused));
+        const QString finished = errorFrom([&] {
+            (void)trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {whole, true});
+        });
+        QVERIFY2(finished.contains("holds no unfinished run to resume"), qPrintable(finished));
+
+        // A damaged state: a count of quiet steps that is not a whole number.
+        std::map<std::string, Tensor> tensors;
+        std::map<std::string, std::string> metadata;
+        {
+            const SafetensorsFile file(stopped + state);
+            for (const auto &[name, entry] : file.entries())
+                tensors[name] = file.tensor(name);
+            metadata = file.metadata();
+        }
+        tensors["quiet"].data()[5] = 2.5f;
+        std::map<std::string, const Tensor *> refs;
+        for (const auto &[name, t] : tensors)
+            refs[name] = &t;
+        writeSafetensors(stopped + state, refs, metadata);
+        const QString damaged = errorFrom([&] {
+            (void)trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {stopped, true});
+        });
+        QVERIFY2(damaged.contains("tensor 'quiet' holds 2.5"), qPrintable(damaged));
     }
 
     // A dictionary that reconstructs exactly (x = ReLU(x) − ReLU(−x), width 2d) recovers all of the loss; one that

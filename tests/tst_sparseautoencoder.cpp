@@ -1,8 +1,8 @@
 // Sparse autoencoders (features/sparseautoencoder.h): encoding and decoding against NumPy for each architecture
 // (TopK's tie at the k-th value to the lower index, JumpReLU's threshold, with and without b_dec subtracted from the
 // input), the training objective and its gradients against PyTorch's autograd (JumpReLU's straight-through estimator
-// included), a fresh dictionary's shape, the quality measures on a dictionary that reconstructs exactly, and the
-// refusals of wrong shapes.
+// included) and TopK's auxiliary loss for dead features (AuxK), a fresh dictionary's shape, the quality measures on a
+// dictionary that reconstructs exactly, and the refusals of wrong shapes.
 #include "errortesting.h"
 #include "features/sparseautoencoder.h"
 #include "tensortesting.h"
@@ -14,6 +14,7 @@
 #include <QJsonObject>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace atlas;
@@ -146,6 +147,50 @@ private slots:
             const QString why = saeMismatch(it->second, saeTensor(want[name]), 2e-4);
             QVERIFY2(why.isEmpty(), qPrintable(name + ": " + why));
         }
+    }
+
+    // AuxK on TopK's case: the dead features' k_aux strongest pre-activations explain what the live ones miss, with
+    // more dead features than k_aux and with fewer (its factor n_dead / k_aux), against autograd.
+    void auxKIsAutogradsOnes_data()
+    {
+        QTest::addColumn<int>("index");
+        QTest::newRow("five dead, k_aux 3") << 0;
+        QTest::newRow("two dead, k_aux 3") << 1;
+    }
+
+    void auxKIsAutogradsOnes()
+    {
+        QFETCH(int, index);
+        QFile file(dataPath("sae/reference.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject reference = QJsonDocument::fromJson(file.readAll()).object();
+        const QJsonObject c = reference["auxk"].toArray()[index].toObject();
+        const QJsonObject base = reference["cases"].toArray()[c["case"].toInt()].toObject();
+        const SparseAutoencoder sae = saeOf(base);
+        SaeObjective objective;
+        objective.auxiliary = c["alpha"].toDouble();
+        objective.auxiliaryK = c["k_aux"].toInt();
+        std::vector<bool> dead(size_t(sae.width()), false);
+        for (const QJsonValue i : c["dead"].toArray())
+            dead[size_t(i.toInt())] = true;
+        const SaeBatchResult got = saeBatch(sae, saeTensor(base["x"]), objective, dead);
+        QVERIFY2(got.auxiliary > 0.1, "the auxiliary loss is there");
+        QVERIFY(std::abs(got.auxiliary - c["auxiliary"].toDouble()) < 1e-4 * (1 + c["auxiliary"].toDouble()));
+        QVERIFY(std::abs(got.loss - c["loss"].toDouble()) < 1e-4 * (1 + c["loss"].toDouble()));
+        const QJsonObject want = c["gradients"].toObject();
+        for (const QString &name : want.keys()) {
+            const QString why = saeMismatch(got.gradients.at(name.toStdString()), saeTensor(want[name]), 2e-4);
+            QVERIFY2(why.isEmpty(), qPrintable(name + ": " + why));
+        }
+        // No dead feature, or α = 0: the objective without it.
+        const SaeBatchResult none = saeBatch(sae, saeTensor(base["x"]), objective);
+        QCOMPARE(none.auxiliary, 0.0);
+        QVERIFY(std::abs(none.loss - base["loss"].toDouble()) < 1e-4 * (1 + base["loss"].toDouble()));
+        QVERIFY(std::count(none.fired.begin(), none.fired.end(), true) >= sae.k);
+        // A mask of the wrong length is refused.
+        const QString refused
+            = errorFrom([&] { saeBatch(sae, saeTensor(base["x"]), objective, std::vector<bool>(3, true)); });
+        QVERIFY2(refused.contains("3 dead features for a dictionary of 10"), qPrintable(refused));
     }
 
     // A fresh dictionary: its shapes, decoder rows of length 0.1, the encoder their transpose, the same for a seed.

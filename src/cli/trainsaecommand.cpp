@@ -30,6 +30,10 @@ int trainSaeCommand(const CommandArgs &argv)
         = args.doubleValue("sparsity", o.architecture == SaeArchitecture::JumpRelu ? 0.5 : 2.0, 0.0, 1e6);
     o.objective.bandwidth = args.doubleValue("bandwidth", 0.05, 1e-9, 1e3);
     o.initialThreshold = args.doubleValue("threshold", 0.1, 1e-6, 1e3);
+    o.objective.auxiliary = args.doubleValue("auxk", 0.0, 0.0, 1e3);
+    o.objective.auxiliaryK = args.intValue("auxk-k", 0, 1, o.width);
+    o.deadAfterSteps = args.intValue("dead-after", 100, 1, 10'000'000);
+    o.checkpointEvery = args.intValue("checkpoint-every", std::max(1, o.steps / 10), 1, 10'000'000);
     o.steps = args.intValue("steps", 2000, 1, 10'000'000);
     o.batch = args.intValue("batch", 256, 1, 1 << 20);
     o.learningRate = args.doubleValue("lr", 4e-3, 1e-9, 10.0);
@@ -41,13 +45,19 @@ int trainSaeCommand(const CommandArgs &argv)
     std::printf("%s of %s: up to %lld rows of %d to train on, from the %s\n", site.hookName().c_str(),
         model->name.c_str(), static_cast<long long>(maxRows), model->config.dModel, text.name.c_str());
     std::fflush(stdout);
-    const TrainedDictionary t = trainDictionary(
-        model, site, o, text, maxRows, {.reading = {}, .step = [&](const SaeTrainingStep &s) {
-                                            if (s.step % every == 0 || s.step == o.steps)
-                                                std::printf("  step %6d  loss %.5g  reconstruction %.5g  L0 %.2f\n",
-                                                    s.step, s.loss, s.reconstruction, s.l0);
-                                            return true;
-                                        }});
+    const TrainedDictionary t = trainDictionary(model, site, o, text, maxRows,
+        {.reading = {},
+            .step =
+                [&](const SaeTrainingStep &s) {
+                    if (s.step % every == 0 || s.step == o.steps)
+                        std::printf("  step %6d  loss %.5g  reconstruction %.5g  AuxK %.5g  "
+                                    "L0 %.2f  %d dead\n",
+                            s.step, s.loss, s.reconstruction, s.auxiliary, s.l0, s.dead);
+                    return true;
+                }},
+        nullptr, WorkBudget::process(), {out, args.flag("resume")});
+    if (const auto at = t.directory.training.find("resumed_at_step"); at != t.directory.training.end())
+        std::printf("went on from the state saved at step %d\n", at->get<int>());
     const SaeQuality &q = t.heldOut.quality;
     std::printf("trained %s, %d features%s, on %lld rows (read in %.1f s) in %.1f s; held out (%lld rows): %.2f %% of "
                 "the variance unexplained, L0 %.2f, %d dead and %d dense features (active on more than a tenth of "

@@ -14,6 +14,10 @@ The training objective's value and gradients by PyTorch's autograd, in float64:
             -(theta/eps) K((pre - theta)/eps), of [pre > theta] -(1/eps) K((pre - theta)/eps), K the indicator of
             (-1/2, 1/2); pre's gradient through pre*[pre > theta] is [pre > theta].
 Row 0 of the batch is b_dec itself, so that its pre-activations are b_enc, which holds a tie at TopK's k-th value.
+The "auxk" cases add TopK's auxiliary loss for dead features (Gao et al. 2024, A.2) to case 1's objective:
+  + alpha min(n_dead / k_aux, 1) (1/B) sum_b |e_hat_b - e_b|^2, e = x - x_hat detached, e_hat = z W_dec (no b_dec),
+  z_b the ReLU of the k_aux largest pre-activations among the dead features (a tie to the lower index), at most
+  n_dead of them; once with more dead features than k_aux, once with fewer.
 
     /usr/bin/python3 tests/tools/make_sae_reference.py
 
@@ -102,6 +106,32 @@ def objective(arch, w, x, apply_b_dec):
             "gradients": {n: t.grad.numpy().tolist() for n, t in p.items()}}
 
 
+def auxk_case(c, dead, k_aux, alpha):
+    """Case c (TopK) with AuxK over the features `dead`: its objective and gradients by autograd."""
+    w = {n: np.array(v, dtype=np.float64) for n, v in c["weights"].items()}
+    x = np.array(c["x"], dtype=np.float64)
+    pre, f = encode("topk", w, x, c["apply_b_dec_to_input"])
+    p = {n: torch.tensor(v, dtype=torch.float64, requires_grad=True) for n, v in w.items()}
+    xt = torch.tensor(x, dtype=torch.float64)
+    pre_t = ((xt - p["b_dec"]) if c["apply_b_dec_to_input"] else xt) @ p["W_enc"] + p["b_enc"]
+    f_t = torch.relu(pre_t) * torch.tensor(f != 0, dtype=torch.float64)
+    x_hat = f_t @ p["W_dec"] + p["b_dec"]
+    reconstruction = (x_hat - xt).pow(2).sum(1).mean()
+    used = min(k_aux, len(dead))
+    chosen = np.zeros_like(pre)
+    for n in range(pre.shape[0]):
+        order = np.argsort(-pre[n, dead], kind="stable")[:used]
+        chosen[n, np.array(dead)[order]] = 1
+    z = torch.relu(pre_t) * torch.tensor(chosen)
+    e = (xt - x_hat).detach()
+    auxiliary = alpha * min(len(dead) / k_aux, 1.0) * (z @ p["W_dec"] - e).pow(2).sum(1).mean()
+    loss = reconstruction + auxiliary
+    loss.backward()
+    return {"case": 1, "dead": dead, "k_aux": k_aux, "alpha": alpha, "loss": loss.item(),
+            "reconstruction": reconstruction.item(), "auxiliary": auxiliary.item(),
+            "gradients": {n: t.grad.numpy().tolist() for n, t in p.items()}}
+
+
 def case(arch, seed, apply_b_dec):
     rng = np.random.default_rng(seed)
     w = {"W_enc": rng.normal(0, 0.5, (D, F)).astype(np.float32), "b_enc": rng.normal(0, 0.2, F).astype(np.float32),
@@ -162,7 +192,8 @@ def main():
     np.savez(os.path.join(DATA, "gemma_scope", "no_threshold.npz"), **{n: v for n, v in params.items() if n != "threshold"})
     path = os.path.join(DATA, "reference.json")
     with open(path, "w") as f:
-        json.dump({"cases": cases}, f, indent=1)
+        json.dump({"cases": cases, "auxk": [auxk_case(cases[1], [0, 2, 5, 6, 9], 3, 0.5),
+                                            auxk_case(cases[1], [3, 8], 3, 0.5)]}, f, indent=1)
         f.write("\n")
     print("wrote", path)
 

@@ -1,9 +1,12 @@
 #include "features/dictionarytraining.h"
 
 #include "engine/inputbuilder.h"
+#include "io/stageddirectory.h"
 #include "train/corpus.h"
+#include "util/error.h"
 
 #include <chrono>
+#include <optional>
 
 namespace atlas {
 
@@ -43,24 +46,66 @@ HeldOutMeasures measureHeldOut(std::shared_ptr<const Model> model, const SparseA
     return m;
 }
 
+namespace {
+
+// What identifies a run for --resume: everything that decides its steps but the checkpoints' spacing.
+std::string runIdentity(
+    const Model &model, const SaeSite &site, const SaeTrainingOptions &o, const DictionaryText &text, int64_t maxRows)
+{
+    return nlohmann::json {{"model", model.name}, {"site", site.hookName()}, {"text", text.name}, {"rows", maxRows},
+        {"architecture", saeArchitectureName(o.architecture)}, {"width", o.width}, {"k", o.k},
+        {"sparsity", o.objective.sparsity}, {"bandwidth", o.objective.bandwidth}, {"threshold", o.initialThreshold},
+        {"auxk", o.objective.auxiliary}, {"auxk_k", o.objective.auxiliaryK}, {"dead_after", o.deadAfterSteps},
+        {"steps", o.steps}, {"batch", o.batch}, {"lr", o.learningRate}, {"seed", o.seed}}
+        .dump();
+}
+
+nlohmann::json trainingRecord(const SaeTrainingOptions &o, const DictionaryText &text, int64_t rows)
+{
+    return {{"steps", o.steps}, {"batch", o.batch}, {"learning_rate", o.learningRate}, {"seed", o.seed},
+        {"sparsity_coefficient", o.objective.sparsity}, {"bandwidth", o.objective.bandwidth},
+        {"auxk_coefficient", o.objective.auxiliary}, {"auxk_k", o.objective.auxiliaryK},
+        {"dead_after_steps", o.deadAfterSteps}, {"rows", rows}, {"source", text.name}};
+}
+
+} // namespace
+
 TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeSite &site, const SaeTrainingOptions &o,
     const DictionaryText &text, int64_t maxRows, const DictionaryTrainingProgress &progress,
-    const std::atomic<bool> *cancel, const WorkBudget &budget)
+    const std::atomic<bool> *cancel, const WorkBudget &budget, const DictionaryCheckpoints &checkpoints)
 {
     (void)saeSiteTensor(*model, site);
+    const std::string run = runIdentity(*model, site, o, text, maxRows);
+    std::optional<SaeTrainingState> resume;
+    if (checkpoints.resume) {
+        if (checkpoints.directory.empty())
+            throw Error("SAE training: resume from where? (no directory)");
+        resume = readSaeTrainingState(checkpoints.directory, run);
+        if (!resume)
+            throw Error(checkpoints.directory + " holds no unfinished run to resume (no training_state.safetensors)");
+    }
+    if (!checkpoints.directory.empty()) // refused now, not at the first checkpoint
+        if (const std::string why = StagedDirectory::refusal(checkpoints.directory, "sae"); !why.empty())
+            throw Error(why);
     TrainedDictionary out;
     const auto start = std::chrono::steady_clock::now();
     const Tensor rows = siteActivations(model, site, text.training, maxRows, progress.reading, cancel, budget);
     out.rows = rows.dim(0);
     out.readSeconds = secondsSince(start);
     const auto trainStart = std::chrono::steady_clock::now();
+    const auto checkpoint = [&](const SaeTrainingState &state) {
+        nlohmann::json training = trainingRecord(o, text, out.rows);
+        training["step"] = state.step; // unfinished: the held-out measures come at the end
+        saveSaeDirectory(checkpoints.directory, {unscaledDictionary(state), site, model->name, training}, &state, run);
+    };
     const SparseAutoencoder sae = trainSparseAutoencoder(
         rows, o,
         [&](const SaeTrainingStep &s) {
             out.curve.push_back(s.loss);
             return !progress.step || progress.step(s);
         },
-        cancel, budget);
+        cancel, budget, resume ? &*resume : nullptr,
+        checkpoints.directory.empty() ? std::function<void(const SaeTrainingState &)>() : checkpoint);
     out.trainSeconds = secondsSince(trainStart);
     out.heldOut = measureHeldOut(model, sae, site, text.heldOut, std::max<int64_t>(16, maxRows / 10), cancel);
     const HeldOutMeasures &h = out.heldOut;
@@ -68,14 +113,14 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
     if (h.hasLosses)
         splice = {{"tokens", h.losses.tokens}, {"clean", h.losses.clean}, {"spliced", h.losses.spliced},
             {"mean_ablated", h.losses.meanAblated}, {"recovered", h.losses.recovered()}};
-    out.directory = {sae, site, model->name, nlohmann::json::object()};
-    out.directory.training = {{"steps", o.steps}, {"batch", o.batch}, {"learning_rate", o.learningRate},
-        {"seed", o.seed}, {"sparsity_coefficient", o.objective.sparsity}, {"bandwidth", o.objective.bandwidth},
-        {"rows", out.rows}, {"source", text.name},
-        {"held_out",
-            {{"rows", h.rows}, {"unexplained_variance", h.quality.unexplained}, {"l0", h.quality.l0},
-                {"dead", h.quality.dead}, {"dense", h.quality.dense}, {"loss", splice}}},
-        {"seconds", out.trainSeconds}, {"final_loss", out.curve.empty() ? 0.0 : out.curve.back()}};
+    out.directory = {sae, site, model->name, trainingRecord(o, text, out.rows)};
+    nlohmann::json &training = out.directory.training;
+    if (resume)
+        training["resumed_at_step"] = resume->step;
+    training["held_out"] = {{"rows", h.rows}, {"unexplained_variance", h.quality.unexplained}, {"l0", h.quality.l0},
+        {"dead", h.quality.dead}, {"dense", h.quality.dense}, {"loss", splice}};
+    training["seconds"] = out.trainSeconds;
+    training["final_loss"] = out.curve.empty() ? 0.0 : out.curve.back();
     return out;
 }
 

@@ -51,11 +51,21 @@ struct TrainedDictionary
     HeldOutMeasures heldOut; // on max(16, maxRows / 10) held-out rows
     std::vector<double> curve; // the loss at every step
 };
+// Where a run keeps its state (train-sae's --out, --checkpoint-every and --resume): every options.checkpointEvery
+// steps the dictionary so far is saved to `directory` with the run's state (saveSaeDirectory), so that a run stopped
+// on the way (killed, the machine switched off) loses at most that many steps; with `resume` the run goes on from the
+// state saved there, which must be the same run's: the same model, site, text, rows and options.
+struct DictionaryCheckpoints
+{
+    std::string directory; // "": none
+    bool resume = false;
+};
 // Reads up to `maxRows` of the site's rows over text.training, trains on them, and measures the result on
-// text.heldOut. Throws atlas::Error for bad options, a budget refused, or a stop ("cancelled").
+// text.heldOut. Throws atlas::Error for bad options, a budget refused, a stop ("cancelled"), or a state to resume
+// from that is missing, damaged or another run's.
 TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeSite &site,
     const SaeTrainingOptions &options, const DictionaryText &text, int64_t maxRows,
     const DictionaryTrainingProgress &progress = {}, const std::atomic<bool> *cancel = nullptr,
-    const WorkBudget &budget = WorkBudget::process());
+    const WorkBudget &budget = WorkBudget::process(), const DictionaryCheckpoints &checkpoints = {});
 
 } // namespace atlas

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 namespace atlas {
@@ -17,6 +19,20 @@ namespace {
 
 constexpr const char *kConfig = "cfg.json";
 constexpr const char *kWeights = "sae_weights.safetensors";
+constexpr const char *kState = "training_state.safetensors";
+
+// The run's identity, as saved: a JSON object's keys in order; names the first key whose value differs.
+std::string firstDifference(const std::string &saved, const std::string &run)
+{
+    const nlohmann::json a = nlohmann::json::parse(saved, nullptr, false),
+                         b = nlohmann::json::parse(run, nullptr, false);
+    if (a.is_object() && b.is_object())
+        for (const auto &[key, value] : b.items())
+            if (!a.contains(key) || a[key] != value)
+                return "'" + key + "' was " + (a.contains(key) ? a[key].dump() : std::string("absent")) + ", now "
+                    + value.dump();
+    return "another run";
+}
 
 } // namespace
 
@@ -167,7 +183,8 @@ std::string dictionaryPath(const Model &model, const std::string &sae)
     return std::filesystem::is_directory(own, error) ? own.string() : sae;
 }
 
-void saveSaeDirectory(const std::string &directory, const SaeDirectory &s)
+void saveSaeDirectory(
+    const std::string &directory, const SaeDirectory &s, const SaeTrainingState *state, const std::string &run)
 {
     s.sae.validate("the SAE to save");
     nlohmann::json cfg = {{"architecture", saeArchitectureName(s.sae.architecture)}, {"d_in", s.sae.inputSize()},
@@ -186,7 +203,97 @@ void saveSaeDirectory(const std::string &directory, const SaeDirectory &s)
         tensors["threshold"] = &s.sae.threshold;
     writeSafetensors((std::filesystem::path(staged.path()) / kWeights).string(), tensors);
     writeFileAtomically((std::filesystem::path(staged.path()) / kConfig).string(), cfg.dump(2) + "\n");
+    if (state) {
+        std::map<std::string, const Tensor *> kept {{"W_enc", &state->sae.wEnc}, {"b_enc", &state->sae.bEnc},
+            {"W_dec", &state->sae.wDec}, {"b_dec", &state->sae.bDec}};
+        if (state->sae.architecture == SaeArchitecture::JumpRelu) {
+            kept["threshold"] = &state->sae.threshold;
+            kept["log_threshold"] = &state->logThreshold;
+        }
+        for (const auto &[name, t] : state->moments)
+            kept["adam." + name] = &t;
+        Tensor quiet({int64_t(state->quiet.size())});
+        std::copy(state->quiet.begin(), state->quiet.end(), quiet.data()); // exact: at most 10 000 000 steps
+        kept["quiet"] = &quiet;
+        char scale[64];
+        std::snprintf(scale, sizeof scale, "%a", double(state->scale));
+        writeSafetensors((std::filesystem::path(staged.path()) / kState).string(), kept,
+            {{"step", std::to_string(state->step)}, {"scale", scale}, {"run", run}});
+    }
     staged.commit();
+}
+
+std::optional<SaeTrainingState> readSaeTrainingState(const std::string &directory, const std::string &run)
+{
+    const std::string path = (std::filesystem::path(directory) / kState).string();
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error))
+        return std::nullopt;
+    const SaeDirectory saved = loadSaeDirectory(directory);
+    const SafetensorsFile file(path);
+    const auto meta = [&](const char *key) {
+        const auto it = file.metadata().find(key);
+        if (it == file.metadata().end())
+            throw Error(path + ": its metadata has no '" + key + "'");
+        return it->second;
+    };
+    if (meta("run") != run)
+        throw Error(path + ": the state of another run (" + firstDifference(meta("run"), run)
+            + "): run train-sae with the options of the run it continues, or choose another --out");
+    SaeTrainingState state;
+    char *end = nullptr;
+    const std::string step = meta("step"), scale = meta("scale");
+    const long long stepValue = std::strtoll(step.c_str(), &end, 10);
+    if (step.empty() || *end != '\0' || stepValue < 1 || stepValue > 10'000'000)
+        throw Error(path + ": metadata 'step' is \"" + step + "\", not a step count of 1 … 10000000");
+    state.step = int(stepValue);
+    const double scaleValue = std::strtod(scale.c_str(), &end);
+    if (scale.empty() || *end != '\0' || !std::isfinite(scaleValue) || scaleValue <= 0)
+        throw Error(path + ": metadata 'scale' is \"" + scale + "\", not a positive number");
+    state.scale = float(scaleValue);
+    const auto tensor = [&](const std::string &name, const Shape &shape) {
+        if (!file.contains(name))
+            throw Error(path + ": tensor '" + name + "' is missing");
+        Tensor t = file.tensor(name, SafetensorsFile::NonFinite::Refuse);
+        if (t.shape() != shape)
+            throw Error(path + ": tensor '" + name + "' has shape " + t.shapeString() + ", expected "
+                + Tensor::shapeString(shape));
+        return t;
+    };
+    state.sae = saved.sae;
+    for (const auto &[name, field] : std::initializer_list<std::pair<const char *, Tensor SparseAutoencoder::*>> {
+             {"W_enc", &SparseAutoencoder::wEnc}, {"b_enc", &SparseAutoencoder::bEnc},
+             {"W_dec", &SparseAutoencoder::wDec}, {"b_dec", &SparseAutoencoder::bDec}})
+        state.sae.*field = tensor(name, (saved.sae.*field).shape());
+    std::map<std::string, Tensor *> parameters {
+        {"W_enc", &state.sae.wEnc}, {"b_enc", &state.sae.bEnc}, {"W_dec", &state.sae.wDec}, {"b_dec", &state.sae.bDec}};
+    if (saved.sae.architecture == SaeArchitecture::JumpRelu) {
+        state.sae.threshold = tensor("threshold", saved.sae.threshold.shape());
+        state.logThreshold = tensor("log_threshold", saved.sae.threshold.shape());
+        parameters["log_threshold"] = &state.logThreshold;
+    }
+    for (const auto &[name, p] : parameters)
+        for (const char *kind : {"m.", "v."}) {
+            Tensor moment = tensor(std::string("adam.") + kind + name, p->shape());
+            if (kind[0] == 'v'
+                && std::any_of(moment.data(), moment.data() + moment.numel(), [](float v) { return v < 0; }))
+                throw Error(path + ": tensor 'adam.v." + name + "' holds a negative second moment");
+            state.moments[kind + name] = std::move(moment);
+        }
+    const Tensor quiet = tensor("quiet", {state.sae.width()});
+    for (int64_t i = 0; i < quiet.numel(); ++i) {
+        const float q = quiet.data()[i];
+        if (!(q >= 0) || q > 1e7f || q != std::floor(q))
+            throw Error(path + ": tensor 'quiet' holds " + std::to_string(q) + " at " + std::to_string(i)
+                + ", not a count of steps");
+        state.quiet.push_back(int(q));
+    }
+    for (const auto &[name, entry] : file.entries())
+        if (!parameters.count(name) && name != "threshold" && name != "quiet"
+            && !(name.rfind("adam.", 0) == 0 && state.moments.count(name.substr(5))))
+            throw Error(path + ": tensor '" + name + "' belongs to no part of the state");
+    state.sae.validate(path);
+    return state;
 }
 
 std::string dictionaryStamp(const std::string &path)

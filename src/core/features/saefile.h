@@ -1,6 +1,7 @@
 #pragma once
 
 #include "features/saesite.h"
+#include "features/saetraining.h"
 #include "features/sparseautoencoder.h"
 #include "model/model.h"
 
@@ -47,6 +48,13 @@ std::string dictionaryStamp(const std::string &path);
 
 // Writes cfg.json (version 6's form, with "atlas_training") and sae_weights.safetensors into `directory`, which
 // must be absent, empty or this program's earlier SAE output (io/stageddirectory.h): nothing else is replaced.
-void saveSaeDirectory(const std::string &directory, const SaeDirectory &sae);
+// With `state`, the dictionary is a training run's checkpoint: training_state.safetensors goes beside it, holding the
+// state and `run`, what identifies the run (its options, site and rows), so that only the same run resumes it.
+void saveSaeDirectory(const std::string &directory, const SaeDirectory &sae, const SaeTrainingState *state = nullptr,
+    const std::string &run = {});
+// The training state saveSaeDirectory left in `directory`; none when it holds no unfinished run. Throws atlas::Error
+// naming the file and the problem when the state is damaged (a tensor missing or of the wrong shape, a moment that is
+// not finite), and naming what differs when it belongs to another run than `run`.
+std::optional<SaeTrainingState> readSaeTrainingState(const std::string &directory, const std::string &run);
 
 } // namespace atlas

@@ -146,7 +146,53 @@ SparseAutoencoder initialSparseAutoencoder(
     return sae;
 }
 
-SaeBatchResult saeBatch(const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective)
+namespace {
+
+// AuxK's term (saeBatch's comment): its value, and its gradients added to dW (W_dec's) and dpre.
+double addAuxiliaryLoss(const SparseAutoencoder &sae, const Tensor &x, const Tensor &xHat, const Tensor &pre,
+    const SaeObjective &objective, const std::vector<bool> &dead, Tensor &dW, Tensor &dpre)
+{
+    const int64_t B = x.dim(0), d = sae.inputSize(), F = sae.width();
+    std::vector<int64_t> deadIndices;
+    for (int64_t i = 0; i < F; ++i)
+        if (dead[size_t(i)])
+            deadIndices.push_back(i);
+    if (deadIndices.empty() || objective.auxiliary == 0)
+        return 0;
+    const int wanted = objective.auxiliaryK > 0 ? objective.auxiliaryK : std::max<int>(1, int(d / 2));
+    const int kAux = std::min<int>(wanted, int(deadIndices.size()));
+    const double scale = objective.auxiliary * std::min(1.0, double(deadIndices.size()) / double(wanted));
+    std::vector<float> deadPre(deadIndices.size());
+    std::vector<int64_t> order;
+    Eigen::RowVectorXf eHat(d), residual(d);
+    double loss = 0;
+    for (int64_t b = 0; b < B; ++b) {
+        for (size_t j = 0; j < deadIndices.size(); ++j)
+            deadPre[j] = pre.data()[b * F + deadIndices[j]];
+        const std::vector<int64_t> chosen = largestIndices(deadPre.data(), int64_t(deadPre.size()), kAux, order);
+        eHat.setZero();
+        for (const int64_t j : chosen)
+            if (deadPre[size_t(j)] > 0)
+                eHat += deadPre[size_t(j)] * sae.wDec.matrix().row(deadIndices[size_t(j)]);
+        residual = eHat - (x.matrix().row(b) - xHat.matrix().row(b));
+        loss += double(residual.cast<double>().squaredNorm());
+        const Eigen::RowVectorXf g = residual * float(2.0 * scale / double(B)); // ∂/∂ê_b
+        for (const int64_t j : chosen) {
+            const float z = deadPre[size_t(j)];
+            if (z <= 0)
+                continue;
+            const int64_t i = deadIndices[size_t(j)];
+            dW.matrix().row(i) += z * g;
+            dpre.data()[b * F + i] += g.dot(sae.wDec.matrix().row(i));
+        }
+    }
+    return scale * loss / double(B);
+}
+
+} // namespace
+
+SaeBatchResult saeBatch(
+    const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective, const std::vector<bool> &dead)
 {
     const int64_t B = x.dim(0), d = sae.inputSize(), F = sae.width();
     if (B < 1)
@@ -205,7 +251,19 @@ SaeBatchResult saeBatch(const SparseAutoencoder &sae, const Tensor &x, const Sae
             }
         }
     r.l0 = double(active) / double(B);
-    r.loss = r.reconstruction + r.sparsity;
+    if (!dead.empty()) {
+        if (int64_t(dead.size()) != F)
+            throw Error("SAE: a mask of " + std::to_string(dead.size()) + " dead features for a dictionary of "
+                + std::to_string(F));
+        if (sae.architecture == SaeArchitecture::TopK)
+            r.auxiliary = addAuxiliaryLoss(sae, x, xHat, pre, objective, dead, dW, dpre);
+    }
+    r.loss = r.reconstruction + r.sparsity + r.auxiliary;
+    r.fired.assign(size_t(F), false);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < F; ++i)
+            if (f.data()[b * F + i] != 0.0f)
+                r.fired[size_t(i)] = true;
 
     Tensor dWenc({d, F}), dbEnc({F});
     if (sae.applyDecoderBiasToInput) {

@@ -59,19 +59,31 @@ SparseAutoencoder initialSparseAutoencoder(
 //                   width ε (SAELens's straight-through estimator: ∂/∂θ of pre·[pre > θ] is −(θ/ε) K((pre − θ)/ε),
 //                   of [pre > θ] −(1/ε) K((pre − θ)/ε), K the indicator of (−½, ½)); the gradient for pre stays
 //                   [pre > θ]. θ is trained through log θ, as SAELens does.
+// and for TopK with dead features (`dead`, those the trainer saw fire on no row for a while), the auxiliary loss
+// AuxK (Gao et al. 2024, §A.2), which gives the dead ones a gradient by asking them to explain what the live ones miss:
+//   + α · min(n_dead / k_aux, 1) · (1/B) Σ_b ‖ê_b − e_b‖²,  e = x − x̂ held constant, ê = z W_dec (no b_dec),
+//   z_b the ReLU of the k_aux largest pre-activations of the dead features in row b (a tie to the lower index), at
+//   most n_dead of them. ê without b_dec and the ReLU are the paper's and OpenAI's code's (SAELens keeps b_dec in ê and
+//   negative pre-activations in z); the factor min(n_dead / k_aux, 1) and the error per row, not normalised, are
+//   SAELens's, whose α is 1 (the paper's 1/32 goes with its normalised error); k_aux = d/2 is the paper's.
 struct SaeObjective
 {
     double sparsity = 2.0; // λ (standard; JumpReLU's L0 coefficient is smaller, 0.5 by `train-sae`'s default)
     double bandwidth = 0.05; // ε (JumpReLU)
+    double auxiliary = 0; // α (TopK); 0: no auxiliary loss
+    int auxiliaryK = 0; // k_aux; 0: half the input size
 };
 
 struct SaeBatchResult
 {
-    double loss = 0, reconstruction = 0, sparsity = 0, l0 = 0; // l0: mean active features per row
+    double loss = 0, reconstruction = 0, sparsity = 0, auxiliary = 0, l0 = 0; // l0: mean active features per row
     // "W_enc", "b_enc", "W_dec", "b_dec", and for JumpReLU "log_threshold" (∂/∂log θ)
     std::map<std::string, Tensor> gradients;
+    std::vector<bool> fired; // [F]: active on at least one row of the batch
 };
-SaeBatchResult saeBatch(const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective);
+// `dead` [F] (or empty: none) marks the features AuxK reads.
+SaeBatchResult saeBatch(
+    const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective, const std::vector<bool> &dead = {});
 
 // How well a dictionary reconstructs rows X [N, d]: the fraction of variance unexplained Σ‖x − x̂‖² / Σ‖x − mean x‖²,
 // the mean number of active features per row, and per feature the fraction of rows it is active on.

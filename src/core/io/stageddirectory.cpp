@@ -38,7 +38,7 @@ void syncDirectory(const fs::path &dir)
 std::string StagedDirectory::refusal(const std::string &dir, const std::string &kind)
 {
     std::error_code ec;
-    if (fs::is_empty(dir, ec))
+    if (fs::symlink_status(dir, ec).type() == fs::file_type::not_found || fs::is_empty(dir, ec))
         return {};
     const std::string choose = "; choose a new or empty directory, or one that transformer-atlas " + kind + " wrote";
     const fs::path markerPath = fs::path(dir) / kMarker;

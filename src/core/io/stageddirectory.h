@@ -34,7 +34,7 @@ public:
     // the target is then unchanged.
     void commit();
 
-    // Why `directory` may not be replaced by an output of `kind`, or "" when it may (it is empty, or this
+    // Why `directory` may not be replaced by an output of `kind`, or "" when it may (it is absent or empty, or this
     // program's own output of that kind with no other file in it).
     static std::string refusal(const std::string &directory, const std::string &kind);
 

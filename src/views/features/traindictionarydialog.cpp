@@ -5,6 +5,7 @@
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -71,6 +72,10 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     m_k = new QSpinBox(this);
     m_k->setRange(1, 4096);
     m_k->setToolTip(tr("TopK: the features active on each row"));
+    m_auxK = new QCheckBox(tr("Revive dead features (AuxK)"), this);
+    m_auxK->setToolTip(tr("TopK: the auxiliary loss of Gao et al. (AuxK, SAELens's coefficient 1): the features that "
+                          "fired on no row of the last 100 steps are asked to explain what the live ones miss, which "
+                          "gives them a gradient again (train-sae --auxk 1)"));
     m_sparsity = new QDoubleSpinBox(this);
     m_sparsity->setRange(0, 1e6);
     m_sparsity->setDecimals(3);
@@ -104,6 +109,7 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     form->addRow(tr("Architecture:"), m_architecture);
     form->addRow(tr("Width:"), m_width);
     form->addRow(tr("k:"), m_k);
+    form->addRow(QString(), m_auxK);
     form->addRow(tr("Sparsity:"), m_sparsity);
     form->addRow(tr("Steps:"), m_steps);
     form->addRow(tr("Rows:"), m_rows);
@@ -151,6 +157,7 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     m_architecture->setCurrentIndex(std::max(0, m_architecture->findData(settings.value(k + "architecture", "topk"))));
     m_width->setValue(settings.value(k + "width", 4 * d).toInt());
     m_k->setValue(settings.value(k + "k", 16).toInt());
+    m_auxK->setChecked(settings.value(k + "auxk", false).toBool());
     m_steps->setValue(settings.value(k + "steps", 2000).toInt());
     m_rows->setValue(settings.value(k + "rows", 50'000).toInt());
     m_seed->setValue(settings.value(k + "seed", 0).toInt());
@@ -186,6 +193,7 @@ void TrainDictionaryDialog::architectureChanged()
 {
     const QString a = m_architecture->currentData().toString();
     m_k->setEnabled(a == "topk");
+    m_auxK->setEnabled(a == "topk");
     m_sparsity->setEnabled(a != "topk");
     m_sparsity->setValue(
         QSettings().value(QString(kSettings) + "sparsity/" + a, a == "jumprelu" ? 0.5 : 2.0).toDouble());
@@ -229,6 +237,7 @@ void TrainDictionaryDialog::saveSettings() const
     settings.setValue(k + "architecture", a);
     settings.setValue(k + "width", m_width->value());
     settings.setValue(k + "k", m_k->value());
+    settings.setValue(k + "auxk", m_auxK->isChecked());
     settings.setValue(k + "steps", m_steps->value());
     settings.setValue(k + "rows", m_rows->value());
     settings.setValue(k + "seed", m_seed->value());
@@ -266,6 +275,7 @@ void TrainDictionaryDialog::train()
     o.width = m_width->value();
     o.k = std::min(m_k->value(), o.width);
     o.objective.sparsity = m_sparsity->value();
+    o.objective.auxiliary = m_auxK->isChecked() ? 1.0 : 0.0;
     o.steps = m_steps->value();
     o.seed = uint64_t(m_seed->value());
     const SaeSite site = saeSiteFromHook(m_site->currentText().toStdString());
@@ -315,14 +325,19 @@ void TrainDictionaryDialog::train()
                 const auto now = std::chrono::steady_clock::now();
                 if (now - last > std::chrono::milliseconds(50) || s.step == o.steps) {
                     last = now;
-                    post([this, steps, losses, step = s.step, total = o.steps, l0 = s.l0] {
+                    post([this, steps, losses, step = s.step, total = o.steps, l0 = s.l0, dead = s.dead,
+                             width = o.width] {
                         m_curve->graph(0)->addData(steps, losses, true);
                         m_curve->graph(0)->rescaleValueAxis(false, true);
                         m_curve->replot(QCustomPlot::rpQueuedReplot);
                         m_progress->setFormat(tr("training: step %v of %m"));
                         m_progress->setMaximum(total);
                         m_progress->setValue(step);
-                        m_status->setText(tr("Training: L0 %1 on the last batch").arg(l0, 0, 'f', 2));
+                        m_status->setText(tr("Training: L0 %1 on the last batch; %2 of %3 features dead (fired on "
+                                             "no row of the last 100 steps)")
+                                              .arg(l0, 0, 'f', 2)
+                                              .arg(dead)
+                                              .arg(width));
                     });
                     steps.clear();
                     losses.clear();

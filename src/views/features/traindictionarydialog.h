@@ -56,6 +56,7 @@ private:
     QComboBox *m_site, *m_architecture, *m_source;
     QSpinBox *m_width, *m_k, *m_steps, *m_rows, *m_seed;
     QDoubleSpinBox *m_sparsity;
+    QCheckBox *m_auxK;
     QLineEdit *m_directory;
     QPushButton *m_browse, *m_train, *m_open, *m_close;
     QProgressBar *m_progress;
