@@ -233,11 +233,15 @@ SaeBatchResult saeBatch(
         dLogThreshold = Tensor({F});
     const double eps = objective.bandwidth;
     const auto rectangle = [](double u) { return u > -0.5 && u < 0.5 ? 1.0 : 0.0; };
+    r.fired.assign(size_t(F), false);
     for (int64_t b = 0; b < B; ++b)
         for (int64_t i = 0; i < F; ++i) {
             const float p = pre.data()[b * F + i], g = df.data()[b * F + i];
             const bool on = f.data()[b * F + i] != 0.0f;
-            active += on ? 1 : 0;
+            if (on) {
+                ++active;
+                r.fired[size_t(i)] = true;
+            }
             if (sae.architecture == SaeArchitecture::JumpRelu) {
                 const double theta = sae.threshold.data()[i];
                 const bool above = p > theta;
@@ -259,11 +263,6 @@ SaeBatchResult saeBatch(
             r.auxiliary = addAuxiliaryLoss(sae, x, xHat, pre, objective, dead, dW, dpre);
     }
     r.loss = r.reconstruction + r.sparsity + r.auxiliary;
-    r.fired.assign(size_t(F), false);
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t i = 0; i < F; ++i)
-            if (f.data()[b * F + i] != 0.0f)
-                r.fired[size_t(i)] = true;
 
     Tensor dWenc({d, F}), dbEnc({F});
     if (sae.applyDecoderBiasToInput) {
