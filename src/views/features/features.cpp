@@ -1,5 +1,6 @@
 #include "features/features.h"
 
+#include "engine/inputbuilder.h"
 #include "features/dictionarytraining.h"
 #include "features/featurecorpus.h"
 #include "features/saefile.h"
@@ -229,7 +230,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 position = spec.position, dashboard, quality, steer, strength = spec.get(kSteerStrength),
                 clamp = spec.get(kSteerClamp), steerTokens = spec.get(kSteerTokens), prompt = c.tokenIds,
                 meansA = steeringPrompts(spec.get(kSteerMeansA)), meansB = steeringPrompts(spec.get(kSteerMeansB)),
-                corpusTokens = spec.get(kCorpusTokens), progress = r.progress,
+                corpusTokens = spec.get(kCorpusTokens), corpusFile = spec.get(kCorpusFile), progress = r.progress,
                 budget = c.budget](const std::atomic<bool> &cancel) {
         return timedResult<FeaturesAnalysis>([&](FeaturesAnalysis &result) {
             const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, site);
@@ -275,6 +276,14 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             if (!dashboard && !quality)
                 return;
             FeatureCorpusSource source {model, path, d, "built-in corpus", &corpusTraining(), {}};
+            std::string fileText;
+            std::string corpusName = "the built-in corpus";
+            if (!corpusFile.empty()) { // read here, off the GUI thread; a problem names the file
+                fileText = readInputText(corpusFile);
+                source.corpusName = corpusFile;
+                source.text = &fileText;
+                corpusName = std::filesystem::path(corpusFile).filename().string();
+            }
             source.options.maxTokens = corpusTokens;
             const FeatureCorpus corpus = featureCorpus(
                 source,
@@ -287,10 +296,12 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             if (quality) {
                 result.showsQuality = true;
                 result.dictionaryQuality = dictionaryQuality(model, *d, *corpus.stats, &cancel);
+                result.dictionaryQuality.corpusName = corpusName;
                 return;
             }
             result.showsDashboard = true;
             result.dashboard = featureDashboard(*model, sae, *corpus.stats, result.feature);
+            result.dashboard.corpusName = corpusName;
             result.dashboard.origin = corpus.origin == FeatureCorpus::Origin::Computed ? "run now"
                 : corpus.origin == FeatureCorpus::Origin::Memory                       ? "kept from the last pass"
                                                                                        : "read from the cache";
@@ -326,7 +337,8 @@ ViewKind kind()
                    "token",
         .group = "Circuits",
         .request = request,
-        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name,
+        .analysisKeys
+        = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name, kCorpusFile.name,
             kSteerStrength.name, kSteerClamp.name, kSteerTokens.name, kSteerMeansA.name, kSteerMeansB.name},
         .after = "patching",
         .keys = {{.field = kSae,
@@ -369,6 +381,12 @@ ViewKind kind()
                         return s.get(kCorpusTokens) > 10'000'000 ? std::string("corpus_tokens: at most 10000000")
                                                                  : std::string();
                     },
+                .ownedByView = true},
+            {.field = kCorpusFile,
+                .type = "string",
+                .meaning = "features view: the corpus of the dashboard and quality pages, a UTF-8 text file; empty: "
+                           "the built-in corpus (the quality page's held-out measures stay on the built-in corpus's "
+                           "held-out part)",
                 .ownedByView = true},
             {.field = kSteerStrength,
                 .type = "number ≥ 0",

@@ -17,6 +17,7 @@ namespace atlas {
 // "dashboard".
 struct FeatureDashboard
 {
+    std::string corpusName; // "the built-in corpus", or the text file's name
     int64_t corpusTokens = 0; // the tokens the pass read
     int window = 0; // each run's tokens
     int64_t active = 0; // the tokens the feature is active on
@@ -42,6 +43,7 @@ struct FeatureDashboard
 // and what it loses on the corpus's held-out part.
 struct DictionaryQuality
 {
+    std::string corpusName; // as FeatureDashboard's
     int64_t corpusTokens = 0;
     std::vector<int64_t> activeCount; // per feature, over the corpus pass
     int dead = 0, dense = 0; // active on no corpus token; on more than a tenth of them
@@ -104,6 +106,7 @@ inline const OwnKey<std::string> kSaeSite {"sae_site", ""};
 inline const OwnKey<int> kFeature {"feature", -1};
 inline const OwnKey<std::string> kShow {"features_show", "text"};
 inline const OwnKey<int> kCorpusTokens {"corpus_tokens", 100'000};
+inline const OwnKey<std::string> kCorpusFile {"corpus_file", ""};
 inline const OwnKey<double> kSteerStrength {"steer_strength", 8.0};
 inline const OwnKey<bool> kSteerClamp {"steer_clamp", false};
 inline const OwnKey<int> kSteerTokens {"steer_tokens", 30};

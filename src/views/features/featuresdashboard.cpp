@@ -63,11 +63,12 @@ QString FeaturesView::drawDashboard(const FeaturesAnalysis &a)
         grid->setRowStretchFactor(bodyRow(0), 1.5);
     }
     QString text
-        = tr("Feature #%1 (%2) over the first %3 tokens of the built-in corpus, read in runs of %4 tokens: "
-             "active on %5 of them (%6 %). The pass, every feature at once, took %7 s (%8).")
+        = tr("Feature #%1 (%2) over the first %3 tokens of %4, read in runs of %5 tokens: "
+             "active on %6 of them (%7 %). The pass, every feature at once, took %8 s (%9).")
               .arg(a.feature)
               .arg(a.featureChosen ? tr("chosen") : tr("the strongest at token %1 of the input").arg(a.position))
               .arg(QLocale().toString(qlonglong(d.corpusTokens)))
+              .arg(QString::fromStdString(d.corpusName))
               .arg(d.window)
               .arg(QLocale().toString(qlonglong(d.active)))
               .arg(formatNumber(100 * d.density(), 3))

@@ -104,11 +104,12 @@ QString FeaturesView::drawQuality(const FeaturesAnalysis &a)
     if (auto *grid = qobject_cast<QCPLayoutGrid *>(densities->layout()))
         grid->setColumnStretchFactor(0, 1.25);
 
-    QString text = tr("Over the first %1 tokens of the built-in corpus, %2 of the %3 features never fire (dead) and %4 "
-                      "fire on more than a tenth of the tokens (dense); a token has %5 active features on average. On "
-                      "the corpus's held-out part (%6 rows) the dictionary leaves %7 % of the site's variance "
-                      "unexplained (L0 %8).")
+    QString text = tr("Over the first %1 tokens of %2, %3 of the %4 features never fire (dead) and %5 "
+                      "fire on more than a tenth of the tokens (dense); a token has %6 active features on average. On "
+                      "the built-in corpus's held-out part (%7 rows) the dictionary leaves %8 % of the site's variance "
+                      "unexplained (L0 %9).")
                        .arg(QLocale().toString(qlonglong(q.corpusTokens)))
+                       .arg(QString::fromStdString(q.corpusName))
                        .arg(q.dead)
                        .arg(F)
                        .arg(q.dense)

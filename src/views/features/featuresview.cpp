@@ -90,8 +90,19 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_corpusTokens->setRange(1, 10'000'000);
     m_corpusTokens->setSingleStep(10'000);
     m_corpusTokens->setGroupSeparatorShown(true);
-    m_corpusTokens->setToolTip(tr("How much of the built-in corpus the dashboard's pass reads; each pass is kept on "
+    m_corpusTokens->setToolTip(tr("How much of the corpus the dashboard's pass reads; each pass is kept on "
                                   "disk, so it runs once (spec key corpus_tokens)"));
+    m_corpusSource = new QComboBox(controls);
+    m_corpusSource->addItem(tr("Built-in corpus"));
+    m_corpusSource->addItem(tr("A text file\u2026"));
+    m_corpusSource->setToolTip(tr("What the dashboard's and the quality page's pass reads: the built-in corpus, or a "
+                                  "UTF-8 text file (spec key corpus_file)"));
+    connect(m_corpusSource, &QComboBox::activated, this, [this](int index) {
+        if (index == 1)
+            chooseCorpusFile();
+        else if (!m_spec.get(kCorpusFile).empty())
+            editSpec([](ViewSpec &s) { s.set(kCorpusFile, std::string()); });
+    });
     m_strengthLabel = new QLabel(tr("Strength:"), controls);
     m_strength = new QDoubleSpinBox(controls);
     m_strength->setRange(0, 10'000);
@@ -119,6 +130,7 @@ FeaturesView::FeaturesView(QWidget *parent)
             editSpec([on](ViewSpec &s) { s.set(kSteerClamp, on); });
     });
     row->addWidget(m_corpusLabel);
+    row->addWidget(m_corpusSource);
     row->addWidget(m_corpusTokens);
     connect(m_show, &QComboBox::currentIndexChanged, this, [this] {
         const std::string show = m_show->currentData().toString().toStdString();
@@ -150,8 +162,8 @@ QString FeaturesView::pendingText() const
     if (m_spec.get(kShow) == "steer")
         return tr("Continuing the input with and without the feature, a whole run a token\u2026");
     if (m_spec.get(kShow) != "text")
-        return tr("Reading the built-in corpus through the model to the dictionary's site, every feature at once (once "
-                  "for each dictionary and corpus size: the pass is kept on disk)\u2026");
+        return tr("Reading the corpus through the model to the dictionary's site, every feature at once (once for each "
+                  "dictionary, corpus and size: the pass is kept on disk)\u2026");
     return tr("Reading the dictionary and encoding the input\u2026");
 }
 
@@ -175,7 +187,8 @@ QString FeaturesView::progressFormat() const
 
 void FeaturesView::refreshControls()
 {
-    const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens), b5(m_strength), b6(m_clamp);
+    const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens), b5(m_strength), b6(m_clamp),
+        b7(m_corpusSource);
     const bool steer = m_spec.get(kShow) == "steer";
     const bool dashboard = m_spec.get(kShow) == "dashboard" || m_spec.get(kShow) == "quality";
     m_strength->setValue(m_spec.get(kSteerStrength));
@@ -196,6 +209,11 @@ void FeaturesView::refreshControls()
     m_corpusTokens->setValue(m_spec.get(kCorpusTokens));
     m_corpusLabel->setVisible(dashboard);
     m_corpusTokens->setVisible(dashboard);
+    m_corpusSource->setVisible(dashboard);
+    const QString corpusFile = QString::fromStdString(m_spec.get(kCorpusFile));
+    m_corpusSource->setItemText(1, corpusFile.isEmpty() ? tr("A text file\u2026") : QFileInfo(corpusFile).fileName());
+    m_corpusSource->setItemData(1, corpusFile, Qt::ToolTipRole);
+    m_corpusSource->setCurrentIndex(corpusFile.isEmpty() ? 0 : 1);
     const QString path = QString::fromStdString(m_spec.get(kSae));
     showPath(path.isEmpty() ? tr("no dictionary") : QFileInfo(path).fileName());
     m_path->setToolTip(path);
@@ -204,6 +222,19 @@ void FeaturesView::refreshControls()
     m_siteLabel->setVisible(asksSite);
     m_site->setVisible(asksSite);
     m_feature->setValue(m_spec.get(kFeature));
+}
+
+void FeaturesView::chooseCorpusFile()
+{
+    const QString now = QString::fromStdString(m_spec.get(kCorpusFile));
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Read the corpus from a text file"), now, tr("Text (*.txt *.md);;All files (*)"));
+    if (file.isEmpty()) { // kept as it was
+        const QSignalBlocker blocker(m_corpusSource);
+        m_corpusSource->setCurrentIndex(now.isEmpty() ? 0 : 1);
+        return;
+    }
+    editSpec([path = file.toStdString()](ViewSpec &s) { s.set(kCorpusFile, path); });
 }
 
 void FeaturesView::choosePrompts()

@@ -33,6 +33,7 @@ public:
     explicit FeaturesView(QWidget *parent = nullptr);
     QPushButton *trainDictionaryButton() const { return m_trainDictionary; }
     QPushButton *promptsButton() const { return m_prompts; }
+    QComboBox *corpusSourceBox() const { return m_corpusSource; }
 
 protected:
     QString draw(const FeaturesAnalysis &result) override;
@@ -53,6 +54,7 @@ private:
     void showPath(const QString &text); // the dictionary's name, elided to the label's width (its tooltip: the path)
     void trainDictionary(); // Train…: a TrainDictionaryDialog, whose dictionary then shows here
     void choosePrompts(); // Prompts…: the two sets of prompts a difference of means steers by
+    void chooseCorpusFile(); // the corpus box's "A text file…"
     // The dashboard (featuresdashboard.cpp): its four panels, and what the pointer is over.
     QString drawDashboard(const FeaturesAnalysis &a);
     void drawExamples(const FeatureDashboard &d);
@@ -76,6 +78,7 @@ private:
     QComboBox *m_show = nullptr;
     QLabel *m_corpusLabel = nullptr;
     QSpinBox *m_corpusTokens = nullptr;
+    QComboBox *m_corpusSource = nullptr; // the built-in corpus, or a text file (spec "corpus_file")
     QLabel *m_strengthLabel = nullptr;
     QDoubleSpinBox *m_strength = nullptr;
     QCheckBox *m_clamp = nullptr;

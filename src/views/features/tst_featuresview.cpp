@@ -11,6 +11,7 @@
 #include "features/saefile.h"
 #include "features/steering.h"
 #include "features/traindictionarydialog.h"
+#include "io/atomicfile.h"
 #include "layouttesting.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
@@ -244,6 +245,29 @@ private slots:
         QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
         view.plot()->replot(); // the queued replot, before the picture
         testing::maybeSave(view, "features-quality");
+
+        // A text file as the corpus: the pass is over its tokens, the captions name it, the box shows it; a file that
+        // cannot be read is named.
+        const QString novel = tmp.path() + "/chapter.txt";
+        writeFileAtomically(novel.toStdString(), corpusHeldOut().substr(0, 900));
+        spec.set(kShow, "dashboard");
+        spec.set(kCorpusFile, novel.toStdString());
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        const auto *fromFile = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(fromFile && fromFile->showsDashboard);
+        QCOMPARE(fromFile->dashboard.corpusName, std::string("chapter.txt"));
+        QCOMPARE(fromFile->dashboard.origin, std::string("run now"));
+        tokens = tokenizerForModel(*model)->encode(corpusHeldOut().substr(0, 900));
+        const FeatureCorpusStats fileStats = featureCorpusPass(model, split.sae, split.site, tokens, o);
+        QCOMPARE(fromFile->dashboard.active, fileStats.activeCount[130]);
+        QVERIFY2(view.caption().contains("tokens of chapter.txt"), qPrintable(view.caption()));
+        QCOMPARE(view.corpusSourceBox()->currentText(), QString("chapter.txt"));
+        QVERIFY(view.corpusSourceBox()->isVisibleTo(&view));
+        spec.set(kCorpusFile, (tmp.path() + "/missing.txt").toStdString());
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("missing.txt"), qPrintable(view.message()));
         qunsetenv("ATLAS_CACHE_DIR");
     }
 
