@@ -200,7 +200,7 @@ private slots:
         const std::string whole = tmp.filePath("whole").toStdString(), stopped = tmp.filePath("stopped").toStdString();
         const std::string state = "/training_state.safetensors";
         const TrainedDictionary straight
-            = trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {whole, false});
+            = trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {whole});
         QVERIFY(QFile::exists(QString::fromStdString(whole + state))); // the checkpoint of step 40
         saveSaeDirectory(whole, straight.directory);
         QVERIFY(!QFile::exists(QString::fromStdString(whole + state)));
@@ -212,8 +212,8 @@ private slots:
         });
         QVERIFY2(stop.contains("cancelled"), qPrintable(stop));
         QCOMPARE(loadSaeDirectory(stopped).training["step"].get<int>(), 20);
-        const TrainedDictionary resumed
-            = trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {stopped, true});
+        const TrainedDictionary resumed = trainDictionary(austen, site, o, text, 2000, {}, nullptr,
+            WorkBudget::process(), {stopped, DictionaryCheckpoints::Resume::Yes});
         QCOMPARE(resumed.directory.training["resumed_at_step"].get<int>(), 20);
         QCOMPARE(int(resumed.curve.size()), 30);
         QVERIFY(std::equal(resumed.curve.begin(), resumed.curve.end(), straight.curve.begin() + 20));
@@ -225,12 +225,14 @@ private slots:
         SaeTrainingOptions other = o;
         other.seed = 1;
         const QString refused = errorFrom([&] {
-            (void)trainDictionary(austen, site, other, text, 2000, {}, nullptr, WorkBudget::process(), {stopped, true});
+            (void)trainDictionary(austen, site, other, text, 2000, {}, nullptr, WorkBudget::process(),
+                {stopped, DictionaryCheckpoints::Resume::Yes});
         });
         QVERIFY2(refused.contains("training_state.safetensors: the state of another run ('seed' was 0, now 1)"),
             qPrintable(refused));
         const QString finished = errorFrom([&] {
-            (void)trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {whole, true});
+            (void)trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(),
+                {whole, DictionaryCheckpoints::Resume::Yes});
         });
         QVERIFY2(finished.contains("holds no unfinished run to resume"), qPrintable(finished));
 
@@ -249,9 +251,15 @@ private slots:
             refs[name] = &t;
         writeSafetensors(stopped + state, refs, metadata);
         const QString damaged = errorFrom([&] {
-            (void)trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(), {stopped, true});
+            (void)trainDictionary(austen, site, o, text, 2000, {}, nullptr, WorkBudget::process(),
+                {stopped, DictionaryCheckpoints::Resume::Yes});
         });
         QVERIFY2(damaged.contains("tensor 'quiet' holds 2.5"), qPrintable(damaged));
+        // Train… in the app: the state of another run is left for a fresh start.
+        const TrainedDictionary fresh = trainDictionary(austen, site, other, text, 2000, {}, nullptr,
+            WorkBudget::process(), {stopped, DictionaryCheckpoints::Resume::IfSameRun});
+        QVERIFY(!fresh.directory.training.contains("resumed_at_step"));
+        QCOMPARE(int(fresh.curve.size()), 50);
     }
 
     // A dictionary that reconstructs exactly (x = ReLU(x) − ReLU(−x), width 2d) recovers all of the loss; one that

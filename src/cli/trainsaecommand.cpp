@@ -55,7 +55,8 @@ int trainSaeCommand(const CommandArgs &argv)
                             s.step, s.loss, s.reconstruction, s.auxiliary, s.l0, s.dead);
                     return true;
                 }},
-        nullptr, WorkBudget::process(), {out, args.flag("resume")});
+        nullptr, WorkBudget::process(),
+        {out, args.flag("resume") ? DictionaryCheckpoints::Resume::Yes : DictionaryCheckpoints::Resume::No});
     if (const auto at = t.directory.training.find("resumed_at_step"); at != t.directory.training.end())
         std::printf("went on from the state saved at step %d\n", at->get<int>());
     const SaeQuality &q = t.heldOut.quality;

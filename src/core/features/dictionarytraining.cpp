@@ -76,13 +76,16 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
 {
     (void)saeSiteTensor(*model, site);
     const std::string run = runIdentity(*model, site, o, text, maxRows);
+    using Resume = DictionaryCheckpoints::Resume;
     std::optional<SaeTrainingState> resume;
-    if (checkpoints.resume) {
-        if (checkpoints.directory.empty())
-            throw Error("SAE training: resume from where? (no directory)");
+    if (checkpoints.resume != Resume::No && checkpoints.directory.empty())
+        throw Error("SAE training: resume from where? (no directory)");
+    if (checkpoints.resume == Resume::Yes) {
         resume = readSaeTrainingState(checkpoints.directory, run);
         if (!resume)
             throw Error(checkpoints.directory + " holds no unfinished run to resume (no training_state.safetensors)");
+    } else if (checkpoints.resume == Resume::IfSameRun && savedTrainingRun(checkpoints.directory) == run) {
+        resume = readSaeTrainingState(checkpoints.directory, run);
     }
     if (!checkpoints.directory.empty()) // refused now, not at the first checkpoint
         if (const std::string why = StagedDirectory::refusal(checkpoints.directory, "sae"); !why.empty())
@@ -97,7 +100,11 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
         nlohmann::json training = trainingRecord(o, text, out.rows);
         training["step"] = state.step; // unfinished: the held-out measures come at the end
         saveSaeDirectory(checkpoints.directory, {unscaledDictionary(state), site, model->name, training}, &state, run);
+        if (progress.saved)
+            progress.saved(state.step);
     };
+    if (resume && progress.resumed)
+        progress.resumed(resume->step);
     const SparseAutoencoder sae = trainSparseAutoencoder(
         rows, o,
         [&](const SaeTrainingStep &s) {

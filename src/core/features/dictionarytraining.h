@@ -41,6 +41,8 @@ struct DictionaryTrainingProgress
 {
     std::function<bool(int64_t, int64_t)> reading; // rows read of the training text; false stops
     std::function<bool(const SaeTrainingStep &)> step; // after each step; false stops
+    std::function<void(int)> resumed; // before the first step of a run that goes on from a saved state: its step
+    std::function<void(int)> saved; // after each checkpoint: its step
 };
 
 struct TrainedDictionary
@@ -57,8 +59,13 @@ struct TrainedDictionary
 // state saved there, which must be the same run's: the same model, site, text, rows and options.
 struct DictionaryCheckpoints
 {
+    enum class Resume {
+        No, // start afresh (the first checkpoint replaces what the directory holds)
+        Yes, // go on from the state, refused when there is none or it is another run's (train-sae --resume)
+        IfSameRun, // go on when the state is this run's, else start afresh (Train… in the app)
+    };
     std::string directory; // "": none
-    bool resume = false;
+    Resume resume = Resume::No;
 };
 // Reads up to `maxRows` of the site's rows over text.training, trains on them, and measures the result on
 // text.heldOut. Throws atlas::Error for bad options, a budget refused, a stop ("cancelled"), or a state to resume

@@ -223,6 +223,21 @@ void saveSaeDirectory(
     staged.commit();
 }
 
+std::string savedTrainingRun(const std::string &directory)
+{
+    const std::string path = (std::filesystem::path(directory) / kState).string();
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error))
+        return {};
+    try {
+        const SafetensorsFile file(path);
+        const auto it = file.metadata().find("run");
+        return it == file.metadata().end() ? std::string() : it->second;
+    } catch (const Error &) {
+        return {};
+    }
+}
+
 std::optional<SaeTrainingState> readSaeTrainingState(const std::string &directory, const std::string &run)
 {
     const std::string path = (std::filesystem::path(directory) / kState).string();

@@ -56,5 +56,7 @@ void saveSaeDirectory(const std::string &directory, const SaeDirectory &sae, con
 // naming the file and the problem when the state is damaged (a tensor missing or of the wrong shape, a moment that is
 // not finite), and naming what differs when it belongs to another run than `run`.
 std::optional<SaeTrainingState> readSaeTrainingState(const std::string &directory, const std::string &run);
+// What identifies the run whose state `directory` holds ("" when it holds none, or its file cannot be read).
+std::string savedTrainingRun(const std::string &directory);
 
 } // namespace atlas

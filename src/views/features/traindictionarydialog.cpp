@@ -278,6 +278,7 @@ void TrainDictionaryDialog::train()
     o.objective.auxiliary = m_auxK->isChecked() ? 1.0 : 0.0;
     o.steps = m_steps->value();
     o.seed = uint64_t(m_seed->value());
+    o.checkpointEvery = std::max(1, o.steps / 10);
     const SaeSite site = saeSiteFromHook(m_site->currentText().toStdString());
     const int64_t rows = m_rows->value();
     const std::string directory = m_directory->text().trimmed().toStdString();
@@ -288,6 +289,8 @@ void TrainDictionaryDialog::train()
     }
     m_cancel = false;
     m_saved.clear();
+    m_resumedAt = 0;
+    m_checkpoint = 0;
     m_open->setEnabled(false);
     m_curve->graph(0)->data()->clear();
     m_curve->xAxis->setRange(0, o.steps);
@@ -319,6 +322,13 @@ void TrainDictionaryDialog::train()
                 });
                 return true;
             };
+            progress.resumed = [&](int step) {
+                post([this, step] {
+                    m_resumedAt = step;
+                    m_checkpoint = step;
+                });
+            };
+            progress.saved = [&](int step) { post([this, step] { m_checkpoint = step; }); };
             progress.step = [&](const SaeTrainingStep &s) {
                 steps.push_back(s.step);
                 losses.push_back(s.loss);
@@ -333,18 +343,22 @@ void TrainDictionaryDialog::train()
                         m_progress->setFormat(tr("training: step %v of %m"));
                         m_progress->setMaximum(total);
                         m_progress->setValue(step);
-                        m_status->setText(tr("Training: L0 %1 on the last batch; %2 of %3 features dead (fired on "
-                                             "no row of the last 100 steps)")
-                                              .arg(l0, 0, 'f', 2)
-                                              .arg(dead)
-                                              .arg(width));
+                        m_status->setText(
+                            (m_resumedAt > 0 ? tr("Training, from the state saved at step %1: ").arg(m_resumedAt)
+                                             : tr("Training: "))
+                            + tr("L0 %1 on the last batch; %2 of %3 features dead (fired on no row of the last 100 "
+                                 "steps)")
+                                  .arg(l0, 0, 'f', 2)
+                                  .arg(dead)
+                                  .arg(width));
                     });
                     steps.clear();
                     losses.clear();
                 }
                 return true;
             };
-            *result = trainDictionary(m_model, site, o, text, rows, progress, &m_cancel);
+            *result = trainDictionary(m_model, site, o, text, rows, progress, &m_cancel, WorkBudget::process(),
+                {directory, DictionaryCheckpoints::Resume::IfSameRun});
             post([this] { m_status->setText(tr("Saving\u2026")); });
             saveSaeDirectory(directory, result->directory);
         } catch (const std::exception &e) {
@@ -364,7 +378,13 @@ void TrainDictionaryDialog::finished(const QString &problem)
     m_train->setText(tr("Train"));
     m_train->setToolTip(QString());
     if (!problem.isEmpty()) {
-        m_status->setText(m_cancel ? tr("Cancelled: nothing was saved.") : tr("Not trained: %1").arg(problem));
+        if (m_cancel && m_checkpoint > 0)
+            m_status->setText(tr("Cancelled. The dictionary of step %1 and the run's state are saved in %2: Train "
+                                 "with the same options goes on from there.")
+                                  .arg(m_checkpoint)
+                                  .arg(m_directory->text().trimmed()));
+        else
+            m_status->setText(m_cancel ? tr("Cancelled: nothing was saved.") : tr("Not trained: %1").arg(problem));
         m_progress->setValue(0);
         return;
     }
@@ -383,6 +403,8 @@ void TrainDictionaryDialog::finished(const QString &problem)
     if (h.hasLosses)
         text += tr(", and spliced into the model it recovers %1 % of the loss")
                     .arg(100 * h.losses.recovered(), 0, 'f', 1);
+    if (m_resumedAt > 0)
+        text += tr(" (from the state saved at step %1)").arg(m_resumedAt);
     m_status->setText(text + tr(". Saved to %1.").arg(m_saved));
     m_open->setEnabled(true);
     m_open->setFocus();

@@ -23,7 +23,9 @@ namespace atlas {
 // Train a dictionary… (the Features view): a sparse autoencoder trained on one site of the open model, as train-sae
 // does (features/dictionarytraining.h), off the GUI thread: the rows read, then every step's loss drawn as it comes,
 // Cancel at any time; then its held-out quality, and the directory it was saved to (cfg.json and
-// sae_weights.safetensors, SAELens's form), which Open in the view shows. The options are kept between runs.
+// sae_weights.safetensors, SAELens's form), which Open in the view shows. The options are kept between runs. A tenth of
+// the way, and at each further tenth, the run saves its state there: a run cancelled (or the app closed) goes on from
+// it when trained again with the same options into the same directory.
 class TrainDictionaryDialog : public QDialog
 {
     Q_OBJECT
@@ -67,6 +69,8 @@ private:
     std::atomic<bool> m_cancel {false};
     std::shared_ptr<TrainedDictionary> m_result; // written by the run, read on the GUI thread once it has finished
     QString m_saved;
+    int m_resumedAt = 0; // the step the run went on from (0: from the start)
+    int m_checkpoint = 0; // the last step whose state the run saved
 };
 
 } // namespace atlas

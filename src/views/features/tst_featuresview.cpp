@@ -272,7 +272,8 @@ private slots:
     }
 
     // Train…: a small dictionary trained off the GUI thread, its loss drawn step by step, saved, and opened here; then
-    // a run cancelled, which saves nothing.
+    // a run cancelled before its first checkpoint, which saves nothing, and one cancelled after it, which goes on from
+    // it when trained again.
     void aDictionaryTrainedInTheAppOpensInTheView()
     {
         QStandardPaths::setTestModeEnabled(true); // the dialog keeps its options: not in the user's settings
@@ -318,6 +319,25 @@ private slots:
         QVERIFY2(again->status().contains("Cancelled"), qPrintable(again->status()));
         QVERIFY(!QFile::exists(other + "/cfg.json"));
         QVERIFY(!again->openButton()->isEnabled());
+
+        // A run cancelled after a tenth of its steps keeps its state; trained again, it goes on from there.
+        const QString kept = tmp.filePath("kept");
+        again->setOptions("blocks.1.hook_resid_post", 32, 4, 60'000, 600, kept);
+        again->trainButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(kept + "/training_state.safetensors"), 120000);
+        again->trainButton()->click(); // Cancel
+        QTRY_VERIFY_WITH_TIMEOUT(!again->running(), 60000);
+        QVERIFY2(again->status().contains("Cancelled. The dictionary of step")
+                && again->status().contains("Train with the same options goes on from there"),
+            qPrintable(again->status()));
+        const int savedAt = loadSaeDirectory(kept.toStdString()).training["step"].get<int>();
+        QVERIFY(savedAt >= 6000 && savedAt % 6000 == 0);
+        again->trainButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(again->status().contains("from the state saved at step"), 60000);
+        QVERIFY2(again->status().contains(QString("from the state saved at step %1:").arg(savedAt)),
+            qPrintable(again->status()));
+        again->trainButton()->click(); // Cancel again
+        QTRY_VERIFY_WITH_TIMEOUT(!again->running(), 60000);
         again->reject();
     }
 
