@@ -5,13 +5,13 @@
 #include "model/modeltokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
+#include "util/keptvalue.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 
 namespace atlas {
 
@@ -69,15 +69,6 @@ std::string modelFiles(const Model &model)
     return text;
 }
 
-std::string dictionaryFiles(const std::string &path)
-{
-    std::error_code error;
-    const fs::path p(path);
-    if (!fs::is_directory(p, error))
-        return fs::absolute(p, error).string() + "=" + stamp(p);
-    return fs::absolute(p, error).string() + "=" + stamp(p / "cfg.json") + "," + stamp(p / "sae_weights.safetensors");
-}
-
 Tensor tensorOf(const std::vector<float> &values, Shape shape)
 {
     Tensor t = Tensor::uninitialized(std::move(shape));
@@ -90,19 +81,6 @@ template <typename T> Tensor tensorFrom(const std::vector<T> &values, Shape shap
     Tensor t = Tensor::uninitialized(std::move(shape));
     std::transform(values.begin(), values.end(), t.data(), [](T v) { return float(v); });
     return t;
-}
-
-struct Kept
-{
-    std::mutex lock;
-    std::string key;
-    std::shared_ptr<const FeatureCorpusStats> stats;
-};
-
-Kept &kept()
-{
-    static Kept k;
-    return k;
 }
 
 } // namespace
@@ -190,30 +168,24 @@ FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::functi
     std::string key = std::string(kFormat) + "|"
         + (files.empty() ? "memory:" + hex(uint64_t(model.wte.storage())) : files) + "|" + positionKindName(c.positions)
         + "/cf" + std::to_string(c.capacityFactor) + "/k" + std::to_string(c.expertTopK) + "|"
-        + dictionaryFiles(source.dictionaryPath) + "|" + d.site.hookName() + "|" + source.corpusName + "="
+        + dictionaryStamp(source.dictionaryPath) + "|" + d.site.hookName() + "|" + source.corpusName + "="
         + std::to_string(source.text->size()) + "#" + hex(fnv1a(*source.text)) + "|" + std::to_string(o.maxTokens) + ","
         + std::to_string(o.top) + "," + std::to_string(o.before) + "," + std::to_string(o.after);
     FeatureCorpus out;
     const std::string cacheRoot = files.empty() ? std::string() : userCacheDirectory();
     if (!cacheRoot.empty())
         out.cachePath = (fs::path(cacheRoot) / "feature-dashboards" / (hex(fnv1a(key)) + ".safetensors")).string();
-    Kept &k = kept();
+    static KeptValue<FeatureCorpusStats> kept; // the last pass, for every other feature's page
     if (useCache) {
-        {
-            std::lock_guard lock(k.lock);
-            if (k.key == key && k.stats) {
-                out.stats = k.stats;
-                out.origin = FeatureCorpus::Origin::Memory;
-                return out;
-            }
+        if ((out.stats = kept.find(key))) {
+            out.origin = FeatureCorpus::Origin::Memory;
+            return out;
         }
         if (!out.cachePath.empty())
             if (std::optional<FeatureCorpusStats> s = readFeatureCorpusFile(out.cachePath, key)) {
                 out.stats = std::make_shared<const FeatureCorpusStats>(std::move(*s));
                 out.origin = FeatureCorpus::Origin::Disk;
-                std::lock_guard lock(k.lock);
-                k.key = key;
-                k.stats = out.stats;
+                kept.keep(key, out.stats);
                 return out;
             }
     }
@@ -224,11 +196,7 @@ FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::functi
     const std::vector<int> tokens = tokenizerForModel(model)->encode(head);
     out.stats = std::make_shared<const FeatureCorpusStats>(
         featureCorpusPass(source.model, d.sae, d.site, tokens, o, progress, cancel, budget));
-    {
-        std::lock_guard lock(k.lock);
-        k.key = key;
-        k.stats = out.stats;
-    }
+    kept.keep(key, out.stats);
     if (!out.cachePath.empty()) {
         try {
             writeFeatureCorpusFile(out.cachePath, key, *out.stats);

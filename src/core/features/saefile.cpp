@@ -313,11 +313,19 @@ std::optional<SaeTrainingState> readSaeTrainingState(const std::string &director
 
 std::string dictionaryStamp(const std::string &path)
 {
+    namespace fs = std::filesystem;
+    const auto stamp = [](const fs::path &file) {
+        std::error_code error;
+        const auto size = fs::file_size(file, error);
+        const auto time = error ? fs::file_time_type() : fs::last_write_time(file, error);
+        return error ? std::string() : std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
+    };
     std::error_code error;
-    const std::filesystem::path p(path);
-    const std::filesystem::path weights = std::filesystem::is_directory(p, error) ? p / "sae_weights.safetensors" : p;
-    const auto time = std::filesystem::last_write_time(weights, error);
-    return error ? std::string() : std::to_string(time.time_since_epoch().count());
+    const fs::path p(path);
+    const std::string where = fs::absolute(p, error).string() + "=";
+    if (!fs::is_directory(p, error))
+        return where + stamp(p);
+    return where + stamp(p / kConfig) + "," + stamp(p / kWeights);
 }
 
 } // namespace atlas

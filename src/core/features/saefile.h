@@ -42,8 +42,9 @@ std::vector<std::string> modelDictionaries(const Model &model);
 // that name (modelDictionaries), else `sae` unchanged (for the loader's message).
 std::string dictionaryPath(const Model &model, const std::string &sae);
 
-// When a dictionary's weights were last written ("" when they cannot be found): a dictionary trained again in the same
-// place is read again.
+// What a dictionary's files are now: its absolute path, and the sizes and times of cfg.json and the weights (or of the
+// archive). A dictionary trained again in the same place stamps otherwise, so it is read again and its corpus pass
+// run again.
 std::string dictionaryStamp(const std::string &path);
 
 // Writes cfg.json (version 6's form, with "atlas_training") and sae_weights.safetensors into `directory`, which

@@ -8,6 +8,7 @@
 #include "io/jsonread.h"
 #include "train/corpus.h"
 #include "util/error.h"
+#include "util/keptvalue.h"
 #include "util/text.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <mutex>
 
 // The Features view: a sparse autoencoder's features at each token of the input (features/sparseautoencoder.h).
 namespace atlas::views::features {
@@ -27,31 +27,16 @@ namespace {
 using namespace atlas::analysis;
 
 // The dictionary last read, kept while its files are unchanged: every token clicked reuses it.
-struct Loaded
-{
-    std::mutex lock;
-    std::string key;
-    std::shared_ptr<const SaeDirectory> dictionary;
-};
-
-Loaded &loaded()
-{
-    static Loaded l;
-    return l;
-}
-
 std::shared_ptr<const SaeDirectory> dictionaryAt(const std::string &path, const std::string &site)
 {
+    static KeptValue<SaeDirectory> kept;
     const std::string key = path + "|" + site + "|" + dictionaryStamp(path);
-    Loaded &l = loaded();
-    std::lock_guard lock(l.lock);
-    if (l.key != key) {
-        l.key.clear();
-        l.dictionary = std::make_shared<const SaeDirectory>(
-            loadDictionary(path, site.empty() ? std::nullopt : std::optional(saeSiteFromHook(site))));
-        l.key = key;
-    }
-    return l.dictionary;
+    if (std::shared_ptr<const SaeDirectory> d = kept.find(key))
+        return d;
+    auto d = std::make_shared<const SaeDirectory>(
+        loadDictionary(path, site.empty() ? std::nullopt : std::optional(saeSiteFromHook(site))));
+    kept.keep(key, d);
+    return d;
 }
 
 std::string percent(double fraction)
