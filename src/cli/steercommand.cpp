@@ -11,24 +11,6 @@
 
 namespace atlas {
 
-namespace {
-
-// "a|b|c" → {"a", "b", "c"}: prompts for a difference of means.
-std::vector<std::string> prompts(const std::string &text)
-{
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (size_t bar = text.find('|');; bar = text.find('|', start)) {
-        out.push_back(text.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
-        if (bar == std::string::npos)
-            break;
-        start = bar + 1;
-    }
-    return out;
-}
-
-} // namespace
-
 // Steering: the model's greedy continuation of the input with and without a direction added to the stream at one
 // site (a feature's decoder row, or a difference of means), or a feature clamped. (The options: commandtable.cpp.)
 int steerCommand(const CommandArgs &argv)
@@ -62,7 +44,7 @@ int steerCommand(const CommandArgs &argv)
     } else {
         s.site = saeSiteFromHook(args.required("site"));
         s.direction = differenceOfMeans(
-            run.model, s.site, prompts(args.required("means-a")), prompts(args.required("means-b")));
+            run.model, s.site, splitPrompts(args.required("means-a")), splitPrompts(args.required("means-b")));
         s.strength = args.doubleValue("strength", 1, -1e6, 1e6);
         what = args.value("strength", "1") + " × (mean of A − mean of B)";
     }

@@ -1,5 +1,6 @@
 #include "features/featurecorpus.h"
 
+#include "io/atomicfile.h"
 #include "io/resourcepaths.h"
 #include "io/safetensors.h"
 #include "model/modeltokenizer.h"
@@ -35,17 +36,6 @@ std::string hex(uint64_t value)
     return text;
 }
 
-// A file's size and time of writing, "" when it cannot be read.
-std::string stamp(const fs::path &path)
-{
-    std::error_code error;
-    const auto size = fs::file_size(path, error);
-    if (error)
-        return {};
-    const auto time = fs::last_write_time(path, error);
-    return error ? std::string() : std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
-}
-
 // What the model was read from: its directory's config and weights (or its GGUF file), with their sizes and times;
 // "" for a model made in memory.
 std::string modelFiles(const Model &model)
@@ -55,12 +45,12 @@ std::string modelFiles(const Model &model)
     std::error_code error;
     const fs::path root(model.directory);
     if (!fs::is_directory(root, error))
-        return root.string() + "=" + stamp(root);
+        return root.string() + "=" + fileStamp(root.string());
     std::vector<std::string> files;
     for (const fs::directory_entry &entry : fs::directory_iterator(root, error)) {
         const fs::path p = entry.path();
         if (p.filename() == "config.json" || p.extension() == ".safetensors" || p.extension() == ".json")
-            files.push_back(p.filename().string() + "=" + stamp(p));
+            files.push_back(p.filename().string() + "=" + fileStamp(p.string()));
     }
     std::sort(files.begin(), files.end());
     std::string text = fs::absolute(root, error).string();

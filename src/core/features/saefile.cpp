@@ -5,12 +5,12 @@
 #include "io/npz.h"
 #include "io/safetensors.h"
 #include "io/stageddirectory.h"
+#include "util/boundednumber.h"
 #include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 
 namespace atlas {
@@ -215,8 +215,8 @@ void saveSaeDirectory(
         Tensor quiet({int64_t(state->quiet.size())});
         std::copy(state->quiet.begin(), state->quiet.end(), quiet.data()); // exact: at most 10 000 000 steps
         kept["quiet"] = &quiet;
-        char scale[64];
-        std::snprintf(scale, sizeof scale, "%a", double(state->scale));
+        char scale[32]; // 9 significant digits: the float itself again
+        std::snprintf(scale, sizeof scale, "%.9g", double(state->scale));
         writeSafetensors((std::filesystem::path(staged.path()) / kState).string(), kept,
             {{"step", std::to_string(state->step)}, {"scale", scale}, {"run", run}});
     }
@@ -256,16 +256,8 @@ std::optional<SaeTrainingState> readSaeTrainingState(const std::string &director
         throw Error(path + ": the state of another run (" + firstDifference(meta("run"), run)
             + "): run train-sae with the options of the run it continues, or choose another --out");
     SaeTrainingState state;
-    char *end = nullptr;
-    const std::string step = meta("step"), scale = meta("scale");
-    const long long stepValue = std::strtoll(step.c_str(), &end, 10);
-    if (step.empty() || *end != '\0' || stepValue < 1 || stepValue > 10'000'000)
-        throw Error(path + ": metadata 'step' is \"" + step + "\", not a step count of 1 … 10000000");
-    state.step = int(stepValue);
-    const double scaleValue = std::strtod(scale.c_str(), &end);
-    if (scale.empty() || *end != '\0' || !std::isfinite(scaleValue) || scaleValue <= 0)
-        throw Error(path + ": metadata 'scale' is \"" + scale + "\", not a positive number");
-    state.scale = float(scaleValue);
+    state.step = boundedInteger(meta("step"), path + ": metadata 'step'", 1, 10'000'000);
+    state.scale = float(boundedNumber(meta("scale"), path + ": metadata 'scale'", 1e-30, 1e30));
     const auto tensor = [&](const std::string &name, const Shape &shape) {
         if (!file.contains(name))
             throw Error(path + ": tensor '" + name + "' is missing");
@@ -314,18 +306,12 @@ std::optional<SaeTrainingState> readSaeTrainingState(const std::string &director
 std::string dictionaryStamp(const std::string &path)
 {
     namespace fs = std::filesystem;
-    const auto stamp = [](const fs::path &file) {
-        std::error_code error;
-        const auto size = fs::file_size(file, error);
-        const auto time = error ? fs::file_time_type() : fs::last_write_time(file, error);
-        return error ? std::string() : std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
-    };
     std::error_code error;
     const fs::path p(path);
     const std::string where = fs::absolute(p, error).string() + "=";
     if (!fs::is_directory(p, error))
-        return where + stamp(p);
-    return where + stamp(p / kConfig) + "," + stamp(p / kWeights);
+        return where + fileStamp(path);
+    return where + fileStamp((p / kConfig).string()) + "," + fileStamp((p / kWeights).string());
 }
 
 } // namespace atlas

@@ -124,10 +124,9 @@ SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOp
     if (resume)
         if (const std::string why = resumeProblem(*resume, o, d, s); !why.empty())
             throw Error("SAE training: the saved state does not fit this run: " + why);
-    SparseAutoencoder sae = initialSparseAutoencoder(o.architecture, d, o.width, o.k, o.seed);
-    RowVectorMap(sae.bDec.data(), d) = rows.matrix().colwise().mean() * s;
-    if (resume)
-        sae = resume->sae;
+    SparseAutoencoder sae = resume ? resume->sae : initialSparseAutoencoder(o.architecture, d, o.width, o.k, o.seed);
+    if (!resume)
+        RowVectorMap(sae.bDec.data(), d) = rows.matrix().colwise().mean() * s;
     Tensor logThreshold;
     std::map<std::string, Tensor *> parameters {
         {"W_enc", &sae.wEnc}, {"b_enc", &sae.bEnc}, {"W_dec", &sae.wDec}, {"b_dec", &sae.bDec}};

@@ -22,6 +22,19 @@ Tensor featureDirection(const SparseAutoencoder &sae, int feature)
     return v;
 }
 
+std::vector<std::string> splitPrompts(const std::string &text)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t bar = text.find('|');; bar = text.find('|', start)) {
+        out.push_back(text.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+        if (bar == std::string::npos)
+            break;
+        start = bar + 1;
+    }
+    return out;
+}
+
 Tensor differenceOfMeans(std::shared_ptr<const Model> model, const SaeSite &site, const std::vector<std::string> &a,
     const std::vector<std::string> &b)
 {

@@ -25,6 +25,9 @@ struct Steering
     double clampValue = 0;
 };
 
+// "a|b|c" → {"a", "b", "c"}: the prompts of a difference of means as steer's --means-a and the spec's steer_means_a
+// give them, each as written.
+std::vector<std::string> splitPrompts(const std::string &text);
 // Feature `feature`'s decoder row, W_dec[feature] [D]. Throws atlas::Error for a feature the dictionary lacks.
 Tensor featureDirection(const SparseAutoencoder &sae, int feature);
 // The mean site row over the texts of `a` minus the mean over the texts of `b` [D] (Turner et al.'s difference of

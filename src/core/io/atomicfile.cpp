@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -260,6 +261,16 @@ std::string readDescriptor(int fd, const std::string &path, size_t maxBytes)
     }
     ::close(fd);
     return out;
+}
+
+std::string fileStamp(const std::string &path)
+{
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    if (error)
+        return {};
+    const auto time = std::filesystem::last_write_time(path, error);
+    return error ? std::string() : std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
 }
 
 } // namespace atlas

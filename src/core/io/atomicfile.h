@@ -25,4 +25,8 @@ std::string readDescriptor(int fd, const std::string &path, size_t maxBytes = SI
 // "a named pipe (FIFO)", "a character device" …: what a stat mode says a path is, for messages.
 std::string fileKind(unsigned mode);
 
+// A file's size and time of writing ("1234@1733312345000000000"), "" when they cannot be read: part of a cache's key,
+// so that what was computed from a file is computed again once the file changes.
+std::string fileStamp(const std::string &path);
+
 } // namespace atlas

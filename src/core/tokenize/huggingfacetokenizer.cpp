@@ -342,8 +342,7 @@ std::shared_ptr<const HuggingFaceTokenizerParts> sharedParts(const std::vector<s
     std::string key = options + '\n';
     for (const std::string &file : files) {
         std::error_code ec;
-        key += fs::weakly_canonical(file, ec).string() + '|' + std::to_string(fs::file_size(file, ec)) + '|'
-            + std::to_string(fs::last_write_time(file, ec).time_since_epoch().count()) + '\n';
+        key += fs::weakly_canonical(file, ec).string() + '|' + fileStamp(file) + '\n';
     }
     static std::mutex mutex;
     static std::map<std::string, std::weak_ptr<const HuggingFaceTokenizerParts>> loaded;

@@ -301,15 +301,11 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 std::vector<std::string> steeringPrompts(const std::string &text)
 {
     std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t end = std::min(text.find('|', start), text.size());
-        std::string p = text.substr(start, end - start);
+    for (std::string p : splitPrompts(text)) {
         p.erase(0, p.find_first_not_of(" \t\n"));
         p.erase(p.find_last_not_of(" \t\n") + 1);
         if (!p.empty())
             out.push_back(p);
-        start = end + 1;
     }
     return out;
 }

@@ -113,7 +113,7 @@ inline const OwnKey<int> kSteerTokens {"steer_tokens", 30};
 inline const OwnKey<std::string> kSteerMeansA {"steer_means_a", ""};
 inline const OwnKey<std::string> kSteerMeansB {"steer_means_b", ""};
 
-// "a|b| c" → {"a", "b", "c"}: the prompts of steer_means_a or _b, blanks dropped.
+// "a|b| c" → {"a", "b", "c"}: the prompts of steer_means_a or _b (splitPrompts), trimmed, blanks dropped.
 std::vector<std::string> steeringPrompts(const std::string &text);
 
 } // namespace atlas::views::features
