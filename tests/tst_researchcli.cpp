@@ -292,6 +292,15 @@ private slots:
         QVERIFY2(lines.size() >= 3 && lines[1].startsWith("  unsteered: She spoke|")
                 && lines[2].startsWith("  steered:   She spoke|") && lines[1].mid(13) != lines[2].mid(13),
             qPrintable(steered.out));
+        // Sampled, both continuations draw from one seed: at strength 0 they are the same text.
+        const auto sampled = run({"steer", "--model", "austen", "--text", "She spoke", "--sae",
+            "blocks.2.hook_resid_post", "--feature", "187", "--strength", "0", "--new-tokens", "20", "--temperature",
+            "0.9", "--top-p", "0.95", "--seed", "3"});
+        QVERIFY2(sampled.code == 0, qPrintable(sampled.err));
+        const QStringList both = sampled.out.split('\n');
+        QVERIFY2(both.size() >= 4 && both[1] == "both sampled at temperature 0.9 (top-k 0, top-p 0.95) from seed 3"
+                && both[2].startsWith("  unsteered: She spoke|") && both[2].mid(13) == both[3].mid(13),
+            qPrintable(sampled.out));
         const auto neither = run({"steer", "--model", "austen", "--text", "She"});
         QCOMPARE(neither.code, 1);
         QVERIFY2(neither.err.contains("one of the two"), qPrintable(neither.err));

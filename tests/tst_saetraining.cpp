@@ -2,7 +2,8 @@
 // the rows read from it; training on austen's activations lowers the unexplained variance well below a fresh
 // dictionary's, the dictionary reading the model's own activations after its scale is folded in; loss recovered is 1
 // for a dictionary that reconstructs exactly and 0 for one that writes the mean; the dictionary austen ships keeps
-// the numbers it records; steering moves the logits as the rest of the network says; SAELens directories
+// the numbers it records; steering moves the logits as the rest of the network says, and the KV cache's steered run
+// is the whole run's; SAELens directories
 // of versions 5 and 6 (tests/tools/make_sae_reference.py) encode as the NumPy reference does; a saved dictionary loads
 // as it was; a stopped run resumes to the uninterrupted run's dictionary; bad directories and hooks are refused by
 // name, and nothing this program did not write is replaced.
@@ -385,6 +386,80 @@ private slots:
             - siteRows(austen, s.site, b).matrix().colwise().mean();
         QVERIFY((ConstRowVectorMap(v.data(), v.numel()) - want).cwiseAbs().maxCoeff() < 1e-5f);
         QVERIFY(errorFrom([&] { (void)featureDirection(d.sae, 512); }).contains("features 0 … 511"));
+    }
+
+    // The KV cache's run with the site steered as each position is fed gives, at every step, the logits of a whole
+    // run of the text so far with the site steered: at each of the five sites, and with a feature clamped. A steering
+    // of strength 0 samples what the model's own generator samples under the same seed.
+    void aCachedSteeredRunIsTheWholeRunSteered_data()
+    {
+        QTest::addColumn<QString>("hook");
+        QTest::addColumn<bool>("clamp");
+        for (const char *hook : {"blocks.0.hook_resid_pre", "blocks.1.hook_resid_mid", "blocks.2.hook_resid_post",
+                 "blocks.3.hook_resid_post", "blocks.1.hook_attn_out", "blocks.2.hook_mlp_out"})
+            QTest::newRow(hook) << hook << false;
+        QTest::newRow("clamped at blocks.2.hook_resid_post") << "blocks.2.hook_resid_post" << true;
+    }
+    void aCachedSteeredRunIsTheWholeRunSteered()
+    {
+        QFETCH(QString, hook);
+        QFETCH(bool, clamp);
+        const auto austen = loadModel("austen");
+        const SaeDirectory d = loadDictionary(dictionaryPath(*austen, "blocks.2.hook_resid_post"));
+        Steering s;
+        s.site = saeSiteFromHook(hook.toStdString());
+        if (clamp) {
+            s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
+            s.clampFeature = 187;
+            s.clampValue = 5;
+        } else {
+            s.direction = featureDirection(d.sae, 187);
+            s.strength = 6;
+        }
+        Input input;
+        input.tokens = tokenizerForModel(*austen)->encode("It is a truth");
+        Generator cached = steeredGenerator(austen, input.tokens, s);
+        const int64_t V = austen->config.vocab;
+        double worst = 0;
+        for (int step = 0; step < 4; ++step) {
+            const Tensor whole = steeredLogits(austen, input, s);
+            const float *row = whole.data() + (whole.dim(0) - 1) * V;
+            for (int64_t v = 0; v < V; ++v)
+                worst = std::max(
+                    worst, std::abs(double(row[v]) - cached.lastLogits().data()[v]) / (1 + std::abs(double(row[v]))));
+            input.tokens.push_back(cached.generate());
+        }
+        qInfo("cached against whole runs over 4 steps: worst relative difference %.2g", worst);
+        QVERIFY(worst < 1e-4);
+        // The steering moved this run: the model's own logits differ.
+        Generator own(austen, input.tokens);
+        QVERIFY(!std::equal(own.lastLogits().data(), own.lastLogits().data() + V, cached.lastLogits().data()));
+
+        Steering none = s;
+        none.strength = 0;
+        none.dictionary = nullptr;
+        none.clampFeature = -1;
+        none.direction = featureDirection(d.sae, 187);
+        SamplingOptions sampling;
+        sampling.temperature = 1.2f;
+        sampling.topP = 0.9;
+        sampling.seed = 7;
+        Generator plain(austen, input.tokens, sampling);
+        std::vector<int> want;
+        for (int i = 0; i < 12; ++i)
+            want.push_back(plain.generate());
+        QCOMPARE(steeredContinuation(austen, input.tokens, none, 12, sampling), want);
+    }
+
+    void anEditOfATensorNoBlockMakesIsRefused()
+    {
+        const auto austen = loadModel("austen");
+        QVERIFY(errorFrom([&] {
+            Generator(austen, {1, 2}, {}, StreamEdit {"layer.2.attn.probs", [](Tensor &) {}});
+        }).contains("no block makes layer.2.attn.probs one position at a time"));
+        QVERIFY(errorFrom([&] {
+            Generator(loadModel("seq2seq-sort"), {1}, {}, StreamEdit {"dec.layer.0.out", [](Tensor &) {}});
+        }).contains("not an encoder-decoder"));
     }
 
     // SAELens's two cfg.json forms, written by the reference script, encode as NumPy does.

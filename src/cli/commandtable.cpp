@@ -63,6 +63,11 @@ Options trainingRunCliOptions()
     return out;
 }
 
+// How a continuation samples (modelinput.h's samplingArgument).
+const Options kSampling = {{"temperature", "T", "0 (default): the most probable token; above 0: sample softmax(z / T)"},
+    {"top-k", "K", "sample among the K most probable tokens (0: all)"},
+    {"top-p", "P", "then among the fewest most probable whose probabilities sum to P (1: all)"},
+    {"seed", "S", "the sampler's seed"}};
 const Options kBenchShape = {
     {"shape", "gpt2-small", "random weights of GPT-2 small's shape instead of a model"},
     {"length", "N", "the input's length in tokens"},
@@ -155,12 +160,8 @@ std::vector<CliCommand> makeTable()
         {"generate",
             {{"--model M --text \"...\" [--steps N --temperature T --top-k K --top-p P --seed S]",
                 "generate with a KV cache, printing its growth"}},
-            kModel + kInput
-                + Options {{"steps", "N", "tokens to generate (default 20; fewer when the context fills)"},
-                    {"temperature", "T", "0 (default): the most probable token; above 0: sample softmax(z / T)"},
-                    {"top-k", "K", "sample among the K most probable tokens (0: all)"},
-                    {"top-p", "P", "then among the fewest most probable whose probabilities sum to P (1: all)"},
-                    {"seed", "S", "the sampler's seed"}},
+            kModel + kInput + Options {{"steps", "N", "tokens to generate (default 20; fewer when the context fills)"}}
+                + kSampling,
             generateCommand},
         {"train",
             {{"--task T --out DIR [--steps N --lr LR --seed S --resume]",
@@ -239,8 +240,8 @@ std::vector<CliCommand> makeTable()
             featureDashboardCommand},
         {"steer",
             {{"--model M --text \"...\" --sae DIR --feature N [--strength S | --clamp C] [--new-tokens N]",
-                 "the model's greedy continuation with and without a feature's decoder row added to the stream at "
-                 "the dictionary's site (or the feature clamped at C)"},
+                 "the model's continuation with and without a feature's decoder row added to the stream at the "
+                 "dictionary's site (or the feature clamped at C), both greedy or sampled from the same seed"},
                 {"--model M --text \"...\" --site HOOK --means-a \"a|b\" --means-b \"c|d\" [--strength S]",
                     "the same with the difference of the site's mean over two sets of prompts"}},
             kModel
@@ -252,7 +253,8 @@ std::vector<CliCommand> makeTable()
                     {"site", "HOOK", "where a difference of means (or a params.npz) reads"},
                     {"means-a", "\"a|b\"", "prompts whose mean site row is added"},
                     {"means-b", "\"c|d\"", "prompts whose mean site row is taken away"},
-                    {"new-tokens", "N", "tokens to continue with (default 40)"}},
+                    {"new-tokens", "N", "tokens to continue with (default 40)"}}
+                + kSampling,
             steerCommand},
         {"memory",
             {{"(--model M | --shape LxHxD) --length T [--batch B] [--strategy S] [--json FILE]",

@@ -19,11 +19,7 @@ int generateCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "generate");
     ModelAndInput run = loadModelAndInput(args);
-    SamplingOptions options;
-    options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0, 0.0, 1000.0));
-    options.topK = args.intValue("top-k", 0, 0, 1 << 24);
-    options.topP = args.doubleValue("top-p", 1.0, 1e-9, 1.0);
-    options.seed = static_cast<uint64_t>(args.intValue("seed", 0, 0, std::numeric_limits<int>::max()));
+    const SamplingOptions options = samplingArgument(args);
     const bool fromSource = run.model->config.isEncoderDecoder();
     Generator generator(run.model, run.input, options);
     if (fromSource)

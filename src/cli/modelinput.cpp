@@ -8,6 +8,8 @@
 #include "util/error.h"
 #include "util/workbudget.h"
 
+#include <limits>
+
 namespace atlas {
 
 ModelAndInput loadModelAndInput(const Arguments &args)
@@ -68,6 +70,16 @@ std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &a
     return attentionPerLayer(
         attention::parseAttentionKernelSpec(args.value("attention"), args.values("attention-param")), layers,
         layerCount);
+}
+
+SamplingOptions samplingArgument(const Arguments &args)
+{
+    SamplingOptions options;
+    options.temperature = static_cast<float>(args.doubleValue("temperature", 0.0, 0.0, 1000.0));
+    options.topK = args.intValue("top-k", 0, 0, 1 << 24);
+    options.topP = args.doubleValue("top-p", 1.0, 1e-9, 1.0);
+    options.seed = static_cast<uint64_t>(args.intValue("seed", 0, 0, std::numeric_limits<int>::max()));
+    return options;
 }
 
 size_t memoryBudgetArgument(const Arguments &args)

@@ -2,6 +2,7 @@
 
 #include "analysis/activationpatching.h"
 #include "engine/engine.h"
+#include "engine/generator.h"
 
 #include "engine/input.h"
 #include "model/model.h"
@@ -29,6 +30,8 @@ std::vector<attention::AttentionKernelSpec> attentionArgument(const Arguments &a
 // --ablate-heads 0.1,1.3 [--ablation zero|mean] -> the heads switched off (none without --ablate-heads); mean
 // ablation averages each head over the references of analysis/headimportance.h (the task's held-out examples).
 HeadAblation ablationArgument(const Arguments &args, std::shared_ptr<const Model> model, const std::vector<int> &input);
+// --temperature T --top-k K --top-p P --seed S: how a continuation samples (greedy by default).
+SamplingOptions samplingArgument(const Arguments &args);
 // --memory-budget GIB (default 8), above 0 and at most 2^20 GiB.
 size_t memoryBudgetArgument(const Arguments &args);
 // --memory-budget and --attention-trace auto|whole|on-demand|checkpoints|inputs (default auto): how the run keeps its

@@ -11,8 +11,9 @@
 
 namespace atlas {
 
-// Steering: the model's greedy continuation of the input with and without a direction added to the stream at one
-// site (a feature's decoder row, or a difference of means), or a feature clamped. (The options: commandtable.cpp.)
+// Steering: the model's continuation of the input with and without a direction added to the stream at one site (a
+// feature's decoder row, or a difference of means), or a feature clamped, both greedy or both sampled from one seed
+// through the KV cache. (The options: commandtable.cpp.)
 int steerCommand(const CommandArgs &argv)
 {
     const Arguments args(argv, "steer");
@@ -49,12 +50,16 @@ int steerCommand(const CommandArgs &argv)
         what = args.value("strength", "1") + " × (mean of A − mean of B)";
     }
     const int count = args.intValue("new-tokens", 40, 1, 4096);
-    Generator generator(run.model, run.input.tokens); // unsteered: the model's own greedy continuation
+    const SamplingOptions sampling = samplingArgument(args);
+    Generator generator(run.model, run.input.tokens, sampling); // unsteered: the model's own continuation
     std::vector<int> plain;
     for (int i = 0; i < count && int(run.input.tokens.size() + plain.size()) < run.model->config.context; ++i)
         plain.push_back(generator.generate());
-    const std::vector<int> steered = steeredContinuation(run.model, run.input.tokens, s, count);
+    const std::vector<int> steered = steeredContinuation(run.model, run.input.tokens, s, count, sampling);
     std::printf("%s at %s\n", what.c_str(), s.site.hookName().c_str());
+    if (sampling.temperature > 0)
+        std::printf("both sampled at temperature %g (top-k %d, top-p %g) from seed %llu\n",
+            double(sampling.temperature), sampling.topK, sampling.topP, static_cast<unsigned long long>(sampling.seed));
     const std::string prompt = run.tokenizer->decode(run.input.tokens);
     std::printf("  unsteered: %s|%s\n", prompt.c_str(), run.tokenizer->decode(plain).c_str());
     std::printf("  steered:   %s|%s\n", prompt.c_str(), run.tokenizer->decode(steered).c_str());

@@ -77,8 +77,25 @@ Generator::Generator(std::shared_ptr<const Model> model, const Input &input, Sam
     , m_options(options)
     , m_rng(options.seed)
 {
+    start(input);
+}
+
+Generator::Generator(
+    std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options, StreamEdit edit)
+    : m_model(std::move(model))
+    , m_options(options)
+    , m_rng(options.seed)
+    , m_edit(std::move(edit))
+{
+    start(Input {prompt, {}, {}});
+}
+
+void Generator::start(const Input &input)
+{
     const ModelConfig &c = m_model->config;
     const std::vector<int> &prompt = input.tokens;
+    if (m_edit.change && c.isEncoderDecoder())
+        throw Error("generation: " + m_edit.tensor + " is changed in a decoder-only model, not an encoder-decoder");
     if (!c.causal && !c.isEncoderDecoder())
         throw Error(
             "generation needs a causal model: a bidirectional model's earlier positions change with every new token");
@@ -102,6 +119,26 @@ Generator::Generator(std::shared_ptr<const Model> model, const Input &input, Sam
     const names::Stack stack = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
     for (int l = 0; l < c.layers; ++l)
         m_recipes.push_back(blockRecipe(c, stack, l));
+    if (m_edit.change) {
+        for (int l = 0; l < c.layers && m_editLayer < 0; ++l) {
+            const std::vector<std::string> entering = c.reversible
+                ? std::vector<std::string> {BlockStep::kStream1, BlockStep::kStream2}
+                : std::vector<std::string> {BlockStep::kInput};
+            for (const std::string &local : entering)
+                if (m_editLayer < 0 && blockTensor(stack, l, local) == m_edit.tensor) {
+                    m_editLayer = l;
+                    m_editEntering = local;
+                }
+            const std::vector<BlockStep> &steps = m_recipes[size_t(l)].steps;
+            for (size_t k = 0; k < steps.size() && m_editLayer < 0; ++k)
+                if (blockTensor(stack, l, steps[k].out) == m_edit.tensor) {
+                    m_editLayer = l;
+                    m_editStep = int(k);
+                }
+        }
+        if (m_editLayer < 0)
+            throw Error("generation: no block makes " + m_edit.tensor + " one position at a time");
+    }
     // The cache grows as tokens come (a model's context may be 128k positions); each row holds the K/V heads only.
     const int64_t rows = std::min<int64_t>(c.context, int64_t(prompt.size()) + 64);
     m_keys.assign(static_cast<size_t>(c.layers), MatrixRM::Zero(rows, int64_t(c.kvHeadCount()) * c.headDim()));
@@ -168,7 +205,11 @@ void Generator::feed(int token)
         } else {
             local[BlockStep::kInput] = std::move(streams[0]);
         }
-        for (const BlockStep &step : recipe.steps) {
+        const bool edits = l == m_editLayer;
+        if (edits && m_editStep < 0)
+            m_edit.change(local.at(m_editEntering));
+        for (size_t k = 0; k < recipe.steps.size(); ++k) {
+            const BlockStep &step = recipe.steps[k];
             const Tensor &in = local.at(step.in[0]);
             Tensor out({1, D});
             switch (step.kind) {
@@ -196,6 +237,8 @@ void Generator::feed(int token)
             case BlockStep::Kind::FunnelUpsample:
                 throw Error("a funnel pools or upsamples the whole sequence: it cannot run one token at a time");
             }
+            if (edits && int(k) == m_editStep)
+                m_edit.change(out);
             local[step.out] = std::move(out);
         }
         streams.clear();

@@ -5,8 +5,10 @@
 #include "model/model.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace atlas {
@@ -17,6 +19,16 @@ struct SamplingOptions
     int topK = 0; // 0 = every token
     uint64_t seed = 0;
     double topP = 1.0; // nucleus sampling after top-k (engine/temperature.h's nucleusSize): 1 = every token
+};
+
+// A change made to one tensor of the run as each position passes it (steering, features/steering.h): `tensor` is its
+// trace name, a block's input or one of its steps' outputs ("layer.3.out", "layer.2.mlp.down" …), and `change` edits
+// the new position's row [1, D] in place. Every position gets it, the prompt's too, as a whole run's change of the
+// tensor would give them.
+struct StreamEdit
+{
+    std::string tensor;
+    std::function<void(Tensor &row)> change;
 };
 
 // Autoregressive generation with a KV cache: each new token runs the model on that one position and
@@ -31,6 +43,10 @@ public:
     // The prompt is input.tokens (an encoder-decoder's decoder input), and for an encoder-decoder the source and its
     // padding are input.source and input.sourcePadding.
     Generator(std::shared_ptr<const Model> model, const Input &input, SamplingOptions options = {});
+    // A decoder-only model's run with `edit` made at every position. Throws atlas::Error when no block makes the
+    // tensor one position at a time.
+    Generator(
+        std::shared_ptr<const Model> model, const std::vector<int> &prompt, SamplingOptions options, StreamEdit edit);
 
     // Samples the next token from the current logits, appends it and runs it through the model.
     int generate();
@@ -50,6 +66,7 @@ public:
 
 private:
     void feed(int token);
+    void start(const Input &input);
     Tensor positionBias(int layer, const Tensor &q, int pos) const;
     void routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) const;
     void encodeSource(const Input &input);
@@ -68,6 +85,11 @@ private:
     std::vector<std::vector<double>> m_ropeFrequencies; // θ_i of a RoPE model per layer (ModelConfig::ropeFrequencies)
     bool m_longRope = false; // LongRoPE: the text has outgrown the original context, and turns by the long factors
     std::vector<BlockRecipe> m_recipes; // each block's (model/blockrecipe.h), worked out once for every token
+    StreamEdit m_edit;
+    // Where m_edit.tensor is made: block m_editLayer's step m_editStep, or (m_editStep < 0) its stream m_editEntering
+    // as it enters the block.
+    int m_editLayer = -1, m_editStep = -1;
+    std::string m_editEntering;
     int m_cached = 0;
     // an encoder-decoder's, per decoder layer [S, D]: Z W_k + b_k and Z W_v + b_v of the encoder's output Z
     std::vector<MatrixRM> m_crossKeys, m_crossValues;

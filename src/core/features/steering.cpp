@@ -134,22 +134,24 @@ std::vector<NextTokenShift> nextTokenShift(
     return out;
 }
 
-std::vector<int> steeredContinuation(
-    std::shared_ptr<const Model> model, const std::vector<int> &prompt, const Steering &steering, int count)
+Generator steeredGenerator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, const Steering &steering,
+    SamplingOptions options)
 {
     if (prompt.empty())
         throw Error("steering: an empty prompt");
-    std::vector<int> tokens = prompt, out;
-    for (int i = 0; i < count && int(tokens.size()) < model->config.context; ++i) {
-        Input input;
-        input.tokens = tokens;
-        const Tensor logits = steeredLogits(model, input, steering);
-        const int64_t V = logits.dim(1);
-        const float *row = logits.data() + (logits.dim(0) - 1) * V;
-        const int next = int(std::max_element(row, row + V) - row);
-        tokens.push_back(next);
-        out.push_back(next);
-    }
+    std::string site = saeSiteTensor(*model, steering.site);
+    return Generator(std::move(model), prompt, options,
+        StreamEdit {std::move(site), [steering](Tensor &row) { applySteering(row, steering); }});
+}
+
+std::vector<int> steeredContinuation(std::shared_ptr<const Model> model, const std::vector<int> &prompt,
+    const Steering &steering, int count, SamplingOptions options)
+{
+    const int context = model->config.context;
+    Generator generator = steeredGenerator(std::move(model), prompt, steering, options);
+    std::vector<int> out;
+    for (int i = 0; i < count && int(generator.tokens().size()) < context; ++i)
+        out.push_back(generator.generate());
     return out;
 }
 

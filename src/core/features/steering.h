@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/generator.h"
 #include "engine/input.h"
 #include "features/saesite.h"
 #include "features/sparseautoencoder.h"
@@ -49,10 +50,14 @@ struct NextTokenShift
 };
 std::vector<NextTokenShift> nextTokenShift(
     std::shared_ptr<const Model> model, const Input &input, const Steering &steering, int count);
-// `count` tokens chosen greedily after `prompt`, each from a whole run with the site steered (no cache: the steering
-// reaches every position); a steering of strength 0 and no clamp gives the model's own greedy continuation. Stops at
-// the context's end.
-std::vector<int> steeredContinuation(
-    std::shared_ptr<const Model> model, const std::vector<int> &prompt, const Steering &steering, int count);
+// A generator of `prompt` (engine/generator.h: the KV cache's run) with the site steered at every position as it is
+// fed, the prompt's too: what a whole run of each prefix with the site steered gives, up to rounding. It samples as
+// `options` says (greedy by default). Throws atlas::Error as saeSiteTensor does.
+Generator steeredGenerator(std::shared_ptr<const Model> model, const std::vector<int> &prompt, const Steering &steering,
+    SamplingOptions options = {});
+// `count` tokens after `prompt` from such a generator; a steering of strength 0 and no clamp gives the model's own
+// continuation under the same options and seed. Stops at the context's end.
+std::vector<int> steeredContinuation(std::shared_ptr<const Model> model, const std::vector<int> &prompt,
+    const Steering &steering, int count, SamplingOptions options = {});
 
 } // namespace atlas

@@ -145,11 +145,13 @@ std::vector<std::pair<int, float>> alignedFeatures(const SparseAutoencoder &sae,
 // continuations and the next-token probabilities it moves most.
 FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDirectory &d,
     const std::vector<int> &prompt, int f, double strength, bool clamp, int tokens,
-    const std::vector<std::string> &meansA, const std::vector<std::string> &meansB, const std::atomic<bool> &cancel)
+    const std::vector<std::string> &meansA, const std::vector<std::string> &meansB, SamplingOptions sampling,
+    const std::atomic<bool> &cancel)
 {
     FeatureSteering out;
     out.strength = strength;
     out.clamp = clamp;
+    out.sampling = sampling;
     Steering s;
     s.site = d.site;
     if (!meansA.empty() || !meansB.empty()) {
@@ -177,11 +179,11 @@ FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDir
     out.moved = nextTokenShift(model, input, s, 10);
     if (cancel)
         throw Error("steering: cancelled");
-    out.plain
-        = steeredContinuation(model, prompt, Steering {d.site, featureDirection(d.sae, f), 0.0, {}, -1, 0}, tokens);
+    out.plain = steeredContinuation(
+        model, prompt, Steering {d.site, featureDirection(d.sae, f), 0.0, {}, -1, 0}, tokens, sampling);
     if (cancel)
         throw Error("steering: cancelled");
-    out.steered = steeredContinuation(model, prompt, s, tokens);
+    out.steered = steeredContinuation(model, prompt, s, tokens, sampling);
     return out;
 }
 
@@ -214,6 +216,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.run = [model = c.model, trace = c.trace, path, site = spec.get(kSaeSite), feature = spec.get(kFeature),
                 position = spec.position, dashboard, quality, steer, strength = spec.get(kSteerStrength),
                 clamp = spec.get(kSteerClamp), steerTokens = spec.get(kSteerTokens), prompt = c.tokenIds,
+                sampling = SamplingOptions {float(spec.get(kSteerTemperature)), 0, uint64_t(spec.get(kSteerSeed))},
                 meansA = steeringPrompts(spec.get(kSteerMeansA)), meansB = steeringPrompts(spec.get(kSteerMeansB)),
                 corpusTokens = spec.get(kCorpusTokens), corpusFile = spec.get(kCorpusFile), progress = r.progress,
                 budget = c.budget](const std::atomic<bool> &cancel) {
@@ -255,7 +258,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             if (steer) {
                 result.showsSteering = true;
                 result.steering = featureSteering(
-                    model, *d, prompt, result.feature, strength, clamp, steerTokens, meansA, meansB, cancel);
+                    model, *d, prompt, result.feature, strength, clamp, steerTokens, meansA, meansB, sampling, cancel);
                 return;
             }
             if (!dashboard && !quality)
@@ -318,9 +321,9 @@ ViewKind kind()
                    "token",
         .group = "Circuits",
         .request = request,
-        .analysisKeys
-        = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name, kCorpusFile.name,
-            kSteerStrength.name, kSteerClamp.name, kSteerTokens.name, kSteerMeansA.name, kSteerMeansB.name},
+        .analysisKeys = {"position", kSae.name, kSaeSite.name, kFeature.name, kShow.name, kCorpusTokens.name,
+            kCorpusFile.name, kSteerStrength.name, kSteerClamp.name, kSteerTokens.name, kSteerMeansA.name,
+            kSteerMeansB.name, kSteerTemperature.name, kSteerSeed.name},
         .after = "patching",
         .keys = {{.field = kSae,
                      .type = "string",
@@ -347,8 +350,8 @@ ViewKind kind()
                            "over the built-in corpus (its strongest examples, its histogram, the tokens it raises and "
                            "lowers, the nearest features); `quality`, the dictionary's dead and dense features over "
                            "the corpus, its variance unexplained and the loss recovered on held-out text; `steer`, the "
-                           "model's greedy continuation of the input with and without feature `feature` added at the "
-                           "dictionary's site (features/steering.h)",
+                           "model's continuation of the input with and without feature `feature` added at the "
+                           "dictionary's site, greedy or sampled (features/steering.h)",
                 .choices = {"text", "dashboard", "quality", "steer"},
                 .ownedByView = true},
             {.field = kCorpusTokens,
@@ -384,8 +387,8 @@ ViewKind kind()
                 .ownedByView = true},
             {.field = kSteerTokens,
                 .type = "int ≥ 1",
-                .meaning = "features view, steer: the tokens each continuation adds (greedy, a whole run each; "
-                           "stops at the context's end)",
+                .meaning = "features view, steer: the tokens each continuation adds (through the KV cache, the "
+                           "steering made at every position; stops at the context's end)",
                 .minimum = 1,
                 .rule = "1 … 512",
                 .check =
@@ -402,6 +405,18 @@ ViewKind kind()
             {.field = kSteerMeansB,
                 .type = "string",
                 .meaning = "features view, steer: the prompts whose mean site row is taken away (separated by |)",
+                .ownedByView = true},
+            {.field = kSteerTemperature,
+                .type = "number ≥ 0",
+                .meaning = "features view, steer: 0, both continuations take the most likely token; above 0, both "
+                           "sample softmax(z / T) from `steer_seed`, so that they part where the steering moves the "
+                           "odds",
+                .maximum = 5,
+                .zeroAllowed = true,
+                .ownedByView = true},
+            {.field = kSteerSeed,
+                .type = "int ≥ 0",
+                .meaning = "features view, steer: the seed both sampled continuations draw from",
                 .ownedByView = true}}};
 }
 

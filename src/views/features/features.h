@@ -57,10 +57,10 @@ struct DictionaryQuality
     double seconds = 0; // the held-out measures' time
 };
 
-// The model steered by a feature (spec "features_show": "steer"; features/steering.h): its greedy continuation of the
-// input with and without the feature's decoder row added at the dictionary's site (or the feature clamped, or the
-// difference of the site's means over two sets of prompts added), and the next-token probabilities at the input's end
-// that the steering moves most.
+// The model steered by a feature (spec "features_show": "steer"; features/steering.h): its continuation of the input
+// (greedy, or both sampled from one seed) with and without the feature's decoder row added at the dictionary's site (or
+// the feature clamped, or the difference of the site's means over two sets of prompts added), and the next-token
+// probabilities at the input's end that the steering moves most.
 struct FeatureSteering
 {
     double strength = 0; // times the direction is added; the clamped value with `clamp`
@@ -71,6 +71,7 @@ struct FeatureSteering
     double directionNorm = 0;
     std::vector<std::pair<int, float>> alignedFeatures;
     bool byMeans() const { return !meansA.empty(); }
+    SamplingOptions sampling; // how both continuations pick their tokens (spec "steer_temperature", "steer_seed")
     std::vector<int> plain, steered; // the continuations' tokens
     std::vector<NextTokenShift> moved; // the next tokens it moves most (features/steering.h)
 };
@@ -112,6 +113,8 @@ inline const OwnKey<bool> kSteerClamp {"steer_clamp", false};
 inline const OwnKey<int> kSteerTokens {"steer_tokens", 30};
 inline const OwnKey<std::string> kSteerMeansA {"steer_means_a", ""};
 inline const OwnKey<std::string> kSteerMeansB {"steer_means_b", ""};
+inline const OwnKey<double> kSteerTemperature {"steer_temperature", 0.0};
+inline const OwnKey<int> kSteerSeed {"steer_seed", 0};
 
 // "a|b| c" → {"a", "b", "c"}: the prompts of steer_means_a or _b (splitPrompts), trimmed, blanks dropped.
 std::vector<std::string> steeringPrompts(const std::string &text);

@@ -116,12 +116,19 @@ QString FeaturesView::drawSteering(const FeaturesAnalysis &a)
         body->setTextAlignment(Qt::AlignLeft);
         body->setText(wrapped(prompt + QStringLiteral(" \u2502 ") + blocks[i].second, font, room));
     }
-    setPanelTitle(texts, tr("The greedy continuation of the input (after \u2502)"));
+    const bool sampled = s.sampling.temperature > 0;
+    setPanelTitle(texts,
+        sampled ? tr("The continuation of the input (after \u2502), sampled at T = %1 from seed %2")
+                      .arg(formatNumber(s.sampling.temperature, 3))
+                      .arg(s.sampling.seed)
+                : tr("The greedy continuation of the input (after \u2502)"));
 
     const QString site = QString::fromStdString(a.dictionary.substr(a.dictionary.rfind(' ') + 1));
     const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
-    const QString greedy
-        = tr(" Each continuation is greedy, a whole run per token, so the steering reaches every position.");
+    const QString greedy = tr(" Both continuations run through the KV cache, the steering made at every position as "
+                              "it is fed, the prompt's too; ")
+        + (sampled ? tr("both sample from the same seed, so they part only where the steering moves the odds.")
+                   : tr("each takes the most likely token."));
     if (s.byMeans()) {
         const auto quoted = [](const std::vector<std::string> &prompts) {
             QStringList list;

@@ -116,11 +116,35 @@ FeaturesView::FeaturesView(QWidget *parent)
     m_prompts->setToolTip(tr("Steer by the difference of the site's mean rows over two sets of prompts instead of a "
                              "feature (spec keys steer_means_a and steer_means_b)"));
     connect(m_prompts, &QPushButton::clicked, this, &FeaturesView::choosePrompts);
+    m_temperature = new QDoubleSpinBox(controls);
+    m_temperature->setRange(0, 5);
+    m_temperature->setSingleStep(0.1);
+    m_temperature->setDecimals(2);
+    m_temperature->setPrefix(tr("T = "));
+    m_temperature->setSpecialValueText(tr("greedy"));
+    m_temperature->setToolTip(tr("Greedy: both continuations take the most likely token. Above 0: both sample "
+                                 "softmax(z / T) from the same seed, so they part where the steering moves the odds "
+                                 "(spec key steer_temperature)"));
+    m_seed = new QSpinBox(controls);
+    m_seed->setRange(0, 1 << 30);
+    m_seed->setPrefix(tr("seed "));
+    m_seed->setToolTip(tr("The seed both sampled continuations draw from: another seed, another pair of samples "
+                          "(spec key steer_seed)"));
     row->addWidget(m_show);
     row->addWidget(m_strengthLabel);
     row->addWidget(m_strength);
     row->addWidget(m_clamp);
     row->addWidget(m_prompts);
+    row->addWidget(m_temperature);
+    row->addWidget(m_seed);
+    connect(m_temperature, &QDoubleSpinBox::editingFinished, this, [this] {
+        if (m_temperature->value() != m_spec.get(kSteerTemperature))
+            editSpec([this](ViewSpec &s) { s.set(kSteerTemperature, m_temperature->value()); });
+    });
+    connect(m_seed, &QSpinBox::editingFinished, this, [this] {
+        if (m_seed->value() != m_spec.get(kSteerSeed))
+            editSpec([this](ViewSpec &s) { s.set(kSteerSeed, m_seed->value()); });
+    });
     connect(m_strength, &QDoubleSpinBox::editingFinished, this, [this] {
         if (m_strength->value() != m_spec.get(kSteerStrength))
             editSpec([this](ViewSpec &s) { s.set(kSteerStrength, m_strength->value()); });
@@ -160,7 +184,7 @@ FeaturesView::FeaturesView(QWidget *parent)
 QString FeaturesView::pendingText() const
 {
     if (m_spec.get(kShow) == "steer")
-        return tr("Continuing the input with and without the feature, a whole run a token\u2026");
+        return tr("Continuing the input with and without the steering\u2026");
     if (m_spec.get(kShow) != "text")
         return tr("Reading the corpus through the model to the dictionary's site, every feature at once (once for each "
                   "dictionary, corpus and size: the pass is kept on disk)\u2026");
@@ -188,7 +212,7 @@ QString FeaturesView::progressFormat() const
 void FeaturesView::refreshControls()
 {
     const QSignalBlocker b1(m_site), b2(m_feature), b3(m_show), b4(m_corpusTokens), b5(m_strength), b6(m_clamp),
-        b7(m_corpusSource);
+        b7(m_corpusSource), b8(m_temperature), b9(m_seed);
     const bool steer = m_spec.get(kShow) == "steer";
     const bool dashboard = m_spec.get(kShow) == "dashboard" || m_spec.get(kShow) == "quality";
     m_strength->setValue(m_spec.get(kSteerStrength));
@@ -200,6 +224,10 @@ void FeaturesView::refreshControls()
     const bool byMeans = !a.empty() && !b.empty();
     m_clamp->setVisible(steer && !byMeans);
     m_prompts->setVisible(steer);
+    m_temperature->setValue(m_spec.get(kSteerTemperature));
+    m_seed->setValue(m_spec.get(kSteerSeed));
+    m_temperature->setVisible(steer);
+    m_seed->setVisible(steer && m_spec.get(kSteerTemperature) > 0);
     m_prompts->setText(byMeans ? tr("Prompts %1 \u2212 %2\u2026").arg(a.size()).arg(b.size()) : tr("Prompts\u2026"));
     // the quality page is the whole dictionary's; steering by prompts needs no feature
     const bool perFeature = m_spec.get(kShow) != "quality" && !(steer && byMeans);

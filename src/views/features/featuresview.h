@@ -83,6 +83,8 @@ private:
     QDoubleSpinBox *m_strength = nullptr;
     QCheckBox *m_clamp = nullptr;
     QPushButton *m_prompts = nullptr;
+    QDoubleSpinBox *m_temperature = nullptr; // 0: greedy
+    QSpinBox *m_seed = nullptr; // shown when the continuations sample
     QCPAxisRect *m_tokens = nullptr, *m_features = nullptr;
     std::vector<int> m_drawnFeatures; // the lower panel's bars, left to right
     std::vector<float> m_drawnValues; // their activations

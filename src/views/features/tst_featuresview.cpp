@@ -342,7 +342,8 @@ private slots:
     }
 
     // Steer: the continuations are the core's (features/steering.h) and the unsteered one the generator's greedy
-    // continuation; the moved probabilities are the two runs' softmax at the input's end; clamping says so.
+    // continuation, or both sampled from the page's seed; the moved probabilities are the two runs' softmax at the
+    // input's end; clamping says so.
     void steeringShowsBothContinuations()
     {
         ViewSpec spec;
@@ -356,7 +357,7 @@ private slots:
         FeaturesView view;
         QVERIFY(shown(view, spec));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
-        const auto *a = view.input().analysisAs<FeaturesAnalysis>();
+        const FeaturesAnalysis *a = view.input().analysisAs<FeaturesAnalysis>();
         QVERIFY(a && a->showsSteering);
         const auto model = loadModel("austen");
         const SaeDirectory d = loadDictionary(dictionaryPath(*model, "blocks.2.hook_resid_post"));
@@ -390,6 +391,26 @@ private slots:
         view.plot()->replot();
         testing::maybeSave(view, "features-steer");
 
+        // Sampled: both continuations draw from one seed, the unsteered one as the generator samples it.
+        spec.set(kSteerTemperature, 0.8);
+        spec.set(kSteerSeed, 5);
+        QVERIFY(shown(view, spec));
+        a = view.input().analysisAs<FeaturesAnalysis>();
+        QVERIFY(a && a->showsSteering);
+        const SamplingOptions sampling {0.8f, 0, 5};
+        QVERIFY(a->steering.steered == steeredContinuation(model, prompt, steering, 12, sampling));
+        Generator sampler(model, prompt, sampling);
+        std::vector<int> sampledPlain;
+        for (int i = 0; i < 12; ++i)
+            sampledPlain.push_back(sampler.generate());
+        QVERIFY(a->steering.plain == sampledPlain);
+        QVERIFY(a->steering.plain != plain); // not the greedy one
+        QVERIFY2(view.caption().contains("both sample from the same seed"), qPrintable(view.caption()));
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        view.plot()->replot();
+        testing::maybeSave(view, "features-steer-sampled");
+
+        spec.set(kSteerTemperature, 0.0);
         spec.set(kSteerClamp, true);
         spec.set(kSteerStrength, 0.0);
         view.setSpec(spec);
