@@ -1,9 +1,9 @@
 // Feature dashboards (features/featuredashboard.h, featurecorpus.h): the corpus pass against every feature's
 // activations worked out from whole runs of each window, for a dictionary whose features are known from the trace and
 // for the shipped TopK dictionary; the disk cache's round trip and what it does with a file of another key or a
-// broken one; where a pass comes from (run, memory, disk); the budget's refusal; the logit effects against the
-// model's own output head, differentiated along the feature's direction (LayerNorm, RMSNorm, Gemma's 1 + γ); and the
-// nearest features against cosines worked out here.
+// broken one; the cache kept to its limit; where a pass comes from (run, memory, disk); the budget's refusal; the logit
+// effects against the model's own output head, differentiated along the feature's direction (LayerNorm, RMSNorm,
+// Gemma's 1 + γ); and the nearest features against cosines worked out here.
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "features/featurecorpus.h"
@@ -23,6 +23,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -39,6 +40,16 @@ std::vector<int> corpusTokens(const Model &model, size_t count)
     std::vector<int> tokens = tokenizerForModel(model)->encode(corpusTraining().substr(0, 4 * count));
     tokens.resize(std::min(tokens.size(), count));
     return tokens;
+}
+
+// A pass of the split dictionary over 200 of austen's corpus tokens, 4 examples a feature: what the cache's tests write.
+FeatureCorpusStats smallPass()
+{
+    const auto model = loadModel("austen");
+    FeatureCorpusOptions o;
+    o.top = 4;
+    return featureCorpusPass(
+        model, splitDictionary(128), saeSiteFromHook("blocks.1.hook_mlp_out"), corpusTokens(*model, 200), o);
 }
 
 // Every feature's activation on every token, each window of the model's context run whole: [N, F].
@@ -184,11 +195,7 @@ private slots:
 
     void theCacheFileKeepsThePassAndRefusesAnotherKeyOrABrokenFile()
     {
-        const auto model = loadModel("austen");
-        FeatureCorpusOptions o;
-        o.top = 4;
-        const FeatureCorpusStats s = featureCorpusPass(
-            model, splitDictionary(128), saeSiteFromHook("blocks.1.hook_mlp_out"), corpusTokens(*model, 200), o);
+        const FeatureCorpusStats s = smallPass();
         QTemporaryDir tmp;
         const std::string path = (tmp.path() + "/pass.safetensors").toStdString();
         writeFeatureCorpusFile(path, "key one", s);
@@ -216,6 +223,40 @@ private slots:
             writeSafetensors(path, pointers, file.metadata());
             QVERIFY(readFeatureCorpusFile(path, "key one") == std::nullopt);
         }
+    }
+
+    // The cache is kept to its limit by removing the passes used longest ago; the pass just written, files of
+    // another name or format, and a link to a pass stay.
+    void theCacheKeepsToItsLimitOldestFirstAndOnlyItsOwnFiles()
+    {
+        const FeatureCorpusStats s = smallPass();
+        QTemporaryDir tmp;
+        namespace fs = std::filesystem;
+        const fs::path dir = tmp.path().toStdString();
+        const auto pass
+            = [&](int i) { return dir / (std::string("000000000000000") + char('a' + i) + ".safetensors"); };
+        const auto now = fs::file_time_type::clock::now();
+        for (int i = 0; i < 4; ++i) { // a used 4 hours ago … d 1 hour ago
+            writeFeatureCorpusFile(pass(i).string(), "key", s);
+            fs::last_write_time(pass(i), now - std::chrono::hours(4 - i));
+        }
+        const uint64_t one = fs::file_size(pass(0));
+        QVERIFY(QFile::copy(QString::fromStdString(pass(0).string()), tmp.filePath("notes.safetensors")));
+        QFile foreign(tmp.filePath("00000000000000ff.safetensors")); // our name, not our format
+        QVERIFY(foreign.open(QIODevice::WriteOnly));
+        foreign.write(QByteArray(int(one), 'x'));
+        foreign.close();
+        fs::create_symlink(pass(3), dir / "00000000000000ee.safetensors");
+        fs::last_write_time(pass(0), now); // a read renewed a: b is now the oldest
+
+        QCOMPARE(pruneFeatureCorpusCache(dir.string(), 4 * one, pass(3).string()), 0); // four passes fit
+        QCOMPARE(pruneFeatureCorpusCache(dir.string(), 2 * one + one / 2, pass(1).string()), 2); // keep b
+        QVERIFY(fs::exists(pass(0)) && fs::exists(pass(1)) && !fs::exists(pass(2)) && !fs::exists(pass(3)));
+        QVERIFY(fs::exists(dir / "notes.safetensors") && foreign.exists());
+        QVERIFY(fs::is_symlink(dir / "00000000000000ee.safetensors"));
+        QCOMPARE(pruneFeatureCorpusCache(dir.string(), 0, pass(1).string()), 1); // a goes, b is kept
+        QVERIFY(!fs::exists(pass(0)) && fs::exists(pass(1)));
+        QCOMPARE(pruneFeatureCorpusCache((dir / "absent").string(), 0, ""), 0);
     }
 
     void aPassIsRunOnceThenKeptInMemoryAndOnDisk()

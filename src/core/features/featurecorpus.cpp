@@ -147,6 +147,57 @@ std::optional<FeatureCorpusStats> readFeatureCorpusFile(const std::string &path,
     }
 }
 
+int pruneFeatureCorpusCache(const std::string &directory, uint64_t limitBytes, const std::string &keep)
+{
+    struct Pass
+    {
+        fs::path path;
+        uint64_t bytes = 0;
+        fs::file_time_type used;
+    };
+    const auto ours = [](const fs::path &path) {
+        const std::string stem = path.stem().string();
+        std::error_code error;
+        if (path.extension() != ".safetensors" || stem.size() != 16
+            || stem.find_first_not_of("0123456789abcdef") != std::string::npos
+            || !fs::is_regular_file(fs::symlink_status(path, error)))
+            return false;
+        try {
+            const auto meta = SafetensorsFile(path.string()).metadata();
+            const auto format = meta.find("format");
+            return format != meta.end() && format->second == kFormat;
+        } catch (const std::exception &) { // not a file of this program's
+            return false;
+        }
+    };
+    std::vector<Pass> passes;
+    uint64_t total = 0;
+    std::error_code listing;
+    for (fs::directory_iterator it(directory, listing), end; !listing && it != end; it.increment(listing)) {
+        if (!ours(it->path()))
+            continue;
+        std::error_code size, time, same;
+        Pass p {it->path(), fs::file_size(it->path(), size), fs::last_write_time(it->path(), time)};
+        if (size || time)
+            continue;
+        total += p.bytes;
+        if (!fs::equivalent(p.path, keep, same))
+            passes.push_back(std::move(p));
+    }
+    std::sort(passes.begin(), passes.end(), [](const Pass &a, const Pass &b) { return a.used < b.used; });
+    int removed = 0;
+    for (const Pass &p : passes) {
+        if (total <= limitBytes)
+            break;
+        std::error_code error;
+        if (fs::remove(p.path, error)) {
+            total -= p.bytes;
+            ++removed;
+        }
+    }
+    return removed;
+}
+
 FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::function<bool(int64_t, int64_t)> &progress,
     const std::atomic<bool> *cancel, const WorkBudget &budget, bool useCache)
 {
@@ -175,6 +226,8 @@ FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::functi
             if (std::optional<FeatureCorpusStats> s = readFeatureCorpusFile(out.cachePath, key)) {
                 out.stats = std::make_shared<const FeatureCorpusStats>(std::move(*s));
                 out.origin = FeatureCorpus::Origin::Disk;
+                std::error_code error; // used now: the last to be pruned
+                fs::last_write_time(out.cachePath, fs::file_time_type::clock::now(), error);
                 kept.keep(key, out.stats);
                 return out;
             }
@@ -190,6 +243,8 @@ FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::functi
     if (!out.cachePath.empty()) {
         try {
             writeFeatureCorpusFile(out.cachePath, key, *out.stats);
+            pruneFeatureCorpusCache(
+                fs::path(out.cachePath).parent_path().string(), kFeatureCorpusCacheBytes, out.cachePath);
         } catch (const std::exception &e) { // a full disk or a read-only cache: the pass stands, kept in memory
             out.cacheProblem = e.what();
         }

@@ -42,5 +42,10 @@ FeatureCorpus featureCorpus(const FeatureCorpusSource &source, const std::functi
 // nothing for a file that is absent, of another key, or not such a file.
 void writeFeatureCorpusFile(const std::string &path, const std::string &key, const FeatureCorpusStats &stats);
 std::optional<FeatureCorpusStats> readFeatureCorpusFile(const std::string &path, const std::string &key);
+// The disk cache's directory kept to `limitBytes`: the passes used longest ago (a read renews a file's time) removed
+// until the rest fit, `keep` (the pass just written) never. Only files this program writes there count or go: regular
+// files named as it names them, of its format; anything else is left alone. Returns how many it removed.
+constexpr uint64_t kFeatureCorpusCacheBytes = uint64_t(512) << 20;
+int pruneFeatureCorpusCache(const std::string &directory, uint64_t limitBytes, const std::string &keep);
 
 } // namespace atlas
