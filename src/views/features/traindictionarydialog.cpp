@@ -102,6 +102,10 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     m_directory->setToolTip(tr("Where the dictionary is saved (cfg.json, sae_weights.safetensors): a new or empty "
                                "folder, or one a dictionary was saved to before"));
     m_browse = new QPushButton(tr("Browse\u2026"), this);
+    m_goOn = new QCheckBox(tr("Go on from a run saved there"), this);
+    m_goOn->setToolTip(tr("When the folder holds the saved state of a run with these same options (one cancelled, or "
+                          "one that finished), train from it; cleared, the run starts afresh and replaces it "
+                          "(train-sae --resume)"));
     auto *where = new QHBoxLayout;
     where->addWidget(m_directory, 1);
     where->addWidget(m_browse);
@@ -116,6 +120,7 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     form->addRow(tr("Seed:"), m_seed);
     form->addRow(tr("Text:"), m_source);
     form->addRow(tr("Save to:"), where);
+    form->addRow(QString(), m_goOn);
 
     m_progress = new QProgressBar(this);
     m_progress->setTextVisible(true);
@@ -158,6 +163,7 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     m_width->setValue(settings.value(k + "width", 4 * d).toInt());
     m_k->setValue(settings.value(k + "k", 16).toInt());
     m_auxK->setChecked(settings.value(k + "auxk", false).toBool());
+    m_goOn->setChecked(settings.value(k + "go_on", true).toBool());
     m_steps->setValue(settings.value(k + "steps", 2000).toInt());
     m_rows->setValue(settings.value(k + "rows", 50'000).toInt());
     m_seed->setValue(settings.value(k + "seed", 0).toInt());
@@ -238,6 +244,7 @@ void TrainDictionaryDialog::saveSettings() const
     settings.setValue(k + "width", m_width->value());
     settings.setValue(k + "k", m_k->value());
     settings.setValue(k + "auxk", m_auxK->isChecked());
+    settings.setValue(k + "go_on", m_goOn->isChecked());
     settings.setValue(k + "steps", m_steps->value());
     settings.setValue(k + "rows", m_rows->value());
     settings.setValue(k + "seed", m_seed->value());
@@ -301,14 +308,14 @@ void TrainDictionaryDialog::train()
     m_status->setText(tr("Reading %1's %2 over the text\u2026")
                           .arg(QString::fromStdString(m_model->name), QString::fromStdString(site.hookName())));
     m_train->setText(tr("Cancel"));
-    m_train->setToolTip(tr("Stop the run; nothing is saved"));
+    m_train->setToolTip(tr("Stop the run: the state it saved at its last tenth of the steps stays"));
     auto result = std::make_shared<TrainedDictionary>();
     m_result = result;
     // Every report is queued to the GUI thread; steps are gathered and sent about twenty times a second.
     const auto post = [this](std::function<void()> onGui) {
         QMetaObject::invokeMethod(this, std::move(onGui), Qt::QueuedConnection);
     };
-    m_thread = QThread::create([this, o, site, rows, directory, textFile, result, post] {
+    m_thread = QThread::create([this, o, site, rows, directory, textFile, result, post, goOn = m_goOn->isChecked()] {
         QString problem;
         try {
             const DictionaryText text = textFile.empty() ? builtInCorpusText() : textFileText(textFile);
@@ -358,7 +365,7 @@ void TrainDictionaryDialog::train()
                 return true;
             };
             *result = trainDictionary(m_model, site, o, text, rows, progress, &m_cancel, WorkBudget::process(),
-                {directory, DictionaryCheckpoints::Resume::IfSameRun});
+                {directory, goOn ? DictionaryCheckpoints::Resume::IfSameRun : DictionaryCheckpoints::Resume::No});
             post([this] { m_status->setText(tr("Saving\u2026")); });
             saveSaeDirectory(directory, result->directory);
         } catch (const std::exception &e) {

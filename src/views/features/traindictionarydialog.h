@@ -25,7 +25,8 @@ namespace atlas {
 // Cancel at any time; then its held-out quality, and the directory it was saved to (cfg.json and
 // sae_weights.safetensors, SAELens's form), which Open in the view shows. The options are kept between runs. A tenth of
 // the way, and at each further tenth, the run saves its state there: a run cancelled (or the app closed) goes on from
-// it when trained again with the same options into the same directory.
+// it when trained again with the same options into the same directory, unless "Go on from a run saved there" is
+// cleared.
 class TrainDictionaryDialog : public QDialog
 {
     Q_OBJECT
@@ -42,6 +43,7 @@ public:
     void setOptions(const QString &site, int width, int k, int steps, int rows, const QString &directory);
     QPushButton *trainButton() const { return m_train; }
     QPushButton *openButton() const { return m_open; }
+    QCheckBox *goOnBox() const { return m_goOn; }
     QString status() const;
     void reject() override; // Close or Esc: a run under way is cancelled first
 
@@ -58,7 +60,7 @@ private:
     QComboBox *m_site, *m_architecture, *m_source;
     QSpinBox *m_width, *m_k, *m_steps, *m_rows, *m_seed;
     QDoubleSpinBox *m_sparsity;
-    QCheckBox *m_auxK;
+    QCheckBox *m_auxK, *m_goOn;
     QLineEdit *m_directory;
     QPushButton *m_browse, *m_train, *m_open, *m_close;
     QProgressBar *m_progress;

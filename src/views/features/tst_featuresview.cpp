@@ -338,6 +338,14 @@ private slots:
             qPrintable(again->status()));
         again->trainButton()->click(); // Cancel again
         QTRY_VERIFY_WITH_TIMEOUT(!again->running(), 60000);
+        // Go on cleared: the same options start afresh.
+        again->goOnBox()->setChecked(false);
+        again->trainButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(again->status().startsWith("Training"), 60000);
+        QVERIFY2(!again->status().contains("from the state saved"), qPrintable(again->status()));
+        again->trainButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!again->running(), 60000);
+        again->goOnBox()->setChecked(true);
         again->reject();
     }
 
