@@ -42,7 +42,8 @@ std::vector<int> corpusTokens(const Model &model, size_t count)
     return tokens;
 }
 
-// A pass of the split dictionary over 200 of austen's corpus tokens, 4 examples a feature: what the cache's tests write.
+// A pass of the split dictionary over 200 of austen's corpus tokens, 4 examples a feature: what the cache's tests
+// write.
 FeatureCorpusStats smallPass()
 {
     const auto model = loadModel("austen");

@@ -238,7 +238,9 @@ private slots:
         QCOMPARE(dq.corpusTokens, int64_t(300));
         QVERIFY(dq.unexplained < 1e-10);
         QCOMPARE(dq.heldOutL0, 128.0); // one of each pair
-        QVERIFY(dq.hasLosses && std::abs(dq.recovered() - 1) < 1e-9 && dq.meanAblated > dq.clean);
+        // 1 up to the products' rounding, in whatever order they add up (as tst_saetraining's bound)
+        QVERIFY2(dq.hasLosses && std::abs(dq.recovered() - 1) < 1e-5 && dq.meanAblated > dq.clean,
+            qPrintable(QString("recovered %1").arg(dq.recovered(), 0, 'g', 12)));
         QVERIFY2(view.caption().contains(QString("%1 of the 256 features never fire").arg(dq.dead))
                 && view.caption().contains("100 % of the loss recovered"),
             qPrintable(view.caption()));
@@ -321,6 +323,7 @@ private slots:
         QVERIFY(!again->openButton()->isEnabled());
 
         // A run cancelled after a tenth of its steps keeps its state; trained again, it goes on from there.
+        again->goOnBox()->setChecked(true); // whatever an earlier run of the test left in the settings
         const QString kept = tmp.filePath("kept");
         again->setOptions("blocks.1.hook_resid_post", 32, 4, 20'000, 600, kept);
         again->trainButton()->click();
