@@ -327,6 +327,13 @@ private slots:
         QTest::newRow("ablation") << R"({"ablation": "half"})"
                                   << "ablation"
                                   << "unknown value 'half'";
+        // A number that may be 0 says so.
+        QTest::newRow("steer_temperature 9") << R"({"steer_temperature": 9})"
+                                             << "steer_temperature"
+                                             << "must be at least 0 and at most 5.0, got 9";
+        QTest::newRow("steer_temperature -0.5") << R"({"steer_temperature": -0.5})"
+                                                << "steer_temperature"
+                                                << "must be at least 0";
     }
 
     void badValues()

@@ -115,12 +115,14 @@ public:
 
     bool boolean(const Json &value) const { return jsonBool(value, m_place); }
 
-    double positive(const Json &value, double maximum) const
+    // Above 0 (or 0 itself, when zeroAllowed) and at most `maximum`.
+    double number(const Json &value, double maximum, bool zeroAllowed) const
     {
         const double v = jsonNumber(value, m_place, std::numeric_limits<double>::lowest(), DBL_MAX);
-        if (v <= 0 || v > maximum)
-            fail("must be above 0 and at most " + Json(maximum).dump() + ", got " + shownJson(value));
-        return v;
+        if (v < 0 || (v == 0 && !zeroAllowed) || v > maximum)
+            fail(std::string(zeroAllowed ? "must be at least 0" : "must be above 0") + " and at most "
+                + Json(maximum).dump() + ", got " + shownJson(value));
+        return v == 0 ? 0.0 : v; // −0 read as 0
     }
 
     std::vector<std::string> strings(const Json &value) const
@@ -172,8 +174,7 @@ void readKey(const SpecKey &key, ViewSpec &spec, const Reader &r, const Json &v)
             else if constexpr (std::is_same_v<T, int>)
                 setField(spec, f, r.integer(v, key.minimum, key.rule));
             else if constexpr (std::is_same_v<T, double>)
-                setField(spec, f,
-                    key.zeroAllowed && v.is_number() && v.get<double>() == 0 ? 0.0 : r.positive(v, key.maximum));
+                setField(spec, f, r.number(v, key.maximum, key.zeroAllowed));
             else if constexpr (std::is_same_v<T, bool>)
                 setField(spec, f, r.boolean(v));
             else if constexpr (std::is_same_v<T, std::vector<int>>)
