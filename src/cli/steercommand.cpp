@@ -51,10 +51,8 @@ int steerCommand(const CommandArgs &argv)
     }
     const int count = args.intValue("new-tokens", 40, 1, 4096);
     const SamplingOptions sampling = samplingArgument(args);
-    Generator generator(run.model, run.input.tokens, sampling); // unsteered: the model's own continuation
-    std::vector<int> plain;
-    for (int i = 0; i < count && int(run.input.tokens.size() + plain.size()) < run.model->config.context; ++i)
-        plain.push_back(generator.generate());
+    // unsteered: the model's own continuation
+    const std::vector<int> plain = Generator(run.model, run.input.tokens, sampling).continuation(count);
     const std::vector<int> steered = steeredContinuation(run.model, run.input.tokens, s, count, sampling);
     std::printf("%s at %s\n", what.c_str(), s.site.hookName().c_str());
     if (sampling.temperature > 0)

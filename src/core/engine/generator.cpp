@@ -403,6 +403,14 @@ int Generator::generate()
     return next;
 }
 
+std::vector<int> Generator::continuation(int count)
+{
+    std::vector<int> out;
+    for (int i = 0; i < count && int(m_tokens.size()) < m_model->config.context; ++i)
+        out.push_back(generate());
+    return out;
+}
+
 size_t Generator::cacheBytes() const
 {
     const ModelConfig &c = m_model->config;

@@ -50,6 +50,8 @@ public:
 
     // Samples the next token from the current logits, appends it and runs it through the model.
     int generate();
+    // Up to `count` tokens from generate(), fewer when the context fills.
+    std::vector<int> continuation(int count);
     // The model's probability of the token generate() last chose, softmax(logits) at temperature 1 (before any
     // sampling temperature or top-k): how sure the model itself was.
     double lastProbability() const { return m_lastProbability; }

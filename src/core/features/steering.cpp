@@ -147,12 +147,7 @@ Generator steeredGenerator(std::shared_ptr<const Model> model, const std::vector
 std::vector<int> steeredContinuation(std::shared_ptr<const Model> model, const std::vector<int> &prompt,
     const Steering &steering, int count, SamplingOptions options)
 {
-    const int context = model->config.context;
-    Generator generator = steeredGenerator(std::move(model), prompt, steering, options);
-    std::vector<int> out;
-    for (int i = 0; i < count && int(generator.tokens().size()) < context; ++i)
-        out.push_back(generator.generate());
-    return out;
+    return steeredGenerator(std::move(model), prompt, steering, options).continuation(count);
 }
 
 } // namespace atlas

@@ -179,8 +179,7 @@ FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDir
     out.moved = nextTokenShift(model, input, s, 10);
     if (cancel)
         throw Error("steering: cancelled");
-    out.plain = steeredContinuation(
-        model, prompt, Steering {d.site, featureDirection(d.sae, f), 0.0, {}, -1, 0}, tokens, sampling);
+    out.plain = Generator(model, prompt, sampling).continuation(tokens); // the model's own
     if (cancel)
         throw Error("steering: cancelled");
     out.steered = steeredContinuation(model, prompt, s, tokens, sampling);
