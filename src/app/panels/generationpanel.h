@@ -2,6 +2,7 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
 class QSpinBox;
@@ -14,7 +15,8 @@ struct GenerationReport;
 
 // Generation one token at a time with a KV cache: sampling settings; the continuation as plain text after the
 // prompt; and a row per new token with the model's probability of it and the cache's size after it, so the
-// cache's growth is visible.
+// cache's growth is visible. It can steer as the Features view's Steer page sets it, showing the model's own
+// continuation beside the steered one. Its settings are kept between runs.
 class GenerationPanel : public QWidget
 {
     Q_OBJECT
@@ -24,9 +26,13 @@ public:
 
     QTableWidget *table() const { return m_table; }
     QString continuationText() const; // the label's plain text
+    QCheckBox *steer() const { return m_steer; }
 
 private:
-    void show(const GenerationReport &report);
+    void showReport(const GenerationReport &report);
+    void generate();
+    void updateSteer(); // its summary of the spec's steering, enabled for a model that predicts the next token
+    void keepSettings() const;
 
     Session *m_session;
     QSpinBox *m_steps;
@@ -34,6 +40,7 @@ private:
     QSpinBox *m_topK;
     QDoubleSpinBox *m_topP;
     QSpinBox *m_seed;
+    QCheckBox *m_steer;
     QLabel *m_text;
     QTableWidget *m_table;
 };

@@ -396,7 +396,7 @@ void Session::cancel()
     m_cancel = true;
 }
 
-void Session::generate(int count, SamplingOptions options)
+void Session::generate(int count, SamplingOptions options, SteeringSource steering)
 {
     if (!m_model)
         return;
@@ -407,11 +407,22 @@ void Session::generate(int count, SamplingOptions options)
     auto model = m_model;
     auto tokenizer = m_tokenizer;
     const Input start = m_input; // an encoder-decoder's source too: the generator runs its encoder once
-    runJob([this, model, tokenizer, start, count, options]() -> Commit {
+    runJob([this, model, tokenizer, start, count, options, steering]() -> Commit {
         const bool fromSource = model->config.isEncoderDecoder();
-        Generator generator(model, start, options);
         GenerationReport report;
         report.prompt = QString::fromStdString(tokenizer->decode(start.tokens));
+        const auto continuationOf = [&](const std::vector<int> &tokens) {
+            return QString::fromStdString(
+                tokenizer->decode(std::vector<int>(tokens.begin() + int64_t(start.tokens.size()), tokens.end())));
+        };
+        NamedSteering named;
+        if (steering) {
+            named = steering(model, start.tokens);
+            report.steering = QString::fromStdString(named.description);
+        }
+        Generator generator = steering ? steeredGenerator(model, start.tokens, named.steering, options)
+                                       : Generator(model, start, options);
+        const int steps = steering ? 2 * count : count; // the model's own continuation after the steered one
         for (int i = 0; i < count && !m_cancel; ++i) {
             if (int(generator.tokens().size()) >= model->config.context) { // keep what was generated
                 report.stopped = tr("Stopped: the model's context of %1 tokens is full.").arg(model->config.context);
@@ -420,13 +431,22 @@ void Session::generate(int count, SamplingOptions options)
             const int id = generator.generate();
             report.tokens.push_back({id, QString::fromStdString(tokenizer->piece(id)), generator.lastProbability(),
                 generator.cachedPositions(), double(generator.cacheBytes() + generator.crossCacheBytes()) / 1024.0});
-            QMetaObject::invokeMethod(this, [this, i, count] { emit progressChanged(i + 1, count); });
+            QMetaObject::invokeMethod(this, [this, i, steps] { emit progressChanged(i + 1, steps); });
             if (fromSource && tokenizer->piece(id) == ".") // the end of an answer (seq2seq-sort's)
                 break;
         }
+        if (steering) {
+            Generator plain(model, start, options);
+            const int made = int(report.tokens.size());
+            for (int i = 0; i < made && !m_cancel; ++i) {
+                plain.generate();
+                QMetaObject::invokeMethod(
+                    this, [this, i, count, steps] { emit progressChanged(count + i + 1, steps); });
+            }
+            report.unsteered = continuationOf(plain.tokens());
+        }
         const std::vector<int> tokens = generator.tokens();
-        report.continuation = QString::fromStdString(
-            tokenizer->decode(std::vector<int>(tokens.begin() + int64_t(start.tokens.size()), tokens.end())));
+        report.continuation = continuationOf(tokens);
         const std::string text = tokenizer->decode(tokens);
         // An encoder-decoder keeps its source and padding and writes into the Decoder box; a decoder starts afresh.
         Input next = fromSource ? start : Input {};

@@ -3,6 +3,7 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "engine/inputbuilder.h"
+#include "features/steering.h"
 #include "session/viewanalyses.h"
 #include "tokenize/tokenizer.h"
 #include "view/viewspec.h"
@@ -39,7 +40,15 @@ struct GenerationReport
     QString continuation;
     std::vector<GeneratedToken> tokens;
     QString stopped; // empty when every requested token was generated
+    // A steered generation's steering in words, and the model's own continuation of the prompt under the same
+    // sampling options and seed; both empty when it was not steered.
+    QString steering;
+    QString unsteered;
 };
+
+// Where a steered generation's steering comes from (views/features' specSteering): it runs on the worker thread with
+// the model and the prompt, since it may read a dictionary and run the model.
+using SteeringSource = std::function<NamedSteering(std::shared_ptr<const Model> model, const std::vector<int> &prompt)>;
 
 // The app's state: the model, the input, the engine stepping through it, the view spec on screen and its
 // analysis. Every computation (loading, stepping, running, generating) runs on one worker thread, the spec's
@@ -93,7 +102,9 @@ public:
     void runAnalysisAnyway();
     // Generates `count` tokens with a KV cache, appending them to the input (an encoder-decoder's decoder input, its
     // encoder run once; it stops after the model's '.').
-    void generate(int count, SamplingOptions options);
+    // With `steering`, each position is steered as it is fed (the prompt's too), and the report carries the model's
+    // own continuation beside it.
+    void generate(int count, SamplingOptions options, SteeringSource steering = {});
 
     const ViewSpec &spec() const { return m_spec; }
     void setSpec(const ViewSpec &spec);

@@ -26,6 +26,14 @@ struct Steering
     double clampValue = 0;
 };
 
+// A steering and what it is in words ("feature 12 × 8 at blocks.2.hook_resid_post"), as a steered generation reports
+// it.
+struct NamedSteering
+{
+    Steering steering;
+    std::string description;
+};
+
 // "a|b|c" → {"a", "b", "c"}: the prompts of a difference of means as steer's --means-a and the spec's steer_means_a
 // give them, each as written.
 std::vector<std::string> splitPrompts(const std::string &text);

@@ -1,5 +1,6 @@
 #include "features/features.h"
 
+#include "engine/engine.h"
 #include "engine/inputbuilder.h"
 #include "features/dictionarytraining.h"
 #include "features/featurecorpus.h"
@@ -37,6 +38,13 @@ std::shared_ptr<const SaeDirectory> dictionaryAt(const std::string &path, const 
         loadDictionary(path, site.empty() ? std::nullopt : std::optional(saeSiteFromHook(site))));
     kept.keep(key, d);
     return d;
+}
+
+std::string plainNumber(double value) // "8", "0.5", "1e+03"
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
 }
 
 std::string percent(double fraction)
@@ -141,6 +149,38 @@ std::vector<std::pair<int, float>> alignedFeatures(const SparseAutoencoder &sae,
     return out;
 }
 
+// What the Steer page adds with dictionary d: feature f's decoder row `strength` times, or f clamped at `strength`, or
+// (with prompts on both sides) the difference of the site's means over `meansA` and `meansB` `strength` times.
+NamedSteering steeringBy(std::shared_ptr<const Model> model, const SaeDirectory &d, int f, double strength, bool clamp,
+    const std::vector<std::string> &meansA, const std::vector<std::string> &meansB)
+{
+    NamedSteering out;
+    Steering &s = out.steering;
+    s.site = d.site;
+    const std::string times = plainNumber(strength), at = " at " + d.site.hookName();
+    if (!meansA.empty() || !meansB.empty()) {
+        if (meansA.empty() || meansB.empty())
+            throw Error("steering by a difference of means: give prompts on both sides (steer_means_a and "
+                        "steer_means_b, separated by |)");
+        if (clamp)
+            throw Error("steering: a difference of means is added, not clamped; clear steer_clamp or the prompts");
+        s.direction = differenceOfMeans(model, d.site, meansA, meansB);
+        s.strength = strength;
+        out.description = "the difference of means over " + countOf(meansA.size(), "prompt") + " and "
+            + countOf(meansB.size(), "prompt") + " \u00d7 " + times + at;
+    } else if (clamp) {
+        s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
+        s.clampFeature = f;
+        s.clampValue = strength;
+        out.description = "feature " + std::to_string(f) + " clamped at " + times + at;
+    } else {
+        s.direction = featureDirection(d.sae, f);
+        s.strength = strength;
+        out.description = "feature " + std::to_string(f) + " \u00d7 " + times + at;
+    }
+    return out;
+}
+
 // Feature f (or the difference of means over `meansA` and `meansB`, when given) steering the model from `prompt`: the
 // continuations and the next-token probabilities it moves most.
 FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDirectory &d,
@@ -152,27 +192,12 @@ FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDir
     out.strength = strength;
     out.clamp = clamp;
     out.sampling = sampling;
-    Steering s;
-    s.site = d.site;
-    if (!meansA.empty() || !meansB.empty()) {
-        if (meansA.empty() || meansB.empty())
-            throw Error("steering by a difference of means: give prompts on both sides (steer_means_a and "
-                        "steer_means_b, separated by |)");
-        if (clamp)
-            throw Error("steering: a difference of means is added, not clamped; clear steer_clamp or the prompts");
+    const Steering s = steeringBy(model, d, f, strength, clamp, meansA, meansB).steering;
+    if (!meansA.empty()) {
         out.meansA = meansA;
         out.meansB = meansB;
-        s.direction = differenceOfMeans(model, d.site, meansA, meansB);
-        s.strength = strength;
         out.directionNorm = double(ConstRowVectorMap(s.direction.data(), s.direction.numel()).norm());
         out.alignedFeatures = alignedFeatures(d.sae, s.direction, 5);
-    } else if (clamp) {
-        s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
-        s.clampFeature = f;
-        s.clampValue = strength;
-    } else {
-        s.direction = featureDirection(d.sae, f);
-        s.strength = strength;
     }
     Input input;
     input.tokens = prompt;
@@ -186,17 +211,49 @@ FeatureSteering featureSteering(std::shared_ptr<const Model> model, const SaeDir
     return out;
 }
 
+// The spec's dictionary ("sae"), or the model's own when it names none and the model ships one; "" for neither.
+std::string dictionaryNamed(const Model &model, const ViewSpec &spec)
+{
+    std::string path = spec.get(kSae);
+    if (path.empty()) {
+        const std::vector<std::string> own = modelDictionaries(model);
+        if (!own.empty())
+            path = own.front();
+    }
+    return dictionaryPath(model, path);
+}
+
+void refuseMisfit(const Model &model, const SaeDirectory &d, const std::string &path)
+{
+    if (d.sae.inputSize() != model.config.dModel)
+        throw Error(path + ": W_enc is " + d.sae.wEnc.shapeString() + ", but " + d.site.hookName() + " of " + model.name
+            + " has " + std::to_string(model.config.dModel) + " dimensions");
+}
+
+// The feature strongest at `position` of `prompt` (its last token when out of range), as the page shows it unasked.
+int strongestFeature(
+    std::shared_ptr<const Model> model, const SaeDirectory &d, const std::vector<int> &prompt, int position)
+{
+    Input input;
+    input.tokens = prompt;
+    Engine run(model, input);
+    run.runToEnd();
+    const std::string tensor = saeSiteTensor(*model, d.site);
+    const TraceEntry *entry = run.trace().find(tensor);
+    if (!entry)
+        throw Error("This run's trace does not keep " + tensor + ", which " + d.site.hookName() + " reads");
+    const Tensor f = d.sae.encode(entry->tensor);
+    const int T = int(f.dim(0)), F = int(f.dim(1));
+    const int at = position < 0 || position >= T ? T - 1 : position;
+    const float *row = f.data() + int64_t(at) * F;
+    return int(std::max_element(row, row + F) - row);
+}
+
 AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
-    std::string path = spec.get(kSae);
-    if (path.empty()) { // the model's own, when it ships one
-        const std::vector<std::string> own = modelDictionaries(*c.model);
-        if (!own.empty())
-            path = own.front();
-    }
-    path = dictionaryPath(*c.model, path);
+    const std::string path = dictionaryNamed(*c.model, spec);
     if (path.empty())
         return problem("The Features view shows a sparse autoencoder's features on the input. Open a dictionary "
                        "(Open dictionary\u2026): a directory train-sae wrote or SAELens saved, or Gemma Scope's "
@@ -223,9 +280,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, site);
             const SparseAutoencoder &sae = d->sae;
             const std::string tensor = saeSiteTensor(*model, d->site);
-            if (sae.inputSize() != model->config.dModel)
-                throw Error(path + ": W_enc is " + sae.wEnc.shapeString() + ", but " + d->site.hookName() + " of "
-                    + model->name + " has " + std::to_string(model->config.dModel) + " dimensions");
+            refuseMisfit(*model, *d, path);
             const TraceEntry *entry = trace->find(tensor);
             if (!entry)
                 throw Error("This run's trace does not keep " + tensor + ", which " + d->site.hookName() + " reads");
@@ -299,6 +354,39 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 }
 
 } // namespace
+
+NamedSteering specSteering(std::shared_ptr<const Model> model, const ViewSpec &spec, const std::vector<int> &prompt)
+{
+    if (!model->config.causal || model->config.isEncoderDecoder())
+        throw Error("Steering continues the input token by token: " + model->name + " does not predict the next token");
+    if (prompt.empty())
+        throw Error("steering: an empty prompt");
+    const std::string path = dictionaryNamed(*model, spec);
+    if (path.empty())
+        throw Error("Steering needs a dictionary: open one in the Features view (Open dictionary\u2026) or train one "
+                    "there (Train\u2026)");
+    const std::shared_ptr<const SaeDirectory> d = dictionaryAt(path, spec.get(kSaeSite));
+    refuseMisfit(*model, *d, path);
+    const std::vector<std::string> meansA = steeringPrompts(spec.get(kSteerMeansA)),
+                                   meansB = steeringPrompts(spec.get(kSteerMeansB));
+    int f = spec.get(kFeature);
+    if (f >= d->sae.width())
+        throw Error("feature " + std::to_string(f) + ": the dictionary has features 0 \u2026 "
+            + std::to_string(d->sae.width() - 1));
+    if (f < 0 && meansA.empty() && meansB.empty())
+        f = strongestFeature(model, *d, prompt, spec.position);
+    return steeringBy(model, *d, f, spec.get(kSteerStrength), spec.get(kSteerClamp), meansA, meansB);
+}
+
+std::string steeringSummary(const ViewSpec &spec)
+{
+    const std::string strength = plainNumber(spec.get(kSteerStrength));
+    if (!spec.get(kSteerMeansA).empty() || !spec.get(kSteerMeansB).empty())
+        return "a difference of means \u00d7 " + strength;
+    const int f = spec.get(kFeature);
+    const std::string feature = f >= 0 ? "feature " + std::to_string(f) : "the strongest feature at the token";
+    return feature + (spec.get(kSteerClamp) ? " clamped at " : " \u00d7 ") + strength;
+}
 
 std::vector<std::string> steeringPrompts(const std::string &text)
 {

@@ -116,6 +116,16 @@ inline const OwnKey<std::string> kSteerMeansB {"steer_means_b", ""};
 inline const OwnKey<double> kSteerTemperature {"steer_temperature", 0.0};
 inline const OwnKey<int> kSteerSeed {"steer_seed", 0};
 
+// The steering the Steer page sets, for a generation to steer with (the Generate panel's Steer): the spec's
+// dictionary or the model's own, its feature (or the strongest at the spec's position of `prompt`, as the page
+// chooses unasked), strength, clamp and prompts. Reads the dictionary and may run the model: call it off the GUI
+// thread. Throws atlas::Error without a dictionary, for one that does not fit the model, and for a model that does
+// not predict the next token.
+NamedSteering specSteering(std::shared_ptr<const Model> model, const ViewSpec &spec, const std::vector<int> &prompt);
+// What specSteering would steer with, in a few words from the spec alone ("feature 12 × 8", "the strongest feature
+// at the token clamped at 5", "a difference of means × 4").
+std::string steeringSummary(const ViewSpec &spec);
+
 // "a|b| c" → {"a", "b", "c"}: the prompts of steer_means_a or _b (splitPrompts), trimmed, blanks dropped.
 std::vector<std::string> steeringPrompts(const std::string &text);
 
