@@ -11,6 +11,7 @@
 #include "engine/generator.h"
 #include "errortesting.h"
 #include "features/dictionarytraining.h"
+#include "features/features.h"
 #include "features/saefile.h"
 #include "features/saesplice.h"
 #include "features/saetraining.h"
@@ -93,6 +94,11 @@ private slots:
         QCOMPARE(saeSiteTensor(gemma, saeSiteFromHook("blocks.1.hook_attn_out")), std::string("layer.1.attn.out_norm"));
         QCOMPARE(saeSiteTensor(gemma, saeSiteFromHook("blocks.1.hook_mlp_out")), std::string("layer.1.mlp.out_norm"));
         QCOMPARE(saeSiteFromHook("blocks.12.hook_mlp_out").hookName(), std::string("blocks.12.hook_mlp_out"));
+        // What the feed-forward reads (a transcoder's input): the norm before it, whatever the family calls it.
+        QCOMPARE(saeSiteTensor(*austen, saeSiteFromHook("blocks.3.ln2.hook_normalized")), std::string("layer.3.ln_2"));
+        QCOMPARE(saeSiteTensor(gemma, saeSiteFromHook("blocks.1.ln2.hook_normalized")), std::string("layer.1.ln_2"));
+        QCOMPARE(
+            saeSiteFromHook("blocks.2.ln2.hook_normalized").hookName(), std::string("blocks.2.ln2.hook_normalized"));
         QVERIFY(errorFrom([&] {
             (void)saeSiteTensor(*austen, saeSiteFromHook("blocks.4.hook_resid_pre"));
         }).contains("blocks 0 … 3"));
@@ -272,7 +278,7 @@ private slots:
         const std::string text = corpusHeldOut().substr(0, 300);
         const int64_t d = 128;
         const SparseAutoencoder exact = splitDictionary(d); // reconstructs every row exactly
-        const SpliceLosses all = spliceLosses(austen, exact, site, text, 1000);
+        const SpliceLosses all = spliceLosses(austen, exact, site, site, text, 1000);
         QCOMPARE(all.tokens, int64_t(297)); // windows of 128, 128 and 44 tokens: 127 + 127 + 43 predictions
         QVERIFY(all.meanAblated > all.clean + 1);
         QVERIFY(std::abs(all.spliced - all.clean) < 1e-5);
@@ -281,13 +287,106 @@ private slots:
         SparseAutoencoder mean = exact;
         mean.wDec = Tensor({2 * d, d});
         RowVectorMap(mean.bDec.data(), d) = siteActivations(austen, site, text, 1000).matrix().colwise().mean();
-        const SpliceLosses none = spliceLosses(austen, mean, site, text, 1000);
+        const SpliceLosses none = spliceLosses(austen, mean, site, site, text, 1000);
         QVERIFY2(std::abs(none.recovered()) < 1e-3, qPrintable(QString::number(none.recovered())));
         QVERIFY(errorFrom([&] {
-            (void)spliceLosses(loadModel("austen-mlm"), exact, site, text, 100);
+            (void)spliceLosses(loadModel("austen-mlm"), exact, site, site, text, 100);
         }).contains("predicts the next token"));
         SparseAutoencoder narrow = initialSparseAutoencoder(SaeArchitecture::TopK, 64, 32, 4, 0);
-        QVERIFY(errorFrom([&] { (void)spliceLosses(austen, narrow, site, text, 100); }).contains("64 dimensions"));
+        QVERIFY(
+            errorFrom([&] { (void)spliceLosses(austen, narrow, site, site, text, 100); }).contains("64 dimensions"));
+    }
+
+    // A transcoder's output replaces the feed-forward's output, read from its input: one that writes that output's mean
+    // whatever it reads loses what mean ablation loses, and explains none of the output's variance; an SAE of the same
+    // weights at the feed-forward's input would write the mean of another tensor there.
+    void aTranscoderReplacesTheFeedForwardsOutput()
+    {
+        const auto austen = loadModel("austen");
+        const SaeSite in = saeSiteFromHook("blocks.1.ln2.hook_normalized"),
+                      out = saeSiteFromHook("blocks.1.hook_mlp_out");
+        const std::string text = corpusHeldOut().substr(0, 300);
+        const int64_t d = 128;
+        SparseAutoencoder mean = splitDictionary(d);
+        mean.applyDecoderBiasToInput = false;
+        mean.wDec = Tensor({2 * d, d});
+        RowVectorMap(mean.bDec.data(), d) = siteActivations(austen, out, text, 1000).matrix().colwise().mean();
+        const SpliceLosses l = spliceLosses(austen, mean, in, out, text, 1000);
+        QVERIFY(l.meanAblated > l.clean + 0.01);
+        QVERIFY2(std::abs(l.spliced - l.meanAblated) < 1e-5 * l.meanAblated,
+            qPrintable(QString("%1 against %2").arg(l.spliced).arg(l.meanAblated)));
+        const HeldOutMeasures m = measureHeldOut(austen, mean, in, out, text, 1000);
+        QCOMPARE(m.rows, int64_t(300));
+        QVERIFY2(std::abs(m.quality.unexplained - 1) < 1e-5, qPrintable(QString::number(m.quality.unexplained)));
+        QVERIFY(std::abs(measureHeldOut(austen, mean, in, in, text, 1000).quality.unexplained - 1) > 0.01);
+
+        // Steering with a transcoder's feature adds its row where it writes; clamping one is refused.
+        const SaeDirectory t {mean, in, "austen", {}, out};
+        QCOMPARE(t.sitesName(), std::string("blocks.1.ln2.hook_normalized \u2192 blocks.1.hook_mlp_out"));
+        QTemporaryDir tmp;
+        const std::string saved = (tmp.path() + "/transcoder").toStdString();
+        saveSaeDirectory(saved, t);
+        ViewSpec spec;
+        spec.set(views::features::kSae, saved);
+        spec.set(views::features::kFeature, 3);
+        const std::vector<int> prompt = tokenizerForModel(*austen)->encode("She spoke");
+        const NamedSteering s = views::features::specSteering(austen, spec, prompt);
+        QVERIFY(s.steering.site == out);
+        QCOMPARE(s.description, std::string("feature 3 \u00d7 8 at blocks.1.hook_mlp_out"));
+        spec.set(views::features::kSteerClamp, true);
+        const QString why = errorFrom([&] { (void)views::features::specSteering(austen, spec, prompt); });
+        QVERIFY2(why.contains("transcoder") && why.contains("not clamped"), qPrintable(why));
+    }
+
+    // SAELens's transcoders (written by the reference script) read the feed-forward's input and write its output, and
+    // encode and decode as NumPy does without shifting their input by b_dec; saved, they load as they were; a skip
+    // transcoder and one that does not say where it writes are refused by name.
+    void saeLensTranscodersReadOneSiteAndWriteAnother_data()
+    {
+        QTest::addColumn<QString>("directory");
+        QTest::addColumn<int>("index");
+        QTest::addColumn<QString>("architecture");
+        QTest::newRow("ReLU") << "transcoder_relu" << 4 << "transcoder";
+        QTest::newRow("JumpReLU") << "transcoder_jumprelu" << 2 << "jumprelu_transcoder";
+    }
+
+    void saeLensTranscodersReadOneSiteAndWriteAnother()
+    {
+        QFETCH(QString, directory);
+        QFETCH(int, index);
+        QFETCH(QString, architecture);
+        const std::string path = dataPath("sae/" + directory).toStdString();
+        const SaeDirectory d = loadSaeDirectory(path);
+        QCOMPARE(d.site.hookName(), std::string("blocks.1.ln2.hook_normalized"));
+        QVERIFY(d.writes && d.writes->hookName() == "blocks.1.hook_mlp_out");
+        QVERIFY(!d.sae.applyDecoderBiasToInput);
+        const Tensor f = d.sae.encode(referenceInput(index)), yHat = d.sae.decode(f);
+        for (int r = 0; r < 5; ++r) {
+            const std::vector<double> wantF = referenceRow(index, "f", r), wantY = referenceRow(index, "x_hat", r);
+            for (int i = 0; i < 10; ++i)
+                QVERIFY(std::abs(f.data()[r * 10 + i] - wantF[size_t(i)]) < 1e-5 * (1 + std::abs(wantF[size_t(i)])));
+            for (int i = 0; i < 6; ++i)
+                QVERIFY(std::abs(yHat.data()[r * 6 + i] - wantY[size_t(i)]) < 1e-5 * (1 + std::abs(wantY[size_t(i)])));
+        }
+        QTemporaryDir tmp;
+        const std::string saved = (tmp.path() + "/saved").toStdString();
+        saveSaeDirectory(saved, d);
+        const nlohmann::json cfg = nlohmann::json::parse(readFile(saved + "/cfg.json"));
+        QCOMPARE(QString::fromStdString(cfg["architecture"].get<std::string>()), architecture);
+        QCOMPARE(cfg["hook_name_out"].get<std::string>(), std::string("blocks.1.hook_mlp_out"));
+        const SaeDirectory again = loadSaeDirectory(saved);
+        QVERIFY(again.site == d.site && again.writes == d.writes && again.sae.architecture == d.sae.architecture);
+
+        nlohmann::json skip = cfg;
+        skip["architecture"] = "skip_transcoder";
+        writeFileAtomically(saved + "/cfg.json", skip.dump());
+        QString why = errorFrom([&] { (void)loadSaeDirectory(saved); });
+        QVERIFY2(why.contains("skip_transcoder") && why.contains("W_skip"), qPrintable(why));
+        nlohmann::json nowhere = cfg;
+        nowhere.erase("hook_name_out");
+        writeFileAtomically(saved + "/cfg.json", nowhere.dump());
+        why = errorFrom([&] { (void)loadSaeDirectory(saved); });
+        QVERIFY2(why.contains("cfg.json") && why.contains("hook_name_out"), qPrintable(why));
     }
 
     // austen ships the dictionary train-sae made (resources/models/austen/saes/): measured again on the same held-out
@@ -307,7 +406,7 @@ private slots:
         QCOMPARE(q.l0, held["l0"].get<double>());
         QVERIFY(std::abs(q.dead - held["dead"].get<int>()) <= 2);
         QVERIFY(std::abs(q.dense - held["dense"].get<int>()) <= 2);
-        const SpliceLosses l = spliceLosses(austen, d.sae, d.site, corpusHeldOut(), 16 * 128);
+        const SpliceLosses l = spliceLosses(austen, d.sae, d.site, d.site, corpusHeldOut(), 16 * 128);
         QCOMPARE(l.tokens, held["loss"]["tokens"].get<int64_t>());
         QVERIFY(std::abs(l.recovered() - held["loss"]["recovered"].get<double>()) < 1e-4);
         QVERIFY(std::abs(l.spliced - held["loss"]["spliced"].get<double>()) < 1e-4);
@@ -496,7 +595,11 @@ private slots:
         const SaeSite site = saeSiteFromHook("blocks.3.hook_resid_post");
         const SaeDirectory d = loadGemmaScope(dataPath("sae/gemma_scope/params.npz").toStdString(), site);
         QVERIFY(d.sae.architecture == SaeArchitecture::JumpRelu && !d.sae.applyDecoderBiasToInput);
-        QVERIFY(d.site == site);
+        QVERIFY(d.site == site && !d.writes);
+        // At the feed-forward's input it is one of Gemma Scope's transcoders, writing the feed-forward's output.
+        const SaeDirectory t = loadDictionary(
+            dataPath("sae/gemma_scope/params.npz").toStdString(), saeSiteFromHook("blocks.3.ln2.hook_normalized"));
+        QVERIFY(t.writes && t.writes->hookName() == "blocks.3.hook_mlp_out");
         const Tensor f = d.sae.encode(referenceInput(2));
         for (int r = 0; r < 5; ++r) {
             const std::vector<double> want = referenceRow(2, "f", r);

@@ -95,7 +95,7 @@ private slots:
     {
         QTest::addColumn<int>("index");
         const QJsonArray cases = saeCases();
-        QVERIFY(cases.size() == 4);
+        QVERIFY(cases.size() == 5);
         for (int i = 0; i < cases.size(); ++i) {
             const QJsonObject c = cases[i].toObject();
             const QString name

@@ -76,7 +76,7 @@ int featureDashboardCommand(const CommandArgs &argv)
         : corpus.origin == FeatureCorpus::Origin::Memory                  ? "kept from the last pass"
                                                                           : "read from the cache";
     std::printf("%s over %s of %s (%s, windows of %d): %lld tokens, %lld features, the pass %s (it took %.2f s)\n",
-        dictionary->site.hookName().c_str(), source.corpusName.c_str(), model->name.c_str(),
+        dictionary->sitesName().c_str(), source.corpusName.c_str(), model->name.c_str(),
         saeArchitectureName(dictionary->sae.architecture), s.window, static_cast<long long>(s.tokens.size()),
         static_cast<long long>(s.features), origin, s.seconds);
     if (!corpus.cachePath.empty())

@@ -31,7 +31,10 @@ int steerCommand(const CommandArgs &argv)
         const int feature = args.intValue("feature", -1, 0, int(d.sae.width()) - 1);
         if (feature < 0)
             throw Error("give the feature to steer with: --feature N");
-        s.site = d.site;
+        s.site = d.output(); // a transcoder's rows are added where it writes
+        if (args.has("clamp") && d.writes)
+            throw Error("--clamp: a transcoder's feature is read at " + d.site.hookName() + " and written at "
+                + d.writes->hookName() + ", so it is not clamped; add its row with --strength instead");
         if (args.has("clamp")) {
             s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
             s.clampFeature = feature;

@@ -22,7 +22,8 @@ The "auxk" cases add TopK's auxiliary loss for dead features (Gao et al. 2024, A
     /usr/bin/python3 tests/tools/make_sae_reference.py
 
 writes tests/data/sae/reference.json, and three of its cases as SAELens directories: saelens_v6_topk,
-saelens_v5_topk (the same dictionary in version 5's cfg.json) and saelens_v6_jumprelu, and case 2 as Gemma Scope's
+saelens_v5_topk (the same dictionary in version 5's cfg.json) and saelens_v6_jumprelu, cases 4 and 2 as SAELens
+transcoders (transcoder_relu, transcoder_jumprelu), and case 2 as Gemma Scope's
 gemma_scope/params.npz (np.savez), compressed.npz (np.savez_compressed) and no_threshold.npz.
 """
 
@@ -177,12 +178,34 @@ def write_saelens(directory, c, version):
                           {n: np.array(v, dtype=np.float32) for n, v in c["weights"].items()})
 
 
+def write_transcoder(directory, c):
+    """The case as SAELens saves a transcoder (sae_lens/saes/transcoder.py): "architecture" "transcoder" (ReLU) or
+    "jumprelu_transcoder", reading blocks.1.ln2.hook_normalized and writing blocks.1.hook_mlp_out, d_out beside d_in;
+    its input is never shifted by b_dec, so the case must not shift it either."""
+    assert not c["apply_b_dec_to_input"]
+    os.makedirs(directory, exist_ok=True)
+    arch = {"standard": "transcoder", "jumprelu": "jumprelu_transcoder"}[c["architecture"]]
+    cfg = {"architecture": arch, "d_in": D, "d_sae": F, "d_out": D, "dtype": "float32", "device": "cpu",
+           "apply_b_dec_to_input": False, "normalize_activations": "none", "reshape_activations": "none",
+           "hook_name_out": "blocks.1.hook_mlp_out", "hook_layer_out": 1,
+           "metadata": {"model_name": "llama_tiny"},
+           "meta": {"model_name": "llama_tiny", "hook_name": "blocks.1.ln2.hook_normalized", "hook_layer": 1}}
+    with open(os.path.join(directory, "cfg.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+    ref.write_safetensors(os.path.join(directory, "sae_weights.safetensors"),
+                          {n: np.array(v, dtype=np.float32) for n, v in c["weights"].items()})
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
-    cases = [case("standard", 1, True), case("topk", 2, True), case("jumprelu", 3, False), case("jumprelu", 4, True)]
+    cases = [case("standard", 1, True), case("topk", 2, True), case("jumprelu", 3, False), case("jumprelu", 4, True),
+             case("standard", 5, False)]
     write_saelens(os.path.join(DATA, "saelens_v6_topk"), cases[1], 6)
     write_saelens(os.path.join(DATA, "saelens_v5_topk"), cases[1], 5)
     write_saelens(os.path.join(DATA, "saelens_v6_jumprelu"), cases[3], 6)
+    write_transcoder(os.path.join(DATA, "transcoder_relu"), cases[4])
+    write_transcoder(os.path.join(DATA, "transcoder_jumprelu"), cases[2])
     # Gemma Scope's params.npz (np.savez: stored members), for case 2 (JumpReLU reading x itself), and the same
     # compressed, which the app refuses
     params = {n: np.array(v, dtype=np.float32) for n, v in cases[2]["weights"].items()}

@@ -32,16 +32,17 @@ DictionaryText textFileText(const std::string &path)
     return {path, std::move(text), std::move(heldOut)};
 }
 
-HeldOutMeasures measureHeldOut(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &site,
-    const std::string &heldOut, int64_t maxRows, const std::atomic<bool> *cancel)
+HeldOutMeasures measureHeldOut(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &reads,
+    const SaeSite &writes, const std::string &heldOut, int64_t maxRows, const std::atomic<bool> *cancel)
 {
     HeldOutMeasures m;
-    const Tensor held = siteActivations(model, site, heldOut, maxRows, {}, cancel);
+    const Tensor held = siteActivations(model, reads, heldOut, maxRows, {}, cancel);
     m.rows = held.dim(0);
-    m.quality = saeQuality(sae, held);
+    m.quality = reads == writes ? saeQuality(sae, held)
+                                : saeQuality(sae, held, siteActivations(model, writes, heldOut, maxRows, {}, cancel));
     if (model->config.causal && !model->config.isEncoderDecoder()) {
         m.hasLosses = true;
-        m.losses = spliceLosses(model, sae, site, heldOut, 16 * int64_t(model->config.context), {}, cancel);
+        m.losses = spliceLosses(model, sae, reads, writes, heldOut, 16 * int64_t(model->config.context), {}, cancel);
     }
     return m;
 }
@@ -114,7 +115,7 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
         cancel, budget, resume ? &*resume : nullptr,
         checkpoints.directory.empty() ? std::function<void(const SaeTrainingState &)>() : checkpoint);
     out.trainSeconds = secondsSince(trainStart);
-    out.heldOut = measureHeldOut(model, sae, site, text.heldOut, std::max<int64_t>(16, maxRows / 10), cancel);
+    out.heldOut = measureHeldOut(model, sae, site, site, text.heldOut, std::max<int64_t>(16, maxRows / 10), cancel);
     const HeldOutMeasures &h = out.heldOut;
     nlohmann::json splice = nullptr;
     if (h.hasLosses)

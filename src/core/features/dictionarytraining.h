@@ -25,8 +25,9 @@ DictionaryText builtInCorpusText();
 DictionaryText textFileText(const std::string &path); // throws atlas::Error naming the file (engine/inputbuilder.h)
 
 // What a dictionary keeps of held-out text: its reconstruction of up to `maxRows` of the site's rows (variance
-// unexplained, L0, dead and dense features) and, for a model that predicts the next token, the loss with it spliced
-// in over 16 contexts of tokens (features/saesplice.h).
+// unexplained, L0, dead and dense features; a transcoder's prediction of the rows of `writes` from those of `reads`)
+// and, for a model that predicts the next token, the loss with it spliced in over 16 contexts of tokens
+// (features/saesplice.h).
 struct HeldOutMeasures
 {
     int64_t rows = 0;
@@ -34,8 +35,8 @@ struct HeldOutMeasures
     bool hasLosses = false;
     SpliceLosses losses;
 };
-HeldOutMeasures measureHeldOut(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &site,
-    const std::string &heldOut, int64_t maxRows, const std::atomic<bool> *cancel = nullptr);
+HeldOutMeasures measureHeldOut(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &reads,
+    const SaeSite &writes, const std::string &heldOut, int64_t maxRows, const std::atomic<bool> *cancel = nullptr);
 
 struct DictionaryTrainingProgress
 {

@@ -44,7 +44,14 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
     if (!cfg.is_object())
         place.fail("must be a JSON object");
     SaeDirectory out;
-    const std::string architecture = jsonString(cfg, "architecture", place, "standard");
+    std::string architecture = jsonString(cfg, "architecture", place, "standard");
+    if (architecture == "skip_transcoder")
+        place.at("architecture")
+            .fail("is \"skip_transcoder\": a transcoder's skip connection (W_skip) is not read; \"transcoder\" and "
+                  "\"jumprelu_transcoder\" are");
+    const bool transcoder = architecture == "transcoder" || architecture == "jumprelu_transcoder";
+    if (transcoder)
+        architecture = architecture == "transcoder" ? "standard" : "jumprelu";
     const nlohmann::json *kwargs = optionalJsonMember(cfg, "activation_fn_kwargs");
     const std::string activation = jsonString(cfg, "activation_fn_str", place, "relu");
     if (architecture == "standard" && activation == "topk") { // SAELens 5's TopK
@@ -65,7 +72,8 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
         if (out.sae.architecture == SaeArchitecture::TopK && out.sae.k == 0)
             place.at("k").fail("is missing: a TopK SAE keeps its k largest features");
     }
-    out.sae.applyDecoderBiasToInput = jsonBool(cfg, "apply_b_dec_to_input", place, true);
+    // A transcoder's b_dec lives where it writes, so SAELens never takes it from the input.
+    out.sae.applyDecoderBiasToInput = !transcoder && jsonBool(cfg, "apply_b_dec_to_input", place, true);
     if (const std::string n = jsonString(cfg, "normalize_activations", place, "none"); n != "none")
         place.at("normalize_activations")
             .fail("is \"" + n
@@ -74,16 +82,22 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
     if (const std::string r = jsonString(cfg, "reshape_activations", place, "none"); r != "none")
         place.at("reshape_activations").fail("is \"" + r + "\": per-head (hook_z) dictionaries are not read");
     const nlohmann::json *meta = optionalJsonMember(cfg, "meta");
-    const nlohmann::json *hook = meta ? optionalJsonMember(*meta, "hook_name") : nullptr;
-    if (!hook)
-        hook = optionalJsonMember(cfg, "hook_name");
-    if (!hook)
-        place.at("meta.hook_name").fail("is missing: the site the dictionary reads (blocks.L.hook_resid_post …)");
-    try {
-        out.site = saeSiteFromHook(jsonString(*hook, place.at("hook_name")));
-    } catch (const Error &e) {
-        place.at("hook_name").fail(e.what());
-    }
+    // A hook named under "meta" (version 6) or at the top (version 5; a transcoder's hook_name_out in either).
+    const auto site = [&](const char *key, const char *missing, const char *missingAt) {
+        const nlohmann::json *hook = meta ? optionalJsonMember(*meta, key) : nullptr;
+        if (!hook)
+            hook = optionalJsonMember(cfg, key);
+        if (!hook)
+            place.at(missingAt).fail(std::string("is missing: ") + missing);
+        try {
+            return saeSiteFromHook(jsonString(*hook, place.at(key)));
+        } catch (const Error &e) {
+            place.at(key).fail(e.what());
+        }
+    };
+    out.site = site("hook_name", "the site the dictionary reads (blocks.L.hook_resid_post …)", "meta.hook_name");
+    if (transcoder)
+        out.writes = site("hook_name_out", "the site a transcoder writes (blocks.L.hook_mlp_out)", "hook_name_out");
     const nlohmann::json *model
         = meta ? optionalJsonMember(*meta, "model_name") : optionalJsonMember(cfg, "model_name");
     if (model && model->is_string())
@@ -112,7 +126,14 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
     if (dIn != out.sae.inputSize() || dSae != out.sae.width())
         place.fail("gives d_in " + std::to_string(dIn) + " and d_sae " + std::to_string(dSae) + ", but W_enc is "
             + out.sae.wEnc.shapeString());
+    if (transcoder && jsonInteger(cfg, "d_out", place, 1, int64_t(1) << 24, out.sae.wDec.dim(1)) != out.sae.wDec.dim(1))
+        place.at("d_out").fail("is not W_dec's " + out.sae.wDec.shapeString() + " second dimension");
     return out;
+}
+
+std::string SaeDirectory::sitesName() const
+{
+    return writes ? site.hookName() + " \u2192 " + writes->hookName() : site.hookName();
 }
 
 SaeDirectory loadGemmaScope(const std::string &npz, const SaeSite &site)
@@ -155,7 +176,10 @@ SaeDirectory loadDictionary(const std::string &path, const std::optional<SaeSite
         if (!site)
             throw Error(
                 path + ": a params.npz does not say where it reads: give the site (blocks.L.hook_resid_post …)");
-        return loadGemmaScope(path, *site);
+        SaeDirectory d = loadGemmaScope(path, *site);
+        if (site->kind == SaeSiteKind::MlpIn)
+            d.writes = SaeSite {SaeSiteKind::MlpOut, site->layer};
+        return d;
     }
     throw Error(path + ": not a dictionary (a SAELens directory with cfg.json, or Gemma Scope's params.npz)");
 }
@@ -187,13 +211,26 @@ void saveSaeDirectory(
     const std::string &directory, const SaeDirectory &s, const SaeTrainingState *state, const std::string &run)
 {
     s.sae.validate("the SAE to save");
-    nlohmann::json cfg = {{"architecture", saeArchitectureName(s.sae.architecture)}, {"d_in", s.sae.inputSize()},
-        {"d_sae", s.sae.width()}, {"dtype", "float32"}, {"device", "cpu"},
+    const std::string architecture = saeArchitectureName(s.sae.architecture);
+    if (s.writes && s.sae.architecture == SaeArchitecture::TopK)
+        throw Error("the SAE to save: SAELens has no TopK transcoder to save it as");
+    if (s.writes && s.sae.applyDecoderBiasToInput)
+        throw Error("the SAE to save: a transcoder does not take b_dec from its input");
+    nlohmann::json cfg = {{"architecture",
+                              !s.writes                                             ? architecture
+                                  : s.sae.architecture == SaeArchitecture::Standard ? std::string("transcoder")
+                                                                                    : architecture + "_transcoder"},
+        {"d_in", s.sae.inputSize()}, {"d_sae", s.sae.width()}, {"dtype", "float32"}, {"device", "cpu"},
         {"apply_b_dec_to_input", s.sae.applyDecoderBiasToInput}, {"normalize_activations", "none"},
         {"reshape_activations", "none"},
         {"meta", {{"model_name", s.modelName}, {"hook_name", s.site.hookName()}, {"hook_layer", s.site.layer}}}};
     if (s.sae.architecture == SaeArchitecture::TopK)
         cfg["k"] = s.sae.k;
+    if (s.writes) {
+        cfg["hook_name_out"] = s.writes->hookName();
+        cfg["hook_layer_out"] = s.writes->layer;
+        cfg["d_out"] = s.sae.wDec.dim(1);
+    }
     if (!s.training.is_null())
         cfg["atlas_training"] = s.training;
     StagedDirectory staged(directory, "sae");

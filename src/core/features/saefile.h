@@ -16,20 +16,28 @@
 // "meta": {"hook_name"}, TopK's "k" beside "architecture": "topk") and version 5's (a top-level "hook_name"; TopK as
 // "activation_fn_str": "topk" with "activation_fn_kwargs": {"k"}). Activations normalised at run time
 // ("normalize_activations" other than "none") and hook_z reshaping are refused by name, as are gated SAEs.
+// SAELens's transcoders ("architecture": "transcoder" or "jumprelu_transcoder", with "hook_name_out" and "d_out") are
+// read too: their input is never shifted by b_dec; a skip transcoder's W_skip is refused by name.
 namespace atlas {
 
 struct SaeDirectory
 {
     SparseAutoencoder sae;
-    SaeSite site;
+    SaeSite site; // where it reads
     std::string modelName; // meta.model_name as written ("" when absent)
     nlohmann::json training; // what the app records of how it trained it ("atlas_training"; null when absent)
+    // A transcoder's (Dunefsky et al. 2024; Gemma Scope's): where it writes, its prediction of that site's rows made
+    // from `site`'s (the feed-forward's output from its input). None for a dictionary that rebuilds what it reads.
+    std::optional<SaeSite> writes;
+    const SaeSite &output() const { return writes ? *writes : site; }
+    std::string sitesName() const; // "blocks.2.hook_resid_post", "blocks.1.ln2.hook_normalized → blocks.1.hook_mlp_out"
 };
 
 SaeDirectory loadSaeDirectory(const std::string &directory);
 // Gemma Scope's params.npz (W_enc [d, F], W_dec [F, d], b_enc, b_dec, threshold): a JumpReLU dictionary whose input
 // is not shifted by b_dec. The archive does not say where it reads: `site` does (Gemma Scope's "res" folders are
-// hook_resid_post, "mlp" hook_mlp_out).
+// hook_resid_post, "mlp" hook_mlp_out). At blocks.L.ln2.hook_normalized it is one of Gemma Scope's transcoders,
+// writing blocks.L.hook_mlp_out.
 SaeDirectory loadGemmaScope(const std::string &npz, const SaeSite &site);
 // A dictionary at `path`: a SAELens directory, or Gemma Scope's params.npz, which reads at `site` (required for it:
 // the archive does not say). Throws atlas::Error naming the path for anything else.

@@ -12,9 +12,10 @@ namespace atlas {
 
 namespace {
 
-constexpr std::array<std::pair<SaeSiteKind, const char *>, 5> kHooks {{{SaeSiteKind::ResidualPre, "hook_resid_pre"},
-    {SaeSiteKind::ResidualMid, "hook_resid_mid"}, {SaeSiteKind::ResidualPost, "hook_resid_post"},
-    {SaeSiteKind::AttentionOut, "hook_attn_out"}, {SaeSiteKind::MlpOut, "hook_mlp_out"}}};
+constexpr std::array<std::pair<SaeSiteKind, const char *>, 6> kHooks {
+    {{SaeSiteKind::ResidualPre, "hook_resid_pre"}, {SaeSiteKind::ResidualMid, "hook_resid_mid"},
+        {SaeSiteKind::ResidualPost, "hook_resid_post"}, {SaeSiteKind::AttentionOut, "hook_attn_out"},
+        {SaeSiteKind::MlpOut, "hook_mlp_out"}, {SaeSiteKind::MlpIn, "ln2.hook_normalized"}}};
 
 } // namespace
 
@@ -29,8 +30,8 @@ std::string SaeSite::hookName() const
 SaeSite saeSiteFromHook(const std::string &hook)
 {
     const std::string usage = "hook \"" + hook
-        + "\" names no site: use blocks.L.hook_resid_pre, hook_resid_mid, hook_resid_post, hook_attn_out or "
-          "hook_mlp_out";
+        + "\" names no site: use blocks.L.hook_resid_pre, hook_resid_mid, hook_resid_post, hook_attn_out, "
+          "hook_mlp_out or ln2.hook_normalized";
     const std::string prefix = "blocks.";
     if (hook.compare(0, prefix.size(), prefix) != 0)
         throw Error(usage);
@@ -82,6 +83,12 @@ std::string saeSiteTensor(const Model &model, const SaeSite &site)
             }
         throw Error(hook + ": block " + std::to_string(site.layer) + " has no such sub-layer");
     };
+    if (site.kind == SaeSiteKind::MlpIn) {
+        for (const BlockStep &s : recipe.steps)
+            if (s.kind == BlockStep::Kind::FeedForward)
+                return blockTensor(stack, site.layer, s.in[0]);
+        throw Error(hook + ": block " + std::to_string(site.layer) + " has no feed-forward");
+    }
     if (site.kind == SaeSiteKind::ResidualMid) {
         if (!produced("mid") || c.layerNorm == LayerNormPlacement::Post)
             throw Error(hook

@@ -11,9 +11,11 @@
 //   blocks.L.hook_resid_post  the stream leaving it                names::residualStream(L + 1)
 //   blocks.L.hook_attn_out    what its attention adds to the stream (layer.L.attn.out, or the norm after it)
 //   blocks.L.hook_mlp_out     what its feed-forward adds (layer.L.mlp.down, or the norm after it)
+//   blocks.L.ln2.hook_normalized  what its feed-forward reads: the normalised stream entering it (a transcoder's
+//                             input)
 namespace atlas {
 
-enum class SaeSiteKind { ResidualPre, ResidualMid, ResidualPost, AttentionOut, MlpOut };
+enum class SaeSiteKind { ResidualPre, ResidualMid, ResidualPost, AttentionOut, MlpOut, MlpIn };
 
 struct SaeSite
 {
@@ -23,7 +25,7 @@ struct SaeSite
     bool operator==(const SaeSite &) const = default;
 };
 
-// Throws atlas::Error naming the hook and the five forms a site takes.
+// Throws atlas::Error naming the hook and the six forms a site takes.
 SaeSite saeSiteFromHook(const std::string &hook);
 // The trace tensor [T, D] the site names in `model`. Throws atlas::Error when the layer is past the model's, or the
 // model has no such tensor (an encoder–decoder's two stacks, a parallel block's missing middle, a reversible model's

@@ -15,13 +15,14 @@ namespace {
 
 // The run of `tokens` with the site's tensor replaced by `change(tensor)` as soon as it is made; its next-token loss
 // summed over the window's predictions.
+// `change` is given the run too, whose trace holds what the site's op read (a transcoder's input).
 double windowLoss(std::shared_ptr<const Model> model, const std::vector<int> &tokens, const std::string &site,
-    const std::function<void(Tensor &)> &change)
+    const std::function<void(Tensor &, const Engine &)> &change)
 {
     Input input;
     input.tokens = tokens;
     const std::unique_ptr<Engine> run = runThroughSite(std::move(model), site, input);
-    changeSiteAndFinish(*run, site, change);
+    changeSiteAndFinish(*run, site, [&](Tensor &t) { change(t, *run); });
     const Tensor &logits = run->trace().tensor("logits");
     const int64_t V = logits.dim(1);
     double sum = 0;
@@ -38,17 +39,17 @@ double windowLoss(std::shared_ptr<const Model> model, const std::vector<int> &to
 
 } // namespace
 
-SpliceLosses spliceLosses(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &site,
-    const std::string &text, int64_t maxTokens, const std::function<bool(int64_t, int64_t)> &progress,
-    const std::atomic<bool> *cancel)
+SpliceLosses spliceLosses(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &reads,
+    const SaeSite &writes, const std::string &text, int64_t maxTokens,
+    const std::function<bool(int64_t, int64_t)> &progress, const std::atomic<bool> *cancel)
 {
     const ModelConfig &c = model->config;
     if (!c.causal || c.isEncoderDecoder())
         throw Error("SAE splice: loss recovered is measured on a model that predicts the next token");
-    const std::string tensor = saeSiteTensor(*model, site);
+    const std::string tensor = saeSiteTensor(*model, writes), input = saeSiteTensor(*model, reads);
     if (sae.inputSize() != c.dModel)
         throw Error("SAE splice: a dictionary over " + std::to_string(sae.inputSize()) + " dimensions for "
-            + site.hookName() + ", which has " + std::to_string(c.dModel));
+            + reads.hookName() + ", which has " + std::to_string(c.dModel));
     std::vector<int> tokens = tokenizerForModel(*model)->encode(text);
     if (int64_t(tokens.size()) > maxTokens)
         tokens.resize(size_t(std::max<int64_t>(0, maxTokens)));
@@ -67,7 +68,7 @@ SpliceLosses spliceLosses(std::shared_ptr<const Model> model, const SparseAutoen
     int64_t rows = 0, done = 0;
     for (const std::vector<int> &w : windows) { // the clean runs, and the site's mean over them
         check(done);
-        out.clean += windowLoss(model, w, tensor, [&](Tensor &t) {
+        out.clean += windowLoss(model, w, tensor, [&](Tensor &t, const Engine &) {
             mean += t.matrix().cast<double>().colwise().sum();
             rows += t.dim(0);
         });
@@ -77,8 +78,11 @@ SpliceLosses spliceLosses(std::shared_ptr<const Model> model, const SparseAutoen
     mean /= double(rows);
     for (const std::vector<int> &w : windows) {
         check(done);
-        out.spliced += windowLoss(model, w, tensor, [&](Tensor &t) { t = sae.decode(sae.encode(t)); });
-        out.meanAblated += windowLoss(model, w, tensor, [&](Tensor &t) { t.matrix().rowwise() = mean.cast<float>(); });
+        out.spliced += windowLoss(model, w, tensor, [&](Tensor &t, const Engine &run) {
+            t = sae.decode(sae.encode(input == tensor ? t : run.trace().tensor(input)));
+        });
+        out.meanAblated += windowLoss(
+            model, w, tensor, [&](Tensor &t, const Engine &) { t.matrix().rowwise() = mean.cast<float>(); });
         done += 2 * int64_t(w.size());
     }
     if (progress)

@@ -23,11 +23,13 @@ struct SpliceLosses
     double recovered() const { return (meanAblated - spliced) / (meanAblated - clean); }
 };
 
-// Over `text` read in windows of the model's context, at most `maxTokens` tokens. Throws atlas::Error for a model that
-// does not predict the next token (an encoder), a dictionary of another width than the site's, an empty text, or
-// `cancel` ("cancelled"); `progress(done, total)` in tokens.
-SpliceLosses spliceLosses(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &site,
-    const std::string &text, int64_t maxTokens, const std::function<bool(int64_t, int64_t)> &progress = {},
-    const std::atomic<bool> *cancel = nullptr);
+// Over `text` read in windows of the model's context, at most `maxTokens` tokens. The dictionary reads `reads` and its
+// output replaces `writes` (the same site for an SAE; a transcoder's prediction of the feed-forward's output from its
+// input replaces that output). Throws atlas::Error for a model that does not predict the next token (an encoder), a
+// dictionary of another width than the site's, an empty text, or `cancel` ("cancelled"); `progress(done, total)` in
+// tokens.
+SpliceLosses spliceLosses(std::shared_ptr<const Model> model, const SparseAutoencoder &sae, const SaeSite &reads,
+    const SaeSite &writes, const std::string &text, int64_t maxTokens,
+    const std::function<bool(int64_t, int64_t)> &progress = {}, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace atlas

@@ -287,17 +287,19 @@ SaeBatchResult saeBatch(
     return r;
 }
 
-SaeQuality saeQuality(const SparseAutoencoder &sae, const Tensor &x)
+SaeQuality saeQuality(const SparseAutoencoder &sae, const Tensor &x, const Tensor &target)
 {
     const int64_t N = x.dim(0), F = sae.width();
     if (N < 1)
         throw Error("SAE: no activations to measure on");
+    if (target.shape() != x.shape())
+        throw Error("SAE: the rows to predict are " + target.shapeString() + ", the rows read " + x.shapeString());
     const Tensor f = sae.encode(x);
-    const Tensor xHat = sae.decode(f);
+    const Tensor yHat = sae.decode(f);
     SaeQuality q;
-    const Eigen::RowVectorXd mean = x.matrix().cast<double>().colwise().mean();
-    const double total = (x.matrix().cast<double>().rowwise() - mean).squaredNorm();
-    const double error = (xHat.matrix() - x.matrix()).cast<double>().squaredNorm();
+    const Eigen::RowVectorXd mean = target.matrix().cast<double>().colwise().mean();
+    const double total = (target.matrix().cast<double>().rowwise() - mean).squaredNorm();
+    const double error = (yHat.matrix() - target.matrix()).cast<double>().squaredNorm();
     q.unexplained = total > 0 ? error / total : (error > 0 ? 1.0 : 0.0);
     q.density.assign(size_t(F), 0.0);
     int64_t active = 0;

@@ -86,7 +86,8 @@ SaeBatchResult saeBatch(
     const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective, const std::vector<bool> &dead = {});
 
 // How well a dictionary reconstructs rows X [N, d]: the fraction of variance unexplained Σ‖x − x̂‖² / Σ‖x − mean x‖²,
-// the mean number of active features per row, and per feature the fraction of rows it is active on.
+// the mean number of active features per row, and per feature the fraction of rows it is active on. A transcoder's
+// prediction of `target` [N, d] from X: Σ‖y − ŷ‖² / Σ‖y − mean y‖².
 struct SaeQuality
 {
     double unexplained = 0, l0 = 0;
@@ -94,6 +95,10 @@ struct SaeQuality
     int dead = 0; // active on no row
     int dense = 0; // active on more than a tenth of the rows
 };
-SaeQuality saeQuality(const SparseAutoencoder &sae, const Tensor &x);
+SaeQuality saeQuality(const SparseAutoencoder &sae, const Tensor &x, const Tensor &target);
+inline SaeQuality saeQuality(const SparseAutoencoder &sae, const Tensor &x)
+{
+    return saeQuality(sae, x, x);
+}
 
 } // namespace atlas

@@ -119,7 +119,7 @@ DictionaryQuality dictionaryQuality(std::shared_ptr<const Model> model, const Sa
         q.meanActive += double(n);
     }
     q.meanActive /= double(std::max<int64_t>(1, q.corpusTokens));
-    const HeldOutMeasures held = measureHeldOut(model, d.sae, d.site, corpusHeldOut(), 10'000, cancel);
+    const HeldOutMeasures held = measureHeldOut(model, d.sae, d.site, d.output(), corpusHeldOut(), 10'000, cancel);
     q.heldOutRows = held.rows;
     q.unexplained = held.quality.unexplained;
     q.heldOutL0 = held.quality.l0;
@@ -156,19 +156,22 @@ NamedSteering steeringBy(std::shared_ptr<const Model> model, const SaeDirectory 
 {
     NamedSteering out;
     Steering &s = out.steering;
-    s.site = d.site;
-    const std::string times = plainNumber(strength), at = " at " + d.site.hookName();
+    s.site = d.output(); // a transcoder's rows are added where it writes
+    const std::string times = plainNumber(strength), at = " at " + d.output().hookName();
     if (!meansA.empty() || !meansB.empty()) {
         if (meansA.empty() || meansB.empty())
             throw Error("steering by a difference of means: give prompts on both sides (steer_means_a and "
                         "steer_means_b, separated by |)");
         if (clamp)
             throw Error("steering: a difference of means is added, not clamped; clear steer_clamp or the prompts");
-        s.direction = differenceOfMeans(model, d.site, meansA, meansB);
+        s.direction = differenceOfMeans(model, d.output(), meansA, meansB);
         s.strength = strength;
         out.description = "the difference of means over " + countOf(meansA.size(), "prompt") + " and "
             + countOf(meansB.size(), "prompt") + " \u00d7 " + times + at;
     } else if (clamp) {
+        if (d.writes)
+            throw Error("steering: a transcoder's feature is read at " + d.site.hookName() + " and written at "
+                + d.writes->hookName() + ", so it is not clamped here; add its row instead (clear steer_clamp)");
         s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
         s.clampFeature = f;
         s.clampValue = strength;
@@ -287,8 +290,10 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             const Tensor f = sae.encode(entry->tensor);
             const int T = int(f.dim(0)), F = int(f.dim(1));
             result.path = path;
-            result.dictionary = std::string(saeArchitectureName(sae.architecture)) + ", "
-                + countOf(size_t(F), "feature") + " over " + d->site.hookName();
+            result.dictionary = std::string(saeArchitectureName(sae.architecture)) + (d->writes ? " transcoder" : "")
+                + ", " + countOf(size_t(F), "feature")
+                + (d->writes ? " reading " + d->site.hookName() + ", writing " + d->writes->hookName()
+                             : " over " + d->site.hookName());
             result.trainedOn = d->modelName;
             result.quality = qualityOf(d->training);
             result.width = F;
@@ -339,6 +344,8 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 result.showsQuality = true;
                 result.dictionaryQuality = dictionaryQuality(model, *d, *corpus.stats, &cancel);
                 result.dictionaryQuality.corpusName = corpusName;
+                if (d->writes)
+                    result.dictionaryQuality.writes = d->writes->hookName();
                 return;
             }
             result.showsDashboard = true;
@@ -422,8 +429,8 @@ ViewKind kind()
             {.field = kSaeSite,
                 .type = "string",
                 .meaning = "features view: where a params.npz reads, as SAELens names it (blocks.L.hook_resid_post, "
-                           "hook_resid_pre, hook_resid_mid, hook_attn_out, hook_mlp_out); a directory's cfg.json "
-                           "says it",
+                           "hook_resid_pre, hook_resid_mid, hook_attn_out, hook_mlp_out, or ln2.hook_normalized, "
+                           "where it is a transcoder writing hook_mlp_out); a directory's cfg.json says it",
                 .ownedByView = true},
             {.field = kFeature,
                 .type = "int",

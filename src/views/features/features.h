@@ -44,6 +44,7 @@ struct FeatureDashboard
 struct DictionaryQuality
 {
     std::string corpusName; // as FeatureDashboard's
+    std::string writes; // a transcoder's output site, whose rows it predicts and replaces; "" for an SAE
     int64_t corpusTokens = 0;
     std::vector<int64_t> activeCount; // per feature, over the corpus pass
     int dead = 0, dense = 0; // active on no corpus token; on more than a tenth of them

@@ -96,7 +96,8 @@ QString FeaturesView::drawQuality(const FeaturesAnalysis &a)
         ly->setRange(-0.6, 2.6);
         ly->grid()->setVisible(false);
         lx->setRange(0, top * 1.1);
-        lx->setLabel(tr("the model's loss with the site's (nats a token)"));
+        lx->setLabel(q.writes.empty() ? tr("the model's loss with the site's (nats a token)")
+                                      : tr("the model's loss with the output's (nats a token)"));
         setPanelTitle(losses, tr("Loss recovered: %1 %").arg(formatNumber(100 * q.recovered(), 3)));
     } else {
         setPanelTitle(losses, tr("No next-token loss to recover"));
@@ -104,9 +105,10 @@ QString FeaturesView::drawQuality(const FeaturesAnalysis &a)
     if (auto *grid = qobject_cast<QCPLayoutGrid *>(densities->layout()))
         grid->setColumnStretchFactor(0, 1.25);
 
+    const QString target = q.writes.empty() ? tr("the site") : QString::fromStdString(q.writes);
     QString text = tr("Over the first %1 tokens of %2, %3 of the %4 features never fire (dead) and %5 "
                       "fire on more than a tenth of the tokens (dense); a token has %6 active features on average. On "
-                      "the built-in corpus's held-out part (%7 rows) the dictionary leaves %8 % of the site's variance "
+                      "the built-in corpus's held-out part (%7 rows) the dictionary leaves %8 % of %10's variance "
                       "unexplained (L0 %9).")
                        .arg(QLocale().toString(qlonglong(q.corpusTokens)))
                        .arg(QString::fromStdString(q.corpusName))
@@ -116,15 +118,15 @@ QString FeaturesView::drawQuality(const FeaturesAnalysis &a)
                        .arg(formatNumber(q.meanActive, 3))
                        .arg(QLocale().toString(qlonglong(q.heldOutRows)))
                        .arg(formatNumber(100 * q.unexplained, 3))
-                       .arg(formatNumber(q.heldOutL0, 3));
+                       .arg(formatNumber(q.heldOutL0, 3))
+                       .arg(target);
     if (q.hasLosses)
-        text
-            += tr(" Spliced in place of the site over %1 held-out tokens, it leaves the model %2 nats a token, against "
-                  "%3 with its own activations and %4 with their mean: %5 % of the loss recovered, (L_mean \u2212 "
-                  "L_spliced) / (L_mean \u2212 L_clean).")
-                   .arg(q.heldOutTokens)
-                   .arg(formatNumber(q.spliced, 4), formatNumber(q.clean, 4), formatNumber(q.meanAblated, 4),
-                       formatNumber(100 * q.recovered(), 3));
+        text += tr(" Spliced in place of %6 over %1 held-out tokens, it leaves the model %2 nats a token, against "
+                   "%3 with its own activations and %4 with their mean: %5 % of the loss recovered, (L_mean \u2212 "
+                   "L_spliced) / (L_mean \u2212 L_clean).")
+                    .arg(q.heldOutTokens)
+                    .arg(formatNumber(q.spliced, 4), formatNumber(q.clean, 4), formatNumber(q.meanAblated, 4),
+                        formatNumber(100 * q.recovered(), 3), target);
     return text + tr(" Measured in %1 s.").arg(formatNumber(q.seconds, 2));
 }
 
