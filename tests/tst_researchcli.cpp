@@ -307,6 +307,27 @@ private slots:
         const auto badSite = run({"train-sae", "--model", "austen", "--site", "blocks.9.hook_mlp_out", "--out", out});
         QCOMPARE(badSite.code, 1);
         QVERIFY2(badSite.err.contains("blocks 0 … 3"), qPrintable(badSite.err));
+
+        // A transcoder (JumpReLU by default): trained, read back by features, steered where it writes.
+        const QString transcoder = dir.filePath("transcoder");
+        const auto trainedTranscoder
+            = run({"train-sae", "--model", "austen", "--site", "blocks.1.ln2.hook_normalized", "--writes",
+                "blocks.1.hook_mlp_out", "--width", "64", "--steps", "20", "--rows", "500", "--out", transcoder});
+        QVERIFY2(trainedTranscoder.code == 0, qPrintable(trainedTranscoder.err));
+        QVERIFY2(trainedTranscoder.out.contains("blocks.1.ln2.hook_normalized \u2192 blocks.1.hook_mlp_out of austen")
+                && trainedTranscoder.out.contains("trained jumprelu transcoder, 64 features"),
+            qPrintable(trainedTranscoder.out));
+        const auto read = run({"features", "--model", "austen", "--text", "She", "--sae", transcoder});
+        QVERIFY2(read.code == 0, qPrintable(read.err));
+        QVERIFY2(read.out.contains("jumprelu transcoder, 64 features over blocks.1.ln2.hook_normalized \u2192 "
+                                   "blocks.1.hook_mlp_out"),
+            qPrintable(read.out));
+        const auto steer = run({"steer", "--model", "austen", "--text", "She", "--sae", transcoder, "--feature", "3"});
+        QVERIFY2(steer.code == 0 && steer.out.contains("at blocks.1.hook_mlp_out"), qPrintable(steer.out + steer.err));
+        const auto clamp = run(
+            {"steer", "--model", "austen", "--text", "She", "--sae", transcoder, "--feature", "3", "--clamp", "1"});
+        QCOMPARE(clamp.code, 1);
+        QVERIFY2(clamp.err.contains("not clamped"), qPrintable(clamp.err));
     }
 
     void dlaSplitsALogitDifference()

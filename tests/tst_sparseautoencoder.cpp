@@ -193,6 +193,44 @@ private slots:
         QVERIFY2(refused.contains("3 dead features for a dictionary of 10"), qPrintable(refused));
     }
 
+    // A transcoder's objective: the rows it predicts, y, in place of the rows it reads in the reconstruction, against
+    // autograd, for ReLU with its L1 penalty and for JumpReLU.
+    void aTranscodersObjectiveIsAutogradsOne_data()
+    {
+        QTest::addColumn<int>("index");
+        QTest::newRow("ReLU") << 0;
+        QTest::newRow("JumpReLU") << 1;
+    }
+
+    void aTranscodersObjectiveIsAutogradsOne()
+    {
+        QFETCH(int, index);
+        QFile file(dataPath("sae/reference.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject reference = QJsonDocument::fromJson(file.readAll()).object();
+        const QJsonObject c = reference["transcoders"].toArray()[index].toObject();
+        const QJsonObject base = reference["cases"].toArray()[c["case"].toInt()].toObject();
+        const SparseAutoencoder sae = saeOf(base);
+        QVERIFY(!sae.applyDecoderBiasToInput);
+        SaeObjective objective;
+        objective.sparsity = base["lambda"].toDouble();
+        objective.bandwidth = base["bandwidth"].toDouble();
+        const Tensor y = saeTensor(c["y"]);
+        const SaeBatchResult got = saeBatch(sae, saeTensor(base["x"]), objective, {}, &y);
+        QVERIFY(std::abs(got.loss - c["loss"].toDouble()) < 1e-4 * (1 + std::abs(c["loss"].toDouble())));
+        QVERIFY(std::abs(got.reconstruction - c["reconstruction"].toDouble())
+            < 1e-4 * (1 + c["reconstruction"].toDouble()));
+        QVERIFY(std::abs(got.reconstruction - base["reconstruction"].toDouble()) > 0.1); // not x's
+        const QJsonObject want = c["gradients"].toObject();
+        QCOMPARE(int(got.gradients.size()), int(want.size()));
+        for (const QString &name : want.keys()) {
+            const QString why = saeMismatch(got.gradients.at(name.toStdString()), saeTensor(want[name]), 2e-4);
+            QVERIFY2(why.isEmpty(), qPrintable(name + ": " + why));
+        }
+        const Tensor wrong({3, 6});
+        QVERIFY(errorFrom([&] { saeBatch(sae, saeTensor(base["x"]), objective, {}, &wrong); }).contains("predict"));
+    }
+
     // A fresh dictionary: its shapes, decoder rows of length 0.1, the encoder their transpose, the same for a seed.
     void aFreshDictionaryIsDrawnAsDefined()
     {

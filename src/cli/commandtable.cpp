@@ -183,7 +183,11 @@ std::vector<CliCommand> makeTable()
             kModel
                 + Options {{"site", "HOOK",
                                "where it reads: blocks.L.hook_resid_pre, hook_resid_mid, hook_resid_post, "
-                               "hook_attn_out or hook_mlp_out"},
+                               "hook_attn_out, hook_mlp_out or ln2.hook_normalized (the feed-forward's input)"},
+                    {"writes", "HOOK",
+                        "train a transcoder: what it predicts from --site's rows, a site made after it "
+                        "(blocks.L.hook_mlp_out from blocks.L.ln2.hook_normalized); standard or jumprelu (the "
+                        "default)"},
                     {"out", "DIR", "where the dictionary is saved (absent, empty, or an earlier train-sae output)"},
                     {"architecture", "A",
                         "topk (the default: the k largest features), standard (ReLU with an L1 "

@@ -21,9 +21,13 @@ int trainSaeCommand(const CommandArgs &argv)
     const auto model = loadModel(args.required("model"));
     const SaeSite site = saeSiteFromHook(args.required("site"));
     (void)saeSiteTensor(*model, site);
+    std::optional<SaeSite> writes;
+    if (args.has("writes"))
+        writes = saeSiteFromHook(args.value("writes"));
     const std::string out = args.required("out");
     SaeTrainingOptions o;
-    o.architecture = saeArchitectureFromName(args.value("architecture", "topk"));
+    // SAELens has no TopK transcoder; Gemma Scope's are JumpReLU.
+    o.architecture = saeArchitectureFromName(args.value("architecture", writes ? "jumprelu" : "topk"));
     o.width = args.intValue("width", 8 * model->config.dModel, 1, 1 << 20);
     o.k = args.intValue("k", 8, 1, o.width);
     o.objective.sparsity
@@ -33,8 +37,8 @@ int trainSaeCommand(const CommandArgs &argv)
     o.objective.auxiliary = args.doubleValue("auxk", 0.0, 0.0, 1e3);
     o.objective.auxiliaryK = args.intValue("auxk-k", 0, 1, o.width);
     o.deadAfterSteps = args.intValue("dead-after", 100, 1, 10'000'000);
-    o.checkpointEvery = args.intValue("checkpoint-every", std::max(1, o.steps / 10), 1, 10'000'000);
     o.steps = args.intValue("steps", 2000, 1, 10'000'000);
+    o.checkpointEvery = args.intValue("checkpoint-every", std::max(1, o.steps / 10), 1, 10'000'000);
     o.batch = args.intValue("batch", 256, 1, 1 << 20);
     o.learningRate = args.doubleValue("lr", 4e-3, 1e-9, 10.0);
     o.seed = uint64_t(args.intValue("seed", 0, 0));
@@ -42,8 +46,9 @@ int trainSaeCommand(const CommandArgs &argv)
 
     const DictionaryText text = args.has("text-file") ? textFileText(args.value("text-file")) : builtInCorpusText();
     const int every = std::max(1, o.steps / 10);
-    std::printf("%s of %s: up to %lld rows of %d to train on, from the %s\n", site.hookName().c_str(),
-        model->name.c_str(), static_cast<long long>(maxRows), model->config.dModel, text.name.c_str());
+    const std::string sites = writes ? site.hookName() + " \u2192 " + writes->hookName() : site.hookName();
+    std::printf("%s of %s: up to %lld rows of %d to train on, from the %s\n", sites.c_str(), model->name.c_str(),
+        static_cast<long long>(maxRows), model->config.dModel, text.name.c_str());
     std::fflush(stdout);
     const TrainedDictionary t = trainDictionary(model, site, o, text, maxRows,
         {.reading = {},
@@ -56,14 +61,15 @@ int trainSaeCommand(const CommandArgs &argv)
                     return true;
                 }},
         nullptr, WorkBudget::process(),
-        {out, args.flag("resume") ? DictionaryCheckpoints::Resume::Yes : DictionaryCheckpoints::Resume::No});
+        {out, args.flag("resume") ? DictionaryCheckpoints::Resume::Yes : DictionaryCheckpoints::Resume::No}, writes);
     if (const auto at = t.directory.training.find("resumed_at_step"); at != t.directory.training.end())
         std::printf("went on from the state saved at step %d\n", at->get<int>());
     const SaeQuality &q = t.heldOut.quality;
-    std::printf("trained %s, %d features%s, on %lld rows (read in %.1f s) in %.1f s; held out (%lld rows): %.2f %% of "
-                "the variance unexplained, L0 %.2f, %d dead and %d dense features (active on more than a tenth of "
-                "the rows)\n",
-        saeArchitectureName(o.architecture), o.width,
+    std::printf(
+        "trained %s%s, %d features%s, on %lld rows (read in %.1f s) in %.1f s; held out (%lld rows): %.2f %% of "
+        "the variance unexplained, L0 %.2f, %d dead and %d dense features (active on more than a tenth of "
+        "the rows)\n",
+        saeArchitectureName(o.architecture), writes ? " transcoder" : "", o.width,
         o.architecture == SaeArchitecture::TopK ? (", k = " + std::to_string(o.k)).c_str() : "",
         static_cast<long long>(t.rows), t.readSeconds, t.trainSeconds, static_cast<long long>(t.heldOut.rows),
         100 * q.unexplained, q.l0, q.dead, q.dense);

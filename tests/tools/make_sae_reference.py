@@ -23,7 +23,8 @@ The "auxk" cases add TopK's auxiliary loss for dead features (Gao et al. 2024, A
 
 writes tests/data/sae/reference.json, and three of its cases as SAELens directories: saelens_v6_topk,
 saelens_v5_topk (the same dictionary in version 5's cfg.json) and saelens_v6_jumprelu, cases 4 and 2 as SAELens
-transcoders (transcoder_relu, transcoder_jumprelu), and case 2 as Gemma Scope's
+transcoders (transcoder_relu, transcoder_jumprelu) with their objectives when they predict other rows ("transcoders"),
+and case 2 as Gemma Scope's
 gemma_scope/params.npz (np.savez), compressed.npz (np.savez_compressed) and no_threshold.npz.
 """
 
@@ -82,7 +83,7 @@ class Step(torch.autograd.Function):
         return None, (-(1.0 / BANDWIDTH) * k * grad).sum(0)
 
 
-def objective(arch, w, x, apply_b_dec):
+def objective(arch, w, x, apply_b_dec, y=None):
     p = {n: torch.tensor(v, dtype=torch.float64, requires_grad=True) for n, v in w.items() if n != "threshold"}
     if arch == "jumprelu":
         p["log_threshold"] = torch.tensor(np.log(w["threshold"]), dtype=torch.float64, requires_grad=True)
@@ -100,7 +101,8 @@ def objective(arch, w, x, apply_b_dec):
         f = JumpReLU.apply(pre, theta)
         sparsity = LAMBDA * Step.apply(pre, theta).sum(1).mean()
     x_hat = f @ p["W_dec"] + p["b_dec"]
-    reconstruction = (x_hat - xt).pow(2).sum(1).mean()
+    target = xt if y is None else torch.tensor(y, dtype=torch.float64)
+    reconstruction = (x_hat - target).pow(2).sum(1).mean()
     loss = reconstruction + sparsity
     loss.backward()
     return {"loss": loss.item(), "reconstruction": reconstruction.item(), "sparsity": sparsity.item(),
@@ -131,6 +133,17 @@ def auxk_case(c, dead, k_aux, alpha):
     return {"case": 1, "dead": dead, "k_aux": k_aux, "alpha": alpha, "loss": loss.item(),
             "reconstruction": reconstruction.item(), "auxiliary": auxiliary.item(),
             "gradients": {n: t.grad.numpy().tolist() for n, t in p.items()}}
+
+
+def transcoder_case(c, seed):
+    """Case c read as a transcoder: its objective and gradients by autograd when it predicts rows y (another draw)
+    from its rows x, y in place of x in the reconstruction."""
+    assert not c["apply_b_dec_to_input"]
+    w = {n: np.array(v, dtype=np.float64) for n, v in c["weights"].items()}
+    y = np.random.default_rng(seed).normal(0, 1, (B, D)).astype(np.float32)
+    out = {"case": c["index"], "y": y.tolist()}
+    out.update(objective(c["architecture"], w, np.array(c["x"], dtype=np.float64), False, y.astype(np.float64)))
+    return out
 
 
 def case(arch, seed, apply_b_dec):
@@ -215,8 +228,14 @@ def main():
     np.savez(os.path.join(DATA, "gemma_scope", "no_threshold.npz"), **{n: v for n, v in params.items() if n != "threshold"})
     path = os.path.join(DATA, "reference.json")
     with open(path, "w") as f:
+        for i, c in enumerate(cases):
+            c["index"] = i
+        transcoders = [transcoder_case(cases[4], 6), transcoder_case(cases[2], 7)]
+        for c in cases:
+            del c["index"]
         json.dump({"cases": cases, "auxk": [auxk_case(cases[1], [0, 2, 5, 6, 9], 3, 0.5),
-                                            auxk_case(cases[1], [3, 8], 3, 0.5)]}, f, indent=1)
+                                            auxk_case(cases[1], [3, 8], 3, 0.5)],
+                   "transcoders": transcoders}, f, indent=1)
         f.write("\n")
     print("wrote", path)
 

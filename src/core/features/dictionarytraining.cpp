@@ -50,15 +50,17 @@ HeldOutMeasures measureHeldOut(std::shared_ptr<const Model> model, const SparseA
 namespace {
 
 // What identifies a run for --resume: everything that decides its steps but the checkpoints' spacing.
-std::string runIdentity(
-    const Model &model, const SaeSite &site, const SaeTrainingOptions &o, const DictionaryText &text, int64_t maxRows)
+std::string runIdentity(const Model &model, const SaeSite &site, const std::optional<SaeSite> &writes,
+    const SaeTrainingOptions &o, const DictionaryText &text, int64_t maxRows)
 {
-    return nlohmann::json {{"model", model.name}, {"site", site.hookName()}, {"text", text.name}, {"rows", maxRows},
+    nlohmann::json identity {{"model", model.name}, {"site", site.hookName()}, {"text", text.name}, {"rows", maxRows},
         {"architecture", saeArchitectureName(o.architecture)}, {"width", o.width}, {"k", o.k},
         {"sparsity", o.objective.sparsity}, {"bandwidth", o.objective.bandwidth}, {"threshold", o.initialThreshold},
         {"auxk", o.objective.auxiliary}, {"auxk_k", o.objective.auxiliaryK}, {"dead_after", o.deadAfterSteps},
-        {"steps", o.steps}, {"batch", o.batch}, {"lr", o.learningRate}, {"seed", o.seed}}
-        .dump();
+        {"steps", o.steps}, {"batch", o.batch}, {"lr", o.learningRate}, {"seed", o.seed}};
+    if (writes) // a transcoder's run (a dictionary's identity as it was before transcoders)
+        identity["writes"] = writes->hookName();
+    return identity.dump();
 }
 
 nlohmann::json trainingRecord(const SaeTrainingOptions &o, const DictionaryText &text, int64_t rows)
@@ -73,10 +75,17 @@ nlohmann::json trainingRecord(const SaeTrainingOptions &o, const DictionaryText 
 
 TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeSite &site, const SaeTrainingOptions &o,
     const DictionaryText &text, int64_t maxRows, const DictionaryTrainingProgress &progress,
-    const std::atomic<bool> *cancel, const WorkBudget &budget, const DictionaryCheckpoints &checkpoints)
+    const std::atomic<bool> *cancel, const WorkBudget &budget, const DictionaryCheckpoints &checkpoints,
+    const std::optional<SaeSite> &writes)
 {
     (void)saeSiteTensor(*model, site);
-    const std::string run = runIdentity(*model, site, o, text, maxRows);
+    if (writes) {
+        (void)saeSiteTensor(*model, *writes);
+        refuseTranscoderSites(site, *writes);
+        if (o.architecture == SaeArchitecture::TopK)
+            throw Error("SAE training: SAELens has no TopK transcoder; train a standard or jumprelu one");
+    }
+    const std::string run = runIdentity(*model, site, writes, o, text, maxRows);
     using Resume = DictionaryCheckpoints::Resume;
     std::optional<SaeTrainingState> resume;
     if (checkpoints.resume != Resume::No && checkpoints.directory.empty())
@@ -94,13 +103,16 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
     TrainedDictionary out;
     const auto start = std::chrono::steady_clock::now();
     const Tensor rows = siteActivations(model, site, text.training, maxRows, progress.reading, cancel, budget);
+    const Tensor targets
+        = writes ? siteActivations(model, *writes, text.training, maxRows, progress.reading, cancel, budget) : Tensor();
     out.rows = rows.dim(0);
     out.readSeconds = secondsSince(start);
     const auto trainStart = std::chrono::steady_clock::now();
     const auto checkpoint = [&](const SaeTrainingState &state) {
         nlohmann::json training = trainingRecord(o, text, out.rows);
         training["step"] = state.step; // unfinished: the held-out measures come at the end
-        saveSaeDirectory(checkpoints.directory, {unscaledDictionary(state), site, model->name, training}, &state, run);
+        saveSaeDirectory(
+            checkpoints.directory, {unscaledDictionary(state), site, model->name, training, writes}, &state, run);
         if (progress.saved)
             progress.saved(state.step);
     };
@@ -113,15 +125,17 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
             return !progress.step || progress.step(s);
         },
         cancel, budget, resume ? &*resume : nullptr,
-        checkpoints.directory.empty() ? std::function<void(const SaeTrainingState &)>() : checkpoint);
+        checkpoints.directory.empty() ? std::function<void(const SaeTrainingState &)>() : checkpoint,
+        writes ? &targets : nullptr);
     out.trainSeconds = secondsSince(trainStart);
-    out.heldOut = measureHeldOut(model, sae, site, site, text.heldOut, std::max<int64_t>(16, maxRows / 10), cancel);
+    out.heldOut = measureHeldOut(
+        model, sae, site, writes.value_or(site), text.heldOut, std::max<int64_t>(16, maxRows / 10), cancel);
     const HeldOutMeasures &h = out.heldOut;
     nlohmann::json splice = nullptr;
     if (h.hasLosses)
         splice = {{"tokens", h.losses.tokens}, {"clean", h.losses.clean}, {"spliced", h.losses.spliced},
             {"mean_ablated", h.losses.meanAblated}, {"recovered", h.losses.recovered()}};
-    out.directory = {sae, site, model->name, trainingRecord(o, text, out.rows)};
+    out.directory = {sae, site, model->name, trainingRecord(o, text, out.rows), writes};
     nlohmann::json &training = out.directory.training;
     if (resume)
         training["resumed_at_step"] = resume->step;

@@ -69,11 +69,14 @@ struct DictionaryCheckpoints
     Resume resume = Resume::No;
 };
 // Reads up to `maxRows` of the site's rows over text.training, trains on them, and measures the result on
-// text.heldOut. Throws atlas::Error for bad options, a budget refused, a stop ("cancelled"), or a state to resume
-// from that is missing, damaged or another run's.
+// text.heldOut. With `writes`, a transcoder: it learns to predict that site's rows (read over the same text) from the
+// site's, which the model must make first (blocks.L.ln2.hook_normalized → blocks.L.hook_mlp_out); SAELens has no
+// TopK transcoder, so TopK is refused. Throws atlas::Error for bad options, a budget refused, a stop ("cancelled"),
+// or a state to resume from that is missing, damaged or another run's.
 TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeSite &site,
     const SaeTrainingOptions &options, const DictionaryText &text, int64_t maxRows,
     const DictionaryTrainingProgress &progress = {}, const std::atomic<bool> *cancel = nullptr,
-    const WorkBudget &budget = WorkBudget::process(), const DictionaryCheckpoints &checkpoints = {});
+    const WorkBudget &budget = WorkBudget::process(), const DictionaryCheckpoints &checkpoints = {},
+    const std::optional<SaeSite> &writes = std::nullopt);
 
 } // namespace atlas

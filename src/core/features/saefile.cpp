@@ -96,8 +96,14 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
         }
     };
     out.site = site("hook_name", "the site the dictionary reads (blocks.L.hook_resid_post …)", "meta.hook_name");
-    if (transcoder)
+    if (transcoder) {
         out.writes = site("hook_name_out", "the site a transcoder writes (blocks.L.hook_mlp_out)", "hook_name_out");
+        try {
+            refuseTranscoderSites(out.site, *out.writes);
+        } catch (const Error &e) {
+            place.at("hook_name_out").fail(e.what());
+        }
+    }
     const nlohmann::json *model
         = meta ? optionalJsonMember(*meta, "model_name") : optionalJsonMember(cfg, "model_name");
     if (model && model->is_string())

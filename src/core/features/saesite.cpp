@@ -19,6 +19,35 @@ constexpr std::array<std::pair<SaeSiteKind, const char *>, 6> kHooks {
 
 } // namespace
 
+bool madeBefore(const SaeSite &a, const SaeSite &b)
+{
+    const auto when = [](const SaeSite &s) { // ResidualPost is the next block's ResidualPre
+        switch (s.kind) {
+        case SaeSiteKind::ResidualPre:
+            return 6 * s.layer;
+        case SaeSiteKind::AttentionOut:
+            return 6 * s.layer + 1;
+        case SaeSiteKind::ResidualMid:
+            return 6 * s.layer + 2;
+        case SaeSiteKind::MlpIn:
+            return 6 * s.layer + 3;
+        case SaeSiteKind::MlpOut:
+            return 6 * s.layer + 4;
+        case SaeSiteKind::ResidualPost:
+            break;
+        }
+        return 6 * s.layer + 6;
+    };
+    return when(a) < when(b);
+}
+
+void refuseTranscoderSites(const SaeSite &reads, const SaeSite &writes)
+{
+    if (!madeBefore(reads, writes))
+        throw Error("a transcoder reads a site the model makes before the one it writes: " + reads.hookName()
+            + " does not come before " + writes.hookName());
+}
+
 std::string SaeSite::hookName() const
 {
     for (const auto &[k, name] : kHooks)

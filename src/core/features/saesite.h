@@ -25,6 +25,13 @@ struct SaeSite
     bool operator==(const SaeSite &) const = default;
 };
 
+// Whether the model makes site a before site b in a run (block by block: the stream entering it, the attention's
+// output, the stream between, the feed-forward's input, its output, the stream leaving): a transcoder reads a site
+// made before the one it writes.
+bool madeBefore(const SaeSite &a, const SaeSite &b);
+// Throws atlas::Error naming both hooks when a transcoder reading `reads` cannot write `writes` (not made after it).
+void refuseTranscoderSites(const SaeSite &reads, const SaeSite &writes);
+
 // Throws atlas::Error naming the hook and the six forms a site takes.
 SaeSite saeSiteFromHook(const std::string &hook);
 // The trace tensor [T, D] the site names in `model`. Throws atlas::Error when the layer is past the model's, or the

@@ -93,10 +93,12 @@ std::string resumeProblem(const SaeTrainingState &state, const SaeTrainingOption
 SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOptions &o,
     const std::function<bool(const SaeTrainingStep &)> &progress, const std::atomic<bool> *cancel,
     const WorkBudget &budget, const SaeTrainingState *resume,
-    const std::function<void(const SaeTrainingState &)> &checkpoint)
+    const std::function<void(const SaeTrainingState &)> &checkpoint, const Tensor *targets)
 {
     if (rows.rank() != 2 || rows.dim(0) < 1)
         throw Error("SAE training: no activations to train on");
+    if (targets && targets->shape() != rows.shape())
+        throw Error("SAE training: " + targets->shapeString() + " rows to predict from " + rows.shapeString());
     if (o.width < 1 || o.width > (1 << 20))
         throw Error("SAE training: a width of " + std::to_string(o.width) + " features; give 1 … 1048576");
     if (o.steps < 1 || o.batch < 1)
@@ -112,7 +114,9 @@ SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOp
     const int64_t N = rows.dim(0), d = rows.dim(1);
     const double weights = 2.0 * double(o.width) * double(d) + 2.0 * double(o.width) + double(d);
     const double batchRows = double(std::min<int64_t>(o.batch, N));
-    const double bytes = sizeof(float) * (4 * weights + 4 * batchRows * double(o.width)); // + gradients, Adam's m, v
+    const double bytes = sizeof(float)
+        * (4 * weights + 4 * batchRows * double(o.width)
+            + (targets ? batchRows * double(d) : 0.0)); // + gradients, m, v
     const std::string what = "training a dictionary of " + countOf(size_t(o.width), "feature") + " over "
         + std::to_string(d) + " dimensions";
     if (const std::string why = overBudget(what, 0, bytes, budget); !why.empty())
@@ -126,7 +130,8 @@ SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOp
             throw Error("SAE training: the saved state does not fit this run: " + why);
     SparseAutoencoder sae = resume ? resume->sae : initialSparseAutoencoder(o.architecture, d, o.width, o.k, o.seed);
     if (!resume)
-        RowVectorMap(sae.bDec.data(), d) = rows.matrix().colwise().mean() * s;
+        RowVectorMap(sae.bDec.data(), d) = (targets ? *targets : rows).matrix().colwise().mean() * s;
+    sae.applyDecoderBiasToInput = !targets;
     Tensor logThreshold;
     std::map<std::string, Tensor *> parameters {
         {"W_enc", &sae.wEnc}, {"b_enc", &sae.bEnc}, {"W_dec", &sae.wDec}, {"b_dec", &sae.bDec}};
@@ -157,7 +162,7 @@ SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOp
     std::mt19937_64 random(o.seed);
     std::shuffle(order.begin(), order.end(), random);
     const int64_t B = std::min<int64_t>(o.batch, N);
-    Tensor batch = Tensor::uninitialized({B, d});
+    Tensor batch = Tensor::uninitialized({B, d}), predicted = targets ? Tensor::uninitialized({B, d}) : Tensor();
     int64_t next = 0;
     std::vector<int> quiet(size_t(o.width), 0); // steps since each feature last fired
     std::vector<bool> dead(size_t(o.width), false);
@@ -182,14 +187,17 @@ SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOp
                 std::shuffle(order.begin(), order.end(), random);
                 next = 0;
             }
-            batch.matrix().row(b) = rows.matrix().row(order[size_t(next++)]) * s;
+            const int64_t n = order[size_t(next++)];
+            batch.matrix().row(b) = rows.matrix().row(n) * s;
+            if (targets)
+                predicted.matrix().row(b) = targets->matrix().row(n) * s;
         }
         int deadCount = 0;
         for (size_t i = 0; i < quiet.size(); ++i) {
             dead[i] = quiet[i] >= o.deadAfterSteps;
             deadCount += dead[i] ? 1 : 0;
         }
-        SaeBatchResult r = saeBatch(sae, batch, o.objective, dead);
+        SaeBatchResult r = saeBatch(sae, batch, o.objective, dead, targets ? &predicted : nullptr);
         for (size_t i = 0; i < quiet.size(); ++i)
             quiet[i] = r.fired[i] ? 0 : quiet[i] + 1;
         optimizer.step(parameters, r.gradients, schedule.at(step));

@@ -76,9 +76,12 @@ struct SaeTrainingStep
 // as `resume`, a run with the same rows and options goes on from it to the dictionary the uninterrupted run makes.
 // A state that does not fit (another width or input size, another scale of the rows, a step past the end) is refused
 // naming what differs.
+// With `targets` [N, d] it trains a transcoder: row n of `targets` is what it learns to predict from row n of `rows`
+// (saeBatch's target), b_dec starts at their mean, the input is never shifted by b_dec, and both are scaled by the
+// input rows' s, so that the scale folds into the weights as for a dictionary.
 SparseAutoencoder trainSparseAutoencoder(const Tensor &rows, const SaeTrainingOptions &options,
     const std::function<bool(const SaeTrainingStep &)> &progress = {}, const std::atomic<bool> *cancel = nullptr,
     const WorkBudget &budget = WorkBudget::process(), const SaeTrainingState *resume = nullptr,
-    const std::function<void(const SaeTrainingState &)> &checkpoint = {});
+    const std::function<void(const SaeTrainingState &)> &checkpoint = {}, const Tensor *targets = nullptr);
 
 } // namespace atlas

@@ -148,11 +148,12 @@ SparseAutoencoder initialSparseAutoencoder(
 
 namespace {
 
-// AuxK's term (saeBatch's comment): its value, and its gradients added to dW (W_dec's) and dpre.
-double addAuxiliaryLoss(const SparseAutoencoder &sae, const Tensor &x, const Tensor &xHat, const Tensor &pre,
+// AuxK's term (saeBatch's comment) with y the rows to rebuild or predict: its value, and its gradients added to dW
+// (W_dec's) and dpre.
+double addAuxiliaryLoss(const SparseAutoencoder &sae, const Tensor &y, const Tensor &xHat, const Tensor &pre,
     const SaeObjective &objective, const std::vector<bool> &dead, Tensor &dW, Tensor &dpre)
 {
-    const int64_t B = x.dim(0), d = sae.inputSize(), F = sae.width();
+    const int64_t B = y.dim(0), d = sae.inputSize(), F = sae.width();
     std::vector<int64_t> deadIndices;
     for (int64_t i = 0; i < F; ++i)
         if (dead[size_t(i)])
@@ -174,7 +175,7 @@ double addAuxiliaryLoss(const SparseAutoencoder &sae, const Tensor &x, const Ten
         for (const int64_t j : chosen)
             if (deadPre[size_t(j)] > 0)
                 eHat += deadPre[size_t(j)] * sae.wDec.matrix().row(deadIndices[size_t(j)]);
-        residual = eHat - (x.matrix().row(b) - xHat.matrix().row(b));
+        residual = eHat - (y.matrix().row(b) - xHat.matrix().row(b));
         loss += double(residual.cast<double>().squaredNorm());
         const Eigen::RowVectorXf g = residual * float(2.0 * scale / double(B)); // ∂/∂ê_b
         for (const int64_t j : chosen) {
@@ -191,19 +192,22 @@ double addAuxiliaryLoss(const SparseAutoencoder &sae, const Tensor &x, const Ten
 
 } // namespace
 
-SaeBatchResult saeBatch(
-    const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective, const std::vector<bool> &dead)
+SaeBatchResult saeBatch(const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective,
+    const std::vector<bool> &dead, const Tensor *target)
 {
     const int64_t B = x.dim(0), d = sae.inputSize(), F = sae.width();
     if (B < 1)
         throw Error("SAE: an empty batch");
+    if (target && target->shape() != x.shape())
+        throw Error("SAE: the rows to predict are " + target->shapeString() + ", the rows read " + x.shapeString());
+    const Tensor &y = target ? *target : x;
     const Tensor pre = sae.preActivations(x);
     const Tensor f = sae.activate(pre);
     const Tensor xHat = sae.decode(f);
     SaeBatchResult r;
     Tensor dxHat = Tensor::uninitialized({B, d});
-    dxHat.matrix() = (xHat.matrix() - x.matrix()) * float(2.0 / double(B));
-    r.reconstruction = double((xHat.matrix() - x.matrix()).cast<double>().squaredNorm()) / double(B);
+    dxHat.matrix() = (xHat.matrix() - y.matrix()) * float(2.0 / double(B));
+    r.reconstruction = double((xHat.matrix() - y.matrix()).cast<double>().squaredNorm()) / double(B);
 
     Tensor dW = Tensor({F, d}), df({B, F});
     matrixProduct(dW.matrix(), f.matrix(), true, std::as_const(dxHat).matrix(), false, false);
@@ -260,7 +264,7 @@ SaeBatchResult saeBatch(
             throw Error("SAE: a mask of " + std::to_string(dead.size()) + " dead features for a dictionary of "
                 + std::to_string(F));
         if (sae.architecture == SaeArchitecture::TopK)
-            r.auxiliary = addAuxiliaryLoss(sae, x, xHat, pre, objective, dead, dW, dpre);
+            r.auxiliary = addAuxiliaryLoss(sae, y, xHat, pre, objective, dead, dW, dpre);
     }
     r.loss = r.reconstruction + r.sparsity + r.auxiliary;
 

@@ -82,8 +82,10 @@ struct SaeBatchResult
     std::vector<bool> fired; // [F]: active on at least one row of the batch
 };
 // `dead` [F] (or empty: none) marks the features AuxK reads.
-SaeBatchResult saeBatch(
-    const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective, const std::vector<bool> &dead = {});
+// A transcoder's batch: `target` [B, d] the rows it predicts from x, in place of x in the reconstruction (and in
+// AuxK's e = y − ŷ).
+SaeBatchResult saeBatch(const SparseAutoencoder &sae, const Tensor &x, const SaeObjective &objective,
+    const std::vector<bool> &dead = {}, const Tensor *target = nullptr);
 
 // How well a dictionary reconstructs rows X [N, d]: the fraction of variance unexplained Σ‖x − x̂‖² / Σ‖x − mean x‖²,
 // the mean number of active features per row, and per feature the fraction of rows it is active on. A transcoder's

@@ -19,6 +19,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QThread>
 #include <QVBoxLayout>
@@ -32,7 +33,8 @@ namespace {
 constexpr const char *kSettings = "features/trainDictionary/";
 
 const SaeSiteKind kKinds[] = {SaeSiteKind::ResidualPre, SaeSiteKind::ResidualMid, SaeSiteKind::ResidualPost,
-    SaeSiteKind::AttentionOut, SaeSiteKind::MlpOut};
+    SaeSiteKind::AttentionOut, SaeSiteKind::MlpIn, SaeSiteKind::MlpOut};
+constexpr int kWritesRole = Qt::UserRole + 1; // a transcoder's output site, on its item of the site box
 
 } // namespace
 
@@ -50,15 +52,28 @@ TrainDictionaryDialog::TrainDictionaryDialog(
             const SaeSite site {kind, layer};
             try {
                 (void)saeSiteTensor(*m_model, site);
-                m_site->addItem(QString::fromStdString(site.hookName()));
+                m_site->addItem(QString::fromStdString(site.hookName()), QString::fromStdString(site.hookName()));
             } catch (const Error &) { // a site this model's trace does not have
             }
         }
+    for (int layer = 0; layer < m_model->config.layers; ++layer) { // transcoders of each feed-forward
+        const SaeSite in {SaeSiteKind::MlpIn, layer}, out {SaeSiteKind::MlpOut, layer};
+        try {
+            (void)saeSiteTensor(*m_model, in);
+            (void)saeSiteTensor(*m_model, out);
+            m_site->addItem(tr("%1 \u2192 %2 (transcoder)")
+                                .arg(QString::fromStdString(in.hookName()), QString::fromStdString(out.hookName())),
+                QString::fromStdString(in.hookName()));
+            m_site->setItemData(m_site->count() - 1, QString::fromStdString(out.hookName()), kWritesRole);
+        } catch (const Error &) {
+        }
+    }
     m_site->setCurrentText(
         QString::fromStdString(SaeSite {SaeSiteKind::ResidualPost, m_model->config.layers / 2}.hookName()));
     m_site->setToolTip(tr("Where the dictionary reads the model, as SAELens names it: the stream entering (resid_pre), "
-                          "inside (resid_mid) or leaving (resid_post) a block, or what its attention or feed-forward "
-                          "adds (attn_out, mlp_out)"));
+                          "inside (resid_mid) or leaving (resid_post) a block, what its attention or feed-forward "
+                          "adds (attn_out, mlp_out), or what its feed-forward reads (ln2.hook_normalized). A "
+                          "transcoder reads the feed-forward's input and learns to predict its output"));
     m_architecture = new QComboBox(this);
     m_architecture->addItem(tr("TopK"), QStringLiteral("topk"));
     m_architecture->addItem(tr("ReLU with an L1 penalty"), QStringLiteral("standard"));
@@ -171,7 +186,7 @@ TrainDictionaryDialog::TrainDictionaryDialog(
     m_directory->setText(defaultDirectory());
 
     connect(m_architecture, &QComboBox::currentIndexChanged, this, &TrainDictionaryDialog::architectureChanged);
-    connect(m_site, &QComboBox::currentIndexChanged, this, [this] { m_directory->setText(defaultDirectory()); });
+    connect(m_site, &QComboBox::currentIndexChanged, this, &TrainDictionaryDialog::siteChanged);
     connect(m_width, &QSpinBox::valueChanged, this, [this] { m_directory->setText(defaultDirectory()); });
     connect(m_browse, &QPushButton::clicked, this, &TrainDictionaryDialog::chooseDirectory);
     connect(m_source, &QComboBox::activated, this, [this](int index) {
@@ -206,11 +221,33 @@ void TrainDictionaryDialog::architectureChanged()
     m_directory->setText(defaultDirectory());
 }
 
+void TrainDictionaryDialog::siteChanged()
+{
+    const bool transcoder = chosenOutput().has_value();
+    if (auto *items = qobject_cast<QStandardItemModel *>(m_architecture->model()))
+        items->item(m_architecture->findData(QStringLiteral("topk")))->setEnabled(!transcoder);
+    if (transcoder && m_architecture->currentData().toString() == "topk")
+        m_architecture->setCurrentIndex(m_architecture->findData(QStringLiteral("jumprelu")));
+    m_directory->setText(defaultDirectory());
+}
+
+SaeSite TrainDictionaryDialog::chosenSite() const
+{
+    return saeSiteFromHook(m_site->currentData().toString().toStdString());
+}
+
+std::optional<SaeSite> TrainDictionaryDialog::chosenOutput() const
+{
+    const QString writes = m_site->currentData(kWritesRole).toString();
+    return writes.isEmpty() ? std::nullopt : std::optional(saeSiteFromHook(writes.toStdString()));
+}
+
 QString TrainDictionaryDialog::defaultDirectory() const
 {
     const QString root = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
     const QString name = QStringLiteral("%1-%2-%3%4")
-                             .arg(QString::fromStdString(m_model->name), m_site->currentText(),
+                             .arg(QString::fromStdString(m_model->name),
+                                 m_site->currentData().toString() + (chosenOutput() ? "-transcoder" : ""),
                                  m_architecture->currentData().toString())
                              .arg(m_width->value());
     return QDir(root.isEmpty() ? QDir::homePath() : root).filePath(QStringLiteral("dictionaries/") + name);
@@ -255,8 +292,9 @@ void TrainDictionaryDialog::saveSettings() const
 void TrainDictionaryDialog::setOptions(
     const QString &site, int width, int k, int steps, int rows, const QString &directory)
 {
-    m_site->setCurrentText(site);
     m_architecture->setCurrentIndex(0);
+    m_site->setCurrentText(site);
+    siteChanged(); // a transcoder's site takes JumpReLU for TopK
     m_width->setValue(width);
     m_k->setValue(k);
     m_steps->setValue(steps);
@@ -286,7 +324,8 @@ void TrainDictionaryDialog::train()
     o.steps = m_steps->value();
     o.seed = uint64_t(m_seed->value());
     o.checkpointEvery = std::max(1, o.steps / 10);
-    const SaeSite site = saeSiteFromHook(m_site->currentText().toStdString());
+    const SaeSite site = chosenSite();
+    const std::optional<SaeSite> writes = chosenOutput();
     const int64_t rows = m_rows->value();
     const std::string directory = m_directory->text().trimmed().toStdString();
     const std::string textFile = m_source->currentIndex() == 1 ? m_textFile.toStdString() : std::string();
@@ -315,64 +354,66 @@ void TrainDictionaryDialog::train()
     const auto post = [this](std::function<void()> onGui) {
         QMetaObject::invokeMethod(this, std::move(onGui), Qt::QueuedConnection);
     };
-    m_thread = QThread::create([this, o, site, rows, directory, textFile, result, post, goOn = m_goOn->isChecked()] {
-        QString problem;
-        try {
-            const DictionaryText text = textFile.empty() ? builtInCorpusText() : textFileText(textFile);
-            auto last = std::chrono::steady_clock::now();
-            QVector<double> steps, losses;
-            DictionaryTrainingProgress progress;
-            progress.reading = [&](int64_t done, int64_t total) {
-                post([this, done, total] {
-                    m_progress->setMaximum(int(total));
-                    m_progress->setValue(int(done));
-                });
-                return true;
-            };
-            progress.resumed = [&](int step) {
-                post([this, step] {
-                    m_resumedAt = step;
-                    m_checkpoint = step;
-                });
-            };
-            progress.saved = [&](int step) { post([this, step] { m_checkpoint = step; }); };
-            progress.step = [&](const SaeTrainingStep &s) {
-                steps.push_back(s.step);
-                losses.push_back(s.loss);
-                const auto now = std::chrono::steady_clock::now();
-                if (now - last > std::chrono::milliseconds(50) || s.step == o.steps) {
-                    last = now;
-                    post([this, steps, losses, step = s.step, total = o.steps, l0 = s.l0, dead = s.dead,
-                             width = o.width] {
-                        m_curve->graph(0)->addData(steps, losses, true);
-                        m_curve->graph(0)->rescaleValueAxis(false, true);
-                        m_curve->replot(QCustomPlot::rpQueuedReplot);
-                        m_progress->setFormat(tr("training: step %v of %m"));
-                        m_progress->setMaximum(total);
-                        m_progress->setValue(step);
-                        m_status->setText(
-                            (m_resumedAt > 0 ? tr("Training, from the state saved at step %1: ").arg(m_resumedAt)
-                                             : tr("Training: "))
-                            + tr("L0 %1 on the last batch; %2 of %3 features dead (fired on no row of the last 100 "
-                                 "steps)")
-                                  .arg(l0, 0, 'f', 2)
-                                  .arg(dead)
-                                  .arg(width));
+    m_thread = QThread::create(
+        [this, o, site, writes, rows, directory, textFile, result, post, goOn = m_goOn->isChecked()] {
+            QString problem;
+            try {
+                const DictionaryText text = textFile.empty() ? builtInCorpusText() : textFileText(textFile);
+                auto last = std::chrono::steady_clock::now();
+                QVector<double> steps, losses;
+                DictionaryTrainingProgress progress;
+                progress.reading = [&](int64_t done, int64_t total) {
+                    post([this, done, total] {
+                        m_progress->setMaximum(int(total));
+                        m_progress->setValue(int(done));
                     });
-                    steps.clear();
-                    losses.clear();
-                }
-                return true;
-            };
-            *result = trainDictionary(m_model, site, o, text, rows, progress, &m_cancel, WorkBudget::process(),
-                {directory, goOn ? DictionaryCheckpoints::Resume::IfSameRun : DictionaryCheckpoints::Resume::No});
-            post([this] { m_status->setText(tr("Saving\u2026")); });
-            saveSaeDirectory(directory, result->directory);
-        } catch (const std::exception &e) {
-            problem = QString::fromStdString(e.what());
-        }
-        post([this, problem] { finished(problem); });
-    });
+                    return true;
+                };
+                progress.resumed = [&](int step) {
+                    post([this, step] {
+                        m_resumedAt = step;
+                        m_checkpoint = step;
+                    });
+                };
+                progress.saved = [&](int step) { post([this, step] { m_checkpoint = step; }); };
+                progress.step = [&](const SaeTrainingStep &s) {
+                    steps.push_back(s.step);
+                    losses.push_back(s.loss);
+                    const auto now = std::chrono::steady_clock::now();
+                    if (now - last > std::chrono::milliseconds(50) || s.step == o.steps) {
+                        last = now;
+                        post([this, steps, losses, step = s.step, total = o.steps, l0 = s.l0, dead = s.dead,
+                                 width = o.width] {
+                            m_curve->graph(0)->addData(steps, losses, true);
+                            m_curve->graph(0)->rescaleValueAxis(false, true);
+                            m_curve->replot(QCustomPlot::rpQueuedReplot);
+                            m_progress->setFormat(tr("training: step %v of %m"));
+                            m_progress->setMaximum(total);
+                            m_progress->setValue(step);
+                            m_status->setText(
+                                (m_resumedAt > 0 ? tr("Training, from the state saved at step %1: ").arg(m_resumedAt)
+                                                 : tr("Training: "))
+                                + tr("L0 %1 on the last batch; %2 of %3 features dead (fired on no row of the last 100 "
+                                     "steps)")
+                                      .arg(l0, 0, 'f', 2)
+                                      .arg(dead)
+                                      .arg(width));
+                        });
+                        steps.clear();
+                        losses.clear();
+                    }
+                    return true;
+                };
+                *result = trainDictionary(m_model, site, o, text, rows, progress, &m_cancel, WorkBudget::process(),
+                    {directory, goOn ? DictionaryCheckpoints::Resume::IfSameRun : DictionaryCheckpoints::Resume::No},
+                    writes);
+                post([this] { m_status->setText(tr("Saving\u2026")); });
+                saveSaeDirectory(directory, result->directory);
+            } catch (const std::exception &e) {
+                problem = QString::fromStdString(e.what());
+            }
+            post([this, problem] { finished(problem); });
+        });
     connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
     m_thread->start();
 }

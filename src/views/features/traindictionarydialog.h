@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
@@ -53,6 +54,9 @@ private:
     void chooseDirectory();
     void chooseTextFile();
     void architectureChanged();
+    void siteChanged(); // a transcoder has no TopK form
+    SaeSite chosenSite() const; // where it reads
+    std::optional<SaeSite> chosenOutput() const; // where a transcoder writes; none for a dictionary
     QString defaultDirectory() const;
     void saveSettings() const;
 

@@ -50,6 +50,16 @@ SaeDirectory splitDictionary(int64_t d, const std::string &hook)
     return out;
 }
 
+// The view of austen's features on `text`.
+ViewSpec austenFeatures(const std::string &text)
+{
+    ViewSpec spec;
+    spec.view = "features";
+    spec.model = "austen";
+    spec.text = text;
+    return spec;
+}
+
 // The view at a projector's size, drawing `spec`'s run, on screen.
 bool shown(FeaturesView &view, const ViewSpec &spec)
 {
@@ -273,6 +283,31 @@ private slots:
         qunsetenv("ATLAS_CACHE_DIR");
     }
 
+    // Train… a transcoder: the feed-forward's input and output offered as one choice of site, for which TopK is not
+    // offered; trained, it is saved as SAELens's jumprelu_transcoder, writing the feed-forward's output.
+    void aTranscoderTrainedInTheAppWritesTheFeedForwardsOutput()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QTemporaryDir tmp;
+        FeaturesView view;
+        QVERIFY(shown(view, austenFeatures("It is a truth")));
+        view.trainDictionaryButton()->click();
+        auto *dialog = view.findChild<TrainDictionaryDialog *>();
+        QVERIFY(dialog);
+        const QString dir = tmp.filePath("transcoder");
+        dialog->setOptions(QString::fromUtf8("blocks.1.ln2.hook_normalized \u2192 blocks.1.hook_mlp_out (transcoder)"),
+            32, 4, 30, 600, dir);
+        dialog->trainButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->running(), 120000);
+        QVERIFY2(dialog->status().contains("Saved to " + dir), qPrintable(dialog->status()));
+        const SaeDirectory saved = loadDictionary(dir.toStdString());
+        QCOMPARE(saved.site.hookName(), std::string("blocks.1.ln2.hook_normalized"));
+        QVERIFY(saved.writes && saved.writes->hookName() == "blocks.1.hook_mlp_out");
+        QVERIFY(saved.sae.architecture == SaeArchitecture::JumpRelu);
+        testing::maybeSave(*dialog, "features-train-transcoder");
+        dialog->reject();
+    }
+
     // Train…: a small dictionary trained off the GUI thread, its loss drawn step by step, saved, and opened here; then
     // a run cancelled before its first checkpoint, which saves nothing, and one cancelled after it, which goes on from
     // it when trained again.
@@ -280,12 +315,8 @@ private slots:
     {
         QStandardPaths::setTestModeEnabled(true); // the dialog keeps its options: not in the user's settings
         QTemporaryDir tmp;
-        ViewSpec spec;
-        spec.view = "features";
-        spec.model = "austen";
-        spec.text = "It is a truth";
         FeaturesView view;
-        QVERIFY(shown(view, spec));
+        QVERIFY(shown(view, austenFeatures("It is a truth")));
         QSignalSpy edited(&view, &View::specEdited);
         view.trainDictionaryButton()->click();
         auto *dialog = view.findChild<TrainDictionaryDialog *>();
