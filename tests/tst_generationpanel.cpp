@@ -7,12 +7,14 @@
 #include "features/saefile.h"
 #include "features/steering.h"
 #include "layouttesting.h"
+#include "mainwindow.h"
 #include "model/builtinmodels.h"
 #include "panels/generationpanel.h"
 #include "sessiontesting.h"
 #include "testbundle.h"
 
 #include <QCheckBox>
+#include <QDockWidget>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -98,6 +100,31 @@ private slots:
         GenerationPanel again(&session);
         QVERIFY(again.steer()->isChecked());
         QCOMPARE(again.findChild<QSpinBox *>()->value(), 10);
+    }
+
+    // In the window: the Generate dock, raised, shows its Steer box and the steered text without cutting any of it.
+    void inTheWindowNothingIsCut()
+    {
+        Session session;
+        MainWindow window(&session);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        openOn(session, "austen", "She spoke");
+        auto *dock = window.findChild<QDockWidget *>("Generate");
+        QVERIFY(dock);
+        dock->raise();
+        auto *panel = window.findChild<GenerationPanel *>();
+        QVERIFY(panel && panel->steer()->isVisible());
+        panel->steer()->setChecked(true);
+        QSignalSpy done(&session, &Session::generationFinished);
+        generateButton(*panel)->click();
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 60000);
+        waitIdle(session);
+        QTest::qWait(50);
+        const QStringList problems = layoutProblems(window);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
+        maybeSave(window, "generate-steered-window");
     }
 
     void withoutADictionaryItSaysSoAndChangesNothing()
