@@ -30,9 +30,8 @@ int featuresCommand(const CommandArgs &argv)
     const Tensor f = d.sae.encode(rows);
     const int64_t T = f.dim(0), F = f.dim(1);
     const int top = args.intValue("top", 5, 1, 100);
-    std::printf("%s: %s%s, %lld features over %s%s\n", args.value("sae").c_str(),
-        saeArchitectureName(d.sae.architecture), d.writes ? " transcoder" : "", static_cast<long long>(F),
-        d.sitesName().c_str(),
+    std::printf("%s: %s, %lld features over %s%s\n", args.value("sae").c_str(), d.kindName().c_str(),
+        static_cast<long long>(F), d.sitesName().c_str(),
         d.modelName.empty() || d.modelName == run.model->name ? "" : (" (trained on " + d.modelName + ")").c_str());
     nlohmann::json json = {{"sae", args.value("sae")}, {"site", d.site.hookName()}, {"width", F}};
     if (d.writes)

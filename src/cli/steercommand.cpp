@@ -31,18 +31,11 @@ int steerCommand(const CommandArgs &argv)
         const int feature = args.intValue("feature", -1, 0, int(d.sae.width()) - 1);
         if (feature < 0)
             throw Error("give the feature to steer with: --feature N");
-        s.site = d.output(); // a transcoder's rows are added where it writes
-        if (args.has("clamp") && d.writes)
-            throw Error("--clamp: a transcoder's feature is read at " + d.site.hookName() + " and written at "
-                + d.writes->hookName() + ", so it is not clamped; add its row with --strength instead");
         if (args.has("clamp")) {
-            s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
-            s.clampFeature = feature;
-            s.clampValue = args.doubleValue("clamp", 0, -1e6, 1e6);
+            s = clampedFeature(d, feature, args.doubleValue("clamp", 0, -1e6, 1e6));
             what = "feature #" + std::to_string(feature) + " clamped at " + args.value("clamp");
         } else {
-            s.direction = featureDirection(d.sae, feature);
-            s.strength = args.doubleValue("strength", 4, -1e6, 1e6);
+            s = addedFeature(d, feature, args.doubleValue("strength", 4, -1e6, 1e6));
             what = args.value("strength", "4") + " × feature #" + std::to_string(feature) + "'s decoder row";
         }
     } else {

@@ -46,9 +46,8 @@ int trainSaeCommand(const CommandArgs &argv)
 
     const DictionaryText text = args.has("text-file") ? textFileText(args.value("text-file")) : builtInCorpusText();
     const int every = std::max(1, o.steps / 10);
-    const std::string sites = writes ? site.hookName() + " \u2192 " + writes->hookName() : site.hookName();
-    std::printf("%s of %s: up to %lld rows of %d to train on, from the %s\n", sites.c_str(), model->name.c_str(),
-        static_cast<long long>(maxRows), model->config.dModel, text.name.c_str());
+    std::printf("%s of %s: up to %lld rows of %d to train on, from the %s\n", sitesName(site, writes).c_str(),
+        model->name.c_str(), static_cast<long long>(maxRows), model->config.dModel, text.name.c_str());
     std::fflush(stdout);
     const TrainedDictionary t = trainDictionary(model, site, o, text, maxRows,
         {.reading = {},
@@ -65,11 +64,10 @@ int trainSaeCommand(const CommandArgs &argv)
     if (const auto at = t.directory.training.find("resumed_at_step"); at != t.directory.training.end())
         std::printf("went on from the state saved at step %d\n", at->get<int>());
     const SaeQuality &q = t.heldOut.quality;
-    std::printf(
-        "trained %s%s, %d features%s, on %lld rows (read in %.1f s) in %.1f s; held out (%lld rows): %.2f %% of "
-        "the variance unexplained, L0 %.2f, %d dead and %d dense features (active on more than a tenth of "
-        "the rows)\n",
-        saeArchitectureName(o.architecture), writes ? " transcoder" : "", o.width,
+    std::printf("trained %s, %d features%s, on %lld rows (read in %.1f s) in %.1f s; held out (%lld rows): %.2f %% of "
+                "the variance unexplained, L0 %.2f, %d dead and %d dense features (active on more than a tenth of "
+                "the rows)\n",
+        t.directory.kindName().c_str(), o.width,
         o.architecture == SaeArchitecture::TopK ? (", k = " + std::to_string(o.k)).c_str() : "",
         static_cast<long long>(t.rows), t.readSeconds, t.trainSeconds, static_cast<long long>(t.heldOut.rows),
         100 * q.unexplained, q.l0, q.dead, q.dense);

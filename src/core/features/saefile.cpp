@@ -137,9 +137,9 @@ SaeDirectory loadSaeDirectory(const std::string &directory)
     return out;
 }
 
-std::string SaeDirectory::sitesName() const
+std::string SaeDirectory::kindName() const
 {
-    return writes ? site.hookName() + " \u2192 " + writes->hookName() : site.hookName();
+    return std::string(saeArchitectureName(sae.architecture)) + (writes ? " transcoder" : "");
 }
 
 SaeDirectory loadGemmaScope(const std::string &npz, const SaeSite &site)

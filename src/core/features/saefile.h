@@ -30,7 +30,8 @@ struct SaeDirectory
     // from `site`'s (the feed-forward's output from its input). None for a dictionary that rebuilds what it reads.
     std::optional<SaeSite> writes;
     const SaeSite &output() const { return writes ? *writes : site; }
-    std::string sitesName() const; // "blocks.2.hook_resid_post", "blocks.1.ln2.hook_normalized → blocks.1.hook_mlp_out"
+    std::string sitesName() const { return atlas::sitesName(site, writes); }
+    std::string kindName() const; // "topk", "jumprelu transcoder"
 };
 
 SaeDirectory loadSaeDirectory(const std::string &directory);

@@ -17,8 +17,7 @@ constexpr std::array<std::pair<SaeSiteKind, const char *>, 6> kHooks {
         {SaeSiteKind::ResidualPost, "hook_resid_post"}, {SaeSiteKind::AttentionOut, "hook_attn_out"},
         {SaeSiteKind::MlpOut, "hook_mlp_out"}, {SaeSiteKind::MlpIn, "ln2.hook_normalized"}}};
 
-} // namespace
-
+// Whether the model makes site a before site b in a run.
 bool madeBefore(const SaeSite &a, const SaeSite &b)
 {
     const auto when = [](const SaeSite &s) { // ResidualPost is the next block's ResidualPre
@@ -41,11 +40,18 @@ bool madeBefore(const SaeSite &a, const SaeSite &b)
     return when(a) < when(b);
 }
 
+} // namespace
+
 void refuseTranscoderSites(const SaeSite &reads, const SaeSite &writes)
 {
     if (!madeBefore(reads, writes))
         throw Error("a transcoder reads a site the model makes before the one it writes: " + reads.hookName()
             + " does not come before " + writes.hookName());
+}
+
+std::string sitesName(const SaeSite &reads, const std::optional<SaeSite> &writes)
+{
+    return writes ? reads.hookName() + " \u2192 " + writes->hookName() : reads.hookName();
 }
 
 std::string SaeSite::hookName() const

@@ -2,6 +2,7 @@
 
 #include "model/model.h"
 
+#include <optional>
 #include <string>
 
 // Where a dictionary reads a model, named as SAELens names it (TransformerLens's hook points) and found in the app's
@@ -25,12 +26,13 @@ struct SaeSite
     bool operator==(const SaeSite &) const = default;
 };
 
-// Whether the model makes site a before site b in a run (block by block: the stream entering it, the attention's
-// output, the stream between, the feed-forward's input, its output, the stream leaving): a transcoder reads a site
-// made before the one it writes.
-bool madeBefore(const SaeSite &a, const SaeSite &b);
-// Throws atlas::Error naming both hooks when a transcoder reading `reads` cannot write `writes` (not made after it).
+// Throws atlas::Error naming both hooks when a transcoder reading `reads` cannot write `writes`: the model must make
+// `reads` first (block by block: the stream entering it, the attention's output, the stream between, the
+// feed-forward's input, its output, the stream leaving).
 void refuseTranscoderSites(const SaeSite &reads, const SaeSite &writes);
+
+// "blocks.2.hook_resid_post", or a transcoder's "blocks.1.ln2.hook_normalized → blocks.1.hook_mlp_out".
+std::string sitesName(const SaeSite &reads, const std::optional<SaeSite> &writes);
 
 // Throws atlas::Error naming the hook and the six forms a site takes.
 SaeSite saeSiteFromHook(const std::string &hook);

@@ -22,6 +22,29 @@ Tensor featureDirection(const SparseAutoencoder &sae, int feature)
     return v;
 }
 
+Steering addedFeature(const SaeDirectory &d, int feature, double strength)
+{
+    Steering s;
+    s.site = d.output();
+    s.direction = featureDirection(d.sae, feature);
+    s.strength = strength;
+    return s;
+}
+
+Steering clampedFeature(const SaeDirectory &d, int feature, double value)
+{
+    if (d.writes)
+        throw Error("steering: a transcoder's feature is read at " + d.site.hookName() + " and written at "
+            + d.writes->hookName() + ", so it is not clamped; add its row instead");
+    (void)featureDirection(d.sae, feature); // the feature's range checked
+    Steering s;
+    s.site = d.site;
+    s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
+    s.clampFeature = feature;
+    s.clampValue = value;
+    return s;
+}
+
 std::vector<std::string> splitPrompts(const std::string &text)
 {
     std::vector<std::string> out;

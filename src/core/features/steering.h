@@ -2,6 +2,7 @@
 
 #include "engine/generator.h"
 #include "engine/input.h"
+#include "features/saefile.h"
 #include "features/saesite.h"
 #include "features/sparseautoencoder.h"
 #include "model/model.h"
@@ -39,6 +40,11 @@ struct NamedSteering
 std::vector<std::string> splitPrompts(const std::string &text);
 // Feature `feature`'s decoder row, W_dec[feature] [D]. Throws atlas::Error for a feature the dictionary lacks.
 Tensor featureDirection(const SparseAutoencoder &sae, int feature);
+// Steering by feature `feature` of `d`, where the dictionary writes (a transcoder's output site): its decoder row added
+// `strength` times, or the feature clamped at `value`. Clamping a transcoder's feature throws atlas::Error: it is read
+// at one site and written at another.
+Steering addedFeature(const SaeDirectory &d, int feature, double strength);
+Steering clampedFeature(const SaeDirectory &d, int feature, double value);
 // The mean site row over the texts of `a` minus the mean over the texts of `b` [D] (Turner et al.'s difference of
 // activations, averaged over every position of every text). Throws atlas::Error for an empty set.
 Tensor differenceOfMeans(std::shared_ptr<const Model> model, const SaeSite &site, const std::vector<std::string> &a,

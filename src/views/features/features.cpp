@@ -156,7 +156,6 @@ NamedSteering steeringBy(std::shared_ptr<const Model> model, const SaeDirectory 
 {
     NamedSteering out;
     Steering &s = out.steering;
-    s.site = d.output(); // a transcoder's rows are added where it writes
     const std::string times = plainNumber(strength), at = " at " + d.output().hookName();
     if (!meansA.empty() || !meansB.empty()) {
         if (meansA.empty() || meansB.empty())
@@ -164,21 +163,16 @@ NamedSteering steeringBy(std::shared_ptr<const Model> model, const SaeDirectory 
                         "steer_means_b, separated by |)");
         if (clamp)
             throw Error("steering: a difference of means is added, not clamped; clear steer_clamp or the prompts");
-        s.direction = differenceOfMeans(model, d.output(), meansA, meansB);
+        s.site = d.output(); // a transcoder's rows are added where it writes
+        s.direction = differenceOfMeans(model, s.site, meansA, meansB);
         s.strength = strength;
         out.description = "the difference of means over " + countOf(meansA.size(), "prompt") + " and "
             + countOf(meansB.size(), "prompt") + " \u00d7 " + times + at;
     } else if (clamp) {
-        if (d.writes)
-            throw Error("steering: a transcoder's feature is read at " + d.site.hookName() + " and written at "
-                + d.writes->hookName() + ", so it is not clamped here; add its row instead (clear steer_clamp)");
-        s.dictionary = std::make_shared<const SparseAutoencoder>(d.sae);
-        s.clampFeature = f;
-        s.clampValue = strength;
+        s = clampedFeature(d, f, strength);
         out.description = "feature " + std::to_string(f) + " clamped at " + times + at;
     } else {
-        s.direction = featureDirection(d.sae, f);
-        s.strength = strength;
+        s = addedFeature(d, f, strength);
         out.description = "feature " + std::to_string(f) + " \u00d7 " + times + at;
     }
     return out;
@@ -290,8 +284,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             const Tensor f = sae.encode(entry->tensor);
             const int T = int(f.dim(0)), F = int(f.dim(1));
             result.path = path;
-            result.dictionary = std::string(saeArchitectureName(sae.architecture)) + (d->writes ? " transcoder" : "")
-                + ", " + countOf(size_t(F), "feature")
+            result.dictionary = d->kindName() + ", " + countOf(size_t(F), "feature")
                 + (d->writes ? " reading " + d->site.hookName() + ", writing " + d->writes->hookName()
                              : " over " + d->site.hookName());
             result.trainedOn = d->modelName;
