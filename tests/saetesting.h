@@ -1,6 +1,14 @@
 #pragma once
 
 #include "features/sparseautoencoder.h"
+#include "tensortesting.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <vector>
 
 namespace atlas::testing {
 
@@ -21,6 +29,30 @@ inline SparseAutoencoder splitDictionary(int64_t d)
     s.bEnc = Tensor({2 * d});
     s.bDec = Tensor({d});
     return s;
+}
+
+// Row `row` of the reference's matrix `key` of case `index` (tests/data/sae/reference.json).
+inline std::vector<double> referenceRow(int index, const char *key, int row)
+{
+    QFile f(dataPath("sae/reference.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object()["cases"].toArray()[index].toObject();
+    std::vector<double> out;
+    for (const QJsonValue &v : c[key].toArray()[row].toArray())
+        out.push_back(v.toDouble());
+    return out;
+}
+
+inline Tensor referenceInput(int index)
+{
+    Tensor x({5, 6});
+    for (int r = 0; r < 5; ++r) {
+        const std::vector<double> row = referenceRow(index, "x", r);
+        for (int c = 0; c < 6; ++c)
+            x.data()[r * 6 + c] = float(row[size_t(c)]);
+    }
+    return x;
 }
 
 } // namespace atlas::testing

@@ -11,7 +11,6 @@
 #include "engine/generator.h"
 #include "errortesting.h"
 #include "features/dictionarytraining.h"
-#include "features/features.h"
 #include "features/saefile.h"
 #include "features/saesplice.h"
 #include "features/saetraining.h"
@@ -41,30 +40,6 @@ using namespace atlas;
 using namespace atlas::testing;
 
 namespace {
-
-// Row `row` of the reference's matrix `key` of case `index` (tests/data/sae/reference.json).
-std::vector<double> referenceRow(int index, const char *key, int row)
-{
-    QFile f(dataPath("sae/reference.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object()["cases"].toArray()[index].toObject();
-    std::vector<double> out;
-    for (const QJsonValue &v : c[key].toArray()[row].toArray())
-        out.push_back(v.toDouble());
-    return out;
-}
-
-Tensor referenceInput(int index)
-{
-    Tensor x({5, 6});
-    for (int r = 0; r < 5; ++r) {
-        const std::vector<double> row = referenceRow(index, "x", r);
-        for (int c = 0; c < 6; ++c)
-            x.data()[r * 6 + c] = float(row[size_t(c)]);
-    }
-    return x;
-}
 
 // A copy of a reference SAELens directory with its cfg.json replaced by `cfg`.
 QString withConfig(const QTemporaryDir &tmp, const QString &from, const std::string &cfg)
@@ -175,50 +150,6 @@ private slots:
         const QString refused = errorFrom([&] { (void)trainSparseAutoencoder(rows, o, {}, nullptr, tight); });
         QVERIFY2(
             refused.contains("training a dictionary of 1048576 features over 128 dimensions"), qPrintable(refused));
-    }
-
-    // A JumpReLU transcoder fitted to 4000 of austen's rows predicts block 1's feed-forward output from its input far
-    // better than a fresh one (which explains none of its variance), on held-out text, and keeps much of the loss
-    // spliced in the feed-forward's place (measured 32.6 % unexplained and 65 % recovered, at 300 steps; the bounds
-    // leave room for every order of the sums). It is saved as SAELens's jumprelu_transcoder. TopK and sites in the
-    // wrong order are refused.
-    void aTranscoderLearnsTheFeedForward()
-    {
-        const auto austen = loadModel("austen");
-        const SaeSite in = saeSiteFromHook("blocks.1.ln2.hook_normalized"),
-                      out = saeSiteFromHook("blocks.1.hook_mlp_out");
-        SaeTrainingOptions o;
-        o.architecture = SaeArchitecture::JumpRelu;
-        o.width = 128;
-        o.steps = 300;
-        o.batch = 128;
-        o.objective.sparsity = 0.5;
-        const DictionaryText text = builtInCorpusText();
-        const TrainedDictionary t
-            = trainDictionary(austen, in, o, text, 4000, {}, nullptr, WorkBudget::process(), {}, out);
-        qInfo("transcoder: %.3f of the variance unexplained, %.3f of the loss recovered", t.heldOut.quality.unexplained,
-            t.heldOut.losses.recovered());
-        QVERIFY(t.directory.site == in && t.directory.writes == out);
-        QVERIFY(!t.directory.sae.applyDecoderBiasToInput);
-        QVERIFY(t.heldOut.quality.unexplained < 0.6);
-        QVERIFY(t.heldOut.hasLosses && t.heldOut.losses.recovered() > 0.4);
-        QVERIFY(t.curve.back() < t.curve.front());
-        QTemporaryDir tmp;
-        const std::string dir = tmp.filePath("transcoder").toStdString();
-        saveSaeDirectory(dir, t.directory);
-        const SaeDirectory again = loadSaeDirectory(dir);
-        QVERIFY(again.writes == out);
-        QCOMPARE(nlohmann::json::parse(readFile(dir + "/cfg.json"))["architecture"].get<std::string>(),
-            std::string("jumprelu_transcoder"));
-
-        o.architecture = SaeArchitecture::TopK;
-        QString why = errorFrom(
-            [&] { (void)trainDictionary(austen, in, o, text, 100, {}, nullptr, WorkBudget::process(), {}, out); });
-        QVERIFY2(why.contains("no TopK transcoder"), qPrintable(why));
-        o.architecture = SaeArchitecture::Standard;
-        why = errorFrom(
-            [&] { (void)trainDictionary(austen, out, o, text, 100, {}, nullptr, WorkBudget::process(), {}, in); });
-        QVERIFY2(why.contains("does not come before"), qPrintable(why));
     }
 
     // A run stopped after a checkpoint goes on from the files it left to the dictionary the uninterrupted run makes,
@@ -349,98 +280,6 @@ private slots:
         SparseAutoencoder narrow = initialSparseAutoencoder(SaeArchitecture::TopK, 64, 32, 4, 0);
         QVERIFY(
             errorFrom([&] { (void)spliceLosses(austen, narrow, site, site, text, 100); }).contains("64 dimensions"));
-    }
-
-    // A transcoder's output replaces the feed-forward's output, read from its input: one that writes that output's mean
-    // whatever it reads loses what mean ablation loses, and explains none of the output's variance; an SAE of the same
-    // weights at the feed-forward's input would write the mean of another tensor there.
-    void aTranscoderReplacesTheFeedForwardsOutput()
-    {
-        const auto austen = loadModel("austen");
-        const SaeSite in = saeSiteFromHook("blocks.1.ln2.hook_normalized"),
-                      out = saeSiteFromHook("blocks.1.hook_mlp_out");
-        const std::string text = corpusHeldOut().substr(0, 300);
-        const int64_t d = 128;
-        SparseAutoencoder mean = splitDictionary(d);
-        mean.applyDecoderBiasToInput = false;
-        mean.wDec = Tensor({2 * d, d});
-        RowVectorMap(mean.bDec.data(), d) = siteActivations(austen, out, text, 1000).matrix().colwise().mean();
-        const SpliceLosses l = spliceLosses(austen, mean, in, out, text, 1000);
-        QVERIFY(l.meanAblated > l.clean + 0.01);
-        QVERIFY2(std::abs(l.spliced - l.meanAblated) < 1e-5 * l.meanAblated,
-            qPrintable(QString("%1 against %2").arg(l.spliced).arg(l.meanAblated)));
-        const HeldOutMeasures m = measureHeldOut(austen, mean, in, out, text, 1000);
-        QCOMPARE(m.rows, int64_t(300));
-        QVERIFY2(std::abs(m.quality.unexplained - 1) < 1e-5, qPrintable(QString::number(m.quality.unexplained)));
-        QVERIFY(std::abs(measureHeldOut(austen, mean, in, in, text, 1000).quality.unexplained - 1) > 0.01);
-
-        // Steering with a transcoder's feature adds its row where it writes; clamping one is refused.
-        const SaeDirectory t {mean, in, "austen", {}, out};
-        QCOMPARE(t.sitesName(), std::string("blocks.1.ln2.hook_normalized \u2192 blocks.1.hook_mlp_out"));
-        QTemporaryDir tmp;
-        const std::string saved = (tmp.path() + "/transcoder").toStdString();
-        saveSaeDirectory(saved, t);
-        ViewSpec spec;
-        spec.set(views::features::kSae, saved);
-        spec.set(views::features::kFeature, 3);
-        const std::vector<int> prompt = tokenizerForModel(*austen)->encode("She spoke");
-        const NamedSteering s = views::features::specSteering(austen, spec, prompt);
-        QVERIFY(s.steering.site == out);
-        QCOMPARE(s.description, std::string("feature 3 \u00d7 8 at blocks.1.hook_mlp_out"));
-        spec.set(views::features::kSteerClamp, true);
-        const QString why = errorFrom([&] { (void)views::features::specSteering(austen, spec, prompt); });
-        QVERIFY2(why.contains("transcoder") && why.contains("not clamped"), qPrintable(why));
-    }
-
-    // SAELens's transcoders (written by the reference script) read the feed-forward's input and write its output, and
-    // encode and decode as NumPy does without shifting their input by b_dec; saved, they load as they were; a skip
-    // transcoder and one that does not say where it writes are refused by name.
-    void saeLensTranscodersReadOneSiteAndWriteAnother_data()
-    {
-        QTest::addColumn<QString>("directory");
-        QTest::addColumn<int>("index");
-        QTest::addColumn<QString>("architecture");
-        QTest::newRow("ReLU") << "transcoder_relu" << 4 << "transcoder";
-        QTest::newRow("JumpReLU") << "transcoder_jumprelu" << 2 << "jumprelu_transcoder";
-    }
-
-    void saeLensTranscodersReadOneSiteAndWriteAnother()
-    {
-        QFETCH(QString, directory);
-        QFETCH(int, index);
-        QFETCH(QString, architecture);
-        const std::string path = dataPath("sae/" + directory).toStdString();
-        const SaeDirectory d = loadSaeDirectory(path);
-        QCOMPARE(d.site.hookName(), std::string("blocks.1.ln2.hook_normalized"));
-        QVERIFY(d.writes && d.writes->hookName() == "blocks.1.hook_mlp_out");
-        QVERIFY(!d.sae.applyDecoderBiasToInput);
-        const Tensor f = d.sae.encode(referenceInput(index)), yHat = d.sae.decode(f);
-        for (int r = 0; r < 5; ++r) {
-            const std::vector<double> wantF = referenceRow(index, "f", r), wantY = referenceRow(index, "x_hat", r);
-            for (int i = 0; i < 10; ++i)
-                QVERIFY(std::abs(f.data()[r * 10 + i] - wantF[size_t(i)]) < 1e-5 * (1 + std::abs(wantF[size_t(i)])));
-            for (int i = 0; i < 6; ++i)
-                QVERIFY(std::abs(yHat.data()[r * 6 + i] - wantY[size_t(i)]) < 1e-5 * (1 + std::abs(wantY[size_t(i)])));
-        }
-        QTemporaryDir tmp;
-        const std::string saved = (tmp.path() + "/saved").toStdString();
-        saveSaeDirectory(saved, d);
-        const nlohmann::json cfg = nlohmann::json::parse(readFile(saved + "/cfg.json"));
-        QCOMPARE(QString::fromStdString(cfg["architecture"].get<std::string>()), architecture);
-        QCOMPARE(cfg["hook_name_out"].get<std::string>(), std::string("blocks.1.hook_mlp_out"));
-        const SaeDirectory again = loadSaeDirectory(saved);
-        QVERIFY(again.site == d.site && again.writes == d.writes && again.sae.architecture == d.sae.architecture);
-
-        nlohmann::json skip = cfg;
-        skip["architecture"] = "skip_transcoder";
-        writeFileAtomically(saved + "/cfg.json", skip.dump());
-        QString why = errorFrom([&] { (void)loadSaeDirectory(saved); });
-        QVERIFY2(why.contains("skip_transcoder") && why.contains("W_skip"), qPrintable(why));
-        nlohmann::json nowhere = cfg;
-        nowhere.erase("hook_name_out");
-        writeFileAtomically(saved + "/cfg.json", nowhere.dump());
-        why = errorFrom([&] { (void)loadSaeDirectory(saved); });
-        QVERIFY2(why.contains("cfg.json") && why.contains("hook_name_out"), qPrintable(why));
     }
 
     // austen ships the dictionary train-sae made (resources/models/austen/saes/): measured again on the same held-out
