@@ -19,11 +19,14 @@
 // How much longer a test waits there for work the code computes (training steps, analyses): that build runs the code
 // many times slower, and CI runs two tests at once. A wait for the window (a paint, a signal) is the same in both.
 // And there a test that checks layout rather than numbers may run the analyses on the least work
-// (Session::setAnalysesOnLeastWork).
+// (Session::setAnalysesOnLeastWork), and a layout test may leave out the rows that run the same code on other
+// geometry (kUnderSanitizers).
 #if defined(ATLAS_ADDRESS_SANITIZER)
+constexpr bool kUnderSanitizers = true;
 constexpr int kComputeWaitFactor = 4;
 constexpr bool kAnalysesOnLeastWork = true;
 #else
+constexpr bool kUnderSanitizers = false;
 constexpr int kComputeWaitFactor = 1;
 constexpr bool kAnalysesOnLeastWork = false;
 #endif

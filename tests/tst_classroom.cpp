@@ -135,6 +135,10 @@ private slots:
         QTest::addColumn<QString>("theme");
         QTest::newRow("1280x720 100%") << QSize(1280, 720) << 1.0 << "light";
         QTest::newRow("1280x720 150%") << QSize(1280, 720) << 1.5 << "dark";
+        // Under the sanitizers the larger projector is left out: its rows run the same code as the smaller one's
+        // (both themes and zooms are there) on other geometry, which the normal build checks.
+        if (kUnderSanitizers)
+            return;
         QTest::newRow("1920x1080 100%") << QSize(1920, 1080) << 1.0 << "dark";
         QTest::newRow("1920x1080 150%") << QSize(1920, 1080) << 1.5 << "light";
     }

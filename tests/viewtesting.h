@@ -30,15 +30,17 @@ inline std::shared_ptr<const Program> programFor(int layers, int heads, int toke
     return std::make_shared<const Program>(Program::build(config, {std::vector<int>(size_t(tokens), 1), {}, {}}));
 }
 
-inline ViewInput analyzed(ViewInput input, const ViewSpec &spec)
+// `checkOnly`: the analysis on the least work (AnalysisContext::checkOnly), for a test of what a view draws rather
+// than of the numbers (kAnalysesOnLeastWork, sanitizertesting.h).
+inline ViewInput analyzed(ViewInput input, const ViewSpec &spec, bool checkOnly = false)
 {
-    analyzeNow(input, spec);
+    analyzeNow(input, spec, checkOnly);
     return input;
 }
 
-inline ViewInput forSpec(const ViewSpec &spec)
+inline ViewInput forSpec(const ViewSpec &spec, bool checkOnly = false)
 {
-    return analyzed(makeViewInput(runSpec(spec)), spec);
+    return analyzed(makeViewInput(runSpec(spec)), spec, checkOnly);
 }
 
 } // namespace atlas::testing

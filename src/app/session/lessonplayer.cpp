@@ -114,9 +114,12 @@ void LessonPlayer::adopt(StepView view)
     const LessonStep &step = currentStep();
     m_session->applySpec(beforeReveal(*view.spec, step),
         QStringLiteral("%1:%2").arg(QString::fromStdString(m_lesson->path)).arg(step.specLine));
-    for (const LessonAction &action : step.actions)
-        if (action.kind == LessonAction::Kind::Train)
+    for (LessonAction action : step.actions)
+        if (action.kind == LessonAction::Kind::Train) {
+            if (m_trainingStepLimit > 0)
+                action.count = std::min(action.count, m_trainingStepLimit);
             emit trainRequested(action);
+        }
     emit stepApplied();
 }
 

@@ -44,6 +44,10 @@ public:
     void previous() { goTo(m_step - 1); }
     void resetStep(); // the step's view again, after the class changed the text or the head
 
+    // Train actions run at most `steps` steps (0: as the lesson writes them): for a walk that checks what each step
+    // shows rather than what its training reaches.
+    void setTrainingStepLimit(int steps) { m_trainingStepLimit = steps; }
+
     // Whether `selected` (indices into choices) is exactly the question's right answer.
     static bool isCorrect(const LessonQuestion &question, const std::vector<int> &selected);
     // A predict question's answer on the session's current trace. Throws atlas::Error.
@@ -77,6 +81,7 @@ private:
     std::optional<Lesson> m_lesson;
     int m_step = 0;
     int m_leftAt = 0;
+    int m_trainingStepLimit = 0;
     std::optional<ViewSpec> m_stepSpec;
     QFileSystemWatcher m_watcher;
     LatestJob<StepView> m_stepJob; // last: its destructor waits for the step in progress

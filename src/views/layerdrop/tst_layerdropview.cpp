@@ -2,6 +2,7 @@
 // without a task is refused.
 #include "layerdrop/layerdrop.h"
 #include "layerdrop/layerdropview.h"
+#include "sanitizertesting.h"
 #include "testbundle.h"
 #include "viewtesting.h"
 
@@ -27,7 +28,8 @@ private slots:
         LayerDropView view;
         view.resize(1280, 720);
         view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
+        // Under the sanitizers the sweeps run on the least work: what is drawn is checked there, the numbers here.
+        view.setInput(testing::forSpec(spec, kAnalysesOnLeastWork));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<LayerDropAnalysis>();
         QVERIFY(a && a->sweeps.size() == 2);
@@ -38,7 +40,9 @@ private slots:
             QCOMPARE(half.dropped, (std::vector<int> {0, 2, 4}));
             QVERIFY2(view.caption().contains(formatPercent(half.score.tokenAccuracy)), qPrintable(view.caption()));
         }
-        QVERIFY(a->sweeps[0].everyOther[2].score.tokenAccuracy > 3 * a->sweeps[1].everyOther[2].score.tokenAccuracy);
+        if (!kAnalysesOnLeastWork) // austen-layerdrop keeps its text with half its layers dropped, austen-6 does not
+            QVERIFY(
+                a->sweeps[0].everyOther[2].score.tokenAccuracy > 3 * a->sweeps[1].everyOther[2].score.tokenAccuracy);
         QVERIFY(view.title().contains("austen-layerdrop against austen-6"));
         QImage image(view.size(), QImage::Format_ARGB32);
         view.render(&image);
