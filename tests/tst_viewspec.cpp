@@ -66,9 +66,9 @@ private slots:
             std::vector<std::string>(
                 {"pattern", "sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
-        QVERIFY(kinds.end() - fills > 12);
-        QCOMPARE(std::vector<std::string>(fills, fills + 13),
-            std::vector<std::string>({"fills", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
+        QVERIFY(kinds.end() - fills > 13);
+        QCOMPARE(std::vector<std::string>(fills, fills + 14),
+            std::vector<std::string>({"fills", "gradients", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
                 "logit-attribution", "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
     }
 

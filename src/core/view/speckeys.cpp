@@ -292,15 +292,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn"},
+            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients"},
             .meaning
-            = "LayerDrop, Token reduction, Lost in the middle, Funnel and Sinkhorn views: a second model (a built-in "
-              "name or a "
-              "directory) whose sweep is drawn beside `model`'s, e.g. `austen-6`, trained as "
-              "`austen-layerdrop` without LayerDrop, or `austen-mlm` beside `austen-mlm-power`, `austen-mlm-funnel` or "
-              "`austen-mlm-sinkhorn`; "
-              "`\"\"` = "
-              "`model`'s alone",
+            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn and Gradients by depth views: a second "
+              "model (a built-in name or a directory) whose sweep or gradients are drawn beside `model`'s, e.g. "
+              "`austen-6`, trained as `austen-layerdrop` without LayerDrop, `austen-mlm` beside `austen-mlm-power`, "
+              "`austen-mlm-funnel` or `austen-mlm-sinkhorn`, or the post-LN `austen-bert` beside the pre-LN "
+              "`austen-mlm`; `\"\"` = `model`'s alone",
             .ownedByView = true,
             .perModel = true},
         {.name = "compare",

@@ -49,7 +49,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"target"},
-        .after = "fills"};
+        .after = "gradients"};
 }
 
 } // namespace atlas::views::logitlens

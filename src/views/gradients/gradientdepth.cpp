@@ -1,0 +1,122 @@
+#include "gradients/gradientdepth.h"
+
+#include "engine/engine.h"
+#include "model/parameterlist.h"
+#include "train/backprop.h"
+#include "train/memorystrategy.h"
+#include "util/error.h"
+#include "util/memorycheck.h"
+
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+enum class Sublayer { None, Attention, FeedForward };
+
+Sublayer sublayerOf(BlockPart part)
+{
+    switch (part) {
+    case BlockPart::Q:
+    case BlockPart::K:
+    case BlockPart::V:
+    case BlockPart::Qkv:
+    case BlockPart::Out:
+        return Sublayer::Attention;
+    case BlockPart::Up:
+    case BlockPart::Down:
+    case BlockPart::Gate:
+    case BlockPart::ExpertsGateUp:
+    case BlockPart::ExpertsDown:
+        return Sublayer::FeedForward;
+    default:
+        return Sublayer::None;
+    }
+}
+
+double squaredNorm(const Gradients &g, const std::string &name)
+{
+    const auto found = g.grads.find(name);
+    if (found == g.grads.end())
+        throw Error("the backward pass gave no gradient for " + name);
+    double sum = 0;
+    for (const float v : found->second.values())
+        sum += double(v) * double(v);
+    return sum;
+}
+
+} // namespace
+
+std::string gradientDepthProblem(const Model &model)
+{
+    if (model.config.isEncoderDecoder())
+        return "an encoder-decoder has two stacks of blocks, and this view follows one";
+    return {};
+}
+
+std::vector<int> gradientTargets(const ModelConfig &config, const Input &input)
+{
+    const int64_t T = int64_t(input.tokens.size());
+    std::vector<int> targets(size_t(T), -1);
+    for (int64_t t = 0; t < T; ++t)
+        if (!config.causal)
+            targets[size_t(t)] = input.tokens[size_t(t)];
+        else if (t + 1 < T)
+            targets[size_t(t)] = input.tokens[size_t(t + 1)];
+    for (const int p : input.padding) {
+        if (p >= 0 && p < T)
+            targets[size_t(p)] = -1;
+        if (config.causal && p >= 1 && p <= T) // nothing predicts a padding token either
+            targets[size_t(p - 1)] = -1;
+    }
+    return targets;
+}
+
+GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input)
+{
+    const ModelConfig &c = model->config;
+    if (const std::string why = gradientDepthProblem(*model); !why.empty())
+        throw Error("gradients by depth: " + why);
+    checkFitsInMemory(estimatedTrainingStepBytes(c, int(input.tokens.size()), {}),
+        "a backward pass of " + model->name + " on " + std::to_string(input.tokens.size()) + " tokens");
+    const std::vector<int> targets = gradientTargets(c, input);
+    GradientDepth out;
+    out.model = model->name;
+    out.placement = c.layerNorm;
+    for (const int t : targets)
+        out.targets += t >= 0;
+    if (out.targets == 0)
+        throw Error("gradients by depth: no position has a token to predict (give at least two tokens)");
+    Engine engine(model, input);
+    engine.runToEnd();
+    const Gradients g = backward(*model, input, engine.trace(), targets);
+    out.loss = g.loss;
+    for (int layer = 0; layer < c.layers; ++layer) {
+        double attention = 0, feedForward = 0;
+        for (const BlockParameter &p : blockParameters(c, names::kOnlyStack, layer)) {
+            const Sublayer s = p.bias ? Sublayer::None : sublayerOf(p.part);
+            if (s == Sublayer::None)
+                continue;
+            (s == Sublayer::Attention ? attention : feedForward)
+                += squaredNorm(g, blockParameterName(c, names::kOnlyStack, layer, p));
+        }
+        if (c.isMoeLayer(layer) && !c.stacksExperts()) // each expert's own matrices
+            for (int e = 0; e < c.experts; ++e)
+                for (const BlockParameter &p : expertParameters(c))
+                    if (!p.bias)
+                        feedForward += squaredNorm(g, expertParameter(c, layer, e, p.part) + ".weight");
+        out.attention.push_back(std::sqrt(attention));
+        out.feedForward.push_back(std::sqrt(feedForward));
+    }
+    return out;
+}
+
+std::shared_ptr<const Model> initialisedTwin(const Model &model)
+{
+    auto twin = std::make_shared<Model>(Model::random(model.config, kInitialisationSeed));
+    twin->name = model.name;
+    return twin;
+}
+
+} // namespace atlas

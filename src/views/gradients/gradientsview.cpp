@@ -1,0 +1,145 @@
+#include "gradients/gradientsview.h"
+
+#include "gradients/gradients.h"
+#include "views/plottheme.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+QString placementName(LayerNormPlacement p)
+{
+    switch (p) {
+    case LayerNormPlacement::Pre:
+        return QStringLiteral("pre-LN");
+    case LayerNormPlacement::Post:
+        return QStringLiteral("post-LN");
+    case LayerNormPlacement::AfterSublayer:
+        return QStringLiteral("norm after each sub-layer");
+    case LayerNormPlacement::Sandwich:
+        return QStringLiteral("sandwich norms");
+    }
+    return {};
+}
+
+QString runName(const GradientDepth &g)
+{
+    return QStringLiteral("%1 (%2)").arg(QString::fromStdString(g.model), placementName(g.placement));
+}
+
+// Ticks at 1, 2 and 5 times the powers of ten in [low, high]: a log axis spanning under two decades otherwise has one
+// or two labels.
+QSharedPointer<QCPAxisTickerText> oneTwoFiveTicks(double low, double high)
+{
+    auto ticks = QSharedPointer<QCPAxisTickerText>::create();
+    for (int power = int(std::floor(std::log10(low))); power <= int(std::ceil(std::log10(high))); ++power)
+        for (const double step : {1.0, 2.0, 5.0})
+            if (const double at = step * std::pow(10.0, power); at >= low && at <= high)
+                ticks->addTick(at, QString::number(at, 'g', 3));
+    return ticks;
+}
+
+// The last block's gradient over the first's: how much the gradients grow with depth.
+double growth(const std::vector<double> &perBlock)
+{
+    return perBlock.empty() || perBlock.front() <= 0 ? 0.0 : perBlock.back() / perBlock.front();
+}
+
+} // namespace
+
+GradientsView::GradientsView(QWidget *parent)
+    : ResultPlotView(parent)
+{
+    plot()->setToolTip(tr("Each point: one block's gradient norm \u2016\u2202L/\u2202W\u2016 over its attention "
+                          "(left) or feed-forward (right) matrices, from one backward pass on the input"));
+}
+
+QString GradientsView::pendingText() const
+{
+    return tr("Running the backward pass, as trained and at initialisation\u2026");
+}
+
+void GradientsView::drawPanel(int column, const GradientsAnalysis &a, bool feedForward)
+{
+    QCPAxisRect *rect = addAxisRect(0, column);
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    std::vector<QCPAbstractPlottable *> entries;
+    double low = INFINITY, high = 0;
+    int blocks = 1;
+    for (size_t i = 0; i < a.runs.size(); ++i) {
+        const GradientDepth &g = a.runs[i];
+        const std::vector<double> &values = feedForward ? g.feedForward : g.attention;
+        const QColor colour = seriesColours().at(int(i / 2));
+        auto *graph = new QCPGraph(x, y);
+        for (size_t l = 0; l < values.size(); ++l)
+            if (values[l] > 0) {
+                graph->addData(double(l), values[l]);
+                low = std::min(low, values[l]);
+                high = std::max(high, values[l]);
+            }
+        blocks = std::max(blocks, int(values.size()));
+        const bool initial = g.initialised;
+        graph->setPen(QPen(colour, 2.5, initial ? Qt::DashLine : Qt::SolidLine));
+        graph->setScatterStyle(QCPScatterStyle(initial ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, colour,
+            initial ? themeColors(m_spec.theme).background : colour, 7));
+        graph->setName(runName(g) + (initial ? tr(", at initialisation") : tr(", trained")));
+        entries.push_back(graph);
+    }
+    if (!(high > 0))
+        low = 0.1, high = 1;
+    x->setRange(-0.3, blocks - 0.7);
+    setIntegerTicks(x);
+    x->grid()->setZeroLinePen(Qt::NoPen); // block 0 is a block like the others
+    x->setLabel(tr("block"));
+    y->setScaleType(QCPAxis::stLogarithmic);
+    y->setTicker(oneTwoFiveTicks(low / 1.6, high * 1.6));
+    y->setRange(low / 1.6, high * 1.6);
+    y->setLabel(feedForward ? tr("\u2016\u2202L/\u2202W\u2016, W\u2081 and W\u2082") // the FFN's
+                            : tr("\u2016\u2202L/\u2202W\u2016, W_Q, W_K, W_V and W_O"));
+    setPanelTitle(rect, feedForward ? tr("Feed-forward") : tr("Attention"));
+    if (feedForward)
+        addPanelLegend(rect, entries);
+}
+
+QString GradientsView::draw(const GradientsAnalysis &a)
+{
+    if (a.runs.empty())
+        return {};
+    setTitle(a.runs.size() > 2 ? tr("Gradients by depth: %1 against %2").arg(runName(a.runs[0]), runName(a.runs[2]))
+                               : tr("Gradients by depth: %1").arg(runName(a.runs[0])));
+    drawPanel(0, a, false);
+    drawPanel(1, a, true);
+
+    const int predicted = a.runs[0].targets;
+    QString text = tr("One backward pass of the loss on this input (%1 %2 predicted) through each model; each point is "
+                      "a block's gradient norm. ")
+                       .arg(predicted)
+                       .arg(predicted == 1 ? tr("position") : tr("positions"));
+    for (size_t i = 0; i + 1 < a.runs.size(); i += 2) {
+        const GradientDepth &trained = a.runs[i], &initial = a.runs[i + 1];
+        text += tr("%1: the last block's feed-forward gradient is %2\u00D7 the first's at initialisation, %3\u00D7 "
+                   "as trained (loss %4 at initialisation, %5 trained). ")
+                    .arg(runName(trained), formatNumber(growth(initial.feedForward), 3),
+                        formatNumber(growth(trained.feedForward), 3), formatNumber(initial.loss, 3),
+                        formatNumber(trained.loss, 3));
+    }
+    text += tr("Where the norm sits decides how the gradient is shared among the blocks. Xiong et al. (2020), "
+               "with Xavier-initialised weights, found post-LN's (the norm after each residual add, BERT's) largest "
+               "near the output at initialisation, so that a full learning rate at the start moves the last blocks "
+               "most: post-LN needs a warm-up. Pre-LN (the norm before each sub-layer, GPT-2's) has no such peak at "
+               "the output, and trains without one. The dashed curves are the same shapes with the small weights "
+               "their families draw (\u03C3 = 0.02).");
+    return text;
+}
+
+} // namespace atlas
+
+std::unique_ptr<atlas::View> atlas::views::gradients::makeView(QWidget *parent)
+{
+    return std::make_unique<GradientsView>(parent);
+}
