@@ -68,7 +68,6 @@ void GradientsView::drawPanel(int column, const GradientsAnalysis &a, bool feedF
 {
     QCPAxisRect *rect = addAxisRect(0, column);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    std::vector<QCPAbstractPlottable *> entries;
     double low = INFINITY, high = 0;
     int blocks = 1;
     for (size_t i = 0; i < a.runs.size(); ++i) {
@@ -87,8 +86,8 @@ void GradientsView::drawPanel(int column, const GradientsAnalysis &a, bool feedF
         graph->setPen(QPen(colour, 2.5, initial ? Qt::DashLine : Qt::SolidLine));
         graph->setScatterStyle(QCPScatterStyle(initial ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, colour,
             initial ? themeColors(m_spec.theme).background : colour, 7));
-        graph->setName(runName(g) + (initial ? tr(", at initialisation") : tr(", trained")));
-        entries.push_back(graph);
+        if (column == 0) // one legend under both panels (draw) names each curve once
+            graph->setName(QString::fromStdString(g.model) + (initial ? tr(", at initialisation") : tr(", trained")));
     }
     if (!(high > 0))
         low = 0.1, high = 1;
@@ -102,8 +101,6 @@ void GradientsView::drawPanel(int column, const GradientsAnalysis &a, bool feedF
     y->setLabel(feedForward ? tr("\u2016\u2202L/\u2202W\u2016, W\u2081 and W\u2082") // the FFN's
                             : tr("\u2016\u2202L/\u2202W\u2016, W_Q, W_K, W_V and W_O"));
     setPanelTitle(rect, feedForward ? tr("Feed-forward") : tr("Attention"));
-    if (feedForward)
-        addPanelLegend(rect, entries);
 }
 
 QString GradientsView::draw(const GradientsAnalysis &a)
@@ -114,6 +111,7 @@ QString GradientsView::draw(const GradientsAnalysis &a)
                                : tr("Gradients by depth: %1").arg(runName(a.runs[0])));
     drawPanel(0, a, false);
     drawPanel(1, a, true);
+    addLegend(2);
 
     const int predicted = a.runs[0].targets;
     QString text = tr("One backward pass of the loss on this input (%1 %2 predicted) through each model; each point is "
@@ -128,12 +126,9 @@ QString GradientsView::draw(const GradientsAnalysis &a)
                         formatNumber(growth(trained.feedForward), 3), formatNumber(initial.loss, 3),
                         formatNumber(trained.loss, 3));
     }
-    text += tr("Where the norm sits decides how the gradient is shared among the blocks. Xiong et al. (2020), "
-               "with Xavier-initialised weights, found post-LN's (the norm after each residual add, BERT's) largest "
-               "near the output at initialisation, so that a full learning rate at the start moves the last blocks "
-               "most: post-LN needs a warm-up. Pre-LN (the norm before each sub-layer, GPT-2's) has no such peak at "
-               "the output, and trains without one. The dashed curves are the same shapes with the small weights "
-               "their families draw (\u03C3 = 0.02).");
+    text += tr("Where the norm sits, before each sub-layer (pre-LN) or after each residual add (post-LN), decides how "
+               "the gradient is shared among the blocks (Xiong et al. 2020); the dashed curves are the same shapes "
+               "with the small weights their families draw (\u03C3 = 0.02).");
     return text;
 }
 
