@@ -68,8 +68,9 @@ private slots:
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
         QVERIFY(kinds.end() - fills > 13);
         QCOMPARE(std::vector<std::string>(fills, fills + 14),
-            std::vector<std::string>({"fills", "gradients", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
-                "logit-attribution", "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
+            std::vector<std::string>(
+                {"fills", "gradients", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
+                    "logit-attribution", "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
     }
 
     void roundTrip()
