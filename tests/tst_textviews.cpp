@@ -1,11 +1,10 @@
 #include "attentionmap/attentionview.h"
-#include "engine/temperature.h"
+#include "handmadetracetesting.h"
 #include "heads/headsgridview.h"
 #include "layouttesting.h"
 #include "mask/maskview.h"
 #include "neuron/neuron.h"
 #include "neuron/neuronview.h"
-#include "nexttoken/nexttoken.h"
 #include "nexttoken/nexttokenview.h"
 #include "testbundle.h"
 #include "tokenizer/tokenizer.h"
@@ -16,15 +15,10 @@
 #include "util/error.h"
 #include "views/tokenchipstrip.h"
 #include "views/viewfactory.h"
-#include "viewtesting.h"
 
 #include <qcustomplot.h>
 
-#include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QSignalSpy>
-#include <QSlider>
-#include <QSpinBox>
 #include <QtTest>
 
 #include <cmath>
@@ -32,238 +26,20 @@
 
 using namespace atlas;
 
-namespace {
-
-constexpr int kT = 5;
-constexpr int kV = 10;
-
-// Causal attention of one head: row i spreads over keys 0..i; query 4 puts 0.9 on key 1.
-Tensor makeProbs(int heads, int tokens, bool zero = false)
-{
-    Tensor a({heads, tokens, tokens});
-    for (int h = 0; h < heads; ++h) {
-        MatrixMap m = a.slice(h);
-        for (int i = 0; i < tokens && !zero; ++i) {
-            for (int j = 0; j <= i; ++j)
-                m(i, j) = 1.0f / float(i + 1);
-        }
-    }
-    if (!zero && tokens == kT) {
-        MatrixMap m = a.slice(0);
-        m.row(4).setZero();
-        m(4, 1) = 0.9f;
-        m(4, 4) = 0.1f;
-    }
-    return a;
-}
-
-std::shared_ptr<Trace> makeTrace(bool zeroAttention = false, int tokens = kT)
-{
-    auto trace = std::make_shared<Trace>();
-    Tensor q({2, tokens, 4});
-    for (int64_t i = 0; i < q.numel(); ++i)
-        q.data()[i] = float(i) * 0.25f - 3.0f;
-    trace->put("layer.0.attn.q", "Q_h = Q[:, h·d : (h+1)·d]", 3, q);
-    trace->put("layer.0.attn.probs", "A = softmax(S')", 6, makeProbs(2, tokens, zeroAttention));
-    trace->put("layer.1.attn.probs", "A = softmax(S')", 16, makeProbs(2, tokens, zeroAttention));
-
-    Tensor masked({2, tokens, tokens});
-    for (int h = 0; h < 2; ++h)
-        for (int i = 0; i < tokens; ++i)
-            for (int j = 0; j < tokens; ++j)
-                masked.slice(h)(i, j) = j > i ? -std::numeric_limits<float>::infinity() : float(i - j) - 1.0f;
-    trace->put("layer.0.attn.masked", "S' = S where allowed, else -inf", 5, masked);
-
-    Tensor next({tokens, kV});
-    for (int t = 0; t < tokens; ++t) {
-        // Row t: id (t + k) % V gets weight proportional to (k + 1): a known, distinct order per row.
-        float sum = 0;
-        for (int k = 0; k < kV; ++k)
-            sum += float(k + 1);
-        for (int k = 0; k < kV; ++k)
-            next.data()[t * kV + (t + k) % kV] = float(k + 1) / sum;
-    }
-    trace->put("next_probs", "p = softmax(Z)", 30, next);
-    return trace;
-}
-
-ViewInput makeInput(std::shared_ptr<const Trace> trace, int tokens = kT)
-{
-    ViewInput in;
-    in.trace = std::move(trace);
-    const QStringList words = {"The", " cat", " sat", " on", " mat"};
-    for (int t = 0; t < tokens; ++t)
-        in.tokens << (t < words.size() ? words[t] : QStringLiteral("w%1").arg(t));
-    in.vocabLabel = [](int id) { return QStringLiteral("'v%1' (#%1)").arg(id); };
-    in.layers = 2;
-    in.heads = 2;
-    in.program = testing::programFor(2, 2, tokens);
-    return in;
-}
-
-ViewSpec spec(const std::string &kind)
-{
-    ViewSpec s;
-    s.view = kind;
-    return s;
-}
-
-} // namespace
+using namespace atlas::testing;
 
 class TestTextViews : public QObject
 {
     Q_OBJECT
 
 private slots:
-    void nextTokenBarsAreTopKDescending()
-    {
-        NextTokenView view;
-        view.resize(700, 420);
-        ViewSpec s = spec("next-token");
-        s.topK = 3;
-        s.position = 2;
-        view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
-        QVERIFY(view.message().isEmpty());
-        QCOMPARE(view.position(), 2);
-        // Row 2: id (2 + k) % 10 has weight k + 1, so the top three are ids 1, 0, 9 with 10, 9, 8 / 55.
-        const auto &bars = view.bars();
-        QCOMPARE(bars.size(), size_t(3));
-        const int ids[] = {1, 0, 9};
-        for (int i = 0; i < 3; ++i) {
-            QCOMPARE(bars[size_t(i)].id, ids[i]);
-            QCOMPARE(bars[size_t(i)].probability, double(float(10 - i) / 55.0f));
-            QCOMPARE(bars[size_t(i)].label, QStringLiteral("'v%1' (#%1)").arg(ids[i]));
-        }
-        QCOMPARE(view.title(), QStringLiteral("Next token after ' sat' (position 2)"));
-
-        auto *plottable = qobject_cast<QCPBars *>(view.plot()->plottable(0));
-        QVERIFY(plottable);
-        QCOMPARE(plottable->data()->size(), 3);
-        QCOMPARE(plottable->data()->at(0)->value, bars[0].probability);
-        QVERIFY(plottable->data()->at(0)->value > plottable->data()->at(2)->value);
-        QVERIFY(view.plot()->yAxis->rangeReversed()); // bar 0 (largest) on top
-        testing::maybeSave(view, "next-token-light");
-        s.theme = "dark";
-        view.setSpec(s);
-        testing::maybeSave(view, "next-token-dark");
-    }
-
-    void nextTokenLastPosition()
-    {
-        NextTokenView view;
-        ViewSpec s = spec("next-token");
-        s.topK = 50; // more than the vocabulary: every id once
-        view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
-        QCOMPARE(view.position(), kT - 1);
-        QCOMPARE(view.bars().size(), size_t(kV));
-        QCOMPARE(view.bars().front().id, (kT - 1 + kV - 1) % kV); // row 4: id 3 has weight 10
-        QVERIFY(view.title().contains(QStringLiteral("' mat' (position 4)")));
-        for (size_t i = 1; i < view.bars().size(); ++i)
-            QVERIFY(view.bars()[i - 1].probability >= view.bars()[i].probability);
-    }
-
-    // At temperature T the bars are the traced row reshaped by softmax(z / T); the controls show and edit the spec.
-    void nextTokenTemperatureAndPosition()
-    {
-        NextTokenView view;
-        view.resize(700, 420);
-        ViewSpec s = spec("next-token");
-        s.topK = 3;
-        s.position = 2;
-        s.set(views::nexttoken::kTemperature, 0.5);
-        view.setSpec(s);
-        auto trace = makeTrace();
-        view.setInput(makeInput(trace));
-        QVERIFY(view.message().isEmpty());
-        const std::vector<double> expected = atTemperature(trace->tensor("next_probs").data() + 2 * kV, kV, 0.5);
-        // Row 2's weights are 1..10 / 55: at T = 0.5 they become (k + 1)² / Σ k², the top one 100 / 385.
-        QCOMPARE(view.bars().front().id, 1);
-        QVERIFY(std::abs(view.bars().front().probability - 100.0 / 385.0) < 1e-6);
-        for (const auto &bar : view.bars())
-            QCOMPARE(bar.probability, double(float(expected[size_t(bar.id)])));
-        QVERIFY(view.title().endsWith(QStringLiteral("at temperature 0.5")));
-
-        QSignalSpy edited(&view, &View::specEdited);
-        auto *position = view.findChild<QSpinBox *>();
-        QVERIFY(position);
-        QCOMPARE(position->value(), 2);
-        position->setValue(-1); // "last"
-        QCOMPARE(view.position(), kT - 1);
-        QCOMPARE(edited.count(), 1);
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().position, -1);
-
-        auto *slider = view.findChild<QSlider *>();
-        QVERIFY(slider);
-        slider->setValue(slider->maximum()); // T = 10: nearly flat
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::nexttoken::kTemperature), 10.0);
-        QVERIFY(view.bars().front().probability < 0.2);
-        const std::vector<QWidget *> hidden = view.interfaceWidgets();
-        QVERIFY(std::find(hidden.begin(), hidden.end(), position->parentWidget()) != hidden.end());
-    }
-
-    // Issue 63: with top_p below 1 the bars are what nucleus sampling draws from: the fewest most probable tokens
-    // whose probabilities reach p, renormalised, and the rest greyed as cut; the box edits the spec.
-    void nextTokenTopPCutsTheTail()
-    {
-        NextTokenView view;
-        view.resize(700, 420);
-        ViewSpec s = spec("next-token");
-        s.topK = kV;
-        s.position = 2;
-        s.set(views::nexttoken::kTopP, 0.5);
-        view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
-        QVERIFY(view.message().isEmpty());
-        // Row 2's weights are 10, 9, 8 … 1 over 55: 10 + 9 + 8 = 27 is 49 % of them, 34 is 62 %: four are kept.
-        const auto &bars = view.bars();
-        QCOMPARE(bars.size(), size_t(kV));
-        double keptSum = 0;
-        for (size_t i = 0; i < bars.size(); ++i) {
-            QCOMPARE(bars[i].cut, i >= 4);
-            if (!bars[i].cut)
-                keptSum += bars[i].probability;
-        }
-        QVERIFY(std::abs(keptSum - 1.0) < 1e-6);
-        QVERIFY(std::abs(bars[0].probability - 10.0 / 34.0) < 1e-6);
-        QVERIFY(std::abs(bars[4].probability - 6.0 / 55.0) < 1e-6); // a cut bar: its probability before the cut
-        QVERIFY2(view.title().contains(QStringLiteral("top-p 0.5 keeps 4 tokens")), qPrintable(view.title()));
-        testing::maybeSave(view, "next-token-top-p");
-
-        QSignalSpy edited(&view, &View::specEdited);
-        auto *box = view.findChild<QDoubleSpinBox *>();
-        QVERIFY(box);
-        QCOMPARE(box->value(), 0.5);
-        box->setValue(1.0);
-        QCOMPARE(edited.last().at(0).value<ViewSpec>().get(views::nexttoken::kTopP), 1.0);
-        QVERIFY(std::none_of(view.bars().begin(), view.bars().end(), [](const auto &b) { return b.cut; }));
-    }
-
-    void nextTokenMissingAndOutOfRange()
-    {
-        NextTokenView view;
-        auto trace = makeTrace();
-        trace->drop("next_probs");
-        view.setInput(makeInput(trace));
-        QVERIFY2(view.message().startsWith(QStringLiteral("Not computed yet: step to next-token softmax")),
-            qPrintable(view.message()));
-        QVERIFY(view.bars().empty());
-
-        ViewSpec s = spec("next-token");
-        s.position = 7;
-        view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
-        QVERIFY(view.message().contains(QStringLiteral("outside")));
-    }
-
     void tensorViewShapeFormulaAndSlices()
     {
         TensorView view;
         view.resize(700, 500);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
-        ViewSpec s = spec("tensor");
+        ViewSpec s = viewSpecOf("tensor");
         s.tensor = "layer.0.attn.q";
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
@@ -300,7 +76,7 @@ private slots:
     {
         TensorView view;
         view.resize(700, 500);
-        ViewSpec s = spec("tensor");
+        ViewSpec s = viewSpecOf("tensor");
         s.tensor = "layer.0.attn.masked";
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
@@ -333,7 +109,7 @@ private slots:
         auto trace = std::make_shared<Trace>();
         trace->put("big", "", 0, Tensor({2500, 3}, 1.5f));
         TensorView view;
-        ViewSpec s = spec("tensor");
+        ViewSpec s = viewSpecOf("tensor");
         s.tensor = "big";
         view.setSpec(s);
         view.setInput(makeInput(trace));
@@ -353,7 +129,7 @@ private slots:
         trace->put("loss", "L", 1, scalar);
 
         TensorView view;
-        ViewSpec s = spec("tensor");
+        ViewSpec s = viewSpecOf("tensor");
         s.tensor = "vec";
         view.setSpec(s);
         view.setInput(makeInput(trace));
@@ -375,7 +151,7 @@ private slots:
     {
         TokenLinesView view;
         view.resize(640, 400);
-        ViewSpec s = spec("lines");
+        ViewSpec s = viewSpecOf("lines");
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
         QVERIFY(view.message().isEmpty());
@@ -411,7 +187,7 @@ private slots:
     {
         TokenLinesView view;
         view.resize(640, 400);
-        ViewSpec s = spec("lines");
+        ViewSpec s = viewSpecOf("lines");
         s.head = -1;
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
@@ -450,7 +226,7 @@ private slots:
     {
         TokenLinesView view;
         view.resize(640, 400);
-        ViewSpec s = spec("lines");
+        ViewSpec s = viewSpecOf("lines");
         s.head = -1;
         view.setSpec(s);
         view.setInput(makeInput(makeTrace()));
@@ -479,7 +255,7 @@ private slots:
     // The neuron view draws queryKeyTerms's vectors and says its sums; its spin boxes choose the pair.
     void neuronViewDrawsTheTermsOfOnePair()
     {
-        ViewSpec s = spec("neuron");
+        ViewSpec s = viewSpecOf("neuron");
         s.model = "reverse";
         s.text = "abcd>dcb";
         s.layer = 1;
@@ -520,7 +296,7 @@ private slots:
         const int tokens = 100;
         TokenLinesView view;
         view.resize(700, 1400);
-        ViewSpec s = spec("lines");
+        ViewSpec s = viewSpecOf("lines");
         s.position = 80;
         view.setSpec(s);
         view.setInput(makeInput(makeTrace(false, tokens), tokens));
@@ -535,7 +311,7 @@ private slots:
     void linesMissingTensor()
     {
         TokenLinesView view;
-        ViewSpec s = spec("lines");
+        ViewSpec s = viewSpecOf("lines");
         s.layer = 1;
         view.setSpec(s);
         auto trace = makeTrace();
