@@ -16,7 +16,7 @@ constexpr int kT = 5;
 constexpr int kV = 10;
 
 // Causal attention of one head: row i spreads over keys 0..i; query 4 puts 0.9 on key 1.
-inline Tensor makeProbs(int heads, int tokens, bool zero = false)
+inline Tensor handMadeProbs(int heads, int tokens, bool zero = false)
 {
     Tensor a({heads, tokens, tokens});
     for (int h = 0; h < heads; ++h) {
@@ -35,15 +35,15 @@ inline Tensor makeProbs(int heads, int tokens, bool zero = false)
     return a;
 }
 
-inline std::shared_ptr<Trace> makeTrace(bool zeroAttention = false, int tokens = kT)
+inline std::shared_ptr<Trace> handMadeTrace(bool zeroAttention = false, int tokens = kT)
 {
     auto trace = std::make_shared<Trace>();
     Tensor q({2, tokens, 4});
     for (int64_t i = 0; i < q.numel(); ++i)
         q.data()[i] = float(i) * 0.25f - 3.0f;
     trace->put("layer.0.attn.q", "Q_h = Q[:, h·d : (h+1)·d]", 3, q);
-    trace->put("layer.0.attn.probs", "A = softmax(S')", 6, makeProbs(2, tokens, zeroAttention));
-    trace->put("layer.1.attn.probs", "A = softmax(S')", 16, makeProbs(2, tokens, zeroAttention));
+    trace->put("layer.0.attn.probs", "A = softmax(S')", 6, handMadeProbs(2, tokens, zeroAttention));
+    trace->put("layer.1.attn.probs", "A = softmax(S')", 16, handMadeProbs(2, tokens, zeroAttention));
 
     Tensor masked({2, tokens, tokens});
     for (int h = 0; h < 2; ++h)
@@ -65,7 +65,7 @@ inline std::shared_ptr<Trace> makeTrace(bool zeroAttention = false, int tokens =
     return trace;
 }
 
-inline ViewInput makeInput(std::shared_ptr<const Trace> trace, int tokens = kT)
+inline ViewInput handMadeInput(std::shared_ptr<const Trace> trace, int tokens = kT)
 {
     ViewInput in;
     in.trace = std::move(trace);

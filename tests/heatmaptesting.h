@@ -3,6 +3,7 @@
 #include "view/viewspec.h"
 #include "viewtesting.h"
 
+#include <QColor>
 #include <QStringList>
 
 #include <cmath>
@@ -65,6 +66,12 @@ inline ViewSpec makeSpec(const std::string &view, int layer, int head)
     spec.layer = layer;
     spec.head = head;
     return spec;
+}
+
+// The distance between two colours, summed over red, green and blue (0 … 765).
+inline int colorDistance(QRgb a, QRgb b)
+{
+    return std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) + std::abs(qBlue(a) - qBlue(b));
 }
 
 } // namespace atlas::testing

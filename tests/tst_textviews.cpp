@@ -42,7 +42,7 @@ private slots:
         ViewSpec s = viewSpecOf("tensor");
         s.tensor = "layer.0.attn.q";
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QCOMPARE(view.shapeText(), QStringLiteral("[2, 5, 4]"));
         QCOMPARE(view.formulaText(), QStringLiteral("Q_h = Q[:, h·d : (h+1)·d]"));
         QVERIFY2(view.headerText().contains(QStringLiteral("min −3")), qPrintable(view.headerText()));
@@ -79,7 +79,7 @@ private slots:
         ViewSpec s = viewSpecOf("tensor");
         s.tensor = "layer.0.attn.masked";
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QVERIFY(std::isnan(view.colorMap()->data()->cell(3, 0))); // key 3 of query 0: −∞ -> NaN colour
         QCOMPARE(view.colorMap()->data()->cell(0, 3), 2.0);
         QVERIFY(view.headerText().contains(QStringLiteral("−∞")));
@@ -112,7 +112,7 @@ private slots:
         ViewSpec s = viewSpecOf("tensor");
         s.tensor = "big";
         view.setSpec(s);
-        view.setInput(makeInput(trace));
+        view.setInput(handMadeInput(trace));
         QVERIFY(view.colorMap()->data()->valueSize() <= TensorView::kMaxCells);
         QCOMPARE(view.colorMap()->data()->keySize(), 3);
         QCOMPARE(view.colorMap()->data()->cell(1, 10), 1.5);
@@ -132,7 +132,7 @@ private slots:
         ViewSpec s = viewSpecOf("tensor");
         s.tensor = "vec";
         view.setSpec(s);
-        view.setInput(makeInput(trace));
+        view.setInput(handMadeInput(trace));
         QCOMPARE(view.shapeText(), QStringLiteral("[3]"));
         QVERIFY(!view.sliceBox()->isVisibleTo(&view));
         auto *bars = qobject_cast<QCPBars *>(view.barPlot()->plottable(0));
@@ -153,7 +153,7 @@ private slots:
         view.resize(640, 400);
         ViewSpec s = viewSpecOf("lines");
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QVERIFY(view.message().isEmpty());
         const auto segments = view.segments();
         QVERIFY(!segments.empty());
@@ -190,7 +190,7 @@ private slots:
         ViewSpec s = viewSpecOf("lines");
         s.head = -1;
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QSet<int> heads;
         for (const auto &seg : view.segments())
             heads.insert(seg.head);
@@ -206,7 +206,7 @@ private slots:
             if (seg.query == 4 && seg.key == 1)
                 heavy = seg.line;
         QVERIFY(!heavy.isNull());
-        view.setInput(makeInput(makeTrace(true)));
+        view.setInput(handMadeInput(handMadeTrace(true)));
         QVERIFY(view.segments().empty());
         const QImage blank = view.grab().toImage();
         const QPoint mid = heavy.pointAt(0.5).toPoint();
@@ -217,7 +217,7 @@ private slots:
 
         s.theme = "dark";
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         testing::maybeSave(view, "lines-dark");
     }
 
@@ -229,7 +229,7 @@ private slots:
         ViewSpec s = viewSpecOf("lines");
         s.head = -1;
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QSignalSpy edited(&view, &View::specEdited);
         QTest::mouseClick(&view, Qt::LeftButton, {}, view.swatchRect(1).center().toPoint());
         QCOMPARE(edited.count(), 1);
@@ -248,7 +248,7 @@ private slots:
         TokenLinesView fromSpec;
         fromSpec.resize(640, 400);
         fromSpec.setSpec(s);
-        fromSpec.setInput(makeInput(makeTrace()));
+        fromSpec.setInput(handMadeInput(handMadeTrace()));
         QCOMPARE(fromSpec.segments().size(), view.segments().size());
     }
 
@@ -299,7 +299,7 @@ private slots:
         ViewSpec s = viewSpecOf("lines");
         s.position = 80;
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace(false, tokens), tokens));
+        view.setInput(handMadeInput(handMadeTrace(false, tokens), tokens));
         const auto [first, count] = view.tokenWindow();
         QCOMPARE(count, TokenLinesView::kMaxWindow);
         QVERIFY(first <= 80 && 80 < first + count);
@@ -314,9 +314,9 @@ private slots:
         ViewSpec s = viewSpecOf("lines");
         s.layer = 1;
         view.setSpec(s);
-        auto trace = makeTrace();
+        auto trace = handMadeTrace();
         trace->drop("layer.1.attn.probs");
-        view.setInput(makeInput(trace));
+        view.setInput(handMadeInput(trace));
         QVERIFY2(view.message().startsWith(QStringLiteral("Not computed yet: step to softmax in layer 1")),
             qPrintable(view.message()));
         QVERIFY(view.segments().empty());

@@ -34,7 +34,7 @@ private slots:
         s.topK = 3;
         s.position = 2;
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QVERIFY(view.message().isEmpty());
         QCOMPARE(view.position(), 2);
         // Row 2: id (2 + k) % 10 has weight k + 1, so the top three are ids 1, 0, 9 with 10, 9, 8 / 55.
@@ -66,7 +66,7 @@ private slots:
         ViewSpec s = viewSpecOf("next-token");
         s.topK = 50; // more than the vocabulary: every id once
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QCOMPARE(view.position(), kT - 1);
         QCOMPARE(view.bars().size(), size_t(kV));
         QCOMPARE(view.bars().front().id, (kT - 1 + kV - 1) % kV); // row 4: id 3 has weight 10
@@ -85,8 +85,8 @@ private slots:
         s.position = 2;
         s.set(views::nexttoken::kTemperature, 0.5);
         view.setSpec(s);
-        auto trace = makeTrace();
-        view.setInput(makeInput(trace));
+        auto trace = handMadeTrace();
+        view.setInput(handMadeInput(trace));
         QVERIFY(view.message().isEmpty());
         const std::vector<double> expected = atTemperature(trace->tensor("next_probs").data() + 2 * kV, kV, 0.5);
         // Row 2's weights are 1..10 / 55: at T = 0.5 they become (k + 1)² / Σ k², the top one 100 / 385.
@@ -125,7 +125,7 @@ private slots:
         s.position = 2;
         s.set(views::nexttoken::kTopP, 0.5);
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QVERIFY(view.message().isEmpty());
         // Row 2's weights are 10, 9, 8 … 1 over 55: 10 + 9 + 8 = 27 is 49 % of them, 34 is 62 %: four are kept.
         const auto &bars = view.bars();
@@ -154,9 +154,9 @@ private slots:
     void nextTokenMissingAndOutOfRange()
     {
         NextTokenView view;
-        auto trace = makeTrace();
+        auto trace = handMadeTrace();
         trace->drop("next_probs");
-        view.setInput(makeInput(trace));
+        view.setInput(handMadeInput(trace));
         QVERIFY2(view.message().startsWith(QStringLiteral("Not computed yet: step to next-token softmax")),
             qPrintable(view.message()));
         QVERIFY(view.bars().empty());
@@ -164,7 +164,7 @@ private slots:
         ViewSpec s = viewSpecOf("next-token");
         s.position = 7;
         view.setSpec(s);
-        view.setInput(makeInput(makeTrace()));
+        view.setInput(handMadeInput(handMadeTrace()));
         QVERIFY(view.message().contains(QStringLiteral("outside")));
     }
 };
