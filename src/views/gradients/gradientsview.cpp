@@ -98,9 +98,8 @@ void GradientsView::drawPanel(int column, const GradientsAnalysis &a, bool feedF
     y->setScaleType(QCPAxis::stLogarithmic);
     y->setTicker(oneTwoFiveTicks(low / 1.6, high * 1.6));
     y->setRange(low / 1.6, high * 1.6);
-    y->setLabel(feedForward ? tr("\u2016\u2202L/\u2202W\u2016, W\u2081 and W\u2082") // the FFN's
-                            : tr("\u2016\u2202L/\u2202W\u2016, W_Q, W_K, W_V and W_O"));
-    setPanelTitle(rect, feedForward ? tr("Feed-forward") : tr("Attention"));
+    y->setLabel(tr("\u2016\u2202L/\u2202W\u2016"));
+    setPanelTitle(rect, feedForward ? tr("Feed-forward: W\u2081, W\u2082") : tr("Attention: W_Q, W_K, W_V, W_O"));
 }
 
 QString GradientsView::draw(const GradientsAnalysis &a)
@@ -126,6 +125,11 @@ QString GradientsView::draw(const GradientsAnalysis &a)
                         formatNumber(growth(trained.feedForward), 3), formatNumber(initial.loss, 3),
                         formatNumber(trained.loss, 3));
     }
+    const Model *model = m_input.model.get();
+    if (model && !model->config.task.empty() && model->config.task != "chars" && model->config.task != "mlm")
+        text += tr("The loss counts every position, also those the %1 task never asked %2 to predict, so it can be "
+                   "larger trained than at initialisation. ")
+                    .arg(QString::fromStdString(model->config.task), QString::fromStdString(model->name));
     text += tr("Where the norm sits, before each sub-layer (pre-LN) or after each residual add (post-LN), decides how "
                "the gradient is shared among the blocks (Xiong et al. 2020); the dashed curves are the same shapes "
                "with the small weights their families draw (\u03C3 = 0.02).");
