@@ -17,6 +17,7 @@
 #include "views/comparisonview.h"
 #include "views/fillcards.h"
 #include "views/view.h"
+#include "windowtesting.h"
 
 #include <QAction>
 #include <QApplication>
@@ -39,35 +40,11 @@
 #include <QTimer>
 
 using namespace atlas;
+using namespace atlas::testing;
 
 class TestMainWindow : public QObject
 {
     Q_OBJECT
-
-private:
-    void waitIdle(Session &session)
-    {
-        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000);
-        QTest::qWait(20);
-        QTRY_VERIFY_WITH_TIMEOUT(!session.busy(), 20000);
-    }
-
-    // The window shown at 1400×900 on tiny-bytes, its default input run to the end.
-    void showOnTinyBytes(Session &session, MainWindow &window)
-    {
-        window.resize(1400, 900);
-        window.show();
-        session.openModel("tiny-bytes");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
-    }
-
-    void screenshot(QWidget &w, const QString &name)
-    {
-        const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS");
-        if (!dir.isEmpty())
-            QVERIFY(w.grab().save(dir + "/" + name + ".png"));
-    }
 
 private slots:
     void initTestCase()
@@ -88,29 +65,29 @@ private slots:
         QSignalSpy traced(&session, &Session::traceChanged);
         session.openModel("tiny-bytes");
         QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         QVERIFY(session.program());
         const int total = int(session.program()->ops.size());
         QCOMPARE(session.cursor(), total);
         QCOMPARE(int(session.input().tokens.size()), 23);
 
         session.rewind();
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), 0);
         QVERIFY(session.trace()->entries().empty());
         for (int i = 0; i < 5; ++i) {
             QTest::keyClick(&window, Qt::Key_Space);
-            waitIdle(session);
+            waitUntilSettled(session);
         }
         QCOMPARE(session.cursor(), 5);
         QTest::keyClick(&window, Qt::Key_Space, Qt::ShiftModifier);
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), 4);
         QVERIFY(session.trace()->contains("layer.0.ln_1")); // op 4
         QVERIFY(!session.trace()->contains("layer.0.attn.qkv")); // op 5, stepped back
 
         session.runToEnd();
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), total);
 
         ViewNavigator *tabs = window.navigator();
@@ -120,7 +97,7 @@ private slots:
             View *view = tabs->currentView();
             QVERIFY(view);
             QCOMPARE(view->input().trace, session.trace());
-            screenshot(window, "window-" + QString::fromStdString(view->spec().view));
+            saveScreenshot(window, "window-" + QString::fromStdString(view->spec().view));
         }
     }
 
@@ -194,7 +171,7 @@ private slots:
         showOnTinyBytes(session, window);
         WelcomeDialog *welcome = window.showWelcome();
         QVERIFY(welcome && welcome->isVisible());
-        screenshot(*welcome, "welcome");
+        saveScreenshot(*welcome, "welcome");
         welcome->lessonButton()->click();
         QTRY_VERIFY(window.lessons()->isOpen());
         QVERIFY(QString::fromStdString(window.lessons()->lesson().path).endsWith("01-self-attention.md"));
@@ -254,7 +231,7 @@ private slots:
         window.show();
         session.openModel("austen-mlm");
         QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "austen-mlm", 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         window.showViewKind("objective");
         QTest::qWait(50);
         auto *objectives = qobject_cast<ObjectiveView *>(window.currentView());
@@ -265,7 +242,7 @@ private slots:
         objectives->redrawButton()->click(); // the next seed
         QTRY_COMPARE_WITH_TIMEOUT(session.spec().seed, 1, 5000);
         QVERIFY(objectives->example()->text.input != firstDraw);
-        screenshot(window, "objectives");
+        saveScreenshot(window, "objectives");
         objectives->fillButton()->click();
         QTRY_COMPARE_WITH_TIMEOUT(window.currentView()->spec().view, std::string("fills"), 5000);
         auto *fills = qobject_cast<FillsView *>(window.currentView());
@@ -273,7 +250,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!fills->cards()->cards().empty(), 20000);
         QCOMPARE(int(fills->cards()->cards().size()), objectives->example()->chosen.measured);
         QVERIFY(fills->formula().contains("seed 1"));
-        screenshot(window, "fills");
+        saveScreenshot(window, "fills");
     }
 
     void generationGrowsTheInputAndTheCache()
@@ -282,13 +259,13 @@ private slots:
         MainWindow window(&session);
         session.openModel("tiny-bytes");
         QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         const size_t before = session.input().tokens.size();
         QSignalSpy done(&session, &Session::generationFinished);
         session.generate(4, {});
         QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 20000);
         QTRY_COMPARE_WITH_TIMEOUT(session.input().tokens.size(), before + 4, 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         const GenerationReport report = done.at(0).at(0).value<GenerationReport>();
         QCOMPARE(report.tokens.size(), size_t(4));
         QCOMPARE(report.tokens.back().cachedPositions, int(before + 4));
@@ -301,7 +278,7 @@ private slots:
         // A model with a short context (austen: 128 characters) stops when it is full and keeps what it wrote.
         session.openModel("austen");
         QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "austen" && !session.busy(), 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         const size_t prompt = session.input().tokens.size();
         QVERIFY(prompt < 128);
         session.generate(200, {});
@@ -318,11 +295,11 @@ private slots:
         window.show(); // the screenshot below is of the window as a user sees it
         session.openModel("tiny-bytes");
         QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         QVERIFY(session.trace()->contains("layer.0.attn.scores"));
         session.setAttention("longformer", {"window=2"});
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.mask"), 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         QVERIFY(!session.trace()->contains("layer.0.attn.scores"));
         const Tensor &mask = session.trace()->tensor("layer.1.attn.mask");
         const int64_t T = mask.dim(1);
@@ -331,7 +308,7 @@ private slots:
         window.showViewKind("attention");
         QTest::qWait(50);
         QCOMPARE(window.currentView()->input().trace, session.trace());
-        screenshot(window, "window-longformer");
+        saveScreenshot(window, "window-longformer");
         QSignalSpy errors(&session, &Session::errorOccurred);
         session.setAttention("lsh", {"roundz=2"});
         QCOMPARE(errors.count(), 1);
@@ -346,7 +323,7 @@ private slots:
         MainWindow window(&session);
         session.openModel("tiny-bytes");
         QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         ViewSpec spec = session.spec();
         spec.attention = "longformer";
         spec.attentionParams = {"window=4"};
@@ -355,7 +332,7 @@ private slots:
         spec.attentionParams = {"window=2"}; // while the first edit is computed
         session.setSpec(spec);
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.mask"), 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         const Tensor &mask = session.trace()->tensor("layer.0.attn.mask");
         const int64_t T = mask.dim(1);
         QCOMPARE(mask.data()[(T - 1) * T + T - 3], 1.0f);
@@ -364,19 +341,19 @@ private slots:
         spec.attentionParams.clear();
         session.setSpec(spec);
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
 
         // The toolbar's layers box: the kernel in layer 1 only.
         auto *layers = window.findChild<QLineEdit *>("attentionLayers");
         QVERIFY(layers);
         session.setAttention("longformer", {"window=2"});
-        waitIdle(session);
+        waitUntilSettled(session);
         QVERIFY(!session.trace()->contains("layer.0.attn.scores"));
         layers->setText("1");
         emit layers->returnPressed();
         QCOMPARE(session.spec().attentionLayers, std::vector<int> {1});
         QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains("layer.0.attn.scores"), 20000);
-        waitIdle(session);
+        waitUntilSettled(session);
         QVERIFY(!session.trace()->contains("layer.1.attn.scores"));
     }
 
@@ -428,7 +405,7 @@ private slots:
         slider.setFocus();
         QTest::keyClick(&slider, Qt::Key_Home);
         QCOMPARE(slider.value(), 0); // the slider took its key
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), total);
 
         QListWidget list(&window);
@@ -438,7 +415,7 @@ private slots:
         list.setFocus();
         QTest::keyClick(&list, Qt::Key_Home);
         QCOMPARE(list.currentRow(), 0);
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), total);
 
         QPushButton button("press", &window);
@@ -448,190 +425,16 @@ private slots:
         button.setFocus();
         QTest::keyClick(&button, Qt::Key_Space);
         QVERIFY(pressed);
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), total);
 
         // With focus on the view, the window's shortcut steps as before.
         window.currentView()->setFocus();
         QTest::keyClick(window.currentView(), Qt::Key_Home);
-        waitIdle(session);
+        waitUntilSettled(session);
         QCOMPARE(session.cursor(), 0);
         QVERIFY(FocusedKeys::widgetUsesKey(&slider, QKeyEvent(QEvent::KeyPress, Qt::Key_End, Qt::NoModifier)));
         QVERIFY(!FocusedKeys::widgetUsesKey(&slider, QKeyEvent(QEvent::KeyPress, Qt::Key_Space, Qt::NoModifier)));
-    }
-
-    // An input the session refuses leaves the box on the input the views show, not on the refused text (issue 28).
-    void aRefusedInputLeavesTheBoxOnWhatRan()
-    {
-        Session session;
-        MainWindow window(&session);
-        showOnTinyBytes(session, window);
-        QVERIFY(session.program() != nullptr);
-        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
-        const QString before = box->text();
-        const std::vector<int> ran = session.input().tokens;
-        QSignalSpy errors(&session, &Session::errorOccurred);
-        box->setFocus();
-        box->setText("#1,2,999");
-        QTest::keyClick(box, Qt::Key_Return);
-        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 20000);
-        waitIdle(session);
-        QCOMPARE(session.input().tokens, ran);
-        QCOMPARE(box->text(), before);
-    }
-
-    // Issue 62: a document of 3000 bytes opened from a file through a small budget: it runs on demand, the box holds
-    // the document as it is (newlines and all, so that Enter runs the same text again), the Next token view reads its
-    // last position.
-    void aLongTextFileRunsOnDemand()
-    {
-        Session session;
-        MainWindow window(&session);
-        showOnTinyBytes(session, window);
-        session.setMemoryBudget(size_t(64) << 20);
-        QTemporaryDir dir;
-        QByteArray text;
-        for (int line = 0; text.size() < 3000; ++line)
-            text += "Paragraph " + QByteArray::number(line)
-                + ": it is a truth universally acknowledged, that a "
-                  "single man in possession of a good fortune...\n";
-        QFile file(dir.filePath("document.txt"));
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(text);
-        file.close();
-        QSignalSpy notices(&session, &Session::noticed), errors(&session, &Session::errorOccurred);
-        session.openTextFile(file.fileName());
-        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || session.input().tokens.size() == size_t(text.size()), 20000);
-        waitIdle(session);
-        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
-        QVERIFY(session.trace()->contains("layer.1.attn.lse") && !session.trace()->contains("next_probs"));
-        QVERIFY(notices.count() >= 1);
-        QCOMPARE(window.findChild<InputPanel *>()->textBox()->text(), QString::fromUtf8(text));
-        window.showViewKind("next-token");
-        QTRY_VERIFY_WITH_TIMEOUT(window.findChild<NextTokenView *>() != nullptr, 5000);
-        const NextTokenView *view = window.findChild<NextTokenView *>();
-        QTRY_VERIFY_WITH_TIMEOUT(!view->bars().empty(), 5000);
-        QCOMPARE(view->position(), text.size() - 1);
-        screenshot(window, "long-text-next-token");
-        window.showViewKind("attention");
-        QTest::qWait(200);
-        screenshot(window, "long-text-attention");
-        // Smaller still: each block keeps its checkpoints, and Sparse FFN has its layer's activations recomputed.
-        session.setMemoryBudget(
-            Program::build(session.model()->config, session.input(), true, 1, AttentionTrace::OnDemand).tracedBytes()
-            - 1);
-        session.openTextFile(file.fileName());
-        QTRY_VERIFY_WITH_TIMEOUT(errors.count() > 0 || session.program()->checkpointed(), 20000);
-        window.showViewKind("sparse-ffn");
-        const std::string act = names::layerTensor(session.spec().layer, "mlp.act");
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains(act) && !session.busy(), 20000);
-        QTRY_VERIFY_WITH_TIMEOUT(session.analysis().result != nullptr, 20000);
-        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
-        QVERIFY(notices.last().at(0).toString().contains("only each block's checkpoints kept"));
-        QTest::qWait(200);
-        screenshot(window, "long-text-checkpoints-sparse-ffn");
-        // Smaller again: each block keeps only its input, and the Attention view's layer has its queries and keys
-        // recomputed.
-        session.setMemoryBudget(Program::build(session.model()->config, session.input(), true, 1,
-                                    AttentionTrace::OnDemand, BlockKeeping::Checkpoints)
-                                    .tracedBytes()
-            - 1);
-        session.openTextFile(file.fileName());
-        QTRY_VERIFY_WITH_TIMEOUT(notices.last().at(0).toString().contains("only each block's input kept"), 20000);
-        window.showViewKind("attention");
-        const std::string q = readoutInputs(session.model()->config, session.spec().layer).front();
-        QTRY_VERIFY_WITH_TIMEOUT(session.trace()->contains(q) && !session.busy(), 20000);
-        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
-        QTest::qWait(300);
-        screenshot(window, "long-text-inputs-attention");
-    }
-
-    // Issue 58: a long text pasted, Enter, and a tab switched while it runs: the box, the chips and the views end on
-    // the new text (the box showed the old sentence while the chips showed the new).
-    void switchingViewsDuringARunLeavesTheBoxOnTheNewInput()
-    {
-        Session session;
-        MainWindow window(&session);
-        showOnTinyBytes(session, window);
-        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
-        box->setFocus();
-        const QString pasted = QString("A pasted paragraph. ").repeated(3);
-        box->setText(pasted);
-        QTest::keyClick(box, Qt::Key_Return);
-        QVERIFY(session.busy());
-        window.showViewKind("heads");
-        waitIdle(session);
-        QCOMPARE(session.spec().text, pasted.toStdString());
-        QCOMPARE(box->text(), pasted);
-        QCOMPARE(session.input().tokens.size(), size_t(pasted.size()));
-        QCOMPARE(session.spec().view, std::string("heads"));
-    }
-
-    // Issue 58: a directory without a tokenizer kept the last model's sentence in the box while it ran token #0. The
-    // box shows the ids the model runs and the summary says why; Patching takes ids and noise positions.
-    void aModelWithoutATokenizerShowsIdsInTheBox()
-    {
-        Session session;
-        MainWindow window(&session);
-        showOnTinyBytes(session, window);
-        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
-        session.openModel(ATLAS_TEST_DATA "/llama_tiny");
-        QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->directory.ends_with("llama_tiny"), 20000);
-        waitIdle(session);
-        QCOMPARE(box->text(), QString("#0"));
-        bool said = false;
-        for (QLabel *label : window.findChild<InputPanel *>()->findChildren<QLabel *>())
-            said = said || label->text().contains("ids only");
-        QVERIFY(said);
-        box->setFocus();
-        box->setText("#3,1,4,1,5");
-        QTest::keyClick(box, Qt::Key_Return);
-        waitIdle(session);
-        window.showViewKind("patching");
-        QTest::qWait(50);
-        screenshot(window, "no-tokenizer-patching");
-        QCOMPARE(session.input().tokens, (std::vector<int> {3, 1, 4, 1, 5}));
-    }
-
-    // A typed text that starts with '#' but is no list of ids is text; "##" writes a leading '#'.
-    void theBoxReadsHashesAsTextUnlessTheyStartIds()
-    {
-        Session session;
-        MainWindow window(&session);
-        showOnTinyBytes(session, window);
-        QLineEdit *box = window.findChild<InputPanel *>()->textBox();
-        QSignalSpy errors(&session, &Session::errorOccurred);
-        box->setFocus();
-        box->setText("#tag cats");
-        QTest::keyClick(box, Qt::Key_Return);
-        waitIdle(session);
-        QCOMPARE(session.spec().text, std::string("#tag cats"));
-        box->setFocus();
-        box->setText("##12");
-        QTest::keyClick(box, Qt::Key_Return);
-        waitIdle(session);
-        QCOMPARE(session.spec().text, std::string("#12"));
-        QCOMPARE(session.input().tokens.size(), size_t(3));
-        QCOMPARE(box->text(), QString("##12"));
-        QCOMPARE(errors.count(), 0);
-    }
-
-    void badInputKeepsTheAppRunning()
-    {
-        Session session;
-        session.openModel("tiny-bytes");
-        QTRY_VERIFY_WITH_TIMEOUT(session.program() != nullptr, 20000);
-        waitIdle(session);
-        const auto tracedBefore = session.trace();
-        QSignalSpy errors(&session, &Session::errorOccurred);
-        session.setTokens({1, 2, 999});
-        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 20000);
-        QVERIFY(errors.first().first().toString().contains("outside the vocabulary"));
-        QCOMPARE(session.trace(), tracedBefore); // the previous trace is kept
-        session.openModel("/nonexistent/model");
-        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 2, 20000);
-        QVERIFY(errors.last().first().toString().contains("/nonexistent/model"));
-        QVERIFY(session.hasModel());
     }
 };
 

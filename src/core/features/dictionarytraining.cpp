@@ -3,6 +3,7 @@
 #include "engine/inputbuilder.h"
 #include "io/stageddirectory.h"
 #include "train/corpus.h"
+#include "util/blasthreads.h"
 #include "util/error.h"
 
 #include <chrono>
@@ -78,6 +79,7 @@ TrainedDictionary trainDictionary(std::shared_ptr<const Model> model, const SaeS
     const std::atomic<bool> *cancel, const WorkBudget &budget, const DictionaryCheckpoints &checkpoints,
     const std::optional<SaeSite> &writes)
 {
+    const SteadyBlasThreads steady; // a resumed run must give the bits of one that ran straight through
     (void)saeSiteTensor(*model, site);
     if (writes) {
         (void)saeSiteTensor(*model, *writes);

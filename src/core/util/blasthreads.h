@@ -24,6 +24,20 @@ int blasThreadsFor(int cores, int othersRunnable);
 // count is then applied when it lets go). Thread-safe.
 void adaptBlasThreadsToLoad();
 
+// While one is alive, OpenBLAS keeps as many threads as there are cores, whatever the load, and
+// adaptBlasThreadsToLoad leaves it so: for a run whose bits must not depend on when the load was sampled. OpenBLAS
+// does not sum every product in the same order on one thread as on two (measured: a sparse autoencoder's training
+// stopped at step 20 and resumed gave other losses than the same run straight through, while the machine's load made
+// the count go between one and two). OPENBLAS_NUM_THREADS, set by the user, wins as always.
+class SteadyBlasThreads
+{
+public:
+    SteadyBlasThreads();
+    ~SteadyBlasThreads();
+    SteadyBlasThreads(const SteadyBlasThreads &) = delete;
+    SteadyBlasThreads &operator=(const SteadyBlasThreads &) = delete;
+};
+
 // How long OpenBLAS's threads spin, asking the scheduler to run something else (sched_yield), before they sleep
 // when a product has ended: 2^kBlasSpinExponent cycles, about 25 µs here, against OpenBLAS's 2^28, about 0.1 s.
 // On these two cores the engine's own loops and its next operations had a spinning thread beside them: a

@@ -95,7 +95,20 @@ int runnableProcesses()
     return -1;
 }
 
+std::atomic<int> g_steadyHolders {0}; // SteadyBlasThreads alive
+
 } // namespace
+
+SteadyBlasThreads::SteadyBlasThreads()
+{
+    if (g_steadyHolders++ == 0 && std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
+        SingleThreadedBlas::setThreads(workerThreads());
+}
+
+SteadyBlasThreads::~SteadyBlasThreads()
+{
+    --g_steadyHolders;
+}
 
 int blasThreadsFor(int cores, int othersRunnable)
 {
@@ -106,7 +119,7 @@ void adaptBlasThreadsToLoad()
 {
 #ifdef ATLAS_OPENBLAS
     static const bool userChose = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
-    if (userChose)
+    if (userChose || g_steadyHolders.load() > 0)
         return;
     static std::atomic<int64_t> lastSample {0};
     const int64_t now

@@ -73,16 +73,28 @@ std::vector<int> gradientTargets(const ModelConfig &config, const Input &input)
     return targets;
 }
 
-GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input)
+GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input, bool initialised)
 {
-    const ModelConfig &c = model->config;
+    const ModelConfig c = model->config; // a copy: `model` may become the fresh weights
     if (const std::string why = gradientDepthProblem(*model); !why.empty())
         throw Error("gradients by depth: " + why);
-    checkFitsInMemory(estimatedTrainingStepBytes(c, int(input.tokens.size()), {}),
-        "a backward pass of " + model->name + " on " + std::to_string(input.tokens.size()) + " tokens");
+    // The gradients (a float per parameter), the traced activations and, for fresh weights, those weights: the
+    // model itself is already in memory.
+    const double parameters = double(Model::parameterCountOf(c)),
+                 bytes
+        = 4 * parameters * (initialised ? 2 : 1) + double(predictedActivationBytes(c, int(input.tokens.size()), {}));
+    checkFitsInMemory(bytes,
+        "a backward pass of " + model->name + (initialised ? " with fresh weights" : "") + " on "
+            + std::to_string(input.tokens.size()) + " tokens");
+    if (initialised) {
+        auto twin = std::make_shared<Model>(Model::random(c, kInitialisationSeed));
+        twin->name = model->name;
+        model = std::move(twin);
+    }
     const std::vector<int> targets = gradientTargets(c, input);
     GradientDepth out;
     out.model = model->name;
+    out.initialised = initialised;
     out.placement = c.layerNorm;
     for (const int t : targets)
         out.targets += t >= 0;
@@ -110,13 +122,6 @@ GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &inp
         out.feedForward.push_back(std::sqrt(feedForward));
     }
     return out;
-}
-
-std::shared_ptr<const Model> initialisedTwin(const Model &model)
-{
-    auto twin = std::make_shared<Model>(Model::random(model.config, kInitialisationSeed));
-    twin->name = model.name;
-    return twin;
 }
 
 } // namespace atlas

@@ -18,7 +18,7 @@ struct GradientDepth
 {
     std::string model; // its name
     LayerNormPlacement placement = LayerNormPlacement::Pre;
-    // Model::random of the same config (kInitialisationSeed), not the weights as trained.
+    // The same shape with fresh weights (Model::random, kInitialisationSeed), not the weights as trained.
     bool initialised = false;
     float loss = 0; // the mean cross-entropy differentiated
     int targets = 0; // the positions it counts
@@ -36,13 +36,11 @@ std::string gradientDepthProblem(const Model &model);
 // one the token at the position itself (a masked-LM head's reconstruction of the tokens it sees); padding none (-1).
 std::vector<int> gradientTargets(const ModelConfig &config, const Input &input);
 
-// One traced forward and backward pass of `model` on `input`, the mean cross-entropy over gradientTargets. Throws
-// atlas::Error when gradientDepthProblem is not empty, when the pass needs more memory than the machine has (with the
-// figure), or when no position has a target.
-GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input);
-
-// The same shape with fresh weights, as the model's family draws them (Model::random, kInitialisationSeed): what
-// gradientDepth measures `initialised`.
-std::shared_ptr<const Model> initialisedTwin(const Model &model);
+// One traced forward and backward pass of `model` on `input`, the mean cross-entropy over gradientTargets; with
+// `initialised`, of the same shape with fresh weights instead, drawn as its family draws them (Model::random,
+// kInitialisationSeed). Throws atlas::Error when gradientDepthProblem is not empty, when the pass (and the fresh
+// weights) would need more memory than the machine has (with the figure, before anything is allocated), or when no
+// position has a target.
+GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input, bool initialised = false);
 
 } // namespace atlas

@@ -35,8 +35,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 ++progress->done;
                 if (cancel.load())
                     return;
-                result.runs.push_back(gradientDepth(initialisedTwin(*m), in));
-                result.runs.back().initialised = true;
+                result.runs.push_back(gradientDepth(m, in, true));
                 ++progress->done;
             };
             measure(model, input);

@@ -146,7 +146,7 @@ private slots:
     {
         const auto initial = [](const char *name) {
             const auto model = loadModel(name);
-            return gradientDepth(initialisedTwin(*model), sentenceFor(*model));
+            return gradientDepth(model, sentenceFor(*model), true);
         };
         const GradientDepth post = initial("austen-bert"), pre = initial("austen-mlm");
         QCOMPARE(post.placement, LayerNormPlacement::Post);

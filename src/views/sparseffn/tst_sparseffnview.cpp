@@ -2,6 +2,7 @@
 #include "sparseffn/sparseffn.h"
 #include "sparseffn/sparseffnview.h"
 #include "testbundle.h"
+#include "views/heatmapplot.h"
 #include "viewtesting.h"
 
 #include <QSignalSpy>
