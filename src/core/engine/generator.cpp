@@ -20,49 +20,59 @@ namespace atlas {
 
 namespace {
 
+// What follows a query's product with the cached keys, as the traced forward's steps for the layer: the soft-cap, the
+// masked keys, and the normaliser (softmax, α-entmax with `alpha` from Model::attentionAlphas, softmax within each
+// head's adaptive span with `spans` from Model::attentionSpans, or softmax with gpt-oss's `sinks`).
+struct ScoreSteps
+{
+    float softcap = 0;
+    std::vector<int> masked;
+    std::vector<float> alpha, spans;
+    float ramp = 0;
+    const Tensor *sinks = nullptr;
+};
+
 // One query position of H heads (q and ctx: one row of H·d, the bytes of [H, 1, d]) against rows [first, rows) of the
 // cached keys and values [·, Hkv·d], query head h reading K/V head h / (H / Hkv) (grouped-query attention):
-// ctx_h = softmax(q_h K_gᵀ · scale + bias_h) V_g, the `masked` keys at −∞. `bias` is [H, 1, rows] or empty. With
-// `alpha` (Model::attentionAlphas) the weights are α-entmax's instead of softmax's, and with `spans`
-// (Model::attentionSpans) softmax's within each head's adaptive span, as the program's; the query is at rows − 1.
+// ctx_h = normalise(steps(scale · q_h K_gᵀ + bias_h)) V_g. `bias` is [H, 1, rows] or empty; the query is at rows − 1.
+// The scores, shaped [H, 1, keys], go through the same ops as the program's (programattention.cpp), so a cached step
+// computes exactly the formula the trace shows.
 void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const MatrixRM &values, int64_t first,
-    int64_t rows, int64_t heads, float scale, const Tensor &bias, const std::vector<int> &masked,
-    const std::vector<float> &alpha = {}, const std::vector<float> &spans = {}, float ramp = 0, float softcap = 0,
-    const Tensor *sinks = nullptr)
+    int64_t rows, int64_t heads, float scale, const Tensor &bias, const ScoreSteps &steps)
 {
     const int64_t d = ctx.numel() / heads, group = heads / (keys.cols() / d), n = rows - first;
-    for (int64_t hd = 0; hd < heads; ++hd) {
-        const int64_t g = hd / group;
-        RowVector s = (ConstRowVectorMap(q.data() + hd * d, d) * keys.block(first, g * d, n, d).transpose()) * scale;
+    Tensor scores = Tensor::uninitialized({heads, 1, n});
+    for (int64_t hd = 0; hd < heads; ++hd) { // (scale · q) Kᵀ, as ops::attention_scores_forward
+        RowVectorMap s(scores.data() + hd * n, n);
+        s.noalias() = (scale * ConstRowVectorMap(q.data() + hd * d, d))
+            * keys.block(first, (hd / group) * d, n, d).transpose();
         if (!bias.empty())
             s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
-        if (softcap > 0) // Gemma 2's c · tanh(s / c), before the mask
-            for (int64_t j = 0; j < n; ++j)
-                s(j) = softcap * std::tanh(s(j) / softcap);
-        for (int j : masked)
-            s(j) = -std::numeric_limits<float>::infinity();
-        if (!spans.empty()) {
-            Tensor z({1, n}), m({1, n}), p({1, n});
-            std::copy(s.data(), s.data() + n, z.data());
-            for (int64_t j = 0; j < n; ++j)
-                m.data()[j] = ops::span_ramp_value(spans[size_t(hd)], ramp, rows - 1 - (first + j));
-            ops::span_softmax_forward(p, z, m);
-            s = ConstRowVectorMap(p.data(), n);
-        } else if (sinks) { // gpt-oss: the head's sink logit joins the softmax and keeps its share
-            const float z = sinks->data()[hd], m = std::max(s.maxCoeff(), z);
-            s = (s.array() - m).exp().matrix();
-            s /= s.sum() + std::exp(z - m);
-        } else if (alpha.empty()) {
-            s = (s.array() - s.maxCoeff()).exp().matrix();
-            s /= s.sum();
-        } else {
-            Tensor z({1, n}), p({1, n});
-            std::copy(s.data(), s.data() + n, z.data());
-            ops::entmax_forward(p, z, {alpha.size() == 1 ? alpha[0] : alpha[size_t(hd)]});
-            s = ConstRowVectorMap(p.data(), n);
-        }
-        ctx.matrix().block(0, hd * d, 1, d) = s * values.block(first, g * d, n, d);
     }
+    if (steps.softcap > 0) // before the mask, as the program's
+        ops::softcap_forward(scores, Tensor(scores), steps.softcap);
+    for (int64_t hd = 0; hd < heads; ++hd)
+        for (int j : steps.masked)
+            scores.data()[hd * n + j] = -std::numeric_limits<float>::infinity();
+    Tensor probs = Tensor::uninitialized({heads, 1, n});
+    if (!steps.spans.empty()) {
+        Tensor mask = Tensor::uninitialized({heads, 1, n});
+        for (int64_t hd = 0; hd < heads; ++hd)
+            for (int64_t j = 0; j < n; ++j)
+                mask.data()[hd * n + j]
+                    = ops::span_ramp_value(steps.spans[size_t(hd)], steps.ramp, rows - 1 - (first + j));
+        ops::span_softmax_forward(probs, scores, mask);
+    } else if (steps.sinks) {
+        Tensor share({heads, 1});
+        ops::sink_softmax_forward(probs, share, scores, *steps.sinks);
+    } else if (steps.alpha.empty()) {
+        ops::softmax_forward(probs, scores);
+    } else {
+        ops::entmax_forward(probs, scores, steps.alpha);
+    }
+    for (int64_t hd = 0; hd < heads; ++hd)
+        ctx.matrix().block(0, hd * d, 1, d)
+            = ConstRowVectorMap(probs.data() + hd * n, n) * values.block(first, (hd / group) * d, n, d);
 }
 
 } // namespace
@@ -303,7 +313,7 @@ void Generator::crossAttend(Tensor &out, const Tensor &h, int layer) const
     const int64_t S = keys.rows();
     Tensor q({1, I}), ctx({1, I});
     moduleForward(q, h, blockModule(c, b, BlockPart::CrossQ));
-    attendOneQuery(ctx, q, keys, values, 0, S, H, scoreScale(c), {}, m_sourcePadding);
+    attendOneQuery(ctx, q, keys, values, 0, S, H, scoreScale(c), {}, ScoreSteps {.masked = m_sourcePadding});
     moduleForward(out, ctx, blockModule(c, b, BlockPart::CrossOut));
 }
 
@@ -332,9 +342,12 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
     m_keys[size_t(layer)].row(pos) = ConstRowVectorMap(k.data(), KV);
     m_values[size_t(layer)].row(pos) = ConstRowVectorMap(heads.v.data(), KV);
     const int64_t first = c.windowed(layer) ? std::max(0, pos + 1 - c.slidingWindow) : 0;
-    attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, {},
-        m_model->attentionAlphas(layer), m_model->attentionSpans(layer), float(c.spanRamp), c.attentionSoftcap,
-        c.attentionSinks ? &b.weight(BlockPart::Sinks) : nullptr);
+    const ScoreSteps steps {.softcap = c.attentionSoftcap,
+        .alpha = m_model->attentionAlphas(layer),
+        .spans = m_model->attentionSpans(layer),
+        .ramp = float(c.spanRamp),
+        .sinks = c.attentionSinks ? &b.weight(BlockPart::Sinks) : nullptr};
+    attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, steps);
     moduleForward(out, ctx, blockModule(c, b, BlockPart::Out));
 }
 

@@ -22,7 +22,7 @@ void softcap_forward(Tensor &out, const Tensor &inp, float cap)
     const float *u = inp.data();
     float *o = out.data();
     for (int64_t i = 0; i < inp.numel(); ++i)
-        o[i] = cap * std::tanh(u[i] / cap);
+        o[i] = softcapped(u[i], cap);
 }
 
 void softcap_backward(Tensor &dinp, const Tensor &dout, const Tensor &out, float cap)

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -257,7 +258,12 @@ void span_softmax_backward(
 
 // ---- activation.cpp
 
-// out, inp same shape: Gemma 2's soft-cap, cap · tanh(u / cap)
+// Gemma 2's soft-cap of one value, cap · tanh(u / cap): every path that caps a score or a logit computes it here.
+inline float softcapped(float u, float cap)
+{
+    return cap * std::tanh(u / cap);
+}
+// out, inp same shape: softcapped(u, cap) for each element
 void softcap_forward(Tensor &out, const Tensor &inp, float cap);
 // dinp, dout, out same shape: dinp += dout (1 − (out / cap)²), from the capped values
 void softcap_backward(Tensor &dinp, const Tensor &dout, const Tensor &out, float cap);

@@ -63,7 +63,7 @@ void tileScores(float *s, int64_t stride, const MatrixRM &scaledQ, const Tensor 
     if (rule.softcap > 0)
         for (int64_t r = 0; r < n; ++r)
             for (int64_t j = 0; j < w; ++j)
-                out(r, j) = rule.softcap * std::tanh(out(r, j) / rule.softcap);
+                out(r, j) = softcapped(out(r, j), rule.softcap);
     if (upTo == ScoreStage::Capped)
         return;
     const int64_t keyCount = int64_t(keys.ok.size());
