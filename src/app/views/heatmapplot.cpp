@@ -2,6 +2,7 @@
 
 #include "views/colormapcells.h"
 #include "views/colormaps.h"
+#include "views/heatmapcolouring.h"
 #include "views/heatmapticks.h"
 #include "views/maskedcellslayer.h"
 #include "views/palette.h"
@@ -21,7 +22,6 @@ namespace atlas {
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int kMaxPooled = 1024; // never hand QCustomPlot more than this many cells per side
 } // namespace
 
@@ -38,7 +38,7 @@ HeatmapPlot::HeatmapPlot(QWidget *parent)
     showMessage(QString::fromUtf8(kNothingComputed));
     // The labels are chosen for the room the last layout gave the axes; a new room may hold more or fewer.
     connect(this, &QCustomPlot::afterLayout, this, [this] {
-        if (!m_source || m_showingMessage || m_retickDepth > 1)
+        if (!m_pooling.hasSource() || m_showingMessage || m_retickDepth > 1)
             return;
         ++m_retickDepth;
         const QString title = m_title->text();
@@ -112,7 +112,7 @@ void HeatmapPlot::changeEvent(QEvent *event)
         return;
     applyFonts();
     wrapTexts();
-    m_tickKey.clear();
+    m_ticks.invalidate();
     updateTicks();
     if (m_showingMessage)
         wrapMessage();
@@ -121,18 +121,9 @@ void HeatmapPlot::changeEvent(QEvent *event)
 
 void HeatmapPlot::applyTheme()
 {
+    applyPlotTheme(this, m_theme); // the background, the axes and the colour bar's, the title
     const ThemeColors pal = themeColors(m_theme);
-    setBackground(pal.background);
-    axisRect()->setBackground(pal.background);
-    for (QCPAxis *axis : {xAxis, yAxis, m_scale->axis()}) {
-        axis->setBasePen(QPen(pal.axis));
-        axis->setTickPen(QPen(pal.axis));
-        axis->setSubTickPen(QPen(pal.axis));
-        axis->setTickLabelColor(pal.text);
-        axis->setLabelColor(pal.text);
-    }
-    m_title->setTextColor(pal.text);
-    m_note->setTextColor(pal.text);
+    m_note->setTextColor(pal.text); // out of the layout while it is empty
     m_message->setColor(pal.text);
     m_masked->hatch = m_maskMode ? pal.maskedHatch : maskedColor(m_colormap).darker(170);
     // Over the colour of 0 (dark in viridis, light in the sequential maps): the hatch of the other lightness.
@@ -143,16 +134,7 @@ void HeatmapPlot::applyTheme()
 
 void HeatmapPlot::applyGradient()
 {
-    QCPColorGradient gradient = m_diverging ? divergingColormap() : colormap(m_colormap);
-    if (m_diverging) // masked cells in the grey of viridis maps (the diverging map has no grey): hatched, as there
-        gradient.setNanColor(maskedColor("viridis"));
-    if (m_maskMode) {
-        const ThemeColors pal = themeColors(m_theme);
-        // The lower half of the bar is −∞ (the NaN colour), the upper half 0 ("allowed").
-        gradient.setColorStops(
-            {{0.0, pal.maskedFill}, {0.499, pal.maskedFill}, {0.5, pal.allowed}, {1.0, pal.allowed}});
-        gradient.setNanColor(pal.maskedFill);
-    }
+    const QCPColorGradient gradient = cellGradient(m_colormap, colouring(), m_theme);
     m_scale->setGradient(gradient);
     m_map->setGradient(gradient);
 }
@@ -189,17 +171,7 @@ void HeatmapPlot::setLogScale(bool log)
 
 void HeatmapPlot::applyScaleType()
 {
-    const bool logAxis = m_log && !m_maskMode;
-    m_scale->setDataScaleType(logAxis ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    QSharedPointer<QCPAxisTicker> ticker(logAxis ? new QCPAxisTickerLog : new QCPAxisTicker);
-    if (m_maskMode) {
-        auto *text = new QCPAxisTickerText;
-        text->setTicks(QVector<double> {-0.5, 0.5}, QVector<QString> {m_maskLabel, m_allowedLabel});
-        ticker.reset(text);
-    }
-    m_scale->axis()->setTicker(ticker);
-    m_scale->axis()->setNumberFormat(logAxis ? QStringLiteral("eb") : QStringLiteral("gb"));
-    m_scale->axis()->setNumberPrecision(logAxis ? 0 : 6); // "10⁻³" rather than "1.000000·10⁻³"
+    setColourBarAxis(*m_scale, colouring(), m_maskLabel, m_allowedLabel);
 }
 
 void HeatmapPlot::setMaskLabels(const QString &masked, const QString &allowed)
@@ -274,11 +246,8 @@ void HeatmapPlot::showMessage(const QString &text)
     m_messageText = text;
     wrapMessage();
     m_showingMessage = true;
-    m_poolJob.drop();
-    m_poolPending = false;
-    m_source = nullptr;
+    m_pooling.clear();
     m_rows = m_cols = 0;
-    m_pooled = Pooled();
     m_map->data()->clear();
     setContentVisible(false);
     QToolTip::hideText();
@@ -312,7 +281,7 @@ void HeatmapPlot::setMatrix(const float *data, int rows, int cols, std::shared_p
 void HeatmapPlot::setPooledSource(int rows, int cols, PoolSource source, const QString &whilePooling)
 {
     showSource(rows, cols, std::move(source), true);
-    if (m_poolPending && !whilePooling.isEmpty()) { // the source stays: adoptPooled shows its picture
+    if (m_pooling.pending() && !whilePooling.isEmpty()) { // the source stays: adoptPooled shows its picture
         m_messageText = whilePooling;
         wrapMessage();
         m_showingMessage = true;
@@ -322,8 +291,7 @@ void HeatmapPlot::setPooledSource(int rows, int cols, PoolSource source, const Q
 
 void HeatmapPlot::showSource(int rows, int cols, PoolSource source, bool onWorker)
 {
-    m_source = std::move(source);
-    m_sourceOnWorker = onWorker;
+    m_pooling.setSource(std::move(source), onWorker);
     m_zoom.setMatrixSize(rows, cols);
     m_rows = std::max(0, rows);
     m_cols = std::max(0, cols);
@@ -359,7 +327,7 @@ void HeatmapPlot::zoomAround(int row, int col, double factor)
 
 void HeatmapPlot::windowChanged()
 {
-    if (m_source && !m_showingMessage) {
+    if (m_pooling.hasSource() && !m_showingMessage) {
         applyWindow();
         updateNote(); // which rows and columns
         replot(rpQueuedReplot);
@@ -387,28 +355,12 @@ QSize HeatmapPlot::poolTarget() const
 
 void HeatmapPlot::repool()
 {
-    // Pooling 8192² cells takes a few hundred ms: too long for the GUI thread. The job holds the source, which keeps
-    // what it reads alive.
-    if (int64_t(m_rows) * m_cols > kPoolOnWorkerCells && m_sourceOnWorker && !drawnHeadless(QWidget::window())) {
-        m_poolPending = true;
-        m_poolJob.start(poolJob());
-    } else
-        m_poolJob.runNow(poolJob());
+    m_pooling.pool(poolTarget(), cellWindow(), int64_t(m_rows) * m_cols, drawnHeadless(QWidget::window()));
 }
 
-LatestJob<Pooled>::Job HeatmapPlot::poolJob() const
+void HeatmapPlot::adoptPooled()
 {
-    const QSize target = poolTarget();
-    return [source = m_source, target, window = cellWindow()](const std::atomic<bool> &cancel) {
-        return source ? source(target.height(), target.width(), window, cancel) : Pooled();
-    };
-}
-
-void HeatmapPlot::adoptPooled(Pooled pooled)
-{
-    m_pooled = std::move(pooled);
-    m_poolPending = false;
-    if (m_showingMessage && m_source) { // the message setPooledSource showed while it pooled
+    if (m_showingMessage && m_pooling.hasSource()) { // the message setPooledSource showed while it pooled
         m_showingMessage = false;
         setContentVisible(true);
     }
@@ -416,88 +368,28 @@ void HeatmapPlot::adoptPooled(Pooled pooled)
     updateNote();
 }
 
-void HeatmapPlot::finishPooling()
-{
-    if (m_poolPending)
-        m_poolJob.runNow(poolJob());
-}
-
-QCPRange HeatmapPlot::dataRange() const
-{
-    if (m_maskMode)
-        return {-1.0, 1.0};
-    if (m_diverging) {
-        const double reach
-            = std::max({std::abs(double(m_pooled.minFinite)), std::abs(double(m_pooled.maxFinite)), 1e-6});
-        return {-reach, reach};
-    }
-    if (m_log) {
-        const float upper = m_pooled.maxFinite > 0.0f ? m_pooled.maxFinite : 1.0f;
-        return {ColorScale::logLower(upper, m_pooled.minPositive), upper};
-    }
-    double lower = m_pooled.minFinite;
-    double upper = m_pooled.maxFinite;
-    if (!(upper > lower)) {
-        lower -= 0.5;
-        upper += 0.5;
-    }
-    return {lower, upper};
-}
-
 void HeatmapPlot::fillColorMap()
 {
-    const Pooled &p = m_pooled;
-    auto *d = static_cast<ColorMapCells *>(m_map->data()); // as the constructor installed it
-    if (d->keySize() != p.cols || d->valueSize() != p.rows)
-        d->setSize(p.cols, p.rows);
-    // Cell centres in original indices; a single pooled cell spans the whole window.
-    const CellWindow w = cellWindow();
-    const double keyLo = p.col0 + (p.cols > 1 ? (p.blockCols - 1) / 2.0 : -0.5);
-    const double keyHi = p.col0 + (p.cols > 1 ? (p.cols - 1) * p.blockCols + (p.blockCols - 1) / 2.0 : w.cols - 0.5);
-    const double valLo = p.row0 + (p.rows > 1 ? (p.blockRows - 1) / 2.0 : -0.5);
-    const double valHi = p.row0 + (p.rows > 1 ? (p.rows - 1) * p.blockRows + (p.blockRows - 1) / 2.0 : w.rows - 0.5);
-    d->setRange(QCPRange(keyLo, keyHi), QCPRange(valLo, valHi));
-
-    const QCPRange range = dataRange();
-    const auto floor = static_cast<float>(range.lower);
-    const auto nan = std::numeric_limits<double>::quiet_NaN();
-    for (int r = 0; r < p.rows; ++r) { // one loop per mode, without a branch per cell
-        const float *in = p.values.data() + static_cast<size_t>(r) * p.cols;
-        double *out = d->row(r);
-        if (m_maskMode) // "allowed": the upper half of the mask gradient
-            for (int c = 0; c < p.cols; ++c)
-                out[c] = in[c] == kNegInf ? nan : 0.5;
-        else if (m_log)
-            for (int c = 0; c < p.cols; ++c)
-                out[c] = in[c] == kNegInf ? nan : double(std::max(in[c], floor));
-        else
-            for (int c = 0; c < p.cols; ++c)
-                out[c] = in[c] == kNegInf ? nan : double(in[c]);
-    }
-    d->markWritten(range);
+    const CellColouring how = colouring();
+    const QCPRange range = colourRange(pooled(), how);
+    writeCells(*static_cast<ColorMapCells *>(m_map->data()), pooled(), cellWindow(), range, how); // as installed
     m_map->setDataRange(range);
     replot(rpQueuedReplot);
 }
 
 void HeatmapPlot::setLabels(const QStringList &rowLabels, const QStringList &colLabels)
 {
-    if (rowLabels == m_rowLabels && colLabels == m_colLabels)
+    if (!m_ticks.setLabels(rowLabels, colLabels))
         return;
-    m_rowLabels = rowLabels;
-    m_colLabels = colLabels;
     if (m_showingMessage)
         wrapMessage();
-    m_tickKey.clear();
     updateTicks();
 }
 
 void HeatmapPlot::setIndexInLabels(bool on)
 {
-    if (on == m_indexInLabels)
-        return;
-    m_indexInLabels = on;
-    m_tickKey.clear();
-    updateTicks();
+    if (m_ticks.setIndexInLabels(on))
+        updateTicks();
 }
 
 // The room the axis rect has for labels: as the last layout left it, or (before the first layout) estimated from
@@ -512,23 +404,8 @@ QSize HeatmapPlot::labelRoom() const
 
 bool HeatmapPlot::updateTicks()
 {
-    const QSize room = labelRoom();
-    const CellWindow w = cellWindow();
-    const QString key = QStringLiteral("%1x%2 %3x%4 %5 %6+%7 %8+%9")
-                            .arg(m_rows)
-                            .arg(m_cols)
-                            .arg(room.width() / 8)
-                            .arg(room.height() / 8)
-                            .arg(xAxis->tickLabelFont().pointSizeF())
-                            .arg(w.row0)
-                            .arg(w.rows)
-                            .arg(w.col0)
-                            .arg(w.cols);
-    if (key == m_tickKey)
+    if (!m_ticks.update(xAxis, yAxis, labelRoom(), m_rows, m_cols, cellWindow()))
         return false;
-    m_tickKey = key;
-    setTokenTicks(xAxis, m_colLabels, w.cols, room.width(), true, m_indexInLabels, w.col0);
-    setTokenTicks(yAxis, m_rowLabels, w.rows, room.height(), false, m_indexInLabels, w.row0);
     replot(rpQueuedReplot);
     return true;
 }
@@ -554,20 +431,12 @@ void HeatmapPlot::setMaskedNote(const QString &note)
 void HeatmapPlot::updateNote()
 {
     QStringList notes;
-    if (m_pooled.hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
+    if (pooled().hasNegInf && !m_maskMode) // in mask mode the colour bar explains the two values
         notes << QStringLiteral("\u25A8 ") + m_maskedNote;
-    if (m_pooled.hasZero && !m_maskMode && !m_zeroNote.isEmpty())
+    if (pooled().hasZero && !m_maskMode && !m_zeroNote.isEmpty())
         notes << m_zeroNote;
-    if (const CellWindow w = cellWindow(); zoomed())
-        notes << tr(
-            "rows %1\u2013%2, columns %3\u2013%4 of %5 \u00D7 %6 (the wheel zooms, a drag moves, a double-click "
-            "shows all)")
-                     .arg(w.row0)
-                     .arg(w.row0 + w.rows - 1)
-                     .arg(w.col0)
-                     .arg(w.col0 + w.cols - 1)
-                     .arg(m_rows)
-                     .arg(m_cols);
+    if (const QString window = m_zoom.described(); !window.isEmpty())
+        notes << window;
     const QString text = notes.join(QStringLiteral(" \u00B7 "));
     m_noteText = text;
     wrapTexts();
@@ -584,7 +453,7 @@ void HeatmapPlot::updateNote()
 
 double HeatmapPlot::displayedValue(int row, int col) const
 {
-    const Pooled &p = m_pooled;
+    const Pooled &p = pooled();
     if (row < p.row0 || col < p.col0 || row >= m_rows || col >= m_cols || p.values.empty()
         || (row - p.row0) / p.blockRows >= p.rows || (col - p.col0) / p.blockCols >= p.cols)
         return std::numeric_limits<double>::quiet_NaN();
@@ -616,10 +485,10 @@ QString HeatmapPlot::hoverTextAt(const QPointF &pos) const
     if (cell.row == m_rowMarks->veiled())
         return tr("Query %1's weights are hidden until Reveal").arg(cell.row);
     QString text = m_hover(cell.row, cell.col);
-    if (!text.isEmpty() && (m_pooled.blockRows > 1 || m_pooled.blockCols > 1))
+    if (!text.isEmpty() && (pooled().blockRows > 1 || pooled().blockCols > 1))
         text += tr("\n(drawn as the mean of a %1\u00D7%2 block: the wheel zooms in)")
-                    .arg(m_pooled.blockRows)
-                    .arg(m_pooled.blockCols);
+                    .arg(pooled().blockRows)
+                    .arg(pooled().blockCols);
     return text;
 }
 
@@ -638,17 +507,17 @@ QSize HeatmapPlot::minimumSizeHint() const
 void HeatmapPlot::resizeEvent(QResizeEvent *event)
 {
     QCustomPlot::resizeEvent(event);
-    if (m_source && !m_showingMessage) {
+    if (m_pooling.hasSource() && !m_showingMessage) {
         const QSize target = poolTarget();
         const CellWindow w = cellWindow();
-        if (poolBlock(w.rows, target.height()) != m_pooled.blockRows
-            || poolBlock(w.cols, target.width()) != m_pooled.blockCols)
+        if (poolBlock(w.rows, target.height()) != pooled().blockRows
+            || poolBlock(w.cols, target.width()) != pooled().blockCols)
             repool();
     }
     if (m_showingMessage)
         wrapMessage();
     wrapTexts();
-    m_tickKey.clear();
+    m_ticks.invalidate();
     updateTicks();
     if (m_note->visible()) // a narrower plot may wrap the note to more lines
         updateGeometry();
@@ -657,11 +526,8 @@ void HeatmapPlot::resizeEvent(QResizeEvent *event)
 void HeatmapPlot::mouseMoveEvent(QMouseEvent *event)
 {
     QCustomPlot::mouseMoveEvent(event);
-    if (m_zoom.dragging()) { // the window follows the pointer: cells moved = pixels moved / pixels per cell
-        const QRect r = axisRect()->rect();
-        const CellWindow w = cellWindow();
-        if (m_zoom.dragBy((event->position().y() - m_dragFrom.y()) * w.rows / std::max(1, r.height()),
-                (event->position().x() - m_dragFrom.x()) * w.cols / std::max(1, r.width())))
+    if (m_zoom.dragging()) { // the window follows the pointer
+        if (m_zoom.dragTo(event->position(), axisRect()->rect().size()))
             windowChanged();
         return;
     }
@@ -688,8 +554,7 @@ void HeatmapPlot::mousePressEvent(QMouseEvent *event)
 {
     QCustomPlot::mousePressEvent(event);
     if (event->button() == Qt::LeftButton && zoomed() && cellAt(event->position()).valid()) {
-        m_zoom.startDrag();
-        m_dragFrom = event->position();
+        m_zoom.startDrag(event->position());
         setCursor(Qt::ClosedHandCursor);
     }
 }
@@ -722,7 +587,7 @@ void HeatmapPlot::keyPressEvent(QKeyEvent *event)
 bool HeatmapPlot::event(QEvent *event)
 {
     // The zoom's keys go to the focused plot rather than to a shortcut of the window (the lessons' arrows)
-    if (event->type() == QEvent::ShortcutOverride && m_source && !m_showingMessage
+    if (event->type() == QEvent::ShortcutOverride && m_pooling.hasSource() && !m_showingMessage
         && m_zoom.takesKey(*static_cast<QKeyEvent *>(event))) {
         event->accept();
         return true;

@@ -1,9 +1,11 @@
 #pragma once
 
-#include "viewmodel/latestjob.h"
 #include "viewmodel/viewinput.h"
 #include "views/downsample.h"
+#include "views/heatmapcolouring.h"
+#include "views/heatmappooling.h"
 #include "views/heatmaprowmarks.h"
+#include "views/heatmapticks.h"
 #include "views/heatmapzoom.h"
 
 #include <qcustomplot.h>
@@ -43,8 +45,7 @@ public:
     void setMatrix(const float *data, int rows, int cols, std::shared_ptr<const void> owner = nullptr);
     // What pools a window of a matrix to at most maxRows × maxCols cells; it keeps what it reads alive, and may stop
     // early when `cancel` is set (its result is then dropped).
-    using PoolSource
-        = std::function<Pooled(int maxRows, int maxCols, const CellWindow &window, const std::atomic<bool> &cancel)>;
+    using PoolSource = HeatmapPooling::Source;
     // A matrix of rows × cols too large to hold whole (a head computed from its tiles): the plot asks `source` for
     // the picture at its size, on a worker above kPoolOnWorkerCells cells (at once when drawn headless), and again
     // when resized; `whilePooling`, when given, is shown until the first picture is ready.
@@ -93,13 +94,13 @@ public:
     const std::string &theme() const { return m_theme; }
     QCPColorMap *colorMap() const { return m_map; }
     QCPColorScale *colorScale() const { return m_scale; }
-    const Pooled &pooled() const { return m_pooled; }
+    const Pooled &pooled() const { return m_pooling.pooled(); }
     // A matrix of more than kPoolOnWorkerCells cells with an owner is pooled on a worker (the previous picture
     // stays until it is ready), unless the plot is drawn headless; pooling() says one is under way, and
     // finishPooling() completes it here (exports call it before they draw).
-    static constexpr int64_t kPoolOnWorkerCells = int64_t(1) << 22;
-    bool pooling() const { return m_poolPending; }
-    void finishPooling();
+    static constexpr int64_t kPoolOnWorkerCells = HeatmapPooling::kOnWorkerCells;
+    bool pooling() const { return m_pooling.pending(); }
+    void finishPooling() { m_pooling.finish(); }
     int matrixRows() const { return m_rows; }
     int matrixCols() const { return m_cols; }
     // The cells shown: the whole matrix, or the window the wheel zoomed into and a drag moved (a double-click shows
@@ -143,14 +144,13 @@ private:
     void applyTheme();
     void applyGradient();
     void applyScaleType();
+    CellColouring colouring() const { return {m_maskMode, m_diverging, m_log}; }
     void showSource(int rows, int cols, PoolSource source, bool onWorker);
     void applyWindow();
     void windowChanged(); // the zoom's window moved: pooled anew, the note and the ticks with it
     void repool();
-    LatestJob<Pooled>::Job poolJob() const;
-    void adoptPooled(Pooled pooled);
+    void adoptPooled();
     void fillColorMap();
-    QCPRange dataRange() const;
     bool updateTicks(); // true when the labels changed (a replot is queued)
     QSize labelRoom() const;
     void updateNote();
@@ -167,8 +167,6 @@ private:
     QCPItemText *m_message = nullptr;
     std::unique_ptr<HeatmapRowMarks> m_rowMarks;
 
-    PoolSource m_source; // set while a matrix is shown
-    bool m_sourceOnWorker = false; // whether the source may run on a worker (it keeps its data alive)
     const float *m_maskedScores = nullptr; // for the next setMatrix
     QString m_zeroNote;
     QString m_maskedNote = QStringLiteral("masked (\u2212\u221E before softmax)");
@@ -176,13 +174,8 @@ private:
     int m_rows = 0;
     int m_cols = 0;
     HeatmapZoom m_zoom;
-    QPointF m_dragFrom; // where a pan started
-    Pooled m_pooled;
 
-    bool m_indexInLabels = true;
-    QStringList m_rowLabels;
-    QStringList m_colLabels;
-    QString m_tickKey; // what the current tickers were built from
+    HeatmapTicks m_ticks;
     int m_retickDepth = 0; // relabellings after a layout since the event loop last ran: stops a see-saw
     std::string m_colormap = "viridis";
     std::string m_theme = "light";
@@ -194,8 +187,7 @@ private:
     QString m_titleText; // as set; m_title shows it wrapped to the width
     QString m_noteText; // the same for m_note
     HoverText m_hover;
-    bool m_poolPending = false; // the pooled picture is not yet the matrix set
-    LatestJob<Pooled> m_poolJob {[this](Pooled pooled) { adoptPooled(std::move(pooled)); }}; // last: waits in ~
+    HeatmapPooling m_pooling {[this] { adoptPooled(); }}; // last: its destructor waits for a pooling under way
 };
 
 } // namespace atlas

@@ -67,4 +67,43 @@ void setTokenTicks(
     }
 }
 
+bool HeatmapTicks::setLabels(const QStringList &rowLabels, const QStringList &colLabels)
+{
+    if (rowLabels == m_rowLabels && colLabels == m_colLabels)
+        return false;
+    m_rowLabels = rowLabels;
+    m_colLabels = colLabels;
+    invalidate();
+    return true;
+}
+
+bool HeatmapTicks::setIndexInLabels(bool on)
+{
+    if (on == m_indexInLabels)
+        return false;
+    m_indexInLabels = on;
+    invalidate();
+    return true;
+}
+
+bool HeatmapTicks::update(QCPAxis *x, QCPAxis *y, QSize room, int rows, int cols, const CellWindow &w)
+{
+    const QString key = QStringLiteral("%1x%2 %3x%4 %5 %6+%7 %8+%9")
+                            .arg(rows)
+                            .arg(cols)
+                            .arg(room.width() / 8)
+                            .arg(room.height() / 8)
+                            .arg(x->tickLabelFont().pointSizeF())
+                            .arg(w.row0)
+                            .arg(w.rows)
+                            .arg(w.col0)
+                            .arg(w.cols);
+    if (key == m_key)
+        return false;
+    m_key = key;
+    setTokenTicks(x, m_colLabels, w.cols, room.width(), true, m_indexInLabels, w.col0);
+    setTokenTicks(y, m_rowLabels, w.rows, room.height(), false, m_indexInLabels, w.row0);
+    return true;
+}
+
 } // namespace atlas

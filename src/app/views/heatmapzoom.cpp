@@ -1,5 +1,6 @@
 #include "views/heatmapzoom.h"
 
+#include <QCoreApplication>
 #include <QKeyEvent>
 
 #include <algorithm>
@@ -60,6 +61,28 @@ bool HeatmapZoom::dragBy(double cellsDown, double cellsRight)
     moved.row0 -= int(std::lround(cellsDown));
     moved.col0 -= int(std::lround(cellsRight));
     return setWindow(moved);
+}
+
+bool HeatmapZoom::dragTo(QPointF pointer, QSize pixels)
+{
+    const CellWindow w = window();
+    return dragBy((pointer.y() - m_dragFrom.y()) * w.rows / std::max(1, pixels.height()),
+        (pointer.x() - m_dragFrom.x()) * w.cols / std::max(1, pixels.width()));
+}
+
+QString HeatmapZoom::described() const
+{
+    if (!zoomed())
+        return {};
+    const CellWindow w = window();
+    return QCoreApplication::translate("HeatmapPlot",
+        "rows %1\u2013%2, columns %3\u2013%4 of %5 \u00D7 %6 (the wheel zooms, a drag moves, a double-click shows all)")
+        .arg(w.row0)
+        .arg(w.row0 + w.rows - 1)
+        .arg(w.col0)
+        .arg(w.col0 + w.cols - 1)
+        .arg(m_rows)
+        .arg(m_cols);
 }
 
 bool HeatmapZoom::takesKey(const QKeyEvent &key) const

@@ -2,6 +2,10 @@
 
 #include "views/downsample.h"
 
+#include <QPointF>
+#include <QSize>
+#include <QString>
+
 #include <optional>
 
 class QKeyEvent;
@@ -27,9 +31,15 @@ public:
     bool zoomAround(int row, int col, double factor);
     bool showAll() { return setWindow({0, m_rows, 0, m_cols}); }
 
-    // A drag: started on the window shown, moved by (cellsDown, cellsRight) since, as the pointer went.
-    void startDrag() { m_dragStart = window(); }
+    // A drag: started on the window shown with the pointer at `from`, moved by (cellsDown, cellsRight) since, as the
+    // pointer went; dragTo moves it to where the pointer is now over cells drawn `pixels` wide and high.
+    void startDrag(QPointF from = {})
+    {
+        m_dragStart = window();
+        m_dragFrom = from;
+    }
     bool dragBy(double cellsDown, double cellsRight);
+    bool dragTo(QPointF pointer, QSize pixels);
     void endDrag() { m_dragStart.reset(); }
     bool dragging() const { return m_dragStart.has_value(); }
 
@@ -38,10 +48,14 @@ public:
     bool takesKey(const QKeyEvent &key) const;
     bool press(const QKeyEvent &key);
 
+    // The window in words for the note under the plot ("rows 10–40, columns …"), empty when the whole matrix shows.
+    QString described() const;
+
 private:
     int m_rows = 0, m_cols = 0;
     CellWindow m_window; // empty: the whole matrix
     std::optional<CellWindow> m_dragStart;
+    QPointF m_dragFrom;
 };
 
 } // namespace atlas

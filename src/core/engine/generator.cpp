@@ -44,8 +44,8 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
     Tensor scores = Tensor::uninitialized({heads, 1, n});
     for (int64_t hd = 0; hd < heads; ++hd) { // (scale · q) Kᵀ, as ops::attention_scores_forward
         RowVectorMap s(scores.data() + hd * n, n);
-        s.noalias() = (scale * ConstRowVectorMap(q.data() + hd * d, d))
-            * keys.block(first, (hd / group) * d, n, d).transpose();
+        s.noalias()
+            = (scale * ConstRowVectorMap(q.data() + hd * d, d)) * keys.block(first, (hd / group) * d, n, d).transpose();
         if (!bias.empty())
             s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
     }
@@ -347,7 +347,8 @@ void Generator::selfAttend(Tensor &out, const Tensor &h, int layer, int pos)
         .spans = m_model->attentionSpans(layer),
         .ramp = float(c.spanRamp),
         .sinks = c.attentionSinks ? &b.weight(BlockPart::Sinks) : nullptr};
-    attendOneQuery(ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, steps);
+    attendOneQuery(
+        ctx, q, m_keys[size_t(layer)], m_values[size_t(layer)], first, pos + 1, H, scoreScale(c), bias, steps);
     moduleForward(out, ctx, blockModule(c, b, BlockPart::Out));
 }
 
