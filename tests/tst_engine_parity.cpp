@@ -1,11 +1,11 @@
 // Engine parity: every tensor the engine traces matches an independent PyTorch reference
-// (tests/tools/make_reference.py wrote the fixtures under tests/data), stepping is exact, and bad input
-// or bad model files raise atlas::Error with a useful message.
+// (tests/tools/make_reference.py and make_family_reference.py wrote the fixtures under tests/data), with attention
+// kept whole or on demand. What every run promises besides is tst_engine_contract's.
 
 #include "engine/attentiontrace.h"
-#include "engine/blockcomponents.h"
 #include "engine/engine.h"
 #include "engine/outputhead.h"
+#include "engineruntesting.h"
 #include "errortesting.h"
 #include "io/npy.h"
 #include "model/model.h"
@@ -15,68 +15,19 @@
 
 #include <QDir>
 #include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
 #include <QTest>
-#include <QtEndian>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
-#include <set>
 
 using namespace atlas;
 using namespace atlas::testing;
 
 namespace {
-
-std::vector<int> intList(const QJsonValue &value)
-{
-    std::vector<int> out;
-    for (const QJsonValue &v : value.toArray())
-        out.push_back(v.toInt());
-    return out;
-}
-
-// The input the reference was computed on: gpt2_tiny*_ref/tokens.json or variant_ref/input.json.
-// Checkpoints in the layouts of other families, each with its PyTorch reference (tests/tools/make_family_reference.py):
-// Llama (GQA, biases, untied, llama3 rope_scaling, F32; and heads of head_dim 12 in a model 32 wide), Qwen2
-// (multi-query, tied, BF16 in two shards), Qwen3 (QK-norm, head_dim 12, every attention bias, BF16), OLMo 2, Gemma 2
-// and 3, SmolLM3 (NoPE layers with a window, BF16), Phi-3 (fused projections, partial rotary, LongRoPE's short and
-// long factors), Mistral (sliding window, F16), GPT-NeoX (partial rotary with a
-// parallel residual, F32; full rotary, sequential, F16) and GPT-Neo (a global and a local layer, unscaled scores,
-// BF16), BERT (pre-training heads, F32; masked-LM head with the older gamma/beta names, F16; relative_key positions)
-// Mixtral (top-2 of 4 SwiGLU experts, renormalised gates, BF16) and gpt-oss (sinks, YaRN, a window on one layer, a
-// router with a bias and stacked clamped experts with biases, BF16; and its experts as MXFP4 blocks, whose decoded
-// values, mxfp4.<parameter>.npy, must equal transformers' bit for bit).
-constexpr const char *kFamilyModels[] = {"llama_tiny", "llama_hd_tiny", "qwen2_tiny", "qwen2_swa_tiny", "qwen3_tiny",
-    "olmo2_tiny", "gemma2_tiny", "gemma3_tiny", "gemma3_mm_tiny", "smollm3_tiny", "phi3_tiny", "phi3_long_tiny",
-    "qwen3_moe_tiny", "mistral_tiny", "neox_tiny", "neox_seq_tiny", "neo_tiny", "bert_tiny", "bert_mlm_tiny",
-    "bert_rel_tiny", "mixtral_tiny", "gpt_oss_tiny", "gpt_oss_mxfp4_tiny", "t5_tiny", "t5v11_tiny"};
-
-Input inputFor(const QString &model)
-{
-    if (model.startsWith(QLatin1String("variant"))) {
-        const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath("variant_ref/input.json"))).object();
-        return Input {intList(o.value("tokens")), intList(o.value("padding"))};
-    }
-    if (QFile::exists(dataPath(model + "_ref/input.json"))) { // an encoder-decoder's source and decoder input
-        const QJsonObject o = QJsonDocument::fromJson(readFile(dataPath(model + "_ref/input.json"))).object();
-        Input input {intList(o.value("tokens")), {}};
-        input.source = intList(o.value("source"));
-        return input;
-    }
-    const QString own = dataPath(model + "_ref/tokens.json");
-    const QJsonDocument d
-        = QJsonDocument::fromJson(readFile(QFile::exists(own) ? own : dataPath("gpt2_tiny_ref/tokens.json")));
-    return Input {intList(d.array()), {}};
-}
 
 // The message of the atlas::Error that f throws; a null string when it throws nothing.
 using atlas::testing::errorFrom;
@@ -125,31 +76,6 @@ QString compare(const Tensor &got, const Tensor &want, double relTol)
         .arg(want.data()[worst]);
 }
 
-bool bitIdentical(const Trace &a, const Trace &b, QString *why)
-{
-    if (a.entries().size() != b.entries().size()) {
-        *why = QString("%1 entries vs %2").arg(a.entries().size()).arg(b.entries().size());
-        return false;
-    }
-    for (size_t i = 0; i < a.entries().size(); ++i) {
-        const TraceEntry &x = a.entries()[i], &y = b.entries()[i];
-        *why = QString::fromStdString(x.name + " / " + y.name);
-        if (x.name != y.name || x.tensor.shape() != y.tensor.shape())
-            return false;
-        if (std::memcmp(x.tensor.data(), y.tensor.data(), x.tensor.bytes()) != 0) {
-            *why += " differ in their bits";
-            return false;
-        }
-    }
-    return true;
-}
-
-bool allowed(const Input &input, bool causal, int query, int key)
-{
-    const bool isPadding = std::find(input.padding.begin(), input.padding.end(), key) != input.padding.end();
-    return (!causal || key <= query) && !isPadding;
-}
-
 } // namespace
 
 class TestEngineParity : public QObject
@@ -164,51 +90,10 @@ private slots:
     void onDemandAttentionEqualsTheReference();
     void attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit();
     void bertReadsAPairOfSegments();
-    void formulasAddOnlyTheBiasesTheModelHas_data();
-    void formulasAddOnlyTheBiasesTheModelHas();
-    void traceHasExactlyTheDocumentedNames_data();
-    void traceHasExactlyTheDocumentedNames();
-    void probsAreZeroWhereMaskedAndRowsSumToOne_data();
-    void probsAreZeroWhereMaskedAndRowsSumToOne();
-    void independentRunsAreBitIdentical();
-    void steppingBackAndForthIsExact_data();
-    void steppingBackAndForthIsExact();
-    void engineRejectsBadInput_data();
-    void engineRejectsBadInput();
-    void engineAcceptsAFullContext();
 
 private:
-    const Engine *finishedRun(const QString &model);
-    std::shared_ptr<const Model> loadModel(const QString &model);
-
-    std::map<QString, std::unique_ptr<Engine>> m_runs; // model directory -> engine run to the end
-    std::map<QString, QString> m_errors; // model directory -> why it could not run
+    FinishedRuns m_runs;
 };
-
-std::shared_ptr<const Model> TestEngineParity::loadModel(const QString &model)
-{
-    return std::make_shared<const Model>(Model::load(dataPath(model).toStdString()));
-}
-
-// The engine for `model` on its reference input, run to the end once and shared by the tests.
-const Engine *TestEngineParity::finishedRun(const QString &model)
-{
-    if (auto it = m_runs.find(model); it != m_runs.end())
-        return it->second.get();
-    if (m_errors.count(model))
-        return nullptr;
-    const QString error = errorFrom([&] {
-        auto engine = std::make_unique<Engine>(loadModel(model), inputFor(model));
-        if (!engine->runToEnd())
-            throw Error("runToEnd() returned false without a progress callback");
-        m_runs[model] = std::move(engine);
-    });
-    if (!error.isNull()) {
-        m_errors[model] = model + ": " + error;
-        return nullptr;
-    }
-    return m_runs[model].get();
-}
 
 void TestEngineParity::fixturesArePresent()
 {
@@ -247,8 +132,8 @@ void TestEngineParity::parity()
     QFETCH(QString, model);
     QFETCH(QString, ref);
     QFETCH(QString, tensor);
-    const Engine *engine = finishedRun(model);
-    QVERIFY2(engine, qPrintable(m_errors[model]));
+    const Engine *engine = m_runs.of(model);
+    QVERIFY2(engine, qPrintable(m_runs.error(model)));
     if (tensor.startsWith("mxfp4.")) { // a parameter decoded from MXFP4 blocks
         const auto parameters = engine->model().parameters();
         const auto found = parameters.find(tensor.mid(6).toStdString());
@@ -287,8 +172,8 @@ void TestEngineParity::onDemandAttentionEqualsTheReference_data()
 void TestEngineParity::onDemandAttentionEqualsTheReference()
 {
     QFETCH(QString, model);
-    const std::shared_ptr<const Model> m = loadModel(model);
-    const Input input = inputFor(model);
+    const std::shared_ptr<const Model> m = loadTestModel(model);
+    const Input input = engineReferenceInput(model);
     EngineOptions options;
     options.attention = EngineOptions::Attention::OnDemand;
     if (const std::string obstacle = onDemandObstacle(m->config, input); !obstacle.empty()) {
@@ -342,14 +227,14 @@ void TestEngineParity::onDemandAttentionEqualsTheReference()
     }
     QVERIFY2(recomputed > 0, qPrintable(model + ": the reference has no attention stage to recompute"));
     // and the whole run's logits and probabilities, of the last position and the first read alone
-    const Engine *whole = finishedRun(model);
-    QVERIFY2(whole, qPrintable(m_errors[model]));
+    const Engine *whole = m_runs.of(model);
+    QVERIFY2(whole, qPrintable(m_runs.error(model)));
     QCOMPARE(whole->attentionTrace(), AttentionTrace::Whole);
     QVERIFY(!engine.trace().contains("logits") && !engine.trace().contains("next_probs"));
     const int last = int(engine.input().tokens.size()) - 1;
     const std::vector<int> rows = {last, 0};
     QString why = compare(nextTokenLogits(*m, engine.program(), engine.trace(), engine.input(), rows),
-        rowsOf(whole->trace().tensor("logits"), rows), 1e-5);
+        atlas::rowsOf(whole->trace().tensor("logits"), rows), 1e-5);
     QVERIFY2(why.isEmpty(), qPrintable(model + " logits, on demand against whole: " + why));
     why = compare(engine.nextTokenProbs(rows), whole->nextTokenProbs(rows), 1e-5);
     QVERIFY2(why.isEmpty(), qPrintable(model + " next_probs, on demand against whole: " + why));
@@ -359,8 +244,8 @@ void TestEngineParity::onDemandAttentionEqualsTheReference()
 // obstacle when a model's attention must stay whole.
 void TestEngineParity::attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit()
 {
-    const std::shared_ptr<const Model> m = loadModel("llama_tiny");
-    const Input input = inputFor("llama_tiny");
+    const std::shared_ptr<const Model> m = loadTestModel("llama_tiny");
+    const Input input = engineReferenceInput("llama_tiny");
     const size_t whole = Program::build(m->config, input).tracedBytes(),
                  onDemand = Program::build(m->config, input, true, 1, AttentionTrace::OnDemand).tracedBytes();
     QVERIFY2(onDemand < whole, qPrintable(QString("%1 bytes on demand, %2 whole").arg(onDemand).arg(whole)));
@@ -378,8 +263,8 @@ void TestEngineParity::attentionIsKeptOnDemandOnlyWhenWholeMatricesDoNotFit()
     options.attention = EngineOptions::Attention::Whole;
     QVERIFY(errorFrom([&] { Engine(m, input, options); }).contains("over the trace memory budget"));
 
-    const std::shared_ptr<const Model> relative = loadModel("bert_rel_tiny");
-    const Input bertInput = inputFor("bert_rel_tiny");
+    const std::shared_ptr<const Model> relative = loadTestModel("bert_rel_tiny");
+    const Input bertInput = engineReferenceInput("bert_rel_tiny");
     EngineOptions tight;
     tight.memoryBudget = Program::build(relative->config, bertInput).tracedBytes() - 1;
     const QString error = errorFrom([&] { Engine(relative, bertInput, tight); });
@@ -407,231 +292,6 @@ void TestEngineParity::bertReadsAPairOfSegments()
         const QString why = compare(entry->tensor, readNpy(dataPath("bert_tiny_pair_ref/" + file).toStdString()), 1e-4);
         QVERIFY2(why.isEmpty(), qPrintable(QString::fromStdString(name) + ": " + why));
     }
-}
-
-void TestEngineParity::traceHasExactlyTheDocumentedNames_data()
-{
-    QTest::addColumn<QString>("model");
-    QTest::addColumn<QString>("ref");
-    QTest::newRow("gpt2_tiny (pre-LN)") << "gpt2_tiny"
-                                        << "gpt2_tiny_ref";
-    QTest::newRow("variant (post-LN: resid, no ln_2)") << "variant"
-                                                       << "variant_ref";
-    for (const char *model : kFamilyModels)
-        QTest::newRow(model) << model << QString(model) + "_ref";
-}
-
-void TestEngineParity::traceHasExactlyTheDocumentedNames()
-{
-    QFETCH(QString, model);
-    QFETCH(QString, ref);
-    const Engine *engine = finishedRun(model);
-    QVERIFY2(engine, qPrintable(m_errors[model]));
-    std::set<std::string> expected, traced;
-    for (const QString &file : QDir(dataPath(ref)).entryList({"*.npy"}, QDir::Files))
-        if (!file.startsWith("mxfp4.")) // decoded parameters, not trace tensors
-            expected.insert(file.chopped(4).toStdString());
-    for (const TraceEntry &e : engine->trace().entries())
-        traced.insert(e.name);
-    QStringList extra, missing;
-    for (const std::string &n : traced)
-        if (!expected.count(n))
-            extra << QString::fromStdString(n);
-    for (const std::string &n : expected)
-        if (!traced.count(n))
-            missing << QString::fromStdString(n);
-    QVERIFY2(extra.isEmpty() && missing.isEmpty(),
-        qPrintable("not documented: " + extra.join(' ') + "; missing: " + missing.join(' ')));
-}
-
-void TestEngineParity::formulasAddOnlyTheBiasesTheModelHas_data()
-{
-    QTest::addColumn<QString>("model");
-    QTest::newRow("gpt2_tiny") << "gpt2_tiny";
-    for (const char *model : kFamilyModels)
-        QTest::newRow(model) << model;
-}
-
-// Each projection's formula writes "+ b" exactly where its module has a bias (T5 has none, Qwen2 biases Q, K and V
-// only, GPT-2's Conv1D always has them): the formula shown is the one computed.
-void TestEngineParity::formulasAddOnlyTheBiasesTheModelHas()
-{
-    QFETCH(QString, model);
-    const std::shared_ptr<const Model> m = loadModel(model);
-    const ModelConfig &c = m->config;
-    const Engine engine(m, inputFor(model));
-    const std::map<std::string, std::vector<BlockPart>> modules = {{"attn.qkv", qkvParts(c)},
-        {"attn.out", {BlockPart::Out}}, {"mlp.gate", {BlockPart::Gate}}, {"mlp.up", {BlockPart::Up}},
-        {"mlp.down", {BlockPart::Down, BlockPart::ExpertsDown}}, {"router.logits", {BlockPart::Router}},
-        {"cross.query", {BlockPart::CrossQ}}, {"cross.out", {BlockPart::CrossOut}}};
-    int checked = 0;
-    for (const Op &op : engine.program().ops)
-        for (const OpOutput &out : op.outputs)
-            for (const auto &[local, parts] : modules) {
-                if (op.layer < 0 || out.name != names::layerPrefix(op.stack, op.layer) + local)
-                    continue;
-                const BlockWeights &b = (op.stack == names::kEncoderStack ? m->encoderBlocks : m->blocks)[op.layer];
-                bool bias = false;
-                for (BlockPart part : parts) // gpt-oss's router and stacked experts are no linear module
-                    bias = bias
-                        || (part == BlockPart::Router || part == BlockPart::ExpertsDown
-                                ? !b.bias(part).empty()
-                                : !blockModule(c, b, part).bias.empty());
-                const bool shown = out.formula.find(" + b") != std::string::npos;
-                QVERIFY2(shown == bias,
-                    qPrintable(QString::fromStdString(
-                        out.name + ": \"" + out.formula + "\" but the module has " + (bias ? "a bias" : "no bias"))));
-                ++checked;
-            }
-    QVERIFY2(checked >= 2 * c.layers, qPrintable(QString("only %1 projections checked").arg(checked)));
-}
-
-void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne_data()
-{
-    QTest::addColumn<QString>("model");
-    QTest::newRow("gpt2_tiny (causal)") << "gpt2_tiny";
-    QTest::newRow("variant (bidirectional, padding)") << "variant";
-}
-
-void TestEngineParity::probsAreZeroWhereMaskedAndRowsSumToOne()
-{
-    QFETCH(QString, model);
-    const Engine *engine = finishedRun(model);
-    QVERIFY2(engine, qPrintable(m_errors[model]));
-    const Input &input = engine->input();
-    const bool causal = engine->model().config.causal;
-    const int T = int(input.tokens.size());
-    for (int layer = 0; layer < engine->model().config.layers; ++layer) {
-        const std::string prefix = "layer." + std::to_string(layer) + ".attn.";
-        const QString qprefix = QString::fromStdString(prefix);
-        const Tensor &probs = engine->trace().tensor(prefix + "probs");
-        const Tensor &masked = engine->trace().tensor(prefix + "masked");
-        QCOMPARE(probs.shape(), masked.shape());
-        for (int64_t h = 0; h < probs.dim(0); ++h) {
-            for (int i = 0; i < T; ++i) {
-                double sum = 0.0;
-                bool any = false;
-                for (int j = 0; j < T; ++j) {
-                    const float p = probs.slice(h)(i, j), m = masked.slice(h)(i, j);
-                    const QString at = QString("%1probs[%2, %3, %4]").arg(qprefix).arg(h).arg(i).arg(j);
-                    if (allowed(input, causal, i, j)) {
-                        QVERIFY2(std::isfinite(m) && p >= 0.0f, qPrintable(at));
-                        any = true;
-                    } else {
-                        QVERIFY2(p == 0.0f, qPrintable(at + " is masked but not 0"));
-                        QVERIFY2(std::isinf(m) && m < 0, qPrintable(at + ": masked score is not -inf"));
-                    }
-                    sum += p;
-                }
-                const QString row = QString("%1probs row [%2, %3]").arg(qprefix).arg(h).arg(i);
-                QVERIFY2(std::fabs(sum - (any ? 1.0 : 0.0)) <= 1e-5,
-                    qPrintable(row + " sums to " + QString::number(sum, 'g', 9)));
-            }
-        }
-    }
-}
-
-// Stepping back and forth can only be exact if the same op on the same input always gives the same bits,
-// wherever the heap happens to place the tensors (vectorised reductions must not depend on alignment).
-void TestEngineParity::independentRunsAreBitIdentical()
-{
-    const Engine *first = finishedRun("gpt2_tiny");
-    QVERIFY2(first, qPrintable(m_errors["gpt2_tiny"]));
-    const QString error = errorFrom([&] {
-        std::vector<std::unique_ptr<Engine>> engines; // alive together, so their tensors sit elsewhere
-        std::vector<std::vector<float>> spacers;
-        for (int r = 0; r < 4; ++r) {
-            spacers.emplace_back(size_t(r + 1) * 3); // shifts later allocations by a few floats
-            engines.push_back(std::make_unique<Engine>(first->modelPtr(), inputFor("gpt2_tiny")));
-            QVERIFY(engines.back()->runToEnd());
-        }
-        for (size_t r = 0; r < engines.size(); ++r) {
-            QString why;
-            QVERIFY2(bitIdentical(engines[r]->trace(), first->trace(), &why),
-                qPrintable(QString("run %1: ").arg(r + 2) + why));
-        }
-    });
-    QVERIFY2(error.isNull(), qPrintable(error));
-}
-
-void TestEngineParity::steppingBackAndForthIsExact_data()
-{
-    QTest::addColumn<QString>("model");
-    QTest::addColumn<double>("runTo"); // fraction of the program
-    QTest::addColumn<double>("backTo"); // fraction of the program
-    QTest::newRow("gpt2_tiny 2/3 back to 1/3") << "gpt2_tiny" << 2.0 / 3 << 1.0 / 3;
-    QTest::newRow("gpt2_tiny end back to 0") << "gpt2_tiny" << 1.0 << 0.0;
-    QTest::newRow("gpt2_tiny 1/2 back one op") << "gpt2_tiny" << 0.5 << -1.0;
-    QTest::newRow("variant 3/4 back to 1/4") << "variant" << 0.75 << 0.25;
-}
-
-void TestEngineParity::steppingBackAndForthIsExact()
-{
-    QFETCH(QString, model);
-    QFETCH(double, runTo);
-    QFETCH(double, backTo);
-    const Engine *straight = finishedRun(model);
-    QVERIFY2(straight, qPrintable(m_errors[model]));
-    const QString error = errorFrom([&] {
-        Engine engine(straight->modelPtr(), inputFor(model));
-        const int n = engine.opCount();
-        const int k = int(runTo * n);
-        const int j = backTo < 0 ? k - 1 : int(backTo * n);
-        QVERIFY(n > 10 && j < k);
-        engine.runTo(k);
-        QCOMPARE(engine.cursor(), k);
-        while (engine.cursor() > j)
-            engine.back();
-        QCOMPARE(engine.cursor(), j);
-        size_t outputs = 0;
-        for (int op = 0; op < j; ++op)
-            outputs += engine.program().ops[size_t(op)].outputs.size();
-        QCOMPARE(engine.trace().entries().size(), outputs);
-        for (const TraceEntry &e : engine.trace().entries())
-            QVERIFY2(e.op < j, qPrintable(QString::fromStdString(e.name) + " survived back()"));
-        QVERIFY(engine.runToEnd());
-        QVERIFY(engine.atEnd());
-        QString why;
-        QVERIFY2(bitIdentical(engine.trace(), straight->trace(), &why), qPrintable(why));
-    });
-    QVERIFY2(error.isNull(), qPrintable(error));
-}
-
-void TestEngineParity::engineRejectsBadInput_data()
-{
-    QTest::addColumn<std::vector<int>>("tokens");
-    QTest::addColumn<std::vector<int>>("padding");
-    const std::vector<int> ok {3, 17, 42, 8, 0, 25, 49, 11};
-    QTest::newRow("token == vocab") << std::vector<int> {3, 17, 50, 8} << std::vector<int> {};
-    QTest::newRow("token > vocab") << std::vector<int> {3, 1000} << std::vector<int> {};
-    QTest::newRow("negative token") << std::vector<int> {3, -1} << std::vector<int> {};
-    QTest::newRow("n_positions + 1 tokens") << std::vector<int>(17, 1) << std::vector<int> {};
-    QTest::newRow("padding == tokens") << ok << std::vector<int> {8};
-    QTest::newRow("padding far out") << ok << std::vector<int> {2, 100};
-    QTest::newRow("negative padding") << ok << std::vector<int> {-1};
-}
-
-void TestEngineParity::engineRejectsBadInput()
-{
-    QFETCH(std::vector<int>, tokens);
-    QFETCH(std::vector<int>, padding);
-    std::shared_ptr<const Model> model;
-    const QString loadError = errorFrom([&] { model = loadModel("gpt2_tiny"); });
-    QVERIFY2(loadError.isNull(), qPrintable(loadError));
-    const QString error = errorFrom([&] { Engine engine(model, Input {tokens, padding}); });
-    QVERIFY2(!error.isNull(), "no atlas::Error thrown");
-    QVERIFY2(!error.startsWith("[not an atlas::Error]"), qPrintable(error));
-    qInfo("%s", qPrintable(error));
-}
-
-void TestEngineParity::engineAcceptsAFullContext()
-{
-    const QString error = errorFrom([&] {
-        Engine engine(loadModel("gpt2_tiny"), Input {std::vector<int>(16, 49), {0}});
-        QVERIFY(engine.runToEnd());
-        QCOMPARE(engine.trace().tensor("next_probs").shape(), (Shape {16, 50}));
-    });
-    QVERIFY2(error.isNull(), qPrintable(error));
 }
 
 QTEST_GUILESS_MAIN(TestEngineParity)

@@ -7,6 +7,7 @@
 #include "errortesting.h"
 #include "model/builtinmodels.h"
 #include "referencetesting.h"
+#include "tensortesting.h"
 #include "testbundle.h"
 
 #include <QFile>
