@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 
@@ -182,7 +183,31 @@ double Model::forwardFlopsOf(const ModelConfig &config, int tokens)
     return 2.0 * double(parameterCountOf(config)) * T + 4.0 * layers * T * T * double(config.dModel);
 }
 
-Model Model::random(const ModelConfig &config, uint64_t seed)
+namespace {
+
+// The matrices that fuse Q, K and V (or K and V) into one: Xavier counts them as their query's matrix.
+std::set<const Tensor *> fusedProjections(Model &m)
+{
+    std::set<const Tensor *> fused;
+    for (std::vector<BlockWeights> *stack : {&m.blocks, &m.encoderBlocks})
+        for (BlockWeights &b : *stack)
+            for (const BlockPart part : {BlockPart::Qkv, BlockPart::CrossKv})
+                fused.insert(&b.weight(part));
+    return fused;
+}
+
+// Xavier-uniform's half-width a = √(6 / (fan_in + fan_out)) for a matrix of `shape` (a stack's per matrix: its last
+// two sides); a fused projection counted as its query's matrix, D + H·d.
+float xavierBound(const ModelConfig &c, const Shape &shape, bool fused)
+{
+    const size_t n = shape.size();
+    const double fans = fused ? double(c.dModel + c.innerDim()) : double(shape[n - 2] + shape[n - 1]);
+    return float(std::sqrt(6.0 / fans));
+}
+
+} // namespace
+
+Model Model::random(const ModelConfig &config, uint64_t seed, WeightInit init)
 {
     config.validate("model config");
     checkWeightsFit(config, "a model of this shape");
@@ -207,12 +232,21 @@ Model Model::random(const ModelConfig &config, uint64_t seed)
             }
             zeros.insert(&b.weight(BlockPart::SpanFraction));
         }
+    const std::set<const Tensor *> fused = fusedProjections(m);
     forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
         const bool isNorm = norms.contains(&tensor), isBias = name.ends_with(".bias");
         tensor = Tensor(shape, isNorm && !config.normAddsOne ? 1.0f : 0.0f);
-        if (!isNorm && !isBias && !zeros.contains(&tensor))
+        if (isNorm || isBias || zeros.contains(&tensor))
+            return;
+        if (init == WeightInit::Xavier && shape.size() >= 2) {
+            const float a = xavierBound(config, shape, fused.contains(&tensor));
+            std::uniform_real_distribution<float> uniform(-a, a);
             for (float &v : tensor.values())
-                v = normal(rng);
+                v = uniform(rng);
+            return;
+        }
+        for (float &v : tensor.values())
+            v = normal(rng);
     });
     return m;
 }

@@ -34,6 +34,11 @@ private:
 using ExpertWeights = PartTensors;
 
 // One block's parameters by role, and its experts in a mixture-of-experts layer (its router is the part Router).
+// How fresh weights are drawn: as GPT-2 and every family here draw them (normal, σ = 0.02), or every weight matrix
+// (embeddings, the blocks' maps, the head's) Xavier-uniform (Glorot and Bengio 2010: U(−a, a), a = √(6 / (fan_in +
+// fan_out)), the setting of Xiong et al. 2020); norms start at 1 and biases at 0 either way.
+enum class WeightInit { Family, Xavier };
+
 struct BlockWeights : PartTensors
 {
     std::vector<ExpertWeights> experts;
@@ -94,8 +99,9 @@ public:
     static Model load(const std::string &directory);
     // config.json and model.safetensors, each atomically; `metadata` goes into the safetensors header.
     void save(const std::string &directory, const std::map<std::string, std::string> &metadata = {}) const;
-    // GPT-2's initialisation (normal, std 0.02; LayerNorm weight 1, bias 0) from a fixed seed.
-    static Model random(const ModelConfig &config, uint64_t seed);
+    // GPT-2's initialisation (normal, std 0.02; LayerNorm weight 1, bias 0) from a fixed seed; with WeightInit::Xavier
+    // every weight matrix is drawn Xavier-uniform instead.
+    static Model random(const ModelConfig &config, uint64_t seed, WeightInit init = WeightInit::Family);
 
     // This model with another positional encoding, for comparing kinds on the same weights (`dump --positions`):
     // any kind without learned parameters (sinusoidal, rope, rope-half, alibi, none), or the model's own. Throws

@@ -97,11 +97,18 @@ int runnableProcesses()
 
 std::atomic<int> g_steadyHolders {0}; // SteadyBlasThreads alive
 
+// Whether the user set OpenBLAS's thread count: then nothing here changes it.
+bool userChoseBlasThreads()
+{
+    static const bool chose = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
+    return chose;
+}
+
 } // namespace
 
 SteadyBlasThreads::SteadyBlasThreads()
 {
-    if (g_steadyHolders++ == 0 && std::getenv("OPENBLAS_NUM_THREADS") == nullptr)
+    if (g_steadyHolders++ == 0 && !userChoseBlasThreads())
         SingleThreadedBlas::setThreads(workerThreads());
 }
 
@@ -118,8 +125,7 @@ int blasThreadsFor(int cores, int othersRunnable)
 void adaptBlasThreadsToLoad()
 {
 #ifdef ATLAS_OPENBLAS
-    static const bool userChose = std::getenv("OPENBLAS_NUM_THREADS") != nullptr;
-    if (userChose || g_steadyHolders.load() > 0)
+    if (userChoseBlasThreads() || g_steadyHolders.load() > 0)
         return;
     static std::atomic<int64_t> lastSample {0};
     const int64_t now

@@ -73,28 +73,36 @@ std::vector<int> gradientTargets(const ModelConfig &config, const Input &input)
     return targets;
 }
 
-GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input, bool initialised)
+GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &input, std::optional<FreshWeights> fresh)
 {
-    const ModelConfig c = model->config; // a copy: `model` may become the fresh weights
     if (const std::string why = gradientDepthProblem(*model); !why.empty())
         throw Error("gradients by depth: " + why);
+    ModelConfig c = model->config; // a copy: `model` may become the fresh weights
+    if (fresh && fresh->blocks != 0 && fresh->blocks != c.layers) {
+        if (fresh->blocks < 1 || fresh->blocks > kMaxFreshBlocks)
+            throw Error("gradients by depth: " + std::to_string(fresh->blocks) + " fresh blocks; give 1 to "
+                + std::to_string(kMaxFreshBlocks) + ", or 0 for the model's " + std::to_string(c.layers));
+        c.layers = fresh->blocks;
+        c.validate(model->name + " with " + std::to_string(fresh->blocks) + " blocks");
+    }
     // The gradients (a float per parameter), the traced activations and, for fresh weights, those weights: the
     // model itself is already in memory.
     const double parameters = double(Model::parameterCountOf(c)),
                  bytes
-        = 4 * parameters * (initialised ? 2 : 1) + double(predictedActivationBytes(c, int(input.tokens.size()), {}));
+        = 4 * parameters * (fresh ? 2 : 1) + double(predictedActivationBytes(c, int(input.tokens.size()), {}));
     checkFitsInMemory(bytes,
-        "a backward pass of " + model->name + (initialised ? " with fresh weights" : "") + " on "
+        "a backward pass of " + model->name + (fresh ? " with fresh weights" : "") + " on "
             + std::to_string(input.tokens.size()) + " tokens");
-    if (initialised) {
-        auto twin = std::make_shared<Model>(Model::random(c, kInitialisationSeed));
+    if (fresh) {
+        auto twin = std::make_shared<Model>(Model::random(c, kInitialisationSeed, fresh->init));
         twin->name = model->name;
         model = std::move(twin);
     }
     const std::vector<int> targets = gradientTargets(c, input);
     GradientDepth out;
     out.model = model->name;
-    out.initialised = initialised;
+    out.initialised = fresh.has_value();
+    out.init = fresh ? fresh->init : WeightInit::Family;
     out.placement = c.layerNorm;
     for (const int t : targets)
         out.targets += t >= 0;

@@ -25,7 +25,9 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.key = "gradients/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned.push_back(c.model->wte);
     r.progress = std::make_shared<AnalysisProgress>();
-    r.run = [model = c.model, input = inputOf(c), spec, progress = r.progress](const std::atomic<bool> &cancel) {
+    const FreshWeights fresh {
+        spec.get(kInit) == "xavier" ? WeightInit::Xavier : WeightInit::Family, spec.get(kFreshBlocks)};
+    r.run = [model = c.model, input = inputOf(c), spec, fresh, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<GradientsAnalysis>([&](GradientsAnalysis &result) {
             progress->total = spec.baselineModel.empty() ? 2 : 4;
             const auto measure = [&](std::shared_ptr<const Model> m, const Input &in) {
@@ -35,7 +37,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 ++progress->done;
                 if (cancel.load())
                     return;
-                result.runs.push_back(gradientDepth(m, in, true));
+                result.runs.push_back(gradientDepth(m, in, fresh));
                 ++progress->done;
             };
             measure(model, input);
@@ -61,8 +63,28 @@ ViewKind kind()
         .group = "Training",
         .request = request,
         // baseline_model's input is the spec's text in its own tokens (specInput), which reads the input's keys
-        .analysisKeys = {"baseline_model", "text", "tokens", "padding", "decoder_text", "decoder_tokens"},
-        .after = "fills"};
+        .analysisKeys = {"baseline_model", "text", "tokens", "padding", "decoder_text", "decoder_tokens", kInit.name,
+            kFreshBlocks.name},
+        .after = "fills",
+        .keys
+        = {{.field = kInit,
+               .type = "string",
+               .meaning = "gradients view: how the fresh weights (the dashed curves) are drawn: `family` as every "
+                          "family here draws them (normal, σ = 0.02), `xavier` every weight matrix Xavier-uniform "
+                          "(Xiong et al.'s setting)",
+               .choices = {"family", "xavier"},
+               .ownedByView = true},
+            {.field = kFreshBlocks,
+                .type = "int ≥ 0",
+                .meaning = "gradients view: the fresh twin's number of blocks, each as wide as the model's (at most "
+                           "48); 0 = the model's own",
+                .rule = ">= 0 (0 for the model's own)",
+                .check = [](const ViewSpec &spec) -> std::string {
+                    return spec.get(kFreshBlocks) > kMaxFreshBlocks
+                        ? "at most " + std::to_string(kMaxFreshBlocks) + " fresh blocks"
+                        : "";
+                },
+                .ownedByView = true}}};
 }
 
 } // namespace atlas::views::gradients

@@ -2,6 +2,7 @@
 
 #include "gradients/gradientdepth.h"
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 namespace atlas {
 
@@ -13,3 +14,11 @@ struct GradientsAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec keys (documented by its descriptor's `keys`).
+namespace atlas::views::gradients {
+
+inline const OwnKey<std::string> kInit {"init", "family"};
+inline const OwnKey<int> kFreshBlocks {"fresh_blocks", 0};
+
+} // namespace atlas::views::gradients

@@ -5,6 +5,12 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+
 #include <algorithm>
 #include <cmath>
 
@@ -54,9 +60,41 @@ double growth(const std::vector<double> &perBlock)
 
 GradientsView::GradientsView(QWidget *parent)
     : ResultPlotView(parent)
+    , m_init(new QComboBox(controlRow()))
+    , m_blocks(new QSpinBox(controlRow()))
 {
     plot()->setToolTip(tr("Each point: one block's gradient norm \u2016\u2202L/\u2202W\u2016 over its attention "
                           "(left) or feed-forward (right) matrices, from one backward pass on the input"));
+    auto *row = static_cast<QHBoxLayout *>(controlRow()->layout());
+    row->addWidget(new QLabel(tr("Fresh weights:"), controlRow()));
+    m_init->addItem(tr("as the family draws them (\u03C3 = 0.02)"), QStringLiteral("family"));
+    m_init->addItem(tr("Xavier-uniform (Xiong et al.)"), QStringLiteral("xavier"));
+    m_init->setToolTip(tr("How the dashed curves' weights are drawn: normal with \u03C3 = 0.02, as every family here "
+                          "draws them, or every weight matrix Xavier-uniform, U(\u2212a, a) with a = "
+                          "\u221A(6 / (fan_in + fan_out)), the setting of Xiong et al. 2020 (spec key init)"));
+    row->addWidget(m_init);
+    row->addWidget(new QLabel(tr("Blocks:"), controlRow()));
+    m_blocks->setRange(0, kMaxFreshBlocks);
+    m_blocks->setSpecialValueText(tr("the model's"));
+    m_blocks->setToolTip(tr("How many blocks the fresh twins have, each as wide as the model's: the paper's effect "
+                            "grows with depth (spec key fresh_blocks)"));
+    row->addWidget(m_blocks);
+    row->addStretch(1);
+    connect(m_init, &QComboBox::activated, this, [this] {
+        m_spec.set(views::gradients::kInit, m_init->currentData().toString().toStdString());
+        emit specEdited(m_spec);
+    });
+    connect(m_blocks, &QSpinBox::valueChanged, this, [this](int blocks) {
+        m_spec.set(views::gradients::kFreshBlocks, blocks);
+        emit specEdited(m_spec);
+    });
+}
+
+void GradientsView::syncControls()
+{
+    const QSignalBlocker blockInit(m_init), blockBlocks(m_blocks);
+    m_init->setCurrentIndex(std::max(0, m_init->findData(QString::fromStdString(m_spec.get(views::gradients::kInit)))));
+    m_blocks->setValue(m_spec.get(views::gradients::kFreshBlocks));
 }
 
 QString GradientsView::pendingText() const
@@ -104,6 +142,7 @@ void GradientsView::drawPanel(int column, const GradientsAnalysis &a, bool feedF
 
 QString GradientsView::draw(const GradientsAnalysis &a)
 {
+    syncControls();
     if (a.runs.empty())
         return {};
     setTitle(a.runs.size() > 2 ? tr("Gradients by depth: %1 against %2").arg(runName(a.runs[0]), runName(a.runs[2]))
@@ -130,9 +169,20 @@ QString GradientsView::draw(const GradientsAnalysis &a)
         text += tr("The loss counts every position, also those the %1 task never asked %2 to predict, so it can be "
                    "larger trained than at initialisation. ")
                     .arg(QString::fromStdString(model->config.task), QString::fromStdString(model->name));
+    const GradientDepth &fresh = a.runs[1];
+    const int freshBlocks = int(fresh.feedForward.size()), ownBlocks = int(a.runs[0].feedForward.size());
+    const QString shape = freshBlocks == ownBlocks
+        ? tr("the same shapes")
+        : (a.runs.size() > 2 ? tr("the same widths with %1 blocks (the trained models have %2)")
+                             : tr("the same width with %1 blocks (the trained model has %2)"))
+              .arg(freshBlocks)
+              .arg(ownBlocks);
     text += tr("Where the norm sits, before each sub-layer (pre-LN) or after each residual add (post-LN), decides how "
-               "the gradient is shared among the blocks (Xiong et al. 2020); the dashed curves are the same shapes "
-               "with the small weights their families draw (\u03C3 = 0.02).");
+               "the gradient is shared among the blocks (Xiong et al. 2020); the dashed curves are %1 with fresh "
+               "weights, %2.")
+                .arg(shape,
+                    fresh.init == WeightInit::Xavier ? tr("every matrix drawn Xavier-uniform as in the paper")
+                                                     : tr("the small ones their families draw (\u03C3 = 0.02)"));
     return text;
 }
 

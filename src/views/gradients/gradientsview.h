@@ -4,12 +4,17 @@
 
 #include "gradients/gradients.h"
 
+class QComboBox;
+class QSpinBox;
+
 namespace atlas {
 
 // Gradients by depth (view kind "gradients"; Xiong et al. 2020): for the spec's model on its input, and for
 // `baseline_model` on the same text, each block's ‖∂L/∂W‖ over its attention matrices (left) and its feed-forward's
 // (right), as trained (solid) and at initialisation (dashed), on a log scale. Post-LN's gradients grow towards the
-// last blocks at initialisation; pre-LN's stay level. The numbers are GradientsAnalysis's (gradients/gradients.h).
+// last blocks at initialisation when drawn Xavier-uniform and deep; pre-LN's fall with depth. Over the plot, how the
+// fresh weights are drawn and how many blocks the fresh twins have (spec keys init, fresh_blocks). The numbers are
+// GradientsAnalysis's (gradients/gradients.h).
 class GradientsView : public ResultPlotView<GradientsAnalysis>
 {
     Q_OBJECT
@@ -23,6 +28,10 @@ protected:
 
 private:
     void drawPanel(int column, const GradientsAnalysis &a, bool feedForward);
+    void syncControls();
+
+    QComboBox *m_init;
+    QSpinBox *m_blocks;
 };
 
 } // namespace atlas

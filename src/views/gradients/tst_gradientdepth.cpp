@@ -146,7 +146,7 @@ private slots:
     {
         const auto initial = [](const char *name) {
             const auto model = loadModel(name);
-            return gradientDepth(model, sentenceFor(*model), true);
+            return gradientDepth(model, sentenceFor(*model), FreshWeights {});
         };
         const GradientDepth post = initial("austen-bert"), pre = initial("austen-mlm");
         QCOMPARE(post.placement, LayerNormPlacement::Post);
@@ -157,6 +157,53 @@ private slots:
         QVERIFY2(preGrowth < 0.6, qPrintable(QString::number(preGrowth)));
         for (size_t l = 0; l < pre.feedForward.size(); ++l)
             QVERIFY(pre.feedForward[l] > 5 * post.feedForward[l]);
+    }
+
+    // Xavier-uniform (Glorot and Bengio 2010): every weight matrix within ±√(6 / (fan_in + fan_out)), spread as the
+    // uniform's σ = a / √3; c_attn, Q, K and V fused, counted as its query's matrix, D + D; norms start at 1.
+    void xavierDrawsEveryMatrixUniformly()
+    {
+        const ModelConfig c = loadModel("austen-mlm")->config;
+        const Model xavier = Model::random(c, kInitialisationSeed, WeightInit::Xavier);
+        const auto check = [&](const Tensor &w, double fans) {
+            const double a = std::sqrt(6.0 / fans);
+            double squares = 0;
+            for (const float v : w.values()) {
+                QVERIFY(std::abs(v) <= a);
+                squares += double(v) * v;
+            }
+            const double sd = std::sqrt(squares / double(w.numel()));
+            QVERIFY2(std::abs(sd - a / std::sqrt(3.0)) < 0.03 * a, qPrintable(QString("σ %1, a %2").arg(sd).arg(a)));
+        };
+        const double D = c.dModel, F = c.dFF, V = c.vocab;
+        check(xavier.wte, V + D);
+        check(xavier.blocks[0].weight(BlockPart::Qkv), D + D);
+        check(xavier.blocks[0].weight(BlockPart::Out), D + D);
+        check(xavier.blocks[3].weight(BlockPart::Up), D + F);
+        check(xavier.blocks[3].weight(BlockPart::Down), F + D);
+        QCOMPARE(xavier.blocks[0].normWeight(BlockPart::NormAttention).values()[0], 1.0f);
+        QCOMPARE(xavier.blocks[0].bias(BlockPart::Up).values()[0], 0.0f);
+    }
+
+    // Xiong et al.'s setting: Xavier-initialised, deep. At 12 blocks of austen-bert's and austen-mlm's width, post-LN's
+    // feed-forward gradients grow towards the output (measured: last over first 1.58) and pre-LN's fall (0.16); at
+    // their own 4 blocks post-LN's are level (0.97). The bounds leave room for any order of the sums.
+    void xavierAndDepthShowThePapersPicture()
+    {
+        const FreshWeights deep {WeightInit::Xavier, 12};
+        const auto initial = [&](const char *name) {
+            const auto model = loadModel(name);
+            return gradientDepth(model, sentenceFor(*model), deep);
+        };
+        const GradientDepth post = initial("austen-bert"), pre = initial("austen-mlm");
+        QCOMPARE(int(post.feedForward.size()), 12);
+        QCOMPARE(post.init, WeightInit::Xavier);
+        const double postGrowth = post.feedForward.back() / post.feedForward.front(),
+                     preGrowth = pre.feedForward.back() / pre.feedForward.front();
+        QVERIFY2(postGrowth > 1.25, qPrintable(QString::number(postGrowth)));
+        QVERIFY2(preGrowth < 0.5, qPrintable(QString::number(preGrowth)));
+        QVERIFY_THROWS_EXCEPTION(Error,
+            gradientDepth(loadModel("austen-mlm"), sentenceFor(*loadModel("austen-mlm")), FreshWeights {{}, 49}));
     }
 };
 

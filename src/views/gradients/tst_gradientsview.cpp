@@ -1,12 +1,15 @@
 // The Gradients by depth view (src/views/gradients): a curve per model, trained and at initialisation, on each
-// panel; the caption's growth is the analysis's; an encoder–decoder is refused.
+// panel; the caption's growth is the analysis's; an encoder–decoder is refused; the controls choose the fresh weights.
 #include "gradients/gradients.h"
 #include "gradients/gradientsview.h"
+#include "layouttesting.h"
 #include "testbundle.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
+#include <QSpinBox>
 #include <QTest>
 
 using namespace atlas;
@@ -50,6 +53,47 @@ private slots:
         view.setSpec(spec);
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("encoder-decoder"), qPrintable(view.message()));
+    }
+
+    // The two controls over the plot edit init and fresh_blocks; the fresh curves then have that many blocks, drawn
+    // Xavier-uniform, and the caption says so.
+    void theControlsSetTheFreshWeights()
+    {
+        ViewSpec spec;
+        spec.view = "gradients";
+        spec.model = "austen-mlm";
+        spec.text = "It is a truth universally acknowledged";
+        GradientsView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        auto *init = view.findChild<QComboBox *>();
+        auto *blocks = view.findChild<QSpinBox *>();
+        QVERIFY(init && blocks);
+        QCOMPARE(blocks->value(), 0);
+        QCOMPARE(blocks->text(), QStringLiteral("the model's"));
+        ViewSpec edited;
+        connect(&view, &View::specEdited, this, [&](const ViewSpec &s) { edited = s; });
+        init->setCurrentIndex(init->findData(QStringLiteral("xavier")));
+        emit init->activated(init->currentIndex());
+        QCOMPARE(edited.get(views::gradients::kInit), std::string("xavier"));
+        blocks->setValue(6);
+        QCOMPARE(edited.get(views::gradients::kFreshBlocks), 6);
+        view.setSpec(edited);
+        view.setInput(testing::forSpec(edited));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<GradientsAnalysis>();
+        QVERIFY(a && a->runs.size() == 2);
+        QCOMPARE(int(a->runs[0].feedForward.size()), 4);
+        QCOMPARE(int(a->runs[1].feedForward.size()), 6);
+        QCOMPARE(a->runs[1].init, WeightInit::Xavier);
+        QVERIFY2(
+            view.caption().contains("with 6 blocks") && view.caption().contains("Xavier"), qPrintable(view.caption()));
+        QCOMPARE(init->currentData().toString(), QStringLiteral("xavier"));
+        QCOMPARE(blocks->value(), 6);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        testing::maybeSave(view, "gradients-controls");
     }
 };
 
