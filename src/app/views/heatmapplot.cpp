@@ -334,16 +334,8 @@ void HeatmapPlot::windowChanged()
     }
 }
 
-void HeatmapPlot::setMarkedRow(int row)
+void HeatmapPlot::redrawRowMarks()
 {
-    m_rowMarks->setMarked(row);
-    m_rowMarks->update(m_rows, m_cols, m_theme, !m_showingMessage);
-    replot(QCustomPlot::rpQueuedReplot);
-}
-
-void HeatmapPlot::setVeiledRow(int row)
-{
-    m_rowMarks->setVeiled(row);
     m_rowMarks->update(m_rows, m_cols, m_theme, !m_showingMessage);
     replot(QCustomPlot::rpQueuedReplot);
 }
@@ -410,20 +402,11 @@ bool HeatmapPlot::updateTicks()
     return true;
 }
 
-void HeatmapPlot::setExactZeroNote(const QString &note)
+void HeatmapPlot::replaceNotePart(QString &part, const QString &text)
 {
-    if (note == m_zeroNote)
+    if (text == part)
         return;
-    m_zeroNote = note;
-    updateNote();
-    replot(rpQueuedReplot);
-}
-
-void HeatmapPlot::setMaskedNote(const QString &note)
-{
-    if (note == m_maskedNote)
-        return;
-    m_maskedNote = note;
+    part = text;
     updateNote();
     replot(rpQueuedReplot);
 }

@@ -56,9 +56,9 @@ public:
     // Cells exactly 0 that are not masked (sparsemax and entmax give them) drawn hatched the other way, with `note`
     // under the plot; an empty note draws them as values. For non-negative matrices: a pooled block is 0 only when
     // each of its cells is.
-    void setExactZeroNote(const QString &note);
+    void setExactZeroNote(const QString &note) { replaceNotePart(m_zeroNote, note); }
     // What the note under the plot calls the −∞ cells (default "masked (−∞ before softmax)").
-    void setMaskedNote(const QString &note);
+    void setMaskedNote(const QString &note) { replaceNotePart(m_maskedNote, note); }
     const QString &exactZeroNote() const { return m_zeroNote; }
     // Axis tick labels; rebuilt only when they (or the room for them) change.
     void setLabels(const QStringList &rowLabels, const QStringList &colLabels);
@@ -78,10 +78,18 @@ public:
     void setMaskLabels(const QString &masked, const QString &allowed);
     void setHoverText(HoverText hover) { m_hover = std::move(hover); }
     // Outlines one row (a query a lesson or a click singles out); −1 outlines none.
-    void setMarkedRow(int row);
+    void setMarkedRow(int row)
+    {
+        m_rowMarks->setMarked(row);
+        redrawRowMarks();
+    }
     int markedRow() const { return m_rowMarks->marked(); }
     // Covers one row and keeps its values out of the hover text (a predict question's row before Reveal); −1 none.
-    void setVeiledRow(int row);
+    void setVeiledRow(int row)
+    {
+        m_rowMarks->setVeiled(row);
+        redrawRowMarks();
+    }
     int veiledRow() const { return m_rowMarks->veiled(); }
     // Replaces the heat map with a centred message (e.g. "Not computed yet: step to softmax").
     void showMessage(const QString &text);
@@ -154,6 +162,8 @@ private:
     bool updateTicks(); // true when the labels changed (a replot is queued)
     QSize labelRoom() const;
     void updateNote();
+    void replaceNotePart(QString &part, const QString &text); // one of the note's parts: the note made again
+    void redrawRowMarks();
     void setContentVisible(bool visible);
     void wrapMessage();
     void wrapTexts();

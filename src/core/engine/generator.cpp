@@ -50,7 +50,7 @@ void attendOneQuery(Tensor &ctx, const Tensor &q, const MatrixRM &keys, const Ma
             s += ConstRowVectorMap(bias.data() + hd * rows + first, n);
     }
     if (steps.softcap > 0) // before the mask, as the program's
-        ops::softcap_forward(scores, Tensor(scores), steps.softcap);
+        ops::softcap_forward(scores, scores, steps.softcap); // element by element: in place
     for (int64_t hd = 0; hd < heads; ++hd)
         for (int j : steps.masked)
             scores.data()[hd * n + j] = -std::numeric_limits<float>::infinity();

@@ -33,12 +33,12 @@ private:
 // One expert of a mixture-of-experts layer: a feed-forward network of its own (parts Up, Down and, gated, Gate).
 using ExpertWeights = PartTensors;
 
-// One block's parameters by role, and its experts in a mixture-of-experts layer (its router is the part Router).
 // How fresh weights are drawn: as GPT-2 and every family here draw them (normal, σ = 0.02), or every weight matrix
 // (embeddings, the blocks' maps, the head's) Xavier-uniform (Glorot and Bengio 2010: U(−a, a), a = √(6 / (fan_in +
 // fan_out)), the setting of Xiong et al. 2020); norms start at 1 and biases at 0 either way.
 enum class WeightInit { Family, Xavier };
 
+// One block's parameters by role, and its experts in a mixture-of-experts layer (its router is the part Router).
 struct BlockWeights : PartTensors
 {
     std::vector<ExpertWeights> experts;
